@@ -1,0 +1,32 @@
+import express, { Router, type Express } from 'express';
+import type { AppContext } from './context';
+import { requestId } from './middleware/request-id';
+import { errorHandler } from './middleware/error-handler';
+import { httpMetrics } from './middleware/metrics';
+import { pathKey, pathRoutingPlan } from './middleware/path-auth';
+import { inferenceRouter } from './routes/index';
+import { healthRouter } from './routes/health/router';
+import { errors } from '../shared/errors/codes';
+
+/** The inference app (`{base_url}`), without listening: tests mount it on an ephemeral port. */
+export function createApp(ctx: AppContext): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+  app.use(requestId);
+  app.use(httpMetrics);
+  app.use(healthRouter(ctx));
+
+  const inference = inferenceRouter(ctx);
+  const notFound: express.RequestHandler = (req, _res, next) => next(errors.notFound(`No route for ${req.method} ${req.originalUrl.split('?')[0]}.`));
+  const mounted = (...pre: express.RequestHandler[]) => Router({ mergeParams: true }).use(...pre, inference, notFound);
+
+  app.use('/a/:apiKey/p/:project', mounted(pathKey));
+  app.use('/a/:apiKey', mounted(pathKey));
+  app.use('/r/:routingPlanId', mounted(pathRoutingPlan));
+  app.use(inference);
+  app.use(notFound);
+  app.use(errorHandler);
+  return app;
+}

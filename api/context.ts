@@ -1,0 +1,45 @@
+import type { Redis } from 'ioredis';
+import { config } from '../shared/config/env';
+import { createRedis } from '../shared/redis/connection';
+import { Directory } from '../shared/tenancy/directory';
+import { Catalog } from '../shared/catalog/catalog';
+import { LeaseManager } from '../shared/lanes/leases';
+import { Queues } from '../shared/queues/queues';
+import { ReplyHub } from '../shared/queues/reply-hub';
+
+/**
+ * Everything a web pod holds: connections, caches, lane leases, queues and its reply channel.
+ * Each app instance has its own, so tests can run two pods side by side.
+ */
+export interface AppContext {
+  podId: string;
+  redis: Redis;
+  sub: Redis;
+  directory: Directory;
+  catalog: Catalog;
+  leases: LeaseManager;
+  queues: Queues;
+  replies: ReplyHub;
+}
+
+export async function createContext(podId = config().podId): Promise<AppContext> {
+  const cfg = config();
+  const redis = createRedis('command');
+  const sub = createRedis('subscriber');
+  const queueConn = createRedis('worker');
+  const directory = new Directory(redis);
+  const catalog = new Catalog();
+  directory.onChange(() => catalog.invalidate());
+  const queues = new Queues(queueConn);
+  const replies = new ReplyHub(sub, queues, podId, cfg.replyPollMs);
+  await replies.start();
+  return { podId, redis, sub, directory, catalog, leases: new LeaseManager(redis, cfg.leaseTtlMs), queues, replies };
+}
+
+export async function closeContext(ctx: AppContext): Promise<void> {
+  ctx.leases.stop();
+  await ctx.replies.stop();
+  await ctx.queues.close();
+  ctx.sub.disconnect();
+  ctx.redis.disconnect();
+}

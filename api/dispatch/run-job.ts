@@ -1,0 +1,99 @@
+import type { Request, Response } from 'express';
+import type { AppContext } from '../context';
+import type { QueueName } from '../../shared/queues/names';
+import type { JobData, JobEnvelope } from '../../shared/queues/payloads';
+import { enqueue } from '../../shared/queues/enqueue';
+import { cancelJob } from '../../shared/queues/cancel';
+import { ApiError, fromWire, type WireError } from '../../shared/errors/ApiError';
+import { errors } from '../../shared/errors/codes';
+import { config } from '../../shared/config/env';
+import { logger } from '../../shared/logger';
+import { ClientGone } from '../../shared/errors/ClientGone';
+
+export interface RunJobOptions<Q extends QueueName> {
+  queue: Q;
+  /** Lease scope: pool and lane, and the org's count there. */
+  pool: string;
+  lane: string;
+  limit: number;
+  /** The error to answer when the org is at its lane count. */
+  overLimit: (retryAfterMs: number) => ApiError;
+  /** Job fields beyond the envelope. */
+  data: Omit<JobData<Q>, keyof JobEnvelope>;
+  publicModel: string;
+  stream?: boolean;
+  timeoutMs?: number;
+  timeoutError?: () => ApiError;
+  /** Stream mode: receives each chunk, in order, as it arrives. */
+  onChunk?: (data: string) => void;
+}
+
+export { ClientGone };
+
+/**
+ * The path every queued endpoint shares: take a lane lease, add the job, hold the connection until
+ * the reply (or each chunk) arrives on the pod's channel. A client that disconnects cancels the job;
+ * the lease is released however the request ends.
+ */
+export async function runJob<Q extends QueueName>(ctx: AppContext, req: Request, res: Response, opts: RunJobOptions<Q>): Promise<unknown> {
+  const auth = req.auth!;
+  const admitted = await ctx.leases.acquire(auth.orgId, opts.pool, opts.lane, opts.limit);
+  if (!admitted.granted) throw opts.overLimit(admitted.retryAfterMs / 1000);
+  const lease = admitted.lease;
+  const jobId = req.id;
+  const deadline = Date.now() + (opts.timeoutMs ?? config().requestTimeoutMs);
+  let settled = false;
+
+  try {
+    return await new Promise<unknown>((resolve, reject) => {
+      const settle = (fn: () => void) => {
+        if (settled) return;
+        settled = true;
+        res.off('close', onClose);
+        fn();
+      };
+      const cancel = () => void cancelJob(ctx.redis, ctx.queues, opts.queue, jobId).catch((err) => logger.warn({ err }, 'cancel failed'));
+      const onClose = () => {
+        if (res.writableFinished) return;
+        ctx.replies.unregister(jobId);
+        cancel();
+        settle(() => reject(new ClientGone()));
+      };
+      res.on('close', onClose);
+
+      ctx.replies.register(
+        jobId,
+        opts.queue,
+        {
+          onChunk: opts.onChunk,
+          onResult: (r) => settle(() => resolve(r)),
+          onError: (w: WireError) => settle(() => reject(fromWire(w))),
+        },
+        deadline,
+        () => {
+          cancel();
+          settle(() => reject(opts.timeoutError ? opts.timeoutError() : errors.deadline()));
+        },
+      );
+
+      const data = {
+        ...opts.data,
+        requestId: jobId,
+        replyTo: ctx.replies.channel,
+        deadline,
+        orgId: auth.orgId,
+        projectId: auth.projectId,
+        apiKeyId: auth.keyId,
+        publicModel: opts.publicModel,
+        lane: opts.lane,
+        stream: !!opts.stream,
+      } as unknown as JobData<Q>;
+      enqueue(ctx.queues, opts.queue, data, lease.heldBefore).catch((err) => {
+        ctx.replies.unregister(jobId);
+        settle(() => reject(err));
+      });
+    });
+  } finally {
+    void ctx.leases.release(lease).catch((err) => logger.warn({ err }, 'lease release failed'));
+  }
+}

@@ -1,0 +1,86 @@
+import type { Request, Response, NextFunction } from 'express';
+import type { AppContext } from '../context';
+import { errors } from '../../shared/errors/codes';
+import { ApiError } from '../../shared/errors/ApiError';
+import { INFERENCE_PREFIX, PLATFORM_PREFIX, looksLikeInferenceKey } from '../../shared/auth/apiKeys';
+import { sha256Hex } from '../../shared/crypto';
+
+function bearer(req: Request): string | undefined {
+  const h = req.headers.authorization;
+  if (!h) return undefined;
+  const m = /^Bearer\s+(.+)$/i.exec(h.trim());
+  return m ? m[1].trim() : undefined;
+}
+
+function header(req: Request, name: string): string | undefined {
+  const v = req.headers[name];
+  const s = Array.isArray(v) ? v[0] : v;
+  return s && s.trim() !== '' ? s.trim() : undefined;
+}
+
+/**
+ * Finds the gateway key and, separately, a caller's own upstream key:
+ * 1. `SERVICE-API-KEY` (preferred), or the key in the path (`/a/{api_key}/...`);
+ * 2. `Authorization: Bearer` / `x-api-key` when the value carries `svc_`;
+ * 3. a Bearer / x-api-key value without `svc_` is the caller's own upstream key (passthrough).
+ */
+export function presentedKeys(req: Request): { gatewayKey?: string; upstreamKey?: string } {
+  const explicit = header(req, 'service-api-key') ?? req.pathAuth?.apiKey;
+  const candidates = [bearer(req), header(req, 'x-api-key')].filter((v): v is string => !!v);
+  const gatewayFromHeaders = candidates.find((v) => v.startsWith(INFERENCE_PREFIX));
+  const upstreamKey = candidates.find((v) => !v.startsWith(INFERENCE_PREFIX));
+  return { gatewayKey: explicit ?? gatewayFromHeaders, upstreamKey };
+}
+
+/** Authenticates an inference request and attaches `req.auth`. */
+export function authenticate(ctx: AppContext) {
+  return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
+    try {
+      const { gatewayKey, upstreamKey } = presentedKeys(req);
+      if (!gatewayKey) throw errors.invalidApiKey('Missing API key. Send it in the SERVICE-API-KEY header.');
+      if (gatewayKey.startsWith(PLATFORM_PREFIX)) {
+        throw errors.invalidApiKey('Management keys cannot call inference endpoints.');
+      }
+      if (!looksLikeInferenceKey(gatewayKey)) throw errors.invalidApiKey('Malformed API key.');
+      await ctx.directory.sync();
+      const rec = await ctx.directory.keyByHash(sha256Hex(gatewayKey));
+      if (!rec || rec.revoked) throw errors.invalidApiKey(rec ? 'This API key has been revoked.' : 'Unknown API key.');
+      const org = await ctx.directory.org(rec.orgId);
+      if (!org) throw errors.invalidApiKey('Unknown API key.');
+
+      let projectId = rec.projectId;
+      let modelMap: Record<string, string> = {};
+      let routingPlanId: string | null = null;
+      if (req.pathAuth?.routingPlanId) {
+        const plan = await ctx.directory.routingPlan(req.pathAuth.routingPlanId);
+        if (!plan || plan.orgId !== rec.orgId) {
+          throw new ApiError(404, 'routing_plan_not_found', 'No such routing plan for this API key.');
+        }
+        routingPlanId = plan.id;
+        modelMap = plan.modelMap;
+        projectId = projectId ?? plan.projectId;
+      }
+      const requestedProject = header(req, 'service-project-id') ?? req.pathAuth?.project;
+      if (requestedProject) {
+        const p = await ctx.directory.project(rec.orgId, requestedProject);
+        if (!p) throw new ApiError(400, 'invalid_project', `Unknown project '${requestedProject}' for this organization.`);
+        if (rec.projectId && rec.projectId !== p.id) {
+          throw new ApiError(403, 'project_mismatch', 'This API key is bound to a different project.');
+        }
+        projectId = p.id;
+      }
+      req.auth = {
+        keyId: rec.id,
+        orgId: rec.orgId,
+        org,
+        projectId,
+        callerUpstreamKey: upstreamKey ?? null,
+        routingPlanId,
+        modelMap,
+      };
+      next();
+    } catch (err) {
+      next(err);
+    }
+  };
+}

@@ -1,0 +1,51 @@
+import crypto from 'crypto';
+import type { Request, Response, NextFunction, ErrorRequestHandler } from 'express';
+import { ApiError } from '../../shared/errors/ApiError';
+import { errors } from '../../shared/errors/codes';
+import { logger } from '../../shared/logger';
+import { ClientGone } from '../../shared/errors/ClientGone';
+
+/** body-parser and multer errors carry a `type` or `code`; they become clear 4xx answers. */
+function fromFrameworkError(err: { type?: string; status?: number; limit?: number; code?: string }): ApiError | undefined {
+  switch (err.type) {
+    case 'entity.parse.failed':
+      return errors.invalidJson();
+    case 'entity.too.large':
+      return errors.payloadTooLarge(err.limit ? `${err.limit} bytes` : 'the limit');
+    case 'encoding.unsupported':
+      return new ApiError(415, 'unsupported_content_encoding', 'Compressed request bodies are not accepted.');
+    case 'charset.unsupported':
+      return new ApiError(415, 'unsupported_media_type', 'Unsupported charset.');
+    case 'request.aborted':
+      return new ApiError(400, 'request_aborted', 'The request body was not received completely.');
+  }
+  return undefined;
+}
+
+/** Writes the error envelope. The only place in the codebase that does. */
+export function writeError(req: Request, res: Response, err: ApiError): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
+  const body =
+    req.errorStyle === 'anthropic'
+      ? { type: 'error', error: { type: err.code, ...err.toJSON() } }
+      : { error: err.toJSON() };
+  res.status(err.status).json(body);
+}
+
+/** The one error handler: typed errors as they are, framework errors mapped, the rest a 500 with an id. */
+export const errorHandler: ErrorRequestHandler = (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+  if (err instanceof ClientGone) return; // the client left; there is no one to answer
+  let apiError: ApiError | undefined;
+  if (err instanceof ApiError) apiError = err;
+  else if (err && typeof err === 'object') apiError = fromFrameworkError(err as never);
+  if (!apiError) {
+    const errorId = crypto.randomBytes(6).toString('hex');
+    logger.error({ err, errorId, requestId: req.id, path: req.path }, 'unhandled error');
+    apiError = errors.internal(errorId);
+  }
+  writeError(req, res, apiError);
+};

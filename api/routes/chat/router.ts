@@ -1,0 +1,55 @@
+import { Router, type Request, type Response } from 'express';
+import type { AppContext } from '../../context';
+import { only } from '../only';
+import { requireJson } from '../../middleware/require-json';
+import { validate } from '../../validate';
+import { chatSchema, completionsSchema } from './schema';
+import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
+import { ClientGone } from '../../dispatch/run-job';
+import { SseWriter } from '../../sse';
+import { ApiError } from '../../../shared/errors/ApiError';
+
+type Body = { model: string; stream?: boolean; stream_options?: { include_usage?: boolean } | null } & Record<string, unknown>;
+
+/** One handler for chat and legacy completions: they differ only in schema and upstream path. */
+function handler(ctx: AppContext, operation: 'chat' | 'completions') {
+  const schema = operation === 'chat' ? chatSchema : completionsSchema;
+  return async (req: Request, res: Response) => {
+    const body = validate<Body>(schema, req.body);
+    const resolved = await resolveChatModel(ctx, req, body.model);
+    const stream = body.stream === true;
+    const common = {
+      resolved,
+      operation,
+      body,
+      stream,
+      includeUsage: !!body.stream_options?.include_usage,
+      passthrough: true,
+    };
+    if (!stream) {
+      const result = await dispatchChat(ctx, req, res, common);
+      res.json(result);
+      return;
+    }
+    const sse = new SseWriter(res);
+    try {
+      await dispatchChat(ctx, req, res, { ...common, onChunk: (d) => sse.send(d) });
+      sse.send('[DONE]');
+      sse.end();
+    } catch (err) {
+      if (err instanceof ClientGone) return;
+      if (!sse.isStarted) throw err;
+      // Headers are out: report the failure in-band, as OpenAI does, and close the stream.
+      const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The stream failed.');
+      sse.send(JSON.stringify({ error: e.toJSON() }));
+      sse.end();
+    }
+  };
+}
+
+export function chatRouter(ctx: AppContext): Router {
+  const r = Router();
+  only(r, '/v1/chat/completions', { post: [requireJson, handler(ctx, 'chat')] });
+  only(r, '/v1/completions', { post: [requireJson, handler(ctx, 'completions')] });
+  return r;
+}

@@ -1,0 +1,35 @@
+import Joi from 'joi';
+
+const message = Joi.object({
+  role: Joi.string().valid('system', 'developer', 'user', 'assistant', 'tool', 'function').required(),
+  content: Joi.alternatives(Joi.string().allow(''), Joi.array(), null),
+}).unknown(true);
+
+/** Chat completions: the fields the gateway must understand; everything else is forwarded. */
+export const chatSchema = Joi.object({
+  model: Joi.string().min(1).required(),
+  messages: Joi.array().items(message).min(1).required(),
+  stream: Joi.boolean(),
+  stream_options: Joi.object({ include_usage: Joi.boolean() }).unknown(true).allow(null),
+  max_tokens: Joi.number().integer().min(1).allow(null),
+  max_completion_tokens: Joi.number().integer().min(1).allow(null),
+  temperature: Joi.number().min(0).max(2).allow(null),
+  top_p: Joi.number().min(0).max(1).allow(null),
+  n: Joi.number().integer().min(1).max(128).allow(null),
+  tools: Joi.array().items(Joi.object({ type: Joi.string().required() }).unknown(true)),
+}).unknown(true);
+
+/** Legacy completions. */
+export const completionsSchema = Joi.object({
+  model: Joi.string().min(1).required(),
+  prompt: Joi.alternatives(
+    Joi.string().allow(''),
+    Joi.array().items(Joi.string().allow('')).min(1),
+    Joi.array().items(Joi.number().integer()).min(1),
+    Joi.array().items(Joi.array().items(Joi.number().integer())).min(1),
+  ).required(),
+  stream: Joi.boolean(),
+  stream_options: Joi.object({ include_usage: Joi.boolean() }).unknown(true).allow(null),
+  max_tokens: Joi.number().integer().min(1).allow(null),
+  temperature: Joi.number().min(0).max(2).allow(null),
+}).unknown(true);

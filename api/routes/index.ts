@@ -1,0 +1,18 @@
+import { Router } from 'express';
+import type { AppContext } from '../context';
+import { authenticate } from '../middleware/authenticate';
+import { jsonBody } from '../middleware/body';
+import { modelsRouter } from './models/router';
+import { chatRouter } from './chat/router';
+
+/**
+ * Every inference route, behind one authentication step. Mounted at the root and under each
+ * path-authentication prefix. Each family adds its router here.
+ */
+export function inferenceRouter(ctx: AppContext): Router {
+  const r = Router();
+  r.use(authenticate(ctx));
+  r.use(modelsRouter(ctx));
+  r.use(jsonBody('20mb'), chatRouter(ctx));
+  return r;
+}

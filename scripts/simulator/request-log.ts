@@ -1,0 +1,34 @@
+import type { Request, Response } from 'express';
+
+export interface LoggedRequest {
+  path: string;
+  model: string | undefined;
+  authorization: string | undefined;
+  xApiKey: string | undefined;
+  body: unknown;
+  aborted: boolean;
+  at: number;
+}
+
+/** Records what reached the simulator, so tests can check what the gateway sent upstream. */
+export class RequestLog {
+  readonly entries: LoggedRequest[] = [];
+
+  record(req: Request, res: Response): LoggedRequest {
+    const e: LoggedRequest = {
+      path: req.path,
+      model: (req.body as { model?: string } | undefined)?.model,
+      authorization: req.headers.authorization,
+      xApiKey: req.headers['x-api-key'] as string | undefined,
+      body: req.body,
+      aborted: false,
+      at: Date.now(),
+    };
+    res.on('close', () => {
+      if (!res.writableFinished) e.aborted = true;
+    });
+    this.entries.push(e);
+    if (this.entries.length > 5000) this.entries.splice(0, this.entries.length - 5000);
+    return e;
+  }
+}

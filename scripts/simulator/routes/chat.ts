@@ -1,0 +1,93 @@
+import { Router, type Request, type Response } from 'express';
+import type { KnobStore } from '../knobs';
+import type { RequestLog } from '../request-log';
+import { applyFaults, sleep } from '../faults';
+import { contentText, countTokens, replyWords } from '../text';
+
+type Msg = { role: string; content?: unknown };
+type Tool = { type: string; function?: { name: string } };
+
+/** Which tool the simulated model calls, if any: a forced choice, or a user asking for a tool. */
+function pickTool(body: Record<string, unknown>, lastUser: string): string | undefined {
+  const tools = (body.tools as Tool[] | undefined)?.filter((t) => t.type === 'function' && t.function?.name);
+  if (!tools?.length || body.tool_choice === 'none') return undefined;
+  const choice = body.tool_choice as { function?: { name?: string } } | string | undefined;
+  if (typeof choice === 'object' && choice?.function?.name) return choice.function.name;
+  if (choice === 'required' || /\b(use|call) (a |the )?tool\b/i.test(lastUser)) return tools[0].function!.name;
+  return undefined;
+}
+
+/** OpenAI chat completions, JSON and streamed, paced and broken by the knobs. */
+export function chatRoutes(knobs: KnobStore, log: RequestLog): Router {
+  const r = Router();
+  r.post('/v1/chat/completions', async (req: Request, res: Response) => {
+    log.record(req, res);
+    const body = req.body as Record<string, unknown>;
+    const model = String(body.model ?? '');
+    const k = knobs.take(model);
+    if (await applyFaults(k, res)) return;
+    const messages = (body.messages as Msg[]) ?? [];
+    const prompt = messages.map((m) => contentText(m.content)).join('\n');
+    const lastUser = contentText([...messages].reverse().find((m) => m.role === 'user')?.content);
+    const maxTokens = (body.max_completion_tokens ?? body.max_tokens) as number | undefined;
+    const words = replyWords(lastUser, k.outputWords ?? 12, maxTokens);
+    const tool = pickTool(body, lastUser);
+    const text = tool ? '' : words.join(' ');
+    const toolArgs = tool ? JSON.stringify({ query: lastUser.slice(0, 100) }) : '';
+    const usage = {
+      prompt_tokens: countTokens(prompt) + 3 * messages.length,
+      completion_tokens: tool ? countTokens(toolArgs) + 5 : countTokens(text),
+      total_tokens: 0,
+    };
+    usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+    const finish = tool ? 'tool_calls' : maxTokens && words.length >= maxTokens ? 'length' : 'stop';
+    const id = `chatcmpl-sim${Date.now().toString(36)}`;
+    const created = Math.floor(Date.now() / 1000);
+    const toolCall = { id: 'call_sim1', type: 'function', function: { name: tool, arguments: toolArgs } };
+
+    if (body.stream !== true) {
+      res.json({
+        id,
+        object: 'chat.completion',
+        created,
+        model,
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: tool ? null : text, ...(tool ? { tool_calls: [toolCall] } : {}) },
+            logprobs: null,
+            finish_reason: finish,
+          },
+        ],
+        usage,
+      });
+      return;
+    }
+
+    res.status(200).setHeader('Content-Type', 'text/event-stream');
+    res.flushHeaders();
+    const chunk = (delta: object, finishReason: string | null = null) =>
+      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] })}\n\n`;
+    const pieces: string[] = [chunk({ role: 'assistant', content: '' })];
+    if (tool) {
+      pieces.push(chunk({ tool_calls: [{ index: 0, id: toolCall.id, type: 'function', function: { name: tool, arguments: '' } }] }));
+      for (let i = 0; i < toolArgs.length; i += 8) pieces.push(chunk({ tool_calls: [{ index: 0, function: { arguments: toolArgs.slice(i, i + 8) } }] }));
+    } else {
+      words.forEach((w, i) => pieces.push(chunk({ content: i === 0 ? w : ` ${w}` })));
+    }
+    pieces.push(chunk({}, finish));
+    const opts = body.stream_options as { include_usage?: boolean } | undefined;
+    if (opts?.include_usage) pieces.push(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage })}\n\n`);
+    for (let i = 0; i < pieces.length; i++) {
+      if (res.destroyed) return;
+      if (k.dropAfterChunks !== undefined && i >= k.dropAfterChunks) {
+        res.socket?.destroy();
+        return;
+      }
+      res.write(pieces[i]);
+      if (k.tokenDelayMs) await sleep(k.tokenDelayMs);
+    }
+    res.end('data: [DONE]\n\n');
+  });
+  return r;
+}

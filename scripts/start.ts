@@ -1,0 +1,78 @@
+import { ensureServices, DEV_PROFILE } from './services';
+import { localSecret, writeLocalEnv } from './local-env';
+import { startSimulator } from './simulator/server';
+import { config } from '../shared/config/env';
+import { db, closeDb } from '../shared/db/sequelize';
+import { migrate } from '../shared/db/migrate';
+import { seed } from '../shared/db/seed';
+import { createRedis } from '../shared/redis/connection';
+import { startWeb } from '../api/server';
+import { startAdmin } from '../api/admin/server';
+import { startPools } from '../workers/main';
+import { implementedPools } from '../workers/pools';
+import { startClock } from '../workers/cron/clock';
+
+/**
+ * The embedded default (`npm start`): every process type in one Node process, on Redis and Postgres
+ * that it starts itself when REDIS_URL / DATABASE_URL are unset, plus the upstream simulator, a
+ * migrated and seeded database, and a demo key printed on first start. Ctrl-C stops it all.
+ */
+async function main(): Promise<void> {
+  const services = await ensureServices(DEV_PROFILE);
+  process.env.DATABASE_URL = services.databaseUrl;
+  process.env.REDIS_URL = services.redisUrl;
+  process.env.SECRET_KEY = localSecret();
+  const simPort = Number(process.env.SIMULATOR_PORT ?? 8090);
+  const simulatorUrl = process.env.SIMULATOR_URL ?? `http://127.0.0.1:${simPort}`;
+  writeLocalEnv({ DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl });
+
+  // Configuration is read lazily: the first config() call, below, validates the completed environment.
+
+  const cfg = config();
+  const sim = process.env.SIMULATOR_URL ? undefined : await startSimulator(simPort);
+  await migrate(db());
+  const redis = createRedis('command');
+  const { demoKey } = await seed(redis, simulatorUrl);
+  const pools = await startPools(implementedPools());
+  const clock = startClock(redis);
+  const web = await startWeb(cfg.port);
+  const admin = await startAdmin(cfg.adminPort);
+
+  const base = `http://localhost:${cfg.port}`;
+  process.stdout.write(
+    [
+      '',
+      `gateway  ${base}   (admin http://localhost:${cfg.adminPort})`,
+      `upstream simulator ${simulatorUrl}`,
+      demoKey
+        ? `demo API key (shown once, store it now): ${demoKey.key}`
+        : 'demo API key: printed at first start; make another with `npx gateway key create --org demo`',
+      `try: curl ${base}/v1/models -H "SERVICE-API-KEY: <key>"`,
+      'Ctrl-C stops everything.',
+      '',
+    ].join('\n'),
+  );
+
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    process.stdout.write('\nstopping...\n');
+    clock.stop();
+    await web.close();
+    await admin.close();
+    await pools.close();
+    await sim?.close();
+    redis.disconnect();
+    await closeDb();
+    await services.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop());
+  process.on('SIGTERM', () => void stop());
+}
+
+main().catch((err) => {
+  process.stderr.write(`${(err as Error).message}\n`);
+  process.exit(1);
+});

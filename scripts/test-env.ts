@@ -1,0 +1,46 @@
+import { spawn } from 'child_process';
+import { Redis } from 'ioredis';
+import { ensureServices, TEST_PROFILE } from './services';
+
+/**
+ * `npm test`: gets Redis and Postgres the way `npm start` does (the given URLs, else started here),
+ * makes a fresh database of the tests' own (TEST_DATABASE_NAME, default gateway_test) and a Redis
+ * key prefix of their own (REDIS_PREFIX, default gwtest), then runs mocha with the remaining args.
+ */
+async function main(): Promise<void> {
+  const database = process.env.TEST_DATABASE_NAME ?? TEST_PROFILE.database;
+  const prefix = process.env.TEST_REDIS_PREFIX ?? 'gwtest';
+  const services = await ensureServices({ ...TEST_PROFILE, database });
+  const redis = new Redis(services.redisUrl);
+  for (const pattern of [`${prefix}:*`, `{${prefix}}:*`]) {
+    let cursor = '0';
+    do {
+      const [next, found] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      if (found.length) await redis.del(...found);
+    } while (cursor !== '0');
+  }
+  redis.disconnect();
+
+  const args = process.argv.slice(3);
+  const child = spawn(process.execPath, [require.resolve('mocha/bin/mocha.js'), ...args], {
+    stdio: 'inherit',
+    env: {
+      ...process.env,
+      NODE_ENV: 'test',
+      DATABASE_URL: services.databaseUrl,
+      REDIS_URL: services.redisUrl,
+      REDIS_PREFIX: prefix,
+      SECRET_KEY: process.env.SECRET_KEY ?? 'test-secret-key-test-secret-key-0123456789',
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+    },
+  });
+  const code = await new Promise<number>((resolve) => child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));
+  await services.stop();
+  process.exit(code);
+}
+
+main().catch((err) => {
+  process.stderr.write(`${(err as Error).message}\n`);
+  process.exit(1);
+});

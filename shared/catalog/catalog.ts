@@ -1,0 +1,96 @@
+import { Model, Provider } from '../db/models';
+import type { Capabilities } from '../db/models/Model';
+import type { ProviderKind } from '../db/models/Provider';
+
+export const BACKGROUND_SUFFIX = '-background';
+
+export interface CatalogModel {
+  id: string;
+  publicId: string;
+  displayName: string | null;
+  upstreamName: string;
+  capabilities: Capabilities;
+  contextWindow: number | null;
+  maxOutputTokens: number | null;
+  limits: Record<string, unknown>;
+  config: Record<string, unknown>;
+  prices: Record<string, number>;
+  tokenizer: string;
+  createdAt: Date;
+  provider: { id: string; name: string; kind: ProviderKind; baseUrl: string };
+}
+
+export interface ResolvedModel {
+  model: CatalogModel;
+  /** The id exactly as the caller sent it (reported back in responses). */
+  requestedId: string;
+  /** The caller asked for background work with the `-background` suffix. */
+  background: boolean;
+}
+
+/**
+ * The model catalog, loaded whole into memory (it is small) and dropped when the cache epoch moves.
+ * Global: every authenticated caller sees the same entries.
+ */
+export class Catalog {
+  private loading: Promise<Map<string, CatalogModel>> | undefined;
+
+  invalidate(): void {
+    this.loading = undefined;
+  }
+
+  private load(): Promise<Map<string, CatalogModel>> {
+    if (!this.loading) {
+      this.loading = (async () => {
+        const [models, providers] = await Promise.all([
+          Model.findAll({ where: { enabled: true }, order: [['publicId', 'ASC']] }),
+          Provider.findAll(),
+        ]);
+        const byId = new Map(providers.map((p) => [p.id, p]));
+        const map = new Map<string, CatalogModel>();
+        for (const m of models) {
+          const p = byId.get(m.providerId);
+          if (!p) continue;
+          map.set(m.publicId, {
+            id: m.id,
+            publicId: m.publicId,
+            displayName: m.displayName,
+            upstreamName: m.upstreamName,
+            capabilities: m.capabilities,
+            contextWindow: m.contextWindow,
+            maxOutputTokens: m.maxOutputTokens,
+            limits: m.limits,
+            config: m.config,
+            prices: m.prices,
+            tokenizer: m.tokenizer,
+            createdAt: m.createdAt,
+            provider: { id: p.id, name: p.name, kind: p.kind, baseUrl: p.baseUrl },
+          });
+        }
+        return map;
+      })();
+      this.loading.catch(() => (this.loading = undefined));
+    }
+    return this.loading;
+  }
+
+  async list(): Promise<CatalogModel[]> {
+    return [...(await this.load()).values()];
+  }
+
+  async get(publicId: string): Promise<CatalogModel | undefined> {
+    return (await this.load()).get(publicId);
+  }
+
+  /** Resolves a requested id, stripping the `-background` suffix when the base id exists. */
+  async resolve(requestedId: string): Promise<ResolvedModel | undefined> {
+    const map = await this.load();
+    const direct = map.get(requestedId);
+    if (direct) return { model: direct, requestedId, background: false };
+    if (requestedId.endsWith(BACKGROUND_SUFFIX)) {
+      const base = map.get(requestedId.slice(0, -BACKGROUND_SUFFIX.length));
+      if (base) return { model: base, requestedId, background: true };
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,57 @@
+import { DataTypes, Model as SModel, Sequelize, InferAttributes, InferCreationAttributes, CreationOptional } from 'sequelize';
+
+export interface Capabilities {
+  chat?: boolean;
+  embeddings?: boolean;
+  rerank?: boolean;
+  image_generation?: boolean;
+  transcription?: boolean;
+  vision?: boolean;
+  decision?: boolean;
+}
+
+/** A catalog entry: the public id callers use, and where and how it is served. */
+export class Model extends SModel<InferAttributes<Model>, InferCreationAttributes<Model>> {
+  declare id: CreationOptional<string>;
+  declare publicId: string;
+  declare providerId: string;
+  declare upstreamName: string;
+  declare displayName: string | null;
+  declare capabilities: Capabilities;
+  declare contextWindow: number | null;
+  declare maxOutputTokens: number | null;
+  /** Task limits: embeddings max batch, image sizes, decision caps, ... */
+  declare limits: CreationOptional<Record<string, unknown>>;
+  /** Per-task config, e.g. `audio_config`, `decision_config`. */
+  declare config: CreationOptional<Record<string, unknown>>;
+  /** Prices per unit in micro-dollars, e.g. `{ input_token: 0.5, output_token: 1.5 }`. */
+  declare prices: CreationOptional<Record<string, number>>;
+  /** Tokenizer profile name (gpt-tokenizer encoding), e.g. `o200k_base`. */
+  declare tokenizer: CreationOptional<string>;
+  declare enabled: CreationOptional<boolean>;
+  declare createdAt: CreationOptional<Date>;
+  declare updatedAt: CreationOptional<Date>;
+
+  static initModel(sequelize: Sequelize): void {
+    Model.init(
+      {
+        id: { type: DataTypes.UUID, defaultValue: DataTypes.UUIDV4, primaryKey: true },
+        publicId: { type: DataTypes.STRING, allowNull: false, unique: true },
+        providerId: { type: DataTypes.UUID, allowNull: false },
+        upstreamName: { type: DataTypes.STRING, allowNull: false },
+        displayName: { type: DataTypes.STRING, allowNull: true },
+        capabilities: { type: DataTypes.JSONB, allowNull: false, defaultValue: {} },
+        contextWindow: { type: DataTypes.INTEGER, allowNull: true },
+        maxOutputTokens: { type: DataTypes.INTEGER, allowNull: true },
+        limits: { type: DataTypes.JSONB, allowNull: false, defaultValue: {} },
+        config: { type: DataTypes.JSONB, allowNull: false, defaultValue: {} },
+        prices: { type: DataTypes.JSONB, allowNull: false, defaultValue: {} },
+        tokenizer: { type: DataTypes.STRING, allowNull: false, defaultValue: 'o200k_base' },
+        enabled: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: true },
+        createdAt: DataTypes.DATE,
+        updatedAt: DataTypes.DATE,
+      },
+      { sequelize, tableName: 'models' },
+    );
+  }
+}

@@ -1,0 +1,27 @@
+import { Sequelize } from 'sequelize';
+import { Plan } from './Plan';
+import { Organization } from './Organization';
+import { User } from './User';
+import { Membership } from './Membership';
+import { Project } from './Project';
+import { ApiKey } from './ApiKey';
+import { RoutingPlan } from './RoutingPlan';
+import { Provider } from './Provider';
+import { Model } from './Model';
+import { UsageEvent } from './UsageEvent';
+
+export { Plan, Organization, User, Membership, Project, ApiKey, RoutingPlan, Provider, Model, UsageEvent };
+
+/** Later issues add their models here; each model file exports an `init` that defines its table. */
+export function initModels(sequelize: Sequelize): void {
+  Plan.initModel(sequelize);
+  Organization.initModel(sequelize);
+  User.initModel(sequelize);
+  Membership.initModel(sequelize);
+  Project.initModel(sequelize);
+  ApiKey.initModel(sequelize);
+  RoutingPlan.initModel(sequelize);
+  Provider.initModel(sequelize);
+  Model.initModel(sequelize);
+  UsageEvent.initModel(sequelize);
+}

@@ -1,0 +1,43 @@
+import type { Redis } from 'ioredis';
+import { Model, Organization, Plan, Project, Provider, User, Membership } from './models';
+import { bumpEpoch } from '../cache/epoch';
+import { createApiKey, type CreatedKey } from '../tenancy/ops';
+import { DEFAULT_CATALOG } from '../catalog/default-catalog';
+
+export const DEMO_ORG_SLUG = 'demo';
+
+/** Plans every install has. Lane counts are per org; `background` entitles the background lane. */
+const PLANS = [
+  { name: 'free', laneLimits: { 'chat:interactive': 4, 'chat:background': 0 }, entitlements: { background: false } },
+  { name: 'pro', laneLimits: { 'chat:interactive': 16, 'chat:background': 8 }, entitlements: { background: true } },
+];
+
+/**
+ * Idempotent seed: plans, the simulator provider and the default catalog (pointed at `simulatorUrl`),
+ * and a demo organization. Returns the demo key only when it was created by this run.
+ */
+export async function seed(redis: Redis, simulatorUrl: string): Promise<{ demoKey?: CreatedKey }> {
+  for (const p of PLANS) await Plan.findOrCreate({ where: { name: p.name }, defaults: p });
+  const [provider] = await Provider.findOrCreate({
+    where: { name: 'simulator' },
+    defaults: { name: 'simulator', kind: 'openai', baseUrl: `${simulatorUrl}/v1`, apiKeyEncrypted: null },
+  });
+  if (provider.baseUrl !== `${simulatorUrl}/v1`) await provider.update({ baseUrl: `${simulatorUrl}/v1` });
+  for (const m of DEFAULT_CATALOG) {
+    const [row, created] = await Model.findOrCreate({ where: { publicId: m.publicId }, defaults: { ...m, providerId: provider.id } });
+    if (!created) await row.update({ ...m, providerId: provider.id });
+  }
+  let demoKey: CreatedKey | undefined;
+  let org = await Organization.findOne({ where: { slug: DEMO_ORG_SLUG } });
+  if (!org) {
+    const pro = await Plan.findOne({ where: { name: 'pro' } });
+    org = await Organization.create({ name: 'Demo', slug: DEMO_ORG_SLUG, planId: pro!.id });
+    const project = await Project.create({ orgId: org.id, name: 'Default', slug: 'default' });
+    const [user] = await User.findOrCreate({ where: { email: 'demo@example.com' }, defaults: { email: 'demo@example.com', name: 'Demo Owner' } });
+    await Membership.create({ userId: user.id, orgId: org.id, role: 'owner' });
+    demoKey = await createApiKey(redis, { orgId: org.id, projectId: null, name: 'demo' });
+    void project;
+  }
+  await bumpEpoch(redis);
+  return { demoKey };
+}

@@ -1,0 +1,27 @@
+import { Sequelize } from 'sequelize';
+import { config } from '../config/env';
+import { initModels } from './models';
+
+let instance: Sequelize | undefined;
+
+/** The process's one Sequelize instance, with every model initialised. */
+export function db(url = config().databaseUrl): Sequelize {
+  if (!instance) {
+    instance = new Sequelize(url, {
+      dialect: 'postgres',
+      logging: false,
+      pool: { max: 10, min: 1, idle: 10_000 },
+      define: { underscored: true },
+    });
+    initModels(instance);
+  }
+  return instance;
+}
+
+export async function closeDb(): Promise<void> {
+  if (instance) {
+    const s = instance;
+    instance = undefined;
+    await s.close();
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * The one error type route handlers throw. The error handler turns it into the envelope
+ * `{ error: { code, message } }` with its status and headers.
+ */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly headers: Record<string, string>;
+  /** Extra fields placed inside `error` (for example `credits_bound`). */
+  readonly details?: Record<string, unknown>;
+
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    opts: { retryAfter?: number; headers?: Record<string, string>; details?: Record<string, unknown> } = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+    this.code = code;
+    this.headers = { ...(opts.headers ?? {}) };
+    if (opts.retryAfter !== undefined) this.headers['Retry-After'] = String(Math.max(1, Math.ceil(opts.retryAfter)));
+    this.details = opts.details;
+  }
+
+  toJSON(): { code: string; message: string } & Record<string, unknown> {
+    return { code: this.code, message: this.message, ...(this.details ?? {}) };
+  }
+}
+
+/** A serialisable form that crosses the queue from worker to pod. */
+export interface WireError {
+  status: number;
+  code: string;
+  message: string;
+  retryAfter?: number;
+  details?: Record<string, unknown>;
+}
+
+export function toWire(err: ApiError): WireError {
+  const retry = err.headers['Retry-After'];
+  return {
+    status: err.status,
+    code: err.code,
+    message: err.message,
+    retryAfter: retry ? Number(retry) : undefined,
+    details: err.details,
+  };
+}
+
+export function fromWire(w: WireError): ApiError {
+  return new ApiError(w.status, w.code, w.message, { retryAfter: w.retryAfter, details: w.details });
+}

@@ -1,0 +1,27 @@
+import { ApiError } from './ApiError';
+
+/** Factories for errors shared by several endpoints. Endpoint-specific codes live beside their routes. */
+export const errors = {
+  invalidApiKey: (message = 'Invalid or missing API key.') => new ApiError(401, 'INVALID_API_KEY', message),
+  notFound: (message = 'Not found.') => new ApiError(404, 'not_found', message),
+  methodNotAllowed: (method: string) => new ApiError(405, 'method_not_allowed', `Method ${method} is not allowed on this path.`),
+  invalidJson: () => new ApiError(400, 'invalid_json', 'The request body is not valid JSON.'),
+  unsupportedMediaType: (expected: string) =>
+    new ApiError(415, 'unsupported_media_type', `Content-Type must be ${expected}.`),
+  payloadTooLarge: (limit: string) => new ApiError(413, 'payload_too_large', `The request body is larger than ${limit}.`),
+  invalidRequest: (message: string) => new ApiError(400, 'invalid_request', message),
+  modelNotFound: (model: string) => new ApiError(404, 'model_not_found', `The model '${model}' does not exist.`),
+  concurrencyLimit: (retryAfter: number) =>
+    new ApiError(429, 'CONCURRENT_REQUEST_LIMIT_EXCEEDED', 'Too many concurrent requests for this organization on this lane.', {
+      retryAfter,
+    }),
+  deadline: () => new ApiError(504, 'deadline_exceeded', 'The request did not finish before its deadline.'),
+  upstreamError: (message: string) => new ApiError(502, 'upstream_error', message),
+  upstreamUnavailable: (message: string, retryAfter?: number) =>
+    new ApiError(503, 'upstream_unavailable', message, { retryAfter: retryAfter ?? 1 }),
+  upstreamRateLimited: (retryAfter: number) =>
+    new ApiError(429, 'upstream_rate_limited', 'The upstream provider is rate limiting; retry later.', { retryAfter }),
+  workerLost: () => new ApiError(502, 'worker_lost', 'The worker handling this request stopped before it answered.'),
+  internal: (errorId: string) =>
+    new ApiError(500, 'internal_error', `An internal error occurred. Reference: ${errorId}.`),
+};

@@ -1,0 +1,83 @@
+import { Worker, UnrecoverableError, type Job } from 'bullmq';
+import { keys } from '../redis/keys';
+import type { QueueName } from './names';
+import type { JobData, JobResult } from './payloads';
+import { ApiError, toWire, type WireError } from '../errors/ApiError';
+import { errors } from '../errors/codes';
+import { config } from '../config/env';
+import { logger } from '../logger';
+import { jobDuration } from '../metrics';
+import type { WorkerRuntime } from '../../workers/runtime';
+
+export interface JobContext {
+  /** Aborted when the client disconnects or the deadline passes. */
+  signal: AbortSignal;
+  /** Streams one chunk to the waiting pod (in order). */
+  emit(chunk: string): void;
+}
+
+export type JobProcessor<Q extends QueueName> = (job: Job<JobData<Q>, JobResult>, ctx: JobContext) => Promise<unknown>;
+
+function wireOf(err: unknown, signal: AbortSignal): WireError {
+  if (err instanceof ApiError) return toWire(err);
+  if (signal.aborted) return { status: 499, code: 'client_closed_request', message: 'The client cancelled the request.' };
+  logger.error({ err }, 'job failed with an unexpected error');
+  return toWire(errors.upstreamError('The request failed in the worker.'));
+}
+
+/**
+ * Wraps a pool's processor with the parts every job shares: deadline check, cancellation, chunk
+ * sequencing, publishing the result or error to the pod, and never letting BullMQ retry.
+ * A stalled job (its worker died) fails at once (maxStalledCount 0); the pod reads that and answers.
+ */
+export function createWorker<Q extends QueueName>(
+  rt: WorkerRuntime,
+  queue: Q,
+  concurrency: number,
+  processor: JobProcessor<Q>,
+): Worker<JobData<Q>, JobResult> {
+  const lockMs = config().jobLockMs;
+  return new Worker<JobData<Q>, JobResult>(
+    queue,
+    async (job) => {
+      const data = job.data;
+      const started = Date.now();
+      const controller = rt.cancels.track(job.id!);
+      const timer = setTimeout(() => controller.abort(errors.deadline()), Math.max(0, data.deadline - Date.now()));
+      const chunks: string[] = [];
+      try {
+        if (Date.now() >= data.deadline) throw errors.deadline();
+        if (controller.signal.aborted) throw controller.signal.reason;
+        const result = await processor(job, {
+          signal: controller.signal,
+          emit: (chunk) => {
+            const seq = chunks.push(chunk) - 1;
+            void rt.replies.chunk(data.replyTo, job.id!, seq, chunk);
+          },
+        });
+        await rt.replies.result(data.replyTo, job.id!, chunks.length, result);
+        jobDuration.observe({ queue, outcome: 'ok' }, (Date.now() - started) / 1000);
+        return data.stream ? { result, chunks } : { result };
+      } catch (err) {
+        const reason = controller.signal.aborted && !(err instanceof ApiError) ? controller.signal.reason : err;
+        const wire = wireOf(reason, controller.signal);
+        jobDuration.observe({ queue, outcome: wire.code }, (Date.now() - started) / 1000);
+        await rt.replies.error(data.replyTo, job.id!, wire).catch(() => undefined);
+        throw new UnrecoverableError(JSON.stringify(wire));
+      } finally {
+        clearTimeout(timer);
+        rt.cancels.untrack(job.id!);
+      }
+    },
+    {
+      connection: rt.bull,
+      prefix: keys.bullPrefix(),
+      concurrency,
+      lockDuration: lockMs,
+      stalledInterval: lockMs,
+      maxStalledCount: 0,
+      removeOnComplete: { age: 120, count: 20_000 },
+      removeOnFail: { age: 3600, count: 20_000 },
+    },
+  );
+}

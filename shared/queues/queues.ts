@@ -1,0 +1,30 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { keys } from '../redis/keys';
+import type { QueueName } from './names';
+import type { JobData, JobResult } from './payloads';
+
+/** One BullMQ Queue object per name per Redis connection, created lazily. */
+export class Queues {
+  private readonly map = new Map<QueueName, Queue>();
+
+  constructor(private readonly connection: Redis) {}
+
+  get<Q extends QueueName>(name: Q): Queue<JobData<Q>, JobResult> {
+    let q = this.map.get(name);
+    if (!q) {
+      q = new Queue(name, { connection: this.connection, prefix: keys.bullPrefix() });
+      this.map.set(name, q);
+    }
+    return q as unknown as Queue<JobData<Q>, JobResult>;
+  }
+
+  all(): Queue[] {
+    return [...this.map.values()];
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.all().map((q) => q.close()));
+    this.map.clear();
+  }
+}

@@ -1,0 +1,193 @@
+import type { Redis } from 'ioredis';
+import { Job } from 'bullmq';
+import { keys } from '../redis/keys';
+import type { Queues } from './queues';
+import type { QueueName } from './names';
+import type { JobResult } from './payloads';
+import type { ReplyMessage } from './reply-messages';
+import type { WireError } from '../errors/ApiError';
+import { logger } from '../logger';
+
+export interface ReplyHandlers {
+  /** Chunks in sequence order, each exactly once. */
+  onChunk?(data: string): void;
+  onResult(result: unknown): void;
+  onError(err: WireError): void;
+}
+
+interface Pending {
+  queue: QueueName;
+  handlers: ReplyHandlers;
+  nextSeq: number;
+  buffered: Map<number, string>;
+  /** Set when the final result arrived before every chunk did. */
+  final?: { n: number; d: unknown };
+  lastSeen: number;
+  deadlineTimer?: NodeJS.Timeout;
+  onDeadline?: () => void;
+  recovering: boolean;
+}
+
+const WORKER_LOST: WireError = {
+  status: 502,
+  code: 'worker_lost',
+  message: 'The worker handling this request stopped before it answered.',
+};
+
+/** Maps a BullMQ failedReason back to the error the worker meant. */
+export function wireFromFailedReason(reason: string | undefined): WireError {
+  if (reason?.startsWith('{')) {
+    try {
+      const w = JSON.parse(reason) as WireError;
+      if (typeof w.status === 'number' && typeof w.code === 'string') return w;
+    } catch {
+      /* fall through */
+    }
+  }
+  return WORKER_LOST;
+}
+
+/**
+ * The pod side of request-reply: one subscription per pod on its own channel. Jobs publish chunks
+ * and a final result there. Pub/sub drops messages while reconnecting, so pending requests that have
+ * been quiet for `pollMs`, and all of them after a reconnect, are recovered from BullMQ's job state.
+ */
+export class ReplyHub {
+  readonly channel: string;
+  private pending = new Map<string, Pending>();
+  private timer: NodeJS.Timeout | undefined;
+  private everReady = false;
+
+  constructor(
+    private readonly sub: Redis,
+    private readonly queues: Queues,
+    podId: string,
+    private readonly pollMs: number,
+  ) {
+    this.channel = keys.replyChannel(podId);
+  }
+
+  async start(): Promise<void> {
+    this.sub.on('message', (channel: string, raw: string) => {
+      if (channel === this.channel) this.onMessage(raw);
+    });
+    this.sub.on('ready', () => {
+      if (this.everReady) for (const id of this.pending.keys()) void this.recover(id);
+      this.everReady = true;
+    });
+    await this.sub.subscribe(this.channel);
+    this.everReady = true;
+    this.timer = setInterval(() => this.sweep(), Math.max(50, Math.floor(this.pollMs / 2)));
+    this.timer.unref();
+  }
+
+  /** Register before the job is added so no message can arrive unclaimed. */
+  register(jobId: string, queue: QueueName, handlers: ReplyHandlers, deadline: number, onDeadline: () => void): void {
+    const p: Pending = { queue, handlers, nextSeq: 0, buffered: new Map(), lastSeen: Date.now(), recovering: false, onDeadline };
+    p.deadlineTimer = setTimeout(() => this.expire(jobId), Math.max(0, deadline - Date.now()));
+    this.pending.set(jobId, p);
+  }
+
+  /** Forget a request (client gone, answered elsewhere). */
+  unregister(jobId: string): void {
+    const p = this.pending.get(jobId);
+    if (p?.deadlineTimer) clearTimeout(p.deadlineTimer);
+    this.pending.delete(jobId);
+  }
+
+  get size(): number {
+    return this.pending.size;
+  }
+
+  private onMessage(raw: string): void {
+    let msg: ReplyMessage;
+    try {
+      msg = JSON.parse(raw) as ReplyMessage;
+    } catch {
+      return;
+    }
+    const p = this.pending.get(msg.i);
+    if (!p) return;
+    p.lastSeen = Date.now();
+    if (msg.t === 'c') this.acceptChunk(msg.i, p, msg.s, msg.d);
+    else if (msg.t === 'r') this.acceptFinal(msg.i, p, msg.n, msg.d);
+    else this.finish(msg.i, p, () => p.handlers.onError(msg.d));
+  }
+
+  private acceptChunk(id: string, p: Pending, seq: number, data: string): void {
+    if (seq < p.nextSeq) return; // duplicate (e.g. replayed during recovery)
+    p.buffered.set(seq, data);
+    while (p.buffered.has(p.nextSeq)) {
+      const d = p.buffered.get(p.nextSeq)!;
+      p.buffered.delete(p.nextSeq);
+      p.nextSeq++;
+      p.handlers.onChunk?.(d);
+    }
+    if (p.final && p.nextSeq >= p.final.n) this.acceptFinal(id, p, p.final.n, p.final.d);
+  }
+
+  private acceptFinal(id: string, p: Pending, n: number, d: unknown): void {
+    if (p.nextSeq < n) {
+      p.final = { n, d };
+      void this.recover(id); // some chunks went missing: read them from the job
+      return;
+    }
+    this.finish(id, p, () => p.handlers.onResult(d));
+  }
+
+  private finish(id: string, p: Pending, deliver: () => void): void {
+    if (this.pending.get(id) !== p) return;
+    this.unregister(id);
+    try {
+      deliver();
+    } catch (err) {
+      logger.error({ err }, 'reply handler threw');
+    }
+  }
+
+  private expire(id: string): void {
+    const p = this.pending.get(id);
+    if (!p) return;
+    this.unregister(id);
+    p.onDeadline?.();
+  }
+
+  private sweep(): void {
+    const quietSince = Date.now() - this.pollMs;
+    for (const [id, p] of this.pending) if (p.lastSeen < quietSince) void this.recover(id);
+  }
+
+  /** Reads the job's state from BullMQ and completes the request from it when it is finished. */
+  private async recover(id: string): Promise<void> {
+    const p = this.pending.get(id);
+    if (!p || p.recovering) return;
+    p.recovering = true;
+    try {
+      const job = await Job.fromId<unknown, JobResult>(this.queues.get(p.queue) as never, id);
+      if (this.pending.get(id) !== p) return;
+      p.lastSeen = Date.now();
+      if (!job) return this.finish(id, p, () => p.handlers.onError(WORKER_LOST));
+      const state = await job.getState();
+      if (state === 'completed') {
+        const rv = job.returnvalue ?? {};
+        (rv.chunks ?? []).forEach((c, i) => this.acceptChunk(id, p, i, c));
+        if (this.pending.get(id) === p) {
+          p.final = undefined;
+          this.finish(id, p, () => p.handlers.onResult(rv.result));
+        }
+      } else if (state === 'failed') {
+        this.finish(id, p, () => p.handlers.onError(wireFromFailedReason(job.failedReason)));
+      }
+    } catch (err) {
+      logger.warn({ err, id }, 'reply recovery failed; will retry');
+    } finally {
+      p.recovering = false;
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    for (const id of [...this.pending.keys()]) this.unregister(id);
+    await this.sub.unsubscribe(this.channel).catch(() => undefined);
+  }
+}

@@ -1,0 +1,18 @@
+import { config } from '../config/env';
+
+/**
+ * Every Redis key and channel is built here. Keys that one Lua script touches together share a
+ * `{hash tag}` so a Redis Cluster places them in one slot.
+ */
+export const keys = {
+  /** BullMQ prefix; the braces keep a queue's keys in one cluster slot. */
+  bullPrefix: () => `{${config().redisPrefix}}`,
+  /** Bumped on any change to keys, orgs, plans or models; caches compare it on every request. */
+  cacheEpoch: () => `${config().redisPrefix}:cache:epoch`,
+  cacheChannel: () => `${config().redisPrefix}:cache:changed`,
+  lease: (orgId: string, pool: string, lane: string) => `${config().redisPrefix}:lease:{${orgId}}:${pool}:${lane}`,
+  replyChannel: (podId: string) => `${config().redisPrefix}:reply:{${podId}}`,
+  cancelChannel: () => `${config().redisPrefix}:cancel`,
+  switches: () => `${config().redisPrefix}:switches`,
+  switchesChannel: () => `${config().redisPrefix}:switches:changed`,
+};

@@ -1,0 +1,110 @@
+import type { Redis } from 'ioredis';
+import { Op } from 'sequelize';
+import { ApiKey, Organization, Plan, Project, RoutingPlan } from '../db/models';
+import { readEpoch } from '../cache/epoch';
+import type { Entitlements, LaneLimits } from '../db/models/Plan';
+
+export interface KeyRecord {
+  id: string;
+  orgId: string;
+  projectId: string | null;
+  revoked: boolean;
+}
+
+export interface OrgContext {
+  id: string;
+  name: string;
+  planName: string | null;
+  /** Plan lane counts with the org's overrides applied. */
+  laneLimits: LaneLimits;
+  /** Plan entitlements with the org's overrides applied. */
+  entitlements: Entitlements;
+  policies: Record<string, unknown>;
+}
+
+/** Lane counts when neither the plan nor the org says otherwise. */
+export const DEFAULT_LANE_LIMITS: LaneLimits = {
+  'chat:interactive': 16,
+  'chat:background': 8,
+};
+
+type Loader<T> = () => Promise<T>;
+
+/**
+ * In-process cache of API keys, organizations, projects and routing plans, valid for one cache
+ * epoch (see shared/cache/epoch.ts). Each app instance has its own.
+ */
+export class Directory {
+  private epoch: string | undefined;
+  private entries = new Map<string, Promise<unknown>>();
+  private onInvalidate: Array<() => void> = [];
+
+  constructor(private readonly redis: Redis) {}
+
+  /** Compares the epoch once per request; drops every entry when it moved. */
+  async sync(): Promise<void> {
+    const now = await readEpoch(this.redis);
+    if (now !== this.epoch) {
+      this.epoch = now;
+      this.entries.clear();
+      for (const fn of this.onInvalidate) fn();
+    }
+  }
+
+  /** Lets other caches (the catalog) share this epoch. */
+  onChange(fn: () => void): void {
+    this.onInvalidate.push(fn);
+  }
+
+  private cached<T>(key: string, load: Loader<T>): Promise<T> {
+    let hit = this.entries.get(key) as Promise<T> | undefined;
+    if (!hit) {
+      hit = load();
+      this.entries.set(key, hit);
+      hit.catch(() => this.entries.delete(key));
+    }
+    return hit;
+  }
+
+  keyByHash(hash: string): Promise<KeyRecord | null> {
+    return this.cached(`key:${hash}`, async () => {
+      const k = await ApiKey.findOne({ where: { keyHash: hash } });
+      return k ? { id: k.id, orgId: k.orgId, projectId: k.projectId, revoked: k.revokedAt !== null } : null;
+    });
+  }
+
+  org(orgId: string): Promise<OrgContext | null> {
+    return this.cached(`org:${orgId}`, async () => {
+      const org = await Organization.findByPk(orgId);
+      if (!org) return null;
+      const plan = org.planId ? await Plan.findByPk(org.planId) : null;
+      return {
+        id: org.id,
+        name: org.name,
+        planName: plan?.name ?? null,
+        laneLimits: { ...DEFAULT_LANE_LIMITS, ...(plan?.laneLimits ?? {}), ...org.laneOverrides },
+        entitlements: { ...(plan?.entitlements ?? {}), ...org.entitlements },
+        policies: org.policies ?? {},
+      };
+    });
+  }
+
+  /** A project of the org by id or slug. */
+  project(orgId: string, idOrSlug: string): Promise<{ id: string } | null> {
+    return this.cached(`project:${orgId}:${idOrSlug}`, async () => {
+      const isUuid = /^[0-9a-f-]{36}$/i.test(idOrSlug);
+      const p = await Project.findOne({
+        where: { orgId, ...(isUuid ? { [Op.or]: [{ id: idOrSlug }, { slug: idOrSlug }] } : { slug: idOrSlug }) },
+      });
+      return p ? { id: p.id } : null;
+    });
+  }
+
+  routingPlan(id: string): Promise<{ id: string; orgId: string; projectId: string | null; modelMap: Record<string, string> } | null> {
+    if (!/^[0-9a-f-]{36}$/i.test(id)) return Promise.resolve(null);
+    return this.cached(`rplan:${id}`, async () => {
+      const r = await RoutingPlan.findByPk(id);
+      return r ? { id: r.id, orgId: r.orgId, projectId: r.projectId, modelMap: r.modelMap ?? {} } : null;
+    });
+  }
+}

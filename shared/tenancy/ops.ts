@@ -1,0 +1,66 @@
+import type { Redis } from 'ioredis';
+import { Op } from 'sequelize';
+import { ApiKey, Organization, Plan, Project } from '../db/models';
+import { generateApiKey } from '../auth/apiKeys';
+import { bumpEpoch } from '../cache/epoch';
+
+/** Operator actions on orgs and keys, shared by the CLI, the seed and the management API. */
+
+export function slugify(s: string): string {
+  return s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 60) || 'org';
+}
+
+export async function findOrg(idOrSlug: string): Promise<Organization | null> {
+  const isUuid = /^[0-9a-f-]{36}$/i.test(idOrSlug);
+  return Organization.findOne({ where: isUuid ? { [Op.or]: [{ id: idOrSlug }, { slug: idOrSlug }] } : { slug: idOrSlug } });
+}
+
+export async function createOrg(redis: Redis, input: { name: string; slug?: string; plan?: string }): Promise<Organization> {
+  const plan = input.plan ? await Plan.findOne({ where: { name: input.plan } }) : null;
+  if (input.plan && !plan) throw new Error(`Unknown plan '${input.plan}'`);
+  const org = await Organization.create({ name: input.name, slug: input.slug ?? slugify(input.name), planId: plan?.id ?? null });
+  await bumpEpoch(redis);
+  return org;
+}
+
+export async function createProject(redis: Redis, orgId: string, name: string, slug = slugify(name)): Promise<Project> {
+  const p = await Project.create({ orgId, name, slug });
+  await bumpEpoch(redis);
+  return p;
+}
+
+export interface CreatedKey {
+  id: string;
+  key: string;
+  prefix: string;
+  orgId: string;
+  projectId: string | null;
+}
+
+/** Creates an inference key; the raw key is returned once and never stored. */
+export async function createApiKey(redis: Redis, input: { orgId: string; projectId?: string | null; name?: string }): Promise<CreatedKey> {
+  const g = generateApiKey();
+  const row = await ApiKey.create({
+    orgId: input.orgId,
+    projectId: input.projectId ?? null,
+    name: input.name ?? null,
+    prefix: g.visiblePrefix,
+    keyHash: g.hash,
+    revokedAt: null,
+  });
+  await bumpEpoch(redis);
+  return { id: row.id, key: g.raw, prefix: g.visiblePrefix, orgId: row.orgId, projectId: row.projectId };
+}
+
+/** Revokes a key; every pod refuses it from its very next request (the cache epoch moves). */
+export async function revokeApiKey(redis: Redis, id: string): Promise<boolean> {
+  if (!/^[0-9a-f-]{36}$/i.test(id)) return false;
+  const [n] = await ApiKey.update({ revokedAt: new Date() }, { where: { id, revokedAt: null } });
+  await bumpEpoch(redis);
+  return n > 0;
+}
+
+export async function listApiKeys(orgId: string) {
+  const rows = await ApiKey.findAll({ where: { orgId }, order: [['createdAt', 'ASC']] });
+  return rows.map((k) => ({ id: k.id, prefix: k.prefix, name: k.name, projectId: k.projectId, revokedAt: k.revokedAt, createdAt: k.createdAt }));
+}

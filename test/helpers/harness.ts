@@ -1,0 +1,58 @@
+import http from 'http';
+import type { Redis } from 'ioredis';
+import { createApp } from '../../api/app';
+import { closeContext, createContext, type AppContext } from '../../api/context';
+import { createRedis } from '../../shared/redis/connection';
+import { startSimulator } from '../../scripts/simulator/server';
+import type { Simulator } from '../../scripts/simulator/server';
+
+/** A gateway web app on an ephemeral port, with its own context (caches, reply channel). */
+export interface TestGateway {
+  url: string;
+  ctx: AppContext;
+  close(): Promise<void>;
+}
+
+export async function startGateway(podId?: string): Promise<TestGateway> {
+  const ctx = await createContext(podId ?? `test-pod-${Math.random().toString(36).slice(2, 8)}`);
+  const server = http.createServer(createApp(ctx));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    ctx,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closeContext(ctx);
+    },
+  };
+}
+
+/** What the root hooks start once for the whole run. */
+export interface TestEnv {
+  gw: TestGateway;
+  sim: Simulator;
+  simUrl: string;
+  redis: Redis;
+}
+
+let current: TestEnv | undefined;
+
+export function env(): TestEnv {
+  if (!current) throw new Error('test environment not started (hooks.ts)');
+  return current;
+}
+
+export async function startEnv(): Promise<{ env: TestEnv; stopSim(): Promise<void> }> {
+  const s = await startSimulator(0);
+  const gw = await startGateway();
+  current = { gw, sim: s.sim, simUrl: s.url, redis: createRedis('command') };
+  return { env: current, stopSim: s.close };
+}
+
+/** Resets simulator knobs and its request log between tests. */
+export function resetSim(): void {
+  env().sim.knobs.reset();
+  env().sim.log.entries.length = 0;
+}

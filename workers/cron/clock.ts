@@ -1,0 +1,44 @@
+import cron from 'node-cron';
+import type { Redis } from 'ioredis';
+import { createRedis } from '../../shared/redis/connection';
+import { logger } from '../../shared/logger';
+import { reapLeases } from './reap-leases';
+import { config } from '../../shared/config/env';
+import { startMetricsServer } from '../metrics-server';
+
+export interface ClockTask {
+  name: string;
+  schedule: string;
+  run(redis: Redis): Promise<unknown>;
+}
+
+/** Every periodic task, in one list; exactly one clock process runs them. Later issues add theirs. */
+export const CLOCK_TASKS: ClockTask[] = [{ name: 'reap-leases', schedule: '*/30 * * * * *', run: reapLeases }];
+
+export function startClock(redis: Redis): { stop(): void } {
+  const jobs = CLOCK_TASKS.map((t) =>
+    cron.schedule(t.schedule, async () => {
+      try {
+        await t.run(redis);
+      } catch (err) {
+        logger.error({ err, task: t.name }, 'clock task failed');
+      }
+    }),
+  );
+  return { stop: () => jobs.forEach((j) => j.stop()) };
+}
+
+if (require.main === module) {
+  config();
+  const redis = createRedis('command');
+  const clock = startClock(redis);
+  if (process.env.METRICS_PORT) void startMetricsServer(Number(process.env.METRICS_PORT), redis);
+  const stop = () => {
+    clock.stop();
+    redis.disconnect();
+    process.exit(0);
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  logger.info('clock started');
+}

@@ -1,0 +1,68 @@
+import type { Worker } from 'bullmq';
+import { config } from '../shared/config/env';
+import { logger } from '../shared/logger';
+import { closeDb, db } from '../shared/db/sequelize';
+import { isPoolName, type PoolName } from '../shared/queues/names';
+import { POOL_STARTERS, implementedPools } from './pools';
+import { closeWorkerRuntime, createWorkerRuntime, type WorkerRuntime } from './runtime';
+import { startMetricsServer } from './metrics-server';
+
+/** Validates pool names; an unknown or unimplemented pool fails at start. */
+export function parsePools(args: string[]): PoolName[] {
+  const names = args.flatMap((a) => a.split(',')).map((s) => s.trim()).filter(Boolean);
+  const problems: string[] = [];
+  for (const n of names) {
+    if (!isPoolName(n)) problems.push(`unknown pool '${n}'`);
+    else if (!POOL_STARTERS[n]) problems.push(`pool '${n}' is not implemented`);
+  }
+  if (names.length === 0) problems.push(`name at least one pool (${implementedPools().join(', ')})`);
+  if (problems.length) throw new Error(`Cannot start workers: ${problems.join('; ')}`);
+  return names as PoolName[];
+}
+
+export interface RunningPools {
+  runtime: WorkerRuntime;
+  workers: Worker[];
+  /** Stops taking jobs, lets in-flight jobs finish, closes connections. */
+  close(): Promise<void>;
+}
+
+export async function startPools(pools: PoolName[]): Promise<RunningPools> {
+  const runtime = await createWorkerRuntime();
+  const workers = pools.flatMap((p) => POOL_STARTERS[p]!(runtime));
+  for (const w of workers) w.on('error', (err) => logger.error({ err, queue: w.name }, 'worker error'));
+  await Promise.all(workers.map((w) => w.waitUntilReady()));
+  return {
+    runtime,
+    workers,
+    async close() {
+      await Promise.all(workers.map((w) => w.close()));
+      await closeWorkerRuntime(runtime);
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const cfg = config();
+  const pools = parsePools(process.argv.slice(2).length ? process.argv.slice(2) : (process.env.WORKER_POOLS ?? '').split(','));
+  await db().authenticate();
+  const running = await startPools(pools);
+  const metrics = process.env.METRICS_PORT ? await startMetricsServer(Number(process.env.METRICS_PORT), running.runtime.redis) : undefined;
+  logger.info({ pools, pod: cfg.podId }, 'workers started');
+  const stop = async (signal: string) => {
+    logger.info({ signal }, 'draining workers');
+    metrics?.close();
+    await running.close();
+    await closeDb();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+if (require.main === module) {
+  main().catch((err) => {
+    process.stderr.write(`${(err as Error).message}\n`);
+    process.exit(1);
+  });
+}

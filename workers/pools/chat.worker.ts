@@ -1,0 +1,54 @@
+import type { Worker } from 'bullmq';
+import { createWorker } from '../../shared/queues/create-worker';
+import { chatComplete } from '../providers/openai/chatComplete';
+import { platformCredential } from '../credentials';
+import { recordUsage } from '../../shared/metering/usage';
+import { decrypt } from '../../shared/crypto';
+import { config } from '../../shared/config/env';
+import type { WorkerRuntime } from '../runtime';
+import type { ChatJob } from '../../shared/queues/payloads';
+import { ApiError } from '../../shared/errors/ApiError';
+
+/** Picks the adapter for the target's wire family. */
+async function runChat(job: ChatJob, signal: AbortSignal, emit: (c: string) => void) {
+  const t = job.target;
+  const apiKey = t.sealedCallerKey ? decrypt(t.sealedCallerKey) : await platformCredential(t.providerId);
+  const call = { baseUrl: t.baseUrl, apiKey, upstreamModel: t.upstreamModel, signal, deadline: job.deadline };
+  switch (t.kind) {
+    case 'openai':
+      return chatComplete(call, job.operation, job.body, job.publicModel, job.stream ? { emit, includeUsage: job.includeUsage } : undefined);
+    default:
+      throw new ApiError(502, 'upstream_unsupported', `No chat adapter for upstream kind '${t.kind}'.`);
+  }
+}
+
+/**
+ * The chat pool: both chat lanes, each with its own concurrency so background work never takes an
+ * interactive slot. Usage is written before the result is published (idempotent by request id).
+ */
+export function startChatWorkers(rt: WorkerRuntime): Worker[] {
+  const cfg = config();
+  const lanes = [
+    ['chat-interactive', cfg.chatInteractiveConcurrency],
+    ['chat-background', cfg.chatBackgroundConcurrency],
+  ] as const;
+  return lanes.map(([queue, concurrency]) =>
+    createWorker(rt, queue, concurrency, async (job, ctx) => {
+      const d = job.data;
+      const outcome = await runChat(d, ctx.signal, ctx.emit);
+      await recordUsage({
+        requestId: d.requestId,
+        orgId: d.orgId,
+        projectId: d.projectId,
+        apiKeyId: d.apiKeyId,
+        model: d.publicModel,
+        modality: 'chat',
+        lane: d.lane,
+        inputTokens: outcome.usage.inputTokens,
+        outputTokens: outcome.usage.outputTokens,
+        passthrough: !!d.target.sealedCallerKey,
+      });
+      return outcome.response ?? { usage: outcome.usage };
+    }),
+  );
+}

@@ -1,0 +1,18 @@
+/** What an adapter needs to make one upstream call. */
+export interface UpstreamCall {
+  baseUrl: string;
+  /** The platform credential or the caller's own key; undefined when the upstream needs none. */
+  apiKey?: string;
+  upstreamModel: string;
+  signal: AbortSignal;
+  /** Absolute deadline (epoch ms). */
+  deadline: number;
+}
+
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** A streamed call hands each chunk (already in the caller's shape) to `emit`. */
+export type Emit = (chunk: string) => void;
