@@ -6,6 +6,7 @@ import { Catalog } from '../shared/catalog/catalog';
 import { LeaseManager } from '../shared/lanes/leases';
 import { Queues } from '../shared/queues/queues';
 import { ReplyHub } from '../shared/queues/reply-hub';
+import { SwitchBoard } from '../shared/switches/switches';
 
 /**
  * Everything a web pod holds: connections, caches, lane leases, queues and its reply channel.
@@ -20,6 +21,7 @@ export interface AppContext {
   leases: LeaseManager;
   queues: Queues;
   replies: ReplyHub;
+  switches: SwitchBoard;
 }
 
 export async function createContext(podId = config().podId): Promise<AppContext> {
@@ -33,11 +35,14 @@ export async function createContext(podId = config().podId): Promise<AppContext>
   const queues = new Queues(queueConn);
   const replies = new ReplyHub(sub, queues, podId, cfg.replyPollMs);
   await replies.start();
-  return { podId, redis, sub, directory, catalog, leases: new LeaseManager(redis, cfg.leaseTtlMs), queues, replies };
+  const switches = new SwitchBoard(redis, sub);
+  await switches.start();
+  return { podId, redis, sub, directory, catalog, leases: new LeaseManager(redis, cfg.leaseTtlMs), queues, replies, switches };
 }
 
 export async function closeContext(ctx: AppContext): Promise<void> {
   ctx.leases.stop();
+  ctx.switches.stop();
   await ctx.replies.stop();
   await ctx.queues.close();
   ctx.sub.disconnect();

@@ -1,0 +1,85 @@
+import type { Command } from 'commander';
+import { db } from '../../shared/db/sequelize';
+import { migrate } from '../../shared/db/migrate';
+import { seed } from '../../shared/db/seed';
+import { createApiKey, createOrg, findOrg, listApiKeys, revokeApiKey } from '../../shared/tenancy/ops';
+import { Project } from '../../shared/db/models';
+import { fail, withServices } from './with-services';
+
+/** migrate, seed, org and key commands. */
+export function registerTenancy(program: Command): void {
+program.command('migrate').description('run pending database migrations').action(() =>
+  withServices(async () => {
+    const done = await migrate(db());
+    console.log(done.length ? `applied: ${done.join(', ')}` : 'database is up to date');
+  }),
+);
+
+program
+  .command('seed')
+  .description('seed plans, the default catalog and the demo organization (idempotent)')
+  .option('--simulator-url <url>', 'where the upstream simulator listens', process.env.SIMULATOR_URL ?? 'http://127.0.0.1:8090')
+  .action((opts: { simulatorUrl: string }) =>
+    withServices(async (redis) => {
+      const { demoKey } = await seed(redis, opts.simulatorUrl);
+      console.log(demoKey ? `demo API key (shown once): ${demoKey.key}` : 'seeded (demo organization already existed)');
+    }),
+  );
+
+const org = program.command('org').description('organizations');
+org
+  .command('create <name>')
+  .option('--slug <slug>', 'url-safe id (default: from the name)')
+  .option('--plan <plan>', 'plan name (free, pro, ...)')
+  .option('--json', 'print JSON')
+  .action((name: string, opts: { slug?: string; plan?: string; json?: boolean }) =>
+    withServices(async (redis) => {
+      const o = await createOrg(redis, { name, slug: opts.slug, plan: opts.plan });
+      console.log(opts.json ? JSON.stringify({ id: o.id, name: o.name, slug: o.slug }) : `created org ${o.slug} (${o.id})`);
+    }),
+  );
+
+const key = program.command('key').description('inference API keys');
+key
+  .command('create')
+  .requiredOption('--org <org>', 'org id or slug')
+  .option('--project <project>', 'bind the key to a project (id or slug)')
+  .option('--name <name>', 'a label')
+  .option('--json', 'print JSON')
+  .action((opts: { org: string; project?: string; name?: string; json?: boolean }) =>
+    withServices(async (redis) => {
+      const o = await findOrg(opts.org);
+      if (!o) fail(`unknown org '${opts.org}'`);
+      let projectId: string | null = null;
+      if (opts.project) {
+        const p = await Project.findOne({ where: { orgId: o.id, slug: opts.project } }) ?? (/^[0-9a-f-]{36}$/i.test(opts.project) ? await Project.findOne({ where: { orgId: o.id, id: opts.project } }) : null);
+        if (!p) fail(`unknown project '${opts.project}' in org ${o.slug}`);
+        projectId = p.id;
+      }
+      const k = await createApiKey(redis, { orgId: o.id, projectId, name: opts.name });
+      if (opts.json) console.log(JSON.stringify(k));
+      else console.log(`key ${k.id} (shown once, store it now):\n${k.key}`);
+    }),
+  );
+key
+  .command('revoke <id>')
+  .action((id: string) =>
+    withServices(async (redis) => {
+      if (!(await revokeApiKey(redis, id))) fail(`no active key ${id}`);
+      console.log(`revoked ${id}`);
+    }),
+  );
+key
+  .command('list')
+  .requiredOption('--org <org>', 'org id or slug')
+  .option('--json', 'print JSON')
+  .action((opts: { org: string; json?: boolean }) =>
+    withServices(async () => {
+      const o = await findOrg(opts.org);
+      if (!o) fail(`unknown org '${opts.org}'`);
+      const keys = await listApiKeys(o.id);
+      if (opts.json) return console.log(JSON.stringify(keys));
+      for (const k of keys) console.log(`${k.id}  ${k.prefix}…  ${k.revokedAt ? 'revoked' : 'active'}  ${k.name ?? ''}`);
+    }),
+  );
+}
