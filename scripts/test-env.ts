@@ -33,6 +33,12 @@ async function main(): Promise<void> {
       REDIS_PREFIX: prefix,
       SECRET_KEY: process.env.SECRET_KEY ?? 'test-secret-key-test-secret-key-0123456789',
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+      // Short timers so failure paths (missed replies, dead workers) resolve within a test's time.
+      REPLY_POLL_MS: process.env.REPLY_POLL_MS ?? '200',
+      JOB_LOCK_MS: process.env.JOB_LOCK_MS ?? '2000',
+      LEASE_TTL_MS: process.env.LEASE_TTL_MS ?? '5000',
+      CHAT_INTERACTIVE_CONCURRENCY: process.env.CHAT_INTERACTIVE_CONCURRENCY ?? '8',
+      CHAT_BACKGROUND_CONCURRENCY: process.env.CHAT_BACKGROUND_CONCURRENCY ?? '4',
     },
   });
   const code = await new Promise<number>((resolve) => child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));

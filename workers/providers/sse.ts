@@ -5,18 +5,35 @@ import { errors } from '../../shared/errors/codes';
  * Reads an upstream SSE body and yields each event. Throws `upstream_error` when the body ends
  * before `doneWhen` saw the terminating event (the upstream dropped mid-stream).
  */
+/** An abort (client cancel, deadline) surfaces as the signal's reason, not as a dropped upstream. */
+function signalAborted(err: unknown): boolean {
+  return err instanceof Error && /abort/i.test(err.message);
+}
+
 export async function* readSse(body: ReadableStream<Uint8Array>, doneWhen: (e: EventSourceMessage) => boolean): AsyncGenerator<EventSourceMessage> {
   const queue: EventSourceMessage[] = [];
   const parser = createParser({ onEvent: (e) => queue.push(e) });
   const decoder = new TextDecoder();
   let done = false;
-  for await (const bytes of body as unknown as AsyncIterable<Uint8Array>) {
-    parser.feed(decoder.decode(bytes, { stream: true }));
+  const reader = body.getReader();
+  for (;;) {
+    let chunk: Awaited<ReturnType<typeof reader.read>>;
+    try {
+      chunk = await reader.read();
+    } catch (err) {
+      if ((err as Error)?.name === 'AbortError' || signalAborted(err)) throw err;
+      throw errors.upstreamError('The upstream connection dropped mid-stream.');
+    }
+    if (chunk.done) break;
+    parser.feed(decoder.decode(chunk.value, { stream: true }));
     while (queue.length) {
       const e = queue.shift()!;
       if (doneWhen(e)) done = true;
       yield e;
-      if (done) return;
+      if (done) {
+        await reader.cancel().catch(() => undefined);
+        return;
+      }
     }
   }
   if (!done) throw errors.upstreamError('The upstream stream ended before it finished.');

@@ -29,6 +29,7 @@ export function completionsRoutes(knobs: KnobStore, log: RequestLog): Router {
     for (let i = 0; i < words.length; i++) {
       if (res.destroyed) return;
       if (k.dropAfterChunks !== undefined && i >= k.dropAfterChunks) {
+        await sleep(20);
         res.socket?.destroy();
         return;
       }

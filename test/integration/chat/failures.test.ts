@@ -1,0 +1,168 @@
+import { expect } from 'chai';
+import { spawn } from 'child_process';
+import path from 'path';
+import { env, resetSim } from '../../helpers/harness';
+import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { call, keyHeader } from '../../helpers/http';
+import { waitFor } from '../../helpers/wait';
+import { UsageEvent } from '../../../shared/db/models';
+import { pools, setPools } from '../../helpers/pools';
+import { startPools } from '../../../workers/main';
+import { Job } from 'bullmq';
+import { recordUsage } from '../../../shared/metering/usage';
+
+const body = (extra: Record<string, unknown> = {}) => ({ model: 'sim-chat', messages: [{ role: 'user', content: 'failure test' }], ...extra });
+const chat = (key: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
+  call('POST', '/v1/chat/completions', { headers: { ...keyHeader(key), ...headers }, json: body(extra) });
+
+describe('upstream failures, cancellation, dead workers and passthrough', () => {
+  let o: TestOrg;
+  beforeEach(resetSim);
+  before(async () => {
+    o = await buildOrg(env().redis);
+  });
+
+  it('retries a 503 once and records exactly one usage event', async () => {
+    env().sim.knobs.set('sim-chat-1', { status: 503, statusTimes: 1, retryAfter: 0 });
+    const r = await chat(o.key);
+    expect(r.status, r.text).to.equal(200);
+    expect(env().sim.log.entries).to.have.length(2);
+    expect(await UsageEvent.count({ where: { requestId: r.headers.get('x-service-request-id')! } })).to.equal(1);
+  });
+
+  it('honours an upstream 429 Retry-After, then answers 429 upstream_rate_limited when it persists', async () => {
+    env().sim.knobs.set('sim-chat-1', { status: 429, statusTimes: 1, retryAfter: 1 });
+    const t = Date.now();
+    const ok = await chat(o.key);
+    expect(ok.status).to.equal(200);
+    expect(Date.now() - t).to.be.at.least(950);
+    env().sim.knobs.set('sim-chat-1', { status: 429, retryAfter: 0 });
+    const before = await UsageEvent.count({ where: { orgId: o.org.id } });
+    const r = await chat(o.key);
+    expect(r.status).to.equal(429);
+    expect(r.body.error.code).to.equal('upstream_rate_limited');
+    expect(r.headers.get('retry-after')).to.be.a('string');
+    expect(env().sim.log.entries.length).to.equal(2 + 3); // 1 retried success + 3 attempts
+    expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(before);
+  });
+
+  it('does not retry a 500 and maps it to 502 upstream_error', async () => {
+    env().sim.knobs.set('sim-chat-1', { status: 500 });
+    const r = await chat(o.key);
+    expect(r.status).to.equal(502);
+    expect(r.body.error.code).to.equal('upstream_error');
+    expect(env().sim.log.entries).to.have.length(1);
+  });
+
+  it('maps a malformed upstream body to 502', async () => {
+    env().sim.knobs.set('sim-chat-1', { malformed: true });
+    const r = await chat(o.key);
+    expect(r.status).to.equal(502);
+    expect(r.body.error.code).to.equal('upstream_error');
+  });
+
+  it('reports an upstream that drops mid-stream as an in-band error event', async () => {
+    env().sim.knobs.set('sim-chat-1', { dropAfterChunks: 3 });
+    const res = await fetch(`${env().gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...keyHeader(o.key), 'content-type': 'application/json' },
+      body: JSON.stringify(body({ stream: true })),
+    });
+    expect(res.status).to.equal(200);
+    const events = (await res.text()).split('\n\n').filter(Boolean);
+    expect(events.length).to.equal(4);
+    expect(JSON.parse(events[3].slice(6)).error.code).to.equal('upstream_error');
+    expect(events.join('')).not.to.include('[DONE]');
+  });
+
+  it('aborts the upstream request and frees the lease when a streaming client disconnects', async () => {
+    env().sim.knobs.set('sim-chat-1', { tokenDelayMs: 200, outputWords: 60 });
+    const ac = new AbortController();
+    const res = await fetch(`${env().gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...keyHeader(o.key), 'content-type': 'application/json' },
+      body: JSON.stringify(body({ stream: true })),
+      signal: ac.signal,
+    });
+    const reader = res.body!.getReader();
+    await reader.read(); // the first event arrived
+    ac.abort();
+    const entry = env().sim.log.entries[0];
+    expect(await waitFor(() => entry.aborted, 5000)).to.equal(true);
+    expect(await waitFor(async () => (await env().gw.ctx.leases.count(o.org.id, 'chat', 'interactive')) === 0, 3000)).to.equal(true);
+  });
+
+  it('removes a waiting job when its client disconnects, and frees the lease', async () => {
+    const workers = pools().workers;
+    await Promise.all(workers.map((w) => w.pause()));
+    try {
+      const ac = new AbortController();
+      const pending = fetch(`${env().gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { ...keyHeader(o.key), 'content-type': 'application/json' },
+        body: JSON.stringify(body()),
+        signal: ac.signal,
+      }).catch((e: Error) => e);
+      await waitFor(async () => (await env().gw.ctx.leases.count(o.org.id, 'chat', 'interactive')) === 1, 3000);
+      const queue = env().gw.ctx.queues.get('chat-interactive');
+      const waiting = await waitFor(async () => (await queue.getJobs(['prioritized', 'wait'])).find((j) => j.data.orgId === o.org.id), 3000);
+      expect(waiting, 'job queued').to.not.equal(undefined);
+      ac.abort();
+      await pending;
+      expect(await waitFor(async () => (await Job.fromId(queue, waiting!.id!)) === undefined, 3000)).to.equal(true);
+      expect(await waitFor(async () => (await env().gw.ctx.leases.count(o.org.id, 'chat', 'interactive')) === 0, 3000)).to.equal(true);
+    } finally {
+      workers.forEach((w) => w.resume());
+    }
+    expect(env().sim.log.entries).to.have.length(0);
+  });
+
+  it('answers an error and frees the lease when the worker running the job dies', async function () {
+    this.timeout(40_000);
+    await pools().close(); // only the child process below takes jobs
+    const child = spawn(process.execPath, [path.resolve(__dirname, '../../../workers/main.js'), 'chat'], {
+      env: { ...process.env, LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      let out = '';
+      child.stdout!.on('data', (d) => (out += String(d)));
+      expect(await waitFor(() => out.includes('workers started'), 15_000)).to.equal(true);
+      env().sim.knobs.set('sim-chat-1', { hang: true });
+      const reply = chat(o.key);
+      expect(await waitFor(() => env().sim.log.entries.length === 1, 10_000)).to.equal(true);
+      child.kill('SIGKILL');
+      setPools(await startPools(['chat'])); // a live worker notices the stalled job
+      const r = await reply;
+      expect(r.status).to.equal(502);
+      expect(r.body.error.code).to.equal('worker_lost');
+      expect(await env().gw.ctx.leases.count(o.org.id, 'chat', 'interactive')).to.equal(0);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      try {
+        pools();
+      } catch {
+        setPools(await startPools(['chat']));
+      }
+    }
+  });
+
+  it('sends a passthrough caller’s own key to the upstream and marks its usage as passthrough', async () => {
+    const r = await chat(o.key, {}, { authorization: 'Bearer sk-caller-own-key' });
+    expect(r.status, r.text).to.equal(200);
+    expect(env().sim.log.entries[0].authorization).to.equal('Bearer sk-caller-own-key');
+    const ev = await UsageEvent.findOne({ where: { requestId: r.headers.get('x-service-request-id')! } });
+    expect(ev!.passthrough).to.equal(true);
+    expect(ev!.orgId).to.equal(o.org.id);
+    const plain = await chat(o.key);
+    expect(env().sim.log.entries[1].authorization).to.equal(undefined);
+    expect((await UsageEvent.findOne({ where: { requestId: plain.headers.get('x-service-request-id')! } }))!.passthrough).to.equal(false);
+  });
+
+  it('writes a usage event once even when the write is replayed', async () => {
+    const u = { requestId: `req_replay_${Date.now()}`, orgId: o.org.id, projectId: null, apiKeyId: null, model: 'sim-chat', modality: 'chat', lane: 'interactive', inputTokens: 3, outputTokens: 4 };
+    await recordUsage(u);
+    await recordUsage(u);
+    expect(await UsageEvent.count({ where: { requestId: u.requestId } })).to.equal(1);
+  });
+});
