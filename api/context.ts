@@ -7,6 +7,7 @@ import { LeaseManager } from '../shared/lanes/leases';
 import { Queues } from '../shared/queues/queues';
 import { ReplyHub } from '../shared/queues/reply-hub';
 import { SwitchBoard } from '../shared/switches/switches';
+import { addMetricSources } from '../shared/metrics';
 
 /**
  * Everything a web pod holds: connections, caches, lane leases, queues and its reply channel.
@@ -22,6 +23,8 @@ export interface AppContext {
   queues: Queues;
   replies: ReplyHub;
   switches: SwitchBoard;
+  /** Unregisters this context's metric sources. */
+  dropMetrics: () => void;
 }
 
 export async function createContext(podId = config().podId): Promise<AppContext> {
@@ -37,10 +40,13 @@ export async function createContext(podId = config().podId): Promise<AppContext>
   await replies.start();
   const switches = new SwitchBoard(redis, sub);
   await switches.start();
-  return { podId, redis, sub, directory, catalog, leases: new LeaseManager(redis, cfg.leaseTtlMs), queues, replies, switches };
+  const leases = new LeaseManager(redis, cfg.leaseTtlMs);
+  const dropMetrics = addMetricSources(queues, { held: () => leases.heldCounts() });
+  return { podId, redis, sub, directory, catalog, leases, queues, replies, switches, dropMetrics };
 }
 
 export async function closeContext(ctx: AppContext): Promise<void> {
+  ctx.dropMetrics();
   ctx.leases.stop();
   ctx.switches.stop();
   await ctx.replies.stop();

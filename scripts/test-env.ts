@@ -22,7 +22,9 @@ async function main(): Promise<void> {
   }
   redis.disconnect();
 
-  const args = process.argv.slice(3);
+  // Default: every compiled test. Any arguments (e.g. a --spec or a file) replace that selection.
+  const given = process.argv.slice(3);
+  const args = given.some((a) => a === '--spec' || a.endsWith('.js')) ? given : ['dist/test/unit/**/*.test.js', 'dist/test/integration/**/*.test.js', 'dist/test/e2e/**/*.test.js', ...given];
   const child = spawn(process.execPath, [require.resolve('mocha/bin/mocha.js'), ...args], {
     stdio: 'inherit',
     env: {

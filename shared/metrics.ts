@@ -26,3 +26,51 @@ export const laneRejections = new client.Counter({
   labelNames: ['pool', 'lane'] as const,
   registers: [registry],
 });
+
+/** Sources read at scrape time; each app context registers its own and removes it on close. */
+interface QueueSource {
+  counts(): Promise<Array<{ queue: string; counts: Record<string, number> }>>;
+}
+interface LaneSource {
+  held(): Array<{ pool: string; lane: string; count: number }>;
+}
+const queueSources = new Set<QueueSource>();
+const laneSources = new Set<LaneSource>();
+
+export function addMetricSources(q?: QueueSource, l?: LaneSource): () => void {
+  if (q) queueSources.add(q);
+  if (l) laneSources.add(l);
+  return () => {
+    if (q) queueSources.delete(q);
+    if (l) laneSources.delete(l);
+  };
+}
+
+new client.Gauge({
+  name: 'gateway_queue_jobs',
+  help: 'Jobs per queue and state (waiting, prioritized, active, ...)',
+  labelNames: ['queue', 'state'] as const,
+  registers: [registry],
+  async collect() {
+    this.reset();
+    const [first] = queueSources;
+    if (!first) return;
+    for (const { queue, counts } of await first.counts()) for (const [state, n] of Object.entries(counts)) this.set({ queue, state }, n);
+  },
+});
+
+new client.Gauge({
+  name: 'gateway_lane_leases',
+  help: 'Lane leases held by this process, by pool and lane',
+  labelNames: ['pool', 'lane'] as const,
+  registers: [registry],
+  collect() {
+    this.reset();
+    const totals = new Map<string, number>();
+    for (const s of laneSources) for (const h of s.held()) totals.set(`${h.pool}|${h.lane}`, (totals.get(`${h.pool}|${h.lane}`) ?? 0) + h.count);
+    for (const [k, n] of totals) {
+      const [pool, lane] = k.split('|');
+      this.set({ pool, lane }, n);
+    }
+  },
+});

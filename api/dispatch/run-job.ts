@@ -9,6 +9,7 @@ import { errors } from '../../shared/errors/codes';
 import { config } from '../../shared/config/env';
 import { logger } from '../../shared/logger';
 import { ClientGone } from '../../shared/errors/ClientGone';
+import { laneRejections } from '../../shared/metrics';
 
 export interface RunJobOptions<Q extends QueueName> {
   queue: Q;
@@ -38,7 +39,10 @@ export { ClientGone };
 export async function runJob<Q extends QueueName>(ctx: AppContext, req: Request, res: Response, opts: RunJobOptions<Q>): Promise<unknown> {
   const auth = req.auth!;
   const admitted = await ctx.leases.acquire(auth.orgId, opts.pool, opts.lane, opts.limit);
-  if (!admitted.granted) throw opts.overLimit(admitted.retryAfterMs / 1000);
+  if (!admitted.granted) {
+    laneRejections.inc({ pool: opts.pool, lane: opts.lane });
+    throw opts.overLimit(admitted.retryAfterMs / 1000);
+  }
   const lease = admitted.lease;
   const jobId = req.id;
   const deadline = Date.now() + (opts.timeoutMs ?? config().requestTimeoutMs);

@@ -67,6 +67,14 @@ export class LeaseManager {
     await Promise.all([...this.held].map(([key, ids]) => this.redis.gwRenewLeases(key, expiry, this.ttlMs, ...ids)));
   }
 
+  /** Leases this process holds now, by pool and lane (for metrics). */
+  heldCounts(): Array<{ pool: string; lane: string; count: number }> {
+    return [...this.held].map(([key, ids]) => {
+      const [pool, lane] = key.split(':').slice(-2);
+      return { pool, lane, count: ids.size };
+    });
+  }
+
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;

@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { keys } from '../redis/keys';
-import type { QueueName } from './names';
+import { ALL_QUEUES, type QueueName } from './names';
 import type { JobData, JobResult } from './payloads';
 
 /** One BullMQ Queue object per name per Redis connection, created lazily. */
@@ -17,6 +17,16 @@ export class Queues {
       this.map.set(name, q);
     }
     return q as unknown as Queue<JobData<Q>, JobResult>;
+  }
+
+  /** Job counts of every declared queue, for metrics and the admin surface. */
+  async counts(): Promise<Array<{ queue: string; counts: Record<string, number> }>> {
+    return Promise.all(
+      ALL_QUEUES.map(async (queue) => ({
+        queue,
+        counts: await this.get(queue).getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed', 'completed'),
+      })),
+    );
   }
 
   all(): Queue[] {

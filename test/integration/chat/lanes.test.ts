@@ -53,7 +53,7 @@ describe('lanes, background work and fair share', () => {
     this.timeout(60_000);
     const flood = await buildOrg(env().redis, { laneOverrides: { 'chat:interactive': 1000 } });
     const quiet = await buildOrg(env().redis);
-    env().sim.knobs.set('sim-chat-1', { delayMs: 30 });
+    env().sim.knobs.set('sim-chat-1', { delayMs: 100 });
     const timed = async () => {
       const t = Date.now();
       const r = await chat(quiet.key);
@@ -63,9 +63,11 @@ describe('lanes, background work and fair share', () => {
     const unloaded: number[] = [];
     for (let i = 0; i < 10; i++) unloaded.push(await timed());
 
-    // 8 workers, 30 ms each: 240 queued jobs are ~900 ms of backlog in FIFO order.
-    const floodDone = Promise.all(Array.from({ length: 240 }, () => chat(flood.key)));
-    await waitFor(async () => (await env().gw.ctx.leases.count(flood.org.id, 'chat', 'interactive')) > 200, 5000);
+    // 8 workers, 100 ms a job: with 100+ jobs queued, FIFO order would keep the quiet org waiting
+    // over 1.2 s. Measure once the backlog is there, so what is timed is the queue, not the intake.
+    const floodDone = Promise.all(Array.from({ length: 300 }, () => chat(flood.key)));
+    const backlog = await waitFor(async () => (await env().gw.ctx.queues.get('chat-interactive').getPrioritizedCount()) > 100, 30_000);
+    expect(backlog, 'the flood built a backlog').to.equal(true);
     const loaded: number[] = [];
     for (let i = 0; i < 10; i++) loaded.push(await timed());
     const floodReplies = await floodDone;
@@ -73,6 +75,6 @@ describe('lanes, background work and fair share', () => {
 
     const p95Unloaded = percentile(unloaded, 95);
     const p95Loaded = percentile(loaded, 95);
-    expect(p95Loaded, `unloaded p95 ${p95Unloaded} ms, loaded ${loaded.join(',')}`).to.be.below(5 * p95Unloaded + 100);
+    expect(p95Loaded, `unloaded p95 ${p95Unloaded} ms, loaded ${loaded.join(',')}`).to.be.below(3 * p95Unloaded);
   });
 });

@@ -1,0 +1,55 @@
+import { expect } from 'chai';
+import http from 'http';
+import { env } from '../../helpers/harness';
+import { buildOrg } from '../../helpers/factories';
+import { call, keyHeader } from '../../helpers/http';
+import { createAdminApp } from '../../../api/admin/app';
+import { parsePools } from '../../../workers/main';
+import { loadConfig, ConfigError } from '../../../shared/config/env';
+
+describe('operations: metrics, health, dashboard, pools, configuration', () => {
+  it('exposes Prometheus metrics with queue depth, lane use and latency', async () => {
+    const o = await buildOrg(env().redis);
+    await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', messages: [{ role: 'user', content: 'm' }] } });
+    const r = await call('GET', '/metrics');
+    expect(r.status).to.equal(200);
+    expect(r.text).to.match(/gateway_queue_jobs\{queue="chat-interactive",state="active"\} \d+/);
+    expect(r.text).to.include('gateway_lane_leases');
+    expect(r.text).to.match(/gateway_http_request_duration_seconds_count\{method="POST",route="\/v1\/chat\/completions",status="200"\} \d+/);
+  });
+
+  it('guards the queue dashboard on the admin app', async () => {
+    const app = createAdminApp({ redis: env().redis, queues: env().gw.ctx.queues });
+    const server = http.createServer(app).listen(0);
+    const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    try {
+      process.env.ADMIN_DASHBOARD_PASSWORD = 'pw-for-test';
+      const denied = await fetch(`${base}/admin/queues`);
+      expect(denied.status).to.equal(401);
+      const ok = await fetch(`${base}/admin/queues`, { headers: { authorization: `Basic ${Buffer.from('admin:pw-for-test').toString('base64')}` } });
+      expect(ok.status).to.equal(200);
+      expect(await ok.text()).to.match(/<html/i);
+      expect((await fetch(`${base}/healthz`)).status).to.equal(200);
+    } finally {
+      delete process.env.ADMIN_DASHBOARD_PASSWORD;
+      server.close();
+    }
+  });
+
+  it('refuses unknown worker pools at start', () => {
+    expect(parsePools(['chat'])).to.deep.equal(['chat']);
+    expect(() => parsePools(['nope'])).to.throw(/unknown pool 'nope'/);
+    expect(() => parsePools([])).to.throw(/name at least one pool/);
+  });
+
+  it('validates configuration once and reports every problem', () => {
+    try {
+      loadConfig({ PORT: 'x', DATABASE_URL: 'mysql://x', REDIS_URL: '', SECRET_KEY: 'short' });
+      expect.fail('should throw');
+    } catch (err) {
+      expect(err).to.be.instanceOf(ConfigError);
+      const msg = (err as Error).message;
+      for (const name of ['PORT', 'DATABASE_URL', 'REDIS_URL', 'SECRET_KEY']) expect(msg).to.include(name);
+    }
+  });
+});
