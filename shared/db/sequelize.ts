@@ -1,6 +1,7 @@
 import { Sequelize } from 'sequelize';
 import { config } from '../config/env';
 import { initModels } from './models';
+import { closeUsagePool } from '../metering/usage';
 
 let instance: Sequelize | undefined;
 
@@ -19,6 +20,7 @@ export function db(url = config().databaseUrl): Sequelize {
 }
 
 export async function closeDb(): Promise<void> {
+  await closeUsagePool();
   if (instance) {
     const s = instance;
     instance = undefined;

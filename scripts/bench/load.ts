@@ -1,0 +1,70 @@
+import http from 'http';
+
+export interface Sample {
+  /** ms to the first body byte (time to first token for streams). */
+  ttfb: number;
+  /** ms to the end of the response. */
+  total: number;
+}
+
+export interface LoadResult {
+  samples: Sample[];
+  errors: number;
+  seconds: number;
+}
+
+/** One POST over a keep-alive agent; resolves with its timings. */
+function post(agent: http.Agent, url: URL, headers: Record<string, string>, body: string): Promise<Sample> {
+  return new Promise((resolve, reject) => {
+    const start = process.hrtime.bigint();
+    let first = 0;
+    const req = http.request(
+      { agent, host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        res.on('data', () => {
+          if (!first) first = Number(process.hrtime.bigint() - start) / 1e6;
+        });
+        res.on('end', () => {
+          const total = Number(process.hrtime.bigint() - start) / 1e6;
+          if (res.statusCode !== 200) reject(new Error(`status ${res.statusCode}`));
+          else resolve({ ttfb: first || total, total });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** Closed-loop load: `concurrency` clients each send back-to-back requests for `seconds`. */
+export async function runLoad(url: string, headers: Record<string, string>, body: object, concurrency: number, seconds: number, warmup = 0.5): Promise<LoadResult> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const u = new URL(url);
+  const payload = JSON.stringify(body);
+  const samples: Sample[] = [];
+  let errors = 0;
+  const t0 = Date.now();
+  const measureFrom = t0 + warmup * 1000;
+  const end = measureFrom + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (Date.now() < end) {
+        const started = Date.now();
+        try {
+          const s = await post(agent, u, headers, payload);
+          if (started >= measureFrom) samples.push(s);
+        } catch {
+          errors++;
+        }
+      }
+    }),
+  );
+  agent.destroy();
+  return { samples, errors, seconds };
+}
+
+export function pct(values: number[], p: number): number {
+  if (!values.length) return NaN;
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+}
