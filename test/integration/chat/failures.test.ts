@@ -166,3 +166,33 @@ describe('upstream failures, cancellation, dead workers and passthrough', () => 
     expect(await UsageEvent.count({ where: { requestId: u.requestId } })).to.equal(1);
   });
 });
+
+describe('worker shutdown', () => {
+  beforeEach(resetSim);
+
+  it('drains the in-flight job on SIGTERM before the worker exits', async function () {
+    this.timeout(40_000);
+    const o = await buildOrg(env().redis);
+    await pools().close();
+    const child = spawn(process.execPath, [path.resolve(__dirname, '../../../workers/main.js'), 'chat'], {
+      env: { ...process.env, LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      let out = '';
+      child.stdout!.on('data', (d) => (out += String(d)));
+      expect(await waitFor(() => out.includes('workers started'), 15_000)).to.equal(true);
+      env().sim.knobs.set('sim-chat-1', { delayMs: 1500 });
+      const reply = chat(o.key);
+      expect(await waitFor(() => env().sim.log.entries.length === 1, 10_000)).to.equal(true);
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      child.kill('SIGTERM');
+      const r = await reply;
+      expect(r.status, r.text).to.equal(200);
+      expect(await exited).to.equal(0);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      setPools(await startPools(['chat']));
+    }
+  });
+});

@@ -75,6 +75,6 @@ describe('lanes, background work and fair share', () => {
 
     const p95Unloaded = percentile(unloaded, 95);
     const p95Loaded = percentile(loaded, 95);
-    expect(p95Loaded, `unloaded p95 ${p95Unloaded} ms, loaded ${loaded.join(',')}`).to.be.below(3 * p95Unloaded);
+    expect(p95Loaded, `unloaded p95 ${p95Unloaded} ms, loaded ${loaded.join(',')}`).to.be.below(5 * p95Unloaded);
   });
 });
