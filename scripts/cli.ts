@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { applyLocalEnv } from './local-env';
 import { registerTenancy } from './cli/tenancy';
 import { registerSwitches } from './cli/switches';
+import { registerCatalog } from './cli/catalog';
 import { fail } from './cli/with-services';
 
 /**
@@ -15,6 +16,7 @@ applyLocalEnv();
 export const program = new Command('gateway').description('Inference gateway operator CLI');
 registerTenancy(program);
 registerSwitches(program);
+registerCatalog(program);
 
 if (require.main === module) {
   program.parseAsync(process.argv).catch((err) => fail((err as Error).message));

@@ -1,0 +1,49 @@
+import fs from 'fs';
+import type { Command } from 'commander';
+import { importCatalog } from '../../shared/catalog/catalog-ops';
+import { Model, Provider } from '../../shared/db/models';
+import { fail, withServices } from './with-services';
+
+/** `gateway catalog import <file>`, `gateway catalog list`, `gateway provider add ...`. */
+export function registerCatalog(program: Command): void {
+  const catalog = program.command('catalog').description('the model catalog');
+  catalog
+    .command('import <file>')
+    .description('create or update providers and models from a JSON file (see docs/catalog.md)')
+    .action((file: string) =>
+      withServices(async (redis) => {
+        let doc: unknown;
+        try {
+          doc = JSON.parse(fs.readFileSync(file, 'utf8'));
+        } catch (err) {
+          fail(`cannot read ${file}: ${(err as Error).message}`);
+        }
+        const n = await importCatalog(redis, doc);
+        console.log(`imported ${n.providers} provider(s), ${n.models} model(s)`);
+      }),
+    );
+  catalog.command('list').action(() =>
+    withServices(async () => {
+      const providers = new Map((await Provider.findAll()).map((p) => [p.id, p.name]));
+      for (const m of await Model.findAll({ order: [['publicId', 'ASC']] })) {
+        const caps = Object.entries(m.capabilities).filter(([, v]) => v).map(([k]) => k).join(',');
+        console.log(`${m.publicId.padEnd(24)} ${String(providers.get(m.providerId)).padEnd(14)} ${m.upstreamName.padEnd(24)} ${caps}${m.enabled ? '' : ' (disabled)'}`);
+      }
+    }),
+  );
+  program
+    .command('provider')
+    .description('providers')
+    .command('add')
+    .requiredOption('--name <name>')
+    .requiredOption('--kind <kind>', 'openai | anthropic | cohere')
+    .requiredOption('--base-url <url>', 'e.g. https://api.openai.com/v1')
+    .option('--api-key <key>', 'platform credential (or env PROVIDER_API_KEY); stored encrypted')
+    .action((o: { name: string; kind: string; baseUrl: string; apiKey?: string }) =>
+      withServices(async (redis) => {
+        const apiKey = o.apiKey ?? process.env.PROVIDER_API_KEY;
+        await importCatalog(redis, { providers: [{ name: o.name, kind: o.kind, base_url: o.baseUrl, ...(apiKey ? { api_key: apiKey } : {}) }] });
+        console.log(`provider ${o.name} saved`);
+      }),
+    );
+}

@@ -1,0 +1,89 @@
+import type { Redis } from 'ioredis';
+import Joi from 'joi';
+import { Model, Provider } from '../db/models';
+import { encrypt } from '../crypto';
+import { bumpEpoch } from '../cache/epoch';
+
+/** Operator actions on providers and catalog entries (CLI and catalog files). */
+
+export const providerSchema = Joi.object({
+  name: Joi.string().pattern(/^[a-z0-9][a-z0-9_-]*$/).required(),
+  kind: Joi.string().valid('openai', 'anthropic', 'cohere').required(),
+  base_url: Joi.string().uri({ scheme: ['http', 'https'] }).required(),
+  api_key: Joi.string().min(1),
+});
+
+export const modelSchema = Joi.object({
+  id: Joi.string().pattern(/^[A-Za-z0-9._:/-]+$/).required(),
+  provider: Joi.string().required(),
+  upstream: Joi.string().required(),
+  display_name: Joi.string(),
+  capabilities: Joi.object().pattern(/^(chat|embeddings|rerank|image_generation|transcription|vision|decision)$/, Joi.boolean()).required(),
+  context_window: Joi.number().integer().min(1),
+  max_output_tokens: Joi.number().integer().min(1),
+  limits: Joi.object(),
+  config: Joi.object(),
+  prices: Joi.object().pattern(/.*/, Joi.number().min(0)),
+  tokenizer: Joi.string().valid('o200k_base', 'cl100k_base', 'p50k_base', 'r50k_base'),
+  enabled: Joi.boolean(),
+});
+
+export const catalogFileSchema = Joi.object({
+  providers: Joi.array().items(providerSchema).default([]),
+  models: Joi.array().items(modelSchema).default([]),
+});
+
+export type ProviderInput = { name: string; kind: 'openai' | 'anthropic' | 'cohere'; base_url: string; api_key?: string };
+export type ModelInput = {
+  id: string;
+  provider: string;
+  upstream: string;
+  display_name?: string;
+  capabilities: Record<string, boolean>;
+  context_window?: number;
+  max_output_tokens?: number;
+  limits?: Record<string, unknown>;
+  config?: Record<string, unknown>;
+  prices?: Record<string, number>;
+  tokenizer?: string;
+  enabled?: boolean;
+};
+
+/** Creates or updates a provider by name; the key is stored encrypted and never read back. */
+export async function upsertProvider(p: ProviderInput): Promise<Provider> {
+  const values = { name: p.name, kind: p.kind, baseUrl: p.base_url, ...(p.api_key ? { apiKeyEncrypted: encrypt(p.api_key) } : {}) };
+  const existing = await Provider.findOne({ where: { name: p.name } });
+  return existing ? existing.update(values) : Provider.create({ apiKeyEncrypted: null, ...values });
+}
+
+/** Creates or updates a catalog entry by public id. */
+export async function upsertModel(m: ModelInput): Promise<Model> {
+  const provider = await Provider.findOne({ where: { name: m.provider } });
+  if (!provider) throw new Error(`unknown provider '${m.provider}'`);
+  const values = {
+    publicId: m.id,
+    providerId: provider.id,
+    upstreamName: m.upstream,
+    displayName: m.display_name ?? null,
+    capabilities: m.capabilities,
+    contextWindow: m.context_window ?? null,
+    maxOutputTokens: m.max_output_tokens ?? null,
+    limits: m.limits ?? {},
+    config: m.config ?? {},
+    prices: m.prices ?? {},
+    tokenizer: m.tokenizer ?? 'o200k_base',
+    enabled: m.enabled ?? true,
+  };
+  const existing = await Model.findOne({ where: { publicId: m.id } });
+  return existing ? existing.update(values) : Model.create(values);
+}
+
+/** Imports a catalog file (`{providers: [...], models: [...]}`), validated whole before any write. */
+export async function importCatalog(redis: Redis, doc: unknown): Promise<{ providers: number; models: number }> {
+  const { value, error } = catalogFileSchema.validate(doc, { abortEarly: false });
+  if (error) throw new Error(`invalid catalog file:\n${error.details.map((d) => `  - ${d.message}`).join('\n')}`);
+  for (const p of value.providers as ProviderInput[]) await upsertProvider(p);
+  for (const m of value.models as ModelInput[]) await upsertModel(m);
+  await bumpEpoch(redis);
+  return { providers: value.providers.length, models: value.models.length };
+}
