@@ -103,19 +103,17 @@ function userMessages(content: MessagesMessage['content']): CanonicalMessage[] {
 function assistantMessage(content: MessagesMessage['content']): CanonicalMessage {
   if (typeof content === 'string') return { role: 'assistant', content };
   const texts: string[] = [];
-  const reasoning: string[] = [];
   const calls: NonNullable<CanonicalMessage['tool_calls']> = [];
   for (const block of content) {
     if (block.type === 'text') texts.push(String(block.text));
-    else if (block.type === 'thinking') reasoning.push(String(block.thinking ?? ''));
     else if (block.type === 'tool_use') {
       calls.push({ id: String(block.id), type: 'function', function: { name: String(block.name), arguments: JSON.stringify(block.input ?? {}) } });
     }
-    // redacted_thinking carries no text an OpenAI-compatible upstream could use; it is dropped.
+    // thinking and redacted_thinking blocks are not sent to OpenAI-compatible upstreams (docs/dialects.md);
+    // the native bypass carries them unchanged.
   }
   const m: CanonicalMessage = { role: 'assistant', content: texts.length ? texts.join('') : calls.length ? null : '' };
   if (calls.length) m.tool_calls = calls;
-  void reasoning; // thinking is not sent to OpenAI-compatible upstreams (docs/dialects.md)
   return m;
 }
 

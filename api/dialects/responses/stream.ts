@@ -101,6 +101,11 @@ export class ResponsesStreamTranslator {
     return out;
   }
 
+  /** The in-band `error` event for a failure after the stream started. */
+  error(code: string, message: string): ResponsesEvent {
+    return { type: 'error', sequence_number: this.seq++, code, message, param: null };
+  }
+
   end(): ResponsesEvent[] {
     const out: ResponsesEvent[] = [];
     this.start(out);

@@ -49,7 +49,7 @@ function createHandler(ctx: AppContext) {
       if (!sse.isStarted) throw err;
       const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The stream failed.');
       // Headers are out: the Responses stream reports failures as an `error` event.
-      sse.send(JSON.stringify({ type: 'error', code: e.code, message: e.message, param: null, sequence_number: 0 }), 'error');
+      sse.send(JSON.stringify(t.error(e.code, e.message)), 'error');
       sse.end();
     }
   };
