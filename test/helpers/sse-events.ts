@@ -17,7 +17,12 @@ export function parseSse(text: string): SseEvent[] {
         if (line.startsWith('event: ')) event = line.slice(7);
         else if (line.startsWith('data: ')) data.push(line.slice(6));
       }
-      return { event, data: JSON.parse(data.join('\n')) };
+      const raw = data.join('\n');
+      try {
+        return { event, data: JSON.parse(raw) };
+      } catch {
+        return { event, data: raw }; // e.g. the chat-completions `[DONE]`
+      }
     });
 }
 

@@ -34,6 +34,17 @@ function shape(events: SseEvent[]): string[] {
 const deltaText = (events: SseEvent[], type: string, field: string) =>
   events.filter((e) => e.data.type === 'content_block_delta' && e.data.delta.type === type).map((e) => e.data.delta[field]).join('');
 
+const resetSimLog = () => (env().sim.log.entries.length = 0);
+
+/** Polls until the condition holds (or fails after 3 s). */
+async function until(cond: () => boolean | Promise<boolean>): Promise<void> {
+  const end = Date.now() + 3000;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
 async function usageFor(requestId: string) {
   return UsageEvent.findAll({ where: { requestId } });
 }
@@ -234,6 +245,23 @@ describe('POST /v1/messages', () => {
       expect(last.data.type).to.equal('error');
       expect(last.data.error.type).to.equal('api_error');
       expect(s.events.some((e) => e.data.type === 'message_stop')).to.equal(false);
+    }
+  });
+
+  it('cancels the upstream call and frees the lane when a streaming client disconnects', async () => {
+    const one = await buildOrg(env().redis, { laneOverrides: { 'chat:interactive': 1 } });
+    const headers = { ...keyHeader(one.key), ...V, 'content-type': 'application/json' };
+    await fetch(`${env().simUrl}/_sim/knobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tokenDelayMs: 200 }) });
+    for (const model of ['sim-chat', 'sim-claude']) {
+      resetSimLog();
+      const ac = new AbortController();
+      const res = await fetch(`${env().gw.url}/v1/messages`, { method: 'POST', headers, body: JSON.stringify(body(model, { stream: true })), signal: ac.signal });
+      expect(res.status).to.equal(200);
+      await res.body!.getReader().read(); // the first event arrived
+      ac.abort();
+      await until(() => env().sim.log.entries[0]?.aborted === true);
+      // the lease was released: with a lane count of 1, the next request is admitted
+      await until(async () => (await call('POST', '/v1/messages', { headers, json: body(model) })).status === 200);
     }
   });
 

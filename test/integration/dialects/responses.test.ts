@@ -167,6 +167,17 @@ describe('POST /v1/responses', () => {
     expect(await UsageEvent.count({ where: { orgId: other.org.id } })).to.equal(before);
   });
 
+  it('reports an upstream failure mid-stream as an error event', async () => {
+    await fetch(`${env().simUrl}/_sim/knobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ dropAfterChunks: 4, tokenDelayMs: 10 }) });
+    const s = await postSse('/v1/responses', h, { model: 'sim-chat', input: 'will break', stream: true });
+    expect(s.status).to.equal(200);
+    const last = s.events.at(-1)!;
+    expect(last.event).to.equal('error');
+    expect(last.data).to.include({ type: 'error', code: 'upstream_error' });
+    expect(last.data.sequence_number).to.equal(s.events.length - 1);
+    expect(s.events.some((e) => e.data.type === 'response.completed')).to.equal(false);
+  });
+
   it('is also served at POST /responses', async () => {
     const r = await call('POST', '/responses', { headers: h, json: { model: 'sim-chat', input: 'no prefix' } });
     expect(r.status, r.text).to.equal(200);
