@@ -112,6 +112,7 @@ export function messagesRoutes(knobs: KnobStore, log: RequestLog): Router {
     for (let i = 0; i < pieces.length; i++) {
       if (res.destroyed) return;
       if (k.dropAfterChunks !== undefined && i >= k.dropAfterChunks) {
+        await sleep(20); // let what was written reach the client, then cut the connection
         res.socket?.destroy();
         return;
       }

@@ -6,6 +6,7 @@ import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { postSse, type SseEvent } from '../../helpers/sse-events';
+import { waitFor } from '../../helpers/wait';
 import { UsageEvent } from '../../../shared/db/models';
 
 const V = { 'anthropic-version': '2023-06-01' };
@@ -36,13 +37,9 @@ const deltaText = (events: SseEvent[], type: string, field: string) =>
 
 const resetSimLog = () => (env().sim.log.entries.length = 0);
 
-/** Polls until the condition holds (or fails after 3 s). */
+/** Polls until the condition holds; fails the test when it never does. */
 async function until(cond: () => boolean | Promise<boolean>): Promise<void> {
-  const end = Date.now() + 3000;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  expect(await waitFor(cond, 3000), 'condition met in time').to.equal(true);
 }
 
 async function usageFor(requestId: string) {
