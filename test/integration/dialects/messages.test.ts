@@ -340,6 +340,7 @@ describe('messages dialect errors', () => {
     await expectRefused(r, 429, 'CONCURRENT_REQUEST_LIMIT_EXCEEDED', 'rate_limit_error');
     expect(Number(r.headers.get('retry-after'))).to.be.greaterThan(0);
     expect(env().sim.log.entries).to.have.length(0);
+    expect(await UsageEvent.count({ where: { orgId: full.org.id } })).to.equal(0);
   });
 
   it('maps upstream failures to Anthropic error types', async () => {

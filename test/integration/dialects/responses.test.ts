@@ -149,6 +149,20 @@ describe('POST /v1/responses', () => {
     expect(sent[2].messages.map((m) => m.content)).to.deep.equal(['first question', a.body.output[0].content[0].text, 'second question', b.body.output[0].content[0].text, 'third']);
   });
 
+  it('continues a conversation on another model, whatever its upstream speaks', async () => {
+    const a = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-chat', input: 'started on chat' } });
+    const b = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-claude', input: 'continued on claude', previous_response_id: a.body.id } });
+    expect(b.status, b.text).to.equal(200);
+    expect(b.body.model).to.equal('sim-claude');
+    const sent = env().sim.log.entries[1];
+    expect(sent.path).to.equal('/v1/messages');
+    expect((sent.body as Sent).messages).to.deep.equal([
+      { role: 'user', content: [{ type: 'text', text: 'started on chat' }] },
+      { role: 'assistant', content: [{ type: 'text', text: a.body.output[0].content[0].text }] },
+      { role: 'user', content: [{ type: 'text', text: 'continued on claude' }] },
+    ]);
+  });
+
   it("answers 404 response_not_found for another org's response id, and for store: false", async () => {
     const mine = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-chat', input: 'private' } });
     const unstored = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-chat', input: 'forget me', store: false } });
@@ -226,7 +240,10 @@ describe('POST /v1/responses', () => {
     const r = await call('POST', '/v1/responses', { headers: keyHeader(full.key), json: { model: 'sim-chat', input: 'x' } });
     expect(r.status).to.equal(429);
     expect(r.body.error.code).to.equal('CONCURRENT_REQUEST_LIMIT_EXCEEDED');
-    expect(r.headers.get('retry-after')).to.be.a('string');
+    expect(Number(r.headers.get('retry-after'))).to.be.greaterThan(0);
+    expect(env().sim.log.entries).to.have.length(0);
+    expect(await UsageEvent.count({ where: { orgId: full.org.id } })).to.equal(0);
+    expect(await StoredResponse.count({ where: { orgId: full.org.id } })).to.equal(0);
   });
 });
 
