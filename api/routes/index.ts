@@ -4,6 +4,8 @@ import { authenticate } from '../middleware/authenticate';
 import { jsonBody } from '../middleware/body';
 import { modelsRouter } from './models/router';
 import { chatRouter } from './chat/router';
+import { messagesRouter } from './messages/router';
+import { responsesRouter } from './responses/router';
 
 /**
  * Every inference route, behind one authentication step. Mounted at the root and under each
@@ -13,6 +15,8 @@ export function inferenceRouter(ctx: AppContext): Router {
   const r = Router();
   r.use(authenticate(ctx));
   r.use(modelsRouter(ctx));
+  r.use(messagesRouter(ctx)); // reads its own body (before the shared parser) for its error envelope
   r.use(jsonBody('20mb'), chatRouter(ctx));
+  r.use(responsesRouter(ctx));
   return r;
 }

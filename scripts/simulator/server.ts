@@ -4,6 +4,7 @@ import { KnobStore, type Knobs } from './knobs';
 import { RequestLog } from './request-log';
 import { chatRoutes } from './routes/chat';
 import { completionsRoutes } from './routes/completions';
+import { messagesRoutes } from './routes/messages';
 
 export interface Simulator {
   app: Express;
@@ -34,6 +35,7 @@ export function createSimulator(): Simulator {
   app.get('/_sim/requests', (_req, res) => res.json(log.entries));
   app.use(chatRoutes(knobs, log));
   app.use(completionsRoutes(knobs, log));
+  app.use(messagesRoutes(knobs, log));
   return { app, knobs, log };
 }
 

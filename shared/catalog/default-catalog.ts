@@ -11,6 +11,8 @@ export interface CatalogSeed {
   config?: Record<string, unknown>;
   prices?: Record<string, number>;
   tokenizer?: string;
+  /** Which seeded simulator provider serves it: OpenAI-compatible (default) or Anthropic-native. */
+  provider?: 'openai' | 'anthropic';
 }
 
 /**
@@ -35,6 +37,17 @@ export const DEFAULT_CATALOG: CatalogSeed[] = [
     contextWindow: 32_000,
     maxOutputTokens: 4_096,
     prices: { input_token: 0.1, output_token: 0.3 },
+  },
+  {
+    publicId: 'sim-claude',
+    upstreamName: 'sim-claude-1',
+    displayName: 'Simulated Claude (Anthropic-native upstream)',
+    capabilities: { chat: true, vision: true },
+    contextWindow: 200_000,
+    maxOutputTokens: 8_192,
+    prices: { input_token: 3, output_token: 15 },
+    tokenizer: 'cl100k_base',
+    provider: 'anthropic',
   },
   {
     publicId: 'sim-embed',

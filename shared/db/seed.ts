@@ -23,9 +23,16 @@ export async function seed(redis: Redis, simulatorUrl: string): Promise<{ demoKe
     defaults: { name: 'simulator', kind: 'openai', baseUrl: `${simulatorUrl}/v1`, apiKeyEncrypted: null },
   });
   if (provider.baseUrl !== `${simulatorUrl}/v1`) await provider.update({ baseUrl: `${simulatorUrl}/v1` });
-  for (const m of DEFAULT_CATALOG) {
-    const [row, created] = await Model.findOrCreate({ where: { publicId: m.publicId }, defaults: { ...m, providerId: provider.id } });
-    if (!created) await row.update({ ...m, providerId: provider.id });
+  // The simulator also speaks Anthropic's messages format; its base URL is the host root.
+  const [anthropic] = await Provider.findOrCreate({
+    where: { name: 'simulator-anthropic' },
+    defaults: { name: 'simulator-anthropic', kind: 'anthropic', baseUrl: simulatorUrl, apiKeyEncrypted: null },
+  });
+  if (anthropic.baseUrl !== simulatorUrl) await anthropic.update({ baseUrl: simulatorUrl });
+  for (const { provider: kind, ...m } of DEFAULT_CATALOG) {
+    const providerId = kind === 'anthropic' ? anthropic.id : provider.id;
+    const [row, created] = await Model.findOrCreate({ where: { publicId: m.publicId }, defaults: { ...m, providerId } });
+    if (!created) await row.update({ ...m, providerId });
   }
   let demoKey: CreatedKey | undefined;
   let org = await Organization.findOne({ where: { slug: DEMO_ORG_SLUG } });

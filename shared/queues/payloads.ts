@@ -27,9 +27,12 @@ export interface UpstreamTarget {
   sealedCallerKey?: string;
 }
 
-/** A canonical chat request (OpenAI chat-completions shape) or a legacy completions request. */
+/**
+ * A canonical chat request (OpenAI chat-completions shape), a legacy completions request, or (native
+ * bypass, Anthropic-native upstreams only) a messages request as the caller sent it.
+ */
 export interface ChatJob extends JobEnvelope {
-  operation: 'chat' | 'completions';
+  operation: 'chat' | 'completions' | 'messages';
   target: UpstreamTarget;
   body: Record<string, unknown>;
   /** The caller asked for `stream_options.include_usage`; the worker always asks upstream for usage. */

@@ -1,6 +1,8 @@
 import type { Worker } from 'bullmq';
 import { createWorker } from '../../shared/queues/create-worker';
 import { chatComplete } from '../providers/openai/chatComplete';
+import { chatComplete as anthropicChat } from '../providers/anthropic/chatComplete';
+import { messages as anthropicMessages } from '../providers/anthropic/messages';
 import { platformCredential } from '../credentials';
 import { recordUsage } from '../../shared/metering/usage';
 import { decrypt } from '../../shared/crypto';
@@ -14,12 +16,19 @@ async function runChat(job: ChatJob, signal: AbortSignal, emit: (c: string) => v
   const t = job.target;
   const apiKey = t.sealedCallerKey ? decrypt(t.sealedCallerKey) : await platformCredential(t.providerId);
   const call = { baseUrl: t.baseUrl, apiKey, upstreamModel: t.upstreamModel, signal, deadline: job.deadline };
+  const stream = job.stream ? { emit, includeUsage: job.includeUsage } : undefined;
   switch (t.kind) {
     case 'openai':
-      return chatComplete(call, job.operation, job.body, job.publicModel, job.stream ? { emit, includeUsage: job.includeUsage } : undefined);
+      if (job.operation === 'messages') break; // the API bypasses natively only to messages upstreams
+      return chatComplete(call, job.operation, job.body, job.publicModel, stream);
+    case 'anthropic':
+      if (job.operation === 'messages') return anthropicMessages(call, job.body, job.publicModel, stream?.emit);
+      if (job.operation === 'chat') return anthropicChat(call, job.body, job.publicModel, stream);
+      throw new ApiError(400, 'unsupported_operation', 'Legacy completions are not available on this model; use chat completions.');
     default:
-      throw new ApiError(502, 'upstream_unsupported', `No chat adapter for upstream kind '${t.kind}'.`);
+      break;
   }
+  throw new ApiError(502, 'upstream_unsupported', `No ${job.operation} adapter for upstream kind '${t.kind}'.`);
 }
 
 /**

@@ -28,10 +28,12 @@ export function chatRoutes(knobs: KnobStore, log: RequestLog): Router {
     if (await applyFaults(k, res)) return;
     const messages = (body.messages as Msg[]) ?? [];
     const prompt = messages.map((m) => contentText(m.content)).join('\n');
-    const lastUser = contentText([...messages].reverse().find((m) => m.role === 'user')?.content);
+    // The latest user turn, or the tool result the model is answering (it then replies in text).
+    const lastTurn = [...messages].reverse().find((m) => m.role === 'user' || m.role === 'tool');
+    const lastUser = contentText(lastTurn?.content);
     const maxTokens = (body.max_completion_tokens ?? body.max_tokens) as number | undefined;
     const words = replyWords(lastUser, k.outputWords ?? 12, maxTokens);
-    const tool = pickTool(body, lastUser);
+    const tool = lastTurn?.role === 'tool' && typeof body.tool_choice !== 'object' && body.tool_choice !== 'required' ? undefined : pickTool(body, lastUser);
     const text = tool ? '' : words.join(' ');
     const toolArgs = tool ? JSON.stringify({ query: lastUser.slice(0, 100) }) : '';
     const usage = {

@@ -9,8 +9,9 @@ import { RoutingPlan } from './RoutingPlan';
 import { Provider } from './Provider';
 import { Model } from './Model';
 import { UsageEvent } from './UsageEvent';
+import { StoredResponse } from './StoredResponse';
 
-export { Plan, Organization, User, Membership, Project, ApiKey, RoutingPlan, Provider, Model, UsageEvent };
+export { Plan, Organization, User, Membership, Project, ApiKey, RoutingPlan, Provider, Model, UsageEvent, StoredResponse };
 
 /** Later issues add their models here; each model file exports an `init` that defines its table. */
 export function initModels(sequelize: Sequelize): void {
@@ -24,4 +25,5 @@ export function initModels(sequelize: Sequelize): void {
   Provider.initModel(sequelize);
   Model.initModel(sequelize);
   UsageEvent.initModel(sequelize);
+  StoredResponse.initModel(sequelize);
 }

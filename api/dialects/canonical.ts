@@ -1,0 +1,100 @@
+/**
+ * The canonical chat request and result: OpenAI's chat-completions shape (DESIGN section 4).
+ * Only the parts the dialect translators read or write are typed; the rest is passed along.
+ */
+export type CanonicalPart =
+  | { type: 'text'; text: string }
+  | { type: 'image_url'; image_url: { url: string; detail?: string } }
+  | { type: 'file'; file: { filename?: string; file_data?: string; file_id?: string } };
+
+export interface CanonicalToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export interface CanonicalMessage {
+  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+  content: string | CanonicalPart[] | null;
+  tool_calls?: CanonicalToolCall[];
+  tool_call_id?: string;
+  /** Reasoning text of an assistant turn (the de-facto field of OpenAI-compatible reasoning servers). */
+  reasoning_content?: string;
+}
+
+export interface CanonicalTool {
+  type: 'function';
+  function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean };
+}
+
+export type CanonicalToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
+
+export interface CanonicalRequest {
+  model: string;
+  messages: CanonicalMessage[];
+  tools?: CanonicalTool[];
+  tool_choice?: CanonicalToolChoice;
+  parallel_tool_calls?: boolean;
+  max_tokens?: number;
+  temperature?: number;
+  top_p?: number;
+  top_k?: number;
+  stop?: string[];
+  user?: string;
+  response_format?: Record<string, unknown>;
+  stream?: boolean;
+  [extra: string]: unknown;
+}
+
+export interface CanonicalUsage {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  total_tokens?: number;
+  prompt_tokens_details?: { cached_tokens?: number } | null;
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call' | null;
+
+export interface CanonicalCompletion {
+  id?: string;
+  model?: string;
+  choices: Array<{
+    index?: number;
+    message: { role?: string; content?: string | null; tool_calls?: CanonicalToolCall[]; reasoning_content?: string | null };
+    finish_reason: FinishReason;
+  }>;
+  usage?: CanonicalUsage;
+}
+
+export interface CanonicalChunk {
+  id?: string;
+  choices?: Array<{
+    index?: number;
+    delta?: {
+      role?: string;
+      content?: string | null;
+      reasoning_content?: string | null;
+      tool_calls?: Array<{ index: number; id?: string; type?: string; function?: { name?: string; arguments?: string } }>;
+    };
+    finish_reason?: FinishReason;
+  }>;
+  usage?: CanonicalUsage | null;
+}
+
+/** Tool-call arguments as an object; a model that wrote broken JSON gets its text kept under `_raw`. */
+export function parseArguments(args: string | undefined): Record<string, unknown> {
+  if (!args || !args.trim()) return {};
+  try {
+    const v = JSON.parse(args) as unknown;
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : { value: v };
+  } catch {
+    return { _raw: args };
+  }
+}
+
+/** Text of canonical content (string or parts). */
+export function canonicalText(content: CanonicalMessage['content']): string {
+  if (typeof content === 'string') return content;
+  if (!content) return '';
+  return content.map((p) => (p.type === 'text' ? p.text : '')).join('');
+}

@@ -1,0 +1,57 @@
+import type { MessagesBlock, MessagesRequest } from './request';
+import { countTextTokens } from '../../../shared/tokenizer/profiles';
+
+/** Fixed estimates for what a text tokenizer cannot read (documented in docs/dialects.md). */
+export const IMAGE_TOKENS = 1600;
+export const DOCUMENT_TOKENS = 1600;
+/** Per-message framing (role and boundaries), as OpenAI-style chat formats add. */
+const PER_MESSAGE = 3;
+const PER_REQUEST = 3;
+
+function blockText(b: MessagesBlock): { text: string; fixed: number } {
+  switch (b.type) {
+    case 'text':
+      return { text: String(b.text ?? ''), fixed: 0 };
+    case 'thinking':
+      return { text: String(b.thinking ?? ''), fixed: 0 };
+    case 'image':
+      return { text: '', fixed: IMAGE_TOKENS };
+    case 'document': {
+      const s = b.source as { type?: string; data?: string } | undefined;
+      return s?.type === 'text' ? { text: String(s.data ?? ''), fixed: 0 } : { text: '', fixed: DOCUMENT_TOKENS };
+    }
+    case 'tool_use':
+      return { text: `${String(b.name)} ${JSON.stringify(b.input ?? {})}`, fixed: 0 };
+    case 'tool_result': {
+      if (typeof b.content === 'string') return { text: b.content, fixed: 0 };
+      const inner = Array.isArray(b.content) ? (b.content as MessagesBlock[]).map(blockText) : [];
+      return { text: inner.map((i) => i.text).join('\n'), fixed: inner.reduce((s, i) => s + i.fixed, 0) };
+    }
+    default:
+      return { text: JSON.stringify(b), fixed: 0 };
+  }
+}
+
+/**
+ * Input tokens of a messages request under the model's tokenizer profile: system, every message's
+ * text, tool calls and results, and tool definitions, plus fixed estimates for images and binary
+ * documents and a small per-message framing.
+ */
+export function countMessagesTokens(profile: string, req: MessagesRequest): number {
+  const texts: string[] = [];
+  let fixed = PER_REQUEST;
+  if (typeof req.system === 'string') texts.push(req.system);
+  else if (Array.isArray(req.system)) texts.push(...req.system.map((b) => blockText(b).text));
+  for (const m of req.messages) {
+    fixed += PER_MESSAGE;
+    if (typeof m.content === 'string') texts.push(m.content);
+    else
+      for (const b of m.content) {
+        const t = blockText(b);
+        texts.push(t.text);
+        fixed += t.fixed;
+      }
+  }
+  for (const t of req.tools ?? []) texts.push(JSON.stringify({ name: t.name, description: t.description, input_schema: t.input_schema }));
+  return fixed + texts.reduce((s, t) => s + countTextTokens(profile, t), 0);
+}

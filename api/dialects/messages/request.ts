@@ -1,0 +1,175 @@
+import type { CanonicalMessage, CanonicalPart, CanonicalRequest, CanonicalTool, CanonicalToolChoice } from '../canonical';
+import { ApiError } from '../../../shared/errors/ApiError';
+
+/** Anthropic content blocks the translator understands (the Messages API request). */
+export type MessagesBlock = Record<string, unknown> & { type: string };
+export interface MessagesMessage {
+  role: 'user' | 'assistant';
+  content: string | MessagesBlock[];
+}
+export interface MessagesRequest {
+  model: string;
+  max_tokens?: number;
+  messages: MessagesMessage[];
+  system?: string | MessagesBlock[];
+  tools?: Array<{ name: string; description?: string; input_schema?: Record<string, unknown>; type?: string }>;
+  tool_choice?: { type: 'auto' | 'any' | 'tool' | 'none'; name?: string; disable_parallel_tool_use?: boolean };
+  stop_sequences?: string[];
+  temperature?: number;
+  top_p?: number;
+  top_k?: number;
+  metadata?: { user_id?: string | null };
+  stream?: boolean;
+  thinking?: unknown;
+  [extra: string]: unknown;
+}
+
+type Source = { type: string; media_type?: string; data?: string; url?: string; file_id?: string };
+
+function imagePart(source: Source): CanonicalPart {
+  if (source.type === 'base64') return { type: 'image_url', image_url: { url: `data:${source.media_type};base64,${source.data}` } };
+  if (source.type === 'url') return { type: 'image_url', image_url: { url: String(source.url) } };
+  throw new ApiError(400, 'invalid_request', `Image source type '${source.type}' is not supported here.`);
+}
+
+function documentPart(block: MessagesBlock): CanonicalPart {
+  const source = block.source as Source & { content?: unknown };
+  const title = typeof block.title === 'string' ? block.title : undefined;
+  if (source.type === 'text') return { type: 'text', text: title ? `${title}\n\n${source.data ?? ''}` : String(source.data ?? '') };
+  if (source.type === 'base64') {
+    return { type: 'file', file: { filename: title ?? 'document.pdf', file_data: `data:${source.media_type};base64,${source.data}` } };
+  }
+  if (source.type === 'url') return { type: 'file', file: { filename: title ?? String(source.url), file_data: String(source.url) } };
+  if (source.type === 'content' && Array.isArray(source.content)) {
+    return { type: 'text', text: (source.content as MessagesBlock[]).map((b) => (b.type === 'text' ? String(b.text) : '')).join('\n') };
+  }
+  throw new ApiError(400, 'invalid_request', `Document source type '${source.type}' is not supported here.`);
+}
+
+/** A user-side block (text, image, document) as a canonical part. */
+function userPart(block: MessagesBlock): CanonicalPart | undefined {
+  switch (block.type) {
+    case 'text':
+      return { type: 'text', text: String(block.text) };
+    case 'image':
+      return imagePart(block.source as Source);
+    case 'document':
+      return documentPart(block);
+    default:
+      return undefined;
+  }
+}
+
+/** A tool result's content: text joined; images go to a user message right after the tool results. */
+function toolResult(block: MessagesBlock): { text: string; images: CanonicalPart[] } {
+  const c = block.content;
+  const images: CanonicalPart[] = [];
+  let text = '';
+  if (typeof c === 'string') text = c;
+  else if (Array.isArray(c)) {
+    const texts: string[] = [];
+    for (const b of c as MessagesBlock[]) {
+      if (b.type === 'text') texts.push(String(b.text));
+      else if (b.type === 'image') images.push(imagePart(b.source as Source));
+      else if (b.type === 'document') images.push(documentPart(b));
+    }
+    text = texts.join('\n');
+  }
+  if (block.is_error === true) text = `Error: ${text}`;
+  return { text, images };
+}
+
+function userMessages(content: MessagesMessage['content']): CanonicalMessage[] {
+  if (typeof content === 'string') return [{ role: 'user', content }];
+  const out: CanonicalMessage[] = [];
+  const parts: CanonicalPart[] = [];
+  const late: CanonicalPart[] = [];
+  for (const block of content) {
+    if (block.type === 'tool_result') {
+      const r = toolResult(block);
+      out.push({ role: 'tool', tool_call_id: String(block.tool_use_id), content: r.text });
+      late.push(...r.images);
+      continue;
+    }
+    const p = userPart(block);
+    if (p) parts.push(p);
+  }
+  // Tool results must directly follow the assistant's tool calls; the rest of the turn comes after.
+  const rest = [...late, ...parts];
+  if (rest.length) out.push({ role: 'user', content: rest.every((p) => p.type === 'text') ? rest.map((p) => (p as { text: string }).text).join('\n') : rest });
+  return out;
+}
+
+function assistantMessage(content: MessagesMessage['content']): CanonicalMessage {
+  if (typeof content === 'string') return { role: 'assistant', content };
+  const texts: string[] = [];
+  const calls: NonNullable<CanonicalMessage['tool_calls']> = [];
+  for (const block of content) {
+    if (block.type === 'text') texts.push(String(block.text));
+    else if (block.type === 'tool_use') {
+      calls.push({ id: String(block.id), type: 'function', function: { name: String(block.name), arguments: JSON.stringify(block.input ?? {}) } });
+    }
+    // thinking and redacted_thinking blocks are not sent to OpenAI-compatible upstreams (docs/dialects.md);
+    // the native bypass carries them unchanged.
+  }
+  const m: CanonicalMessage = { role: 'assistant', content: texts.length ? texts.join('') : calls.length ? null : '' };
+  if (calls.length) m.tool_calls = calls;
+  return m;
+}
+
+function systemText(system: MessagesRequest['system']): string | undefined {
+  if (system === undefined) return undefined;
+  if (typeof system === 'string') return system;
+  return system.map((b) => (b.type === 'text' ? String(b.text) : '')).join('\n');
+}
+
+function tools(req: MessagesRequest): CanonicalTool[] | undefined {
+  if (!req.tools?.length) return undefined;
+  return req.tools.map((t) => {
+    if (t.type && t.type !== 'custom') {
+      throw new ApiError(400, 'unsupported_tool', `Tool type '${t.type}' is not supported on this model.`);
+    }
+    return {
+      type: 'function',
+      function: { name: t.name, ...(t.description ? { description: t.description } : {}), parameters: t.input_schema ?? { type: 'object', properties: {} } },
+    };
+  });
+}
+
+function toolChoice(c: MessagesRequest['tool_choice']): CanonicalToolChoice | undefined {
+  if (!c) return undefined;
+  switch (c.type) {
+    case 'any':
+      return 'required';
+    case 'tool':
+      return { type: 'function', function: { name: String(c.name) } };
+    case 'none':
+      return 'none';
+    default:
+      return 'auto';
+  }
+}
+
+/** Messages request → canonical chat request. `stream` is set by the caller of the dispatch. */
+export function messagesToCanonical(req: MessagesRequest): CanonicalRequest {
+  const messages: CanonicalMessage[] = [];
+  const sys = systemText(req.system);
+  if (sys) messages.push({ role: 'system', content: sys });
+  for (const m of req.messages) {
+    if (m.role === 'assistant') messages.push(assistantMessage(m.content));
+    else messages.push(...userMessages(m.content));
+  }
+  const out: CanonicalRequest = { model: req.model, messages };
+  if (req.max_tokens !== undefined) out.max_tokens = req.max_tokens;
+  const t = tools(req);
+  if (t) out.tools = t;
+  const choice = toolChoice(req.tool_choice);
+  if (choice && t) out.tool_choice = choice;
+  if (req.tool_choice?.disable_parallel_tool_use && t) out.parallel_tool_calls = false;
+  if (req.stop_sequences?.length) out.stop = req.stop_sequences;
+  if (req.temperature !== undefined) out.temperature = req.temperature;
+  if (req.top_p !== undefined) out.top_p = req.top_p;
+  if (req.top_k !== undefined) out.top_k = req.top_k;
+  if (req.metadata?.user_id) out.user = req.metadata.user_id;
+  return out;
+}

@@ -1,0 +1,86 @@
+import crypto from 'crypto';
+import type { CanonicalCompletion, CanonicalMessage, CanonicalToolCall, CanonicalUsage, FinishReason } from '../canonical';
+import type { ResponsesRequest } from './request';
+
+export const newId = (prefix: string) => `${prefix}_${crypto.randomBytes(12).toString('hex')}`;
+
+export type OutputItem = Record<string, unknown> & { type: string; id: string };
+
+/** What a response echoes of its request. */
+export interface ResponseFrame {
+  id: string;
+  createdAt: number;
+  publicModel: string;
+  req: ResponsesRequest;
+}
+
+export function responsesUsage(u: CanonicalUsage | undefined | null) {
+  const input = u?.prompt_tokens ?? 0;
+  const output = u?.completion_tokens ?? 0;
+  return {
+    input_tokens: input,
+    input_tokens_details: { cached_tokens: u?.prompt_tokens_details?.cached_tokens ?? 0 },
+    output_tokens: output,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: input + output,
+  };
+}
+
+/** The Response object; `status` in_progress (stream start) or from the finish reason. */
+export function responseObject(f: ResponseFrame, output: OutputItem[], finish: FinishReason | 'in_progress', usage: CanonicalUsage | null | undefined): Record<string, unknown> {
+  const incomplete = finish === 'length' ? 'max_output_tokens' : finish === 'content_filter' ? 'content_filter' : null;
+  const status = finish === 'in_progress' ? 'in_progress' : incomplete ? 'incomplete' : 'completed';
+  const r = f.req;
+  return {
+    id: f.id,
+    object: 'response',
+    created_at: f.createdAt,
+    status,
+    background: false,
+    error: null,
+    incomplete_details: incomplete ? { reason: incomplete } : null,
+    instructions: r.instructions ?? null,
+    max_output_tokens: r.max_output_tokens ?? null,
+    model: f.publicModel,
+    output,
+    parallel_tool_calls: r.parallel_tool_calls ?? true,
+    previous_response_id: r.previous_response_id ?? null,
+    reasoning: { effort: null, summary: null },
+    store: r.store !== false,
+    temperature: r.temperature ?? 1,
+    text: r.text ?? { format: { type: 'text' } },
+    tool_choice: r.tool_choice ?? 'auto',
+    tools: r.tools ?? [],
+    top_p: r.top_p ?? 1,
+    truncation: 'disabled',
+    usage: status === 'in_progress' ? null : responsesUsage(usage),
+    user: r.user ?? null,
+    metadata: r.metadata ?? {},
+  };
+}
+
+export function messageItem(id: string, text: string, status = 'completed'): OutputItem {
+  return { type: 'message', id, status, role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] };
+}
+
+export function functionCallItem(id: string, call: CanonicalToolCall, status = 'completed'): OutputItem {
+  return { type: 'function_call', id, call_id: call.id, name: call.function.name, arguments: call.function.arguments, status };
+}
+
+/** The assistant turn to store for a follow-up (`previous_response_id`). */
+export function assistantTurn(text: string, calls: CanonicalToolCall[]): CanonicalMessage {
+  const m: CanonicalMessage = { role: 'assistant', content: text || (calls.length ? null : '') };
+  if (calls.length) m.tool_calls = calls;
+  return m;
+}
+
+/** Canonical chat completion → Response object, plus the assistant turn for the store. */
+export function canonicalToResponse(c: CanonicalCompletion, f: ResponseFrame): { response: Record<string, unknown>; assistant: CanonicalMessage } {
+  const choice = c.choices[0];
+  const text = choice?.message.content ?? '';
+  const calls = choice?.message.tool_calls ?? [];
+  const output: OutputItem[] = [];
+  if (text) output.push(messageItem(newId('msg'), text));
+  for (const call of calls) output.push(functionCallItem(newId('fc'), call));
+  return { response: responseObject(f, output, choice?.finish_reason ?? 'stop', c.usage), assistant: assistantTurn(text, calls) };
+}

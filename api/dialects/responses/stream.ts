@@ -1,0 +1,118 @@
+import type { CanonicalChunk, CanonicalMessage, CanonicalToolCall, FinishReason } from '../canonical';
+import { assistantTurn, functionCallItem, messageItem, newId, responseObject, type OutputItem, type ResponseFrame } from './response';
+
+export type ResponsesEvent = { type: string; sequence_number: number } & Record<string, unknown>;
+
+type Open =
+  | { kind: 'message'; index: number; id: string; text: string }
+  | { kind: 'call'; index: number; id: string; toolIndex: number; call: CanonicalToolCall };
+
+/**
+ * Turns canonical chat chunks into the Responses streaming events: response.created and
+ * response.in_progress, then per output item output_item.added, its content (content_part.added,
+ * output_text.delta..., output_text.done, content_part.done, or function_call_arguments.delta...,
+ * function_call_arguments.done) and output_item.done, and finally response.completed (or
+ * response.incomplete when the output was cut short). Every event carries a sequence_number.
+ */
+export class ResponsesStreamTranslator {
+  private seq = 0;
+  private started = false;
+  private open: Open | undefined;
+  private readonly output: OutputItem[] = [];
+  private text = '';
+  private readonly calls: CanonicalToolCall[] = [];
+  private finish: FinishReason = null;
+  private usage: CanonicalChunk['usage'] = null;
+  /** The final Response object and assistant turn, once `end()` ran. */
+  final: { response: Record<string, unknown>; assistant: CanonicalMessage } | undefined;
+
+  constructor(private readonly frame: ResponseFrame) {}
+
+  private ev(out: ResponsesEvent[], type: string, fields: Record<string, unknown>): void {
+    out.push({ type, sequence_number: this.seq++, ...fields });
+  }
+
+  private start(out: ResponsesEvent[]): void {
+    if (this.started) return;
+    this.started = true;
+    this.ev(out, 'response.created', { response: responseObject(this.frame, [], 'in_progress', null) });
+    this.ev(out, 'response.in_progress', { response: responseObject(this.frame, [], 'in_progress', null) });
+  }
+
+  private close(out: ResponsesEvent[]): void {
+    const o = this.open;
+    if (!o) return;
+    this.open = undefined;
+    if (o.kind === 'message') {
+      const part = { type: 'output_text', text: o.text, annotations: [] };
+      this.ev(out, 'response.output_text.done', { item_id: o.id, output_index: o.index, content_index: 0, text: o.text, logprobs: [] });
+      this.ev(out, 'response.content_part.done', { item_id: o.id, output_index: o.index, content_index: 0, part });
+      const item = messageItem(o.id, o.text);
+      this.output.push(item);
+      this.ev(out, 'response.output_item.done', { output_index: o.index, item });
+    } else {
+      this.ev(out, 'response.function_call_arguments.done', { item_id: o.id, output_index: o.index, name: o.call.function.name, arguments: o.call.function.arguments });
+      const item = functionCallItem(o.id, o.call);
+      this.output.push(item);
+      this.calls.push(o.call);
+      this.ev(out, 'response.output_item.done', { output_index: o.index, item });
+    }
+  }
+
+  private get nextIndex(): number {
+    return this.output.length + (this.open ? 1 : 0);
+  }
+
+  push(chunk: CanonicalChunk): ResponsesEvent[] {
+    const out: ResponsesEvent[] = [];
+    this.start(out);
+    if (chunk.usage) this.usage = chunk.usage;
+    const choice = chunk.choices?.[0];
+    const delta = choice?.delta;
+    if (delta?.content) {
+      if (this.open?.kind !== 'message') {
+        this.close(out);
+        const o: Open = { kind: 'message', index: this.nextIndex, id: newId('msg'), text: '' };
+        this.open = o;
+        this.ev(out, 'response.output_item.added', { output_index: o.index, item: { ...messageItem(o.id, '', 'in_progress'), content: [] } });
+        this.ev(out, 'response.content_part.added', { item_id: o.id, output_index: o.index, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+      }
+      const o = this.open as Extract<Open, { kind: 'message' }>;
+      o.text += delta.content;
+      this.text += delta.content;
+      this.ev(out, 'response.output_text.delta', { item_id: o.id, output_index: o.index, content_index: 0, delta: delta.content, logprobs: [] });
+    }
+    for (const tc of delta?.tool_calls ?? []) {
+      if (this.open?.kind !== 'call' || this.open.toolIndex !== tc.index) {
+        this.close(out);
+        const call: CanonicalToolCall = { id: tc.id ?? newId('call'), type: 'function', function: { name: tc.function?.name ?? '', arguments: '' } };
+        const o: Open = { kind: 'call', index: this.nextIndex, id: newId('fc'), toolIndex: tc.index, call };
+        this.open = o;
+        this.ev(out, 'response.output_item.added', { output_index: o.index, item: functionCallItem(o.id, call, 'in_progress') });
+      }
+      const o = this.open as Extract<Open, { kind: 'call' }>;
+      const args = tc.function?.arguments;
+      if (args) {
+        o.call.function.arguments += args;
+        this.ev(out, 'response.function_call_arguments.delta', { item_id: o.id, output_index: o.index, delta: args });
+      }
+    }
+    if (choice?.finish_reason) this.finish = choice.finish_reason;
+    return out;
+  }
+
+  /** The in-band `error` event for a failure after the stream started. */
+  error(code: string, message: string): ResponsesEvent {
+    return { type: 'error', sequence_number: this.seq++, code, message, param: null };
+  }
+
+  end(): ResponsesEvent[] {
+    const out: ResponsesEvent[] = [];
+    this.start(out);
+    this.close(out);
+    const response = responseObject(this.frame, this.output, this.finish ?? 'stop', this.usage);
+    this.final = { response, assistant: assistantTurn(this.text, this.calls) };
+    this.ev(out, response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response });
+    return out;
+  }
+}

@@ -1,0 +1,104 @@
+import { Router, type Request, type Response, type NextFunction } from 'express';
+import type { AppContext } from '../../context';
+import { only } from '../only';
+import { requireJson } from '../../middleware/require-json';
+import { jsonBody } from '../../middleware/body';
+import { validate } from '../../validate';
+import { countTokensSchema, messagesSchema } from './schema';
+import { requireAnthropicVersion } from './version';
+import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
+import { ClientGone } from '../../dispatch/run-job';
+import { SseWriter } from '../../sse';
+import { ApiError } from '../../../shared/errors/ApiError';
+import { errors } from '../../../shared/errors/codes';
+import { messagesToCanonical, type MessagesRequest } from '../../dialects/messages/request';
+import { canonicalToMessage } from '../../dialects/messages/response';
+import { MessagesStreamTranslator } from '../../dialects/messages/stream';
+import { anthropicErrorType } from '../../dialects/messages/errors';
+import { countMessagesTokens } from '../../dialects/messages/count-tokens';
+import type { CanonicalChunk, CanonicalCompletion } from '../../dialects/canonical';
+
+/** Errors on the messages paths use the wrapped form, with Anthropic's error type (docs/dialects.md). */
+function wrapped(req: Request, _res: Response, next: NextFunction): void {
+  req.errorStyle = 'anthropic';
+  next();
+}
+
+function withAnthropicType(err: unknown, _req: Request, _res: Response, next: NextFunction): void {
+  const framework = (err as { type?: string; limit?: number } | undefined)?.type;
+  if (framework === 'entity.parse.failed') err = errors.invalidJson();
+  else if (framework === 'entity.too.large') err = errors.payloadTooLarge(`${(err as { limit?: number }).limit ?? '20mb'} bytes`);
+  if (!(err instanceof ApiError)) return next(err);
+  next(new ApiError(err.status, err.code, err.message, { headers: err.headers, details: { ...(err.details ?? {}), type: anthropicErrorType(err.status) } }));
+}
+
+function streamError(sse: SseWriter, err: unknown): void {
+  const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The stream failed.');
+  sse.send(JSON.stringify({ type: 'error', error: { type: anthropicErrorType(e.status), code: e.code, message: e.message } }), 'error');
+  sse.end();
+}
+
+function createHandler(ctx: AppContext) {
+  return async (req: Request, res: Response) => {
+    const body = validate<MessagesRequest>(messagesSchema, req.body);
+    const resolved = await resolveChatModel(ctx, req, body.model);
+    const publicModel = resolved.requestedId;
+    const stream = body.stream === true;
+    // Native bypass: an Anthropic-native upstream takes the request unchanged (model swapped in the worker).
+    const native = resolved.model.provider.kind === 'anthropic';
+    const common = {
+      resolved,
+      operation: native ? ('messages' as const) : ('chat' as const),
+      body: native ? { ...body } : messagesToCanonical(body),
+      stream,
+      includeUsage: true,
+      passthrough: false,
+    };
+    if (!stream) {
+      const result = await dispatchChat(ctx, req, res, common);
+      res.json(native ? result : canonicalToMessage(result as CanonicalCompletion, publicModel));
+      return;
+    }
+    const sse = new SseWriter(res);
+    const translator = native ? undefined : new MessagesStreamTranslator(publicModel);
+    try {
+      await dispatchChat(ctx, req, res, {
+        ...common,
+        onChunk: (d) => {
+          if (!translator) {
+            sse.send(d, (JSON.parse(d) as { type: string }).type);
+            return;
+          }
+          for (const ev of translator.push(JSON.parse(d) as CanonicalChunk)) sse.send(JSON.stringify(ev), ev.type);
+        },
+      });
+      if (translator) for (const ev of translator.end()) sse.send(JSON.stringify(ev), ev.type);
+      sse.end();
+    } catch (err) {
+      if (err instanceof ClientGone) return;
+      if (!sse.isStarted) throw err;
+      streamError(sse, err); // headers are out: Anthropic's in-band `error` event
+    }
+  };
+}
+
+function countTokensHandler(ctx: AppContext) {
+  return async (req: Request, res: Response) => {
+    const body = validate<MessagesRequest>(countTokensSchema, req.body);
+    const resolved = await resolveChatModel(ctx, req, body.model);
+    res.json({ input_tokens: countMessagesTokens(resolved.model.tokenizer, body) });
+  };
+}
+
+/**
+ * The messages dialect: `POST /v1/messages` and `POST /v1/messages/count_tokens`. It reads its own
+ * body so that even a malformed body is answered in the messages envelope.
+ */
+export function messagesRouter(ctx: AppContext): Router {
+  const r = Router();
+  r.use('/v1/messages', wrapped, jsonBody('20mb'));
+  only(r, '/v1/messages', { post: [requireJson, requireAnthropicVersion, createHandler(ctx)] });
+  only(r, '/v1/messages/count_tokens', { post: [requireJson, requireAnthropicVersion, countTokensHandler(ctx)] });
+  r.use('/v1/messages', withAnthropicType);
+  return r;
+}

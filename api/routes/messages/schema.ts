@@ -1,0 +1,74 @@
+import Joi from 'joi';
+
+const source = Joi.object({
+  type: Joi.string().valid('base64', 'url', 'file', 'text', 'content').required(),
+  media_type: Joi.string(),
+  data: Joi.string().allow(''),
+  url: Joi.string(),
+  file_id: Joi.string(),
+  content: Joi.alternatives(Joi.string(), Joi.array()),
+})
+  .unknown(true)
+  .when(Joi.object({ type: 'base64' }).unknown(), { then: Joi.object({ media_type: Joi.required(), data: Joi.required() }) })
+  .when(Joi.object({ type: 'url' }).unknown(), { then: Joi.object({ url: Joi.required() }) });
+
+const typed = (type: string, fields: Record<string, Joi.Schema>) => ({
+  is: type,
+  then: Joi.object({ type: Joi.string().required(), ...fields }).unknown(true),
+});
+
+/** Content blocks: the types the gateway reads are checked; others (server tools...) pass through. */
+const block = Joi.alternatives().conditional('.type', {
+  switch: [
+    typed('text', { text: Joi.string().allow('').required() }),
+    typed('image', { source: source.required() }),
+    typed('document', { source: source.required() }),
+    typed('tool_use', { id: Joi.string().required(), name: Joi.string().required(), input: Joi.object().unknown(true).required() }),
+    typed('tool_result', { tool_use_id: Joi.string().required(), content: Joi.alternatives(Joi.string().allow(''), Joi.array()), is_error: Joi.boolean() }),
+    typed('thinking', { thinking: Joi.string().allow('').required(), signature: Joi.string().allow('') }),
+  ],
+  otherwise: Joi.object({ type: Joi.string().required() }).unknown(true),
+});
+
+const message = Joi.object({
+  role: Joi.string().valid('user', 'assistant').required(),
+  content: Joi.alternatives(Joi.string().allow(''), Joi.array().items(block)).required(),
+}).unknown(false);
+
+const tool = Joi.object({
+  name: Joi.string().min(1).max(128).required(),
+  description: Joi.string().allow(''),
+  input_schema: Joi.object().unknown(true),
+  type: Joi.string(),
+}).unknown(true);
+
+const common = {
+  model: Joi.string().min(1).required(),
+  messages: Joi.array().items(message).min(1).required(),
+  system: Joi.alternatives(Joi.string().allow(''), Joi.array().items(block)),
+  tools: Joi.array().items(tool),
+  tool_choice: Joi.object({
+    type: Joi.string().valid('auto', 'any', 'tool', 'none').required(),
+    name: Joi.when('type', { is: 'tool', then: Joi.string().required(), otherwise: Joi.forbidden() }),
+    disable_parallel_tool_use: Joi.boolean(),
+  }),
+  thinking: Joi.object({ type: Joi.string().required() }).unknown(true),
+};
+
+/** `POST /v1/messages`: Anthropic's fields; unknown top-level fields are accepted (and passed on natively). */
+export const messagesSchema = Joi.object({
+  ...common,
+  max_tokens: Joi.number().integer().min(1).required(),
+  stop_sequences: Joi.array().items(Joi.string()),
+  temperature: Joi.number().min(0).max(1),
+  top_p: Joi.number().min(0).max(1),
+  top_k: Joi.number().integer().min(0),
+  metadata: Joi.object({ user_id: Joi.string().allow(null, '') }).unknown(true),
+  stream: Joi.boolean(),
+}).unknown(true);
+
+/** `POST /v1/messages/count_tokens`: the same request; `max_tokens` is optional and ignored. */
+export const countTokensSchema = Joi.object({
+  ...common,
+  max_tokens: Joi.number().integer().min(1),
+}).unknown(true);

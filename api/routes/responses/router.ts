@@ -1,0 +1,68 @@
+import { Router, type Request, type Response } from 'express';
+import type { AppContext } from '../../context';
+import { only } from '../only';
+import { requireJson } from '../../middleware/require-json';
+import { validate } from '../../validate';
+import { responsesSchema } from './schema';
+import { findStored, historyOf, storeResponse } from './store';
+import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
+import { ClientGone } from '../../dispatch/run-job';
+import { SseWriter } from '../../sse';
+import { ApiError } from '../../../shared/errors/ApiError';
+import { responsesToCanonical, type ResponsesRequest } from '../../dialects/responses/request';
+import { canonicalToResponse, newId, type ResponseFrame } from '../../dialects/responses/response';
+import { ResponsesStreamTranslator } from '../../dialects/responses/stream';
+import type { CanonicalChunk, CanonicalCompletion } from '../../dialects/canonical';
+
+function createHandler(ctx: AppContext) {
+  return async (req: Request, res: Response) => {
+    const body = validate<ResponsesRequest>(responsesSchema, req.body);
+    const resolved = await resolveChatModel(ctx, req, body.model);
+    const history = await historyOf(req, body.previous_response_id);
+    const { canonical, turn } = responsesToCanonical(body, history);
+    const frame: ResponseFrame = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), publicModel: resolved.requestedId, req: body };
+    const store = body.store !== false;
+    const stream = body.stream === true;
+    const common = { resolved, operation: 'chat' as const, body: canonical, stream, includeUsage: true, passthrough: false };
+
+    if (!stream) {
+      const result = (await dispatchChat(ctx, req, res, common)) as CanonicalCompletion;
+      const { response, assistant } = canonicalToResponse(result, frame);
+      if (store) await storeResponse(req, response, [...history, ...turn, assistant]);
+      res.json(response);
+      return;
+    }
+    const sse = new SseWriter(res);
+    const t = new ResponsesStreamTranslator(frame);
+    const send = (events: ReturnType<ResponsesStreamTranslator['end']>) => {
+      for (const ev of events) sse.send(JSON.stringify(ev), ev.type);
+    };
+    try {
+      await dispatchChat(ctx, req, res, { ...common, onChunk: (d) => send(t.push(JSON.parse(d) as CanonicalChunk)) });
+      const closing = t.end();
+      // Stored before the client sees response.completed, so an immediate follow-up finds it.
+      if (store) await storeResponse(req, t.final!.response, [...history, ...turn, t.final!.assistant]);
+      send(closing);
+      sse.end();
+    } catch (err) {
+      if (err instanceof ClientGone) return;
+      if (!sse.isStarted) throw err;
+      const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The stream failed.');
+      // Headers are out: the Responses stream reports failures as an `error` event.
+      sse.send(JSON.stringify(t.error(e.code, e.message)), 'error');
+      sse.end();
+    }
+  };
+}
+
+/** The responses dialect: `POST /v1/responses` (also at `/responses`) and `GET /v1/responses/{id}`. */
+export function responsesRouter(ctx: AppContext): Router {
+  const r = Router();
+  for (const path of ['/v1/responses', '/responses']) only(r, path, { post: [requireJson, createHandler(ctx)] });
+  only(r, '/v1/responses/:id', {
+    get: async (req, res) => {
+      res.json((await findStored(req, String(req.params.id))).response);
+    },
+  });
+  return r;
+}

@@ -1,0 +1,23 @@
+import Joi from 'joi';
+
+const item = Joi.object({ type: Joi.string(), role: Joi.string() }).unknown(true);
+
+/** `POST /v1/responses`: the fields the gateway reads; other fields are accepted and ignored. */
+export const responsesSchema = Joi.object({
+  model: Joi.string().min(1).required(),
+  input: Joi.alternatives(Joi.string().min(1), Joi.array().items(item).min(1)).required(),
+  instructions: Joi.string().allow('', null),
+  tools: Joi.array().items(Joi.object({ type: Joi.string().required() }).unknown(true).when(Joi.object({ type: 'function' }).unknown(), { then: Joi.object({ name: Joi.string().min(1).required() }) })),
+  tool_choice: Joi.alternatives(Joi.string().valid('auto', 'none', 'required'), Joi.object({ type: Joi.string().required(), name: Joi.string() }).unknown(true)),
+  parallel_tool_calls: Joi.boolean().allow(null),
+  max_output_tokens: Joi.number().integer().min(1).allow(null),
+  temperature: Joi.number().min(0).max(2).allow(null),
+  top_p: Joi.number().min(0).max(1).allow(null),
+  stream: Joi.boolean().allow(null),
+  previous_response_id: Joi.string().max(64).allow(null),
+  store: Joi.boolean().allow(null),
+  background: Joi.boolean().valid(false).allow(null).messages({ 'any.only': "'background' responses are not supported; use a '-background' model id for background work." }),
+  metadata: Joi.object().pattern(Joi.string().max(64), Joi.string().max(512)).max(16).allow(null),
+  user: Joi.string(),
+  text: Joi.object({ format: Joi.object({ type: Joi.string().valid('text', 'json_object', 'json_schema').required() }).unknown(true) }).unknown(true),
+}).unknown(true);

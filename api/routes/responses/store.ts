@@ -1,0 +1,32 @@
+import type { Request } from 'express';
+import { StoredResponse } from '../../../shared/db/models';
+import { ApiError } from '../../../shared/errors/ApiError';
+import type { CanonicalMessage } from '../../dialects/canonical';
+
+export const responseNotFound = (id: string) => new ApiError(404, 'response_not_found', `No response with id '${id}' was found.`);
+
+/** A stored response of the caller's org; another org's id is not found, exactly like a missing one. */
+export async function findStored(req: Request, id: string): Promise<StoredResponse> {
+  const row = await StoredResponse.findOne({ where: { id, orgId: req.auth!.orgId } });
+  if (!row) throw responseNotFound(id);
+  return row;
+}
+
+/** The history a follow-up continues: the previous response's whole conversation. */
+export async function historyOf(req: Request, previousId: string | null | undefined): Promise<CanonicalMessage[]> {
+  if (!previousId) return [];
+  return (await findStored(req, previousId)).conversation as CanonicalMessage[];
+}
+
+export async function storeResponse(req: Request, response: Record<string, unknown>, conversation: CanonicalMessage[]): Promise<void> {
+  const a = req.auth!;
+  await StoredResponse.create({
+    id: String(response.id),
+    orgId: a.orgId,
+    projectId: a.projectId,
+    apiKeyId: a.keyId,
+    model: String(response.model),
+    conversation,
+    response,
+  });
+}

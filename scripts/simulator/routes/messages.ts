@@ -1,0 +1,125 @@
+import crypto from 'crypto';
+import { Router, type Request, type Response } from 'express';
+import type { KnobStore } from '../knobs';
+import type { RequestLog } from '../request-log';
+import { applyFaults, sleep } from '../faults';
+import { countTokens, replyWords } from '../text';
+
+type Block = Record<string, unknown> & { type: string };
+type Msg = { role: string; content: string | Block[] };
+
+/** Text a message carries: text blocks and tool results (so a reply after a tool result echoes it). */
+function messageText(content: Msg['content']): string {
+  if (typeof content === 'string') return content;
+  return content
+    .map((b) => {
+      if (b.type === 'text') return String(b.text);
+      if (b.type === 'tool_result') return typeof b.content === 'string' ? b.content : Array.isArray(b.content) ? (b.content as Block[]).map((x) => String(x.text ?? '')).join(' ') : '';
+      return '';
+    })
+    .join(' ');
+}
+
+function anthropicError(res: Response, status: number, type: string, message: string): void {
+  res.status(status).json({ type: 'error', error: { type, message } });
+}
+
+/** Which tool the simulated model uses, if any: a forced choice, or a user asking for a tool. */
+function pickTool(body: Record<string, unknown>, lastUser: string): string | undefined {
+  const tools = (body.tools as Array<{ name?: string; type?: string }> | undefined)?.filter((t) => t.name && (!t.type || t.type === 'custom'));
+  const choice = body.tool_choice as { type?: string; name?: string } | undefined;
+  if (!tools?.length || choice?.type === 'none') return undefined;
+  if (choice?.type === 'tool' && choice.name) return choice.name;
+  if (choice?.type === 'any' || /\b(use|call) (a |the )?tool\b/i.test(lastUser)) return tools[0].name;
+  return undefined;
+}
+
+/** Anthropic Messages (`POST /v1/messages`), JSON and streamed with named events, paced and broken by the knobs. */
+export function messagesRoutes(knobs: KnobStore, log: RequestLog): Router {
+  const r = Router();
+  r.post('/v1/messages', async (req: Request, res: Response) => {
+    log.record(req, res);
+    if (!req.headers['anthropic-version']) return anthropicError(res, 400, 'invalid_request_error', 'anthropic-version: header is required');
+    const body = req.body as Record<string, unknown>;
+    if (typeof body.max_tokens !== 'number' || !Array.isArray(body.messages)) {
+      return anthropicError(res, 400, 'invalid_request_error', 'max_tokens and messages are required');
+    }
+    const model = String(body.model ?? '');
+    const k = knobs.take(model);
+    if (await applyFaults(k, res)) return;
+    const messages = body.messages as Msg[];
+    const system = typeof body.system === 'string' ? body.system : Array.isArray(body.system) ? messageText(body.system as Block[]) : '';
+    const prompt = [system, ...messages.map((m) => messageText(m.content))].join('\n');
+    const lastUser = messageText([...messages].reverse().find((m) => m.role === 'user')?.content ?? '');
+    const maxTokens = body.max_tokens as number;
+    let words = replyWords(lastUser, k.outputWords ?? 12, maxTokens);
+    const tool = pickTool(body, lastUser);
+    let stop: { reason: string; sequence: string | null } = { reason: tool ? 'tool_use' : words.length >= maxTokens ? 'max_tokens' : 'end_turn', sequence: null };
+    const stops = (body.stop_sequences as string[] | undefined) ?? [];
+    const cut = tool ? -1 : words.findIndex((w) => stops.includes(w));
+    if (cut >= 0) {
+      stop = { reason: 'stop_sequence', sequence: words[cut] };
+      words = words.slice(0, cut);
+    }
+    const thinking = (body.thinking as { type?: string } | undefined)?.type === 'enabled' ? `Considering: ${lastUser.slice(0, 80)}` : undefined;
+    const text = tool ? '' : words.join(' ');
+    const input = tool ? { query: lastUser.slice(0, 100) } : undefined;
+    const toolId = `toolu_sim${crypto.randomBytes(6).toString('hex')}`;
+    const usage = {
+      input_tokens: countTokens(prompt) + 3 * messages.length,
+      output_tokens: (tool ? countTokens(JSON.stringify(input)) + 5 : countTokens(text)) + (thinking ? countTokens(thinking) : 0),
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+    };
+    const id = `msg_sim${Date.now().toString(36)}`;
+    const content: Block[] = [];
+    if (thinking) content.push({ type: 'thinking', thinking, signature: 'sim-signature' });
+    if (text) content.push({ type: 'text', text });
+    if (tool) content.push({ type: 'tool_use', id: toolId, name: tool, input });
+
+    if (body.stream !== true) {
+      res.json({ id, type: 'message', role: 'assistant', model, content, stop_reason: stop.reason, stop_sequence: stop.sequence, usage });
+      return;
+    }
+
+    res.status(200).setHeader('Content-Type', 'text/event-stream');
+    res.flushHeaders();
+    const ev = (data: Record<string, unknown> & { type: string }) => `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
+    const pieces: string[] = [
+      ev({ type: 'message_start', message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } }),
+    ];
+    const start = (index: number, block: Record<string, unknown>) => {
+      pieces.push(ev({ type: 'content_block_start', index, content_block: block }));
+      if (index === 0) pieces.push(ev({ type: 'ping' })); // where Anthropic sends its first ping
+    };
+    content.forEach((b, index) => {
+      if (b.type === 'thinking') {
+        start(index, { type: 'thinking', thinking: '', signature: '' });
+        pieces.push(ev({ type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: b.thinking } }));
+        pieces.push(ev({ type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: b.signature } }));
+      } else if (b.type === 'text') {
+        start(index, { type: 'text', text: '' });
+        words.forEach((w, i) => pieces.push(ev({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: i === 0 ? w : ` ${w}` } })));
+      } else {
+        start(index, { type: 'tool_use', id: toolId, name: tool, input: {} });
+        const json = JSON.stringify(input);
+        for (let i = 0; i < json.length; i += 8) pieces.push(ev({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: json.slice(i, i + 8) } }));
+      }
+      pieces.push(ev({ type: 'content_block_stop', index }));
+    });
+    pieces.push(ev({ type: 'message_delta', delta: { stop_reason: stop.reason, stop_sequence: stop.sequence }, usage: { output_tokens: usage.output_tokens } }));
+    pieces.push(ev({ type: 'message_stop' }));
+    for (let i = 0; i < pieces.length; i++) {
+      if (res.destroyed) return;
+      if (k.dropAfterChunks !== undefined && i >= k.dropAfterChunks) {
+        await sleep(20); // let what was written reach the client, then cut the connection
+        res.socket?.destroy();
+        return;
+      }
+      res.write(pieces[i]);
+      if (k.tokenDelayMs) await sleep(k.tokenDelayMs);
+    }
+    res.end();
+  });
+  return r;
+}

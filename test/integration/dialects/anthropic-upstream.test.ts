@@ -1,0 +1,89 @@
+import { expect } from 'chai';
+import OpenAI from 'openai';
+import { env, resetSim } from '../../helpers/harness';
+import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { call, keyHeader } from '../../helpers/http';
+import { postSse } from '../../helpers/sse-events';
+import { UsageEvent } from '../../../shared/db/models';
+
+/** The chat-completions dialect on a model whose upstream speaks Anthropic messages. */
+describe('chat completions on an Anthropic-native upstream (sim-claude)', () => {
+  let o: TestOrg;
+  beforeEach(resetSim);
+  before(async () => {
+    o = await buildOrg(env().redis);
+  });
+
+  it('answers JSON translated from a Message, with usage and a usage event', async () => {
+    const r = await call('POST', '/v1/chat/completions', {
+      headers: keyHeader(o.key),
+      json: { model: 'sim-claude', messages: [{ role: 'system', content: 'Sys.' }, { role: 'user', content: 'hi claude' }], max_tokens: 100, stop: ['zzz'] },
+    });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.body).to.include({ object: 'chat.completion', model: 'sim-claude' });
+    expect(r.body.choices[0].message.content).to.include('hi claude');
+    expect(r.body.choices[0].finish_reason).to.equal('stop');
+    const sent = env().sim.log.entries[0];
+    expect(sent.path).to.equal('/v1/messages');
+    expect(sent.body).to.deep.include({ model: 'sim-claude-1', system: 'Sys.', max_tokens: 100, stop_sequences: ['zzz'], messages: [{ role: 'user', content: [{ type: 'text', text: 'hi claude' }] }] });
+    const [ev] = await UsageEvent.findAll({ where: { requestId: r.headers.get('x-service-request-id')! } });
+    expect(ev.inputTokens).to.equal(r.body.usage.prompt_tokens);
+    expect(ev.outputTokens).to.equal(r.body.usage.completion_tokens);
+  });
+
+  it('streams chunks with tool calls and the usage chunk when asked', async () => {
+    const s = await postSse('/v1/chat/completions', keyHeader(o.key), {
+      model: 'sim-claude',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'find it' }],
+      tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }],
+      tool_choice: 'required',
+    });
+    expect(s.status, s.text).to.equal(200);
+    expect(s.events.at(-1)!.data).to.equal('[DONE]');
+    const chunks = s.events.slice(0, -1).map((e) => e.data);
+    expect(chunks.every((c) => c.model === 'sim-claude' && c.object === 'chat.completion.chunk')).to.equal(true);
+    expect(chunks[0].choices[0].delta).to.deep.equal({ role: 'assistant', content: '' });
+    const calls = chunks.flatMap((c) => c.choices[0]?.delta?.tool_calls ?? []);
+    expect(calls[0]).to.deep.include({ index: 0, type: 'function', function: { name: 'lookup', arguments: '' } });
+    expect(JSON.parse(calls.map((c: { function: { arguments?: string } }) => c.function.arguments ?? '').join(''))).to.deep.equal({ query: 'find it' });
+    expect(chunks.at(-2).choices[0].finish_reason).to.equal('tool_calls');
+    const usage = chunks.at(-1);
+    expect(usage.choices).to.deep.equal([]);
+    expect(usage.usage.completion_tokens).to.be.greaterThan(0);
+    expect((env().sim.log.entries[0].body as { tool_choice: unknown }).tool_choice).to.deep.equal({ type: 'any' });
+  });
+
+  it('works with the official openai client, including a tool round trip', async () => {
+    const client = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    const tools: OpenAI.Chat.ChatCompletionTool[] = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { query: { type: 'string' } } } } }];
+    const first = await client.chat.completions.create({ model: 'sim-claude', messages: [{ role: 'user', content: 'use a tool for bees' }], tools });
+    const tc = first.choices[0].message.tool_calls![0] as OpenAI.Chat.ChatCompletionMessageFunctionToolCall;
+    expect(first.choices[0].finish_reason).to.equal('tool_calls');
+    expect(JSON.parse(tc.function.arguments)).to.deep.equal({ query: 'use a tool for bees' });
+    const stream = await client.chat.completions.create({
+      model: 'sim-claude',
+      stream: true,
+      tools,
+      messages: [{ role: 'user', content: 'use a tool for bees' }, first.choices[0].message, { role: 'tool', tool_call_id: tc.id, content: 'bees: 12' }],
+    });
+    let text = '';
+    let finish: string | null = null;
+    for await (const c of stream) {
+      text += c.choices[0]?.delta?.content ?? '';
+      finish = c.choices[0]?.finish_reason ?? finish;
+    }
+    expect(text).to.include('bees: 12');
+    expect(finish).to.equal('stop');
+  });
+
+  it('refuses legacy completions on it without calling the upstream or billing', async () => {
+    const before = await UsageEvent.count({ where: { orgId: o.org.id } });
+    const r = await call('POST', '/v1/completions', { headers: keyHeader(o.key), json: { model: 'sim-claude', prompt: 'x' } });
+    expect(r.status).to.equal(400);
+    expect(r.body.error.code).to.equal('unsupported_operation');
+    expect(env().sim.log.entries).to.have.length(0);
+    expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(before);
+  });
+});

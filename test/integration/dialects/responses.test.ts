@@ -1,0 +1,305 @@
+import { expect } from 'chai';
+import OpenAI from 'openai';
+import { env, resetSim } from '../../helpers/harness';
+import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { call, keyHeader } from '../../helpers/http';
+import { postSse, type SseEvent } from '../../helpers/sse-events';
+import { StoredResponse, UsageEvent } from '../../../shared/db/models';
+
+const lookup = { type: 'function', name: 'lookup', description: 'Look something up', parameters: { type: 'object', properties: { query: { type: 'string' } } } };
+
+/** Event types in order, runs of identical delta events collapsed to one. */
+function shape(events: SseEvent[]): string[] {
+  const out: string[] = [];
+  for (const e of events) {
+    expect(e.event).to.equal(e.data.type);
+    const s = e.data.type as string;
+    if (out.at(-1) !== s || !s.endsWith('.delta')) out.push(s);
+  }
+  return out;
+}
+
+type Sent = { messages: Array<Record<string, unknown>> };
+const sentBodies = () => env().sim.log.entries.map((e) => e.body as Sent);
+
+describe('POST /v1/responses', () => {
+  let o: TestOrg;
+  let h: Record<string, string>;
+  beforeEach(resetSim);
+  before(async () => {
+    o = await buildOrg(env().redis);
+    h = keyHeader(o.key);
+  });
+
+  for (const [model, path] of [
+    ['sim-chat', '/v1/chat/completions'],
+    ['sim-claude', '/v1/messages'],
+  ] as const) {
+    describe(`on ${model} (upstream ${path})`, () => {
+      it('answers a Response with a message output item, usage and a usage event, and stores it', async () => {
+        const r = await call('POST', '/v1/responses', { headers: h, json: { model, input: 'hello responses', instructions: 'Be brief.' } });
+        expect(r.status, r.text).to.equal(200);
+        expect(r.body).to.include({ object: 'response', status: 'completed', model, instructions: 'Be brief.', previous_response_id: null, error: null });
+        expect(r.body.id).to.match(/^resp_/);
+        expect(r.body.output).to.have.length(1);
+        const item = r.body.output[0];
+        expect(item).to.include({ type: 'message', role: 'assistant', status: 'completed' });
+        expect(item.content[0].type).to.equal('output_text');
+        expect(item.content[0].text).to.include('hello responses');
+        expect(r.body.usage.input_tokens).to.be.greaterThan(0);
+        expect(r.body.usage.total_tokens).to.equal(r.body.usage.input_tokens + r.body.usage.output_tokens);
+        expect(env().sim.log.entries[0].path).to.equal(path);
+        const [ev] = await UsageEvent.findAll({ where: { requestId: r.headers.get('x-service-request-id')! } });
+        expect(ev).to.include({ orgId: o.org.id, model, modality: 'chat', lane: 'interactive' });
+        const stored = await StoredResponse.findByPk(r.body.id);
+        expect(stored?.orgId).to.equal(o.org.id);
+        const got = await call('GET', `/v1/responses/${r.body.id}`, { headers: h });
+        expect(got.body).to.deep.equal(r.body);
+      });
+
+      it('streams the Responses events in order with sequence numbers', async () => {
+        const s = await postSse('/v1/responses', h, { model, input: 'stream this please', stream: true });
+        expect(s.status, s.text).to.equal(200);
+        expect(shape(s.events)).to.deep.equal([
+          'response.created',
+          'response.in_progress',
+          'response.output_item.added',
+          'response.content_part.added',
+          'response.output_text.delta',
+          'response.output_text.done',
+          'response.content_part.done',
+          'response.output_item.done',
+          'response.completed',
+        ]);
+        expect(s.events.map((e) => e.data.sequence_number)).to.deep.equal(s.events.map((_, i) => i));
+        const deltas = s.events.filter((e) => e.data.type === 'response.output_text.delta');
+        const text = deltas.map((e) => e.data.delta).join('');
+        expect(text).to.include('stream this please');
+        expect(deltas.every((e) => e.data.output_index === 0 && e.data.content_index === 0)).to.equal(true);
+        expect(s.events.find((e) => e.data.type === 'response.output_text.done')!.data.text).to.equal(text);
+        const done = s.events.at(-1)!.data.response;
+        expect(done).to.include({ status: 'completed', model });
+        expect(done.output[0].content[0].text).to.equal(text);
+        expect(done.usage.output_tokens).to.be.greaterThan(0);
+        expect(s.events[0].data.response.status).to.equal('in_progress');
+      });
+
+      it('streams a function call with argument deltas', async () => {
+        const s = await postSse('/v1/responses', h, { model, input: 'find cats', tools: [lookup], tool_choice: 'required', stream: true });
+        expect(shape(s.events)).to.deep.equal([
+          'response.created',
+          'response.in_progress',
+          'response.output_item.added',
+          'response.function_call_arguments.delta',
+          'response.function_call_arguments.done',
+          'response.output_item.done',
+          'response.completed',
+        ]);
+        const added = s.events[2].data.item;
+        expect(added).to.include({ type: 'function_call', name: 'lookup', status: 'in_progress', arguments: '' });
+        const args = s.events.filter((e) => e.data.type === 'response.function_call_arguments.delta').map((e) => e.data.delta).join('');
+        expect(JSON.parse(args)).to.deep.equal({ query: 'find cats' });
+        const item = s.events.at(-1)!.data.response.output[0];
+        expect(item).to.include({ type: 'function_call', name: 'lookup', arguments: args, call_id: added.call_id, status: 'completed' });
+      });
+
+      it('round-trips function_call / function_call_output through previous_response_id', async () => {
+        const first = await call('POST', '/v1/responses', { headers: h, json: { model, input: 'please call the tool for dogs', tools: [lookup] } });
+        expect(first.status, first.text).to.equal(200);
+        const fc = first.body.output[0];
+        expect(fc).to.include({ type: 'function_call', name: 'lookup' });
+        const second = await call('POST', '/v1/responses', {
+          headers: h,
+          json: { model, previous_response_id: first.body.id, tools: [lookup], input: [{ type: 'function_call_output', call_id: fc.call_id, output: '{"dogs": 3}' }] },
+        });
+        expect(second.status, second.text).to.equal(200);
+        expect(second.body.previous_response_id).to.equal(first.body.id);
+        expect(second.body.output[0].content[0].text).to.include('3');
+        const upstream = sentBodies()[1];
+        if (model === 'sim-chat') {
+          expect(upstream.messages).to.deep.equal([
+            { role: 'user', content: 'please call the tool for dogs' },
+            { role: 'assistant', content: null, tool_calls: [{ id: fc.call_id, type: 'function', function: { name: 'lookup', arguments: fc.arguments } }] },
+            { role: 'tool', tool_call_id: fc.call_id, content: '{"dogs": 3}' },
+          ]);
+        } else {
+          expect(upstream.messages).to.deep.equal([
+            { role: 'user', content: [{ type: 'text', text: 'please call the tool for dogs' }] },
+            { role: 'assistant', content: [{ type: 'tool_use', id: fc.call_id, name: 'lookup', input: JSON.parse(fc.arguments) }] },
+            { role: 'user', content: [{ type: 'tool_result', tool_use_id: fc.call_id, content: '{"dogs": 3}' }] },
+          ]);
+        }
+      });
+    });
+  }
+
+  it('continues a conversation with previous_response_id (instructions are not carried over)', async () => {
+    const a = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-chat', input: 'first question', instructions: 'Old rules.' } });
+    const b = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-chat', input: 'second question', previous_response_id: a.body.id, instructions: 'New rules.' } });
+    expect(b.status, b.text).to.equal(200);
+    const c = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-chat', input: [{ role: 'user', content: [{ type: 'input_text', text: 'third' }] }], previous_response_id: b.body.id } });
+    expect(c.status, c.text).to.equal(200);
+    const sent = sentBodies();
+    expect(sent[1].messages).to.deep.equal([
+      { role: 'system', content: 'New rules.' },
+      { role: 'user', content: 'first question' },
+      { role: 'assistant', content: a.body.output[0].content[0].text },
+      { role: 'user', content: 'second question' },
+    ]);
+    expect(sent[2].messages.map((m) => m.content)).to.deep.equal(['first question', a.body.output[0].content[0].text, 'second question', b.body.output[0].content[0].text, 'third']);
+  });
+
+  it('continues a conversation on another model, whatever its upstream speaks', async () => {
+    const a = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-chat', input: 'started on chat' } });
+    const b = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-claude', input: 'continued on claude', previous_response_id: a.body.id } });
+    expect(b.status, b.text).to.equal(200);
+    expect(b.body.model).to.equal('sim-claude');
+    const sent = env().sim.log.entries[1];
+    expect(sent.path).to.equal('/v1/messages');
+    expect((sent.body as Sent).messages).to.deep.equal([
+      { role: 'user', content: [{ type: 'text', text: 'started on chat' }] },
+      { role: 'assistant', content: [{ type: 'text', text: a.body.output[0].content[0].text }] },
+      { role: 'user', content: [{ type: 'text', text: 'continued on claude' }] },
+    ]);
+  });
+
+  it("answers 404 response_not_found for another org's response id, and for store: false", async () => {
+    const mine = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-chat', input: 'private' } });
+    const unstored = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-chat', input: 'forget me', store: false } });
+    expect(unstored.body.store).to.equal(false);
+    const other = await buildOrg(env().redis);
+    resetSim();
+    const before = await UsageEvent.count({ where: { orgId: other.org.id } });
+    for (const [key, id] of [[other.key, mine.body.id], [o.key, unstored.body.id], [o.key, 'resp_doesnotexist']]) {
+      const r = await call('POST', '/v1/responses', { headers: keyHeader(key), json: { model: 'sim-chat', input: 'follow up', previous_response_id: id } });
+      expect(r.status).to.equal(404);
+      expect(r.body.error.code).to.equal('response_not_found');
+    }
+    const peek = await call('GET', `/v1/responses/${mine.body.id}`, { headers: keyHeader(other.key) });
+    expect(peek.status).to.equal(404);
+    expect(env().sim.log.entries).to.have.length(0);
+    expect(await UsageEvent.count({ where: { orgId: other.org.id } })).to.equal(before);
+  });
+
+  it('reports an upstream failure mid-stream as an error event', async () => {
+    await fetch(`${env().simUrl}/_sim/knobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ dropAfterChunks: 4, tokenDelayMs: 10 }) });
+    const s = await postSse('/v1/responses', h, { model: 'sim-chat', input: 'will break', stream: true });
+    expect(s.status).to.equal(200);
+    const last = s.events.at(-1)!;
+    expect(last.event).to.equal('error');
+    expect(last.data).to.include({ type: 'error', code: 'upstream_error' });
+    expect(last.data.sequence_number).to.equal(s.events.length - 1);
+    expect(s.events.some((e) => e.data.type === 'response.completed')).to.equal(false);
+  });
+
+  it('is also served at POST /responses', async () => {
+    const r = await call('POST', '/responses', { headers: h, json: { model: 'sim-chat', input: 'no prefix' } });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.body.output[0].content[0].text).to.include('no prefix');
+  });
+
+  it('reports max_output_tokens cut-offs as incomplete', async () => {
+    const r = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-chat', input: 'a long answer please', max_output_tokens: 3 } });
+    expect(r.body).to.include({ status: 'incomplete' });
+    expect(r.body.incomplete_details).to.deep.equal({ reason: 'max_output_tokens' });
+    expect((sentBodies()[0] as unknown as { max_tokens: number }).max_tokens).to.equal(3);
+  });
+
+  it('runs -background ids on the background lane and attributes the project', async () => {
+    const r = await call('POST', '/v1/responses', { headers: { ...h, 'SERVICE-PROJECT-ID': o.project.id }, json: { model: 'sim-chat-background', input: 'later' } });
+    expect(r.status, r.text).to.equal(200);
+    const [ev] = await UsageEvent.findAll({ where: { requestId: r.headers.get('x-service-request-id')! } });
+    expect(ev).to.include({ lane: 'background', projectId: o.project.id });
+  });
+
+  it('refuses bad requests without reaching the upstream or billing', async () => {
+    const cases: Array<[unknown, number, string]> = [
+      [{ input: 'x' }, 400, 'invalid_request'],
+      [{ model: 'sim-chat' }, 400, 'invalid_request'],
+      [{ model: 'sim-chat', input: [] }, 400, 'invalid_request'],
+      [{ model: 'sim-chat', input: 'x', temperature: 3 }, 400, 'invalid_request'],
+      [{ model: 'sim-chat', input: 'x', background: true }, 400, 'invalid_request'],
+      [{ model: 'sim-chat', input: [{ role: 'wizard', content: 'x' }] }, 400, 'invalid_request'],
+      [{ model: 'sim-chat', input: [{ type: 'item_reference', id: 'x' }] }, 400, 'invalid_request'],
+      [{ model: 'sim-chat', input: 'x', tools: [{ type: 'web_search_preview' }] }, 400, 'unsupported_tool'],
+      [{ model: 'nope', input: 'x' }, 404, 'model_not_found'],
+      [{ model: 'sim-embed', input: 'x' }, 400, 'model_not_chat_capable'],
+    ];
+    const before = await UsageEvent.count({ where: { orgId: o.org.id } });
+    for (const [json, status, code] of cases) {
+      const r = await call('POST', '/v1/responses', { headers: h, json });
+      expect(r.status, JSON.stringify(json)).to.equal(status);
+      expect(r.body.error.code).to.equal(code);
+    }
+    expect(env().sim.log.entries).to.have.length(0);
+    expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(before);
+  });
+
+  it('answers 429 CONCURRENT_REQUEST_LIMIT_EXCEEDED when the lanes are full', async () => {
+    const full = await buildOrg(env().redis, { laneOverrides: { 'chat:interactive': 0 } });
+    const r = await call('POST', '/v1/responses', { headers: keyHeader(full.key), json: { model: 'sim-chat', input: 'x' } });
+    expect(r.status).to.equal(429);
+    expect(r.body.error.code).to.equal('CONCURRENT_REQUEST_LIMIT_EXCEEDED');
+    expect(Number(r.headers.get('retry-after'))).to.be.greaterThan(0);
+    expect(env().sim.log.entries).to.have.length(0);
+    expect(await UsageEvent.count({ where: { orgId: full.org.id } })).to.equal(0);
+    expect(await StoredResponse.count({ where: { orgId: full.org.id } })).to.equal(0);
+  });
+});
+
+describe('openai client: responses through the gateway', () => {
+  let client: OpenAI;
+  beforeEach(resetSim);
+  before(async () => {
+    const o = await buildOrg(env().redis);
+    client = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+  });
+
+  for (const model of ['sim-chat', 'sim-claude']) {
+    it(`responses.create JSON and streamed, a function tool round trip and a follow-up on ${model}`, async () => {
+      const r = await client.responses.create({ model, input: 'sdk hello' });
+      expect(r.model).to.equal(model);
+      expect(r.output_text).to.include('sdk hello');
+
+      const stream = await client.responses.create({ model, input: 'sdk stream', stream: true });
+      let text = '';
+      let completed: OpenAI.Responses.Response | undefined;
+      for await (const ev of stream) {
+        if (ev.type === 'response.output_text.delta') text += ev.delta;
+        if (ev.type === 'response.completed') completed = ev.response;
+      }
+      expect(text).to.include('sdk stream');
+      expect(completed?.status).to.equal('completed');
+
+      const tools: OpenAI.Responses.Tool[] = [{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: { query: { type: 'string' } } }, strict: false }];
+      const helper = client.responses.stream({ model, input: 'use a tool to find owls', tools });
+      const final = await helper.finalResponse();
+      const call = final.output.find((i) => i.type === 'function_call') as OpenAI.Responses.ResponseFunctionToolCall;
+      expect(call.name).to.equal('lookup');
+      expect(JSON.parse(call.arguments)).to.deep.equal({ query: 'use a tool to find owls' });
+
+      const answer = await client.responses.create({
+        model,
+        previous_response_id: final.id,
+        tools,
+        input: [{ type: 'function_call_output', call_id: call.call_id, output: 'owls found: 7' }],
+      });
+      expect(answer.output_text).to.include('owls found: 7');
+
+      const followUp = await client.responses.create({ model, previous_response_id: answer.id, input: 'thanks' });
+      expect(followUp.output_text).to.include('thanks');
+      const last = env().sim.log.entries.at(-1)!.body as Sent;
+      expect(last.messages.length).to.equal(5); // question, call, result, answer, thanks
+    });
+  }
+
+  it('raises NotFoundError for an unknown previous_response_id', async () => {
+    let err: unknown;
+    try {
+      await client.responses.create({ model: 'sim-chat', input: 'x', previous_response_id: 'resp_nope' });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).to.be.instanceOf(OpenAI.NotFoundError);
+  });
+});

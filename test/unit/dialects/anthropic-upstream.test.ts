@@ -1,0 +1,114 @@
+import { expect } from 'chai';
+import { canonicalToMessages } from '../../../workers/providers/anthropic/to-messages';
+import { messageToCompletion } from '../../../workers/providers/anthropic/from-messages';
+import { MessagesToChatStream } from '../../../workers/providers/anthropic/stream-to-chat';
+import { messagesToCanonical, type MessagesRequest } from '../../../api/dialects/messages/request';
+import { textStream, thinkingStream, toolStream, toolUseMessage, toolUseRequest } from './fixtures/anthropic';
+
+describe('anthropic upstream: canonical → messages request', () => {
+  it('translates an OpenAI function-calling conversation', () => {
+    const body = {
+      model: 'ignored',
+      messages: [
+        { role: 'system', content: 'You are helpful.' },
+        { role: 'developer', content: 'Be brief.' },
+        { role: 'user', content: [{ type: 'text', text: 'Weather in Boston?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }] },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'call_abc123', type: 'function', function: { name: 'get_current_weather', arguments: '{\n"location": "Boston, MA"\n}' } }] },
+        { role: 'tool', tool_call_id: 'call_abc123', content: '22C' },
+        { role: 'user', content: 'Thanks' },
+      ],
+      tools: [{ type: 'function', function: { name: 'get_current_weather', description: 'Weather', parameters: { type: 'object', properties: { location: { type: 'string' } } } } }],
+      tool_choice: 'required',
+      parallel_tool_calls: false,
+      temperature: 1.7,
+      stop: 'END',
+      user: 'u1',
+      n: 1,
+      response_format: { type: 'json_object' },
+    };
+    expect(canonicalToMessages(body, 'claude-x')).to.deep.equal({
+      model: 'claude-x',
+      max_tokens: 4096,
+      system: 'You are helpful.\n\nBe brief.',
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'Weather in Boston?' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } }] },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'call_abc123', name: 'get_current_weather', input: { location: 'Boston, MA' } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_abc123', content: '22C' }, { type: 'text', text: 'Thanks' }] },
+      ],
+      tools: [{ name: 'get_current_weather', description: 'Weather', input_schema: { type: 'object', properties: { location: { type: 'string' } } } }],
+      tool_choice: { type: 'any', disable_parallel_tool_use: true },
+      stop_sequences: ['END'],
+      temperature: 1,
+      metadata: { user_id: 'u1' },
+    });
+  });
+
+  it('round-trips an Anthropic request through the canonical shape (thinking aside)', () => {
+    const back = canonicalToMessages(messagesToCanonical(toolUseRequest as unknown as MessagesRequest) as unknown as Record<string, unknown>, 'claude-sonnet-4-5');
+    const expected = structuredClone(toolUseRequest) as unknown as Record<string, unknown> & { messages: Array<{ content: Array<{ type: string }> }> };
+    expected.system = 'You are a weather bot.';
+    expected.messages[1].content = expected.messages[1].content.filter((b) => b.type !== 'thinking');
+    expected.metadata = { user_id: 'user-123' };
+    expect(back).to.deep.equal(expected);
+  });
+});
+
+describe('anthropic upstream: Message → canonical completion', () => {
+  it('translates text and tool_use, stop reason and usage (cached input included in prompt_tokens)', () => {
+    const c = messageToCompletion(toolUseMessage, 'pub');
+    expect(c).to.deep.include({ id: 'chatcmpl-msg_01Aq9w938a90dw8q', object: 'chat.completion', model: 'pub' });
+    expect(c.choices).to.deep.equal([
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: "I'll check the current weather in San Francisco for you.",
+          tool_calls: [{ id: 'toolu_01A09q90qw90lq917835lq9', type: 'function', function: { name: 'get_weather', arguments: '{"location":"San Francisco, CA"}' } }],
+        },
+        logprobs: null,
+        finish_reason: 'tool_calls',
+      },
+    ]);
+    expect(c.usage).to.deep.equal({ prompt_tokens: 572, completion_tokens: 89, total_tokens: 661, prompt_tokens_details: { cached_tokens: 100 } });
+  });
+});
+
+describe('anthropic upstream: stream → canonical chunks', () => {
+  const run = (events: unknown[]) => {
+    const t = new MessagesToChatStream('pub');
+    const chunks = events.flatMap((e) => t.push(e as never)) as Array<{ choices: Array<{ delta: Record<string, unknown>; finish_reason: string | null }> }>;
+    return { deltas: chunks.map((c) => [c.choices[0].delta, c.choices[0].finish_reason]), usage: t.usageChunk() };
+  };
+
+  it('translates the reference text stream', () => {
+    const { deltas, usage } = run(textStream);
+    expect(deltas).to.deep.equal([
+      [{ role: 'assistant', content: '' }, null],
+      [{ content: 'Hello' }, null],
+      [{ content: '!' }, null],
+      [{}, 'stop'],
+    ]);
+    expect(usage).to.deep.include({ choices: [], model: 'pub', usage: { prompt_tokens: 25, completion_tokens: 15, total_tokens: 40, prompt_tokens_details: { cached_tokens: 0 } } });
+  });
+
+  it('translates the recorded tool-use stream into one tool call', () => {
+    const { deltas, usage } = run(toolStream);
+    expect(deltas).to.deep.equal([
+      [{ role: 'assistant', content: '' }, null],
+      [{ tool_calls: [{ index: 0, id: 'toolu_01KFbKqPYSuAKujiL6mTfzYA', type: 'function', function: { name: 'json', arguments: '' } }] }, null],
+      [{ tool_calls: [{ index: 0, function: { arguments: '{"elements": [{"location": "San Francisco", "temperature": 58, "condition": "sunny"}]' } }] }, null],
+      [{ tool_calls: [{ index: 0, function: { arguments: '}' } }] }, null],
+      [{}, 'tool_calls'],
+    ]);
+    expect((usage.usage as { completion_tokens: number }).completion_tokens).to.equal(47);
+  });
+
+  it('translates thinking into reasoning_content', () => {
+    const { deltas } = run(thinkingStream);
+    expect(deltas.slice(1)).to.deep.equal([
+      [{ reasoning_content: 'Let me solve this step by step:' }, null],
+      [{ content: '27 * 453 = 12,231' }, null],
+      [{}, 'stop'],
+    ]);
+  });
+});

@@ -1,0 +1,185 @@
+import { expect } from 'chai';
+import { messagesToCanonical, type MessagesRequest } from '../../../api/dialects/messages/request';
+import { canonicalToMessage, stopReason } from '../../../api/dialects/messages/response';
+import { MessagesStreamTranslator } from '../../../api/dialects/messages/stream';
+import { anthropicErrorType } from '../../../api/dialects/messages/errors';
+import { isVersionDate } from '../../../api/routes/messages/version';
+import type { CanonicalChunk, CanonicalCompletion } from '../../../api/dialects/canonical';
+import { toolUseRequest } from './fixtures/anthropic';
+import { textChunks, textCompletion, toolCallCompletion, toolChunks } from './fixtures/openai';
+
+describe('messages dialect: request → canonical', () => {
+  it('translates system, images, thinking, tool_use and tool_result turns and the sampling fields', () => {
+    const c = messagesToCanonical(toolUseRequest as unknown as MessagesRequest);
+    expect(c).to.deep.equal({
+      model: 'claude-sonnet-4-5',
+      messages: [
+        { role: 'system', content: 'You are a weather bot.' },
+        {
+          role: 'user',
+          content: [
+            { type: 'image_url', image_url: { url: 'data:image/jpeg;base64,/9j/4AAQSkZJRg==' } },
+            { type: 'text', text: 'What is the weather like in San Francisco?' },
+          ],
+        },
+        {
+          // the thinking block is not sent to OpenAI-compatible upstreams
+          role: 'assistant',
+          content: "I'll check the current weather in San Francisco for you.",
+          tool_calls: [{ id: 'toolu_01A09q90qw90lq917835lq9', type: 'function', function: { name: 'get_weather', arguments: '{"location":"San Francisco, CA"}' } }],
+        },
+        { role: 'tool', tool_call_id: 'toolu_01A09q90qw90lq917835lq9', content: '15 degrees' },
+        { role: 'user', content: 'And tomorrow?' },
+      ],
+      max_tokens: 1024,
+      tools: [{ type: 'function', function: { name: 'get_weather', description: 'Get the current weather in a given location', parameters: toolUseRequest.tools[0].input_schema } }],
+      tool_choice: 'auto',
+      parallel_tool_calls: false,
+      stop: ['\n\nHuman:'],
+      temperature: 0.5,
+      top_k: 40,
+      user: 'user-123',
+    });
+  });
+
+  it('maps tool_choice any/tool/none and tool results with error flags and images', () => {
+    const base = { model: 'm', max_tokens: 5, tools: [{ name: 't', input_schema: { type: 'object' } }] };
+    const choice = (tc: unknown) => messagesToCanonical({ ...base, tool_choice: tc, messages: [{ role: 'user', content: 'x' }] } as MessagesRequest).tool_choice;
+    expect(choice({ type: 'any' })).to.equal('required');
+    expect(choice({ type: 'none' })).to.equal('none');
+    expect(choice({ type: 'tool', name: 't' })).to.deep.equal({ type: 'function', function: { name: 't' } });
+    const c = messagesToCanonical({
+      ...base,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'a', is_error: true, content: [{ type: 'text', text: 'boom' }, { type: 'image', source: { type: 'url', url: 'https://x/y.png' } }] },
+          ],
+        },
+      ],
+    } as MessagesRequest);
+    expect(c.messages).to.deep.equal([
+      { role: 'tool', tool_call_id: 'a', content: 'Error: boom' },
+      { role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://x/y.png' } }] },
+    ]);
+  });
+});
+
+describe('messages dialect: canonical → Message', () => {
+  it('turns tool calls into tool_use blocks with parsed input', () => {
+    const m = canonicalToMessage(toolCallCompletion as CanonicalCompletion, 'public-model', 'msg_x');
+    expect(m).to.deep.equal({
+      id: 'msg_x',
+      type: 'message',
+      role: 'assistant',
+      model: 'public-model',
+      content: [{ type: 'tool_use', id: 'call_abc123', name: 'get_current_weather', input: { location: 'Boston, MA' } }],
+      stop_reason: 'tool_use',
+      stop_sequence: null,
+      usage: { input_tokens: 82, output_tokens: 17, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+    });
+  });
+
+  it('turns text into a text block and reasoning into a thinking block; cached input is reported apart', () => {
+    const withReasoning = structuredClone(textCompletion) as unknown as CanonicalCompletion;
+    withReasoning.choices[0].message.reasoning_content = 'hmm';
+    withReasoning.usage = { prompt_tokens: 19, completion_tokens: 10, prompt_tokens_details: { cached_tokens: 4 } };
+    const m = canonicalToMessage(withReasoning, 'p');
+    expect(m.content).to.deep.equal([
+      { type: 'thinking', thinking: 'hmm', signature: '' },
+      { type: 'text', text: 'Hello! How can I assist you today?' },
+    ]);
+    expect(m.stop_reason).to.equal('end_turn');
+    expect(m.usage).to.deep.equal({ input_tokens: 15, output_tokens: 10, cache_creation_input_tokens: 0, cache_read_input_tokens: 4 });
+  });
+
+  it('maps every finish reason', () => {
+    expect(['stop', 'length', 'tool_calls', 'content_filter', null].map((f) => stopReason(f as never))).to.deep.equal(['end_turn', 'max_tokens', 'tool_use', 'refusal', 'end_turn']);
+  });
+});
+
+describe('messages dialect: stream translation', () => {
+  const run = (chunks: unknown[]) => {
+    const t = new MessagesStreamTranslator('pub', 'msg_s');
+    return [...chunks.flatMap((c) => t.push(c as CanonicalChunk)), ...t.end()];
+  };
+
+  it('emits the text sequence event by event', () => {
+    expect(run(textChunks)).to.deep.equal([
+      {
+        type: 'message_start',
+        message: { id: 'msg_s', type: 'message', role: 'assistant', model: 'pub', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } },
+      },
+      { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+      { type: 'ping' },
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hello' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: '!' } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { input_tokens: 9, output_tokens: 2, cache_read_input_tokens: 0 } },
+      { type: 'message_stop' },
+    ]);
+  });
+
+  it('gives text and each parallel tool call their own block index', () => {
+    const events = run(toolChunks);
+    expect(events.slice(1)).to.deep.equal([
+      { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+      { type: 'ping' },
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Checking.' } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'call_DdmO9pD3xa9XTPNJ32zg2hcA', name: 'get_weather', input: {} } },
+      { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"location":' } },
+      { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: ' "Paris"}' } },
+      { type: 'content_block_stop', index: 1 },
+      { type: 'content_block_start', index: 2, content_block: { type: 'tool_use', id: 'call_2', name: 'get_weather', input: {} } },
+      { type: 'content_block_delta', index: 2, delta: { type: 'input_json_delta', partial_json: '{"location": "Rome"}' } },
+      { type: 'content_block_stop', index: 2 },
+      { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { input_tokens: 32, output_tokens: 30, cache_read_input_tokens: 8 } },
+      { type: 'message_stop' },
+    ]);
+  });
+
+  it('streams reasoning as a thinking block before the text', () => {
+    const events = run([{ choices: [{ delta: { reasoning_content: 'think' } }] }, { choices: [{ delta: { content: 'answer' }, finish_reason: 'stop' }] }]);
+    expect(events.map((e) => `${e.type}${'index' in e ? `:${e.index}` : ''}`)).to.deep.equal([
+      'message_start',
+      'content_block_start:0',
+      'ping',
+      'content_block_delta:0',
+      'content_block_stop:0',
+      'content_block_start:1',
+      'content_block_delta:1',
+      'content_block_stop:1',
+      'message_delta',
+      'message_stop',
+    ]);
+    expect(events[3]).to.deep.equal({ type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'think' } });
+  });
+
+  it('still opens and closes the message when the upstream sent nothing', () => {
+    expect(run([]).map((e) => e.type)).to.deep.equal(['message_start', 'message_delta', 'message_stop']);
+  });
+});
+
+describe('messages dialect: version header and error types', () => {
+  it('accepts real dates only', () => {
+    expect(['2023-06-01', '2026-10-21', '2024-02-29'].every(isVersionDate)).to.equal(true);
+    expect(['2023-02-29', '2023-13-01', '2023-6-1', 'latest', '', '2023-06-01T00:00:00Z'].some(isVersionDate)).to.equal(false);
+  });
+
+  it("maps statuses to Anthropic's error types", () => {
+    expect([400, 401, 403, 404, 413, 429, 500, 502, 503, 504].map(anthropicErrorType)).to.deep.equal([
+      'invalid_request_error',
+      'authentication_error',
+      'permission_error',
+      'not_found_error',
+      'request_too_large',
+      'rate_limit_error',
+      'api_error',
+      'api_error',
+      'overloaded_error',
+      'timeout_error',
+    ]);
+  });
+});

@@ -1,0 +1,160 @@
+import { expect } from 'chai';
+import { itemsToMessages, responsesToCanonical, type ResponsesRequest } from '../../../api/dialects/responses/request';
+import { canonicalToResponse, type ResponseFrame } from '../../../api/dialects/responses/response';
+import { ResponsesStreamTranslator } from '../../../api/dialects/responses/stream';
+import type { CanonicalChunk, CanonicalCompletion } from '../../../api/dialects/canonical';
+import { textChunks, toolCallCompletion, toolChunks } from './fixtures/openai';
+
+/** Input items as in OpenAI's function-calling guide (Responses API). */
+const toolRoundTrip = [
+  { role: 'developer', content: 'Answer briefly.' },
+  { role: 'user', content: [{ type: 'input_text', text: "What's the weather like in Paris today?" }, { type: 'input_image', image_url: 'https://example.com/paris.jpg', detail: 'low' }] },
+  { type: 'reasoning', id: 'rs_1', summary: [] },
+  { type: 'function_call', id: 'fc_12345xyz', call_id: 'call_12345xyz', name: 'get_weather', arguments: '{"latitude":48.8566,"longitude":2.3522}' },
+  { type: 'function_call', id: 'fc_2', call_id: 'call_2', name: 'get_weather', arguments: '{"latitude":41.9,"longitude":12.5}' },
+  { type: 'function_call_output', call_id: 'call_12345xyz', output: '14' },
+  { type: 'function_call_output', call_id: 'call_2', output: '19' },
+  { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Paris is 14°C.', annotations: [] }] },
+];
+
+describe('responses dialect: request → canonical', () => {
+  it('translates input items: roles, parts, parallel function calls and their outputs', () => {
+    expect(itemsToMessages(toolRoundTrip)).to.deep.equal([
+      { role: 'system', content: 'Answer briefly.' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: "What's the weather like in Paris today?" },
+          { type: 'image_url', image_url: { url: 'https://example.com/paris.jpg', detail: 'low' } },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'call_12345xyz', type: 'function', function: { name: 'get_weather', arguments: '{"latitude":48.8566,"longitude":2.3522}' } },
+          { id: 'call_2', type: 'function', function: { name: 'get_weather', arguments: '{"latitude":41.9,"longitude":12.5}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_12345xyz', content: '14' },
+      { role: 'tool', tool_call_id: 'call_2', content: '19' },
+      { role: 'assistant', content: 'Paris is 14°C.' },
+    ]);
+  });
+
+  it('puts instructions first, then the stored history, then the new turn; maps tools and options', () => {
+    const req: ResponsesRequest = {
+      model: 'm',
+      input: 'and tomorrow?',
+      instructions: 'Be terse.',
+      tools: [{ type: 'function', name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: {} }, strict: true }],
+      tool_choice: { type: 'function', name: 'get_weather' },
+      parallel_tool_calls: false,
+      max_output_tokens: 50,
+      temperature: 0.2,
+      text: { format: { type: 'json_schema', name: 'w', schema: { type: 'object' }, strict: true } },
+    };
+    const history = [
+      { role: 'user' as const, content: 'weather?' },
+      { role: 'assistant' as const, content: 'sunny' },
+    ];
+    const { canonical, turn } = responsesToCanonical(req, history);
+    expect(turn).to.deep.equal([{ role: 'user', content: 'and tomorrow?' }]);
+    expect(canonical).to.deep.equal({
+      model: 'm',
+      messages: [{ role: 'system', content: 'Be terse.' }, ...history, { role: 'user', content: 'and tomorrow?' }],
+      tools: [{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: {} }, strict: true } }],
+      tool_choice: { type: 'function', function: { name: 'get_weather' } },
+      parallel_tool_calls: false,
+      max_tokens: 50,
+      temperature: 0.2,
+      response_format: { type: 'json_schema', json_schema: { name: 'w', schema: { type: 'object' }, strict: true } },
+    });
+  });
+});
+
+const frame: ResponseFrame = { id: 'resp_1', createdAt: 1741476542, publicModel: 'pub', req: { model: 'pub', input: 'x' } };
+
+describe('responses dialect: canonical → Response', () => {
+  it('turns tool calls into function_call items and usage into Responses usage', () => {
+    const { response, assistant } = canonicalToResponse(toolCallCompletion as CanonicalCompletion, frame);
+    expect(response).to.include({ id: 'resp_1', object: 'response', status: 'completed', model: 'pub', created_at: 1741476542 });
+    const out = response.output as Array<Record<string, unknown>>;
+    expect(out).to.have.length(1);
+    expect(out[0]).to.include({ type: 'function_call', call_id: 'call_abc123', name: 'get_current_weather', arguments: '{\n"location": "Boston, MA"\n}', status: 'completed' });
+    expect(out[0].id).to.match(/^fc_/);
+    expect(response.usage).to.deep.equal({ input_tokens: 82, input_tokens_details: { cached_tokens: 0 }, output_tokens: 17, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 99 });
+    expect(assistant).to.deep.equal({ role: 'assistant', content: null, tool_calls: toolCallCompletion.choices[0].message.tool_calls });
+  });
+});
+
+describe('responses dialect: stream translation', () => {
+  const run = (chunks: unknown[]) => {
+    const t = new ResponsesStreamTranslator(frame);
+    const events = [...chunks.flatMap((c) => t.push(c as CanonicalChunk)), ...t.end()];
+    return { events, t };
+  };
+
+  it('emits the text sequence event by event', () => {
+    const { events } = run(textChunks);
+    const msgId = (events[2].item as { id: string }).id;
+    const strip = events.map(({ response, ...rest }) => (response ? { ...rest, status: (response as { status: string }).status } : rest));
+    expect(strip).to.deep.equal([
+      { type: 'response.created', sequence_number: 0, status: 'in_progress' },
+      { type: 'response.in_progress', sequence_number: 1, status: 'in_progress' },
+      { type: 'response.output_item.added', sequence_number: 2, output_index: 0, item: { type: 'message', id: msgId, status: 'in_progress', role: 'assistant', content: [] } },
+      { type: 'response.content_part.added', sequence_number: 3, item_id: msgId, output_index: 0, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } },
+      { type: 'response.output_text.delta', sequence_number: 4, item_id: msgId, output_index: 0, content_index: 0, delta: 'Hello', logprobs: [] },
+      { type: 'response.output_text.delta', sequence_number: 5, item_id: msgId, output_index: 0, content_index: 0, delta: '!', logprobs: [] },
+      { type: 'response.output_text.done', sequence_number: 6, item_id: msgId, output_index: 0, content_index: 0, text: 'Hello!', logprobs: [] },
+      { type: 'response.content_part.done', sequence_number: 7, item_id: msgId, output_index: 0, content_index: 0, part: { type: 'output_text', text: 'Hello!', annotations: [] } },
+      { type: 'response.output_item.done', sequence_number: 8, output_index: 0, item: { type: 'message', id: msgId, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'Hello!', annotations: [] }] } },
+      { type: 'response.completed', sequence_number: 9, status: 'completed' },
+    ]);
+    const final = events.at(-1)!.response as { usage: { input_tokens: number; output_tokens: number }; output: unknown[] };
+    expect(final.usage).to.include({ input_tokens: 9, output_tokens: 2 });
+    expect(final.output).to.have.length(1);
+  });
+
+  it('gives the message and each function call their own output index', () => {
+    const { events, t } = run(toolChunks);
+    const brief = events.map((e) => `${e.type}${'output_index' in e ? `:${e.output_index}` : ''}`);
+    expect(brief).to.deep.equal([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added:0',
+      'response.content_part.added:0',
+      'response.output_text.delta:0',
+      'response.output_text.done:0',
+      'response.content_part.done:0',
+      'response.output_item.done:0',
+      'response.output_item.added:1',
+      'response.function_call_arguments.delta:1',
+      'response.function_call_arguments.delta:1',
+      'response.function_call_arguments.done:1',
+      'response.output_item.done:1',
+      'response.output_item.added:2',
+      'response.function_call_arguments.delta:2',
+      'response.function_call_arguments.done:2',
+      'response.output_item.done:2',
+      'response.completed',
+    ]);
+    const done = events.find((e) => e.type === 'response.function_call_arguments.done')!;
+    expect(done).to.include({ arguments: '{"location": "Paris"}', name: 'get_weather' });
+    expect(t.final!.assistant).to.deep.equal({
+      role: 'assistant',
+      content: 'Checking.',
+      tool_calls: [
+        { id: 'call_DdmO9pD3xa9XTPNJ32zg2hcA', type: 'function', function: { name: 'get_weather', arguments: '{"location": "Paris"}' } },
+        { id: 'call_2', type: 'function', function: { name: 'get_weather', arguments: '{"location": "Rome"}' } },
+      ],
+    });
+  });
+
+  it('ends with response.incomplete when the output was cut at max_output_tokens', () => {
+    const { events } = run([{ choices: [{ delta: { content: 'cut' }, finish_reason: 'length' }] }]);
+    const last = events.at(-1)!;
+    expect(last.type).to.equal('response.incomplete');
+    expect(last.response).to.deep.include({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } });
+  });
+});

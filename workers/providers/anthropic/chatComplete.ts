@@ -1,0 +1,39 @@
+import { canonicalToMessages } from './to-messages';
+import { messageToCompletion } from './from-messages';
+import { MessagesToChatStream } from './stream-to-chat';
+import { messagesEvents, postMessages } from './messages';
+import type { Emit, UpstreamCall } from '../types';
+import type { ChatOutcome } from '../openai/chatComplete';
+import { errors } from '../../../shared/errors/codes';
+
+/**
+ * A canonical chat job against an Anthropic-native upstream: translated to messages, answered in
+ * the canonical shape (JSON or chunks), so every dialect works on every model.
+ */
+export async function chatComplete(
+  call: UpstreamCall,
+  body: Record<string, unknown>,
+  publicModel: string,
+  stream: { emit: Emit; includeUsage: boolean } | undefined,
+): Promise<ChatOutcome> {
+  const upstreamBody = canonicalToMessages(body, call.upstreamModel);
+  if (stream) upstreamBody.stream = true;
+  const res = await postMessages(call, upstreamBody);
+  if (!stream) {
+    let json: Record<string, unknown>;
+    try {
+      json = (await res.json()) as Record<string, unknown>;
+    } catch {
+      throw errors.upstreamError('The upstream answered with a malformed body.');
+    }
+    if (!json || json.type !== 'message' || !Array.isArray(json.content)) throw errors.upstreamError('The upstream answered with a malformed body.');
+    const completion = messageToCompletion(json, publicModel);
+    const u = completion.usage as { prompt_tokens: number; completion_tokens: number };
+    return { response: completion, usage: { inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens } };
+  }
+  const t = new MessagesToChatStream(publicModel);
+  for await (const ev of messagesEvents(res)) for (const c of t.push(ev)) stream.emit(JSON.stringify(c));
+  if (stream.includeUsage) stream.emit(JSON.stringify(t.usageChunk()));
+  const u = t.usageTotals();
+  return { usage: { inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens } };
+}

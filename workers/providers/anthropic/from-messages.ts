@@ -1,0 +1,46 @@
+type Block = Record<string, unknown> & { type: string };
+type Usage = { input_tokens?: number | null; output_tokens?: number | null; cache_creation_input_tokens?: number | null; cache_read_input_tokens?: number | null };
+
+/** stop_reason → finish_reason. */
+export function finishReason(stop: unknown): 'stop' | 'length' | 'tool_calls' | 'content_filter' {
+  switch (stop) {
+    case 'max_tokens':
+    case 'model_context_window_exceeded':
+      return 'length';
+    case 'tool_use':
+      return 'tool_calls';
+    case 'refusal':
+      return 'content_filter';
+    default:
+      return 'stop'; // end_turn, stop_sequence, pause_turn
+  }
+}
+
+/** Anthropic usage → OpenAI usage: cached input is part of prompt_tokens there. */
+export function chatUsage(u: Usage | undefined) {
+  const cached = u?.cache_read_input_tokens ?? 0;
+  const prompt = (u?.input_tokens ?? 0) + cached + (u?.cache_creation_input_tokens ?? 0);
+  const completion = u?.output_tokens ?? 0;
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: { cached_tokens: cached } };
+}
+
+/** An Anthropic Message → a canonical chat completion with the public model id. */
+export function messageToCompletion(msg: Record<string, unknown>, publicModel: string): Record<string, unknown> {
+  const blocks = (msg.content as Block[]) ?? [];
+  const text = blocks.filter((b) => b.type === 'text').map((b) => String(b.text)).join('');
+  const reasoning = blocks.filter((b) => b.type === 'thinking').map((b) => String(b.thinking)).join('');
+  const calls = blocks
+    .filter((b) => b.type === 'tool_use')
+    .map((b) => ({ id: String(b.id), type: 'function', function: { name: String(b.name), arguments: JSON.stringify(b.input ?? {}) } }));
+  const message: Record<string, unknown> = { role: 'assistant', content: text || (calls.length ? null : '') };
+  if (reasoning) message.reasoning_content = reasoning;
+  if (calls.length) message.tool_calls = calls;
+  return {
+    id: `chatcmpl-${String(msg.id ?? '')}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: publicModel,
+    choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason(msg.stop_reason) }],
+    usage: chatUsage(msg.usage as Usage),
+  };
+}

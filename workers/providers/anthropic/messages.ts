@@ -1,0 +1,93 @@
+import { anthropicApi } from './api';
+import { fetchUpstream } from '../http';
+import { readSse } from '../sse';
+import type { Emit, TokenUsage, UpstreamCall } from '../types';
+import { errors } from '../../../shared/errors/codes';
+import { ApiError } from '../../../shared/errors/ApiError';
+
+export interface MessagesOutcome {
+  response?: Record<string, unknown>;
+  usage: TokenUsage;
+}
+
+interface AnthropicUsage {
+  input_tokens?: number | null;
+  output_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+}
+
+/** All input Anthropic billed (cached and cache-writing input is reported apart from input_tokens). */
+export function inputTokensOf(u: AnthropicUsage | undefined): number {
+  return (u?.input_tokens ?? 0) + (u?.cache_creation_input_tokens ?? 0) + (u?.cache_read_input_tokens ?? 0);
+}
+
+/** An in-stream `error` event of a messages upstream, as the gateway's error. */
+export function streamFailure(data: { error?: { type?: string; message?: string } }): ApiError {
+  const msg = `Upstream stream error: ${data.error?.message ?? 'unknown'}`.slice(0, 500);
+  if (data.error?.type === 'overloaded_error') return errors.upstreamUnavailable(msg);
+  if (data.error?.type === 'rate_limit_error') return errors.upstreamRateLimited(1);
+  return errors.upstreamError(msg);
+}
+
+/** One POST /v1/messages; returns the raw response (the stream is read by the caller). */
+export function postMessages(call: UpstreamCall, body: Record<string, unknown>): Promise<Response> {
+  return fetchUpstream(
+    anthropicApi.url(call.baseUrl, anthropicApi.paths.messages),
+    { method: 'POST', headers: anthropicApi.headers(call.apiKey), body: JSON.stringify(body) },
+    { signal: call.signal, deadline: call.deadline },
+  );
+}
+
+/** Reads a messages stream and yields each event's parsed data (ends at message_stop). */
+export async function* messagesEvents(res: Response): AsyncGenerator<Record<string, unknown> & { type: string }> {
+  if (!res.body) throw errors.upstreamError('The upstream sent no stream.');
+  for await (const ev of readSse(res.body, (e) => e.event === 'message_stop' || e.event === 'error')) {
+    let data: Record<string, unknown> & { type: string };
+    try {
+      data = JSON.parse(ev.data) as typeof data;
+    } catch {
+      throw errors.upstreamError('The upstream sent a malformed stream event.');
+    }
+    if (data.type === 'error') throw streamFailure(data as never);
+    yield data;
+  }
+}
+
+/**
+ * Native bypass: the caller's messages request, unchanged but for the upstream model name, against
+ * an Anthropic-native upstream. Answers and `message_start` report the public model id.
+ */
+export async function messages(call: UpstreamCall, body: Record<string, unknown>, publicModel: string, emit: Emit | undefined): Promise<MessagesOutcome> {
+  const upstreamBody: Record<string, unknown> = { ...body, model: call.upstreamModel };
+  if (emit) upstreamBody.stream = true;
+  else delete upstreamBody.stream;
+  const res = await postMessages(call, upstreamBody);
+  if (!emit) {
+    let json: Record<string, unknown>;
+    try {
+      json = (await res.json()) as Record<string, unknown>;
+    } catch {
+      throw errors.upstreamError('The upstream answered with a malformed body.');
+    }
+    if (!json || json.type !== 'message' || !Array.isArray(json.content)) throw errors.upstreamError('The upstream answered with a malformed body.');
+    json.model = publicModel;
+    const u = json.usage as AnthropicUsage | undefined;
+    return { response: json, usage: { inputTokens: inputTokensOf(u), outputTokens: u?.output_tokens ?? 0 } };
+  }
+  const usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
+  for await (const data of messagesEvents(res)) {
+    if (data.type === 'message_start') {
+      const m = data.message as Record<string, unknown>;
+      m.model = publicModel;
+      usage.inputTokens = inputTokensOf(m.usage as AnthropicUsage);
+      usage.outputTokens = (m.usage as AnthropicUsage | undefined)?.output_tokens ?? 0;
+    } else if (data.type === 'message_delta') {
+      const u = data.usage as AnthropicUsage | undefined;
+      if (u?.output_tokens != null) usage.outputTokens = u.output_tokens;
+      if (u?.input_tokens != null) usage.inputTokens = inputTokensOf(u);
+    }
+    emit(JSON.stringify(data));
+  }
+  return { usage };
+}

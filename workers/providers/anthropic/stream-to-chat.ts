@@ -1,0 +1,64 @@
+import { chatUsage, finishReason } from './from-messages';
+
+type Event = Record<string, unknown> & { type: string };
+
+/**
+ * Anthropic stream events → canonical chat chunks. Tool-use blocks become tool calls numbered in
+ * order of appearance; thinking deltas become `reasoning_content`. The usage-only chunk comes last,
+ * as with `stream_options.include_usage`.
+ */
+export class MessagesToChatStream {
+  private id = '';
+  private readonly created = Math.floor(Date.now() / 1000);
+  private toolByBlock = new Map<number, number>();
+  private usage: Record<string, number | null | undefined> = {};
+
+  constructor(private readonly publicModel: string) {}
+
+  private chunk(delta: Record<string, unknown>, finish: string | null = null): Record<string, unknown> {
+    return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.publicModel, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] };
+  }
+
+  push(ev: Event): Record<string, unknown>[] {
+    switch (ev.type) {
+      case 'message_start': {
+        const m = ev.message as { id?: string; usage?: Record<string, number> };
+        this.id = `chatcmpl-${m.id ?? ''}`;
+        this.usage = { ...(m.usage ?? {}) };
+        return [this.chunk({ role: 'assistant', content: '' })];
+      }
+      case 'content_block_start': {
+        const b = ev.content_block as { type: string; id?: string; name?: string };
+        if (b.type !== 'tool_use') return [];
+        const n = this.toolByBlock.size;
+        this.toolByBlock.set(ev.index as number, n);
+        return [this.chunk({ tool_calls: [{ index: n, id: b.id, type: 'function', function: { name: b.name, arguments: '' } }] })];
+      }
+      case 'content_block_delta': {
+        const d = ev.delta as { type: string; text?: string; partial_json?: string; thinking?: string };
+        if (d.type === 'text_delta') return [this.chunk({ content: d.text })];
+        if (d.type === 'thinking_delta') return [this.chunk({ reasoning_content: d.thinking })];
+        if (d.type === 'input_json_delta') {
+          const n = this.toolByBlock.get(ev.index as number);
+          return n === undefined || !d.partial_json ? [] : [this.chunk({ tool_calls: [{ index: n, function: { arguments: d.partial_json } }] })];
+        }
+        return [];
+      }
+      case 'message_delta': {
+        const u = (ev.usage ?? {}) as Record<string, number | null>;
+        for (const [k, v] of Object.entries(u)) if (v != null) this.usage[k] = v;
+        return [this.chunk({}, finishReason((ev.delta as { stop_reason?: string }).stop_reason))];
+      }
+      default:
+        return []; // ping, content_block_stop, message_stop
+    }
+  }
+
+  usageChunk(): Record<string, unknown> {
+    return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.publicModel, choices: [], usage: this.usageTotals() };
+  }
+
+  usageTotals() {
+    return chatUsage(this.usage as never);
+  }
+}

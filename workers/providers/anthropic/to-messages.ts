@@ -1,0 +1,117 @@
+import { anthropicApi } from './api';
+import { ApiError } from '../../../shared/errors/ApiError';
+
+type Part = Record<string, unknown> & { type: string };
+type Block = Record<string, unknown> & { type: string };
+type CMessage = { role: string; content?: string | Part[] | null; tool_calls?: Array<{ id: string; function: { name: string; arguments?: string } }>; tool_call_id?: string };
+type Turn = { role: 'user' | 'assistant'; content: Block[] };
+
+const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
+
+function mediaBlock(kind: 'image' | 'document', url: string, title?: string): Block {
+  const m = DATA_URL.exec(url);
+  const source = m ? { type: 'base64', media_type: m[1], data: m[2] } : { type: 'url', url };
+  return { type: kind, source, ...(kind === 'document' && title ? { title } : {}) };
+}
+
+function partBlock(p: Part): Block {
+  switch (p.type) {
+    case 'text':
+      return { type: 'text', text: String(p.text ?? '') };
+    case 'image_url': {
+      const iu = p.image_url as { url: string } | string;
+      return mediaBlock('image', typeof iu === 'string' ? iu : iu.url);
+    }
+    case 'file': {
+      const f = p.file as { file_data?: string; filename?: string };
+      if (!f?.file_data) throw new ApiError(400, 'invalid_request', 'File parts need file_data on this model.');
+      return mediaBlock('document', f.file_data, f.filename);
+    }
+    default:
+      throw new ApiError(400, 'invalid_request', `Content part type '${p.type}' is not supported on this model.`);
+  }
+}
+
+function blocksOf(content: CMessage['content']): Block[] {
+  if (content == null || content === '') return [];
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  return content.map(partBlock);
+}
+
+function parseInput(args: string | undefined): Record<string, unknown> {
+  try {
+    const v = JSON.parse(args || '{}') as unknown;
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : { value: v };
+  } catch {
+    return { _raw: args };
+  }
+}
+
+function textOf(content: CMessage['content']): string {
+  if (typeof content === 'string') return content;
+  return (content ?? []).map((p) => (p.type === 'text' ? String(p.text ?? '') : '')).join('\n');
+}
+
+/** Canonical messages → Anthropic system + alternating turns (same-role neighbours merged). */
+function turns(messages: CMessage[]): { system?: string; turns: Turn[] } {
+  const system: string[] = [];
+  const out: Turn[] = [];
+  const push = (role: Turn['role'], blocks: Block[]) => {
+    if (!blocks.length) return;
+    const last = out.at(-1);
+    if (last?.role === role) last.content.push(...blocks);
+    else out.push({ role, content: blocks });
+  };
+  for (const m of messages) {
+    if (m.role === 'system' || m.role === 'developer') system.push(textOf(m.content));
+    else if (m.role === 'user') push('user', blocksOf(m.content));
+    else if (m.role === 'tool') push('user', [{ type: 'tool_result', tool_use_id: String(m.tool_call_id), content: textOf(m.content) }]);
+    else if (m.role === 'assistant') {
+      const blocks = blocksOf(m.content);
+      for (const c of m.tool_calls ?? []) blocks.push({ type: 'tool_use', id: c.id, name: c.function.name, input: parseInput(c.function.arguments) });
+      push('assistant', blocks);
+    } else throw new ApiError(400, 'invalid_request', `Message role '${m.role}' is not supported on this model.`);
+  }
+  return { system: system.length ? system.join('\n\n') : undefined, turns: out };
+}
+
+function toolChoice(c: unknown, parallel: unknown): Record<string, unknown> | undefined {
+  let choice: Record<string, unknown> | undefined;
+  if (c === 'required') choice = { type: 'any' };
+  else if (c === 'none') choice = { type: 'none' };
+  else if (c === 'auto') choice = { type: 'auto' };
+  else if (c && typeof c === 'object') choice = { type: 'tool', name: (c as { function?: { name?: string } }).function?.name };
+  if (parallel === false) choice = { ...(choice ?? { type: 'auto' }), disable_parallel_tool_use: true };
+  return choice;
+}
+
+/**
+ * A canonical chat request → an Anthropic messages request, so that chat-completions and responses
+ * callers can use a model whose upstream speaks messages. Fields without a messages counterpart
+ * (n, logprobs, response_format, seed, penalties) are not sent.
+ */
+export function canonicalToMessages(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown> {
+  const { system, turns: t } = turns((body.messages as CMessage[]) ?? []);
+  const out: Record<string, unknown> = {
+    model: upstreamModel,
+    max_tokens: (body.max_completion_tokens ?? body.max_tokens ?? anthropicApi.defaultMaxTokens) as number,
+    messages: t,
+  };
+  if (system) out.system = system;
+  const tools = body.tools as Array<{ type: string; function?: { name: string; description?: string; parameters?: unknown } }> | undefined;
+  if (tools?.length) {
+    out.tools = tools
+      .filter((x) => x.type === 'function' && x.function)
+      .map((x) => ({ name: x.function!.name, ...(x.function!.description ? { description: x.function!.description } : {}), input_schema: x.function!.parameters ?? { type: 'object', properties: {} } }));
+    const choice = toolChoice(body.tool_choice, body.parallel_tool_calls);
+    if (choice) out.tool_choice = choice;
+  }
+  const stop = body.stop;
+  if (typeof stop === 'string') out.stop_sequences = [stop];
+  else if (Array.isArray(stop) && stop.length) out.stop_sequences = stop;
+  if (typeof body.temperature === 'number') out.temperature = Math.min(1, body.temperature); // Anthropic's range is 0..1
+  if (typeof body.top_p === 'number') out.top_p = body.top_p;
+  if (typeof body.top_k === 'number') out.top_k = body.top_k;
+  if (typeof body.user === 'string') out.metadata = { user_id: body.user };
+  return out;
+}
