@@ -17,6 +17,10 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
   return async (req: Request, res: Response) => {
     const body = validate<Body>(schema, req.body);
     const resolved = await resolveChatModel(ctx, req, body.model);
+    if (operation === 'completions' && resolved.model.provider.kind !== 'openai') {
+      // Checked here, before a lane lease is taken; the worker refuses it too.
+      throw new ApiError(400, 'unsupported_operation', 'Legacy completions are not available on this model; use chat completions.');
+    }
     const stream = body.stream === true;
     const common = {
       resolved,
