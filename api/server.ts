@@ -1,7 +1,5 @@
 import http from 'http';
-import { config } from '../shared/config/env';
-import { logger } from '../shared/logger';
-import { closeDb, db } from '../shared/db/sequelize';
+import { runHttpProcess } from '../shared/run-http-process';
 import { createApp } from './app';
 import { closeContext, createContext } from './context';
 
@@ -20,21 +18,4 @@ export async function startWeb(port: number): Promise<{ server: http.Server; clo
   };
 }
 
-if (require.main === module) {
-  (async () => {
-    const cfg = config();
-    await db().authenticate();
-    const web = await startWeb(cfg.port);
-    logger.info({ port: cfg.port, pod: cfg.podId }, 'web listening');
-    const stop = async () => {
-      await web.close();
-      await closeDb();
-      process.exit(0);
-    };
-    process.once('SIGTERM', () => void stop());
-    process.once('SIGINT', () => void stop());
-  })().catch((err) => {
-    logger.fatal({ err }, 'web failed to start');
-    process.exit(1);
-  });
-}
+if (require.main === module) runHttpProcess('web', (cfg) => startWeb(cfg.port), (cfg) => cfg.port);

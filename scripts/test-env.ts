@@ -1,6 +1,6 @@
 import { spawn } from 'child_process';
-import { Redis } from 'ioredis';
 import { ensureServices, TEST_PROFILE } from './services';
+import { deleteKeysByPrefix } from './services/redis';
 
 /**
  * `npm test`: gets Redis and Postgres the way `npm start` does (the given URLs, else started here),
@@ -11,16 +11,7 @@ async function main(): Promise<void> {
   const database = process.env.TEST_DATABASE_NAME ?? TEST_PROFILE.database;
   const prefix = process.env.TEST_REDIS_PREFIX ?? 'gwtest';
   const services = await ensureServices({ ...TEST_PROFILE, database });
-  const redis = new Redis(services.redisUrl);
-  for (const pattern of [`${prefix}:*`, `{${prefix}}:*`]) {
-    let cursor = '0';
-    do {
-      const [next, found] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-      cursor = next;
-      if (found.length) await redis.del(...found);
-    } while (cursor !== '0');
-  }
-  redis.disconnect();
+  await deleteKeysByPrefix(services.redisUrl, prefix);
 
   // Default: every compiled test. Any arguments (e.g. a --spec or a file) replace that selection.
   const given = process.argv.slice(3);

@@ -1,7 +1,5 @@
 import http from 'http';
-import { config } from '../../shared/config/env';
-import { logger } from '../../shared/logger';
-import { closeDb, db } from '../../shared/db/sequelize';
+import { runHttpProcess } from '../../shared/run-http-process';
 import { createRedis } from '../../shared/redis/connection';
 import { Queues } from '../../shared/queues/queues';
 import { createAdminApp } from './app';
@@ -22,21 +20,4 @@ export async function startAdmin(port: number): Promise<{ server: http.Server; c
   };
 }
 
-if (require.main === module) {
-  (async () => {
-    const cfg = config();
-    await db().authenticate();
-    const admin = await startAdmin(cfg.adminPort);
-    logger.info({ port: cfg.adminPort }, 'admin listening');
-    const stop = async () => {
-      await admin.close();
-      await closeDb();
-      process.exit(0);
-    };
-    process.once('SIGTERM', () => void stop());
-    process.once('SIGINT', () => void stop());
-  })().catch((err) => {
-    logger.fatal({ err }, 'admin failed to start');
-    process.exit(1);
-  });
-}
+if (require.main === module) runHttpProcess('admin', (cfg) => startAdmin(cfg.adminPort), (cfg) => cfg.adminPort);

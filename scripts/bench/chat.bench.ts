@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'child_process';
 import net from 'net';
 import path from 'path';
 import { ensureServices } from '../services';
+import { deleteKeysByPrefix } from '../services/redis';
 import { runLoad, pct, type LoadResult } from './load';
 
 /**
@@ -64,14 +65,7 @@ async function main(): Promise<void> {
 
   await migrate(db());
   const redis = createRedis('command');
-  for (const pattern of ['gwbench:*', '{gwbench}:*']) {
-    let cursor = '0';
-    do {
-      const [next, found] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-      cursor = next;
-      if (found.length) await redis.del(...found);
-    } while (cursor !== '0');
-  }
+  await deleteKeysByPrefix(services.redisUrl, 'gwbench');
   await seed(redis, simUrl);
   const org = await createOrg(redis, { name: `bench-${Date.now()}`, plan: 'pro' });
   await Organization.update({ laneOverrides: { 'chat:interactive': 100_000 } }, { where: { id: org.id } });

@@ -68,3 +68,20 @@ export async function ensureRedis(port: number): Promise<Started> {
       }),
   };
 }
+
+/** Deletes every key of a prefix (plain and hash-tagged BullMQ keys), never the whole database. */
+export async function deleteKeysByPrefix(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url);
+  try {
+    for (const pattern of [`${prefix}:*`, `{${prefix}}:*`]) {
+      let cursor = '0';
+      do {
+        const [next, found] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+        cursor = next;
+        if (found.length) await redis.del(...found);
+      } while (cursor !== '0');
+    }
+  } finally {
+    redis.disconnect();
+  }
+}

@@ -1,13 +1,11 @@
 import { expect } from 'chai';
-import { spawn } from 'child_process';
-import path from 'path';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { waitFor } from '../../helpers/wait';
 import { UsageEvent } from '../../../shared/db/models';
-import { pools, setPools } from '../../helpers/pools';
-import { startPools } from '../../../workers/main';
+import { pools } from '../../helpers/pools';
+import { childChatWorker } from '../../helpers/child-worker';
 import { Job } from 'bullmq';
 import { recordUsage } from '../../../shared/metering/usage';
 
@@ -119,31 +117,20 @@ describe('upstream failures, cancellation, dead workers and passthrough', () => 
 
   it('answers an error and frees the lease when the worker running the job dies', async function () {
     this.timeout(40_000);
-    await pools().close(); // only the child process below takes jobs
-    const child = spawn(process.execPath, [path.resolve(__dirname, '../../../workers/main.js'), 'chat'], {
-      env: { ...process.env, LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const worker = await childChatWorker(); // only this child process takes jobs
+    const child = worker.child;
     try {
-      let out = '';
-      child.stdout!.on('data', (d) => (out += String(d)));
-      expect(await waitFor(() => out.includes('workers started'), 15_000)).to.equal(true);
       env().sim.knobs.set('sim-chat-1', { hang: true });
       const reply = chat(o.key);
       expect(await waitFor(() => env().sim.log.entries.length === 1, 10_000)).to.equal(true);
       child.kill('SIGKILL');
-      setPools(await startPools(['chat'])); // a live worker notices the stalled job
+      await worker.restore(); // a live worker notices the stalled job
       const r = await reply;
       expect(r.status).to.equal(502);
       expect(r.body.error.code).to.equal('worker_lost');
       expect(await env().gw.ctx.leases.count(o.org.id, 'chat', 'interactive')).to.equal(0);
     } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
-      try {
-        pools();
-      } catch {
-        setPools(await startPools(['chat']));
-      }
+      await worker.restore();
     }
   });
 
@@ -173,15 +160,9 @@ describe('worker shutdown', () => {
   it('drains the in-flight job on SIGTERM before the worker exits', async function () {
     this.timeout(40_000);
     const o = await buildOrg(env().redis);
-    await pools().close();
-    const child = spawn(process.execPath, [path.resolve(__dirname, '../../../workers/main.js'), 'chat'], {
-      env: { ...process.env, LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const worker = await childChatWorker();
+    const child = worker.child;
     try {
-      let out = '';
-      child.stdout!.on('data', (d) => (out += String(d)));
-      expect(await waitFor(() => out.includes('workers started'), 15_000)).to.equal(true);
       env().sim.knobs.set('sim-chat-1', { delayMs: 1500 });
       const reply = chat(o.key);
       expect(await waitFor(() => env().sim.log.entries.length === 1, 10_000)).to.equal(true);
@@ -191,8 +172,7 @@ describe('worker shutdown', () => {
       expect(r.status, r.text).to.equal(200);
       expect(await exited).to.equal(0);
     } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
-      setPools(await startPools(['chat']));
+      await worker.restore();
     }
   });
 });
