@@ -2,11 +2,12 @@ import { spawn, type ChildProcess } from 'child_process';
 import path from 'path';
 import { pools, setPools } from './pools';
 import { startPools } from '../../workers/main';
+import { implementedPools } from '../../workers/pools';
 import { waitFor } from './wait';
 
 /**
  * Stops the in-process worker pools and starts the chat pool as a child process, so a test can
- * kill or signal the worker that holds a job. `restore()` brings the in-process pools back.
+ * kill or signal the worker that holds a job. `restore()` brings every in-process pool back.
  */
 export async function childChatWorker(): Promise<{ child: ChildProcess; restore(): Promise<void> }> {
   await pools().close();
@@ -23,7 +24,7 @@ export async function childChatWorker(): Promise<{ child: ChildProcess; restore(
     child,
     async restore() {
       if (child.exitCode === null) child.kill('SIGKILL');
-      if (!hasPools()) setPools(await startPools(['chat']));
+      if (!hasPools()) setPools(await startPools(implementedPools()));
     },
   };
 }
