@@ -10,8 +10,10 @@ import { Provider } from './Provider';
 import { Model } from './Model';
 import { UsageEvent } from './UsageEvent';
 import { StoredResponse } from './StoredResponse';
+import { Wallet } from './Wallet';
+import { CreditReservation } from './CreditReservation';
 
-export { Plan, Organization, User, Membership, Project, ApiKey, RoutingPlan, Provider, Model, UsageEvent, StoredResponse };
+export { Plan, Organization, User, Membership, Project, ApiKey, RoutingPlan, Provider, Model, UsageEvent, StoredResponse, Wallet, CreditReservation };
 
 /** Later issues add their models here; each model file exports an `init` that defines its table. */
 export function initModels(sequelize: Sequelize): void {
@@ -26,4 +28,6 @@ export function initModels(sequelize: Sequelize): void {
   Model.initModel(sequelize);
   UsageEvent.initModel(sequelize);
   StoredResponse.initModel(sequelize);
+  Wallet.initModel(sequelize);
+  CreditReservation.initModel(sequelize);
 }
