@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { cidrList } from '../net/ip-ranges';
 
 /**
  * Configuration is read from the environment once, validated, and frozen.
@@ -73,7 +74,13 @@ const schema = Joi.object({
   IMAGE_URL_TTL_SECONDS: Joi.number().integer().min(10).max(86_400).default(300),
   IMAGE_UPLOAD_MAX_BYTES: Joi.number().integer().min(1024).default(10 * 1024 * 1024),
   IMAGE_FETCH_TIMEOUT_MS: Joi.number().integer().min(100).default(10_000),
-  IMAGE_FETCH_ALLOW_CIDRS: Joi.string().allow('').default(''),
+  IMAGE_FETCH_ALLOW_CIDRS: Joi.string()
+    .allow('')
+    .default('')
+    .custom((v: string) => {
+      cidrList(v.split(',').map((s) => s.trim()).filter(Boolean)); // throws on a malformed entry
+      return v;
+    }, 'CIDR list'),
   IMAGE_FETCH_CA_FILE: Joi.string().optional(),
   PUBLIC_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }).optional(),
 }).unknown(true);
