@@ -6,6 +6,7 @@ import { httpMetrics } from './middleware/metrics';
 import { pathKey, pathRoutingPlan } from './middleware/path-auth';
 import { inferenceRouter } from './routes/index';
 import { healthRouter } from './routes/health/router';
+import { signedImagesRouter } from './routes/images/signed';
 import { errors } from '../shared/errors/codes';
 
 /** The inference app (`{base_url}`), without listening: tests mount it on an ephemeral port. */
@@ -17,6 +18,7 @@ export function createApp(ctx: AppContext): Express {
   app.use(requestId);
   app.use(httpMetrics);
   app.use(healthRouter(ctx));
+  app.use(signedImagesRouter()); // signed image bytes: the signature authorises, not an API key
 
   const inference = inferenceRouter(ctx);
   const notFound: express.RequestHandler = (req, _res, next) => next(errors.notFound(`No route for ${req.method} ${req.originalUrl.split('?')[0]}.`));

@@ -32,6 +32,11 @@ async function main(): Promise<void> {
       LEASE_TTL_MS: process.env.LEASE_TTL_MS ?? '5000',
       CHAT_INTERACTIVE_CONCURRENCY: process.env.CHAT_INTERACTIVE_CONCURRENCY ?? '8',
       CHAT_BACKGROUND_CONCURRENCY: process.env.CHAT_BACKGROUND_CONCURRENCY ?? '4',
+      // Images: bytes under the run's own directory; URL-upload tests serve https on 127.0.0.2 with a
+      // fixture certificate, which the operator allowlist trusts (127.0.0.1 and every other range stay refused).
+      IMAGE_STORAGE_DIR: process.env.IMAGE_STORAGE_DIR ?? `.data/test-images/${prefix}`,
+      IMAGE_FETCH_ALLOW_CIDRS: process.env.IMAGE_FETCH_ALLOW_CIDRS ?? '127.0.0.2/32',
+      IMAGE_FETCH_CA_FILE: process.env.IMAGE_FETCH_CA_FILE ?? 'test/fixtures/tls/cert.pem',
     },
   });
   const code = await new Promise<number>((resolve) => child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));

@@ -76,8 +76,31 @@ export const DEFAULT_CATALOG: CatalogSeed[] = [
     capabilities: { image_generation: true },
     contextWindow: null,
     maxOutputTokens: null,
-    limits: { sizes: ['256x256', '512x512', '1024x1024'], steps: { min: 1, max: 50, default: 20 }, output_formats: ['png', 'jpeg', 'webp'], max_n: 4 },
-    prices: { image: 20_000 },
+    // Published by GET /v1/images/models and enforced on generations and edits (docs/images.md).
+    limits: {
+      sizes: ['256x256', '512x512', '768x768', '1024x1024', '512x768', '768x512', '1024x1536', '1536x1024'],
+      default_size: '1024x1024',
+      steps: { min: 1, max: 50, default: 20 },
+      guidance: { min: 0, max: 20, default: 7 },
+      output_formats: ['png', 'jpeg', 'webp'],
+      default_output_format: 'png',
+      max_n: 4,
+      max_prompt_chars: 4000,
+      max_negative_prompt_chars: 2000,
+      max_edit_images: 4,
+    },
+    // Per image, by size (`image_<W>x<H>`); `image` prices any size without its own row.
+    prices: {
+      image: 20_000,
+      image_256x256: 8_000,
+      image_512x512: 12_000,
+      image_768x768: 16_000,
+      image_1024x1024: 20_000,
+      image_512x768: 14_000,
+      image_768x512: 14_000,
+      image_1024x1536: 30_000,
+      image_1536x1024: 30_000,
+    },
   },
   {
     publicId: 'sim-whisper',

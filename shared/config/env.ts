@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { cidrList } from '../net/ip-ranges';
 
 /**
  * Configuration is read from the environment once, validated, and frozen.
@@ -27,6 +28,21 @@ export interface Config {
   /** BullMQ lock duration for jobs; a crashed worker's job is failed after ~this. */
   jobLockMs: number;
   podId: string;
+  /** Images (docs/images.md): worker concurrency per lane, storage, signed URLs, URL uploads. */
+  imagesInteractiveConcurrency: number;
+  imagesBackgroundConcurrency: number;
+  imageStorage: 'local' | 's3';
+  imageStorageDir: string;
+  imageS3: { bucket?: string; region: string; endpoint?: string; accessKeyId?: string; secretAccessKey?: string; forcePathStyle: boolean };
+  imageUrlTtlSeconds: number;
+  imageUploadMaxBytes: number;
+  imageFetchTimeoutMs: number;
+  /** CIDRs an operator trusts despite the SSRF guard (default none); see docs/images.md. */
+  imageFetchAllowCidrs: string[];
+  /** Extra CA certificate (PEM file) trusted for URL uploads, e.g. an internal PKI. */
+  imageFetchCaFile?: string;
+  /** Public base URL of the web API, used in image URLs; default: from the request's Host. */
+  publicBaseUrl?: string;
 }
 
 const schema = Joi.object({
@@ -45,6 +61,28 @@ const schema = Joi.object({
   REPLY_POLL_MS: Joi.number().integer().min(50).default(1000),
   JOB_LOCK_MS: Joi.number().integer().min(500).default(30_000),
   POD_ID: Joi.string().optional(),
+  IMAGES_INTERACTIVE_CONCURRENCY: Joi.number().integer().min(1).default(8),
+  IMAGES_BACKGROUND_CONCURRENCY: Joi.number().integer().min(1).default(2),
+  IMAGE_STORAGE: Joi.string().valid('local', 's3').default('local'),
+  IMAGE_STORAGE_DIR: Joi.string().default('.data/images'),
+  IMAGE_S3_BUCKET: Joi.string().when('IMAGE_STORAGE', { is: 's3', then: Joi.required() }),
+  IMAGE_S3_REGION: Joi.string().default('us-east-1'),
+  IMAGE_S3_ENDPOINT: Joi.string().uri({ scheme: ['http', 'https'] }).optional(),
+  IMAGE_S3_ACCESS_KEY_ID: Joi.string().optional(),
+  IMAGE_S3_SECRET_ACCESS_KEY: Joi.string().optional(),
+  IMAGE_S3_FORCE_PATH_STYLE: Joi.boolean().default(false),
+  IMAGE_URL_TTL_SECONDS: Joi.number().integer().min(10).max(86_400).default(300),
+  IMAGE_UPLOAD_MAX_BYTES: Joi.number().integer().min(1024).default(10 * 1024 * 1024),
+  IMAGE_FETCH_TIMEOUT_MS: Joi.number().integer().min(100).default(10_000),
+  IMAGE_FETCH_ALLOW_CIDRS: Joi.string()
+    .allow('')
+    .default('')
+    .custom((v: string) => {
+      cidrList(v.split(',').map((s) => s.trim()).filter(Boolean)); // throws on a malformed entry
+      return v;
+    }, 'CIDR list'),
+  IMAGE_FETCH_CA_FILE: Joi.string().optional(),
+  PUBLIC_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }).optional(),
 }).unknown(true);
 
 let cached: Config | undefined;
@@ -73,6 +111,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     replyPollMs: value.REPLY_POLL_MS,
     jobLockMs: value.JOB_LOCK_MS,
     podId: value.POD_ID ?? `${require('os').hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
+    imagesInteractiveConcurrency: value.IMAGES_INTERACTIVE_CONCURRENCY,
+    imagesBackgroundConcurrency: value.IMAGES_BACKGROUND_CONCURRENCY,
+    imageStorage: value.IMAGE_STORAGE,
+    imageStorageDir: value.IMAGE_STORAGE_DIR,
+    imageS3: {
+      bucket: value.IMAGE_S3_BUCKET,
+      region: value.IMAGE_S3_REGION,
+      endpoint: value.IMAGE_S3_ENDPOINT,
+      accessKeyId: value.IMAGE_S3_ACCESS_KEY_ID,
+      secretAccessKey: value.IMAGE_S3_SECRET_ACCESS_KEY,
+      forcePathStyle: value.IMAGE_S3_FORCE_PATH_STYLE,
+    },
+    imageUrlTtlSeconds: value.IMAGE_URL_TTL_SECONDS,
+    imageUploadMaxBytes: value.IMAGE_UPLOAD_MAX_BYTES,
+    imageFetchTimeoutMs: value.IMAGE_FETCH_TIMEOUT_MS,
+    imageFetchAllowCidrs: String(value.IMAGE_FETCH_ALLOW_CIDRS).split(',').map((s: string) => s.trim()).filter(Boolean),
+    imageFetchCaFile: value.IMAGE_FETCH_CA_FILE,
+    publicBaseUrl: value.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
   });
 }
 

@@ -39,6 +39,27 @@ export interface ChatJob extends JobEnvelope {
   includeUsage: boolean;
 }
 
+/** An image generation or edit; the worker stores the images and answers with their ids. */
+export interface ImageJob extends JobEnvelope {
+  operation: 'generate' | 'edit';
+  target: UpstreamTarget;
+  /** Upstream fields: prompt, n, size, output_format, steps, guidance, negative_prompt, seed, ... */
+  params: Record<string, unknown>;
+  /** Edit inputs, already checked to belong to the org and to be unexpired. */
+  sources: Array<{ id: string; storageKey: string; format: string }>;
+  /** The usage unit (`image_<W>x<H>` or `image`) and its price per image, in micro-dollars. */
+  priceKey: string;
+  unitPrice: number;
+  /** false when the model's upstream rejects `response_format` (it answers b64_json anyway). */
+  sendResponseFormat: boolean;
+}
+
+/** What an image job returns: the stored images, in order. */
+export interface ImageJobResult {
+  created: number;
+  images: Array<{ id: string }>;
+}
+
 /**
  * The compile-time map from queue to job payload. A queue without a payload type does not build.
  * Later pools add their payloads here.
@@ -47,8 +68,8 @@ export interface JobDataMap {
   'chat-interactive': ChatJob;
   'chat-background': ChatJob;
   embeddings: JobEnvelope & Record<string, unknown>;
-  'images-interactive': JobEnvelope & Record<string, unknown>;
-  'images-background': JobEnvelope & Record<string, unknown>;
+  'images-interactive': ImageJob;
+  'images-background': ImageJob;
   audio: JobEnvelope & Record<string, unknown>;
   systemone: JobEnvelope & Record<string, unknown>;
   search: JobEnvelope & Record<string, unknown>;

@@ -3,8 +3,10 @@ import type { Redis } from 'ioredis';
 import { createRedis } from '../../shared/redis/connection';
 import { logger } from '../../shared/logger';
 import { reapLeases } from './reap-leases';
+import { expireImages } from './expire-images';
 import { config } from '../../shared/config/env';
 import { startMetricsServer } from '../metrics-server';
+import { db } from '../../shared/db/sequelize';
 
 export interface ClockTask {
   name: string;
@@ -13,7 +15,10 @@ export interface ClockTask {
 }
 
 /** Every periodic task, in one list; exactly one clock process runs them. Later issues add theirs. */
-export const CLOCK_TASKS: ClockTask[] = [{ name: 'reap-leases', schedule: '*/30 * * * * *', run: reapLeases }];
+export const CLOCK_TASKS: ClockTask[] = [
+  { name: 'reap-leases', schedule: '*/30 * * * * *', run: reapLeases },
+  { name: 'expire-images', schedule: '0 */10 * * * *', run: () => expireImages() },
+];
 
 export function startClock(redis: Redis): { stop(): void } {
   const jobs = CLOCK_TASKS.map((t) =>
@@ -30,6 +35,7 @@ export function startClock(redis: Redis): { stop(): void } {
 
 if (require.main === module) {
   config();
+  db(); // tasks such as expire-images use the models
   const redis = createRedis('command');
   const clock = startClock(redis);
   if (process.env.METRICS_PORT) void startMetricsServer(Number(process.env.METRICS_PORT), redis);

@@ -12,8 +12,10 @@ import { UsageEvent } from './UsageEvent';
 import { StoredResponse } from './StoredResponse';
 import { Wallet } from './Wallet';
 import { CreditReservation } from './CreditReservation';
+import { Image } from './Image';
 
 export { Plan, Organization, User, Membership, Project, ApiKey, RoutingPlan, Provider, Model, UsageEvent, StoredResponse, Wallet, CreditReservation };
+export { Image };
 
 /** Later issues add their models here; each model file exports an `init` that defines its table. */
 export function initModels(sequelize: Sequelize): void {
@@ -30,4 +32,5 @@ export function initModels(sequelize: Sequelize): void {
   StoredResponse.initModel(sequelize);
   Wallet.initModel(sequelize);
   CreditReservation.initModel(sequelize);
+  Image.initModel(sequelize);
 }

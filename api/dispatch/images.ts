@@ -1,0 +1,54 @@
+import type { Request, Response } from 'express';
+import type { AppContext } from '../context';
+import type { ImageJob, ImageJobResult } from '../../shared/queues/payloads';
+import type { ResolvedModel } from '../../shared/catalog/catalog';
+import { laneFor, laneLimit } from '../../shared/lanes/policy';
+import { errors } from '../../shared/errors/codes';
+import { imageErrors } from '../../shared/images/errors';
+import { runJob } from './run-job';
+
+/** Resolves an image-capable model (routing-plan aliases first; `-background` marks background work). */
+export async function resolveImageModel(ctx: AppContext, req: Request, requested: string): Promise<ResolvedModel> {
+  const aliased = req.auth?.modelMap[requested] ?? requested;
+  const resolved = await ctx.catalog.resolve(aliased);
+  if (!resolved) throw errors.modelNotFound(requested);
+  if (!resolved.model.capabilities.image_generation) throw imageErrors.notImageCapable(requested);
+  return { ...resolved, requestedId: requested };
+}
+
+export interface ImageDispatch {
+  resolved: ResolvedModel;
+  operation: ImageJob['operation'];
+  params: Record<string, unknown>;
+  sources: ImageJob['sources'];
+  size: string;
+}
+
+/**
+ * Runs one image request through the images pool: the interactive lane, or the background lane for
+ * a `-background` model id from an entitled org. The lease is taken in pool `images`.
+ */
+export async function dispatchImages(ctx: AppContext, req: Request, res: Response, d: ImageDispatch): Promise<ImageJobResult> {
+  const auth = req.auth!;
+  const lane = laneFor(auth.org, d.resolved.background);
+  const m = d.resolved.model;
+  const priceKey = m.prices[`image_${d.size}`] !== undefined ? `image_${d.size}` : 'image';
+  const result = await runJob(ctx, req, res, {
+    queue: lane === 'background' ? 'images-background' : 'images-interactive',
+    pool: 'images',
+    lane,
+    limit: laneLimit(auth.org, 'images', lane),
+    overLimit: (s) => imageErrors.lanesExhausted(s),
+    publicModel: d.resolved.requestedId,
+    data: {
+      operation: d.operation,
+      target: { providerId: m.provider.id, kind: m.provider.kind, baseUrl: m.provider.baseUrl, upstreamModel: m.upstreamName },
+      params: d.params,
+      sources: d.sources,
+      priceKey,
+      unitPrice: m.prices[priceKey] ?? 0,
+      sendResponseFormat: (m.config.image_config as { send_response_format?: boolean } | undefined)?.send_response_format !== false,
+    },
+  });
+  return result as ImageJobResult;
+}

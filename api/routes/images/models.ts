@@ -1,0 +1,30 @@
+import type { Request, Response } from 'express';
+import type { AppContext } from '../../context';
+import { limitsOf } from './limits';
+import { capabilityPolicy } from '../../../shared/policies/capability';
+
+/**
+ * `GET /v1/images/models`: image-capable models with their published limits, per-image prices, and
+ * the caller's effective policy (`on`/`off`) and the operator switch state (`available`).
+ */
+export async function modelsListing(ctx: AppContext, req: Request, res: Response): Promise<void> {
+  const policy = capabilityPolicy(req.auth!.org, 'image_generation');
+  const available = policy === 'on' && !ctx.switches.engaged('image_generation');
+  const models = (await ctx.catalog.list()).filter((m) => m.capabilities.image_generation);
+  res.json({
+    object: 'list',
+    policy,
+    available,
+    data: models.map((m) => ({
+      id: m.publicId,
+      object: 'model',
+      created: Math.floor(m.createdAt.getTime() / 1000),
+      owned_by: m.provider.name,
+      display_name: m.displayName ?? m.publicId,
+      limits: limitsOf(m),
+      prices: Object.fromEntries(Object.entries(m.prices).filter(([k]) => k === 'image' || k.startsWith('image_'))),
+      background_variant: true,
+      policy,
+    })),
+  });
+}

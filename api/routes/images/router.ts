@@ -1,0 +1,130 @@
+import { Router, type Request, type Response } from 'express';
+import type Joi from 'joi';
+import type { AppContext } from '../../context';
+import { only } from '../only';
+import { imageGate } from './gate';
+import { editSchema, generationSchema, uploadSchema, validateImageBody } from './schema';
+import { applyLimits, limitsOf, type ImageParams } from './limits';
+import { imageJson, imageMultipart, multipartFields, fetchImageUrl, storeUpload } from './uploads';
+import { baseUrl, imagesResponse } from './present';
+import { modelsListing } from './models';
+import { dispatchImages, resolveImageModel } from '../../dispatch/images';
+import { findImage, imageRecord } from '../../../shared/images/store';
+import { imageErrors } from '../../../shared/images/errors';
+import { imageStorage } from '../../../shared/storage';
+import { CONTENT_TYPES } from '../../../shared/images/inspect';
+import { config } from '../../../shared/config/env';
+import { imageNow } from '../../../shared/images/clock';
+import { signature } from '../../../shared/images/signing';
+import { errors } from '../../../shared/errors/codes';
+import type { Image } from '../../../shared/db/models';
+
+type EditBody = ImageParams & { model: string; image_ids?: string[]; image_id?: string };
+
+function bodyObject(req: Request): Record<string, unknown> {
+  if (req.is('multipart/form-data')) return multipartFields(req);
+  if (!req.is('application/json')) throw errors.unsupportedMediaType('application/json or multipart/form-data');
+  if (!req.body || typeof req.body !== 'object' || Array.isArray(req.body)) throw errors.invalidRequest('The request body must be a JSON object.');
+  return req.body as Record<string, unknown>;
+}
+
+function generations(ctx: AppContext) {
+  return async (req: Request, res: Response) => {
+    if (!req.is('application/json')) throw errors.unsupportedMediaType('application/json');
+    const body = validateImageBody<ImageParams & { model: string }>(generationSchema, bodyObject(req));
+    const resolved = await resolveImageModel(ctx, req, body.model);
+    const { upstream, size } = applyLimits(body, limitsOf(resolved.model));
+    const result = await dispatchImages(ctx, req, res, { resolved, operation: 'generate', params: upstream, sources: [], size });
+    res.json(await imagesResponse(req, result, { model: body.model, size, format: String(upstream.output_format), b64: body.response_format === 'b64_json' }));
+  };
+}
+
+/** Edits: JSON naming stored images, or OpenAI's multipart form (files are stored as uploads first). */
+function edits(ctx: AppContext) {
+  return async (req: Request, res: Response) => {
+    const multipart = req.is('multipart/form-data') === 'multipart/form-data';
+    const raw = bodyObject(req);
+    const files = multipart ? ((req.files as Express.Multer.File[]) ?? []) : [];
+    const stray = files.find((f) => f.fieldname !== 'image' && f.fieldname !== 'image[]');
+    if (stray) throw stray.fieldname === 'mask' ? imageErrors.unsupportedParameter("'mask' is not supported on this endpoint.") : imageErrors.unknownField(stray.fieldname);
+    if (files.length && !raw.image_ids && !raw.image_id) raw.image_ids = [];
+    const body = validateImageBody<EditBody>(files.length ? editSchema.fork(['image_ids'], (s) => (s as Joi.ArraySchema).min(0)) : editSchema, raw, multipart);
+    const resolved = await resolveImageModel(ctx, req, body.model);
+    const lim = limitsOf(resolved.model);
+    const ids = body.image_ids ?? (body.image_id ? [body.image_id] : []);
+    if (ids.length + files.length > lim.max_edit_images) {
+      throw imageErrors.unsupportedParameter(`This model edits at most ${lim.max_edit_images} image(s) per request.`);
+    }
+    const { upstream, size } = applyLimits(body, lim);
+    // Every named image must be the caller's org's and unexpired; another org's id is simply not found.
+    const named: Image[] = [];
+    for (const id of ids) {
+      const img = await findImage(req.auth!.orgId, id);
+      if (!img) throw imageErrors.notFound(id);
+      named.push(img);
+    }
+    for (const f of files) named.push(await storeUpload(req, f.buffer));
+    const sources = named.map((i) => ({ id: i.id, storageKey: i.storageKey, format: i.format }));
+    const result = await dispatchImages(ctx, req, res, { resolved, operation: 'edit', params: upstream, sources, size });
+    res.json(await imagesResponse(req, result, { model: body.model, size, format: String(upstream.output_format), b64: body.response_format === 'b64_json' }));
+  };
+}
+
+/** Uploads: `{url}` (fetched through the SSRF guard), `{b64_json}`, or a multipart `file`. */
+async function uploads(req: Request, res: Response) {
+  let bytes: Buffer;
+  if (req.is('multipart/form-data')) {
+    const files = (req.files as Express.Multer.File[]) ?? [];
+    const fields = Object.keys(multipartFields(req));
+    if (fields.length) throw imageErrors.unknownField(fields[0]);
+    const stray = files.find((f) => f.fieldname !== 'file');
+    if (stray) throw imageErrors.unknownField(stray.fieldname);
+    if (files.length !== 1) throw errors.invalidRequest("Send exactly one 'file' part.");
+    bytes = files[0].buffer;
+  } else {
+    const body = validateImageBody<{ url?: string; b64_json?: string }>(uploadSchema, bodyObject(req));
+    if (body.url !== undefined) bytes = await fetchImageUrl(body.url);
+    else {
+      const b64 = body.b64_json!.replace(/^data:image\/[a-z]+;base64,/, '');
+      if (!/^[A-Za-z0-9+/=\s]+$/.test(b64)) throw errors.invalidRequest("'b64_json' is not base64.");
+      bytes = Buffer.from(b64, 'base64');
+    }
+  }
+  const img = await storeUpload(req, bytes);
+  res.status(201).json(imageRecord(img, baseUrl(req)));
+}
+
+/** `GET /v1/images/{id}/content`: 302 to a short-lived signed URL (presigned for S3). */
+async function content(req: Request, res: Response) {
+  const id = String(req.params.id);
+  const img = await findImage(req.auth!.orgId, id);
+  if (!img) throw imageErrors.notFound(id);
+  const until = Math.min(imageNow() + config().imageUrlTtlSeconds * 1000, img.expiresAt.getTime());
+  const presigned = await imageStorage().presignedUrl(img.storageKey, until, CONTENT_TYPES[img.format]);
+  const expires = Math.floor(until / 1000);
+  const location = presigned ?? `${baseUrl(req)}/v1/images/${id}/bytes?expires=${expires}&signature=${signature(id, expires)}`;
+  res.setHeader('Cache-Control', 'no-store');
+  res.redirect(302, location);
+}
+
+/**
+ * The image routes behind authentication. Generation, edits and uploads sit behind the kill switch
+ * and the org policy; reading a stored image and listing models do not (nothing is generated).
+ */
+export function imagesRouter(ctx: AppContext): Router {
+  const r = Router();
+  const gate = imageGate(ctx);
+  only(r, '/v1/images/models', { get: (req, res) => modelsListing(ctx, req, res) });
+  only(r, '/v1/images/generations', { post: [gate, imageJson(), generations(ctx)] });
+  only(r, '/v1/images/edits', { post: [gate, imageMultipart(16), imageJson(), edits(ctx)] });
+  only(r, '/v1/images/uploads', { post: [gate, imageMultipart(1), imageJson(), uploads] });
+  only(r, '/v1/images/:id', {
+    get: async (req, res) => {
+      const img = await findImage(req.auth!.orgId, String(req.params.id));
+      if (!img) throw imageErrors.notFound(String(req.params.id));
+      res.json(imageRecord(img, baseUrl(req)));
+    },
+  });
+  only(r, '/v1/images/:id/content', { get: content });
+  return r;
+}

@@ -1,0 +1,58 @@
+import Joi from 'joi';
+import { ApiError } from '../../../shared/errors/ApiError';
+import { imageErrors } from '../../../shared/images/errors';
+
+const SIZE = /^\d{1,5}x\d{1,5}$/;
+
+/** Fields shared by generations and edits (OpenAI's, plus steps, guidance, negative_prompt, seed). */
+const common = {
+  model: Joi.string().min(1).max(200).required(),
+  prompt: Joi.string().min(1).required(),
+  size: Joi.string().pattern(SIZE).messages({ 'string.pattern.base': "'size' must look like '1024x1024' (width x height)." }),
+  steps: Joi.number().integer(),
+  guidance: Joi.number(),
+  negative_prompt: Joi.string().allow(''),
+  seed: Joi.number().integer().min(0).max(4_294_967_295),
+  output_format: Joi.string(),
+  n: Joi.number().integer(),
+  response_format: Joi.string().valid('url', 'b64_json'),
+  quality: Joi.string().max(32),
+  style: Joi.string().max(32),
+  background: Joi.string().max(32),
+  moderation: Joi.string().max(32),
+  output_compression: Joi.number().integer().min(0).max(100),
+  user: Joi.string().max(256),
+};
+
+export const generationSchema = Joi.object(common);
+
+/** JSON edits name stored images; multipart edits may also carry files (handled before this). */
+export const editSchema = Joi.object({
+  ...common,
+  image_ids: Joi.array().items(Joi.string().max(64)).min(1),
+  image_id: Joi.string().max(64),
+}).xor('image_ids', 'image_id').messages({ 'object.missing': "Name the image(s) to edit with 'image_ids' (or 'image_id'), or send 'image' files." });
+
+export const uploadSchema = Joi.object({
+  url: Joi.string().max(4096),
+  b64_json: Joi.string(),
+}).xor('url', 'b64_json').messages({ 'object.missing': "Send 'url' or 'b64_json' (or a multipart 'file')." });
+
+/** Streaming and partial images are not offered; a clear refusal beats a silent non-stream. */
+const UNSUPPORTED = ['stream', 'partial_images', 'mask'];
+
+/**
+ * Unknown fields are refused (400 `unknown_field`), known-but-unsupported ones too (400
+ * `unsupported_parameter`), then the schema is applied (400 `invalid_request`). Multipart text
+ * fields arrive as strings, so they are converted; JSON is taken as typed.
+ */
+export function validateImageBody<T>(schema: Joi.ObjectSchema, body: Record<string, unknown>, multipart = false): T {
+  const known = new Set(Object.keys(schema.describe().keys ?? {}));
+  for (const k of Object.keys(body)) {
+    if (UNSUPPORTED.includes(k)) throw imageErrors.unsupportedParameter(`'${k}' is not supported on this endpoint.`);
+    if (!known.has(k)) throw imageErrors.unknownField(k);
+  }
+  const { error, value } = schema.validate(body, { abortEarly: true, convert: multipart });
+  if (error) throw new ApiError(400, 'invalid_request', error.details[0]?.message.replace(/"/g, "'") ?? 'Invalid request.');
+  return value as T;
+}

@@ -1,0 +1,79 @@
+import { Router, type Request, type Response } from 'express';
+import multer from 'multer';
+import type { KnobStore } from '../knobs';
+import type { RequestLog } from '../request-log';
+import { applyFaults } from '../faults';
+import { drawImage, editImage, type OutputFormat } from '../draw';
+
+const FORMATS = ['png', 'jpeg', 'webp'];
+
+function invalid(res: Response, param: string, message: string): void {
+  res.status(400).json({ error: { message, type: 'invalid_request_error', param, code: null } });
+}
+
+type Params = { prompt: string; n: number; width: number; height: number; format: OutputFormat; key: string };
+
+/** Reads OpenAI's image parameters (JSON numbers or multipart strings); answers 400 as OpenAI does. */
+function params(body: Record<string, unknown>, res: Response): Params | undefined {
+  const prompt = typeof body.prompt === 'string' ? body.prompt : '';
+  if (!prompt) return void invalid(res, 'prompt', 'prompt is required.');
+  const n = body.n === undefined ? 1 : Number(body.n);
+  if (!Number.isInteger(n) || n < 1 || n > 10) return void invalid(res, 'n', 'n must be between 1 and 10.');
+  const m = /^(\d{2,4})x(\d{2,4})$/.exec(String(body.size ?? '1024x1024'));
+  const width = m ? Number(m[1]) : 0;
+  const height = m ? Number(m[2]) : 0;
+  if (!m || width < 16 || height < 16 || width > 4096 || height > 4096) return void invalid(res, 'size', `Invalid size '${body.size}'.`);
+  const format = String(body.output_format ?? 'png') as OutputFormat;
+  if (!FORMATS.includes(format)) return void invalid(res, 'output_format', `Invalid output_format '${format}'.`);
+  if (body.response_format !== undefined && body.response_format !== 'b64_json') {
+    return void invalid(res, 'response_format', 'This model only returns b64_json.');
+  }
+  const key = [prompt, body.negative_prompt ?? '', body.seed ?? '', body.steps ?? '', body.guidance ?? ''].join('\u0000');
+  return { prompt, n, width, height, format, key };
+}
+
+function answer(res: Response, p: Params, images: Buffer[]): void {
+  res.json({
+    created: Math.floor(Date.now() / 1000),
+    data: images.map((b) => ({ b64_json: b.toString('base64') })),
+    output_format: p.format,
+    size: `${p.width}x${p.height}`,
+    usage: { input_tokens: Math.ceil(p.prompt.length / 4), output_tokens: images.length * 256, total_tokens: 0, input_tokens_details: { text_tokens: 0, image_tokens: 0 } },
+  });
+}
+
+/**
+ * OpenAI's images API: generations (JSON) and edits (multipart with `image` or `image[]`). Images
+ * are real PNG/JPEG/WebP of the requested size, drawn deterministically from the parameters.
+ */
+export function imagesRoutes(knobs: KnobStore, log: RequestLog): Router {
+  const r = Router();
+  const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: 50 * 1024 * 1024, files: 17 } });
+
+  r.post('/v1/images/generations', async (req: Request, res: Response) => {
+    log.record(req, res);
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    if (await applyFaults(knobs.take(String(body.model ?? '')), res)) return;
+    const p = params(body, res);
+    if (!p) return;
+    const images = await Promise.all(Array.from({ length: p.n }, (_, i) => drawImage(`${p.key}\u0000${i}`, p.width, p.height, p.format)));
+    answer(res, p, images);
+  });
+
+  r.post('/v1/images/edits', upload.any(), async (req: Request, res: Response) => {
+    log.record(req, res);
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    if (await applyFaults(knobs.take(String(body.model ?? '')), res)) return;
+    const files = ((req.files as Express.Multer.File[]) ?? []).filter((f) => f.fieldname === 'image' || f.fieldname === 'image[]');
+    if (files.length === 0) return invalid(res, 'image', 'image is required.');
+    const p = params(body, res);
+    if (!p) return;
+    try {
+      const images = await Promise.all(Array.from({ length: p.n }, (_, i) => editImage(files[i % files.length].buffer, `${p.key}\u0000${i}`, p.width, p.height, p.format)));
+      answer(res, p, images);
+    } catch {
+      invalid(res, 'image', 'The image could not be read.');
+    }
+  });
+  return r;
+}

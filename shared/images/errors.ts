@@ -1,0 +1,33 @@
+import { ApiError } from '../errors/ApiError';
+
+/** The image endpoints' own codes (docs/images.md lists them all). */
+export const imageErrors = {
+  disabled: (by: 'operator' | 'organization') =>
+    new ApiError(
+      503,
+      'image_generation_disabled',
+      by === 'operator' ? 'Image generation is switched off by the operator for now; retry later.' : 'Image generation is switched off for this organization.',
+      { retryAfter: 30 },
+    ),
+  notFound: (id: string) => new ApiError(404, 'image_not_found', `No image '${id}' (it may have expired).`),
+  notImageCapable: (model: string) => new ApiError(400, 'model_not_image_capable', `The model '${model}' does not generate images.`),
+  unknownField: (field: string) => new ApiError(400, 'unknown_field', `Unknown field '${field}'.`),
+  unsupportedParameter: (message: string) => new ApiError(400, 'unsupported_parameter', message),
+  unsupportedSize: (size: string, sizes: string[]) =>
+    new ApiError(400, 'unsupported_size', `Size '${size}' is not supported by this model; use one of ${sizes.join(', ')}.`),
+  invalidSteps: (min: number, max: number) => new ApiError(400, 'invalid_steps', `'steps' must be an integer from ${min} to ${max}.`),
+  invalidGuidance: (min: number, max: number) => new ApiError(400, 'invalid_guidance', `'guidance' must be a number from ${min} to ${max}.`),
+  unsupportedFormat: (format: string, formats: string[]) =>
+    new ApiError(400, 'unsupported_output_format', `Output format '${format}' is not supported; use one of ${formats.join(', ')}.`),
+  invalidN: (max: number) => new ApiError(400, 'invalid_n', `'n' must be an integer from 1 to ${max}.`),
+  promptTooLong: (field: string, max: number) => new ApiError(400, 'prompt_too_long', `'${field}' is longer than ${max} characters.`),
+  lanesExhausted: (retryAfter: number) =>
+    new ApiError(429, 'image_lanes_exhausted', 'Too many concurrent image requests for this organization; retry shortly.', { retryAfter }),
+  urlNotAllowed: (message: string) => new ApiError(400, 'url_not_allowed', message),
+  fetchFailed: (message: string) => new ApiError(400, 'image_fetch_failed', message),
+  tooLarge: (max: number) => new ApiError(413, 'image_too_large', `The image is larger than ${max} bytes.`),
+  unsupportedType: () => new ApiError(400, 'unsupported_image_type', 'The file is not a PNG, JPEG or WebP image.'),
+  invalidImage: () => new ApiError(400, 'invalid_image', 'The image could not be decoded.'),
+  invalidSignature: () => new ApiError(403, 'invalid_signature', 'The signature of this URL is not valid.'),
+  signatureExpired: () => new ApiError(403, 'signature_expired', 'This signed URL has expired; request the content again.'),
+};

@@ -1,0 +1,34 @@
+import FileType from 'file-type';
+import sharp from 'sharp';
+import { imageErrors } from './errors';
+import type { ImageFormat } from '../db/models/Image';
+
+export interface ImageInfo {
+  format: ImageFormat;
+  width: number;
+  height: number;
+}
+
+const BY_MIME: Record<string, ImageFormat> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/webp': 'webp' };
+export const CONTENT_TYPES: Record<ImageFormat, string> = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp' };
+
+/** Largest width or height accepted from any source (decoding bombs stop here). */
+const MAX_SIDE = 8192;
+
+/**
+ * What an image really is: the type from its magic bytes (never from a name or a header), the
+ * dimensions from decoding its header. Anything but PNG, JPEG or WebP is refused.
+ */
+export async function inspectImage(bytes: Buffer): Promise<ImageInfo> {
+  const type = await FileType.fromBuffer(bytes);
+  const format = type ? BY_MIME[type.mime] : undefined;
+  if (!format) throw imageErrors.unsupportedType();
+  let meta: sharp.Metadata;
+  try {
+    meta = await sharp(bytes, { limitInputPixels: MAX_SIDE * MAX_SIDE }).metadata();
+  } catch {
+    throw imageErrors.invalidImage();
+  }
+  if (!meta.width || !meta.height || meta.width > MAX_SIDE || meta.height > MAX_SIDE) throw imageErrors.invalidImage();
+  return { format, width: meta.width, height: meta.height };
+}

@@ -1,0 +1,85 @@
+import crypto from 'crypto';
+import { Op } from 'sequelize';
+import { Image, type ImageSource } from '../db/models/Image';
+import { imageStorage } from '../storage';
+import { CONTENT_TYPES, inspectImage } from './inspect';
+import { IMAGE_RETENTION_MS, imageNow } from './clock';
+
+export function newImageId(): string {
+  return `img_${crypto.randomBytes(12).toString('hex')}`;
+}
+
+export interface NewImage {
+  orgId: string;
+  projectId: string | null;
+  apiKeyId: string | null;
+  requestId: string;
+  source: ImageSource;
+  model: string | null;
+  sourceImageIds?: string[];
+  seed?: number | null;
+}
+
+/**
+ * Stores bytes and their row. The type and size come from the bytes themselves. Bytes are written
+ * first; a failed insert deletes them, so a row never points at nothing.
+ */
+export async function saveImage(bytes: Buffer, meta: NewImage): Promise<Image> {
+  const info = await inspectImage(bytes);
+  const id = newImageId();
+  const storageKey = `${id}.${info.format}`;
+  const storage = imageStorage();
+  await storage.put(storageKey, bytes, CONTENT_TYPES[info.format]);
+  const now = imageNow();
+  try {
+    return await Image.create({
+      id,
+      ...meta,
+      sourceImageIds: meta.sourceImageIds ?? [],
+      seed: meta.seed ?? null,
+      format: info.format,
+      width: info.width,
+      height: info.height,
+      bytes: bytes.length,
+      storageKey,
+      createdAt: new Date(now),
+      expiresAt: new Date(now + IMAGE_RETENTION_MS),
+    });
+  } catch (err) {
+    await storage.delete(storageKey).catch(() => undefined);
+    throw err;
+  }
+}
+
+/** The org's image, if it exists and has not expired (an expired id never resolves, swept or not). */
+export function findImage(orgId: string, id: string): Promise<Image | null> {
+  if (!/^img_[0-9a-f]{24}$/.test(id)) return Promise.resolve(null);
+  return Image.findOne({ where: { id, orgId, expiresAt: { [Op.gt]: new Date(imageNow()) } } });
+}
+
+/** An unexpired image by id alone, for the signed-URL route (the signature is the authority). */
+export function findLiveImage(id: string): Promise<Image | null> {
+  if (!/^img_[0-9a-f]{24}$/.test(id)) return Promise.resolve(null);
+  return Image.findOne({ where: { id, expiresAt: { [Op.gt]: new Date(imageNow()) } } });
+}
+
+/** The metadata record of `GET /v1/images/{id}` (fields documented in docs/images.md). */
+export function imageRecord(img: Image, baseUrl: string) {
+  return {
+    id: img.id,
+    object: 'image' as const,
+    created_at: Math.floor(img.createdAt.getTime() / 1000),
+    expires_at: Math.floor(img.expiresAt.getTime() / 1000),
+    source: img.source,
+    model: img.model,
+    width: img.width,
+    height: img.height,
+    size: `${img.width}x${img.height}`,
+    format: img.format,
+    content_type: CONTENT_TYPES[img.format],
+    bytes: img.bytes,
+    source_image_ids: img.sourceImageIds,
+    seed: img.seed,
+    url: `${baseUrl}/v1/images/${img.id}/content`,
+  };
+}

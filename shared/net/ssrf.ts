@@ -1,0 +1,165 @@
+import dns from 'dns';
+import https from 'https';
+import net from 'net';
+import tls from 'tls';
+import type { IncomingMessage } from 'http';
+import { cidrList, inList, isBlockedAddress } from './ip-ranges';
+
+export type Resolved = { address: string; family: 4 | 6 };
+export type Resolver = (hostname: string) => Promise<Resolved[]>;
+
+/** Why a guarded fetch refused or failed; callers map it to their endpoint's codes. */
+export class GuardedFetchError extends Error {
+  constructor(
+    readonly kind: 'not_allowed' | 'too_large' | 'failed',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'GuardedFetchError';
+  }
+}
+
+export interface GuardOptions {
+  /** The body is refused past this many bytes (checked on Content-Length and while reading). */
+  maxBytes: number;
+  /** The whole fetch, redirects included. */
+  timeoutMs: number;
+  maxRedirects?: number;
+  /** Operator-trusted CIDRs that may be reached despite the blocked ranges (default none). */
+  allowCidrs?: string[];
+  /** Extra CA certificates (PEM) to trust besides the system ones. */
+  ca?: string | Buffer;
+  /** Name resolution; default the system resolver (dns.lookup, every address). */
+  resolve?: Resolver;
+  accept?: string;
+}
+
+export interface GuardedResponse {
+  url: string;
+  contentType: string | undefined;
+  body: Buffer;
+}
+
+const BLOCKED_NAMES = [/^localhost$/i, /\.localhost$/i, /^metadata$/i, /^metadata\.google\.internal$/i];
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+const systemResolve: Resolver = async (hostname) =>
+  (await dns.promises.lookup(hostname, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family as 4 | 6 }));
+
+/**
+ * Checks one URL and picks the address to connect to. https only; every address the name resolves
+ * to must be public (one private answer refuses the whole name, so a rebinding resolver cannot
+ * slip one through), unless the operator trusts its range.
+ */
+async function vet(url: URL, opts: GuardOptions): Promise<Resolved> {
+  if (url.protocol !== 'https:') throw new GuardedFetchError('not_allowed', 'Only https URLs are fetched.');
+  if (url.username || url.password) throw new GuardedFetchError('not_allowed', 'URLs with credentials are not fetched.');
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (BLOCKED_NAMES.some((re) => re.test(host))) throw new GuardedFetchError('not_allowed', 'The URL names a local or metadata host.');
+  const trusted = cidrList(opts.allowCidrs ?? []);
+  let addresses: Resolved[];
+  if (net.isIP(host)) addresses = [{ address: host, family: net.isIP(host) as 4 | 6 }];
+  else {
+    try {
+      addresses = await (opts.resolve ?? systemResolve)(host);
+    } catch {
+      throw new GuardedFetchError('failed', `Could not resolve '${host}'.`);
+    }
+    if (addresses.length === 0) throw new GuardedFetchError('failed', `Could not resolve '${host}'.`);
+  }
+  for (const a of addresses) {
+    if (isBlockedAddress(a.address) && !inList(trusted, a.address)) {
+      throw new GuardedFetchError('not_allowed', 'The URL resolves to a private, loopback, link-local or metadata address.');
+    }
+  }
+  return addresses[0];
+}
+
+/** One GET to the vetted address (the connection is pinned to it; TLS still checks the name). */
+function request(url: URL, to: Resolved, opts: GuardOptions, signal: AbortSignal): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(
+      url,
+      {
+        method: 'GET',
+        agent: false,
+        // Extra CAs are trusted in addition to the system roots, never instead of them.
+        ca: opts.ca ? [...tls.rootCertificates, opts.ca] : undefined,
+        headers: { accept: opts.accept ?? '*/*', 'user-agent': 'inference-gateway-fetch/1' },
+        lookup: (_host: string, o: { all?: boolean }, cb: (...a: unknown[]) => void) =>
+          o?.all ? cb(null, [{ address: to.address, family: to.family }]) : cb(null, to.address, to.family),
+        signal,
+      } as https.RequestOptions,
+      resolve,
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function readCapped(res: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const declared = Number(res.headers['content-length']);
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    res.destroy();
+    throw new GuardedFetchError('too_large', `The resource is larger than ${maxBytes} bytes.`);
+  }
+  const parts: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of res) {
+    total += (chunk as Buffer).length;
+    if (total > maxBytes) {
+      res.destroy();
+      throw new GuardedFetchError('too_large', `The resource is larger than ${maxBytes} bytes.`);
+    }
+    parts.push(chunk as Buffer);
+  }
+  return Buffer.concat(parts);
+}
+
+/**
+ * GET a caller-supplied URL without letting it reach the gateway's own network: the scheme, the
+ * name and every resolved address are checked before connecting, again on every redirect, the
+ * connection goes to the checked address only, and the body is capped while it is read.
+ */
+export async function guardedFetch(raw: string, opts: GuardOptions): Promise<GuardedResponse> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new GuardedFetchError('not_allowed', 'The URL is not valid.');
+  }
+  const signal = AbortSignal.timeout(opts.timeoutMs);
+  const maxRedirects = opts.maxRedirects ?? 3;
+  for (let hop = 0; ; hop++) {
+    const to = await vet(url, opts);
+    let res: IncomingMessage;
+    try {
+      res = await request(url, to, opts, signal);
+    } catch (err) {
+      if (signal.aborted) throw new GuardedFetchError('failed', 'The URL did not answer in time.');
+      throw new GuardedFetchError('failed', `Could not fetch the URL: ${(err as Error).message}`);
+    }
+    const status = res.statusCode ?? 0;
+    if (REDIRECTS.has(status) && res.headers.location) {
+      res.resume();
+      if (hop >= maxRedirects) throw new GuardedFetchError('failed', 'Too many redirects.');
+      try {
+        url = new URL(res.headers.location, url);
+      } catch {
+        throw new GuardedFetchError('failed', 'The URL redirected to an invalid location.');
+      }
+      continue;
+    }
+    if (status < 200 || status >= 300) {
+      res.resume();
+      throw new GuardedFetchError('failed', `The URL answered with status ${status}.`);
+    }
+    try {
+      const body = await readCapped(res, opts.maxBytes);
+      return { url: url.toString(), contentType: res.headers['content-type'], body };
+    } catch (err) {
+      if (err instanceof GuardedFetchError) throw err;
+      throw new GuardedFetchError('failed', signal.aborted ? 'The URL did not answer in time.' : 'The download was interrupted.');
+    }
+  }
+}

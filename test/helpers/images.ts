@@ -1,0 +1,33 @@
+import { expect } from 'chai';
+import sharp from 'sharp';
+import { env } from './harness';
+import { keyHeader } from './http';
+import { UsageEvent } from '../../shared/db/models';
+
+/** Follows an image URL as a browser would: the API call answers 302, the Location is fetched bare. */
+export async function followImageUrl(url: string, key: string): Promise<{ bytes: Buffer; contentType: string | null; location: string }> {
+  const first = await fetch(url, { headers: keyHeader(key), redirect: 'manual' });
+  expect(first.status, await first.clone().text()).to.equal(302);
+  const location = first.headers.get('location')!;
+  expect(location).to.be.a('string');
+  const second = await fetch(location); // no API key: the signature is the authority
+  expect(second.status).to.equal(200);
+  return { bytes: Buffer.from(await second.arrayBuffer()), contentType: second.headers.get('content-type'), location };
+}
+
+/** Real format and dimensions, read by decoding. */
+export async function realImage(bytes: Buffer): Promise<{ format: string; width: number; height: number }> {
+  const m = await sharp(bytes).metadata();
+  return { format: m.format!, width: m.width!, height: m.height! };
+}
+
+/** A real PNG of the given size (solid colour). */
+export function pngOf(width: number, height: number, rgb: [number, number, number] = [200, 40, 90]): Promise<Buffer> {
+  return sharp({ create: { width, height, channels: 3, background: { r: rgb[0], g: rgb[1], b: rgb[2] } } }).png().toBuffer();
+}
+
+export async function usageFor(requestId: string | null): Promise<UsageEvent | null> {
+  return UsageEvent.findOne({ where: { requestId: requestId! } });
+}
+
+export const gw = () => env().gw.url;

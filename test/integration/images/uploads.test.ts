@@ -1,0 +1,147 @@
+import { expect } from 'chai';
+import { env, resetSim } from '../../helpers/harness';
+import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { call, keyHeader } from '../../helpers/http';
+import { followImageUrl, pngOf, realImage, usageFor } from '../../helpers/images';
+import { startImageHost, type ImageHost } from '../../helpers/https-images';
+import { Image } from '../../../shared/db/models';
+
+describe('POST /v1/images/uploads', () => {
+  let o: TestOrg;
+  let host: ImageHost;
+  beforeEach(resetSim);
+  before(async () => {
+    o = await buildOrg(env().redis);
+    host = await startImageHost();
+  });
+  after(() => host.close());
+
+  const upload = (json: unknown) => call('POST', '/v1/images/uploads', { headers: keyHeader(o.key), json });
+  const refused = async (json: unknown, status: number, code: string) => {
+    const r = await upload(json);
+    expect(r.status, `${JSON.stringify(json).slice(0, 120)}: ${r.text}`).to.equal(status);
+    expect(r.body.error.code).to.equal(code);
+    expect(r.text).to.not.match(/\bat .*\.js:\d+/); // no stack traces
+    expect(await usageFor(r.headers.get('x-service-request-id'))).to.equal(null);
+    expect(await Image.count({ where: { requestId: r.headers.get('x-service-request-id')! } })).to.equal(0);
+    return r;
+  };
+
+  it('stores an https URL fetched through the guard and returns an id usable for editing', async () => {
+    const r = await upload({ url: `${host.url()}/cat.png` });
+    expect(r.status, r.text).to.equal(201);
+    expect(r.body).to.include({ object: 'image', source: 'upload', width: 120, height: 90, size: '120x90', format: 'png', content_type: 'image/png', model: null });
+    expect(r.body.id).to.match(/^img_/);
+    expect(r.body.expires_at - r.body.created_at).to.equal(7 * 24 * 3600);
+    const got = await followImageUrl(r.body.url, o.key);
+    expect(await realImage(got.bytes)).to.deep.equal({ format: 'png', width: 120, height: 90 });
+    expect(await usageFor(r.headers.get('x-service-request-id'))).to.equal(null); // uploads are not billed
+    const edit = await call('POST', '/v1/images/edits', { headers: keyHeader(o.key), json: { model: 'sim-image', prompt: 'p', image_id: r.body.id, size: '256x256' } });
+    expect(edit.status, edit.text).to.equal(200);
+  });
+
+  it('follows a redirect to another allowed https URL, checking it again', async () => {
+    const r = await upload({ url: `${host.url()}/redirect?to=/cat.png` });
+    expect(r.status, r.text).to.equal(201);
+    expect(host.hits.slice(-2).map((h) => h.split(' ')[1])).to.deep.equal(['/redirect', '/cat.png']);
+  });
+
+  it('stores bytes sent as b64_json (or a data URL) and as a multipart file', async () => {
+    const png = await pngOf(40, 30);
+    for (const b64 of [png.toString('base64'), `data:image/png;base64,${png.toString('base64')}`]) {
+      const r = await upload({ b64_json: b64 });
+      expect(r.status, r.text).to.equal(201);
+      expect([r.body.width, r.body.height, r.body.bytes]).to.deep.equal([40, 30, png.length]);
+    }
+    const form = new FormData();
+    form.append('file', new Blob([await pngOf(50, 20)], { type: 'application/octet-stream' }), 'x.bin');
+    const res = await fetch(`${env().gw.url}/v1/images/uploads`, { method: 'POST', headers: keyHeader(o.key), body: form });
+    const body = (await res.json()) as { width: number; format: string };
+    expect(res.status).to.equal(201);
+    expect(body).to.include({ width: 50, format: 'png' });
+  });
+
+  describe('the SSRF guard', () => {
+    const forbidden = (url: string) => refused({ url }, 400, 'url_not_allowed');
+
+    it('refuses anything but https', async () => {
+      await forbidden(`http://127.0.0.2:${host.port}/cat.png`); // even an address the operator trusts
+      await forbidden('ftp://example.com/cat.png');
+      await forbidden('file:///etc/passwd');
+      await forbidden('gopher://127.0.0.2/');
+      await forbidden('not a url');
+    });
+
+    it('refuses loopback addresses in every spelling, before connecting', async () => {
+      const before = host.hits.length;
+      for (const h of ['127.0.0.1', 'localhost', '[::1]', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]', '2130706433', '0x7f.1', '127.1', '0.0.0.0']) {
+        await forbidden(`https://${h}:${host.port}/cat.png`);
+      }
+      expect(host.hits.length, 'no connection reached the loopback server').to.equal(before);
+    });
+
+    it('refuses private, link-local, CGNAT and metadata addresses', async () => {
+      for (const h of ['10.0.0.5', '172.16.3.4', '192.168.1.1', '100.64.0.1', '169.254.169.254', '[fd00:ec2::254]', '[fe80::1]', '[fc00::1]', 'metadata.google.internal', '224.0.0.1']) {
+        await forbidden(`https://${h}/latest/meta-data/`);
+      }
+    });
+
+    it('refuses redirects to loopback, metadata, private or non-https targets', async () => {
+      const before = host.hits.filter((h) => h.startsWith('127.0.0.1')).length;
+      for (const to of [
+        `https://127.0.0.1:${host.port}/cat.png`,
+        'https://169.254.169.254/latest/meta-data/iam/',
+        'https://10.1.2.3/x.png',
+        `http://127.0.0.2:${host.port}/cat.png`,
+        `https://[::1]:${host.port}/cat.png`,
+      ]) {
+        await forbidden(`${host.url()}/redirect?to=${encodeURIComponent(to)}`);
+      }
+      expect(host.hits.filter((h) => h.startsWith('127.0.0.1')).length).to.equal(before);
+    });
+
+    it('gives up on redirect loops and failed fetches with image_fetch_failed', async () => {
+      await refused({ url: `${host.url()}/loop` }, 400, 'image_fetch_failed');
+      await refused({ url: `${host.url()}/missing.png` }, 400, 'image_fetch_failed');
+      await refused({ url: 'https://127.0.0.2:1/cat.png' }, 400, 'image_fetch_failed');
+    });
+  });
+
+  it('refuses oversized images: declared, streamed, base64 and multipart (413 image_too_large)', async () => {
+    await refused({ url: `${host.url()}/big.png` }, 413, 'image_too_large');
+    await refused({ url: `${host.url()}/big-chunked.png` }, 413, 'image_too_large');
+    const big = Buffer.concat([await pngOf(8, 8), Buffer.alloc(11 * 1024 * 1024)]);
+    await refused({ b64_json: big.toString('base64') }, 413, 'image_too_large');
+    const form = new FormData();
+    form.append('file', new Blob([big], { type: 'image/png' }), 'big.png');
+    const res = await fetch(`${env().gw.url}/v1/images/uploads`, { method: 'POST', headers: keyHeader(o.key), body: form });
+    expect(res.status).to.equal(413);
+    expect(((await res.json()) as { error: { code: string } }).error.code).to.equal('image_too_large');
+  });
+
+  it('refuses non-images by their magic bytes, whatever the name or content type says', async () => {
+    await refused({ url: `${host.url()}/fake.png` }, 400, 'unsupported_image_type');
+    await refused({ b64_json: Buffer.from('GIF89a not supported').toString('base64') }, 400, 'unsupported_image_type');
+    await refused({ b64_json: Buffer.from('%PDF-1.4 hello').toString('base64') }, 400, 'unsupported_image_type');
+    const truncated = (await pngOf(64, 64)).subarray(0, 40);
+    await refused({ b64_json: truncated.toString('base64') }, 400, 'invalid_image');
+    const form = new FormData();
+    form.append('file', new Blob([Buffer.from('plain text pretending')], { type: 'image/png' }), 'cat.png');
+    const res = await fetch(`${env().gw.url}/v1/images/uploads`, { method: 'POST', headers: keyHeader(o.key), body: form });
+    expect(res.status).to.equal(400);
+    expect(((await res.json()) as { error: { code: string } }).error.code).to.equal('unsupported_image_type');
+  });
+
+  it('refuses malformed upload bodies', async () => {
+    await refused({}, 400, 'invalid_request');
+    await refused({ url: `${host.url()}/cat.png`, b64_json: 'AAAA' }, 400, 'invalid_request');
+    await refused({ url: 42 }, 400, 'invalid_request');
+    await refused({ b64_json: '***' }, 400, 'invalid_request');
+    await refused({ url: `${host.url()}/cat.png`, purpose: 'x' }, 400, 'unknown_field');
+    const r = await call('POST', '/v1/images/uploads', { headers: { ...keyHeader(o.key), 'content-type': 'text/plain' }, raw: 'hello' });
+    expect(r.status).to.equal(415);
+    const bad = await call('POST', '/v1/images/uploads', { headers: { ...keyHeader(o.key), 'content-type': 'application/json' }, raw: '{"url":' });
+    expect(bad.status).to.equal(400);
+    expect(bad.body.error.code).to.equal('invalid_json');
+  });
+});

@@ -1,0 +1,124 @@
+import { expect } from 'chai';
+import { env, resetSim } from '../../helpers/harness';
+import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { call, keyHeader } from '../../helpers/http';
+import { pngOf, usageFor } from '../../helpers/images';
+import { waitFor } from '../../helpers/wait';
+import { setSwitch } from '../../../shared/switches/switches';
+import { Image } from '../../../shared/db/models';
+
+const ok = { model: 'sim-image', prompt: 'a valid prompt', size: '256x256' };
+
+describe('image requests: validation, kill switch and org policy', () => {
+  let o: TestOrg;
+  beforeEach(resetSim);
+  before(async () => {
+    o = await buildOrg(env().redis);
+  });
+
+  /** Sends, checks status and code, and that nothing reached the upstream, was stored or billed. */
+  async function refused(path: string, json: unknown, status: number, code: string, key = o.key) {
+    const r = await call('POST', path, { headers: keyHeader(key), json });
+    expect(r.status, `${JSON.stringify(json)} → ${r.text}`).to.equal(status);
+    expect(r.body.error.code, JSON.stringify(json)).to.equal(code);
+    expect(r.body.error.message).to.be.a('string').and.not.match(/\bat .*\.js:\d+/);
+    const requestId = r.headers.get('x-service-request-id')!;
+    expect(requestId).to.match(/^req_/);
+    expect(await usageFor(requestId)).to.equal(null);
+    expect(await Image.count({ where: { requestId } })).to.equal(0);
+    expect(env().sim.log.entries, 'the upstream was not called').to.have.length(0);
+    return r;
+  }
+
+  it('refuses every invalid generation with its status and code, billing nothing', async () => {
+    const cases: Array<[Record<string, unknown>, number, string]> = [
+      [{ prompt: 'x' }, 400, 'invalid_request'],
+      [{ model: 'sim-image' }, 400, 'invalid_request'],
+      [{ ...ok, prompt: '' }, 400, 'invalid_request'],
+      [{ ...ok, prompt: 42 }, 400, 'invalid_request'],
+      [{ ...ok, size: 'big' }, 400, 'invalid_request'],
+      [{ ...ok, size: '300x300' }, 400, 'unsupported_size'],
+      [{ ...ok, size: '4096x4096' }, 400, 'unsupported_size'],
+      [{ ...ok, steps: 0 }, 400, 'invalid_steps'],
+      [{ ...ok, steps: 51 }, 400, 'invalid_steps'],
+      [{ ...ok, steps: 2.5 }, 400, 'invalid_request'],
+      [{ ...ok, steps: '20' }, 400, 'invalid_request'],
+      [{ ...ok, guidance: -1 }, 400, 'invalid_guidance'],
+      [{ ...ok, guidance: 20.5 }, 400, 'invalid_guidance'],
+      [{ ...ok, output_format: 'gif' }, 400, 'unsupported_output_format'],
+      [{ ...ok, n: 5 }, 400, 'invalid_n'],
+      [{ ...ok, n: 0 }, 400, 'invalid_n'],
+      [{ ...ok, n: 1.5 }, 400, 'invalid_request'],
+      [{ ...ok, seed: -1 }, 400, 'invalid_request'],
+      [{ ...ok, seed: 2 ** 33 }, 400, 'invalid_request'],
+      [{ ...ok, response_format: 'file' }, 400, 'invalid_request'],
+      [{ ...ok, prompt: 'x'.repeat(4001) }, 400, 'prompt_too_long'],
+      [{ ...ok, negative_prompt: 'x'.repeat(2001) }, 400, 'prompt_too_long'],
+      [{ ...ok, stream: true }, 400, 'unsupported_parameter'],
+      [{ ...ok, partial_images: 2 }, 400, 'unsupported_parameter'],
+      [{ ...ok, colour: 'red' }, 400, 'unknown_field'],
+      [{ ...ok, model: 'nope' }, 404, 'model_not_found'],
+      [{ ...ok, model: 'sim-chat' }, 400, 'model_not_image_capable'],
+      [{ ...ok, model: 'sim-chat-background' }, 400, 'model_not_image_capable'],
+    ];
+    for (const [json, status, code] of cases) await refused('/v1/images/generations', json, status, code);
+  });
+
+  it('refuses bodies that are not JSON objects', async () => {
+    const h = keyHeader(o.key);
+    const notJson = await call('POST', '/v1/images/generations', { headers: { ...h, 'content-type': 'text/plain' }, raw: 'draw' });
+    expect([notJson.status, notJson.body.error.code]).to.deep.equal([415, 'unsupported_media_type']);
+    const broken = await call('POST', '/v1/images/generations', { headers: { ...h, 'content-type': 'application/json' }, raw: '{"model":' });
+    expect([broken.status, broken.body.error.code]).to.deep.equal([400, 'invalid_json']);
+    const array = await call('POST', '/v1/images/generations', { headers: h, json: [ok] });
+    expect([array.status, array.body.error.code]).to.deep.equal([400, 'invalid_request']);
+    for (const r of [notJson, broken, array]) expect(await usageFor(r.headers.get('x-service-request-id'))).to.equal(null);
+    const wrongMethod = await call('GET', '/v1/images/generations', { headers: h });
+    expect([wrongMethod.status, wrongMethod.headers.get('allow')]).to.deep.equal([405, 'POST']);
+  });
+
+  it('answers 503 image_generation_disabled on every image-making route while the operator switch is engaged; routes stay registered', async () => {
+    const id = (await call('POST', '/v1/images/generations', { headers: keyHeader(o.key), json: ok })).body.data[0].id as string;
+    resetSim();
+    await setSwitch(env().redis, 'image_generation', true);
+    try {
+      await waitFor(() => env().gw.ctx.switches.engaged('image_generation'), 3000);
+      const g = await refused('/v1/images/generations', ok, 503, 'image_generation_disabled');
+      expect(Number(g.headers.get('retry-after'))).to.be.at.least(1);
+      await refused('/v1/images/edits', { ...ok, image_id: id }, 503, 'image_generation_disabled');
+      await refused('/v1/images/uploads', { b64_json: (await pngOf(8, 8)).toString('base64') }, 503, 'image_generation_disabled');
+      // even an invalid body: the switch answers first
+      await refused('/v1/images/generations', { nonsense: true }, 503, 'image_generation_disabled');
+      const listing = await call('GET', '/v1/images/models', { headers: keyHeader(o.key) });
+      expect(listing.status).to.equal(200);
+      expect(listing.body.available).to.equal(false);
+      // stored images stay readable
+      expect((await call('GET', `/v1/images/${id}`, { headers: keyHeader(o.key) })).status).to.equal(200);
+    } finally {
+      await setSwitch(env().redis, 'image_generation', false);
+    }
+    await waitFor(() => !env().gw.ctx.switches.engaged('image_generation'), 3000);
+    const back = await call('POST', '/v1/images/generations', { headers: keyHeader(o.key), json: ok });
+    expect(back.status).to.equal(200);
+  });
+
+  it("answers 503 image_generation_disabled when the org's image_generation policy is off", async () => {
+    const off = await buildOrg(env().redis, { policies: { image_generation: 'off' } });
+    await refused('/v1/images/generations', ok, 503, 'image_generation_disabled', off.key);
+    await refused('/v1/images/edits', { ...ok, image_id: 'img_000000000000000000000000' }, 503, 'image_generation_disabled', off.key);
+    await refused('/v1/images/uploads', { b64_json: 'AAAA' }, 503, 'image_generation_disabled', off.key);
+    const listing = await call('GET', '/v1/images/models', { headers: keyHeader(off.key) });
+    expect(listing.body.policy).to.equal('off');
+    expect(listing.body.data[0].policy).to.equal('off');
+    // a plan that turns it off, and an org override that turns it back on
+    const planOff = await buildOrg(env().redis, { entitlements: { policies: { image_generation: 'off' } } as never });
+    await refused('/v1/images/generations', ok, 503, 'image_generation_disabled', planOff.key);
+    const overridden = await buildOrg(env().redis, { entitlements: { policies: { image_generation: 'off' } } as never, policies: { image_generation: 'on' } });
+    expect((await call('POST', '/v1/images/generations', { headers: keyHeader(overridden.key), json: ok })).status).to.equal(200);
+  });
+
+  it('needs an API key', async () => {
+    const r = await call('POST', '/v1/images/generations', { json: ok });
+    expect([r.status, r.body.error.code]).to.deep.equal([401, 'INVALID_API_KEY']);
+  });
+});

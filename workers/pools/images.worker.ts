@@ -1,0 +1,81 @@
+import type { Worker } from 'bullmq';
+import { createWorker } from '../../shared/queues/create-worker';
+import { createImage } from '../providers/openai/createImage';
+import { editImage } from '../providers/openai/editImage';
+import { platformCredential } from '../credentials';
+import { recordUsage } from '../../shared/metering/usage';
+import { config } from '../../shared/config/env';
+import { imageStorage } from '../../shared/storage';
+import { saveImage } from '../../shared/images/store';
+import { CONTENT_TYPES } from '../../shared/images/inspect';
+import { ApiError } from '../../shared/errors/ApiError';
+import { errors } from '../../shared/errors/codes';
+import type { WorkerRuntime } from '../runtime';
+import type { ImageJob, ImageJobResult } from '../../shared/queues/payloads';
+import type { ImageFormat } from '../../shared/db/models/Image';
+
+async function callUpstream(job: ImageJob, signal: AbortSignal): Promise<Buffer[]> {
+  const t = job.target;
+  if (t.kind !== 'openai') throw new ApiError(502, 'upstream_unsupported', `No images adapter for upstream kind '${t.kind}'.`);
+  const call = { baseUrl: t.baseUrl, apiKey: await platformCredential(t.providerId), upstreamModel: t.upstreamModel, signal, deadline: job.deadline };
+  if (job.operation === 'generate') return createImage(call, job.params, job.sendResponseFormat);
+  const storage = imageStorage();
+  const inputs = await Promise.all(
+    job.sources.map(async (s) => {
+      const bytes = await storage.get(s.storageKey);
+      if (!bytes) throw new ApiError(404, 'image_not_found', `No image '${s.id}' (it may have expired).`);
+      return { bytes, contentType: CONTENT_TYPES[s.format as ImageFormat], filename: `${s.id}.${s.format}` };
+    }),
+  );
+  return editImage(call, job.params, inputs, job.sendResponseFormat);
+}
+
+/**
+ * The images pool: both lanes, each with its own concurrency. A job calls the upstream, stores every
+ * image it returns (type and size read from the bytes), then writes one usage event for the request
+ * (idempotent by request id) before the result is published.
+ */
+export function startImagesWorkers(rt: WorkerRuntime): Worker[] {
+  const cfg = config();
+  const lanes = [
+    ['images-interactive', cfg.imagesInteractiveConcurrency],
+    ['images-background', cfg.imagesBackgroundConcurrency],
+  ] as const;
+  return lanes.map(([queue, concurrency]) =>
+    createWorker(rt, queue, concurrency, async (job, ctx): Promise<ImageJobResult> => {
+      const d = job.data;
+      const produced = await callUpstream(d, ctx.signal);
+      const saved = [];
+      for (const bytes of produced) {
+        try {
+          saved.push(
+            await saveImage(bytes, {
+              orgId: d.orgId,
+              projectId: d.projectId,
+              apiKeyId: d.apiKeyId,
+              requestId: d.requestId,
+              source: d.operation === 'generate' ? 'generation' : 'edit',
+              model: d.publicModel,
+              sourceImageIds: d.sources.map((s) => s.id),
+              seed: typeof d.params.seed === 'number' ? d.params.seed : null,
+            }),
+          );
+        } catch (err) {
+          if (err instanceof ApiError && err.status === 400) throw errors.upstreamError('The upstream answered with data that is not a PNG, JPEG or WebP image.');
+          throw err;
+        }
+      }
+      await recordUsage({
+        requestId: d.requestId,
+        orgId: d.orgId,
+        projectId: d.projectId,
+        apiKeyId: d.apiKeyId,
+        model: d.publicModel,
+        modality: 'image',
+        lane: d.lane,
+        units: { [d.priceKey]: saved.length, cost_micros: saved.length * d.unitPrice },
+      });
+      return { created: Math.floor(saved[0].createdAt.getTime() / 1000), images: saved.map((s) => ({ id: s.id })) };
+    }),
+  );
+}

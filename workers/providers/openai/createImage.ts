@@ -1,0 +1,22 @@
+import { openaiApi } from './api';
+import { fetchUpstream } from '../http';
+import { imagesFromResponse } from './images';
+import type { UpstreamCall } from '../types';
+
+/**
+ * `POST /images/generations` on an OpenAI-compatible upstream. The body is the validated request
+ * with the upstream model name; images always come back as bytes (`b64_json`) so the gateway can
+ * store them, unless the model's config says its upstream rejects `response_format` (GPT image
+ * models answer b64_json anyway).
+ */
+export async function createImage(call: UpstreamCall, body: Record<string, unknown>, sendResponseFormat = true): Promise<Buffer[]> {
+  const upstreamBody: Record<string, unknown> = { ...body, model: call.upstreamModel };
+  if (sendResponseFormat) upstreamBody.response_format = 'b64_json';
+  else delete upstreamBody.response_format;
+  const res = await fetchUpstream(
+    openaiApi.url(call.baseUrl, openaiApi.paths.images),
+    { method: 'POST', headers: openaiApi.headers(call.apiKey), body: JSON.stringify(upstreamBody) },
+    { signal: call.signal, deadline: call.deadline },
+  );
+  return imagesFromResponse(res, call);
+}

@@ -1,0 +1,34 @@
+import { openaiApi } from './api';
+import { fetchUpstream } from '../http';
+import { imagesFromResponse } from './images';
+import type { UpstreamCall } from '../types';
+
+export interface EditInput {
+  bytes: Buffer;
+  contentType: string;
+  filename: string;
+}
+
+/**
+ * `POST /images/edits` on an OpenAI-compatible upstream: OpenAI's multipart form, one `image` part
+ * (or `image[]` parts for several), the other fields as text parts.
+ */
+export async function editImage(call: UpstreamCall, fields: Record<string, unknown>, images: EditInput[], sendResponseFormat = true): Promise<Buffer[]> {
+  const form = new FormData();
+  const all: Record<string, unknown> = { ...fields, model: call.upstreamModel };
+  if (sendResponseFormat) all.response_format = 'b64_json';
+  else delete all.response_format;
+  for (const [k, v] of Object.entries(all)) {
+    if (v !== undefined && v !== null) form.append(k, String(v));
+  }
+  const part = images.length > 1 ? 'image[]' : 'image';
+  for (const img of images) form.append(part, new Blob([img.bytes], { type: img.contentType }), img.filename);
+  const headers = openaiApi.headers(call.apiKey);
+  delete headers['content-type']; // fetch sets the multipart boundary
+  const res = await fetchUpstream(
+    openaiApi.url(call.baseUrl, openaiApi.paths.imageEdits),
+    { method: 'POST', headers, body: form },
+    { signal: call.signal, deadline: call.deadline },
+  );
+  return imagesFromResponse(res, call);
+}
