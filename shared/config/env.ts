@@ -27,6 +27,8 @@ export interface Config {
   /** BullMQ lock duration for jobs; a crashed worker's job is failed after ~this. */
   jobLockMs: number;
   podId: string;
+  /** The payment processor's name; it is the path segment of its management family (`/admin/v1/<name>/*`). */
+  paymentsProcessorName: string;
 }
 
 const schema = Joi.object({
@@ -45,6 +47,7 @@ const schema = Joi.object({
   REPLY_POLL_MS: Joi.number().integer().min(50).default(1000),
   JOB_LOCK_MS: Joi.number().integer().min(500).default(30_000),
   POD_ID: Joi.string().optional(),
+  PAYMENTS_PROCESSOR_NAME: Joi.string().pattern(/^[a-z][a-z0-9-]{1,31}$/).default('stripe'),
 }).unknown(true);
 
 let cached: Config | undefined;
@@ -72,6 +75,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     leaseTtlMs: value.LEASE_TTL_MS,
     replyPollMs: value.REPLY_POLL_MS,
     jobLockMs: value.JOB_LOCK_MS,
+    paymentsProcessorName: value.PAYMENTS_PROCESSOR_NAME,
     podId: value.POD_ID ?? `${require('os').hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
   });
 }
