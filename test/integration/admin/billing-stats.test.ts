@@ -3,9 +3,10 @@ import { expect } from 'chai';
 import { adminCall, buildPlatformKey, startAdmin } from '../../helpers/admin';
 import { env } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
-import { CreditReservation, PlatformCredential, Provider, UsageEvent, Wallet } from '../../../shared/db/models';
+import { AuditLog, CreditReservation, PlatformCredential, Provider, UsageEvent, Wallet } from '../../../shared/db/models';
 import { db } from '../../../shared/db/sequelize';
 import { platformCredential } from '../../../workers/credentials';
+import { waitFor } from '../../helpers/wait';
 
 describe('management API: billing, stats, platform credentials at rest', () => {
   let admin: Awaited<ReturnType<typeof startAdmin>>;
@@ -22,6 +23,8 @@ describe('management API: billing, stats, platform credentials at rest', () => {
     const top = await req('POST', '/billing/records', { org_id: o.org.id, kind: 'top_up', amount_micros: 5_000_000, note: 'card' });
     expect(top.status, top.text).to.equal(201);
     expect(top.body).to.include({ object: 'billing_record', org_id: o.org.id, kind: 'top_up', amount_micros: 5_000_000 });
+    const audited = await waitFor(() => AuditLog.findOne({ where: { targetId: top.body.id } }));
+    expect(audited).to.include({ method: 'POST', path: '/admin/v1/billing/records', family: 'billing', status: 201, outcome: 'success' });
     const wallets = await req('GET', `/billing/wallets?org_id=${o.org.id}`);
     expect(wallets.body.data).to.have.length(1);
     const w = wallets.body.data[0];
@@ -97,6 +100,14 @@ describe('management API: billing, stats, platform credentials at rest', () => {
     const r = await req('POST', '/platform-credentials', { provider_id: provider.id, secret });
     expect(r.status).to.equal(201);
     expect(r.body.secret_hint).to.equal(secret.slice(-4));
+    const entry = await waitFor(() => AuditLog.findOne({ where: { targetId: r.body.id } }));
+    expect(entry!.fields).to.deep.equal(['provider_id', 'secret']); // names only, never values
+    expect(JSON.stringify(entry)).not.to.include(secret);
+    const badJson = await fetch(`${admin.url}/admin/v1/platform-credentials`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: `{"secret":"${secret}"` });
+    expect(badJson.status).to.equal(400);
+    const badText = await badJson.text();
+    expect(JSON.parse(badText).error.code).to.equal('invalid_json');
+    expect(badText).not.to.include(secret);
     expect(r.text).not.to.include(secret);
     expect((await req('GET', '/platform-credentials?limit=200')).text).not.to.include(secret);
     const row = await PlatformCredential.findByPk(r.body.id);

@@ -5,7 +5,7 @@ import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { capabilityPolicy } from '../../../shared/policies/capability';
 import { mcpToolAllowed } from '../../../shared/policies/mcp-tools';
-import { Organization, User } from '../../../shared/db/models';
+import { AuditLog, Organization, User } from '../../../shared/db/models';
 import { setSwitch } from '../../../shared/switches/switches';
 import { waitFor } from '../../helpers/wait';
 
@@ -46,6 +46,9 @@ describe('management API: capability policies, kill switches, live catalog', () 
       expect(rejected.body.error.code).to.equal('invalid_request');
     }
     expect((await req('GET', '/capability-policies/00000000-0000-4000-8000-000000000000')).status).to.equal(404);
+    const audited = await waitFor(async () => ((await AuditLog.count({ where: { targetId: o.org.id, method: 'PATCH' } })) >= 6 ? true : null));
+    expect(audited, 'two successful and four refused PATCHes audited').to.equal(true);
+    expect(await AuditLog.count({ where: { targetId: o.org.id, method: 'PATCH', outcome: 'failure', status: 400 } })).to.equal(4);
     const listed = await req('GET', '/capability-policies?limit=200');
     expect(listed.body.data.length).to.be.greaterThan(0);
   });
@@ -87,6 +90,9 @@ describe('management API: capability policies, kill switches, live catalog', () 
       await req('PUT', '/capability-policies/switches/transcription', { engaged: false });
       expect(await waitFor(() => !second.ctx.switches.engaged('transcription'), 1000, 10)).to.equal(true);
       expect((await req('PUT', '/capability-policies/switches/teleport', { engaged: true })).status).to.equal(404);
+      const entry = await waitFor(() => AuditLog.findOne({ where: { targetId: 'transcription', method: 'PUT', requestId: r.headers.get('x-service-request-id') } }));
+      expect(entry).to.include({ family: 'capability-policies', outcome: 'success', path: '/admin/v1/capability-policies/switches/transcription' });
+      expect(entry!.fields).to.deep.equal(['engaged']);
       expect((await req('PUT', '/capability-policies/switches/systemone', { engaged: 'yes' })).status).to.equal(400);
     } finally {
       await setSwitch(env().redis, 'transcription', false);
