@@ -4,6 +4,7 @@ import { applyLocalEnv } from './local-env';
 import { registerTenancy } from './cli/tenancy';
 import { registerSwitches } from './cli/switches';
 import { registerCatalog } from './cli/catalog';
+import { registerPlatform } from './cli/platform';
 import { fail } from './cli/with-services';
 
 /**
@@ -17,6 +18,7 @@ export const program = new Command('gateway').description('Inference gateway ope
 registerTenancy(program);
 registerSwitches(program);
 registerCatalog(program);
+registerPlatform(program);
 
 if (require.main === module) {
   program.parseAsync(process.argv).catch((err) => fail((err as Error).message));

@@ -1,14 +1,22 @@
-import { Provider } from '../shared/db/models';
+import { PlatformCredential, Provider } from '../shared/db/models';
 import { decrypt } from '../shared/crypto';
 
 const TTL_MS = 15_000;
 const cache = new Map<string, { at: number; key: Promise<string | undefined> }>();
 
-/** The platform credential of a provider, decrypted in memory only, cached briefly. */
+/** The credential set through the management API (platform-credentials), else the provider's own (catalog import). */
+async function load(providerId: string): Promise<string | undefined> {
+  const cred = await PlatformCredential.findOne({ where: { providerId } });
+  if (cred) return decrypt(cred.secretEncrypted);
+  const p = await Provider.findByPk(providerId);
+  return p?.apiKeyEncrypted ? decrypt(p.apiKeyEncrypted) : undefined;
+}
+
+/** The platform credential of a provider, decrypted in memory only, cached briefly (a rotation is seen within 15 s). */
 export function platformCredential(providerId: string): Promise<string | undefined> {
   const hit = cache.get(providerId);
   if (hit && Date.now() - hit.at < TTL_MS) return hit.key;
-  const key = Provider.findByPk(providerId).then((p) => (p?.apiKeyEncrypted ? decrypt(p.apiKeyEncrypted) : undefined));
+  const key = load(providerId);
   cache.set(providerId, { at: Date.now(), key });
   key.catch(() => cache.delete(providerId));
   return key;

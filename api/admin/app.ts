@@ -10,8 +10,9 @@ import { Queues } from '../../shared/queues/queues';
 import { ALL_QUEUES } from '../../shared/queues/names';
 import { errors } from '../../shared/errors/codes';
 import { dashboardGuard } from './dashboard-guard';
+import { managementRouter } from './management';
 
-/** The admin app (`{admin_url}`): health, metrics, the queue dashboard; the management API mounts here. */
+/** The admin app (`{admin_url}`): health, metrics, the queue dashboard; and the management API (`/admin/v1`). */
 export function createAdminApp(deps: { redis: Redis; queues: Queues }): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -22,6 +23,7 @@ export function createAdminApp(deps: { redis: Redis; queues: Queues }): Express 
   board.setBasePath('/admin/queues');
   createBullBoard({ queues: ALL_QUEUES.map((q) => new BullMQAdapter(deps.queues.get(q))), serverAdapter: board });
   app.use('/admin/queues', dashboardGuard, board.getRouter());
+  app.use('/admin/v1', managementRouter(deps));
 
   app.use((req, _res, next) => next(errors.notFound(`No route for ${req.method} ${req.path}.`)));
   app.use(errorHandler);

@@ -43,6 +43,8 @@ export interface Config {
   imageFetchCaFile?: string;
   /** Public base URL of the web API, used in image URLs; default: from the request's Host. */
   publicBaseUrl?: string;
+  /** The payment processor's name; it is the path segment of its management family (`/admin/v1/<name>/*`). */
+  paymentsProcessorName: string;
 }
 
 const schema = Joi.object({
@@ -83,6 +85,7 @@ const schema = Joi.object({
     }, 'CIDR list'),
   IMAGE_FETCH_CA_FILE: Joi.string().optional(),
   PUBLIC_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }).optional(),
+  PAYMENTS_PROCESSOR_NAME: Joi.string().pattern(/^[a-z][a-z0-9-]{1,31}$/).default('stripe'),
 }).unknown(true);
 
 let cached: Config | undefined;
@@ -110,6 +113,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     leaseTtlMs: value.LEASE_TTL_MS,
     replyPollMs: value.REPLY_POLL_MS,
     jobLockMs: value.JOB_LOCK_MS,
+    paymentsProcessorName: value.PAYMENTS_PROCESSOR_NAME,
     podId: value.POD_ID ?? `${require('os').hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
     imagesInteractiveConcurrency: value.IMAGES_INTERACTIVE_CONCURRENCY,
     imagesBackgroundConcurrency: value.IMAGES_BACKGROUND_CONCURRENCY,

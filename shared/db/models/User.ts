@@ -5,6 +5,10 @@ export class User extends SModel<InferAttributes<User>, InferCreationAttributes<
   declare email: string;
   declare name: string | null;
   declare isPlatformAdmin: CreationOptional<boolean>;
+  /** Soft deletion (management API `DELETE /users/:id`); a deleted user's platform keys are revoked. */
+  declare deletedAt: CreationOptional<Date | null>;
+  /** Per-user policies, e.g. `{ mcp_tools: { web_search: "deny" } }` (shared/policies/mcp-tools.ts). */
+  declare policies: CreationOptional<Record<string, unknown>>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date>;
 
@@ -15,6 +19,8 @@ export class User extends SModel<InferAttributes<User>, InferCreationAttributes<
         email: { type: DataTypes.STRING, allowNull: false, unique: true },
         name: { type: DataTypes.STRING, allowNull: true },
         isPlatformAdmin: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
+        deletedAt: { type: DataTypes.DATE, allowNull: true },
+        policies: { type: DataTypes.JSONB, allowNull: false, defaultValue: {} },
         createdAt: DataTypes.DATE,
         updatedAt: DataTypes.DATE,
       },

@@ -13,9 +13,22 @@ import { StoredResponse } from './StoredResponse';
 import { Wallet } from './Wallet';
 import { CreditReservation } from './CreditReservation';
 import { Image } from './Image';
+import { PlatformKey } from './PlatformKey';
+import { AdminToken } from './AdminToken';
+import { AuditLog } from './AuditLog';
+import { PlatformCredential } from './PlatformCredential';
+import { ModelPool } from './ModelPool';
+import { TokenizerProfile } from './TokenizerProfile';
+import { SearchProvider } from './SearchProvider';
+import { SearchSetting } from './SearchSetting';
+import { PaymentAccount } from './PaymentAccount';
+import { Referral } from './Referral';
+import { SchedulerEndpoint } from './SchedulerEndpoint';
+import { InviteCode } from './InviteCode';
+import { BillingRecord } from './BillingRecord';
 
-export { Plan, Organization, User, Membership, Project, ApiKey, RoutingPlan, Provider, Model, UsageEvent, StoredResponse, Wallet, CreditReservation };
-export { Image };
+export { Plan, Organization, User, Membership, Project, ApiKey, RoutingPlan, Provider, Model, UsageEvent, StoredResponse, Wallet, CreditReservation, Image };
+export { PlatformKey, AdminToken, AuditLog, PlatformCredential, ModelPool, TokenizerProfile, SearchProvider, SearchSetting, PaymentAccount, Referral, SchedulerEndpoint, InviteCode, BillingRecord };
 
 /** Later issues add their models here; each model file exports an `init` that defines its table. */
 export function initModels(sequelize: Sequelize): void {
@@ -33,4 +46,17 @@ export function initModels(sequelize: Sequelize): void {
   Wallet.initModel(sequelize);
   CreditReservation.initModel(sequelize);
   Image.initModel(sequelize);
+  PlatformKey.initModel(sequelize);
+  AdminToken.initModel(sequelize);
+  AuditLog.initModel(sequelize);
+  PlatformCredential.initModel(sequelize);
+  ModelPool.initModel(sequelize);
+  TokenizerProfile.initModel(sequelize);
+  SearchProvider.initModel(sequelize);
+  SearchSetting.initModel(sequelize);
+  PaymentAccount.initModel(sequelize);
+  Referral.initModel(sequelize);
+  SchedulerEndpoint.initModel(sequelize);
+  InviteCode.initModel(sequelize);
+  BillingRecord.initModel(sequelize);
 }

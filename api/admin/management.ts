@@ -1,0 +1,32 @@
+import { Router } from 'express';
+import type { Redis } from 'ioredis';
+import { jsonBody } from '../middleware/body';
+import { errors } from '../../shared/errors/codes';
+import { adminAuth } from './auth';
+import { auditWrites } from './audit';
+import { resourceRouter } from './resources/router';
+import { resourceDefs } from './resources/definitions';
+import { statsDocs, statsRouter } from './routes/stats';
+import { capabilityPoliciesRouter, capabilityPolicyDocs } from './routes/capability-policies';
+import { billingDocs, billingRouter } from './routes/billing';
+import { platformAdminDocs, platformAdminRouter } from './routes/platform-admin';
+import { openApiDocument } from './openapi/document';
+
+/** The management API, mounted at `/admin/v1`: authentication, audit, every family, the OpenAPI document. */
+export function managementRouter(deps: { redis: Redis }): Router {
+  const r = Router();
+  const defs = resourceDefs();
+  const doc = openApiDocument(defs, [...statsDocs, ...capabilityPolicyDocs, ...billingDocs, ...platformAdminDocs]);
+
+  r.get('/openapi.json', (_req, res) => void res.json(doc));
+  r.use(adminAuth);
+  r.use(auditWrites); // before the body parser, so a malformed write is audited too
+  r.use(jsonBody('1mb'));
+  r.use(platformAdminRouter());
+  r.use(statsRouter());
+  r.use(capabilityPoliciesRouter(deps));
+  r.use(billingRouter());
+  for (const def of defs) r.use(resourceRouter(def, deps));
+  r.use((req, _res, next) => next(errors.notFound(`No route for ${req.method} /admin/v1${req.path}.`)));
+  return r;
+}

@@ -1,0 +1,110 @@
+import Joi from 'joi';
+import type { ModelStatic, Model, WhereOptions } from 'sequelize';
+import type { Request } from 'express';
+import type { Family } from '../../../shared/platform/families';
+
+export type Op = 'list' | 'get' | 'create' | 'update' | 'delete';
+
+/** One API field of a resource (snake_case on the wire) and how it maps to the model. */
+export interface FieldSpec {
+  /** The value's schema; presence is added by the factory (required on create when `required`). */
+  schema: Joi.Schema;
+  /** Model attribute; default: the camelCase of the field name. */
+  attr?: string;
+  required?: boolean;
+  /** Settable on create only. */
+  createOnly?: boolean;
+  /** Output only (computed or server-managed). */
+  readOnly?: boolean;
+  /** Input only: never returned (secrets). */
+  writeOnly?: boolean;
+  /** `?<field>=` filter on the list. */
+  filter?: boolean;
+  /** Custom mapping of an input value to model attributes (e.g. encrypt a secret). */
+  toRow?: (value: unknown) => Record<string, unknown>;
+  /** Custom output (e.g. a hint instead of a secret); default: the attribute, BIGINT as number. */
+  fromRow?: (row: Record<string, unknown>) => unknown;
+  /** BIGINT column: returned as a JSON number. */
+  bigint?: boolean;
+  description?: string;
+}
+
+/** A management resource, as data: the generic router and the OpenAPI document are built from it. */
+export interface ResourceDef {
+  /** Path under /admin/v1, e.g. `/organizations` or `/stripe/customers`. */
+  path: string;
+  family: Family;
+  /** The `object` value of each item, e.g. `organization`. */
+  object: string;
+  description: string;
+  model: ModelStatic<Model>;
+  fields: Record<string, FieldSpec>;
+  ops?: Op[];
+  /** Every query and lookup is limited to rows matching this (e.g. users not deleted). */
+  scope?: WhereOptions;
+  /** Replaces the row's destroy (soft deletion, cascades). */
+  destroy?: (row: Model, req: Request) => Promise<void>;
+  /** Extra check of a create or update body against the database; throw an ApiError to refuse. */
+  check?: (values: Record<string, unknown>, req: Request, row?: Model) => Promise<void>;
+  /** Bump the cache epoch after a write (default true): inference pods see the change on their next request. */
+  bumpsEpoch?: boolean;
+}
+
+export const ALL_OPS: Op[] = ['list', 'get', 'create', 'update', 'delete'];
+
+export const camel = (s: string) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+export const attrOf = (name: string, f: FieldSpec) => f.attr ?? camel(name);
+
+export const uuid = () => Joi.string().guid({ version: ['uuidv4', 'uuidv1', 'uuidv5'] });
+export const name = () => Joi.string().min(1).max(200);
+export const slug = () => Joi.string().pattern(/^[a-z0-9][a-z0-9_-]{0,62}$/);
+export const micros = () => Joi.number().integer().min(0).max(Number.MAX_SAFE_INTEGER);
+export const jsonObject = () => Joi.object().unknown(true);
+
+/** Schemas of a resource's create and update bodies, and of its list query. */
+export function schemasOf(def: ResourceDef): { create: Joi.ObjectSchema; update: Joi.ObjectSchema; query: Joi.ObjectSchema } {
+  const create: Record<string, Joi.Schema> = {};
+  const update: Record<string, Joi.Schema> = {};
+  const query: Record<string, Joi.Schema> = {
+    limit: Joi.number().integer().min(1).max(200).default(20),
+    offset: Joi.number().integer().min(0).default(0),
+  };
+  for (const [key, f] of Object.entries(def.fields)) {
+    const s = f.description ? f.schema.description(f.description) : f.schema;
+    if (!f.readOnly) {
+      create[key] = f.required ? s.required() : s;
+      if (!f.createOnly) update[key] = s;
+    }
+    if (f.filter) query[key] = f.schema;
+  }
+  return {
+    create: Joi.object(create),
+    update: Joi.object(update).min(1),
+    query: Joi.object(query),
+  };
+}
+
+/** The wire form of a row: id, object, every readable field, timestamps. */
+export function present(def: ResourceDef, row: Model): Record<string, unknown> {
+  const r = row.get({ plain: true }) as Record<string, unknown>;
+  const out: Record<string, unknown> = { id: r.id, object: def.object };
+  for (const [key, f] of Object.entries(def.fields)) {
+    if (f.writeOnly) continue;
+    const v = f.fromRow ? f.fromRow(r) : r[attrOf(key, f)];
+    out[key] = f.bigint && v !== null && v !== undefined ? Number(v) : v;
+  }
+  out.created_at = r.createdAt;
+  if ('updatedAt' in r) out.updated_at = r.updatedAt;
+  return out;
+}
+
+/** Maps a validated body to model attributes. */
+export function toAttributes(def: ResourceDef, body: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body)) {
+    const f = def.fields[key];
+    if (!f) continue;
+    Object.assign(out, f.toRow ? f.toRow(value) : { [attrOf(key, f)]: value });
+  }
+  return out;
+}

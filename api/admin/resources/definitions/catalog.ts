@@ -1,0 +1,91 @@
+import Joi from 'joi';
+import { Model, ModelPool, PlatformCredential, Provider, TokenizerProfile } from '../../../../shared/db/models';
+import { encrypt } from '../../../../shared/crypto';
+import { POOLS } from '../../../../shared/queues/names';
+import { jsonObject, name, slug, uuid, type ResourceDef } from '../define';
+
+export const ENCODINGS = ['o200k_base', 'cl100k_base', 'p50k_base', 'r50k_base'];
+const CAPABILITIES = /^(chat|embeddings|rerank|image_generation|transcription|vision|decision)$/;
+
+export const providers: ResourceDef = {
+  path: '/providers',
+  family: 'providers',
+  object: 'provider',
+  description: 'Upstream providers (one adapter per kind). Their credentials are the platform-credentials family.',
+  model: Provider,
+  fields: {
+    name: { schema: slug(), required: true, filter: true },
+    kind: { schema: Joi.string().valid('openai', 'anthropic', 'cohere'), required: true, filter: true },
+    base_url: { schema: Joi.string().uri({ scheme: ['http', 'https'] }).max(500), required: true },
+  },
+};
+
+export const platformCredentials: ResourceDef = {
+  path: '/platform-credentials',
+  family: 'platform-credentials',
+  object: 'platform_credential',
+  description: "A provider's platform credential. `secret` is write-only: stored AES-256-GCM encrypted, never returned; `secret_hint` shows its last 4 characters.",
+  model: PlatformCredential,
+  fields: {
+    provider_id: { schema: uuid(), required: true, createOnly: true, filter: true },
+    label: { schema: Joi.string().max(200).allow(null) },
+    secret: {
+      schema: Joi.string().min(1).max(4096),
+      required: true,
+      writeOnly: true,
+      toRow: (v) => ({ secretEncrypted: encrypt(String(v)), secretHint: String(v).slice(-4) }),
+    },
+    secret_hint: { schema: Joi.string(), readOnly: true },
+  },
+};
+
+export const inferenceModels: ResourceDef = {
+  path: '/inference-models',
+  family: 'inference-models',
+  object: 'inference_model',
+  description: 'Catalog entries. A change reaches every inference pod on its next request (the cache epoch moves).',
+  model: Model,
+  fields: {
+    public_id: { schema: Joi.string().pattern(/^[A-Za-z0-9._:/-]+$/).max(200), required: true, filter: true },
+    provider_id: { schema: uuid(), required: true, filter: true },
+    upstream_name: { schema: Joi.string().min(1).max(200), required: true },
+    display_name: { schema: Joi.string().max(200).allow(null) },
+    capabilities: { schema: Joi.object().pattern(CAPABILITIES, Joi.boolean()), required: true },
+    context_window: { schema: Joi.number().integer().min(1).allow(null) },
+    max_output_tokens: { schema: Joi.number().integer().min(1).allow(null) },
+    limits: { schema: jsonObject() },
+    config: { schema: jsonObject(), description: 'Per-task config, e.g. `audio_config`.' },
+    prices: { schema: Joi.object().pattern(/^[a-z_]+$/, Joi.number().min(0)), description: 'Micro-dollars per unit.' },
+    tokenizer: { schema: Joi.string().valid(...ENCODINGS) },
+    enabled: { schema: Joi.boolean(), filter: true },
+  },
+};
+
+export const modelPools: ResourceDef = {
+  path: '/inference-model-pools',
+  family: 'inference-models',
+  object: 'inference_model_pool',
+  description: 'Worker settings of a pool and lane and the models it serves.',
+  model: ModelPool,
+  fields: {
+    name: { schema: slug(), required: true, filter: true },
+    pool: { schema: Joi.string().valid(...Object.keys(POOLS)), required: true, filter: true },
+    lane: { schema: Joi.string().valid('interactive', 'background', 'default'), required: true },
+    concurrency: { schema: Joi.number().integer().min(1).max(4096), required: true },
+    models: { schema: Joi.array().items(Joi.string().max(200)).max(500).unique() },
+    settings: { schema: jsonObject() },
+  },
+};
+
+export const tokenizerProfiles: ResourceDef = {
+  path: '/inference-tokenizer-profiles',
+  family: 'inference-models',
+  object: 'inference_tokenizer_profile',
+  description: 'Named tokenizer profiles and the encoding each uses.',
+  model: TokenizerProfile,
+  fields: {
+    name: { schema: slug(), required: true, filter: true },
+    encoding: { schema: Joi.string().valid(...ENCODINGS), required: true, filter: true },
+    description: { schema: name().allow(null) },
+  },
+};

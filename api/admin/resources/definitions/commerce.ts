@@ -1,0 +1,111 @@
+import crypto from 'crypto';
+import Joi from 'joi';
+import { CreditReservation, InviteCode, PaymentAccount, Referral, Wallet, BillingRecord } from '../../../../shared/db/models';
+import { config } from '../../../../shared/config/env';
+import { jsonObject, micros, uuid, type ResourceDef } from '../define';
+
+const code = () => Joi.string().pattern(/^[A-Za-z0-9_-]{4,64}$/);
+
+export function paymentCustomers(): ResourceDef {
+  return {
+    path: `/${config().paymentsProcessorName}/customers`,
+    family: 'payments-processor',
+    object: 'payment_customer',
+    description: "Organizations' customer records at the payment processor (the path segment is PAYMENTS_PROCESSOR_NAME).",
+    model: PaymentAccount,
+    bumpsEpoch: false,
+    fields: {
+      org_id: { schema: uuid(), required: true, createOnly: true, filter: true },
+      customer_id: { schema: Joi.string().pattern(/^[A-Za-z0-9_-]{1,128}$/), required: true, filter: true },
+      status: { schema: Joi.string().valid('active', 'past_due', 'canceled'), filter: true },
+      metadata: { schema: jsonObject() },
+    },
+  };
+}
+
+export const referrals: ResourceDef = {
+  path: '/referrals',
+  family: 'referrals',
+  object: 'referral',
+  description: 'Referral codes, who referred whom, and the reward.',
+  model: Referral,
+  bumpsEpoch: false,
+  fields: {
+    code: { schema: code(), required: true, filter: true },
+    referrer_user_id: { schema: uuid().allow(null), filter: true },
+    referred_org_id: { schema: uuid().allow(null), filter: true },
+    status: { schema: Joi.string().valid('pending', 'qualified', 'rewarded', 'void'), filter: true },
+    reward_micros: { schema: micros(), bigint: true },
+  },
+};
+
+export const inviteCodes: ResourceDef = {
+  path: '/invite-codes',
+  family: 'invite-codes',
+  object: 'invite_code',
+  description: 'Sign-up invite codes; `code` is generated when not given.',
+  model: InviteCode,
+  bumpsEpoch: false,
+  fields: {
+    code: { schema: code(), filter: true },
+    org_id: { schema: uuid().allow(null), filter: true },
+    plan_id: { schema: uuid().allow(null) },
+    max_uses: { schema: Joi.number().integer().min(1).max(1_000_000) },
+    uses: { schema: Joi.number().integer(), readOnly: true },
+    expires_at: { schema: Joi.string().isoDate().allow(null) },
+    disabled: { schema: Joi.boolean(), filter: true },
+  },
+  check: async (values, _req, row) => {
+    if (!row && !values.code) values.code = crypto.randomBytes(9).toString('base64url');
+  },
+};
+
+export const wallets: ResourceDef = {
+  path: '/billing/wallets',
+  family: 'billing',
+  object: 'wallet',
+  description: "Organizations' prepaid wallets. Balances move only through billing records (POST /billing/records); `credits_bound` caps one reservation.",
+  model: Wallet,
+  ops: ['list', 'get', 'update'],
+  bumpsEpoch: false,
+  fields: {
+    org_id: { schema: uuid(), readOnly: true, filter: true },
+    balance_micros: { schema: Joi.number().integer(), readOnly: true, bigint: true },
+    reserved_micros: { schema: Joi.number().integer(), readOnly: true, bigint: true },
+    available_micros: { schema: Joi.number().integer(), readOnly: true, fromRow: (r) => Number(r.balanceMicros) - Number(r.reservedMicros) },
+    credits_bound: { schema: micros().allow(null), bigint: true },
+  },
+};
+
+export const reservations: ResourceDef = {
+  path: '/billing/reservations',
+  family: 'billing',
+  object: 'credit_reservation',
+  description: 'Credit reservations held for requests (read only).',
+  model: CreditReservation,
+  ops: ['list', 'get'],
+  fields: {
+    org_id: { schema: uuid(), readOnly: true, filter: true },
+    request_id: { schema: Joi.string(), readOnly: true, filter: true },
+    amount_micros: { schema: Joi.number().integer(), readOnly: true, bigint: true },
+    settled_micros: { schema: Joi.number().integer().allow(null), readOnly: true, bigint: true },
+    state: { schema: Joi.string().valid('reserved', 'settled', 'released'), readOnly: true, filter: true },
+  },
+};
+
+/** Billing records: listed here; created by the custom route that also moves the wallet. */
+export const billingRecords: ResourceDef = {
+  path: '/billing/records',
+  family: 'billing',
+  object: 'billing_record',
+  description: 'Money movements on wallets (top-ups, credits, adjustments), in micro-dollars.',
+  model: BillingRecord,
+  ops: ['list', 'get'],
+  fields: {
+    org_id: { schema: uuid(), readOnly: true, filter: true },
+    kind: { schema: Joi.string().valid('top_up', 'credit', 'adjustment'), readOnly: true, filter: true },
+    amount_micros: { schema: Joi.number().integer(), readOnly: true, bigint: true },
+    note: { schema: Joi.string().allow(null), readOnly: true },
+    actor: { schema: Joi.string().allow(null), readOnly: true },
+  },
+};

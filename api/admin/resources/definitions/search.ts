@@ -1,0 +1,38 @@
+import Joi from 'joi';
+import { SearchProvider, SearchSetting } from '../../../../shared/db/models';
+import { encrypt } from '../../../../shared/crypto';
+import { jsonObject, micros, slug, uuid, type ResourceDef } from '../define';
+
+export const searchProviders: ResourceDef = {
+  path: '/search-providers',
+  family: 'search',
+  object: 'search_provider',
+  description: 'Web search providers. `api_key` is write-only (encrypted at rest); `has_api_key` tells whether one is set.',
+  model: SearchProvider,
+  fields: {
+    name: { schema: slug(), required: true, filter: true },
+    kind: { schema: slug(), required: true, filter: true, description: 'The adapter, e.g. `brave`, `tavily`, `exa`.' },
+    base_url: { schema: Joi.string().uri({ scheme: ['http', 'https'] }).max(500), required: true },
+    enabled: { schema: Joi.boolean(), filter: true },
+    price_micros: { schema: micros(), bigint: true, description: 'Price of one search in micro-dollars.' },
+    api_key: { schema: Joi.string().min(1).max(4096).allow(null), writeOnly: true, toRow: (v) => ({ apiKeyEncrypted: v === null ? null : encrypt(String(v)) }) },
+    has_api_key: { schema: Joi.boolean(), readOnly: true, fromRow: (r) => r.apiKeyEncrypted !== null },
+    config: { schema: jsonObject() },
+  },
+};
+
+export const searchSettings: ResourceDef = {
+  path: '/search-settings',
+  family: 'search',
+  object: 'search_setting',
+  description: "An organization's web search settings: default provider, allowance and paid overage.",
+  model: SearchSetting,
+  fields: {
+    org_id: { schema: uuid(), required: true, createOnly: true, filter: true },
+    default_provider: { schema: slug().allow(null) },
+    allowed_providers: { schema: Joi.array().items(slug()).unique().max(50) },
+    monthly_allowance: { schema: Joi.number().integer().min(0), description: 'Searches per month included.' },
+    overage_enabled: { schema: Joi.boolean(), filter: true },
+    overage_monthly_limit: { schema: Joi.number().integer().min(0).allow(null) },
+  },
+};

@@ -1,0 +1,52 @@
+import Joi from 'joi';
+import { Organization, Plan, User } from '../../../../shared/db/models';
+import { deleteUser } from '../../../../shared/platform/keys';
+import { jsonObject, name, slug, uuid, type ResourceDef } from '../define';
+import { actorOf } from '../../actor';
+
+const laneCounts = () => Joi.object().pattern(/^[a-z0-9]+:[a-z0-9]+$/, Joi.number().integer().min(0).max(100_000));
+
+export const organizations: ResourceDef = {
+  path: '/organizations',
+  family: 'organizations',
+  object: 'organization',
+  description: 'Organizations: plan, lane counts (overrides of the plan), entitlements and policies.',
+  model: Organization,
+  fields: {
+    name: { schema: name(), required: true, filter: true },
+    slug: { schema: slug(), required: true, filter: true },
+    plan_id: { schema: uuid().allow(null), filter: true },
+    lane_overrides: { schema: laneCounts(), description: 'Lane counts keyed `<pool>:<lane>`, overriding the plan.' },
+    entitlements: { schema: jsonObject(), description: 'Overrides of the plan entitlements, e.g. `{"background": true}`.' },
+    policies: { schema: jsonObject(), readOnly: true, description: 'Capability policies; written through /capability-policies.' },
+  },
+};
+
+export const plans: ResourceDef = {
+  path: '/plans',
+  family: 'plans',
+  object: 'plan',
+  description: 'Plans: default lane counts and entitlements of their organizations.',
+  model: Plan,
+  fields: {
+    name: { schema: slug(), required: true, filter: true },
+    lane_limits: { schema: laneCounts(), description: 'Lane counts keyed `<pool>:<lane>`.' },
+    entitlements: { schema: jsonObject(), description: 'e.g. `{"background": true, "policies": {"systemone": "included"}}`.' },
+  },
+};
+
+export const users: ResourceDef = {
+  path: '/users',
+  family: 'users',
+  object: 'user',
+  description: 'Users. Deletion is soft and revokes every platform key the user owns. Platform-admin grants and impersonation are not part of this family.',
+  model: User,
+  scope: { deletedAt: null },
+  fields: {
+    email: { schema: Joi.string().email({ tlds: false }).max(254), required: true, filter: true },
+    name: { schema: Joi.string().max(200).allow(null) },
+    is_platform_admin: { schema: Joi.boolean(), readOnly: true, filter: true },
+    policies: { schema: jsonObject(), readOnly: true, description: 'Per-user policies; written through /capability-policies/users/{id}.' },
+  },
+  destroy: async (row, req) => void (await deleteUser(String(row.get('id')), actorOf(req))),
+};

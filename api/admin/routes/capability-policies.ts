@@ -1,0 +1,154 @@
+import { Router, type Request } from 'express';
+import Joi from 'joi';
+import type { Redis } from 'ioredis';
+import { only } from '../../routes/only';
+import { validate } from '../../validate';
+import { requireJson } from '../../middleware/require-json';
+import { ApiError } from '../../../shared/errors/ApiError';
+import { Organization, User } from '../../../shared/db/models';
+import { bumpEpoch } from '../../../shared/cache/epoch';
+import { CAPABILITY_VALUES, capabilityPolicy, type Capability } from '../../../shared/policies/capability';
+import { Directory } from '../../../shared/tenancy/directory';
+import { FEATURES, isFeature, readSwitches, setSwitch } from '../../../shared/switches/switches';
+import type { RouteDoc } from '../openapi/route-doc';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const CAPS = Object.keys(CAPABILITY_VALUES) as Capability[];
+const tools = () => Joi.object().pattern(/^[a-z0-9_.-]{1,64}$/, Joi.string().valid('allow', 'deny')).allow(null);
+
+/** `null` clears an org's own value, so the plan's (or the platform default) applies again. */
+export const orgPolicyBody = Joi.object({
+  ...Object.fromEntries(CAPS.map((c) => [c, Joi.string().valid(...CAPABILITY_VALUES[c]).allow(null)])),
+  background: Joi.boolean().allow(null).description('Background-lane entitlement (organizations.entitlements.background).'),
+  mcp_tools: tools().description('MCP tool name → allow | deny.'),
+}).min(1);
+export const userPolicyBody = Joi.object({ mcp_tools: tools().required() });
+export const switchBody = Joi.object({ engaged: Joi.boolean().required() });
+const listQuery = Joi.object({ limit: Joi.number().integer().min(1).max(200).default(20), offset: Joi.number().integer().min(0).default(0) });
+
+/** An org's own policy values and the effective ones the inference side enforces. */
+async function presentOrg(directory: Directory, org: Organization) {
+  await directory.sync();
+  const ctx = (await directory.org(org.id))!;
+  const own = org.policies ?? {};
+  return {
+    object: 'capability_policy',
+    org_id: org.id,
+    ...Object.fromEntries(CAPS.map((c) => [c, own[c] ?? null])),
+    background: org.entitlements?.background ?? null,
+    mcp_tools: own.mcp_tools ?? null,
+    effective: {
+      ...Object.fromEntries(CAPS.map((c) => [c, capabilityPolicy(ctx, c)])),
+      background: ctx.entitlements.background === true,
+    },
+  };
+}
+
+function presentUser(u: User) {
+  return { object: 'user_capability_policy', user_id: u.id, mcp_tools: (u.policies?.mcp_tools as unknown) ?? null };
+}
+
+async function findOrg(id: string): Promise<Organization> {
+  const org = UUID.test(id) ? await Organization.findByPk(id) : null;
+  if (!org) throw new ApiError(404, 'not_found', `No organization with id '${id}'.`);
+  return org;
+}
+
+async function findUser(id: string): Promise<User> {
+  const u = UUID.test(id) ? await User.findOne({ where: { id, deletedAt: null } }) : null;
+  if (!u) throw new ApiError(404, 'not_found', `No user with id '${id}'.`);
+  return u;
+}
+
+const withoutNulls = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null));
+
+/**
+ * Capability policies: per-organization values written exactly where `shared/policies/capability.ts`
+ * reads them (organizations.policies), MCP tool allow/deny per org and per user, and the operator
+ * kill switches. Every write bumps the cache epoch (policies) or broadcasts (switches).
+ */
+export function capabilityPoliciesRouter(deps: { redis: Redis }): Router {
+  const r = Router();
+  const base = '/capability-policies';
+  const directory = new Directory(deps.redis); // the inference side's own cache, so `effective` is what it enforces
+
+  only(r, `${base}/switches`, {
+    get: async (_req, res) => {
+      const state = await readSwitches(deps.redis);
+      res.json({ object: 'list', data: Object.entries(FEATURES).map(([feature, code]) => ({ object: 'kill_switch', feature, code, state: state[feature as keyof typeof FEATURES] ? 'engaged' : 'released' })) });
+    },
+  });
+  only(r, `${base}/switches/:feature`, {
+    get: async (req, res) => {
+      const feature = String(req.params.feature);
+      if (!isFeature(feature)) throw new ApiError(404, 'not_found', `No kill switch '${feature}'; one of ${Object.keys(FEATURES).join(', ')}.`);
+      const state = await readSwitches(deps.redis);
+      res.json({ object: 'kill_switch', feature, code: FEATURES[feature], state: state[feature] ? 'engaged' : 'released' });
+    },
+    put: [
+      requireJson,
+      async (req, res) => {
+        const feature = String(req.params.feature);
+        if (!isFeature(feature)) throw new ApiError(404, 'not_found', `No kill switch '${feature}'; one of ${Object.keys(FEATURES).join(', ')}.`);
+        const { engaged } = validate<{ engaged: boolean }>(switchBody, req.body);
+        await setSwitch(deps.redis, feature, engaged);
+        res.locals.auditTarget = feature;
+        res.json({ object: 'kill_switch', feature, code: FEATURES[feature], state: engaged ? 'engaged' : 'released' });
+      },
+    ],
+  });
+
+  only(r, `${base}/users/:id`, {
+    get: async (req, res) => void res.json(presentUser(await findUser(String(req.params.id)))),
+    patch: [
+      requireJson,
+      async (req: Request, res) => {
+        const u = await findUser(String(req.params.id));
+        const { mcp_tools } = validate<{ mcp_tools: Record<string, string> | null }>(userPolicyBody, req.body);
+        await u.update({ policies: withoutNulls({ ...(u.policies ?? {}), mcp_tools }) });
+        await bumpEpoch(deps.redis);
+        res.locals.auditTarget = u.id;
+        res.json(presentUser(u));
+      },
+    ],
+  });
+
+  only(r, base, {
+    get: async (req, res) => {
+      const { error, value } = listQuery.validate(req.query, { convert: true });
+      if (error) throw new ApiError(400, 'invalid_request', error.details[0].message.replace(/"/g, "'"));
+      const { rows, count } = await Organization.findAndCountAll({ limit: value.limit, offset: value.offset, order: [['createdAt', 'DESC'], ['id', 'ASC']] });
+      const data = await Promise.all(rows.map((o) => presentOrg(directory, o)));
+      res.json({ object: 'list', data, total: count, limit: value.limit, offset: value.offset, has_more: value.offset + rows.length < count });
+    },
+  });
+  only(r, `${base}/:id`, {
+    get: async (req, res) => void res.json(await presentOrg(directory, await findOrg(String(req.params.id)))),
+    patch: [
+      requireJson,
+      async (req, res) => {
+        const org = await findOrg(String(req.params.id));
+        const body = validate<Record<string, unknown>>(orgPolicyBody, req.body);
+        const { background, ...policies } = body;
+        const update: Partial<Organization> = { policies: withoutNulls({ ...(org.policies ?? {}), ...policies }) };
+        if (background !== undefined) update.entitlements = withoutNulls({ ...(org.entitlements ?? {}), background });
+        await org.update(update);
+        await bumpEpoch(deps.redis);
+        res.locals.auditTarget = org.id;
+        res.json(await presentOrg(directory, org));
+      },
+    ],
+  });
+  return r;
+}
+
+export const capabilityPolicyDocs: RouteDoc[] = [
+  { method: 'get', path: '/capability-policies', family: 'capability-policies', summary: "Every organization's capability policies (own and effective).", query: listQuery },
+  { method: 'get', path: '/capability-policies/{id}', family: 'capability-policies', summary: "One organization's capability policies." },
+  { method: 'patch', path: '/capability-policies/{id}', family: 'capability-policies', summary: "Sets an organization's policies; null clears a value.", body: orgPolicyBody },
+  { method: 'get', path: '/capability-policies/users/{id}', family: 'capability-policies', summary: "A user's MCP tool policy." },
+  { method: 'patch', path: '/capability-policies/users/{id}', family: 'capability-policies', summary: "Sets a user's MCP tool policy (wins over the org's).", body: userPolicyBody },
+  { method: 'get', path: '/capability-policies/switches', family: 'capability-policies', summary: 'Operator kill switches and their states.' },
+  { method: 'get', path: '/capability-policies/switches/{feature}', family: 'capability-policies', summary: 'One kill switch.' },
+  { method: 'put', path: '/capability-policies/switches/{feature}', family: 'capability-policies', summary: 'Engages or releases a kill switch; every pod follows within a second.', body: switchBody },
+];

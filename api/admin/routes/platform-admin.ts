@@ -1,0 +1,103 @@
+import { Router, type Request } from 'express';
+import Joi from 'joi';
+import { only } from '../../routes/only';
+import { requireJson } from '../../middleware/require-json';
+import { validate } from '../../validate';
+import { ApiError } from '../../../shared/errors/ApiError';
+import { PlatformKey, User } from '../../../shared/db/models';
+import { ALL_SCOPES } from '../../../shared/platform/families';
+import { createPlatformKey, PlatformError, presentPlatformKey, revokePlatformKey, setPlatformAdmin } from '../../../shared/platform/keys';
+import { actorOf } from '../actor';
+import { present } from '../resources/define';
+import { users } from '../resources/definitions/tenancy';
+import type { RouteDoc } from '../openapi/route-doc';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const createKeyBody = Joi.object({
+  scopes: Joi.array().items(Joi.string().valid(...ALL_SCOPES)).min(1).unique().required(),
+  name: Joi.string().max(200),
+  user_id: Joi.string().guid().description('Owner (a platform admin); default: the caller.'),
+});
+export const platformAdminBody = Joi.object({ is_platform_admin: Joi.boolean().required() });
+const keyQuery = Joi.object({ user_id: Joi.string().guid(), state: Joi.string().valid('active', 'revoked') });
+
+async function findKey(id: string): Promise<PlatformKey> {
+  const k = UUID.test(id) ? await PlatformKey.findByPk(id) : null;
+  if (!k) throw new ApiError(404, 'not_found', `No platform key with id '${id}'.`);
+  return k;
+}
+
+const self = (req: Request) => req.admin!.principal.user.id;
+
+/**
+ * The paths only a platform admin's own token reaches (never a management key): platform keys,
+ * platform-admin grants and impersonation.
+ */
+export function platformAdminRouter(): Router {
+  const r = Router();
+  only(r, '/platform-keys', {
+    get: async (req, res) => {
+      const { error, value } = keyQuery.validate(req.query);
+      if (error) throw new ApiError(400, 'invalid_request', error.details[0].message.replace(/"/g, "'"));
+      const where: Record<string, unknown> = {};
+      if (value.user_id) where.userId = value.user_id;
+      const rows = await PlatformKey.findAll({ where, order: [['createdAt', 'DESC']] });
+      const data = rows.map(presentPlatformKey).filter((k) => !value.state || k.state === value.state);
+      res.json({ object: 'list', data });
+    },
+    post: [
+      requireJson,
+      async (req, res) => {
+        const body = validate<{ scopes: string[]; name?: string; user_id?: string }>(createKeyBody, req.body);
+        try {
+          const k = await createPlatformKey({ userId: body.user_id ?? self(req), scopes: body.scopes, name: body.name }, null);
+          res.locals.auditTarget = k.id;
+          res.status(201).json({ ...presentPlatformKey((await PlatformKey.findByPk(k.id))!), key: k.key });
+        } catch (err) {
+          if (err instanceof PlatformError) throw new ApiError(400, 'invalid_owner', err.message);
+          throw err;
+        }
+      },
+    ],
+  });
+  only(r, '/platform-keys/:id', {
+    get: async (req, res) => void res.json(presentPlatformKey(await findKey(String(req.params.id)))),
+    delete: async (req, res) => {
+      const k = await findKey(String(req.params.id));
+      await revokePlatformKey(k.id, null);
+      res.locals.auditTarget = k.id;
+      res.json(presentPlatformKey(await k.reload()));
+    },
+  });
+  only(r, '/users/:id/platform-admin', {
+    put: [
+      requireJson,
+      async (req, res) => {
+        const { is_platform_admin } = validate<{ is_platform_admin: boolean }>(platformAdminBody, req.body);
+        const id = String(req.params.id);
+        const user = UUID.test(id) ? await User.findOne({ where: { id, deletedAt: null } }) : null;
+        if (!user) throw new ApiError(404, 'not_found', `No user with id '${id}'.`);
+        const done = await setPlatformAdmin(user.id, is_platform_admin, actorOf(req));
+        res.locals.auditTarget = user.id;
+        res.json({ ...present(users, done.user), revoked_platform_keys: done.revokedKeys });
+      },
+    ],
+  });
+  only(r, '/users/:id/impersonate', {
+    post: async (req, res) => {
+      res.locals.auditTarget = String(req.params.id);
+      throw new ApiError(501, 'not_implemented', 'Impersonation needs the user web UI, which is not built yet.');
+    },
+  });
+  return r;
+}
+
+export const platformAdminDocs: RouteDoc[] = [
+  { method: 'get', path: '/platform-keys', family: null, summary: 'Lists platform keys (never their secrets).', query: keyQuery },
+  { method: 'post', path: '/platform-keys', family: null, summary: 'Creates a platform key; the raw `key` is in this answer only.', body: createKeyBody },
+  { method: 'get', path: '/platform-keys/{id}', family: null, summary: 'One platform key.' },
+  { method: 'delete', path: '/platform-keys/{id}', family: null, summary: 'Revokes a platform key; it fails from its next request on every pod.' },
+  { method: 'put', path: '/users/{id}/platform-admin', family: null, summary: 'Grants or revokes platform admin; a demotion revokes every key the user owns.', body: platformAdminBody },
+  { method: 'post', path: '/users/{id}/impersonate', family: null, summary: 'Reserved: answers 501 until the user web UI exists.' },
+];

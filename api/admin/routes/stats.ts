@@ -1,0 +1,99 @@
+import { Router } from 'express';
+import Joi from 'joi';
+import { QueryTypes } from 'sequelize';
+import { only } from '../../routes/only';
+import { ApiError } from '../../../shared/errors/ApiError';
+import { db } from '../../../shared/db/sequelize';
+import type { RouteDoc } from '../openapi/route-doc';
+
+const GROUPS = { org: 'org_id', model: 'model', day: "to_char(date_trunc('day', created_at), 'YYYY-MM-DD')", modality: 'modality' } as const;
+
+export const usageQuery = Joi.object({
+  group_by: Joi.string().pattern(/^(org|model|day|modality)(,(org|model|day|modality))*$/).default('org'),
+  org_id: Joi.string().guid(),
+  model: Joi.string().max(200),
+  modality: Joi.string().max(32),
+  from: Joi.string().isoDate(),
+  to: Joi.string().isoDate(),
+  limit: Joi.number().integer().min(1).max(1000).default(100),
+});
+
+const statsQuery = Joi.object({ days: Joi.number().integer().min(1).max(366).default(30) });
+
+function parse<T>(schema: Joi.ObjectSchema, query: unknown): T {
+  const { error, value } = schema.validate(query, { convert: true });
+  if (error) throw new ApiError(400, 'invalid_request', error.details[0].message.replace(/"/g, "'"));
+  return value as T;
+}
+
+const num = (v: unknown) => Number(v ?? 0);
+
+/** `GET /stats` (platform totals) and `GET /usage-stats` (usage events aggregated by org, model, day, modality). */
+export function statsRouter(): Router {
+  const r = Router();
+  only(r, '/stats', {
+    get: async (req, res) => {
+      const { days } = parse<{ days: number }>(statsQuery, req.query);
+      const [row] = await db().query<Record<string, unknown>>(
+        `SELECT (SELECT count(*) FROM organizations) AS organizations,
+                (SELECT count(*) FROM users WHERE deleted_at IS NULL) AS users,
+                (SELECT count(*) FROM models WHERE enabled) AS models,
+                (SELECT count(*) FROM platform_keys WHERE revoked_at IS NULL) AS active_platform_keys,
+                count(u.*) AS requests, coalesce(sum(u.input_tokens), 0) AS input_tokens,
+                coalesce(sum(u.output_tokens), 0) AS output_tokens,
+                count(DISTINCT u.org_id) AS active_organizations
+           FROM usage_events u WHERE u.created_at >= now() - make_interval(days => :days)`,
+        { type: QueryTypes.SELECT, replacements: { days } },
+      );
+      res.json({
+        object: 'stats',
+        window_days: days,
+        organizations: num(row.organizations),
+        users: num(row.users),
+        models: num(row.models),
+        active_platform_keys: num(row.active_platform_keys),
+        usage: { requests: num(row.requests), input_tokens: num(row.input_tokens), output_tokens: num(row.output_tokens), active_organizations: num(row.active_organizations) },
+      });
+    },
+  });
+  only(r, '/usage-stats', {
+    get: async (req, res) => {
+      const q = parse<{ group_by: string; org_id?: string; model?: string; modality?: string; from?: string; to?: string; limit: number }>(usageQuery, req.query);
+      const groups = [...new Set(q.group_by.split(','))] as Array<keyof typeof GROUPS>;
+      const where: string[] = [];
+      if (q.org_id) where.push('org_id = :org_id');
+      if (q.model) where.push('model = :model');
+      if (q.modality) where.push('modality = :modality');
+      if (q.from) where.push('created_at >= :from');
+      if (q.to) where.push('created_at < :to');
+      const cols = groups.map((g) => `${GROUPS[g]} AS ${g}`).join(', ');
+      const rows = await db().query<Record<string, unknown>>(
+        `SELECT ${cols}, count(*) AS requests, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
+                sum(coalesce((units->>'audio_duration_ms')::bigint, 0)) AS audio_duration_ms,
+                count(*) FILTER (WHERE passthrough) AS passthrough_requests
+           FROM usage_events ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+          GROUP BY ${groups.map((_, i) => i + 1).join(', ')}
+          ORDER BY ${groups.map((_, i) => i + 1).join(', ')} LIMIT :limit`,
+        { type: QueryTypes.SELECT, replacements: { ...q } },
+      );
+      res.json({
+        object: 'list',
+        group_by: groups,
+        data: rows.map((row) => ({
+          ...Object.fromEntries(groups.map((g) => [g === 'org' ? 'org_id' : g, row[g]])),
+          requests: num(row.requests),
+          input_tokens: num(row.input_tokens),
+          output_tokens: num(row.output_tokens),
+          audio_duration_ms: num(row.audio_duration_ms),
+          passthrough_requests: num(row.passthrough_requests),
+        })),
+      });
+    },
+  });
+  return r;
+}
+
+export const statsDocs: RouteDoc[] = [
+  { method: 'get', path: '/stats', family: 'stats', summary: 'Platform totals and usage over the last `days` days.', query: statsQuery },
+  { method: 'get', path: '/usage-stats', family: 'stats', summary: 'Usage events aggregated by org, model, day and/or modality.', query: usageQuery },
+];

@@ -1,0 +1,45 @@
+import { AuditLog } from '../db/models';
+import { logger } from '../logger';
+
+export type ActorType = 'platform_key' | 'admin_token' | 'cli';
+
+export interface Actor {
+  type: ActorType;
+  /** Platform key id, or the user id behind an admin token or a CLI action. */
+  id: string | null;
+  /** A readable name: the key's visible prefix, or the user's email. Never a secret. */
+  label: string | null;
+}
+
+export interface AuditEntry {
+  actor: Actor;
+  method: string;
+  path: string;
+  family?: string | null;
+  targetId?: string | null;
+  status: number;
+  requestId?: string | null;
+  /** Names of the body fields that were sent; their values (possibly secrets) are never stored. */
+  fields?: string[];
+}
+
+/** Records who did what, to what, when, and how it ended. A failed audit write is logged, never thrown. */
+export async function recordAudit(e: AuditEntry): Promise<void> {
+  try {
+    await AuditLog.create({
+      actorType: e.actor.type,
+      actorId: e.actor.id,
+      actorLabel: e.actor.label,
+      method: e.method,
+      path: e.path.slice(0, 512),
+      family: e.family ?? null,
+      targetId: e.targetId ?? null,
+      status: e.status,
+      outcome: e.status < 400 ? 'success' : 'failure',
+      requestId: e.requestId ?? null,
+      fields: e.fields ?? [],
+    });
+  } catch (err) {
+    logger.error({ err, path: e.path }, 'could not write an audit log entry');
+  }
+}

@@ -1,0 +1,33 @@
+import { DataTypes, Model as SModel, Sequelize, InferAttributes, InferCreationAttributes, CreationOptional } from 'sequelize';
+
+/** A platform admin's personal token (`svc_admin_…`): opens only the platform-admin paths; hash only. */
+export class AdminToken extends SModel<InferAttributes<AdminToken>, InferCreationAttributes<AdminToken>> {
+  declare id: CreationOptional<string>;
+  declare userId: string;
+  declare name: string | null;
+  declare prefix: string;
+  declare keyHash: string;
+  declare revokedAt: Date | null;
+  declare revokedReason: string | null;
+  declare lastUsedAt: Date | null;
+  declare createdAt: CreationOptional<Date>;
+  declare updatedAt: CreationOptional<Date>;
+
+  static initModel(sequelize: Sequelize): void {
+    AdminToken.init(
+      {
+        id: { type: DataTypes.UUID, defaultValue: DataTypes.UUIDV4, primaryKey: true },
+        userId: { type: DataTypes.UUID, allowNull: false },
+        name: { type: DataTypes.STRING, allowNull: true },
+        prefix: { type: DataTypes.STRING(32), allowNull: false },
+        keyHash: { type: DataTypes.STRING(64), allowNull: false },
+        revokedAt: { type: DataTypes.DATE, allowNull: true },
+        revokedReason: { type: DataTypes.STRING(32), allowNull: true },
+        lastUsedAt: { type: DataTypes.DATE, allowNull: true },
+        createdAt: DataTypes.DATE,
+        updatedAt: DataTypes.DATE,
+      },
+      { sequelize, tableName: 'admin_tokens' },
+    );
+  }
+}

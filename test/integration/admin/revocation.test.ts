@@ -1,0 +1,129 @@
+import { expect } from 'chai';
+import { adminCall, buildAdminToken, buildPlatformAdmin, buildPlatformKey, startAdmin } from '../../helpers/admin';
+import { env } from '../../helpers/harness';
+import { buildOrg } from '../../helpers/factories';
+import { call, keyHeader } from '../../helpers/http';
+import { AuditLog, PlatformKey } from '../../../shared/db/models';
+import { waitFor } from '../../helpers/wait';
+
+type Admin = Awaited<ReturnType<typeof startAdmin>>;
+
+describe('management API: revocation and cross-surface rejection', () => {
+  let a: Admin;
+  let b: Admin; // a second admin pod: revocation must reach it on its next request too
+  before(async () => {
+    a = await startAdmin();
+    b = await startAdmin();
+  });
+  after(async () => {
+    await a.close();
+    await b.close();
+  });
+  const works = async (key: string) => {
+    expect((await adminCall(a.url, key, 'GET', '/admin/v1/plans')).status).to.equal(200);
+    expect((await adminCall(b.url, key, 'GET', '/admin/v1/plans')).status).to.equal(200);
+  };
+  const dead = async (key: string) => {
+    for (const base of [a.url, b.url]) {
+      const r = await adminCall(base, key, 'GET', '/admin/v1/plans');
+      expect(r.status).to.equal(401);
+      expect(r.body.error.code).to.equal('invalid_platform_key');
+    }
+  };
+
+  it('DELETE /admin/v1/platform-keys/:id stops the key on its next request, on every pod, and audits it', async () => {
+    const { token, owner } = await buildAdminToken();
+    const k = await buildPlatformKey(['plans:read'], owner);
+    await works(k.key);
+    const r = await adminCall(a.url, token, 'DELETE', `/admin/v1/platform-keys/${k.id}`);
+    expect(r.status).to.equal(200);
+    expect(r.body).to.include({ id: k.id, state: 'revoked', revoked_reason: 'revoked' });
+    await dead(k.key);
+    const entry = await waitFor(() => AuditLog.findOne({ where: { targetId: k.id, method: 'DELETE' } }));
+    expect(entry).to.include({ actorType: 'admin_token', actorId: owner.id, status: 200, outcome: 'success' });
+    expect((await adminCall(a.url, token, 'DELETE', `/admin/v1/platform-keys/00000000-0000-4000-8000-000000000000`)).status).to.equal(404);
+  });
+
+  it("the owner's demotion from platform admin revokes the key", async () => {
+    const { token } = await buildAdminToken();
+    const k = await buildPlatformKey(['plans:read']);
+    await works(k.key);
+    const r = await adminCall(a.url, token, 'PUT', `/admin/v1/users/${k.owner.id}/platform-admin`, { is_platform_admin: false });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.body).to.include({ is_platform_admin: false, revoked_platform_keys: 1 });
+    await dead(k.key);
+    expect((await PlatformKey.findByPk(k.id))!.revokedReason).to.equal('owner_demoted');
+    // Re-granting does not bring old keys back.
+    await adminCall(a.url, token, 'PUT', `/admin/v1/users/${k.owner.id}/platform-admin`, { is_platform_admin: true });
+    await dead(k.key);
+    await waitFor(() => AuditLog.findOne({ where: { targetId: k.id, method: 'DELETE' } }));
+  });
+
+  it("the owner's deletion revokes the key (and the deleter's users:write key suffices)", async () => {
+    const k = await buildPlatformKey(['plans:read']);
+    const deleter = await buildPlatformKey(['users:write']);
+    await works(k.key);
+    const r = await adminCall(b.url, deleter.key, 'DELETE', `/admin/v1/users/${k.owner.id}`);
+    expect(r.status).to.equal(200);
+    expect(r.body).to.deep.equal({ id: k.owner.id, object: 'user', deleted: true });
+    await dead(k.key);
+    expect((await PlatformKey.findByPk(k.id))!.revokedReason).to.equal('owner_deleted');
+    expect((await adminCall(b.url, deleter.key, 'GET', `/admin/v1/users/${k.owner.id}`)).status).to.equal(404);
+  });
+
+  it("an admin token dies with its owner's demotion", async () => {
+    const { token, owner } = await buildAdminToken();
+    const other = await buildAdminToken();
+    expect((await adminCall(a.url, token, 'GET', '/admin/v1/platform-keys')).status).to.equal(200);
+    await adminCall(a.url, other.token, 'PUT', `/admin/v1/users/${owner.id}/platform-admin`, { is_platform_admin: false });
+    const r = await adminCall(b.url, token, 'GET', '/admin/v1/platform-keys');
+    expect(r.status).to.equal(401);
+    expect(r.body.error.code).to.equal('invalid_admin_token');
+  });
+
+  it('creates a key through the API for a platform admin; the raw key is shown once', async () => {
+    const { token, owner } = await buildAdminToken();
+    const r = await adminCall(a.url, token, 'POST', '/admin/v1/platform-keys', { scopes: ['plans:read', 'stats:write'], name: 'ci' });
+    expect(r.status, r.text).to.equal(201);
+    expect(r.body.key).to.match(/^svc_platform_[0-9A-Za-z]{40}$/);
+    expect(r.body).to.include({ user_id: owner.id, state: 'active' });
+    await works(r.body.key);
+    const listed = await adminCall(a.url, token, 'GET', '/admin/v1/platform-keys');
+    expect(listed.text).not.to.include(r.body.key);
+    const row = await PlatformKey.findByPk(r.body.id);
+    expect(row!.keyHash).to.have.length(64).and.not.include(r.body.key);
+    const entry = await waitFor(() => AuditLog.findOne({ where: { targetId: r.body.id, method: 'POST' } }));
+    expect(JSON.stringify(entry)).not.to.include(r.body.key);
+    const badScope = await adminCall(a.url, token, 'POST', '/admin/v1/platform-keys', { scopes: ['nope:read'] });
+    expect(badScope.status).to.equal(400);
+    const notAdmin = (await buildPlatformAdmin());
+    await notAdmin.update({ isPlatformAdmin: false });
+    const badOwner = await adminCall(a.url, token, 'POST', '/admin/v1/platform-keys', { scopes: ['plans:read'], user_id: notAdmin.id });
+    expect(badOwner.status).to.equal(400);
+    expect(badOwner.body.error.code).to.equal('invalid_owner');
+  });
+
+  it('an inference key never authenticates on the management API', async () => {
+    const o = await buildOrg(env().redis);
+    for (const path of ['/admin/v1/plans', '/admin/v1/platform-keys']) {
+      const r = await adminCall(a.url, o.key, 'GET', path);
+      expect(r.status).to.equal(401);
+      expect(r.body.error.message).to.match(/Inference API keys/);
+    }
+  });
+
+  it('a management key or an admin token never authenticates on {base_url}', async () => {
+    const k = await buildPlatformKey();
+    const { token } = await buildAdminToken();
+    for (const secret of [k.key, token]) {
+      const variants: Array<Record<string, string>> = [{ authorization: `Bearer ${secret}` }, keyHeader(secret), { 'x-api-key': secret }];
+      for (const headers of variants) {
+        const r = await call('GET', '/v1/models', { headers });
+        expect(r.status).to.equal(401);
+        expect(r.body.error.code).to.equal('INVALID_API_KEY');
+      }
+      const r = await call('POST', '/v1/chat/completions', { headers: keyHeader(secret), json: { model: 'sim-chat', messages: [{ role: 'user', content: 'x' }] } });
+      expect(r.status).to.equal(401);
+    }
+  });
+});
