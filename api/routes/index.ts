@@ -6,6 +6,7 @@ import { modelsRouter } from './models/router';
 import { chatRouter } from './chat/router';
 import { messagesRouter } from './messages/router';
 import { responsesRouter } from './responses/router';
+import { embeddingsRouter } from './embeddings/router';
 
 /**
  * Every inference route, behind one authentication step. Mounted at the root and under each
@@ -16,6 +17,7 @@ export function inferenceRouter(ctx: AppContext): Router {
   r.use(authenticate(ctx));
   r.use(modelsRouter(ctx));
   r.use(messagesRouter(ctx)); // reads its own body (before the shared parser) for its error envelope
+  r.use(embeddingsRouter(ctx)); // reads its own body with the 2 MiB embeddings cap
   r.use(jsonBody('20mb'), chatRouter(ctx));
   r.use(responsesRouter(ctx));
   return r;

@@ -5,6 +5,8 @@ import { RequestLog } from './request-log';
 import { chatRoutes } from './routes/chat';
 import { completionsRoutes } from './routes/completions';
 import { messagesRoutes } from './routes/messages';
+import { embeddingsRoutes } from './routes/embeddings';
+import { rerankRoutes } from './routes/rerank';
 
 export interface Simulator {
   app: Express;
@@ -36,6 +38,8 @@ export function createSimulator(): Simulator {
   app.use(chatRoutes(knobs, log));
   app.use(completionsRoutes(knobs, log));
   app.use(messagesRoutes(knobs, log));
+  app.use(embeddingsRoutes(knobs, log));
+  app.use(rerankRoutes(knobs, log));
   return { app, knobs, log };
 }
 

@@ -2,6 +2,7 @@ import type { Worker } from 'bullmq';
 import type { PoolName } from '../../shared/queues/names';
 import type { WorkerRuntime } from '../runtime';
 import { startChatWorkers } from './chat.worker';
+import { startEmbeddingsWorkers } from './embeddings.worker';
 
 /**
  * Pool name → starter. Pools without a starter yet are listed as undefined so a process asked to run
@@ -9,7 +10,7 @@ import { startChatWorkers } from './chat.worker';
  */
 export const POOL_STARTERS: Record<PoolName, ((rt: WorkerRuntime) => Worker[]) | undefined> = {
   chat: startChatWorkers,
-  embeddings: undefined,
+  embeddings: startEmbeddingsWorkers,
   images: undefined,
   audio: undefined,
   systemone: undefined,
