@@ -151,6 +151,14 @@ describe('POST /v1/embeddings', () => {
     expect(noKey.status).to.equal(401);
   });
 
+  it('works under the deprecated path authentication', async () => {
+    const r = await call('POST', `/a/${o.key}/v1/embeddings`, { json: { model: 'sim-embed', input: 'path auth' } });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.headers.get('deprecation')).to.equal('true');
+    const rr = await call('POST', `/a/${o.key}/v1/rerank`, { json: { model: 'sim-rerank', query: 'path', documents: ['path auth'] } });
+    expect(rr.status, rr.text).to.equal(200);
+  });
+
   it('maps upstream failures and bills nothing for them', async () => {
     env().sim.knobs.set('sim-embed-1', { status: 500 });
     await expectRejected(await embed({ model: 'sim-embed', input: 'x' }), 502, 'upstream_error');
