@@ -6,10 +6,10 @@ import { deleteKeysByPrefix } from '../services/redis';
 import { runLoad, pct, type LoadResult } from './load';
 
 /**
- * `npm run bench`: chat completions, JSON and streamed, at concurrency 1, 16 and 64, directly
- * against the upstream simulator and through the gateway (one web process, one chat worker
- * process), in one run on this machine. Prints req/s, p50, p99, the latency the gateway adds and
- * the throughput ratio. BENCH_SECONDS sets the measuring time per cell (default 3).
+ * `npm run bench`: chat completions (JSON and streamed), embeddings and rerank, at concurrency 1,
+ * 16 and 64, directly against the upstream simulator and through the gateway (one web process, one
+ * worker process running the chat and embeddings pools), in one run on this machine. Prints req/s,
+ * p50, p99, the latency the gateway adds and the throughput ratio. BENCH_SECONDS sets the measuring time per cell (default 3).
  */
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '1,16,64').split(',').map(Number);
@@ -68,12 +68,12 @@ async function main(): Promise<void> {
   await deleteKeysByPrefix(services.redisUrl, 'gwbench');
   await seed(redis, simUrl);
   const org = await createOrg(redis, { name: `bench-${Date.now()}`, plan: 'pro' });
-  await Organization.update({ laneOverrides: { 'chat:interactive': 100_000 } }, { where: { id: org.id } });
+  await Organization.update({ laneOverrides: { 'chat:interactive': 100_000, 'embeddings:default': 100_000 } }, { where: { id: org.id } });
   const { key } = await createApiKey(redis, { orgId: org.id });
   redis.disconnect();
   await closeDb();
 
-  const procs = [child('scripts/simulator/server.js', [], env), child('api/server.js', [], env), child('workers/main.js', ['chat'], env)];
+  const procs = [child('scripts/simulator/server.js', [], env), child('api/server.js', [], env), child('workers/main.js', ['chat,embeddings'], env)];
   try {
     await waitHttp(`${simUrl}/_sim/requests`);
     await waitHttp(`http://127.0.0.1:${webPort}/healthz`);
@@ -93,6 +93,25 @@ async function main(): Promise<void> {
         const d = m(direct);
         const g = m(gw);
         const mode = stream ? 'stream (TTFB)' : 'json';
+        rows.push([mode, String(c), d.rps.toFixed(0), g.rps.toFixed(0), (g.rps / d.rps).toFixed(2), d.p50.toFixed(2), g.p50.toFixed(2), (g.p50 - d.p50).toFixed(2), d.p99.toFixed(2), g.p99.toFixed(2), String(d.errors + g.errors)]);
+        summary.push(`${mode} c=${c}: gateway/direct throughput ${(g.rps / d.rps).toFixed(2)}, added p50 ${(g.p50 - d.p50).toFixed(2)} ms`);
+      }
+    }
+    // Embeddings and rerank (docs/embeddings.md): the simulator's own paths directly, the gateway's through it.
+    const inputs = Array.from({ length: 8 }, (_, i) => `benchmark sentence number ${i} with a few words`);
+    const tasks = [
+      ['embeddings', '/v1/embeddings', { model: 'sim-embed-1', input: inputs }, '/v1/embeddings', { model: 'sim-embed', input: inputs }],
+      ['rerank', '/v2/rerank', { model: 'sim-rerank-1', query: 'sentence 3', documents: inputs }, '/v1/rerank', { model: 'sim-rerank', query: 'sentence 3', documents: inputs }],
+    ] as const;
+    for (const [mode, directPath, directBody, gwPath, gwBody] of tasks) {
+      for (const c of CONCURRENCY) {
+        const direct = await runLoad(`${simUrl}${directPath}`, {}, directBody, c, SECONDS);
+        const gw = await runLoad(`http://127.0.0.1:${webPort}${gwPath}`, { 'SERVICE-API-KEY': key }, gwBody, c, SECONDS);
+        const m = (r: LoadResult) => {
+          const lat = r.samples.map((s) => s.total);
+          return { rps: r.samples.length / r.seconds, p50: pct(lat, 50), p99: pct(lat, 99), errors: r.errors };
+        };
+        const [d, g] = [m(direct), m(gw)];
         rows.push([mode, String(c), d.rps.toFixed(0), g.rps.toFixed(0), (g.rps / d.rps).toFixed(2), d.p50.toFixed(2), g.p50.toFixed(2), (g.p50 - d.p50).toFixed(2), d.p99.toFixed(2), g.p99.toFixed(2), String(d.errors + g.errors)]);
         summary.push(`${mode} c=${c}: gateway/direct throughput ${(g.rps / d.rps).toFixed(2)}, added p50 ${(g.p50 - d.p50).toFixed(2)} ms`);
       }

@@ -6,6 +6,8 @@ import { chatRoutes } from './routes/chat';
 import { completionsRoutes } from './routes/completions';
 import { messagesRoutes } from './routes/messages';
 import { imagesRoutes } from './routes/images';
+import { embeddingsRoutes } from './routes/embeddings';
+import { rerankRoutes } from './routes/rerank';
 
 export interface Simulator {
   app: Express;
@@ -38,6 +40,8 @@ export function createSimulator(): Simulator {
   app.use(completionsRoutes(knobs, log));
   app.use(messagesRoutes(knobs, log));
   app.use(imagesRoutes(knobs, log));
+  app.use(embeddingsRoutes(knobs, log));
+  app.use(rerankRoutes(knobs, log));
   return { app, knobs, log };
 }
 

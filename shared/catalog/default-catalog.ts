@@ -11,8 +11,8 @@ export interface CatalogSeed {
   config?: Record<string, unknown>;
   prices?: Record<string, number>;
   tokenizer?: string;
-  /** Which seeded simulator provider serves it: OpenAI-compatible (default) or Anthropic-native. */
-  provider?: 'openai' | 'anthropic';
+  /** Which seeded simulator provider serves it: OpenAI-compatible (default), Anthropic-native or Cohere (rerank). */
+  provider?: 'openai' | 'anthropic' | 'cohere';
 }
 
 /**
@@ -68,6 +68,7 @@ export const DEFAULT_CATALOG: CatalogSeed[] = [
     maxOutputTokens: null,
     limits: { max_input_tokens: 512, max_documents: 1000 },
     prices: { search_unit: 1000 },
+    provider: 'cohere',
   },
   {
     publicId: 'sim-image',

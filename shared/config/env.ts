@@ -19,6 +19,8 @@ export interface Config {
   /** Default worker concurrency per lane; operator-tunable per pool later. */
   chatInteractiveConcurrency: number;
   chatBackgroundConcurrency: number;
+  /** Embeddings pool worker concurrency (embeddings and rerank jobs), per process. */
+  embeddingsConcurrency: number;
   /** Per-request deadline for chat-style requests, in ms. */
   requestTimeoutMs: number;
   /** Lane lease time-to-live; a dead pod's leases expire after this. */
@@ -58,6 +60,7 @@ const schema = Joi.object({
   SECRET_KEY: Joi.string().min(32).required(),
   CHAT_INTERACTIVE_CONCURRENCY: Joi.number().integer().min(1).default(64),
   CHAT_BACKGROUND_CONCURRENCY: Joi.number().integer().min(1).default(8),
+  EMBEDDINGS_CONCURRENCY: Joi.number().integer().min(1).default(32),
   REQUEST_TIMEOUT_MS: Joi.number().integer().min(100).default(600_000),
   LEASE_TTL_MS: Joi.number().integer().min(1000).default(30_000),
   REPLY_POLL_MS: Joi.number().integer().min(50).default(1000),
@@ -109,6 +112,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretKey: value.SECRET_KEY,
     chatInteractiveConcurrency: value.CHAT_INTERACTIVE_CONCURRENCY,
     chatBackgroundConcurrency: value.CHAT_BACKGROUND_CONCURRENCY,
+    embeddingsConcurrency: value.EMBEDDINGS_CONCURRENCY,
     requestTimeoutMs: value.REQUEST_TIMEOUT_MS,
     leaseTtlMs: value.LEASE_TTL_MS,
     replyPollMs: value.REPLY_POLL_MS,

@@ -29,8 +29,15 @@ export async function seed(redis: Redis, simulatorUrl: string): Promise<{ demoKe
     defaults: { name: 'simulator-anthropic', kind: 'anthropic', baseUrl: simulatorUrl, apiKeyEncrypted: null },
   });
   if (anthropic.baseUrl !== simulatorUrl) await anthropic.update({ baseUrl: simulatorUrl });
+  // ...and Cohere's v2 rerank format (host root too: the adapter adds `/v2/rerank`).
+  const [cohere] = await Provider.findOrCreate({
+    where: { name: 'simulator-cohere' },
+    defaults: { name: 'simulator-cohere', kind: 'cohere', baseUrl: simulatorUrl, apiKeyEncrypted: null },
+  });
+  if (cohere.baseUrl !== simulatorUrl) await cohere.update({ baseUrl: simulatorUrl });
+  const providerOf = { openai: provider, anthropic, cohere };
   for (const { provider: kind, ...m } of DEFAULT_CATALOG) {
-    const providerId = kind === 'anthropic' ? anthropic.id : provider.id;
+    const providerId = providerOf[kind ?? 'openai'].id;
     const [row, created] = await Model.findOrCreate({ where: { publicId: m.publicId }, defaults: { ...m, providerId } });
     if (!created) await row.update({ ...m, providerId });
   }

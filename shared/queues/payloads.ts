@@ -60,6 +60,32 @@ export interface ImageJobResult {
   images: Array<{ id: string }>;
 }
 
+/** An embeddings request, validated at the edge (types, batch size, token limits). */
+export interface EmbedJob extends JobEnvelope {
+  operation: 'embed';
+  target: UpstreamTarget;
+  input: string | string[];
+  encodingFormat: 'float' | 'base64';
+  dimensions?: number;
+  /** Input tokens counted at the edge with the model's tokenizer profile (billed if the upstream reports none). */
+  countedTokens: number;
+}
+
+/** A rerank request (Cohere v2 envelope), validated at the edge (pair token limits). */
+export interface RerankJob extends JobEnvelope {
+  operation: 'rerank';
+  target: UpstreamTarget;
+  query: string;
+  documents: string[];
+  topN?: number;
+  returnDocuments: boolean;
+  /** Search units computed at the edge (billed if the upstream reports none). */
+  searchUnits: number;
+}
+
+/** The embeddings pool runs both operations on its one queue. */
+export type EmbeddingsJob = EmbedJob | RerankJob;
+
 /**
  * The compile-time map from queue to job payload. A queue without a payload type does not build.
  * Later pools add their payloads here.
@@ -67,7 +93,7 @@ export interface ImageJobResult {
 export interface JobDataMap {
   'chat-interactive': ChatJob;
   'chat-background': ChatJob;
-  embeddings: JobEnvelope & Record<string, unknown>;
+  embeddings: EmbeddingsJob;
   'images-interactive': ImageJob;
   'images-background': ImageJob;
   audio: JobEnvelope & Record<string, unknown>;

@@ -3,7 +3,10 @@ import * as cl100k from 'gpt-tokenizer/encoding/cl100k_base';
 import * as p50k from 'gpt-tokenizer/encoding/p50k_base';
 import * as r50k from 'gpt-tokenizer/encoding/r50k_base';
 
-type Encoder = { countTokens(text: string): number };
+type Encoder = {
+  countTokens(text: string): number;
+  isWithinTokenLimit(text: string, limit: number, opts?: { disallowedSpecial?: Set<string> }): number | false;
+};
 
 /** Tokenizer profiles by name (a model's `tokenizer`); an unknown name falls back to o200k_base. */
 const PROFILES: Record<string, Encoder> = {

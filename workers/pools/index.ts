@@ -3,6 +3,7 @@ import type { PoolName } from '../../shared/queues/names';
 import type { WorkerRuntime } from '../runtime';
 import { startChatWorkers } from './chat.worker';
 import { startImagesWorkers } from './images.worker';
+import { startEmbeddingsWorkers } from './embeddings.worker';
 
 /**
  * Pool name → starter. Pools without a starter yet are listed as undefined so a process asked to run
@@ -10,7 +11,7 @@ import { startImagesWorkers } from './images.worker';
  */
 export const POOL_STARTERS: Record<PoolName, ((rt: WorkerRuntime) => Worker[]) | undefined> = {
   chat: startChatWorkers,
-  embeddings: undefined,
+  embeddings: startEmbeddingsWorkers,
   images: startImagesWorkers,
   audio: undefined,
   systemone: undefined,

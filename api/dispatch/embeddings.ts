@@ -1,0 +1,59 @@
+import type { Request, Response } from 'express';
+import type { AppContext } from '../context';
+import type { EmbedJob, JobEnvelope, RerankJob, UpstreamTarget } from '../../shared/queues/payloads';
+import type { CatalogModel } from '../../shared/catalog/catalog';
+import { laneLimit } from '../../shared/lanes/policy';
+import { errors } from '../../shared/errors/codes';
+import { ApiError } from '../../shared/errors/ApiError';
+import { runJob } from './run-job';
+
+/** Embeddings and rerank share one pool with one lane per org (never a chat lane). */
+export const EMBEDDINGS_POOL = 'embeddings';
+export const EMBEDDINGS_LANE = 'default';
+/** The org's concurrent embeddings + rerank requests when neither plan nor org sets `embeddings:default`. */
+export const EMBEDDINGS_LANE_DEFAULT = 16;
+
+export function embeddingsLaneLimit(req: Request): number {
+  return laneLimit(req.auth!.org, EMBEDDINGS_POOL, EMBEDDINGS_LANE, EMBEDDINGS_LANE_DEFAULT);
+}
+
+type Task = 'embeddings' | 'rerank';
+
+/**
+ * The model for a task route: routing-plan aliases first, then the exact catalog id (no
+ * `-background` variant on these routes), then the capability (decision and chat ids are refused).
+ */
+export async function resolveTaskModel(ctx: AppContext, req: Request, requested: string, task: Task): Promise<CatalogModel> {
+  const id = req.auth?.modelMap[requested] ?? requested;
+  const model = await ctx.catalog.get(id);
+  if (!model) throw errors.modelNotFound(requested);
+  if (!model.capabilities[task]) {
+    const code = task === 'embeddings' ? 'model_not_embedding_capable' : 'model_not_rerank_capable';
+    throw new ApiError(400, code, `The model '${requested}' does not serve ${task}.`);
+  }
+  return model;
+}
+
+export function targetOf(m: CatalogModel): UpstreamTarget {
+  return { providerId: m.provider.id, kind: m.provider.kind, baseUrl: m.provider.baseUrl, upstreamModel: m.upstreamName };
+}
+
+/** Runs one embeddings or rerank job on the embeddings pool, under the org's embeddings lane lease. */
+export function dispatchEmbeddings(
+  ctx: AppContext,
+  req: Request,
+  res: Response,
+  publicModel: string,
+  data: Omit<EmbedJob, keyof JobEnvelope> | Omit<RerankJob, keyof JobEnvelope>,
+): Promise<unknown> {
+  return runJob(ctx, req, res, {
+    queue: 'embeddings',
+    pool: EMBEDDINGS_POOL,
+    lane: EMBEDDINGS_LANE,
+    limit: embeddingsLaneLimit(req),
+    overLimit: (s) =>
+      new ApiError(429, 'embeddings_lanes_exhausted', 'Too many concurrent embeddings and rerank requests for this organization; retry shortly.', { retryAfter: s }),
+    publicModel,
+    data: data as never,
+  });
+}

@@ -1,0 +1,72 @@
+import { invalid, kindOf, rejectUnknownFields, requireModel } from './errors';
+import type { EmbeddingLimits } from '../../../shared/catalog/task-limits';
+import { tokensWithin } from '../../../shared/tokenizer/bounded';
+
+export const EMBEDDINGS_FIELDS = ['model', 'input', 'encoding_format', 'dimensions', 'user'] as const;
+
+export interface EmbeddingsRequest {
+  model: string;
+  input: string | string[];
+  encodingFormat: 'float' | 'base64';
+  dimensions?: number;
+}
+
+/**
+ * The checks that need no model: unknown fields, `input` a non-empty string or a non-empty array of
+ * non-empty strings (token-id arrays, nested arrays, null and other types refused), the format, the
+ * type of `dimensions` and `user`. `null` on an optional field means "not given".
+ */
+export function parseEmbeddings(body: Record<string, unknown>): EmbeddingsRequest {
+  rejectUnknownFields(body, EMBEDDINGS_FIELDS);
+  const model = requireModel(body);
+  const input = body.input;
+  if (input === undefined) throw invalid('invalid_input', "'input' is required: a string or an array of strings.");
+  if (typeof input === 'string') {
+    if (input.length === 0) throw invalid('invalid_input', "'input' must not be an empty string.");
+  } else if (Array.isArray(input)) {
+    if (input.length === 0) throw invalid('invalid_input', "'input' must not be an empty array.");
+    for (let i = 0; i < input.length; i++) {
+      const v = input[i];
+      if (typeof v === 'number') throw invalid('invalid_input', `'input[${i}]' is a number: token-id arrays are not accepted; send text.`);
+      if (typeof v !== 'string') throw invalid('invalid_input', `'input[${i}]' must be a string, not ${kindOf(v)}.`);
+      if (v.length === 0) throw invalid('invalid_input', `'input[${i}]' must not be an empty string.`);
+    }
+  } else {
+    throw invalid('invalid_input', `'input' must be a string or an array of strings, not ${kindOf(input)}.`);
+  }
+  const fmt = body.encoding_format ?? 'float';
+  if (fmt !== 'float' && fmt !== 'base64') throw invalid('invalid_input', "'encoding_format' must be 'float' or 'base64'.");
+  const dims = body.dimensions ?? undefined;
+  if (dims !== undefined && (typeof dims !== 'number' || !Number.isInteger(dims) || dims < 1)) {
+    throw invalid('invalid_input', "'dimensions' must be a positive integer.");
+  }
+  if (body.user !== undefined && body.user !== null && typeof body.user !== 'string') throw invalid('invalid_input', "'user' must be a string.");
+  return { model, input: input as string | string[], encodingFormat: fmt, dimensions: dims as number | undefined };
+}
+
+/**
+ * The model's limits: batch size, `dimensions` support and range, and each input's tokens under the
+ * model's tokenizer profile (never truncated). Returns the total input tokens.
+ */
+export function checkEmbeddingLimits(req: EmbeddingsRequest, model: string, tokenizer: string, limits: EmbeddingLimits): number {
+  const inputs = typeof req.input === 'string' ? [req.input] : req.input;
+  if (inputs.length > limits.max_batch_size) {
+    throw invalid('batch_too_large', `'input' has ${inputs.length} items; the model '${model}' takes at most ${limits.max_batch_size} per request.`);
+  }
+  if (req.dimensions !== undefined) {
+    if (!limits.supports_dimensions) throw invalid('invalid_input', `The model '${model}' does not support 'dimensions'.`);
+    if (limits.dimensions !== null && req.dimensions > limits.dimensions) {
+      throw invalid('invalid_input', `'dimensions' must be between 1 and ${limits.dimensions} for the model '${model}'.`);
+    }
+  }
+  let total = 0;
+  for (let i = 0; i < inputs.length; i++) {
+    const n = tokensWithin(tokenizer, inputs[i], limits.max_input_tokens);
+    if (n === false) {
+      const where = typeof req.input === 'string' ? "'input'" : `'input[${i}]'`;
+      throw invalid('input_too_long', `${where} is longer than the model's limit of ${limits.max_input_tokens} tokens; inputs are never truncated.`);
+    }
+    total += n;
+  }
+  return total;
+}

@@ -1,0 +1,61 @@
+import { invalid, kindOf, rejectUnknownFields, requireModel } from './errors';
+import type { RerankLimits } from '../../../shared/catalog/task-limits';
+import { tokensWithin } from '../../../shared/tokenizer/bounded';
+
+/** Cohere's v2 fields; the last four are accepted and ignored (nothing is truncated or chunked). */
+export const RERANK_FIELDS = ['model', 'query', 'documents', 'top_n', 'return_documents', 'max_tokens_per_doc', 'rank_fields', 'max_chunks_per_doc', 'priority'] as const;
+
+/** Cohere bills one search unit per query with up to 100 documents. */
+export const DOCUMENTS_PER_SEARCH_UNIT = 100;
+
+export interface RerankRequest {
+  model: string;
+  query: string;
+  documents: string[];
+  topN?: number;
+  returnDocuments: boolean;
+}
+
+/** The checks that need no model. `null` on an optional field means "not given". */
+export function parseRerank(body: Record<string, unknown>): RerankRequest {
+  rejectUnknownFields(body, RERANK_FIELDS);
+  const model = requireModel(body);
+  const q = body.query;
+  if (typeof q !== 'string') throw invalid('invalid_query', `'query' is required and must be a string${q === undefined ? '' : `, not ${kindOf(q)}`}.`);
+  if (q.trim().length === 0) throw invalid('invalid_query', "'query' must not be empty.");
+  const docs = body.documents;
+  if (!Array.isArray(docs)) throw invalid('invalid_documents', `'documents' is required and must be an array of strings${docs === undefined ? '' : `, not ${kindOf(docs)}`}.`);
+  if (docs.length === 0) throw invalid('invalid_documents', "'documents' must not be empty.");
+  for (let i = 0; i < docs.length; i++) {
+    if (typeof docs[i] !== 'string') throw invalid('invalid_documents', `'documents[${i}]' must be a string, not ${kindOf(docs[i])}.`);
+    if ((docs[i] as string).length === 0) throw invalid('invalid_documents', `'documents[${i}]' must not be an empty string.`);
+  }
+  const topN = body.top_n ?? undefined;
+  if (topN !== undefined && (typeof topN !== 'number' || !Number.isInteger(topN) || topN < 1)) {
+    throw invalid('invalid_top_n', "'top_n' must be a positive integer.");
+  }
+  const rd = body.return_documents ?? false;
+  if (typeof rd !== 'boolean') throw invalid('invalid_input', "'return_documents' must be a boolean.");
+  return { model, query: q, documents: docs as string[], topN: topN as number | undefined, returnDocuments: rd };
+}
+
+/**
+ * The model's limits: the document count, and each query + document pair within the model's input
+ * tokens (a long query leaves less room for every document). Returns the search units to bill.
+ */
+export function checkRerankLimits(req: RerankRequest, model: string, tokenizer: string, limits: RerankLimits): number {
+  if (req.documents.length > limits.max_documents) {
+    throw invalid('batch_too_large', `'documents' has ${req.documents.length} items; the model '${model}' takes at most ${limits.max_documents} per request.`);
+  }
+  const max = limits.max_input_tokens;
+  const q = tokensWithin(tokenizer, req.query, max);
+  if (q === false || q >= max) {
+    throw invalid('input_too_long', `'query' alone fills the model's limit of ${max} tokens per query + document pair; nothing is truncated.`);
+  }
+  for (let i = 0; i < req.documents.length; i++) {
+    if (tokensWithin(tokenizer, req.documents[i], max - q) === false) {
+      throw invalid('input_too_long', `'query' + 'documents[${i}]' is longer than the model's limit of ${max} tokens per pair (the query takes ${q}); nothing is truncated.`);
+    }
+  }
+  return Math.ceil(req.documents.length / DOCUMENTS_PER_SEARCH_UNIT);
+}

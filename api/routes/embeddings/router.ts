@@ -1,0 +1,79 @@
+import { Router, type Request, type Response } from 'express';
+import type { AppContext } from '../../context';
+import { only } from '../only';
+import { requireJson } from '../../middleware/require-json';
+import { jsonBody } from '../../middleware/body';
+import { killSwitch } from '../../middleware/kill-switch';
+import { EMBEDDINGS_BODY_BYTES, embeddingLimits, rerankLimits } from '../../../shared/catalog/task-limits';
+import { dispatchEmbeddings, embeddingsLaneLimit, resolveTaskModel, targetOf } from '../../dispatch/embeddings';
+import { checkEmbeddingLimits, parseEmbeddings } from './embeddings.schema';
+import { checkRerankLimits, parseRerank } from './rerank.schema';
+import { embeddingModel, rerankModel, type TaskPolicy } from './models';
+
+const PATHS = ['/v1/embeddings', '/v1/rerank', '/v2/rerank'];
+
+function embeddingsHandler(ctx: AppContext) {
+  return async (req: Request, res: Response) => {
+    const body = parseEmbeddings(req.body as Record<string, unknown>);
+    const model = await resolveTaskModel(ctx, req, body.model, 'embeddings');
+    const countedTokens = checkEmbeddingLimits(body, body.model, model.tokenizer, embeddingLimits(model));
+    const result = (await dispatchEmbeddings(ctx, req, res, body.model, {
+      operation: 'embed',
+      target: targetOf(model),
+      input: body.input,
+      encodingFormat: body.encodingFormat,
+      dimensions: body.dimensions,
+      countedTokens,
+    })) as Record<string, unknown>;
+    res.json({ ...result, id: req.id });
+  };
+}
+
+function rerankHandler(ctx: AppContext) {
+  return async (req: Request, res: Response) => {
+    const body = parseRerank(req.body as Record<string, unknown>);
+    const model = await resolveTaskModel(ctx, req, body.model, 'rerank');
+    const searchUnits = checkRerankLimits(body, body.model, model.tokenizer, rerankLimits(model));
+    const result = (await dispatchEmbeddings(ctx, req, res, body.model, {
+      operation: 'rerank',
+      target: targetOf(model),
+      query: body.query,
+      documents: body.documents,
+      topN: body.topN,
+      returnDocuments: body.returnDocuments,
+      searchUnits,
+    })) as Record<string, unknown>;
+    res.json({ id: req.id, ...result });
+  };
+}
+
+function policyOf(req: Request): TaskPolicy {
+  return { enabled: true, max_concurrent_requests: embeddingsLaneLimit(req), billing: 'metered' };
+}
+
+/**
+ * Embeddings and rerank (docs/embeddings.md). Mounted before the shared JSON parser: these routes
+ * read their own body with the spec's 2 MiB cap (413 `payload_too_large` while reading). The kill
+ * switch answers first on every route, listings included; the routes stay registered.
+ * `/v2/rerank` is Cohere's own path, so `CohereClientV2` pointed at the gateway's root works.
+ */
+export function embeddingsRouter(ctx: AppContext): Router {
+  const r = Router();
+  r.use(PATHS, killSwitch(ctx.switches, 'embeddings'), jsonBody(EMBEDDINGS_BODY_BYTES));
+  only(r, '/v1/embeddings', { post: [requireJson, embeddingsHandler(ctx)] });
+  only(r, '/v1/rerank', { post: [requireJson, rerankHandler(ctx)] });
+  only(r, '/v2/rerank', { post: [requireJson, rerankHandler(ctx)] });
+  only(r, '/v1/embeddings/models', {
+    get: async (req, res) => {
+      const models = (await ctx.catalog.list()).filter((m) => m.capabilities.embeddings);
+      res.json({ object: 'list', data: models.map((m) => embeddingModel(m, policyOf(req))) });
+    },
+  });
+  only(r, '/v1/rerank/models', {
+    get: async (req, res) => {
+      const models = (await ctx.catalog.list()).filter((m) => m.capabilities.rerank);
+      res.json({ object: 'list', data: models.map((m) => rerankModel(m, policyOf(req))) });
+    },
+  });
+  return r;
+}

@@ -1,0 +1,47 @@
+import { Router, type Request, type Response } from 'express';
+import type { KnobStore } from '../knobs';
+import type { RequestLog } from '../request-log';
+import { applyFaults } from '../faults';
+import { embedText, simTokens } from '../vectors';
+
+/** The simulated models' native vector length. */
+export const SIM_EMBED_DIMENSIONS = 256;
+
+function bad(res: Response, message: string, param: string): void {
+  res.status(400).json({ error: { message, type: 'invalid_request_error', param, code: null } });
+}
+
+/** OpenAI embeddings (`POST /v1/embeddings`): deterministic vectors, float or base64, `dimensions` honoured. */
+export function embeddingsRoutes(knobs: KnobStore, log: RequestLog): Router {
+  const r = Router();
+  r.post('/v1/embeddings', async (req: Request, res: Response) => {
+    log.record(req, res);
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const model = String(body.model ?? '');
+    if (await applyFaults(knobs.take(model), res)) return;
+    const input = body.input;
+    const texts = typeof input === 'string' ? [input] : input;
+    if (!Array.isArray(texts) || texts.length === 0 || !texts.every((t) => typeof t === 'string' && t.length > 0)) {
+      return bad(res, "'input' must be a non-empty string or array of non-empty strings.", 'input');
+    }
+    const dims = body.dimensions === undefined ? SIM_EMBED_DIMENSIONS : body.dimensions;
+    if (typeof dims !== 'number' || !Number.isInteger(dims) || dims < 1 || dims > SIM_EMBED_DIMENSIONS) {
+      return bad(res, `'dimensions' must be an integer between 1 and ${SIM_EMBED_DIMENSIONS}.`, 'dimensions');
+    }
+    const fmt = body.encoding_format ?? 'float';
+    if (fmt !== 'float' && fmt !== 'base64') return bad(res, "'encoding_format' must be 'float' or 'base64'.", 'encoding_format');
+    const data = (texts as string[]).map((t, index) => {
+      const vec = embedText(t, SIM_EMBED_DIMENSIONS, dims);
+      let embedding: number[] | string = vec;
+      if (fmt === 'base64') {
+        const buf = Buffer.alloc(vec.length * 4);
+        vec.forEach((x, i) => buf.writeFloatLE(x, i * 4));
+        embedding = buf.toString('base64');
+      }
+      return { object: 'embedding', index, embedding };
+    });
+    const tokens = (texts as string[]).reduce((s, t) => s + simTokens(t), 0);
+    res.json({ object: 'list', data, model, usage: { prompt_tokens: tokens, total_tokens: tokens } });
+  });
+  return r;
+}

@@ -1,0 +1,70 @@
+import { encode } from 'gpt-tokenizer';
+
+const AS_TEXT = { disallowedSpecial: new Set<string>() };
+
+/** Tokens as the simulated upstream reports them (special-token text counts as text). */
+export function simTokens(text: string): number {
+  return text ? encode(text, AS_TEXT).length : 0;
+}
+
+/** Lower-cased words (letters and digits of any script). */
+export function words(text: string): string[] {
+  return text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+}
+
+/** FNV-1a, 32 bits. */
+function hash(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/**
+ * A deterministic embedding of `text` with `native` dimensions: hashed word and character-trigram
+ * features with signs, L2-normalised. Texts that share words and spellings get close vectors.
+ * Asking for fewer `dimensions` keeps the first ones and re-normalises, as OpenAI's shortened
+ * text-embedding-3 vectors do.
+ */
+export function embedText(text: string, native: number, dimensions = native): number[] {
+  const v = new Float64Array(native);
+  const add = (feature: string, weight: number) => {
+    const h = hash(feature);
+    v[h % native] += (h & 0x80000000 ? -1 : 1) * weight;
+  };
+  for (const w of words(text)) {
+    add(`w:${w}`, 1);
+    const padded = ` ${w} `;
+    for (let i = 0; i + 3 <= padded.length; i++) add(`c:${padded.slice(i, i + 3)}`, 0.5);
+  }
+  if (words(text).length === 0) add(`raw:${text}`, 1); // punctuation-only text still gets a vector
+  const out = Array.from(v.subarray(0, dimensions));
+  const norm = Math.sqrt(out.reduce((s, x) => s + x * x, 0)) || 1;
+  return out.map((x) => Math.fround(x / norm));
+}
+
+/**
+ * Lexical relevance (BM25 over the request's documents), mapped to [0, 1) by s / (s + 1): a document
+ * sharing no word with the query scores 0; more, rarer shared words score higher.
+ */
+export function lexicalScores(query: string, documents: string[]): number[] {
+  const k1 = 1.2;
+  const b = 0.75;
+  const docs = documents.map(words);
+  const avg = docs.reduce((s, d) => s + d.length, 0) / Math.max(1, docs.length) || 1;
+  const terms = [...new Set(words(query))];
+  const df = new Map(terms.map((t) => [t, docs.filter((d) => d.includes(t)).length]));
+  return docs.map((d) => {
+    let s = 0;
+    for (const t of terms) {
+      const tf = d.filter((w) => w === t).length;
+      if (!tf) continue;
+      const n = df.get(t)!;
+      const idf = Math.log(1 + (docs.length - n + 0.5) / (n + 0.5));
+      s += (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * d.length) / avg));
+    }
+    return s / (s + 1);
+  });
+}

@@ -1,0 +1,135 @@
+import { expect } from 'chai';
+import { env, resetSim } from '../../helpers/harness';
+import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { call, keyHeader } from '../../helpers/http';
+import { UsageEvent } from '../../../shared/db/models';
+import { bodyOfSize, expectRejected, post } from './helpers';
+
+const DOCS = [
+  'Carson City is the capital city of the American state of Nevada.',
+  'Paris is the capital and largest city of France.',
+  'Capital punishment has existed in the United States since before it was a country.',
+  'Bananas are rich in potassium.',
+];
+
+describe('POST /v1/rerank (Cohere v2 envelope)', () => {
+  let o: TestOrg;
+  const rerank = (json: unknown, path = '/v1/rerank') => post(o.key, path, json);
+  before(async () => {
+    o = await buildOrg(env().redis);
+  });
+  beforeEach(resetSim);
+
+  it('ranks by lexical relevance, sorted by score; id is the request id; one usage event in search units', async () => {
+    const r = await rerank({ model: 'sim-rerank', query: 'What is the capital of France?', documents: DOCS });
+    expect(r.status, r.text).to.equal(200);
+    const id = r.headers.get('x-service-request-id');
+    expect(r.body.id).to.equal(id);
+    const results: Array<{ index: number; relevance_score: number; document?: unknown }> = r.body.results;
+    expect(results).to.have.length(4);
+    expect(results[0].index).to.equal(1);
+    expect(results.at(-1)!.index).to.equal(3); // shares no word with the query
+    expect(results.at(-1)!.relevance_score).to.equal(0);
+    for (let i = 1; i < results.length; i++) expect(results[i - 1].relevance_score).to.be.at.least(results[i].relevance_score);
+    for (const x of results) expect(x.relevance_score).to.be.within(0, 1);
+    expect(results[0]).not.to.have.property('document');
+    expect(r.body.meta.billed_units).to.deep.equal({ search_units: 1 });
+    expect(env().sim.log.entries.map((e) => [e.path, e.model])).to.deep.equal([['/v2/rerank', 'sim-rerank-1']]);
+    const events = await UsageEvent.findAll({ where: { requestId: id! } });
+    expect(events).to.have.length(1);
+    expect(events[0]).to.include({ orgId: o.org.id, model: 'sim-rerank', modality: 'rerank', inputTokens: 0 });
+    expect(events[0].units).to.deep.equal({ search_units: 1 });
+  });
+
+  it('applies top_n, echoes documents when asked, accepts and ignores the chunking fields', async () => {
+    const r = await rerank({
+      model: 'sim-rerank', query: 'capital city', documents: DOCS, top_n: 2, return_documents: true,
+      max_tokens_per_doc: 4, rank_fields: ['text'], max_chunks_per_doc: 1,
+    });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.body.results).to.have.length(2);
+    for (const x of r.body.results) expect(x.document).to.deep.equal({ text: DOCS[x.index] }); // whole text: nothing truncated
+    const all = await rerank({ model: 'sim-rerank', query: 'capital', documents: DOCS, top_n: 50, return_documents: false });
+    expect(all.status, all.text).to.equal(200);
+    expect(all.body.results).to.have.length(4);
+  });
+
+  it('bills one search unit per 100 documents', async () => {
+    const docs = Array.from({ length: 250 }, (_, i) => `document number ${i} about topic ${i % 7}`);
+    const r = await rerank({ model: 'sim-rerank', query: 'topic 3', documents: docs, top_n: 5 });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.body.meta.billed_units.search_units).to.equal(3);
+    const ev = await UsageEvent.findOne({ where: { requestId: r.headers.get('x-service-request-id')! } });
+    expect(ev!.units).to.deep.equal({ search_units: 3 });
+  });
+
+  it("serves Cohere's own path /v2/rerank too, and unicode text", async () => {
+    const r = await rerank({ model: 'sim-rerank', query: '東京 天気', documents: ['大阪の天気', '東京 天気 は 晴れ', 'emoji 🚀'] }, '/v2/rerank');
+    expect(r.status, r.text).to.equal(200);
+    expect(r.body.results[0].index).to.equal(1);
+  });
+
+  it('bounds each query + document pair by the model limit: a long query leaves less room for every document', async () => {
+    const doc = 'word '.repeat(250).trim(); // 250 tokens
+    const shortQuery = await rerank({ model: 'sim-rerank', query: 'word', documents: [doc, 'short'] });
+    expect(shortQuery.status, shortQuery.text).to.equal(200);
+    const longQuery = 'query '.repeat(300).trim(); // 300 tokens: 300 + 250 > 512
+    await expectRejected(await rerank({ model: 'sim-rerank', query: longQuery, documents: ['short', doc] }), 400, 'input_too_long');
+    const fits = await rerank({ model: 'sim-rerank', query: longQuery, documents: ['short', 'word '.repeat(200).trim()] });
+    expect(fits.status, fits.text).to.equal(200);
+    await expectRejected(await rerank({ model: 'sim-rerank', query: 'q '.repeat(600), documents: ['a'] }), 400, 'input_too_long');
+    await expectRejected(await rerank({ model: 'sim-rerank', query: 'q', documents: ['a', 'x'.repeat(100_000)] }), 400, 'input_too_long');
+  });
+
+  const invalid: Array<[string, Record<string, unknown>, number, string]> = [
+    ['missing model', { query: 'q', documents: ['a'] }, 400, 'invalid_input'],
+    ['unknown model', { model: 'nope', query: 'q', documents: ['a'] }, 404, 'model_not_found'],
+    ['embeddings model', { model: 'sim-embed', query: 'q', documents: ['a'] }, 400, 'model_not_rerank_capable'],
+    ['chat model', { model: 'sim-chat', query: 'q', documents: ['a'] }, 400, 'model_not_rerank_capable'],
+    ['decision model', { model: 'sim-decide', query: 'q', documents: ['a'] }, 400, 'model_not_rerank_capable'],
+    ['missing query', { model: 'sim-rerank', documents: ['a'] }, 400, 'invalid_query'],
+    ['null query', { model: 'sim-rerank', query: null, documents: ['a'] }, 400, 'invalid_query'],
+    ['empty query', { model: 'sim-rerank', query: '', documents: ['a'] }, 400, 'invalid_query'],
+    ['blank query', { model: 'sim-rerank', query: '   ', documents: ['a'] }, 400, 'invalid_query'],
+    ['query a number', { model: 'sim-rerank', query: 7, documents: ['a'] }, 400, 'invalid_query'],
+    ['query an array', { model: 'sim-rerank', query: ['q'], documents: ['a'] }, 400, 'invalid_query'],
+    ['missing documents', { model: 'sim-rerank', query: 'q' }, 400, 'invalid_documents'],
+    ['null documents', { model: 'sim-rerank', query: 'q', documents: null }, 400, 'invalid_documents'],
+    ['empty documents', { model: 'sim-rerank', query: 'q', documents: [] }, 400, 'invalid_documents'],
+    ['documents a string', { model: 'sim-rerank', query: 'q', documents: 'a' }, 400, 'invalid_documents'],
+    ['document objects', { model: 'sim-rerank', query: 'q', documents: [{ text: 'a' }] }, 400, 'invalid_documents'],
+    ['nested documents', { model: 'sim-rerank', query: 'q', documents: [['a']] }, 400, 'invalid_documents'],
+    ['null document', { model: 'sim-rerank', query: 'q', documents: ['a', null] }, 400, 'invalid_documents'],
+    ['number document', { model: 'sim-rerank', query: 'q', documents: [1] }, 400, 'invalid_documents'],
+    ['empty document', { model: 'sim-rerank', query: 'q', documents: ['a', ''] }, 400, 'invalid_documents'],
+    ['top_n 0', { model: 'sim-rerank', query: 'q', documents: ['a'], top_n: 0 }, 400, 'invalid_top_n'],
+    ['top_n negative', { model: 'sim-rerank', query: 'q', documents: ['a'], top_n: -1 }, 400, 'invalid_top_n'],
+    ['top_n fractional', { model: 'sim-rerank', query: 'q', documents: ['a'], top_n: 1.5 }, 400, 'invalid_top_n'],
+    ['top_n a string', { model: 'sim-rerank', query: 'q', documents: ['a'], top_n: '3' }, 400, 'invalid_top_n'],
+    ['top_n a boolean', { model: 'sim-rerank', query: 'q', documents: ['a'], top_n: true }, 400, 'invalid_top_n'],
+    ['return_documents a string', { model: 'sim-rerank', query: 'q', documents: ['a'], return_documents: 'yes' }, 400, 'invalid_input'],
+    ['unknown field', { model: 'sim-rerank', query: 'q', documents: ['a'], foo: true }, 400, 'unknown_field'],
+    ['too many documents', { model: 'sim-rerank', query: 'q', documents: Array.from({ length: 1001 }, () => 'a') }, 400, 'batch_too_large'],
+    ['huge documents array', { model: 'sim-rerank', query: 'q', documents: Array.from({ length: 200_000 }, () => 'a') }, 400, 'batch_too_large'],
+  ];
+  for (const [name, json, status, code] of invalid) {
+    it(`rejects ${name}: ${status} ${code}, nothing sent upstream or billed`, async () => {
+      await expectRejected(await rerank(json), status, code);
+      expect(env().sim.log.entries).to.have.length(0);
+    });
+  }
+
+  it('rejects a 2 MiB + 1 byte body while reading', async () => {
+    const r = await call('POST', '/v1/rerank', { headers: { ...keyHeader(o.key), 'content-type': 'application/json' }, raw: bodyOfSize(2 * 1024 * 1024 + 1, 'sim-rerank', 'query') });
+    await expectRejected(r, 413, 'payload_too_large');
+  });
+
+  it('maps upstream failures and bills nothing for them', async () => {
+    env().sim.knobs.set('sim-rerank-1', { status: 503, retryAfter: 0 });
+    await expectRejected(await rerank({ model: 'sim-rerank', query: 'q', documents: ['a'] }), 503, 'upstream_unavailable');
+    env().sim.knobs.set('sim-rerank-1', { malformed: true });
+    await expectRejected(await rerank({ model: 'sim-rerank', query: 'q', documents: ['a'] }), 502, 'upstream_error');
+    env().sim.knobs.set('sim-rerank-1', { status: 401 });
+    await expectRejected(await rerank({ model: 'sim-rerank', query: 'q', documents: ['a'] }), 401, 'upstream_auth_failed');
+  });
+});

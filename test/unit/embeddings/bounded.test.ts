@@ -1,0 +1,32 @@
+import { expect } from 'chai';
+import { countTokens } from 'gpt-tokenizer/encoding/cl100k_base';
+import { tokensWithin } from '../../../shared/tokenizer/bounded';
+import { countTextTokens } from '../../../shared/tokenizer/profiles';
+
+describe('tokensWithin: bounded token counting for embeddings and rerank limits', () => {
+  const natural = 'The quick brown fox jumps over the lazy dog. Ünïcödé, 日本語, emoji 🚀 and numbers 12345.';
+
+  it('is exact for natural text, under the model profile', () => {
+    expect(tokensWithin('o200k_base', natural, 10_000)).to.equal(countTextTokens('o200k_base', natural));
+    expect(tokensWithin('cl100k_base', natural, 10_000)).to.equal(countTokens(natural));
+  });
+
+  it('answers false one token over the limit, the count at the limit, never a truncated count', () => {
+    const text = 'word '.repeat(100).trim(); // 100 tokens
+    expect(tokensWithin('o200k_base', text, 100)).to.equal(100);
+    expect(tokensWithin('o200k_base', text, 99)).to.equal(false);
+    expect(tokensWithin('o200k_base', '', 1)).to.equal(0);
+  });
+
+  it('treats special-token text as text instead of throwing', () => {
+    expect(tokensWithin('o200k_base', 'a <|endoftext|> b', 100)).to.be.a('number');
+  });
+
+  it('stays fast on hostile input: long single-letter runs and megabytes of text', () => {
+    const t = Date.now();
+    expect(tokensWithin('o200k_base', 'x'.repeat(60_000), 512)).to.equal(false);
+    expect(tokensWithin('o200k_base', 'x'.repeat(60_000), 100_000)).to.be.a('number');
+    expect(tokensWithin('o200k_base', 'y'.repeat(2_000_000), 512)).to.equal(false);
+    expect(Date.now() - t).to.be.below(1500);
+  });
+});

@@ -1,0 +1,68 @@
+import { openaiApi } from './api';
+import { fetchUpstream } from '../http';
+import type { UpstreamCall } from '../types';
+import { errors } from '../../../shared/errors/codes';
+
+export interface EmbedRequest {
+  input: string | string[];
+  encodingFormat: 'float' | 'base64';
+  dimensions?: number;
+}
+
+export interface EmbedOutcome {
+  /** OpenAI's embeddings body, `model` set to the public id, vectors in the caller's format. */
+  response: Record<string, unknown>;
+  /** Input tokens the upstream reported (0 when it reported none). */
+  upstreamTokens: number;
+}
+
+/** Little-endian float32 bytes, base64: what OpenAI sends for `encoding_format: base64`. */
+export function toBase64(vec: number[]): string {
+  const buf = Buffer.alloc(vec.length * 4);
+  vec.forEach((v, i) => buf.writeFloatLE(v, i * 4));
+  return buf.toString('base64');
+}
+
+function fromBase64(s: string): number[] {
+  const buf = Buffer.from(s, 'base64');
+  return Array.from({ length: Math.floor(buf.length / 4) }, (_, i) => buf.readFloatLE(i * 4));
+}
+
+function vectorOf(v: unknown): number[] | undefined {
+  if (typeof v === 'string') return fromBase64(v);
+  if (Array.isArray(v) && v.every((x) => typeof x === 'number')) return v as number[];
+  return undefined;
+}
+
+/**
+ * `POST {base}/embeddings` on an OpenAI-compatible upstream (OpenAI, vLLM, TEI's OpenAI route,
+ * Ollama). The upstream is always asked for floats, which every such server supports; the gateway
+ * encodes base64 itself. The answer must carry one vector per input, in input order.
+ */
+export async function embed(call: UpstreamCall, req: EmbedRequest, publicModel: string): Promise<EmbedOutcome> {
+  const body: Record<string, unknown> = { model: call.upstreamModel, input: req.input, encoding_format: 'float' };
+  if (req.dimensions !== undefined) body.dimensions = req.dimensions;
+  const res = await fetchUpstream(
+    openaiApi.url(call.baseUrl, openaiApi.paths.embeddings),
+    { method: 'POST', headers: openaiApi.headers(call.apiKey), body: JSON.stringify(body) },
+    { signal: call.signal, deadline: call.deadline },
+  );
+  let json: { data?: Array<{ index?: number; embedding?: unknown }>; usage?: { prompt_tokens?: number } };
+  try {
+    json = (await res.json()) as typeof json;
+  } catch {
+    throw errors.upstreamError('The upstream answered with a malformed body.');
+  }
+  const expected = typeof req.input === 'string' ? 1 : req.input.length;
+  if (!json || !Array.isArray(json.data) || json.data.length !== expected) {
+    throw errors.upstreamError('The upstream answered with a malformed embeddings body.');
+  }
+  const ordered = [...json.data].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
+  const data = ordered.map((d, i) => {
+    const vec = vectorOf(d.embedding);
+    if (!vec || vec.length === 0) throw errors.upstreamError('The upstream answered with a malformed embedding.');
+    return { object: 'embedding', index: i, embedding: req.encodingFormat === 'base64' ? toBase64(vec) : vec };
+  });
+  const upstreamTokens = Number.isInteger(json.usage?.prompt_tokens) ? json.usage!.prompt_tokens! : 0;
+  return { response: { object: 'list', data, model: publicModel }, upstreamTokens };
+}
