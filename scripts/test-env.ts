@@ -32,6 +32,11 @@ async function main(): Promise<void> {
       LEASE_TTL_MS: process.env.LEASE_TTL_MS ?? '5000',
       CHAT_INTERACTIVE_CONCURRENCY: process.env.CHAT_INTERACTIVE_CONCURRENCY ?? '8',
       CHAT_BACKGROUND_CONCURRENCY: process.env.CHAT_BACKGROUND_CONCURRENCY ?? '4',
+      // Audio: a spool of this run's own, and short read and overall deadlines for the timeout tests.
+      AUDIO_SPOOL_DIR: process.env.AUDIO_SPOOL_DIR ?? require('path').join(require('os').tmpdir(), `${prefix}-audio-spool`),
+      AUDIO_BODY_READ_TIMEOUT_MS: process.env.AUDIO_BODY_READ_TIMEOUT_MS ?? '3000',
+      AUDIO_DEADLINE_MS: process.env.AUDIO_DEADLINE_MS ?? '6000',
+      AUDIO_MAX_CONCURRENT: process.env.AUDIO_MAX_CONCURRENT ?? '3',
     },
   });
   const code = await new Promise<number>((resolve) => child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));

@@ -5,6 +5,7 @@ import { RequestLog } from './request-log';
 import { chatRoutes } from './routes/chat';
 import { completionsRoutes } from './routes/completions';
 import { messagesRoutes } from './routes/messages';
+import { transcriptionRoutes } from './routes/transcriptions';
 
 export interface Simulator {
   app: Express;
@@ -36,6 +37,7 @@ export function createSimulator(): Simulator {
   app.use(chatRoutes(knobs, log));
   app.use(completionsRoutes(knobs, log));
   app.use(messagesRoutes(knobs, log));
+  app.use(transcriptionRoutes(knobs, log));
   return { app, knobs, log };
 }
 

@@ -27,6 +27,18 @@ export interface Config {
   /** BullMQ lock duration for jobs; a crashed worker's job is failed after ~this. */
   jobLockMs: number;
   podId: string;
+  /** Audio uploads are spooled here; web and audio worker processes must share it (docs/audio.md). */
+  audioSpoolDir: string;
+  /** The whole multipart body must arrive within this (408 body_read_timeout). */
+  audioBodyReadTimeoutMs: number;
+  /** Overall deadline of a transcription, from arrival to answer (504 audio_deadline_exceeded). */
+  audioDeadlineMs: number;
+  /** Gateway-wide ceiling of concurrent transcriptions (503 audio_at_capacity). */
+  audioMaxConcurrent: number;
+  /** Per-org concurrent transcriptions when neither plan nor org sets `audio:default`. */
+  audioOrgConcurrency: number;
+  /** Audio worker concurrency per process. */
+  audioWorkerConcurrency: number;
 }
 
 const schema = Joi.object({
@@ -45,6 +57,12 @@ const schema = Joi.object({
   REPLY_POLL_MS: Joi.number().integer().min(50).default(1000),
   JOB_LOCK_MS: Joi.number().integer().min(500).default(30_000),
   POD_ID: Joi.string().optional(),
+  AUDIO_SPOOL_DIR: Joi.string().default(require('path').join(require('os').tmpdir(), 'gateway-audio-spool')),
+  AUDIO_BODY_READ_TIMEOUT_MS: Joi.number().integer().min(100).default(120_000),
+  AUDIO_DEADLINE_MS: Joi.number().integer().min(500).default(600_000),
+  AUDIO_MAX_CONCURRENT: Joi.number().integer().min(1).default(64),
+  AUDIO_ORG_CONCURRENCY: Joi.number().integer().min(0).default(4),
+  AUDIO_WORKER_CONCURRENCY: Joi.number().integer().min(1).default(16),
 }).unknown(true);
 
 let cached: Config | undefined;
@@ -72,6 +90,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     leaseTtlMs: value.LEASE_TTL_MS,
     replyPollMs: value.REPLY_POLL_MS,
     jobLockMs: value.JOB_LOCK_MS,
+    audioSpoolDir: value.AUDIO_SPOOL_DIR,
+    audioBodyReadTimeoutMs: value.AUDIO_BODY_READ_TIMEOUT_MS,
+    audioDeadlineMs: value.AUDIO_DEADLINE_MS,
+    audioMaxConcurrent: value.AUDIO_MAX_CONCURRENT,
+    audioOrgConcurrency: value.AUDIO_ORG_CONCURRENCY,
+    audioWorkerConcurrency: value.AUDIO_WORKER_CONCURRENCY,
     podId: value.POD_ID ?? `${require('os').hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
   });
 }

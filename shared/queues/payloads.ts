@@ -40,6 +40,26 @@ export interface ChatJob extends JobEnvelope {
 }
 
 /**
+ * One transcription. The audio itself stays in the spool file (`spoolId`, inside AUDIO_SPOOL_DIR,
+ * shared by web and audio worker processes); the prompt travels sealed. The uploaded filename is
+ * never sent: `fileExt` (e.g. `wav`) is the only hint the upstream gets about the format.
+ */
+export interface AudioJob extends JobEnvelope {
+  target: UpstreamTarget;
+  spoolId: string;
+  fileExt: string;
+  contentType: string;
+  language?: string;
+  temperature?: number;
+  /** shared/crypto.encrypt of the prompt. */
+  sealedPrompt?: string;
+  /** Word timestamps were asked for (and the model supports them). */
+  words: boolean;
+  /** The model's `audio_config.max_duration_seconds`. */
+  maxDurationSeconds: number;
+}
+
+/**
  * The compile-time map from queue to job payload. A queue without a payload type does not build.
  * Later pools add their payloads here.
  */
@@ -49,7 +69,7 @@ export interface JobDataMap {
   embeddings: JobEnvelope & Record<string, unknown>;
   'images-interactive': JobEnvelope & Record<string, unknown>;
   'images-background': JobEnvelope & Record<string, unknown>;
-  audio: JobEnvelope & Record<string, unknown>;
+  audio: AudioJob;
   systemone: JobEnvelope & Record<string, unknown>;
   search: JobEnvelope & Record<string, unknown>;
 }

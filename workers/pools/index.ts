@@ -2,6 +2,7 @@ import type { Worker } from 'bullmq';
 import type { PoolName } from '../../shared/queues/names';
 import type { WorkerRuntime } from '../runtime';
 import { startChatWorkers } from './chat.worker';
+import { startAudioWorkers } from './audio.worker';
 
 /**
  * Pool name → starter. Pools without a starter yet are listed as undefined so a process asked to run
@@ -11,7 +12,7 @@ export const POOL_STARTERS: Record<PoolName, ((rt: WorkerRuntime) => Worker[]) |
   chat: startChatWorkers,
   embeddings: undefined,
   images: undefined,
-  audio: undefined,
+  audio: startAudioWorkers,
   systemone: undefined,
   search: undefined,
 };
