@@ -105,7 +105,7 @@ const label = (name: string | undefined) => `'${String(name ?? '').slice(0, 64)}
 /** multer and busboy errors as the spec's codes. Messages name parts, never values or filenames. */
 function mapUploadError(err: unknown, req: Request): ApiError | ClientGone {
   if (err instanceof ApiError) return err;
-  if (req.destroyed || req.socket?.destroyed) return new ClientGone();
+  if (!req.socket || req.socket.destroyed) return new ClientGone(); // no one left to answer
   const e = err as { code?: string; field?: string; message?: string };
   switch (e.code) {
     case 'LIMIT_FILE_SIZE':
