@@ -20,7 +20,7 @@ export async function resolveTranscriptionModel(ctx: AppContext, req: Request, r
   const id = req.auth?.modelMap[requested] ?? requested;
   const model = await ctx.catalog.get(id);
   const audio = model && audioConfigOf(model);
-  if (!model || !audio) throw audioErrors.invalidRequest(`The model '${requested.slice(0, 128)}' cannot serve transcription.`);
+  if (!model || !audio) throw audioErrors.invalidRequest("The requested 'model' does not exist or cannot serve transcription.");
   return { model, audio };
 }
 

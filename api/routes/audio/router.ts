@@ -30,7 +30,7 @@ function transcribe(ctx: AppContext) {
       const p = parseTranscriptionParts(upload.parts, upload.file);
       const { model, audio } = await resolveTranscriptionModel(ctx, req, p.model);
       if (p.words && !audio.supports_word_timestamps) {
-        throw audioErrors.unsupportedParameter(`The model '${p.model}' does not support word timestamps.`);
+        throw audioErrors.unsupportedParameter("The requested 'model' does not support word timestamps.");
       }
       const transcript = await dispatchTranscription(
         ctx,
