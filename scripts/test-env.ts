@@ -12,6 +12,9 @@ async function main(): Promise<void> {
   const prefix = process.env.TEST_REDIS_PREFIX ?? 'gwtest';
   const services = await ensureServices({ ...TEST_PROFILE, database });
   await deleteKeysByPrefix(services.redisUrl, prefix);
+  // A fresh audio spool of the run's own (only the default one is emptied, never a given directory).
+  const audioSpool = process.env.AUDIO_SPOOL_DIR ?? require('path').join(require('os').tmpdir(), `${prefix}-audio-spool`);
+  if (!process.env.AUDIO_SPOOL_DIR) require('fs').rmSync(audioSpool, { recursive: true, force: true });
 
   // Default: every compiled test. Any arguments (e.g. a --spec or a file) replace that selection.
   const given = process.argv.slice(3);
@@ -33,7 +36,7 @@ async function main(): Promise<void> {
       CHAT_INTERACTIVE_CONCURRENCY: process.env.CHAT_INTERACTIVE_CONCURRENCY ?? '8',
       CHAT_BACKGROUND_CONCURRENCY: process.env.CHAT_BACKGROUND_CONCURRENCY ?? '4',
       // Audio: a spool of this run's own, and short read and overall deadlines for the timeout tests.
-      AUDIO_SPOOL_DIR: process.env.AUDIO_SPOOL_DIR ?? require('path').join(require('os').tmpdir(), `${prefix}-audio-spool`),
+      AUDIO_SPOOL_DIR: audioSpool,
       AUDIO_BODY_READ_TIMEOUT_MS: process.env.AUDIO_BODY_READ_TIMEOUT_MS ?? '3000',
       AUDIO_DEADLINE_MS: process.env.AUDIO_DEADLINE_MS ?? '6000',
       AUDIO_MAX_CONCURRENT: process.env.AUDIO_MAX_CONCURRENT ?? '3',
