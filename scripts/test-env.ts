@@ -12,6 +12,9 @@ async function main(): Promise<void> {
   const prefix = process.env.TEST_REDIS_PREFIX ?? 'gwtest';
   const services = await ensureServices({ ...TEST_PROFILE, database });
   await deleteKeysByPrefix(services.redisUrl, prefix);
+  // A fresh audio spool of the run's own (only the default one is emptied, never a given directory).
+  const audioSpool = process.env.AUDIO_SPOOL_DIR ?? require('path').join(require('os').tmpdir(), `${prefix}-audio-spool`);
+  if (!process.env.AUDIO_SPOOL_DIR) require('fs').rmSync(audioSpool, { recursive: true, force: true });
 
   // Default: every compiled test. Any arguments (e.g. a --spec or a file) replace that selection.
   const given = process.argv.slice(3);
@@ -37,6 +40,11 @@ async function main(): Promise<void> {
       IMAGE_STORAGE_DIR: process.env.IMAGE_STORAGE_DIR ?? `.data/test-images/${prefix}`,
       IMAGE_FETCH_ALLOW_CIDRS: process.env.IMAGE_FETCH_ALLOW_CIDRS ?? '127.0.0.2/32',
       IMAGE_FETCH_CA_FILE: process.env.IMAGE_FETCH_CA_FILE ?? 'test/fixtures/tls/cert.pem',
+      // Audio: a spool of this run's own, and short read and overall deadlines for the timeout tests.
+      AUDIO_SPOOL_DIR: audioSpool,
+      AUDIO_BODY_READ_TIMEOUT_MS: process.env.AUDIO_BODY_READ_TIMEOUT_MS ?? '3000',
+      AUDIO_DEADLINE_MS: process.env.AUDIO_DEADLINE_MS ?? '6000',
+      AUDIO_MAX_CONCURRENT: process.env.AUDIO_MAX_CONCURRENT ?? '3',
     },
   });
   const code = await new Promise<number>((resolve) => child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));

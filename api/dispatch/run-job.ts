@@ -27,6 +27,11 @@ export interface RunJobOptions<Q extends QueueName> {
   timeoutError?: () => ApiError;
   /** Stream mode: receives each chunk, in order, as it arrives. */
   onChunk?: (data: string) => void;
+  /**
+   * A second admission step after the lane lease (e.g. a gateway-wide ceiling): throws to refuse,
+   * or returns what releases it when the request ends.
+   */
+  alsoAdmit?: () => Promise<() => Promise<unknown>>;
 }
 
 export { ClientGone };
@@ -47,8 +52,10 @@ export async function runJob<Q extends QueueName>(ctx: AppContext, req: Request,
   const jobId = req.id;
   const deadline = Date.now() + (opts.timeoutMs ?? config().requestTimeoutMs);
   let settled = false;
+  let releaseAlso: (() => Promise<unknown>) | undefined;
 
   try {
+    if (opts.alsoAdmit) releaseAlso = await opts.alsoAdmit();
     return await new Promise<unknown>((resolve, reject) => {
       const settle = (fn: () => void) => {
         if (settled) return;
@@ -99,5 +106,6 @@ export async function runJob<Q extends QueueName>(ctx: AppContext, req: Request,
     });
   } finally {
     void ctx.leases.release(lease).catch((err) => logger.warn({ err }, 'lease release failed'));
+    if (releaseAlso) void releaseAlso().catch((err) => logger.warn({ err }, 'lease release failed'));
   }
 }

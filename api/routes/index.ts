@@ -8,6 +8,7 @@ import { messagesRouter } from './messages/router';
 import { responsesRouter } from './responses/router';
 import { imagesRouter } from './images/router';
 import { embeddingsRouter } from './embeddings/router';
+import { audioRouter } from './audio/router';
 
 /**
  * Every inference route, behind one authentication step. Mounted at the root and under each
@@ -20,6 +21,7 @@ export function inferenceRouter(ctx: AppContext): Router {
   r.use(messagesRouter(ctx)); // reads its own body (before the shared parser) for its error envelope
   r.use(imagesRouter(ctx)); // reads its own bodies (JSON with an image-sized cap, multipart)
   r.use(embeddingsRouter(ctx)); // reads its own body with the 2 MiB embeddings cap
+  r.use(audioRouter(ctx)); // multipart, streamed to the spool (before the shared parser)
   r.use(jsonBody('20mb'), chatRouter(ctx));
   r.use(responsesRouter(ctx));
   return r;

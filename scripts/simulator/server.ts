@@ -8,6 +8,7 @@ import { messagesRoutes } from './routes/messages';
 import { imagesRoutes } from './routes/images';
 import { embeddingsRoutes } from './routes/embeddings';
 import { rerankRoutes } from './routes/rerank';
+import { transcriptionRoutes } from './routes/transcriptions';
 
 export interface Simulator {
   app: Express;
@@ -42,6 +43,7 @@ export function createSimulator(): Simulator {
   app.use(imagesRoutes(knobs, log));
   app.use(embeddingsRoutes(knobs, log));
   app.use(rerankRoutes(knobs, log));
+  app.use(transcriptionRoutes(knobs, log));
   return { app, knobs, log };
 }
 

@@ -47,6 +47,18 @@ export interface Config {
   publicBaseUrl?: string;
   /** The payment processor's name; it is the path segment of its management family (`/admin/v1/<name>/*`). */
   paymentsProcessorName: string;
+  /** Audio uploads are spooled here; web and audio worker processes must share it (docs/audio.md). */
+  audioSpoolDir: string;
+  /** The whole multipart body must arrive within this (408 body_read_timeout). */
+  audioBodyReadTimeoutMs: number;
+  /** Overall deadline of a transcription, from arrival to answer (504 audio_deadline_exceeded). */
+  audioDeadlineMs: number;
+  /** Gateway-wide ceiling of concurrent transcriptions (503 audio_at_capacity). */
+  audioMaxConcurrent: number;
+  /** Per-org concurrent transcriptions when neither plan nor org sets `audio:default`. */
+  audioOrgConcurrency: number;
+  /** Audio worker concurrency per process. */
+  audioWorkerConcurrency: number;
 }
 
 const schema = Joi.object({
@@ -89,6 +101,12 @@ const schema = Joi.object({
   IMAGE_FETCH_CA_FILE: Joi.string().optional(),
   PUBLIC_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }).optional(),
   PAYMENTS_PROCESSOR_NAME: Joi.string().pattern(/^[a-z][a-z0-9-]{1,31}$/).default('stripe'),
+  AUDIO_SPOOL_DIR: Joi.string().default(require('path').join(require('os').tmpdir(), 'gateway-audio-spool')),
+  AUDIO_BODY_READ_TIMEOUT_MS: Joi.number().integer().min(100).default(120_000),
+  AUDIO_DEADLINE_MS: Joi.number().integer().min(500).default(600_000),
+  AUDIO_MAX_CONCURRENT: Joi.number().integer().min(1).default(64),
+  AUDIO_ORG_CONCURRENCY: Joi.number().integer().min(0).default(4),
+  AUDIO_WORKER_CONCURRENCY: Joi.number().integer().min(1).default(16),
 }).unknown(true);
 
 let cached: Config | undefined;
@@ -118,6 +136,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     replyPollMs: value.REPLY_POLL_MS,
     jobLockMs: value.JOB_LOCK_MS,
     paymentsProcessorName: value.PAYMENTS_PROCESSOR_NAME,
+    audioSpoolDir: value.AUDIO_SPOOL_DIR,
+    audioBodyReadTimeoutMs: value.AUDIO_BODY_READ_TIMEOUT_MS,
+    audioDeadlineMs: value.AUDIO_DEADLINE_MS,
+    audioMaxConcurrent: value.AUDIO_MAX_CONCURRENT,
+    audioOrgConcurrency: value.AUDIO_ORG_CONCURRENCY,
+    audioWorkerConcurrency: value.AUDIO_WORKER_CONCURRENCY,
     podId: value.POD_ID ?? `${require('os').hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
     imagesInteractiveConcurrency: value.IMAGES_INTERACTIVE_CONCURRENCY,
     imagesBackgroundConcurrency: value.IMAGES_BACKGROUND_CONCURRENCY,

@@ -87,6 +87,26 @@ export interface RerankJob extends JobEnvelope {
 export type EmbeddingsJob = EmbedJob | RerankJob;
 
 /**
+ * One transcription. The audio itself stays in the spool file (`spoolId`, inside AUDIO_SPOOL_DIR,
+ * shared by web and audio worker processes); the prompt travels sealed. The uploaded filename is
+ * never sent: `fileExt` (e.g. `wav`) is the only hint the upstream gets about the format.
+ */
+export interface AudioJob extends JobEnvelope {
+  target: UpstreamTarget;
+  spoolId: string;
+  fileExt: string;
+  contentType: string;
+  language?: string;
+  temperature?: number;
+  /** shared/crypto.encrypt of the prompt. */
+  sealedPrompt?: string;
+  /** Word timestamps were asked for (and the model supports them). */
+  words: boolean;
+  /** The model's `audio_config.max_duration_seconds`. */
+  maxDurationSeconds: number;
+}
+
+/**
  * The compile-time map from queue to job payload. A queue without a payload type does not build.
  * Later pools add their payloads here.
  */
@@ -96,7 +116,7 @@ export interface JobDataMap {
   embeddings: EmbeddingsJob;
   'images-interactive': ImageJob;
   'images-background': ImageJob;
-  audio: JobEnvelope & Record<string, unknown>;
+  audio: AudioJob;
   systemone: JobEnvelope & Record<string, unknown>;
   search: JobEnvelope & Record<string, unknown>;
 }

@@ -4,6 +4,7 @@ import type { WorkerRuntime } from '../runtime';
 import { startChatWorkers } from './chat.worker';
 import { startImagesWorkers } from './images.worker';
 import { startEmbeddingsWorkers } from './embeddings.worker';
+import { startAudioWorkers } from './audio.worker';
 
 /**
  * Pool name → starter. Pools without a starter yet are listed as undefined so a process asked to run
@@ -13,7 +14,7 @@ export const POOL_STARTERS: Record<PoolName, ((rt: WorkerRuntime) => Worker[]) |
   chat: startChatWorkers,
   embeddings: startEmbeddingsWorkers,
   images: startImagesWorkers,
-  audio: undefined,
+  audio: startAudioWorkers,
   systemone: undefined,
   search: undefined,
 };

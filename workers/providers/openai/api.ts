@@ -8,6 +8,12 @@ export const openaiApi = {
     if (apiKey) h.authorization = `Bearer ${apiKey}`;
     return h;
   },
+  /** Headers for a multipart upload: fetch sets the content type with its boundary. */
+  uploadHeaders(apiKey?: string): Record<string, string> {
+    const h: Record<string, string> = { accept: 'application/json' };
+    if (apiKey) h.authorization = `Bearer ${apiKey}`;
+    return h;
+  },
   paths: {
     chat: '/chat/completions',
     completions: '/completions',

@@ -1,0 +1,192 @@
+import fs from 'fs';
+import path from 'path';
+import { pipeline, type Readable } from 'stream';
+import multer from 'multer';
+import type { Request, Response } from 'express';
+import { ApiError } from '../../../shared/errors/ApiError';
+import { ClientGone } from '../../../shared/errors/ClientGone';
+import { audioErrors } from '../../../shared/audio/errors';
+import { ensureSpoolDir, newSpoolId, removeSpoolFile } from '../../../shared/audio/spool';
+
+/** The spec's transcription limits. */
+export const AUDIO_LIMITS = {
+  maxFileBytes: 25 * 1024 * 1024,
+  maxParts: 16,
+  maxTextPartBytes: 64 * 1024,
+  maxPartNameBytes: 200,
+};
+
+/** One part of the body, in arrival order. Text values are kept (each at most 64 KiB). */
+export interface UploadPart {
+  name: string;
+  file: boolean;
+  value?: string;
+}
+
+export interface SpooledFile {
+  path: string;
+  spoolId: string;
+  size: number;
+  /** The uploaded filename's extension (lowercase, no dot) when it is a plain one. Never the name. */
+  ext: string | undefined;
+  contentType: string;
+}
+
+export interface AudioUpload {
+  parts: UploadPart[];
+  file: SpooledFile | undefined;
+  /** Deletes the spool file; safe to call more than once. */
+  cleanup(): Promise<void>;
+}
+
+interface Tracker {
+  parts: UploadPart[];
+  spooled: Array<{ path: string; out: fs.WriteStream }>;
+  fileAccepted: boolean;
+  onFileLimit(): void;
+}
+
+const trackers = new WeakMap<Request, Tracker>();
+
+/** Streams the accepted file part to the spool, never holding it whole in memory. */
+const spoolStorage: multer.StorageEngine = {
+  _handleFile(req, file, cb) {
+    const t = trackers.get(req as Request)!;
+    ensureSpoolDir().then((dir) => {
+      const spoolId = newSpoolId((req as Request).id);
+      const p = path.join(dir, spoolId);
+      // multer's abort cleanup removes pending files that already have a path.
+      (file as { path?: string }).path = p;
+      const out = fs.createWriteStream(p, { flags: 'wx', mode: 0o600 });
+      t.spooled.push({ path: p, out });
+      let size = 0;
+      file.stream.on('data', (c: Buffer) => (size += c.length));
+      pipeline(file.stream, out, (err) => (err ? cb(err) : cb(null, { path: p, size, filename: spoolId })));
+    }, cb);
+  },
+  _removeFile(_req, file, cb) {
+    removeSpoolFile(file.path).then(() => cb(null), cb);
+  },
+};
+
+const busboyOf = (fn: (req: Request, busboy: NodeJS.WritableStream & NodeJS.EventEmitter) => void) => fn;
+
+const upload = multer({
+  storage: spoolStorage,
+  limits: {
+    fileSize: AUDIO_LIMITS.maxFileBytes,
+    parts: AUDIO_LIMITS.maxParts,
+    fieldSize: AUDIO_LIMITS.maxTextPartBytes,
+    fieldNameSize: AUDIO_LIMITS.maxPartNameBytes,
+  },
+  fileFilter(req, file, cb) {
+    const t = trackers.get(req as Request)!;
+    if (file.fieldname !== 'file') return cb(null, false); // reported as an unknown or misplaced part after the read
+    if (t.fileAccepted) return cb(audioErrors.invalidRequest("The 'file' part appears more than once."));
+    t.fileAccepted = true;
+    cb(null, true);
+  },
+  // Sees every part as busboy reports it (raw names, in order), then feeds the body as multer would.
+  streamHandler: busboyOf((req, busboy) => {
+    const t = trackers.get(req)!;
+    busboy.on('field', (name: string, value: string, info: { valueTruncated?: boolean }) => {
+      if (!info?.valueTruncated) t.parts.push({ name, file: false, value });
+    });
+    busboy.on('file', (name: string, stream: Readable) => {
+      t.parts.push({ name, file: true });
+      if (name === 'file') stream.on('limit', () => t.onFileLimit());
+    });
+    req.pipe(busboy);
+  }),
+} as multer.Options).any();
+
+const label = (name: string | undefined) => `'${String(name ?? '').slice(0, 64)}'`;
+
+/** multer and busboy errors as the spec's codes. Messages name parts, never values or filenames. */
+function mapUploadError(err: unknown, req: Request): ApiError | ClientGone {
+  if (err instanceof ApiError) return err;
+  if (!req.socket || req.socket.destroyed) return new ClientGone(); // no one left to answer
+  const e = err as { code?: string; field?: string; message?: string };
+  switch (e.code) {
+    case 'LIMIT_FILE_SIZE':
+      return audioErrors.tooLarge(AUDIO_LIMITS.maxFileBytes);
+    case 'LIMIT_PART_COUNT':
+      return audioErrors.invalidRequest(`The body has more than ${AUDIO_LIMITS.maxParts} parts.`);
+    case 'LIMIT_FIELD_VALUE':
+      return audioErrors.invalidRequest(`The text part ${label(e.field)} is larger than ${AUDIO_LIMITS.maxTextPartBytes / 1024} KiB.`);
+    case 'LIMIT_FIELD_KEY':
+      return audioErrors.invalidRequest(`A part name is longer than ${AUDIO_LIMITS.maxPartNameBytes} bytes.`);
+    case 'MISSING_FIELD_NAME':
+      return audioErrors.invalidRequest('A part has no name.');
+    case 'INVALID_FIELD_NAME':
+    case 'LIMIT_FIELD_NESTING':
+    case 'LIMIT_FIELD_ARRAY_INDEX':
+      return audioErrors.unsupportedParameter(`The part ${label(e.field)} is not supported.`);
+  }
+  if (e.message === 'Request aborted' || e.message === 'Request closed') return new ClientGone();
+  return audioErrors.invalidRequest('The multipart/form-data body is malformed or truncated.');
+}
+
+/**
+ * Reads a transcription's multipart body: the `file` part streams to the spool (25 MiB cap,
+ * enforced while reading), text parts are kept in order (64 KiB each, 16 parts at most). The whole
+ * body must arrive within `readTimeoutMs` (408 `body_read_timeout`). On any failure the spool file
+ * is deleted before the promise rejects.
+ */
+export function readAudioUpload(req: Request, _res: Response, readTimeoutMs: number): Promise<AudioUpload> {
+  const t: Tracker = { parts: [], spooled: [], fileAccepted: false, onFileLimit: () => undefined };
+  trackers.set(req, t);
+  const readBy = Date.now() + readTimeoutMs;
+  const cleanup = async () => {
+    for (const f of t.spooled) {
+      f.out.destroy();
+      await removeSpoolFile(f.path).catch(() => undefined);
+    }
+  };
+
+  return new Promise<AudioUpload>((resolve, reject) => {
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
+    const fail = (err: ApiError | ClientGone) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      // An answer may go out before the body is in (oversized, timed out): keep reading and
+      // discarding it, but never past the read deadline.
+      if (!req.complete && !(err instanceof ClientGone)) {
+        req.unpipe();
+        req.resume();
+        const linger = setTimeout(() => req.socket?.destroy(), Math.max(0, readBy - Date.now()) + 1000);
+        linger.unref();
+        req.once('end', () => clearTimeout(linger));
+      }
+      void cleanup().then(() => reject(err));
+    };
+    timer = setTimeout(() => {
+      const e = audioErrors.bodyReadTimeout(readTimeoutMs);
+      e.headers.Connection = 'close';
+      fail(e);
+    }, readTimeoutMs);
+    t.onFileLimit = () => fail(audioErrors.tooLarge(AUDIO_LIMITS.maxFileBytes));
+
+    upload(req, _res, (err?: unknown) => {
+      if (settled) return;
+      if (err) return fail(mapUploadError(err, req));
+      settled = true;
+      clearTimeout(timer);
+      const stored = (req.files as Express.Multer.File[] | undefined)?.[0];
+      const ext = stored ? /\.([A-Za-z0-9]{1,8})$/.exec(stored.originalname ?? '')?.[1]?.toLowerCase() : undefined;
+      resolve({
+        parts: t.parts,
+        file: stored && {
+          path: stored.path,
+          spoolId: stored.filename,
+          size: stored.size,
+          ext,
+          contentType: stored.mimetype || 'application/octet-stream',
+        },
+        cleanup,
+      });
+    });
+  });
+}

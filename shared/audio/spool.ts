@@ -1,0 +1,68 @@
+import fs from 'fs';
+import path from 'path';
+import crypto from 'crypto';
+import { config } from '../config/env';
+
+/**
+ * The spool: uploaded audio is streamed here by the web process and read by the audio worker, so
+ * both must see the same directory (`AUDIO_SPOOL_DIR`; a shared volume in a split deployment).
+ * Files are named by a random id, never by the uploaded filename, and are owner-readable only.
+ */
+export function spoolDir(): string {
+  return config().audioSpoolDir;
+}
+
+let ensured: string | undefined;
+
+export async function ensureSpoolDir(): Promise<string> {
+  const dir = spoolDir();
+  if (ensured !== dir) {
+    await fs.promises.mkdir(dir, { recursive: true, mode: 0o700 });
+    ensured = dir;
+  }
+  return dir;
+}
+
+/** A fresh spool id: request id plus randomness, safe as a file name. */
+export function newSpoolId(requestId: string): string {
+  return `${requestId.replace(/[^A-Za-z0-9_-]/g, '')}-${crypto.randomBytes(6).toString('hex')}.audio`;
+}
+
+/** The path of a spool id; ids that could escape the directory are refused. */
+export function spoolPath(id: string): string {
+  if (!/^[A-Za-z0-9_-]+\.audio$/.test(id)) throw new Error('invalid spool id');
+  return path.join(spoolDir(), id);
+}
+
+/** Deletes a spool file; a file already gone is fine. */
+export async function removeSpoolFile(file: string): Promise<void> {
+  await fs.promises.unlink(file).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ENOENT') throw err;
+  });
+}
+
+/**
+ * Removes spool files older than `maxAgeMs`: left behind only when a process died mid-request
+ * (every request deletes its own file however it ends). Returns how many were removed.
+ */
+export async function sweepSpool(maxAgeMs: number): Promise<number> {
+  const dir = spoolDir();
+  let names: string[];
+  try {
+    names = await fs.promises.readdir(dir);
+  } catch {
+    return 0;
+  }
+  const cutoff = Date.now() - maxAgeMs;
+  let removed = 0;
+  for (const name of names) {
+    if (!name.endsWith('.audio')) continue;
+    const file = path.join(dir, name);
+    const st = await fs.promises.stat(file).catch(() => undefined);
+    if (st && st.mtimeMs < cutoff) {
+      await removeSpoolFile(file).catch(() => undefined);
+      removed++;
+    }
+  }
+  return removed;
+}

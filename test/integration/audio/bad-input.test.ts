@@ -1,0 +1,211 @@
+import net from 'net';
+import { expect } from 'chai';
+import { env, resetSim } from '../../helpers/harness';
+import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { call, keyHeader } from '../../helpers/http';
+import { makeWav, SPEECH_LIKE } from '../../helpers/wav';
+import { BOUNDARY, expectCleanAndUnmetered, multipartBody, postAudio, spoolFiles, transcriptionParts, type Part } from '../../helpers/multipart';
+import { Model, Provider } from '../../../shared/db/models';
+import { bumpEpoch } from '../../../shared/cache/epoch';
+import { config } from '../../../shared/config/env';
+import { waitFor } from '../../helpers/wait';
+
+const PATH = '/v1/audio/transcriptions';
+const speech = makeWav(SPEECH_LIKE);
+const MiB = 1024 * 1024;
+
+/** A WAV of exactly `bytes` bytes (silence; the header says so, whatever the size). */
+function wavOfSize(bytes: number): Buffer {
+  const w = makeWav([{ seconds: 0.01 }]);
+  const out = Buffer.alloc(bytes);
+  w.copy(out, 0, 0, 44);
+  out.writeUInt32LE(bytes - 8, 4);
+  out.writeUInt32LE(bytes - 44, 40);
+  return out;
+}
+
+describe('audio transcription: every bad input is refused, spooled nothing, metered nothing', () => {
+  let o: TestOrg;
+  const send = (parts: Part[], contentType?: string) => postAudio(PATH, keyHeader(o.key), multipartBody(parts), contentType);
+  const expectRefused = async (r: Awaited<ReturnType<typeof postAudio>>, status: number, code: string) => {
+    expect(r.status, r.text).to.equal(status);
+    expect(r.body.error.code).to.equal(code);
+    expect(r.body.error.message).to.be.a('string').and.not.match(/at .*\.js:\d+/); // no stack
+    await expectCleanAndUnmetered(r.requestId);
+  };
+
+  before(async () => {
+    o = await buildOrg(env().redis);
+    const sim = await Provider.findOne({ where: { name: 'simulator' } });
+    const base = { providerId: sim!.id, upstreamName: 'sim-whisper-1', contextWindow: null, maxOutputTokens: null, prices: { audio_second: 100 } };
+    await Model.bulkCreate([
+      { ...base, publicId: 'test-whisper-short', displayName: 'Short', capabilities: { transcription: true }, config: { audio_config: { max_duration_seconds: 2, supports_word_timestamps: false } } },
+      { ...base, publicId: 'test-whisper-broken', displayName: 'Broken', capabilities: { transcription: true }, config: { audio_config: { max_duration_seconds: 7200, supports_word_timestamps: true } } },
+    ]);
+    await bumpEpoch(env().redis);
+  });
+  after(async () => {
+    await Model.destroy({ where: { publicId: ['test-whisper-short', 'test-whisper-broken'] } });
+    await bumpEpoch(env().redis);
+  });
+  beforeEach(resetSim);
+  afterEach(() => expect(env().sim.log.entries.filter((e) => e.path === PATH), 'nothing reached the upstream').to.have.length(0));
+
+  describe('400 invalid_request', () => {
+    it('a body that is not multipart', async () => {
+      await expectRefused(await call('POST', PATH, { headers: keyHeader(o.key), json: { model: 'sim-whisper' } }).then((r) => ({ ...r, requestId: r.headers.get('x-service-request-id')! })), 400, 'invalid_request');
+    });
+    it('multipart without a boundary', async () => {
+      await expectRefused(await send(transcriptionParts(speech), 'multipart/form-data'), 400, 'invalid_request');
+    });
+    it('a truncated multipart body (cut inside the file part, no closing boundary)', async () => {
+      const whole = multipartBody(transcriptionParts(speech), { close: false });
+      await expectRefused(await postAudio(PATH, keyHeader(o.key), whole.subarray(0, whole.length - 20_000)), 400, 'invalid_request');
+    });
+    it('no file part', async () => await expectRefused(await send([{ name: 'model', value: 'sim-whisper' }]), 400, 'invalid_request'));
+    it('no model part', async () => await expectRefused(await send([transcriptionParts(speech)[0]]), 400, 'invalid_request'));
+    it('an empty model part', async () => await expectRefused(await send(transcriptionParts(speech, [], '')), 400, 'invalid_request'));
+    it('a duplicate model part', async () => {
+      await expectRefused(await send(transcriptionParts(speech, [{ name: 'model', value: 'sim-whisper' }])), 400, 'invalid_request');
+    });
+    it('a duplicate file part', async () => {
+      await expectRefused(await send(transcriptionParts(speech, [{ name: 'file', value: speech, filename: 'b.wav' }])), 400, 'invalid_request');
+    });
+    it('a duplicate language part', async () => {
+      await expectRefused(await send(transcriptionParts(speech, [{ name: 'language', value: 'en' }, { name: 'language', value: 'fr' }])), 400, 'invalid_request');
+    });
+    it('file sent as a text field', async () => {
+      await expectRefused(await send([{ name: 'file', value: 'not a file' }, { name: 'model', value: 'sim-whisper' }]), 400, 'invalid_request');
+    });
+    it('an empty file', async () => await expectRefused(await send(transcriptionParts(Buffer.alloc(0))), 400, 'invalid_request'));
+    it('a model that cannot serve transcription', async () => await expectRefused(await send(transcriptionParts(speech, [], 'sim-chat')), 400, 'invalid_request'));
+    it('an unknown model', async () => await expectRefused(await send(transcriptionParts(speech, [], 'no-such-model')), 400, 'invalid_request'));
+    it('a transcription model whose audio_config is invalid (and it is not listed)', async () => {
+      await expectRefused(await send(transcriptionParts(speech, [], 'test-whisper-broken')), 400, 'invalid_request');
+      const list = await call('GET', '/v1/audio/transcriptions/models', { headers: keyHeader(o.key) });
+      const ids = list.body.data.map((m: { id: string }) => m.id);
+      expect(ids).to.include('test-whisper-short');
+      expect(ids).to.not.include('test-whisper-broken');
+    });
+    it('17 parts', async () => {
+      const extra = Array.from({ length: 15 }, () => ({ name: 'timestamp_granularities[]', value: 'segment' }));
+      const ok = await send(transcriptionParts(speech, [{ name: 'response_format', value: 'verbose_json' }, ...extra.slice(0, 13)]));
+      expect(ok.status, `16 parts are fine: ${ok.text}`).to.equal(200);
+      resetSim();
+      await expectRefused(await send(transcriptionParts(speech, [{ name: 'response_format', value: 'verbose_json' }, ...extra.slice(0, 14)])), 400, 'invalid_request');
+    });
+    it('a 65 KiB text part', async () => {
+      await expectRefused(await send(transcriptionParts(speech, [{ name: 'prompt', value: 'p'.repeat(65 * 1024) }])), 400, 'invalid_request');
+    });
+    it('a compressed body', async () => {
+      const r = await postAudio(PATH, { ...keyHeader(o.key), 'content-encoding': 'gzip' }, multipartBody(transcriptionParts(speech)));
+      await expectRefused(r, 400, 'invalid_request');
+    });
+  });
+
+  describe('400 unsupported_parameter', () => {
+    const cases: Array<[string, Part[], string?]> = [
+      ['an unknown part', [{ name: 'foo', value: 'bar' }]],
+      ['an unknown file part', [{ name: 'attachment', value: speech, filename: 'x.wav' }]],
+      ['stream=true', [{ name: 'stream', value: 'true' }]],
+      ['stream=false', [{ name: 'stream', value: 'false' }]],
+      ['timestamp_granularities without []', [{ name: 'response_format', value: 'verbose_json' }, { name: 'timestamp_granularities', value: 'word' }]],
+      ['response_format=srt', [{ name: 'response_format', value: 'srt' }]],
+      ['response_format=JSON', [{ name: 'response_format', value: 'JSON' }]],
+      ['temperature 1.5', [{ name: 'temperature', value: '1.5' }]],
+      ['temperature -0.1', [{ name: 'temperature', value: '-0.1' }]],
+      ['temperature not a number', [{ name: 'temperature', value: 'warm' }]],
+      ['temperature empty', [{ name: 'temperature', value: '' }]],
+      ['language as a name', [{ name: 'language', value: 'english' }]],
+      ['language not an ISO-639-1 code', [{ name: 'language', value: 'xx' }]],
+      ['language with a bad region', [{ name: 'language', value: 'en-USA' }]],
+      ['timestamp_granularities[] with json', [{ name: 'timestamp_granularities[]', value: 'segment' }]],
+      ['timestamp_granularities[] with text', [{ name: 'response_format', value: 'text' }, { name: 'timestamp_granularities[]', value: 'word' }]],
+      ['timestamp_granularities[]=char', [{ name: 'response_format', value: 'verbose_json' }, { name: 'timestamp_granularities[]', value: 'char' }]],
+      ['word timestamps on a model without them', [{ name: 'response_format', value: 'verbose_json' }, { name: 'timestamp_granularities[]', value: 'word' }], 'test-whisper-short'],
+      ['a prompt over 4096 characters', [{ name: 'prompt', value: 'é'.repeat(4097) }]],
+    ];
+    for (const [name, extra, model] of cases) {
+      it(name, async () => await expectRefused(await send(transcriptionParts(speech, extra, model)), 400, 'unsupported_parameter'));
+    }
+    it('accepted edge values pass: temperature 0 and 1, pt_BR, es-419, a 4096-character prompt', async () => {
+      for (const extra of [
+        [{ name: 'temperature', value: '0' }, { name: 'language', value: 'pt_BR' }],
+        [{ name: 'temperature', value: '1' }, { name: 'language', value: 'es-419' }, { name: 'prompt', value: 'é'.repeat(4096) }],
+      ]) {
+        const r = await send(transcriptionParts(speech, extra));
+        expect(r.status, r.text).to.equal(200);
+      }
+      resetSim();
+    });
+  });
+
+  describe('sizes and time', () => {
+    it('413 audio_too_large for a 25 MiB + 1 byte file, enforced while reading; 25 MiB exactly is accepted', async function () {
+      this.timeout(40_000);
+      await expectRefused(await send(transcriptionParts(wavOfSize(25 * MiB + 1))), 413, 'audio_too_large');
+      const ok = await send(transcriptionParts(wavOfSize(25 * MiB)));
+      expect(ok.status, ok.text).to.equal(200);
+      expect(ok.body.text).to.equal(''); // silence
+      expect((env().sim.log.entries.at(-1)!.body as { file: { bytes: number } }).file.bytes).to.equal(25 * MiB);
+      resetSim();
+      await expectCleanAndUnmetered(ok.requestId);
+    });
+
+    it('400 audio_too_long when the backend-reported duration is over the model limit', async () => {
+      const r = await send(transcriptionParts(speech, [], 'test-whisper-short')); // 4 s against a 2 s limit
+      expect(env().sim.log.entries, 'the duration came from the backend').to.have.length(1);
+      resetSim();
+      await expectRefused(r, 400, 'audio_too_long');
+    });
+
+    it('408 body_read_timeout for a slow-loris upload, with the spool file removed', async function () {
+      this.timeout(20_000);
+      const body = multipartBody(transcriptionParts(speech));
+      const { port } = new URL(env().gw.url);
+      const sock = net.connect(Number(port), '127.0.0.1');
+      let raw = '';
+      sock.on('data', (d) => (raw += String(d)));
+      const closed = new Promise<void>((resolve) => sock.on('close', () => resolve()));
+      sock.write(
+        `POST ${PATH} HTTP/1.1\r\nHost: localhost\r\nSERVICE-API-KEY: ${o.key}\r\n` +
+          `Content-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: ${body.length}\r\n\r\n`,
+      );
+      sock.write(body.subarray(0, 4000)); // into the file part
+      let sent = 4000;
+      const drip = setInterval(() => sent < body.length && sock.write(body.subarray(sent, ++sent)), 200);
+      const started = Date.now();
+      try {
+        expect(await waitFor(() => spoolFiles().length === 1, 2000), 'the upload is being spooled').to.equal(true);
+        expect(await waitFor(() => raw.includes('\r\n\r\n{'), 10_000), raw).to.equal(true);
+        await Promise.race([closed, new Promise((r) => setTimeout(r, 3000))]);
+      } finally {
+        clearInterval(drip);
+        sock.destroy();
+      }
+      expect(Date.now() - started).to.be.within(config().audioBodyReadTimeoutMs - 500, config().audioBodyReadTimeoutMs + 3000);
+      const [head, json] = raw.split('\r\n\r\n');
+      expect(head).to.match(/^HTTP\/1\.1 408/);
+      expect(head.toLowerCase()).to.include('connection: close');
+      expect(JSON.parse(json.slice(0, json.lastIndexOf('}') + 1)).error.code).to.equal('body_read_timeout');
+      await expectCleanAndUnmetered(/x-service-request-id: (\S+)/i.exec(head)![1]);
+    });
+
+    it('a client that disconnects mid-upload leaves no spool file and the gateway keeps serving', async () => {
+      const body = multipartBody(transcriptionParts(speech));
+      const { port } = new URL(env().gw.url);
+      const sock = net.connect(Number(port), '127.0.0.1');
+      sock.write(
+        `POST ${PATH} HTTP/1.1\r\nHost: localhost\r\nSERVICE-API-KEY: ${o.key}\r\n` +
+          `Content-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: ${body.length}\r\n\r\n`,
+      );
+      sock.write(body.subarray(0, 60_000));
+      expect(await waitFor(() => spoolFiles().length === 1, 2000), 'the upload is being spooled').to.equal(true);
+      sock.destroy();
+      expect(await waitFor(() => spoolFiles().length === 0, 3000), 'spool emptied').to.equal(true);
+      const ok = await send(transcriptionParts(speech));
+      expect(ok.status).to.equal(200);
+      resetSim();
+    });
+  });
+});

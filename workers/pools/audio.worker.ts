@@ -1,0 +1,86 @@
+import type { Worker } from 'bullmq';
+import { createWorker } from '../../shared/queues/create-worker';
+import { createTranscription } from '../providers/openai/createTranscription';
+import { platformCredential } from '../credentials';
+import { recordUsage } from '../../shared/metering/usage';
+import { decrypt } from '../../shared/crypto';
+import { config } from '../../shared/config/env';
+import { logger } from '../../shared/logger';
+import { ApiError } from '../../shared/errors/ApiError';
+import { audioErrors } from '../../shared/audio/errors';
+import { removeSpoolFile, spoolPath, sweepSpool } from '../../shared/audio/spool';
+import { isSpeechFree, sealTranscript, speechFree, type Transcript } from '../../shared/audio/transcript';
+import type { AudioJob } from '../../shared/queues/payloads';
+import type { WorkerRuntime } from '../runtime';
+
+async function transcribe(job: AudioJob, signal: AbortSignal): Promise<Transcript> {
+  const t = job.target;
+  if (t.kind !== 'openai') throw audioErrors.backendUnavailable(`No transcription adapter for upstream kind '${t.kind}'.`);
+  const apiKey = await platformCredential(t.providerId);
+  return createTranscription(
+    { baseUrl: t.baseUrl, apiKey, upstreamModel: t.upstreamModel, signal, deadline: job.deadline },
+    {
+      path: spoolPath(job.spoolId),
+      uploadName: `audio${job.fileExt ? `.${job.fileExt}` : ''}`,
+      contentType: job.contentType,
+      language: job.language,
+      prompt: job.sealedPrompt ? decrypt(job.sealedPrompt) : undefined,
+      temperature: job.temperature,
+      words: job.words,
+    },
+  );
+}
+
+let sweeper: NodeJS.Timeout | undefined;
+
+/** Spool files outlive their request only when a process died; sweep those now and then. */
+function startSweeper(maxAgeMs: number): void {
+  if (sweeper) return;
+  sweeper = setInterval(() => void sweepSpool(maxAgeMs).catch(() => undefined), 60_000);
+  sweeper.unref();
+}
+
+/**
+ * The audio pool. The spool file is deleted when the job ends, however it ends (the pod deletes it
+ * too). The backend-reported duration is checked against the model's limit (400 audio_too_long);
+ * speech-free audio is answered empty and not metered; otherwise one usage event (modality
+ * `audio`, `audio_duration_ms`) is written before the sealed transcript is published.
+ */
+export function startAudioWorkers(rt: WorkerRuntime): Worker[] {
+  const cfg = config();
+  startSweeper(cfg.audioDeadlineMs + 60_000);
+  return [
+    createWorker(rt, 'audio', cfg.audioWorkerConcurrency, async (job, ctx) => {
+      const d = job.data;
+      const started = Date.now();
+      try {
+        let t = await transcribe(d, ctx.signal);
+        if (t.duration > d.maxDurationSeconds) throw audioErrors.tooLong(d.maxDurationSeconds);
+        const durationMs = Math.round(t.duration * 1000);
+        if (isSpeechFree(t)) t = speechFree(t);
+        else {
+          await recordUsage({
+            requestId: d.requestId,
+            orgId: d.orgId,
+            projectId: d.projectId,
+            apiKeyId: d.apiKeyId,
+            model: d.publicModel,
+            modality: 'audio',
+            lane: d.lane,
+            units: { audio_duration_ms: durationMs },
+          });
+        }
+        logger.info({ requestId: d.requestId, model: d.publicModel, durationMs, metered: t.duration > 0, ms: Date.now() - started }, 'transcription done');
+        return sealTranscript(t);
+      } catch (err) {
+        if (err instanceof ApiError && err.code === 'deadline_exceeded') throw audioErrors.deadline();
+        if (err instanceof ApiError || ctx.signal.aborted) throw err;
+        // Never log an unexpected error's message: it could quote the audio backend's answer.
+        logger.error({ requestId: d.requestId, errorName: (err as Error)?.name }, 'transcription failed unexpectedly');
+        throw audioErrors.backendUnavailable();
+      } finally {
+        await removeSpoolFile(spoolPath(d.spoolId)).catch(() => undefined);
+      }
+    }),
+  ];
+}

@@ -1,0 +1,74 @@
+import fs from 'fs';
+import { openaiApi } from './api';
+import { fetchUpstream } from '../http';
+import type { UpstreamCall } from '../types';
+import { ApiError } from '../../../shared/errors/ApiError';
+import { audioErrors } from '../../../shared/audio/errors';
+import { parseVerboseJson, type Transcript } from '../../../shared/audio/transcript';
+
+export interface TranscriptionInput {
+  /** The spool file; streamed from disk, never read whole into memory. */
+  path: string;
+  /** What the upstream sees as the filename: `audio.<ext>` (OpenAI infers the format from it). */
+  uploadName: string;
+  contentType: string;
+  language?: string;
+  prompt?: string;
+  temperature?: number;
+  words: boolean;
+}
+
+/** Gateway errors from a failed upstream call; fixed messages, never the upstream's own words. */
+function audioFailure(err: unknown, signal: AbortSignal): unknown {
+  if (signal.aborted) return err;
+  if (!(err instanceof ApiError)) return audioErrors.backendUnavailable();
+  switch (err.code) {
+    case 'upstream_rate_limited':
+      return audioErrors.backendRateLimited(Number(err.headers['Retry-After'] ?? 1));
+    case 'deadline_exceeded':
+      return audioErrors.deadline();
+    case 'upstream_invalid_request':
+      return audioErrors.invalidRequest('The audio backend could not read the file (unsupported or corrupt audio).');
+    default:
+      return audioErrors.backendUnavailable();
+  }
+}
+
+/**
+ * OpenAI's transcription API (also whisper.cpp's server and faster-whisper servers): a multipart
+ * upload, the file part streamed from disk. The upstream is always asked for `verbose_json`, the
+ * one format that reports the duration the gateway meters and limits; the caller's format is
+ * rendered by the pod. Segment timestamps always, word timestamps when asked.
+ */
+export async function createTranscription(call: UpstreamCall, input: TranscriptionInput): Promise<Transcript> {
+  const form = new FormData();
+  form.append('file', await fs.openAsBlob(input.path, { type: input.contentType }), input.uploadName);
+  form.append('model', call.upstreamModel);
+  form.append('response_format', 'verbose_json');
+  if (input.language) form.append('language', input.language);
+  if (input.prompt) form.append('prompt', input.prompt);
+  if (input.temperature !== undefined) form.append('temperature', String(input.temperature));
+  form.append('timestamp_granularities[]', 'segment');
+  if (input.words) form.append('timestamp_granularities[]', 'word');
+
+  let raw: string;
+  try {
+    const res = await fetchUpstream(
+      openaiApi.url(call.baseUrl, openaiApi.paths.transcriptions),
+      { method: 'POST', headers: openaiApi.uploadHeaders(call.apiKey), body: form },
+      { signal: call.signal, deadline: call.deadline },
+    );
+    raw = await res.text();
+  } catch (err) {
+    throw audioFailure(err, call.signal);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    throw audioErrors.backendUnavailable('The audio backend answered with a malformed body.');
+  }
+  const transcript = parseVerboseJson(json, input.words);
+  if (!transcript) throw audioErrors.backendUnavailable('The audio backend answered without a usable transcription.');
+  return transcript;
+}
