@@ -32,6 +32,9 @@ async function main(): Promise<void> {
       LEASE_TTL_MS: process.env.LEASE_TTL_MS ?? '5000',
       CHAT_INTERACTIVE_CONCURRENCY: process.env.CHAT_INTERACTIVE_CONCURRENCY ?? '8',
       CHAT_BACKGROUND_CONCURRENCY: process.env.CHAT_BACKGROUND_CONCURRENCY ?? '4',
+      // Decision models: a short slow-body timeout and deadline so those paths finish within a test.
+      SYSTEMONE_BODY_TIMEOUT_MS: process.env.SYSTEMONE_BODY_TIMEOUT_MS ?? '1000',
+      SYSTEMONE_TIMEOUT_MS: process.env.SYSTEMONE_TIMEOUT_MS ?? '5000',
     },
   });
   const code = await new Promise<number>((resolve) => child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));

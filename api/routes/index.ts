@@ -6,6 +6,7 @@ import { modelsRouter } from './models/router';
 import { chatRouter } from './chat/router';
 import { messagesRouter } from './messages/router';
 import { responsesRouter } from './responses/router';
+import { systemoneRouter } from './systemone/router';
 
 /**
  * Every inference route, behind one authentication step. Mounted at the root and under each
@@ -16,6 +17,7 @@ export function inferenceRouter(ctx: AppContext): Router {
   r.use(authenticate(ctx));
   r.use(modelsRouter(ctx));
   r.use(messagesRouter(ctx)); // reads its own body (before the shared parser) for its error envelope
+  r.use(systemoneRouter(ctx)); // reads its own body: 8 MiB cap, no compression, slow-body timeout
   r.use(jsonBody('20mb'), chatRouter(ctx));
   r.use(responsesRouter(ctx));
   return r;

@@ -20,6 +20,6 @@ export function isPoolName(name: string): name is PoolName {
   return Object.prototype.hasOwnProperty.call(POOLS, name);
 }
 
-export function chatQueue(lane: 'interactive' | 'background'): QueueName {
+export function chatQueue(lane: 'interactive' | 'background'): 'chat-interactive' | 'chat-background' {
   return lane === 'background' ? 'chat-background' : 'chat-interactive';
 }

@@ -1,5 +1,6 @@
 import type { QueueName } from './names';
 import type { ProviderKind } from '../db/models/Provider';
+import type { QuestionPlan } from '../systemone/types';
 
 /** Fields every job carries, whatever its queue. */
 export interface JobEnvelope {
@@ -40,6 +41,20 @@ export interface ChatJob extends JobEnvelope {
 }
 
 /**
+ * A decision-model request (`POST /v1/systemone`): one upstream chat call, already built at the
+ * edge (structured output requested), and what the worker needs to read the answers and bill them.
+ */
+export interface SystemoneJob extends JobEnvelope {
+  target: UpstreamTarget;
+  /** The upstream chat-completions body without `model`. */
+  body: Record<string, unknown>;
+  plan: QuestionPlan[];
+  images: number;
+  /** metered: settle the org's reservation at input tokens x `inputTokenMicros`; included: no charge. */
+  billing: { mode: 'included' | 'metered'; inputTokenMicros: number };
+}
+
+/**
  * The compile-time map from queue to job payload. A queue without a payload type does not build.
  * Later pools add their payloads here.
  */
@@ -50,7 +65,7 @@ export interface JobDataMap {
   'images-interactive': JobEnvelope & Record<string, unknown>;
   'images-background': JobEnvelope & Record<string, unknown>;
   audio: JobEnvelope & Record<string, unknown>;
-  systemone: JobEnvelope & Record<string, unknown>;
+  systemone: SystemoneJob;
   search: JobEnvelope & Record<string, unknown>;
 }
 

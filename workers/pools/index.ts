@@ -2,6 +2,7 @@ import type { Worker } from 'bullmq';
 import type { PoolName } from '../../shared/queues/names';
 import type { WorkerRuntime } from '../runtime';
 import { startChatWorkers } from './chat.worker';
+import { startSystemoneWorkers } from './systemone.worker';
 
 /**
  * Pool name → starter. Pools without a starter yet are listed as undefined so a process asked to run
@@ -12,7 +13,7 @@ export const POOL_STARTERS: Record<PoolName, ((rt: WorkerRuntime) => Worker[]) |
   embeddings: undefined,
   images: undefined,
   audio: undefined,
-  systemone: undefined,
+  systemone: startSystemoneWorkers,
   search: undefined,
 };
 
