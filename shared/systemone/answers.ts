@@ -68,7 +68,7 @@ function noul(q: QuestionPlan, a: Record<string, unknown>, fromLogprobs: number 
   if (p === undefined) throw new UnusableAnswer(`${q.label}: no probability`);
   // The stated answer and the probability must agree on the side of 0.5.
   if (fromLogprobs === undefined && (a.answer ? p < 0.5 : p > 0.5)) p = 1 - p;
-  return { type: 'noul', noul: p };
+  return { type: 'noul', noul: Math.round(p * 1e6) / 1e6 };
 }
 
 function choice(q: QuestionPlan, a: Record<string, unknown>): ChoiceAnswer {
