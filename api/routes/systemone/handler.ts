@@ -54,7 +54,10 @@ export function systemoneHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     const started = (res.locals.startedAt as number | undefined) ?? Date.now();
     const auth = req.auth!;
-    const body = validate<DecisionRequest>(systemoneSchema, req.body, 'systemone_invalid_request');
+    validate(systemoneSchema, req.body, 'systemone_invalid_request');
+    // The body as parsed, not Joi's copy: nothing is converted, and a copy would drop an own
+    // `__proto__` key (a caller-chosen question id that must be echoed verbatim).
+    const body = req.body as DecisionRequest;
     const model = await resolveDecisionModel(ctx, req, body.model);
     const images = await checkImages(body);
     if (images > 0 && !model.capabilities.vision) {

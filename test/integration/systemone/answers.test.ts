@@ -99,6 +99,14 @@ describe('POST /v1/systemone: answers', () => {
     expect(c.body.answers.route.choice).to.equal('billing');
   });
 
+  it('echoes awkward question ids verbatim (__proto__, constructor, empty-looking and unicode ids)', async () => {
+    const raw = '{"model":"sim-decide","state":"paid invoice","questions":{"__proto__":{"type":"noul","instructions":"paid?"},"constructor":{"type":"noul","instructions":"paid?"},"  ":{"type":"noul","instructions":"paid?"},"日本":{"type":"noul","instructions":"paid?"}}}';
+    const r = await call('POST', '/v1/systemone', { headers: { ...keyHeader(o.key), 'content-type': 'application/json' }, raw });
+    expect(r.status, r.text).to.equal(200);
+    const keys = Object.keys(JSON.parse(r.text).answers);
+    expect(keys).to.deep.equal(['__proto__', 'constructor', '  ', '日本']);
+  });
+
   it('accepts a JSON array state and a structured instructions object', async () => {
     const r = await decide(o.key, {
       model: 'sim-decide',
