@@ -4,6 +4,8 @@ import type { DecisionRequest } from '../../../shared/systemone/types';
 
 export const MAX_IMAGES = 6;
 export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+/** Nesting deeper than this in the state, instructions or criteria is refused (it also bounds recursion). */
+export const MAX_DEPTH = 64;
 
 /** Accepted data URL prefixes and the media type their bytes must really be. */
 const PREFIXES: Record<string, string> = {
@@ -30,7 +32,7 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => !!v && typeo
  * option (`{image, text?}`); in score criteria any object with `image` is refused; anywhere, a
  * string that is an image data URL outside an image option is refused.
  */
-function walk(v: unknown, place: Place, path: string, found: Found[]): void {
+function walk(v: unknown, place: Place, path: string, found: Found[], depth = 0): void {
   if (typeof v === 'string') {
     if (looksLikeImageDataUrl(v)) {
       throw invalid(
@@ -41,8 +43,10 @@ function walk(v: unknown, place: Place, path: string, found: Found[]): void {
     }
     return;
   }
+  const container = Array.isArray(v) || isPlainObject(v);
+  if (container && depth >= MAX_DEPTH) throw invalid(`${path.slice(0, 200)}: nested deeper than ${MAX_DEPTH} levels.`);
   if (Array.isArray(v)) {
-    v.forEach((x, i) => walk(x, place, `${path}[${i}]`, found));
+    v.forEach((x, i) => walk(x, place, `${path}[${i}]`, found, depth + 1));
     return;
   }
   if (!isPlainObject(v)) return;
@@ -57,7 +61,7 @@ function walk(v: unknown, place: Place, path: string, found: Found[]): void {
       return;
     }
   }
-  for (const [k, x] of Object.entries(v)) walk(x, place, `${path}.${k}`, found);
+  for (const [k, x] of Object.entries(v)) walk(x, place, `${path}.${k}`, found, depth + 1);
 }
 
 /** Checks one data URL: an accepted prefix, clean base64, at most 5 MiB decoded, and bytes of that type. */

@@ -4,6 +4,7 @@ import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { upsertModel } from '../../../shared/catalog/catalog-ops';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { credit } from '../../../shared/billing/wallet';
+import { call, keyHeader } from '../../helpers/http';
 import { decide, expectRefused, makeImages, validBody, walletOf, type Images } from './helpers';
 
 type Body = Record<string, any>;
@@ -90,6 +91,8 @@ const ROWS: Row[] = [
   { name: 'score criteria: image option 3 deep', body: (i) => q(score(['low', deep3({ image: i.png, text: 'x' })])), status: 400, code: INVALID, message: /score/ },
   { name: 'score criteria: bare data URL 3 deep', body: (i) => q(score(['low', deep3(i.webp)])), status: 400, code: INVALID },
   { name: 'score criteria: image key with a non-URL value', body: () => q(score(['low', deep3({ image: 'a drawing' })])), status: 400, code: INVALID },
+  { name: 'state nested 65 levels deep', body: () => validBody({ state: JSON.parse('['.repeat(65) + ']'.repeat(65)) }), status: 400, code: INVALID, message: /nested deeper/ },
+  { name: 'instructions nested 65 levels deep', body: () => q(noul({ instructions: JSON.parse('{"a":'.repeat(65) + '"x"' + '}'.repeat(65)) })), status: 400, code: INVALID, message: /nested deeper/ },
   // counts and sizes
   {
     name: 'seven images (state image + six options)',
@@ -149,17 +152,26 @@ describe('POST /v1/systemone: validation (every rule refused, nothing billed)', 
     });
   }
 
+  it('400 for a state nested 1,000,000 levels deep (raw body), without crashing', async () => {
+    const raw = `{"model":"sim-decide","state":${'['.repeat(1_000_000)}${']'.repeat(1_000_000)},"questions":{"a":{"type":"noul","instructions":"x"}}}`;
+    const r = await call('POST', '/v1/systemone', { headers: { ...keyHeader(o.key), 'content-type': 'application/json' }, raw });
+    await expectRefused(r, 400, INVALID);
+    const alive = await call('GET', '/v1/models', { headers: keyHeader(o.key) });
+    expect(alive.status).to.equal(200);
+  });
+
   it('charged nothing for any of them', async () => {
     expect(await walletOf(o.org.id)).to.deep.equal({ balance: 1_000_000, reserved: 0 });
   });
 
-  it('accepts the limits exactly at the boundary (255 options, 10 levels, 6 images)', async () => {
+  it('accepts the limits exactly at the boundary (255 options, 10 levels, 6 images, 64 levels deep)', async () => {
     const r = await decide(o.key, {
       model: 'sim-decide',
       state: 'boundary',
       images: [img.png],
       questions: {
         c: choice(opts(255)),
+        d: noul({ instructions: JSON.parse('{"a":'.repeat(64) + '"x"' + '}'.repeat(64)), criteria: { true: JSON.parse('['.repeat(63) + '"y"' + ']'.repeat(63)) } }), // the criteria object is level 1
         s: score(Array.from({ length: 10 }, (_, i) => `level ${i}`)),
         i: choice(Object.fromEntries(Array.from({ length: 5 }, (_, n) => [`k${n}`, deep3({ image: img.webp })]))),
       },
