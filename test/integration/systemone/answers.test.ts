@@ -145,6 +145,9 @@ describe('POST /v1/systemone: answers', () => {
     const entry = list.body.data.find((m: { id: string }) => m.id === 'sim-decide');
     expect(entry.capabilities.decision).to.equal(true);
     expect(entry.compatibility.systemone).to.equal(true);
+    expect(entry.limits).to.include({ max_state_bytes: 262_144, max_questions: 64, max_input_tokens: 100_000 });
+    const anthropicShape = await call('GET', '/v1/models/sim-decide', { headers: { ...keyHeader(o.key), 'anthropic-version': '2023-06-01' } });
+    expect(anthropicShape.body.limits.max_state_bytes).to.equal(262_144);
     const mini = list.body.data.find((m: { id: string }) => m.id === 'sim-decide-mini');
     expect(mini.capabilities).to.include({ decision: true, vision: false });
     const none = await call('GET', '/v1/systemone/models', { headers: keyHeader(o.key) });
