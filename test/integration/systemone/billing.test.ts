@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import crypto from 'crypto';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
-import { CreditReservation, Plan, UsageEvent } from '../../../shared/db/models';
+import { CreditReservation, Organization, Plan, UsageEvent } from '../../../shared/db/models';
+import { seed, DEMO_ORG_SLUG } from '../../../shared/db/seed';
 import { credit, release, reserve, settle } from '../../../shared/billing/wallet';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { decide, expectRefused, requestIdOf, validBody, walletOf } from './helpers';
@@ -133,6 +134,14 @@ describe('POST /v1/systemone: policy and wallet', () => {
   });
 
   describe('wallet (shared/billing/wallet.ts, real Postgres)', () => {
+    it('the seed gives the demo org a funded wallet once (re-seeding does not add credit)', async () => {
+      const demo = await Organization.findOne({ where: { slug: DEMO_ORG_SLUG } });
+      const before = await walletOf(demo!.id);
+      expect(before.balance).to.be.at.least(1);
+      await seed(env().redis, env().simUrl);
+      expect((await walletOf(demo!.id)).balance).to.equal(before.balance);
+    });
+
     it('lets exactly as many concurrent reservations through as the balance covers', async () => {
       const o = await buildOrg(env().redis);
       await credit(o.org.id, 1000);
