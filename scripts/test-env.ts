@@ -45,6 +45,9 @@ async function main(): Promise<void> {
       AUDIO_BODY_READ_TIMEOUT_MS: process.env.AUDIO_BODY_READ_TIMEOUT_MS ?? '3000',
       AUDIO_DEADLINE_MS: process.env.AUDIO_DEADLINE_MS ?? '6000',
       AUDIO_MAX_CONCURRENT: process.env.AUDIO_MAX_CONCURRENT ?? '3',
+      // Decision models: a short slow-body timeout and deadline so those paths finish within a test.
+      SYSTEMONE_BODY_TIMEOUT_MS: process.env.SYSTEMONE_BODY_TIMEOUT_MS ?? '1000',
+      SYSTEMONE_TIMEOUT_MS: process.env.SYSTEMONE_TIMEOUT_MS ?? '5000',
     },
   });
   const code = await new Promise<number>((resolve) => child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));

@@ -9,6 +9,7 @@ import { responsesRouter } from './responses/router';
 import { imagesRouter } from './images/router';
 import { embeddingsRouter } from './embeddings/router';
 import { audioRouter } from './audio/router';
+import { systemoneRouter } from './systemone/router';
 
 /**
  * Every inference route, behind one authentication step. Mounted at the root and under each
@@ -22,6 +23,7 @@ export function inferenceRouter(ctx: AppContext): Router {
   r.use(imagesRouter(ctx)); // reads its own bodies (JSON with an image-sized cap, multipart)
   r.use(embeddingsRouter(ctx)); // reads its own body with the 2 MiB embeddings cap
   r.use(audioRouter(ctx)); // multipart, streamed to the spool (before the shared parser)
+  r.use(systemoneRouter(ctx)); // reads its own body: 8 MiB cap, no compression, slow-body timeout
   r.use(jsonBody('20mb'), chatRouter(ctx));
   r.use(responsesRouter(ctx));
   return r;

@@ -21,6 +21,10 @@ export interface Knobs {
   hang?: boolean;
   /** Output length in words when not echoing. */
   outputWords?: number;
+  /** Decision prompts: answer with text that is not JSON, or JSON of the wrong shape. */
+  badDecision?: 'not_json' | 'wrong_shape';
+  /** Ignore `logprobs: true`, as upstreams without log-probabilities do. */
+  noLogprobs?: boolean;
 }
 
 export class KnobStore {

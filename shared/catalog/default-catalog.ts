@@ -120,7 +120,20 @@ export const DEFAULT_CATALOG: CatalogSeed[] = [
     capabilities: { decision: true, vision: true },
     contextWindow: 128_000,
     maxOutputTokens: null,
-    limits: { max_state_bytes: 262_144, max_request_bytes: 1_048_576, max_questions: 64, max_input_tokens: 100_000 },
+    // The request cap counts image bytes (base64) too, so it sits above the 8 MiB raw-body cap.
+    limits: { max_state_bytes: 262_144, max_request_bytes: 9_437_184, max_questions: 64, max_input_tokens: 100_000 },
+    config: { logprobs: true, image_tokens: 765 },
     prices: { input_token: 0.5 },
+  },
+  {
+    publicId: 'sim-decide-mini',
+    upstreamName: 'sim-chat-mini-1',
+    displayName: 'Simulated Decision Mini (text only)',
+    capabilities: { decision: true },
+    contextWindow: 32_000,
+    maxOutputTokens: null,
+    limits: { max_state_bytes: 65_536, max_request_bytes: 262_144, max_questions: 32, max_input_tokens: 24_000 },
+    config: { logprobs: true },
+    prices: { input_token: 0.1 },
   },
 ];

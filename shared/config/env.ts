@@ -29,6 +29,11 @@ export interface Config {
   replyPollMs: number;
   /** BullMQ lock duration for jobs; a crashed worker's job is failed after ~this. */
   jobLockMs: number;
+  /** Decision models (`POST /v1/systemone`): worker concurrency, deadline, raw body cap, slow-body timeout. */
+  systemoneConcurrency: number;
+  systemoneTimeoutMs: number;
+  systemoneMaxBodyBytes: number;
+  systemoneBodyTimeoutMs: number;
   podId: string;
   /** Images (docs/images.md): worker concurrency per lane, storage, signed URLs, URL uploads. */
   imagesInteractiveConcurrency: number;
@@ -77,6 +82,10 @@ const schema = Joi.object({
   LEASE_TTL_MS: Joi.number().integer().min(1000).default(30_000),
   REPLY_POLL_MS: Joi.number().integer().min(50).default(1000),
   JOB_LOCK_MS: Joi.number().integer().min(500).default(30_000),
+  SYSTEMONE_CONCURRENCY: Joi.number().integer().min(1).default(16),
+  SYSTEMONE_TIMEOUT_MS: Joi.number().integer().min(100).default(120_000),
+  SYSTEMONE_MAX_BODY_BYTES: Joi.number().integer().min(1024).default(8 * 1024 * 1024),
+  SYSTEMONE_BODY_TIMEOUT_MS: Joi.number().integer().min(50).default(30_000),
   POD_ID: Joi.string().optional(),
   IMAGES_INTERACTIVE_CONCURRENCY: Joi.number().integer().min(1).default(8),
   IMAGES_BACKGROUND_CONCURRENCY: Joi.number().integer().min(1).default(2),
@@ -142,6 +151,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     audioMaxConcurrent: value.AUDIO_MAX_CONCURRENT,
     audioOrgConcurrency: value.AUDIO_ORG_CONCURRENCY,
     audioWorkerConcurrency: value.AUDIO_WORKER_CONCURRENCY,
+    systemoneConcurrency: value.SYSTEMONE_CONCURRENCY,
+    systemoneTimeoutMs: value.SYSTEMONE_TIMEOUT_MS,
+    systemoneMaxBodyBytes: value.SYSTEMONE_MAX_BODY_BYTES,
+    systemoneBodyTimeoutMs: value.SYSTEMONE_BODY_TIMEOUT_MS,
     podId: value.POD_ID ?? `${require('os').hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
     imagesInteractiveConcurrency: value.IMAGES_INTERACTIVE_CONCURRENCY,
     imagesBackgroundConcurrency: value.IMAGES_BACKGROUND_CONCURRENCY,

@@ -1,8 +1,12 @@
 import type { Redis } from 'ioredis';
-import { Model, Organization, Plan, Project, Provider, User, Membership } from './models';
+import { Model, Organization, Plan, Project, Provider, User, Membership, Wallet } from './models';
 import { bumpEpoch } from '../cache/epoch';
 import { createApiKey, type CreatedKey } from '../tenancy/ops';
 import { DEFAULT_CATALOG } from '../catalog/default-catalog';
+import { credit } from '../billing/wallet';
+
+/** Credit the demo org's wallet starts with (micro-dollars): metered decision calls work out of the box. */
+const DEMO_CREDIT_MICROS = 10_000_000;
 
 export const DEMO_ORG_SLUG = 'demo';
 
@@ -52,6 +56,7 @@ export async function seed(redis: Redis, simulatorUrl: string): Promise<{ demoKe
     demoKey = await createApiKey(redis, { orgId: org.id, projectId: null, name: 'demo' });
     void project;
   }
+  if (!(await Wallet.findOne({ where: { orgId: org.id } }))) await credit(org.id, DEMO_CREDIT_MICROS);
   await bumpEpoch(redis);
   return { demoKey };
 }

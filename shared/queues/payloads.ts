@@ -1,5 +1,6 @@
 import type { QueueName } from './names';
 import type { ProviderKind } from '../db/models/Provider';
+import type { QuestionPlan } from '../systemone/types';
 
 /** Fields every job carries, whatever its queue. */
 export interface JobEnvelope {
@@ -107,6 +108,20 @@ export interface AudioJob extends JobEnvelope {
 }
 
 /**
+ * A decision-model request (`POST /v1/systemone`): one upstream chat call, already built at the
+ * edge (structured output requested), and what the worker needs to read the answers and bill them.
+ */
+export interface SystemoneJob extends JobEnvelope {
+  target: UpstreamTarget;
+  /** The upstream chat-completions body without `model`. */
+  body: Record<string, unknown>;
+  plan: QuestionPlan[];
+  images: number;
+  /** metered: settle the org's reservation at input tokens x `inputTokenMicros`; included: no charge. */
+  billing: { mode: 'included' | 'metered'; inputTokenMicros: number };
+}
+
+/**
  * The compile-time map from queue to job payload. A queue without a payload type does not build.
  * Later pools add their payloads here.
  */
@@ -117,7 +132,7 @@ export interface JobDataMap {
   'images-interactive': ImageJob;
   'images-background': ImageJob;
   audio: AudioJob;
-  systemone: JobEnvelope & Record<string, unknown>;
+  systemone: SystemoneJob;
   search: JobEnvelope & Record<string, unknown>;
 }
 

@@ -5,6 +5,7 @@ import { startChatWorkers } from './chat.worker';
 import { startImagesWorkers } from './images.worker';
 import { startEmbeddingsWorkers } from './embeddings.worker';
 import { startAudioWorkers } from './audio.worker';
+import { startSystemoneWorkers } from './systemone.worker';
 
 /**
  * Pool name → starter. Pools without a starter yet are listed as undefined so a process asked to run
@@ -15,7 +16,7 @@ export const POOL_STARTERS: Record<PoolName, ((rt: WorkerRuntime) => Worker[]) |
   embeddings: startEmbeddingsWorkers,
   images: startImagesWorkers,
   audio: startAudioWorkers,
-  systemone: undefined,
+  systemone: startSystemoneWorkers,
   search: undefined,
 };
 

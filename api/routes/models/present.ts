@@ -24,6 +24,11 @@ export function compatibilityOf(m: CatalogModel): Record<string, boolean> {
   };
 }
 
+/** Per-model bounds published in the listing: decision models' state, request, question and token limits. */
+function publishedLimits(m: CatalogModel): { limits?: Record<string, unknown> } {
+  return m.capabilities.decision ? { limits: m.limits } : {};
+}
+
 /** The chat-completions list entry: OpenAI's fields plus the gateway's documented extras. */
 export function openAiModel(m: CatalogModel) {
   return {
@@ -36,6 +41,7 @@ export function openAiModel(m: CatalogModel) {
     max_output_tokens: m.maxOutputTokens,
     capabilities: capabilitiesOf(m),
     compatibility: compatibilityOf(m),
+    ...publishedLimits(m),
   };
 }
 
@@ -50,5 +56,6 @@ export function anthropicModel(m: CatalogModel) {
     max_output_tokens: m.maxOutputTokens,
     capabilities: capabilitiesOf(m),
     compatibility: compatibilityOf(m),
+    ...publishedLimits(m),
   };
 }

@@ -3,6 +3,7 @@ import type { KnobStore } from '../knobs';
 import type { RequestLog } from '../request-log';
 import { applyFaults, sleep } from '../faults';
 import { contentText, countTokens, replyWords } from '../text';
+import { decisionCompletion, isDecisionRequest } from '../decision';
 
 type Msg = { role: string; content?: unknown };
 type Tool = { type: string; function?: { name: string } };
@@ -26,6 +27,10 @@ export function chatRoutes(knobs: KnobStore, log: RequestLog): Router {
     const model = String(body.model ?? '');
     const k = knobs.take(model);
     if (await applyFaults(k, res)) return;
+    if (isDecisionRequest(body) && body.stream !== true) {
+      res.json(decisionCompletion(body, model, k));
+      return;
+    }
     const messages = (body.messages as Msg[]) ?? [];
     const prompt = messages.map((m) => contentText(m.content)).join('\n');
     // The latest user turn, or the tool result the model is answering (it then replies in text).

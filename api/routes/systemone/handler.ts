@@ -1,0 +1,123 @@
+import type { Request, Response } from 'express';
+import type { AppContext } from '../../context';
+import type { CatalogModel } from '../../../shared/catalog/catalog';
+import type { DecisionRequest, DecisionResult } from '../../../shared/systemone/types';
+import { validate } from '../../validate';
+import { systemoneSchema } from './schema';
+import { checkImages } from './images';
+import { decisionLimits, enforceLimits } from './limits';
+import { runJob, ClientGone } from '../../dispatch/run-job';
+import { capabilityPolicy } from '../../../shared/policies/capability';
+import { buildDecisionPrompt, DEFAULT_IMAGE_TOKENS } from '../../../shared/systemone/prompt';
+import { systemoneErrors } from '../../../shared/systemone/errors';
+import { countTextTokens } from '../../../shared/tokenizer/profiles';
+import { reserve, release } from '../../../shared/billing/wallet';
+import { laneLimit } from '../../../shared/lanes/policy';
+import { ApiError } from '../../../shared/errors/ApiError';
+import { errors } from '../../../shared/errors/codes';
+import { config } from '../../../shared/config/env';
+import { logger } from '../../../shared/logger';
+
+/** Tokens per chat message the upstream adds around each message (OpenAI's chat format). */
+const MESSAGE_OVERHEAD_TOKENS = 3;
+
+/** A decision-capable model by public id (routing-plan aliases first); no `-background` variants. */
+async function resolveDecisionModel(ctx: AppContext, req: Request, requested: string): Promise<CatalogModel> {
+  const aliased = req.auth?.modelMap[requested] ?? requested;
+  let m: CatalogModel | undefined;
+  try {
+    m = await ctx.catalog.get(aliased);
+  } catch (err) {
+    logger.warn({ err }, 'catalog unavailable for a decision request');
+    throw systemoneErrors.modelsUnavailable();
+  }
+  if (!m) throw errors.modelNotFound(requested);
+  if (!m.capabilities.decision) throw systemoneErrors.invalid(`The model '${requested}' is not a decision model; decision requests need a decision model id.`);
+  if (m.provider.kind !== 'openai') throw systemoneErrors.invalid(`The model '${requested}' cannot serve decisions: its upstream does not support structured output.`);
+  return m;
+}
+
+/** Maps what can come back from the queue path to the endpoint's codes. */
+function endpointError(err: unknown): unknown {
+  if (err instanceof ClientGone) return err;
+  if (!(err instanceof ApiError)) {
+    logger.warn({ err }, 'decision job could not be queued');
+    return systemoneErrors.queueUnavailable();
+  }
+  if (err.code === 'worker_lost') return systemoneErrors.backendError('The worker handling this request stopped before it answered.');
+  if (err.code === 'deadline_exceeded') return systemoneErrors.deadline();
+  return err;
+}
+
+/** `POST /v1/systemone`: validate, check limits, reserve credits (metered), run one queued upstream call. */
+export function systemoneHandler(ctx: AppContext) {
+  return async (req: Request, res: Response) => {
+    const started = (res.locals.startedAt as number | undefined) ?? Date.now();
+    const auth = req.auth!;
+    validate(systemoneSchema, req.body, 'systemone_invalid_request');
+    // The body as parsed, not Joi's copy: nothing is converted, and a copy would drop an own
+    // `__proto__` key (a caller-chosen question id that must be echoed verbatim).
+    const body = req.body as DecisionRequest;
+    const model = await resolveDecisionModel(ctx, req, body.model);
+    const images = await checkImages(body);
+    if (images > 0 && !model.capabilities.vision) {
+      throw systemoneErrors.invalid(`The model '${body.model}' is text-only; image-bearing decision requests need a vision-capable decision model.`);
+    }
+    const limits = decisionLimits(model);
+    const cfgLogprobs = model.config?.logprobs !== false;
+    const built = buildDecisionPrompt(body, { logprobs: cfgLogprobs, maxOutputTokens: model.maxOutputTokens });
+    const imageTokens = typeof model.config?.image_tokens === 'number' ? (model.config.image_tokens as number) : DEFAULT_IMAGE_TOKENS;
+    const inputTokens =
+      built.texts.reduce((s, t) => s + countTextTokens(model.tokenizer, t), 0) + 2 * MESSAGE_OVERHEAD_TOKENS + built.images * imageTokens;
+    enforceLimits(limits, {
+      questions: built.plan.length,
+      stateBytes: built.stateBytes,
+      requestBytes: Buffer.byteLength(JSON.stringify({ model: model.upstreamName, ...built.body })),
+      inputTokens,
+    });
+
+    const policy = capabilityPolicy(auth.org, 'systemone');
+    if (policy === 'off') throw systemoneErrors.policyDisabled(); // also checked before the body is read
+    const price = model.prices?.input_token;
+    const metered = policy === 'metered';
+    if (metered && (typeof price !== 'number' || !Number.isFinite(price) || price < 0)) {
+      logger.error({ model: model.publicId }, 'metered decision model without an input_token price');
+      throw systemoneErrors.billingUnavailable();
+    }
+    if (metered) {
+      try {
+        await reserve(auth.orgId, req.id, inputTokens * price!);
+      } catch (err) {
+        if (err instanceof ApiError) throw err;
+        logger.warn({ err }, 'wallet unavailable for a decision request');
+        throw systemoneErrors.billingUnavailable();
+      }
+    }
+
+    let result: DecisionResult;
+    try {
+      result = (await runJob(ctx, req, res, {
+        queue: 'systemone',
+        pool: 'systemone',
+        lane: 'interactive',
+        limit: laneLimit(auth.org, 'systemone', 'interactive'),
+        overLimit: (s) => systemoneErrors.gateBusy(s),
+        publicModel: body.model,
+        timeoutMs: config().systemoneTimeoutMs,
+        timeoutError: systemoneErrors.deadline,
+        data: {
+          target: { providerId: model.provider.id, kind: model.provider.kind, baseUrl: model.provider.baseUrl, upstreamModel: model.upstreamName },
+          body: built.body,
+          plan: built.plan,
+          images: built.images,
+          billing: { mode: metered ? 'metered' : 'included', inputTokenMicros: metered ? price! : 0 },
+        },
+      })) as DecisionResult;
+    } catch (err) {
+      // Nothing is charged for a request that did not answer; settling after this is a no-op.
+      if (metered) await release(req.id).catch((e) => logger.error({ err: e, requestId: req.id }, 'reservation release failed'));
+      throw endpointError(err);
+    }
+    res.json({ model: body.model, answers: result.answers, usage: result.usage, latency_ms: Date.now() - started });
+  };
+}

@@ -1,0 +1,47 @@
+import type { CatalogModel } from '../../../shared/catalog/catalog';
+import { systemoneErrors } from '../../../shared/systemone/errors';
+
+/** A decision model's limits; every one must be set (a model missing one does not serve decisions). */
+export interface DecisionLimits {
+  maxStateBytes: number;
+  maxRequestBytes: number;
+  maxQuestions: number;
+  maxInputTokens: number;
+}
+
+const FIELDS: Array<[keyof DecisionLimits, string]> = [
+  ['maxStateBytes', 'max_state_bytes'],
+  ['maxRequestBytes', 'max_request_bytes'],
+  ['maxQuestions', 'max_questions'],
+  ['maxInputTokens', 'max_input_tokens'],
+];
+
+/** Reads the limits fail-closed: a missing or non-positive value refuses the request. */
+export function decisionLimits(m: CatalogModel): DecisionLimits {
+  const out = {} as DecisionLimits;
+  for (const [key, field] of FIELDS) {
+    const v = m.limits?.[field];
+    if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0) {
+      throw systemoneErrors.invalid(`The model '${m.publicId}' cannot serve decisions: its limit '${field}' is not configured.`);
+    }
+    out[key] = v;
+  }
+  return out;
+}
+
+export interface MeasuredRequest {
+  questions: number;
+  stateBytes: number;
+  requestBytes: number;
+  inputTokens: number;
+}
+
+/** Refuses a request over any of the model's limits; nothing is ever truncated. */
+export function enforceLimits(limits: DecisionLimits, m: MeasuredRequest): void {
+  const over = (what: string, got: number, max: number) =>
+    systemoneErrors.invalid(`The request is over the model's ${what} limit (${got} > ${max}).`);
+  if (m.questions > limits.maxQuestions) throw over('question count', m.questions, limits.maxQuestions);
+  if (m.stateBytes > limits.maxStateBytes) throw over('state size (bytes)', m.stateBytes, limits.maxStateBytes);
+  if (m.requestBytes > limits.maxRequestBytes) throw over('request size (bytes)', m.requestBytes, limits.maxRequestBytes);
+  if (m.inputTokens > limits.maxInputTokens) throw over('input tokens', m.inputTokens, limits.maxInputTokens);
+}

@@ -1,0 +1,68 @@
+import { expect } from 'chai';
+import sharp from 'sharp';
+import { call, keyHeader, type Reply } from '../../helpers/http';
+import { CreditReservation, UsageEvent, Wallet } from '../../../shared/db/models';
+
+/** Real, tiny images of each accepted type, as data URLs. */
+export interface Images {
+  png: string;
+  jpeg: string;
+  webp: string;
+  gif: string;
+}
+
+export async function makeImages(): Promise<Images> {
+  const base = sharp({ create: { width: 8, height: 8, channels: 3, background: { r: 200, g: 30, b: 30 } } });
+  const png = await base.clone().png().toBuffer();
+  const jpeg = await base.clone().jpeg().toBuffer();
+  const webp = await base.clone().webp().toBuffer();
+  const gif = await base.clone().gif().toBuffer();
+  return {
+    png: `data:image/png;base64,${png.toString('base64')}`,
+    jpeg: `data:image/jpeg;base64,${jpeg.toString('base64')}`,
+    webp: `data:image/webp;base64,${webp.toString('base64')}`,
+    gif: `data:image/gif;base64,${gif.toString('base64')}`,
+  };
+}
+
+/** A valid request with one question of each type. */
+export function validBody(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    model: 'sim-decide',
+    state: 'The invoice from Acme lists 12 widgets at 40 dollars each, is signed by the customer and is paid in full.',
+    questions: {
+      paid: { type: 'noul', instructions: 'Is the invoice paid?', criteria: { true: 'invoice paid in full', false: 'invoice unpaid or overdue' } },
+      'route/Ω 1': { type: 'choice', instructions: 'Which team handles it?', criteria: { billing: 'invoice dollars paid', shipping: 'parcel courier tracking', legal: 'contract lawsuit' } },
+      risk: { type: 'score', instructions: 'Rate the risk.', criteria: ['no risk, signed and paid in full', 'some risk, partly paid', 'high risk, unsigned and unpaid'] },
+    },
+    ...extra,
+  };
+}
+
+export const decide = (key: string, body: unknown, headers: Record<string, string> = {}) =>
+  call('POST', '/v1/systemone', { headers: { ...keyHeader(key), ...headers }, json: body });
+
+export const requestIdOf = (r: Reply) => r.headers.get('x-service-request-id')!;
+
+export async function walletOf(orgId: string): Promise<{ balance: number; reserved: number }> {
+  const w = await Wallet.findOne({ where: { orgId } });
+  return { balance: Number(w?.balanceMicros ?? 0), reserved: Number(w?.reservedMicros ?? 0) };
+}
+
+/** Asserts an error answer: status, code, no usage event and no charge for its request id. */
+export async function expectRefused(r: Reply, status: number, code: string): Promise<void> {
+  expect(r.status, r.text).to.equal(status);
+  expect(r.body?.error?.code, r.text).to.equal(code);
+  const requestId = requestIdOf(r);
+  expect(requestId).to.be.a('string');
+  expect(await UsageEvent.count({ where: { requestId } }), 'usage event').to.equal(0);
+  const res = await CreditReservation.findOne({ where: { requestId } });
+  if (res) {
+    expect(res.state, 'reservation').to.equal('released');
+    expect(Number(res.settledMicros ?? 0)).to.equal(0);
+  }
+}
+
+export function sumOf(m: Record<string, number>): number {
+  return Object.values(m).reduce((a, b) => a + b, 0);
+}
