@@ -36,3 +36,11 @@ export function tokensWithin(profile: string | undefined, text: string, limit: n
   }
   return add(text.slice(last)) ? total : false;
 }
+
+/**
+ * Tokens of `text` under the named profile, for counting without a limit (count_tokens, decision
+ * input). Same guards as `tokensWithin`: special-token text counts as text, long runs in pieces.
+ */
+export function countTextTokens(profile: string | undefined, text: string): number {
+  return tokensWithin(profile, text, Number.MAX_SAFE_INTEGER) as number;
+}

@@ -19,8 +19,3 @@ const PROFILES: Record<string, Encoder> = {
 export function tokenizerFor(profile: string | undefined): Encoder {
   return PROFILES[profile ?? ''] ?? o200k;
 }
-
-/** Tokens of `text` under the named profile. */
-export function countTextTokens(profile: string | undefined, text: string): number {
-  return text ? tokenizerFor(profile).countTokens(text) : 0;
-}

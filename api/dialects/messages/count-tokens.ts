@@ -1,5 +1,5 @@
 import type { MessagesBlock, MessagesRequest } from './request';
-import { countTextTokens } from '../../../shared/tokenizer/profiles';
+import { countTextTokens } from '../../../shared/tokenizer/bounded';
 
 /** Fixed estimates for what a text tokenizer cannot read (documented in docs/dialects.md). */
 export const IMAGE_TOKENS = 1600;

@@ -10,7 +10,7 @@ import { runJob, ClientGone } from '../../dispatch/run-job';
 import { capabilityPolicy } from '../../../shared/policies/capability';
 import { buildDecisionPrompt, DEFAULT_IMAGE_TOKENS } from '../../../shared/systemone/prompt';
 import { systemoneErrors } from '../../../shared/systemone/errors';
-import { countTextTokens } from '../../../shared/tokenizer/profiles';
+import { countTextTokens } from '../../../shared/tokenizer/bounded';
 import { reserve, release } from '../../../shared/billing/wallet';
 import { laneLimit } from '../../../shared/lanes/policy';
 import { ApiError } from '../../../shared/errors/ApiError';

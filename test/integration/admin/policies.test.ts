@@ -85,10 +85,16 @@ describe('management API: capability policies, kill switches, live catalog', () 
       expect(r.body).to.deep.equal({ object: 'kill_switch', feature: 'transcription', code: 'audio_transcription_disabled', state: 'engaged' });
       expect(await waitFor(() => second.ctx.switches.engaged('transcription'), 1000, 10)).to.equal(true);
       expect(Date.now() - t0).to.be.lessThan(1000);
+      // ...and the second instance's transcription routes answer the disabled code, still registered.
+      const o = await buildOrg(env().redis);
+      const off = await call('GET', '/v1/audio/transcriptions/models', { base: second.url, headers: keyHeader(o.key) });
+      expect(off.status).to.equal(503);
+      expect(off.body.error.code).to.equal('audio_transcription_disabled');
       const listed = await req('GET', '/capability-policies/switches');
       expect(listed.body.data.find((s: { feature: string }) => s.feature === 'transcription').state).to.equal('engaged');
       await req('PUT', '/capability-policies/switches/transcription', { engaged: false });
       expect(await waitFor(() => !second.ctx.switches.engaged('transcription'), 1000, 10)).to.equal(true);
+      expect((await call('GET', '/v1/audio/transcriptions/models', { base: second.url, headers: keyHeader(o.key) })).status).to.equal(200);
       expect((await req('PUT', '/capability-policies/switches/teleport', { engaged: true })).status).to.equal(404);
       const entry = await waitFor(() => AuditLog.findOne({ where: { targetId: 'transcription', method: 'PUT', requestId: r.headers.get('x-service-request-id') } }));
       expect(entry).to.include({ family: 'capability-policies', outcome: 'success', path: '/admin/v1/capability-policies/switches/transcription' });

@@ -374,6 +374,13 @@ describe('POST /v1/messages/count_tokens', () => {
     expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(before);
   });
 
+  it('counts special-token text such as <|endoftext|> as ordinary text instead of failing', async () => {
+    const h = { ...keyHeader(o.key), ...V };
+    const r = await call('POST', '/v1/messages/count_tokens', { headers: h, json: { model: 'sim-chat', messages: [{ role: 'user', content: 'a <|endoftext|> b' }] } });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.body.input_tokens).to.equal(6 + encodeO200k('a <|endoftext|> b', { disallowedSpecial: new Set() }).length);
+  });
+
   it('counts system, tools, tool results and images', async () => {
     const h = { ...keyHeader(o.key), ...V };
     const base = { model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }] };

@@ -1,13 +1,14 @@
 import { expect } from 'chai';
 import { countTokens } from 'gpt-tokenizer/encoding/cl100k_base';
-import { tokensWithin } from '../../../shared/tokenizer/bounded';
-import { countTextTokens } from '../../../shared/tokenizer/profiles';
+import { countTokens as o200kCount } from 'gpt-tokenizer/encoding/o200k_base';
+import { countTextTokens, tokensWithin } from '../../../shared/tokenizer/bounded';
 
 describe('tokensWithin: bounded token counting for embeddings and rerank limits', () => {
   const natural = 'The quick brown fox jumps over the lazy dog. Ünïcödé, 日本語, emoji 🚀 and numbers 12345.';
 
   it('is exact for natural text, under the model profile', () => {
-    expect(tokensWithin('o200k_base', natural, 10_000)).to.equal(countTextTokens('o200k_base', natural));
+    expect(tokensWithin('o200k_base', natural, 10_000)).to.equal(o200kCount(natural));
+    expect(countTextTokens('o200k_base', natural)).to.equal(o200kCount(natural));
     expect(tokensWithin('cl100k_base', natural, 10_000)).to.equal(countTokens(natural));
   });
 
@@ -20,6 +21,8 @@ describe('tokensWithin: bounded token counting for embeddings and rerank limits'
 
   it('treats special-token text as text instead of throwing', () => {
     expect(tokensWithin('o200k_base', 'a <|endoftext|> b', 100)).to.be.a('number');
+    // count_tokens and decision input counting share it: special-token text must not throw there either.
+    expect(countTextTokens('cl100k_base', 'a <|endoftext|> b')).to.be.greaterThan(3);
   });
 
   it('stays fast on hostile input: long single-letter runs and megabytes of text', () => {
