@@ -1,4 +1,5 @@
 import { Pool } from 'pg';
+import type { JobEnvelope } from '../queues/payloads';
 import { config } from '../config/env';
 
 export interface UsageRecord {
@@ -51,4 +52,21 @@ export async function recordUsage(u: UsageRecord): Promise<void> {
      ON CONFLICT (request_id) DO NOTHING`,
     [u.requestId, u.orgId, u.projectId, u.apiKeyId, u.model, u.modality, u.lane, u.inputTokens ?? 0, u.outputTokens ?? 0, JSON.stringify(u.units ?? {}), u.passthrough ?? false],
   );
+}
+
+/** The fields of a usage event that every job carries in its envelope. */
+type JobIdentity = Pick<JobEnvelope, 'requestId' | 'orgId' | 'projectId' | 'apiKeyId' | 'publicModel' | 'lane'>;
+
+/** Writes the one usage event of a job: its identity from the envelope, the rest as given. */
+export function recordJobUsage(job: JobIdentity, modality: string, fields: Pick<UsageRecord, 'inputTokens' | 'outputTokens' | 'units' | 'passthrough'>): Promise<void> {
+  return recordUsage({
+    requestId: job.requestId,
+    orgId: job.orgId,
+    projectId: job.projectId,
+    apiKeyId: job.apiKeyId,
+    model: job.publicModel,
+    lane: job.lane,
+    modality,
+    ...fields,
+  });
 }

@@ -2,7 +2,7 @@ import type { Worker } from 'bullmq';
 import { createWorker } from '../../shared/queues/create-worker';
 import { createTranscription } from '../providers/openai/createTranscription';
 import { platformCredential } from '../credentials';
-import { recordUsage } from '../../shared/metering/usage';
+import { recordJobUsage } from '../../shared/metering/usage';
 import { decrypt } from '../../shared/crypto';
 import { config } from '../../shared/config/env';
 import { logger } from '../../shared/logger';
@@ -59,14 +59,7 @@ export function startAudioWorkers(rt: WorkerRuntime): Worker[] {
         const durationMs = Math.round(t.duration * 1000);
         if (isSpeechFree(t)) t = speechFree(t);
         else {
-          await recordUsage({
-            requestId: d.requestId,
-            orgId: d.orgId,
-            projectId: d.projectId,
-            apiKeyId: d.apiKeyId,
-            model: d.publicModel,
-            modality: 'audio',
-            lane: d.lane,
+          await recordJobUsage(d, 'audio', {
             units: { audio_duration_ms: durationMs },
           });
         }

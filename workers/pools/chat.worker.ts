@@ -4,7 +4,7 @@ import { chatComplete } from '../providers/openai/chatComplete';
 import { chatComplete as anthropicChat } from '../providers/anthropic/chatComplete';
 import { messages as anthropicMessages } from '../providers/anthropic/messages';
 import { platformCredential } from '../credentials';
-import { recordUsage } from '../../shared/metering/usage';
+import { recordJobUsage } from '../../shared/metering/usage';
 import { decrypt } from '../../shared/crypto';
 import { config } from '../../shared/config/env';
 import type { WorkerRuntime } from '../runtime';
@@ -45,14 +45,7 @@ export function startChatWorkers(rt: WorkerRuntime): Worker[] {
     createWorker(rt, queue, concurrency, async (job, ctx) => {
       const d = job.data;
       const outcome = await runChat(d, ctx.signal, ctx.emit);
-      await recordUsage({
-        requestId: d.requestId,
-        orgId: d.orgId,
-        projectId: d.projectId,
-        apiKeyId: d.apiKeyId,
-        model: d.publicModel,
-        modality: 'chat',
-        lane: d.lane,
+      await recordJobUsage(d, 'chat', {
         inputTokens: outcome.usage.inputTokens,
         outputTokens: outcome.usage.outputTokens,
         passthrough: !!d.target.sealedCallerKey,

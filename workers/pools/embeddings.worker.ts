@@ -3,7 +3,7 @@ import { createWorker } from '../../shared/queues/create-worker';
 import { embed } from '../providers/openai/embed';
 import { rerank } from '../providers/cohere/rerank';
 import { platformCredential } from '../credentials';
-import { recordUsage } from '../../shared/metering/usage';
+import { recordJobUsage } from '../../shared/metering/usage';
 import { config } from '../../shared/config/env';
 import { ApiError } from '../../shared/errors/ApiError';
 import type { WorkerRuntime } from '../runtime';
@@ -17,17 +17,16 @@ function unsupported(op: string, kind: string): ApiError {
 async function run(d: EmbeddingsJob, signal: AbortSignal): Promise<Record<string, unknown>> {
   const t = d.target;
   const call = { baseUrl: t.baseUrl, apiKey: await platformCredential(t.providerId), upstreamModel: t.upstreamModel, signal, deadline: d.deadline };
-  const usage = { requestId: d.requestId, orgId: d.orgId, projectId: d.projectId, apiKeyId: d.apiKeyId, model: d.publicModel, lane: d.lane };
   if (d.operation === 'embed') {
     if (t.kind !== 'openai') throw unsupported('embeddings', t.kind);
     const out = await embed(call, { input: d.input, encodingFormat: d.encodingFormat, dimensions: d.dimensions }, d.publicModel);
     const tokens = out.upstreamTokens > 0 ? out.upstreamTokens : d.countedTokens;
-    await recordUsage({ ...usage, modality: 'embeddings', inputTokens: tokens });
+    await recordJobUsage(d, 'embeddings', { inputTokens: tokens });
     return { ...out.response, usage: { prompt_tokens: tokens, total_tokens: tokens } };
   }
   if (t.kind !== 'cohere') throw unsupported('rerank', t.kind);
   const out = await rerank(call, { query: d.query, documents: d.documents, topN: d.topN, returnDocuments: d.returnDocuments }, d.searchUnits);
-  await recordUsage({ ...usage, modality: 'rerank', units: { search_units: out.searchUnits } });
+  await recordJobUsage(d, 'rerank', { units: { search_units: out.searchUnits } });
   return out.response;
 }
 

@@ -3,7 +3,7 @@ import { createWorker } from '../../shared/queues/create-worker';
 import { createImage } from '../providers/openai/createImage';
 import { editImage } from '../providers/openai/editImage';
 import { platformCredential } from '../credentials';
-import { recordUsage } from '../../shared/metering/usage';
+import { recordJobUsage } from '../../shared/metering/usage';
 import { config } from '../../shared/config/env';
 import { imageStorage } from '../../shared/storage';
 import { saveImage } from '../../shared/images/store';
@@ -65,14 +65,7 @@ export function startImagesWorkers(rt: WorkerRuntime): Worker[] {
           throw err;
         }
       }
-      await recordUsage({
-        requestId: d.requestId,
-        orgId: d.orgId,
-        projectId: d.projectId,
-        apiKeyId: d.apiKeyId,
-        model: d.publicModel,
-        modality: 'image',
-        lane: d.lane,
+      await recordJobUsage(d, 'image', {
         units: { [d.priceKey]: saved.length, cost_micros: saved.length * d.unitPrice },
       });
       return { created: Math.floor(saved[0].createdAt.getTime() / 1000), images: saved.map((s) => ({ id: s.id })) };

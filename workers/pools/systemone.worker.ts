@@ -2,7 +2,7 @@ import type { Worker } from 'bullmq';
 import { createWorker } from '../../shared/queues/create-worker';
 import { chatComplete } from '../providers/openai/chatComplete';
 import { platformCredential } from '../credentials';
-import { recordUsage } from '../../shared/metering/usage';
+import { recordJobUsage } from '../../shared/metering/usage';
 import { settle, release } from '../../shared/billing/wallet';
 import { parseDecisionAnswers, UnusableAnswer } from '../../shared/systemone/answers';
 import { systemoneErrors } from '../../shared/systemone/errors';
@@ -59,14 +59,7 @@ export function startSystemoneWorkers(rt: WorkerRuntime): Worker[] {
           throw systemoneErrors.billingUnavailable();
         }
       }
-      await recordUsage({
-        requestId: d.requestId,
-        orgId: d.orgId,
-        projectId: d.projectId,
-        apiKeyId: d.apiKeyId,
-        model: d.publicModel,
-        modality: 'decision',
-        lane: d.lane,
+      await recordJobUsage(d, 'decision', {
         inputTokens: result.usage.input_tokens,
         outputTokens: result.usage.output_tokens,
         units: { questions: d.plan.length, images: d.images, billed_micros: charged },
