@@ -70,7 +70,10 @@ export function statsRouter(): Router {
     get: async (req, res) => {
       const q = parse<{ group_by: string; org_id?: string; model?: string; modality?: string; from?: string; to?: string; limit: number }>(usageQuery, req.query);
       const groups = [...new Set(q.group_by.split(','))] as Array<keyof typeof GROUPS>;
-      const src = await usageSource({ orgId: q.org_id, model: q.model, modality: q.modality, from: instant(q.from, 'from'), to: instant(q.to, 'to') });
+      // Joi's conversion reads a zoneless date-time in the process's zone: parse the raw value as UTC
+      const from = instant(q.from && String(req.query.from), 'from');
+      const to = instant(q.to && String(req.query.to), 'to');
+      const src = await usageSource({ orgId: q.org_id, model: q.model, modality: q.modality, from, to });
       const cols = groups.map((g) => `${GROUPS[g]} AS ${g}`).join(', ');
       const rows = await db().query<Record<string, unknown>>(
         `SELECT ${cols}, sum(requests) AS requests, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,

@@ -97,6 +97,7 @@ describe('usage rollups: the clock task and the stats family', () => {
     { group_by: 'day', model: models[1], from: `${days[0]}T00:00:00.000Z`, to: `${days[4]}T00:00:00.000Z` },
     { group_by: 'day,modality', modality: 'audio', model: models[0], from: at(days[2], 3).toISOString() },
     { group_by: 'model', org_id: orgs[0], to: at(days[2], 8).toISOString() },
+    { group_by: 'day,org', model: models[0], from: `${days[1]}T06:30`, to: `${days[3]}T09:00:00` }, // zoneless: UTC
   ];
   async function expectSameAsEvents(): Promise<void> {
     for (const q of queries()) {
