@@ -180,7 +180,7 @@ describe('usage rollups: the clock task and the stats family', () => {
     const old = ['2025-03-09', '2025-03-10', '2025-03-11'];
     await db().query('DELETE FROM usage_rollup_days WHERE day BETWEEN :a AND :b', { replacements: { a: old[0], b: old[2] } });
     await event(at(old[1], 5), { org: 0, model: 1, modality: 'chat', input: 8, output: 2 });
-    await event(at(old[1], 6), { org: 0, model: 1, modality: 'audio', units: { audio_duration_ms: 40 } });
+    const audio = await event(at(old[1], 6), { org: 0, model: 1, modality: 'audio', units: { audio_duration_ms: 40 } });
     const q = { group_by: 'day,modality', model: models[1], org_id: orgs[0], from: old[0], to: '2025-03-12' };
     const expected = await reference({ ...q, from: `${old[0]}T00:00:00Z`, to: '2025-03-12T00:00:00Z' });
     expect(expected).to.have.length(2);
@@ -195,6 +195,12 @@ describe('usage rollups: the clock task and the stats family', () => {
     const after = await get(`/usage-stats?${new URLSearchParams(q)}`);
     expect(after.body.data).to.deep.equal(await reference({ ...q, from: `${old[0]}T00:00:00Z`, to: '2025-03-12T00:00:00Z' }));
     expect(after.body.data.find((r: { modality: string }) => r.modality === 'chat')).to.include({ requests: 2, input_tokens: 9 });
+    // a group whose events are gone (a ledger correction) loses its rollup row at the next recompute
+    await db().query('DELETE FROM usage_events WHERE request_id = :audio', { replacements: { audio } });
+    await gateway('usage', 'rollup', '--from', old[1], '--to', old[1]);
+    const corrected = (await get(`/usage-stats?${new URLSearchParams(q)}`)).body.data;
+    expect(corrected.map((r: { modality: string }) => r.modality)).to.deep.equal(['chat']);
+    expect(corrected).to.deep.equal(await reference({ ...q, from: `${old[0]}T00:00:00Z`, to: '2025-03-12T00:00:00Z' }));
     for (const bad of [['--from', 'yesterday'], ['--from', '2025-02-30'], ['--from', old[2], '--to', old[0]], ['--from', '2000-01-01']]) {
       const err = await gateway('usage', 'rollup', ...bad).then(() => null, (e: { code: number; stderr: string }) => e);
       expect(err, bad.join(' ')).to.not.equal(null);
