@@ -5,6 +5,7 @@ import { registerTenancy } from './cli/tenancy';
 import { registerSwitches } from './cli/switches';
 import { registerCatalog } from './cli/catalog';
 import { registerPlatform } from './cli/platform';
+import { registerUsage } from './cli/usage';
 import { fail } from './cli/with-services';
 
 /**
@@ -19,6 +20,7 @@ registerTenancy(program);
 registerSwitches(program);
 registerCatalog(program);
 registerPlatform(program);
+registerUsage(program);
 
 if (require.main === module) {
   program.parseAsync(process.argv).catch((err) => fail((err as Error).message));

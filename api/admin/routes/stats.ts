@@ -5,8 +5,9 @@ import { only } from '../../routes/only';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { db } from '../../../shared/db/sequelize';
 import type { RouteDoc } from '../openapi/route-doc';
+import { usageSource } from '../../../shared/metering/usage-source';
 
-const GROUPS = { org: 'org_id', model: 'model', day: "to_char(date_trunc('day', created_at), 'YYYY-MM-DD')", modality: 'modality' } as const;
+const GROUPS = { org: 'org_id', model: 'model', day: 'day', modality: 'modality' } as const;
 
 export const usageQuery = Joi.object({
   group_by: Joi.string().pattern(/^(org|model|day|modality)(,(org|model|day|modality))*$/).default('org'),
@@ -28,22 +29,31 @@ function parse<T>(schema: Joi.ObjectSchema, query: unknown): T {
 
 const num = (v: unknown) => Number(v ?? 0);
 
+/** An ISO date or date-time as an instant; a value without a zone is UTC. */
+function instant(v: string | undefined, name: string): Date | undefined {
+  if (v === undefined) return undefined;
+  const t = new Date(/T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(v) ? `${v}Z` : v);
+  if (Number.isNaN(t.getTime())) throw new ApiError(400, 'invalid_request', `'${name}' must be a valid ISO 8601 date`);
+  return t;
+}
+
 /** `GET /stats` (platform totals) and `GET /usage-stats` (usage events aggregated by org, model, day, modality). */
 export function statsRouter(): Router {
   const r = Router();
   only(r, '/stats', {
     get: async (req, res) => {
       const { days } = parse<{ days: number }>(statsQuery, req.query);
+      const src = await usageSource({ from: new Date(Date.now() - days * 86_400_000) });
       const [row] = await db().query<Record<string, unknown>>(
         `SELECT (SELECT count(*) FROM organizations) AS organizations,
                 (SELECT count(*) FROM users WHERE deleted_at IS NULL) AS users,
                 (SELECT count(*) FROM models WHERE enabled) AS models,
                 (SELECT count(*) FROM platform_keys WHERE revoked_at IS NULL) AS active_platform_keys,
-                count(u.*) AS requests, coalesce(sum(u.input_tokens), 0) AS input_tokens,
+                coalesce(sum(u.requests), 0) AS requests, coalesce(sum(u.input_tokens), 0) AS input_tokens,
                 coalesce(sum(u.output_tokens), 0) AS output_tokens,
                 count(DISTINCT u.org_id) AS active_organizations
-           FROM usage_events u WHERE u.created_at >= now() - make_interval(days => :days)`,
-        { type: QueryTypes.SELECT, replacements: { days } },
+           FROM (${src.sql}) AS u`,
+        { type: QueryTypes.SELECT, replacements: src.replacements },
       );
       res.json({
         object: 'stats',
@@ -60,21 +70,19 @@ export function statsRouter(): Router {
     get: async (req, res) => {
       const q = parse<{ group_by: string; org_id?: string; model?: string; modality?: string; from?: string; to?: string; limit: number }>(usageQuery, req.query);
       const groups = [...new Set(q.group_by.split(','))] as Array<keyof typeof GROUPS>;
-      const where: string[] = [];
-      if (q.org_id) where.push('org_id = :org_id');
-      if (q.model) where.push('model = :model');
-      if (q.modality) where.push('modality = :modality');
-      if (q.from) where.push('created_at >= :from');
-      if (q.to) where.push('created_at < :to');
+      // Joi's conversion reads a zoneless date-time in the process's zone: parse the raw value as UTC
+      const from = instant(q.from && String(req.query.from), 'from');
+      const to = instant(q.to && String(req.query.to), 'to');
+      const src = await usageSource({ orgId: q.org_id, model: q.model, modality: q.modality, from, to });
       const cols = groups.map((g) => `${GROUPS[g]} AS ${g}`).join(', ');
       const rows = await db().query<Record<string, unknown>>(
-        `SELECT ${cols}, count(*) AS requests, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
-                sum(coalesce((units->>'audio_duration_ms')::bigint, 0)) AS audio_duration_ms,
-                count(*) FILTER (WHERE passthrough) AS passthrough_requests
-           FROM usage_events ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+        `SELECT ${cols}, sum(requests) AS requests, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
+                sum(audio_duration_ms) AS audio_duration_ms,
+                coalesce(sum(requests) FILTER (WHERE passthrough), 0) AS passthrough_requests
+           FROM (${src.sql}) AS src
           GROUP BY ${groups.map((_, i) => i + 1).join(', ')}
           ORDER BY ${groups.map((_, i) => i + 1).join(', ')} LIMIT :limit`,
-        { type: QueryTypes.SELECT, replacements: { ...q } },
+        { type: QueryTypes.SELECT, replacements: { ...src.replacements, limit: q.limit } },
       );
       res.json({
         object: 'list',
@@ -95,5 +103,5 @@ export function statsRouter(): Router {
 
 export const statsDocs: RouteDoc[] = [
   { method: 'get', path: '/stats', family: 'stats', summary: 'Platform totals and usage over the last `days` days.', query: statsQuery },
-  { method: 'get', path: '/usage-stats', family: 'stats', summary: 'Usage events aggregated by org, model, day and/or modality.', query: usageQuery },
+  { method: 'get', path: '/usage-stats', family: 'stats', summary: 'Usage aggregated by org, model, UTC day and/or modality (closed days from the daily rollups, the rest from usage events).', query: usageQuery },
 ];
