@@ -5,7 +5,8 @@ import { call, keyHeader } from '../../helpers/http';
 import { buildPlatformKey, startAdmin } from '../../helpers/admin';
 import { backlog, peakWhile, schedulerRows, waitFor, workerOf } from '../../helpers/scheduler';
 import { config } from '../../../shared/config/env';
-import { UsageEvent } from '../../../shared/db/models';
+import { readEpoch } from '../../../shared/cache/epoch';
+import { SchedulerEndpoint, UsageEvent } from '../../../shared/db/models';
 
 const QUEUE = 'chat-background' as const;
 const chat = (key: string, content = 'scheduler test') =>
@@ -125,5 +126,15 @@ describe('scheduler-endpoints take effect on running processes without a restart
 
     await rows.put(QUEUE, { enabled: true });
     expect((await Promise.all([first, second, third])).map((r) => r.status)).to.deep.equal([200, 200, 200]);
+  });
+
+  it('picks up a row written without a broadcast through the slow poll (within 5 s)', async function () {
+    this.timeout(15_000);
+    // written straight to the table: no cache-epoch bump, so no message on the cache channel
+    const epoch = await readEpoch(env().redis);
+    expect(worker().concurrency).to.equal(config().chatBackgroundConcurrency);
+    await SchedulerEndpoint.create({ queue: QUEUE, concurrency: 3, priorityStep: null, maxWaiting: null });
+    expect(await waitFor(() => worker().concurrency === 3, 6000, 100), 'applied by the poll').to.equal(true);
+    expect(await readEpoch(env().redis), 'nothing was broadcast').to.equal(epoch);
   });
 });
