@@ -27,6 +27,13 @@ export const laneRejections = new client.Counter({
   registers: [registry],
 });
 
+export const queueRejections = new client.Counter({
+  name: 'gateway_queue_backlog_rejections_total',
+  help: 'Requests refused because the queue was at its operator-set waiting cap (max_waiting)',
+  labelNames: ['queue'] as const,
+  registers: [registry],
+});
+
 /** Sources read at scrape time; each app context registers its own and removes it on close. */
 interface QueueSource {
   counts(): Promise<Array<{ queue: string; counts: Record<string, number> }>>;

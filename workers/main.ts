@@ -6,6 +6,7 @@ import { isPoolName, type PoolName } from '../shared/queues/names';
 import { POOL_STARTERS, implementedPools } from './pools';
 import { closeWorkerRuntime, createWorkerRuntime, type WorkerRuntime } from './runtime';
 import { startMetricsServer } from './metrics-server';
+import { SchedulerSettingsFollower } from './scheduler-settings';
 
 /** Validates pool names; an unknown or unimplemented pool fails at start. */
 export function parsePools(args: string[]): PoolName[] {
@@ -23,6 +24,8 @@ export function parsePools(args: string[]): PoolName[] {
 export interface RunningPools {
   runtime: WorkerRuntime;
   workers: Worker[];
+  /** Applies the operator's scheduler-endpoints settings to `workers` as they change. */
+  settings: SchedulerSettingsFollower;
   /** Stops taking jobs, lets in-flight jobs finish, closes connections. */
   close(): Promise<void>;
 }
@@ -32,10 +35,14 @@ export async function startPools(pools: PoolName[]): Promise<RunningPools> {
   const workers = pools.flatMap((p) => POOL_STARTERS[p]!(runtime));
   for (const w of workers) w.on('error', (err) => logger.error({ err, queue: w.name }, 'worker error'));
   await Promise.all(workers.map((w) => w.waitUntilReady()));
+  const settings = new SchedulerSettingsFollower(workers, runtime.sub);
+  await settings.start();
   return {
     runtime,
     workers,
+    settings,
     async close() {
+      settings.stop();
       await Promise.all(workers.map((w) => w.close()));
       await closeWorkerRuntime(runtime);
     },

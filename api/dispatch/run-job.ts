@@ -9,7 +9,7 @@ import { errors } from '../../shared/errors/codes';
 import { config } from '../../shared/config/env';
 import { logger } from '../../shared/logger';
 import { ClientGone } from '../../shared/errors/ClientGone';
-import { laneRejections } from '../../shared/metrics';
+import { laneRejections, queueRejections } from '../../shared/metrics';
 
 export interface RunJobOptions<Q extends QueueName> {
   queue: Q;
@@ -36,6 +36,15 @@ export interface RunJobOptions<Q extends QueueName> {
 
 export { ClientGone };
 
+/** Retry-After (seconds) when a queue is at its operator-set waiting cap. */
+const BACKLOG_RETRY_AFTER_S = 1;
+
+/** Jobs waiting for a worker on the queue (waiting + prioritized; running jobs do not count). */
+async function queueBacklog(ctx: AppContext, queue: QueueName): Promise<number> {
+  const c = await ctx.queues.get(queue).getJobCounts('waiting', 'prioritized');
+  return (c.waiting ?? 0) + (c.prioritized ?? 0);
+}
+
 /**
  * The path every queued endpoint shares: take a lane lease, add the job, hold the connection until
  * the reply (or each chunk) arrives on the pod's channel. A client that disconnects cancels the job;
@@ -43,6 +52,11 @@ export { ClientGone };
  */
 export async function runJob<Q extends QueueName>(ctx: AppContext, req: Request, res: Response, opts: RunJobOptions<Q>): Promise<unknown> {
   const auth = req.auth!;
+  const settings = await ctx.directory.queueSettings(opts.queue);
+  if (settings.maxWaiting !== null && (await queueBacklog(ctx, opts.queue)) >= settings.maxWaiting) {
+    queueRejections.inc({ queue: opts.queue });
+    throw opts.overLimit(BACKLOG_RETRY_AFTER_S);
+  }
   const admitted = await ctx.leases.acquire(auth.orgId, opts.pool, opts.lane, opts.limit);
   if (!admitted.granted) {
     laneRejections.inc({ pool: opts.pool, lane: opts.lane });
@@ -99,7 +113,7 @@ export async function runJob<Q extends QueueName>(ctx: AppContext, req: Request,
         lane: opts.lane,
         stream: !!opts.stream,
       } as unknown as JobData<Q>;
-      enqueue(ctx.queues, opts.queue, data, lease.heldBefore).catch((err) => {
+      enqueue(ctx.queues, opts.queue, data, lease.heldBefore, settings.priorityStep).catch((err) => {
         ctx.replies.unregister(jobId);
         settle(() => reject(err));
       });

@@ -10,6 +10,8 @@ export async function readEpoch(redis: Redis): Promise<string> {
   return (await redis.get(keys.cacheEpoch())) ?? '0';
 }
 
+/** Moves the epoch and announces it on the cache channel (worker processes reload settings on it). */
 export async function bumpEpoch(redis: Redis): Promise<void> {
-  await redis.incr(keys.cacheEpoch());
+  const epoch = await redis.incr(keys.cacheEpoch());
+  await redis.publish(keys.cacheChannel(), String(epoch));
 }

@@ -1,4 +1,4 @@
-import { Worker, UnrecoverableError, type Job } from 'bullmq';
+import { Worker, UnrecoverableError, WaitingError, type Job } from 'bullmq';
 import { keys } from '../redis/keys';
 import type { QueueName } from './names';
 import type { JobData, JobResult } from './payloads';
@@ -37,9 +37,14 @@ export function createWorker<Q extends QueueName>(
   processor: JobProcessor<Q>,
 ): Worker<JobData<Q>, JobResult> {
   const lockMs = config().jobLockMs;
-  return new Worker<JobData<Q>, JobResult>(
+  const worker: Worker<JobData<Q>, JobResult> = new Worker<JobData<Q>, JobResult>(
     queue,
-    async (job) => {
+    async (job, token) => {
+      if (worker.isPaused()) {
+        // paused by the scheduler settings while a blocking fetch was in flight: hand the job back
+        await job.moveToWait(token);
+        throw new WaitingError();
+      }
       const data = job.data;
       const started = Date.now();
       const controller = rt.cancels.track(job.id!);
@@ -80,4 +85,5 @@ export function createWorker<Q extends QueueName>(
       removeOnFail: { age: 3600, count: 20_000 },
     },
   );
+  return worker;
 }

@@ -9,6 +9,7 @@ export const keys = {
   bullPrefix: () => `{${config().redisPrefix}}`,
   /** Bumped on any change to keys, orgs, plans or models; caches compare it on every request. */
   cacheEpoch: () => `${config().redisPrefix}:cache:epoch`,
+  /** Published after each epoch bump (see shared/cache/epoch.ts). */
   cacheChannel: () => `${config().redisPrefix}:cache:changed`,
   lease: (orgId: string, pool: string, lane: string) => `${config().redisPrefix}:lease:{${orgId}}:${pool}:${lane}`,
   replyChannel: (podId: string) => `${config().redisPrefix}:reply:{${podId}}`,

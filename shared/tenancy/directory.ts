@@ -3,6 +3,8 @@ import { Op } from 'sequelize';
 import { ApiKey, Organization, Plan, Project, RoutingPlan } from '../db/models';
 import { readEpoch } from '../cache/epoch';
 import type { Entitlements, LaneLimits } from '../db/models/Plan';
+import type { QueueName } from '../queues/names';
+import { loadQueueSettings, type QueueSettings } from '../queues/scheduler-settings';
 
 export interface KeyRecord {
   id: string;
@@ -106,5 +108,10 @@ export class Directory {
       const r = await RoutingPlan.findByPk(id);
       return r ? { id: r.id, orgId: r.orgId, projectId: r.projectId, modelMap: r.modelMap ?? {} } : null;
     });
+  }
+
+  /** The operator's scheduler settings of a queue (defaults when it has no row). */
+  queueSettings(queue: QueueName): Promise<QueueSettings> {
+    return this.cached(`queue:${queue}`, async () => (await loadQueueSettings([queue])).get(queue)!);
   }
 }

@@ -7,7 +7,7 @@ export const schedulerEndpoints: ResourceDef = {
   path: '/scheduler-endpoints',
   family: 'scheduler-endpoints',
   object: 'scheduler_endpoint',
-  description: 'Scheduling settings per queue: worker concurrency, fair-share priority step, waiting cap.',
+  description: 'Scheduling settings per queue: worker concurrency, pause (enabled), fair-share priority step, waiting cap. Running workers and pods follow a write without a restart.',
   model: SchedulerEndpoint,
   fields: {
     queue: { schema: Joi.string().valid(...ALL_QUEUES), required: true, filter: true },

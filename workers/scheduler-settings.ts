@@ -1,0 +1,75 @@
+import type { Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { keys } from '../shared/redis/keys';
+import { logger } from '../shared/logger';
+import type { QueueName } from '../shared/queues/names';
+import { loadQueueSettings } from '../shared/queues/scheduler-settings';
+
+/**
+ * Keeps this process's BullMQ workers in line with the `scheduler-endpoints` rows, without a restart:
+ * `concurrency` (null or no row: the env default the worker started with) and `enabled` (false pauses
+ * the worker locally, so its jobs wait; true resumes it). Reloads on every cache-epoch broadcast
+ * (the management API bumps the epoch after each write) and, for a missed broadcast, every `pollMs`.
+ */
+export class SchedulerSettingsFollower {
+  private readonly defaults = new Map<Worker, number>();
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private readonly onMessage = (channel: string) => {
+    if (channel === keys.cacheChannel()) void this.refresh();
+  };
+
+  constructor(private readonly workers: Worker[], private readonly sub: Redis, private readonly pollMs = 5000) {
+    for (const w of workers) this.defaults.set(w, w.concurrency);
+  }
+
+  async start(): Promise<void> {
+    this.sub.on('message', this.onMessage);
+    await this.sub.subscribe(keys.cacheChannel());
+    await this.refresh();
+    this.timer = setInterval(() => void this.refresh(), this.pollMs);
+    this.timer.unref();
+  }
+
+  /** Reloads and applies the settings; overlapping calls coalesce into one more pass. */
+  refresh(): Promise<void> {
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      do {
+        this.again = false;
+        await this.apply().catch((err) => logger.warn({ err }, 'could not load scheduler settings; keeping the current ones'));
+      } while (this.again);
+    })().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private async apply(): Promise<void> {
+    const settings = await loadQueueSettings(this.workers.map((w) => w.name as QueueName));
+    for (const w of this.workers) {
+      const s = settings.get(w.name as QueueName)!;
+      const concurrency = s.concurrency ?? this.defaults.get(w)!;
+      if (w.concurrency !== concurrency) {
+        w.concurrency = concurrency;
+        logger.info({ queue: w.name, concurrency }, 'worker concurrency changed');
+      }
+      if (!s.enabled && !w.isPaused()) {
+        await w.pause(true);
+        logger.info({ queue: w.name }, 'worker paused by scheduler settings');
+      } else if (s.enabled && w.isPaused()) {
+        await w.resume();
+        logger.info({ queue: w.name }, 'worker resumed by scheduler settings');
+      }
+    }
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.sub.off('message', this.onMessage);
+  }
+}
