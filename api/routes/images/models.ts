@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import { openAiModelHeader } from '../models/present';
 import type { AppContext } from '../../context';
 import { limitsOf } from './limits';
 import { capabilityPolicy } from '../../../shared/policies/capability';
@@ -16,11 +17,7 @@ export async function modelsListing(ctx: AppContext, req: Request, res: Response
     policy,
     available,
     data: models.map((m) => ({
-      id: m.publicId,
-      object: 'model',
-      created: Math.floor(m.createdAt.getTime() / 1000),
-      owned_by: m.provider.name,
-      display_name: m.displayName ?? m.publicId,
+      ...openAiModelHeader(m),
       limits: limitsOf(m),
       prices: Object.fromEntries(Object.entries(m.prices).filter(([k]) => k === 'image' || k.startsWith('image_'))),
       background_variant: true,

@@ -29,14 +29,21 @@ function publishedLimits(m: CatalogModel): { limits?: Record<string, unknown> } 
   return m.capabilities.decision ? { limits: m.limits } : {};
 }
 
-/** The chat-completions list entry: OpenAI's fields plus the gateway's documented extras. */
-export function openAiModel(m: CatalogModel) {
+/** OpenAI's model-object fields, shared by every OpenAI-shaped listing (models, embeddings, rerank, images). */
+export function openAiModelHeader(m: CatalogModel) {
   return {
     id: m.publicId,
     object: 'model' as const,
     created: Math.floor(m.createdAt.getTime() / 1000),
     owned_by: m.provider.name,
     display_name: m.displayName ?? m.publicId,
+  };
+}
+
+/** The chat-completions list entry: OpenAI's fields plus the gateway's documented extras. */
+export function openAiModel(m: CatalogModel) {
+  return {
+    ...openAiModelHeader(m),
     context_window: m.contextWindow,
     max_output_tokens: m.maxOutputTokens,
     capabilities: capabilitiesOf(m),
