@@ -13,6 +13,8 @@ import { runLoad, pct, type LoadResult } from './load';
  */
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '1,16,64').split(',').map(Number);
+/** BENCH_MODES narrows the run, e.g. `json,stream` (default: json,stream,embeddings,rerank). */
+const MODES = new Set((process.env.BENCH_MODES ?? 'json,stream,embeddings,rerank').split(','));
 const dist = path.resolve(__dirname, '..', '..');
 
 function freePort(): Promise<number> {
@@ -24,8 +26,11 @@ function freePort(): Promise<number> {
   });
 }
 
+/** BENCH_NODE_ARGS passes flags to the gateway's processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`. */
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+
 function child(script: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, [path.join(dist, script), ...args], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  return spawn(process.execPath, [...NODE_ARGS, path.join(dist, script), ...args], { env, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 async function waitHttp(url: string, ms = 20_000): Promise<void> {
@@ -82,7 +87,7 @@ async function main(): Promise<void> {
     const messages = [{ role: 'user', content: 'benchmark prompt with a few words' }];
     const rows: string[][] = [];
     const summary: string[] = [];
-    for (const stream of [false, true]) {
+    for (const stream of [false, true].filter((s) => MODES.has(s ? 'stream' : 'json'))) {
       for (const c of CONCURRENCY) {
         const direct = await runLoad(`${simUrl}/v1/chat/completions`, {}, { model: 'sim-chat-1', messages, stream }, c, SECONDS);
         const gw = await runLoad(`http://127.0.0.1:${webPort}/v1/chat/completions`, { 'SERVICE-API-KEY': key }, { model: 'sim-chat', messages, stream }, c, SECONDS);
@@ -103,7 +108,7 @@ async function main(): Promise<void> {
       ['embeddings', '/v1/embeddings', { model: 'sim-embed-1', input: inputs }, '/v1/embeddings', { model: 'sim-embed', input: inputs }],
       ['rerank', '/v2/rerank', { model: 'sim-rerank-1', query: 'sentence 3', documents: inputs }, '/v1/rerank', { model: 'sim-rerank', query: 'sentence 3', documents: inputs }],
     ] as const;
-    for (const [mode, directPath, directBody, gwPath, gwBody] of tasks) {
+    for (const [mode, directPath, directBody, gwPath, gwBody] of tasks.filter((t) => MODES.has(t[0]))) {
       for (const c of CONCURRENCY) {
         const direct = await runLoad(`${simUrl}${directPath}`, {}, directBody, c, SECONDS);
         const gw = await runLoad(`http://127.0.0.1:${webPort}${gwPath}`, { 'SERVICE-API-KEY': key }, gwBody, c, SECONDS);
