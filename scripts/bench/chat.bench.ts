@@ -4,6 +4,7 @@ import path from 'path';
 import { ensureServices } from '../services';
 import { deleteKeysByPrefix } from '../services/redis';
 import { runLoad, pct, type LoadResult } from './load';
+import { readCpu, cpuPerRequestUs } from './cpu';
 
 /**
  * `npm run bench`: chat completions (JSON and streamed), embeddings and rerank, at concurrency 1,
@@ -47,6 +48,15 @@ async function waitHttp(url: string, ms = 20_000): Promise<void> {
   }
 }
 
+/** Prints a markdown table with right-aligned columns. */
+function table(head: string[], rows: string[][]): void {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (r: string[]) => `| ${r.map((v, i) => v.padStart(widths[i])).join(' | ')} |`;
+  console.log(line(head));
+  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  rows.forEach((r) => console.log(line(r)));
+}
+
 async function main(): Promise<void> {
   const services = await ensureServices({ dataDir: '.data/bench', redisPort: 6382, pgPort: 5435, database: 'gateway_bench', recreate: true });
   const [simPort, webPort] = [await freePort(), await freePort()];
@@ -84,22 +94,32 @@ async function main(): Promise<void> {
     await waitHttp(`http://127.0.0.1:${webPort}/healthz`);
     await new Promise((r) => setTimeout(r, 500));
 
-    const messages = [{ role: 'user', content: 'benchmark prompt with a few words' }];
+    const cpuRedis = createRedis('command', services.redisUrl);
+    const cpuParts = { pids: { web: procs[1].pid, worker: procs[2].pid, simulator: procs[0].pid }, redis: cpuRedis, database: 'gateway_bench' };
     const rows: string[][] = [];
+    const cpuRows: string[][] = [];
     const summary: string[] = [];
+    /** One cell: the same load directly and through the gateway; CPU is read around the gateway run. */
+    const cell = async (mode: string, c: number, direct: [string, object], gateway: [string, object], ttfb: boolean) => {
+      const d = await runLoad(`${simUrl}${direct[0]}`, {}, direct[1], c, SECONDS);
+      const before = await readCpu(cpuParts);
+      const g = await runLoad(`http://127.0.0.1:${webPort}${gateway[0]}`, { 'SERVICE-API-KEY': key }, gateway[1], c, SECONDS);
+      const cpu = cpuPerRequestUs(before, await readCpu(cpuParts), g.completed);
+      const m = (r: LoadResult) => {
+        const lat = r.samples.map((s) => (ttfb ? s.ttfb : s.total));
+        return { rps: r.samples.length / r.seconds, p50: pct(lat, 50), p99: pct(lat, 99), errors: r.errors };
+      };
+      const [dm, gm] = [m(d), m(g)];
+      rows.push([mode, String(c), dm.rps.toFixed(0), gm.rps.toFixed(0), (gm.rps / dm.rps).toFixed(2), dm.p50.toFixed(2), gm.p50.toFixed(2), (gm.p50 - dm.p50).toFixed(2), dm.p99.toFixed(2), gm.p99.toFixed(2), String(dm.errors + gm.errors)]);
+      const gatewayUs = cpu.web + cpu.worker + cpu.redis + cpu.postgres;
+      cpuRows.push([mode, String(c), ...[cpu.web, cpu.worker, cpu.redis, cpu.postgres, gatewayUs, cpu.simulator].map((v) => v.toFixed(0))]);
+      summary.push(`${mode} c=${c}: gateway/direct throughput ${(gm.rps / dm.rps).toFixed(2)}, added p50 ${(gm.p50 - dm.p50).toFixed(2)} ms, gateway CPU ${gatewayUs.toFixed(0)} µs/request`);
+    };
+
+    const messages = [{ role: 'user', content: 'benchmark prompt with a few words' }];
     for (const stream of [false, true].filter((s) => MODES.has(s ? 'stream' : 'json'))) {
       for (const c of CONCURRENCY) {
-        const direct = await runLoad(`${simUrl}/v1/chat/completions`, {}, { model: 'sim-chat-1', messages, stream }, c, SECONDS);
-        const gw = await runLoad(`http://127.0.0.1:${webPort}/v1/chat/completions`, { 'SERVICE-API-KEY': key }, { model: 'sim-chat', messages, stream }, c, SECONDS);
-        const m = (r: LoadResult) => {
-          const lat = r.samples.map((s) => (stream ? s.ttfb : s.total));
-          return { rps: r.samples.length / r.seconds, p50: pct(lat, 50), p99: pct(lat, 99), errors: r.errors };
-        };
-        const d = m(direct);
-        const g = m(gw);
-        const mode = stream ? 'stream (TTFB)' : 'json';
-        rows.push([mode, String(c), d.rps.toFixed(0), g.rps.toFixed(0), (g.rps / d.rps).toFixed(2), d.p50.toFixed(2), g.p50.toFixed(2), (g.p50 - d.p50).toFixed(2), d.p99.toFixed(2), g.p99.toFixed(2), String(d.errors + g.errors)]);
-        summary.push(`${mode} c=${c}: gateway/direct throughput ${(g.rps / d.rps).toFixed(2)}, added p50 ${(g.p50 - d.p50).toFixed(2)} ms`);
+        await cell(stream ? 'stream (TTFB)' : 'json', c, ['/v1/chat/completions', { model: 'sim-chat-1', messages, stream }], ['/v1/chat/completions', { model: 'sim-chat', messages, stream }], stream);
       }
     }
     // Embeddings and rerank (docs/embeddings.md): the simulator's own paths directly, the gateway's through it.
@@ -109,24 +129,12 @@ async function main(): Promise<void> {
       ['rerank', '/v2/rerank', { model: 'sim-rerank-1', query: 'sentence 3', documents: inputs }, '/v1/rerank', { model: 'sim-rerank', query: 'sentence 3', documents: inputs }],
     ] as const;
     for (const [mode, directPath, directBody, gwPath, gwBody] of tasks.filter((t) => MODES.has(t[0]))) {
-      for (const c of CONCURRENCY) {
-        const direct = await runLoad(`${simUrl}${directPath}`, {}, directBody, c, SECONDS);
-        const gw = await runLoad(`http://127.0.0.1:${webPort}${gwPath}`, { 'SERVICE-API-KEY': key }, gwBody, c, SECONDS);
-        const m = (r: LoadResult) => {
-          const lat = r.samples.map((s) => s.total);
-          return { rps: r.samples.length / r.seconds, p50: pct(lat, 50), p99: pct(lat, 99), errors: r.errors };
-        };
-        const [d, g] = [m(direct), m(gw)];
-        rows.push([mode, String(c), d.rps.toFixed(0), g.rps.toFixed(0), (g.rps / d.rps).toFixed(2), d.p50.toFixed(2), g.p50.toFixed(2), (g.p50 - d.p50).toFixed(2), d.p99.toFixed(2), g.p99.toFixed(2), String(d.errors + g.errors)]);
-        summary.push(`${mode} c=${c}: gateway/direct throughput ${(g.rps / d.rps).toFixed(2)}, added p50 ${(g.p50 - d.p50).toFixed(2)} ms`);
-      }
+      for (const c of CONCURRENCY) await cell(mode, c, [directPath, directBody], [gwPath, gwBody], false);
     }
-    const head = ['mode', 'conc', 'direct req/s', 'gateway req/s', 'ratio', 'direct p50 ms', 'gateway p50 ms', 'added p50 ms', 'direct p99 ms', 'gateway p99 ms', 'errors'];
-    const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-    const line = (r: string[]) => `| ${r.map((v, i) => v.padStart(widths[i])).join(' | ')} |`;
-    console.log(line(head));
-    console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
-    rows.forEach((r) => console.log(line(r)));
+    cpuRedis.disconnect();
+    table(['mode', 'conc', 'direct req/s', 'gateway req/s', 'ratio', 'direct p50 ms', 'gateway p50 ms', 'added p50 ms', 'direct p99 ms', 'gateway p99 ms', 'errors'], rows);
+    console.log('');
+    table(['mode', 'conc', 'web µs/req', 'worker µs/req', 'redis µs/req', 'postgres µs/req', 'gateway µs/req', 'simulator µs/req'], cpuRows);
     console.log('');
     summary.forEach((s) => console.log(s));
   } finally {

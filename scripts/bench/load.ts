@@ -11,6 +11,8 @@ export interface LoadResult {
   samples: Sample[];
   errors: number;
   seconds: number;
+  /** Every request sent, warm-up included (for CPU per request over the whole run). */
+  completed: number;
 }
 
 /** One POST over a keep-alive agent; resolves with its timings. */
@@ -43,6 +45,7 @@ export async function runLoad(url: string, headers: Record<string, string>, body
   const payload = JSON.stringify(body);
   const samples: Sample[] = [];
   let errors = 0;
+  let completed = 0;
   const t0 = Date.now();
   const measureFrom = t0 + warmup * 1000;
   const end = measureFrom + seconds * 1000;
@@ -56,11 +59,12 @@ export async function runLoad(url: string, headers: Record<string, string>, body
         } catch {
           errors++;
         }
+        completed++;
       }
     }),
   );
   agent.destroy();
-  return { samples, errors, seconds };
+  return { samples, errors, seconds, completed };
 }
 
 export function pct(values: number[], p: number): number {

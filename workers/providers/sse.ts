@@ -10,31 +10,33 @@ function signalAborted(err: unknown): boolean {
   return err instanceof Error && /abort/i.test(err.message);
 }
 
-export async function* readSse(body: ReadableStream<Uint8Array>, doneWhen: (e: EventSourceMessage) => boolean): AsyncGenerator<EventSourceMessage> {
+export async function* readSse(body: AsyncIterable<Uint8Array>, doneWhen: (e: EventSourceMessage) => boolean): AsyncGenerator<EventSourceMessage> {
   const queue: EventSourceMessage[] = [];
   const parser = createParser({ onEvent: (e) => queue.push(e) });
   const decoder = new TextDecoder();
   let done = false;
-  const reader = body.getReader();
-  for (;;) {
-    let chunk: Awaited<ReturnType<typeof reader.read>>;
-    try {
-      chunk = await reader.read();
-    } catch (err) {
-      if ((err as Error)?.name === 'AbortError' || signalAborted(err)) throw err;
-      throw errors.upstreamError('The upstream connection dropped mid-stream.');
-    }
-    if (chunk.done) break;
-    parser.feed(decoder.decode(chunk.value, { stream: true }));
-    while (queue.length) {
-      const e = queue.shift()!;
-      if (doneWhen(e)) done = true;
-      yield e;
-      if (done) {
-        await reader.cancel().catch(() => undefined);
-        return;
+  const it = body[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      let chunk: IteratorResult<Uint8Array>;
+      try {
+        chunk = await it.next();
+      } catch (err) {
+        if ((err as Error)?.name === 'AbortError' || signalAborted(err)) throw err;
+        throw errors.upstreamError('The upstream connection dropped mid-stream.');
+      }
+      if (chunk.done) break;
+      parser.feed(decoder.decode(chunk.value, { stream: true }));
+      while (queue.length) {
+        const e = queue.shift()!;
+        if (doneWhen(e)) done = true;
+        yield e;
+        if (done) return;
       }
     }
+  } finally {
+    // Ends the body (and frees the connection) however the reader stops: done, error or cancel.
+    await it.return?.().catch(() => undefined);
   }
   if (!done) throw errors.upstreamError('The upstream stream ended before it finished.');
 }

@@ -1,5 +1,5 @@
 import { anthropicApi } from './api';
-import { fetchUpstream } from '../http';
+import { fetchUpstream, type UpstreamResponse } from '../http';
 import { readSse } from '../sse';
 import type { Emit, TokenUsage, UpstreamCall } from '../types';
 import { errors } from '../../../shared/errors/codes';
@@ -31,7 +31,7 @@ export function streamFailure(data: { error?: { type?: string; message?: string 
 }
 
 /** One POST /v1/messages; returns the raw response (the stream is read by the caller). */
-export function postMessages(call: UpstreamCall, body: Record<string, unknown>): Promise<Response> {
+export function postMessages(call: UpstreamCall, body: Record<string, unknown>): Promise<UpstreamResponse> {
   return fetchUpstream(
     anthropicApi.url(call.baseUrl, anthropicApi.paths.messages),
     { method: 'POST', headers: anthropicApi.headers(call.apiKey), body: JSON.stringify(body) },
@@ -40,7 +40,7 @@ export function postMessages(call: UpstreamCall, body: Record<string, unknown>):
 }
 
 /** Reads a messages stream and yields each event's parsed data (ends at message_stop). */
-export async function* messagesEvents(res: Response): AsyncGenerator<Record<string, unknown> & { type: string }> {
+export async function* messagesEvents(res: UpstreamResponse): AsyncGenerator<Record<string, unknown> & { type: string }> {
   if (!res.body) throw errors.upstreamError('The upstream sent no stream.');
   for await (const ev of readSse(res.body, (e) => e.event === 'message_stop' || e.event === 'error')) {
     let data: Record<string, unknown> & { type: string };

@@ -1,3 +1,4 @@
+import { FormData } from 'undici';
 import fs from 'fs';
 import { openaiApi } from './api';
 import { fetchUpstream } from '../http';

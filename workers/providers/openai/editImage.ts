@@ -1,3 +1,4 @@
+import { FormData } from 'undici';
 import { openaiApi } from './api';
 import { fetchUpstream } from '../http';
 import { imagesFromResponse } from './images';

@@ -1,9 +1,9 @@
-import { fetchUpstream } from '../http';
+import { fetchUpstream, type UpstreamResponse } from '../http';
 import type { UpstreamCall } from '../types';
 import { errors } from '../../../shared/errors/codes';
 
 /** Reads OpenAI's images response into bytes: `b64_json` items, or `url` items downloaded. */
-export async function imagesFromResponse(res: Response, call: UpstreamCall): Promise<Buffer[]> {
+export async function imagesFromResponse(res: UpstreamResponse, call: UpstreamCall): Promise<Buffer[]> {
   let json: { data?: Array<{ b64_json?: string; url?: string }> };
   try {
     json = (await res.json()) as typeof json;
@@ -17,7 +17,7 @@ export async function imagesFromResponse(res: Response, call: UpstreamCall): Pro
     else if (typeof item?.url === 'string' && /^https?:\/\//.test(item.url)) {
       // The upstream's own CDN link (dall-e style); trusted like the upstream itself.
       const got = await fetchUpstream(item.url, { method: 'GET' }, { signal: call.signal, deadline: call.deadline });
-      out.push(Buffer.from(await got.arrayBuffer()));
+      out.push(await got.bytes());
     } else throw errors.upstreamError('The upstream answered with an image item without data.');
   }
   return out;

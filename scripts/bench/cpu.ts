@@ -1,0 +1,58 @@
+import fs from 'fs';
+import { Redis } from 'ioredis';
+
+/** Linux clock ticks per second for /proc times (USER_HZ is 100 on every mainstream kernel). */
+const TICKS_PER_S = 100;
+
+/** CPU time (user + system, ms) a process has used so far; 0 where /proc is unavailable. */
+export function processCpuMs(pid: number | undefined): number {
+  if (!pid) return 0;
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_S;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU time (ms) of every Postgres backend serving `database` (backends that ended are not counted). */
+export function postgresCpuMs(database: string): number {
+  let total = 0;
+  for (const pid of fs.existsSync('/proc') ? fs.readdirSync('/proc') : []) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (cmd.startsWith('postgres:') && cmd.includes(` ${database} `)) total += processCpuMs(Number(pid));
+    } catch {
+      /* gone */
+    }
+  }
+  return total;
+}
+
+/** CPU time (ms) the Redis server has used, from INFO. */
+export async function redisCpuMs(redis: Redis): Promise<number> {
+  const info = await redis.info('cpu');
+  const get = (k: string) => Number(new RegExp(`^${k}:([\\d.]+)`, 'm').exec(info)?.[1] ?? 0);
+  return (get('used_cpu_user') + get('used_cpu_sys')) * 1000;
+}
+
+export interface CpuReading {
+  [part: string]: number;
+}
+
+/** Reads every part's CPU time now; `diff` turns two readings into µs per request. */
+export async function readCpu(parts: { pids: Record<string, number | undefined>; redis: Redis; database: string }): Promise<CpuReading> {
+  const r: CpuReading = {};
+  for (const [name, pid] of Object.entries(parts.pids)) r[name] = processCpuMs(pid);
+  r.redis = await redisCpuMs(parts.redis);
+  r.postgres = postgresCpuMs(parts.database);
+  return r;
+}
+
+export function cpuPerRequestUs(before: CpuReading, after: CpuReading, requests: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const k of Object.keys(after)) out[k] = requests ? ((after[k] - (before[k] ?? 0)) * 1000) / requests : NaN;
+  return out;
+}
