@@ -36,6 +36,7 @@ export async function createContext(podId = config().podId): Promise<AppContext>
   const catalog = new Catalog();
   directory.onChange(() => catalog.invalidate());
   const queues = new Queues(queueConn);
+  await directory.follow(sub);
   const replies = new ReplyHub(sub, queues, podId, cfg.replyPollMs);
   await replies.start();
   const switches = new SwitchBoard(redis, sub);

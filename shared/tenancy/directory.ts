@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { Op } from 'sequelize';
 import { ApiKey, Organization, Plan, Project, RoutingPlan } from '../db/models';
 import { readEpoch } from '../cache/epoch';
+import { keys } from '../redis/keys';
 import type { Entitlements, LaneLimits } from '../db/models/Plan';
 import type { QueueName } from '../queues/names';
 import { loadQueueSettings, type QueueSettings } from '../queues/scheduler-settings';
@@ -40,12 +41,41 @@ export class Directory {
   private epoch: string | undefined;
   private entries = new Map<string, Promise<unknown>>();
   private onInvalidate: Array<() => void> = [];
+  /** True while the epoch is followed over pub/sub and known current (see `follow`). */
+  private followed = false;
 
   constructor(private readonly redis: Redis) {}
 
-  /** Compares the epoch once per request; drops every entry when it moved. */
+  /**
+   * Follows the epoch on the cache channel instead of reading it on every request: a writer bumps it
+   * and publishes after committing, and Redis has pushed that message to this pod's subscriber before
+   * the writer even got its reply, so the next request here already sees the change. While the
+   * subscriber is not connected (and until a fresh read after it subscribes again) every request
+   * reads the epoch from Redis as before, so a message lost in a reconnect cannot leave a stale cache.
+   */
+  async follow(sub: Redis): Promise<void> {
+    const channel = keys.cacheChannel();
+    sub.on('message', (ch: string, epoch: string) => {
+      if (ch === channel && this.followed) this.moveTo(epoch);
+    });
+    const resume = async () => {
+      this.followed = false;
+      await sub.subscribe(channel);
+      this.moveTo(await readEpoch(this.redis));
+      this.followed = sub.status === 'ready';
+    };
+    sub.on('close', () => (this.followed = false));
+    sub.on('ready', () => void resume().catch(() => (this.followed = false)));
+    await resume();
+  }
+
+  /** Compares the epoch once per request (unless followed); drops every entry when it moved. */
   async sync(): Promise<void> {
-    const now = await readEpoch(this.redis);
+    if (this.followed) return;
+    this.moveTo(await readEpoch(this.redis));
+  }
+
+  private moveTo(now: string): void {
     if (now !== this.epoch) {
       this.epoch = now;
       this.entries.clear();

@@ -1,0 +1,69 @@
+import { expect } from 'chai';
+import { Directory } from '../../../shared/tenancy/directory';
+import { createRedis } from '../../../shared/redis/connection';
+import { bumpEpoch } from '../../../shared/cache/epoch';
+import { keys } from '../../../shared/redis/keys';
+import { env } from '../../helpers/harness';
+import { waitFor } from '../../helpers/wait';
+
+/**
+ * The web pod's cache of keys and orgs follows the cache epoch over pub/sub (no Redis read per
+ * request) and falls back to reading it on every request while its subscriber is down.
+ */
+describe('directory: epoch followed over pub/sub', () => {
+  it('drops its entries when a writer bumps the epoch, and reads the epoch per request while unsubscribed', async () => {
+    const redis = createRedis('command');
+    const sub = createRedis('subscriber');
+    const dir = new Directory(redis);
+    let drops = 0;
+    dir.onChange(() => drops++);
+    try {
+      await dir.follow(sub);
+      const start = drops;
+      await bumpEpoch(env().redis);
+      expect(await waitFor(() => drops > start, 2000, 5), 'invalidated by the published bump').to.equal(true);
+
+      // Followed: a bare INCR without the announcement is not read (no GET per request)...
+      const quiet = drops;
+      await env().redis.incr(keys.cacheEpoch());
+      await dir.sync();
+      expect(drops).to.equal(quiet);
+
+      // ...until the subscriber goes away: then every sync reads the epoch from Redis again.
+      sub.disconnect();
+      await waitFor(() => sub.status === 'end', 2000, 5);
+      await dir.sync();
+      expect(drops, 'read on sync once unsubscribed').to.equal(quiet + 1);
+      await env().redis.incr(keys.cacheEpoch());
+      await dir.sync();
+      expect(drops).to.equal(quiet + 2);
+    } finally {
+      sub.disconnect();
+      redis.disconnect();
+    }
+  });
+
+  it('catches up after its subscriber reconnects, including a bump it missed while away', async () => {
+    const redis = createRedis('command');
+    const sub = createRedis('subscriber');
+    const dir = new Directory(redis);
+    let drops = 0;
+    dir.onChange(() => drops++);
+    try {
+      await dir.follow(sub);
+      const before = drops;
+      // Drop the connection (ioredis reconnects); the bump lands while it is away or reconnecting.
+      const reconnected = new Promise<void>((resolve) => sub.once('ready', () => resolve()));
+      sub.stream.destroy();
+      await env().redis.incr(keys.cacheEpoch());
+      await reconnected;
+      expect(await waitFor(() => drops > before, 2000, 5), 'the missed bump is read on resubscribe').to.equal(true);
+      const after = drops;
+      await bumpEpoch(env().redis);
+      expect(await waitFor(() => drops > after, 2000, 5), 'followed again after the reconnect').to.equal(true);
+    } finally {
+      sub.disconnect();
+      redis.disconnect();
+    }
+  });
+});
