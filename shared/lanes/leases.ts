@@ -26,6 +26,7 @@ interface LeaseCommands {
  */
 export class LeaseManager {
   private held = new Map<string, Set<string>>();
+  private releasing: Array<{ lease: Lease; resolve: () => void; reject: (err: unknown) => void }> = [];
   private timer: NodeJS.Timeout | undefined;
 
   private readonly redis: Redis & LeaseCommands;
@@ -49,11 +50,29 @@ export class LeaseManager {
     return { granted: true, lease: { key, id, heldBefore: held } };
   }
 
-  async release(lease: Lease): Promise<void> {
+  /**
+   * Frees a lease. Releases are sent together once per event-loop turn (one pipeline), after the
+   * response that ended the request has been written, instead of one write per request before it.
+   */
+  release(lease: Lease): Promise<void> {
     const set = this.held.get(lease.key);
-    if (!set?.delete(lease.id)) return; // already released
+    if (!set?.delete(lease.id)) return Promise.resolve(); // already released
     if (set.size === 0) this.held.delete(lease.key);
-    await this.redis.zrem(lease.key, lease.id);
+    return new Promise<void>((resolve, reject) => {
+      this.releasing.push({ lease, resolve, reject });
+      if (this.releasing.length === 1) setImmediate(() => this.flushReleases());
+    });
+  }
+
+  private flushReleases(): void {
+    const batch = this.releasing;
+    this.releasing = [];
+    const p = this.redis.pipeline();
+    for (const r of batch) p.zrem(r.lease.key, r.lease.id);
+    p.exec().then(
+      (results) => batch.forEach((r, i) => (results?.[i]?.[0] ? r.reject(results[i][0]) : r.resolve())),
+      (err) => batch.forEach((r) => r.reject(err)),
+    );
   }
 
   async count(orgId: string, pool: string, lane: string): Promise<number> {
