@@ -21,10 +21,15 @@ export class SseWriter {
     this.res.flushHeaders();
   }
 
-  /** `data: <payload>` with an optional `event:` line. */
+  /**
+   * `data: <payload>` with an optional `event:` line. Events sent in the same tick (chunks that came
+   * in one read of the reply channel) leave in one socket write; none waits past the current tick.
+   */
   send(data: string, event?: string): void {
     this.start();
+    this.res.cork();
     this.res.write(event ? `event: ${event}\ndata: ${data}\n\n` : `data: ${data}\n\n`);
+    process.nextTick(() => this.res.uncork());
   }
 
   end(): void {
