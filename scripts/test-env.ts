@@ -32,6 +32,8 @@ async function main(): Promise<void> {
       // Short timers so failure paths (missed replies, dead workers) resolve within a test's time.
       REPLY_POLL_MS: process.env.REPLY_POLL_MS ?? '200',
       JOB_LOCK_MS: process.env.JOB_LOCK_MS ?? '2000',
+      // A killed worker's unacknowledged usage outbox entries are claimed by a live drainer after this.
+      USAGE_CLAIM_IDLE_MS: process.env.USAGE_CLAIM_IDLE_MS ?? '2000',
       LEASE_TTL_MS: process.env.LEASE_TTL_MS ?? '5000',
       CHAT_INTERACTIVE_CONCURRENCY: process.env.CHAT_INTERACTIVE_CONCURRENCY ?? '8',
       CHAT_BACKGROUND_CONCURRENCY: process.env.CHAT_BACKGROUND_CONCURRENCY ?? '4',

@@ -34,6 +34,13 @@ export const queueRejections = new client.Counter({
   registers: [registry],
 });
 
+export const usageDrained = new client.Counter({
+  name: 'gateway_usage_drained_total',
+  help: 'Usage outbox entries this process moved to Postgres (written) or to the dead-letter stream',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
 /** Sources read at scrape time; each app context registers its own and removes it on close. */
 interface QueueSource {
   counts(): Promise<Array<{ queue: string; counts: Record<string, number> }>>;
@@ -81,3 +88,37 @@ new client.Gauge({
     }
   },
 });
+
+/** The usage outbox's backlog, read at scrape time (worker processes register one; see workers/main.ts). */
+interface OutboxNumbers {
+  entries: number;
+  pending: number;
+  oldestAgeSeconds: number;
+  deadLetters: number;
+}
+interface UsageOutboxSource {
+  stats(): Promise<OutboxNumbers>;
+}
+const outboxSources = new Set<UsageOutboxSource>();
+
+export function addUsageOutboxSource(s: UsageOutboxSource): () => void {
+  outboxSources.add(s);
+  return () => outboxSources.delete(s);
+}
+
+const outboxGauge = (name: string, help: string, pick: (s: OutboxNumbers) => number) =>
+  new client.Gauge({
+    name,
+    help,
+    registers: [registry],
+    async collect() {
+      const [first] = outboxSources;
+      const stats = await first?.stats().catch(() => undefined);
+      if (stats) this.set(pick(stats));
+    },
+  });
+
+outboxGauge('gateway_usage_outbox_entries', 'Usage events in the Redis outbox, not yet in Postgres (the same value from every worker process)', (s) => s.entries);
+outboxGauge('gateway_usage_outbox_pending', 'Usage outbox entries a drainer has read and not yet acknowledged', (s) => s.pending);
+outboxGauge('gateway_usage_outbox_oldest_seconds', 'Age of the oldest usage event waiting in the outbox (0 when empty)', (s) => s.oldestAgeSeconds);
+outboxGauge('gateway_usage_dead_letters', 'Usage outbox entries Postgres refused, kept in the dead-letter stream for an operator', (s) => s.deadLetters);

@@ -7,6 +7,9 @@ import { POOL_STARTERS, implementedPools } from './pools';
 import { closeWorkerRuntime, createWorkerRuntime, type WorkerRuntime } from './runtime';
 import { startMetricsServer } from './metrics-server';
 import { SchedulerSettingsFollower } from './scheduler-settings';
+import { UsageDrainer } from '../shared/metering/usage-drainer';
+import { outboxStats } from '../shared/metering/usage-outbox';
+import { addUsageOutboxSource } from '../shared/metrics';
 
 /** Validates pool names; an unknown or unimplemented pool fails at start. */
 export function parsePools(args: string[]): PoolName[] {
@@ -26,7 +29,9 @@ export interface RunningPools {
   workers: Worker[];
   /** Applies the operator's scheduler-endpoints settings to `workers` as they change. */
   settings: SchedulerSettingsFollower;
-  /** Stops taking jobs, lets in-flight jobs finish, closes connections. */
+  /** Moves usage events from the Redis outbox to Postgres (every worker process runs one). */
+  drainer: UsageDrainer;
+  /** Stops taking jobs, lets in-flight jobs finish, drains the usage outbox, closes connections. */
   close(): Promise<void>;
 }
 
@@ -37,13 +42,19 @@ export async function startPools(pools: PoolName[]): Promise<RunningPools> {
   await Promise.all(workers.map((w) => w.waitUntilReady()));
   const settings = new SchedulerSettingsFollower(workers, runtime.sub);
   await settings.start();
+  const drainer = new UsageDrainer();
+  await drainer.start();
+  const dropMetrics = addUsageOutboxSource({ stats: () => outboxStats(runtime.redis) });
   return {
     runtime,
     workers,
     settings,
+    drainer,
     async close() {
       settings.stop();
       await Promise.all(workers.map((w) => w.close()));
+      await drainer.stop(); // after the workers: their last usage events go to Postgres too
+      dropMetrics();
       await closeWorkerRuntime(runtime);
     },
   };

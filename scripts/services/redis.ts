@@ -43,7 +43,8 @@ function redisServerBinary(): string {
 
 /**
  * Uses REDIS_URL when set; otherwise a redis-server child on `port` (or one already answering
- * there). Nothing is persisted: Redis holds only what can be rebuilt.
+ * there), for local use only. Nothing is persisted; usage events still in the outbox are written to
+ * Postgres when the workers stop (Ctrl-C). Production Redis must persist (AOF): README, *Usage metering*.
  */
 export async function ensureRedis(port: number): Promise<Started> {
   if (process.env.REDIS_URL) return { url: process.env.REDIS_URL, stop: async () => undefined };

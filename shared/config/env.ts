@@ -64,6 +64,8 @@ export interface Config {
   audioOrgConcurrency: number;
   /** Audio worker concurrency per process. */
   audioWorkerConcurrency: number;
+  /** Usage outbox entries read by a drainer and not acknowledged for this long are claimed by another. */
+  usageClaimIdleMs: number;
 }
 
 const schema = Joi.object({
@@ -116,6 +118,7 @@ const schema = Joi.object({
   AUDIO_MAX_CONCURRENT: Joi.number().integer().min(1).default(64),
   AUDIO_ORG_CONCURRENCY: Joi.number().integer().min(0).default(4),
   AUDIO_WORKER_CONCURRENCY: Joi.number().integer().min(1).default(16),
+  USAGE_CLAIM_IDLE_MS: Joi.number().integer().min(100).default(30_000),
 }).unknown(true);
 
 let cached: Config | undefined;
@@ -151,6 +154,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     audioMaxConcurrent: value.AUDIO_MAX_CONCURRENT,
     audioOrgConcurrency: value.AUDIO_ORG_CONCURRENCY,
     audioWorkerConcurrency: value.AUDIO_WORKER_CONCURRENCY,
+    usageClaimIdleMs: value.USAGE_CLAIM_IDLE_MS,
     systemoneConcurrency: value.SYSTEMONE_CONCURRENCY,
     systemoneTimeoutMs: value.SYSTEMONE_TIMEOUT_MS,
     systemoneMaxBodyBytes: value.SYSTEMONE_MAX_BODY_BYTES,

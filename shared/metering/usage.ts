@@ -1,6 +1,8 @@
 import { Pool } from 'pg';
+import type { Redis } from 'ioredis';
 import type { JobEnvelope } from '../queues/payloads';
 import { config } from '../config/env';
+import { appendUsage } from './usage-outbox';
 
 export interface UsageRecord {
   requestId: string;
@@ -16,16 +18,19 @@ export interface UsageRecord {
   passthrough?: boolean;
 }
 
+/** What a processor states about its request's usage; the rest comes from the job. */
+export type UsageFields = Pick<UsageRecord, 'inputTokens' | 'outputTokens' | 'units' | 'passthrough'>;
+
 let pool: Pool | undefined;
 
 /**
  * Usage writes have a pool of their own with `synchronous_commit=off`: the insert returns once the
- * row is in Postgres's WAL buffer instead of waiting for the disk flush (about 4 ms here under load).
- * A worker or web process that crashes after this returns loses nothing; only a crash of Postgres
- * itself within ~3 × wal_writer_delay (600 ms) of the write could drop it. Set
- * USAGE_SYNCHRONOUS_COMMIT=on to wait for the flush instead.
+ * rows are in Postgres's WAL buffer instead of waiting for the disk flush (about 4 ms here under load).
+ * Only a crash of Postgres itself within ~3 × wal_writer_delay (600 ms) of the write could drop
+ * rows the drainer has already taken off the outbox. Set USAGE_SYNCHRONOUS_COMMIT=on to wait for
+ * the flush instead.
  */
-function usagePool(): Pool {
+export function usagePool(): Pool {
   if (!pool) {
     const sync = process.env.USAGE_SYNCHRONOUS_COMMIT === 'on' ? 'on' : 'off';
     pool = new Pool({ connectionString: config().databaseUrl, max: 8, options: `-c synchronous_commit=${sync}` });
@@ -41,25 +46,42 @@ export async function closeUsagePool(): Promise<void> {
 }
 
 /**
- * Writes one usage event, idempotently: the request id is unique, so a retried job or a replayed
- * write is a no-op. Workers call it before they publish the result, so a crash after the upstream
- * answered still leaves the event, and a retry writes it once.
+ * Inserts usage events into Postgres in one statement, idempotently: the request id is unique, so a
+ * replayed entry (or the same request twice in one batch) is a no-op. The UsageDrainer calls it with
+ * each batch from the outbox; tests that date events call it directly.
  */
-export async function recordUsage(u: UsageRecord): Promise<void> {
-  await usagePool().query(
+export async function insertUsage(rows: UsageRecord | UsageRecord[], db: Pool = usagePool()): Promise<void> {
+  const list = Array.isArray(rows) ? rows : [rows];
+  if (!list.length) return;
+  const json = list.map((u) => ({
+    request_id: u.requestId,
+    org_id: u.orgId,
+    project_id: u.projectId,
+    api_key_id: u.apiKeyId,
+    model: u.model,
+    modality: u.modality,
+    lane: u.lane,
+    input_tokens: u.inputTokens ?? 0,
+    output_tokens: u.outputTokens ?? 0,
+    units: u.units ?? {},
+    passthrough: u.passthrough ?? false,
+  }));
+  await db.query(
     `INSERT INTO usage_events (id, request_id, org_id, project_id, api_key_id, model, modality, lane, input_tokens, output_tokens, units, passthrough, created_at)
-     VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, now())
+     SELECT gen_random_uuid(), r.request_id, r.org_id, r.project_id, r.api_key_id, r.model, r.modality, r.lane, r.input_tokens, r.output_tokens, r.units, r.passthrough, now()
+       FROM jsonb_to_recordset($1::jsonb) AS r(request_id text, org_id uuid, project_id uuid, api_key_id uuid, model text, modality text, lane text,
+                                               input_tokens integer, output_tokens integer, units jsonb, passthrough boolean)
      ON CONFLICT (request_id) DO NOTHING`,
-    [u.requestId, u.orgId, u.projectId, u.apiKeyId, u.model, u.modality, u.lane, u.inputTokens ?? 0, u.outputTokens ?? 0, JSON.stringify(u.units ?? {}), u.passthrough ?? false],
+    [JSON.stringify(json)],
   );
 }
 
 /** The fields of a usage event that every job carries in its envelope. */
 type JobIdentity = Pick<JobEnvelope, 'requestId' | 'orgId' | 'projectId' | 'apiKeyId' | 'publicModel' | 'lane'>;
 
-/** Writes the one usage event of a job: its identity from the envelope, the rest as given. */
-export function recordJobUsage(job: JobIdentity, modality: string, fields: Pick<UsageRecord, 'inputTokens' | 'outputTokens' | 'units' | 'passthrough'>): Promise<void> {
-  return recordUsage({
+/** The one usage event of a job: its identity from the envelope, the rest as given. */
+export function jobUsage(job: JobIdentity, modality: string, fields: UsageFields): UsageRecord {
+  return {
     requestId: job.requestId,
     orgId: job.orgId,
     projectId: job.projectId,
@@ -68,5 +90,14 @@ export function recordJobUsage(job: JobIdentity, modality: string, fields: Pick<
     lane: job.lane,
     modality,
     ...fields,
-  });
+  };
+}
+
+/**
+ * Adds the usage event of a job to the outbox now (one XADD), for a processor whose usage must be
+ * durable before something other than its result publish (systemone: right after the wallet charge).
+ * Most processors instead hand their usage to `ctx.usage`, which adds it with the result publish.
+ */
+export async function recordJobUsage(redis: Redis, job: JobIdentity, modality: string, fields: UsageFields): Promise<void> {
+  await appendUsage(redis, jobUsage(job, modality, fields));
 }

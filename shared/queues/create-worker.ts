@@ -8,12 +8,18 @@ import { config } from '../config/env';
 import { logger } from '../logger';
 import { jobDuration } from '../metrics';
 import type { WorkerRuntime } from '../../workers/runtime';
+import { jobUsage, type UsageFields, type UsageRecord } from '../metering/usage';
 
 export interface JobContext {
   /** Aborted when the client disconnects or the deadline passes. */
   signal: AbortSignal;
   /** Streams one chunk to the waiting pod (in order). */
   emit(chunk: string): void;
+  /**
+   * States the request's one usage event. It is added to the usage outbox atomically with the
+   * result publish, and only if the processor succeeds; a later call replaces an earlier one.
+   */
+  usage(modality: string, fields: UsageFields): void;
 }
 
 export type JobProcessor<Q extends QueueName> = (job: Job<JobData<Q>, JobResult>, ctx: JobContext) => Promise<unknown>;
@@ -27,7 +33,8 @@ function wireOf(err: unknown, signal: AbortSignal): WireError {
 
 /**
  * Wraps a pool's processor with the parts every job shares: deadline check, cancellation, chunk
- * sequencing, publishing the result or error to the pod, and never letting BullMQ retry.
+ * sequencing, publishing the result (with the usage event the processor stated, into the usage
+ * outbox in the same script) or error to the pod, and never letting BullMQ retry.
  * A stalled job (its worker died) fails at once (maxStalledCount 0); the pod reads that and answers.
  */
 export function createWorker<Q extends QueueName>(
@@ -50,6 +57,7 @@ export function createWorker<Q extends QueueName>(
       const controller = rt.cancels.track(job.id!);
       const timer = setTimeout(() => controller.abort(errors.deadline()), Math.max(0, data.deadline - Date.now()));
       const chunks: string[] = [];
+      let usage: UsageRecord | undefined;
       try {
         if (Date.now() >= data.deadline) throw errors.deadline();
         if (controller.signal.aborted) throw controller.signal.reason;
@@ -59,8 +67,11 @@ export function createWorker<Q extends QueueName>(
             const seq = chunks.push(chunk) - 1;
             void rt.replies.chunk(data.replyTo, job.id!, seq, chunk);
           },
+          usage: (modality, fields) => {
+            usage = jobUsage(data, modality, fields);
+          },
         });
-        await rt.replies.result(data.replyTo, job.id!, chunks.length, result);
+        await rt.replies.result(data.replyTo, job.id!, chunks.length, result, usage);
         jobDuration.observe({ queue, outcome: 'ok' }, (Date.now() - started) / 1000);
         return data.stream ? { result, chunks } : { result };
       } catch (err) {

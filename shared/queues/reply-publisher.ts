@@ -1,6 +1,8 @@
 import type { Redis } from 'ioredis';
 import type { ReplyMessage } from './reply-messages';
 import type { WireError } from '../errors/ApiError';
+import type { UsageRecord } from '../metering/usage';
+import { publishWithUsage } from '../metering/usage-outbox';
 
 /** The worker side of request-reply. */
 export class ReplyPublisher {
@@ -14,8 +16,13 @@ export class ReplyPublisher {
     return this.send(channel, { i: id, t: 'c', s: seq, d: data });
   }
 
-  result(channel: string, id: string, chunkCount: number, data: unknown): Promise<unknown> {
-    return this.send(channel, { i: id, t: 'r', n: chunkCount, d: data });
+  /**
+   * The final result. With `usage`, the request's usage event goes into the outbox in the same
+   * script (one round trip): the result is published only if the event was stored.
+   */
+  result(channel: string, id: string, chunkCount: number, data: unknown, usage?: UsageRecord): Promise<unknown> {
+    const msg: ReplyMessage = { i: id, t: 'r', n: chunkCount, d: data };
+    return usage ? publishWithUsage(this.redis, channel, JSON.stringify(msg), usage) : this.send(channel, msg);
   }
 
   error(channel: string, id: string, err: WireError): Promise<unknown> {

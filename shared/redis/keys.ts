@@ -16,4 +16,8 @@ export const keys = {
   cancelChannel: () => `${config().redisPrefix}:cancel`,
   switches: () => `${config().redisPrefix}:switches`,
   switchesChannel: () => `${config().redisPrefix}:switches:changed`,
+  /** Usage outbox stream: workers add each request's usage event with its result, UsageDrainers move it to Postgres. */
+  usageOutbox: () => `${config().redisPrefix}:{usage}:outbox`,
+  /** Outbox entries Postgres refused on their own (kept for an operator, never retried). */
+  usageDeadLetters: () => `${config().redisPrefix}:{usage}:dead`,
 };

@@ -3,6 +3,7 @@ import sharp from 'sharp';
 import { env } from './harness';
 import { keyHeader } from './http';
 import { UsageEvent } from '../../shared/db/models';
+import { usageSettled } from './usage';
 
 /** Follows an image URL as a browser would: the API call answers 302, the Location is fetched bare. */
 export async function followImageUrl(url: string, key: string): Promise<{ bytes: Buffer; contentType: string | null; location: string }> {
@@ -27,6 +28,7 @@ export function pngOf(width: number, height: number, rgb: [number, number, numbe
 }
 
 export async function usageFor(requestId: string | null): Promise<UsageEvent | null> {
+  await usageSettled();
   return UsageEvent.findOne({ where: { requestId: requestId! } });
 }
 

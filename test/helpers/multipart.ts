@@ -4,6 +4,7 @@ import { env } from './harness';
 import { config } from '../../shared/config/env';
 import { UsageEvent } from '../../shared/db/models';
 import { waitFor } from './wait';
+import { usageSettled } from './usage';
 
 export interface Part {
   name: string;
@@ -66,6 +67,7 @@ export async function expectCleanAndUnmetered(requestId: string, opts: { othersI
   const left = () => spoolFiles().filter((f) => !opts.othersInFlight || f.startsWith(requestId));
   await waitFor(() => left().length === 0, 2000);
   expect(left(), 'spool files left').to.deep.equal([]);
+  await usageSettled();
   expect(await UsageEvent.count({ where: { requestId } }), 'usage events').to.equal(0);
 }
 

@@ -2,7 +2,6 @@ import type { Worker } from 'bullmq';
 import { createWorker } from '../../shared/queues/create-worker';
 import { createTranscription } from '../providers/openai/createTranscription';
 import { platformCredential } from '../credentials';
-import { recordJobUsage } from '../../shared/metering/usage';
 import { decrypt } from '../../shared/crypto';
 import { config } from '../../shared/config/env';
 import { logger } from '../../shared/logger';
@@ -44,7 +43,8 @@ function startSweeper(maxAgeMs: number): void {
  * The audio pool. The spool file is deleted when the job ends, however it ends (the pod deletes it
  * too). The backend-reported duration is checked against the model's limit (400 audio_too_long);
  * speech-free audio is answered empty and not metered; otherwise one usage event (modality
- * `audio`, `audio_duration_ms`) is written before the sealed transcript is published.
+ * `audio`, `audio_duration_ms`) goes into the usage outbox with the sealed transcript's publish
+ * (nothing after the upstream call charges or commits anything, so no earlier write is needed).
  */
 export function startAudioWorkers(rt: WorkerRuntime): Worker[] {
   const cfg = config();
@@ -58,11 +58,7 @@ export function startAudioWorkers(rt: WorkerRuntime): Worker[] {
         if (t.duration > d.maxDurationSeconds) throw audioErrors.tooLong(d.maxDurationSeconds);
         const durationMs = Math.round(t.duration * 1000);
         if (isSpeechFree(t)) t = speechFree(t);
-        else {
-          await recordJobUsage(d, 'audio', {
-            units: { audio_duration_ms: durationMs },
-          });
-        }
+        else ctx.usage('audio', { units: { audio_duration_ms: durationMs } });
         logger.info({ requestId: d.requestId, model: d.publicModel, durationMs, metered: t.duration > 0, ms: Date.now() - started }, 'transcription done');
         return sealTranscript(t);
       } catch (err) {

@@ -4,7 +4,6 @@ import { chatComplete } from '../providers/openai/chatComplete';
 import { chatComplete as anthropicChat } from '../providers/anthropic/chatComplete';
 import { messages as anthropicMessages } from '../providers/anthropic/messages';
 import { platformCredential } from '../credentials';
-import { recordJobUsage } from '../../shared/metering/usage';
 import { decrypt } from '../../shared/crypto';
 import { config } from '../../shared/config/env';
 import type { WorkerRuntime } from '../runtime';
@@ -33,7 +32,7 @@ async function runChat(job: ChatJob, signal: AbortSignal, emit: (c: string) => v
 
 /**
  * The chat pool: both chat lanes, each with its own concurrency so background work never takes an
- * interactive slot. Usage is written before the result is published (idempotent by request id).
+ * interactive slot. The usage event goes into the usage outbox with the result publish.
  */
 export function startChatWorkers(rt: WorkerRuntime): Worker[] {
   const cfg = config();
@@ -45,7 +44,7 @@ export function startChatWorkers(rt: WorkerRuntime): Worker[] {
     createWorker(rt, queue, concurrency, async (job, ctx) => {
       const d = job.data;
       const outcome = await runChat(d, ctx.signal, ctx.emit);
-      await recordJobUsage(d, 'chat', {
+      ctx.usage('chat', {
         inputTokens: outcome.usage.inputTokens,
         outputTokens: outcome.usage.outputTokens,
         passthrough: !!d.target.sealedCallerKey,

@@ -3,38 +3,38 @@ import { createWorker } from '../../shared/queues/create-worker';
 import { embed } from '../providers/openai/embed';
 import { rerank } from '../providers/cohere/rerank';
 import { platformCredential } from '../credentials';
-import { recordJobUsage } from '../../shared/metering/usage';
 import { config } from '../../shared/config/env';
 import { ApiError } from '../../shared/errors/ApiError';
 import type { WorkerRuntime } from '../runtime';
+import type { JobContext } from '../../shared/queues/create-worker';
 import type { EmbeddingsJob } from '../../shared/queues/payloads';
 
 function unsupported(op: string, kind: string): ApiError {
   return new ApiError(502, 'upstream_unsupported', `No ${op} adapter for upstream kind '${kind}'.`);
 }
 
-/** Calls the upstream and writes the one usage event of the request; returns the body to answer. */
-async function run(d: EmbeddingsJob, signal: AbortSignal): Promise<Record<string, unknown>> {
+/** Calls the upstream and states the one usage event of the request; returns the body to answer. */
+async function run(d: EmbeddingsJob, { signal, usage }: JobContext): Promise<Record<string, unknown>> {
   const t = d.target;
   const call = { baseUrl: t.baseUrl, apiKey: await platformCredential(t.providerId), upstreamModel: t.upstreamModel, signal, deadline: d.deadline };
   if (d.operation === 'embed') {
     if (t.kind !== 'openai') throw unsupported('embeddings', t.kind);
     const out = await embed(call, { input: d.input, encodingFormat: d.encodingFormat, dimensions: d.dimensions }, d.publicModel);
     const tokens = out.upstreamTokens > 0 ? out.upstreamTokens : d.countedTokens;
-    await recordJobUsage(d, 'embeddings', { inputTokens: tokens });
+    usage('embeddings', { inputTokens: tokens });
     return { ...out.response, usage: { prompt_tokens: tokens, total_tokens: tokens } };
   }
   if (t.kind !== 'cohere') throw unsupported('rerank', t.kind);
   const out = await rerank(call, { query: d.query, documents: d.documents, topN: d.topN, returnDocuments: d.returnDocuments }, d.searchUnits);
-  await recordJobUsage(d, 'rerank', { units: { search_units: out.searchUnits } });
+  usage('rerank', { units: { search_units: out.searchUnits } });
   return out.response;
 }
 
 /**
  * The embeddings pool: embeddings and rerank jobs from the `embeddings` queue, with a concurrency of
- * its own, so they never hold a chat slot. Usage is written before the result is published
- * (idempotent by request id); a failed upstream call writes none.
+ * its own, so they never hold a chat slot. The usage event goes into the usage outbox with the
+ * result publish; a failed upstream call writes none.
  */
 export function startEmbeddingsWorkers(rt: WorkerRuntime): Worker[] {
-  return [createWorker(rt, 'embeddings', config().embeddingsConcurrency, (job, ctx) => run(job.data, ctx.signal))];
+  return [createWorker(rt, 'embeddings', config().embeddingsConcurrency, (job, ctx) => run(job.data, ctx))];
 }

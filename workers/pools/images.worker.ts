@@ -3,7 +3,6 @@ import { createWorker } from '../../shared/queues/create-worker';
 import { createImage } from '../providers/openai/createImage';
 import { editImage } from '../providers/openai/editImage';
 import { platformCredential } from '../credentials';
-import { recordJobUsage } from '../../shared/metering/usage';
 import { config } from '../../shared/config/env';
 import { imageStorage } from '../../shared/storage';
 import { saveImage } from '../../shared/images/store';
@@ -32,8 +31,8 @@ async function callUpstream(job: ImageJob, signal: AbortSignal): Promise<Buffer[
 
 /**
  * The images pool: both lanes, each with its own concurrency. A job calls the upstream, stores every
- * image it returns (type and size read from the bytes), then writes one usage event for the request
- * (idempotent by request id) before the result is published.
+ * image it returns (type and size read from the bytes), then states one usage event for the request,
+ * which goes into the usage outbox with the result publish.
  */
 export function startImagesWorkers(rt: WorkerRuntime): Worker[] {
   const cfg = config();
@@ -65,7 +64,7 @@ export function startImagesWorkers(rt: WorkerRuntime): Worker[] {
           throw err;
         }
       }
-      await recordJobUsage(d, 'image', {
+      ctx.usage('image', {
         units: { [d.priceKey]: saved.length, cost_micros: saved.length * d.unitPrice },
       });
       return { created: Math.floor(saved[0].createdAt.getTime() / 1000), images: saved.map((s) => ({ id: s.id })) };

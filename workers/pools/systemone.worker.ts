@@ -34,8 +34,9 @@ async function decide(job: SystemoneJob, signal: AbortSignal): Promise<DecisionR
 
 /**
  * The systemone pool: one upstream chat call per decision request. On success the reservation is
- * settled (input tokens only) and the usage event written before the result is published, both
- * idempotent by request id; on any failure the reservation is released.
+ * settled (input tokens only), then the usage event is added to the usage outbox (a plain XADD,
+ * awaited) before the result is published, both idempotent by request id; on any failure the
+ * reservation is released.
  */
 export function startSystemoneWorkers(rt: WorkerRuntime): Worker[] {
   return [
@@ -59,7 +60,9 @@ export function startSystemoneWorkers(rt: WorkerRuntime): Worker[] {
           throw systemoneErrors.billingUnavailable();
         }
       }
-      await recordJobUsage(d, 'decision', {
+      // Awaited here, not handed to ctx.usage: the wallet charge above is already committed, and its
+      // usage event (billed_micros) must not depend on the result publish that follows.
+      await recordJobUsage(rt.redis, d, 'decision', {
         inputTokens: result.usage.input_tokens,
         outputTokens: result.usage.output_tokens,
         units: { questions: d.plan.length, images: d.images, billed_micros: charged },

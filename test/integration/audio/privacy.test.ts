@@ -11,6 +11,7 @@ import { logger } from '../../../shared/logger';
 import { db } from '../../../shared/db/sequelize';
 import { UsageEvent } from '../../../shared/db/models';
 import { config } from '../../../shared/config/env';
+import { usageSettled } from '../../helpers/usage';
 
 const PROMPT = 'Confidential: project Zebra-7731 merger with Okapi Holdings';
 const FILENAME = 'board-meeting-secret-4410.wav';
@@ -134,6 +135,7 @@ describe('audio transcription: privacy of prompt, filename and transcript', () =
     expect(lines.some((l) => l.includes('transcription done')), 'audio log lines were captured').to.equal(true);
     const dump = await redisDump();
     expect(dump.some((v) => v.includes(meteredIds[0]) && v.includes('sealed')), 'the finished job is in Redis, sealed').to.equal(true);
+    await usageSettled();
     expect(await UsageEvent.count({ where: { requestId: meteredIds } })).to.equal(1);
 
     for (const s of secrets) {

@@ -9,6 +9,7 @@ import { UsageEvent, RoutingPlan } from '../../../shared/db/models';
 import { setSwitch } from '../../../shared/switches/switches';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { waitFor } from '../../helpers/wait';
+import { usageSettled } from '../../helpers/usage';
 
 const speech = makeWav(SPEECH_LIKE);
 const silent = makeWav([{ seconds: 3 }]);
@@ -33,6 +34,7 @@ describe('audio transcription: the happy paths', () => {
     expect(raw.response.headers.get('transfer-encoding')).to.equal(null);
     expect(r.usage).to.deep.equal({ type: 'duration', seconds: 4 });
     const id = raw.response.headers.get('x-service-request-id')!;
+    await usageSettled();
     const events = await UsageEvent.findAll({ where: { requestId: id } });
     expect(events).to.have.length(1);
     expect(events[0].modality).to.equal('audio');
@@ -135,13 +137,16 @@ describe('audio transcription: the happy paths', () => {
       expect(r.status, `${path}: ${r.text}`).to.equal(200);
       expect(r.body.text.split(' ')).to.have.length(6);
       expect(r.headers.get('deprecation')).to.equal(deprecation);
+      await usageSettled();
       expect(await UsageEvent.count({ where: { requestId: r.requestId } })).to.equal(1);
     }
     const viaAlias = await postAudio(`/r/${plan.id}/v1/audio/transcriptions`, keyHeader(o.key), multipartBody(transcriptionParts(speech, [], 'transcriber')));
     expect(viaAlias.status, viaAlias.text).to.equal(200);
+    await usageSettled();
     const ev = await UsageEvent.findOne({ where: { requestId: viaAlias.requestId } });
     expect(ev!.projectId).to.equal(null);
     const withProject = await postAudio(`/a/${o.key}/p/proj/v1/audio/transcriptions`, {}, body);
+    await usageSettled();
     expect((await UsageEvent.findOne({ where: { requestId: withProject.requestId } }))!.projectId).to.equal(o.project.id);
     const unauth = await postAudio('/v1/audio/transcriptions', {}, body);
     expect(unauth.status).to.equal(401);

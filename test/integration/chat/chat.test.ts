@@ -4,6 +4,7 @@ import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { UsageEvent } from '../../../shared/db/models';
+import { usageSettled } from '../../helpers/usage';
 
 const chatBody = (model = 'sim-chat', extra: Record<string, unknown> = {}) => ({
   model,
@@ -36,6 +37,7 @@ describe('POST /v1/chat/completions', () => {
     expect(r.body.usage.prompt_tokens).to.be.greaterThan(0);
     expect(env().sim.log.entries[0].model).to.equal('sim-chat-1');
     const requestId = r.headers.get('x-service-request-id')!;
+    await usageSettled();
     const events = await UsageEvent.findAll({ where: { requestId } });
     expect(events).to.have.length(1);
     expect(events[0]).to.include({ orgId: o.org.id, model: 'sim-chat', lane: 'interactive', modality: 'chat' });
@@ -103,6 +105,7 @@ describe('POST /v1/chat/completions', () => {
       [{ model: 'nope', messages: [{ role: 'user', content: 'x' }] }, 404, 'model_not_found'],
       [{ model: 'sim-embed', messages: [{ role: 'user', content: 'x' }] }, 400, 'model_not_chat_capable'],
     ];
+    await usageSettled();
     const before = await UsageEvent.count({ where: { orgId: o.org.id } });
     for (const [body, status, code] of cases) {
       const r = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: body });
@@ -110,6 +113,7 @@ describe('POST /v1/chat/completions', () => {
       expect(r.body.error.code).to.equal(code);
     }
     expect(env().sim.log.entries).to.have.length(0);
+    await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(before);
   });
 

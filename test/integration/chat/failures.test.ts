@@ -7,7 +7,9 @@ import { UsageEvent } from '../../../shared/db/models';
 import { pools } from '../../helpers/pools';
 import { childChatWorker } from '../../helpers/child-worker';
 import { Job } from 'bullmq';
-import { recordUsage } from '../../../shared/metering/usage';
+import { insertUsage } from '../../../shared/metering/usage';
+import { appendUsage, outboxStats } from '../../../shared/metering/usage-outbox';
+import { usageSettled } from '../../helpers/usage';
 
 const body = (extra: Record<string, unknown> = {}) => ({ model: 'sim-chat', messages: [{ role: 'user', content: 'failure test' }], ...extra });
 const chat = (key: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
@@ -25,6 +27,7 @@ describe('upstream failures, cancellation, dead workers and passthrough', () => 
     const r = await chat(o.key);
     expect(r.status, r.text).to.equal(200);
     expect(env().sim.log.entries).to.have.length(2);
+    await usageSettled();
     expect(await UsageEvent.count({ where: { requestId: r.headers.get('x-service-request-id')! } })).to.equal(1);
   });
 
@@ -35,12 +38,14 @@ describe('upstream failures, cancellation, dead workers and passthrough', () => 
     expect(ok.status).to.equal(200);
     expect(Date.now() - t).to.be.at.least(950);
     env().sim.knobs.set('sim-chat-1', { status: 429, retryAfter: 0 });
+    await usageSettled();
     const before = await UsageEvent.count({ where: { orgId: o.org.id } });
     const r = await chat(o.key);
     expect(r.status).to.equal(429);
     expect(r.body.error.code).to.equal('upstream_rate_limited');
     expect(r.headers.get('retry-after')).to.be.a('string');
     expect(env().sim.log.entries.length).to.equal(2 + 3); // 1 retried success + 3 attempts
+    await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(before);
   });
 
@@ -138,18 +143,23 @@ describe('upstream failures, cancellation, dead workers and passthrough', () => 
     const r = await chat(o.key, {}, { authorization: 'Bearer sk-caller-own-key' });
     expect(r.status, r.text).to.equal(200);
     expect(env().sim.log.entries[0].authorization).to.equal('Bearer sk-caller-own-key');
+    await usageSettled();
     const ev = await UsageEvent.findOne({ where: { requestId: r.headers.get('x-service-request-id')! } });
     expect(ev!.passthrough).to.equal(true);
     expect(ev!.orgId).to.equal(o.org.id);
     const plain = await chat(o.key);
     expect(env().sim.log.entries[1].authorization).to.equal(undefined);
+    await usageSettled();
     expect((await UsageEvent.findOne({ where: { requestId: plain.headers.get('x-service-request-id')! } }))!.passthrough).to.equal(false);
   });
 
   it('writes a usage event once even when the write is replayed', async () => {
     const u = { requestId: `req_replay_${Date.now()}`, orgId: o.org.id, projectId: null, apiKeyId: null, model: 'sim-chat', modality: 'chat', lane: 'interactive', inputTokens: 3, outputTokens: 4 };
-    await recordUsage(u);
-    await recordUsage(u);
+    await insertUsage(u);
+    await insertUsage(u);
+    await appendUsage(env().redis, u); // and again through the outbox, twice
+    await appendUsage(env().redis, u);
+    await usageSettled();
     expect(await UsageEvent.count({ where: { requestId: u.requestId } })).to.equal(1);
   });
 });
@@ -171,6 +181,9 @@ describe('worker shutdown', () => {
       const r = await reply;
       expect(r.status, r.text).to.equal(200);
       expect(await exited).to.equal(0);
+      // no other drainer runs now: the child's drainer wrote the job's usage event before it exited
+      expect((await outboxStats(env().redis)).entries).to.equal(0);
+      expect(await UsageEvent.count({ where: { requestId: r.headers.get('x-service-request-id')! } })).to.equal(1);
     } finally {
       await worker.restore();
     }

@@ -4,6 +4,7 @@ import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { percentile, waitFor } from '../../helpers/wait';
 import { UsageEvent } from '../../../shared/db/models';
+import { usageSettled } from '../../helpers/usage';
 
 const body = (model = 'sim-chat', content = 'lane test') => ({ model, messages: [{ role: 'user', content }] });
 const chat = (key: string, model = 'sim-chat') => call('POST', '/v1/chat/completions', { headers: keyHeader(key), json: body(model) });
@@ -17,6 +18,7 @@ describe('lanes, background work and fair share', () => {
     expect(r.status, r.text).to.equal(200);
     expect(r.body.model).to.equal('sim-chat-background');
     expect(env().sim.log.entries[0].model).to.equal('sim-chat-1');
+    await usageSettled();
     const ev = await UsageEvent.findOne({ where: { requestId: r.headers.get('x-service-request-id')! } });
     expect(ev!.lane).to.equal('background');
     expect(ev!.model).to.equal('sim-chat-background');
@@ -27,6 +29,7 @@ describe('lanes, background work and fair share', () => {
     const r = await chat(o.key, 'sim-chat-background');
     expect(r.status).to.equal(200);
     expect(r.body.model).to.equal('sim-chat-background');
+    await usageSettled();
     const ev = await UsageEvent.findOne({ where: { requestId: r.headers.get('x-service-request-id')! } });
     expect(ev!.lane).to.equal('interactive');
   });
@@ -42,6 +45,7 @@ describe('lanes, background work and fair share', () => {
     expect(Number(second.headers.get('retry-after'))).to.be.at.least(1);
     expect((await first).status).to.equal(200);
     expect(env().sim.log.entries).to.have.length(1);
+    await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(1);
     // the lease was released when the first response ended: the next request is admitted
     env().sim.knobs.reset();

@@ -5,6 +5,7 @@ import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { postSse } from '../../helpers/sse-events';
 import { UsageEvent } from '../../../shared/db/models';
+import { usageSettled } from '../../helpers/usage';
 
 /** The chat-completions dialect on a model whose upstream speaks Anthropic messages. */
 describe('chat completions on an Anthropic-native upstream (sim-claude)', () => {
@@ -26,6 +27,7 @@ describe('chat completions on an Anthropic-native upstream (sim-claude)', () => 
     const sent = env().sim.log.entries[0];
     expect(sent.path).to.equal('/v1/messages');
     expect(sent.body).to.deep.include({ model: 'sim-claude-1', system: 'Sys.', max_tokens: 100, stop_sequences: ['zzz'], messages: [{ role: 'user', content: [{ type: 'text', text: 'hi claude' }] }] });
+    await usageSettled();
     const [ev] = await UsageEvent.findAll({ where: { requestId: r.headers.get('x-service-request-id')! } });
     expect(ev.inputTokens).to.equal(r.body.usage.prompt_tokens);
     expect(ev.outputTokens).to.equal(r.body.usage.completion_tokens);
@@ -79,11 +81,13 @@ describe('chat completions on an Anthropic-native upstream (sim-claude)', () => 
   });
 
   it('refuses legacy completions on it without calling the upstream or billing', async () => {
+    await usageSettled();
     const before = await UsageEvent.count({ where: { orgId: o.org.id } });
     const r = await call('POST', '/v1/completions', { headers: keyHeader(o.key), json: { model: 'sim-claude', prompt: 'x' } });
     expect(r.status).to.equal(400);
     expect(r.body.error.code).to.equal('unsupported_operation');
     expect(env().sim.log.entries).to.have.length(0);
+    await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(before);
   });
 });

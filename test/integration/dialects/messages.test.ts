@@ -8,6 +8,7 @@ import { call, keyHeader } from '../../helpers/http';
 import { postSse, type SseEvent } from '../../helpers/sse-events';
 import { waitFor } from '../../helpers/wait';
 import { UsageEvent } from '../../../shared/db/models';
+import { usageSettled } from '../../helpers/usage';
 
 const V = { 'anthropic-version': '2023-06-01' };
 const body = (model: string, extra: Record<string, unknown> = {}) => ({
@@ -43,6 +44,7 @@ async function until(cond: () => boolean | Promise<boolean>): Promise<void> {
 }
 
 async function usageFor(requestId: string) {
+  await usageSettled();
   return UsageEvent.findAll({ where: { requestId } });
 }
 
@@ -292,6 +294,7 @@ describe('messages dialect errors', () => {
   }
 
   it('requires a well-formed anthropic-version header (400), on both paths', async () => {
+    await usageSettled();
     const before = await UsageEvent.count({ where: { orgId: o.org.id } });
     for (const path of ['/v1/messages', '/v1/messages/count_tokens']) {
       await expectRefused(await call('POST', path, { headers: keyHeader(o.key), json: body('sim-chat') }), 400, 'anthropic_version_required', 'invalid_request_error');
@@ -301,6 +304,7 @@ describe('messages dialect errors', () => {
       }
     }
     expect(env().sim.log.entries).to.have.length(0);
+    await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(before);
   });
 
@@ -317,6 +321,7 @@ describe('messages dialect errors', () => {
       [{ model: 'nope', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] }, 404, 'model_not_found', 'not_found_error'],
       [{ model: 'sim-embed', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] }, 400, 'model_not_chat_capable', 'invalid_request_error'],
     ];
+    await usageSettled();
     const before = await UsageEvent.count({ where: { orgId: o.org.id } });
     for (const [json, status, code, type] of cases) await expectRefused(await call('POST', '/v1/messages', { headers: h, json }), status, code, type);
     await expectRefused(await call('POST', '/v1/messages', { headers: { ...h, 'content-type': 'application/json' }, raw: '{"model": ' }), 400, 'invalid_json', 'invalid_request_error');
@@ -325,6 +330,7 @@ describe('messages dialect errors', () => {
     const huge = JSON.stringify(body('sim-chat', { messages: [{ role: 'user', content: 'x'.repeat(21 * 1024 * 1024) }] }));
     await expectRefused(await call('POST', '/v1/messages', { headers: { ...h, 'content-type': 'application/json' }, raw: huge }), 413, 'payload_too_large', 'request_too_large');
     expect(env().sim.log.entries).to.have.length(0);
+    await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(before);
   });
 
@@ -340,6 +346,7 @@ describe('messages dialect errors', () => {
     await expectRefused(r, 429, 'CONCURRENT_REQUEST_LIMIT_EXCEEDED', 'rate_limit_error');
     expect(Number(r.headers.get('retry-after'))).to.be.greaterThan(0);
     expect(env().sim.log.entries).to.have.length(0);
+    await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: full.org.id } })).to.equal(0);
   });
 
@@ -362,6 +369,7 @@ describe('POST /v1/messages/count_tokens', () => {
   it("counts with the model's tokenizer profile, without calling the upstream or billing", async () => {
     const text = 'Tokenizers differ: naïve café façade — 東京 and émigrés ☃';
     const req = (model: string) => ({ model, messages: [{ role: 'user', content: text }] });
+    await usageSettled();
     const before = await UsageEvent.count({ where: { orgId: o.org.id } });
     const a = await call('POST', '/v1/messages/count_tokens', { headers: { ...keyHeader(o.key), ...V }, json: req('sim-chat') });
     const b = await call('POST', '/v1/messages/count_tokens', { headers: { ...keyHeader(o.key), ...V }, json: req('sim-claude') });
@@ -371,6 +379,7 @@ describe('POST /v1/messages/count_tokens', () => {
     expect(b.body).to.deep.equal({ input_tokens: 6 + encodeCl100k(text).length });
     expect(a.body.input_tokens).not.to.equal(b.body.input_tokens);
     expect(env().sim.log.entries).to.have.length(0);
+    await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(before);
   });
 

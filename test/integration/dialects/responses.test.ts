@@ -5,6 +5,7 @@ import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { postSse, type SseEvent } from '../../helpers/sse-events';
 import { StoredResponse, UsageEvent } from '../../../shared/db/models';
+import { usageSettled } from '../../helpers/usage';
 
 const lookup = { type: 'function', name: 'lookup', description: 'Look something up', parameters: { type: 'object', properties: { query: { type: 'string' } } } };
 
@@ -49,6 +50,7 @@ describe('POST /v1/responses', () => {
         expect(r.body.usage.input_tokens).to.be.greaterThan(0);
         expect(r.body.usage.total_tokens).to.equal(r.body.usage.input_tokens + r.body.usage.output_tokens);
         expect(env().sim.log.entries[0].path).to.equal(path);
+        await usageSettled();
         const [ev] = await UsageEvent.findAll({ where: { requestId: r.headers.get('x-service-request-id')! } });
         expect(ev).to.include({ orgId: o.org.id, model, modality: 'chat', lane: 'interactive' });
         const stored = await StoredResponse.findByPk(r.body.id);
@@ -169,6 +171,7 @@ describe('POST /v1/responses', () => {
     expect(unstored.body.store).to.equal(false);
     const other = await buildOrg(env().redis);
     resetSim();
+    await usageSettled();
     const before = await UsageEvent.count({ where: { orgId: other.org.id } });
     for (const [key, id] of [[other.key, mine.body.id], [o.key, unstored.body.id], [o.key, 'resp_doesnotexist']]) {
       const r = await call('POST', '/v1/responses', { headers: keyHeader(key), json: { model: 'sim-chat', input: 'follow up', previous_response_id: id } });
@@ -178,6 +181,7 @@ describe('POST /v1/responses', () => {
     const peek = await call('GET', `/v1/responses/${mine.body.id}`, { headers: keyHeader(other.key) });
     expect(peek.status).to.equal(404);
     expect(env().sim.log.entries).to.have.length(0);
+    await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: other.org.id } })).to.equal(before);
   });
 
@@ -208,6 +212,7 @@ describe('POST /v1/responses', () => {
   it('runs -background ids on the background lane and attributes the project', async () => {
     const r = await call('POST', '/v1/responses', { headers: { ...h, 'SERVICE-PROJECT-ID': o.project.id }, json: { model: 'sim-chat-background', input: 'later' } });
     expect(r.status, r.text).to.equal(200);
+    await usageSettled();
     const [ev] = await UsageEvent.findAll({ where: { requestId: r.headers.get('x-service-request-id')! } });
     expect(ev).to.include({ lane: 'background', projectId: o.project.id });
   });
@@ -225,6 +230,7 @@ describe('POST /v1/responses', () => {
       [{ model: 'nope', input: 'x' }, 404, 'model_not_found'],
       [{ model: 'sim-embed', input: 'x' }, 400, 'model_not_chat_capable'],
     ];
+    await usageSettled();
     const before = await UsageEvent.count({ where: { orgId: o.org.id } });
     for (const [json, status, code] of cases) {
       const r = await call('POST', '/v1/responses', { headers: h, json });
@@ -232,6 +238,7 @@ describe('POST /v1/responses', () => {
       expect(r.body.error.code).to.equal(code);
     }
     expect(env().sim.log.entries).to.have.length(0);
+    await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(before);
   });
 
@@ -242,6 +249,7 @@ describe('POST /v1/responses', () => {
     expect(r.body.error.code).to.equal('CONCURRENT_REQUEST_LIMIT_EXCEEDED');
     expect(Number(r.headers.get('retry-after'))).to.be.greaterThan(0);
     expect(env().sim.log.entries).to.have.length(0);
+    await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: full.org.id } })).to.equal(0);
     expect(await StoredResponse.count({ where: { orgId: full.org.id } })).to.equal(0);
   });

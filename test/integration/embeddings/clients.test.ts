@@ -5,6 +5,7 @@ import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { UsageEvent } from '../../../shared/db/models';
 import { cosine } from './helpers';
+import { usageSettled } from '../../helpers/usage';
 
 describe('official clients: openai embeddings.create and cohere-ai v2 rerank through the gateway', () => {
   let o: TestOrg;
@@ -55,6 +56,7 @@ describe('official clients: openai embeddings.create and cohere-ai v2 rerank thr
     expect(r.results.map((x) => x.index).sort()).to.deep.equal([0, 2]);
     expect(r.results[0].relevanceScore).to.be.at.least(r.results[1].relevanceScore);
     expect(r.meta?.billedUnits?.searchUnits).to.equal(1);
+    await usageSettled();
     expect(await UsageEvent.count({ where: { requestId: r.id! } })).to.equal(1);
   });
 

@@ -6,6 +6,7 @@ import { UsageEvent } from '../../../shared/db/models';
 import { upsertModel } from '../../../shared/catalog/catalog-ops';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { bodyOfSize, cosine, expectRejected, post } from './helpers';
+import { usageSettled } from '../../helpers/usage';
 
 const MiB2 = 2 * 1024 * 1024;
 
@@ -33,6 +34,7 @@ describe('POST /v1/embeddings', () => {
     expect(r.body.usage.prompt_tokens).to.be.greaterThan(0);
     expect(r.body.usage.total_tokens).to.equal(r.body.usage.prompt_tokens);
     expect(env().sim.log.entries.map((e) => [e.path, e.model])).to.deep.equal([['/v1/embeddings', 'sim-embed-1']]);
+    await usageSettled();
     const events = await UsageEvent.findAll({ where: { requestId: id! } });
     expect(events).to.have.length(1);
     expect(events[0]).to.include({ orgId: o.org.id, model: 'sim-embed', modality: 'embeddings', inputTokens: r.body.usage.prompt_tokens, outputTokens: 0 });
@@ -171,6 +173,7 @@ describe('POST /v1/embeddings', () => {
     env().sim.knobs.set('sim-embed-1', { status: 503, statusTimes: 1, retryAfter: 0 });
     const retried = await embed({ model: 'sim-embed', input: 'x' });
     expect(retried.status, retried.text).to.equal(200);
+    await usageSettled();
     expect(await UsageEvent.count({ where: { requestId: retried.headers.get('x-service-request-id')! } })).to.equal(1);
   });
 });

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { UsageEvent } from '../../../shared/db/models';
 import { call, keyHeader, type Reply } from '../../helpers/http';
+import { usageSettled } from '../../helpers/usage';
 
 export const post = (key: string, path: string, json: unknown) => call('POST', path, { headers: keyHeader(key), json });
 
@@ -11,6 +12,7 @@ export async function expectRejected(r: Reply, status: number, code: string): Pr
   expect(r.text).not.to.match(/\bat .+\.js:\d+/); // never a stack trace
   const id = r.headers.get('x-service-request-id');
   expect(id).to.be.a('string');
+  await usageSettled();
   expect(await UsageEvent.count({ where: { requestId: id! } })).to.equal(0);
 }
 

@@ -9,6 +9,7 @@ import { waitFor } from '../../helpers/wait';
 import { UsageEvent } from '../../../shared/db/models';
 import { setSwitch } from '../../../shared/switches/switches';
 import { expectRejected, post } from './helpers';
+import { usageSettled } from '../../helpers/usage';
 
 const run = promisify(execFile);
 const cli = path.resolve(__dirname, '../../../scripts/cli.js');
@@ -124,6 +125,7 @@ describe('embeddings and rerank: listings, kill switch, own lanes', () => {
     const id = done.headers.get('x-service-request-id')!;
     const job = await env().gw.ctx.queues.get('embeddings').getJob(id);
     expect(job?.data).to.include({ operation: 'embed', orgId: one.org.id, lane: 'default', publicModel: 'sim-embed' });
+    await usageSettled();
     expect(await UsageEvent.count({ where: { requestId: id } })).to.equal(1);
     expect(await waitFor(async () => (await leases.count(one.org.id, 'embeddings', 'default')) === 0, 2000)).to.equal(true);
     const after = await post(one.key, '/v1/rerank', { model: 'sim-rerank', query: 'q', documents: ['a'] });

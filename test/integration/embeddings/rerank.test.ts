@@ -4,6 +4,7 @@ import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { UsageEvent } from '../../../shared/db/models';
 import { bodyOfSize, expectRejected, post } from './helpers';
+import { usageSettled } from '../../helpers/usage';
 
 const DOCS = [
   'Carson City is the capital city of the American state of Nevada.',
@@ -35,6 +36,7 @@ describe('POST /v1/rerank (Cohere v2 envelope)', () => {
     expect(results[0]).not.to.have.property('document');
     expect(r.body.meta.billed_units).to.deep.equal({ search_units: 1 });
     expect(env().sim.log.entries.map((e) => [e.path, e.model])).to.deep.equal([['/v2/rerank', 'sim-rerank-1']]);
+    await usageSettled();
     const events = await UsageEvent.findAll({ where: { requestId: id! } });
     expect(events).to.have.length(1);
     expect(events[0]).to.include({ orgId: o.org.id, model: 'sim-rerank', modality: 'rerank', inputTokens: 0 });
@@ -59,6 +61,7 @@ describe('POST /v1/rerank (Cohere v2 envelope)', () => {
     const r = await rerank({ model: 'sim-rerank', query: 'topic 3', documents: docs, top_n: 5 });
     expect(r.status, r.text).to.equal(200);
     expect(r.body.meta.billed_units.search_units).to.equal(3);
+    await usageSettled();
     const ev = await UsageEvent.findOne({ where: { requestId: r.headers.get('x-service-request-id')! } });
     expect(ev!.units).to.deep.equal({ search_units: 3 });
   });

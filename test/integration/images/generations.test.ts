@@ -6,6 +6,7 @@ import { call, keyHeader } from '../../helpers/http';
 import { followImageUrl, realImage, usageFor } from '../../helpers/images';
 import { waitFor } from '../../helpers/wait';
 import { Image, UsageEvent } from '../../../shared/db/models';
+import { usageSettled } from '../../helpers/usage';
 
 describe('POST /v1/images/generations', () => {
   let o: TestOrg;
@@ -70,6 +71,7 @@ describe('POST /v1/images/generations', () => {
     }
     expect(env().sim.log.entries[0].body).to.include({ steps: 10, guidance: 3.5, negative_prompt: 'dogs', seed: 42, n: 3 });
     const requestId = r.headers.get('x-service-request-id')!;
+    await usageSettled();
     expect(await UsageEvent.count({ where: { requestId } })).to.equal(1);
     expect((await usageFor(requestId))!.units).to.deep.equal({ image_256x256: 3, cost_micros: 24_000 });
     const rows = await Image.findAll({ where: { requestId } });

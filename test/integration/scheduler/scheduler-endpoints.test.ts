@@ -7,6 +7,7 @@ import { backlog, peakWhile, schedulerRows, waitFor, workerOf } from '../../help
 import { config } from '../../../shared/config/env';
 import { readEpoch } from '../../../shared/cache/epoch';
 import { SchedulerEndpoint, UsageEvent } from '../../../shared/db/models';
+import { usageSettled } from '../../helpers/usage';
 
 const QUEUE = 'chat-background' as const;
 const chat = (key: string, content = 'scheduler test') =>
@@ -101,6 +102,7 @@ describe('scheduler-endpoints take effect on running processes without a restart
     await rows.put(QUEUE, { enabled: true });
     expect((await pending).map((r) => r.status)).to.deep.equal([200, 200]);
     expect((await admitted).status).to.equal(200);
+    await usageSettled();
     expect(await UsageEvent.count({ where: { requestId: rid } }), 'the refused request billed nothing').to.equal(0);
     expect(env().sim.log.entries.map((e) => JSON.stringify(e)).join()).not.to.include('w3');
   });

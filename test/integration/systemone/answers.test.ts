@@ -4,6 +4,7 @@ import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { UsageEvent } from '../../../shared/db/models';
 import { decide, makeImages, requestIdOf, sumOf, validBody, type Images } from './helpers';
+import { usageSettled } from '../../helpers/usage';
 
 describe('POST /v1/systemone: answers', () => {
   let o: TestOrg;
@@ -67,6 +68,7 @@ describe('POST /v1/systemone: answers', () => {
 
   it('records one usage event with modality decision', async () => {
     const r = await decide(o.key, validBody());
+    await usageSettled();
     const events = await UsageEvent.findAll({ where: { requestId: requestIdOf(r) } });
     expect(events).to.have.length(1);
     expect(events[0]).to.include({ orgId: o.org.id, model: 'sim-decide', modality: 'decision' });
@@ -136,6 +138,7 @@ describe('POST /v1/systemone: answers', () => {
     expect(imageParts).to.have.length(5);
     expect(imageParts[0].image_url!.url).to.equal(img.png);
     expect(r.body.answers.c.choice).to.equal('red');
+    await usageSettled();
     const ev = await UsageEvent.findOne({ where: { requestId: requestIdOf(r) } });
     expect(ev!.units).to.deep.include({ images: 5 });
   });

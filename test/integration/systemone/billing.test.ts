@@ -7,6 +7,7 @@ import { seed, DEMO_ORG_SLUG } from '../../../shared/db/seed';
 import { credit, release, reserve, settle } from '../../../shared/billing/wallet';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { decide, expectRefused, requestIdOf, validBody, walletOf } from './helpers';
+import { usageSettled } from '../../helpers/usage';
 
 const PRICE = 0.5; // sim-decide: micro-dollars per input token
 
@@ -42,6 +43,7 @@ describe('POST /v1/systemone: policy and wallet', () => {
       }
       expect(await walletOf(withWallet.org.id)).to.deep.equal({ balance: 1000, reserved: 0 });
       expect(await CreditReservation.count({ where: { orgId: [noWallet.org.id, withWallet.org.id] } })).to.equal(0);
+      await usageSettled();
       const events = await UsageEvent.findAll({ where: { requestId: ids } });
       expect(events).to.have.length(3);
       expect(events.every((e) => e.units.billed_micros === 0)).to.equal(true);
@@ -69,6 +71,7 @@ describe('POST /v1/systemone: policy and wallet', () => {
       expect(res!.state).to.equal('settled');
       expect(Number(res!.settledMicros)).to.equal(expected);
       expect(Number(res!.amountMicros)).to.be.at.least(expected);
+      await usageSettled();
       const ev = await UsageEvent.findOne({ where: { requestId: requestIdOf(r) } });
       expect(ev!.units.billed_micros).to.equal(expected);
     });

@@ -3,6 +3,7 @@ import { env } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { UsageEvent } from '../../../shared/db/models';
+import { usageSettled } from '../../helpers/usage';
 
 /** Decision ids answer only on /v1/systemone; every other task route refuses them, billing nothing. */
 describe('decision model ids on other routes', () => {
@@ -26,6 +27,7 @@ describe('decision model ids on other routes', () => {
       expect(r.status, r.text).to.equal(400);
       expect(r.body.error.code).to.equal(c.code);
       expect(env().sim.log.entries).to.have.length(0);
+      await usageSettled();
       expect(await UsageEvent.count({ where: { requestId: r.headers.get('x-service-request-id')! } })).to.equal(0);
     });
   }

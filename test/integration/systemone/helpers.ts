@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import sharp from 'sharp';
 import { call, keyHeader, type Reply } from '../../helpers/http';
 import { CreditReservation, UsageEvent, Wallet } from '../../../shared/db/models';
+import { usageSettled } from '../../helpers/usage';
 
 /** Real, tiny images of each accepted type, as data URLs. */
 export interface Images {
@@ -55,6 +56,7 @@ export async function expectRefused(r: Reply, status: number, code: string): Pro
   expect(r.body?.error?.code, r.text).to.equal(code);
   const requestId = requestIdOf(r);
   expect(requestId).to.be.a('string');
+  await usageSettled();
   expect(await UsageEvent.count({ where: { requestId } }), 'usage event').to.equal(0);
   const res = await CreditReservation.findOne({ where: { requestId } });
   if (res) {

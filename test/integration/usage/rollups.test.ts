@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { QueryTypes } from 'sequelize';
 import { adminCall, buildPlatformKey, startAdmin } from '../../helpers/admin';
 import { db } from '../../../shared/db/sequelize';
-import { recordUsage } from '../../../shared/metering/usage';
+import { insertUsage } from '../../../shared/metering/usage';
 import { addDays, dayStart, utcDay } from '../../../shared/metering/rollups';
 import { rollupUsage } from '../../../workers/cron/rollup-usage';
 import { CLOCK_TASKS } from '../../../workers/cron/clock';
@@ -22,10 +22,10 @@ const orgs = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
 const today = utcDay(new Date());
 const at = (day: string, hour: number) => new Date(dayStart(day).getTime() + hour * HOUR);
 
-/** Records one event through recordUsage with an explicit request id, then dates it with SQL. */
+/** Records one event straight into Postgres (insertUsage) with an explicit request id, then dates it with SQL. */
 async function event(when: Date | null, e: { org: number; model: number; modality: string; input?: number; output?: number; units?: Record<string, number>; passthrough?: boolean }): Promise<string> {
   const requestId = `req_rollup_${crypto.randomBytes(8).toString('hex')}`;
-  await recordUsage({ requestId, orgId: orgs[e.org], projectId: null, apiKeyId: null, model: models[e.model], modality: e.modality, lane: null, inputTokens: e.input, outputTokens: e.output, units: e.units, passthrough: e.passthrough });
+  await insertUsage({ requestId, orgId: orgs[e.org], projectId: null, apiKeyId: null, model: models[e.model], modality: e.modality, lane: null, inputTokens: e.input, outputTokens: e.output, units: e.units, passthrough: e.passthrough });
   if (when) await db().query('UPDATE usage_events SET created_at = :when WHERE request_id = :requestId', { replacements: { when: when.toISOString(), requestId } });
   return requestId;
 }

@@ -1,0 +1,230 @@
+import type { Redis } from 'ioredis';
+import type { Pool } from 'pg';
+import { keys } from '../redis/keys';
+import { createRedis } from '../redis/connection';
+import { config } from '../config/env';
+import { logger } from '../logger';
+import { usageDrained } from '../metrics';
+import { insertUsage, usagePool, type UsageRecord } from './usage';
+import { decodeUsage, OUTBOX_GROUP } from './usage-outbox';
+
+export interface UsageDrainerOptions {
+  /** Consumer name in the group; default `<pod id>:<pid>`. */
+  consumer?: string;
+  /** Entries read and not acknowledged for this long belong to a dead drainer and are claimed; default USAGE_CLAIM_IDLE_MS (30 s). */
+  claimIdleMs?: number;
+  /** How long one read waits for new entries; default 1000 ms. */
+  blockMs?: number;
+  /** Entries per read, and so per INSERT; default 500. */
+  count?: number;
+  /** Where to insert; default the usage pool (`synchronous_commit=off`, shared/metering/usage.ts). */
+  pool?: Pool;
+  /** The outbox stream; default keys.usageOutbox(). */
+  stream?: string;
+  /** Where refused entries go; default keys.usageDeadLetters(). */
+  deadLetters?: string;
+}
+
+type Entry = [id: string, fields: string[] | null];
+type Decoded = { id: string; raw: string | undefined; record?: UsageRecord };
+
+/** Postgres refused the row itself (SQLSTATE class 22 data exception, 23 integrity violation). */
+function isDataError(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
+}
+
+const fieldOf = (fields: string[] | null, name: string) => {
+  if (!fields) return undefined;
+  for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === name) return fields[i + 1];
+  return undefined;
+};
+
+/**
+ * Moves usage events from the Redis outbox into Postgres. Every worker process runs one, as a
+ * consumer of one group: XREADGROUP (BLOCK, COUNT), one multi-row INSERT … ON CONFLICT (request_id)
+ * DO NOTHING for the batch, then XACK + XDEL. Entries a dead drainer read but never acknowledged are
+ * claimed (XAUTOCLAIM) once idle for `claimIdleMs`, at start and periodically; inserting them again
+ * is a no-op, so every event lands exactly once. A batch Postgres refuses is retried row by row: an
+ * entry refused on its own (or not a usage record at all) moves to the dead-letter stream; any other
+ * failure (Postgres unreachable) leaves the batch pending and is retried after a pause.
+ */
+export class UsageDrainer {
+  readonly consumer: string;
+  private readonly stream: string;
+  private readonly deadLetters: string;
+  private readonly claimIdleMs: number;
+  private readonly blockMs: number;
+  private readonly count: number;
+  private readonly pool: Pool | undefined;
+  private redis: Redis | undefined;
+  private running: Promise<void> | undefined;
+  private stopping = false;
+  private stopBy = 0;
+  private lastClaim = 0;
+  /** Re-read this consumer's own pending entries before new ones (at start and after a failure). */
+  private ownFirst = true;
+  /** Cuts a retry pause short when the drainer is stopped. */
+  private wake: (() => void) | undefined;
+
+  constructor(opts: UsageDrainerOptions = {}) {
+    const cfg = config();
+    this.consumer = opts.consumer ?? `${cfg.podId}:${process.pid}`;
+    this.stream = opts.stream ?? keys.usageOutbox();
+    this.deadLetters = opts.deadLetters ?? keys.usageDeadLetters();
+    this.claimIdleMs = opts.claimIdleMs ?? cfg.usageClaimIdleMs;
+    this.blockMs = opts.blockMs ?? 1000;
+    this.count = opts.count ?? 500;
+    this.pool = opts.pool;
+  }
+
+  /** Creates the group (if needed) and starts the loop; a stopped drainer may be started again. */
+  async start(): Promise<void> {
+    if (this.running) return;
+    this.redis = createRedis('worker'); // its own connection: XREADGROUP BLOCK holds it
+    this.stopping = false;
+    this.ownFirst = true;
+    this.lastClaim = 0;
+    await this.ensureGroup();
+    this.running = this.loop();
+  }
+
+  /**
+   * Stops after draining what is already in the outbox (for at most `graceMs`), then leaves the
+   * group if it holds nothing. Call it after the workers have closed, so their last events go too.
+   */
+  async stop(graceMs = 5000): Promise<void> {
+    if (!this.running) return;
+    this.stopping = true;
+    this.stopBy = Date.now() + graceMs;
+    this.wake?.();
+    await this.running;
+    this.running = undefined;
+    const redis = this.redis!;
+    this.redis = undefined;
+    try {
+      const mine = (await redis.xpending(this.stream, OUTBOX_GROUP, '-', '+', 1, this.consumer)) as unknown[];
+      if (mine.length === 0) await redis.xgroup('DELCONSUMER', this.stream, OUTBOX_GROUP, this.consumer);
+    } catch {
+      /* the group may be gone; nothing to tidy */
+    }
+    redis.disconnect();
+  }
+
+  private async ensureGroup(): Promise<void> {
+    try {
+      await this.redis!.xgroup('CREATE', this.stream, OUTBOX_GROUP, '0', 'MKSTREAM');
+    } catch (err) {
+      if (!String((err as Error).message).startsWith('BUSYGROUP')) throw err;
+    }
+  }
+
+  private async loop(): Promise<void> {
+    let failures = 0;
+    while (!(this.stopping && Date.now() > this.stopBy)) {
+      try {
+        if (!this.stopping && Date.now() - this.lastClaim >= this.claimIdleMs / 2) {
+          await this.claimIdle();
+          this.lastClaim = Date.now();
+        }
+        const own = this.ownFirst;
+        const entries = await this.read(own ? '0' : '>');
+        if (own && !entries.length) this.ownFirst = false;
+        else if (entries.length) await this.drain(entries);
+        else if (this.stopping) break; // nothing left to drain
+        failures = 0;
+      } catch (err) {
+        if (this.stopping) break;
+        if (String((err as Error).message).startsWith('NOGROUP')) {
+          await this.ensureGroup().catch(() => undefined); // the stream was deleted (e.g. FLUSHALL)
+          continue;
+        }
+        failures++;
+        this.ownFirst = true;
+        logger.warn({ err, consumer: this.consumer, failures }, 'usage drainer: batch not written; retrying');
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, Math.min(30_000, 250 * 2 ** Math.min(failures, 7)));
+          this.wake = () => {
+            clearTimeout(t);
+            resolve();
+          };
+        });
+        this.wake = undefined;
+      }
+    }
+  }
+
+  private async read(from: '0' | '>'): Promise<Entry[]> {
+    const r = this.redis!;
+    const block = from === '>' && !this.stopping ? ['BLOCK', this.blockMs] : [];
+    const res = (await (r.xreadgroup as (...a: unknown[]) => Promise<unknown>)(
+      'GROUP', OUTBOX_GROUP, this.consumer, 'COUNT', this.count, ...block, 'STREAMS', this.stream, from,
+    )) as Array<[string, Entry[]]> | null;
+    return res?.[0]?.[1] ?? [];
+  }
+
+  /** Takes over entries other (dead) consumers read and never acknowledged, and drains them. */
+  private async claimIdle(): Promise<void> {
+    let cursor = '0-0';
+    for (let page = 0; page < 20; page++) {
+      const [next, entries] = (await this.redis!.xautoclaim(this.stream, OUTBOX_GROUP, this.consumer, this.claimIdleMs, cursor, 'COUNT', this.count)) as [string, Entry[]];
+      if (entries.length) {
+        logger.info({ consumer: this.consumer, entries: entries.length }, 'usage drainer: claimed entries of an idle consumer');
+        await this.drain(entries);
+      }
+      if (next === '0-0') return;
+      cursor = next;
+    }
+  }
+
+  /** Inserts a batch, dead-letters what Postgres refuses alone, then acknowledges and deletes it. */
+  private async drain(entries: Entry[]): Promise<void> {
+    const gone = entries.filter(([, f]) => !f).map(([id]) => id); // deleted while pending
+    const decoded: Decoded[] = entries.filter(([, f]) => f).map(([id, f]) => {
+      const raw = fieldOf(f, 'u');
+      return { id, raw, record: decodeUsage(raw) };
+    });
+    const bad: Array<Decoded & { reason: string }> = decoded.filter((d) => !d.record).map((d) => ({ ...d, reason: 'not a usage record' }));
+    let good = decoded.filter((d) => d.record);
+    if (good.length) {
+      try {
+        await insertUsage(good.map((d) => d.record!), this.pool ?? usagePool());
+      } catch (batchErr) {
+        if (!isDataError(batchErr)) throw batchErr;
+        const inserted: Decoded[] = [];
+        for (const d of good) {
+          try {
+            await insertUsage(d.record!, this.pool ?? usagePool());
+            inserted.push(d);
+          } catch (err) {
+            if (!isDataError(err)) throw err;
+            const e = err as { code: string; message: string };
+            bad.push({ ...d, reason: `${e.code}: ${e.message}` });
+          }
+        }
+        good = inserted;
+      }
+    }
+    if (bad.length) await this.deadLetter(bad);
+    const done = [...good.map((d) => d.id), ...gone];
+    if (done.length) await this.exec(this.redis!.multi().xack(this.stream, OUTBOX_GROUP, ...done).xdel(this.stream, ...done));
+    usageDrained.inc({ outcome: 'written' }, good.length);
+  }
+
+  private async deadLetter(bad: Array<Decoded & { reason: string }>): Promise<void> {
+    const tx = this.redis!.multi();
+    for (const d of bad) {
+      logger.error({ entry: d.id, requestId: d.record?.requestId, reason: d.reason.slice(0, 200) }, 'usage drainer: entry refused; moved to the dead-letter stream');
+      tx.xadd(this.deadLetters, '*', 'id', d.id, 'u', d.raw ?? '', 'error', d.reason.slice(0, 1000));
+    }
+    const ids = bad.map((d) => d.id);
+    await this.exec(tx.xack(this.stream, OUTBOX_GROUP, ...ids).xdel(this.stream, ...ids));
+    usageDrained.inc({ outcome: 'dead_letter' }, bad.length);
+  }
+
+  private async exec(tx: ReturnType<Redis['multi']>): Promise<void> {
+    const res = await tx.exec();
+    const failed = res?.find(([err]) => err);
+    if (!res || failed) throw failed?.[0] ?? new Error('usage outbox transaction aborted');
+  }
+}
