@@ -65,7 +65,8 @@ export function createWorker<Q extends QueueName>(
           signal: controller.signal,
           emit: (chunk) => {
             const seq = chunks.push(chunk) - 1;
-            void rt.replies.chunk(data.replyTo, job.id!, seq, chunk);
+            // a lost chunk is recovered by the pod from the job's stored chunks when the result arrives
+            rt.replies.chunk(data.replyTo, job.id!, seq, chunk).catch(() => undefined);
           },
           usage: (modality, fields) => {
             usage = jobUsage(data, modality, fields);
