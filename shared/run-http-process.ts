@@ -2,6 +2,14 @@ import { config, type Config } from './config/env';
 import { logger } from './logger';
 import { closeDb, db } from './db/sequelize';
 
+/** Exits with status 1 if a graceful shutdown has not finished in `ms` (a dependency that is gone can hang it). */
+export function forceExitAfter(ms: number): void {
+  setTimeout(() => {
+    logger.error({ ms }, 'shutdown did not finish in time; exiting');
+    process.exit(1);
+  }, ms).unref();
+}
+
 /**
  * The main of an HTTP process type (web, admin): validate configuration, check the database,
  * start, and close cleanly on SIGTERM/SIGINT (stop accepting, finish open requests).
@@ -13,6 +21,7 @@ export function runHttpProcess(name: string, start: (cfg: Config) => Promise<{ c
     const proc = await start(cfg);
     logger.info({ port: port(cfg), pod: cfg.podId }, `${name} listening`);
     const stop = async () => {
+      forceExitAfter(cfg.shutdownGraceMs);
       await proc.close();
       await closeDb();
       process.exit(0);

@@ -2,6 +2,7 @@ import type { Worker } from 'bullmq';
 import { config } from '../shared/config/env';
 import { logger } from '../shared/logger';
 import { closeDb, db } from '../shared/db/sequelize';
+import { forceExitAfter } from '../shared/run-http-process';
 import { isPoolName, type PoolName } from '../shared/queues/names';
 import { POOL_STARTERS, implementedPools } from './pools';
 import { closeWorkerRuntime, createWorkerRuntime, type WorkerRuntime } from './runtime';
@@ -69,6 +70,7 @@ async function main(): Promise<void> {
   logger.info({ pools, pod: cfg.podId }, 'workers started');
   const stop = async (signal: string) => {
     logger.info({ signal }, 'draining workers');
+    forceExitAfter(cfg.shutdownGraceMs);
     metrics?.close();
     await running.close();
     await closeDb();

@@ -34,6 +34,19 @@ function child(script: string, args: string[], env: NodeJS.ProcessEnv): ChildPro
   return spawn(process.execPath, [...NODE_ARGS, path.join(dist, script), ...args], { env, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
+/** Sends SIGTERM and waits for the exit; SIGKILL after `ms`. */
+function exited(p: ChildProcess, ms: number): Promise<void> {
+  if (p.exitCode !== null || p.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const t = setTimeout(() => p.kill('SIGKILL'), ms);
+    p.once('exit', () => {
+      clearTimeout(t);
+      resolve();
+    });
+    p.kill('SIGTERM');
+  });
+}
+
 async function waitHttp(url: string, ms = 20_000): Promise<void> {
   const end = Date.now() + ms;
   for (;;) {
@@ -138,8 +151,8 @@ async function main(): Promise<void> {
     console.log('');
     summary.forEach((s) => console.log(s));
   } finally {
-    procs.forEach((p) => p.kill('SIGTERM'));
-    await new Promise((r) => setTimeout(r, 500));
+    // Let the processes drain (the usage outbox among them) before their Redis and Postgres go away.
+    await Promise.all(procs.map((p) => exited(p, 15_000)));
     await services.stop();
   }
 }

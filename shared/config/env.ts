@@ -66,6 +66,8 @@ export interface Config {
   audioWorkerConcurrency: number;
   /** Usage outbox entries read by a drainer and not acknowledged for this long are claimed by another. */
   usageClaimIdleMs: number;
+  /** A process that has not finished draining this long after SIGTERM exits anyway (e.g. Redis is gone). */
+  shutdownGraceMs: number;
 }
 
 const schema = Joi.object({
@@ -119,6 +121,7 @@ const schema = Joi.object({
   AUDIO_ORG_CONCURRENCY: Joi.number().integer().min(0).default(4),
   AUDIO_WORKER_CONCURRENCY: Joi.number().integer().min(1).default(16),
   USAGE_CLAIM_IDLE_MS: Joi.number().integer().min(100).default(30_000),
+  SHUTDOWN_GRACE_MS: Joi.number().integer().min(100).default(30_000),
 }).unknown(true);
 
 let cached: Config | undefined;
@@ -155,6 +158,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     audioOrgConcurrency: value.AUDIO_ORG_CONCURRENCY,
     audioWorkerConcurrency: value.AUDIO_WORKER_CONCURRENCY,
     usageClaimIdleMs: value.USAGE_CLAIM_IDLE_MS,
+    shutdownGraceMs: value.SHUTDOWN_GRACE_MS,
     systemoneConcurrency: value.SYSTEMONE_CONCURRENCY,
     systemoneTimeoutMs: value.SYSTEMONE_TIMEOUT_MS,
     systemoneMaxBodyBytes: value.SYSTEMONE_MAX_BODY_BYTES,

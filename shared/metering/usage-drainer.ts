@@ -13,7 +13,7 @@ export interface UsageDrainerOptions {
   consumer?: string;
   /** Entries read and not acknowledged for this long belong to a dead drainer and are claimed; default USAGE_CLAIM_IDLE_MS (30 s). */
   claimIdleMs?: number;
-  /** How long one read waits for new entries; default 1000 ms. */
+  /** How long one read waits for new entries (and so the longest a stop waits for a read); default 250 ms. */
   blockMs?: number;
   /** Entries per read, and so per INSERT; default 500. */
   count?: number;
@@ -73,7 +73,7 @@ export class UsageDrainer {
     this.stream = opts.stream ?? keys.usageOutbox();
     this.deadLetters = opts.deadLetters ?? keys.usageDeadLetters();
     this.claimIdleMs = opts.claimIdleMs ?? cfg.usageClaimIdleMs;
-    this.blockMs = opts.blockMs ?? 1000;
+    this.blockMs = opts.blockMs ?? 250;
     this.count = opts.count ?? 500;
     this.pool = opts.pool;
   }
