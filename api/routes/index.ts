@@ -18,13 +18,13 @@ import { systemoneRouter } from './systemone/router';
 export function inferenceRouter(ctx: AppContext): Router {
   const r = Router();
   r.use(authenticate(ctx));
+  r.use(chatRouter(ctx)); // first: the hottest paths match without walking every other family's routes
   r.use(modelsRouter(ctx));
   r.use(messagesRouter(ctx)); // reads its own body (before the shared parser) for its error envelope
   r.use(imagesRouter(ctx)); // reads its own bodies (JSON with an image-sized cap, multipart)
   r.use(embeddingsRouter(ctx)); // reads its own body with the 2 MiB embeddings cap
   r.use(audioRouter(ctx)); // multipart, streamed to the spool (before the shared parser)
   r.use(systemoneRouter(ctx)); // reads its own body: 8 MiB cap, no compression, slow-body timeout
-  r.use(jsonBody('20mb'), chatRouter(ctx));
-  r.use(responsesRouter(ctx));
+  r.use(jsonBody('20mb'), responsesRouter(ctx));
   return r;
 }

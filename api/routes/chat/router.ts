@@ -2,6 +2,7 @@ import { Router, type Request, type Response } from 'express';
 import type { AppContext } from '../../context';
 import { only } from '../only';
 import { requireJson } from '../../middleware/require-json';
+import { jsonBody } from '../../middleware/body';
 import { validate } from '../../validate';
 import { chatSchema, completionsSchema } from './schema';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
@@ -53,7 +54,8 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
 
 export function chatRouter(ctx: AppContext): Router {
   const r = Router();
-  only(r, '/v1/chat/completions', { post: [requireJson, handler(ctx, 'chat')] });
-  only(r, '/v1/completions', { post: [requireJson, handler(ctx, 'completions')] });
+  const body = jsonBody('20mb');
+  only(r, '/v1/chat/completions', { post: [body, requireJson, handler(ctx, 'chat')] });
+  only(r, '/v1/completions', { post: [body, requireJson, handler(ctx, 'completions')] });
   return r;
 }
