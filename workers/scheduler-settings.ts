@@ -8,11 +8,13 @@ import { loadQueueSettings } from '../shared/queues/scheduler-settings';
 /**
  * Keeps this process's BullMQ workers in line with the `scheduler-endpoints` rows, without a restart:
  * `concurrency` (null or no row: the env default the worker started with) and `enabled` (false pauses
- * the worker locally, so its jobs wait; true resumes it). Reloads on every cache-epoch broadcast
+ * the worker locally, so its jobs wait; true resumes it if this follower paused it). Reloads on every cache-epoch broadcast
  * (the management API bumps the epoch after each write) and, for a missed broadcast, every `pollMs`.
  */
 export class SchedulerSettingsFollower {
   private readonly defaults = new Map<Worker, number>();
+  /** Workers this follower paused: it resumes only those, never one paused by someone else (a drain, a test). */
+  private readonly pausedHere = new Set<Worker>();
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private again = false;
@@ -59,9 +61,11 @@ export class SchedulerSettingsFollower {
         logger.info({ queue: w.name, concurrency }, 'worker concurrency changed');
       }
       if (!s.enabled && !w.isPaused()) {
+        this.pausedHere.add(w);
         await w.pause(true);
         logger.info({ queue: w.name }, 'worker paused by scheduler settings');
-      } else if (s.enabled && w.isPaused()) {
+      } else if (s.enabled && this.pausedHere.has(w)) {
+        this.pausedHere.delete(w);
         await w.resume();
         logger.info({ queue: w.name }, 'worker resumed by scheduler settings');
       }

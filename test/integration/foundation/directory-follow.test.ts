@@ -10,60 +10,69 @@ import { waitFor } from '../../helpers/wait';
  * The web pod's cache of keys and orgs follows the cache epoch over pub/sub (no Redis read per
  * request) and falls back to reading it on every request while its subscriber is down.
  */
+/** A directory following the epoch on its own connections; `drops()` counts its invalidations. */
+async function followedDirectory() {
+  const redis = createRedis('command');
+  const sub = createRedis('subscriber');
+  const dir = new Directory(redis);
+  let drops = 0;
+  dir.onChange(() => drops++);
+  await dir.follow(sub);
+  return {
+    dir,
+    sub,
+    drops: () => drops,
+    close() {
+      sub.disconnect();
+      redis.disconnect();
+    },
+  };
+}
+
 describe('directory: epoch followed over pub/sub', () => {
   it('drops its entries when a writer bumps the epoch, and reads the epoch per request while unsubscribed', async () => {
-    const redis = createRedis('command');
-    const sub = createRedis('subscriber');
-    const dir = new Directory(redis);
-    let drops = 0;
-    dir.onChange(() => drops++);
+    const f = await followedDirectory();
+    const { dir, sub } = f;
     try {
-      await dir.follow(sub);
-      const start = drops;
+      const start = f.drops();
       await bumpEpoch(env().redis);
-      expect(await waitFor(() => drops > start, 2000, 5), 'invalidated by the published bump').to.equal(true);
+      expect(await waitFor(() => f.drops() > start, 2000, 5), 'invalidated by the published bump').to.equal(true);
 
       // Followed: a bare INCR without the announcement is not read (no GET per request)...
-      const quiet = drops;
+      const quiet = f.drops();
       await env().redis.incr(keys.cacheEpoch());
       await dir.sync();
-      expect(drops).to.equal(quiet);
+      expect(f.drops()).to.equal(quiet);
 
       // ...until the subscriber goes away: then every sync reads the epoch from Redis again.
       sub.disconnect();
       await waitFor(() => sub.status === 'end', 2000, 5);
       await dir.sync();
-      expect(drops, 'read on sync once unsubscribed').to.equal(quiet + 1);
+      expect(f.drops(), 'read on sync once unsubscribed').to.equal(quiet + 1);
       await env().redis.incr(keys.cacheEpoch());
       await dir.sync();
-      expect(drops).to.equal(quiet + 2);
+      expect(f.drops()).to.equal(quiet + 2);
     } finally {
-      sub.disconnect();
-      redis.disconnect();
+      f.close();
     }
   });
 
   it('catches up after its subscriber reconnects, including a bump it missed while away', async () => {
-    const redis = createRedis('command');
-    const sub = createRedis('subscriber');
-    const dir = new Directory(redis);
-    let drops = 0;
-    dir.onChange(() => drops++);
+    const f = await followedDirectory();
+    const { dir, sub } = f;
     try {
-      await dir.follow(sub);
-      const before = drops;
+      const before = f.drops();
       // Drop the connection (ioredis reconnects); the bump lands while it is away or reconnecting.
       const reconnected = new Promise<void>((resolve) => sub.once('ready', () => resolve()));
       sub.stream.destroy();
       await env().redis.incr(keys.cacheEpoch());
       await reconnected;
-      expect(await waitFor(() => drops > before, 2000, 5), 'the missed bump is read on resubscribe').to.equal(true);
-      const after = drops;
+      expect(await waitFor(() => f.drops() > before, 2000, 5), 'the missed bump is read on resubscribe').to.equal(true);
+      const after = f.drops();
       await bumpEpoch(env().redis);
-      expect(await waitFor(() => drops > after, 2000, 5), 'followed again after the reconnect').to.equal(true);
+      expect(await waitFor(() => f.drops() > after, 2000, 5), 'followed again after the reconnect').to.equal(true);
     } finally {
-      sub.disconnect();
-      redis.disconnect();
+      f.close();
     }
   });
 });

@@ -8,6 +8,7 @@ import { config } from '../../../shared/config/env';
 import { readEpoch } from '../../../shared/cache/epoch';
 import { SchedulerEndpoint, UsageEvent } from '../../../shared/db/models';
 import { usageSettled } from '../../helpers/usage';
+import { pools } from '../../helpers/pools';
 
 const QUEUE = 'chat-background' as const;
 const chat = (key: string, content = 'scheduler test') =>
@@ -138,5 +139,16 @@ describe('scheduler-endpoints take effect on running processes without a restart
     await SchedulerEndpoint.create({ queue: QUEUE, concurrency: 3, priorityStep: null, maxWaiting: null });
     expect(await waitFor(() => worker().concurrency === 3, 6000, 100), 'applied by the poll').to.equal(true);
     expect(await readEpoch(env().redis), 'nothing was broadcast').to.equal(epoch);
+  });
+
+  it('never resumes a worker that something else paused (a drain, an operator tool)', async () => {
+    const w = worker();
+    await w.pause(true);
+    try {
+      await pools().settings.refresh(); // the row says enabled (no row: the default)
+      expect(w.isPaused(), 'still paused').to.equal(true);
+    } finally {
+      await w.resume();
+    }
   });
 });
