@@ -13,6 +13,12 @@ export interface UsageDrainerOptions {
   consumer?: string;
   /** Entries read and not acknowledged for this long belong to a dead drainer and are claimed; default USAGE_CLAIM_IDLE_MS (30 s). */
   claimIdleMs?: number;
+  /**
+   * A consumer of the group that has held nothing and not read for this long belongs to a process
+   * that is gone (a live drainer reads every `blockMs`); it is removed so the group does not grow
+   * with every restart. Default: 20 × claimIdleMs, at least 10 minutes.
+   */
+  forgetConsumerIdleMs?: number;
   /** How long one read waits for new entries (and so the longest a stop waits for a read); default 250 ms. */
   blockMs?: number;
   /** Entries per read, and so per INSERT; default 500. */
@@ -55,6 +61,7 @@ export class UsageDrainer {
   private readonly deadLetters: string;
   private readonly claimIdleMs: number;
   private readonly blockMs: number;
+  private readonly forgetConsumerIdleMs: number;
   private readonly count: number;
   private readonly pool: Pool | undefined;
   private redis: Redis | undefined;
@@ -74,6 +81,7 @@ export class UsageDrainer {
     this.deadLetters = opts.deadLetters ?? keys.usageDeadLetters();
     this.claimIdleMs = opts.claimIdleMs ?? cfg.usageClaimIdleMs;
     this.blockMs = opts.blockMs ?? 250;
+    this.forgetConsumerIdleMs = opts.forgetConsumerIdleMs ?? Math.max(600_000, 20 * this.claimIdleMs);
     this.count = opts.count ?? 500;
     this.pool = opts.pool;
   }
@@ -172,8 +180,26 @@ export class UsageDrainer {
         logger.info({ consumer: this.consumer, entries: entries.length }, 'usage drainer: claimed entries of an idle consumer');
         await this.drain(entries);
       }
-      if (next === '0-0') return;
+      if (next === '0-0') break;
       cursor = next;
+    }
+    await this.forgetGoneConsumers();
+  }
+
+  /**
+   * Removes consumers that hold no entries and have not read for `forgetConsumerIdleMs` (processes
+   * that stopped without leaving the group). Their entries, had they any, were claimed above; a
+   * consumer with pending entries is never removed, so no entry can lose its place in the group.
+   */
+  private async forgetGoneConsumers(): Promise<void> {
+    const rows = (await this.redis!.xinfo('CONSUMERS', this.stream, OUTBOX_GROUP)) as unknown[][];
+    for (const row of rows) {
+      const info = new Map<string, unknown>();
+      for (let i = 0; i + 1 < row.length; i += 2) info.set(String(row[i]), row[i + 1]);
+      const name = String(info.get('name'));
+      if (name === this.consumer || Number(info.get('pending')) !== 0 || Number(info.get('idle')) < this.forgetConsumerIdleMs) continue;
+      await this.redis!.xgroup('DELCONSUMER', this.stream, OUTBOX_GROUP, name);
+      logger.info({ consumer: name }, 'usage drainer: removed a consumer of a stopped process');
     }
   }
 

@@ -141,6 +141,20 @@ describe('usage outbox: the drainer', () => {
     expect((await stats()).deadLetters).to.equal(0);
   });
 
+  it('removes consumers of stopped processes that hold nothing, never one that holds entries', async () => {
+    const consumers = async () =>
+      ((await env().redis.xinfo('CONSUMERS', stream, OUTBOX_GROUP)) as unknown[][]).map((row) => String(row[row.indexOf('name') + 1]));
+    await env().redis.xreadgroup('GROUP', OUTBOX_GROUP, 'ghost', 'COUNT', 1, 'STREAMS', stream, '>'); // read nothing, then "died"
+    await appendUsage(env().redis, record(), stream);
+    await env().redis.xreadgroup('GROUP', OUTBOX_GROUP, 'holder', 'COUNT', 1, 'STREAMS', stream, '>'); // holds one entry
+    await new Promise((r) => setTimeout(r, 80));
+    const d = await drainer({ claimIdleMs: 60_000, forgetConsumerIdleMs: 50 }); // too soon to claim the holder's entry
+    expect(await waitFor(async () => !(await consumers()).includes('ghost'), 3000), 'ghost removed').to.equal(true);
+    expect(await waitFor(async () => (await consumers()).includes(d.consumer), 3000), 'the drainer itself reads on').to.equal(true);
+    expect(await consumers()).to.include('holder');
+    expect((await stats()).pending).to.equal(1);
+  });
+
   it('writes one row for a request id that is in the outbox twice, in one batch or across batches', async () => {
     const twice = record();
     const other = record();
