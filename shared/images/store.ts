@@ -83,3 +83,27 @@ export function imageRecord(img: Image, baseUrl: string) {
     url: `${baseUrl}/v1/images/${img.id}/content`,
   };
 }
+
+/**
+ * Deletes every stored image of an organization, bytes first, in batches; used before the
+ * organization itself is deleted (its rows would otherwise go by cascade and leave the bytes behind).
+ * Throws if some bytes could not be deleted: their rows stay, so a retry finds them again.
+ */
+export async function purgeOrgImages(orgId: string, batch = 500): Promise<number> {
+  const storage = imageStorage();
+  let removed = 0;
+  for (;;) {
+    const rows = await Image.findAll({ where: { orgId }, limit: batch, order: [['id', 'ASC']] });
+    if (rows.length === 0) return removed;
+    const failed: string[] = [];
+    const gone: string[] = [];
+    for (const img of rows) {
+      await storage.delete(img.storageKey).then(
+        () => gone.push(img.id),
+        () => failed.push(img.id),
+      );
+    }
+    removed += await Image.destroy({ where: { id: gone } });
+    if (failed.length) throw new Error(`could not delete the bytes of ${failed.length} image(s)`);
+  }
+}

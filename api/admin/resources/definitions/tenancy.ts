@@ -3,6 +3,8 @@ import { Organization, Plan, User } from '../../../../shared/db/models';
 import { deleteUser } from '../../../../shared/platform/keys';
 import { jsonObject, name, slug, uuid, type ResourceDef } from '../define';
 import { actorOf } from '../../actor';
+import { purgeOrgImages } from '../../../../shared/images/store';
+import { ApiError } from '../../../../shared/errors/ApiError';
 
 const laneCounts = () => Joi.object().pattern(/^[a-z0-9]+:[a-z0-9]+$/, Joi.number().integer().min(0).max(100_000));
 
@@ -19,6 +21,15 @@ export const organizations: ResourceDef = {
     lane_overrides: { schema: laneCounts(), description: 'Lane counts keyed `<pool>:<lane>`, overriding the plan.' },
     entitlements: { schema: jsonObject(), description: 'Overrides of the plan entitlements, e.g. `{"background": true}`.' },
     policies: { schema: jsonObject(), readOnly: true, description: 'Capability policies; written through /capability-policies.' },
+  },
+  // Image bytes first: the rows go with the organization by cascade, the stored files would not.
+  destroy: async (row) => {
+    try {
+      await purgeOrgImages(String(row.get('id')));
+    } catch {
+      throw new ApiError(503, 'storage_unavailable', "Some of the organization's stored images could not be deleted, so the organization was not deleted. Retry.", { retryAfter: 5 });
+    }
+    await row.destroy();
   },
 };
 
