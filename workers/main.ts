@@ -41,8 +41,11 @@ export async function startPools(pools: PoolName[]): Promise<RunningPools> {
   const workers = pools.flatMap((p) => POOL_STARTERS[p]!(runtime));
   for (const w of workers) w.on('error', (err) => logger.error({ err, queue: w.name }, 'worker error'));
   await Promise.all(workers.map((w) => w.waitUntilReady()));
+  // Workers are created stopped (autorun off): the operator's settings apply first, so a queue paused
+  // by `enabled: false` takes no job from a process that has just started.
   const settings = new SchedulerSettingsFollower(workers, runtime.sub);
   await settings.start();
+  for (const w of workers) if (!w.isPaused()) void w.run().catch((err) => logger.error({ err, queue: w.name }, 'worker stopped'));
   const drainer = new UsageDrainer();
   await drainer.start();
   const dropMetrics = addUsageOutboxSource({ stats: () => outboxStats(runtime.redis) });

@@ -89,6 +89,7 @@ export function createWorker<Q extends QueueName>(
     {
       connection: rt.bull,
       prefix: keys.bullPrefix(),
+      autorun: false, // started by startPools once the scheduler settings are applied
       concurrency,
       lockDuration: lockMs,
       stalledInterval: lockMs,

@@ -9,6 +9,7 @@ import { readEpoch } from '../../../shared/cache/epoch';
 import { SchedulerEndpoint, UsageEvent } from '../../../shared/db/models';
 import { usageSettled } from '../../helpers/usage';
 import { pools } from '../../helpers/pools';
+import { startPools } from '../../../workers/main';
 
 const QUEUE = 'chat-background' as const;
 const chat = (key: string, content = 'scheduler test') =>
@@ -77,6 +78,23 @@ describe('scheduler-endpoints take effect on running processes without a restart
     expect(replies.map((r) => r.status)).to.deep.equal([200, 200]);
     expect(env().sim.log.entries).to.have.length(2);
     expect(worker().isPaused()).to.equal(false);
+  });
+
+  it('a process started while its queue is disabled never starts that worker until the row enables it', async function () {
+    this.timeout(20_000);
+    await rows.put(QUEUE, { enabled: false });
+    const fresh = await startPools(['chat']); // a worker process starting now
+    try {
+      const bg = fresh.workers.find((w) => w.name === QUEUE)!;
+      const fg = fresh.workers.find((w) => w.name === 'chat-interactive')!;
+      expect(bg.isPaused(), 'paused from the start').to.equal(true);
+      expect(bg.isRunning(), 'its loop never started: no fetch was in flight').to.equal(false);
+      expect(await waitFor(() => fg.isRunning(), 2000), 'the enabled queue runs').to.equal(true);
+      await rows.put(QUEUE, { enabled: true });
+      expect(await waitFor(() => bg.isRunning() && !bg.isPaused(), 3000), 'started once enabled').to.equal(true);
+    } finally {
+      await fresh.close();
+    }
   });
 
   it('max_waiting refuses new work with the queue family\'s 429 and Retry-After once the backlog is full, billing nothing', async function () {
