@@ -23,9 +23,11 @@ const MAX_BACKOFF_MS = 5_000;
 /**
  * One keep-alive connection pool per upstream origin for the whole worker process. undici's
  * `request` is used rather than `fetch`: it skips the WHATWG Request/Response/stream layers, which
- * cost about a millisecond of CPU per call at gateway rates (docs/benchmark.md).
+ * cost about a millisecond of CPU per call at gateway rates (docs/benchmark.md). undici's own header
+ * and body timeouts (300 s by default, shorter than REQUEST_TIMEOUT_MS) are off: the job's deadline,
+ * carried by its signal, is the one limit, so a long non-streamed completion is not cut at 300 s.
  */
-const agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: null });
+const agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: null, headersTimeout: 0, bodyTimeout: 0 });
 
 /** The part of an upstream answer adapters read; the body can be read once. */
 export class UpstreamResponse {
