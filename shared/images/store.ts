@@ -107,3 +107,19 @@ export async function purgeOrgImages(orgId: string, batch = 500): Promise<number
     if (failed.length) throw new Error(`could not delete the bytes of ${failed.length} image(s)`);
   }
 }
+
+/**
+ * Deletes images stored during a request that then failed (an edit's uploaded files): bytes, then
+ * rows. Best effort: what cannot be deleted now expires with the rest.
+ */
+export async function discardImages(images: Image[]): Promise<void> {
+  const storage = imageStorage();
+  for (const img of images) {
+    try {
+      await storage.delete(img.storageKey);
+      await Image.destroy({ where: { id: img.id } });
+    } catch {
+      /* left to the 7-day expiry */
+    }
+  }
+}

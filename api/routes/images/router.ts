@@ -9,7 +9,7 @@ import { imageJson, imageMultipart, multipartFields, fetchImageUrl, storeUpload 
 import { baseUrl, imagesResponse } from './present';
 import { modelsListing } from './models';
 import { dispatchImages, resolveImageModel } from '../../dispatch/images';
-import { findImage, imageRecord } from '../../../shared/images/store';
+import { discardImages, findImage, imageRecord } from '../../../shared/images/store';
 import { imageErrors } from '../../../shared/images/errors';
 import { imageStorage } from '../../../shared/storage';
 import { CONTENT_TYPES } from '../../../shared/images/inspect';
@@ -63,9 +63,17 @@ function edits(ctx: AppContext) {
       if (!img) throw imageErrors.notFound(id);
       named.push(img);
     }
-    for (const f of files) named.push(await storeUpload(req, f.buffer));
-    const sources = named.map((i) => ({ id: i.id, storageKey: i.storageKey, format: i.format }));
-    const result = await dispatchImages(ctx, req, res, { resolved, operation: 'edit', params: upstream, sources, size });
+    // Uploaded files are stored as the edit's sources; if the edit then fails they are deleted again.
+    const uploaded: Image[] = [];
+    let result: Awaited<ReturnType<typeof dispatchImages>>;
+    try {
+      for (const f of files) uploaded.push(await storeUpload(req, f.buffer));
+      const sources = [...named, ...uploaded].map((i) => ({ id: i.id, storageKey: i.storageKey, format: i.format }));
+      result = await dispatchImages(ctx, req, res, { resolved, operation: 'edit', params: upstream, sources, size });
+    } catch (err) {
+      await discardImages(uploaded);
+      throw err;
+    }
     res.json(await imagesResponse(req, result, { model: body.model, size, format: String(upstream.output_format), b64: body.response_format === 'b64_json' }));
   };
 }

@@ -55,6 +55,21 @@ describe('POST /v1/images/edits', () => {
     expect(row!.sourceImageIds).to.have.length(2);
   });
 
+  it('deletes the uploaded files again when the edit fails, keeping nothing and billing nothing', async () => {
+    env().sim.knobs.set('sim-image-1', { status: 500 });
+    const client = new OpenAI({ apiKey: other.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    const before = await Image.count({ where: { orgId: other.org.id } });
+    const file = await toFile(await pngOf(64, 64), 'photo.png', { type: 'image/png' });
+    const err = await client.images.edit({ model: 'sim-image', image: file, prompt: 'fails' }).catch((e: InstanceType<typeof OpenAI.APIError>) => e);
+    expect(err).to.be.instanceOf(OpenAI.APIError);
+    expect((err as InstanceType<typeof OpenAI.APIError>).status).to.equal(502);
+    expect(env().sim.log.entries, 'the upstream was called').to.have.length(1);
+    expect(await Image.count({ where: { orgId: other.org.id } }), 'no upload kept').to.equal(before);
+    const requestId = (err as InstanceType<typeof OpenAI.APIError>).headers?.get?.('x-service-request-id') ?? null;
+    expect(requestId).to.be.a('string');
+    expect(await usageFor(requestId)).to.equal(null);
+  });
+
   it("edits by prior image id of the caller's org (JSON) and reads the stored bytes", async () => {
     const id = await generate(o);
     const r = await call('POST', '/v1/images/edits', {
