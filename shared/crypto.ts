@@ -21,8 +21,9 @@ export function decrypt(sealed: string): string {
   return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
 }
 
+/** One-shot hash (no Hash object per call: this runs on every authenticated request). */
 export function sha256Hex(value: string): string {
-  return crypto.createHash('sha256').update(value).digest('hex');
+  return crypto.hash('sha256', value, 'hex');
 }
 
 /** HMAC for signed URLs and similar short-lived tokens. */

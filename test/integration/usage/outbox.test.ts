@@ -155,6 +155,30 @@ describe('usage outbox: the drainer', () => {
     expect((await stats()).pending).to.equal(1);
   });
 
+  it('writes events that trickle in as a few batches, not one insert each', async () => {
+    const pg = new Pool({ connectionString: process.env.DATABASE_URL });
+    let inserts = 0;
+    const counting = Object.assign(Object.create(pg) as Pool, {
+      query: (...args: Parameters<Pool['query']>) => {
+        inserts++;
+        return (pg.query as (...a: unknown[]) => unknown)(...args);
+      },
+    });
+    try {
+      await drainer({ batchIntervalMs: 150, pool: counting });
+      const recs = Array.from({ length: 12 }, () => record());
+      for (const r of recs) {
+        await appendUsage(env().redis, r, stream);
+        await new Promise((res) => setTimeout(res, 10));
+      }
+      await drained();
+      expect(await rowsFor(recs.map((r) => r.requestId))).to.equal(12);
+      expect(inserts, 'inserts for 12 events arriving 10 ms apart').to.be.at.most(3);
+    } finally {
+      await pg.end();
+    }
+  });
+
   it('writes one row for a request id that is in the outbox twice, in one batch or across batches', async () => {
     const twice = record();
     const other = record();
