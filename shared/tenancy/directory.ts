@@ -55,8 +55,10 @@ export class Directory {
    */
   async follow(sub: Redis): Promise<void> {
     const channel = keys.cacheChannel();
+    // Applied even while re-subscribing: a bump announced between the read below reaching Redis and
+    // its reply arriving would otherwise be missed. Dropping the caches twice is harmless.
     sub.on('message', (ch: string, epoch: string) => {
-      if (ch === channel && this.followed) this.moveTo(epoch);
+      if (ch === channel) this.moveTo(epoch);
     });
     const resume = async () => {
       this.followed = false;
