@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import crypto from 'crypto';
 import { keys } from '../redis/keys';
 import { ACQUIRE_LEASE, RENEW_LEASES } from './scripts';
+import { TurnPipeline } from '../redis/turn-pipeline';
 
 export type Lane = 'interactive' | 'background';
 
@@ -26,13 +27,14 @@ interface LeaseCommands {
  */
 export class LeaseManager {
   private held = new Map<string, Set<string>>();
-  private releasing: Array<{ lease: Lease; resolve: () => void; reject: (err: unknown) => void }> = [];
+  private readonly releases: TurnPipeline;
   private timer: NodeJS.Timeout | undefined;
 
   private readonly redis: Redis & LeaseCommands;
 
   constructor(redis: Redis, private readonly ttlMs: number) {
     this.redis = redis as Redis & LeaseCommands;
+    this.releases = new TurnPipeline(redis);
     redis.defineCommand('gwAcquireLease', { numberOfKeys: 1, lua: ACQUIRE_LEASE });
     redis.defineCommand('gwRenewLeases', { numberOfKeys: 1, lua: RENEW_LEASES });
     this.timer = setInterval(() => void this.renewAll().catch(() => undefined), Math.max(250, ttlMs / 3));
@@ -58,21 +60,7 @@ export class LeaseManager {
     const set = this.held.get(lease.key);
     if (!set?.delete(lease.id)) return Promise.resolve(); // already released
     if (set.size === 0) this.held.delete(lease.key);
-    return new Promise<void>((resolve, reject) => {
-      this.releasing.push({ lease, resolve, reject });
-      if (this.releasing.length === 1) setImmediate(() => this.flushReleases());
-    });
-  }
-
-  private flushReleases(): void {
-    const batch = this.releasing;
-    this.releasing = [];
-    const p = this.redis.pipeline();
-    for (const r of batch) p.zrem(r.lease.key, r.lease.id);
-    p.exec().then(
-      (results) => batch.forEach((r, i) => (results?.[i]?.[0] ? r.reject(results[i][0]) : r.resolve())),
-      (err) => batch.forEach((r) => r.reject(err)),
-    );
+    return this.releases.send((p) => p.zrem(lease.key, lease.id)).then(() => undefined);
   }
 
   async count(orgId: string, pool: string, lane: string): Promise<number> {
