@@ -85,41 +85,44 @@ export function imageRecord(img: Image, baseUrl: string) {
 }
 
 /**
+ * Deletes images: each one's bytes, then, in one statement, the rows of those whose bytes went.
+ * An image whose bytes could not be deleted keeps its row (so a later sweep finds it again) and is
+ * returned with the error.
+ */
+export async function deleteImages(images: Image[]): Promise<{ removed: number; failed: Array<{ image: Image; err: unknown }> }> {
+  const storage = imageStorage();
+  const gone: string[] = [];
+  const failed: Array<{ image: Image; err: unknown }> = [];
+  for (const image of images) {
+    await storage.delete(image.storageKey).then(
+      () => gone.push(image.id),
+      (err: unknown) => failed.push({ image, err }),
+    );
+  }
+  const removed = gone.length ? await Image.destroy({ where: { id: gone } }) : 0;
+  return { removed, failed };
+}
+
+/**
  * Deletes every stored image of an organization, bytes first, in batches; used before the
  * organization itself is deleted (its rows would otherwise go by cascade and leave the bytes behind).
  * Throws if some bytes could not be deleted: their rows stay, so a retry finds them again.
  */
 export async function purgeOrgImages(orgId: string, batch = 500): Promise<number> {
-  const storage = imageStorage();
   let removed = 0;
   for (;;) {
     const rows = await Image.findAll({ where: { orgId }, limit: batch, order: [['id', 'ASC']] });
     if (rows.length === 0) return removed;
-    const failed: string[] = [];
-    const gone: string[] = [];
-    for (const img of rows) {
-      await storage.delete(img.storageKey).then(
-        () => gone.push(img.id),
-        () => failed.push(img.id),
-      );
-    }
-    removed += await Image.destroy({ where: { id: gone } });
-    if (failed.length) throw new Error(`could not delete the bytes of ${failed.length} image(s)`);
+    const done = await deleteImages(rows);
+    removed += done.removed;
+    if (done.failed.length) throw new Error(`could not delete the bytes of ${done.failed.length} image(s)`);
   }
 }
 
 /**
- * Deletes images stored during a request that then failed (an edit's uploaded files): bytes, then
- * rows. Best effort: what cannot be deleted now expires with the rest.
+ * Deletes images stored during a request that then failed (an edit's uploaded files). Best effort:
+ * what cannot be deleted now expires with the rest.
  */
 export async function discardImages(images: Image[]): Promise<void> {
-  const storage = imageStorage();
-  for (const img of images) {
-    try {
-      await storage.delete(img.storageKey);
-      await Image.destroy({ where: { id: img.id } });
-    } catch {
-      /* left to the 7-day expiry */
-    }
-  }
+  await deleteImages(images).catch(() => undefined);
 }

@@ -1,6 +1,6 @@
 import { Op } from 'sequelize';
 import { Image } from '../../shared/db/models';
-import { imageStorage } from '../../shared/storage';
+import { deleteImages } from '../../shared/images/store';
 import { imageNow } from '../../shared/images/clock';
 import { logger } from '../../shared/logger';
 
@@ -10,22 +10,14 @@ import { logger } from '../../shared/logger';
  * `now` is injectable so tests can sweep "seven days later".
  */
 export async function expireImages(now: number = imageNow(), batch = 500): Promise<number> {
-  const storage = imageStorage();
   let removed = 0;
   for (;;) {
     const due = await Image.findAll({ where: { expiresAt: { [Op.lte]: new Date(now) } }, limit: batch, order: [['expiresAt', 'ASC']] });
     if (due.length === 0) return removed;
-    const gone: string[] = [];
-    for (const img of due) {
-      try {
-        await storage.delete(img.storageKey);
-        gone.push(img.id);
-      } catch (err) {
-        logger.warn({ err, image: img.id }, 'could not delete expired image bytes; will retry');
-      }
-    }
-    if (gone.length === 0) return removed;
-    removed += await Image.destroy({ where: { id: gone } });
+    const done = await deleteImages(due);
+    for (const { image, err } of done.failed) logger.warn({ err, image: image.id }, 'could not delete expired image bytes; will retry');
+    if (done.failed.length === due.length) return removed;
+    removed += done.removed;
     if (due.length < batch) return removed;
   }
 }
