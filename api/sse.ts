@@ -3,6 +3,8 @@ import type { Response } from 'express';
 /** Server-sent events: headers go out with the first event, and every event is flushed at once. */
 export class SseWriter {
   private started = false;
+  /** Corked until the end of the current tick (one uncork per tick, however many events). */
+  private corked = false;
   constructor(private readonly res: Response) {}
 
   get isStarted(): boolean {
@@ -27,9 +29,15 @@ export class SseWriter {
    */
   send(data: string, event?: string): void {
     this.start();
-    this.res.cork();
+    if (!this.corked) {
+      this.corked = true;
+      this.res.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        this.res.uncork();
+      });
+    }
     this.res.write(event ? `event: ${event}\ndata: ${data}\n\n` : `data: ${data}\n\n`);
-    process.nextTick(() => this.res.uncork());
   }
 
   end(): void {
