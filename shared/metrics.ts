@@ -1,4 +1,5 @@
 import client from 'prom-client';
+import type { OutboxStats } from './metering/usage-outbox';
 
 /** One Prometheus registry per process; each process type exposes it on `/metrics`. */
 export const registry = new client.Registry();
@@ -90,14 +91,8 @@ new client.Gauge({
 });
 
 /** The usage outbox's backlog, read at scrape time (worker processes register one; see workers/main.ts). */
-interface OutboxNumbers {
-  entries: number;
-  pending: number;
-  oldestAgeSeconds: number;
-  deadLetters: number;
-}
 interface UsageOutboxSource {
-  stats(): Promise<OutboxNumbers>;
+  stats(): Promise<OutboxStats>;
 }
 const outboxSources = new Set<UsageOutboxSource>();
 
@@ -106,14 +101,25 @@ export function addUsageOutboxSource(s: UsageOutboxSource): () => void {
   return () => outboxSources.delete(s);
 }
 
-const outboxGauge = (name: string, help: string, pick: (s: OutboxNumbers) => number) =>
+/** One read of the outbox serves every gauge of a scrape (they are collected together). */
+let outboxRead: Promise<OutboxStats | undefined> | undefined;
+function readOutbox(): Promise<OutboxStats | undefined> {
+  const [first] = outboxSources;
+  if (!first) return Promise.resolve(undefined);
+  outboxRead ??= first
+    .stats()
+    .catch(() => undefined)
+    .finally(() => (outboxRead = undefined));
+  return outboxRead;
+}
+
+const outboxGauge = (name: string, help: string, pick: (s: OutboxStats) => number) =>
   new client.Gauge({
     name,
     help,
     registers: [registry],
     async collect() {
-      const [first] = outboxSources;
-      const stats = await first?.stats().catch(() => undefined);
+      const stats = await readOutbox();
       if (stats) this.set(pick(stats));
     },
   });
