@@ -1,14 +1,7 @@
 import { config, type Config } from './config/env';
 import { logger } from './logger';
 import { closeDb, db } from './db/sequelize';
-
-/** Exits with status 1 if a graceful shutdown has not finished in `ms` (a dependency that is gone can hang it). */
-export function forceExitAfter(ms: number): void {
-  setTimeout(() => {
-    logger.error({ ms }, 'shutdown did not finish in time; exiting');
-    process.exit(1);
-  }, ms).unref();
-}
+import { forceExitAfter } from './shutdown';
 
 /**
  * The main of an HTTP process type (web, admin): validate configuration, check the database,

@@ -2,7 +2,7 @@ import type { Worker } from 'bullmq';
 import { config } from '../shared/config/env';
 import { logger } from '../shared/logger';
 import { closeDb, db } from '../shared/db/sequelize';
-import { forceExitAfter } from '../shared/run-http-process';
+import { forceExitAfter } from '../shared/shutdown';
 import { isPoolName, type PoolName } from '../shared/queues/names';
 import { POOL_STARTERS, implementedPools } from './pools';
 import { closeWorkerRuntime, createWorkerRuntime, type WorkerRuntime } from './runtime';
