@@ -2,8 +2,13 @@ import crypto from 'crypto';
 import { config } from './config/env';
 
 /** AES-256-GCM with a key derived from SECRET_KEY; output is `v1.<iv>.<tag>.<ciphertext>` in base64url. */
+let derived: { secret: string; key: Buffer } | undefined;
+
 function key(): Buffer {
-  return crypto.createHash('sha256').update(`enc:${config().secretKey}`).digest();
+  const secret = config().secretKey;
+  // derived once per secret: passthrough requests seal and unseal the caller's key on every request
+  if (derived?.secret !== secret) derived = { secret, key: crypto.createHash('sha256').update(`enc:${secret}`).digest() };
+  return derived.key;
 }
 
 export function encrypt(plain: string): string {
