@@ -72,7 +72,7 @@ function table(head: string[], rows: string[][]): void {
 
 async function main(): Promise<void> {
   const services = await ensureServices({ dataDir: '.data/bench', redisPort: 6382, pgPort: 5435, database: 'gateway_bench', recreate: true });
-  const [simPort, webPort] = [await freePort(), await freePort()];
+  const [simPort, webPort, floorPort] = [await freePort(), await freePort(), await freePort()];
   const simUrl = `http://127.0.0.1:${simPort}`;
   Object.assign(process.env, {
     DATABASE_URL: services.databaseUrl,
@@ -102,21 +102,27 @@ async function main(): Promise<void> {
   await closeDb();
 
   const procs = [child('scripts/simulator/server.js', [], env), child('api/server.js', [], env), child('workers/main.js', ['chat,embeddings'], env)];
+  // The floor (scripts/bench/floor): the bare stack, measured beside the gateway on JSON chat.
+  const floorEnv = { ...env, PORT: String(floorPort), FLOOR_UPSTREAM: simUrl };
+  if (MODES.has('json')) procs.push(child('scripts/bench/floor/web.js', [], floorEnv), child('scripts/bench/floor/worker.js', [], floorEnv));
   try {
     await waitHttp(`${simUrl}/_sim/requests`);
     await waitHttp(`http://127.0.0.1:${webPort}/healthz`);
+    if (MODES.has('json')) await waitHttp(`http://127.0.0.1:${floorPort}/healthz`);
     await new Promise((r) => setTimeout(r, 500));
 
     const cpuRedis = createRedis('command', services.redisUrl);
-    const cpuParts = { pids: { web: procs[1].pid, worker: procs[2].pid, simulator: procs[0].pid }, redis: cpuRedis, database: 'gateway_bench' };
+    const gatewayParts = { pids: { web: procs[1].pid, worker: procs[2].pid, simulator: procs[0].pid }, redis: cpuRedis, database: 'gateway_bench' };
+    const floorParts = { ...gatewayParts, pids: { web: procs[3]?.pid, worker: procs[4]?.pid, simulator: procs[0].pid } };
     const rows: string[][] = [];
     const cpuRows: string[][] = [];
     const summary: string[] = [];
     /** One cell: the same load directly and through the gateway; CPU is read around the gateway run. */
-    const cell = async (mode: string, c: number, direct: [string, object], gateway: [string, object], ttfb: boolean) => {
+    const cell = async (mode: string, c: number, direct: [string, object], gateway: [string, object], ttfb: boolean, floor = false) => {
       const d = await runLoad(`${simUrl}${direct[0]}`, {}, direct[1], c, SECONDS);
+      const cpuParts = floor ? floorParts : gatewayParts;
       const before = await readCpu(cpuParts);
-      const g = await runLoad(`http://127.0.0.1:${webPort}${gateway[0]}`, { 'SERVICE-API-KEY': key }, gateway[1], c, SECONDS);
+      const g = await runLoad(`http://127.0.0.1:${floor ? floorPort : webPort}${gateway[0]}`, { 'SERVICE-API-KEY': key }, gateway[1], c, SECONDS);
       const cpu = cpuPerRequestUs(before, await readCpu(cpuParts), g.completed);
       const m = (r: LoadResult) => {
         const lat = r.samples.map((s) => (ttfb ? s.ttfb : s.total));
@@ -133,6 +139,7 @@ async function main(): Promise<void> {
     for (const stream of [false, true].filter((s) => MODES.has(s ? 'stream' : 'json'))) {
       for (const c of CONCURRENCY) {
         await cell(stream ? 'stream (TTFB)' : 'json', c, ['/v1/chat/completions', { model: 'sim-chat-1', messages, stream }], ['/v1/chat/completions', { model: 'sim-chat', messages, stream }], stream);
+        if (!stream) await cell('json floor', c, ['/v1/chat/completions', { model: 'sim-chat-1', messages }], ['/v1/chat/completions', { model: 'sim-chat', messages }], false, true);
       }
     }
     // Embeddings and rerank (docs/embeddings.md): the simulator's own paths directly, the gateway's through it.
