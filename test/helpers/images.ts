@@ -27,9 +27,17 @@ export function pngOf(width: number, height: number, rgb: [number, number, numbe
   return sharp({ create: { width, height, channels: 3, background: { r: rgb[0], g: rgb[1], b: rgb[2] } } }).png().toBuffer();
 }
 
+/**
+ * The request's usage event, once the outbox has drained. The id must be a real request id: a
+ * missing `x-service-request-id` would otherwise look up `request_id IS NULL` and find nothing,
+ * making every "nothing was billed" check pass without looking at the request.
+ */
 export async function usageFor(requestId: string | null): Promise<UsageEvent | null> {
+  expect(requestId, 'x-service-request-id').to.be.a('string').and.match(/^req_/);
   await usageSettled();
-  return UsageEvent.findOne({ where: { requestId: requestId! } });
+  const events = await UsageEvent.findAll({ where: { requestId: requestId! } });
+  expect(events.length, 'usage events for one request').to.be.at.most(1);
+  return events[0] ?? null;
 }
 
 export const gw = () => env().gw.url;

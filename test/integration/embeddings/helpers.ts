@@ -2,16 +2,16 @@ import { expect } from 'chai';
 import { UsageEvent } from '../../../shared/db/models';
 import { call, keyHeader, type Reply } from '../../helpers/http';
 import { usageSettled } from '../../helpers/usage';
+import { expectErrorEnvelope } from '../../helpers/errors';
 
 export const post = (key: string, path: string, json: unknown) => call('POST', path, { headers: keyHeader(key), json });
 
 /** Asserts status and code, and that nothing was billed for the request. */
 export async function expectRejected(r: Reply, status: number, code: string): Promise<void> {
   expect(r.status, r.text).to.equal(status);
-  expect(r.body?.error?.code, r.text).to.equal(code);
-  expect(r.text).not.to.match(/\bat .+\.js:\d+/); // never a stack trace
+  expectErrorEnvelope(r.text, code); // the code, and never a stack trace
   const id = r.headers.get('x-service-request-id');
-  expect(id).to.be.a('string');
+  expect(id).to.be.a('string').and.match(/^req_/);
   await usageSettled();
   expect(await UsageEvent.count({ where: { requestId: id! } })).to.equal(0);
 }

@@ -3,6 +3,7 @@ import sharp from 'sharp';
 import { call, keyHeader, type Reply } from '../../helpers/http';
 import { CreditReservation, UsageEvent, Wallet } from '../../../shared/db/models';
 import { usageSettled } from '../../helpers/usage';
+import { expectErrorEnvelope } from '../../helpers/errors';
 
 /** Real, tiny images of each accepted type, as data URLs. */
 export interface Images {
@@ -53,16 +54,15 @@ export async function walletOf(orgId: string): Promise<{ balance: number; reserv
 /** Asserts an error answer: status, code, no usage event and no charge for its request id. */
 export async function expectRefused(r: Reply, status: number, code: string): Promise<void> {
   expect(r.status, r.text).to.equal(status);
-  expect(r.body?.error?.code, r.text).to.equal(code);
+  expectErrorEnvelope(r.text, code); // the code, and never a stack trace
   const requestId = requestIdOf(r);
-  expect(requestId).to.be.a('string');
+  expect(requestId).to.be.a('string').and.match(/^req_/);
   await usageSettled();
   expect(await UsageEvent.count({ where: { requestId } }), 'usage event').to.equal(0);
+  // Refused before the wallet (no reservation), or reserved and then released: never settled.
   const res = await CreditReservation.findOne({ where: { requestId } });
-  if (res) {
-    expect(res.state, 'reservation').to.equal('released');
-    expect(Number(res.settledMicros ?? 0)).to.equal(0);
-  }
+  expect(res?.state ?? 'none', 'reservation').to.be.oneOf(['none', 'released']);
+  expect(Number(res?.settledMicros ?? 0), 'settled micros').to.equal(0);
 }
 
 export function sumOf(m: Record<string, number>): number {
