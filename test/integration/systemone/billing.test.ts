@@ -80,7 +80,10 @@ describe('POST /v1/systemone: policy and wallet', () => {
       const broke = await buildOrg(env().redis, { policies: { systemone: 'metered' } });
       await expectRefused(await decide(broke.key, validBody()), 402, 'insufficient_credits');
       await credit(broke.org.id, 10);
-      await expectRefused(await decide(broke.key, validBody()), 402, 'insufficient_credits');
+      const short = await decide(broke.key, validBody());
+      await expectRefused(short, 402, 'insufficient_credits');
+      expect(short.body.error.credits_available, 'credits_available').to.equal(10);
+      expect(short.body.error.credits_needed, 'credits_needed').to.be.a('number').greaterThan(10);
       expect(await walletOf(broke.org.id)).to.deep.equal({ balance: 10, reserved: 0 });
       expect(env().sim.log.entries).to.have.length(0);
     });
@@ -125,7 +128,7 @@ describe('POST /v1/systemone: policy and wallet', () => {
       const refused = replies.filter((r) => r.status !== 200);
       expect(ok.length).to.be.within(1, 3);
       expect(refused.length).to.equal(10 - ok.length);
-      for (const r of refused) expect(r.body.error.code).to.equal('insufficient_credits');
+      for (const r of refused) await expectRefused(r, 402, 'insufficient_credits');
       const after = await walletOf(tight.org.id);
       expect(after.reserved).to.equal(0);
       expect(after.balance).to.be.at.least(0);

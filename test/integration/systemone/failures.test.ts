@@ -93,6 +93,28 @@ describe('POST /v1/systemone: upstream failures, capacity, deadlines and outages
     expect(await waitFor(() => env().sim.log.entries[0]?.aborted === true, 5000), 'upstream call aborted').to.equal(true);
   });
 
+  it('503 systemone_billing_unavailable for a metered model without an input_token price: never served unbilled', async () => {
+    await upsertModel({
+      id: 'sim-decide-unpriced',
+      provider: 'simulator',
+      upstream: 'sim-chat-1',
+      capabilities: { decision: true },
+      limits: { max_state_bytes: 10_000, max_request_bytes: 100_000, max_questions: 8, max_input_tokens: 10_000 },
+    });
+    await bumpEpoch(env().redis);
+    const before = await walletOf(o.org.id);
+    const r = await decide(o.key, validBody({ model: 'sim-decide-unpriced' }));
+    await expectRefused(r, 503, 'systemone_billing_unavailable');
+    expect(r.headers.get('retry-after'), 'a retryable 503').to.be.a('string');
+    expect(await CreditReservation.count({ where: { requestId: requestIdOf(r) } }), 'no reservation').to.equal(0);
+    expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
+    expect(await walletOf(o.org.id)).to.deep.equal(before);
+    // An included org is not billed, so the missing price does not stop it.
+    const included = await buildOrg(env().redis, { policies: { systemone: 'included' } });
+    const ok = await decide(included.key, validBody({ model: 'sim-decide-unpriced' }));
+    expect(ok.status, ok.text).to.equal(200);
+  });
+
   it('503 systemone_models_unavailable when the catalog cannot be read', async () => {
     const r = await withoutTable('models', async () => {
       env().gw.ctx.catalog.invalidate();
@@ -109,6 +131,7 @@ describe('POST /v1/systemone: upstream failures, capacity, deadlines and outages
     const included = await buildOrg(env().redis, { policies: { systemone: 'included' } });
     const [metered, free] = await withoutTable('wallets', async () => [await decide(o.key, validBody()), await decide(included.key, validBody())]);
     await expectRefused(metered, 503, 'systemone_billing_unavailable');
+    expect(metered.headers.get('retry-after'), 'a retryable 503').to.be.a('string');
     expect(free.status, free.text).to.equal(200);
     expect(env().sim.log.entries).to.have.length(1);
   });

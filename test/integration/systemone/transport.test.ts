@@ -22,7 +22,7 @@ async function toReply(res: Response): Promise<Reply> {
 }
 
 /** Sends the headers and part of a body, then stalls. */
-function slowPost(key: string, partial: string, declared: number): Promise<{ status: number; body: any; requestId: string }> {
+function slowPost(key: string, partial: string, declared: number): Promise<Reply> {
   const u = new URL(`${env().gw.url}/v1/systemone`);
   return new Promise((resolve, reject) => {
     const req = http.request(
@@ -31,7 +31,15 @@ function slowPost(key: string, partial: string, declared: number): Promise<{ sta
         let text = '';
         res.on('data', (d) => (text += d));
         res.on('end', () => {
-          resolve({ status: res.statusCode!, body: JSON.parse(text), requestId: String(res.headers['x-service-request-id']) });
+          const headers = new Headers();
+          for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') headers.set(k, v);
+          let body: unknown;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            body = undefined;
+          }
+          resolve({ status: res.statusCode!, headers, body, text });
           req.destroy();
         });
       },
@@ -86,10 +94,10 @@ describe('POST /v1/systemone: body transport, kill switch and routes', () => {
     await expectRefused(r, 415, 'unsupported_content_encoding');
   });
 
-  it('408 body_read_timeout for a body that stalls', async () => {
+  it('408 body_read_timeout for a body that stalls, nothing sent upstream or billed', async () => {
     const r = await slowPost(o.key, '{"model":"sim-decide",', 400);
-    expect(r.status).to.equal(408);
-    expect(r.body.error.code).to.equal('body_read_timeout');
+    await expectRefused(r, 408, 'body_read_timeout');
+    expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
   });
 
   it('400 systemone_invalid_request for malformed JSON or a non-object body; 415 for another content type', async () => {
@@ -104,6 +112,7 @@ describe('POST /v1/systemone: body transport, kill switch and routes', () => {
   it('405 for other methods; 404 for /v1/systemone/models; works under path authentication', async () => {
     const get = await call('GET', '/v1/systemone', { headers: keyHeader(o.key) });
     expect(get.status).to.equal(405);
+    expect(get.body.error.code).to.equal('method_not_allowed');
     expect(get.headers.get('allow')).to.equal('POST');
     for (const method of ['GET', 'POST']) {
       const models = await call(method, '/v1/systemone/models', { headers: keyHeader(o.key), ...(method === 'POST' ? { json: {} } : {}) });

@@ -119,6 +119,7 @@ const ROWS: Row[] = [
   { name: 'text-only decision model with a state image', body: (i) => validBody({ model: 'sim-decide-mini', images: [i.png] }), status: 400, code: INVALID, message: /text-only/ },
   { name: 'text-only decision model with an image option', body: (i) => validBody({ model: 'sim-decide-mini', questions: { x: noul({ instructions: deep3({ image: i.png }) }) } }), status: 400, code: INVALID, message: /text-only/ },
   { name: 'decision model without limits (fail-closed)', body: () => validBody({ model: 'sim-decide-nolimits' }), status: 400, code: INVALID, message: /max_state_bytes/ },
+  { name: 'decision model with a zero limit (fail-closed)', body: () => validBody({ model: 'sim-decide-zero' }), status: 400, code: INVALID, message: /max_questions/ },
   // per-model limits
   { name: 'over the question count', body: () => validBody({ model: 'sim-decide-tiny' }), status: 400, code: INVALID, message: /question count/ },
   { name: 'over the state size', body: () => ({ model: 'sim-decide-tiny', state: 'x'.repeat(101), questions: { a: noul() } }), status: 400, code: INVALID, message: /state size/ },
@@ -138,6 +139,7 @@ describe('POST /v1/systemone: validation (every rule refused, nothing billed)', 
     await upsertModel({ ...base, id: 'sim-decide-tiny', limits: { max_state_bytes: 100, max_request_bytes: 8000, max_questions: 2, max_input_tokens: 100_000 } });
     await upsertModel({ ...base, id: 'sim-decide-tokens', limits: { max_state_bytes: 100_000, max_request_bytes: 1_000_000, max_questions: 10, max_input_tokens: 700 } });
     await upsertModel({ ...base, id: 'sim-decide-nolimits', limits: {} });
+    await upsertModel({ ...base, id: 'sim-decide-zero', limits: { max_state_bytes: 100_000, max_request_bytes: 1_000_000, max_questions: 0, max_input_tokens: 100_000 } });
     await bumpEpoch(env().redis);
   });
   beforeEach(resetSim);
