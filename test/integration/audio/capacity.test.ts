@@ -7,7 +7,8 @@ import { makeWav, SPEECH_LIKE } from '../../helpers/wav';
 import { expectCleanAndUnmetered, multipartBody, postAudio, spoolFiles, transcriptionParts } from '../../helpers/multipart';
 import { waitFor } from '../../helpers/wait';
 import { pools } from '../../helpers/pools';
-import { Model, Provider } from '../../../shared/db/models';
+import { Model, Provider, UsageEvent } from '../../../shared/db/models';
+import { usageSettled } from '../../helpers/usage';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { config } from '../../../shared/config/env';
 
@@ -95,6 +96,10 @@ describe('audio transcription: capacity, backend failures, deadlines and cancell
     expect(r.status, r.text).to.equal(200);
     expect(upstreamCalls().length).to.equal(2);
     expect(spoolFiles()).to.deep.equal([]);
+    await usageSettled();
+    const events = await UsageEvent.findAll({ where: { requestId: r.requestId } });
+    expect(events, 'one usage event despite the retry').to.have.length(1);
+    expect(events[0].units).to.deep.equal({ audio_duration_ms: 4000 });
   });
 
   for (const [name, knobs] of [
@@ -108,6 +113,7 @@ describe('audio transcription: capacity, backend failures, deadlines and cancell
       expect(r.status, r.text).to.equal(502);
       expect(r.body.error.code).to.equal('audio_backend_unavailable');
       expect(r.body.error.message).to.not.include('simulated');
+      expect(r.headers.get('retry-after'), 'docs/audio.md: Retry-After').to.be.a('string');
       await expectCleanAndUnmetered(r.requestId);
     });
   }

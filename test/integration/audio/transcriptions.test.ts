@@ -178,6 +178,10 @@ describe('audio transcription: the happy paths', () => {
       expect(post.body.error.code).to.equal('audio_transcription_disabled');
       expect(post.headers.get('retry-after')).to.be.a('string');
       await expectCleanAndUnmetered(post.requestId);
+      expect(env().sim.log.entries, 'nothing reached the backend').to.have.length(0);
+      // The switch answers before the body is read: even a body that is not multipart gets the 503.
+      const junk = await call('POST', '/v1/audio/transcriptions', { headers: keyHeader(o.key), json: { model: 'sim-whisper' } });
+      expect([junk.status, junk.body?.error?.code]).to.deep.equal([503, 'audio_transcription_disabled']);
       const list = await call('GET', '/v1/audio/transcriptions/models', { headers: keyHeader(o.key) });
       expect(list.status).to.equal(503);
       expect(list.body.error.code).to.equal('audio_transcription_disabled');
@@ -191,6 +195,11 @@ describe('audio transcription: the happy paths', () => {
       expect(r.status).to.equal(403);
       expect(r.body.error.code).to.equal('audio_disabled');
       await expectCleanAndUnmetered(r.requestId);
+      expect(env().sim.log.entries, 'nothing reached the backend').to.have.length(0);
+      // The org switch refuses transcriptions, not the listing (docs/audio.md).
+      const list = await call('GET', '/v1/audio/transcriptions/models', { headers: keyHeader(off.key) });
+      expect(list.status, list.text).to.equal(200);
+      expect(list.body.data.map((m: { id: string }) => m.id)).to.include('sim-whisper');
       const ok = await postAudio('/v1/audio/transcriptions', keyHeader(o.key), multipartBody(transcriptionParts(speech)));
       expect(ok.status).to.equal(200);
     });
