@@ -5,6 +5,7 @@ import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { followImageUrl, pngOf, realImage, usageFor } from '../../helpers/images';
 import { Image } from '../../../shared/db/models';
+import { expectErrorEnvelope } from '../../helpers/errors';
 
 async function generate(o: TestOrg, size = '256x256'): Promise<string> {
   const r = await call('POST', '/v1/images/generations', { headers: keyHeader(o.key), json: { model: 'sim-image', prompt: 'source', size } });
@@ -130,5 +131,45 @@ describe('POST /v1/images/edits', () => {
     expect(body.error.code).to.equal('unsupported_image_type');
     expect(await usageFor(res.headers.get('x-service-request-id'))).to.equal(null);
     expect(env().sim.log.entries.filter((e) => e.path === '/v1/images/edits')).to.have.length(0);
+  });
+
+  it('refuses bad multipart edits (stray file part, unknown field, mask, oversized or non-image second file, too many files), keeping no upload', async () => {
+    const png = await pngOf(32, 32);
+    const before = await Image.count({ where: { orgId: o.org.id } });
+    const send = async (fill: (f: FormData) => void, status: number, code: string) => {
+      const form = new FormData();
+      form.append('model', 'sim-image');
+      form.append('prompt', 'x');
+      fill(form);
+      const res = await fetch(`${env().gw.url}/v1/images/edits`, { method: 'POST', headers: keyHeader(o.key), body: form });
+      const text = await res.text();
+      expect(res.status, text).to.equal(status);
+      expectErrorEnvelope(text, code);
+      expect(await usageFor(res.headers.get('x-service-request-id'))).to.equal(null);
+    };
+    const file = (f: FormData, name = 'image', bytes: Buffer = png) => f.append(name, new Blob([bytes], { type: 'image/png' }), 'p.png');
+    await send((f) => file(f, 'photo'), 400, 'unknown_field');
+    await send((f) => {
+      file(f);
+      f.append('strength', '0.5');
+    }, 400, 'unknown_field');
+    await send((f) => {
+      file(f);
+      file(f, 'mask');
+    }, 400, 'unsupported_parameter');
+    // the first file is valid and stored before the second is refused: it must be deleted again
+    await send((f) => {
+      file(f, 'image[]');
+      file(f, 'image[]', Buffer.from('not an image, just text'));
+    }, 400, 'unsupported_image_type');
+    await send((f) => {
+      file(f, 'image[]');
+      file(f, 'image[]', Buffer.concat([png, Buffer.alloc(11 * 1024 * 1024)]));
+    }, 413, 'image_too_large');
+    await send((f) => {
+      for (let i = 0; i < 5; i++) file(f, 'image[]');
+    }, 400, 'unsupported_parameter');
+    expect(await Image.count({ where: { orgId: o.org.id } }), 'no upload kept').to.equal(before);
+    expect(env().sim.log.entries.filter((e) => e.path === '/v1/images/edits'), 'the upstream was not called').to.have.length(0);
   });
 });

@@ -146,8 +146,22 @@ describe('POST /v1/images/generations', () => {
   it('answers 502 when the upstream sends bytes that are not an image, billing nothing', async () => {
     env().sim.knobs.set('sim-image-1', { malformed: true });
     const r = await call('POST', '/v1/images/generations', { headers: keyHeader(o.key), json: { model: 'sim-image', prompt: 'x', size: '256x256' } });
-    expect(r.status).to.equal(502);
-    expect(await usageFor(r.headers.get('x-service-request-id'))).to.equal(null);
+    expect(r.status, r.text).to.equal(502);
+    expect(r.body.error.code).to.equal('upstream_error');
+    const requestId = r.headers.get('x-service-request-id')!;
+    expect(await usageFor(requestId)).to.equal(null);
+    expect(await Image.count({ where: { requestId } })).to.equal(0);
+  });
+
+  it('answers 503 upstream_unavailable when the upstream keeps answering 503, storing and billing nothing', async () => {
+    env().sim.knobs.set('sim-image-1', { status: 503, retryAfter: 0 });
+    const r = await call('POST', '/v1/images/generations', { headers: keyHeader(o.key), json: { model: 'sim-image', prompt: 'x', size: '256x256' } });
+    expect(r.status, r.text).to.equal(503);
+    expect(r.body.error.code).to.equal('upstream_unavailable');
+    expect(r.headers.get('retry-after'), 'a retryable 503').to.be.a('string');
+    const requestId = r.headers.get('x-service-request-id')!;
+    expect(await usageFor(requestId)).to.equal(null);
+    expect(await Image.count({ where: { requestId } })).to.equal(0);
   });
 
   it('lists image models with their limits, prices and the org policy', async () => {

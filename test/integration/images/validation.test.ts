@@ -5,7 +5,10 @@ import { call, keyHeader } from '../../helpers/http';
 import { pngOf, usageFor } from '../../helpers/images';
 import { waitFor } from '../../helpers/wait';
 import { setSwitch } from '../../../shared/switches/switches';
-import { Image } from '../../../shared/db/models';
+import { Image, Model } from '../../../shared/db/models';
+import { upsertModel } from '../../../shared/catalog/catalog-ops';
+import { bumpEpoch } from '../../../shared/cache/epoch';
+import { expectErrorEnvelope } from '../../helpers/errors';
 
 const ok = { model: 'sim-image', prompt: 'a valid prompt', size: '256x256' };
 
@@ -20,8 +23,7 @@ describe('image requests: validation, kill switch and org policy', () => {
   async function refused(path: string, json: unknown, status: number, code: string, key = o.key) {
     const r = await call('POST', path, { headers: keyHeader(key), json });
     expect(r.status, `${JSON.stringify(json)} → ${r.text}`).to.equal(status);
-    expect(r.body.error.code, JSON.stringify(json)).to.equal(code);
-    expect(r.body.error.message).to.be.a('string').and.not.match(/\bat .*\.js:\d+/);
+    expectErrorEnvelope(r.text, code);
     const requestId = r.headers.get('x-service-request-id')!;
     expect(requestId).to.match(/^req_/);
     expect(await usageFor(requestId)).to.equal(null);
@@ -64,6 +66,43 @@ describe('image requests: validation, kill switch and org policy', () => {
     for (const [json, status, code] of cases) await refused('/v1/images/generations', json, status, code);
   });
 
+  it('refuses every invalid JSON edit with its status and code, before touching the stored images, billing nothing', async () => {
+    const mine = await call('POST', '/v1/images/generations', { headers: keyHeader(o.key), json: ok });
+    expect(mine.status, mine.text).to.equal(200);
+    const id = mine.body.data[0].id as string;
+    resetSim();
+    const edit = { model: 'sim-image', prompt: 'edit it', image_id: id };
+    const cases: Array<[Record<string, unknown>, number, string]> = [
+      [{ ...edit, model: 'nope' }, 404, 'model_not_found'],
+      [{ ...edit, model: 'sim-decide' }, 400, 'model_not_image_capable'],
+      [{ ...edit, model: 'sim-embed' }, 400, 'model_not_image_capable'],
+      [{ ...edit, strength: 0.5 }, 400, 'unknown_field'],
+      [{ ...edit, stream: true }, 400, 'unsupported_parameter'],
+      [{ ...edit, prompt: '' }, 400, 'invalid_request'],
+      [{ ...edit, image_id: 42 }, 400, 'invalid_request'],
+      [{ ...edit, steps: 99 }, 400, 'invalid_steps'],
+      [{ ...edit, output_format: 'bmp' }, 400, 'unsupported_output_format'],
+      [{ ...edit, n: 9 }, 400, 'invalid_n'],
+      [{ ...edit, prompt: 'x'.repeat(4001) }, 400, 'prompt_too_long'],
+    ];
+    for (const [json, status, code] of cases) await refused('/v1/images/edits', json, status, code);
+  });
+
+  it("refuses steps and guidance on a model that publishes no range for them (400 unsupported_parameter)", async () => {
+    await upsertModel({ id: 'test-image-plain', provider: 'simulator', upstream: 'sim-image-1', capabilities: { image_generation: true }, limits: { sizes: ['256x256'], max_n: 1 }, prices: { image: 1000 } });
+    await bumpEpoch(env().redis);
+    try {
+      const plain = { model: 'test-image-plain', prompt: 'plain', size: '256x256' };
+      await refused('/v1/images/generations', { ...plain, steps: 10 }, 400, 'unsupported_parameter');
+      await refused('/v1/images/generations', { ...plain, guidance: 3 }, 400, 'unsupported_parameter');
+      const fine = await call('POST', '/v1/images/generations', { headers: keyHeader(o.key), json: plain });
+      expect(fine.status, fine.text).to.equal(200);
+    } finally {
+      await Model.destroy({ where: { publicId: 'test-image-plain' } });
+      await bumpEpoch(env().redis);
+    }
+  });
+
   it('refuses bodies that are not JSON objects', async () => {
     const h = keyHeader(o.key);
     const notJson = await call('POST', '/v1/images/generations', { headers: { ...h, 'content-type': 'text/plain' }, raw: 'draw' });
@@ -72,7 +111,10 @@ describe('image requests: validation, kill switch and org policy', () => {
     expect([broken.status, broken.body.error.code]).to.deep.equal([400, 'invalid_json']);
     const array = await call('POST', '/v1/images/generations', { headers: h, json: [ok] });
     expect([array.status, array.body.error.code]).to.deep.equal([400, 'invalid_request']);
-    for (const r of [notJson, broken, array]) expect(await usageFor(r.headers.get('x-service-request-id'))).to.equal(null);
+    for (const r of [notJson, broken, array]) {
+      expect(r.text).not.to.match(/\bat .+\.(js|ts):\d+/);
+      expect(await usageFor(r.headers.get('x-service-request-id'))).to.equal(null);
+    }
     const wrongMethod = await call('GET', '/v1/images/generations', { headers: h });
     expect([wrongMethod.status, wrongMethod.headers.get('allow')]).to.deep.equal([405, 'POST']);
   });
@@ -104,7 +146,8 @@ describe('image requests: validation, kill switch and org policy', () => {
 
   it("answers 503 image_generation_disabled when the org's image_generation policy is off", async () => {
     const off = await buildOrg(env().redis, { policies: { image_generation: 'off' } });
-    await refused('/v1/images/generations', ok, 503, 'image_generation_disabled', off.key);
+    const g = await refused('/v1/images/generations', ok, 503, 'image_generation_disabled', off.key);
+    expect(Number(g.headers.get('retry-after')), 'a retryable 503 carries Retry-After').to.be.at.least(1);
     await refused('/v1/images/edits', { ...ok, image_id: 'img_000000000000000000000000' }, 503, 'image_generation_disabled', off.key);
     await refused('/v1/images/uploads', { b64_json: 'AAAA' }, 503, 'image_generation_disabled', off.key);
     const listing = await call('GET', '/v1/images/models', { headers: keyHeader(off.key) });
