@@ -147,6 +147,11 @@ describe('POST /v1/embeddings', () => {
     await expectRejected(bad, 400, 'invalid_json');
     const text = await call('POST', '/v1/embeddings', { headers: { ...keyHeader(o.key), 'content-type': 'text/plain' }, raw: 'hello' });
     await expectRejected(text, 415, 'unsupported_media_type');
+    for (const path of ['/v1/embeddings', '/v1/rerank']) {
+      const notObject = await call('POST', path, { headers: { ...keyHeader(o.key), 'content-type': 'application/json' }, raw: '[{"model":"sim-embed","input":"x"}]' });
+      await expectRejected(notObject, 400, 'invalid_request');
+    }
+    expect(env().sim.log.entries).to.have.length(0);
     const get = await call('GET', '/v1/embeddings', { headers: keyHeader(o.key) });
     expect(get.status).to.equal(405);
     const noKey = await call('POST', '/v1/embeddings', { json: { model: 'sim-embed', input: 'x' } });

@@ -115,7 +115,11 @@ describe('embeddings and rerank: listings, kill switch, own lanes', () => {
 
     const second = await post(one.key, '/v1/rerank', { model: 'sim-rerank', query: 'q', documents: ['a'] });
     await expectRejected(second, 429, 'embeddings_lanes_exhausted');
-    expect(second.headers.get('retry-after')).to.be.a('string');
+    expect(Number(second.headers.get('retry-after'))).to.be.at.least(1);
+    const third = await post(one.key, '/v1/embeddings', { model: 'sim-embed', input: 'also refused' });
+    await expectRejected(third, 429, 'embeddings_lanes_exhausted');
+    expect(Number(third.headers.get('retry-after'))).to.be.at.least(1);
+    expect(env().sim.log.entries, 'the refused requests reached no upstream').to.have.length(1);
     // The org's single chat lane is free while its embeddings lane is full.
     const chat = await post(one.key, '/v1/chat/completions', { model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }] });
     expect(chat.status, chat.text).to.equal(200);
