@@ -10,6 +10,7 @@ import { shiftImageClock, IMAGE_RETENTION_MS } from '../../../shared/images/cloc
 import { expireImages } from '../../../workers/cron/expire-images';
 import { CLOCK_TASKS } from '../../../workers/cron/clock';
 import { config } from '../../../shared/config/env';
+import { expectErrorEnvelope } from '../../helpers/errors';
 
 const DAY = 24 * 3600 * 1000;
 
@@ -56,6 +57,14 @@ describe('stored images: metadata, signed content, ownership, expiry', () => {
     }
     const r = await call('GET', '/v1/images/img_nope', { headers: keyHeader(o.key) });
     expect(r.status).to.equal(404);
+  });
+
+  it('answers a malformed percent-encoded image id with 400 invalid_request, never a 500', async () => {
+    for (const p of ['/v1/images/%E0%A4%A', '/v1/images/%E0%A4%A/content', '/v1/images/%ZZ/content', '/v1/images/%E0%A4%A/bytes?expires=1&signature=x']) {
+      const r = await call('GET', p, { headers: keyHeader(o.key) });
+      expect(r.status, `${p}: ${r.text}`).to.equal(400);
+      expectErrorEnvelope(r.text, 'invalid_request');
+    }
   });
 
   it('needs an API key for metadata and the redirect, but not for the signed bytes', async () => {
