@@ -6,7 +6,9 @@ import { logger } from '../../shared/logger';
 import { ClientGone } from '../../shared/errors/ClientGone';
 
 /** body-parser and multer errors carry a `type` or `code`; they become clear 4xx answers. */
-function fromFrameworkError(err: { type?: string; status?: number; limit?: number; code?: string }): ApiError | undefined {
+function fromFrameworkError(err: { type?: string; status?: number; limit?: number; code?: string; name?: string }): ApiError | undefined {
+  // The router could not percent-decode a path parameter (e.g. `/v1/images/%E0%A4%A`): a bad request.
+  if (err.name === 'URIError' && err.status === 400) return errors.invalidRequest('The request path is not valid percent-encoding.');
   switch (err.type) {
     case 'entity.parse.failed':
       return errors.invalidJson();
