@@ -45,7 +45,7 @@ export function storeUpload(req: Request, bytes: Buffer): Promise<Image> {
 /** JSON bodies of image routes: room for a base64 image at the upload cap; over it, `image_too_large`. */
 export function imageJson() {
   const limit = Math.ceil((config().imageUploadMaxBytes * 4) / 3) + 64 * 1024;
-  const parse = express.json({ limit, type: ['application/json', 'application/*+json'] });
+  const parse = express.json({ limit, strict: false, type: ['application/json', 'application/*+json'] }); // as jsonBody
   return (req: Request, res: Response, next: NextFunction) =>
     parse(req, res, (err?: unknown) => {
       if ((err as { type?: string })?.type === 'entity.too.large') return next(imageErrors.tooLarge(config().imageUploadMaxBytes));

@@ -61,7 +61,8 @@ describe('management API: CRUD on every resource', () => {
   for (const c of CASES) {
     it(`${c.path}: create, get, list with filter, update, delete; invalid bodies refused; audited`, async () => {
       const before = (await req('GET', `${c.path}?limit=1`)).body.total;
-      for (const bad of [...c.invalid, { ...(await c.create(f)), no_such_field: 1 }]) {
+      // JSON that is not an object ("text", 42, null, []) is an invalid request too, never a 500
+      for (const bad of [...c.invalid, { ...(await c.create(f)), no_such_field: 1 }, 'text', 42, null, []]) {
         const r = await req('POST', c.path, bad);
         expect(r.status, `${JSON.stringify(bad)} → ${r.text}`).to.be.oneOf([400]);
         expect(r.body.error.code).to.be.oneOf(['invalid_request', 'invalid_reference']);

@@ -124,6 +124,16 @@ describe('request ids and the error envelope', () => {
     expect(r.text).not.to.match(/at .*\.js:\d+/);
   });
 
+  it('answers valid JSON that is not an object with 400 invalid_request on every JSON route', async () => {
+    const routes = ['/v1/chat/completions', '/v1/completions', '/v1/messages', '/v1/responses', '/v1/embeddings', '/v1/rerank', '/v1/images/generations', '/v1/images/uploads', '/v1/images/edits'];
+    for (const path of routes) {
+      for (const raw of ['"text"', '42', 'null', 'true', '[]']) {
+        const r = await call('POST', path, { headers: { ...keyHeader(o.key), 'content-type': 'application/json', 'anthropic-version': '2023-06-01' }, raw });
+        expect([path, raw, r.status, r.body.error?.code]).to.deep.equal([path, raw, 400, 'invalid_request']);
+      }
+    }
+  });
+
   it('answers a wrong content type with 415', async () => {
     const r = await call('POST', '/v1/chat/completions', { headers: { ...keyHeader(o.key), 'content-type': 'text/plain' }, raw: 'hello' });
     expect(r.status).to.equal(415);
