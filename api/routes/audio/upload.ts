@@ -113,6 +113,8 @@ function mapUploadError(err: unknown, req: Request): ApiError | ClientGone {
     case 'LIMIT_PART_COUNT':
       return audioErrors.invalidRequest(`The body has more than ${AUDIO_LIMITS.maxParts} parts.`);
     case 'LIMIT_FIELD_VALUE':
+      // busboy reads a part without a filename as text: a `file` part sent that way ends up here
+      if (e.field === 'file') return audioErrors.invalidRequest("The part 'file' must be a file upload: it was sent without a filename.");
       return audioErrors.invalidRequest(`The text part ${label(e.field)} is larger than ${AUDIO_LIMITS.maxTextPartBytes / 1024} KiB.`);
     case 'LIMIT_FIELD_KEY':
       return audioErrors.invalidRequest(`A part name is longer than ${AUDIO_LIMITS.maxPartNameBytes} bytes.`);

@@ -77,6 +77,11 @@ describe('audio transcription: every bad input is refused, spooled nothing, mete
     it('file sent as a text field', async () => {
       await expectRefused(await send([{ name: 'file', value: 'not a file' }, { name: 'model', value: 'sim-whisper' }]), 400, 'invalid_request');
     });
+    it('a file part over 64 KiB sent without a filename (read as text) names the problem', async () => {
+      const r = await send([{ name: 'file', filename: '', value: wavOfSize(100 * 1024), contentType: 'audio/wav' }, { name: 'model', value: 'sim-whisper' }]);
+      await expectRefused(r, 400, 'invalid_request');
+      expect(r.body.error.message).to.include('without a filename');
+    });
     it('an empty file', async () => await expectRefused(await send(transcriptionParts(Buffer.alloc(0))), 400, 'invalid_request'));
     it('a model that cannot serve transcription', async () => await expectRefused(await send(transcriptionParts(speech, [], 'sim-chat')), 400, 'invalid_request'));
     it('an unknown model', async () => await expectRefused(await send(transcriptionParts(speech, [], 'no-such-model')), 400, 'invalid_request'));
