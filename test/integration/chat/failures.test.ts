@@ -116,7 +116,7 @@ describe('upstream failures, cancellation, dead workers and passthrough', () => 
         body: JSON.stringify(body()),
         signal: ac.signal,
       }).catch((e: Error) => e);
-      await waitFor(async () => (await env().gw.ctx.leases.count(o.org.id, 'chat', 'interactive')) === 1, 3000);
+      expect(await waitFor(async () => (await env().gw.ctx.leases.count(o.org.id, 'chat', 'interactive')) === 1, 3000), 'lease held').to.equal(true);
       const queue = env().gw.ctx.queues.get('chat-interactive');
       const waiting = await waitFor(async () => (await queue.getJobs(['prioritized', 'wait'])).find((j) => j.data.orgId === o.org.id), 3000);
       expect(waiting, 'job queued').to.not.equal(undefined);
