@@ -21,7 +21,9 @@ export function createApp(ctx: AppContext): Express {
   app.use(signedImagesRouter()); // signed image bytes: the signature authorises, not an API key
 
   const inference = inferenceRouter(ctx);
-  const notFound: express.RequestHandler = (req, _res, next) => next(errors.notFound(`No route for ${req.method} ${req.originalUrl.split('?')[0]}.`));
+  // The path is quoted without a path-authentication key (`/a/{api_key}/...`): a secret is never echoed.
+  const notFound: express.RequestHandler = (req, _res, next) =>
+    next(errors.notFound(`No route for ${req.method} ${req.originalUrl.split('?')[0].replace(/^\/a\/[^/]+/, '/a/{api_key}')}.`));
   const mounted = (...pre: express.RequestHandler[]) => Router({ mergeParams: true }).use(...pre, inference, notFound);
 
   app.use('/a/:apiKey/p/:project', mounted(pathKey));

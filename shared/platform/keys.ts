@@ -28,7 +28,7 @@ async function activeAdmin(userId: string): Promise<User> {
 
 /** Finds a live user by email or id. */
 export async function findUser(emailOrId: string): Promise<User | null> {
-  const isUuid = /^[0-9a-f-]{36}$/i.test(emailOrId);
+  const isUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(emailOrId);
   return User.findOne({ where: { deletedAt: null, ...(isUuid ? { id: emailOrId } : { email: emailOrId }) } });
 }
 
@@ -46,7 +46,7 @@ export async function createPlatformKey(
 
 /** Revokes one platform key; true when it was active. Audited when an actor is given. */
 export async function revokePlatformKey(id: string, actor: Actor | null, reason: RevokeReason = 'revoked'): Promise<boolean> {
-  if (!/^[0-9a-f-]{36}$/i.test(id)) return false;
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return false;
   const [n] = await PlatformKey.update({ revokedAt: new Date(), revokedReason: reason }, { where: { id, revokedAt: null } });
   if (actor) await recordAudit({ actor, method: 'DELETE', path: `/admin/v1/platform-keys/${id}`, family: 'platform-keys', targetId: id, status: n ? 200 : 404 });
   return n > 0;

@@ -126,7 +126,7 @@ export class Directory {
   /** A project of the org by id or slug. */
   project(orgId: string, idOrSlug: string): Promise<{ id: string } | null> {
     return this.cached(`project:${orgId}:${idOrSlug}`, async () => {
-      const isUuid = /^[0-9a-f-]{36}$/i.test(idOrSlug);
+      const isUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(idOrSlug);
       const p = await Project.findOne({
         where: { orgId, ...(isUuid ? { [Op.or]: [{ id: idOrSlug }, { slug: idOrSlug }] } : { slug: idOrSlug }) },
       });
@@ -135,7 +135,7 @@ export class Directory {
   }
 
   routingPlan(id: string): Promise<{ id: string; orgId: string; projectId: string | null; modelMap: Record<string, string> } | null> {
-    if (!/^[0-9a-f-]{36}$/i.test(id)) return Promise.resolve(null);
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return Promise.resolve(null);
     return this.cached(`rplan:${id}`, async () => {
       const r = await RoutingPlan.findByPk(id);
       return r ? { id: r.id, orgId: r.orgId, projectId: r.projectId, modelMap: r.modelMap ?? {} } : null;

@@ -11,7 +11,7 @@ export function slugify(s: string): string {
 }
 
 export async function findOrg(idOrSlug: string): Promise<Organization | null> {
-  const isUuid = /^[0-9a-f-]{36}$/i.test(idOrSlug);
+  const isUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(idOrSlug);
   return Organization.findOne({ where: isUuid ? { [Op.or]: [{ id: idOrSlug }, { slug: idOrSlug }] } : { slug: idOrSlug } });
 }
 
@@ -54,7 +54,7 @@ export async function createApiKey(redis: Redis, input: { orgId: string; project
 
 /** Revokes a key; every pod refuses it from its very next request (the cache epoch moves). */
 export async function revokeApiKey(redis: Redis, id: string): Promise<boolean> {
-  if (!/^[0-9a-f-]{36}$/i.test(id)) return false;
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return false;
   const [n] = await ApiKey.update({ revokedAt: new Date() }, { where: { id, revokedAt: null } });
   await bumpEpoch(redis);
   return n > 0;

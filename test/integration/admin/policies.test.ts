@@ -95,11 +95,16 @@ describe('management API: capability policies, kill switches, live catalog', () 
       await req('PUT', '/capability-policies/switches/transcription', { engaged: false });
       expect(await waitFor(() => !second.ctx.switches.engaged('transcription'), 1000, 10)).to.equal(true);
       expect((await call('GET', '/v1/audio/transcriptions/models', { base: second.url, headers: keyHeader(o.key) })).status).to.equal(200);
-      expect((await req('PUT', '/capability-policies/switches/teleport', { engaged: true })).status).to.equal(404);
+      const unknown = await req('PUT', '/capability-policies/switches/teleport', { engaged: true });
+      expect(unknown.status).to.equal(404);
+      expect(unknown.body.error.code).to.equal('not_found');
       const entry = await waitFor(() => AuditLog.findOne({ where: { targetId: 'transcription', method: 'PUT', requestId: r.headers.get('x-service-request-id') } }));
       expect(entry).to.include({ family: 'capability-policies', outcome: 'success', path: '/admin/v1/capability-policies/switches/transcription' });
       expect(entry!.fields).to.deep.equal(['engaged']);
-      expect((await req('PUT', '/capability-policies/switches/systemone', { engaged: 'yes' })).status).to.equal(400);
+      const bad = await req('PUT', '/capability-policies/switches/systemone', { engaged: 'yes' });
+      expect(bad.status).to.equal(400);
+      expect(bad.body.error.code).to.equal('invalid_request');
+      expect(second.ctx.switches.engaged('systemone'), 'a refused write engages nothing').to.equal(false);
     } finally {
       await setSwitch(env().redis, 'transcription', false);
       await second.close();

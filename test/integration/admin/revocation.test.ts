@@ -105,10 +105,14 @@ describe('management API: revocation and cross-surface rejection', () => {
 
   it('an inference key never authenticates on the management API', async () => {
     const o = await buildOrg(env().redis);
-    for (const path of ['/admin/v1/plans', '/admin/v1/platform-keys']) {
-      const r = await adminCall(a.url, o.key, 'GET', path);
-      expect(r.status).to.equal(401);
-      expect(r.body.error.message).to.match(/Inference API keys/);
+    for (const [path, code] of [['/admin/v1/plans', 'invalid_platform_key'], ['/admin/v1/platform-keys', 'invalid_admin_token'], ['/admin/v1/users/00000000-0000-4000-8000-000000000000/impersonate', 'invalid_admin_token']]) {
+      for (const method of ['GET', 'POST']) {
+        const r = await adminCall(a.url, o.key, method, path, method === 'POST' ? {} : undefined);
+        expect(r.status, `${method} ${path}`).to.equal(401);
+        expect(r.body.error.code).to.equal(code);
+        expect(r.body.error.message).to.match(/Inference API keys/);
+        expect(r.text).not.to.include(o.key);
+      }
     }
   });
 
@@ -124,6 +128,8 @@ describe('management API: revocation and cross-surface rejection', () => {
       }
       const r = await call('POST', '/v1/chat/completions', { headers: keyHeader(secret), json: { model: 'sim-chat', messages: [{ role: 'user', content: 'x' }] } });
       expect(r.status).to.equal(401);
+      expect(r.body.error.code).to.equal('INVALID_API_KEY');
+      expect(r.text).not.to.include(secret);
     }
   });
 });

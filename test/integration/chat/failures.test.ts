@@ -43,25 +43,30 @@ describe('upstream failures, cancellation, dead workers and passthrough', () => 
     const r = await chat(o.key);
     expect(r.status).to.equal(429);
     expect(r.body.error.code).to.equal('upstream_rate_limited');
-    expect(r.headers.get('retry-after')).to.be.a('string');
+    expect(r.headers.get('retry-after')).to.equal('1'); // the upstream said 0: never less than a second
     expect(env().sim.log.entries.length).to.equal(2 + 3); // 1 retried success + 3 attempts
     await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(before);
   });
 
-  it('does not retry a 500 and maps it to 502 upstream_error', async () => {
+  it('does not retry a 500 and maps it to 502 upstream_error, billing nothing', async () => {
     env().sim.knobs.set('sim-chat-1', { status: 500 });
     const r = await chat(o.key);
     expect(r.status).to.equal(502);
     expect(r.body.error.code).to.equal('upstream_error');
     expect(env().sim.log.entries).to.have.length(1);
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { requestId: r.headers.get('x-service-request-id')! } })).to.equal(0);
   });
 
-  it('maps a malformed upstream body to 502', async () => {
+  it('maps a malformed upstream body to 502, billing nothing', async () => {
     env().sim.knobs.set('sim-chat-1', { malformed: true });
     const r = await chat(o.key);
     expect(r.status).to.equal(502);
     expect(r.body.error.code).to.equal('upstream_error');
+    expect(r.text).not.to.include('this is'); // the upstream's garbage is not quoted back
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { requestId: r.headers.get('x-service-request-id')! } })).to.equal(0);
   });
 
   it('reports an upstream that drops mid-stream as an in-band error event', async () => {
@@ -76,6 +81,9 @@ describe('upstream failures, cancellation, dead workers and passthrough', () => 
     expect(events.length).to.equal(4);
     expect(JSON.parse(events[3].slice(6)).error.code).to.equal('upstream_error');
     expect(events.join('')).not.to.include('[DONE]');
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { requestId: res.headers.get('x-service-request-id')! } }), 'a failed stream is not billed').to.equal(0);
+    expect(await env().gw.ctx.leases.count(o.org.id, 'chat', 'interactive')).to.equal(0);
   });
 
   it('aborts the upstream request and frees the lease when a streaming client disconnects', async () => {
@@ -93,6 +101,8 @@ describe('upstream failures, cancellation, dead workers and passthrough', () => 
     const entry = env().sim.log.entries[0];
     expect(await waitFor(() => entry.aborted, 5000)).to.equal(true);
     expect(await waitFor(async () => (await env().gw.ctx.leases.count(o.org.id, 'chat', 'interactive')) === 0, 3000)).to.equal(true);
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { requestId: res.headers.get('x-service-request-id')! } }), 'a cancelled request is not billed').to.equal(0);
   });
 
   it('removes a waiting job when its client disconnects, and frees the lease', async () => {
@@ -106,12 +116,12 @@ describe('upstream failures, cancellation, dead workers and passthrough', () => 
         body: JSON.stringify(body()),
         signal: ac.signal,
       }).catch((e: Error) => e);
-      await waitFor(async () => (await env().gw.ctx.leases.count(o.org.id, 'chat', 'interactive')) === 1, 3000);
+      expect(await waitFor(async () => (await env().gw.ctx.leases.count(o.org.id, 'chat', 'interactive')) === 1, 3000), 'lease held').to.equal(true);
       const queue = env().gw.ctx.queues.get('chat-interactive');
       const waiting = await waitFor(async () => (await queue.getJobs(['prioritized', 'wait'])).find((j) => j.data.orgId === o.org.id), 3000);
       expect(waiting, 'job queued').to.not.equal(undefined);
       ac.abort();
-      await pending;
+      expect(await pending, 'the client saw its own abort').to.be.instanceOf(Error);
       expect(await waitFor(async () => (await Job.fromId(queue, waiting!.id!)) === undefined, 3000)).to.equal(true);
       expect(await waitFor(async () => (await env().gw.ctx.leases.count(o.org.id, 'chat', 'interactive')) === 0, 3000)).to.equal(true);
     } finally {
@@ -134,6 +144,8 @@ describe('upstream failures, cancellation, dead workers and passthrough', () => 
       expect(r.status).to.equal(502);
       expect(r.body.error.code).to.equal('worker_lost');
       expect(await env().gw.ctx.leases.count(o.org.id, 'chat', 'interactive')).to.equal(0);
+      await usageSettled();
+      expect(await UsageEvent.count({ where: { requestId: r.headers.get('x-service-request-id')! } })).to.equal(0);
     } finally {
       await worker.restore();
     }
@@ -151,6 +163,34 @@ describe('upstream failures, cancellation, dead workers and passthrough', () => 
     expect(env().sim.log.entries[1].authorization).to.equal(undefined);
     await usageSettled();
     expect((await UsageEvent.findOne({ where: { requestId: plain.headers.get('x-service-request-id')! } }))!.passthrough).to.equal(false);
+  });
+
+  it('passthrough also takes the provider key as x-api-key, on legacy completions too, with the gateway key in the path', async () => {
+    const viaHeader = await chat(o.key, {}, { 'x-api-key': 'sk-own-in-x-api-key' });
+    expect(viaHeader.status, viaHeader.text).to.equal(200);
+    expect(env().sim.log.entries[0].authorization).to.equal('Bearer sk-own-in-x-api-key');
+    const legacy = await call('POST', `/a/${o.key}/v1/completions`, { headers: { authorization: 'Bearer sk-own-legacy' }, json: { model: 'sim-chat', prompt: 'mine' } });
+    expect(legacy.status, legacy.text).to.equal(200);
+    expect(env().sim.log.entries[1].authorization).to.equal('Bearer sk-own-legacy');
+    await usageSettled();
+    for (const r of [viaHeader, legacy]) {
+      const ev = await UsageEvent.findOne({ where: { requestId: r.headers.get('x-service-request-id')! } });
+      expect(ev).to.deep.include({ orgId: o.org.id, apiKeyId: o.keyId, passthrough: true });
+    }
+  });
+
+  it('the messages and responses dialects ignore a non-svc_ key: the upstream gets the platform credential, usage is not passthrough', async () => {
+    const V = { 'anthropic-version': '2023-06-01' };
+    const m = await call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), ...V, authorization: 'Bearer sk-ignored-1' }, json: { model: 'sim-chat', max_tokens: 20, messages: [{ role: 'user', content: 'x' }] } });
+    expect(m.status, m.text).to.equal(200);
+    const r = await call('POST', '/v1/responses', { headers: { ...keyHeader(o.key), 'x-api-key': 'sk-ignored-2' }, json: { model: 'sim-chat', input: 'x' } });
+    expect(r.status, r.text).to.equal(200);
+    expect(env().sim.log.entries.map((e) => e.authorization)).to.deep.equal([undefined, undefined]);
+    expect(JSON.stringify(env().sim.log.entries)).not.to.include('sk-ignored');
+    await usageSettled();
+    for (const x of [m, r]) {
+      expect((await UsageEvent.findOne({ where: { requestId: x.headers.get('x-service-request-id')! } }))!.passthrough).to.equal(false);
+    }
   });
 
   it('writes a usage event once even when the write is replayed', async () => {

@@ -38,7 +38,7 @@ describe('lanes, background work and fair share', () => {
     const o = await buildOrg(env().redis, { laneOverrides: { 'chat:interactive': 1 } });
     env().sim.knobs.set('sim-chat-1', { delayMs: 400 });
     const first = chat(o.key);
-    await waitFor(() => env().sim.log.entries.length === 1, 3000);
+    expect(await waitFor(() => env().sim.log.entries.length === 1, 3000), 'the first request is upstream').to.equal(true);
     const second = await chat(o.key);
     expect(second.status).to.equal(429);
     expect(second.body.error.code).to.equal('CONCURRENT_REQUEST_LIMIT_EXCEEDED');

@@ -234,17 +234,22 @@ describe('POST /v1/messages', () => {
     expect(native).to.deep.equal(content);
   });
 
-  it('reports an upstream failure mid-stream as an in-band error event', async () => {
+  it('reports an upstream failure mid-stream as an in-band error event, and bills nothing', async () => {
     await fetch(`${env().simUrl}/_sim/knobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ dropAfterChunks: 4, tokenDelayMs: 10 }) });
+    await usageSettled();
+    const before = await UsageEvent.count({ where: { orgId: o.org.id } });
     for (const model of ['sim-chat', 'sim-claude']) {
       const s = await postSse('/v1/messages', h, body(model, { stream: true }));
       expect(s.status).to.equal(200);
+      expect(s.events[0].data.type, 'the stream had started').to.equal('message_start');
       const last = s.events.at(-1)!;
       expect(last.event).to.equal('error');
-      expect(last.data.type).to.equal('error');
-      expect(last.data.error.type).to.equal('api_error');
+      expect(last.data).to.deep.equal({ type: 'error', error: { type: 'api_error', code: 'upstream_error', message: last.data.error.message } });
+      expect(last.data.error.message).to.be.a('string').and.not.equal('');
       expect(s.events.some((e) => e.data.type === 'message_stop')).to.equal(false);
     }
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(before);
   });
 
   it('cancels the upstream call and frees the lane when a streaming client disconnects', async () => {
@@ -334,10 +339,16 @@ describe('messages dialect errors', () => {
     expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(before);
   });
 
-  it('answers auth failures in the plain envelope', async () => {
-    const r = await call('POST', '/v1/messages', { headers: { 'x-api-key': 'svc_notarealkey', ...V }, json: body('sim-chat') });
-    expect(r.status).to.equal(401);
-    expect(r.body).to.deep.equal({ error: { code: 'INVALID_API_KEY', message: r.body.error.message } });
+  it('answers auth failures in the plain envelope, on both paths, before the version header is checked', async () => {
+    for (const path of ['/v1/messages', '/v1/messages/count_tokens']) {
+      const variants: Array<Record<string, string>> = [{ 'x-api-key': 'svc_notarealkey', ...V }, { ...V }, { authorization: `Bearer svc_platform_${'c'.repeat(40)}`, ...V }, { 'x-api-key': 'svc_notarealkey' }];
+      for (const headers of variants) {
+        const r = await call('POST', path, { headers, json: body('sim-chat') });
+        expect(r.status, `${path} ${JSON.stringify(headers)}`).to.equal(401);
+        expect(r.body).to.deep.equal({ error: { code: 'INVALID_API_KEY', message: r.body.error.message } });
+      }
+    }
+    expect(env().sim.log.entries).to.have.length(0);
   });
 
   it('answers 429 CONCURRENT_REQUEST_LIMIT_EXCEEDED with Retry-After when the lanes are full', async () => {
@@ -350,12 +361,27 @@ describe('messages dialect errors', () => {
     expect(await UsageEvent.count({ where: { orgId: full.org.id } })).to.equal(0);
   });
 
-  it('maps upstream failures to Anthropic error types', async () => {
-    await fetch(`${env().simUrl}/_sim/knobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 500 }) });
-    for (const model of ['sim-chat', 'sim-claude']) {
-      const r = await call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), ...V }, json: body(model) });
-      await expectRefused(r, 502, 'upstream_error', 'api_error');
+  it('maps upstream failures to Anthropic error types, billing nothing', async () => {
+    await usageSettled();
+    const before = await UsageEvent.count({ where: { orgId: o.org.id } });
+    for (const [status, expected, code, type] of [
+      [500, 502, 'upstream_error', 'api_error'],
+      [503, 503, 'upstream_unavailable', 'overloaded_error'],
+      [429, 429, 'upstream_rate_limited', 'rate_limit_error'],
+      [400, 400, 'upstream_invalid_request', 'invalid_request_error'],
+      [401, 401, 'upstream_auth_failed', 'authentication_error'],
+    ] as const) {
+      await fetch(`${env().simUrl}/_sim/knobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status, retryAfter: 0 }) });
+      for (const model of ['sim-chat', 'sim-claude']) {
+        for (const stream of [false, true]) {
+          const r = await call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), ...V }, json: body(model, { stream }) });
+          await expectRefused(r, expected, code, type);
+          if (expected === 429 || expected === 503) expect(Number(r.headers.get('retry-after')), `${status} Retry-After`).to.be.at.least(1);
+        }
+      }
     }
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(before);
   });
 });
 
@@ -414,7 +440,18 @@ describe('POST /v1/messages/count_tokens', () => {
     expect(r1.body.error).to.include({ code: 'model_not_found', type: 'not_found_error' });
     const r2 = await call('POST', '/v1/messages/count_tokens', { headers: h, json: { model: 'sim-chat' } });
     expect(r2.status).to.equal(400);
-    expect(r2.body.type).to.equal('error');
+    expect(r2.body).to.deep.equal({ type: 'error', error: { type: 'invalid_request_error', code: 'invalid_request', message: r2.body.error.message } });
+    const r3 = await call('POST', '/v1/messages/count_tokens', { headers: h, json: { model: 'sim-embed', messages: [{ role: 'user', content: 'x' }] } });
+    expect(r3.status).to.equal(400);
+    expect(r3.body.error).to.include({ code: 'model_not_chat_capable', type: 'invalid_request_error' });
+    const r4 = await call('POST', '/v1/messages/count_tokens', { headers: { ...h, 'content-type': 'application/json' }, raw: '{"model":' });
+    expect(r4.status).to.equal(400);
+    expect(r4.body.error).to.include({ code: 'invalid_json', type: 'invalid_request_error' });
+    const r5 = await call('GET', '/v1/messages/count_tokens', { headers: h });
+    expect(r5.status).to.equal(405);
+    expect(r5.body.error).to.include({ code: 'method_not_allowed', type: 'invalid_request_error' });
+    for (const r of [r1, r2, r3, r4, r5]) expect(r.text).not.to.match(/at .*\.js:\d+/);
+    expect(env().sim.log.entries).to.have.length(0);
   });
 });
 

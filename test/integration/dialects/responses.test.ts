@@ -180,20 +180,56 @@ describe('POST /v1/responses', () => {
     }
     const peek = await call('GET', `/v1/responses/${mine.body.id}`, { headers: keyHeader(other.key) });
     expect(peek.status).to.equal(404);
+    expect(peek.body.error.code).to.equal('response_not_found');
+    expect(peek.text).not.to.include('private');
+    for (const id of [unstored.body.id, 'resp_doesnotexist', 'not-even-an-id']) {
+      const r = await call('GET', `/v1/responses/${id}`, { headers: h });
+      expect(r.status, id).to.equal(404);
+      expect(r.body.error.code).to.equal('response_not_found');
+    }
     expect(env().sim.log.entries).to.have.length(0);
     await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: other.org.id } })).to.equal(before);
   });
 
-  it('reports an upstream failure mid-stream as an error event', async () => {
+  it('reports an upstream failure mid-stream as an error event; nothing is billed or stored', async () => {
     await fetch(`${env().simUrl}/_sim/knobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ dropAfterChunks: 4, tokenDelayMs: 10 }) });
+    await usageSettled();
+    const before = await UsageEvent.count({ where: { orgId: o.org.id } });
+    const storedBefore = await StoredResponse.count({ where: { orgId: o.org.id } });
     const s = await postSse('/v1/responses', h, { model: 'sim-chat', input: 'will break', stream: true });
     expect(s.status).to.equal(200);
+    expect(s.events[0].data.type, 'the stream had started').to.equal('response.created');
     const last = s.events.at(-1)!;
     expect(last.event).to.equal('error');
     expect(last.data).to.include({ type: 'error', code: 'upstream_error' });
     expect(last.data.sequence_number).to.equal(s.events.length - 1);
     expect(s.events.some((e) => e.data.type === 'response.completed')).to.equal(false);
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(before);
+    expect(await StoredResponse.count({ where: { orgId: o.org.id } })).to.equal(storedBefore);
+    const id = s.events[0].data.response.id;
+    expect((await call('GET', `/v1/responses/${id}`, { headers: h })).status, 'the failed response is not retrievable').to.equal(404);
+  });
+
+  it('answers upstream failures before the stream in the plain envelope with their codes; nothing is billed or stored', async () => {
+    await usageSettled();
+    const before = await UsageEvent.count({ where: { orgId: o.org.id } });
+    const storedBefore = await StoredResponse.count({ where: { orgId: o.org.id } });
+    for (const [status, expected, code] of [[500, 502, 'upstream_error'], [503, 503, 'upstream_unavailable'], [400, 400, 'upstream_invalid_request']] as const) {
+      await fetch(`${env().simUrl}/_sim/knobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status, retryAfter: 0 }) });
+      for (const model of ['sim-chat', 'sim-claude']) {
+        for (const [path, stream] of [['/v1/responses', false], ['/v1/responses', true], ['/responses', false]] as const) {
+          const r = await call('POST', path, { headers: h, json: { model, input: 'x', stream } });
+          expect(r.status, `${status} ${model} ${path} stream=${stream}: ${r.text}`).to.equal(expected);
+          expect(r.body).to.deep.equal({ error: { code, message: r.body.error.message } });
+          expect(r.text).not.to.match(/at .*\.js:\d+/);
+        }
+      }
+    }
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(before);
+    expect(await StoredResponse.count({ where: { orgId: o.org.id } })).to.equal(storedBefore);
   });
 
   it('is also served at POST /responses', async () => {
@@ -233,10 +269,22 @@ describe('POST /v1/responses', () => {
     await usageSettled();
     const before = await UsageEvent.count({ where: { orgId: o.org.id } });
     for (const [json, status, code] of cases) {
-      const r = await call('POST', '/v1/responses', { headers: h, json });
-      expect(r.status, JSON.stringify(json)).to.equal(status);
-      expect(r.body.error.code).to.equal(code);
+      for (const path of ['/v1/responses', '/responses']) {
+        const r = await call('POST', path, { headers: h, json });
+        expect(r.status, `${path} ${JSON.stringify(json)}`).to.equal(status);
+        expect(r.body.error.code).to.equal(code);
+        expect(r.text).not.to.match(/at .*\.js:\d+/);
+      }
     }
+    const badJson = await call('POST', '/v1/responses', { headers: { ...h, 'content-type': 'application/json' }, raw: '{"model":' });
+    expect(badJson.status).to.equal(400);
+    expect(badJson.body).to.deep.equal({ error: { code: 'invalid_json', message: badJson.body.error.message } });
+    const text = await call('POST', '/responses', { headers: { ...h, 'content-type': 'text/plain' }, raw: 'hi' });
+    expect(text.status).to.equal(415);
+    expect(text.body.error.code).to.equal('unsupported_media_type');
+    const get = await call('GET', '/v1/responses', { headers: h });
+    expect(get.status).to.equal(405);
+    expect(get.body.error.code).to.equal('method_not_allowed');
     expect(env().sim.log.entries).to.have.length(0);
     await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(before);

@@ -59,6 +59,7 @@ describe('authentication on inference paths', () => {
     expect(foreign.body.error.code).to.equal('routing_plan_not_found');
     const missing = await call('GET', `/r/00000000-0000-0000-0000-000000000000/v1/models`, { headers: keyHeader(o.key) });
     expect(missing.status).to.equal(404);
+    expect(missing.body.error.code).to.equal('routing_plan_not_found');
   });
 
   it('rejects a missing key', async () => expectInvalidKey(await call('GET', '/v1/models')));
@@ -132,6 +133,16 @@ describe('request ids and the error envelope', () => {
         expect([path, raw, r.status, r.body.error?.code]).to.deep.equal([path, raw, 400, 'invalid_request']);
       }
     }
+  });
+
+  it('answers a body in an encoding the parser cannot read with 415 unsupported_content_encoding', async () => {
+    const r = await call('POST', '/v1/chat/completions', {
+      headers: { ...keyHeader(o.key), 'content-type': 'application/json', 'content-encoding': 'x-unknown' },
+      raw: JSON.stringify({ model: 'sim-chat', messages: [{ role: 'user', content: 'x' }] }),
+    });
+    expect(r.status, r.text).to.equal(415);
+    expect(r.body.error.code).to.equal('unsupported_content_encoding');
+    expect(r.text).not.to.match(/at .*\.js:\d+/);
   });
 
   it('answers a wrong content type with 415', async () => {

@@ -39,14 +39,54 @@ describe('GET /v1/models', () => {
     expect(m.display_name).to.be.a('string');
     expect(new Date(m.created_at).toISOString()).to.equal(m.created_at);
     expect(r.body.first_id).to.equal(r.body.data[0].id);
+    expect(r.body.last_id).to.equal(r.body.data.at(-1).id);
+    // the same catalog as the default shape: chat and decision models alike, with their extras
+    const plain = await call('GET', '/v1/models', { headers: keyHeader(o.key) });
+    expect(r.body.data.map((x: { id: string }) => x.id)).to.deep.equal(plain.body.data.map((x: { id: string }) => x.id));
+    const decide = r.body.data.find((x: { id: string }) => x.id === 'sim-decide');
+    expect(decide.type).to.equal('model');
+    expect(decide.capabilities.decision).to.equal(true);
+    expect(decide.compatibility.systemone).to.equal(true);
+    const chat = r.body.data.find((x: { id: string }) => x.id === 'sim-chat');
+    expect(chat.context_window).to.equal(128000);
+    expect(chat.compatibility.anthropic_messages).to.equal(true);
+  });
+
+  it('is global: every org, on every plan and every auth surface, sees the same entries', async () => {
+    const free = await buildOrg(env().redis, { plan: 'free' });
+    const a = await call('GET', '/v1/models', { headers: keyHeader(o.key) });
+    const b = await call('GET', '/v1/models', { headers: keyHeader(free.key) });
+    const c = await call('GET', `/a/${free.key}/v1/models`);
+    expect(a.status).to.equal(200);
+    expect(b.status).to.equal(200);
+    expect(c.status).to.equal(200);
+    expect(b.body).to.deep.equal(a.body);
+    expect(c.body).to.deep.equal(a.body);
   });
 
   it('serves one model and 404 model_not_found', async () => {
     const r = await call('GET', '/v1/models/sim-chat', { headers: keyHeader(o.key) });
-    expect(r.body.id).to.equal('sim-chat');
+    expect(r.status).to.equal(200);
+    expect(r.body).to.include({ id: 'sim-chat', object: 'model' });
+    const listed = (await call('GET', '/v1/models', { headers: keyHeader(o.key) })).body.data.find((m: { id: string }) => m.id === 'sim-chat');
+    expect(r.body).to.deep.equal(listed);
+    const anthropic = await call('GET', '/v1/models/sim-chat', { headers: { ...keyHeader(o.key), 'anthropic-version': '2023-06-01' } });
+    expect(anthropic.status).to.equal(200);
+    expect(anthropic.body).to.include({ id: 'sim-chat', type: 'model' });
     const missing = await call('GET', '/v1/models/nope', { headers: keyHeader(o.key) });
     expect(missing.status).to.equal(404);
     expect(missing.body.error.code).to.equal('model_not_found');
+  });
+
+  it('compatibility metadata tells the truth: each chat model answers exactly the client APIs it claims', async () => {
+    const models = (await call('GET', '/v1/models', { headers: keyHeader(o.key) })).body.data.filter((m: { capabilities: { chat: boolean } }) => m.capabilities.chat);
+    expect(models.map((m: { id: string }) => m.id)).to.include.members(['sim-chat', 'sim-claude']);
+    for (const m of models as Array<{ id: string; compatibility: Record<string, boolean> }>) {
+      const legacy = await call('POST', '/v1/completions', { headers: keyHeader(o.key), json: { model: m.id, prompt: 'compat', max_tokens: 5 } });
+      expect(legacy.status === 200, `${m.id}: openai_completions ${m.compatibility.openai_completions}, answered ${legacy.status} ${legacy.text}`).to.equal(m.compatibility.openai_completions);
+      const chat = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: m.id, messages: [{ role: 'user', content: 'compat' }], max_tokens: 5 } });
+      expect(chat.status === 200, `${m.id}: chat ${chat.status}`).to.equal(m.compatibility.openai_chat_completions);
+    }
   });
 
   it('is listed by the official openai client', async () => {

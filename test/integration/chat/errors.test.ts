@@ -1,0 +1,157 @@
+import { expect } from 'chai';
+import { env, resetSim } from '../../helpers/harness';
+import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { call, keyHeader, type Reply } from '../../helpers/http';
+import { parseSse } from '../../helpers/sse-events';
+import { UsageEvent } from '../../../shared/db/models';
+import { usageSettled } from '../../helpers/usage';
+
+const msgs = [{ role: 'user', content: 'error path' }];
+
+/** Counts the org's usage events once the outbox is drained. */
+async function billed(orgId: string): Promise<number> {
+  await usageSettled();
+  return UsageEvent.count({ where: { orgId } });
+}
+
+function expectError(r: Reply, status: number, code: string, what = '') {
+  expect(r.status, `${what} ${r.text}`).to.equal(status);
+  expect(r.body, what).to.deep.equal({ error: { code, message: r.body.error.message } });
+  expect(r.body.error.message).to.be.a('string').and.not.equal('');
+  expect(r.text, 'no stack trace').not.to.match(/at .*\.[jt]s:\d+/);
+  expect(r.headers.get('x-service-request-id')).to.match(/^req_/);
+}
+
+describe('chat completions and legacy completions: every refusal has its status and code and bills nothing', () => {
+  let o: TestOrg;
+  beforeEach(resetSim);
+  before(async () => {
+    o = await buildOrg(env().redis);
+  });
+
+  it('refuses out-of-range and mistyped fields with 400 invalid_request before any upstream call', async () => {
+    const cases: Array<Record<string, unknown>> = [
+      { model: 'sim-chat', messages: msgs, temperature: 2.5 },
+      { model: 'sim-chat', messages: msgs, temperature: -1 },
+      { model: 'sim-chat', messages: msgs, top_p: 1.5 },
+      { model: 'sim-chat', messages: msgs, n: 0 },
+      { model: 'sim-chat', messages: msgs, n: 129 },
+      { model: 'sim-chat', messages: msgs, max_tokens: 0 },
+      { model: 'sim-chat', messages: msgs, max_tokens: 1.5 },
+      { model: 'sim-chat', messages: msgs, max_completion_tokens: -3 },
+      { model: 'sim-chat', messages: msgs, stream: 'yes' },
+      { model: 'sim-chat', messages: msgs, stream_options: 'usage' },
+      { model: 'sim-chat', messages: 'hello' },
+      { model: 'sim-chat', messages: [{ content: 'no role' }] },
+      { model: 'sim-chat', messages: [{ role: 'user', content: 42 }] },
+      { model: '', messages: msgs },
+      { model: 7, messages: msgs },
+      { model: 'sim-chat', messages: msgs, tools: [{ function: { name: 'no type' } }] },
+    ];
+    const before = await billed(o.org.id);
+    for (const json of cases) expectError(await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json }), 400, 'invalid_request', JSON.stringify(json));
+    // JSON that is not an object is an invalid request (invalid_json is for text that is not JSON)
+    for (const [raw, code] of [['[]', 'invalid_request'], ['"a string"', 'invalid_request'], ['null', 'invalid_request'], ['42', 'invalid_request']]) {
+      expectError(await call('POST', '/v1/chat/completions', { headers: { ...keyHeader(o.key), 'content-type': 'application/json' }, raw }), 400, code, raw);
+    }
+    expect(env().sim.log.entries).to.have.length(0);
+    expect(await billed(o.org.id)).to.equal(before);
+  });
+
+  it('legacy completions: refuses a missing or mistyped prompt, an unknown and a non-chat model, bad JSON, a wrong method', async () => {
+    const cases: Array<[unknown, number, string]> = [
+      [{ model: 'sim-chat' }, 400, 'invalid_request'],
+      [{ model: 'sim-chat', prompt: 42 }, 400, 'invalid_request'],
+      [{ model: 'sim-chat', prompt: [] }, 400, 'invalid_request'],
+      [{ prompt: 'x' }, 400, 'invalid_request'],
+      [{ model: 'sim-chat', prompt: 'x', max_tokens: 0 }, 400, 'invalid_request'],
+      [{ model: 'sim-chat', prompt: 'x', temperature: 9 }, 400, 'invalid_request'],
+      [{ model: 'nope', prompt: 'x' }, 404, 'model_not_found'],
+      [{ model: 'sim-embed', prompt: 'x' }, 400, 'model_not_chat_capable'],
+      [{ model: 'sim-decide', prompt: 'x' }, 400, 'model_not_chat_capable'],
+    ];
+    const before = await billed(o.org.id);
+    for (const [json, status, code] of cases) expectError(await call('POST', '/v1/completions', { headers: keyHeader(o.key), json }), status, code, JSON.stringify(json));
+    expectError(await call('POST', '/v1/completions', { headers: { ...keyHeader(o.key), 'content-type': 'application/json' }, raw: '{"prompt"' }), 400, 'invalid_json');
+    expectError(await call('POST', '/v1/completions', { headers: { ...keyHeader(o.key), 'content-type': 'text/plain' }, raw: 'x' }), 415, 'unsupported_media_type');
+    const get = await call('GET', '/v1/completions', { headers: keyHeader(o.key) });
+    expectError(get, 405, 'method_not_allowed');
+    expect(get.headers.get('allow')).to.equal('POST');
+    expect(env().sim.log.entries).to.have.length(0);
+    expect(await billed(o.org.id)).to.equal(before);
+  });
+
+  it('legacy completions stream with the public id, end with [DONE] and record one usage event', async () => {
+    const res = await fetch(`${env().gw.url}/v1/completions`, {
+      method: 'POST',
+      headers: { ...keyHeader(o.key), 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sim-chat', prompt: 'stream legacy', stream: true }),
+    });
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.match(/^text\/event-stream/);
+    const requestId = res.headers.get('x-service-request-id')!;
+    const events = parseSse(await res.text());
+    expect(events.at(-1)!.data).to.equal('[DONE]');
+    const chunks = events.slice(0, -1).map((e) => e.data);
+    expect(chunks.length).to.be.greaterThan(1);
+    expect(chunks.every((c) => c.model === 'sim-chat' && c.object === 'text_completion')).to.equal(true);
+    expect(chunks.map((c) => c.choices[0]?.text ?? '').join('')).to.include('stream legacy');
+    expect(env().sim.log.entries[0]).to.include({ path: '/v1/completions', model: 'sim-chat-1' });
+    await usageSettled();
+    const usage = await UsageEvent.findAll({ where: { requestId } });
+    expect(usage).to.have.length(1);
+    expect(usage[0]).to.include({ orgId: o.org.id, model: 'sim-chat', modality: 'chat', lane: 'interactive', passthrough: false });
+    expect(usage[0].outputTokens).to.be.greaterThan(0);
+  });
+
+  it('answers 429 CONCURRENT_REQUEST_LIMIT_EXCEEDED as JSON (not a stream) to a streaming request at the lane count', async () => {
+    const full = await buildOrg(env().redis, { laneOverrides: { 'chat:interactive': 0 } });
+    for (const [path, json] of [
+      ['/v1/chat/completions', { model: 'sim-chat', messages: msgs, stream: true }],
+      ['/v1/completions', { model: 'sim-chat', prompt: 'x', stream: true }],
+      ['/v1/completions', { model: 'sim-chat', prompt: 'x' }],
+    ] as const) {
+      const r = await call('POST', path, { headers: keyHeader(full.key), json });
+      expectError(r, 429, 'CONCURRENT_REQUEST_LIMIT_EXCEEDED', path);
+      expect(r.headers.get('content-type')).to.match(/^application\/json/);
+      expect(Number(r.headers.get('retry-after'))).to.be.at.least(1);
+    }
+    expect(env().sim.log.entries).to.have.length(0);
+    expect(await billed(full.org.id)).to.equal(0);
+  });
+
+  describe('upstream refusals map to their codes, are not retried when not retryable, and bill nothing', () => {
+    const cases: Array<{ status: number; expectStatus: number; code: string; attempts: number; retryAfter?: boolean }> = [
+      { status: 400, expectStatus: 400, code: 'upstream_invalid_request', attempts: 1 },
+      { status: 404, expectStatus: 400, code: 'upstream_invalid_request', attempts: 1 },
+      { status: 422, expectStatus: 400, code: 'upstream_invalid_request', attempts: 1 },
+      { status: 401, expectStatus: 401, code: 'upstream_auth_failed', attempts: 1 },
+      { status: 403, expectStatus: 403, code: 'upstream_auth_failed', attempts: 1 },
+      { status: 500, expectStatus: 502, code: 'upstream_error', attempts: 1 },
+      { status: 502, expectStatus: 502, code: 'upstream_error', attempts: 3 },
+      { status: 503, expectStatus: 503, code: 'upstream_unavailable', attempts: 3, retryAfter: true },
+    ];
+    for (const c of cases) {
+      it(`upstream ${c.status} → ${c.expectStatus} ${c.code} after ${c.attempts} attempt(s), on chat and legacy completions, JSON and streamed`, async () => {
+        env().sim.knobs.set('sim-chat-1', { status: c.status, retryAfter: 0 });
+        const before = await billed(o.org.id);
+        let expectedAttempts = 0;
+        for (const [path, json] of [
+          ['/v1/chat/completions', { model: 'sim-chat', messages: msgs }],
+          ['/v1/chat/completions', { model: 'sim-chat', messages: msgs, stream: true }],
+          ['/v1/completions', { model: 'sim-chat', prompt: 'x' }],
+        ] as const) {
+          const r = await call('POST', path, { headers: keyHeader(o.key), json });
+          expectError(r, c.expectStatus, c.code, `${path} ${JSON.stringify(json)}`);
+          if (c.status === 400) expect(r.body.error.message, 'the upstream message is included').to.include(`simulated status ${c.status}`);
+          if (c.retryAfter) expect(Number(r.headers.get('retry-after'))).to.be.at.least(1);
+          expectedAttempts += c.attempts;
+          expect(env().sim.log.entries, `${path}: upstream attempts`).to.have.length(expectedAttempts);
+        }
+        expect(await billed(o.org.id)).to.equal(before);
+        expect(await env().gw.ctx.leases.count(o.org.id, 'chat', 'interactive'), 'lease released').to.equal(0);
+      });
+    }
+  });
+});
+
