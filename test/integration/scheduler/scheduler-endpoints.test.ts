@@ -116,7 +116,9 @@ describe('scheduler-endpoints take effect on running processes without a restart
     // raising the cap admits again at once (the pods' cached settings follow the cache epoch)
     await rows.put(QUEUE, { max_waiting: 3 });
     const admitted = chat(org.key, 'w4');
-    expect(await waitFor(async () => (await backlog(QUEUE)) === 3, 3000)).to.equal(true);
+    let early: string | undefined; // if w4 was answered instead of queued, say how
+    void admitted.then((r) => (early = `w4 answered ${r.status} ${r.text}`));
+    expect(await waitFor(async () => (await backlog(QUEUE)) === 3, 3000), early ?? 'w4 queued').to.equal(true);
 
     await rows.put(QUEUE, { enabled: true });
     expect((await pending).map((r) => r.status)).to.deep.equal([200, 200]);
