@@ -5,6 +5,7 @@ import { seed } from '../../shared/db/seed';
 import { createApiKey, createOrg, findOrg, listApiKeys, revokeApiKey } from '../../shared/tenancy/ops';
 import { Project } from '../../shared/db/models';
 import { fail, withServices } from './with-services';
+import { isUuid } from '../../shared/uuid';
 
 /** migrate, seed, org and key commands. */
 export function registerTenancy(program: Command): void {
@@ -52,7 +53,7 @@ key
       if (!o) fail(`unknown org '${opts.org}'`);
       let projectId: string | null = null;
       if (opts.project) {
-        const p = await Project.findOne({ where: { orgId: o.id, slug: opts.project } }) ?? (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(opts.project) ? await Project.findOne({ where: { orgId: o.id, id: opts.project } }) : null);
+        const p = await Project.findOne({ where: { orgId: o.id, slug: opts.project } }) ?? (isUuid(opts.project) ? await Project.findOne({ where: { orgId: o.id, id: opts.project } }) : null);
         if (!p) fail(`unknown project '${opts.project}' in org ${o.slug}`);
         projectId = p.id;
       }

@@ -3,6 +3,7 @@ import { AdminToken, PlatformKey, User } from '../db/models';
 import { generateApiKey, PLATFORM_PREFIX } from '../auth/apiKeys';
 import { sha256Hex } from '../crypto';
 import { recordAudit, type Actor } from '../audit/audit';
+import { isUuid } from '../uuid';
 
 /** Prefix of a platform admin's personal token; it opens only the platform-admin paths. */
 export const ADMIN_TOKEN_PREFIX = 'svc_admin_';
@@ -28,8 +29,8 @@ async function activeAdmin(userId: string): Promise<User> {
 
 /** Finds a live user by email or id. */
 export async function findUser(emailOrId: string): Promise<User | null> {
-  const isUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(emailOrId);
-  return User.findOne({ where: { deletedAt: null, ...(isUuid ? { id: emailOrId } : { email: emailOrId }) } });
+  const byId = isUuid(emailOrId);
+  return User.findOne({ where: { deletedAt: null, ...(byId ? { id: emailOrId } : { email: emailOrId }) } });
 }
 
 /** Creates a platform key owned by a platform admin. Audited here when an actor is given (the API audits its own requests). */
@@ -46,7 +47,7 @@ export async function createPlatformKey(
 
 /** Revokes one platform key; true when it was active. Audited when an actor is given. */
 export async function revokePlatformKey(id: string, actor: Actor | null, reason: RevokeReason = 'revoked'): Promise<boolean> {
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return false;
+  if (!isUuid(id)) return false;
   const [n] = await PlatformKey.update({ revokedAt: new Date(), revokedReason: reason }, { where: { id, revokedAt: null } });
   if (actor) await recordAudit({ actor, method: 'DELETE', path: `/admin/v1/platform-keys/${id}`, family: 'platform-keys', targetId: id, status: n ? 200 : 404 });
   return n > 0;

@@ -6,6 +6,7 @@ import { keys } from '../redis/keys';
 import type { Entitlements, LaneLimits } from '../db/models/Plan';
 import type { QueueName } from '../queues/names';
 import { loadQueueSettings, type QueueSettings } from '../queues/scheduler-settings';
+import { isUuid } from '../uuid';
 
 export interface KeyRecord {
   id: string;
@@ -126,16 +127,16 @@ export class Directory {
   /** A project of the org by id or slug. */
   project(orgId: string, idOrSlug: string): Promise<{ id: string } | null> {
     return this.cached(`project:${orgId}:${idOrSlug}`, async () => {
-      const isUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(idOrSlug);
+      const byId = isUuid(idOrSlug);
       const p = await Project.findOne({
-        where: { orgId, ...(isUuid ? { [Op.or]: [{ id: idOrSlug }, { slug: idOrSlug }] } : { slug: idOrSlug }) },
+        where: { orgId, ...(byId ? { [Op.or]: [{ id: idOrSlug }, { slug: idOrSlug }] } : { slug: idOrSlug }) },
       });
       return p ? { id: p.id } : null;
     });
   }
 
   routingPlan(id: string): Promise<{ id: string; orgId: string; projectId: string | null; modelMap: Record<string, string> } | null> {
-    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return Promise.resolve(null);
+    if (!isUuid(id)) return Promise.resolve(null);
     return this.cached(`rplan:${id}`, async () => {
       const r = await RoutingPlan.findByPk(id);
       return r ? { id: r.id, orgId: r.orgId, projectId: r.projectId, modelMap: r.modelMap ?? {} } : null;

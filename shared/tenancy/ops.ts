@@ -3,6 +3,7 @@ import { Op } from 'sequelize';
 import { ApiKey, Organization, Plan, Project } from '../db/models';
 import { generateApiKey } from '../auth/apiKeys';
 import { bumpEpoch } from '../cache/epoch';
+import { isUuid } from '../uuid';
 
 /** Operator actions on orgs and keys, shared by the CLI, the seed and the management API. */
 
@@ -11,8 +12,8 @@ export function slugify(s: string): string {
 }
 
 export async function findOrg(idOrSlug: string): Promise<Organization | null> {
-  const isUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(idOrSlug);
-  return Organization.findOne({ where: isUuid ? { [Op.or]: [{ id: idOrSlug }, { slug: idOrSlug }] } : { slug: idOrSlug } });
+  const byId = isUuid(idOrSlug);
+  return Organization.findOne({ where: byId ? { [Op.or]: [{ id: idOrSlug }, { slug: idOrSlug }] } : { slug: idOrSlug } });
 }
 
 export async function createOrg(redis: Redis, input: { name: string; slug?: string; plan?: string }): Promise<Organization> {
@@ -54,7 +55,7 @@ export async function createApiKey(redis: Redis, input: { orgId: string; project
 
 /** Revokes a key; every pod refuses it from its very next request (the cache epoch moves). */
 export async function revokeApiKey(redis: Redis, id: string): Promise<boolean> {
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return false;
+  if (!isUuid(id)) return false;
   const [n] = await ApiKey.update({ revokedAt: new Date() }, { where: { id, revokedAt: null } });
   await bumpEpoch(redis);
   return n > 0;

@@ -8,8 +8,7 @@ import { ApiError } from '../../../shared/errors/ApiError';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { ALL_OPS, present, schemasOf, toAttributes, type ResourceDef } from './define';
 import { fromDbError } from './db-errors';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from '../../../shared/uuid';
 
 /** Validates a list query (strings converted), unknown parameters refused. */
 function listQuery(def: ResourceDef, req: Request): Record<string, unknown> {
@@ -29,7 +28,7 @@ export function resourceRouter(def: ResourceDef, deps: { redis: Redis }): Router
   const singular = def.object.replace(/_/g, ' ');
 
   async function find(id: string): Promise<Model> {
-    const row = UUID.test(id) ? await def.model.findOne({ where: { ...(def.scope ?? {}), id } as never }) : null;
+    const row = isUuid(id) ? await def.model.findOne({ where: { ...(def.scope ?? {}), id } as never }) : null;
     if (!row) throw new ApiError(404, 'not_found', `No ${singular} with id '${id}'.`);
     return row;
   }

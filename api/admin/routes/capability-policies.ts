@@ -11,8 +11,8 @@ import { CAPABILITY_VALUES, capabilityPolicy, type Capability } from '../../../s
 import { Directory } from '../../../shared/tenancy/directory';
 import { FEATURES, isFeature, readSwitches, setSwitch } from '../../../shared/switches/switches';
 import type { RouteDoc } from '../openapi/route-doc';
+import { isUuid } from '../../../shared/uuid';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const CAPS = Object.keys(CAPABILITY_VALUES) as Capability[];
 const tools = () => Joi.object().pattern(/^[a-z0-9_.-]{1,64}$/, Joi.string().valid('allow', 'deny')).allow(null);
 
@@ -49,13 +49,13 @@ function presentUser(u: User) {
 }
 
 async function findOrg(id: string): Promise<Organization> {
-  const org = UUID.test(id) ? await Organization.findByPk(id) : null;
+  const org = isUuid(id) ? await Organization.findByPk(id) : null;
   if (!org) throw new ApiError(404, 'not_found', `No organization with id '${id}'.`);
   return org;
 }
 
 async function findUser(id: string): Promise<User> {
-  const u = UUID.test(id) ? await User.findOne({ where: { id, deletedAt: null } }) : null;
+  const u = isUuid(id) ? await User.findOne({ where: { id, deletedAt: null } }) : null;
   if (!u) throw new ApiError(404, 'not_found', `No user with id '${id}'.`);
   return u;
 }

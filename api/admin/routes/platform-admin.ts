@@ -11,8 +11,7 @@ import { actorOf } from '../actor';
 import { present } from '../resources/define';
 import { users } from '../resources/definitions/tenancy';
 import type { RouteDoc } from '../openapi/route-doc';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from '../../../shared/uuid';
 
 export const createKeyBody = Joi.object({
   scopes: Joi.array().items(Joi.string().valid(...ALL_SCOPES)).min(1).unique().required(),
@@ -23,7 +22,7 @@ export const platformAdminBody = Joi.object({ is_platform_admin: Joi.boolean().r
 const keyQuery = Joi.object({ user_id: Joi.string().guid(), state: Joi.string().valid('active', 'revoked') });
 
 async function findKey(id: string): Promise<PlatformKey> {
-  const k = UUID.test(id) ? await PlatformKey.findByPk(id) : null;
+  const k = isUuid(id) ? await PlatformKey.findByPk(id) : null;
   if (!k) throw new ApiError(404, 'not_found', `No platform key with id '${id}'.`);
   return k;
 }
@@ -76,7 +75,7 @@ export function platformAdminRouter(): Router {
       async (req, res) => {
         const { is_platform_admin } = validate<{ is_platform_admin: boolean }>(platformAdminBody, req.body);
         const id = String(req.params.id);
-        const user = UUID.test(id) ? await User.findOne({ where: { id, deletedAt: null } }) : null;
+        const user = isUuid(id) ? await User.findOne({ where: { id, deletedAt: null } }) : null;
         if (!user) throw new ApiError(404, 'not_found', `No user with id '${id}'.`);
         const done = await setPlatformAdmin(user.id, is_platform_admin, actorOf(req));
         res.locals.auditTarget = user.id;
