@@ -8,6 +8,8 @@ export interface FetchPolicy {
   deadline: number;
   /** Retries of safe failures (connect errors, 429, 502, 503 before any byte). Default 2. */
   retries?: number;
+  /** The request carries the caller's own upstream key (passthrough), not a platform credential. */
+  callerKey?: boolean;
 }
 
 export interface UpstreamInit {
@@ -111,12 +113,20 @@ async function upstreamMessage(res: UpstreamResponse): Promise<string> {
   return text.slice(0, 200) || `status ${res.status}`;
 }
 
-/** Maps an upstream failure status to the gateway's error. */
-export async function upstreamFailure(res: UpstreamResponse): Promise<ApiError> {
+/**
+ * Maps an upstream failure status to the gateway's error. An upstream 401/403 keeps its status only
+ * when the caller sent its own key (passthrough): the caller can fix that. When the platform's
+ * credential was refused, the caller did nothing wrong, so it is a 502, and the upstream's message
+ * (which may quote part of the platform's key) is not passed on.
+ */
+export async function upstreamFailure(res: UpstreamResponse, callerKey = false): Promise<ApiError> {
   const msg = await upstreamMessage(res);
   const retryAfter = parseRetryAfter(res.header('retry-after'));
   if (res.status === 429) return errors.upstreamRateLimited(Math.ceil((retryAfter ?? 1000) / 1000));
-  if (res.status === 401 || res.status === 403) return new ApiError(res.status, 'upstream_auth_failed', `Upstream refused the credential: ${msg}`);
+  if (res.status === 401 || res.status === 403) {
+    if (callerKey) return new ApiError(res.status, 'upstream_auth_failed', `Upstream refused your key: ${msg}`);
+    return new ApiError(502, 'upstream_auth_failed', `Upstream refused the gateway's credential for this model (status ${res.status}); this is not about your API key.`);
+  }
   if (res.status === 400 || res.status === 404 || res.status === 413 || res.status === 422) {
     return new ApiError(400, 'upstream_invalid_request', `Upstream rejected the request: ${msg}`);
   }
@@ -156,6 +166,6 @@ export async function fetchUpstream(url: string, init: UpstreamInit, policy: Fet
         continue;
       }
     }
-    throw await upstreamFailure(res);
+    throw await upstreamFailure(res, policy.callerKey);
   }
 }

@@ -3,6 +3,8 @@ export interface UpstreamCall {
   baseUrl: string;
   /** The platform credential or the caller's own key; undefined when the upstream needs none. */
   apiKey?: string;
+  /** The key is the caller's own (passthrough): an upstream 401/403 is then the caller's to fix. */
+  callerKey?: boolean;
   upstreamModel: string;
   signal: AbortSignal;
   /** Absolute deadline (epoch ms). */

@@ -125,8 +125,9 @@ describe('chat completions and legacy completions: every refusal has its status 
       { status: 400, expectStatus: 400, code: 'upstream_invalid_request', attempts: 1 },
       { status: 404, expectStatus: 400, code: 'upstream_invalid_request', attempts: 1 },
       { status: 422, expectStatus: 400, code: 'upstream_invalid_request', attempts: 1 },
-      { status: 401, expectStatus: 401, code: 'upstream_auth_failed', attempts: 1 },
-      { status: 403, expectStatus: 403, code: 'upstream_auth_failed', attempts: 1 },
+      // the platform's credential refused: not the caller's fault, so a 502 (passthrough keeps 401/403, below)
+      { status: 401, expectStatus: 502, code: 'upstream_auth_failed', attempts: 1 },
+      { status: 403, expectStatus: 502, code: 'upstream_auth_failed', attempts: 1 },
       { status: 500, expectStatus: 502, code: 'upstream_error', attempts: 1 },
       { status: 502, expectStatus: 502, code: 'upstream_error', attempts: 3 },
       { status: 503, expectStatus: 503, code: 'upstream_unavailable', attempts: 3, retryAfter: true },
@@ -152,6 +153,23 @@ describe('chat completions and legacy completions: every refusal has its status 
         expect(await env().gw.ctx.leases.count(o.org.id, 'chat', 'interactive'), 'lease released').to.equal(0);
       });
     }
+
+    it('a passthrough key the upstream refuses keeps its 401/403 (the caller can fix it), with the upstream message', async () => {
+      const before = await billed(o.org.id);
+      for (const status of [401, 403]) {
+        env().sim.knobs.set('sim-chat-1', { status, retryAfter: 0 });
+        for (const stream of [false, true]) {
+          const r = await call('POST', '/v1/chat/completions', { headers: { ...keyHeader(o.key), authorization: 'Bearer sk-callers-own-bad-key' }, json: { model: 'sim-chat', messages: msgs, stream } });
+          expectError(r, status, 'upstream_auth_failed', `passthrough ${status} stream=${stream}`);
+          expect(r.body.error.message).to.include(`simulated status ${status}`);
+        }
+        // the same refusal of the platform's credential is a 502 and does not pass the upstream's words on
+        const platform = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', messages: msgs } });
+        expectError(platform, 502, 'upstream_auth_failed', `platform ${status}`);
+        expect(platform.body.error.message).not.to.include('simulated status');
+      }
+      expect(await billed(o.org.id)).to.equal(before);
+    });
   });
 });
 

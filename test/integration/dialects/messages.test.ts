@@ -369,7 +369,7 @@ describe('messages dialect errors', () => {
       [503, 503, 'upstream_unavailable', 'overloaded_error'],
       [429, 429, 'upstream_rate_limited', 'rate_limit_error'],
       [400, 400, 'upstream_invalid_request', 'invalid_request_error'],
-      [401, 401, 'upstream_auth_failed', 'authentication_error'],
+      [401, 502, 'upstream_auth_failed', 'api_error'], // the platform's credential: not the caller's fault
     ] as const) {
       await fetch(`${env().simUrl}/_sim/knobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status, retryAfter: 0 }) });
       for (const model of ['sim-chat', 'sim-claude']) {

@@ -133,6 +133,6 @@ describe('POST /v1/rerank (Cohere v2 envelope)', () => {
     env().sim.knobs.set('sim-rerank-1', { malformed: true });
     await expectRejected(await rerank({ model: 'sim-rerank', query: 'q', documents: ['a'] }), 502, 'upstream_error');
     env().sim.knobs.set('sim-rerank-1', { status: 401 });
-    await expectRejected(await rerank({ model: 'sim-rerank', query: 'q', documents: ['a'] }), 401, 'upstream_auth_failed');
+    await expectRejected(await rerank({ model: 'sim-rerank', query: 'q', documents: ['a'] }), 502, 'upstream_auth_failed'); // the platform's credential
   });
 });
