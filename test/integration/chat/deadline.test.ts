@@ -25,7 +25,7 @@ function freePort(): Promise<number> {
  * requests go through a second web process started with a short deadline, on the same Redis and
  * database; the test's in-process chat worker runs the jobs.
  */
-describe('chat: the per-request deadline', () => {
+describe('the per-request deadline (chat, embeddings)', () => {
   let o: TestOrg;
   let web: ChildProcess;
   let base: string;
@@ -69,4 +69,16 @@ describe('chat: the per-request deadline', () => {
       expect(await UsageEvent.count({ where: { requestId: r.headers.get('x-service-request-id')! } }), 'nothing billed').to.equal(0);
     });
   }
+
+  it('embeddings share the deadline: 504 deadline_exceeded, the upstream call aborted, nothing billed', async function () {
+    this.timeout(15_000);
+    env().sim.knobs.set('sim-embed-1', { hang: true });
+    const r = await call('POST', '/v1/embeddings', { base, headers: keyHeader(o.key), json: { model: 'sim-embed', input: 'never embedded' } });
+    expect(r.status, r.text).to.equal(504);
+    expect(r.body.error.code).to.equal('deadline_exceeded');
+    expect(env().sim.log.entries, 'the request reached the upstream').to.have.length(1);
+    expect(await waitFor(() => env().sim.log.entries[0].aborted, 3000), 'upstream call aborted').to.equal(true);
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { requestId: r.headers.get('x-service-request-id')! } }), 'nothing billed').to.equal(0);
+  });
 });
