@@ -36,8 +36,9 @@ export class ReplyPublisher {
    */
   result(channel: string, id: string, chunkCount: number, data: unknown, usage?: UsageRecord): Promise<unknown> {
     const msg: ReplyMessage = { i: id, t: 'r', n: chunkCount, d: data };
+    if (!usage) return this.send(channel, msg);
     this.chunks.flush();
-    return usage ? publishWithUsage(this.redis, channel, JSON.stringify(msg), usage) : this.send(channel, msg);
+    return publishWithUsage(this.redis, channel, JSON.stringify(msg), usage);
   }
 
   error(channel: string, id: string, err: WireError): Promise<unknown> {
