@@ -47,7 +47,8 @@ function isDataError(err: unknown): boolean {
   return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
 }
 
-const fieldOf = (fields: string[] | null, name: string) => {
+/** A field of a flat `[name, value, name, value, ...]` reply (stream entries, XINFO rows). */
+const fieldOf = <T>(fields: readonly T[] | null, name: string): T | undefined => {
   if (!fields) return undefined;
   for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === name) return fields[i + 1];
   return undefined;
@@ -212,10 +213,8 @@ export class UsageDrainer {
   private async forgetGoneConsumers(): Promise<void> {
     const rows = (await this.redis!.xinfo('CONSUMERS', this.stream, OUTBOX_GROUP)) as unknown[][];
     for (const row of rows) {
-      const info = new Map<string, unknown>();
-      for (let i = 0; i + 1 < row.length; i += 2) info.set(String(row[i]), row[i + 1]);
-      const name = String(info.get('name'));
-      if (name === this.consumer || Number(info.get('pending')) !== 0 || Number(info.get('idle')) < this.forgetConsumerIdleMs) continue;
+      const name = String(fieldOf(row, 'name'));
+      if (name === this.consumer || Number(fieldOf(row, 'pending')) !== 0 || Number(fieldOf(row, 'idle')) < this.forgetConsumerIdleMs) continue;
       await this.redis!.xgroup('DELCONSUMER', this.stream, OUTBOX_GROUP, name);
       logger.info({ consumer: name }, 'usage drainer: removed a consumer of a stopped process');
     }
@@ -231,14 +230,15 @@ export class UsageDrainer {
     const bad: Array<Decoded & { reason: string }> = decoded.filter((d) => !d.record).map((d) => ({ ...d, reason: 'not a usage record' }));
     let good = decoded.filter((d) => d.record);
     if (good.length) {
+      const db = this.pool ?? usagePool();
       try {
-        await insertUsage(good.map((d) => d.record!), this.pool ?? usagePool());
+        await insertUsage(good.map((d) => d.record!), db);
       } catch (batchErr) {
         if (!isDataError(batchErr)) throw batchErr;
         const inserted: Decoded[] = [];
         for (const d of good) {
           try {
-            await insertUsage(d.record!, this.pool ?? usagePool());
+            await insertUsage(d.record!, db);
             inserted.push(d);
           } catch (err) {
             if (!isDataError(err)) throw err;
