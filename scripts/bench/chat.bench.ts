@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'child_process';
-import net from 'net';
 import path from 'path';
 import { ensureServices } from '../services';
 import { deleteKeysByPrefix } from '../services/redis';
+import { freePort } from '../services/free-port';
 import { runLoad, pct, type LoadResult } from './load';
 import { readCpu, cpuPerRequestUs } from './cpu';
 
@@ -17,15 +17,6 @@ const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '1,16,64').split(',').map(
 /** BENCH_MODES narrows the run, e.g. `json,stream` (default: json,stream,embeddings,rerank). */
 const MODES = new Set((process.env.BENCH_MODES ?? 'json,stream,embeddings,rerank').split(','));
 const dist = path.resolve(__dirname, '..', '..');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** BENCH_NODE_ARGS passes flags to the gateway's processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`. */
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);

@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'child_process';
-import net from 'net';
 import path from 'path';
 import { expect } from 'chai';
 import { env, resetSim } from '../../helpers/harness';
@@ -8,17 +7,9 @@ import { call, keyHeader } from '../../helpers/http';
 import { waitFor } from '../../helpers/wait';
 import { usageSettled } from '../../helpers/usage';
 import { UsageEvent } from '../../../shared/db/models';
+import { freePort } from '../../../scripts/services/free-port';
 
 const DEADLINE_MS = 1500;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * The per-request deadline (REQUEST_TIMEOUT_MS): configuration is read once per process, so these
