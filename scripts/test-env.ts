@@ -1,4 +1,7 @@
 import { spawn } from 'child_process';
+import fs from 'fs';
+import os from 'os';
+import path from 'path';
 import { ensureServices, TEST_PROFILE } from './services';
 import { deleteKeysByPrefix } from './services/redis';
 
@@ -13,8 +16,8 @@ async function main(): Promise<void> {
   const services = await ensureServices({ ...TEST_PROFILE, database });
   await deleteKeysByPrefix(services.redisUrl, prefix);
   // A fresh audio spool of the run's own (only the default one is emptied, never a given directory).
-  const audioSpool = process.env.AUDIO_SPOOL_DIR ?? require('path').join(require('os').tmpdir(), `${prefix}-audio-spool`);
-  if (!process.env.AUDIO_SPOOL_DIR) require('fs').rmSync(audioSpool, { recursive: true, force: true });
+  const audioSpool = process.env.AUDIO_SPOOL_DIR ?? path.join(os.tmpdir(), `${prefix}-audio-spool`);
+  if (!process.env.AUDIO_SPOOL_DIR) fs.rmSync(audioSpool, { recursive: true, force: true });
 
   // Default: every compiled test. Any arguments (e.g. a --spec or a file) replace that selection.
   const given = process.argv.slice(3);
