@@ -4,6 +4,7 @@ import { errors } from '../../shared/errors/codes';
 import { ApiError } from '../../shared/errors/ApiError';
 import { INFERENCE_PREFIX, PLATFORM_PREFIX, looksLikeInferenceKey } from '../../shared/auth/apiKeys';
 import { sha256Hex } from '../../shared/crypto';
+import { NO_ALIASES } from '../../shared/tenancy/directory';
 
 function bearer(req: Request): string | undefined {
   const h = req.headers.authorization;
@@ -49,7 +50,7 @@ export function authenticate(ctx: AppContext) {
       if (!org) throw errors.invalidApiKey('Unknown API key.');
 
       let projectId = rec.projectId;
-      let modelMap: Record<string, string> = aliasMap(undefined);
+      let modelMap: Record<string, string> = NO_ALIASES;
       let routingPlanId: string | null = null;
       if (req.pathAuth?.routingPlanId) {
         const plan = await ctx.directory.routingPlan(req.pathAuth.routingPlanId);
@@ -57,7 +58,7 @@ export function authenticate(ctx: AppContext) {
           throw new ApiError(404, 'routing_plan_not_found', 'No such routing plan for this API key.');
         }
         routingPlanId = plan.id;
-        modelMap = aliasMap(plan.modelMap);
+        modelMap = plan.modelMap;
         projectId = projectId ?? plan.projectId;
       }
       const requestedProject = header(req, 'service-project-id') ?? req.pathAuth?.project;
@@ -83,16 +84,4 @@ export function authenticate(ctx: AppContext) {
       next(err);
     }
   };
-}
-
-/**
- * A routing plan's aliases with own keys only (no prototype): every route looks aliases up with
- * `modelMap[requested]`, and on a plain object `modelMap['constructor']` (or `toString`,
- * `__proto__`, ...) found Object.prototype's function instead of "no alias", which crashed model
- * resolution with a 500. Non-string values are dropped for the same reason.
- */
-function aliasMap(map: Record<string, unknown> | null | undefined): Record<string, string> {
-  const out = Object.create(null) as Record<string, string>;
-  for (const [alias, target] of Object.entries(map ?? {})) if (typeof target === 'string') out[alias] = target;
-  return out;
 }

@@ -34,6 +34,22 @@ export const DEFAULT_LANE_LIMITS: LaneLimits = {
 
 type Loader<T> = () => Promise<T>;
 
+/** The aliases of a request without a routing plan: none (no prototype either, see `aliasMap`). */
+export const NO_ALIASES: Record<string, string> = Object.freeze(Object.create(null) as Record<string, string>);
+
+/**
+ * A routing plan's aliases with own keys only (no prototype), built once when the plan is loaded:
+ * every route looks aliases up with `modelMap[requested]`, and on a plain object
+ * `modelMap['constructor']` (or `toString`, `__proto__`, ...) found Object.prototype's function
+ * instead of "no alias", which crashed model resolution with a 500. Non-string values are dropped for
+ * the same reason.
+ */
+function aliasMap(map: Record<string, unknown> | null | undefined): Record<string, string> {
+  const out = Object.create(null) as Record<string, string>;
+  for (const [alias, target] of Object.entries(map ?? {})) if (typeof target === 'string') out[alias] = target;
+  return out;
+}
+
 /**
  * In-process cache of API keys, organizations, projects and routing plans, valid for one cache
  * epoch (see shared/cache/epoch.ts). Each app instance has its own.
@@ -139,7 +155,7 @@ export class Directory {
     if (!isUuid(id)) return Promise.resolve(null);
     return this.cached(`rplan:${id}`, async () => {
       const r = await RoutingPlan.findByPk(id);
-      return r ? { id: r.id, orgId: r.orgId, projectId: r.projectId, modelMap: r.modelMap ?? {} } : null;
+      return r ? { id: r.id, orgId: r.orgId, projectId: r.projectId, modelMap: aliasMap(r.modelMap) } : null;
     });
   }
 
