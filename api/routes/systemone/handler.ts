@@ -7,6 +7,7 @@ import { systemoneSchema } from './schema';
 import { checkImages } from './images';
 import { decisionLimits, enforceLimits } from './limits';
 import { runJob, ClientGone } from '../../dispatch/run-job';
+import { targetOf } from '../../dispatch/embeddings';
 import { capabilityPolicy } from '../../../shared/policies/capability';
 import { buildDecisionPrompt, DEFAULT_IMAGE_TOKENS } from '../../../shared/systemone/prompt';
 import { systemoneErrors } from '../../../shared/systemone/errors';
@@ -106,7 +107,7 @@ export function systemoneHandler(ctx: AppContext) {
         timeoutMs: config().systemoneTimeoutMs,
         timeoutError: systemoneErrors.deadline,
         data: {
-          target: { providerId: model.provider.id, kind: model.provider.kind, baseUrl: model.provider.baseUrl, upstreamModel: model.upstreamName },
+          target: targetOf(model),
           body: built.body,
           plan: built.plan,
           images: built.images,
