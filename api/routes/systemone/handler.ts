@@ -77,10 +77,8 @@ export function systemoneHandler(ctx: AppContext) {
       inputTokens,
     });
 
-    const policy = capabilityPolicy(auth.org, 'systemone');
-    if (policy === 'off') throw systemoneErrors.policyDisabled(); // also checked before the body is read
     const price = model.prices?.input_token;
-    const metered = policy === 'metered';
+    const metered = capabilityPolicy(auth.org, 'systemone') === 'metered'; // 'off' was refused by the router's policyGate
     if (metered && (typeof price !== 'number' || !Number.isFinite(price) || price < 0)) {
       logger.error({ model: model.publicId }, 'metered decision model without an input_token price');
       throw systemoneErrors.billingUnavailable();
