@@ -68,14 +68,15 @@ export function systemoneHandler(ctx: AppContext) {
     const cfgLogprobs = model.config?.logprobs !== false;
     const built = buildDecisionPrompt(body, { logprobs: cfgLogprobs, maxOutputTokens: model.maxOutputTokens });
     const imageTokens = typeof model.config?.image_tokens === 'number' ? (model.config.image_tokens as number) : DEFAULT_IMAGE_TOKENS;
-    const inputTokens =
-      built.texts.reduce((s, t) => s + countTextTokens(model.tokenizer, t), 0) + 2 * MESSAGE_OVERHEAD_TOKENS + built.images * imageTokens;
-    enforceLimits(limits, {
-      questions: built.plan.length,
-      stateBytes: built.stateBytes,
-      requestBytes: Buffer.byteLength(JSON.stringify({ model: model.upstreamName, ...built.body })),
-      inputTokens,
-    });
+    const inputTokens = enforceLimits(
+      limits,
+      {
+        questions: built.plan.length,
+        stateBytes: built.stateBytes,
+        requestBytes: Buffer.byteLength(JSON.stringify({ model: model.upstreamName, ...built.body })),
+      },
+      () => built.texts.reduce((s, t) => s + countTextTokens(model.tokenizer, t), 0) + 2 * MESSAGE_OVERHEAD_TOKENS + built.images * imageTokens,
+    );
 
     const price = model.prices?.input_token;
     const metered = capabilityPolicy(auth.org, 'systemone') === 'metered'; // 'off' was refused by the router's policyGate
