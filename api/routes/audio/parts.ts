@@ -19,7 +19,8 @@ export interface TranscriptionParams {
 }
 
 const TEXT_PARTS = new Set(['model', 'language', 'prompt', 'temperature', 'response_format', 'timestamp_granularities[]']);
-const FORMATS: ResponseFormat[] = ['json', 'text', 'verbose_json'];
+/** The response formats the gateway renders (also published by the models list). */
+export const FORMATS: ResponseFormat[] = ['json', 'text', 'verbose_json'];
 const GRANULARITIES = ['segment', 'word'];
 const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 
