@@ -1,5 +1,6 @@
 import type { Request, Response, NextFunction } from 'express';
 import { ApiError } from '../../shared/errors/ApiError';
+import { errors } from '../../shared/errors/codes';
 
 export interface BoundedJsonOptions {
   /** Raw body cap in bytes; over it answers 413 `payload_too_large` while reading. */
@@ -29,9 +30,9 @@ export function boundedJson(opts: () => BoundedJsonOptions) {
       return next(new ApiError(415, 'unsupported_content_encoding', 'Compressed request bodies are not accepted; send the JSON uncompressed.'));
     }
     if (!req.is('application/json')) {
-      return next(new ApiError(415, 'unsupported_media_type', 'Content-Type must be application/json.'));
+      return next(errors.unsupportedMediaType('application/json'));
     }
-    const tooLarge = () => new ApiError(413, 'payload_too_large', `The request body is larger than ${o.maxBytes} bytes.`);
+    const tooLarge = () => errors.payloadTooLarge(`${o.maxBytes} bytes`);
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > o.maxBytes) return next(closing(tooLarge(), res));
 

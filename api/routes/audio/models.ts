@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import type { AppContext } from '../../context';
 import { audioConfigOf } from '../../../shared/audio/audio-config';
 import { AUDIO_LIMITS } from './upload';
+import { FORMATS } from './parts';
 
 /**
  * `GET /v1/audio/transcriptions/models`: transcription-capable models whose `audio_config` is
@@ -19,7 +20,7 @@ export function listTranscriptionModels(ctx: AppContext) {
           object: 'model' as const,
           owned_by: m.provider.name,
           display_name: m.displayName ?? m.publicId,
-          audio_config: { ...audio, max_file_bytes: AUDIO_LIMITS.maxFileBytes, response_formats: ['json', 'text', 'verbose_json'] },
+          audio_config: { ...audio, max_file_bytes: AUDIO_LIMITS.maxFileBytes, response_formats: FORMATS },
           pricing: typeof m.prices.audio_second === 'number' ? { audio_second: m.prices.audio_second } : {},
         },
       ];

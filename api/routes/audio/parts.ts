@@ -1,6 +1,6 @@
 import { audioErrors } from '../../../shared/audio/errors';
 import { parseLanguage } from '../../../shared/audio/languages';
-import type { SpooledFile, UploadPart } from './upload';
+import { label, type SpooledFile, type UploadPart } from './upload';
 
 /** The longest `prompt` accepted, in characters (Whisper reads only its last 224 tokens). */
 export const MAX_PROMPT_CHARS = 4096;
@@ -19,11 +19,10 @@ export interface TranscriptionParams {
 }
 
 const TEXT_PARTS = new Set(['model', 'language', 'prompt', 'temperature', 'response_format', 'timestamp_granularities[]']);
-const FORMATS: ResponseFormat[] = ['json', 'text', 'verbose_json'];
+/** The response formats the gateway renders (also published by the models list). */
+export const FORMATS: ResponseFormat[] = ['json', 'text', 'verbose_json'];
 const GRANULARITIES = ['segment', 'word'];
 const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
-
-const label = (name: string) => `'${name.slice(0, 64)}'`;
 
 /**
  * Checks the parts against the spec's rules, in this order: unknown parts and `stream`

@@ -7,6 +7,7 @@ import { audioErrors } from '../../../shared/audio/errors';
 import { encrypt } from '../../../shared/crypto';
 import { config } from '../../../shared/config/env';
 import { dispatchTranscription, resolveTranscriptionModel } from '../../dispatch/audio';
+import { targetOf } from '../../dispatch/embeddings';
 import { readAudioUpload } from './upload';
 import { parseTranscriptionParts } from './parts';
 import { sendTranscript } from './render';
@@ -38,7 +39,7 @@ function transcribe(ctx: AppContext) {
         res,
         p.model,
         {
-          target: { providerId: model.provider.id, kind: model.provider.kind, baseUrl: model.provider.baseUrl, upstreamModel: model.upstreamName },
+          target: targetOf(model),
           spoolId: p.file.spoolId,
           fileExt: p.file.ext ?? '',
           contentType: p.file.contentType,

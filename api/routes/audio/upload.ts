@@ -100,7 +100,8 @@ const upload = multer({
   }),
 } as multer.Options).any();
 
-const label = (name: string | undefined) => `'${String(name ?? '').slice(0, 64)}'`;
+/** A part's name as quoted in error messages (cut to 64 characters). */
+export const label = (name: string | undefined) => `'${String(name ?? '').slice(0, 64)}'`;
 
 /** multer and busboy errors as the spec's codes. Messages name parts, never values or filenames. */
 function mapUploadError(err: unknown, req: Request): ApiError | ClientGone {

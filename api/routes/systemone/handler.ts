@@ -7,6 +7,7 @@ import { systemoneSchema } from './schema';
 import { checkImages } from './images';
 import { decisionLimits, enforceLimits } from './limits';
 import { runJob, ClientGone } from '../../dispatch/run-job';
+import { targetOf } from '../../dispatch/embeddings';
 import { capabilityPolicy } from '../../../shared/policies/capability';
 import { buildDecisionPrompt, DEFAULT_IMAGE_TOKENS } from '../../../shared/systemone/prompt';
 import { systemoneErrors } from '../../../shared/systemone/errors';
@@ -67,19 +68,18 @@ export function systemoneHandler(ctx: AppContext) {
     const cfgLogprobs = model.config?.logprobs !== false;
     const built = buildDecisionPrompt(body, { logprobs: cfgLogprobs, maxOutputTokens: model.maxOutputTokens });
     const imageTokens = typeof model.config?.image_tokens === 'number' ? (model.config.image_tokens as number) : DEFAULT_IMAGE_TOKENS;
-    const inputTokens =
-      built.texts.reduce((s, t) => s + countTextTokens(model.tokenizer, t), 0) + 2 * MESSAGE_OVERHEAD_TOKENS + built.images * imageTokens;
-    enforceLimits(limits, {
-      questions: built.plan.length,
-      stateBytes: built.stateBytes,
-      requestBytes: Buffer.byteLength(JSON.stringify({ model: model.upstreamName, ...built.body })),
-      inputTokens,
-    });
+    const inputTokens = enforceLimits(
+      limits,
+      {
+        questions: built.plan.length,
+        stateBytes: built.stateBytes,
+        requestBytes: Buffer.byteLength(JSON.stringify({ model: model.upstreamName, ...built.body })),
+      },
+      () => built.texts.reduce((s, t) => s + countTextTokens(model.tokenizer, t), 0) + 2 * MESSAGE_OVERHEAD_TOKENS + built.images * imageTokens,
+    );
 
-    const policy = capabilityPolicy(auth.org, 'systemone');
-    if (policy === 'off') throw systemoneErrors.policyDisabled(); // also checked before the body is read
     const price = model.prices?.input_token;
-    const metered = policy === 'metered';
+    const metered = capabilityPolicy(auth.org, 'systemone') === 'metered'; // 'off' was refused by the router's policyGate
     if (metered && (typeof price !== 'number' || !Number.isFinite(price) || price < 0)) {
       logger.error({ model: model.publicId }, 'metered decision model without an input_token price');
       throw systemoneErrors.billingUnavailable();
@@ -106,7 +106,7 @@ export function systemoneHandler(ctx: AppContext) {
         timeoutMs: config().systemoneTimeoutMs,
         timeoutError: systemoneErrors.deadline,
         data: {
-          target: { providerId: model.provider.id, kind: model.provider.kind, baseUrl: model.provider.baseUrl, upstreamModel: model.upstreamName },
+          target: targetOf(model),
           body: built.body,
           plan: built.plan,
           images: built.images,

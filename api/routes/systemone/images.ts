@@ -1,5 +1,5 @@
 import FileType from 'file-type';
-import { ApiError } from '../../../shared/errors/ApiError';
+import { systemoneErrors } from '../../../shared/systemone/errors';
 import type { DecisionRequest } from '../../../shared/systemone/types';
 
 export const MAX_IMAGES = 6;
@@ -14,7 +14,7 @@ const PREFIXES: Record<string, string> = {
   'data:image/webp;base64,': 'image/webp',
 };
 
-const invalid = (message: string) => new ApiError(400, 'systemone_invalid_request', message);
+const invalid = systemoneErrors.invalid;
 
 /** Where a value sits: image options allowed, score criteria (never), or anywhere else (never). */
 type Place = 'allowed' | 'score' | 'elsewhere';

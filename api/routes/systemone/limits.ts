@@ -33,15 +33,19 @@ export interface MeasuredRequest {
   questions: number;
   stateBytes: number;
   requestBytes: number;
-  inputTokens: number;
 }
 
-/** Refuses a request over any of the model's limits; nothing is ever truncated. */
-export function enforceLimits(limits: DecisionLimits, m: MeasuredRequest): void {
+/**
+ * Refuses a request over any of the model's limits; nothing is ever truncated. The input tokens
+ * are counted last, only once the cheap limits pass (tokenizing is the costly measure), and returned.
+ */
+export function enforceLimits(limits: DecisionLimits, m: MeasuredRequest, countInputTokens: () => number): number {
   const over = (what: string, got: number, max: number) =>
     systemoneErrors.invalid(`The request is over the model's ${what} limit (${got} > ${max}).`);
   if (m.questions > limits.maxQuestions) throw over('question count', m.questions, limits.maxQuestions);
   if (m.stateBytes > limits.maxStateBytes) throw over('state size (bytes)', m.stateBytes, limits.maxStateBytes);
   if (m.requestBytes > limits.maxRequestBytes) throw over('request size (bytes)', m.requestBytes, limits.maxRequestBytes);
-  if (m.inputTokens > limits.maxInputTokens) throw over('input tokens', m.inputTokens, limits.maxInputTokens);
+  const inputTokens = countInputTokens();
+  if (inputTokens > limits.maxInputTokens) throw over('input tokens', inputTokens, limits.maxInputTokens);
+  return inputTokens;
 }
