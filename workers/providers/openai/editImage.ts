@@ -24,11 +24,9 @@ export async function editImage(call: UpstreamCall, fields: Record<string, unkno
   }
   const part = images.length > 1 ? 'image[]' : 'image';
   for (const img of images) form.append(part, new Blob([img.bytes], { type: img.contentType }), img.filename);
-  const headers = openaiApi.headers(call.apiKey);
-  delete headers['content-type']; // fetch sets the multipart boundary
   const res = await fetchUpstream(
     openaiApi.url(call.baseUrl, openaiApi.paths.imageEdits),
-    { method: 'POST', headers, body: form },
+    { method: 'POST', headers: openaiApi.uploadHeaders(call.apiKey), body: form },
     { signal: call.signal, deadline: call.deadline },
   );
   return imagesFromResponse(res, call);
