@@ -6,6 +6,7 @@ import { laneFor, laneLimit } from '../../shared/lanes/policy';
 import { errors } from '../../shared/errors/codes';
 import { imageErrors } from '../../shared/images/errors';
 import { runJob } from './run-job';
+import { targetOf } from './embeddings';
 
 /** Resolves an image-capable model (routing-plan aliases first; `-background` marks background work). */
 export async function resolveImageModel(ctx: AppContext, req: Request, requested: string): Promise<ResolvedModel> {
@@ -42,7 +43,7 @@ export async function dispatchImages(ctx: AppContext, req: Request, res: Respons
     publicModel: d.resolved.requestedId,
     data: {
       operation: d.operation,
-      target: { providerId: m.provider.id, kind: m.provider.kind, baseUrl: m.provider.baseUrl, upstreamModel: m.upstreamName },
+      target: targetOf(m),
       params: d.params,
       sources: d.sources,
       priceKey,
