@@ -3,18 +3,16 @@ import type { AppContext } from '../context';
 import type { ImageJob, ImageJobResult } from '../../shared/queues/payloads';
 import type { ResolvedModel } from '../../shared/catalog/catalog';
 import { laneFor, laneLimit } from '../../shared/lanes/policy';
-import { errors } from '../../shared/errors/codes';
 import { imageErrors } from '../../shared/images/errors';
 import { runJob } from './run-job';
 import { targetOf } from './embeddings';
+import { resolveRequestedModel } from './chat';
 
 /** Resolves an image-capable model (routing-plan aliases first; `-background` marks background work). */
 export async function resolveImageModel(ctx: AppContext, req: Request, requested: string): Promise<ResolvedModel> {
-  const aliased = req.auth?.modelMap[requested] ?? requested;
-  const resolved = await ctx.catalog.resolve(aliased);
-  if (!resolved) throw errors.modelNotFound(requested);
+  const resolved = await resolveRequestedModel(ctx, req, requested);
   if (!resolved.model.capabilities.image_generation) throw imageErrors.notImageCapable(requested);
-  return { ...resolved, requestedId: requested };
+  return resolved;
 }
 
 export interface ImageDispatch {
