@@ -1,9 +1,8 @@
 import { Router, type Request, type Response } from 'express';
-import type Joi from 'joi';
 import type { AppContext } from '../../context';
 import { only } from '../only';
 import { imageGate } from './gate';
-import { editSchema, generationSchema, uploadSchema, validateImageBody } from './schema';
+import { editSchema, editWithFilesSchema, generationSchema, uploadSchema, validateImageBody } from './schema';
 import { applyLimits, limitsOf, type ImageParams } from './limits';
 import { imageJson, imageMultipart, multipartFields, fetchImageUrl, storeUpload } from './uploads';
 import { baseUrl, imagesResponse } from './present';
@@ -48,7 +47,7 @@ function edits(ctx: AppContext) {
     const stray = files.find((f) => f.fieldname !== 'image' && f.fieldname !== 'image[]');
     if (stray) throw stray.fieldname === 'mask' ? imageErrors.unsupportedParameter("'mask' is not supported on this endpoint.") : imageErrors.unknownField(stray.fieldname);
     if (files.length && !raw.image_ids && !raw.image_id) raw.image_ids = [];
-    const body = validateImageBody<EditBody>(files.length ? editSchema.fork(['image_ids'], (s) => (s as Joi.ArraySchema).min(0)) : editSchema, raw, multipart);
+    const body = validateImageBody<EditBody>(files.length ? editWithFilesSchema : editSchema, raw, multipart);
     const resolved = await resolveImageModel(ctx, req, body.model);
     const lim = limitsOf(resolved.model);
     const ids = body.image_ids ?? (body.image_id ? [body.image_id] : []);
