@@ -1,7 +1,7 @@
 import { FormData } from 'undici';
 import { openaiApi } from './api';
 import { fetchUpstream } from '../http';
-import { imagesFromResponse } from './images';
+import { imagesFromResponse, upstreamFields } from './images';
 import type { UpstreamCall } from '../types';
 
 export interface EditInput {
@@ -16,10 +16,7 @@ export interface EditInput {
  */
 export async function editImage(call: UpstreamCall, fields: Record<string, unknown>, images: EditInput[], sendResponseFormat = true): Promise<Buffer[]> {
   const form = new FormData();
-  const all: Record<string, unknown> = { ...fields, model: call.upstreamModel };
-  if (sendResponseFormat) all.response_format = 'b64_json';
-  else delete all.response_format;
-  for (const [k, v] of Object.entries(all)) {
+  for (const [k, v] of Object.entries(upstreamFields(call, fields, sendResponseFormat))) {
     if (v !== undefined && v !== null) form.append(k, String(v));
   }
   const part = images.length > 1 ? 'image[]' : 'image';
