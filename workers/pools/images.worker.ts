@@ -68,7 +68,7 @@ export function startImagesWorkers(rt: WorkerRuntime): Worker[] {
       ctx.usage('image', {
         units: { [d.priceKey]: saved.length, cost_micros: saved.length * d.unitPrice },
       });
-      return { created: Math.floor(saved[0].createdAt.getTime() / 1000), images: saved.map((s) => ({ id: s.id })) };
+      return { created: Math.floor(saved[0].createdAt.getTime() / 1000), images: saved.map((s) => ({ id: s.id, storageKey: s.storageKey, expiresAt: Math.floor(s.expiresAt.getTime() / 1000) })) };
     }),
   );
 }
