@@ -9,15 +9,21 @@ import { encrypt } from '../../shared/crypto';
 import { runJob } from './run-job';
 import type { ResolvedModel } from '../../shared/catalog/catalog';
 
-/** Resolves a chat-capable model for the caller (routing-plan aliases first), or throws. */
-export async function resolveChatModel(ctx: AppContext, req: Request, requested: string): Promise<ResolvedModel> {
+/** Resolves the model the caller named (routing-plan aliases first; `-background` variants too), or 404. */
+export async function resolveRequestedModel(ctx: AppContext, req: Request, requested: string): Promise<ResolvedModel> {
   const aliased = req.auth?.modelMap[requested] ?? requested;
   const resolved = await ctx.catalog.resolve(aliased);
   if (!resolved) throw errors.modelNotFound(requested);
+  return { ...resolved, requestedId: requested };
+}
+
+/** Resolves a chat-capable model for the caller (routing-plan aliases first), or throws. */
+export async function resolveChatModel(ctx: AppContext, req: Request, requested: string): Promise<ResolvedModel> {
+  const resolved = await resolveRequestedModel(ctx, req, requested);
   if (!resolved.model.capabilities.chat) {
     throw new ApiError(400, 'model_not_chat_capable', `The model '${requested}' does not serve chat.`);
   }
-  return { ...resolved, requestedId: requested };
+  return resolved;
 }
 
 export interface ChatDispatch {

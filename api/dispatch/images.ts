@@ -3,17 +3,16 @@ import type { AppContext } from '../context';
 import type { ImageJob, ImageJobResult } from '../../shared/queues/payloads';
 import type { ResolvedModel } from '../../shared/catalog/catalog';
 import { laneFor, laneLimit } from '../../shared/lanes/policy';
-import { errors } from '../../shared/errors/codes';
 import { imageErrors } from '../../shared/images/errors';
 import { runJob } from './run-job';
+import { targetOf } from './embeddings';
+import { resolveRequestedModel } from './chat';
 
 /** Resolves an image-capable model (routing-plan aliases first; `-background` marks background work). */
 export async function resolveImageModel(ctx: AppContext, req: Request, requested: string): Promise<ResolvedModel> {
-  const aliased = req.auth?.modelMap[requested] ?? requested;
-  const resolved = await ctx.catalog.resolve(aliased);
-  if (!resolved) throw errors.modelNotFound(requested);
+  const resolved = await resolveRequestedModel(ctx, req, requested);
   if (!resolved.model.capabilities.image_generation) throw imageErrors.notImageCapable(requested);
-  return { ...resolved, requestedId: requested };
+  return resolved;
 }
 
 export interface ImageDispatch {
@@ -42,7 +41,7 @@ export async function dispatchImages(ctx: AppContext, req: Request, res: Respons
     publicModel: d.resolved.requestedId,
     data: {
       operation: d.operation,
-      target: { providerId: m.provider.id, kind: m.provider.kind, baseUrl: m.provider.baseUrl, upstreamModel: m.upstreamName },
+      target: targetOf(m),
       params: d.params,
       sources: d.sources,
       priceKey,

@@ -51,16 +51,20 @@ export async function saveImage(bytes: Buffer, meta: NewImage): Promise<Image> {
   }
 }
 
-/** The org's image, if it exists and has not expired (an expired id never resolves, swept or not). */
+/** An unexpired image matching `where` (an expired id never resolves, swept or not). */
+function findUnexpired(where: { id: string; orgId?: string }): Promise<Image | null> {
+  if (!/^img_[0-9a-f]{24}$/.test(where.id)) return Promise.resolve(null);
+  return Image.findOne({ where: { ...where, expiresAt: { [Op.gt]: new Date(imageNow()) } } });
+}
+
+/** The org's image, if it exists and has not expired. */
 export function findImage(orgId: string, id: string): Promise<Image | null> {
-  if (!/^img_[0-9a-f]{24}$/.test(id)) return Promise.resolve(null);
-  return Image.findOne({ where: { id, orgId, expiresAt: { [Op.gt]: new Date(imageNow()) } } });
+  return findUnexpired({ id, orgId });
 }
 
 /** An unexpired image by id alone, for the signed-URL route (the signature is the authority). */
 export function findLiveImage(id: string): Promise<Image | null> {
-  if (!/^img_[0-9a-f]{24}$/.test(id)) return Promise.resolve(null);
-  return Image.findOne({ where: { id, expiresAt: { [Op.gt]: new Date(imageNow()) } } });
+  return findUnexpired({ id });
 }
 
 /** The metadata record of `GET /v1/images/{id}` (fields documented in docs/images.md). */

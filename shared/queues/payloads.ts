@@ -55,10 +55,10 @@ export interface ImageJob extends JobEnvelope {
   sendResponseFormat: boolean;
 }
 
-/** What an image job returns: the stored images, in order. */
+/** What an image job returns: the stored images, in order (expiry in epoch seconds). */
 export interface ImageJobResult {
   created: number;
-  images: Array<{ id: string }>;
+  images: Array<{ id: string; storageKey: string; expiresAt: number }>;
 }
 
 /** An embeddings request, validated at the edge (types, batch size, token limits). */

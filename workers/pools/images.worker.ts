@@ -9,6 +9,7 @@ import { saveImage } from '../../shared/images/store';
 import { CONTENT_TYPES } from '../../shared/images/inspect';
 import { ApiError } from '../../shared/errors/ApiError';
 import { errors } from '../../shared/errors/codes';
+import { imageErrors } from '../../shared/images/errors';
 import type { WorkerRuntime } from '../runtime';
 import type { ImageJob, ImageJobResult } from '../../shared/queues/payloads';
 import type { ImageFormat } from '../../shared/db/models/Image';
@@ -22,7 +23,7 @@ async function callUpstream(job: ImageJob, signal: AbortSignal): Promise<Buffer[
   const inputs = await Promise.all(
     job.sources.map(async (s) => {
       const bytes = await storage.get(s.storageKey);
-      if (!bytes) throw new ApiError(404, 'image_not_found', `No image '${s.id}' (it may have expired).`);
+      if (!bytes) throw imageErrors.notFound(s.id);
       return { bytes, contentType: CONTENT_TYPES[s.format as ImageFormat], filename: `${s.id}.${s.format}` };
     }),
   );
@@ -67,7 +68,7 @@ export function startImagesWorkers(rt: WorkerRuntime): Worker[] {
       ctx.usage('image', {
         units: { [d.priceKey]: saved.length, cost_micros: saved.length * d.unitPrice },
       });
-      return { created: Math.floor(saved[0].createdAt.getTime() / 1000), images: saved.map((s) => ({ id: s.id })) };
+      return { created: Math.floor(saved[0].createdAt.getTime() / 1000), images: saved.map((s) => ({ id: s.id, storageKey: s.storageKey, expiresAt: Math.floor(s.expiresAt.getTime() / 1000) })) };
     }),
   );
 }

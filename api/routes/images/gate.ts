@@ -1,6 +1,7 @@
 import type { Request, Response, NextFunction } from 'express';
 import type { AppContext } from '../../context';
 import { capabilityPolicy } from '../../../shared/policies/capability';
+import type { OrgContext } from '../../../shared/tenancy/directory';
 import { imageErrors } from '../../../shared/images/errors';
 
 /**
@@ -9,8 +10,15 @@ import { imageErrors } from '../../../shared/images/errors';
  */
 export function imageGate(ctx: AppContext) {
   return (req: Request, _res: Response, next: NextFunction): void => {
-    if (ctx.switches.engaged('image_generation')) return next(imageErrors.disabled('operator'));
-    if (capabilityPolicy(req.auth!.org, 'image_generation') === 'off') return next(imageErrors.disabled('organization'));
+    const by = imageGenerationOffBy(ctx, req.auth!.org);
+    if (by) return next(imageErrors.disabled(by));
     next();
   };
+}
+
+/** Who has image generation switched off for this org right now (the operator first), if anyone. */
+export function imageGenerationOffBy(ctx: AppContext, org: OrgContext): 'operator' | 'organization' | undefined {
+  if (ctx.switches.engaged('image_generation')) return 'operator';
+  if (capabilityPolicy(org, 'image_generation') === 'off') return 'organization';
+  return undefined;
 }

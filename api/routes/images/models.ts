@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import { openAiModelHeader } from '../models/present';
 import type { AppContext } from '../../context';
 import { limitsOf } from './limits';
+import { imageGenerationOffBy } from './gate';
 import { capabilityPolicy } from '../../../shared/policies/capability';
 
 /**
@@ -10,7 +11,7 @@ import { capabilityPolicy } from '../../../shared/policies/capability';
  */
 export async function modelsListing(ctx: AppContext, req: Request, res: Response): Promise<void> {
   const policy = capabilityPolicy(req.auth!.org, 'image_generation');
-  const available = policy === 'on' && !ctx.switches.engaged('image_generation');
+  const available = !imageGenerationOffBy(ctx, req.auth!.org);
   const models = (await ctx.catalog.list()).filter((m) => m.capabilities.image_generation);
   res.json({
     object: 'list',

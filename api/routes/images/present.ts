@@ -1,7 +1,6 @@
 import type { Request } from 'express';
 import { config } from '../../../shared/config/env';
 import { imageStorage } from '../../../shared/storage';
-import { Image } from '../../../shared/db/models';
 import type { ImageJobResult } from '../../../shared/queues/payloads';
 
 /** The gateway's public base URL: PUBLIC_BASE_URL, else the request's own scheme and host. */
@@ -14,14 +13,11 @@ export function baseUrl(req: Request): string {
  * `url` (`GET /v1/images/{id}/content`), `expires_at`, and `b64_json` when asked for.
  */
 export async function imagesResponse(req: Request, r: ImageJobResult, opts: { model: string; size: string; format: string; b64: boolean }) {
-  const rows = await Image.findAll({ where: { id: r.images.map((i) => i.id) } });
-  const byId = new Map(rows.map((row) => [row.id, row]));
   const base = baseUrl(req);
   const data = await Promise.all(
-    r.images.map(async ({ id }) => {
-      const row = byId.get(id)!;
-      const item: Record<string, unknown> = { id, url: `${base}/v1/images/${id}/content`, expires_at: Math.floor(row.expiresAt.getTime() / 1000) };
-      if (opts.b64) item.b64_json = (await imageStorage().get(row.storageKey))?.toString('base64');
+    r.images.map(async ({ id, storageKey, expiresAt }) => {
+      const item: Record<string, unknown> = { id, url: `${base}/v1/images/${id}/content`, expires_at: expiresAt };
+      if (opts.b64) item.b64_json = (await imageStorage().get(storageKey))?.toString('base64');
       return item;
     }),
   );

@@ -1,9 +1,8 @@
 import { Router, type Request, type Response } from 'express';
-import type Joi from 'joi';
 import type { AppContext } from '../../context';
 import { only } from '../only';
 import { imageGate } from './gate';
-import { editSchema, generationSchema, uploadSchema, validateImageBody } from './schema';
+import { editSchema, editWithFilesSchema, generationSchema, uploadSchema, validateImageBody } from './schema';
 import { applyLimits, limitsOf, type ImageParams } from './limits';
 import { imageJson, imageMultipart, multipartFields, fetchImageUrl, storeUpload } from './uploads';
 import { baseUrl, imagesResponse } from './present';
@@ -48,7 +47,7 @@ function edits(ctx: AppContext) {
     const stray = files.find((f) => f.fieldname !== 'image' && f.fieldname !== 'image[]');
     if (stray) throw stray.fieldname === 'mask' ? imageErrors.unsupportedParameter("'mask' is not supported on this endpoint.") : imageErrors.unknownField(stray.fieldname);
     if (files.length && !raw.image_ids && !raw.image_id) raw.image_ids = [];
-    const body = validateImageBody<EditBody>(files.length ? editSchema.fork(['image_ids'], (s) => (s as Joi.ArraySchema).min(0)) : editSchema, raw, multipart);
+    const body = validateImageBody<EditBody>(files.length ? editWithFilesSchema : editSchema, raw, multipart);
     const resolved = await resolveImageModel(ctx, req, body.model);
     const lim = limitsOf(resolved.model);
     const ids = body.image_ids ?? (body.image_id ? [body.image_id] : []);
@@ -102,15 +101,21 @@ async function uploads(req: Request, res: Response) {
   res.status(201).json(imageRecord(img, baseUrl(req)));
 }
 
-/** `GET /v1/images/{id}/content`: 302 to a short-lived signed URL (presigned for S3). */
-async function content(req: Request, res: Response) {
+/** The caller's org's unexpired image named by the `:id` path parameter, or 404 `image_not_found`. */
+async function callerImage(req: Request): Promise<Image> {
   const id = String(req.params.id);
   const img = await findImage(req.auth!.orgId, id);
   if (!img) throw imageErrors.notFound(id);
+  return img;
+}
+
+/** `GET /v1/images/{id}/content`: 302 to a short-lived signed URL (presigned for S3). */
+async function content(req: Request, res: Response) {
+  const img = await callerImage(req);
   const until = Math.min(imageNow() + config().imageUrlTtlSeconds * 1000, img.expiresAt.getTime());
   const presigned = await imageStorage().presignedUrl(img.storageKey, until, CONTENT_TYPES[img.format]);
   const expires = Math.floor(until / 1000);
-  const location = presigned ?? `${baseUrl(req)}/v1/images/${id}/bytes?expires=${expires}&signature=${signature(id, expires)}`;
+  const location = presigned ?? `${baseUrl(req)}/v1/images/${img.id}/bytes?expires=${expires}&signature=${signature(img.id, expires)}`;
   res.setHeader('Cache-Control', 'no-store');
   res.redirect(302, location);
 }
@@ -128,9 +133,7 @@ export function imagesRouter(ctx: AppContext): Router {
   only(r, '/v1/images/uploads', { post: [gate, imageMultipart(1), imageJson(), uploads] });
   only(r, '/v1/images/:id', {
     get: async (req, res) => {
-      const img = await findImage(req.auth!.orgId, String(req.params.id));
-      if (!img) throw imageErrors.notFound(String(req.params.id));
-      res.json(imageRecord(img, baseUrl(req)));
+      res.json(imageRecord(await callerImage(req), baseUrl(req)));
     },
   });
   only(r, '/v1/images/:id/content', { get: content });

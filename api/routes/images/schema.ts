@@ -33,6 +33,9 @@ export const editSchema = Joi.object({
   image_id: Joi.string().max(64),
 }).xor('image_ids', 'image_id').messages({ 'object.missing': "Name the image(s) to edit with 'image_ids' (or 'image_id'), or send 'image' files." });
 
+/** Multipart edits that carry files: `image_ids` may then be empty (the files are the sources). */
+export const editWithFilesSchema = editSchema.fork(['image_ids'], (s) => (s as Joi.ArraySchema).min(0));
+
 export const uploadSchema = Joi.object({
   url: Joi.string().max(4096),
   b64_json: Joi.string(),
@@ -46,8 +49,12 @@ const UNSUPPORTED = ['stream', 'partial_images', 'mask'];
  * `unsupported_parameter`), then the schema is applied (400 `invalid_request`). Multipart text
  * fields arrive as strings, so they are converted; JSON is taken as typed.
  */
+/** Each schema's field names, read once (describe() walks the whole schema). */
+const knownFields = new WeakMap<Joi.ObjectSchema, Set<string>>();
+
 export function validateImageBody<T>(schema: Joi.ObjectSchema, body: Record<string, unknown>, multipart = false): T {
-  const known = new Set(Object.keys(schema.describe().keys ?? {}));
+  let known = knownFields.get(schema);
+  if (!known) knownFields.set(schema, (known = new Set(Object.keys(schema.describe().keys ?? {}))));
   for (const k of Object.keys(body)) {
     if (UNSUPPORTED.includes(k)) throw imageErrors.unsupportedParameter(`'${k}' is not supported on this endpoint.`);
     if (!known.has(k)) throw imageErrors.unknownField(k);

@@ -1,12 +1,12 @@
 import fs from 'fs';
 import type { Request, Response, NextFunction } from 'express';
-import express from 'express';
 import multer from 'multer';
 import { config } from '../../../shared/config/env';
 import { guardedFetch, GuardedFetchError } from '../../../shared/net/ssrf';
 import { imageErrors } from '../../../shared/images/errors';
 import { saveImage } from '../../../shared/images/store';
 import { errors } from '../../../shared/errors/codes';
+import { jsonBody } from '../../middleware/body';
 import type { Image } from '../../../shared/db/models';
 
 let ca: Buffer | undefined | null = null;
@@ -45,7 +45,7 @@ export function storeUpload(req: Request, bytes: Buffer): Promise<Image> {
 /** JSON bodies of image routes: room for a base64 image at the upload cap; over it, `image_too_large`. */
 export function imageJson() {
   const limit = Math.ceil((config().imageUploadMaxBytes * 4) / 3) + 64 * 1024;
-  const parse = express.json({ limit, strict: false, type: ['application/json', 'application/*+json'] }); // as jsonBody
+  const parse = jsonBody(limit);
   return (req: Request, res: Response, next: NextFunction) =>
     parse(req, res, (err?: unknown) => {
       if ((err as { type?: string })?.type === 'entity.too.large') return next(imageErrors.tooLarge(config().imageUploadMaxBytes));

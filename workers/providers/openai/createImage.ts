@@ -1,6 +1,6 @@
 import { openaiApi } from './api';
 import { fetchUpstream } from '../http';
-import { imagesFromResponse } from './images';
+import { imagesFromResponse, upstreamFields } from './images';
 import type { UpstreamCall } from '../types';
 
 /**
@@ -10,12 +10,9 @@ import type { UpstreamCall } from '../types';
  * models answer b64_json anyway).
  */
 export async function createImage(call: UpstreamCall, body: Record<string, unknown>, sendResponseFormat = true): Promise<Buffer[]> {
-  const upstreamBody: Record<string, unknown> = { ...body, model: call.upstreamModel };
-  if (sendResponseFormat) upstreamBody.response_format = 'b64_json';
-  else delete upstreamBody.response_format;
   const res = await fetchUpstream(
     openaiApi.url(call.baseUrl, openaiApi.paths.images),
-    { method: 'POST', headers: openaiApi.headers(call.apiKey), body: JSON.stringify(upstreamBody) },
+    { method: 'POST', headers: openaiApi.headers(call.apiKey), body: JSON.stringify(upstreamFields(call, body, sendResponseFormat)) },
     { signal: call.signal, deadline: call.deadline },
   );
   return imagesFromResponse(res, call);

@@ -1,7 +1,7 @@
 import { FormData } from 'undici';
 import { openaiApi } from './api';
 import { fetchUpstream } from '../http';
-import { imagesFromResponse } from './images';
+import { imagesFromResponse, upstreamFields } from './images';
 import type { UpstreamCall } from '../types';
 
 export interface EditInput {
@@ -16,19 +16,14 @@ export interface EditInput {
  */
 export async function editImage(call: UpstreamCall, fields: Record<string, unknown>, images: EditInput[], sendResponseFormat = true): Promise<Buffer[]> {
   const form = new FormData();
-  const all: Record<string, unknown> = { ...fields, model: call.upstreamModel };
-  if (sendResponseFormat) all.response_format = 'b64_json';
-  else delete all.response_format;
-  for (const [k, v] of Object.entries(all)) {
+  for (const [k, v] of Object.entries(upstreamFields(call, fields, sendResponseFormat))) {
     if (v !== undefined && v !== null) form.append(k, String(v));
   }
   const part = images.length > 1 ? 'image[]' : 'image';
   for (const img of images) form.append(part, new Blob([img.bytes], { type: img.contentType }), img.filename);
-  const headers = openaiApi.headers(call.apiKey);
-  delete headers['content-type']; // fetch sets the multipart boundary
   const res = await fetchUpstream(
     openaiApi.url(call.baseUrl, openaiApi.paths.imageEdits),
-    { method: 'POST', headers, body: form },
+    { method: 'POST', headers: openaiApi.uploadHeaders(call.apiKey), body: form },
     { signal: call.signal, deadline: call.deadline },
   );
   return imagesFromResponse(res, call);

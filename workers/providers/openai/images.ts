@@ -2,6 +2,17 @@ import { fetchUpstream, type UpstreamResponse } from '../http';
 import type { UpstreamCall } from '../types';
 import { errors } from '../../../shared/errors/codes';
 
+/**
+ * The fields sent upstream: the request's, the upstream model name, and `response_format: b64_json`
+ * so images come back as bytes, unless the model's upstream rejects that field (then it is dropped).
+ */
+export function upstreamFields(call: UpstreamCall, fields: Record<string, unknown>, sendResponseFormat: boolean): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...fields, model: call.upstreamModel };
+  if (sendResponseFormat) out.response_format = 'b64_json';
+  else delete out.response_format;
+  return out;
+}
+
 /** Reads OpenAI's images response into bytes: `b64_json` items, or `url` items downloaded. */
 export async function imagesFromResponse(res: UpstreamResponse, call: UpstreamCall): Promise<Buffer[]> {
   let json: { data?: Array<{ b64_json?: string; url?: string }> };
