@@ -1,12 +1,13 @@
 import type { Request, Response } from 'express';
 import type { AppContext } from '../context';
-import type { ChatJob, UpstreamTarget } from '../../shared/queues/payloads';
+import type { ChatJob } from '../../shared/queues/payloads';
 import { chatQueue } from '../../shared/queues/names';
 import { laneFor, laneLimit } from '../../shared/lanes/policy';
 import { errors } from '../../shared/errors/codes';
 import { ApiError } from '../../shared/errors/ApiError';
 import { encrypt } from '../../shared/crypto';
 import { runJob } from './run-job';
+import { targetOf } from './target';
 import type { ResolvedModel } from '../../shared/catalog/catalog';
 
 /** Resolves the model the caller named (routing-plan aliases first; `-background` variants too), or 404. */
@@ -42,13 +43,7 @@ export interface ChatDispatch {
 export function dispatchChat(ctx: AppContext, req: Request, res: Response, d: ChatDispatch): Promise<unknown> {
   const auth = req.auth!;
   const lane = laneFor(auth.org, d.resolved.background);
-  const m = d.resolved.model;
-  const target: UpstreamTarget = {
-    providerId: m.provider.id,
-    kind: m.provider.kind,
-    baseUrl: m.provider.baseUrl,
-    upstreamModel: m.upstreamName,
-  };
+  const target = targetOf(d.resolved.model);
   if (d.passthrough && auth.callerUpstreamKey) target.sealedCallerKey = encrypt(auth.callerUpstreamKey);
   return runJob(ctx, req, res, {
     queue: chatQueue(lane),

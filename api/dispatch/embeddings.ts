@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import type { AppContext } from '../context';
-import type { EmbedJob, JobEnvelope, RerankJob, UpstreamTarget } from '../../shared/queues/payloads';
+import type { EmbedJob, JobEnvelope, RerankJob } from '../../shared/queues/payloads';
 import type { CatalogModel } from '../../shared/catalog/catalog';
 import { laneLimit } from '../../shared/lanes/policy';
 import { errors } from '../../shared/errors/codes';
@@ -32,10 +32,6 @@ export async function resolveTaskModel(ctx: AppContext, req: Request, requested:
     throw new ApiError(400, code, `The model '${requested}' does not serve ${task}.`);
   }
   return model;
-}
-
-export function targetOf(m: CatalogModel): UpstreamTarget {
-  return { providerId: m.provider.id, kind: m.provider.kind, baseUrl: m.provider.baseUrl, upstreamModel: m.upstreamName };
 }
 
 /** Runs one embeddings or rerank job on the embeddings pool, under the org's embeddings lane lease. */

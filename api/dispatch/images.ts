@@ -5,7 +5,7 @@ import type { ResolvedModel } from '../../shared/catalog/catalog';
 import { laneFor, laneLimit } from '../../shared/lanes/policy';
 import { imageErrors } from '../../shared/images/errors';
 import { runJob } from './run-job';
-import { targetOf } from './embeddings';
+import { targetOf } from './target';
 import { resolveRequestedModel } from './chat';
 
 /** Resolves an image-capable model (routing-plan aliases first; `-background` marks background work). */

@@ -7,7 +7,7 @@ import { audioErrors } from '../../../shared/audio/errors';
 import { encrypt } from '../../../shared/crypto';
 import { config } from '../../../shared/config/env';
 import { dispatchTranscription, resolveTranscriptionModel } from '../../dispatch/audio';
-import { targetOf } from '../../dispatch/embeddings';
+import { targetOf } from '../../dispatch/target';
 import { readAudioUpload } from './upload';
 import { parseTranscriptionParts } from './parts';
 import { sendTranscript } from './render';

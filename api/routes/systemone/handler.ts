@@ -7,7 +7,7 @@ import { systemoneSchema } from './schema';
 import { checkImages } from './images';
 import { decisionLimits, enforceLimits } from './limits';
 import { runJob, ClientGone } from '../../dispatch/run-job';
-import { targetOf } from '../../dispatch/embeddings';
+import { targetOf } from '../../dispatch/target';
 import { capabilityPolicy } from '../../../shared/policies/capability';
 import { buildDecisionPrompt, DEFAULT_IMAGE_TOKENS } from '../../../shared/systemone/prompt';
 import { systemoneErrors } from '../../../shared/systemone/errors';
