@@ -59,7 +59,7 @@ describe('directory: epoch followed over pub/sub', () => {
 
   it('catches up after its subscriber reconnects, including a bump it missed while away', async () => {
     const f = await followedDirectory();
-    const { dir, sub } = f;
+    const { sub } = f;
     try {
       const before = f.drops();
       // Drop the connection (ioredis reconnects); the bump lands while it is away or reconnecting.
