@@ -1,21 +1,14 @@
-import { Router, type Request, type Response } from 'express';
+import { Router, type Response } from 'express';
 import type { Redis } from 'ioredis';
 import type { Model } from 'sequelize';
 import { only } from '../../routes/only';
-import { validate } from '../../validate';
+import { validate, validateQuery } from '../../validate';
 import { requireJson } from '../../middleware/require-json';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { ALL_OPS, present, schemasOf, toAttributes, type ResourceDef } from './define';
 import { fromDbError } from './db-errors';
 import { isUuid } from '../../../shared/uuid';
-
-/** Validates a list query (strings converted), unknown parameters refused. */
-function listQuery(def: ResourceDef, req: Request): Record<string, unknown> {
-  const { error, value } = schemasOf(def).query.validate(req.query, { convert: true });
-  if (error) throw new ApiError(400, 'invalid_request', error.details[0].message.replace(/"/g, "'"));
-  return value;
-}
 
 /**
  * The generic management resource: list (paginated, filterable), get, create, update (PATCH) and
@@ -48,8 +41,8 @@ export function resourceRouter(def: ResourceDef, deps: { redis: Redis }): Router
   const collection: Parameters<typeof only>[2] = {};
   if (ops.includes('list')) {
     collection.get = async (req, res) => {
-      const q = listQuery(def, req);
-      const { limit, offset, ...filters } = q as { limit: number; offset: number } & Record<string, unknown>;
+      // unknown parameters refused
+      const { limit, offset, ...filters } = validateQuery<{ limit: number; offset: number } & Record<string, unknown>>(schemasOf(def).query, req.query);
       const where = { ...(def.scope ?? {}), ...toAttributes(def, filters) };
       const { rows, count } = await def.model.findAndCountAll({ where: where as never, limit, offset, order: [['createdAt', 'DESC'], ['id', 'ASC']] });
       res.json({ object: 'list', data: rows.map((row) => present(def, row)), total: count, limit, offset, has_more: offset + rows.length < count });

@@ -2,7 +2,7 @@ import { Router, type Request } from 'express';
 import Joi from 'joi';
 import type { Redis } from 'ioredis';
 import { only } from '../../routes/only';
-import { validate } from '../../validate';
+import { validate, validateQuery } from '../../validate';
 import { requireJson } from '../../middleware/require-json';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { Organization, User } from '../../../shared/db/models';
@@ -115,8 +115,7 @@ export function capabilityPoliciesRouter(deps: { redis: Redis }): Router {
 
   only(r, base, {
     get: async (req, res) => {
-      const { error, value } = listQuery.validate(req.query, { convert: true });
-      if (error) throw new ApiError(400, 'invalid_request', error.details[0].message.replace(/"/g, "'"));
+      const value = validateQuery<{ limit: number; offset: number }>(listQuery, req.query);
       const { rows, count } = await Organization.findAndCountAll({ limit: value.limit, offset: value.offset, order: [['createdAt', 'DESC'], ['id', 'ASC']] });
       const data = await Promise.all(rows.map((o) => presentOrg(directory, o)));
       res.json({ object: 'list', data, total: count, limit: value.limit, offset: value.offset, has_more: value.offset + rows.length < count });

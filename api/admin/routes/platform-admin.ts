@@ -2,7 +2,7 @@ import { Router, type Request } from 'express';
 import Joi from 'joi';
 import { only } from '../../routes/only';
 import { requireJson } from '../../middleware/require-json';
-import { validate } from '../../validate';
+import { validate, validateQuery } from '../../validate';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { PlatformKey, User } from '../../../shared/db/models';
 import { ALL_SCOPES } from '../../../shared/platform/families';
@@ -37,8 +37,7 @@ export function platformAdminRouter(): Router {
   const r = Router();
   only(r, '/platform-keys', {
     get: async (req, res) => {
-      const { error, value } = keyQuery.validate(req.query);
-      if (error) throw new ApiError(400, 'invalid_request', error.details[0].message.replace(/"/g, "'"));
+      const value = validateQuery<{ user_id?: string; state?: string }>(keyQuery, req.query);
       const where: Record<string, unknown> = {};
       if (value.user_id) where.userId = value.user_id;
       const rows = await PlatformKey.findAll({ where, order: [['createdAt', 'DESC']] });
