@@ -42,7 +42,7 @@ export function resourceRouter(def: ResourceDef, deps: { redis: Redis }): Router
   if (ops.includes('list')) {
     collection.get = async (req, res) => {
       // unknown parameters refused
-      const { limit, offset, ...filters } = validateQuery<{ limit: number; offset: number } & Record<string, unknown>>(schemasOf(def).query, req.query);
+      const { limit, offset, ...filters } = validateQuery<{ limit: number; offset: number } & Record<string, unknown>>(schemas.query, req.query);
       const where = { ...(def.scope ?? {}), ...toAttributes(def, filters) };
       const { rows, count } = await def.model.findAndCountAll({ where: where as never, limit, offset, order: [['createdAt', 'DESC'], ['id', 'ASC']] });
       res.json({ object: 'list', data: rows.map((row) => present(def, row)), total: count, limit, offset, has_more: offset + rows.length < count });
