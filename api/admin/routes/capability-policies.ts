@@ -26,9 +26,8 @@ export const userPolicyBody = Joi.object({ mcp_tools: tools().required() });
 export const switchBody = Joi.object({ engaged: Joi.boolean().required() });
 const listQuery = Joi.object({ limit: Joi.number().integer().min(1).max(200).default(20), offset: Joi.number().integer().min(0).default(0) });
 
-/** An org's own policy values and the effective ones the inference side enforces. */
+/** An org's own policy values and the effective ones the inference side enforces. Call after `directory.sync()`. */
 async function presentOrg(directory: Directory, org: Organization) {
-  await directory.sync();
   const ctx = (await directory.org(org.id))!;
   const own = org.policies ?? {};
   return {
@@ -117,12 +116,17 @@ export function capabilityPoliciesRouter(deps: { redis: Redis }): Router {
     get: async (req, res) => {
       const value = validateQuery<{ limit: number; offset: number }>(listQuery, req.query);
       const { rows, count } = await Organization.findAndCountAll({ limit: value.limit, offset: value.offset, order: [['createdAt', 'DESC'], ['id', 'ASC']] });
+      await directory.sync();
       const data = await Promise.all(rows.map((o) => presentOrg(directory, o)));
       res.json({ object: 'list', data, total: count, limit: value.limit, offset: value.offset, has_more: value.offset + rows.length < count });
     },
   });
   only(r, `${base}/:id`, {
-    get: async (req, res) => void res.json(await presentOrg(directory, await findOrg(String(req.params.id)))),
+    get: async (req, res) => {
+      const org = await findOrg(String(req.params.id));
+      await directory.sync();
+      res.json(await presentOrg(directory, org));
+    },
     patch: [
       requireJson,
       async (req, res) => {
@@ -134,6 +138,7 @@ export function capabilityPoliciesRouter(deps: { redis: Redis }): Router {
         await org.update(update);
         await bumpEpoch(deps.redis);
         res.locals.auditTarget = org.id;
+        await directory.sync();
         res.json(await presentOrg(directory, org));
       },
     ],
