@@ -2,6 +2,8 @@ import Joi from 'joi';
 import type { ModelStatic, Model, WhereOptions } from 'sequelize';
 import type { Request } from 'express';
 import type { Family } from '../../../shared/platform/families';
+import { ApiError } from '../../../shared/errors/ApiError';
+import { isUuid } from '../../../shared/uuid';
 
 export type Op = 'list' | 'get' | 'create' | 'update' | 'delete';
 
@@ -96,6 +98,13 @@ export function present(def: ResourceDef, row: Model): Record<string, unknown> {
   out.created_at = r.createdAt;
   if ('updatedAt' in r) out.updated_at = r.updatedAt;
   return out;
+}
+
+/** The row of this id within the resource's scope; a 404 naming the resource otherwise (a non-UUID id included). */
+export async function findRow<M extends Model = Model>(def: ResourceDef, id: string): Promise<M> {
+  const row = isUuid(id) ? await def.model.findOne({ where: { ...(def.scope ?? {}), id } as never }) : null;
+  if (!row) throw new ApiError(404, 'not_found', `No ${def.object.replace(/_/g, ' ')} with id '${id}'.`);
+  return row as M;
 }
 
 /** Maps a validated body to model attributes. */

@@ -4,11 +4,9 @@ import type { Model } from 'sequelize';
 import { only } from '../../routes/only';
 import { validate, validateQuery } from '../../validate';
 import { requireJson } from '../../middleware/require-json';
-import { ApiError } from '../../../shared/errors/ApiError';
 import { bumpEpoch } from '../../../shared/cache/epoch';
-import { ALL_OPS, present, schemasOf, toAttributes, type ResourceDef } from './define';
+import { ALL_OPS, findRow, present, schemasOf, toAttributes, type ResourceDef } from './define';
 import { fromDbError } from './db-errors';
-import { isUuid } from '../../../shared/uuid';
 
 /**
  * The generic management resource: list (paginated, filterable), get, create, update (PATCH) and
@@ -18,13 +16,6 @@ export function resourceRouter(def: ResourceDef, deps: { redis: Redis }): Router
   const r = Router();
   const ops = def.ops ?? ALL_OPS;
   const schemas = schemasOf(def);
-  const singular = def.object.replace(/_/g, ' ');
-
-  async function find(id: string): Promise<Model> {
-    const row = isUuid(id) ? await def.model.findOne({ where: { ...(def.scope ?? {}), id } as never }) : null;
-    if (!row) throw new ApiError(404, 'not_found', `No ${singular} with id '${id}'.`);
-    return row;
-  }
   async function written(res: Response, status: number, row: Model | null, body: unknown): Promise<void> {
     if (def.bumpsEpoch !== false) await bumpEpoch(deps.redis);
     if (row) res.locals.auditTarget = (row.get('id') as string) ?? null;
@@ -63,12 +54,12 @@ export function resourceRouter(def: ResourceDef, deps: { redis: Redis }): Router
   if (Object.keys(collection).length) only(r, def.path, collection);
 
   const item: Parameters<typeof only>[2] = {};
-  if (ops.includes('get')) item.get = async (req, res) => void res.json(present(def, await find(String(req.params.id))));
+  if (ops.includes('get')) item.get = async (req, res) => void res.json(present(def, await findRow(def, String(req.params.id))));
   if (ops.includes('update')) {
     item.patch = [
       requireJson,
       async (req, res) => {
-        const row = await find(String(req.params.id));
+        const row = await findRow(def, String(req.params.id));
         const body = validate<Record<string, unknown>>(schemas.update, req.body);
         const values = toAttributes(def, body);
         await def.check?.(values, req, row);
@@ -79,7 +70,7 @@ export function resourceRouter(def: ResourceDef, deps: { redis: Redis }): Router
   }
   if (ops.includes('delete')) {
     item.delete = async (req, res) => {
-      const row = await find(String(req.params.id));
+      const row = await findRow(def, String(req.params.id));
       await guard('delete', () => (def.destroy ? def.destroy(row, req) : row.destroy()));
       await written(res, 200, row, { id: row.get('id'), object: def.object, deleted: true });
     };

@@ -11,7 +11,8 @@ import { CAPABILITY_VALUES, capabilityPolicy, type Capability } from '../../../s
 import { Directory } from '../../../shared/tenancy/directory';
 import { FEATURES, isFeature, readSwitches, setSwitch } from '../../../shared/switches/switches';
 import type { RouteDoc } from '../openapi/route-doc';
-import { isUuid } from '../../../shared/uuid';
+import { findRow } from '../resources/define';
+import { organizations, users } from '../resources/definitions/tenancy';
 
 const CAPS = Object.keys(CAPABILITY_VALUES) as Capability[];
 const tools = () => Joi.object().pattern(/^[a-z0-9_.-]{1,64}$/, Joi.string().valid('allow', 'deny')).allow(null);
@@ -47,17 +48,8 @@ function presentUser(u: User) {
   return { object: 'user_capability_policy', user_id: u.id, mcp_tools: (u.policies?.mcp_tools as unknown) ?? null };
 }
 
-async function findOrg(id: string): Promise<Organization> {
-  const org = isUuid(id) ? await Organization.findByPk(id) : null;
-  if (!org) throw new ApiError(404, 'not_found', `No organization with id '${id}'.`);
-  return org;
-}
-
-async function findUser(id: string): Promise<User> {
-  const u = isUuid(id) ? await User.findOne({ where: { id, deletedAt: null } }) : null;
-  if (!u) throw new ApiError(404, 'not_found', `No user with id '${id}'.`);
-  return u;
-}
+const findOrg = (id: string) => findRow<Organization>(organizations, id);
+const findUser = (id: string) => findRow<User>(users, id);
 
 const withoutNulls = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null));
 

@@ -8,7 +8,7 @@ import { PlatformKey, User } from '../../../shared/db/models';
 import { ALL_SCOPES } from '../../../shared/platform/families';
 import { createPlatformKey, PlatformError, presentPlatformKey, revokePlatformKey, setPlatformAdmin } from '../../../shared/platform/keys';
 import { actorOf } from '../actor';
-import { present } from '../resources/define';
+import { findRow, present } from '../resources/define';
 import { users } from '../resources/definitions/tenancy';
 import type { RouteDoc } from '../openapi/route-doc';
 import { isUuid } from '../../../shared/uuid';
@@ -73,9 +73,7 @@ export function platformAdminRouter(): Router {
       requireJson,
       async (req, res) => {
         const { is_platform_admin } = validate<{ is_platform_admin: boolean }>(platformAdminBody, req.body);
-        const id = String(req.params.id);
-        const user = isUuid(id) ? await User.findOne({ where: { id, deletedAt: null } }) : null;
-        if (!user) throw new ApiError(404, 'not_found', `No user with id '${id}'.`);
+        const user = await findRow<User>(users, String(req.params.id));
         const done = await setPlatformAdmin(user.id, is_platform_admin, actorOf(req));
         res.locals.auditTarget = user.id;
         res.json({ ...present(users, done.user), revoked_platform_keys: done.revokedKeys });
