@@ -9,7 +9,7 @@ import { Organization, User } from '../../../shared/db/models';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { CAPABILITY_VALUES, capabilityPolicy, type Capability } from '../../../shared/policies/capability';
 import { Directory } from '../../../shared/tenancy/directory';
-import { FEATURES, isFeature, readSwitches, setSwitch } from '../../../shared/switches/switches';
+import { FEATURES, isFeature, readSwitches, setSwitch, type Feature } from '../../../shared/switches/switches';
 import type { RouteDoc } from '../openapi/route-doc';
 import { findRow } from '../resources/define';
 import { organizations, users } from '../resources/definitions/tenancy';
@@ -51,6 +51,15 @@ function presentUser(u: User) {
 const findOrg = (id: string) => findRow<Organization>(organizations, id);
 const findUser = (id: string) => findRow<User>(users, id);
 
+/** The kill switch named in the path; 404 for a name that is none. */
+function featureParam(req: Request): Feature {
+  const feature = String(req.params.feature);
+  if (!isFeature(feature)) throw new ApiError(404, 'not_found', `No kill switch '${feature}'; one of ${Object.keys(FEATURES).join(', ')}.`);
+  return feature;
+}
+
+const presentSwitch = (feature: Feature, engaged: boolean) => ({ object: 'kill_switch', feature, code: FEATURES[feature], state: engaged ? 'engaged' : 'released' });
+
 const withoutNulls = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null));
 
 /**
@@ -66,25 +75,23 @@ export function capabilityPoliciesRouter(deps: { redis: Redis }): Router {
   only(r, `${base}/switches`, {
     get: async (_req, res) => {
       const state = await readSwitches(deps.redis);
-      res.json({ object: 'list', data: Object.entries(FEATURES).map(([feature, code]) => ({ object: 'kill_switch', feature, code, state: state[feature as keyof typeof FEATURES] ? 'engaged' : 'released' })) });
+      res.json({ object: 'list', data: (Object.keys(FEATURES) as Feature[]).map((feature) => presentSwitch(feature, state[feature])) });
     },
   });
   only(r, `${base}/switches/:feature`, {
     get: async (req, res) => {
-      const feature = String(req.params.feature);
-      if (!isFeature(feature)) throw new ApiError(404, 'not_found', `No kill switch '${feature}'; one of ${Object.keys(FEATURES).join(', ')}.`);
+      const feature = featureParam(req);
       const state = await readSwitches(deps.redis);
-      res.json({ object: 'kill_switch', feature, code: FEATURES[feature], state: state[feature] ? 'engaged' : 'released' });
+      res.json(presentSwitch(feature, state[feature]));
     },
     put: [
       requireJson,
       async (req, res) => {
-        const feature = String(req.params.feature);
-        if (!isFeature(feature)) throw new ApiError(404, 'not_found', `No kill switch '${feature}'; one of ${Object.keys(FEATURES).join(', ')}.`);
+        const feature = featureParam(req);
         const { engaged } = validate<{ engaged: boolean }>(switchBody, req.body);
         await setSwitch(deps.redis, feature, engaged);
         res.locals.auditTarget = feature;
-        res.json({ object: 'kill_switch', feature, code: FEATURES[feature], state: engaged ? 'engaged' : 'released' });
+        res.json(presentSwitch(feature, engaged));
       },
     ],
   });
