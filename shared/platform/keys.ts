@@ -37,12 +37,12 @@ export async function findUser(emailOrId: string): Promise<User | null> {
 export async function createPlatformKey(
   input: { userId: string; scopes: string[]; name?: string | null },
   actor: Actor | null,
-): Promise<CreatedSecret & { scopes: string[] }> {
+): Promise<CreatedSecret & { scopes: string[]; row: PlatformKey }> {
   await activeAdmin(input.userId);
   const g = generateApiKey(PLATFORM_PREFIX);
   const row = await PlatformKey.create({ userId: input.userId, name: input.name ?? null, prefix: g.visiblePrefix, keyHash: g.hash, scopes: input.scopes, revokedAt: null, revokedReason: null, lastUsedAt: null });
   if (actor) await recordAudit({ actor, method: 'POST', path: '/admin/v1/platform-keys', family: 'platform-keys', targetId: row.id, status: 201, fields: ['name', 'scopes', 'user_id'] });
-  return { id: row.id, key: g.raw, prefix: g.visiblePrefix, userId: row.userId, scopes: row.scopes };
+  return { id: row.id, key: g.raw, prefix: g.visiblePrefix, userId: row.userId, scopes: row.scopes, row };
 }
 
 /** Revokes one platform key; true when it was active. Audited when an actor is given. */

@@ -51,7 +51,7 @@ export function platformAdminRouter(): Router {
         try {
           const k = await createPlatformKey({ userId: body.user_id ?? self(req), scopes: body.scopes, name: body.name }, null);
           res.locals.auditTarget = k.id;
-          res.status(201).json({ ...presentPlatformKey((await PlatformKey.findByPk(k.id))!), key: k.key });
+          res.status(201).json({ ...presentPlatformKey(k.row), key: k.key });
         } catch (err) {
           if (err instanceof PlatformError) throw new ApiError(400, 'invalid_owner', err.message);
           throw err;
