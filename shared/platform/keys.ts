@@ -75,22 +75,17 @@ async function revokeAllOf(userId: string, reason: RevokeReason, actor: Actor | 
 
 const SYSTEM: Actor = { type: 'cli', id: null, label: 'system' };
 
-/** Grants or revokes platform admin; a demotion revokes the user's keys and tokens at once. */
-export async function setPlatformAdmin(userId: string, isAdmin: boolean, actor: Actor | null): Promise<{ user: User; revokedKeys: number }> {
-  const user = await User.findByPk(userId);
-  if (!user || user.deletedAt) throw new PlatformError(`unknown user ${userId}`);
+/** Grants or revokes platform admin of a live user (as `findUser` gives it); a demotion revokes the user's keys and tokens at once. */
+export async function setPlatformAdmin(user: User, isAdmin: boolean, actor: Actor | null): Promise<{ user: User; revokedKeys: number }> {
   await user.update({ isPlatformAdmin: isAdmin });
   const revokedKeys = isAdmin ? 0 : await revokeAllOf(user.id, 'owner_demoted', actor);
   return { user, revokedKeys };
 }
 
-/** Soft-deletes a user and revokes everything they own. */
-export async function deleteUser(userId: string, actor: Actor | null): Promise<boolean> {
-  const user = await User.findOne({ where: { id: userId, deletedAt: null } });
-  if (!user) return false;
+/** Soft-deletes a live user (as `findUser` gives it) and revokes everything they own. */
+export async function deleteUser(user: User, actor: Actor | null): Promise<void> {
   await user.update({ deletedAt: new Date(), isPlatformAdmin: false });
   await revokeAllOf(user.id, 'owner_deleted', actor);
-  return true;
 }
 
 export interface PlatformPrincipal {

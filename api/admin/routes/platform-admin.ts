@@ -74,7 +74,7 @@ export function platformAdminRouter(): Router {
       async (req, res) => {
         const { is_platform_admin } = validate<{ is_platform_admin: boolean }>(platformAdminBody, req.body);
         const user = await findRow<User>(users, String(req.params.id));
-        const done = await setPlatformAdmin(user.id, is_platform_admin, actorOf(req));
+        const done = await setPlatformAdmin(user, is_platform_admin, actorOf(req));
         res.locals.auditTarget = user.id;
         res.json({ ...present(users, done.user), revoked_platform_keys: done.revokedKeys });
       },
