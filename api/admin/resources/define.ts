@@ -63,14 +63,22 @@ export const slug = () => Joi.string().pattern(/^[a-z0-9][a-z0-9_-]{0,62}$/);
 export const micros = () => Joi.number().integer().min(0).max(Number.MAX_SAFE_INTEGER);
 export const jsonObject = () => Joi.object().unknown(true);
 
+/** `?limit=&offset=` of every paginated list. */
+export const pageKeys = () => ({
+  limit: Joi.number().integer().min(1).max(200).default(20),
+  offset: Joi.number().integer().min(0).default(0),
+});
+
+/** The answer of a paginated list. */
+export function listPage(data: unknown[], total: number, limit: number, offset: number) {
+  return { object: 'list', data, total, limit, offset, has_more: offset + data.length < total };
+}
+
 /** Schemas of a resource's create and update bodies, and of its list query. */
 export function schemasOf(def: ResourceDef): { create: Joi.ObjectSchema; update: Joi.ObjectSchema; query: Joi.ObjectSchema } {
   const create: Record<string, Joi.Schema> = {};
   const update: Record<string, Joi.Schema> = {};
-  const query: Record<string, Joi.Schema> = {
-    limit: Joi.number().integer().min(1).max(200).default(20),
-    offset: Joi.number().integer().min(0).default(0),
-  };
+  const query: Record<string, Joi.Schema> = pageKeys();
   for (const [key, f] of Object.entries(def.fields)) {
     const s = f.description ? f.schema.description(f.description) : f.schema;
     if (!f.readOnly) {

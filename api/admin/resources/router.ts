@@ -5,7 +5,7 @@ import { only } from '../../routes/only';
 import { validate, validateQuery } from '../../validate';
 import { requireJson } from '../../middleware/require-json';
 import { bumpEpoch } from '../../../shared/cache/epoch';
-import { ALL_OPS, findRow, present, schemasOf, toAttributes, type ResourceDef } from './define';
+import { ALL_OPS, findRow, listPage, present, schemasOf, toAttributes, type ResourceDef } from './define';
 import { fromDbError } from './db-errors';
 
 /**
@@ -36,7 +36,7 @@ export function resourceRouter(def: ResourceDef, deps: { redis: Redis }): Router
       const { limit, offset, ...filters } = validateQuery<{ limit: number; offset: number } & Record<string, unknown>>(schemas.query, req.query);
       const where = { ...(def.scope ?? {}), ...toAttributes(def, filters) };
       const { rows, count } = await def.model.findAndCountAll({ where: where as never, limit, offset, order: [['createdAt', 'DESC'], ['id', 'ASC']] });
-      res.json({ object: 'list', data: rows.map((row) => present(def, row)), total: count, limit, offset, has_more: offset + rows.length < count });
+      res.json(listPage(rows.map((row) => present(def, row)), count, limit, offset));
     };
   }
   if (ops.includes('create')) {

@@ -11,7 +11,7 @@ import { CAPABILITY_VALUES, capabilityPolicy, type Capability } from '../../../s
 import { Directory } from '../../../shared/tenancy/directory';
 import { FEATURES, isFeature, readSwitches, setSwitch, type Feature } from '../../../shared/switches/switches';
 import type { RouteDoc } from '../openapi/route-doc';
-import { findRow } from '../resources/define';
+import { findRow, listPage, pageKeys } from '../resources/define';
 import { organizations, users } from '../resources/definitions/tenancy';
 
 const CAPS = Object.keys(CAPABILITY_VALUES) as Capability[];
@@ -25,7 +25,7 @@ export const orgPolicyBody = Joi.object({
 }).min(1);
 export const userPolicyBody = Joi.object({ mcp_tools: tools().required() });
 export const switchBody = Joi.object({ engaged: Joi.boolean().required() });
-const listQuery = Joi.object({ limit: Joi.number().integer().min(1).max(200).default(20), offset: Joi.number().integer().min(0).default(0) });
+const listQuery = Joi.object(pageKeys());
 
 /** An org's own policy values and the effective ones the inference side enforces. Call after `directory.sync()`. */
 async function presentOrg(directory: Directory, org: Organization) {
@@ -117,7 +117,7 @@ export function capabilityPoliciesRouter(deps: { redis: Redis }): Router {
       const { rows, count } = await Organization.findAndCountAll({ limit: value.limit, offset: value.offset, order: [['createdAt', 'DESC'], ['id', 'ASC']] });
       await directory.sync();
       const data = await Promise.all(rows.map((o) => presentOrg(directory, o)));
-      res.json({ object: 'list', data, total: count, limit: value.limit, offset: value.offset, has_more: value.offset + rows.length < count });
+      res.json(listPage(data, count, value.limit, value.offset));
     },
   });
   only(r, `${base}/:id`, {
