@@ -1,5 +1,6 @@
 import { Router, type Request } from 'express';
 import Joi from 'joi';
+import { Op } from 'sequelize';
 import { only } from '../../routes/only';
 import { requireJson } from '../../middleware/require-json';
 import { validate, validateQuery } from '../../validate';
@@ -40,9 +41,9 @@ export function platformAdminRouter(): Router {
       const value = validateQuery<{ user_id?: string; state?: string }>(keyQuery, req.query);
       const where: Record<string, unknown> = {};
       if (value.user_id) where.userId = value.user_id;
+      if (value.state) where.revokedAt = value.state === 'revoked' ? { [Op.ne]: null } : null; // presentPlatformKey's state
       const rows = await PlatformKey.findAll({ where, order: [['createdAt', 'DESC']] });
-      const data = rows.map(presentPlatformKey).filter((k) => !value.state || k.state === value.state);
-      res.json({ object: 'list', data });
+      res.json({ object: 'list', data: rows.map(presentPlatformKey) });
     },
     post: [
       requireJson,
