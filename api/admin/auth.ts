@@ -3,7 +3,7 @@ import { ApiError } from '../../shared/errors/ApiError';
 import { errors } from '../../shared/errors/codes';
 import { INFERENCE_PREFIX, PLATFORM_PREFIX } from '../../shared/auth/apiKeys';
 import { accessFor, allows, familyOf, isPlatformAdminPath } from '../../shared/platform/families';
-import { authenticateSecret } from '../../shared/platform/keys';
+import { ADMIN_TOKEN_PREFIX, authenticateSecret } from '../../shared/platform/keys';
 
 const unauthorized = (code: string, message: string) => new ApiError(401, code, message, { headers: { 'WWW-Authenticate': 'Bearer' } });
 
@@ -30,7 +30,7 @@ export async function adminAuth(req: Request, _res: Response, next: NextFunction
   if (!raw) throw unauthorized(missing, adminPath ? 'Send a platform admin token as Authorization: Bearer svc_admin_….' : 'Send a management key as Authorization: Bearer svc_platform_….');
   const principal = await authenticateSecret(raw);
   if (!principal) {
-    if (raw.startsWith(INFERENCE_PREFIX) && !raw.startsWith(PLATFORM_PREFIX) && !raw.startsWith('svc_admin_')) {
+    if (raw.startsWith(INFERENCE_PREFIX) && !raw.startsWith(PLATFORM_PREFIX) && !raw.startsWith(ADMIN_TOKEN_PREFIX)) {
       throw unauthorized(missing, 'Inference API keys cannot call the management API.');
     }
     throw unauthorized(raw.startsWith(PLATFORM_PREFIX) ? 'invalid_platform_key' : missing, 'Unknown or revoked credential.');

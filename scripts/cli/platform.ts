@@ -37,7 +37,7 @@ export function registerPlatform(program: Command): void {
     .action((o: { user: string }) =>
       withServices(async () => {
         const u = await userOrFail(o.user);
-        await deleteUser(u.id, cliActor());
+        await deleteUser(u, cliActor());
         console.log(`deleted user ${u.email}`);
       }),
     );
@@ -50,7 +50,7 @@ export function registerPlatform(program: Command): void {
       .action((o: { user: string }) =>
         withServices(async () => {
           const u = await userOrFail(o.user);
-          const done = await setPlatformAdmin(u.id, grant, cliActor());
+          const done = await setPlatformAdmin(u, grant, cliActor());
           console.log(grant ? `${u.email} is a platform admin` : `${u.email} is no longer a platform admin; revoked ${done.revokedKeys} platform key(s)`);
         }),
       );

@@ -70,6 +70,9 @@ export interface Config {
   shutdownGraceMs: number;
 }
 
+/** The entries of a comma-separated setting, trimmed, empty ones dropped. */
+const commaList = (v: string): string[] => v.split(',').map((s) => s.trim()).filter(Boolean);
+
 const schema = Joi.object({
   NODE_ENV: Joi.string().valid('development', 'production', 'test').default('development'),
   PORT: Joi.number().port().default(8080),
@@ -108,7 +111,7 @@ const schema = Joi.object({
     .allow('')
     .default('')
     .custom((v: string) => {
-      cidrList(v.split(',').map((s) => s.trim()).filter(Boolean)); // throws on a malformed entry
+      cidrList(commaList(v)); // throws on a malformed entry
       return v;
     }, 'CIDR list'),
   IMAGE_FETCH_CA_FILE: Joi.string().optional(),
@@ -179,7 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     imageUrlTtlSeconds: value.IMAGE_URL_TTL_SECONDS,
     imageUploadMaxBytes: value.IMAGE_UPLOAD_MAX_BYTES,
     imageFetchTimeoutMs: value.IMAGE_FETCH_TIMEOUT_MS,
-    imageFetchAllowCidrs: String(value.IMAGE_FETCH_ALLOW_CIDRS).split(',').map((s: string) => s.trim()).filter(Boolean),
+    imageFetchAllowCidrs: commaList(String(value.IMAGE_FETCH_ALLOW_CIDRS)),
     imageFetchCaFile: value.IMAGE_FETCH_CA_FILE,
     publicBaseUrl: value.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
   });

@@ -37,12 +37,12 @@ export async function findUser(emailOrId: string): Promise<User | null> {
 export async function createPlatformKey(
   input: { userId: string; scopes: string[]; name?: string | null },
   actor: Actor | null,
-): Promise<CreatedSecret & { scopes: string[] }> {
+): Promise<CreatedSecret & { scopes: string[]; row: PlatformKey }> {
   await activeAdmin(input.userId);
   const g = generateApiKey(PLATFORM_PREFIX);
   const row = await PlatformKey.create({ userId: input.userId, name: input.name ?? null, prefix: g.visiblePrefix, keyHash: g.hash, scopes: input.scopes, revokedAt: null, revokedReason: null, lastUsedAt: null });
   if (actor) await recordAudit({ actor, method: 'POST', path: '/admin/v1/platform-keys', family: 'platform-keys', targetId: row.id, status: 201, fields: ['name', 'scopes', 'user_id'] });
-  return { id: row.id, key: g.raw, prefix: g.visiblePrefix, userId: row.userId, scopes: row.scopes };
+  return { id: row.id, key: g.raw, prefix: g.visiblePrefix, userId: row.userId, scopes: row.scopes, row };
 }
 
 /** Revokes one platform key; true when it was active. Audited when an actor is given. */
@@ -75,22 +75,17 @@ async function revokeAllOf(userId: string, reason: RevokeReason, actor: Actor | 
 
 const SYSTEM: Actor = { type: 'cli', id: null, label: 'system' };
 
-/** Grants or revokes platform admin; a demotion revokes the user's keys and tokens at once. */
-export async function setPlatformAdmin(userId: string, isAdmin: boolean, actor: Actor | null): Promise<{ user: User; revokedKeys: number }> {
-  const user = await User.findByPk(userId);
-  if (!user || user.deletedAt) throw new PlatformError(`unknown user ${userId}`);
+/** Grants or revokes platform admin of a live user (as `findUser` gives it); a demotion revokes the user's keys and tokens at once. */
+export async function setPlatformAdmin(user: User, isAdmin: boolean, actor: Actor | null): Promise<{ user: User; revokedKeys: number }> {
   await user.update({ isPlatformAdmin: isAdmin });
   const revokedKeys = isAdmin ? 0 : await revokeAllOf(user.id, 'owner_demoted', actor);
   return { user, revokedKeys };
 }
 
-/** Soft-deletes a user and revokes everything they own. */
-export async function deleteUser(userId: string, actor: Actor | null): Promise<boolean> {
-  const user = await User.findOne({ where: { id: userId, deletedAt: null } });
-  if (!user) return false;
+/** Soft-deletes a live user (as `findUser` gives it) and revokes everything they own. */
+export async function deleteUser(user: User, actor: Actor | null): Promise<void> {
   await user.update({ deletedAt: new Date(), isPlatformAdmin: false });
   await revokeAllOf(user.id, 'owner_deleted', actor);
-  return true;
 }
 
 export interface PlatformPrincipal {

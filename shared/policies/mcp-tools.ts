@@ -1,4 +1,3 @@
-import { User } from '../db/models';
 import type { Directory, OrgContext } from '../tenancy/directory';
 
 /**
@@ -19,28 +18,8 @@ export function mcpToolDecision(org: OrgContext, user: Record<string, unknown> |
   return toolPolicy(user)[tool] ?? toolPolicy(org.policies)[tool] ?? 'allow';
 }
 
-/** Per-user policies cached with the Directory: dropped whenever the cache epoch moves. */
-const caches = new WeakMap<Directory, Map<string, Promise<Record<string, unknown> | null>>>();
-
-function userPolicies(directory: Directory, userId: string): Promise<Record<string, unknown> | null> {
-  let cache = caches.get(directory);
-  if (!cache) {
-    const fresh = new Map<string, Promise<Record<string, unknown> | null>>();
-    directory.onChange(() => fresh.clear());
-    caches.set(directory, fresh);
-    cache = fresh;
-  }
-  let hit = cache.get(userId);
-  if (!hit) {
-    hit = User.findOne({ where: { id: userId, deletedAt: null } }).then((u) => (u ? u.policies : null));
-    cache.set(userId, hit);
-    hit.catch(() => cache!.delete(userId));
-  }
-  return hit;
-}
-
 /** Whether `tool` may run for the org (and user, when the request has one). Call after `directory.sync()`. */
 export async function mcpToolAllowed(directory: Directory, org: OrgContext, userId: string | null, tool: string): Promise<boolean> {
-  const user = userId ? await userPolicies(directory, userId) : null;
+  const user = userId ? await directory.userPolicies(userId) : null;
   return mcpToolDecision(org, user, tool) === 'allow';
 }

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { Op } from 'sequelize';
-import { ApiKey, Organization, Plan, Project, RoutingPlan } from '../db/models';
+import { ApiKey, Organization, Plan, Project, RoutingPlan, User } from '../db/models';
 import { readEpoch } from '../cache/epoch';
 import { keys } from '../redis/keys';
 import type { Entitlements, LaneLimits } from '../db/models/Plan';
@@ -51,8 +51,8 @@ function aliasMap(map: Record<string, unknown> | null | undefined): Record<strin
 }
 
 /**
- * In-process cache of API keys, organizations, projects and routing plans, valid for one cache
- * epoch (see shared/cache/epoch.ts). Each app instance has its own.
+ * In-process cache of API keys, organizations, projects, routing plans, user policies and queue
+ * settings, valid for one cache epoch (see shared/cache/epoch.ts). Each app instance has its own.
  */
 export class Directory {
   private epoch: string | undefined;
@@ -156,6 +156,14 @@ export class Directory {
     return this.cached(`rplan:${id}`, async () => {
       const r = await RoutingPlan.findByPk(id);
       return r ? { id: r.id, orgId: r.orgId, projectId: r.projectId, modelMap: aliasMap(r.modelMap) } : null;
+    });
+  }
+
+  /** A live user's own policies (`users.policies`); null for an unknown or deleted user. */
+  userPolicies(userId: string): Promise<Record<string, unknown> | null> {
+    return this.cached(`user:${userId}`, async () => {
+      const u = await User.findOne({ where: { id: userId, deletedAt: null } });
+      return u ? u.policies : null;
     });
   }
 

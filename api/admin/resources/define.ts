@@ -2,6 +2,8 @@ import Joi from 'joi';
 import type { ModelStatic, Model, WhereOptions } from 'sequelize';
 import type { Request } from 'express';
 import type { Family } from '../../../shared/platform/families';
+import { ApiError } from '../../../shared/errors/ApiError';
+import { isUuid } from '../../../shared/uuid';
 
 export type Op = 'list' | 'get' | 'create' | 'update' | 'delete';
 
@@ -61,14 +63,22 @@ export const slug = () => Joi.string().pattern(/^[a-z0-9][a-z0-9_-]{0,62}$/);
 export const micros = () => Joi.number().integer().min(0).max(Number.MAX_SAFE_INTEGER);
 export const jsonObject = () => Joi.object().unknown(true);
 
+/** `?limit=&offset=` of every paginated list. */
+export const pageKeys = () => ({
+  limit: Joi.number().integer().min(1).max(200).default(20),
+  offset: Joi.number().integer().min(0).default(0),
+});
+
+/** The answer of a paginated list. */
+export function listPage(data: unknown[], total: number, limit: number, offset: number) {
+  return { object: 'list', data, total, limit, offset, has_more: offset + data.length < total };
+}
+
 /** Schemas of a resource's create and update bodies, and of its list query. */
 export function schemasOf(def: ResourceDef): { create: Joi.ObjectSchema; update: Joi.ObjectSchema; query: Joi.ObjectSchema } {
   const create: Record<string, Joi.Schema> = {};
   const update: Record<string, Joi.Schema> = {};
-  const query: Record<string, Joi.Schema> = {
-    limit: Joi.number().integer().min(1).max(200).default(20),
-    offset: Joi.number().integer().min(0).default(0),
-  };
+  const query: Record<string, Joi.Schema> = pageKeys();
   for (const [key, f] of Object.entries(def.fields)) {
     const s = f.description ? f.schema.description(f.description) : f.schema;
     if (!f.readOnly) {
@@ -96,6 +106,13 @@ export function present(def: ResourceDef, row: Model): Record<string, unknown> {
   out.created_at = r.createdAt;
   if ('updatedAt' in r) out.updated_at = r.updatedAt;
   return out;
+}
+
+/** The row of this id within the resource's scope; a 404 naming the resource otherwise (a non-UUID id included). */
+export async function findRow<M extends Model = Model>(def: ResourceDef, id: string): Promise<M> {
+  const row = isUuid(id) ? await def.model.findOne({ where: { ...(def.scope ?? {}), id } as never }) : null;
+  if (!row) throw new ApiError(404, 'not_found', `No ${def.object.replace(/_/g, ' ')} with id '${id}'.`);
+  return row as M;
 }
 
 /** Maps a validated body to model attributes. */

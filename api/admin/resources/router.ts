@@ -1,21 +1,12 @@
-import { Router, type Request, type Response } from 'express';
+import { Router, type Response } from 'express';
 import type { Redis } from 'ioredis';
 import type { Model } from 'sequelize';
 import { only } from '../../routes/only';
-import { validate } from '../../validate';
+import { validate, validateQuery } from '../../validate';
 import { requireJson } from '../../middleware/require-json';
-import { ApiError } from '../../../shared/errors/ApiError';
 import { bumpEpoch } from '../../../shared/cache/epoch';
-import { ALL_OPS, present, schemasOf, toAttributes, type ResourceDef } from './define';
+import { ALL_OPS, findRow, listPage, present, schemasOf, toAttributes, type ResourceDef } from './define';
 import { fromDbError } from './db-errors';
-import { isUuid } from '../../../shared/uuid';
-
-/** Validates a list query (strings converted), unknown parameters refused. */
-function listQuery(def: ResourceDef, req: Request): Record<string, unknown> {
-  const { error, value } = schemasOf(def).query.validate(req.query, { convert: true });
-  if (error) throw new ApiError(400, 'invalid_request', error.details[0].message.replace(/"/g, "'"));
-  return value;
-}
 
 /**
  * The generic management resource: list (paginated, filterable), get, create, update (PATCH) and
@@ -25,13 +16,6 @@ export function resourceRouter(def: ResourceDef, deps: { redis: Redis }): Router
   const r = Router();
   const ops = def.ops ?? ALL_OPS;
   const schemas = schemasOf(def);
-  const singular = def.object.replace(/_/g, ' ');
-
-  async function find(id: string): Promise<Model> {
-    const row = isUuid(id) ? await def.model.findOne({ where: { ...(def.scope ?? {}), id } as never }) : null;
-    if (!row) throw new ApiError(404, 'not_found', `No ${singular} with id '${id}'.`);
-    return row;
-  }
   async function written(res: Response, status: number, row: Model | null, body: unknown): Promise<void> {
     if (def.bumpsEpoch !== false) await bumpEpoch(deps.redis);
     if (row) res.locals.auditTarget = (row.get('id') as string) ?? null;
@@ -48,11 +32,11 @@ export function resourceRouter(def: ResourceDef, deps: { redis: Redis }): Router
   const collection: Parameters<typeof only>[2] = {};
   if (ops.includes('list')) {
     collection.get = async (req, res) => {
-      const q = listQuery(def, req);
-      const { limit, offset, ...filters } = q as { limit: number; offset: number } & Record<string, unknown>;
+      // unknown parameters refused
+      const { limit, offset, ...filters } = validateQuery<{ limit: number; offset: number } & Record<string, unknown>>(schemas.query, req.query);
       const where = { ...(def.scope ?? {}), ...toAttributes(def, filters) };
       const { rows, count } = await def.model.findAndCountAll({ where: where as never, limit, offset, order: [['createdAt', 'DESC'], ['id', 'ASC']] });
-      res.json({ object: 'list', data: rows.map((row) => present(def, row)), total: count, limit, offset, has_more: offset + rows.length < count });
+      res.json(listPage(rows.map((row) => present(def, row)), count, limit, offset));
     };
   }
   if (ops.includes('create')) {
@@ -70,12 +54,12 @@ export function resourceRouter(def: ResourceDef, deps: { redis: Redis }): Router
   if (Object.keys(collection).length) only(r, def.path, collection);
 
   const item: Parameters<typeof only>[2] = {};
-  if (ops.includes('get')) item.get = async (req, res) => void res.json(present(def, await find(String(req.params.id))));
+  if (ops.includes('get')) item.get = async (req, res) => void res.json(present(def, await findRow(def, String(req.params.id))));
   if (ops.includes('update')) {
     item.patch = [
       requireJson,
       async (req, res) => {
-        const row = await find(String(req.params.id));
+        const row = await findRow(def, String(req.params.id));
         const body = validate<Record<string, unknown>>(schemas.update, req.body);
         const values = toAttributes(def, body);
         await def.check?.(values, req, row);
@@ -86,7 +70,7 @@ export function resourceRouter(def: ResourceDef, deps: { redis: Redis }): Router
   }
   if (ops.includes('delete')) {
     item.delete = async (req, res) => {
-      const row = await find(String(req.params.id));
+      const row = await findRow(def, String(req.params.id));
       await guard('delete', () => (def.destroy ? def.destroy(row, req) : row.destroy()));
       await written(res, 200, row, { id: row.get('id'), object: def.object, deleted: true });
     };

@@ -2,16 +2,17 @@ import { Router, type Request } from 'express';
 import Joi from 'joi';
 import type { Redis } from 'ioredis';
 import { only } from '../../routes/only';
-import { validate } from '../../validate';
+import { validate, validateQuery } from '../../validate';
 import { requireJson } from '../../middleware/require-json';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { Organization, User } from '../../../shared/db/models';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { CAPABILITY_VALUES, capabilityPolicy, type Capability } from '../../../shared/policies/capability';
 import { Directory } from '../../../shared/tenancy/directory';
-import { FEATURES, isFeature, readSwitches, setSwitch } from '../../../shared/switches/switches';
+import { FEATURES, isFeature, readSwitches, setSwitch, type Feature } from '../../../shared/switches/switches';
 import type { RouteDoc } from '../openapi/route-doc';
-import { isUuid } from '../../../shared/uuid';
+import { findRow, listPage, pageKeys } from '../resources/define';
+import { organizations, users } from '../resources/definitions/tenancy';
 
 const CAPS = Object.keys(CAPABILITY_VALUES) as Capability[];
 const tools = () => Joi.object().pattern(/^[a-z0-9_.-]{1,64}$/, Joi.string().valid('allow', 'deny')).allow(null);
@@ -24,11 +25,10 @@ export const orgPolicyBody = Joi.object({
 }).min(1);
 export const userPolicyBody = Joi.object({ mcp_tools: tools().required() });
 export const switchBody = Joi.object({ engaged: Joi.boolean().required() });
-const listQuery = Joi.object({ limit: Joi.number().integer().min(1).max(200).default(20), offset: Joi.number().integer().min(0).default(0) });
+const listQuery = Joi.object(pageKeys());
 
-/** An org's own policy values and the effective ones the inference side enforces. */
+/** An org's own policy values and the effective ones the inference side enforces. Call after `directory.sync()`. */
 async function presentOrg(directory: Directory, org: Organization) {
-  await directory.sync();
   const ctx = (await directory.org(org.id))!;
   const own = org.policies ?? {};
   return {
@@ -48,17 +48,17 @@ function presentUser(u: User) {
   return { object: 'user_capability_policy', user_id: u.id, mcp_tools: (u.policies?.mcp_tools as unknown) ?? null };
 }
 
-async function findOrg(id: string): Promise<Organization> {
-  const org = isUuid(id) ? await Organization.findByPk(id) : null;
-  if (!org) throw new ApiError(404, 'not_found', `No organization with id '${id}'.`);
-  return org;
+const findOrg = (id: string) => findRow<Organization>(organizations, id);
+const findUser = (id: string) => findRow<User>(users, id);
+
+/** The kill switch named in the path; 404 for a name that is none. */
+function featureParam(req: Request): Feature {
+  const feature = String(req.params.feature);
+  if (!isFeature(feature)) throw new ApiError(404, 'not_found', `No kill switch '${feature}'; one of ${Object.keys(FEATURES).join(', ')}.`);
+  return feature;
 }
 
-async function findUser(id: string): Promise<User> {
-  const u = isUuid(id) ? await User.findOne({ where: { id, deletedAt: null } }) : null;
-  if (!u) throw new ApiError(404, 'not_found', `No user with id '${id}'.`);
-  return u;
-}
+const presentSwitch = (feature: Feature, engaged: boolean) => ({ object: 'kill_switch', feature, code: FEATURES[feature], state: engaged ? 'engaged' : 'released' });
 
 const withoutNulls = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null));
 
@@ -75,25 +75,23 @@ export function capabilityPoliciesRouter(deps: { redis: Redis }): Router {
   only(r, `${base}/switches`, {
     get: async (_req, res) => {
       const state = await readSwitches(deps.redis);
-      res.json({ object: 'list', data: Object.entries(FEATURES).map(([feature, code]) => ({ object: 'kill_switch', feature, code, state: state[feature as keyof typeof FEATURES] ? 'engaged' : 'released' })) });
+      res.json({ object: 'list', data: (Object.keys(FEATURES) as Feature[]).map((feature) => presentSwitch(feature, state[feature])) });
     },
   });
   only(r, `${base}/switches/:feature`, {
     get: async (req, res) => {
-      const feature = String(req.params.feature);
-      if (!isFeature(feature)) throw new ApiError(404, 'not_found', `No kill switch '${feature}'; one of ${Object.keys(FEATURES).join(', ')}.`);
+      const feature = featureParam(req);
       const state = await readSwitches(deps.redis);
-      res.json({ object: 'kill_switch', feature, code: FEATURES[feature], state: state[feature] ? 'engaged' : 'released' });
+      res.json(presentSwitch(feature, state[feature]));
     },
     put: [
       requireJson,
       async (req, res) => {
-        const feature = String(req.params.feature);
-        if (!isFeature(feature)) throw new ApiError(404, 'not_found', `No kill switch '${feature}'; one of ${Object.keys(FEATURES).join(', ')}.`);
+        const feature = featureParam(req);
         const { engaged } = validate<{ engaged: boolean }>(switchBody, req.body);
         await setSwitch(deps.redis, feature, engaged);
         res.locals.auditTarget = feature;
-        res.json({ object: 'kill_switch', feature, code: FEATURES[feature], state: engaged ? 'engaged' : 'released' });
+        res.json(presentSwitch(feature, engaged));
       },
     ],
   });
@@ -115,15 +113,19 @@ export function capabilityPoliciesRouter(deps: { redis: Redis }): Router {
 
   only(r, base, {
     get: async (req, res) => {
-      const { error, value } = listQuery.validate(req.query, { convert: true });
-      if (error) throw new ApiError(400, 'invalid_request', error.details[0].message.replace(/"/g, "'"));
+      const value = validateQuery<{ limit: number; offset: number }>(listQuery, req.query);
       const { rows, count } = await Organization.findAndCountAll({ limit: value.limit, offset: value.offset, order: [['createdAt', 'DESC'], ['id', 'ASC']] });
+      await directory.sync();
       const data = await Promise.all(rows.map((o) => presentOrg(directory, o)));
-      res.json({ object: 'list', data, total: count, limit: value.limit, offset: value.offset, has_more: value.offset + rows.length < count });
+      res.json(listPage(data, count, value.limit, value.offset));
     },
   });
   only(r, `${base}/:id`, {
-    get: async (req, res) => void res.json(await presentOrg(directory, await findOrg(String(req.params.id)))),
+    get: async (req, res) => {
+      const org = await findOrg(String(req.params.id));
+      await directory.sync();
+      res.json(await presentOrg(directory, org));
+    },
     patch: [
       requireJson,
       async (req, res) => {
@@ -135,6 +137,7 @@ export function capabilityPoliciesRouter(deps: { redis: Redis }): Router {
         await org.update(update);
         await bumpEpoch(deps.redis);
         res.locals.auditTarget = org.id;
+        await directory.sync();
         res.json(await presentOrg(directory, org));
       },
     ],

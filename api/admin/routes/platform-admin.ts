@@ -1,14 +1,15 @@
 import { Router, type Request } from 'express';
 import Joi from 'joi';
+import { Op } from 'sequelize';
 import { only } from '../../routes/only';
 import { requireJson } from '../../middleware/require-json';
-import { validate } from '../../validate';
+import { validate, validateQuery } from '../../validate';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { PlatformKey, User } from '../../../shared/db/models';
 import { ALL_SCOPES } from '../../../shared/platform/families';
 import { createPlatformKey, PlatformError, presentPlatformKey, revokePlatformKey, setPlatformAdmin } from '../../../shared/platform/keys';
 import { actorOf } from '../actor';
-import { present } from '../resources/define';
+import { findRow, present } from '../resources/define';
 import { users } from '../resources/definitions/tenancy';
 import type { RouteDoc } from '../openapi/route-doc';
 import { isUuid } from '../../../shared/uuid';
@@ -37,13 +38,12 @@ export function platformAdminRouter(): Router {
   const r = Router();
   only(r, '/platform-keys', {
     get: async (req, res) => {
-      const { error, value } = keyQuery.validate(req.query);
-      if (error) throw new ApiError(400, 'invalid_request', error.details[0].message.replace(/"/g, "'"));
+      const value = validateQuery<{ user_id?: string; state?: string }>(keyQuery, req.query);
       const where: Record<string, unknown> = {};
       if (value.user_id) where.userId = value.user_id;
+      if (value.state) where.revokedAt = value.state === 'revoked' ? { [Op.ne]: null } : null; // presentPlatformKey's state
       const rows = await PlatformKey.findAll({ where, order: [['createdAt', 'DESC']] });
-      const data = rows.map(presentPlatformKey).filter((k) => !value.state || k.state === value.state);
-      res.json({ object: 'list', data });
+      res.json({ object: 'list', data: rows.map(presentPlatformKey) });
     },
     post: [
       requireJson,
@@ -52,7 +52,7 @@ export function platformAdminRouter(): Router {
         try {
           const k = await createPlatformKey({ userId: body.user_id ?? self(req), scopes: body.scopes, name: body.name }, null);
           res.locals.auditTarget = k.id;
-          res.status(201).json({ ...presentPlatformKey((await PlatformKey.findByPk(k.id))!), key: k.key });
+          res.status(201).json({ ...presentPlatformKey(k.row), key: k.key });
         } catch (err) {
           if (err instanceof PlatformError) throw new ApiError(400, 'invalid_owner', err.message);
           throw err;
@@ -74,10 +74,8 @@ export function platformAdminRouter(): Router {
       requireJson,
       async (req, res) => {
         const { is_platform_admin } = validate<{ is_platform_admin: boolean }>(platformAdminBody, req.body);
-        const id = String(req.params.id);
-        const user = isUuid(id) ? await User.findOne({ where: { id, deletedAt: null } }) : null;
-        if (!user) throw new ApiError(404, 'not_found', `No user with id '${id}'.`);
-        const done = await setPlatformAdmin(user.id, is_platform_admin, actorOf(req));
+        const user = await findRow<User>(users, String(req.params.id));
+        const done = await setPlatformAdmin(user, is_platform_admin, actorOf(req));
         res.locals.auditTarget = user.id;
         res.json({ ...present(users, done.user), revoked_platform_keys: done.revokedKeys });
       },

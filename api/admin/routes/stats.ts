@@ -2,6 +2,7 @@ import { Router } from 'express';
 import Joi from 'joi';
 import { QueryTypes } from 'sequelize';
 import { only } from '../../routes/only';
+import { validateQuery } from '../../validate';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { db } from '../../../shared/db/sequelize';
 import type { RouteDoc } from '../openapi/route-doc';
@@ -21,12 +22,6 @@ export const usageQuery = Joi.object({
 
 const statsQuery = Joi.object({ days: Joi.number().integer().min(1).max(366).default(30) });
 
-function parse<T>(schema: Joi.ObjectSchema, query: unknown): T {
-  const { error, value } = schema.validate(query, { convert: true });
-  if (error) throw new ApiError(400, 'invalid_request', error.details[0].message.replace(/"/g, "'"));
-  return value as T;
-}
-
 const num = (v: unknown) => Number(v ?? 0);
 
 /** An ISO date or date-time as an instant; a value without a zone is UTC. */
@@ -42,7 +37,7 @@ export function statsRouter(): Router {
   const r = Router();
   only(r, '/stats', {
     get: async (req, res) => {
-      const { days } = parse<{ days: number }>(statsQuery, req.query);
+      const { days } = validateQuery<{ days: number }>(statsQuery, req.query);
       const src = await usageSource({ from: new Date(Date.now() - days * 86_400_000) });
       const [row] = await db().query<Record<string, unknown>>(
         `SELECT (SELECT count(*) FROM organizations) AS organizations,
@@ -68,7 +63,7 @@ export function statsRouter(): Router {
   });
   only(r, '/usage-stats', {
     get: async (req, res) => {
-      const q = parse<{ group_by: string; org_id?: string; model?: string; modality?: string; from?: string; to?: string; limit: number }>(usageQuery, req.query);
+      const q = validateQuery<{ group_by: string; org_id?: string; model?: string; modality?: string; from?: string; to?: string; limit: number }>(usageQuery, req.query);
       const groups = [...new Set(q.group_by.split(','))] as Array<keyof typeof GROUPS>;
       // Joi's conversion reads a zoneless date-time in the process's zone: parse the raw value as UTC
       const from = instant(q.from && String(req.query.from), 'from');

@@ -39,6 +39,11 @@ describe('management API: revocation and cross-surface rejection', () => {
     expect(r.status).to.equal(200);
     expect(r.body).to.include({ id: k.id, state: 'revoked', revoked_reason: 'revoked' });
     await dead(k.key);
+    const live = await buildPlatformKey(['plans:read'], owner);
+    const listed = async (state: string) =>
+      ((await adminCall(a.url, token, 'GET', `/admin/v1/platform-keys?user_id=${owner.id}&state=${state}`)).body.data as Array<{ id: string }>).map((x) => x.id);
+    expect(await listed('revoked')).to.deep.equal([k.id]);
+    expect(await listed('active')).to.deep.equal([live.id]);
     const entry = await waitFor(() => AuditLog.findOne({ where: { targetId: k.id, method: 'DELETE' } }));
     expect(entry).to.include({ actorType: 'admin_token', actorId: owner.id, status: 200, outcome: 'success' });
     expect((await adminCall(a.url, token, 'DELETE', `/admin/v1/platform-keys/00000000-0000-4000-8000-000000000000`)).status).to.equal(404);

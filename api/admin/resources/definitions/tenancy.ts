@@ -59,5 +59,5 @@ export const users: ResourceDef = {
     is_platform_admin: { schema: Joi.boolean(), readOnly: true, filter: true },
     policies: { schema: jsonObject(), readOnly: true, description: 'Per-user policies; written through /capability-policies/users/{id}.' },
   },
-  destroy: async (row, req) => void (await deleteUser(String(row.get('id')), actorOf(req))),
+  destroy: (row, req) => deleteUser(row as User, actorOf(req)),
 };
