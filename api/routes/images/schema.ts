@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { ApiError } from '../../../shared/errors/ApiError';
+import { validate } from '../../validate';
 import { imageErrors } from '../../../shared/images/errors';
 
 const SIZE = /^\d{1,5}x\d{1,5}$/;
@@ -44,13 +44,14 @@ export const uploadSchema = Joi.object({
 /** Streaming and partial images are not offered; a clear refusal beats a silent non-stream. */
 const UNSUPPORTED = ['stream', 'partial_images', 'mask'];
 
+/** Each schema's field names, read once (describe() walks the whole schema). */
+const knownFields = new WeakMap<Joi.ObjectSchema, Set<string>>();
+
 /**
  * Unknown fields are refused (400 `unknown_field`), known-but-unsupported ones too (400
  * `unsupported_parameter`), then the schema is applied (400 `invalid_request`). Multipart text
  * fields arrive as strings, so they are converted; JSON is taken as typed.
  */
-/** Each schema's field names, read once (describe() walks the whole schema). */
-const knownFields = new WeakMap<Joi.ObjectSchema, Set<string>>();
 
 export function validateImageBody<T>(schema: Joi.ObjectSchema, body: Record<string, unknown>, multipart = false): T {
   let known = knownFields.get(schema);
@@ -59,7 +60,5 @@ export function validateImageBody<T>(schema: Joi.ObjectSchema, body: Record<stri
     if (UNSUPPORTED.includes(k)) throw imageErrors.unsupportedParameter(`'${k}' is not supported on this endpoint.`);
     if (!known.has(k)) throw imageErrors.unknownField(k);
   }
-  const { error, value } = schema.validate(body, { abortEarly: true, convert: multipart });
-  if (error) throw new ApiError(400, 'invalid_request', error.details[0]?.message.replace(/"/g, "'") ?? 'Invalid request.');
-  return value as T;
+  return validate<T>(schema, body, 'invalid_request', multipart);
 }
