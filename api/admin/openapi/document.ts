@@ -51,7 +51,7 @@ export function openApiDocument(defs: ResourceDef[], routes: RouteDoc[]): JsonSc
     if (ops.includes('update')) add(idPath, 'patch', operation(def.family, `Update a ${def.object}.`, { path: idPath, body: s.update, response: item }));
     if (ops.includes('delete')) add(idPath, 'delete', operation(def.family, `Delete a ${def.object}.`, { path: idPath }));
   }
-  for (const r of routes) add(r.path, r.method, operation(r.family, r.summary, { path: r.path, body: r.body, query: r.query, created: r.method === 'post' && r.family !== null }));
+  for (const r of routes) add(r.path, r.method, operation(r.family, r.summary, { path: r.path, body: r.body, query: r.query, created: r.created === true }));
   return {
     openapi: '3.1.0',
     info: { title: 'Inference gateway management API', version: '1' },

@@ -11,4 +11,6 @@ export interface RouteDoc {
   summary: string;
   body?: Joi.Schema;
   query?: Joi.ObjectSchema;
+  /** The route answers 201 Created (documented as such); otherwise 200. */
+  created?: boolean;
 }

@@ -51,5 +51,5 @@ export function billingRouter(): Router {
 }
 
 export const billingDocs: RouteDoc[] = [
-  { method: 'post', path: '/billing/records', family: 'billing', summary: "Tops up, credits or adjusts an organization's wallet.", body: billingRecordBody },
+  { method: 'post', path: '/billing/records', family: 'billing', summary: "Tops up, credits or adjusts an organization's wallet.", body: billingRecordBody, created: true },
 ];

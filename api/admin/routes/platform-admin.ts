@@ -92,7 +92,7 @@ export function platformAdminRouter(): Router {
 
 export const platformAdminDocs: RouteDoc[] = [
   { method: 'get', path: '/platform-keys', family: null, summary: 'Lists platform keys (never their secrets).', query: keyQuery },
-  { method: 'post', path: '/platform-keys', family: null, summary: 'Creates a platform key; the raw `key` is in this answer only.', body: createKeyBody },
+  { method: 'post', path: '/platform-keys', family: null, summary: 'Creates a platform key; the raw `key` is in this answer only.', body: createKeyBody, created: true },
   { method: 'get', path: '/platform-keys/{id}', family: null, summary: 'One platform key.' },
   { method: 'delete', path: '/platform-keys/{id}', family: null, summary: 'Revokes a platform key; it fails from its next request on every pod.' },
   { method: 'put', path: '/users/{id}/platform-admin', family: null, summary: 'Grants or revokes platform admin; a demotion revokes every key the user owns.', body: platformAdminBody },

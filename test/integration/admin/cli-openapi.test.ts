@@ -78,5 +78,9 @@ describe('management API: CLI and OpenAPI', () => {
     const sw = r.body.paths['/admin/v1/capability-policies/switches/{feature}'].put.requestBody.content['application/json'].schema;
     expect(sw).to.deep.equal({ type: 'object', properties: { engaged: { type: 'boolean' } }, required: ['engaged'], additionalProperties: false });
     expect(r.body.paths['/admin/v1/platform-keys'].post.security).to.deep.equal([{ adminToken: [] }]);
+    // the documented success status is the one each route answers
+    expect(Object.keys(r.body.paths['/admin/v1/platform-keys'].post.responses)).to.include('201').and.not.include('200');
+    expect(Object.keys(r.body.paths['/admin/v1/billing/records'].post.responses)).to.include('201').and.not.include('200');
+    expect(Object.keys(r.body.paths['/admin/v1/users/{id}/impersonate'].post.responses)).not.to.include('201');
   });
 });
