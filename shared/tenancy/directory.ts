@@ -65,8 +65,9 @@ export class Directory {
 
   /**
    * Follows the epoch on the cache channel instead of reading it on every request: a writer bumps it
-   * and publishes after committing, and Redis has pushed that message to this pod's subscriber before
-   * the writer even got its reply, so the next request here already sees the change. While the
+   * and publishes after committing, and the message is in this pod's socket buffer before the writer
+   * answers its client (`bumpEpoch`), so the next request here already sees the change (`sync` lets
+   * the message be read first when both arrive in the same poll). While the
    * subscriber is not connected (and until a fresh read after it subscribes again) every request
    * reads the epoch from Redis as before, so a message lost in a reconnect cannot leave a stale cache.
    */
@@ -88,9 +89,14 @@ export class Directory {
     await resume();
   }
 
-  /** Compares the epoch once per request (unless followed); drops every entry when it moved. */
+  /**
+   * Brings the cache up to date for a request: drops every entry when the epoch moved. Followed: a
+   * cache message that became readable in the same poll as this request may not have been read yet
+   * (the event loop handles ready sockets in any order), so this waits for the rest of the poll to be
+   * handled (one setImmediate) instead of reading the epoch. Not followed: one GET.
+   */
   async sync(): Promise<void> {
-    if (this.followed) return;
+    if (this.followed) return new Promise<void>((resolve) => setImmediate(resolve));
     this.moveTo(await readEpoch(this.redis));
   }
 
