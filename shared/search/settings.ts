@@ -12,9 +12,12 @@ export interface SettingsWrite {
   /** How the write came in, for the audit entry (e.g. `PUT /admin/v1/search-settings/{org}/overage`, `cli search-keys set`). */
   via: { method: string; path: string };
   requestId?: string | null;
+  /** The caller's own middleware audits the write already (the management API): no second entry. */
+  auditedByCaller?: boolean;
 }
 
 async function audited<T>(w: SettingsWrite, targetId: string, fields: string[], fn: () => Promise<T>): Promise<T> {
+  if (w.auditedByCaller) return fn();
   try {
     const out = await fn();
     await recordAudit({ actor: w.actor, method: w.via.method, path: w.via.path, family: 'search', targetId, status: 200, requestId: w.requestId ?? null, fields });
