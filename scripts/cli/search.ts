@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { Redis } from 'ioredis';
 import { read } from 'read';
 import { ApiKey, Membership, User } from '../../shared/db/models';
 import { findOrg } from '../../shared/tenancy/ops';
@@ -30,9 +31,9 @@ async function actingOrg(opt: string | undefined): Promise<{ id: string; slug: s
   return fail('which organization? pass --org <id|slug>, or set SERVICE_ORG, or SERVICE_API_KEY (an inference key of the org)');
 }
 
-function cliWrite(what: string): SettingsWrite {
+function cliWrite(redis: Redis, what: string): SettingsWrite {
   const label = process.env.USER ? `cli:${process.env.USER}` : 'cli';
-  return { actor: { type: 'cli', id: null, label }, via: { method: 'CLI', path: what } };
+  return { redis, actor: { type: 'cli', id: null, label }, via: { method: 'CLI', path: what } };
 }
 
 async function run<T>(fn: () => Promise<T>): Promise<T> {
@@ -64,7 +65,7 @@ export function registerSearch(program: Command): void {
     .command('list')
     .option(...orgOption)
     .action((opts: { org?: string }) =>
-      withServices(async () => {
+      withServices(async (redis) => {
         const org = await actingOrg(opts.org);
         const rows = await listOrgSearchKeys(org.id);
         if (!rows.length) console.log(`no own search keys for org ${org.slug}`);
@@ -77,10 +78,10 @@ export function registerSearch(program: Command): void {
     .option('--api-key <key>', 'the key (else SERVICE_SEARCH_API_KEY, else a prompt without echo)')
     .option(...orgOption)
     .action((opts: { provider: string; apiKey?: string; org?: string }) =>
-      withServices(async () => {
+      withServices(async (redis) => {
         const org = await actingOrg(opts.org);
         const key = await keyInput(opts.apiKey, opts.provider);
-        const r = await run(() => setOrgSearchKey(org.id, opts.provider, key, cliWrite('search-keys set')));
+        const r = await run(() => setOrgSearchKey(org.id, opts.provider, key, cliWrite(redis, 'search-keys set')));
         console.log(`${r.provider}: key …${r.last4} set for org ${org.slug}`);
       }),
     );
@@ -88,9 +89,9 @@ export function registerSearch(program: Command): void {
     .command('remove <provider>')
     .option(...orgOption)
     .action((provider: string, opts: { org?: string }) =>
-      withServices(async () => {
+      withServices(async (redis) => {
         const org = await actingOrg(opts.org);
-        if (!(await run(() => removeOrgSearchKey(org.id, provider, cliWrite('search-keys remove'))))) fail(`no own key for '${provider}' in org ${org.slug}`);
+        if (!(await run(() => removeOrgSearchKey(org.id, provider, cliWrite(redis, 'search-keys remove'))))) fail(`no own key for '${provider}' in org ${org.slug}`);
         console.log(`${provider}: own key removed for org ${org.slug}`);
       }),
     );
@@ -100,12 +101,12 @@ export function registerSearch(program: Command): void {
     .option('--limit <n>', 'monthly limit on all searches (needed to turn overage on)')
     .option(...orgOption)
     .action((state: string, opts: { limit?: string; org?: string }) =>
-      withServices(async () => {
+      withServices(async (redis) => {
         if (state !== 'on' && state !== 'off') fail("say 'on' or 'off'");
         const org = await actingOrg(opts.org);
         const limit = opts.limit === undefined ? undefined : Number(opts.limit);
         if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) fail('--limit must be a whole number');
-        const row = await run(() => setOverage(org.id, { enabled: state === 'on', monthlyLimit: limit }, cliWrite('search overage')));
+        const row = await run(() => setOverage(org.id, { enabled: state === 'on', monthlyLimit: limit }, cliWrite(redis, 'search overage')));
         console.log(`org ${org.slug}: paid overage ${row.overageEnabled ? 'on' : 'off'}, monthly limit ${row.overageMonthlyLimit ?? 'none'}`);
       }),
     );
@@ -115,7 +116,7 @@ export function registerSearch(program: Command): void {
     .option('--off', 'switch web search off for the member')
     .option(...orgOption)
     .action((email: string, opts: { cap?: string; on?: boolean; off?: boolean; org?: string }) =>
-      withServices(async () => {
+      withServices(async (redis) => {
         const org = await actingOrg(opts.org);
         const u = await User.findOne({ where: { email, deletedAt: null } });
         if (!u || !(await Membership.findOne({ where: { orgId: org.id, userId: u.id } }))) fail(`'${email}' is not a member of org ${org.slug}`);
@@ -127,7 +128,7 @@ export function registerSearch(program: Command): void {
         }
         const enabled = opts.on ? true : opts.off ? false : undefined;
         if (cap === undefined && enabled === undefined) fail('nothing to change: give --cap, --on or --off');
-        const m = await run(() => setMemberSearch(org.id, u.id, { cap, enabled }, cliWrite('search member')));
+        const m = await run(() => setMemberSearch(org.id, u.id, { cap, enabled }, cliWrite(redis, 'search member')));
         console.log(`${email} in ${org.slug}: search ${m.searchEnabled ? 'on' : 'off'}, cap ${m.searchCap ?? 'inherits the org limit'}`);
       }),
     );
@@ -135,7 +136,7 @@ export function registerSearch(program: Command): void {
     .option('--period <yyyy-mm>', 'the month (default: this one)')
     .option(...orgOption)
     .action((opts: { period?: string; org?: string }) =>
-      withServices(async () => {
+      withServices(async (redis) => {
         const org = await actingOrg(opts.org);
         if (opts.period && !/^\d{4}-(0[1-9]|1[0-2])$/.test(opts.period)) fail('--period is YYYY-MM');
         console.log(JSON.stringify(await searchBillingLine(org.id, opts.period ?? periodOf()), null, 2));

@@ -27,8 +27,8 @@ export const memberBody = Joi.object({
 export const orgKeyBody = Joi.object({ api_key: Joi.string().min(4).max(4096).required().description('Write-only; encrypted at rest, never returned.') });
 const billingQuery = Joi.object({ org_id: Joi.string().guid().required(), period: Joi.string().pattern(/^\d{4}-(0[1-9]|1[0-2])$/) });
 
-function write(req: Request): SettingsWrite {
-  return { actor: actorOf(req)!, via: { method: req.method, path: req.originalUrl.split('?')[0] }, requestId: req.id, auditedByCaller: true };
+function write(req: Request, redis: Redis): SettingsWrite {
+  return { redis, actor: actorOf(req)!, via: { method: req.method, path: req.originalUrl.split('?')[0] }, requestId: req.id, auditedByCaller: true };
 }
 
 async function orgParam(req: Request): Promise<string> {
@@ -51,7 +51,7 @@ export function searchControlsRouter(deps: { redis: Redis }): Router {
     get: async (req, res) => {
       const orgId = await orgParam(req);
       await directory.sync();
-      const terms = await orgSearchTerms((await directory.org(orgId))!);
+      const terms = await orgSearchTerms(directory, (await directory.org(orgId))!);
       const period = periodOf();
       res.json({
         object: 'search_controls',
@@ -72,7 +72,7 @@ export function searchControlsRouter(deps: { redis: Redis }): Router {
       requireJson,
       async (req, res) => {
         const b = validate<{ enabled: boolean; monthly_limit?: number | null }>(overageBody, req.body);
-        const row = await setOverage(await orgParam(req), { enabled: b.enabled, monthlyLimit: b.monthly_limit }, write(req));
+        const row = await setOverage(await orgParam(req), { enabled: b.enabled, monthlyLimit: b.monthly_limit }, write(req, deps.redis));
         res.json({ object: 'search_overage', org_id: row.orgId, enabled: row.overageEnabled, monthly_limit: row.overageMonthlyLimit });
       },
     ],
@@ -83,7 +83,7 @@ export function searchControlsRouter(deps: { redis: Redis }): Router {
       async (req, res) => {
         const b = validate<{ cap?: number | null; enabled?: boolean }>(memberBody, req.body);
         const orgId = await orgParam(req);
-        const m = await setMemberSearch(orgId, String(req.params.userId), b, write(req));
+        const m = await setMemberSearch(orgId, String(req.params.userId), b, write(req, deps.redis));
         res.json({ object: 'search_member', org_id: orgId, user_id: m.userId, cap: m.searchCap ?? null, enabled: m.searchEnabled });
       },
     ],
@@ -98,12 +98,12 @@ export function searchControlsRouter(deps: { redis: Redis }): Router {
       requireJson,
       async (req, res) => {
         const b = validate<{ api_key: string }>(orgKeyBody, req.body);
-        res.json({ object: 'search_org_key', ...(await setOrgSearchKey(await orgParam(req), String(req.params.provider), b.api_key, write(req))) });
+        res.json({ object: 'search_org_key', ...(await setOrgSearchKey(await orgParam(req), String(req.params.provider), b.api_key, write(req, deps.redis))) });
       },
     ],
     delete: async (req, res) => {
       const provider = String(req.params.provider);
-      if (!(await removeOrgSearchKey(await orgParam(req), provider, write(req)))) throw new ApiError(404, 'not_found', `No own key for '${provider}'.`);
+      if (!(await removeOrgSearchKey(await orgParam(req), provider, write(req, deps.redis)))) throw new ApiError(404, 'not_found', `No own key for '${provider}'.`);
       res.json({ object: 'search_org_key', provider, deleted: true });
     },
   });

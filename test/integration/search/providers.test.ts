@@ -4,7 +4,7 @@ import { call } from '../../helpers/http';
 import { setOrgSearchKey } from '../../../shared/search/settings';
 import { searchOrg, search, ledger, expectSearchError, testProvider } from './helpers';
 
-const w = { actor: { type: 'cli' as const, id: null, label: 'test' }, via: { method: 'CLI', path: 'test' } };
+const w = { get redis() { return env().redis; }, actor: { type: 'cli' as const, id: null, label: 'test' }, via: { method: 'CLI', path: 'test' } };
 const knobs = (provider: string, k: Record<string, unknown>) => call('POST', '/_sim/knobs', { base: env().simUrl, json: { model: `search:${provider}`, ...k } });
 
 describe('web search providers: wire formats, count clamps and error mapping', () => {
