@@ -80,6 +80,8 @@ export async function runSearch(caller: SearchCaller, args: SearchArgs, signal?:
   const provider = await resolveProvider(ctx.directory, caller.orgId, terms.settings, args.kind === 'search' ? args.provider : undefined);
   const member = await memberTerms(ctx.directory, caller.orgId, caller.userId);
   if (member && !member.enabled) throw searchErrors.quotaExceeded('Web search is switched off for you in this organization.', periodEnd());
+  // a key made for a member who has left the org keeps no search rights of its own
+  if (caller.userId && !member) throw searchErrors.quotaExceeded('The user this key belongs to is no longer a member of the organization.', periodEnd());
   const reservation = await reserveSearch(ctx.redis, {
     orgId: caller.orgId,
     ownKey: provider.keySource === 'own',

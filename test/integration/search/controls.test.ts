@@ -6,6 +6,7 @@ import { resetSim, env } from '../../helpers/harness';
 import { adminCall, buildPlatformKey, startAdmin } from '../../helpers/admin';
 import { AuditLog, Membership, SearchOrgKey, SearchSetting, User } from '../../../shared/db/models';
 import { decrypt } from '../../../shared/crypto';
+import { waitFor } from '../../helpers/wait';
 import { searchOrg, search, searches, expectSearchError } from './helpers';
 
 const run = promisify(execFile);
@@ -37,6 +38,8 @@ describe('web search controls: management API, billing line, and the gateway CLI
     expect(bill.body.lines).to.deep.equal([{ provider: 'brave', kind: 'search', quantity: 2, amount_micros: 10000 }]);
     const off = await adminCall(admin.url, key, 'PUT', url, { enabled: false });
     expect(off.body).to.deep.include({ enabled: false, monthly_limit: 3 });
+    // the management API writes its audit entry when the response has finished: wait for the third
+    await waitFor(async () => (await AuditLog.count({ where: { path: url } })) >= 3);
     const audits = await AuditLog.findAll({ where: { path: url } });
     expect(audits.map((a) => a.status).sort()).to.deep.equal([200, 200, 400]);
   });

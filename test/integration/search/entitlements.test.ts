@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { env, resetSim } from '../../helpers/harness';
 import { keys } from '../../../shared/redis/keys';
 import { bumpEpoch } from '../../../shared/cache/epoch';
+import { Membership } from '../../../shared/db/models';
 import { periodOf } from '../../../shared/search/period';
 import { setMemberSearch, setOrgSearchKey, removeOrgSearchKey, setOverage } from '../../../shared/search/settings';
 import { searchOrg, search, searches, ledger, expectSearchError } from './helpers';
@@ -98,6 +99,15 @@ describe('web search entitlements (allowance, overage, monthly limit, members, a
     expect(await searches(m.key, 2)).to.deep.equal([200, 429]);
     await setMemberSearch(o.org.id, m.userId, { cap: 2 }, w);
     expect(await searches(m.key, 2)).to.deep.equal([200, 429]);
+  });
+
+  it('a member key whose user has left the org is refused', async () => {
+    const o = await searchOrg({ monthlyAllowance: 100 });
+    const m = await o.member();
+    expect(await searches(m.key, 1)).to.deep.equal([200]);
+    await Membership.destroy({ where: { orgId: o.org.id, userId: m.userId } });
+    await bumpEpoch(env().redis);
+    expectSearchError(await search(m.key, { query: 'q' }), 429, 'quota_exceeded');
   });
 
   it('50 concurrent searches against 10 remaining: exactly 10 succeed and 10 ledger rows exist', async () => {
