@@ -66,6 +66,15 @@ describe('web search controls: management API, billing line, and the gateway CLI
     expect((await adminCall(admin.url, ro.key, 'PUT', `/admin/v1/search-settings/orgs/${o.org.id}/overage`, { enabled: false })).status).to.equal(403);
   });
 
+  it('the OpenAPI document describes the search controls and the billing line', async () => {
+    const r = await fetch(`${admin.url}/admin/v1/openapi.json`);
+    const doc = (await r.json()) as { paths: Record<string, Record<string, unknown>> };
+    const v1 = (p: string) => `/admin/v1${p}`;
+    expect(doc.paths).to.include.keys(v1('/search-settings/orgs/{orgId}/overage'), v1('/search-settings/orgs/{orgId}/members/{userId}'), v1('/search-settings/orgs/{orgId}/keys/{provider}'), v1('/billing/search-overage'));
+    expect(doc.paths[v1('/search-settings/orgs/{orgId}/keys/{provider}')]).to.include.keys('put', 'delete');
+    expect(JSON.stringify(doc.paths[v1('/search-providers')])).to.contain('fetch_price_micros');
+  });
+
   it('gateway search-keys set (--api-key, SERVICE_SEARCH_API_KEY), list (last four only), remove; the org from --org or SERVICE_API_KEY', async () => {
     const o = await searchOrg({ monthlyAllowance: 0 });
     const set = await gateway(['search-keys', 'set', '--provider', 'brave', '--api-key', 'cli-brave-key-4321', '--org', o.org.slug]);
