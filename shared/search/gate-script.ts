@@ -1,5 +1,5 @@
 /**
- * search-gate-1: one entitlement decision, atomic (Redis runs one script at a time).
+ * search-gate-4: one entitlement decision, atomic (Redis runs one script at a time).
  * Every key carries the org's hash tag, so a Redis Cluster keeps them in one slot.
  * KEYS[1] period count of all searches  KEYS[2] period count of platform-key searches
  * KEYS[3] period count of the member's searches (the member key, or KEYS[1] again when none)
@@ -49,7 +49,7 @@ return {'ok', class}
 `;
 
 /**
- * search-release-1: gives back a reservation whose search failed (nothing was charged).
+ * search-release-3: gives back a reservation whose search failed (nothing was charged).
  * KEYS as above; ARGV[1] own key (1|0)  ARGV[2] has member (1|0). The minute counter is not given back.
  */
 export const SEARCH_RELEASE = `

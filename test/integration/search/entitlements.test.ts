@@ -122,6 +122,16 @@ describe('web search entitlements (allowance, overage, monthly limit, members, a
     expect(await ledger(o.org.id)).to.have.length(12);
   });
 
+  it('50 concurrent first searches of a new org (counters seeded from the ledger under the race) against an allowance of 10: exactly 10', async () => {
+    const o = await searchOrg({ monthlyAllowance: 10 });
+    await o.org.update({ laneOverrides: { 'search:default': 64 } });
+    await bumpEpoch(env().redis);
+    const all = await Promise.all(Array.from({ length: 50 }, (_, i) => search(o.key, { query: `c${i}` })));
+    expect(all.filter((r) => r.status === 200)).to.have.length(10);
+    expect(all.filter((r) => r.status === 429)).to.have.length(40);
+    expect(await ledger(o.org.id)).to.have.length(10);
+  });
+
   it('counters lost from Redis are rebuilt from the ledger (the allowance is not handed out twice)', async () => {
     const o = await searchOrg({ monthlyAllowance: 2 });
     expect(await searches(o.key, 2)).to.deep.equal([200, 200]);
