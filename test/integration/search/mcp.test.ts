@@ -61,6 +61,15 @@ describe('hosted MCP server (/mcp, official SDK client over Streamable HTTP)', (
       expect(await Image.count({ where: { id: s.images[0].id, orgId: o.org.id } })).to.equal(1);
       const bad = (await client.callTool({ name: 'generate_image', arguments: { prompt: 'x', model: 'nope' } })) as CallToolResult;
       expect(toolErrorCode(bad)).to.equal('model_not_found');
+      await setSwitch(env().redis, 'image_generation', true);
+      await env().gw.ctx.switches.refresh();
+      try {
+        const off = (await client.callTool({ name: 'generate_image', arguments: { prompt: 'x' } })) as CallToolResult;
+        expect(toolErrorCode(off)).to.equal('image_generation_disabled');
+      } finally {
+        await setSwitch(env().redis, 'image_generation', false);
+        await env().gw.ctx.switches.refresh();
+      }
     } finally {
       await client.close();
     }
