@@ -18,12 +18,11 @@ import { anthropicErrorType } from '../../dialects/messages/errors';
 import { countMessagesTokens } from '../../dialects/messages/count-tokens';
 import type { CanonicalChunk, CanonicalCompletion } from '../../dialects/canonical';
 
-/** Errors on the messages paths use the wrapped form, with Anthropic's error type (docs/dialects.md). */
-function wrapped(req: Request, _res: Response, next: NextFunction): void {
-  req.errorStyle = 'anthropic';
-  next();
-}
-
+/**
+ * Errors answered over HTTP on the messages paths use the plain envelope plus Anthropic's error
+ * `type` inside `error` (what the Anthropic SDK reads into `APIError.type`); only the in-band stream
+ * `error` event is wrapped (docs/dialects.md, "Errors in the messages dialect").
+ */
 function withAnthropicType(err: unknown, _req: Request, _res: Response, next: NextFunction): void {
   const framework = (err as { type?: string; limit?: number } | undefined)?.type;
   if (framework === 'entity.parse.failed') err = errors.invalidJson();
@@ -32,6 +31,7 @@ function withAnthropicType(err: unknown, _req: Request, _res: Response, next: Ne
   next(new ApiError(err.status, err.code, err.message, { headers: err.headers, details: { ...(err.details ?? {}), type: anthropicErrorType(err.status) } }));
 }
 
+/** Headers are out: Anthropic's in-band `error` event, whose data is wrapped so its `type` names the event. */
 function streamError(sse: SseWriter, err: unknown): void {
   const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The stream failed.');
   sse.send(JSON.stringify({ type: 'error', error: { type: anthropicErrorType(e.status), code: e.code, message: e.message } }), 'error');
@@ -77,7 +77,7 @@ function createHandler(ctx: AppContext) {
     } catch (err) {
       if (err instanceof ClientGone) return;
       if (!sse.isStarted) throw err;
-      streamError(sse, err); // headers are out: Anthropic's in-band `error` event
+      streamError(sse, err);
     }
   };
 }
@@ -96,7 +96,7 @@ function countTokensHandler(ctx: AppContext) {
  */
 export function messagesRouter(ctx: AppContext): Router {
   const r = Router();
-  r.use('/v1/messages', wrapped, jsonBody('20mb'));
+  r.use('/v1/messages', jsonBody('20mb'));
   only(r, '/v1/messages', { post: [requireJson, requireAnthropicVersion, createHandler(ctx)] });
   only(r, '/v1/messages/count_tokens', { post: [requireJson, requireAnthropicVersion, countTokensHandler(ctx)] });
   r.use('/v1/messages', withAnthropicType);
