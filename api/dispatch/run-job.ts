@@ -32,6 +32,11 @@ export interface RunJobOptions<Q extends QueueName> {
    * or returns what releases it when the request ends.
    */
   alsoAdmit?: () => Promise<() => Promise<unknown>>;
+  /**
+   * The job's id and usage request id; default the HTTP request's id. A request that runs several
+   * jobs (the native search loop's model turns) names each one, since both ids are unique.
+   */
+  jobId?: string;
 }
 
 export { ClientGone };
@@ -63,7 +68,7 @@ export async function runJob<Q extends QueueName>(ctx: AppContext, req: Request,
     throw opts.overLimit(admitted.retryAfterMs / 1000);
   }
   const lease = admitted.lease;
-  const jobId = req.id;
+  const jobId = opts.jobId ?? req.id;
   const deadline = Date.now() + (opts.timeoutMs ?? config().requestTimeoutMs);
   let settled = false;
   let releaseAlso: (() => Promise<unknown>) | undefined;

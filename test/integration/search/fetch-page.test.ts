@@ -37,12 +37,12 @@ describe('fetchPage: the native web fetch', () => {
 
   it('turns an HTML page into text with its title, without scripts, styles or link targets', async () => {
     const got = await fetchPage(page('/article'), opts());
-    expect(got).to.include({ url: page('/article'), title: 'Bees & Honey', mediaType: 'text/html', truncated: false });
-    expect(got.text).to.include('Bees make honey from nectar.');
-    expect(got.text).not.to.match(/secret|color:red|elsewhere\.example/);
+    expect(got).to.include({ url: page('/article'), title: 'Bees & Honey', contentType: 'text/html', truncated: false });
+    expect(got.content).to.include('Bees make honey from nectar.');
+    expect(got.content).not.to.match(/secret|color:red|elsewhere\.example/);
     expect(Date.parse(got.retrievedAt)).to.be.closeTo(Date.now(), 5000);
     const txt = await fetchPage(page('/notes.txt'), opts());
-    expect(txt).to.include({ text: 'plain notes about bees', mediaType: 'text/plain' });
+    expect(txt).to.include({ content: 'plain notes about bees', contentType: 'text/plain' });
     expect(txt.title).to.equal(undefined);
   });
 
@@ -54,7 +54,7 @@ describe('fetchPage: the native web fetch', () => {
     expect(await refused(fetchPage(page('/article'), opts({ allowedDomains: ['bees.org'] })), 'fetch_not_allowed')).to.match(/allowed_domains/);
     expect(host.hits.length, 'nothing reached the host').to.equal(before);
     // subdomains match a filter entry; scheme and path in the entry are ignored
-    expect((await fetchPage(page('/notes.txt'), opts({ allowedDomains: ['https://example.test/'] }))).text).to.equal('plain notes about bees');
+    expect((await fetchPage(page('/notes.txt'), opts({ allowedDomains: ['https://example.test/'] }))).content).to.equal('plain notes about bees');
   });
 
   it('refuses names resolving to loopback, metadata and IPv6 loopback addresses, and IP literals of them', async () => {
@@ -82,7 +82,7 @@ describe('fetchPage: the native web fetch', () => {
     await refused(fetchPage(page('/huge'), opts({ maxBytes: 100_000 })), 'fetch_too_large');
     const cut = await fetchPage(page('/huge'), opts({ maxChars: 1000 }));
     expect(cut).to.include({ truncated: true });
-    expect(cut.text).to.have.length(1000);
+    expect(cut.content).to.have.length(1000);
     const t0 = Date.now();
     expect(await refused(fetchPage(page('/slow'), opts({ timeoutMs: 300 })), 'fetch_failed')).to.match(/time/);
     expect(Date.now() - t0).to.be.below(1500);

@@ -27,8 +27,8 @@ export interface FetchedPage {
   url: string;
   title?: string;
   /** The media type without parameters, e.g. `text/html`. */
-  mediaType: string;
-  text: string;
+  contentType: string;
+  content: string;
   truncated: boolean;
   retrievedAt: string;
 }
@@ -106,8 +106,8 @@ export async function fetchPage(raw: string, opts: FetchPageOptions = {}, signal
   return {
     url: got.url,
     title: html ? titleOf(body) : undefined,
-    mediaType,
-    text: truncated ? full.slice(0, o.maxChars) : full,
+    contentType: mediaType,
+    content: truncated ? full.slice(0, o.maxChars) : full,
     truncated,
     retrievedAt: new Date().toISOString(),
   };
