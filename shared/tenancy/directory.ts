@@ -12,6 +12,8 @@ export interface KeyRecord {
   id: string;
   orgId: string;
   projectId: string | null;
+  /** The member the key belongs to (`gateway key create --user`), else null. */
+  userId: string | null;
   revoked: boolean;
 }
 
@@ -126,7 +128,7 @@ export class Directory {
   keyByHash(hash: string): Promise<KeyRecord | null> {
     return this.cached(`key:${hash}`, async () => {
       const k = await ApiKey.findOne({ where: { keyHash: hash } });
-      return k ? { id: k.id, orgId: k.orgId, projectId: k.projectId, revoked: k.revokedAt !== null } : null;
+      return k ? { id: k.id, orgId: k.orgId, projectId: k.projectId, userId: k.userId, revoked: k.revokedAt !== null } : null;
     });
   }
 
