@@ -9,6 +9,9 @@ import { requireAnthropicVersion } from './version';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
 import { ClientGone } from '../../dispatch/run-job';
 import { SseWriter } from '../../sse';
+import { streamError } from './stream-error';
+import { answerNative } from './native';
+import { messagesNativeTools } from '../../dialects/messages/native';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { errors } from '../../../shared/errors/codes';
 import { messagesToCanonical, type MessagesRequest } from '../../dialects/messages/request';
@@ -31,36 +34,31 @@ function withAnthropicType(err: unknown, _req: Request, _res: Response, next: Ne
   next(new ApiError(err.status, err.code, err.message, { headers: err.headers, details: { ...(err.details ?? {}), type: anthropicErrorType(err.status) } }));
 }
 
-/** Headers are out: Anthropic's in-band `error` event, whose data is wrapped so its `type` names the event. */
-function streamError(sse: SseWriter, err: unknown): void {
-  const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The stream failed.');
-  sse.send(JSON.stringify({ type: 'error', error: { type: anthropicErrorType(e.status), code: e.code, message: e.message } }), 'error');
-  sse.end();
-}
-
 function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     const body = validate<MessagesRequest>(messagesSchema, req.body);
     const resolved = await resolveChatModel(ctx, req, body.model);
     const publicModel = resolved.requestedId;
+    const native = messagesNativeTools(body);
+    if (native.set.search || native.set.fetch) return answerNative(ctx, req, res, body, resolved, native.set, native.rest);
     const stream = body.stream === true;
     // Native bypass: an Anthropic-native upstream takes the request unchanged (model swapped in the worker).
-    const native = resolved.model.provider.kind === 'anthropic';
+    const bypass = resolved.model.provider.kind === 'anthropic';
     const common = {
       resolved,
-      operation: native ? ('messages' as const) : ('chat' as const),
-      body: native ? { ...body } : messagesToCanonical(body),
+      operation: bypass ? ('messages' as const) : ('chat' as const),
+      body: bypass ? { ...body } : messagesToCanonical(body),
       stream,
       includeUsage: true,
       passthrough: false,
     };
     if (!stream) {
       const result = await dispatchChat(ctx, req, res, common);
-      res.json(native ? result : canonicalToMessage(result as CanonicalCompletion, publicModel));
+      res.json(bypass ? result : canonicalToMessage(result as CanonicalCompletion, publicModel));
       return;
     }
     const sse = new SseWriter(res);
-    const translator = native ? undefined : new MessagesStreamTranslator(publicModel);
+    const translator = bypass ? undefined : new MessagesStreamTranslator(publicModel);
     try {
       await dispatchChat(ctx, req, res, {
         ...common,

@@ -1,6 +1,6 @@
 import { convert } from 'html-to-text';
 import { guardedFetch, GuardedFetchError, type Resolver } from '../../../shared/net/ssrf';
-import { domainRefusal } from './domains';
+import { domainRefusal } from '../../../shared/net/domains';
 import { fetchErrors } from './errors';
 
 export interface FetchPageOptions {
