@@ -33,7 +33,9 @@ export type SearchRunner = (args: SearchArgs, signal?: AbortSignal) => Promise<S
 /** The request's rails: the same gate as the MCP tool (runSearch in api/dispatch/search.ts). */
 export function railsRunner(ctx: AppContext, req: Request): SearchRunner {
   const caller = searchCaller(ctx, req);
-  return (args, signal) => runSearch(caller, args, signal);
+  let n = 0;
+  // Each search is its own job and ledger row: both are keyed by a unique request id.
+  return (args, signal) => runSearch({ ...caller, requestId: `${req.id}.${args.kind}${++n}` }, args, signal);
 }
 
 export const serverToolId = () => `srvtoolu_${crypto.randomBytes(12).toString('hex')}`;
