@@ -32,3 +32,18 @@ export function openResult(value: unknown): Sealed | undefined {
 export function sealIndex(url: string, index: number): string {
   return encrypt(JSON.stringify({ v: 1, url, index }));
 }
+
+/** A whole result set (the responses dialect's opaque field on a web_search_call item). */
+export function sealResults(query: string, provider: string, items: SearchResultItem[]): string {
+  return encrypt(JSON.stringify({ v: 1, query, provider, items }));
+}
+
+export function openResults(value: unknown): { query: string; provider: string; items: SearchResultItem[] } | undefined {
+  if (typeof value !== 'string' || !value) return undefined;
+  try {
+    const s = JSON.parse(decrypt(value)) as { v: number; query: string; provider: string; items: SearchResultItem[] };
+    return s?.v === 1 && Array.isArray(s.items) ? s : undefined;
+  } catch {
+    return undefined;
+  }
+}
