@@ -26,7 +26,7 @@ export function searchToolCall(names: string[], lastUser: string, toolResultsSoF
   const searchTool = offered(names, 'search');
   if (!searchTool || !/\b(search|look up)\b/i.test(lastUser)) return undefined;
   const m = /\b(?:search|look up)\b(?:\s+the web)?(?:\s+for)?\s+(.+)/i.exec(lastUser);
-  const query = (m?.[1] ?? lastUser).replace(/\bkeep searching\b/i, '').trim().slice(0, 200) || lastUser.slice(0, 200);
+  const query = (m?.[1] ?? lastUser).replace(/\s*(?:and\s+)?keep searching\b/i, '').trim().slice(0, 200) || lastUser.slice(0, 200);
   return { name: searchTool, input: { query: toolResultsSoFar ? `${query} (${toolResultsSoFar + 1})` : query } };
 }
 

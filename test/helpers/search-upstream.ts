@@ -9,7 +9,8 @@ export interface SearchUpstream {
   close(): Promise<void>;
 }
 
-export async function startSearchUpstream(): Promise<SearchUpstream> {
+/** `slowMs(query)`: how long to hold the answer to a query (default none). */
+export async function startSearchUpstream(slowMs: (query: string) => number = () => 0): Promise<SearchUpstream> {
   const queries: string[] = [];
   const server = http.createServer((req, res) => {
     const u = new URL(req.url!, 'http://x');
@@ -22,7 +23,10 @@ export async function startSearchUpstream(): Promise<SearchUpstream> {
       description: `Snippet ${i}: <strong>${q}</strong> explained in detail.`,
       page_age: '2026-10-0' + i + 'T00:00:00Z',
     }));
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ web: { results } }));
+    const answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ web: { results } }));
+    const wait = slowMs(q);
+    if (wait) setTimeout(answer, wait).unref();
+    else answer();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {

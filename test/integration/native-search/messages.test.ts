@@ -168,6 +168,36 @@ describe('native web search on /v1/messages', () => {
   }
 });
 
+describe('native web search cancelled by the client', () => {
+  beforeEach(resetSim);
+
+  it('bills the searches already made, not the one cut short or the ones never started', async () => {
+    const up = await startSearchUpstream((q) => (q.endsWith('(2)') ? 1500 : 0));
+    try {
+      const o = await buildOrg(env().redis);
+      await useSearchProvider(o.org.id, up, 'h16-cancel');
+      const ac = new AbortController();
+      const res = await fetch(`${env().gw.url}/v1/messages`, {
+        method: 'POST',
+        signal: ac.signal,
+        headers: { ...keyHeader(o.key), ...V, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'sim-chat', max_tokens: 300, stream: true, tools: [SEARCH], messages: [{ role: 'user', content: 'search for bees and keep searching' }] }),
+      });
+      expect(res.status).to.equal(200);
+      const reader = res.body!.getReader();
+      let seen = '';
+      while (!seen.includes('web_search_tool_result')) seen += new TextDecoder().decode((await reader.read()).value);
+      expect(await waitFor(() => up.queries.length === 2, 3000, 10), 'the second search started').to.equal(true);
+      ac.abort();
+      await new Promise((r) => setTimeout(r, 2500)); // past the moment the slow search would have answered
+      expect(await ledger(o.org.id), 'only the finished search').to.equal(1);
+      expect(up.queries).to.deep.equal(['bees', 'bees (2)']);
+    } finally {
+      await up.close();
+    }
+  });
+});
+
 describe('native web search when not entitled', () => {
   let up: SearchUpstream;
   beforeEach(resetSim);
