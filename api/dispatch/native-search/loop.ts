@@ -138,6 +138,9 @@ export async function runNativeLoop(ctx: AppContext, req: Request, res: Response
     for (let turn = 0; turn < MAX_NATIVE_TURNS; turn++) {
       const last = turn === MAX_NATIVE_TURNS - 1;
       const body: CanonicalRequest = { ...input.canonical, messages: [...input.canonical.messages, ...t.added], stream: false };
+      // A choice forcing a server tool applies to the first turn; later the model decides.
+      const forced = typeof body.tool_choice === 'object' && nativeNames.has(body.tool_choice.function.name);
+      if (turn > 0 && forced) body.tool_choice = 'auto';
       if (last) {
         body.tools = body.tools?.filter((x) => !nativeNames.has(x.function.name));
         if (!body.tools?.length) {

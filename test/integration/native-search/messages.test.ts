@@ -148,6 +148,19 @@ describe('native web search on /v1/messages', () => {
     expect(JSON.stringify(upstreamRequests().at(-1)!.tools ?? null), 'the last turn is offered no server tool').not.to.include('web_search');
   });
 
+  it('a tool_choice forcing web_search forces the first turn only', async () => {
+    const rows = await ledger(o.org.id);
+    const r = await call('POST', '/v1/messages', {
+      headers: { ...keyHeader(o.key), ...V },
+      json: { model: 'sim-chat', max_tokens: 300, tools: [SEARCH], tool_choice: { type: 'tool', name: 'web_search' }, messages: [{ role: 'user', content: 'tell me about bees' }] },
+    });
+    expect(r.status, r.text).to.equal(200);
+    expect((r.body.content as Block[]).map((b) => b.type)).to.deep.equal(['server_tool_use', 'web_search_tool_result', 'text']);
+    expect(await ledger(o.org.id)).to.equal(rows + 1);
+    const sent = upstreamRequests();
+    expect(sent.map((b) => b.tool_choice)).to.deep.equal([{ type: 'function', function: { name: 'web_search' } }, 'auto']);
+  });
+
   it('leaves chat completions alone: a function tool named web_search is passed through', async () => {
     const rows = await ledger(o.org.id);
     const queries = up.queries.length;
