@@ -76,9 +76,9 @@ export async function runSearch(caller: SearchCaller, args: SearchArgs, signal?:
   if (ctx.switches.engaged('web_search')) throw searchErrors.webSearchDisabled();
   checkArgs(args);
 
-  const terms = await orgSearchTerms(org);
-  const provider = await resolveProvider(caller.orgId, terms.settings, args.kind === 'search' ? args.provider : undefined);
-  const member = await memberTerms(caller.orgId, caller.userId);
+  const terms = await orgSearchTerms(ctx.directory, org);
+  const provider = await resolveProvider(ctx.directory, caller.orgId, terms.settings, args.kind === 'search' ? args.provider : undefined);
+  const member = await memberTerms(ctx.directory, caller.orgId, caller.userId);
   if (member && !member.enabled) throw searchErrors.quotaExceeded('Web search is switched off for you in this organization.', periodEnd());
   const reservation = await reserveSearch(ctx.redis, {
     orgId: caller.orgId,

@@ -22,7 +22,8 @@ export interface LedgerEntry {
  */
 export async function recordSearch(e: LedgerEntry): Promise<void> {
   try {
-    await SearchUsage.findOrCreate({ where: { requestId: e.requestId }, defaults: { ...e, priceMicros: String(e.priceMicros) } });
+    // one INSERT … ON CONFLICT DO NOTHING (request_id is unique)
+    await SearchUsage.bulkCreate([{ ...e, priceMicros: String(e.priceMicros) }], { ignoreDuplicates: true });
   } catch (err) {
     logger.error({ err, requestId: e.requestId, orgId: e.orgId }, 'could not write the search ledger row');
   }

@@ -1,6 +1,6 @@
 import { Membership, SearchOrgKey, SearchProvider, SearchSetting } from '../db/models';
 import { decrypt } from '../crypto';
-import type { OrgContext } from '../tenancy/directory';
+import type { Directory, OrgContext } from '../tenancy/directory';
 import { searchErrors } from './errors';
 import type { KeySource } from './types';
 
@@ -8,6 +8,58 @@ import type { KeySource } from './types';
 export const DEFAULT_SEARCH_ALLOWANCE = 100;
 /** Searches per org per minute when the plan says nothing (entitlement `web_search_per_minute`); own-key searches count. */
 export const DEFAULT_SEARCH_PER_MINUTE = 600;
+
+/**
+ * What the gate reads from Postgres is cached per pod for one cache epoch (shared/cache/epoch.ts):
+ * the management API's resource writes and every write in ./settings.ts bump it, so a change is seen
+ * by the next search on every pod.
+ */
+interface ProviderRow {
+  name: string;
+  kind: string;
+  baseUrl: string;
+  enabled: boolean;
+  isDefault: boolean;
+  priceMicros: number;
+  fetchPriceMicros: number;
+  apiKeyEncrypted: string | null;
+}
+
+export interface OrgSettings {
+  defaultProvider: string | null;
+  allowedProviders: string[];
+  monthlyAllowance: number | null;
+  overageEnabled: boolean;
+  overageMonthlyLimit: number | null;
+}
+
+function providers(dir: Directory): Promise<ProviderRow[]> {
+  return dir.memo('search:providers', async () =>
+    (await SearchProvider.findAll({ order: [['name', 'ASC']] })).map((p) => ({
+      name: p.name,
+      kind: p.kind,
+      baseUrl: p.baseUrl,
+      enabled: p.enabled,
+      isDefault: p.isDefault,
+      priceMicros: Number(p.priceMicros),
+      fetchPriceMicros: Number(p.fetchPriceMicros),
+      apiKeyEncrypted: p.apiKeyEncrypted,
+    })),
+  );
+}
+
+function orgSettings(dir: Directory, orgId: string): Promise<OrgSettings | null> {
+  return dir.memo(`search:settings:${orgId}`, async () => {
+    const s = await SearchSetting.findOne({ where: { orgId } });
+    return s
+      ? { defaultProvider: s.defaultProvider, allowedProviders: s.allowedProviders ?? [], monthlyAllowance: s.monthlyAllowance ?? null, overageEnabled: s.overageEnabled, overageMonthlyLimit: s.overageMonthlyLimit ?? null }
+      : null;
+  });
+}
+
+function orgKeys(dir: Directory, orgId: string): Promise<Map<string, string>> {
+  return dir.memo(`search:keys:${orgId}`, async () => new Map((await SearchOrgKey.findAll({ where: { orgId } })).map((k) => [k.provider, k.keyEncrypted])));
+}
 
 export interface ResolvedProvider {
   /** The provider key (`search_providers.name`). */
@@ -31,46 +83,38 @@ function numberOr(v: unknown, fallback: number): number {
  * default (`is_default`, else the first enabled provider by name). Then the key: the org's own key for
  * that provider first, then the platform key, else `provider_unconfigured`.
  */
-export async function resolveProvider(orgId: string, settings: SearchSetting | null, explicit: string | undefined): Promise<ResolvedProvider> {
+export async function resolveProvider(dir: Directory, orgId: string, settings: OrgSettings | null, explicit: string | undefined): Promise<ResolvedProvider> {
+  const all = await providers(dir);
   const allowed = settings?.allowedProviders ?? [];
-  let row: SearchProvider | null;
+  let row: ProviderRow | undefined;
   if (explicit !== undefined) {
-    row = await SearchProvider.findOne({ where: { name: explicit } });
+    row = all.find((p) => p.name === explicit);
     if (!row || !row.enabled || (allowed.length > 0 && !allowed.includes(row.name))) throw searchErrors.providerNotAllowed(explicit);
   } else if (settings?.defaultProvider) {
-    row = await SearchProvider.findOne({ where: { name: settings.defaultProvider } });
+    row = all.find((p) => p.name === settings.defaultProvider);
     if (!row || !row.enabled) {
       throw searchErrors.providerUnconfigured(`The organization's default search provider '${settings.defaultProvider}' is not available; choose another default or name a provider.`);
     }
   } else {
-    row =
-      (await SearchProvider.findOne({ where: { enabled: true, isDefault: true }, order: [['name', 'ASC']] })) ??
-      (await SearchProvider.findOne({ where: { enabled: true }, order: [['name', 'ASC']] }));
+    row = all.find((p) => p.enabled && p.isDefault) ?? all.find((p) => p.enabled);
     if (!row) throw searchErrors.providerUnconfigured('No web search provider is enabled on this platform.');
   }
-  const own = await SearchOrgKey.findOne({ where: { orgId, provider: row.name } });
-  let apiKey: string | undefined;
-  let keySource: KeySource = 'platform';
-  if (own) {
-    apiKey = decrypt(own.keyEncrypted);
-    keySource = 'own';
-  } else if (row.apiKeyEncrypted) {
-    apiKey = decrypt(row.apiKeyEncrypted);
-  }
-  if (!apiKey) throw searchErrors.providerUnconfigured(`No key is configured for the search provider '${row.name}'.`);
+  const own = (await orgKeys(dir, orgId)).get(row.name);
+  const sealed = own ?? row.apiKeyEncrypted;
+  if (!sealed) throw searchErrors.providerUnconfigured(`No key is configured for the search provider '${row.name}'.`);
   return {
     name: row.name,
     kind: row.kind,
     baseUrl: row.baseUrl,
-    priceMicros: Number(row.priceMicros),
-    fetchPriceMicros: Number(row.fetchPriceMicros),
-    keySource,
-    apiKey,
+    priceMicros: row.priceMicros,
+    fetchPriceMicros: row.fetchPriceMicros,
+    keySource: own ? 'own' : 'platform',
+    apiKey: decrypt(sealed),
   };
 }
 
 export interface OrgSearchTerms {
-  settings: SearchSetting | null;
+  settings: OrgSettings | null;
   allowance: number;
   overageEnabled: boolean;
   monthlyLimit: number | null;
@@ -78,12 +122,11 @@ export interface OrgSearchTerms {
 }
 
 /** The org's allowance (settings, else plan, else the default), overage switch, monthly limit and abuse limit. */
-export async function orgSearchTerms(org: OrgContext): Promise<OrgSearchTerms> {
-  const settings = await SearchSetting.findOne({ where: { orgId: org.id } });
-  const planAllowance = numberOr(org.entitlements.web_search_allowance, DEFAULT_SEARCH_ALLOWANCE);
+export async function orgSearchTerms(dir: Directory, org: OrgContext): Promise<OrgSearchTerms> {
+  const settings = await orgSettings(dir, org.id);
   return {
     settings,
-    allowance: settings?.monthlyAllowance ?? planAllowance,
+    allowance: settings?.monthlyAllowance ?? numberOr(org.entitlements.web_search_allowance, DEFAULT_SEARCH_ALLOWANCE),
     overageEnabled: settings?.overageEnabled ?? false,
     monthlyLimit: settings?.overageMonthlyLimit ?? null,
     perMinute: numberOr(org.entitlements.web_search_per_minute, DEFAULT_SEARCH_PER_MINUTE),
@@ -91,8 +134,10 @@ export async function orgSearchTerms(org: OrgContext): Promise<OrgSearchTerms> {
 }
 
 /** The member's search controls; null when the key belongs to no (current) member of the org. */
-export async function memberTerms(orgId: string, userId: string | null): Promise<{ userId: string; cap: number | null; enabled: boolean } | null> {
-  if (!userId) return null;
-  const m = await Membership.findOne({ where: { orgId, userId } });
-  return m ? { userId, cap: m.searchCap ?? null, enabled: m.searchEnabled !== false } : null;
+export function memberTerms(dir: Directory, orgId: string, userId: string | null): Promise<{ userId: string; cap: number | null; enabled: boolean } | null> {
+  if (!userId) return Promise.resolve(null);
+  return dir.memo(`search:member:${orgId}:${userId}`, async () => {
+    const m = await Membership.findOne({ where: { orgId, userId } });
+    return m ? { userId, cap: m.searchCap ?? null, enabled: m.searchEnabled !== false } : null;
+  });
 }

@@ -2,19 +2,31 @@ import { Membership, Organization, SearchOrgKey, SearchProvider, SearchSetting }
 import { encrypt } from '../crypto';
 import { recordAudit, type Actor } from '../audit/audit';
 import { ApiError } from '../errors/ApiError';
+import { bumpEpoch } from '../cache/epoch';
+import type { Redis } from 'ioredis';
 
 /**
  * The writes behind the web search controls (owner-only dashboard page, management API, CLI): every
  * one goes through here and is audited (who, what, target; never a key's value).
  */
 export interface SettingsWrite {
+  /** The cache epoch is bumped after each write, so every pod's gate sees it on its next search. */
+  redis: Redis;
   actor: Actor;
   /** How the write came in, for the audit entry (e.g. `PUT /admin/v1/search-settings/{org}/overage`, `cli search-keys set`). */
   via: { method: string; path: string };
   requestId?: string | null;
+  /** The caller's own middleware audits the write already (the management API): no second entry. */
+  auditedByCaller?: boolean;
 }
 
-async function audited<T>(w: SettingsWrite, targetId: string, fields: string[], fn: () => Promise<T>): Promise<T> {
+async function audited<T>(w: SettingsWrite, targetId: string, fields: string[], write: () => Promise<T>): Promise<T> {
+  const fn = async () => {
+    const out = await write();
+    await bumpEpoch(w.redis);
+    return out;
+  };
+  if (w.auditedByCaller) return fn();
   try {
     const out = await fn();
     await recordAudit({ actor: w.actor, method: w.via.method, path: w.via.path, family: 'search', targetId, status: 200, requestId: w.requestId ?? null, fields });

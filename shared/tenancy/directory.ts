@@ -167,6 +167,14 @@ export class Directory {
     });
   }
 
+  /**
+   * Any other value valid for one cache epoch (e.g. web search settings, provider rows), loaded once
+   * per epoch. Writers of what `load` reads must bump the epoch.
+   */
+  memo<T>(key: string, load: Loader<T>): Promise<T> {
+    return this.cached(`memo:${key}`, load);
+  }
+
   /** A live user's own policies (`users.policies`); null for an unknown or deleted user. */
   userPolicies(userId: string): Promise<Record<string, unknown> | null> {
     return this.cached(`user:${userId}`, async () => {

@@ -42,9 +42,9 @@ export const IMAGE_TOOL: Tool = {
 };
 
 async function defaultImageModel(ctx: AppContext): Promise<string> {
-  const m = (await ctx.catalog.list()).filter((x) => x.capabilities.image_generation).sort((a, b) => a.id.localeCompare(b.id))[0];
+  const m = (await ctx.catalog.list()).filter((x) => x.capabilities.image_generation).sort((a, b) => a.publicId.localeCompare(b.publicId))[0];
   if (!m) throw errors.modelNotFound('(default image model)');
-  return m.id;
+  return m.publicId;
 }
 
 /**

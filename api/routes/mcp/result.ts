@@ -11,7 +11,8 @@ export function toolResult(value: Record<string, unknown>): CallToolResult {
 
 /**
  * A failed tool call as an MCP tool error (`isError`), carrying the gateway's envelope
- * `{ error: { code, message } }` (the spec's code) as structured content and as text. Unexpected
+ * `{ error: { code, message, status } }` (the spec's code) as JSON text. No structured content: a
+ * client validates that against the tool's output schema, which describes results. Unexpected
  * errors are logged and answered `internal_error` with a reference, never a stack.
  */
 export function toolError(err: unknown): CallToolResult {
@@ -23,5 +24,5 @@ export function toolError(err: unknown): CallToolResult {
     e = errors.internal(id);
   }
   const body = { error: { ...e.toJSON(), status: e.status, ...(e.headers['Retry-After'] ? { retry_after: Number(e.headers['Retry-After']) } : {}) } };
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] };
 }

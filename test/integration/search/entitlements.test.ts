@@ -6,7 +6,7 @@ import { periodOf } from '../../../shared/search/period';
 import { setMemberSearch, setOrgSearchKey, removeOrgSearchKey, setOverage } from '../../../shared/search/settings';
 import { searchOrg, search, searches, ledger, expectSearchError } from './helpers';
 
-const w = { actor: { type: 'cli' as const, id: null, label: 'test' }, via: { method: 'CLI', path: 'test' } };
+const w = { get redis() { return env().redis; }, actor: { type: 'cli' as const, id: null, label: 'test' }, via: { method: 'CLI', path: 'test' } };
 const classes = async (orgId: string) => (await ledger(orgId)).map((r) => `${r.chargeClass}:${Number(r.priceMicros)}`);
 
 describe('web search entitlements (allowance, overage, monthly limit, members, abuse limit)', () => {

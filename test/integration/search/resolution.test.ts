@@ -1,10 +1,11 @@
 import { expect } from 'chai';
 import { env, resetSim } from '../../helpers/harness';
 import { SearchProvider, SearchSetting } from '../../../shared/db/models';
+import { bumpEpoch } from '../../../shared/cache/epoch';
 import { setOrgSearchKey, removeOrgSearchKey } from '../../../shared/search/settings';
 import { searchOrg, search, ledger, expectSearchError, testProvider } from './helpers';
 
-const cli = { actor: { type: 'cli' as const, id: null, label: 'test' }, via: { method: 'CLI', path: 'search-keys set' } };
+const cli = { get redis() { return env().redis; }, actor: { type: 'cli' as const, id: null, label: 'test' }, via: { method: 'CLI', path: 'search-keys set' } };
 
 describe('web search: provider and key resolution', () => {
   beforeEach(resetSim);
@@ -39,6 +40,7 @@ describe('web search: provider and key resolution', () => {
     expect(ok.body.provider).to.equal(p.name);
     expect(env().sim.log.entries[0].xApiKey).to.equal('sim-exa-platform-key');
     await p.update({ enabled: false });
+    await bumpEpoch(env().redis);
     resetSim();
     expectSearchError(await search(o.key, { query: 'q' }), 409, 'provider_unconfigured');
     expect(env().sim.log.entries).to.have.length(0);
@@ -75,10 +77,11 @@ describe('web search: provider and key resolution', () => {
     expect(r.body.usage.key_source).to.equal('own');
   });
 
-  it('an admin change of the default provider takes effect on the next search', async () => {
+  it('a change of the default provider takes effect on the next search (the writer bumps the cache epoch)', async () => {
     const o = await searchOrg({ defaultProvider: 'tavily' });
     expect((await search(o.key, { query: 'q' })).body.provider).to.equal('tavily');
     await SearchSetting.update({ defaultProvider: 'exa' }, { where: { orgId: o.org.id } });
+    await bumpEpoch(env().redis);
     expect((await search(o.key, { query: 'q' })).body.provider).to.equal('exa');
   });
 });
