@@ -1,6 +1,8 @@
 import http from 'http';
 import { SearchProvider, SearchSetting } from '../../shared/db/models';
 import { encrypt } from '../../shared/crypto';
+import { bumpEpoch } from '../../shared/cache/epoch';
+import { env } from './harness';
 
 /** A search provider upstream speaking Brave's web search API, with deterministic results. */
 export interface SearchUpstream {
@@ -45,4 +47,5 @@ export async function useSearchProvider(orgId: string, upstream: SearchUpstream,
   await SearchProvider.update({ baseUrl: upstream.url, enabled: true }, { where: { name } });
   const [row] = await SearchSetting.findOrCreate({ where: { orgId }, defaults: { orgId, defaultProvider: name } });
   await row.update({ defaultProvider: name, monthlyAllowance: settings.monthlyAllowance ?? 100, overageEnabled: settings.overageEnabled ?? false, overageMonthlyLimit: settings.overageMonthlyLimit ?? null });
+  await bumpEpoch(env().redis); // the search gate reads these through the pods' cache
 }

@@ -8,6 +8,7 @@ import { waitFor } from '../../helpers/wait';
 import { startSearchUpstream, useSearchProvider, type SearchUpstream } from '../../helpers/search-upstream';
 import { SearchProvider, SearchUsage, UsageEvent } from '../../../shared/db/models';
 import { setSwitch } from '../../../shared/switches/switches';
+import { bumpEpoch } from '../../../shared/cache/epoch';
 import { MAX_NATIVE_TURNS } from '../../../api/dispatch/native-search/tools';
 
 type Block = Record<string, unknown> & { type: string };
@@ -251,6 +252,7 @@ describe('native web search when not entitled', () => {
     const o = await buildOrg(env().redis);
     await useSearchProvider(o.org.id, up, 'h16-disabled');
     await SearchProvider.update({ enabled: false }, { where: { name: 'h16-disabled' } });
+    await bumpEpoch(env().redis);
     await expectInBand(o.key, o.org.id, 'provider_unconfigured', 'unavailable');
   });
 
