@@ -1,4 +1,5 @@
-import { SearchUsage } from '../db/models';
+import { randomUUID } from 'crypto';
+import { usagePool } from '../metering/usage';
 import { logger } from '../logger';
 import type { ChargeClass, KeySource } from './types';
 
@@ -17,13 +18,18 @@ export interface LedgerEntry {
 }
 
 /**
- * Settles one search into the ledger (idempotent on the request id). A failed write is logged, not
- * thrown: the search was delivered, and the Redis counters already hold it (conservative for limits).
+ * Settles one search into the ledger: one `INSERT … ON CONFLICT (request_id) DO NOTHING` on the usage
+ * pool (synchronous_commit off, as usage events: the answer does not wait for the WAL flush; see
+ * shared/metering/usage.ts). A failed write is logged, not thrown: the search was delivered, and the
+ * Redis counters already hold it (conservative for limits).
  */
 export async function recordSearch(e: LedgerEntry): Promise<void> {
   try {
-    // one INSERT … ON CONFLICT DO NOTHING (request_id is unique)
-    await SearchUsage.bulkCreate([{ ...e, priceMicros: String(e.priceMicros) }], { ignoreDuplicates: true });
+    await usagePool().query(
+      `INSERT INTO search_usage (id, request_id, org_id, user_id, api_key_id, project_id, period, kind, provider, key_source, charge_class, price_micros, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, now()) ON CONFLICT (request_id) DO NOTHING`,
+      [randomUUID(), e.requestId, e.orgId, e.userId, e.apiKeyId, e.projectId, e.period, e.kind, e.provider, e.keySource, e.chargeClass, e.priceMicros],
+    );
   } catch (err) {
     logger.error({ err, requestId: e.requestId, orgId: e.orgId }, 'could not write the search ledger row');
   }

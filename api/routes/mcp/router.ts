@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'http';
 import { Router, type Request, type Response } from 'express';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { AppContext } from '../../context';
 import { only } from '../only';
@@ -15,6 +16,9 @@ import { WEB_SEARCH_TOOL, callWebSearch } from './web-search-tool';
 import { IMAGE_TOOL, IMAGE_TOOL_NAME, callGenerateImage } from './image-tool';
 import { toolError, toolResult } from './result';
 
+/** One JSON Schema validator for every per-request server (the SDK builds a new Ajv per server otherwise). */
+const validator = new AjvJsonSchemaValidator();
+
 /** Tool calls of one HTTP request get distinct job ids (a JSON-RPC batch may hold several). */
 function callId(req: Request, rpcId: string | number): string {
   return `${req.id}-${String(rpcId).replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 64)}`;
@@ -26,7 +30,7 @@ function callId(req: Request, rpcId: string | number): string {
  * switches say; a call that may not run answers an MCP tool error with the gateway's code.
  */
 function mcpServer(ctx: AppContext, req: Request, res: Response): Server {
-  const server = new Server({ name: 'inference-gateway', version: '1' }, { capabilities: { tools: {} } });
+  const server = new Server({ name: 'inference-gateway', version: '1' }, { capabilities: { tools: {} }, jsonSchemaValidator: validator });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [WEB_SEARCH_TOOL, IMAGE_TOOL] }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name } = request.params;
