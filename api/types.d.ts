@@ -20,8 +20,6 @@ declare global {
       auth?: AuthInfo;
       /** Set by path-authentication mounts (`/a/...`, `/r/...`). */
       pathAuth?: { apiKey?: string; project?: string; routingPlanId?: string };
-      /** How the error handler writes this request's errors; default is the flat envelope. */
-      errorStyle?: 'flat' | 'anthropic';
     }
   }
 }

@@ -37,6 +37,8 @@ export interface ChatDispatch {
   /** Forward the caller's own upstream key (chat-completions dialect only). */
   passthrough: boolean;
   onChunk?: (data: string) => void;
+  /** See RunJobOptions.jobId. */
+  jobId?: string;
 }
 
 /** Runs one chat-style request through lanes and the chat queue; used by every dialect. */
@@ -54,6 +56,7 @@ export function dispatchChat(ctx: AppContext, req: Request, res: Response, d: Ch
     publicModel: d.resolved.requestedId,
     stream: d.stream,
     onChunk: d.onChunk,
+    jobId: d.jobId,
     data: { operation: d.operation, target, body: d.body, includeUsage: d.includeUsage },
   });
 }

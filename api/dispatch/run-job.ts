@@ -32,6 +32,11 @@ export interface RunJobOptions<Q extends QueueName> {
    * or returns what releases it when the request ends.
    */
   alsoAdmit?: () => Promise<() => Promise<unknown>>;
+  /**
+   * The job's id and usage request id; default the HTTP request's id. A request that runs several
+   * jobs (the native search loop's model turns) names each one, since both ids are unique.
+   */
+  jobId?: string;
 }
 
 export { ClientGone };
@@ -67,7 +72,7 @@ export async function runJob<Q extends QueueName>(ctx: AppContext, req: Request,
   };
   res.on('close', onClose);
   try {
-    return await runQueued(ctx, { orgId: auth.orgId, projectId: auth.projectId, apiKeyId: auth.keyId, requestId: req.id }, gone.signal, opts);
+    return await runQueued(ctx, { orgId: auth.orgId, projectId: auth.projectId, apiKeyId: auth.keyId, requestId: opts.jobId ?? req.id }, gone.signal, opts);
   } finally {
     res.off('close', onClose);
   }

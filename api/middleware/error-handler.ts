@@ -25,17 +25,13 @@ function fromFrameworkError(err: { type?: string; status?: number; limit?: numbe
 }
 
 /** Writes the error envelope. The only place in the codebase that does. */
-export function writeError(req: Request, res: Response, err: ApiError): void {
+export function writeError(res: Response, err: ApiError): void {
   if (res.headersSent) {
     res.end();
     return;
   }
   for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
-  const body =
-    req.errorStyle === 'anthropic'
-      ? { type: 'error', error: { type: err.code, ...err.toJSON() } }
-      : { error: err.toJSON() };
-  res.status(err.status).json(body);
+  res.status(err.status).json({ error: err.toJSON() });
 }
 
 /** The one error handler: typed errors as they are, framework errors mapped, the rest a 500 with an id. */
@@ -49,5 +45,5 @@ export const errorHandler: ErrorRequestHandler = (err: unknown, req: Request, re
     logger.error({ err, errorId, requestId: req.id, path: req.path }, 'unhandled error');
     apiError = errors.internal(errorId);
   }
-  writeError(req, res, apiError);
+  writeError(res, apiError);
 };

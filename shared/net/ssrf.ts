@@ -32,6 +32,10 @@ export interface GuardOptions {
   /** Name resolution; default the system resolver (dns.lookup, every address). */
   resolve?: Resolver;
   accept?: string;
+  /** The caller's cancellation, combined with the time cap. */
+  signal?: AbortSignal;
+  /** The caller's own check of every hop's URL (e.g. a domain filter), before it is resolved; what it throws propagates. */
+  checkUrl?: (url: URL) => void;
 }
 
 export interface GuardedResponse {
@@ -54,6 +58,7 @@ const systemResolve: Resolver = async (hostname) =>
 async function vet(url: URL, opts: GuardOptions): Promise<Resolved> {
   if (url.protocol !== 'https:') throw new GuardedFetchError('not_allowed', 'Only https URLs are fetched.');
   if (url.username || url.password) throw new GuardedFetchError('not_allowed', 'URLs with credentials are not fetched.');
+  opts.checkUrl?.(url);
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (BLOCKED_NAMES.some((re) => re.test(host))) throw new GuardedFetchError('not_allowed', 'The URL names a local or metadata host.');
   const trusted = cidrList(opts.allowCidrs ?? []);
@@ -128,7 +133,8 @@ export async function guardedFetch(raw: string, opts: GuardOptions): Promise<Gua
   } catch {
     throw new GuardedFetchError('not_allowed', 'The URL is not valid.');
   }
-  const signal = AbortSignal.timeout(opts.timeoutMs);
+  const timeout = AbortSignal.timeout(opts.timeoutMs);
+  const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
   const maxRedirects = opts.maxRedirects ?? 3;
   for (let hop = 0; ; hop++) {
     const to = await vet(url, opts);

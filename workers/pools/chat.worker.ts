@@ -3,6 +3,7 @@ import { createWorker } from '../../shared/queues/create-worker';
 import { chatComplete } from '../providers/openai/chatComplete';
 import { chatComplete as anthropicChat } from '../providers/anthropic/chatComplete';
 import { messages as anthropicMessages } from '../providers/anthropic/messages';
+import { completions as anthropicCompletions } from '../providers/anthropic/completions';
 import { platformCredential } from '../credentials';
 import { decrypt } from '../../shared/crypto';
 import { config } from '../../shared/config/env';
@@ -23,7 +24,7 @@ async function runChat(job: ChatJob, signal: AbortSignal, emit: (c: string) => v
     case 'anthropic':
       if (job.operation === 'messages') return anthropicMessages(call, job.body, job.publicModel, stream?.emit);
       if (job.operation === 'chat') return anthropicChat(call, job.body, job.publicModel, stream);
-      throw new ApiError(400, 'unsupported_operation', 'Legacy completions are not available on this model; use chat completions.');
+      return anthropicCompletions(call, job.body, job.publicModel, stream);
     default:
       break;
   }

@@ -7,18 +7,15 @@ import { searchAdapter, clampCount } from '../providers/search';
 import type { WorkerRuntime } from '../runtime';
 import type { SearchJob } from '../../shared/queues/payloads';
 import type { FetchResult, SearchResult } from '../../shared/search/types';
-
-/**
- * Page fetch (native `web_fetch`) is not built on these rails yet: `workers/providers/fetch/` will
- * export `fetchPage(url, opts, signal)` and this handler will call it.
- */
-function fetchNotImplemented(): ApiError {
-  return new ApiError(501, 'fetch_not_implemented', 'Page fetch is not available on this gateway yet.');
-}
+import { fetchPage, fetchTrust } from '../providers/fetch/page';
 
 /** One search (or fetch) job: the provider call, and the usage event of the request. */
 async function run(d: SearchJob, { signal, usage }: JobContext): Promise<SearchResult | FetchResult> {
-  if (d.kind === 'fetch') throw fetchNotImplemented();
+  if (d.kind === 'fetch') {
+    const page = await fetchPage(d.url, { ...fetchTrust(), allowedDomains: d.allowedDomains, blockedDomains: d.blockedDomains }, signal);
+    usage('web_search', { units: { web_fetch_requests: 1 }, passthrough: d.provider.keySource === 'own' });
+    return { url: page.url, provider: d.provider.name, title: page.title, content: page.content, contentType: page.contentType, retrievedAt: page.retrievedAt };
+  }
   const adapter = searchAdapter(d.provider.kind);
   if (!adapter) throw new ApiError(409, 'provider_unconfigured', `The search provider '${d.provider.name}' has no adapter for kind '${d.provider.kind}'.`);
   const results = await adapter.search({

@@ -12,16 +12,31 @@ import { ApiError } from '../../../shared/errors/ApiError';
 
 type Body = { model: string; stream?: boolean; stream_options?: { include_usage?: boolean } | null } & Record<string, unknown>;
 
+/**
+ * Legacy completions reach non-OpenAI upstreams through the chat translation, which has one prompt
+ * and plain text: what it cannot express is refused before a lane lease is taken.
+ */
+function checkTranslatableCompletion(body: Record<string, unknown>): void {
+  const p = body.prompt;
+  if (Array.isArray(p) && (p.length !== 1 || typeof p[0] !== 'string')) {
+    throw new ApiError(400, 'unsupported_parameter', 'On this model `prompt` must be one string (token-id and batched prompts need an OpenAI-compatible upstream).');
+  }
+  for (const k of ['echo', 'suffix', 'logprobs', 'best_of', 'logit_bias'] as const) {
+    const v = body[k];
+    if (v !== undefined && v !== null && v !== false && !(k === 'best_of' && v === 1)) {
+      throw new ApiError(400, 'unsupported_parameter', `\`${k}\` is not supported for legacy completions on this model.`);
+    }
+  }
+  if (typeof body.n === 'number' && body.n > 1) throw new ApiError(400, 'unsupported_parameter', '`n` above 1 is not supported for legacy completions on this model.');
+}
+
 /** One handler for chat and legacy completions: they differ only in schema and upstream path. */
 function handler(ctx: AppContext, operation: 'chat' | 'completions') {
   const schema = operation === 'chat' ? chatSchema : completionsSchema;
   return async (req: Request, res: Response) => {
     const body = validate<Body>(schema, req.body);
     const resolved = await resolveChatModel(ctx, req, body.model);
-    if (operation === 'completions' && resolved.model.provider.kind !== 'openai') {
-      // Checked here, before a lane lease is taken; the worker refuses it too.
-      throw new ApiError(400, 'unsupported_operation', 'Legacy completions are not available on this model; use chat completions.');
-    }
+    if (operation === 'completions' && resolved.model.provider.kind !== 'openai') checkTranslatableCompletion(body);
     const stream = body.stream === true;
     const common = {
       resolved,

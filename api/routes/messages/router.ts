@@ -9,6 +9,9 @@ import { requireAnthropicVersion } from './version';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
 import { ClientGone } from '../../dispatch/run-job';
 import { SseWriter } from '../../sse';
+import { streamError } from './stream-error';
+import { answerNative } from './native';
+import { messagesNativeTools } from '../../dialects/messages/native';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { errors } from '../../../shared/errors/codes';
 import { messagesToCanonical, type MessagesRequest } from '../../dialects/messages/request';
@@ -18,12 +21,11 @@ import { anthropicErrorType } from '../../dialects/messages/errors';
 import { countMessagesTokens } from '../../dialects/messages/count-tokens';
 import type { CanonicalChunk, CanonicalCompletion } from '../../dialects/canonical';
 
-/** Errors on the messages paths use the wrapped form, with Anthropic's error type (docs/dialects.md). */
-function wrapped(req: Request, _res: Response, next: NextFunction): void {
-  req.errorStyle = 'anthropic';
-  next();
-}
-
+/**
+ * Errors answered over HTTP on the messages paths use the plain envelope plus Anthropic's error
+ * `type` inside `error` (what the Anthropic SDK reads into `APIError.type`); only the in-band stream
+ * `error` event is wrapped (docs/dialects.md, "Errors in the messages dialect").
+ */
 function withAnthropicType(err: unknown, _req: Request, _res: Response, next: NextFunction): void {
   const framework = (err as { type?: string; limit?: number } | undefined)?.type;
   if (framework === 'entity.parse.failed') err = errors.invalidJson();
@@ -32,35 +34,31 @@ function withAnthropicType(err: unknown, _req: Request, _res: Response, next: Ne
   next(new ApiError(err.status, err.code, err.message, { headers: err.headers, details: { ...(err.details ?? {}), type: anthropicErrorType(err.status) } }));
 }
 
-function streamError(sse: SseWriter, err: unknown): void {
-  const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The stream failed.');
-  sse.send(JSON.stringify({ type: 'error', error: { type: anthropicErrorType(e.status), code: e.code, message: e.message } }), 'error');
-  sse.end();
-}
-
 function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     const body = validate<MessagesRequest>(messagesSchema, req.body);
     const resolved = await resolveChatModel(ctx, req, body.model);
     const publicModel = resolved.requestedId;
+    const native = messagesNativeTools(body);
+    if (native.set.search || native.set.fetch) return answerNative(ctx, req, res, body, resolved, native.set, native.rest);
     const stream = body.stream === true;
     // Native bypass: an Anthropic-native upstream takes the request unchanged (model swapped in the worker).
-    const native = resolved.model.provider.kind === 'anthropic';
+    const bypass = resolved.model.provider.kind === 'anthropic';
     const common = {
       resolved,
-      operation: native ? ('messages' as const) : ('chat' as const),
-      body: native ? { ...body } : messagesToCanonical(body),
+      operation: bypass ? ('messages' as const) : ('chat' as const),
+      body: bypass ? { ...body } : messagesToCanonical(body),
       stream,
       includeUsage: true,
       passthrough: false,
     };
     if (!stream) {
       const result = await dispatchChat(ctx, req, res, common);
-      res.json(native ? result : canonicalToMessage(result as CanonicalCompletion, publicModel));
+      res.json(bypass ? result : canonicalToMessage(result as CanonicalCompletion, publicModel));
       return;
     }
     const sse = new SseWriter(res);
-    const translator = native ? undefined : new MessagesStreamTranslator(publicModel);
+    const translator = bypass ? undefined : new MessagesStreamTranslator(publicModel);
     try {
       await dispatchChat(ctx, req, res, {
         ...common,
@@ -77,7 +75,7 @@ function createHandler(ctx: AppContext) {
     } catch (err) {
       if (err instanceof ClientGone) return;
       if (!sse.isStarted) throw err;
-      streamError(sse, err); // headers are out: Anthropic's in-band `error` event
+      streamError(sse, err);
     }
   };
 }
@@ -96,7 +94,7 @@ function countTokensHandler(ctx: AppContext) {
  */
 export function messagesRouter(ctx: AppContext): Router {
   const r = Router();
-  r.use('/v1/messages', wrapped, jsonBody('20mb'));
+  r.use('/v1/messages', jsonBody('20mb'));
   only(r, '/v1/messages', { post: [requireJson, requireAnthropicVersion, createHandler(ctx)] });
   only(r, '/v1/messages/count_tokens', { post: [requireJson, requireAnthropicVersion, countTokensHandler(ctx)] });
   r.use('/v1/messages', withAnthropicType);

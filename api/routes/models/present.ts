@@ -12,8 +12,8 @@ export function compatibilityOf(m: CatalogModel): Record<string, boolean> {
   const c = m.capabilities;
   return {
     openai_chat_completions: !!c.chat,
-    // legacy completions exist only on OpenAI-compatible upstreams (anthropic-kind: 400 unsupported_operation)
-    openai_completions: !!c.chat && m.provider.kind === 'openai',
+    // on Anthropic-native upstreams legacy completions go through the chat translation
+    openai_completions: !!c.chat,
     anthropic_messages: !!c.chat,
     openai_responses: !!c.chat,
     openai_embeddings: !!c.embeddings,

@@ -13,12 +13,16 @@ import { responsesToCanonical, type ResponsesRequest } from '../../dialects/resp
 import { canonicalToResponse, newId, type ResponseFrame } from '../../dialects/responses/response';
 import { ResponsesStreamTranslator } from '../../dialects/responses/stream';
 import type { CanonicalChunk, CanonicalCompletion } from '../../dialects/canonical';
+import { responsesNativeTools } from '../../dialects/responses/native';
+import { answerNative } from './native';
 
 function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     const body = validate<ResponsesRequest>(responsesSchema, req.body);
     const resolved = await resolveChatModel(ctx, req, body.model);
     const history = await historyOf(req, body.previous_response_id);
+    const native = responsesNativeTools(body);
+    if (native.set.search) return answerNative(ctx, req, res, body, resolved, history, native.set, native.rest);
     const { canonical, turn } = responsesToCanonical(body, history);
     const frame: ResponseFrame = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), publicModel: resolved.requestedId, req: body };
     const store = body.store !== false;

@@ -4,6 +4,7 @@ import type { RequestLog } from '../request-log';
 import { applyFaults, sleep } from '../faults';
 import { contentText, countTokens, replyWords } from '../text';
 import { decisionCompletion, isDecisionRequest } from '../decision';
+import { answerFromToolResult, searchToolCall } from '../search-tools';
 
 type Msg = { role: string; content?: unknown };
 type Tool = { type: string; function?: { name: string } };
@@ -37,10 +38,17 @@ export function chatRoutes(knobs: KnobStore, log: RequestLog): Router {
     const lastTurn = [...messages].reverse().find((m) => m.role === 'user' || m.role === 'tool');
     const lastUser = contentText(lastTurn?.content);
     const maxTokens = (body.max_completion_tokens ?? body.max_tokens) as number | undefined;
-    const words = replyWords(lastUser, k.outputWords ?? 12, maxTokens);
-    const tool = lastTurn?.role === 'tool' && typeof body.tool_choice !== 'object' && body.tool_choice !== 'required' ? undefined : pickTool(body, lastUser);
+    const userAt = messages.map((m) => m.role).lastIndexOf('user');
+    const toolNames = ((body.tools as Tool[] | undefined) ?? []).map((t) => t.function?.name ?? '').filter(Boolean);
+    const search =
+      body.tool_choice === 'none' ? undefined : searchToolCall(toolNames, contentText(messages[userAt]?.content), messages.slice(userAt + 1).filter((m) => m.role === 'tool').length);
+    const answer = lastTurn?.role === 'tool' ? answerFromToolResult(lastUser) : undefined;
+    let words = answer ? answer.split(' ') : replyWords(lastUser, k.outputWords ?? 12, maxTokens);
+    if (maxTokens && words.length > maxTokens) words = words.slice(0, maxTokens);
+    const tool =
+      search?.name ?? (lastTurn?.role === 'tool' && typeof body.tool_choice !== 'object' && body.tool_choice !== 'required' ? undefined : pickTool(body, lastUser));
     const text = tool ? '' : words.join(' ');
-    const toolArgs = tool ? JSON.stringify({ query: lastUser.slice(0, 100) }) : '';
+    const toolArgs = tool ? JSON.stringify(search?.input ?? { query: lastUser.slice(0, 100) }) : '';
     const usage = {
       prompt_tokens: countTokens(prompt) + 3 * messages.length,
       completion_tokens: tool ? countTokens(toolArgs) + 5 : countTokens(text),

@@ -4,6 +4,7 @@ import type { KnobStore } from '../knobs';
 import type { RequestLog } from '../request-log';
 import { applyFaults, sleep } from '../faults';
 import { countTokens, replyWords } from '../text';
+import { answerFromToolResult, searchToolCall } from '../search-tools';
 
 type Block = Record<string, unknown> & { type: string };
 type Msg = { role: string; content: string | Block[] };
@@ -50,10 +51,21 @@ export function messagesRoutes(knobs: KnobStore, log: RequestLog): Router {
     const messages = body.messages as Msg[];
     const system = typeof body.system === 'string' ? body.system : Array.isArray(body.system) ? messageText(body.system as Block[]) : '';
     const prompt = [system, ...messages.map((m) => messageText(m.content))].join('\n');
-    const lastUser = messageText([...messages].reverse().find((m) => m.role === 'user')?.content ?? '');
+    const lastUserMsg = [...messages].reverse().find((m) => m.role === 'user');
+    const lastUser = messageText(lastUserMsg?.content ?? '');
     const maxTokens = body.max_tokens as number;
-    let words = replyWords(lastUser, k.outputWords ?? 12, maxTokens);
-    const tool = pickTool(body, lastUser);
+    // The user's own words (not tool results) and how many tool results answered them so far.
+    const userTurns = messages.filter((m) => m.role === 'user' && (typeof m.content === 'string' || m.content.some((b) => b.type === 'text')));
+    const asked = userTurns.at(-1);
+    const askedText = asked ? messageText(typeof asked.content === 'string' ? asked.content : asked.content.filter((b) => b.type === 'text')) : '';
+    const resultsSince = messages.slice(messages.lastIndexOf(asked as Msg) + 1).flatMap((m) => (typeof m.content === 'string' ? [] : m.content.filter((b) => b.type === 'tool_result'))).length;
+    const answeringTool = Array.isArray(lastUserMsg?.content) && lastUserMsg.content.some((b) => b.type === 'tool_result');
+    const toolNames = ((body.tools as Array<{ name?: string; type?: string }> | undefined) ?? []).filter((t) => t.name && (!t.type || t.type === 'custom')).map((t) => t.name!);
+    const choice = body.tool_choice as { type?: string } | undefined;
+    const search = choice?.type === 'none' ? undefined : searchToolCall(toolNames, askedText, resultsSince);
+    const answer = answeringTool ? answerFromToolResult(lastUser) : undefined;
+    let words = answer ? answer.split(' ').slice(0, maxTokens) : replyWords(lastUser, k.outputWords ?? 12, maxTokens);
+    const tool = search?.name ?? pickTool(body, lastUser);
     let stop: { reason: string; sequence: string | null } = { reason: tool ? 'tool_use' : words.length >= maxTokens ? 'max_tokens' : 'end_turn', sequence: null };
     const stops = (body.stop_sequences as string[] | undefined) ?? [];
     const cut = tool ? -1 : words.findIndex((w) => stops.includes(w));
@@ -63,7 +75,7 @@ export function messagesRoutes(knobs: KnobStore, log: RequestLog): Router {
     }
     const thinking = (body.thinking as { type?: string } | undefined)?.type === 'enabled' ? `Considering: ${lastUser.slice(0, 80)}` : undefined;
     const text = tool ? '' : words.join(' ');
-    const input = tool ? { query: lastUser.slice(0, 100) } : undefined;
+    const input = tool ? (search?.input ?? { query: lastUser.slice(0, 100) }) : undefined;
     const toolId = `toolu_sim${crypto.randomBytes(6).toString('hex')}`;
     const usage = {
       input_tokens: countTokens(prompt) + 3 * messages.length,

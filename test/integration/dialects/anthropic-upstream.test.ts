@@ -80,12 +80,45 @@ describe('chat completions on an Anthropic-native upstream (sim-claude)', () => 
     expect(finish).to.equal('stop');
   });
 
-  it('refuses legacy completions on it without calling the upstream or billing', async () => {
+  it('answers legacy completions through the chat translation, JSON and streamed, billed once each', async () => {
     await usageSettled();
     const before = await UsageEvent.count({ where: { orgId: o.org.id } });
-    const r = await call('POST', '/v1/completions', { headers: keyHeader(o.key), json: { model: 'sim-claude', prompt: 'x' } });
-    expect(r.status).to.equal(400);
-    expect(r.body.error.code).to.equal('unsupported_operation');
+    const r = await call('POST', '/v1/completions', { headers: keyHeader(o.key), json: { model: 'sim-claude', prompt: 'legacy hello', max_tokens: 50, stop: 'zzz' } });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.body).to.include({ object: 'text_completion', model: 'sim-claude' });
+    expect(r.body.id).to.match(/^cmpl-/);
+    expect(r.body.choices[0]).to.include({ index: 0, logprobs: null, finish_reason: 'stop' });
+    expect(r.body.choices[0].text).to.include('legacy hello');
+    expect(r.body.usage.completion_tokens).to.be.greaterThan(0);
+    const sent = env().sim.log.entries[0];
+    expect(sent.path).to.equal('/v1/messages');
+    expect(sent.body).to.deep.include({ model: 'sim-claude-1', max_tokens: 50, stop_sequences: ['zzz'], messages: [{ role: 'user', content: [{ type: 'text', text: 'legacy hello' }] }] });
+
+    const s = await postSse('/v1/completions', keyHeader(o.key), { model: 'sim-claude', prompt: ['streamed legacy'], stream: true, stream_options: { include_usage: true } });
+    expect(s.status, s.text).to.equal(200);
+    expect(s.events.at(-1)!.data).to.equal('[DONE]');
+    const chunks = s.events.slice(0, -1).map((e) => e.data);
+    expect(chunks.every((c) => c.object === 'text_completion' && c.model === 'sim-claude')).to.equal(true);
+    expect(chunks.slice(0, -1).map((c) => c.choices[0].text).join('')).to.include('streamed legacy');
+    expect(chunks.at(-2).choices[0].finish_reason).to.equal('stop');
+    expect(chunks.at(-1).choices).to.deep.equal([]);
+    expect(chunks.at(-1).usage.completion_tokens).to.be.greaterThan(0);
+    expect((env().sim.log.entries[1].body as { max_tokens: number }).max_tokens, "OpenAI's legacy default").to.equal(16);
+
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(before + 2);
+    const [ev] = await UsageEvent.findAll({ where: { requestId: r.headers.get('x-service-request-id')! } });
+    expect(ev.outputTokens).to.equal(r.body.usage.completion_tokens);
+  });
+
+  it('refuses what the translation cannot express, before any upstream call or billing', async () => {
+    await usageSettled();
+    const before = await UsageEvent.count({ where: { orgId: o.org.id } });
+    for (const extra of [{ prompt: [1, 2, 3] }, { prompt: ['a', 'b'] }, { echo: true }, { suffix: 'x' }, { logprobs: 2 }, { n: 2 }]) {
+      const r = await call('POST', '/v1/completions', { headers: keyHeader(o.key), json: { model: 'sim-claude', prompt: 'x', ...extra } });
+      expect(r.status, JSON.stringify(extra)).to.equal(400);
+      expect(r.body).to.deep.equal({ error: { code: 'unsupported_parameter', message: r.body.error.message } });
+    }
     expect(env().sim.log.entries).to.have.length(0);
     await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(before);

@@ -292,7 +292,7 @@ describe('messages dialect errors', () => {
 
   async function expectRefused(r: Awaited<ReturnType<typeof call>>, status: number, code: string, type: string) {
     expect(r.status, r.text).to.equal(status);
-    expect(r.body).to.deep.include({ type: 'error' });
+    expect(r.body, 'plain envelope, not wrapped').to.have.all.keys('error');
     expect(r.body.error).to.include({ code, type });
     expect(r.body.error.message).to.be.a('string').and.not.equal('');
     expect(r.text).not.to.match(/at .*\.js:\d+/); // no stack trace
@@ -313,7 +313,7 @@ describe('messages dialect errors', () => {
     expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(before);
   });
 
-  it('refuses bad requests in the wrapped form without reaching the upstream or billing', async () => {
+  it('refuses bad requests in the plain envelope (with the Anthropic error type) without reaching the upstream or billing', async () => {
     const h = { ...keyHeader(o.key), ...V };
     const cases: Array<[unknown, number, string, string]> = [
       [{ model: 'sim-chat', messages: [{ role: 'user', content: 'x' }] }, 400, 'invalid_request', 'invalid_request_error'],
@@ -440,7 +440,7 @@ describe('POST /v1/messages/count_tokens', () => {
     expect(r1.body.error).to.include({ code: 'model_not_found', type: 'not_found_error' });
     const r2 = await call('POST', '/v1/messages/count_tokens', { headers: h, json: { model: 'sim-chat' } });
     expect(r2.status).to.equal(400);
-    expect(r2.body).to.deep.equal({ type: 'error', error: { type: 'invalid_request_error', code: 'invalid_request', message: r2.body.error.message } });
+    expect(r2.body).to.deep.equal({ error: { type: 'invalid_request_error', code: 'invalid_request', message: r2.body.error.message } });
     const r3 = await call('POST', '/v1/messages/count_tokens', { headers: h, json: { model: 'sim-embed', messages: [{ role: 'user', content: 'x' }] } });
     expect(r3.status).to.equal(400);
     expect(r3.body.error).to.include({ code: 'model_not_chat_capable', type: 'invalid_request_error' });
@@ -500,7 +500,7 @@ describe('@anthropic-ai/sdk through the gateway', () => {
     });
   }
 
-  it('raises the SDK error classes for the wrapped errors', async () => {
+  it('raises the SDK error classes, with type and message, from the plain envelope', async () => {
     let err: unknown;
     try {
       await client.messages.create({ model: 'nope', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] });
@@ -509,6 +509,7 @@ describe('@anthropic-ai/sdk through the gateway', () => {
     }
     expect(err).to.be.instanceOf(Anthropic.NotFoundError);
     expect((err as InstanceType<typeof Anthropic.NotFoundError>).type).to.equal('not_found_error');
+    expect((err as InstanceType<typeof Anthropic.NotFoundError>).apiMessage).to.be.a('string').and.include('nope');
     const bad = new Anthropic({ apiKey: 'svc_wrong', baseURL: env().gw.url, maxRetries: 0 });
     let authErr: unknown;
     try {

@@ -262,7 +262,7 @@ describe('POST /v1/responses', () => {
       [{ model: 'sim-chat', input: 'x', background: true }, 400, 'invalid_request'],
       [{ model: 'sim-chat', input: [{ role: 'wizard', content: 'x' }] }, 400, 'invalid_request'],
       [{ model: 'sim-chat', input: [{ type: 'item_reference', id: 'x' }] }, 400, 'invalid_request'],
-      [{ model: 'sim-chat', input: 'x', tools: [{ type: 'web_search_preview' }] }, 400, 'unsupported_tool'],
+      [{ model: 'sim-chat', input: 'x', tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }] }, 400, 'unsupported_tool'],
       [{ model: 'nope', input: 'x' }, 404, 'model_not_found'],
       [{ model: 'sim-embed', input: 'x' }, 400, 'model_not_chat_capable'],
     ];

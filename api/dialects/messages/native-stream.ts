@@ -1,0 +1,73 @@
+import type { NativeStep, NativeTranscript } from '../../dispatch/native-search/loop';
+import type { NativeKind } from '../../dispatch/native-search/tools';
+import type { MessagesEvent } from './stream';
+import { nativeUsage, stepBlocks } from './native';
+import { stopReason } from './response';
+
+/**
+ * Anthropic's event sequence for a native search answer, step by step as the loop runs:
+ * message_start (at the first step, so errors before it are still plain HTTP errors), then per block
+ * content_block_start / deltas / content_block_stop (a ping after the first start), server tool
+ * input as input_json_delta, results as complete blocks, cited text as citations_delta + text_delta;
+ * finally message_delta with the stop reason and usage (with server_tool_use) and message_stop.
+ */
+export class NativeMessagesStream {
+  private started = false;
+  private pinged = false;
+  private index = 0;
+  private readonly steps: NativeStep[] = [];
+
+  constructor(
+    private readonly publicModel: string,
+    private readonly id: string,
+  ) {}
+
+  private start(out: MessagesEvent[]): void {
+    if (this.started) return;
+    this.started = true;
+    const usage = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+    out.push({ type: 'message_start', message: { id: this.id, type: 'message', role: 'assistant', model: this.publicModel, content: [], stop_reason: null, stop_sequence: null, usage } });
+  }
+
+  private block(out: MessagesEvent[], startBlock: Record<string, unknown>, deltas: Array<Record<string, unknown>>): void {
+    const index = this.index++;
+    out.push({ type: 'content_block_start', index, content_block: startBlock });
+    if (!this.pinged) {
+      this.pinged = true;
+      out.push({ type: 'ping' });
+    }
+    for (const delta of deltas) out.push({ type: 'content_block_delta', index, delta });
+    out.push({ type: 'content_block_stop', index });
+  }
+
+  push(step: NativeStep): MessagesEvent[] {
+    const out: MessagesEvent[] = [];
+    this.start(out);
+    this.steps.push(step);
+    for (const b of stepBlocks(this.steps, this.steps.length - 1)) {
+      if (b.type === 'text') {
+        const citations = (b.citations as Array<Record<string, unknown>> | undefined) ?? [];
+        const deltas = [...citations.map((citation) => ({ type: 'citations_delta', citation })), { type: 'text_delta', text: b.text }];
+        this.block(out, { type: 'text', text: '', ...(citations.length ? { citations: [] } : {}) }, deltas);
+      } else if (b.type === 'server_tool_use' || b.type === 'tool_use') {
+        this.block(out, { ...b, input: {} }, [{ type: 'input_json_delta', partial_json: JSON.stringify(b.input ?? {}) }]);
+      } else {
+        this.block(out, b, []);
+      }
+    }
+    return out;
+  }
+
+  end(t: NativeTranscript, reruns: Record<NativeKind, number>): MessagesEvent[] {
+    const out: MessagesEvent[] = [];
+    this.start(out);
+    const u = nativeUsage(t, reruns);
+    out.push({
+      type: 'message_delta',
+      delta: { stop_reason: stopReason(t.finish), stop_sequence: null },
+      usage: { input_tokens: u.input_tokens, output_tokens: u.output_tokens, cache_read_input_tokens: u.cache_read_input_tokens, server_tool_use: u.server_tool_use },
+    });
+    out.push({ type: 'message_stop' });
+    return out;
+  }
+}

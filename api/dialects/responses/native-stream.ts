@@ -1,0 +1,77 @@
+import type { NativeStep, NativeTranscript } from '../../dispatch/native-search/loop';
+import { responseObject, type OutputItem, type ResponseFrame } from './response';
+import type { ResponsesEvent } from './stream';
+import { stepItems } from './native';
+
+/**
+ * The Responses event sequence for a native search answer, item by item as the loop runs:
+ * response.created / in_progress (at the first step), then per web_search_call item
+ * output_item.added, web_search_call.in_progress, .searching, .completed, output_item.done; per
+ * message item its content part, the text delta, one output_text.annotation.added per citation, the
+ * done events; per client function call its argument events; finally response.completed.
+ */
+export class NativeResponsesStream {
+  private seq = 0;
+  private started = false;
+  private readonly steps: NativeStep[] = [];
+  readonly output: OutputItem[] = [];
+
+  constructor(private readonly frame: ResponseFrame) {}
+
+  private ev(out: ResponsesEvent[], type: string, fields: Record<string, unknown>): void {
+    out.push({ type, sequence_number: this.seq++, ...fields });
+  }
+
+  private start(out: ResponsesEvent[]): void {
+    if (this.started) return;
+    this.started = true;
+    this.ev(out, 'response.created', { response: responseObject(this.frame, [], 'in_progress', null) });
+    this.ev(out, 'response.in_progress', { response: responseObject(this.frame, [], 'in_progress', null) });
+  }
+
+  private item(out: ResponsesEvent[], item: OutputItem): void {
+    const output_index = this.output.length;
+    const item_id = item.id;
+    if (item.type === 'web_search_call') {
+      this.ev(out, 'response.output_item.added', { output_index, item: { type: 'web_search_call', id: item_id, status: 'in_progress', action: { type: 'search', query: (item.action as { query?: string }).query } } });
+      this.ev(out, 'response.web_search_call.in_progress', { output_index, item_id });
+      this.ev(out, 'response.web_search_call.searching', { output_index, item_id });
+      if (item.status === 'completed') this.ev(out, 'response.web_search_call.completed', { output_index, item_id });
+    } else if (item.type === 'message') {
+      const part = (item.content as Array<{ text: string; annotations: unknown[] }>)[0];
+      this.ev(out, 'response.output_item.added', { output_index, item: { ...item, status: 'in_progress', content: [] } });
+      this.ev(out, 'response.content_part.added', { item_id, output_index, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+      this.ev(out, 'response.output_text.delta', { item_id, output_index, content_index: 0, delta: part.text, logprobs: [] });
+      part.annotations.forEach((annotation, annotation_index) => this.ev(out, 'response.output_text.annotation.added', { item_id, output_index, content_index: 0, annotation_index, annotation }));
+      this.ev(out, 'response.output_text.done', { item_id, output_index, content_index: 0, text: part.text, logprobs: [] });
+      this.ev(out, 'response.content_part.done', { item_id, output_index, content_index: 0, part });
+    } else {
+      this.ev(out, 'response.output_item.added', { output_index, item: { ...item, arguments: '', status: 'in_progress' } });
+      this.ev(out, 'response.function_call_arguments.delta', { item_id, output_index, delta: item.arguments });
+      this.ev(out, 'response.function_call_arguments.done', { item_id, output_index, name: item.name, arguments: item.arguments });
+    }
+    this.output.push(item);
+    this.ev(out, 'response.output_item.done', { output_index, item });
+  }
+
+  push(step: NativeStep): ResponsesEvent[] {
+    const out: ResponsesEvent[] = [];
+    this.start(out);
+    this.steps.push(step);
+    for (const item of stepItems(this.steps, this.steps.length - 1)) this.item(out, item);
+    return out;
+  }
+
+  error(code: string, message: string): ResponsesEvent {
+    return { type: 'error', sequence_number: this.seq++, code, message, param: null };
+  }
+
+  /** The closing event and the final Response object. */
+  end(t: NativeTranscript): { events: ResponsesEvent[]; response: Record<string, unknown> } {
+    const out: ResponsesEvent[] = [];
+    this.start(out);
+    const response = responseObject(this.frame, this.output, t.finish ?? 'stop', t.usage);
+    this.ev(out, response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response });
+    return { events: out, response };
+  }
+}

@@ -1,0 +1,88 @@
+import type { ResponsesItem, ResponsesRequest } from './request';
+import type { NativeStep, NativeTranscript, SearchRunner } from '../../dispatch/native-search/loop';
+import { runNativeCall, resultText } from '../../dispatch/native-search/loop';
+import { functionTools, NATIVE_NAMES, type NativeToolSet } from '../../dispatch/native-search/tools';
+import { openResults, sealResults } from '../../dispatch/native-search/seal';
+import { citedSources, resultsBefore } from '../../dispatch/native-search/citations';
+import { searchText } from '../../dispatch/native-search/tool-text';
+import { functionCallItem, newId, type OutputItem } from './response';
+
+type Tool = NonNullable<ResponsesRequest['tools']>[number];
+
+/** OpenAI's hosted search tools (`web_search`, `web_search_preview`, dated variants): the gateway runs them. */
+export function responsesNativeTools(req: ResponsesRequest): { set: NativeToolSet; rest: Tool[] } {
+  const set: NativeToolSet = {};
+  const rest: Tool[] = [];
+  for (const t of req.tools ?? []) {
+    if (!/^web_search/.test(t.type)) {
+      rest.push(t);
+      continue;
+    }
+    const allowed = (t.filters as { allowed_domains?: unknown } | null | undefined)?.allowed_domains;
+    set.search = { kind: 'search', allowedDomains: Array.isArray(allowed) ? allowed.filter((d): d is string => typeof d === 'string') : undefined };
+  }
+  return { set, rest };
+}
+
+/**
+ * The request the translated path runs: hosted search offered as a function tool, a forced
+ * `{type:'web_search…'}` choice forcing it, and echoed `web_search_call` items turned into a
+ * function call and its output: from the sealed `encrypted_content`, or re-run (billed) without it.
+ */
+export async function unfoldSearchCalls(req: ResponsesRequest, rest: Tool[], set: NativeToolSet, run: SearchRunner, signal: AbortSignal): Promise<{ request: ResponsesRequest; reruns: number }> {
+  let reruns = 0;
+  let input = req.input;
+  if (Array.isArray(input)) {
+    const out: ResponsesItem[] = [];
+    for (const item of input) {
+      if (item.type !== 'web_search_call') {
+        out.push(item);
+        continue;
+      }
+      const action = (item.action ?? {}) as { query?: unknown };
+      const opened = openResults(item.encrypted_content);
+      const query = String(action.query ?? opened?.query ?? '');
+      let text: string;
+      if (opened) text = searchText({ query, provider: opened.provider, results: opened.items });
+      else {
+        const r = await runNativeCall(run, set, 'search', { query }, signal);
+        if (r.outcome) reruns++;
+        text = resultText({ type: 'result', id: String(item.id), kind: 'search', ...r });
+      }
+      const callId = String(item.id ?? newId('ws'));
+      out.push({ type: 'function_call', call_id: callId, name: NATIVE_NAMES.search, arguments: JSON.stringify({ query }) });
+      out.push({ type: 'function_call_output', call_id: callId, output: text });
+    }
+    input = out;
+  }
+  const fns = functionTools(set).map((f) => ({ type: 'function', name: f.function.name, description: f.function.description, parameters: f.function.parameters }));
+  const choice = req.tool_choice;
+  const tool_choice = typeof choice === 'object' && /^web_search/.test(choice.type) ? { type: 'function', name: NATIVE_NAMES.search } : choice;
+  return { request: { ...req, input, tools: [...rest, ...fns], tool_choice }, reruns };
+}
+
+/** A text step → a message item whose output_text carries url_citation annotations. */
+function messageWithCitations(steps: NativeStep[], i: number, text: string): OutputItem {
+  const annotations = citedSources(text, resultsBefore(steps, i)).map((c) => ({ type: 'url_citation', start_index: c.start, end_index: c.end, url: c.url, title: c.title }));
+  return { type: 'message', id: newId('msg'), status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations }] };
+}
+
+/** The output item a step produces, if any (a call's item is produced by its result). */
+export function stepItems(steps: NativeStep[], i: number): OutputItem[] {
+  const s = steps[i];
+  if (s.type === 'text') return [messageWithCitations(steps, i, s.text)];
+  if (s.type === 'client_calls') return s.calls.map((c) => functionCallItem(newId('fc'), c));
+  if (s.type !== 'result') return [];
+  const call = steps.find((x) => x.type === 'call' && x.id === s.id) as Extract<NativeStep, { type: 'call' }> | undefined;
+  const query = String(call?.input.query ?? '');
+  const id = `ws_${s.id.replace(/^srvtoolu_/, '')}`;
+  if (s.error || s.outcome?.kind !== 'search') {
+    return [{ type: 'web_search_call', id, status: 'failed', action: { type: 'search', query }, error: { code: s.error?.code ?? 'unavailable', message: s.error?.message ?? '' } }];
+  }
+  const o = s.outcome;
+  return [{ type: 'web_search_call', id, status: 'completed', action: { type: 'search', query, sources: o.results.map((r) => ({ type: 'url', url: r.url })) }, encrypted_content: sealResults(o.query, o.provider, o.results) }];
+}
+
+export function transcriptOutput(t: NativeTranscript): OutputItem[] {
+  return t.steps.flatMap((_, i) => stepItems(t.steps, i));
+}

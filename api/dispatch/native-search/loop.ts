@@ -1,0 +1,208 @@
+import crypto from 'crypto';
+import type { Request, Response } from 'express';
+import type { AppContext } from '../../context';
+import type { ResolvedModel } from '../../../shared/catalog/catalog';
+import type { CanonicalCompletion, CanonicalMessage, CanonicalRequest, CanonicalToolCall, CanonicalUsage, FinishReason } from '../../dialects/canonical';
+import type { SearchArgs, SearchOutcome } from '../../../shared/search/types';
+import { ApiError } from '../../../shared/errors/ApiError';
+import { ClientGone } from '../../../shared/errors/ClientGone';
+import { dispatchChat } from '../chat';
+import { runSearch, searchCaller } from '../search';
+import { hostMatches } from '../../../shared/net/domains';
+import { MAX_NATIVE_TURNS, NATIVE_NAMES, kindOfName, type NativeKind, type NativeToolSet } from './tools';
+import { errorText, fetchText, searchText } from './tool-text';
+
+export type NativeStep =
+  | { type: 'text'; text: string }
+  | { type: 'call'; id: string; kind: NativeKind; input: Record<string, unknown> }
+  | { type: 'result'; id: string; kind: NativeKind; outcome?: SearchOutcome; error?: { code: string; message: string } }
+  | { type: 'client_calls'; calls: CanonicalToolCall[] };
+
+export interface NativeTranscript {
+  steps: NativeStep[];
+  usage: Required<Pick<CanonicalUsage, 'prompt_tokens' | 'completion_tokens' | 'total_tokens'>> & { prompt_tokens_details: { cached_tokens: number } };
+  finish: FinishReason;
+  /** Searches and fetches that ran (each is one ledger row). */
+  requests: Record<NativeKind, number>;
+  /** The assistant and tool messages this request added to the conversation. */
+  added: CanonicalMessage[];
+}
+
+export type SearchRunner = (args: SearchArgs, signal?: AbortSignal) => Promise<SearchOutcome>;
+
+/** The request's rails: the same gate as the MCP tool (runSearch in api/dispatch/search.ts). */
+export function railsRunner(ctx: AppContext, req: Request): SearchRunner {
+  const caller = searchCaller(ctx, req);
+  let n = 0;
+  // Each search is its own job and ledger row: both are keyed by a unique request id.
+  return (args, signal) => runSearch({ ...caller, requestId: `${req.id}.${args.kind}${++n}` }, args, signal);
+}
+
+export const serverToolId = () => `srvtoolu_${crypto.randomBytes(12).toString('hex')}`;
+
+function inputOf(call: CanonicalToolCall): Record<string, unknown> {
+  try {
+    const v = JSON.parse(call.function.arguments || '{}');
+    return v && typeof v === 'object' && !Array.isArray(v) ? v : {};
+  } catch {
+    return {};
+  }
+}
+
+/** Filters search results by the tool's domain lists (as Anthropic's allowed/blocked_domains do). */
+function filtered(o: SearchOutcome, set: NativeToolSet): SearchOutcome {
+  if (o.kind !== 'search') return o;
+  const t = set.search;
+  const keep = (url: string) => {
+    let host: string;
+    try {
+      host = new URL(url).hostname;
+    } catch {
+      return false;
+    }
+    if (t?.blockedDomains?.some((d) => hostMatches(host, d))) return false;
+    return !t?.allowedDomains?.length || t.allowedDomains.some((d) => hostMatches(host, d));
+  };
+  return { ...o, results: o.results.filter((r) => keep(r.url)) };
+}
+
+/** Runs one search or fetch the model asked for; failures come back in-band. */
+export async function runNativeCall(run: SearchRunner, set: NativeToolSet, kind: NativeKind, input: Record<string, unknown>, signal?: AbortSignal): Promise<{ outcome?: SearchOutcome; error?: { code: string; message: string } }> {
+  let args: SearchArgs;
+  if (kind === 'search') {
+    const query = typeof input.query === 'string' ? input.query.trim() : '';
+    if (!query) return { error: { code: 'invalid_tool_input', message: 'The search needs a query.' } };
+    if (query.length > 400) return { error: { code: 'query_too_long', message: 'The query is longer than 400 characters.' } };
+    args = { kind: 'search', query };
+  } else {
+    const url = typeof input.url === 'string' ? input.url.trim() : '';
+    if (!url) return { error: { code: 'invalid_tool_input', message: 'The fetch needs a url.' } };
+    args = { kind: 'fetch', url, allowedDomains: set.fetch?.allowedDomains, blockedDomains: set.fetch?.blockedDomains };
+  }
+  try {
+    const outcome = filtered(await run(args, signal), set);
+    if (outcome.kind === 'fetch' && set.fetch?.maxChars && outcome.content.length > set.fetch.maxChars) {
+      return { outcome: { ...outcome, content: outcome.content.slice(0, set.fetch.maxChars) } };
+    }
+    return { outcome };
+  } catch (err) {
+    if (signal?.aborted) throw new ClientGone();
+    if (err instanceof ApiError) return { error: { code: err.code, message: err.message } };
+    throw err;
+  }
+}
+
+/** The text the model reads for a result step. */
+export function resultText(step: Extract<NativeStep, { type: 'result' }>): string {
+  if (step.error) return errorText(step.error.code, step.error.message);
+  const o = step.outcome!;
+  return o.kind === 'search' ? searchText(o) : fetchText(o);
+}
+
+export interface NativeLoopInput {
+  resolved: ResolvedModel;
+  /** The canonical request with the server tools already offered as function tools. */
+  canonical: CanonicalRequest;
+  tools: NativeToolSet;
+  run: SearchRunner;
+  /** Each step as it happens (streaming). */
+  onStep?: (step: NativeStep) => void;
+}
+
+/**
+ * The bounded native search loop, in the web pod: a model turn through the chat queue; each
+ * search or fetch it asks for runs on the rails (max_uses per tool, failures in-band); then the
+ * model continues. At most MAX_NATIVE_TURNS model turns; the last one is offered no server tools,
+ * so it answers. A call of a client tool ends the loop (the client runs it).
+ */
+export async function runNativeLoop(ctx: AppContext, req: Request, res: Response, input: NativeLoopInput): Promise<NativeTranscript> {
+  const abort = new AbortController();
+  const onClose = () => {
+    if (!res.writableFinished) abort.abort();
+  };
+  res.on('close', onClose);
+  const t: NativeTranscript = {
+    steps: [],
+    usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, prompt_tokens_details: { cached_tokens: 0 } },
+    finish: null,
+    requests: { search: 0, fetch: 0 },
+    added: [],
+  };
+  const step = (s: NativeStep) => {
+    t.steps.push(s);
+    input.onStep?.(s);
+  };
+  const uses: Record<NativeKind, number> = { search: 0, fetch: 0 };
+  const nativeNames = new Set(Object.values(NATIVE_NAMES));
+  try {
+    for (let turn = 0; turn < MAX_NATIVE_TURNS; turn++) {
+      const last = turn === MAX_NATIVE_TURNS - 1;
+      const body: CanonicalRequest = { ...input.canonical, messages: [...input.canonical.messages, ...t.added], stream: false };
+      // A choice forcing a server tool applies to the first turn; later the model decides.
+      const forced = typeof body.tool_choice === 'object' && nativeNames.has(body.tool_choice.function.name);
+      if (turn > 0 && forced) body.tool_choice = 'auto';
+      if (last) {
+        body.tools = body.tools?.filter((x) => !nativeNames.has(x.function.name));
+        if (!body.tools?.length) {
+          delete body.tools;
+          delete body.tool_choice;
+          delete body.parallel_tool_calls;
+        }
+      }
+      const c = (await dispatchChat(ctx, req, res, {
+        resolved: input.resolved,
+        operation: 'chat',
+        body,
+        stream: false,
+        includeUsage: true,
+        passthrough: false,
+        jobId: turn === 0 ? undefined : `${req.id}.t${turn}`,
+      })) as CanonicalCompletion;
+      const u = c.usage;
+      t.usage.prompt_tokens += u?.prompt_tokens ?? 0;
+      t.usage.completion_tokens += u?.completion_tokens ?? 0;
+      t.usage.prompt_tokens_details.cached_tokens += u?.prompt_tokens_details?.cached_tokens ?? 0;
+      t.usage.total_tokens = t.usage.prompt_tokens + t.usage.completion_tokens;
+      const choice = c.choices[0];
+      const text = choice?.message.content ?? '';
+      const calls = choice?.message.tool_calls ?? [];
+      const native = last ? [] : calls.filter((x) => kindOfName(x.function.name, input.tools));
+      const client = calls.filter((x) => !kindOfName(x.function.name, input.tools));
+      t.finish = choice?.finish_reason ?? 'stop';
+      if (text) step({ type: 'text', text });
+      // Server calls get the gateway's own ids (models reuse ids across turns).
+      const renamed = native.map((x) => ({ ...x, id: serverToolId() }));
+      if (text || renamed.length || client.length) {
+        t.added.push({ role: 'assistant', content: text || null, ...(renamed.length || client.length ? { tool_calls: [...renamed, ...client] } : {}) });
+      }
+      for (const call of renamed) {
+        const kind = kindOfName(call.function.name, input.tools)!;
+        const args = inputOf(call);
+        step({ type: 'call', id: call.id, kind, input: args });
+        const max = input.tools[kind]?.maxUses;
+        let r: Awaited<ReturnType<typeof runNativeCall>>;
+        if (max !== undefined && uses[kind] >= max) r = { error: { code: 'max_uses_exceeded', message: `The ${NATIVE_NAMES[kind]} tool may be used ${max} times per request.` } };
+        else {
+          uses[kind]++;
+          r = await runNativeCall(input.run, input.tools, kind, args, abort.signal);
+          if (r.outcome) t.requests[kind]++;
+        }
+        const result: Extract<NativeStep, { type: 'result' }> = { type: 'result', id: call.id, kind, ...r };
+        step(result);
+        t.added.push({ role: 'tool', tool_call_id: call.id, content: resultText(result) });
+      }
+      if (client.length) {
+        step({ type: 'client_calls', calls: client });
+        t.finish = 'tool_calls';
+        break;
+      }
+      if (!renamed.length) {
+        if (t.finish === 'tool_calls') t.finish = 'stop'; // only dropped server calls on the last turn
+        break;
+      }
+    }
+  } finally {
+    res.off('close', onClose);
+  }
+  return t;
+}

@@ -1,0 +1,55 @@
+import type { Request, Response } from 'express';
+import type { AppContext } from '../../context';
+import type { ResolvedModel } from '../../../shared/catalog/catalog';
+import type { NativeToolSet } from '../../dispatch/native-search/tools';
+import { railsRunner, runNativeLoop } from '../../dispatch/native-search/loop';
+import { ClientGone } from '../../dispatch/run-job';
+import { SseWriter } from '../../sse';
+import { messagesToCanonical, type MessagesRequest } from '../../dialects/messages/request';
+import { messageId } from '../../dialects/messages/response';
+import { transcriptToMessage, unfoldServerBlocks, withFunctionTools } from '../../dialects/messages/native';
+import { NativeMessagesStream } from '../../dialects/messages/native-stream';
+import { streamError } from './stream-error';
+
+type Tools = NonNullable<MessagesRequest['tools']>;
+
+/**
+ * A messages request that declares web_search_* / web_fetch_20250910: run on the gateway's search
+ * rails whatever the model's upstream (the server tools never go upstream as they are), answered
+ * with Anthropic's native blocks, JSON or streamed.
+ */
+export async function answerNative(ctx: AppContext, req: Request, res: Response, body: MessagesRequest, resolved: ResolvedModel, set: NativeToolSet, rest: Tools): Promise<void> {
+  const run = railsRunner(ctx, req);
+  const abort = new AbortController();
+  const onClose = () => !res.writableFinished && abort.abort();
+  res.on('close', onClose);
+  let unfolded: Awaited<ReturnType<typeof unfoldServerBlocks>>;
+  try {
+    unfolded = await unfoldServerBlocks(body, set, run, abort.signal);
+  } finally {
+    res.off('close', onClose);
+  }
+  const canonical = messagesToCanonical(withFunctionTools(body, rest, set, unfolded.messages));
+  const publicModel = resolved.requestedId;
+  const id = messageId();
+  const loop = { resolved, canonical, tools: set, run };
+  if (body.stream !== true) {
+    const t = await runNativeLoop(ctx, req, res, loop);
+    res.json(transcriptToMessage(t, unfolded.reruns, publicModel, id));
+    return;
+  }
+  const sse = new SseWriter(res);
+  const w = new NativeMessagesStream(publicModel, id);
+  const send = (events: ReturnType<NativeMessagesStream['push']>) => {
+    for (const ev of events) sse.send(JSON.stringify(ev), ev.type);
+  };
+  try {
+    const t = await runNativeLoop(ctx, req, res, { ...loop, onStep: (s) => send(w.push(s)) });
+    send(w.end(t, unfolded.reruns));
+    sse.end();
+  } catch (err) {
+    if (err instanceof ClientGone) return;
+    if (!sse.isStarted) throw err;
+    streamError(sse, err);
+  }
+}

@@ -1,0 +1,62 @@
+import type { Request, Response } from 'express';
+import type { AppContext } from '../../context';
+import type { ResolvedModel } from '../../../shared/catalog/catalog';
+import type { CanonicalMessage } from '../../dialects/canonical';
+import type { NativeToolSet } from '../../dispatch/native-search/tools';
+import { railsRunner, runNativeLoop } from '../../dispatch/native-search/loop';
+import { ClientGone } from '../../dispatch/run-job';
+import { SseWriter } from '../../sse';
+import { ApiError } from '../../../shared/errors/ApiError';
+import { responsesToCanonical, type ResponsesRequest } from '../../dialects/responses/request';
+import { newId, responseObject, type ResponseFrame } from '../../dialects/responses/response';
+import { transcriptOutput, unfoldSearchCalls } from '../../dialects/responses/native';
+import { NativeResponsesStream } from '../../dialects/responses/native-stream';
+import { storeResponse } from './store';
+
+type Tools = NonNullable<ResponsesRequest['tools']>;
+
+/**
+ * A responses request with a hosted `web_search*` tool: run on the gateway's search rails (never
+ * sent upstream), answered with `web_search_call` items and cited messages, JSON or streamed.
+ */
+export async function answerNative(ctx: AppContext, req: Request, res: Response, body: ResponsesRequest, resolved: ResolvedModel, history: CanonicalMessage[], set: NativeToolSet, rest: Tools): Promise<void> {
+  const run = railsRunner(ctx, req);
+  const abort = new AbortController();
+  const onClose = () => !res.writableFinished && abort.abort();
+  res.on('close', onClose);
+  let unfolded: Awaited<ReturnType<typeof unfoldSearchCalls>>;
+  try {
+    unfolded = await unfoldSearchCalls(body, rest, set, run, abort.signal);
+  } finally {
+    res.off('close', onClose);
+  }
+  const { canonical, turn } = responsesToCanonical(unfolded.request, history);
+  const frame: ResponseFrame = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), publicModel: resolved.requestedId, req: body };
+  const store = body.store !== false;
+  const loop = { resolved, canonical, tools: set, run };
+  if (body.stream !== true) {
+    const t = await runNativeLoop(ctx, req, res, loop);
+    const response = responseObject(frame, transcriptOutput(t), t.finish ?? 'stop', t.usage);
+    if (store) await storeResponse(req, response, [...history, ...turn, ...t.added]);
+    res.json(response);
+    return;
+  }
+  const sse = new SseWriter(res);
+  const w = new NativeResponsesStream(frame);
+  const send = (events: ReturnType<NativeResponsesStream['push']>) => {
+    for (const ev of events) sse.send(JSON.stringify(ev), ev.type);
+  };
+  try {
+    const t = await runNativeLoop(ctx, req, res, { ...loop, onStep: (s) => send(w.push(s)) });
+    const { events, response } = w.end(t);
+    if (store) await storeResponse(req, response, [...history, ...turn, ...t.added]);
+    send(events);
+    sse.end();
+  } catch (err) {
+    if (err instanceof ClientGone) return;
+    if (!sse.isStarted) throw err;
+    const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The stream failed.');
+    sse.send(JSON.stringify(w.error(e.code, e.message)), 'error');
+    sse.end();
+  }
+}

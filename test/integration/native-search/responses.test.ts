@@ -1,0 +1,92 @@
+import { expect } from 'chai';
+import OpenAI from 'openai';
+import { env, resetSim } from '../../helpers/harness';
+import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { postSse } from '../../helpers/sse-events';
+import { keyHeader } from '../../helpers/http';
+import { startSearchUpstream, useSearchProvider, type SearchUpstream } from '../../helpers/search-upstream';
+import { SearchUsage } from '../../../shared/db/models';
+
+const ledger = (orgId: string) => SearchUsage.count({ where: { orgId } });
+
+describe('native web search on /v1/responses', () => {
+  let up: SearchUpstream;
+  let o: TestOrg;
+  let client: OpenAI;
+  beforeEach(resetSim);
+  before(async () => {
+    up = await startSearchUpstream();
+    o = await buildOrg(env().redis);
+    await useSearchProvider(o.org.id, up, 'h16-resp-search');
+    client = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+  });
+  after(() => up.close());
+
+  for (const model of ['sim-chat', 'sim-claude']) {
+    it(`the openai client gets a web_search_call item and a cited message on ${model}`, async () => {
+      const rows = await ledger(o.org.id);
+      const r = await client.responses.create({ model, input: 'search for honey bees', tools: [{ type: 'web_search' }] });
+      expect(r.status).to.equal('completed');
+      expect(r.output.map((i) => i.type)).to.deep.equal(['web_search_call', 'message']);
+      const ws = r.output[0] as OpenAI.Responses.ResponseFunctionWebSearch & { encrypted_content?: string };
+      expect(ws.status).to.equal('completed');
+      expect(ws.action).to.deep.include({ type: 'search', query: 'honey bees' });
+      expect((ws.action as { sources: unknown[] }).sources).to.deep.equal([{ type: 'url', url: 'https://docs.example.org/honey-bees/1' }, { type: 'url', url: 'https://docs.example.org/honey-bees/2' }]);
+      expect(ws.encrypted_content).to.be.a('string');
+      expect(r.output_text).to.include('https://docs.example.org/honey-bees/1');
+      const part = (r.output[1] as OpenAI.Responses.ResponseOutputMessage).content[0] as OpenAI.Responses.ResponseOutputText;
+      const url = 'https://docs.example.org/honey-bees/1';
+      expect(part.annotations).to.deep.equal([{ type: 'url_citation', start_index: part.text.indexOf(url), end_index: part.text.indexOf(url) + url.length, url, title: 'Result 1 about honey bees' }]);
+      expect(await ledger(o.org.id)).to.equal(rows + 1);
+      for (const e of env().sim.log.entries) expect(JSON.stringify(e.body)).not.to.match(/"type":"web_search"/);
+    });
+  }
+
+  it('streams the web_search_call events, then the message with its annotation', async () => {
+    const s = await postSse('/v1/responses', keyHeader(o.key), { model: 'sim-chat', input: 'search for honey bees', tools: [{ type: 'web_search_preview' }], stream: true });
+    expect(s.status, s.text).to.equal(200);
+    const types = s.events.map((e) => e.event);
+    expect(types).to.deep.equal([
+      'response.created', 'response.in_progress',
+      'response.output_item.added', 'response.web_search_call.in_progress', 'response.web_search_call.searching', 'response.web_search_call.completed', 'response.output_item.done',
+      'response.output_item.added', 'response.content_part.added', 'response.output_text.delta', 'response.output_text.annotation.added', 'response.output_text.done', 'response.content_part.done', 'response.output_item.done',
+      'response.completed',
+    ]);
+    expect(s.events.map((e) => e.data.sequence_number)).to.deep.equal(types.map((_, i) => i));
+    const done = s.events.at(-1)!.data.response;
+    expect(done.output.map((i: { type: string }) => i.type)).to.deep.equal(['web_search_call', 'message']);
+  });
+
+  it('a follow-up by previous_response_id or with the echoed encrypted_content reuses the results; without it the search re-runs', async () => {
+    const first = await client.responses.create({ model: 'sim-chat', input: 'search for honey bees', tools: [{ type: 'web_search' }] });
+    const rows = await ledger(o.org.id);
+    const byId = await client.responses.create({ model: 'sim-chat', previous_response_id: first.id, input: 'thanks, summarise it', tools: [{ type: 'web_search' }] });
+    expect(byId.output.map((i) => i.type)).to.deep.equal(['message']);
+    expect(await ledger(o.org.id)).to.equal(rows);
+
+    const echo = (ws: Record<string, unknown>) =>
+      client.responses.create({
+        model: 'sim-chat',
+        tools: [{ type: 'web_search' }],
+        store: false,
+        input: [{ role: 'user', content: 'search for honey bees' }, ws as never, { role: 'assistant', content: first.output_text }, { role: 'user', content: 'thanks, summarise it' }],
+      });
+    await echo(first.output[0] as never);
+    expect(await ledger(o.org.id), 'echoed: no new search').to.equal(rows);
+    const { encrypted_content: _, ...bare } = first.output[0] as unknown as Record<string, unknown>;
+    await echo(bare);
+    expect(await ledger(o.org.id), 'not echoed: re-run, billed').to.equal(rows + 1);
+  });
+
+  it('not entitled: a failed web_search_call with the code, and the answer goes on', async () => {
+    const poor = await buildOrg(env().redis);
+    await useSearchProvider(poor.org.id, up, 'h16-resp-quota', { monthlyAllowance: 0 });
+    const c = new OpenAI({ apiKey: poor.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    const r = await c.responses.create({ model: 'sim-chat', input: 'search for honey bees', tools: [{ type: 'web_search' }] });
+    expect(r.output.map((i) => i.type)).to.deep.equal(['web_search_call', 'message']);
+    expect(r.output[0]).to.deep.include({ status: 'failed' });
+    expect((r.output[0] as unknown as { error: { code: string } }).error.code).to.equal('quota_exceeded');
+    expect(r.output_text).to.include('quota_exceeded');
+    expect(await ledger(poor.org.id)).to.equal(0);
+  });
+});
