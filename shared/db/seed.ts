@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection';
 import { Model, Organization, Plan, Project, Provider, User, Membership, Wallet } from './models';
 import { bumpEpoch } from '../cache/epoch';
 import { createApiKey, type CreatedKey } from '../tenancy/ops';
@@ -20,7 +20,7 @@ const PLANS = [
  * Idempotent seed: plans, the simulator provider and the default catalog (pointed at `simulatorUrl`),
  * and a demo organization. Returns the demo key only when it was created by this run.
  */
-export async function seed(redis: Redis, simulatorUrl: string): Promise<{ demoKey?: CreatedKey }> {
+export async function seed(redis: RedisClient, simulatorUrl: string): Promise<{ demoKey?: CreatedKey }> {
   for (const p of PLANS) await Plan.findOrCreate({ where: { name: p.name }, defaults: p });
   const [provider] = await Provider.findOrCreate({
     where: { name: 'simulator' },

@@ -88,7 +88,7 @@ export function createWorker<Q extends QueueName>(
     },
     {
       connection: rt.bull,
-      prefix: keys.bullPrefix(),
+      prefix: keys.bullPrefix(queue),
       autorun: false, // started by startPools once the scheduler settings are applied
       concurrency,
       lockDuration: lockMs,
