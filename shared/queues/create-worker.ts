@@ -91,6 +91,7 @@ export function createWorker<Q extends QueueName>(
       prefix: keys.bullPrefix(queue),
       autorun: false, // started by startPools once the scheduler settings are applied
       concurrency,
+      name: config().podId, // stored on each job it takes (processedBy): which process runs a job
       lockDuration: lockMs,
       stalledInterval: lockMs,
       maxStalledCount: 0,
