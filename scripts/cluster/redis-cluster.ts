@@ -4,6 +4,7 @@ import net from 'net';
 import os from 'os';
 import path from 'path';
 import { Redis } from 'ioredis';
+import { redisServerBinary } from '../services/redis';
 
 /** A Redis Cluster of this process's own on loopback; `nodes` is the REDIS_CLUSTER_NODES value. */
 export interface LocalCluster {
@@ -54,6 +55,8 @@ async function info(port: number, command: string[]): Promise<string> {
  * directory; nothing else on the machine is touched.
  */
 export async function startLocalCluster(masters = 3): Promise<LocalCluster> {
+  const server = redisServerBinary(); // installed with apt-get when missing (redis-cli comes with it)
+  const cli = path.join(path.dirname(server), 'redis-cli');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-redis-cluster-'));
   const taken = new Set<number>();
   const ports: number[] = [];
@@ -66,7 +69,7 @@ export async function startLocalCluster(masters = 3): Promise<LocalCluster> {
     const nodeDir = path.join(dir, String(port));
     fs.mkdirSync(nodeDir);
     return spawn(
-      'redis-server',
+      server,
       ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf',
         '--cluster-node-timeout', '5000', '--dir', nodeDir, '--save', '', '--appendonly', 'no', '--logfile', 'redis.log'],
       { stdio: 'ignore' },
@@ -85,7 +88,7 @@ export async function startLocalCluster(masters = 3): Promise<LocalCluster> {
   };
   try {
     for (const port of ports) await waitUntil(async () => (await info(port, ['PING'])) === 'PONG', 10_000, `redis-server on ${port}`);
-    const created = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], {
+    const created = spawnSync(fs.existsSync(cli) ? cli : 'redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], {
       encoding: 'utf8',
     });
     if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
