@@ -9,6 +9,7 @@ import { UsageEvent } from '../../shared/db/models';
 import { outboxStats } from '../../shared/metering/usage-outbox';
 import { LeaseManager } from '../../shared/lanes/leases';
 import { Queues } from '../../shared/queues/queues';
+import { cancelJob } from '../../shared/queues/cancel';
 import { ALL_QUEUES } from '../../shared/queues/names';
 import { createRedis } from '../../shared/redis/connection';
 import { keys } from '../../shared/redis/keys';
@@ -119,7 +120,7 @@ describe('on a Redis Cluster: two web pods and two chat worker processes', () =>
     this.timeout(60_000);
     const flood = await buildOrg(clusterEnv().redis, { laneOverrides: { 'chat:interactive': 1000 } });
     const quiet = await buildOrg(clusterEnv().redis);
-    clusterEnv().sim.knobs.set('sim-chat-1', { delayMs: 100 });
+    clusterEnv().sim.knobs.set('sim-chat-1', { delayMs: 150 });
     const timed = async (i: number) => {
       const t = Date.now();
       const r = await chat(i % 2 ? B() : A(), quiet.key);
@@ -128,17 +129,21 @@ describe('on a Redis Cluster: two web pods and two chat worker processes', () =>
     };
     const unloaded: number[] = [];
     for (let i = 0; i < 8; i++) unloaded.push(await timed(i));
-    // 2 workers × 8 jobs at a time, 100 ms a job: 300 queued jobs are ~2 s of FIFO wait.
+    // 2 workers × 8 jobs at a time, 150 ms a job: 300 queued jobs are ~2.8 s of FIFO wait. Measure once
+    // both pods have taken every flood request in, so what is timed is the queue, not the intake.
+    clusterEnv().sim.log.entries.length = 0;
     const floodDone = Promise.all(Array.from({ length: 300 }, (_, i) => chat(i % 2 ? B() : A(), flood.key)));
-    const backlog = await waitFor(async () => (await queues.get('chat-interactive').getPrioritizedCount()) > 100, 30_000);
-    expect(backlog, 'the flood built a backlog').to.equal(true);
+    const q = queues.get('chat-interactive');
+    const intake = await waitFor(async () => (await q.getPrioritizedCount()) + (await q.getWaitingCount()) + clusterEnv().sim.log.entries.length >= 300, 30_000);
+    expect(intake, 'both pods took the flood in').to.equal(true);
+    expect(await q.getPrioritizedCount(), 'a backlog remains').to.be.above(50);
     const loaded: number[] = [];
     for (let i = 0; i < 8; i++) loaded.push(await timed(i));
     expect((await floodDone).every((r) => r.status === 200)).to.equal(true);
     expect(percentile(loaded, 95), `unloaded ${unloaded.join(',')} ms, loaded ${loaded.join(',')}`).to.be.below(5 * percentile(unloaded, 95) + 250);
   });
 
-  it('cancels a streaming job on whichever worker runs it when its client leaves the other pod', async () => {
+  it('cancels a streaming job on whichever worker runs it when its client leaves pod B', async () => {
     const o = await buildOrg(clusterEnv().redis);
     clusterEnv().sim.knobs.set('sim-chat-1', { tokenDelayMs: 200, outputWords: 60 });
     const ac = new AbortController();
@@ -155,6 +160,23 @@ describe('on a Redis Cluster: two web pods and two chat worker processes', () =>
     expect(await waitFor(async () => (await leases.count(o.org.id, 'chat', 'interactive')) === 0, 3000)).to.equal(true);
     await usageSettled();
     expect(await UsageEvent.count({ where: { requestId: res.headers.get('x-service-request-id')! } }), 'a cancelled request is not billed').to.equal(0);
+  });
+
+  it('delivers a cancel sent from a pod that did not enqueue the job to the worker running it', async () => {
+    const e = clusterEnv();
+    const o = await buildOrg(e.redis);
+    e.sim.knobs.set('sim-chat-1', { hang: true });
+    const reply = chat(B(), o.key);
+    expect(await waitFor(() => e.sim.log.entries.length === 1, 10_000), 'the job is upstream').to.equal(true);
+    const [active] = await queues.get('chat-interactive').getActive();
+    await cancelJob(e.redis, queues, 'chat-interactive', active.id!); // this process acts as the other pod
+    expect(await waitFor(() => e.sim.log.entries[0].aborted, 5000), 'the upstream call was aborted').to.equal(true);
+    const r = await reply;
+    expect(r.status, r.text).to.equal(499);
+    expect(r.body.error.code).to.equal('client_closed_request');
+    expect(await waitFor(async () => (await leases.count(o.org.id, 'chat', 'interactive')) === 0, 3000)).to.equal(true);
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { requestId: requestId(r) } }), 'a cancelled request is not billed').to.equal(0);
   });
 
   it('follows the cache epoch on both pods: a revoked key fails on the very next request to either', async () => {
