@@ -52,8 +52,9 @@ export function wireFromFailedReason(reason: string | undefined): WireError {
  * The pod side of request-reply: the pod has one sharded channel per usage outbox stream (each in
  * that stream's slot, so a worker can add the usage event and publish the result in one script) and
  * hands them out to its requests in turn, which spreads reply traffic over the cluster's shards. Jobs
- * publish chunks and a final result on their request's channel (SPUBLISH). Pub/sub drops messages while reconnecting, so pending requests that have
- * been quiet for `pollMs`, and all of them after a reconnect, are recovered from BullMQ's job state.
+ * publish chunks and a final result on their request's channel (SPUBLISH). Pub/sub drops messages
+ * while reconnecting, so pending requests that have been quiet for `pollMs`, and all of them after a
+ * reconnect, are recovered from BullMQ's job state.
  */
 export class ReplyHub {
   /** This pod's reply channels; `channel` hands them out in turn. */
