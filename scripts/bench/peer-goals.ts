@@ -32,6 +32,6 @@ export function goalLines(rows: PeerRow[], ours = 'ours'): string[] {
     line('streamed chat c64, requests/s vs Portkey', ratio('stream', 64, (r) => r.rps), '≥ 1.3x', (v) => v >= 1.3),
     line('JSON chat c1, added p50', added('chat', 1, (r) => r.total?.p50), '≤ 2.0 ms', (v) => v <= 2.0, ' ms'),
     line('streamed chat c1, added time to first byte (p50)', added('stream', 1, (r) => r.first?.p50), '≤ 2.0 ms', (v) => v <= 2.0, ' ms'),
-    '2,000 held streaming connections on one web pod (RSS < 250 MB, none dropped): not part of the peer harness; not measured here',
+    '2,000 held streaming connections on one web pod (RSS < 250 MB, none dropped): not part of the peer harness; measured by `npm run bench:held` (below)',
   ];
 }
