@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../shared/redis/connection';
 import { config } from '../shared/config/env';
 import { createRedis } from '../shared/redis/connection';
 import { Directory } from '../shared/tenancy/directory';
@@ -15,8 +15,8 @@ import { addMetricSources } from '../shared/metrics';
  */
 export interface AppContext {
   podId: string;
-  redis: Redis;
-  sub: Redis;
+  redis: RedisClient;
+  sub: RedisClient;
   directory: Directory;
   catalog: Catalog;
   leases: LeaseManager;

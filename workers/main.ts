@@ -3,12 +3,12 @@ import { config } from '../shared/config/env';
 import { logger } from '../shared/logger';
 import { closeDb, db } from '../shared/db/sequelize';
 import { forceExitAfter } from '../shared/shutdown';
-import { isPoolName, type PoolName } from '../shared/queues/names';
+import { isPoolName, POOLS, type PoolName } from '../shared/queues/names';
 import { POOL_STARTERS, implementedPools } from './pools';
 import { closeWorkerRuntime, createWorkerRuntime, type WorkerRuntime } from './runtime';
 import { startMetricsServer } from './metrics-server';
 import { SchedulerSettingsFollower } from './scheduler-settings';
-import { UsageDrainer } from '../shared/metering/usage-drainer';
+import { UsageDrainers } from '../shared/metering/usage-drainers';
 import { outboxStats } from '../shared/metering/usage-outbox';
 import { addUsageOutboxSource } from '../shared/metrics';
 
@@ -30,14 +30,14 @@ export interface RunningPools {
   workers: Worker[];
   /** Applies the operator's scheduler-endpoints settings to `workers` as they change. */
   settings: SchedulerSettingsFollower;
-  /** Moves usage events from the Redis outbox to Postgres (every worker process runs one). */
-  drainer: UsageDrainer;
+  /** Move usage events from the Redis outbox streams to Postgres (every worker process runs one per stream). */
+  drainer: UsageDrainers;
   /** Stops taking jobs, lets in-flight jobs finish, drains the usage outbox, closes connections. */
   close(): Promise<void>;
 }
 
 export async function startPools(pools: PoolName[]): Promise<RunningPools> {
-  const runtime = await createWorkerRuntime();
+  const runtime = await createWorkerRuntime(pools.flatMap((p) => POOLS[p]));
   const workers = pools.flatMap((p) => POOL_STARTERS[p]!(runtime));
   for (const w of workers) w.on('error', (err) => logger.error({ err, queue: w.name }, 'worker error'));
   await Promise.all(workers.map((w) => w.waitUntilReady()));
@@ -46,7 +46,7 @@ export async function startPools(pools: PoolName[]): Promise<RunningPools> {
   const settings = new SchedulerSettingsFollower(workers, runtime.sub);
   await settings.start();
   for (const w of workers) if (!w.isPaused()) void w.run().catch((err) => logger.error({ err, queue: w.name }, 'worker stopped'));
-  const drainer = new UsageDrainer();
+  const drainer = new UsageDrainers();
   await drainer.start();
   const dropMetrics = addUsageOutboxSource({ stats: () => outboxStats(runtime.redis) });
   return {

@@ -1,23 +1,24 @@
-import type { Redis } from 'ioredis';
-import { createRedis } from '../shared/redis/connection';
+import { createRedis, type RedisClient } from '../shared/redis/connection';
+import { ALL_QUEUES, type QueueName } from '../shared/queues/names';
 import { ReplyPublisher } from '../shared/queues/reply-publisher';
 import { CancelListener } from '../shared/queues/cancel';
 
 /** What every worker pool in a process shares: connections, the reply publisher, the cancel listener. */
 export interface WorkerRuntime {
-  redis: Redis;
-  sub: Redis;
-  bull: Redis;
+  redis: RedisClient;
+  sub: RedisClient;
+  bull: RedisClient;
   replies: ReplyPublisher;
   cancels: CancelListener;
 }
 
-export async function createWorkerRuntime(): Promise<WorkerRuntime> {
+/** `queues`: the queues this process works, whose cancel channels it follows. */
+export async function createWorkerRuntime(queues: readonly QueueName[] = ALL_QUEUES): Promise<WorkerRuntime> {
   const redis = createRedis('command');
   const sub = createRedis('subscriber');
   const bull = createRedis('worker');
   const cancels = new CancelListener(sub);
-  await cancels.start();
+  await cancels.start(queues);
   return { redis, sub, bull, replies: new ReplyPublisher(redis), cancels };
 }
 

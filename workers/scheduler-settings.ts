@@ -1,5 +1,5 @@
 import type { Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../shared/redis/connection';
 import { keys } from '../shared/redis/keys';
 import { logger } from '../shared/logger';
 import type { QueueName } from '../shared/queues/names';
@@ -22,13 +22,13 @@ export class SchedulerSettingsFollower {
     if (channel === keys.cacheChannel()) void this.refresh();
   };
 
-  constructor(private readonly workers: Worker[], private readonly sub: Redis, private readonly pollMs = 5000) {
+  constructor(private readonly workers: Worker[], private readonly sub: RedisClient, private readonly pollMs = 5000) {
     for (const w of workers) this.defaults.set(w, w.concurrency);
   }
 
   async start(): Promise<void> {
-    this.sub.on('message', this.onMessage);
-    await this.sub.subscribe(keys.cacheChannel());
+    this.sub.on('smessage', this.onMessage);
+    await this.sub.ssubscribe(keys.cacheChannel());
     await this.refresh();
     this.timer = setInterval(() => void this.refresh(), this.pollMs);
     this.timer.unref();
@@ -74,6 +74,6 @@ export class SchedulerSettingsFollower {
 
   stop(): void {
     if (this.timer) clearInterval(this.timer);
-    this.sub.off('message', this.onMessage);
+    this.sub.off('smessage', this.onMessage);
   }
 }

@@ -2,7 +2,7 @@ import express, { type Express } from 'express';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../shared/redis/connection';
 import { requestId } from '../middleware/request-id';
 import { errorHandler } from '../middleware/error-handler';
 import { healthRouter } from '../routes/health/router';
@@ -13,7 +13,7 @@ import { dashboardGuard } from './dashboard-guard';
 import { managementRouter } from './management';
 
 /** The admin app (`{admin_url}`): health, metrics, the queue dashboard; and the management API (`/admin/v1`). */
-export function createAdminApp(deps: { redis: Redis; queues: Queues }): Express {
+export function createAdminApp(deps: { redis: RedisClient; queues: Queues }): Express {
   const app = express();
   app.disable('x-powered-by');
   app.use(requestId);

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../shared/redis/connection';
 import { jsonBody } from '../middleware/body';
 import { errors } from '../../shared/errors/codes';
 import { adminAuth } from './auth';
@@ -14,7 +14,7 @@ import { searchControlsDocs, searchControlsRouter } from './routes/search';
 import { openApiDocument } from './openapi/document';
 
 /** The management API, mounted at `/admin/v1`: authentication, audit, every family, the OpenAPI document. */
-export function managementRouter(deps: { redis: Redis }): Router {
+export function managementRouter(deps: { redis: RedisClient }): Router {
   const r = Router();
   const defs = resourceDefs();
   const doc = openApiDocument(defs, [...statsDocs, ...capabilityPolicyDocs, ...billingDocs, ...platformAdminDocs, ...searchControlsDocs]);

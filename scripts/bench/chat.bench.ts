@@ -5,6 +5,8 @@ import { deleteKeysByPrefix } from '../services/redis';
 import { freePort } from '../services/free-port';
 import { runLoad, pct, type LoadResult } from './load';
 import { readCpu, cpuPerRequestUs } from './cpu';
+import { readNodes, spreadRows } from './cluster-spread';
+import { startLocalCluster, type LocalCluster } from '../cluster/redis-cluster';
 
 /**
  * `npm run bench`: chat completions (JSON and streamed), embeddings, rerank and web search (the MCP
@@ -12,7 +14,13 @@ import { readCpu, cpuPerRequestUs } from './cpu';
  * 16 and 64, directly against the upstream simulator and through the gateway (one web process, one
  * worker process running the chat and embeddings pools), in one run on this machine. Prints req/s,
  * p50, p99, the latency the gateway adds and the throughput ratio. BENCH_SECONDS sets the measuring time per cell (default 3).
+ * BENCH_CLUSTER=1 runs the gateway on a three-master Redis Cluster of its own (scripts/cluster) and
+ * prints each master's share of the commands (INFO commandstats) and of the Redis CPU; the floor
+ * (a bare BullMQ stack on single-node Redis) is left out then.
  */
+const CLUSTER = process.env.BENCH_CLUSTER === '1';
+/** BENCH_DATABASE_NAME: the bench's own database, dropped and created (default gateway_bench). */
+const BENCH_DB = process.env.BENCH_DATABASE_NAME ?? 'gateway_bench';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '1,16,64').split(',').map(Number);
 /** BENCH_MODES narrows the run, e.g. `json,stream` (default: json,stream,embeddings,rerank,search). */
@@ -63,7 +71,13 @@ function table(head: string[], rows: string[][]): void {
 }
 
 async function main(): Promise<void> {
-  const services = await ensureServices({ dataDir: '.data/bench', redisPort: 6382, pgPort: 5435, database: 'gateway_bench', recreate: true });
+  let cluster: LocalCluster | undefined;
+  if (CLUSTER) {
+    cluster = await startLocalCluster(3);
+    process.env.REDIS_CLUSTER_NODES = cluster.nodes;
+    process.env.REDIS_URL = `redis://127.0.0.1:${cluster.ports[0]}`;
+  }
+  const services = await ensureServices({ dataDir: '.data/bench', redisPort: 6382, pgPort: 5435, database: BENCH_DB, recreate: true });
   const [simPort, webPort, floorPort] = [await freePort(), await freePort(), await freePort()];
   const simUrl = `http://127.0.0.1:${simPort}`;
   Object.assign(process.env, {
@@ -85,7 +99,7 @@ async function main(): Promise<void> {
 
   await migrate(db());
   const redis = createRedis('command');
-  await deleteKeysByPrefix(services.redisUrl, 'gwbench');
+  if (!cluster) await deleteKeysByPrefix(services.redisUrl, 'gwbench');
   await seed(redis, simUrl);
   const org = await createOrg(redis, { name: `bench-${Date.now()}`, plan: 'pro' });
   await Organization.update(
@@ -100,15 +114,16 @@ async function main(): Promise<void> {
   const procs = [child('scripts/simulator/server.js', [], env), child('api/server.js', [], env), child('workers/main.js', ['chat,embeddings,search'], env)];
   // The floor (scripts/bench/floor): the bare stack, measured beside the gateway on JSON chat.
   const floorEnv = { ...env, PORT: String(floorPort), FLOOR_UPSTREAM: simUrl };
-  if (MODES.has('json')) procs.push(child('scripts/bench/floor/web.js', [], floorEnv), child('scripts/bench/floor/worker.js', [], floorEnv));
+  if (MODES.has('json') && !cluster) procs.push(child('scripts/bench/floor/web.js', [], floorEnv), child('scripts/bench/floor/worker.js', [], floorEnv));
   try {
     await waitHttp(`${simUrl}/_sim/requests`);
     await waitHttp(`http://127.0.0.1:${webPort}/healthz`);
-    if (MODES.has('json')) await waitHttp(`http://127.0.0.1:${floorPort}/healthz`);
+    if (MODES.has('json') && !cluster) await waitHttp(`http://127.0.0.1:${floorPort}/healthz`);
     await new Promise((r) => setTimeout(r, 500));
 
     const cpuRedis = createRedis('command', services.redisUrl);
-    const gatewayParts = { pids: { web: procs[1].pid, worker: procs[2].pid, simulator: procs[0].pid }, redis: cpuRedis, database: 'gateway_bench' };
+    const nodesBefore = cluster ? await readNodes(cpuRedis as import('ioredis').Cluster) : [];
+    const gatewayParts = { pids: { web: procs[1].pid, worker: procs[2].pid, simulator: procs[0].pid }, redis: cpuRedis, database: BENCH_DB };
     const floorParts = { ...gatewayParts, pids: { web: procs[3]?.pid, worker: procs[4]?.pid, simulator: procs[0].pid } };
     const rows: string[][] = [];
     const cpuRows: string[][] = [];
@@ -135,7 +150,7 @@ async function main(): Promise<void> {
     for (const stream of [false, true].filter((s) => MODES.has(s ? 'stream' : 'json'))) {
       for (const c of CONCURRENCY) {
         await cell(stream ? 'stream (TTFB)' : 'json', c, ['/v1/chat/completions', { model: 'sim-chat-1', messages, stream }], ['/v1/chat/completions', { model: 'sim-chat', messages, stream }], stream);
-        if (!stream) await cell('json floor', c, ['/v1/chat/completions', { model: 'sim-chat-1', messages }], ['/v1/chat/completions', { model: 'sim-chat', messages }], false, true);
+        if (!stream && !cluster) await cell('json floor', c, ['/v1/chat/completions', { model: 'sim-chat-1', messages }], ['/v1/chat/completions', { model: 'sim-chat', messages }], false, true);
       }
     }
     // Embeddings and rerank (docs/embeddings.md): the simulator's own paths directly, the gateway's through it.
@@ -154,16 +169,24 @@ async function main(): Promise<void> {
       const headers = { direct: { authorization: 'Bearer sim-tavily-platform-key' }, gateway: { accept: 'application/json, text/event-stream' } };
       for (const c of CONCURRENCY) await cell('search (MCP)', c, ['/tavily/search', { query: 'benchmark query', max_results: 5 }], ['/mcp', call], false, false, headers);
     }
+    const nodesAfter = cluster ? await readNodes(cpuRedis as import('ioredis').Cluster) : [];
     cpuRedis.disconnect();
     table(['mode', 'conc', 'direct req/s', 'gateway req/s', 'ratio', 'direct p50 ms', 'gateway p50 ms', 'added p50 ms', 'direct p99 ms', 'gateway p99 ms', 'errors'], rows);
     console.log('');
     table(['mode', 'conc', 'web µs/req', 'worker µs/req', 'redis µs/req', 'postgres µs/req', 'gateway µs/req', 'simulator µs/req'], cpuRows);
     console.log('');
     summary.forEach((s) => console.log(s));
+    if (cluster) {
+      const spread = spreadRows(nodesBefore, nodesAfter);
+      console.log('');
+      table(['cluster master', 'commands', 'share of commands', 'Redis CPU ms', 'share of CPU'], spread.rows);
+      console.log(`largest share of commands on one master: ${(100 * spread.maxShare).toFixed(1)} % (goal: at most 50 %)`);
+    }
   } finally {
     // Let the processes drain (the usage outbox among them) before their Redis and Postgres go away.
     await Promise.all(procs.map((p) => exited(p, 15_000)));
     await services.stop();
+    await cluster?.stop();
   }
 }
 

@@ -1,5 +1,5 @@
 import fs from 'fs';
-import { Redis } from 'ioredis';
+import { isCluster, type RedisClient } from '../../shared/redis/connection';
 
 /** Linux clock ticks per second for /proc times (USER_HZ is 100 on every mainstream kernel). */
 const TICKS_PER_S = 100;
@@ -31,11 +31,17 @@ export function postgresCpuMs(database: string): number {
   return total;
 }
 
-/** CPU time (ms) the Redis server has used, from INFO. */
-export async function redisCpuMs(redis: Redis): Promise<number> {
-  const info = await redis.info('cpu');
+/** CPU time (ms) one Redis server has used, from its INFO cpu section. */
+export function cpuMsOfInfo(info: string): number {
   const get = (k: string) => Number(new RegExp(`^${k}:([\\d.]+)`, 'm').exec(info)?.[1] ?? 0);
   return (get('used_cpu_user') + get('used_cpu_sys')) * 1000;
+}
+
+/** CPU time (ms) the Redis server has used, from INFO; on a cluster, every master's added up. */
+export async function redisCpuMs(redis: RedisClient): Promise<number> {
+  if (!isCluster(redis)) return cpuMsOfInfo(await redis.info('cpu'));
+  const infos = await Promise.all(redis.nodes('master').map((n) => n.info('cpu')));
+  return infos.reduce((sum, info) => sum + cpuMsOfInfo(info), 0);
 }
 
 export interface CpuReading {
@@ -43,7 +49,7 @@ export interface CpuReading {
 }
 
 /** Reads every part's CPU time now; `diff` turns two readings into µs per request. */
-export async function readCpu(parts: { pids: Record<string, number | undefined>; redis: Redis; database: string }): Promise<CpuReading> {
+export async function readCpu(parts: { pids: Record<string, number | undefined>; redis: RedisClient; database: string }): Promise<CpuReading> {
   const r: CpuReading = {};
   for (const [name, pid] of Object.entries(parts.pids)) r[name] = processCpuMs(pid);
   r.redis = await redisCpuMs(parts.redis);

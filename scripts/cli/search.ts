@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../shared/redis/connection';
 import { read } from 'read';
 import { ApiKey, Membership, User } from '../../shared/db/models';
 import { findOrg } from '../../shared/tenancy/ops';
@@ -31,7 +31,7 @@ async function actingOrg(opt: string | undefined): Promise<{ id: string; slug: s
   return fail('which organization? pass --org <id|slug>, or set SERVICE_ORG, or SERVICE_API_KEY (an inference key of the org)');
 }
 
-function cliWrite(redis: Redis, what: string): SettingsWrite {
+function cliWrite(redis: RedisClient, what: string): SettingsWrite {
   const label = process.env.USER ? `cli:${process.env.USER}` : 'cli';
   return { redis, actor: { type: 'cli', id: null, label }, via: { method: 'CLI', path: what } };
 }

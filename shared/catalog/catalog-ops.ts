@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection';
 import Joi from 'joi';
 import { Model, Provider } from '../db/models';
 import { encrypt } from '../crypto';
@@ -79,7 +79,7 @@ export async function upsertModel(m: ModelInput): Promise<Model> {
 }
 
 /** Imports a catalog file (`{providers: [...], models: [...]}`), validated whole before any write. */
-export async function importCatalog(redis: Redis, doc: unknown): Promise<{ providers: number; models: number }> {
+export async function importCatalog(redis: RedisClient, doc: unknown): Promise<{ providers: number; models: number }> {
   const { value, error } = catalogFileSchema.validate(doc, { abortEarly: false });
   if (error) throw new Error(`invalid catalog file:\n${error.details.map((d) => `  - ${d.message}`).join('\n')}`);
   for (const p of value.providers as ProviderInput[]) await upsertProvider(p);

@@ -11,6 +11,10 @@ export interface Config {
   adminPort: number;
   databaseUrl: string;
   redisUrl: string;
+  /** REDIS_CLUSTER_NODES (`host:port,...`): when set, every connection is an ioredis Cluster and REDIS_URL is unused. */
+  redisClusterNodes: string[];
+  /** Usage outbox streams (USAGE_OUTBOX_STREAMS; default 1 on one node, 6 on a cluster), each in its own slot. */
+  usageOutboxStreams: number;
   /** Prefix of every Redis key, queue and channel; wrapped in a hash tag for Redis Cluster. */
   redisPrefix: string;
   logLevel: string;
@@ -82,7 +86,14 @@ const schema = Joi.object({
   PORT: Joi.number().port().default(8080),
   ADMIN_PORT: Joi.number().port().default(8081),
   DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }).required(),
-  REDIS_URL: Joi.string().uri({ scheme: ['redis', 'rediss'] }).required(),
+  REDIS_CLUSTER_NODES: Joi.string()
+    .pattern(/^\s*[^\s,:]+:\d{1,5}\s*(,\s*[^\s,:]+:\d{1,5}\s*)*$/)
+    .optional()
+    .messages({ 'string.pattern.base': '"REDIS_CLUSTER_NODES" must be host:port entries separated by commas' }),
+  REDIS_URL: Joi.string()
+    .uri({ scheme: ['redis', 'rediss'] })
+    .when('REDIS_CLUSTER_NODES', { is: Joi.exist(), then: Joi.optional(), otherwise: Joi.required() }),
+  USAGE_OUTBOX_STREAMS: Joi.number().integer().min(1).max(64).optional(),
   REDIS_PREFIX: Joi.string().pattern(/^[a-z0-9_-]+$/i).default('gw'),
   LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
   SECRET_KEY: Joi.string().min(32).required(),
@@ -148,7 +159,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: value.PORT,
     adminPort: value.ADMIN_PORT,
     databaseUrl: value.DATABASE_URL,
-    redisUrl: value.REDIS_URL,
+    redisUrl: value.REDIS_URL ?? '',
+    redisClusterNodes: value.REDIS_CLUSTER_NODES ? commaList(value.REDIS_CLUSTER_NODES) : [],
+    usageOutboxStreams: value.USAGE_OUTBOX_STREAMS ?? (value.REDIS_CLUSTER_NODES ? 6 : 1),
     redisPrefix: value.REDIS_PREFIX,
     logLevel: value.LOG_LEVEL,
     secretKey: value.SECRET_KEY,

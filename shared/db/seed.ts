@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection';
 import { Model, Organization, Plan, Project, Provider, User, Membership, Wallet, SearchProvider } from './models';
 import { encrypt } from '../crypto';
 import { bumpEpoch } from '../cache/epoch';
@@ -43,7 +43,7 @@ async function seedSearchProviders(simulatorUrl: string): Promise<void> {
  * Idempotent seed: plans, the simulator provider and the default catalog (pointed at `simulatorUrl`),
  * and a demo organization. Returns the demo key only when it was created by this run.
  */
-export async function seed(redis: Redis, simulatorUrl: string): Promise<{ demoKey?: CreatedKey }> {
+export async function seed(redis: RedisClient, simulatorUrl: string): Promise<{ demoKey?: CreatedKey }> {
   for (const p of PLANS) {
     const [plan] = await Plan.findOrCreate({ where: { name: p.name }, defaults: p });
     // plans seeded before web search get its allowance once (an operator's own value is kept)

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection';
 import crypto from 'crypto';
 import { keys } from '../redis/keys';
 import { ACQUIRE_LEASE, RENEW_LEASES } from './scripts';
@@ -22,7 +22,7 @@ interface LeaseCommands {
 }
 
 /**
- * Lane leases: a hard per-org cap on concurrent requests per pool and lane, held in Redis so every
+ * Lane leases: a hard per-org cap on concurrent requests per pool and lane, held in RedisClient so every
  * pod sees the same count. A pod renews the leases it holds; when a pod dies they expire after `ttlMs`.
  */
 export class LeaseManager {
@@ -30,10 +30,10 @@ export class LeaseManager {
   private readonly releases: TurnPipeline;
   private timer: NodeJS.Timeout | undefined;
 
-  private readonly redis: Redis & LeaseCommands;
+  private readonly redis: RedisClient & LeaseCommands;
 
-  constructor(redis: Redis, private readonly ttlMs: number) {
-    this.redis = redis as Redis & LeaseCommands;
+  constructor(redis: RedisClient, private readonly ttlMs: number) {
+    this.redis = redis as RedisClient & LeaseCommands;
     this.releases = new TurnPipeline(redis);
     redis.defineCommand('gwAcquireLease', { numberOfKeys: 1, lua: ACQUIRE_LEASE });
     redis.defineCommand('gwRenewLeases', { numberOfKeys: 1, lua: RENEW_LEASES });
@@ -60,7 +60,7 @@ export class LeaseManager {
     const set = this.held.get(lease.key);
     if (!set?.delete(lease.id)) return Promise.resolve(); // already released
     if (set.size === 0) this.held.delete(lease.key);
-    return this.releases.send((p) => p.zrem(lease.key, lease.id)).then(() => undefined);
+    return this.releases.send(lease.key, (p) => p.zrem(lease.key, lease.id)).then(() => undefined);
   }
 
   async count(orgId: string, pool: string, lane: string): Promise<number> {

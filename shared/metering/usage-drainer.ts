@@ -1,7 +1,7 @@
-import type { Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
 import type { Pool } from 'pg';
 import { keys } from '../redis/keys';
-import { createRedis } from '../redis/connection';
+import { createRedis, type RedisClient } from '../redis/connection';
 import { config } from '../config/env';
 import { logger } from '../logger';
 import { usageDrained } from '../metrics';
@@ -55,7 +55,8 @@ const fieldOf = <T>(fields: readonly T[] | null, name: string): T | undefined =>
 };
 
 /**
- * Moves usage events from the Redis outbox into Postgres. Every worker process runs one, as a
+ * Moves usage events from one Redis outbox stream into Postgres. Every worker process runs one per
+ * stream (UsageDrainers), as a
  * consumer of one group: XREADGROUP (BLOCK, COUNT), one multi-row INSERT … ON CONFLICT (request_id)
  * DO NOTHING for the batch, then XACK + XDEL. Entries a dead drainer read but never acknowledged are
  * claimed (XAUTOCLAIM) once idle for `claimIdleMs`, at start and periodically; inserting them again
@@ -73,7 +74,7 @@ export class UsageDrainer {
   private readonly forgetConsumerIdleMs: number;
   private readonly count: number;
   private readonly pool: Pool | undefined;
-  private redis: Redis | undefined;
+  private redis: RedisClient | undefined;
   private running: Promise<void> | undefined;
   private stopping = false;
   private stopBy = 0;
@@ -266,7 +267,7 @@ export class UsageDrainer {
     usageDrained.inc({ outcome: 'dead_letter' }, bad.length);
   }
 
-  private async exec(tx: ReturnType<Redis['multi']>): Promise<void> {
+  private async exec(tx: ChainableCommander): Promise<void> {
     const res = await tx.exec();
     const failed = res?.find(([err]) => err);
     if (!res || failed) throw failed?.[0] ?? new Error('usage outbox transaction aborted');

@@ -1,10 +1,10 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection';
 import { keys } from '../redis/keys';
 import type { UsageRecord } from './usage';
 
 /**
- * The usage outbox: one Redis stream (keys.usageOutbox) holding usage events that are not yet in
- * Postgres. A worker adds its request's event in the same script that publishes the result, so a
+ * The usage outbox: Redis streams (keys.usageOutbox(i), USAGE_OUTBOX_STREAMS of them, each in its own
+ * slot) holding usage events that are not yet in Postgres. A worker adds its request's event in the same script that publishes the result, so a
  * client that got its answer always has its event in Redis; UsageDrainers (usage-drainer.ts) move
  * entries to `usage_events` and delete them. Each entry has one field, `u`: the record as JSON.
  */
@@ -14,31 +14,35 @@ export const OUTBOX_GROUP = 'drainers';
 
 /**
  * publish-with-usage
- * KEYS[1] usage outbox stream  ARGV[1] usage record (JSON)  ARGV[2] reply channel  ARGV[3] reply message
+ * KEYS[1] usage outbox stream  KEYS[2] reply channel (sharded, same hash tag as KEYS[1])
+ * ARGV[1] usage record (JSON)  ARGV[2] reply message
  * The XADD runs first: when it fails the script stops and nothing is published.
  */
-const PUBLISH_WITH_USAGE = `
+export const PUBLISH_WITH_USAGE = `
 redis.call('XADD', KEYS[1], '*', 'u', ARGV[1])
-return redis.call('PUBLISH', ARGV[2], ARGV[3])
+return redis.call('SPUBLISH', KEYS[2], ARGV[2])
 `;
 
 interface OutboxCommands {
-  gwPublishWithUsage(stream: string, usage: string, channel: string, message: string): Promise<number>;
+  gwPublishWithUsage(stream: string, channel: string, usage: string, message: string): Promise<number>;
 }
 
 /** Defines the publish-with-usage script on a connection (idempotent). */
-export function withOutboxCommands(redis: Redis): Redis & OutboxCommands {
-  if (!('gwPublishWithUsage' in redis)) redis.defineCommand('gwPublishWithUsage', { numberOfKeys: 1, lua: PUBLISH_WITH_USAGE });
-  return redis as Redis & OutboxCommands;
+export function withOutboxCommands(redis: RedisClient): RedisClient & OutboxCommands {
+  if (!('gwPublishWithUsage' in redis)) redis.defineCommand('gwPublishWithUsage', { numberOfKeys: 2, lua: PUBLISH_WITH_USAGE });
+  return redis as RedisClient & OutboxCommands;
 }
 
-/** Publishes `message` on `channel` and adds `usage` to the outbox, atomically, in one round trip. */
-export function publishWithUsage(redis: Redis, channel: string, message: string, usage: UsageRecord): Promise<number> {
-  return withOutboxCommands(redis).gwPublishWithUsage(keys.usageOutbox(), JSON.stringify(usage), channel, message);
+/**
+ * Publishes `message` on the sharded reply `channel` and adds `usage` to the outbox stream paired
+ * with that channel (same slot), atomically, in one round trip.
+ */
+export function publishWithUsage(redis: RedisClient, channel: string, message: string, usage: UsageRecord): Promise<number> {
+  return withOutboxCommands(redis).gwPublishWithUsage(keys.usageOutboxFor(channel), channel, JSON.stringify(usage), message);
 }
 
 /** Adds one usage event to the outbox (a plain XADD); returns the entry id. */
-export async function appendUsage(redis: Redis, usage: UsageRecord, stream = keys.usageOutbox()): Promise<string> {
+export async function appendUsage(redis: RedisClient, usage: UsageRecord, stream = keys.usageOutbox()): Promise<string> {
   return (await redis.xadd(stream, '*', 'u', JSON.stringify(usage)))!;
 }
 
@@ -74,8 +78,23 @@ export interface OutboxStats {
   deadLetters: number;
 }
 
-/** The outbox's backlog, for the metrics gauges and the tests. */
-export async function outboxStats(redis: Redis, stream = keys.usageOutbox(), deadLetters = keys.usageDeadLetters()): Promise<OutboxStats> {
+/**
+ * The outbox's backlog, for the metrics gauges and the tests: of one stream when given, else of every
+ * stream together (entries, pending and dead letters added up, the oldest entry of all).
+ */
+export async function outboxStats(redis: RedisClient, stream?: string, deadLetters?: string): Promise<OutboxStats> {
+  if (stream) return streamStats(redis, stream, deadLetters ?? keys.usageDeadLetters());
+  const all = await Promise.all(keys.usageStreams().map((s) => streamStats(redis, s.stream, s.deadLetters)));
+  return all.reduce((a, b) => ({
+    entries: a.entries + b.entries,
+    pending: a.pending + b.pending,
+    oldestAgeSeconds: Math.max(a.oldestAgeSeconds, b.oldestAgeSeconds),
+    deadLetters: a.deadLetters + b.deadLetters,
+  }));
+}
+
+/** One stream's backlog; one MULTI (the stream and its dead letters share a slot). */
+async function streamStats(redis: RedisClient, stream: string, deadLetters: string): Promise<OutboxStats> {
   const [[, entries], [, pending], [, first], [, dead]] = (await redis
     .multi()
     .xlen(stream)

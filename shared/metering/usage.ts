@@ -1,5 +1,5 @@
 import { Pool } from 'pg';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection';
 import type { JobEnvelope } from '../queues/payloads';
 import { config } from '../config/env';
 import { appendUsage } from './usage-outbox';
@@ -98,6 +98,6 @@ export function jobUsage(job: JobIdentity, modality: string, fields: UsageFields
  * durable before something other than its result publish (systemone: right after the wallet charge).
  * Most processors instead hand their usage to `ctx.usage`, which adds it with the result publish.
  */
-export async function recordJobUsage(redis: Redis, job: JobIdentity, modality: string, fields: UsageFields): Promise<void> {
+export async function recordJobUsage(redis: RedisClient, job: JobIdentity, modality: string, fields: UsageFields): Promise<void> {
   await appendUsage(redis, jobUsage(job, modality, fields));
 }

@@ -88,9 +88,10 @@ export function createWorker<Q extends QueueName>(
     },
     {
       connection: rt.bull,
-      prefix: keys.bullPrefix(),
+      prefix: keys.bullPrefix(queue),
       autorun: false, // started by startPools once the scheduler settings are applied
       concurrency,
+      name: config().podId, // stored on each job it takes (processedBy): which process runs a job
       lockDuration: lockMs,
       stalledInterval: lockMs,
       maxStalledCount: 0,

@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection';
 import { keys } from '../redis/keys';
 import { ALL_QUEUES, type QueueName } from './names';
 import type { JobData, JobResult } from './payloads';
@@ -8,12 +8,12 @@ import type { JobData, JobResult } from './payloads';
 export class Queues {
   private readonly map = new Map<QueueName, Queue>();
 
-  constructor(private readonly connection: Redis) {}
+  constructor(private readonly connection: RedisClient) {}
 
   get<Q extends QueueName>(name: Q): Queue<JobData<Q>, JobResult> {
     let q = this.map.get(name);
     if (!q) {
-      q = new Queue(name, { connection: this.connection, prefix: keys.bullPrefix() });
+      q = new Queue(name, { connection: this.connection, prefix: keys.bullPrefix(name) });
       this.map.set(name, q);
     }
     return q as unknown as Queue<JobData<Q>, JobResult>;

@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection';
+import { config } from '../config/env';
 import { Job } from 'bullmq';
 import { keys } from '../redis/keys';
 import type { Queues } from './queues';
@@ -48,34 +49,48 @@ export function wireFromFailedReason(reason: string | undefined): WireError {
 }
 
 /**
- * The pod side of request-reply: one subscription per pod on its own channel. Jobs publish chunks
- * and a final result there. Pub/sub drops messages while reconnecting, so pending requests that have
- * been quiet for `pollMs`, and all of them after a reconnect, are recovered from BullMQ's job state.
+ * The pod side of request-reply: the pod has one sharded channel per usage outbox stream (each in
+ * that stream's slot, so a worker can add the usage event and publish the result in one script) and
+ * hands them out to its requests in turn, which spreads reply traffic over the cluster's shards. Jobs
+ * publish chunks and a final result on their request's channel (SPUBLISH). Pub/sub drops messages
+ * while reconnecting, so pending requests that have been quiet for `pollMs`, and all of them after a
+ * reconnect, are recovered from BullMQ's job state.
  */
 export class ReplyHub {
-  readonly channel: string;
+  /** This pod's reply channels; `channel` hands them out in turn. */
+  readonly channels: readonly string[];
+  private readonly channelSet: Set<string>;
+  private turn = 0;
   private pending = new Map<string, Pending>();
   private timer: NodeJS.Timeout | undefined;
   private everReady = false;
 
   constructor(
-    private readonly sub: Redis,
+    private readonly sub: RedisClient,
     private readonly queues: Queues,
     podId: string,
     private readonly pollMs: number,
   ) {
-    this.channel = keys.replyChannel(podId);
+    this.channels = Array.from({ length: config().usageOutboxStreams }, (_, i) => keys.replyChannel(podId, i));
+    this.channelSet = new Set(this.channels);
+  }
+
+  /** The reply channel for the next request (round robin over the pod's channels). */
+  get channel(): string {
+    const ch = this.channels[this.turn];
+    this.turn = (this.turn + 1) % this.channels.length;
+    return ch;
   }
 
   async start(): Promise<void> {
-    this.sub.on('message', (channel: string, raw: string) => {
-      if (channel === this.channel) this.onMessage(raw);
+    this.sub.on('smessage', (channel: string, raw: string) => {
+      if (this.channelSet.has(channel)) this.onMessage(raw);
     });
     this.sub.on('ready', () => {
       if (this.everReady) for (const id of this.pending.keys()) void this.recover(id);
       this.everReady = true;
     });
-    await this.sub.subscribe(this.channel);
+    await Promise.all(this.channels.map((ch) => this.sub.ssubscribe(ch)));
     this.everReady = true;
     this.timer = setInterval(() => this.sweep(), Math.max(50, Math.floor(this.pollMs / 2)));
     this.timer.unref();
@@ -188,6 +203,6 @@ export class ReplyHub {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     for (const id of [...this.pending.keys()]) this.unregister(id);
-    await this.sub.unsubscribe(this.channel).catch(() => undefined);
+    await Promise.all(this.channels.map((ch) => this.sub.sunsubscribe(ch).catch(() => undefined)));
   }
 }

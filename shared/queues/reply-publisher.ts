@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection';
 import type { ReplyMessage } from './reply-messages';
 import type { WireError } from '../errors/ApiError';
 import type { UsageRecord } from '../metering/usage';
@@ -14,20 +14,20 @@ import { TurnPipeline } from '../redis/turn-pipeline';
 export class ReplyPublisher {
   private readonly chunks: TurnPipeline;
 
-  constructor(private readonly redis: Redis) {
+  constructor(private readonly redis: RedisClient) {
     this.chunks = new TurnPipeline(redis);
   }
 
   private send(channel: string, msg: ReplyMessage): Promise<unknown> {
     this.chunks.flush();
-    return this.redis.publish(channel, JSON.stringify(msg));
+    return this.redis.spublish(channel, JSON.stringify(msg));
   }
 
   chunk(channel: string, id: string, seq: number, data: string): Promise<unknown> {
     const message: ReplyMessage = { i: id, t: 'c', s: seq, d: data };
     if (seq === 0) return this.send(channel, message);
     const text = JSON.stringify(message);
-    return this.chunks.send((p) => p.publish(channel, text));
+    return this.chunks.send(channel, (p) => p.spublish(channel, text));
   }
 
   /**

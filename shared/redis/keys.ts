@@ -1,27 +1,49 @@
 import { config } from '../config/env';
 
+const p = () => config().redisPrefix;
+
+/** Hash tag of usage outbox stream `i`; stream 0 keeps the single-node name. */
+const outboxTag = (i: number) => (i === 0 ? 'usage' : `usage-${i}`);
+
 /**
- * Every Redis key and channel is built here. Keys that one Lua script touches together share a
- * `{hash tag}` so a Redis Cluster places them in one slot.
+ * Every Redis key and channel is built here. Keys that one Lua script, MULTI or pipeline touches
+ * together share a `{hash tag}`, so a Redis Cluster places them in one slot:
+ * - each queue has its own tag (`<prefix>:{<queue>}`), so the queues spread over the shards;
+ * - a lane lease is in its org's slot (`{<org id>}`);
+ * - usage outbox stream `i` and the reply channels paired with it share `{usage-i}` (a worker adds
+ *   the usage event and publishes the result in one script);
+ * - the cache epoch and its channel share `{cache}`.
+ * Channels a script does not need are sharded pub/sub channels too (SSUBSCRIBE/SPUBLISH): a message
+ * goes to the one shard that owns the channel's slot instead of to every node.
  */
 export const keys = {
-  /** BullMQ prefix; the braces keep a queue's keys in one cluster slot. */
-  bullPrefix: () => `{${config().redisPrefix}}`,
+  /** BullMQ prefix of one queue; its braces keep the queue's keys in one slot, apart from other queues. */
+  bullPrefix: (queue: string) => `${p()}:{${queue}}`,
   /** Bumped on any change to keys, orgs, plans or models; caches compare it on every request. */
-  cacheEpoch: () => `${config().redisPrefix}:cache:epoch`,
-  /** Published after each epoch bump (see shared/cache/epoch.ts). */
-  cacheChannel: () => `${config().redisPrefix}:cache:changed`,
-  lease: (orgId: string, pool: string, lane: string) => `${config().redisPrefix}:lease:{${orgId}}:${pool}:${lane}`,
-  replyChannel: (podId: string) => `${config().redisPrefix}:reply:{${podId}}`,
-  cancelChannel: () => `${config().redisPrefix}:cancel`,
-  switches: () => `${config().redisPrefix}:switches`,
-  switchesChannel: () => `${config().redisPrefix}:switches:changed`,
-  /** Usage outbox stream: workers add each request's usage event with its result, UsageDrainers move it to Postgres. */
-  usageOutbox: () => `${config().redisPrefix}:{usage}:outbox`,
-  /** Outbox entries Postgres refused on their own (kept for an operator, never retried). */
+  cacheEpoch: () => `${p()}:{cache}:epoch`,
+  /** Sharded channel announcing each epoch bump (see shared/cache/epoch.ts); in the epoch's slot. */
+  cacheChannel: () => `${p()}:{cache}:changed`,
+  lease: (orgId: string, pool: string, lane: string) => `${p()}:lease:{${orgId}}:${pool}:${lane}`,
+  /** A pod's sharded reply channel paired with usage outbox stream `shard` (one per stream, see ReplyHub). */
+  replyChannel: (podId: string, shard = 0) => `${p()}:{${outboxTag(shard)}}:reply:${podId}`,
+  /** Sharded cancel channel of one queue, in the queue's slot; the queue's workers subscribe to it. */
+  cancelChannel: (queue: string) => `${p()}:{${queue}}:cancel`,
+  switches: () => `${p()}:switches`,
+  switchesChannel: () => `${p()}:switches:changed`,
+  /** Usage outbox stream `i` of config().usageOutboxStreams: workers add each request's usage event with its result, UsageDrainers move it to Postgres. */
+  usageOutbox: (i = 0) => `${p()}:{${outboxTag(i)}}:outbox`,
+  /** Outbox entries Postgres refused on their own (kept for an operator, never retried); one per stream. */
+  usageDeadLetters: (i = 0) => `${p()}:{${outboxTag(i)}}:dead`,
+  /** Every outbox stream with its dead-letter stream. */
+  usageStreams: () =>
+    Array.from({ length: config().usageOutboxStreams }, (_, i) => ({ stream: keys.usageOutbox(i), deadLetters: keys.usageDeadLetters(i) })),
+  /** The outbox stream paired with a reply channel: the one with the channel's hash tag. */
+  usageOutboxFor: (replyChannel: string) => {
+    const m = /\{(usage(?:-\d+)?)\}/.exec(replyChannel);
+    return m ? `${p()}:{${m[1]}}:outbox` : keys.usageOutbox(0);
+  },
   /** Web search period counters of an org (`all`, `platform`, `member:<user id>`); one slot per org. */
-  searchCount: (orgId: string, period: string, which: string) => `${config().redisPrefix}:search:{${orgId}}:${period}:${which}`,
+  searchCount: (orgId: string, period: string, which: string) => `${p()}:search:{${orgId}}:${period}:${which}`,
   /** Web search abuse-limit window of an org (same slot as its counters). */
-  searchRate: (orgId: string) => `${config().redisPrefix}:search:{${orgId}}:rate`,
-  usageDeadLetters: () => `${config().redisPrefix}:{usage}:dead`,
+  searchRate: (orgId: string) => `${p()}:search:{${orgId}}:rate`,
 };

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection';
 import { fn, col, Op } from 'sequelize';
 import { keys } from '../redis/keys';
 import { SearchUsage } from '../db/models';
@@ -29,12 +29,12 @@ export interface Reservation {
   release(): Promise<void>;
 }
 
-type GateRedis = Redis & {
+type GateRedis = RedisClient & {
   gwSearchGate(...args: Array<string | number>): Promise<[string, (string | number)?]>;
   gwSearchRelease(...args: Array<string | number>): Promise<number>;
 };
 
-function withScripts(redis: Redis): GateRedis {
+function withScripts(redis: RedisClient): GateRedis {
   if (!('gwSearchGate' in redis)) {
     redis.defineCommand('gwSearchGate', { numberOfKeys: 4, lua: SEARCH_GATE });
     redis.defineCommand('gwSearchRelease', { numberOfKeys: 3, lua: SEARCH_RELEASE });
@@ -56,7 +56,7 @@ function counterTtl(now: Date): number {
  * A period's counters start from the ledger (a new period, or Redis lost them): each missing one is
  * set to the ledger's count, only if still missing (a concurrent seed wins, same value).
  */
-async function seedFromLedger(redis: Redis, e: EntitlementInput, period: string, ttl: number): Promise<void> {
+async function seedFromLedger(redis: RedisClient, e: EntitlementInput, period: string, ttl: number): Promise<void> {
   const [allKey, platformKey, memberKey] = counterKeys(e, period);
   const count = async (where: Record<string, unknown>) => SearchUsage.count({ where: { orgId: e.orgId, period, ...where } });
   const seeds: Array<[string, () => Promise<number>]> = [
@@ -74,7 +74,7 @@ async function seedFromLedger(redis: Redis, e: EntitlementInput, period: string,
  * member's cap, then the allowance / overage class of a platform-key search. Admitted searches are
  * counted at once; a failed search gives its reservation back. Throws the spec's errors.
  */
-export async function reserveSearch(redis: Redis, e: EntitlementInput, now = new Date()): Promise<Reservation> {
+export async function reserveSearch(redis: RedisClient, e: EntitlementInput, now = new Date()): Promise<Reservation> {
   const r = withScripts(redis);
   const period = periodOf(now);
   const ttl = counterTtl(now);

@@ -3,7 +3,7 @@ import { encrypt } from '../crypto';
 import { recordAudit, type Actor } from '../audit/audit';
 import { ApiError } from '../errors/ApiError';
 import { bumpEpoch } from '../cache/epoch';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection';
 
 /**
  * The writes behind the web search controls (owner-only dashboard page, management API, CLI): every
@@ -11,7 +11,7 @@ import type { Redis } from 'ioredis';
  */
 export interface SettingsWrite {
   /** The cache epoch is bumped after each write, so every pod's gate sees it on its next search. */
-  redis: Redis;
+  redis: RedisClient;
   actor: Actor;
   /** How the write came in, for the audit entry (e.g. `PUT /admin/v1/search-settings/{org}/overage`, `cli search-keys set`). */
   via: { method: string; path: string };

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection';
 import { keys } from '../redis/keys';
 import { logger } from '../logger';
 
@@ -20,14 +20,14 @@ export function isFeature(name: string): name is Feature {
   return Object.prototype.hasOwnProperty.call(FEATURES, name);
 }
 
-/** Writes a switch (Redis hash, then a broadcast so every pod updates at once). */
-export async function setSwitch(redis: Redis, feature: Feature, engaged: boolean): Promise<void> {
+/** Writes a switch (RedisClient hash, then a broadcast so every pod updates at once). */
+export async function setSwitch(redis: RedisClient, feature: Feature, engaged: boolean): Promise<void> {
   if (engaged) await redis.hset(keys.switches(), feature, 'engaged');
   else await redis.hdel(keys.switches(), feature);
   await redis.publish(keys.switchesChannel(), feature);
 }
 
-export async function readSwitches(redis: Redis): Promise<Record<Feature, boolean>> {
+export async function readSwitches(redis: RedisClient): Promise<Record<Feature, boolean>> {
   const raw = await redis.hgetall(keys.switches());
   return Object.fromEntries(Object.keys(FEATURES).map((f) => [f, raw[f] === 'engaged'])) as Record<Feature, boolean>;
 }
@@ -40,7 +40,7 @@ export class SwitchBoard {
   private state: Record<Feature, boolean> = Object.fromEntries(Object.keys(FEATURES).map((f) => [f, false])) as Record<Feature, boolean>;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly redis: Redis, private readonly sub: Redis, private readonly pollMs = 500) {}
+  constructor(private readonly redis: RedisClient, private readonly sub: RedisClient, private readonly pollMs = 500) {}
 
   async start(): Promise<void> {
     await this.refresh();

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection';
 import { Op } from 'sequelize';
 import { ApiKey, Organization, Plan, Project, RoutingPlan, User } from '../db/models';
 import { readEpoch } from '../cache/epoch';
@@ -63,7 +63,7 @@ export class Directory {
   /** True while the epoch is followed over pub/sub and known current (see `follow`). */
   private followed = false;
 
-  constructor(private readonly redis: Redis) {}
+  constructor(private readonly redis: RedisClient) {}
 
   /**
    * Follows the epoch on the cache channel instead of reading it on every request: a writer bumps it
@@ -73,16 +73,16 @@ export class Directory {
    * subscriber is not connected (and until a fresh read after it subscribes again) every request
    * reads the epoch from Redis as before, so a message lost in a reconnect cannot leave a stale cache.
    */
-  async follow(sub: Redis): Promise<void> {
+  async follow(sub: RedisClient): Promise<void> {
     const channel = keys.cacheChannel();
     // Applied even while re-subscribing: a bump announced between the read below reaching Redis and
     // its reply arriving would otherwise be missed. Dropping the caches twice is harmless.
-    sub.on('message', (ch: string, epoch: string) => {
+    sub.on('smessage', (ch: string, epoch: string) => {
       if (ch === channel) this.moveTo(epoch);
     });
     const resume = async () => {
       this.followed = false;
-      await sub.subscribe(channel);
+      await sub.ssubscribe(channel);
       this.moveTo(await readEpoch(this.redis));
       this.followed = sub.status === 'ready';
     };

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection';
 import { Op } from 'sequelize';
 import { ApiKey, Organization, Plan, Project } from '../db/models';
 import { generateApiKey } from '../auth/apiKeys';
@@ -16,7 +16,7 @@ export async function findOrg(idOrSlug: string): Promise<Organization | null> {
   return Organization.findOne({ where: byId ? { [Op.or]: [{ id: idOrSlug }, { slug: idOrSlug }] } : { slug: idOrSlug } });
 }
 
-export async function createOrg(redis: Redis, input: { name: string; slug?: string; plan?: string }): Promise<Organization> {
+export async function createOrg(redis: RedisClient, input: { name: string; slug?: string; plan?: string }): Promise<Organization> {
   const plan = input.plan ? await Plan.findOne({ where: { name: input.plan } }) : null;
   if (input.plan && !plan) throw new Error(`Unknown plan '${input.plan}'`);
   const org = await Organization.create({ name: input.name, slug: input.slug ?? slugify(input.name), planId: plan?.id ?? null });
@@ -24,7 +24,7 @@ export async function createOrg(redis: Redis, input: { name: string; slug?: stri
   return org;
 }
 
-export async function createProject(redis: Redis, orgId: string, name: string, slug = slugify(name)): Promise<Project> {
+export async function createProject(redis: RedisClient, orgId: string, name: string, slug = slugify(name)): Promise<Project> {
   const p = await Project.create({ orgId, name, slug });
   await bumpEpoch(redis);
   return p;
@@ -40,7 +40,7 @@ export interface CreatedKey {
 
 /** Creates an inference key; the raw key is returned once and never stored. */
 /** `userId`: the key belongs to that member of the org (member search caps, switch and tool policy apply). */
-export async function createApiKey(redis: Redis, input: { orgId: string; projectId?: string | null; name?: string; userId?: string | null }): Promise<CreatedKey> {
+export async function createApiKey(redis: RedisClient, input: { orgId: string; projectId?: string | null; name?: string; userId?: string | null }): Promise<CreatedKey> {
   const g = generateApiKey();
   const row = await ApiKey.create({
     orgId: input.orgId,
@@ -56,7 +56,7 @@ export async function createApiKey(redis: Redis, input: { orgId: string; project
 }
 
 /** Revokes a key; every pod refuses it from its very next request (the cache epoch moves). */
-export async function revokeApiKey(redis: Redis, id: string): Promise<boolean> {
+export async function revokeApiKey(redis: RedisClient, id: string): Promise<boolean> {
   if (!isUuid(id)) return false;
   const [n] = await ApiKey.update({ revokedAt: new Date() }, { where: { id, revokedAt: null } });
   await bumpEpoch(redis);

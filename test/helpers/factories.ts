@@ -1,5 +1,5 @@
 import crypto from 'crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../shared/redis/connection';
 import { Organization, Plan, Project } from '../../shared/db/models';
 import { bumpEpoch } from '../../shared/cache/epoch';
 import { createApiKey } from '../../shared/tenancy/ops';
@@ -14,7 +14,7 @@ export interface TestOrg {
 
 /** A fresh org (unique slug) on a plan, with a project and an inference key. */
 export async function buildOrg(
-  redis: Redis,
+  redis: RedisClient,
   overrides: { plan?: string; laneOverrides?: LaneLimits; entitlements?: Entitlements; policies?: Record<string, unknown> } = {},
 ): Promise<TestOrg> {
   const plan = await Plan.findOne({ where: { name: overrides.plan ?? 'pro' } });

@@ -1,5 +1,5 @@
 import http from 'http';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../shared/redis/connection';
 import { createApp } from '../../api/app';
 import { closeContext, createContext, type AppContext } from '../../api/context';
 import { createRedis } from '../../shared/redis/connection';
@@ -34,7 +34,7 @@ export interface TestEnv {
   gw: TestGateway;
   sim: Simulator;
   simUrl: string;
-  redis: Redis;
+  redis: RedisClient;
 }
 
 let current: TestEnv | undefined;

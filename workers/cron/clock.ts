@@ -1,5 +1,5 @@
 import cron from 'node-cron';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../shared/redis/connection';
 import { createRedis } from '../../shared/redis/connection';
 import { logger } from '../../shared/logger';
 import { reapLeases } from './reap-leases';
@@ -12,7 +12,7 @@ import { db } from '../../shared/db/sequelize';
 export interface ClockTask {
   name: string;
   schedule: string;
-  run(redis: Redis): Promise<unknown>;
+  run(redis: RedisClient): Promise<unknown>;
 }
 
 /** Every periodic task, in one list; exactly one clock process runs them. Later issues add theirs. */
@@ -22,7 +22,7 @@ export const CLOCK_TASKS: ClockTask[] = [
   { name: 'rollup-usage', schedule: '0 */5 * * * *', run: () => rollupUsage() },
 ];
 
-export function startClock(redis: Redis): { stop(): void } {
+export function startClock(redis: RedisClient): { stop(): void } {
   const jobs = CLOCK_TASKS.map((t) =>
     cron.schedule(t.schedule, async () => {
       try {

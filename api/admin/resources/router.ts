@@ -1,5 +1,5 @@
 import { Router, type Response } from 'express';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../../shared/redis/connection';
 import type { Model } from 'sequelize';
 import { only } from '../../routes/only';
 import { validate, validateQuery } from '../../validate';
@@ -12,7 +12,7 @@ import { fromDbError } from './db-errors';
  * The generic management resource: list (paginated, filterable), get, create, update (PATCH) and
  * delete over one Sequelize model, all driven by its ResourceDef.
  */
-export function resourceRouter(def: ResourceDef, deps: { redis: Redis }): Router {
+export function resourceRouter(def: ResourceDef, deps: { redis: RedisClient }): Router {
   const r = Router();
   const ops = def.ops ?? ALL_OPS;
   const schemas = schemasOf(def);

@@ -1,6 +1,6 @@
 import { Router, type Request } from 'express';
 import Joi from 'joi';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../../shared/redis/connection';
 import { only } from '../../routes/only';
 import { validate, validateQuery } from '../../validate';
 import { requireJson } from '../../middleware/require-json';
@@ -67,7 +67,7 @@ const withoutNulls = (o: Record<string, unknown>) => Object.fromEntries(Object.e
  * reads them (organizations.policies), MCP tool allow/deny per org and per user, and the operator
  * kill switches. Every write bumps the cache epoch (policies) or broadcasts (switches).
  */
-export function capabilityPoliciesRouter(deps: { redis: Redis }): Router {
+export function capabilityPoliciesRouter(deps: { redis: RedisClient }): Router {
   const r = Router();
   const base = '/capability-policies';
   const directory = new Directory(deps.redis); // the inference side's own cache, so `effective` is what it enforces

@@ -13,7 +13,7 @@ import { orgSearchTerms } from '../../../shared/search/resolve';
 import { searchBillingLine, periodUsage } from '../../../shared/search/billing';
 import { periodOf } from '../../../shared/search/period';
 import { Directory } from '../../../shared/tenancy/directory';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../../shared/redis/connection';
 
 const count = () => Joi.number().integer().min(0).max(1_000_000_000);
 export const overageBody = Joi.object({
@@ -27,7 +27,7 @@ export const memberBody = Joi.object({
 export const orgKeyBody = Joi.object({ api_key: Joi.string().min(4).max(4096).required().description('Write-only; encrypted at rest, never returned.') });
 const billingQuery = Joi.object({ org_id: Joi.string().guid().required(), period: Joi.string().pattern(/^\d{4}-(0[1-9]|1[0-2])$/) });
 
-function write(req: Request, redis: Redis): SettingsWrite {
+function write(req: Request, redis: RedisClient): SettingsWrite {
   return { redis, actor: actorOf(req)!, via: { method: req.method, path: req.originalUrl.split('?')[0] }, requestId: req.id, auditedByCaller: true };
 }
 
@@ -42,7 +42,7 @@ async function orgParam(req: Request): Promise<string> {
  * paid overage and the monthly limit, member caps and switches, the org's own provider keys, and the
  * period's usage. Every write goes through shared/search/settings.ts; the family's middleware audits it.
  */
-export function searchControlsRouter(deps: { redis: Redis }): Router {
+export function searchControlsRouter(deps: { redis: RedisClient }): Router {
   const r = Router();
   const base = '/search-settings/orgs/:orgId';
   const directory = new Directory(deps.redis);

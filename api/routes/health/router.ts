@@ -1,10 +1,10 @@
 import { Router } from 'express';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../../shared/redis/connection';
 import { registry } from '../../../shared/metrics';
 import { db } from '../../../shared/db/sequelize';
 
-/** `/healthz` (Redis and Postgres reachable) and `/metrics` (Prometheus) on every HTTP process. */
-export function healthRouter(ctx: { redis: Redis }): Router {
+/** `/healthz` (RedisClient and Postgres reachable) and `/metrics` (Prometheus) on every HTTP process. */
+export function healthRouter(ctx: { redis: RedisClient }): Router {
   const r = Router();
   r.get('/healthz', async (_req, res) => {
     const checks: Record<string, string> = {};

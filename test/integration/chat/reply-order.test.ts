@@ -6,7 +6,7 @@ import { waitFor } from '../../helpers/wait';
 
 /**
  * The worker holds stream chunks made in one event-loop turn and sends them as one pipeline; the
- * pod must still receive every message in order, and a result or error after the chunks.
+ * pod must still receive every message in order, and a result or error after the chunks (sharded pub/sub).
  */
 describe('reply publisher: chunk batching keeps the order', () => {
   const channel = `gwtest-reply-order-${process.pid}`;
@@ -15,8 +15,8 @@ describe('reply publisher: chunk batching keeps the order', () => {
   const publisher = new ReplyPublisher(pub);
   const got: ReplyMessage[] = [];
   before(async () => {
-    sub.on('message', (ch: string, raw: string) => ch === channel && got.push(JSON.parse(raw) as ReplyMessage));
-    await sub.subscribe(channel);
+    sub.on('smessage', (ch: string, raw: string) => ch === channel && got.push(JSON.parse(raw) as ReplyMessage));
+    await sub.ssubscribe(channel);
   });
   beforeEach(() => (got.length = 0));
   after(() => {

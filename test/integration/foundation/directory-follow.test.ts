@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import { expect } from 'chai';
 import { Directory } from '../../../shared/tenancy/directory';
 import { createRedis } from '../../../shared/redis/connection';
@@ -80,7 +81,7 @@ describe('directory: epoch followed over pub/sub', () => {
       const before = f.drops();
       // Drop the connection (ioredis reconnects); the bump lands while it is away or reconnecting.
       const reconnected = new Promise<void>((resolve) => sub.once('ready', () => resolve()));
-      sub.stream.destroy();
+      (sub as Redis).stream.destroy();
       await env().redis.incr(keys.cacheEpoch());
       await reconnected;
       expect(await waitFor(() => f.drops() > before, 2000, 5), 'the missed bump is read on resubscribe').to.equal(true);

@@ -23,14 +23,14 @@ describe('runSearch: the function native interception calls', () => {
     expect((await ledger(o.org.id)).map((r) => r.requestId)).to.deep.equal([`native-${o.org.id}-1`]);
   });
 
-  it('kind fetch passes the same gate, then answers 501 fetch_not_implemented until fetchPage exists; nothing is charged or counted', async () => {
+  it('kind fetch passes the same gate; a page that cannot be fetched (no route to it here) answers fetch_failed, and nothing is charged or counted', async () => {
     const o = await searchOrg({ monthlyAllowance: 1 });
     try {
       await runSearch(await caller(o, `native-${o.org.id}-2`), { kind: 'fetch', url: 'https://example.com/' });
       expect.fail('should throw');
     } catch (err) {
       expect(err).to.be.instanceOf(ApiError);
-      expect((err as ApiError).code).to.equal('fetch_not_implemented');
+      expect((err as ApiError).code).to.equal('fetch_failed');
     }
     expect(await ledger(o.org.id)).to.have.length(0);
     expect(await searches(o.key, 2)).to.deep.equal([200, 429]);

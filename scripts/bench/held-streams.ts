@@ -1,0 +1,115 @@
+import { spawn, type ChildProcess } from 'child_process';
+import fs from 'fs';
+import http from 'http';
+import path from 'path';
+import { ensurePostgres, ensureDatabase } from '../services/postgres';
+import { ensureRedis } from '../services/redis';
+import { freePort } from '../services/free-port';
+
+/**
+ * `npm run bench:held`: holds HELD_STREAMS (default 2,000) streamed chat completions open at once on
+ * one web pod (one chat worker process behind it, the simulator pacing each stream over
+ * HELD_STREAM_SECONDS, default 20), samples the web process's RSS while all are open, and counts the
+ * streams that end with `[DONE]`. Goal of issue 17: RSS under 250 MB, none dropped. Its own Redis on a
+ * free port and its own database (HELD_DATABASE_NAME, default gateway_held).
+ */
+const N = Number(process.env.HELD_STREAMS ?? 2000);
+const STREAM_S = Number(process.env.HELD_STREAM_SECONDS ?? 20);
+const DB = process.env.HELD_DATABASE_NAME ?? 'gateway_held';
+const dist = path.resolve(__dirname, '..', '..');
+
+const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+
+async function waitHttp(url: string, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  for (;;) {
+    if (await fetch(url).then((r) => r.status < 500, () => false)) return;
+    if (Date.now() > end) throw new Error(`${url} did not come up`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function main(): Promise<void> {
+  delete process.env.REDIS_URL; // always a Redis of its own
+  delete process.env.REDIS_CLUSTER_NODES;
+  const redis = await ensureRedis(await freePort());
+  const pg = await ensurePostgres(path.resolve('.data/bench/pg'), 5435);
+  const databaseUrl = await ensureDatabase(pg.url, DB, true);
+  const [simPort, webPort] = [await freePort(), await freePort()];
+  const simUrl = `http://127.0.0.1:${simPort}`;
+  Object.assign(process.env, {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redis.url,
+    REDIS_PREFIX: 'gwheld',
+    SECRET_KEY: process.env.SECRET_KEY ?? 'bench-secret-key-bench-secret-key-0123456789',
+    LOG_LEVEL: 'warn',
+  });
+  const { db, closeDb } = await import('../../shared/db/sequelize.js');
+  const { migrate } = await import('../../shared/db/migrate.js');
+  const { seed } = await import('../../shared/db/seed.js');
+  const { createRedis } = await import('../../shared/redis/connection.js');
+  const { createApiKey, createOrg } = await import('../../shared/tenancy/ops.js');
+  const { Organization } = await import('../../shared/db/models/index.js');
+  await migrate(db());
+  const r = createRedis('command');
+  await seed(r, simUrl);
+  const org = await createOrg(r, { name: `held-${Date.now()}`, plan: 'pro' });
+  await Organization.update({ laneOverrides: { 'chat:interactive': 100_000 } }, { where: { id: org.id } });
+  const { key } = await createApiKey(r, { orgId: org.id });
+  r.disconnect();
+  await closeDb();
+
+  const env = { ...process.env, PORT: String(webPort), SIMULATOR_PORT: String(simPort), CHAT_INTERACTIVE_CONCURRENCY: String(N + 100) };
+  const run = (script: string, args: string[] = []): ChildProcess => spawn(process.execPath, [path.join(dist, script), ...args], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const procs = [run('scripts/simulator/server.js'), run('api/server.js'), run('workers/main.js', ['chat'])];
+  const web = procs[1];
+  try {
+    await waitHttp(`${simUrl}/_sim/requests`);
+    await waitHttp(`http://127.0.0.1:${webPort}/healthz`);
+    const words = 40;
+    await fetch(`${simUrl}/_sim/knobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'sim-chat-1', tokenDelayMs: Math.round((STREAM_S * 1000) / words), outputWords: words }) });
+    const rssIdle = rssMb(web.pid!);
+    const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+    const body = JSON.stringify({ model: 'sim-chat', stream: true, messages: [{ role: 'user', content: 'hold this stream' }] });
+    let firstBytes = 0;
+    const t0 = Date.now();
+    const one = () =>
+      new Promise<boolean>((resolve) => {
+        const req = http.request(`http://127.0.0.1:${webPort}/v1/chat/completions`, { method: 'POST', agent, headers: { 'SERVICE-API-KEY': key, 'content-type': 'application/json' } }, (res) => {
+          let text = '';
+          let first = true;
+          res.on('data', (d) => {
+            if (first) (first = false), firstBytes++;
+            text += String(d);
+          });
+          res.on('end', () => resolve(res.statusCode === 200 && text.includes('data: [DONE]')));
+          res.on('error', () => resolve(false));
+        });
+        req.on('error', () => resolve(false));
+        req.end(body);
+      });
+    const all = Promise.all(Array.from({ length: N }, one));
+    let rssPeak = rssIdle;
+    let allOpenAt = 0;
+    const sampler = setInterval(() => {
+      rssPeak = Math.max(rssPeak, rssMb(web.pid!));
+      if (!allOpenAt && firstBytes >= N) allOpenAt = Date.now() - t0;
+    }, 200);
+    const done = await all;
+    clearInterval(sampler);
+    const ok = done.filter(Boolean).length;
+    console.log(`held streams: ${N} opened; all streaming after ${allOpenAt ? `${(allOpenAt / 1000).toFixed(1)} s` : 'never (not all got a first byte at once)'}; completed with [DONE]: ${ok}; dropped: ${N - ok}`);
+    console.log(`web pod RSS: ${rssIdle.toFixed(0)} MB idle, ${rssPeak.toFixed(0)} MB peak (goal: under 250 MB, none dropped: ${rssPeak < 250 && ok === N ? 'met' : 'NOT met'})`);
+    agent.destroy();
+  } finally {
+    for (const p of procs) p.kill('SIGTERM');
+    await Promise.all(procs.map((p) => new Promise((res) => (p.exitCode !== null ? res(null) : p.once('exit', res)))));
+    await redis.stop();
+    await pg.stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

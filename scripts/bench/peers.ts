@@ -1,0 +1,86 @@
+import { spawn } from 'child_process';
+import fs from 'fs';
+import path from 'path';
+import { freePort } from '../services/free-port';
+import { goalLines, type PeerRow } from './peer-goals';
+
+/**
+ * `npm run bench:peers`: the peer yardstick of ../shared/bench/peers (direct stub, Portkey's gateway
+ * and this checkout side by side in one run; its README) run against this checkout, the table and
+ * the goals written into docs/benchmark.md between the `peers` markers.
+ * PEERS_DIR: where the reference harness is (default ../shared/bench/peers); it is copied into
+ * .data/peers (git-ignored) and run there with its ours.sh. PEERS_QUIET_WAIT_S (default 10): how
+ * long the harness waits for a quiet machine before the run and before each cell (it runs anyway
+ * after that, and its bg% column shows the foreign CPU). Other knobs of run.sh/bench.mjs
+ * (CONCURRENCY, SCENARIOS, N_CHAT, ...) pass through.
+ */
+const root = path.resolve(__dirname, '..', '..', '..');
+const source = path.resolve(process.env.PEERS_DIR ?? path.join(root, '..', 'shared', 'bench', 'peers'));
+const work = path.join(root, '.data', 'peers');
+const doc = path.join(root, 'docs', 'benchmark.md');
+const START = '<!-- peers:start -->';
+const END = '<!-- peers:end -->';
+
+function copyHarness(): void {
+  if (!fs.existsSync(path.join(source, 'ours.sh'))) throw new Error(`no peer harness at ${source} (set PEERS_DIR)`);
+  const keep = path.join(work, 'node_modules');
+  for (const entry of fs.existsSync(work) ? fs.readdirSync(work) : []) {
+    if (path.join(work, entry) !== keep) fs.rmSync(path.join(work, entry), { recursive: true, force: true });
+  }
+  fs.mkdirSync(work, { recursive: true });
+  for (const entry of fs.readdirSync(source)) if (entry !== 'node_modules' && entry !== 'results') fs.cpSync(path.join(source, entry), path.join(work, entry), { recursive: true });
+}
+
+async function main(): Promise<void> {
+  copyHarness();
+  const results = path.join(work, 'results', 'last.json');
+  const quiet = process.env.PEERS_QUIET_WAIT_S ?? '10';
+  const env = {
+    ...process.env,
+    GATEWAY_DIR: root,
+    QUIET_WAIT_S: quiet,
+    RESULTS_JSON: results,
+    STUB_PORT: process.env.STUB_PORT ?? String(await freePort()),
+    PORTKEY_PORT: process.env.PORTKEY_PORT ?? String(await freePort()),
+    GW_PORT: process.env.GW_PORT ?? String(await freePort()),
+    GW_REDIS_PORT: process.env.GW_REDIS_PORT ?? String(await freePort()),
+  };
+  const started = new Date();
+  let table = '';
+  const code = await new Promise<number>((resolve) => {
+    const child = spawn('bash', [path.join(work, 'ours.sh')], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    child.stdout.on('data', (d) => {
+      process.stdout.write(d);
+      table += String(d);
+    });
+    child.on('exit', (c) => resolve(c ?? 1));
+  });
+  if (code !== 0) throw new Error(`the peer harness exited with ${code}`);
+  const raw = JSON.parse(fs.readFileSync(results, 'utf8')) as { results: PeerRow[] };
+  const goals = goalLines(raw.results);
+  console.log(goals.join('\n'));
+  const section = [
+    START,
+    `Command: \`npm run bench:peers\` (PEERS_QUIET_WAIT_S=${quiet}), run ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC on this 2-core machine;`,
+    'gateway = one web and one worker process (chat + embeddings) and its own Redis. The machine was shared with',
+    'other work during the run (see the bg% column): the ratios are of one run, all three targets under the same load.',
+    '',
+    '```',
+    table.trim(),
+    '```',
+    '',
+    'Goals (issue 17), as ratios from this run:',
+    '',
+    ...goals.map((g) => `- ${g}`),
+    END,
+  ].join('\n');
+  const text = fs.readFileSync(doc, 'utf8');
+  const next = text.includes(START) ? text.slice(0, text.indexOf(START)) + section + text.slice(text.indexOf(END) + END.length) : `${text.trimEnd()}\n\n## Peer yardstick: direct, Portkey and this gateway\n\n${section}\n`;
+  fs.writeFileSync(doc, next);
+  console.log(`written to ${path.relative(root, doc)}`);
+}
+
+main().catch((err) => {
+  console.error((err as Error).message);
+  process.exit(1);
+});

@@ -1,0 +1,81 @@
+import { expect } from 'chai';
+import fs from 'fs';
+import path from 'path';
+import calculateSlot from 'cluster-key-slot';
+import { keys } from '../../shared/redis/keys';
+import { ALL_QUEUES } from '../../shared/queues/names';
+import { ACQUIRE_LEASE, RENEW_LEASES } from '../../shared/lanes/scripts';
+import { PUBLISH_WITH_USAGE } from '../../shared/metering/usage-outbox';
+import { SEARCH_GATE, SEARCH_RELEASE } from '../../shared/search/gate-script';
+
+/**
+ * On a Redis Cluster a script, MULTI or pipeline may touch one slot only. Every Lua script of the
+ * gateway is found by scanning the compiled modules of shared/, its key list is read from the script
+ * text (the KEYS[n] it uses, and every redis.call must name its key through KEYS), and the keys the
+ * code passes for it must all hash to one slot.
+ */
+const ORG = '5b0c4e8e-2f1d-4c47-9d41-0e8f6f1c2a10';
+const KEY_LISTS: Record<string, () => string[][]> = {
+  [ACQUIRE_LEASE]: () => [[keys.lease(ORG, 'chat', 'interactive')]],
+  [RENEW_LEASES]: () => [[keys.lease(ORG, 'chat', 'background')]],
+  // one key list per outbox stream: the stream and the pod reply channel paired with it
+  [PUBLISH_WITH_USAGE]: () =>
+    Array.from({ length: 8 }, (_, i) => keys.replyChannel('pod-1', i)).map((ch) => [keys.usageOutboxFor(ch), ch]),
+  // the org's period counters (all, platform, member) and its abuse-limit window
+  [SEARCH_GATE]: () => [[keys.searchCount(ORG, '2026-11', 'all'), keys.searchCount(ORG, '2026-11', 'platform'), keys.searchCount(ORG, '2026-11', 'member:u1'), keys.searchRate(ORG)]],
+  [SEARCH_RELEASE]: () => [[keys.searchCount(ORG, '2026-11', 'all'), keys.searchCount(ORG, '2026-11', 'platform'), keys.searchCount(ORG, '2026-11', 'member:u1')]],
+};
+
+function luaScriptsIn(dir: string): string[] {
+  const found: string[] = [];
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...luaScriptsIn(full));
+    else if (entry.name.endsWith('.js')) {
+      for (const value of Object.values(require(full) as Record<string, unknown>)) {
+        if (typeof value === 'string' && value.includes('redis.call(')) found.push(value);
+      }
+    }
+  }
+  return found;
+}
+
+const slots = (list: string[]) => new Set(list.map((k) => calculateSlot(k)));
+
+describe('Redis Cluster: every script, MULTI and queue stays in one slot', () => {
+  const scripts = luaScriptsIn(path.resolve(__dirname, '../../shared'));
+
+  it('finds the gateway’s Lua scripts, and knows the key list of each', () => {
+    expect(scripts.length).to.be.at.least(3);
+    for (const lua of scripts) expect(KEY_LISTS[lua], `a script with no key list in this test:\n${lua}`).to.be.a('function');
+  });
+
+  for (const [name, lua] of Object.entries({ ACQUIRE_LEASE, RENEW_LEASES, PUBLISH_WITH_USAGE, SEARCH_GATE, SEARCH_RELEASE })) {
+    it(`${name}: names every key through KEYS, and the keys passed to it share one slot`, () => {
+      const used = [...lua.matchAll(/KEYS\[(\d+)\]/g)].map((m) => Number(m[1]));
+      const calls = [...lua.matchAll(/redis\.call\(\s*'(\w+)'\s*,\s*([^,)]+)/g)];
+      expect(calls.length).to.be.above(0);
+      for (const [, command, firstArg] of calls) expect(firstArg.trim(), `${command}'s key`).to.match(/^KEYS\[\d+\]$/);
+      for (const list of KEY_LISTS[lua]()) {
+        expect(list).to.have.length(Math.max(...used));
+        expect(slots(list).size, list.join(' ')).to.equal(1);
+      }
+    });
+  }
+
+  it('gives each queue a slot of its own, its cancel channel in it', () => {
+    const queueSlots = ALL_QUEUES.map((q) => {
+      const prefix = keys.bullPrefix(q);
+      const own = slots([`${prefix}:${q}:wait`, `${prefix}:${q}:active`, `${prefix}:${q}:123`, `${prefix}:${q}:events`, keys.cancelChannel(q)]);
+      expect(own.size, q).to.equal(1);
+      return [...own][0];
+    });
+    expect(new Set(queueSlots).size).to.equal(ALL_QUEUES.length);
+  });
+
+  it('keeps each outbox stream with its dead letters (drainer MULTI) and the cache epoch with its channel', () => {
+    for (let i = 0; i < 8; i++) expect(slots([keys.usageOutbox(i), keys.usageDeadLetters(i)]).size).to.equal(1);
+    expect(slots(Array.from({ length: 8 }, (_, i) => keys.usageOutbox(i))).size, 'streams in different slots').to.equal(8);
+    expect(slots([keys.cacheEpoch(), keys.cacheChannel()]).size).to.equal(1);
+  });
+});
