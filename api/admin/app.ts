@@ -16,6 +16,9 @@ import { managementRouter } from './management';
 export function createAdminApp(deps: { redis: Redis; queues: Queues }): Express {
   const app = express();
   app.disable('x-powered-by');
+  // Only the exact spelling of a path matches (the management routers are strict and case-sensitive too).
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
   app.use(requestId);
   app.use(healthRouter(deps));
 

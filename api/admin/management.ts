@@ -1,4 +1,5 @@
-import { Router } from 'express';
+import type { Router } from 'express';
+import { adminRouter } from './admin-router';
 import type { Redis } from 'ioredis';
 import { jsonBody } from '../middleware/body';
 import { errors } from '../../shared/errors/codes';
@@ -14,7 +15,7 @@ import { openApiDocument } from './openapi/document';
 
 /** The management API, mounted at `/admin/v1`: authentication, audit, every family, the OpenAPI document. */
 export function managementRouter(deps: { redis: Redis }): Router {
-  const r = Router();
+  const r = adminRouter();
   const defs = resourceDefs();
   const doc = openApiDocument(defs, [...statsDocs, ...capabilityPolicyDocs, ...billingDocs, ...platformAdminDocs]);
 

@@ -1,4 +1,5 @@
-import { Router, type Request } from 'express';
+import type { Router, Request } from 'express';
+import { adminRouter } from '../admin-router';
 import Joi from 'joi';
 import { Op } from 'sequelize';
 import { only } from '../../routes/only';
@@ -35,7 +36,7 @@ const self = (req: Request) => req.admin!.principal.user.id;
  * platform-admin grants and impersonation.
  */
 export function platformAdminRouter(): Router {
-  const r = Router();
+  const r = adminRouter();
   only(r, '/platform-keys', {
     get: async (req, res) => {
       const value = validateQuery<{ user_id?: string; state?: string }>(keyQuery, req.query);
