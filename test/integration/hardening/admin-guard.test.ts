@@ -86,7 +86,7 @@ describe('admin guard: every route and spelling, every credential kind', functio
     }
   });
 
-  it('the decision for each spelling matches its route family, and no other spelling reaches another family's handler', async () => {
+  it("the decision for each spelling matches its route family, and no other spelling reaches another family's handler", async () => {
     const cases: Array<{ route: Route; path: string; cred: Cred; exact: boolean }> = [];
     for (const route of routes) {
       for (const cred of CREDS) {
