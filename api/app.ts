@@ -3,10 +3,12 @@ import type { AppContext } from './context';
 import { requestId } from './middleware/request-id';
 import { errorHandler } from './middleware/error-handler';
 import { httpMetrics } from './middleware/metrics';
+import { publicMetricsGate } from './middleware/metrics-gate';
 import { pathKey, pathRoutingPlan } from './middleware/path-auth';
 import { inferenceRouter } from './routes/index';
 import { healthRouter } from './routes/health/router';
 import { signedImagesRouter } from './routes/images/signed';
+import { config } from '../shared/config/env';
 import { errors } from '../shared/errors/codes';
 
 /** The inference app (`{base_url}`), without listening: tests mount it on an ephemeral port. */
@@ -15,8 +17,10 @@ export function createApp(ctx: AppContext): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  app.set('trust proxy', config().trustProxy); // req.ip: the client address failed authentications count against
   app.use(requestId);
   app.use(httpMetrics);
+  app.use('/metrics', publicMetricsGate); // any spelling express routes to /metrics
   app.use(healthRouter(ctx));
   app.use(signedImagesRouter()); // signed image bytes: the signature authorises, not an API key
 

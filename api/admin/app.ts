@@ -8,6 +8,7 @@ import { errorHandler } from '../middleware/error-handler';
 import { healthRouter } from '../routes/health/router';
 import { Queues } from '../../shared/queues/queues';
 import { ALL_QUEUES } from '../../shared/queues/names';
+import { config } from '../../shared/config/env';
 import { errors } from '../../shared/errors/codes';
 import { dashboardGuard } from './dashboard-guard';
 import { managementRouter } from './management';
@@ -19,6 +20,7 @@ export function createAdminApp(deps: { redis: Redis; queues: Queues }): Express 
   // Only the exact spelling of a path matches (the management routers are strict and case-sensitive too).
   app.set('case sensitive routing', true);
   app.set('strict routing', true);
+  app.set('trust proxy', config().trustProxy); // req.ip: the client address failed authentications count against
   app.use(requestId);
   app.use(healthRouter(deps));
 

@@ -20,7 +20,7 @@ export function managementRouter(deps: { redis: Redis }): Router {
   const doc = openApiDocument(defs, [...statsDocs, ...capabilityPolicyDocs, ...billingDocs, ...platformAdminDocs]);
 
   r.get('/openapi.json', (_req, res) => void res.json(doc));
-  r.use(adminAuth);
+  r.use(adminAuth(deps));
   r.use(auditWrites); // before the body parser, so a malformed write is audited too
   r.use(jsonBody('1mb'));
   r.use(platformAdminRouter());

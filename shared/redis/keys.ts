@@ -20,4 +20,6 @@ export const keys = {
   usageOutbox: () => `${config().redisPrefix}:{usage}:outbox`,
   /** Outbox entries Postgres refused on their own (kept for an operator, never retried). */
   usageDeadLetters: () => `${config().redisPrefix}:{usage}:dead`,
+  /** Failed authentications of one client IP in the current window (shared/auth/auth-failures.ts). */
+  authFailures: (ip: string) => `${config().redisPrefix}:authfail:${ip}`,
 };

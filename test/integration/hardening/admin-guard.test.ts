@@ -95,8 +95,11 @@ describe('admin guard: every route and spelling, every credential kind', functio
       }
     }
     const failures: string[] = [];
+    let n = 0;
     const check = async ({ route, path, cred, exact }: (typeof cases)[number]) => {
-      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      // An address per request: these failed credentials are not a guesser to rate-limit (auth-failures.test.ts).
+      n++;
+      const headers: Record<string, string> = { 'content-type': 'application/json', 'x-forwarded-for': `198.18.${n >> 8}.${n & 255}` };
       const secret = secrets[cred]?.(route.family);
       if (secret) Object.assign(headers, bearer(secret));
       const body = route.method === 'GET' || route.method === 'DELETE' ? undefined : '{"__guard_probe":true}';
