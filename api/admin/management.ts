@@ -2,6 +2,7 @@ import type { Router } from 'express';
 import { adminRouter } from './admin-router';
 import type { Redis } from 'ioredis';
 import { jsonBody } from '../middleware/body';
+import { storableBody } from '../middleware/storable-body';
 import { errors } from '../../shared/errors/codes';
 import { adminAuth } from './auth';
 import { auditWrites } from './audit';
@@ -22,7 +23,7 @@ export function managementRouter(deps: { redis: Redis }): Router {
   r.get('/openapi.json', (_req, res) => void res.json(doc));
   r.use(adminAuth(deps));
   r.use(auditWrites); // before the body parser, so a malformed write is audited too
-  r.use(jsonBody('1mb'));
+  r.use(jsonBody('1mb'), storableBody);
   r.use(platformAdminRouter());
   r.use(statsRouter());
   r.use(capabilityPoliciesRouter(deps));
