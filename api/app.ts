@@ -27,7 +27,7 @@ export function createApp(ctx: AppContext): Express {
   const inference = inferenceRouter(ctx);
   // The path is quoted without a path-authentication key (`/a/{api_key}/...`): a secret is never echoed.
   const notFound: express.RequestHandler = (req, _res, next) =>
-    next(errors.notFound(`No route for ${req.method} ${req.originalUrl.split('?')[0].replace(/^\/a\/[^/]+/, '/a/{api_key}')}.`));
+    next(errors.notFound(`No route for ${req.method} ${req.originalUrl.split('?')[0].replace(/^\/a\/[^/]+/i, '/a/{api_key}')}.`));
   const mounted = (...pre: express.RequestHandler[]) => Router({ mergeParams: true }).use(...pre, inference, notFound);
 
   app.use('/a/:apiKey/p/:project', mounted(pathKey));

@@ -41,7 +41,7 @@ describe('fuzzing the inference API through the running app (fast-check)', funct
   /** One fuzzed request; the answer must hold every property, and a refused one's id is kept for the billing check. */
   async function send(method: string, path: string, headers: Record<string, string>, body?: string | Buffer): Promise<RawReply> {
     const r = await rawRequest(env().gw.url, method, path, { headers: { 'x-forwarded-for': freshIp(), ...headers }, body });
-    const problem = problemOf(r, method);
+    const problem = problemOf(r, method) ?? (r.text.includes(o.key) ? 'the API key echoed' : undefined);
     if (problem) findings.push(`${method} ${path} ${JSON.stringify(headers).slice(0, 200)} body=${JSON.stringify(String(body ?? '').slice(0, 300))} → ${r.status}: ${problem} ${r.text.slice(0, 200)}`);
     const id = r.headers['x-service-request-id'];
     if (r.status >= 400 && typeof id === 'string') refused.push(id);
@@ -56,7 +56,7 @@ describe('fuzzing the inference API through the running app (fast-check)', funct
   const withCredential = (cred: 'key' | 'none' | 'junk' | 'path', path: string, headers: Record<string, string>) => {
     if (cred === 'key') return { path, headers: { ...headers, 'SERVICE-API-KEY': o.key } };
     if (cred === 'junk') return { path, headers: { ...headers, 'SERVICE-API-KEY': `svc_${crypto.randomBytes(6).toString('hex')}` } };
-    if (cred === 'path') return { path: `/a/${o.key}${path}`, headers };
+    if (cred === 'path') return { path: path.includes('KEY') ? path.replace('KEY', o.key) : `/a/${o.key}${path}`, headers };
     return { path, headers };
   };
 
@@ -114,6 +114,7 @@ describe('fuzzing the inference API through the running app (fast-check)', funct
       fc.tuple(fc.constantFrom(...known), fc.array(segment, { maxLength: 3 })).map(([p, extra]) => [p, ...extra].join('/')),
       fc.tuple(fc.constantFrom(...known), fc.constantFrom('/', '//', '?a=%', '?stream=true&stream=false', '%20', '.json', '#x')).map(([p, s]) => p + s),
       fc.constantFrom(...known).map((p) => p.toUpperCase()),
+      fc.tuple(fc.constantFrom('/A/', '/a/', '/R/'), fc.constantFrom(...known)).map(([pre, p]) => `${pre}KEY${p}`),
       fc.tuple(fc.constantFrom('/a/', '/a/x/p/', '/r/', '/r/00000000-0000-4000-8000-000000000000'), segment, fc.constantFrom(...known)).map(([pre, s, p]) => `${pre}${s}${p}`),
     );
     await fc.assert(

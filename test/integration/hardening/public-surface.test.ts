@@ -47,6 +47,22 @@ describe('/metrics is not answered to anyone on the public port', () => {
   });
 });
 
+describe('a key in the path is never echoed, whatever the prefix case', () => {
+  it('`/A/{key}/...`: neither the 404 message nor the metrics labels hold the key', async () => {
+    const o = await buildOrg(env().redis);
+    for (const p of [`/A/${o.key}/v1/nope`, `/A/${o.key}/P/proj/v1/nope`, `/a/${o.key}/v1/nope`]) {
+      const r = await call('GET', p);
+      expect(r.status, p).to.equal(404);
+      expect(r.text, p).to.not.include(o.key);
+    }
+    const ok = await call('GET', `/A/${o.key}/v1/models`);
+    expect(ok.status).to.equal(200);
+    const m = await call('GET', '/metrics', { headers: { authorization: `Bearer ${token()}` } });
+    expect(m.text).to.not.include(o.key);
+    expect(m.text).to.include('route="/a/v1/models"');
+  });
+});
+
 describe('image URLs and signed redirects come from configuration, never the Host header', () => {
   beforeEach(resetSim);
 
