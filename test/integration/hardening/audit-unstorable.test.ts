@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { adminCall, buildPlatformKey, startAdmin } from '../../helpers/admin';
+import { adminCall, buildAdminToken, buildPlatformKey, startAdmin } from '../../helpers/admin';
 import { waitFor } from '../../helpers/wait';
 import { AuditLog, Plan } from '../../../shared/db/models';
 
@@ -34,6 +34,17 @@ describe('admin writes holding text Postgres cannot store', () => {
       expect(row!.fields.length).to.equal(Object.keys(body as object).length);
     });
   }
+
+  it('a write naming a target longer than the audit column still leaves its row (the target id cut)', async () => {
+    const { token } = await buildAdminToken();
+    const long = 'x'.repeat(5000);
+    const r = await adminCall(admin.url, token, 'POST', `/admin/v1/users/${long}/impersonate`, {});
+    expect(r.status).to.equal(404);
+    const row = await waitFor(() => AuditLog.findOne({ where: { requestId: r.headers.get('x-service-request-id') } }));
+    expect(row, 'audit row').to.not.equal(null);
+    expect(row!.targetId).to.equal(long.slice(0, 255));
+    expect(row!.family).to.equal('platform-admin');
+  });
 
   it('escapes the unstorable characters of a field name in the audit row', async () => {
     const r = await adminCall(admin.url, key, 'POST', '/admin/v1/plans', { ['na\u0000me']: 'x' });
