@@ -3,10 +3,12 @@ import type { AppContext } from './context';
 import { requestId } from './middleware/request-id';
 import { errorHandler } from './middleware/error-handler';
 import { httpMetrics } from './middleware/metrics';
+import { publicMetricsGate } from './middleware/metrics-gate';
 import { pathKey, pathRoutingPlan } from './middleware/path-auth';
 import { inferenceRouter } from './routes/index';
 import { healthRouter } from './routes/health/router';
 import { signedImagesRouter } from './routes/images/signed';
+import { config } from '../shared/config/env';
 import { errors } from '../shared/errors/codes';
 
 /** The inference app (`{base_url}`), without listening: tests mount it on an ephemeral port. */
@@ -15,15 +17,17 @@ export function createApp(ctx: AppContext): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  app.set('trust proxy', config().trustProxy); // req.ip: the client address failed authentications count against
   app.use(requestId);
   app.use(httpMetrics);
+  app.use('/metrics', publicMetricsGate); // any spelling express routes to /metrics
   app.use(healthRouter(ctx));
   app.use(signedImagesRouter()); // signed image bytes: the signature authorises, not an API key
 
   const inference = inferenceRouter(ctx);
   // The path is quoted without a path-authentication key (`/a/{api_key}/...`): a secret is never echoed.
   const notFound: express.RequestHandler = (req, _res, next) =>
-    next(errors.notFound(`No route for ${req.method} ${req.originalUrl.split('?')[0].replace(/^\/a\/[^/]+/, '/a/{api_key}')}.`));
+    next(errors.notFound(`No route for ${req.method} ${req.originalUrl.split('?')[0].replace(/^\/a\/[^/]+/i, '/a/{api_key}')}.`));
   const mounted = (...pre: express.RequestHandler[]) => Router({ mergeParams: true }).use(...pre, inference, notFound);
 
   app.use('/a/:apiKey/p/:project', mounted(pathKey));

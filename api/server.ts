@@ -1,16 +1,33 @@
 import http from 'http';
+import express from 'express';
 import { runHttpProcess } from '../shared/run-http-process';
 import { createApp } from './app';
 import { closeContext, createContext } from './context';
+import { healthRouter } from './routes/health/router';
+import { config } from '../shared/config/env';
+
+/** `/metrics` and `/healthz` without a token on METRICS_PORT, a port the operator keeps private. */
+async function startMetricsPort(port: number, ctx: { redis: import('../shared/redis/connection').RedisClient }): Promise<http.Server> {
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(healthRouter(ctx));
+  const server = http.createServer(app);
+  await new Promise<void>((resolve) => server.listen(port, resolve));
+  return server;
+}
 
 /** Starts the inference app on a port; returns a handle that closes it and its context. */
 export async function startWeb(port: number): Promise<{ server: http.Server; close(): Promise<void> }> {
   const ctx = await createContext();
   const server = http.createServer({ keepAliveTimeout: 65_000 }, createApp(ctx));
   await new Promise<void>((resolve) => server.listen(port, resolve));
+  const metricsPort = config().metricsPort;
+  const metrics = metricsPort ? await startMetricsPort(metricsPort, ctx) : undefined;
   return {
     server,
     async close() {
+      metrics?.closeAllConnections();
+      await new Promise<void>((resolve) => (metrics ? metrics.close(() => resolve()) : resolve()));
       server.closeIdleConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await closeContext(ctx);

@@ -4,6 +4,7 @@ import os from 'os';
 import path from 'path';
 import { ensureServices, TEST_PROFILE } from './services';
 import { deleteKeysByPrefix } from './services/redis';
+import { freePort } from './services/free-port';
 
 /**
  * `npm test`: gets Redis and Postgres the way `npm start` does (the given URLs, else started here),
@@ -19,6 +20,9 @@ async function main(): Promise<void> {
   const audioSpool = process.env.AUDIO_SPOOL_DIR ?? path.join(os.tmpdir(), `${prefix}-audio-spool`);
   if (!process.env.AUDIO_SPOOL_DIR) fs.rmSync(audioSpool, { recursive: true, force: true });
 
+  // The run's shared gateway listens here, and image URLs are built from configuration only (PUBLIC_BASE_URL).
+  const gatewayPort = process.env.TEST_GATEWAY_PORT ?? String(await freePort());
+
   // Default: every compiled test. Any arguments (e.g. a --spec or a file) replace that selection.
   const given = process.argv.slice(3);
   const args = given.some((a) => a === '--spec' || a.endsWith('.js')) ? given : ['dist/test/unit/**/*.test.js', 'dist/test/integration/**/*.test.js', 'dist/test/e2e/**/*.test.js', ...given];
@@ -27,6 +31,13 @@ async function main(): Promise<void> {
     env: {
       ...process.env,
       NODE_ENV: 'test',
+      TEST_GATEWAY_PORT: gatewayPort,
+      PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${gatewayPort}`,
+      // `/metrics` on the public port answers only with this bearer token (api/middleware/metrics-gate.ts).
+      METRICS_TOKEN: process.env.METRICS_TOKEN ?? 'test-metrics-token-0123456789',
+      // Failed authentications per client IP: tests that fail in bulk send their own X-Forwarded-For.
+      TRUST_PROXY: process.env.TRUST_PROXY ?? 'loopback',
+      AUTH_FAILURE_LIMIT: process.env.AUTH_FAILURE_LIMIT ?? '300',
       DATABASE_URL: services.databaseUrl,
       REDIS_URL: services.redisUrl,
       REDIS_PREFIX: prefix,

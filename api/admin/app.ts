@@ -8,6 +8,7 @@ import { errorHandler } from '../middleware/error-handler';
 import { healthRouter } from '../routes/health/router';
 import { Queues } from '../../shared/queues/queues';
 import { ALL_QUEUES } from '../../shared/queues/names';
+import { config } from '../../shared/config/env';
 import { errors } from '../../shared/errors/codes';
 import { dashboardGuard } from './dashboard-guard';
 import { managementRouter } from './management';
@@ -16,6 +17,10 @@ import { managementRouter } from './management';
 export function createAdminApp(deps: { redis: RedisClient; queues: Queues }): Express {
   const app = express();
   app.disable('x-powered-by');
+  // Only the exact spelling of a path matches (the management routers are strict and case-sensitive too).
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
+  app.set('trust proxy', config().trustProxy); // req.ip: the client address failed authentications count against
   app.use(requestId);
   app.use(healthRouter(deps));
 

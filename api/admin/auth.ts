@@ -1,4 +1,6 @@
 import type { Request, Response, NextFunction } from 'express';
+import type { RedisClient } from '../../shared/redis/connection';
+import { authFailure } from '../../shared/auth/auth-failures';
 import { ApiError } from '../../shared/errors/ApiError';
 import { errors } from '../../shared/errors/codes';
 import { INFERENCE_PREFIX, PLATFORM_PREFIX } from '../../shared/auth/apiKeys';
@@ -20,9 +22,15 @@ function bearer(req: Request): string | undefined {
  *   admin's own token (`svc_admin_…`); a management key there is 403 whatever its scopes.
  * - An inference key (`svc_…`) never authenticates here.
  * Codes: 401 `invalid_platform_key` / `invalid_admin_token`, 403 `insufficient_scope` /
- * `platform_key_forbidden`, 404 `not_found` for a path of no family.
+ * `platform_key_forbidden`, 404 `not_found` for a path of no family, 429 `too_many_auth_failures`
+ * once an address sent too many unknown credentials. Paths are classified in their canonical
+ * spelling (shared/platform/families.ts); the routers only match the exact one.
  */
-export async function adminAuth(req: Request, _res: Response, next: NextFunction): Promise<void> {
+export function adminAuth(deps: { redis: RedisClient }) {
+  return (req: Request, _res: Response, next: NextFunction): Promise<void> => guard(deps.redis, req, next);
+}
+
+async function guard(redis: RedisClient, req: Request, next: NextFunction): Promise<void> {
   if (req.path === '/openapi.json') return next();
   const adminPath = isPlatformAdminPath(req.path);
   const missing = adminPath ? 'invalid_admin_token' : 'invalid_platform_key';
@@ -30,10 +38,11 @@ export async function adminAuth(req: Request, _res: Response, next: NextFunction
   if (!raw) throw unauthorized(missing, adminPath ? 'Send a platform admin token as Authorization: Bearer svc_admin_….' : 'Send a management key as Authorization: Bearer svc_platform_….');
   const principal = await authenticateSecret(raw);
   if (!principal) {
+    // A presented credential that failed counts against the client's address (429 past the limit).
     if (raw.startsWith(INFERENCE_PREFIX) && !raw.startsWith(PLATFORM_PREFIX) && !raw.startsWith(ADMIN_TOKEN_PREFIX)) {
-      throw unauthorized(missing, 'Inference API keys cannot call the management API.');
+      throw await authFailure(redis, req.ip, unauthorized(missing, 'Inference API keys cannot call the management API.'));
     }
-    throw unauthorized(raw.startsWith(PLATFORM_PREFIX) ? 'invalid_platform_key' : missing, 'Unknown or revoked credential.');
+    throw await authFailure(redis, req.ip, unauthorized(raw.startsWith(PLATFORM_PREFIX) ? 'invalid_platform_key' : missing, 'Unknown or revoked credential.'));
   }
   if (adminPath) {
     if (principal.kind === 'platform_key') throw new ApiError(403, 'platform_key_forbidden', 'Management keys can never reach this path; use a platform admin token.');

@@ -1,6 +1,8 @@
-import { Router } from 'express';
+import type { Router } from 'express';
+import { adminRouter } from './admin-router';
 import type { RedisClient } from '../../shared/redis/connection';
 import { jsonBody } from '../middleware/body';
+import { storableBody } from '../middleware/storable-body';
 import { errors } from '../../shared/errors/codes';
 import { adminAuth } from './auth';
 import { auditWrites } from './audit';
@@ -15,14 +17,14 @@ import { openApiDocument } from './openapi/document';
 
 /** The management API, mounted at `/admin/v1`: authentication, audit, every family, the OpenAPI document. */
 export function managementRouter(deps: { redis: RedisClient }): Router {
-  const r = Router();
+  const r = adminRouter();
   const defs = resourceDefs();
   const doc = openApiDocument(defs, [...statsDocs, ...capabilityPolicyDocs, ...billingDocs, ...platformAdminDocs, ...searchControlsDocs]);
 
   r.get('/openapi.json', (_req, res) => void res.json(doc));
-  r.use(adminAuth);
+  r.use(adminAuth(deps));
   r.use(auditWrites); // before the body parser, so a malformed write is audited too
-  r.use(jsonBody('1mb'));
+  r.use(jsonBody('1mb'), storableBody);
   r.use(platformAdminRouter());
   r.use(statsRouter());
   r.use(capabilityPoliciesRouter(deps));

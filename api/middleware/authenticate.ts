@@ -5,6 +5,7 @@ import { ApiError } from '../../shared/errors/ApiError';
 import { INFERENCE_PREFIX, PLATFORM_PREFIX, looksLikeInferenceKey } from '../../shared/auth/apiKeys';
 import { sha256Hex } from '../../shared/crypto';
 import { NO_ALIASES } from '../../shared/tenancy/directory';
+import { authFailure } from '../../shared/auth/auth-failures';
 
 function bearer(req: Request): string | undefined {
   const h = req.headers.authorization;
@@ -39,15 +40,15 @@ export function authenticate(ctx: AppContext) {
     try {
       const { gatewayKey, upstreamKey } = presentedKeys(req);
       if (!gatewayKey) throw errors.invalidApiKey('Missing API key. Send it in the SERVICE-API-KEY header.');
-      if (gatewayKey.startsWith(PLATFORM_PREFIX)) {
-        throw errors.invalidApiKey('Management keys cannot call inference endpoints.');
-      }
-      if (!looksLikeInferenceKey(gatewayKey)) throw errors.invalidApiKey('Malformed API key.');
+      // A key that was presented and failed counts against the client's address (429 past the limit).
+      const refuse = async (message: string) => authFailure(ctx.redis, req.ip, errors.invalidApiKey(message));
+      if (gatewayKey.startsWith(PLATFORM_PREFIX)) throw await refuse('Management keys cannot call inference endpoints.');
+      if (!looksLikeInferenceKey(gatewayKey)) throw await refuse('Malformed API key.');
       await ctx.directory.sync();
       const rec = await ctx.directory.keyByHash(sha256Hex(gatewayKey));
-      if (!rec || rec.revoked) throw errors.invalidApiKey(rec ? 'This API key has been revoked.' : 'Unknown API key.');
+      if (!rec || rec.revoked) throw await refuse(rec ? 'This API key has been revoked.' : 'Unknown API key.');
       const org = await ctx.directory.org(rec.orgId);
-      if (!org) throw errors.invalidApiKey('Unknown API key.');
+      if (!org) throw await refuse('Unknown API key.');
 
       let projectId = rec.projectId;
       let modelMap: Record<string, string> = NO_ALIASES;

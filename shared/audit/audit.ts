@@ -1,5 +1,6 @@
 import { AuditLog } from '../db/models';
 import { logger } from '../logger';
+import { storable } from '../text/storable';
 
 export type ActorType = 'platform_key' | 'admin_token' | 'cli';
 
@@ -31,13 +32,14 @@ export async function recordAudit(e: AuditEntry): Promise<void> {
       actorId: e.actor.id,
       actorLabel: e.actor.label,
       method: e.method,
-      path: e.path.slice(0, 512),
+      path: storable(e.path).slice(0, 512),
       family: e.family ?? null,
-      targetId: e.targetId ?? null,
+      // A client may name the target (an id in the path): cut to the column, or the row would be lost (fuzzing found it).
+      targetId: e.targetId == null ? null : storable(e.targetId).slice(0, 255),
       status: e.status,
       outcome: e.status < 400 ? 'success' : 'failure',
       requestId: e.requestId ?? null,
-      fields: e.fields ?? [],
+      fields: (e.fields ?? []).map((f) => storable(f).slice(0, 200)), // names a client chose: NUL would lose the row
     });
   } catch (err) {
     logger.error({ err, path: e.path }, 'could not write an audit log entry');

@@ -56,8 +56,11 @@ export interface Config {
   imageFetchAllowCidrs: string[];
   /** Extra CA certificate (PEM file) trusted for URL uploads, e.g. an internal PKI. */
   imageFetchCaFile?: string;
-  /** Public base URL of the web API, used in image URLs; default: from the request's Host. */
-  publicBaseUrl?: string;
+  /**
+   * Public base URL of the web API, the only origin of image URLs and signed redirects (never the
+   * request's Host). Required when NODE_ENV=production; elsewhere `http://localhost:<PORT>`.
+   */
+  publicBaseUrl: string;
   /** The payment processor's name; it is the path segment of its management family (`/admin/v1/<name>/*`). */
   paymentsProcessorName: string;
   /** Audio uploads are spooled here; web and audio worker processes must share it (docs/audio.md). */
@@ -76,7 +79,23 @@ export interface Config {
   usageClaimIdleMs: number;
   /** A process that has not finished draining this long after SIGTERM exits anyway (e.g. Redis is gone). */
   shutdownGraceMs: number;
+  /** Per-pod caches (shared/tenancy/directory.ts): entries at most, age at most, and how long "unknown" is remembered. */
+  cacheMaxEntries: number;
+  cacheMaxAgeMs: number;
+  cacheNegativeTtlMs: number;
+  /** Failed authentications per client IP and window before 429 `too_many_failed_authentications`. */
+  authFailureLimit: number;
+  authFailureWindowSeconds: number;
+  /** `/metrics` of the web process: its own port (open there), and/or a bearer token on the public port. */
+  metricsPort?: number;
+  metricsToken?: string;
+  /** Express `trust proxy` (TRUST_PROXY: hop count, `loopback`, CIDR list...): whose X-Forwarded-For gives the client IP. */
+  trustProxy: boolean | number | string;
 }
+
+/** TRUST_PROXY as express takes it: unset/false → false, true, a hop count, or addresses/CIDRs/names. */
+const trustProxy = (v: string): boolean | number | string =>
+  v === '' || v === 'false' ? false : v === 'true' ? true : /^\d+$/.test(v) ? Number(v) : v;
 
 /** The entries of a comma-separated setting, trimmed, empty ones dropped. */
 const commaList = (v: string): string[] => v.split(',').map((s) => s.trim()).filter(Boolean);
@@ -132,7 +151,9 @@ const schema = Joi.object({
       return v;
     }, 'CIDR list'),
   IMAGE_FETCH_CA_FILE: Joi.string().optional(),
-  PUBLIC_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }).optional(),
+  PUBLIC_BASE_URL: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .when('NODE_ENV', { is: 'production', then: Joi.required(), otherwise: Joi.optional() }),
   PAYMENTS_PROCESSOR_NAME: Joi.string().pattern(/^[a-z][a-z0-9-]{1,31}$/).default('stripe'),
   AUDIO_SPOOL_DIR: Joi.string().default(require('path').join(require('os').tmpdir(), 'gateway-audio-spool')),
   AUDIO_BODY_READ_TIMEOUT_MS: Joi.number().integer().min(100).default(120_000),
@@ -142,6 +163,14 @@ const schema = Joi.object({
   AUDIO_WORKER_CONCURRENCY: Joi.number().integer().min(1).default(16),
   USAGE_CLAIM_IDLE_MS: Joi.number().integer().min(100).default(30_000),
   SHUTDOWN_GRACE_MS: Joi.number().integer().min(100).default(30_000),
+  CACHE_MAX_ENTRIES: Joi.number().integer().min(100).default(10_000),
+  CACHE_MAX_AGE_MS: Joi.number().integer().min(100).default(30_000),
+  CACHE_NEGATIVE_TTL_MS: Joi.number().integer().min(0).default(5_000),
+  AUTH_FAILURE_LIMIT: Joi.number().integer().min(1).default(30),
+  AUTH_FAILURE_WINDOW_SECONDS: Joi.number().integer().min(1).default(60),
+  METRICS_PORT: Joi.number().port().optional(),
+  METRICS_TOKEN: Joi.string().min(16).optional(),
+  TRUST_PROXY: Joi.string().allow('').default(''),
 }).unknown(true);
 
 let cached: Config | undefined;
@@ -205,7 +234,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     imageFetchTimeoutMs: value.IMAGE_FETCH_TIMEOUT_MS,
     imageFetchAllowCidrs: commaList(String(value.IMAGE_FETCH_ALLOW_CIDRS)),
     imageFetchCaFile: value.IMAGE_FETCH_CA_FILE,
-    publicBaseUrl: value.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
+    publicBaseUrl: (value.PUBLIC_BASE_URL ?? `http://localhost:${value.PORT}`).replace(/\/+$/, ''),
+    cacheMaxEntries: value.CACHE_MAX_ENTRIES,
+    cacheMaxAgeMs: value.CACHE_MAX_AGE_MS,
+    cacheNegativeTtlMs: value.CACHE_NEGATIVE_TTL_MS,
+    authFailureLimit: value.AUTH_FAILURE_LIMIT,
+    authFailureWindowSeconds: value.AUTH_FAILURE_WINDOW_SECONDS,
+    metricsPort: value.METRICS_PORT,
+    metricsToken: value.METRICS_TOKEN,
+    trustProxy: trustProxy(String(value.TRUST_PROXY)),
   });
 }
 

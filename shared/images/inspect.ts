@@ -17,7 +17,9 @@ const MAX_SIDE = 8192;
 
 /**
  * What an image really is: the type from its magic bytes (never from a name or a header), the
- * dimensions from decoding its header. Anything but PNG, JPEG or WebP is refused.
+ * dimensions from its header, and then every pixel decoded (in libvips' threads, streaming) so a
+ * truncated or corrupt image is refused too (400 `invalid_image`), not only a bad header. Anything
+ * but PNG, JPEG or WebP is refused.
  */
 export async function inspectImage(bytes: Buffer): Promise<ImageInfo> {
   const type = await FileType.fromBuffer(bytes);
@@ -30,5 +32,10 @@ export async function inspectImage(bytes: Buffer): Promise<ImageInfo> {
     throw imageErrors.invalidImage();
   }
   if (!meta.width || !meta.height || meta.width > MAX_SIDE || meta.height > MAX_SIDE) throw imageErrors.invalidImage();
+  try {
+    await sharp(bytes, { limitInputPixels: MAX_SIDE * MAX_SIDE, failOn: 'truncated' }).stats();
+  } catch {
+    throw imageErrors.invalidImage();
+  }
   return { format, width: meta.width, height: meta.height };
 }

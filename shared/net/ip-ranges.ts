@@ -1,79 +1,78 @@
 import net from 'net';
+import ipaddr from 'ipaddr.js';
+
+type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
 /**
- * Addresses a server-side fetch must never reach: private, loopback, link-local (which holds the
- * cloud metadata services, 169.254.169.254 and fd00:ec2::254), CGNAT, multicast, reserved and
- * documentation ranges, and IPv6 forms that tunnel to IPv4 (NAT64, 6to4, Teredo).
+ * IANA's `::/8` beyond what ipaddr.js names: IPv4-compatible addresses (`::a.b.c.d`, deprecated) and
+ * the rest of the reserved block. Every other special range comes from ipaddr.js's tables.
  */
-const BLOCKED_V4 = [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16],
-  ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16],
-  ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const;
+const RESERVED_V6: Array<[ipaddr.IPv6, number]> = [[ipaddr.IPv6.parse('::'), 8]];
 
-const BLOCKED_V6 = [
-  ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 32],
-  ['2001:db8::', 32], ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const;
-
-const blocked = new net.BlockList();
-for (const [a, p] of BLOCKED_V4) blocked.addSubnet(a, p, 'ipv4');
-for (const [a, p] of BLOCKED_V6) blocked.addSubnet(a, p, 'ipv6');
-
-/** Expands an IPv6 address to its eight 16-bit groups (undefined when it is not one). */
-function groups6(address: string): number[] | undefined {
-  if (net.isIPv6(address) === false) return undefined;
-  let s = address.split('%')[0];
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(s);
-  if (dotted) {
-    const [a, b, c, d] = dotted[1].split('.').map(Number);
-    s = s.slice(0, -dotted[1].length) + `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head, tail] = s.split('::');
-  const h = head ? head.split(':') : [];
-  const t = tail !== undefined && tail !== '' ? tail.split(':') : [];
-  const fill = s.includes('::') ? 8 - h.length - t.length : 0;
-  const all = [...h, ...Array(fill).fill('0'), ...t].map((x) => parseInt(x, 16));
-  return all.length === 8 ? all : undefined;
+/**
+ * An IPv6 address with a dotted IPv4 tail written as two hex groups: ipaddr.js reads any dotted tail
+ * as IPv4-mapped (`::8.8.8.8` would become `::ffff:8.8.8.8`), which would hide IPv4-compatible forms.
+ */
+function hexTail(v6: string): string {
+  return v6.replace(/(\d+)\.(\d+)\.(\d+)\.(\d+)$/, (_m, a: string, b: string, c: string, d: string) =>
+    `${((Number(a) << 8) | Number(b)).toString(16)}:${((Number(c) << 8) | Number(d)).toString(16)}`,
+  );
 }
 
-/** An IPv4-mapped (::ffff:a.b.c.d) or IPv4-compatible (::a.b.c.d) IPv6 address as IPv4. */
+/** ipaddr.js's parse of a string net.isIP accepted. */
+function parseValid(a: string): Address {
+  return net.isIPv6(a) ? ipaddr.IPv6.parse(hexTail(a)) : ipaddr.IPv4.parse(a);
+}
+
+/**
+ * A textual IP address (IPv6 zone dropped), parsed; IPv4-mapped IPv6 (`::ffff:a.b.c.d`) becomes the
+ * IPv4 it carries. Only canonical notations count (net.isIP): `0177.0.0.1` or `2130706433` are no address.
+ */
+export function parseAddress(address: string): Address | undefined {
+  const a = address.split('%')[0];
+  if (!net.isIP(a)) return undefined;
+  const parsed = parseValid(a);
+  return parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress() ? (parsed as ipaddr.IPv6).toIPv4Address() : parsed;
+}
+
+/** An IPv4-mapped (`::ffff:a.b.c.d`) or IPv4-compatible (`::a.b.c.d`) IPv6 address as IPv4. */
 export function embeddedIpv4(address: string): string | undefined {
-  const g = groups6(address);
-  if (!g || g.slice(0, 5).some((x) => x !== 0) || (g[5] !== 0xffff && g[5] !== 0)) return undefined;
-  return [g[6] >> 8, g[6] & 255, g[7] >> 8, g[7] & 255].join('.');
+  const a = address.split('%')[0];
+  if (!net.isIPv6(a)) return undefined;
+  const p = ipaddr.IPv6.parse(hexTail(a)).parts;
+  if (p.slice(0, 5).some((x) => x !== 0) || (p[5] !== 0xffff && p[5] !== 0)) return undefined;
+  return [p[6] >> 8, p[6] & 255, p[7] >> 8, p[7] & 255].join('.');
 }
 
-/** A normalised (family, address) pair: mapped IPv6 addresses are judged as the IPv4 they carry. */
-export function normalise(address: string): { address: string; family: 'ipv4' | 'ipv6' } | undefined {
-  if (net.isIPv4(address)) return { address, family: 'ipv4' };
-  if (!net.isIPv6(address)) return undefined;
-  const v4 = embeddedIpv4(address);
-  return v4 ? { address: v4, family: 'ipv4' } : { address: address.split('%')[0], family: 'ipv6' };
-}
-
+/**
+ * Addresses a server-side fetch must never reach. Only plain public unicast passes: ipaddr.js's
+ * `range()` names everything else (private, loopback, link-local with the cloud metadata services,
+ * CGNAT, multicast, broadcast, reserved, documentation, benchmarking; and the IPv6 forms that carry
+ * or reach an IPv4 address: IPv4-translated `::ffff:0:a.b.c.d`, NAT64 `64:ff9b::/96` and `/48`, 6to4,
+ * Teredo), which are all refused. A mapped `::ffff:a.b.c.d` is judged as its IPv4.
+ */
 export function isBlockedAddress(address: string): boolean {
-  const n = normalise(address);
-  if (!n) return true;
-  return blocked.check(n.address, n.family);
+  const a = parseAddress(address);
+  if (!a) return true;
+  if (a.range() !== 'unicast') return true;
+  return a.kind() === 'ipv6' && RESERVED_V6.some(([range, bits]) => (a as ipaddr.IPv6).match(range, bits));
 }
 
-/** A list of operator-trusted CIDRs (`10.1.2.0/24`, `fd00::/8`); throws on a malformed entry. */
-export function cidrList(cidrs: string[]): net.BlockList {
-  const list = new net.BlockList();
-  for (const c of cidrs) {
+export type CidrList = Array<[Address, number]>;
+
+/** A list of operator-trusted CIDRs (`10.1.2.0/24`, `fd00::/8`, or one address); throws on a malformed entry. */
+export function cidrList(cidrs: string[]): CidrList {
+  return cidrs.map((c) => {
     const [addr, bits] = c.split('/');
-    const family = net.isIPv4(addr) ? 'ipv4' : net.isIPv6(addr) ? 'ipv6' : undefined;
-    const prefix = bits === undefined ? (family === 'ipv4' ? 32 : 128) : Number(bits);
-    if (!family || !Number.isInteger(prefix) || prefix < 0 || prefix > (family === 'ipv4' ? 32 : 128)) {
-      throw new Error(`Invalid CIDR '${c}'.`);
-    }
-    list.addSubnet(addr, prefix, family);
-  }
-  return list;
+    const a = net.isIP(addr) ? parseValid(addr) : undefined;
+    const max = a?.kind() === 'ipv4' ? 32 : 128;
+    const prefix = bits === undefined ? max : /^\d+$/.test(bits) ? Number(bits) : NaN;
+    if (!a || !(prefix >= 0 && prefix <= max)) throw new Error(`Invalid CIDR '${c}'.`);
+    return [a, prefix] as [Address, number];
+  });
 }
 
-export function inList(list: net.BlockList, address: string): boolean {
-  const n = normalise(address);
-  return !!n && list.check(n.address, n.family);
+export function inList(list: CidrList, address: string): boolean {
+  const a = parseAddress(address);
+  return !!a && list.some(([range, bits]) => range.kind() === a.kind() && a.match(range as never, bits));
 }

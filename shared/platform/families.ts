@@ -44,20 +44,46 @@ const SEGMENTS: Record<string, Family> = {
   billing: 'billing',
 };
 
-/** The family a path (relative to /admin/v1, e.g. `/plans/123`) belongs to, or undefined. */
+/**
+ * The spelling the guard classifies (relative to /admin/v1): percent-encoded unreserved characters
+ * decoded (`%70` → `p`; an encoded `/` stays encoded, as express keeps it inside one parameter),
+ * lower case, empty segments dropped (double and trailing slashes), and, with `resolveDots`, `.` and
+ * `..` resolved as a proxy in front would. Routing is case-sensitive and strict
+ * (api/admin/admin-router.ts), so a path any route matches is its own canonical form up to case: the
+ * guard sees the route that will run, and any other spelling is refused as its canonical form would
+ * be, then reaches no handler.
+ */
+export function canonicalPath(path: string, resolveDots = true): string {
+  const decoded = path.replace(/%([0-9a-f]{2})/gi, (m, hex: string) => {
+    const c = String.fromCharCode(parseInt(hex, 16));
+    return /[A-Za-z0-9\-._~]/.test(c) ? c : m;
+  });
+  const out: string[] = [];
+  for (const seg of decoded.toLowerCase().split('/')) {
+    if (seg === '' || (resolveDots && seg === '.')) continue;
+    if (resolveDots && seg === '..') out.pop();
+    else out.push(seg);
+  }
+  return `/${out.join('/')}`;
+}
+
+/** The family a path (relative to /admin/v1, e.g. `/plans/123`, any spelling) belongs to, or undefined. */
 export function familyOf(path: string): Family | undefined {
-  const segment = path.split('/')[1] ?? '';
+  const segment = canonicalPath(path).split('/')[1] ?? '';
   if (segment === config().paymentsProcessorName) return 'payments-processor';
   return Object.prototype.hasOwnProperty.call(SEGMENTS, segment) ? SEGMENTS[segment] : undefined;
 }
 
+const ADMIN_PATHS = [/^\/platform-keys(\/|$)/, /^\/users\/[^/]+\/(impersonate|platform-admin)$/];
+
 /**
- * Paths no management key may reach, whatever its scopes: platform keys, impersonation and
- * platform-admin grants. A platform admin's own token opens them (api/admin/auth.ts).
+ * Paths no management key may reach, whatever its scopes or spelling: platform keys, impersonation
+ * and platform-admin grants. A platform admin's own token opens them (api/admin/auth.ts). Both readings
+ * of dot segments count: express matches `/users/./platform-admin` with the id `.`.
  */
 export function isPlatformAdminPath(path: string): boolean {
-  const p = path.replace(/\/+$/, '');
-  return /^\/platform-keys(\/|$)/.test(p) || /^\/users\/[^/]+\/(impersonate|platform-admin)$/.test(p);
+  const forms = [canonicalPath(path), canonicalPath(path, false)];
+  return forms.some((p) => ADMIN_PATHS.some((re) => re.test(p)));
 }
 
 /** GET and HEAD need `:read`; every other method `:write`. */

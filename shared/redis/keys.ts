@@ -46,4 +46,6 @@ export const keys = {
   searchCount: (orgId: string, period: string, which: string) => `${p()}:search:{${orgId}}:${period}:${which}`,
   /** Web search abuse-limit window of an org (same slot as its counters). */
   searchRate: (orgId: string) => `${p()}:search:{${orgId}}:rate`,
+  /** Failed authentications of one client IP in the current window (shared/auth/auth-failures.ts). */
+  authFailures: (ip: string) => `${p()}:authfail:${ip}`,
 };

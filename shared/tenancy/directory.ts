@@ -1,5 +1,7 @@
 import type { RedisClient } from '../redis/connection';
+import { LRUCache } from 'lru-cache';
 import { Op } from 'sequelize';
+import { config } from '../config/env';
 import { ApiKey, Organization, Plan, Project, RoutingPlan, User } from '../db/models';
 import { readEpoch } from '../cache/epoch';
 import { keys } from '../redis/keys';
@@ -52,18 +54,41 @@ function aliasMap(map: Record<string, unknown> | null | undefined): Record<strin
   return out;
 }
 
+/** Bounds of a Directory's cache (config: CACHE_MAX_ENTRIES, CACHE_MAX_AGE_MS, CACHE_NEGATIVE_TTL_MS). */
+export interface DirectoryLimits {
+  maxEntries: number;
+  /** No entry is older than this: what bounds a change whose epoch bump Redis lost. */
+  maxAgeMs: number;
+  /** "Unknown" (an unknown key, project id, ...) is remembered this long, so a flood of made-up values costs one query each. */
+  negativeTtlMs: number;
+}
+
 /**
  * In-process cache of API keys, organizations, projects, routing plans, user policies and queue
- * settings, valid for one cache epoch (see shared/cache/epoch.ts). Each app instance has its own.
+ * settings, valid for one cache epoch (see shared/cache/epoch.ts) and at most `maxAgeMs`, bounded to
+ * `maxEntries` (least recently used dropped first). Each app instance has its own.
  */
 export class Directory {
   private epoch: string | undefined;
-  private entries = new Map<string, Promise<unknown>>();
+  private entries: LRUCache<string, Promise<unknown>>;
   private onInvalidate: Array<() => void> = [];
   /** True while the epoch is followed over pub/sub and known current (see `follow`). */
   private followed = false;
+  private readonly limits: DirectoryLimits;
 
-  constructor(private readonly redis: RedisClient) {}
+  constructor(
+    private readonly redis: RedisClient,
+    limits: Partial<DirectoryLimits> = {},
+  ) {
+    const cfg = config();
+    this.limits = { maxEntries: cfg.cacheMaxEntries, maxAgeMs: cfg.cacheMaxAgeMs, negativeTtlMs: cfg.cacheNegativeTtlMs, ...limits };
+    this.entries = new LRUCache({ max: this.limits.maxEntries, ttl: this.limits.maxAgeMs });
+  }
+
+  /** Entries held now (tests check the bound). */
+  get size(): number {
+    return this.entries.size;
+  }
 
   /**
    * Follows the epoch on the cache channel instead of reading it on every request: a writer bumps it
@@ -72,6 +97,8 @@ export class Directory {
    * the message be read first when both arrive in the same poll). While the
    * subscriber is not connected (and until a fresh read after it subscribes again) every request
    * reads the epoch from Redis as before, so a message lost in a reconnect cannot leave a stale cache.
+   * Every (re)subscription also drops the caches: a writer whose bump failed while Redis was away
+   * leaves the epoch where it was, so only forgetting makes its committed change visible.
    */
   async follow(sub: RedisClient): Promise<void> {
     const channel = keys.cacheChannel();
@@ -82,6 +109,7 @@ export class Directory {
     });
     const resume = async () => {
       this.followed = false;
+      this.forget();
       await sub.ssubscribe(channel);
       this.moveTo(await readEpoch(this.redis));
       this.followed = sub.status === 'ready';
@@ -99,7 +127,19 @@ export class Directory {
    */
   async sync(): Promise<void> {
     if (this.followed) return new Promise<void>((resolve) => setImmediate(resolve));
-    this.moveTo(await readEpoch(this.redis));
+    let now: string;
+    try {
+      now = await readEpoch(this.redis);
+    } catch (err) {
+      this.forget(); // writes may commit meanwhile whose bump is lost: reload once Redis answers again
+      throw err;
+    }
+    this.moveTo(now);
+  }
+
+  /** The epoch is unknown: the next one read, whatever its value, drops every entry. */
+  private forget(): void {
+    this.epoch = undefined;
   }
 
   private moveTo(now: string): void {
@@ -118,9 +158,20 @@ export class Directory {
   private cached<T>(key: string, load: Loader<T>): Promise<T> {
     let hit = this.entries.get(key) as Promise<T> | undefined;
     if (!hit) {
-      hit = load();
-      this.entries.set(key, hit);
-      hit.catch(() => this.entries.delete(key));
+      const loading = load();
+      hit = loading;
+      this.entries.set(key, loading);
+      loading.then(
+        (v) => {
+          if (v !== null || this.entries.peek(key) !== loading) return;
+          const ttl = Math.min(this.limits.negativeTtlMs, this.limits.maxAgeMs);
+          if (ttl > 0) this.entries.set(key, loading, { ttl });
+          else this.entries.delete(key);
+        },
+        () => {
+          if (this.entries.peek(key) === loading) this.entries.delete(key);
+        },
+      );
     }
     return hit;
   }

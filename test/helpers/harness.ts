@@ -13,13 +13,13 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-export async function startGateway(podId?: string): Promise<TestGateway> {
+export async function startGateway(podId?: string, port = 0): Promise<TestGateway> {
   const ctx = await createContext(podId ?? `test-pod-${Math.random().toString(36).slice(2, 8)}`);
   const server = http.createServer(createApp(ctx));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const bound = (server.address() as { port: number }).port;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${bound}`,
     ctx,
     async close() {
       server.closeAllConnections();
@@ -46,7 +46,8 @@ export function env(): TestEnv {
 
 export async function startEnv(): Promise<{ env: TestEnv; stopSim(): Promise<void> }> {
   const s = await startSimulator(0);
-  const gw = await startGateway();
+  // On the port PUBLIC_BASE_URL names (scripts/test-env.ts), so the image URLs it builds lead back to it.
+  const gw = await startGateway(undefined, Number(process.env.TEST_GATEWAY_PORT ?? 0));
   current = { gw, sim: s.sim, simUrl: s.url, redis: createRedis('command') };
   return { env: current, stopSim: s.close };
 }

@@ -1,4 +1,5 @@
-import { Router, type Response } from 'express';
+import type { Router, Response } from 'express';
+import { adminRouter } from '../admin-router';
 import type { RedisClient } from '../../../shared/redis/connection';
 import type { Model } from 'sequelize';
 import { only } from '../../routes/only';
@@ -13,7 +14,7 @@ import { fromDbError } from './db-errors';
  * delete over one Sequelize model, all driven by its ResourceDef.
  */
 export function resourceRouter(def: ResourceDef, deps: { redis: RedisClient }): Router {
-  const r = Router();
+  const r = adminRouter();
   const ops = def.ops ?? ALL_OPS;
   const schemas = schemasOf(def);
   async function written(res: Response, status: number, row: Model | null, body: unknown): Promise<void> {

@@ -1,4 +1,5 @@
-import { Router } from 'express';
+import type { Router } from 'express';
+import { adminRouter } from '../admin-router';
 import Joi from 'joi';
 import { Transaction } from 'sequelize';
 import { requireJson } from '../../middleware/require-json';
@@ -25,7 +26,7 @@ export const billingRecordBody = Joi.object({
  * not take the balance below what open reservations hold.
  */
 export function billingRouter(): Router {
-  const r = Router();
+  const r = adminRouter();
   r.post('/billing/records', requireJson, async (req, res) => {
     const body = validate<{ org_id: string; kind: string; amount_micros: number; note?: string }>(billingRecordBody, req.body);
     if (body.kind !== 'adjustment' && body.amount_micros < 0) throw new ApiError(400, 'invalid_request', `A ${body.kind} must be positive.`);

@@ -1,4 +1,5 @@
-import { Router, type Request } from 'express';
+import type { Router, Request } from 'express';
+import { adminRouter } from '../admin-router';
 import Joi from 'joi';
 import type { RedisClient } from '../../../shared/redis/connection';
 import { only } from '../../routes/only';
@@ -68,7 +69,7 @@ const withoutNulls = (o: Record<string, unknown>) => Object.fromEntries(Object.e
  * kill switches. Every write bumps the cache epoch (policies) or broadcasts (switches).
  */
 export function capabilityPoliciesRouter(deps: { redis: RedisClient }): Router {
-  const r = Router();
+  const r = adminRouter();
   const base = '/capability-policies';
   const directory = new Directory(deps.redis); // the inference side's own cache, so `effective` is what it enforces
 

@@ -1,4 +1,5 @@
-import { Router, type Request } from 'express';
+import type { Router, Request } from 'express';
+import { adminRouter } from '../admin-router';
 import Joi from 'joi';
 import { Op } from 'sequelize';
 import { only } from '../../routes/only';
@@ -35,7 +36,7 @@ const self = (req: Request) => req.admin!.principal.user.id;
  * platform-admin grants and impersonation.
  */
 export function platformAdminRouter(): Router {
-  const r = Router();
+  const r = adminRouter();
   only(r, '/platform-keys', {
     get: async (req, res) => {
       const value = validateQuery<{ user_id?: string; state?: string }>(keyQuery, req.query);
@@ -84,6 +85,7 @@ export function platformAdminRouter(): Router {
   only(r, '/users/:id/impersonate', {
     post: async (req, res) => {
       res.locals.auditTarget = String(req.params.id);
+      await findRow<User>(users, String(req.params.id)); // an unknown user is 404 (fuzzing found a 501 for any id)
       throw new ApiError(501, 'not_implemented', 'Impersonation needs the user web UI, which is not built yet.');
     },
   });
@@ -96,5 +98,5 @@ export const platformAdminDocs: RouteDoc[] = [
   { method: 'get', path: '/platform-keys/{id}', family: null, summary: 'One platform key.' },
   { method: 'delete', path: '/platform-keys/{id}', family: null, summary: 'Revokes a platform key; it fails from its next request on every pod.' },
   { method: 'put', path: '/users/{id}/platform-admin', family: null, summary: 'Grants or revokes platform admin; a demotion revokes every key the user owns.', body: platformAdminBody },
-  { method: 'post', path: '/users/{id}/impersonate', family: null, summary: 'Reserved: answers 501 until the user web UI exists.' },
+  { method: 'post', path: '/users/{id}/impersonate', family: null, summary: 'Reserved: answers 501 for an existing user (404 otherwise) until the user web UI exists.' },
 ];

@@ -1,4 +1,5 @@
-import { Router } from 'express';
+import type { Router } from 'express';
+import { adminRouter } from '../admin-router';
 import Joi from 'joi';
 import { QueryTypes } from 'sequelize';
 import { only } from '../../routes/only';
@@ -34,7 +35,7 @@ function instant(v: string | undefined, name: string): Date | undefined {
 
 /** `GET /stats` (platform totals) and `GET /usage-stats` (usage events aggregated by org, model, day, modality). */
 export function statsRouter(): Router {
-  const r = Router();
+  const r = adminRouter();
   only(r, '/stats', {
     get: async (req, res) => {
       const { days } = validateQuery<{ days: number }>(statsQuery, req.query);

@@ -3,9 +3,12 @@ import { config } from '../../../shared/config/env';
 import { imageStorage } from '../../../shared/storage';
 import type { ImageJobResult } from '../../../shared/queues/payloads';
 
-/** The gateway's public base URL: PUBLIC_BASE_URL, else the request's own scheme and host. */
-export function baseUrl(req: Request): string {
-  return config().publicBaseUrl ?? `${req.protocol}://${req.get('host')}`;
+/**
+ * The gateway's public base URL, from configuration only (PUBLIC_BASE_URL; required in production):
+ * a client's Host header never reaches an image URL or a signed redirect.
+ */
+export function baseUrl(): string {
+  return config().publicBaseUrl;
 }
 
 /**
@@ -13,7 +16,7 @@ export function baseUrl(req: Request): string {
  * `url` (`GET /v1/images/{id}/content`), `expires_at`, and `b64_json` when asked for.
  */
 export async function imagesResponse(req: Request, r: ImageJobResult, opts: { model: string; size: string; format: string; b64: boolean }) {
-  const base = baseUrl(req);
+  const base = baseUrl();
   const data = await Promise.all(
     r.images.map(async ({ id, storageKey, expiresAt }) => {
       const item: Record<string, unknown> = { id, url: `${base}/v1/images/${id}/content`, expires_at: expiresAt };

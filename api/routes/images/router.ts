@@ -98,7 +98,7 @@ async function uploads(req: Request, res: Response) {
     }
   }
   const img = await storeUpload(req, bytes);
-  res.status(201).json(imageRecord(img, baseUrl(req)));
+  res.status(201).json(imageRecord(img, baseUrl()));
 }
 
 /** The caller's org's unexpired image named by the `:id` path parameter, or 404 `image_not_found`. */
@@ -115,7 +115,7 @@ async function content(req: Request, res: Response) {
   const until = Math.min(imageNow() + config().imageUrlTtlSeconds * 1000, img.expiresAt.getTime());
   const presigned = await imageStorage().presignedUrl(img.storageKey, until, CONTENT_TYPES[img.format]);
   const expires = Math.floor(until / 1000);
-  const location = presigned ?? `${baseUrl(req)}/v1/images/${img.id}/bytes?expires=${expires}&signature=${signature(img.id, expires)}`;
+  const location = presigned ?? `${baseUrl()}/v1/images/${img.id}/bytes?expires=${expires}&signature=${signature(img.id, expires)}`;
   res.setHeader('Cache-Control', 'no-store');
   res.redirect(302, location);
 }
@@ -133,7 +133,7 @@ export function imagesRouter(ctx: AppContext): Router {
   only(r, '/v1/images/uploads', { post: [gate, imageMultipart(1), imageJson(), uploads] });
   only(r, '/v1/images/:id', {
     get: async (req, res) => {
-      res.json(imageRecord(await callerImage(req), baseUrl(req)));
+      res.json(imageRecord(await callerImage(req), baseUrl()));
     },
   });
   only(r, '/v1/images/:id/content', { get: content });

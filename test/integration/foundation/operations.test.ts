@@ -11,7 +11,7 @@ describe('operations: metrics, health, dashboard, pools, configuration', () => {
   it('exposes Prometheus metrics with queue depth, lane use and latency', async () => {
     const o = await buildOrg(env().redis);
     await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', messages: [{ role: 'user', content: 'm' }] } });
-    const r = await call('GET', '/metrics');
+    const r = await call('GET', '/metrics', { headers: { authorization: `Bearer ${process.env.METRICS_TOKEN}` } });
     expect(r.status).to.equal(200);
     expect(r.text).to.match(/gateway_queue_jobs\{queue="chat-interactive",state="active"\} \d+/);
     expect(r.text).to.include('gateway_lane_leases');
