@@ -6,6 +6,7 @@ import { httpMetrics } from './middleware/metrics';
 import { pathKey, pathRoutingPlan } from './middleware/path-auth';
 import { inferenceRouter } from './routes/index';
 import { healthRouter } from './routes/health/router';
+import { probesRouter } from '../shared/health/probes';
 import { signedImagesRouter } from './routes/images/signed';
 import { errors } from '../shared/errors/codes';
 
@@ -18,6 +19,7 @@ export function createApp(ctx: AppContext): Express {
   app.use(requestId);
   app.use(httpMetrics);
   app.use(healthRouter(ctx));
+  app.use(probesRouter({ redis: ctx.redis, subscribers: [ctx.sub] }));
   app.use(signedImagesRouter()); // signed image bytes: the signature authorises, not an API key
 
   const inference = inferenceRouter(ctx);

@@ -1,5 +1,6 @@
 import http from 'http';
 import { runHttpProcess } from '../shared/run-http-process';
+import { listen } from '../shared/net/listen';
 import { createApp } from './app';
 import { closeContext, createContext } from './context';
 
@@ -7,7 +8,12 @@ import { closeContext, createContext } from './context';
 export async function startWeb(port: number): Promise<{ server: http.Server; close(): Promise<void> }> {
   const ctx = await createContext();
   const server = http.createServer({ keepAliveTimeout: 65_000 }, createApp(ctx));
-  await new Promise<void>((resolve) => server.listen(port, resolve));
+  try {
+    await listen(server, port, 'PORT');
+  } catch (err) {
+    await closeContext(ctx);
+    throw err;
+  }
   return {
     server,
     async close() {

@@ -1,7 +1,10 @@
 import type { Worker } from 'bullmq';
 import { config } from '../shared/config/env';
 import { logger } from '../shared/logger';
-import { closeDb, db } from '../shared/db/sequelize';
+import { closeDb } from '../shared/db/sequelize';
+import { enforcePreflight } from '../shared/preflight';
+import { markDraining } from '../shared/health/readiness';
+import { exitOnStartupError } from '../shared/startup/exit';
 import { forceExitAfter } from '../shared/shutdown';
 import { isPoolName, type PoolName } from '../shared/queues/names';
 import { POOL_STARTERS, implementedPools } from './pools';
@@ -67,15 +70,16 @@ export async function startPools(pools: PoolName[]): Promise<RunningPools> {
 async function main(): Promise<void> {
   const cfg = config();
   const pools = parsePools(process.argv.slice(2).length ? process.argv.slice(2) : (process.env.WORKER_POOLS ?? '').split(','));
-  await db().authenticate();
+  await enforcePreflight('workers', cfg);
   const running = await startPools(pools);
-  const metrics = process.env.METRICS_PORT ? await startMetricsServer(Number(process.env.METRICS_PORT), running.runtime.redis) : undefined;
+  const metrics = process.env.METRICS_PORT ? await startMetricsServer(Number(process.env.METRICS_PORT), running.runtime.redis, [running.runtime.sub]) : undefined;
   logger.info({ pools, pod: cfg.podId }, 'workers started');
   const stop = async (signal: string) => {
     logger.info({ signal }, 'draining workers');
+    markDraining();
     forceExitAfter(cfg.shutdownGraceMs);
-    metrics?.close();
     await running.close();
+    metrics?.close(); // after the drain: /readyz answers 503 meanwhile
     await closeDb();
     process.exit(0);
   };
@@ -84,8 +88,5 @@ async function main(): Promise<void> {
 }
 
 if (require.main === module) {
-  main().catch((err) => {
-    process.stderr.write(`${(err as Error).message}\n`);
-    process.exit(1);
-  });
+  main().catch((err) => exitOnStartupError('workers', err));
 }

@@ -2,12 +2,15 @@ import http from 'http';
 import express from 'express';
 import type { Redis } from 'ioredis';
 import { healthRouter } from '../api/routes/health/router';
+import { probesRouter } from '../shared/health/probes';
+import { listen } from '../shared/net/listen';
 
-/** `/healthz` and `/metrics` for a worker or clock process. */
-export function startMetricsServer(port: number, redis: Redis): Promise<http.Server> {
+/** `/healthz`, `/livez`, `/readyz` and `/metrics` for a worker or clock process (METRICS_PORT). */
+export async function startMetricsServer(port: number, redis: Redis, subscribers: Redis[] = []): Promise<http.Server> {
   const app = express();
   app.use(healthRouter({ redis }));
-  return new Promise((resolve) => {
-    const server = app.listen(port, () => resolve(server));
-  });
+  app.use(probesRouter({ redis, subscribers }));
+  const server = http.createServer(app);
+  await listen(server, port, 'METRICS_PORT');
+  return server;
 }

@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis';
 import { requestId } from '../middleware/request-id';
 import { errorHandler } from '../middleware/error-handler';
 import { healthRouter } from '../routes/health/router';
+import { probesRouter } from '../../shared/health/probes';
 import { Queues } from '../../shared/queues/queues';
 import { ALL_QUEUES } from '../../shared/queues/names';
 import { errors } from '../../shared/errors/codes';
@@ -18,6 +19,7 @@ export function createAdminApp(deps: { redis: Redis; queues: Queues }): Express 
   app.disable('x-powered-by');
   app.use(requestId);
   app.use(healthRouter(deps));
+  app.use(probesRouter({ redis: deps.redis }));
 
   const board = new ExpressAdapter();
   board.setBasePath('/admin/queues');
