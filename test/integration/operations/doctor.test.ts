@@ -1,0 +1,77 @@
+import { expect } from 'chai';
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { runToEnd } from '../../helpers/process';
+import { startOwnRedis, type OwnRedis } from '../../helpers/own-redis';
+import { deleteKeysByPrefix } from '../../../scripts/services/redis';
+
+/** A key prefix of this file's own on the shared Redis, so the queues it looks at start empty. */
+const prefix = `${process.env.REDIS_PREFIX}doc`;
+const doctor = (env: Record<string, string> = {}) => runToEnd('scripts/cli.js', ['doctor'], { REDIS_PREFIX: prefix, ...env }, 30_000);
+const reportLines = (stdout: string) => stdout.split('\n').filter((l) => l.trim());
+
+describe('operations: gateway doctor', function () {
+  this.timeout(60_000);
+  beforeEach(() => deleteKeysByPrefix(process.env.REDIS_URL!, prefix));
+  after(() => deleteKeysByPrefix(process.env.REDIS_URL!, prefix));
+
+  it('on a healthy install every check passes', async () => {
+    const r = await doctor();
+    expect(r.code, r.stdout + r.stderr).to.equal(0);
+    const lines = reportLines(r.stdout);
+    expect(lines.at(-1)).to.match(/^doctor: all \d+ checks pass$/);
+    const checks = lines.slice(0, -1);
+    for (const name of ['redis', 'redis version', 'redis maxmemory-policy', 'redis persistence', 'postgres', 'postgres version', 'migrations', 'stalled jobs', 'failed jobs', 'usage dead letters', 'usage outbox']) {
+      expect(checks.some((l) => new RegExp(`^ok\\s+${name}\\s{2}`).test(l)), `${name} in\n${r.stdout}`).to.equal(true);
+    }
+    expect(checks.every((l) => l.startsWith('ok'))).to.equal(true);
+  });
+
+  it('names stalled jobs, dead letters and an outbox nobody drains', async () => {
+    const redis = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: null });
+    const queue = new Queue('chat-interactive', { connection: redis, prefix: `{${prefix}}` });
+    const worker = new Worker('chat-interactive', null, { connection: redis, prefix: `{${prefix}}`, autorun: false });
+    try {
+      await queue.add('chat', { probe: true });
+      const job = await worker.getNextJob('doctor-test');
+      expect(job).to.not.equal(undefined);
+      await redis.del(queue.toKey(`${job!.id}:lock`)); // its worker "died": the lock is gone, the job still active
+      await redis.xadd(`${prefix}:{usage}:dead`, '*', 'reason', 'test');
+      await redis.xadd(`${prefix}:{usage}:outbox`, `${Date.now() - 20 * 60_000}-0`, 'u', '{}');
+      const r = await doctor();
+      expect(r.code, r.stdout + r.stderr).to.equal(1);
+      expect(r.stdout).to.match(/^WARN\s+stalled jobs\s+1 active job\(s\) have lost their worker \(chat-interactive: 1\)/m);
+      expect(r.stdout).to.match(new RegExp(`^WARN\\s+usage dead letters\\s+1 usage event\\(s\\) Postgres refused sit in ${prefix}:\\{usage\\}:dead`, 'm'));
+      expect(r.stdout).to.match(/^FAIL\s+usage outbox\s+1 entry, oldest 1[12]\d\ds: no worker process is draining usage into Postgres/m);
+      expect(reportLines(r.stdout).at(-1)).to.match(/^doctor: \d+ ok, 2 warning\(s\), 1 failing$/);
+    } finally {
+      await worker.close();
+      await queue.close();
+      redis.disconnect();
+    }
+  });
+
+  describe('on a Redis with maxmemory-policy allkeys-lru', () => {
+    let lru: OwnRedis;
+    before(async () => {
+      lru = await startOwnRedis(['--maxmemory-policy', 'allkeys-lru']);
+    });
+    after(() => lru.stop());
+
+    it('names the setting and the command that fixes it; failing in production', async () => {
+      const fix = `redis-cli -h 127.0.0.1 -p ${lru.port} CONFIG SET maxmemory-policy noeviction`;
+      const prod = await doctor({ REDIS_URL: lru.url, NODE_ENV: 'production' });
+      expect(prod.code, prod.stdout + prod.stderr).to.equal(1);
+      const line = reportLines(prod.stdout).find((l) => l.includes('redis maxmemory-policy'))!;
+      expect(line).to.match(/^FAIL\s+redis maxmemory-policy\s+Redis maxmemory-policy is allkeys-lru: /);
+      expect(line).to.include(`\`${fix}\``);
+      expect(line).to.include('`maxmemory-policy noeviction` in redis.conf');
+      expect(prod.stdout).to.match(/^WARN\s+redis persistence\s+WARNING Redis AOF is off: a Redis restart loses queued jobs and the usage events not yet written to Postgres/m);
+
+      const dev = await doctor({ REDIS_URL: lru.url, NODE_ENV: 'development' });
+      expect(dev.code, dev.stdout + dev.stderr).to.equal(0);
+      expect(dev.stdout).to.match(/^WARN\s+redis maxmemory-policy\s+Redis maxmemory-policy is allkeys-lru: .*refused when NODE_ENV=production/m);
+      expect(dev.stdout).to.include(fix);
+    });
+  });
+});
