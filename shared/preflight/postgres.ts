@@ -33,5 +33,5 @@ export async function checkPostgres(url: string): Promise<Check[]> {
 export async function checkMigrations(sequelize: Sequelize): Promise<Check> {
   const pending = (await migrator(sequelize).pending()).map((m) => m.name);
   if (!pending.length) return ok('migrations', 'database is up to date');
-  return fail('migrations', `${pending.length} migration(s) pending (${pending.join(', ')}): run the release step \`node dist/scripts/migrate.js\``);
+  return fail('migrations', `${pending.length} migration(s) pending (${pending.join(', ')}): run the release step \`node dist/scripts/migrate.js\` (or \`npx gateway migrate\`)`);
 }

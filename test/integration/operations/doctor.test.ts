@@ -4,11 +4,30 @@ import { Redis } from 'ioredis';
 import { runToEnd } from '../../helpers/process';
 import { startOwnRedis, type OwnRedis } from '../../helpers/own-redis';
 import { deleteKeysByPrefix } from '../../../scripts/services/redis';
+import { resetConfig } from '../../../shared/config/env';
+import { keys } from '../../../shared/redis/keys';
+import { Queues } from '../../../shared/queues/queues';
 
 /** A key prefix of this file's own on the shared Redis, so the queues it looks at start empty. */
 const prefix = `${process.env.REDIS_PREFIX}doc`;
 const doctor = (env: Record<string, string> = {}) => runToEnd('scripts/cli.js', ['doctor'], { REDIS_PREFIX: prefix, ...env }, 30_000);
 const reportLines = (stdout: string) => stdout.split('\n').filter((l) => l.trim());
+
+/**
+ * The chat queue and the usage keys as the doctor process (REDIS_PREFIX=prefix) names them, built by
+ * the project's own code. Synchronous, so nothing else in this process runs under the borrowed prefix.
+ */
+function underDoctorPrefix(redis: Redis): { queue: Queue; deadLetters: string; outbox: string } {
+  const own = process.env.REDIS_PREFIX;
+  process.env.REDIS_PREFIX = prefix;
+  resetConfig();
+  try {
+    return { queue: new Queues(redis).get('chat-interactive') as unknown as Queue, deadLetters: keys.usageDeadLetters(), outbox: keys.usageOutbox() };
+  } finally {
+    process.env.REDIS_PREFIX = own;
+    resetConfig();
+  }
+}
 
 describe('operations: gateway doctor', function () {
   this.timeout(60_000);
@@ -29,19 +48,20 @@ describe('operations: gateway doctor', function () {
 
   it('names stalled jobs, dead letters and an outbox nobody drains', async () => {
     const redis = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: null });
-    const queue = new Queue('chat-interactive', { connection: redis, prefix: `{${prefix}}` });
-    const worker = new Worker('chat-interactive', null, { connection: redis, prefix: `{${prefix}}`, autorun: false });
+    const { queue, deadLetters, outbox } = underDoctorPrefix(redis);
+    const worker = new Worker(queue.name, null, { connection: redis, prefix: queue.opts.prefix, autorun: false });
     try {
       await queue.add('chat', { probe: true });
       const job = await worker.getNextJob('doctor-test');
       expect(job).to.not.equal(undefined);
       await redis.del(queue.toKey(`${job!.id}:lock`)); // its worker "died": the lock is gone, the job still active
-      await redis.xadd(`${prefix}:{usage}:dead`, '*', 'reason', 'test');
-      await redis.xadd(`${prefix}:{usage}:outbox`, `${Date.now() - 20 * 60_000}-0`, 'u', '{}');
+      await redis.xadd(deadLetters, '*', 'reason', 'test');
+      await redis.xadd(outbox, `${Date.now() - 20 * 60_000}-0`, 'u', '{}');
       const r = await doctor();
       expect(r.code, r.stdout + r.stderr).to.equal(1);
       expect(r.stdout).to.match(/^WARN\s+stalled jobs\s+1 active job\(s\) have lost their worker \(chat-interactive: 1\)/m);
-      expect(r.stdout).to.match(new RegExp(`^WARN\\s+usage dead letters\\s+1 usage event\\(s\\) Postgres refused sit in ${prefix}:\\{usage\\}:dead`, 'm'));
+      expect(r.stdout).to.match(/^WARN\s+usage dead letters\s+1 usage event\(s\) Postgres refused sit in /m);
+      expect(r.stdout).to.include(`sit in ${deadLetters}: read them with \`redis-cli XRANGE ${deadLetters} - +\``);
       expect(r.stdout).to.match(/^FAIL\s+usage outbox\s+1 entry, oldest 1[12]\d\ds: no worker process is draining usage into Postgres/m);
       expect(reportLines(r.stdout).at(-1)).to.match(/^doctor: \d+ ok, 2 warning\(s\), 1 failing$/);
     } finally {

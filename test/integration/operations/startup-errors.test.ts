@@ -76,7 +76,7 @@ describe('operations: a failed start is one line naming the cause and the fix', 
       const empty = new URL(base);
       empty.pathname = `/${name}`;
       const r = await runToEnd('api/server.js', [], { DATABASE_URL: empty.toString(), PORT: String(await freePort()) });
-      expectOneLine(r, /^web cannot start: \d+ migration\(s\) pending \(0001-foundation, .*\): run the release step `node dist\/scripts\/migrate\.js`$/);
+      expectOneLine(r, /^web cannot start: \d+ migration\(s\) pending \(0001-foundation, .*\): run the release step `node dist\/scripts\/migrate\.js` \(or `npx gateway migrate`\)$/);
     } finally {
       await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
       await admin.end();
