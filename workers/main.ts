@@ -5,6 +5,7 @@ import { closeDb } from '../shared/db/sequelize';
 import { enforcePreflight } from '../shared/preflight';
 import { markDraining } from '../shared/health/readiness';
 import { exitOnStartupError } from '../shared/startup/exit';
+import { StartupError } from '../shared/startup/startup-error';
 import { forceExitAfter } from '../shared/shutdown';
 import { isPoolName, type PoolName } from '../shared/queues/names';
 import { POOL_STARTERS, implementedPools } from './pools';
@@ -24,7 +25,7 @@ export function parsePools(args: string[]): PoolName[] {
     else if (!POOL_STARTERS[n]) problems.push(`pool '${n}' is not implemented`);
   }
   if (names.length === 0) problems.push(`name at least one pool (${implementedPools().join(', ')})`);
-  if (problems.length) throw new Error(`Cannot start workers: ${problems.join('; ')}`);
+  if (problems.length) throw new StartupError(`${problems.join('; ')}: name pools as arguments or in WORKER_POOLS (${implementedPools().join(', ')})`);
   return names as PoolName[];
 }
 
