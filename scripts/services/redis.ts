@@ -27,7 +27,7 @@ async function answers(url: string): Promise<boolean> {
 }
 
 /** Debian's redis-server from PATH; installed with apt-get when missing and running as root. */
-function redisServerBinary(): string {
+export function redisServerBinary(): string {
   const found = which('redis-server');
   if (found) return found;
   if (process.getuid?.() === 0 && which('apt-get')) {

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'child_process';
 import { Redis } from 'ioredis';
 import { freePort } from '../../scripts/services/free-port';
+import { redisServerBinary } from '../../scripts/services/redis';
 import { waitFor } from './wait';
 
 /**
@@ -35,7 +36,7 @@ export async function startOwnRedis(extra: string[] = []): Promise<OwnRedis> {
     port,
     url,
     async start() {
-      child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning', ...extra], { stdio: 'ignore' });
+      child = spawn(redisServerBinary(), ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning', ...extra], { stdio: 'ignore' });
       if (!(await waitFor(() => answers(url), 10_000, 100))) throw new Error(`own redis-server on ${port} did not start`);
     },
     async stop() {
