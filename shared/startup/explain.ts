@@ -21,7 +21,7 @@ export function explainRedis(err: unknown, url: string | undefined): StartupErro
   const msg = (err as Error)?.message ?? String(err);
   const at = where(url);
   if (/NOAUTH|WRONGPASS|invalid password|invalid username/i.test(msg)) {
-    return new StartupError(`Redis at ${at} refused authentication (${msg.split('\n')[0]}): put the right user and password in REDIS_URL (redis://USER:PASSWORD@host:port)`, err);
+    return new StartupError(`Redis at ${at} refused authentication (${msg.split(/\s/)[0]}): put the right user and password in REDIS_URL (redis://USER:PASSWORD@host:port)`, err);
   }
   const code = codeOf(err);
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new StartupError(`Redis host in REDIS_URL (${at}) does not resolve (${code}): fix REDIS_URL`, err);

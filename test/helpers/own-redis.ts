@@ -17,12 +17,13 @@ export interface OwnRedis {
 
 async function answers(url: string): Promise<boolean> {
   const c = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 500 });
-  c.on('error', () => undefined);
+  let refused = false; // a server with --requirepass answers too: NOAUTH (as an event, to HELLO)
+  c.on('error', (err: Error) => (refused ||= /NOAUTH/.test(err.message)));
   try {
     await c.connect();
     return (await c.ping()) === 'PONG';
-  } catch {
-    return false;
+  } catch (err) {
+    return refused || /NOAUTH/.test((err as Error).message);
   } finally {
     c.disconnect();
   }

@@ -41,6 +41,21 @@ describe('operations: a failed start is one line naming the cause and the fix', 
     expectOneLine(web, new RegExp(`^web cannot start: Redis at 127\\.0\\.0\\.1:${port} is unreachable \\(ECONNREFUSED\\): start Redis there or set REDIS_URL`));
     const workers = await runToEnd('workers/main.js', ['chat'], { REDIS_URL: url });
     expectOneLine(workers, /^workers cannot start: Redis at .* is unreachable \(ECONNREFUSED\): .*REDIS_URL/);
+     const clock = await runToEnd('workers/cron/clock.js', [], { REDIS_URL: url });
+    expectOneLine(clock, /^clock cannot start: Redis at .* is unreachable \(ECONNREFUSED\): .*REDIS_URL/);
+  });
+
+  it('Redis refusing the login: names REDIS_URL and where the password goes', async () => {
+    const locked = await startOwnRedis(['--requirepass', 'right-password-123']);
+    try {
+      const none = await runToEnd('api/admin/server.js', [], { REDIS_URL: locked.url, ADMIN_PORT: String(await freePort()) });
+      expectOneLine(none, /^admin cannot start: Redis at 127\.0\.0\.1:\d+ refused authentication \(NOAUTH.*\): put the right user and password in REDIS_URL/);
+      const wrong = await runToEnd('api/admin/server.js', [], { REDIS_URL: `redis://:wrong-password@127.0.0.1:${locked.port}`, ADMIN_PORT: String(await freePort()) });
+      expectOneLine(wrong, /^admin cannot start: Redis at .* refused authentication \(WRONGPASS.*\): put the right user and password in REDIS_URL/);
+      expect(wrong.stderr).not.to.include('wrong-password'); // the secret is not echoed
+    } finally {
+      await locked.stop();
+    }
   });
 
   it('the stack only with LOG_LEVEL=debug', async () => {
