@@ -71,6 +71,19 @@ describe('operations: gateway doctor', function () {
     }
   });
 
+  it('warns "could not verify" where CONFIG is refused (managed Redis), and passes the rest', async () => {
+    const managed = await startOwnRedis(['--rename-command', 'CONFIG', '']);
+    try {
+      const r = await doctor({ REDIS_URL: managed.url, NODE_ENV: 'production' });
+      expect(r.code, r.stdout + r.stderr).to.equal(0);
+      expect(r.stdout).to.match(/^WARN\s+redis maxmemory-policy\s+could not verify maxmemory-policy \(CONFIG GET refused: .*\); make sure it is noeviction/m);
+      expect(r.stdout).to.match(/^WARN\s+redis persistence\s+could not verify AOF/m);
+      expect(r.stdout).to.match(/^ok\s+redis version\s+/m);
+    } finally {
+      await managed.stop();
+    }
+  });
+
   describe('on a Redis with maxmemory-policy allkeys-lru', () => {
     let lru: OwnRedis;
     before(async () => {
