@@ -42,7 +42,7 @@ export async function startOwnRedis(extra: string[] = []): Promise<OwnRedis> {
     },
     async stop() {
       const c = child;
-      if (!c || c.exitCode !== null) return;
+      if (!c || c.exitCode !== null || c.signalCode !== null) return; // already ended
       await new Promise<void>((resolve) => {
         c.once('exit', () => resolve());
         c.kill('SIGKILL');
