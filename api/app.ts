@@ -7,6 +7,7 @@ import { publicMetricsGate } from './middleware/metrics-gate';
 import { pathKey, pathRoutingPlan } from './middleware/path-auth';
 import { inferenceRouter } from './routes/index';
 import { healthRouter } from './routes/health/router';
+import { probesRouter } from '../shared/health/probes';
 import { signedImagesRouter } from './routes/images/signed';
 import { config } from '../shared/config/env';
 import { errors } from '../shared/errors/codes';
@@ -22,6 +23,7 @@ export function createApp(ctx: AppContext): Express {
   app.use(httpMetrics);
   app.use('/metrics', publicMetricsGate); // any spelling express routes to /metrics
   app.use(healthRouter(ctx));
+  app.use(probesRouter({ redis: ctx.redis, subscribers: [ctx.sub] }));
   app.use(signedImagesRouter()); // signed image bytes: the signature authorises, not an API key
 
   const inference = inferenceRouter(ctx);

@@ -1,6 +1,7 @@
 import http from 'http';
 import express from 'express';
 import { runHttpProcess } from '../shared/run-http-process';
+import { listen } from '../shared/net/listen';
 import { createApp } from './app';
 import { closeContext, createContext } from './context';
 import { healthRouter } from './routes/health/router';
@@ -12,7 +13,7 @@ async function startMetricsPort(port: number, ctx: { redis: import('../shared/re
   app.disable('x-powered-by');
   app.use(healthRouter(ctx));
   const server = http.createServer(app);
-  await new Promise<void>((resolve) => server.listen(port, resolve));
+  await listen(server, port, 'METRICS_PORT');
   return server;
 }
 
@@ -20,7 +21,12 @@ async function startMetricsPort(port: number, ctx: { redis: import('../shared/re
 export async function startWeb(port: number): Promise<{ server: http.Server; close(): Promise<void> }> {
   const ctx = await createContext();
   const server = http.createServer({ keepAliveTimeout: 65_000 }, createApp(ctx));
-  await new Promise<void>((resolve) => server.listen(port, resolve));
+  try {
+    await listen(server, port, 'PORT');
+  } catch (err) {
+    await closeContext(ctx);
+    throw err;
+  }
   const metricsPort = config().metricsPort;
   const metrics = metricsPort ? await startMetricsPort(metricsPort, ctx) : undefined;
   return {

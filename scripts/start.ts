@@ -1,4 +1,8 @@
 import { ensureServices, DEV_PROFILE } from './services';
+import { pickPort } from './services/pick-port';
+import { enforcePreflight } from '../shared/preflight';
+import { exitOnStartupError } from '../shared/startup/exit';
+import { where } from '../shared/startup/explain';
 import { localSecret, writeLocalEnv } from './local-env';
 import { startSimulator } from './simulator/server';
 import { config } from '../shared/config/env';
@@ -22,7 +26,10 @@ async function main(): Promise<void> {
   process.env.DATABASE_URL = services.databaseUrl;
   process.env.REDIS_URL = services.redisUrl;
   process.env.SECRET_KEY = localSecret();
-  const simPort = Number(process.env.SIMULATOR_PORT ?? 8090);
+  // Ports of what this process serves: the variables when set, else the defaults, else free ones.
+  process.env.PORT = String(await pickPort('PORT', 8080));
+  process.env.ADMIN_PORT = String(await pickPort('ADMIN_PORT', 8081));
+  const simPort = process.env.SIMULATOR_URL ? 0 : await pickPort('SIMULATOR_PORT', 8090);
   const simulatorUrl = process.env.SIMULATOR_URL ?? `http://127.0.0.1:${simPort}`;
   writeLocalEnv({ DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl });
 
@@ -31,6 +38,7 @@ async function main(): Promise<void> {
   const cfg = config();
   const sim = process.env.SIMULATOR_URL ? undefined : await startSimulator(simPort);
   await migrate(db());
+  await enforcePreflight('gateway', cfg);
   const redis = createRedis('command');
   const { demoKey } = await seed(redis, simulatorUrl);
   const pools = await startPools(implementedPools());
@@ -44,6 +52,8 @@ async function main(): Promise<void> {
       '',
       `gateway  ${base}   (admin http://localhost:${cfg.adminPort})`,
       `upstream simulator ${simulatorUrl}`,
+      `redis    ${where(services.redisUrl)}   postgres ${where(services.databaseUrl)}`,
+      `probes   ${base}/livez  ${base}/readyz`,
       demoKey
         ? `demo API key (shown once, store it now): ${demoKey.key}`
         : 'demo API key: printed at first start; make another with `npx gateway key create --org demo`',
@@ -72,7 +82,4 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop());
 }
 
-main().catch((err) => {
-  process.stderr.write(`${(err as Error).message}\n`);
-  process.exit(1);
-});
+main().catch((err) => exitOnStartupError('gateway', err));

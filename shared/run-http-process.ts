@@ -1,19 +1,24 @@
 import { config, type Config } from './config/env';
 import { logger } from './logger';
-import { closeDb, db } from './db/sequelize';
+import { closeDb } from './db/sequelize';
 import { forceExitAfter } from './shutdown';
+import { enforcePreflight } from './preflight';
+import { markDraining } from './health/readiness';
+import { exitOnStartupError } from './startup/exit';
 
 /**
- * The main of an HTTP process type (web, admin): validate configuration, check the database,
- * start, and close cleanly on SIGTERM/SIGINT (stop accepting, finish open requests).
+ * The main of an HTTP process type (web, admin): validate configuration, run the preflight (Redis,
+ * Postgres, migrations), start, and close cleanly on SIGTERM/SIGINT (readyz 503, stop accepting,
+ * finish open requests). A failure to start is one line on stderr and exit 1.
  */
 export function runHttpProcess(name: string, start: (cfg: Config) => Promise<{ close(): Promise<void> }>, port: (cfg: Config) => number): void {
   (async () => {
     const cfg = config();
-    await db().authenticate();
+    await enforcePreflight(name, cfg);
     const proc = await start(cfg);
     logger.info({ port: port(cfg), pod: cfg.podId }, `${name} listening`);
     const stop = async () => {
+      markDraining();
       forceExitAfter(cfg.shutdownGraceMs);
       await proc.close();
       await closeDb();
@@ -21,8 +26,5 @@ export function runHttpProcess(name: string, start: (cfg: Config) => Promise<{ c
     };
     process.once('SIGTERM', () => void stop());
     process.once('SIGINT', () => void stop());
-  })().catch((err) => {
-    logger.fatal({ err }, `${name} failed to start`);
-    process.exit(1);
-  });
+  })().catch((err) => exitOnStartupError(name, err));
 }

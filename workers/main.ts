@@ -1,7 +1,11 @@
 import type { Worker } from 'bullmq';
 import { config } from '../shared/config/env';
 import { logger } from '../shared/logger';
-import { closeDb, db } from '../shared/db/sequelize';
+import { closeDb } from '../shared/db/sequelize';
+import { enforcePreflight } from '../shared/preflight';
+import { markDraining } from '../shared/health/readiness';
+import { exitOnStartupError } from '../shared/startup/exit';
+import { StartupError } from '../shared/startup/startup-error';
 import { forceExitAfter } from '../shared/shutdown';
 import { isPoolName, POOLS, type PoolName } from '../shared/queues/names';
 import { POOL_STARTERS, implementedPools } from './pools';
@@ -21,7 +25,7 @@ export function parsePools(args: string[]): PoolName[] {
     else if (!POOL_STARTERS[n]) problems.push(`pool '${n}' is not implemented`);
   }
   if (names.length === 0) problems.push(`name at least one pool (${implementedPools().join(', ')})`);
-  if (problems.length) throw new Error(`Cannot start workers: ${problems.join('; ')}`);
+  if (problems.length) throw new StartupError(`${problems.join('; ')}: name pools as arguments or in WORKER_POOLS (${implementedPools().join(', ')})`);
   return names as PoolName[];
 }
 
@@ -67,15 +71,16 @@ export async function startPools(pools: PoolName[]): Promise<RunningPools> {
 async function main(): Promise<void> {
   const cfg = config();
   const pools = parsePools(process.argv.slice(2).length ? process.argv.slice(2) : (process.env.WORKER_POOLS ?? '').split(','));
-  await db().authenticate();
+  await enforcePreflight('workers', cfg);
   const running = await startPools(pools);
-  const metrics = process.env.METRICS_PORT ? await startMetricsServer(Number(process.env.METRICS_PORT), running.runtime.redis) : undefined;
+  const metrics = process.env.METRICS_PORT ? await startMetricsServer(Number(process.env.METRICS_PORT), running.runtime.redis, [running.runtime.sub]) : undefined;
   logger.info({ pools, pod: cfg.podId }, 'workers started');
   const stop = async (signal: string) => {
     logger.info({ signal }, 'draining workers');
+    markDraining();
     forceExitAfter(cfg.shutdownGraceMs);
-    metrics?.close();
     await running.close();
+    metrics?.close(); // after the drain: /readyz answers 503 meanwhile
     await closeDb();
     process.exit(0);
   };
@@ -84,8 +89,5 @@ async function main(): Promise<void> {
 }
 
 if (require.main === module) {
-  main().catch((err) => {
-    process.stderr.write(`${(err as Error).message}\n`);
-    process.exit(1);
-  });
+  main().catch((err) => exitOnStartupError('workers', err));
 }

@@ -6,6 +6,7 @@ import type { RedisClient } from '../../shared/redis/connection';
 import { requestId } from '../middleware/request-id';
 import { errorHandler } from '../middleware/error-handler';
 import { healthRouter } from '../routes/health/router';
+import { probesRouter } from '../../shared/health/probes';
 import { Queues } from '../../shared/queues/queues';
 import { ALL_QUEUES } from '../../shared/queues/names';
 import { config } from '../../shared/config/env';
@@ -23,6 +24,7 @@ export function createAdminApp(deps: { redis: RedisClient; queues: Queues }): Ex
   app.set('trust proxy', config().trustProxy); // req.ip: the client address failed authentications count against
   app.use(requestId);
   app.use(healthRouter(deps));
+  app.use(probesRouter({ redis: deps.redis }));
 
   const board = new ExpressAdapter();
   board.setBasePath('/admin/queues');

@@ -1,5 +1,6 @@
 import http from 'http';
 import { runHttpProcess } from '../../shared/run-http-process';
+import { listen } from '../../shared/net/listen';
 import { createRedis } from '../../shared/redis/connection';
 import { Queues } from '../../shared/queues/queues';
 import { createAdminApp } from './app';
@@ -8,7 +9,13 @@ export async function startAdmin(port: number): Promise<{ server: http.Server; c
   const redis = createRedis('command');
   const queues = new Queues(createRedis('worker'));
   const server = http.createServer(createAdminApp({ redis, queues }));
-  await new Promise<void>((resolve) => server.listen(port, resolve));
+  try {
+    await listen(server, port, 'ADMIN_PORT');
+  } catch (err) {
+    await queues.close();
+    redis.disconnect();
+    throw err;
+  }
   return {
     server,
     async close() {

@@ -1,4 +1,5 @@
 import http from 'http';
+import { explainListen } from '../../shared/startup/explain';
 import express, { type Express } from 'express';
 import { KnobStore, type Knobs } from './knobs';
 import { RequestLog } from './request-log';
@@ -52,7 +53,10 @@ export function createSimulator(): Simulator {
 export async function startSimulator(port = 0): Promise<{ sim: Simulator; server: http.Server; url: string; close(): Promise<void> }> {
   const sim = createSimulator();
   const server = http.createServer({ keepAliveTimeout: 65_000 }, sim.app);
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err) => reject(explainListen(err, port, 'SIMULATOR_PORT')));
+    server.listen(port, '127.0.0.1', resolve);
+  });
   const addr = server.address() as { port: number };
   return {
     sim,

@@ -115,7 +115,10 @@ const schema = Joi.object({
   USAGE_OUTBOX_STREAMS: Joi.number().integer().min(1).max(64).optional(),
   REDIS_PREFIX: Joi.string().pattern(/^[a-z0-9_-]+$/i).default('gw'),
   LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
-  SECRET_KEY: Joi.string().min(32).required(),
+  SECRET_KEY: Joi.string().min(32).required().custom((v: string) => {
+    if (new Set(v).size < 10) throw new Error('weak');
+    return v;
+  }, 'strong secret'),
   CHAT_INTERACTIVE_CONCURRENCY: Joi.number().integer().min(1).default(64),
   CHAT_BACKGROUND_CONCURRENCY: Joi.number().integer().min(1).default(8),
   EMBEDDINGS_CONCURRENCY: Joi.number().integer().min(1).default(32),
@@ -175,13 +178,26 @@ const schema = Joi.object({
 
 let cached: Config | undefined;
 
+const SECRET_HINT = 'set SECRET_KEY to a random value of 32+ characters, e.g. `openssl rand -hex 32`';
+
+/** What is wrong with one variable, and what fixes it. */
+function problemOf(d: Joi.ValidationErrorItem): string {
+  const name = String(d.path[0] ?? d.context?.key ?? '');
+  if (name === 'SECRET_KEY') {
+    if (d.type === 'any.required') return `SECRET_KEY is not set (${SECRET_HINT})`;
+    return `SECRET_KEY is too weak: it needs 32+ characters and 10+ different ones (${SECRET_HINT})`;
+  }
+  return `${d.message} (set ${name})`;
+}
+
 export class ConfigError extends Error {}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const { value, error } = schema.validate(env, { abortEarly: false, convert: true });
   if (error) {
-    const lines = error.details.map((d) => `  - ${d.message}`).join('\n');
-    throw new ConfigError(`Invalid configuration:\n${lines}`);
+    // One line, every problem in it, each naming the variable that fixes it.
+    const problems = [...new Set(error.details.map(problemOf))];
+    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
   return Object.freeze({
     nodeEnv: value.NODE_ENV,

@@ -7,6 +7,10 @@ import { isUuid } from '../uuid';
 
 /** Operator actions on orgs and keys, shared by the CLI, the seed and the management API. */
 
+/** How `slugify` derives a slug, in words (the OpenAPI document and the CLI's help say it). */
+export const SLUG_RULE = 'lowercased; every run of characters other than a-z and 0-9 becomes one `-`; leading and trailing `-` dropped; at most 60 characters; `org` when nothing is left';
+
+/** The slug of a name: the one rule of the CLI, the seed and the management API. */
 export function slugify(s: string): string {
   return s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 60) || 'org';
 }

@@ -8,6 +8,8 @@ import { rollupUsage } from './rollup-usage';
 import { config } from '../../shared/config/env';
 import { startMetricsServer } from '../metrics-server';
 import { db } from '../../shared/db/sequelize';
+import { enforcePreflight } from '../../shared/preflight';
+import { exitOnStartupError } from '../../shared/startup/exit';
 
 export interface ClockTask {
   name: string;
@@ -35,14 +37,16 @@ export function startClock(redis: RedisClient): { stop(): void } {
   return { stop: () => jobs.forEach((j) => j.stop()) };
 }
 
-if (require.main === module) {
-  config();
+async function main(): Promise<void> {
+  const cfg = config();
+  await enforcePreflight('clock', cfg);
   db(); // tasks such as expire-images use the models
   const redis = createRedis('command');
+  const metrics = process.env.METRICS_PORT ? await startMetricsServer(Number(process.env.METRICS_PORT), redis) : undefined;
   const clock = startClock(redis);
-  if (process.env.METRICS_PORT) void startMetricsServer(Number(process.env.METRICS_PORT), redis);
   const stop = () => {
     clock.stop();
+    metrics?.close();
     redis.disconnect();
     process.exit(0);
   };
@@ -50,3 +54,5 @@ if (require.main === module) {
   process.once('SIGINT', stop);
   logger.info('clock started');
 }
+
+if (require.main === module) main().catch((err) => exitOnStartupError('clock', err));

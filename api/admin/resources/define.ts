@@ -26,6 +26,8 @@ export interface FieldSpec {
   toRow?: (value: unknown) => Record<string, unknown>;
   /** Custom output (e.g. a hint instead of a secret); default: the attribute, BIGINT as number. */
   fromRow?: (row: Record<string, unknown>) => unknown;
+  /** On create, the value when the body omits the field, computed from the body (e.g. a slug from the name). */
+  derive?: (body: Record<string, unknown>) => unknown;
   /** BIGINT column: returned as a JSON number. */
   bigint?: boolean;
   description?: string;
@@ -113,6 +115,13 @@ export async function findRow<M extends Model = Model>(def: ResourceDef, id: str
   const row = isUuid(id) ? await def.model.findOne({ where: { ...(def.scope ?? {}), id } as never }) : null;
   if (!row) throw new ApiError(404, 'not_found', `No ${def.object.replace(/_/g, ' ')} with id '${id}'.`);
   return row as M;
+}
+
+/** The body with every omitted derivable field filled in (create only). */
+export function withDerived(def: ResourceDef, body: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...body };
+  for (const [key, f] of Object.entries(def.fields)) if (f.derive && out[key] === undefined) out[key] = f.derive(out);
+  return out;
 }
 
 /** Maps a validated body to model attributes. */

@@ -6,7 +6,7 @@ import { only } from '../../routes/only';
 import { validate, validateQuery } from '../../validate';
 import { requireJson } from '../../middleware/require-json';
 import { bumpEpoch } from '../../../shared/cache/epoch';
-import { ALL_OPS, findRow, listPage, present, schemasOf, toAttributes, type ResourceDef } from './define';
+import { ALL_OPS, findRow, listPage, present, schemasOf, toAttributes, withDerived, type ResourceDef } from './define';
 import { fromDbError } from './db-errors';
 
 /**
@@ -44,7 +44,7 @@ export function resourceRouter(def: ResourceDef, deps: { redis: RedisClient }): 
     collection.post = [
       requireJson,
       async (req, res) => {
-        const body = validate<Record<string, unknown>>(schemas.create, req.body);
+        const body = withDerived(def, validate<Record<string, unknown>>(schemas.create, req.body));
         const values = toAttributes(def, body);
         await def.check?.(values, req);
         const row = await guard('write', () => def.model.create(values as never));

@@ -68,7 +68,9 @@ describe('management API: CLI and OpenAPI', () => {
     }
     const create = r.body.paths['/admin/v1/organizations'].post;
     const schema = create.requestBody.content['application/json'].schema;
-    expect(schema.required).to.deep.equal(['name', 'slug']);
+    // the slug is derived from the name when omitted, by the CLI's rule, and the document says so
+    expect(schema.required).to.deep.equal(['name']);
+    expect(schema.properties.slug.description).to.match(/derived from `name` as `gateway org create` does/);
     expect(schema.additionalProperties).to.equal(false);
     expect(schema.properties.plan_id.type).to.deep.equal(['string', 'null']);
     expect(create['x-scope']).to.equal('organizations');

@@ -27,7 +27,7 @@ interface Case {
 }
 
 const CASES: Case[] = [
-  { path: '/organizations', object: 'organization', create: async () => ({ name: 'Acme', slug: `acme-${rnd()}`, lane_overrides: { 'chat:interactive': 3 } }), update: { entitlements: { background: true } }, filter: 'slug', invalid: [{ name: 'x' }, { name: 'x', slug: 'Bad Slug' }, { name: 'x', slug: 'ok', lane_overrides: { chat: -1 } }] },
+  { path: '/organizations', object: 'organization', create: async () => ({ name: 'Acme', slug: `acme-${rnd()}`, lane_overrides: { 'chat:interactive': 3 } }), update: { entitlements: { background: true } }, filter: 'slug', invalid: [{ slug: 'no-name' }, { name: 'x', slug: 'Bad Slug' }, { name: 'x', slug: 'ok', lane_overrides: { chat: -1 } }] },
   { path: '/plans', object: 'plan', create: async () => ({ name: `plan-${rnd()}`, lane_limits: { 'chat:interactive': 2 } }), update: { entitlements: { background: false } }, filter: 'name', invalid: [{}, { name: 'p', lane_limits: { 'chat:interactive': 'two' } }] },
   { path: '/providers', object: 'provider', create: async () => ({ name: `prov-${rnd()}`, kind: 'openai', base_url: 'http://127.0.0.1:9/v1' }), update: { base_url: 'https://example.com/v1' }, filter: 'name', invalid: [{ name: 'p', kind: 'grpc', base_url: 'http://x' }, { name: 'p', kind: 'openai', base_url: 'ftp://x' }] },
   { path: '/platform-credentials', object: 'platform_credential', create: async (f) => ({ provider_id: (await Provider.create({ name: `pc-${rnd()}`, kind: 'openai', baseUrl: 'http://127.0.0.1:9', apiKeyEncrypted: null })).id, secret: `sk-secret-${rnd()}-value`, label: 'main' }), update: { secret: `sk-rotated-${rnd()}-value` }, filter: 'provider_id', invalid: [{ secret: 'x' }, { provider_id: 'not-a-uuid', secret: 'x' }], secrets: ['secret'] },

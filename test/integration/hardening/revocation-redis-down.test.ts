@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { env } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
-import { OwnRedis } from '../../helpers/own-redis';
+import { startOwnRedis } from '../../helpers/own-redis';
 import { waitFor } from '../../helpers/wait';
 import { ApiKey } from '../../../shared/db/models';
 import { Directory } from '../../../shared/tenancy/directory';
@@ -25,7 +25,7 @@ describe('revocation while Redis was unreachable', function () {
   this.timeout(40_000);
 
   it('a key revoked while Redis was down fails within a bound once Redis is back (followed and unfollowed pods)', async () => {
-    const redis = await OwnRedis.start();
+    const redis = await startOwnRedis();
     const conns = [createRedis('command', redis.url), createRedis('subscriber', redis.url), createRedis('command', redis.url)];
     for (const c of conns) c.on('error', () => undefined);
     const [cmd, sub, cmd2] = conns;
@@ -40,12 +40,12 @@ describe('revocation while Redis was unreachable', function () {
         expect((await dir.keyByHash(hash))!.revoked).to.equal(false);
       }
 
-      await redis.down();
+      await redis.stop();
       expect(await seesRevoked(polling, hash)).to.equal(false); // the epoch read fails while Redis is away
       // The revocation commits; its writer cannot bump the epoch (Redis is unreachable), so Redis comes back
       // with the very epoch the pods last saw.
       await ApiKey.update({ revokedAt: new Date() }, { where: { id: o.keyId } });
-      await redis.up();
+      await redis.start();
       const back = Date.now();
 
       for (const [name, dir] of [['followed', followed], ['polling', polling]] as const) {
@@ -54,7 +54,7 @@ describe('revocation while Redis was unreachable', function () {
       }
     } finally {
       for (const c of conns) c.disconnect();
-      await redis.down();
+      await redis.stop();
     }
   });
 

@@ -5,6 +5,7 @@ import { jsonObject, name, slug, uuid, type ResourceDef } from '../define';
 import { actorOf } from '../../actor';
 import { purgeOrgImages } from '../../../../shared/images/store';
 import { ApiError } from '../../../../shared/errors/ApiError';
+import { SLUG_RULE, slugify } from '../../../../shared/tenancy/ops';
 
 const laneCounts = () => Joi.object().pattern(/^[a-z0-9]+:[a-z0-9]+$/, Joi.number().integer().min(0).max(100_000));
 
@@ -16,7 +17,12 @@ export const organizations: ResourceDef = {
   model: Organization,
   fields: {
     name: { schema: name(), required: true, filter: true },
-    slug: { schema: slug(), required: true, filter: true },
+    slug: {
+      schema: slug(),
+      filter: true,
+      derive: (body) => slugify(String(body.name)),
+      description: `URL-safe id, unique. Default when omitted: derived from \`name\` as \`gateway org create\` does (${SLUG_RULE}).`,
+    },
     plan_id: { schema: uuid().allow(null), filter: true },
     lane_overrides: { schema: laneCounts(), description: 'Lane counts keyed `<pool>:<lane>`, overriding the plan.' },
     entitlements: { schema: jsonObject(), description: 'Overrides of the plan entitlements, e.g. `{"background": true}`.' },
