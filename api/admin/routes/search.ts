@@ -1,4 +1,5 @@
-import { Router, type Request } from 'express';
+import type { Router, Request } from 'express';
+import { adminRouter } from '../admin-router';
 import Joi from 'joi';
 import { only } from '../../routes/only';
 import { validate, validateQuery } from '../../validate';
@@ -43,7 +44,7 @@ async function orgParam(req: Request): Promise<string> {
  * period's usage. Every write goes through shared/search/settings.ts; the family's middleware audits it.
  */
 export function searchControlsRouter(deps: { redis: RedisClient }): Router {
-  const r = Router();
+  const r = adminRouter();
   const base = '/search-settings/orgs/:orgId';
   const directory = new Directory(deps.redis);
 

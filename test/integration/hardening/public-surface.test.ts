@@ -88,7 +88,7 @@ describe('image URLs and signed redirects come from configuration, never the Hos
   });
 
   it('PUBLIC_BASE_URL is required in production; elsewhere it defaults to http://localhost:<PORT>', () => {
-    const base = { DATABASE_URL: 'postgres://x@127.0.0.1/db', REDIS_URL: 'redis://127.0.0.1:6379', SECRET_KEY: 'k'.repeat(40) };
+    const base = { DATABASE_URL: 'postgres://x@127.0.0.1/db', REDIS_URL: 'redis://127.0.0.1:6379', SECRET_KEY: 'public-surface-test-secret-0123456789abcdef' };
     expect(() => loadConfig({ ...base, NODE_ENV: 'production' })).to.throw(ConfigError, /PUBLIC_BASE_URL/);
     expect(loadConfig({ ...base, NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://api.example.com/' }).publicBaseUrl).to.equal('https://api.example.com');
     expect(loadConfig({ ...base, NODE_ENV: 'development', PORT: '9090' }).publicBaseUrl).to.equal('http://localhost:9090');
