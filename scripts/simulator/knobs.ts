@@ -19,6 +19,11 @@ export interface Knobs {
   dropAfterChunks?: number;
   /** Never answer (until the client aborts). */
   hang?: boolean;
+  /**
+   * Answer only once the test calls `knobs.release()` (or `POST /_sim/release`, or a reset): a
+   * request that holds its lane for exactly as long as the test needs, whatever the machine's speed.
+   */
+  hold?: boolean;
   /** Output length in words when not echoing. */
   outputWords?: number;
   /** Decision prompts: answer with text that is not JSON, or JSON of the wrong shape. */
@@ -27,9 +32,25 @@ export interface Knobs {
   noLogprobs?: boolean;
 }
 
+/** What `take` hands a route: the knobs, and for `hold` the promise that lets the answer go. */
+export type TakenKnobs = Knobs & { released?: Promise<void> };
+
 export class KnobStore {
   private byModel = new Map<string, Knobs>();
   private served = new Map<string, number>();
+  private gate = KnobStore.newGate();
+
+  private static newGate(): { promise: Promise<void>; open(): void } {
+    let open!: () => void;
+    const promise = new Promise<void>((resolve) => (open = resolve));
+    return { promise, open };
+  }
+
+  /** Lets every request held by `hold` answer; later held requests wait for the next release. */
+  release(): void {
+    this.gate.open();
+    this.gate = KnobStore.newGate();
+  }
 
   set(model: string, k: Knobs): void {
     this.byModel.set(model, k);
@@ -39,12 +60,14 @@ export class KnobStore {
   reset(): void {
     this.byModel.clear();
     this.served.clear();
+    this.release();
   }
 
   /** The knobs for a model; consumes one use of a limited `status`. */
-  take(model: string): Knobs {
+  take(model: string): TakenKnobs {
     const key = this.byModel.has(model) ? model : '*';
-    const k = { ...(this.byModel.get(key) ?? {}) };
+    const k: TakenKnobs = { ...(this.byModel.get(key) ?? {}) };
+    if (k.hold) k.released = this.gate.promise;
     if (k.status !== undefined && k.statusTimes !== undefined) {
       const n = this.served.get(key) ?? 0;
       if (n >= k.statusTimes) delete k.status;

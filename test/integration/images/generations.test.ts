@@ -120,15 +120,17 @@ describe('POST /v1/images/generations', () => {
 
   it('answers 429 image_lanes_exhausted at the org lane count, bills nothing for it, and releases the lease', async () => {
     const small = await buildOrg(env().redis, { laneOverrides: { 'images:interactive': 1 } });
-    env().sim.knobs.set('sim-image-1', { delayMs: 400 });
+    env().sim.knobs.set('sim-image-1', { hold: true }); // the first request answers when released
     const body = { model: 'sim-image', prompt: 'slow', size: '256x256' };
     const first = call('POST', '/v1/images/generations', { headers: keyHeader(small.key), json: body });
-    await waitFor(() => env().sim.log.entries.length === 1, 3000);
+    expect(await waitFor(() => env().sim.log.entries.length === 1, 10_000), 'the first request is upstream').to.equal(true);
+    expect(await env().gw.ctx.leases.count(small.org.id, 'images', 'interactive'), 'and holds the lane').to.equal(1);
     const second = await call('POST', '/v1/images/generations', { headers: keyHeader(small.key), json: body });
     expect(second.status).to.equal(429);
     expect(second.body.error.code).to.equal('image_lanes_exhausted');
     expect(Number(second.headers.get('retry-after'))).to.be.at.least(1);
     expect(await usageFor(second.headers.get('x-service-request-id'))).to.equal(null);
+    env().sim.knobs.release();
     expect((await first).status).to.equal(200);
     expect(await env().gw.ctx.leases.count(small.org.id, 'images', 'interactive')).to.equal(0);
   });
