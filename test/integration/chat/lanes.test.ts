@@ -87,9 +87,9 @@ describe('lanes, background work and fair share', () => {
     expect(floodReplies.every((r) => r.status === 200)).to.equal(true);
 
     const detail = `places ${place.join(',')}; FIFO places ${fifoPlace.join(',')}`;
-    // the backlog lasted the whole measurement, so FIFO would have put every sample far back
-    expect(Math.min(...fifoPlace), detail).to.be.above(8 * WORKERS);
-    // with priority, only jobs the workers took while the quiet job was being queued go first
+    // with priority, only jobs the workers took while the quiet job was being queued go first...
     expect(percentile(place, 95), detail).to.be.at.most(2 * WORKERS);
+    // ...while the backlog lasted the whole measurement, so FIFO would have put every sample far back
+    expect(Math.min(...fifoPlace), detail).to.be.above(8 * WORKERS);
   });
 });
