@@ -28,6 +28,11 @@ export interface Knobs {
   outputWords?: number;
   /** Decision prompts: answer with text that is not JSON, or JSON of the wrong shape. */
   badDecision?: 'not_json' | 'wrong_shape';
+  /**
+   * Rerank: answer as a bare upstream does: every document's score in document order, `top_n` not
+   * applied, no `meta.billed_units`, so the gateway's own sorting, top_n and unit count show.
+   */
+  bareRerank?: boolean;
   /** Ignore `logprobs: true`, as upstreams without log-probabilities do. */
   noLogprobs?: boolean;
 }
