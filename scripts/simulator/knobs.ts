@@ -33,6 +33,11 @@ export interface Knobs {
    * applied, no `meta.billed_units`, so the gateway's own sorting, top_n and unit count show.
    */
   bareRerank?: boolean;
+  /**
+   * Images: a well-formed answer in which every image from this index on (0: all of them) is bytes
+   * that are not an image, so the gateway's own check of the bytes runs.
+   */
+  nonImageFrom?: number;
   /** Ignore `logprobs: true`, as upstreams without log-probabilities do. */
   noLogprobs?: boolean;
 }

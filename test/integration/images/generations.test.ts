@@ -3,7 +3,8 @@ import OpenAI from 'openai';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
-import { followImageUrl, realImage, usageFor } from '../../helpers/images';
+import { filesAddedSince, followImageUrl, realImage, storedFiles, usageFor } from '../../helpers/images';
+import { expectErrorEnvelope } from '../../helpers/errors';
 import { waitFor } from '../../helpers/wait';
 import { Image, UsageEvent } from '../../../shared/db/models';
 import { usageSettled } from '../../helpers/usage';
@@ -145,7 +146,7 @@ describe('POST /v1/images/generations', () => {
     expect(await Image.count({ where: { requestId } })).to.equal(0);
   });
 
-  it('answers 502 when the upstream sends bytes that are not an image, billing nothing', async () => {
+  it('answers 502 when the upstream sends a malformed body, storing and billing nothing', async () => {
     env().sim.knobs.set('sim-image-1', { malformed: true });
     const r = await call('POST', '/v1/images/generations', { headers: keyHeader(o.key), json: { model: 'sim-image', prompt: 'x', size: '256x256' } });
     expect(r.status, r.text).to.equal(502);
@@ -154,6 +155,21 @@ describe('POST /v1/images/generations', () => {
     expect(await usageFor(requestId)).to.equal(null);
     expect(await Image.count({ where: { requestId } })).to.equal(0);
   });
+
+  for (const [n, from] of [[1, 0], [3, 2]] as const) {
+    it(`answers 502 when image ${from + 1} of ${n} the upstream sends is not an image, keeping no image or file and billing nothing`, async () => {
+      env().sim.knobs.set('sim-image-1', { nonImageFrom: from });
+      const files = await storedFiles();
+      const r = await call('POST', '/v1/images/generations', { headers: keyHeader(o.key), json: { model: 'sim-image', prompt: 'x', size: '256x256', n } });
+      expect(r.status, r.text).to.equal(502);
+      expectErrorEnvelope(r.text, 'upstream_error');
+      expect(r.body.error.message).to.match(/not a PNG, JPEG or WebP image/); // the bytes were read, not the JSON refused
+      const requestId = r.headers.get('x-service-request-id')!;
+      expect(await usageFor(requestId)).to.equal(null);
+      expect(await Image.count({ where: { requestId } }), 'image rows').to.equal(0);
+      expect(await filesAddedSince(files), 'stored files').to.deep.equal([]);
+    });
+  }
 
   it('answers 503 upstream_unavailable when the upstream keeps answering 503, storing and billing nothing', async () => {
     env().sim.knobs.set('sim-image-1', { status: 503, retryAfter: 0 });
