@@ -1,10 +1,36 @@
+import bytes from 'bytes';
 import express from 'express';
+import type { Request, Response, NextFunction } from 'express';
 
 /**
  * JSON body parser with a route's own size cap, enforced while reading. Not strict: a body that is
  * valid JSON but not an object (`"text"`, `42`, `null`) parses, and the route refuses it with
  * `invalid_request` ("must be a JSON object"); `invalid_json` is only for text that is not JSON.
+ *
+ * express.json stops keeping bytes at the cap but reads the rest of the body before it answers, so
+ * a chunked upload that never ends would never be answered. The guard here counts the bytes too and
+ * answers 413 (body-parser's `entity.too.large`, so callers map it as before) as soon as the cap is
+ * crossed, closing the connection after the answer; the parser's own later callback is ignored.
  */
 export function jsonBody(limit: string | number = '20mb') {
-  return express.json({ limit, strict: false, type: ['application/json', 'application/*+json'] });
+  const parse = express.json({ limit, strict: false, type: ['application/json', 'application/*+json'] });
+  const max = typeof limit === 'number' ? limit : bytes.parse(limit)!;
+  return (req: Request, res: Response, next: NextFunction): void => {
+    let settled = false;
+    const once = (err?: unknown) => {
+      if (settled) return;
+      settled = true;
+      req.off('data', count);
+      next(err);
+    };
+    let size = 0;
+    const count = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= max) return;
+      res.setHeader('Connection', 'close');
+      once(Object.assign(new Error('request entity too large'), { type: 'entity.too.large', status: 413, expose: true, limit: max, length: size }));
+    };
+    if (req.readable && !req.readableEnded && req.is(['application/json', 'application/*+json'])) req.on('data', count);
+    parse(req, res, once);
+  };
 }

@@ -1,14 +1,15 @@
 import type { Response } from 'express';
-import type { Knobs } from './knobs';
+import type { TakenKnobs } from './knobs';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Applies the knobs that come before any answer. Returns true when the response was handled
- * (status, malformed or hang) and the route should stop.
+ * (status, malformed or hang); a `hold` waits here for the test's release and the route should stop.
  */
-export async function applyFaults(k: Knobs, res: Response): Promise<boolean> {
+export async function applyFaults(k: TakenKnobs, res: Response): Promise<boolean> {
   if (k.delayMs) await sleep(k.delayMs);
+  if (k.released) await k.released;
   if (k.hang) return true; // never answer; the client's abort closes the socket
   if (k.status && k.status >= 400) {
     if (k.retryAfter !== undefined) res.setHeader('Retry-After', String(k.retryAfter));

@@ -19,19 +19,50 @@ export interface Knobs {
   dropAfterChunks?: number;
   /** Never answer (until the client aborts). */
   hang?: boolean;
+  /**
+   * Answer only once the test calls `knobs.release()` (or `POST /_sim/release`, or a reset): a
+   * request that holds its lane for exactly as long as the test needs, whatever the machine's speed.
+   */
+  hold?: boolean;
   /** Output length in words when not echoing. */
   outputWords?: number;
   /** Decision prompts: answer with text that is not JSON, or JSON of the wrong shape. */
   badDecision?: 'not_json' | 'wrong_shape';
   /** Web search: answer this many results (0: an empty answer) instead of the requested count. */
   searchResults?: number;
+  /**
+   * Rerank: answer as a bare upstream does: every document's score in document order, `top_n` not
+   * applied, no `meta.billed_units`, so the gateway's own sorting, top_n and unit count show.
+   */
+  bareRerank?: boolean;
+  /**
+   * Images: a well-formed answer in which every image from this index on (0: all of them) is bytes
+   * that are not an image, so the gateway's own check of the bytes runs.
+   */
+  nonImageFrom?: number;
   /** Ignore `logprobs: true`, as upstreams without log-probabilities do. */
   noLogprobs?: boolean;
 }
 
+/** What `take` hands a route: the knobs, and for `hold` the promise that lets the answer go. */
+export type TakenKnobs = Knobs & { released?: Promise<void> };
+
 export class KnobStore {
   private byModel = new Map<string, Knobs>();
   private served = new Map<string, number>();
+  private gate = KnobStore.newGate();
+
+  private static newGate(): { promise: Promise<void>; open(): void } {
+    let open!: () => void;
+    const promise = new Promise<void>((resolve) => (open = resolve));
+    return { promise, open };
+  }
+
+  /** Lets every request held by `hold` answer; later held requests wait for the next release. */
+  release(): void {
+    this.gate.open();
+    this.gate = KnobStore.newGate();
+  }
 
   set(model: string, k: Knobs): void {
     this.byModel.set(model, k);
@@ -41,12 +72,14 @@ export class KnobStore {
   reset(): void {
     this.byModel.clear();
     this.served.clear();
+    this.release();
   }
 
   /** The knobs for a model; consumes one use of a limited `status`. */
-  take(model: string): Knobs {
+  take(model: string): TakenKnobs {
     const key = this.byModel.has(model) ? model : '*';
-    const k = { ...(this.byModel.get(key) ?? {}) };
+    const k: TakenKnobs = { ...(this.byModel.get(key) ?? {}) };
+    if (k.hold) k.released = this.gate.promise;
     if (k.status !== undefined && k.statusTimes !== undefined) {
       const n = this.served.get(key) ?? 0;
       if (n >= k.statusTimes) delete k.status;

@@ -33,6 +33,10 @@ export function createSimulator(): Simulator {
     knobs.set(model, k);
     res.json({ ok: true });
   });
+  app.post('/_sim/release', (_req, res) => {
+    knobs.release();
+    res.json({ ok: true });
+  });
   app.post('/_sim/reset', (_req, res) => {
     knobs.reset();
     log.entries.length = 0;

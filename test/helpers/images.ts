@@ -1,5 +1,7 @@
 import { expect } from 'chai';
+import fs from 'fs/promises';
 import sharp from 'sharp';
+import { config } from '../../shared/config/env';
 import { env } from './harness';
 import { keyHeader } from './http';
 import { UsageEvent } from '../../shared/db/models';
@@ -41,3 +43,14 @@ export async function usageFor(requestId: string | null): Promise<UsageEvent | n
 }
 
 export const gw = () => env().gw.url;
+
+/** The names of the files in the local image storage now (the test run's own directory). */
+export async function storedFiles(): Promise<Set<string>> {
+  const names = await fs.readdir(config().imageStorageDir).catch(() => [] as string[]);
+  return new Set(names.filter((n) => !n.endsWith('.tmp')));
+}
+
+/** Files in the image storage now that were not there in `before`. */
+export async function filesAddedSince(before: Set<string>): Promise<string[]> {
+  return [...(await storedFiles())].filter((n) => !before.has(n));
+}

@@ -1,6 +1,9 @@
 import { env } from './harness';
 import { outboxStats } from '../../shared/metering/usage-outbox';
 import { waitFor } from './wait';
+import { pools } from './pools';
+import { keys } from '../../shared/redis/keys';
+import type { UsageRecord } from '../../shared/metering/usage';
 
 /**
  * Waits until the usage outbox is empty: every usage event a worker added (with its result, so
@@ -13,4 +16,21 @@ export async function usageSettled(ms = 10_000): Promise<void> {
     return s.entries === 0 && s.pending === 0;
   }, ms, 10);
   if (!settled) throw new Error(`usage outbox not drained within ${ms} ms: ${JSON.stringify(await outboxStats(env().redis))}`);
+}
+
+/**
+ * Runs `run` while the in-process drainer is stopped, and returns what it left in the usage outbox
+ * (the records as the workers wrote them), then restarts the drainer. The `usage_events` table
+ * cannot show a duplicate (request_id is unique, inserts are ON CONFLICT DO NOTHING); this can.
+ */
+export async function outboxDuring<T>(run: () => Promise<T>): Promise<{ result: T; records: UsageRecord[] }> {
+  await usageSettled();
+  await pools().drainer.stop();
+  try {
+    const result = await run();
+    const rows = await env().redis.xrange(keys.usageOutbox(), '-', '+');
+    return { result, records: rows.map(([, f]) => JSON.parse(f[f.indexOf('u') + 1]) as UsageRecord) };
+  } finally {
+    await pools().drainer.start();
+  }
 }

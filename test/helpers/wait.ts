@@ -9,7 +9,8 @@ export async function waitFor<T>(check: () => T | Promise<T>, ms = 5000, every =
   return v;
 }
 
+/** The nearest-rank percentile: the smallest value at least `p`% of the samples do not exceed. */
 export function percentile(values: number[], p: number): number {
   const s = [...values].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+  return s[Math.max(0, Math.ceil((p / 100) * s.length) - 1)];
 }

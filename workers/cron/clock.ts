@@ -24,8 +24,9 @@ export const CLOCK_TASKS: ClockTask[] = [
   { name: 'rollup-usage', schedule: '0 */5 * * * *', run: () => rollupUsage() },
 ];
 
-export function startClock(redis: RedisClient): { stop(): void } {
-  const jobs = CLOCK_TASKS.map((t) =>
+/** Schedules `tasks` (default: every task) on node-cron; a task's failure is logged, never fatal. */
+export function startClock(redis: RedisClient, tasks: ClockTask[] = CLOCK_TASKS): { stop(): void } {
+  const jobs = tasks.map((t) =>
     cron.schedule(t.schedule, async () => {
       try {
         await t.run(redis);

@@ -5,14 +5,14 @@ import { editImage } from '../providers/openai/editImage';
 import { platformCredential } from '../credentials';
 import { config } from '../../shared/config/env';
 import { imageStorage } from '../../shared/storage';
-import { saveImage } from '../../shared/images/store';
+import { discardImages, saveImage } from '../../shared/images/store';
 import { CONTENT_TYPES } from '../../shared/images/inspect';
 import { ApiError } from '../../shared/errors/ApiError';
 import { errors } from '../../shared/errors/codes';
 import { imageErrors } from '../../shared/images/errors';
 import type { WorkerRuntime } from '../runtime';
 import type { ImageJob, ImageJobResult } from '../../shared/queues/payloads';
-import type { ImageFormat } from '../../shared/db/models/Image';
+import type { Image, ImageFormat } from '../../shared/db/models/Image';
 
 async function callUpstream(job: ImageJob, signal: AbortSignal): Promise<Buffer[]> {
   const t = job.target;
@@ -33,7 +33,8 @@ async function callUpstream(job: ImageJob, signal: AbortSignal): Promise<Buffer[
 /**
  * The images pool: both lanes, each with its own concurrency. A job calls the upstream, stores every
  * image it returns (type and size read from the bytes), then states one usage event for the request,
- * which goes into the usage outbox with the result publish.
+ * which goes into the usage outbox with the result publish. When one image cannot be stored, those
+ * stored before it are deleted again: a failed request keeps nothing.
  */
 export function startImagesWorkers(rt: WorkerRuntime): Worker[] {
   const cfg = config();
@@ -45,9 +46,9 @@ export function startImagesWorkers(rt: WorkerRuntime): Worker[] {
     createWorker(rt, queue, concurrency, async (job, ctx): Promise<ImageJobResult> => {
       const d = job.data;
       const produced = await callUpstream(d, ctx.signal);
-      const saved = [];
-      for (const bytes of produced) {
-        try {
+      const saved: Image[] = [];
+      try {
+        for (const bytes of produced) {
           saved.push(
             await saveImage(bytes, {
               orgId: d.orgId,
@@ -60,10 +61,11 @@ export function startImagesWorkers(rt: WorkerRuntime): Worker[] {
               seed: typeof d.params.seed === 'number' ? d.params.seed : null,
             }),
           );
-        } catch (err) {
-          if (err instanceof ApiError && err.status === 400) throw errors.upstreamError('The upstream answered with data that is not a PNG, JPEG or WebP image.');
-          throw err;
         }
+      } catch (err) {
+        await discardImages(saved); // the request fails: the images stored before the bad one go too
+        if (err instanceof ApiError && err.status === 400) throw errors.upstreamError('The upstream answered with data that is not a PNG, JPEG or WebP image.');
+        throw err;
       }
       ctx.usage('image', {
         units: { [d.priceKey]: saved.length, cost_micros: saved.length * d.unitPrice },

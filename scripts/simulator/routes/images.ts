@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import multer from 'multer';
-import type { KnobStore } from '../knobs';
+import type { KnobStore, TakenKnobs } from '../knobs';
 import type { RequestLog } from '../request-log';
 import { applyFaults } from '../faults';
 import { drawImage, editImage, type OutputFormat } from '../draw';
@@ -32,7 +32,11 @@ function params(body: Record<string, unknown>, res: Response): Params | undefine
   return { prompt, n, width, height, format, key };
 }
 
-function answer(res: Response, p: Params, images: Buffer[]): void {
+const NOT_AN_IMAGE = Buffer.from('these bytes are not an image, only text');
+
+function answer(res: Response, p: Params, drawn: Buffer[], k: TakenKnobs): void {
+  const from = k.nonImageFrom;
+  const images = from === undefined ? drawn : drawn.map((b, i) => (i >= from ? NOT_AN_IMAGE : b));
   res.json({
     created: Math.floor(Date.now() / 1000),
     data: images.map((b) => ({ b64_json: b.toString('base64') })),
@@ -53,24 +57,26 @@ export function imagesRoutes(knobs: KnobStore, log: RequestLog): Router {
   r.post('/v1/images/generations', async (req: Request, res: Response) => {
     log.record(req, res);
     const body = (req.body ?? {}) as Record<string, unknown>;
-    if (await applyFaults(knobs.take(String(body.model ?? '')), res)) return;
+    const k = knobs.take(String(body.model ?? ''));
+    if (await applyFaults(k, res)) return;
     const p = params(body, res);
     if (!p) return;
     const images = await Promise.all(Array.from({ length: p.n }, (_, i) => drawImage(`${p.key}\u0000${i}`, p.width, p.height, p.format)));
-    answer(res, p, images);
+    answer(res, p, images, k);
   });
 
   r.post('/v1/images/edits', upload.any(), async (req: Request, res: Response) => {
     log.record(req, res);
     const body = (req.body ?? {}) as Record<string, unknown>;
-    if (await applyFaults(knobs.take(String(body.model ?? '')), res)) return;
+    const k = knobs.take(String(body.model ?? ''));
+    if (await applyFaults(k, res)) return;
     const files = ((req.files as Express.Multer.File[]) ?? []).filter((f) => f.fieldname === 'image' || f.fieldname === 'image[]');
     if (files.length === 0) return invalid(res, 'image', 'image is required.');
     const p = params(body, res);
     if (!p) return;
     try {
       const images = await Promise.all(Array.from({ length: p.n }, (_, i) => editImage(files[i % files.length].buffer, `${p.key}\u0000${i}`, p.width, p.height, p.format)));
-      answer(res, p, images);
+      answer(res, p, images, k);
     } catch {
       invalid(res, 'image', 'The image could not be read.');
     }

@@ -7,6 +7,8 @@ import { AuditLog, CreditReservation, PlatformCredential, Provider, UsageEvent, 
 import { db } from '../../../shared/db/sequelize';
 import { platformCredential } from '../../../workers/credentials';
 import { waitFor } from '../../helpers/wait';
+import { resetSim } from '../../helpers/harness';
+import { decide, expectRefused, requestIdOf, validBody, walletOf } from '../systemone/helpers';
 
 describe('management API: billing, stats, platform credentials at rest', () => {
   let admin: Awaited<ReturnType<typeof startAdmin>>;
@@ -16,6 +18,7 @@ describe('management API: billing, stats, platform credentials at rest', () => {
     key = (await buildPlatformKey(['billing:write', 'stats:read', 'platform-credentials:write'])).key;
   });
   after(() => admin.close());
+  beforeEach(resetSim);
   const req = (method: string, path: string, json?: unknown) => adminCall(admin.url, key, method, `/admin/v1${path}`, json);
 
   it('tops up a wallet through billing records, caps reservations with credits_bound, lists reservations', async () => {
@@ -56,6 +59,30 @@ describe('management API: billing, stats, platform credentials at rest', () => {
     const ghost = await req('POST', '/billing/records', { org_id: '00000000-0000-4000-8000-000000000000', kind: 'credit', amount_micros: 5 });
     expect(ghost.body.error.code).to.equal('invalid_reference');
     expect((await req('GET', `/billing/records?org_id=${o.org.id}`)).body.total).to.equal(2);
+  });
+
+  it('a credits_bound set through the API caps the next reservation; raised again, the request is served', async () => {
+    const o = await buildOrg(env().redis, { policies: { systemone: 'metered' } });
+    expect((await req('POST', '/billing/records', { org_id: o.org.id, kind: 'top_up', amount_micros: 1_000_000 })).status).to.equal(201);
+    const w = (await req('GET', `/billing/wallets?org_id=${o.org.id}`)).body.data[0];
+    // without a bound the request reserves, and settles, less than 1 000 000: find what it reserves
+    const first = await decide(o.key, validBody());
+    expect(first.status, first.text).to.equal(200);
+    const reserved = Number((await CreditReservation.findOne({ where: { requestId: requestIdOf(first) } }))!.amountMicros);
+    expect(reserved).to.be.above(1);
+
+    const bound = await req('PATCH', `/billing/wallets/${w.id}`, { credits_bound: reserved - 1 });
+    expect(bound.status, bound.text).to.equal(200);
+    const before = await walletOf(o.org.id);
+    const capped = await decide(o.key, validBody());
+    await expectRefused(capped, 402, 'reservation_too_large');
+    expect(capped.body.error.credits_bound).to.equal(reserved - 1);
+    expect(await walletOf(o.org.id), 'nothing reserved or charged').to.deep.equal(before);
+    expect(env().sim.log.entries.filter((e) => e.path === '/v1/chat/completions').length, 'the refused request reached no upstream').to.equal(1);
+
+    expect((await req('PATCH', `/billing/wallets/${w.id}`, { credits_bound: reserved })).status).to.equal(200);
+    const served = await decide(o.key, validBody());
+    expect(served.status, served.text).to.equal(200);
   });
 
   it('aggregates usage events by org, model and day', async () => {

@@ -131,14 +131,28 @@ describe('management API: CRUD on every resource', () => {
     expect(badRef.body.error.code).to.equal('invalid_reference');
   });
 
-  it('paginates with limit and offset', async () => {
-    for (let i = 0; i < 3; i++) await req('POST', '/inference-tokenizer-profiles', { name: `page-${rnd()}`, encoding: 'p50k_base' });
+  it('paginates with limit and offset: the pages are disjoint and together list every row once', async () => {
+    const created: string[] = [];
+    for (let i = 0; i < 3; i++) created.push((await req('POST', '/inference-tokenizer-profiles', { name: `page-${rnd()}`, encoding: 'p50k_base' })).body.id);
+    const ids = (r: { body: { data: Array<{ id: string }> } }) => r.body.data.map((x) => x.id);
     const first = await req('GET', '/inference-tokenizer-profiles?encoding=p50k_base&limit=2');
     expect(first.body.data).to.have.length(2);
     expect(first.body.has_more).to.equal(true);
-    const rest = await req('GET', `/inference-tokenizer-profiles?encoding=p50k_base&limit=2&offset=2`);
-    expect(rest.body.data.length).to.be.greaterThan(0);
-    expect(rest.body.data.map((x: { id: string }) => x.id)).not.to.include.members(first.body.data.map((x: { id: string }) => x.id));
+    const second = await req('GET', '/inference-tokenizer-profiles?encoding=p50k_base&limit=2&offset=2');
+    expect(second.body.data.length).to.be.greaterThan(0);
+    expect(ids(second).filter((id) => ids(first).includes(id)), 'rows on both pages').to.deep.equal([]);
+    // walking every page gives each row exactly once, ours included, and ends with has_more false
+    const walked: string[] = [];
+    for (let offset = 0, more = true; more; offset += 2) {
+      const page = await req('GET', `/inference-tokenizer-profiles?encoding=p50k_base&limit=2&offset=${offset}`);
+      expect(page.status, page.text).to.equal(200);
+      walked.push(...ids(page));
+      more = page.body.has_more;
+      expect(offset, 'pagination ends').to.be.below(10_000);
+    }
+    expect(new Set(walked).size, 'no row twice').to.equal(walked.length);
+    expect(walked).to.include.members(created);
+    expect(walked.slice(0, 2)).to.deep.equal(ids(first));
   });
 });
 

@@ -59,9 +59,22 @@ describe('management API: revocation and cross-surface rejection', () => {
     await dead(k.key);
     expect((await PlatformKey.findByPk(k.id))!.revokedReason).to.equal('owner_demoted');
     // Re-granting does not bring old keys back.
-    await adminCall(a.url, token, 'PUT', `/admin/v1/users/${k.owner.id}/platform-admin`, { is_platform_admin: true });
+    const regrant = await adminCall(a.url, token, 'PUT', `/admin/v1/users/${k.owner.id}/platform-admin`, { is_platform_admin: true });
+    expect(regrant.status, regrant.text).to.equal(200);
+    expect(regrant.body).to.include({ id: k.owner.id, is_platform_admin: true, revoked_platform_keys: 0 });
     await dead(k.key);
-    await waitFor(() => AuditLog.findOne({ where: { targetId: k.id, method: 'DELETE' } }));
+    expect((await PlatformKey.findByPk(k.id))!.revokedReason).to.equal('owner_demoted');
+    // both writes are audited against the user, in order, by the admin token that made them
+    const path = `/admin/v1/users/${k.owner.id}/platform-admin`;
+    const audited = await waitFor(async () => {
+      const rows = await AuditLog.findAll({ where: { targetId: k.owner.id, method: 'PUT', path }, order: [['createdAt', 'ASC']] });
+      return rows.length === 2 ? rows : undefined;
+    });
+    expect(audited, 'the demotion and the re-grant are audited').to.not.equal(undefined);
+    for (const [entry, reply] of [[audited![0], r], [audited![1], regrant]] as const) {
+      expect(entry).to.include({ actorType: 'admin_token', status: 200, outcome: 'success', requestId: reply.headers.get('x-service-request-id') });
+      expect(entry.fields).to.deep.equal(['is_platform_admin']);
+    }
   });
 
   it("the owner's deletion revokes the key (and the deleter's users:write key suffices)", async () => {

@@ -1,5 +1,6 @@
 import net from 'net';
 import { expect } from 'chai';
+import { streamUntilAnswered } from '../../helpers/stream-upload';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
@@ -48,8 +49,15 @@ describe('audio transcription: every bad input is refused, spooled nothing, mete
     await Model.destroy({ where: { publicId: ['test-whisper-short', 'test-whisper-broken'] } });
     await bumpEpoch(env().redis);
   });
-  beforeEach(resetSim);
-  afterEach(() => expect(env().sim.log.entries.filter((e) => e.path === PATH), 'nothing reached the upstream').to.have.length(0));
+  // Each test counts the requests it lets reach the upstream (accepted ones); the log is never reset
+  // mid-test, so a refused request that reached the upstream too is always seen here.
+  let allowedUpstream = 0;
+  const accepted = (n = 1) => (allowedUpstream += n);
+  beforeEach(() => {
+    resetSim();
+    allowedUpstream = 0;
+  });
+  afterEach(() => expect(env().sim.log.entries.filter((e) => e.path === PATH), 'only the accepted requests reached the upstream').to.have.length(allowedUpstream));
 
   describe('400 invalid_request', () => {
     it('a body that is not multipart', async () => {
@@ -96,7 +104,7 @@ describe('audio transcription: every bad input is refused, spooled nothing, mete
       const extra = Array.from({ length: 15 }, () => ({ name: 'timestamp_granularities[]', value: 'segment' }));
       const ok = await send(transcriptionParts(speech, [{ name: 'response_format', value: 'verbose_json' }, ...extra.slice(0, 13)]));
       expect(ok.status, `16 parts are fine: ${ok.text}`).to.equal(200);
-      resetSim();
+      accepted();
       await expectRefused(await send(transcriptionParts(speech, [{ name: 'response_format', value: 'verbose_json' }, ...extra.slice(0, 14)])), 400, 'invalid_request');
     });
     it('a 65 KiB text part', async () => {
@@ -140,8 +148,8 @@ describe('audio transcription: every bad input is refused, spooled nothing, mete
       ]) {
         const r = await send(transcriptionParts(speech, extra));
         expect(r.status, r.text).to.equal(200);
+        accepted();
       }
-      resetSim();
     });
   });
 
@@ -149,18 +157,23 @@ describe('audio transcription: every bad input is refused, spooled nothing, mete
     it('413 audio_too_large for a 25 MiB + 1 byte file, enforced while reading; 25 MiB exactly is accepted', async function () {
       this.timeout(40_000);
       await expectRefused(await send(transcriptionParts(wavOfSize(25 * MiB + 1))), 413, 'audio_too_large');
+      // a chunked upload that would go on far past the cap is answered while it is still being sent
+      const head = Buffer.concat([multipartBody([{ name: 'model', value: 'sim-whisper' }], { close: false }), Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="big.wav"\r\nContent-Type: audio/wav\r\n\r\n`), wavOfSize(44)]);
+      const streamed = await streamUntilAnswered(PATH, { ...keyHeader(o.key), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, head, 25 * MiB + 64 * MiB);
+      await expectRefused({ ...streamed, requestId: streamed.headers.get('x-service-request-id') ?? '' }, 413, 'audio_too_large');
+      expect(streamed.sentWhenAnswered).to.be.above(25 * MiB).and.below(streamed.total);
       const ok = await send(transcriptionParts(wavOfSize(25 * MiB)));
       expect(ok.status, ok.text).to.equal(200);
+      accepted();
       expect(ok.body.text).to.equal(''); // silence
       expect((env().sim.log.entries.at(-1)!.body as { file: { bytes: number } }).file.bytes).to.equal(25 * MiB);
-      resetSim();
       await expectCleanAndUnmetered(ok.requestId);
     });
 
     it('400 audio_too_long when the backend-reported duration is over the model limit', async () => {
       const r = await send(transcriptionParts(speech, [], 'test-whisper-short')); // 4 s against a 2 s limit
       expect(env().sim.log.entries, 'the duration came from the backend').to.have.length(1);
-      resetSim();
+      accepted();
       await expectRefused(r, 400, 'audio_too_long');
     });
 
@@ -210,7 +223,7 @@ describe('audio transcription: every bad input is refused, spooled nothing, mete
       expect(await waitFor(() => spoolFiles().length === 0, 3000), 'spool emptied').to.equal(true);
       const ok = await send(transcriptionParts(speech));
       expect(ok.status).to.equal(200);
-      resetSim();
+      accepted();
     });
   });
 });

@@ -8,7 +8,7 @@ import { expectCleanAndUnmetered, multipartBody, postAudio, spoolFiles, transcri
 import { waitFor } from '../../helpers/wait';
 import { pools } from '../../helpers/pools';
 import { Model, Provider, UsageEvent } from '../../../shared/db/models';
-import { usageSettled } from '../../helpers/usage';
+import { outboxDuring, usageSettled } from '../../helpers/usage';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { config } from '../../../shared/config/env';
 
@@ -92,13 +92,19 @@ describe('audio transcription: capacity, backend failures, deadlines and cancell
 
   it('a single backend 503 is retried and the transcription succeeds, metered once', async () => {
     env().sim.knobs.set('sim-whisper-1', { status: 503, statusTimes: 1, retryAfter: 0 });
-    const r = await postAudio(PATH, keyHeader(o.key), body());
+    const { result: r, records } = await outboxDuring(() => postAudio(PATH, keyHeader(o.key), body()));
     expect(r.status, r.text).to.equal(200);
     expect(upstreamCalls().length).to.equal(2);
     expect(spoolFiles()).to.deep.equal([]);
+    const expected = { requestId: r.requestId, orgId: o.org.id, apiKeyId: o.keyId, model: 'sim-whisper', modality: 'audio' };
+    const mine = records.filter((u) => u.requestId === r.requestId);
+    expect(mine, 'one outbox entry despite the retry').to.have.length(1);
+    expect(mine[0]).to.deep.include(expected);
+    expect(mine[0].units).to.deep.equal({ audio_duration_ms: 4000 });
     await usageSettled();
     const events = await UsageEvent.findAll({ where: { requestId: r.requestId } });
     expect(events, 'one usage event despite the retry').to.have.length(1);
+    expect(events[0]).to.deep.include(expected);
     expect(events[0].units).to.deep.equal({ audio_duration_ms: 4000 });
   });
 

@@ -9,7 +9,7 @@ import { UsageEvent, RoutingPlan } from '../../../shared/db/models';
 import { setSwitch } from '../../../shared/switches/switches';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { waitFor } from '../../helpers/wait';
-import { usageSettled } from '../../helpers/usage';
+import { outboxDuring, usageSettled } from '../../helpers/usage';
 
 const speech = makeWav(SPEECH_LIKE);
 const silent = makeWav([{ seconds: 3 }]);
@@ -24,9 +24,8 @@ describe('audio transcription: the happy paths', () => {
   beforeEach(resetSim);
 
   it('the openai client gets json: the text of three stretches of sound, metered once by duration', async () => {
-    const raw = await client.audio.transcriptions
-      .create({ file: await toFile(speech, 'meeting.wav', { type: 'audio/wav' }), model: 'sim-whisper' })
-      .withResponse();
+    const file = await toFile(speech, 'meeting.wav', { type: 'audio/wav' });
+    const { result: raw, records } = await outboxDuring(() => client.audio.transcriptions.create({ file, model: 'sim-whisper' }).withResponse());
     const r = raw.data;
     expect(r.text.split(' ')).to.have.length(2 + 3 + 1); // 0.8 s, 1.2 s and 0.4 s of tone at 2.5 words/s
     expect(raw.response.headers.get('content-type')).to.equal('application/json');
@@ -34,6 +33,9 @@ describe('audio transcription: the happy paths', () => {
     expect(raw.response.headers.get('transfer-encoding')).to.equal(null);
     expect(r.usage).to.deep.equal({ type: 'duration', seconds: 4 });
     const id = raw.response.headers.get('x-service-request-id')!;
+    const queued = records.filter((u) => u.requestId === id);
+    expect(queued, 'one outbox entry for the request').to.have.length(1);
+    expect(queued[0]).to.deep.include({ orgId: o.org.id, model: 'sim-whisper', modality: 'audio', units: { audio_duration_ms: 4000 } });
     await usageSettled();
     const events = await UsageEvent.findAll({ where: { requestId: id } });
     expect(events).to.have.length(1);

@@ -9,7 +9,7 @@ import { childChatWorker } from '../../helpers/child-worker';
 import { Job } from 'bullmq';
 import { insertUsage } from '../../../shared/metering/usage';
 import { appendUsage, outboxStats } from '../../../shared/metering/usage-outbox';
-import { usageSettled } from '../../helpers/usage';
+import { outboxDuring, usageSettled } from '../../helpers/usage';
 
 const body = (extra: Record<string, unknown> = {}) => ({ model: 'sim-chat', messages: [{ role: 'user', content: 'failure test' }], ...extra });
 const chat = (key: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
@@ -24,11 +24,22 @@ describe('upstream failures, cancellation, dead workers and passthrough', () => 
 
   it('retries a 503 once and records exactly one usage event', async () => {
     env().sim.knobs.set('sim-chat-1', { status: 503, statusTimes: 1, retryAfter: 0 });
-    const r = await chat(o.key);
+    const { result: r, records } = await outboxDuring(() => chat(o.key));
     expect(r.status, r.text).to.equal(200);
     expect(env().sim.log.entries).to.have.length(2);
+    const requestId = r.headers.get('x-service-request-id')!;
+    const expected = {
+      requestId, orgId: o.org.id, apiKeyId: o.keyId, model: 'sim-chat', modality: 'chat', lane: 'interactive',
+      inputTokens: r.body.usage.prompt_tokens, outputTokens: r.body.usage.completion_tokens, passthrough: false,
+    };
+    const mine = records.filter((u) => u.requestId === requestId);
+    expect(mine, 'one outbox entry for the request, not one per attempt').to.have.length(1);
+    expect(mine[0]).to.deep.include(expected);
+    expect(expected.outputTokens).to.be.above(0);
     await usageSettled();
-    expect(await UsageEvent.count({ where: { requestId: r.headers.get('x-service-request-id')! } })).to.equal(1);
+    const rows = await UsageEvent.findAll({ where: { requestId } });
+    expect(rows).to.have.length(1);
+    expect(rows[0]).to.deep.include(expected);
   });
 
   it('honours an upstream 429 Retry-After, then answers 429 upstream_rate_limited when it persists', async () => {

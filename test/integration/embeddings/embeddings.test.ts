@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { streamUntilAnswered } from '../../helpers/stream-upload';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
@@ -129,17 +130,12 @@ describe('POST /v1/embeddings', () => {
     await expectRejected(at, 400, 'input_too_long'); // read whole, then refused by the model's limit
   });
 
-  it('rejects a chunked body over 2 MiB without a content-length', async () => {
-    const big = bodyOfSize(MiB2 + 1, 'sim-embed', 'input');
-    const stream = new ReadableStream({
-      start(c) {
-        for (let i = 0; i < big.length; i += 65536) c.enqueue(new TextEncoder().encode(big.slice(i, i + 65536)));
-        c.close();
-      },
-    });
-    const res = await fetch(`${env().gw.url}/v1/embeddings`, { method: 'POST', headers: { ...keyHeader(o.key), 'content-type': 'application/json' }, body: stream, duplex: 'half' } as RequestInit);
-    expect(res.status).to.equal(413);
-    expect(((await res.json()) as { error: { code: string } }).error.code).to.equal('payload_too_large');
+  it('rejects a chunked body over 2 MiB without a content-length while reading it', async () => {
+    const head = Buffer.from('{"model":"sim-embed","input":"');
+    const r = await streamUntilAnswered('/v1/embeddings', { ...keyHeader(o.key), 'content-type': 'application/json' }, head, MiB2 + 64 * 1024 * 1024);
+    await expectRejected(r, 413, 'payload_too_large');
+    // answered once the cap was crossed and long before the body ended: refused while reading
+    expect(r.sentWhenAnswered).to.be.above(MiB2).and.below(r.total);
   });
 
   it('answers malformed JSON, a non-JSON type and a wrong method with their codes', async () => {

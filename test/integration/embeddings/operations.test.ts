@@ -60,16 +60,15 @@ describe('embeddings and rerank: listings, kill switch, own lanes', () => {
     ];
     afterEach(async () => {
       await setSwitch(env().redis, 'embeddings', false);
-      await waitFor(async () => (await call('GET', '/v1/rerank/models', { headers: keyHeader(o.key) })).status === 200, 2000);
+      await waitFor(async () => (await call('GET', '/v1/rerank/models', { headers: keyHeader(o.key) })).status === 200, 5000);
     });
 
-    it('engaged with the CLI: every route answers 503 embeddings_disabled within a second; released: service is back', async function () {
+    it('engaged with the CLI: every route answers 503 embeddings_disabled; released: service is back', async function () {
       this.timeout(30_000);
       await gateway('switch', 'engage', 'embeddings');
-      const engagedAt = Date.now();
-      const off = await waitFor(async () => (await post(o.key, '/v1/embeddings', { model: 'sim-embed', input: 'x' })).status === 503, 1000, 20);
-      expect(off, 'switch seen within a second').to.equal(true);
-      expect(Date.now() - engagedAt).to.be.below(1000);
+      // how fast pods follow is the switch board's own test (foundation/switch-follow)
+      const off = await waitFor(async () => (await post(o.key, '/v1/embeddings', { model: 'sim-embed', input: 'x' })).status === 503, 5000, 20);
+      expect(off, 'switch seen').to.equal(true);
       for (const r of await Promise.all(routes())) {
         await expectRejected(r, 503, 'embeddings_disabled');
         expect(r.headers.get('retry-after')).to.be.a('string');
@@ -79,24 +78,20 @@ describe('embeddings and rerank: listings, kill switch, own lanes', () => {
       expect(chat.status, 'other features are untouched').to.equal(200);
 
       await gateway('switch', 'release', 'embeddings');
-      const releasedAt = Date.now();
-      const on = await waitFor(async () => (await post(o.key, '/v1/embeddings', { model: 'sim-embed', input: 'x' })).status === 200, 1000, 20);
-      expect(on, 'release seen within a second').to.equal(true);
-      expect(Date.now() - releasedAt).to.be.below(1000);
+      const on = await waitFor(async () => (await post(o.key, '/v1/embeddings', { model: 'sim-embed', input: 'x' })).status === 200, 5000, 20);
+      expect(on, 'release seen').to.equal(true);
       const [e, r1, r2, bad, l1, l2] = await Promise.all(routes());
       expect([e.status, r1.status, r2.status, bad.status, l1.status, l2.status]).to.deep.equal([200, 200, 200, 400, 200, 200]);
     });
 
-    it('engaged with setSwitch: a second pod follows within a second too', async () => {
+    it('engaged with setSwitch: a second pod follows too', async () => {
       const pod2 = await startGateway();
       try {
         const listing = (base: string) => call('GET', '/v1/embeddings/models', { headers: keyHeader(o.key), base });
         expect((await listing(pod2.url)).status).to.equal(200);
         await setSwitch(env().redis, 'embeddings', true);
-        const t = Date.now();
         const both = async () => (await listing(pod2.url)).status === 503 && (await listing(env().gw.url)).status === 503;
-        expect(await waitFor(both, 1000, 20)).to.equal(true);
-        expect(Date.now() - t).to.be.below(1000);
+        expect(await waitFor(both, 5000, 20)).to.equal(true);
       } finally {
         await pod2.close();
       }
@@ -105,10 +100,10 @@ describe('embeddings and rerank: listings, kill switch, own lanes', () => {
 
   it('runs on the embeddings queue under an embeddings lane lease, never a chat lane; 429 embeddings_lanes_exhausted at the count', async () => {
     const one = await buildOrg(env().redis, { laneOverrides: { 'embeddings:default': 1, 'chat:interactive': 1 } });
-    env().sim.knobs.set('sim-embed-1', { delayMs: 600 });
+    env().sim.knobs.set('sim-embed-1', { hold: true }); // the first request answers when released
     const leases = env().gw.ctx.leases;
     const first = post(one.key, '/v1/embeddings', { model: 'sim-embed', input: 'slow' });
-    expect(await waitFor(() => env().sim.log.entries.length === 1, 3000)).to.equal(true);
+    expect(await waitFor(() => env().sim.log.entries.length === 1, 10_000)).to.equal(true);
     expect(await leases.count(one.org.id, 'embeddings', 'default')).to.equal(1);
     expect(await leases.count(one.org.id, 'chat', 'interactive')).to.equal(0);
     expect(await leases.count(one.org.id, 'chat', 'background')).to.equal(0);
@@ -124,6 +119,7 @@ describe('embeddings and rerank: listings, kill switch, own lanes', () => {
     const chat = await post(one.key, '/v1/chat/completions', { model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }] });
     expect(chat.status, chat.text).to.equal(200);
 
+    env().sim.knobs.release();
     const done = await first;
     expect(done.status, done.text).to.equal(200);
     const id = done.headers.get('x-service-request-id')!;
@@ -138,11 +134,13 @@ describe('embeddings and rerank: listings, kill switch, own lanes', () => {
 
   it('a chat flood at the chat lane count does not block embeddings', async () => {
     const one = await buildOrg(env().redis, { laneOverrides: { 'chat:interactive': 1 } });
-    env().sim.knobs.set('sim-chat-1', { delayMs: 600 });
+    env().sim.knobs.set('sim-chat-1', { hold: true }); // the chat request answers when released
     const chat = post(one.key, '/v1/chat/completions', { model: 'sim-chat', messages: [{ role: 'user', content: 'slow' }] });
-    expect(await waitFor(() => env().sim.log.entries.length === 1, 3000)).to.equal(true);
+    expect(await waitFor(() => env().sim.log.entries.length === 1, 10_000)).to.equal(true);
+    expect(await env().gw.ctx.leases.count(one.org.id, 'chat', 'interactive'), 'the chat lane is full').to.equal(1);
     const e = await post(one.key, '/v1/embeddings', { model: 'sim-embed', input: 'fast' });
     expect(e.status, e.text).to.equal(200);
+    env().sim.knobs.release();
     expect((await chat).status).to.equal(200);
   });
 });

@@ -66,6 +66,28 @@ describe('POST /v1/rerank (Cohere v2 envelope)', () => {
     expect(ev!.units).to.deep.equal({ search_units: 3 });
   });
 
+  it('sorts, applies top_n and counts search units itself when the upstream does none of it', async () => {
+    env().sim.knobs.set('sim-rerank-1', { bareRerank: true });
+    const docs = Array.from({ length: 201 }, (_, i) => (i % 50 === 7 ? `topic ${i} topic topic` : `document number ${i} about topic ${i % 7}`));
+    const r = await rerank({ model: 'sim-rerank', query: 'topic', documents: docs, top_n: 5 });
+    expect(r.status, r.text).to.equal(200);
+    // the upstream answered all 201 in document order, without billed units
+    expect(env().sim.log.entries).to.have.length(1);
+    const results: Array<{ index: number; relevance_score: number }> = r.body.results;
+    expect(results).to.have.length(5);
+    for (let i = 1; i < results.length; i++) expect(results[i - 1].relevance_score).to.be.at.least(results[i].relevance_score);
+    expect(results.slice(0, 4).map((x) => x.index).sort((a, b) => a - b), 'the four documents that say topic three times').to.deep.equal([7, 57, 107, 157]);
+    expect(r.body.meta.billed_units).to.deep.equal({ search_units: 3 }); // 201 documents: ceil(201 / 100)
+    await usageSettled();
+    const ev = await UsageEvent.findOne({ where: { requestId: r.headers.get('x-service-request-id')! } });
+    expect(ev!.units).to.deep.equal({ search_units: 3 });
+
+    const one = await rerank({ model: 'sim-rerank', query: 'topic', documents: docs.slice(0, 100) });
+    expect(one.status, one.text).to.equal(200);
+    expect(one.body.results).to.have.length(100);
+    expect(one.body.meta.billed_units).to.deep.equal({ search_units: 1 }); // exactly 100: one unit
+  });
+
   it("serves Cohere's own path /v2/rerank too, and unicode text", async () => {
     const r = await rerank({ model: 'sim-rerank', query: '東京 天気', documents: ['大阪の天気', '東京 天気 は 晴れ', 'emoji 🚀'] }, '/v2/rerank');
     expect(r.status, r.text).to.equal(200);

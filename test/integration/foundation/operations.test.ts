@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import http from 'http';
-import { env } from '../../helpers/harness';
+import { env, resetSim } from '../../helpers/harness';
+import { waitFor } from '../../helpers/wait';
 import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { createAdminApp } from '../../../api/admin/app';
@@ -14,8 +15,24 @@ describe('operations: metrics, health, dashboard, pools, configuration', () => {
     const r = await call('GET', '/metrics', { headers: { authorization: `Bearer ${process.env.METRICS_TOKEN}` } });
     expect(r.status).to.equal(200);
     expect(r.text).to.match(/gateway_queue_jobs\{queue="chat-interactive",state="active"\} \d+/);
-    expect(r.text).to.include('gateway_lane_leases');
     expect(r.text).to.match(/gateway_http_request_duration_seconds_count\{method="POST",route="\/v1\/chat\/completions",status="200"\} \d+/);
+  });
+
+  it('reports a held lane lease as a sample of gateway_lane_leases, not only its # HELP line', async () => {
+    const o = await buildOrg(env().redis);
+    const sample = async () => /^gateway_lane_leases\{pool="chat",lane="interactive"\} (\d+)$/m.exec((await call('GET', '/metrics')).text)?.[1];
+    resetSim();
+    env().sim.knobs.set('sim-chat-1', { hold: true });
+    const held = call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', messages: [{ role: 'user', content: 'held' }] } });
+    try {
+      expect(await waitFor(() => env().sim.log.entries.length === 1, 10_000), 'the request is upstream').to.equal(true);
+      expect(await sample(), 'one lease held by this process').to.equal('1');
+    } finally {
+      env().sim.knobs.release();
+    }
+    expect((await held).status).to.equal(200);
+    expect(await waitFor(async () => (await sample()) !== '1', 5000), 'the sample drops once the lease is released').to.equal(true);
+    resetSim();
   });
 
   it('guards the queue dashboard on the admin app', async () => {

@@ -3,7 +3,7 @@ import OpenAI, { toFile } from 'openai';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
-import { followImageUrl, pngOf, realImage, usageFor } from '../../helpers/images';
+import { filesAddedSince, followImageUrl, pngOf, realImage, storedFiles, usageFor } from '../../helpers/images';
 import { Image } from '../../../shared/db/models';
 import { expectErrorEnvelope } from '../../helpers/errors';
 
@@ -60,12 +60,14 @@ describe('POST /v1/images/edits', () => {
     env().sim.knobs.set('sim-image-1', { status: 500 });
     const client = new OpenAI({ apiKey: other.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
     const before = await Image.count({ where: { orgId: other.org.id } });
+    const files = await storedFiles();
     const file = await toFile(await pngOf(64, 64), 'photo.png', { type: 'image/png' });
     const err = await client.images.edit({ model: 'sim-image', image: file, prompt: 'fails' }).catch((e: InstanceType<typeof OpenAI.APIError>) => e);
     expect(err).to.be.instanceOf(OpenAI.APIError);
     expect((err as InstanceType<typeof OpenAI.APIError>).status).to.equal(502);
     expect(env().sim.log.entries, 'the upstream was called').to.have.length(1);
     expect(await Image.count({ where: { orgId: other.org.id } }), 'no upload kept').to.equal(before);
+    expect(await filesAddedSince(files), 'no uploaded file kept').to.deep.equal([]);
     const requestId = (err as InstanceType<typeof OpenAI.APIError>).headers?.get?.('x-service-request-id') ?? null;
     expect(requestId).to.be.a('string');
     expect(await usageFor(requestId)).to.equal(null);
@@ -136,6 +138,7 @@ describe('POST /v1/images/edits', () => {
   it('refuses bad multipart edits (stray file part, unknown field, mask, oversized or non-image second file, too many files), keeping no upload', async () => {
     const png = await pngOf(32, 32);
     const before = await Image.count({ where: { orgId: o.org.id } });
+    const files = await storedFiles();
     const send = async (fill: (f: FormData) => void, status: number, code: string) => {
       const form = new FormData();
       form.append('model', 'sim-image');
@@ -170,6 +173,7 @@ describe('POST /v1/images/edits', () => {
       for (let i = 0; i < 5; i++) file(f, 'image[]');
     }, 400, 'unsupported_parameter');
     expect(await Image.count({ where: { orgId: o.org.id } }), 'no upload kept').to.equal(before);
+    expect(await filesAddedSince(files), 'no uploaded file kept').to.deep.equal([]);
     expect(env().sim.log.entries.filter((e) => e.path === '/v1/images/edits'), 'the upstream was not called').to.have.length(0);
   });
 });

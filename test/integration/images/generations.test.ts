@@ -3,7 +3,8 @@ import OpenAI from 'openai';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
-import { followImageUrl, realImage, usageFor } from '../../helpers/images';
+import { filesAddedSince, followImageUrl, realImage, storedFiles, usageFor } from '../../helpers/images';
+import { expectErrorEnvelope } from '../../helpers/errors';
 import { waitFor } from '../../helpers/wait';
 import { Image, UsageEvent } from '../../../shared/db/models';
 import { usageSettled } from '../../helpers/usage';
@@ -120,15 +121,17 @@ describe('POST /v1/images/generations', () => {
 
   it('answers 429 image_lanes_exhausted at the org lane count, bills nothing for it, and releases the lease', async () => {
     const small = await buildOrg(env().redis, { laneOverrides: { 'images:interactive': 1 } });
-    env().sim.knobs.set('sim-image-1', { delayMs: 400 });
+    env().sim.knobs.set('sim-image-1', { hold: true }); // the first request answers when released
     const body = { model: 'sim-image', prompt: 'slow', size: '256x256' };
     const first = call('POST', '/v1/images/generations', { headers: keyHeader(small.key), json: body });
-    await waitFor(() => env().sim.log.entries.length === 1, 3000);
+    expect(await waitFor(() => env().sim.log.entries.length === 1, 10_000), 'the first request is upstream').to.equal(true);
+    expect(await env().gw.ctx.leases.count(small.org.id, 'images', 'interactive'), 'and holds the lane').to.equal(1);
     const second = await call('POST', '/v1/images/generations', { headers: keyHeader(small.key), json: body });
     expect(second.status).to.equal(429);
     expect(second.body.error.code).to.equal('image_lanes_exhausted');
     expect(Number(second.headers.get('retry-after'))).to.be.at.least(1);
     expect(await usageFor(second.headers.get('x-service-request-id'))).to.equal(null);
+    env().sim.knobs.release();
     expect((await first).status).to.equal(200);
     expect(await env().gw.ctx.leases.count(small.org.id, 'images', 'interactive')).to.equal(0);
   });
@@ -143,7 +146,7 @@ describe('POST /v1/images/generations', () => {
     expect(await Image.count({ where: { requestId } })).to.equal(0);
   });
 
-  it('answers 502 when the upstream sends bytes that are not an image, billing nothing', async () => {
+  it('answers 502 when the upstream sends a malformed body, storing and billing nothing', async () => {
     env().sim.knobs.set('sim-image-1', { malformed: true });
     const r = await call('POST', '/v1/images/generations', { headers: keyHeader(o.key), json: { model: 'sim-image', prompt: 'x', size: '256x256' } });
     expect(r.status, r.text).to.equal(502);
@@ -152,6 +155,21 @@ describe('POST /v1/images/generations', () => {
     expect(await usageFor(requestId)).to.equal(null);
     expect(await Image.count({ where: { requestId } })).to.equal(0);
   });
+
+  for (const [n, from] of [[1, 0], [3, 2]] as const) {
+    it(`answers 502 when image ${from + 1} of ${n} the upstream sends is not an image, keeping no image or file and billing nothing`, async () => {
+      env().sim.knobs.set('sim-image-1', { nonImageFrom: from });
+      const files = await storedFiles();
+      const r = await call('POST', '/v1/images/generations', { headers: keyHeader(o.key), json: { model: 'sim-image', prompt: 'x', size: '256x256', n } });
+      expect(r.status, r.text).to.equal(502);
+      expectErrorEnvelope(r.text, 'upstream_error');
+      expect(r.body.error.message).to.match(/not a PNG, JPEG or WebP image/); // the bytes were read, not the JSON refused
+      const requestId = r.headers.get('x-service-request-id')!;
+      expect(await usageFor(requestId)).to.equal(null);
+      expect(await Image.count({ where: { requestId } }), 'image rows').to.equal(0);
+      expect(await filesAddedSince(files), 'stored files').to.deep.equal([]);
+    });
+  }
 
   it('answers 503 upstream_unavailable when the upstream keeps answering 503, storing and billing nothing', async () => {
     env().sim.knobs.set('sim-image-1', { status: 503, retryAfter: 0 });

@@ -73,12 +73,13 @@ describe('POST /v1/systemone: upstream failures, capacity, deadlines and outages
 
   it('429 systemone_gate_busy with Retry-After when the org is at its lane count', async () => {
     const one = await buildOrg(env().redis, { policies: { systemone: 'included' }, laneOverrides: { 'systemone:interactive': 1 } });
-    env().sim.knobs.set('sim-chat-1', { delayMs: 800 });
+    env().sim.knobs.set('sim-chat-1', { hold: true }); // the first request answers when released
     const first = decide(one.key, validBody());
-    expect(await waitFor(async () => (await env().gw.ctx.leases.count(one.org.id, 'systemone', 'interactive')) === 1, 3000)).to.equal(true);
+    expect(await waitFor(async () => (await env().gw.ctx.leases.count(one.org.id, 'systemone', 'interactive')) === 1, 10_000)).to.equal(true);
     const second = await decide(one.key, validBody());
     await expectRefused(second, 429, 'systemone_gate_busy');
     expect(Number(second.headers.get('retry-after'))).to.be.at.least(1);
+    env().sim.knobs.release();
     expect((await first).status).to.equal(200);
     expect(env().sim.log.entries).to.have.length(1);
   });

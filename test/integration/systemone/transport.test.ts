@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { streamUntilAnswered } from '../../helpers/stream-upload';
 import http from 'http';
 import zlib from 'zlib';
 import { env, resetSim } from '../../helpers/harness';
@@ -63,22 +64,11 @@ describe('POST /v1/systemone: body transport, kill switch and routes', () => {
   });
 
   it('413 payload_too_large for a chunked body that crosses 8 MiB while it is read', async () => {
-    const chunk = new TextEncoder().encode('x'.repeat(MiB));
-    let sent = 0;
-    const stream = new ReadableStream<Uint8Array>({
-      pull(c) {
-        if (sent === 0) c.enqueue(new TextEncoder().encode('{"model":"sim-decide","state":"'));
-        if (sent++ < 9) c.enqueue(chunk);
-        else c.close();
-      },
-    });
-    const res = await fetch(`${env().gw.url}/v1/systemone`, {
-      method: 'POST',
-      headers: { ...keyHeader(o.key), 'content-type': 'application/json' },
-      body: stream,
-      duplex: 'half',
-    } as RequestInit);
-    await expectRefused(await toReply(res), 413, 'payload_too_large');
+    const head = Buffer.from('{"model":"sim-decide","state":"');
+    const r = await streamUntilAnswered('/v1/systemone', { ...keyHeader(o.key), 'content-type': 'application/json' }, head, 8 * MiB + 64 * MiB);
+    await expectRefused(r, 413, 'payload_too_large');
+    // answered once the cap was crossed and long before the body ended: refused while reading
+    expect(r.sentWhenAnswered).to.be.above(8 * MiB).and.below(r.total);
   });
 
   it('accepts a body just under the cap (the cap is the raw body, not the JSON parser’s)', async () => {

@@ -144,26 +144,31 @@ describe('POST /v1/systemone: validation (every rule refused, nothing billed)', 
   });
   beforeEach(resetSim);
 
+  // Each refusal checks the wallet it ran against, so each test means the same run alone or in any order.
+  let walletBefore: { balance: number; reserved: number };
+  beforeEach(async () => {
+    walletBefore = await walletOf(o.org.id);
+  });
+  const walletUntouched = async () => expect(await walletOf(o.org.id), 'wallet after the refusal').to.deep.equal(walletBefore);
+
   for (const row of ROWS) {
-    it(`${row.status} ${row.code}: ${row.name}`, async () => {
+    it(`${row.status} ${row.code}: ${row.name}, charging nothing`, async () => {
       const r = await decide(o.key, row.body(img));
       await expectRefused(r, row.status, row.code);
       if (row.message) expect(r.body.error.message).to.match(row.message);
       expect(r.text).not.to.match(/\bat [\w.]+ \(/); // no stack trace
       expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
+      await walletUntouched();
     });
   }
 
-  it('400 for a state nested 1,000,000 levels deep (raw body), without crashing', async () => {
+  it('400 for a state nested 1,000,000 levels deep (raw body), without crashing or charging', async () => {
     const raw = `{"model":"sim-decide","state":${'['.repeat(1_000_000)}${']'.repeat(1_000_000)},"questions":{"a":{"type":"noul","instructions":"x"}}}`;
     const r = await call('POST', '/v1/systemone', { headers: { ...keyHeader(o.key), 'content-type': 'application/json' }, raw });
     await expectRefused(r, 400, INVALID);
     const alive = await call('GET', '/v1/models', { headers: keyHeader(o.key) });
     expect(alive.status).to.equal(200);
-  });
-
-  it('charged nothing for any of them', async () => {
-    expect(await walletOf(o.org.id)).to.deep.equal({ balance: 1_000_000, reserved: 0 });
+    await walletUntouched();
   });
 
   it('accepts the limits exactly at the boundary (255 options, 10 levels, 6 images, 64 levels deep)', async () => {

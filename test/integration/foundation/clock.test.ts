@@ -1,0 +1,77 @@
+import crypto from 'crypto';
+import fs from 'fs';
+import path from 'path';
+import cron from 'node-cron';
+import { expect } from 'chai';
+import { QueryTypes } from 'sequelize';
+import { env } from '../../helpers/harness';
+import { buildOrg } from '../../helpers/factories';
+import { call, keyHeader } from '../../helpers/http';
+import { waitFor } from '../../helpers/wait';
+import { CLOCK_TASKS, startClock, type ClockTask } from '../../../workers/cron/clock';
+import { config } from '../../../shared/config/env';
+import { db } from '../../../shared/db/sequelize';
+import { Image } from '../../../shared/db/models';
+import { insertUsage } from '../../../shared/metering/usage';
+
+/**
+ * The clock process schedules CLOCK_TASKS with node-cron. Each test runs ONE task through
+ * startClock on a once-a-second schedule and waits for that task's own effect, so a task list
+ * that names the wrong function (or a clock that does not run what it schedules) fails here.
+ */
+describe('clock: each scheduled task runs its own function', () => {
+  let clock: { stop(): void } | undefined;
+  afterEach(() => clock?.stop());
+
+  /** Runs the named task, and only it, every second. */
+  const runEverySecond = (name: string) => {
+    const task = CLOCK_TASKS.find((t) => t.name === name);
+    expect(task, `${name} is in CLOCK_TASKS`).to.not.equal(undefined);
+    clock = startClock(env().redis, [{ ...(task as ClockTask), schedule: '* * * * * *' }]);
+  };
+
+  it('every task has a valid schedule and a unique name', () => {
+    for (const t of CLOCK_TASKS) expect(cron.validate(t.schedule), `${t.name}: ${t.schedule}`).to.equal(true);
+    expect(new Set(CLOCK_TASKS.map((t) => t.name)).size).to.equal(CLOCK_TASKS.length);
+    expect(CLOCK_TASKS.map((t) => t.name)).to.include.members(['reap-leases', 'expire-images', 'rollup-usage']);
+  });
+
+  it('reap-leases removes expired leases of a quiet org and keeps live ones', async () => {
+    const key = `${config().redisPrefix}:lease:clock-${crypto.randomBytes(4).toString('hex')}:chat:interactive`;
+    await env().redis.zadd(key, String(Date.now() - 60_000), 'expired', String(Date.now() + 600_000), 'live');
+    try {
+      runEverySecond('reap-leases');
+      expect(await waitFor(async () => (await env().redis.zscore(key, 'expired')) === null, 10_000), 'expired lease reaped').to.equal(true);
+      expect(await env().redis.zrange(key, '0', '-1')).to.deep.equal(['live']);
+    } finally {
+      await env().redis.del(key);
+    }
+  });
+
+  it('expire-images deletes an expired image, row and file', async () => {
+    const o = await buildOrg(env().redis);
+    const r = await call('POST', '/v1/images/generations', { headers: keyHeader(o.key), json: { model: 'sim-image', prompt: 'clock', size: '256x256' } });
+    expect(r.status, r.text).to.equal(200);
+    const img = (await Image.findOne({ where: { requestId: r.headers.get('x-service-request-id')! } }))!;
+    const file = path.join(config().imageStorageDir, img.storageKey);
+    expect(fs.existsSync(file)).to.equal(true);
+    await img.update({ expiresAt: new Date(Date.now() - 1000) });
+    runEverySecond('expire-images');
+    expect(await waitFor(async () => (await Image.findByPk(img.id)) === null, 10_000), 'row deleted').to.equal(true);
+    expect(fs.existsSync(file), 'file deleted').to.equal(false);
+  });
+
+  it("rollup-usage rolls up today's usage events", async () => {
+    const o = await buildOrg(env().redis);
+    await insertUsage({ requestId: `req_clock_${crypto.randomBytes(6).toString('hex')}`, orgId: o.org.id, projectId: null, apiKeyId: null, model: 'sim-chat', modality: 'chat', lane: 'interactive', inputTokens: 11, outputTokens: 13 });
+    const rolled = () =>
+      db().query<{ requests: number; input_tokens: number }>('SELECT requests::int, input_tokens::int FROM usage_rollups WHERE org_id = :org', {
+        type: QueryTypes.SELECT,
+        replacements: { org: o.org.id },
+      });
+    expect(await rolled()).to.deep.equal([]);
+    runEverySecond('rollup-usage');
+    expect(await waitFor(async () => (await rolled()).length > 0, 10_000), 'a rollup row appeared').to.equal(true);
+    expect(await rolled()).to.deep.equal([{ requests: 1, input_tokens: 11 }]);
+  });
+});
