@@ -8,6 +8,8 @@ import { inferenceRouter } from './routes/index';
 import { healthRouter } from './routes/health/router';
 import { signedImagesRouter } from './routes/images/signed';
 import { errors } from '../shared/errors/codes';
+import { bodyDeadline } from './middleware/body-deadline';
+import { config } from '../shared/config/env';
 
 /** The inference app (`{base_url}`), without listening: tests mount it on an ephemeral port. */
 export function createApp(ctx: AppContext): Express {
@@ -17,6 +19,7 @@ export function createApp(ctx: AppContext): Express {
   app.set('query parser', 'simple');
   app.use(requestId);
   app.use(httpMetrics);
+  app.use(bodyDeadline(() => config().bodyReadTimeoutMs));
   app.use(healthRouter(ctx));
   app.use(signedImagesRouter()); // signed image bytes: the signature authorises, not an API key
 

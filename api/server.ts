@@ -2,11 +2,13 @@ import http from 'http';
 import { runHttpProcess } from '../shared/run-http-process';
 import { createApp } from './app';
 import { closeContext, createContext } from './context';
+import { config } from '../shared/config/env';
+import { serverOptions } from '../shared/http/server-options';
 
 /** Starts the inference app on a port; returns a handle that closes it and its context. */
 export async function startWeb(port: number): Promise<{ server: http.Server; close(): Promise<void> }> {
   const ctx = await createContext();
-  const server = http.createServer({ keepAliveTimeout: 65_000 }, createApp(ctx));
+  const server = http.createServer(serverOptions(config()), createApp(ctx));
   await new Promise<void>((resolve) => server.listen(port, resolve));
   return {
     server,

@@ -11,12 +11,15 @@ import { ALL_QUEUES } from '../../shared/queues/names';
 import { errors } from '../../shared/errors/codes';
 import { dashboardGuard } from './dashboard-guard';
 import { managementRouter } from './management';
+import { bodyDeadline } from '../middleware/body-deadline';
+import { config } from '../../shared/config/env';
 
 /** The admin app (`{admin_url}`): health, metrics, the queue dashboard; and the management API (`/admin/v1`). */
 export function createAdminApp(deps: { redis: Redis; queues: Queues }): Express {
   const app = express();
   app.disable('x-powered-by');
   app.use(requestId);
+  app.use(bodyDeadline(() => config().bodyReadTimeoutMs));
   app.use(healthRouter(deps));
 
   const board = new ExpressAdapter();

@@ -3,11 +3,13 @@ import { runHttpProcess } from '../../shared/run-http-process';
 import { createRedis } from '../../shared/redis/connection';
 import { Queues } from '../../shared/queues/queues';
 import { createAdminApp } from './app';
+import { config } from '../../shared/config/env';
+import { serverOptions } from '../../shared/http/server-options';
 
 export async function startAdmin(port: number): Promise<{ server: http.Server; close(): Promise<void> }> {
   const redis = createRedis('command');
   const queues = new Queues(createRedis('worker'));
-  const server = http.createServer(createAdminApp({ redis, queues }));
+  const server = http.createServer(serverOptions(config()), createAdminApp({ redis, queues }));
   await new Promise<void>((resolve) => server.listen(port, resolve));
   return {
     server,

@@ -68,6 +68,12 @@ export interface Config {
   usageClaimIdleMs: number;
   /** A process that has not finished draining this long after SIGTERM exits anyway (e.g. Redis is gone). */
   shutdownGraceMs: number;
+  /** Every other route's whole body must arrive within this (408 body_read_timeout). */
+  bodyReadTimeoutMs: number;
+  /** Node server timeouts of every HTTP process (shared/http/server-options.ts). */
+  httpHeadersTimeoutMs: number;
+  httpRequestTimeoutMs: number;
+  httpKeepAliveTimeoutMs: number;
 }
 
 /** The entries of a comma-separated setting, trimmed, empty ones dropped. */
@@ -125,6 +131,11 @@ const schema = Joi.object({
   AUDIO_WORKER_CONCURRENCY: Joi.number().integer().min(1).default(16),
   USAGE_CLAIM_IDLE_MS: Joi.number().integer().min(100).default(30_000),
   SHUTDOWN_GRACE_MS: Joi.number().integer().min(100).default(30_000),
+  BODY_READ_TIMEOUT_MS: Joi.number().integer().min(50).default(30_000),
+  HTTP_HEADERS_TIMEOUT_MS: Joi.number().integer().min(100).default(20_000),
+  /** Default: the longest route body deadline plus 10 s (computed below). */
+  HTTP_REQUEST_TIMEOUT_MS: Joi.number().integer().min(100).optional(),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: Joi.number().integer().min(100).default(65_000),
 }).unknown(true);
 
 let cached: Config | undefined;
@@ -162,6 +173,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     audioWorkerConcurrency: value.AUDIO_WORKER_CONCURRENCY,
     usageClaimIdleMs: value.USAGE_CLAIM_IDLE_MS,
     shutdownGraceMs: value.SHUTDOWN_GRACE_MS,
+    bodyReadTimeoutMs: value.BODY_READ_TIMEOUT_MS,
+    httpHeadersTimeoutMs: value.HTTP_HEADERS_TIMEOUT_MS,
+    httpRequestTimeoutMs: Math.max(
+      value.HTTP_HEADERS_TIMEOUT_MS,
+      value.HTTP_REQUEST_TIMEOUT_MS ??
+        Math.max(value.BODY_READ_TIMEOUT_MS, value.AUDIO_BODY_READ_TIMEOUT_MS, value.SYSTEMONE_BODY_TIMEOUT_MS) + 10_000,
+    ),
+    httpKeepAliveTimeoutMs: value.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     systemoneConcurrency: value.SYSTEMONE_CONCURRENCY,
     systemoneTimeoutMs: value.SYSTEMONE_TIMEOUT_MS,
     systemoneMaxBodyBytes: value.SYSTEMONE_MAX_BODY_BYTES,
