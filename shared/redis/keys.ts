@@ -20,4 +20,8 @@ export const keys = {
   usageOutbox: () => `${config().redisPrefix}:{usage}:outbox`,
   /** Outbox entries Postgres refused on their own (kept for an operator, never retried). */
   usageDeadLetters: () => `${config().redisPrefix}:{usage}:dead`,
+  /** Who decided a request's fate first: the worker ('delivered', with its usage) or the pod ('abandoned'). */
+  usageFate: (requestId: string) => `${config().redisPrefix}:{usage}:fate:${requestId}`,
+  /** A usage event held back because no pod listened for the result; billed if a pod delivers it later. */
+  usageHeld: (requestId: string) => `${config().redisPrefix}:{usage}:held:${requestId}`,
 };
