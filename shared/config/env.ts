@@ -74,6 +74,12 @@ export interface Config {
   httpHeadersTimeoutMs: number;
   httpRequestTimeoutMs: number;
   httpKeepAliveTimeoutMs: number;
+  /** Worker threads that count tokens of large inputs off the event loop (shared/tokenizer/pool.ts). */
+  tokenizerThreads: number;
+  /** A token count that takes longer than this is abandoned and the request refused. */
+  tokenCountTimeoutMs: number;
+  /** Concurrent `POST /v1/messages/count_tokens` requests per org (its lane, `tokenize:count_tokens`). */
+  countTokensOrgConcurrency: number;
 }
 
 /** The entries of a comma-separated setting, trimmed, empty ones dropped. */
@@ -136,6 +142,9 @@ const schema = Joi.object({
   /** Default: the longest route body deadline plus 10 s (computed below). */
   HTTP_REQUEST_TIMEOUT_MS: Joi.number().integer().min(100).optional(),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: Joi.number().integer().min(100).default(65_000),
+  TOKENIZER_THREADS: Joi.number().integer().min(1).default(1),
+  TOKEN_COUNT_TIMEOUT_MS: Joi.number().integer().min(50).default(10_000),
+  COUNT_TOKENS_ORG_CONCURRENCY: Joi.number().integer().min(1).default(4),
 }).unknown(true);
 
 let cached: Config | undefined;
@@ -181,6 +190,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         Math.max(value.BODY_READ_TIMEOUT_MS, value.AUDIO_BODY_READ_TIMEOUT_MS, value.SYSTEMONE_BODY_TIMEOUT_MS) + 10_000,
     ),
     httpKeepAliveTimeoutMs: value.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    tokenizerThreads: value.TOKENIZER_THREADS,
+    tokenCountTimeoutMs: value.TOKEN_COUNT_TIMEOUT_MS,
+    countTokensOrgConcurrency: value.COUNT_TOKENS_ORG_CONCURRENCY,
     systemoneConcurrency: value.SYSTEMONE_CONCURRENCY,
     systemoneTimeoutMs: value.SYSTEMONE_TIMEOUT_MS,
     systemoneMaxBodyBytes: value.SYSTEMONE_MAX_BODY_BYTES,
