@@ -32,4 +32,12 @@ describe('tokensWithin: bounded token counting for embeddings and rerank limits'
     expect(tokensWithin('o200k_base', 'y'.repeat(2_000_000), 512)).to.equal(false);
     expect(Date.now() - t).to.be.below(1500);
   });
+
+  it('counts a 15 MiB space-free run without overflowing the stack, in pieces', () => {
+    const n = countTextTokens('o200k_base', 'a'.repeat(15 * 1024 * 1024));
+    expect(n).to.be.a('number').and.greaterThan(15 * 1024 * 1024 / 256);
+    // mixed: ordinary text around a long run and a long space run stays close to the exact count
+    const mixed = `hello there ${'z'.repeat(1000)} and ${' '.repeat(600)} goodbye`;
+    expect(Math.abs(countTextTokens('o200k_base', mixed) - o200kCount(mixed))).to.be.at.most(8);
+  });
 });
