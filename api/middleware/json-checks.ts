@@ -48,7 +48,9 @@ export function assertStorableText(body: unknown, code = 'invalid_request'): voi
     const v = stack.pop();
     if (typeof v === 'string') {
       if (!storable(v)) throw new ApiError(400, code, 'The request body contains a NUL character or an unpaired UTF-16 surrogate, which cannot be stored.');
-    } else if (Array.isArray(v)) stack.push(...v);
+    } else if (Array.isArray(v)) {
+      for (const x of v) stack.push(x); // not push(...v): a huge array would overflow the argument stack
+    }
     else if (v && typeof v === 'object') {
       for (const [k, child] of Object.entries(v)) {
         stack.push(k);
@@ -56,4 +58,25 @@ export function assertStorableText(body: unknown, code = 'invalid_request'): voi
       }
     }
   }
+}
+
+/** `String.prototype.toWellFormed` (Node 20): lone surrogates become U+FFFD. */
+type ToWellFormed = { toWellFormed(): string };
+
+/**
+ * A copy of `value` that Postgres can store: NUL and lone surrogates in every string (values and
+ * keys) replaced by U+FFFD. For text the gateway did not choose to refuse, e.g. an upstream's answer.
+ */
+export function storableCopy<T>(value: T): T {
+  const clean = (s: string) => (s as unknown as ToWellFormed).toWellFormed().replace(/\u0000/g, '\ufffd');
+  const text = JSON.stringify(value, (_k, v: unknown) => {
+    if (typeof v === 'string') return clean(v);
+    if (v && typeof v === 'object' && !Array.isArray(v)) {
+      const out: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v)) out[clean(k)] = x; // keys too; values are cleaned when visited
+      return out;
+    }
+    return v;
+  });
+  return JSON.parse(text) as T;
 }

@@ -19,6 +19,8 @@ export interface Knobs {
   dropAfterChunks?: number;
   /** Never answer (until the client aborts). */
   hang?: boolean;
+  /** Chat: answer exactly these words (e.g. text Postgres cannot store) instead of the echo. */
+  replyWords?: string[];
   /** Output length in words when not echoing. */
   outputWords?: number;
   /** Decision prompts: answer with text that is not JSON, or JSON of the wrong shape. */

@@ -37,7 +37,7 @@ export function chatRoutes(knobs: KnobStore, log: RequestLog): Router {
     const lastTurn = [...messages].reverse().find((m) => m.role === 'user' || m.role === 'tool');
     const lastUser = contentText(lastTurn?.content);
     const maxTokens = (body.max_completion_tokens ?? body.max_tokens) as number | undefined;
-    const words = replyWords(lastUser, k.outputWords ?? 12, maxTokens);
+    const words = k.replyWords ?? replyWords(lastUser, k.outputWords ?? 12, maxTokens);
     const tool = lastTurn?.role === 'tool' && typeof body.tool_choice !== 'object' && body.tool_choice !== 'required' ? undefined : pickTool(body, lastUser);
     const text = tool ? '' : words.join(' ');
     const toolArgs = tool ? JSON.stringify({ query: lastUser.slice(0, 100) }) : '';

@@ -79,4 +79,15 @@ describe('bad input is a 4xx, never a 500, and is not billed', () => {
     const r = await post('/v1/responses', JSON.stringify({ model: 'sim-chat', input: 'emoji \ud83d\ude00 and tab\t' }));
     expect(r.status, r.text).to.equal(200);
   });
+
+  it('/v1/responses: an upstream answer holding NUL or a lone surrogate is delivered, stored (as U+FFFD) and billed once, never a 500', async () => {
+    env().sim.knobs.set('sim-chat-1', { replyWords: ['bad\u0000byte', 'lone\ud800half'] });
+    const r = await post('/v1/responses', JSON.stringify({ model: 'sim-chat', input: 'hi' }));
+    expect(r.status, r.text).to.equal(200);
+    const stored = await fetch(`${env().gw.url}/v1/responses/${r.body.id}`, { headers: keyHeader(o.key) });
+    expect(stored.status).to.equal(200);
+    expect(await stored.text()).to.include('bad\ufffdbyte');
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { orgId: o.org.id } }), 'delivered: billed once').to.equal(1);
+  });
 });
