@@ -9,11 +9,11 @@ import { waitFor } from './wait';
 const DIST = path.resolve(__dirname, '../..');
 
 /** A web pod (dist/api/server.js) as its own process, on a free port, with extra environment. */
-export async function spawnWeb(extraEnv: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string }> {
+export async function spawnWeb(extraEnv: Record<string, string> = {}, stderr: 'inherit' | 'ignore' = 'inherit'): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
   const child = spawn(process.execPath, [path.join(DIST, 'api/server.js')], {
     env: { ...process.env, PORT: String(port), ...extraEnv },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', 'ignore', stderr],
   });
   const url = `http://127.0.0.1:${port}`;
   const up = await waitFor(async () => (await fetch(`${url}/healthz`).catch(() => null))?.status === 200, 20_000, 100);
@@ -22,10 +22,10 @@ export async function spawnWeb(extraEnv: Record<string, string> = {}): Promise<{
 }
 
 /** A worker process (dist/workers/main.js <pool>), waiting until it reports its pools started. */
-export async function spawnWorker(pool: string, extraEnv: Record<string, string> = {}): Promise<ChildProcess> {
+export async function spawnWorker(pool: string, extraEnv: Record<string, string> = {}, stderr: 'inherit' | 'ignore' = 'inherit'): Promise<ChildProcess> {
   const child = spawn(process.execPath, [path.join(DIST, 'workers/main.js'), pool], {
     env: { ...process.env, LOG_LEVEL: 'info', ...extraEnv },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', stderr],
   });
   let out = '';
   child.stdout!.on('data', (d) => (out += String(d)));

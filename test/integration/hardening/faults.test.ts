@@ -71,8 +71,9 @@ describe('fault suite: processes killed, Redis restarted, Postgres cut', functio
     direct.on('error', () => undefined);
     try {
       const extra = { REDIS_URL: redis.url, REPLY_POLL_MS: '200' };
-      children.push(await spawnWorker('chat', extra));
-      const web = await spawnWeb(extra);
+      // stderr ignored: ioredis prints every refused reconnect while Redis is down
+      children.push(await spawnWorker('chat', extra, 'ignore'));
+      const web = await spawnWeb(extra, 'ignore');
       children.push(web.child);
       const o: TestOrg = await buildOrg(env().redis);
       let delivered = 0;
