@@ -11,6 +11,7 @@ import { probesRouter } from '../shared/health/probes';
 import { signedImagesRouter } from './routes/images/signed';
 import { config } from '../shared/config/env';
 import { errors } from '../shared/errors/codes';
+import { bodyDeadline } from './middleware/body-deadline';
 
 /** The inference app (`{base_url}`), without listening: tests mount it on an ephemeral port. */
 export function createApp(ctx: AppContext): Express {
@@ -22,6 +23,7 @@ export function createApp(ctx: AppContext): Express {
   app.use(requestId);
   app.use(httpMetrics);
   app.use('/metrics', publicMetricsGate); // any spelling express routes to /metrics
+  app.use(bodyDeadline(() => config().bodyReadTimeoutMs));
   app.use(healthRouter(ctx));
   app.use(probesRouter({ redis: ctx.redis, subscribers: [ctx.sub] }));
   app.use(signedImagesRouter()); // signed image bytes: the signature authorises, not an API key

@@ -1,6 +1,7 @@
 import type { RedisClient } from '../shared/redis/connection';
 import { config } from '../shared/config/env';
 import { createRedis } from '../shared/redis/connection';
+import { closeTokenizerPool } from '../shared/tokenizer/pool';
 import { Directory } from '../shared/tenancy/directory';
 import { Catalog } from '../shared/catalog/catalog';
 import { LeaseManager } from '../shared/lanes/leases';
@@ -54,4 +55,5 @@ export async function closeContext(ctx: AppContext): Promise<void> {
   await ctx.queues.close();
   ctx.sub.disconnect();
   ctx.redis.disconnect();
+  await closeTokenizerPool();
 }

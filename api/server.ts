@@ -6,6 +6,7 @@ import { createApp } from './app';
 import { closeContext, createContext } from './context';
 import { healthRouter } from './routes/health/router';
 import { config } from '../shared/config/env';
+import { serverOptions } from '../shared/http/server-options';
 
 /** `/metrics` and `/healthz` without a token on METRICS_PORT, a port the operator keeps private. */
 async function startMetricsPort(port: number, ctx: { redis: import('../shared/redis/connection').RedisClient }): Promise<http.Server> {
@@ -20,7 +21,7 @@ async function startMetricsPort(port: number, ctx: { redis: import('../shared/re
 /** Starts the inference app on a port; returns a handle that closes it and its context. */
 export async function startWeb(port: number): Promise<{ server: http.Server; close(): Promise<void> }> {
   const ctx = await createContext();
-  const server = http.createServer({ keepAliveTimeout: 65_000 }, createApp(ctx));
+  const server = http.createServer(serverOptions(config()), createApp(ctx));
   try {
     await listen(server, port, 'PORT');
   } catch (err) {

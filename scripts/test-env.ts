@@ -62,6 +62,10 @@ async function main(): Promise<void> {
       AUDIO_DEADLINE_MS: process.env.AUDIO_DEADLINE_MS ?? '6000',
       AUDIO_MAX_CONCURRENT: process.env.AUDIO_MAX_CONCURRENT ?? '3',
       // Decision models: a short slow-body timeout and deadline so those paths finish within a test.
+      // Every other route's slow-body deadline, short for the same reason.
+      BODY_READ_TIMEOUT_MS: process.env.BODY_READ_TIMEOUT_MS ?? '1500',
+      // Token counting's time budget, short so the event-loop test's 15 MiB count ends in seconds.
+      TOKEN_COUNT_TIMEOUT_MS: process.env.TOKEN_COUNT_TIMEOUT_MS ?? '3000',
       SYSTEMONE_BODY_TIMEOUT_MS: process.env.SYSTEMONE_BODY_TIMEOUT_MS ?? '1000',
       SYSTEMONE_TIMEOUT_MS: process.env.SYSTEMONE_TIMEOUT_MS ?? '5000',
     },

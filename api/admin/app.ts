@@ -13,6 +13,7 @@ import { config } from '../../shared/config/env';
 import { errors } from '../../shared/errors/codes';
 import { dashboardGuard } from './dashboard-guard';
 import { managementRouter } from './management';
+import { bodyDeadline } from '../middleware/body-deadline';
 
 /** The admin app (`{admin_url}`): health, metrics, the queue dashboard; and the management API (`/admin/v1`). */
 export function createAdminApp(deps: { redis: RedisClient; queues: Queues }): Express {
@@ -23,6 +24,7 @@ export function createAdminApp(deps: { redis: RedisClient; queues: Queues }): Ex
   app.set('strict routing', true);
   app.set('trust proxy', config().trustProxy); // req.ip: the client address failed authentications count against
   app.use(requestId);
+  app.use(bodyDeadline(() => config().bodyReadTimeoutMs));
   app.use(healthRouter(deps));
   app.use(probesRouter({ redis: deps.redis }));
 

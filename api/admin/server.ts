@@ -4,11 +4,13 @@ import { listen } from '../../shared/net/listen';
 import { createRedis } from '../../shared/redis/connection';
 import { Queues } from '../../shared/queues/queues';
 import { createAdminApp } from './app';
+import { config } from '../../shared/config/env';
+import { serverOptions } from '../../shared/http/server-options';
 
 export async function startAdmin(port: number): Promise<{ server: http.Server; close(): Promise<void> }> {
   const redis = createRedis('command');
   const queues = new Queues(createRedis('worker'));
-  const server = http.createServer(createAdminApp({ redis, queues }));
+  const server = http.createServer(serverOptions(config()), createAdminApp({ redis, queues }));
   try {
     await listen(server, port, 'ADMIN_PORT');
   } catch (err) {

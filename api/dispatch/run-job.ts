@@ -10,6 +10,10 @@ import { config } from '../../shared/config/env';
 import { logger } from '../../shared/logger';
 import { ClientGone } from '../../shared/errors/ClientGone';
 import { laneRejections, queueRejections } from '../../shared/metrics';
+import { claimHeldUsage, giveUp } from '../../shared/metering/usage-outbox';
+
+/** How long a pod that lost the race at its deadline waits for the result the worker already sent. */
+const LOST_RACE_GRACE_MS = 5_000;
 
 export interface RunJobOptions<Q extends QueueName> {
   queue: Q;
@@ -97,6 +101,8 @@ export async function runQueued<Q extends QueueName>(ctx: AppContext, who: JobCa
   }
   const lease = admitted.lease;
   const jobId = who.requestId;
+  // The pod's reply channel for this request; its usage fate and held keys share that channel's slot.
+  const replyTo = ctx.replies.channel;
   const deadline = Date.now() + (opts.timeoutMs ?? config().requestTimeoutMs);
   let settled = false;
   let releaseAlso: (() => Promise<unknown>) | undefined;
@@ -114,6 +120,8 @@ export async function runQueued<Q extends QueueName>(ctx: AppContext, who: JobCa
       const onAbort = () => {
         ctx.replies.unregister(jobId);
         cancel();
+        // Not delivered, so not billed: a result the worker publishes from now on carries no usage.
+        void giveUp(ctx.redis, replyTo, jobId).catch((err) => logger.warn({ err }, 'give-up mark failed'));
         settle(() => reject(signal?.reason instanceof Error ? signal.reason : new ClientGone()));
       };
       if (signal?.aborted) {
@@ -122,25 +130,46 @@ export async function runQueued<Q extends QueueName>(ctx: AppContext, who: JobCa
       }
       signal?.addEventListener('abort', onAbort, { once: true });
 
-      ctx.replies.register(
-        jobId,
-        opts.queue,
-        {
-          onChunk: opts.onChunk,
-          onResult: (r) => settle(() => resolve(r)),
-          onError: (w: WireError) => settle(() => reject(fromWire(w))),
+      const timedOut = () => settle(() => reject(opts.timeoutError ? opts.timeoutError() : errors.deadline()));
+      const handlers = {
+        onChunk: opts.onChunk,
+        onResult: (r: unknown, recovered?: boolean) => {
+          // A result recovered from the job may have had its usage held (no pod was listening): bill it now.
+          if (!recovered) return settle(() => resolve(r));
+          claimHeldUsage(ctx.redis, replyTo, jobId).then(
+            () => settle(() => resolve(r)),
+            (err) => settle(() => reject(err)),
+          );
         },
-        deadline,
-        () => {
-          cancel();
-          settle(() => reject(opts.timeoutError ? opts.timeoutError() : errors.deadline()));
-        },
-      );
+        onError: (w: WireError) => settle(() => reject(fromWire(w))),
+      };
+      // At the deadline the pod and the worker race: whoever marks the request first decides. If the
+      // pod wins, it answers 504 and the worker bills nothing; if the worker already published its
+      // result (and usage), the pod waits briefly for that result and delivers it instead.
+      const onDeadline = () => {
+        giveUp(ctx.redis, replyTo, jobId).then(
+          (gaveUp) => {
+            if (gaveUp) {
+              cancel();
+              return timedOut();
+            }
+            ctx.replies.register(jobId, opts.queue, handlers, Date.now() + LOST_RACE_GRACE_MS, () => {
+              logger.warn({ requestId: jobId }, 'result published but not received within the grace period');
+              timedOut();
+            });
+          },
+          () => {
+            cancel();
+            timedOut(); // Redis unreachable: the worker cannot publish (or bill) either
+          },
+        );
+      };
+      ctx.replies.register(jobId, opts.queue, handlers, deadline, onDeadline);
 
       const data = {
         ...opts.data,
         requestId: jobId,
-        replyTo: ctx.replies.channel,
+        replyTo,
         deadline,
         orgId: who.orgId,
         projectId: who.projectId,

@@ -1,6 +1,7 @@
 import bytes from 'bytes';
 import express from 'express';
-import type { Request, Response, NextFunction } from 'express';
+import type { Request, Response, NextFunction, RequestHandler } from 'express';
+import { assertJsonDepth, assertStorableText } from './json-checks';
 
 /**
  * JSON body parser with a route's own size cap, enforced while reading. Not strict: a body that is
@@ -11,9 +12,17 @@ import type { Request, Response, NextFunction } from 'express';
  * a chunked upload that never ends would never be answered. The guard here counts the bytes too and
  * answers 413 (body-parser's `entity.too.large`, so callers map it as before) as soon as the cap is
  * crossed, closing the connection after the answer; the parser's own later callback is ignored.
+ *
+ * Bodies nested deeper than MAX_JSON_DEPTH, and strings Postgres cannot store (NUL, lone
+ * surrogates), are refused with 400 `invalid_request` (json-checks.ts).
  */
-export function jsonBody(limit: string | number = '20mb') {
-  const parse = express.json({ limit, strict: false, type: ['application/json', 'application/*+json'] });
+export function jsonBody(limit: string | number = '20mb'): RequestHandler {
+  const parse = express.json({
+    limit,
+    strict: false,
+    type: ['application/json', 'application/*+json'],
+    verify: (_req, _res, raw) => assertJsonDepth(raw),
+  });
   const max = typeof limit === 'number' ? limit : bytes.parse(limit)!;
   return (req: Request, res: Response, next: NextFunction): void => {
     let settled = false;
@@ -21,6 +30,13 @@ export function jsonBody(limit: string | number = '20mb') {
       if (settled) return;
       settled = true;
       req.off('data', count);
+      if (!err) {
+        try {
+          assertStorableText(req.body);
+        } catch (e) {
+          err = e;
+        }
+      }
       next(err);
     };
     let size = 0;

@@ -1,6 +1,7 @@
 import type { Request, Response, NextFunction } from 'express';
 import { ApiError } from '../../shared/errors/ApiError';
 import { errors } from '../../shared/errors/codes';
+import { assertJsonDepth, assertStorableText } from './json-checks';
 
 export interface BoundedJsonOptions {
   /** Raw body cap in bytes; over it answers 413 `payload_too_large` while reading. */
@@ -51,15 +52,21 @@ export function boundedJson(opts: () => BoundedJsonOptions) {
         req.pause();
         return next(err);
       }
-      const text = Buffer.concat(chunks, size).toString('utf8');
+      const raw = Buffer.concat(chunks, size);
       let parsed: unknown;
       try {
-        parsed = JSON.parse(text);
-      } catch {
-        return next(new ApiError(400, o.invalidCode, 'The request body is not valid JSON.'));
+        assertJsonDepth(raw, o.invalidCode);
+        parsed = JSON.parse(raw.toString('utf8'));
+      } catch (e) {
+        return next(e instanceof ApiError ? e : new ApiError(400, o.invalidCode, 'The request body is not valid JSON.'));
       }
       if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
         return next(new ApiError(400, o.invalidCode, 'The request body must be a JSON object.'));
+      }
+      try {
+        assertStorableText(parsed, o.invalidCode);
+      } catch (e) {
+        return next(e);
       }
       req.body = parsed;
       next();

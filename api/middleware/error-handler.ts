@@ -4,6 +4,7 @@ import { ApiError } from '../../shared/errors/ApiError';
 import { errors } from '../../shared/errors/codes';
 import { logger } from '../../shared/logger';
 import { ClientGone } from '../../shared/errors/ClientGone';
+import { asUnavailable } from '../../shared/errors/unavailable';
 
 /** body-parser and multer errors carry a `type` or `code`; they become clear 4xx answers. */
 function fromFrameworkError(err: { type?: string; status?: number; limit?: number; code?: string; name?: string }): ApiError | undefined {
@@ -20,6 +21,15 @@ function fromFrameworkError(err: { type?: string; status?: number; limit?: numbe
       return new ApiError(415, 'unsupported_media_type', 'Unsupported charset.');
     case 'request.aborted':
       return new ApiError(400, 'request_aborted', 'The request body was not received completely.');
+  }
+  // A compressed body that does not decompress (zlib / brotli stream errors, wrapped by body-parser).
+  if (err.status === 400 && typeof err.code === 'string' && /^(Z_|ERR__?ERROR|ERR_BROTLI)/.test(err.code)) {
+    return new ApiError(400, 'invalid_content_encoding', 'The request body could not be decoded with its Content-Encoding.');
+  }
+  // Any other client error a framework raised with a status it means to show (http-errors `expose`).
+  const e = err as { status?: number; expose?: boolean };
+  if (e.expose === true && typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
+    return new ApiError(e.status, 'invalid_request', 'The request could not be read.');
   }
   return undefined;
 }
@@ -39,7 +49,7 @@ export const errorHandler: ErrorRequestHandler = (err: unknown, req: Request, re
   if (err instanceof ClientGone) return; // the client left; there is no one to answer
   let apiError: ApiError | undefined;
   if (err instanceof ApiError) apiError = err;
-  else if (err && typeof err === 'object') apiError = fromFrameworkError(err as never);
+  else if (err && typeof err === 'object') apiError = fromFrameworkError(err as never) ?? asUnavailable(err);
   if (!apiError) {
     const errorId = crypto.randomBytes(6).toString('hex');
     logger.error({ err, errorId, requestId: req.id, path: req.path }, 'unhandled error');

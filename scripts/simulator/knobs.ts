@@ -24,6 +24,8 @@ export interface Knobs {
    * request that holds its lane for exactly as long as the test needs, whatever the machine's speed.
    */
   hold?: boolean;
+  /** Chat: answer exactly these words (e.g. text Postgres cannot store) instead of the echo. */
+  replyWords?: string[];
   /** Output length in words when not echoing. */
   outputWords?: number;
   /** Decision prompts: answer with text that is not JSON, or JSON of the wrong shape. */

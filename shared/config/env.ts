@@ -91,6 +91,18 @@ export interface Config {
   metricsToken?: string;
   /** Express `trust proxy` (TRUST_PROXY: hop count, `loopback`, CIDR list...): whose X-Forwarded-For gives the client IP. */
   trustProxy: boolean | number | string;
+  /** Every other route's whole body must arrive within this (408 body_read_timeout). */
+  bodyReadTimeoutMs: number;
+  /** Node server timeouts of every HTTP process (shared/http/server-options.ts). */
+  httpHeadersTimeoutMs: number;
+  httpRequestTimeoutMs: number;
+  httpKeepAliveTimeoutMs: number;
+  /** Worker threads that count tokens of large inputs off the event loop (shared/tokenizer/pool.ts). */
+  tokenizerThreads: number;
+  /** A token count that takes longer than this is abandoned and the request refused. */
+  tokenCountTimeoutMs: number;
+  /** Concurrent `POST /v1/messages/count_tokens` requests per org (its lane, `tokenize:count_tokens`). */
+  countTokensOrgConcurrency: number;
 }
 
 /** TRUST_PROXY as express takes it: unset/false → false, true, a hop count, or addresses/CIDRs/names. */
@@ -174,6 +186,14 @@ const schema = Joi.object({
   METRICS_PORT: Joi.number().port().optional(),
   METRICS_TOKEN: Joi.string().min(16).optional(),
   TRUST_PROXY: Joi.string().allow('').default(''),
+  BODY_READ_TIMEOUT_MS: Joi.number().integer().min(50).default(30_000),
+  HTTP_HEADERS_TIMEOUT_MS: Joi.number().integer().min(100).default(20_000),
+  /** Default: the longest route body deadline plus 10 s (computed below). */
+  HTTP_REQUEST_TIMEOUT_MS: Joi.number().integer().min(100).optional(),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: Joi.number().integer().min(100).default(65_000),
+  TOKENIZER_THREADS: Joi.number().integer().min(1).default(1),
+  TOKEN_COUNT_TIMEOUT_MS: Joi.number().integer().min(50).default(10_000),
+  COUNT_TOKENS_ORG_CONCURRENCY: Joi.number().integer().min(1).default(4),
 }).unknown(true);
 
 let cached: Config | undefined;
@@ -228,6 +248,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     audioWorkerConcurrency: value.AUDIO_WORKER_CONCURRENCY,
     usageClaimIdleMs: value.USAGE_CLAIM_IDLE_MS,
     shutdownGraceMs: value.SHUTDOWN_GRACE_MS,
+    bodyReadTimeoutMs: value.BODY_READ_TIMEOUT_MS,
+    httpHeadersTimeoutMs: value.HTTP_HEADERS_TIMEOUT_MS,
+    httpRequestTimeoutMs: Math.max(
+      value.HTTP_HEADERS_TIMEOUT_MS,
+      value.HTTP_REQUEST_TIMEOUT_MS ??
+        Math.max(value.BODY_READ_TIMEOUT_MS, value.AUDIO_BODY_READ_TIMEOUT_MS, value.SYSTEMONE_BODY_TIMEOUT_MS) + 10_000,
+    ),
+    httpKeepAliveTimeoutMs: value.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    tokenizerThreads: value.TOKENIZER_THREADS,
+    tokenCountTimeoutMs: value.TOKEN_COUNT_TIMEOUT_MS,
+    countTokensOrgConcurrency: value.COUNT_TOKENS_ORG_CONCURRENCY,
     systemoneConcurrency: value.SYSTEMONE_CONCURRENCY,
     systemoneTimeoutMs: value.SYSTEMONE_TIMEOUT_MS,
     systemoneMaxBodyBytes: value.SYSTEMONE_MAX_BODY_BYTES,

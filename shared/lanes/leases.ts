@@ -17,7 +17,7 @@ export type AcquireResult = { granted: true; lease: Lease } | { granted: false; 
 
 /** The custom commands defined below, as ioredis adds them at run time. */
 interface LeaseCommands {
-  gwAcquireLease(key: string, now: number, ttl: number, limit: number, id: string): Promise<[number, number, number]>;
+  gwAcquireLease(key: string, now: number, ttl: number, limit: number, id: string): Promise<[number, number, number, string[]?]>;
   gwRenewLeases(key: string, expiry: number, ttl: number, ...ids: string[]): Promise<number>;
 }
 
@@ -25,8 +25,15 @@ interface LeaseCommands {
  * Lane leases: a hard per-org cap on concurrent requests per pool and lane, held in RedisClient so every
  * pod sees the same count. A pod renews the leases it holds; when a pod dies they expire after `ttlMs`.
  */
+/** Weight of the newest duration in a lane's moving average. */
+const EWMA_WEIGHT = 0.2;
+/** Until a lane has a history on this pod, a slot is assumed to free within this. */
+const DEFAULT_TYPICAL_MS = 1000;
+
 export class LeaseManager {
   private held = new Map<string, Set<string>>();
+  /** Recent lease durations per lane key on this pod (moving average, ms). */
+  private typical = new Map<string, number>();
   private readonly releases: TurnPipeline;
   private timer: NodeJS.Timeout | undefined;
 
@@ -43,9 +50,10 @@ export class LeaseManager {
 
   async acquire(orgId: string, pool: string, lane: Lane | string, limit: number): Promise<AcquireResult> {
     const key = keys.lease(orgId, pool, lane);
-    const id = crypto.randomUUID();
-    const [granted, held, wait] = await this.redis.gwAcquireLease(key, Date.now(), this.ttlMs, limit, id);
-    if (granted !== 1) return { granted: false, retryAfterMs: Math.max(1000, Math.min(wait, 30_000)), held };
+    const now = Date.now();
+    const id = `${now}-${crypto.randomUUID()}`; // the acquire time leads, so a refusal can tell the oldest lease's age
+    const [granted, held, wait, ids] = await this.redis.gwAcquireLease(key, now, this.ttlMs, limit, id);
+    if (granted !== 1) return { granted: false, retryAfterMs: this.retryAfterMs(key, now, wait, ids ?? []), held };
     let set = this.held.get(key);
     if (!set) this.held.set(key, (set = new Set()));
     set.add(id);
@@ -59,8 +67,27 @@ export class LeaseManager {
   release(lease: Lease): Promise<void> {
     const set = this.held.get(lease.key);
     if (!set?.delete(lease.id)) return Promise.resolve(); // already released
+    const started = Number(lease.id.split('-')[0]);
+    if (Number.isFinite(started)) {
+      const d = Date.now() - started;
+      const prev = this.typical.get(lease.key);
+      this.typical.set(lease.key, prev === undefined ? d : prev + EWMA_WEIGHT * (d - prev));
+    }
     if (set.size === 0) this.held.delete(lease.key);
     return this.releases.send(lease.key, (p) => p.zrem(lease.key, lease.id)).then(() => undefined);
+  }
+
+  /**
+   * When a slot is likely to free: the lane's typical duration (moving average of leases this pod
+   * released) minus the age of the oldest lease held, at least 1 s, at most when the earliest lease
+   * would expire anyway; not the whole lease lifetime.
+   */
+  private retryAfterMs(key: string, now: number, untilExpiry: number, ids: string[]): number {
+    const starts = ids.map((i) => Number(String(i).split('-')[0])).filter((n) => Number.isFinite(n) && n > 0);
+    const oldestAge = starts.length ? now - Math.min(...starts) : 0;
+    const typical = this.typical.get(key) ?? DEFAULT_TYPICAL_MS;
+    const expected = typical - oldestAge;
+    return Math.max(1000, Math.min(expected, untilExpiry > 0 ? untilExpiry : expected, 30_000));
   }
 
   async count(orgId: string, pool: string, lane: string): Promise<number> {

@@ -2,7 +2,8 @@
  * acquire-lease-1
  * KEYS[1] lease zset of one (org, pool, lane); member = lease id, score = expiry (ms)
  * ARGV[1] now (ms)  ARGV[2] ttl (ms)  ARGV[3] limit  ARGV[4] lease id
- * Returns { granted (1|0), leases held before this one, ms until the earliest lease expires }.
+ * Returns { granted (1|0), leases held before this one, ms until the earliest lease expires,
+ * and when refused the held lease ids (each starts with its acquire time, see leases.ts) }.
  */
 export const ACQUIRE_LEASE = `
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
@@ -15,7 +16,7 @@ end
 local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 local wait = 0
 if first[2] then wait = tonumber(first[2]) - tonumber(ARGV[1]) end
-return {0, held, wait}
+return {0, held, wait, redis.call('ZRANGE', KEYS[1], 0, -1)}
 `;
 
 /**

@@ -5,7 +5,7 @@ import type { UsageRecord } from './usage';
 /**
  * The usage outbox: Redis streams (keys.usageOutbox(i), USAGE_OUTBOX_STREAMS of them, each in its own
  * slot) holding usage events that are not yet in Postgres. A worker adds its request's event in the same script that publishes the result, so a
- * client that got its answer always has its event in Redis; UsageDrainers (usage-drainer.ts) move
+ * client that got its answer always has its event in Redis (and one whose pod gave up has none); UsageDrainers (usage-drainer.ts) move
  * entries to `usage_events` and delete them. Each entry has one field, `u`: the record as JSON.
  */
 
@@ -13,32 +13,97 @@ import type { UsageRecord } from './usage';
 export const OUTBOX_GROUP = 'drainers';
 
 /**
- * publish-with-usage
- * KEYS[1] usage outbox stream  KEYS[2] reply channel (sharded, same hash tag as KEYS[1])
- * ARGV[1] usage record (JSON)  ARGV[2] reply message
- * The XADD runs first: when it fails the script stops and nothing is published.
+ * publish-with-usage: the worker's half of "billed exactly when delivered" (docs/architecture.md, Usage).
+ * KEYS[1] usage outbox stream  KEYS[2] reply channel (sharded)  KEYS[3] the request's fate key
+ * KEYS[4] its held-usage key (all four share the reply channel's hash tag, so one slot)
+ * ARGV[1] usage record (JSON)  ARGV[2] reply message  ARGV[3] fate TTL (ms)  ARGV[4] held TTL (ms)
+ * Returns -1 when the pod already gave up on the request (deadline, client gone): nothing is
+ * published or billed. Returns 0 when no pod listens on the reply channel (the pod died, or its
+ * subscriber is reconnecting): the event is held, and billed only if a pod recovers the result
+ * from the job and delivers it (claimHeldUsage). Otherwise the XADD runs first (when it fails the
+ * script stops and nothing is published), then the sharded publish.
  */
 export const PUBLISH_WITH_USAGE = `
+if not redis.call('SET', KEYS[3], 'delivered', 'NX', 'PX', ARGV[3]) then return -1 end
+if redis.call('PUBSUB', 'SHARDNUMSUB', KEYS[2])[2] == 0 then
+  redis.call('SET', KEYS[4], ARGV[1], 'PX', ARGV[4])
+  return 0
+end
 redis.call('XADD', KEYS[1], '*', 'u', ARGV[1])
 return redis.call('SPUBLISH', KEYS[2], ARGV[2])
 `;
 
+/**
+ * give-up: the pod's half. KEYS[1] fate key  ARGV[1] TTL (ms). 1 when the pod gave up first (the
+ * worker will publish nothing and bill nothing), 0 when the worker already published its result.
+ */
+export const GIVE_UP = `
+if redis.call('SET', KEYS[1], 'abandoned', 'NX', 'PX', ARGV[1]) then return 1 end
+return 0
+`;
+
+/** claim-held: KEYS[1] held-usage key  KEYS[2] outbox. Moves a held event to the outbox; 1 if there was one. */
+export const CLAIM_HELD = `
+local u = redis.call('GET', KEYS[1])
+if not u then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('XADD', KEYS[2], '*', 'u', u)
+return 1
+`;
+
+/** A worker's fate key outlives any pod that could still be waiting for its result. */
+const FATE_TTL_MS = 60_000;
+/** A pod that gave up keeps its mark until no worker can still be running the job. */
+const ABANDONED_TTL_MS = 15 * 60_000;
+/** A held event waits this long for a pod to recover and deliver the result. */
+const HELD_TTL_MS = 15 * 60_000;
+
 interface OutboxCommands {
-  gwPublishWithUsage(stream: string, channel: string, usage: string, message: string): Promise<number>;
+  gwPublishWithUsage(stream: string, channel: string, fate: string, held: string, usage: string, message: string, fateTtl: number, heldTtl: number): Promise<number>;
+  gwGiveUp(fate: string, ttl: number): Promise<number>;
+  gwClaimHeld(held: string, stream: string): Promise<number>;
 }
 
-/** Defines the publish-with-usage script on a connection (idempotent). */
+/** Defines the outbox scripts on a connection (idempotent). */
 export function withOutboxCommands(redis: RedisClient): RedisClient & OutboxCommands {
-  if (!('gwPublishWithUsage' in redis)) redis.defineCommand('gwPublishWithUsage', { numberOfKeys: 2, lua: PUBLISH_WITH_USAGE });
+  if (!('gwPublishWithUsage' in redis)) {
+    redis.defineCommand('gwPublishWithUsage', { numberOfKeys: 4, lua: PUBLISH_WITH_USAGE });
+    redis.defineCommand('gwGiveUp', { numberOfKeys: 1, lua: GIVE_UP });
+    redis.defineCommand('gwClaimHeld', { numberOfKeys: 2, lua: CLAIM_HELD });
+  }
   return redis as RedisClient & OutboxCommands;
 }
 
 /**
  * Publishes `message` on the sharded reply `channel` and adds `usage` to the outbox stream paired
- * with that channel (same slot), atomically, in one round trip.
+ * with that channel (same slot), atomically, in one round trip, unless the pod gave up on the
+ * request (-1) or no pod listens (0, usage held). See the script.
  */
 export function publishWithUsage(redis: RedisClient, channel: string, message: string, usage: UsageRecord): Promise<number> {
-  return withOutboxCommands(redis).gwPublishWithUsage(keys.usageOutboxFor(channel), channel, JSON.stringify(usage), message);
+  return withOutboxCommands(redis).gwPublishWithUsage(
+    keys.usageOutboxFor(channel),
+    channel,
+    keys.usageFate(channel, usage.requestId),
+    keys.usageHeld(channel, usage.requestId),
+    JSON.stringify(usage),
+    message,
+    FATE_TTL_MS,
+    HELD_TTL_MS,
+  );
+}
+
+/**
+ * The pod stops waiting for a request (deadline, client gone). True: it gave up first and the
+ * request will not be billed. False: the worker already published the result with its usage, so
+ * the pod should deliver that result rather than an error. `replyTo`: the request's reply channel.
+ */
+export async function giveUp(redis: RedisClient, replyTo: string, requestId: string): Promise<boolean> {
+  return (await withOutboxCommands(redis).gwGiveUp(keys.usageFate(replyTo, requestId), ABANDONED_TTL_MS)) === 1;
+}
+
+/** A pod delivers a result it recovered from the job: the event held for it (if any) is billed now. */
+export async function claimHeldUsage(redis: RedisClient, replyTo: string, requestId: string): Promise<boolean> {
+  return (await withOutboxCommands(redis).gwClaimHeld(keys.usageHeld(replyTo, requestId), keys.usageOutboxFor(replyTo))) === 1;
 }
 
 /** Adds one usage event to the outbox (a plain XADD); returns the entry id. */

@@ -12,7 +12,7 @@ export const fail = (name: string, detail: string): Check => ({ name, status: 'f
 
 /** Supported server versions (docs/operations.md, *Supported versions*): [minimum, first untested major]. */
 export const SUPPORTED = {
-  redis: { min: [6, 2], untested: 9, label: '6.2 to 8.x' },
+  redis: { min: [7, 0], untested: 9, label: '7.0 to 8.x' },
   postgres: { min: [13, 0], untested: 19, label: '13 to 18' },
 } as const;
 

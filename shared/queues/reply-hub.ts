@@ -12,7 +12,8 @@ import { logger } from '../logger';
 export interface ReplyHandlers {
   /** Chunks in sequence order, each exactly once. */
   onChunk?(data: string): void;
-  onResult(result: unknown): void;
+  /** `recovered`: read from the job's stored state rather than received on the channel. */
+  onResult(result: unknown, recovered?: boolean): void;
   onError(err: WireError): void;
 }
 
@@ -188,7 +189,7 @@ export class ReplyHub {
         (rv.chunks ?? []).forEach((c, i) => this.acceptChunk(id, p, i, c));
         if (this.pending.get(id) === p) {
           p.final = undefined;
-          this.finish(id, p, () => p.handlers.onResult(rv.result));
+          this.finish(id, p, () => p.handlers.onResult(rv.result, true));
         }
       } else if (state === 'failed') {
         this.finish(id, p, () => p.handlers.onError(wireFromFailedReason(job.failedReason)));

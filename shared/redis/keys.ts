@@ -5,6 +5,9 @@ const p = () => config().redisPrefix;
 /** Hash tag of usage outbox stream `i`; stream 0 keeps the single-node name. */
 const outboxTag = (i: number) => (i === 0 ? 'usage' : `usage-${i}`);
 
+/** The outbox hash tag of a reply channel (`usage` for a channel of another shape). */
+const tagOfReply = (replyChannel: string) => /\{(usage(?:-\d+)?)\}/.exec(replyChannel)?.[1] ?? 'usage';
+
 /**
  * Every Redis key and channel is built here. Keys that one Lua script, MULTI or pipeline touches
  * together share a `{hash tag}`, so a Redis Cluster places them in one slot:
@@ -38,14 +41,15 @@ export const keys = {
   usageStreams: () =>
     Array.from({ length: config().usageOutboxStreams }, (_, i) => ({ stream: keys.usageOutbox(i), deadLetters: keys.usageDeadLetters(i) })),
   /** The outbox stream paired with a reply channel: the one with the channel's hash tag. */
-  usageOutboxFor: (replyChannel: string) => {
-    const m = /\{(usage(?:-\d+)?)\}/.exec(replyChannel);
-    return m ? `${p()}:{${m[1]}}:outbox` : keys.usageOutbox(0);
-  },
+  usageOutboxFor: (replyChannel: string) => `${p()}:{${tagOfReply(replyChannel)}}:outbox`,
   /** Web search period counters of an org (`all`, `platform`, `member:<user id>`); one slot per org. */
   searchCount: (orgId: string, period: string, which: string) => `${p()}:search:{${orgId}}:${period}:${which}`,
   /** Web search abuse-limit window of an org (same slot as its counters). */
   searchRate: (orgId: string) => `${p()}:search:{${orgId}}:rate`,
   /** Failed authentications of one client IP in the current window (shared/auth/auth-failures.ts). */
   authFailures: (ip: string) => `${p()}:authfail:${ip}`,
+  /** Who decided a request's fate first: the worker ('delivered', with its usage) or the pod ('abandoned'); in the slot of the request's reply channel and outbox stream. */
+  usageFate: (replyChannel: string, requestId: string) => `${p()}:{${tagOfReply(replyChannel)}}:fate:${requestId}`,
+  /** A usage event held back because no pod listened for the result; billed if a pod delivers it later. */
+  usageHeld: (replyChannel: string, requestId: string) => `${p()}:{${tagOfReply(replyChannel)}}:held:${requestId}`,
 };

@@ -4,7 +4,6 @@ import { tokenizerFor } from './profiles';
 const MAX_TOKEN_BYTES = 128;
 /** Runs of this many characters or more are counted in pieces of this size (see below). */
 const LONG_RUN = 256;
-const LONG_RUN_RE = new RegExp(`\\S{${LONG_RUN},}|\\s{${LONG_RUN},}`, 'g');
 /** Special-token text (`<|endoftext|>`) in user input is ordinary text, not a reason to fail. */
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
 
@@ -28,13 +27,36 @@ export function tokensWithin(profile: string | undefined, text: string, limit: n
     total += n;
     return true;
   };
-  let last = 0;
-  for (const m of text.matchAll(LONG_RUN_RE)) {
-    if (!add(text.slice(last, m.index))) return false;
-    for (let i = 0; i < m[0].length; i += LONG_RUN) if (!add(m[0].slice(i, i + LONG_RUN))) return false;
-    last = m.index + m[0].length;
+  for (const segment of segments(text)) if (!add(segment)) return false;
+  return total;
+}
+
+/** JavaScript's `\s`, by code unit. */
+function isSpace(c: number): boolean {
+  return c <= 0x20 ? c === 0x20 || (c >= 0x09 && c <= 0x0d) : c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+}
+
+/**
+ * The text in pieces to tokenize: ordinary stretches whole, and every run of LONG_RUN characters of
+ * one class (space or not) as its own piece. One linear scan, no regular expression (a regex over a
+ * 15 MiB run overflows the stack).
+ */
+function* segments(text: string): Generator<string> {
+  let segStart = 0;
+  let runStart = 0;
+  let runSpace = text.length ? isSpace(text.charCodeAt(0)) : false;
+  for (let i = 0; i < text.length; i++) {
+    const sp = isSpace(text.charCodeAt(i));
+    if (sp !== runSpace) {
+      runSpace = sp;
+      runStart = i;
+    } else if (i - runStart + 1 === LONG_RUN) {
+      if (runStart > segStart) yield text.slice(segStart, runStart);
+      yield text.slice(runStart, i + 1);
+      segStart = runStart = i + 1;
+    }
   }
-  return add(text.slice(last)) ? total : false;
+  if (segStart < text.length) yield text.slice(segStart);
 }
 
 /**

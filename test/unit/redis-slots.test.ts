@@ -5,7 +5,7 @@ import calculateSlot from 'cluster-key-slot';
 import { keys } from '../../shared/redis/keys';
 import { ALL_QUEUES } from '../../shared/queues/names';
 import { ACQUIRE_LEASE, RENEW_LEASES } from '../../shared/lanes/scripts';
-import { PUBLISH_WITH_USAGE } from '../../shared/metering/usage-outbox';
+import { CLAIM_HELD, GIVE_UP, PUBLISH_WITH_USAGE } from '../../shared/metering/usage-outbox';
 import { SEARCH_GATE, SEARCH_RELEASE } from '../../shared/search/gate-script';
 
 /**
@@ -15,12 +15,16 @@ import { SEARCH_GATE, SEARCH_RELEASE } from '../../shared/search/gate-script';
  * code passes for it must all hash to one slot.
  */
 const ORG = '5b0c4e8e-2f1d-4c47-9d41-0e8f6f1c2a10';
+const replyChannels = () => Array.from({ length: 8 }, (_, i) => keys.replyChannel('pod-1', i));
 const KEY_LISTS: Record<string, () => string[][]> = {
   [ACQUIRE_LEASE]: () => [[keys.lease(ORG, 'chat', 'interactive')]],
   [RENEW_LEASES]: () => [[keys.lease(ORG, 'chat', 'background')]],
-  // one key list per outbox stream: the stream and the pod reply channel paired with it
+  // one key list per outbox stream: the stream, the pod reply channel paired with it, and the
+  // request's fate and held-usage keys (named after that channel)
   [PUBLISH_WITH_USAGE]: () =>
-    Array.from({ length: 8 }, (_, i) => keys.replyChannel('pod-1', i)).map((ch) => [keys.usageOutboxFor(ch), ch]),
+    replyChannels().map((ch) => [keys.usageOutboxFor(ch), ch, keys.usageFate(ch, 'req_1'), keys.usageHeld(ch, 'req_1')]),
+  [GIVE_UP]: () => replyChannels().map((ch) => [keys.usageFate(ch, 'req_1')]),
+  [CLAIM_HELD]: () => replyChannels().map((ch) => [keys.usageHeld(ch, 'req_1'), keys.usageOutboxFor(ch)]),
   // the org's period counters (all, platform, member) and its abuse-limit window
   [SEARCH_GATE]: () => [[keys.searchCount(ORG, '2026-11', 'all'), keys.searchCount(ORG, '2026-11', 'platform'), keys.searchCount(ORG, '2026-11', 'member:u1'), keys.searchRate(ORG)]],
   [SEARCH_RELEASE]: () => [[keys.searchCount(ORG, '2026-11', 'all'), keys.searchCount(ORG, '2026-11', 'platform'), keys.searchCount(ORG, '2026-11', 'member:u1')]],
@@ -50,10 +54,11 @@ describe('Redis Cluster: every script, MULTI and queue stays in one slot', () =>
     for (const lua of scripts) expect(KEY_LISTS[lua], `a script with no key list in this test:\n${lua}`).to.be.a('function');
   });
 
-  for (const [name, lua] of Object.entries({ ACQUIRE_LEASE, RENEW_LEASES, PUBLISH_WITH_USAGE, SEARCH_GATE, SEARCH_RELEASE })) {
+  for (const [name, lua] of Object.entries({ ACQUIRE_LEASE, RENEW_LEASES, PUBLISH_WITH_USAGE, GIVE_UP, CLAIM_HELD, SEARCH_GATE, SEARCH_RELEASE })) {
     it(`${name}: names every key through KEYS, and the keys passed to it share one slot`, () => {
       const used = [...lua.matchAll(/KEYS\[(\d+)\]/g)].map((m) => Number(m[1]));
-      const calls = [...lua.matchAll(/redis\.call\(\s*'(\w+)'\s*,\s*([^,)]+)/g)];
+      // PUBSUB's key comes after its subcommand: redis.call('PUBSUB', 'SHARDNUMSUB', KEYS[n])
+      const calls = [...lua.matchAll(/redis\.call\(\s*'(\w+)'\s*,\s*(?:'SHARDNUMSUB'\s*,\s*)?([^,)]+)/g)];
       expect(calls.length).to.be.above(0);
       for (const [, command, firstArg] of calls) expect(firstArg.trim(), `${command}'s key`).to.match(/^KEYS\[\d+\]$/);
       for (const list of KEY_LISTS[lua]()) {

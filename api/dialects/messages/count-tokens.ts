@@ -1,5 +1,5 @@
 import type { MessagesBlock, MessagesRequest } from './request';
-import { countTextTokens } from '../../../shared/tokenizer/bounded';
+import { countTokens } from '../../../shared/tokenizer/pool';
 
 /** Fixed estimates for what a text tokenizer cannot read (documented in docs/dialects.md). */
 export const IMAGE_TOKENS = 1600;
@@ -35,9 +35,9 @@ function blockText(b: MessagesBlock): { text: string; fixed: number } {
 /**
  * Input tokens of a messages request under the model's tokenizer profile: system, every message's
  * text, tool calls and results, and tool definitions, plus fixed estimates for images and binary
- * documents and a small per-message framing.
+ * documents and a small per-message framing. Large inputs are counted off the event loop (pool.ts).
  */
-export function countMessagesTokens(profile: string, req: MessagesRequest): number {
+export async function countMessagesTokens(profile: string, req: MessagesRequest): Promise<number> {
   const texts: string[] = [];
   let fixed = PER_REQUEST;
   if (typeof req.system === 'string') texts.push(req.system);
@@ -53,5 +53,5 @@ export function countMessagesTokens(profile: string, req: MessagesRequest): numb
       }
   }
   for (const t of req.tools ?? []) texts.push(JSON.stringify({ name: t.name, description: t.description, input_schema: t.input_schema }));
-  return fixed + texts.reduce((s, t) => s + countTextTokens(profile, t), 0);
+  return fixed + ((await countTokens(profile, texts)) as number);
 }

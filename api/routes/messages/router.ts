@@ -19,6 +19,8 @@ import { canonicalToMessage } from '../../dialects/messages/response';
 import { MessagesStreamTranslator } from '../../dialects/messages/stream';
 import { anthropicErrorType } from '../../dialects/messages/errors';
 import { countMessagesTokens } from '../../dialects/messages/count-tokens';
+import { TokenCountTimeout } from '../../../shared/tokenizer/pool';
+import { config } from '../../../shared/config/env';
 import type { CanonicalChunk, CanonicalCompletion } from '../../dialects/canonical';
 
 /**
@@ -80,11 +82,25 @@ function createHandler(ctx: AppContext) {
   };
 }
 
+/**
+ * `count_tokens` runs in its own lane (pool `tokenize`, lane `count_tokens`, COUNT_TOKENS_ORG_CONCURRENCY
+ * per org, 429 with Retry-After beyond it), and counts large inputs off the event loop within
+ * TOKEN_COUNT_TIMEOUT_MS (413 past it).
+ */
 function countTokensHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     const body = validate<MessagesRequest>(countTokensSchema, req.body);
     const resolved = await resolveChatModel(ctx, req, body.model);
-    res.json({ input_tokens: countMessagesTokens(resolved.model.tokenizer, body) });
+    const admitted = await ctx.leases.acquire(req.auth!.orgId, 'tokenize', 'count_tokens', config().countTokensOrgConcurrency);
+    if (!admitted.granted) throw errors.concurrencyLimit(admitted.retryAfterMs / 1000);
+    try {
+      res.json({ input_tokens: await countMessagesTokens(resolved.model.tokenizer, body) });
+    } catch (err) {
+      if (err instanceof TokenCountTimeout) throw new ApiError(413, 'payload_too_large', 'The request is too large to count its tokens in time.');
+      throw err;
+    } finally {
+      void ctx.leases.release(admitted.lease).catch(() => undefined);
+    }
   };
 }
 

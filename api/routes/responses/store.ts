@@ -2,6 +2,7 @@ import type { Request } from 'express';
 import { StoredResponse } from '../../../shared/db/models';
 import { ApiError } from '../../../shared/errors/ApiError';
 import type { CanonicalMessage } from '../../dialects/canonical';
+import { storableCopy } from '../../middleware/json-checks';
 
 export const responseNotFound = (id: string) => new ApiError(404, 'response_not_found', `No response with id '${id}' was found.`);
 
@@ -18,6 +19,11 @@ export async function historyOf(req: Request, previousId: string | null | undefi
   return (await findStored(req, previousId)).conversation as CanonicalMessage[];
 }
 
+/**
+ * Stores a response and its conversation. The caller's input was already refused if Postgres could
+ * not store it; the upstream's answer may still hold NUL or lone surrogates, which are stored as
+ * U+FFFD instead of failing a request that was answered (and billed).
+ */
 export async function storeResponse(req: Request, response: Record<string, unknown>, conversation: CanonicalMessage[]): Promise<void> {
   const a = req.auth!;
   await StoredResponse.create({
@@ -26,7 +32,7 @@ export async function storeResponse(req: Request, response: Record<string, unkno
     projectId: a.projectId,
     apiKeyId: a.keyId,
     model: String(response.model),
-    conversation,
-    response,
+    conversation: storableCopy(conversation),
+    response: storableCopy(response),
   });
 }

@@ -11,7 +11,7 @@ import { targetOf } from '../../dispatch/target';
 import { capabilityPolicy } from '../../../shared/policies/capability';
 import { buildDecisionPrompt, DEFAULT_IMAGE_TOKENS } from '../../../shared/systemone/prompt';
 import { systemoneErrors } from '../../../shared/systemone/errors';
-import { countTextTokens } from '../../../shared/tokenizer/bounded';
+import { countTokens, TokenCountTimeout } from '../../../shared/tokenizer/pool';
 import { reserve, release } from '../../../shared/billing/wallet';
 import { laneLimit } from '../../../shared/lanes/policy';
 import { ApiError } from '../../../shared/errors/ApiError';
@@ -68,14 +68,21 @@ export function systemoneHandler(ctx: AppContext) {
     const cfgLogprobs = model.config?.logprobs !== false;
     const built = buildDecisionPrompt(body, { logprobs: cfgLogprobs, maxOutputTokens: model.maxOutputTokens });
     const imageTokens = typeof model.config?.image_tokens === 'number' ? (model.config.image_tokens as number) : DEFAULT_IMAGE_TOKENS;
-    const inputTokens = enforceLimits(
+    const fixedTokens = 2 * MESSAGE_OVERHEAD_TOKENS + built.images * imageTokens;
+    const inputTokens = await enforceLimits(
       limits,
       {
         questions: built.plan.length,
         stateBytes: built.stateBytes,
         requestBytes: Buffer.byteLength(JSON.stringify({ model: model.upstreamName, ...built.body })),
       },
-      () => built.texts.reduce((s, t) => s + countTextTokens(model.tokenizer, t), 0) + 2 * MESSAGE_OVERHEAD_TOKENS + built.images * imageTokens,
+      async (limit) => {
+        const n = await countTokens(model.tokenizer, built.texts, Math.max(0, limit - fixedTokens)).catch((err) => {
+          if (err instanceof TokenCountTimeout) throw systemoneErrors.invalid('The request is too large to count its input tokens in time.');
+          throw err;
+        });
+        return n === false ? false : n + fixedTokens;
+      },
     );
 
     const price = model.prices?.input_token;

@@ -39,13 +39,15 @@ export interface MeasuredRequest {
  * Refuses a request over any of the model's limits; nothing is ever truncated. The input tokens
  * are counted last, only once the cheap limits pass (tokenizing is the costly measure), and returned.
  */
-export function enforceLimits(limits: DecisionLimits, m: MeasuredRequest, countInputTokens: () => number): number {
+export async function enforceLimits(limits: DecisionLimits, m: MeasuredRequest, countInputTokens: (limit: number) => Promise<number | false>): Promise<number> {
   const over = (what: string, got: number, max: number) =>
     systemoneErrors.invalid(`The request is over the model's ${what} limit (${got} > ${max}).`);
   if (m.questions > limits.maxQuestions) throw over('question count', m.questions, limits.maxQuestions);
   if (m.stateBytes > limits.maxStateBytes) throw over('state size (bytes)', m.stateBytes, limits.maxStateBytes);
   if (m.requestBytes > limits.maxRequestBytes) throw over('request size (bytes)', m.requestBytes, limits.maxRequestBytes);
-  const inputTokens = countInputTokens();
+  // Counting stops as soon as the limit is passed: the work is bounded by what the limit allows.
+  const inputTokens = await countInputTokens(limits.maxInputTokens);
+  if (inputTokens === false) throw systemoneErrors.invalid(`The request is over the model's input tokens limit (more than ${limits.maxInputTokens}).`);
   if (inputTokens > limits.maxInputTokens) throw over('input tokens', inputTokens, limits.maxInputTokens);
   return inputTokens;
 }

@@ -43,7 +43,7 @@ export function chatRoutes(knobs: KnobStore, log: RequestLog): Router {
     const search =
       body.tool_choice === 'none' ? undefined : searchToolCall(toolNames, contentText(messages[userAt]?.content), messages.slice(userAt + 1).filter((m) => m.role === 'tool').length);
     const answer = lastTurn?.role === 'tool' ? answerFromToolResult(lastUser) : undefined;
-    let words = answer ? answer.split(' ') : replyWords(lastUser, k.outputWords ?? 12, maxTokens);
+    let words = answer ? answer.split(' ') : k.replyWords ?? replyWords(lastUser, k.outputWords ?? 12, maxTokens);
     if (maxTokens && words.length > maxTokens) words = words.slice(0, maxTokens);
     const tool =
       search?.name ?? (lastTurn?.role === 'tool' && typeof body.tool_choice !== 'object' && body.tool_choice !== 'required' ? undefined : pickTool(body, lastUser));

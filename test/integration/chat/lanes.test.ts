@@ -1,11 +1,11 @@
 import { expect } from 'chai';
+import { config } from '../../../shared/config/env';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { percentile, waitFor } from '../../helpers/wait';
 import { UsageEvent } from '../../../shared/db/models';
 import { usageSettled } from '../../helpers/usage';
-import { config } from '../../../shared/config/env';
 
 const body = (model = 'sim-chat', content = 'lane test') => ({ model, messages: [{ role: 'user', content }] });
 const chat = (key: string, model = 'sim-chat', content?: string) => call('POST', '/v1/chat/completions', { headers: keyHeader(key), json: body(model, content) });
@@ -54,6 +54,23 @@ describe('lanes, background work and fair share', () => {
     env().sim.knobs.reset();
     expect((await chat(o.key)).status).to.equal(200);
     expect(await env().gw.ctx.leases.count(o.org.id, 'chat', 'interactive')).to.equal(0);
+  });
+
+  it('sets Retry-After on a lane 429 from the lane\'s recent durations and the oldest lease\'s age, not the lease lifetime', async function () {
+    this.timeout(20_000);
+    const o = await buildOrg(env().redis, { laneOverrides: { 'chat:interactive': 1 } });
+    env().sim.knobs.set('sim-chat-1', { delayMs: 1200 });
+    expect((await chat(o.key)).status).to.equal(200); // the lane's typical duration is now ~1.2 s
+    const holding = chat(o.key);
+    expect(await waitFor(() => env().sim.log.entries.length === 2, 3000), 'the holding request is upstream').to.equal(true);
+    const refused = await chat(o.key);
+    expect(refused.status).to.equal(429);
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    // the lease lives LEASE_TTL_MS (5 s in tests, renewed); a slot frees in about a second
+    expect(retryAfter, 'Retry-After (s)').to.be.within(1, 2);
+    expect(retryAfter * 1000).to.be.below(config().leaseTtlMs);
+    expect((await holding).status).to.equal(200);
+    env().sim.knobs.reset();
   });
 
   it('serves a quiet org ahead of a flood it would wait behind under FIFO', async function () {

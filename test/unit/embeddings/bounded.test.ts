@@ -35,4 +35,12 @@ describe('tokensWithin: bounded token counting for embeddings and rerank limits'
     const used = process.cpuUsage(cpu);
     expect((used.user + used.system) / 1000, 'CPU ms').to.be.below(1500);
   });
+
+  it('counts a 15 MiB space-free run without overflowing the stack, in pieces', () => {
+    const n = countTextTokens('o200k_base', 'a'.repeat(15 * 1024 * 1024));
+    expect(n).to.be.a('number').and.greaterThan(15 * 1024 * 1024 / 256);
+    // mixed: ordinary text around a long run and a long space run stays close to the exact count
+    const mixed = `hello there ${'z'.repeat(1000)} and ${' '.repeat(600)} goodbye`;
+    expect(Math.abs(countTextTokens('o200k_base', mixed) - o200kCount(mixed))).to.be.at.most(8);
+  });
 });

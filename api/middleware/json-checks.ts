@@ -1,0 +1,82 @@
+import { ApiError } from '../../shared/errors/ApiError';
+
+/** Deepest nesting of objects and arrays a JSON body may have. */
+export const MAX_JSON_DEPTH = 128;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_OBJ = 0x7b;
+const OPEN_ARR = 0x5b;
+const CLOSE_OBJ = 0x7d;
+const CLOSE_ARR = 0x5d;
+
+/**
+ * Refuses (400) raw JSON nested deeper than MAX_JSON_DEPTH, before it is parsed: one pass over the
+ * bytes, outside strings. Deeply nested input would otherwise overflow the stack of whatever walks it.
+ */
+export function assertJsonDepth(raw: Buffer, code = 'invalid_request'): void {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < raw.length; i++) {
+    const b = raw[i];
+    if (inString) {
+      if (b === BACKSLASH) i++;
+      else if (b === QUOTE) inString = false;
+    } else if (b === QUOTE) inString = true;
+    else if (b === OPEN_OBJ || b === OPEN_ARR) {
+      if (++depth > MAX_JSON_DEPTH) throw new ApiError(400, code, `The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`);
+    } else if (b === CLOSE_OBJ || b === CLOSE_ARR) depth--;
+  }
+}
+
+/** `String.prototype.isWellFormed` (Node 20; not yet in the compiler's lib): no lone surrogate. */
+type WellFormed = { isWellFormed(): boolean };
+
+/** A string Postgres can store as text: no NUL, no lone UTF-16 surrogate. */
+function storable(s: string): boolean {
+  return !s.includes('\u0000') && (s as unknown as WellFormed).isWellFormed();
+}
+
+/**
+ * Refuses (400) a parsed body holding a string (value or key) Postgres cannot store as text: a NUL
+ * character or a lone surrogate. Checked before anything is dispatched, so nothing goes upstream
+ * and nothing is billed. Iterative: depth is already bounded, but no recursion is needed.
+ */
+export function assertStorableText(body: unknown, code = 'invalid_request'): void {
+  const stack: unknown[] = [body];
+  while (stack.length) {
+    const v = stack.pop();
+    if (typeof v === 'string') {
+      if (!storable(v)) throw new ApiError(400, code, 'The request body contains a NUL character or an unpaired UTF-16 surrogate, which cannot be stored.');
+    } else if (Array.isArray(v)) {
+      for (const x of v) stack.push(x); // not push(...v): a huge array would overflow the argument stack
+    }
+    else if (v && typeof v === 'object') {
+      for (const [k, child] of Object.entries(v)) {
+        stack.push(k);
+        stack.push(child);
+      }
+    }
+  }
+}
+
+/** `String.prototype.toWellFormed` (Node 20): lone surrogates become U+FFFD. */
+type ToWellFormed = { toWellFormed(): string };
+
+/**
+ * A copy of `value` that Postgres can store: NUL and lone surrogates in every string (values and
+ * keys) replaced by U+FFFD. For text the gateway did not choose to refuse, e.g. an upstream's answer.
+ */
+export function storableCopy<T>(value: T): T {
+  const clean = (s: string) => (s as unknown as ToWellFormed).toWellFormed().replace(/\u0000/g, '\ufffd');
+  const text = JSON.stringify(value, (_k, v: unknown) => {
+    if (typeof v === 'string') return clean(v);
+    if (v && typeof v === 'object' && !Array.isArray(v)) {
+      const out: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v)) out[clean(k)] = x; // keys too; values are cleaned when visited
+      return out;
+    }
+    return v;
+  });
+  return JSON.parse(text) as T;
+}

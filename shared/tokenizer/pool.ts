@@ -1,0 +1,59 @@
+import path from 'path';
+import { Piscina } from 'piscina';
+import countInline, { type CountTask } from './count.worker';
+import { config } from '../config/env';
+import { ApiError } from '../errors/ApiError';
+
+/** Inputs up to this many UTF-8 bytes are counted on the event loop (well under a millisecond or so). */
+const INLINE_BYTES = 32 * 1024;
+/** No token of the gpt-tokenizer encodings is longer than this many bytes (as bounded.ts). */
+const MAX_TOKEN_BYTES = 128;
+
+let pool: Piscina | undefined;
+
+function tokenizerPool(): Piscina {
+  if (!pool) {
+    const cfg = config();
+    pool = new Piscina({
+      filename: path.join(__dirname, 'count.worker.js'),
+      maxThreads: cfg.tokenizerThreads,
+      minThreads: 0,
+      idleTimeout: 30_000,
+      maxQueue: cfg.tokenizerThreads * 16,
+    });
+  }
+  return pool;
+}
+
+export async function closeTokenizerPool(): Promise<void> {
+  const p = pool;
+  pool = undefined;
+  await p?.destroy();
+}
+
+/** Counting could not finish within the time budget (TOKEN_COUNT_TIMEOUT_MS); the caller picks the answer. */
+export class TokenCountTimeout extends Error {}
+
+/**
+ * Total tokens of `texts` under `profile`, or `false` once over `limit`, bounded in time per request:
+ * a byte check first (over `limit × 128` bytes cannot fit), small inputs on the event loop, large ones
+ * on a worker-thread pool (TOKENIZER_THREADS) so one request never stalls the pod. A count that takes
+ * longer than TOKEN_COUNT_TIMEOUT_MS is abandoned (TokenCountTimeout); a full pool queue answers 503.
+ */
+export async function countTokens(profile: string | undefined, texts: string[], limit = Number.MAX_SAFE_INTEGER): Promise<number | false> {
+  let bytes = 0;
+  for (const t of texts) bytes += Buffer.byteLength(t, 'utf8');
+  if (bytes > limit * MAX_TOKEN_BYTES) return false;
+  const task: CountTask = { profile, texts, limit };
+  if (bytes <= INLINE_BYTES) return countInline(task);
+  const p = tokenizerPool();
+  if (p.queueSize >= p.options.maxQueue) {
+    throw new ApiError(503, 'tokenizer_busy', 'Token counting is at capacity; retry shortly.', { retryAfter: 1 });
+  }
+  try {
+    return (await p.run(task, { signal: AbortSignal.timeout(config().tokenCountTimeoutMs) })) as number | false;
+  } catch (err) {
+    if ((err as { name?: string }).name === 'AbortError' || (err as { name?: string }).name === 'TimeoutError') throw new TokenCountTimeout();
+    throw err;
+  }
+}

@@ -1,0 +1,93 @@
+import zlib from 'zlib';
+import { expect } from 'chai';
+import { env, resetSim } from '../../helpers/harness';
+import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { keyHeader, type Reply } from '../../helpers/http';
+import { expectErrorEnvelope } from '../../helpers/errors';
+import { usageSettled } from '../../helpers/usage';
+import { UsageEvent } from '../../../shared/db/models';
+
+/**
+ * Input that used to answer 500 (or bill a failed request): an undecodable Content-Encoding, JSON
+ * nested 5,000 deep, and text Postgres cannot store (NUL, lone surrogates). Every JSON route answers
+ * a 4xx envelope before anything goes upstream, and nothing is billed.
+ */
+describe('bad input is a 4xx, never a 500, and is not billed', () => {
+  let o: TestOrg;
+  beforeEach(async () => {
+    resetSim();
+    o = await buildOrg(env().redis); // a fresh org each test: "nothing billed" looks at this test only
+  });
+
+  const routes: Array<{ path: string; body: (text: string) => Record<string, unknown> }> = [
+    { path: '/v1/chat/completions', body: (t) => ({ model: 'sim-chat', messages: [{ role: 'user', content: t }] }) },
+    { path: '/v1/messages', body: (t) => ({ model: 'sim-chat', max_tokens: 5, messages: [{ role: 'user', content: t }] }) },
+    { path: '/v1/messages/count_tokens', body: (t) => ({ model: 'sim-chat', messages: [{ role: 'user', content: t }] }) },
+    { path: '/v1/responses', body: (t) => ({ model: 'sim-chat', input: t }) },
+    { path: '/v1/embeddings', body: (t) => ({ model: 'sim-embed', input: t }) },
+    { path: '/v1/systemone', body: (t) => ({ model: 'sim-decide', state: t }) },
+  ];
+
+  async function post(path: string, body: Buffer | string, headers: Record<string, string> = {}): Promise<Reply> {
+    const res = await fetch(`${env().gw.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...keyHeader(o.key), ...headers }, body });
+    const text = await res.text();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.status, headers: res.headers, body: parsed, text };
+  }
+
+  async function expectRefusedUnbilled(r: Reply, statuses: number[]): Promise<void> {
+    expect(statuses, r.text).to.include(r.status);
+    expect(r.body?.error?.code, r.text).to.be.a('string');
+    expectErrorEnvelope(r.text, r.body.error.code);
+    expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { orgId: o.org.id } }), 'nothing billed').to.equal(0);
+  }
+
+  for (const route of routes) {
+    describe(route.path, () => {
+      it('an undecodable gzip / deflate / br body: 400 or 415 envelope', async () => {
+        for (const encoding of ['gzip', 'deflate', 'br']) {
+          const r = await post(route.path, Buffer.from('this is not compressed at all'), { 'content-encoding': encoding });
+          await expectRefusedUnbilled(r, [400, 415]);
+        }
+        const truncated = zlib.gzipSync(JSON.stringify(route.body('hello'))).subarray(0, 20);
+        await expectRefusedUnbilled(await post(route.path, truncated, { 'content-encoding': 'gzip' }), [400, 415]);
+      });
+
+      it('JSON nested 5,000 deep: 400', async () => {
+        const deep = '['.repeat(5000) + ']'.repeat(5000);
+        const raw = JSON.stringify(route.body('x')).replace('"x"', deep);
+        await expectRefusedUnbilled(await post(route.path, raw), [400]);
+      });
+
+      it('a NUL character or a lone surrogate, in a value or a key: 400 before any upstream call', async () => {
+        for (const bad of ['a\u0000b', 'a\ud800b', 'tail\udc00']) {
+          await expectRefusedUnbilled(await post(route.path, JSON.stringify(route.body(bad))), [400]);
+          await expectRefusedUnbilled(await post(route.path, JSON.stringify({ ...route.body('ok'), metadata: { [bad]: 'v' } })), [400]);
+        }
+      });
+    });
+  }
+
+  it('well-formed astral characters (surrogate pairs) and ordinary escapes are accepted', async () => {
+    const r = await post('/v1/responses', JSON.stringify({ model: 'sim-chat', input: 'emoji \ud83d\ude00 and tab\t' }));
+    expect(r.status, r.text).to.equal(200);
+  });
+
+  it('/v1/responses: an upstream answer holding NUL or a lone surrogate is delivered, stored (as U+FFFD) and billed once, never a 500', async () => {
+    env().sim.knobs.set('sim-chat-1', { replyWords: ['bad\u0000byte', 'lone\ud800half'] });
+    const r = await post('/v1/responses', JSON.stringify({ model: 'sim-chat', input: 'hi' }));
+    expect(r.status, r.text).to.equal(200);
+    const stored = await fetch(`${env().gw.url}/v1/responses/${r.body.id}`, { headers: keyHeader(o.key) });
+    expect(stored.status).to.equal(200);
+    expect(await stored.text()).to.include('bad\ufffdbyte');
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { orgId: o.org.id } }), 'delivered: billed once').to.equal(1);
+  });
+});

@@ -1,0 +1,136 @@
+import { expect } from 'chai';
+import type { ChildProcess } from 'child_process';
+import { Redis } from 'ioredis';
+import { env, resetSim } from '../../helpers/harness';
+import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { call, keyHeader, type Reply } from '../../helpers/http';
+import { expectErrorEnvelope } from '../../helpers/errors';
+import { usageSettled } from '../../helpers/usage';
+import { waitFor } from '../../helpers/wait';
+import { kill, ownRedis, spawnWeb, spawnWorker, tcpProxy } from '../../helpers/processes';
+import { UsageEvent } from '../../../shared/db/models';
+import { config } from '../../../shared/config/env';
+
+const chatBody = { model: 'sim-chat', messages: [{ role: 'user', content: 'hello' }] };
+const chat = (base: string, key: string): Promise<Reply> => call('POST', '/v1/chat/completions', { base, headers: keyHeader(key), json: chatBody });
+
+/** A request that fails must answer quickly, in the envelope, retryable. */
+function expectUnavailable(r: Reply): void {
+  expect(r.status, r.text).to.equal(503);
+  expectErrorEnvelope(r.text, 'service_unavailable');
+  expect(Number(r.headers.get('retry-after'))).to.be.at.least(1);
+}
+
+/**
+ * The fault suite: separate processes (web pods and workers from dist/, an own redis-server, a TCP
+ * proxy in front of Postgres) are killed, restarted and cut. Asserted every time: no hung client,
+ * every error a JSON envelope, usage exactly once and only for delivered answers, leases back to
+ * zero, processes serving again. (Worker kill -9 mid-job and the upstream 429 / 5xx / hang /
+ * mid-stream drop / malformed faults are in chat/failures.test.ts and chat/deadline.test.ts.)
+ */
+describe('fault suite: processes killed, Redis restarted, Postgres cut', function () {
+  this.timeout(60_000);
+  const children: ChildProcess[] = [];
+  beforeEach(resetSim);
+  afterEach(async () => {
+    for (const c of children.splice(0)) await kill(c);
+  });
+
+  it('web pod kill -9 mid-job: the client is not left hanging, the undelivered answer is not billed, another pod serves', async () => {
+    const o = await buildOrg(env().redis);
+    const web = await spawnWeb();
+    children.push(web.child);
+    env().sim.knobs.set('sim-chat-1', { delayMs: 1500 });
+    const started = Date.now();
+    const inFlight = chat(web.url, o.key).then(
+      (r) => ({ ok: true as const, r }),
+      (err: Error) => ({ ok: false as const, err }),
+    );
+    expect(await waitFor(() => env().sim.log.entries.length === 1, 5000), 'the job is upstream').to.equal(true);
+    await kill(web.child);
+    const outcome = await inFlight;
+    expect(outcome.ok, 'the connection was cut, not answered').to.equal(false);
+    expect(Date.now() - started).to.be.below(5000);
+
+    await new Promise((r) => setTimeout(r, 1800)); // the worker finishes the upstream call and publishes to no one
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { orgId: o.org.id } }), 'the dead pod delivered nothing: nothing billed').to.equal(0);
+
+    env().sim.knobs.reset();
+    const served = await chat(env().gw.url, o.key);
+    expect(served.status, served.text).to.equal(200);
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { orgId: o.org.id } }), 'the delivered answer, once').to.equal(1);
+    const freed = await waitFor(async () => (await env().gw.ctx.leases.count(o.org.id, 'chat', 'interactive')) === 0, config().leaseTtlMs + 3000, 200);
+    expect(freed, "the dead pod's lease expired").to.equal(true);
+  });
+
+  it('Redis (AOF) killed and restarted: 503 service_unavailable with Retry-After meanwhile, then serving again; usage once per delivered answer; leases zero', async () => {
+    const redis = await ownRedis();
+    const direct = new Redis(redis.url, { maxRetriesPerRequest: 1, lazyConnect: true });
+    direct.on('error', () => undefined);
+    try {
+      const extra = { REDIS_URL: redis.url, REPLY_POLL_MS: '200' };
+      // stderr ignored: ioredis prints every refused reconnect while Redis is down
+      children.push(await spawnWorker('chat', extra, 'ignore'));
+      const web = await spawnWeb(extra, 'ignore');
+      children.push(web.child);
+      const o: TestOrg = await buildOrg(env().redis);
+      let delivered = 0;
+      const first = await chat(web.url, o.key);
+      expect(first.status, first.text).to.equal(200);
+      delivered++;
+
+      await redis.stop();
+      const t = Date.now();
+      const during = await chat(web.url, o.key);
+      expectUnavailable(during);
+      expect(Date.now() - t, 'answered promptly').to.be.below(10_000);
+
+      await redis.start();
+      const back = await waitFor(async () => (await chat(web.url, o.key)).status === 200, 20_000, 300);
+      expect(back, 'serving again after Redis returned').to.equal(true);
+      delivered++;
+
+      const billed = await waitFor(async () => (await UsageEvent.count({ where: { orgId: o.org.id } })) === delivered, 15_000, 200);
+      expect(billed, `usage rows = ${delivered} delivered answers`).to.equal(true);
+      await direct.connect();
+      const leaseKey = `${config().redisPrefix}:lease:{${o.org.id}}:chat:interactive`;
+      // live leases only (score = expiry): a release lost while Redis was away expires after LEASE_TTL_MS
+      const live = async () => direct.zcount(leaseKey, Date.now(), '+inf');
+      expect(await waitFor(async () => (await live()) === 0, config().leaseTtlMs + 3000, 200), 'leases back to zero').to.equal(true);
+    } finally {
+      direct.disconnect();
+      await redis.stop();
+    }
+  });
+
+  it('Postgres unreachable for a while: a request that needs it is a 503 envelope, not a 500 or a hang; serving again once it is back', async () => {
+    const dbUrl = new URL(config().databaseUrl);
+    const proxy = await tcpProxy(dbUrl.hostname, Number(dbUrl.port || 5432));
+    try {
+      const viaProxy = new URL(config().databaseUrl);
+      viaProxy.hostname = '127.0.0.1';
+      viaProxy.port = String(proxy.port);
+      const web = await spawnWeb({ DATABASE_URL: viaProxy.toString() });
+      children.push(web.child);
+      const warm = await buildOrg(env().redis);
+      expect((await chat(web.url, warm.key)).status).to.equal(200);
+
+      await proxy.cut();
+      const cold = await buildOrg(env().redis); // a key this pod has never seen: authenticating it needs Postgres
+      const t = Date.now();
+      const during = await chat(web.url, cold.key);
+      expectUnavailable(during);
+      expect(Date.now() - t, 'answered promptly').to.be.below(15_000);
+
+      await proxy.restore();
+      const back = await waitFor(async () => (await chat(web.url, cold.key)).status === 200, 20_000, 300);
+      expect(back, 'serving again after Postgres returned').to.equal(true);
+      await usageSettled();
+      expect(await UsageEvent.count({ where: { orgId: cold.org.id } }), 'only the delivered answer is billed').to.equal(1);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
