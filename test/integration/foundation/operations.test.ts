@@ -20,7 +20,7 @@ describe('operations: metrics, health, dashboard, pools, configuration', () => {
 
   it('reports a held lane lease as a sample of gateway_lane_leases, not only its # HELP line', async () => {
     const o = await buildOrg(env().redis);
-    const sample = async () => /^gateway_lane_leases\{pool="chat",lane="interactive"\} (\d+)$/m.exec((await call('GET', '/metrics')).text)?.[1];
+    const sample = async () => /^gateway_lane_leases\{pool="chat",lane="interactive"\} (\d+)$/m.exec((await call('GET', '/metrics', { headers: { authorization: `Bearer ${process.env.METRICS_TOKEN}` } })).text)?.[1];
     resetSim();
     env().sim.knobs.set('sim-chat-1', { hold: true });
     const held = call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', messages: [{ role: 'user', content: 'held' }] } });
