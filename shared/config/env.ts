@@ -68,6 +68,9 @@ export interface Config {
   usageClaimIdleMs: number;
   /** A process that has not finished draining this long after SIGTERM exits anyway (e.g. Redis is gone). */
   shutdownGraceMs: number;
+  /** Web sign-in (dashboard and console): failed attempts per email and address in 15 minutes; session length. */
+  webSignInMaxAttempts: number;
+  webSessionHours: number;
 }
 
 /** The entries of a comma-separated setting, trimmed, empty ones dropped. */
@@ -125,6 +128,8 @@ const schema = Joi.object({
   AUDIO_WORKER_CONCURRENCY: Joi.number().integer().min(1).default(16),
   USAGE_CLAIM_IDLE_MS: Joi.number().integer().min(100).default(30_000),
   SHUTDOWN_GRACE_MS: Joi.number().integer().min(100).default(30_000),
+  WEB_SIGNIN_MAX_ATTEMPTS: Joi.number().integer().min(1).default(5),
+  WEB_SESSION_HOURS: Joi.number().min(0.1).max(720).default(12),
 }).unknown(true);
 
 let cached: Config | undefined;
@@ -162,6 +167,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     audioWorkerConcurrency: value.AUDIO_WORKER_CONCURRENCY,
     usageClaimIdleMs: value.USAGE_CLAIM_IDLE_MS,
     shutdownGraceMs: value.SHUTDOWN_GRACE_MS,
+    webSignInMaxAttempts: value.WEB_SIGNIN_MAX_ATTEMPTS,
+    webSessionHours: value.WEB_SESSION_HOURS,
     systemoneConcurrency: value.SYSTEMONE_CONCURRENCY,
     systemoneTimeoutMs: value.SYSTEMONE_TIMEOUT_MS,
     systemoneMaxBodyBytes: value.SYSTEMONE_MAX_BODY_BYTES,
