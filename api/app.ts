@@ -8,6 +8,7 @@ import { inferenceRouter } from './routes/index';
 import { healthRouter } from './routes/health/router';
 import { signedImagesRouter } from './routes/images/signed';
 import { errors } from '../shared/errors/codes';
+import { dashboardRouter } from './dashboard/router';
 
 /** The inference app (`{base_url}`), without listening: tests mount it on an ephemeral port. */
 export function createApp(ctx: AppContext): Express {
@@ -19,6 +20,8 @@ export function createApp(ctx: AppContext): Express {
   app.use(httpMetrics);
   app.use(healthRouter(ctx));
   app.use(signedImagesRouter()); // signed image bytes: the signature authorises, not an API key
+
+  app.use('/dashboard', dashboardRouter(ctx.redis)); // the org dashboard's pages (api/dashboard/)
 
   const inference = inferenceRouter(ctx);
   // The path is quoted without a path-authentication key (`/a/{api_key}/...`): a secret is never echoed.
