@@ -22,7 +22,7 @@ export function managementRouter(deps: { redis: Redis }): Router {
   r.use(adminAuth);
   r.use(auditWrites); // before the body parser, so a malformed write is audited too
   r.use(jsonBody('1mb'));
-  r.use(platformAdminRouter());
+  r.use(platformAdminRouter(deps));
   r.use(statsRouter());
   r.use(capabilityPoliciesRouter(deps));
   r.use(billingRouter());

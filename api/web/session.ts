@@ -22,6 +22,8 @@ declare module 'express-session' {
 export interface WebKit {
   /** helmet, cookies, the Redis session, form bodies and CSRF checks on every non-GET request. */
   middleware: RequestHandler[];
+  /** Only the cookies and the session (for pages of another app behind the same sign-in, e.g. bull-board). */
+  sessionOnly: RequestHandler[];
   /** The CSRF token for the forms of the page being rendered. */
   csrfToken(req: Request, res: Response): string;
 }
@@ -46,8 +48,7 @@ export function webKit(redis: Redis, opts: { name: 'dashboard' | 'console'; cook
     csrf.doubleCsrfProtection(req, res, (err?: unknown) =>
       next(err ? new ApiError(403, 'invalid_csrf_token', 'The form was sent without a valid CSRF token; reload the page and try again.') : undefined),
     );
-  const middleware: RequestHandler[] = [
-    helmet({ contentSecurityPolicy: { directives: { 'script-src': ["'self'"], 'style-src': ["'self'"], 'img-src': ["'self'", 'data:'], 'form-action': ["'self'"] } } }),
+  const sessionOnly: RequestHandler[] = [
     cookieParser(),
     session({
       name: `gw_${opts.name}`,
@@ -59,11 +60,16 @@ export function webKit(redis: Redis, opts: { name: 'dashboard' | 'console'; cook
       proxy: true,
       cookie: { httpOnly: true, sameSite: 'lax', secure: 'auto', path: opts.cookiePath, maxAge: cfg.webSessionHours * 3_600_000 },
     }),
+  ];
+  const middleware: RequestHandler[] = [
+    helmet({ contentSecurityPolicy: { directives: { 'script-src': ["'self'"], 'style-src': ["'self'"], 'img-src': ["'self'", 'data:'], 'form-action': ["'self'"] } } }),
+    ...sessionOnly,
     express.urlencoded({ extended: false, limit: '64kb' }),
     csrfCheck,
   ];
   return {
     middleware,
+    sessionOnly,
     csrfToken(req, res) {
       if (!req.session.userId) req.session.visitor = true; // saves the session, so the token's identity holds
       return csrf.generateCsrfToken(req, res, { cookieOptions: { secure: req.secure || req.get('x-forwarded-proto') === 'https' } });
