@@ -6,6 +6,7 @@ import { registerSwitches } from './cli/switches';
 import { registerCatalog } from './cli/catalog';
 import { registerPlatform } from './cli/platform';
 import { registerUsage } from './cli/usage';
+import { registerWeb } from './cli/web';
 import { fail } from './cli/with-services';
 
 /**
@@ -21,6 +22,7 @@ registerSwitches(program);
 registerCatalog(program);
 registerPlatform(program);
 registerUsage(program);
+registerWeb(program);
 
 if (require.main === module) {
   program.parseAsync(process.argv).catch((err) => fail((err as Error).message));

@@ -6,6 +6,7 @@ import { verifyPassword, setPassword, WeakPasswordError, MIN_PASSWORD_LENGTH } f
 import { consumePasswordLink, peekPasswordLink } from '../../shared/web/password-links';
 import { consumeImpersonationTicket, IMPERSONATION_MINUTES } from '../../shared/web/impersonation';
 import { ApiError } from '../../shared/errors/ApiError';
+import { userByEmail } from '../../shared/web/sign-in-user';
 import { html } from '../web/html';
 import { page, signInForm } from '../web/layout';
 import { signIn, signOut, type WebKit } from '../web/session';
@@ -22,7 +23,7 @@ export function dashboardAuthRoutes(redis: Redis, kit: WebKit): Router {
   });
   r.post('/sign-in', signInLimit(redis, 'dashboard'), async (req, res) => {
     const email = String(req.body?.email ?? '').trim().toLowerCase();
-    const user = email ? await User.findOne({ where: { email, deletedAt: null } }) : null;
+    const user = await userByEmail(email);
     if (!(await verifyPassword(String(req.body?.password ?? ''), user?.passwordHash ?? null)) || !user) {
       return res.status(401).send(page(chrome('Sign in'), signInForm({ action: '/dashboard/sign-in', csrf: kit.csrfToken(req, res), heading: 'Sign in to your organization', error: 'Wrong email or password.', email })));
     }

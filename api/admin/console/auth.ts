@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { User } from '../../../shared/db/models';
 import type { Actor } from '../../../shared/audit/audit';
 import { verifyPassword } from '../../../shared/web/passwords';
+import { userByEmail } from '../../../shared/web/sign-in-user';
 import { page, signInForm } from '../../web/layout';
 import { signIn, signOut, type WebKit } from '../../web/session';
 import { signInLimit } from '../../web/sign-in-limit';
@@ -40,7 +41,7 @@ export function consoleAuthRoutes(redis: Redis, kit: WebKit): Router {
   r.get('/sign-in', (req, res) => void res.send(page(chrome, signInForm({ action: '/sign-in', csrf: kit.csrfToken(req, res), heading: 'Operator sign-in' }))));
   r.post('/sign-in', signInLimit(redis, 'console'), async (req, res) => {
     const email = String(req.body?.email ?? '').trim().toLowerCase();
-    const user = email ? await User.findOne({ where: { email, deletedAt: null, isPlatformAdmin: true } }) : null;
+    const user = await userByEmail(email, { platformAdmin: true });
     if (!(await verifyPassword(String(req.body?.password ?? ''), user?.passwordHash ?? null)) || !user) {
       return res.status(401).send(page(chrome, signInForm({ action: '/sign-in', csrf: kit.csrfToken(req, res), heading: 'Operator sign-in', error: 'Wrong email or password.', email })));
     }
