@@ -79,8 +79,9 @@ describe('web interfaces in a browser (dashboard and operator console)', functio
     await screenshots(page, 'dashboard-keys');
     const used = await call('GET', '/v1/models', { headers: { authorization: `Bearer ${newKey}` } });
     expect(used.status).to.equal(200);
-    await page.reload();
+    await page.goto(`${dash()}/o/${org.org.slug}/keys`);
     expect(await page.locator('[data-test=new-key]').count()).to.equal(0); // shown once
+    expect(await page.textContent('main')).to.include('from the browser');
 
     await page.click('text=Projects');
     await page.fill('#pname', 'Mobile app');
