@@ -11,12 +11,13 @@ import { capabilityPoliciesRouter, capabilityPolicyDocs } from './routes/capabil
 import { billingDocs, billingRouter } from './routes/billing';
 import { platformAdminDocs, platformAdminRouter } from './routes/platform-admin';
 import { openApiDocument } from './openapi/document';
+import { projectDocs, projectsRouter } from './routes/projects';
 
 /** The management API, mounted at `/admin/v1`: authentication, audit, every family, the OpenAPI document. */
 export function managementRouter(deps: { redis: Redis }): Router {
   const r = Router();
   const defs = resourceDefs();
-  const doc = openApiDocument(defs, [...statsDocs, ...capabilityPolicyDocs, ...billingDocs, ...platformAdminDocs]);
+  const doc = openApiDocument(defs, [...statsDocs, ...capabilityPolicyDocs, ...billingDocs, ...platformAdminDocs, ...projectDocs]);
 
   r.get('/openapi.json', (_req, res) => void res.json(doc));
   r.use(adminAuth);
@@ -26,6 +27,7 @@ export function managementRouter(deps: { redis: Redis }): Router {
   r.use(statsRouter());
   r.use(capabilityPoliciesRouter(deps));
   r.use(billingRouter());
+  r.use(projectsRouter(deps));
   for (const def of defs) r.use(resourceRouter(def, deps));
   r.use((req, _res, next) => next(errors.notFound(`No route for ${req.method} /admin/v1${req.path}.`)));
   return r;

@@ -4,7 +4,7 @@ export const STYLE = `
 a{color:#2457c5;text-decoration:none}a:hover{text-decoration:underline}
 header{display:flex;flex-wrap:wrap;align-items:center;gap:.5rem 1.25rem;padding:.75rem 1.25rem;background:#1d2433;color:#fff}
 header .brand{font-weight:600;margin-right:auto}header a{color:#dfe6f5}header a.on{color:#fff;font-weight:600;border-bottom:2px solid #7aa2ff}
-header form{margin:0}header button{background:transparent;color:#dfe6f5;border:1px solid #56607a;padding:.2rem .6rem}
+header .muted{color:#aab3c5}header form{margin:0}header button{background:transparent;color:#dfe6f5;border:1px solid #56607a;padding:.2rem .6rem}
 .banner{background:#b3261e;color:#fff;padding:.5rem 1.25rem;font-weight:600}
 main{max-width:1100px;margin:0 auto;padding:1.25rem}
 h1{font-size:1.4rem;margin:.25rem 0 1rem}h2{font-size:1.1rem;margin:1.5rem 0 .5rem}
