@@ -5,6 +5,8 @@ export interface AuthInfo {
   orgId: string;
   org: OrgContext;
   projectId: string | null;
+  /** The member (user) the key belongs to, if it was created for one. */
+  userId: string | null;
   /** A caller's own upstream key (no `svc_` prefix) sent as Bearer or x-api-key. */
   callerUpstreamKey: string | null;
   routingPlanId: string | null;

@@ -7,6 +7,7 @@ import { registerCatalog } from './cli/catalog';
 import { registerPlatform } from './cli/platform';
 import { registerUsage } from './cli/usage';
 import { registerWeb } from './cli/web';
+import { registerSearch } from './cli/search';
 import { fail } from './cli/with-services';
 
 /**
@@ -23,6 +24,7 @@ registerCatalog(program);
 registerPlatform(program);
 registerUsage(program);
 registerWeb(program);
+registerSearch(program);
 
 if (require.main === module) {
   program.parseAsync(process.argv).catch((err) => fail((err as Error).message));

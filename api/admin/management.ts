@@ -10,6 +10,7 @@ import { statsDocs, statsRouter } from './routes/stats';
 import { capabilityPoliciesRouter, capabilityPolicyDocs } from './routes/capability-policies';
 import { billingDocs, billingRouter } from './routes/billing';
 import { platformAdminDocs, platformAdminRouter } from './routes/platform-admin';
+import { searchControlsDocs, searchControlsRouter } from './routes/search';
 import { openApiDocument } from './openapi/document';
 import { projectDocs, projectsRouter } from './routes/projects';
 
@@ -17,7 +18,7 @@ import { projectDocs, projectsRouter } from './routes/projects';
 export function managementRouter(deps: { redis: Redis }): Router {
   const r = Router();
   const defs = resourceDefs();
-  const doc = openApiDocument(defs, [...statsDocs, ...capabilityPolicyDocs, ...billingDocs, ...platformAdminDocs, ...projectDocs]);
+  const doc = openApiDocument(defs, [...statsDocs, ...capabilityPolicyDocs, ...billingDocs, ...platformAdminDocs, ...searchControlsDocs, ...projectDocs]);
 
   r.get('/openapi.json', (_req, res) => void res.json(doc));
   r.use(adminAuth);
@@ -27,6 +28,7 @@ export function managementRouter(deps: { redis: Redis }): Router {
   r.use(statsRouter());
   r.use(capabilityPoliciesRouter(deps));
   r.use(billingRouter());
+  r.use(searchControlsRouter(deps)); // before the search-settings resource, whose `/:id` would take `orgs`
   r.use(projectsRouter(deps));
   for (const def of defs) r.use(resourceRouter(def, deps));
   r.use((req, _res, next) => next(errors.notFound(`No route for ${req.method} /admin/v1${req.path}.`)));

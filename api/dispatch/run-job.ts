@@ -45,6 +45,15 @@ async function queueBacklog(ctx: AppContext, queue: QueueName): Promise<number> 
   return (c.waiting ?? 0) + (c.prioritized ?? 0);
 }
 
+/** Who a queued job runs for: the authenticated request's identity. */
+export interface JobCaller {
+  orgId: string;
+  projectId: string | null;
+  apiKeyId: string | null;
+  /** The job id (the request id). */
+  requestId: string;
+}
+
 /**
  * The path every queued endpoint shares: take a lane lease, add the job, hold the connection until
  * the reply (or each chunk) arrives on the pod's channel. A client that disconnects cancels the job;
@@ -52,18 +61,37 @@ async function queueBacklog(ctx: AppContext, queue: QueueName): Promise<number> 
  */
 export async function runJob<Q extends QueueName>(ctx: AppContext, req: Request, res: Response, opts: RunJobOptions<Q>): Promise<unknown> {
   const auth = req.auth!;
+  const gone = new AbortController();
+  const onClose = () => {
+    if (!res.writableFinished) gone.abort(new ClientGone());
+  };
+  res.on('close', onClose);
+  try {
+    return await runQueued(ctx, { orgId: auth.orgId, projectId: auth.projectId, apiKeyId: auth.keyId, requestId: req.id }, gone.signal, opts);
+  } finally {
+    res.off('close', onClose);
+  }
+}
+
+/**
+ * `runJob` without an HTTP exchange (MCP tools, native search inside another request): `signal`
+ * plays the client disconnect. Aborting it cancels the job and rejects with the signal's reason
+ * (ClientGone when none is given).
+ */
+export async function runQueued<Q extends QueueName>(ctx: AppContext, who: JobCaller, signal: AbortSignal | undefined, opts: RunJobOptions<Q>): Promise<unknown> {
   const settings = await ctx.directory.queueSettings(opts.queue);
   if (settings.maxWaiting !== null && (await queueBacklog(ctx, opts.queue)) >= settings.maxWaiting) {
     queueRejections.inc({ queue: opts.queue });
     throw opts.overLimit(BACKLOG_RETRY_AFTER_S);
   }
-  const admitted = await ctx.leases.acquire(auth.orgId, opts.pool, opts.lane, opts.limit);
+  if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new ClientGone();
+  const admitted = await ctx.leases.acquire(who.orgId, opts.pool, opts.lane, opts.limit);
   if (!admitted.granted) {
     laneRejections.inc({ pool: opts.pool, lane: opts.lane });
     throw opts.overLimit(admitted.retryAfterMs / 1000);
   }
   const lease = admitted.lease;
-  const jobId = req.id;
+  const jobId = who.requestId;
   const deadline = Date.now() + (opts.timeoutMs ?? config().requestTimeoutMs);
   let settled = false;
   let releaseAlso: (() => Promise<unknown>) | undefined;
@@ -74,17 +102,20 @@ export async function runJob<Q extends QueueName>(ctx: AppContext, req: Request,
       const settle = (fn: () => void) => {
         if (settled) return;
         settled = true;
-        res.off('close', onClose);
+        signal?.removeEventListener('abort', onAbort);
         fn();
       };
       const cancel = () => void cancelJob(ctx.redis, ctx.queues, opts.queue, jobId).catch((err) => logger.warn({ err }, 'cancel failed'));
-      const onClose = () => {
-        if (res.writableFinished) return;
+      const onAbort = () => {
         ctx.replies.unregister(jobId);
         cancel();
-        settle(() => reject(new ClientGone()));
+        settle(() => reject(signal?.reason instanceof Error ? signal.reason : new ClientGone()));
       };
-      res.on('close', onClose);
+      if (signal?.aborted) {
+        settle(() => reject(signal.reason instanceof Error ? signal.reason : new ClientGone()));
+        return;
+      }
+      signal?.addEventListener('abort', onAbort, { once: true });
 
       ctx.replies.register(
         jobId,
@@ -106,9 +137,9 @@ export async function runJob<Q extends QueueName>(ctx: AppContext, req: Request,
         requestId: jobId,
         replyTo: ctx.replies.channel,
         deadline,
-        orgId: auth.orgId,
-        projectId: auth.projectId,
-        apiKeyId: auth.keyId,
+        orgId: who.orgId,
+        projectId: who.projectId,
+        apiKeyId: who.apiKeyId,
         publicModel: opts.publicModel,
         lane: opts.lane,
         stream: !!opts.stream,

@@ -75,6 +75,7 @@ export function authenticate(ctx: AppContext) {
         orgId: rec.orgId,
         org,
         projectId,
+        userId: rec.userId,
         callerUpstreamKey: upstreamKey ?? null,
         routingPlanId,
         modelMap,

@@ -10,6 +10,8 @@ import { imagesRouter } from './images/router';
 import { embeddingsRouter } from './embeddings/router';
 import { audioRouter } from './audio/router';
 import { systemoneRouter } from './systemone/router';
+import { mcpRouter } from './mcp/router';
+import { searchRouter } from './search/router';
 
 /**
  * Every inference route, behind one authentication step. Mounted at the root and under each
@@ -25,6 +27,8 @@ export function inferenceRouter(ctx: AppContext): Router {
   r.use(embeddingsRouter(ctx)); // reads its own body with the 2 MiB embeddings cap
   r.use(audioRouter(ctx)); // multipart, streamed to the spool (before the shared parser)
   r.use(systemoneRouter(ctx)); // reads its own body: 8 MiB cap, no compression, slow-body timeout
+  r.use(searchRouter(ctx)); // POST /v1/alpha/search, own 64 KiB JSON parser
+  r.use(mcpRouter(ctx)); // the hosted MCP server at /mcp, own JSON parser
   r.use(jsonBody('20mb'), responsesRouter(ctx));
   return r;
 }

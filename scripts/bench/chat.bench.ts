@@ -7,15 +7,16 @@ import { runLoad, pct, type LoadResult } from './load';
 import { readCpu, cpuPerRequestUs } from './cpu';
 
 /**
- * `npm run bench`: chat completions (JSON and streamed), embeddings and rerank, at concurrency 1,
+ * `npm run bench`: chat completions (JSON and streamed), embeddings, rerank and web search (the MCP
+ * `web_search` tool call through the gateway vs the provider's search API on the simulator), at concurrency 1,
  * 16 and 64, directly against the upstream simulator and through the gateway (one web process, one
  * worker process running the chat and embeddings pools), in one run on this machine. Prints req/s,
  * p50, p99, the latency the gateway adds and the throughput ratio. BENCH_SECONDS sets the measuring time per cell (default 3).
  */
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '1,16,64').split(',').map(Number);
-/** BENCH_MODES narrows the run, e.g. `json,stream` (default: json,stream,embeddings,rerank). */
-const MODES = new Set((process.env.BENCH_MODES ?? 'json,stream,embeddings,rerank').split(','));
+/** BENCH_MODES narrows the run, e.g. `json,stream` (default: json,stream,embeddings,rerank,search). */
+const MODES = new Set((process.env.BENCH_MODES ?? 'json,stream,embeddings,rerank,search').split(','));
 const dist = path.resolve(__dirname, '..', '..');
 
 /** BENCH_NODE_ARGS passes flags to the gateway's processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`. */
@@ -80,19 +81,23 @@ async function main(): Promise<void> {
   const { seed } = await import('../../shared/db/seed.js');
   const { createRedis } = await import('../../shared/redis/connection.js');
   const { createApiKey, createOrg } = await import('../../shared/tenancy/ops.js');
-  const { Organization } = await import('../../shared/db/models/index.js');
+  const { Organization, SearchSetting } = await import('../../shared/db/models/index.js');
 
   await migrate(db());
   const redis = createRedis('command');
   await deleteKeysByPrefix(services.redisUrl, 'gwbench');
   await seed(redis, simUrl);
   const org = await createOrg(redis, { name: `bench-${Date.now()}`, plan: 'pro' });
-  await Organization.update({ laneOverrides: { 'chat:interactive': 100_000, 'embeddings:default': 100_000 } }, { where: { id: org.id } });
+  await Organization.update(
+    { laneOverrides: { 'chat:interactive': 100_000, 'embeddings:default': 100_000, 'search:default': 100_000 }, entitlements: { web_search_per_minute: 1_000_000_000 } },
+    { where: { id: org.id } },
+  );
+  await SearchSetting.create({ orgId: org.id, monthlyAllowance: 1_000_000_000 });
   const { key } = await createApiKey(redis, { orgId: org.id });
   redis.disconnect();
   await closeDb();
 
-  const procs = [child('scripts/simulator/server.js', [], env), child('api/server.js', [], env), child('workers/main.js', ['chat,embeddings'], env)];
+  const procs = [child('scripts/simulator/server.js', [], env), child('api/server.js', [], env), child('workers/main.js', ['chat,embeddings,search'], env)];
   // The floor (scripts/bench/floor): the bare stack, measured beside the gateway on JSON chat.
   const floorEnv = { ...env, PORT: String(floorPort), FLOOR_UPSTREAM: simUrl };
   if (MODES.has('json')) procs.push(child('scripts/bench/floor/web.js', [], floorEnv), child('scripts/bench/floor/worker.js', [], floorEnv));
@@ -109,11 +114,11 @@ async function main(): Promise<void> {
     const cpuRows: string[][] = [];
     const summary: string[] = [];
     /** One cell: the same load directly and through the gateway; CPU is read around the gateway run. */
-    const cell = async (mode: string, c: number, direct: [string, object], gateway: [string, object], ttfb: boolean, floor = false) => {
-      const d = await runLoad(`${simUrl}${direct[0]}`, {}, direct[1], c, SECONDS);
+    const cell = async (mode: string, c: number, direct: [string, object], gateway: [string, object], ttfb: boolean, floor = false, headers: { direct?: Record<string, string>; gateway?: Record<string, string> } = {}) => {
+      const d = await runLoad(`${simUrl}${direct[0]}`, headers.direct ?? {}, direct[1], c, SECONDS);
       const cpuParts = floor ? floorParts : gatewayParts;
       const before = await readCpu(cpuParts);
-      const g = await runLoad(`http://127.0.0.1:${floor ? floorPort : webPort}${gateway[0]}`, { 'SERVICE-API-KEY': key }, gateway[1], c, SECONDS);
+      const g = await runLoad(`http://127.0.0.1:${floor ? floorPort : webPort}${gateway[0]}`, { 'SERVICE-API-KEY': key, ...(headers.gateway ?? {}) }, gateway[1], c, SECONDS);
       const cpu = cpuPerRequestUs(before, await readCpu(cpuParts), g.completed);
       const m = (r: LoadResult) => {
         const lat = r.samples.map((s) => (ttfb ? s.ttfb : s.total));
@@ -141,6 +146,13 @@ async function main(): Promise<void> {
     ] as const;
     for (const [mode, directPath, directBody, gwPath, gwBody] of tasks.filter((t) => MODES.has(t[0]))) {
       for (const c of CONCURRENCY) await cell(mode, c, [directPath, directBody], [gwPath, gwBody], false);
+    }
+    // Web search (docs/search.md): the MCP `web_search` tool call (stateless Streamable HTTP, JSON
+    // answers) through the gateway vs Tavily's POST /search on the simulator directly.
+    if (MODES.has('search')) {
+      const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'web_search', arguments: { query: 'benchmark query', provider: 'tavily', count: 5 } } };
+      const headers = { direct: { authorization: 'Bearer sim-tavily-platform-key' }, gateway: { accept: 'application/json, text/event-stream' } };
+      for (const c of CONCURRENCY) await cell('search (MCP)', c, ['/tavily/search', { query: 'benchmark query', max_results: 5 }], ['/mcp', call], false, false, headers);
     }
     cpuRedis.disconnect();
     table(['mode', 'conc', 'direct req/s', 'gateway req/s', 'ratio', 'direct p50 ms', 'gateway p50 ms', 'added p50 ms', 'direct p99 ms', 'gateway p99 ms', 'errors'], rows);

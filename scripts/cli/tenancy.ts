@@ -3,7 +3,7 @@ import { db } from '../../shared/db/sequelize';
 import { migrate } from '../../shared/db/migrate';
 import { seed } from '../../shared/db/seed';
 import { createApiKey, createOrg, findOrg, listApiKeys, revokeApiKey } from '../../shared/tenancy/ops';
-import { Project } from '../../shared/db/models';
+import { Membership, Project, User } from '../../shared/db/models';
 import { fail, withServices } from './with-services';
 import { isUuid } from '../../shared/uuid';
 
@@ -46,8 +46,9 @@ key
   .requiredOption('--org <org>', 'org id or slug')
   .option('--project <project>', 'bind the key to a project (id or slug)')
   .option('--name <name>', 'a label')
+  .option('--user <email>', 'the key belongs to this member of the org (member search caps and switch apply)')
   .option('--json', 'print JSON')
-  .action((opts: { org: string; project?: string; name?: string; json?: boolean }) =>
+  .action((opts: { org: string; project?: string; name?: string; user?: string; json?: boolean }) =>
     withServices(async (redis) => {
       const o = await findOrg(opts.org);
       if (!o) fail(`unknown org '${opts.org}'`);
@@ -57,7 +58,14 @@ key
         if (!p) fail(`unknown project '${opts.project}' in org ${o.slug}`);
         projectId = p.id;
       }
-      const k = await createApiKey(redis, { orgId: o.id, projectId, name: opts.name });
+      let userId: string | null = null;
+      if (opts.user) {
+        const u = await User.findOne({ where: { email: opts.user, deletedAt: null } });
+        const m = u ? await Membership.findOne({ where: { orgId: o.id, userId: u.id } }) : null;
+        if (!u || !m) fail(`'${opts.user}' is not a member of org ${o.slug}`);
+        userId = u.id;
+      }
+      const k = await createApiKey(redis, { orgId: o.id, projectId, name: opts.name, userId });
       if (opts.json) console.log(JSON.stringify(k));
       else console.log(`key ${k.id} (shown once, store it now):\n${k.key}`);
     }),

@@ -23,6 +23,8 @@ export interface Knobs {
   outputWords?: number;
   /** Decision prompts: answer with text that is not JSON, or JSON of the wrong shape. */
   badDecision?: 'not_json' | 'wrong_shape';
+  /** Web search: answer this many results (0: an empty answer) instead of the requested count. */
+  searchResults?: number;
   /** Ignore `logprobs: true`, as upstreams without log-probabilities do. */
   noLogprobs?: boolean;
 }

@@ -5,6 +5,10 @@ export interface LoggedRequest {
   model: string | undefined;
   authorization: string | undefined;
   xApiKey: string | undefined;
+  /** Brave's auth header. */
+  subscriptionToken: string | undefined;
+  /** Query-string parameters (GET upstreams such as Brave). */
+  query: Record<string, unknown>;
   body: unknown;
   aborted: boolean;
   at: number;
@@ -20,6 +24,8 @@ export class RequestLog {
       model: (req.body as { model?: string } | undefined)?.model,
       authorization: req.headers.authorization,
       xApiKey: req.headers['x-api-key'] as string | undefined,
+      subscriptionToken: req.headers['x-subscription-token'] as string | undefined,
+      query: { ...(req.query as Record<string, unknown>) },
       body: req.body,
       aborted: false,
       at: Date.now(),

@@ -9,6 +9,7 @@ import { imagesRoutes } from './routes/images';
 import { embeddingsRoutes } from './routes/embeddings';
 import { rerankRoutes } from './routes/rerank';
 import { transcriptionRoutes } from './routes/transcriptions';
+import { searchRoutes } from './routes/search';
 
 export interface Simulator {
   app: Express;
@@ -44,6 +45,7 @@ export function createSimulator(): Simulator {
   app.use(embeddingsRoutes(knobs, log));
   app.use(rerankRoutes(knobs, log));
   app.use(transcriptionRoutes(knobs, log));
+  app.use(searchRoutes(knobs, log));
   return { app, knobs, log };
 }
 

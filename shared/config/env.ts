@@ -21,6 +21,10 @@ export interface Config {
   chatBackgroundConcurrency: number;
   /** Embeddings pool worker concurrency (embeddings and rerank jobs), per process. */
   embeddingsConcurrency: number;
+  /** Search pool worker concurrency per process. */
+  searchConcurrency: number;
+  /** Deadline of one web search (or page fetch) job. */
+  searchTimeoutMs: number;
   /** Per-request deadline for chat-style requests, in ms. */
   requestTimeoutMs: number;
   /** Lane lease time-to-live; a dead pod's leases expire after this. */
@@ -88,6 +92,8 @@ const schema = Joi.object({
   CHAT_INTERACTIVE_CONCURRENCY: Joi.number().integer().min(1).default(64),
   CHAT_BACKGROUND_CONCURRENCY: Joi.number().integer().min(1).default(8),
   EMBEDDINGS_CONCURRENCY: Joi.number().integer().min(1).default(32),
+  SEARCH_CONCURRENCY: Joi.number().integer().min(1).default(32),
+  SEARCH_TIMEOUT_MS: Joi.number().integer().min(1000).default(30000),
   REQUEST_TIMEOUT_MS: Joi.number().integer().min(100).default(600_000),
   LEASE_TTL_MS: Joi.number().integer().min(1000).default(30_000),
   REPLY_POLL_MS: Joi.number().integer().min(50).default(1000),
@@ -154,6 +160,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     chatInteractiveConcurrency: value.CHAT_INTERACTIVE_CONCURRENCY,
     chatBackgroundConcurrency: value.CHAT_BACKGROUND_CONCURRENCY,
     embeddingsConcurrency: value.EMBEDDINGS_CONCURRENCY,
+    searchConcurrency: value.SEARCH_CONCURRENCY,
+    searchTimeoutMs: value.SEARCH_TIMEOUT_MS,
     requestTimeoutMs: value.REQUEST_TIMEOUT_MS,
     leaseTtlMs: value.LEASE_TTL_MS,
     replyPollMs: value.REPLY_POLL_MS,

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
-import { Model, Organization, Plan, Project, Provider, User, Membership, Wallet } from './models';
+import { Model, Organization, Plan, Project, Provider, User, Membership, Wallet, SearchProvider } from './models';
+import { encrypt } from '../crypto';
 import { bumpEpoch } from '../cache/epoch';
 import { createApiKey, type CreatedKey } from '../tenancy/ops';
 import { DEFAULT_CATALOG } from '../catalog/default-catalog';
@@ -12,16 +13,43 @@ export const DEMO_ORG_SLUG = 'demo';
 
 /** Plans every install has. Lane counts are per org; `background` entitles the background lane. */
 const PLANS = [
-  { name: 'free', laneLimits: { 'chat:interactive': 4, 'chat:background': 0 }, entitlements: { background: false } },
-  { name: 'pro', laneLimits: { 'chat:interactive': 16, 'chat:background': 8 }, entitlements: { background: true } },
+  { name: 'free', laneLimits: { 'chat:interactive': 4, 'chat:background': 0 }, entitlements: { background: false, web_search_allowance: 100 } },
+  { name: 'pro', laneLimits: { 'chat:interactive': 16, 'chat:background': 8 }, entitlements: { background: true, web_search_allowance: 1000 } },
 ];
+
+/**
+ * The three web search providers, on the simulator (which speaks each one's wire format under its own
+ * base path), with platform keys the simulator accepts. Brave is the platform default. Prices per
+ * search / per page fetch in micro-dollars.
+ */
+const SEARCH_PROVIDERS = [
+  { name: 'brave', kind: 'brave', path: '/brave', priceMicros: '5000', fetchPriceMicros: '1000', isDefault: true },
+  { name: 'tavily', kind: 'tavily', path: '/tavily', priceMicros: '8000', fetchPriceMicros: '1000', isDefault: false },
+  { name: 'exa', kind: 'exa', path: '/exa', priceMicros: '5000', fetchPriceMicros: '1000', isDefault: false },
+];
+
+async function seedSearchProviders(simulatorUrl: string): Promise<void> {
+  for (const { path, ...p } of SEARCH_PROVIDERS) {
+    const baseUrl = `${simulatorUrl}${path}`;
+    const [row] = await SearchProvider.findOrCreate({
+      where: { name: p.name },
+      defaults: { ...p, baseUrl, enabled: true, apiKeyEncrypted: encrypt(`sim-${p.name}-platform-key`) },
+    });
+    if (row.baseUrl !== baseUrl) await row.update({ baseUrl });
+  }
+}
 
 /**
  * Idempotent seed: plans, the simulator provider and the default catalog (pointed at `simulatorUrl`),
  * and a demo organization. Returns the demo key only when it was created by this run.
  */
 export async function seed(redis: Redis, simulatorUrl: string): Promise<{ demoKey?: CreatedKey }> {
-  for (const p of PLANS) await Plan.findOrCreate({ where: { name: p.name }, defaults: p });
+  for (const p of PLANS) {
+    const [plan] = await Plan.findOrCreate({ where: { name: p.name }, defaults: p });
+    // plans seeded before web search get its allowance once (an operator's own value is kept)
+    if (plan.entitlements.web_search_allowance === undefined) await plan.update({ entitlements: { ...plan.entitlements, web_search_allowance: p.entitlements.web_search_allowance } });
+  }
+  await seedSearchProviders(simulatorUrl);
   const [provider] = await Provider.findOrCreate({
     where: { name: 'simulator' },
     defaults: { name: 'simulator', kind: 'openai', baseUrl: `${simulatorUrl}/v1`, apiKeyEncrypted: null },

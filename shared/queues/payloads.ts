@@ -121,6 +121,24 @@ export interface SystemoneJob extends JobEnvelope {
   billing: { mode: 'included' | 'metered'; inputTokenMicros: number };
 }
 
+/** The provider a search job calls; the key travels sealed (shared/crypto.encrypt). */
+export interface SearchProviderTarget {
+  name: string;
+  kind: string;
+  baseUrl: string;
+  sealedKey: string;
+  keySource: 'platform' | 'own';
+}
+
+/**
+ * A web search or page fetch on the `search` queue; the worker dispatches on `kind`. Already gated
+ * and reserved at the edge (api/dispatch/search.ts), which writes the ledger row on success.
+ */
+export type SearchJob = JobEnvelope & { provider: SearchProviderTarget } & (
+    | { kind: 'search'; query: string; count?: number }
+    | { kind: 'fetch'; url: string; allowedDomains?: string[]; blockedDomains?: string[] }
+  );
+
 /**
  * The compile-time map from queue to job payload. A queue without a payload type does not build.
  * Later pools add their payloads here.
@@ -133,7 +151,7 @@ export interface JobDataMap {
   'images-background': ImageJob;
   audio: AudioJob;
   systemone: SystemoneJob;
-  search: JobEnvelope & Record<string, unknown>;
+  search: SearchJob;
 }
 
 export type JobData<Q extends QueueName> = JobDataMap[Q];

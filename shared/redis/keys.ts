@@ -19,5 +19,9 @@ export const keys = {
   /** Usage outbox stream: workers add each request's usage event with its result, UsageDrainers move it to Postgres. */
   usageOutbox: () => `${config().redisPrefix}:{usage}:outbox`,
   /** Outbox entries Postgres refused on their own (kept for an operator, never retried). */
+  /** Web search period counters of an org (`all`, `platform`, `member:<user id>`); one slot per org. */
+  searchCount: (orgId: string, period: string, which: string) => `${config().redisPrefix}:search:{${orgId}}:${period}:${which}`,
+  /** Web search abuse-limit window of an org (same slot as its counters). */
+  searchRate: (orgId: string) => `${config().redisPrefix}:search:{${orgId}}:rate`,
   usageDeadLetters: () => `${config().redisPrefix}:{usage}:dead`,
 };

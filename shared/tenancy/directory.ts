@@ -12,6 +12,8 @@ export interface KeyRecord {
   id: string;
   orgId: string;
   projectId: string | null;
+  /** The member the key belongs to (`gateway key create --user`), else null. */
+  userId: string | null;
   revoked: boolean;
 }
 
@@ -126,7 +128,7 @@ export class Directory {
   keyByHash(hash: string): Promise<KeyRecord | null> {
     return this.cached(`key:${hash}`, async () => {
       const k = await ApiKey.findOne({ where: { keyHash: hash } });
-      return k ? { id: k.id, orgId: k.orgId, projectId: k.projectId, revoked: k.revokedAt !== null } : null;
+      return k ? { id: k.id, orgId: k.orgId, projectId: k.projectId, userId: k.userId, revoked: k.revokedAt !== null } : null;
     });
   }
 
@@ -163,6 +165,14 @@ export class Directory {
       const r = await RoutingPlan.findByPk(id);
       return r ? { id: r.id, orgId: r.orgId, projectId: r.projectId, modelMap: aliasMap(r.modelMap) } : null;
     });
+  }
+
+  /**
+   * Any other value valid for one cache epoch (e.g. web search settings, provider rows), loaded once
+   * per epoch. Writers of what `load` reads must bump the epoch.
+   */
+  memo<T>(key: string, load: Loader<T>): Promise<T> {
+    return this.cached(`memo:${key}`, load);
   }
 
   /** A live user's own policies (`users.policies`); null for an unknown or deleted user. */

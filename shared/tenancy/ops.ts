@@ -39,12 +39,14 @@ export interface CreatedKey {
 }
 
 /** Creates an inference key; the raw key is returned once and never stored. */
-export async function createApiKey(redis: Redis, input: { orgId: string; projectId?: string | null; name?: string }): Promise<CreatedKey> {
+/** `userId`: the key belongs to that member of the org (member search caps, switch and tool policy apply). */
+export async function createApiKey(redis: Redis, input: { orgId: string; projectId?: string | null; name?: string; userId?: string | null }): Promise<CreatedKey> {
   const g = generateApiKey();
   const row = await ApiKey.create({
     orgId: input.orgId,
     projectId: input.projectId ?? null,
     name: input.name ?? null,
+    userId: input.userId ?? null,
     prefix: g.visiblePrefix,
     keyHash: g.hash,
     revokedAt: null,

@@ -6,6 +6,7 @@ import { startImagesWorkers } from './images.worker';
 import { startEmbeddingsWorkers } from './embeddings.worker';
 import { startAudioWorkers } from './audio.worker';
 import { startSystemoneWorkers } from './systemone.worker';
+import { startSearchWorkers } from './search.worker';
 
 /**
  * Pool name → starter. Pools without a starter yet are listed as undefined so a process asked to run
@@ -17,7 +18,7 @@ export const POOL_STARTERS: Record<PoolName, ((rt: WorkerRuntime) => Worker[]) |
   images: startImagesWorkers,
   audio: startAudioWorkers,
   systemone: startSystemoneWorkers,
-  search: undefined,
+  search: startSearchWorkers,
 };
 
 export function implementedPools(): PoolName[] {

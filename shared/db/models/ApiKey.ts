@@ -5,6 +5,7 @@ export class ApiKey extends SModel<InferAttributes<ApiKey>, InferCreationAttribu
   declare id: CreationOptional<string>;
   declare orgId: string;
   declare projectId: string | null;
+  declare userId: CreationOptional<string | null>;
   declare name: string | null;
   declare prefix: string;
   declare keyHash: string;
@@ -18,6 +19,7 @@ export class ApiKey extends SModel<InferAttributes<ApiKey>, InferCreationAttribu
         id: { type: DataTypes.UUID, defaultValue: DataTypes.UUIDV4, primaryKey: true },
         orgId: { type: DataTypes.UUID, allowNull: false },
         projectId: { type: DataTypes.UUID, allowNull: true },
+        userId: { type: DataTypes.UUID, allowNull: true },
         name: { type: DataTypes.STRING, allowNull: true },
         prefix: { type: DataTypes.STRING(24), allowNull: false },
         keyHash: { type: DataTypes.STRING(64), allowNull: false, unique: true },

@@ -8,6 +8,10 @@ export class SearchProvider extends SModel<InferAttributes<SearchProvider>, Infe
   declare baseUrl: string;
   declare enabled: CreationOptional<boolean>;
   declare priceMicros: CreationOptional<string>;
+  /** Price of one page fetch (native `web_fetch`) in micro-dollars. */
+  declare fetchPriceMicros: CreationOptional<string>;
+  /** The platform default provider (used when the org names none). */
+  declare isDefault: CreationOptional<boolean>;
   declare apiKeyEncrypted: string | null;
   declare config: CreationOptional<Record<string, unknown>>;
   declare createdAt: CreationOptional<Date>;
@@ -22,6 +26,8 @@ export class SearchProvider extends SModel<InferAttributes<SearchProvider>, Infe
         baseUrl: { type: DataTypes.STRING, allowNull: false },
         enabled: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: true },
         priceMicros: { type: DataTypes.BIGINT, allowNull: false, defaultValue: 0 },
+        fetchPriceMicros: { type: DataTypes.BIGINT, allowNull: false, defaultValue: 0 },
+        isDefault: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
         apiKeyEncrypted: { type: DataTypes.TEXT, allowNull: true },
         config: { type: DataTypes.JSONB, allowNull: false, defaultValue: {} },
         createdAt: DataTypes.DATE,

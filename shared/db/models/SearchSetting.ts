@@ -6,9 +6,11 @@ export class SearchSetting extends SModel<InferAttributes<SearchSetting>, InferC
   declare orgId: string;
   declare defaultProvider: string | null;
   declare allowedProviders: CreationOptional<string[]>;
-  declare monthlyAllowance: CreationOptional<number>;
+  /** Free searches per month; null inherits the plan's (`entitlements.web_search_allowance`). */
+  declare monthlyAllowance: CreationOptional<number | null>;
   declare overageEnabled: CreationOptional<boolean>;
-  declare overageMonthlyLimit: number | null;
+  /** The org's monthly limit on all searches (platform and own key); null = none. */
+  declare overageMonthlyLimit: CreationOptional<number | null>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date>;
 
@@ -19,7 +21,7 @@ export class SearchSetting extends SModel<InferAttributes<SearchSetting>, InferC
         orgId: { type: DataTypes.UUID, allowNull: false },
         defaultProvider: { type: DataTypes.STRING, allowNull: true },
         allowedProviders: { type: DataTypes.JSONB, allowNull: false, defaultValue: [] },
-        monthlyAllowance: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
+        monthlyAllowance: { type: DataTypes.INTEGER, allowNull: true },
         overageEnabled: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
         overageMonthlyLimit: { type: DataTypes.INTEGER, allowNull: true },
         createdAt: DataTypes.DATE,

@@ -26,9 +26,12 @@ import { Referral } from './Referral';
 import { SchedulerEndpoint } from './SchedulerEndpoint';
 import { InviteCode } from './InviteCode';
 import { BillingRecord } from './BillingRecord';
+import { SearchOrgKey } from './SearchOrgKey';
+import { SearchUsage } from './SearchUsage';
 
 export { Plan, Organization, User, Membership, Project, ApiKey, RoutingPlan, Provider, Model, UsageEvent, StoredResponse, Wallet, CreditReservation, Image };
 export { PlatformKey, AdminToken, AuditLog, PlatformCredential, ModelPool, TokenizerProfile, SearchProvider, SearchSetting, PaymentAccount, Referral, SchedulerEndpoint, InviteCode, BillingRecord };
+export { SearchOrgKey, SearchUsage };
 
 /** Later issues add their models here; each model file exports an `init` that defines its table. */
 export function initModels(sequelize: Sequelize): void {
@@ -54,6 +57,8 @@ export function initModels(sequelize: Sequelize): void {
   TokenizerProfile.initModel(sequelize);
   SearchProvider.initModel(sequelize);
   SearchSetting.initModel(sequelize);
+  SearchOrgKey.initModel(sequelize);
+  SearchUsage.initModel(sequelize);
   PaymentAccount.initModel(sequelize);
   Referral.initModel(sequelize);
   SchedulerEndpoint.initModel(sequelize);

@@ -1,0 +1,139 @@
+import type { Request } from 'express';
+import type { AppContext } from '../context';
+import type { OrgContext } from '../../shared/tenancy/directory';
+import type { FetchResult, SearchArgs, SearchOutcome, SearchResult } from '../../shared/search/types';
+import { ApiError } from '../../shared/errors/ApiError';
+import { errors } from '../../shared/errors/codes';
+import { encrypt } from '../../shared/crypto';
+import { config } from '../../shared/config/env';
+import { logger } from '../../shared/logger';
+import { laneLimit } from '../../shared/lanes/policy';
+import { mcpToolAllowed } from '../../shared/policies/mcp-tools';
+import { searchErrors } from '../../shared/search/errors';
+import { memberTerms, orgSearchTerms, resolveProvider } from '../../shared/search/resolve';
+import { reserveSearch } from '../../shared/search/entitlements';
+import { periodEnd } from '../../shared/search/period';
+import { recordSearch } from '../../shared/search/ledger';
+import { runQueued } from './run-job';
+
+export type { SearchArgs, SearchOutcome } from '../../shared/search/types';
+
+/** Search jobs take a lease on their own pool (never a chat lane). */
+export const SEARCH_POOL = 'search';
+export const SEARCH_LANE = 'default';
+export const SEARCH_LANE_DEFAULT = 16;
+export const MAX_QUERY_CHARS = 400;
+
+/**
+ * Who is searching: what the authenticated request knows. Build it with `searchCaller(ctx, req)`.
+ */
+export interface SearchCaller {
+  ctx: AppContext;
+  orgId: string;
+  org: OrgContext;
+  apiKeyId: string | null;
+  /** The member (user id) the API key belongs to, if any: member caps, switch and tool policy apply. */
+  userId: string | null;
+  projectId: string | null;
+  /** Unique per search: the job id and the ledger row's key. Several searches in one request need distinct ids. */
+  requestId: string;
+}
+
+export function searchCaller(ctx: AppContext, req: Request): SearchCaller {
+  const a = req.auth!;
+  return { ctx, orgId: a.orgId, org: a.org, apiKeyId: a.keyId, userId: a.userId ?? null, projectId: a.projectId, requestId: req.id };
+}
+
+function checkArgs(args: SearchArgs): void {
+  if (args.kind === 'search') {
+    if (typeof args.query !== 'string' || args.query.length < 1 || args.query.length > MAX_QUERY_CHARS) {
+      throw errors.invalidRequest(`'query' must be a string of 1-${MAX_QUERY_CHARS} characters.`);
+    }
+    if (args.count !== undefined && (typeof args.count !== 'number' || !Number.isInteger(args.count))) {
+      throw errors.invalidRequest("'count' must be an integer (it is clamped to the provider's range).");
+    }
+    if (args.provider !== undefined && (typeof args.provider !== 'string' || args.provider.length === 0)) {
+      throw errors.invalidRequest("'provider' must be a provider key.");
+    }
+  } else if (typeof args.url !== 'string' || !/^https?:\/\//i.test(args.url)) {
+    throw errors.invalidRequest("'url' must be an http(s) URL.");
+  }
+}
+
+/**
+ * One gated search (or page fetch), in the spec's order: tool policy (`mcp_tool_disabled`), the
+ * `web_search` kill switch (`web_search_disabled`), provider then key resolution
+ * (`provider_not_allowed`, `provider_unconfigured`), the member's switch, then the atomic entitlement
+ * decision in Redis (`quota_exceeded`, `search_rate_limited`). The search runs on the search pool;
+ * on success one ledger row is written, on failure the reservation is given back and nothing is charged.
+ */
+export async function runSearch(caller: SearchCaller, args: SearchArgs, signal?: AbortSignal): Promise<SearchOutcome> {
+  const { ctx, org } = caller;
+  const tool = args.kind === 'fetch' ? 'web_fetch' : 'web_search';
+  await ctx.directory.sync();
+  if (!(await mcpToolAllowed(ctx.directory, org, caller.userId, 'web_search'))) throw searchErrors.toolDisabled('web_search');
+  if (tool === 'web_fetch' && !(await mcpToolAllowed(ctx.directory, org, caller.userId, tool))) throw searchErrors.toolDisabled(tool);
+  if (ctx.switches.engaged('web_search')) throw searchErrors.webSearchDisabled();
+  checkArgs(args);
+
+  const terms = await orgSearchTerms(ctx.directory, org);
+  const provider = await resolveProvider(ctx.directory, caller.orgId, terms.settings, args.kind === 'search' ? args.provider : undefined);
+  const member = await memberTerms(ctx.directory, caller.orgId, caller.userId);
+  if (member && !member.enabled) throw searchErrors.quotaExceeded('Web search is switched off for you in this organization.', periodEnd());
+  // a key made for a member who has left the org keeps no search rights of its own
+  if (caller.userId && !member) throw searchErrors.quotaExceeded('The user this key belongs to is no longer a member of the organization.', periodEnd());
+  const reservation = await reserveSearch(ctx.redis, {
+    orgId: caller.orgId,
+    ownKey: provider.keySource === 'own',
+    allowance: terms.allowance,
+    overageEnabled: terms.overageEnabled,
+    monthlyLimit: terms.monthlyLimit,
+    member: member ? { userId: member.userId, cap: member.cap } : null,
+    perMinute: terms.perMinute,
+  });
+
+  let result: SearchResult | FetchResult;
+  try {
+    const target = { name: provider.name, kind: provider.kind, baseUrl: provider.baseUrl, sealedKey: encrypt(provider.apiKey), keySource: provider.keySource };
+    result = (await runQueued(
+      ctx,
+      { orgId: caller.orgId, projectId: caller.projectId, apiKeyId: caller.apiKeyId, requestId: caller.requestId },
+      signal,
+      {
+        queue: 'search',
+        pool: SEARCH_POOL,
+        lane: SEARCH_LANE,
+        limit: laneLimit(org, SEARCH_POOL, SEARCH_LANE, SEARCH_LANE_DEFAULT),
+        overLimit: (s) => new ApiError(429, 'search_lanes_exhausted', 'Too many concurrent searches for this organization; retry shortly.', { retryAfter: s }),
+        publicModel: `${tool}:${provider.name}`,
+        timeoutMs: config().searchTimeoutMs,
+        // Omit<> over the job union loses its members: the shape is SearchJob's, checked by the worker's type
+        data: (args.kind === 'search'
+          ? { kind: 'search', provider: target, query: args.query, count: args.count }
+          : { kind: 'fetch', provider: target, url: args.url, allowedDomains: args.allowedDomains, blockedDomains: args.blockedDomains }) as never,
+      },
+    )) as SearchResult | FetchResult;
+  } catch (err) {
+    await reservation.release().catch((e) => logger.warn({ err: e }, 'search reservation release failed'));
+    throw err;
+  }
+
+  const unit = args.kind === 'fetch' ? provider.fetchPriceMicros : provider.priceMicros;
+  const charge = {
+    provider: provider.name,
+    keySource: provider.keySource,
+    chargeClass: reservation.chargeClass,
+    priceMicros: reservation.chargeClass === 'overage' ? unit : 0,
+  };
+  await recordSearch({
+    requestId: caller.requestId,
+    orgId: caller.orgId,
+    userId: member?.userId ?? null,
+    apiKeyId: caller.apiKeyId,
+    projectId: caller.projectId,
+    period: reservation.period,
+    kind: args.kind,
+    ...charge,
+  });
+  return { kind: args.kind, ...result, charge } as SearchOutcome;
+}

@@ -1,0 +1,68 @@
+import type { Request, Response } from 'express';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { AppContext } from '../../context';
+import { generationSchema, validateImageBody } from '../images/schema';
+import { applyLimits, limitsOf, type ImageParams } from '../images/limits';
+import { imagesResponse } from '../images/present';
+import { imageGenerationOffBy } from '../images/gate';
+import { dispatchImages, resolveImageModel } from '../../dispatch/images';
+import { imageErrors } from '../../../shared/images/errors';
+import { errors } from '../../../shared/errors/codes';
+
+export const IMAGE_TOOL_NAME = 'generate_image';
+
+export const IMAGE_TOOL: Tool = {
+  name: IMAGE_TOOL_NAME,
+  title: 'Generate an image',
+  description: "Generates images from a prompt on the gateway's images pool and returns each stored image's id and URL (valid for 7 days).",
+  inputSchema: {
+    type: 'object',
+    properties: {
+      prompt: { type: 'string', minLength: 1, description: 'What to draw.' },
+      model: { type: 'string', description: 'An image model id from GET /v1/models. Omitted: the first image model of the catalog.' },
+      size: { type: 'string', description: "Width x height, e.g. '1024x1024'." },
+      n: { type: 'integer', description: 'Number of images.' },
+      background: { type: 'boolean', description: 'Run on the background lane (entitled organizations only; otherwise interactive).' },
+    },
+    required: ['prompt'],
+    additionalProperties: false,
+  },
+  outputSchema: {
+    type: 'object',
+    properties: {
+      model: { type: 'string' },
+      images: {
+        type: 'array',
+        items: { type: 'object', properties: { id: { type: 'string' }, url: { type: 'string' }, expires_at: { type: 'number' } }, required: ['id', 'url'] },
+      },
+    },
+    required: ['model', 'images'],
+  },
+  annotations: { readOnlyHint: false, openWorldHint: false },
+};
+
+async function defaultImageModel(ctx: AppContext): Promise<string> {
+  const m = (await ctx.catalog.list()).filter((x) => x.capabilities.image_generation).sort((a, b) => a.publicId.localeCompare(b.publicId))[0];
+  if (!m) throw errors.modelNotFound('(default image model)');
+  return m.publicId;
+}
+
+/**
+ * `generate_image`: the same path as `POST /v1/images/generations` (kill switch and org policy,
+ * validation, model limits, the images pool, the stored images), answered with ids and URLs.
+ * `background: true` asks for the model's `-background` variant.
+ */
+export async function callGenerateImage(ctx: AppContext, req: Request, res: Response, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const off = imageGenerationOffBy(ctx, req.auth!.org);
+  if (off) throw imageErrors.disabled(off);
+  const { background, ...rest } = args;
+  if (background !== undefined && typeof background !== 'boolean') throw errors.invalidRequest("'background' must be a boolean.");
+  const model = rest.model === undefined ? await defaultImageModel(ctx) : rest.model;
+  const body = validateImageBody<ImageParams & { model: string }>(generationSchema, { ...rest, model });
+  const requested = background === true && !body.model.endsWith('-background') ? `${body.model}-background` : body.model;
+  const resolved = await resolveImageModel(ctx, req, requested);
+  const { upstream, size } = applyLimits(body, limitsOf(resolved.model));
+  const result = await dispatchImages(ctx, req, res, { resolved, operation: 'generate', params: upstream, sources: [], size });
+  const out = await imagesResponse(req, result, { model: body.model, size, format: String(upstream.output_format), b64: false });
+  return { model: body.model, images: out.data };
+}

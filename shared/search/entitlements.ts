@@ -1,0 +1,149 @@
+import type { Redis } from 'ioredis';
+import { fn, col, Op } from 'sequelize';
+import { keys } from '../redis/keys';
+import { SearchUsage } from '../db/models';
+import { SEARCH_GATE, SEARCH_RELEASE } from './gate-script';
+import { periodEnd, periodOf } from './period';
+import { searchErrors } from './errors';
+import type { ChargeClass } from './types';
+
+/** What one decision needs to know about the org, the member and the key. */
+export interface EntitlementInput {
+  orgId: string;
+  /** The org's own key pays: never charged, never touches the allowance, still counted. */
+  ownKey: boolean;
+  allowance: number;
+  overageEnabled: boolean;
+  /** The org's monthly limit on all searches; null = none. */
+  monthlyLimit: number | null;
+  /** The member the key belongs to, with their individual cap (null = inherit the org limit). */
+  member: { userId: string; cap: number | null } | null;
+  /** Abuse limit: searches per org per minute; null = none. */
+  perMinute: number | null;
+}
+
+export interface Reservation {
+  period: string;
+  chargeClass: ChargeClass;
+  /** Gives the reservation back (the search failed). Safe to call once. */
+  release(): Promise<void>;
+}
+
+type GateRedis = Redis & {
+  gwSearchGate(...args: Array<string | number>): Promise<[string, (string | number)?]>;
+  gwSearchRelease(...args: Array<string | number>): Promise<number>;
+};
+
+function withScripts(redis: Redis): GateRedis {
+  if (!('gwSearchGate' in redis)) {
+    redis.defineCommand('gwSearchGate', { numberOfKeys: 4, lua: SEARCH_GATE });
+    redis.defineCommand('gwSearchRelease', { numberOfKeys: 3, lua: SEARCH_RELEASE });
+  }
+  return redis as GateRedis;
+}
+
+function counterKeys(e: EntitlementInput, period: string): [string, string, string, string] {
+  const all = keys.searchCount(e.orgId, period, 'all');
+  return [all, keys.searchCount(e.orgId, period, 'platform'), e.member ? keys.searchCount(e.orgId, period, `member:${e.member.userId}`) : all, keys.searchRate(e.orgId)];
+}
+
+/** Counter lifetime: to the end of the period plus a week (late releases still find them). */
+function counterTtl(now: Date): number {
+  return Math.ceil((periodEnd(now).getTime() - now.getTime()) / 1000) + 7 * 86400;
+}
+
+/**
+ * A period's counters start from the ledger (a new period, or Redis lost them): each missing one is
+ * set to the ledger's count, only if still missing (a concurrent seed wins, same value).
+ */
+async function seedFromLedger(redis: Redis, e: EntitlementInput, period: string, ttl: number): Promise<void> {
+  const [allKey, platformKey, memberKey] = counterKeys(e, period);
+  const count = async (where: Record<string, unknown>) => SearchUsage.count({ where: { orgId: e.orgId, period, ...where } });
+  const seeds: Array<[string, () => Promise<number>]> = [
+    [allKey, () => count({})],
+    [platformKey, () => count({ keySource: 'platform' })],
+  ];
+  if (e.member) seeds.push([memberKey, () => count({ userId: e.member!.userId })]);
+  for (const [key, load] of seeds) {
+    if ((await redis.exists(key)) === 0) await redis.set(key, await load(), 'EX', ttl, 'NX');
+  }
+}
+
+/**
+ * The atomic entitlement decision (one script call): the abuse limit, the org's monthly limit, the
+ * member's cap, then the allowance / overage class of a platform-key search. Admitted searches are
+ * counted at once; a failed search gives its reservation back. Throws the spec's errors.
+ */
+export async function reserveSearch(redis: Redis, e: EntitlementInput, now = new Date()): Promise<Reservation> {
+  const r = withScripts(redis);
+  const period = periodOf(now);
+  const ttl = counterTtl(now);
+  const ks = counterKeys(e, period);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const [verdict, extra] = await r.gwSearchGate(
+      ...ks,
+      e.ownKey ? 1 : 0,
+      e.allowance,
+      e.overageEnabled ? 1 : 0,
+      e.monthlyLimit ?? -1,
+      e.member?.cap ?? -1,
+      e.member ? 1 : 0,
+      ttl,
+      e.perMinute ?? -1,
+    );
+    switch (verdict) {
+      case 'cold':
+        await seedFromLedger(redis, e, period, ttl);
+        continue;
+      case 'rate':
+        throw searchErrors.rateLimited(Number(extra ?? 1));
+      case 'limit':
+        throw searchErrors.quotaExceeded("The organization's monthly search limit is used up for this period.", periodEnd(now));
+      case 'cap':
+        throw searchErrors.quotaExceeded('Your personal monthly search cap is used up for this period.', periodEnd(now));
+      case 'allowance':
+        throw searchErrors.quotaExceeded(
+          e.allowance > 0
+            ? "The organization's free search allowance is used up for this period and paid overage is off."
+            : 'The organization has no search allowance and has not opted in to paid overage.',
+          periodEnd(now),
+        );
+      case 'ok': {
+        let released = false;
+        return {
+          period,
+          chargeClass: extra as ChargeClass,
+          release: async () => {
+            if (released) return;
+            released = true;
+            await r.gwSearchRelease(ks[0], ks[1], ks[2], e.ownKey ? 1 : 0, e.member ? 1 : 0);
+          },
+        };
+      }
+      default:
+        throw new Error(`search gate answered '${verdict}'`);
+    }
+  }
+  throw new Error('search gate: counters could not be seeded');
+}
+
+/** Ledger counts of an org's period (for settings pages and the CLI). */
+export async function periodUsage(orgId: string, period = periodOf()): Promise<{ total: number; platform: number; overage: number; overageMicros: number }> {
+  const rows = (await SearchUsage.findAll({
+    attributes: ['chargeClass', 'keySource', [fn('COUNT', col('id')), 'n'], [fn('COALESCE', fn('SUM', col('price_micros')), 0), 'micros']],
+    where: { orgId, period: { [Op.eq]: period } },
+    group: ['chargeClass', 'keySource'],
+    raw: true,
+  })) as unknown as Array<{ chargeClass: string; keySource: string; n: string; micros: string }>;
+  const out = { total: 0, platform: 0, overage: 0, overageMicros: 0 };
+  for (const r of rows) {
+    const n = Number(r.n);
+    out.total += n;
+    if (r.keySource === 'platform') out.platform += n;
+    if (r.chargeClass === 'overage') {
+      out.overage += n;
+      out.overageMicros += Number(r.micros);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,115 @@
+import { Membership, Organization, SearchOrgKey, SearchProvider, SearchSetting } from '../db/models';
+import { encrypt } from '../crypto';
+import { recordAudit, type Actor } from '../audit/audit';
+import { ApiError } from '../errors/ApiError';
+import { bumpEpoch } from '../cache/epoch';
+import type { Redis } from 'ioredis';
+
+/**
+ * The writes behind the web search controls (owner-only dashboard page, management API, CLI): every
+ * one goes through here and is audited (who, what, target; never a key's value).
+ */
+export interface SettingsWrite {
+  /** The cache epoch is bumped after each write, so every pod's gate sees it on its next search. */
+  redis: Redis;
+  actor: Actor;
+  /** How the write came in, for the audit entry (e.g. `PUT /admin/v1/search-settings/{org}/overage`, `cli search-keys set`). */
+  via: { method: string; path: string };
+  requestId?: string | null;
+  /** The caller's own middleware audits the write already (the management API): no second entry. */
+  auditedByCaller?: boolean;
+}
+
+async function audited<T>(w: SettingsWrite, targetId: string, fields: string[], write: () => Promise<T>): Promise<T> {
+  const fn = async () => {
+    const out = await write();
+    await bumpEpoch(w.redis);
+    return out;
+  };
+  if (w.auditedByCaller) return fn();
+  try {
+    const out = await fn();
+    await recordAudit({ actor: w.actor, method: w.via.method, path: w.via.path, family: 'search', targetId, status: 200, requestId: w.requestId ?? null, fields });
+    return out;
+  } catch (err) {
+    const status = err instanceof ApiError ? err.status : 500;
+    await recordAudit({ actor: w.actor, method: w.via.method, path: w.via.path, family: 'search', targetId, status, requestId: w.requestId ?? null, fields });
+    throw err;
+  }
+}
+
+async function requireOrg(orgId: string): Promise<void> {
+  if (!(await Organization.findByPk(orgId))) throw new ApiError(404, 'not_found', `No organization with id '${orgId}'.`);
+}
+
+async function settingsRow(orgId: string): Promise<SearchSetting> {
+  const [row] = await SearchSetting.findOrCreate({ where: { orgId }, defaults: { orgId } });
+  return row;
+}
+
+/**
+ * Paid overage on or off. Turning it on needs a monthly limit (a search count; kept from before when
+ * omitted). Off takes effect at once: past the allowance, platform-key searches fail `quota_exceeded`.
+ */
+export async function setOverage(orgId: string, input: { enabled: boolean; monthlyLimit?: number | null }, w: SettingsWrite): Promise<SearchSetting> {
+  return audited(w, orgId, ['enabled', ...(input.monthlyLimit !== undefined ? ['monthly_limit'] : [])], async () => {
+    await requireOrg(orgId);
+    const row = await settingsRow(orgId);
+    const limit = input.monthlyLimit !== undefined ? input.monthlyLimit : row.overageMonthlyLimit;
+    if (input.enabled && (limit === null || limit === undefined)) {
+      throw new ApiError(400, 'invalid_request', 'Enabling paid overage needs a monthly limit (a search count).');
+    }
+    return row.update({ overageEnabled: input.enabled, overageMonthlyLimit: limit ?? null });
+  });
+}
+
+/** The org's monthly limit on all searches (platform and own key); null removes it (not while overage is on). */
+export async function setMonthlyLimit(orgId: string, limit: number | null, w: SettingsWrite): Promise<SearchSetting> {
+  return audited(w, orgId, ['monthly_limit'], async () => {
+    await requireOrg(orgId);
+    const row = await settingsRow(orgId);
+    if (limit === null && row.overageEnabled) throw new ApiError(400, 'invalid_request', 'Paid overage is on: it needs a monthly limit.');
+    return row.update({ overageMonthlyLimit: limit });
+  });
+}
+
+/** A member's individual cap (null: inherit the org limit) and on/off switch. */
+export async function setMemberSearch(orgId: string, userId: string, input: { cap?: number | null; enabled?: boolean }, w: SettingsWrite): Promise<Membership> {
+  const fields = [...(input.cap !== undefined ? ['cap'] : []), ...(input.enabled !== undefined ? ['enabled'] : [])];
+  return audited(w, `${orgId}/${userId}`, fields, async () => {
+    const m = await Membership.findOne({ where: { orgId, userId } });
+    if (!m) throw new ApiError(404, 'not_found', 'No such member in this organization.');
+    return m.update({ ...(input.cap !== undefined ? { searchCap: input.cap } : {}), ...(input.enabled !== undefined ? { searchEnabled: input.enabled } : {}) });
+  });
+}
+
+export interface OrgKeyListing {
+  provider: string;
+  last4: string;
+  created_at: string;
+}
+
+/** The org's own provider keys: provider, last four characters and creation time; never the key. */
+export async function listOrgSearchKeys(orgId: string): Promise<OrgKeyListing[]> {
+  const rows = await SearchOrgKey.findAll({ where: { orgId }, order: [['provider', 'ASC']] });
+  return rows.map((r) => ({ provider: r.provider, last4: r.last4, created_at: r.createdAt.toISOString() }));
+}
+
+/** Sets (or replaces) the org's own key for a known provider; encrypted at rest. */
+export async function setOrgSearchKey(orgId: string, provider: string, apiKey: string, w: SettingsWrite): Promise<OrgKeyListing> {
+  return audited(w, `${orgId}/${provider}`, ['api_key'], async () => {
+    await requireOrg(orgId);
+    const key = apiKey.trim();
+    if (key.length < 4 || key.length > 4096 || /\s/.test(key)) throw new ApiError(400, 'invalid_request', 'The key must be 4-4096 characters without spaces.');
+    if (!(await SearchProvider.findOne({ where: { name: provider } }))) throw new ApiError(400, 'provider_not_allowed', `The search provider '${provider}' is unknown.`);
+    const values = { keyEncrypted: encrypt(key), last4: key.slice(-4) };
+    const existing = await SearchOrgKey.findOne({ where: { orgId, provider } });
+    const row = existing ? await existing.update(values) : await SearchOrgKey.create({ orgId, provider, ...values });
+    return { provider: row.provider, last4: row.last4, created_at: row.createdAt.toISOString() };
+  });
+}
+
+/** Removes the org's own key for a provider; false when there was none. */
+export async function removeOrgSearchKey(orgId: string, provider: string, w: SettingsWrite): Promise<boolean> {
+  return audited(w, `${orgId}/${provider}`, [], async () => (await SearchOrgKey.destroy({ where: { orgId, provider } })) > 0);
+}

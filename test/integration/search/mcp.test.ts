@@ -1,0 +1,160 @@
+import { expect } from 'chai';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { env, resetSim, startGateway, type TestGateway } from '../../helpers/harness';
+import { setSwitch } from '../../../shared/switches/switches';
+import { Image, Organization, User } from '../../../shared/db/models';
+import { bumpEpoch } from '../../../shared/cache/epoch';
+import { searchOrg, ledger } from './helpers';
+
+async function connect(key: string, base = env().gw.url, fetchImpl?: typeof fetch): Promise<Client> {
+  const client = new Client({ name: 'test-client', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+    requestInit: { headers: { Authorization: `Bearer ${key}` } },
+    ...(fetchImpl ? { fetch: fetchImpl } : {}),
+  });
+  await client.connect(transport);
+  return client;
+}
+
+function toolErrorCode(r: CallToolResult): string {
+  expect(r.isError, JSON.stringify(r)).to.equal(true);
+  const body = JSON.parse((r.content[0] as { text: string }).text) as { error: { code: string; message: string } };
+  expect(r.structuredContent).to.equal(undefined);
+  expect(body.error.message).to.be.a('string').and.not.equal('');
+  return body.error.code;
+}
+
+describe('hosted MCP server (/mcp, official SDK client over Streamable HTTP)', () => {
+  beforeEach(resetSim);
+
+  it('lists web_search and generate_image, calls web_search and gets the result shape as structured content and text', async () => {
+    const o = await searchOrg();
+    const client = await connect(o.key);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name).sort()).to.deep.equal(['generate_image', 'web_search']);
+      const r = (await client.callTool({ name: 'web_search', arguments: { query: 'model context protocol', count: 2, provider: 'exa' } })) as CallToolResult;
+      expect(r.isError ?? false, JSON.stringify(r)).to.equal(false);
+      const s = r.structuredContent as { query: string; provider: string; results: Array<Record<string, unknown>> };
+      expect(s.query).to.equal('model context protocol');
+      expect(s.provider).to.equal('exa');
+      expect(s.results).to.have.length(2);
+      expect(JSON.parse((r.content[0] as { text: string }).text)).to.deep.equal(s);
+      expect(await ledger(o.org.id)).to.have.length(1);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('generate_image runs on the images pool and returns the stored image ids and URLs', async () => {
+    const o = await searchOrg();
+    const client = await connect(o.key);
+    try {
+      const r = (await client.callTool({ name: 'generate_image', arguments: { prompt: 'a red square', size: '256x256' } })) as CallToolResult;
+      expect(r.isError ?? false, JSON.stringify(r)).to.equal(false);
+      const s = r.structuredContent as { model: string; images: Array<{ id: string; url: string }> };
+      expect(s.model).to.equal('sim-image');
+      expect(s.images).to.have.length(1);
+      expect(s.images[0].url).to.equal(`${env().gw.url}/v1/images/${s.images[0].id}/content`);
+      expect(await Image.count({ where: { id: s.images[0].id, orgId: o.org.id } })).to.equal(1);
+      const bad = (await client.callTool({ name: 'generate_image', arguments: { prompt: 'x', model: 'nope' } })) as CallToolResult;
+      expect(toolErrorCode(bad)).to.equal('model_not_found');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('errors are MCP tool errors with the spec code: quota_exceeded, provider_not_allowed, invalid_request', async () => {
+    const o = await searchOrg({ monthlyAllowance: 1 });
+    const client = await connect(o.key);
+    try {
+      expect(toolErrorCode((await client.callTool({ name: 'web_search', arguments: { query: 'q', provider: 'nope' } })) as CallToolResult)).to.equal('provider_not_allowed');
+      expect(toolErrorCode((await client.callTool({ name: 'web_search', arguments: { query: '' } })) as CallToolResult)).to.equal('invalid_request');
+      expect(toolErrorCode((await client.callTool({ name: 'web_search', arguments: { query: 'x'.repeat(401) } })) as CallToolResult)).to.equal('invalid_request');
+      expect(((await client.callTool({ name: 'web_search', arguments: { query: 'q' } })) as CallToolResult).isError ?? false).to.equal(false);
+      expect(toolErrorCode((await client.callTool({ name: 'web_search', arguments: { query: 'q' } })) as CallToolResult)).to.equal('quota_exceeded');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('the web_search kill switch: the tool stays listed, calls answer web_search_disabled; /v1/alpha/search answers 503', async () => {
+    const o = await searchOrg();
+    const client = await connect(o.key);
+    await setSwitch(env().redis, 'web_search', true);
+    try {
+      await env().gw.ctx.switches.refresh();
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).to.include('web_search');
+      expect(toolErrorCode((await client.callTool({ name: 'web_search', arguments: { query: 'q' } })) as CallToolResult)).to.equal('web_search_disabled');
+      const r = await fetch(`${env().gw.url}/v1/alpha/search`, { method: 'POST', headers: { 'SERVICE-API-KEY': o.key, 'content-type': 'application/json' }, body: '{"query":"q"}' });
+      expect(r.status).to.equal(503);
+      expect(((await r.json()) as { error: { code: string } }).error.code).to.equal('web_search_disabled');
+      expect(env().sim.log.entries).to.have.length(0);
+    } finally {
+      await setSwitch(env().redis, 'web_search', false);
+      await env().gw.ctx.switches.refresh();
+      await client.close();
+    }
+    expect(await ledger(o.org.id)).to.have.length(0);
+  });
+
+  it('org-wide and per-user tool policies answer mcp_tool_disabled (the user entry wins)', async () => {
+    const o = await searchOrg({ monthlyAllowance: 10 });
+    const m = await o.member();
+    await Organization.update({ policies: { mcp_tools: { web_search: 'deny', generate_image: 'deny' } } }, { where: { id: o.org.id } });
+    await bumpEpoch(env().redis);
+    const orgClient = await connect(o.key);
+    const memberClient = await connect(m.key);
+    try {
+      expect(toolErrorCode((await orgClient.callTool({ name: 'web_search', arguments: { query: 'q' } })) as CallToolResult)).to.equal('mcp_tool_disabled');
+      expect(toolErrorCode((await orgClient.callTool({ name: 'generate_image', arguments: { prompt: 'q' } })) as CallToolResult)).to.equal('mcp_tool_disabled');
+      expect(toolErrorCode((await memberClient.callTool({ name: 'web_search', arguments: { query: 'q' } })) as CallToolResult)).to.equal('mcp_tool_disabled');
+      await User.update({ policies: { mcp_tools: { web_search: 'allow' } } }, { where: { id: m.userId } });
+      await bumpEpoch(env().redis);
+      expect(((await memberClient.callTool({ name: 'web_search', arguments: { query: 'q' } })) as CallToolResult).isError ?? false).to.equal(false);
+      expect(toolErrorCode((await orgClient.callTool({ name: 'web_search', arguments: { query: 'q' } })) as CallToolResult)).to.equal('mcp_tool_disabled');
+      const r = await fetch(`${env().gw.url}/v1/alpha/search`, { method: 'POST', headers: { 'SERVICE-API-KEY': o.key, 'content-type': 'application/json' }, body: '{"query":"q"}' });
+      expect(r.status).to.equal(403);
+    } finally {
+      await orgClient.close();
+      await memberClient.close();
+    }
+    expect(await ledger(o.org.id)).to.have.length(1);
+  });
+
+  it('stateless: a second web process serves the next call of the same client', async () => {
+    const o = await searchOrg();
+    const second: TestGateway = await startGateway('test-pod-mcp-2');
+    const served: string[] = [];
+    let n = 0;
+    // each HTTP request of the one client goes to the other pod in turn
+    const alternate: typeof fetch = (input, init) => {
+      const url = new URL(String(input instanceof Request ? input.url : input));
+      const base = n++ % 2 === 0 ? env().gw.url : second.url;
+      served.push(base);
+      return fetch(`${base}${url.pathname}${url.search}`, init);
+    };
+    const client = await connect(o.key, env().gw.url, alternate);
+    try {
+      for (let i = 0; i < 3; i++) {
+        const r = (await client.callTool({ name: 'web_search', arguments: { query: `q${i}` } })) as CallToolResult;
+        expect(r.isError ?? false, JSON.stringify(r)).to.equal(false);
+      }
+      expect(new Set(served).size).to.equal(2);
+    } finally {
+      await client.close();
+      await second.close();
+    }
+  });
+
+  it('needs an inference key: 401 on the HTTP level; GET /mcp is 405', async () => {
+    const r = await fetch(`${env().gw.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' });
+    expect(r.status).to.equal(401);
+    const o = await searchOrg();
+    const g = await fetch(`${env().gw.url}/mcp`, { headers: { 'SERVICE-API-KEY': o.key, accept: 'text/event-stream' } });
+    expect(g.status).to.equal(405);
+  });
+});

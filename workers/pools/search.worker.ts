@@ -1,0 +1,44 @@
+import type { Worker } from 'bullmq';
+import { createWorker, type JobContext } from '../../shared/queues/create-worker';
+import { config } from '../../shared/config/env';
+import { decrypt } from '../../shared/crypto';
+import { ApiError } from '../../shared/errors/ApiError';
+import { searchAdapter, clampCount } from '../providers/search';
+import type { WorkerRuntime } from '../runtime';
+import type { SearchJob } from '../../shared/queues/payloads';
+import type { FetchResult, SearchResult } from '../../shared/search/types';
+
+/**
+ * Page fetch (native `web_fetch`) is not built on these rails yet: `workers/providers/fetch/` will
+ * export `fetchPage(url, opts, signal)` and this handler will call it.
+ */
+function fetchNotImplemented(): ApiError {
+  return new ApiError(501, 'fetch_not_implemented', 'Page fetch is not available on this gateway yet.');
+}
+
+/** One search (or fetch) job: the provider call, and the usage event of the request. */
+async function run(d: SearchJob, { signal, usage }: JobContext): Promise<SearchResult | FetchResult> {
+  if (d.kind === 'fetch') throw fetchNotImplemented();
+  const adapter = searchAdapter(d.provider.kind);
+  if (!adapter) throw new ApiError(409, 'provider_unconfigured', `The search provider '${d.provider.name}' has no adapter for kind '${d.provider.kind}'.`);
+  const results = await adapter.search({
+    baseUrl: d.provider.baseUrl,
+    apiKey: decrypt(d.provider.sealedKey),
+    keySource: d.provider.keySource,
+    query: d.query,
+    count: clampCount(d.count, adapter.count),
+    signal,
+    deadline: d.deadline,
+  });
+  usage('web_search', { units: { web_search_requests: 1 }, passthrough: d.provider.keySource === 'own' });
+  return { query: d.query, provider: d.provider.name, results };
+}
+
+/**
+ * The search pool: web search jobs from the `search` queue, with a concurrency of its own. The
+ * entitlement decision and the ledger row are the edge's (api/dispatch/search.ts); a failed provider
+ * call answers an error and the edge gives the reservation back.
+ */
+export function startSearchWorkers(rt: WorkerRuntime): Worker[] {
+  return [createWorker(rt, 'search', config().searchConcurrency, (job, ctx) => run(job.data, ctx))];
+}
