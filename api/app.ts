@@ -21,7 +21,7 @@ export function createApp(ctx: AppContext): Express {
   app.use(healthRouter(ctx));
   app.use(signedImagesRouter()); // signed image bytes: the signature authorises, not an API key
 
-  app.use('/dashboard', dashboardRouter(ctx.redis)); // the org dashboard's pages (api/dashboard/)
+  app.use('/dashboard', dashboardRouter(ctx)); // the org dashboard's pages (api/dashboard/)
 
   const inference = inferenceRouter(ctx);
   // The path is quoted without a path-authentication key (`/a/{api_key}/...`): a secret is never echoed.

@@ -7,45 +7,20 @@ import { recordAudit } from '../../shared/audit/audit';
 import { ApiError } from '../../shared/errors/ApiError';
 import { html, type Html } from '../web/html';
 import { page } from '../web/layout';
+import { actorOf, renderOrgPage } from './org-page';
+import { searchPage } from './search-page';
+import type { Directory } from '../../shared/tenancy/directory';
 import type { WebKit } from '../web/session';
 import { stackedBars } from './chart';
 import { orgUsage } from './usage';
 import { membershipsOf, refuseImpersonation, requireMember, requireOwner } from './member';
 
-function render(req: Request, res: Response, kit: WebKit, title: string, tab: string, body: (csrf: string) => Html): void {
-  const { viewer, access } = res.locals;
-  const base = `/dashboard/o/${access!.org.slug}`;
-  const csrf = kit.csrfToken(req, res);
-  const imp = viewer!.impersonatedBy;
-  res.send(
-    page(
-      {
-        title,
-        base: '/dashboard',
-        brand: access!.org.name,
-        user: viewer!.user.email,
-        csrf,
-        banner: imp ? `Impersonation: ${imp.adminEmail} is viewing as ${viewer!.user.email} until ${new Date(imp.until).toISOString().slice(11, 16)} UTC. Key creation and password changes are disabled.` : undefined,
-        nav: [
-          { href: base, label: 'Usage', on: tab === 'usage' },
-          { href: `${base}/keys`, label: 'API keys', on: tab === 'keys' },
-          { href: `${base}/projects`, label: 'Projects', on: tab === 'projects' },
-        ],
-      },
-      body(csrf),
-    ),
-  );
-}
-
-const actor = (res: Response) => {
-  const v = res.locals.viewer!;
-  return { type: 'web_session' as const, id: v.impersonatedBy?.adminId ?? v.user.id, label: v.impersonatedBy ? `${v.impersonatedBy.adminEmail} as ${v.user.email}` : v.user.email };
-};
 const audit = (req: Request, res: Response, path: string, targetId: string, status = 200) =>
-  recordAudit({ actor: actor(res), method: 'POST', path: `/dashboard/o/${res.locals.access!.org.slug}${path}`, family: 'organizations', targetId, status, requestId: req.id });
+  recordAudit({ actor: actorOf(res), method: 'POST', path: `/dashboard/o/${res.locals.access!.org.slug}${path}`, family: 'organizations', targetId, status, requestId: req.id });
 
-/** The pages of one organization: usage, API keys, projects. */
-export function orgPages(redis: Redis, kit: WebKit): Router {
+/** The pages of one organization: usage, API keys, projects, web search (owners). */
+export function orgPages(deps: { redis: Redis; directory: Directory }, kit: WebKit): Router {
+  const { redis } = deps;
   const r = Router({ mergeParams: true });
   r.get('/', async (req, res) => {
     const orgs = await membershipsOf(res.locals.viewer!.user.id);
@@ -75,7 +50,7 @@ export function orgPages(redis: Redis, kit: WebKit): Router {
       t.requests += row.requests; t.input += row.inputTokens; t.output += row.outputTokens;
       totals.set(`${row.model}\u0000${row.modality}`, t);
     }
-    render(req, res, kit, 'Usage', 'usage', () => html`<h1>Usage, last 30 days (UTC)</h1>
+    renderOrgPage(req, res, kit, 'Usage', 'usage', () => html`<h1>Usage, last 30 days (UTC)</h1>
 <div class="card chart" data-test="requests-chart"><h2>Requests per day</h2>${req1.svg}<div class="legend">${req1.legend}</div></div>
 <div class="card chart"><h2>Tokens per day (input + output)</h2>${tok.svg}<div class="legend">${tok.legend}</div></div>
 <div class="card"><h2>By model and modality</h2><table><thead><tr><th>Model</th><th>Modality</th><th>Requests</th><th>Input tokens</th><th>Output tokens</th></tr></thead><tbody>
@@ -87,7 +62,7 @@ ${totals.size ? '' : html`<tr><td colspan="5" class="muted">No traffic yet.</td>
     const orgId = res.locals.access!.org.id;
     const [keys, projects] = await Promise.all([listApiKeys(orgId), Project.findAll({ where: { orgId, archivedAt: null }, order: [['name', 'ASC']] })]);
     const slug = res.locals.access!.org.slug;
-    render(req, res, kit, 'API keys', 'keys', (csrf) => html`<h1>API keys</h1>
+    renderOrgPage(req, res, kit, 'API keys', 'keys', (csrf) => html`<h1>API keys</h1>
 ${created ? html`<div class="card"><p><strong>Your new key.</strong> Copy it now: it is shown this once.</p><p class="secret" data-test="new-key">${created.key}</p></div>` : ''}
 <div class="card"><h2>Create a key</h2><form method="post" action="/dashboard/o/${slug}/keys" class="row"><input type="hidden" name="_csrf" value="${csrf}">
 <div><label for="name">Name</label><input type="text" id="name" name="name" maxlength="200" placeholder="e.g. production"></div>
@@ -119,7 +94,7 @@ ${keys.map((k) => html`<tr><td>${k.name ?? ''}</td><td><code>${k.prefix}…</cod
   org.get('/projects', async (req, res) => {
     const { org: o, role } = res.locals.access!;
     const projects = await Project.findAll({ where: { orgId: o.id }, order: [['archivedAt', 'DESC NULLS FIRST'], ['name', 'ASC']] });
-    render(req, res, kit, 'Projects', 'projects', (csrf) => html`<h1>Projects</h1>
+    renderOrgPage(req, res, kit, 'Projects', 'projects', (csrf) => html`<h1>Projects</h1>
 <div class="card"><p class="muted">Send a project's id or slug as the <code>SERVICE-PROJECT-ID</code> header, or call <code>/a/{key}/p/{project}/…</code>.</p>
 <form method="post" action="/dashboard/o/${o.slug}/projects" class="row"><input type="hidden" name="_csrf" value="${csrf}">
 <div><label for="pname">Name</label><input type="text" id="pname" name="name" required maxlength="200"></div>
@@ -146,5 +121,6 @@ ${projects.map((p) => html`<tr><td>${p.name}</td><td><code>${p.slug}</code></td>
     await audit(req, res, `/projects/${p.id}/archive`, p.id);
     res.redirect(303, `/dashboard/o/${res.locals.access!.org.slug}/projects`);
   });
+  org.use('/search', searchPage(deps, kit));
   return r;
 }

@@ -7,7 +7,7 @@ import { buildPlatformAdmin, buildPlatformKey, adminCall, startAdmin } from '../
 import { call } from '../helpers/http';
 import { usageSettled } from '../helpers/usage';
 import { launchBrowser, screenshots } from '../helpers/browser';
-import { ApiKey, AuditLog, Membership, User } from '../../shared/db/models';
+import { ApiKey, AuditLog, Membership, SearchOrgKey, SearchSetting, User } from '../../shared/db/models';
 import { setPassword } from '../../shared/web/passwords';
 
 const PASSWORD = 'correct horse battery';
@@ -161,5 +161,60 @@ describe('web interfaces in a browser (dashboard and operator console)', functio
     expect(await page.textContent('body')).to.include('impersonation_forbidden');
     // the ticket is one-use
     expect((await page.goto(`${env().gw.url}${new URL(link).pathname}${new URL(link).search}`))!.status()).to.equal(404);
+  });
+
+  it('an owner enables overage through the dialog (cancel changes nothing), sets a member cap and a provider key', async () => {
+    const member = await buildMember(org, 'member');
+    await signInAt(page, `${dash()}/sign-in`, owner.email);
+    await page.click('header >> text=Web search');
+    await screenshots(page, 'dashboard-search');
+    expect(await page.textContent('[data-test=overage-state]')).to.equal('off');
+
+    await page.fill('#olimit', '250');
+    await page.click('button:has-text("Enable overage")');
+    const dialog = page.locator('[data-test=overage-dialog]');
+    expect(await dialog.isVisible()).to.equal(true);
+    const text = (await dialog.textContent())!;
+    expect(text).to.match(/free allowance is \d+ searches a month/);
+    expect(text).to.include('per search').and.include('monthly limit of 250');
+    await screenshots(page, 'dashboard-search-dialog');
+    expect((await SearchSetting.findOne({ where: { orgId: org.org.id } }))?.overageEnabled ?? false).to.equal(false); // not before confirm
+    await page.click('[data-test=overage-cancel]');
+    expect(await page.textContent('[data-test=overage-state]')).to.equal('off');
+    expect((await SearchSetting.findOne({ where: { orgId: org.org.id } }))?.overageEnabled ?? false).to.equal(false);
+
+    await page.fill('#olimit', '250');
+    await page.click('button:has-text("Enable overage")');
+    await page.click('[data-test=overage-dialog] button:has-text("Confirm")');
+    expect(await page.textContent('[data-test=overage-state]')).to.equal('on');
+    const setting = (await SearchSetting.findOne({ where: { orgId: org.org.id } }))!;
+    expect(setting).to.include({ overageEnabled: true, overageMonthlyLimit: 250 });
+
+    const row = page.locator(`tr[data-member="${member.email}"]`);
+    await row.locator('input[name=cap]').fill('40');
+    await row.locator('button:has-text("Save")').click();
+    expect((await Membership.findOne({ where: { orgId: org.org.id, userId: member.id } }))!.searchCap).to.equal(40);
+
+    await page.fill('#kkey', 'own-provider-key-9876');
+    const provider = await page.inputValue('#kprov');
+    await page.click('button:has-text("Set key")');
+    expect(await page.textContent(`tr[data-provider-key="${provider}"]`)).to.include('…9876');
+    expect(await page.content()).not.to.include('own-provider-key-9876'); // never shown again
+    expect(await SearchOrgKey.count({ where: { orgId: org.org.id, provider } })).to.equal(1);
+    await screenshots(page, 'dashboard-search-set');
+
+    await page.click('button:has-text("Disable overage")'); // immediate, no dialog
+    expect(await page.textContent('[data-test=overage-state]')).to.equal('off');
+    const audited = await AuditLog.findAll({ where: { actorId: owner.id, family: 'search' } });
+    expect(audited.map((a) => a.path)).to.include.members([`/dashboard/o/${org.org.slug}/search/overage`, `/dashboard/o/${org.org.slug}/search/keys`]);
+  });
+
+  it('a member who is not an owner sees no Web search link and is refused the page (403 owner_required)', async () => {
+    const member = await buildMember(org, 'member');
+    await signInAt(page, `${dash()}/sign-in`, member.email);
+    expect(await page.locator('header >> text=Web search').count()).to.equal(0);
+    const resp = await page.goto(`${dash()}/o/${org.org.slug}/search`);
+    expect(resp!.status()).to.equal(403);
+    expect(await page.textContent('body')).to.include('owner_required');
   });
 });
