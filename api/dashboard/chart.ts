@@ -16,7 +16,7 @@ export function stackedBars(opts: { from: string; to: string; series: Series[]; 
   const days: string[] = [];
   for (let d = opts.from; d < opts.to; d = addDays(d, 1)) days.push(d);
   const totals = days.map((d) => opts.series.reduce((s, x) => s + (x.values.get(d) ?? 0), 0));
-  const max = niceCeil(Math.max(1, ...totals));
+  const max = niceCeil(Math.max(...totals, 0) || 1);
   const W = 1000, H = 260, L = 56, B = 28, T = 10;
   const bw = (W - L - 8) / days.length;
   const y = (v: number) => T + (H - T - B) * (1 - v / max);
@@ -43,6 +43,7 @@ export function stackedBars(opts: { from: string; to: string; series: Series[]; 
 
 /** The next 1, 2 or 5 times a power of ten, so the axis reads round numbers. */
 function niceCeil(v: number): number {
+  if (v <= 0) return 1;
   const p = 10 ** Math.floor(Math.log10(v));
   return [1, 2, 5, 10].map((m) => m * p).find((n) => n >= v)!;
 }
@@ -50,5 +51,6 @@ function niceCeil(v: number): number {
 function compact(v: number): string {
   if (v >= 1e6) return `${(v / 1e6).toFixed(1)}M`;
   if (v >= 1e3) return `${(v / 1e3).toFixed(1)}k`;
-  return Number.isInteger(v) ? String(v) : v.toFixed(1);
+  if (Number.isInteger(v)) return String(v);
+  return v >= 1 ? v.toFixed(1) : String(Number(v.toPrecision(2)));
 }

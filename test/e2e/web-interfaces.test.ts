@@ -69,6 +69,9 @@ describe('web interfaces in a browser (dashboard and operator console)', functio
     const bar = page.locator('[data-test=requests-chart] svg rect title', { hasText: 'sim-chat (chat)' });
     expect(await bar.count()).to.be.greaterThan(0);
     expect(await bar.first().textContent()).to.match(/: 1$/);
+    const totals = (await page.textContent('[data-test=usage-totals] tbody tr'))!;
+    expect(totals).to.include('sim-chat').and.include('chat');
+    expect(Number(await page.locator('[data-test=usage-totals] tbody tr td').last().textContent())).to.be.greaterThan(0); // cost at list prices
     await screenshots(page, 'dashboard-usage');
 
     await page.click('text=API keys');
