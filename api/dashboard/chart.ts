@@ -17,13 +17,13 @@ export function stackedBars(opts: { from: string; to: string; series: Series[]; 
   for (let d = opts.from; d < opts.to; d = addDays(d, 1)) days.push(d);
   const totals = days.map((d) => opts.series.reduce((s, x) => s + (x.values.get(d) ?? 0), 0));
   const max = niceCeil(Math.max(...totals, 0) || 1);
-  const W = 1000, H = 260, L = 56, B = 28, T = 10;
+  const W = 1000, H = 260, L = 84, B = 28, T = 10;
   const bw = (W - L - 8) / days.length;
   const y = (v: number) => T + (H - T - B) * (1 - v / max);
   const parts: string[] = [];
   for (const f of [0, 0.5, 1]) {
     const v = max * f;
-    parts.push(`<line x1="${L}" x2="${W}" y1="${y(v)}" y2="${y(v)}" stroke="#e3e6ec"/><text x="${L - 6}" y="${y(v) + 4}" text-anchor="end" font-size="12" fill="#5b6477">${compact(v)}</text>`);
+    parts.push(`<line x1="${L}" x2="${W}" y1="${y(v)}" y2="${y(v)}" stroke="#e3e6ec"/><text x="${L - 6}" y="${y(v) + 4}" text-anchor="end" font-size="14" fill="#5b6477">${compact(v)}</text>`);
   }
   days.forEach((d, i) => {
     let base = 0;
@@ -34,9 +34,10 @@ export function stackedBars(opts: { from: string; to: string; series: Series[]; 
       parts.push(`<rect x="${L + i * bw + 1}" y="${top}" width="${Math.max(1, bw - 2)}" height="${y(base) - top}" fill="${COLORS[si % COLORS.length]}"><title>${escapeHtml(`${d} ${s.label}: ${v}`)}</title></rect>`);
       base += v;
     });
-    if (i % 5 === 0 || i === days.length - 1) parts.push(`<text x="${L + i * bw + bw / 2}" y="${H - 8}" text-anchor="middle" font-size="11" fill="#5b6477">${d.slice(5)}</text>`);
+    if (i % 5 === 0 || i === days.length - 1) parts.push(`<text x="${L + i * bw + bw / 2}" y="${H - 8}" text-anchor="middle" font-size="13" fill="#5b6477">${d.slice(5)}</text>`);
   });
-  const svg = raw(`<svg viewBox="0 0 ${W} ${H}" role="img" aria-label="${escapeHtml(opts.title)}">${parts.join('')}</svg>`);
+  // the wrapper scrolls on a phone and opens at its right end (the latest days)
+  const svg = raw(`<div class="scroll"><svg viewBox="0 0 ${W} ${H}" role="img" aria-label="${escapeHtml(opts.title)}">${parts.join('')}</svg></div>`);
   const legend = raw(opts.series.map((s, i) => `<span><i class="c${i % COLORS.length}"></i>${escapeHtml(s.label)}</span>`).join(''));
   return { svg, legend };
 }

@@ -58,7 +58,7 @@ export function orgPages(deps: { redis: Redis; directory: Directory }, kit: WebK
 <div class="card chart"><h2>Tokens per day (input + output)</h2>${tok.svg}<div class="legend">${tok.legend}</div></div>
 <div class="card chart"><h2>Cost per day (USD, list prices)</h2>${usd.svg}<div class="legend">${usd.legend}</div></div>
 <div class="card"><h2>By model and modality</h2><table data-test="usage-totals"><thead><tr><th>Model</th><th>Modality</th><th>Requests</th><th>Input tokens</th><th>Output tokens</th><th>Audio seconds</th><th>Cost (USD)</th></tr></thead><tbody>
-${[...totals].map(([k, t]) => { const [model, modality] = k.split('\u0000'); return html`<tr><td>${model}</td><td>${modality}</td><td>${t.requests}</td><td>${t.input}</td><td>${t.output}</td><td>${Math.round(t.audio)}</td><td>${(t.cost / 1e6).toFixed(6)}</td></tr>`; })}
+${[...totals].map(([k, t]) => { const [model, modality] = k.split('\u0000'); return html`<tr><td data-label="Model">${model}</td><td data-label="Modality">${modality}</td><td data-label="Requests">${t.requests}</td><td data-label="Input tokens">${t.input}</td><td data-label="Output tokens">${t.output}</td><td data-label="Audio seconds">${Math.round(t.audio)}</td><td data-label="Cost (USD)">${(t.cost / 1e6).toFixed(6)}</td></tr>`; })}
 ${totals.size ? '' : html`<tr><td colspan="7" class="muted">No traffic yet.</td></tr>`}</tbody></table>
 <p class="muted">Cost is estimated at each model's list prices for tokens and audio seconds; images and searches are billed on their own lines.</p></div>`);
   });

@@ -28,5 +28,6 @@ a.button-link{display:inline-block;padding:.4rem .9rem;border:1px solid #c5cbd6;
 .card h2:first-child,.card h1:first-child{margin-top:0}td form.inline{margin:0 .25rem .25rem 0;display:inline-block}
 @media (max-width:600px){main{padding:.75rem}header{padding:.6rem .75rem}
  thead{display:none}table,tbody,tr,td{display:block;width:100%}tr{padding:.4rem 0;border-bottom:1px solid #eceff3}td{border:0;padding:.1rem .2rem}
- td:empty{display:none}}
+ td:empty{display:none}td[data-label]::before{content:attr(data-label) ": ";color:#5b6477}
+ .chart .scroll{overflow-x:auto;direction:rtl}.chart svg{min-width:640px;direction:ltr}}
 `;

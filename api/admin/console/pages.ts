@@ -41,8 +41,8 @@ export function consolePages(redis: Redis, kit: WebKit): Router {
     );
     const byOrg = new Map(usage.map((u) => [u.org_id, u]));
     render(req, res, kit, '/', () => html`<h1>Organizations</h1><div class="card"><table><thead><tr><th>Name</th><th>Slug</th><th>Plan</th><th>Lane overrides</th><th>Requests (30 d)</th><th>Tokens (30 d)</th></tr></thead><tbody>
-${orgs.map((o) => html`<tr><td>${o.name}</td><td><code>${o.slug}</code></td><td>${plans.find((p) => p.id === o.planId)?.name ?? '—'}</td>
-<td>${Object.entries(o.laneOverrides ?? {}).map(([k, v]) => html`<span class="pill">${k}=${String(v)}</span> `)}</td><td>${byOrg.get(o.id)?.requests ?? 0}</td><td>${byOrg.get(o.id)?.tokens ?? 0}</td></tr>`)}
+${orgs.map((o) => html`<tr><td>${o.name}</td><td data-label="Slug"><code>${o.slug}</code></td><td data-label="Plan">${plans.find((p) => p.id === o.planId)?.name ?? '—'}</td>
+<td>${Object.entries(o.laneOverrides ?? {}).map(([k, v]) => html`<span class="pill">${k}=${String(v)}</span> `)}</td><td data-label="Requests (30 d)">${byOrg.get(o.id)?.requests ?? 0}</td><td data-label="Tokens (30 d)">${byOrg.get(o.id)?.tokens ?? 0}</td></tr>`)}
 </tbody></table></div>`);
   });
 
