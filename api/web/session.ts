@@ -19,6 +19,9 @@ declare module 'express-session' {
   }
 }
 
+/** A signed-out visitor's session (it only carries the sign-in form's CSRF identity). */
+const VISITOR_MS = 30 * 60_000;
+
 export interface WebKit {
   /** helmet, cookies, the Redis session, form bodies and CSRF checks on every non-GET request. */
   middleware: RequestHandler[];
@@ -71,7 +74,10 @@ export function webKit(redis: Redis, opts: { name: 'dashboard' | 'console'; cook
     middleware,
     sessionOnly,
     csrfToken(req, res) {
-      if (!req.session.userId) req.session.visitor = true; // saves the session, so the token's identity holds
+      if (!req.session.userId) {
+        req.session.visitor = true; // saves the session, so the token's identity holds
+        req.session.cookie.maxAge = VISITOR_MS; // and a visitor's lasts only this long in Redis
+      }
       return csrf.generateCsrfToken(req, res, { cookieOptions: { secure: req.secure || req.get('x-forwarded-proto') === 'https' } });
     },
   };

@@ -8,6 +8,7 @@ import { env } from '../../helpers/harness';
 import { call } from '../../helpers/http';
 import { AuditLog, Membership, User } from '../../../shared/db/models';
 import { verifyPassword } from '../../../shared/web/passwords';
+import { config } from '../../../shared/config/env';
 
 const run = promisify(execFile);
 const cli = path.resolve(__dirname, '../../../scripts/cli.js');
@@ -110,5 +111,29 @@ describe('web accounts: impersonation API, projects, passwords from the CLI', ()
     const p = JSON.parse((await gateway(['project', 'create', '--org', t.org.slug, '--slug', 'cli-proj', '--json'])).stdout);
     expect(p).to.include({ slug: 'cli-proj', org_id: t.org.id });
     expect((await call('GET', '/v1/models', { headers: { authorization: `Bearer ${t.key}`, 'service-project-id': p.id } })).status).to.equal(200);
+  });
+
+  it('sessions live in Redis under the prefix; cookies are HttpOnly, SameSite=Lax, and Secure only behind TLS', async () => {
+    const plain = await fetch(`${env().gw.url}/dashboard/sign-in`);
+    const plainCookies = plain.headers.getSetCookie();
+    const session = plainCookies.find((c) => c.startsWith('gw_dashboard='))!;
+    expect(session).to.match(/HttpOnly/i).and.match(/SameSite=Lax/i).and.match(/Path=\/dashboard/);
+    expect(session).not.to.match(/Secure/i);
+    const sid = decodeURIComponent(session.split(';')[0].split('=')[1]).replace(/^s:/, '').split('.')[0];
+    const key = `${config().redisPrefix}:web:session:dashboard:${sid}`;
+    expect(await env().redis.exists(key)).to.equal(1);
+    expect(await env().redis.ttl(key)).to.be.within(1, 30 * 60); // a signed-out visitor's session is short
+    const tls = await fetch(`${env().gw.url}/dashboard/sign-in`, { headers: { 'x-forwarded-proto': 'https' } });
+    expect(tls.headers.getSetCookie().find((c) => c.startsWith('gw_dashboard='))).to.match(/;\s*Secure/i);
+    const console = await fetch(`${admin.url}/sign-in`);
+    expect(console.headers.getSetCookie().find((c) => c.startsWith('gw_console='))).to.match(/HttpOnly/i).and.match(/Path=\//);
+    expect(console.headers.get('content-security-policy')).to.include("default-src 'self'");
+    // console pages and the queue dashboard need a platform admin's session
+    const page = await fetch(`${admin.url}/keys`, { redirect: 'manual' });
+    expect(page.status).to.equal(303);
+    expect(page.headers.get('location')).to.equal('/sign-in');
+    const queues = await call('GET', '/admin/queues', { base: admin.url });
+    expect(queues.status).to.equal(401);
+    expect(queues.body.error.code).to.equal('unauthorized');
   });
 });
