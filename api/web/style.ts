@@ -25,6 +25,7 @@ button.danger{background:#fff;color:#b3261e;border-color:#b3261e}button.plain{ba
 .c0{background:#2457c5}.c1{background:#e07a1f}.c2{background:#1d7a3a}.c3{background:#9b3fb5}.c4{background:#b3261e}.c5{background:#0f8a8a}.c6{background:#6b7280}.c7{background:#c59a00}
 dialog.confirm{position:fixed;inset:0;margin:auto;max-width:32rem;width:calc(100% - 2rem);height:fit-content;box-shadow:0 0 0 100vmax rgba(20,25,40,.45);z-index:10}
 a.button-link{display:inline-block;padding:.4rem .9rem;border:1px solid #c5cbd6;border-radius:6px;color:#1d2433}
+td form.row{flex-wrap:nowrap;gap:.4rem;align-items:center}td select{width:auto}
 .card h2:first-child,.card h1:first-child{margin-top:0}td form.inline{margin:0 .25rem .25rem 0;display:inline-block}
 @media (max-width:600px){main{padding:.75rem}header{padding:.6rem .75rem}
  thead{display:none}table,tbody,tr,td{display:block;width:100%}tr{padding:.4rem 0;border-bottom:1px solid #eceff3}td{border:0;padding:.1rem .2rem}

@@ -7,7 +7,7 @@ import { buildPlatformAdmin, buildPlatformKey, adminCall, startAdmin } from '../
 import { call } from '../helpers/http';
 import { usageSettled } from '../helpers/usage';
 import { launchBrowser, screenshots } from '../helpers/browser';
-import { ApiKey, AuditLog, Membership, SearchOrgKey, SearchSetting, User } from '../../shared/db/models';
+import { ApiKey, AuditLog, Membership, Plan, SearchOrgKey, SearchSetting, User } from '../../shared/db/models';
 import { setPassword } from '../../shared/web/passwords';
 
 const PASSWORD = 'correct horse battery';
@@ -127,6 +127,10 @@ describe('web interfaces in a browser (dashboard and operator console)', functio
 
     expect(await signInAt(page, `${admin.url}/sign-in`, op.email)).to.equal(200);
     await screenshots(page, 'console-organizations');
+    const planForm = page.locator(`form[data-org="${org.org.slug}"]`);
+    await planForm.locator('select').selectOption({ label: 'free' });
+    await planForm.locator('button').click();
+    expect((await Plan.findByPk((await org.org.reload()).planId!))!.name).to.equal('free');
     await page.click('header >> text=Platform keys');
     await screenshots(page, 'console-platform-keys');
     await page.click(`tr[data-key-id="${k.id}"] button:has-text("Revoke")`);

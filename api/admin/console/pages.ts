@@ -10,6 +10,7 @@ import { recordAudit } from '../../../shared/audit/audit';
 import { usageSource } from '../../../shared/metering/usage-source';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { isUuid } from '../../../shared/uuid';
+import { bumpEpoch } from '../../../shared/cache/epoch';
 import { html, type Html } from '../../web/html';
 import { page } from '../../web/layout';
 import type { WebKit } from '../../web/session';
@@ -40,10 +41,22 @@ export function consolePages(redis: Redis, kit: WebKit): Router {
       { type: QueryTypes.SELECT, replacements: src.replacements },
     );
     const byOrg = new Map(usage.map((u) => [u.org_id, u]));
-    render(req, res, kit, '/', () => html`<h1>Organizations</h1><div class="card"><table><thead><tr><th>Name</th><th>Slug</th><th>Plan</th><th>Lane overrides</th><th>Requests (30 d)</th><th>Tokens (30 d)</th></tr></thead><tbody>
-${orgs.map((o) => html`<tr><td>${o.name}</td><td data-label="Slug"><code>${o.slug}</code></td><td data-label="Plan">${plans.find((p) => p.id === o.planId)?.name ?? '—'}</td>
+    render(req, res, kit, '/', (csrf) => html`<h1>Organizations</h1><div class="card"><table><thead><tr><th>Name</th><th>Slug</th><th>Plan</th><th>Lane overrides</th><th>Requests (30 d)</th><th>Tokens (30 d)</th></tr></thead><tbody>
+${orgs.map((o) => html`<tr><td>${o.name}</td><td data-label="Slug"><code>${o.slug}</code></td><td data-label="Plan"><form method="post" action="/orgs/${o.id}/plan" class="row" data-org="${o.slug}">${hidden(csrf)}<select name="plan_id" aria-label="Plan of ${o.slug}"><option value="">—</option>${plans.map((p) => html`<option value="${p.id}" ${p.id === o.planId ? html`selected` : ''}>${p.name}</option>`)}</select><button class="plain">Set</button></form></td>
 <td>${Object.entries(o.laneOverrides ?? {}).map(([k, v]) => html`<span class="pill">${k}=${String(v)}</span> `)}</td><td data-label="Requests (30 d)">${byOrg.get(o.id)?.requests ?? 0}</td><td data-label="Tokens (30 d)">${byOrg.get(o.id)?.tokens ?? 0}</td></tr>`)}
 </tbody></table></div>`);
+  });
+
+  r.post('/orgs/:id/plan', async (req, res) => {
+    const id = String(req.params.id);
+    const org = isUuid(id) ? await Organization.findByPk(id) : null;
+    if (!org) throw new ApiError(404, 'not_found', 'No such organization.');
+    const planId = String(req.body?.plan_id ?? '') || null;
+    if (planId && !(isUuid(planId) && (await Plan.findByPk(planId)))) throw new ApiError(400, 'invalid_reference', 'No such plan.');
+    await org.update({ planId });
+    await bumpEpoch(redis); // every pod sees the plan's lanes and entitlements on its next request
+    await audit(req, res, `/admin/v1/organizations/${org.id}`, org.id, 200, ['plan_id']);
+    res.redirect(303, '/');
   });
 
   const keysPage = async (req: Request, res: Response, created?: { key: string }) => {
