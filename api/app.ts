@@ -12,6 +12,7 @@ import { signedImagesRouter } from './routes/images/signed';
 import { config } from '../shared/config/env';
 import { errors } from '../shared/errors/codes';
 import { bodyDeadline } from './middleware/body-deadline';
+import { dashboardRouter } from './dashboard/router';
 
 /** The inference app (`{base_url}`), without listening: tests mount it on an ephemeral port. */
 export function createApp(ctx: AppContext): Express {
@@ -27,6 +28,8 @@ export function createApp(ctx: AppContext): Express {
   app.use(healthRouter(ctx));
   app.use(probesRouter({ redis: ctx.redis, subscribers: [ctx.sub] }));
   app.use(signedImagesRouter()); // signed image bytes: the signature authorises, not an API key
+
+  app.use('/dashboard', dashboardRouter(ctx)); // the org dashboard's pages (api/dashboard/)
 
   const inference = inferenceRouter(ctx);
   // The path is quoted without a path-authentication key (`/a/{api_key}/...`): a secret is never echoed.

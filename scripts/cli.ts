@@ -6,6 +6,7 @@ import { registerSwitches } from './cli/switches';
 import { registerCatalog } from './cli/catalog';
 import { registerPlatform } from './cli/platform';
 import { registerUsage } from './cli/usage';
+import { registerWeb } from './cli/web';
 import { registerSearch } from './cli/search';
 import { registerDoctor } from './cli/doctor';
 import { fail } from './cli/with-services';
@@ -23,6 +24,7 @@ registerSwitches(program);
 registerCatalog(program);
 registerPlatform(program);
 registerUsage(program);
+registerWeb(program);
 registerSearch(program);
 registerDoctor(program);
 

@@ -14,8 +14,9 @@ import { errors } from '../../shared/errors/codes';
 import { dashboardGuard } from './dashboard-guard';
 import { managementRouter } from './management';
 import { bodyDeadline } from '../middleware/body-deadline';
+import { consoleKit, consoleRouter } from './console/router';
 
-/** The admin app (`{admin_url}`): health, metrics, the queue dashboard; and the management API (`/admin/v1`). */
+/** The admin app (`{admin_url}`): health, metrics, the queue dashboard, the management API (`/admin/v1`) and the operator console (`/`). */
 export function createAdminApp(deps: { redis: RedisClient; queues: Queues }): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -31,8 +32,10 @@ export function createAdminApp(deps: { redis: RedisClient; queues: Queues }): Ex
   const board = new ExpressAdapter();
   board.setBasePath('/admin/queues');
   createBullBoard({ queues: ALL_QUEUES.map((q) => new BullMQAdapter(deps.queues.get(q))), serverAdapter: board });
-  app.use('/admin/queues', dashboardGuard, board.getRouter());
+  const kit = consoleKit(deps.redis);
+  app.use('/admin/queues', ...kit.sessionOnly, dashboardGuard, board.getRouter());
   app.use('/admin/v1', managementRouter(deps));
+  app.use(consoleRouter(deps.redis, kit));
 
   app.use((req, _res, next) => next(errors.notFound(`No route for ${req.method} ${req.path}.`)));
   app.use(errorHandler);

@@ -14,22 +14,24 @@ import { billingDocs, billingRouter } from './routes/billing';
 import { platformAdminDocs, platformAdminRouter } from './routes/platform-admin';
 import { searchControlsDocs, searchControlsRouter } from './routes/search';
 import { openApiDocument } from './openapi/document';
+import { projectDocs, projectsRouter } from './routes/projects';
 
 /** The management API, mounted at `/admin/v1`: authentication, audit, every family, the OpenAPI document. */
 export function managementRouter(deps: { redis: RedisClient }): Router {
   const r = adminRouter();
   const defs = resourceDefs();
-  const doc = openApiDocument(defs, [...statsDocs, ...capabilityPolicyDocs, ...billingDocs, ...platformAdminDocs, ...searchControlsDocs]);
+  const doc = openApiDocument(defs, [...statsDocs, ...capabilityPolicyDocs, ...billingDocs, ...platformAdminDocs, ...searchControlsDocs, ...projectDocs]);
 
   r.get('/openapi.json', (_req, res) => void res.json(doc));
   r.use(adminAuth(deps));
   r.use(auditWrites); // before the body parser, so a malformed write is audited too
   r.use(jsonBody('1mb'), storableBody);
-  r.use(platformAdminRouter());
+  r.use(platformAdminRouter(deps));
   r.use(statsRouter());
   r.use(capabilityPoliciesRouter(deps));
   r.use(billingRouter());
   r.use(searchControlsRouter(deps)); // before the search-settings resource, whose `/:id` would take `orgs`
+  r.use(projectsRouter(deps));
   for (const def of defs) r.use(resourceRouter(def, deps));
   r.use((req, _res, next) => next(errors.notFound(`No route for ${req.method} /admin/v1${req.path}.`)));
   return r;

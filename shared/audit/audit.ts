@@ -2,7 +2,7 @@ import { AuditLog } from '../db/models';
 import { logger } from '../logger';
 import { storable } from '../text/storable';
 
-export type ActorType = 'platform_key' | 'admin_token' | 'cli';
+export type ActorType = 'platform_key' | 'admin_token' | 'cli' | 'web_session';
 
 export interface Actor {
   type: ActorType;

@@ -103,6 +103,9 @@ export interface Config {
   tokenCountTimeoutMs: number;
   /** Concurrent `POST /v1/messages/count_tokens` requests per org (its lane, `tokenize:count_tokens`). */
   countTokensOrgConcurrency: number;
+  /** Web sign-in (dashboard and console): failed attempts per email and address in 15 minutes; session length. */
+  webSignInMaxAttempts: number;
+  webSessionHours: number;
 }
 
 /** TRUST_PROXY as express takes it: unset/false → false, true, a hop count, or addresses/CIDRs/names. */
@@ -194,6 +197,8 @@ const schema = Joi.object({
   TOKENIZER_THREADS: Joi.number().integer().min(1).default(1),
   TOKEN_COUNT_TIMEOUT_MS: Joi.number().integer().min(50).default(10_000),
   COUNT_TOKENS_ORG_CONCURRENCY: Joi.number().integer().min(1).default(4),
+  WEB_SIGNIN_MAX_ATTEMPTS: Joi.number().integer().min(1).default(5),
+  WEB_SESSION_HOURS: Joi.number().min(0.1).max(720).default(12),
 }).unknown(true);
 
 let cached: Config | undefined;
@@ -259,6 +264,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tokenizerThreads: value.TOKENIZER_THREADS,
     tokenCountTimeoutMs: value.TOKEN_COUNT_TIMEOUT_MS,
     countTokensOrgConcurrency: value.COUNT_TOKENS_ORG_CONCURRENCY,
+    webSignInMaxAttempts: value.WEB_SIGNIN_MAX_ATTEMPTS,
+    webSessionHours: value.WEB_SESSION_HOURS,
     systemoneConcurrency: value.SYSTEMONE_CONCURRENCY,
     systemoneTimeoutMs: value.SYSTEMONE_TIMEOUT_MS,
     systemoneMaxBodyBytes: value.SYSTEMONE_MAX_BODY_BYTES,

@@ -12,6 +12,8 @@ export const CAPABILITY_DEFAULTS = {
   systemone: 'metered' as 'off' | 'included' | 'metered',
   /** Audio transcription for the org: on, or off (403 audio_disabled). */
   audio: 'on' as 'on' | 'off',
+  /** Audio billing: included (no charge) or metered (the wallet pays the model's `audio_second` price per second transcribed). */
+  audio_billing: 'included' as 'included' | 'metered',
   /** Image generation, edits and uploads for the org: on, or off (503 image_generation_disabled). */
   image_generation: 'on' as 'on' | 'off',
 };
@@ -22,6 +24,7 @@ export type CapabilityValue<C extends Capability> = (typeof CAPABILITY_DEFAULTS)
 export const CAPABILITY_VALUES: { [C in Capability]: ReadonlyArray<CapabilityValue<C>> } = {
   systemone: ['off', 'included', 'metered'],
   audio: ['on', 'off'],
+  audio_billing: ['included', 'metered'],
   image_generation: ['on', 'off'],
 };
 

@@ -204,7 +204,7 @@ export class Directory {
     return this.cached(`project:${orgId}:${idOrSlug}`, async () => {
       const byId = isUuid(idOrSlug);
       const p = await Project.findOne({
-        where: { orgId, ...(byId ? { [Op.or]: [{ id: idOrSlug }, { slug: idOrSlug }] } : { slug: idOrSlug }) },
+        where: { orgId, archivedAt: null, ...(byId ? { [Op.or]: [{ id: idOrSlug }, { slug: idOrSlug }] } : { slug: idOrSlug }) },
       });
       return p ? { id: p.id } : null;
     });

@@ -14,6 +14,8 @@ import { findRow, present } from '../resources/define';
 import { users } from '../resources/definitions/tenancy';
 import type { RouteDoc } from '../openapi/route-doc';
 import { isUuid } from '../../../shared/uuid';
+import type { RedisClient } from '../../../shared/redis/connection';
+import { startImpersonation } from '../console/impersonate';
 
 export const createKeyBody = Joi.object({
   scopes: Joi.array().items(Joi.string().valid(...ALL_SCOPES)).min(1).unique().required(),
@@ -35,7 +37,7 @@ const self = (req: Request) => req.admin!.principal.user.id;
  * The paths only a platform admin's own token reaches (never a management key): platform keys,
  * platform-admin grants and impersonation.
  */
-export function platformAdminRouter(): Router {
+export function platformAdminRouter(deps: { redis: RedisClient }): Router {
   const r = adminRouter();
   only(r, '/platform-keys', {
     get: async (req, res) => {
@@ -84,9 +86,11 @@ export function platformAdminRouter(): Router {
   });
   only(r, '/users/:id/impersonate', {
     post: async (req, res) => {
-      res.locals.auditTarget = String(req.params.id);
-      await findRow<User>(users, String(req.params.id)); // an unknown user is 404 (fuzzing found a 501 for any id)
-      throw new ApiError(501, 'not_implemented', 'Impersonation needs the user web UI, which is not built yet.');
+      const user = await findRow<User>(users, String(req.params.id));
+      if (user.deletedAt) throw new ApiError(404, 'not_found', `No user with id '${user.id}'.`);
+      res.locals.auditTarget = user.id;
+      const started = await startImpersonation(deps.redis, req, user, null, req.admin!.principal.user);
+      res.status(201).json({ object: 'impersonation', user_id: user.id, url: started.url, path: started.path, expires_in: 60, session_minutes: started.minutes });
     },
   });
   return r;
@@ -98,5 +102,5 @@ export const platformAdminDocs: RouteDoc[] = [
   { method: 'get', path: '/platform-keys/{id}', family: null, summary: 'One platform key.' },
   { method: 'delete', path: '/platform-keys/{id}', family: null, summary: 'Revokes a platform key; it fails from its next request on every pod.' },
   { method: 'put', path: '/users/{id}/platform-admin', family: null, summary: 'Grants or revokes platform admin; a demotion revokes every key the user owns.', body: platformAdminBody },
-  { method: 'post', path: '/users/{id}/impersonate', family: null, summary: 'Reserved: answers 501 for an existing user (404 otherwise) until the user web UI exists.' },
+  { method: 'post', path: '/users/{id}/impersonate', family: null, summary: 'Opens the user\'s dashboard in a short-lived, audited, marked session: `url` is a one-use link valid 60 s.', created: true },
 ];

@@ -12,6 +12,7 @@ import { readAudioUpload } from './upload';
 import { parseTranscriptionParts } from './parts';
 import { sendTranscript } from './render';
 import { listTranscriptionModels } from './models';
+import { holdAudioCharge } from './billing';
 
 /**
  * `POST /v1/audio/transcriptions`: switches and org policy are checked before a byte of the body
@@ -33,24 +34,32 @@ function transcribe(ctx: AppContext) {
       if (p.words && !audio.supports_word_timestamps) {
         throw audioErrors.unsupportedParameter("The requested 'model' does not support word timestamps.");
       }
-      const transcript = await dispatchTranscription(
-        ctx,
-        req,
-        res,
-        p.model,
-        {
-          target: targetOf(model),
-          spoolId: p.file.spoolId,
-          fileExt: p.file.ext ?? '',
-          contentType: p.file.contentType,
-          language: p.language,
-          temperature: p.temperature,
-          sealedPrompt: p.prompt !== undefined ? encrypt(p.prompt) : undefined,
-          words: p.words,
-          maxDurationSeconds: audio.max_duration_seconds,
-        },
-        deadlineAt,
-      );
+      const charge = await holdAudioCharge(req, model, audio.max_duration_seconds);
+      let transcript;
+      try {
+        transcript = await dispatchTranscription(
+          ctx,
+          req,
+          res,
+          p.model,
+          {
+            target: targetOf(model),
+            spoolId: p.file.spoolId,
+            fileExt: p.file.ext ?? '',
+            contentType: p.file.contentType,
+            language: p.language,
+            temperature: p.temperature,
+            sealedPrompt: p.prompt !== undefined ? encrypt(p.prompt) : undefined,
+            words: p.words,
+            maxDurationSeconds: audio.max_duration_seconds,
+          },
+          deadlineAt,
+        );
+      } catch (err) {
+        await charge.release(); // nothing is charged for a transcription that did not answer
+        throw err;
+      }
+      await charge.settle(transcript.duration);
       sendTranscript(res, transcript, p.responseFormat);
     } finally {
       await upload.cleanup();

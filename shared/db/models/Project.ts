@@ -5,6 +5,8 @@ export class Project extends SModel<InferAttributes<Project>, InferCreationAttri
   declare orgId: string;
   declare name: string;
   declare slug: string;
+  /** Archived projects keep their history; their keys and paths stop working. */
+  declare archivedAt: CreationOptional<Date | null>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date>;
 
@@ -15,6 +17,7 @@ export class Project extends SModel<InferAttributes<Project>, InferCreationAttri
         orgId: { type: DataTypes.UUID, allowNull: false },
         name: { type: DataTypes.STRING, allowNull: false },
         slug: { type: DataTypes.STRING, allowNull: false },
+        archivedAt: { type: DataTypes.DATE, allowNull: true, field: 'archived_at' },
         createdAt: DataTypes.DATE,
         updatedAt: DataTypes.DATE,
       },

@@ -9,6 +9,8 @@ export class User extends SModel<InferAttributes<User>, InferCreationAttributes<
   declare deletedAt: CreationOptional<Date | null>;
   /** Per-user policies, e.g. `{ mcp_tools: { web_search: "deny" } }` (shared/policies/mcp-tools.ts). */
   declare policies: CreationOptional<Record<string, unknown>>;
+  /** scrypt hash of the web sign-in password (shared/web/passwords.ts); null: no password set yet. */
+  declare passwordHash: CreationOptional<string | null>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date>;
 
@@ -21,6 +23,7 @@ export class User extends SModel<InferAttributes<User>, InferCreationAttributes<
         isPlatformAdmin: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
         deletedAt: { type: DataTypes.DATE, allowNull: true },
         policies: { type: DataTypes.JSONB, allowNull: false, defaultValue: {} },
+        passwordHash: { type: DataTypes.TEXT, allowNull: true, field: 'password_hash' },
         createdAt: DataTypes.DATE,
         updatedAt: DataTypes.DATE,
       },

@@ -27,7 +27,7 @@ describe('management API: capability policies, kill switches, live catalog', () 
     const r = await req('PATCH', `/capability-policies/${o.org.id}`, { systemone: 'off', audio: 'off', image_generation: 'off', background: true });
     expect(r.status, r.text).to.equal(200);
     expect(r.body).to.include({ org_id: o.org.id, systemone: 'off', audio: 'off', background: true });
-    expect(r.body.effective).to.deep.equal({ systemone: 'off', audio: 'off', image_generation: 'off', background: true });
+    expect(r.body.effective).to.deep.equal({ systemone: 'off', audio: 'off', audio_billing: 'included', image_generation: 'off', background: true });
     expect((await Organization.findByPk(o.org.id))!.policies).to.include({ systemone: 'off', audio: 'off', image_generation: 'off' });
     await dir.sync();
     const ctx = (await dir.org(o.org.id))!;

@@ -1,0 +1,64 @@
+import type { Router } from 'express';
+import { adminRouter } from '../admin-router';
+import Joi from 'joi';
+import type { RedisClient } from '../../../shared/redis/connection';
+import { only } from '../../routes/only';
+import { requireJson } from '../../middleware/require-json';
+import { validate } from '../../validate';
+import { ApiError } from '../../../shared/errors/ApiError';
+import { Organization, Project } from '../../../shared/db/models';
+import { createProject, slugify } from '../../../shared/tenancy/ops';
+import { archiveProject } from '../../../shared/tenancy/projects';
+import { findRow } from '../resources/define';
+import { organizations } from '../resources/definitions/tenancy';
+import type { RouteDoc } from '../openapi/route-doc';
+
+export const projectBody = Joi.object({
+  name: Joi.string().min(1).max(200).required(),
+  slug: Joi.string().pattern(/^[a-z0-9][a-z0-9-]{0,59}$/).description('Default: from the name.'),
+});
+
+const presentProject = (p: Project) => ({
+  object: 'project', id: p.id, org_id: p.orgId, name: p.name, slug: p.slug,
+  state: p.archivedAt ? 'archived' : 'active', archived_at: p.archivedAt, created_at: p.createdAt,
+});
+
+/** An organization's projects (family `organizations`): list, create, archive (the same code as the dashboard and `gateway project`). */
+export function projectsRouter(deps: { redis: RedisClient }): Router {
+  const r = adminRouter();
+  only(r, '/organizations/:id/projects', {
+    get: async (req, res) => {
+      const org = await findRow<Organization>(organizations, String(req.params.id));
+      const rows = await Project.findAll({ where: { orgId: org.id }, order: [['createdAt', 'ASC']] });
+      res.json({ object: 'list', data: rows.map(presentProject) });
+    },
+    post: [
+      requireJson,
+      async (req, res) => {
+        const org = await findRow<Organization>(organizations, String(req.params.id));
+        const body = validate<{ name: string; slug?: string }>(projectBody, req.body);
+        const slug = body.slug ?? slugify(body.name);
+        if (await Project.findOne({ where: { orgId: org.id, slug } })) throw new ApiError(409, 'project_exists', `A project with slug '${slug}' already exists.`);
+        const p = await createProject(deps.redis, org.id, body.name, slug);
+        res.locals.auditTarget = p.id;
+        res.status(201).json(presentProject(p));
+      },
+    ],
+  });
+  only(r, '/organizations/:id/projects/:project/archive', {
+    post: async (req, res) => {
+      const org = await findRow<Organization>(organizations, String(req.params.id));
+      const p = await archiveProject(deps.redis, org.id, String(req.params.project));
+      if (!p) throw new ApiError(404, 'not_found', `No active project '${String(req.params.project)}' in this organization.`);
+      res.locals.auditTarget = p.id;
+      res.json(presentProject(p));
+    },
+  });
+  return r;
+}
+
+export const projectDocs: RouteDoc[] = [
+  { method: 'get', path: '/organizations/{id}/projects', family: 'organizations', summary: "The organization's projects, archived ones included (`state`)." },
+  { method: 'post', path: '/organizations/{id}/projects', family: 'organizations', summary: 'Creates a project; its id or slug is then usable as SERVICE-PROJECT-ID and in `/a/{key}/p/{project}`.', body: projectBody, created: true },
+  { method: 'post', path: '/organizations/{id}/projects/{project}/archive', family: 'organizations', summary: 'Archives a project (id or slug): listed still, refused as SERVICE-PROJECT-ID (400 invalid_project) from the next request.' },
+];

@@ -1,0 +1,57 @@
+import escapeHtml from 'escape-html';
+import { addDays } from '../../shared/metering/rollups';
+import { raw, type Html } from '../web/html';
+
+/** Also the legend's `.c0`…`.c7` classes in api/web/style.ts (the CSP allows no inline style). */
+const COLORS = ['#2457c5', '#e07a1f', '#1d7a3a', '#9b3fb5', '#b3261e', '#0f8a8a', '#6b7280', '#c59a00'];
+
+export interface Series {
+  label: string;
+  /** value per day (`YYYY-MM-DD`) */
+  values: Map<string, number>;
+}
+
+/** A stacked bar chart, one bar per UTC day in [from, to), as inline SVG (no script, no external asset). */
+export function stackedBars(opts: { from: string; to: string; series: Series[]; title: string }): { svg: Html; legend: Html } {
+  const days: string[] = [];
+  for (let d = opts.from; d < opts.to; d = addDays(d, 1)) days.push(d);
+  const totals = days.map((d) => opts.series.reduce((s, x) => s + (x.values.get(d) ?? 0), 0));
+  const max = niceCeil(Math.max(...totals, 0) || 1);
+  const W = 1000, H = 260, L = 84, B = 28, T = 10;
+  const bw = (W - L - 8) / days.length;
+  const y = (v: number) => T + (H - T - B) * (1 - v / max);
+  const parts: string[] = [];
+  for (const f of [0, 0.5, 1]) {
+    const v = max * f;
+    parts.push(`<line x1="${L}" x2="${W}" y1="${y(v)}" y2="${y(v)}" stroke="#e3e6ec"/><text x="${L - 6}" y="${y(v) + 4}" text-anchor="end" font-size="14" fill="#5b6477">${compact(v)}</text>`);
+  }
+  days.forEach((d, i) => {
+    let base = 0;
+    opts.series.forEach((s, si) => {
+      const v = s.values.get(d) ?? 0;
+      if (!v) return;
+      const top = y(base + v);
+      parts.push(`<rect x="${L + i * bw + 1}" y="${top}" width="${Math.max(1, bw - 2)}" height="${y(base) - top}" fill="${COLORS[si % COLORS.length]}"><title>${escapeHtml(`${d} ${s.label}: ${v}`)}</title></rect>`);
+      base += v;
+    });
+    if (i % 5 === 0 || i === days.length - 1) parts.push(`<text x="${L + i * bw + bw / 2}" y="${H - 8}" text-anchor="middle" font-size="13" fill="#5b6477">${d.slice(5)}</text>`);
+  });
+  // the wrapper scrolls on a phone and opens at its right end (the latest days)
+  const svg = raw(`<div class="scroll"><svg viewBox="0 0 ${W} ${H}" role="img" aria-label="${escapeHtml(opts.title)}">${parts.join('')}</svg></div>`);
+  const legend = raw(opts.series.map((s, i) => `<span><i class="c${i % COLORS.length}"></i>${escapeHtml(s.label)}</span>`).join(''));
+  return { svg, legend };
+}
+
+/** The next 1, 2 or 5 times a power of ten, so the axis reads round numbers. */
+function niceCeil(v: number): number {
+  if (v <= 0) return 1;
+  const p = 10 ** Math.floor(Math.log10(v));
+  return [1, 2, 5, 10].map((m) => m * p).find((n) => n >= v)!;
+}
+
+function compact(v: number): string {
+  if (v >= 1e6) return `${(v / 1e6).toFixed(1)}M`;
+  if (v >= 1e3) return `${(v / 1e3).toFixed(1)}k`;
+  if (Number.isInteger(v)) return String(v);
+  return v >= 1 ? v.toFixed(1) : String(Number(v.toPrecision(2)));
+}

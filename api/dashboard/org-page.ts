@@ -1,0 +1,29 @@
+import type { Request, Response } from 'express';
+import type { Actor } from '../../shared/audit/audit';
+import type { Html } from '../web/html';
+import { page } from '../web/layout';
+import type { WebKit } from '../web/session';
+
+/** Renders a page of one organization: its tabs (Web search for owners only) and the impersonation banner. */
+export function renderOrgPage(req: Request, res: Response, kit: WebKit, title: string, tab: string, body: (csrf: string) => Html): void {
+  const { viewer, access } = res.locals;
+  const base = `/dashboard/o/${access!.org.slug}`;
+  const csrf = kit.csrfToken(req, res);
+  const imp = viewer!.impersonatedBy;
+  const nav = [
+    { href: base, label: 'Usage', on: tab === 'usage' },
+    { href: `${base}/keys`, label: 'API keys', on: tab === 'keys' },
+    { href: `${base}/projects`, label: 'Projects', on: tab === 'projects' },
+    ...(access!.role === 'owner' ? [{ href: `${base}/search`, label: 'Web search', on: tab === 'search' }] : []),
+  ];
+  const banner = imp
+    ? `Impersonation: ${imp.adminEmail} is viewing as ${viewer!.user.email} until ${new Date(imp.until).toISOString().slice(11, 16)} UTC. Key creation and password changes are disabled.`
+    : undefined;
+  res.send(page({ title, base: '/dashboard', brand: access!.org.name, user: viewer!.user.email, csrf, banner, nav }, body(csrf)));
+}
+
+/** The audit actor of a dashboard write: the user, or the admin behind an impersonation. */
+export function actorOf(res: Response): Actor {
+  const v = res.locals.viewer!;
+  return { type: 'web_session', id: v.impersonatedBy?.adminId ?? v.user.id, label: v.impersonatedBy ? `${v.impersonatedBy.adminEmail} as ${v.user.email}` : v.user.email };
+}

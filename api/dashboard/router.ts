@@ -1,0 +1,20 @@
+import { Router } from 'express';
+import type { RedisClient } from '../../shared/redis/connection';
+import type { Directory } from '../../shared/tenancy/directory';
+import { STYLE } from '../web/style';
+import { webKit } from '../web/session';
+import { dashboardAuthRoutes } from './auth-routes';
+import { orgPages } from './org-pages';
+import { requireViewer } from './member';
+
+/** The organization dashboard, mounted at `{base_url}/dashboard` on the web process. */
+export function dashboardRouter(deps: { redis: RedisClient; directory: Directory }): Router {
+  const { redis } = deps;
+  const r = Router();
+  r.get('/assets/style.css', (_req, res) => void res.type('text/css').set('Cache-Control', 'public, max-age=3600').send(STYLE));
+  const kit = webKit(redis, { name: 'dashboard', cookiePath: '/dashboard' });
+  r.use(...kit.middleware);
+  r.use(dashboardAuthRoutes(redis, kit));
+  r.use(requireViewer, orgPages(deps, kit));
+  return r;
+}

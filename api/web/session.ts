@@ -1,0 +1,102 @@
+import crypto from 'crypto';
+import express, { type Request, type Response, type NextFunction, type RequestHandler } from 'express';
+import session from 'express-session';
+import RedisStore from 'connect-redis';
+import cookieParser from 'cookie-parser';
+import helmet from 'helmet';
+import { doubleCsrf } from 'csrf-csrf';
+import type { RedisClient } from '../../shared/redis/connection';
+import { config } from '../../shared/config/env';
+import { ApiError } from '../../shared/errors/ApiError';
+
+declare module 'express-session' {
+  interface SessionData {
+    userId?: string;
+    /** Set on an impersonation session: who opened it, and when it ends (ms). */
+    impersonatedBy?: { adminId: string; adminEmail: string; until: number };
+    /** Marks a visitor's session before sign-in so its CSRF token stays valid. */
+    visitor?: boolean;
+  }
+}
+
+/** A signed-out visitor's session (it only carries the sign-in form's CSRF identity). */
+const VISITOR_MS = 30 * 60_000;
+
+export interface WebKit {
+  /** helmet, cookies, the Redis session, form bodies and CSRF checks on every non-GET request. */
+  middleware: RequestHandler[];
+  /** Only the cookies and the session (for pages of another app behind the same sign-in, e.g. bull-board). */
+  sessionOnly: RequestHandler[];
+  /** The CSRF token for the forms of the page being rendered. */
+  csrfToken(req: Request, res: Response): string;
+}
+
+/**
+ * What each web interface mounts in front of its pages. `name` keeps the dashboard's and the
+ * console's cookies and Redis sessions apart (the two processes may share a host name).
+ * Cookies are HttpOnly and SameSite=Lax, and Secure when the request came over TLS (directly or via
+ * a proxy's X-Forwarded-Proto).
+ */
+export function webKit(redis: RedisClient, opts: { name: 'dashboard' | 'console'; cookiePath: string }): WebKit {
+  const cfg = config();
+  const secret = crypto.createHmac('sha256', cfg.secretKey).update(`web:${opts.name}`).digest('hex');
+  const csrf = doubleCsrf({
+    getSecret: () => secret,
+    getSessionIdentifier: (req) => req.session?.id ?? '',
+    cookieName: `gw_${opts.name}_csrf`,
+    cookieOptions: { sameSite: 'lax', path: opts.cookiePath, secure: false, httpOnly: true },
+    getCsrfTokenFromRequest: (req) => (req.body as Record<string, unknown> | undefined)?._csrf as string | undefined,
+  });
+  const csrfCheck: RequestHandler = (req, res, next) =>
+    csrf.doubleCsrfProtection(req, res, (err?: unknown) =>
+      next(err ? new ApiError(403, 'invalid_csrf_token', 'The form was sent without a valid CSRF token; reload the page and try again.') : undefined),
+    );
+  const sessionOnly: RequestHandler[] = [
+    cookieParser(),
+    session({
+      name: `gw_${opts.name}`,
+      store: new RedisStore({ client: redis, prefix: `${cfg.redisPrefix}:web:session:${opts.name}:` }),
+      secret,
+      resave: false,
+      saveUninitialized: false,
+      rolling: false,
+      proxy: true,
+      cookie: { httpOnly: true, sameSite: 'lax', secure: 'auto', path: opts.cookiePath, maxAge: cfg.webSessionHours * 3_600_000 },
+    }),
+  ];
+  const middleware: RequestHandler[] = [
+    helmet({ contentSecurityPolicy: { directives: { 'script-src': ["'self'"], 'style-src': ["'self'"], 'img-src': ["'self'", 'data:'], 'form-action': ["'self'"] } } }),
+    ...sessionOnly,
+    express.urlencoded({ extended: false, limit: '64kb' }),
+    csrfCheck,
+  ];
+  return {
+    middleware,
+    sessionOnly,
+    csrfToken(req, res) {
+      if (!req.session.userId) {
+        req.session.visitor = true; // saves the session, so the token's identity holds
+        req.session.cookie.maxAge = VISITOR_MS; // and a visitor's lasts only this long in Redis
+      }
+      return csrf.generateCsrfToken(req, res, { cookieOptions: { secure: req.secure || req.get('x-forwarded-proto') === 'https' } });
+    },
+  };
+}
+
+/** Regenerates the session id on sign-in (no fixation) and stores who signed in. */
+export function signIn(req: Request, userId: string, extra: Partial<import('express-session').SessionData> = {}): Promise<void> {
+  return new Promise((resolve, reject) =>
+    req.session.regenerate((err) => {
+      if (err) return reject(err);
+      req.session.userId = userId;
+      Object.assign(req.session, extra);
+      req.session.save((e) => (e ? reject(e) : resolve()));
+    }),
+  );
+}
+
+export function signOut(req: Request): Promise<void> {
+  return new Promise((resolve) => req.session.destroy(() => resolve()));
+}
+
+export type PageHandler = (req: Request, res: Response, next: NextFunction) => unknown;

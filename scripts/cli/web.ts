@@ -1,0 +1,108 @@
+import type { Command } from 'commander';
+import { Membership, Project } from '../../shared/db/models';
+import { config } from '../../shared/config/env';
+import { findOrg, createProject, slugify } from '../../shared/tenancy/ops';
+import { archiveProject } from '../../shared/tenancy/projects';
+import { findUser } from '../../shared/platform/keys';
+import { setPassword, WeakPasswordError } from '../../shared/web/passwords';
+import { createPasswordLink, passwordLinkPath } from '../../shared/web/password-links';
+import { recordAudit, type Actor } from '../../shared/audit/audit';
+import { fail, withServices } from './with-services';
+
+const cliActor = (): Actor => ({ type: 'cli', id: null, label: `cli:${process.env.USER ?? 'operator'}` });
+const webBase = () => config().publicBaseUrl ?? `http://127.0.0.1:${config().port}`;
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0];
+}
+
+/** Web sign-in and tenancy commands: passwords, links, memberships, projects. */
+export function registerWeb(program: Command): void {
+  const user = program.commands.find((c) => c.name() === 'user') ?? program.command('user');
+  user
+    .command('set-password')
+    .description('set a user\'s web sign-in password, read from the first line of stdin')
+    .requiredOption('--user <email>')
+    .action((o: { user: string }) =>
+      withServices(async () => {
+        const u = (await findUser(o.user)) ?? fail(`unknown user '${o.user}'`);
+        try {
+          await setPassword(u, await readStdin());
+        } catch (err) {
+          if (err instanceof WeakPasswordError) fail(err.message);
+          throw err;
+        }
+        await recordAudit({ actor: cliActor(), method: 'PUT', path: `/cli/users/${u.id}/password`, family: 'users', targetId: u.id, status: 200 });
+        console.log(`password set for ${u.email}`);
+      }),
+    );
+  user
+    .command('password-link')
+    .description('print a one-use link where the user chooses a password (reset: 1 hour; --invite: 7 days)')
+    .requiredOption('--user <email>')
+    .option('--invite', 'an invitation link (valid 7 days)')
+    .action((o: { user: string; invite?: boolean }) =>
+      withServices(async (redis) => {
+        const u = (await findUser(o.user)) ?? fail(`unknown user '${o.user}'`);
+        const token = await createPasswordLink(redis, u.id, o.invite ? 'invite' : 'reset');
+        await recordAudit({ actor: cliActor(), method: 'POST', path: `/cli/users/${u.id}/password-link`, family: 'users', targetId: u.id, status: 201, fields: [o.invite ? 'invite' : 'reset'] });
+        console.log(`${webBase()}${passwordLinkPath(token)}`);
+      }),
+    );
+
+  const member = program.command('member').description('organization memberships');
+  member
+    .command('add')
+    .requiredOption('--org <org>', 'org id or slug')
+    .requiredOption('--user <email>')
+    .option('--role <role>', 'owner or member', 'member')
+    .action((o: { org: string; user: string; role: string }) =>
+      withServices(async () => {
+        if (!['owner', 'member'].includes(o.role)) fail(`--role must be owner or member`);
+        const org = (await findOrg(o.org)) ?? fail(`unknown org '${o.org}'`);
+        const u = (await findUser(o.user)) ?? fail(`unknown user '${o.user}'`);
+        const [m, created] = await Membership.findOrCreate({ where: { orgId: org.id, userId: u.id }, defaults: { orgId: org.id, userId: u.id, role: o.role as 'owner' | 'member' } });
+        if (!created) await m.update({ role: o.role as 'owner' | 'member' });
+        console.log(`${u.email} is ${o.role} of ${org.slug}`);
+      }),
+    );
+
+  const project = program.command('project').description('projects of an organization');
+  project
+    .command('create')
+    .requiredOption('--org <org>', 'org id or slug')
+    .requiredOption('--slug <slug>')
+    .option('--name <name>', 'default: the slug')
+    .option('--json', 'print JSON')
+    .action((o: { org: string; slug: string; name?: string; json?: boolean }) =>
+      withServices(async (redis) => {
+        const org = (await findOrg(o.org)) ?? fail(`unknown org '${o.org}'`);
+        const slug = slugify(o.slug);
+        if (await Project.findOne({ where: { orgId: org.id, slug } })) fail(`project '${slug}' already exists in ${org.slug}`);
+        const p = await createProject(redis, org.id, o.name ?? slug, slug);
+        console.log(o.json ? JSON.stringify({ id: p.id, slug: p.slug, name: p.name, org_id: org.id }) : `created project ${p.slug} (${p.id}) in ${org.slug}`);
+      }),
+    );
+  project
+    .command('list')
+    .requiredOption('--org <org>')
+    .action((o: { org: string }) =>
+      withServices(async () => {
+        const org = (await findOrg(o.org)) ?? fail(`unknown org '${o.org}'`);
+        for (const p of await Project.findAll({ where: { orgId: org.id }, order: [['name', 'ASC']] })) console.log(`${p.id}  ${p.slug}  ${p.archivedAt ? 'archived' : 'active'}  ${p.name}`);
+      }),
+    );
+  project
+    .command('archive')
+    .requiredOption('--org <org>')
+    .requiredOption('--project <project>', 'id or slug')
+    .action((o: { org: string; project: string }) =>
+      withServices(async (redis) => {
+        const org = (await findOrg(o.org)) ?? fail(`unknown org '${o.org}'`);
+        const p = (await archiveProject(redis, org.id, o.project)) ?? fail(`no active project '${o.project}' in ${org.slug}`);
+        console.log(`archived ${p.slug}`);
+      }),
+    );
+}

@@ -1,0 +1,227 @@
+import crypto from 'crypto';
+import { expect } from 'chai';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { env } from '../helpers/harness';
+import { buildOrg, type TestOrg } from '../helpers/factories';
+import { buildPlatformAdmin, buildPlatformKey, adminCall, startAdmin } from '../helpers/admin';
+import { call } from '../helpers/http';
+import { usageSettled } from '../helpers/usage';
+import { launchBrowser, screenshots } from '../helpers/browser';
+import { ApiKey, AuditLog, Membership, Plan, SearchOrgKey, SearchSetting, User } from '../../shared/db/models';
+import { setPassword } from '../../shared/web/passwords';
+
+const PASSWORD = 'correct horse battery';
+
+async function buildMember(org: TestOrg, role: 'owner' | 'member'): Promise<User> {
+  const u = await User.create({ email: `m-${crypto.randomBytes(4).toString('hex')}@example.com`, name: 'Member' });
+  await setPassword(u, PASSWORD);
+  await Membership.create({ orgId: org.org.id, userId: u.id, role });
+  return u;
+}
+
+async function signInAt(page: Page, url: string, email: string, password = PASSWORD): Promise<number> {
+  await page.goto(url);
+  await page.fill('#email', email);
+  await page.fill('#password', password);
+  const [resp] = await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
+  return resp?.status() ?? 0;
+}
+
+describe('web interfaces in a browser (dashboard and operator console)', function () {
+  this.timeout(60_000);
+  let browser: Browser;
+  let admin: { url: string; close(): Promise<void> };
+  let org: TestOrg;
+  let owner: User;
+  let ctx: BrowserContext;
+  let page: Page;
+  const dash = () => `${env().gw.url}/dashboard`;
+
+  before(async () => {
+    browser = await launchBrowser();
+    admin = await startAdmin();
+    org = await buildOrg(env().redis);
+    owner = await buildMember(org, 'owner');
+  });
+  beforeEach(async () => {
+    ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    page = await ctx.newPage();
+  });
+  afterEach(() => ctx.close());
+  after(async () => {
+    await browser?.close();
+    await admin?.close();
+  });
+
+  it('a member signs in, sees the traffic just sent in the usage chart, creates a key and uses it', async () => {
+    const sent = await call('POST', '/v1/chat/completions', { headers: { authorization: `Bearer ${org.key}` }, json: { model: 'sim-chat', messages: [{ role: 'user', content: 'hello' }] } });
+    expect(sent.status).to.equal(200);
+    await usageSettled();
+
+    const signInPage = await page.goto(`${dash()}/sign-in`);
+    expect(signInPage!.headers()['content-security-policy']).to.include("script-src 'self'");
+    await screenshots(page, 'dashboard-sign-in');
+    expect(await signInAt(page, `${dash()}/sign-in`, owner.email)).to.equal(200);
+    expect(page.url()).to.equal(`${dash()}/o/${org.org.slug}`);
+    const cookie = (await ctx.cookies()).find((c) => c.name === 'gw_dashboard')!;
+    expect(cookie.httpOnly).to.equal(true);
+    expect(cookie.sameSite).to.equal('Lax');
+    const bar = page.locator('[data-test=requests-chart] svg rect title', { hasText: 'sim-chat (chat)' });
+    expect(await bar.count()).to.be.greaterThan(0);
+    expect(await bar.first().textContent()).to.match(/: 1$/);
+    const totals = (await page.textContent('[data-test=usage-totals] tbody tr'))!;
+    expect(totals).to.include('sim-chat').and.include('chat');
+    expect(Number(await page.locator('[data-test=usage-totals] tbody tr td').last().textContent())).to.be.greaterThan(0); // cost at list prices
+    await screenshots(page, 'dashboard-usage');
+
+    await page.click('text=API keys');
+    await page.fill('#name', 'from the browser');
+    await page.click('button:has-text("Create key")');
+    const newKey = (await page.textContent('[data-test=new-key]'))!.trim();
+    expect(newKey).to.match(/^svc_/);
+    await screenshots(page, 'dashboard-keys');
+    const used = await call('GET', '/v1/models', { headers: { authorization: `Bearer ${newKey}` } });
+    expect(used.status).to.equal(200);
+    await page.goto(`${dash()}/o/${org.org.slug}/keys`);
+    expect(await page.locator('[data-test=new-key]').count()).to.equal(0); // shown once
+    expect(await page.textContent('main')).to.include('from the browser');
+
+    await page.click('text=Projects');
+    await page.fill('#pname', 'Mobile app');
+    await page.click('button:has-text("Create project")');
+    expect(await page.textContent('main')).to.include('mobile-app');
+    await screenshots(page, 'dashboard-projects');
+    const viaHeader = await call('GET', '/v1/models', { headers: { authorization: `Bearer ${org.key}`, 'service-project-id': 'mobile-app' } });
+    expect(viaHeader.status).to.equal(200);
+  });
+
+  it('a form posted without its CSRF token is refused with 403 invalid_csrf_token and creates nothing', async () => {
+    await signInAt(page, `${dash()}/sign-in`, owner.email);
+    const before = await page.evaluate('document.cookie');
+    const r = await page.evaluate(async (url) => {
+      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'name=forged' });
+      return { status: res.status, body: (await res.json()) as { error: { code: string } } };
+    }, `${dash()}/o/${org.org.slug}/keys`);
+    expect(before).to.equal(''); // HttpOnly: no cookie is visible to scripts
+    expect(r.status).to.equal(403);
+    expect(r.body.error.code).to.equal('invalid_csrf_token');
+    expect(await ApiKey.count({ where: { orgId: org.org.id, name: 'forged' } })).to.equal(0);
+  });
+
+  it('wrong passwords are rate-limited (429 too_many_sign_in_attempts), and the right one is refused too while limited', async () => {
+    const victim = await buildMember(org, 'member');
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push(await signInAt(page, `${dash()}/sign-in`, victim.email, 'wrong password!'));
+    expect(statuses).to.deep.equal([401, 401, 401, 401, 401]);
+    expect(await page.textContent('[role=alert]')).to.include('Wrong email or password');
+    await screenshots(page, 'dashboard-sign-in-error');
+    expect(await signInAt(page, `${dash()}/sign-in`, victim.email)).to.equal(429);
+    expect(await page.textContent('body')).to.include('too_many_sign_in_attempts');
+  });
+
+  it('an operator revokes a platform key in the console, and that key\'s next request fails', async () => {
+    const op = await buildPlatformAdmin();
+    await setPassword(op, PASSWORD);
+    const k = await buildPlatformKey(['stats:read'], op);
+    expect((await adminCall(admin.url, k.key, 'GET', '/admin/v1/stats')).status).to.equal(200);
+
+    expect(await signInAt(page, `${admin.url}/sign-in`, op.email)).to.equal(200);
+    await screenshots(page, 'console-organizations');
+    const planForm = page.locator(`form[data-org="${org.org.slug}"]`);
+    await planForm.locator('select').selectOption({ label: 'free' });
+    await planForm.locator('button').click();
+    expect((await Plan.findByPk((await org.org.reload()).planId!))!.name).to.equal('free');
+    await page.click('header >> text=Platform keys');
+    await screenshots(page, 'console-platform-keys');
+    await page.click(`tr[data-key-id="${k.id}"] button:has-text("Revoke")`);
+    expect(await page.textContent(`tr[data-key-id="${k.id}"]`)).to.include('revoked');
+    const after = await adminCall(admin.url, k.key, 'GET', '/admin/v1/stats');
+    expect(after.status).to.equal(401);
+    expect(after.body.error.code).to.equal('invalid_platform_key');
+
+    for (const [tab, name] of [['Kill switches', 'console-switches'], ['Users', 'console-users'], ['Audit log', 'console-audit']] as const) {
+      await page.click(`header >> text=${tab}`);
+      await screenshots(page, name);
+    }
+    expect(await page.textContent('main')).to.include(`/admin/v1/platform-keys/${k.id}`);
+    // the queue dashboard opens under the same sign-in
+    expect((await page.goto(`${admin.url}/admin/queues`))!.status()).to.equal(200);
+  });
+
+  it('impersonation opens the user\'s dashboard marked as such, is audited, and cannot create keys', async () => {
+    const op = await buildPlatformAdmin();
+    await setPassword(op, PASSWORD);
+    await signInAt(page, `${admin.url}/sign-in`, op.email);
+    await page.goto(`${admin.url}/users`);
+    await page.click(`tr[data-user="${owner.email}"] button:has-text("Impersonate")`);
+    const link = (await page.getAttribute('[data-test=impersonation-link]', 'href'))!;
+    await page.goto(`${env().gw.url}${new URL(link).pathname}${new URL(link).search}`);
+    expect(page.url()).to.equal(`${dash()}/o/${org.org.slug}`);
+    expect(await page.textContent('[data-test=impersonation-banner]')).to.include(`${op.email} is viewing as ${owner.email}`);
+    await screenshots(page, 'dashboard-impersonation');
+    const audited = await AuditLog.findAll({ where: { targetId: owner.id, actorId: op.id } });
+    expect(audited.map((a) => a.path)).to.include.members([`/admin/v1/users/${owner.id}/impersonate`, '/dashboard/impersonate']);
+
+    await page.click('text=API keys');
+    const [resp] = await Promise.all([page.waitForNavigation(), page.click('button:has-text("Create key")')]);
+    expect(resp!.status()).to.equal(403);
+    expect(await page.textContent('body')).to.include('impersonation_forbidden');
+    // the ticket is one-use
+    expect((await page.goto(`${env().gw.url}${new URL(link).pathname}${new URL(link).search}`))!.status()).to.equal(404);
+  });
+
+  it('an owner enables overage through the dialog (cancel changes nothing), sets a member cap and a provider key', async () => {
+    const member = await buildMember(org, 'member');
+    await signInAt(page, `${dash()}/sign-in`, owner.email);
+    await page.click('header >> text=Web search');
+    await screenshots(page, 'dashboard-search');
+    expect(await page.textContent('[data-test=overage-state]')).to.equal('off');
+
+    await page.fill('#olimit', '250');
+    await page.click('button:has-text("Enable overage")');
+    const dialog = page.locator('[data-test=overage-dialog]');
+    expect(await dialog.isVisible()).to.equal(true);
+    const text = (await dialog.textContent())!;
+    expect(text).to.match(/free allowance is \d+ searches a month/);
+    expect(text).to.include('per search').and.include('monthly limit of 250');
+    await screenshots(page, 'dashboard-search-dialog');
+    expect((await SearchSetting.findOne({ where: { orgId: org.org.id } }))?.overageEnabled ?? false).to.equal(false); // not before confirm
+    await page.click('[data-test=overage-cancel]');
+    expect(await page.textContent('[data-test=overage-state]')).to.equal('off');
+    expect((await SearchSetting.findOne({ where: { orgId: org.org.id } }))?.overageEnabled ?? false).to.equal(false);
+
+    await page.fill('#olimit', '250');
+    await page.click('button:has-text("Enable overage")');
+    await page.click('[data-test=overage-dialog] button:has-text("Confirm")');
+    expect(await page.textContent('[data-test=overage-state]')).to.equal('on');
+    const setting = (await SearchSetting.findOne({ where: { orgId: org.org.id } }))!;
+    expect(setting).to.include({ overageEnabled: true, overageMonthlyLimit: 250 });
+
+    const row = page.locator(`tr[data-member="${member.email}"]`);
+    await row.locator('input[name=cap]').fill('40');
+    await row.locator('button:has-text("Save")').click();
+    expect((await Membership.findOne({ where: { orgId: org.org.id, userId: member.id } }))!.searchCap).to.equal(40);
+
+    await page.fill('#kkey', 'own-provider-key-9876');
+    const provider = await page.inputValue('#kprov');
+    await page.click('button:has-text("Set key")');
+    expect(await page.textContent(`tr[data-provider-key="${provider}"]`)).to.include('…9876');
+    expect(await page.content()).not.to.include('own-provider-key-9876'); // never shown again
+    expect(await SearchOrgKey.count({ where: { orgId: org.org.id, provider } })).to.equal(1);
+    await screenshots(page, 'dashboard-search-set');
+
+    await page.click('button:has-text("Disable overage")'); // immediate, no dialog
+    expect(await page.textContent('[data-test=overage-state]')).to.equal('off');
+    const audited = await AuditLog.findAll({ where: { actorId: owner.id, family: 'search' } });
+    expect(audited.map((a) => a.path)).to.include.members([`/dashboard/o/${org.org.slug}/search/overage`, `/dashboard/o/${org.org.slug}/search/keys`]);
+  });
+
+  it('a member who is not an owner sees no Web search link and is refused the page (403 owner_required)', async () => {
+    const member = await buildMember(org, 'member');
+    await signInAt(page, `${dash()}/sign-in`, member.email);
+    expect(await page.locator('header >> text=Web search').count()).to.equal(0);
+    const resp = await page.goto(`${dash()}/o/${org.org.slug}/search`);
+    expect(resp!.status()).to.equal(403);
+    expect(await page.textContent('body')).to.include('owner_required');
+  });
+});
