@@ -86,6 +86,7 @@ export function platformAdminRouter(deps: { redis: RedisClient }): Router {
   });
   only(r, '/users/:id/impersonate', {
     post: async (req, res) => {
+      res.locals.auditTarget = String(req.params.id); // an unknown user's attempt is audited too
       const user = await findRow<User>(users, String(req.params.id));
       if (user.deletedAt) throw new ApiError(404, 'not_found', `No user with id '${user.id}'.`);
       res.locals.auditTarget = user.id;
