@@ -9,7 +9,7 @@ import { serverOptions } from '../../shared/http/server-options';
 
 export async function startAdmin(port: number): Promise<{ server: http.Server; close(): Promise<void> }> {
   const redis = createRedis('command');
-  const queues = new Queues(createRedis('worker'));
+  const queues = new Queues(createRedis('producer'));
   const server = http.createServer(serverOptions(config()), createAdminApp({ redis, queues }));
   try {
     await listen(server, port, 'ADMIN_PORT');

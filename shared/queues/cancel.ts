@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { RedisClient } from '../redis/connection';
 import { keys } from '../redis/keys';
 import type { Queues } from './queues';
@@ -18,16 +19,30 @@ export async function cancelJob(redis: RedisClient, queues: Queues, queue: Queue
   if (!removed) await redis.spublish(keys.cancelChannel(queue), jobId);
 }
 
+/** How many cancels of jobs not (yet) running a worker remembers, and for how long. */
+export interface RecentCancelLimits {
+  max: number;
+  ttlMs: number;
+}
+
+const RECENT_CANCELS: RecentCancelLimits = { max: 10_000, ttlMs: 60_000 };
+
 /**
  * Worker side: one subscriber connection per worker process, subscribed to the cancel channels of
  * the queues it works. Remembers recent cancels briefly, so a cancel that lands between a job
- * becoming active and its processor starting is not lost.
+ * becoming active and its processor starting is not lost. Every worker hears every cancel of its
+ * queues (most are for jobs another worker runs), so that memory is an LRU bounded in size and age.
  */
 export class CancelListener {
   private controllers = new Map<string, AbortController>();
-  private recent = new Map<string, number>();
+  private readonly recent: LRUCache<string, true>;
 
-  constructor(private readonly sub: RedisClient) {}
+  constructor(
+    private readonly sub: RedisClient,
+    limits: RecentCancelLimits = RECENT_CANCELS,
+  ) {
+    this.recent = new LRUCache({ max: limits.max, ttl: limits.ttlMs });
+  }
 
   async start(queues: readonly QueueName[]): Promise<void> {
     const channels = new Set(queues.map((q) => keys.cancelChannel(q)));
@@ -42,9 +57,13 @@ export class CancelListener {
   }
 
   private remember(jobId: string): void {
-    const now = Date.now();
-    this.recent.set(jobId, now);
-    if (this.recent.size > 10_000) for (const [id, t] of this.recent) if (now - t > 60_000) this.recent.delete(id);
+    this.recent.set(jobId, true);
+  }
+
+  /** Cancels remembered for jobs not running here (bounded by the limits). */
+  get remembered(): number {
+    this.recent.purgeStale();
+    return this.recent.size;
   }
 
   /** A controller for the job; already aborted if a cancel arrived before the job started. */

@@ -14,6 +14,9 @@ export class Queues {
     let q = this.map.get(name);
     if (!q) {
       q = new Queue(name, { connection: this.connection, prefix: keys.bullPrefix(name) });
+      // The connection's own listener reports an outage once (shared/redis/connection.ts); an
+      // unheard 'error' here would print every failed reconnect.
+      q.on('error', () => undefined);
       this.map.set(name, q);
     }
     return q as unknown as Queue<JobData<Q>, JobResult>;

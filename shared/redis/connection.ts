@@ -1,5 +1,6 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { config } from '../config/env';
+import { logger } from '../logger';
 
 /**
  * A connection to single-node Redis or to a Redis Cluster (REDIS_CLUSTER_NODES). Both speak every
@@ -8,15 +9,40 @@ import { config } from '../config/env';
  */
 export type RedisClient = Redis | Cluster;
 
-export type RedisRole = 'command' | 'subscriber' | 'worker';
+/**
+ * `command`: a request's own commands; `producer`: the connection a pod adds jobs on; `subscriber`
+ * and `worker`: pub/sub and BullMQ workers (blocking commands).
+ */
+export type RedisRole = 'command' | 'producer' | 'subscriber' | 'worker';
 
-/** Options by role, as BullMQ's production guide asks: commands fail fast while Redis is away, subscribers and workers wait out a disconnect. */
+/**
+ * Options by role, as BullMQ's production guide asks: commands and producers fail fast while Redis
+ * is away (a producer queues nothing offline, so an enqueue during an outage is a prompt 503, not a
+ * wait until the request's deadline); subscribers and workers wait out a disconnect.
+ */
 function roleOptions(role: RedisRole): RedisOptions {
   const opts: RedisOptions =
     role === 'command'
       ? { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false }
-      : { maxRetriesPerRequest: null, enableOfflineQueue: true };
+      : role === 'producer'
+        ? { maxRetriesPerRequest: 1, enableOfflineQueue: false }
+        : { maxRetriesPerRequest: null, enableOfflineQueue: true };
   return { ...opts, connectionName: `gw-${role}` };
+}
+
+/**
+ * Every connection gets an error listener (without one ioredis prints "[ioredis] Unhandled error
+ * event" for each refused reconnect): one warning per outage, none again until it is ready.
+ */
+function listenForErrors(client: RedisClient, role: RedisRole): RedisClient {
+  let reported = false;
+  client.on('error', (err: Error) => {
+    if (reported) return;
+    reported = true;
+    logger.warn({ role, err: err.message }, 'redis connection error; reconnecting');
+  });
+  client.on('ready', () => (reported = false));
+  return client;
 }
 
 /** `host:port` entries of REDIS_CLUSTER_NODES as ioredis startup nodes. */
@@ -28,6 +54,10 @@ export function parseClusterNodes(list: string[]): Array<{ host: string; port: n
 }
 
 export function createRedis(role: RedisRole, url = config().redisUrl): RedisClient {
+  return listenForErrors(connect(role, url), role);
+}
+
+function connect(role: RedisRole, url: string): RedisClient {
   const nodes = config().redisClusterNodes;
   if (nodes.length === 0) return new Redis(url, roleOptions(role));
   const { maxRetriesPerRequest, enableOfflineQueue, connectionName } = roleOptions(role);

@@ -9,7 +9,7 @@ import { waitFor } from './wait';
 const DIST = path.resolve(__dirname, '../..');
 
 /** A web pod (dist/api/server.js) as its own process, on a free port, with extra environment. */
-export async function spawnWeb(extraEnv: Record<string, string> = {}, stderr: 'inherit' | 'ignore' = 'inherit'): Promise<{ child: ChildProcess; url: string }> {
+export async function spawnWeb(extraEnv: Record<string, string> = {}, stderr: 'inherit' | 'ignore' | 'pipe' = 'inherit'): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
   const child = spawn(process.execPath, [path.join(DIST, 'api/server.js')], {
     env: { ...process.env, PORT: String(port), ...extraEnv },
@@ -22,7 +22,7 @@ export async function spawnWeb(extraEnv: Record<string, string> = {}, stderr: 'i
 }
 
 /** A worker process (dist/workers/main.js <pool>), waiting until it reports its pools started. */
-export async function spawnWorker(pool: string, extraEnv: Record<string, string> = {}, stderr: 'inherit' | 'ignore' = 'inherit'): Promise<ChildProcess> {
+export async function spawnWorker(pool: string, extraEnv: Record<string, string> = {}, stderr: 'inherit' | 'ignore' | 'pipe' = 'inherit'): Promise<ChildProcess> {
   const child = spawn(process.execPath, [path.join(DIST, 'workers/main.js'), pool], {
     env: { ...process.env, LOG_LEVEL: 'info', ...extraEnv },
     stdio: ['ignore', 'pipe', stderr],
