@@ -8,6 +8,8 @@ import { expectErrorEnvelope } from '../../helpers/errors';
 import { usageSettled } from '../../helpers/usage';
 import { waitFor } from '../../helpers/wait';
 import { kill, ownRedis, spawnWeb, spawnWorker, tcpProxy } from '../../helpers/processes';
+import { childChatWorker } from '../../helpers/child-worker';
+import { parseSse } from '../../helpers/sse-events';
 import { UsageEvent } from '../../../shared/db/models';
 import { config } from '../../../shared/config/env';
 
@@ -21,12 +23,28 @@ function expectUnavailable(r: Reply): void {
   expect(Number(r.headers.get('retry-after'))).to.be.at.least(1);
 }
 
+/** Collects a child's stderr (piped) as text. */
+function stderrOf(child: ChildProcess): () => string {
+  let text = '';
+  child.stderr?.on('data', (d) => (text += String(d)));
+  return () => text;
+}
+
+/** Nothing billed for the request, and the org's chat leases back to zero. */
+async function nothingBilledLeasesZero(orgId: string, requestId: string | null): Promise<void> {
+  expect(requestId, 'request id header').to.match(/^req_/);
+  await usageSettled();
+  expect(await UsageEvent.count({ where: { requestId: requestId! } }), 'nothing billed').to.equal(0);
+  const freed = await waitFor(async () => (await env().gw.ctx.leases.count(orgId, 'chat', 'interactive')) === 0, 3000, 50);
+  expect(freed, 'leases back to zero').to.equal(true);
+}
+
 /**
  * The fault suite: separate processes (web pods and workers from dist/, an own redis-server, a TCP
- * proxy in front of Postgres) are killed, restarted and cut. Asserted every time: no hung client,
- * every error a JSON envelope, usage exactly once and only for delivered answers, leases back to
- * zero, processes serving again. (Worker kill -9 mid-job and the upstream 429 / 5xx / hang /
- * mid-stream drop / malformed faults are in chat/failures.test.ts and chat/deadline.test.ts.)
+ * proxy in front of Postgres) are killed, restarted and cut, and the upstream misbehaves through the
+ * simulator's knobs. Asserted every time: no hung client, every error a JSON envelope (or a clean
+ * SSE error event), usage exactly once and only for delivered answers, leases back to zero,
+ * processes serving again.
  */
 describe('fault suite: processes killed, Redis restarted, Postgres cut', function () {
   this.timeout(60_000);
@@ -71,10 +89,11 @@ describe('fault suite: processes killed, Redis restarted, Postgres cut', functio
     direct.on('error', () => undefined);
     try {
       const extra = { REDIS_URL: redis.url, REPLY_POLL_MS: '200' };
-      // stderr ignored: ioredis prints every refused reconnect while Redis is down
-      children.push(await spawnWorker('chat', extra, 'ignore'));
-      const web = await spawnWeb(extra, 'ignore');
+      const worker = await spawnWorker('chat', extra, 'pipe');
+      children.push(worker);
+      const web = await spawnWeb(extra, 'pipe');
       children.push(web.child);
+      const logs = [stderrOf(worker), stderrOf(web.child)];
       const o: TestOrg = await buildOrg(env().redis);
       let delivered = 0;
       const first = await chat(web.url, o.key);
@@ -99,6 +118,8 @@ describe('fault suite: processes killed, Redis restarted, Postgres cut', functio
       // live leases only (score = expiry): a release lost while Redis was away expires after LEASE_TTL_MS
       const live = async () => direct.zcount(leaseKey, Date.now(), '+inf');
       expect(await waitFor(async () => (await live()) === 0, config().leaseTtlMs + 3000, 200), 'leases back to zero').to.equal(true);
+      // every connection has an error listener: no "[ioredis] Unhandled error event" per refused reconnect
+      for (const log of logs) expect(log()).not.to.include('Unhandled error event');
     } finally {
       direct.disconnect();
       await redis.stop();
@@ -132,5 +153,74 @@ describe('fault suite: processes killed, Redis restarted, Postgres cut', functio
     } finally {
       await proxy.close();
     }
+  });
+
+  it('chat worker kill -9 mid-job: the job is retried or failed, the client gets an answer or a JSON error, usage exactly once, lease zero', async () => {
+    const o = await buildOrg(env().redis);
+    const worker = await childChatWorker(); // only this child process takes chat jobs
+    try {
+      env().sim.knobs.set('sim-chat-1', { delayMs: 1500 });
+      const t = Date.now();
+      const reply = chat(env().gw.url, o.key);
+      expect(await waitFor(() => env().sim.log.entries.length === 1, 10_000), 'the job is upstream').to.equal(true);
+      await kill(worker.child);
+      await worker.restore(); // live in-process workers notice the stalled job
+      const r = await reply;
+      expect(Date.now() - t, 'no hang').to.be.below(45_000);
+      const requestId = r.headers.get('x-service-request-id')!;
+      await usageSettled();
+      const billed = await UsageEvent.count({ where: { requestId } });
+      if (r.status === 200) expect(billed, 'retried and delivered: billed once').to.equal(1);
+      else {
+        expectErrorEnvelope(r.text, 'worker_lost');
+        expect(billed, 'failed: nothing billed').to.equal(0);
+      }
+      expect(await waitFor(async () => (await env().gw.ctx.leases.count(o.org.id, 'chat', 'interactive')) === 0, 3000, 50), 'lease zero').to.equal(true);
+    } finally {
+      await worker.restore();
+    }
+  });
+
+  it('upstream 429 / 5xx / hang / mid-stream drop / malformed: JSON envelopes or a clean SSE error, nothing billed, leases zero, then serving', async () => {
+    const deadlineMs = 2000;
+    const web = await spawnWeb({ REQUEST_TIMEOUT_MS: String(deadlineMs) });
+    children.push(web.child);
+    const o = await buildOrg(env().redis);
+    const send = (stream = false) => call('POST', '/v1/chat/completions', { base: web.url, headers: keyHeader(o.key), json: { ...chatBody, stream } });
+    const cases: Array<{ knob: Record<string, unknown>; status: number; code: string; stream?: boolean }> = [
+      { knob: { status: 429, retryAfter: 0 }, status: 429, code: 'upstream_rate_limited' },
+      { knob: { status: 500 }, status: 502, code: 'upstream_error' },
+      { knob: { status: 503, retryAfter: 0 }, status: 503, code: 'upstream_unavailable' },
+      { knob: { hang: true }, status: 504, code: 'deadline_exceeded' },
+      { knob: { hang: true }, status: 504, code: 'deadline_exceeded', stream: true },
+      { knob: { malformed: true }, status: 502, code: 'upstream_error' },
+    ];
+    for (const c of cases) {
+      env().sim.knobs.reset();
+      env().sim.knobs.set('sim-chat-1', c.knob);
+      const t = Date.now();
+      const r = await send(c.stream);
+      const label = `${JSON.stringify(c.knob)}${c.stream ? ' streamed' : ''}`;
+      expect(Date.now() - t, `${label}: no hang`).to.be.below(deadlineMs + 8000);
+      expect(r.status, `${label}: ${r.text}`).to.equal(c.status);
+      expectErrorEnvelope(r.text, c.code);
+      await nothingBilledLeasesZero(o.org.id, r.headers.get('x-service-request-id'));
+    }
+
+    env().sim.knobs.reset();
+    env().sim.knobs.set('sim-chat-1', { dropAfterChunks: 2 });
+    const dropped = await send(true);
+    expect(dropped.status).to.equal(200);
+    const events = parseSse(dropped.text);
+    expect(events.at(-1)?.data?.error?.code, dropped.text).to.equal('upstream_error');
+    expect(dropped.text, 'no [DONE] after an error').not.to.include('[DONE]');
+    expect(dropped.text).not.to.match(/\bat .+\.js:\d+/);
+    await nothingBilledLeasesZero(o.org.id, dropped.headers.get('x-service-request-id'));
+
+    env().sim.knobs.reset();
+    const served = await send();
+    expect(served.status, served.text).to.equal(200);
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { orgId: o.org.id } }), 'only the delivered answer is billed').to.equal(1);
   });
 });
