@@ -1,3 +1,4 @@
+import zlib from 'zlib';
 import fc from 'fast-check';
 import type { RawReply } from './raw-http';
 
@@ -70,9 +71,42 @@ export function jsonBodies(template: unknown): fc.Arbitrary<string> {
     { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.stringify(v)) },
     { weight: 1, arbitrary: fc.nat({ max: Math.max(0, json.length - 1) }).map((n) => json.slice(0, n)) }, // truncated
     { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 200 }) },
-    { weight: 1, arbitrary: fc.integer({ min: 1, max: 400 }).map((d) => `${'['.repeat(d)}${']'.repeat(d)}`) },
+    { weight: 1, arbitrary: fc.integer({ min: 1, max: 5000 }).map((d) => `${'['.repeat(d)}${']'.repeat(d)}`) },
+    { weight: 1, arbitrary: fc.integer({ min: 100, max: 5000 }).map((d) => `${'{"a":'.repeat(d)}1${'}'.repeat(d)}`) }, // deep objects
+    { weight: 1, arbitrary: fc.integer({ min: 100, max: 5000 }).map((d) => `{"model":"sim-chat","messages":${'['.repeat(d)}${']'.repeat(d)}}`) },
     { weight: 1, arbitrary: fc.constantFrom('', 'null', '[]', '"x"', '{"a":1,"a":2}', '{"__proto__":{"polluted":1}}', '{"model":"sim-chat"', '\ufeff{}', '{"stream":true}') },
   );
+}
+
+/** Content codings, real and made up, in the spellings clients send. */
+const ENCODINGS = ['gzip', 'deflate', 'br', 'GZIP', 'x-gzip', 'identity', 'compress', 'zstd', 'gzip, br', 'gzip, gzip', 'bogus', '', ' ', 'deflate;q=1'];
+const compress: Record<string, (b: Buffer) => Buffer> = { gzip: zlib.gzipSync, 'x-gzip': zlib.gzipSync, deflate: zlib.deflateSync, br: zlib.brotliCompressSync };
+
+/**
+ * A body with a `content-encoding`: properly compressed (maybe truncated or with flipped bytes), the
+ * plain body under a coding it does not have, random garbage, or a coding nobody knows.
+ */
+export function encodedBodies(template: unknown): fc.Arbitrary<{ body: Buffer; encoding: string }> {
+  return fc
+    .record({
+      json: jsonBodies(template),
+      encoding: fc.oneof(fc.constantFrom(...ENCODINGS), fc.string({ maxLength: 12 }).filter((e) => /^[\t\x20-\x7e]*$/.test(e))),
+      mode: fc.constantFrom('compressed', 'truncated', 'flipped', 'plain', 'garbage'),
+      garbage: fc.uint8Array({ maxLength: 300 }),
+      at: fc.nat(),
+    })
+    .map(({ json, encoding, mode, garbage, at }) => {
+      const plain = Buffer.from(json);
+      const packed = (compress[encoding.toLowerCase()] ?? ((b: Buffer) => b))(plain);
+      if (mode === 'compressed') return { body: packed, encoding };
+      if (mode === 'truncated') return { body: packed.subarray(0, at % (packed.length + 1)), encoding };
+      if (mode === 'flipped') {
+        const b = Buffer.from(packed);
+        if (b.length) b[at % b.length] ^= 0xff;
+        return { body: b, encoding };
+      }
+      return { body: mode === 'plain' ? plain : Buffer.from(garbage), encoding };
+    });
 }
 
 const CONTENT_TYPES = ['application/json', 'application/json; charset=utf-8', 'application/json; charset=latin1', 'text/plain', '', 'application/x-www-form-urlencoded', 'multipart/form-data', 'multipart/form-data; boundary=', 'application/vnd.api+json', 'APPLICATION/JSON'];

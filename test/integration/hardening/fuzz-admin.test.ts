@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { expect } from 'chai';
 import { adminCall, bearer, buildAdminToken, buildPlatformKey, startAdmin } from '../../helpers/admin';
 import { rawRequest } from '../../helpers/raw-http';
-import { FUZZ_PARAMS, jsonBodies, nastyString, problemOf } from '../../helpers/fuzz';
+import { FUZZ_PARAMS, encodedBodies, jsonBodies, nastyString, problemOf } from '../../helpers/fuzz';
 import { AuditLog } from '../../../shared/db/models';
 import { waitFor } from '../../helpers/wait';
 import { Op } from 'sequelize';
@@ -54,6 +54,23 @@ describe('fuzzing the management API through the running admin app (fast-check)'
         return r.status < 500;
       }),
       FUZZ_PARAMS(300),
+    );
+    expect(findings, findings.slice(0, 15).join('\n')).to.deep.equal([]);
+  });
+
+  it('bodies under gzip / deflate / br (whole, truncated, corrupted), garbage and unknown codings: no 5xx, the JSON envelope', async () => {
+    const writesWithBody = routes.filter((r) => r.method === 'POST' || r.method === 'PUT' || r.method === 'PATCH');
+    const arb = fc.constantFrom(...writesWithBody).chain((route) => fc.tuple(fc.constant(route), encodedBodies(route.body)));
+    await fc.assert(
+      fc.asyncProperty(arb, async ([route, { body, encoding }]) => {
+        const path = route.path.replace(/\{\w+\}/g, '00000000-0000-4000-8000-000000000000');
+        const secret = route.family === null ? token : mgmt;
+        const r = await rawRequest(admin.url, route.method, `/admin/v1${path}`, { headers: { ...bearer(secret), 'content-type': 'application/json', 'content-encoding': encoding }, body });
+        const problem = problemOf(r, route.method);
+        if (problem) findings.push(`${route.method} ${path} content-encoding=${encoding} → ${r.status}: ${problem} ${r.text.slice(0, 300)}`);
+        return r.status < 500;
+      }),
+      FUZZ_PARAMS(150),
     );
     expect(findings, findings.slice(0, 15).join('\n')).to.deep.equal([]);
   });

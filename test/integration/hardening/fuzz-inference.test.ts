@@ -5,7 +5,7 @@ import { Op } from 'sequelize';
 import { env } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { rawRequest, type RawReply } from '../../helpers/raw-http';
-import { FUZZ_PARAMS, fuzzHeaders, jsonBodies, multipartBodies, nastyString, problemOf } from '../../helpers/fuzz';
+import { FUZZ_PARAMS, encodedBodies, fuzzHeaders, jsonBodies, multipartBodies, nastyString, problemOf } from '../../helpers/fuzz';
 import { pngOf } from '../../helpers/images';
 import { makeWav, SPEECH_LIKE } from '../../helpers/wav';
 import { usageSettled } from '../../helpers/usage';
@@ -79,6 +79,21 @@ describe('fuzzing the inference API through the running app (fast-check)', funct
       expect(statuses.some((s) => s === 400 || s === 422), `validation reached: ${statuses}`).to.equal(true);
     });
   }
+
+  it('content encodings: gzip / deflate / br bodies whole, truncated or corrupted, garbage, unknown codings: never a 5xx', async () => {
+    const arb = fc.constantFrom(...JSON_ROUTES).chain((route) => fc.tuple(fc.constant(route), encodedBodies(route.body)));
+    const codes = new Set<string>();
+    await fc.assert(
+      fc.asyncProperty(arb, async ([route, { body, encoding }]) => {
+        const r = await send('POST', route.path, { 'content-type': 'application/json', 'content-encoding': encoding, 'SERVICE-API-KEY': o.key, ...route.headers }, body);
+        codes.add(r.status < 400 ? 'ok' : String(r.body?.error?.code));
+        return r.status < 500;
+      }),
+      FUZZ_PARAMS(150),
+    );
+    if (process.env.FUZZ_DEBUG) process.stdout.write(`      encodings: ${[...codes].join(' ')}\n`);
+    expect([...codes], 'undecodable bodies refused as such').to.include('invalid_content_encoding');
+  });
 
   it('multipart routes (transcriptions, image edits, uploads): broken parts, names and files', async () => {
     const wav = makeWav(SPEECH_LIKE);
