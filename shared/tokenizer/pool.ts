@@ -44,14 +44,45 @@ export async function countTokens(profile: string | undefined, texts: string[], 
   let bytes = 0;
   for (const t of texts) bytes += Buffer.byteLength(t, 'utf8');
   if (bytes > limit * MAX_TOKEN_BYTES) return false;
-  const task: CountTask = { profile, texts, limit };
+  return (await run({ profile, texts, limit }, bytes)) as number | false;
+}
+
+/**
+ * Each text's tokens, each bounded by `limit` (embeddings inputs, rerank documents), with the same
+ * time bound and the same split between the event loop and the pool as `countTokens`. The answer
+ * stops at the first text over `limit` (its entry `false`); one over `limit × 128` bytes is `false`
+ * without counting.
+ */
+export async function countEach(profile: string | undefined, texts: string[], limit: number): Promise<Array<number | false>> {
+  let bytes = 0;
+  for (let i = 0; i < texts.length; i++) {
+    const b = Buffer.byteLength(texts[i], 'utf8');
+    if (b > limit * MAX_TOKEN_BYTES) {
+      // counted only up to the text that cannot fit (the caller names the first that does not)
+      const before = i > 0 ? ((await run({ profile, texts: texts.slice(0, i), limit, each: true }, bytes)) as Array<number | false>) : [];
+      return before.includes(false) ? before : [...before, false];
+    }
+    bytes += b;
+  }
+  return (await run({ profile, texts, limit, each: true }, bytes)) as Array<number | false>;
+}
+
+/** Tasks queued or running on the pool so far (for tests and metrics: proof large inputs go there). */
+export function tokenizerPoolRuns(): number {
+  return runs;
+}
+
+let runs = 0;
+
+async function run(task: CountTask, bytes: number): Promise<number | false | Array<number | false>> {
   if (bytes <= INLINE_BYTES) return countInline(task);
   const p = tokenizerPool();
   if (p.queueSize >= p.options.maxQueue) {
     throw new ApiError(503, 'tokenizer_busy', 'Token counting is at capacity; retry shortly.', { retryAfter: 1 });
   }
+  runs++;
   try {
-    return (await p.run(task, { signal: AbortSignal.timeout(config().tokenCountTimeoutMs) })) as number | false;
+    return (await p.run(task, { signal: AbortSignal.timeout(config().tokenCountTimeoutMs) })) as number | false | Array<number | false>;
   } catch (err) {
     if ((err as { name?: string }).name === 'AbortError' || (err as { name?: string }).name === 'TimeoutError') throw new TokenCountTimeout();
     throw err;

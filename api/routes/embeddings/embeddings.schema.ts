@@ -1,6 +1,6 @@
 import { invalid, kindOf, rejectUnknownFields, requireModel } from './errors';
 import type { EmbeddingLimits } from '../../../shared/catalog/task-limits';
-import { tokensWithin } from '../../../shared/tokenizer/bounded';
+import { countEach, TokenCountTimeout } from '../../../shared/tokenizer/pool';
 
 export const EMBEDDINGS_FIELDS = ['model', 'input', 'encoding_format', 'dimensions', 'user'] as const;
 
@@ -46,9 +46,10 @@ export function parseEmbeddings(body: Record<string, unknown>): EmbeddingsReques
 
 /**
  * The model's limits: batch size, `dimensions` support and range, and each input's tokens under the
- * model's tokenizer profile (never truncated). Returns the total input tokens.
+ * model's tokenizer profile (never truncated), counted off the event loop when large and within the
+ * token-count time budget (shared/tokenizer/pool.ts). Returns the total input tokens.
  */
-export function checkEmbeddingLimits(req: EmbeddingsRequest, model: string, tokenizer: string, limits: EmbeddingLimits): number {
+export async function checkEmbeddingLimits(req: EmbeddingsRequest, model: string, tokenizer: string, limits: EmbeddingLimits): Promise<number> {
   const inputs = typeof req.input === 'string' ? [req.input] : req.input;
   if (inputs.length > limits.max_batch_size) {
     throw invalid('batch_too_large', `'input' has ${inputs.length} items; the model '${model}' takes at most ${limits.max_batch_size} per request.`);
@@ -59,9 +60,13 @@ export function checkEmbeddingLimits(req: EmbeddingsRequest, model: string, toke
       throw invalid('invalid_input', `'dimensions' must be between 1 and ${limits.dimensions} for the model '${model}'.`);
     }
   }
+  const counts = await countEach(tokenizer, inputs, limits.max_input_tokens).catch((err: unknown) => {
+    if (err instanceof TokenCountTimeout) throw invalid('input_too_long', "'input' is too large to count its tokens in time; send fewer or shorter inputs.");
+    throw err;
+  });
   let total = 0;
-  for (let i = 0; i < inputs.length; i++) {
-    const n = tokensWithin(tokenizer, inputs[i], limits.max_input_tokens);
+  for (let i = 0; i < counts.length; i++) {
+    const n = counts[i];
     if (n === false) {
       const where = typeof req.input === 'string' ? "'input'" : `'input[${i}]'`;
       throw invalid('input_too_long', `${where} is longer than the model's limit of ${limits.max_input_tokens} tokens; inputs are never truncated.`);

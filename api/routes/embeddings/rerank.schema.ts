@@ -1,6 +1,6 @@
 import { invalid, kindOf, rejectUnknownFields, requireModel } from './errors';
 import type { RerankLimits } from '../../../shared/catalog/task-limits';
-import { tokensWithin } from '../../../shared/tokenizer/bounded';
+import { countEach, TokenCountTimeout } from '../../../shared/tokenizer/pool';
 
 /** Cohere's v2 fields; the last four are accepted and ignored (nothing is truncated or chunked). */
 export const RERANK_FIELDS = ['model', 'query', 'documents', 'top_n', 'return_documents', 'max_tokens_per_doc', 'rank_fields', 'max_chunks_per_doc', 'priority'] as const;
@@ -41,21 +41,31 @@ export function parseRerank(body: Record<string, unknown>): RerankRequest {
 
 /**
  * The model's limits: the document count, and each query + document pair within the model's input
- * tokens (a long query leaves less room for every document). Returns the search units to bill.
+ * tokens (a long query leaves less room for every document), counted off the event loop when large
+ * and within the token-count time budget. Returns the search units to bill.
  */
-export function checkRerankLimits(req: RerankRequest, model: string, tokenizer: string, limits: RerankLimits): number {
+export async function checkRerankLimits(req: RerankRequest, model: string, tokenizer: string, limits: RerankLimits): Promise<number> {
   if (req.documents.length > limits.max_documents) {
     throw invalid('batch_too_large', `'documents' has ${req.documents.length} items; the model '${model}' takes at most ${limits.max_documents} per request.`);
   }
   const max = limits.max_input_tokens;
-  const q = tokensWithin(tokenizer, req.query, max);
+  const [q] = await counted(countEach(tokenizer, [req.query], max));
   if (q === false || q >= max) {
     throw invalid('input_too_long', `'query' alone fills the model's limit of ${max} tokens per query + document pair; nothing is truncated.`);
   }
-  for (let i = 0; i < req.documents.length; i++) {
-    if (tokensWithin(tokenizer, req.documents[i], max - q) === false) {
+  const docs = await counted(countEach(tokenizer, req.documents, max - q));
+  for (let i = 0; i < docs.length; i++) {
+    if (docs[i] === false) {
       throw invalid('input_too_long', `'query' + 'documents[${i}]' is longer than the model's limit of ${max} tokens per pair (the query takes ${q}); nothing is truncated.`);
     }
   }
   return Math.ceil(req.documents.length / DOCUMENTS_PER_SEARCH_UNIT);
+}
+
+/** A count past the time budget is an input too large, like any other. */
+function counted<T>(p: Promise<T>): Promise<T> {
+  return p.catch((err: unknown) => {
+    if (err instanceof TokenCountTimeout) throw invalid('input_too_long', 'The query and documents are too large to count their tokens in time; send fewer or shorter documents.');
+    throw err;
+  });
 }

@@ -17,7 +17,7 @@ function embeddingsHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     const body = parseEmbeddings(req.body as Record<string, unknown>);
     const model = await resolveTaskModel(ctx, req, body.model, 'embeddings');
-    const countedTokens = checkEmbeddingLimits(body, body.model, model.tokenizer, embeddingLimits(model));
+    const countedTokens = await checkEmbeddingLimits(body, body.model, model.tokenizer, embeddingLimits(model));
     const result = (await dispatchEmbeddings(ctx, req, res, body.model, {
       operation: 'embed',
       target: targetOf(model),
@@ -34,7 +34,7 @@ function rerankHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     const body = parseRerank(req.body as Record<string, unknown>);
     const model = await resolveTaskModel(ctx, req, body.model, 'rerank');
-    const searchUnits = checkRerankLimits(body, body.model, model.tokenizer, rerankLimits(model));
+    const searchUnits = await checkRerankLimits(body, body.model, model.tokenizer, rerankLimits(model));
     const result = (await dispatchEmbeddings(ctx, req, res, body.model, {
       operation: 'rerank',
       target: targetOf(model),
