@@ -10,6 +10,7 @@ const INLINE_BYTES = 32 * 1024;
 const MAX_TOKEN_BYTES = 128;
 
 let pool: Piscina | undefined;
+let runs = 0;
 
 function tokenizerPool(): Piscina {
   if (!pool) {
@@ -67,12 +68,10 @@ export async function countEach(profile: string | undefined, texts: string[], li
   return (await run({ profile, texts, limit, each: true }, bytes)) as Array<number | false>;
 }
 
-/** Tasks queued or running on the pool so far (for tests and metrics: proof large inputs go there). */
+/** Tasks sent to the pool since start (tests read it: proof that large inputs go there). */
 export function tokenizerPoolRuns(): number {
   return runs;
 }
-
-let runs = 0;
 
 async function run(task: CountTask, bytes: number): Promise<number | false | Array<number | false>> {
   if (bytes <= INLINE_BYTES) return countInline(task);
