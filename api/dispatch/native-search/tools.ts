@@ -19,9 +19,6 @@ export type NativeToolSet = Partial<Record<NativeKind, NativeTool>>;
 /** The function names the model sees; also the `name` of Anthropic's server_tool_use blocks. */
 export const NATIVE_NAMES: Record<NativeKind, string> = { search: 'web_search', fetch: 'web_fetch' };
 
-/** Model turns one request may run (each search or fetch round is a turn); the last has no server tools. */
-export const MAX_NATIVE_TURNS = 5;
-
 export function kindOfName(name: string, set: NativeToolSet): NativeKind | undefined {
   if (set.search && name === NATIVE_NAMES.search) return 'search';
   if (set.fetch && name === NATIVE_NAMES.fetch) return 'fetch';
