@@ -3,7 +3,7 @@ import type { NativeStep, NativeTranscript, SearchRunner } from '../../dispatch/
 import { runNativeCall, resultText } from '../../dispatch/native-search/loop';
 import { functionTools, NATIVE_NAMES, type NativeKind, type NativeToolSet } from '../../dispatch/native-search/tools';
 import { openResult, sealIndex, sealResult } from '../../dispatch/native-search/seal';
-import { citedSources, resultsBefore } from '../../dispatch/native-search/citations';
+import { citedDocuments, citedSources, fetchedBefore, resultsBefore } from '../../dispatch/native-search/citations';
 import { errorText, fetchText, searchText } from '../../dispatch/native-search/tool-text';
 import { messagesUsage, stopReason } from './response';
 
@@ -106,7 +106,13 @@ export function stepBlocks(steps: NativeStep[], i: number): Array<Record<string,
   switch (s.type) {
     case 'text': {
       const cited = citedSources(s.text, resultsBefore(steps, i));
-      const citations = cited.map((c) => ({ type: 'web_search_result_location', url: c.url, title: c.title, encrypted_index: sealIndex(c.url, i), cited_text: c.snippet.slice(0, 150) }));
+      const fromSearch = cited.map((c) => ({ at: c.start, citation: { type: 'web_search_result_location', url: c.url, title: c.title, encrypted_index: sealIndex(c.url, i), cited_text: c.snippet.slice(0, 150) } }));
+      // A fetched page is a document: Anthropic's char_location names the span of it the text uses.
+      const fromFetch = citedDocuments(s.text, fetchedBefore(steps, i)).map((c) => ({
+        at: c.start,
+        citation: { type: 'char_location', cited_text: c.doc.content.slice(c.charStart, c.charEnd), document_index: c.index, document_title: c.doc.title, start_char_index: c.charStart, end_char_index: c.charEnd, file_id: null },
+      }));
+      const citations = [...fromSearch, ...fromFetch].sort((a, b) => a.at - b.at).map((x) => x.citation);
       return [{ type: 'text', text: s.text, ...(citations.length ? { citations } : {}) }];
     }
     case 'call':

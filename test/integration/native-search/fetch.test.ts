@@ -49,6 +49,14 @@ describe('native web fetch on /v1/messages', () => {
     expect(result.content.source).to.include({ type: 'text', media_type: 'text/plain' });
     expect(result.content.source.data).to.include('Bees make honey from nectar.').and.not.include('<p>');
     expect(Date.parse(result.retrieved_at)).to.be.greaterThan(0);
+    // The answer quotes the page: a char_location citation names the quoted span of the document.
+    const citations = content[2].citations as Array<Record<string, any>>;
+    expect(citations).to.have.length(1);
+    const data = result.content.source.data as string;
+    expect(citations[0]).to.deep.include({ type: 'char_location', document_index: 0, document_title: 'Bees & Honey', file_id: null });
+    expect(citations[0].cited_text).to.equal(data.slice(citations[0].start_char_index, citations[0].end_char_index));
+    expect(citations[0].cited_text).to.include('Bees make honey from nectar.');
+    expect(String(content[2].text).replace(/\s+/g, ' ')).to.include(citations[0].cited_text.replace(/\s+/g, ' '));
     expect(r.body.usage.server_tool_use).to.deep.equal({ web_search_requests: 0, web_fetch_requests: 1 });
     expect(await SearchUsage.count({ where: { orgId: o.org.id, kind: 'fetch' } })).to.equal(rows + 1);
   });
