@@ -36,7 +36,7 @@ export class NativeResponsesStream {
     const output_index = this.output.length;
     const item_id = item.id;
     if (item.type === 'web_search_call') {
-      this.ev(out, 'response.output_item.added', { output_index, item: { type: 'web_search_call', id: item_id, status: 'in_progress', action: { type: 'search', query: (item.action as { query?: string }).query } } });
+      this.ev(out, 'response.output_item.added', { output_index, item: { type: 'web_search_call', id: item_id, status: 'in_progress', action: inProgressAction(item.action) } });
       this.ev(out, 'response.web_search_call.in_progress', { output_index, item_id });
       this.ev(out, 'response.web_search_call.searching', { output_index, item_id });
       if (item.status === 'completed') this.ev(out, 'response.web_search_call.completed', { output_index, item_id });
@@ -101,4 +101,10 @@ export class NativeResponsesStream {
     this.ev(out, response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response });
     return { events: out, response };
   }
+}
+
+/** The action as announced before it ran: a search's query (its sources come later), or the page. */
+function inProgressAction(action: unknown): Record<string, unknown> {
+  const a = (action ?? {}) as { type?: string; query?: string; url?: string };
+  return a.type === 'open_page' ? { type: 'open_page', url: a.url } : { type: 'search', query: a.query };
 }
