@@ -1,7 +1,7 @@
 import type { MessagesBlock, MessagesMessage, MessagesRequest } from './request';
 import type { NativeStep, NativeTranscript, SearchRunner } from '../../dispatch/native-search/loop';
 import { runNativeCall, resultText } from '../../dispatch/native-search/loop';
-import { functionTools, NATIVE_NAMES, type NativeKind, type NativeToolSet } from '../../dispatch/native-search/tools';
+import { functionTools, locationCountry, NATIVE_NAMES, type NativeKind, type NativeToolSet } from '../../dispatch/native-search/tools';
 import { openResult, sealIndex, sealResult } from '../../dispatch/native-search/seal';
 import { citedDocuments, citedSources, fetchedBefore, resultsBefore } from '../../dispatch/native-search/citations';
 import { errorText, fetchText, searchText } from '../../dispatch/native-search/tool-text';
@@ -28,6 +28,7 @@ export function messagesNativeTools(req: MessagesRequest): { set: NativeToolSet;
       allowedDomains: strings(r.allowed_domains),
       blockedDomains: strings(r.blocked_domains),
       maxChars: typeof r.max_content_tokens === 'number' ? r.max_content_tokens * 4 : undefined,
+      country: kind === 'search' ? locationCountry(r.user_location) : undefined,
     };
   }
   return { set, rest };

@@ -1,7 +1,7 @@
 import type { ResponsesItem, ResponsesRequest } from './request';
 import type { NativeStep, NativeTranscript, SearchRunner } from '../../dispatch/native-search/loop';
 import { runNativeCall, resultText } from '../../dispatch/native-search/loop';
-import { functionTools, NATIVE_NAMES, type NativeToolSet } from '../../dispatch/native-search/tools';
+import { functionTools, locationCountry, NATIVE_NAMES, type NativeToolSet } from '../../dispatch/native-search/tools';
 import { openPage, openResults, sealPage, sealResults } from '../../dispatch/native-search/seal';
 import { citedDocuments, citedSources, fetchedBefore, resultsBefore } from '../../dispatch/native-search/citations';
 import { fetchText, searchText } from '../../dispatch/native-search/tool-text';
@@ -23,7 +23,7 @@ export function responsesNativeTools(req: ResponsesRequest): { set: NativeToolSe
     }
     const allowed = (t.filters as { allowed_domains?: unknown } | null | undefined)?.allowed_domains;
     const allowedDomains = Array.isArray(allowed) ? allowed.filter((d): d is string => typeof d === 'string') : undefined;
-    set.search = { kind: 'search', allowedDomains };
+    set.search = { kind: 'search', allowedDomains, country: locationCountry((t as { user_location?: unknown }).user_location) };
     set.fetch = { kind: 'fetch', allowedDomains };
   }
   return { set, rest };

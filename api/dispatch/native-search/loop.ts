@@ -75,7 +75,7 @@ export async function runNativeCall(run: SearchRunner, set: NativeToolSet, kind:
     const query = typeof input.query === 'string' ? input.query.trim() : '';
     if (!query) return { error: { code: 'invalid_tool_input', message: 'The search needs a query.' } };
     if (query.length > 400) return { error: { code: 'query_too_long', message: 'The query is longer than 400 characters.' } };
-    args = { kind: 'search', query };
+    args = { kind: 'search', query, ...(set.search?.country ? { country: set.search.country } : {}) };
   } else {
     const url = typeof input.url === 'string' ? input.url.trim() : '';
     if (!url) return { error: { code: 'invalid_tool_input', message: 'The fetch needs a url.' } };
