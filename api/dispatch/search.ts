@@ -109,7 +109,7 @@ export async function runSearch(caller: SearchCaller, args: SearchArgs, signal?:
         timeoutMs: config().searchTimeoutMs,
         // Omit<> over the job union loses its members: the shape is SearchJob's, checked by the worker's type
         data: (args.kind === 'search'
-          ? { kind: 'search', provider: target, query: args.query, count: args.count }
+          ? { kind: 'search', provider: target, query: args.query, count: args.count, country: args.country }
           : { kind: 'fetch', provider: target, url: args.url, allowedDomains: args.allowedDomains, blockedDomains: args.blockedDomains }) as never,
       },
     )) as SearchResult | FetchResult;

@@ -103,6 +103,9 @@ export interface Config {
   tokenCountTimeoutMs: number;
   /** Concurrent `POST /v1/messages/count_tokens` requests per org (its lane, `tokenize:count_tokens`). */
   countTokensOrgConcurrency: number;
+  /** Native search interception (docs/native-search.md): model turns, and searches plus fetches, per request. */
+  nativeMaxTurns: number;
+  nativeMaxSearches: number;
   /** Web sign-in (dashboard and console): failed attempts per email and address in 15 minutes; session length. */
   webSignInMaxAttempts: number;
   webSessionHours: number;
@@ -197,6 +200,8 @@ const schema = Joi.object({
   TOKENIZER_THREADS: Joi.number().integer().min(1).default(1),
   TOKEN_COUNT_TIMEOUT_MS: Joi.number().integer().min(50).default(10_000),
   COUNT_TOKENS_ORG_CONCURRENCY: Joi.number().integer().min(1).default(4),
+  NATIVE_MAX_TURNS: Joi.number().integer().min(1).max(50).default(5),
+  NATIVE_MAX_SEARCHES: Joi.number().integer().min(0).max(100).default(10),
   WEB_SIGNIN_MAX_ATTEMPTS: Joi.number().integer().min(1).default(5),
   WEB_SESSION_HOURS: Joi.number().min(0.1).max(720).default(12),
 }).unknown(true);
@@ -264,6 +269,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tokenizerThreads: value.TOKENIZER_THREADS,
     tokenCountTimeoutMs: value.TOKEN_COUNT_TIMEOUT_MS,
     countTokensOrgConcurrency: value.COUNT_TOKENS_ORG_CONCURRENCY,
+    nativeMaxTurns: value.NATIVE_MAX_TURNS,
+    nativeMaxSearches: value.NATIVE_MAX_SEARCHES,
     webSignInMaxAttempts: value.WEB_SIGNIN_MAX_ATTEMPTS,
     webSessionHours: value.WEB_SESSION_HOURS,
     systemoneConcurrency: value.SYSTEMONE_CONCURRENCY,

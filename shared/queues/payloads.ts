@@ -135,7 +135,7 @@ export interface SearchProviderTarget {
  * and reserved at the edge (api/dispatch/search.ts), which writes the ledger row on success.
  */
 export type SearchJob = JobEnvelope & { provider: SearchProviderTarget } & (
-    | { kind: 'search'; query: string; count?: number }
+    | { kind: 'search'; query: string; count?: number; country?: string }
     | { kind: 'fetch'; url: string; allowedDomains?: string[]; blockedDomains?: string[] }
   );
 

@@ -33,7 +33,7 @@ export interface FetchResult {
 }
 
 export type SearchArgs =
-  | { kind: 'search'; query: string; provider?: string; count?: number }
+  | { kind: 'search'; query: string; provider?: string; count?: number; /** ISO 3166-1 alpha-2 (e.g. a native tool's user_location). */ country?: string }
   | { kind: 'fetch'; url: string; allowedDomains?: string[]; blockedDomains?: string[] };
 
 /** Where the key that pays the upstream came from. */

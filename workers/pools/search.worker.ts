@@ -24,6 +24,7 @@ async function run(d: SearchJob, { signal, usage }: JobContext): Promise<SearchR
     keySource: d.provider.keySource,
     query: d.query,
     count: clampCount(d.count, adapter.count),
+    country: d.country,
     signal,
     deadline: d.deadline,
   });

@@ -8,7 +8,8 @@ import { stopReason } from './response';
  * Anthropic's event sequence for a native search answer, step by step as the loop runs:
  * message_start (at the first step, so errors before it are still plain HTTP errors), then per block
  * content_block_start / deltas / content_block_stop (a ping after the first start), server tool
- * input as input_json_delta, results as complete blocks, cited text as citations_delta + text_delta;
+ * input as input_json_delta, results as complete blocks, the model's text as text_delta events as the
+ * upstream streams it, then its citations_delta events (known once the turn's text is complete);
  * finally message_delta with the stop reason and usage (with server_tool_use) and message_stop.
  */
 export class NativeMessagesStream {
@@ -16,6 +17,8 @@ export class NativeMessagesStream {
   private pinged = false;
   private index = 0;
   private readonly steps: NativeStep[] = [];
+  /** The index of the text block being streamed, if one is open. */
+  private openText: number | undefined;
 
   constructor(
     private readonly publicModel: string,
@@ -40,12 +43,34 @@ export class NativeMessagesStream {
     out.push({ type: 'content_block_stop', index });
   }
 
+  /** A piece of the model's text as the upstream produced it: opens the text block at the first. */
+  text(delta: string): MessagesEvent[] {
+    const out: MessagesEvent[] = [];
+    this.start(out);
+    if (this.openText === undefined) {
+      this.openText = this.index++;
+      out.push({ type: 'content_block_start', index: this.openText, content_block: { type: 'text', text: '' } });
+      if (!this.pinged) {
+        this.pinged = true;
+        out.push({ type: 'ping' });
+      }
+    }
+    out.push({ type: 'content_block_delta', index: this.openText, delta: { type: 'text_delta', text: delta } });
+    return out;
+  }
+
   push(step: NativeStep): MessagesEvent[] {
     const out: MessagesEvent[] = [];
     this.start(out);
     this.steps.push(step);
     for (const b of stepBlocks(this.steps, this.steps.length - 1)) {
-      if (b.type === 'text') {
+      if (b.type === 'text' && this.openText !== undefined) {
+        // The turn's text went out delta by delta; its citations (known once it is complete) close it.
+        const index = this.openText;
+        this.openText = undefined;
+        for (const citation of (b.citations as Array<Record<string, unknown>> | undefined) ?? []) out.push({ type: 'content_block_delta', index, delta: { type: 'citations_delta', citation } });
+        out.push({ type: 'content_block_stop', index });
+      } else if (b.type === 'text') {
         const citations = (b.citations as Array<Record<string, unknown>> | undefined) ?? [];
         const deltas = [...citations.map((citation) => ({ type: 'citations_delta', citation })), { type: 'text_delta', text: b.text }];
         this.block(out, { type: 'text', text: '', ...(citations.length ? { citations: [] } : {}) }, deltas);

@@ -1,9 +1,9 @@
 import type { MessagesBlock, MessagesMessage, MessagesRequest } from './request';
 import type { NativeStep, NativeTranscript, SearchRunner } from '../../dispatch/native-search/loop';
 import { runNativeCall, resultText } from '../../dispatch/native-search/loop';
-import { functionTools, NATIVE_NAMES, type NativeKind, type NativeToolSet } from '../../dispatch/native-search/tools';
+import { functionTools, locationCountry, NATIVE_NAMES, type NativeKind, type NativeToolSet } from '../../dispatch/native-search/tools';
 import { openResult, sealIndex, sealResult } from '../../dispatch/native-search/seal';
-import { citedSources, resultsBefore } from '../../dispatch/native-search/citations';
+import { citedDocuments, citedSources, fetchedBefore, resultsBefore } from '../../dispatch/native-search/citations';
 import { errorText, fetchText, searchText } from '../../dispatch/native-search/tool-text';
 import { messagesUsage, stopReason } from './response';
 
@@ -28,6 +28,7 @@ export function messagesNativeTools(req: MessagesRequest): { set: NativeToolSet;
       allowedDomains: strings(r.allowed_domains),
       blockedDomains: strings(r.blocked_domains),
       maxChars: typeof r.max_content_tokens === 'number' ? r.max_content_tokens * 4 : undefined,
+      country: kind === 'search' ? locationCountry(r.user_location) : undefined,
     };
   }
   return { set, rest };
@@ -106,7 +107,13 @@ export function stepBlocks(steps: NativeStep[], i: number): Array<Record<string,
   switch (s.type) {
     case 'text': {
       const cited = citedSources(s.text, resultsBefore(steps, i));
-      const citations = cited.map((c) => ({ type: 'web_search_result_location', url: c.url, title: c.title, encrypted_index: sealIndex(c.url, i), cited_text: c.snippet.slice(0, 150) }));
+      const fromSearch = cited.map((c) => ({ at: c.start, citation: { type: 'web_search_result_location', url: c.url, title: c.title, encrypted_index: sealIndex(c.url, i), cited_text: c.snippet.slice(0, 150) } }));
+      // A fetched page is a document: Anthropic's char_location names the span of it the text uses.
+      const fromFetch = citedDocuments(s.text, fetchedBefore(steps, i)).map((c) => ({
+        at: c.start,
+        citation: { type: 'char_location', cited_text: c.doc.content.slice(c.charStart, c.charEnd), document_index: c.index, document_title: c.doc.title, start_char_index: c.charStart, end_char_index: c.charEnd, file_id: null },
+      }));
+      const citations = [...fromSearch, ...fromFetch].sort((a, b) => a.at - b.at).map((x) => x.citation);
       return [{ type: 'text', text: s.text, ...(citations.length ? { citations } : {}) }];
     }
     case 'call':

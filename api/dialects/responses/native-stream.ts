@@ -1,5 +1,5 @@
 import type { NativeStep, NativeTranscript } from '../../dispatch/native-search/loop';
-import { responseObject, type OutputItem, type ResponseFrame } from './response';
+import { newId, responseObject, type OutputItem, type ResponseFrame } from './response';
 import type { ResponsesEvent } from './stream';
 import { stepItems } from './native';
 
@@ -7,7 +7,8 @@ import { stepItems } from './native';
  * The Responses event sequence for a native search answer, item by item as the loop runs:
  * response.created / in_progress (at the first step), then per web_search_call item
  * output_item.added, web_search_call.in_progress, .searching, .completed, output_item.done; per
- * message item its content part, the text delta, one output_text.annotation.added per citation, the
+ * message item its content part, the text deltas as the upstream streams them, then one
+ * output_text.annotation.added per citation (known once the text is complete), the
  * done events; per client function call its argument events; finally response.completed.
  */
 export class NativeResponsesStream {
@@ -15,6 +16,8 @@ export class NativeResponsesStream {
   private started = false;
   private readonly steps: NativeStep[] = [];
   readonly output: OutputItem[] = [];
+  /** The message item being streamed, if one is open. */
+  private openMessage: string | undefined;
 
   constructor(private readonly frame: ResponseFrame) {}
 
@@ -33,18 +36,24 @@ export class NativeResponsesStream {
     const output_index = this.output.length;
     const item_id = item.id;
     if (item.type === 'web_search_call') {
-      this.ev(out, 'response.output_item.added', { output_index, item: { type: 'web_search_call', id: item_id, status: 'in_progress', action: { type: 'search', query: (item.action as { query?: string }).query } } });
+      this.ev(out, 'response.output_item.added', { output_index, item: { type: 'web_search_call', id: item_id, status: 'in_progress', action: inProgressAction(item.action) } });
       this.ev(out, 'response.web_search_call.in_progress', { output_index, item_id });
       this.ev(out, 'response.web_search_call.searching', { output_index, item_id });
       if (item.status === 'completed') this.ev(out, 'response.web_search_call.completed', { output_index, item_id });
     } else if (item.type === 'message') {
       const part = (item.content as Array<{ text: string; annotations: unknown[] }>)[0];
-      this.ev(out, 'response.output_item.added', { output_index, item: { ...item, status: 'in_progress', content: [] } });
-      this.ev(out, 'response.content_part.added', { item_id, output_index, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
-      this.ev(out, 'response.output_text.delta', { item_id, output_index, content_index: 0, delta: part.text, logprobs: [] });
-      part.annotations.forEach((annotation, annotation_index) => this.ev(out, 'response.output_text.annotation.added', { item_id, output_index, content_index: 0, annotation_index, annotation }));
-      this.ev(out, 'response.output_text.done', { item_id, output_index, content_index: 0, text: part.text, logprobs: [] });
-      this.ev(out, 'response.content_part.done', { item_id, output_index, content_index: 0, part });
+      if (this.openMessage !== undefined) {
+        // Its text went out delta by delta under the open item's id; the citations close it.
+        item.id = this.openMessage;
+        this.openMessage = undefined;
+      } else {
+        this.openItem(out, item_id);
+        this.ev(out, 'response.output_text.delta', { item_id, output_index, content_index: 0, delta: part.text, logprobs: [] });
+      }
+      const messageId = item.id;
+      part.annotations.forEach((annotation, annotation_index) => this.ev(out, 'response.output_text.annotation.added', { item_id: messageId, output_index, content_index: 0, annotation_index, annotation }));
+      this.ev(out, 'response.output_text.done', { item_id: messageId, output_index, content_index: 0, text: part.text, logprobs: [] });
+      this.ev(out, 'response.content_part.done', { item_id: messageId, output_index, content_index: 0, part });
     } else {
       this.ev(out, 'response.output_item.added', { output_index, item: { ...item, arguments: '', status: 'in_progress' } });
       this.ev(out, 'response.function_call_arguments.delta', { item_id, output_index, delta: item.arguments });
@@ -52,6 +61,24 @@ export class NativeResponsesStream {
     }
     this.output.push(item);
     this.ev(out, 'response.output_item.done', { output_index, item });
+  }
+
+  private openItem(out: ResponsesEvent[], item_id: string): void {
+    const output_index = this.output.length;
+    this.ev(out, 'response.output_item.added', { output_index, item: { type: 'message', id: item_id, status: 'in_progress', role: 'assistant', content: [] } });
+    this.ev(out, 'response.content_part.added', { item_id, output_index, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+  }
+
+  /** A piece of the model's text as the upstream produced it: opens the message item at the first. */
+  text(delta: string): ResponsesEvent[] {
+    const out: ResponsesEvent[] = [];
+    this.start(out);
+    if (this.openMessage === undefined) {
+      this.openMessage = newId('msg');
+      this.openItem(out, this.openMessage);
+    }
+    this.ev(out, 'response.output_text.delta', { item_id: this.openMessage, output_index: this.output.length, content_index: 0, delta, logprobs: [] });
+    return out;
   }
 
   push(step: NativeStep): ResponsesEvent[] {
@@ -74,4 +101,10 @@ export class NativeResponsesStream {
     this.ev(out, response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response });
     return { events: out, response };
   }
+}
+
+/** The action as announced before it ran: a search's query (its sources come later), or the page. */
+function inProgressAction(action: unknown): Record<string, unknown> {
+  const a = (action ?? {}) as { type?: string; query?: string; url?: string };
+  return a.type === 'open_page' ? { type: 'open_page', url: a.url } : { type: 'search', query: a.query };
 }

@@ -1,15 +1,18 @@
 import type { ResponsesItem, ResponsesRequest } from './request';
 import type { NativeStep, NativeTranscript, SearchRunner } from '../../dispatch/native-search/loop';
 import { runNativeCall, resultText } from '../../dispatch/native-search/loop';
-import { functionTools, NATIVE_NAMES, type NativeToolSet } from '../../dispatch/native-search/tools';
-import { openResults, sealResults } from '../../dispatch/native-search/seal';
-import { citedSources, resultsBefore } from '../../dispatch/native-search/citations';
-import { searchText } from '../../dispatch/native-search/tool-text';
+import { functionTools, locationCountry, NATIVE_NAMES, type NativeToolSet } from '../../dispatch/native-search/tools';
+import { openPage, openResults, sealPage, sealResults } from '../../dispatch/native-search/seal';
+import { citedDocuments, citedSources, fetchedBefore, resultsBefore } from '../../dispatch/native-search/citations';
+import { fetchText, searchText } from '../../dispatch/native-search/tool-text';
 import { functionCallItem, newId, type OutputItem } from './response';
 
 type Tool = NonNullable<ResponsesRequest['tools']>[number];
 
-/** OpenAI's hosted search tools (`web_search`, `web_search_preview`, dated variants): the gateway runs them. */
+/**
+ * OpenAI's hosted search tools (`web_search`, `web_search_preview`, dated variants): the gateway
+ * runs them. Like OpenAI's, the tool can also open a page (a fetch, action `open_page`).
+ */
 export function responsesNativeTools(req: ResponsesRequest): { set: NativeToolSet; rest: Tool[] } {
   const set: NativeToolSet = {};
   const rest: Tool[] = [];
@@ -19,7 +22,9 @@ export function responsesNativeTools(req: ResponsesRequest): { set: NativeToolSe
       continue;
     }
     const allowed = (t.filters as { allowed_domains?: unknown } | null | undefined)?.allowed_domains;
-    set.search = { kind: 'search', allowedDomains: Array.isArray(allowed) ? allowed.filter((d): d is string => typeof d === 'string') : undefined };
+    const allowedDomains = Array.isArray(allowed) ? allowed.filter((d): d is string => typeof d === 'string') : undefined;
+    set.search = { kind: 'search', allowedDomains, country: locationCountry((t as { user_location?: unknown }).user_location) };
+    set.fetch = { kind: 'fetch', allowedDomains };
   }
   return { set, rest };
 }
@@ -39,7 +44,22 @@ export async function unfoldSearchCalls(req: ResponsesRequest, rest: Tool[], set
         out.push(item);
         continue;
       }
-      const action = (item.action ?? {}) as { query?: unknown };
+      const action = (item.action ?? {}) as { type?: unknown; query?: unknown; url?: unknown };
+      const callId = String(item.id ?? newId('ws'));
+      if (action.type === 'open_page') {
+        const url = String(action.url ?? '');
+        const page = openPage(item.encrypted_content);
+        let text: string;
+        if (page) text = fetchText(page);
+        else {
+          const r = await runNativeCall(run, set, 'fetch', { url }, signal);
+          if (r.outcome) reruns++;
+          text = resultText({ type: 'result', id: callId, kind: 'fetch', ...r });
+        }
+        out.push({ type: 'function_call', call_id: callId, name: NATIVE_NAMES.fetch, arguments: JSON.stringify({ url }) });
+        out.push({ type: 'function_call_output', call_id: callId, output: text });
+        continue;
+      }
       const opened = openResults(item.encrypted_content);
       const query = String(action.query ?? opened?.query ?? '');
       let text: string;
@@ -49,7 +69,6 @@ export async function unfoldSearchCalls(req: ResponsesRequest, rest: Tool[], set
         if (r.outcome) reruns++;
         text = resultText({ type: 'result', id: String(item.id), kind: 'search', ...r });
       }
-      const callId = String(item.id ?? newId('ws'));
       out.push({ type: 'function_call', call_id: callId, name: NATIVE_NAMES.search, arguments: JSON.stringify({ query }) });
       out.push({ type: 'function_call_output', call_id: callId, output: text });
     }
@@ -63,7 +82,9 @@ export async function unfoldSearchCalls(req: ResponsesRequest, rest: Tool[], set
 
 /** A text step → a message item whose output_text carries url_citation annotations. */
 function messageWithCitations(steps: NativeStep[], i: number, text: string): OutputItem {
-  const annotations = citedSources(text, resultsBefore(steps, i)).map((c) => ({ type: 'url_citation', start_index: c.start, end_index: c.end, url: c.url, title: c.title }));
+  const fromSearch = citedSources(text, resultsBefore(steps, i)).map((c) => ({ start: c.start, end: c.end, url: c.url, title: c.title }));
+  const fromPages = citedDocuments(text, fetchedBefore(steps, i)).map((c) => ({ start: c.start, end: c.end, url: c.doc.url, title: c.doc.title ?? c.doc.url }));
+  const annotations = [...fromSearch, ...fromPages].sort((a, b) => a.start - b.start).map((c) => ({ type: 'url_citation', start_index: c.start, end_index: c.end, url: c.url, title: c.title }));
   return { type: 'message', id: newId('msg'), status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations }] };
 }
 
@@ -76,6 +97,11 @@ export function stepItems(steps: NativeStep[], i: number): OutputItem[] {
   const call = steps.find((x) => x.type === 'call' && x.id === s.id) as Extract<NativeStep, { type: 'call' }> | undefined;
   const query = String(call?.input.query ?? '');
   const id = `ws_${s.id.replace(/^srvtoolu_/, '')}`;
+  if (s.kind === 'fetch') {
+    const action = { type: 'open_page', url: String(call?.input.url ?? '') };
+    if (s.error || s.outcome?.kind !== 'fetch') return [{ type: 'web_search_call', id, status: 'failed', action, error: { code: s.error?.code ?? 'unavailable', message: s.error?.message ?? '' } }];
+    return [{ type: 'web_search_call', id, status: 'completed', action, encrypted_content: sealPage(s.outcome) }];
+  }
   if (s.error || s.outcome?.kind !== 'search') {
     return [{ type: 'web_search_call', id, status: 'failed', action: { type: 'search', query }, error: { code: s.error?.code ?? 'unavailable', message: s.error?.message ?? '' } }];
   }

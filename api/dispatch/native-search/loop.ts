@@ -9,8 +9,10 @@ import { ClientGone } from '../../../shared/errors/ClientGone';
 import { dispatchChat } from '../chat';
 import { runSearch, searchCaller } from '../search';
 import { hostMatches } from '../../../shared/net/domains';
-import { MAX_NATIVE_TURNS, NATIVE_NAMES, kindOfName, type NativeKind, type NativeToolSet } from './tools';
+import { config } from '../../../shared/config/env';
+import { NATIVE_NAMES, kindOfName, type NativeKind, type NativeToolSet } from './tools';
 import { errorText, fetchText, searchText } from './tool-text';
+import { TurnCollector } from './turn-stream';
 
 export type NativeStep =
   | { type: 'text'; text: string }
@@ -73,7 +75,7 @@ export async function runNativeCall(run: SearchRunner, set: NativeToolSet, kind:
     const query = typeof input.query === 'string' ? input.query.trim() : '';
     if (!query) return { error: { code: 'invalid_tool_input', message: 'The search needs a query.' } };
     if (query.length > 400) return { error: { code: 'query_too_long', message: 'The query is longer than 400 characters.' } };
-    args = { kind: 'search', query };
+    args = { kind: 'search', query, ...(set.search?.country ? { country: set.search.country } : {}) };
   } else {
     const url = typeof input.url === 'string' ? input.url.trim() : '';
     if (!url) return { error: { code: 'invalid_tool_input', message: 'The fetch needs a url.' } };
@@ -107,13 +109,19 @@ export interface NativeLoopInput {
   run: SearchRunner;
   /** Each step as it happens (streaming). */
   onStep?: (step: NativeStep) => void;
+  /**
+   * Streaming: each model turn is streamed from the upstream and its text handed on delta by delta
+   * as it arrives; the turn's `text` step follows once the turn is complete (with its citations).
+   */
+  onText?: (delta: string) => void;
 }
 
 /**
  * The bounded native search loop, in the web pod: a model turn through the chat queue; each
  * search or fetch it asks for runs on the rails (max_uses per tool, failures in-band); then the
- * model continues. At most MAX_NATIVE_TURNS model turns; the last one is offered no server tools,
- * so it answers. A call of a client tool ends the loop (the client runs it).
+ * model continues. At most NATIVE_MAX_TURNS model turns; the last one is offered no server tools,
+ * so it answers. At most NATIVE_MAX_SEARCHES searches and fetches together, and each tool's own
+ * max_uses; a call past either gets an in-band max_uses_exceeded result. A call of a client tool ends the loop (the client runs it).
  */
 export async function runNativeLoop(ctx: AppContext, req: Request, res: Response, input: NativeLoopInput): Promise<NativeTranscript> {
   const abort = new AbortController();
@@ -135,8 +143,10 @@ export async function runNativeLoop(ctx: AppContext, req: Request, res: Response
   const uses: Record<NativeKind, number> = { search: 0, fetch: 0 };
   const nativeNames = new Set(Object.values(NATIVE_NAMES));
   try {
-    for (let turn = 0; turn < MAX_NATIVE_TURNS; turn++) {
-      const last = turn === MAX_NATIVE_TURNS - 1;
+    const maxTurns = config().nativeMaxTurns;
+    const maxSearches = config().nativeMaxSearches;
+    for (let turn = 0; turn < maxTurns; turn++) {
+      const last = turn === maxTurns - 1;
       const body: CanonicalRequest = { ...input.canonical, messages: [...input.canonical.messages, ...t.added], stream: false };
       // A choice forcing a server tool applies to the first turn; later the model decides.
       const forced = typeof body.tool_choice === 'object' && nativeNames.has(body.tool_choice.function.name);
@@ -149,15 +159,18 @@ export async function runNativeLoop(ctx: AppContext, req: Request, res: Response
           delete body.parallel_tool_calls;
         }
       }
-      const c = (await dispatchChat(ctx, req, res, {
+      const collector = input.onText ? new TurnCollector(input.onText) : undefined;
+      const result = await dispatchChat(ctx, req, res, {
         resolved: input.resolved,
         operation: 'chat',
-        body,
-        stream: false,
+        body: collector ? { ...body, stream: true } : body,
+        stream: !!collector,
         includeUsage: true,
         passthrough: false,
+        onChunk: collector ? (d) => collector.push(d) : undefined,
         jobId: turn === 0 ? undefined : `${req.id}.t${turn}`,
-      })) as CanonicalCompletion;
+      });
+      const c = collector ? collector.completion() : (result as CanonicalCompletion);
       const u = c.usage;
       t.usage.prompt_tokens += u?.prompt_tokens ?? 0;
       t.usage.completion_tokens += u?.completion_tokens ?? 0;
@@ -182,6 +195,7 @@ export async function runNativeLoop(ctx: AppContext, req: Request, res: Response
         const max = input.tools[kind]?.maxUses;
         let r: Awaited<ReturnType<typeof runNativeCall>>;
         if (max !== undefined && uses[kind] >= max) r = { error: { code: 'max_uses_exceeded', message: `The ${NATIVE_NAMES[kind]} tool may be used ${max} times per request.` } };
+        else if (uses.search + uses.fetch >= maxSearches) r = { error: { code: 'max_uses_exceeded', message: `At most ${maxSearches} searches and fetches per request.` } };
         else {
           uses[kind]++;
           r = await runNativeCall(input.run, input.tools, kind, args, abort.signal);

@@ -47,3 +47,18 @@ export function openResults(value: unknown): { query: string; provider: string; 
     return undefined;
   }
 }
+
+/** A fetched page (the responses dialect's opaque field on an `open_page` web_search_call item). */
+export function sealPage(page: { url: string; title?: string; content: string }): string {
+  return encrypt(JSON.stringify({ v: 1, page: { url: page.url, title: page.title, content: page.content } }));
+}
+
+export function openPage(value: unknown): { url: string; title?: string; content: string } | undefined {
+  if (typeof value !== 'string' || !value) return undefined;
+  try {
+    const s = JSON.parse(decrypt(value)) as { v: number; page?: { url: string; title?: string; content: string } };
+    return s?.v === 1 && typeof s.page?.content === 'string' ? s.page : undefined;
+  } catch {
+    return undefined;
+  }
+}

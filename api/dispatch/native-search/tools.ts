@@ -10,17 +10,22 @@ export interface NativeTool {
   maxUses?: number;
   allowedDomains?: string[];
   blockedDomains?: string[];
+  /** Web search only: the user's country (from `user_location`), ISO 3166-1 alpha-2 uppercase. */
+  country?: string;
   /** Web fetch only: characters of page text handed to the model at most. */
   maxChars?: number;
 }
 
 export type NativeToolSet = Partial<Record<NativeKind, NativeTool>>;
 
+/** A tool's `user_location` (Anthropic's and OpenAI's `{type: 'approximate', country, ...}`) → its country code. */
+export function locationCountry(location: unknown): string | undefined {
+  const country = (location as { country?: unknown } | null | undefined)?.country;
+  return typeof country === 'string' && /^[A-Za-z]{2}$/.test(country) ? country.toUpperCase() : undefined;
+}
+
 /** The function names the model sees; also the `name` of Anthropic's server_tool_use blocks. */
 export const NATIVE_NAMES: Record<NativeKind, string> = { search: 'web_search', fetch: 'web_fetch' };
-
-/** Model turns one request may run (each search or fetch round is a turn); the last has no server tools. */
-export const MAX_NATIVE_TURNS = 5;
 
 export function kindOfName(name: string, set: NativeToolSet): NativeKind | undefined {
   if (set.search && name === NATIVE_NAMES.search) return 'search';

@@ -44,7 +44,7 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
     for (const ev of events) sse.send(JSON.stringify(ev), ev.type);
   };
   try {
-    const t = await runNativeLoop(ctx, req, res, { ...loop, onStep: (s) => send(w.push(s)) });
+    const t = await runNativeLoop(ctx, req, res, { ...loop, onStep: (s) => send(w.push(s)), onText: (d) => send(w.text(d)) });
     send(w.end(t, unfolded.reruns));
     sse.end();
   } catch (err) {

@@ -47,7 +47,7 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
     for (const ev of events) sse.send(JSON.stringify(ev), ev.type);
   };
   try {
-    const t = await runNativeLoop(ctx, req, res, { ...loop, onStep: (s) => send(w.push(s)) });
+    const t = await runNativeLoop(ctx, req, res, { ...loop, onStep: (s) => send(w.push(s)), onText: (d) => send(w.text(d)) });
     const { events, response } = w.end(t);
     if (store) await storeResponse(req, response, [...history, ...turn, ...t.added]);
     send(events);

@@ -49,12 +49,44 @@ describe('native web fetch on /v1/messages', () => {
     expect(result.content.source).to.include({ type: 'text', media_type: 'text/plain' });
     expect(result.content.source.data).to.include('Bees make honey from nectar.').and.not.include('<p>');
     expect(Date.parse(result.retrieved_at)).to.be.greaterThan(0);
+    // The answer quotes the page: a char_location citation names the quoted span of the document.
+    const citations = content[2].citations as Array<Record<string, any>>;
+    expect(citations).to.have.length(1);
+    const data = result.content.source.data as string;
+    expect(citations[0]).to.deep.include({ type: 'char_location', document_index: 0, document_title: 'Bees & Honey', file_id: null });
+    expect(citations[0].cited_text).to.equal(data.slice(citations[0].start_char_index, citations[0].end_char_index));
+    expect(citations[0].cited_text).to.include('Bees make honey from nectar.');
+    expect(String(content[2].text).replace(/\s+/g, ' ')).to.include(citations[0].cited_text.replace(/\s+/g, ' '));
     expect(r.body.usage.server_tool_use).to.deep.equal({ web_search_requests: 0, web_fetch_requests: 1 });
     expect(await SearchUsage.count({ where: { orgId: o.org.id, kind: 'fetch' } })).to.equal(rows + 1);
   });
 
+  it('responses: the web_search tool opens a page (web_search_call open_page), the message cites it with url_citation; an echo reuses the page', async () => {
+    const rows = await SearchUsage.count({ where: { orgId: o.org.id, kind: 'fetch' } });
+    const ask = (input: unknown) => call('POST', '/v1/responses', { headers: keyHeader(o.key), json: { model: 'sim-chat', input, tools: [{ type: 'web_search' }], store: false } });
+    const question = `Please fetch ${page('/article')} and tell me about it`;
+    const r = await ask(question);
+    expect(r.status, r.text).to.equal(200);
+    const [open, message] = r.body.output as Array<Record<string, any>>;
+    expect(r.body.output.map((i: Block) => i.type)).to.deep.equal(['web_search_call', 'message']);
+    expect(open).to.deep.include({ status: 'completed', action: { type: 'open_page', url: page('/article') } });
+    expect(open.encrypted_content).to.be.a('string').and.not.include('honey');
+    const text = message.content[0].text as string;
+    const [annotation] = message.content[0].annotations;
+    expect(annotation).to.deep.equal({ type: 'url_citation', start_index: text.indexOf(page('/article')), end_index: text.indexOf(page('/article')) + page('/article').length, url: page('/article'), title: 'Bees & Honey' });
+    expect(await SearchUsage.count({ where: { orgId: o.org.id, kind: 'fetch' } })).to.equal(rows + 1);
+
+    resetSim();
+    const follow = await ask([{ role: 'user', content: question }, open, message, { role: 'user', content: 'thanks, summarise it' }]);
+    expect(follow.status, follow.text).to.equal(200);
+    expect(await SearchUsage.count({ where: { orgId: o.org.id, kind: 'fetch' } }), 'the echoed page is reused, not fetched again').to.equal(rows + 1);
+    expect(JSON.stringify(env().sim.log.entries[0].body), 'the model saw the page again').to.include('Bees make honey from nectar.');
+  });
+
   it('refuses in-band with fetch_not_allowed: http://, a blocked domain, loopback, metadata and IPv6 loopback, and a redirect to one', async () => {
     const rows = await SearchUsage.count({ where: { orgId: o.org.id } });
+    const articleHits = () => pages.hits.filter((h) => h === '/article').length;
+    const hits = articleHits();
     const cases: Array<[string, Record<string, unknown>]> = [
       [`http://127.0.0.2:${pages.port}/article`, {}],
       [page('/article'), { blocked_domains: ['127.0.0.2'] }],
@@ -73,7 +105,7 @@ describe('native web fetch on /v1/messages', () => {
       expect(content.map((b) => b.type), url).to.deep.equal(['server_tool_use', 'web_fetch_tool_result', 'text']);
       expect(content[1].content, url).to.deep.equal({ type: 'web_fetch_tool_result_error', error_code: 'url_not_allowed', code: 'fetch_not_allowed' });
     }
-    expect(pages.hits.filter((h) => h === '/article'), 'refused before connecting').to.have.length(1);
+    expect(articleHits(), 'refused before connecting').to.equal(hits);
     expect(await SearchUsage.count({ where: { orgId: o.org.id } }), 'nothing billed').to.equal(rows);
   });
 

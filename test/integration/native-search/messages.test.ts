@@ -9,7 +9,7 @@ import { startSearchUpstream, useSearchProvider, type SearchUpstream } from '../
 import { SearchProvider, SearchUsage, UsageEvent } from '../../../shared/db/models';
 import { setSwitch } from '../../../shared/switches/switches';
 import { bumpEpoch } from '../../../shared/cache/epoch';
-import { MAX_NATIVE_TURNS } from '../../../api/dispatch/native-search/tools';
+import { resetConfig } from '../../../shared/config/env';
 
 type Block = Record<string, unknown> & { type: string };
 const V = { 'anthropic-version': '2023-06-01' };
@@ -70,7 +70,10 @@ describe('native web search on /v1/messages', () => {
       expect(final.usage.server_tool_use?.web_search_requests).to.equal(1);
       // the SDK hides `ping`; everything else in Anthropic's order
       const block = (...deltas: string[]) => ['content_block_start', ...deltas, 'content_block_stop'];
-      expect(events).to.deep.equal(['message_start', ...block('delta:input_json_delta'), ...block(), ...block('delta:citations_delta', 'delta:text_delta'), 'message_delta', 'message_stop']);
+      const textDeltas = events.filter((e) => e === 'delta:text_delta').length;
+      expect(textDeltas, 'the answer streams token by token').to.be.greaterThan(3);
+      const text = block(...Array<string>(textDeltas).fill('delta:text_delta'), 'delta:citations_delta');
+      expect(events).to.deep.equal(['message_start', ...block('delta:input_json_delta'), ...block(), ...text, 'message_delta', 'message_stop']);
 
       expect(await ledger(o.org.id)).to.equal(before + 2);
       // the server tool never went upstream as declared: the model was offered a plain function tool
@@ -128,25 +131,82 @@ describe('native web search on /v1/messages', () => {
     expect(await ledger(o.org.id), 'a forged seal is not trusted').to.equal(rows + 2);
   });
 
-  it('caps the loop: max_uses gives in-band max_uses_exceeded, and the turn cap ends with an answer', async () => {
+  /** Runs `fn` with the given settings in the environment (the gateway runs in this process). */
+  async function withSettings(vars: Record<string, string>, fn: () => Promise<void>) {
+    const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, vars);
+    resetConfig();
+    try {
+      await fn();
+    } finally {
+      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+      resetConfig();
+    }
+  }
+
+  const keepSearching = (tool: Record<string, unknown>) =>
+    call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), ...V }, json: { model: 'sim-chat', max_tokens: 300, tools: [tool], messages: [{ role: 'user', content: 'search for bees and keep searching' }] } });
+  const MAX_USES = { type: 'web_search_tool_result_error', error_code: 'max_uses_exceeded', code: 'max_uses_exceeded' };
+
+  it('caps the loop at NATIVE_MAX_TURNS (default 5): max_uses gives in-band max_uses_exceeded, and the last turn answers', async () => {
     const rows = await ledger(o.org.id);
-    const r = await call('POST', '/v1/messages', {
-      headers: { ...keyHeader(o.key), ...V },
-      json: { model: 'sim-chat', max_tokens: 300, tools: [{ ...SEARCH, max_uses: 2 }], messages: [{ role: 'user', content: 'search for bees and keep searching' }] },
-    });
+    const r = await keepSearching({ ...SEARCH, max_uses: 2 });
     expect(r.status, r.text).to.equal(200);
     const content = r.body.content as Block[];
     const uses = content.filter((b) => b.type === 'server_tool_use');
-    expect(uses, 'every turn but the last searches').to.have.length(MAX_NATIVE_TURNS - 1);
+    expect(uses, 'every turn but the last searches').to.have.length(4);
     const results = content.filter((b) => b.type === 'web_search_tool_result');
     expect(results.slice(0, 2).every((b) => Array.isArray(b.content))).to.equal(true);
-    for (const b of results.slice(2)) expect(b.content).to.deep.equal({ type: 'web_search_tool_result_error', error_code: 'max_uses_exceeded', code: 'max_uses_exceeded' });
+    for (const b of results.slice(2)) expect(b.content).to.deep.equal(MAX_USES);
     expect(content.at(-1)!.type).to.equal('text');
     expect(r.body.stop_reason).to.equal('end_turn');
     expect(r.body.usage.server_tool_use.web_search_requests).to.equal(2);
     expect(await ledger(o.org.id)).to.equal(rows + 2);
-    expect(upstreamRequests()).to.have.length(MAX_NATIVE_TURNS);
+    expect(upstreamRequests()).to.have.length(5);
     expect(JSON.stringify(upstreamRequests().at(-1)!.tools ?? null), 'the last turn is offered no server tool').not.to.include('web_search');
+  });
+
+  it('NATIVE_MAX_TURNS=2 allows exactly two model turns; max_uses at the boundary still searches', async () => {
+    await withSettings({ NATIVE_MAX_TURNS: '2' }, async () => {
+      const rows = await ledger(o.org.id);
+      const r = await keepSearching({ ...SEARCH, max_uses: 1 });
+      expect(r.status, r.text).to.equal(200);
+      const content = r.body.content as Block[];
+      expect(content.map((b) => b.type)).to.deep.equal(['server_tool_use', 'web_search_tool_result', 'text']);
+      expect(Array.isArray(content[1].content), 'the one use max_uses allows runs').to.equal(true);
+      expect(upstreamRequests()).to.have.length(2);
+      expect(await ledger(o.org.id)).to.equal(rows + 1);
+    });
+  });
+
+  it('NATIVE_MAX_SEARCHES caps searches per request (at the boundary: the cap-th runs, the next is refused in-band)', async () => {
+    await withSettings({ NATIVE_MAX_SEARCHES: '2' }, async () => {
+      const rows = await ledger(o.org.id);
+      const r = await keepSearching(SEARCH);
+      expect(r.status, r.text).to.equal(200);
+      const results = (r.body.content as Block[]).filter((b) => b.type === 'web_search_tool_result');
+      expect(results).to.have.length(4);
+      expect(results.slice(0, 2).every((b) => Array.isArray(b.content))).to.equal(true);
+      for (const b of results.slice(2)) expect(b.content).to.deep.equal(MAX_USES);
+      expect(r.body.usage.server_tool_use.web_search_requests).to.equal(2);
+      expect(await ledger(o.org.id)).to.equal(rows + 2);
+    });
+  });
+
+  it('streams the final answer token by token as the upstream produces it', async () => {
+    env().sim.knobs.set('*', { tokenDelayMs: 120 });
+    const stream = client.messages.stream({ model: 'sim-chat', max_tokens: 300, tools: [SEARCH], messages: [{ role: 'user', content: 'Please search for honey bees' }] });
+    const seen: Array<{ type: string; at: number }> = [];
+    stream.on('streamEvent', (e) => seen.push({ type: e.type === 'content_block_delta' ? e.delta.type : e.type, at: Date.now() }));
+    const final = await stream.finalMessage();
+    expectCitedAnswer(final.content as unknown as Block[]);
+    const deltas = seen.filter((e) => e.type === 'text_delta');
+    expect(deltas.length).to.be.greaterThan(3);
+    const stop = seen.find((e) => e.type === 'message_stop')!;
+    // The upstream pauses 120 ms after each piece: text that were buffered would arrive all at once.
+    expect(stop.at - deltas[0].at, 'the first delta arrived while the upstream was still streaming').to.be.at.least(100 * (deltas.length - 1));
+    expect(seen.findIndex((e) => e.type === 'text_delta')).to.be.greaterThan(seen.findIndex((e) => e.type === 'content_block_stop'), 'the search result went out first');
   });
 
   it('a tool_choice forcing web_search forces the first turn only', async () => {

@@ -46,15 +46,38 @@ describe('native web search on /v1/responses', () => {
     const s = await postSse('/v1/responses', keyHeader(o.key), { model: 'sim-chat', input: 'search for honey bees', tools: [{ type: 'web_search_preview' }], stream: true });
     expect(s.status, s.text).to.equal(200);
     const types = s.events.map((e) => e.event);
+    const deltas = types.filter((t) => t === 'response.output_text.delta').length;
+    expect(deltas, 'the answer streams token by token').to.be.greaterThan(3);
     expect(types).to.deep.equal([
       'response.created', 'response.in_progress',
       'response.output_item.added', 'response.web_search_call.in_progress', 'response.web_search_call.searching', 'response.web_search_call.completed', 'response.output_item.done',
-      'response.output_item.added', 'response.content_part.added', 'response.output_text.delta', 'response.output_text.annotation.added', 'response.output_text.done', 'response.content_part.done', 'response.output_item.done',
+      'response.output_item.added', 'response.content_part.added', ...Array<string>(deltas).fill('response.output_text.delta'), 'response.output_text.annotation.added', 'response.output_text.done', 'response.content_part.done', 'response.output_item.done',
       'response.completed',
     ]);
     expect(s.events.map((e) => e.data.sequence_number)).to.deep.equal(types.map((_, i) => i));
     const done = s.events.at(-1)!.data.response;
     expect(done.output.map((i: { type: string }) => i.type)).to.deep.equal(['web_search_call', 'message']);
+    const message = done.output[1] as { id: string; content: Array<{ text: string }> };
+    const textEvents = s.events.filter((e) => String(e.event).startsWith('response.output_text.') || String(e.event).startsWith('response.content_part.'));
+    expect(textEvents.every((e) => e.data.item_id === message.id), 'every text event names the final message item').to.equal(true);
+    expect(s.events.filter((e) => e.event === 'response.output_text.delta').map((e) => e.data.delta).join('')).to.equal(message.content[0].text);
+  });
+
+  it('the openai client streams the final answer delta by delta as the upstream produces it', async () => {
+    env().sim.knobs.set('*', { tokenDelayMs: 120 });
+    const stream = client.responses.stream({ model: 'sim-chat', input: 'search for honey bees', tools: [{ type: 'web_search' }] });
+    const seen: Array<{ type: string; at: number }> = [];
+    stream.on('event', (e) => seen.push({ type: e.type, at: Date.now() }));
+    const final = await stream.finalResponse();
+    expect(final.output.map((i) => i.type)).to.deep.equal(['web_search_call', 'message']);
+    const deltas = seen.filter((e) => e.type === 'response.output_text.delta');
+    expect(deltas.length).to.be.greaterThan(3);
+    const completed = seen.find((e) => e.type === 'response.completed')!;
+    // The upstream pauses 120 ms after each piece: text that were buffered would arrive all at once.
+    expect(completed.at - deltas[0].at, 'the first delta arrived while the upstream was still streaming').to.be.at.least(100 * (deltas.length - 1));
+    expect(seen.findIndex((e) => e.type === 'response.web_search_call.completed')).to.be.lessThan(seen.findIndex((e) => e.type === 'response.output_text.delta'));
+    const text = final.output[1].type === 'message' ? final.output[1].content[0] : undefined;
+    expect(text?.type === 'output_text' && text.annotations.length).to.equal(1);
   });
 
   it('a follow-up by previous_response_id or with the echoed encrypted_content reuses the results; without it the search re-runs', async () => {

@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { openResult, openResults, sealResult, sealResults } from '../../../api/dispatch/native-search/seal';
-import { citedSources } from '../../../api/dispatch/native-search/citations';
+import { citedDocuments, citedSources, quotedSpan } from '../../../api/dispatch/native-search/citations';
+import { locationCountry } from '../../../api/dispatch/native-search/tools';
+import { countryName } from '../../../workers/providers/search/tavily';
 import { anthropicToolErrorCode, messagesNativeTools } from '../../../api/dialects/messages/native';
 import { responsesNativeTools } from '../../../api/dialects/responses/native';
 import { domainRefusal, hostMatches } from '../../../shared/net/domains';
@@ -28,6 +30,25 @@ describe('native search: pieces', () => {
     expect(citedSources('no links', results)).to.deep.equal([]);
   });
 
+  it('cites a fetched page by the span of it the text quotes, else its opening', () => {
+    const page = { url: 'https://p.example/a', title: 'P', content: 'Intro line.\nBees make   honey\nfrom nectar. The end.' };
+    expect(quotedSpan(page.content, 'Title: P Bees make honey from nectar. More')).to.deep.equal({ start: 12, end: 12 + 'Bees make   honey\nfrom nectar.'.length });
+    expect(quotedSpan(page.content, 'nothing quoted here at all')).to.equal(undefined);
+    const text = 'According to https://p.example/a: Bees make honey from nectar.';
+    const [c] = citedDocuments(text, [{ url: 'https://other.example/', title: null, content: 'x' }, page]);
+    expect([c.index, c.start, c.end, page.content.slice(c.charStart, c.charEnd)]).to.deep.equal([1, 13, 32, 'Bees make   honey\nfrom nectar.']);
+    const [opening] = citedDocuments('See https://p.example/a.', [page]);
+    expect([opening.charStart, opening.charEnd]).to.deep.equal([0, page.content.length]);
+    expect(citedDocuments('no link', [page])).to.deep.equal([]);
+  });
+
+  it('reads user_location as a country code; Tavily takes the country name', () => {
+    expect(locationCountry({ type: 'approximate', country: 'de' })).to.equal('DE');
+    for (const bad of [undefined, null, {}, { country: 'Germany' }, { country: 7 }]) expect(locationCountry(bad)).to.equal(undefined);
+    expect(countryName('DE')).to.equal('germany');
+    expect(countryName('US')).to.equal('united states');
+  });
+
   it("maps the gateway's codes to Anthropic's error codes per tool", () => {
     expect(anthropicToolErrorCode('search', 'quota_exceeded')).to.equal('too_many_requests');
     expect(anthropicToolErrorCode('search', 'web_search_disabled')).to.equal('unavailable');
@@ -44,19 +65,20 @@ describe('native search: pieces', () => {
       max_tokens: 1,
       messages: [],
       tools: [
-        { type: 'web_search_20250305', name: 'web_search', max_uses: 3, allowed_domains: ['a.example'] } as never,
+        { type: 'web_search_20250305', name: 'web_search', max_uses: 3, allowed_domains: ['a.example'], user_location: { type: 'approximate', country: 'fr', city: 'Lyon' } } as never,
         { type: 'web_fetch_20250910', name: 'web_fetch', blocked_domains: ['b.example'], max_content_tokens: 100 } as never,
         { name: 'mine', input_schema: {} },
         { type: 'bash_20250124', name: 'bash' },
       ],
     });
     expect(m.set).to.deep.equal({
-      search: { kind: 'search', maxUses: 3, allowedDomains: ['a.example'], blockedDomains: undefined, maxChars: undefined },
-      fetch: { kind: 'fetch', maxUses: undefined, allowedDomains: undefined, blockedDomains: ['b.example'], maxChars: 400 },
+      search: { kind: 'search', maxUses: 3, allowedDomains: ['a.example'], blockedDomains: undefined, maxChars: undefined, country: 'FR' },
+      fetch: { kind: 'fetch', maxUses: undefined, allowedDomains: undefined, blockedDomains: ['b.example'], maxChars: 400, country: undefined },
     });
     expect(m.rest.map((t) => t.name)).to.deep.equal(['mine', 'bash']);
     const r = responsesNativeTools({ model: 'm', input: 'x', tools: [{ type: 'web_search_preview' }, { type: 'function', name: 'f' }, { type: 'web_search', filters: { allowed_domains: ['a.example'] } }] });
     expect(r.set.search?.allowedDomains).to.deep.equal(['a.example']);
+    expect(r.set.fetch, 'the hosted tool also opens pages').to.deep.equal({ kind: 'fetch', allowedDomains: ['a.example'] });
     expect(r.rest.map((t) => t.type)).to.deep.equal(['function']);
   });
 

@@ -10,7 +10,8 @@ interface BraveResponse {
  * Brave Search web search: `GET {base}/res/v1/web/search?q=&count=` with `X-Subscription-Token`.
  * `count` 1-20. Results are `web.results[]` with `title`, `url`, `description` (may carry `<strong>`)
  * and `page_age` (ISO date-time, when Brave knows one). Brave sends no score: it is derived from rank.
- * A query with no hits has no `web` object at all: an empty answer.
+ * A query with no hits has no `web` object at all: an empty answer. A user's country goes as
+ * `country` (2-letter code).
  */
 export const brave: SearchAdapter = {
   kind: 'brave',
@@ -19,6 +20,7 @@ export const brave: SearchAdapter = {
     const url = new URL(joinUrl(call.baseUrl, '/res/v1/web/search'));
     url.searchParams.set('q', call.query);
     url.searchParams.set('count', String(call.count));
+    if (call.country) url.searchParams.set('country', call.country);
     const res = await callProvider('brave', url.toString(), { method: 'GET', headers: { accept: 'application/json', 'x-subscription-token': call.apiKey } }, call);
     const body = await jsonBody<BraveResponse>('brave', res);
     if (!body || typeof body !== 'object') throw malformed('brave');

@@ -12,7 +12,7 @@ const SNIPPET_CHARS = 500;
  * Exa search: `POST {base}/search` with `x-api-key` and a JSON body
  * `{ query, numResults, contents: { text: { maxCharacters } } }`. `numResults` 1-100. Results are
  * `results[]` with `title` (may be null), `url`, `text`, `score` (not always sent: then from rank)
- * and `publishedDate` (ISO date-time).
+ * and `publishedDate` (ISO date-time). A user's country goes as `userLocation` (2-letter code).
  */
 export const exa: SearchAdapter = {
   kind: 'exa',
@@ -24,7 +24,7 @@ export const exa: SearchAdapter = {
       {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-api-key': call.apiKey },
-        body: JSON.stringify({ query: call.query, numResults: call.count, contents: { text: { maxCharacters: SNIPPET_CHARS } } }),
+        body: JSON.stringify({ query: call.query, numResults: call.count, contents: { text: { maxCharacters: SNIPPET_CHARS } }, ...(call.country ? { userLocation: call.country } : {}) }),
       },
       call,
     );

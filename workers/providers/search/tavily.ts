@@ -10,7 +10,8 @@ interface TavilyResponse {
  * Tavily search: `POST {base}/search` with `Authorization: Bearer <key>` and a JSON body
  * `{ query, max_results, search_depth: 'basic' }`. `max_results` 0-20 (the gateway asks for at least 1).
  * Results are `results[]` with `title`, `url`, `content` (the snippet), `score` (0-1) and, for news,
- * `published_date`.
+ * `published_date`. A user's country goes as `country`, which Tavily takes as the country's English
+ * name in lower case (e.g. `germany`), for the default `general` topic.
  */
 export const tavily: SearchAdapter = {
   kind: 'tavily',
@@ -22,7 +23,7 @@ export const tavily: SearchAdapter = {
       {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${call.apiKey}` },
-        body: JSON.stringify({ query: call.query, max_results: call.count, search_depth: 'basic' }),
+        body: JSON.stringify({ query: call.query, max_results: call.count, search_depth: 'basic', ...(call.country ? { country: countryName(call.country) } : {}) }),
       },
       call,
     );
@@ -35,3 +36,10 @@ export const tavily: SearchAdapter = {
     });
   },
 };
+
+const regions = new Intl.DisplayNames(['en'], { type: 'region' });
+
+/** An ISO 3166-1 alpha-2 code as Tavily's country value (the English name, lower case). */
+export function countryName(code: string): string {
+  return (regions.of(code) ?? code).toLowerCase();
+}

@@ -9,6 +9,8 @@ export interface SearchCall {
   query: string;
   /** Already clamped to the adapter's range. */
   count: number;
+  /** Where the user is, ISO 3166-1 alpha-2 uppercase, for adapters whose API takes a country. */
+  country?: string;
   signal: AbortSignal;
   deadline: number;
 }

@@ -1,0 +1,40 @@
+import type { CanonicalChunk, CanonicalCompletion, CanonicalToolCall, CanonicalUsage, FinishReason } from '../../dialects/canonical';
+
+/**
+ * One streamed model turn of the native loop: hands each text delta on as it arrives (the client
+ * sees the answer token by token) and assembles the turn's completion (text, tool calls, finish
+ * reason, usage) for the loop, as the non-streamed turn would have returned it.
+ */
+export class TurnCollector {
+  private text = '';
+  private readonly calls: CanonicalToolCall[] = [];
+  private finish: FinishReason = null;
+  private usage: CanonicalUsage | undefined;
+
+  constructor(private readonly onText: (delta: string) => void) {}
+
+  push(data: string): void {
+    const chunk = JSON.parse(data) as CanonicalChunk;
+    if (chunk.usage) this.usage = chunk.usage;
+    for (const choice of chunk.choices ?? []) {
+      const d = choice.delta;
+      if (d?.content) {
+        this.text += d.content;
+        this.onText(d.content);
+      }
+      for (const tc of d?.tool_calls ?? []) {
+        const call = (this.calls[tc.index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
+        if (tc.id) call.id = tc.id;
+        if (tc.function?.name) call.function.name += tc.function.name;
+        if (tc.function?.arguments) call.function.arguments += tc.function.arguments;
+      }
+      if (choice.finish_reason) this.finish = choice.finish_reason;
+    }
+  }
+
+  completion(): CanonicalCompletion {
+    const calls = this.calls.filter(Boolean);
+    const message = { role: 'assistant', content: this.text || null, ...(calls.length ? { tool_calls: calls } : {}) };
+    return { choices: [{ index: 0, message, finish_reason: this.finish ?? (calls.length ? 'tool_calls' : 'stop') }], usage: this.usage } as CanonicalCompletion;
+  }
+}
