@@ -161,6 +161,32 @@ describe('web interfaces in a browser (dashboard and operator console)', functio
     expect((await page.goto(`${admin.url}/admin/queues`))!.status()).to.equal(200);
   });
 
+  it('an operator edits an organization\'s lane overrides in the console (validated, audited, applied)', async () => {
+    const op = await buildPlatformAdmin();
+    await setPassword(op, PASSWORD);
+    await signInAt(page, `${admin.url}/sign-in`, op.email);
+    const form = `form[data-lanes="${org.org.slug}"]`;
+    await page.fill(`${form} input[name=lane_overrides]`, 'chat:interactive=3, images:background=1');
+    const [saved] = await Promise.all([page.waitForNavigation(), page.click(`${form} button`)]);
+    expect(saved!.status()).to.equal(200);
+    expect((await org.org.reload()).laneOverrides).to.deep.equal({ 'chat:interactive': 3, 'images:background': 1 });
+    expect(await page.inputValue(`${form} input[name=lane_overrides]`)).to.equal('chat:interactive=3, images:background=1');
+    const audited = await AuditLog.findAll({ where: { targetId: org.org.id, actorId: op.id, path: `/admin/v1/organizations/${org.org.id}` } });
+    expect(audited.map((a) => a.fields)).to.deep.include(['lane_overrides']);
+    await screenshots(page, 'console-lane-overrides');
+    // a bad pair is refused with an HTML page and changes nothing
+    await page.fill(`${form} input[name=lane_overrides]`, 'chat:interactive=-2');
+    const [bad] = await Promise.all([page.waitForNavigation(), page.click(`${form} button`)]);
+    expect(bad!.status()).to.equal(400);
+    expect(await page.getAttribute('[data-test=error-page]', 'data-code')).to.equal('invalid_request');
+    expect((await org.org.reload()).laneOverrides).to.deep.equal({ 'chat:interactive': 3, 'images:background': 1 });
+    // cleared again through the same form
+    await page.goto(`${admin.url}/`);
+    await page.fill(`${form} input[name=lane_overrides]`, '');
+    await Promise.all([page.waitForNavigation(), page.click(`${form} button`)]);
+    expect((await org.org.reload()).laneOverrides).to.deep.equal({});
+  });
+
   it('impersonation opens the user\'s dashboard marked as such, is audited, and cannot create keys', async () => {
     const op = await buildPlatformAdmin();
     await setPassword(op, PASSWORD);
