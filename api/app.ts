@@ -13,6 +13,7 @@ import { config } from '../shared/config/env';
 import { errors } from '../shared/errors/codes';
 import { bodyDeadline } from './middleware/body-deadline';
 import { dashboardRouter } from './dashboard/router';
+import { webPages } from './web/error-page';
 
 /** The inference app (`{base_url}`), without listening: tests mount it on an ephemeral port. */
 export function createApp(ctx: AppContext): Express {
@@ -29,7 +30,7 @@ export function createApp(ctx: AppContext): Express {
   app.use(probesRouter({ redis: ctx.redis, subscribers: [ctx.sub] }));
   app.use(signedImagesRouter()); // signed image bytes: the signature authorises, not an API key
 
-  app.use('/dashboard', dashboardRouter(ctx)); // the org dashboard's pages (api/dashboard/)
+  app.use('/dashboard', webPages({ base: '/dashboard', brand: 'Gateway dashboard' }), dashboardRouter(ctx)); // the org dashboard's pages (api/dashboard/)
 
   const inference = inferenceRouter(ctx);
   // The path is quoted without a path-authentication key (`/a/{api_key}/...`): a secret is never echoed.

@@ -15,6 +15,7 @@ import { dashboardGuard } from './dashboard-guard';
 import { managementRouter } from './management';
 import { bodyDeadline } from '../middleware/body-deadline';
 import { consoleKit, consoleRouter } from './console/router';
+import { webPages } from '../web/error-page';
 
 /** The admin app (`{admin_url}`): health, metrics, the queue dashboard, the management API (`/admin/v1`) and the operator console (`/`). */
 export function createAdminApp(deps: { redis: RedisClient; queues: Queues }): Express {
@@ -35,6 +36,8 @@ export function createAdminApp(deps: { redis: RedisClient; queues: Queues }): Ex
   const kit = consoleKit(deps.redis);
   app.use('/admin/queues', ...kit.sessionOnly, dashboardGuard, board.getRouter());
   app.use('/admin/v1', managementRouter(deps));
+  const consolePages = webPages({ base: '', brand: 'Gateway operator console' }); // not the management API's paths
+  app.use((req, res, next) => (req.path.startsWith('/admin/') ? next() : consolePages(req, res, next)));
   app.use(consoleRouter(deps.redis, kit));
 
   app.use((req, _res, next) => next(errors.notFound(`No route for ${req.method} ${req.path}.`)));

@@ -60,7 +60,7 @@ export function orgPages(deps: { redis: RedisClient; directory: Directory }, kit
 <div class="card"><h2>By model and modality</h2><table data-test="usage-totals"><thead><tr><th>Model</th><th>Modality</th><th>Requests</th><th>Input tokens</th><th>Output tokens</th><th>Audio seconds</th><th>Cost (USD)</th></tr></thead><tbody>
 ${[...totals].map(([k, t]) => { const [model, modality] = k.split('\u0000'); return html`<tr><td data-label="Model">${model}</td><td data-label="Modality">${modality}</td><td data-label="Requests">${t.requests}</td><td data-label="Input tokens">${t.input}</td><td data-label="Output tokens">${t.output}</td><td data-label="Audio seconds">${Math.round(t.audio)}</td><td data-label="Cost (USD)">${(t.cost / 1e6).toFixed(6)}</td></tr>`; })}
 ${totals.size ? '' : html`<tr><td colspan="7" class="muted">No traffic yet.</td></tr>`}</tbody></table>
-<p class="muted">Cost is estimated at each model's list prices for tokens and audio seconds; images and searches are billed on their own lines.</p></div>`);
+<p class="muted">Cost: tokens and audio seconds at each model's list prices, images at their recorded price, web searches at the overage charged (allowance and own-key searches are free); the same figures as <code>GET /admin/v1/billing/usage</code>.</p></div>`);
   });
 
   const keysPage = async (req: Request, res: Response, created?: { key: string; prefix: string }) => {

@@ -6,6 +6,7 @@ import { webKit } from '../web/session';
 import { dashboardAuthRoutes } from './auth-routes';
 import { orgPages } from './org-pages';
 import { requireViewer } from './member';
+import { errors } from '../../shared/errors/codes';
 
 /** The organization dashboard, mounted at `{base_url}/dashboard` on the web process. */
 export function dashboardRouter(deps: { redis: RedisClient; directory: Directory }): Router {
@@ -16,5 +17,7 @@ export function dashboardRouter(deps: { redis: RedisClient; directory: Directory
   r.use(...kit.middleware);
   r.use(dashboardAuthRoutes(redis, kit));
   r.use(requireViewer, orgPages(deps, kit));
+  // a dashboard path no page answers is the dashboard's 404 (not the inference API's key check)
+  r.use((req, _res, next) => next(errors.notFound(`No page at ${req.originalUrl.split('?')[0]}.`)));
   return r;
 }

@@ -21,6 +21,8 @@ export interface ImageDispatch {
   params: Record<string, unknown>;
   sources: ImageJob['sources'];
   size: string;
+  /** The job's id when one request runs several image jobs (MCP tool calls of a batch); else the request id. */
+  jobId?: string;
 }
 
 /**
@@ -36,6 +38,7 @@ export async function dispatchImages(ctx: AppContext, req: Request, res: Respons
     queue: lane === 'background' ? 'images-background' : 'images-interactive',
     pool: 'images',
     lane,
+    jobId: d.jobId,
     limit: laneLimit(auth.org, 'images', lane),
     overLimit: (s) => imageErrors.lanesExhausted(s),
     publicModel: d.resolved.requestedId,

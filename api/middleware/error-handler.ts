@@ -5,6 +5,7 @@ import { errors } from '../../shared/errors/codes';
 import { logger } from '../../shared/logger';
 import { ClientGone } from '../../shared/errors/ClientGone';
 import { asUnavailable } from '../../shared/errors/unavailable';
+import { errorPage, pageAreaOf } from '../web/error-page';
 
 /** body-parser and multer errors carry a `type` or `code`; they become clear 4xx answers. */
 function fromFrameworkError(err: { type?: string; status?: number; limit?: number; code?: string; name?: string }): ApiError | undefined {
@@ -34,13 +35,20 @@ function fromFrameworkError(err: { type?: string; status?: number; limit?: numbe
   return undefined;
 }
 
-/** Writes the error envelope. The only place in the codebase that does. */
+/** Writes the error envelope (or, for a browser on a web interface, the HTML error page). The only place in the codebase that does. */
 export function writeError(res: Response, err: ApiError): void {
   if (res.headersSent) {
     res.end();
     return;
   }
   for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
+  // a browser on a web interface's page gets the same status as an HTML page; everyone else the envelope
+  const area = res.req ? pageAreaOf(res.req, res) : undefined;
+  if (area) {
+    const e = err.toJSON() as { code: string; message: string };
+    res.status(err.status).type('html').send(errorPage(area, err.status, e.code, e.message));
+    return;
+  }
   res.status(err.status).json({ error: err.toJSON() });
 }
 

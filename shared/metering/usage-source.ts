@@ -11,7 +11,7 @@ export interface UsageFilter {
 }
 
 /** Columns of every row of the source: one per rollup row of a closed day, one per event otherwise. */
-const COLUMNS = 'day, org_id, model, modality, passthrough, requests, input_tokens, output_tokens, audio_duration_ms';
+const COLUMNS = 'day, org_id, model, modality, passthrough, requests, input_tokens, output_tokens, audio_duration_ms, cost_micros';
 
 /**
  * The usage rows in a window, as a SQL subquery (`FROM (<sql>) AS src`): closed days that lie wholly
@@ -47,11 +47,13 @@ export async function usageSource(f: UsageFilter): Promise<{ sql: string; replac
   if (lower) events.push(`(${[...gaps, `created_at >= :${lower}`].join(' OR ')})`);
 
   const fromEvents = `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, org_id, model, modality, passthrough, 1 AS requests,
-         input_tokens, output_tokens, coalesce((units->>'audio_duration_ms')::bigint, 0) AS audio_duration_ms
+         input_tokens, output_tokens, coalesce((units->>'audio_duration_ms')::bigint, 0) AS audio_duration_ms,
+         coalesce((units->>'cost_micros')::numeric, 0) AS cost_micros
     FROM usage_events ${events.length ? `WHERE ${events.join(' AND ')}` : ''}`;
   if (!closed.length) return { sql: fromEvents, replacements };
   const fromRollups = `SELECT to_char(day, 'YYYY-MM-DD') AS day, org_id, model, modality, passthrough, requests,
-         input_tokens, output_tokens, coalesce((units->>'audio_duration_ms')::numeric, 0) AS audio_duration_ms
+         input_tokens, output_tokens, coalesce((units->>'audio_duration_ms')::numeric, 0) AS audio_duration_ms,
+         coalesce((units->>'cost_micros')::numeric, 0) AS cost_micros
     FROM usage_rollups WHERE ${['day IN (:closed)', ...filters].join(' AND ')}`;
   return { sql: `SELECT ${COLUMNS} FROM (${fromRollups}) AS rolled UNION ALL ${fromEvents}`, replacements };
 }

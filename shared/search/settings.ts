@@ -51,14 +51,22 @@ async function settingsRow(orgId: string): Promise<SearchSetting> {
  * Paid overage on or off. Turning it on needs a monthly limit (a search count; kept from before when
  * omitted). Off takes effect at once: past the allowance, platform-key searches fail `quota_exceeded`.
  */
+/**
+ * The rule every writer of search settings applies (these functions, and the generic
+ * `/search-settings` CRUD): paid overage on needs a monthly limit.
+ */
+export function requireLimitForOverage(overageEnabled: boolean, monthlyLimit: number | null | undefined): void {
+  if (overageEnabled && (monthlyLimit === null || monthlyLimit === undefined)) {
+    throw new ApiError(400, 'invalid_request', 'Paid overage needs a monthly limit (a search count).');
+  }
+}
+
 export async function setOverage(orgId: string, input: { enabled: boolean; monthlyLimit?: number | null }, w: SettingsWrite): Promise<SearchSetting> {
   return audited(w, orgId, ['enabled', ...(input.monthlyLimit !== undefined ? ['monthly_limit'] : [])], async () => {
     await requireOrg(orgId);
     const row = await settingsRow(orgId);
     const limit = input.monthlyLimit !== undefined ? input.monthlyLimit : row.overageMonthlyLimit;
-    if (input.enabled && (limit === null || limit === undefined)) {
-      throw new ApiError(400, 'invalid_request', 'Enabling paid overage needs a monthly limit (a search count).');
-    }
+    requireLimitForOverage(input.enabled, limit);
     return row.update({ overageEnabled: input.enabled, overageMonthlyLimit: limit ?? null });
   });
 }
@@ -68,7 +76,7 @@ export async function setMonthlyLimit(orgId: string, limit: number | null, w: Se
   return audited(w, orgId, ['monthly_limit'], async () => {
     await requireOrg(orgId);
     const row = await settingsRow(orgId);
-    if (limit === null && row.overageEnabled) throw new ApiError(400, 'invalid_request', 'Paid overage is on: it needs a monthly limit.');
+    requireLimitForOverage(row.overageEnabled, limit);
     return row.update({ overageMonthlyLimit: limit });
   });
 }

@@ -106,6 +106,17 @@ describe('web interfaces in a browser (dashboard and operator console)', functio
     expect(r.status).to.equal(403);
     expect(r.body.error.code).to.equal('invalid_csrf_token');
     expect(await ApiKey.count({ where: { orgId: org.org.id, name: 'forged' } })).to.equal(0);
+    // the same form submitted by the browser without its token: a 403 HTML page, nothing created
+    await page.goto(`${dash()}/o/${org.org.slug}/keys`);
+    await page.fill('#name', 'forged-in-browser');
+    await page.evaluate("document.querySelectorAll('main input[name=_csrf]').forEach((e) => e.remove())");
+    const [resp] = await Promise.all([page.waitForNavigation(), page.click('button:has-text("Create key")')]);
+    expect(resp!.status()).to.equal(403);
+    expect(resp!.headers()['content-type']).to.match(/^text\/html/);
+    expect(await page.getAttribute('[data-test=error-page]', 'data-code')).to.equal('invalid_csrf_token');
+    expect(await page.textContent('[role=alert]')).to.include('without a valid CSRF token');
+    await screenshots(page, 'dashboard-error-csrf');
+    expect(await ApiKey.count({ where: { orgId: org.org.id, name: 'forged-in-browser' } })).to.equal(0);
   });
 
   it('wrong passwords are rate-limited (429 too_many_sign_in_attempts), and the right one is refused too while limited', async () => {
@@ -116,7 +127,9 @@ describe('web interfaces in a browser (dashboard and operator console)', functio
     expect(await page.textContent('[role=alert]')).to.include('Wrong email or password');
     await screenshots(page, 'dashboard-sign-in-error');
     expect(await signInAt(page, `${dash()}/sign-in`, victim.email)).to.equal(429);
-    expect(await page.textContent('body')).to.include('too_many_sign_in_attempts');
+    expect(await page.getAttribute('[data-test=error-page]', 'data-code')).to.equal('too_many_sign_in_attempts');
+    expect(await page.textContent('h1')).to.equal('Too many attempts');
+    await screenshots(page, 'dashboard-error-rate-limited');
   });
 
   it('an operator revokes a platform key in the console, and that key\'s next request fails', async () => {
@@ -146,6 +159,32 @@ describe('web interfaces in a browser (dashboard and operator console)', functio
     expect(await page.textContent('main')).to.include(`/admin/v1/platform-keys/${k.id}`);
     // the queue dashboard opens under the same sign-in
     expect((await page.goto(`${admin.url}/admin/queues`))!.status()).to.equal(200);
+  });
+
+  it('an operator edits an organization\'s lane overrides in the console (validated, audited, applied)', async () => {
+    const op = await buildPlatformAdmin();
+    await setPassword(op, PASSWORD);
+    await signInAt(page, `${admin.url}/sign-in`, op.email);
+    const form = `form[data-lanes="${org.org.slug}"]`;
+    await page.fill(`${form} input[name=lane_overrides]`, 'chat:interactive=3, images:background=1');
+    const [saved] = await Promise.all([page.waitForNavigation(), page.click(`${form} button`)]);
+    expect(saved!.status()).to.equal(200);
+    expect((await org.org.reload()).laneOverrides).to.deep.equal({ 'chat:interactive': 3, 'images:background': 1 });
+    expect(await page.inputValue(`${form} input[name=lane_overrides]`)).to.equal('chat:interactive=3, images:background=1');
+    const audited = await AuditLog.findAll({ where: { targetId: org.org.id, actorId: op.id, path: `/admin/v1/organizations/${org.org.id}` } });
+    expect(audited.map((a) => a.fields)).to.deep.include(['lane_overrides']);
+    await screenshots(page, 'console-lane-overrides');
+    // a bad pair is refused with an HTML page and changes nothing
+    await page.fill(`${form} input[name=lane_overrides]`, 'chat:interactive=-2');
+    const [bad] = await Promise.all([page.waitForNavigation(), page.click(`${form} button`)]);
+    expect(bad!.status()).to.equal(400);
+    expect(await page.getAttribute('[data-test=error-page]', 'data-code')).to.equal('invalid_request');
+    expect((await org.org.reload()).laneOverrides).to.deep.equal({ 'chat:interactive': 3, 'images:background': 1 });
+    // cleared again through the same form
+    await page.goto(`${admin.url}/`);
+    await page.fill(`${form} input[name=lane_overrides]`, '');
+    await Promise.all([page.waitForNavigation(), page.click(`${form} button`)]);
+    expect((await org.org.reload()).laneOverrides).to.deep.equal({});
   });
 
   it('impersonation opens the user\'s dashboard marked as such, is audited, and cannot create keys', async () => {
@@ -222,6 +261,13 @@ describe('web interfaces in a browser (dashboard and operator console)', functio
     expect(await page.locator('header >> text=Web search').count()).to.equal(0);
     const resp = await page.goto(`${dash()}/o/${org.org.slug}/search`);
     expect(resp!.status()).to.equal(403);
-    expect(await page.textContent('body')).to.include('owner_required');
+    expect(await page.getAttribute('[data-test=error-page]', 'data-code')).to.equal('owner_required');
+    const missing = await page.goto(`${dash()}/o/${org.org.slug}/no-such-page`);
+    expect(missing!.status()).to.equal(404);
+    expect(await page.getAttribute('[data-test=error-page]', 'data-code')).to.equal('not_found');
+    // the JSON clients of the same routes keep the envelope
+    const json = await page.evaluate(async (url) => { const r = await fetch(url, { headers: { accept: 'application/json' } }); return { status: r.status, body: (await r.json()) as { error: { code: string } } }; }, `${dash()}/o/${org.org.slug}/search`);
+    expect(json).to.deep.include({ status: 403 });
+    expect(json.body.error.code).to.equal('owner_required');
   });
 });

@@ -16,6 +16,8 @@ import { page } from '../../web/layout';
 import type { WebKit } from '../../web/session';
 import { operatorActor } from './auth';
 import { startImpersonation } from './impersonate';
+import { organizations } from '../resources/definitions/tenancy';
+import { validate } from '../../validate';
 
 const TABS = [['/', 'Organizations'], ['/keys', 'Platform keys'], ['/switches', 'Kill switches'], ['/users', 'Users'], ['/audit', 'Audit log'], ['/admin/queues', 'Queues']] as const;
 
@@ -43,7 +45,7 @@ export function consolePages(redis: RedisClient, kit: WebKit): Router {
     const byOrg = new Map(usage.map((u) => [u.org_id, u]));
     render(req, res, kit, '/', (csrf) => html`<h1>Organizations</h1><div class="card"><table><thead><tr><th>Name</th><th>Slug</th><th>Plan</th><th>Lane overrides</th><th>Requests (30 d)</th><th>Tokens (30 d)</th></tr></thead><tbody>
 ${orgs.map((o) => html`<tr><td>${o.name}</td><td data-label="Slug"><code>${o.slug}</code></td><td data-label="Plan"><form method="post" action="/orgs/${o.id}/plan" class="row" data-org="${o.slug}">${hidden(csrf)}<select name="plan_id" aria-label="Plan of ${o.slug}"><option value="">—</option>${plans.map((p) => html`<option value="${p.id}" ${p.id === o.planId ? html`selected` : ''}>${p.name}</option>`)}</select><button class="plain">Set</button></form></td>
-<td>${Object.entries(o.laneOverrides ?? {}).map(([k, v]) => html`<span class="pill">${k}=${String(v)}</span> `)}</td><td data-label="Requests (30 d)">${byOrg.get(o.id)?.requests ?? 0}</td><td data-label="Tokens (30 d)">${byOrg.get(o.id)?.tokens ?? 0}</td></tr>`)}
+<td data-label="Lane overrides"><form method="post" action="/orgs/${o.id}/lanes" class="row" data-lanes="${o.slug}">${hidden(csrf)}<input type="text" name="lane_overrides" aria-label="Lane overrides of ${o.slug}" placeholder="chat:interactive=4, images:background=1" value="${Object.entries(o.laneOverrides ?? {}).map(([k, v]) => `${k}=${String(v)}`).join(', ')}"><button class="plain">Save</button></form></td><td data-label="Requests (30 d)">${byOrg.get(o.id)?.requests ?? 0}</td><td data-label="Tokens (30 d)">${byOrg.get(o.id)?.tokens ?? 0}</td></tr>`)}
 </tbody></table></div>`);
   });
 
@@ -56,6 +58,25 @@ ${orgs.map((o) => html`<tr><td>${o.name}</td><td data-label="Slug"><code>${o.slu
     await org.update({ planId });
     await bumpEpoch(redis); // every pod sees the plan's lanes and entitlements on its next request
     await audit(req, res, `/admin/v1/organizations/${org.id}`, org.id, 200, ['plan_id']);
+    res.redirect(303, '/');
+  });
+
+  // lane overrides as `pool:lane=n` pairs, validated by the organizations family's own field schema
+  r.post('/orgs/:id/lanes', async (req, res) => {
+    const id = String(req.params.id);
+    const org = isUuid(id) ? await Organization.findByPk(id) : null;
+    if (!org) throw new ApiError(404, 'not_found', 'No such organization.');
+    const text = String(req.body?.lane_overrides ?? '').trim();
+    const pairs: Record<string, unknown> = {};
+    for (const part of text ? text.split(/[\s,]+/).filter(Boolean) : []) {
+      const m = /^([^=]+)=(\d+)$/.exec(part);
+      if (!m) throw new ApiError(400, 'invalid_request', `'${part}' is not a pool:lane=count pair.`);
+      pairs[m[1]] = Number(m[2]);
+    }
+    const laneOverrides = validate<Record<string, number>>(organizations.fields.lane_overrides.schema.label('lane_overrides'), pairs);
+    await org.update({ laneOverrides });
+    await bumpEpoch(redis); // every pod applies the lanes on its next request
+    await audit(req, res, `/admin/v1/organizations/${org.id}`, org.id, 200, ['lane_overrides']);
     res.redirect(303, '/');
   });
 

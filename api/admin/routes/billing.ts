@@ -3,7 +3,8 @@ import { adminRouter } from '../admin-router';
 import Joi from 'joi';
 import { Transaction } from 'sequelize';
 import { requireJson } from '../../middleware/require-json';
-import { validate } from '../../validate';
+import { validate, validateQuery } from '../../validate';
+import { orgUsageFigures } from '../../../shared/billing/usage-figures';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { db } from '../../../shared/db/sequelize';
 import { BillingRecord, Organization, Wallet } from '../../../shared/db/models';
@@ -25,8 +26,21 @@ export const billingRecordBody = Joi.object({
  * row-locked transaction (the wallet is created on the org's first record). A negative adjustment may
  * not take the balance below what open reservations hold.
  */
+export const billingUsageQuery = Joi.object({
+  org_id: Joi.string().guid().required(),
+  days: Joi.number().integer().min(1).max(366).default(30).description('UTC days ending with today.'),
+});
+
 export function billingRouter(): Router {
   const r = adminRouter();
+  r.get('/billing/usage', async (req, res) => {
+    const q = validateQuery<{ org_id: string; days: number }>(billingUsageQuery, req.query);
+    const f = await orgUsageFigures(q.org_id, q.days);
+    res.json({
+      object: 'usage_figures', org_id: f.org_id, from: f.from, to: f.to, totals: f.totals,
+      data: f.rows.map((r) => ({ day: r.day, model: r.model, modality: r.modality, requests: r.requests, input_tokens: r.inputTokens, output_tokens: r.outputTokens, audio_seconds: r.audioSeconds, cost_micros: r.costMicros })),
+    });
+  });
   r.post('/billing/records', requireJson, async (req, res) => {
     const body = validate<{ org_id: string; kind: string; amount_micros: number; note?: string }>(billingRecordBody, req.body);
     if (body.kind !== 'adjustment' && body.amount_micros < 0) throw new ApiError(400, 'invalid_request', `A ${body.kind} must be positive.`);
@@ -52,5 +66,6 @@ export function billingRouter(): Router {
 }
 
 export const billingDocs: RouteDoc[] = [
+  { method: 'get', path: '/billing/usage', family: 'billing', summary: "An organization's usage and cost per UTC day, model and modality (the dashboard's figures: tokens, audio, images, web search overage).", query: billingUsageQuery },
   { method: 'post', path: '/billing/records', family: 'billing', summary: "Tops up, credits or adjusts an organization's wallet.", body: billingRecordBody, created: true },
 ];

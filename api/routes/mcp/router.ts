@@ -44,7 +44,7 @@ function mcpServer(ctx: AppContext, req: Request, res: Response): Server {
         const caller = { ...searchCaller(ctx, req), requestId: callId(req, extra.requestId) };
         return toolResult(await callWebSearch(caller, args, extra.signal));
       }
-      return toolResult(await callGenerateImage(ctx, req, res, args));
+      return toolResult(await callGenerateImage(ctx, req, res, args, callId(req, extra.requestId)));
     } catch (err) {
       return toolError(err);
     }

@@ -7,6 +7,7 @@ import { adminCall, buildPlatformKey, startAdmin } from '../../helpers/admin';
 import { AuditLog, Membership, SearchOrgKey, SearchSetting, User } from '../../../shared/db/models';
 import { decrypt } from '../../../shared/crypto';
 import { waitFor } from '../../helpers/wait';
+import { buildOrg } from '../../helpers/factories';
 import { searchOrg, search, searches, expectSearchError } from './helpers';
 
 const run = promisify(execFile);
@@ -20,6 +21,28 @@ describe('web search controls: management API, billing line, and the gateway CLI
   });
   after(() => admin.close());
   beforeEach(resetSim);
+
+  it('the generic /search-settings CRUD cannot turn overage on without a monthly limit (nor remove the limit while it is on)', async () => {
+    const o = await buildOrg(env().redis);
+    const { key } = await buildPlatformKey(['search:write', 'search:read']);
+    const refused = await adminCall(admin.url, key, 'POST', '/admin/v1/search-settings', { org_id: o.org.id, overage_enabled: true });
+    expect(refused.status, refused.text).to.equal(400);
+    expect(refused.body.error.code).to.equal('invalid_request');
+    expect(await SearchSetting.count({ where: { orgId: o.org.id } })).to.equal(0);
+    const created = await adminCall(admin.url, key, 'POST', '/admin/v1/search-settings', { org_id: o.org.id, monthly_allowance: 5 });
+    expect(created.status, created.text).to.equal(201);
+    const item = `/admin/v1/search-settings/${created.body.id}`;
+    const patchOn = await adminCall(admin.url, key, 'PATCH', item, { overage_enabled: true });
+    expect(patchOn.status, patchOn.text).to.equal(400);
+    expect(patchOn.body.error.code).to.equal('invalid_request');
+    expect((await SearchSetting.findOne({ where: { orgId: o.org.id } }))!.overageEnabled).to.equal(false);
+    const on = await adminCall(admin.url, key, 'PATCH', item, { overage_enabled: true, overage_monthly_limit: 7 });
+    expect(on.status, on.text).to.equal(200);
+    const unlimit = await adminCall(admin.url, key, 'PATCH', item, { overage_monthly_limit: null });
+    expect(unlimit.status, unlimit.text).to.equal(400);
+    const row = (await SearchSetting.findOne({ where: { orgId: o.org.id } }))!;
+    expect([row.overageEnabled, row.overageMonthlyLimit]).to.deep.equal([true, 7]);
+  });
 
   it('PUT overage needs a monthly limit to turn on; off takes effect on the next search; every write is audited once', async () => {
     const o = await searchOrg({ monthlyAllowance: 1 });

@@ -4,7 +4,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { env, resetSim, startGateway, type TestGateway } from '../../helpers/harness';
 import { setSwitch } from '../../../shared/switches/switches';
-import { Image, Organization, User } from '../../../shared/db/models';
+import { Image, Organization, UsageEvent, User } from '../../../shared/db/models';
+import { usageSettled } from '../../helpers/usage';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { searchOrg, ledger } from './helpers';
 
@@ -73,6 +74,29 @@ describe('hosted MCP server (/mcp, official SDK client over Streamable HTTP)', (
     } finally {
       await client.close();
     }
+  });
+
+  it('two generate_image calls in one batched MCP request run as two jobs: two images, two usage events', async () => {
+    const o = await searchOrg();
+    const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'generate_image', arguments: { prompt: `batch ${id}`, size: '256x256' } } });
+    const r = await fetch(`${env().gw.url}/mcp`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${o.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-03-26' },
+      body: JSON.stringify([call(1), call(2)]),
+    });
+    expect(r.status).to.equal(200);
+    const replies = (await r.json()) as Array<{ id: number; result: CallToolResult }>;
+    expect(replies.map((x) => x.id).sort()).to.deep.equal([1, 2]);
+    const ids = replies.map((x) => {
+      expect(x.result.isError ?? false, JSON.stringify(x)).to.equal(false);
+      return (x.result.structuredContent as { images: Array<{ id: string }> }).images[0].id;
+    });
+    expect(new Set(ids).size).to.equal(2);
+    expect(await Image.count({ where: { id: ids, orgId: o.org.id } })).to.equal(2);
+    await usageSettled();
+    const events = await UsageEvent.findAll({ where: { orgId: o.org.id, modality: 'image' } });
+    expect(events).to.have.length(2);
+    expect(new Set(events.map((e) => e.requestId)).size).to.equal(2);
   });
 
   it('errors are MCP tool errors with the spec code: quota_exceeded, provider_not_allowed, invalid_request', async () => {

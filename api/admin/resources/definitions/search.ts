@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import { SearchProvider, SearchSetting } from '../../../../shared/db/models';
 import { encrypt } from '../../../../shared/crypto';
+import { requireLimitForOverage } from '../../../../shared/search/settings';
 import { jsonObject, micros, slug, uuid, type ResourceDef } from '../define';
 
 export const searchProviders: ResourceDef = {
@@ -35,6 +36,13 @@ export const searchSettings: ResourceDef = {
     allowed_providers: { schema: Joi.array().items(slug()).unique().max(50) },
     monthly_allowance: { schema: Joi.number().integer().min(0).allow(null), description: "Free searches per month; null inherits the plan's `web_search_allowance` (default 100)." },
     overage_enabled: { schema: Joi.boolean(), filter: true, description: 'Paid overage; prefer PUT /search-settings/orgs/{orgId}/overage, which requires a monthly limit.' },
-    overage_monthly_limit: { schema: Joi.number().integer().min(0).allow(null), description: 'Monthly limit on all searches (platform and own key); null = none.' },
+    overage_monthly_limit: { schema: Joi.number().integer().min(0).allow(null), description: 'Monthly limit on all searches (platform and own key); null = none (not while overage is on).' },
+  },
+  // the same rule as PUT /search-settings/orgs/{orgId}/overage: overage on needs a monthly limit
+  check: async (values, _req, row) => {
+    const current = row as SearchSetting | undefined;
+    const enabled = 'overageEnabled' in values ? Boolean(values.overageEnabled) : (current?.overageEnabled ?? false);
+    const limit = 'overageMonthlyLimit' in values ? (values.overageMonthlyLimit as number | null) : (current?.overageMonthlyLimit ?? null);
+    requireLimitForOverage(enabled, limit);
   },
 };
