@@ -1,6 +1,6 @@
 import type { NativeStep, NativeTranscript } from '../../dispatch/native-search/loop';
 import { newId, responseObject, type OutputItem, type ResponseFrame } from './response';
-import type { ResponsesEvent } from './stream';
+import { ResponsesEventWriter, type ResponsesEvent } from './event-writer';
 import { stepItems } from './native';
 
 /**
@@ -11,26 +11,11 @@ import { stepItems } from './native';
  * output_text.annotation.added per citation (known once the text is complete), the
  * done events; per client function call its argument events; finally response.completed.
  */
-export class NativeResponsesStream {
-  private seq = 0;
-  private started = false;
+export class NativeResponsesStream extends ResponsesEventWriter {
   private readonly steps: NativeStep[] = [];
   readonly output: OutputItem[] = [];
   /** The message item being streamed, if one is open. */
   private openMessage: string | undefined;
-
-  constructor(private readonly frame: ResponseFrame) {}
-
-  private ev(out: ResponsesEvent[], type: string, fields: Record<string, unknown>): void {
-    out.push({ type, sequence_number: this.seq++, ...fields });
-  }
-
-  private start(out: ResponsesEvent[]): void {
-    if (this.started) return;
-    this.started = true;
-    this.ev(out, 'response.created', { response: responseObject(this.frame, [], 'in_progress', null) });
-    this.ev(out, 'response.in_progress', { response: responseObject(this.frame, [], 'in_progress', null) });
-  }
 
   private item(out: ResponsesEvent[], item: OutputItem): void {
     const output_index = this.output.length;
@@ -89,9 +74,6 @@ export class NativeResponsesStream {
     return out;
   }
 
-  error(code: string, message: string): ResponsesEvent {
-    return { type: 'error', sequence_number: this.seq++, code, message, param: null };
-  }
 
   /** The closing event and the final Response object. */
   end(t: NativeTranscript): { events: ResponsesEvent[]; response: Record<string, unknown> } {

@@ -1,7 +1,9 @@
 import type { CanonicalChunk, CanonicalMessage, CanonicalToolCall, FinishReason } from '../canonical';
 import { assistantTurn, functionCallItem, messageItem, newId, responseObject, type OutputItem, type ResponseFrame } from './response';
 
-export type ResponsesEvent = { type: string; sequence_number: number } & Record<string, unknown>;
+import { ResponsesEventWriter, type ResponsesEvent } from './event-writer';
+
+export type { ResponsesEvent };
 
 type Open =
   | { kind: 'message'; index: number; id: string; text: string }
@@ -14,9 +16,7 @@ type Open =
  * function_call_arguments.done) and output_item.done, and finally response.completed (or
  * response.incomplete when the output was cut short). Every event carries a sequence_number.
  */
-export class ResponsesStreamTranslator {
-  private seq = 0;
-  private started = false;
+export class ResponsesStreamTranslator extends ResponsesEventWriter {
   private open: Open | undefined;
   private readonly output: OutputItem[] = [];
   private text = '';
@@ -25,19 +25,6 @@ export class ResponsesStreamTranslator {
   private usage: CanonicalChunk['usage'] = null;
   /** The final Response object and assistant turn, once `end()` ran. */
   final: { response: Record<string, unknown>; assistant: CanonicalMessage } | undefined;
-
-  constructor(private readonly frame: ResponseFrame) {}
-
-  private ev(out: ResponsesEvent[], type: string, fields: Record<string, unknown>): void {
-    out.push({ type, sequence_number: this.seq++, ...fields });
-  }
-
-  private start(out: ResponsesEvent[]): void {
-    if (this.started) return;
-    this.started = true;
-    this.ev(out, 'response.created', { response: responseObject(this.frame, [], 'in_progress', null) });
-    this.ev(out, 'response.in_progress', { response: responseObject(this.frame, [], 'in_progress', null) });
-  }
 
   private close(out: ResponsesEvent[]): void {
     const o = this.open;
@@ -101,10 +88,6 @@ export class ResponsesStreamTranslator {
     return out;
   }
 
-  /** The in-band `error` event for a failure after the stream started. */
-  error(code: string, message: string): ResponsesEvent {
-    return { type: 'error', sequence_number: this.seq++, code, message, param: null };
-  }
 
   end(): ResponsesEvent[] {
     const out: ResponsesEvent[] = [];
