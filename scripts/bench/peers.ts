@@ -35,7 +35,7 @@ async function main(): Promise<void> {
   copyHarness();
   const results = path.join(work, 'results', 'last.json');
   const quiet = process.env.PEERS_QUIET_WAIT_S ?? '10';
-  const env = {
+  const env: NodeJS.ProcessEnv = {
     ...process.env,
     GATEWAY_DIR: root,
     QUIET_WAIT_S: quiet,
@@ -45,6 +45,8 @@ async function main(): Promise<void> {
     GW_PORT: process.env.GW_PORT ?? String(await freePort()),
     GW_REDIS_PORT: process.env.GW_REDIS_PORT ?? String(await freePort()),
   };
+  // ours.sh runs the gateway with NODE_ENV=production, which requires the public base URL.
+  env.PUBLIC_BASE_URL = process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${env.GW_PORT}`;
   const started = new Date();
   let table = '';
   const code = await new Promise<number>((resolve) => {
@@ -62,8 +64,10 @@ async function main(): Promise<void> {
   const section = [
     START,
     `Command: \`npm run bench:peers\` (PEERS_QUIET_WAIT_S=${quiet}), run ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC on this 2-core machine;`,
-    'gateway = one web and one worker process (chat + embeddings) and its own Redis. The machine was shared with',
-    'other work during the run (see the bg% column): the ratios are of one run, all three targets under the same load.',
+    'gateway = one web and one worker process (chat + embeddings) and its own Redis.',
+    /# WARNING/.test(table)
+      ? 'The machine was shared with other work during the run (see the bg% column and the warning): the ratios are of one run, all three targets under the same load.'
+      : 'No other work ran on the machine during the run (bg% column); the ratios are of one run.',
     '',
     '```',
     table.trim(),
