@@ -42,7 +42,7 @@ export async function createContext(podId = config().podId): Promise<AppContext>
   await replies.start();
   const switches = new SwitchBoard(redis, sub);
   await switches.start();
-  const leases = new LeaseManager(redis, cfg.leaseTtlMs);
+  const leases = new LeaseManager(redis, cfg.leaseTtlMs, cfg.leaseKeepMs);
   const dropMetrics = addMetricSources(queues, { held: () => leases.heldCounts() });
   return { podId, redis, sub, directory, catalog, leases, queues, replies, switches, dropMetrics };
 }

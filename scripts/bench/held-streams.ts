@@ -4,6 +4,7 @@ import http from 'http';
 import path from 'path';
 import { ensurePostgres, ensureDatabase } from '../services/postgres';
 import { ensureRedis } from '../services/redis';
+import { procfileNodeArgs } from './procfile';
 import { freePort } from '../services/free-port';
 
 /**
@@ -60,7 +61,10 @@ async function main(): Promise<void> {
   await closeDb();
 
   const env = { ...process.env, PORT: String(webPort), SIMULATOR_PORT: String(simPort), CHAT_INTERACTIVE_CONCURRENCY: String(N + 100) };
-  const run = (script: string, args: string[] = []): ChildProcess => spawn(process.execPath, [path.join(dist, script), ...args], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  // each process with the Procfile's node flags (HELD_NODE_ARGS, when set, replaces them for all three)
+  const extra = process.env.HELD_NODE_ARGS?.split(' ').filter(Boolean);
+  const flags: Record<string, string[]> = { 'api/server.js': procfileNodeArgs('web'), 'workers/main.js': procfileNodeArgs('chatworker'), 'scripts/simulator/server.js': [] };
+  const run = (script: string, args: string[] = []): ChildProcess => spawn(process.execPath, [...(extra ?? flags[script]), path.join(dist, script), ...args], { env, stdio: ['ignore', 'ignore', 'inherit'] });
   const procs = [run('scripts/simulator/server.js'), run('api/server.js'), run('workers/main.js', ['chat'])];
   const web = procs[1];
   try {

@@ -2,6 +2,7 @@ import { spawn } from 'child_process';
 import fs from 'fs';
 import path from 'path';
 import { freePort } from '../services/free-port';
+import { procfileNodeArgs } from './procfile';
 import { goalLines, type PeerRow } from './peer-goals';
 
 /**
@@ -29,6 +30,14 @@ function copyHarness(): void {
   }
   fs.mkdirSync(work, { recursive: true });
   for (const entry of fs.readdirSync(source)) if (entry !== 'node_modules' && entry !== 'results') fs.cpSync(path.join(source, entry), path.join(work, entry), { recursive: true });
+  // the copy starts the web and worker processes with the Procfile's node flags, as a deployment does
+  const ours = path.join(work, 'ours.sh');
+  const script = fs.readFileSync(ours, 'utf8');
+  const patched = script
+    .replace('node dist/api/server.js', ['node', ...procfileNodeArgs('web'), 'dist/api/server.js'].join(' '))
+    .replace('node dist/workers/main.js', ['node', ...procfileNodeArgs('chatworker'), 'dist/workers/main.js'].join(' '));
+  if (!patched.includes('dist/api/server.js')) throw new Error('ours.sh no longer starts dist/api/server.js: update copyHarness');
+  fs.writeFileSync(ours, patched);
 }
 
 async function main(): Promise<void> {

@@ -33,6 +33,7 @@ export interface Config {
   requestTimeoutMs: number;
   /** Lane lease time-to-live; a dead pod's leases expire after this. */
   leaseTtlMs: number;
+  leaseKeepMs: number;
   /** How often a pod checks BullMQ for replies it may have missed. */
   replyPollMs: number;
   /** BullMQ lock duration for jobs; a crashed worker's job is failed after ~this. */
@@ -144,6 +145,7 @@ const schema = Joi.object({
   SEARCH_TIMEOUT_MS: Joi.number().integer().min(1000).default(30000),
   REQUEST_TIMEOUT_MS: Joi.number().integer().min(100).default(600_000),
   LEASE_TTL_MS: Joi.number().integer().min(1000).default(30_000),
+  LEASE_KEEP_MS: Joi.number().integer().min(0).max(1000).default(5),
   REPLY_POLL_MS: Joi.number().integer().min(50).default(1000),
   JOB_LOCK_MS: Joi.number().integer().min(500).default(30_000),
   SYSTEMONE_CONCURRENCY: Joi.number().integer().min(1).default(16),
@@ -247,6 +249,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     searchTimeoutMs: value.SEARCH_TIMEOUT_MS,
     requestTimeoutMs: value.REQUEST_TIMEOUT_MS,
     leaseTtlMs: value.LEASE_TTL_MS,
+    leaseKeepMs: value.LEASE_KEEP_MS,
     replyPollMs: value.REPLY_POLL_MS,
     jobLockMs: value.JOB_LOCK_MS,
     paymentsProcessorName: value.PAYMENTS_PROCESSOR_NAME,

@@ -1,5 +1,12 @@
 import FileType from 'file-type';
-import sharp from 'sharp';
+import type sharpT from 'sharp';
+
+/** libvips is loaded with the first image inspected, not at a pod's start (about 18 MB). */
+let sharpLib: typeof sharpT | undefined;
+function sharp(input: Buffer, options: sharpT.SharpOptions): sharpT.Sharp {
+  sharpLib ??= require('sharp') as typeof sharpT;
+  return sharpLib(input, options);
+}
 import { imageErrors } from './errors';
 import type { ImageFormat } from '../db/models/Image';
 
@@ -25,7 +32,7 @@ export async function inspectImage(bytes: Buffer): Promise<ImageInfo> {
   const type = await FileType.fromBuffer(bytes);
   const format = type ? BY_MIME[type.mime] : undefined;
   if (!format) throw imageErrors.unsupportedType();
-  let meta: sharp.Metadata;
+  let meta: sharpT.Metadata;
   try {
     meta = await sharp(bytes, { limitInputPixels: MAX_SIDE * MAX_SIDE }).metadata();
   } catch {

@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import type { Sequelize } from 'sequelize';
 import { explainPostgres, where } from '../startup/explain';
-import { migrator } from '../db/migrate';
+import { pendingMigrations } from '../db/pending-migrations';
 import { fail, ok, SUPPORTED, versionStatus, warn, type Check } from './check';
 
 /** Postgres reachable with the configured login, a supported version; its server version string. */
@@ -31,7 +31,7 @@ export async function checkPostgres(url: string): Promise<Check[]> {
 
 /** Every migration applied (the `release` step ran for this version). */
 export async function checkMigrations(sequelize: Sequelize): Promise<Check> {
-  const pending = (await migrator(sequelize).pending()).map((m) => m.name);
+  const pending = await pendingMigrations(sequelize);
   if (!pending.length) return ok('migrations', 'database is up to date');
   return fail('migrations', `${pending.length} migration(s) pending (${pending.join(', ')}): run the release step \`node dist/scripts/migrate.js\` (or \`npx gateway migrate\`)`);
 }

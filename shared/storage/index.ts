@@ -1,7 +1,6 @@
 import { config } from '../config/env';
 import type { BlobStorage } from './storage';
 import { LocalStorage } from './local';
-import { S3Storage } from './s3';
 
 export type { BlobStorage };
 
@@ -11,7 +10,8 @@ let instance: BlobStorage | undefined;
 export function imageStorage(): BlobStorage {
   if (!instance) {
     const cfg = config();
-    instance = cfg.imageStorage === 's3' ? new S3Storage({ ...cfg.imageS3, bucket: cfg.imageS3.bucket! }) : new LocalStorage(cfg.imageStorageDir);
+    // the AWS SDK (about 30 MB) is loaded only by a process configured for S3
+    instance = cfg.imageStorage === 's3' ? new (require('./s3') as typeof import('./s3')).S3Storage({ ...cfg.imageS3, bucket: cfg.imageS3.bucket! }) : new LocalStorage(cfg.imageStorageDir);
   }
   return instance;
 }

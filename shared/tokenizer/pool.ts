@@ -1,5 +1,5 @@
 import path from 'path';
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import countInline, { type CountTask } from './count.worker';
 import { config } from '../config/env';
 import { ApiError } from '../errors/ApiError';
@@ -15,7 +15,9 @@ let runs = 0;
 function tokenizerPool(): Piscina {
   if (!pool) {
     const cfg = config();
-    pool = new Piscina({
+    // loaded with the first large input, not at start (a web pod that never counts one holds none of it)
+    const { Piscina: Pool } = require('piscina') as typeof import('piscina');
+    pool = new Pool({
       filename: path.join(__dirname, 'count.worker.js'),
       maxThreads: cfg.tokenizerThreads,
       minThreads: 0,

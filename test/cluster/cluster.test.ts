@@ -202,7 +202,7 @@ describe('on a Redis Cluster: two web pods and two chat worker processes', () =>
     const r = await reply;
     expect(r.status).to.equal(502);
     expect(r.body.error.code).to.equal('worker_lost');
-    expect(await leases.count(o.org.id, 'chat', 'interactive')).to.equal(0);
+    expect(await waitFor(async () => (await leases.count(o.org.id, 'chat', 'interactive')) === 0, 3000), 'lease freed').to.equal(true);
     e.sim.knobs.reset();
     expect((await chat(B(), o.key)).status, 'the pods still answer').to.equal(200);
     await usageSettled();

@@ -5,6 +5,7 @@ import { call, keyHeader, type Reply } from '../../helpers/http';
 import { parseSse } from '../../helpers/sse-events';
 import { UsageEvent } from '../../../shared/db/models';
 import { usageSettled } from '../../helpers/usage';
+import { leasesFreed } from '../../helpers/leases';
 
 const msgs = [{ role: 'user', content: 'error path' }];
 
@@ -150,7 +151,7 @@ describe('chat completions and legacy completions: every refusal has its status 
           expect(env().sim.log.entries, `${path}: upstream attempts`).to.have.length(expectedAttempts);
         }
         expect(await billed(o.org.id)).to.equal(before);
-        expect(await env().gw.ctx.leases.count(o.org.id, 'chat', 'interactive'), 'lease released').to.equal(0);
+        expect(await leasesFreed(env().gw.ctx.leases, o.org.id, 'chat', 'interactive'), 'lease released').to.equal(true);
       });
     }
 

@@ -10,6 +10,7 @@ import { Job } from 'bullmq';
 import { insertUsage } from '../../../shared/metering/usage';
 import { appendUsage, outboxStats } from '../../../shared/metering/usage-outbox';
 import { outboxDuring, usageSettled } from '../../helpers/usage';
+import { leasesFreed } from '../../helpers/leases';
 
 const body = (extra: Record<string, unknown> = {}) => ({ model: 'sim-chat', messages: [{ role: 'user', content: 'failure test' }], ...extra });
 const chat = (key: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
@@ -94,7 +95,7 @@ describe('upstream failures, cancellation, dead workers and passthrough', () => 
     expect(events.join('')).not.to.include('[DONE]');
     await usageSettled();
     expect(await UsageEvent.count({ where: { requestId: res.headers.get('x-service-request-id')! } }), 'a failed stream is not billed').to.equal(0);
-    expect(await env().gw.ctx.leases.count(o.org.id, 'chat', 'interactive')).to.equal(0);
+    expect(await leasesFreed(env().gw.ctx.leases, o.org.id, 'chat', 'interactive')).to.equal(true);
   });
 
   it('aborts the upstream request and frees the lease when a streaming client disconnects', async () => {
@@ -154,7 +155,7 @@ describe('upstream failures, cancellation, dead workers and passthrough', () => 
       const r = await reply;
       expect(r.status).to.equal(502);
       expect(r.body.error.code).to.equal('worker_lost');
-      expect(await env().gw.ctx.leases.count(o.org.id, 'chat', 'interactive')).to.equal(0);
+      expect(await leasesFreed(env().gw.ctx.leases, o.org.id, 'chat', 'interactive')).to.equal(true);
       await usageSettled();
       expect(await UsageEvent.count({ where: { requestId: r.headers.get('x-service-request-id')! } })).to.equal(0);
     } finally {

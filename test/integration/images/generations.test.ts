@@ -8,6 +8,7 @@ import { expectErrorEnvelope } from '../../helpers/errors';
 import { waitFor } from '../../helpers/wait';
 import { Image, UsageEvent } from '../../../shared/db/models';
 import { usageSettled } from '../../helpers/usage';
+import { leasesFreed } from '../../helpers/leases';
 
 describe('POST /v1/images/generations', () => {
   let o: TestOrg;
@@ -133,7 +134,7 @@ describe('POST /v1/images/generations', () => {
     expect(await usageFor(second.headers.get('x-service-request-id'))).to.equal(null);
     env().sim.knobs.release();
     expect((await first).status).to.equal(200);
-    expect(await env().gw.ctx.leases.count(small.org.id, 'images', 'interactive')).to.equal(0);
+    expect(await leasesFreed(env().gw.ctx.leases, small.org.id, 'images', 'interactive')).to.equal(true);
   });
 
   it('answers 502 upstream_error when the upstream fails, storing and billing nothing', async () => {
