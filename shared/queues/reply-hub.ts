@@ -126,7 +126,9 @@ export class ReplyHub {
     if (!p) return;
     p.lastSeen = Date.now();
     if (msg.t === 'c') this.acceptChunk(msg.i, p, msg.s, msg.d);
-    else if (msg.t === 'r') this.acceptFinal(msg.i, p, msg.n, msg.d);
+    else if (msg.t === 'b') {
+      for (let k = 0; k < msg.d.length && this.pending.get(msg.i) === p; k++) this.acceptChunk(msg.i, p, msg.s + k, msg.d[k]);
+    }    else if (msg.t === 'r') this.acceptFinal(msg.i, p, msg.n, msg.d);
     else this.finish(msg.i, p, () => p.handlers.onError(msg.d));
   }
 

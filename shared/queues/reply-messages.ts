@@ -1,10 +1,12 @@
 import type { WireError } from '../errors/ApiError';
 
 /**
- * Messages on a pod's reply channel. `s` orders chunks; the final `r` tells how many chunks came
- * before it so the pod knows whether it missed any.
+ * Messages on a pod's reply channel. `s` orders chunks; `b` carries consecutive chunks `s`, `s+1`, ...
+ * that the worker produced in one event-loop turn; the final `r` tells how many chunks came before it
+ * so the pod knows whether it missed any.
  */
 export type ReplyMessage =
   | { i: string; t: 'c'; s: number; d: string }
+  | { i: string; t: 'b'; s: number; d: string[] }
   | { i: string; t: 'r'; n: number; d: unknown }
   | { i: string; t: 'e'; d: WireError };

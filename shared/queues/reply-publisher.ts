@@ -5,29 +5,64 @@ import type { UsageRecord } from '../metering/usage';
 import { publishWithUsage } from '../metering/usage-outbox';
 import { TurnPipeline } from '../redis/turn-pipeline';
 
+/** Chunks of one request produced in the current event-loop turn, not yet published. */
+interface Batch {
+  channel: string;
+  first: number;
+  data: string[];
+  done: Promise<unknown>;
+  resolve: (v: unknown) => void;
+}
+
 /**
  * The worker side of request-reply. A stream's first chunk is published at once (time to first
- * token); later chunks produced in the same event-loop turn (events that came in one upstream read,
- * from every job of the process) go out together as one pipeline. Anything published after them
- * (a result, an error) first sends what is held, so the pod sees every message in sequence order.
+ * token); the chunks a request produces later in the same event-loop turn (events that came in one
+ * upstream read) go out as one message, and the messages of every job of the process in that turn as
+ * one pipeline. Anything published after them (a result, an error) first sends what is held, so the
+ * pod sees every message in sequence order.
  */
 export class ReplyPublisher {
   private readonly chunks: TurnPipeline;
+  private batches = new Map<string, Batch>();
 
   constructor(private readonly redis: RedisClient) {
     this.chunks = new TurnPipeline(redis);
   }
 
   private send(channel: string, msg: ReplyMessage): Promise<unknown> {
-    this.chunks.flush();
+    this.flush();
     return this.redis.spublish(channel, JSON.stringify(msg));
   }
 
+  /** Publishes the held chunks: one message per request, one pipeline per slot. */
+  private flush(): void {
+    if (this.batches.size === 0) return;
+    const batches = this.batches;
+    this.batches = new Map();
+    for (const [id, b] of batches) {
+      const msg: ReplyMessage = b.data.length === 1 ? { i: id, t: 'c', s: b.first, d: b.data[0] } : { i: id, t: 'b', s: b.first, d: b.data };
+      const text = JSON.stringify(msg);
+      b.resolve(this.chunks.send(b.channel, (p) => p.spublish(b.channel, text)));
+    }
+    this.chunks.flush();
+  }
+
   chunk(channel: string, id: string, seq: number, data: string): Promise<unknown> {
-    const message: ReplyMessage = { i: id, t: 'c', s: seq, d: data };
-    if (seq === 0) return this.send(channel, message);
-    const text = JSON.stringify(message);
-    return this.chunks.send(channel, (p) => p.spublish(channel, text));
+    if (seq === 0) return this.send(channel, { i: id, t: 'c', s: seq, d: data });
+    let b = this.batches.get(id);
+    if (b && b.first + b.data.length !== seq) {
+      this.flush(); // not the next in order (never expected): what is held goes first
+      b = undefined;
+    }
+    if (!b) {
+      let resolve!: (v: unknown) => void;
+      const done = new Promise<unknown>((r) => (resolve = r));
+      b = { channel, first: seq, data: [], done, resolve };
+      if (this.batches.size === 0) setImmediate(() => this.flush());
+      this.batches.set(id, b);
+    }
+    b.data.push(data);
+    return b.done;
   }
 
   /**
@@ -37,7 +72,7 @@ export class ReplyPublisher {
   result(channel: string, id: string, chunkCount: number, data: unknown, usage?: UsageRecord): Promise<unknown> {
     const msg: ReplyMessage = { i: id, t: 'r', n: chunkCount, d: data };
     if (!usage) return this.send(channel, msg);
-    this.chunks.flush();
+    this.flush();
     return publishWithUsage(this.redis, channel, JSON.stringify(msg), usage);
   }
 

@@ -34,18 +34,26 @@ describe('shutdown: a worker whose Redis is gone still exits', () => {
     const relay = await redisRelay(new URL(process.env.REDIS_URL!));
     const child = spawn(process.execPath, [path.resolve(__dirname, '../../../workers/main.js'), 'chat'], {
       env: { ...process.env, REDIS_URL: relay.url, LOG_LEVEL: 'info', SHUTDOWN_GRACE_MS: '1500' },
-      stdio: ['ignore', 'pipe', 'ignore'],
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     try {
       let out = '';
+      let err = '';
       child.stdout!.on('data', (d) => (out += String(d)));
+      child.stderr!.on('data', (d) => (err = (err + String(d)).slice(-2000)));
       expect(await waitFor(() => out.includes('workers started'), 15_000), 'child started').to.equal(true);
       await relay.cut();
-      const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      let how = '';
+      const exit = new Promise<number | null>((resolve) =>
+        child.once('exit', (code, signal) => {
+          how = `code ${code}, signal ${signal}`;
+          resolve(code);
+        }),
+      );
       const signalled = Date.now();
       child.kill('SIGTERM');
       const code = await Promise.race([exit, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 10_000))]);
-      expect(code).to.equal(1);
+      expect(code, `${how}; stdout: ${out.slice(-1500)}; stderr: ${err}`).to.equal(1);
       expect(Date.now() - signalled).to.be.at.least(1400);
       expect(out).to.include('shutdown did not finish in time');
     } finally {
