@@ -5,6 +5,7 @@ import type { Cluster } from 'ioredis';
 import { buildOrg } from '../helpers/factories';
 import { call, keyHeader, type Reply } from '../helpers/http';
 import { percentile, waitFor } from '../helpers/wait';
+import { leasesFreed } from '../helpers/leases';
 import { UsageEvent } from '../../shared/db/models';
 import { outboxStats } from '../../shared/metering/usage-outbox';
 import { LeaseManager } from '../../shared/lanes/leases';
@@ -111,7 +112,7 @@ describe('on a Redis Cluster: two web pods and two chat worker processes', () =>
       expect(r.body.error.code).to.equal('CONCURRENT_REQUEST_LIMIT_EXCEEDED');
     }
     for (const r of await Promise.all(first)) expect(r.status).to.equal(200);
-    expect(await waitFor(async () => (await leases.count(o.org.id, 'chat', 'interactive')) === 0, 3000), 'leases released').to.equal(true);
+    expect(await leasesFreed(leases, o.org.id, 'chat', 'interactive', 3000), 'leases released').to.equal(true);
     await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: o.org.id } }), 'refused requests are not billed').to.equal(2);
   });
@@ -157,7 +158,7 @@ describe('on a Redis Cluster: two web pods and two chat worker processes', () =>
     ac.abort();
     const entry = clusterEnv().sim.log.entries[0];
     expect(await waitFor(() => entry.aborted, 5000), 'the upstream call was aborted').to.equal(true);
-    expect(await waitFor(async () => (await leases.count(o.org.id, 'chat', 'interactive')) === 0, 3000)).to.equal(true);
+    expect(await leasesFreed(leases, o.org.id, 'chat', 'interactive', 3000)).to.equal(true);
     await usageSettled();
     expect(await UsageEvent.count({ where: { requestId: res.headers.get('x-service-request-id')! } }), 'a cancelled request is not billed').to.equal(0);
   });
@@ -174,7 +175,7 @@ describe('on a Redis Cluster: two web pods and two chat worker processes', () =>
     const r = await reply;
     expect(r.status, r.text).to.equal(499);
     expect(r.body.error.code).to.equal('client_closed_request');
-    expect(await waitFor(async () => (await leases.count(o.org.id, 'chat', 'interactive')) === 0, 3000)).to.equal(true);
+    expect(await leasesFreed(leases, o.org.id, 'chat', 'interactive', 3000)).to.equal(true);
     await usageSettled();
     expect(await UsageEvent.count({ where: { requestId: requestId(r) } }), 'a cancelled request is not billed').to.equal(0);
   });
@@ -202,7 +203,7 @@ describe('on a Redis Cluster: two web pods and two chat worker processes', () =>
     const r = await reply;
     expect(r.status).to.equal(502);
     expect(r.body.error.code).to.equal('worker_lost');
-    expect(await waitFor(async () => (await leases.count(o.org.id, 'chat', 'interactive')) === 0, 3000), 'lease freed').to.equal(true);
+    expect(await leasesFreed(leases, o.org.id, 'chat', 'interactive', 3000), 'lease freed').to.equal(true);
     e.sim.knobs.reset();
     expect((await chat(B(), o.key)).status, 'the pods still answer').to.equal(200);
     await usageSettled();

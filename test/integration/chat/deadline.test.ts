@@ -5,6 +5,7 @@ import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { waitFor } from '../../helpers/wait';
+import { leasesFreed } from '../../helpers/leases';
 import { usageSettled } from '../../helpers/usage';
 import { UsageEvent } from '../../../shared/db/models';
 import { freePort } from '../../../scripts/services/free-port';
@@ -55,7 +56,7 @@ describe('the per-request deadline (chat, embeddings)', () => {
       // the worker aborts its upstream call at the same deadline (the job carries it)
       expect(env().sim.log.entries, 'the request reached the upstream').to.have.length(1);
       expect(await waitFor(() => env().sim.log.entries[0].aborted, 3000), 'upstream call aborted').to.equal(true);
-      expect(await waitFor(async () => (await env().gw.ctx.leases.count(o.org.id, 'chat', 'interactive')) === 0, 3000), 'lease freed').to.equal(true);
+      expect(await leasesFreed(env().gw.ctx.leases, o.org.id, 'chat', 'interactive', 3000), 'lease freed').to.equal(true);
       await usageSettled();
       expect(await UsageEvent.count({ where: { requestId: r.headers.get('x-service-request-id')! } }), 'nothing billed').to.equal(0);
     });

@@ -112,7 +112,7 @@ describe('upstream failures, cancellation, dead workers and passthrough', () => 
     ac.abort();
     const entry = env().sim.log.entries[0];
     expect(await waitFor(() => entry.aborted, 5000)).to.equal(true);
-    expect(await waitFor(async () => (await env().gw.ctx.leases.count(o.org.id, 'chat', 'interactive')) === 0, 3000)).to.equal(true);
+    expect(await leasesFreed(env().gw.ctx.leases, o.org.id, 'chat', 'interactive', 3000)).to.equal(true);
     await usageSettled();
     expect(await UsageEvent.count({ where: { requestId: res.headers.get('x-service-request-id')! } }), 'a cancelled request is not billed').to.equal(0);
   });
@@ -135,7 +135,7 @@ describe('upstream failures, cancellation, dead workers and passthrough', () => 
       ac.abort();
       expect(await pending, 'the client saw its own abort').to.be.instanceOf(Error);
       expect(await waitFor(async () => (await Job.fromId(queue, waiting!.id!)) === undefined, 3000)).to.equal(true);
-      expect(await waitFor(async () => (await env().gw.ctx.leases.count(o.org.id, 'chat', 'interactive')) === 0, 3000)).to.equal(true);
+      expect(await leasesFreed(env().gw.ctx.leases, o.org.id, 'chat', 'interactive', 3000)).to.equal(true);
     } finally {
       workers.forEach((w) => w.resume());
     }

@@ -6,6 +6,7 @@ import { env, resetSim, startGateway } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader, type Reply } from '../../helpers/http';
 import { waitFor } from '../../helpers/wait';
+import { leasesFreed } from '../../helpers/leases';
 import { UsageEvent } from '../../../shared/db/models';
 import { setSwitch } from '../../../shared/switches/switches';
 import { expectRejected, post } from './helpers';
@@ -127,7 +128,7 @@ describe('embeddings and rerank: listings, kill switch, own lanes', () => {
     expect(job?.data).to.include({ operation: 'embed', orgId: one.org.id, lane: 'default', publicModel: 'sim-embed' });
     await usageSettled();
     expect(await UsageEvent.count({ where: { requestId: id } })).to.equal(1);
-    expect(await waitFor(async () => (await leases.count(one.org.id, 'embeddings', 'default')) === 0, 2000)).to.equal(true);
+    expect(await leasesFreed(leases, one.org.id, 'embeddings', 'default', 2000)).to.equal(true);
     const after = await post(one.key, '/v1/rerank', { model: 'sim-rerank', query: 'q', documents: ['a'] });
     expect(after.status, after.text).to.equal(200);
   });

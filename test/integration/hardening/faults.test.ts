@@ -7,6 +7,7 @@ import { call, keyHeader, type Reply } from '../../helpers/http';
 import { expectErrorEnvelope } from '../../helpers/errors';
 import { usageSettled } from '../../helpers/usage';
 import { waitFor } from '../../helpers/wait';
+import { leasesFreed } from '../../helpers/leases';
 import { kill, ownRedis, spawnWeb, spawnWorker, tcpProxy } from '../../helpers/processes';
 import { childChatWorker } from '../../helpers/child-worker';
 import { parseSse } from '../../helpers/sse-events';
@@ -35,7 +36,7 @@ async function nothingBilledLeasesZero(orgId: string, requestId: string | null):
   expect(requestId, 'request id header').to.match(/^req_/);
   await usageSettled();
   expect(await UsageEvent.count({ where: { requestId: requestId! } }), 'nothing billed').to.equal(0);
-  const freed = await waitFor(async () => (await env().gw.ctx.leases.count(orgId, 'chat', 'interactive')) === 0, 3000, 50);
+  const freed = await leasesFreed(env().gw.ctx.leases, orgId, 'chat', 'interactive', 3000);
   expect(freed, 'leases back to zero').to.equal(true);
 }
 
@@ -79,7 +80,7 @@ describe('fault suite: processes killed, Redis restarted, Postgres cut', functio
     expect(served.status, served.text).to.equal(200);
     await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: o.org.id } }), 'the delivered answer, once').to.equal(1);
-    const freed = await waitFor(async () => (await env().gw.ctx.leases.count(o.org.id, 'chat', 'interactive')) === 0, config().leaseTtlMs + 3000, 200);
+    const freed = await leasesFreed(env().gw.ctx.leases, o.org.id, 'chat', 'interactive', config().leaseTtlMs + 3000);
     expect(freed, "the dead pod's lease expired").to.equal(true);
   });
 
@@ -175,7 +176,7 @@ describe('fault suite: processes killed, Redis restarted, Postgres cut', functio
         expectErrorEnvelope(r.text, 'worker_lost');
         expect(billed, 'failed: nothing billed').to.equal(0);
       }
-      expect(await waitFor(async () => (await env().gw.ctx.leases.count(o.org.id, 'chat', 'interactive')) === 0, 3000, 50), 'lease zero').to.equal(true);
+      expect(await leasesFreed(env().gw.ctx.leases, o.org.id, 'chat', 'interactive', 3000), 'lease zero').to.equal(true);
     } finally {
       await worker.restore();
     }
