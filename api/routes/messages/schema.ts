@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { anthropicFetchTool, anthropicSearchTool } from '../../dispatch/native-search/schema';
 
 const source = Joi.object({
   type: Joi.string().valid('base64', 'url', 'file', 'text', 'content').required(),
@@ -40,7 +41,10 @@ const tool = Joi.object({
   description: Joi.string().allow(''),
   input_schema: Joi.object().unknown(true),
   type: Joi.string(),
-}).unknown(true);
+})
+  .unknown(true)
+  .when(Joi.object({ type: Joi.string().pattern(/^web_search_\d{8}$/) }).unknown(), { then: anthropicSearchTool })
+  .when(Joi.object({ type: 'web_fetch_20250910' }).unknown(), { then: anthropicFetchTool });
 
 const common = {
   model: Joi.string().min(1).required(),

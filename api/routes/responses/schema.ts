@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { openaiSearchTool } from '../../dispatch/native-search/schema';
 
 const item = Joi.object({ type: Joi.string(), role: Joi.string() }).unknown(true);
 
@@ -7,7 +8,12 @@ export const responsesSchema = Joi.object({
   model: Joi.string().min(1).required(),
   input: Joi.alternatives(Joi.string().min(1), Joi.array().items(item).min(1)).required(),
   instructions: Joi.string().allow('', null),
-  tools: Joi.array().items(Joi.object({ type: Joi.string().required() }).unknown(true).when(Joi.object({ type: 'function' }).unknown(), { then: Joi.object({ name: Joi.string().min(1).required() }) })),
+  tools: Joi.array().items(
+    Joi.object({ type: Joi.string().required() })
+      .unknown(true)
+      .when(Joi.object({ type: 'function' }).unknown(), { then: Joi.object({ name: Joi.string().min(1).required() }) })
+      .when(Joi.object({ type: Joi.string().pattern(/^web_search/) }).unknown(), { then: openaiSearchTool }),
+  ),
   tool_choice: Joi.alternatives(Joi.string().valid('auto', 'none', 'required'), Joi.object({ type: Joi.string().required(), name: Joi.string() }).unknown(true)),
   parallel_tool_calls: Joi.boolean().allow(null),
   max_output_tokens: Joi.number().integer().min(1).allow(null),

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
-import { SearchProvider, SearchSetting } from '../../../shared/db/models';
+import { SearchProvider, SearchSetting, SearchUsage, UsageEvent } from '../../../shared/db/models';
+import { usageSettled } from '../../helpers/usage';
 import { encrypt } from '../../../shared/crypto';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 
@@ -64,5 +65,54 @@ describe('native web search: user_location goes to the provider', () => {
     const r = await call('POST', '/v1/responses', { headers: keyHeader(o.key), json: { model: 'sim-chat', input: 'search for honey bees', tools: [{ type: 'web_search', user_location: { type: 'approximate', country: 'JP' } }], store: false } });
     expect(r.status, r.text).to.equal(200);
     expect(searchRequest('brave').map((e) => e.query.country)).to.deep.equal(['JP']);
+  });
+
+  it('a malformed server-tool declaration is a 400 invalid_request on both dialects: nothing searched, upstream never called, nothing billed', async () => {
+    await useProvider('brave');
+    const search = (extra: Record<string, unknown>) => ({ type: 'web_search_20250305', name: 'web_search', ...extra });
+    const messages: Array<Record<string, unknown>> = [
+      search({ user_location: { type: 'approximate', country: 'Germany' } }),
+      search({ user_location: { country: 'DE' } }),
+      search({ user_location: { type: 'exact', country: 'DE' } }),
+      search({ user_location: 'DE' }),
+      search({ user_location: { type: 'approximate', city: '' } }),
+      search({ max_uses: 0 }),
+      search({ max_uses: 1.5 }),
+      search({ allowed_domains: 'example.com' }),
+      search({ allowed_domains: ['a.example'], blocked_domains: ['b.example'] }),
+      { type: 'web_fetch_20250910', name: 'web_fetch', max_content_tokens: -1 },
+      { type: 'web_fetch_20250910', name: 'web_fetch', max_uses: 'two' },
+    ];
+    const responses: Array<Record<string, unknown>> = [
+      { type: 'web_search', user_location: { type: 'approximate', country: 'JPN' } },
+      { type: 'web_search_preview', user_location: { country: 'JP' } },
+      { type: 'web_search', filters: { allowed_domains: [1] } },
+      { type: 'web_search', search_context_size: 'huge' },
+    ];
+    await usageSettled();
+    const before = await UsageEvent.count({ where: { orgId: o.org.id } });
+    const searchesBefore = await SearchUsage.count({ where: { orgId: o.org.id } });
+    for (const tool of messages) {
+      const r = await call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), ...V }, json: { model: 'sim-chat', max_tokens: 300, tools: [tool], messages: [{ role: 'user', content: 'search for honey bees' }] } });
+      expect(r.status, `${JSON.stringify(tool)} -> ${r.text}`).to.equal(400);
+      expect(r.body.error, JSON.stringify(tool)).to.include({ type: 'invalid_request_error', code: 'invalid_request' });
+      expect(r.text).not.to.match(/at .*\.js:\d+/);
+    }
+    for (const tool of responses) {
+      const r = await call('POST', '/v1/responses', { headers: keyHeader(o.key), json: { model: 'sim-chat', input: 'search for honey bees', tools: [tool], store: false } });
+      expect(r.status, `${JSON.stringify(tool)} -> ${r.text}`).to.equal(400);
+      expect(r.body.error, JSON.stringify(tool)).to.include({ code: 'invalid_request' });
+    }
+    expect(env().sim.log.entries.map((e) => e.path), 'neither the model nor a search provider was called').to.deep.equal([]);
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(before);
+    expect(await SearchUsage.count({ where: { orgId: o.org.id } })).to.equal(searchesBefore);
+
+    // the well-formed spellings still pass: null fields, a lowercase country, a region and timezone
+    const ok = await call('POST', '/v1/messages', {
+      headers: { ...keyHeader(o.key), ...V },
+      json: { model: 'sim-chat', max_tokens: 300, tools: [search({ max_uses: 2, blocked_domains: null, user_location: { type: 'approximate', country: 'de', region: 'Berlin', city: null, timezone: 'Europe/Berlin' } })], messages: [{ role: 'user', content: 'search for honey bees' }] },
+    });
+    expect(ok.status, ok.text).to.equal(200);
   });
 });
