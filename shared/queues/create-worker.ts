@@ -79,6 +79,9 @@ export function createWorker<Q extends QueueName>(
         const reason = controller.signal.aborted && !(err instanceof ApiError) ? controller.signal.reason : err;
         const wire = wireOf(reason, controller.signal);
         jobDuration.observe({ queue, outcome: wire.code }, (Date.now() - started) / 1000);
+        // What an operator acts on (an upstream down, a platform credential refused): the code and
+        // status only, never the message, which can quote an upstream's body or the caller's input.
+        if (wire.status >= 500 || wire.code.endsWith('_auth_failed')) logger.warn({ requestId: job.id, queue, code: wire.code, status: wire.status }, 'job failed');
         await rt.replies.error(data.replyTo, job.id!, wire).catch(() => undefined);
         throw new UnrecoverableError(JSON.stringify(wire));
       } finally {

@@ -51,15 +51,32 @@ describe('web search: a provider key never appears in a log', () => {
     await setOrgSearchKey(o.org.id, p.name, ownSecret, { redis: env().redis, actor: { type: 'cli', id: null, label: 'test' }, via: { method: 'CLI', path: 'test' } });
     const ownRefused = await call('POST', '/v1/alpha/search', { base: url, headers: keyHeader(o.key), json: { query: 'q', provider: p.name } });
     expect(ownRefused.body.error?.code, ownRefused.text).to.equal('search_provider_auth_failed');
-    await call('POST', '/_sim/knobs', { base: env().simUrl, json: { model: `search:${p.name}`, status: 500 } });
+    // a valid own key (the simulator accepts any key not starting with `invalid`), and the provider answers 500
+    const goodSecret = `own-valid-secret-${Date.now()}-wv`;
+    await setOrgSearchKey(o.org.id, p.name, goodSecret, { redis: env().redis, actor: { type: 'cli', id: null, label: 'test' }, via: { method: 'CLI', path: 'test' } });
+    await call('POST', '/_sim/knobs', { base: env().simUrl, json: { model: 'search:brave', status: 500 } });
     const failed = await call('POST', '/v1/alpha/search', { base: url, headers: keyHeader(o.key), json: { query: 'q', provider: p.name } });
-    expect(failed.status).to.be.within(400, 599);
+    expect(failed.body.error?.code, failed.text).to.equal('search_provider_error');
+    const sent = env().sim.log.entries.filter((e) => e.path.startsWith('/brave/')).map((e) => e.subscriptionToken);
+    expect(sent, 'the provider was sent each key in turn').to.deep.equal([platformSecret, ownSecret, goodSecret]);
 
-    const logs = webLog.text() + workerLog.text();
     // both processes' pino output is captured (at debug level), and nothing in it carries either key
     expect(webLog.text(), 'web log captured').to.contain('"msg":"web listening"');
     expect(workerLog.text(), 'worker log captured').to.contain('"msg":"workers started"');
+    // the three failures were logged (so the assertions below read the lines that could carry a key)
+    const failedLines = () => workerLog.text().split('\n').filter((l) => l.includes('"msg":"job failed"'));
+    expect(await waitFor(() => failedLines().length >= 3, 10_000, 50), 'three failure lines written').to.equal(true);
+    const failures = failedLines().map((l) => JSON.parse(l) as { code: string; status: number; queue: string });
+    expect(failures.map((f) => [f.queue, f.code, f.status])).to.deep.equal([
+      ['search', 'search_provider_auth_failed', 502],
+      ['search', 'search_provider_auth_failed', 400],
+      ['search', 'search_provider_error', 502],
+    ]);
+    const logs = webLog.text() + workerLog.text();
+    // the provider's 401 bodies quote the key they were sent; the clients' answers do not
+    for (const r of [refused, ownRefused, failed]) for (const k of [platformSecret, ownSecret, goodSecret]) expect(r.text).not.to.contain(k);
     expect(logs, 'platform key in a log').not.to.contain(platformSecret);
     expect(logs, 'org key in a log').not.to.contain(ownSecret);
+    expect(logs, 'second org key in a log').not.to.contain(goodSecret);
   });
 });
