@@ -45,7 +45,7 @@ describe('on a Redis Cluster: two web pods and two chat worker processes', () =>
   let queues: Queues;
   before(() => {
     leases = new LeaseManager(clusterEnv().redis, 5000);
-    queues = new Queues(createRedis('worker'));
+    queues = new Queues(createRedis('producer')); // as a web pod holds them: this process plays the other pod
   });
   after(async () => {
     leases.stop();

@@ -1,4 +1,5 @@
 import { env } from './harness';
+import { jsonOrUndefined } from './json-text';
 
 export interface Reply {
   status: number;
@@ -17,13 +18,7 @@ export async function call(method: string, path: string, opts: { headers?: Recor
   } else if (opts.raw !== undefined) body = opts.raw;
   const res = await fetch(`${opts.base ?? env().gw.url}${path}`, { method, headers, body });
   const text = await res.text();
-  let parsed: unknown = undefined;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    parsed = undefined;
-  }
-  return { status: res.status, headers: res.headers, body: parsed, text };
+  return { status: res.status, headers: res.headers, body: jsonOrUndefined(text), text };
 }
 
 export const keyHeader = (key: string) => ({ 'SERVICE-API-KEY': key });

@@ -1,4 +1,5 @@
 import http from 'http';
+import { jsonOrUndefined } from './json-text';
 
 export interface RawReply {
   status: number;
@@ -21,12 +22,7 @@ export function rawRequest(base: string, method: string, path: string, opts: { h
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
-          let body: unknown;
-          try {
-            body = text ? JSON.parse(text) : undefined;
-          } catch {
-            body = undefined;
-          }
+          const body = jsonOrUndefined(text);
           resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body });
         });
         res.on('error', reject);

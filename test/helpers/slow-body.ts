@@ -1,5 +1,6 @@
 import http from 'http';
 import type { Reply } from './http';
+import { jsonOrUndefined } from './json-text';
 
 /**
  * Sends the headers and `partial` of a body that declares `declared` bytes, then stalls; resolves
@@ -18,12 +19,7 @@ export function slowPost(url: string, headers: Record<string, string>, partial: 
         res.on('end', () => {
           const h = new Headers();
           for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') h.set(k, v);
-          let body: unknown;
-          try {
-            body = JSON.parse(text);
-          } catch {
-            body = undefined;
-          }
+          const body = jsonOrUndefined(text);
           resolve({ status: res.statusCode!, headers: h, body, text, ms: Date.now() - started });
           req.destroy();
         });

@@ -1,6 +1,7 @@
 import http from 'http';
 import { env } from './harness';
 import type { Reply } from './http';
+import { jsonOrUndefined } from './json-text';
 
 export interface StreamedReply extends Reply {
   /** Body bytes the client had written when the answer's headers arrived. */
@@ -30,12 +31,7 @@ export function streamUntilAnswered(path: string, headers: Record<string, string
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
-        let body: unknown;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          body = undefined;
-        }
+        const body = jsonOrUndefined(text);
         const h = new Headers();
         for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') h.set(k, v);
         req.destroy();
