@@ -7,7 +7,6 @@ import { call, keyHeader, type Reply } from '../helpers/http';
 import { percentile, waitFor } from '../helpers/wait';
 import { leasesFreed } from '../helpers/leases';
 import { UsageEvent } from '../../shared/db/models';
-import { outboxStats } from '../../shared/metering/usage-outbox';
 import { LeaseManager } from '../../shared/lanes/leases';
 import { Queues } from '../../shared/queues/queues';
 import { cancelJob } from '../../shared/queues/cancel';
@@ -16,7 +15,7 @@ import { createRedis } from '../../shared/redis/connection';
 import { keys } from '../../shared/redis/keys';
 import { revokeApiKey } from '../../shared/tenancy/ops';
 import { reapLeases } from '../../workers/cron/reap-leases';
-import { clusterEnv } from './env';
+import { clusterEnv, usageSettled } from './env';
 import { startChatWorker } from './processes';
 
 const body = (extra: Record<string, unknown> = {}) => ({ model: 'sim-chat', messages: [{ role: 'user', content: 'cluster test' }], ...extra });
@@ -24,14 +23,6 @@ const chat = (base: string, key: string, extra: Record<string, unknown> = {}) =>
   call('POST', '/v1/chat/completions', { base, headers: keyHeader(key), json: body(extra) });
 const [A, B] = [() => clusterEnv().webs[0].url!, () => clusterEnv().webs[1].url!];
 const requestId = (r: Reply) => r.headers.get('x-service-request-id')!;
-
-async function usageSettled(ms = 15_000): Promise<void> {
-  const settled = await waitFor(async () => {
-    const s = await outboxStats(clusterEnv().redis);
-    return s.entries === 0 && s.pending === 0;
-  }, ms, 20);
-  if (!settled) throw new Error(`usage outbox not drained: ${JSON.stringify(await outboxStats(clusterEnv().redis))}`);
-}
 
 /** The master (host:port) serving a slot, from CLUSTER SLOTS. */
 async function ownerOf(redis: Cluster, slot: number): Promise<string> {

@@ -1,6 +1,8 @@
 import type { RedisClient } from '../../shared/redis/connection';
 import type { Simulator } from '../../scripts/simulator/server';
 import type { GatewayProcess } from './processes';
+import { outboxStats } from '../../shared/metering/usage-outbox';
+import { waitFor } from '../helpers/wait';
 
 /** What the cluster suite's hooks start: two web pods, two chat workers, a simulator, a cluster connection. */
 export interface ClusterEnv {
@@ -20,4 +22,13 @@ export function setClusterEnv(e: ClusterEnv | undefined): void {
 export function clusterEnv(): ClusterEnv {
   if (!current) throw new Error('cluster environment not started (test/cluster/hooks.ts)');
   return current;
+}
+
+/** Waits until every usage event the cluster's outbox streams hold is in Postgres. */
+export async function usageSettled(ms = 15_000): Promise<void> {
+  const settled = await waitFor(async () => {
+    const s = await outboxStats(clusterEnv().redis);
+    return s.entries === 0 && s.pending === 0;
+  }, ms, 20);
+  if (!settled) throw new Error(`usage outbox not drained: ${JSON.stringify(await outboxStats(clusterEnv().redis))}`);
 }

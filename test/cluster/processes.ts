@@ -41,5 +41,10 @@ export async function startWebPod(name: string): Promise<GatewayProcess> {
 }
 
 export function startChatWorker(name: string): Promise<GatewayProcess> {
-  return launch(name, 'workers/main.js', ['chat'], {}, 'workers started');
+  return startWorker(name, ['chat']);
+}
+
+/** A worker process running the given pools (`workers/main.js <pool>...`). */
+export function startWorker(name: string, pools: string[]): Promise<GatewayProcess> {
+  return launch(name, 'workers/main.js', pools, {}, 'workers started');
 }
