@@ -13,7 +13,8 @@ import { goalLines, type PeerRow } from './peer-goals';
  * .data/peers (git-ignored) and run there with its ours.sh. PEERS_QUIET_WAIT_S (default 10): how
  * long the harness waits for a quiet machine before the run and before each cell (it runs anyway
  * after that, and its bg% column shows the foreign CPU). Other knobs of run.sh/bench.mjs
- * (CONCURRENCY, SCENARIOS, N_CHAT, ...) pass through.
+ * (CONCURRENCY, SCENARIOS, N_CHAT, ...) pass through. PEERS_ROUNDS (default 1): run the harness that many
+ * times back to back and decide each goal by the median of the rounds.
  */
 const root = path.resolve(__dirname, '..', '..', '..');
 const source = path.resolve(process.env.PEERS_DIR ?? path.join(root, '..', 'shared', 'bench', 'peers'));
@@ -40,10 +41,26 @@ function copyHarness(): void {
   fs.writeFileSync(ours, patched);
 }
 
+/** Runs the harness once; returns its printed tables and its raw rows. */
+async function runHarness(env: NodeJS.ProcessEnv, results: string): Promise<{ table: string; rows: PeerRow[] }> {
+  let table = '';
+  const code = await new Promise<number>((resolve) => {
+    const child = spawn('bash', [path.join(work, 'ours.sh')], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    child.stdout.on('data', (d) => {
+      process.stdout.write(d);
+      table += String(d);
+    });
+    child.on('exit', (c) => resolve(c ?? 1));
+  });
+  if (code !== 0) throw new Error(`the peer harness exited with ${code}`);
+  return { table: table.trim(), rows: (JSON.parse(fs.readFileSync(results, 'utf8')) as { results: PeerRow[] }).results };
+}
+
 async function main(): Promise<void> {
   copyHarness();
   const results = path.join(work, 'results', 'last.json');
   const quiet = process.env.PEERS_QUIET_WAIT_S ?? '10';
+  const rounds = Math.max(1, Number(process.env.PEERS_ROUNDS ?? 1) || 1);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     GATEWAY_DIR: root,
@@ -57,32 +74,26 @@ async function main(): Promise<void> {
   // ours.sh runs the gateway with NODE_ENV=production, which requires the public base URL.
   env.PUBLIC_BASE_URL = process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${env.GW_PORT}`;
   const started = new Date();
-  let table = '';
-  const code = await new Promise<number>((resolve) => {
-    const child = spawn('bash', [path.join(work, 'ours.sh')], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-    child.stdout.on('data', (d) => {
-      process.stdout.write(d);
-      table += String(d);
-    });
-    child.on('exit', (c) => resolve(c ?? 1));
-  });
-  if (code !== 0) throw new Error(`the peer harness exited with ${code}`);
-  const raw = JSON.parse(fs.readFileSync(results, 'utf8')) as { results: PeerRow[] };
-  const goals = goalLines(raw.results);
+  const runs: Array<{ table: string; rows: PeerRow[] }> = [];
+  for (let i = 0; i < rounds; i++) {
+    if (rounds > 1) console.log(`# round ${i + 1} of ${rounds}`);
+    runs.push(await runHarness(env, results));
+  }
+  const goals = goalLines(runs.map((r) => r.rows));
   console.log(goals.join('\n'));
+  const shared = runs.some((r) => /# WARNING/.test(r.table));
+  const tables = runs.flatMap((r, i) => [...(rounds > 1 ? [`Round ${i + 1} of ${rounds}:`, ''] : []), '```', r.table, '```', '']);
   const section = [
     START,
-    `Command: \`npm run bench:peers\` (PEERS_QUIET_WAIT_S=${quiet}), run ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC on this 2-core machine;`,
+    `Command: \`npm run bench:peers\` (PEERS_QUIET_WAIT_S=${quiet}${rounds > 1 ? `, PEERS_ROUNDS=${rounds}` : ''}), run ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC on this 2-core machine;`,
     'gateway = one web and one worker process (chat + embeddings) and its own Redis.',
-    /# WARNING/.test(table)
-      ? 'The machine was shared with other work during the run (see the bg% column and the warning): the ratios are of one run, all three targets under the same load.'
-      : 'No other work ran on the machine during the run (bg% column); the ratios are of one run.',
+    shared
+      ? 'The machine was shared with other work during the run (see the bg% column and the warning): within a round, all three targets ran under the same load.'
+      : 'No other work ran on the machine during the run (bg% column).',
+    rounds > 1 ? `The harness ran ${rounds} times back to back; each goal below is decided by the median of the rounds.` : 'The ratios are of one run.',
     '',
-    '```',
-    table.trim(),
-    '```',
-    '',
-    'Goals (issue 17), as ratios from this run:',
+    ...tables,
+    `Goals (issue 17), as ratios from ${rounds > 1 ? `the median of ${rounds} rounds` : 'this run'}:`,
     '',
     ...goals.map((g) => `- ${g}`),
     END,
