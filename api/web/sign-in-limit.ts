@@ -1,6 +1,7 @@
+import crypto from 'crypto';
 import { rateLimit, ipKeyGenerator } from 'express-rate-limit';
-import { RedisStore, type RedisReply } from 'rate-limit-redis';
-import type { RedisClient } from '../../shared/redis/connection';
+import { RedisStore, type RedisReply, type SendCommandClusterDetails } from 'rate-limit-redis';
+import { isCluster, type RedisClient } from '../../shared/redis/connection';
 import type { RequestHandler } from 'express';
 import { config } from '../../shared/config/env';
 import { ApiError } from '../../shared/errors/ApiError';
@@ -21,9 +22,28 @@ export function signInLimit(redis: RedisClient, name: string): RequestHandler {
     keyGenerator: (req) => `${ipKeyGenerator(req.ip ?? '')}:${String((req.body as { email?: unknown } | undefined)?.email ?? '').trim().toLowerCase()}`,
     store: new RedisStore({
       prefix: `${config().redisPrefix}:web:sign-in-limit:${name}:`,
-      sendCommand: (command: string, ...args: string[]) => redis.call(command, ...args) as Promise<RedisReply>,
+      ...(isCluster(redis)
+        ? { sendCommandCluster: (d: SendCommandClusterDetails) => clusterCommand(redis, d.command) }
+        : { sendCommand: (command: string, ...args: string[]) => redis.call(command, ...args) as Promise<RedisReply> }),
     }),
     handler: (_req, _res, next) =>
       next(new ApiError(429, 'too_many_sign_in_attempts', 'Too many failed sign-in attempts; wait 15 minutes and try again.', { retryAfter: WINDOW_MS / 1000 })),
   });
+}
+
+/**
+ * The store loads its scripts with `SCRIPT LOAD` (no key, so a cluster client sends it to any node)
+ * and runs them with `EVALSHA` on the node that owns the counter's key: on a Redis Cluster a failed
+ * sign-in then met NOSCRIPT, and the store's one retry loaded the script on a random node again (an
+ * answer of 500 for about half the addresses). Scripts are loaded on every master instead, and the
+ * SHA1 Redis would answer is computed here.
+ */
+async function clusterCommand(redis: RedisClient, command: string[]): Promise<RedisReply> {
+  const [name, ...args] = command;
+  if (isCluster(redis) && name.toUpperCase() === 'SCRIPT' && args[0]?.toUpperCase() === 'LOAD') {
+    // Before the client knows the masters (at start) none is loaded: the NOSCRIPT retry loads them then.
+    await Promise.allSettled(redis.nodes('master').map((n) => n.call('SCRIPT', ...args)));
+    return crypto.createHash('sha1').update(args[1]).digest('hex');
+  }
+  return redis.call(name, ...args) as Promise<RedisReply>;
 }
