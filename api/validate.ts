@@ -2,12 +2,56 @@ import type Joi from 'joi';
 import { ApiError } from '../shared/errors/ApiError';
 
 /**
+ * `JSON.parse` makes `"__proto__"` an own key, and Joi skips own `__proto__` keys: a value under
+ * one (a question id, a metadata key, a choice option) would pass unchecked and reach the handler.
+ * Such keys are validated under this stand-in name and reported under their own.
+ */
+const PROTO = '__proto__';
+const STAND_IN = '\u0000__proto__';
+
+const hasOwn = (o: object, k: string) => Object.prototype.hasOwnProperty.call(o, k);
+
+/** Whether any object in the value has an own `__proto__` key. */
+function hasProtoKey(v: unknown): boolean {
+  if (!v || typeof v !== 'object') return false;
+  if (Array.isArray(v)) {
+    for (const x of v) if (hasProtoKey(x)) return true;
+    return false;
+  }
+  if (hasOwn(v, PROTO)) return true;
+  for (const k in v) if (hasProtoKey((v as Record<string, unknown>)[k])) return true;
+  return false;
+}
+
+/** A copy of the value with every own `__proto__` key renamed to the stand-in. */
+function protoKeysRenamed(v: unknown): unknown {
+  if (!v || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.map(protoKeysRenamed);
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v)) {
+    const x = Object.getOwnPropertyDescriptor(v, k)!.value as unknown;
+    Object.defineProperty(out, k === PROTO ? STAND_IN : k, { value: protoKeysRenamed(x), enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+function refusal(error: Joi.ValidationError, code: string): ApiError {
+  const message = error.details[0]?.message.replace(/"/g, "'").split(STAND_IN).join(PROTO) ?? 'Invalid request.';
+  return new ApiError(400, code, message);
+}
+
+/**
  * Validates with a Joi schema; the first problem becomes a 400 with the given code. `convert` lets
  * Joi turn strings into the schema's types (query strings, multipart fields); JSON is taken as typed.
  */
 export function validate<T>(schema: Joi.Schema, value: unknown, code = 'invalid_request', convert = false): T {
-  const { error, value: out } = schema.validate(value, { abortEarly: true, convert });
-  if (error) throw new ApiError(400, code, error.details[0]?.message.replace(/"/g, "'") ?? 'Invalid request.');
+  const opts = { abortEarly: true, convert };
+  if (hasProtoKey(value)) {
+    const { error } = schema.validate(protoKeysRenamed(value), opts);
+    if (error) throw refusal(error, code);
+  }
+  const { error, value: out } = schema.validate(value, opts);
+  if (error) throw refusal(error, code);
   return out as T;
 }
 
