@@ -16,7 +16,6 @@ export function runHttpProcess(name: string, start: (cfg: Config) => Promise<{ c
     const cfg = config();
     await enforcePreflight(name, cfg);
     const proc = await start(cfg);
-    logger.info({ port: port(cfg), pod: cfg.podId }, `${name} listening`);
     const stop = async () => {
       markDraining();
       forceExitAfter(cfg.shutdownGraceMs);
@@ -26,5 +25,7 @@ export function runHttpProcess(name: string, start: (cfg: Config) => Promise<{ c
     };
     process.once('SIGTERM', () => void stop());
     process.once('SIGINT', () => void stop());
+    // Only now: whoever waits for this line (a supervisor, a test) may send SIGTERM at once.
+    logger.info({ port: port(cfg), pod: cfg.podId }, `${name} listening`);
   })().catch((err) => exitOnStartupError(name, err));
 }

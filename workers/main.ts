@@ -74,7 +74,6 @@ async function main(): Promise<void> {
   await enforcePreflight('workers', cfg);
   const running = await startPools(pools);
   const metrics = process.env.METRICS_PORT ? await startMetricsServer(Number(process.env.METRICS_PORT), running.runtime.redis, [running.runtime.sub]) : undefined;
-  logger.info({ pools, pod: cfg.podId }, 'workers started');
   const stop = async (signal: string) => {
     logger.info({ signal }, 'draining workers');
     markDraining();
@@ -86,6 +85,8 @@ async function main(): Promise<void> {
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+  // Only now: whoever waits for this line (a supervisor, a test) may send SIGTERM at once.
+  logger.info({ pools, pod: cfg.podId }, 'workers started');
 }
 
 if (require.main === module) {

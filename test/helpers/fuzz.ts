@@ -80,7 +80,13 @@ export function jsonBodies(template: unknown): fc.Arbitrary<string> {
 
 /** Content codings, real and made up, in the spellings clients send. */
 const ENCODINGS = ['gzip', 'deflate', 'br', 'GZIP', 'x-gzip', 'identity', 'compress', 'zstd', 'gzip, br', 'gzip, gzip', 'bogus', '', ' ', 'deflate;q=1'];
-const compress: Record<string, (b: Buffer) => Buffer> = { gzip: zlib.gzipSync, 'x-gzip': zlib.gzipSync, deflate: zlib.deflateSync, br: zlib.brotliCompressSync };
+// A Map: fast-check's strings include '__proto__' and 'constructor', which an object literal would answer.
+const compress = new Map<string, (b: Buffer) => Buffer>([
+  ['gzip', zlib.gzipSync],
+  ['x-gzip', zlib.gzipSync],
+  ['deflate', zlib.deflateSync],
+  ['br', zlib.brotliCompressSync],
+]);
 
 /**
  * A body with a `content-encoding`: properly compressed (maybe truncated or with flipped bytes), the
@@ -97,7 +103,7 @@ export function encodedBodies(template: unknown): fc.Arbitrary<{ body: Buffer; e
     })
     .map(({ json, encoding, mode, garbage, at }) => {
       const plain = Buffer.from(json);
-      const packed = (compress[encoding.toLowerCase()] ?? ((b: Buffer) => b))(plain);
+      const packed = (compress.get(encoding.toLowerCase()) ?? ((b: Buffer) => b))(plain);
       if (mode === 'compressed') return { body: packed, encoding };
       if (mode === 'truncated') return { body: packed.subarray(0, at % (packed.length + 1)), encoding };
       if (mode === 'flipped') {
