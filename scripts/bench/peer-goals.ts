@@ -64,3 +64,13 @@ export function goalLines(rounds: PeerRow[][], ours = 'ours'): string[] {
   });
   return [...lines, HELD];
 }
+
+/**
+ * The floor's run read against the same goals, each as measured (the cells the run had), without
+ * met/NOT met, since the floor is a yardstick and not the product.
+ */
+export function floorLines(rows: PeerRow[]): string[] {
+  return goals(rows, 'floor')
+    .filter((g) => g.value !== undefined && !Number.isNaN(g.value))
+    .map((g) => `floor, ${g.label}: ${g.value!.toFixed(2)}${g.unit} (the gateway's goal ${g.goal})`);
+}

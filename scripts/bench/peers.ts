@@ -3,7 +3,7 @@ import fs from 'fs';
 import path from 'path';
 import { freePort } from '../services/free-port';
 import { procfileNodeArgs } from './procfile';
-import { goalLines, type PeerRow } from './peer-goals';
+import { floorLines, goalLines, type PeerRow } from './peer-goals';
 
 /**
  * `npm run bench:peers`: the peer yardstick of ../shared/bench/peers (direct stub, Portkey's gateway
@@ -42,10 +42,10 @@ function copyHarness(): void {
 }
 
 /** Runs the harness once; returns its printed tables and its raw rows. */
-async function runHarness(env: NodeJS.ProcessEnv, results: string): Promise<{ table: string; rows: PeerRow[] }> {
+async function runHarness(env: NodeJS.ProcessEnv, results: string, script = path.join(work, 'ours.sh')): Promise<{ table: string; rows: PeerRow[] }> {
   let table = '';
   const code = await new Promise<number>((resolve) => {
-    const child = spawn('bash', [path.join(work, 'ours.sh')], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn('bash', [script], { cwd: work, env, stdio: ['ignore', 'pipe', 'inherit'] });
     child.stdout.on('data', (d) => {
       process.stdout.write(d);
       table += String(d);
@@ -54,6 +54,29 @@ async function runHarness(env: NodeJS.ProcessEnv, results: string): Promise<{ ta
   });
   if (code !== 0) throw new Error(`the peer harness exited with ${code}`);
   return { table: table.trim(), rows: (JSON.parse(fs.readFileSync(results, 'utf8')) as { results: PeerRow[] }).results };
+}
+
+/**
+ * The floor as the harness's third column (scripts/bench/floor/peers-floor.sh), JSON and streamed
+ * chat, in a run of its own right after the gateway's: the same goals read for the bare stack.
+ * PEERS_FLOOR=0 skips it; so does a SCENARIOS with neither chat nor stream.
+ */
+async function runFloor(base: NodeJS.ProcessEnv, results: string): Promise<{ table: string; lines: string[] } | undefined> {
+  const scenarios = (base.SCENARIOS ?? 'chat stream').split(/\s+/).filter((x) => x === 'chat' || x === 'stream');
+  if (process.env.PEERS_FLOOR === '0' || scenarios.length === 0) return undefined;
+  const script = path.join(work, 'peers-floor.sh');
+  fs.copyFileSync(path.join(root, 'scripts', 'bench', 'floor', 'peers-floor.sh'), script);
+  const env: NodeJS.ProcessEnv = {
+    ...base,
+    FLOOR_PORT: String(await freePort()),
+    FLOOR_REDIS_PORT: String(await freePort()),
+    FLOOR_WEB_NODE_ARGS: procfileNodeArgs('web').join(' '),
+    FLOOR_WORKER_NODE_ARGS: procfileNodeArgs('chatworker').join(' '),
+    FLOOR_SCENARIOS: scenarios.join(' '),
+  };
+  const run = await runHarness(env, results, script);
+  const lines = floorLines(run.rows);
+  return { table: run.table, lines };
 }
 
 async function main(): Promise<void> {
@@ -81,6 +104,8 @@ async function main(): Promise<void> {
   }
   const goals = goalLines(runs.map((r) => r.rows));
   console.log(goals.join('\n'));
+  const floor = await runFloor(env, results);
+  if (floor) console.log(floor.lines.join('\n'));
   const shared = runs.some((r) => /# WARNING/.test(r.table));
   const tables = runs.flatMap((r, i) => [...(rounds > 1 ? [`Round ${i + 1} of ${rounds}:`, ''] : []), '```', r.table, '```', '']);
   const section = [
@@ -96,6 +121,18 @@ async function main(): Promise<void> {
     `Goals (issue 17), as ratios from ${rounds > 1 ? `the median of ${rounds} rounds` : 'this run'}:`,
     '',
     ...goals.map((g) => `- ${g}`),
+    ...(floor
+      ? [
+          '',
+          'The floor (`scripts/bench/floor`: express, `express.json()`, one BullMQ job per request, an undici call and a pub/sub reply; no authentication, validation, lanes, usage or metrics) in its own run of the harness right after (JSON and streamed chat), one web and one worker process and its own Redis, as for the gateway. What the mandated stack reaches with none of the gateway\'s work:',
+          '',
+          '```',
+          floor.table,
+          '```',
+          '',
+          ...floor.lines.map((l) => `- ${l}`),
+        ]
+      : []),
     END,
   ].join('\n');
   const text = fs.readFileSync(doc, 'utf8');

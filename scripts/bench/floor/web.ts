@@ -4,10 +4,11 @@ import { Redis } from 'ioredis';
 
 /**
  * The bench's floor: the mandated stack with none of the gateway's features. An express app with
- * `express.json()` adds each chat request as a BullMQ job (job id chosen here, as the gateway does)
- * and answers when the worker's reply arrives on this process's pub/sub channel. No authentication,
- * validation, lanes, usage, metrics or logging: what is left is the cost of the architecture itself
- * (docs/benchmark.md). Not a server for anything else.
+ * `express.json()` adds each request as a BullMQ job (job id chosen here, as the gateway does) and
+ * answers when the worker's reply arrives on this process's pub/sub channel: one message with the
+ * JSON answer, or for a stream each upstream read as it came and then an end mark. No
+ * authentication, validation, lanes, usage, metrics or logging: what is left is the cost of the
+ * architecture itself (docs/benchmark.md). Chat completions and embeddings; not a server for anything else.
  */
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const prefix = `${process.env.REDIS_PREFIX ?? 'gwbench'}:floor`;
@@ -17,28 +18,44 @@ const sub = new Redis(redisUrl, { maxRetriesPerRequest: null });
 const pending = new Map<string, express.Response>();
 let next = 0;
 
+/** A reply message: the JSON answer (`result`), a piece of a stream (`chunk`) or its end (`end`). */
+interface Reply {
+  id: string;
+  result?: unknown;
+  chunk?: string;
+  end?: true;
+}
+
 sub.subscribe(channel).catch((err) => {
   console.error(err);
   process.exit(1);
 });
 sub.on('message', (_ch: string, message: string) => {
-  const { id, result } = JSON.parse(message) as { id: string; result: unknown };
-  const res = pending.get(id);
+  const m = JSON.parse(message) as Reply;
+  const res = pending.get(m.id);
   if (!res) return;
-  pending.delete(id);
-  res.json(result);
+  if (m.chunk !== undefined) {
+    if (!res.headersSent) res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    res.write(m.chunk);
+    return;
+  }
+  pending.delete(m.id);
+  if (m.end) res.end();
+  else res.json(m.result);
 });
 
 const app = express();
 app.use(express.json({ limit: '1mb' }));
 app.get('/healthz', (_req, res) => void res.json({ ok: true }));
-app.post('/v1/chat/completions', (req, res, nextFn) => {
-  const id = `${process.pid}-${next++}`;
-  pending.set(id, res);
-  queue.add('chat', { body: req.body, replyTo: channel }, { jobId: id, attempts: 1, removeOnComplete: true, removeOnFail: true }).catch((err) => {
-    pending.delete(id);
-    nextFn(err);
+for (const path of ['/v1/chat/completions', '/v1/embeddings']) {
+  app.post(path, (req, res, nextFn) => {
+    const id = `${process.pid}-${next++}`;
+    pending.set(id, res);
+    queue.add('call', { path, body: req.body, replyTo: channel }, { jobId: id, attempts: 1, removeOnComplete: true, removeOnFail: true }).catch((err) => {
+      pending.delete(id);
+      nextFn(err);
+    });
   });
-});
+}
 app.listen(Number(process.env.PORT ?? 8090), '127.0.0.1');
 process.on('SIGTERM', () => process.exit(0));

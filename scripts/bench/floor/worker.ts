@@ -2,18 +2,29 @@ import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Agent, request } from 'undici';
 
-/** The floor's worker (see web.ts): forwards each job to the simulator and publishes the answer. */
+/**
+ * The floor's worker (see web.ts): forwards each job to the upstream and publishes the answer, or a
+ * stream's reads one message each and then an end mark.
+ */
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const prefix = `${process.env.REDIS_PREFIX ?? 'gwbench'}:floor`;
-const upstream = `${process.env.FLOOR_UPSTREAM ?? 'http://127.0.0.1:8091'}/v1/chat/completions`;
+const upstream = process.env.FLOOR_UPSTREAM ?? 'http://127.0.0.1:8091';
+/** The chat model name sent upstream (the simulator's); empty: the caller's, unchanged (the peer harness's stub reads it). */
+const upstreamModel = process.env.FLOOR_UPSTREAM_MODEL ?? 'sim-chat-1';
 const pub = new Redis(redisUrl, { maxRetriesPerRequest: null });
 const agent = new Agent({ keepAliveTimeout: 30_000, connections: null });
 
-const worker = new Worker<{ body: { model: string }; replyTo: string }>(
+const worker = new Worker<{ path: string; body: { model: string; stream?: boolean }; replyTo: string }>(
   'floor',
   async (job) => {
-    const { body, replyTo } = job.data;
-    const r = await request(upstream, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...body, model: 'sim-chat-1' }) });
+    const { path, body, replyTo } = job.data;
+    const model = path === '/v1/chat/completions' ? upstreamModel || body.model : body.model;
+    const r = await request(`${upstream}${path}`, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...body, model }) });
+    if (body.stream) {
+      for await (const chunk of r.body) await pub.publish(replyTo, JSON.stringify({ id: job.id, chunk: String(chunk) }));
+      await pub.publish(replyTo, JSON.stringify({ id: job.id, end: true }));
+      return;
+    }
     const result = (await r.body.json()) as { model: string };
     result.model = body.model;
     await pub.publish(replyTo, JSON.stringify({ id: job.id, result }));

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { goalLines, goals, type PeerRow } from '../../../scripts/bench/peer-goals';
+import { floorLines, goalLines, goals, type PeerRow } from '../../../scripts/bench/peer-goals';
 
 /** One harness run's rows: direct, Portkey and ours, for JSON and streamed chat at c1 and c64. */
 function run(o: { rps64: number; cpu64: number; stream64: number; p50: number; ttfb: number }): PeerRow[] {
@@ -44,5 +44,19 @@ describe('bench:peers goals', () => {
   it('a goal whose cells are missing from the run says so instead of a figure', () => {
     const lines = goalLines([run({ rps64: 1, cpu64: 1, stream64: 1, p50: 1, ttfb: 1 }).filter((r) => r.scenario !== 'stream')]);
     expect(lines[2]).to.equal('streamed chat c64, requests/s vs Portkey: not measured in this run (goal ≥ 1.3x)');
+  });
+
+  it('reads the floor\'s JSON cells against the same goals, as figures without a verdict, and skips the cells it has no rows for', () => {
+    const rows = run({ rps64: 1, cpu64: 1, stream64: 1, p50: 1, ttfb: 1 })
+      .filter((r) => r.target !== 'ours' && r.scenario === 'chat')
+      .concat([
+        { scenario: 'chat', c: 64, target: 'floor', rps: 1500, procCpuUsPerReq: 720 },
+        { scenario: 'chat', c: 1, target: 'floor', rps: 400, procCpuUsPerReq: 2000, total: { p50: 1.6 } },
+      ]);
+    expect(floorLines(rows)).to.deep.equal([
+      "floor, JSON chat c64, requests/s vs Portkey: 1.50x (the gateway's goal ≥ 1.6x)",
+      "floor, JSON chat c64, CPU per request vs Portkey: 0.72x (the gateway's goal ≤ 0.7x)",
+      "floor, JSON chat c1, added p50: 1.30 ms (the gateway's goal ≤ 2.0 ms)",
+    ]);
   });
 });
