@@ -66,11 +66,16 @@ export function goalLines(rounds: PeerRow[][], ours = 'ours'): string[] {
 }
 
 /**
- * The floor's run read against the same goals, each as measured (the cells the run had), without
- * met/NOT met, since the floor is a yardstick and not the product.
+ * The floor's runs read against the same goals, each as measured (the cells the runs had; with several
+ * rounds the median, each round listed), without met/NOT met, since the floor is a yardstick and
+ * not the product.
  */
-export function floorLines(rows: PeerRow[]): string[] {
-  return goals(rows, 'floor')
-    .filter((g) => g.value !== undefined && !Number.isNaN(g.value))
-    .map((g) => `floor, ${g.label}: ${g.value!.toFixed(2)}${g.unit} (the gateway's goal ${g.goal})`);
+export function floorLines(rounds: PeerRow[][]): string[] {
+  const per = rounds.map((rows) => goals(rows, 'floor'));
+  return per[0].flatMap((g, i) => {
+    const values = per.map((p) => p[i].value).filter((v): v is number => v !== undefined && !Number.isNaN(v));
+    if (values.length === 0) return [];
+    const each = values.length > 1 ? ` (median of ${values.length} rounds: ${values.map((x) => x.toFixed(2)).join(', ')})` : '';
+    return [`floor, ${g.label}: ${median(values).toFixed(2)}${g.unit}${each} (the gateway's goal ${g.goal})`];
+  });
 }

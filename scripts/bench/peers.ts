@@ -61,7 +61,7 @@ async function runHarness(env: NodeJS.ProcessEnv, results: string, script = path
  * chat, in a run of its own right after the gateway's: the same goals read for the bare stack.
  * PEERS_FLOOR=0 skips it; so does a SCENARIOS with neither chat nor stream.
  */
-async function runFloor(base: NodeJS.ProcessEnv, results: string): Promise<{ table: string; lines: string[] } | undefined> {
+async function runFloor(base: NodeJS.ProcessEnv, results: string): Promise<{ table: string; rows: PeerRow[] } | undefined> {
   const scenarios = (base.SCENARIOS ?? 'chat stream').split(/\s+/).filter((x) => x === 'chat' || x === 'stream');
   if (process.env.PEERS_FLOOR === '0' || scenarios.length === 0) return undefined;
   const script = path.join(work, 'peers-floor.sh');
@@ -74,9 +74,7 @@ async function runFloor(base: NodeJS.ProcessEnv, results: string): Promise<{ tab
     FLOOR_WORKER_NODE_ARGS: procfileNodeArgs('chatworker').join(' '),
     FLOOR_SCENARIOS: scenarios.join(' '),
   };
-  const run = await runHarness(env, results, script);
-  const lines = floorLines(run.rows);
-  return { table: run.table, lines };
+  return runHarness(env, results, script);
 }
 
 async function main(): Promise<void> {
@@ -98,14 +96,18 @@ async function main(): Promise<void> {
   env.PUBLIC_BASE_URL = process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${env.GW_PORT}`;
   const started = new Date();
   const runs: Array<{ table: string; rows: PeerRow[] }> = [];
+  // each round: the gateway's run, then the floor's (so both medians span the same stretch of time)
+  const floors: Array<{ table: string; rows: PeerRow[] }> = [];
   for (let i = 0; i < rounds; i++) {
     if (rounds > 1) console.log(`# round ${i + 1} of ${rounds}`);
     runs.push(await runHarness(env, results));
+    const f = await runFloor(env, results);
+    if (f) floors.push(f);
   }
   const goals = goalLines(runs.map((r) => r.rows));
   console.log(goals.join('\n'));
-  const floor = await runFloor(env, results);
-  if (floor) console.log(floor.lines.join('\n'));
+  const floor = floors.length ? floorLines(floors.map((f) => f.rows)) : undefined;
+  if (floor) console.log(floor.join('\n'));
   const shared = runs.some((r) => /# WARNING/.test(r.table));
   const tables = runs.flatMap((r, i) => [...(rounds > 1 ? [`Round ${i + 1} of ${rounds}:`, ''] : []), '```', r.table, '```', '']);
   const section = [
@@ -124,13 +126,10 @@ async function main(): Promise<void> {
     ...(floor
       ? [
           '',
-          'The floor (`scripts/bench/floor`: express, `express.json()`, one BullMQ job per request, an undici call and a pub/sub reply; no authentication, validation, lanes, usage or metrics) in its own run of the harness right after (JSON and streamed chat), one web and one worker process and its own Redis, as for the gateway. What the mandated stack reaches with none of the gateway\'s work:',
+          `The floor (\`scripts/bench/floor\`: express, \`express.json()\`, one BullMQ job per request, an undici call and a pub/sub reply; no authentication, validation, lanes, usage or metrics) in a run of its own right after ${rounds > 1 ? 'each round' : 'the gateway\'s'} (JSON and streamed chat), one web and one worker process and its own Redis, as for the gateway. What the mandated stack reaches with none of the gateway\'s work:`,
           '',
-          '```',
-          floor.table,
-          '```',
-          '',
-          ...floor.lines.map((l) => `- ${l}`),
+          ...floors.flatMap((f, i) => [...(rounds > 1 ? [`Floor, round ${i + 1} of ${rounds}:`, ''] : []), '```', f.table, '```', '']),
+          ...floor.map((l) => `- ${l}`),
         ]
       : []),
     END,
