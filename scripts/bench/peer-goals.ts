@@ -48,20 +48,33 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
+/** One goal over the rounds: its median and the note listing each round's figure (with several rounds). */
+interface GoalOverRounds {
+  goal: Goal;
+  median?: number;
+  each: string;
+}
+
+/** Each goal of `target` over the rounds; `median` is undefined when no round measured it. */
+function overRounds(rounds: PeerRow[][], target: string): GoalOverRounds[] {
+  const per = rounds.map((rows) => goals(rows, target));
+  return per[0].map((goal, i) => {
+    const values = per.map((p) => p[i].value).filter((v): v is number => v !== undefined && !Number.isNaN(v));
+    if (values.length === 0) return { goal, each: '' };
+    const each = values.length > 1 ? ` (median of ${values.length} rounds: ${values.map((x) => x.toFixed(2)).join(', ')})` : '';
+    return { goal, median: median(values), each };
+  });
+}
+
 /**
  * Each goal marked met or NOT met. With one run, by that run's figure; with several rounds, by the
  * median of the rounds (each round's figure listed), so one fast or slow draw of a shared VM does
  * not decide it.
  */
 export function goalLines(rounds: PeerRow[][], ours = 'ours'): string[] {
-  const per = rounds.map((rows) => goals(rows, ours));
-  const lines = per[0].map((g, i) => {
-    const values = per.map((p) => p[i].value).filter((v): v is number => v !== undefined && !Number.isNaN(v));
-    if (values.length === 0) return `${g.label}: not measured in this run (goal ${g.goal})`;
-    const v = median(values);
-    const each = values.length > 1 ? ` (median of ${values.length} rounds: ${values.map((x) => x.toFixed(2)).join(', ')})` : '';
-    return `${g.label}: ${v.toFixed(2)}${g.unit}${each} (goal ${g.goal}): ${g.met(v) ? 'met' : 'NOT met'}`;
-  });
+  const lines = overRounds(rounds, ours).map(({ goal: g, median: v, each }) =>
+    v === undefined ? `${g.label}: not measured in this run (goal ${g.goal})` : `${g.label}: ${v.toFixed(2)}${g.unit}${each} (goal ${g.goal}): ${g.met(v) ? 'met' : 'NOT met'}`,
+  );
   return [...lines, HELD];
 }
 
@@ -71,11 +84,7 @@ export function goalLines(rounds: PeerRow[][], ours = 'ours'): string[] {
  * not the product.
  */
 export function floorLines(rounds: PeerRow[][]): string[] {
-  const per = rounds.map((rows) => goals(rows, 'floor'));
-  return per[0].flatMap((g, i) => {
-    const values = per.map((p) => p[i].value).filter((v): v is number => v !== undefined && !Number.isNaN(v));
-    if (values.length === 0) return [];
-    const each = values.length > 1 ? ` (median of ${values.length} rounds: ${values.map((x) => x.toFixed(2)).join(', ')})` : '';
-    return [`floor, ${g.label}: ${median(values).toFixed(2)}${g.unit}${each} (the gateway's goal ${g.goal})`];
-  });
+  return overRounds(rounds, 'floor').flatMap(({ goal: g, median: v, each }) =>
+    v === undefined ? [] : [`floor, ${g.label}: ${v.toFixed(2)}${g.unit}${each} (the gateway's goal ${g.goal})`],
+  );
 }

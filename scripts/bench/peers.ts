@@ -22,6 +22,7 @@ const work = path.join(root, '.data', 'peers');
 const doc = path.join(root, 'docs', 'benchmark.md');
 const START = '<!-- peers:start -->';
 const END = '<!-- peers:end -->';
+const FLOOR_SCRIPT = path.join(work, 'peers-floor.sh');
 
 function copyHarness(): void {
   if (!fs.existsSync(path.join(source, 'ours.sh'))) throw new Error(`no peer harness at ${source} (set PEERS_DIR)`);
@@ -57,16 +58,16 @@ async function runHarness(env: NodeJS.ProcessEnv, results: string, script = path
 }
 
 /**
- * The floor as the harness's third column (scripts/bench/floor/peers-floor.sh), JSON and streamed
- * chat, in a run of its own right after the gateway's: the same goals read for the bare stack.
- * PEERS_FLOOR=0 skips it; so does a SCENARIOS with neither chat nor stream.
+ * The environment of the floor's run: the harness's third column is the floor
+ * (scripts/bench/floor/peers-floor.sh, copied beside ours.sh), JSON and streamed chat, run after each
+ * of the gateway's rounds: the same goals read for the bare stack. Undefined (no floor) with
+ * PEERS_FLOOR=0 or a SCENARIOS with neither chat nor stream.
  */
-async function runFloor(base: NodeJS.ProcessEnv, results: string): Promise<{ table: string; rows: PeerRow[] } | undefined> {
+async function floorEnv(base: NodeJS.ProcessEnv): Promise<NodeJS.ProcessEnv | undefined> {
   const scenarios = (base.SCENARIOS ?? 'chat stream').split(/\s+/).filter((x) => x === 'chat' || x === 'stream');
   if (process.env.PEERS_FLOOR === '0' || scenarios.length === 0) return undefined;
-  const script = path.join(work, 'peers-floor.sh');
-  fs.copyFileSync(path.join(root, 'scripts', 'bench', 'floor', 'peers-floor.sh'), script);
-  const env: NodeJS.ProcessEnv = {
+  fs.copyFileSync(path.join(root, 'scripts', 'bench', 'floor', 'peers-floor.sh'), FLOOR_SCRIPT);
+  return {
     ...base,
     FLOOR_PORT: String(await freePort()),
     FLOOR_REDIS_PORT: String(await freePort()),
@@ -74,7 +75,6 @@ async function runFloor(base: NodeJS.ProcessEnv, results: string): Promise<{ tab
     FLOOR_WORKER_NODE_ARGS: procfileNodeArgs('chatworker').join(' '),
     FLOOR_SCENARIOS: scenarios.join(' '),
   };
-  return runHarness(env, results, script);
 }
 
 async function main(): Promise<void> {
@@ -98,11 +98,11 @@ async function main(): Promise<void> {
   const runs: Array<{ table: string; rows: PeerRow[] }> = [];
   // each round: the gateway's run, then the floor's (so both medians span the same stretch of time)
   const floors: Array<{ table: string; rows: PeerRow[] }> = [];
+  const withFloor = await floorEnv(env);
   for (let i = 0; i < rounds; i++) {
     if (rounds > 1) console.log(`# round ${i + 1} of ${rounds}`);
     runs.push(await runHarness(env, results));
-    const f = await runFloor(env, results);
-    if (f) floors.push(f);
+    if (withFloor) floors.push(await runHarness(withFloor, results, FLOOR_SCRIPT));
   }
   const goals = goalLines(runs.map((r) => r.rows));
   console.log(goals.join('\n'));
