@@ -1,3 +1,4 @@
+import net from 'net';
 import { expect } from 'chai';
 import { env, resetSim } from '../../helpers/harness';
 import { ApiError } from '../../../shared/errors/ApiError';
@@ -23,15 +24,24 @@ describe('runSearch: the function native interception calls', () => {
     expect((await ledger(o.org.id)).map((r) => r.requestId)).to.deep.equal([`native-${o.org.id}-1`]);
   });
 
-  it('kind fetch passes the same gate; a page that cannot be fetched (no route to it here) answers fetch_failed, and nothing is charged or counted', async () => {
+  it('kind fetch passes the same gate; a page that cannot be fetched (its host drops every connection) answers fetch_failed, and nothing is charged or counted', async () => {
     const o = await searchOrg({ monthlyAllowance: 1 });
+    // A local host (127.0.0.2, trusted by the test env's IMAGE_FETCH_ALLOW_CIDRS) that accepts and drops
+    // each connection: the fetch fails the same way on a machine with or without a route to the internet.
+    const dropped: net.Socket[] = [];
+    const host = net.createServer((s) => (dropped.push(s), s.destroy()));
+    await new Promise<void>((resolve) => host.listen(0, '127.0.0.2', resolve));
     try {
-      await runSearch(await caller(o, `native-${o.org.id}-2`), { kind: 'fetch', url: 'https://example.com/' });
+      const port = (host.address() as net.AddressInfo).port;
+      await runSearch(await caller(o, `native-${o.org.id}-2`), { kind: 'fetch', url: `https://127.0.0.2:${port}/` });
       expect.fail('should throw');
     } catch (err) {
       expect(err).to.be.instanceOf(ApiError);
-      expect((err as ApiError).code).to.equal('fetch_failed');
+      expect((err as ApiError).code, (err as Error).message).to.equal('fetch_failed');
+    } finally {
+      await new Promise<void>((resolve) => host.close(() => resolve()));
     }
+    expect(dropped, 'the fetch reached the local host').to.have.length.above(0);
     expect(await ledger(o.org.id)).to.have.length(0);
     expect(await searches(o.key, 2)).to.deep.equal([200, 429]);
   });
