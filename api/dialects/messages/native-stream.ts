@@ -23,6 +23,8 @@ export class NativeMessagesStream {
   constructor(
     private readonly publicModel: string,
     private readonly id: string,
+    /** The organization the answer's seals are bound to. */
+    private readonly orgId: string,
   ) {}
 
   private start(out: MessagesEvent[]): void {
@@ -63,7 +65,7 @@ export class NativeMessagesStream {
     const out: MessagesEvent[] = [];
     this.start(out);
     this.steps.push(step);
-    for (const b of stepBlocks(this.steps, this.steps.length - 1)) {
+    for (const b of stepBlocks(this.steps, this.steps.length - 1, this.orgId)) {
       if (b.type === 'text' && this.openText !== undefined) {
         // The turn's text went out delta by delta; its citations (known once it is complete) close it.
         const index = this.openText;

@@ -1,5 +1,5 @@
 import type { MessagesBlock, MessagesMessage, MessagesRequest } from './request';
-import type { NativeStep, NativeTranscript, SearchRunner } from '../../dispatch/native-search/loop';
+import type { NativeRails, NativeStep, NativeTranscript } from '../../dispatch/native-search/loop';
 import { runNativeCall, resultText } from '../../dispatch/native-search/loop';
 import { functionTools, locationCountry, NATIVE_NAMES, type NativeKind, type NativeToolSet } from '../../dispatch/native-search/tools';
 import { openResult, sealIndex, sealResult } from '../../dispatch/native-search/seal';
@@ -41,14 +41,14 @@ export function anthropicToolErrorCode(kind: NativeKind, code: string): string {
   return common[code] ?? (kind === 'fetch' ? fetch[code] : code === 'query_too_long' ? code : undefined) ?? 'unavailable';
 }
 
-/** A server block echoed by the client → the model-facing text, or undefined when it must be re-run. */
-function echoedText(kind: NativeKind, result: MessagesBlock | undefined, input: Record<string, unknown>): string | undefined {
+/** A server block echoed by the client → the model-facing text, or undefined when it must be re-run (no seal of this org). */
+function echoedText(kind: NativeKind, result: MessagesBlock | undefined, input: Record<string, unknown>, orgId: string): string | undefined {
   if (!result) return undefined;
   const c = result.content as Record<string, unknown> | Array<Record<string, unknown>> | undefined;
   if (c && !Array.isArray(c) && typeof c.error_code === 'string') return errorText(String(c.code ?? c.error_code), 'The earlier call failed.');
   if (kind === 'search') {
     if (!Array.isArray(c)) return undefined;
-    const opened = c.map((x) => openResult(x.encrypted_content));
+    const opened = c.map((x) => openResult(x.encrypted_content, orgId));
     if (opened.some((x) => !x)) return undefined;
     return searchText({ query: String(input.query ?? opened[0]?.query ?? ''), provider: opened[0]?.provider ?? '', results: opened.map((x) => x!.item) });
   }
@@ -60,9 +60,10 @@ function echoedText(kind: NativeKind, result: MessagesBlock | undefined, input: 
 /**
  * An echoed conversation → one the translated path understands: each `server_tool_use` becomes a
  * tool_use and its result a tool_result (from the sealed `encrypted_content`, or from the echoed page
- * text). A result not echoed, or not openable, is re-run on the rails and billed normally.
+ * text). A result not echoed, or not openable (another organization's seal), is re-run on the rails
+ * and billed normally, within the request's budget (max_uses, NATIVE_MAX_SEARCHES).
  */
-export async function unfoldServerBlocks(req: MessagesRequest, set: NativeToolSet, run: SearchRunner, signal: AbortSignal): Promise<{ messages: MessagesMessage[]; reruns: Record<NativeKind, number> }> {
+export async function unfoldServerBlocks(req: MessagesRequest, set: NativeToolSet, rails: NativeRails, signal: AbortSignal): Promise<{ messages: MessagesMessage[]; reruns: Record<NativeKind, number> }> {
   const reruns = { search: 0, fetch: 0 };
   const out: MessagesMessage[] = [];
   for (const m of req.messages) {
@@ -79,9 +80,9 @@ export async function unfoldServerBlocks(req: MessagesRequest, set: NativeToolSe
       }
       const kind: NativeKind = b.name === NATIVE_NAMES.fetch ? 'fetch' : 'search';
       const input = (b.input ?? {}) as Record<string, unknown>;
-      let text = echoedText(kind, results.get(String(b.id)), input);
+      let text = echoedText(kind, results.get(String(b.id)), input, rails.orgId);
       if (text === undefined) {
-        const r = await runNativeCall(run, set, kind, input, signal);
+        const r = await runNativeCall(rails, set, kind, input, signal);
         if (r.outcome) reruns[kind]++;
         text = resultText({ type: 'result', id: String(b.id), kind, ...r });
       }
@@ -101,13 +102,13 @@ export function withFunctionTools(req: MessagesRequest, rest: Tool[], set: Nativ
   return { ...req, messages, tools: [...rest, ...custom] };
 }
 
-/** One transcript step → its Anthropic content block (client calls give several). */
-export function stepBlocks(steps: NativeStep[], i: number): Array<Record<string, unknown>> {
+/** One transcript step → its Anthropic content block (client calls give several); seals are bound to `orgId`. */
+export function stepBlocks(steps: NativeStep[], i: number, orgId: string): Array<Record<string, unknown>> {
   const s = steps[i];
   switch (s.type) {
     case 'text': {
       const cited = citedSources(s.text, resultsBefore(steps, i));
-      const fromSearch = cited.map((c) => ({ at: c.start, citation: { type: 'web_search_result_location', url: c.url, title: c.title, encrypted_index: sealIndex(c.url, i), cited_text: c.snippet.slice(0, 150) } }));
+      const fromSearch = cited.map((c) => ({ at: c.start, citation: { type: 'web_search_result_location', url: c.url, title: c.title, encrypted_index: sealIndex(orgId, c.url, i), cited_text: c.snippet.slice(0, 150) } }));
       // A fetched page is a document: Anthropic's char_location names the span of it the text uses.
       const fromFetch = citedDocuments(s.text, fetchedBefore(steps, i)).map((c) => ({
         at: c.start,
@@ -126,7 +127,7 @@ export function stepBlocks(steps: NativeStep[], i: number): Array<Record<string,
       }
       const o = s.outcome!;
       if (o.kind === 'search') {
-        const content = o.results.map((r) => ({ type: 'web_search_result', url: r.url, title: r.title, encrypted_content: sealResult(o.query, o.provider, r), page_age: r.published_date ?? null }));
+        const content = o.results.map((r) => ({ type: 'web_search_result', url: r.url, title: r.title, encrypted_content: sealResult(orgId, o.query, o.provider, r), page_age: r.published_date ?? null }));
         return [{ type, tool_use_id: s.id, content }];
       }
       const doc = { type: 'document', source: { type: 'text', media_type: 'text/plain', data: o.content }, title: o.title ?? null, citations: null };
@@ -154,7 +155,7 @@ export function nativeUsage(t: NativeTranscript, reruns: Record<NativeKind, numb
 }
 
 /** The whole transcript as an Anthropic Message. */
-export function transcriptToMessage(t: NativeTranscript, reruns: Record<NativeKind, number>, publicModel: string, id: string): Record<string, unknown> {
-  const content = t.steps.flatMap((_, i) => stepBlocks(t.steps, i));
+export function transcriptToMessage(t: NativeTranscript, reruns: Record<NativeKind, number>, publicModel: string, id: string, orgId: string): Record<string, unknown> {
+  const content = t.steps.flatMap((_, i) => stepBlocks(t.steps, i, orgId));
   return { id, type: 'message', role: 'assistant', model: publicModel, content, stop_reason: stopReason(t.finish), stop_sequence: null, usage: nativeUsage(t, reruns) };
 }

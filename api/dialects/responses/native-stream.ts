@@ -17,6 +17,14 @@ export class NativeResponsesStream extends ResponsesEventWriter {
   /** The message item being streamed, if one is open. */
   private openMessage: string | undefined;
 
+  constructor(
+    frame: ResponseFrame,
+    /** The organization the answer's seals are bound to. */
+    private readonly orgId: string,
+  ) {
+    super(frame);
+  }
+
   private item(out: ResponsesEvent[], item: OutputItem): void {
     const output_index = this.output.length;
     const item_id = item.id;
@@ -70,7 +78,7 @@ export class NativeResponsesStream extends ResponsesEventWriter {
     const out: ResponsesEvent[] = [];
     this.start(out);
     this.steps.push(step);
-    for (const item of stepItems(this.steps, this.steps.length - 1)) this.item(out, item);
+    for (const item of stepItems(this.steps, this.steps.length - 1, this.orgId)) this.item(out, item);
     return out;
   }
 

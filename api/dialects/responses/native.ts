@@ -1,5 +1,5 @@
 import type { ResponsesItem, ResponsesRequest } from './request';
-import type { NativeStep, NativeTranscript, SearchRunner } from '../../dispatch/native-search/loop';
+import type { NativeRails, NativeStep, NativeTranscript } from '../../dispatch/native-search/loop';
 import { runNativeCall, resultText } from '../../dispatch/native-search/loop';
 import { functionTools, locationCountry, NATIVE_NAMES, type NativeToolSet } from '../../dispatch/native-search/tools';
 import { openPage, openResults, sealPage, sealResults } from '../../dispatch/native-search/seal';
@@ -32,9 +32,10 @@ export function responsesNativeTools(req: ResponsesRequest): { set: NativeToolSe
 /**
  * The request the translated path runs: hosted search offered as a function tool, a forced
  * `{type:'web_search…'}` choice forcing it, and echoed `web_search_call` items turned into a
- * function call and its output: from the sealed `encrypted_content`, or re-run (billed) without it.
+ * function call and its output: from the sealed `encrypted_content` (this organization's), or
+ * re-run (billed, within the request's NATIVE_MAX_SEARCHES) without it.
  */
-export async function unfoldSearchCalls(req: ResponsesRequest, rest: Tool[], set: NativeToolSet, run: SearchRunner, signal: AbortSignal): Promise<{ request: ResponsesRequest; reruns: number }> {
+export async function unfoldSearchCalls(req: ResponsesRequest, rest: Tool[], set: NativeToolSet, rails: NativeRails, signal: AbortSignal): Promise<{ request: ResponsesRequest; reruns: number }> {
   let reruns = 0;
   let input = req.input;
   if (Array.isArray(input)) {
@@ -48,11 +49,11 @@ export async function unfoldSearchCalls(req: ResponsesRequest, rest: Tool[], set
       const callId = String(item.id ?? newId('ws'));
       if (action.type === 'open_page') {
         const url = String(action.url ?? '');
-        const page = openPage(item.encrypted_content);
+        const page = openPage(item.encrypted_content, rails.orgId);
         let text: string;
         if (page) text = fetchText(page);
         else {
-          const r = await runNativeCall(run, set, 'fetch', { url }, signal);
+          const r = await runNativeCall(rails, set, 'fetch', { url }, signal);
           if (r.outcome) reruns++;
           text = resultText({ type: 'result', id: callId, kind: 'fetch', ...r });
         }
@@ -60,12 +61,12 @@ export async function unfoldSearchCalls(req: ResponsesRequest, rest: Tool[], set
         out.push({ type: 'function_call_output', call_id: callId, output: text });
         continue;
       }
-      const opened = openResults(item.encrypted_content);
+      const opened = openResults(item.encrypted_content, rails.orgId);
       const query = String(action.query ?? opened?.query ?? '');
       let text: string;
       if (opened) text = searchText({ query, provider: opened.provider, results: opened.items });
       else {
-        const r = await runNativeCall(run, set, 'search', { query }, signal);
+        const r = await runNativeCall(rails, set, 'search', { query }, signal);
         if (r.outcome) reruns++;
         text = resultText({ type: 'result', id: String(item.id), kind: 'search', ...r });
       }
@@ -88,8 +89,8 @@ function messageWithCitations(steps: NativeStep[], i: number, text: string): Out
   return { type: 'message', id: newId('msg'), status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations }] };
 }
 
-/** The output item a step produces, if any (a call's item is produced by its result). */
-export function stepItems(steps: NativeStep[], i: number): OutputItem[] {
+/** The output item a step produces, if any (a call's item is produced by its result); seals are bound to `orgId`. */
+export function stepItems(steps: NativeStep[], i: number, orgId: string): OutputItem[] {
   const s = steps[i];
   if (s.type === 'text') return [messageWithCitations(steps, i, s.text)];
   if (s.type === 'client_calls') return s.calls.map((c) => functionCallItem(newId('fc'), c));
@@ -100,15 +101,15 @@ export function stepItems(steps: NativeStep[], i: number): OutputItem[] {
   if (s.kind === 'fetch') {
     const action = { type: 'open_page', url: String(call?.input.url ?? '') };
     if (s.error || s.outcome?.kind !== 'fetch') return [{ type: 'web_search_call', id, status: 'failed', action, error: { code: s.error?.code ?? 'unavailable', message: s.error?.message ?? '' } }];
-    return [{ type: 'web_search_call', id, status: 'completed', action, encrypted_content: sealPage(s.outcome) }];
+    return [{ type: 'web_search_call', id, status: 'completed', action, encrypted_content: sealPage(orgId, s.outcome) }];
   }
   if (s.error || s.outcome?.kind !== 'search') {
     return [{ type: 'web_search_call', id, status: 'failed', action: { type: 'search', query }, error: { code: s.error?.code ?? 'unavailable', message: s.error?.message ?? '' } }];
   }
   const o = s.outcome;
-  return [{ type: 'web_search_call', id, status: 'completed', action: { type: 'search', query, sources: o.results.map((r) => ({ type: 'url', url: r.url })) }, encrypted_content: sealResults(o.query, o.provider, o.results) }];
+  return [{ type: 'web_search_call', id, status: 'completed', action: { type: 'search', query, sources: o.results.map((r) => ({ type: 'url', url: r.url })) }, encrypted_content: sealResults(orgId, o.query, o.provider, o.results) }];
 }
 
-export function transcriptOutput(t: NativeTranscript): OutputItem[] {
-  return t.steps.flatMap((_, i) => stepItems(t.steps, i));
+export function transcriptOutput(t: NativeTranscript, orgId: string): OutputItem[] {
+  return t.steps.flatMap((_, i) => stepItems(t.steps, i, orgId));
 }

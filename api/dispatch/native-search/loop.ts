@@ -13,6 +13,7 @@ import { config } from '../../../shared/config/env';
 import { NATIVE_NAMES, kindOfName, type NativeKind, type NativeToolSet } from './tools';
 import { errorText, fetchText, searchText } from './tool-text';
 import { TurnCollector } from './turn-stream';
+import { NativeBudget } from './budget';
 
 export type NativeStep =
   | { type: 'text'; text: string }
@@ -32,12 +33,20 @@ export interface NativeTranscript {
 
 export type SearchRunner = (args: SearchArgs, signal?: AbortSignal) => Promise<SearchOutcome>;
 
+/** What a native request runs its searches with: the rails, its budget, and the organization its seals are bound to. */
+export interface NativeRails {
+  run: SearchRunner;
+  budget: NativeBudget;
+  orgId: string;
+}
+
 /** The request's rails: the same gate as the MCP tool (runSearch in api/dispatch/search.ts). */
-export function railsRunner(ctx: AppContext, req: Request): SearchRunner {
+export function nativeRails(ctx: AppContext, req: Request, set: NativeToolSet): NativeRails {
   const caller = searchCaller(ctx, req);
   let n = 0;
   // Each search is its own job and ledger row: both are keyed by a unique request id.
-  return (args, signal) => runSearch({ ...caller, requestId: `${req.id}.${args.kind}${++n}` }, args, signal);
+  const run: SearchRunner = (args, signal) => runSearch({ ...caller, requestId: `${req.id}.${args.kind}${++n}` }, args, signal);
+  return { run, budget: new NativeBudget(set), orgId: caller.orgId };
 }
 
 export const serverToolId = () => `srvtoolu_${crypto.randomBytes(12).toString('hex')}`;
@@ -68,8 +77,13 @@ function filtered(o: SearchOutcome, set: NativeToolSet): SearchOutcome {
   return { ...o, results: o.results.filter((r) => keep(r.url)) };
 }
 
-/** Runs one search or fetch the model asked for; failures come back in-band. */
-export async function runNativeCall(run: SearchRunner, set: NativeToolSet, kind: NativeKind, input: Record<string, unknown>, signal?: AbortSignal): Promise<{ outcome?: SearchOutcome; error?: { code: string; message: string } }> {
+/**
+ * Runs one search or fetch (the model's call, or a re-run of a result the client did not echo) if
+ * the request's budget allows it; refusals and failures come back in-band.
+ */
+export async function runNativeCall(rails: NativeRails, set: NativeToolSet, kind: NativeKind, input: Record<string, unknown>, signal?: AbortSignal): Promise<{ outcome?: SearchOutcome; error?: { code: string; message: string } }> {
+  const refused = rails.budget.take(kind);
+  if (refused) return { error: refused };
   let args: SearchArgs;
   if (kind === 'search') {
     const query = typeof input.query === 'string' ? input.query.trim() : '';
@@ -82,7 +96,7 @@ export async function runNativeCall(run: SearchRunner, set: NativeToolSet, kind:
     args = { kind: 'fetch', url, allowedDomains: set.fetch?.allowedDomains, blockedDomains: set.fetch?.blockedDomains };
   }
   try {
-    const outcome = filtered(await run(args, signal), set);
+    const outcome = filtered(await rails.run(args, signal), set);
     if (outcome.kind === 'fetch' && set.fetch?.maxChars && outcome.content.length > set.fetch.maxChars) {
       return { outcome: { ...outcome, content: outcome.content.slice(0, set.fetch.maxChars) } };
     }
@@ -106,7 +120,7 @@ export interface NativeLoopInput {
   /** The canonical request with the server tools already offered as function tools. */
   canonical: CanonicalRequest;
   tools: NativeToolSet;
-  run: SearchRunner;
+  rails: NativeRails;
   /** Each step as it happens (streaming). */
   onStep?: (step: NativeStep) => void;
   /**
@@ -121,7 +135,8 @@ export interface NativeLoopInput {
  * search or fetch it asks for runs on the rails (max_uses per tool, failures in-band); then the
  * model continues. At most NATIVE_MAX_TURNS model turns; the last one is offered no server tools,
  * so it answers. At most NATIVE_MAX_SEARCHES searches and fetches together, and each tool's own
- * max_uses; a call past either gets an in-band max_uses_exceeded result. A call of a client tool ends the loop (the client runs it).
+ * max_uses, re-runs of un-echoed results included (NativeBudget); a call past either gets an in-band
+ * max_uses_exceeded result. A call of a client tool ends the loop (the client runs it).
  */
 export async function runNativeLoop(ctx: AppContext, req: Request, res: Response, input: NativeLoopInput): Promise<NativeTranscript> {
   const abort = new AbortController();
@@ -140,11 +155,9 @@ export async function runNativeLoop(ctx: AppContext, req: Request, res: Response
     t.steps.push(s);
     input.onStep?.(s);
   };
-  const uses: Record<NativeKind, number> = { search: 0, fetch: 0 };
   const nativeNames = new Set(Object.values(NATIVE_NAMES));
   try {
     const maxTurns = config().nativeMaxTurns;
-    const maxSearches = config().nativeMaxSearches;
     for (let turn = 0; turn < maxTurns; turn++) {
       const last = turn === maxTurns - 1;
       const body: CanonicalRequest = { ...input.canonical, messages: [...input.canonical.messages, ...t.added], stream: false };
@@ -192,15 +205,8 @@ export async function runNativeLoop(ctx: AppContext, req: Request, res: Response
         const kind = kindOfName(call.function.name, input.tools)!;
         const args = inputOf(call);
         step({ type: 'call', id: call.id, kind, input: args });
-        const max = input.tools[kind]?.maxUses;
-        let r: Awaited<ReturnType<typeof runNativeCall>>;
-        if (max !== undefined && uses[kind] >= max) r = { error: { code: 'max_uses_exceeded', message: `The ${NATIVE_NAMES[kind]} tool may be used ${max} times per request.` } };
-        else if (uses.search + uses.fetch >= maxSearches) r = { error: { code: 'max_uses_exceeded', message: `At most ${maxSearches} searches and fetches per request.` } };
-        else {
-          uses[kind]++;
-          r = await runNativeCall(input.run, input.tools, kind, args, abort.signal);
-          if (r.outcome) t.requests[kind]++;
-        }
+        const r = await runNativeCall(input.rails, input.tools, kind, args, abort.signal);
+        if (r.outcome) t.requests[kind]++;
         const result: Extract<NativeStep, { type: 'result' }> = { type: 'result', id: call.id, kind, ...r };
         step(result);
         t.added.push({ role: 'tool', tool_call_id: call.id, content: resultText(result) });

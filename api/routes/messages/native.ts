@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import type { AppContext } from '../../context';
 import type { ResolvedModel } from '../../../shared/catalog/catalog';
 import type { NativeToolSet } from '../../dispatch/native-search/tools';
-import { railsRunner, runNativeLoop } from '../../dispatch/native-search/loop';
+import { nativeRails, runNativeLoop } from '../../dispatch/native-search/loop';
 import { ClientGone } from '../../dispatch/run-job';
 import { SseWriter } from '../../sse';
 import { messagesToCanonical, type MessagesRequest } from '../../dialects/messages/request';
@@ -19,27 +19,27 @@ type Tools = NonNullable<MessagesRequest['tools']>;
  * with Anthropic's native blocks, JSON or streamed.
  */
 export async function answerNative(ctx: AppContext, req: Request, res: Response, body: MessagesRequest, resolved: ResolvedModel, set: NativeToolSet, rest: Tools): Promise<void> {
-  const run = railsRunner(ctx, req);
+  const rails = nativeRails(ctx, req, set);
   const abort = new AbortController();
   const onClose = () => !res.writableFinished && abort.abort();
   res.on('close', onClose);
   let unfolded: Awaited<ReturnType<typeof unfoldServerBlocks>>;
   try {
-    unfolded = await unfoldServerBlocks(body, set, run, abort.signal);
+    unfolded = await unfoldServerBlocks(body, set, rails, abort.signal);
   } finally {
     res.off('close', onClose);
   }
   const canonical = messagesToCanonical(withFunctionTools(body, rest, set, unfolded.messages));
   const publicModel = resolved.requestedId;
   const id = messageId();
-  const loop = { resolved, canonical, tools: set, run };
+  const loop = { resolved, canonical, tools: set, rails };
   if (body.stream !== true) {
     const t = await runNativeLoop(ctx, req, res, loop);
-    res.json(transcriptToMessage(t, unfolded.reruns, publicModel, id));
+    res.json(transcriptToMessage(t, unfolded.reruns, publicModel, id, rails.orgId));
     return;
   }
   const sse = new SseWriter(res);
-  const w = new NativeMessagesStream(publicModel, id);
+  const w = new NativeMessagesStream(publicModel, id, rails.orgId);
   const send = (events: ReturnType<NativeMessagesStream['push']>) => {
     for (const ev of events) sse.send(JSON.stringify(ev), ev.type);
   };

@@ -3,7 +3,7 @@ import type { AppContext } from '../../context';
 import type { ResolvedModel } from '../../../shared/catalog/catalog';
 import type { CanonicalMessage } from '../../dialects/canonical';
 import type { NativeToolSet } from '../../dispatch/native-search/tools';
-import { railsRunner, runNativeLoop } from '../../dispatch/native-search/loop';
+import { nativeRails, runNativeLoop } from '../../dispatch/native-search/loop';
 import { ClientGone } from '../../dispatch/run-job';
 import { SseWriter } from '../../sse';
 import { ApiError } from '../../../shared/errors/ApiError';
@@ -20,29 +20,29 @@ type Tools = NonNullable<ResponsesRequest['tools']>;
  * sent upstream), answered with `web_search_call` items and cited messages, JSON or streamed.
  */
 export async function answerNative(ctx: AppContext, req: Request, res: Response, body: ResponsesRequest, resolved: ResolvedModel, history: CanonicalMessage[], set: NativeToolSet, rest: Tools): Promise<void> {
-  const run = railsRunner(ctx, req);
+  const rails = nativeRails(ctx, req, set);
   const abort = new AbortController();
   const onClose = () => !res.writableFinished && abort.abort();
   res.on('close', onClose);
   let unfolded: Awaited<ReturnType<typeof unfoldSearchCalls>>;
   try {
-    unfolded = await unfoldSearchCalls(body, rest, set, run, abort.signal);
+    unfolded = await unfoldSearchCalls(body, rest, set, rails, abort.signal);
   } finally {
     res.off('close', onClose);
   }
   const { canonical, turn } = responsesToCanonical(unfolded.request, history);
   const frame: ResponseFrame = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), publicModel: resolved.requestedId, req: body };
   const store = body.store !== false;
-  const loop = { resolved, canonical, tools: set, run };
+  const loop = { resolved, canonical, tools: set, rails };
   if (body.stream !== true) {
     const t = await runNativeLoop(ctx, req, res, loop);
-    const response = responseObject(frame, transcriptOutput(t), t.finish ?? 'stop', t.usage);
+    const response = responseObject(frame, transcriptOutput(t, rails.orgId), t.finish ?? 'stop', t.usage);
     if (store) await storeResponse(req, response, [...history, ...turn, ...t.added]);
     res.json(response);
     return;
   }
   const sse = new SseWriter(res);
-  const w = new NativeResponsesStream(frame);
+  const w = new NativeResponsesStream(frame, rails.orgId);
   const send = (events: ReturnType<NativeResponsesStream['push']>) => {
     for (const ev of events) sse.send(JSON.stringify(ev), ev.type);
   };

@@ -9,7 +9,7 @@ import { startSearchUpstream, useSearchProvider, type SearchUpstream } from '../
 import { SearchProvider, SearchUsage, UsageEvent } from '../../../shared/db/models';
 import { setSwitch } from '../../../shared/switches/switches';
 import { bumpEpoch } from '../../../shared/cache/epoch';
-import { resetConfig } from '../../../shared/config/env';
+import { withSettings } from '../../helpers/settings';
 
 type Block = Record<string, unknown> & { type: string };
 const V = { 'anthropic-version': '2023-06-01' };
@@ -130,20 +130,6 @@ describe('native web search on /v1/messages', () => {
     await follow(forged as Anthropic.ContentBlockParam[]);
     expect(await ledger(o.org.id), 'a forged seal is not trusted').to.equal(rows + 2);
   });
-
-  /** Runs `fn` with the given settings in the environment (the gateway runs in this process). */
-  async function withSettings(vars: Record<string, string>, fn: () => Promise<void>) {
-    const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
-    Object.assign(process.env, vars);
-    resetConfig();
-    try {
-      await fn();
-    } finally {
-      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-      resetConfig();
-    }
-  }
 
   const keepSearching = (tool: Record<string, unknown>) =>
     call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), ...V }, json: { model: 'sim-chat', max_tokens: 300, tools: [tool], messages: [{ role: 'user', content: 'search for bees and keep searching' }] } });

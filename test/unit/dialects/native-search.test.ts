@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { openResult, openResults, sealResult, sealResults } from '../../../api/dispatch/native-search/seal';
+import { openPage, openResult, openResults, sealPage, sealResult, sealResults } from '../../../api/dispatch/native-search/seal';
+import { encrypt } from '../../../shared/crypto';
 import { citedDocuments, citedSources, quotedSpan } from '../../../api/dispatch/native-search/citations';
 import { locationCountry } from '../../../api/dispatch/native-search/tools';
 import { countryName } from '../../../workers/providers/search/tavily';
@@ -11,13 +12,19 @@ import { answerFromToolResult, searchToolCall } from '../../../scripts/simulator
 const item = { title: 'T', url: 'https://a.example/x', snippet: 'S', score: 1 };
 
 describe('native search: pieces', () => {
-  it('seals results so only the gateway can open them', () => {
-    const s = sealResult('q', 'brave', item);
+  it('seals results so only the gateway can open them, for the organization they were made for', () => {
+    const s = sealResult('org-a', 'q', 'brave', item);
     expect(s).not.to.include('a.example');
-    expect(openResult(s)).to.deep.equal({ v: 1, query: 'q', provider: 'brave', item });
-    for (const bad of ['', undefined, 'v1.AAAA.BBBB.CCCC', s.slice(0, -4) + 'AAAA', 42]) expect(openResult(bad)).to.equal(undefined);
-    expect(openResults(sealResults('q', 'brave', [item]))?.items).to.deep.equal([item]);
-    expect(openResults(s), 'a single-result seal is not a result set').to.equal(undefined);
+    expect(openResult(s, 'org-a')).to.deep.equal({ v: 2, org: 'org-a', query: 'q', provider: 'brave', item });
+    expect(openResult(s, 'org-b'), "another organization's seal").to.equal(undefined);
+    for (const bad of ['', undefined, 'v1.AAAA.BBBB.CCCC', s.slice(0, -4) + 'AAAA', 42]) expect(openResult(bad, 'org-a')).to.equal(undefined);
+    expect(openResult(encrypt(JSON.stringify({ v: 1, query: 'q', provider: 'brave', item })), 'org-a'), 'a seal of before version 2 names no organization').to.equal(undefined);
+    expect(openResults(sealResults('org-a', 'q', 'brave', [item]), 'org-a')?.items).to.deep.equal([item]);
+    expect(openResults(sealResults('org-a', 'q', 'brave', [item]), 'org-b')).to.equal(undefined);
+    expect(openResults(s, 'org-a'), 'a single-result seal is not a result set').to.equal(undefined);
+    const page = { url: 'https://a.example/p', title: 'P', content: 'text' };
+    expect(openPage(sealPage('org-a', page), 'org-a')).to.deep.equal(page);
+    expect(openPage(sealPage('org-a', page), 'org-b')).to.equal(undefined);
   });
 
   it('cites each mentioned result once, in order of mention', () => {
