@@ -11,19 +11,22 @@ export interface SearchUpstream {
   close(): Promise<void>;
 }
 
-/** `slowMs(query)`: how long to hold the answer to a query (default none). */
-export async function startSearchUpstream(slowMs: (query: string) => number = () => 0): Promise<SearchUpstream> {
+/**
+ * `slowMs(query)`: how long to hold the answer to a query (default none). `resultHosts`: the host of
+ * each result's URL, as the upstream writes it (one result per entry; default two on docs.example.org).
+ */
+export async function startSearchUpstream(slowMs: (query: string) => number = () => 0, resultHosts = ['docs.example.org', 'docs.example.org']): Promise<SearchUpstream> {
   const queries: string[] = [];
   const server = http.createServer((req, res) => {
     const u = new URL(req.url!, 'http://x');
     const q = u.searchParams.get('q') ?? '';
     queries.push(q);
     const slug = q.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
-    const results = [1, 2].map((i) => ({
-      title: `Result ${i} about ${q}`,
-      url: `https://docs.example.org/${slug}/${i}`,
-      description: `Snippet ${i}: <strong>${q}</strong> explained in detail.`,
-      page_age: '2026-10-0' + i + 'T00:00:00Z',
+    const results = resultHosts.map((host, n) => ({
+      title: `Result ${n + 1} about ${q}`,
+      url: `https://${host}/${slug}/${n + 1}`,
+      description: `Snippet ${n + 1}: <strong>${q}</strong> explained in detail.`,
+      page_age: `2026-10-0${n + 1}T00:00:00Z`,
     }));
     const answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ web: { results } }));
     const wait = slowMs(q);
