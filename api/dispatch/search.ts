@@ -84,6 +84,7 @@ export async function runSearch(caller: SearchCaller, args: SearchArgs, signal?:
   if (caller.userId && !member) throw searchErrors.quotaExceeded('The user this key belongs to is no longer a member of the organization.', periodEnd());
   const reservation = await reserveSearch(ctx.redis, {
     orgId: caller.orgId,
+    requestId: caller.requestId,
     ownKey: provider.keySource === 'own',
     allowance: terms.allowance,
     overageEnabled: terms.overageEnabled,

@@ -5,11 +5,14 @@ import { SearchUsage } from '../db/models';
 import { SEARCH_GATE, SEARCH_RELEASE } from './gate-script';
 import { periodEnd, periodOf } from './period';
 import { searchErrors } from './errors';
+import { dropReservation, holdReservation, periodCounts } from './reservations';
 import type { ChargeClass } from './types';
 
 /** What one decision needs to know about the org, the member and the key. */
 export interface EntitlementInput {
   orgId: string;
+  /** The search's id: its reservation's and, once it settles, its ledger row's. */
+  requestId: string;
   /** The org's own key pays: never charged, never touches the allowance, still counted. */
   ownKey: boolean;
   allowance: number;
@@ -53,19 +56,20 @@ function counterTtl(now: Date): number {
 }
 
 /**
- * A period's counters start from the ledger (a new period, or Redis lost them): each missing one is
- * set to the ledger's count, only if still missing (a concurrent seed wins, same value).
+ * A period's counters start from the ledger plus the searches reserved and not yet settled (a new
+ * period, or Redis lost them, e.g. a failover to a lagging replica, while searches were in flight):
+ * each missing one is set to that count, only if still missing (a concurrent seed wins).
  */
 async function seedFromLedger(redis: RedisClient, e: EntitlementInput, period: string, ttl: number): Promise<void> {
   const [allKey, platformKey, memberKey] = counterKeys(e, period);
-  const count = async (where: Record<string, unknown>) => SearchUsage.count({ where: { orgId: e.orgId, period, ...where } });
-  const seeds: Array<[string, () => Promise<number>]> = [
-    [allKey, () => count({})],
-    [platformKey, () => count({ keySource: 'platform' })],
+  const counts = await periodCounts(e.orgId, period, e.member?.userId ?? null);
+  const seeds: Array<[string, number]> = [
+    [allKey, counts.all],
+    [platformKey, counts.platform],
   ];
-  if (e.member) seeds.push([memberKey, () => count({ userId: e.member!.userId })]);
-  for (const [key, load] of seeds) {
-    if ((await redis.exists(key)) === 0) await redis.set(key, await load(), 'EX', ttl, 'NX');
+  if (e.member) seeds.push([memberKey, counts.member]);
+  for (const [key, n] of seeds) {
+    if ((await redis.exists(key)) === 0) await redis.set(key, n, 'EX', ttl, 'NX');
   }
 }
 
@@ -109,6 +113,8 @@ export async function reserveSearch(redis: RedisClient, e: EntitlementInput, now
           periodEnd(now),
         );
       case 'ok': {
+        // Held in Postgres until it settles: a rebuild of the counters counts it (seedFromLedger).
+        await holdReservation({ requestId: e.requestId, orgId: e.orgId, userId: e.member?.userId ?? null, period, keySource: e.ownKey ? 'own' : 'platform' });
         let released = false;
         return {
           period,
@@ -117,6 +123,7 @@ export async function reserveSearch(redis: RedisClient, e: EntitlementInput, now
             if (released) return;
             released = true;
             await r.gwSearchRelease(ks[0], ks[1], ks[2], e.ownKey ? 1 : 0, e.member ? 1 : 0);
+            await dropReservation(e.requestId);
           },
         };
       }

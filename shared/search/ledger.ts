@@ -20,13 +20,16 @@ export interface LedgerEntry {
 /**
  * Settles one search into the ledger: one `INSERT … ON CONFLICT (request_id) DO NOTHING` on the usage
  * pool (synchronous_commit off, as usage events: the answer does not wait for the WAL flush; see
- * shared/metering/usage.ts). A failed write is logged, not thrown: the search was delivered, and the
- * Redis counters already hold it (conservative for limits).
+ * shared/metering/usage.ts), which deletes the search's reservation in the same statement (a rebuild
+ * of the counters sees the search once, reserved or settled; shared/search/reservations.ts). A failed
+ * write is logged, not thrown: the search was delivered, and the Redis counters already hold it
+ * (conservative for limits).
  */
 export async function recordSearch(e: LedgerEntry): Promise<void> {
   try {
     await usagePool().query(
-      `INSERT INTO search_usage (id, request_id, org_id, user_id, api_key_id, project_id, period, kind, provider, key_source, charge_class, price_micros, created_at)
+      `WITH settled AS (DELETE FROM search_reservations WHERE request_id = $2)
+       INSERT INTO search_usage (id, request_id, org_id, user_id, api_key_id, project_id, period, kind, provider, key_source, charge_class, price_micros, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, now()) ON CONFLICT (request_id) DO NOTHING`,
       [randomUUID(), e.requestId, e.orgId, e.userId, e.apiKeyId, e.projectId, e.period, e.kind, e.provider, e.keySource, e.chargeClass, e.priceMicros],
     );
