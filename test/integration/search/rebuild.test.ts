@@ -29,7 +29,7 @@ describe('web search counters rebuilt while searches are in flight', () => {
     const m = await o.member({ cap: 3 });
     expect(await searches(o.key, 1)).to.deep.equal([200]);
     const inFlight = [search(m.key, { query: 'held 1' }), search(m.key, { query: 'held 2' }), search(o.key, { query: 'held 3' })];
-    await waitFor(() => up.queries.filter((q) => q.startsWith('held')).length === 3, 5000);
+    expect(await waitFor(() => up.queries.filter((q) => q.startsWith('held')).length === 3, 5000), 'the three searches reached the provider').to.equal(true);
     expect(await reservations(o.org.id), 'reserved, not settled').to.equal(3);
 
     const period = periodOf();
