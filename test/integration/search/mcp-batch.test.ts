@@ -77,4 +77,29 @@ describe('MCP batches with repeated JSON-RPC ids', () => {
     expect(await ledger(o.org.id)).to.have.length(1);
     expect(Number(await env().redis.get(keys.searchCount(o.org.id, periodOf(), 'all'))), "the refused call's reservation given back").to.equal(1);
   });
+
+  it('a client that leaves mid-batch: every call is cancelled, leases and reservations given back, nothing billed', async () => {
+    const o = await searchOrg();
+    env().sim.knobs.set('*', { hold: true });
+    const client = new AbortController();
+    const batch = [toolCall(1, 'web_search', { query: 'q1' }), toolCall(1, 'web_search', { query: 'q2' }), toolCall(1, 'generate_image', { prompt: 'p', size: '256x256' })];
+    const sent = fetch(`${env().gw.url}/mcp`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${o.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify(batch),
+      signal: client.signal,
+    }).catch((err: Error) => err);
+    expect(await waitFor(() => env().sim.log.entries.length === 3, 5000), 'all three jobs are upstream').to.equal(true);
+    client.abort();
+    expect(await sent).to.be.instanceOf(Error);
+    const leases = env().gw.ctx.leases;
+    expect(await leasesFreed(leases, o.org.id, 'search', 'default'), 'search lane leases back to zero').to.equal(true);
+    expect(await leasesFreed(leases, o.org.id, 'images', 'interactive'), 'image lane lease back to zero').to.equal(true);
+    expect(await waitFor(async () => Number(await env().redis.get(keys.searchCount(o.org.id, periodOf(), 'all'))) === 0, 3000), 'search reservations given back').to.equal(true);
+    expect(await waitFor(() => env().sim.log.entries.every((e) => e.aborted), 3000), 'the upstream calls were aborted').to.equal(true);
+    env().sim.knobs.release();
+    expect(await ledger(o.org.id)).to.have.length(0);
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { orgId: o.org.id } }), 'nothing billed').to.equal(0);
+  });
 });
