@@ -63,11 +63,13 @@ describe('MCP batches with repeated JSON-RPC ids', () => {
       (err: Error) => ({ ok: false as const, err }),
     );
     expect(await waitFor(() => env().sim.log.entries.length === 1, 5000), 'the first job is upstream').to.equal(true);
-    const second = await runSearch(caller, { kind: 'search', query: 'second' }).then(
+    const secondClient = new AbortController();
+    const second = await runSearch(caller, { kind: 'search', query: 'second' }, secondClient.signal).then(
       () => undefined,
       (err: Error) => err,
     );
     expect(second?.message, 'the second call with the same job id is refused').to.match(/already awaited/);
+    secondClient.abort(); // the refused call's client leaving touches nothing of the first's
     env().sim.knobs.release();
     let outcome: Awaited<typeof first> | undefined;
     first.then((x) => (outcome = x));
