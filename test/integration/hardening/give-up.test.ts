@@ -86,7 +86,7 @@ describe('the give-up mark: a job the pod stopped waiting for is not billed', fu
   it('deadline: 504 deadline_exceeded; the worker finishes later and publishes, nothing is billed, the lease is freed', async () => {
     // the in-process gateway reads its configuration per request: a short deadline for this one
     const saved = process.env.REQUEST_TIMEOUT_MS;
-    process.env.REQUEST_TIMEOUT_MS = '1500';
+    process.env.REQUEST_TIMEOUT_MS = '3000';
     resetConfig();
     let r;
     try {
