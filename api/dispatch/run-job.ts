@@ -164,7 +164,13 @@ export async function runQueued<Q extends QueueName>(ctx: AppContext, who: JobCa
           },
         );
       };
-      ctx.replies.register(jobId, opts.queue, handlers, deadline, onDeadline);
+      try {
+        ctx.replies.register(jobId, opts.queue, handlers, deadline, onDeadline);
+      } catch (err) {
+        // a job id this pod already awaits: refused, and the abort listener goes, so that this call
+        // can never unregister or cancel the other one's job
+        return settle(() => reject(err));
+      }
 
       const data = {
         ...opts.data,

@@ -97,8 +97,12 @@ export class ReplyHub {
     this.timer.unref();
   }
 
-  /** Register before the job is added so no message can arrive unclaimed. */
+  /**
+   * Register before the job is added so no message can arrive unclaimed. A job id already awaited is
+   * refused (throws): taking it over would leave the first waiter with no answer and no deadline.
+   */
   register(jobId: string, queue: QueueName, handlers: ReplyHandlers, deadline: number, onDeadline: () => void): void {
+    if (this.pending.has(jobId)) throw new Error(`job ${jobId} is already awaited on this pod`);
     const p: Pending = { queue, handlers, nextSeq: 0, buffered: new Map(), lastSeen: Date.now(), recovering: false, onDeadline };
     p.deadlineTimer = setTimeout(() => this.expire(jobId), Math.max(0, deadline - Date.now()));
     this.pending.set(jobId, p);

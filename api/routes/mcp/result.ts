@@ -1,6 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { errors } from '../../../shared/errors/codes';
+import { asUnavailable } from '../../../shared/errors/unavailable';
 import { logger } from '../../../shared/logger';
 import { randomUUID } from 'crypto';
 
@@ -10,19 +11,27 @@ export function toolResult(value: Record<string, unknown>): CallToolResult {
 }
 
 /**
+ * The gateway error a failed tool call answers, as the error handler decides it for REST routes: a
+ * typed error as it is, a Redis or Postgres outage 503 `service_unavailable` (Retry-After), anything
+ * else logged and answered `internal_error` with a reference, never a stack.
+ */
+export function asToolError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  const down = asUnavailable(err);
+  if (down) return down;
+  const id = randomUUID();
+  logger.error({ err, errorId: id }, 'MCP tool failed with an unexpected error');
+  return errors.internal(id);
+}
+
+/**
  * A failed tool call as an MCP tool error (`isError`), carrying the gateway's envelope
- * `{ error: { code, message, status } }` (the spec's code) as JSON text. No structured content: a
- * client validates that against the tool's output schema, which describes results. Unexpected
- * errors are logged and answered `internal_error` with a reference, never a stack.
+ * `{ error: { code, message, status } }` (the spec's code) as JSON text, with `retry_after` (seconds)
+ * when the error is retryable. No structured content: a client validates that against the tool's
+ * output schema, which describes results.
  */
 export function toolError(err: unknown): CallToolResult {
-  let e: ApiError;
-  if (err instanceof ApiError) e = err;
-  else {
-    const id = randomUUID();
-    logger.error({ err, errorId: id }, 'MCP tool failed with an unexpected error');
-    e = errors.internal(id);
-  }
+  const e = asToolError(err);
   const body = { error: { ...e.toJSON(), status: e.status, ...(e.headers['Retry-After'] ? { retry_after: Number(e.headers['Retry-After']) } : {}) } };
   return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] };
 }

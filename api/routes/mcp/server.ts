@@ -1,18 +1,18 @@
-import type { IncomingMessage } from 'http';
 import type { Request, Response } from 'express';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { AppContext } from '../../context';
+import type { ApiError } from '../../../shared/errors/ApiError';
 import { searchCaller } from '../../dispatch/search';
 import { mcpToolAllowed } from '../../../shared/policies/mcp-tools';
 import { searchErrors } from '../../../shared/search/errors';
-import { errors } from '../../../shared/errors/codes';
 import { logger } from '../../../shared/logger';
 import { WEB_SEARCH_TOOL, callWebSearch } from './web-search-tool';
 import { IMAGE_TOOL, IMAGE_TOOL_NAME, callGenerateImage } from './image-tool';
-import { toolError, toolResult } from './result';
+import { asToolError, toolError, toolResult } from './result';
+import { distinctIds, requestCount } from './batch-ids';
 
 /**
  * The MCP server behind `/mcp`, built on the official SDK. router.ts loads this module with the first
@@ -22,9 +22,18 @@ import { toolError, toolResult } from './result';
 /** One JSON Schema validator for every per-request server (the SDK builds a new Ajv per server otherwise). */
 const validator = new AjvJsonSchemaValidator();
 
-/** Tool calls of one HTTP request get distinct job ids (a JSON-RPC batch may hold several). */
-function callId(req: Request, rpcId: string | number): string {
-  return `${req.id}-${String(rpcId).replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 64)}`;
+/**
+ * `tools/call` as the SDK's protocol layer sees it: only the method. The SDK parses a request with
+ * the handler's schema before its own tools/call check, and answers a parse failure -32603 (Internal
+ * error); with this schema malformed params (arguments not an object, no tool name) reach that check,
+ * which answers -32602 (Invalid params), as the MCP spec asks.
+ */
+const ToolsCallMethod = CallToolRequestSchema.pick({ method: true }).loose();
+
+/** What one HTTP request's tool calls share: job numbering, and the calls that met an outage. */
+interface Calls {
+  next: number;
+  unavailable: ApiError[];
 }
 
 /**
@@ -32,39 +41,68 @@ function callId(req: Request, rpcId: string | number): string {
  * call), bound to the request's authenticated key. Every tool stays listed whatever the policies or
  * switches say; a call that may not run answers an MCP tool error with the gateway's code.
  */
-function mcpServer(ctx: AppContext, req: Request, res: Response): Server {
+function mcpServer(ctx: AppContext, req: Request, res: Response, calls: Calls): Server {
   const server = new Server({ name: 'inference-gateway', version: '1' }, { capabilities: { tools: {} }, jsonSchemaValidator: validator });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [WEB_SEARCH_TOOL, IMAGE_TOOL] }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  server.setRequestHandler(ToolsCallMethod, async (raw, extra): Promise<CallToolResult> => {
+    const request = CallToolRequestSchema.parse(raw); // checked by the SDK before this runs
     const { name } = request.params;
+    if (name !== WEB_SEARCH_TOOL.name && name !== IMAGE_TOOL_NAME) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+    // the job id and usage request id: unique per call whatever the JSON-RPC id (a batch may repeat one)
+    const jobId = `${req.id}-${++calls.next}`;
     try {
-      if (name !== WEB_SEARCH_TOOL.name && name !== IMAGE_TOOL_NAME) throw errors.invalidRequest(`Unknown tool '${name}'.`);
       await ctx.directory.sync();
       const auth = req.auth!;
       if (!(await mcpToolAllowed(ctx.directory, auth.org, auth.userId, name))) throw searchErrors.toolDisabled(name);
-      if (name === WEB_SEARCH_TOOL.name) {
-        const caller = { ...searchCaller(ctx, req), requestId: callId(req, extra.requestId) };
-        return toolResult(await callWebSearch(caller, args, extra.signal));
-      }
-      return toolResult(await callGenerateImage(ctx, req, res, args, callId(req, extra.requestId)));
+      if (name === WEB_SEARCH_TOOL.name) return toolResult(await callWebSearch({ ...searchCaller(ctx, req), requestId: jobId }, args, extra.signal));
+      return toolResult(await callGenerateImage(ctx, req, res, args, jobId));
     } catch (err) {
-      return toolError(err);
+      const e = asToolError(err);
+      if (e.code === 'service_unavailable') calls.unavailable.push(e);
+      return toolError(e);
     }
   });
   return server;
 }
 
-/** Serves one POST /mcp (stateless Streamable HTTP, JSON responses). */
+/** The MCP request as a web Request for the SDK's transport: the headers it reads, no body (parsed already). */
+function webRequest(req: Request): globalThis.Request {
+  const headers = new Headers();
+  for (const h of ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id']) {
+    const v = req.headers[h];
+    if (v !== undefined) headers.set(h, Array.isArray(v) ? v.join(', ') : v);
+  }
+  // a fixed URL: the path may carry a path key (/a/{key}/mcp), which the SDK has no use for
+  return new globalThis.Request('http://gateway.invalid/mcp', { method: 'POST', headers });
+}
+
+/**
+ * Serves one POST /mcp (stateless Streamable HTTP, JSON responses). When every request of the POST
+ * is a tool call that met a Redis or Postgres outage, the answer is the REST routes' 503
+ * `service_unavailable` with Retry-After (an HTTP error status is how the MCP transport refuses a
+ * POST); otherwise each such call is a tool error with that code and the rest are answered.
+ */
 export async function handleMcp(ctx: AppContext, req: Request, res: Response): Promise<void> {
-  const server = mcpServer(ctx, req, res);
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-  res.on('close', () => {
-    void transport.close().catch(() => undefined);
-    void server.close().catch(() => undefined);
-  });
+  const calls: Calls = { next: 0, unavailable: [] };
+  const server = mcpServer(ctx, req, res, calls);
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  // a client that leaves aborts the calls in flight (their signals, their jobs) and ends the wait below
+  const gone = new Promise<undefined>((resolve) =>
+    res.once('close', () => {
+      void transport.close().catch(() => undefined);
+      void server.close().catch(() => undefined);
+      resolve(undefined);
+    }),
+  );
   transport.onerror = (err) => logger.warn({ err: err.message }, 'MCP transport error');
   await server.connect(transport);
-  // the SDK reads `req.auth` as its own AuthInfo type; ours is the gateway's (tools read it from `req`)
-  await transport.handleRequest(req as unknown as IncomingMessage, res, req.body);
+  const { body, restore } = distinctIds(req.body);
+  const answer = await Promise.race([transport.handleRequest(webRequest(req), { parsedBody: body }), gone]);
+  if (!answer || res.writableEnded || res.destroyed) return;
+  const requests = requestCount(body);
+  if (requests > 0 && calls.unavailable.length === requests) throw calls.unavailable[0];
+  res.status(answer.status);
+  answer.headers.forEach((v, k) => res.setHeader(k, v));
+  res.end(restore(await answer.text()));
 }

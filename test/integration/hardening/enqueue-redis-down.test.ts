@@ -1,15 +1,10 @@
 import { expect } from 'chai';
-import http from 'http';
 import { env } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { expectErrorEnvelope } from '../../helpers/errors';
 import { usageSettled } from '../../helpers/usage';
-import { ownRedis } from '../../helpers/processes';
-import { createApp } from '../../../api/app';
-import { closeContext, createContext } from '../../../api/context';
-import { Queues } from '../../../shared/queues/queues';
-import { createRedis } from '../../../shared/redis/connection';
+import { producerDownPod } from '../../helpers/producer-down';
 import { UsageEvent } from '../../../shared/db/models';
 import { leasesFreed } from '../../helpers/leases';
 
@@ -22,35 +17,21 @@ describe('enqueue while Redis is away', function () {
   this.timeout(30_000);
 
   it('answers 503 service_unavailable with Retry-After promptly, frees the lease and bills nothing', async () => {
-    const redis = await ownRedis();
-    const ctx = await createContext(`enqueue-down-${Date.now()}`);
-    const shared = ctx.queues;
-    const producer = createRedis('producer', redis.url);
-    ctx.queues = new Queues(producer);
-    const server = http.createServer(createApp(ctx));
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const pod = await producerDownPod('enqueue-down');
     try {
       const o = await buildOrg(env().redis);
-      await ctx.queues.get('chat-interactive').waitUntilReady();
-      await redis.stop();
+      await pod.stopProducer();
       const t = Date.now();
-      const r = await call('POST', '/v1/chat/completions', { base, headers: keyHeader(o.key), json: { model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }] } });
+      const r = await call('POST', '/v1/chat/completions', { base: pod.base, headers: keyHeader(o.key), json: { model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }] } });
       expect(r.status, r.text).to.equal(503);
       expectErrorEnvelope(r.text, 'service_unavailable');
       expect(Number(r.headers.get('retry-after'))).to.be.at.least(1);
       expect(Date.now() - t, 'failed fast, not at the request deadline').to.be.below(3000);
-      expect(await leasesFreed(ctx.leases, o.org.id, 'chat', 'interactive'), 'lease released').to.equal(true);
+      expect(await leasesFreed(pod.ctx.leases, o.org.id, 'chat', 'interactive'), 'lease released').to.equal(true);
       await usageSettled();
       expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(0);
     } finally {
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-      await ctx.queues.close().catch(() => undefined);
-      producer.disconnect();
-      ctx.queues = shared;
-      await closeContext(ctx);
-      await redis.stop();
+      await pod.close();
     }
   });
 });

@@ -62,3 +62,16 @@ export async function searches(key: string, n: number, body: Record<string, unkn
   for (let i = 0; i < n; i++) out.push((await search(key, body)).status);
   return out;
 }
+
+/** One POST of raw JSON-RPC to `/mcp` (a message or a batch), as a Streamable HTTP client sends it. */
+export function mcpPost(key: string, body: unknown, base = env().gw.url, timeoutMs = 20_000): Promise<Response> {
+  return fetch(`${base}/mcp`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-03-26' },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+}
+
+/** A `tools/call` request. */
+export const toolCall = (id: unknown, name: string, args: unknown) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });

@@ -7,7 +7,7 @@ import { setSwitch } from '../../../shared/switches/switches';
 import { Image, Organization, UsageEvent, User } from '../../../shared/db/models';
 import { usageSettled } from '../../helpers/usage';
 import { bumpEpoch } from '../../../shared/cache/epoch';
-import { searchOrg, ledger } from './helpers';
+import { searchOrg, ledger, mcpPost } from './helpers';
 
 async function connect(key: string, base = env().gw.url, fetchImpl?: typeof fetch): Promise<Client> {
   const client = new Client({ name: 'test-client', version: '1.0.0' });
@@ -111,6 +111,27 @@ describe('hosted MCP server (/mcp, official SDK client over Streamable HTTP)', (
     } finally {
       await client.close();
     }
+  });
+
+  it('malformed tools/call params and unknown tools are JSON-RPC -32602 Invalid params (not -32603); nothing runs', async () => {
+    const o = await searchOrg();
+    const bad = [
+      { name: 'web_search', arguments: 'q' },
+      { name: 'web_search', arguments: ['q'] },
+      { arguments: { query: 'q' } },
+      { name: 7, arguments: { query: 'q' } },
+      { name: 'no_such_tool', arguments: {} },
+    ];
+    for (const params of bad) {
+      const r = await mcpPost(o.key, { jsonrpc: '2.0', id: 9, method: 'tools/call', params });
+      expect(r.status).to.equal(200);
+      const reply = (await r.json()) as { id: number; result?: unknown; error?: { code: number; message: string } };
+      expect(reply.id).to.equal(9);
+      expect(reply.error?.code, `${JSON.stringify(params)}: ${JSON.stringify(reply)}`).to.equal(-32602);
+      expect(reply.error?.message).to.be.a('string').and.not.match(/\bat .+\.js:\d+/);
+    }
+    expect(env().sim.log.entries, 'no upstream call').to.have.length(0);
+    expect(await ledger(o.org.id)).to.have.length(0);
   });
 
   it('the web_search kill switch: the tool stays listed, calls answer web_search_disabled; /v1/alpha/search answers 503', async () => {

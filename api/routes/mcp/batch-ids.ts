@@ -1,0 +1,52 @@
+/**
+ * A JSON-RPC batch may repeat an id (JSON-RPC does not forbid it), but the SDK's transport and
+ * protocol key every pending request by its id: of two requests with one id, one answer is lost and
+ * its handler keeps running unobserved. So each request of a batch is handed to the SDK under an id
+ * of its own (its position), and the answers get the caller's ids back.
+ */
+
+type Message = Record<string, unknown>;
+
+/** What the SDK accepts as a request id (RequestIdSchema); anything else is left for it to refuse. */
+function validId(id: unknown): id is string | number {
+  return typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id));
+}
+
+function isRequest(m: unknown): m is Message {
+  return !!m && typeof m === 'object' && !Array.isArray(m) && typeof (m as Message).method === 'string' && validId((m as Message).id);
+}
+
+/** Requests (not notifications, not responses) in a POST body, batch or single message. */
+export function requestCount(body: unknown): number {
+  return (Array.isArray(body) ? body : [body]).filter(isRequest).length;
+}
+
+export interface DistinctIds {
+  /** The body with each request of a batch renamed to its position. */
+  body: unknown;
+  /** The SDK's answer (JSON text) with the caller's ids put back. */
+  restore(answer: string): string;
+}
+
+export function distinctIds(body: unknown): DistinctIds {
+  if (!Array.isArray(body)) return { body, restore: (answer) => answer };
+  const original = new Map<number, string | number>();
+  const renamed = body.map((m: unknown, i) => {
+    if (!isRequest(m)) return m;
+    original.set(i, m.id as string | number);
+    return { ...m, id: i };
+  });
+  const back = (m: unknown): unknown => {
+    if (!m || typeof m !== 'object') return m;
+    const id = (m as Message).id;
+    return typeof id === 'number' && original.has(id) ? { ...(m as Message), id: original.get(id) } : m;
+  };
+  return {
+    body: renamed,
+    restore(answer) {
+      if (!answer) return answer;
+      const parsed = JSON.parse(answer) as unknown;
+      return JSON.stringify(Array.isArray(parsed) ? parsed.map(back) : back(parsed));
+    },
+  };
+}

@@ -1,0 +1,44 @@
+import http from 'http';
+import { ownRedis } from './processes';
+import { createApp } from '../../api/app';
+import { closeContext, createContext, type AppContext } from '../../api/context';
+import { Queues } from '../../shared/queues/queues';
+import { createRedis } from '../../shared/redis/connection';
+
+export interface ProducerDownPod {
+  base: string;
+  ctx: AppContext;
+  /** Kills the producer's redis-server: from now on every enqueue meets a Redis outage. */
+  stopProducer(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * A web pod whose leases, caches and reply channel live on the shared Redis, while its producer
+ * connection (the one it adds jobs on) goes to a redis-server of the test's own, which the test
+ * kills: Redis lost between the lane lease and the enqueue. Ready to enqueue until `stopProducer`.
+ */
+export async function producerDownPod(name: string): Promise<ProducerDownPod> {
+  const redis = await ownRedis();
+  const ctx = await createContext(`${name}-${Date.now()}`);
+  const shared = ctx.queues;
+  const producer = createRedis('producer', redis.url);
+  ctx.queues = new Queues(producer);
+  const server = http.createServer(createApp(ctx));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  await Promise.all((['chat-interactive', 'search', 'images-interactive'] as const).map((q) => ctx.queues.get(q).waitUntilReady()));
+  return {
+    base: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    ctx,
+    stopProducer: () => redis.stop(),
+    async close() {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      await ctx.queues.close().catch(() => undefined);
+      producer.disconnect();
+      ctx.queues = shared;
+      await closeContext(ctx);
+      await redis.stop();
+    },
+  };
+}
