@@ -9,6 +9,7 @@ import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
 import { ClientGone } from '../../dispatch/run-job';
 import { SseWriter } from '../../sse';
 import { ApiError } from '../../../shared/errors/ApiError';
+import { withRefusal } from './refusal';
 
 type Body = { model: string; stream?: boolean; stream_options?: { include_usage?: boolean } | null } & Record<string, unknown>;
 
@@ -48,7 +49,7 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
     };
     if (!stream) {
       const result = await dispatchChat(ctx, req, res, common);
-      res.json(result);
+      res.json(operation === 'chat' ? withRefusal(result) : result);
       return;
     }
     const sse = new SseWriter(res);
