@@ -10,6 +10,7 @@ import { ClientGone } from '../../dispatch/run-job';
 import { SseWriter } from '../../sse';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { withRefusal } from './refusal';
+import { openaiError } from '../../middleware/error-body';
 
 type Body = { model: string; stream?: boolean; stream_options?: { include_usage?: boolean } | null } & Record<string, unknown>;
 
@@ -62,7 +63,7 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
       if (!sse.isStarted) throw err;
       // Headers are out: report the failure in-band, as OpenAI does, and close the stream.
       const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The stream failed.');
-      sse.send(JSON.stringify({ error: e.toJSON() }));
+      sse.send(JSON.stringify({ error: openaiError(e) }));
       sse.end();
     }
   };
