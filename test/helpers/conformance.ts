@@ -96,7 +96,7 @@ function responseEventSchemas(): Map<string, string> {
 }
 
 /** A Responses stream event against the member of `ResponseStreamEvent` that its `type` names. */
-export function expectResponsesEvent(event: { type?: unknown }): void {
+export function expectResponsesEvent(event: { type?: unknown } & Record<string, unknown>): void {
   const name = responseEventSchemas().get(String(event.type));
   if (!name) throw new Error(`OpenAI's ResponseStreamEvent has no event of type ${JSON.stringify(event.type)}`);
   expectOpenAI(name, event);
