@@ -3,6 +3,7 @@ import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader, type Reply } from '../../helpers/http';
 import { postSse } from '../../helpers/sse-events';
+import { multipartBody, postAudio } from '../../helpers/multipart';
 import { expectRejected } from '../embeddings/helpers';
 import { expectAnthropic, expectOpenAI, expectResponsesEvent } from '../../helpers/conformance';
 
@@ -84,6 +85,15 @@ describe('conformance: error bodies against the vendored documents', () => {
         await expectOpenAIError(r, 429, 'CONCURRENT_REQUEST_LIMIT_EXCEEDED', 'rate_limit_error', null);
         expect(r.headers.get('retry-after')).to.match(/^\d+$/);
       }
+    });
+
+    it('audio transcription: 401 authentication_error and 400 invalid_request_error', async () => {
+      const parts = multipartBody([{ name: 'model', value: 'sim-whisper' }]);
+      await expectOpenAIError(await postAudio('/v1/audio/transcriptions', {}, parts), 401, 'INVALID_API_KEY', 'authentication_error', null);
+      const noFile = await postAudio('/v1/audio/transcriptions', h, parts);
+      expect(noFile.status, noFile.text).to.equal(400);
+      expectOpenAI('ErrorResponse', noFile.body);
+      expect(noFile.body.error.type).to.equal('invalid_request_error');
     });
 
     it('under path authentication (/a/{key}/…) the body is the same', async () => {

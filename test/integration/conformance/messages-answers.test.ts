@@ -50,4 +50,15 @@ describe('conformance: messages dialect answers against the Anthropic SDK types'
       }
     });
   }
+
+  it('sim-claude: thinking blocks (JSON and streamed, with thinking_delta) conform', async () => {
+    const json = { model: 'sim-claude', max_tokens: 2048, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'think first' }] };
+    const r = await call('POST', '/v1/messages', { headers: h, json });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.body.content[0].type).to.equal('thinking');
+    expectAnthropic('Message', r.body);
+    const s = await postSse('/v1/messages', h, { ...json, stream: true });
+    expect(s.events.some((e) => e.data.delta?.type === 'thinking_delta')).to.equal(true);
+    for (const e of s.events) expectAnthropic('StreamEvent', e.data);
+  });
 });

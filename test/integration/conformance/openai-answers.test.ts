@@ -95,6 +95,17 @@ describe('conformance: OpenAI dialect answers against openai-openapi', () => {
           expect(s.events.at(-1)!.data.type).to.equal('response.completed');
         }
       });
+
+      it('a response cut short by max_output_tokens is an incomplete Response, JSON and streamed', async () => {
+        const json = { model, input: 'tell me a long story about the sea', max_output_tokens: 3 };
+        const r = await call('POST', '/v1/responses', { headers: h, json });
+        expect(r.status, r.text).to.equal(200);
+        expect(r.body.status).to.equal('incomplete');
+        expectOpenAI('Response', withoutNullUser(r.body));
+        const s = await postSse('/v1/responses', h, { ...json, stream: true });
+        expect(s.events.at(-1)!.data.type).to.equal('response.incomplete');
+        for (const e of s.events) expectResponsesEvent(responsesEventForDocument(e.data));
+      });
     });
   }
 
