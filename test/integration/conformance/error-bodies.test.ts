@@ -68,6 +68,11 @@ describe('conformance: error bodies against the vendored documents', () => {
       await expectOpenAIError(t, 400, 'invalid_request', 'invalid_request_error', 'temperature');
     });
 
+    it('an embeddings refusal names its field in param', async () => {
+      await expectOpenAIError(await call('POST', '/v1/embeddings', { headers: h, json: { model: 'sim-embed', input: ['ok', ''] } }), 400, 'invalid_input', 'invalid_request_error', 'input[1]');
+      await expectOpenAIError(await call('POST', '/v1/embeddings', { headers: h, json: { model: 'sim-embed', input: 'x', dimensions: -1 } }), 400, 'invalid_input', 'invalid_request_error', 'dimensions');
+    });
+
     it('models: 401 and 404 (GET), invalid JSON 400 with param null, 415, and 429 rate_limit_error at the lane cap', async () => {
       await expectOpenAIError(await call('GET', '/v1/models'), 401, 'INVALID_API_KEY', 'authentication_error', null);
       const gone = await call('GET', '/v1/models/no-such-model', { headers: h });
