@@ -35,9 +35,15 @@ function protoKeysRenamed(v: unknown): unknown {
   return out;
 }
 
+/** A Joi path as the message names it: `messages[1].role`. */
+function paramOf(path: Array<string | number> | undefined): string | undefined {
+  if (!path?.length) return undefined;
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i ? '.' : ''}${p === STAND_IN ? PROTO : p}`)).join('');
+}
+
 function refusal(error: Joi.ValidationError, code: string): ApiError {
   const message = error.details[0]?.message.replace(/"/g, "'").split(STAND_IN).join(PROTO) ?? 'Invalid request.';
-  return new ApiError(400, code, message);
+  return new ApiError(400, code, message, { param: paramOf(error.details[0]?.path) });
 }
 
 /**

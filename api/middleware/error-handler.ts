@@ -6,6 +6,7 @@ import { logger } from '../../shared/logger';
 import { ClientGone } from '../../shared/errors/ClientGone';
 import { asUnavailable } from '../../shared/errors/unavailable';
 import { errorPage, pageAreaOf } from '../web/error-page';
+import { errorBody } from './error-body';
 
 /** body-parser and multer errors carry a `type` or `code`; they become clear 4xx answers. */
 function fromFrameworkError(err: { type?: string; status?: number; limit?: number; code?: string; name?: string }): ApiError | undefined {
@@ -49,7 +50,7 @@ export function writeError(res: Response, err: ApiError): void {
     res.status(err.status).type('html').send(errorPage(area, err.status, e.code, e.message));
     return;
   }
-  res.status(err.status).json({ error: err.toJSON() });
+  res.status(err.status).json(errorBody(res.req?.originalUrl.split('?')[0] ?? '', err));
 }
 
 /** The one error handler: typed errors as they are, framework errors mapped, the rest a 500 with an id. */

@@ -8,12 +8,14 @@ export class ApiError extends Error {
   readonly headers: Record<string, string>;
   /** Extra fields placed inside `error` (for example `credits_bound`). */
   readonly details?: Record<string, unknown>;
+  /** The request field at fault, if one is (OpenAI's `error.param` on the OpenAI dialects). */
+  readonly param?: string;
 
   constructor(
     status: number,
     code: string,
     message: string,
-    opts: { retryAfter?: number; headers?: Record<string, string>; details?: Record<string, unknown> } = {},
+    opts: { retryAfter?: number; headers?: Record<string, string>; details?: Record<string, unknown>; param?: string } = {},
   ) {
     super(message);
     this.name = 'ApiError';
@@ -22,6 +24,7 @@ export class ApiError extends Error {
     this.headers = { ...(opts.headers ?? {}) };
     if (opts.retryAfter !== undefined) this.headers['Retry-After'] = String(Math.max(1, Math.ceil(opts.retryAfter)));
     this.details = opts.details;
+    this.param = opts.param;
   }
 
   toJSON(): { code: string; message: string } & Record<string, unknown> {

@@ -1,5 +1,5 @@
 import type { NativeStep, NativeTranscript } from '../../dispatch/native-search/loop';
-import { newId, responseObject, type OutputItem, type ResponseFrame } from './response';
+import { newId, outputText, responseObject, type OutputItem, type ResponseFrame } from './response';
 import { ResponsesEventWriter, type ResponsesEvent } from './event-writer';
 import { stepItems } from './native';
 
@@ -59,7 +59,7 @@ export class NativeResponsesStream extends ResponsesEventWriter {
   private openItem(out: ResponsesEvent[], item_id: string): void {
     const output_index = this.output.length;
     this.ev(out, 'response.output_item.added', { output_index, item: { type: 'message', id: item_id, status: 'in_progress', role: 'assistant', content: [] } });
-    this.ev(out, 'response.content_part.added', { item_id, output_index, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+    this.ev(out, 'response.content_part.added', { item_id, output_index, content_index: 0, part: outputText('') });
   }
 
   /** A piece of the model's text as the upstream produced it: opens the message item at the first. */

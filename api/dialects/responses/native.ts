@@ -5,7 +5,7 @@ import { functionTools, locationCountry, NATIVE_NAMES, type NativeToolSet } from
 import { openPage, openResults, sealPage, sealResults } from '../../dispatch/native-search/seal';
 import { citedDocuments, citedSources, fetchedBefore, resultsBefore } from '../../dispatch/native-search/citations';
 import { fetchText, searchText } from '../../dispatch/native-search/tool-text';
-import { functionCallItem, newId, type OutputItem } from './response';
+import { functionCallItem, newId, outputText, type OutputItem } from './response';
 
 type Tool = NonNullable<ResponsesRequest['tools']>[number];
 
@@ -86,7 +86,7 @@ function messageWithCitations(steps: NativeStep[], i: number, text: string): Out
   const fromSearch = citedSources(text, resultsBefore(steps, i)).map((c) => ({ start: c.start, end: c.end, url: c.url, title: c.title }));
   const fromPages = citedDocuments(text, fetchedBefore(steps, i)).map((c) => ({ start: c.start, end: c.end, url: c.doc.url, title: c.doc.title ?? c.doc.url }));
   const annotations = [...fromSearch, ...fromPages].sort((a, b) => a.start - b.start).map((c) => ({ type: 'url_citation', start_index: c.start, end_index: c.end, url: c.url, title: c.title }));
-  return { type: 'message', id: newId('msg'), status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations }] };
+  return { type: 'message', id: newId('msg'), status: 'completed', role: 'assistant', content: [outputText(text, annotations)] };
 }
 
 /** The output item a step produces, if any (a call's item is produced by its result); seals are bound to `orgId`. */

@@ -19,7 +19,8 @@ export function responsesUsage(u: CanonicalUsage | undefined | null) {
   const output = u?.completion_tokens ?? 0;
   return {
     input_tokens: input,
-    input_tokens_details: { cached_tokens: u?.prompt_tokens_details?.cached_tokens ?? 0 },
+    // OpenAI's document requires both; an upstream reports no cache writes through chat completions
+    input_tokens_details: { cached_tokens: u?.prompt_tokens_details?.cached_tokens ?? 0, cache_write_tokens: 0 },
     output_tokens: output,
     output_tokens_details: { reasoning_tokens: 0 },
     total_tokens: input + output,
@@ -50,7 +51,7 @@ export function responseObject(f: ResponseFrame, output: OutputItem[], finish: F
     temperature: r.temperature ?? 1,
     text: r.text ?? { format: { type: 'text' } },
     tool_choice: r.tool_choice ?? 'auto',
-    tools: r.tools ?? [],
+    tools: (r.tools ?? []).map(echoedTool),
     top_p: r.top_p ?? 1,
     truncation: 'disabled',
     usage: status === 'in_progress' ? null : responsesUsage(usage),
@@ -59,8 +60,18 @@ export function responseObject(f: ResponseFrame, output: OutputItem[], finish: F
   };
 }
 
+/** A function tool as the Response echoes it: OpenAI's FunctionTool always carries `strict` (null when not asked). */
+function echoedTool(t: Record<string, unknown>): Record<string, unknown> {
+  return t.type === 'function' ? { ...t, strict: t.strict ?? null, parameters: t.parameters ?? null } : t;
+}
+
+/** An `output_text` content part; the API always sends `logprobs` (empty unless asked for). */
+export function outputText(text: string, annotations: unknown[] = []): Record<string, unknown> {
+  return { type: 'output_text', text, annotations, logprobs: [] };
+}
+
 export function messageItem(id: string, text: string, status = 'completed'): OutputItem {
-  return { type: 'message', id, status, role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] };
+  return { type: 'message', id, status, role: 'assistant', content: [outputText(text)] };
 }
 
 export function functionCallItem(id: string, call: CanonicalToolCall, status = 'completed'): OutputItem {

@@ -1,5 +1,5 @@
 import type { CanonicalChunk, CanonicalMessage, CanonicalToolCall, FinishReason } from '../canonical';
-import { assistantTurn, functionCallItem, messageItem, newId, responseObject, type OutputItem, type ResponseFrame } from './response';
+import { assistantTurn, functionCallItem, messageItem, newId, outputText, responseObject, type OutputItem, type ResponseFrame } from './response';
 
 import { ResponsesEventWriter, type ResponsesEvent } from './event-writer';
 
@@ -31,7 +31,7 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
     if (!o) return;
     this.open = undefined;
     if (o.kind === 'message') {
-      const part = { type: 'output_text', text: o.text, annotations: [] };
+      const part = outputText(o.text);
       this.ev(out, 'response.output_text.done', { item_id: o.id, output_index: o.index, content_index: 0, text: o.text, logprobs: [] });
       this.ev(out, 'response.content_part.done', { item_id: o.id, output_index: o.index, content_index: 0, part });
       const item = messageItem(o.id, o.text);
@@ -62,7 +62,7 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
         const o: Open = { kind: 'message', index: this.nextIndex, id: newId('msg'), text: '' };
         this.open = o;
         this.ev(out, 'response.output_item.added', { output_index: o.index, item: { ...messageItem(o.id, '', 'in_progress'), content: [] } });
-        this.ev(out, 'response.content_part.added', { item_id: o.id, output_index: o.index, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+        this.ev(out, 'response.content_part.added', { item_id: o.id, output_index: o.index, content_index: 0, part: outputText('') });
       }
       const o = this.open as Extract<Open, { kind: 'message' }>;
       o.text += delta.content;

@@ -9,6 +9,8 @@ import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
 import { ClientGone } from '../../dispatch/run-job';
 import { SseWriter } from '../../sse';
 import { ApiError } from '../../../shared/errors/ApiError';
+import { withRefusal } from './refusal';
+import { openaiError } from '../../middleware/error-body';
 
 type Body = { model: string; stream?: boolean; stream_options?: { include_usage?: boolean } | null } & Record<string, unknown>;
 
@@ -19,15 +21,15 @@ type Body = { model: string; stream?: boolean; stream_options?: { include_usage?
 function checkTranslatableCompletion(body: Record<string, unknown>): void {
   const p = body.prompt;
   if (Array.isArray(p) && (p.length !== 1 || typeof p[0] !== 'string')) {
-    throw new ApiError(400, 'unsupported_parameter', 'On this model `prompt` must be one string (token-id and batched prompts need an OpenAI-compatible upstream).');
+    throw new ApiError(400, 'unsupported_parameter', 'On this model `prompt` must be one string (token-id and batched prompts need an OpenAI-compatible upstream).', { param: 'prompt' });
   }
   for (const k of ['echo', 'suffix', 'logprobs', 'best_of', 'logit_bias'] as const) {
     const v = body[k];
     if (v !== undefined && v !== null && v !== false && !(k === 'best_of' && v === 1)) {
-      throw new ApiError(400, 'unsupported_parameter', `\`${k}\` is not supported for legacy completions on this model.`);
+      throw new ApiError(400, 'unsupported_parameter', `\`${k}\` is not supported for legacy completions on this model.`, { param: k });
     }
   }
-  if (typeof body.n === 'number' && body.n > 1) throw new ApiError(400, 'unsupported_parameter', '`n` above 1 is not supported for legacy completions on this model.');
+  if (typeof body.n === 'number' && body.n > 1) throw new ApiError(400, 'unsupported_parameter', '`n` above 1 is not supported for legacy completions on this model.', { param: 'n' });
 }
 
 /** One handler for chat and legacy completions: they differ only in schema and upstream path. */
@@ -48,7 +50,7 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
     };
     if (!stream) {
       const result = await dispatchChat(ctx, req, res, common);
-      res.json(result);
+      res.json(operation === 'chat' ? withRefusal(result) : result);
       return;
     }
     const sse = new SseWriter(res);
@@ -61,7 +63,7 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
       if (!sse.isStarted) throw err;
       // Headers are out: report the failure in-band, as OpenAI does, and close the stream.
       const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The stream failed.');
-      sse.send(JSON.stringify({ error: e.toJSON() }));
+      sse.send(JSON.stringify({ error: openaiError(e) }));
       sse.end();
     }
   };

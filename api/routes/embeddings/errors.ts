@@ -10,7 +10,10 @@ export type EmbeddingsCode =
   | 'invalid_top_n'
   | 'input_too_long';
 
-export const invalid = (code: EmbeddingsCode, message: string) => new ApiError(400, code, message);
+/** The field a message starts by quoting (`'input[2]' must be…`) is the error's `param` on the OpenAI path. */
+const LEADING_FIELD = /^'([A-Za-z_][\w.[\]]*)'/;
+
+export const invalid = (code: EmbeddingsCode, message: string) => new ApiError(400, code, message, { param: LEADING_FIELD.exec(message)?.[1] });
 
 /** A body must be a plain object; every key outside `allowed` is refused by name. */
 export function rejectUnknownFields(body: Record<string, unknown>, allowed: readonly string[]): void {

@@ -17,7 +17,9 @@ async function billed(orgId: string): Promise<number> {
 
 function expectError(r: Reply, status: number, code: string, what = '') {
   expect(r.status, `${what} ${r.text}`).to.equal(status);
-  expect(r.body, what).to.deep.equal({ error: { code, message: r.body.error.message } });
+  // the spec's envelope plus OpenAI's type and param (test/integration/conformance checks their values)
+  expect(r.body, what).to.deep.equal({ error: { code, message: r.body.error.message, type: r.body.error.type, param: r.body.error.param } });
+  expect(r.body.error.type, what).to.be.a('string');
   expect(r.body.error.message).to.be.a('string').and.not.equal('');
   expect(r.text, 'no stack trace').not.to.match(/at .*\.[jt]s:\d+/);
   expect(r.headers.get('x-service-request-id')).to.match(/^req_/);

@@ -117,7 +117,8 @@ describe('chat completions on an Anthropic-native upstream (sim-claude)', () => 
     for (const extra of [{ prompt: [1, 2, 3] }, { prompt: ['a', 'b'] }, { echo: true }, { suffix: 'x' }, { logprobs: 2 }, { n: 2 }]) {
       const r = await call('POST', '/v1/completions', { headers: keyHeader(o.key), json: { model: 'sim-claude', prompt: 'x', ...extra } });
       expect(r.status, JSON.stringify(extra)).to.equal(400);
-      expect(r.body).to.deep.equal({ error: { code: 'unsupported_parameter', message: r.body.error.message } });
+      const param = Object.keys(extra)[0];
+      expect(r.body).to.deep.equal({ error: { code: 'unsupported_parameter', message: r.body.error.message, type: 'invalid_request_error', param } });
     }
     expect(env().sim.log.entries).to.have.length(0);
     await usageSettled();

@@ -345,7 +345,7 @@ describe('messages dialect errors', () => {
       for (const headers of variants) {
         const r = await call('POST', path, { headers, json: body('sim-chat') });
         expect(r.status, `${path} ${JSON.stringify(headers)}`).to.equal(401);
-        expect(r.body).to.deep.equal({ error: { code: 'INVALID_API_KEY', message: r.body.error.message } });
+        expect(r.body).to.deep.equal({ error: { code: 'INVALID_API_KEY', message: r.body.error.message, type: 'authentication_error' } });
       }
     }
     expect(env().sim.log.entries).to.have.length(0);

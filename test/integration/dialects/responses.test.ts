@@ -222,7 +222,7 @@ describe('POST /v1/responses', () => {
         for (const [path, stream] of [['/v1/responses', false], ['/v1/responses', true], ['/responses', false]] as const) {
           const r = await call('POST', path, { headers: h, json: { model, input: 'x', stream } });
           expect(r.status, `${status} ${model} ${path} stream=${stream}: ${r.text}`).to.equal(expected);
-          expect(r.body).to.deep.equal({ error: { code, message: r.body.error.message } });
+          expect(r.body).to.deep.equal({ error: { code, message: r.body.error.message, type: status === 400 ? 'invalid_request_error' : 'server_error', param: null } });
           expect(r.text).not.to.match(/at .*\.js:\d+/);
         }
       }
@@ -280,7 +280,7 @@ describe('POST /v1/responses', () => {
     }
     const badJson = await call('POST', '/v1/responses', { headers: { ...h, 'content-type': 'application/json' }, raw: '{"model":' });
     expect(badJson.status).to.equal(400);
-    expect(badJson.body).to.deep.equal({ error: { code: 'invalid_json', message: badJson.body.error.message } });
+    expect(badJson.body).to.deep.equal({ error: { code: 'invalid_json', message: badJson.body.error.message, type: 'invalid_request_error', param: null } });
     const text = await call('POST', '/responses', { headers: { ...h, 'content-type': 'text/plain' }, raw: 'hi' });
     expect(text.status).to.equal(415);
     expect(text.body.error.code).to.equal('unsupported_media_type');

@@ -22,8 +22,9 @@ const ROUTES: Array<{ path: string; headers: Record<string, string>; json: unkno
 
 function expectInvalidKey(r: Reply, what: string) {
   expect(r.status, `${what}: ${r.text}`).to.equal(401);
-  // the plain envelope on every dialect, the messages dialect included (auth runs before it)
-  expect(r.body, what).to.deep.equal({ error: { code: 'INVALID_API_KEY', message: r.body.error.message } });
+  // the plain envelope on every path, plus the dialect's fields on a dialect's path (`what` starts with it)
+  const dialect = /\/v1\/messages/.test(what) ? { type: 'authentication_error' } : /^unknown path/.test(what) ? {} : { type: 'authentication_error', param: null };
+  expect(r.body, what).to.deep.equal({ error: { code: 'INVALID_API_KEY', message: r.body.error.message, ...dialect } });
   expect(r.body.error.message, what).to.be.a('string').and.not.equal('');
   expect(r.headers.get('x-service-request-id'), what).to.match(/^req_[0-9a-f]{24}$/);
   expect(r.text, what).not.to.match(/at .*\.js:\d+/);
@@ -108,7 +109,7 @@ describe('project attribution and routing plans: refused without billing', () =>
     expect(viaPath.headers.get('deprecation')).to.equal('true');
     const messages = await call('POST', '/v1/messages', { headers: { ...keyHeader(bound), ...V, 'SERVICE-PROJECT-ID': otherProjectSlug }, json: ROUTES[2].json });
     expect(messages.status).to.equal(403);
-    expect(messages.body).to.deep.equal({ error: { code: 'project_mismatch', message: messages.body.error.message } });
+    expect(messages.body).to.deep.equal({ error: { code: 'project_mismatch', message: messages.body.error.message, type: 'permission_error' } });
     expect(env().sim.log.entries).to.have.length(0);
     await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(before);

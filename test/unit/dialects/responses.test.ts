@@ -83,7 +83,7 @@ describe('responses dialect: canonical → Response', () => {
     expect(out).to.have.length(1);
     expect(out[0]).to.include({ type: 'function_call', call_id: 'call_abc123', name: 'get_current_weather', arguments: '{\n"location": "Boston, MA"\n}', status: 'completed' });
     expect(out[0].id).to.match(/^fc_/);
-    expect(response.usage).to.deep.equal({ input_tokens: 82, input_tokens_details: { cached_tokens: 0 }, output_tokens: 17, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 99 });
+    expect(response.usage).to.deep.equal({ input_tokens: 82, input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 }, output_tokens: 17, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 99 });
     expect(assistant).to.deep.equal({ role: 'assistant', content: null, tool_calls: toolCallCompletion.choices[0].message.tool_calls });
   });
 });
@@ -103,12 +103,12 @@ describe('responses dialect: stream translation', () => {
       { type: 'response.created', sequence_number: 0, status: 'in_progress' },
       { type: 'response.in_progress', sequence_number: 1, status: 'in_progress' },
       { type: 'response.output_item.added', sequence_number: 2, output_index: 0, item: { type: 'message', id: msgId, status: 'in_progress', role: 'assistant', content: [] } },
-      { type: 'response.content_part.added', sequence_number: 3, item_id: msgId, output_index: 0, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } },
+      { type: 'response.content_part.added', sequence_number: 3, item_id: msgId, output_index: 0, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } },
       { type: 'response.output_text.delta', sequence_number: 4, item_id: msgId, output_index: 0, content_index: 0, delta: 'Hello', logprobs: [] },
       { type: 'response.output_text.delta', sequence_number: 5, item_id: msgId, output_index: 0, content_index: 0, delta: '!', logprobs: [] },
       { type: 'response.output_text.done', sequence_number: 6, item_id: msgId, output_index: 0, content_index: 0, text: 'Hello!', logprobs: [] },
-      { type: 'response.content_part.done', sequence_number: 7, item_id: msgId, output_index: 0, content_index: 0, part: { type: 'output_text', text: 'Hello!', annotations: [] } },
-      { type: 'response.output_item.done', sequence_number: 8, output_index: 0, item: { type: 'message', id: msgId, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'Hello!', annotations: [] }] } },
+      { type: 'response.content_part.done', sequence_number: 7, item_id: msgId, output_index: 0, content_index: 0, part: { type: 'output_text', text: 'Hello!', annotations: [], logprobs: [] } },
+      { type: 'response.output_item.done', sequence_number: 8, output_index: 0, item: { type: 'message', id: msgId, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'Hello!', annotations: [], logprobs: [] }] } },
       { type: 'response.completed', sequence_number: 9, status: 'completed' },
     ]);
     const final = events.at(-1)!.response as { usage: { input_tokens: number; output_tokens: number }; output: unknown[] };

@@ -1,0 +1,36 @@
+import type { ApiError } from '../../shared/errors/ApiError';
+import { anthropicErrorType } from '../dialects/messages/errors';
+
+/** The path-authentication prefixes an inference path may sit under (`/a/{key}`, `/a/{key}/p/{project}`, `/r/{plan}`). */
+const PREFIX = String.raw`^(?:/a/[^/]+(?:/p/[^/]+)?|/r/[^/]+)?`;
+/** Paths of the OpenAI dialects (matched as Express routes them, ignoring case): OpenAI clients read `error.type` and `error.param`. */
+const OPENAI_PATH = new RegExp(`${PREFIX}/(?:v1/(?:chat/completions|completions|responses|embeddings|models|images|audio)|responses)(?:/|$)`, 'i');
+/** The messages dialect's paths: Anthropic clients read `error.type`. */
+const MESSAGES_PATH = new RegExp(`${PREFIX}/v1/messages(?:/|$)`, 'i');
+
+/** OpenAI's error `type` for an HTTP status (the values its API and OpenAPI document use). */
+export function openaiErrorType(status: number): string {
+  if (status === 401) return 'authentication_error';
+  if (status === 403) return 'permission_error';
+  if (status === 404) return 'not_found_error';
+  if (status === 429) return 'rate_limit_error';
+  if (status >= 500) return 'server_error';
+  return 'invalid_request_error';
+}
+
+/**
+ * The body of an error answer: the spec's envelope `{ error: { code, message } }` everywhere, plus
+ * the fields the dialect's official clients read where the path is a dialect's (docs/dialects.md,
+ * "Conformance"): OpenAI's `type` and `param`, Anthropic's `type`.
+ */
+export function errorBody(path: string, err: ApiError): { error: Record<string, unknown> } {
+  const error = err.toJSON();
+  if (MESSAGES_PATH.test(path)) return { error: { ...error, type: anthropicErrorType(err.status) } };
+  if (OPENAI_PATH.test(path)) return { error: openaiError(err) };
+  return { error };
+}
+
+/** The `error` object of an OpenAI-dialect answer, HTTP or in-band in a stream. */
+export function openaiError(err: ApiError): Record<string, unknown> {
+  return { ...err.toJSON(), type: openaiErrorType(err.status), param: err.param ?? null };
+}

@@ -1,0 +1,147 @@
+import { expect } from 'chai';
+import { env, resetSim } from '../../helpers/harness';
+import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { call, keyHeader } from '../../helpers/http';
+import { postSse } from '../../helpers/sse-events';
+import { makeWav, SPEECH_LIKE } from '../../helpers/wav';
+import { postAudio, multipartBody, transcriptionParts } from '../../helpers/multipart';
+import { completionChunkForDocument, decodedEmbeddings, expectOpenAI, expectResponsesEvent, responsesEventForDocument, withoutNullUser } from '../../helpers/conformance';
+
+/**
+ * Every JSON answer and streamed event of the OpenAI dialects against OpenAI's published OpenAPI
+ * document (test/fixtures/vendor/openai), on an OpenAI-compatible upstream (`sim-chat`, passed
+ * through) and an Anthropic-native one (`sim-claude`, translated by the gateway).
+ */
+const lookup = { name: 'lookup', description: 'Look something up', parameters: { type: 'object', properties: { query: { type: 'string' } } } };
+
+describe('conformance: OpenAI dialect answers against openai-openapi', () => {
+  let o: TestOrg;
+  let h: Record<string, string>;
+  before(async () => {
+    o = await buildOrg(env().redis);
+    h = keyHeader(o.key);
+  });
+  beforeEach(resetSim);
+
+  for (const model of ['sim-chat', 'sim-claude']) {
+    describe(`chat-style answers on ${model}`, () => {
+      it('chat completion (text and tool call) is a CreateChatCompletionResponse, with refusal: null', async () => {
+        const text = await call('POST', '/v1/chat/completions', { headers: h, json: { model, messages: [{ role: 'user', content: 'hello there' }] } });
+        expect(text.status, text.text).to.equal(200);
+        expectOpenAI('CreateChatCompletionResponse', text.body);
+        expect(text.body.choices[0].message).to.have.property('refusal', null);
+        const tool = await call('POST', '/v1/chat/completions', {
+          headers: h,
+          json: { model, messages: [{ role: 'user', content: 'use the tool please' }], tools: [{ type: 'function', function: lookup }] },
+        });
+        expect(tool.status, tool.text).to.equal(200);
+        expect(tool.body.choices[0].finish_reason).to.equal('tool_calls');
+        expectOpenAI('CreateChatCompletionResponse', tool.body);
+      });
+
+      it('every chat completion chunk is a CreateChatCompletionStreamResponse, the usage chunk included', async () => {
+        for (const prompt of ['hello stream', 'use the tool now']) {
+          const s = await postSse('/v1/chat/completions', h, {
+            model,
+            stream: true,
+            stream_options: { include_usage: true },
+            messages: [{ role: 'user', content: prompt }],
+            tools: [{ type: 'function', function: lookup }],
+          });
+          expect(s.status, s.text).to.equal(200);
+          expect(s.events.at(-1)?.data).to.equal('[DONE]');
+          const chunks = s.events.slice(0, -1).map((e) => e.data);
+          expect(chunks.length).to.be.greaterThan(2);
+          for (const c of chunks) expectOpenAI('CreateChatCompletionStreamResponse', c);
+          expect(chunks.at(-1).usage.total_tokens).to.be.greaterThan(0);
+        }
+      });
+
+      it('legacy completion, JSON and streamed, is a CreateCompletionResponse', async () => {
+        const r = await call('POST', '/v1/completions', { headers: h, json: { model, prompt: 'Say hello', max_tokens: 8 } });
+        expect(r.status, r.text).to.equal(200);
+        expectOpenAI('CreateCompletionResponse', r.body);
+        const s = await postSse('/v1/completions', h, { model, prompt: 'Say hello', max_tokens: 8, stream: true });
+        expect(s.status, s.text).to.equal(200);
+        const chunks = s.events.filter((e) => e.data !== '[DONE]').map((e) => e.data);
+        expect(chunks.length).to.be.greaterThan(1);
+        for (const c of chunks) expectOpenAI('CreateCompletionResponse', completionChunkForDocument(c));
+        expect(chunks.at(-1).choices[0].finish_reason).to.be.a('string');
+      });
+
+      it('a response (text and function call) is a Response; GET of the stored one too', async () => {
+        const r = await call('POST', '/v1/responses', { headers: h, json: { model, input: 'hello responses' } });
+        expect(r.status, r.text).to.equal(200);
+        expectOpenAI('Response', withoutNullUser(r.body));
+        expect(r.body.output[0].content[0].logprobs).to.deep.equal([]);
+        const tool = await call('POST', '/v1/responses', { headers: h, json: { model, input: 'use the tool', tools: [{ type: 'function', ...lookup }] } });
+        expect(tool.status, tool.text).to.equal(200);
+        expect(tool.body.output.map((i: { type: string }) => i.type)).to.include('function_call');
+        expectOpenAI('Response', withoutNullUser(tool.body));
+        const got = await call('GET', `/v1/responses/${r.body.id}`, { headers: h });
+        expect(got.status).to.equal(200);
+        expectOpenAI('Response', withoutNullUser(got.body));
+      });
+
+      it('every Responses stream event is the ResponseStreamEvent member its type names', async () => {
+        for (const input of ['hello streamed responses', 'use the tool now']) {
+          const s = await postSse('/v1/responses', h, { model, input, stream: true, tools: [{ type: 'function', ...lookup }] });
+          expect(s.status, s.text).to.equal(200);
+          expect(s.events.length).to.be.greaterThan(4);
+          for (const e of s.events) {
+            expect(e.event).to.equal(e.data.type);
+            expectResponsesEvent(responsesEventForDocument(e.data));
+          }
+          expect(s.events.at(-1)!.data.type).to.equal('response.completed');
+        }
+      });
+
+      it('a response cut short by max_output_tokens is an incomplete Response, JSON and streamed', async () => {
+        const json = { model, input: 'tell me a long story about the sea', max_output_tokens: 3 };
+        const r = await call('POST', '/v1/responses', { headers: h, json });
+        expect(r.status, r.text).to.equal(200);
+        expect(r.body.status).to.equal('incomplete');
+        expectOpenAI('Response', withoutNullUser(r.body));
+        const s = await postSse('/v1/responses', h, { ...json, stream: true });
+        expect(s.events.at(-1)!.data.type).to.equal('response.incomplete');
+        for (const e of s.events) expectResponsesEvent(responsesEventForDocument(e.data));
+      });
+    });
+  }
+
+  it('embeddings (float and base64) are a CreateEmbeddingResponse', async () => {
+    for (const encoding_format of ['float', 'base64']) {
+      const r = await call('POST', '/v1/embeddings', { headers: h, json: { model: 'sim-embed', input: ['one', 'two'], encoding_format } });
+      expect(r.status, r.text).to.equal(200);
+      expectOpenAI('CreateEmbeddingResponse', decodedEmbeddings(r.body));
+    }
+  });
+
+  it('the models list is a ListModelsResponse and one model is a Model', async () => {
+    const list = await call('GET', '/v1/models', { headers: h });
+    expect(list.status).to.equal(200);
+    expectOpenAI('ListModelsResponse', list.body);
+    const one = await call('GET', '/v1/models/sim-chat', { headers: h });
+    expect(one.status).to.equal(200);
+    expectOpenAI('Model', one.body);
+  });
+
+  // The document's `size` lists the GPT image sizes only, so the request asks for one of them.
+  it('an image generation (url and b64_json) is an ImagesResponse', async () => {
+    for (const response_format of ['url', 'b64_json']) {
+      const r = await call('POST', '/v1/images/generations', { headers: h, json: { model: 'sim-image', prompt: 'a lighthouse', size: '1024x1024', response_format } });
+      expect(r.status, r.text).to.equal(200);
+      expectOpenAI('ImagesResponse', r.body);
+    }
+  });
+
+  it('a transcription is a CreateTranscriptionResponseJson, or ...VerboseJson when asked', async () => {
+    const wav = makeWav(SPEECH_LIKE);
+    const json = await postAudio('/v1/audio/transcriptions', h, multipartBody(transcriptionParts(wav)));
+    expect(json.status, json.text).to.equal(200);
+    expectOpenAI('CreateTranscriptionResponseJson', json.body);
+    const verbose = await postAudio('/v1/audio/transcriptions', h, multipartBody(transcriptionParts(wav, [{ name: 'response_format', value: 'verbose_json' }])));
+    expect(verbose.status, verbose.text).to.equal(200);
+    expectOpenAI('CreateTranscriptionResponseVerboseJson', verbose.body);
+  });
+});
