@@ -6,34 +6,27 @@ import { explainPostgres, explainRedis } from '../../shared/startup/explain';
 import { StartupError } from '../../shared/startup/startup-error';
 
 const EMBEDDED = 'for the embedded default, start it with npm start';
-const REDIS_WAIT_MS = 5000;
 
-/** Pings Redis once; a stopped server is one line naming REDIS_URL and npm start, not a raw ECONNREFUSED. */
-async function reachRedis(redis: RedisClient, url: string): Promise<void> {
-  let seen: Error | undefined;
-  const onError = (e: Error) => (seen ??= e);
-  redis.on('error', onError);
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([redis.ping(), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${REDIS_WAIT_MS / 1000} s`)), REDIS_WAIT_MS)))]);
-  } catch (err) {
-    throw new StartupError(`${explainRedis(seen ?? err, url).message}; ${EMBEDDED}`, err);
-  } finally {
-    clearTimeout(timer);
-    redis.off('error', onError);
-  }
-}
-
-/** Runs a CLI action with Postgres and Redis connected, and closes them after. */
+/**
+ * Runs a CLI action with Postgres and Redis connected, and closes them after. Postgres is checked
+ * first; Redis only when the command uses it (reading keys or usage works with Redis stopped). A
+ * stopped service is one line naming its variable and npm start, never a raw ECONNREFUSED.
+ */
 export async function withServices<T>(fn: (redis: RedisClient) => Promise<T>): Promise<T> {
   const cfg = config();
   const redis = createRedis('command');
+  let redisError: Error | undefined;
+  redis.on('error', (e: Error) => (redisError = e));
   try {
     await db().authenticate().catch((err: unknown) => {
       throw new StartupError(`${explainPostgres(err, cfg.databaseUrl).message}; ${EMBEDDED}`, err);
     });
-    await reachRedis(redis, cfg.redisUrl);
     return await fn(redis);
+  } catch (err) {
+    if (redisError && redis.status !== 'ready' && !(err instanceof StartupError)) {
+      throw new StartupError(`${explainRedis(redisError, cfg.redisUrl).message}; ${EMBEDDED}`, err);
+    }
+    throw err;
   } finally {
     redis.disconnect();
     await closeDb();

@@ -6,6 +6,8 @@ import { StartupError } from '../../shared/startup/startup-error';
 export interface InstanceInfo {
   pid: number;
   url?: string;
+  /** The script it runs (process.argv[1]): a reused pid running something else is not it. */
+  script?: string;
 }
 
 export interface InstanceLock {
@@ -23,6 +25,17 @@ function alive(pid: number): boolean {
   }
 }
 
+/** The pid is alive and, where /proc tells (Linux), still runs the same script. */
+function stillRunning(info: InstanceInfo): boolean {
+  if (!alive(info.pid)) return false;
+  try {
+    const cmdline = fs.readFileSync(`/proc/${info.pid}/cmdline`, 'utf8');
+    return !info.script || cmdline.includes(info.script);
+  } catch {
+    return true; // no /proc: the pid's liveness is all there is to go on
+  }
+}
+
 export function readInstance(file: string): InstanceInfo | undefined {
   try {
     const info = JSON.parse(fs.readFileSync(file, 'utf8')) as InstanceInfo;
@@ -32,23 +45,35 @@ export function readInstance(file: string): InstanceInfo | undefined {
   }
 }
 
+/** Writes the file whole: a temporary file, then linked (create, fails when it exists) or renamed (replace). */
+function writeWhole(file: string, info: InstanceInfo, how: 'create' | 'replace'): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, JSON.stringify(info), { mode: 0o600 });
+  try {
+    if (how === 'create') fs.linkSync(tmp, file);
+    else fs.renameSync(tmp, file);
+  } finally {
+    fs.rmSync(tmp, { force: true });
+  }
+}
+
 /**
  * One `npm start` per data folder: a second one would share the first one's Redis and Postgres and
- * re-point its catalog at another simulator port. The file is created exclusively; one left by an
- * instance that is gone (its pid is not alive) is taken over.
+ * re-point its catalog at another simulator port. The file appears whole and only once (link); one
+ * left by an instance that is gone (its pid dead, or running something else) is taken over.
  */
 export function acquireInstanceLock(dataRoot: string): InstanceLock {
   const file = path.join(dataRoot, 'gateway.pid');
+  const me: InstanceInfo = { pid: process.pid, script: process.argv[1] };
   fs.mkdirSync(dataRoot, { recursive: true });
-  const write = (info: InstanceInfo, flag: 'wx' | 'w') => fs.writeFileSync(file, JSON.stringify(info), { flag, mode: 0o600 });
   for (let attempt = 0; ; attempt++) {
     try {
-      write({ pid: process.pid }, 'wx');
+      writeWhole(file, me, 'create');
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw err;
       const other = readInstance(file);
-      if (other && other.pid !== process.pid && alive(other.pid)) {
+      if (other && other.pid !== process.pid && stillRunning(other)) {
         throw new StartupError(
           `another gateway is running on ${dataRoot} (pid ${other.pid}, ${other.url ?? 'still starting'}): use it, or stop it (Ctrl-C in its terminal, or kill ${other.pid}) before starting again`,
         );
@@ -59,7 +84,7 @@ export function acquireInstanceLock(dataRoot: string): InstanceLock {
   const ours = () => readInstance(file)?.pid === process.pid;
   return {
     announce: (url) => {
-      if (ours()) write({ pid: process.pid, url }, 'w');
+      if (ours()) writeWhole(file, { ...me, url }, 'replace');
     },
     release: () => {
       if (ours()) fs.rmSync(file, { force: true });

@@ -107,8 +107,12 @@ describe('operator CLI: the read side, help, and one-line failures', function ()
     expect(pg.code).to.equal(1);
     expect(pg.lines, pg.stderr).to.have.length(1);
     expect(pg.lines[0]).to.match(/^Postgres at 127\.0\.0\.1:\d+ is unreachable \(ECONNREFUSED\): start Postgres there or set DATABASE_URL to where it runs; for the embedded default, start it with npm start$/);
-    const redis = await refused(['key', 'list', '--org', 'demo'], { REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
+    const noRedis = { REDIS_URL: `redis://127.0.0.1:${await freePort()}` };
+    const redis = await refused(['switch', 'list'], noRedis);
     expect(redis.lines, redis.stderr).to.have.length(1);
     expect(redis.lines[0]).to.match(/^Redis at 127\.0\.0\.1:\d+ is unreachable \(ECONNREFUSED\): start Redis there or set REDIS_URL to where it runs; for the embedded default, start it with npm start$/);
+    const reads = await gateway(['org', 'list', '--json'], noRedis);
+    expect(JSON.parse(reads.stdout), 'a command that needs only Postgres still runs').to.be.an('array');
+    expect(reads.stderr).to.equal('');
   });
 });
