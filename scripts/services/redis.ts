@@ -44,7 +44,8 @@ export function redisServerBinary(): string {
 /**
  * Uses REDIS_URL when set; otherwise a redis-server child on `port` (or one already answering
  * there), for local use only. With `dataDir` it persists there (append-only file, fsync every
- * second), so sessions and kill switches survive a restart; without it (tests) nothing is kept.
+ * second), so sessions and kill switches survive a restart; without it (tests) nothing is kept, and
+ * usage events still in the outbox are written to Postgres when the workers stop (Ctrl-C).
  * Production Redis must persist (AOF): README, *Usage metering*.
  */
 export async function ensureRedis(port: number, dataDir?: string): Promise<Started> {
