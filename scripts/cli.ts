@@ -22,7 +22,9 @@ applyLocalEnv();
 // The CLI speaks in its own one-line messages; the services' logs only when LOG_LEVEL asks for them.
 if (!process.env.LOG_LEVEL) logger.level = 'error';
 
-export const program = new Command('gateway').description('Inference gateway operator CLI');
+// Positional options: a command's options before its subcommand's name are its own (`usage --from`
+// is the report's, `usage rollup --from` the rollup's).
+export const program = new Command('gateway').description('Inference gateway operator CLI').enablePositionalOptions();
 registerTenancy(program);
 registerSwitches(program);
 registerCatalog(program);

@@ -68,6 +68,7 @@ export function registerLists(program: Command): void {
   // `gateway usage --org <org>` is the report; `gateway usage rollup` (scripts/cli/usage.ts) the maintenance.
   group(program, 'usage', 'usage ledger')
     .description('an org\'s usage per UTC day, model and modality, with totals (the dashboard\'s figures; default the last 30 days), or ledger maintenance (rollup)')
+    .enablePositionalOptions()
     .option('--org <org>', 'the report\'s org (id or slug)')
     .option('--from <day>', 'first UTC day, YYYY-MM-DD (default: 29 days before --to)')
     .option('--to <day>', 'last UTC day, YYYY-MM-DD (default: today)')

@@ -73,6 +73,8 @@ describe('operator CLI: the read side, help, and one-line failures', function ()
     expect((await refused(['usage', '--org', o.org.slug, '--from', today, '--to', yesterday])).lines).to.deep.equal(['--from is after --to']);
     expect((await refused(['usage', '--org', o.org.slug, '--from', '2026-02-30'])).lines).to.deep.equal(["'2026-02-30' is not a day (YYYY-MM-DD)"]);
     expect((await refused(['usage'])).lines[0]).to.match(/^name the org: gateway usage --org/);
+    // the report's --from/--to and the rollup's are each their own
+    expect((await gateway(['usage', 'rollup', '--from', '2001-01-01', '--to', '2001-01-02'])).stdout).to.include('rolled up 2 day(s) from 2001-01-01 to 2001-01-02');
   });
 
   it('every command and subcommand has a description in --help', async () => {
