@@ -1,7 +1,7 @@
 import fs from 'fs';
 import os from 'os';
 import path from 'path';
-import type { ChildProcess } from 'child_process';
+import { execSync, type ChildProcess } from 'child_process';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { spawnWith, runToEnd } from '../../helpers/process';
@@ -71,6 +71,16 @@ describe('the first start: one instance per data folder, steps shown, Redis kept
       }
       await deleteKeysByPrefix(process.env.REDIS_URL!, prefix);
     }
+  });
+
+  it('npm start says it is compiling TypeScript before the build runs', async () => {
+    const pkg = JSON.parse(fs.readFileSync(path.resolve(__dirname, '../../../../package.json'), 'utf8')) as { scripts: Record<string, string> };
+    const parts = pkg.scripts.start.split('&&').map((p) => p.trim());
+    const build = parts.findIndex((p) => /^npm run build\b/.test(p));
+    expect(build, pkg.scripts.start).to.be.above(0);
+    const before = parts.slice(0, build).join(' && ');
+    const said = execSync(before, { cwd: dir, encoding: 'utf8' });
+    expect(said).to.match(/^compiling TypeScript \(about 2 minutes the first time, seconds after\)\.\.\.\n$/);
   });
 
   it('a lock left by an instance that is gone (pid dead, or reused by another program) is taken over, and removed on release', async () => {
