@@ -4,6 +4,7 @@ import path from 'path';
 import { execSync, type ChildProcess } from 'child_process';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
+import { Client } from 'pg';
 import { spawnWith, runToEnd } from '../../helpers/process';
 import { waitFor } from '../../helpers/wait';
 import { freePort } from '../../../scripts/services/free-port';
@@ -70,6 +71,9 @@ describe('the first start: one instance per data folder, steps shown, Redis kept
         await ended(first.child);
       }
       await deleteKeysByPrefix(process.env.REDIS_URL!, prefix);
+      const admin = new Client({ connectionString: process.env.DATABASE_URL });
+      await admin.connect();
+      await admin.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`).finally(() => admin.end());
     }
   });
 
