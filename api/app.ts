@@ -14,6 +14,7 @@ import { errors } from '../shared/errors/codes';
 import { bodyDeadline } from './middleware/body-deadline';
 import { dashboardRouter } from './dashboard/router';
 import { webPages } from './web/error-page';
+import { browserRoot } from './middleware/browser-root';
 
 /** The inference app (`{base_url}`), without listening: tests mount it on an ephemeral port. */
 export function createApp(ctx: AppContext): Express {
@@ -30,6 +31,7 @@ export function createApp(ctx: AppContext): Express {
   app.use(probesRouter({ redis: ctx.redis, subscribers: [ctx.sub] }));
   app.use(signedImagesRouter()); // signed image bytes: the signature authorises, not an API key
 
+  app.use(browserRoot); // a browser at {base_url}/ goes to the dashboard
   app.use('/dashboard', webPages({ base: '/dashboard', brand: 'Gateway dashboard' }), dashboardRouter(ctx)); // the org dashboard's pages (api/dashboard/)
 
   const inference = inferenceRouter(ctx);

@@ -1,4 +1,6 @@
+import path from 'path';
 import { ensureServices, DEV_PROFILE } from './services';
+import { acquireInstanceLock } from './services/instance-lock';
 import { pickPort } from './services/pick-port';
 import { enforcePreflight } from '../shared/preflight';
 import { exitOnStartupError } from '../shared/startup/exit';
@@ -16,12 +18,19 @@ import { startPools } from '../workers/main';
 import { implementedPools } from '../workers/pools';
 import { startClock } from '../workers/cron/clock';
 
+/** One line per start-up step, so a first start (Postgres initialising) never looks stuck. */
+const step = (what: string) => process.stdout.write(`${what}...\n`);
+
 /**
  * The embedded default (`npm start`): every process type in one Node process, on Redis and Postgres
  * that it starts itself when REDIS_URL / DATABASE_URL are unset, plus the upstream simulator, a
  * migrated and seeded database, and a demo key printed on first start. Ctrl-C stops it all.
  */
 async function main(): Promise<void> {
+  // Before anything touches the data: a second instance on the same .data refuses in one line.
+  const lock = acquireInstanceLock(path.resolve('.data'));
+  process.on('exit', () => lock.release());
+  step('starting Redis and Postgres (the first start initialises Postgres under .data)');
   const services = await ensureServices(DEV_PROFILE);
   process.env.DATABASE_URL = services.databaseUrl;
   process.env.REDIS_URL = services.redisUrl;
@@ -36,17 +45,21 @@ async function main(): Promise<void> {
   // Configuration is read lazily: the first config() call, below, validates the completed environment.
 
   const cfg = config();
+  const base = `http://localhost:${cfg.port}`;
+  lock.announce(base);
   const sim = process.env.SIMULATOR_URL ? undefined : await startSimulator(simPort);
+  step('migrating the database');
   await migrate(db());
   await enforcePreflight('gateway', cfg);
   const redis = createRedis('command');
+  step('seeding plans, the default catalog and the demo organization');
   const { demoKey } = await seed(redis, simulatorUrl);
+  step('starting the worker pools, the clock, the web and admin servers');
   const pools = await startPools(implementedPools());
   const clock = startClock(redis);
   const web = await startWeb(cfg.port);
   const admin = await startAdmin(cfg.adminPort);
 
-  const base = `http://localhost:${cfg.port}`;
   process.stdout.write(
     [
       '',

@@ -34,12 +34,24 @@ export function presentedKeys(req: Request): { gatewayKey?: string; upstreamKey?
   return { gatewayKey: explicit ?? gatewayFromHeaders, upstreamKey };
 }
 
+const PLACEMENTS = 'Send the gateway key (svc_…) in the SERVICE-API-KEY header, as Authorization: Bearer svc_…, or as x-api-key: svc_….';
+
+/**
+ * Why no gateway key was found, naming what was received (never its value) and the three placements.
+ * A non-svc_ value (a provider key pasted by habit) is only passed through beside a gateway key.
+ */
+export function missingKeyMessage(req: Request): string {
+  const received = [bearer(req) && 'a bearer token', header(req, 'x-api-key') && 'an x-api-key value'].filter(Boolean);
+  if (!received.length) return `Missing API key. ${PLACEMENTS}`;
+  return `No gateway API key: received ${received.join(' and ')} not starting with svc_ (a provider key is passed through only beside a gateway key). ${PLACEMENTS}`;
+}
+
 /** Authenticates an inference request and attaches `req.auth`. */
 export function authenticate(ctx: AppContext) {
   return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
     try {
       const { gatewayKey, upstreamKey } = presentedKeys(req);
-      if (!gatewayKey) throw errors.invalidApiKey('Missing API key. Send it in the SERVICE-API-KEY header.');
+      if (!gatewayKey) throw errors.invalidApiKey(missingKeyMessage(req));
       // A key that was presented and failed counts against the client's address (429 past the limit).
       const refuse = async (message: string) => authFailure(ctx.redis, req.ip, errors.invalidApiKey(message));
       if (gatewayKey.startsWith(PLATFORM_PREFIX)) throw await refuse('Management keys cannot call inference endpoints.');

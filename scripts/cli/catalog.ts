@@ -22,7 +22,7 @@ export function registerCatalog(program: Command): void {
         console.log(`imported ${n.providers} provider(s), ${n.models} model(s)`);
       }),
     );
-  catalog.command('list').action(() =>
+  catalog.command('list').description('list models: public id, provider, upstream name, capabilities').action(() =>
     withServices(async () => {
       const providers = new Map((await Provider.findAll()).map((p) => [p.id, p.name]));
       for (const m of await Model.findAll({ order: [['publicId', 'ASC']] })) {
@@ -35,6 +35,7 @@ export function registerCatalog(program: Command): void {
     .command('provider')
     .description('providers')
     .command('add')
+    .description('create or update a provider (base URL, encrypted credential)')
     .requiredOption('--name <name>')
     .requiredOption('--kind <kind>', 'openai | anthropic | cohere')
     .requiredOption('--base-url <url>', 'e.g. https://api.openai.com/v1')

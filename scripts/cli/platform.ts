@@ -19,6 +19,7 @@ export function registerPlatform(program: Command): void {
   const user = program.command('user').description('users');
   user
     .command('create')
+    .description('create a user (web sign-in, memberships, platform admin)')
     .requiredOption('--email <email>')
     .option('--name <name>')
     .option('--platform-admin', 'make the user a platform admin')
@@ -46,6 +47,7 @@ export function registerPlatform(program: Command): void {
   for (const [verb, grant] of [['grant', true], ['revoke', false]] as const) {
     admin
       .command(verb)
+      .description(grant ? 'make a user a platform admin' : "take platform admin away from a user (revokes the user's platform keys)")
       .requiredOption('--user <email>')
       .action((o: { user: string }) =>
         withServices(async () => {
@@ -59,6 +61,7 @@ export function registerPlatform(program: Command): void {
   const key = program.command('platform-key').description('management keys (svc_platform_…)');
   key
     .command('create')
+    .description('create a management key (svc_platform_…) with scopes, printed once')
     .requiredOption('--user <email>', 'owner: a platform admin')
     .requiredOption('--scopes <list>', 'comma-separated <family>:read|write, e.g. stats:read,users:write')
     .option('--name <name>')
@@ -80,6 +83,7 @@ export function registerPlatform(program: Command): void {
     );
   key
     .command('list')
+    .description('list management keys: id, prefix, state, scopes (never the key)')
     .option('--json', 'print JSON')
     .action((o: { json?: boolean }) =>
       withServices(async () => {
@@ -88,7 +92,7 @@ export function registerPlatform(program: Command): void {
         for (const k of rows) console.log(`${k.id}  ${k.prefix}…  ${k.state.padEnd(7)}  ${k.scopes.join(',')}`);
       }),
     );
-  key.command('revoke <id>').action((id: string) =>
+  key.command('revoke <id>').description('revoke a management key').action((id: string) =>
     withServices(async () => {
       if (!(await revokePlatformKey(id, cliActor()))) fail(`no active platform key ${id}`);
       console.log(`revoked ${id}`);
@@ -99,6 +103,7 @@ export function registerPlatform(program: Command): void {
     .command('admin-token')
     .description("a platform admin's personal token (svc_admin_…) for /admin/v1/platform-keys and platform-admin grants")
     .command('create')
+    .description("create a platform admin's personal token, printed once")
     .requiredOption('--user <email>')
     .option('--name <name>')
     .option('--json', 'print JSON')

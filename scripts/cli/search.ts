@@ -63,6 +63,7 @@ export function registerSearch(program: Command): void {
   const keys = program.command('search-keys').description("an organization's own web search provider keys (encrypted at rest, never shown)");
   keys
     .command('list')
+    .description("list the org's own search provider keys (last 4 characters only)")
     .option(...orgOption)
     .action((opts: { org?: string }) =>
       withServices(async (redis) => {
@@ -74,6 +75,7 @@ export function registerSearch(program: Command): void {
     );
   keys
     .command('set')
+    .description("set the org's own key for a search provider (stored encrypted)")
     .requiredOption('--provider <provider>', 'the provider key, e.g. brave, tavily, exa')
     .option('--api-key <key>', 'the key (else SERVICE_SEARCH_API_KEY, else a prompt without echo)')
     .option(...orgOption)
@@ -87,6 +89,7 @@ export function registerSearch(program: Command): void {
     );
   keys
     .command('remove <provider>')
+    .description("remove the org's own key for a search provider")
     .option(...orgOption)
     .action((provider: string, opts: { org?: string }) =>
       withServices(async (redis) => {
@@ -98,6 +101,7 @@ export function registerSearch(program: Command): void {
 
   const s = program.command('search').description("an organization's web search controls");
   s.command('overage <on|off>')
+    .description('switch paid search overage on (with a monthly --limit) or off')
     .option('--limit <n>', 'monthly limit on all searches (needed to turn overage on)')
     .option(...orgOption)
     .action((state: string, opts: { limit?: string; org?: string }) =>
@@ -111,6 +115,7 @@ export function registerSearch(program: Command): void {
       }),
     );
   s.command('member <email>')
+    .description("set a member's monthly search cap and switch")
     .option('--cap <n|none>', "the member's monthly cap; 'none' inherits the org limit")
     .option('--on', 'switch web search on for the member')
     .option('--off', 'switch web search off for the member')
@@ -133,6 +138,7 @@ export function registerSearch(program: Command): void {
       }),
     );
   s.command('bill')
+    .description("print the org's search billing line for a month (JSON)")
     .option('--period <yyyy-mm>', 'the month (default: this one)')
     .option(...orgOption)
     .action((opts: { period?: string; org?: string }) =>

@@ -2,8 +2,8 @@ import type { Command } from 'commander';
 import { db } from '../../shared/db/sequelize';
 import { migrate } from '../../shared/db/migrate';
 import { seed } from '../../shared/db/seed';
-import { createApiKey, createOrg, findOrg, listApiKeys, revokeApiKey } from '../../shared/tenancy/ops';
-import { Membership, Project, User } from '../../shared/db/models';
+import { createApiKey, createOrg, findOrg, listApiKeys, revokeApiKey, slugify } from '../../shared/tenancy/ops';
+import { Membership, Organization, Project, User } from '../../shared/db/models';
 import { fail, withServices } from './with-services';
 import { isUuid } from '../../shared/uuid';
 
@@ -30,12 +30,15 @@ program
 const org = program.command('org').description('organizations');
 org
   .command('create <name>')
+  .description('create an organization (its slug must be unused)')
   .option('--slug <slug>', 'url-safe id (default: from the name)')
   .option('--plan <plan>', 'plan name (free, pro, ...)')
   .option('--json', 'print JSON')
   .action((name: string, opts: { slug?: string; plan?: string; json?: boolean }) =>
     withServices(async (redis) => {
-      const o = await createOrg(redis, { name, slug: opts.slug, plan: opts.plan });
+      const slug = opts.slug ?? slugify(name);
+      if (await Organization.findOne({ where: { slug } })) fail(`an organization with slug '${slug}' already exists (gateway org list shows them; pick another with --slug)`);
+      const o = await createOrg(redis, { name, slug, plan: opts.plan });
       console.log(opts.json ? JSON.stringify({ id: o.id, name: o.name, slug: o.slug }) : `created org ${o.slug} (${o.id})`);
     }),
   );
@@ -43,6 +46,7 @@ org
 const key = program.command('key').description('inference API keys');
 key
   .command('create')
+  .description('create an inference API key (svc_…), printed once')
   .requiredOption('--org <org>', 'org id or slug')
   .option('--project <project>', 'bind the key to a project (id or slug)')
   .option('--name <name>', 'a label')
@@ -72,6 +76,7 @@ key
   );
 key
   .command('revoke <id>')
+  .description('revoke an inference API key at once, on every pod')
   .action((id: string) =>
     withServices(async (redis) => {
       if (!(await revokeApiKey(redis, id))) fail(`no active key ${id}`);
@@ -80,6 +85,7 @@ key
   );
 key
   .command('list')
+  .description("list an org's API keys: id, visible prefix, state, name (never the key)")
   .requiredOption('--org <org>', 'org id or slug')
   .option('--json', 'print JSON')
   .action((opts: { org: string; json?: boolean }) =>

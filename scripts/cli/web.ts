@@ -55,6 +55,7 @@ export function registerWeb(program: Command): void {
   const member = program.command('member').description('organization memberships');
   member
     .command('add')
+    .description("add a user to an org, or change the member's role")
     .requiredOption('--org <org>', 'org id or slug')
     .requiredOption('--user <email>')
     .option('--role <role>', 'owner or member', 'member')
@@ -72,6 +73,7 @@ export function registerWeb(program: Command): void {
   const project = program.command('project').description('projects of an organization');
   project
     .command('create')
+    .description('create a project in an org (keys and usage can be bound to it)')
     .requiredOption('--org <org>', 'org id or slug')
     .requiredOption('--slug <slug>')
     .option('--name <name>', 'default: the slug')
@@ -87,6 +89,7 @@ export function registerWeb(program: Command): void {
     );
   project
     .command('list')
+    .description("list an org's projects: id, slug, state, name")
     .requiredOption('--org <org>')
     .action((o: { org: string }) =>
       withServices(async () => {
@@ -96,6 +99,7 @@ export function registerWeb(program: Command): void {
     );
   project
     .command('archive')
+    .description('archive a project: it stays listed with its history and is no longer accepted as a request\'s project')
     .requiredOption('--org <org>')
     .requiredOption('--project <project>', 'id or slug')
     .action((o: { org: string; project: string }) =>

@@ -29,7 +29,7 @@ export const TEST_PROFILE: ServiceProfile = { dataDir: '.data/test', redisPort: 
 export async function ensureServices(p: ServiceProfile, root = process.cwd()): Promise<Services> {
   const started: Started[] = [];
   try {
-    const redis = await ensureRedis(p.redisPort);
+    const redis = await ensureRedis(p.redisPort, p.recreate ? undefined : path.resolve(root, p.dataDir, 'redis'));
     started.push(redis);
     const pg = await ensurePostgres(path.resolve(root, p.dataDir, 'pg'), p.pgPort);
     started.push(pg);

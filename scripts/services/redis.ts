@@ -43,15 +43,19 @@ export function redisServerBinary(): string {
 
 /**
  * Uses REDIS_URL when set; otherwise a redis-server child on `port` (or one already answering
- * there), for local use only. Nothing is persisted; usage events still in the outbox are written to
- * Postgres when the workers stop (Ctrl-C). Production Redis must persist (AOF): README, *Usage metering*.
+ * there), for local use only. With `dataDir` it persists there (append-only file, fsync every
+ * second), so sessions and kill switches survive a restart; without it (tests) nothing is kept, and
+ * usage events still in the outbox are written to Postgres when the workers stop (Ctrl-C).
+ * Production Redis must persist (AOF): README, *Usage metering*.
  */
-export async function ensureRedis(port: number): Promise<Started> {
+export async function ensureRedis(port: number, dataDir?: string): Promise<Started> {
   if (process.env.REDIS_URL) return { url: process.env.REDIS_URL, stop: async () => undefined };
   const url = `redis://127.0.0.1:${port}`;
   if (await answers(url)) return { url, stop: async () => undefined };
   const bin = redisServerBinary();
-  const child: ChildProcess = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--loglevel', 'warning'], {
+  if (dataDir) fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const persistence = dataDir ? ['--dir', dataDir, '--appendonly', 'yes', '--appendfsync', 'everysec'] : ['--appendonly', 'no'];
+  const child: ChildProcess = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--daemonize', 'no', '--loglevel', 'warning'], {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   for (let i = 0; i < 100; i++) {

@@ -65,10 +65,15 @@ export async function orgUsageFigures(orgId: string, days = 30): Promise<UsageFi
     else out.push({ day: s.day, model: 'web_search', modality: 'web_search', requests: 0, inputTokens: 0, outputTokens: 0, audioSeconds: 0, costMicros: Number(s.micros) });
   }
   out.sort((a, b) => a.day.localeCompare(b.day) || a.model.localeCompare(b.model) || a.modality.localeCompare(b.modality));
+  return { org_id: orgId, from, to, rows: out, totals: usageTotals(out) };
+}
+
+/** The totals of some usage rows (a window's, or a part of it). */
+export function usageTotals(rows: UsageRow[]): UsageFigures['totals'] {
   const totals = { requests: 0, input_tokens: 0, output_tokens: 0, audio_seconds: 0, cost_micros: 0 };
-  for (const r of out) {
+  for (const r of rows) {
     totals.requests += r.requests; totals.input_tokens += r.inputTokens; totals.output_tokens += r.outputTokens;
     totals.audio_seconds += r.audioSeconds; totals.cost_micros += r.costMicros;
   }
-  return { org_id: orgId, from, to, rows: out, totals };
+  return totals;
 }

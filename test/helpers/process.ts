@@ -15,8 +15,8 @@ export interface Ended {
 }
 
 /** Runs a process from dist/ with the test environment plus `env` (undefined removes a variable) to its end. */
-export function runToEnd(rel: string, args: string[], env: Record<string, string | undefined>, timeoutMs = 20_000): Promise<Ended> {
-  const child = spawnWith(rel, args, env);
+export function runToEnd(rel: string, args: string[], env: Record<string, string | undefined>, timeoutMs = 20_000, cwd?: string): Promise<Ended> {
+  const child = spawnWith(rel, args, env, cwd);
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d) => (stdout += String(d)));
@@ -33,11 +33,11 @@ export function runToEnd(rel: string, args: string[], env: Record<string, string
   });
 }
 
-export function spawnWith(rel: string, args: string[], env: Record<string, string | undefined>): ChildProcess {
+export function spawnWith(rel: string, args: string[], env: Record<string, string | undefined>, cwd?: string): ChildProcess {
   const merged: NodeJS.ProcessEnv = { ...process.env };
   for (const [k, v] of Object.entries(env)) {
     if (v === undefined) delete merged[k];
     else merged[k] = v;
   }
-  return spawn(process.execPath, [entry(rel), ...args], { env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, [entry(rel), ...args], { env: merged, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
 }

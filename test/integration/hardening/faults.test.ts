@@ -40,6 +40,18 @@ async function nothingBilledLeasesZero(orgId: string, requestId: string | null):
   expect(freed, 'leases back to zero').to.equal(true);
 }
 
+/** The requests' fate keys (keys.usageFate: set by the worker when it publishes, or by the pod when it gives up). */
+async function fateKeys(): Promise<Set<string>> {
+  const found = new Set<string>();
+  let cursor = '0';
+  do {
+    const [next, batch] = await env().redis.scan(cursor, 'MATCH', `${config().redisPrefix}:{usage*}:fate:*`, 'COUNT', 1000);
+    cursor = next;
+    for (const k of batch) found.add(k);
+  } while (cursor !== '0');
+  return found;
+}
+
 /**
  * The fault suite: separate processes (web pods and workers from dist/, an own redis-server, a TCP
  * proxy in front of Postgres) are killed, restarted and cut, and the upstream misbehaves through the
@@ -60,6 +72,7 @@ describe('fault suite: processes killed, Redis restarted, Postgres cut', functio
     const web = await spawnWeb();
     children.push(web.child);
     env().sim.knobs.set('sim-chat-1', { delayMs: 1500 });
+    const fatesBefore = await fateKeys();
     const started = Date.now();
     const inFlight = chat(web.url, o.key).then(
       (r) => ({ ok: true as const, r }),
@@ -71,7 +84,13 @@ describe('fault suite: processes killed, Redis restarted, Postgres cut', functio
     expect(outcome.ok, 'the connection was cut, not answered').to.equal(false);
     expect(Date.now() - started).to.be.below(5000);
 
-    await new Promise((r) => setTimeout(r, 1800)); // the worker finishes the upstream call and publishes to no one
+    // The worker finishes the upstream call and publishes to no one: its fate says delivered, its usage is held.
+    const fate = await waitFor(async () => {
+      const fresh = [...(await fateKeys())].filter((k) => !fatesBefore.has(k));
+      return fresh.length === 1 && (await env().redis.get(fresh[0])) === 'delivered' ? fresh[0] : undefined;
+    }, 15_000, 50);
+    expect(fate, "the worker settled the request's fate").to.be.a('string');
+    expect(await env().redis.exists(fate!.replace(/:fate:(?=[^:]+$)/, ':held:')), 'its usage is held for a pod that never comes').to.equal(1);
     await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: o.org.id } }), 'the dead pod delivered nothing: nothing billed').to.equal(0);
 
