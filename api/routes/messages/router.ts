@@ -6,6 +6,7 @@ import { jsonBody } from '../../middleware/body';
 import { validate } from '../../validate';
 import { countTokensSchema, messagesSchema } from './schema';
 import { requireAnthropicVersion } from './version';
+import { anthropicBeta } from './beta';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
 import { ClientGone } from '../../dispatch/run-job';
 import { SseWriter } from '../../sse';
@@ -39,6 +40,7 @@ function withAnthropicType(err: unknown, _req: Request, _res: Response, next: Ne
 function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     const body = validate<MessagesRequest>(messagesSchema, req.body);
+    const beta = anthropicBeta(req);
     const resolved = await resolveChatModel(ctx, req, body.model);
     const publicModel = resolved.requestedId;
     const native = messagesNativeTools(body);
@@ -53,6 +55,8 @@ function createHandler(ctx: AppContext) {
       stream,
       includeUsage: true,
       passthrough: false,
+      // Beta features tune an Anthropic upstream; a translated upstream has none (docs/dialects.md).
+      anthropicBeta: bypass ? beta : undefined,
     };
     if (!stream) {
       const result = await dispatchChat(ctx, req, res, common);
