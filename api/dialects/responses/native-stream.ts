@@ -70,7 +70,7 @@ export class NativeResponsesStream extends ResponsesEventWriter {
     const out: ResponsesEvent[] = [];
     this.start(out);
     this.steps.push(step);
-    for (const item of stepItems(this.steps, this.steps.length - 1)) this.item(out, item);
+    for (const item of stepItems(this.steps, this.steps.length - 1, this.frame.req)) this.item(out, item);
     return out;
   }
 

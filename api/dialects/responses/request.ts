@@ -1,5 +1,6 @@
 import type { CanonicalMessage, CanonicalPart, CanonicalRequest, CanonicalTool, CanonicalToolChoice } from '../canonical';
 import { ApiError } from '../../../shared/errors/ApiError';
+import { flatFunctions, prefixedName } from './namespaces';
 
 export type ResponsesItem = Record<string, unknown> & { type?: string; role?: string };
 export interface ResponsesRequest {
@@ -17,6 +18,7 @@ export interface ResponsesRequest {
   store?: boolean;
   metadata?: Record<string, string> | null;
   user?: string;
+  reasoning?: { effort?: string | null; summary?: string | null } | null;
   text?: { format?: { type: string; name?: string; schema?: unknown; strict?: boolean; description?: string } };
   [extra: string]: unknown;
 }
@@ -66,15 +68,19 @@ export function itemsToMessages(input: ResponsesRequest['input']): CanonicalMess
     if (type === 'message') {
       out.push({ role: role(item.role), content: content(item.content) });
     } else if (type === 'function_call') {
-      const call = { id: String(item.call_id), type: 'function' as const, function: { name: String(item.name), arguments: String(item.arguments ?? '') } };
+      // A call inside a namespace goes upstream under the flattened name the upstream was offered.
+      const name = typeof item.namespace === 'string' && item.namespace ? prefixedName(item.namespace, String(item.name)) : String(item.name);
+      const call = { id: String(item.call_id), type: 'function' as const, function: { name, arguments: String(item.arguments ?? '') } };
       const last = out.at(-1);
       if (last?.role === 'assistant') (last.tool_calls ??= []).push(call);
       else out.push({ role: 'assistant', content: null, tool_calls: [call] });
     } else if (type === 'function_call_output') {
       const output = typeof item.output === 'string' ? item.output : JSON.stringify(item.output ?? '');
       out.push({ role: 'tool', tool_call_id: String(item.call_id), content: output });
-    } else if (type === 'reasoning') {
-      continue; // reasoning items are the model's own; they are not sent back upstream
+    } else if (type === 'reasoning' || type === 'tool_search_call' || type === 'tool_search_output' || type === 'additional_tools') {
+      // Reasoning items are the model's own and not sent back upstream; a tool search is moot when
+      // every tool is offered directly, and additional tools join the request's tools (requestTools).
+      continue;
     } else {
       throw invalid(`Input item type '${type}' is not supported.`);
     }
@@ -82,9 +88,25 @@ export function itemsToMessages(input: ResponsesRequest['input']): CanonicalMess
   return out;
 }
 
+/**
+ * Every tool the request offers: `tools`, then those of `additional_tools` input items. A hosted
+ * (server-executed) `tool_search` is dropped: the upstream is offered every tool directly, deferred
+ * ones (`defer_loading`) included. A client-executed one would need the client to load tools the
+ * upstream never sees, so it is refused.
+ */
+function requestTools(req: ResponsesRequest): Array<Record<string, unknown> & { type: string }> {
+  const added = Array.isArray(req.input) ? req.input.filter((i) => i.type === 'additional_tools').flatMap((i) => (Array.isArray(i.tools) ? (i.tools as Array<Record<string, unknown> & { type: string }>) : [])) : [];
+  return [...(req.tools ?? []), ...added].filter((t) => {
+    if (t.type !== 'tool_search') return true;
+    if (t.execution === 'client') throw new ApiError(400, 'unsupported_tool', "A client-executed 'tool_search' tool is not supported on this model; declare the tools directly (defer_loading is accepted).");
+    return false;
+  });
+}
+
 function tools(req: ResponsesRequest): CanonicalTool[] | undefined {
-  if (!req.tools?.length) return undefined;
-  return req.tools.map((t) => {
+  const all = flatFunctions(requestTools(req));
+  if (!all.length) return undefined;
+  return all.map((t) => {
     if (t.type !== 'function') throw new ApiError(400, 'unsupported_tool', `Tool type '${t.type}' is not supported; use function tools.`);
     const fn: CanonicalTool['function'] = { name: String(t.name) };
     if (typeof t.description === 'string') fn.description = t.description;
@@ -119,7 +141,8 @@ export function responsesToCanonical(req: ResponsesRequest, history: CanonicalMe
   if (typeof req.max_output_tokens === 'number') out.max_tokens = req.max_output_tokens;
   if (typeof req.temperature === 'number') out.temperature = req.temperature;
   if (typeof req.top_p === 'number') out.top_p = req.top_p;
-  if (typeof req.user === 'string') out.user = req.user;
+  if (typeof req.user === 'string' && req.user) out.user = req.user;
+  if (req.reasoning?.effort) out.reasoning_effort = req.reasoning.effort;
   const format = req.text?.format;
   if (format?.type === 'json_schema') {
     out.response_format = { type: 'json_schema', json_schema: { name: format.name ?? 'output', schema: format.schema, ...(format.strict !== undefined ? { strict: format.strict } : {}) } };

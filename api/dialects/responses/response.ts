@@ -1,6 +1,7 @@
 import crypto from 'crypto';
 import type { CanonicalCompletion, CanonicalMessage, CanonicalToolCall, CanonicalUsage, FinishReason } from '../canonical';
 import type { ResponsesRequest } from './request';
+import { splitToolName } from './namespaces';
 
 export const newId = (prefix: string) => `${prefix}_${crypto.randomBytes(12).toString('hex')}`;
 
@@ -63,8 +64,10 @@ export function messageItem(id: string, text: string, status = 'completed'): Out
   return { type: 'message', id, status, role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] };
 }
 
-export function functionCallItem(id: string, call: CanonicalToolCall, status = 'completed'): OutputItem {
-  return { type: 'function_call', id, call_id: call.id, name: call.function.name, arguments: call.function.arguments, status };
+/** A function call item; a call of a flattened namespace member is reported with its `namespace`. */
+export function functionCallItem(id: string, call: CanonicalToolCall, status = 'completed', req?: ResponsesRequest): OutputItem {
+  const { name, namespace } = splitToolName(req?.tools, call.function.name);
+  return { type: 'function_call', id, call_id: call.id, name, ...(namespace ? { namespace } : {}), arguments: call.function.arguments, status };
 }
 
 /** The assistant turn to store for a follow-up (`previous_response_id`). */
@@ -81,6 +84,6 @@ export function canonicalToResponse(c: CanonicalCompletion, f: ResponseFrame): {
   const calls = choice?.message.tool_calls ?? [];
   const output: OutputItem[] = [];
   if (text) output.push(messageItem(newId('msg'), text));
-  for (const call of calls) output.push(functionCallItem(newId('fc'), call));
+  for (const call of calls) output.push(functionCallItem(newId('fc'), call, 'completed', f.req));
   return { response: responseObject(f, output, choice?.finish_reason ?? 'stop', c.usage), assistant: assistantTurn(text, calls) };
 }

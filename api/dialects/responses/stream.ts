@@ -38,8 +38,8 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
       this.output.push(item);
       this.ev(out, 'response.output_item.done', { output_index: o.index, item });
     } else {
-      this.ev(out, 'response.function_call_arguments.done', { item_id: o.id, output_index: o.index, name: o.call.function.name, arguments: o.call.function.arguments });
-      const item = functionCallItem(o.id, o.call);
+      const item = functionCallItem(o.id, o.call, 'completed', this.frame.req);
+      this.ev(out, 'response.function_call_arguments.done', { item_id: o.id, output_index: o.index, name: item.name, arguments: o.call.function.arguments });
       this.output.push(item);
       this.calls.push(o.call);
       this.ev(out, 'response.output_item.done', { output_index: o.index, item });
@@ -75,7 +75,7 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
         const call: CanonicalToolCall = { id: tc.id ?? newId('call'), type: 'function', function: { name: tc.function?.name ?? '', arguments: '' } };
         const o: Open = { kind: 'call', index: this.nextIndex, id: newId('fc'), toolIndex: tc.index, call };
         this.open = o;
-        this.ev(out, 'response.output_item.added', { output_index: o.index, item: functionCallItem(o.id, call, 'in_progress') });
+        this.ev(out, 'response.output_item.added', { output_index: o.index, item: functionCallItem(o.id, call, 'in_progress', this.frame.req) });
       }
       const o = this.open as Extract<Open, { kind: 'call' }>;
       const args = tc.function?.arguments;

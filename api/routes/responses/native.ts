@@ -36,7 +36,7 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
   const loop = { resolved, canonical, tools: set, run };
   if (body.stream !== true) {
     const t = await runNativeLoop(ctx, req, res, loop);
-    const response = responseObject(frame, transcriptOutput(t), t.finish ?? 'stop', t.usage);
+    const response = responseObject(frame, transcriptOutput(t, body), t.finish ?? 'stop', t.usage);
     if (store) await storeResponse(req, response, [...history, ...turn, ...t.added]);
     res.json(response);
     return;
