@@ -5,6 +5,8 @@ import path from 'path';
 import { expect } from 'chai';
 import { env, resetSim } from '../helpers/harness';
 import { buildOrg, type TestOrg } from '../helpers/factories';
+import { RoutingPlan } from '../../shared/db/models';
+import { bumpEpoch } from '../../shared/cache/epoch';
 
 /** The pinned CLIs (package.json devDependencies; README "Coding agents"). */
 const claudeWrapper = require.resolve('@anthropic-ai/claude-code/cli-wrapper.cjs');
@@ -60,7 +62,7 @@ function claude(model: string, key: string, prompt: string): Promise<Run> {
   }, tempHome());
 }
 
-function codex(model: string, key: string, prompt: string): Promise<Run> {
+function codex(model: string, key: string, prompt: string, base = env().gw.url): Promise<Run> {
   const home = tempHome();
   fs.writeFileSync(
     path.join(home, 'config.toml'),
@@ -72,7 +74,7 @@ function codex(model: string, key: string, prompt: string): Promise<Run> {
       'enabled = false',
       '[model_providers.gateway]',
       'name = "gateway"',
-      `base_url = "${env().gw.url}/v1"`,
+      `base_url = "${base}/v1"`,
       'env_key = "GATEWAY_API_KEY"',
       'wire_api = "responses"',
       '',
@@ -111,4 +113,15 @@ describe('coding agents end to end (claude -p, codex exec)', function () {
       expect([...upstreamPaths()]).to.deep.equal([upstream]);
     });
   }
+
+  it('codex exec completes on a model id Codex knows (gpt-5.5, a routing-plan alias of sim-chat): custom apply_patch and a client tool search', async () => {
+    const plan = await RoutingPlan.create({ orgId: o.org.id, name: 'codex-plan', modelMap: { 'gpt-5.5': 'sim-chat' }, projectId: null } as never);
+    await bumpEpoch(env().redis);
+    const r = await codex('gpt-5.5', o.key, 'Greet the gateway e2e run', `${env().gw.url}/r/${plan.id}`);
+    expect(r.code, `stdout: ${r.stdout}\nstderr: ${r.stderr}`).to.equal(0);
+    expect(r.stdout).to.include('Simulated reply:');
+    const sent = env().sim.log.entries.map((e) => e.body as { tools?: Array<{ function: { name: string } }> });
+    expect(sent).to.have.length(1);
+    expect(sent[0].tools!.map((t) => t.function.name)).to.include.members(['apply_patch', 'tool_search', 'web_search']);
+  });
 });

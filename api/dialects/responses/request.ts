@@ -1,6 +1,6 @@
 import type { CanonicalMessage, CanonicalPart, CanonicalRequest, CanonicalTool, CanonicalToolChoice } from '../canonical';
 import { ApiError } from '../../../shared/errors/ApiError';
-import { flatFunctions, prefixedName } from './namespaces';
+import { canonicalTool, offeredTools, prefixedName, TOOL_SEARCH } from './offered-tools';
 
 export type ResponsesItem = Record<string, unknown> & { type?: string; role?: string };
 export interface ResponsesRequest {
@@ -59,67 +59,62 @@ function role(r: unknown): CanonicalMessage['role'] {
   throw invalid(`Unknown message role '${String(r)}'.`);
 }
 
-/** Responses input items → canonical messages (function calls join the assistant turn before them). */
+/** A call the caller echoes, under the name the upstream was offered (namespace members prefixed). */
+function upstreamName(item: ResponsesItem): string {
+  return typeof item.namespace === 'string' && item.namespace ? prefixedName(item.namespace, String(item.name)) : String(item.name);
+}
+
+function outputText(output: unknown): string {
+  if (typeof output === 'string') return output;
+  if (Array.isArray(output)) return output.map((p) => (p && typeof p === 'object' && typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : '')).join('');
+  return JSON.stringify(output ?? '');
+}
+
+/** What a client-executed tool search loaded, as the model reads it (the tools themselves are offered). */
+function loadedText(tools: unknown): string {
+  const names = (Array.isArray(tools) ? (tools as Array<{ name?: unknown; tools?: Array<{ name?: unknown }> }>) : []).flatMap((t) =>
+    Array.isArray(t.tools) ? t.tools.map((m) => prefixedName(String(t.name), String(m.name))) : [String(t.name)],
+  );
+  return names.length ? `Tools loaded: ${names.join(', ')}` : 'No tools found.';
+}
+
+/** Responses input items → canonical messages (tool calls join the assistant turn before them). */
 export function itemsToMessages(input: ResponsesRequest['input']): CanonicalMessage[] {
   if (typeof input === 'string') return [{ role: 'user', content: input }];
   const out: CanonicalMessage[] = [];
+  const call = (id: unknown, name: string, args: string) => {
+    const c = { id: String(id), type: 'function' as const, function: { name, arguments: args } };
+    const last = out.at(-1);
+    if (last?.role === 'assistant') (last.tool_calls ??= []).push(c);
+    else out.push({ role: 'assistant', content: null, tool_calls: [c] });
+  };
+  const result = (id: unknown, text: string) => out.push({ role: 'tool', tool_call_id: String(id), content: text });
   for (const item of input) {
     const type = item.type ?? 'message';
-    if (type === 'message') {
-      out.push({ role: role(item.role), content: content(item.content) });
-    } else if (type === 'function_call') {
-      // A call inside a namespace goes upstream under the flattened name the upstream was offered.
-      const name = typeof item.namespace === 'string' && item.namespace ? prefixedName(item.namespace, String(item.name)) : String(item.name);
-      const call = { id: String(item.call_id), type: 'function' as const, function: { name, arguments: String(item.arguments ?? '') } };
-      const last = out.at(-1);
-      if (last?.role === 'assistant') (last.tool_calls ??= []).push(call);
-      else out.push({ role: 'assistant', content: null, tool_calls: [call] });
-    } else if (type === 'function_call_output') {
-      const output = typeof item.output === 'string' ? item.output : JSON.stringify(item.output ?? '');
-      out.push({ role: 'tool', tool_call_id: String(item.call_id), content: output });
-    } else if (type === 'reasoning' || type === 'tool_search_call' || type === 'tool_search_output' || type === 'additional_tools') {
-      // Reasoning items are the model's own and not sent back upstream; a tool search is moot when
-      // every tool is offered directly, and additional tools join the request's tools (requestTools).
-      continue;
-    } else {
-      throw invalid(`Input item type '${type}' is not supported.`);
-    }
+    const client = item.execution === 'client';
+    if (type === 'message') out.push({ role: role(item.role), content: content(item.content) });
+    else if (type === 'function_call') call(item.call_id, upstreamName(item), String(item.arguments ?? ''));
+    else if (type === 'custom_tool_call') call(item.call_id, upstreamName(item), JSON.stringify({ input: String(item.input ?? '') }));
+    else if (type === 'function_call_output' || type === 'custom_tool_call_output') result(item.call_id, outputText(item.output));
+    else if (type === 'tool_search_call' && client) call(item.call_id ?? item.id, TOOL_SEARCH, JSON.stringify(item.arguments ?? {}));
+    else if (type === 'tool_search_output' && client) result(item.call_id ?? item.id, loadedText(item.tools));
+    // Reasoning items are the model's own and not sent back upstream; a hosted tool search is moot
+    // when every tool is offered directly; additional tools join the offered tools (offered-tools.ts).
+    else if (type === 'reasoning' || type === 'tool_search_call' || type === 'tool_search_output' || type === 'additional_tools') continue;
+    else throw invalid(`Input item type '${type}' is not supported.`);
   }
   return out;
 }
 
-/**
- * Every tool the request offers: `tools`, then those of `additional_tools` input items. A hosted
- * (server-executed) `tool_search` is dropped: the upstream is offered every tool directly, deferred
- * ones (`defer_loading`) included. A client-executed one would need the client to load tools the
- * upstream never sees, so it is refused.
- */
-function requestTools(req: ResponsesRequest): Array<Record<string, unknown> & { type: string }> {
-  const added = Array.isArray(req.input) ? req.input.filter((i) => i.type === 'additional_tools').flatMap((i) => (Array.isArray(i.tools) ? (i.tools as Array<Record<string, unknown> & { type: string }>) : [])) : [];
-  return [...(req.tools ?? []), ...added].filter((t) => {
-    if (t.type !== 'tool_search') return true;
-    if (t.execution === 'client') throw new ApiError(400, 'unsupported_tool', "A client-executed 'tool_search' tool is not supported on this model; declare the tools directly (defer_loading is accepted).");
-    return false;
-  });
-}
-
 function tools(req: ResponsesRequest): CanonicalTool[] | undefined {
-  const all = flatFunctions(requestTools(req));
-  if (!all.length) return undefined;
-  return all.map((t) => {
-    if (t.type !== 'function') throw new ApiError(400, 'unsupported_tool', `Tool type '${t.type}' is not supported; use function tools.`);
-    const fn: CanonicalTool['function'] = { name: String(t.name) };
-    if (typeof t.description === 'string') fn.description = t.description;
-    fn.parameters = (t.parameters as Record<string, unknown> | undefined) ?? { type: 'object', properties: {} };
-    if (typeof t.strict === 'boolean') fn.strict = t.strict;
-    return { type: 'function', function: fn };
-  });
+  const offered = offeredTools(req);
+  return offered.length ? offered.map(canonicalTool) : undefined;
 }
 
 function toolChoice(c: ResponsesRequest['tool_choice']): CanonicalToolChoice | undefined {
   if (c === undefined) return undefined;
   if (typeof c === 'string') return c;
-  if (c.type === 'function' && c.name) return { type: 'function', function: { name: c.name } };
+  if ((c.type === 'function' || c.type === 'custom') && c.name) return { type: 'function', function: { name: c.name } };
   throw invalid(`tool_choice type '${c.type}' is not supported.`);
 }
 

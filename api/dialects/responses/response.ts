@@ -1,7 +1,7 @@
 import crypto from 'crypto';
-import type { CanonicalCompletion, CanonicalMessage, CanonicalToolCall, CanonicalUsage, FinishReason } from '../canonical';
+import { parseArguments, type CanonicalCompletion, type CanonicalMessage, type CanonicalToolCall, type CanonicalUsage, type FinishReason } from '../canonical';
 import type { ResponsesRequest } from './request';
-import { splitToolName } from './namespaces';
+import { calledTool, customInput } from './offered-tools';
 
 export const newId = (prefix: string) => `${prefix}_${crypto.randomBytes(12).toString('hex')}`;
 
@@ -64,10 +64,18 @@ export function messageItem(id: string, text: string, status = 'completed'): Out
   return { type: 'message', id, status, role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] };
 }
 
-/** A function call item; a call of a flattened namespace member is reported with its `namespace`. */
+/**
+ * The output item of a tool call, as the caller declared the tool (offered-tools.ts): a
+ * `function_call` (with `namespace` for a namespace member), a `custom_tool_call` or a client
+ * `tool_search_call`.
+ */
 export function functionCallItem(id: string, call: CanonicalToolCall, status = 'completed', req?: ResponsesRequest): OutputItem {
-  const { name, namespace } = splitToolName(req?.tools, call.function.name);
-  return { type: 'function_call', id, call_id: call.id, name, ...(namespace ? { namespace } : {}), arguments: call.function.arguments, status };
+  const t = req ? calledTool(req, call.function.name) : undefined;
+  const args = call.function.arguments;
+  if (t?.kind === 'tool_search') return { type: 'tool_search_call', id, call_id: call.id, execution: 'client', arguments: parseArguments(args), status };
+  const ns = t?.namespace ? { namespace: t.namespace } : {};
+  if (t?.kind === 'custom') return { type: 'custom_tool_call', id, call_id: call.id, name: t.name, ...ns, input: customInput(args), status };
+  return { type: 'function_call', id, call_id: call.id, name: t?.name ?? call.function.name, ...ns, arguments: args, status };
 }
 
 /** The assistant turn to store for a follow-up (`previous_response_id`). */

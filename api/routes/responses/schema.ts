@@ -21,6 +21,7 @@ export const responsesSchema = Joi.object({
       .unknown(true)
       .when(Joi.object({ type: 'function' }).unknown(), { then: Joi.object({ name: Joi.string().min(1).required() }) })
       .when(Joi.object({ type: Joi.string().pattern(/^web_search/) }).unknown(), { then: openaiSearchTool })
+      .when(Joi.object({ type: 'custom' }).unknown(), { then: fn })
       .when(Joi.object({ type: 'namespace' }).unknown(), { then: namespaceTool })
       .when(Joi.object({ type: 'tool_search' }).unknown(), { then: toolSearchTool }),
   ),

@@ -18,6 +18,14 @@ const agents = {
   ],
 };
 const exec = { type: 'function', name: 'exec_command', description: 'Runs a command.', strict: false, parameters: params };
+/** What Codex adds for a model it knows (captured with model = "gpt-5.5"): a free-form tool and a client tool search. */
+const applyPatch = { type: 'custom', name: 'apply_patch', description: 'Edit files.', format: { type: 'grammar', syntax: 'lark', definition: 'start: begin_patch hunk+ end_patch' } };
+const toolSearch = {
+  type: 'tool_search',
+  execution: 'client',
+  description: '# Tool discovery',
+  parameters: { type: 'object', properties: { limit: { type: 'number' }, query: { type: 'string' } }, required: ['query'], additionalProperties: false },
+};
 
 /** The fields Codex CLI 0.169 sends (captured from `codex exec`, trimmed), plus a hosted tool search. */
 const codex = (model: string, prompt: string, extra: Record<string, unknown> = {}) => ({
@@ -115,6 +123,55 @@ describe('responses dialect: the fields coding agents send', () => {
     expect(names).not.to.include('web_fetch');
   });
 
+  for (const [label, extraTools] of [
+    ['', []],
+    [' (with hosted web_search: the native-search path)', [{ type: 'web_search', external_web_access: false, search_content_types: ['text', 'image'] }]],
+  ] as const) {
+    it(`reports a custom tool's call as custom_tool_call and a client tool search's as tool_search_call, JSON and streamed${label}`, async () => {
+      const extra = { reasoning: { effort: 'medium' }, text: { verbosity: 'low' } };
+      const r = await call('POST', '/v1/responses', { headers: h, json: codex('sim-chat', 'use a tool please', { ...extra, tools: [applyPatch, exec, toolSearch, ...extraTools] }) });
+      expect(r.status, r.text).to.equal(200);
+      expect(r.body.output[0]).to.include({ type: 'custom_tool_call', name: 'apply_patch', status: 'completed' });
+      expect(r.body.output[0].input).to.be.a('string').and.include('use a tool please');
+      const sent = env().sim.log.entries[0].body as Sent;
+      expect(sentNames(sent).slice(0, 3)).to.deep.equal(['apply_patch', 'exec_command', 'tool_search']);
+      expect(sent.tools![0].function.description).to.include('lark grammar');
+
+      const s = await postSse('/v1/responses', h, codex('sim-chat', 'use a tool please', { ...extra, stream: true, tools: [toolSearch, applyPatch, ...extraTools] }));
+      expect(s.status, s.text).to.equal(200);
+      const types = s.events.map((e) => e.data.type);
+      expect(types).not.to.include('response.function_call_arguments.delta');
+      const done = s.events.find((e) => e.data.type === 'response.output_item.done')!.data.item;
+      expect(done).to.include({ type: 'tool_search_call', execution: 'client', status: 'completed' });
+      expect(done.arguments).to.deep.equal({ query: 'use a tool please' });
+      expect(s.events.at(-1)!.data.response.output[0]).to.deep.equal(done);
+
+      const c = await postSse('/v1/responses', h, codex('sim-chat', 'use a tool please', { stream: true, tools: [applyPatch, ...extraTools] }));
+      const input = c.events.find((e) => e.data.type === 'response.custom_tool_call_input.done')!.data;
+      expect(c.events.find((e) => e.data.type === 'response.output_item.done')!.data.item).to.include({ type: 'custom_tool_call', id: input.item_id, input: input.input });
+    });
+  }
+
+  it('sends echoed custom and tool-search calls back upstream, and offers the tools the client search loaded', async () => {
+    const input = [
+      ...codex('sim-chat', 'patch it').input,
+      { type: 'tool_search_call', call_id: 'ts_1', execution: 'client', arguments: { query: 'agents' }, status: 'completed' },
+      { type: 'tool_search_output', call_id: 'ts_1', execution: 'client', status: 'completed', tools: [agents] },
+      { type: 'custom_tool_call', call_id: 'ctc_1', name: 'apply_patch', input: '*** Begin Patch' },
+      { type: 'custom_tool_call_output', call_id: 'ctc_1', output: 'Done!' },
+    ];
+    const r = await call('POST', '/v1/responses', { headers: h, json: codex('sim-chat', '', { input, tools: [exec, applyPatch, toolSearch] }) });
+    expect(r.status, r.text).to.equal(200);
+    const sent = env().sim.log.entries[0].body as Sent;
+    expect(sentNames(sent)).to.deep.equal(['exec_command', 'apply_patch', 'tool_search', 'multi_agent_v1__close_agent', 'multi_agent_v1__spawn_agent']);
+    const calls = sent.messages.filter((m) => m.role === 'assistant').flatMap((m) => (m as { tool_calls: Array<{ function: unknown }> }).tool_calls.map((c) => c.function));
+    expect(calls).to.deep.equal([
+      { name: 'tool_search', arguments: '{"query":"agents"}' },
+      { name: 'apply_patch', arguments: '{"input":"*** Begin Patch"}' },
+    ]);
+    expect(sent.messages.filter((m) => m.role === 'tool').map((m) => m.content)).to.deep.equal(['Tools loaded: multi_agent_v1__close_agent, multi_agent_v1__spawn_agent', 'Done!']);
+  });
+
   it('works through the official openai client (namespace tools are in its types)', async () => {
     const client = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
     const res = await client.responses.create({ model: 'sim-chat', input: 'use a tool please', user: '', tools: [agents as OpenAI.Responses.NamespaceTool] });
@@ -126,8 +183,9 @@ describe('responses dialect: the fields coding agents send', () => {
     await usageSettled();
     const before = await UsageEvent.count({ where: { orgId: o.org.id } });
     const cases: Array<[Record<string, unknown>, string]> = [
-      [{ tools: [{ type: 'tool_search', execution: 'client', parameters: { type: 'object' } }] }, 'unsupported_tool'],
-      [{ tools: [{ ...agents, tools: [{ type: 'custom', name: 'grammar_tool' }] }] }, 'unsupported_tool'],
+      [{ tools: [{ type: 'code_interpreter', container: { type: 'auto' } }] }, 'unsupported_tool'],
+      [{ tools: [{ ...agents, tools: [{ type: 'file_search', name: 'files' }] }] }, 'unsupported_tool'],
+      [{ tools: [{ type: 'custom', description: 'no name' }] }, 'invalid_request'],
       [{ tools: [{ ...agents, tools: [] }] }, 'invalid_request'],
       [{ tools: [agents, { ...exec, name: 'multi_agent_v1__close_agent' }] }, 'invalid_request'],
       [{ tools: [{ type: 'tool_search', execution: 'elsewhere' }] }, 'invalid_request'],
