@@ -22,7 +22,7 @@ import { anthropicErrorType } from '../../dialects/messages/errors';
 import { countMessagesTokens } from '../../dialects/messages/count-tokens';
 import { TokenCountTimeout } from '../../../shared/tokenizer/pool';
 import { config } from '../../../shared/config/env';
-import type { CanonicalChunk, CanonicalCompletion } from '../../dialects/canonical';
+import { forModel, type CanonicalChunk, type CanonicalCompletion } from '../../dialects/canonical';
 
 /**
  * Errors answered over HTTP on the messages paths use the plain envelope plus Anthropic's error
@@ -51,7 +51,7 @@ function createHandler(ctx: AppContext) {
     const common = {
       resolved,
       operation: bypass ? ('messages' as const) : ('chat' as const),
-      body: bypass ? { ...body } : messagesToCanonical(body),
+      body: bypass ? { ...body } : forModel(messagesToCanonical(body), resolved.model.config),
       stream,
       includeUsage: true,
       passthrough: false,

@@ -3,7 +3,7 @@ import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { postSse } from '../../helpers/sse-events';
-import { UsageEvent } from '../../../shared/db/models';
+import { Model, UsageEvent } from '../../../shared/db/models';
 import { usageSettled } from '../../helpers/usage';
 
 const BETA = 'claude-code-20250219,interleaved-thinking-2025-05-14,context-management-2025-06-27,advanced-tool-use-2025-11-20,effort-2025-11-24';
@@ -102,6 +102,24 @@ describe('messages dialect: the fields coding agents send', () => {
     expect((body.tools as Array<{ function: { name: string } }>).map((t) => t.function.name)).to.deep.equal(['Bash', 'Cron']);
     expect(body.reasoning_effort).to.equal('low');
     expect(body.response_format).to.deep.equal({ type: 'json_schema', json_schema: { name: 'output', schema: fmt.schema } });
+  });
+
+  it("leaves reasoning_effort out for a model whose config says its upstream refuses it (both dialects)", async () => {
+    const base = (await Model.findOne({ where: { publicId: 'sim-chat' } }))!;
+    const m = await Model.create({ publicId: 'sim-chat-no-effort', providerId: base.providerId, upstreamName: base.upstreamName, displayName: null, capabilities: { chat: true }, contextWindow: 32_000, maxOutputTokens: 4_096, config: { reasoning_effort: false } });
+    env().gw.ctx.catalog.invalidate();
+    try {
+      const r = await call('POST', '/v1/messages', { headers: h, json: claudeCode('sim-chat-no-effort') });
+      expect(r.status, r.text).to.equal(200);
+      const resp = await call('POST', '/v1/responses', { headers: keyHeader(o.key), json: { model: 'sim-chat-no-effort', input: 'hi', reasoning: { effort: 'high' } } });
+      expect(resp.status, resp.text).to.equal(200);
+      const sent = env().sim.log.entries.map((e) => e.body as Record<string, unknown>);
+      expect(sent).to.have.length(2);
+      for (const b of sent) expect(b).not.to.have.property('reasoning_effort');
+    } finally {
+      await m.destroy();
+      env().gw.ctx.catalog.invalidate();
+    }
   });
 
   it('count_tokens counts system-role messages', async () => {
