@@ -1,6 +1,8 @@
 import type { CanonicalMessage, CanonicalPart, CanonicalRequest, CanonicalTool, CanonicalToolChoice } from '../canonical';
 import { ApiError } from '../../../shared/errors/ApiError';
 
+type JsonFormat = { type: string; schema?: Record<string, unknown> };
+
 /** Anthropic content blocks the translator understands (the Messages API request). */
 export type MessagesBlock = Record<string, unknown> & { type: string };
 export interface MessagesMessage {
@@ -22,7 +24,9 @@ export interface MessagesRequest {
   metadata?: { user_id?: string | null };
   stream?: boolean;
   thinking?: unknown;
-  output_config?: { effort?: string | null; format?: { type: string; schema?: Record<string, unknown> } | null };
+  output_config?: { effort?: string | null; format?: JsonFormat | null };
+  /** The structured-outputs beta's name for `output_config.format` (deprecated, still in the SDK's beta types). */
+  output_format?: JsonFormat | null;
   [extra: string]: unknown;
 }
 
@@ -187,7 +191,7 @@ export function messagesToCanonical(req: MessagesRequest): CanonicalRequest {
   if (req.top_k !== undefined) out.top_k = req.top_k;
   if (req.metadata?.user_id) out.user = req.metadata.user_id;
   if (req.output_config?.effort) out.reasoning_effort = req.output_config.effort;
-  const format = req.output_config?.format;
+  const format = req.output_config?.format ?? req.output_format;
   if (format?.type === 'json_schema') out.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema } };
   return out;
 }

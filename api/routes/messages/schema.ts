@@ -54,6 +54,9 @@ const tool = Joi.object({
   .when(Joi.object({ type: Joi.string().pattern(/^web_search_\d{8}$/) }).unknown(), { then: anthropicSearchTool })
   .when(Joi.object({ type: 'web_fetch_20250910' }).unknown(), { then: anthropicFetchTool });
 
+/** Structured outputs (`output_config.format`, and the beta's older `output_format`). */
+const jsonFormat = Joi.object({ type: Joi.string().valid('json_schema').required(), schema: Joi.object().unknown(true).required() }).unknown(true).allow(null);
+
 const common = {
   model: Joi.string().min(1).required(),
   messages: Joi.array()
@@ -71,10 +74,8 @@ const common = {
   }),
   thinking: Joi.object({ type: Joi.string().required() }).unknown(true),
   // effort and structured output; docs/dialects.md says what each does on a translated upstream.
-  output_config: Joi.object({
-    effort: Joi.string().valid('low', 'medium', 'high', 'xhigh', 'max').allow(null),
-    format: Joi.object({ type: Joi.string().valid('json_schema').required(), schema: Joi.object().unknown(true).required() }).unknown(true).allow(null),
-  }).unknown(true),
+  output_config: Joi.object({ effort: Joi.string().valid('low', 'medium', 'high', 'xhigh', 'max').allow(null), format: jsonFormat }).unknown(true),
+  output_format: jsonFormat,
   context_management: Joi.object().unknown(true).allow(null),
 };
 
