@@ -81,6 +81,16 @@ export interface CanonicalChunk {
   usage?: CanonicalUsage | null;
 }
 
+/**
+ * The canonical request for one model: `reasoning_effort` (mapped from the messages dialect's
+ * `output_config.effort` and the responses dialect's `reasoning.effort`) is left out when the model's
+ * config says its upstream refuses it (`models.config.reasoning_effort: false`).
+ */
+export function forModel<T extends CanonicalRequest>(c: T, config: Record<string, unknown> | undefined): T {
+  if (config?.reasoning_effort === false) delete c.reasoning_effort;
+  return c;
+}
+
 /** Tool-call arguments as an object; a model that wrote broken JSON gets its text kept under `_raw`. */
 export function parseArguments(args: string | undefined): Record<string, unknown> {
   if (!args || !args.trim()) return {};

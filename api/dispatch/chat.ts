@@ -39,6 +39,8 @@ export interface ChatDispatch {
   onChunk?: (data: string) => void;
   /** See RunJobOptions.jobId. */
   jobId?: string;
+  /** See ChatJob.anthropicBeta. */
+  anthropicBeta?: string;
 }
 
 /** Runs one chat-style request through lanes and the chat queue; used by every dialect. */
@@ -57,6 +59,6 @@ export function dispatchChat(ctx: AppContext, req: Request, res: Response, d: Ch
     stream: d.stream,
     onChunk: d.onChunk,
     jobId: d.jobId,
-    data: { operation: d.operation, target, body: d.body, includeUsage: d.includeUsage },
+    data: { operation: d.operation, target, body: d.body, includeUsage: d.includeUsage, ...(d.anthropicBeta ? { anthropicBeta: d.anthropicBeta } : {}) },
   });
 }

@@ -5,6 +5,7 @@ export interface LoggedRequest {
   model: string | undefined;
   authorization: string | undefined;
   xApiKey: string | undefined;
+  anthropicBeta: string | undefined;
   /** Brave's auth header. */
   subscriptionToken: string | undefined;
   /** Query-string parameters (GET upstreams such as Brave). */
@@ -24,6 +25,7 @@ export class RequestLog {
       model: (req.body as { model?: string } | undefined)?.model,
       authorization: req.headers.authorization,
       xApiKey: req.headers['x-api-key'] as string | undefined,
+      anthropicBeta: req.headers['anthropic-beta'] as string | undefined,
       subscriptionToken: req.headers['x-subscription-token'] as string | undefined,
       query: { ...(req.query as Record<string, unknown>) },
       body: req.body,

@@ -38,6 +38,8 @@ export interface ChatJob extends JobEnvelope {
   body: Record<string, unknown>;
   /** The caller asked for `stream_options.include_usage`; the worker always asks upstream for usage. */
   includeUsage: boolean;
+  /** The caller's `anthropic-beta` header, passed on by the messages bypass only. */
+  anthropicBeta?: string;
 }
 
 /** An image generation or edit; the worker stores the images and answers with their ids. */

@@ -22,7 +22,7 @@ async function runChat(job: ChatJob, signal: AbortSignal, emit: (c: string) => v
       if (job.operation === 'messages') break; // the API bypasses natively only to messages upstreams
       return chatComplete(call, job.operation, job.body, job.publicModel, stream);
     case 'anthropic':
-      if (job.operation === 'messages') return anthropicMessages(call, job.body, job.publicModel, stream?.emit);
+      if (job.operation === 'messages') return anthropicMessages(call, job.body, job.publicModel, stream?.emit, job.anthropicBeta);
       if (job.operation === 'chat') return anthropicChat(call, job.body, job.publicModel, stream);
       return anthropicCompletions(call, job.body, job.publicModel, stream);
     default:

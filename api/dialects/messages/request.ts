@@ -1,10 +1,13 @@
 import type { CanonicalMessage, CanonicalPart, CanonicalRequest, CanonicalTool, CanonicalToolChoice } from '../canonical';
 import { ApiError } from '../../../shared/errors/ApiError';
 
+type JsonFormat = { type: string; schema?: Record<string, unknown> };
+
 /** Anthropic content blocks the translator understands (the Messages API request). */
 export type MessagesBlock = Record<string, unknown> & { type: string };
 export interface MessagesMessage {
-  role: 'user' | 'assistant';
+  /** `system` messages are in the current Anthropic SDK types (`SystemMessageParam`); Claude Code sends them. */
+  role: 'user' | 'assistant' | 'system';
   content: string | MessagesBlock[];
 }
 export interface MessagesRequest {
@@ -12,7 +15,7 @@ export interface MessagesRequest {
   max_tokens?: number;
   messages: MessagesMessage[];
   system?: string | MessagesBlock[];
-  tools?: Array<{ name: string; description?: string; input_schema?: Record<string, unknown>; type?: string }>;
+  tools?: Array<{ name: string; description?: string; input_schema?: Record<string, unknown>; type?: string; defer_loading?: boolean }>;
   tool_choice?: { type: 'auto' | 'any' | 'tool' | 'none'; name?: string; disable_parallel_tool_use?: boolean };
   stop_sequences?: string[];
   temperature?: number;
@@ -21,6 +24,9 @@ export interface MessagesRequest {
   metadata?: { user_id?: string | null };
   stream?: boolean;
   thinking?: unknown;
+  output_config?: { effort?: string | null; format?: JsonFormat | null };
+  /** The structured-outputs beta's name for `output_config.format` (deprecated, still in the SDK's beta types). */
+  output_format?: JsonFormat | null;
   [extra: string]: unknown;
 }
 
@@ -117,15 +123,27 @@ function assistantMessage(content: MessagesMessage['content']): CanonicalMessage
   return m;
 }
 
-function systemText(system: MessagesRequest['system']): string | undefined {
-  if (system === undefined) return undefined;
-  if (typeof system === 'string') return system;
-  return system.map((b) => (b.type === 'text' ? String(b.text) : '')).join('\n');
+function blocksText(content: string | MessagesBlock[]): string {
+  if (typeof content === 'string') return content;
+  return content.map((b) => (b.type === 'text' ? String(b.text) : '')).join('\n');
 }
+
+/** The system prompt: `system`, then every `system`-role message's text in the order they appear. */
+function systemText(req: MessagesRequest): string | undefined {
+  const parts = [req.system, ...req.messages.filter((m) => m.role === 'system').map((m) => m.content)].filter((c) => c !== undefined).map((c) => blocksText(c!));
+  const text = parts.filter(Boolean).join('\n\n');
+  return text || undefined;
+}
+
+/** Anthropic's tool-search server tools: the translated path offers every tool directly instead. */
+const TOOL_SEARCH = /^tool_search_tool_(regex|bm25)(_\d{8})?$/;
 
 function tools(req: MessagesRequest): CanonicalTool[] | undefined {
   if (!req.tools?.length) return undefined;
-  return req.tools.map((t) => {
+  const offered = req.tools.filter((t) => !TOOL_SEARCH.test(String(t.type)));
+  if (!offered.length) return undefined;
+  // `defer_loading` only keeps a tool out of the upstream's context until a tool search finds it.
+  return offered.map((t) => {
     if (t.type && t.type !== 'custom') {
       throw new ApiError(400, 'unsupported_tool', `Tool type '${t.type}' is not supported on this model.`);
     }
@@ -153,9 +171,10 @@ function toolChoice(c: MessagesRequest['tool_choice']): CanonicalToolChoice | un
 /** Messages request → canonical chat request. `stream` is set by the caller of the dispatch. */
 export function messagesToCanonical(req: MessagesRequest): CanonicalRequest {
   const messages: CanonicalMessage[] = [];
-  const sys = systemText(req.system);
+  const sys = systemText(req);
   if (sys) messages.push({ role: 'system', content: sys });
   for (const m of req.messages) {
+    if (m.role === 'system') continue;
     if (m.role === 'assistant') messages.push(assistantMessage(m.content));
     else messages.push(...userMessages(m.content));
   }
@@ -171,5 +190,8 @@ export function messagesToCanonical(req: MessagesRequest): CanonicalRequest {
   if (req.top_p !== undefined) out.top_p = req.top_p;
   if (req.top_k !== undefined) out.top_k = req.top_k;
   if (req.metadata?.user_id) out.user = req.metadata.user_id;
+  if (req.output_config?.effort) out.reasoning_effort = req.output_config.effort;
+  const format = req.output_config?.format ?? req.output_format;
+  if (format?.type === 'json_schema') out.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema } };
   return out;
 }

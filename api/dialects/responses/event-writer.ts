@@ -24,6 +24,20 @@ export abstract class ResponsesEventWriter {
     this.ev(out, 'response.in_progress', { response: responseObject(this.frame, [], 'in_progress', null) });
   }
 
+  /**
+   * The events that close a tool call item's content, before its output_item.done: a function
+   * call's arguments.done; a custom tool call's input (one delta, then done); a tool search call has
+   * none.
+   */
+  protected callDone(out: ResponsesEvent[], output_index: number, item: Record<string, unknown> & { id: string; type: string }): void {
+    const item_id = item.id;
+    if (item.type === 'function_call') this.ev(out, 'response.function_call_arguments.done', { item_id, output_index, name: item.name, arguments: item.arguments });
+    else if (item.type === 'custom_tool_call') {
+      if (item.input) this.ev(out, 'response.custom_tool_call_input.delta', { item_id, output_index, delta: item.input });
+      this.ev(out, 'response.custom_tool_call_input.done', { item_id, output_index, input: item.input });
+    }
+  }
+
   /** The in-band `error` event for a failure after the stream started. */
   error(code: string, message: string): ResponsesEvent {
     return { type: 'error', sequence_number: this.seq++, code, message, param: null };

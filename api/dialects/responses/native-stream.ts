@@ -48,9 +48,10 @@ export class NativeResponsesStream extends ResponsesEventWriter {
       this.ev(out, 'response.output_text.done', { item_id: messageId, output_index, content_index: 0, text: part.text, logprobs: [] });
       this.ev(out, 'response.content_part.done', { item_id: messageId, output_index, content_index: 0, part });
     } else {
-      this.ev(out, 'response.output_item.added', { output_index, item: { ...item, arguments: '', status: 'in_progress' } });
-      this.ev(out, 'response.function_call_arguments.delta', { item_id, output_index, delta: item.arguments });
-      this.ev(out, 'response.function_call_arguments.done', { item_id, output_index, name: item.name, arguments: item.arguments });
+      const empty = item.type === 'function_call' ? { arguments: '' } : item.type === 'custom_tool_call' ? { input: '' } : {};
+      this.ev(out, 'response.output_item.added', { output_index, item: { ...item, ...empty, status: 'in_progress' } });
+      if (item.type === 'function_call') this.ev(out, 'response.function_call_arguments.delta', { item_id, output_index, delta: item.arguments });
+      this.callDone(out, output_index, item);
     }
     this.output.push(item);
     this.ev(out, 'response.output_item.done', { output_index, item });
@@ -78,7 +79,7 @@ export class NativeResponsesStream extends ResponsesEventWriter {
     const out: ResponsesEvent[] = [];
     this.start(out);
     this.steps.push(step);
-    for (const item of stepItems(this.steps, this.steps.length - 1, this.orgId)) this.item(out, item);
+    for (const item of stepItems(this.steps, this.steps.length - 1, this.orgId, this.frame.req)) this.item(out, item);
     return out;
   }
 

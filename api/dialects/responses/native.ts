@@ -24,7 +24,8 @@ export function responsesNativeTools(req: ResponsesRequest): { set: NativeToolSe
     const allowed = (t.filters as { allowed_domains?: unknown } | null | undefined)?.allowed_domains;
     const allowedDomains = Array.isArray(allowed) ? allowed.filter((d): d is string => typeof d === 'string') : undefined;
     set.search = { kind: 'search', allowedDomains, country: locationCountry((t as { user_location?: unknown }).user_location) };
-    set.fetch = { kind: 'fetch', allowedDomains };
+    // `external_web_access: false` (Codex's default) asks for indexed results only: no live page opening.
+    if ((t as { external_web_access?: unknown }).external_web_access !== false) set.fetch = { kind: 'fetch', allowedDomains };
   }
   return { set, rest };
 }
@@ -90,10 +91,10 @@ function messageWithCitations(steps: NativeStep[], i: number, text: string): Out
 }
 
 /** The output item a step produces, if any (a call's item is produced by its result); seals are bound to `orgId`. */
-export function stepItems(steps: NativeStep[], i: number, orgId: string): OutputItem[] {
+export function stepItems(steps: NativeStep[], i: number, orgId: string, req?: ResponsesRequest): OutputItem[] {
   const s = steps[i];
   if (s.type === 'text') return [messageWithCitations(steps, i, s.text)];
-  if (s.type === 'client_calls') return s.calls.map((c) => functionCallItem(newId('fc'), c));
+  if (s.type === 'client_calls') return s.calls.map((c) => functionCallItem(newId('fc'), c, 'completed', req));
   if (s.type !== 'result') return [];
   const call = steps.find((x) => x.type === 'call' && x.id === s.id) as Extract<NativeStep, { type: 'call' }> | undefined;
   const query = String(call?.input.query ?? '');
@@ -110,6 +111,6 @@ export function stepItems(steps: NativeStep[], i: number, orgId: string): Output
   return [{ type: 'web_search_call', id, status: 'completed', action: { type: 'search', query, sources: o.results.map((r) => ({ type: 'url', url: r.url })) }, encrypted_content: sealResults(orgId, o.query, o.provider, o.results) }];
 }
 
-export function transcriptOutput(t: NativeTranscript, orgId: string): OutputItem[] {
-  return t.steps.flatMap((_, i) => stepItems(t.steps, i, orgId));
+export function transcriptOutput(t: NativeTranscript, orgId: string, req?: ResponsesRequest): OutputItem[] {
+  return t.steps.flatMap((_, i) => stepItems(t.steps, i, orgId, req));
 }

@@ -1,5 +1,6 @@
 import type { CanonicalMessage, CanonicalPart, CanonicalRequest, CanonicalTool, CanonicalToolChoice } from '../canonical';
 import { ApiError } from '../../../shared/errors/ApiError';
+import { canonicalTool, offeredTools, prefixedName, TOOL_SEARCH } from './offered-tools';
 
 export type ResponsesItem = Record<string, unknown> & { type?: string; role?: string };
 export interface ResponsesRequest {
@@ -17,6 +18,7 @@ export interface ResponsesRequest {
   store?: boolean;
   metadata?: Record<string, string> | null;
   user?: string;
+  reasoning?: { effort?: string | null; summary?: string | null } | null;
   text?: { format?: { type: string; name?: string; schema?: unknown; strict?: boolean; description?: string } };
   [extra: string]: unknown;
 }
@@ -57,47 +59,62 @@ function role(r: unknown): CanonicalMessage['role'] {
   throw invalid(`Unknown message role '${String(r)}'.`);
 }
 
-/** Responses input items → canonical messages (function calls join the assistant turn before them). */
+/** A call the caller echoes, under the name the upstream was offered (namespace members prefixed). */
+function upstreamName(item: ResponsesItem): string {
+  return typeof item.namespace === 'string' && item.namespace ? prefixedName(item.namespace, String(item.name)) : String(item.name);
+}
+
+function outputText(output: unknown): string {
+  if (typeof output === 'string') return output;
+  if (Array.isArray(output)) return output.map((p) => (p && typeof p === 'object' && typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : '')).join('');
+  return JSON.stringify(output ?? '');
+}
+
+/** What a client-executed tool search loaded, as the model reads it (the tools themselves are offered). */
+function loadedText(tools: unknown): string {
+  const names = (Array.isArray(tools) ? (tools as Array<{ name?: unknown; tools?: Array<{ name?: unknown }> }>) : []).flatMap((t) =>
+    Array.isArray(t.tools) ? t.tools.map((m) => prefixedName(String(t.name), String(m.name))) : [String(t.name)],
+  );
+  return names.length ? `Tools loaded: ${names.join(', ')}` : 'No tools found.';
+}
+
+/** Responses input items → canonical messages (tool calls join the assistant turn before them). */
 export function itemsToMessages(input: ResponsesRequest['input']): CanonicalMessage[] {
   if (typeof input === 'string') return [{ role: 'user', content: input }];
   const out: CanonicalMessage[] = [];
+  const call = (id: unknown, name: string, args: string) => {
+    const c = { id: String(id), type: 'function' as const, function: { name, arguments: args } };
+    const last = out.at(-1);
+    if (last?.role === 'assistant') (last.tool_calls ??= []).push(c);
+    else out.push({ role: 'assistant', content: null, tool_calls: [c] });
+  };
+  const result = (id: unknown, text: string) => out.push({ role: 'tool', tool_call_id: String(id), content: text });
   for (const item of input) {
     const type = item.type ?? 'message';
-    if (type === 'message') {
-      out.push({ role: role(item.role), content: content(item.content) });
-    } else if (type === 'function_call') {
-      const call = { id: String(item.call_id), type: 'function' as const, function: { name: String(item.name), arguments: String(item.arguments ?? '') } };
-      const last = out.at(-1);
-      if (last?.role === 'assistant') (last.tool_calls ??= []).push(call);
-      else out.push({ role: 'assistant', content: null, tool_calls: [call] });
-    } else if (type === 'function_call_output') {
-      const output = typeof item.output === 'string' ? item.output : JSON.stringify(item.output ?? '');
-      out.push({ role: 'tool', tool_call_id: String(item.call_id), content: output });
-    } else if (type === 'reasoning') {
-      continue; // reasoning items are the model's own; they are not sent back upstream
-    } else {
-      throw invalid(`Input item type '${type}' is not supported.`);
-    }
+    const client = item.execution === 'client';
+    if (type === 'message') out.push({ role: role(item.role), content: content(item.content) });
+    else if (type === 'function_call') call(item.call_id, upstreamName(item), String(item.arguments ?? ''));
+    else if (type === 'custom_tool_call') call(item.call_id, upstreamName(item), JSON.stringify({ input: String(item.input ?? '') }));
+    else if (type === 'function_call_output' || type === 'custom_tool_call_output') result(item.call_id, outputText(item.output));
+    else if (type === 'tool_search_call' && client) call(item.call_id ?? item.id, TOOL_SEARCH, JSON.stringify(item.arguments ?? {}));
+    else if (type === 'tool_search_output' && client) result(item.call_id ?? item.id, loadedText(item.tools));
+    // Reasoning items are the model's own and not sent back upstream; a hosted tool search is moot
+    // when every tool is offered directly; additional tools join the offered tools (offered-tools.ts).
+    else if (type === 'reasoning' || type === 'tool_search_call' || type === 'tool_search_output' || type === 'additional_tools') continue;
+    else throw invalid(`Input item type '${type}' is not supported.`);
   }
   return out;
 }
 
 function tools(req: ResponsesRequest): CanonicalTool[] | undefined {
-  if (!req.tools?.length) return undefined;
-  return req.tools.map((t) => {
-    if (t.type !== 'function') throw new ApiError(400, 'unsupported_tool', `Tool type '${t.type}' is not supported; use function tools.`);
-    const fn: CanonicalTool['function'] = { name: String(t.name) };
-    if (typeof t.description === 'string') fn.description = t.description;
-    fn.parameters = (t.parameters as Record<string, unknown> | undefined) ?? { type: 'object', properties: {} };
-    if (typeof t.strict === 'boolean') fn.strict = t.strict;
-    return { type: 'function', function: fn };
-  });
+  const offered = offeredTools(req);
+  return offered.length ? offered.map(canonicalTool) : undefined;
 }
 
 function toolChoice(c: ResponsesRequest['tool_choice']): CanonicalToolChoice | undefined {
   if (c === undefined) return undefined;
   if (typeof c === 'string') return c;
-  if (c.type === 'function' && c.name) return { type: 'function', function: { name: c.name } };
+  if ((c.type === 'function' || c.type === 'custom') && c.name) return { type: 'function', function: { name: c.name } };
   throw invalid(`tool_choice type '${c.type}' is not supported.`);
 }
 
@@ -119,7 +136,8 @@ export function responsesToCanonical(req: ResponsesRequest, history: CanonicalMe
   if (typeof req.max_output_tokens === 'number') out.max_tokens = req.max_output_tokens;
   if (typeof req.temperature === 'number') out.temperature = req.temperature;
   if (typeof req.top_p === 'number') out.top_p = req.top_p;
-  if (typeof req.user === 'string') out.user = req.user;
+  if (typeof req.user === 'string' && req.user) out.user = req.user;
+  if (req.reasoning?.effort) out.reasoning_effort = req.reasoning.effort;
   const format = req.text?.format;
   if (format?.type === 'json_schema') {
     out.response_format = { type: 'json_schema', json_schema: { name: format.name ?? 'output', schema: format.schema, ...(format.strict !== undefined ? { strict: format.strict } : {}) } };

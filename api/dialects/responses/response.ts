@@ -1,6 +1,7 @@
 import crypto from 'crypto';
-import type { CanonicalCompletion, CanonicalMessage, CanonicalToolCall, CanonicalUsage, FinishReason } from '../canonical';
+import { parseArguments, type CanonicalCompletion, type CanonicalMessage, type CanonicalToolCall, type CanonicalUsage, type FinishReason } from '../canonical';
 import type { ResponsesRequest } from './request';
+import { calledTool, customInput } from './offered-tools';
 
 export const newId = (prefix: string) => `${prefix}_${crypto.randomBytes(12).toString('hex')}`;
 
@@ -74,8 +75,18 @@ export function messageItem(id: string, text: string, status = 'completed'): Out
   return { type: 'message', id, status, role: 'assistant', content: [outputText(text)] };
 }
 
-export function functionCallItem(id: string, call: CanonicalToolCall, status = 'completed'): OutputItem {
-  return { type: 'function_call', id, call_id: call.id, name: call.function.name, arguments: call.function.arguments, status };
+/**
+ * The output item of a tool call, as the caller declared the tool (offered-tools.ts): a
+ * `function_call` (with `namespace` for a namespace member), a `custom_tool_call` or a client
+ * `tool_search_call`.
+ */
+export function functionCallItem(id: string, call: CanonicalToolCall, status = 'completed', req?: ResponsesRequest): OutputItem {
+  const t = req ? calledTool(req, call.function.name) : undefined;
+  const args = call.function.arguments;
+  if (t?.kind === 'tool_search') return { type: 'tool_search_call', id, call_id: call.id, execution: 'client', arguments: parseArguments(args), status };
+  const ns = t?.namespace ? { namespace: t.namespace } : {};
+  if (t?.kind === 'custom') return { type: 'custom_tool_call', id, call_id: call.id, name: t.name, ...ns, input: customInput(args), status };
+  return { type: 'function_call', id, call_id: call.id, name: t?.name ?? call.function.name, ...ns, arguments: args, status };
 }
 
 /** The assistant turn to store for a follow-up (`previous_response_id`). */
@@ -92,6 +103,6 @@ export function canonicalToResponse(c: CanonicalCompletion, f: ResponseFrame): {
   const calls = choice?.message.tool_calls ?? [];
   const output: OutputItem[] = [];
   if (text) output.push(messageItem(newId('msg'), text));
-  for (const call of calls) output.push(functionCallItem(newId('fc'), call));
+  for (const call of calls) output.push(functionCallItem(newId('fc'), call, 'completed', f.req));
   return { response: responseObject(f, output, choice?.finish_reason ?? 'stop', c.usage), assistant: assistantTurn(text, calls) };
 }

@@ -7,7 +7,7 @@ export type { ResponsesEvent };
 
 type Open =
   | { kind: 'message'; index: number; id: string; text: string }
-  | { kind: 'call'; index: number; id: string; toolIndex: number; call: CanonicalToolCall };
+  | { kind: 'call'; index: number; id: string; toolIndex: number; call: CanonicalToolCall; itemType: string };
 
 /**
  * Turns canonical chat chunks into the Responses streaming events: response.created and
@@ -38,8 +38,8 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
       this.output.push(item);
       this.ev(out, 'response.output_item.done', { output_index: o.index, item });
     } else {
-      this.ev(out, 'response.function_call_arguments.done', { item_id: o.id, output_index: o.index, name: o.call.function.name, arguments: o.call.function.arguments });
-      const item = functionCallItem(o.id, o.call);
+      const item = functionCallItem(o.id, o.call, 'completed', this.frame.req);
+      this.callDone(out, o.index, item);
       this.output.push(item);
       this.calls.push(o.call);
       this.ev(out, 'response.output_item.done', { output_index: o.index, item });
@@ -73,15 +73,17 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
       if (this.open?.kind !== 'call' || this.open.toolIndex !== tc.index) {
         this.close(out);
         const call: CanonicalToolCall = { id: tc.id ?? newId('call'), type: 'function', function: { name: tc.function?.name ?? '', arguments: '' } };
-        const o: Open = { kind: 'call', index: this.nextIndex, id: newId('fc'), toolIndex: tc.index, call };
+        const added = functionCallItem(newId('fc'), call, 'in_progress', this.frame.req);
+        const o: Open = { kind: 'call', index: this.nextIndex, id: added.id, toolIndex: tc.index, call, itemType: added.type };
         this.open = o;
-        this.ev(out, 'response.output_item.added', { output_index: o.index, item: functionCallItem(o.id, call, 'in_progress') });
+        this.ev(out, 'response.output_item.added', { output_index: o.index, item: added });
       }
       const o = this.open as Extract<Open, { kind: 'call' }>;
       const args = tc.function?.arguments;
       if (args) {
         o.call.function.arguments += args;
-        this.ev(out, 'response.function_call_arguments.delta', { item_id: o.id, output_index: o.index, delta: args });
+        // A custom tool's input and a tool search's arguments are known once the call is complete.
+        if (o.itemType === 'function_call') this.ev(out, 'response.function_call_arguments.delta', { item_id: o.id, output_index: o.index, delta: args });
       }
     }
     if (choice?.finish_reason) this.finish = choice.finish_reason;

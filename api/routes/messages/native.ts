@@ -6,6 +6,7 @@ import { nativeRails, runNativeLoop } from '../../dispatch/native-search/loop';
 import { ClientGone } from '../../dispatch/run-job';
 import { SseWriter } from '../../sse';
 import { messagesToCanonical, type MessagesRequest } from '../../dialects/messages/request';
+import { forModel } from '../../dialects/canonical';
 import { messageId } from '../../dialects/messages/response';
 import { transcriptToMessage, unfoldServerBlocks, withFunctionTools } from '../../dialects/messages/native';
 import { NativeMessagesStream } from '../../dialects/messages/native-stream';
@@ -29,7 +30,7 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
   } finally {
     res.off('close', onClose);
   }
-  const canonical = messagesToCanonical(withFunctionTools(body, rest, set, unfolded.messages));
+  const canonical = forModel(messagesToCanonical(withFunctionTools(body, rest, set, unfolded.messages)), resolved.model.config);
   const publicModel = resolved.requestedId;
   const id = messageId();
   const loop = { resolved, canonical, tools: set, rails };

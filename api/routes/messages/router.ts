@@ -6,6 +6,7 @@ import { jsonBody } from '../../middleware/body';
 import { validate } from '../../validate';
 import { countTokensSchema, messagesSchema } from './schema';
 import { requireAnthropicVersion } from './version';
+import { anthropicBeta } from './beta';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
 import { ClientGone } from '../../dispatch/run-job';
 import { SseWriter } from '../../sse';
@@ -21,7 +22,7 @@ import { anthropicErrorType } from '../../dialects/messages/errors';
 import { countMessagesTokens } from '../../dialects/messages/count-tokens';
 import { TokenCountTimeout } from '../../../shared/tokenizer/pool';
 import { config } from '../../../shared/config/env';
-import type { CanonicalChunk, CanonicalCompletion } from '../../dialects/canonical';
+import { forModel, type CanonicalChunk, type CanonicalCompletion } from '../../dialects/canonical';
 
 /**
  * Errors answered over HTTP on the messages paths use the plain envelope plus Anthropic's error
@@ -39,6 +40,7 @@ function withAnthropicType(err: unknown, _req: Request, _res: Response, next: Ne
 function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     const body = validate<MessagesRequest>(messagesSchema, req.body);
+    const beta = anthropicBeta(req);
     const resolved = await resolveChatModel(ctx, req, body.model);
     const publicModel = resolved.requestedId;
     const native = messagesNativeTools(body);
@@ -49,10 +51,12 @@ function createHandler(ctx: AppContext) {
     const common = {
       resolved,
       operation: bypass ? ('messages' as const) : ('chat' as const),
-      body: bypass ? { ...body } : messagesToCanonical(body),
+      body: bypass ? { ...body } : forModel(messagesToCanonical(body), resolved.model.config),
       stream,
       includeUsage: true,
       passthrough: false,
+      // Beta features tune an Anthropic upstream; a translated upstream has none (docs/dialects.md).
+      anthropicBeta: bypass ? beta : undefined,
     };
     if (!stream) {
       const result = await dispatchChat(ctx, req, res, common);

@@ -31,10 +31,18 @@ const block = Joi.alternatives().conditional('.type', {
   otherwise: Joi.object({ type: Joi.string().required() }).unknown(true),
 });
 
-const message = Joi.object({
-  role: Joi.string().valid('user', 'assistant').required(),
+const turn = Joi.object({
+  role: Joi.string().valid('user', 'assistant', 'system').required(),
   content: Joi.alternatives(Joi.string().allow(''), Joi.array().items(block)).required(),
 }).unknown(false);
+
+/** Anthropic's SystemMessageParam (in the SDK's MessageParam union; Claude Code sends it): text only. */
+const systemMessage = Joi.object({
+  role: Joi.string().valid('system').required(),
+  content: Joi.alternatives(Joi.string().allow(''), Joi.array().items(Joi.object({ type: Joi.string().valid('text').required(), text: Joi.string().allow('').required() }).unknown(true))).required(),
+}).unknown(false);
+
+const message = Joi.alternatives().conditional('.role', { is: 'system', then: systemMessage, otherwise: turn });
 
 const tool = Joi.object({
   name: Joi.string().min(1).max(128).required(),
@@ -46,9 +54,17 @@ const tool = Joi.object({
   .when(Joi.object({ type: Joi.string().pattern(/^web_search_\d{8}$/) }).unknown(), { then: anthropicSearchTool })
   .when(Joi.object({ type: 'web_fetch_20250910' }).unknown(), { then: anthropicFetchTool });
 
+/** Structured outputs (`output_config.format`, and the beta's older `output_format`). */
+const jsonFormat = Joi.object({ type: Joi.string().valid('json_schema').required(), schema: Joi.object().unknown(true).required() }).unknown(true).allow(null);
+
 const common = {
   model: Joi.string().min(1).required(),
-  messages: Joi.array().items(message).min(1).required(),
+  messages: Joi.array()
+    .items(message)
+    .min(1)
+    .has(Joi.object({ role: Joi.valid('user', 'assistant') }).unknown())
+    .messages({ 'array.hasUnknown': "'messages' needs at least one user or assistant message besides system messages." })
+    .required(),
   system: Joi.alternatives(Joi.string().allow(''), Joi.array().items(block)),
   tools: Joi.array().items(tool),
   tool_choice: Joi.object({
@@ -57,6 +73,10 @@ const common = {
     disable_parallel_tool_use: Joi.boolean(),
   }),
   thinking: Joi.object({ type: Joi.string().required() }).unknown(true),
+  // effort and structured output; docs/dialects.md says what each does on a translated upstream.
+  output_config: Joi.object({ effort: Joi.string().valid('low', 'medium', 'high', 'xhigh', 'max').allow(null), format: jsonFormat }).unknown(true),
+  output_format: jsonFormat,
+  context_management: Joi.object().unknown(true).allow(null),
 };
 
 /** `POST /v1/messages`: Anthropic's fields; unknown top-level fields are accepted (and passed on natively). */

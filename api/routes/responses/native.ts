@@ -8,6 +8,7 @@ import { ClientGone } from '../../dispatch/run-job';
 import { SseWriter } from '../../sse';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { responsesToCanonical, type ResponsesRequest } from '../../dialects/responses/request';
+import { forModel } from '../../dialects/canonical';
 import { newId, responseObject, type ResponseFrame } from '../../dialects/responses/response';
 import { transcriptOutput, unfoldSearchCalls } from '../../dialects/responses/native';
 import { NativeResponsesStream } from '../../dialects/responses/native-stream';
@@ -31,12 +32,13 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
     res.off('close', onClose);
   }
   const { canonical, turn } = responsesToCanonical(unfolded.request, history);
+  forModel(canonical, resolved.model.config);
   const frame: ResponseFrame = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), publicModel: resolved.requestedId, req: body };
   const store = body.store !== false;
   const loop = { resolved, canonical, tools: set, rails };
   if (body.stream !== true) {
     const t = await runNativeLoop(ctx, req, res, loop);
-    const response = responseObject(frame, transcriptOutput(t, rails.orgId), t.finish ?? 'stop', t.usage);
+    const response = responseObject(frame, transcriptOutput(t, rails.orgId, body), t.finish ?? 'stop', t.usage);
     if (store) await storeResponse(req, response, [...history, ...turn, ...t.added]);
     res.json(response);
     return;

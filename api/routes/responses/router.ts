@@ -12,7 +12,7 @@ import { ApiError } from '../../../shared/errors/ApiError';
 import { responsesToCanonical, type ResponsesRequest } from '../../dialects/responses/request';
 import { canonicalToResponse, newId, type ResponseFrame } from '../../dialects/responses/response';
 import { ResponsesStreamTranslator } from '../../dialects/responses/stream';
-import type { CanonicalChunk, CanonicalCompletion } from '../../dialects/canonical';
+import { forModel, type CanonicalChunk, type CanonicalCompletion } from '../../dialects/canonical';
 import { responsesNativeTools } from '../../dialects/responses/native';
 import { answerNative } from './native';
 
@@ -24,6 +24,7 @@ function createHandler(ctx: AppContext) {
     const native = responsesNativeTools(body);
     if (native.set.search) return answerNative(ctx, req, res, body, resolved, history, native.set, native.rest);
     const { canonical, turn } = responsesToCanonical(body, history);
+    forModel(canonical, resolved.model.config);
     const frame: ResponseFrame = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), publicModel: resolved.requestedId, req: body };
     const store = body.store !== false;
     const stream = body.stream === true;

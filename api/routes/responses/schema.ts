@@ -3,6 +3,14 @@ import { openaiSearchTool } from '../../dispatch/native-search/schema';
 
 const item = Joi.object({ type: Joi.string(), role: Joi.string() }).unknown(true);
 
+const fn = Joi.object({ type: Joi.string().required(), name: Joi.string().min(1).required() }).unknown(true);
+
+/** OpenAI's NamespaceToolParam: a named group of function tools. */
+const namespaceTool = Joi.object({ name: Joi.string().min(1).required(), description: Joi.string().allow('', null), tools: Joi.array().items(fn).min(1).required() }).unknown(true);
+
+/** OpenAI's ToolSearchToolParam. */
+const toolSearchTool = Joi.object({ execution: Joi.string().valid('server', 'client'), description: Joi.string().allow('', null), parameters: Joi.any() }).unknown(true);
+
 /** `POST /v1/responses`: the fields the gateway reads; other fields are accepted and ignored. */
 export const responsesSchema = Joi.object({
   model: Joi.string().min(1).required(),
@@ -12,7 +20,10 @@ export const responsesSchema = Joi.object({
     Joi.object({ type: Joi.string().required() })
       .unknown(true)
       .when(Joi.object({ type: 'function' }).unknown(), { then: Joi.object({ name: Joi.string().min(1).required() }) })
-      .when(Joi.object({ type: Joi.string().pattern(/^web_search/) }).unknown(), { then: openaiSearchTool }),
+      .when(Joi.object({ type: Joi.string().pattern(/^web_search/) }).unknown(), { then: openaiSearchTool })
+      .when(Joi.object({ type: 'custom' }).unknown(), { then: fn })
+      .when(Joi.object({ type: 'namespace' }).unknown(), { then: namespaceTool })
+      .when(Joi.object({ type: 'tool_search' }).unknown(), { then: toolSearchTool }),
   ),
   tool_choice: Joi.alternatives(Joi.string().valid('auto', 'none', 'required'), Joi.object({ type: Joi.string().required(), name: Joi.string() }).unknown(true)),
   parallel_tool_calls: Joi.boolean().allow(null),
@@ -24,6 +35,11 @@ export const responsesSchema = Joi.object({
   store: Joi.boolean().allow(null),
   background: Joi.boolean().valid(false).allow(null).messages({ 'any.only': "'background' responses are not supported; use a '-background' model id for background work." }),
   metadata: Joi.object().pattern(Joi.string().max(64), Joi.string().max(512)).max(16).allow(null),
-  user: Joi.string(),
+  // OpenAI's document: a string, no minimum length (LlamaIndex sends "").
+  user: Joi.string().allow(''),
+  reasoning: Joi.object({ effort: Joi.string().valid('none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max').allow(null) }).unknown(true).allow(null),
+  include: Joi.array().items(Joi.string()).allow(null),
+  prompt_cache_key: Joi.string().allow('', null),
+  client_metadata: Joi.object().unknown(true).allow(null),
   text: Joi.object({ format: Joi.object({ type: Joi.string().valid('text', 'json_object', 'json_schema').required() }).unknown(true) }).unknown(true),
 }).unknown(true);

@@ -31,10 +31,12 @@ export function streamFailure(data: { error?: { type?: string; message?: string 
 }
 
 /** One POST /v1/messages; returns the raw response (the stream is read by the caller). */
-export function postMessages(call: UpstreamCall, body: Record<string, unknown>): Promise<UpstreamResponse> {
+export function postMessages(call: UpstreamCall, body: Record<string, unknown>, beta?: string): Promise<UpstreamResponse> {
+  const headers = anthropicApi.headers(call.apiKey);
+  if (beta) headers['anthropic-beta'] = beta;
   return fetchUpstream(
     anthropicApi.url(call.baseUrl, anthropicApi.paths.messages),
-    { method: 'POST', headers: anthropicApi.headers(call.apiKey), body: JSON.stringify(body) },
+    { method: 'POST', headers, body: JSON.stringify(body) },
     { signal: call.signal, deadline: call.deadline, callerKey: call.callerKey },
   );
 }
@@ -56,13 +58,14 @@ export async function* messagesEvents(res: UpstreamResponse): AsyncGenerator<Rec
 
 /**
  * Native bypass: the caller's messages request, unchanged but for the upstream model name, against
- * an Anthropic-native upstream. Answers and `message_start` report the public model id.
+ * an Anthropic-native upstream, with the caller's `anthropic-beta` features. Answers and
+ * `message_start` report the public model id.
  */
-export async function messages(call: UpstreamCall, body: Record<string, unknown>, publicModel: string, emit: Emit | undefined): Promise<MessagesOutcome> {
+export async function messages(call: UpstreamCall, body: Record<string, unknown>, publicModel: string, emit: Emit | undefined, beta?: string): Promise<MessagesOutcome> {
   const upstreamBody: Record<string, unknown> = { ...body, model: call.upstreamModel };
   if (emit) upstreamBody.stream = true;
   else delete upstreamBody.stream;
-  const res = await postMessages(call, upstreamBody);
+  const res = await postMessages(call, upstreamBody, beta);
   if (!emit) {
     let json: Record<string, unknown>;
     try {

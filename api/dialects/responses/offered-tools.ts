@@ -1,0 +1,117 @@
+import { ApiError } from '../../../shared/errors/ApiError';
+import type { CanonicalTool } from '../canonical';
+import type { ResponsesItem } from './request';
+
+type Tool = Record<string, unknown> & { type: string };
+
+/**
+ * A tool as the upstream is offered it (always a function) and as the caller declared it. The
+ * upstream only knows flat function tools, so:
+ * - a `namespace` (NamespaceToolParam) member goes as `<namespace>__<name>` and its calls come back
+ *   with `name` and `namespace`, as OpenAI reports a call inside a namespace;
+ * - a `custom` tool (free-form input, optionally a grammar) goes as a function of one string
+ *   `input`, its calls come back as `custom_tool_call` items with that input;
+ * - a client-executed `tool_search` goes as the function `tool_search` with its own parameters, its
+ *   calls come back as `tool_search_call` items; a hosted (server) one is not offered: every tool,
+ *   deferred ones included, is offered directly.
+ */
+export interface OfferedTool {
+  upstream: string;
+  kind: 'function' | 'custom' | 'tool_search';
+  name: string;
+  namespace?: string;
+  declared: Tool;
+  /** The namespace's description, shown before the member's own. */
+  context?: string;
+}
+
+export const NAMESPACE_SEPARATOR = '__';
+export const TOOL_SEARCH = 'tool_search';
+
+export const prefixedName = (namespace: string, name: string) => `${namespace}${NAMESPACE_SEPARATOR}${name}`;
+
+const unsupported = (type: string, where = '') => new ApiError(400, 'unsupported_tool', `Tool type '${type}'${where} is not supported; use function, custom or namespace tools.`);
+
+function member(t: Tool, namespace?: string, context?: string): OfferedTool {
+  const name = String(t.name);
+  const kind = t.type === 'custom' ? 'custom' : 'function';
+  return { upstream: namespace ? prefixedName(namespace, name) : name, kind, name, ...(namespace ? { namespace } : {}), declared: t, ...(context ? { context } : {}) };
+}
+
+function entries(tools: Tool[]): OfferedTool[] {
+  const out: OfferedTool[] = [];
+  for (const t of tools) {
+    if (t.type === 'function' || t.type === 'custom') out.push(member(t));
+    else if (t.type === 'namespace') {
+      const ns = String(t.name);
+      for (const m of (t.tools as Tool[] | undefined) ?? []) {
+        if (m.type !== 'function' && m.type !== 'custom') throw unsupported(m.type, ` inside namespace '${ns}'`);
+        out.push(member(m, ns, typeof t.description === 'string' ? t.description : undefined));
+      }
+    } else if (t.type === 'tool_search') {
+      if (t.execution === 'client') out.push({ upstream: TOOL_SEARCH, kind: 'tool_search', name: TOOL_SEARCH, declared: t });
+    } else if (!/^web_search/.test(t.type)) throw unsupported(t.type); // hosted web search runs on the gateway's rails
+  }
+  return out;
+}
+
+/** Tools that input items add: `additional_tools`, and what a client-executed tool search loaded. */
+function loadedTools(input: unknown): Tool[] {
+  if (!Array.isArray(input)) return [];
+  return (input as ResponsesItem[])
+    .filter((i) => i.type === 'additional_tools' || (i.type === 'tool_search_output' && i.execution === 'client'))
+    .flatMap((i) => (Array.isArray(i.tools) ? (i.tools as Tool[]) : []));
+}
+
+/** Every tool the upstream is offered for this request; two declared tools of one upstream name: 400. */
+export function offeredTools(req: { tools?: Tool[]; input?: unknown }): OfferedTool[] {
+  const out = entries(req.tools ?? []);
+  const names = new Set<string>();
+  for (const e of out) {
+    if (names.has(e.upstream)) throw new ApiError(400, 'invalid_request', `Two tools are named '${e.upstream}' once namespaces are flattened; rename one of them.`);
+    names.add(e.upstream);
+  }
+  // A loaded tool may repeat a declared one (deferred, then found): offered once.
+  for (const e of entries(loadedTools(req.input))) {
+    if (names.has(e.upstream)) continue;
+    names.add(e.upstream);
+    out.push(e);
+  }
+  return out;
+}
+
+/** The declared tool a called upstream name stands for (undefined: the gateway's own, e.g. web_search). */
+export function calledTool(req: { tools?: Tool[]; input?: unknown }, upstream: string): OfferedTool | undefined {
+  return offeredTools(req).find((e) => e.upstream === upstream);
+}
+
+const CUSTOM_INPUT = { type: 'object', properties: { input: { type: 'string', description: 'The raw input of the tool.' } }, required: ['input'], additionalProperties: false };
+const SEARCH_INPUT = { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] };
+
+function describeCustom(t: Tool): string {
+  const f = t.format as { type?: string; syntax?: string; definition?: string } | undefined;
+  const grammar = f?.type === 'grammar' && typeof f.definition === 'string' ? `The input must match this ${f.syntax ?? ''} grammar:\n${f.definition}` : '';
+  return [t.description, grammar].filter((s) => typeof s === 'string' && s).join('\n\n');
+}
+
+/** The function the upstream is offered for an offered tool. */
+export function canonicalTool(e: OfferedTool): CanonicalTool {
+  const t = e.declared;
+  const own = e.kind === 'custom' ? describeCustom(t) : typeof t.description === 'string' ? t.description : '';
+  const description = [e.context, own].filter(Boolean).join('\n\n');
+  const parameters = e.kind === 'custom' ? CUSTOM_INPUT : ((t.parameters as Record<string, unknown> | null | undefined) ?? (e.kind === 'tool_search' ? SEARCH_INPUT : { type: 'object', properties: {} }));
+  const fn: CanonicalTool['function'] = { name: e.upstream, ...(description ? { description } : {}), parameters };
+  if (e.kind === 'function' && typeof t.strict === 'boolean') fn.strict = t.strict;
+  return { type: 'function', function: fn };
+}
+
+/** A custom tool's input from the upstream's function arguments (`{"input": …}`; else the raw text). */
+export function customInput(args: string): string {
+  try {
+    const v = JSON.parse(args) as { input?: unknown };
+    if (v && typeof v === 'object' && typeof v.input === 'string') return v.input;
+  } catch {
+    // not JSON: the model wrote the input itself
+  }
+  return args;
+}
