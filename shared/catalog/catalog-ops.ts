@@ -1,6 +1,7 @@
 import type { RedisClient } from '../redis/connection';
 import Joi from 'joi';
 import { Model, Provider } from '../db/models';
+import { PROVIDER_KINDS, type ProviderKind, type ProviderSettings } from '../db/models/Provider';
 import { encrypt } from '../crypto';
 import { bumpEpoch } from '../cache/epoch';
 
@@ -8,9 +9,12 @@ import { bumpEpoch } from '../cache/epoch';
 
 export const providerSchema = Joi.object({
   name: Joi.string().pattern(/^[a-z0-9][a-z0-9_-]*$/).required(),
-  kind: Joi.string().valid('openai', 'anthropic', 'cohere').required(),
+  kind: Joi.string().valid(...PROVIDER_KINDS).required(),
   base_url: Joi.string().uri({ scheme: ['http', 'https'] }).required(),
   api_key: Joi.string().min(1),
+  api_version: Joi.string().max(100),
+  region: Joi.string().pattern(/^[a-z0-9-]+$/).max(40),
+  preset: Joi.string().max(40),
 });
 
 export const modelSchema = Joi.object({
@@ -33,7 +37,16 @@ export const catalogFileSchema = Joi.object({
   models: Joi.array().items(modelSchema).default([]),
 });
 
-export type ProviderInput = { name: string; kind: 'openai' | 'anthropic' | 'cohere'; base_url: string; api_key?: string };
+export type ProviderInput = { name: string; kind: ProviderKind; base_url: string; api_key?: string } & ProviderSettings;
+
+/** The non-secret per-kind fields of a provider entry. */
+export function providerSettings(p: ProviderSettings): ProviderSettings {
+  const s: ProviderSettings = {};
+  if (p.api_version !== undefined) s.api_version = p.api_version;
+  if (p.region !== undefined) s.region = p.region;
+  if (p.preset !== undefined) s.preset = p.preset;
+  return s;
+}
 export type ModelInput = {
   id: string;
   provider: string;
@@ -51,7 +64,7 @@ export type ModelInput = {
 
 /** Creates or updates a provider by name; the key is stored encrypted and never read back. */
 export async function upsertProvider(p: ProviderInput): Promise<Provider> {
-  const values = { name: p.name, kind: p.kind, baseUrl: p.base_url, ...(p.api_key ? { apiKeyEncrypted: encrypt(p.api_key) } : {}) };
+  const values = { name: p.name, kind: p.kind, baseUrl: p.base_url, settings: providerSettings(p), ...(p.api_key ? { apiKeyEncrypted: encrypt(p.api_key) } : {}) };
   const existing = await Provider.findOne({ where: { name: p.name } });
   return existing ? existing.update(values) : Provider.create({ apiKeyEncrypted: null, ...values });
 }

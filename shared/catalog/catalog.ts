@@ -1,6 +1,6 @@
 import { Model, Provider } from '../db/models';
 import type { Capabilities } from '../db/models/Model';
-import type { ProviderKind } from '../db/models/Provider';
+import type { ProviderKind, ProviderSettings } from '../db/models/Provider';
 
 export const BACKGROUND_SUFFIX = '-background';
 
@@ -17,7 +17,7 @@ export interface CatalogModel {
   prices: Record<string, number>;
   tokenizer: string;
   createdAt: Date;
-  provider: { id: string; name: string; kind: ProviderKind; baseUrl: string };
+  provider: { id: string; name: string; kind: ProviderKind; baseUrl: string; settings: ProviderSettings };
 }
 
 export interface ResolvedModel {
@@ -64,7 +64,7 @@ export class Catalog {
             prices: m.prices,
             tokenizer: m.tokenizer,
             createdAt: m.createdAt,
-            provider: { id: p.id, name: p.name, kind: p.kind, baseUrl: p.baseUrl },
+            provider: { id: p.id, name: p.name, kind: p.kind, baseUrl: p.baseUrl, settings: p.settings ?? {} },
           });
         }
         return map;

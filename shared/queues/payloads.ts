@@ -1,5 +1,5 @@
 import type { QueueName } from './names';
-import type { ProviderKind } from '../db/models/Provider';
+import type { ProviderKind, ProviderSettings } from '../db/models/Provider';
 import type { QuestionPlan } from '../systemone/types';
 
 /** Fields every job carries, whatever its queue. */
@@ -23,6 +23,8 @@ export interface UpstreamTarget {
   providerId: string;
   kind: ProviderKind;
   baseUrl: string;
+  /** The provider's non-secret per-kind settings (api_version, region, preset). */
+  settings?: ProviderSettings;
   upstreamModel: string;
   /** The caller's own upstream key (passthrough), sealed with shared/crypto.encrypt. */
   sealedCallerKey?: string;

@@ -15,7 +15,7 @@ import { ApiError } from '../../shared/errors/ApiError';
 async function runChat(job: ChatJob, signal: AbortSignal, emit: (c: string) => void) {
   const t = job.target;
   const apiKey = t.sealedCallerKey ? decrypt(t.sealedCallerKey) : await platformCredential(t.providerId);
-  const call = { baseUrl: t.baseUrl, apiKey, callerKey: !!t.sealedCallerKey, upstreamModel: t.upstreamModel, signal, deadline: job.deadline };
+  const call = { baseUrl: t.baseUrl, settings: t.settings, apiKey, callerKey: !!t.sealedCallerKey, upstreamModel: t.upstreamModel, signal, deadline: job.deadline };
   const stream = job.stream ? { emit, includeUsage: job.includeUsage } : undefined;
   switch (t.kind) {
     case 'openai':

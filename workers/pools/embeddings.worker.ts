@@ -16,7 +16,7 @@ function unsupported(op: string, kind: string): ApiError {
 /** Calls the upstream and states the one usage event of the request; returns the body to answer. */
 async function run(d: EmbeddingsJob, { signal, usage }: JobContext): Promise<Record<string, unknown>> {
   const t = d.target;
-  const call = { baseUrl: t.baseUrl, apiKey: await platformCredential(t.providerId), upstreamModel: t.upstreamModel, signal, deadline: d.deadline };
+  const call = { baseUrl: t.baseUrl, settings: t.settings, apiKey: await platformCredential(t.providerId), upstreamModel: t.upstreamModel, signal, deadline: d.deadline };
   if (d.operation === 'embed') {
     if (t.kind !== 'openai') throw unsupported('embeddings', t.kind);
     const out = await embed(call, { input: d.input, encodingFormat: d.encodingFormat, dimensions: d.dimensions }, d.publicModel);

@@ -17,7 +17,7 @@ import type { Image, ImageFormat } from '../../shared/db/models/Image';
 async function callUpstream(job: ImageJob, signal: AbortSignal): Promise<Buffer[]> {
   const t = job.target;
   if (t.kind !== 'openai') throw new ApiError(502, 'upstream_unsupported', `No images adapter for upstream kind '${t.kind}'.`);
-  const call = { baseUrl: t.baseUrl, apiKey: await platformCredential(t.providerId), upstreamModel: t.upstreamModel, signal, deadline: job.deadline };
+  const call = { baseUrl: t.baseUrl, settings: t.settings, apiKey: await platformCredential(t.providerId), upstreamModel: t.upstreamModel, signal, deadline: job.deadline };
   if (job.operation === 'generate') return createImage(call, job.params, job.sendResponseFormat);
   const storage = imageStorage();
   const inputs = await Promise.all(

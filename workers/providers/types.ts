@@ -1,3 +1,4 @@
+import type { ProviderSettings } from '../../shared/db/models/Provider';
 /** What an adapter needs to make one upstream call. */
 export interface UpstreamCall {
   baseUrl: string;
@@ -6,6 +7,8 @@ export interface UpstreamCall {
   /** The key is the caller's own (passthrough): an upstream 401/403 is then the caller's to fix. */
   callerKey?: boolean;
   upstreamModel: string;
+  /** The provider's non-secret per-kind settings (api_version, region, preset). */
+  settings?: ProviderSettings;
   signal: AbortSignal;
   /** Absolute deadline (epoch ms). */
   deadline: number;

@@ -1,7 +1,18 @@
 import { DataTypes, Model as SModel, Sequelize, InferAttributes, InferCreationAttributes, CreationOptional } from 'sequelize';
 
 /** The wire family an adapter speaks: one folder under workers/providers per kind. */
-export type ProviderKind = 'openai' | 'anthropic' | 'cohere';
+export const PROVIDER_KINDS = ['openai', 'anthropic', 'cohere', 'azure', 'gemini', 'bedrock'] as const;
+export type ProviderKind = (typeof PROVIDER_KINDS)[number];
+
+/**
+ * A provider's non-secret settings per kind (docs/providers.md): Azure's `api_version`, Bedrock's
+ * `region`, an OpenAI-compatible service's `preset`. Secrets never go here (apiKeyEncrypted).
+ */
+export interface ProviderSettings {
+  api_version?: string;
+  region?: string;
+  preset?: string;
+}
 
 export class Provider extends SModel<InferAttributes<Provider>, InferCreationAttributes<Provider>> {
   declare id: CreationOptional<string>;
@@ -10,6 +21,7 @@ export class Provider extends SModel<InferAttributes<Provider>, InferCreationAtt
   declare baseUrl: string;
   /** AES-256-GCM ciphertext of the platform credential (see shared/crypto.ts); never returned. */
   declare apiKeyEncrypted: string | null;
+  declare settings: CreationOptional<ProviderSettings>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date>;
 
@@ -21,6 +33,7 @@ export class Provider extends SModel<InferAttributes<Provider>, InferCreationAtt
         kind: { type: DataTypes.STRING, allowNull: false },
         baseUrl: { type: DataTypes.STRING, allowNull: false },
         apiKeyEncrypted: { type: DataTypes.TEXT, allowNull: true },
+        settings: { type: DataTypes.JSONB, allowNull: false, defaultValue: {} },
         createdAt: DataTypes.DATE,
         updatedAt: DataTypes.DATE,
       },

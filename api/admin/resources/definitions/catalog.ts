@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import { Model, ModelPool, PlatformCredential, Provider, TokenizerProfile } from '../../../../shared/db/models';
 import { encrypt } from '../../../../shared/crypto';
+import { PROVIDER_KINDS } from '../../../../shared/db/models/Provider';
 import { POOLS } from '../../../../shared/queues/names';
 import { jsonObject, name, slug, uuid, type ResourceDef } from '../define';
 
@@ -15,8 +16,9 @@ export const providers: ResourceDef = {
   model: Provider,
   fields: {
     name: { schema: slug(), required: true, filter: true },
-    kind: { schema: Joi.string().valid('openai', 'anthropic', 'cohere'), required: true, filter: true },
+    kind: { schema: Joi.string().valid(...PROVIDER_KINDS), required: true, filter: true },
     base_url: { schema: Joi.string().uri({ scheme: ['http', 'https'] }).max(500), required: true },
+    settings: { schema: Joi.object({ api_version: Joi.string().max(100), region: Joi.string().pattern(/^[a-z0-9-]+$/).max(40), preset: Joi.string().max(40) }) },
   },
 };
 
