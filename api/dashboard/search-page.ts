@@ -30,7 +30,7 @@ export function searchPage(deps: { redis: RedisClient; directory: Directory }, k
   r.use(requireOwner);
   // The spec gives these decisions to an owner (overage: one who confirms the dialog): an operator
   // impersonating an owner only looks, as with key creation.
-  r.post('*', refuseImpersonation);
+  r.use((req, res, next) => (req.method === 'GET' || req.method === 'HEAD' ? next() : refuseImpersonation(req, res, next)));
   const base = (res: Response) => `/dashboard/o/${res.locals.access!.org.slug}/search`;
   const write = (req: Request, res: Response, what: string): SettingsWrite => ({
     redis: deps.redis, actor: actorOf(res), via: { method: 'POST', path: `${base(res)}/${what}` }, requestId: req.id,
