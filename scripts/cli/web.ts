@@ -79,7 +79,7 @@ export function registerWeb(program: Command): void {
       withServices(async (redis) => {
         const org = (await findOrg(o.org)) ?? fail(`unknown org '${o.org}'`);
         const u = (await findUser(o.user)) ?? fail(`unknown user '${o.user}'`);
-        const done = await removeMember(redis, org.id, u.id, cliActor(), `/cli/organizations/${org.id}/members/${u.id}`);
+        const done = await removeMember(redis, org.id, u.id, { actor: cliActor(), path: `/cli/organizations/${org.id}/members/${u.id}` });
         if (!done.removed) fail(`${u.email} is not a member of ${org.slug}`);
         console.log(`${u.email} removed from ${org.slug}; ${done.revokedKeys} API key(s) revoked`);
       }),

@@ -31,12 +31,13 @@ export async function revokeKeysOf(userId: string, orgId?: string): Promise<numb
 /**
  * Removes a member from an org: the membership goes and the member's keys in that org are revoked
  * (they stay revoked if the user joins again), then the cache epoch moves so every pod refuses them
- * on its next request. False when the user was not a member.
+ * on its next request. `removed` is false when the user was not a member. Audited when `audit` is
+ * given (the management API audits its own requests).
  */
-export async function removeMember(redis: RedisClient, orgId: string, userId: string, actor: Actor, path: string): Promise<{ removed: boolean; revokedKeys: number }> {
+export async function removeMember(redis: RedisClient, orgId: string, userId: string, audit?: { actor: Actor; path: string }): Promise<{ removed: boolean; revokedKeys: number }> {
   const removed = (await Membership.destroy({ where: { orgId, userId } })) > 0;
   const revokedKeys = removed ? await revokeKeysOf(userId, orgId) : 0;
   await bumpEpoch(redis);
-  await recordAudit({ actor, method: 'DELETE', path, family: 'organizations', targetId: `${orgId}/${userId}`, status: removed ? 200 : 404, fields: removed ? [`revoked_keys:${revokedKeys}`] : [] });
+  if (audit) await recordAudit({ actor: audit.actor, method: 'DELETE', path: audit.path, family: 'organizations', targetId: `${orgId}/${userId}`, status: removed ? 200 : 404, fields: removed ? [`revoked_keys:${revokedKeys}`] : [] });
   return { removed, revokedKeys };
 }

@@ -12,6 +12,7 @@ import { bumpEpoch } from '../../../shared/cache/epoch';
 import { createApiKey } from '../../../shared/tenancy/ops';
 import { ADOPT_MEMBER_KEYS } from '../../../shared/db/migrations/0019-member-keys';
 import { db } from '../../../shared/db/sequelize';
+import { waitFor } from '../../helpers/wait';
 
 const run = promisify(execFile);
 const cli = path.resolve(__dirname, '../../../scripts/cli.js');
@@ -155,6 +156,48 @@ describe('every key belongs to someone (dashboard, CLI, departure)', () => {
     const list = (await gateway('key', 'list', '--org', o.org.slug)).stdout.trim().split('\n');
     expect(list.filter((l) => l.includes(member.email))).to.have.length(1);
     expect(list.filter((l) => l.includes('org-wide'))).to.have.length(2); // the factory's key and the one above
+  });
+
+  it('management API: a key names its owner explicitly (user_id xor org_wide), is listed with it, and a removed member\'s key dies', async () => {
+    const admin = await startAdmin();
+    try {
+      const o = await searchOrg();
+      const member = await buildWebMember(o.org.id, 'member');
+      const stranger = await User.create({ email: `stranger-${Date.now()}@example.com` });
+      const { key } = await buildPlatformKey(['organizations:write']);
+      const base = `/admin/v1/organizations/${o.org.id}`;
+      const before = await ApiKey.count({ where: { orgId: o.org.id } });
+      for (const body of [{ name: 'whose?' }, { user_id: member.id, org_wide: true }, { org_wide: false }]) {
+        const r = await adminCall(admin.url, key, 'POST', `${base}/api-keys`, body);
+        expect(r.status, JSON.stringify(body)).to.equal(400);
+      }
+      const notMember = await adminCall(admin.url, key, 'POST', `${base}/api-keys`, { user_id: stranger.id });
+      expect(notMember.status).to.equal(400);
+      expect(notMember.body.error.code).to.equal('invalid_owner');
+      expect(await ApiKey.count({ where: { orgId: o.org.id } }), 'nothing created').to.equal(before);
+      const mine = await adminCall(admin.url, key, 'POST', `${base}/api-keys`, { user_id: member.id, name: 'api-member', project: 'proj' });
+      expect(mine.status, mine.text).to.equal(201);
+      expect(mine.body).to.include({ user_id: member.id, owner: 'member', project_id: o.project.id, state: 'active' });
+      const wide = await adminCall(admin.url, key, 'POST', `${base}/api-keys`, { org_wide: true, name: 'api-wide' });
+      expect(wide.body).to.include({ user_id: null, owner: 'organization' });
+      expect((await ApiKey.findByPk(mine.body.id))!.userId).to.equal(member.id);
+      const listed = await adminCall(admin.url, key, 'GET', `${base}/api-keys`);
+      expect(listed.text).not.to.include(mine.body.key);
+      expect(listed.body.data.map((k: { name: string; owner: string }) => `${k.name}:${k.owner}`)).to.include.members(['api-member:member', 'api-wide:organization']);
+      expect((await models(mine.body.key)).status).to.equal(200);
+      const removed = await adminCall(admin.url, key, 'DELETE', `${base}/members/${member.id}`);
+      expect(removed.status, removed.text).to.equal(200);
+      expect(removed.body).to.include({ deleted: true, revoked_api_keys: 1 });
+      await expectRefusedKey(mine.body.key);
+      expect((await adminCall(admin.url, key, 'DELETE', `${base}/members/${member.id}`)).status).to.equal(404);
+      const revoked = await adminCall(admin.url, key, 'POST', `${base}/api-keys/${wide.body.id}/revoke`);
+      expect(revoked.body).to.include({ state: 'revoked' });
+      await expectRefusedKey(wide.body.key);
+      const audited = await waitFor(async () => (await AuditLog.count({ where: { path: `${base}/members/${member.id}` } })) >= 2);
+      expect(audited).to.equal(true);
+    } finally {
+      await admin.close();
+    }
   });
 
   it('migration 0019: an org-wide key a non-owner made on the dashboard becomes theirs; owners\' and CLI keys stay org-wide', async () => {
