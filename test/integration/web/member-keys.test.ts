@@ -7,7 +7,7 @@ import { adminCall, buildPlatformKey, startAdmin } from '../../helpers/admin';
 import { call, keyHeader } from '../../helpers/http';
 import { buildWebMember, dashboardAs } from '../../helpers/web-client';
 import { searchOrg, search, expectSearchError, ledger } from '../search/helpers';
-import { ApiKey, AuditLog, Membership, User } from '../../../shared/db/models';
+import { ApiKey, AuditLog, Image, Membership, User } from '../../../shared/db/models';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { createApiKey } from '../../../shared/tenancy/ops';
 import { ADOPT_MEMBER_KEYS } from '../../../shared/db/migrations/0019-member-keys';
@@ -46,6 +46,14 @@ describe('every key belongs to someone (dashboard, CLI, departure)', () => {
     expect(made.text).to.include(member.email); // the owner column names the member
 
     expectSearchError(await search(key, { query: 'q' }), 403, 'mcp_tool_disabled');
+    const image = await call('POST', '/mcp', {
+      headers: { ...keyHeader(key), accept: 'application/json, text/event-stream' },
+      json: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'generate_image', arguments: { prompt: 'a red square' } } },
+    });
+    expect(image.status, image.text).to.equal(200);
+    expect(image.body.result.isError).to.equal(true);
+    expect(JSON.parse(image.body.result.content[0].text).error.code).to.equal('mcp_tool_disabled');
+    expect(await Image.count({ where: { orgId: o.org.id } }), 'no image generated').to.equal(0);
     await member.update({ policies: {} });
     await bumpEpoch(env().redis);
     expectSearchError(await search(key, { query: 'q' }), 429, 'quota_exceeded'); // switched off for this member
