@@ -3,9 +3,10 @@ import { execFile } from 'child_process';
 import path from 'path';
 import { promisify } from 'util';
 import { env, resetSim, startGateway } from '../../helpers/harness';
-import { adminCall, buildPlatformKey, startAdmin } from '../../helpers/admin';
+import { adminCall, buildPlatformAdmin, buildPlatformKey, startAdmin } from '../../helpers/admin';
 import { call, keyHeader } from '../../helpers/http';
-import { buildWebMember, dashboardAs } from '../../helpers/web-client';
+import { buildWebMember, dashboardAs, WebClient, WEB_PASSWORD } from '../../helpers/web-client';
+import { setPassword } from '../../../shared/web/passwords';
 import { searchOrg, search, expectSearchError, ledger } from '../search/helpers';
 import { ApiKey, AuditLog, Image, Membership, User } from '../../../shared/db/models';
 import { bumpEpoch } from '../../../shared/cache/epoch';
@@ -150,6 +151,25 @@ describe('every key belongs to someone (dashboard, CLI, departure)', () => {
       await expectRefusedKey(kDeleted.key);
       expect((await ApiKey.findByPk(kDeleted.id))!.revokedAt).to.not.equal(null);
       expect((await models(o.key)).status).to.equal(200);
+    } finally {
+      await admin.close();
+    }
+  });
+
+  it("a user deleted in the operator console: their key is refused on the next request (the console bumps the cache epoch)", async () => {
+    const admin = await startAdmin();
+    try {
+      const o = await searchOrg();
+      const member = await buildWebMember(o.org.id, 'member');
+      const k = await createApiKey(env().redis, { orgId: o.org.id, userId: member.id });
+      expect((await models(k.key)).status).to.equal(200); // cached
+      const op = await buildPlatformAdmin();
+      await setPassword(op, WEB_PASSWORD);
+      const web = new WebClient(admin.url);
+      expect((await web.signIn('/sign-in', op.email, WEB_PASSWORD)).status).to.equal(303);
+      await web.get('/users');
+      expect((await web.post(`/users/${member.id}/delete`)).status).to.equal(303);
+      await expectRefusedKey(k.key);
     } finally {
       await admin.close();
     }
