@@ -19,9 +19,21 @@ WHERE k.user_id IS NULL
   AND EXISTS (SELECT 1 FROM users u WHERE u.id = a.actor_id)
   AND NOT EXISTS (SELECT 1 FROM memberships m WHERE m.org_id = k.org_id AND m.user_id = a.actor_id AND m.role = 'owner')`;
 
+/**
+ * A member's key must never outlive its user as an org-wide key: the foreign key set `user_id` to
+ * NULL when a user row was deleted (the product soft-deletes users, but a row removed by hand would
+ * have turned the member's keys into org-wide ones). Now the keys go with the user.
+ */
+const userKeysCascade = (onDelete: 'CASCADE' | 'SET NULL') => `
+ALTER TABLE api_keys DROP CONSTRAINT IF EXISTS api_keys_user_id_fkey;
+ALTER TABLE api_keys ADD CONSTRAINT api_keys_user_id_fkey FOREIGN KEY (user_id) REFERENCES users(id) ON DELETE ${onDelete}`;
+
 export async function up(q: QueryInterface): Promise<void> {
   await q.sequelize.query(ADOPT_MEMBER_KEYS);
+  await q.sequelize.query(userKeysCascade('CASCADE'));
 }
 
 /** Which keys were adopted is not recorded: going down leaves them with their member. */
-export async function down(): Promise<void> {}
+export async function down(q: QueryInterface): Promise<void> {
+  await q.sequelize.query(userKeysCascade('SET NULL'));
+}

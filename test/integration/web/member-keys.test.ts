@@ -133,7 +133,7 @@ describe('every key belongs to someone (dashboard, CLI, departure)', () => {
     expect((again as { code: number }).code).to.equal(1);
   });
 
-  it('a key whose member left by any path (membership row gone, user deleted) is refused with INVALID_API_KEY, after a cached success', async () => {
+  it('a key whose member left by any path (membership row gone, user deleted, user row removed by hand) is refused with INVALID_API_KEY, after a cached success', async () => {
     const admin = await startAdmin();
     try {
       const o = await searchOrg();
@@ -150,6 +150,14 @@ describe('every key belongs to someone (dashboard, CLI, departure)', () => {
       expect((await adminCall(admin.url, key, 'DELETE', `/admin/v1/users/${deleted.id}`)).status).to.equal(200);
       await expectRefusedKey(kDeleted.key);
       expect((await ApiKey.findByPk(kDeleted.id))!.revokedAt).to.not.equal(null);
+      // a user row removed by hand takes its keys along: they never become org-wide keys
+      const erased = await buildWebMember(o.org.id, 'member');
+      const kErased = await createApiKey(env().redis, { orgId: o.org.id, userId: erased.id });
+      expect((await models(kErased.key)).status).to.equal(200);
+      await db().query('DELETE FROM users WHERE id = :id', { replacements: { id: erased.id } });
+      await bumpEpoch(env().redis);
+      expect(await ApiKey.count({ where: { id: kErased.id } })).to.equal(0);
+      await expectRefusedKey(kErased.key);
       expect((await models(o.key)).status).to.equal(200);
     } finally {
       await admin.close();
