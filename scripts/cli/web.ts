@@ -56,6 +56,7 @@ export function registerWeb(program: Command): void {
   const member = program.command('member').description('organization memberships');
   member
     .command('add')
+    .description("add a user to an organization, or change their role (keys revoked by an earlier removal stay revoked)")
     .requiredOption('--org <org>', 'org id or slug')
     .requiredOption('--user <email>')
     .option('--role <role>', 'owner or member', 'member')
