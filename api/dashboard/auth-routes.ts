@@ -21,7 +21,7 @@ export function dashboardAuthRoutes(redis: RedisClient, kit: WebKit): Router {
   r.get('/sign-in', (req, res) => {
     res.send(page(chrome('Sign in'), signInForm({ action: '/dashboard/sign-in', csrf: kit.csrfToken(req, res), heading: 'Sign in to your organization' })));
   });
-  r.post('/sign-in', signInLimit(redis, 'dashboard'), async (req, res) => {
+  r.post('/sign-in', ...signInLimit(redis, 'dashboard'), async (req, res) => {
     const email = String(req.body?.email ?? '').trim().toLowerCase();
     const user = await userByEmail(email);
     if (!(await verifyPassword(String(req.body?.password ?? ''), user?.passwordHash ?? null)) || !user) {

@@ -17,7 +17,7 @@ export function renderOrgPage(req: Request, res: Response, kit: WebKit, title: s
     ...(access!.role === 'owner' ? [{ href: `${base}/search`, label: 'Web search', on: tab === 'search' }] : []),
   ];
   const banner = imp
-    ? `Impersonation: ${imp.adminEmail} is viewing as ${viewer!.user.email} until ${new Date(imp.until).toISOString().slice(11, 16)} UTC. Key creation and password changes are disabled.`
+    ? `Impersonation: ${imp.adminEmail} is viewing as ${viewer!.user.email} until ${new Date(imp.until).toISOString().slice(11, 16)} UTC. Key creation, web search settings and password changes are disabled.`
     : undefined;
   res.send(page({ title, base: '/dashboard', brand: access!.org.name, user: viewer!.user.email, csrf, banner, nav }, body(csrf)));
 }

@@ -1,7 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import type { RedisClient } from '../../shared/redis/connection';
-import { ApiKey, Project } from '../../shared/db/models';
-import { createApiKey, createProject, listApiKeys, revokeApiKey, slugify } from '../../shared/tenancy/ops';
+import { Project } from '../../shared/db/models';
+import { createProject, slugify } from '../../shared/tenancy/ops';
 import { archiveProject } from '../../shared/tenancy/projects';
 import { recordAudit } from '../../shared/audit/audit';
 import { ApiError } from '../../shared/errors/ApiError';
@@ -13,12 +13,13 @@ import type { Directory } from '../../shared/tenancy/directory';
 import type { WebKit } from '../web/session';
 import { stackedBars } from './chart';
 import { orgUsage } from './usage';
-import { membershipsOf, refuseImpersonation, requireMember, requireOwner } from './member';
+import { membershipsOf, requireMember, requireOwner } from './member';
+import { keysPage } from './keys-page';
 
 const audit = (req: Request, res: Response, path: string, targetId: string, status = 200) =>
   recordAudit({ actor: actorOf(res), method: 'POST', path: `/dashboard/o/${res.locals.access!.org.slug}${path}`, family: 'organizations', targetId, status, requestId: req.id });
 
-/** The pages of one organization: usage, API keys, projects, web search (owners). */
+/** The pages of one organization: usage, API keys (./keys-page.ts), projects, web search (owners). */
 export function orgPages(deps: { redis: RedisClient; directory: Directory }, kit: WebKit): Router {
   const { redis } = deps;
   const r = Router({ mergeParams: true });
@@ -63,38 +64,7 @@ ${totals.size ? '' : html`<tr><td colspan="7" class="muted">No traffic yet.</td>
 <p class="muted">Cost: tokens and audio seconds at each model's list prices, images at their recorded price, web searches at the overage charged (allowance and own-key searches are free); the same figures as <code>GET /admin/v1/billing/usage</code>.</p></div>`);
   });
 
-  const keysPage = async (req: Request, res: Response, created?: { key: string; prefix: string }) => {
-    const orgId = res.locals.access!.org.id;
-    const [keys, projects] = await Promise.all([listApiKeys(orgId), Project.findAll({ where: { orgId, archivedAt: null }, order: [['name', 'ASC']] })]);
-    const slug = res.locals.access!.org.slug;
-    renderOrgPage(req, res, kit, 'API keys', 'keys', (csrf) => html`<h1>API keys</h1>
-${created ? html`<div class="card"><p><strong>Your new key.</strong> Copy it now: it is shown this once.</p><p class="secret" data-test="new-key">${created.key}</p></div>` : ''}
-<div class="card"><h2>Create a key</h2><form method="post" action="/dashboard/o/${slug}/keys" class="row"><input type="hidden" name="_csrf" value="${csrf}">
-<div><label for="name">Name</label><input type="text" id="name" name="name" maxlength="200" placeholder="e.g. production"></div>
-<div><label for="project">Project</label><select id="project" name="project"><option value="">Any project</option>${projects.map((p) => html`<option value="${p.id}">${p.name} (${p.slug})</option>`)}</select></div>
-<div><button type="submit">Create key</button></div></form></div>
-<div class="card"><table><thead><tr><th>Name</th><th>Key</th><th>Created</th><th>State</th><th></th></tr></thead><tbody>
-${keys.map((k) => html`<tr><td>${k.name ?? ''}</td><td><code>${k.prefix}…</code></td><td>${k.createdAt.toISOString().slice(0, 10)}</td><td>${k.revokedAt ? html`<span class="pill on">revoked</span>` : html`<span class="pill">active</span>`}</td>
-<td>${k.revokedAt ? '' : html`<form class="inline" method="post" action="/dashboard/o/${slug}/keys/${k.id}/revoke"><input type="hidden" name="_csrf" value="${csrf}"><button class="danger">Revoke</button></form>`}</td></tr>`)}
-</tbody></table></div>`);
-  };
-  org.get('/keys', (req, res) => keysPage(req, res));
-  org.post('/keys', refuseImpersonation, async (req, res) => {
-    const orgId = res.locals.access!.org.id;
-    const projectId = String(req.body?.project ?? '') || null;
-    if (projectId && !(await Project.findOne({ where: { id: projectId, orgId, archivedAt: null } }))) throw new ApiError(400, 'invalid_project', 'Unknown project for this organization.');
-    const k = await createApiKey(redis, { orgId, projectId, name: String(req.body?.name ?? '').slice(0, 200) || undefined });
-    await audit(req, res, '/keys', k.id, 201);
-    res.status(201);
-    await keysPage(req, res, k);
-  });
-  org.post('/keys/:id/revoke', async (req, res) => {
-    const key = await ApiKey.findOne({ where: { id: req.params.id, orgId: res.locals.access!.org.id } }).catch(() => null);
-    if (!key) throw new ApiError(404, 'not_found', 'No such key in this organization.');
-    await revokeApiKey(redis, key.id);
-    await audit(req, res, `/keys/${key.id}/revoke`, key.id);
-    res.redirect(303, `/dashboard/o/${res.locals.access!.org.slug}/keys`);
-  });
+  org.use('/keys', keysPage(deps, kit));
 
   org.get('/projects', async (req, res) => {
     const { org: o, role } = res.locals.access!;

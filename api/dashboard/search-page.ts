@@ -2,7 +2,7 @@ import { Router, type Request, type Response } from 'express';
 import type { RedisClient } from '../../shared/redis/connection';
 import { Membership, SearchProvider, SearchSetting, User } from '../../shared/db/models';
 import { ApiError } from '../../shared/errors/ApiError';
-import { listOrgSearchKeys, removeOrgSearchKey, setMemberSearch, setMonthlyLimit, setOrgSearchKey, setOverage, type SettingsWrite } from '../../shared/search/settings';
+import { checkOverageTerms, listOrgSearchKeys, removeOrgSearchKey, setMemberSearch, setMonthlyLimit, setOrgSearchKey, setOverage, type SettingsWrite } from '../../shared/search/settings';
 import { orgSearchTerms } from '../../shared/search/resolve';
 import type { Directory } from '../../shared/tenancy/directory';
 import { html } from '../web/html';
@@ -28,6 +28,9 @@ function count(v: unknown, field: string, allowEmpty: boolean): number | null {
 export function searchPage(deps: { redis: RedisClient; directory: Directory }, kit: WebKit): Router {
   const r = Router({ mergeParams: true });
   r.use(requireOwner);
+  // The spec gives these decisions to an owner (overage: one who confirms the dialog): an operator
+  // impersonating an owner only looks, as with key creation.
+  r.use((req, res, next) => (req.method === 'GET' || req.method === 'HEAD' ? next() : refuseImpersonation(req, res, next)));
   const base = (res: Response) => `/dashboard/o/${res.locals.access!.org.slug}/search`;
   const write = (req: Request, res: Response, what: string): SettingsWrite => ({
     redis: deps.redis, actor: actorOf(res), via: { method: 'POST', path: `${base(res)}/${what}` }, requestId: req.id,
@@ -51,7 +54,8 @@ export function searchPage(deps: { redis: RedisClient; directory: Directory }, k
 <p>Free allowance: <strong>${terms.allowance}</strong> searches a month. Paid overage is <strong data-test="overage-state">${terms.overageEnabled ? 'on' : 'off'}</strong>${terms.monthlyLimit !== null ? html`, monthly limit <strong>${terms.monthlyLimit}</strong> searches` : ''}.</p>
 ${terms.overageEnabled
   ? html`<form method="post" action="${b}/overage">${hidden}<input type="hidden" name="enabled" value="false"><button class="danger">Disable overage</button></form>`
-  : html`<form method="post" action="${b}/overage" class="row">${hidden}<input type="hidden" name="enabled" value="true">
+  : html`<p class="muted">The monthly limit counts every search, so it must be above the free allowance (${terms.allowance}) for any paid search to happen.</p>
+<form method="post" action="${b}/overage" class="row">${hidden}<input type="hidden" name="enabled" value="true">
 <div><label for="olimit">Monthly limit (searches)</label><input type="text" inputmode="numeric" id="olimit" name="monthly_limit" value="${terms.monthlyLimit ?? ''}" required></div><div><button>Enable overage…</button></div></form>`}</div>
 ${confirm ? html`<dialog open class="card confirm" data-test="overage-dialog" aria-labelledby="dlg-title"><h2 id="dlg-title">Turn on paid overage?</h2>
 <p>Your free allowance is <strong>${terms.allowance}</strong> searches a month. Past it, each search is charged at its provider's price:</p>
@@ -85,7 +89,11 @@ ${keys.length ? '' : html`<tr><td colspan="4" class="muted">No own keys.</td></t
       return res.redirect(303, base(res));
     }
     const monthlyLimit = count(req.body?.monthly_limit, 'The monthly limit', false)!;
-    if (req.body?.confirm !== 'yes') return show(req, res, { monthlyLimit }); // the dialog; nothing changes yet
+    if (req.body?.confirm !== 'yes') {
+      // a limit that overage could never apply under is refused before the dialog, with the reason
+      await checkOverageTerms(orgId, { overageEnabled: true, monthlyLimit, allowance: (await SearchSetting.findOne({ where: { orgId } }))?.monthlyAllowance ?? null });
+      return show(req, res, { monthlyLimit }); // the dialog; nothing changes yet
+    }
     await setOverage(orgId, { enabled: true, monthlyLimit }, write(req, res, 'overage'));
     res.redirect(303, base(res));
   });
@@ -98,7 +106,7 @@ ${keys.length ? '' : html`<tr><td colspan="4" class="muted">No own keys.</td></t
     await setMemberSearch(res.locals.access!.org.id, String(req.params.userId), { cap, enabled: req.body?.enabled === 'true' }, write(req, res, `members/${String(req.params.userId)}`));
     res.redirect(303, base(res));
   });
-  r.post('/keys', refuseImpersonation, async (req, res) => {
+  r.post('/keys', async (req, res) => {
     await setOrgSearchKey(res.locals.access!.org.id, String(req.body?.provider ?? ''), String(req.body?.api_key ?? ''), write(req, res, 'keys'));
     res.redirect(303, base(res));
   });

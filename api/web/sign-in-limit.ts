@@ -2,24 +2,35 @@ import crypto from 'crypto';
 import { rateLimit, ipKeyGenerator } from 'express-rate-limit';
 import { RedisStore, type RedisReply, type SendCommandClusterDetails } from 'rate-limit-redis';
 import { isCluster, type RedisClient } from '../../shared/redis/connection';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { config } from '../../shared/config/env';
 import { ApiError } from '../../shared/errors/ApiError';
 
 const WINDOW_MS = 15 * 60_000;
 
 /**
- * Failed sign-ins per (client address, email) in 15 minutes, counted in Redis so every pod shares
- * the count; a successful sign-in does not count. Over the limit: 429 `too_many_sign_in_attempts`.
+ * Failed sign-ins in 15 minutes, counted in Redis so every pod shares the counts; a successful
+ * sign-in does not count. Two limits, the first checked first: per client address whatever the email
+ * (`WEB_SIGNIN_MAX_PER_ADDRESS`: one address trying many emails), then per (address, email)
+ * (`WEB_SIGNIN_MAX_ATTEMPTS`). Over either: 429 `too_many_sign_in_attempts`, and the password is not
+ * checked.
  */
-export function signInLimit(redis: RedisClient, name: string): RequestHandler {
+export function signInLimit(redis: RedisClient, name: string): RequestHandler[] {
+  const email = (req: Request) => String((req.body as { email?: unknown } | undefined)?.email ?? '').trim().toLowerCase();
+  return [
+    limiter(redis, `${name}:address`, () => config().webSignInMaxPerAddress, (req) => ipKeyGenerator(req.ip ?? '')),
+    limiter(redis, name, () => config().webSignInMaxAttempts, (req) => `${ipKeyGenerator(req.ip ?? '')}:${email(req)}`),
+  ];
+}
+
+function limiter(redis: RedisClient, name: string, limit: () => number, keyGenerator: (req: Request) => string): RequestHandler {
   return rateLimit({
     windowMs: WINDOW_MS,
-    limit: () => config().webSignInMaxAttempts,
+    limit,
     skipSuccessfulRequests: true,
     standardHeaders: 'draft-8',
     legacyHeaders: false,
-    keyGenerator: (req) => `${ipKeyGenerator(req.ip ?? '')}:${String((req.body as { email?: unknown } | undefined)?.email ?? '').trim().toLowerCase()}`,
+    keyGenerator,
     store: new RedisStore({
       prefix: `${config().redisPrefix}:web:sign-in-limit:${name}:`,
       ...(isCluster(redis)

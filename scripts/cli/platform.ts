@@ -4,6 +4,7 @@ import { parseScopes } from '../../shared/platform/families';
 import { createAdminToken, createPlatformKey, deleteUser, findUser, presentPlatformKey, revokePlatformKey, setPlatformAdmin } from '../../shared/platform/keys';
 import type { Actor } from '../../shared/audit/audit';
 import { fail, withServices } from './with-services';
+import { bumpEpoch } from '../../shared/cache/epoch';
 
 /** Audit actor of a CLI action: the operator's OS user (the CLI has no login). */
 const cliActor = (): Actor => ({ type: 'cli', id: null, label: `cli:${process.env.USER ?? 'operator'}` });
@@ -34,11 +35,12 @@ export function registerPlatform(program: Command): void {
   user
     .command('delete')
     .requiredOption('--user <email>')
-    .description('soft-delete a user; revokes every platform key they own')
+    .description('soft-delete a user; revokes every platform key and inference key they own')
     .action((o: { user: string }) =>
-      withServices(async () => {
+      withServices(async (redis) => {
         const u = await userOrFail(o.user);
         await deleteUser(u, cliActor());
+        await bumpEpoch(redis); // their inference keys die on every pod
         console.log(`deleted user ${u.email}`);
       }),
     );

@@ -50,7 +50,7 @@ key
   .requiredOption('--org <org>', 'org id or slug')
   .option('--project <project>', 'bind the key to a project (id or slug)')
   .option('--name <name>', 'a label')
-  .option('--user <email>', 'the key belongs to this member of the org (member search caps and switch apply)')
+  .option('--user <email>', 'the key belongs to this member of the org (their search switch, cap and tool policy apply; it stops working when they leave); without it the key is organization-wide')
   .option('--json', 'print JSON')
   .action((opts: { org: string; project?: string; name?: string; user?: string; json?: boolean }) =>
     withServices(async (redis) => {
@@ -71,7 +71,7 @@ key
       }
       const k = await createApiKey(redis, { orgId: o.id, projectId, name: opts.name, userId });
       if (opts.json) console.log(JSON.stringify(k));
-      else console.log(`key ${k.id} (shown once, store it now):\n${k.key}`);
+      else console.log(`key ${k.id} (${opts.user ? `belongs to ${opts.user}` : 'organization-wide'}; shown once, store it now):\n${k.key}`);
     }),
   );
 key
@@ -94,7 +94,9 @@ key
       if (!o) fail(`unknown org '${opts.org}'`);
       const keys = await listApiKeys(o.id);
       if (opts.json) return console.log(JSON.stringify(keys));
-      for (const k of keys) console.log(`${k.id}  ${k.prefix}…  ${k.revokedAt ? 'revoked' : 'active'}  ${k.name ?? ''}`);
+      const owners = await User.findAll({ where: { id: keys.map((k) => k.userId).filter((u): u is string => !!u) } });
+      const owner = (id: string | null) => (id ? (owners.find((u) => u.id === id)?.email ?? id) : 'org-wide');
+      for (const k of keys) console.log(`${k.id}  ${k.prefix}…  ${k.revokedAt ? 'revoked' : 'active'}  ${owner(k.userId)}  ${k.name ?? ''}`);
     }),
   );
 }

@@ -8,6 +8,7 @@ import { setPassword, WeakPasswordError } from '../../shared/web/passwords';
 import { createPasswordLink, passwordLinkPath } from '../../shared/web/password-links';
 import { recordAudit, type Actor } from '../../shared/audit/audit';
 import { fail, withServices } from './with-services';
+import { removeMember } from '../../shared/tenancy/members';
 
 const cliActor = (): Actor => ({ type: 'cli', id: null, label: `cli:${process.env.USER ?? 'operator'}` });
 const webBase = () => config().publicBaseUrl ?? `http://127.0.0.1:${config().port}`;
@@ -55,7 +56,7 @@ export function registerWeb(program: Command): void {
   const member = program.command('member').description('organization memberships');
   member
     .command('add')
-    .description("add a user to an org, or change the member's role")
+    .description("add a user to an organization, or change their role (keys revoked by an earlier removal stay revoked)")
     .requiredOption('--org <org>', 'org id or slug')
     .requiredOption('--user <email>')
     .option('--role <role>', 'owner or member', 'member')
@@ -67,6 +68,21 @@ export function registerWeb(program: Command): void {
         const [m, created] = await Membership.findOrCreate({ where: { orgId: org.id, userId: u.id }, defaults: { orgId: org.id, userId: u.id, role: o.role as 'owner' | 'member' } });
         if (!created) await m.update({ role: o.role as 'owner' | 'member' });
         console.log(`${u.email} is ${o.role} of ${org.slug}`);
+      }),
+    );
+
+  member
+    .command('remove')
+    .description("remove a user from an organization; their API keys in it are revoked on every pod at once")
+    .requiredOption('--org <org>', 'org id or slug')
+    .requiredOption('--user <email>')
+    .action((o: { org: string; user: string }) =>
+      withServices(async (redis) => {
+        const org = (await findOrg(o.org)) ?? fail(`unknown org '${o.org}'`);
+        const u = (await findUser(o.user)) ?? fail(`unknown user '${o.user}'`);
+        const done = await removeMember(redis, org.id, u.id, { actor: cliActor(), path: `/cli/organizations/${org.id}/members/${u.id}` });
+        if (!done.removed) fail(`${u.email} is not a member of ${org.slug}`);
+        console.log(`${u.email} removed from ${org.slug}; ${done.revokedKeys} API key(s) revoked`);
       }),
     );
 

@@ -109,6 +109,8 @@ export interface Config {
   nativeMaxSearches: number;
   /** Web sign-in (dashboard and console): failed attempts per email and address in 15 minutes; session length. */
   webSignInMaxAttempts: number;
+  /** Failed web sign-ins per client address in 15 minutes, whatever the emails (the ceiling across emails). */
+  webSignInMaxPerAddress: number;
   webSessionHours: number;
 }
 
@@ -205,6 +207,7 @@ const schema = Joi.object({
   NATIVE_MAX_TURNS: Joi.number().integer().min(1).max(50).default(5),
   NATIVE_MAX_SEARCHES: Joi.number().integer().min(0).max(100).default(10),
   WEB_SIGNIN_MAX_ATTEMPTS: Joi.number().integer().min(1).default(5),
+  WEB_SIGNIN_MAX_PER_ADDRESS: Joi.number().integer().min(1).default(20),
   WEB_SESSION_HOURS: Joi.number().min(0.1).max(720).default(12),
 }).unknown(true);
 
@@ -275,6 +278,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     nativeMaxTurns: value.NATIVE_MAX_TURNS,
     nativeMaxSearches: value.NATIVE_MAX_SEARCHES,
     webSignInMaxAttempts: value.WEB_SIGNIN_MAX_ATTEMPTS,
+    webSignInMaxPerAddress: value.WEB_SIGNIN_MAX_PER_ADDRESS,
     webSessionHours: value.WEB_SESSION_HOURS,
     systemoneConcurrency: value.SYSTEMONE_CONCURRENCY,
     systemoneTimeoutMs: value.SYSTEMONE_TIMEOUT_MS,

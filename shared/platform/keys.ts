@@ -4,6 +4,7 @@ import { generateApiKey, PLATFORM_PREFIX } from '../auth/apiKeys';
 import { sha256Hex } from '../crypto';
 import { recordAudit, type Actor } from '../audit/audit';
 import { isUuid } from '../uuid';
+import { revokeKeysOf } from '../tenancy/members';
 
 /** Prefix of a platform admin's personal token; it opens only the platform-admin paths. */
 export const ADMIN_TOKEN_PREFIX = 'svc_admin_';
@@ -82,10 +83,14 @@ export async function setPlatformAdmin(user: User, isAdmin: boolean, actor: Acto
   return { user, revokedKeys };
 }
 
-/** Soft-deletes a live user (as `findUser` gives it) and revokes everything they own. */
+/**
+ * Soft-deletes a live user (as `findUser` gives it) and revokes everything they own, their inference
+ * keys in every org included. The caller bumps the cache epoch so every pod refuses those keys.
+ */
 export async function deleteUser(user: User, actor: Actor | null): Promise<void> {
   await user.update({ deletedAt: new Date(), isPlatformAdmin: false });
   await revokeAllOf(user.id, 'owner_deleted', actor);
+  await revokeKeysOf(user.id);
 }
 
 export interface PlatformPrincipal {

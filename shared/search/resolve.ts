@@ -121,12 +121,17 @@ export interface OrgSearchTerms {
   perMinute: number | null;
 }
 
+/** The free allowance a plan's (merged) entitlements give, when the org's settings name none. */
+export function planAllowance(entitlements: Record<string, unknown>): number {
+  return numberOr(entitlements.web_search_allowance, DEFAULT_SEARCH_ALLOWANCE);
+}
+
 /** The org's allowance (settings, else plan, else the default), overage switch, monthly limit and abuse limit. */
 export async function orgSearchTerms(dir: Directory, org: OrgContext): Promise<OrgSearchTerms> {
   const settings = await orgSettings(dir, org.id);
   return {
     settings,
-    allowance: settings?.monthlyAllowance ?? numberOr(org.entitlements.web_search_allowance, DEFAULT_SEARCH_ALLOWANCE),
+    allowance: settings?.monthlyAllowance ?? planAllowance(org.entitlements),
     overageEnabled: settings?.overageEnabled ?? false,
     monthlyLimit: settings?.overageMonthlyLimit ?? null,
     perMinute: numberOr(org.entitlements.web_search_per_minute, DEFAULT_SEARCH_PER_MINUTE),

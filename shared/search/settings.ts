@@ -1,4 +1,5 @@
-import { Membership, Organization, SearchOrgKey, SearchProvider, SearchSetting } from '../db/models';
+import { Membership, Organization, Plan, SearchOrgKey, SearchProvider, SearchSetting } from '../db/models';
+import { planAllowance } from './resolve';
 import { encrypt } from '../crypto';
 import { recordAudit, type Actor } from '../audit/audit';
 import { ApiError } from '../errors/ApiError';
@@ -47,26 +48,41 @@ async function settingsRow(orgId: string): Promise<SearchSetting> {
   return row;
 }
 
-/**
- * Paid overage on or off. Turning it on needs a monthly limit (a search count; kept from before when
- * omitted). Off takes effect at once: past the allowance, platform-key searches fail `quota_exceeded`.
- */
+/** The org's free allowance as the gate computes it: the settings' own, else the plan's (with the org's overrides), else the default. */
+async function allowanceOf(orgId: string, settingsAllowance: number | null): Promise<number> {
+  if (settingsAllowance !== null) return settingsAllowance;
+  const org = await Organization.findByPk(orgId);
+  const plan = org?.planId ? await Plan.findByPk(org.planId) : null;
+  return planAllowance({ ...(plan?.entitlements ?? {}), ...(org?.entitlements ?? {}) });
+}
+
 /**
  * The rule every writer of search settings applies (these functions, and the generic
- * `/search-settings` CRUD): paid overage on needs a monthly limit.
+ * `/search-settings` CRUD): paid overage on needs a monthly limit, and one above the free allowance.
+ * The limit counts every search of the month, so a limit at or below the allowance stops searches
+ * before any paid one: overage could never apply, and the owner would believe it does.
  */
-export function requireLimitForOverage(overageEnabled: boolean, monthlyLimit: number | null | undefined): void {
-  if (overageEnabled && (monthlyLimit === null || monthlyLimit === undefined)) {
+export async function checkOverageTerms(orgId: string, terms: { overageEnabled: boolean; monthlyLimit: number | null | undefined; allowance: number | null }): Promise<void> {
+  if (!terms.overageEnabled) return;
+  if (terms.monthlyLimit === null || terms.monthlyLimit === undefined) {
     throw new ApiError(400, 'invalid_request', 'Paid overage needs a monthly limit (a search count).');
+  }
+  const allowance = await allowanceOf(orgId, terms.allowance);
+  if (terms.monthlyLimit <= allowance) {
+    throw new ApiError(400, 'invalid_request', `Paid overage could never apply with a monthly limit of ${terms.monthlyLimit}: the limit counts every search of the month and the first ${allowance} are the free allowance, so searches would stop before any paid one. Set a monthly limit above ${allowance}, or leave overage off.`);
   }
 }
 
+/**
+ * Paid overage on or off. Turning it on needs a monthly limit above the allowance (kept from before
+ * when omitted). Off takes effect at once: past the allowance, platform-key searches fail `quota_exceeded`.
+ */
 export async function setOverage(orgId: string, input: { enabled: boolean; monthlyLimit?: number | null }, w: SettingsWrite): Promise<SearchSetting> {
   return audited(w, orgId, ['enabled', ...(input.monthlyLimit !== undefined ? ['monthly_limit'] : [])], async () => {
     await requireOrg(orgId);
     const row = await settingsRow(orgId);
     const limit = input.monthlyLimit !== undefined ? input.monthlyLimit : row.overageMonthlyLimit;
-    requireLimitForOverage(input.enabled, limit);
+    await checkOverageTerms(orgId, { overageEnabled: input.enabled, monthlyLimit: limit, allowance: row.monthlyAllowance ?? null });
     return row.update({ overageEnabled: input.enabled, overageMonthlyLimit: limit ?? null });
   });
 }
@@ -76,7 +92,7 @@ export async function setMonthlyLimit(orgId: string, limit: number | null, w: Se
   return audited(w, orgId, ['monthly_limit'], async () => {
     await requireOrg(orgId);
     const row = await settingsRow(orgId);
-    requireLimitForOverage(row.overageEnabled, limit);
+    await checkOverageTerms(orgId, { overageEnabled: row.overageEnabled, monthlyLimit: limit, allowance: row.monthlyAllowance ?? null });
     return row.update({ overageMonthlyLimit: limit });
   });
 }

@@ -9,6 +9,7 @@ import type { Entitlements, LaneLimits } from '../db/models/Plan';
 import type { QueueName } from '../queues/names';
 import { loadQueueSettings, type QueueSettings } from '../queues/scheduler-settings';
 import { isUuid } from '../uuid';
+import { memberGone } from './members';
 
 export interface KeyRecord {
   id: string;
@@ -17,6 +18,8 @@ export interface KeyRecord {
   /** The member the key belongs to (`gateway key create --user`), else null. */
   userId: string | null;
   revoked: boolean;
+  /** The key's member has left the org or was deleted: the key no longer authenticates. */
+  memberGone: boolean;
 }
 
 export interface OrgContext {
@@ -179,7 +182,7 @@ export class Directory {
   keyByHash(hash: string): Promise<KeyRecord | null> {
     return this.cached(`key:${hash}`, async () => {
       const k = await ApiKey.findOne({ where: { keyHash: hash } });
-      return k ? { id: k.id, orgId: k.orgId, projectId: k.projectId, userId: k.userId, revoked: k.revokedAt !== null } : null;
+      return k ? { id: k.id, orgId: k.orgId, projectId: k.projectId, userId: k.userId, revoked: k.revokedAt !== null, memberGone: await memberGone(k.orgId, k.userId) } : null;
     });
   }
 

@@ -69,5 +69,5 @@ export async function revokeApiKey(redis: RedisClient, id: string): Promise<bool
 
 export async function listApiKeys(orgId: string) {
   const rows = await ApiKey.findAll({ where: { orgId }, order: [['createdAt', 'ASC']] });
-  return rows.map((k) => ({ id: k.id, prefix: k.prefix, name: k.name, projectId: k.projectId, revokedAt: k.revokedAt, createdAt: k.createdAt }));
+  return rows.map((k) => ({ id: k.id, prefix: k.prefix, name: k.name, projectId: k.projectId, userId: k.userId, revokedAt: k.revokedAt, createdAt: k.createdAt }));
 }

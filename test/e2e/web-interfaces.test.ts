@@ -216,25 +216,25 @@ describe('web interfaces in a browser (dashboard and operator console)', functio
     await screenshots(page, 'dashboard-search');
     expect(await page.textContent('[data-test=overage-state]')).to.equal('off');
 
-    await page.fill('#olimit', '250');
+    await page.fill('#olimit', '2500');
     await page.click('button:has-text("Enable overage")');
     const dialog = page.locator('[data-test=overage-dialog]');
     expect(await dialog.isVisible()).to.equal(true);
     const text = (await dialog.textContent())!;
     expect(text).to.match(/free allowance is \d+ searches a month/);
-    expect(text).to.include('per search').and.include('monthly limit of 250');
+    expect(text).to.include('per search').and.include('monthly limit of 2500');
     await screenshots(page, 'dashboard-search-dialog');
     expect((await SearchSetting.findOne({ where: { orgId: org.org.id } }))?.overageEnabled ?? false).to.equal(false); // not before confirm
     await page.click('[data-test=overage-cancel]');
     expect(await page.textContent('[data-test=overage-state]')).to.equal('off');
     expect((await SearchSetting.findOne({ where: { orgId: org.org.id } }))?.overageEnabled ?? false).to.equal(false);
 
-    await page.fill('#olimit', '250');
+    await page.fill('#olimit', '2500');
     await page.click('button:has-text("Enable overage")');
     await page.click('[data-test=overage-dialog] button:has-text("Confirm")');
     expect(await page.textContent('[data-test=overage-state]')).to.equal('on');
     const setting = (await SearchSetting.findOne({ where: { orgId: org.org.id } }))!;
-    expect(setting).to.include({ overageEnabled: true, overageMonthlyLimit: 250 });
+    expect(setting).to.include({ overageEnabled: true, overageMonthlyLimit: 2500 });
 
     const row = page.locator(`tr[data-member="${member.email}"]`);
     await row.locator('input[name=cap]').fill('40');

@@ -39,7 +39,7 @@ const chrome = { title: 'Sign in', base: '', brand: 'Gateway operator console' }
 export function consoleAuthRoutes(redis: RedisClient, kit: WebKit): Router {
   const r = Router();
   r.get('/sign-in', (req, res) => void res.send(page(chrome, signInForm({ action: '/sign-in', csrf: kit.csrfToken(req, res), heading: 'Operator sign-in' }))));
-  r.post('/sign-in', signInLimit(redis, 'console'), async (req, res) => {
+  r.post('/sign-in', ...signInLimit(redis, 'console'), async (req, res) => {
     const email = String(req.body?.email ?? '').trim().toLowerCase();
     const user = await userByEmail(email, { platformAdmin: true });
     if (!(await verifyPassword(String(req.body?.password ?? ''), user?.passwordHash ?? null)) || !user) {

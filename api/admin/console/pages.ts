@@ -150,7 +150,7 @@ ${u.isPlatformAdmin ? '' : postButton(`/users/${u.id}/impersonate`, csrf, 'Imper
       return render(req, res, kit, '/users', () => html`<h1>Impersonate ${u.email}</h1><div class="card"><p>A one-use link, valid for a minute, opens ${u.email}'s dashboard in a marked ${started.minutes}-minute session:</p>
 <p><a href="${started.url}" target="_blank" rel="noopener" data-test="impersonation-link">${started.url}</a></p></div>`);
     }
-    if (action === 'delete') await deleteUser(u, operatorActor(res));
+    if (action === 'delete') await deleteUser(u, operatorActor(res)).then(() => bumpEpoch(redis)); // their inference keys die on every pod
     else await setPlatformAdmin(u, action === 'promote', operatorActor(res));
     await audit(req, res, `/admin/v1/users/${u.id}${action === 'delete' ? '' : '/platform-admin'}`, u.id, 200, [action]);
     res.redirect(303, '/users');

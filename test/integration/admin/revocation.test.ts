@@ -3,7 +3,7 @@ import { adminCall, buildAdminToken, buildPlatformAdmin, buildPlatformKey, start
 import { env } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
-import { AuditLog, PlatformKey } from '../../../shared/db/models';
+import { AdminToken, AuditLog, PlatformKey, User } from '../../../shared/db/models';
 import { waitFor } from '../../helpers/wait';
 
 type Admin = Awaited<ReturnType<typeof startAdmin>>;
@@ -89,14 +89,29 @@ describe('management API: revocation and cross-surface rejection', () => {
     expect((await adminCall(b.url, deleter.key, 'GET', `/admin/v1/users/${k.owner.id}`)).status).to.equal(404);
   });
 
-  it("an admin token dies with its owner's demotion", async () => {
+  it("an admin token dies with its owner's demotion and stays dead after a re-grant; a new token works", async () => {
     const { token, owner } = await buildAdminToken();
     const other = await buildAdminToken();
+    const tokenDead = async (t: string) => {
+      for (const base of [a.url, b.url]) {
+        const r = await adminCall(base, t, 'GET', '/admin/v1/platform-keys');
+        expect(r.status, r.text).to.equal(401);
+        expect(r.body.error.code).to.equal('invalid_admin_token');
+      }
+    };
     expect((await adminCall(a.url, token, 'GET', '/admin/v1/platform-keys')).status).to.equal(200);
-    await adminCall(a.url, other.token, 'PUT', `/admin/v1/users/${owner.id}/platform-admin`, { is_platform_admin: false });
-    const r = await adminCall(b.url, token, 'GET', '/admin/v1/platform-keys');
-    expect(r.status).to.equal(401);
-    expect(r.body.error.code).to.equal('invalid_admin_token');
+    const demoted = await adminCall(a.url, other.token, 'PUT', `/admin/v1/users/${owner.id}/platform-admin`, { is_platform_admin: false });
+    expect(demoted.status, demoted.text).to.equal(200);
+    expect(demoted.body).to.include({ id: owner.id, is_platform_admin: false });
+    await tokenDead(token);
+    expect((await AdminToken.findOne({ where: { userId: owner.id } }))!.revokedReason).to.equal('owner_demoted');
+    // re-granted: the old token does not come back (a demotion revokes it, as it does a management key)
+    const regrant = await adminCall(b.url, other.token, 'PUT', `/admin/v1/users/${owner.id}/platform-admin`, { is_platform_admin: true });
+    expect(regrant.status, regrant.text).to.equal(200);
+    expect(regrant.body).to.include({ id: owner.id, is_platform_admin: true });
+    await tokenDead(token);
+    const fresh = await buildAdminToken((await User.findByPk(owner.id))!);
+    for (const base of [a.url, b.url]) expect((await adminCall(base, fresh.token, 'GET', '/admin/v1/platform-keys')).status).to.equal(200);
   });
 
   it('creates a key through the API for a platform admin; the raw key is shown once', async () => {

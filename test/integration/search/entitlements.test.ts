@@ -101,13 +101,14 @@ describe('web search entitlements (allowance, overage, monthly limit, members, a
     expect(await searches(m.key, 2)).to.deep.equal([200, 429]);
   });
 
-  it('a member key whose user has left the org is refused', async () => {
+  it('a member key whose user has left the org is refused (at authentication: the key no longer works at all)', async () => {
     const o = await searchOrg({ monthlyAllowance: 100 });
     const m = await o.member();
     expect(await searches(m.key, 1)).to.deep.equal([200]);
     await Membership.destroy({ where: { orgId: o.org.id, userId: m.userId } });
     await bumpEpoch(env().redis);
-    expectSearchError(await search(m.key, { query: 'q' }), 429, 'quota_exceeded');
+    expectSearchError(await search(m.key, { query: 'q' }), 401, 'INVALID_API_KEY');
+    expect(await ledger(o.org.id)).to.have.length(1);
   });
 
   it('50 concurrent searches against 10 remaining: exactly 10 succeed and 10 ledger rows exist', async () => {

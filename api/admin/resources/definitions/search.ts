@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { SearchProvider, SearchSetting } from '../../../../shared/db/models';
 import { encrypt } from '../../../../shared/crypto';
-import { requireLimitForOverage } from '../../../../shared/search/settings';
+import { checkOverageTerms } from '../../../../shared/search/settings';
 import { jsonObject, micros, slug, uuid, type ResourceDef } from '../define';
 
 export const searchProviders: ResourceDef = {
@@ -38,11 +38,10 @@ export const searchSettings: ResourceDef = {
     overage_enabled: { schema: Joi.boolean(), filter: true, description: 'Paid overage; prefer PUT /search-settings/orgs/{orgId}/overage, which requires a monthly limit.' },
     overage_monthly_limit: { schema: Joi.number().integer().min(0).allow(null), description: 'Monthly limit on all searches (platform and own key); null = none (not while overage is on).' },
   },
-  // the same rule as PUT /search-settings/orgs/{orgId}/overage: overage on needs a monthly limit
+  // the same rule as PUT /search-settings/orgs/{orgId}/overage: overage on needs a monthly limit above the allowance
   check: async (values, _req, row) => {
     const current = row as SearchSetting | undefined;
-    const enabled = 'overageEnabled' in values ? Boolean(values.overageEnabled) : (current?.overageEnabled ?? false);
-    const limit = 'overageMonthlyLimit' in values ? (values.overageMonthlyLimit as number | null) : (current?.overageMonthlyLimit ?? null);
-    requireLimitForOverage(enabled, limit);
+    const pick = <K extends 'overageEnabled' | 'overageMonthlyLimit' | 'monthlyAllowance'>(k: K) => (k in values ? values[k] : current?.[k]) as SearchSetting[K] | undefined;
+    await checkOverageTerms(String(values.orgId ?? current?.orgId), { overageEnabled: Boolean(pick('overageEnabled')), monthlyLimit: pick('overageMonthlyLimit') ?? null, allowance: pick('monthlyAllowance') ?? null });
   },
 };

@@ -1,0 +1,93 @@
+import type { Router } from 'express';
+import Joi from 'joi';
+import { adminRouter } from '../admin-router';
+import type { RedisClient } from '../../../shared/redis/connection';
+import { only } from '../../routes/only';
+import { requireJson } from '../../middleware/require-json';
+import { validate } from '../../validate';
+import { ApiError } from '../../../shared/errors/ApiError';
+import { ApiKey, Membership, Organization, Project } from '../../../shared/db/models';
+import { createApiKey, listApiKeys, revokeApiKey } from '../../../shared/tenancy/ops';
+import { removeMember } from '../../../shared/tenancy/members';
+import { findRow } from '../resources/define';
+import { organizations } from '../resources/definitions/tenancy';
+import type { RouteDoc } from '../openapi/route-doc';
+import { isUuid } from '../../../shared/uuid';
+
+export const apiKeyBody = Joi.object({
+  name: Joi.string().max(200),
+  project: Joi.string().max(200).description('Bind the key to a project (id or slug).'),
+  user_id: Joi.string().guid().description("The member the key belongs to: their search switch and cap, tool policy and membership apply to it."),
+  org_wide: Joi.boolean().valid(true).description('An organization-wide key (no member). Say it explicitly: exactly one of `user_id` and `org_wide` is required.'),
+}).xor('user_id', 'org_wide');
+
+type Listed = Awaited<ReturnType<typeof listApiKeys>>[number];
+const presentKey = (orgId: string, k: Listed) => ({
+  object: 'api_key', id: k.id, org_id: orgId, project_id: k.projectId, user_id: k.userId, owner: k.userId ? 'member' : 'organization',
+  name: k.name, prefix: k.prefix, state: k.revokedAt ? 'revoked' : 'active', revoked_at: k.revokedAt, created_at: k.createdAt,
+});
+
+/**
+ * An organization's inference keys and members (family `organizations`): the same rules as the
+ * dashboard and `gateway key create`: every key names its owner (a member, or the organization when
+ * asked for explicitly), and removing a member revokes their keys in the org on every pod.
+ */
+export function apiKeysRouter(deps: { redis: RedisClient }): Router {
+  const r = adminRouter();
+  only(r, '/organizations/:id/api-keys', {
+    get: async (req, res) => {
+      const org = await findRow<Organization>(organizations, String(req.params.id));
+      res.json({ object: 'list', data: (await listApiKeys(org.id)).map((k) => presentKey(org.id, k)) });
+    },
+    post: [
+      requireJson,
+      async (req, res) => {
+        const org = await findRow<Organization>(organizations, String(req.params.id));
+        const body = validate<{ name?: string; project?: string; user_id?: string; org_wide?: true }>(apiKeyBody, req.body);
+        if (body.user_id && !(await Membership.findOne({ where: { orgId: org.id, userId: body.user_id } }))) {
+          throw new ApiError(400, 'invalid_owner', `User '${body.user_id}' is not a member of this organization.`);
+        }
+        let projectId: string | null = null;
+        if (body.project) {
+          const p = await Project.findOne({ where: { orgId: org.id, archivedAt: null, ...(isUuid(body.project) ? { id: body.project } : { slug: body.project }) } });
+          if (!p) throw new ApiError(400, 'invalid_project', `Unknown project '${body.project}' for this organization.`);
+          projectId = p.id;
+        }
+        const k = await createApiKey(deps.redis, { orgId: org.id, projectId, name: body.name, userId: body.user_id ?? null });
+        res.locals.auditTarget = k.id;
+        const row = (await ApiKey.findByPk(k.id))!;
+        res.status(201).json({ ...presentKey(org.id, { ...row.get(), userId: row.userId }), key: k.key });
+      },
+    ],
+  });
+  only(r, '/organizations/:id/api-keys/:key/revoke', {
+    post: async (req, res) => {
+      const org = await findRow<Organization>(organizations, String(req.params.id));
+      const id = String(req.params.key);
+      const k = isUuid(id) ? await ApiKey.findOne({ where: { id, orgId: org.id } }) : null;
+      if (!k) throw new ApiError(404, 'not_found', `No API key '${id}' in this organization.`);
+      await revokeApiKey(deps.redis, k.id);
+      res.locals.auditTarget = k.id;
+      await k.reload();
+      res.json(presentKey(org.id, { ...k.get(), userId: k.userId }));
+    },
+  });
+  only(r, '/organizations/:id/members/:userId', {
+    delete: async (req, res) => {
+      const org = await findRow<Organization>(organizations, String(req.params.id));
+      const userId = String(req.params.userId);
+      const done = isUuid(userId) ? await removeMember(deps.redis, org.id, userId) : { removed: false, revokedKeys: 0 };
+      if (!done.removed) throw new ApiError(404, 'not_found', `User '${userId}' is not a member of this organization.`);
+      res.locals.auditTarget = `${org.id}/${userId}`;
+      res.json({ object: 'membership', org_id: org.id, user_id: userId, deleted: true, revoked_api_keys: done.revokedKeys });
+    },
+  });
+  return r;
+}
+
+export const apiKeyDocs: RouteDoc[] = [
+  { method: 'get', path: '/organizations/{id}/api-keys', family: 'organizations', summary: "The organization's inference keys (never the secret), each with its owner: `user_id` and `owner` (`member` or `organization`)." },
+  { method: 'post', path: '/organizations/{id}/api-keys', family: 'organizations', summary: 'Creates an inference key; the secret is in this answer only. Exactly one of `user_id` (a member\'s key) and `org_wide: true`.', body: apiKeyBody, created: true },
+  { method: 'post', path: '/organizations/{id}/api-keys/{key}/revoke', family: 'organizations', summary: 'Revokes a key of the organization; every pod refuses it from its next request.' },
+  { method: 'delete', path: '/organizations/{id}/members/{userId}', family: 'organizations', summary: "Removes a member; the member's keys in the organization are revoked on every pod at once." },
+];

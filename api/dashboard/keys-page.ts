@@ -1,0 +1,70 @@
+import { Router, type Request, type Response } from 'express';
+import type { RedisClient } from '../../shared/redis/connection';
+import { ApiKey, Project, User } from '../../shared/db/models';
+import { createApiKey, listApiKeys, revokeApiKey } from '../../shared/tenancy/ops';
+import { keyOwnerFor } from '../../shared/tenancy/members';
+import { recordAudit } from '../../shared/audit/audit';
+import { ApiError } from '../../shared/errors/ApiError';
+import { html } from '../web/html';
+import type { WebKit } from '../web/session';
+import { actorOf, renderOrgPage } from './org-page';
+import { refuseImpersonation } from './member';
+
+const audit = (req: Request, res: Response, path: string, targetId: string, status: number, fields: string[] = []) =>
+  recordAudit({ actor: actorOf(res), method: 'POST', path: `/dashboard/o/${res.locals.access!.org.slug}/keys${path}`, family: 'organizations', targetId, status, requestId: req.id, fields });
+
+/**
+ * The API keys of an organization. A key is its creator's (their search controls, tool policy and
+ * membership apply to it); an owner may instead tick "organization-wide" for a key of no member. The
+ * table names each key's owner. A member revokes their own keys; an owner any key of the org.
+ */
+export function keysPage(deps: { redis: RedisClient }, kit: WebKit): Router {
+  const r = Router({ mergeParams: true });
+  const show = async (req: Request, res: Response, created?: { key: string; prefix: string }) => {
+    const { org, role } = res.locals.access!;
+    const me = res.locals.viewer!.user.id;
+    const [keys, projects] = await Promise.all([listApiKeys(org.id), Project.findAll({ where: { orgId: org.id, archivedAt: null }, order: [['name', 'ASC']] })]);
+    const users = await User.findAll({ where: { id: [...new Set(keys.map((k) => k.userId).filter((u): u is string => !!u))] } });
+    const ownerOf = (userId: string | null) => (userId ? (users.find((u) => u.id === userId)?.email ?? userId) : null);
+    const b = `/dashboard/o/${org.slug}/keys`;
+    renderOrgPage(req, res, kit, 'API keys', 'keys', (csrf) => html`<h1>API keys</h1>
+${created ? html`<div class="card"><p><strong>Your new key.</strong> Copy it now: it is shown this once.</p><p class="secret" data-test="new-key">${created.key}</p></div>` : ''}
+<div class="card"><h2>Create a key</h2><p class="muted">A key you create is yours: your web search switch, cap and tool policy apply to it, and it stops working if you leave the organization.</p>
+<form method="post" action="${b}" class="row"><input type="hidden" name="_csrf" value="${csrf}">
+<div><label for="name">Name</label><input type="text" id="name" name="name" maxlength="200" placeholder="e.g. production"></div>
+<div><label for="project">Project</label><select id="project" name="project"><option value="">Any project</option>${projects.map((p) => html`<option value="${p.id}">${p.name} (${p.slug})</option>`)}</select></div>
+${role === 'owner' ? html`<div><label><input type="checkbox" id="org_wide" name="org_wide" value="true"> Organization-wide (belongs to no member; no member's controls apply)</label></div>` : ''}
+<div><button type="submit">Create key</button></div></form></div>
+<div class="card"><table><thead><tr><th>Name</th><th>Key</th><th>Owner</th><th>Created</th><th>State</th><th></th></tr></thead><tbody>
+${keys.map((k) => html`<tr data-key-id="${k.id}"><td>${k.name ?? ''}</td><td><code>${k.prefix}…</code></td><td data-test="key-owner">${ownerOf(k.userId) ?? html`<span class="pill">organization-wide</span>`}</td><td>${k.createdAt.toISOString().slice(0, 10)}</td><td>${k.revokedAt ? html`<span class="pill on">revoked</span>` : html`<span class="pill">active</span>`}</td>
+<td>${k.revokedAt || (role !== 'owner' && k.userId !== me) ? '' : html`<form class="inline" method="post" action="${b}/${k.id}/revoke"><input type="hidden" name="_csrf" value="${csrf}"><button class="danger">Revoke</button></form>`}</td></tr>`)}
+</tbody></table></div>`);
+  };
+
+  r.get('/', (req, res) => show(req, res));
+  r.post('/', refuseImpersonation, async (req, res) => {
+    const { org, role } = res.locals.access!;
+    const projectId = String(req.body?.project ?? '') || null;
+    const orgWide = req.body?.org_wide === 'true';
+    const owner = keyOwnerFor({ userId: res.locals.viewer!.user.id, role }, orgWide);
+    if ('refused' in owner) {
+      await audit(req, res, '', org.id, 403, ['org_wide']);
+      throw new ApiError(403, 'owner_required', owner.refused);
+    }
+    if (projectId && !(await Project.findOne({ where: { id: projectId, orgId: org.id, archivedAt: null } }))) throw new ApiError(400, 'invalid_project', 'Unknown project for this organization.');
+    const k = await createApiKey(deps.redis, { orgId: org.id, projectId, userId: owner.userId, name: String(req.body?.name ?? '').slice(0, 200) || undefined });
+    await audit(req, res, '', k.id, 201, orgWide ? ['org_wide'] : []);
+    res.status(201);
+    await show(req, res, k);
+  });
+  r.post('/:id/revoke', async (req, res) => {
+    const { org, role } = res.locals.access!;
+    const key = await ApiKey.findOne({ where: { id: req.params.id, orgId: org.id } }).catch(() => null);
+    if (!key) throw new ApiError(404, 'not_found', 'No such key in this organization.');
+    if (role !== 'owner' && key.userId !== res.locals.viewer!.user.id) throw new ApiError(403, 'owner_required', 'Only an owner can revoke a key that is not yours.');
+    await revokeApiKey(deps.redis, key.id);
+    await audit(req, res, `/${key.id}/revoke`, key.id, 200);
+    res.redirect(303, `/dashboard/o/${org.slug}/keys`);
+  });
+  return r;
+}

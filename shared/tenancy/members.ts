@@ -1,0 +1,43 @@
+import { Op } from 'sequelize';
+import type { RedisClient } from '../redis/connection';
+import { ApiKey, Membership, User } from '../db/models';
+import { bumpEpoch } from '../cache/epoch';
+import { recordAudit, type Actor } from '../audit/audit';
+
+/**
+ * Who an API key belongs to. A key made by a member is that member's (their search switch and cap,
+ * their tool policy, their departure apply to it); an org-wide key (no user) is made only by an owner
+ * who asks for one, or by an operator (`gateway key create` without `--user`).
+ */
+export function keyOwnerFor(viewer: { userId: string; role: 'owner' | 'member' }, orgWide: boolean): { userId: string | null } | { refused: string } {
+  if (!orgWide) return { userId: viewer.userId };
+  if (viewer.role !== 'owner') return { refused: 'Only an owner can create an organization-wide key; a key you create is yours.' };
+  return { userId: null };
+}
+
+/** Whether the key's user is gone from the org (no membership, or a deleted user): such a key no longer authenticates. */
+export async function memberGone(orgId: string, userId: string | null): Promise<boolean> {
+  if (!userId) return false;
+  const [m, u] = await Promise.all([Membership.findOne({ where: { orgId, userId } }), User.findOne({ where: { id: userId, deletedAt: null } })]);
+  return !m || !u;
+}
+
+/** Revokes a user's active keys (in one org, or everywhere); the caller bumps the cache epoch. */
+export async function revokeKeysOf(userId: string, orgId?: string): Promise<number> {
+  const [n] = await ApiKey.update({ revokedAt: new Date() }, { where: { userId, revokedAt: { [Op.is]: null }, ...(orgId ? { orgId } : {}) } });
+  return n;
+}
+
+/**
+ * Removes a member from an org: the membership goes and the member's keys in that org are revoked
+ * (they stay revoked if the user joins again), then the cache epoch moves so every pod refuses them
+ * on its next request. `removed` is false when the user was not a member. Audited when `audit` is
+ * given (the management API audits its own requests).
+ */
+export async function removeMember(redis: RedisClient, orgId: string, userId: string, audit?: { actor: Actor; path: string }): Promise<{ removed: boolean; revokedKeys: number }> {
+  const removed = (await Membership.destroy({ where: { orgId, userId } })) > 0;
+  const revokedKeys = removed ? await revokeKeysOf(userId, orgId) : 0;
+  await bumpEpoch(redis);
+  if (audit) await recordAudit({ actor: audit.actor, method: 'DELETE', path: audit.path, family: 'organizations', targetId: `${orgId}/${userId}`, status: removed ? 200 : 404, fields: removed ? [`revoked_keys:${revokedKeys}`] : [] });
+  return { removed, revokedKeys };
+}
