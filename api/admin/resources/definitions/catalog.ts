@@ -1,11 +1,11 @@
 import Joi from 'joi';
-import { Model, ModelPool, PlatformCredential, Provider, TokenizerProfile } from '../../../../shared/db/models';
+import { Model, PlatformCredential, Provider, TokenizerProfile } from '../../../../shared/db/models';
 import { encrypt } from '../../../../shared/crypto';
-import { POOLS } from '../../../../shared/queues/names';
+import { poolFields, syncPool } from './pools';
 import { jsonObject, name, slug, uuid, type ResourceDef } from '../define';
 
 export const ENCODINGS = ['o200k_base', 'cl100k_base', 'p50k_base', 'r50k_base'];
-const CAPABILITIES = /^(chat|embeddings|rerank|image_generation|transcription|vision|decision)$/;
+const CAPABILITIES = /^(chat|embeddings|rerank|image_generation|transcription|vision|decision|tools|json_schema)$/;
 
 export const providers: ResourceDef = {
   path: '/providers',
@@ -58,23 +58,9 @@ export const inferenceModels: ResourceDef = {
     prices: { schema: Joi.object().pattern(/^[a-z_]+$/, Joi.number().min(0)), description: 'Micro-dollars per unit.' },
     tokenizer: { schema: Joi.string().valid(...ENCODINGS) },
     enabled: { schema: Joi.boolean(), filter: true },
+    ...poolFields,
   },
-};
-
-export const modelPools: ResourceDef = {
-  path: '/inference-model-pools',
-  family: 'inference-models',
-  object: 'inference_model_pool',
-  description: 'Worker settings of a pool and lane and the models it serves.',
-  model: ModelPool,
-  fields: {
-    name: { schema: slug(), required: true, filter: true },
-    pool: { schema: Joi.string().valid(...Object.keys(POOLS)), required: true, filter: true },
-    lane: { schema: Joi.string().valid('interactive', 'background', 'default'), required: true },
-    concurrency: { schema: Joi.number().integer().min(1).max(4096), required: true },
-    models: { schema: Joi.array().items(Joi.string().max(200)).max(500).unique() },
-    settings: { schema: jsonObject() },
-  },
+  check: (values, _req, row) => syncPool(values, row),
 };
 
 export const tokenizerProfiles: ResourceDef = {
