@@ -7,6 +7,7 @@ import { validate } from '../../validate';
 import { countTokensSchema, messagesSchema } from './schema';
 import { requireAnthropicVersion } from './version';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
+import { allNativeMessages } from '../../dispatch/route';
 import { ClientGone } from '../../dispatch/run-job';
 import { SseWriter } from '../../sse';
 import { streamError } from './stream-error';
@@ -45,7 +46,7 @@ function createHandler(ctx: AppContext) {
     if (native.set.search || native.set.fetch) return answerNative(ctx, req, res, body, resolved, native.set, native.rest);
     const stream = body.stream === true;
     // Native bypass: an Anthropic-native upstream takes the request unchanged (model swapped in the worker).
-    const bypass = resolved.model.provider.kind === 'anthropic';
+    const bypass = await allNativeMessages(ctx, resolved.model);
     const common = {
       resolved,
       operation: bypass ? ('messages' as const) : ('chat' as const),
