@@ -7,7 +7,8 @@
  * ARGV[8+5(i-1)..] of deployment i: weight, priority, max concurrency, rpm, tpm (0: no limit).
  * A deployment takes traffic when it is not cooling down (`until` passed; after a failure it takes
  * exactly one probe until the probe's verdict) and is under its limits. Among those of the best
- * (lowest) priority, two are drawn by weight and the one with fewer attempts in flight wins.
+ * (lowest) priority, two are drawn by weight and the one with fewer attempts in flight per unit of
+ * weight wins.
  * Returns {1, i, probe} when deployment i was taken (its counters moved), else {2, wait ms} when
  * every candidate is cooling or probing, {3, wait ms} when the rest are at their limits.
  */
@@ -75,7 +76,8 @@ local function draw(r)
 end
 local a, c = draw(tonumber(ARGV[4])), draw(tonumber(ARGV[5]))
 local pick = a
-if loads[c] < loads[a] then pick = c end
+-- fewer in flight per unit of weight, so that load does not undo the weights
+if loads[c] / tonumber(ARGV[8 + 5 * (c - 1)]) < loads[a] / tonumber(ARGV[8 + 5 * (a - 1)]) then pick = c end
 redis.call('ZADD', KEYS[4*pick-2], tonumber(ARGV[2]), ARGV[1])
 redis.call('PEXPIRE', KEYS[4*pick-2], math.max(1000, tonumber(ARGV[2]) - now + 60000))
 redis.call('INCR', KEYS[4*pick-1])
