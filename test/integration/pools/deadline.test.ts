@@ -1,0 +1,50 @@
+import { spawn, type ChildProcess } from 'child_process';
+import path from 'path';
+import { expect } from 'chai';
+import { env, resetSim } from '../../helpers/harness';
+import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { call, keyHeader } from '../../helpers/http';
+import { waitFor } from '../../helpers/wait';
+import { usageSettled } from '../../helpers/usage';
+import { hitsByUpstream, poolModel, simDeployment } from '../../helpers/pool-models';
+import { UsageEvent } from '../../../shared/db/models';
+import { freePort } from '../../../scripts/services/free-port';
+
+const DEADLINE_MS = 1500;
+
+/** Requests through a second web process with a short REQUEST_TIMEOUT_MS (config is read once per process). */
+describe('model pools: retries stop at the deadline', () => {
+  let o: TestOrg;
+  let web: ChildProcess;
+  let base: string;
+  before(async function () {
+    this.timeout(20_000);
+    o = await buildOrg(env().redis);
+    const port = await freePort();
+    web = spawn(process.execPath, [path.resolve(__dirname, '../../../api/server.js')], {
+      env: { ...process.env, PORT: String(port), REQUEST_TIMEOUT_MS: String(DEADLINE_MS) },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    base = `http://127.0.0.1:${port}`;
+    expect(await waitFor(async () => (await fetch(`${base}/healthz`).catch(() => null))?.status === 200, 15_000)).to.equal(true);
+  });
+  after(() => web?.kill('SIGKILL'));
+  beforeEach(resetSim);
+
+  it('makes no attempt that would start after the deadline, and answers the last failure in time, billing nothing', async () => {
+    const only = simDeployment('only');
+    const model = await poolModel([only]);
+    env().sim.knobs.set(only.upstream, { status: 503, retryAfter: 1 });
+    const t = Date.now();
+    const r = await call('POST', '/v1/chat/completions', { base, headers: keyHeader(o.key), json: { model, messages: [{ role: 'user', content: 'late' }] } });
+    const took = Date.now() - t;
+    expect(r.status, r.text).to.equal(503);
+    expect(r.body.error.code).to.equal('upstream_unavailable');
+    // attempts at 0 s and 1 s; a third (allowed by POOL_MAX_ATTEMPTS=3) would start at 2 s, past the 1.5 s deadline
+    expect(r.headers.get('x-service-attempts')).to.equal('2');
+    expect(hitsByUpstream().get(only.upstream)).to.equal(2);
+    expect(took).to.be.below(DEADLINE_MS);
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { requestId: r.headers.get('x-service-request-id')! } })).to.equal(0);
+  });
+});
