@@ -9,7 +9,7 @@ import { decrypt } from '../../shared/crypto';
 import { config } from '../../shared/config/env';
 import type { WorkerRuntime } from '../runtime';
 import type { ChatJob, UpstreamTarget } from '../../shared/queues/payloads';
-import { PoolState } from '../routing/pool-state';
+import { PoolState } from '../../shared/routing/pool-state';
 import { routeRequest } from '../routing/route-request';
 import { ROUTE_RESULT_KEY } from '../../shared/queues/route-meta';
 import { ApiError } from '../../shared/errors/ApiError';

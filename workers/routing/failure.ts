@@ -1,6 +1,6 @@
 import { ApiError } from '../../shared/errors/ApiError';
 import { failureInfo } from '../providers/http';
-import type { Verdict } from './pool-state';
+import type { Verdict } from '../../shared/routing/pool-state';
 
 export interface Failure {
   /** Another attempt may succeed (and nothing reached the client yet: the caller checks that). */

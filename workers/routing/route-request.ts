@@ -6,7 +6,7 @@ import { errors } from '../../shared/errors/codes';
 import { config } from '../../shared/config/env';
 import { logger } from '../../shared/logger';
 import { ROUTE_CHUNK_PREFIX, routeHeaders, type RouteMeta } from '../../shared/queues/route-meta';
-import type { PoolState } from './pool-state';
+import type { PoolState } from '../../shared/routing/pool-state';
 import { classify } from './failure';
 import { deploymentAttempts, deploymentCooldownUntil, deploymentFailures, deploymentLatency, requestAttempts } from './metrics';
 

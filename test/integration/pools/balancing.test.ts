@@ -4,7 +4,7 @@ import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { waitFor } from '../../helpers/wait';
 import { hitsByUpstream, poolModel, rndId, simDeployment } from '../../helpers/pool-models';
-import { PoolState } from '../../../workers/routing/pool-state';
+import { PoolState } from '../../../shared/routing/pool-state';
 import type { PoolDeployment, RouteStep } from '../../../shared/queues/payloads';
 
 const chat = (key: string, model: string) =>

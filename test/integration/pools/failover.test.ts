@@ -8,7 +8,9 @@ import { waitFor } from '../../helpers/wait';
 import { childChatWorkers } from '../../helpers/child-worker';
 import { hitsByUpstream, poolModel, refusingProvider, simDeployment } from '../../helpers/pool-models';
 import { Model, UsageEvent } from '../../../shared/db/models';
-import { PoolState } from '../../../workers/routing/pool-state';
+import { adminCall, buildPlatformKey, startAdmin } from '../../helpers/admin';
+import { registry } from '../../../shared/metrics';
+import { PoolState } from '../../../shared/routing/pool-state';
 
 const chat = (key: string, model: string, extra: Record<string, unknown> = {}) =>
   call('POST', '/v1/chat/completions', { headers: keyHeader(key), json: { model, messages: [{ role: 'user', content: 'pool test' }], ...extra } });
@@ -75,6 +77,24 @@ describe('model pools: health, retries and failover through the real app and wor
     const rows = await usageOf(r);
     expect(rows).to.have.length(1);
     expect(rows[0].deployment).to.equal('spare');
+
+    // the operator sees it: live state in the management API, failures in the metrics
+    const admin = await startAdmin();
+    try {
+      const { key } = await buildPlatformKey(['inference-models:read']);
+      const id = (await Model.findOne({ where: { publicId: model } }))!.id;
+      const st = await adminCall(admin.url, key, 'GET', `/admin/v1/inference-model-pools/${id}/state`);
+      expect(st.status, st.text).to.equal(200);
+      const [b, sp] = st.body.deployments;
+      expect(b).to.deep.include({ name: 'busy', health: 'cooling_down', consecutive_failures: 1, in_flight: 0 });
+      expect(b.cooldown_remaining_ms).to.be.within(20_000, 30_000);
+      expect(sp).to.deep.include({ name: 'spare', health: 'healthy', consecutive_failures: 0 });
+      expect(sp.rpm_used).to.be.at.least(3);
+    } finally {
+      await admin.close();
+    }
+    const metrics = await registry.getSingleMetricAsString('gateway_deployment_failures_total');
+    expect(metrics).to.include(`model="${model}",deployment="busy",class="status_429"} 1`);
   });
 
   it('returns a non-retryable upstream 400 as it is, after one attempt, billing nothing', async () => {

@@ -1,7 +1,7 @@
 import crypto from 'crypto';
-import type { RedisClient } from '../../shared/redis/connection';
-import { keys } from '../../shared/redis/keys';
-import type { RouteStep } from '../../shared/queues/payloads';
+import type { RedisClient } from '../redis/connection';
+import { keys } from '../redis/keys';
+import type { RouteStep } from '../queues/payloads';
 import { PICK_DEPLOYMENT, SETTLE_DEPLOYMENT } from './scripts';
 
 export type Pick =
