@@ -15,13 +15,13 @@ import { platformAdminDocs, platformAdminRouter } from './routes/platform-admin'
 import { searchControlsDocs, searchControlsRouter } from './routes/search';
 import { openApiDocument } from './openapi/document';
 import { projectDocs, projectsRouter } from './routes/projects';
-import { poolStateDocs, poolStateRouter } from './routes/pool-state';
+import { modelPoolsDocs, modelPoolsRouter } from './routes/model-pools';
 
 /** The management API, mounted at `/admin/v1`: authentication, audit, every family, the OpenAPI document. */
 export function managementRouter(deps: { redis: RedisClient }): Router {
   const r = adminRouter();
   const defs = resourceDefs();
-  const doc = openApiDocument(defs, [...statsDocs, ...capabilityPolicyDocs, ...billingDocs, ...platformAdminDocs, ...searchControlsDocs, ...projectDocs, ...poolStateDocs]);
+  const doc = openApiDocument(defs, [...statsDocs, ...capabilityPolicyDocs, ...billingDocs, ...platformAdminDocs, ...searchControlsDocs, ...projectDocs, ...modelPoolsDocs]);
 
   r.get('/openapi.json', (_req, res) => void res.json(doc));
   r.use(adminAuth(deps));
@@ -33,7 +33,7 @@ export function managementRouter(deps: { redis: RedisClient }): Router {
   r.use(billingRouter());
   r.use(searchControlsRouter(deps)); // before the search-settings resource, whose `/:id` would take `orgs`
   r.use(projectsRouter(deps));
-  r.use(poolStateRouter(deps));
+  r.use(modelPoolsRouter(deps));
   for (const def of defs) r.use(resourceRouter(def, deps));
   r.use((req, _res, next) => next(errors.notFound(`No route for ${req.method} /admin/v1${req.path}.`)));
   return r;

@@ -20,7 +20,7 @@ export const deploymentSchema = Joi.object({
   name: Joi.string().pattern(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,62}$/).required(),
   provider: Joi.string().min(1).max(200).required(),
   upstream: Joi.string().min(1).max(200).required(),
-  weight: Joi.number().integer().min(1).max(1_000_000),
+  weight: Joi.number().positive().max(1_000_000),
   priority: Joi.number().integer().min(0).max(1000),
   rpm: Joi.number().integer().min(1),
   tpm: Joi.number().integer().min(1),

@@ -7,6 +7,8 @@ import { execFile } from 'child_process';
 import { promisify } from 'util';
 import { adminCall, buildPlatformKey, startAdmin } from '../../helpers/admin';
 import { AuditLog, Model } from '../../../shared/db/models';
+import { bumpEpoch } from '../../../shared/cache/epoch';
+import { env } from '../../helpers/harness';
 
 const run = promisify(execFile);
 const cli = path.resolve(__dirname, '../../../scripts/cli.js');
@@ -90,7 +92,8 @@ describe('model pools: catalog file, CLI and management API', () => {
     expect(bad.body.error.message).to.include('nowhere');
     expect((await req('PATCH', `/inference-model-pools/${model!.id}`, { fallbacks: ['no-such-model'] })).status).to.equal(400);
     expect((await req('PATCH', `/inference-model-pools/${model!.id}`, { fallbacks: ['sim-chat'] })).status).to.equal(400);
-    expect((await req('POST', '/inference-model-pools', { model: 'sim-chat' })).status, 'a pool is its model: no create').to.equal(405);
+    expect((await req('POST', '/inference-model-pools', { model: 'sim-chat' })).status, 'deployments are required').to.equal(400);
+    expect((await req('POST', '/inference-model-pools', { model: 'no-such-model', deployments })).status).to.equal(404);
     try {
       const ok = await req('PATCH', `/inference-model-pools/${model!.id}`, { deployments, fallbacks: ['sim-chat-mini'] });
       expect(ok.status, ok.text).to.equal(200);
@@ -99,8 +102,21 @@ describe('model pools: catalog file, CLI and management API', () => {
       expect(own.body).to.deep.include({ deployments, fallbacks: ['sim-chat-mini'], upstream_name: 'sim-chat-1' });
       const audit = await AuditLog.findAll({ where: { targetId: model!.id, actorId: keyId, method: 'PATCH' } });
       expect(audit.map((a) => a.family)).to.include('inference-models');
+
+      // DELETE makes it a pool of one again (the model stays); POST sets a model's pool by its public id
+      const del = await req('DELETE', `/inference-model-pools/${model!.id}`);
+      expect(del.status, del.text).to.equal(200);
+      expect((await req('GET', `/inference-model-pools/${model!.id}`)).body).to.deep.include({ deployments: [deployments[0]], fallbacks: [] });
+      const created = await req('POST', '/inference-model-pools', { model: 'sim-chat', deployments: [...deployments].reverse(), fallbacks: ['sim-claude'] });
+      expect(created.status, created.text).to.equal(201);
+      expect(created.body).to.deep.include({ id: model!.id, model: 'sim-chat', fallbacks: ['sim-claude'] });
+      expect((await Model.findByPk(model!.id))!.upstreamName, 'the first deployment is the primary').to.equal('sim-chat-2');
+      for (const method of ['DELETE', 'POST']) {
+        expect(await AuditLog.count({ where: { targetId: model!.id, actorId: keyId, method } }), method).to.equal(1);
+      }
     } finally {
-      await Model.update({ deployments: [{ name: 'simulator', provider: 'simulator', upstream: 'sim-chat-1' }], fallbacks: [] }, { where: { id: model!.id } });
+      await Model.update({ deployments: [{ name: 'simulator', provider: 'simulator', upstream: 'sim-chat-1' }], fallbacks: [], upstreamName: 'sim-chat-1' }, { where: { id: model!.id } });
+      await bumpEpoch(env().redis);
     }
   });
 });
