@@ -113,4 +113,22 @@ describe('model pools: balancing and limits', () => {
     expect(hitsByUpstream().get(capped.upstream)).to.equal(3);
     expect(hitsByUpstream().get(rest.upstream)).to.equal(3);
   });
+
+  it('counts tokens against tpm before the call (estimated) and corrects them from the usage the upstream reports', async function () {
+    const intoMinute = Date.now() % 60_000;
+    if (intoMinute > 55_000) await new Promise((r) => setTimeout(r, 60_500 - intoMinute));
+    const metered = simDeployment('metered', { priority: 0, tpm: 150 });
+    const other = simDeployment('other', { priority: 1 });
+    const model = await poolModel([metered, other]);
+    const served: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      // estimated at about 110 tokens (max_tokens 100 + the input); the simulator uses about 20
+      const r = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model, max_tokens: 100, messages: [{ role: 'user', content: 'count my tokens' }] } });
+      expect(r.status).to.equal(200);
+      served.push(r.headers.get('x-service-deployment')!);
+    }
+    // without the correction the second request (110 + 110 > 150) would already go elsewhere
+    expect(served.slice(0, 2)).to.deep.equal(['metered', 'metered']);
+    expect(served, 'once the minute is used up, load moves on').to.include('other');
+  });
 });

@@ -47,4 +47,24 @@ describe('model pools: retries stop at the deadline', () => {
     await usageSettled();
     expect(await UsageEvent.count({ where: { requestId: r.headers.get('x-service-request-id')! } })).to.equal(0);
   });
+
+  it("waits while every deployment is at its limit, then answers the lane's 429 with Retry-After before the deadline", async () => {
+    const one = simDeployment('one', { max_concurrency: 1 });
+    const model = await poolModel([one]);
+    env().sim.knobs.set(one.upstream, { hold: true });
+    const body = { model, messages: [{ role: 'user', content: 'wait for me' }] };
+    const holder = call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: body }); // the main gateway: long deadline
+    expect(await waitFor(() => env().sim.log.entries.length === 1)).to.equal(true);
+    const t = Date.now();
+    const r = await call('POST', '/v1/chat/completions', { base, headers: keyHeader(o.key), json: body });
+    expect(r.status, r.text).to.equal(429);
+    expect(r.body.error.code).to.equal('CONCURRENT_REQUEST_LIMIT_EXCEEDED');
+    expect(Number(r.headers.get('retry-after'))).to.be.at.least(1);
+    expect(Date.now() - t, 'it waited for a slot').to.be.within(DEADLINE_MS - 600, DEADLINE_MS);
+    expect(env().sim.log.entries, 'the full deployment was never called twice').to.have.length(1);
+    env().sim.knobs.release();
+    expect((await holder).status).to.equal(200);
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { requestId: r.headers.get('x-service-request-id')! } })).to.equal(0);
+  });
 });
