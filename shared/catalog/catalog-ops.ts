@@ -1,6 +1,6 @@
 import type { RedisClient } from '../redis/connection';
 import Joi from 'joi';
-import { Model, Provider } from '../db/models';
+import { Model, Provider, TokenizerProfile } from '../db/models';
 import { encrypt } from '../crypto';
 import { bumpEpoch } from '../cache/epoch';
 import { deploymentsSchema, fallbacksSchema, poolOfOne, type DeploymentSpec } from './deployments';
@@ -28,7 +28,8 @@ export const modelSchema = Joi.object({
   limits: Joi.object(),
   config: Joi.object(),
   prices: Joi.object().pattern(/.*/, Joi.number().min(0)),
-  tokenizer: Joi.string().valid('o200k_base', 'cl100k_base', 'p50k_base', 'r50k_base'),
+  // an encoding or a tokenizer profile's name (checked against the profiles on import)
+  tokenizer: Joi.string().pattern(/^[a-z0-9][a-z0-9_-]{0,62}$/),
   enabled: Joi.boolean(),
 })
   .xor('provider', 'deployments')
@@ -65,12 +66,27 @@ export async function upsertProvider(p: ProviderInput): Promise<Provider> {
   return existing ? existing.update(values) : Provider.create({ apiKeyEncrypted: null, ...values });
 }
 
+export const ENCODINGS = ['o200k_base', 'cl100k_base', 'p50k_base', 'r50k_base'];
+
+/** A model's tokenizer is an encoding or the name of a tokenizer profile. */
+export async function checkTokenizer(name: string): Promise<void> {
+  if (ENCODINGS.includes(name) || (await TokenizerProfile.findOne({ where: { name } }))) return;
+  throw new UnknownTokenizer(name);
+}
+
+export class UnknownTokenizer extends Error {
+  constructor(readonly tokenizer: string) {
+    super(`unknown tokenizer '${tokenizer}': an encoding (${ENCODINGS.join(', ')}) or a tokenizer profile's name`);
+  }
+}
+
 /** Creates or updates a catalog entry by public id. */
 export async function upsertModel(m: ModelInput): Promise<Model> {
   const deployments = m.deployments ?? poolOfOne(m.provider!, m.upstream!);
   for (const d of deployments) {
     if (!(await Provider.findOne({ where: { name: d.provider } }))) throw new Error(`unknown provider '${d.provider}'`);
   }
+  if (m.tokenizer) await checkTokenizer(m.tokenizer);
   // The first deployment is the model's primary provider and upstream (what non-chat pools call).
   const provider = (await Provider.findOne({ where: { name: deployments[0].provider } }))!;
   const values = {

@@ -1,4 +1,4 @@
-import { Model, Provider } from '../db/models';
+import { Model, Provider, TokenizerProfile } from '../db/models';
 import type { Capabilities } from '../db/models/Model';
 import type { ProviderKind } from '../db/models/Provider';
 import { poolOfOne } from './deployments';
@@ -86,10 +86,13 @@ export class Catalog {
   private load(): Promise<Map<string, CatalogModel>> {
     if (!this.loading) {
       this.loading = (async () => {
-        const [models, providers] = await Promise.all([
+        const [models, providers, profiles] = await Promise.all([
           Model.findAll({ where: { enabled: true }, order: [['publicId', 'ASC']] }),
           Provider.findAll(),
+          TokenizerProfile.findAll(),
         ]);
+        // A model's `tokenizer` names a tokenizer profile (resolved to its encoding here) or an encoding.
+        const encodingOf = new Map(profiles.map((t) => [t.name, t.encoding]));
         const byId = new Map(providers.map((p) => [p.id, { id: p.id, name: p.name, kind: p.kind, baseUrl: p.baseUrl }]));
         const byName = new Map([...byId.values()].map((p) => [p.name, p]));
         const map = new Map<string, CatalogModel>();
@@ -107,7 +110,7 @@ export class Catalog {
             limits: m.limits,
             config: m.config,
             prices: m.prices,
-            tokenizer: m.tokenizer,
+            tokenizer: encodingOf.get(m.tokenizer) ?? m.tokenizer,
             createdAt: m.createdAt,
             provider: p,
             deployments: deploymentsOf(m, p, byName),

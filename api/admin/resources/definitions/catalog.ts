@@ -2,9 +2,12 @@ import Joi from 'joi';
 import { Model, PlatformCredential, Provider, TokenizerProfile } from '../../../../shared/db/models';
 import { encrypt } from '../../../../shared/crypto';
 import { poolFields, syncPool } from './pools';
+import { checkTokenizer, ENCODINGS } from '../../../../shared/catalog/catalog-ops';
+
+export { ENCODINGS };
+import { errors } from '../../../../shared/errors/codes';
 import { jsonObject, name, slug, uuid, type ResourceDef } from '../define';
 
-export const ENCODINGS = ['o200k_base', 'cl100k_base', 'p50k_base', 'r50k_base'];
 const CAPABILITIES = /^(chat|embeddings|rerank|image_generation|transcription|vision|decision|tools|json_schema)$/;
 
 export const providers: ResourceDef = {
@@ -56,11 +59,18 @@ export const inferenceModels: ResourceDef = {
     limits: { schema: jsonObject() },
     config: { schema: jsonObject(), description: 'Per-task config, e.g. `audio_config`.' },
     prices: { schema: Joi.object().pattern(/^[a-z_]+$/, Joi.number().min(0)), description: 'Micro-dollars per unit.' },
-    tokenizer: { schema: Joi.string().valid(...ENCODINGS) },
+    tokenizer: { schema: Joi.string().pattern(/^[a-z0-9][a-z0-9_-]{0,62}$/), description: 'An encoding or the name of a tokenizer profile (`/inference-tokenizer-profiles`), which counting then uses.' },
     enabled: { schema: Joi.boolean(), filter: true },
     ...poolFields,
   },
-  check: (values, _req, row) => syncPool(values, row),
+  check: async (values, _req, row) => {
+    if (typeof values.tokenizer === 'string') {
+      await checkTokenizer(values.tokenizer).catch((err: Error) => {
+        throw errors.invalidRequest(err.message);
+      });
+    }
+    await syncPool(values, row);
+  },
 };
 
 export const tokenizerProfiles: ResourceDef = {
