@@ -77,6 +77,14 @@ export class PoolState {
     return { fails: r[0], cooldownMs: r[1] };
   }
 
+  /**
+   * A probe that started answering (its first streamed chunk): the deployment is back for everyone
+   * now, not only when a long stream ends. The attempt itself is still settled at its end.
+   */
+  async markUp(lease: AttemptLease): Promise<void> {
+    if (lease.cooldowns) await this.cmd.del(keys.poolDeployment(lease.poolId, lease.deployment, 'health'));
+  }
+
   /** The live state of a pool's deployments (management API). */
   async inspect(poolId: string, names: string[]): Promise<Array<{ name: string; inFlight: number; fails: number; coolingForMs: number; probing: boolean; rpmUsed: number; tpmUsed: number }>> {
     const now = Date.now();

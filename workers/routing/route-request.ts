@@ -90,6 +90,7 @@ export async function routeRequest(state: PoolState, job: ChatJob, signal: Abort
         if (!delivered) {
           delivered = true;
           emit(ROUTE_CHUNK_PREFIX + JSON.stringify(m));
+          if (pick.probe) void state.markUp(pick.lease).catch(() => undefined);
         }
         emit(chunk);
       };

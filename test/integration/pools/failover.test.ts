@@ -153,6 +153,35 @@ describe('model pools: health, retries and failover through the real app and wor
     }
   });
 
+  it('a streamed probe brings the deployment back at its first chunk, not when the stream ends', async function () {
+    this.timeout(20_000);
+    const back = simDeployment('back', { priority: 0 });
+    const stand = simDeployment('stand', { priority: 1 });
+    const model = await poolModel([back, stand]);
+    env().sim.knobs.set(back.upstream, { status: 503, statusTimes: 1, retryAfter: 1 });
+    expect((await chat(o.key, model)).headers.get('x-service-deployment')).to.equal('stand');
+    const id = (await Model.findOne({ where: { publicId: model } }))!.id;
+    const state = new PoolState(env().redis, { probeLeaseMs: 5000, backoffBaseMs: 500, backoffMaxMs: 30_000 });
+    expect(await waitFor(async () => (await state.inspect(id, ['back']))[0].coolingForMs === 0, 5000, 50)).to.equal(true);
+    env().sim.knobs.set(back.upstream, { tokenDelayMs: 150 });
+    const res = await fetch(`${env().gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...keyHeader(o.key), 'content-type': 'application/json' },
+      body: JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: 'a slow probe stream with many words in it' }] }),
+    });
+    expect(res.headers.get('x-service-deployment'), 'the probe').to.equal('back');
+    const reader = res.body!.getReader();
+    await reader.read(); // the first chunk is here; the stream goes on for about two seconds
+    const [s] = await state.inspect(id, ['back']);
+    expect(s).to.deep.include({ fails: 0, probing: false, inFlight: 1 });
+    env().sim.knobs.set(back.upstream, {});
+    const next = await chat(o.key, model);
+    expect(next.headers.get('x-service-deployment'), 'back takes traffic while the probe still streams').to.equal('back');
+    while (!(await reader.read()).done) {
+      /* drain */
+    }
+  });
+
   it('fails over from an upstream that hangs before its first byte (POOL_FIRST_BYTE_TIMEOUT_MS)', async function () {
     this.timeout(30_000);
     const stuck = simDeployment('stuck', { priority: 0 });
