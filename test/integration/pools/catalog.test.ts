@@ -9,6 +9,7 @@ import { adminCall, buildPlatformKey, startAdmin } from '../../helpers/admin';
 import { AuditLog, Model } from '../../../shared/db/models';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { env } from '../../helpers/harness';
+import { waitFor } from '../../helpers/wait';
 
 const run = promisify(execFile);
 const cli = path.resolve(__dirname, '../../../scripts/cli.js');
@@ -100,8 +101,7 @@ describe('model pools: catalog file, CLI and management API', () => {
       expect(ok.body).to.deep.include({ deployments, fallbacks: ['sim-chat-mini'] });
       const own = await req('GET', `/inference-models/${model!.id}`);
       expect(own.body).to.deep.include({ deployments, fallbacks: ['sim-chat-mini'], upstream_name: 'sim-chat-1' });
-      const audit = await AuditLog.findAll({ where: { targetId: model!.id, actorId: keyId, method: 'PATCH' } });
-      expect(audit.map((a) => a.family)).to.include('inference-models');
+      expect(await waitFor(async () => (await AuditLog.findAll({ where: { targetId: model!.id, actorId: keyId, method: 'PATCH' } })).some((a) => a.family === 'inference-models'))).to.equal(true);
 
       // DELETE makes it a pool of one again (the model stays); POST sets a model's pool by its public id
       const del = await req('DELETE', `/inference-model-pools/${model!.id}`);
@@ -112,7 +112,8 @@ describe('model pools: catalog file, CLI and management API', () => {
       expect(created.body).to.deep.include({ id: model!.id, model: 'sim-chat', fallbacks: ['sim-claude'] });
       expect((await Model.findByPk(model!.id))!.upstreamName, 'the first deployment is the primary').to.equal('sim-chat-2');
       for (const method of ['DELETE', 'POST']) {
-        expect(await AuditLog.count({ where: { targetId: model!.id, actorId: keyId, method } }), method).to.equal(1);
+        // the audit row is written when the response finishes
+        expect(await waitFor(async () => (await AuditLog.count({ where: { targetId: model!.id, actorId: keyId, method } })) === 1), method).to.equal(true);
       }
     } finally {
       await Model.update({ deployments: [{ name: 'simulator', provider: 'simulator', upstream: 'sim-chat-1' }], fallbacks: [], upstreamName: 'sim-chat-1' }, { where: { id: model!.id } });
