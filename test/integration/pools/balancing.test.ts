@@ -57,15 +57,21 @@ describe('model pools: balancing and limits', () => {
   });
 
   it('prefers the deployment with fewer requests in flight (two choices), per unit of weight', async () => {
-    const step: RouteStep = { poolId: `l-${rndId()}`, model: 'm', fallback: false, deployments: [dep('a', 1), dep('b', 1)] };
-    const counts = { a: 0, b: 0 } as Record<string, number>;
-    for (let i = 0; i < 200; i++) {
-      const p = await state.pick(step, `r${i}`, Date.now() + 60_000, 0);
+    const poolId = `l-${rndId()}`;
+    // five attempts stay in flight on `busy`...
+    const busyOnly: RouteStep = { poolId, model: 'm', fallback: false, deployments: [dep('busy', 1)] };
+    for (let i = 0; i < 5; i++) expect((await state.pick(busyOnly, `held${i}`, Date.now() + 60_000, 0)).kind).to.equal('picked');
+    // ...then, between it and an idle one of equal weight, it wins only when both draws name it (1 in 4)
+    const both: RouteStep = { poolId, model: 'm', fallback: false, deployments: [dep('busy', 1), dep('idle', 1)] };
+    let busy = 0;
+    for (let i = 0; i < 100; i++) {
+      const p = await state.pick(both, `r${i}`, Date.now() + 60_000, 0);
       if (p.kind !== 'picked') throw new Error('not picked');
-      counts[step.deployments[p.index].name]++; // never settled: all 200 stay in flight
+      if (p.index === 0) busy++;
+      await state.settle(p.lease, 'up', undefined);
     }
-    // independent weighted draws would differ by about 14 (one standard deviation) here
-    expect(Math.abs(counts.a - counts.b)).to.be.at.most(8);
+    // about 25 of 100; independent weighted draws would give about 50
+    expect(busy).to.be.within(5, 40);
   });
 
   it('honours weights end to end (200 requests through the app and workers)', async function () {
