@@ -19,6 +19,8 @@ export interface AttemptLease {
   minute: number;
   estimatedTokens: number;
   cooldowns: boolean;
+  /** Taken without Redis (a pool of one without limits): nothing to settle. */
+  local?: boolean;
 }
 
 export type Verdict = 'up' | 'down' | 'none';
@@ -54,6 +56,11 @@ export class PoolState {
   async pick(step: RouteStep, requestId: string, expiresAt: number, estimatedTokens: number, rand: () => number = Math.random): Promise<Pick> {
     const minute = minuteOf(Date.now());
     const cooldowns = step.deployments.length > 1;
+    const only = step.deployments[0];
+    if (!cooldowns && only.rpm === null && only.tpm === null && only.maxConcurrency === null) {
+      // A pool of one without limits has nothing to decide or count: no Redis round trip on the hot path.
+      return { kind: 'picked', index: 0, probe: false, lease: { poolId: step.poolId, deployment: only.name, member: '', minute, estimatedTokens, cooldowns, local: true } };
+    }
     const k: string[] = [];
     const limits: number[] = [];
     for (const d of step.deployments) {
@@ -71,6 +78,7 @@ export class PoolState {
 
   /** Ends an attempt: frees its in-flight slot, corrects its token count, and gives the health verdict. */
   async settle(lease: AttemptLease, verdict: Verdict, cooldownMs: number | undefined, actualTokens?: number): Promise<{ fails: number; cooldownMs: number }> {
+    if (lease.local) return { fails: 0, cooldownMs: 0 };
     const [health, inflight, , tpm] = this.keysOf(lease.poolId, lease.deployment, lease.minute);
     const delta = actualTokens === undefined ? 0 : actualTokens - lease.estimatedTokens;
     const r = await this.cmd.gwSettleDeployment(health, inflight, tpm, lease.member, verdict, cooldownMs ?? -1, this.t.backoffBaseMs, this.t.backoffMaxMs, delta, lease.cooldowns ? 1 : 0);

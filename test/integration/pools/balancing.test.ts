@@ -6,6 +6,8 @@ import { waitFor } from '../../helpers/wait';
 import { hitsByUpstream, poolModel, rndId, simDeployment } from '../../helpers/pool-models';
 import { PoolState } from '../../../shared/routing/pool-state';
 import type { PoolDeployment, RouteStep } from '../../../shared/queues/payloads';
+import { Model } from '../../../shared/db/models';
+import { config } from '../../../shared/config/env';
 
 const chat = (key: string, model: string) =>
   call('POST', '/v1/chat/completions', { headers: keyHeader(key), json: { model, messages: [{ role: 'user', content: 'balance me' }] } });
@@ -58,8 +60,8 @@ describe('model pools: balancing and limits', () => {
 
   it('prefers the deployment with fewer requests in flight (two choices), per unit of weight', async () => {
     const poolId = `l-${rndId()}`;
-    // five attempts stay in flight on `busy`...
-    const busyOnly: RouteStep = { poolId, model: 'm', fallback: false, deployments: [dep('busy', 1)] };
+    // five attempts stay in flight on `busy` (a limit, so that even alone it is counted in Redis)...
+    const busyOnly: RouteStep = { poolId, model: 'm', fallback: false, deployments: [dep('busy', 1, 0, { maxConcurrency: 100 })] };
     for (let i = 0; i < 5; i++) expect((await state.pick(busyOnly, `held${i}`, Date.now() + 60_000, 0)).kind).to.equal('picked');
     // ...then, between it and an idle one of equal weight, it wins only when both draws name it (1 in 4)
     const both: RouteStep = { poolId, model: 'm', fallback: false, deployments: [dep('busy', 1), dep('idle', 1)] };
@@ -72,6 +74,18 @@ describe('model pools: balancing and limits', () => {
     }
     // about 25 of 100; independent weighted draws would give about 50
     expect(busy).to.be.within(5, 40);
+  });
+
+  it('keeps no routing state in Redis for a pool of one without limits (no round trip on the hot path)', async () => {
+    const free = await poolModel([simDeployment('free')]);
+    const limited = await poolModel([simDeployment('limited', { max_concurrency: 10 })]);
+    for (const m of [free, limited]) expect((await chat(o.key, m)).status).to.equal(200);
+    const keysOf = async (publicId: string) => {
+      const id = (await Model.findOne({ where: { publicId } }))!.id;
+      return env().redis.keys(`${config().redisPrefix}:pool:{${id}}:*`);
+    };
+    expect(await keysOf(free)).to.deep.equal([]);
+    expect((await keysOf(limited)).length).to.be.above(0);
   });
 
   it('honours weights end to end (200 requests through the app and workers)', async function () {
