@@ -16,12 +16,13 @@ import { searchControlsDocs, searchControlsRouter } from './routes/search';
 import { openApiDocument } from './openapi/document';
 import { projectDocs, projectsRouter } from './routes/projects';
 import { apiKeyDocs, apiKeysRouter } from './routes/api-keys';
+import { modelPoolsDocs, modelPoolsRouter } from './routes/model-pools';
 
 /** The management API, mounted at `/admin/v1`: authentication, audit, every family, the OpenAPI document. */
 export function managementRouter(deps: { redis: RedisClient }): Router {
   const r = adminRouter();
   const defs = resourceDefs();
-  const doc = openApiDocument(defs, [...statsDocs, ...capabilityPolicyDocs, ...billingDocs, ...platformAdminDocs, ...searchControlsDocs, ...projectDocs, ...apiKeyDocs]);
+  const doc = openApiDocument(defs, [...statsDocs, ...capabilityPolicyDocs, ...billingDocs, ...platformAdminDocs, ...searchControlsDocs, ...projectDocs, ...apiKeyDocs, ...modelPoolsDocs]);
 
   r.get('/openapi.json', (_req, res) => void res.json(doc));
   r.use(adminAuth(deps));
@@ -34,6 +35,7 @@ export function managementRouter(deps: { redis: RedisClient }): Router {
   r.use(searchControlsRouter(deps)); // before the search-settings resource, whose `/:id` would take `orgs`
   r.use(projectsRouter(deps));
   r.use(apiKeysRouter(deps));
+  r.use(modelPoolsRouter(deps));
   for (const def of defs) r.use(resourceRouter(def, deps));
   r.use((req, _res, next) => next(errors.notFound(`No route for ${req.method} /admin/v1${req.path}.`)));
   return r;

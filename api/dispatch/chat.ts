@@ -8,6 +8,8 @@ import { ApiError } from '../../shared/errors/ApiError';
 import { encrypt } from '../../shared/crypto';
 import { runJob } from './run-job';
 import { targetOf } from './target';
+import { routeFor } from './route';
+import { ROUTE_CHUNK_PREFIX, ROUTE_RESULT_KEY, routeHeaders, type RouteMeta } from '../../shared/queues/route-meta';
 import type { ResolvedModel } from '../../shared/catalog/catalog';
 
 /** Resolves the model the caller named (routing-plan aliases first; `-background` variants too), or 404. */
@@ -44,12 +46,23 @@ export interface ChatDispatch {
 }
 
 /** Runs one chat-style request through lanes and the chat queue; used by every dialect. */
-export function dispatchChat(ctx: AppContext, req: Request, res: Response, d: ChatDispatch): Promise<unknown> {
+export async function dispatchChat(ctx: AppContext, req: Request, res: Response, d: ChatDispatch): Promise<unknown> {
   const auth = req.auth!;
   const lane = laneFor(auth.org, d.resolved.background);
   const target = targetOf(d.resolved.model);
-  if (d.passthrough && auth.callerUpstreamKey) target.sealedCallerKey = encrypt(auth.callerUpstreamKey);
-  return runJob(ctx, req, res, {
+  const sealed = d.passthrough && auth.callerUpstreamKey ? encrypt(auth.callerUpstreamKey) : undefined;
+  if (sealed) target.sealedCallerKey = sealed;
+  const { route, estimatedTokens } = await routeFor(ctx, d.resolved.model, d.body, d.operation, !!sealed);
+  if (sealed) for (const step of route) for (const dep of step.deployments) dep.sealedCallerKey = sealed;
+  // The pool's route metadata becomes headers: ahead of the first chunk, in a JSON result, or on an error.
+  const routed = (m: RouteMeta) => {
+    if (!res.headersSent) res.set(routeHeaders(m));
+  };
+  const onChunk = (c: string) => {
+    if (c.startsWith(ROUTE_CHUNK_PREFIX)) return routed(JSON.parse(c.slice(ROUTE_CHUNK_PREFIX.length)) as RouteMeta);
+    d.onChunk?.(c);
+  };
+  const result = await runJob(ctx, req, res, {
     queue: chatQueue(lane),
     pool: 'chat',
     lane,
@@ -57,8 +70,14 @@ export function dispatchChat(ctx: AppContext, req: Request, res: Response, d: Ch
     overLimit: (s) => errors.concurrencyLimit(s),
     publicModel: d.resolved.requestedId,
     stream: d.stream,
-    onChunk: d.onChunk,
+    onChunk,
     jobId: d.jobId,
-    data: { operation: d.operation, target, body: d.body, includeUsage: d.includeUsage, ...(d.anthropicBeta ? { anthropicBeta: d.anthropicBeta } : {}) },
+    data: { operation: d.operation, target, body: d.body, includeUsage: d.includeUsage, route, estimatedTokens, ...(d.anthropicBeta ? { anthropicBeta: d.anthropicBeta } : {}) },
   });
+  if (result && typeof result === 'object' && ROUTE_RESULT_KEY in result) {
+    const r = result as Record<string, unknown>;
+    routed(r[ROUTE_RESULT_KEY] as RouteMeta);
+    delete r[ROUTE_RESULT_KEY];
+  }
+  return result;
 }

@@ -23,8 +23,8 @@ const CLUSTER = process.env.BENCH_CLUSTER === '1';
 const BENCH_DB = process.env.BENCH_DATABASE_NAME ?? 'gateway_bench';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '1,16,64').split(',').map(Number);
-/** BENCH_MODES narrows the run, e.g. `json,stream` (default: json,stream,embeddings,rerank,search). */
-const MODES = new Set((process.env.BENCH_MODES ?? 'json,stream,embeddings,rerank,search').split(','));
+/** BENCH_MODES narrows the run, e.g. `json,stream` (default: json,stream,embeddings,rerank,search,failover). */
+const MODES = new Set((process.env.BENCH_MODES ?? 'json,stream,embeddings,rerank,search,failover').split(','));
 const dist = path.resolve(__dirname, '..', '..');
 
 /** BENCH_NODE_ARGS passes flags to the gateway's processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`. */
@@ -108,6 +108,13 @@ async function main(): Promise<void> {
   );
   await SearchSetting.create({ orgId: org.id, monthlyAllowance: 1_000_000_000 });
   const { key } = await createApiKey(redis, { orgId: org.id });
+  // Model pools (docs/routing.md): two deployments balanced, and a pool of one whose every other attempt fails.
+  const { upsertModel } = await import('../../shared/catalog/catalog-ops.js');
+  const { bumpEpoch } = await import('../../shared/cache/epoch.js');
+  const pooled = { capabilities: { chat: true }, prices: { input_token: 0.5, output_token: 1.5 } };
+  await upsertModel({ id: 'bench-pool-2', ...pooled, deployments: [{ name: 'a', provider: 'simulator', upstream: 'sim-chat-1' }, { name: 'b', provider: 'simulator', upstream: 'sim-chat-2' }] });
+  await upsertModel({ id: 'bench-retry', ...pooled, deployments: [{ name: 'flaky', provider: 'simulator', upstream: 'bench-flaky' }] });
+  await bumpEpoch(redis);
   redis.disconnect();
   await closeDb();
 
@@ -151,6 +158,15 @@ async function main(): Promise<void> {
       for (const c of CONCURRENCY) {
         await cell(stream ? 'stream (TTFB)' : 'json', c, ['/v1/chat/completions', { model: 'sim-chat-1', messages, stream }], ['/v1/chat/completions', { model: 'sim-chat', messages, stream }], stream);
         if (!stream && !cluster) await cell('json floor', c, ['/v1/chat/completions', { model: 'sim-chat-1', messages }], ['/v1/chat/completions', { model: 'sim-chat', messages }], false, true);
+      }
+    }
+    // Fail-over (docs/routing.md): two deployments of one model, and one retry in (about) every request:
+    // 'bench-flaky' answers 503 (Retry-After: 0) to every other attempt, so a failed attempt is retried at once.
+    if (MODES.has('failover')) {
+      await fetch(`${simUrl}/_sim/knobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'bench-flaky', status: 503, statusEvery: 2, retryAfter: 0 }) });
+      for (const c of CONCURRENCY) {
+        await cell('pool of 2', c, ['/v1/chat/completions', { model: 'sim-chat-1', messages }], ['/v1/chat/completions', { model: 'bench-pool-2', messages }], false);
+        await cell('one retry', c, ['/v1/chat/completions', { model: 'sim-chat-1', messages }], ['/v1/chat/completions', { model: 'bench-retry', messages }], false);
       }
     }
     // Embeddings and rerank (docs/embeddings.md): the simulator's own paths directly, the gateway's through it.

@@ -3,6 +3,18 @@ import type { Command } from 'commander';
 import { importCatalog } from '../../shared/catalog/catalog-ops';
 import { Model, Provider } from '../../shared/db/models';
 import { fail, withServices } from './with-services';
+import { poolOfOne, type DeploymentSpec } from '../../shared/catalog/deployments';
+
+/** `name (provider/upstream weight=.. priority=.. rpm=.. tpm=.. max_concurrency=..)`, comma-separated. */
+function describeDeployments(stored: DeploymentSpec[] | undefined, provider: string | undefined, upstream: string): string {
+  const list = stored?.length ? stored : poolOfOne(String(provider), upstream);
+  return list
+    .map((d) => {
+      const opts = (['weight', 'priority', 'rpm', 'tpm', 'max_concurrency'] as const).filter((k) => d[k] !== undefined).map((k) => ` ${k}=${d[k]}`).join('');
+      return `${d.name} (${d.provider}/${d.upstream}${opts})`;
+    })
+    .join(', ');
+}
 
 /** `gateway catalog import <file>`, `gateway catalog list`, `gateway provider add ...`. */
 export function registerCatalog(program: Command): void {
@@ -28,6 +40,8 @@ export function registerCatalog(program: Command): void {
       for (const m of await Model.findAll({ order: [['publicId', 'ASC']] })) {
         const caps = Object.entries(m.capabilities).filter(([, v]) => v).map(([k]) => k).join(',');
         console.log(`${m.publicId.padEnd(24)} ${String(providers.get(m.providerId)).padEnd(14)} ${m.upstreamName.padEnd(24)} ${caps}${m.enabled ? '' : ' (disabled)'}`);
+        console.log(`  deployments: ${describeDeployments(m.deployments, providers.get(m.providerId), m.upstreamName)}`);
+        if (m.fallbacks?.length) console.log(`  fallbacks: ${m.fallbacks.join(', ')}`);
       }
     }),
   );

@@ -11,6 +11,8 @@ export interface Knobs {
   status?: number;
   /** ...only this many times, then answer normally (undefined: always). */
   statusTimes?: number;
+  /** Answer `status` only on every n-th request of this model (2: every other one), e.g. for a retry in each request. */
+  statusEvery?: number;
   /** Sent as Retry-After with `status`. */
   retryAfter?: number;
   /** Answer 200 with a body that is not the API's JSON. */
@@ -82,7 +84,11 @@ export class KnobStore {
     const key = this.byModel.has(model) ? model : '*';
     const k: TakenKnobs = { ...(this.byModel.get(key) ?? {}) };
     if (k.hold) k.released = this.gate.promise;
-    if (k.status !== undefined && k.statusTimes !== undefined) {
+    if (k.status !== undefined && k.statusEvery !== undefined) {
+      const n = (this.served.get(key) ?? 0) + 1;
+      this.served.set(key, n);
+      if (n % k.statusEvery !== 0) delete k.status;
+    } else if (k.status !== undefined && k.statusTimes !== undefined) {
       const n = this.served.get(key) ?? 0;
       if (n >= k.statusTimes) delete k.status;
       else this.served.set(key, n + 1);

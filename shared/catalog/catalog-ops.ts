@@ -1,9 +1,10 @@
 import type { RedisClient } from '../redis/connection';
 import Joi from 'joi';
-import { Model, Provider } from '../db/models';
+import { Model, Provider, TokenizerProfile } from '../db/models';
 import { PROVIDER_KINDS, type ProviderKind, type ProviderSettings } from '../db/models/Provider';
 import { encrypt } from '../crypto';
 import { bumpEpoch } from '../cache/epoch';
+import { deploymentsSchema, fallbacksSchema, poolOfOne, type DeploymentSpec } from './deployments';
 
 /** Operator actions on providers and catalog entries (CLI and catalog files). */
 
@@ -19,18 +20,25 @@ export const providerSchema = Joi.object({
 
 export const modelSchema = Joi.object({
   id: Joi.string().pattern(/^[A-Za-z0-9._:/-]+$/).required(),
-  provider: Joi.string().required(),
-  upstream: Joi.string().required(),
+  // Either one provider + upstream (a pool of one) or a pool of deployments.
+  provider: Joi.string(),
+  upstream: Joi.string(),
+  deployments: deploymentsSchema,
+  fallbacks: fallbacksSchema,
   display_name: Joi.string(),
-  capabilities: Joi.object().pattern(/^(chat|embeddings|rerank|image_generation|transcription|vision|decision)$/, Joi.boolean()).required(),
+  capabilities: Joi.object().pattern(/^(chat|embeddings|rerank|image_generation|transcription|vision|decision|tools|json_schema)$/, Joi.boolean()).required(),
   context_window: Joi.number().integer().min(1),
   max_output_tokens: Joi.number().integer().min(1),
   limits: Joi.object(),
   config: Joi.object(),
   prices: Joi.object().pattern(/.*/, Joi.number().min(0)),
-  tokenizer: Joi.string().valid('o200k_base', 'cl100k_base', 'p50k_base', 'r50k_base'),
+  // an encoding or a tokenizer profile's name (checked against the profiles on import)
+  tokenizer: Joi.string().pattern(/^[a-z0-9][a-z0-9_-]{0,62}$/),
   enabled: Joi.boolean(),
-});
+})
+  .xor('provider', 'deployments')
+  .with('provider', 'upstream')
+  .without('deployments', 'upstream');
 
 export const catalogFileSchema = Joi.object({
   providers: Joi.array().items(providerSchema).default([]),
@@ -49,8 +57,10 @@ export function providerSettings(p: ProviderSettings): ProviderSettings {
 }
 export type ModelInput = {
   id: string;
-  provider: string;
-  upstream: string;
+  provider?: string;
+  upstream?: string;
+  deployments?: DeploymentSpec[];
+  fallbacks?: string[];
   display_name?: string;
   capabilities: Record<string, boolean>;
   context_window?: number;
@@ -69,14 +79,35 @@ export async function upsertProvider(p: ProviderInput): Promise<Provider> {
   return existing ? existing.update(values) : Provider.create({ apiKeyEncrypted: null, ...values });
 }
 
+export const ENCODINGS = ['o200k_base', 'cl100k_base', 'p50k_base', 'r50k_base'];
+
+/** A model's tokenizer is an encoding or the name of a tokenizer profile. */
+export async function checkTokenizer(name: string): Promise<void> {
+  if (ENCODINGS.includes(name) || (await TokenizerProfile.findOne({ where: { name } }))) return;
+  throw new UnknownTokenizer(name);
+}
+
+export class UnknownTokenizer extends Error {
+  constructor(readonly tokenizer: string) {
+    super(`unknown tokenizer '${tokenizer}': an encoding (${ENCODINGS.join(', ')}) or a tokenizer profile's name`);
+  }
+}
+
 /** Creates or updates a catalog entry by public id. */
 export async function upsertModel(m: ModelInput): Promise<Model> {
-  const provider = await Provider.findOne({ where: { name: m.provider } });
-  if (!provider) throw new Error(`unknown provider '${m.provider}'`);
+  const deployments = m.deployments ?? poolOfOne(m.provider!, m.upstream!);
+  for (const d of deployments) {
+    if (!(await Provider.findOne({ where: { name: d.provider } }))) throw new Error(`unknown provider '${d.provider}'`);
+  }
+  if (m.tokenizer) await checkTokenizer(m.tokenizer);
+  // The first deployment is the model's primary provider and upstream (what non-chat pools call).
+  const provider = (await Provider.findOne({ where: { name: deployments[0].provider } }))!;
   const values = {
     publicId: m.id,
     providerId: provider.id,
-    upstreamName: m.upstream,
+    upstreamName: deployments[0].upstream,
+    deployments,
+    fallbacks: m.fallbacks ?? [],
     displayName: m.display_name ?? null,
     capabilities: m.capabilities,
     contextWindow: m.context_window ?? null,

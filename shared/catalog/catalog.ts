@@ -1,6 +1,7 @@
-import { Model, Provider } from '../db/models';
+import { Model, Provider, TokenizerProfile } from '../db/models';
 import type { Capabilities } from '../db/models/Model';
 import type { ProviderKind, ProviderSettings } from '../db/models/Provider';
+import { poolOfOne } from './deployments';
 
 export const BACKGROUND_SUFFIX = '-background';
 
@@ -17,7 +18,51 @@ export interface CatalogModel {
   prices: Record<string, number>;
   tokenizer: string;
   createdAt: Date;
-  provider: { id: string; name: string; kind: ProviderKind; baseUrl: string; settings: ProviderSettings };
+  provider: CatalogProvider;
+  /** The pool: one deployment at least (a model with only provider + upstream is a pool of one). */
+  deployments: CatalogDeployment[];
+  /** Public ids of fallback models, in order. */
+  fallbacks: string[];
+}
+
+export interface CatalogProvider {
+  id: string;
+  name: string;
+  kind: ProviderKind;
+  baseUrl: string;
+  settings: ProviderSettings;
+}
+
+export interface CatalogDeployment {
+  name: string;
+  provider: CatalogProvider;
+  upstream: string;
+  weight: number;
+  priority: number;
+  rpm: number | null;
+  tpm: number | null;
+  maxConcurrency: number | null;
+}
+
+/** The deployments of a model row, providers resolved by name; unknown providers are left out. */
+export function deploymentsOf(m: Model, primary: CatalogProvider, byName: Map<string, CatalogProvider>): CatalogDeployment[] {
+  const specs = m.deployments?.length ? m.deployments : poolOfOne(primary.name, m.upstreamName);
+  const out: CatalogDeployment[] = [];
+  for (const d of specs) {
+    const provider = byName.get(d.provider);
+    if (!provider) continue;
+    out.push({
+      name: d.name,
+      provider,
+      upstream: d.upstream,
+      weight: d.weight ?? 1,
+      priority: d.priority ?? 0,
+      rpm: d.rpm ?? null,
+      tpm: d.tpm ?? null,
+      maxConcurrency: d.max_concurrency ?? null,
+    });
+  }
+  return out.length ? out : [{ name: primary.name, provider: primary, upstream: m.upstreamName, weight: 1, priority: 0, rpm: null, tpm: null, maxConcurrency: null }];
 }
 
 export interface ResolvedModel {
@@ -42,11 +87,15 @@ export class Catalog {
   private load(): Promise<Map<string, CatalogModel>> {
     if (!this.loading) {
       this.loading = (async () => {
-        const [models, providers] = await Promise.all([
+        const [models, providers, profiles] = await Promise.all([
           Model.findAll({ where: { enabled: true }, order: [['publicId', 'ASC']] }),
           Provider.findAll(),
+          TokenizerProfile.findAll(),
         ]);
-        const byId = new Map(providers.map((p) => [p.id, p]));
+        // A model's `tokenizer` names a tokenizer profile (resolved to its encoding here) or an encoding.
+        const encodingOf = new Map(profiles.map((t) => [t.name, t.encoding]));
+        const byId = new Map(providers.map((p) => [p.id, { id: p.id, name: p.name, kind: p.kind, baseUrl: p.baseUrl, settings: p.settings ?? {} }]));
+        const byName = new Map([...byId.values()].map((p) => [p.name, p]));
         const map = new Map<string, CatalogModel>();
         for (const m of models) {
           const p = byId.get(m.providerId);
@@ -62,9 +111,11 @@ export class Catalog {
             limits: m.limits,
             config: m.config,
             prices: m.prices,
-            tokenizer: m.tokenizer,
+            tokenizer: encodingOf.get(m.tokenizer) ?? m.tokenizer,
             createdAt: m.createdAt,
-            provider: { id: p.id, name: p.name, kind: p.kind, baseUrl: p.baseUrl, settings: p.settings ?? {} },
+            provider: p,
+            deployments: deploymentsOf(m, p, byName),
+            fallbacks: m.fallbacks ?? [],
           });
         }
         return map;

@@ -31,6 +31,13 @@ export interface Config {
   searchTimeoutMs: number;
   /** Per-request deadline for chat-style requests, in ms. */
   requestTimeoutMs: number;
+  /** Model pools (docs/routing.md): upstream attempts per request, over deployments and fallbacks (POOL_MAX_ATTEMPTS, 3). */
+  poolMaxAttempts: number;
+  /** An attempt that gets no response headers within this fails retryably (POOL_FIRST_BYTE_TIMEOUT_MS, 60 s). */
+  poolFirstByteTimeoutMs: number;
+  /** Cooldown after a failure without Retry-After: base x 2^(consecutive failures - 1), capped (POOL_BACKOFF_BASE_MS 500, POOL_BACKOFF_MAX_MS 30 s). */
+  poolBackoffBaseMs: number;
+  poolBackoffMaxMs: number;
   /** Lane lease time-to-live; a dead pod's leases expire after this. */
   leaseTtlMs: number;
   leaseKeepMs: number;
@@ -146,6 +153,10 @@ const schema = Joi.object({
   SEARCH_CONCURRENCY: Joi.number().integer().min(1).default(32),
   SEARCH_TIMEOUT_MS: Joi.number().integer().min(1000).default(30000),
   REQUEST_TIMEOUT_MS: Joi.number().integer().min(100).default(600_000),
+  POOL_MAX_ATTEMPTS: Joi.number().integer().min(1).max(20).default(3),
+  POOL_FIRST_BYTE_TIMEOUT_MS: Joi.number().integer().min(100).default(60_000),
+  POOL_BACKOFF_BASE_MS: Joi.number().integer().min(0).default(500),
+  POOL_BACKOFF_MAX_MS: Joi.number().integer().min(0).default(30_000),
   LEASE_TTL_MS: Joi.number().integer().min(1000).default(30_000),
   LEASE_KEEP_MS: Joi.number().integer().min(0).max(1000).default(5),
   REPLY_POLL_MS: Joi.number().integer().min(50).default(1000),
@@ -251,6 +262,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     searchConcurrency: value.SEARCH_CONCURRENCY,
     searchTimeoutMs: value.SEARCH_TIMEOUT_MS,
     requestTimeoutMs: value.REQUEST_TIMEOUT_MS,
+    poolMaxAttempts: value.POOL_MAX_ATTEMPTS,
+    poolFirstByteTimeoutMs: value.POOL_FIRST_BYTE_TIMEOUT_MS,
+    poolBackoffBaseMs: value.POOL_BACKOFF_BASE_MS,
+    poolBackoffMaxMs: value.POOL_BACKOFF_MAX_MS,
     leaseTtlMs: value.LEASE_TTL_MS,
     leaseKeepMs: value.LEASE_KEEP_MS,
     replyPollMs: value.REPLY_POLL_MS,

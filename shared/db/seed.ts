@@ -1,3 +1,4 @@
+import { poolOfOne } from '../catalog/deployments';
 import type { RedisClient } from '../redis/connection';
 import { Model, Organization, Plan, Project, Provider, User, Membership, Wallet, SearchProvider } from './models';
 import { encrypt } from '../crypto';
@@ -69,9 +70,10 @@ export async function seed(redis: RedisClient, simulatorUrl: string): Promise<{ 
   if (cohere.baseUrl !== simulatorUrl) await cohere.update({ baseUrl: simulatorUrl });
   const providerOf = { openai: provider, anthropic, cohere };
   for (const { provider: kind, ...m } of DEFAULT_CATALOG) {
-    const providerId = providerOf[kind ?? 'openai'].id;
-    const [row, created] = await Model.findOrCreate({ where: { publicId: m.publicId }, defaults: { ...m, providerId } });
-    if (!created) await row.update({ ...m, providerId });
+    const { id: providerId, name: providerName } = providerOf[kind ?? 'openai'];
+    const values = { ...m, providerId, deployments: poolOfOne(providerName, m.upstreamName) };
+    const [row, created] = await Model.findOrCreate({ where: { publicId: m.publicId }, defaults: values });
+    if (!created) await row.update(values);
   }
   let demoKey: CreatedKey | undefined;
   let org = await Organization.findOne({ where: { slug: DEMO_ORG_SLUG } });

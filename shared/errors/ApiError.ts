@@ -39,19 +39,22 @@ export interface WireError {
   message: string;
   retryAfter?: number;
   details?: Record<string, unknown>;
+  /** Headers other than Retry-After (e.g. a model pool's x-service-deployment). */
+  headers?: Record<string, string>;
 }
 
 export function toWire(err: ApiError): WireError {
-  const retry = err.headers['Retry-After'];
+  const { 'Retry-After': retry, ...headers } = err.headers;
   return {
     status: err.status,
     code: err.code,
     message: err.message,
     retryAfter: retry ? Number(retry) : undefined,
     details: err.details,
+    ...(Object.keys(headers).length ? { headers } : {}),
   };
 }
 
 export function fromWire(w: WireError): ApiError {
-  return new ApiError(w.status, w.code, w.message, { retryAfter: w.retryAfter, details: w.details });
+  return new ApiError(w.status, w.code, w.message, { retryAfter: w.retryAfter, details: w.details, headers: w.headers });
 }

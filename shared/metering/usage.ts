@@ -16,10 +16,12 @@ export interface UsageRecord {
   outputTokens?: number;
   units?: Record<string, number>;
   passthrough?: boolean;
+  /** The model pool deployment that served the request (chat-style requests). */
+  deployment?: string;
 }
 
 /** What a processor states about its request's usage; the rest comes from the job. */
-export type UsageFields = Pick<UsageRecord, 'inputTokens' | 'outputTokens' | 'units' | 'passthrough'>;
+export type UsageFields = Pick<UsageRecord, 'inputTokens' | 'outputTokens' | 'units' | 'passthrough' | 'deployment'>;
 
 let pool: Pool | undefined;
 
@@ -65,12 +67,13 @@ export async function insertUsage(rows: UsageRecord | UsageRecord[], db: Pool = 
     output_tokens: u.outputTokens ?? 0,
     units: u.units ?? {},
     passthrough: u.passthrough ?? false,
+    deployment: u.deployment ?? null,
   }));
   await db.query(
-    `INSERT INTO usage_events (id, request_id, org_id, project_id, api_key_id, model, modality, lane, input_tokens, output_tokens, units, passthrough, created_at)
-     SELECT gen_random_uuid(), r.request_id, r.org_id, r.project_id, r.api_key_id, r.model, r.modality, r.lane, r.input_tokens, r.output_tokens, r.units, r.passthrough, now()
+    `INSERT INTO usage_events (id, request_id, org_id, project_id, api_key_id, model, modality, lane, input_tokens, output_tokens, units, passthrough, deployment, created_at)
+     SELECT gen_random_uuid(), r.request_id, r.org_id, r.project_id, r.api_key_id, r.model, r.modality, r.lane, r.input_tokens, r.output_tokens, r.units, r.passthrough, r.deployment, now()
        FROM jsonb_to_recordset($1::jsonb) AS r(request_id text, org_id uuid, project_id uuid, api_key_id uuid, model text, modality text, lane text,
-                                               input_tokens integer, output_tokens integer, units jsonb, passthrough boolean)
+                                               input_tokens integer, output_tokens integer, units jsonb, passthrough boolean, deployment text)
      ON CONFLICT (request_id) DO NOTHING`,
     [JSON.stringify(json)],
   );

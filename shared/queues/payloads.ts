@@ -30,6 +30,27 @@ export interface UpstreamTarget {
   sealedCallerKey?: string;
 }
 
+/** One deployment of a model pool, as the worker calls it (shared/catalog/deployments.ts). */
+export interface PoolDeployment extends UpstreamTarget {
+  name: string;
+  weight: number;
+  /** Lower is tried first. */
+  priority: number;
+  rpm: number | null;
+  tpm: number | null;
+  maxConcurrency: number | null;
+}
+
+/** A model the worker may serve a chat request from: the pool asked for, then each usable fallback. */
+export interface RouteStep {
+  /** The model's catalog id: its pool's Redis hash tag. */
+  poolId: string;
+  /** Its public id (reported in `x-service-fallback-model` when a fallback serves). */
+  model: string;
+  fallback: boolean;
+  deployments: PoolDeployment[];
+}
+
 /**
  * A canonical chat request (OpenAI chat-completions shape), a legacy completions request, or (native
  * bypass, Anthropic-native upstreams only) a messages request as the caller sent it.
@@ -42,6 +63,10 @@ export interface ChatJob extends JobEnvelope {
   includeUsage: boolean;
   /** The caller's `anthropic-beta` header, passed on by the messages bypass only. */
   anthropicBeta?: string;
+  /** The pool and fallbacks to route over (workers/routing); `target` alone is a pool of one. */
+  route?: RouteStep[];
+  /** Tokens the request is expected to use (input estimate + max output), counted against deployments' tpm. */
+  estimatedTokens?: number;
 }
 
 /** An image generation or edit; the worker stores the images and answers with their ids. */

@@ -46,6 +46,11 @@ export const keys = {
   searchCount: (orgId: string, period: string, which: string) => `${p()}:search:{${orgId}}:${period}:${which}`,
   /** Web search abuse-limit window of an org (same slot as its counters). */
   searchRate: (orgId: string) => `${p()}:search:{${orgId}}:rate`,
+  /**
+   * Routing state of one deployment of a model pool (`health` hash, `inflight` zset, `rpm:<minute>` and
+   * `tpm:<minute>` counters); every deployment of a pool shares the pool's slot, so one script weighs them all.
+   */
+  poolDeployment: (poolId: string, deployment: string, what: string) => `${p()}:pool:{${poolId}}:${deployment}:${what}`,
   /** Failed authentications of one client IP in the current window (shared/auth/auth-failures.ts). */
   authFailures: (ip: string) => `${p()}:authfail:${ip}`,
   /** Who decided a request's fate first: the worker ('delivered', with its usage) or the pod ('abandoned'); in the slot of the request's reply channel and outbox stream. */

@@ -7,6 +7,7 @@ import { ALL_QUEUES } from '../../shared/queues/names';
 import { ACQUIRE_LEASE, RENEW_LEASES } from '../../shared/lanes/scripts';
 import { CLAIM_HELD, GIVE_UP, PUBLISH_WITH_USAGE } from '../../shared/metering/usage-outbox';
 import { SEARCH_GATE, SEARCH_RELEASE } from '../../shared/search/gate-script';
+import { PICK_DEPLOYMENT, SETTLE_DEPLOYMENT } from '../../shared/routing/scripts';
 
 /**
  * On a Redis Cluster a script, MULTI or pipeline may touch one slot only. Every Lua script of the
@@ -28,6 +29,9 @@ const KEY_LISTS: Record<string, () => string[][]> = {
   // the org's period counters (all, platform, member) and its abuse-limit window
   [SEARCH_GATE]: () => [[keys.searchCount(ORG, '2026-11', 'all'), keys.searchCount(ORG, '2026-11', 'platform'), keys.searchCount(ORG, '2026-11', 'member:u1'), keys.searchRate(ORG)]],
   [SEARCH_RELEASE]: () => [[keys.searchCount(ORG, '2026-11', 'all'), keys.searchCount(ORG, '2026-11', 'platform'), keys.searchCount(ORG, '2026-11', 'member:u1')]],
+  // a model pool: every deployment's health, in-flight set and minute counters (shared/routing/pool-state.ts)
+  [PICK_DEPLOYMENT]: () => [['east', 'west', 'spare'].flatMap((d) => ['health', 'inflight', 'rpm:29000000', 'tpm:29000000'].map((w) => keys.poolDeployment(ORG, d, w)))],
+  [SETTLE_DEPLOYMENT]: () => [['health', 'inflight', 'tpm:29000000'].map((w) => keys.poolDeployment(ORG, 'east', w))],
 };
 
 function luaScriptsIn(dir: string): string[] {
@@ -54,7 +58,16 @@ describe('Redis Cluster: every script, MULTI and queue stays in one slot', () =>
     for (const lua of scripts) expect(KEY_LISTS[lua], `a script with no key list in this test:\n${lua}`).to.be.a('function');
   });
 
-  for (const [name, lua] of Object.entries({ ACQUIRE_LEASE, RENEW_LEASES, PUBLISH_WITH_USAGE, GIVE_UP, CLAIM_HELD, SEARCH_GATE, SEARCH_RELEASE })) {
+  it('PICK_DEPLOYMENT: names its keys through KEYS (four per deployment), and a pool’s keys share one slot', () => {
+    const locals = new Set(['h', 'f', 'rk', 'tk']);
+    expect(PICK_DEPLOYMENT).to.include("local h, f, rk, tk = KEYS[4*i-3], KEYS[4*i-2], KEYS[4*i-1], KEYS[4*i]");
+    const calls = [...PICK_DEPLOYMENT.matchAll(/redis\.call\(\s*'(\w+)'\s*,\s*([^,)]+)/g)];
+    expect(calls.length).to.be.above(0);
+    for (const [, command, firstArg] of calls) expect(locals.has(firstArg.trim()) || /^KEYS\[4\*pick(-\d)?\]$/.test(firstArg.trim()), `${command}'s key: ${firstArg}`).to.equal(true);
+    for (const list of KEY_LISTS[PICK_DEPLOYMENT]()) expect(slots(list).size, list.join(' ')).to.equal(1);
+  });
+
+  for (const [name, lua] of Object.entries({ ACQUIRE_LEASE, RENEW_LEASES, PUBLISH_WITH_USAGE, GIVE_UP, CLAIM_HELD, SEARCH_GATE, SEARCH_RELEASE, SETTLE_DEPLOYMENT })) {
     it(`${name}: names every key through KEYS, and the keys passed to it share one slot`, () => {
       const used = [...lua.matchAll(/KEYS\[(\d+)\]/g)].map((m) => Number(m[1]));
       // PUBSUB's key comes after its subcommand: redis.call('PUBSUB', 'SHARDNUMSUB', KEYS[n])

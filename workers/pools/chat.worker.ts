@@ -8,14 +8,27 @@ import { platformCredential } from '../credentials';
 import { decrypt } from '../../shared/crypto';
 import { config } from '../../shared/config/env';
 import type { WorkerRuntime } from '../runtime';
-import type { ChatJob } from '../../shared/queues/payloads';
+import type { ChatJob, UpstreamTarget } from '../../shared/queues/payloads';
+import { PoolState } from '../../shared/routing/pool-state';
+import { routeRequest } from '../routing/route-request';
+import { ROUTE_RESULT_KEY } from '../../shared/queues/route-meta';
 import { ApiError } from '../../shared/errors/ApiError';
 
-/** Picks the adapter for the target's wire family. */
-async function runChat(job: ChatJob, signal: AbortSignal, emit: (c: string) => void) {
-  const t = job.target;
+/** One attempt on one deployment: picks the adapter for the deployment's wire family. */
+async function runChat(job: ChatJob, t: UpstreamTarget, signal: AbortSignal, emit: (c: string) => void) {
   const apiKey = t.sealedCallerKey ? decrypt(t.sealedCallerKey) : await platformCredential(t.providerId);
-  const call = { baseUrl: t.baseUrl, settings: t.settings, apiKey, callerKey: !!t.sealedCallerKey, upstreamModel: t.upstreamModel, signal, deadline: job.deadline };
+  const cfg = config();
+  const call = {
+    baseUrl: t.baseUrl,
+    settings: t.settings,
+    apiKey,
+    callerKey: !!t.sealedCallerKey,
+    upstreamModel: t.upstreamModel,
+    signal,
+    deadline: job.deadline,
+    retries: 0, // the pool's router retries (workers/routing)
+    firstByteTimeoutMs: cfg.poolFirstByteTimeoutMs,
+  };
   const stream = job.stream ? { emit, includeUsage: job.includeUsage } : undefined;
   switch (t.kind) {
     case 'openai':
@@ -41,16 +54,23 @@ export function startChatWorkers(rt: WorkerRuntime): Worker[] {
     ['chat-interactive', cfg.chatInteractiveConcurrency],
     ['chat-background', cfg.chatBackgroundConcurrency],
   ] as const;
+  const state = new PoolState(rt.redis, {
+    probeLeaseMs: Math.min(cfg.poolFirstByteTimeoutMs, 30_000),
+    backoffBaseMs: cfg.poolBackoffBaseMs,
+    backoffMaxMs: cfg.poolBackoffMaxMs,
+  });
   return lanes.map(([queue, concurrency]) =>
     createWorker(rt, queue, concurrency, async (job, ctx) => {
       const d = job.data;
-      const outcome = await runChat(d, ctx.signal, ctx.emit);
+      const routed = await routeRequest(state, d, ctx.signal, ctx.emit, (dep, emit) => runChat(d, dep, ctx.signal, emit));
+      const { outcome } = routed;
       ctx.usage('chat', {
         inputTokens: outcome.usage.inputTokens,
         outputTokens: outcome.usage.outputTokens,
         passthrough: !!d.target.sealedCallerKey,
+        deployment: routed.deployment,
       });
-      return outcome.response ?? { usage: outcome.usage };
+      return { ...(outcome.response ?? { usage: outcome.usage }), [ROUTE_RESULT_KEY]: routed.meta };
     }),
   );
 }

@@ -10,6 +10,26 @@ export interface FetchPolicy {
   retries?: number;
   /** The request carries the caller's own upstream key (passthrough), not a platform credential. */
   callerKey?: boolean;
+  /** No response headers within this: the call fails retryably as `upstream_unavailable` (model pools). */
+  firstByteTimeoutMs?: number;
+}
+
+/** How an upstream call failed, for routing: the upstream status (0: no answer) and its Retry-After. */
+export interface FailureInfo {
+  status: number;
+  retryAfterMs?: number;
+}
+
+const failures = new WeakMap<object, FailureInfo>();
+
+/** The upstream side of an error thrown by fetchUpstream (undefined for any other error). */
+export function failureInfo(err: unknown): FailureInfo | undefined {
+  return typeof err === 'object' && err !== null ? failures.get(err) : undefined;
+}
+
+function noted<E extends object>(err: E, info: FailureInfo): E {
+  failures.set(err, info);
+  return err;
 }
 
 export interface UpstreamInit {
@@ -147,15 +167,23 @@ export async function fetchUpstream(url: string, init: UpstreamInit, policy: Fet
     if (signal.aborted) throw signal.reason;
     if (Date.now() >= policy.deadline) throw errors.deadline();
     let res: UpstreamResponse;
+    const firstByte = policy.firstByteTimeoutMs ? new AbortController() : undefined;
+    const timer = firstByte && setTimeout(() => firstByte.abort(), policy.firstByteTimeoutMs);
     try {
-      res = new UpstreamResponse(await request(url, { method: init.method, headers: init.headers, body: init.body, signal, dispatcher: agent }));
+      const callSignal = firstByte ? AbortSignal.any([signal, firstByte.signal]) : signal;
+      res = new UpstreamResponse(await request(url, { method: init.method, headers: init.headers, body: init.body, signal: callSignal, dispatcher: agent }));
     } catch (err) {
       if (signal.aborted) throw signal.reason;
+      if (firstByte?.signal.aborted) {
+        throw noted(errors.upstreamUnavailable(`The upstream did not answer within ${policy.firstByteTimeoutMs} ms.`), { status: 0 });
+      }
       if (attempt < retries && isConnectError(err)) {
         await sleep(Math.min(MAX_BACKOFF_MS, 100 * 2 ** attempt), signal);
         continue;
       }
-      throw errors.upstreamUnavailable(`Could not reach the upstream: ${(err as Error).message}`);
+      throw noted(errors.upstreamUnavailable(`Could not reach the upstream: ${(err as Error).message}`), { status: 0 });
+    } finally {
+      clearTimeout(timer);
     }
     if (res.ok) return res;
     if (attempt < retries && RETRYABLE_STATUS.has(res.status)) {
@@ -166,6 +194,6 @@ export async function fetchUpstream(url: string, init: UpstreamInit, policy: Fet
         continue;
       }
     }
-    throw await upstreamFailure(res, policy.callerKey);
+    throw noted(await upstreamFailure(res, policy.callerKey), { status: res.status, retryAfterMs: parseRetryAfter(res.header('retry-after')) });
   }
 }

@@ -12,6 +12,10 @@ export interface UpstreamCall {
   signal: AbortSignal;
   /** Absolute deadline (epoch ms). */
   deadline: number;
+  /** Same-upstream retries inside fetchUpstream (default 2); a model pool's router does its own (0). */
+  retries?: number;
+  /** See FetchPolicy.firstByteTimeoutMs. */
+  firstByteTimeoutMs?: number;
 }
 
 export interface TokenUsage {

@@ -16,10 +16,11 @@ import { page } from '../../web/layout';
 import type { WebKit } from '../../web/session';
 import { operatorActor } from './auth';
 import { startImpersonation } from './impersonate';
+import { poolsPage } from './pools-page';
 import { organizations } from '../resources/definitions/tenancy';
 import { validate } from '../../validate';
 
-const TABS = [['/', 'Organizations'], ['/keys', 'Platform keys'], ['/switches', 'Kill switches'], ['/users', 'Users'], ['/audit', 'Audit log'], ['/admin/queues', 'Queues']] as const;
+const TABS = [['/', 'Organizations'], ['/keys', 'Platform keys'], ['/switches', 'Kill switches'], ['/pools', 'Model pools'], ['/users', 'Users'], ['/audit', 'Audit log'], ['/admin/queues', 'Queues']] as const;
 
 function render(req: Request, res: Response, kit: WebKit, tab: string, body: (csrf: string) => Html): void {
   const csrf = kit.csrfToken(req, res);
@@ -163,5 +164,6 @@ ${u.isPlatformAdmin ? '' : postButton(`/users/${u.id}/impersonate`, csrf, 'Imper
 ${rows.map((a) => html`<tr><td>${a.createdAt.toISOString().replace('T', ' ').slice(0, 19)}</td><td>${a.actorLabel ?? a.actorType}</td><td><code>${a.method} ${a.path}</code> ${a.fields.length ? html`<span class="muted">${a.fields.join(', ')}</span>` : ''}</td><td><code>${a.targetId ?? ''}</code></td><td>${a.status}</td></tr>`)}
 </tbody></table></div>`);
   });
+  poolsPage(r, redis, (req, res, tab, body) => render(req, res, kit, tab, body));
   return r;
 }

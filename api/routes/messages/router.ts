@@ -8,6 +8,7 @@ import { countTokensSchema, messagesSchema } from './schema';
 import { requireAnthropicVersion } from './version';
 import { anthropicBeta } from './beta';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
+import { allNativeMessages } from '../../dispatch/route';
 import { ClientGone } from '../../dispatch/run-job';
 import { SseWriter } from '../../sse';
 import { streamError } from './stream-error';
@@ -47,7 +48,7 @@ function createHandler(ctx: AppContext) {
     if (native.set.search || native.set.fetch) return answerNative(ctx, req, res, body, resolved, native.set, native.rest);
     const stream = body.stream === true;
     // Native bypass: an Anthropic-native upstream takes the request unchanged (model swapped in the worker).
-    const bypass = resolved.model.provider.kind === 'anthropic';
+    const bypass = await allNativeMessages(ctx, resolved.model);
     const common = {
       resolved,
       operation: bypass ? ('messages' as const) : ('chat' as const),

@@ -1,3 +1,4 @@
+import type { DeploymentSpec } from '../../catalog/deployments';
 import { DataTypes, Model as SModel, Sequelize, InferAttributes, InferCreationAttributes, CreationOptional } from 'sequelize';
 
 export interface Capabilities {
@@ -8,6 +9,9 @@ export interface Capabilities {
   transcription?: boolean;
   vision?: boolean;
   decision?: boolean;
+  /** Fallback eligibility: `false` means the model cannot take requests with tools / a JSON schema. */
+  tools?: boolean;
+  json_schema?: boolean;
 }
 
 /** A catalog entry: the public id callers use, and where and how it is served. */
@@ -28,6 +32,10 @@ export class Model extends SModel<InferAttributes<Model>, InferCreationAttribute
   declare prices: CreationOptional<Record<string, number>>;
   /** Tokenizer profile name (gpt-tokenizer encoding), e.g. `o200k_base`. */
   declare tokenizer: CreationOptional<string>;
+  /** The model's pool (shared/catalog/deployments.ts); the first deployment mirrors providerId/upstreamName. */
+  declare deployments: CreationOptional<DeploymentSpec[]>;
+  /** Public ids of fallback models, tried in order when the pool fails retryably. */
+  declare fallbacks: CreationOptional<string[]>;
   declare enabled: CreationOptional<boolean>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date>;
@@ -47,6 +55,8 @@ export class Model extends SModel<InferAttributes<Model>, InferCreationAttribute
         config: { type: DataTypes.JSONB, allowNull: false, defaultValue: {} },
         prices: { type: DataTypes.JSONB, allowNull: false, defaultValue: {} },
         tokenizer: { type: DataTypes.STRING, allowNull: false, defaultValue: 'o200k_base' },
+        deployments: { type: DataTypes.JSONB, allowNull: false, defaultValue: [] },
+        fallbacks: { type: DataTypes.JSONB, allowNull: false, defaultValue: [] },
         enabled: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: true },
         createdAt: DataTypes.DATE,
         updatedAt: DataTypes.DATE,

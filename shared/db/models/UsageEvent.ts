@@ -19,6 +19,8 @@ export class UsageEvent extends SModel<InferAttributes<UsageEvent>, InferCreatio
   declare units: CreationOptional<Record<string, number>>;
   /** true when the caller paid the upstream with its own key (passthrough). */
   declare passthrough: CreationOptional<boolean>;
+  /** The model pool deployment that served the request (chat-style requests). */
+  declare deployment: CreationOptional<string | null>;
   declare createdAt: CreationOptional<Date>;
 
   static initModel(sequelize: Sequelize): void {
@@ -36,6 +38,7 @@ export class UsageEvent extends SModel<InferAttributes<UsageEvent>, InferCreatio
         outputTokens: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
         units: { type: DataTypes.JSONB, allowNull: false, defaultValue: {} },
         passthrough: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
+        deployment: { type: DataTypes.STRING, allowNull: true },
         createdAt: DataTypes.DATE,
       },
       { sequelize, tableName: 'usage_events', updatedAt: false },

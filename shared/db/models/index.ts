@@ -17,7 +17,6 @@ import { PlatformKey } from './PlatformKey';
 import { AdminToken } from './AdminToken';
 import { AuditLog } from './AuditLog';
 import { PlatformCredential } from './PlatformCredential';
-import { ModelPool } from './ModelPool';
 import { TokenizerProfile } from './TokenizerProfile';
 import { SearchProvider } from './SearchProvider';
 import { SearchSetting } from './SearchSetting';
@@ -30,7 +29,7 @@ import { SearchOrgKey } from './SearchOrgKey';
 import { SearchUsage } from './SearchUsage';
 
 export { Plan, Organization, User, Membership, Project, ApiKey, RoutingPlan, Provider, Model, UsageEvent, StoredResponse, Wallet, CreditReservation, Image };
-export { PlatformKey, AdminToken, AuditLog, PlatformCredential, ModelPool, TokenizerProfile, SearchProvider, SearchSetting, PaymentAccount, Referral, SchedulerEndpoint, InviteCode, BillingRecord };
+export { PlatformKey, AdminToken, AuditLog, PlatformCredential, TokenizerProfile, SearchProvider, SearchSetting, PaymentAccount, Referral, SchedulerEndpoint, InviteCode, BillingRecord };
 export { SearchOrgKey, SearchUsage };
 
 /** Later issues add their models here; each model file exports an `init` that defines its table. */
@@ -53,7 +52,6 @@ export function initModels(sequelize: Sequelize): void {
   AdminToken.initModel(sequelize);
   AuditLog.initModel(sequelize);
   PlatformCredential.initModel(sequelize);
-  ModelPool.initModel(sequelize);
   TokenizerProfile.initModel(sequelize);
   SearchProvider.initModel(sequelize);
   SearchSetting.initModel(sequelize);

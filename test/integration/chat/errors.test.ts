@@ -131,7 +131,7 @@ describe('chat completions and legacy completions: every refusal has its status 
       // the platform's credential refused: not the caller's fault, so a 502 (passthrough keeps 401/403, below)
       { status: 401, expectStatus: 502, code: 'upstream_auth_failed', attempts: 1 },
       { status: 403, expectStatus: 502, code: 'upstream_auth_failed', attempts: 1 },
-      { status: 500, expectStatus: 502, code: 'upstream_error', attempts: 1 },
+      { status: 500, expectStatus: 502, code: 'upstream_error', attempts: 3 }, // a 5xx is retryable (docs/routing.md)
       { status: 502, expectStatus: 502, code: 'upstream_error', attempts: 3 },
       { status: 503, expectStatus: 503, code: 'upstream_unavailable', attempts: 3, retryAfter: true },
     ];

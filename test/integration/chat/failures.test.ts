@@ -61,12 +61,14 @@ describe('upstream failures, cancellation, dead workers and passthrough', () => 
     expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(before);
   });
 
-  it('does not retry a 500 and maps it to 502 upstream_error, billing nothing', async () => {
+  it('retries a 500 (a pool of one: the same upstream after a backoff) up to the attempt budget, then 502 upstream_error, billing nothing', async () => {
     env().sim.knobs.set('sim-chat-1', { status: 500 });
     const r = await chat(o.key);
     expect(r.status).to.equal(502);
     expect(r.body.error.code).to.equal('upstream_error');
-    expect(env().sim.log.entries).to.have.length(1);
+    expect(env().sim.log.entries).to.have.length(3); // POOL_MAX_ATTEMPTS
+    expect(r.headers.get('x-service-attempts')).to.equal('3');
+    expect(r.headers.get('x-service-deployment')).to.equal('simulator');
     await usageSettled();
     expect(await UsageEvent.count({ where: { requestId: r.headers.get('x-service-request-id')! } })).to.equal(0);
   });

@@ -37,7 +37,7 @@ export function postMessages(call: UpstreamCall, body: Record<string, unknown>, 
   return fetchUpstream(
     anthropicApi.url(call.baseUrl, anthropicApi.paths.messages),
     { method: 'POST', headers, body: JSON.stringify(body) },
-    { signal: call.signal, deadline: call.deadline, callerKey: call.callerKey },
+    { signal: call.signal, deadline: call.deadline, callerKey: call.callerKey, retries: call.retries, firstByteTimeoutMs: call.firstByteTimeoutMs },
   );
 }
 

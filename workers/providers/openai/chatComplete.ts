@@ -43,7 +43,7 @@ export async function chatComplete(
   const res = await fetchUpstream(
     openaiApi.url(call.baseUrl, operation === 'chat' ? openaiApi.paths.chat : openaiApi.paths.completions),
     { method: 'POST', headers: openaiApi.headers(call.apiKey), body: JSON.stringify(upstreamBody) },
-    { signal: call.signal, deadline: call.deadline, callerKey: call.callerKey },
+    { signal: call.signal, deadline: call.deadline, callerKey: call.callerKey, retries: call.retries, firstByteTimeoutMs: call.firstByteTimeoutMs },
   );
 
   if (!stream) {

@@ -1,12 +1,15 @@
 import Joi from 'joi';
-import { Model, ModelPool, PlatformCredential, Provider, TokenizerProfile } from '../../../../shared/db/models';
+import { Model, PlatformCredential, Provider, TokenizerProfile } from '../../../../shared/db/models';
 import { encrypt } from '../../../../shared/crypto';
 import { PROVIDER_KINDS } from '../../../../shared/db/models/Provider';
-import { POOLS } from '../../../../shared/queues/names';
+import { poolFields, syncPool } from './pools';
+import { checkTokenizer, ENCODINGS } from '../../../../shared/catalog/catalog-ops';
+
+export { ENCODINGS };
+import { errors } from '../../../../shared/errors/codes';
 import { jsonObject, name, slug, uuid, type ResourceDef } from '../define';
 
-export const ENCODINGS = ['o200k_base', 'cl100k_base', 'p50k_base', 'r50k_base'];
-const CAPABILITIES = /^(chat|embeddings|rerank|image_generation|transcription|vision|decision)$/;
+const CAPABILITIES = /^(chat|embeddings|rerank|image_generation|transcription|vision|decision|tools|json_schema)$/;
 
 export const providers: ResourceDef = {
   path: '/providers',
@@ -58,24 +61,17 @@ export const inferenceModels: ResourceDef = {
     limits: { schema: jsonObject() },
     config: { schema: jsonObject(), description: 'Per-task config, e.g. `audio_config`.' },
     prices: { schema: Joi.object().pattern(/^[a-z_]+$/, Joi.number().min(0)), description: 'Micro-dollars per unit.' },
-    tokenizer: { schema: Joi.string().valid(...ENCODINGS) },
+    tokenizer: { schema: Joi.string().pattern(/^[a-z0-9][a-z0-9_-]{0,62}$/), description: 'An encoding or the name of a tokenizer profile (`/inference-tokenizer-profiles`), which counting then uses.' },
     enabled: { schema: Joi.boolean(), filter: true },
+    ...poolFields,
   },
-};
-
-export const modelPools: ResourceDef = {
-  path: '/inference-model-pools',
-  family: 'inference-models',
-  object: 'inference_model_pool',
-  description: 'Worker settings of a pool and lane and the models it serves.',
-  model: ModelPool,
-  fields: {
-    name: { schema: slug(), required: true, filter: true },
-    pool: { schema: Joi.string().valid(...Object.keys(POOLS)), required: true, filter: true },
-    lane: { schema: Joi.string().valid('interactive', 'background', 'default'), required: true },
-    concurrency: { schema: Joi.number().integer().min(1).max(4096), required: true },
-    models: { schema: Joi.array().items(Joi.string().max(200)).max(500).unique() },
-    settings: { schema: jsonObject() },
+  check: async (values, _req, row) => {
+    if (typeof values.tokenizer === 'string') {
+      await checkTokenizer(values.tokenizer).catch((err: Error) => {
+        throw errors.invalidRequest(err.message);
+      });
+    }
+    await syncPool(values, row);
   },
 };
 

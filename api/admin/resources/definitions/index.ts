@@ -1,6 +1,7 @@
 import type { ResourceDef } from '../define';
 import { organizations, plans, users } from './tenancy';
-import { inferenceModels, modelPools, platformCredentials, providers, tokenizerProfiles } from './catalog';
+import { inferenceModels, platformCredentials, providers, tokenizerProfiles } from './catalog';
+import { modelPools } from './pools';
 import { searchProviders, searchSettings } from './search';
 import { billingRecords, inviteCodes, paymentCustomers, referrals, reservations, wallets } from './commerce';
 import { auditLogs, schedulerEndpoints } from './operations';

@@ -1,0 +1,59 @@
+import Joi from 'joi';
+import type { Model as Row } from 'sequelize';
+import { Model, Provider } from '../../../../shared/db/models';
+import { errors } from '../../../../shared/errors/codes';
+import { deploymentsSchema, fallbacksSchema, poolOfOne, type DeploymentSpec } from '../../../../shared/catalog/deployments';
+import type { FieldSpec, ResourceDef } from '../define';
+
+/** The pool fields a model's record and its pool record share. */
+export const poolFields: Record<string, FieldSpec> = {
+  deployments: {
+    schema: deploymentsSchema,
+    description: 'The pool: `{name, provider (provider name), upstream, weight?, priority? (lower first), rpm?, tpm?, max_concurrency?}`. The first deployment sets `provider_id` and `upstream_name`.',
+  },
+  fallbacks: { schema: fallbacksSchema, description: 'Public ids of fallback models, tried in order (docs/routing.md).' },
+};
+
+/**
+ * Keeps a model's primary provider/upstream and its deployments in step, and checks the names they
+ * refer to: written deployments set the primary from their first entry; a new primary on a pool of
+ * one rewrites that one deployment. Fallbacks must be other existing models.
+ */
+export async function syncPool(values: Record<string, unknown>, row?: Row): Promise<void> {
+  const current = row as Model | undefined;
+  const deployments = values.deployments as DeploymentSpec[] | undefined;
+  if (deployments) {
+    const names = [...new Set(deployments.map((d) => d.provider))];
+    const found = await Provider.findAll({ where: { name: names } });
+    const missing = names.filter((n) => !found.some((p) => p.name === n));
+    if (missing.length) throw errors.invalidRequest(`Unknown provider(s) in deployments: ${missing.join(', ')}.`);
+    values.providerId = found.find((p) => p.name === deployments[0].provider)!.id;
+    values.upstreamName = deployments[0].upstream;
+  } else if ((values.providerId !== undefined || values.upstreamName !== undefined) && (current?.deployments?.length ?? 0) <= 1) {
+    const provider = await Provider.findByPk(String(values.providerId ?? current?.providerId));
+    if (provider) values.deployments = poolOfOne(provider.name, String(values.upstreamName ?? current?.upstreamName));
+  }
+  const fallbacks = values.fallbacks as string[] | undefined;
+  if (fallbacks?.length) {
+    const own = (values.publicId as string | undefined) ?? current?.publicId;
+    if (own && fallbacks.includes(own)) throw errors.invalidRequest('A model cannot be its own fallback.');
+    const found = await Model.findAll({ where: { publicId: fallbacks }, attributes: ['publicId'] });
+    const missing = fallbacks.filter((f) => !found.some((m) => m.publicId === f));
+    if (missing.length) throw errors.invalidRequest(`Unknown fallback model(s): ${missing.join(', ')}.`);
+  }
+}
+
+export const modelPools: ResourceDef = {
+  path: '/inference-model-pools',
+  family: 'inference-models',
+  object: 'inference_model_pool',
+  description:
+    "Each catalog model's pool: its deployments and fallbacks (the same fields as the model's own record; the id is the model's). Live health: `GET /inference-model-pools/{id}/state`.",
+  model: Model,
+  ops: ['list', 'get', 'update'],
+  fields: {
+    model: { schema: Joi.string().pattern(/^[A-Za-z0-9._:/-]+$/).max(200), attr: 'publicId', readOnly: true, filter: true },
+    ...poolFields,
+  },
+  check: (values, _req, row) => syncPool(values, row),
+};

@@ -1,0 +1,107 @@
+import type { AppContext } from '../context';
+import type { CatalogModel } from '../../shared/catalog/catalog';
+import type { ChatJob, PoolDeployment, RouteStep } from '../../shared/queues/payloads';
+
+type Operation = ChatJob['operation'];
+
+/** The features of a request a fallback must be able to serve (it is skipped otherwise, never degraded). */
+interface Needs {
+  tools: boolean;
+  vision: boolean;
+  jsonSchema: boolean;
+  /** Estimated input tokens plus the output asked for. */
+  tokens: number;
+}
+
+function hasImage(messages: unknown): boolean {
+  if (!Array.isArray(messages)) return false;
+  return messages.some((m) => {
+    const content = (m as { content?: unknown })?.content;
+    return Array.isArray(content) && content.some((p) => ['image_url', 'image', 'input_image'].includes((p as { type?: string })?.type ?? ''));
+  });
+}
+
+/** About four characters a token: enough to route by context window and count against tpm limits. */
+function needsOf(body: Record<string, unknown>): Needs {
+  const input = body.messages ?? body.prompt ?? '';
+  const maxOut = Number(body.max_completion_tokens ?? body.max_tokens ?? 0) || 0;
+  const format = body.response_format as { type?: string } | undefined;
+  return {
+    tools: Array.isArray(body.tools) && body.tools.length > 0,
+    vision: hasImage(body.messages),
+    jsonSchema: format?.type === 'json_schema',
+    tokens: Math.ceil(JSON.stringify(input).length / 4) + maxOut + Math.ceil(JSON.stringify(body.system ?? '').length / 4),
+  };
+}
+
+const fitsContext = (m: CatalogModel, n: Needs) => m.contextWindow === null || n.tokens <= m.contextWindow;
+
+function canServe(m: CatalogModel, n: Needs): boolean {
+  if (!m.capabilities.chat) return false;
+  if (n.tools && m.capabilities.tools === false) return false;
+  if (n.vision && !m.capabilities.vision) return false;
+  if (n.jsonSchema && m.capabilities.json_schema === false) return false;
+  return true;
+}
+
+/** Which wire families can take the job's operation as it is encoded. */
+function kindFits(kind: string, op: Operation, primaryKind: string): boolean {
+  if (op === 'messages') return kind === 'anthropic'; // native bypass: the body is in messages form
+  if (op === 'completions') return kind === 'openai' || kind === primaryKind; // checked translatable for the primary's kind
+  return kind === 'openai' || kind === 'anthropic';
+}
+
+function stepOf(m: CatalogModel, fallback: boolean, op: Operation, primaryKind: string, onlyProvider?: string): RouteStep | undefined {
+  const deployments: PoolDeployment[] = m.deployments
+    .filter((d) => kindFits(d.provider.kind, op, primaryKind) && (!onlyProvider || d.provider.id === onlyProvider))
+    .map((d) => ({
+      providerId: d.provider.id,
+      kind: d.provider.kind,
+      baseUrl: d.provider.baseUrl,
+      settings: d.provider.settings,
+      upstreamModel: d.upstream,
+      name: d.name,
+      weight: d.weight,
+      priority: d.priority,
+      rpm: d.rpm,
+      tpm: d.tpm,
+      maxConcurrency: d.maxConcurrency,
+    }));
+  return deployments.length ? { poolId: m.id, model: m.publicId, fallback, deployments } : undefined;
+}
+
+/**
+ * The models a chat job may be served from, in order: the pool asked for, then each fallback that
+ * can serve the request's features. A request longer than the model's context window goes to the
+ * first fallback whose window fits it, when there is one. A caller's own upstream key (passthrough)
+ * stays with the primary provider's deployments and never reaches a fallback.
+ */
+export async function routeFor(
+  ctx: AppContext,
+  model: CatalogModel,
+  body: Record<string, unknown>,
+  op: Operation,
+  passthrough: boolean,
+): Promise<{ route: RouteStep[]; estimatedTokens: number }> {
+  const needs = needsOf(body);
+  const primaryKind = model.provider.kind;
+  const primary = stepOf(model, false, op, primaryKind, passthrough ? model.provider.id : undefined);
+  const fallbacks: RouteStep[] = [];
+  if (!passthrough) {
+    for (const id of model.fallbacks) {
+      const f = await ctx.catalog.get(id);
+      if (!f || !canServe(f, needs) || !fitsContext(f, needs)) continue;
+      const step = stepOf(f, true, op, primaryKind);
+      if (step) fallbacks.push(step);
+    }
+  }
+  const tooLong = !fitsContext(model, needs) && fallbacks.length > 0;
+  const route = [...(primary && !tooLong ? [primary] : []), ...fallbacks];
+  return { route: route.length ? route : [primary ?? stepOf(model, false, 'chat', primaryKind)!], estimatedTokens: needs.tokens };
+}
+
+/** The messages dialect bypasses translation only when every deployment it may reach speaks messages. */
+export async function allNativeMessages(ctx: AppContext, model: CatalogModel): Promise<boolean> {
+  const models = [model, ...(await Promise.all(model.fallbacks.map((id) => ctx.catalog.get(id))))];
+  return models.every((m) => !m || m.deployments.every((d) => d.provider.kind === 'anthropic'));
+}

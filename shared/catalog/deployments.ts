@@ -1,0 +1,37 @@
+import Joi from 'joi';
+
+/**
+ * A model pool's deployment as stored (the `deployments` JSON of a model) and as the catalog file and
+ * the management API write it: a provider (by name), the upstream's own model name, and optionally a
+ * weight, a priority tier (lower is tried first) and its own limits.
+ */
+export interface DeploymentSpec {
+  name: string;
+  provider: string;
+  upstream: string;
+  weight?: number;
+  priority?: number;
+  rpm?: number;
+  tpm?: number;
+  max_concurrency?: number;
+}
+
+export const deploymentSchema = Joi.object({
+  name: Joi.string().pattern(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,62}$/).required(),
+  provider: Joi.string().min(1).max(200).required(),
+  upstream: Joi.string().min(1).max(200).required(),
+  weight: Joi.number().positive().max(1_000_000),
+  priority: Joi.number().integer().min(0).max(1000),
+  rpm: Joi.number().integer().min(1),
+  tpm: Joi.number().integer().min(1),
+  max_concurrency: Joi.number().integer().min(1),
+});
+
+export const deploymentsSchema = Joi.array().items(deploymentSchema).min(1).max(64).unique('name');
+
+export const fallbacksSchema = Joi.array().items(Joi.string().pattern(/^[A-Za-z0-9._:/-]+$/).max(200)).max(16).unique();
+
+/** The pool of one that a model with only a provider and an upstream name stands for. */
+export function poolOfOne(providerName: string, upstream: string): DeploymentSpec[] {
+  return [{ name: providerName, provider: providerName, upstream }];
+}

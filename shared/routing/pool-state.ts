@@ -1,0 +1,128 @@
+import crypto from 'crypto';
+import type { RedisClient } from '../redis/connection';
+import { keys } from '../redis/keys';
+import type { RouteStep } from '../queues/payloads';
+import { PICK_DEPLOYMENT, SETTLE_DEPLOYMENT } from './scripts';
+
+export type Pick =
+  | { kind: 'picked'; index: number; probe: boolean; lease: AttemptLease }
+  /** Every deployment is cooling down or being probed: try again after `waitMs`. */
+  | { kind: 'cooling'; waitMs: number }
+  /** The ones not cooling are at their rpm/tpm/concurrency limits. */
+  | { kind: 'limited'; waitMs: number };
+
+/** What settles one attempt: its in-flight entry and the minute its tokens were counted in. */
+export interface AttemptLease {
+  poolId: string;
+  deployment: string;
+  member: string;
+  minute: number;
+  estimatedTokens: number;
+  cooldowns: boolean;
+  /** Taken without Redis (a pool of one without limits): nothing to settle. */
+  local?: boolean;
+}
+
+export type Verdict = 'up' | 'down' | 'none';
+
+export interface RoutingTunables {
+  probeLeaseMs: number;
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+}
+
+interface PoolCommands {
+  gwPickDeployment(...args: Array<string | number>): Promise<[number, number, number?]>;
+  gwSettleDeployment(...args: Array<string | number>): Promise<[number, number]>;
+}
+
+const minuteOf = (ms: number) => Math.floor(ms / 60_000);
+
+/**
+ * Health, in-flight counts and rate counters of every deployment, in Redis so that every worker
+ * process sees the same (one hash tag per pool: cluster-safe, one script weighs a whole pool).
+ * A pool of one has no cooldown: there is nowhere else to send its traffic, so its requests retry
+ * it after their own backoff instead of being turned away.
+ */
+export class PoolState {
+  private readonly cmd: RedisClient & PoolCommands;
+
+  constructor(redis: RedisClient, private readonly t: RoutingTunables) {
+    redis.defineCommand('gwPickDeployment', { lua: PICK_DEPLOYMENT });
+    redis.defineCommand('gwSettleDeployment', { numberOfKeys: 3, lua: SETTLE_DEPLOYMENT });
+    this.cmd = redis as RedisClient & PoolCommands;
+  }
+
+  async pick(step: RouteStep, requestId: string, expiresAt: number, estimatedTokens: number, rand: () => number = Math.random): Promise<Pick> {
+    const minute = minuteOf(Date.now());
+    const cooldowns = step.deployments.length > 1;
+    const only = step.deployments[0];
+    if (!cooldowns && only.rpm === null && only.tpm === null && only.maxConcurrency === null) {
+      // A pool of one without limits has nothing to decide or count: no Redis round trip on the hot path.
+      return { kind: 'picked', index: 0, probe: false, lease: { poolId: step.poolId, deployment: only.name, member: '', minute, estimatedTokens, cooldowns, local: true } };
+    }
+    const k: string[] = [];
+    const limits: number[] = [];
+    for (const d of step.deployments) {
+      k.push(...this.keysOf(step.poolId, d.name, minute));
+      limits.push(d.weight, d.priority, d.maxConcurrency ?? 0, d.rpm ?? 0, d.tpm ?? 0);
+    }
+    const member = `${requestId}:${crypto.randomBytes(4).toString('hex')}`;
+    const r = await this.cmd.gwPickDeployment(k.length, ...k, member, expiresAt, estimatedTokens, rand(), rand(), this.t.probeLeaseMs, cooldowns ? 1 : 0, ...limits);
+    if (r[0] === 1) {
+      const index = r[1] - 1;
+      return { kind: 'picked', index, probe: r[2] === 1, lease: { poolId: step.poolId, deployment: step.deployments[index].name, member, minute, estimatedTokens, cooldowns } };
+    }
+    return { kind: r[0] === 2 ? 'cooling' : 'limited', waitMs: Math.max(1, r[1]) };
+  }
+
+  /** Ends an attempt: frees its in-flight slot, corrects its token count, and gives the health verdict. */
+  async settle(lease: AttemptLease, verdict: Verdict, cooldownMs: number | undefined, actualTokens?: number): Promise<{ fails: number; cooldownMs: number }> {
+    if (lease.local) return { fails: 0, cooldownMs: 0 };
+    const [health, inflight, , tpm] = this.keysOf(lease.poolId, lease.deployment, lease.minute);
+    const delta = actualTokens === undefined ? 0 : actualTokens - lease.estimatedTokens;
+    const r = await this.cmd.gwSettleDeployment(health, inflight, tpm, lease.member, verdict, cooldownMs ?? -1, this.t.backoffBaseMs, this.t.backoffMaxMs, delta, lease.cooldowns ? 1 : 0);
+    return { fails: r[0], cooldownMs: r[1] };
+  }
+
+  /**
+   * A probe that started answering (its first streamed chunk): the deployment is back for everyone
+   * now, not only when a long stream ends. The attempt itself is still settled at its end.
+   */
+  async markUp(lease: AttemptLease): Promise<void> {
+    if (lease.cooldowns) await this.cmd.del(keys.poolDeployment(lease.poolId, lease.deployment, 'health'));
+  }
+
+  /** The live state of a pool's deployments (management API). */
+  async inspect(poolId: string, names: string[]): Promise<Array<{ name: string; inFlight: number; fails: number; coolingForMs: number; probing: boolean; rpmUsed: number; tpmUsed: number }>> {
+    const now = Date.now();
+    const minute = minuteOf(now);
+    const pipe = this.cmd.pipeline();
+    for (const n of names) {
+      const [h, f, rk, tk] = this.keysOf(poolId, n, minute);
+      pipe.hmget(h, 'until', 'fails', 'probe').zcount(f, now, '+inf').get(rk).get(tk);
+    }
+    const out = (await pipe.exec()) ?? [];
+    return names.map((name, i) => {
+      const [u, fails, probe] = (out[i * 4][1] as Array<string | null>).map((v) => Number(v ?? 0));
+      return {
+        name,
+        inFlight: Number(out[i * 4 + 1][1]),
+        fails,
+        coolingForMs: Math.max(0, u - now),
+        probing: probe > now,
+        rpmUsed: Number(out[i * 4 + 2][1] ?? 0),
+        tpmUsed: Number(out[i * 4 + 3][1] ?? 0),
+      };
+    });
+  }
+
+  private keysOf(poolId: string, name: string, minute: number): [string, string, string, string] {
+    return [
+      keys.poolDeployment(poolId, name, 'health'),
+      keys.poolDeployment(poolId, name, 'inflight'),
+      keys.poolDeployment(poolId, name, `rpm:${minute}`),
+      keys.poolDeployment(poolId, name, `tpm:${minute}`),
+    ];
+  }
+}

@@ -1,0 +1,40 @@
+import client from 'prom-client';
+import { registry } from '../../shared/metrics';
+
+/** Per-deployment routing metrics of the chat workers (docs/routing.md). */
+export const deploymentAttempts = new client.Counter({
+  name: 'gateway_deployment_attempts_total',
+  help: 'Upstream attempts per model pool deployment, by outcome (ok, failed, rejected: answered with a non-retryable error)',
+  labelNames: ['model', 'deployment', 'outcome'] as const,
+  registers: [registry],
+});
+
+export const deploymentFailures = new client.Counter({
+  name: 'gateway_deployment_failures_total',
+  help: 'Retryable upstream failures per deployment, by class (connect, timeout, status_429, status_5xx, stream, other); never billed',
+  labelNames: ['model', 'deployment', 'class'] as const,
+  registers: [registry],
+});
+
+export const deploymentLatency = new client.Histogram({
+  name: 'gateway_deployment_attempt_duration_seconds',
+  help: 'Duration of successful upstream attempts per deployment',
+  labelNames: ['model', 'deployment'] as const,
+  buckets: [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+  registers: [registry],
+});
+
+export const deploymentCooldownUntil = new client.Gauge({
+  name: 'gateway_deployment_cooldown_until_seconds',
+  help: 'Epoch seconds until which this process last put the deployment in cooldown (0: healthy at its last verdict here)',
+  labelNames: ['model', 'deployment'] as const,
+  registers: [registry],
+});
+
+export const requestAttempts = new client.Histogram({
+  name: 'gateway_request_upstream_attempts',
+  help: 'Upstream attempts per chat-style request (1: no retry)',
+  labelNames: ['model'] as const,
+  buckets: [1, 2, 3, 4, 5, 8],
+  registers: [registry],
+});

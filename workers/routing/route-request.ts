@@ -1,0 +1,132 @@
+import type { ChatJob, PoolDeployment, RouteStep } from '../../shared/queues/payloads';
+import type { ChatOutcome } from '../providers/openai/chatComplete';
+import type { Emit } from '../providers/types';
+import { ApiError } from '../../shared/errors/ApiError';
+import { errors } from '../../shared/errors/codes';
+import { config } from '../../shared/config/env';
+import { logger } from '../../shared/logger';
+import { ROUTE_CHUNK_PREFIX, routeHeaders, type RouteMeta } from '../../shared/queues/route-meta';
+import type { PoolState } from '../../shared/routing/pool-state';
+import { classify } from './failure';
+import { deploymentAttempts, deploymentCooldownUntil, deploymentFailures, deploymentLatency, requestAttempts } from './metrics';
+
+/** One upstream attempt on a deployment; `emit` streams to the client. */
+export type AttemptCall = (d: PoolDeployment, emit: Emit) => Promise<ChatOutcome>;
+
+export interface Routed {
+  outcome: ChatOutcome;
+  meta: RouteMeta;
+  /** The usage event's `deployment`: the name, prefixed with the model when a fallback served. */
+  deployment: string;
+}
+
+/** A request that is still waiting stops this long before its deadline, so its answer reaches the pod in time. */
+const DEADLINE_MARGIN_MS = 200;
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(signal.reason);
+    };
+    const t = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** The pool of one a job without a route stands for (jobs enqueued before pools existed). */
+function routeOf(job: ChatJob): RouteStep[] {
+  if (job.route?.length) return job.route;
+  return [{ poolId: job.target.providerId, model: job.publicModel, fallback: false, deployments: [{ ...job.target, name: 'default', weight: 1, priority: 0, rpm: null, tpm: null, maxConcurrency: null }] }];
+}
+
+function withRoute(err: unknown, meta: RouteMeta | undefined): unknown {
+  if (meta && err instanceof ApiError) Object.assign(err.headers, routeHeaders(meta));
+  return err;
+}
+
+/**
+ * Serves a chat job from its pool, then its fallbacks: each attempt takes a deployment in Redis
+ * (healthy, under its limits, by weight and load), and a retryable failure before any byte reached
+ * the client moves on to another deployment, or, in a pool of one, to the same one after a backoff,
+ * within the attempt budget (POOL_MAX_ATTEMPTS) and the deadline. After the first streamed chunk
+ * nothing is retried. The first chunk is preceded by the route metadata the pod turns into headers.
+ */
+export async function routeRequest(state: PoolState, job: ChatJob, signal: AbortSignal, emit: Emit, call: AttemptCall): Promise<Routed> {
+  const cfg = config();
+  const steps = routeOf(job);
+  const stopAt = job.deadline - DEADLINE_MARGIN_MS;
+  let attempts = 0;
+  let delivered = false;
+  let last: unknown;
+  let meta: RouteMeta | undefined;
+  for (let s = 0; s < steps.length && attempts < cfg.poolMaxAttempts; s++) {
+    const step = steps[s];
+    const hasNext = s < steps.length - 1;
+    let ownBackoff = 0;
+    while (attempts < cfg.poolMaxAttempts) {
+      if (signal.aborted) throw signal.reason;
+      const pick = await state.pick(step, job.requestId, job.deadline, job.estimatedTokens ?? 0);
+      if (pick.kind === 'limited') {
+        // Every deployment is at its limit: wait on the lane like any queued job, then the lane's 429.
+        if (Date.now() + pick.waitMs >= stopAt) throw withRoute(errors.concurrencyLimit(1), meta);
+        await sleep(pick.waitMs, signal);
+        continue;
+      }
+      if (pick.kind === 'cooling') {
+        if (hasNext || Date.now() + pick.waitMs >= stopAt) break;
+        await sleep(pick.waitMs, signal);
+        continue;
+      }
+      const d = step.deployments[pick.index];
+      attempts++;
+      const m: RouteMeta = { deployment: d.name, attempts, ...(step.fallback ? { fallbackModel: step.model } : {}) };
+      meta = m;
+      const attemptEmit: Emit = (chunk) => {
+        if (!delivered) {
+          delivered = true;
+          emit(ROUTE_CHUNK_PREFIX + JSON.stringify(m));
+          if (pick.probe) void state.markUp(pick.lease).catch(() => undefined);
+        }
+        emit(chunk);
+      };
+      const labels = { model: step.model, deployment: d.name };
+      const started = Date.now();
+      try {
+        const outcome = await call(d, attemptEmit);
+        deploymentAttempts.inc({ ...labels, outcome: 'ok' });
+        deploymentLatency.observe(labels, (Date.now() - started) / 1000);
+        deploymentCooldownUntil.set(labels, 0);
+        requestAttempts.observe({ model: job.publicModel }, attempts);
+        await state.settle(pick.lease, 'up', undefined, outcome.usage.inputTokens + outcome.usage.outputTokens).catch((err) => logger.warn({ err }, 'pool settle failed'));
+        return { outcome, meta: m, deployment: step.fallback ? `${step.model}/${d.name}` : d.name };
+      } catch (err) {
+        const f = classify(err, signal);
+        const settled = await state.settle(pick.lease, f.verdict, f.retryAfterMs).catch(() => undefined);
+        if (!f.retryable || delivered) {
+          deploymentAttempts.inc({ ...labels, outcome: f.retryable ? 'failed' : 'rejected' });
+          if (f.retryable) deploymentFailures.inc({ ...labels, class: f.class });
+          throw withRoute(err, m);
+        }
+        deploymentAttempts.inc({ ...labels, outcome: 'failed' });
+        deploymentFailures.inc({ ...labels, class: f.class });
+        if (settled && settled.cooldownMs > 0) deploymentCooldownUntil.set(labels, (Date.now() + settled.cooldownMs) / 1000);
+        logger.warn({ requestId: job.requestId, model: step.model, deployment: d.name, attempt: attempts, class: f.class, probe: pick.probe }, 'upstream attempt failed');
+        last = err;
+        if (step.deployments.length === 1) {
+          if (hasNext) break;
+          // A pool of one: the same deployment again after the upstream's Retry-After or a growing backoff.
+          const wait = f.retryAfterMs ?? cfg.poolBackoffBaseMs * 2 ** ownBackoff++;
+          if (wait > cfg.poolBackoffMaxMs || Date.now() + wait >= stopAt || attempts >= cfg.poolMaxAttempts) break;
+          await sleep(wait, signal);
+        }
+      }
+    }
+  }
+  if (attempts > 0) requestAttempts.observe({ model: job.publicModel }, attempts);
+  throw withRoute(last ?? errors.upstreamUnavailable('Every deployment of this model is cooling down; retry later.'), meta);
+}
