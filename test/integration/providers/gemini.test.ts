@@ -182,8 +182,8 @@ describe('provider kind gemini', () => {
     expect(r.body.data.map((d: { embedding: number[] }) => d.embedding.length)).to.deep.equal([8, 8]);
     expect(sent().path).to.equal('/v1beta/models/sim-gemini-embed-1:batchEmbedContents');
     expect(sent().body).to.deep.equal({ requests: [
-      { model: 'models/sim-gemini-embed-1', content: { parts: [{ text: 'alpha beta' }] }, outputDimensionality: 8 },
-      { model: 'models/sim-gemini-embed-1', content: { parts: [{ text: 'gamma' }] }, outputDimensionality: 8 },
+      { model: 'models/sim-gemini-embed-1', content: { role: 'user', parts: [{ text: 'alpha beta' }] }, outputDimensionality: 8 },
+      { model: 'models/sim-gemini-embed-1', content: { role: 'user', parts: [{ text: 'gamma' }] }, outputDimensionality: 8 },
     ] });
     const [ev] = await usageOf(r.headers.get('x-service-request-id')!);
     expect(ev.inputTokens).to.equal(r.body.usage.prompt_tokens).and.to.be.greaterThan(0);

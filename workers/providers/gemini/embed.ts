@@ -12,7 +12,7 @@ import { errors } from '../../../shared/errors/codes';
 export async function embed(call: UpstreamCall, req: EmbedRequest, publicModel: string): Promise<EmbedOutcome> {
   const inputs = typeof req.input === 'string' ? [req.input] : req.input;
   const model = geminiApi.modelName(call.upstreamModel);
-  const requests = inputs.map((text) => ({ model, content: { parts: [{ text }] }, ...(req.dimensions !== undefined ? { outputDimensionality: req.dimensions } : {}) }));
+  const requests = inputs.map((text) => ({ model, content: { role: 'user', parts: [{ text }] }, ...(req.dimensions !== undefined ? { outputDimensionality: req.dimensions } : {}) }));
   const res = await postGemini({ ...call, callerKey: false }, 'batchEmbedContents', { requests });
   let json: { embeddings?: Array<{ values?: unknown }> };
   try {
