@@ -62,6 +62,9 @@ describe('provider kind gemini', () => {
     expect(r.body.choices[0].message.content).to.include('think about it');
     expect(r.body.usage.prompt_tokens_details.cached_tokens).to.be.greaterThan(0);
     expect(r.body.usage.completion_tokens_details.reasoning_tokens).to.be.greaterThan(0);
+    const plain = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { ...json, reasoning_effort: undefined } });
+    expect(plain.body.choices[0].message.content, 'the same answer without thoughts').to.equal(r.body.choices[0].message.content);
+    expect(r.body.usage.completion_tokens - plain.body.usage.completion_tokens, 'thought tokens count as completion tokens').to.equal(r.body.usage.completion_tokens_details.reasoning_tokens);
     const [ev] = await usageOf(r.headers.get('x-service-request-id')!);
     expect(ev.outputTokens, 'thought tokens are billed output').to.equal(r.body.usage.completion_tokens);
   });

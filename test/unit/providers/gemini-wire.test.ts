@@ -6,6 +6,7 @@ import { canonicalToGemini } from '../../../workers/providers/gemini/to-gemini';
 import { geminiToCompletion, type GeminiResponse } from '../../../workers/providers/gemini/from-gemini';
 import { GeminiToChatStream } from '../../../workers/providers/gemini/stream-to-chat';
 import { geminiApi } from '../../../workers/providers/gemini/api';
+import { embed } from '../../../workers/providers/gemini/embed';
 import { startSimulator } from '../../../scripts/simulator/server';
 
 /** The SDK is an ES module (its types too): loaded with import(), which this CommonJS build keeps. */
@@ -106,14 +107,20 @@ describe('gemini adapter against the official @google/genai SDK', () => {
     try {
       const ai = new genai.GoogleGenAI({ apiKey: 'k-sdk', httpOptions: { baseUrl: rec.url, apiVersion: 'v1beta' } });
       await ai.models.embedContent({ model: 'text-embedding-x', contents: ['alpha', 'beta'], config: { outputDimensionality: 8 } });
-      expect(rec.seen[0].url).to.equal(new URL(geminiApi.url(rec.url, 'text-embedding-x', 'batchEmbedContents')).pathname);
-      const model = geminiApi.modelName('text-embedding-x');
-      expect(rec.seen[0].body).to.deep.equal({ requests: ['alpha', 'beta'].map((text) => ({ model, content: { role: 'user', parts: [{ text }] }, outputDimensionality: 8 })) });
+      const out = await embed({ baseUrl: rec.url, apiKey: 'k-ours', upstreamModel: 'text-embedding-x', signal: new AbortController().signal, deadline: Date.now() + 10_000 }, { input: ['alpha', 'beta'], encodingFormat: 'float', dimensions: 8 }, 'pub');
+      expect(out.response.data).to.deep.equal([{ object: 'embedding', index: 0, embedding: [0.1] }, { object: 'embedding', index: 1, embedding: [0.2] }]);
+      const [sdk, ours] = rec.seen.splice(0, 2);
+      expect(sdk.url).to.equal('/v1beta/models/text-embedding-x:batchEmbedContents');
+      expect(ours.url).to.equal(sdk.url);
+      expect(ours.headers['x-goog-api-key']).to.equal('k-ours');
+      expect(ours.body).to.deep.equal(sdk.body);
       await ai.models.generateContentStream({ model: 'gemini-x', contents: 'hi' }).then(async (s) => {
         for await (const _ of s) void _;
       }).catch(() => undefined); // the recorder answers JSON, not SSE: only the URL matters here
-      const u = new URL(rec.seen[1].url, rec.url);
-      expect(`${u.pathname}${u.search}`).to.equal(new URL(geminiApi.url(rec.url, 'gemini-x', 'streamGenerateContent')).pathname + '?alt=sse');
+      const u = new URL(rec.seen[0].url, rec.url);
+      const ourUrl = new URL(geminiApi.url(rec.url, 'gemini-x', 'streamGenerateContent'));
+      expect(`${u.pathname}${u.search}`).to.equal('/v1beta/models/gemini-x:streamGenerateContent?alt=sse');
+      expect(`${ourUrl.pathname}${ourUrl.search}`).to.equal(`${u.pathname}${u.search}`);
     } finally {
       await rec.close();
     }
