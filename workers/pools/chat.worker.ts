@@ -28,6 +28,7 @@ async function runChat(job: ChatJob, signal: AbortSignal, emit: (c: string) => v
       return anthropicCompletions(call, job.body, job.publicModel, stream);
     case 'gemini':
       if (job.operation === 'chat') return geminiChat(call, job.body, job.publicModel, stream);
+      if (job.operation === 'completions') return anthropicCompletions(call, job.body, job.publicModel, stream, geminiChat);
       break;
     default:
       break;

@@ -178,6 +178,19 @@ describe('provider kind gemini', () => {
     expect(sent(1).path).to.equal('/v1beta/models/sim-gemini-1:streamGenerateContent');
   });
 
+  it('legacy completions through the chat translation, JSON and streamed', async () => {
+    const r = await call('POST', '/v1/completions', { headers: keyHeader(o.key), json: { model: 'test-gemini', prompt: 'legacy gemini', max_tokens: 50 } });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.body).to.include({ object: 'text_completion', model: 'test-gemini' });
+    expect(r.body.choices[0].text).to.include('legacy gemini');
+    expect(sent().body).to.deep.equal({ contents: [{ role: 'user', parts: [{ text: 'legacy gemini' }] }], generationConfig: { maxOutputTokens: 50 } });
+    const s = await postSse('/v1/completions', keyHeader(o.key), { model: 'test-gemini', prompt: 'streamed legacy', stream: true });
+    expect(s.status, s.text).to.equal(200);
+    const chunks = s.events.slice(0, -1).map((e) => e.data);
+    expect(chunks.every((c) => c.object === 'text_completion')).to.equal(true);
+    expect(chunks.map((c) => c.choices[0].text).join('')).to.include('streamed legacy');
+  });
+
   it('embeddings through batchEmbedContents, dimensions as outputDimensionality, billed on the gateway count', async () => {
     const r = await call('POST', '/v1/embeddings', { headers: keyHeader(o.key), json: { model: 'test-gemini-embed', input: ['alpha beta', 'gamma'], dimensions: 8 } });
     expect(r.status, r.text).to.equal(200);
