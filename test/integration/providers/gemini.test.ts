@@ -8,6 +8,7 @@ import { UsageEvent } from '../../../shared/db/models';
 import { usageSettled } from '../../helpers/usage';
 import { leasesFreed } from '../../helpers/leases';
 import { addGeminiModels, GEMINI_KEY } from '../../helpers/gemini-model';
+import { expectAnthropic, expectOpenAI, expectResponsesEvent, responsesEventForDocument, withoutNullUser } from '../../helpers/conformance';
 
 const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 const lookup = { type: 'function', function: { name: 'lookup', description: 'Look it up', parameters: { type: 'object', properties: { query: { type: 'string' } }, additionalProperties: false } } };
@@ -162,6 +163,10 @@ describe('provider kind gemini', () => {
     expect(text).to.include('sunny');
     expect(s.events.find((e) => e.data.type === 'message_delta')!.data.delta.stop_reason).to.equal('end_turn');
     expect((sent(1).body as { contents: unknown[] }).contents[2]).to.deep.equal({ role: 'user', parts: [{ functionResponse: { name: 'lookup', response: { output: 'sunny' } } }] });
+    const t = await call('POST', '/v1/messages', { headers: h, json: { model: 'test-gemini', max_tokens: 200, output_config: { effort: 'medium' }, messages: [{ role: 'user', content: 'ponder' }] } });
+    expect(t.status, t.text).to.equal(200);
+    expect(t.body.content[0]).to.deep.include({ type: 'thinking', thinking: 'Considering: ponder' });
+    expect((sent(2).body as { generationConfig: unknown }).generationConfig).to.deep.equal({ maxOutputTokens: 200, thinkingConfig: { thinkingBudget: 8192, includeThoughts: true } });
   });
 
   it('the responses dialect, JSON and streamed', async () => {
@@ -176,6 +181,10 @@ describe('provider kind gemini', () => {
     expect(JSON.stringify(done.output)).to.include('streamed responses');
     expect(done.usage.output_tokens).to.be.greaterThan(0);
     expect(sent(1).path).to.equal('/v1beta/models/sim-gemini-1:streamGenerateContent');
+    const t = await call('POST', '/v1/responses', { headers: keyHeader(o.key), json: { model: 'test-gemini', input: 'think first', reasoning: { effort: 'high' } } });
+    expect(t.status, t.text).to.equal(200);
+    expect((sent(2).body as { generationConfig: unknown }).generationConfig).to.deep.equal({ thinkingConfig: { thinkingBudget: 24576, includeThoughts: true } });
+    expect(t.body.usage.output_tokens_details.reasoning_tokens, 'thought tokens reported').to.be.greaterThan(0);
   });
 
   it('legacy completions through the chat translation, JSON and streamed', async () => {
@@ -203,6 +212,25 @@ describe('provider kind gemini', () => {
     ] });
     const [ev] = await usageOf(r.headers.get('x-service-request-id')!);
     expect(ev.inputTokens).to.equal(r.body.usage.prompt_tokens).and.to.be.greaterThan(0);
+  });
+
+  it("answers conform to OpenAI's and Anthropic's published documents (text, tool calls, reasoning, chunks, events)", async () => {
+    const h = keyHeader(o.key);
+    for (const extra of [{}, { tools: [lookup], tool_choice: 'required' }, { reasoning_effort: 'low' }]) {
+      const r = await call('POST', '/v1/chat/completions', { headers: h, json: { model: 'test-gemini', messages: [{ role: 'user', content: 'conform' }], ...extra } });
+      expect(r.status, r.text).to.equal(200);
+      expectOpenAI('CreateChatCompletionResponse', r.body);
+      const s = await postSse('/v1/chat/completions', h, { model: 'test-gemini', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'conform' }], ...extra });
+      for (const e of s.events.slice(0, -1)) expectOpenAI('CreateChatCompletionStreamResponse', e.data);
+    }
+    const resp = await call('POST', '/v1/responses', { headers: h, json: { model: 'test-gemini', input: 'use the tool', tools: [{ type: 'function', ...lookup.function }] } });
+    expect(resp.body.output.map((i: { type: string }) => i.type)).to.include('function_call');
+    expectOpenAI('Response', withoutNullUser(resp.body));
+    const rs = await postSse('/v1/responses', h, { model: 'test-gemini', input: 'hello', stream: true });
+    for (const e of rs.events) expectResponsesEvent(responsesEventForDocument(e.data));
+    const m = await call('POST', '/v1/messages', { headers: { ...h, 'anthropic-version': '2023-06-01' }, json: { model: 'test-gemini', max_tokens: 100, output_config: { effort: 'low' }, messages: [{ role: 'user', content: 'conform' }] } });
+    expect(m.status, m.text).to.equal(200);
+    expectAnthropic('Message', m.body);
   });
 
   it('refuses what Gemini cannot express with 400 unsupported_parameter naming the field: no upstream call, nothing billed, lane freed', async () => {
