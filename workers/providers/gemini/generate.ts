@@ -18,11 +18,6 @@ function finished(r: GeminiResponse): boolean {
   return !!r.candidates?.[0]?.finishReason || (!r.candidates?.length && !!r.promptFeedback?.blockReason);
 }
 
-/**
- * Reads a `streamGenerateContent?alt=sse` body: each event's data is a GenerateContentResponse,
- * there is no terminating sentinel, and the chunk carrying a finishReason is the last one. An
- * in-band `{error}` ends the stream with the gateway's error.
- */
 type StreamData = GeminiResponse & { error?: { message?: string; status?: string } };
 
 function parse(data: string): StreamData {
@@ -35,9 +30,18 @@ function parse(data: string): StreamData {
   throw errors.upstreamError('The upstream sent a malformed stream event.');
 }
 
+/**
+ * Reads a `streamGenerateContent?alt=sse` body: each event's data is a GenerateContentResponse,
+ * there is no terminating sentinel, and the chunk carrying a finishReason is the last one. An
+ * in-band `{error}` ends the stream with the gateway's error.
+ */
 export async function* geminiEvents(res: UpstreamResponse): AsyncGenerator<GeminiResponse> {
   if (!res.body) throw errors.upstreamError('The upstream sent no stream.');
-  for await (const ev of readSse(res.body, (e) => { const v = parse(e.data); return !!v.error || finished(v); })) {
+  const last = (e: { data: string }) => {
+    const v = parse(e.data);
+    return !!v.error || finished(v);
+  };
+  for await (const ev of readSse(res.body, last)) {
     const data = parse(ev.data);
     if (data.error) {
       const msg = `Upstream stream error: ${data.error.message ?? 'unknown'}`.slice(0, 500);

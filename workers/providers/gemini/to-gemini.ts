@@ -110,9 +110,10 @@ function toolConfig(choice: unknown): Record<string, unknown> | undefined {
 /**
  * OpenAI-style reasoning effort → thinkingConfig, with the budgets Google's own OpenAI
  * compatibility layer uses (ai.google.dev/gemini-api/docs/openai#thinking); thoughts are asked for
- * so that they come back as reasoning content.
+ * so that they come back as reasoning content. `xhigh` (OpenAI) and `max` (Anthropic's effort) take
+ * the highest of those budgets (the largest every 2.5 model accepts).
  */
-const THINKING_BUDGET: Record<string, number> = { none: 0, minimal: 1024, low: 1024, medium: 8192, high: 24576 };
+const THINKING_BUDGET: Record<string, number> = { none: 0, minimal: 1024, low: 1024, medium: 8192, high: 24576, xhigh: 24576, max: 24576 };
 
 function generationConfig(body: Record<string, unknown>): Record<string, unknown> {
   const g: Record<string, unknown> = {};
