@@ -147,6 +147,7 @@ describe('provider kind gemini', () => {
     expect(first.body).to.include({ type: 'message', model: 'test-gemini', stop_reason: 'tool_use' });
     const use = first.body.content.find((b: { type: string }) => b.type === 'tool_use');
     expect(use).to.deep.include({ name: 'lookup', input: { query: 'please use a tool for Paris' } });
+    expect(use.id, "Anthropic's tool_use id pattern").to.match(/^[a-zA-Z0-9_-]+$/);
     expect((sent().body as { systemInstruction: unknown }).systemInstruction).to.deep.equal({ role: 'user', parts: [{ text: 'Be brief.' }] });
     const s = await postSse('/v1/messages', h, {
       model: 'test-gemini',
@@ -266,5 +267,16 @@ describe('provider kind gemini', () => {
     expect(r.status).to.equal(502);
     expect(r.body.error.code).to.equal('upstream_auth_failed');
     expect(r.text).to.not.include(GEMINI_KEY);
+  });
+
+  it("a 429 is retried after Retry-After and billed once; a caller's own key goes in x-goog-api-key instead of the platform's", async () => {
+    env().sim.knobs.set('sim-gemini-1', { status: 429, statusTimes: 1, retryAfter: 0 });
+    const r = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'test-gemini', messages: [{ role: 'user', content: 'retry me' }] } });
+    expect(r.status, r.text).to.equal(200);
+    expect(env().sim.log.entries).to.have.length(2);
+    expect(await usageOf(r.headers.get('x-service-request-id')!)).to.have.length(1);
+    const own = await call('POST', '/v1/chat/completions', { headers: { ...keyHeader(o.key), authorization: 'Bearer AIza-callers-own' }, json: { model: 'test-gemini', messages: [{ role: 'user', content: 'mine' }] } });
+    expect(own.status, own.text).to.equal(200);
+    expect(sent(2).googApiKey).to.equal('AIza-callers-own');
   });
 });
