@@ -13,6 +13,9 @@ type Content = { role?: string; parts?: Part[] };
 /** The fields of a GenerateContentRequest (Gemini API reference); anything else is refused as the API does. */
 const REQUEST_FIELDS = new Set(['contents', 'systemInstruction', 'tools', 'toolConfig', 'generationConfig', 'safetySettings', 'cachedContent']);
 
+/** google.rpc.Code names the API sends with each HTTP status. */
+const GOOGLE_STATUS: Record<number, string> = { 400: 'INVALID_ARGUMENT', 401: 'UNAUTHENTICATED', 403: 'PERMISSION_DENIED', 404: 'NOT_FOUND', 429: 'RESOURCE_EXHAUSTED', 500: 'INTERNAL', 503: 'UNAVAILABLE', 504: 'DEADLINE_EXCEEDED' };
+
 function googleError(res: Response, code: number, status: string, message: string): void {
   res.status(code).json({ error: { code, message, status } });
 }
@@ -57,7 +60,12 @@ export function geminiRoutes(knobs: KnobStore, log: RequestLog): Router {
     if (!req.headers['x-goog-api-key']) return googleError(res, 403, 'PERMISSION_DENIED', "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.");
     const body = (req.body ?? {}) as Record<string, unknown>;
     const k = knobs.take(model);
-    if (await applyFaults(k, res)) return;
+    // The knobs' statuses answer in Google's error shape ({error: {code, message, status}}).
+    if (await applyFaults({ ...k, status: undefined }, res)) return;
+    if (k.status && k.status >= 400) {
+      if (k.retryAfter !== undefined) res.setHeader('Retry-After', String(k.retryAfter));
+      return googleError(res, k.status, GOOGLE_STATUS[k.status] ?? 'INTERNAL', `simulated status ${k.status}`);
+    }
     if (method === 'batchEmbedContents') return embedBatch(model, body, res);
     if (method === 'streamGenerateContent' && req.query.alt !== 'sse') return googleError(res, 400, 'INVALID_ARGUMENT', 'The simulator streams only with alt=sse.');
     const bad = invalid(body);

@@ -267,6 +267,11 @@ describe('provider kind gemini', () => {
     expect(r.status).to.equal(502);
     expect(r.body.error.code).to.equal('upstream_auth_failed');
     expect(r.text).to.not.include(GEMINI_KEY);
+    env().sim.knobs.set('sim-gemini-1', { status: 404 });
+    const nf = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'test-gemini', messages: [{ role: 'user', content: 'x' }] } });
+    expect(nf.status).to.equal(400);
+    expect(nf.body.error.code).to.equal('upstream_invalid_request');
+    expect(nf.body.error.message, "Google's error message is passed on").to.include('simulated status 404');
   });
 
   it("a 429 is retried after Retry-After and billed once; a caller's own key goes in x-goog-api-key instead of the platform's", async () => {
