@@ -48,7 +48,7 @@ function canServe(m: CatalogModel, n: Needs): boolean {
 function kindFits(kind: string, op: Operation, primaryKind: string): boolean {
   if (op === 'messages') return kind === 'anthropic'; // native bypass: the body is in messages form
   if (op === 'completions') return kind === 'openai' || kind === primaryKind; // checked translatable for the primary's kind
-  return kind === 'openai' || kind === 'anthropic';
+  return kind !== 'cohere'; // every chat kind translates the canonical request
 }
 
 function stepOf(m: CatalogModel, fallback: boolean, op: Operation, primaryKind: string, onlyProvider?: string): RouteStep | undefined {

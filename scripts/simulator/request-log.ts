@@ -6,6 +6,8 @@ export interface LoggedRequest {
   authorization: string | undefined;
   xApiKey: string | undefined;
   anthropicBeta: string | undefined;
+  /** The Gemini API's key header. */
+  googApiKey: string | undefined;
   /** Brave's auth header. */
   subscriptionToken: string | undefined;
   /** Query-string parameters (GET upstreams such as Brave). */
@@ -26,6 +28,7 @@ export class RequestLog {
       authorization: req.headers.authorization,
       xApiKey: req.headers['x-api-key'] as string | undefined,
       anthropicBeta: req.headers['anthropic-beta'] as string | undefined,
+      googApiKey: req.headers['x-goog-api-key'] as string | undefined,
       subscriptionToken: req.headers['x-subscription-token'] as string | undefined,
       query: { ...(req.query as Record<string, unknown>) },
       body: req.body,

@@ -41,6 +41,7 @@ export interface WireError {
   details?: Record<string, unknown>;
   /** Headers other than Retry-After (e.g. a model pool's x-service-deployment). */
   headers?: Record<string, string>;
+  param?: string;
 }
 
 export function toWire(err: ApiError): WireError {
@@ -52,9 +53,10 @@ export function toWire(err: ApiError): WireError {
     retryAfter: retry ? Number(retry) : undefined,
     details: err.details,
     ...(Object.keys(headers).length ? { headers } : {}),
+    param: err.param,
   };
 }
 
 export function fromWire(w: WireError): ApiError {
-  return new ApiError(w.status, w.code, w.message, { retryAfter: w.retryAfter, details: w.details, headers: w.headers });
+  return new ApiError(w.status, w.code, w.message, { retryAfter: w.retryAfter, details: w.details, headers: w.headers, param: w.param });
 }

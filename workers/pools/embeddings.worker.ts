@@ -2,6 +2,7 @@ import type { Worker } from 'bullmq';
 import { createWorker } from '../../shared/queues/create-worker';
 import { embed } from '../providers/openai/embed';
 import { rerank } from '../providers/cohere/rerank';
+import { embed as geminiEmbed } from '../providers/gemini/embed';
 import { platformCredential } from '../credentials';
 import { config } from '../../shared/config/env';
 import { ApiError } from '../../shared/errors/ApiError';
@@ -18,8 +19,8 @@ async function run(d: EmbeddingsJob, { signal, usage }: JobContext): Promise<Rec
   const t = d.target;
   const call = { baseUrl: t.baseUrl, settings: t.settings, apiKey: await platformCredential(t.providerId), upstreamModel: t.upstreamModel, signal, deadline: d.deadline };
   if (d.operation === 'embed') {
-    if (t.kind !== 'openai') throw unsupported('embeddings', t.kind);
-    const out = await embed(call, { input: d.input, encodingFormat: d.encodingFormat, dimensions: d.dimensions }, d.publicModel);
+    if (t.kind !== 'openai' && t.kind !== 'gemini') throw unsupported('embeddings', t.kind);
+    const out = await (t.kind === 'gemini' ? geminiEmbed : embed)(call, { input: d.input, encodingFormat: d.encodingFormat, dimensions: d.dimensions }, d.publicModel);
     const tokens = out.upstreamTokens > 0 ? out.upstreamTokens : d.countedTokens;
     usage('embeddings', { inputTokens: tokens });
     return { ...out.response, usage: { prompt_tokens: tokens, total_tokens: tokens } };

@@ -23,7 +23,7 @@ export function responsesUsage(u: CanonicalUsage | undefined | null) {
     // OpenAI's document requires both; an upstream reports no cache writes through chat completions
     input_tokens_details: { cached_tokens: u?.prompt_tokens_details?.cached_tokens ?? 0, cache_write_tokens: 0 },
     output_tokens: output,
-    output_tokens_details: { reasoning_tokens: 0 },
+    output_tokens_details: { reasoning_tokens: u?.completion_tokens_details?.reasoning_tokens ?? 0 },
     total_tokens: input + output,
   };
 }

@@ -1,9 +1,11 @@
-import { chatComplete } from './chatComplete';
+import { chatComplete as anthropicChat } from './chatComplete';
 import type { Emit, UpstreamCall } from '../types';
 import type { ChatOutcome } from '../openai/chatComplete';
 
 /** OpenAI's documented default for legacy completions (chat has none; Anthropic requires one). */
 const LEGACY_DEFAULT_MAX_TOKENS = 16;
+
+type ChatAdapter = (call: UpstreamCall, body: Record<string, unknown>, publicModel: string, stream: { emit: Emit; includeUsage: boolean } | undefined) => Promise<ChatOutcome>;
 
 type Chunk = { id?: string; created?: number; choices?: Array<{ index?: number; delta?: { content?: string | null }; finish_reason?: string | null }>; usage?: unknown };
 
@@ -42,6 +44,8 @@ export async function completions(
   body: Record<string, unknown>,
   publicModel: string,
   stream: { emit: Emit; includeUsage: boolean } | undefined,
+  /** The kind's canonical chat adapter (Gemini's reuses this translation). */
+  chatComplete: ChatAdapter = anthropicChat,
 ): Promise<ChatOutcome> {
   const chat = completionsToChat(body);
   if (!stream) {

@@ -1,0 +1,33 @@
+import { canonicalToGemini } from './to-gemini';
+import { geminiToCompletion, type GeminiResponse } from './from-gemini';
+import { GeminiToChatStream } from './stream-to-chat';
+import { geminiEvents, postGemini } from './generate';
+import type { Emit, UpstreamCall } from '../types';
+import type { ChatOutcome } from '../openai/chatComplete';
+import { errors } from '../../../shared/errors/codes';
+
+/**
+ * A canonical chat job against the Gemini API: translated to generateContent, answered in the
+ * canonical shape (JSON or chunks), so that every dialect reaches Gemini models.
+ */
+export async function chatComplete(call: UpstreamCall, body: Record<string, unknown>, publicModel: string, stream: { emit: Emit; includeUsage: boolean } | undefined): Promise<ChatOutcome> {
+  const upstreamBody = canonicalToGemini(body);
+  const res = await postGemini(call, stream ? 'streamGenerateContent' : 'generateContent', upstreamBody);
+  if (!stream) {
+    let json: GeminiResponse;
+    try {
+      json = (await res.json()) as GeminiResponse;
+    } catch {
+      throw errors.upstreamError('The upstream answered with a malformed body.');
+    }
+    if (!json || typeof json !== 'object' || (!Array.isArray(json.candidates) && !json.promptFeedback)) throw errors.upstreamError('The upstream answered with a malformed body.');
+    const completion = geminiToCompletion(json, publicModel);
+    const u = completion.usage as { prompt_tokens: number; completion_tokens: number };
+    return { response: completion, usage: { inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens } };
+  }
+  const t = new GeminiToChatStream(publicModel);
+  for await (const r of geminiEvents(res)) for (const c of t.push(r)) stream.emit(JSON.stringify(c));
+  if (stream.includeUsage) stream.emit(JSON.stringify(t.usageChunk()));
+  const u = t.usageTotals();
+  return { usage: { inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens } };
+}

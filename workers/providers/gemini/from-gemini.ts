@@ -1,0 +1,81 @@
+import { callId } from './call-ids';
+
+type Part = Record<string, unknown> & { text?: string; thought?: boolean; thoughtSignature?: string; functionCall?: { name?: string; args?: unknown } };
+export type GeminiResponse = {
+  candidates?: Array<{ content?: { parts?: Part[] }; finishReason?: string }>;
+  promptFeedback?: { blockReason?: string };
+  usageMetadata?: GeminiUsage;
+  responseId?: string;
+};
+export type GeminiUsage = {
+  promptTokenCount?: number;
+  candidatesTokenCount?: number;
+  cachedContentTokenCount?: number;
+  thoughtsTokenCount?: number;
+  toolUsePromptTokenCount?: number;
+};
+
+const FILTERED = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY', 'IMAGE_PROHIBITED_CONTENT', 'LANGUAGE']);
+
+/** finishReason → finish_reason; a turn that ends on function calls is `tool_calls`, as in OpenAI's API. */
+export function finishReason(reason: string | undefined, calledTools: boolean, blocked = false): 'stop' | 'length' | 'tool_calls' | 'content_filter' {
+  if (blocked || (reason && FILTERED.has(reason))) return 'content_filter';
+  if (reason === 'MAX_TOKENS') return 'length';
+  return calledTools ? 'tool_calls' : 'stop'; // STOP, OTHER, MALFORMED_FUNCTION_CALL, ...
+}
+
+/**
+ * usageMetadata → OpenAI usage. promptTokenCount already includes the cached part
+ * (cachedContentTokenCount); thoughts are output billed apart from candidatesTokenCount, and are
+ * part of completion_tokens in OpenAI's usage (with `reasoning_tokens` saying how many).
+ */
+export function chatUsage(u: GeminiUsage | undefined) {
+  const prompt = (u?.promptTokenCount ?? 0) + (u?.toolUsePromptTokenCount ?? 0);
+  const reasoning = u?.thoughtsTokenCount ?? 0;
+  const completion = (u?.candidatesTokenCount ?? 0) + reasoning;
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: u?.cachedContentTokenCount ?? 0 },
+    completion_tokens_details: { reasoning_tokens: reasoning },
+  };
+}
+
+/** One function call part → a canonical tool call with a fresh id. */
+export function toolCall(p: Part): { id: string; type: 'function'; function: { name: string; arguments: string } } {
+  return { id: callId(p.thoughtSignature), type: 'function', function: { name: String(p.functionCall!.name ?? ''), arguments: JSON.stringify(p.functionCall!.args ?? {}) } };
+}
+
+/** The first candidate's parts split into answer text, thought text and function calls. */
+export function splitParts(parts: Part[] | undefined) {
+  let text = '';
+  let reasoning = '';
+  const calls: Part[] = [];
+  for (const p of parts ?? []) {
+    if (p.functionCall) calls.push(p);
+    else if (typeof p.text === 'string') {
+      if (p.thought) reasoning += p.text;
+      else text += p.text;
+    }
+  }
+  return { text, reasoning, calls };
+}
+
+/** A GenerateContentResponse → a canonical chat completion with the public model id. */
+export function geminiToCompletion(r: GeminiResponse, publicModel: string): Record<string, unknown> {
+  const cand = r.candidates?.[0];
+  const { text, reasoning, calls } = splitParts(cand?.content?.parts);
+  const toolCalls = calls.map(toolCall);
+  const message: Record<string, unknown> = { role: 'assistant', content: text || (toolCalls.length ? null : '') };
+  if (reasoning) message.reasoning_content = reasoning;
+  if (toolCalls.length) message.tool_calls = toolCalls;
+  return {
+    id: `chatcmpl-${r.responseId ?? callId().slice(5)}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: publicModel,
+    choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason(cand?.finishReason, toolCalls.length > 0, !cand && !!r.promptFeedback?.blockReason) }],
+    usage: chatUsage(r.usageMetadata),
+  };
+}

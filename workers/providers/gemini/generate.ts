@@ -1,0 +1,54 @@
+import { geminiApi, type GeminiMethod } from './api';
+import { fetchUpstream, type UpstreamResponse } from '../http';
+import { readSse } from '../sse';
+import type { UpstreamCall } from '../types';
+import { errors } from '../../../shared/errors/codes';
+import type { GeminiResponse } from './from-gemini';
+
+/** One POST to a model method of the Gemini API; returns the raw response. */
+export function postGemini(call: UpstreamCall, method: GeminiMethod, body: Record<string, unknown>): Promise<UpstreamResponse> {
+  return fetchUpstream(
+    geminiApi.url(call.baseUrl, call.upstreamModel, method),
+    { method: 'POST', headers: geminiApi.headers(call.apiKey), body: JSON.stringify(body) },
+    { signal: call.signal, deadline: call.deadline, callerKey: call.callerKey },
+  );
+}
+
+function finished(r: GeminiResponse): boolean {
+  return !!r.candidates?.[0]?.finishReason || (!r.candidates?.length && !!r.promptFeedback?.blockReason);
+}
+
+type StreamData = GeminiResponse & { error?: { message?: string; status?: string } };
+
+function parse(data: string): StreamData {
+  try {
+    const v = JSON.parse(data) as StreamData;
+    if (v && typeof v === 'object') return v;
+  } catch {
+    /* below */
+  }
+  throw errors.upstreamError('The upstream sent a malformed stream event.');
+}
+
+/**
+ * Reads a `streamGenerateContent?alt=sse` body: each event's data is a GenerateContentResponse,
+ * there is no terminating sentinel, and the chunk carrying a finishReason is the last one. An
+ * in-band `{error}` ends the stream with the gateway's error.
+ */
+export async function* geminiEvents(res: UpstreamResponse): AsyncGenerator<GeminiResponse> {
+  if (!res.body) throw errors.upstreamError('The upstream sent no stream.');
+  const last = (e: { data: string }) => {
+    const v = parse(e.data);
+    return !!v.error || finished(v);
+  };
+  for await (const ev of readSse(res.body, last)) {
+    const data = parse(ev.data);
+    if (data.error) {
+      const msg = `Upstream stream error: ${data.error.message ?? 'unknown'}`.slice(0, 500);
+      if (data.error.status === 'UNAVAILABLE') throw errors.upstreamUnavailable(msg);
+      if (data.error.status === 'RESOURCE_EXHAUSTED') throw errors.upstreamRateLimited(1);
+      throw errors.upstreamError(msg);
+    }
+    yield data;
+  }
+}

@@ -1,0 +1,176 @@
+import { ApiError } from '../../../shared/errors/ApiError';
+import { refuseUntranslatable, unsupported } from './refuse';
+import { signatureOf } from './call-ids';
+
+type Part = Record<string, unknown>;
+type Content = { role: 'user' | 'model'; parts: Part[] };
+type CPart = Record<string, unknown> & { type: string };
+type CMessage = { role: string; content?: string | CPart[] | null; tool_calls?: Array<{ id: string; function: { name: string; arguments?: string } }>; tool_call_id?: string };
+type CTool = { type: string; function?: { name: string; description?: string; parameters?: unknown } };
+
+const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
+
+/** A data URL → inlineData; the Gemini API fetches no URL of ours, so anything else is refused. */
+function inlineData(url: string, field: string): Part {
+  const m = DATA_URL.exec(url);
+  if (!m) throw unsupported(field, 'must be a base64 data URL on this model (the Gemini API does not fetch URLs).');
+  return { inlineData: { mimeType: m[1], data: m[2] } };
+}
+
+function partOf(p: CPart, field: string): Part {
+  switch (p.type) {
+    case 'text':
+      return { text: String(p.text ?? '') };
+    case 'image_url': {
+      const iu = p.image_url as { url: string } | string;
+      return inlineData(typeof iu === 'string' ? iu : iu?.url ?? '', `${field}.image_url`);
+    }
+    case 'file': {
+      const f = p.file as { file_data?: string };
+      if (!f?.file_data) throw unsupported(`${field}.file`, 'needs file_data on this model.');
+      return inlineData(f.file_data, `${field}.file`);
+    }
+    default:
+      throw new ApiError(400, 'invalid_request', `Content part type '${p.type}' is not supported on this model.`);
+  }
+}
+
+function partsOf(content: CMessage['content'], field: string): Part[] {
+  if (content == null || content === '') return [];
+  if (typeof content === 'string') return [{ text: content }];
+  return content.map((p, i) => partOf(p, `${field}[${i}]`));
+}
+
+function textOf(content: CMessage['content']): string {
+  if (typeof content === 'string') return content;
+  return (content ?? []).map((p) => (p.type === 'text' ? String(p.text ?? '') : '')).join('\n');
+}
+
+/** Tool-call arguments as the object functionCall.args needs; broken JSON is kept under `_raw`. */
+function parseArguments(args: string | undefined): Record<string, unknown> {
+  try {
+    const v = JSON.parse(args || '{}') as unknown;
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : { value: v };
+  } catch {
+    return { _raw: args };
+  }
+}
+
+/** A tool message's text as a functionResponse `response` (the API's documented `output` key). */
+function toolResponse(content: CMessage['content']): Record<string, unknown> {
+  return { output: textOf(content) };
+}
+
+/**
+ * Canonical messages → systemInstruction + contents. Gemini has no call ids: a tool result finds
+ * its call's function name through the tool_call_id of the assistant turn that made the call, and
+ * answers go back in the calls' order. A call id minted from a thought signature gives that
+ * signature back (Gemini 3 requires it on the function calls of the current turn).
+ */
+function contents(messages: CMessage[]): { system?: Content; contents: Content[] } {
+  const system: string[] = [];
+  const out: Content[] = [];
+  const names = new Map<string, string>();
+  const push = (role: Content['role'], parts: Part[]) => {
+    if (!parts.length) return;
+    const last = out.at(-1);
+    if (last?.role === role) last.parts.push(...parts);
+    else out.push({ role, parts });
+  };
+  messages.forEach((m, i) => {
+    const field = `messages[${i}].content`;
+    if (m.role === 'system' || m.role === 'developer') system.push(textOf(m.content));
+    else if (m.role === 'user') push('user', partsOf(m.content, field));
+    else if (m.role === 'tool') {
+      const name = names.get(String(m.tool_call_id));
+      if (!name) throw new ApiError(400, 'invalid_request', `messages[${i}].tool_call_id does not match a tool call of an earlier assistant message.`, { param: `messages[${i}].tool_call_id` });
+      push('user', [{ functionResponse: { name, response: toolResponse(m.content) } }]);
+    } else if (m.role === 'assistant') {
+      const parts = partsOf(m.content, field);
+      for (const c of m.tool_calls ?? []) {
+        names.set(c.id, c.function.name);
+        const sig = signatureOf(c.id);
+        parts.push({ functionCall: { name: c.function.name, args: parseArguments(c.function.arguments) }, ...(sig ? { thoughtSignature: sig } : {}) });
+      }
+      push('model', parts);
+    } else throw new ApiError(400, 'invalid_request', `Message role '${m.role}' is not supported on this model.`);
+  });
+  return { system: system.length ? { role: 'user', parts: [{ text: system.join('\n\n') }] } : undefined, contents: out };
+}
+
+function toolConfig(choice: unknown): Record<string, unknown> | undefined {
+  if (choice === 'auto') return { functionCallingConfig: { mode: 'AUTO' } };
+  if (choice === 'none') return { functionCallingConfig: { mode: 'NONE' } };
+  if (choice === 'required') return { functionCallingConfig: { mode: 'ANY' } };
+  const name = (choice as { function?: { name?: string } } | undefined)?.function?.name;
+  if (name) return { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: [name] } };
+  return undefined;
+}
+
+/**
+ * OpenAI-style reasoning effort → thinkingConfig, with the budgets Google's own OpenAI
+ * compatibility layer uses (ai.google.dev/gemini-api/docs/openai#thinking); thoughts are asked for
+ * so that they come back as reasoning content. `xhigh` (OpenAI) and `max` (Anthropic's effort) take
+ * the highest of those budgets (the largest every 2.5 model accepts).
+ */
+const THINKING_BUDGET: Record<string, number> = { none: 0, minimal: 1024, low: 1024, medium: 8192, high: 24576, xhigh: 24576, max: 24576 };
+
+function generationConfig(body: Record<string, unknown>): Record<string, unknown> {
+  const g: Record<string, unknown> = {};
+  const max = body.max_completion_tokens ?? body.max_tokens;
+  if (typeof max === 'number') g.maxOutputTokens = max;
+  if (typeof body.temperature === 'number') g.temperature = body.temperature;
+  if (typeof body.top_p === 'number') g.topP = body.top_p;
+  if (typeof body.top_k === 'number') g.topK = body.top_k;
+  if (typeof body.seed === 'number') g.seed = body.seed;
+  if (typeof body.presence_penalty === 'number') g.presencePenalty = body.presence_penalty;
+  if (typeof body.frequency_penalty === 'number') g.frequencyPenalty = body.frequency_penalty;
+  const stop = body.stop;
+  if (typeof stop === 'string') g.stopSequences = [stop];
+  else if (Array.isArray(stop) && stop.length) g.stopSequences = stop;
+  const rf = body.response_format as { type?: string; json_schema?: { schema?: unknown } } | undefined;
+  if (rf?.type === 'json_object') g.responseMimeType = 'application/json';
+  else if (rf?.type === 'json_schema') {
+    g.responseMimeType = 'application/json';
+    if (rf.json_schema?.schema) g.responseJsonSchema = rf.json_schema.schema;
+  }
+  const effort = body.reasoning_effort;
+  if (typeof effort === 'string') {
+    const budget = THINKING_BUDGET[effort];
+    if (budget === undefined) throw unsupported('reasoning_effort', `'${effort}' is not supported on this model.`);
+    g.thinkingConfig = budget === 0 ? { thinkingBudget: 0 } : { thinkingBudget: budget, includeThoughts: true };
+  }
+  return g;
+}
+
+/**
+ * A canonical chat request → a Gemini generateContent request body (the model is in the URL).
+ * Tool parameters and the JSON schema go as JSON Schema (`parametersJsonSchema`,
+ * `responseJsonSchema`), unchanged, rather than through the OpenAPI subset of `parameters` and
+ * `responseSchema`, which refuses keywords such as `additionalProperties`.
+ */
+export function canonicalToGemini(body: Record<string, unknown>): Record<string, unknown> {
+  refuseUntranslatable(body);
+  const { system, contents: c } = contents((body.messages as CMessage[]) ?? []);
+  const out: Record<string, unknown> = { contents: c };
+  if (system) out.systemInstruction = system;
+  const tools = body.tools as CTool[] | undefined;
+  if (tools?.length) {
+    const bad = tools.findIndex((t) => t.type !== 'function' || !t.function);
+    if (bad >= 0) throw unsupported(`tools[${bad}]`, `of type '${String(tools[bad].type)}' is not supported on this model.`);
+    out.tools = [
+      {
+        functionDeclarations: tools.map((t) => ({
+          name: t.function!.name,
+          ...(t.function!.description ? { description: t.function!.description } : {}),
+          ...(t.function!.parameters ? { parametersJsonSchema: t.function!.parameters } : {}),
+        })),
+      },
+    ];
+    const tc = toolConfig(body.tool_choice);
+    if (tc) out.toolConfig = tc;
+  }
+  const g = generationConfig(body);
+  if (Object.keys(g).length) out.generationConfig = g;
+  return out;
+}
