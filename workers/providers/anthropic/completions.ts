@@ -1,4 +1,4 @@
-import { chatComplete } from './chatComplete';
+import { chatComplete as anthropicChat } from './chatComplete';
 import type { Emit, UpstreamCall } from '../types';
 import type { ChatOutcome } from '../openai/chatComplete';
 
@@ -34,7 +34,8 @@ export function chatToCompletion(c: Record<string, unknown>): Record<string, unk
 }
 
 /**
- * Legacy completions on an Anthropic-native upstream, through the canonical translation: the prompt
+ * Legacy completions on an upstream that is not OpenAI-compatible (Anthropic by default, or the
+ * kind's own `chatComplete`), through the canonical translation: the prompt
  * becomes a user turn, the answer (JSON or chunks) comes back as `text_completion` objects.
  */
 export async function completions(
@@ -42,6 +43,7 @@ export async function completions(
   body: Record<string, unknown>,
   publicModel: string,
   stream: { emit: Emit; includeUsage: boolean } | undefined,
+  chatComplete: typeof anthropicChat = anthropicChat,
 ): Promise<ChatOutcome> {
   const chat = completionsToChat(body);
   if (!stream) {
