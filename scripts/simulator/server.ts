@@ -11,6 +11,7 @@ import { embeddingsRoutes } from './routes/embeddings';
 import { rerankRoutes } from './routes/rerank';
 import { transcriptionRoutes } from './routes/transcriptions';
 import { searchRoutes } from './routes/search';
+import { bedrockRoutes } from './routes/bedrock';
 
 export interface Simulator {
   app: Express;
@@ -51,6 +52,7 @@ export function createSimulator(): Simulator {
   app.use(rerankRoutes(knobs, log));
   app.use(transcriptionRoutes(knobs, log));
   app.use(searchRoutes(knobs, log));
+  app.use(bedrockRoutes(knobs, log));
   return { app, knobs, log };
 }
 
