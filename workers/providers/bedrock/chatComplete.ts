@@ -21,6 +21,7 @@ export async function chatComplete(
   const input = canonicalToConverse(body, call.upstreamModel);
   const client = clientFor(call);
   const opts = { abortSignal: call.signal };
+  let midStream = false;
   try {
     if (!stream) {
       const res = await client.send(new ConverseCommand(input), opts);
@@ -30,11 +31,12 @@ export async function chatComplete(
     }
     const res = await client.send(new ConverseStreamCommand(input), opts);
     const t = new ConverseToChatStream(completionId(res.$metadata.requestId), publicModel);
+    midStream = true;
     for await (const ev of res.stream ?? []) for (const c of t.push(ev)) stream.emit(JSON.stringify(c));
     if (stream.includeUsage) stream.emit(JSON.stringify(t.usageChunk()));
     const u = t.usageTotals();
     return { usage: { inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens } };
   } catch (err) {
-    throw bedrockFailure(err, call.signal, call.callerKey);
+    throw bedrockFailure(err, call.signal, call.callerKey, midStream);
   }
 }

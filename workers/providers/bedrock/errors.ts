@@ -7,10 +7,10 @@ const CONNECT = /ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|socket hang up|EPIP
 
 /**
  * A Bedrock failure (an SDK exception: an HTTP error answer, an in-stream exception event, an
- * unreadable body, or no connection) → the gateway's error, as `upstreamFailure` does for HTTP
+ * unreadable body, a connection lost mid-stream, or no connection) → the gateway's error, as `upstreamFailure` does for HTTP
  * upstreams. When the platform's credential is refused the caller did nothing wrong: 502.
  */
-export function bedrockFailure(err: unknown, signal: AbortSignal, callerKey = false): unknown {
+export function bedrockFailure(err: unknown, signal: AbortSignal, callerKey = false, midStream = false): unknown {
   if (signal.aborted) return signal.reason;
   if (err instanceof ApiError) return err;
   const e = err as SdkError;
@@ -40,6 +40,7 @@ export function bedrockFailure(err: unknown, signal: AbortSignal, callerKey = fa
       break;
     default:
       if (!status) {
+        if (midStream) return errors.upstreamError('The upstream stream broke off before its end.');
         if (CONNECT.test(`${e?.code ?? ''} ${e?.message ?? ''}`)) return errors.upstreamUnavailable(`Could not reach the upstream: ${e.message}`);
         return errors.upstreamError('The upstream answered with a malformed body.');
       }
