@@ -77,7 +77,7 @@ describe('bedrock upstream: refusals and failures', () => {
     await knobs({ malformed: true });
     const r = await call('POST', '/v1/chat/completions', { headers: h, json: chat() });
     expect(r.status, r.text).to.equal(502);
-    expect(r.body.error.code).to.equal('upstream_error');
+    expect(r.body.error).to.include({ code: 'upstream_error', message: 'The upstream answered with a malformed body.' });
   });
 
   it('a stream cut mid-way ends with an in-band error in chat and messages', async () => {

@@ -4,7 +4,7 @@ import http from 'http';
 import path from 'path';
 import { chatComplete } from '../../../workers/providers/bedrock/chatComplete';
 import { canonicalToConverse } from '../../../workers/providers/bedrock/to-converse';
-import { eventFrame } from '../../../scripts/simulator/eventstream';
+import { eventFrame, exceptionFrame } from '../../../scripts/simulator/eventstream';
 import type { UpstreamCall } from '../../../workers/providers/types';
 import { ApiError } from '../../../shared/errors/ApiError';
 
@@ -237,6 +237,19 @@ describe('bedrock upstream: recorded answers (vercel/ai fixtures) → canonical'
       expect(chunks).to.have.length(1); // the role chunk that came before the exception
     } finally {
       await ep.close();
+    }
+  });
+
+  it('in-stream exceptions keep their meaning: throttling is upstream_rate_limited, validation upstream_invalid_request', async () => {
+    for (const [type, status, code] of [['throttlingException', 429, 'upstream_rate_limited'], ['validationException', 400, 'upstream_invalid_request'], ['serviceUnavailableException', 503, 'upstream_unavailable']] as const) {
+      const ep = await endpoint(streamAnswer([eventFrame('messageStart', { role: 'assistant' }), exceptionFrame(type, `simulated ${type}`)]));
+      try {
+        let err: unknown;
+        await chatComplete(callTo(ep.url), { messages: [{ role: 'user', content: 'x' }] }, 'pub-model', { emit: () => undefined, includeUsage: false }).catch((e) => (err = e));
+        expect(err, type).to.include({ status, code });
+      } finally {
+        await ep.close();
+      }
     }
   });
 });

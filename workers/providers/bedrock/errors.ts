@@ -45,6 +45,7 @@ export function bedrockFailure(err: unknown, signal: AbortSignal, callerKey = fa
         return errors.upstreamError('The upstream answered with a malformed body.');
       }
   }
+  if (status && status < 300) return errors.upstreamError('The upstream answered with a malformed body.'); // a 200 the SDK could not read
   if (status === 401 || status === 403) {
     if (callerKey) return new ApiError(status, 'upstream_auth_failed', `Upstream refused your key: ${msg}`);
     return new ApiError(502, 'upstream_auth_failed', `Upstream refused the gateway's credential for this model (status ${status}); this is not about your API key.`);
