@@ -175,6 +175,24 @@ describe('bedrock upstream (Converse) through the gateway', () => {
     expect(ev.inputTokens).to.equal(second.body.usage.prompt_tokens);
   });
 
+  it('the messages dialect passes cache_control to a Claude model as cache points (system and user blocks)', async () => {
+    const doc = `Manual ${Math.random()}: ${'every gateway request passes through the canonical form '.repeat(40)}`;
+    const client = new Anthropic({ apiKey: o.key, baseURL: env().gw.url, maxRetries: 0 });
+    const ask = () =>
+      client.messages.create({
+        model: 'sim-bedrock-claude',
+        max_tokens: 100,
+        system: [{ type: 'text', text: 'You answer from the manual.', cache_control: { type: 'ephemeral' } }],
+        messages: [{ role: 'user', content: [{ type: 'text', text: doc, cache_control: { type: 'ephemeral' } }, { type: 'text', text: 'What does it say?' }] }],
+      });
+    const first = await ask();
+    expect(sentBody().system).to.deep.equal([{ text: 'You answer from the manual.' }, { cachePoint: { type: 'default' } }]);
+    expect(sentBody().messages[0].content).to.deep.equal([{ text: doc }, { cachePoint: { type: 'default' } }, { text: 'What does it say?' }]);
+    expect(first.usage.cache_read_input_tokens ?? 0).to.equal(0);
+    const second = await ask();
+    expect(second.usage.cache_read_input_tokens).to.be.greaterThan(300);
+  });
+
   it('json_schema response_format becomes outputConfig.textFormat', async () => {
     const schema = { type: 'object', properties: { a: { type: 'string' } } };
     const r = await call('POST', '/v1/chat/completions', { headers: h, json: { model: 'sim-bedrock-claude', messages: [{ role: 'user', content: 'json' }], response_format: { type: 'json_schema', json_schema: { name: 'thing', schema } } } });
