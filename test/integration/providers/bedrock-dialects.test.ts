@@ -151,12 +151,15 @@ describe('bedrock upstream (Converse) through the gateway', () => {
     expect(sent(1).path).to.equal(at(CLAUDE, 'converse-stream'));
   });
 
-  it('a Bedrock API key goes as a bearer token; cache hints have no effect on a non-Claude model', async () => {
-    const r = await call('POST', '/v1/chat/completions', { headers: h, json: { model: 'sim-bedrock-nova', messages: [{ role: 'user', content: [{ type: 'text', text: 'nova here', cache_control: { type: 'ephemeral' } }] }] } });
+  it('a Bedrock API key goes as a bearer token; images go as bytes; cache hints have no effect on a non-Claude model', async () => {
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+    const content = [{ type: 'text', text: 'nova here', cache_control: { type: 'ephemeral' } }, { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } }];
+    const r = await call('POST', '/v1/chat/completions', { headers: h, json: { model: 'sim-bedrock-nova', messages: [{ role: 'user', content }] } });
     expect(r.status, r.text).to.equal(200);
     expect(sent().path).to.equal(at(NOVA, 'converse'));
     expect(sent().authorization).to.equal('Bearer ABSKsimulatedbedrockkey');
-    expect(sentBody().messages).to.deep.equal([{ role: 'user', content: [{ text: 'nova here' }] }]);
+    // AWS's JSON protocol carries blob members base64-encoded
+    expect(sentBody().messages).to.deep.equal([{ role: 'user', content: [{ text: 'nova here' }, { image: { format: 'png', source: { bytes: png } } }] }]);
   });
 
   it('cache_control on Claude becomes a cache point; cached tokens are reported and billed as input', async () => {
