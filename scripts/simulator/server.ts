@@ -12,6 +12,7 @@ import { rerankRoutes } from './routes/rerank';
 import { transcriptionRoutes } from './routes/transcriptions';
 import { searchRoutes } from './routes/search';
 import { geminiRoutes } from './routes/gemini';
+import { bedrockRoutes } from './routes/bedrock';
 
 export interface Simulator {
   app: Express;
@@ -53,6 +54,7 @@ export function createSimulator(): Simulator {
   app.use(transcriptionRoutes(knobs, log));
   app.use(searchRoutes(knobs, log));
   app.use(geminiRoutes(knobs, log));
+  app.use(bedrockRoutes(knobs, log));
   return { app, knobs, log };
 }
 

@@ -11,10 +11,11 @@ import { deploymentsSchema, fallbacksSchema, poolOfOne, type DeploymentSpec } fr
 export const providerSchema = Joi.object({
   name: Joi.string().pattern(/^[a-z0-9][a-z0-9_-]*$/).required(),
   kind: Joi.string().valid(...PROVIDER_KINDS).required(),
-  base_url: Joi.string().uri({ scheme: ['http', 'https'] }).required(),
+  // bedrock: optional, the region's endpoint by default (docs/providers/bedrock.md)
+  base_url: Joi.string().uri({ scheme: ['http', 'https'] }).when('kind', { is: 'bedrock', then: Joi.optional(), otherwise: Joi.required() }),
   api_key: Joi.string().min(1),
   api_version: Joi.string().max(100),
-  region: Joi.string().pattern(/^[a-z0-9-]+$/).max(40),
+  region: Joi.string().pattern(/^[a-z0-9-]+$/).max(40).when('kind', { is: 'bedrock', then: Joi.required() }),
   preset: Joi.string().max(40),
 });
 
@@ -45,7 +46,7 @@ export const catalogFileSchema = Joi.object({
   models: Joi.array().items(modelSchema).default([]),
 });
 
-export type ProviderInput = { name: string; kind: ProviderKind; base_url: string; api_key?: string } & ProviderSettings;
+export type ProviderInput = { name: string; kind: ProviderKind; base_url?: string; api_key?: string } & ProviderSettings;
 
 /** The non-secret per-kind fields of a provider entry. */
 export function providerSettings(p: ProviderSettings): ProviderSettings {
@@ -74,7 +75,7 @@ export type ModelInput = {
 
 /** Creates or updates a provider by name; the key is stored encrypted and never read back. */
 export async function upsertProvider(p: ProviderInput): Promise<Provider> {
-  const values = { name: p.name, kind: p.kind, baseUrl: p.base_url, settings: providerSettings(p), ...(p.api_key ? { apiKeyEncrypted: encrypt(p.api_key) } : {}) };
+  const values = { name: p.name, kind: p.kind, baseUrl: p.base_url ?? '', settings: providerSettings(p), ...(p.api_key ? { apiKeyEncrypted: encrypt(p.api_key) } : {}) };
   const existing = await Provider.findOne({ where: { name: p.name } });
   return existing ? existing.update(values) : Provider.create({ apiKeyEncrypted: null, ...values });
 }

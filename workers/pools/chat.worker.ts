@@ -5,6 +5,7 @@ import { chatComplete as anthropicChat } from '../providers/anthropic/chatComple
 import { messages as anthropicMessages } from '../providers/anthropic/messages';
 import { completions as anthropicCompletions } from '../providers/anthropic/completions';
 import { chatComplete as geminiChat } from '../providers/gemini/chatComplete';
+import { chatComplete as bedrockChat } from '../providers/bedrock/chatComplete';
 import { platformCredential } from '../credentials';
 import { decrypt } from '../../shared/crypto';
 import { config } from '../../shared/config/env';
@@ -42,6 +43,10 @@ async function runChat(job: ChatJob, t: UpstreamTarget, signal: AbortSignal, emi
     case 'gemini':
       if (job.operation === 'chat') return geminiChat(call, job.body, job.publicModel, stream);
       if (job.operation === 'completions') return anthropicCompletions(call, job.body, job.publicModel, stream, geminiChat);
+      break;
+    case 'bedrock':
+      if (job.operation === 'chat') return bedrockChat(call, job.body, job.publicModel, stream);
+      if (job.operation === 'completions') return anthropicCompletions(call, job.body, job.publicModel, stream, bedrockChat);
       break;
     default:
       break;

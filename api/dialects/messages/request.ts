@@ -52,11 +52,11 @@ function documentPart(block: MessagesBlock): CanonicalPart {
   throw new ApiError(400, 'invalid_request', `Document source type '${source.type}' is not supported here.`);
 }
 
-/** A user-side block (text, image, document) as a canonical part. */
-function userPart(block: MessagesBlock): CanonicalPart | undefined {
+/** A user-side block (text, image, document) as a canonical part; `cacheHints` keeps a text block's `cache_control`. */
+function userPart(block: MessagesBlock, cacheHints = false): CanonicalPart | undefined {
   switch (block.type) {
     case 'text':
-      return { type: 'text', text: String(block.text) };
+      return { type: 'text', text: String(block.text), ...(cacheHints && block.cache_control ? { cache_control: block.cache_control } : {}) };
     case 'image':
       return imagePart(block.source as Source);
     case 'document':
@@ -85,7 +85,7 @@ function toolResult(block: MessagesBlock): { text: string; images: CanonicalPart
   return { text, images };
 }
 
-function userMessages(content: MessagesMessage['content']): CanonicalMessage[] {
+function userMessages(content: MessagesMessage['content'], cacheHints = false): CanonicalMessage[] {
   if (typeof content === 'string') return [{ role: 'user', content }];
   const out: CanonicalMessage[] = [];
   const parts: CanonicalPart[] = [];
@@ -97,12 +97,12 @@ function userMessages(content: MessagesMessage['content']): CanonicalMessage[] {
       late.push(...r.images);
       continue;
     }
-    const p = userPart(block);
+    const p = userPart(block, cacheHints);
     if (p) parts.push(p);
   }
   // Tool results must directly follow the assistant's tool calls; the rest of the turn comes after.
   const rest = [...late, ...parts];
-  if (rest.length) out.push({ role: 'user', content: rest.every((p) => p.type === 'text') ? rest.map((p) => (p as { text: string }).text).join('\n') : rest });
+  if (rest.length) out.push({ role: 'user', content: rest.every((p) => p.type === 'text' && !('cache_control' in p)) ? rest.map((p) => (p as { text: string }).text).join('\n') : rest });
   return out;
 }
 
@@ -168,15 +168,28 @@ function toolChoice(c: MessagesRequest['tool_choice']): CanonicalToolChoice | un
   }
 }
 
-/** Messages request → canonical chat request. `stream` is set by the caller of the dispatch. */
-export function messagesToCanonical(req: MessagesRequest): CanonicalRequest {
+/** A `system` array with `cache_control` on a text block, as text parts that keep it. */
+function cachedSystem(req: MessagesRequest): CanonicalMessage | undefined {
+  if (!Array.isArray(req.system) || !req.system.some((b) => b.cache_control)) return undefined;
+  const inMessages = req.messages.filter((m) => m.role === 'system').map((m) => (typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content));
+  return { role: 'system', content: [req.system, ...inMessages].flat().filter((b) => b.type === 'text').map((b) => userPart(b, true)!) };
+}
+
+/**
+ * Messages request → canonical chat request. `stream` is set by the caller of the dispatch.
+ * `cacheHints`: keep `cache_control` on text blocks, for upstreams that honour it through the
+ * canonical path (Bedrock Claude models, docs/providers/bedrock.md); others never see it.
+ */
+export function messagesToCanonical(req: MessagesRequest, opts: { cacheHints?: boolean } = {}): CanonicalRequest {
   const messages: CanonicalMessage[] = [];
-  const sys = systemText(req);
+  const cachedSys = opts.cacheHints ? cachedSystem(req) : undefined;
+  const sys = cachedSys ? undefined : systemText(req);
+  if (cachedSys) messages.push(cachedSys);
   if (sys) messages.push({ role: 'system', content: sys });
   for (const m of req.messages) {
     if (m.role === 'system') continue;
     if (m.role === 'assistant') messages.push(assistantMessage(m.content));
-    else messages.push(...userMessages(m.content));
+    else messages.push(...userMessages(m.content, opts.cacheHints));
   }
   const out: CanonicalRequest = { model: req.model, messages };
   if (req.max_tokens !== undefined) out.max_tokens = req.max_tokens;

@@ -52,7 +52,7 @@ function createHandler(ctx: AppContext) {
     const common = {
       resolved,
       operation: bypass ? ('messages' as const) : ('chat' as const),
-      body: bypass ? { ...body } : forModel(messagesToCanonical(body), resolved.model.config),
+      body: bypass ? { ...body } : forModel(messagesToCanonical(body, { cacheHints: resolved.model.provider.kind === 'bedrock' }), resolved.model.config),
       stream,
       includeUsage: true,
       passthrough: false,

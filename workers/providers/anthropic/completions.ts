@@ -36,7 +36,8 @@ export function chatToCompletion(c: Record<string, unknown>): Record<string, unk
 }
 
 /**
- * Legacy completions on an Anthropic-native upstream, through the canonical translation: the prompt
+ * Legacy completions on an upstream that is not OpenAI-compatible (Anthropic by default, or the
+ * kind's own `chatComplete`), through the canonical translation: the prompt
  * becomes a user turn, the answer (JSON or chunks) comes back as `text_completion` objects.
  */
 export async function completions(

@@ -1,0 +1,57 @@
+import { ApiError } from '../../../shared/errors/ApiError';
+import { errors } from '../../../shared/errors/codes';
+
+type SdkError = Error & { name: string; $fault?: string; $metadata?: { httpStatusCode?: number }; $response?: { headers?: Record<string, string> }; code?: string };
+
+const CONNECT = /ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|socket hang up|EPIPE/;
+
+/**
+ * A Bedrock failure (an SDK exception: an HTTP error answer, an in-stream exception event, an
+ * unreadable body, a connection lost mid-stream, or no connection) → the gateway's error, as `upstreamFailure` does for HTTP
+ * upstreams. When the platform's credential is refused the caller did nothing wrong: 502.
+ */
+export function bedrockFailure(err: unknown, signal: AbortSignal, callerKey = false, midStream = false): unknown {
+  if (signal.aborted) return signal.reason;
+  if (err instanceof ApiError) return err;
+  const e = err as SdkError;
+  const status = e?.$metadata?.httpStatusCode;
+  const msg = `${e?.name ?? 'Error'}: ${String(e?.message ?? '')}`.slice(0, 500);
+  const retryAfter = Number(e?.$response?.headers?.['retry-after']);
+  const after = Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : 1;
+  switch (e?.name) {
+    case 'ThrottlingException':
+    case 'ModelNotReadyException':
+      return errors.upstreamRateLimited(after);
+    case 'ServiceUnavailableException':
+      return errors.upstreamUnavailable(`Upstream unavailable: ${msg}`, after);
+    case 'ModelTimeoutException':
+    case 'InternalServerException':
+    case 'ModelStreamErrorException':
+    case 'ModelErrorException':
+      return errors.upstreamError(`Upstream failed: ${msg}`);
+    case 'ValidationException':
+    case 'ResourceNotFoundException':
+    case 'ServiceQuotaExceededException':
+    case 'ConflictException':
+      return new ApiError(400, 'upstream_invalid_request', `Upstream rejected the request: ${msg}`);
+    case 'AccessDeniedException':
+    case 'UnrecognizedClientException':
+    case 'ExpiredTokenException':
+      break;
+    default:
+      if (!status) {
+        if (midStream) return errors.upstreamError('The upstream stream broke off before its end.');
+        if (CONNECT.test(`${e?.code ?? ''} ${e?.message ?? ''}`)) return errors.upstreamUnavailable(`Could not reach the upstream: ${e.message}`);
+        return errors.upstreamError('The upstream answered with a malformed body.');
+      }
+  }
+  if (status && status < 300) return errors.upstreamError('The upstream answered with a malformed body.'); // a 200 the SDK could not read
+  if (status === 401 || status === 403) {
+    if (callerKey) return new ApiError(status, 'upstream_auth_failed', `Upstream refused your key: ${msg}`);
+    return new ApiError(502, 'upstream_auth_failed', `Upstream refused the gateway's credential for this model (status ${status}); this is not about your API key.`);
+  }
+  if (status === 429) return errors.upstreamRateLimited(after);
+  if (status === 503) return errors.upstreamUnavailable(`Upstream unavailable: ${msg}`, after);
+  if (status && status >= 400 && status < 500) return new ApiError(400, 'upstream_invalid_request', `Upstream rejected the request: ${msg}`);
+  return errors.upstreamError(`Upstream failed with status ${status}: ${msg}`);
+}

@@ -1,0 +1,53 @@
+import type { ContentBlock, ConverseCommandOutput, TokenUsage } from '@aws-sdk/client-bedrock-runtime';
+
+/** Converse stopReason → finish_reason. */
+export function finishReason(stop: string | undefined): 'stop' | 'length' | 'tool_calls' | 'content_filter' {
+  switch (stop) {
+    case 'max_tokens':
+    case 'model_context_window_exceeded':
+      return 'length';
+    case 'tool_use':
+      return 'tool_calls';
+    case 'guardrail_intervened':
+    case 'content_filtered':
+      return 'content_filter';
+    default:
+      return 'stop'; // end_turn, stop_sequence, malformed_model_output, malformed_tool_use
+  }
+}
+
+/**
+ * Converse usage → OpenAI usage. Bedrock reports cache reads and writes apart from inputTokens (as
+ * Anthropic does); in OpenAI's shape they are part of prompt_tokens, the reads also as cached_tokens.
+ */
+export function chatUsage(u: Partial<TokenUsage> | undefined) {
+  const cached = u?.cacheReadInputTokens ?? 0;
+  const prompt = (u?.inputTokens ?? 0) + cached + (u?.cacheWriteInputTokens ?? 0);
+  const completion = u?.outputTokens ?? 0;
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: { cached_tokens: cached } };
+}
+
+export function completionId(requestId: string | undefined): string {
+  return `chatcmpl-${requestId ?? Date.now().toString(36)}`;
+}
+
+/** A Converse answer → a canonical chat completion with the public model id. */
+export function converseToCompletion(res: ConverseCommandOutput, publicModel: string): Record<string, unknown> {
+  const blocks: ContentBlock[] = res.output?.message?.content ?? [];
+  const text = blocks.map((b) => b.text ?? '').join('');
+  const reasoning = blocks.map((b) => b.reasoningContent?.reasoningText?.text ?? '').join('');
+  const calls = blocks
+    .filter((b) => b.toolUse)
+    .map((b) => ({ id: String(b.toolUse!.toolUseId), type: 'function', function: { name: String(b.toolUse!.name), arguments: JSON.stringify(b.toolUse!.input ?? {}) } }));
+  const message: Record<string, unknown> = { role: 'assistant', content: text || (calls.length ? null : '') };
+  if (reasoning) message.reasoning_content = reasoning;
+  if (calls.length) message.tool_calls = calls;
+  return {
+    id: completionId(res.$metadata?.requestId),
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: publicModel,
+    choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason(res.stopReason) }],
+    usage: chatUsage(res.usage),
+  };
+}

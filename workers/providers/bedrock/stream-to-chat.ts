@@ -1,0 +1,54 @@
+import type { ConverseStreamOutput, TokenUsage } from '@aws-sdk/client-bedrock-runtime';
+import { chatUsage, finishReason } from './from-converse';
+
+/**
+ * Converse stream events → canonical chat chunks. Tool-use blocks become tool calls numbered in
+ * order of appearance; reasoning deltas become `reasoning_content`. The finish chunk comes at
+ * messageStop; the usage (Bedrock's `metadata` event, after it) in the usage-only chunk.
+ */
+export class ConverseToChatStream {
+  private readonly created = Math.floor(Date.now() / 1000);
+  private toolByBlock = new Map<number, number>();
+  private usage: Partial<TokenUsage> = {};
+
+  constructor(
+    private readonly id: string,
+    private readonly publicModel: string,
+  ) {}
+
+  private chunk(delta: Record<string, unknown>, finish: string | null = null): Record<string, unknown> {
+    return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.publicModel, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] };
+  }
+
+  push(ev: ConverseStreamOutput): Record<string, unknown>[] {
+    if (ev.messageStart) return [this.chunk({ role: 'assistant', content: '' })];
+    if (ev.contentBlockStart) {
+      const tu = ev.contentBlockStart.start?.toolUse;
+      if (!tu) return [];
+      const n = this.toolByBlock.size;
+      this.toolByBlock.set(ev.contentBlockStart.contentBlockIndex ?? 0, n);
+      return [this.chunk({ tool_calls: [{ index: n, id: tu.toolUseId, type: 'function', function: { name: tu.name, arguments: '' } }] })];
+    }
+    if (ev.contentBlockDelta) {
+      const d = ev.contentBlockDelta.delta;
+      if (d?.text !== undefined) return d.text ? [this.chunk({ content: d.text })] : [];
+      if (d?.reasoningContent?.text) return [this.chunk({ reasoning_content: d.reasoningContent.text })];
+      if (d?.toolUse) {
+        const n = this.toolByBlock.get(ev.contentBlockDelta.contentBlockIndex ?? 0);
+        return n === undefined || !d.toolUse.input ? [] : [this.chunk({ tool_calls: [{ index: n, function: { arguments: d.toolUse.input } }] })];
+      }
+      return [];
+    }
+    if (ev.messageStop) return [this.chunk({}, finishReason(ev.messageStop.stopReason))];
+    if (ev.metadata) this.usage = ev.metadata.usage ?? {};
+    return []; // contentBlockStop, metadata
+  }
+
+  usageChunk(): Record<string, unknown> {
+    return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.publicModel, choices: [], usage: this.usageTotals() };
+  }
+
+  usageTotals() {
+    return chatUsage(this.usage);
+  }
+}

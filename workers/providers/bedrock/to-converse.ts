@@ -1,0 +1,162 @@
+import type { ContentBlock, ConverseRequest, ImageFormat, Message, SystemContentBlock, Tool, ToolChoice } from '@aws-sdk/client-bedrock-runtime';
+import { ApiError } from '../../../shared/errors/ApiError';
+
+type Part = Record<string, unknown> & { type: string; cache_control?: unknown };
+type CMessage = { role: string; content?: string | Part[] | null; tool_calls?: Array<{ id: string; function: { name: string; arguments?: string } }>; tool_call_id?: string };
+
+const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
+const IMAGE_FORMATS: Record<string, ImageFormat> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/jpg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' };
+const CACHE_POINT: ContentBlock = { cachePoint: { type: 'default' } };
+
+/** 400 `unsupported_parameter` naming the field: Converse cannot say it and dropping it would change the answer. */
+export function refuse(param: string, why: string): ApiError {
+  return new ApiError(400, 'unsupported_parameter', `\`${param}\` is not supported on this model (Bedrock Converse): ${why}`, { param });
+}
+
+/** A Claude model on Bedrock (a foundation model id, an inference profile or an ARN naming one). */
+export function isClaude(upstream: string): boolean {
+  return /anthropic\.claude/.test(upstream);
+}
+
+function imageBlock(url: string): ContentBlock {
+  const m = DATA_URL.exec(url);
+  const format = m && IMAGE_FORMATS[m[1].toLowerCase()];
+  if (!m || !format) throw refuse('messages', 'images must be base64 data URLs of PNG, JPEG, GIF or WebP (Converse takes image bytes, not URLs).');
+  return { image: { format, source: { bytes: Buffer.from(m[2], 'base64') } } };
+}
+
+function partBlocks(p: Part, claude: boolean): ContentBlock[] {
+  let block: ContentBlock;
+  if (p.type === 'text') {
+    if (!p.text) return [];
+    block = { text: String(p.text) };
+  } else if (p.type === 'image_url') {
+    const iu = p.image_url as { url: string } | string;
+    block = imageBlock(typeof iu === 'string' ? iu : iu.url);
+  } else throw refuse('messages', `content part type '${p.type}' has no Converse form here.`);
+  return p.cache_control && claude ? [block, CACHE_POINT] : [block];
+}
+
+function blocksOf(content: CMessage['content'], claude: boolean): ContentBlock[] {
+  if (content == null || content === '') return [];
+  if (typeof content === 'string') return [{ text: content }];
+  return content.flatMap((p) => partBlocks(p, claude));
+}
+
+function textOf(content: CMessage['content']): string {
+  if (typeof content === 'string') return content;
+  return (content ?? []).map((p) => (p.type === 'text' ? String(p.text ?? '') : '')).join('\n');
+}
+
+function parseInput(args: string | undefined): Record<string, unknown> {
+  try {
+    const v = JSON.parse(args || '{}') as unknown;
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : { value: v };
+  } catch {
+    return { _raw: args };
+  }
+}
+
+/** Canonical messages → Converse system blocks + alternating user/assistant messages (neighbours merged). */
+function conversation(messages: CMessage[], claude: boolean): { system: SystemContentBlock[]; messages: Message[]; toolBlocks: boolean } {
+  const system: SystemContentBlock[] = [];
+  const out: Message[] = [];
+  let toolBlocks = false;
+  const push = (role: 'user' | 'assistant', blocks: ContentBlock[]) => {
+    if (!blocks.length) return;
+    const last = out.at(-1);
+    if (last?.role === role) last.content!.push(...blocks);
+    else out.push({ role, content: blocks });
+  };
+  for (const m of messages) {
+    if (m.role === 'system' || m.role === 'developer') {
+      const parts = typeof m.content === 'string' ? [{ type: 'text', text: m.content } as Part] : (m.content ?? []);
+      for (const p of parts) {
+        if (p.type === 'text' && p.text) system.push({ text: String(p.text) });
+        if (p.cache_control && claude) system.push({ cachePoint: { type: 'default' } });
+      }
+    } else if (m.role === 'user') push('user', blocksOf(m.content, claude));
+    else if (m.role === 'tool') {
+      toolBlocks = true;
+      push('user', [{ toolResult: { toolUseId: String(m.tool_call_id), content: [{ text: textOf(m.content) }] } }]);
+    } else if (m.role === 'assistant') {
+      const blocks = blocksOf(m.content, claude);
+      for (const c of m.tool_calls ?? []) {
+        toolBlocks = true;
+        blocks.push({ toolUse: { toolUseId: c.id, name: c.function.name, input: parseInput(c.function.arguments) as never } });
+      }
+      push('assistant', blocks);
+    } else throw refuse('messages', `message role '${m.role}' has no Converse form.`);
+  }
+  return { system, messages: out, toolBlocks };
+}
+
+function toolChoice(c: unknown): ToolChoice | undefined {
+  if (c === 'required') return { any: {} };
+  if (c === 'auto') return { auto: {} };
+  if (c && typeof c === 'object') return { tool: { name: (c as { function?: { name?: string } }).function?.name } };
+  return undefined;
+}
+
+/** Fields that change the answer and that Converse cannot express. */
+function refuseUntranslatable(body: Record<string, unknown>): void {
+  if (typeof body.n === 'number' && body.n > 1) throw refuse('n', 'one choice per request only.');
+  if (body.logprobs === true) throw refuse('logprobs', 'Converse reports no log probabilities.');
+  if (typeof body.top_logprobs === 'number') throw refuse('top_logprobs', 'Converse reports no log probabilities.');
+  if (body.logit_bias && Object.keys(body.logit_bias as object).length) throw refuse('logit_bias', 'Converse has no token biasing.');
+  for (const k of ['frequency_penalty', 'presence_penalty'] as const) if (typeof body[k] === 'number' && body[k] !== 0) throw refuse(k, 'Converse has no repetition penalties.');
+  if (body.parallel_tool_calls === false) throw refuse('parallel_tool_calls', 'Converse cannot forbid parallel tool calls.');
+  if (Array.isArray(body.modalities) && body.modalities.some((m) => m !== 'text')) throw refuse('modalities', 'Converse answers text only.');
+  if (body.audio) throw refuse('audio', 'Converse answers text only.');
+  if (body.prediction) throw refuse('prediction', 'Converse has no predicted outputs.');
+  const fmt = body.response_format as { type?: string } | undefined;
+  if (fmt?.type === 'json_object') throw refuse('response_format', "JSON mode without a schema has no Converse form (use type 'json_schema').");
+}
+
+/**
+ * A canonical chat request → a Converse request (the SDK's ConverseRequest type). Cache hints
+ * (`cache_control` on a text part) become cache points on Claude models and have no effect elsewhere.
+ */
+export function canonicalToConverse(body: Record<string, unknown>, upstreamModel: string): ConverseRequest {
+  refuseUntranslatable(body);
+  const claude = isClaude(upstreamModel);
+  const conv = conversation((body.messages as CMessage[]) ?? [], claude);
+  const out: ConverseRequest = { modelId: upstreamModel, messages: conv.messages };
+  if (conv.system.length) out.system = conv.system;
+  const inference: NonNullable<ConverseRequest['inferenceConfig']> = {};
+  const max = body.max_completion_tokens ?? body.max_tokens;
+  if (typeof max === 'number') inference.maxTokens = max;
+  if (typeof body.temperature === 'number') inference.temperature = body.temperature;
+  if (typeof body.top_p === 'number') inference.topP = body.top_p;
+  const stop = typeof body.stop === 'string' ? [body.stop] : Array.isArray(body.stop) ? (body.stop as string[]) : [];
+  if (stop.length) inference.stopSequences = stop;
+  if (Object.keys(inference).length) out.inferenceConfig = inference;
+  if (typeof body.top_k === 'number') {
+    if (!claude) throw refuse('top_k', 'only Claude models on Bedrock take top_k.');
+    out.additionalModelRequestFields = { top_k: body.top_k };
+  }
+  const tools = (body.tools as Array<{ type: string; function?: { name: string; description?: string; parameters?: unknown } }> | undefined) ?? [];
+  const fns = tools.filter((t) => t.type === 'function' && t.function);
+  if (fns.length !== tools.length) throw refuse('tools', 'only function tools have a Converse form.');
+  if (fns.length && body.tool_choice === 'none') {
+    // Converse has no "none": leaving the tools out means the same, unless the history holds tool blocks.
+    if (conv.toolBlocks) throw refuse('tool_choice', "'none' cannot be expressed while the conversation holds tool calls.");
+  } else if (fns.length) {
+    const specs: Tool[] = fns.map((t) => ({
+      toolSpec: { name: t.function!.name, ...(t.function!.description ? { description: t.function!.description } : {}), inputSchema: { json: (t.function!.parameters ?? { type: 'object', properties: {} }) as never } },
+    }));
+    const choice = toolChoice(body.tool_choice);
+    out.toolConfig = { tools: specs, ...(choice ? { toolChoice: choice } : {}) };
+  }
+  const fmt = body.response_format as { type?: string; json_schema?: { name?: string; description?: string; schema?: unknown } } | undefined;
+  if (fmt?.type === 'json_schema') {
+    const js = fmt.json_schema ?? {};
+    out.outputConfig = {
+      textFormat: {
+        type: 'json_schema',
+        structure: { jsonSchema: { schema: JSON.stringify(js.schema ?? {}), ...(js.name ? { name: js.name } : {}), ...(js.description ? { description: js.description } : {}) } },
+      },
+    };
+  }
+  return out;
+}
