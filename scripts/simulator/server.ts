@@ -11,6 +11,7 @@ import { embeddingsRoutes } from './routes/embeddings';
 import { rerankRoutes } from './routes/rerank';
 import { transcriptionRoutes } from './routes/transcriptions';
 import { searchRoutes } from './routes/search';
+import { azureRoutes } from './routes/azure';
 
 export interface Simulator {
   app: Express;
@@ -43,6 +44,7 @@ export function createSimulator(): Simulator {
     res.json({ ok: true });
   });
   app.get('/_sim/requests', (_req, res) => res.json(log.entries));
+  app.use(azureRoutes());
   app.use(chatRoutes(knobs, log));
   app.use(completionsRoutes(knobs, log));
   app.use(messagesRoutes(knobs, log));

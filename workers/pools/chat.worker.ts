@@ -4,6 +4,7 @@ import { chatComplete } from '../providers/openai/chatComplete';
 import { chatComplete as anthropicChat } from '../providers/anthropic/chatComplete';
 import { messages as anthropicMessages } from '../providers/anthropic/messages';
 import { completions as anthropicCompletions } from '../providers/anthropic/completions';
+import { chatComplete as azureChat } from '../providers/azure/chatComplete';
 import { platformCredential } from '../credentials';
 import { decrypt } from '../../shared/crypto';
 import { config } from '../../shared/config/env';
@@ -25,6 +26,9 @@ async function runChat(job: ChatJob, signal: AbortSignal, emit: (c: string) => v
       if (job.operation === 'messages') return anthropicMessages(call, job.body, job.publicModel, stream?.emit, job.anthropicBeta);
       if (job.operation === 'chat') return anthropicChat(call, job.body, job.publicModel, stream);
       return anthropicCompletions(call, job.body, job.publicModel, stream);
+    case 'azure':
+      if (job.operation === 'messages') break;
+      return azureChat(call, job.operation, job.body, job.publicModel, stream);
     default:
       break;
   }
