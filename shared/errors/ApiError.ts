@@ -39,6 +39,8 @@ export interface WireError {
   message: string;
   retryAfter?: number;
   details?: Record<string, unknown>;
+  /** The request field at fault, when a worker refused one (e.g. `unsupported_parameter`). */
+  param?: string;
 }
 
 export function toWire(err: ApiError): WireError {
@@ -49,9 +51,10 @@ export function toWire(err: ApiError): WireError {
     message: err.message,
     retryAfter: retry ? Number(retry) : undefined,
     details: err.details,
+    param: err.param,
   };
 }
 
 export function fromWire(w: WireError): ApiError {
-  return new ApiError(w.status, w.code, w.message, { retryAfter: w.retryAfter, details: w.details });
+  return new ApiError(w.status, w.code, w.message, { retryAfter: w.retryAfter, details: w.details, param: w.param });
 }
