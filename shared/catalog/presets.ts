@@ -9,7 +9,7 @@ export interface Preset {
   baseUrl?: string;
   /** Chat fields the service answers with an error: refused with 400 `unsupported_parameter` instead. */
   refuses: string[];
-  /** `n` above 1 is refused by the service. */
+  /** `n` above 1: the service refuses or ignores it (one choice comes back), so it is refused. */
   singleChoice?: boolean;
   /** The one output cap the service reads: the other one of the pair is renamed to it (unset: both are read). */
   maxTokensField?: 'max_tokens' | 'max_completion_tokens';
@@ -29,13 +29,13 @@ export interface Preset {
 export const PRESETS = {
   groq: { baseUrl: 'https://api.groq.com/openai/v1', refuses: ['logprobs', 'logit_bias', 'top_logprobs'], singleChoice: true, streamUsage: 'stream_options', reasoningField: 'reasoning' },
   mistral: { baseUrl: 'https://api.mistral.ai/v1', refuses: ['logit_bias', 'logprobs', 'top_logprobs'], maxTokensField: 'max_tokens', streamUsage: 'last_chunk' },
-  deepseek: { baseUrl: 'https://api.deepseek.com/v1', refuses: ['logit_bias'], maxTokensField: 'max_tokens', streamUsage: 'stream_options', reasoningField: 'reasoning_content' },
+  deepseek: { baseUrl: 'https://api.deepseek.com/v1', refuses: ['logit_bias'], singleChoice: true, maxTokensField: 'max_tokens', streamUsage: 'stream_options', reasoningField: 'reasoning_content' },
   together: { baseUrl: 'https://api.together.xyz/v1', refuses: [], maxTokensField: 'max_tokens', streamUsage: 'last_chunk', reasoningField: 'reasoning' },
   fireworks: { baseUrl: 'https://api.fireworks.ai/inference/v1', refuses: [], maxTokensField: 'max_tokens', streamUsage: 'last_chunk', reasoningField: 'reasoning_content' },
-  xai: { baseUrl: 'https://api.x.ai/v1', refuses: ['logit_bias'], streamUsage: 'stream_options', reasoningField: 'reasoning_content' },
+  xai: { baseUrl: 'https://api.x.ai/v1', refuses: [], streamUsage: 'stream_options', reasoningField: 'reasoning_content' },
   openrouter: { baseUrl: 'https://openrouter.ai/api/v1', refuses: [], maxTokensField: 'max_tokens', streamUsage: 'last_chunk', reasoningField: 'reasoning' },
   vllm: { refuses: [], streamUsage: 'stream_options', reasoningField: 'reasoning' },
-  ollama: { baseUrl: 'http://localhost:11434/v1', refuses: ['logit_bias', 'logprobs', 'top_logprobs'], maxTokensField: 'max_tokens', streamUsage: 'stream_options', reasoningField: 'reasoning' },
+  ollama: { baseUrl: 'http://localhost:11434/v1', refuses: ['logit_bias'], maxTokensField: 'max_tokens', streamUsage: 'stream_options', reasoningField: 'reasoning' },
 } satisfies Record<string, Preset>;
 
 export type PresetName = keyof typeof PRESETS;
