@@ -1,6 +1,5 @@
 import { expect } from 'chai';
 import http from 'http';
-import { AzureOpenAI } from 'openai';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
@@ -8,6 +7,9 @@ import { postSse } from '../../helpers/sse-events';
 import { usageSettled } from '../../helpers/usage';
 import { UsageEvent } from '../../../shared/db/models';
 import { importCatalog } from '../../../shared/catalog/catalog-ops';
+import { DEFAULT_CATALOG } from '../../../shared/catalog/default-catalog';
+import OpenAI, { AzureOpenAI, toFile } from 'openai';
+import { makeWav, SPEECH_LIKE } from '../../helpers/wav';
 import fs from 'fs';
 import path from 'path';
 
@@ -40,6 +42,7 @@ describe('Azure OpenAI upstreams (kind azure)', () => {
     o = await buildOrg(env().redis);
     recordedServer = await recordedUpstream();
     const sim = env().simUrl;
+    const simImage = DEFAULT_CATALOG.find((m) => m.publicId === 'sim-image')!;
     await importCatalog(env().redis, {
       providers: [
         { name: 'azure-sim', kind: 'azure', base_url: sim, api_key: KEY, api_version: '2024-10-21' },
@@ -50,6 +53,8 @@ describe('Azure OpenAI upstreams (kind azure)', () => {
         { id: 'az-chat', provider: 'azure-sim', upstream: 'gpt-4o-prod', capabilities: { chat: true, vision: true }, prices: { input_token: 1, output_token: 2 } },
         { id: 'az-chat-v1', provider: 'azure-sim-v1', upstream: 'gpt-4o-v1dep', capabilities: { chat: true } },
         { id: 'az-recorded', provider: 'azure-recorded', upstream: 'pirate', capabilities: { chat: true } },
+        { id: 'az-image', provider: 'azure-sim', upstream: 'image-dep', capabilities: { image_generation: true }, limits: simImage.limits, prices: simImage.prices },
+        { id: 'az-whisper', provider: 'azure-sim', upstream: 'whisper-dep', capabilities: { transcription: true }, config: { audio_config: { max_duration_seconds: 3600, supports_word_timestamps: true } }, prices: { audio_second: 100 } },
         { id: 'az-embed', provider: 'azure-sim', upstream: 'embed-dep', capabilities: { embeddings: true }, context_window: 512, limits: { max_batch_size: 16, max_input_tokens: 512, dimensions: 256 }, prices: { input_token: 0.02 } },
       ],
     });
@@ -187,6 +192,17 @@ describe('Azure OpenAI upstreams (kind azure)', () => {
     expect(sent.query).to.deep.equal({ 'api-version': '2024-10-21' });
     const [ev] = await usageOf(r.headers.get('x-service-request-id'));
     expect(ev.inputTokens).to.equal(r.body.usage.prompt_tokens);
+  });
+
+  it('generates images and transcribes audio through the deployment URLs', async () => {
+    const client = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    const img = await client.images.generate({ model: 'az-image', prompt: 'a lighthouse', size: '256x256', response_format: 'b64_json' });
+    expect(Buffer.from(img.data![0].b64_json!, 'base64').subarray(1, 4).toString()).to.equal('PNG');
+    const t = await client.audio.transcriptions.create({ file: await toFile(makeWav(SPEECH_LIKE), 'a.wav', { type: 'audio/wav' }), model: 'az-whisper' });
+    expect(t.text.length).to.be.greaterThan(0);
+    const [gen, audio] = env().sim.log.entries;
+    expect([gen.path, gen.query, gen.apiKeyHeader]).to.deep.equal(['/openai/deployments/image-dep/images/generations', { 'api-version': '2024-10-21' }, KEY]);
+    expect([audio.path, audio.query, audio.apiKeyHeader]).to.deep.equal(['/openai/deployments/whisper-dep/audio/transcriptions', { 'api-version': '2024-10-21' }, KEY]);
   });
 
   it("parses Azure's documented answer (azure-rest-api-specs example) in the chat and messages dialects, billing its usage", async () => {
