@@ -48,6 +48,8 @@ export interface Knobs {
   reasoning?: { field: 'reasoning' | 'reasoning_content'; text: string };
   /** Chat streams: usage rides on the finishing chunk whatever `stream_options` says (Mistral, Together, OpenRouter). */
   usageInLastChunk?: boolean;
+  /** Chat: fields added to `usage` (e.g. DeepSeek's `prompt_cache_hit_tokens`). */
+  usageExtra?: Record<string, number>;
 }
 
 /** What `take` hands a route: the knobs, and for `hold` the promise that lets the answer go. */

@@ -24,12 +24,14 @@ export interface Preset {
    * `reasoning`); `reasoning_content` is the canonical field already.
    */
   reasoningField?: 'reasoning_content' | 'reasoning';
+  /** The usage field the service reports cached prompt tokens in, read as `prompt_tokens_details.cached_tokens`. */
+  cachedTokensField?: string;
 }
 
 export const PRESETS = {
   groq: { baseUrl: 'https://api.groq.com/openai/v1', refuses: ['logprobs', 'logit_bias', 'top_logprobs'], singleChoice: true, streamUsage: 'stream_options', reasoningField: 'reasoning' },
   mistral: { baseUrl: 'https://api.mistral.ai/v1', refuses: ['logit_bias', 'logprobs', 'top_logprobs'], maxTokensField: 'max_tokens', streamUsage: 'last_chunk' },
-  deepseek: { baseUrl: 'https://api.deepseek.com/v1', refuses: ['logit_bias'], singleChoice: true, maxTokensField: 'max_tokens', streamUsage: 'stream_options', reasoningField: 'reasoning_content' },
+  deepseek: { baseUrl: 'https://api.deepseek.com/v1', refuses: ['logit_bias'], singleChoice: true, maxTokensField: 'max_tokens', streamUsage: 'stream_options', reasoningField: 'reasoning_content', cachedTokensField: 'prompt_cache_hit_tokens' },
   together: { baseUrl: 'https://api.together.xyz/v1', refuses: [], maxTokensField: 'max_tokens', streamUsage: 'last_chunk', reasoningField: 'reasoning' },
   fireworks: { baseUrl: 'https://api.fireworks.ai/inference/v1', refuses: [], maxTokensField: 'max_tokens', streamUsage: 'last_chunk', reasoningField: 'reasoning_content' },
   xai: { baseUrl: 'https://api.x.ai/v1', refuses: [], streamUsage: 'stream_options', reasoningField: 'reasoning_content' },

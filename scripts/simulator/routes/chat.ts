@@ -55,6 +55,7 @@ export function chatRoutes(knobs: KnobStore, log: RequestLog): Router {
       total_tokens: 0,
     };
     usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+    Object.assign(usage, k.usageExtra ?? {});
     const finish = tool ? 'tool_calls' : maxTokens && words.length >= maxTokens ? 'length' : 'stop';
     const id = `chatcmpl-sim${Date.now().toString(36)}`;
     const created = Math.floor(Date.now() / 1000);

@@ -5,7 +5,8 @@ import { call, keyHeader } from '../../helpers/http';
 import { postSse } from '../../helpers/sse-events';
 import { usageSettled } from '../../helpers/usage';
 import { startAdmin, buildPlatformKey, bearer } from '../../helpers/admin';
-import { Provider, UsageEvent } from '../../../shared/db/models';
+import { Model, Provider, UsageEvent } from '../../../shared/db/models';
+import { bumpEpoch } from '../../../shared/cache/epoch';
 import { importCatalog } from '../../../shared/catalog/catalog-ops';
 
 const V = { 'anthropic-version': '2023-06-01' };
@@ -30,6 +31,11 @@ describe('OpenAI-compatible presets', () => {
         { id: 'ds-chat', provider: 'p-deepseek', upstream: 'ds-upstream', capabilities: { chat: true } },
       ],
     });
+  });
+
+  after(async () => {
+    await Model.update({ enabled: false }, { where: { publicId: ['or-chat', 'gq-chat', 'ds-chat'] } });
+    await bumpEpoch(env().redis);
   });
 
   it('fills in the base URL a preset knows when the catalog entry gives none, and refuses a preset it does not know', async () => {
@@ -139,6 +145,19 @@ describe('OpenAI-compatible presets', () => {
     expect(sent.max_tokens, 'groq reads both caps: left as sent').to.equal(20);
     await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(before + 1);
+  });
+
+  it("deepseek: its cache hits (prompt_cache_hit_tokens) are reported as cached tokens in every dialect", async () => {
+    env().sim.knobs.set('ds-upstream', { usageExtra: { prompt_cache_hit_tokens: 4 } });
+    const r = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: ask('ds-chat') });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.body.usage.prompt_tokens_details).to.deep.equal({ cached_tokens: 4 });
+    const m = await call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), ...V }, json: { model: 'ds-chat', max_tokens: 50, messages: [{ role: 'user', content: 'cached?' }] } });
+    expect(m.status, m.text).to.equal(200);
+    expect(m.body.usage.cache_read_input_tokens).to.equal(4);
+    const s = await postSse('/v1/responses', keyHeader(o.key), { model: 'ds-chat', input: 'cached stream', stream: true });
+    expect(s.status, s.text).to.equal(200);
+    expect(s.events.find((e) => e.data.type === 'response.completed')!.data.response.usage.input_tokens_details.cached_tokens).to.equal(4);
   });
 
   it('deepseek: reasoning_content passes both ways; streams ask for usage with stream_options', async () => {

@@ -82,6 +82,7 @@ export async function chatComplete(
     } catch {
       throw errors.upstreamError('The upstream sent a malformed stream event.');
     }
+    if (preset) presetAnswer(preset, chunk);
     const u = usageOf(chunk.usage as OpenAiUsage);
     if (u) usage = u;
     const choices = chunk.choices as unknown[] | undefined;
@@ -91,7 +92,6 @@ export async function chatComplete(
     else if (u) inlineUsage = undefined; // the service sent its own usage-only chunk after all
     if ('usage' in chunk && (!stream.includeUsage || (u && !usageOnly))) delete chunk.usage;
     chunk.model = publicModel;
-    if (preset) presetAnswer(preset, chunk);
     stream.emit(JSON.stringify(chunk));
   }
   if (inlineUsage && stream.includeUsage) {

@@ -35,8 +35,17 @@ export function presetRequest(name: string, preset: Preset, body: Record<string,
   return out;
 }
 
-/** An answer or chunk with the service's reasoning field read as the canonical `reasoning_content`. */
+/**
+ * An answer or chunk in the canonical fields: the service's reasoning field read as
+ * `reasoning_content`, its cached-token count as `prompt_tokens_details.cached_tokens`.
+ */
 export function presetAnswer(preset: Preset, answer: Record<string, unknown>): void {
+  const usage = answer.usage as Record<string, unknown> | null | undefined;
+  const cached = preset.cachedTokensField && usage ? usage[preset.cachedTokensField] : undefined;
+  if (usage && typeof cached === 'number') {
+    const details = (usage.prompt_tokens_details as Record<string, unknown> | null | undefined) ?? {};
+    if (typeof details.cached_tokens !== 'number') usage.prompt_tokens_details = { ...details, cached_tokens: cached };
+  }
   if (preset.reasoningField !== 'reasoning' || !Array.isArray(answer.choices)) return;
   for (const c of answer.choices as Array<Record<string, unknown> | null>) {
     for (const part of [c?.message, c?.delta] as Array<Record<string, unknown> | undefined>) {
