@@ -11,6 +11,8 @@ export interface Preset {
   refuses: string[];
   /** `n` above 1: the service refuses or ignores it (one choice comes back), so it is refused. */
   singleChoice?: boolean;
+  /** The service answers 400 to a message's `name`: refused as `messages[].name`. */
+  refusesMessageName?: boolean;
   /** The one output cap the service reads: the other one of the pair is renamed to it (unset: both are read). */
   maxTokensField?: 'max_tokens' | 'max_completion_tokens';
   /**
@@ -29,7 +31,7 @@ export interface Preset {
 }
 
 export const PRESETS = {
-  groq: { baseUrl: 'https://api.groq.com/openai/v1', refuses: ['logprobs', 'logit_bias', 'top_logprobs'], singleChoice: true, streamUsage: 'stream_options', reasoningField: 'reasoning' },
+  groq: { baseUrl: 'https://api.groq.com/openai/v1', refuses: ['logprobs', 'logit_bias', 'top_logprobs'], singleChoice: true, refusesMessageName: true, streamUsage: 'stream_options', reasoningField: 'reasoning' },
   mistral: { baseUrl: 'https://api.mistral.ai/v1', refuses: ['logit_bias', 'logprobs', 'top_logprobs'], maxTokensField: 'max_tokens', streamUsage: 'last_chunk' },
   deepseek: { baseUrl: 'https://api.deepseek.com/v1', refuses: ['logit_bias'], singleChoice: true, maxTokensField: 'max_tokens', streamUsage: 'stream_options', reasoningField: 'reasoning_content', cachedTokensField: 'prompt_cache_hit_tokens' },
   together: { baseUrl: 'https://api.together.xyz/v1', refuses: [], maxTokensField: 'max_tokens', streamUsage: 'last_chunk', reasoningField: 'reasoning' },

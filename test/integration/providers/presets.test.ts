@@ -137,6 +137,9 @@ describe('OpenAI-compatible presets', () => {
       expect(r.status, `${field}: ${r.text}`).to.equal(400);
       expect(r.body.error).to.include({ code: 'unsupported_parameter', param: field });
     }
+    const named = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'gq-chat', messages: [{ role: 'user', name: 'ann', content: 'hi' }] } });
+    expect(named.status, named.text).to.equal(400);
+    expect(named.body.error).to.include({ code: 'unsupported_parameter', param: 'messages[].name' });
     expect(env().sim.log.entries).to.have.length(0);
     const ok = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: ask('gq-chat', { logprobs: false, max_tokens: 20 }) });
     expect(ok.status, ok.text).to.equal(200);

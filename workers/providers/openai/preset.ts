@@ -17,6 +17,9 @@ export function presetRequest(name: string, preset: Preset, body: Record<string,
     else throw refused(f, name);
   }
   if (preset.singleChoice && typeof out.n === 'number' && out.n > 1) throw refused('n', name);
+  if (preset.refusesMessageName && Array.isArray(out.messages) && out.messages.some((m) => typeof (m as { name?: unknown } | null)?.name === 'string')) {
+    throw refused('messages[].name', name);
+  }
   const cap = preset.maxTokensField;
   if (cap) {
     const other = cap === 'max_tokens' ? 'max_completion_tokens' : 'max_tokens';
