@@ -46,6 +46,12 @@ export interface Knobs {
   nonImageFrom?: number;
   /** Ignore `logprobs: true`, as upstreams without log-probabilities do. */
   noLogprobs?: boolean;
+  /** Chat: answer with this reasoning text under this field (DeepSeek's `reasoning_content`, OpenRouter's `reasoning`). */
+  reasoning?: { field: 'reasoning' | 'reasoning_content'; text: string };
+  /** Chat streams: usage rides on the finishing chunk whatever `stream_options` says (Mistral, Together, OpenRouter). */
+  usageInLastChunk?: boolean;
+  /** Chat: fields added to `usage` (e.g. DeepSeek's `prompt_cache_hit_tokens`). */
+  usageExtra?: Record<string, number>;
 }
 
 /** What `take` hands a route: the knobs, and for `hold` the promise that lets the answer go. */

@@ -8,6 +8,8 @@ export interface LoggedRequest {
   anthropicBeta: string | undefined;
   /** The Gemini API's key header. */
   googApiKey: string | undefined;
+  /** Azure OpenAI's auth header. */
+  apiKeyHeader: string | undefined;
   /** Brave's auth header. */
   subscriptionToken: string | undefined;
   /** Query-string parameters (GET upstreams such as Brave). */
@@ -23,12 +25,13 @@ export class RequestLog {
 
   record(req: Request, res: Response): LoggedRequest {
     const e: LoggedRequest = {
-      path: req.path,
+      path: req.originalUrl.split('?')[0], // the path as sent, before a route rewrote it (Azure)
       model: (req.body as { model?: string } | undefined)?.model,
       authorization: req.headers.authorization,
       xApiKey: req.headers['x-api-key'] as string | undefined,
       anthropicBeta: req.headers['anthropic-beta'] as string | undefined,
       googApiKey: req.headers['x-goog-api-key'] as string | undefined,
+      apiKeyHeader: req.headers['api-key'] as string | undefined,
       subscriptionToken: req.headers['x-subscription-token'] as string | undefined,
       query: { ...(req.query as Record<string, unknown>) },
       body: req.body,

@@ -13,6 +13,7 @@ import { transcriptionRoutes } from './routes/transcriptions';
 import { searchRoutes } from './routes/search';
 import { geminiRoutes } from './routes/gemini';
 import { bedrockRoutes } from './routes/bedrock';
+import { azureRoutes } from './routes/azure';
 
 export interface Simulator {
   app: Express;
@@ -45,6 +46,7 @@ export function createSimulator(): Simulator {
     res.json({ ok: true });
   });
   app.get('/_sim/requests', (_req, res) => res.json(log.entries));
+  app.use(azureRoutes());
   app.use(chatRoutes(knobs, log));
   app.use(completionsRoutes(knobs, log));
   app.use(messagesRoutes(knobs, log));

@@ -2,6 +2,7 @@ import type { RedisClient } from '../redis/connection';
 import Joi from 'joi';
 import { Model, Provider, TokenizerProfile } from '../db/models';
 import { PROVIDER_KINDS, type ProviderKind, type ProviderSettings } from '../db/models/Provider';
+import { PRESET_NAMES, PRESETS_WITH_URL, presetOf } from './presets';
 import { encrypt } from '../crypto';
 import { bumpEpoch } from '../cache/epoch';
 import { deploymentsSchema, fallbacksSchema, poolOfOne, type DeploymentSpec } from './deployments';
@@ -11,12 +12,15 @@ import { deploymentsSchema, fallbacksSchema, poolOfOne, type DeploymentSpec } fr
 export const providerSchema = Joi.object({
   name: Joi.string().pattern(/^[a-z0-9][a-z0-9_-]*$/).required(),
   kind: Joi.string().valid(...PROVIDER_KINDS).required(),
-  // bedrock: optional, the region's endpoint by default (docs/providers/bedrock.md)
-  base_url: Joi.string().uri({ scheme: ['http', 'https'] }).when('kind', { is: 'bedrock', then: Joi.optional(), otherwise: Joi.required() }),
+  // A preset that knows its service's URL fills it in (shared/catalog/presets.ts); bedrock defaults to
+  // the region's endpoint (docs/providers/bedrock.md).
+  base_url: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .when('kind', { is: 'bedrock', then: Joi.optional(), otherwise: Joi.when('preset', { is: Joi.valid(...PRESETS_WITH_URL), otherwise: Joi.required() }) }),
   api_key: Joi.string().min(1),
-  api_version: Joi.string().max(100),
+  api_version: Joi.string().max(100).when('kind', { is: 'azure', then: Joi.required() }),
   region: Joi.string().pattern(/^[a-z0-9-]+$/).max(40).when('kind', { is: 'bedrock', then: Joi.required() }),
-  preset: Joi.string().max(40),
+  preset: Joi.string().valid(...PRESET_NAMES).when('kind', { is: 'openai', otherwise: Joi.forbidden() }),
 });
 
 export const modelSchema = Joi.object({
@@ -75,7 +79,9 @@ export type ModelInput = {
 
 /** Creates or updates a provider by name; the key is stored encrypted and never read back. */
 export async function upsertProvider(p: ProviderInput): Promise<Provider> {
-  const values = { name: p.name, kind: p.kind, baseUrl: p.base_url ?? '', settings: providerSettings(p), ...(p.api_key ? { apiKeyEncrypted: encrypt(p.api_key) } : {}) };
+  const baseUrl = p.base_url ?? presetOf(p.preset)?.baseUrl ?? (p.kind === 'bedrock' ? '' : undefined);
+  if (baseUrl === undefined) throw new Error(`provider '${p.name}' needs a base_url`);
+  const values = { name: p.name, kind: p.kind, baseUrl, settings: providerSettings(p), ...(p.api_key ? { apiKeyEncrypted: encrypt(p.api_key) } : {}) };
   const existing = await Provider.findOne({ where: { name: p.name } });
   return existing ? existing.update(values) : Provider.create({ apiKeyEncrypted: null, ...values });
 }

@@ -41,6 +41,7 @@ export interface WireError {
   details?: Record<string, unknown>;
   /** Headers other than Retry-After (e.g. a model pool's x-service-deployment). */
   headers?: Record<string, string>;
+  /** The request field at fault, when a worker refused one (e.g. `unsupported_parameter`). */
   param?: string;
 }
 

@@ -1,6 +1,7 @@
 import type { Worker } from 'bullmq';
 import { createWorker } from '../../shared/queues/create-worker';
 import { createTranscription } from '../providers/openai/createTranscription';
+import { createTranscription as azureTranscription } from '../providers/azure/createTranscription';
 import { platformCredential } from '../credentials';
 import { decrypt } from '../../shared/crypto';
 import { config } from '../../shared/config/env';
@@ -14,10 +15,10 @@ import type { WorkerRuntime } from '../runtime';
 
 async function transcribe(job: AudioJob, signal: AbortSignal): Promise<Transcript> {
   const t = job.target;
-  if (t.kind !== 'openai') throw audioErrors.backendUnavailable(`No transcription adapter for upstream kind '${t.kind}'.`);
+  if (t.kind !== 'openai' && t.kind !== 'azure') throw audioErrors.backendUnavailable(`No transcription adapter for upstream kind '${t.kind}'.`);
   const apiKey = await platformCredential(t.providerId);
-  return createTranscription(
-    { baseUrl: t.baseUrl, apiKey, upstreamModel: t.upstreamModel, signal, deadline: job.deadline },
+  return (t.kind === 'azure' ? azureTranscription : createTranscription)(
+    { baseUrl: t.baseUrl, settings: t.settings, apiKey, upstreamModel: t.upstreamModel, signal, deadline: job.deadline },
     {
       path: spoolPath(job.spoolId),
       uploadName: `audio${job.fileExt ? `.${job.fileExt}` : ''}`,

@@ -6,6 +6,7 @@ import { messages as anthropicMessages } from '../providers/anthropic/messages';
 import { completions as anthropicCompletions } from '../providers/anthropic/completions';
 import { chatComplete as geminiChat } from '../providers/gemini/chatComplete';
 import { chatComplete as bedrockChat } from '../providers/bedrock/chatComplete';
+import { chatComplete as azureChat } from '../providers/azure/chatComplete';
 import { platformCredential } from '../credentials';
 import { decrypt } from '../../shared/crypto';
 import { config } from '../../shared/config/env';
@@ -48,6 +49,9 @@ async function runChat(job: ChatJob, t: UpstreamTarget, signal: AbortSignal, emi
       if (job.operation === 'chat') return bedrockChat(call, job.body, job.publicModel, stream);
       if (job.operation === 'completions') return anthropicCompletions(call, job.body, job.publicModel, stream, bedrockChat);
       break;
+    case 'azure':
+      if (job.operation === 'messages') break;
+      return azureChat(call, job.operation, job.body, job.publicModel, stream);
     default:
       break;
   }

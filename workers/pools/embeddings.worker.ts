@@ -1,6 +1,7 @@
 import type { Worker } from 'bullmq';
 import { createWorker } from '../../shared/queues/create-worker';
 import { embed } from '../providers/openai/embed';
+import { embed as azureEmbed } from '../providers/azure/embed';
 import { rerank } from '../providers/cohere/rerank';
 import { embed as geminiEmbed } from '../providers/gemini/embed';
 import { platformCredential } from '../credentials';
@@ -19,8 +20,9 @@ async function run(d: EmbeddingsJob, { signal, usage }: JobContext): Promise<Rec
   const t = d.target;
   const call = { baseUrl: t.baseUrl, settings: t.settings, apiKey: await platformCredential(t.providerId), upstreamModel: t.upstreamModel, signal, deadline: d.deadline };
   if (d.operation === 'embed') {
-    if (t.kind !== 'openai' && t.kind !== 'gemini') throw unsupported('embeddings', t.kind);
-    const out = await (t.kind === 'gemini' ? geminiEmbed : embed)(call, { input: d.input, encodingFormat: d.encodingFormat, dimensions: d.dimensions }, d.publicModel);
+    const adapter = t.kind === 'openai' ? embed : t.kind === 'azure' ? azureEmbed : t.kind === 'gemini' ? geminiEmbed : undefined;
+    if (!adapter) throw unsupported('embeddings', t.kind);
+    const out = await adapter(call, { input: d.input, encodingFormat: d.encodingFormat, dimensions: d.dimensions }, d.publicModel);
     const tokens = out.upstreamTokens > 0 ? out.upstreamTokens : d.countedTokens;
     usage('embeddings', { inputTokens: tokens });
     return { ...out.response, usage: { prompt_tokens: tokens, total_tokens: tokens } };

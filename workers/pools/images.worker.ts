@@ -2,6 +2,7 @@ import type { Worker } from 'bullmq';
 import { createWorker } from '../../shared/queues/create-worker';
 import { createImage } from '../providers/openai/createImage';
 import { editImage } from '../providers/openai/editImage';
+import { createImage as azureCreateImage } from '../providers/azure/createImage';
 import { platformCredential } from '../credentials';
 import { config } from '../../shared/config/env';
 import { imageStorage } from '../../shared/storage';
@@ -16,9 +17,10 @@ import type { Image, ImageFormat } from '../../shared/db/models/Image';
 
 async function callUpstream(job: ImageJob, signal: AbortSignal): Promise<Buffer[]> {
   const t = job.target;
-  if (t.kind !== 'openai') throw new ApiError(502, 'upstream_unsupported', `No images adapter for upstream kind '${t.kind}'.`);
+  const generationOnly = t.kind === 'azure' && job.operation === 'generate'; // Azure: generations only (docs/providers/azure.md)
+  if (t.kind !== 'openai' && !generationOnly) throw new ApiError(502, 'upstream_unsupported', `No images ${job.operation} adapter for upstream kind '${t.kind}'.`);
   const call = { baseUrl: t.baseUrl, settings: t.settings, apiKey: await platformCredential(t.providerId), upstreamModel: t.upstreamModel, signal, deadline: job.deadline };
-  if (job.operation === 'generate') return createImage(call, job.params, job.sendResponseFormat);
+  if (job.operation === 'generate') return (t.kind === 'azure' ? azureCreateImage : createImage)(call, job.params, job.sendResponseFormat);
   const storage = imageStorage();
   const inputs = await Promise.all(
     job.sources.map(async (s) => {

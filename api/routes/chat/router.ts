@@ -38,7 +38,7 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
   return async (req: Request, res: Response) => {
     const body = validate<Body>(schema, req.body);
     const resolved = await resolveChatModel(ctx, req, body.model);
-    if (operation === 'completions' && resolved.model.provider.kind !== 'openai') checkTranslatableCompletion(body);
+    if (operation === 'completions' && !['openai', 'azure'].includes(resolved.model.provider.kind)) checkTranslatableCompletion(body);
     const stream = body.stream === true;
     const common = {
       resolved,

@@ -55,6 +55,7 @@ export function chatRoutes(knobs: KnobStore, log: RequestLog): Router {
       total_tokens: 0,
     };
     usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+    Object.assign(usage, k.usageExtra ?? {});
     const finish = tool ? 'tool_calls' : maxTokens && words.length >= maxTokens ? 'length' : 'stop';
     const id = `chatcmpl-sim${Date.now().toString(36)}`;
     const created = Math.floor(Date.now() / 1000);
@@ -69,7 +70,7 @@ export function chatRoutes(knobs: KnobStore, log: RequestLog): Router {
         choices: [
           {
             index: 0,
-            message: { role: 'assistant', content: tool ? null : text, ...(tool ? { tool_calls: [toolCall] } : {}) },
+            message: { role: 'assistant', content: tool ? null : text, ...(k.reasoning ? { [k.reasoning.field]: k.reasoning.text } : {}), ...(tool ? { tool_calls: [toolCall] } : {}) },
             logprobs: null,
             finish_reason: finish,
           },
@@ -84,15 +85,17 @@ export function chatRoutes(knobs: KnobStore, log: RequestLog): Router {
     const chunk = (delta: object, finishReason: string | null = null) =>
       `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] })}\n\n`;
     const pieces: string[] = [chunk({ role: 'assistant', content: '' })];
+    if (k.reasoning) pieces.push(chunk({ [k.reasoning.field]: k.reasoning.text }));
     if (tool) {
       pieces.push(chunk({ tool_calls: [{ index: 0, id: toolCall.id, type: 'function', function: { name: tool, arguments: '' } }] }));
       for (let i = 0; i < toolArgs.length; i += 8) pieces.push(chunk({ tool_calls: [{ index: 0, function: { arguments: toolArgs.slice(i, i + 8) } }] }));
     } else {
       words.forEach((w, i) => pieces.push(chunk({ content: i === 0 ? w : ` ${w}` })));
     }
-    pieces.push(chunk({}, finish));
     const opts = body.stream_options as { include_usage?: boolean } | undefined;
-    if (opts?.include_usage) pieces.push(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage })}\n\n`);
+    if (k.usageInLastChunk) pieces.push(chunk({}, finish).replace(/\}\n\n$/, `,"usage":${JSON.stringify(usage)}}\n\n`));
+    else pieces.push(chunk({}, finish));
+    if (opts?.include_usage && !k.usageInLastChunk) pieces.push(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage })}\n\n`);
     for (let i = 0; i < pieces.length; i++) {
       if (res.destroyed) return;
       if (k.dropAfterChunks !== undefined && i >= k.dropAfterChunks) {

@@ -1,3 +1,5 @@
+import type { UpstreamCall } from '../types';
+
 /** Where and how to call an OpenAI-compatible upstream (OpenAI, vLLM, Ollama, llama.cpp, TGI). */
 export const openaiApi = {
   url(baseUrl: string, path: string): string {
@@ -22,4 +24,20 @@ export const openaiApi = {
     imageEdits: '/images/edits',
     transcriptions: '/audio/transcriptions',
   },
+};
+
+/**
+ * Where one operation of an OpenAI-wire upstream is called and with which headers. The OpenAI
+ * adapter's operations take one, so a kind that speaks OpenAI's bodies under other URLs and
+ * headers (Azure OpenAI) reuses them with an endpoint of its own.
+ */
+export interface OpenAiEndpoint {
+  url(call: UpstreamCall, path: string): string;
+  /** JSON headers; `upload` drops the content type (a multipart body sets its own). */
+  headers(call: UpstreamCall, upload?: boolean): Record<string, string>;
+}
+
+export const openaiEndpoint: OpenAiEndpoint = {
+  url: (call, path) => openaiApi.url(call.baseUrl, path),
+  headers: (call, upload) => (upload ? openaiApi.uploadHeaders(call.apiKey) : openaiApi.headers(call.apiKey)),
 };

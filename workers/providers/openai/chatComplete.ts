@@ -1,8 +1,10 @@
-import { openaiApi } from './api';
+import { openaiApi, openaiEndpoint, type OpenAiEndpoint } from './api';
+import { presetAnswer, presetRequest } from './preset';
 import { fetchUpstream } from '../http';
 import { readSse } from '../sse';
 import type { Emit, TokenUsage, UpstreamCall } from '../types';
 import { errors } from '../../../shared/errors/codes';
+import { presetOf } from '../../../shared/catalog/presets';
 
 export interface ChatOutcome {
   /** The full response (non-streamed), `model` already set to the public id. */
@@ -23,7 +25,10 @@ function usageOf(u: OpenAiUsage | undefined | null): TokenUsage | undefined {
  * Chat completions or legacy completions against an OpenAI-compatible upstream. The body is sent
  * as the caller wrote it (unknown fields included) with the upstream model name swapped in; answers
  * get the public model id back. Streams always ask the upstream for usage (for metering) and drop
- * the usage-only chunk when the caller did not ask for it.
+ * the usage-only chunk when the caller did not ask for it; usage a service sends inside its last
+ * content chunk is moved to a usage-only chunk of its own, as OpenAI sends it. A provider's
+ * `preset` (an OpenAI-compatible service) adapts the chat body and answers to that service;
+ * `endpoint` is where and how to call (another kind speaking OpenAI's wire format brings its own).
  */
 export async function chatComplete(
   call: UpstreamCall,
@@ -31,18 +36,22 @@ export async function chatComplete(
   body: Record<string, unknown>,
   publicModel: string,
   stream: { emit: Emit; includeUsage: boolean } | undefined,
+  endpoint: OpenAiEndpoint = openaiEndpoint,
 ): Promise<ChatOutcome> {
-  const upstreamBody: Record<string, unknown> = { ...body, model: call.upstreamModel };
+  const preset = presetOf(call.settings?.preset);
+  const sent = preset && operation === 'chat' ? presetRequest(call.settings!.preset!, preset, body) : body;
+  const upstreamBody: Record<string, unknown> = { ...sent, model: call.upstreamModel };
   if (stream) {
     upstreamBody.stream = true;
-    upstreamBody.stream_options = { ...((body.stream_options as object) ?? {}), include_usage: true };
+    if (preset?.streamUsage === 'last_chunk') delete upstreamBody.stream_options;
+    else upstreamBody.stream_options = { ...((body.stream_options as object) ?? {}), include_usage: true };
   } else {
     delete upstreamBody.stream;
     delete upstreamBody.stream_options;
   }
   const res = await fetchUpstream(
-    openaiApi.url(call.baseUrl, operation === 'chat' ? openaiApi.paths.chat : openaiApi.paths.completions),
-    { method: 'POST', headers: openaiApi.headers(call.apiKey), body: JSON.stringify(upstreamBody) },
+    endpoint.url(call, operation === 'chat' ? openaiApi.paths.chat : openaiApi.paths.completions),
+    { method: 'POST', headers: endpoint.headers(call), body: JSON.stringify(upstreamBody) },
     { signal: call.signal, deadline: call.deadline, callerKey: call.callerKey, retries: call.retries, firstByteTimeoutMs: call.firstByteTimeoutMs },
   );
 
@@ -57,11 +66,13 @@ export async function chatComplete(
       throw errors.upstreamError('The upstream answered with a malformed body.');
     }
     json.model = publicModel;
+    if (preset) presetAnswer(preset, json);
     return { response: json, usage: usageOf(json.usage as OpenAiUsage) ?? { inputTokens: 0, outputTokens: 0 } };
   }
 
   if (!res.body) throw errors.upstreamError('The upstream sent no stream.');
   let usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
+  let inlineUsage: { id?: unknown; created?: unknown; usage: unknown } | undefined;
   for await (const ev of readSse(res.body, (e) => e.data.trim() === '[DONE]')) {
     const data = ev.data.trim();
     if (data === '[DONE]') break;
@@ -71,15 +82,20 @@ export async function chatComplete(
     } catch {
       throw errors.upstreamError('The upstream sent a malformed stream event.');
     }
+    if (preset) presetAnswer(preset, chunk);
     const u = usageOf(chunk.usage as OpenAiUsage);
     if (u) usage = u;
     const choices = chunk.choices as unknown[] | undefined;
-    if (!stream.includeUsage) {
-      if (u && (!choices || choices.length === 0)) continue; // usage-only chunk the caller did not ask for
-      if ('usage' in chunk) delete chunk.usage;
-    }
+    const usageOnly = !choices || choices.length === 0;
+    if (u && usageOnly && !stream.includeUsage) continue; // usage-only chunk the caller did not ask for
+    if (u && !usageOnly) inlineUsage = { id: chunk.id, created: chunk.created, usage: chunk.usage };
+    else if (u) inlineUsage = undefined; // the service sent its own usage-only chunk after all
+    if ('usage' in chunk && (!stream.includeUsage || (u && !usageOnly))) delete chunk.usage;
     chunk.model = publicModel;
     stream.emit(JSON.stringify(chunk));
+  }
+  if (inlineUsage && stream.includeUsage) {
+    stream.emit(JSON.stringify({ id: inlineUsage.id, object: operation === 'chat' ? 'chat.completion.chunk' : 'text_completion', created: inlineUsage.created, model: publicModel, choices: [], usage: inlineUsage.usage }));
   }
   return { usage };
 }

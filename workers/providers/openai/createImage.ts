@@ -1,4 +1,4 @@
-import { openaiApi } from './api';
+import { openaiApi, openaiEndpoint, type OpenAiEndpoint } from './api';
 import { fetchUpstream } from '../http';
 import { imagesFromResponse, upstreamFields } from './images';
 import type { UpstreamCall } from '../types';
@@ -9,10 +9,10 @@ import type { UpstreamCall } from '../types';
  * store them, unless the model's config says its upstream rejects `response_format` (GPT image
  * models answer b64_json anyway).
  */
-export async function createImage(call: UpstreamCall, body: Record<string, unknown>, sendResponseFormat = true): Promise<Buffer[]> {
+export async function createImage(call: UpstreamCall, body: Record<string, unknown>, sendResponseFormat = true, endpoint: OpenAiEndpoint = openaiEndpoint): Promise<Buffer[]> {
   const res = await fetchUpstream(
-    openaiApi.url(call.baseUrl, openaiApi.paths.images),
-    { method: 'POST', headers: openaiApi.headers(call.apiKey), body: JSON.stringify(upstreamFields(call, body, sendResponseFormat)) },
+    endpoint.url(call, openaiApi.paths.images),
+    { method: 'POST', headers: endpoint.headers(call), body: JSON.stringify(upstreamFields(call, body, sendResponseFormat)) },
     { signal: call.signal, deadline: call.deadline },
   );
   return imagesFromResponse(res, call);

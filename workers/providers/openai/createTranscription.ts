@@ -1,6 +1,6 @@
 import { FormData } from 'undici';
 import fs from 'fs';
-import { openaiApi } from './api';
+import { openaiApi, openaiEndpoint, type OpenAiEndpoint } from './api';
 import { fetchUpstream } from '../http';
 import type { UpstreamCall } from '../types';
 import { ApiError } from '../../../shared/errors/ApiError';
@@ -41,7 +41,7 @@ function audioFailure(err: unknown, signal: AbortSignal): unknown {
  * one format that reports the duration the gateway meters and limits; the caller's format is
  * rendered by the pod. Segment timestamps always, word timestamps when asked.
  */
-export async function createTranscription(call: UpstreamCall, input: TranscriptionInput): Promise<Transcript> {
+export async function createTranscription(call: UpstreamCall, input: TranscriptionInput, endpoint: OpenAiEndpoint = openaiEndpoint): Promise<Transcript> {
   const form = new FormData();
   form.append('file', await fs.openAsBlob(input.path, { type: input.contentType }), input.uploadName);
   form.append('model', call.upstreamModel);
@@ -55,8 +55,8 @@ export async function createTranscription(call: UpstreamCall, input: Transcripti
   let raw: string;
   try {
     const res = await fetchUpstream(
-      openaiApi.url(call.baseUrl, openaiApi.paths.transcriptions),
-      { method: 'POST', headers: openaiApi.uploadHeaders(call.apiKey), body: form },
+      endpoint.url(call, openaiApi.paths.transcriptions),
+      { method: 'POST', headers: endpoint.headers(call, true), body: form },
       { signal: call.signal, deadline: call.deadline },
     );
     raw = await res.text();

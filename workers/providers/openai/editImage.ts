@@ -1,5 +1,5 @@
 import { FormData } from 'undici';
-import { openaiApi } from './api';
+import { openaiApi, openaiEndpoint, type OpenAiEndpoint } from './api';
 import { fetchUpstream } from '../http';
 import { imagesFromResponse, upstreamFields } from './images';
 import type { UpstreamCall } from '../types';
@@ -14,7 +14,7 @@ export interface EditInput {
  * `POST /images/edits` on an OpenAI-compatible upstream: OpenAI's multipart form, one `image` part
  * (or `image[]` parts for several), the other fields as text parts.
  */
-export async function editImage(call: UpstreamCall, fields: Record<string, unknown>, images: EditInput[], sendResponseFormat = true): Promise<Buffer[]> {
+export async function editImage(call: UpstreamCall, fields: Record<string, unknown>, images: EditInput[], sendResponseFormat = true, endpoint: OpenAiEndpoint = openaiEndpoint): Promise<Buffer[]> {
   const form = new FormData();
   for (const [k, v] of Object.entries(upstreamFields(call, fields, sendResponseFormat))) {
     if (v !== undefined && v !== null) form.append(k, String(v));
@@ -22,8 +22,8 @@ export async function editImage(call: UpstreamCall, fields: Record<string, unkno
   const part = images.length > 1 ? 'image[]' : 'image';
   for (const img of images) form.append(part, new Blob([img.bytes], { type: img.contentType }), img.filename);
   const res = await fetchUpstream(
-    openaiApi.url(call.baseUrl, openaiApi.paths.imageEdits),
-    { method: 'POST', headers: openaiApi.uploadHeaders(call.apiKey), body: form },
+    endpoint.url(call, openaiApi.paths.imageEdits),
+    { method: 'POST', headers: endpoint.headers(call, true), body: form },
     { signal: call.signal, deadline: call.deadline },
   );
   return imagesFromResponse(res, call);

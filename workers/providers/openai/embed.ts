@@ -1,4 +1,4 @@
-import { openaiApi } from './api';
+import { openaiApi, openaiEndpoint, type OpenAiEndpoint } from './api';
 import { fetchUpstream } from '../http';
 import type { UpstreamCall } from '../types';
 import { errors } from '../../../shared/errors/codes';
@@ -39,12 +39,12 @@ function vectorOf(v: unknown): number[] | undefined {
  * Ollama). The upstream is always asked for floats, which every such server supports; the gateway
  * encodes base64 itself. The answer must carry one vector per input, in input order.
  */
-export async function embed(call: UpstreamCall, req: EmbedRequest, publicModel: string): Promise<EmbedOutcome> {
+export async function embed(call: UpstreamCall, req: EmbedRequest, publicModel: string, endpoint: OpenAiEndpoint = openaiEndpoint): Promise<EmbedOutcome> {
   const body: Record<string, unknown> = { model: call.upstreamModel, input: req.input, encoding_format: 'float' };
   if (req.dimensions !== undefined) body.dimensions = req.dimensions;
   const res = await fetchUpstream(
-    openaiApi.url(call.baseUrl, openaiApi.paths.embeddings),
-    { method: 'POST', headers: openaiApi.headers(call.apiKey), body: JSON.stringify(body) },
+    endpoint.url(call, openaiApi.paths.embeddings),
+    { method: 'POST', headers: endpoint.headers(call), body: JSON.stringify(body) },
     { signal: call.signal, deadline: call.deadline },
   );
   let json: { data?: Array<{ index?: number; embedding?: unknown }>; usage?: { prompt_tokens?: number } };

@@ -1,7 +1,9 @@
 import Joi from 'joi';
 import { Model, PlatformCredential, Provider, TokenizerProfile } from '../../../../shared/db/models';
 import { encrypt } from '../../../../shared/crypto';
-import { PROVIDER_KINDS } from '../../../../shared/db/models/Provider';
+import { PROVIDER_KINDS, type ProviderSettings } from '../../../../shared/db/models/Provider';
+import { PRESET_NAMES, presetOf } from '../../../../shared/catalog/presets';
+import { ApiError } from '../../../../shared/errors/ApiError';
 import { poolFields, syncPool } from './pools';
 import { checkTokenizer, ENCODINGS } from '../../../../shared/catalog/catalog-ops';
 
@@ -20,8 +22,21 @@ export const providers: ResourceDef = {
   fields: {
     name: { schema: slug(), required: true, filter: true },
     kind: { schema: Joi.string().valid(...PROVIDER_KINDS), required: true, filter: true },
-    base_url: { schema: Joi.string().uri({ scheme: ['http', 'https'] }).max(500), required: true },
-    settings: { schema: Joi.object({ api_version: Joi.string().max(100), region: Joi.string().pattern(/^[a-z0-9-]+$/).max(40), preset: Joi.string().max(40) }) },
+    base_url: {
+      schema: Joi.string().uri({ scheme: ['http', 'https'] }).max(500),
+      description: 'Required unless `settings.preset` names a service with a known URL.',
+      derive: (b) => presetOf((b.settings as ProviderSettings | undefined)?.preset)?.baseUrl,
+    },
+    settings: { schema: Joi.object({ api_version: Joi.string().max(100), region: Joi.string().pattern(/^[a-z0-9-]+$/).max(40), preset: Joi.string().valid(...PRESET_NAMES) }) },
+  },
+  // What one kind needs of the fields (docs/providers/): checked on the row as it will be after the write.
+  async check(values, _req, row) {
+    const kind = (values.kind ?? row?.get('kind')) as string;
+    const settings = (values.settings ?? row?.get('settings') ?? {}) as ProviderSettings;
+    const invalid = (param: string, message: string) => new ApiError(400, 'invalid_request', message, { param });
+    if (!(values.baseUrl ?? row?.get('baseUrl'))) throw invalid('base_url', '`base_url` is required unless `settings.preset` names a service with a known URL.');
+    if (kind === 'azure' && !settings.api_version) throw invalid('settings.api_version', 'An azure provider needs `settings.api_version` (a dated version such as 2024-10-21, or v1).');
+    if (settings.preset && kind !== 'openai') throw invalid('settings.preset', '`settings.preset` applies to providers of kind openai only.');
   },
 };
 
