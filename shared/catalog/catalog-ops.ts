@@ -16,7 +16,7 @@ export const providerSchema = Joi.object({
   // the region's endpoint (docs/providers/bedrock.md).
   base_url: Joi.string()
     .uri({ scheme: ['http', 'https'] })
-    .when('kind', { is: 'bedrock', then: Joi.optional(), otherwise: Joi.when('preset', { is: Joi.valid(...PRESETS_WITH_URL), otherwise: Joi.required() }) }),
+    .when('kind', { is: 'bedrock', then: Joi.optional(), otherwise: Joi.when('preset', { is: Joi.valid(...PRESETS_WITH_URL).required(), then: Joi.optional(), otherwise: Joi.required() }) }),
   api_key: Joi.string().min(1),
   api_version: Joi.string().max(100).when('kind', { is: 'azure', then: Joi.required() }),
   region: Joi.string().pattern(/^[a-z0-9-]+$/).max(40).when('kind', { is: 'bedrock', then: Joi.required() }),

@@ -38,6 +38,8 @@ export interface Config {
   /** Cooldown after a failure without Retry-After: base x 2^(consecutive failures - 1), capped (POOL_BACKOFF_BASE_MS 500, POOL_BACKOFF_MAX_MS 30 s). */
   poolBackoffBaseMs: number;
   poolBackoffMaxMs: number;
+  /** A pool of one waits at most this before trying its only deployment again; a longer Retry-After is answered to the caller (POOL_RETRY_WAIT_MAX_MS, 2 s). */
+  poolRetryWaitMaxMs: number;
   /** Lane lease time-to-live; a dead pod's leases expire after this. */
   leaseTtlMs: number;
   leaseKeepMs: number;
@@ -157,6 +159,7 @@ const schema = Joi.object({
   POOL_FIRST_BYTE_TIMEOUT_MS: Joi.number().integer().min(100).default(60_000),
   POOL_BACKOFF_BASE_MS: Joi.number().integer().min(0).default(500),
   POOL_BACKOFF_MAX_MS: Joi.number().integer().min(0).default(30_000),
+  POOL_RETRY_WAIT_MAX_MS: Joi.number().integer().min(0).default(2_000),
   LEASE_TTL_MS: Joi.number().integer().min(1000).default(30_000),
   LEASE_KEEP_MS: Joi.number().integer().min(0).max(1000).default(5),
   REPLY_POLL_MS: Joi.number().integer().min(50).default(1000),
@@ -266,6 +269,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     poolFirstByteTimeoutMs: value.POOL_FIRST_BYTE_TIMEOUT_MS,
     poolBackoffBaseMs: value.POOL_BACKOFF_BASE_MS,
     poolBackoffMaxMs: value.POOL_BACKOFF_MAX_MS,
+    poolRetryWaitMaxMs: value.POOL_RETRY_WAIT_MAX_MS,
     leaseTtlMs: value.LEASE_TTL_MS,
     leaseKeepMs: value.LEASE_KEEP_MS,
     replyPollMs: value.REPLY_POLL_MS,

@@ -121,7 +121,7 @@ export async function routeRequest(state: PoolState, job: ChatJob, signal: Abort
           if (hasNext) break;
           // A pool of one: the same deployment again after the upstream's Retry-After or a growing backoff.
           const wait = f.retryAfterMs ?? cfg.poolBackoffBaseMs * 2 ** ownBackoff++;
-          if (wait > cfg.poolBackoffMaxMs || Date.now() + wait >= stopAt || attempts >= cfg.poolMaxAttempts) break;
+          if (wait > Math.min(cfg.poolBackoffMaxMs, cfg.poolRetryWaitMaxMs) || Date.now() + wait >= stopAt || attempts >= cfg.poolMaxAttempts) break;
           await sleep(wait, signal);
         }
       }

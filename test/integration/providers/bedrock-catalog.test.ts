@@ -1,12 +1,18 @@
 import { expect } from 'chai';
 import { env } from '../../helpers/harness';
 import { importCatalog } from '../../../shared/catalog/catalog-ops';
-import { Provider } from '../../../shared/db/models';
+import { Model, Provider } from '../../../shared/db/models';
+import { bumpEpoch } from '../../../shared/cache/epoch';
 import { endpointOf } from '../../../workers/providers/bedrock/api';
 
 /** A bedrock provider in a catalog file: region required, base_url optional (the region's endpoint). */
 describe('bedrock providers in the catalog file', () => {
   const model = { id: 'bedrock-cat-model', provider: 'bedrock-cat', upstream: 'amazon.nova-lite-v1:0', capabilities: { chat: true } };
+  // Its upstream is AWS's real regional endpoint: later suites that call every catalog model must not see it.
+  after(async () => {
+    await Model.update({ enabled: false }, { where: { publicId: model.id } });
+    await bumpEpoch(env().redis);
+  });
 
   it('takes a bedrock provider without base_url, stores the region, and calls the regional endpoint', async () => {
     await importCatalog(env().redis, { providers: [{ name: 'bedrock-cat', kind: 'bedrock', region: 'ap-southeast-2', api_key: 'ABSKcatalogkey' }], models: [model] });
