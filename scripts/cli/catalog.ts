@@ -1,6 +1,6 @@
 import fs from 'fs';
 import type { Command } from 'commander';
-import { importCatalog } from '../../shared/catalog/catalog-ops';
+import { importCatalog, providerSchema } from '../../shared/catalog/catalog-ops';
 import { Model, Provider } from '../../shared/db/models';
 import { fail, withServices } from './with-services';
 import { poolOfOne, type DeploymentSpec } from '../../shared/catalog/deployments';
@@ -51,13 +51,27 @@ export function registerCatalog(program: Command): void {
     .command('add')
     .description('create or update a provider (base URL, encrypted credential)')
     .requiredOption('--name <name>')
-    .requiredOption('--kind <kind>', 'openai | anthropic | cohere')
-    .requiredOption('--base-url <url>', 'e.g. https://api.openai.com/v1')
+    .requiredOption('--kind <kind>', 'openai | anthropic | cohere | azure | gemini | bedrock (docs/providers.md)')
+    .option('--base-url <url>', 'e.g. https://api.openai.com/v1 (optional for bedrock and for a preset that knows its URL)')
     .option('--api-key <key>', 'platform credential (or env PROVIDER_API_KEY); stored encrypted')
-    .action((o: { name: string; kind: string; baseUrl: string; apiKey?: string }) =>
+    .option('--api-version <v>', 'azure: the api-version query value, or v1')
+    .option('--region <region>', 'bedrock: the AWS region')
+    .option('--preset <service>', 'openai: groq | mistral | deepseek | together | fireworks | xai | openrouter | vllm | ollama')
+    .action((o: { name: string; kind: string; baseUrl?: string; apiKey?: string; apiVersion?: string; region?: string; preset?: string }) =>
       withServices(async (redis) => {
         const apiKey = o.apiKey ?? process.env.PROVIDER_API_KEY;
-        await importCatalog(redis, { providers: [{ name: o.name, kind: o.kind, base_url: o.baseUrl, ...(apiKey ? { api_key: apiKey } : {}) }] });
+        const entry = {
+          name: o.name,
+          kind: o.kind,
+          ...(o.baseUrl ? { base_url: o.baseUrl } : {}),
+          ...(apiKey ? { api_key: apiKey } : {}),
+          ...(o.apiVersion ? { api_version: o.apiVersion } : {}),
+          ...(o.region ? { region: o.region } : {}),
+          ...(o.preset ? { preset: o.preset } : {}),
+        };
+        const { error } = providerSchema.validate(entry, { abortEarly: false });
+        if (error) throw new Error(`provider ${o.name} not saved: ${error.details.map((d) => d.message).join('; ')}`);
+        await importCatalog(redis, { providers: [entry] });
         console.log(`provider ${o.name} saved`);
       }),
     );
