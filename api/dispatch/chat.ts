@@ -6,6 +6,7 @@ import { laneFor, laneLimit } from '../../shared/lanes/policy';
 import { errors } from '../../shared/errors/codes';
 import { ApiError } from '../../shared/errors/ApiError';
 import { encrypt } from '../../shared/crypto';
+import { checkModelAllowed } from '../../shared/limits/controls';
 import { runJob } from './run-job';
 import { targetOf } from './target';
 import type { ResolvedModel } from '../../shared/catalog/catalog';
@@ -15,6 +16,7 @@ export async function resolveRequestedModel(ctx: AppContext, req: Request, reque
   const aliased = req.auth?.modelMap[requested] ?? requested;
   const resolved = await ctx.catalog.resolve(aliased);
   if (!resolved) throw errors.modelNotFound(requested);
+  checkModelAllowed(req.auth?.controls, aliased, requested);
   return { ...resolved, requestedId: requested };
 }
 

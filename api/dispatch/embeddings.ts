@@ -6,6 +6,7 @@ import { laneLimit } from '../../shared/lanes/policy';
 import { errors } from '../../shared/errors/codes';
 import { ApiError } from '../../shared/errors/ApiError';
 import { runJob } from './run-job';
+import { checkModelAllowed } from '../../shared/limits/controls';
 
 /** Embeddings and rerank share one pool with one lane per org (never a chat lane). */
 export const EMBEDDINGS_POOL = 'embeddings';
@@ -27,6 +28,7 @@ export async function resolveTaskModel(ctx: AppContext, req: Request, requested:
   const id = req.auth?.modelMap[requested] ?? requested;
   const model = await ctx.catalog.get(id);
   if (!model) throw errors.modelNotFound(requested);
+  checkModelAllowed(req.auth?.controls, id, requested);
   if (!model.capabilities[task]) {
     const code = task === 'embeddings' ? 'model_not_embedding_capable' : 'model_not_rerank_capable';
     throw new ApiError(400, code, `The model '${requested}' does not serve ${task}.`);

@@ -59,6 +59,9 @@ export function authenticate(ctx: AppContext) {
       await ctx.directory.sync();
       const rec = await ctx.directory.keyByHash(sha256Hex(gatewayKey));
       if (!rec || rec.revoked) throw await refuse(rec ? 'This API key has been revoked.' : 'Unknown API key.');
+      if (rec.controls.expiresAt && rec.controls.expiresAt.getTime() <= Date.now()) {
+        throw await refuse(`This API key expired at ${rec.controls.expiresAt.toISOString()}.`);
+      }
       if (rec.memberGone) throw await refuse('The member this API key belongs to is no longer in the organization.');
       const org = await ctx.directory.org(rec.orgId);
       if (!org) throw await refuse('Unknown API key.');
@@ -93,6 +96,7 @@ export function authenticate(ctx: AppContext) {
         callerUpstreamKey: upstreamKey ?? null,
         routingPlanId,
         modelMap,
+        controls: rec.controls,
       };
       next();
     } catch (err) {

@@ -4,6 +4,7 @@ import { ApiKey, Organization, Plan, Project } from '../db/models';
 import { generateApiKey } from '../auth/apiKeys';
 import { bumpEpoch } from '../cache/epoch';
 import { isUuid } from '../uuid';
+import type { KeyControlsRow } from '../limits/key-input';
 
 /** Operator actions on orgs and keys, shared by the CLI, the seed and the management API. */
 
@@ -44,7 +45,10 @@ export interface CreatedKey {
 
 /** Creates an inference key; the raw key is returned once and never stored. */
 /** `userId`: the key belongs to that member of the org (member search caps, switch and tool policy apply). */
-export async function createApiKey(redis: RedisClient, input: { orgId: string; projectId?: string | null; name?: string; userId?: string | null }): Promise<CreatedKey> {
+export async function createApiKey(
+  redis: RedisClient,
+  input: { orgId: string; projectId?: string | null; name?: string; userId?: string | null; controls?: KeyControlsRow; createdBy?: string | null },
+): Promise<CreatedKey> {
   const g = generateApiKey();
   const row = await ApiKey.create({
     orgId: input.orgId,
@@ -54,9 +58,19 @@ export async function createApiKey(redis: RedisClient, input: { orgId: string; p
     prefix: g.visiblePrefix,
     keyHash: g.hash,
     revokedAt: null,
+    ...(input.controls ?? {}),
+    createdBy: input.createdBy ?? null,
   });
   await bumpEpoch(redis);
   return { id: row.id, key: g.raw, prefix: g.visiblePrefix, orgId: row.orgId, projectId: row.projectId };
+}
+
+/** Changes the owner's controls on a key (only the fields given); every pod applies them from its next request. */
+export async function updateKeyControls(redis: RedisClient, id: string, controls: KeyControlsRow): Promise<boolean> {
+  if (!isUuid(id)) return false;
+  const [n] = await ApiKey.update(controls, { where: { id } });
+  await bumpEpoch(redis);
+  return n > 0;
 }
 
 /** Revokes a key; every pod refuses it from its very next request (the cache epoch moves). */
