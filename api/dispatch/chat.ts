@@ -8,6 +8,7 @@ import { ApiError } from '../../shared/errors/ApiError';
 import { encrypt } from '../../shared/crypto';
 import { checkModelAllowed } from '../../shared/limits/controls';
 import { runJob } from './run-job';
+import { chatLimits } from './limits';
 import { targetOf } from './target';
 import type { ResolvedModel } from '../../shared/catalog/catalog';
 
@@ -61,6 +62,7 @@ export function dispatchChat(ctx: AppContext, req: Request, res: Response, d: Ch
     stream: d.stream,
     onChunk: d.onChunk,
     jobId: d.jobId,
+    reserve: chatLimits(ctx, req, d.resolved.model, d.body),
     data: { operation: d.operation, target, body: d.body, includeUsage: d.includeUsage, ...(d.anthropicBeta ? { anthropicBeta: d.anthropicBeta } : {}) },
   });
 }

@@ -46,6 +46,14 @@ export const keys = {
   searchCount: (orgId: string, period: string, which: string) => `${p()}:search:{${orgId}}:${period}:${which}`,
   /** Web search abuse-limit window of an org (same slot as its counters). */
   searchRate: (orgId: string) => `${p()}:search:{${orgId}}:rate`,
+  /**
+   * Spending, rate windows and reservations of an org's keys and projects (shared/limits/): every key
+   * in the org's slot, so one script decides a key and its project together.
+   * `which`: `kbud:<key id>:<period>`, `pbud:<project id>:<period>` (hash: spent, reserved),
+   * `rpm:<key id>:<minute>`, `tpm:<key id>:<minute>`, `res` (hash: request id → reservation),
+   * `resx` (zset: request id → expiry ms).
+   */
+  limits: (orgId: string, which: string) => `${p()}:limits:{${orgId}}:${which}`,
   /** Failed authentications of one client IP in the current window (shared/auth/auth-failures.ts). */
   authFailures: (ip: string) => `${p()}:authfail:${ip}`,
   /** Who decided a request's fate first: the worker ('delivered', with its usage) or the pod ('abandoned'); in the slot of the request's reply channel and outbox stream. */
