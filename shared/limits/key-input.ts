@@ -33,7 +33,7 @@ export const keyControlsFields = {
   tpm: Joi.number().integer().min(1).max(1_000_000_000).allow(null).description('Tokens per minute (input counted before the call, output after); null = no limit.'),
   budget_usd: Joi.number().min(0).max(1_000_000_000).allow(null).description('Spending limit in US dollars per `budget_period`; null = none.'),
   budget_period: Joi.string().valid(...BUDGET_PERIODS).description('`day` (UTC), `month` (UTC) or `total`; default `month`.'),
-  expires_at: Joi.date().iso().allow(null).description('ISO 8601 time after which the key answers 401 INVALID_API_KEY; null = never.'),
+  expires_at: Joi.string().isoDate().allow(null).description('ISO 8601 time after which the key answers 401 INVALID_API_KEY; null = never.'),
 };
 
 /** The stored form of validated input: dollars to micro-dollars; only the fields given. */
@@ -60,4 +60,13 @@ export function controlsView(k: { allowedModels: string[] | null; rpm: number | 
     budget_period: k.budgetMicros === null || k.budgetMicros === undefined ? null : k.budgetPeriod ?? 'month',
     expires_at: k.expiresAt ? new Date(k.expiresAt).toISOString() : null,
   };
+}
+
+const controlsSchema = Joi.object(keyControlsFields);
+
+/** Validates controls from any surface; throws an Error whose message names the field at fault. */
+export function validControls(input: KeyControlsInput): KeyControlsRow {
+  const { error, value } = controlsSchema.validate(input, { abortEarly: true, convert: true });
+  if (error) throw new Error(error.details[0]?.message ?? error.message);
+  return controlsRow(value as KeyControlsInput);
 }

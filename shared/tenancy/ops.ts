@@ -4,7 +4,7 @@ import { ApiKey, Organization, Plan, Project } from '../db/models';
 import { generateApiKey } from '../auth/apiKeys';
 import { bumpEpoch } from '../cache/epoch';
 import { isUuid } from '../uuid';
-import type { KeyControlsRow } from '../limits/key-input';
+import { controlsView, type KeyControlsRow } from '../limits/key-input';
 
 /** Operator actions on orgs and keys, shared by the CLI, the seed and the management API. */
 
@@ -83,5 +83,13 @@ export async function revokeApiKey(redis: RedisClient, id: string): Promise<bool
 
 export async function listApiKeys(orgId: string) {
   const rows = await ApiKey.findAll({ where: { orgId }, order: [['createdAt', 'ASC']] });
-  return rows.map((k) => ({ id: k.id, prefix: k.prefix, name: k.name, projectId: k.projectId, userId: k.userId, revokedAt: k.revokedAt, createdAt: k.createdAt }));
+  return rows.map(keyListing);
+}
+
+/** A key as listings show it (never the secret): owner, state, the owner's controls, last use. */
+export function keyListing(k: ApiKey) {
+  return {
+    id: k.id, prefix: k.prefix, name: k.name, projectId: k.projectId, userId: k.userId, revokedAt: k.revokedAt, createdAt: k.createdAt,
+    createdBy: k.createdBy, lastUsedAt: k.lastUsedAt, ...controlsView(k),
+  };
 }
