@@ -26,16 +26,21 @@ async function inputTokens(body: Record<string, unknown>, model: CatalogModel): 
 }
 
 /**
- * The reservation step of a chat-style request (runJob's `reserve`): its key's rate limits and its
- * key's and project's budgets, at the worst case (counted input and the output cap at the model's
- * prices). Nothing is counted for a key without limits.
+ * The reservation step of a request (runJob's `reserve`): its key's rate limits and its key's and
+ * project's budgets, at the worst case: `measure`'s input tokens and output cap at the model's
+ * prices, plus a fixed cost (images). Nothing is measured for a key without limits.
  */
-export function chatLimits(ctx: AppContext, req: Request, model: CatalogModel, body: Record<string, unknown>): (requestId: string) => Promise<LimitHold> {
+export function limitsFor(
+  ctx: AppContext,
+  req: Request,
+  model: CatalogModel,
+  measure: () => Promise<{ input: number; output: number; /** per image, at its recorded price */ fixedMicros?: number }>,
+): (requestId: string) => Promise<LimitHold> {
   return async (requestId) => {
     const auth = req.auth!;
     const projectBudget = auth.projectId ? await ctx.directory.projectBudget(auth.projectId) : null;
     if (!auth.controls || !hasLimits(auth.controls, projectBudget)) return { release: async () => undefined };
-    const input = await inputTokens(body, model);
+    const { input, output, fixedMicros = 0 } = await measure();
     const prices = pricesOf(model.prices);
     return reserveLimits(ctx.redis, {
       orgId: auth.orgId,
@@ -45,8 +50,13 @@ export function chatLimits(ctx: AppContext, req: Request, model: CatalogModel, b
       projectBudget,
       requestId,
       inputTokens: input,
-      worstCaseMicros: input * (prices.input_token ?? 0) + outputCap(body, model) * (prices.output_token ?? 0),
+      worstCaseMicros: input * (prices.input_token ?? 0) + output * (prices.output_token ?? 0) + fixedMicros,
       prices,
     });
   };
+}
+
+/** A chat-style request's limits: counted input, and the request's output cap or the model's. */
+export function chatLimits(ctx: AppContext, req: Request, model: CatalogModel, body: Record<string, unknown>): (requestId: string) => Promise<LimitHold> {
+  return limitsFor(ctx, req, model, async () => ({ input: await inputTokens(body, model), output: outputCap(body, model) }));
 }

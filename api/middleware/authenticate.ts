@@ -6,6 +6,7 @@ import { INFERENCE_PREFIX, PLATFORM_PREFIX, looksLikeInferenceKey } from '../../
 import { sha256Hex } from '../../shared/crypto';
 import { NO_ALIASES } from '../../shared/tenancy/directory';
 import { authFailure } from '../../shared/auth/auth-failures';
+import { noteKeyUsed } from '../../shared/tenancy/last-used';
 
 function bearer(req: Request): string | undefined {
   const h = req.headers.authorization;
@@ -98,6 +99,7 @@ export function authenticate(ctx: AppContext) {
         modelMap,
         controls: rec.controls,
       };
+      noteKeyUsed(ctx.redis, rec.orgId, rec.id);
       next();
     } catch (err) {
       next(err);

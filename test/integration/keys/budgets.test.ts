@@ -82,4 +82,21 @@ describe('key controls: budgets that cannot be overspent', () => {
     expect(r.status).to.equal(402);
     expect(r.body.error.message).to.contain("project's budget");
   });
+
+  it('reserves embeddings at their counted input and images at their price, and refuses what does not fit', async () => {
+    const o = await buildOrg(env().redis);
+    // sim-embed: 0.02 µ$ an input token; sim-image: priced per image
+    await updateKeyControls(env().redis, o.keyId, { budgetMicros: 1, budgetPeriod: 'month' });
+    const small = await call('POST', '/v1/embeddings', { headers: keyHeader(o.key), json: { model: 'sim-embed', input: 'a few words' } });
+    expect(small.status, small.text).to.equal(200);
+    const big = await call('POST', '/v1/embeddings', { headers: keyHeader(o.key), json: { model: 'sim-embed', input: 'word '.repeat(200) } });
+    expect(big.status).to.equal(402);
+    expect(big.body.error.code).to.equal('budget_exceeded');
+    env().sim.log.entries.length = 0;
+    const image = await call('POST', '/v1/images/generations', { headers: keyHeader(o.key), json: { model: 'sim-image', prompt: 'a cat', size: '256x256' } });
+    expect(image.status, image.text).to.equal(402);
+    expect(env().sim.log.entries, 'no upstream call').to.have.length(0);
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { apiKeyId: o.keyId } })).to.equal(1);
+  });
 });

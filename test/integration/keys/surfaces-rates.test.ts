@@ -50,7 +50,9 @@ describe('key controls: rate limits across pods, the CLI and the management API'
     expect(row.allowedModels).to.deep.equal(['sim-chat', 'sim-embed']);
     expect(row).to.include({ rpm: 10, tpm: 5000, budgetMicros: 2_500_000, budgetPeriod: 'day' });
     expect(row.expiresAt!.toISOString()).to.equal(expires);
+    expect(row.lastUsedAt, 'never used yet').to.equal(null);
     expect((await chat(k.key)).status).to.equal(200);
+    expect(await waitFor(async () => (await ApiKey.findByPk(k.id))!.lastUsedAt !== null), 'last used is written').to.equal(true);
     const refused = await call('POST', '/v1/chat/completions', { headers: keyHeader(k.key), json: { model: 'sim-claude', messages: [{ role: 'user', content: 'x' }] } });
     expect(refused.body.error.code).to.equal('model_not_allowed');
     try {
