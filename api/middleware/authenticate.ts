@@ -60,6 +60,9 @@ export function authenticate(ctx: AppContext) {
       await ctx.directory.sync();
       const rec = await ctx.directory.keyByHash(sha256Hex(gatewayKey));
       if (!rec || rec.revoked) throw await refuse(rec ? 'This API key has been revoked.' : 'Unknown API key.');
+      if (rec.previousUntil && rec.previousUntil.getTime() <= Date.now()) {
+        throw await refuse(`This API key was rotated; its previous secret stopped working at ${rec.previousUntil.toISOString()}.`);
+      }
       if (rec.controls.expiresAt && rec.controls.expiresAt.getTime() <= Date.now()) {
         throw await refuse(`This API key expired at ${rec.controls.expiresAt.toISOString()}.`);
       }

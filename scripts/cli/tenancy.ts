@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { db } from '../../shared/db/sequelize';
 import { migrate } from '../../shared/db/migrate';
 import { seed } from '../../shared/db/seed';
-import { createApiKey, createOrg, findOrg, listApiKeys, revokeApiKey, slugify, updateKeyControls } from '../../shared/tenancy/ops';
+import { createApiKey, createOrg, findOrg, listApiKeys, revokeApiKey, slugify, updateKeyControls, rotateApiKey } from '../../shared/tenancy/ops';
 import { controlsFromFlags, keyControlOptions, type KeyControlFlags } from './key-controls';
 import { Membership, Organization, Project, User } from '../../shared/db/models';
 import { fail, withServices } from './with-services';
@@ -85,6 +85,21 @@ keyControlOptions(key
       if (!Object.keys(controls).length) fail('nothing to change: give at least one of --models, --rpm, --tpm, --budget-usd, --budget-period, --expires');
       if (!(await updateKeyControls(redis, id, controls))) fail(`no key ${id}`);
       console.log(`updated ${id}`);
+    }),
+  );
+key
+  .command('rotate <id>')
+  .description('issue a new secret for a key (same id, owner, limits and budget), printed once; the old secret keeps working for --grace seconds')
+  .option('--grace <seconds>', 'how long the old secret keeps working (0: stops at once)', '86400')
+  .option('--json', 'print JSON')
+  .action((id: string, opts: { grace: string; json?: boolean }) =>
+    withServices(async (redis) => {
+      const grace = Number(opts.grace);
+      if (!Number.isInteger(grace) || grace < 0 || grace > 90 * 86400) fail('--grace must be a whole number of seconds from 0 to 7776000 (90 days)');
+      const k = await rotateApiKey(redis, id, grace);
+      if (!k) fail(`no active key ${id}`);
+      if (opts.json) console.log(JSON.stringify({ ...k, previous_secret_until: new Date(Date.now() + grace * 1000).toISOString() }));
+      else console.log(`key ${k.id} rotated; the old secret works for ${grace} s more. New secret (shown once, store it now):\n${k.key}`);
     }),
   );
 key

@@ -23,6 +23,8 @@ export interface KeyRecord {
   memberGone: boolean;
   /** The owner's controls on the key (issue 31; docs/keys.md). */
   controls: KeyControls;
+  /** The hash was the key's previous secret (rotated): it works until this instant. */
+  previousUntil: Date | null;
 }
 
 export interface OrgContext {
@@ -184,8 +186,10 @@ export class Directory {
 
   keyByHash(hash: string): Promise<KeyRecord | null> {
     return this.cached(`key:${hash}`, async () => {
-      const k = await ApiKey.findOne({ where: { keyHash: hash } });
-      return k ? { id: k.id, orgId: k.orgId, projectId: k.projectId, userId: k.userId, revoked: k.revokedAt !== null, memberGone: await memberGone(k.orgId, k.userId), controls: keyControls(k) } : null;
+      const k = await ApiKey.findOne({ where: { [Op.or]: [{ keyHash: hash }, { previousKeyHash: hash }] } });
+      if (!k) return null;
+      const previousUntil = k.keyHash === hash ? null : (k.previousExpiresAt ?? new Date(0));
+      return { id: k.id, orgId: k.orgId, projectId: k.projectId, userId: k.userId, revoked: k.revokedAt !== null, memberGone: await memberGone(k.orgId, k.userId), controls: keyControls(k), previousUntil };
     });
   }
 

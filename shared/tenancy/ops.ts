@@ -73,6 +73,20 @@ export async function updateKeyControls(redis: RedisClient, id: string, controls
   return n > 0;
 }
 
+/**
+ * Rotates a key: a new secret for the same key (its id, owner, limits, budget and usage carry on);
+ * the old secret keeps working for `graceSeconds` (0: stops at once). Returns the new secret once.
+ */
+export async function rotateApiKey(redis: RedisClient, id: string, graceSeconds: number): Promise<CreatedKey | null> {
+  if (!isUuid(id)) return null;
+  const k = await ApiKey.findOne({ where: { id, revokedAt: null } });
+  if (!k) return null;
+  const g = generateApiKey();
+  await k.update({ previousKeyHash: k.keyHash, previousExpiresAt: new Date(Date.now() + graceSeconds * 1000), keyHash: g.hash, prefix: g.visiblePrefix });
+  await bumpEpoch(redis);
+  return { id: k.id, key: g.raw, prefix: g.visiblePrefix, orgId: k.orgId, projectId: k.projectId };
+}
+
 /** Revokes a key; every pod refuses it from its very next request (the cache epoch moves). */
 export async function revokeApiKey(redis: RedisClient, id: string): Promise<boolean> {
   if (!isUuid(id)) return false;
@@ -91,5 +105,6 @@ export function keyListing(k: ApiKey) {
   return {
     id: k.id, prefix: k.prefix, name: k.name, projectId: k.projectId, userId: k.userId, revokedAt: k.revokedAt, createdAt: k.createdAt,
     createdBy: k.createdBy, lastUsedAt: k.lastUsedAt, ...controlsView(k),
+    previousSecretUntil: k.previousExpiresAt && k.previousExpiresAt.getTime() > Date.now() ? k.previousExpiresAt : null,
   };
 }

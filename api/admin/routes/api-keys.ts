@@ -7,7 +7,7 @@ import { requireJson } from '../../middleware/require-json';
 import { validate } from '../../validate';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { ApiKey, Membership, Organization, Project } from '../../../shared/db/models';
-import { createApiKey, keyListing, listApiKeys, revokeApiKey, updateKeyControls } from '../../../shared/tenancy/ops';
+import { createApiKey, keyListing, listApiKeys, revokeApiKey, rotateApiKey, updateKeyControls } from '../../../shared/tenancy/ops';
 import { controlsRow, keyControlsFields, type KeyControlsInput } from '../../../shared/limits/key-input';
 import { budgetStatus } from '../../../shared/limits/limits';
 import { removeMember } from '../../../shared/tenancy/members';
@@ -24,6 +24,10 @@ export const apiKeyBody = Joi.object({
   ...keyControlsFields,
 }).xor('user_id', 'org_wide');
 
+export const rotateBody = Joi.object({
+  grace_seconds: Joi.number().integer().min(0).max(90 * 86400).default(86400).description('How long the old secret keeps working; default one day.'),
+});
+
 /** PATCH: the owner's controls on a key; only the fields given change. */
 export const apiKeyControlsBody = Joi.object(keyControlsFields).min(1);
 
@@ -31,7 +35,7 @@ type Listed = Awaited<ReturnType<typeof listApiKeys>>[number];
 const presentKey = async (redis: RedisClient, orgId: string, k: Listed) => ({
   object: 'api_key', id: k.id, org_id: orgId, project_id: k.projectId, user_id: k.userId, owner: k.userId ? 'member' : 'organization',
   name: k.name, prefix: k.prefix, state: k.revokedAt ? 'revoked' : 'active', revoked_at: k.revokedAt, created_at: k.createdAt,
-  created_by: k.createdBy, last_used_at: k.lastUsedAt,
+  created_by: k.createdBy, last_used_at: k.lastUsedAt, previous_secret_until: k.previousSecretUntil,
   allowed_models: k.allowed_models, rpm: k.rpm, tpm: k.tpm, budget_usd: k.budget_usd, budget_period: k.budget_period, expires_at: k.expires_at,
   budget: k.budget_usd === null ? null : await budgetStatus(redis, orgId, 'key', k.id, { micros: Math.round(k.budget_usd * 1e6), period: k.budget_period! }),
 });
@@ -81,6 +85,19 @@ export function apiKeysRouter(deps: { redis: RedisClient }): Router {
       res.json(await presentKey(deps.redis, org.id, keyListing(k)));
     },
   });
+  only(r, '/organizations/:id/api-keys/:key/rotate', {
+    post: async (req, res) => {
+      const org = await findRow<Organization>(organizations, String(req.params.id));
+      const id = String(req.params.key);
+      const k = isUuid(id) ? await ApiKey.findOne({ where: { id, orgId: org.id, revokedAt: null } }) : null;
+      if (!k) throw new ApiError(404, 'not_found', `No active API key '${id}' in this organization.`);
+      const body = validate<{ grace_seconds: number }>(rotateBody, req.body ?? {});
+      const rotated = (await rotateApiKey(deps.redis, k.id, body.grace_seconds))!;
+      res.locals.auditTarget = k.id;
+      await k.reload();
+      res.json({ ...(await presentKey(deps.redis, org.id, keyListing(k))), key: rotated.key });
+    },
+  });
   only(r, '/organizations/:id/api-keys/:key', {
     patch: [
       requireJson,
@@ -114,6 +131,7 @@ export const apiKeyDocs: RouteDoc[] = [
   { method: 'get', path: '/organizations/{id}/api-keys', family: 'organizations', summary: "The organization's inference keys (never the secret), each with its owner: `user_id` and `owner` (`member` or `organization`)." },
   { method: 'post', path: '/organizations/{id}/api-keys', family: 'organizations', summary: 'Creates an inference key; the secret is in this answer only. Exactly one of `user_id` (a member\'s key) and `org_wide: true`.', body: apiKeyBody, created: true },
   { method: 'patch', path: '/organizations/{id}/api-keys/{key}', family: 'organizations', summary: "Changes a key's allowed models, rate limits, budget or expiry (only the fields given); every pod applies them from its next request. Answers the key with its budget's spent, reserved and remaining.", body: apiKeyControlsBody },
+  { method: 'post', path: '/organizations/{id}/api-keys/{key}/rotate', family: 'organizations', summary: 'Issues a new secret for the key (same id, owner, limits, budget); the new secret is in this answer only. The old secret keeps working for `grace_seconds` (default 86400), shown as `previous_secret_until`.', body: rotateBody },
   { method: 'post', path: '/organizations/{id}/api-keys/{key}/revoke', family: 'organizations', summary: 'Revokes a key of the organization; every pod refuses it from its next request.' },
   { method: 'delete', path: '/organizations/{id}/members/{userId}', family: 'organizations', summary: "Removes a member; the member's keys in the organization are revoked on every pod at once." },
 ];

@@ -25,6 +25,9 @@ export class ApiKey extends SModel<InferAttributes<ApiKey>, InferCreationAttribu
   declare lastUsedAt: CreationOptional<Date | null>;
   /** The user who made the key (null: the CLI, the seed, or an operator without a user). */
   declare createdBy: CreationOptional<string | null>;
+  /** After a rotation: the previous secret's hash, accepted until `previousExpiresAt`. */
+  declare previousKeyHash: CreationOptional<string | null>;
+  declare previousExpiresAt: CreationOptional<Date | null>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date>;
 
@@ -48,6 +51,8 @@ export class ApiKey extends SModel<InferAttributes<ApiKey>, InferCreationAttribu
         expiresAt: { type: DataTypes.DATE, allowNull: true },
         lastUsedAt: { type: DataTypes.DATE, allowNull: true },
         createdBy: { type: DataTypes.UUID, allowNull: true },
+        previousKeyHash: { type: DataTypes.STRING(64), allowNull: true },
+        previousExpiresAt: { type: DataTypes.DATE, allowNull: true },
         createdAt: DataTypes.DATE,
         updatedAt: DataTypes.DATE,
       },
