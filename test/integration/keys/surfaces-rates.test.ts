@@ -8,6 +8,7 @@ import { call, keyHeader } from '../../helpers/http';
 import { adminCall, buildPlatformKey, startAdmin } from '../../helpers/admin';
 import { updateKeyControls } from '../../../shared/tenancy/ops';
 import { ApiKey } from '../../../shared/db/models';
+import { usageSettled } from '../../helpers/usage';
 import { waitFor } from '../../helpers/wait';
 
 const run = promisify(execFile);
@@ -39,6 +40,26 @@ describe('key controls: rate limits across pods, the CLI and the management API'
     expect(r.body.error.code).to.equal('rate_limit_exceeded');
     const retry = Number(r.headers.get('retry-after'));
     expect(retry).to.be.within(1, 60);
+  });
+
+  it('holds a key to its tokens per minute: input counted before the call, output added from usage', async function () {
+    this.timeout(30_000);
+    const o = await buildOrg(env().redis);
+    // one small request counts about 14 input tokens: two fit in 30 unless the first one's output is added
+    await updateKeyControls(env().redis, o.keyId, { tpm: 30 });
+    expect(await waitFor(() => 60_000 - (Date.now() % 60_000) > 10_000, 15_000, 100)).to.equal(true);
+    const long = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', messages: [{ role: 'user', content: 'word '.repeat(100) }] } });
+    expect(long.status, 'over the minute on its input alone').to.equal(429);
+    expect(long.body.error.code).to.equal('rate_limit_exceeded');
+    expect(Number(long.headers.get('retry-after'))).to.be.within(1, 60);
+    env().sim.knobs.set('sim-chat-1', { outputWords: 40 });
+    const first = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', max_tokens: 40, messages: [{ role: 'user', content: 'hi' }] } });
+    expect(first.status, first.text).to.equal(200);
+    expect(first.body.usage.completion_tokens).to.be.at.least(20);
+    await usageSettled();
+    // the first request's input fit; its output, added when its usage was written, fills the minute
+    const after = await chat(o.key, second.url);
+    expect(after.status, after.text).to.equal(429);
   });
 
   it('gateway key create takes --models, --rpm, --tpm, --budget-usd, --budget-period and --expires; bad values exit non-zero naming the field', async function () {
