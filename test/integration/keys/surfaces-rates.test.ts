@@ -100,6 +100,15 @@ describe('key controls: rate limits across pods, the CLI and the management API'
       expect(patched.body).to.include({ rpm: 7, expires_at: '2030-01-01T00:00:00.000Z', budget_usd: 1 });
       const bad = await adminCall(admin.url, token, 'PATCH', `/admin/v1/organizations/${o.org.id}/api-keys/${created.body.id}`, { budget_period: 'week' });
       expect(bad.status).to.equal(400);
+
+      // a project's budget, set through the API, refuses the requests of its keys
+      const proj = await adminCall(admin.url, token, 'PATCH', `/admin/v1/organizations/${o.org.id}/projects/${o.project.slug}`, { budget_usd: 0.000001, budget_period: 'day' });
+      expect(proj.status, proj.text).to.equal(200);
+      expect(proj.body.budget).to.include({ limit_usd: 0.000001, period: 'day', spent_usd: 0 });
+      const r = await call('POST', '/v1/chat/completions', { headers: { ...keyHeader(o.key), 'SERVICE-PROJECT-ID': o.project.slug }, json: { model: 'sim-chat', messages: [{ role: 'user', content: 'x' }] } });
+      expect(r.status).to.equal(402);
+      expect(r.body.error.message).to.contain("project's budget");
+      expect((await chat(o.key)).status, 'without the project the key is not limited').to.equal(200);
     } finally {
       await admin.close();
     }
