@@ -1,4 +1,5 @@
 import type { OrgContext } from '../shared/tenancy/directory';
+import type { KeyControls } from '../shared/limits/controls';
 
 export interface AuthInfo {
   keyId: string;
@@ -11,6 +12,8 @@ export interface AuthInfo {
   callerUpstreamKey: string | null;
   routingPlanId: string | null;
   modelMap: Record<string, string>;
+  /** The owner's controls on the key: allowed models, rate limits, budget (docs/keys.md). */
+  controls: KeyControls;
 }
 
 declare global {

@@ -1,7 +1,8 @@
 import { Router, type Request, type Response } from 'express';
 import type { RedisClient } from '../../shared/redis/connection';
 import { ApiKey, Project, User } from '../../shared/db/models';
-import { createApiKey, listApiKeys, revokeApiKey } from '../../shared/tenancy/ops';
+import { createApiKey, listApiKeys, revokeApiKey, rotateApiKey, updateKeyControls } from '../../shared/tenancy/ops';
+import { controlCells, controlFields, controlsFromForm } from './key-controls-form';
 import { keyOwnerFor } from '../../shared/tenancy/members';
 import { recordAudit } from '../../shared/audit/audit';
 import { ApiError } from '../../shared/errors/ApiError';
@@ -24,20 +25,23 @@ export function keysPage(deps: { redis: RedisClient }, kit: WebKit): Router {
     const { org, role } = res.locals.access!;
     const me = res.locals.viewer!.user.id;
     const [keys, projects] = await Promise.all([listApiKeys(org.id), Project.findAll({ where: { orgId: org.id, archivedAt: null }, order: [['name', 'ASC']] })]);
-    const users = await User.findAll({ where: { id: [...new Set(keys.map((k) => k.userId).filter((u): u is string => !!u))] } });
+    const users = await User.findAll({ where: { id: [...new Set(keys.flatMap((k) => [k.userId, k.createdBy]).filter((u): u is string => !!u))] } });
+    const cells = await Promise.all(keys.map((k) => controlCells(deps.redis, org.id, k)));
     const ownerOf = (userId: string | null) => (userId ? (users.find((u) => u.id === userId)?.email ?? userId) : null);
     const b = `/dashboard/o/${org.slug}/keys`;
     renderOrgPage(req, res, kit, 'API keys', 'keys', (csrf) => html`<h1>API keys</h1>
+${req.query.saved ? html`<div class="card" role="status" data-test="saved"><p>Limits saved.</p></div>` : ''}
 ${created ? html`<div class="card"><p><strong>Your new key.</strong> Copy it now: it is shown this once.</p><p class="secret" data-test="new-key">${created.key}</p></div>` : ''}
 <div class="card"><h2>Create a key</h2><p class="muted">A key you create is yours: your web search switch, cap and tool policy apply to it, and it stops working if you leave the organization.</p>
 <form method="post" action="${b}" class="row"><input type="hidden" name="_csrf" value="${csrf}">
 <div><label for="name">Name</label><input type="text" id="name" name="name" maxlength="200" placeholder="e.g. production"></div>
 <div><label for="project">Project</label><select id="project" name="project"><option value="">Any project</option>${projects.map((p) => html`<option value="${p.id}">${p.name} (${p.slug})</option>`)}</select></div>
-${role === 'owner' ? html`<div><label><input type="checkbox" id="org_wide" name="org_wide" value="true"> Organization-wide (belongs to no member; no member's controls apply)</label></div>` : ''}
+${role === 'owner' ? html`<div><label><input type="checkbox" id="org_wide" name="org_wide" value="true"> Organization-wide (belongs to no member; no member's controls apply)</label></div>${controlFields()}` : ''}
 <div><button type="submit">Create key</button></div></form></div>
-<div class="card"><table><thead><tr><th>Name</th><th>Key</th><th>Owner</th><th>Created</th><th>State</th><th></th></tr></thead><tbody>
-${keys.map((k) => html`<tr data-key-id="${k.id}"><td>${k.name ?? ''}</td><td><code>${k.prefix}…</code></td><td data-test="key-owner">${ownerOf(k.userId) ?? html`<span class="pill">organization-wide</span>`}</td><td>${k.createdAt.toISOString().slice(0, 10)}</td><td>${k.revokedAt ? html`<span class="pill on">revoked</span>` : html`<span class="pill">active</span>`}</td>
-<td>${k.revokedAt || (role !== 'owner' && k.userId !== me) ? '' : html`<form class="inline" method="post" action="${b}/${k.id}/revoke"><input type="hidden" name="_csrf" value="${csrf}"><button class="danger">Revoke</button></form>`}</td></tr>`)}
+<div class="card"><table><thead><tr><th>Name</th><th>Key</th><th>Owner</th><th>Created</th><th>Last used</th><th>State</th><th>Models</th><th>Limits</th><th>Budget</th><th>Expires</th><th></th></tr></thead><tbody>
+${keys.map((k, i) => html`<tr data-key-id="${k.id}"><td>${k.name ?? ''}</td><td><code>${k.prefix}…</code></td><td data-test="key-owner">${ownerOf(k.userId) ?? html`<span class="pill">organization-wide</span>`}</td><td data-label="Created">${k.createdAt.toISOString().slice(0, 10)}${k.createdBy ? html` by ${ownerOf(k.createdBy)}` : ''}</td><td data-label="Last used">${k.lastUsedAt ? k.lastUsedAt.toISOString().slice(0, 16).replace('T', ' ') : 'never'}</td><td>${k.revokedAt ? html`<span class="pill on">revoked</span>` : html`<span class="pill">active</span>`}</td>
+${cells[i]}<td>${k.revokedAt || (role !== 'owner' && k.userId !== me) ? '' : html`<form class="inline" method="post" action="${b}/${k.id}/rotate"><input type="hidden" name="_csrf" value="${csrf}"><label for="grace-${k.id}">Old secret works for</label><select id="grace-${k.id}" name="grace_seconds"><option value="0">no time</option><option value="3600">1 hour</option><option value="86400" selected>1 day</option><option value="604800">7 days</option></select><button>Rotate</button></form>${k.previousSecretUntil ? html`<p class="muted" data-test="grace">old secret until ${k.previousSecretUntil.toISOString().slice(0, 16).replace('T', ' ')}</p>` : ''}<form class="inline" method="post" action="${b}/${k.id}/revoke"><input type="hidden" name="_csrf" value="${csrf}"><button class="danger">Revoke</button></form>`}</td></tr>
+${role === 'owner' && !k.revokedAt ? html`<tr><td colspan="11"><details><summary>Edit limits of ${k.name ?? k.prefix}</summary><form method="post" action="${b}/${k.id}/controls" class="row"><input type="hidden" name="_csrf" value="${csrf}">${controlFields(k)}<div><button type="submit">Save limits</button></div></form></details></td></tr>` : ''}`)}
 </tbody></table></div>`);
   };
 
@@ -52,10 +56,33 @@ ${keys.map((k) => html`<tr data-key-id="${k.id}"><td>${k.name ?? ''}</td><td><co
       throw new ApiError(403, 'owner_required', owner.refused);
     }
     if (projectId && !(await Project.findOne({ where: { id: projectId, orgId: org.id, archivedAt: null } }))) throw new ApiError(400, 'invalid_project', 'Unknown project for this organization.');
-    const k = await createApiKey(deps.redis, { orgId: org.id, projectId, userId: owner.userId, name: String(req.body?.name ?? '').slice(0, 200) || undefined });
+    // only an owner sets controls (a member's form has none of these fields)
+    const controls = role === 'owner' ? controlsFromForm(req.body) : {};
+    const k = await createApiKey(deps.redis, { orgId: org.id, projectId, userId: owner.userId, name: String(req.body?.name ?? '').slice(0, 200) || undefined, controls, createdBy: res.locals.viewer!.user.id });
     await audit(req, res, '', k.id, 201, orgWide ? ['org_wide'] : []);
     res.status(201);
     await show(req, res, k);
+  });
+  r.post('/:id/controls', refuseImpersonation, async (req, res) => {
+    const { org, role } = res.locals.access!;
+    if (role !== 'owner') throw new ApiError(403, 'owner_required', "Only an owner changes a key's limits.");
+    const key = await ApiKey.findOne({ where: { id: req.params.id, orgId: org.id } }).catch(() => null);
+    if (!key) throw new ApiError(404, 'not_found', 'No such key in this organization.');
+    const controls = controlsFromForm(req.body);
+    await updateKeyControls(deps.redis, key.id, controls);
+    await audit(req, res, `/${key.id}/controls`, key.id, 200, Object.keys(controls));
+    res.redirect(303, `/dashboard/o/${org.slug}/keys?saved=${key.id}`);
+  });
+  r.post('/:id/rotate', refuseImpersonation, async (req, res) => {
+    const { org, role } = res.locals.access!;
+    const key = await ApiKey.findOne({ where: { id: req.params.id, orgId: org.id, revokedAt: null } }).catch(() => null);
+    if (!key) throw new ApiError(404, 'not_found', 'No such active key in this organization.');
+    if (role !== 'owner' && key.userId !== res.locals.viewer!.user.id) throw new ApiError(403, 'owner_required', 'Only an owner can rotate a key that is not yours.');
+    const grace = Number(req.body?.grace_seconds ?? 86400);
+    if (![0, 3600, 86400, 604800].includes(grace)) throw new ApiError(400, 'invalid_request', 'grace_seconds must be one of 0, 3600, 86400, 604800.');
+    const rotated = (await rotateApiKey(deps.redis, key.id, grace))!;
+    await audit(req, res, `/${key.id}/rotate`, key.id, 200, ['grace_seconds']);
+    await show(req, res, rotated);
   });
   r.post('/:id/revoke', async (req, res) => {
     const { org, role } = res.locals.access!;

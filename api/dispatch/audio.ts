@@ -8,6 +8,7 @@ import { audioConfigOf, type AudioConfig } from '../../shared/audio/audio-config
 import { unsealTranscript, type Transcript } from '../../shared/audio/transcript';
 import { config } from '../../shared/config/env';
 import { runJob } from './run-job';
+import { checkModelAllowed } from '../../shared/limits/controls';
 
 /** Audio has one lane; an org's allowance is `laneLimits['audio:default']` (plan, org override). */
 export const AUDIO_POOL = 'audio';
@@ -21,6 +22,7 @@ export async function resolveTranscriptionModel(ctx: AppContext, req: Request, r
   const model = await ctx.catalog.get(id);
   const audio = model && audioConfigOf(model);
   if (!model || !audio) throw audioErrors.invalidRequest("The requested 'model' does not exist or cannot serve transcription.");
+  checkModelAllowed(req.auth?.controls, id, requested);
   return { model, audio };
 }
 

@@ -6,7 +6,9 @@ import { laneFor, laneLimit } from '../../shared/lanes/policy';
 import { errors } from '../../shared/errors/codes';
 import { ApiError } from '../../shared/errors/ApiError';
 import { encrypt } from '../../shared/crypto';
+import { checkModelAllowed } from '../../shared/limits/controls';
 import { runJob } from './run-job';
+import { chatLimits } from './limits';
 import { targetOf } from './target';
 import { routeFor } from './route';
 import { ROUTE_CHUNK_PREFIX, ROUTE_RESULT_KEY, routeHeaders, type RouteMeta } from '../../shared/queues/route-meta';
@@ -17,6 +19,7 @@ export async function resolveRequestedModel(ctx: AppContext, req: Request, reque
   const aliased = req.auth?.modelMap[requested] ?? requested;
   const resolved = await ctx.catalog.resolve(aliased);
   if (!resolved) throw errors.modelNotFound(requested);
+  checkModelAllowed(req.auth?.controls, aliased, requested);
   return { ...resolved, requestedId: requested };
 }
 
@@ -72,6 +75,7 @@ export async function dispatchChat(ctx: AppContext, req: Request, res: Response,
     stream: d.stream,
     onChunk,
     jobId: d.jobId,
+    reserve: chatLimits(ctx, req, d.resolved.model, d.body),
     data: { operation: d.operation, target, body: d.body, includeUsage: d.includeUsage, route, estimatedTokens, ...(d.anthropicBeta ? { anthropicBeta: d.anthropicBeta } : {}) },
   });
   if (result && typeof result === 'object' && ROUTE_RESULT_KEY in result) {

@@ -6,6 +6,8 @@ import { laneLimit } from '../../shared/lanes/policy';
 import { errors } from '../../shared/errors/codes';
 import { ApiError } from '../../shared/errors/ApiError';
 import { runJob } from './run-job';
+import { limitsFor } from './limits';
+import { checkModelAllowed } from '../../shared/limits/controls';
 
 /** Embeddings and rerank share one pool with one lane per org (never a chat lane). */
 export const EMBEDDINGS_POOL = 'embeddings';
@@ -27,6 +29,7 @@ export async function resolveTaskModel(ctx: AppContext, req: Request, requested:
   const id = req.auth?.modelMap[requested] ?? requested;
   const model = await ctx.catalog.get(id);
   if (!model) throw errors.modelNotFound(requested);
+  checkModelAllowed(req.auth?.controls, id, requested);
   if (!model.capabilities[task]) {
     const code = task === 'embeddings' ? 'model_not_embedding_capable' : 'model_not_rerank_capable';
     throw new ApiError(400, code, `The model '${requested}' does not serve ${task}.`);
@@ -40,6 +43,7 @@ export function dispatchEmbeddings(
   req: Request,
   res: Response,
   publicModel: string,
+  model: CatalogModel,
   data: Omit<EmbedJob, keyof JobEnvelope> | Omit<RerankJob, keyof JobEnvelope>,
 ): Promise<unknown> {
   return runJob(ctx, req, res, {
@@ -50,6 +54,8 @@ export function dispatchEmbeddings(
     overLimit: (s) =>
       new ApiError(429, 'embeddings_lanes_exhausted', 'Too many concurrent embeddings and rerank requests for this organization; retry shortly.', { retryAfter: s }),
     publicModel,
+    // embeddings: the counted input is the whole cost; rerank counts toward the rate limits only
+    reserve: limitsFor(ctx, req, model, async () => ({ input: data.operation === 'embed' ? data.countedTokens ?? 0 : 0, output: 0 })),
     data: data as never,
   });
 }

@@ -7,6 +7,7 @@ import { imageErrors } from '../../shared/images/errors';
 import { runJob } from './run-job';
 import { targetOf } from './target';
 import { resolveRequestedModel } from './chat';
+import { limitsFor } from './limits';
 
 /** Resolves an image-capable model (routing-plan aliases first; `-background` marks background work). */
 export async function resolveImageModel(ctx: AppContext, req: Request, requested: string): Promise<ResolvedModel> {
@@ -42,6 +43,7 @@ export async function dispatchImages(ctx: AppContext, req: Request, res: Respons
     limit: laneLimit(auth.org, 'images', lane),
     overLimit: (s) => imageErrors.lanesExhausted(s),
     publicModel: d.resolved.requestedId,
+    reserve: limitsFor(ctx, req, m, async () => ({ input: 0, output: 0, fixedMicros: (typeof d.params.n === 'number' ? d.params.n : 1) * (m.prices[priceKey] ?? 0) })),
     data: {
       operation: d.operation,
       target: targetOf(m),

@@ -11,6 +11,7 @@ import { logger } from '../../shared/logger';
 import { ClientGone } from '../../shared/errors/ClientGone';
 import { laneRejections, queueRejections } from '../../shared/metrics';
 import { claimHeldUsage, giveUp } from '../../shared/metering/usage-outbox';
+import type { LimitHold } from '../../shared/limits/limits';
 
 /** How long a pod that lost the race at its deadline waits for the result the worker already sent. */
 const LOST_RACE_GRACE_MS = 5_000;
@@ -36,6 +37,12 @@ export interface RunJobOptions<Q extends QueueName> {
    * or returns what releases it when the request ends.
    */
   alsoAdmit?: () => Promise<() => Promise<unknown>>;
+  /**
+   * The key's rate limits and budgets (shared/limits): decided before the lane lease, so a refused
+   * request holds no lane; the reservation is given back when the request fails, and settled from
+   * its usage event when it succeeds.
+   */
+  reserve?: (requestId: string) => Promise<LimitHold>;
   /**
    * The job's id and usage request id; default the HTTP request's id. A request that runs several
    * jobs (the native search loop's model turns) names each one, since both ids are unique.
@@ -94,6 +101,22 @@ export async function runQueued<Q extends QueueName>(ctx: AppContext, who: JobCa
     throw opts.overLimit(BACKLOG_RETRY_AFTER_S);
   }
   if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new ClientGone();
+  const hold = opts.reserve ? await opts.reserve(who.requestId) : undefined;
+  try {
+    return await runAdmitted(ctx, who, signal, opts, settings);
+  } catch (err) {
+    if (hold) void hold.release().catch((e) => logger.warn({ err: e }, 'limits release failed'));
+    throw err;
+  }
+}
+
+async function runAdmitted<Q extends QueueName>(
+  ctx: AppContext,
+  who: JobCaller,
+  signal: AbortSignal | undefined,
+  opts: RunJobOptions<Q>,
+  settings: { priorityStep: number },
+): Promise<unknown> {
   const admitted = await ctx.leases.acquire(who.orgId, opts.pool, opts.lane, opts.limit);
   if (!admitted.granted) {
     laneRejections.inc({ pool: opts.pool, lane: opts.lane });

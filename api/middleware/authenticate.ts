@@ -6,6 +6,7 @@ import { INFERENCE_PREFIX, PLATFORM_PREFIX, looksLikeInferenceKey } from '../../
 import { sha256Hex } from '../../shared/crypto';
 import { NO_ALIASES } from '../../shared/tenancy/directory';
 import { authFailure } from '../../shared/auth/auth-failures';
+import { noteKeyUsed } from '../../shared/tenancy/last-used';
 
 function bearer(req: Request): string | undefined {
   const h = req.headers.authorization;
@@ -59,6 +60,12 @@ export function authenticate(ctx: AppContext) {
       await ctx.directory.sync();
       const rec = await ctx.directory.keyByHash(sha256Hex(gatewayKey));
       if (!rec || rec.revoked) throw await refuse(rec ? 'This API key has been revoked.' : 'Unknown API key.');
+      if (rec.previousUntil && rec.previousUntil.getTime() <= Date.now()) {
+        throw await refuse(`This API key was rotated; its previous secret stopped working at ${rec.previousUntil.toISOString()}.`);
+      }
+      if (rec.controls.expiresAt && rec.controls.expiresAt.getTime() <= Date.now()) {
+        throw await refuse(`This API key expired at ${rec.controls.expiresAt.toISOString()}.`);
+      }
       if (rec.memberGone) throw await refuse('The member this API key belongs to is no longer in the organization.');
       const org = await ctx.directory.org(rec.orgId);
       if (!org) throw await refuse('Unknown API key.');
@@ -93,7 +100,9 @@ export function authenticate(ctx: AppContext) {
         callerUpstreamKey: upstreamKey ?? null,
         routingPlanId,
         modelMap,
+        controls: rec.controls,
       };
+      noteKeyUsed(ctx.redis, rec.orgId, rec.id);
       next();
     } catch (err) {
       next(err);

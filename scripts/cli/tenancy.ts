@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { db } from '../../shared/db/sequelize';
 import { migrate } from '../../shared/db/migrate';
 import { seed } from '../../shared/db/seed';
-import { createApiKey, createOrg, findOrg, listApiKeys, revokeApiKey, slugify } from '../../shared/tenancy/ops';
+import { createApiKey, createOrg, findOrg, listApiKeys, revokeApiKey, slugify, updateKeyControls, rotateApiKey } from '../../shared/tenancy/ops';
+import { controlsFromFlags, keyControlOptions, type KeyControlFlags } from './key-controls';
 import { Membership, Organization, Project, User } from '../../shared/db/models';
 import { fail, withServices } from './with-services';
 import { isUuid } from '../../shared/uuid';
@@ -44,16 +45,17 @@ org
   );
 
 const key = program.command('key').description('inference API keys');
-key
+keyControlOptions(key
   .command('create')
   .description('create an inference API key (svc_…), printed once')
   .requiredOption('--org <org>', 'org id or slug')
   .option('--project <project>', 'bind the key to a project (id or slug)')
   .option('--name <name>', 'a label')
   .option('--user <email>', 'the key belongs to this member of the org (their search switch, cap and tool policy apply; it stops working when they leave); without it the key is organization-wide')
-  .option('--json', 'print JSON')
-  .action((opts: { org: string; project?: string; name?: string; user?: string; json?: boolean }) =>
+  .option('--json', 'print JSON'))
+  .action((opts: { org: string; project?: string; name?: string; user?: string; json?: boolean } & KeyControlFlags) =>
     withServices(async (redis) => {
+      const controls = controlsFromFlags(opts);
       const o = await findOrg(opts.org);
       if (!o) fail(`unknown org '${opts.org}'`);
       let projectId: string | null = null;
@@ -69,9 +71,35 @@ key
         if (!u || !m) fail(`'${opts.user}' is not a member of org ${o.slug}`);
         userId = u.id;
       }
-      const k = await createApiKey(redis, { orgId: o.id, projectId, name: opts.name, userId });
+      const k = await createApiKey(redis, { orgId: o.id, projectId, name: opts.name, userId, controls });
       if (opts.json) console.log(JSON.stringify(k));
       else console.log(`key ${k.id} (${opts.user ? `belongs to ${opts.user}` : 'organization-wide'}; shown once, store it now):\n${k.key}`);
+    }),
+  );
+keyControlOptions(key
+  .command('update <id>')
+  .description("change a key's allowed models, rate limits, budget or expiry (only the flags given); every pod applies it on its next request"))
+  .action((id: string, opts: KeyControlFlags) =>
+    withServices(async (redis) => {
+      const controls = controlsFromFlags(opts);
+      if (!Object.keys(controls).length) fail('nothing to change: give at least one of --models, --rpm, --tpm, --budget-usd, --budget-period, --expires');
+      if (!(await updateKeyControls(redis, id, controls))) fail(`no key ${id}`);
+      console.log(`updated ${id}`);
+    }),
+  );
+key
+  .command('rotate <id>')
+  .description('issue a new secret for a key (same id, owner, limits and budget), printed once; the old secret keeps working for --grace seconds')
+  .option('--grace <seconds>', 'how long the old secret keeps working (0: stops at once)', '86400')
+  .option('--json', 'print JSON')
+  .action((id: string, opts: { grace: string; json?: boolean }) =>
+    withServices(async (redis) => {
+      const grace = Number(opts.grace);
+      if (!Number.isInteger(grace) || grace < 0 || grace > 90 * 86400) fail('--grace must be a whole number of seconds from 0 to 7776000 (90 days)');
+      const k = await rotateApiKey(redis, id, grace);
+      if (!k) fail(`no active key ${id}`);
+      if (opts.json) console.log(JSON.stringify({ ...k, previous_secret_until: new Date(Date.now() + grace * 1000).toISOString() }));
+      else console.log(`key ${k.id} rotated; the old secret works for ${grace} s more. New secret (shown once, store it now):\n${k.key}`);
     }),
   );
 key

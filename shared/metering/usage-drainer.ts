@@ -6,6 +6,7 @@ import { config } from '../config/env';
 import { logger } from '../logger';
 import { usageDrained } from '../metrics';
 import { insertUsage, usagePool, type UsageRecord } from './usage';
+import { settleUsage } from '../limits/limits';
 import { decodeUsage, OUTBOX_GROUP } from './usage-outbox';
 
 export interface UsageDrainerOptions {
@@ -250,6 +251,8 @@ export class UsageDrainer {
         good = inserted;
       }
     }
+    // the ledger has these events now: their budget reservations settle to the real cost
+    if (good.length) await settleUsage(this.redis!, good.map((d) => d.record!)).catch((err) => logger.warn({ err }, 'usage drainer: settling budgets failed'));
     if (bad.length) await this.deadLetter(bad);
     const done = [...good.map((d) => d.id), ...gone];
     if (done.length) await this.exec(this.redis!.multi().xack(this.stream, OUTBOX_GROUP, ...done).xdel(this.stream, ...done));

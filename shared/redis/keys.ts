@@ -51,6 +51,14 @@ export const keys = {
    * `tpm:<minute>` counters); every deployment of a pool shares the pool's slot, so one script weighs them all.
    */
   poolDeployment: (poolId: string, deployment: string, what: string) => `${p()}:pool:{${poolId}}:${deployment}:${what}`,
+  /**
+   * Spending, rate windows and reservations of an org's keys and projects (shared/limits/): every key
+   * in the org's slot, so one script decides a key and its project together.
+   * `which`: `kbud:<key id>:<period>`, `pbud:<project id>:<period>` (hash: spent, reserved),
+   * `rpm:<key id>:<minute>`, `tpm:<key id>:<minute>`, `res` (hash: request id → reservation),
+   * `resx` (zset: request id → expiry ms).
+   */
+  limits: (orgId: string, which: string) => `${p()}:limits:{${orgId}}:${which}`,
   /** Failed authentications of one client IP in the current window (shared/auth/auth-failures.ts). */
   authFailures: (ip: string) => `${p()}:authfail:${ip}`,
   /** Who decided a request's fate first: the worker ('delivered', with its usage) or the pod ('abandoned'); in the slot of the request's reply channel and outbox stream. */

@@ -10,6 +10,7 @@ import type { QueueName } from '../queues/names';
 import { loadQueueSettings, type QueueSettings } from '../queues/scheduler-settings';
 import { isUuid } from '../uuid';
 import { memberGone } from './members';
+import { budgetOf, keyControls, type Budget, type KeyControls } from '../limits/controls';
 
 export interface KeyRecord {
   id: string;
@@ -20,6 +21,10 @@ export interface KeyRecord {
   revoked: boolean;
   /** The key's member has left the org or was deleted: the key no longer authenticates. */
   memberGone: boolean;
+  /** The owner's controls on the key (issue 31; docs/keys.md). */
+  controls: KeyControls;
+  /** The hash was the key's previous secret (rotated): it works until this instant. */
+  previousUntil: Date | null;
 }
 
 export interface OrgContext {
@@ -181,8 +186,10 @@ export class Directory {
 
   keyByHash(hash: string): Promise<KeyRecord | null> {
     return this.cached(`key:${hash}`, async () => {
-      const k = await ApiKey.findOne({ where: { keyHash: hash } });
-      return k ? { id: k.id, orgId: k.orgId, projectId: k.projectId, userId: k.userId, revoked: k.revokedAt !== null, memberGone: await memberGone(k.orgId, k.userId) } : null;
+      const k = await ApiKey.findOne({ where: { [Op.or]: [{ keyHash: hash }, { previousKeyHash: hash }] } });
+      if (!k) return null;
+      const previousUntil = k.keyHash === hash ? null : (k.previousExpiresAt ?? new Date(0));
+      return { id: k.id, orgId: k.orgId, projectId: k.projectId, userId: k.userId, revoked: k.revokedAt !== null, memberGone: await memberGone(k.orgId, k.userId), controls: keyControls(k), previousUntil };
     });
   }
 
@@ -199,6 +206,14 @@ export class Directory {
         entitlements: { ...(plan?.entitlements ?? {}), ...org.entitlements },
         policies: org.policies ?? {},
       };
+    });
+  }
+
+  /** A project's spending limit (null when it has none or the project is gone). */
+  projectBudget(projectId: string): Promise<Budget | null> {
+    return this.cached(`pbudget:${projectId}`, async () => {
+      const p = await Project.findByPk(projectId);
+      return p ? budgetOf(p.budgetMicros, p.budgetPeriod) : null;
     });
   }
 

@@ -4,6 +4,7 @@ import { ApiKey, Organization, Plan, Project } from '../db/models';
 import { generateApiKey } from '../auth/apiKeys';
 import { bumpEpoch } from '../cache/epoch';
 import { isUuid } from '../uuid';
+import { controlsView, type KeyControlsRow } from '../limits/key-input';
 
 /** Operator actions on orgs and keys, shared by the CLI, the seed and the management API. */
 
@@ -44,7 +45,10 @@ export interface CreatedKey {
 
 /** Creates an inference key; the raw key is returned once and never stored. */
 /** `userId`: the key belongs to that member of the org (member search caps, switch and tool policy apply). */
-export async function createApiKey(redis: RedisClient, input: { orgId: string; projectId?: string | null; name?: string; userId?: string | null }): Promise<CreatedKey> {
+export async function createApiKey(
+  redis: RedisClient,
+  input: { orgId: string; projectId?: string | null; name?: string; userId?: string | null; controls?: KeyControlsRow; createdBy?: string | null },
+): Promise<CreatedKey> {
   const g = generateApiKey();
   const row = await ApiKey.create({
     orgId: input.orgId,
@@ -54,9 +58,33 @@ export async function createApiKey(redis: RedisClient, input: { orgId: string; p
     prefix: g.visiblePrefix,
     keyHash: g.hash,
     revokedAt: null,
+    ...(input.controls ?? {}),
+    createdBy: input.createdBy ?? null,
   });
   await bumpEpoch(redis);
   return { id: row.id, key: g.raw, prefix: g.visiblePrefix, orgId: row.orgId, projectId: row.projectId };
+}
+
+/** Changes the owner's controls on a key (only the fields given); every pod applies them from its next request. */
+export async function updateKeyControls(redis: RedisClient, id: string, controls: KeyControlsRow): Promise<boolean> {
+  if (!isUuid(id)) return false;
+  const [n] = await ApiKey.update(controls, { where: { id } });
+  await bumpEpoch(redis);
+  return n > 0;
+}
+
+/**
+ * Rotates a key: a new secret for the same key (its id, owner, limits, budget and usage carry on);
+ * the old secret keeps working for `graceSeconds` (0: stops at once). Returns the new secret once.
+ */
+export async function rotateApiKey(redis: RedisClient, id: string, graceSeconds: number): Promise<CreatedKey | null> {
+  if (!isUuid(id)) return null;
+  const k = await ApiKey.findOne({ where: { id, revokedAt: null } });
+  if (!k) return null;
+  const g = generateApiKey();
+  await k.update({ previousKeyHash: k.keyHash, previousExpiresAt: new Date(Date.now() + graceSeconds * 1000), keyHash: g.hash, prefix: g.visiblePrefix });
+  await bumpEpoch(redis);
+  return { id: k.id, key: g.raw, prefix: g.visiblePrefix, orgId: k.orgId, projectId: k.projectId };
 }
 
 /** Revokes a key; every pod refuses it from its very next request (the cache epoch moves). */
@@ -69,5 +97,14 @@ export async function revokeApiKey(redis: RedisClient, id: string): Promise<bool
 
 export async function listApiKeys(orgId: string) {
   const rows = await ApiKey.findAll({ where: { orgId }, order: [['createdAt', 'ASC']] });
-  return rows.map((k) => ({ id: k.id, prefix: k.prefix, name: k.name, projectId: k.projectId, userId: k.userId, revokedAt: k.revokedAt, createdAt: k.createdAt }));
+  return rows.map(keyListing);
+}
+
+/** A key as listings show it (never the secret): owner, state, the owner's controls, last use. */
+export function keyListing(k: ApiKey) {
+  return {
+    id: k.id, prefix: k.prefix, name: k.name, projectId: k.projectId, userId: k.userId, revokedAt: k.revokedAt, createdAt: k.createdAt,
+    createdBy: k.createdBy, lastUsedAt: k.lastUsedAt, ...controlsView(k),
+    previousSecretUntil: k.previousExpiresAt && k.previousExpiresAt.getTime() > Date.now() ? k.previousExpiresAt : null,
+  };
 }

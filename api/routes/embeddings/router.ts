@@ -18,7 +18,7 @@ function embeddingsHandler(ctx: AppContext) {
     const body = parseEmbeddings(req.body as Record<string, unknown>);
     const model = await resolveTaskModel(ctx, req, body.model, 'embeddings');
     const countedTokens = await checkEmbeddingLimits(body, body.model, model.tokenizer, embeddingLimits(model));
-    const result = (await dispatchEmbeddings(ctx, req, res, body.model, {
+    const result = (await dispatchEmbeddings(ctx, req, res, body.model, model, {
       operation: 'embed',
       target: targetOf(model),
       input: body.input,
@@ -35,7 +35,7 @@ function rerankHandler(ctx: AppContext) {
     const body = parseRerank(req.body as Record<string, unknown>);
     const model = await resolveTaskModel(ctx, req, body.model, 'rerank');
     const searchUnits = await checkRerankLimits(body, body.model, model.tokenizer, rerankLimits(model));
-    const result = (await dispatchEmbeddings(ctx, req, res, body.model, {
+    const result = (await dispatchEmbeddings(ctx, req, res, body.model, model, {
       operation: 'rerank',
       target: targetOf(model),
       query: body.query,

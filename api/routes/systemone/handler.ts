@@ -18,6 +18,7 @@ import { ApiError } from '../../../shared/errors/ApiError';
 import { errors } from '../../../shared/errors/codes';
 import { config } from '../../../shared/config/env';
 import { logger } from '../../../shared/logger';
+import { checkModelAllowed } from '../../../shared/limits/controls';
 
 /** Tokens per chat message the upstream adds around each message (OpenAI's chat format). */
 const MESSAGE_OVERHEAD_TOKENS = 3;
@@ -33,6 +34,7 @@ async function resolveDecisionModel(ctx: AppContext, req: Request, requested: st
     throw systemoneErrors.modelsUnavailable();
   }
   if (!m) throw errors.modelNotFound(requested);
+  checkModelAllowed(req.auth?.controls, aliased, requested);
   if (!m.capabilities.decision) throw systemoneErrors.invalid(`The model '${requested}' is not a decision model; decision requests need a decision model id.`);
   if (m.provider.kind !== 'openai') throw systemoneErrors.invalid(`The model '${requested}' cannot serve decisions: its upstream does not support structured output.`);
   return m;

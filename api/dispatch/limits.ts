@@ -1,0 +1,62 @@
+import type { Request } from 'express';
+import type { AppContext } from '../context';
+import type { CatalogModel } from '../../shared/catalog/catalog';
+import { countTokens } from '../../shared/tokenizer/pool';
+import { hasLimits, reserveLimits, type LimitHold } from '../../shared/limits/limits';
+import { pricesOf } from '../../shared/limits/usage-cost';
+
+/** Tokens a chat upstream adds around each message; counted generously, the worst case must not fall short. */
+const MESSAGE_OVERHEAD_TOKENS = 4;
+/** The output cap of a request that names none, on a model that publishes none (docs/keys.md). */
+export const DEFAULT_OUTPUT_CAP = 4096;
+
+/** The most output a canonical chat request can produce: its own cap, else the model's, else the default. */
+export function outputCap(body: Record<string, unknown>, model: CatalogModel): number {
+  const asked = [body.max_completion_tokens, body.max_tokens].find((v): v is number => typeof v === 'number' && v > 0);
+  const cap = model.maxOutputTokens ?? DEFAULT_OUTPUT_CAP;
+  return asked !== undefined ? Math.min(asked, cap) : cap;
+}
+
+/** Input tokens of a canonical chat or completions body, counted on the whole JSON of its messages (an over-count). */
+async function inputTokens(body: Record<string, unknown>, model: CatalogModel): Promise<number> {
+  const messages = Array.isArray(body.messages) ? body.messages : [body.prompt ?? ''];
+  const extra = [body.tools, body.functions].filter((v) => v !== undefined).map((v) => JSON.stringify(v));
+  const n = await countTokens(model.tokenizer, [JSON.stringify(messages), ...extra]);
+  return (n === false ? 0 : n) + MESSAGE_OVERHEAD_TOKENS * messages.length;
+}
+
+/**
+ * The reservation step of a request (runJob's `reserve`): its key's rate limits and its key's and
+ * project's budgets, at the worst case: `measure`'s input tokens and output cap at the model's
+ * prices, plus a fixed cost (images). Nothing is measured for a key without limits.
+ */
+export function limitsFor(
+  ctx: AppContext,
+  req: Request,
+  model: CatalogModel,
+  measure: () => Promise<{ input: number; output: number; /** per image, at its recorded price */ fixedMicros?: number }>,
+): (requestId: string) => Promise<LimitHold> {
+  return async (requestId) => {
+    const auth = req.auth!;
+    const projectBudget = auth.projectId ? await ctx.directory.projectBudget(auth.projectId) : null;
+    if (!auth.controls || !hasLimits(auth.controls, projectBudget)) return { release: async () => undefined };
+    const { input, output, fixedMicros = 0 } = await measure();
+    const prices = pricesOf(model.prices);
+    return reserveLimits(ctx.redis, {
+      orgId: auth.orgId,
+      keyId: auth.keyId,
+      projectId: auth.projectId,
+      controls: auth.controls,
+      projectBudget,
+      requestId,
+      inputTokens: input,
+      worstCaseMicros: input * (prices.input_token ?? 0) + output * (prices.output_token ?? 0) + fixedMicros,
+      prices,
+    });
+  };
+}
+
+/** A chat-style request's limits: counted input, and the request's output cap or the model's. */
+export function chatLimits(ctx: AppContext, req: Request, model: CatalogModel, body: Record<string, unknown>): (requestId: string) => Promise<LimitHold> {
+  return limitsFor(ctx, req, model, async () => ({ input: await inputTokens(body, model), output: outputCap(body, model) }));
+}

@@ -1,0 +1,21 @@
+import { QueryTypes } from 'sequelize';
+import { db } from '../db/sequelize';
+
+/**
+ * What a key or a project spent since `from` (null: ever), in micro-dollars, from the usage ledger:
+ * tokens and audio seconds at the model's prices (a `-background` id at its base's), images at the
+ * price recorded on their event. The same arithmetic as settlement (shared/limits/usage-cost.ts).
+ */
+export async function ledgerSpend(scope: 'key' | 'project', id: string, from: Date | null): Promise<number> {
+  const column = scope === 'key' ? 'api_key_id' : 'project_id';
+  const [row] = await db().query<{ micros: string | null }>(
+    `SELECT sum(e.input_tokens * coalesce((m.prices->>'input_token')::numeric, 0)
+              + e.output_tokens * coalesce((m.prices->>'output_token')::numeric, 0)
+              + coalesce((e.units->>'audio_duration_ms')::numeric, 0) / 1000 * coalesce((m.prices->>'audio_second')::numeric, 0)
+              + coalesce((e.units->>'cost_micros')::numeric, 0)) AS micros
+       FROM usage_events e LEFT JOIN models m ON m.public_id = regexp_replace(e.model, '-background$', '')
+      WHERE e.${column} = :id ${from ? 'AND e.created_at >= :from' : ''}`,
+    { type: QueryTypes.SELECT, replacements: { id, from: from?.toISOString() } },
+  );
+  return Number(row?.micros ?? 0);
+}

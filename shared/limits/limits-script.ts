@@ -1,0 +1,93 @@
+/**
+ * reserve-limits-6: one admission decision for a key (and its project), atomic. Every key carries the
+ * org's hash tag, so a Redis Cluster keeps them in one slot.
+ * KEYS[1] key budget hash (spent, reserved)  KEYS[2] project budget hash (each only read when its limit is set)
+ * KEYS[3] this minute's request count  KEYS[4] this minute's token count
+ * KEYS[5] reservations hash (request id → JSON)  KEYS[6] reservation expiries zset (request id → ms)
+ * ARGV[1] now (ms)  ARGV[2] worst-case cost (micro-dollars)  ARGV[3] key budget (-1 none)
+ * ARGV[4] project budget (-1 none)  ARGV[5] rpm (-1 none)  ARGV[6] tpm (-1 none)
+ * ARGV[7] input tokens counted  ARGV[8] ms to the end of the minute  ARGV[9] budget hashes' TTL (s, -1 none)
+ * ARGV[10] request id  ARGV[11] reservation (JSON: k, p, a, ...)  ARGV[12] reservation lifetime (ms)
+ * First gives back reservations that outlived their lifetime (a request whose usage never came).
+ * Returns {'cold', 'key'|'project'} when a budget hash does not exist yet (the caller seeds it from
+ * the ledger and asks again), {'rpm', ms}, {'tpm', ms}, {'budget', 'key'|'project', spent, reserved},
+ * or {'ok'} (the request counted, its worst case reserved on both budgets).
+ */
+export const RESERVE_LIMITS = `
+local now = tonumber(ARGV[1])
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[6], '-inf', now)) do
+  local r = redis.call('HGET', KEYS[5], id)
+  if r then
+    local d = cjson.decode(r)
+    for _, key in ipairs({d.k, d.p}) do
+      if key ~= '' and redis.call('EXISTS', key) == 1 then redis.call('HINCRBYFLOAT', key, 'reserved', -d.a) end
+    end
+    redis.call('HDEL', KEYS[5], id)
+  end
+  redis.call('ZREM', KEYS[6], id)
+end
+local keyLimit, projLimit = tonumber(ARGV[3]), tonumber(ARGV[4])
+if keyLimit >= 0 and redis.call('EXISTS', KEYS[1]) == 0 then return {'cold', 'key'} end
+if projLimit >= 0 and redis.call('EXISTS', KEYS[2]) == 0 then return {'cold', 'project'} end
+local rpm, tpm, input = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+if rpm >= 0 and tonumber(redis.call('GET', KEYS[3]) or '0') + 1 > rpm then return {'rpm', ARGV[8]} end
+if tpm >= 0 and tonumber(redis.call('GET', KEYS[4]) or '0') + input > tpm then return {'tpm', ARGV[8]} end
+local cost = tonumber(ARGV[2])
+local function fits(key, limit)
+  if limit < 0 then return true end
+  local spent = tonumber(redis.call('HGET', key, 'spent') or '0')
+  local reserved = tonumber(redis.call('HGET', key, 'reserved') or '0')
+  return spent + reserved + cost <= limit, spent, reserved
+end
+local ok, spent, reserved = fits(KEYS[1], keyLimit)
+if not ok then return {'budget', 'key', tostring(spent), tostring(reserved)} end
+ok, spent, reserved = fits(KEYS[2], projLimit)
+if not ok then return {'budget', 'project', tostring(spent), tostring(reserved)} end
+if rpm >= 0 then redis.call('INCR', KEYS[3]); redis.call('PEXPIRE', KEYS[3], tonumber(ARGV[8]) + 1000) end
+if tpm >= 0 then redis.call('INCRBY', KEYS[4], input); redis.call('PEXPIRE', KEYS[4], tonumber(ARGV[8]) + 1000) end
+if keyLimit >= 0 or projLimit >= 0 or tpm >= 0 then
+  if keyLimit >= 0 then redis.call('HINCRBYFLOAT', KEYS[1], 'reserved', cost) end
+  if projLimit >= 0 then redis.call('HINCRBYFLOAT', KEYS[2], 'reserved', cost) end
+  redis.call('HSET', KEYS[5], ARGV[10], ARGV[11])
+  redis.call('ZADD', KEYS[6], now + tonumber(ARGV[12]), ARGV[10])
+  local ttl = tonumber(ARGV[9])
+  if ttl > 0 then
+    if keyLimit >= 0 then redis.call('EXPIRE', KEYS[1], ttl) end
+    if projLimit >= 0 then redis.call('EXPIRE', KEYS[2], ttl) end
+  end
+end
+return {'ok'}
+`;
+
+/**
+ * settle-limits-3: a reservation ends. KEYS[1] reservations hash  KEYS[2] expiries zset
+ * KEYS[3] the key's token count of the current minute
+ * ARGV[1] request id  ARGV[2] real cost (micro-dollars; -1: released, nothing spent)
+ * ARGV[3] tokens to add to the minute's count (output, and input beyond what was counted)
+ * Settling moves the reservation to `spent` at its real cost, once (a reservation already settled or
+ * expired is left alone: 0). Releasing (-1) gives the reserved amount back but keeps the record, at
+ * zero, until it expires: a usage event that still arrives (the worker delivered as the pod gave up)
+ * is then counted as spent instead of lost.
+ */
+export const SETTLE_LIMITS = `
+local r = redis.call('HGET', KEYS[1], ARGV[1])
+if not r then return 0 end
+local d = cjson.decode(r)
+local cost = tonumber(ARGV[2])
+for _, key in ipairs({d.k, d.p}) do
+  if key ~= '' and redis.call('EXISTS', key) == 1 then
+    if d.a > 0 then redis.call('HINCRBYFLOAT', key, 'reserved', -d.a) end
+    if cost > 0 then redis.call('HINCRBYFLOAT', key, 'spent', cost) end
+  end
+end
+if cost < 0 then
+  d.a = 0
+  redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(d))
+  return 1
+end
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+local extra = tonumber(ARGV[3])
+if extra ~= 0 and redis.call('EXISTS', KEYS[3]) == 1 then redis.call('INCRBY', KEYS[3], extra) end
+return 1
+`;

@@ -1,0 +1,183 @@
+import type { RedisClient } from '../redis/connection';
+import { keys } from '../redis/keys';
+import { ApiError } from '../errors/ApiError';
+import { config } from '../config/env';
+import type { UsageRecord } from '../metering/usage';
+import type { Budget, KeyControls } from './controls';
+import { RESERVE_LIMITS, SETTLE_LIMITS } from './limits-script';
+import { budgetWindow, minuteWindow, windowTtlSeconds, type BudgetWindow } from './period';
+import { ledgerSpend } from './ledger-spend';
+import { usageCost, type CostPrices } from './usage-cost';
+
+/** What one request asks of its key's and project's limits. */
+export interface LimitRequest {
+  orgId: string;
+  keyId: string;
+  projectId: string | null;
+  controls: KeyControls;
+  projectBudget: Budget | null;
+  /** The job id: the usage event's request id, which settles the reservation. */
+  requestId: string;
+  /** Input tokens counted before the call (tpm). */
+  inputTokens: number;
+  /** The request's worst-case cost in micro-dollars. */
+  worstCaseMicros: number;
+  prices: CostPrices;
+}
+
+/** An admitted request's hold on its limits. `release` gives the reservation back (the request failed). */
+export interface LimitHold {
+  release(): Promise<void>;
+}
+
+const NO_HOLD: LimitHold = { release: async () => undefined };
+
+/** A reservation outlives its request by this much, waiting for its usage event to be drained. */
+const RESERVATION_GRACE_MS = 10 * 60_000;
+
+type LimitsRedis = RedisClient & {
+  gwReserveLimits(...args: Array<string | number>): Promise<string[]>;
+  gwSettleLimits(...args: Array<string | number>): Promise<number>;
+};
+
+function withScripts(redis: RedisClient): LimitsRedis {
+  if (!('gwReserveLimits' in redis)) {
+    redis.defineCommand('gwReserveLimits', { numberOfKeys: 6, lua: RESERVE_LIMITS });
+    redis.defineCommand('gwSettleLimits', { numberOfKeys: 3, lua: SETTLE_LIMITS });
+  }
+  return redis as LimitsRedis;
+}
+
+/** Whether a request of this key needs the limits script at all. */
+export function hasLimits(controls: KeyControls, projectBudget: Budget | null): boolean {
+  return !!(controls.budget || projectBudget || controls.rpm || controls.tpm);
+}
+
+const budgetKey = (orgId: string, scope: 'kbud' | 'pbud', id: string, w: BudgetWindow) => keys.limits(orgId, `${scope}:${id}:${w.id}`);
+const reservationKeys = (orgId: string) => [keys.limits(orgId, 'res'), keys.limits(orgId, 'resx')];
+const tpmKey = (orgId: string, keyId: string, minute: number) => keys.limits(orgId, `tpm:${keyId}:${minute}`);
+
+function usd(micros: number): string {
+  return `$${(micros / 1_000_000).toFixed(micros % 10_000 === 0 ? 2 : 6).replace(/(\.\d\d\d*?)0+$/, '$1')}`;
+}
+
+function budgetExceeded(scope: 'key' | 'project', b: Budget, w: BudgetWindow, spent: number, reserved: number): ApiError {
+  const per = b.period === 'total' ? 'in total' : `per ${b.period}`;
+  const resets = w.resetsAt ? `it resets at ${w.resetsAt.toISOString()}` : 'a total budget does not reset';
+  return new ApiError(
+    402,
+    'budget_exceeded',
+    `This request's worst case does not fit the ${scope === 'key' ? "API key's" : "project's"} budget of ${usd(b.micros)} ${per} (${usd(spent)} spent, ${usd(reserved)} reserved by requests in flight); ${resets}.`,
+    { details: { limit_usd: b.micros / 1_000_000, period: b.period, resets_at: w.resetsAt?.toISOString() ?? null, scope } },
+  );
+}
+
+/**
+ * Seeds a budget window's hash from the ledger when Redis has none (a new window, or Redis lost it);
+ * only if still missing, so a concurrent seed or reservation wins.
+ */
+async function seed(redis: RedisClient, key: string, scope: 'key' | 'project', id: string, w: BudgetWindow): Promise<void> {
+  const spent = await ledgerSpend(scope, id, w.start);
+  await redis.hsetnx(key, 'spent', String(spent));
+  const ttl = windowTtlSeconds(w);
+  if (ttl > 0) await redis.expire(key, ttl);
+}
+
+/**
+ * The key's rate limits and its key and project budgets, decided in one script call: 429
+ * rate_limit_exceeded with Retry-After to the end of the minute, or 402 budget_exceeded when the
+ * request's worst case does not fit beside what is spent and reserved. Admitted: counted, and its
+ * worst case reserved until its usage event settles it (`settleUsage`) or `release` gives it back.
+ */
+export async function reserveLimits(redis: RedisClient, r: LimitRequest, now = new Date()): Promise<LimitHold> {
+  const c = r.controls;
+  if (!hasLimits(c, r.projectBudget)) return NO_HOLD;
+  const rs = withScripts(redis);
+  const kw = c.budget ? budgetWindow(c.budget.period, now) : null;
+  const pw = r.projectBudget ? budgetWindow(r.projectBudget.period, now) : null;
+  const kKey = kw ? budgetKey(r.orgId, 'kbud', r.keyId, kw) : keys.limits(r.orgId, 'kbud:none');
+  const pKey = pw && r.projectId ? budgetKey(r.orgId, 'pbud', r.projectId, pw) : keys.limits(r.orgId, 'pbud:none');
+  const minute = minuteWindow(now.getTime());
+  const [resKey, resxKey] = reservationKeys(r.orgId);
+  const cost = Math.ceil(r.worstCaseMicros);
+  const reservation = JSON.stringify({ k: kw ? kKey : '', p: pw ? pKey : '', a: cost, i: r.inputTokens, o: r.keyId, pr: r.prices });
+  const ttl = Math.max(kw ? windowTtlSeconds(kw, now) : -1, pw ? windowTtlSeconds(pw, now) : -1);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const [verdict, a, b, d] = await rs.gwReserveLimits(
+      kKey, pKey, keys.limits(r.orgId, `rpm:${r.keyId}:${minute.id}`), tpmKey(r.orgId, r.keyId, minute.id), resKey, resxKey,
+      now.getTime(), cost, c.budget?.micros ?? -1, pw ? r.projectBudget!.micros : -1, c.rpm ?? -1, c.tpm ?? -1,
+      r.inputTokens, minute.msLeft, ttl, r.requestId, reservation, config().requestTimeoutMs + RESERVATION_GRACE_MS,
+    );
+    switch (verdict) {
+      case 'cold':
+        if (a === 'key') await seed(redis, kKey, 'key', r.keyId, kw!);
+        else await seed(redis, pKey, 'project', r.projectId!, pw!);
+        continue;
+      case 'rpm':
+      case 'tpm':
+        throw new ApiError(
+          429,
+          'rate_limit_exceeded',
+          verdict === 'rpm'
+            ? `This API key is limited to ${c.rpm} requests per minute; retry when the minute ends.`
+            : `This API key is limited to ${c.tpm} tokens per minute and this request's ${r.inputTokens} input tokens do not fit in this minute; retry when it ends.`,
+          { retryAfter: Number(a) / 1000 },
+        );
+      case 'budget':
+        throw a === 'key' ? budgetExceeded('key', c.budget!, kw!, Number(b), Number(d)) : budgetExceeded('project', r.projectBudget!, pw!, Number(b), Number(d));
+      case 'ok': {
+        let done = false;
+        return {
+          release: async () => {
+            if (done) return;
+            done = true;
+            await rs.gwSettleLimits(resKey, resxKey, tpmKey(r.orgId, r.keyId, minuteWindow().id), r.requestId, -1, 0);
+          },
+        };
+      }
+      default:
+        throw new Error(`limits script answered '${verdict}'`);
+    }
+  }
+  throw new Error('limits: budget could not be seeded');
+}
+
+/**
+ * Settles the reservations of usage events just written to the ledger: each moves to `spent` at its
+ * real cost, and the tokens beyond what was counted (output, and input over the count) join the
+ * key's current minute. Events with no reservation (no limits, or released) change nothing.
+ */
+export async function settleUsage(redis: RedisClient, records: UsageRecord[]): Promise<void> {
+  const rs = withScripts(redis);
+  const withKey = records.filter((u) => u.apiKeyId);
+  if (!withKey.length) return;
+  const found = await Promise.all(withKey.map((u) => redis.hget(keys.limits(u.orgId, 'res'), u.requestId)));
+  const minute = minuteWindow().id;
+  await Promise.all(
+    withKey.map(async (u, i) => {
+      const raw = found[i];
+      if (!raw) return;
+      const d = JSON.parse(raw) as { i: number; o: string; pr: CostPrices };
+      const [resKey, resxKey] = reservationKeys(u.orgId);
+      const extraTokens = (u.outputTokens ?? 0) + Math.max(0, (u.inputTokens ?? 0) - d.i);
+      await rs.gwSettleLimits(resKey, resxKey, tpmKey(u.orgId, d.o, minute), u.requestId, usageCost(u, d.pr), extraTokens);
+    }),
+  );
+}
+
+/** A budget's figures for owners: spent and reserved in the current window, what remains, when it resets. */
+export async function budgetStatus(redis: RedisClient, orgId: string, scope: 'key' | 'project', id: string, b: Budget, now = new Date()) {
+  const w = budgetWindow(b.period, now);
+  const key = budgetKey(orgId, scope === 'key' ? 'kbud' : 'pbud', id, w);
+  const [spentRaw, reservedRaw] = await redis.hmget(key, 'spent', 'reserved');
+  const spent = spentRaw === null ? await ledgerSpend(scope, id, w.start) : Number(spentRaw);
+  const reserved = Math.max(0, Number(reservedRaw ?? 0));
+  return {
+    limit_usd: b.micros / 1_000_000,
+    period: b.period,
+    spent_usd: spent / 1_000_000,
+    reserved_usd: reserved / 1_000_000,
+    remaining_usd: Math.max(0, b.micros - spent - reserved) / 1_000_000,
+    resets_at: w.resetsAt?.toISOString() ?? null,
+  };
+}

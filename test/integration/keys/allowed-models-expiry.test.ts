@@ -1,0 +1,47 @@
+import { expect } from 'chai';
+import { env, resetSim } from '../../helpers/harness';
+import { buildOrg } from '../../helpers/factories';
+import { call, keyHeader } from '../../helpers/http';
+import { usageSettled } from '../../helpers/usage';
+import { UsageEvent } from '../../../shared/db/models';
+import { updateKeyControls } from '../../../shared/tenancy/ops';
+
+const chat = (key: string, model: string) => call('POST', '/v1/chat/completions', { headers: keyHeader(key), json: { model, messages: [{ role: 'user', content: 'hi' }] } });
+
+describe('key controls: allowed models and expiry', () => {
+  beforeEach(resetSim);
+
+  it('answers 403 model_not_allowed for a model outside the list, before any lane, upstream call or bill', async () => {
+    const o = await buildOrg(env().redis);
+    await updateKeyControls(env().redis, o.keyId, { allowedModels: ['sim-chat'] });
+    const ok = await chat(o.key, 'sim-chat');
+    expect(ok.status, ok.text).to.equal(200);
+    const bg = await chat(o.key, 'sim-chat-background');
+    expect(bg.status, 'a -background variant follows its base').to.equal(200);
+    env().sim.log.entries.length = 0;
+    const r = await chat(o.key, 'sim-claude');
+    expect(r.status).to.equal(403);
+    expect(r.body.error.code).to.equal('model_not_allowed');
+    expect(r.body.error.message).to.contain('sim-claude');
+    expect(env().sim.log.entries, 'no upstream call').to.have.length(0);
+    expect(await env().gw.ctx.leases.count(o.org.id, 'chat', 'interactive'), 'no lane taken').to.equal(0);
+    const emb = await call('POST', '/v1/embeddings', { headers: keyHeader(o.key), json: { model: 'sim-embed', input: 'x' } });
+    expect(emb.status).to.equal(403);
+    expect(emb.body.error.code).to.equal('model_not_allowed');
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { apiKeyId: o.keyId } }), 'only the two allowed requests billed').to.equal(2);
+  });
+
+  it('an expired key answers 401 INVALID_API_KEY saying it expired and when, on its next request', async () => {
+    const o = await buildOrg(env().redis);
+    expect((await chat(o.key, 'sim-chat')).status).to.equal(200);
+    const at = new Date(Date.now() - 1000);
+    await updateKeyControls(env().redis, o.keyId, { expiresAt: at });
+    const r = await chat(o.key, 'sim-chat');
+    expect(r.status).to.equal(401);
+    expect(r.body.error.code).to.equal('INVALID_API_KEY');
+    expect(r.body.error.message).to.contain('expired').and.to.contain(at.toISOString());
+    await updateKeyControls(env().redis, o.keyId, { expiresAt: new Date(Date.now() + 3_600_000) });
+    expect((await chat(o.key, 'sim-chat')).status, 'a future expiry works').to.equal(200);
+  });
+});
