@@ -8,6 +8,7 @@ import { ACQUIRE_LEASE, RENEW_LEASES } from '../../shared/lanes/scripts';
 import { CLAIM_HELD, GIVE_UP, PUBLISH_WITH_USAGE } from '../../shared/metering/usage-outbox';
 import { SEARCH_GATE, SEARCH_RELEASE } from '../../shared/search/gate-script';
 import { PICK_DEPLOYMENT, SETTLE_DEPLOYMENT } from '../../shared/routing/scripts';
+import { RESERVE_LIMITS, SETTLE_LIMITS } from '../../shared/limits/limits-script';
 
 /**
  * On a Redis Cluster a script, MULTI or pipeline may touch one slot only. Every Lua script of the
@@ -32,6 +33,9 @@ const KEY_LISTS: Record<string, () => string[][]> = {
   // a model pool: every deployment's health, in-flight set and minute counters (shared/routing/pool-state.ts)
   [PICK_DEPLOYMENT]: () => [['east', 'west', 'spare'].flatMap((d) => ['health', 'inflight', 'rpm:29000000', 'tpm:29000000'].map((w) => keys.poolDeployment(ORG, d, w)))],
   [SETTLE_DEPLOYMENT]: () => [['health', 'inflight', 'tpm:29000000'].map((w) => keys.poolDeployment(ORG, 'east', w))],
+  // a key's and its project's budget windows, its rpm/tpm minute, the org's reservations (shared/limits/limits.ts)
+  [RESERVE_LIMITS]: () => [['kbud:k1:day:2026-11-25', 'pbud:p1:month:2026-11', 'rpm:k1:29000000', 'tpm:k1:29000000', 'res', 'resx'].map((w) => keys.limits(ORG, w))],
+  [SETTLE_LIMITS]: () => [['res', 'resx', 'tpm:k1:29000000'].map((w) => keys.limits(ORG, w))],
 };
 
 function luaScriptsIn(dir: string): string[] {
@@ -66,6 +70,17 @@ describe('Redis Cluster: every script, MULTI and queue stays in one slot', () =>
     for (const [, command, firstArg] of calls) expect(locals.has(firstArg.trim()) || /^KEYS\[4\*pick(-\d)?\]$/.test(firstArg.trim()), `${command}'s key: ${firstArg}`).to.equal(true);
     for (const list of KEY_LISTS[PICK_DEPLOYMENT]()) expect(slots(list).size, list.join(' ')).to.equal(1);
   });
+
+  // These two also touch the budget windows a reservation record names (its `k` and `p`, written by the
+  // reserve from KEYS[1] and KEYS[2]): those keys are keys.limits(<the same org>, ...), in the same slot.
+  for (const [name, lua] of Object.entries({ RESERVE_LIMITS, SETTLE_LIMITS })) {
+    it(`${name}: the keys passed to it and the budget windows its reservations name share one slot`, () => {
+      const calls = [...lua.matchAll(/redis\.call\(\s*'(\w+)'\s*,\s*([^,)]+)/g)];
+      expect(calls.length).to.be.above(0);
+      for (const [, command, firstArg] of calls) expect(firstArg.trim(), `${command}'s key`).to.match(/^(KEYS\[\d+\]|key)$/);
+      for (const list of KEY_LISTS[lua]()) expect(slots([...list, keys.limits(ORG, 'kbud:k2:total'), keys.limits(ORG, 'pbud:p2:day:2026-11-25')]).size, list.join(' ')).to.equal(1);
+    });
+  }
 
   for (const [name, lua] of Object.entries({ ACQUIRE_LEASE, RENEW_LEASES, PUBLISH_WITH_USAGE, GIVE_UP, CLAIM_HELD, SEARCH_GATE, SEARCH_RELEASE, SETTLE_DEPLOYMENT })) {
     it(`${name}: names every key through KEYS, and the keys passed to it share one slot`, () => {

@@ -4,6 +4,7 @@ import { errors } from '../../../shared/errors/codes';
 import { asUnavailable } from '../../../shared/errors/unavailable';
 import { logger } from '../../../shared/logger';
 import { randomUUID } from 'crypto';
+import { ClientGone } from '../../../shared/errors/ClientGone';
 
 /** A tool's answer: the result as structured content and as JSON text. */
 export function toolResult(value: Record<string, unknown>): CallToolResult {
@@ -19,6 +20,8 @@ export function asToolError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   const down = asUnavailable(err);
   if (down) return down;
+  // The client left (the call was cancelled with it): nobody reads the answer, and nothing failed.
+  if (err instanceof ClientGone || (err as { name?: string } | null)?.name === 'AbortError') return new ApiError(499, 'client_closed_request', 'The client closed the request.');
   const id = randomUUID();
   logger.error({ err, errorId: id }, 'MCP tool failed with an unexpected error');
   return errors.internal(id);
