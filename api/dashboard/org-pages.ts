@@ -11,8 +11,7 @@ import { actorOf, renderOrgPage } from './org-page';
 import { searchPage } from './search-page';
 import type { Directory } from '../../shared/tenancy/directory';
 import type { WebKit } from '../web/session';
-import { stackedBars } from './chart';
-import { orgUsage } from './usage';
+import { usagePage } from './usage-page';
 import { membershipsOf, requireMember, requireOwner } from './member';
 import { keysPage } from './keys-page';
 
@@ -33,36 +32,7 @@ export function orgPages(deps: { redis: RedisClient; directory: Directory }, kit
   const org = Router({ mergeParams: true });
   r.use('/o/:org', requireMember, org);
 
-  org.get('/', async (req, res) => {
-    const usage = await orgUsage(res.locals.access!.org.id, 30);
-    const byModel = new Map<string, Map<string, number>>();
-    const tokens = new Map<string, Map<string, number>>();
-    const cost = new Map<string, Map<string, number>>();
-    for (const row of usage.rows) {
-      const label = `${row.model} (${row.modality})`;
-      if (!byModel.has(label)) (byModel.set(label, new Map()), tokens.set(label, new Map()), cost.set(label, new Map()));
-      cost.get(label)!.set(row.day, (cost.get(label)!.get(row.day) ?? 0) + row.costMicros / 1e6);
-      byModel.get(label)!.set(row.day, (byModel.get(label)!.get(row.day) ?? 0) + row.requests);
-      tokens.get(label)!.set(row.day, (tokens.get(label)!.get(row.day) ?? 0) + row.inputTokens + row.outputTokens);
-    }
-    const req1 = stackedBars({ from: usage.from, to: usage.to, title: 'Requests per day', series: [...byModel].map(([label, values]) => ({ label, values })) });
-    const tok = stackedBars({ from: usage.from, to: usage.to, title: 'Tokens per day', series: [...tokens].map(([label, values]) => ({ label, values })) });
-    const usd = stackedBars({ from: usage.from, to: usage.to, title: 'Cost per day (USD)', series: [...cost].map(([label, values]) => ({ label, values })) });
-    const totals = new Map<string, { requests: number; input: number; output: number; audio: number; cost: number }>();
-    for (const row of usage.rows) {
-      const t = totals.get(`${row.model}\u0000${row.modality}`) ?? { requests: 0, input: 0, output: 0, audio: 0, cost: 0 };
-      t.requests += row.requests; t.input += row.inputTokens; t.output += row.outputTokens; t.audio += row.audioSeconds; t.cost += row.costMicros;
-      totals.set(`${row.model}\u0000${row.modality}`, t);
-    }
-    renderOrgPage(req, res, kit, 'Usage', 'usage', () => html`<h1>Usage, last 30 days (UTC)</h1>
-<div class="card chart" data-test="requests-chart"><h2>Requests per day</h2>${req1.svg}<div class="legend">${req1.legend}</div></div>
-<div class="card chart"><h2>Tokens per day (input + output)</h2>${tok.svg}<div class="legend">${tok.legend}</div></div>
-<div class="card chart"><h2>Cost per day (USD, list prices)</h2>${usd.svg}<div class="legend">${usd.legend}</div></div>
-<div class="card"><h2>By model and modality</h2><table data-test="usage-totals"><thead><tr><th>Model</th><th>Modality</th><th>Requests</th><th>Input tokens</th><th>Output tokens</th><th>Audio seconds</th><th>Cost (USD)</th></tr></thead><tbody>
-${[...totals].map(([k, t]) => { const [model, modality] = k.split('\u0000'); return html`<tr><td data-label="Model">${model}</td><td data-label="Modality">${modality}</td><td data-label="Requests">${t.requests}</td><td data-label="Input tokens">${t.input}</td><td data-label="Output tokens">${t.output}</td><td data-label="Audio seconds">${Math.round(t.audio)}</td><td data-label="Cost (USD)">${(t.cost / 1e6).toFixed(6)}</td></tr>`; })}
-${totals.size ? '' : html`<tr><td colspan="7" class="muted">No traffic yet.</td></tr>`}</tbody></table>
-<p class="muted">Cost: tokens and audio seconds at each model's list prices, images at their recorded price, web searches at the overage charged (allowance and own-key searches are free); the same figures as <code>GET /admin/v1/billing/usage</code>.</p></div>`);
-  });
+  org.get('/', usagePage(kit));
 
   org.use('/keys', keysPage(deps, kit));
 
