@@ -12,6 +12,7 @@ import { searchPage } from './search-page';
 import type { Directory } from '../../shared/tenancy/directory';
 import type { WebKit } from '../web/session';
 import { usagePage } from './usage-page';
+import { modelsPage } from './models-page';
 import { membershipsOf, requireMember, requireOwner } from './member';
 import { keysPage } from './keys-page';
 
@@ -33,6 +34,7 @@ export function orgPages(deps: { redis: RedisClient; directory: Directory }, kit
   r.use('/o/:org', requireMember, org);
 
   org.get('/', usagePage(kit));
+  org.get('/models', modelsPage(deps, kit));
 
   org.use('/keys', keysPage(deps, kit));
 
