@@ -12,6 +12,7 @@ import { searchPage } from './search-page';
 import type { Directory } from '../../shared/tenancy/directory';
 import type { WebKit } from '../web/session';
 import { usagePage } from './usage-page';
+import { fieldError, invalidAttrs, typed, withFormRefusal, type FormState } from '../web/form-refusal';
 import { modelsPage } from './models-page';
 import { membershipsOf, requireMember, requireOwner } from './member';
 import { keysPage } from './keys-page';
@@ -38,30 +39,32 @@ export function orgPages(deps: { redis: RedisClient; directory: Directory }, kit
 
   org.use('/keys', keysPage(deps, kit));
 
-  org.get('/projects', async (req, res) => {
+  const showProjects = async (req: Request, res: Response, refused?: FormState) => {
     const { org: o, role } = res.locals.access!;
     const projects = await Project.findAll({ where: { orgId: o.id }, order: [['archivedAt', 'DESC NULLS FIRST'], ['name', 'ASC']] });
     renderOrgPage(req, res, kit, 'Projects', 'projects', (csrf) => html`<h1>Projects</h1>
+${req.query.created && !refused ? html`<div class="card" role="status" data-test="saved"><p>Project created.</p></div>` : ''}
 <div class="card"><p class="muted">Send a project's id or slug as the <code>SERVICE-PROJECT-ID</code> header, or call <code>/a/{key}/p/{project}/…</code>.</p>
 <form method="post" action="/dashboard/o/${o.slug}/projects" class="row"><input type="hidden" name="_csrf" value="${csrf}">
-<div><label for="pname">Name</label><input type="text" id="pname" name="name" required maxlength="200"></div>
-<div><label for="pslug">Slug</label><input type="text" id="pslug" name="slug" maxlength="60" pattern="[a-z0-9][a-z0-9-]*" placeholder="from the name"></div>
+<div><label for="pname">Name</label><input type="text" id="pname" name="name" required maxlength="200" value="${typed(refused, 'name')}"${invalidAttrs(refused, 'name')}>${fieldError(refused, 'name')}</div>
+<div><label for="pslug">Slug</label><input type="text" id="pslug" name="slug" maxlength="60" pattern="[a-z0-9][a-z0-9-]*" placeholder="from the name" value="${typed(refused, 'slug')}"${invalidAttrs(refused, 'slug')}>${fieldError(refused, 'slug')}</div>
 <div><button type="submit">Create project</button></div></form></div>
 <div class="card"><table><thead><tr><th>Name</th><th>Slug</th><th>Id</th><th>State</th><th></th></tr></thead><tbody>
 ${projects.map((p) => html`<tr><td>${p.name}</td><td><code>${p.slug}</code></td><td><code>${p.id}</code></td><td>${p.archivedAt ? html`<span class="pill on">archived</span>` : html`<span class="pill">active</span>`}</td>
 <td>${!p.archivedAt && role === 'owner' ? html`<form class="inline" method="post" action="/dashboard/o/${o.slug}/projects/${p.id}/archive"><input type="hidden" name="_csrf" value="${csrf}"><button class="danger">Archive</button></form>` : ''}</td></tr>`)}
 </tbody></table></div>`);
-  });
-  org.post('/projects', async (req, res) => {
+  };
+  org.get('/projects', (req, res) => showProjects(req, res));
+  org.post('/projects', (req, res) => withFormRefusal(req, res, async () => {
     const o = res.locals.access!.org;
     const name = String(req.body?.name ?? '').trim().slice(0, 200);
-    if (!name) throw new ApiError(400, 'invalid_request', 'A project needs a name.');
+    if (!name) throw new ApiError(400, 'invalid_request', 'A project needs a name.', { param: 'name' });
     const slug = slugify(String(req.body?.slug ?? '') || name);
-    if (await Project.findOne({ where: { orgId: o.id, slug } })) throw new ApiError(409, 'project_exists', `A project with slug '${slug}' already exists.`);
+    if (await Project.findOne({ where: { orgId: o.id, slug } })) throw new ApiError(409, 'project_exists', `A project with slug '${slug}' already exists.`, { param: req.body?.slug ? 'slug' : 'name' });
     const p = await createProject(redis, o.id, name, slug);
     await audit(req, res, '/projects', p.id, 201);
-    res.redirect(303, `/dashboard/o/${o.slug}/projects`);
-  });
+    res.redirect(303, `/dashboard/o/${o.slug}/projects?created=${p.id}`);
+  }, (refused) => showProjects(req, res, refused)));
   org.post('/projects/:id/archive', requireOwner, async (req, res) => {
     const p = await archiveProject(redis, res.locals.access!.org.id, String(req.params.id));
     if (!p) throw new ApiError(404, 'not_found', 'No such active project in this organization.');
