@@ -25,9 +25,11 @@ export function stackedBars(opts: { from: string; to: string; series: Series[]; 
   const bw = (W - L - 8) / days.length;
   const y = (v: number) => T + (H - T - B) * (1 - v / max);
   const parts: string[] = [];
+  const axis: string[] = [];
   for (const f of [0, 0.5, 1]) {
     const v = max * f;
-    parts.push(`<line x1="${L}" x2="${W}" y1="${y(v)}" y2="${y(v)}" stroke="#e3e6ec"/><text x="${L - 6}" y="${y(v) + 4}" text-anchor="end" font-size="14" fill="#5b6477">${compact(v)}</text>`);
+    parts.push(`<line x1="${L}" x2="${W}" y1="${y(v)}" y2="${y(v)}" stroke="#e3e6ec"/>`);
+    axis.push(`<text x="${L - 6}" y="${y(v) + 4}" text-anchor="end" font-size="14" fill="#5b6477">${compact(v)}</text>`);
   }
   const every = Math.max(5, Math.ceil(days.length / 12)); // a day label every few bars, ~12 at most
   days.forEach((d, i) => {
@@ -41,8 +43,10 @@ export function stackedBars(opts: { from: string; to: string; series: Series[]; 
     });
     if (i % every === 0 || i === days.length - 1) parts.push(`<text x="${L + i * bw + bw / 2}" y="${H - 8}" text-anchor="middle" font-size="13" fill="#5b6477">${d.slice(5)}</text>`);
   });
-  // the wrapper scrolls on a phone and opens at its right end (the latest days)
-  const svg = raw(`<div class="scroll"><svg viewBox="0 0 ${W} ${H}" role="img" aria-label="${escapeHtml(opts.title)}">${parts.join('')}</svg></div>`);
+  // the y axis is an SVG of its own that stays put while the bars scroll on a phone (opening at
+  // their right end, the latest days); together they are the one 1000-wide chart on a wide screen
+  const svg = raw(`<div class="plot"><svg class="yaxis" viewBox="0 0 ${L} ${H}" aria-hidden="true">${axis.join('')}</svg>`
+    + `<div class="scroll"><svg viewBox="${L} 0 ${W - L} ${H}" role="img" aria-label="${escapeHtml(opts.title)}">${parts.join('')}</svg></div></div>`);
   const legend = raw(opts.series.map((s, i) => `<span><i class="c${i % COLORS.length}"></i>${escapeHtml(s.label)}</span>`).join(''));
   return { svg, legend };
 }
