@@ -11,8 +11,12 @@ export interface Series {
   values: Map<string, number>;
 }
 
-/** A stacked bar chart, one bar per UTC day in [from, to), as inline SVG (no script, no external asset). */
-export function stackedBars(opts: { from: string; to: string; series: Series[]; title: string }): { svg: Html; legend: Html } {
+/**
+ * A stacked bar chart, one bar per UTC day in [from, to), as inline SVG (no script, no external asset).
+ * Each segment's `<title>` shows its figure on hover (`format` writes it; the figure as is by default).
+ */
+export function stackedBars(opts: { from: string; to: string; series: Series[]; title: string; format?: (v: number) => string }): { svg: Html; legend: Html } {
+  const format = opts.format ?? String;
   const days: string[] = [];
   for (let d = opts.from; d < opts.to; d = addDays(d, 1)) days.push(d);
   const totals = days.map((d) => opts.series.reduce((s, x) => s + (x.values.get(d) ?? 0), 0));
@@ -21,23 +25,28 @@ export function stackedBars(opts: { from: string; to: string; series: Series[]; 
   const bw = (W - L - 8) / days.length;
   const y = (v: number) => T + (H - T - B) * (1 - v / max);
   const parts: string[] = [];
+  const axis: string[] = [];
   for (const f of [0, 0.5, 1]) {
     const v = max * f;
-    parts.push(`<line x1="${L}" x2="${W}" y1="${y(v)}" y2="${y(v)}" stroke="#e3e6ec"/><text x="${L - 6}" y="${y(v) + 4}" text-anchor="end" font-size="14" fill="#5b6477">${compact(v)}</text>`);
+    parts.push(`<line x1="${L}" x2="${W}" y1="${y(v)}" y2="${y(v)}" stroke="#e3e6ec"/>`);
+    axis.push(`<text x="${L - 6}" y="${y(v) + 4}" text-anchor="end" font-size="14" fill="#5b6477">${compact(v)}</text>`);
   }
+  const every = Math.max(5, Math.ceil(days.length / 12)); // a day label every few bars, ~12 at most
   days.forEach((d, i) => {
     let base = 0;
     opts.series.forEach((s, si) => {
       const v = s.values.get(d) ?? 0;
       if (!v) return;
       const top = y(base + v);
-      parts.push(`<rect x="${L + i * bw + 1}" y="${top}" width="${Math.max(1, bw - 2)}" height="${y(base) - top}" fill="${COLORS[si % COLORS.length]}"><title>${escapeHtml(`${d} ${s.label}: ${v}`)}</title></rect>`);
+      parts.push(`<rect x="${L + i * bw + 1}" y="${top}" width="${Math.max(1, bw - 2)}" height="${y(base) - top}" fill="${COLORS[si % COLORS.length]}"><title>${escapeHtml(`${d} ${s.label}: ${format(v)}`)}</title></rect>`);
       base += v;
     });
-    if (i % 5 === 0 || i === days.length - 1) parts.push(`<text x="${L + i * bw + bw / 2}" y="${H - 8}" text-anchor="middle" font-size="13" fill="#5b6477">${d.slice(5)}</text>`);
+    if (i % every === 0 || i === days.length - 1) parts.push(`<text x="${L + i * bw + bw / 2}" y="${H - 8}" text-anchor="middle" font-size="13" fill="#5b6477">${d.slice(5)}</text>`);
   });
-  // the wrapper scrolls on a phone and opens at its right end (the latest days)
-  const svg = raw(`<div class="scroll"><svg viewBox="0 0 ${W} ${H}" role="img" aria-label="${escapeHtml(opts.title)}">${parts.join('')}</svg></div>`);
+  // the y axis is an SVG of its own that stays put while the bars scroll on a phone (opening at
+  // their right end, the latest days); together they are the one 1000-wide chart on a wide screen
+  const svg = raw(`<div class="plot"><svg class="yaxis" viewBox="0 0 ${L} ${H}" aria-hidden="true">${axis.join('')}</svg>`
+    + `<div class="scroll"><svg viewBox="${L} 0 ${W - L} ${H}" role="img" aria-label="${escapeHtml(opts.title)}">${parts.join('')}</svg></div></div>`);
   const legend = raw(opts.series.map((s, i) => `<span><i class="c${i % COLORS.length}"></i>${escapeHtml(s.label)}</span>`).join(''));
   return { svg, legend };
 }

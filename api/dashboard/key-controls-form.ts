@@ -4,6 +4,7 @@ import { validControls, type KeyControlsInput, type KeyControlsRow } from '../..
 import { budgetStatus } from '../../shared/limits/limits';
 import { listApiKeys } from '../../shared/tenancy/ops';
 import { html, type Html } from '../web/html';
+import { fieldError, invalidAttrs, typed, type FormState } from '../web/form-refusal';
 
 type Listed = Awaited<ReturnType<typeof listApiKeys>>[number];
 
@@ -27,20 +28,23 @@ export function controlsFromForm(body: Record<string, unknown> | undefined): Key
   try {
     return validControls(input);
   } catch (err) {
-    throw new ApiError(400, 'invalid_request', (err as Error).message);
+    // Joi names the field first ("rpm" must be …): the form's field of that name is at fault
+    const field = /^"(\w+)/.exec((err as Error).message)?.[1];
+    throw new ApiError(400, 'invalid_request', (err as Error).message, { param: field === 'allowed_models' ? 'models' : field });
   }
 }
 
-/** The controls' inputs, filled with a key's values (edit) or empty (create). */
-export function controlFields(k?: Listed): Html {
+/** The controls' inputs, filled with a key's values (edit), or empty or as typed in a refused create form. */
+export function controlFields(k?: Listed, state?: FormState): Html {
   const v = (x: unknown) => (x === null || x === undefined ? '' : String(x));
   const id = (name: string) => (k ? `${name}-${k.id}` : name);
-  return html`<div><label for="${id('models')}">Allowed models</label><input type="text" id="${id('models')}" name="models" value="${v(k?.allowed_models?.join(','))}" placeholder="all (or a,b)"></div>
-<div><label for="${id('rpm')}">Requests/min</label><input type="number" min="1" id="${id('rpm')}" name="rpm" value="${v(k?.rpm)}" placeholder="no limit"></div>
-<div><label for="${id('tpm')}">Tokens/min</label><input type="number" min="1" id="${id('tpm')}" name="tpm" value="${v(k?.tpm)}" placeholder="no limit"></div>
-<div><label for="${id('budget_usd')}">Budget (USD)</label><input type="number" min="0" step="any" id="${id('budget_usd')}" name="budget_usd" value="${v(k?.budget_usd)}" placeholder="none"></div>
-<div><label for="${id('budget_period')}">per</label><select id="${id('budget_period')}" name="budget_period">${(['day', 'month', 'total'] as const).map((p) => html`<option value="${p}"${(k?.budget_period ?? 'month') === p ? html` selected` : ''}>${p}</option>`)}</select></div>
-<div><label for="${id('expires_at')}">Expires (ISO date)</label><input type="text" id="${id('expires_at')}" name="expires_at" value="${v(k?.expires_at)}" placeholder="never"></div>`;
+  const f = (name: string, fallback: unknown) => typed(state, name, v(fallback));
+  return html`<div><label for="${id('models')}">Allowed models</label><input type="text" id="${id('models')}" name="models" value="${f('models', k?.allowed_models?.join(','))}" placeholder="all (or a,b)"${invalidAttrs(state, 'models')}>${fieldError(state, 'models')}</div>
+<div><label for="${id('rpm')}">Requests/min</label><input type="number" min="1" id="${id('rpm')}" name="rpm" value="${f('rpm', k?.rpm)}" placeholder="no limit"${invalidAttrs(state, 'rpm')}>${fieldError(state, 'rpm')}</div>
+<div><label for="${id('tpm')}">Tokens/min</label><input type="number" min="1" id="${id('tpm')}" name="tpm" value="${f('tpm', k?.tpm)}" placeholder="no limit"${invalidAttrs(state, 'tpm')}>${fieldError(state, 'tpm')}</div>
+<div><label for="${id('budget_usd')}">Budget (USD)</label><input type="number" min="0" step="any" id="${id('budget_usd')}" name="budget_usd" value="${f('budget_usd', k?.budget_usd)}" placeholder="none"${invalidAttrs(state, 'budget_usd')}>${fieldError(state, 'budget_usd')}</div>
+<div><label for="${id('budget_period')}">per</label><select id="${id('budget_period')}" name="budget_period">${(['day', 'month', 'total'] as const).map((p) => html`<option value="${p}"${f('budget_period', k?.budget_period ?? 'month') === p ? html` selected` : ''}>${p}</option>`)}</select>${fieldError(state, 'budget_period')}</div>
+<div><label for="${id('expires_at')}">Expires (ISO date)</label><input type="text" id="${id('expires_at')}" name="expires_at" value="${f('expires_at', k?.expires_at)}" placeholder="never"${invalidAttrs(state, 'expires_at')}>${fieldError(state, 'expires_at')}</div>`;
 }
 
 /** A key's figures for the table: limits, spend against budget, expiry. */

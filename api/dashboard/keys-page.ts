@@ -9,6 +9,7 @@ import { ApiError } from '../../shared/errors/ApiError';
 import { html } from '../web/html';
 import type { WebKit } from '../web/session';
 import { actorOf, renderOrgPage } from './org-page';
+import { fieldError, invalidAttrs, typed, withFormRefusal, type FormState } from '../web/form-refusal';
 import { refuseImpersonation } from './member';
 
 const audit = (req: Request, res: Response, path: string, targetId: string, status: number, fields: string[] = []) =>
@@ -21,7 +22,7 @@ const audit = (req: Request, res: Response, path: string, targetId: string, stat
  */
 export function keysPage(deps: { redis: RedisClient }, kit: WebKit): Router {
   const r = Router({ mergeParams: true });
-  const show = async (req: Request, res: Response, created?: { key: string; prefix: string }) => {
+  const show = async (req: Request, res: Response, created?: { key: string; prefix: string }, refused?: FormState) => {
     const { org, role } = res.locals.access!;
     const me = res.locals.viewer!.user.id;
     const [keys, projects] = await Promise.all([listApiKeys(org.id), Project.findAll({ where: { orgId: org.id, archivedAt: null }, order: [['name', 'ASC']] })]);
@@ -34,9 +35,9 @@ ${req.query.saved ? html`<div class="card" role="status" data-test="saved"><p>Li
 ${created ? html`<div class="card"><p><strong>Your new key.</strong> Copy it now: it is shown this once.</p><p class="secret" data-test="new-key">${created.key}</p></div>` : ''}
 <div class="card"><h2>Create a key</h2><p class="muted">A key you create is yours: your web search switch, cap and tool policy apply to it, and it stops working if you leave the organization.</p>
 <form method="post" action="${b}" class="row"><input type="hidden" name="_csrf" value="${csrf}">
-<div><label for="name">Name</label><input type="text" id="name" name="name" maxlength="200" placeholder="e.g. production"></div>
-<div><label for="project">Project</label><select id="project" name="project"><option value="">Any project</option>${projects.map((p) => html`<option value="${p.id}">${p.name} (${p.slug})</option>`)}</select></div>
-${role === 'owner' ? html`<div><label><input type="checkbox" id="org_wide" name="org_wide" value="true"> Organization-wide (belongs to no member; no member's controls apply)</label></div>${controlFields()}` : ''}
+<div><label for="name">Name</label><input type="text" id="name" name="name" maxlength="200" placeholder="e.g. production" value="${typed(refused, 'name')}"></div>
+<div><label for="project">Project</label><select id="project" name="project"${invalidAttrs(refused, 'project')}><option value="">Any project</option>${projects.map((p) => html`<option value="${p.id}"${typed(refused, 'project') === p.id ? html` selected` : ''}>${p.name} (${p.slug})</option>`)}</select>${fieldError(refused, 'project')}</div>
+${role === 'owner' ? html`<div><label><input type="checkbox" id="org_wide" name="org_wide" value="true"${typed(refused, 'org_wide') === 'true' ? html` checked` : ''}> Organization-wide (belongs to no member; no member's controls apply)</label></div>${controlFields(undefined, refused)}` : ''}
 <div><button type="submit">Create key</button></div></form></div>
 <div class="card"><table><thead><tr><th>Name</th><th>Key</th><th>Owner</th><th>Created</th><th>Last used</th><th>State</th><th>Models</th><th>Limits</th><th>Budget</th><th>Expires</th><th></th></tr></thead><tbody>
 ${keys.map((k, i) => html`<tr data-key-id="${k.id}"><td>${k.name ?? ''}</td><td><code>${k.prefix}…</code></td><td data-test="key-owner">${ownerOf(k.userId) ?? html`<span class="pill">organization-wide</span>`}</td><td data-label="Created">${k.createdAt.toISOString().slice(0, 10)}${k.createdBy ? html` by ${ownerOf(k.createdBy)}` : ''}</td><td data-label="Last used">${k.lastUsedAt ? k.lastUsedAt.toISOString().slice(0, 16).replace('T', ' ') : 'never'}</td><td>${k.revokedAt ? html`<span class="pill on">revoked</span>` : html`<span class="pill">active</span>`}</td>
@@ -46,7 +47,7 @@ ${role === 'owner' && !k.revokedAt ? html`<tr><td colspan="11"><details><summary
   };
 
   r.get('/', (req, res) => show(req, res));
-  r.post('/', refuseImpersonation, async (req, res) => {
+  r.post('/', refuseImpersonation, (req, res) => withFormRefusal(req, res, async () => {
     const { org, role } = res.locals.access!;
     const projectId = String(req.body?.project ?? '') || null;
     const orgWide = req.body?.org_wide === 'true';
@@ -55,14 +56,14 @@ ${role === 'owner' && !k.revokedAt ? html`<tr><td colspan="11"><details><summary
       await audit(req, res, '', org.id, 403, ['org_wide']);
       throw new ApiError(403, 'owner_required', owner.refused);
     }
-    if (projectId && !(await Project.findOne({ where: { id: projectId, orgId: org.id, archivedAt: null } }))) throw new ApiError(400, 'invalid_project', 'Unknown project for this organization.');
+    if (projectId && !(await Project.findOne({ where: { id: projectId, orgId: org.id, archivedAt: null } }))) throw new ApiError(400, 'invalid_project', 'Unknown project for this organization.', { param: 'project' });
     // only an owner sets controls (a member's form has none of these fields)
     const controls = role === 'owner' ? controlsFromForm(req.body) : {};
     const k = await createApiKey(deps.redis, { orgId: org.id, projectId, userId: owner.userId, name: String(req.body?.name ?? '').slice(0, 200) || undefined, controls, createdBy: res.locals.viewer!.user.id });
     await audit(req, res, '', k.id, 201, orgWide ? ['org_wide'] : []);
     res.status(201);
     await show(req, res, k);
-  });
+  }, (refused) => show(req, res, undefined, refused)));
   r.post('/:id/controls', refuseImpersonation, async (req, res) => {
     const { org, role } = res.locals.access!;
     if (role !== 'owner') throw new ApiError(403, 'owner_required', "Only an owner changes a key's limits.");

@@ -1,1 +1,1 @@
-export { orgUsageFigures as orgUsage, type UsageRow } from '../../shared/billing/usage-figures';
+export { orgUsageFigures as orgUsage, orgUsageBetween, type UsageRow } from '../../shared/billing/usage-figures';

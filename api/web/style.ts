@@ -12,14 +12,14 @@ h1{font-size:1.4rem;margin:.25rem 0 1rem}h2{font-size:1.1rem;margin:1.5rem 0 .5r
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.45rem .5rem;border-bottom:1px solid #eceff3;vertical-align:top}
 th{font-size:.8rem;text-transform:uppercase;letter-spacing:.03em;color:#5b6477}
 form.inline{display:inline}label{display:block;margin:.5rem 0 .2rem;font-weight:500}
-input[type=text],input[type=email],input[type=password],select{width:100%;max-width:24rem;padding:.45rem .55rem;border:1px solid #c5cbd6;border-radius:6px;font:inherit}
+input[type=text],input[type=email],input[type=password],input[type=date],input[type=number],select{width:100%;max-width:24rem;padding:.45rem .55rem;border:1px solid #c5cbd6;border-radius:6px;font:inherit}
 button{font:inherit;padding:.4rem .9rem;border-radius:6px;border:1px solid #2457c5;background:#2457c5;color:#fff;cursor:pointer}
 button.danger{background:#fff;color:#b3261e;border-color:#b3261e}button.plain{background:#fff;color:#2457c5}
 .secret{font-family:ui-monospace,monospace;background:#fff8d6;border:1px solid #e8d47a;padding:.6rem;border-radius:6px;word-break:break-all}
 .muted{color:#5b6477}.error{color:#b3261e;font-weight:500}.ok{color:#1d7a3a}
 .signin{max-width:24rem;margin:4rem auto}.row{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:end}
 .checks label{display:inline-flex;gap:.3rem;font-weight:400;margin-right:.8rem}
-.chart svg{width:100%;height:auto;max-width:1000px}.legend span{display:inline-block;margin-right:1rem;font-size:.85rem}
+.chart svg{width:100%;height:auto;max-width:1000px}.chart .plot{display:flex;align-items:flex-start}.chart svg.yaxis{width:8.4%;flex:none}.chart .plot .scroll{flex:1;min-width:0}.legend span{display:inline-block;margin-right:1rem;font-size:.85rem}
 .legend i{display:inline-block;width:.8rem;height:.8rem;margin-right:.3rem;border-radius:2px;vertical-align:-1px}
 .pill{display:inline-block;padding:0 .45rem;border-radius:999px;font-size:.8rem;background:#eceff3}.pill.on{background:#fde2e0;color:#b3261e}
 .c0{background:#2457c5}.c1{background:#e07a1f}.c2{background:#1d7a3a}.c3{background:#9b3fb5}.c4{background:#b3261e}.c5{background:#0f8a8a}.c6{background:#6b7280}.c7{background:#c59a00}
@@ -30,5 +30,5 @@ td form.row{flex-wrap:nowrap;gap:.4rem;align-items:center}td select{width:auto}
 @media (max-width:600px){main{padding:.75rem}header{padding:.6rem .75rem}
  thead{display:none}table,tbody,tr,td{display:block;width:100%}tr{padding:.4rem 0;border-bottom:1px solid #eceff3}td{border:0;padding:.1rem .2rem}
  td:empty{display:none}td[data-label]::before{content:attr(data-label) ": ";color:#5b6477}
- .chart .scroll{overflow-x:auto;direction:rtl}.chart svg{min-width:640px;direction:ltr}}
+ .chart .scroll{overflow-x:auto;direction:rtl}.chart .scroll svg{min-width:589px;direction:ltr}.chart svg.yaxis{width:54px}}
 `;

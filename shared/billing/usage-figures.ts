@@ -36,7 +36,11 @@ export interface UsageFigures {
  */
 export async function orgUsageFigures(orgId: string, days = 30): Promise<UsageFigures> {
   const to = addDays(utcDay(new Date()), 1);
-  const from = addDays(to, -days);
+  return orgUsageBetween(orgId, addDays(to, -days), to);
+}
+
+/** The same figures over the UTC days [from, to) (`YYYY-MM-DD`), the dashboard's chosen range. */
+export async function orgUsageBetween(orgId: string, from: string, to: string): Promise<UsageFigures> {
   const src = await usageSource({ orgId, from: dayStart(from), to: dayStart(to) });
   const rows = await db().query<Record<string, string>>(
     `SELECT day, model, modality, sum(requests) AS requests, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
@@ -49,9 +53,7 @@ export async function orgUsageFigures(orgId: string, days = 30): Promise<UsageFi
        FROM search_usage WHERE org_id = :orgId AND charge_class = 'overage' AND created_at >= :from AND created_at < :to GROUP BY 1`,
     { type: QueryTypes.SELECT, replacements: { orgId, from: dayStart(from).toISOString(), to: dayStart(to).toISOString() } },
   );
-  const models = await Model.findAll({ where: { publicId: [...new Set(rows.map((r) => r.model))] } });
-  const prices = new Map(models.map((m) => [m.publicId, m.prices ?? {}]));
-  const price = (model: string, unit: string) => (typeof prices.get(model)?.[unit] === 'number' ? prices.get(model)![unit] : 0);
+  const price = await listPrices(rows.map((r) => r.model));
   const out: UsageRow[] = rows.map((r) => {
     const [inputTokens, outputTokens, audioSeconds] = [Number(r.input_tokens), Number(r.output_tokens), Number(r.audio_duration_ms) / 1000];
     const costMicros = inputTokens * price(r.model, 'input_token') + outputTokens * price(r.model, 'output_token')
@@ -66,6 +68,13 @@ export async function orgUsageFigures(orgId: string, days = 30): Promise<UsageFi
   }
   out.sort((a, b) => a.day.localeCompare(b.day) || a.model.localeCompare(b.model) || a.modality.localeCompare(b.modality));
   return { org_id: orgId, from, to, rows: out, totals: usageTotals(out) };
+}
+
+/** The list price of each unit of the given models, in micro-dollars (0 when the model has no such price). */
+export async function listPrices(publicIds: string[]): Promise<(model: string, unit: string) => number> {
+  const models = await Model.findAll({ where: { publicId: [...new Set(publicIds)] } });
+  const prices = new Map(models.map((m) => [m.publicId, m.prices ?? {}]));
+  return (model, unit) => (typeof prices.get(model)?.[unit] === 'number' ? prices.get(model)![unit] : 0);
 }
 
 /** The totals of some usage rows (a window's, or a part of it). */

@@ -95,6 +95,61 @@ describe('web interfaces in a browser (dashboard and operator console)', functio
     expect(viaHeader.status).to.equal(200);
   });
 
+  it('usage over a chosen range by key and project, the models page, refused forms that keep what was typed; all usable 390 px wide', async () => {
+    const sent = await call('POST', '/v1/chat/completions', { headers: { authorization: `Bearer ${org.key}` }, json: { model: 'sim-chat', messages: [{ role: 'user', content: 'range' }] } });
+    expect(sent.status).to.equal(200);
+    await usageSettled();
+    await signInAt(page, `${dash()}/sign-in`, owner.email);
+    const today = new Date().toISOString().slice(0, 10);
+    const weekAgo = new Date(Date.now() - 6 * 86_400_000).toISOString().slice(0, 10);
+    await page.fill('#ufrom', weekAgo);
+    await page.fill('#uto', today);
+    await Promise.all([page.waitForNavigation(), page.click('button:has-text("Show")')]);
+    expect(page.url()).to.equal(`${dash()}/o/${org.org.slug}?from=${weekAgo}&to=${today}`);
+    expect(await page.textContent('h1')).to.equal(`Usage, ${weekAgo} to ${today} (UTC)`);
+    expect(await page.textContent('[data-test=usage-by-key] tbody')).to.match(/unnamed \(svc_/);
+    expect(await page.textContent('[data-test=usage-by-project] tbody')).to.include('(none)');
+    const costBar = page.locator('svg rect title', { hasText: `${today} sim-chat (chat): $` });
+    expect(await costBar.count()).to.equal(1);
+    await screenshots(page, 'dashboard-usage-range');
+    // 390 px: nothing wider than the screen but the charts' scrolling bars, the navigation wrapped in view, the y axis shown
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.evaluate('document.documentElement.scrollWidth')).to.be.at.most(390);
+    for (const box of await Promise.all((await page.locator('header a').all()).map((a) => a.boundingBox()))) expect(box!.x + box!.width).to.be.at.most(390);
+    const axis = (await page.locator('[data-test=requests-chart] svg.yaxis').boundingBox())!;
+    expect(axis.x).to.be.at.least(0);
+    expect(axis.width).to.be.greaterThan(40);
+    expect(await page.locator('[data-test=requests-chart] svg.yaxis text').first().isVisible()).to.equal(true);
+    await page.setViewportSize({ width: 1280, height: 800 });
+
+    await page.click('header >> text=Models');
+    expect(await page.textContent('tr[data-model="sim-chat"]')).to.include('$0.50 / 1M input tokens').and.include('128000');
+    await screenshots(page, 'dashboard-models');
+
+    await page.click('header >> text=API keys');
+    await page.fill('#name', 'typed then refused');
+    await page.fill('#expires_at', 'next tuesday');
+    const [refused] = await Promise.all([page.waitForNavigation(), page.click('button:has-text("Create key")')]);
+    expect(refused!.status()).to.equal(400);
+    expect(await page.inputValue('#name')).to.equal('typed then refused');
+    expect(await page.inputValue('#expires_at')).to.equal('next tuesday');
+    expect(await page.textContent('#expires_at-error')).to.match(/expires_at/);
+    await screenshots(page, 'dashboard-keys-refused');
+    expect(await ApiKey.count({ where: { orgId: org.org.id, name: 'typed then refused' } })).to.equal(0);
+
+    await page.click('header >> text=Projects');
+    await page.fill('#pname', 'Duplicate');
+    await page.fill('#pslug', 'proj');
+    const [taken] = await Promise.all([page.waitForNavigation(), page.click('button:has-text("Create project")')]);
+    expect(taken!.status()).to.equal(409);
+    expect(await page.inputValue('#pname')).to.equal('Duplicate');
+    expect(await page.textContent('#slug-error')).to.include("slug 'proj' already exists");
+    await screenshots(page, 'dashboard-projects-refused');
+    await page.fill('#pslug', 'duplicate-two');
+    await Promise.all([page.waitForNavigation(), page.click('button:has-text("Create project")')]);
+    expect(await page.textContent('[data-test=saved]')).to.include('Project created.');
+  });
+
   it('a form posted without its CSRF token is refused with 403 invalid_csrf_token and creates nothing', async () => {
     await signInAt(page, `${dash()}/sign-in`, owner.email);
     const before = await page.evaluate('document.cookie');
