@@ -77,6 +77,8 @@ describe('CSRF on every state-changing form of the dashboard and the console (ro
     link: await peekPasswordLink(env().redis, token),
     invites: (await InviteCode.findAll({ where: { orgId: o.org.id }, order: [['id', 'ASC']] })).map((i) => [i.id, i.uses, i.disabled]),
     users: await User.count(),
+    orgs: await Organization.count(),
+    allInvites: await InviteCode.count(),
     switches: await readSwitches(env().redis),
   });
 
@@ -114,7 +116,7 @@ describe('CSRF on every state-changing form of the dashboard and the console (ro
 
   it('console: every POST route answers 403 invalid_csrf_token without the token or with a wrong one, for a signed-in operator, and changes nothing', async () => {
     const routes = stateChangingRoutes(consoleRouter(env().redis));
-    expect(routes).to.include.members(['POST /sign-in', 'POST /sign-out', 'POST /orgs/:id/plan', 'POST /orgs/:id/lanes', 'POST /keys', 'POST /keys/:id/revoke', 'POST /switches/:feature', 'POST /users/:id/:action']);
+    expect(routes).to.include.members(['POST /sign-in', 'POST /sign-out', 'POST /orgs/:id/plan', 'POST /orgs/:id/lanes', 'POST /keys', 'POST /keys/:id/revoke', 'POST /switches/:feature', 'POST /users/:id/:action', 'POST /create/org', 'POST /create/user', 'POST /create/invitation']);
     const web = new WebClient(admin.url);
     expect((await web.signIn('/sign-in', operator.email, WEB_PASSWORD)).status).to.equal(303);
     await forgeAll(web, routes, '/users');
