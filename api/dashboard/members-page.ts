@@ -31,7 +31,7 @@ export function membersPage(deps: { redis: RedisClient }, kit: WebKit): Router {
   const audit = (req: Request, res: Response, path: string, targetId: string, status: number, fields: string[] = []) =>
     recordAudit({ actor: actorOf(res), method: 'POST', path: `${base(res)}${path}`, family: 'organizations', targetId, status, requestId: req.id, fields });
 
-  const show = async (req: Request, res: Response, notice?: { text: string; error?: boolean; email?: string }) => {
+  const show = async (req: Request, res: Response, notice?: { text: string; error?: boolean; email?: string; link?: string }) => {
     const { org } = res.locals.access!;
     const me = res.locals.viewer!.user.id;
     const ms = await Membership.findAll({ where: { orgId: org.id } });
@@ -40,7 +40,7 @@ export function membersPage(deps: { redis: RedisClient }, kit: WebKit): Router {
     const b = base(res);
     const link = (code: string) => `${config().publicBaseUrl}${invitePath(code)}`;
     renderOrgPage(req, res, kit, 'Members', 'members', (csrf) => html`<h1>Members</h1>
-${notice ? html`<div class="card" role="${notice.error ? 'alert' : 'status'}" data-test="notice"><p${notice.error ? html` class="error"` : ''}>${notice.text}</p></div>` : ''}
+${notice ? html`<div class="card" role="${notice.error ? 'alert' : 'status'}" data-test="notice"><p${notice.error ? html` class="error"` : ''}>${notice.text}</p>${notice.link ? html`<p class="secret">${notice.link}</p>` : ''}</div>` : ''}
 <div class="card"><h2>Invite someone</h2><p class="muted">The invitee opens the link, sets a password and joins with the role chosen. The link works once, for ${INVITE_DAYS} days, for that email only; send it to them yourself.</p>
 <form method="post" action="${b}/invitations" class="row"><input type="hidden" name="_csrf" value="${csrf}">
 <div><label for="email">Email</label><input type="email" id="email" name="email" required maxlength="320" value="${notice?.error ? (notice.email ?? '') : ''}"></div>
@@ -48,11 +48,11 @@ ${notice ? html`<div class="card" role="${notice.error ? 'alert' : 'status'}" da
 <div><button type="submit">Create invitation</button></div></form></div>
 <div class="card"><h2>Members</h2><table data-test="members"><thead><tr><th>Email</th><th>Role</th><th></th></tr></thead><tbody>
 ${users.map((u) => { const m = ms.find((x) => x.userId === u.id)!; return html`<tr data-user="${u.id}"><td data-label="Email">${u.email}${u.id === me ? html` <span class="muted">(you)</span>` : ''}</td>
-<td data-label="Role"><form class="inline" method="post" action="${b}/${u.id}/role"><input type="hidden" name="_csrf" value="${csrf}"><label class="sr-only" for="role-${u.id}">Role of ${u.email}</label><select id="role-${u.id}" name="role">${ROLES.map((r2) => html`<option value="${r2}"${r2 === m.role ? ' selected' : ''}>${r2}</option>`)}</select> <button type="submit">Change role</button></form></td>
+<td data-label="Role"><form class="inline" method="post" action="${b}/${u.id}/role"><input type="hidden" name="_csrf" value="${csrf}"><select id="role-${u.id}" name="role" aria-label="Role of ${u.email}">${ROLES.map((r2) => html`<option value="${r2}"${r2 === m.role ? ' selected' : ''}>${r2}</option>`)}</select> <button type="submit">Change role</button></form></td>
 <td><form class="inline" method="post" action="${b}/${u.id}/remove"><input type="hidden" name="_csrf" value="${csrf}"><button class="danger" type="submit">Remove</button></form></td></tr>`; })}
 </tbody></table></div>
 <div class="card"><h2>Open invitations</h2><table data-test="invitations"><thead><tr><th>Email</th><th>Role</th><th>Link</th><th>Expires (UTC)</th><th></th></tr></thead><tbody>
-${invites.map((i) => html`<tr><td data-label="Email">${i.email ?? 'anyone with the link'}</td><td data-label="Role">${i.role}</td><td data-label="Link"><code data-test="invite-link">${link(i.code)}</code></td><td data-label="Expires">${i.expiresAt ? i.expiresAt.toISOString().slice(0, 16).replace('T', ' ') : 'never'}</td>
+${invites.map((i) => html`<tr><td data-label="Email">${i.email ?? 'anyone with the link'}</td><td data-label="Role">${i.role}</td><td data-label="Link"><p class="secret" data-test="invite-link">${link(i.code)}</p></td><td data-label="Expires">${i.expiresAt ? i.expiresAt.toISOString().slice(0, 16).replace('T', ' ') : 'never'}</td>
 <td><form class="inline" method="post" action="${b}/invitations/${i.id}/revoke"><input type="hidden" name="_csrf" value="${csrf}"><button class="danger" type="submit">Revoke</button></form></td></tr>`)}
 ${invites.length ? '' : html`<tr><td colspan="5" class="muted">No open invitations.</td></tr>`}</tbody></table></div>`);
   };
@@ -68,7 +68,7 @@ ${invites.length ? '' : html`<tr><td colspan="5" class="muted">No open invitatio
     const inv = await createInvitation(res.locals.access!.org.id, email, role);
     await audit(req, res, '/invitations', inv.id, 201, [`role:${role}`]);
     res.status(201);
-    await show(req, res, { text: `Invitation created for ${email}. Send them this link: ${config().publicBaseUrl}${invitePath(inv.code)}` });
+    await show(req, res, { text: `Invitation created for ${email}. Send them this link (one use, ${INVITE_DAYS} days):`, link: `${config().publicBaseUrl}${invitePath(inv.code)}` });
   });
   r.post('/invitations/:id/revoke', refuseImpersonation, async (req, res) => {
     const id = String(req.params.id);

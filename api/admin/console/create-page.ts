@@ -31,7 +31,7 @@ export function createPage(r: Router, redis: RedisClient, render: Render): void 
   const show = async (req: Request, res: Response, done?: { text: string; link?: string }) => {
     const [plans, orgs] = await Promise.all([Plan.findAll({ order: [['name', 'ASC']] }), Organization.findAll({ order: [['name', 'ASC']], limit: 500 })]);
     render(req, res, '/create', (csrf) => html`<h1>Create</h1>
-${done ? html`<div class="card" role="status" data-test="created"><p>${done.text}</p>${done.link ? html`<p><code data-test="link">${done.link}</code></p>` : ''}</div>` : ''}
+${done ? html`<div class="card" role="status" data-test="created"><p>${done.text}</p>${done.link ? html`<p class="secret" data-test="link">${done.link}</p>` : ''}</div>` : ''}
 <div class="card"><h2>Organization</h2><form method="post" action="/create/org" class="row"><input type="hidden" name="_csrf" value="${csrf}">
 <div><label for="oname">Name</label><input type="text" id="oname" name="name" required maxlength="200"></div>
 <div><label for="oslug">Slug</label><input type="text" id="oslug" name="slug" maxlength="60" pattern="[a-z0-9][a-z0-9-]*" placeholder="from the name"></div>
