@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { env, resetSim } from '../../helpers/harness';
 import { call, keyHeader } from '../../helpers/http';
-import { buildWebMember, dashboardAs, type WebReply } from '../../helpers/web-client';
+import { buildWebMember, dashboardAs, WebClient, type WebReply } from '../../helpers/web-client';
+import { adminCall, buildAdminToken, startAdmin } from '../../helpers/admin';
 import { buildOrg } from '../../helpers/factories';
 import { ApiKey, AuditLog, InviteCode, Membership } from '../../../shared/db/models';
 import { createApiKey } from '../../../shared/tenancy/ops';
@@ -88,5 +89,28 @@ describe("members page: owners see members, change roles, remove a member (whose
     expect((await web.get(b)).text).not.to.include(inv.code);
     const page = await web.request('GET', `/dashboard/invite/${inv.code}`, { headers: { accept: 'application/json' } });
     expectCode(page, 410, 'invitation_revoked');
+  });
+
+  it('an operator impersonating an owner sees the members page but can neither invite, change roles, remove nor revoke (403 impersonation_forbidden)', async () => {
+    const admin = await startAdmin();
+    try {
+      const o = await buildOrg(env().redis);
+      const owner = await buildWebMember(o.org.id, 'owner');
+      const member = await buildWebMember(o.org.id, 'member');
+      const inv = await createInvitation(o.org.id, 'w@example.com', 'member');
+      const { token } = await buildAdminToken();
+      const ticket = await adminCall(admin.url, token, 'POST', `/admin/v1/users/${owner.id}/impersonate`);
+      const web = new WebClient(env().gw.url);
+      expect((await web.get(ticket.body.path)).status).to.equal(303);
+      const b = `/dashboard/o/${o.org.slug}/members`;
+      expect((await web.get(b)).status).to.equal(200);
+      for (const [path, form] of [[`${b}/${member.id}/role`, { role: 'owner' }], [`${b}/${member.id}/remove`, {}], [`${b}/invitations`, { email: 'v@example.com', role: 'owner' }], [`${b}/invitations/${inv.id}/revoke`, {}]] as const) {
+        expectCode(await web.post(path, form, { json: true }), 403, 'impersonation_forbidden');
+      }
+      expect((await Membership.findAll({ where: { orgId: o.org.id } })).map((m) => m.role).sort()).to.deep.equal(['member', 'owner']);
+      expect(await InviteCode.count({ where: { orgId: o.org.id, disabled: false } })).to.equal(1);
+    } finally {
+      await admin.close();
+    }
   });
 });
