@@ -1,5 +1,5 @@
 import crypto from 'crypto';
-import { fn, col, where, Op } from 'sequelize';
+import { fn, col, where, Op, UniqueConstraintError } from 'sequelize';
 import { InviteCode, Membership, Organization, User } from '../db/models';
 import { ApiError } from '../errors/ApiError';
 import { hashPassword, verifyPassword, MIN_PASSWORD_LENGTH } from '../web/passwords';
@@ -56,6 +56,8 @@ export async function redeemInvitation(code: string, typedEmail: string, passwor
   if (existing && (await Membership.findOne({ where: { orgId: org.id, userId: existing.id } }))) throw new InvitationFormError(`${email} is already a member of ${org.name}; sign in instead.`);
   const hash = existing?.passwordHash ? null : await hashPassword(password);
   const sequelize = InviteCode.sequelize!;
+  // a concurrent redemption for the same email (another invitation) may create the user or the
+  // membership first: the unique indexes refuse ours, the transaction (and its use) is rolled back
   const user = await sequelize.transaction(async (transaction) => {
     const [, claimed] = await InviteCode.update({ uses: sequelize.literal('uses + 1') as never }, {
       where: { id: invite.id, disabled: false, uses: { [Op.lt]: col('max_uses') }, [Op.or]: [{ expiresAt: null }, { expiresAt: { [Op.gt]: new Date() } }] } as never,
@@ -67,6 +69,9 @@ export async function redeemInvitation(code: string, typedEmail: string, passwor
     if (hash) await u.update({ passwordHash: hash }, { transaction });
     await Membership.create({ orgId: org.id, userId: u.id, role: invite.role }, { transaction });
     return u;
+  }).catch((err: unknown) => {
+    if (err instanceof UniqueConstraintError) throw new InvitationFormError(`${email} has just been added to ${org.name} by another invitation; sign in instead.`);
+    throw err;
   });
   return { user, org, role: invite.role };
 }

@@ -5,6 +5,7 @@ import { adminCall, buildPlatformKey, startAdmin } from '../../helpers/admin';
 import { buildWebMember, dashboardAs, WebClient, WEB_PASSWORD, type WebReply } from '../../helpers/web-client';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { InviteCode, Membership, User } from '../../../shared/db/models';
+import { createInvitation } from '../../../shared/tenancy/invitations';
 
 const linkOf = (text: string) => /\/dashboard\/invite\/([A-Za-z0-9_-]+)/.exec(text)?.[1] ?? '';
 const email = () => `inv-${crypto.randomBytes(5).toString('hex')}@example.com`;
@@ -125,5 +126,17 @@ describe('invitations: an owner invites by email, the invitee sets a password an
     } finally {
       await admin.close();
     }
+  });
+
+  it('several invitations for one email redeemed at once: one joins, the others are told why (400), none is a 500 or uses its invitation', async () => {
+    const o = await buildOrg(env().redis);
+    const who = email();
+    const invites = await Promise.all([...Array(5)].map(() => createInvitation(o.org.id, who, 'member')));
+    const pages = await Promise.all(invites.map(async (i) => { const web = new WebClient(env().gw.url); await web.get(`/dashboard/invite/${i.code}`); return { web, i }; }));
+    const answers = await Promise.all(pages.map(({ web, i }) => web.post(`/dashboard/invite/${i.code}`, { password: WEB_PASSWORD })));
+    expect(answers.map((a) => a.status).sort(), answers.map((a) => a.text.slice(0, 120)).join('\n')).to.deep.equal([303, 400, 400, 400, 400]);
+    expect(await User.count({ where: { email: who } })).to.equal(1);
+    expect(await Membership.count({ where: { orgId: o.org.id } })).to.equal(1);
+    expect((await InviteCode.findAll({ where: { orgId: o.org.id } })).map((i) => i.uses).sort()).to.deep.equal([0, 0, 0, 0, 1]);
   });
 });
