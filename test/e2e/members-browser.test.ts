@@ -67,9 +67,12 @@ describe('members and invitations in a browser (dashboard members page, invitati
     const joined = (await User.findOne({ where: { email: invitee } }))!;
     expect((await Membership.findOne({ where: { orgId: org.org.id, userId: joined.id } }))!.role).to.equal('member');
 
-    const again = await (await newPage()).goto(link.replace(/^https?:\/\/[^/]+/, env().gw.url));
+    const usedPage = await newPage();
+    const again = await usedPage.goto(link.replace(/^https?:\/\/[^/]+/, env().gw.url));
     expect(again!.status()).to.equal(410);
-    expect(await again!.text()).to.include('already been used');
+    expect(await usedPage.textContent('h1')).to.equal('No longer valid');
+    expect(await usedPage.textContent('[role=alert]')).to.include('already been used');
+    await screenshots(usedPage, 'dashboard-invite-used');
 
     await page.goto(`${env().gw.url}/dashboard/o/${org.org.slug}/members`);
     await Promise.all([page.waitForNavigation(), page.click(`tr[data-user="${joined.id}"] button:has-text("Remove")`)]);
