@@ -16,6 +16,7 @@ export function renderOrgPage(req: Request, res: Response, kit: WebKit, title: s
     { href: `${base}/keys`, label: 'API keys', on: tab === 'keys' },
     { href: `${base}/projects`, label: 'Projects', on: tab === 'projects' },
     ...(access!.role === 'owner' ? [{ href: `${base}/search`, label: 'Web search', on: tab === 'search' }] : []),
+    ...(access!.role === 'owner' ? [{ href: `${base}/members`, label: 'Members', on: tab === 'members' }] : []),
   ];
   const banner = imp
     ? `Impersonation: ${imp.adminEmail} is viewing as ${viewer!.user.email} until ${new Date(imp.until).toISOString().slice(11, 16)} UTC. Key creation, web search settings and password changes are disabled.`

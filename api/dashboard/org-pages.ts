@@ -16,6 +16,7 @@ import { fieldError, invalidAttrs, typed, withFormRefusal, type FormState } from
 import { modelsPage } from './models-page';
 import { membershipsOf, requireMember, requireOwner } from './member';
 import { keysPage } from './keys-page';
+import { membersPage } from './members-page';
 
 const audit = (req: Request, res: Response, path: string, targetId: string, status = 200) =>
   recordAudit({ actor: actorOf(res), method: 'POST', path: `/dashboard/o/${res.locals.access!.org.slug}${path}`, family: 'organizations', targetId, status, requestId: req.id });
@@ -72,5 +73,6 @@ ${projects.map((p) => html`<tr><td>${p.name}</td><td><code>${p.slug}</code></td>
     res.redirect(303, `/dashboard/o/${res.locals.access!.org.slug}/projects`);
   });
   org.use('/search', searchPage(deps, kit));
+  org.use('/members', membersPage(deps, kit));
   return r;
 }

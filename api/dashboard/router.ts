@@ -5,6 +5,7 @@ import { STYLE } from '../web/style';
 import { webKit } from '../web/session';
 import { dashboardAuthRoutes } from './auth-routes';
 import { orgPages } from './org-pages';
+import { invitePage } from './invite-page';
 import { requireViewer } from './member';
 import { errors } from '../../shared/errors/codes';
 
@@ -16,6 +17,7 @@ export function dashboardRouter(deps: { redis: RedisClient; directory: Directory
   const kit = webKit(redis, { name: 'dashboard', cookiePath: '/dashboard' });
   r.use(...kit.middleware);
   r.use(dashboardAuthRoutes(redis, kit));
+  r.use(invitePage(kit));
   r.use(requireViewer, orgPages(deps, kit));
   // a dashboard path no page answers is the dashboard's 404 (not the inference API's key check)
   r.use((req, _res, next) => next(errors.notFound(`No page at ${req.originalUrl.split('?')[0]}.`)));

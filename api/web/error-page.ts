@@ -27,7 +27,7 @@ export function pageAreaOf(req: Request, res: Response): PageArea | undefined {
   return area && req.accepts(['json', 'html']) === 'html' ? area : undefined;
 }
 
-const TITLES: Record<number, string> = { 400: 'Bad request', 401: 'Not signed in', 403: 'Not allowed', 404: 'Not found', 429: 'Too many attempts' };
+const TITLES: Record<number, string> = { 400: 'Bad request', 401: 'Not signed in', 403: 'Not allowed', 404: 'Not found', 410: 'No longer valid', 429: 'Too many attempts' };
 
 /** The HTML error page: the same status and code as the JSON envelope, the message, a way back. */
 export function errorPage(area: PageArea, status: number, code: string, message: string): string {

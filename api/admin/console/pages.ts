@@ -17,10 +17,11 @@ import type { WebKit } from '../../web/session';
 import { operatorActor } from './auth';
 import { startImpersonation } from './impersonate';
 import { poolsPage } from './pools-page';
+import { createPage } from './create-page';
 import { organizations } from '../resources/definitions/tenancy';
 import { validate } from '../../validate';
 
-const TABS = [['/', 'Organizations'], ['/keys', 'Platform keys'], ['/switches', 'Kill switches'], ['/pools', 'Model pools'], ['/users', 'Users'], ['/audit', 'Audit log'], ['/admin/queues', 'Queues']] as const;
+const TABS = [['/', 'Organizations'], ['/create', 'Create'], ['/keys', 'Platform keys'], ['/switches', 'Kill switches'], ['/pools', 'Model pools'], ['/users', 'Users'], ['/audit', 'Audit log'], ['/admin/queues', 'Queues']] as const;
 
 function render(req: Request, res: Response, kit: WebKit, tab: string, body: (csrf: string) => Html): void {
   const csrf = kit.csrfToken(req, res);
@@ -121,6 +122,11 @@ ${Object.entries(FEATURES).map(([f, code]) => { const on = state[f as keyof type
     const f = String(req.params.feature);
     if (!isFeature(f)) throw new ApiError(404, 'not_found', `No kill switch '${f}'.`);
     const engaged = req.body?.engaged === 'true';
+    if (engaged && req.body?.confirm !== 'yes') {
+      // engaging stops the feature for every organization: a page that says so, and changes nothing until Confirm
+      return render(req, res, kit, '/switches', (csrf) => html`<h1>Engage ${f}?</h1><div class="card" role="alert" data-test="confirm-switch"><p>Engaging <strong>${f}</strong> makes it answer 503 <code>${FEATURES[f]}</code> for <strong>every organization</strong>, on every pod within a second, until it is released.</p>
+<form class="inline" method="post" action="/switches/${f}">${hidden(csrf)}<input type="hidden" name="engaged" value="true"><input type="hidden" name="confirm" value="yes"><button class="danger">Confirm: engage for every organization</button></form> <a href="/switches">Cancel</a></div>`);
+    }
     await setSwitch(redis, f, engaged);
     await audit(req, res, `/admin/v1/kill-switches/${f}`, null, 200, [`engaged:${engaged}`]);
     res.redirect(303, '/switches');
@@ -165,5 +171,6 @@ ${rows.map((a) => html`<tr><td>${a.createdAt.toISOString().replace('T', ' ').sli
 </tbody></table></div>`);
   });
   poolsPage(r, redis, (req, res, tab, body) => render(req, res, kit, tab, body));
+  createPage(r, redis, (req, res, tab, body) => render(req, res, kit, tab, body));
   return r;
 }

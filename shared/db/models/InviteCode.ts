@@ -1,11 +1,13 @@
 import { DataTypes, Model as SModel, Sequelize, InferAttributes, InferCreationAttributes, CreationOptional } from 'sequelize';
 
-/** A sign-up invite code, optionally into an organization or onto a plan. */
+/** An invite code, optionally into an organization (with the role it gives, and the one email that may redeem it) or onto a plan. */
 export class InviteCode extends SModel<InferAttributes<InviteCode>, InferCreationAttributes<InviteCode>> {
   declare id: CreationOptional<string>;
   declare code: string;
   declare orgId: string | null;
   declare planId: string | null;
+  declare email: CreationOptional<string | null>;
+  declare role: CreationOptional<'owner' | 'member'>;
   declare maxUses: CreationOptional<number>;
   declare uses: CreationOptional<number>;
   declare expiresAt: Date | null;
@@ -20,6 +22,8 @@ export class InviteCode extends SModel<InferAttributes<InviteCode>, InferCreatio
         code: { type: DataTypes.STRING(64), allowNull: false },
         orgId: { type: DataTypes.UUID, allowNull: true },
         planId: { type: DataTypes.UUID, allowNull: true },
+        email: { type: DataTypes.STRING(320), allowNull: true },
+        role: { type: DataTypes.STRING(16), allowNull: false, defaultValue: 'member' },
         maxUses: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 1 },
         uses: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
         expiresAt: { type: DataTypes.DATE, allowNull: true },

@@ -6,16 +6,17 @@ import { stateChangingRoutes } from '../../helpers/routes';
 import { searchOrg, type SearchOrg } from '../search/helpers';
 import { dashboardRouter } from '../../../api/dashboard/router';
 import { consoleRouter } from '../../../api/admin/console/router';
-import { ApiKey, AuditLog, Membership, Organization, PlatformKey, Project, SearchOrgKey, SearchSetting, User } from '../../../shared/db/models';
+import { ApiKey, AuditLog, InviteCode, Membership, Organization, PlatformKey, Project, SearchOrgKey, SearchSetting, User } from '../../../shared/db/models';
 import { encrypt } from '../../../shared/crypto';
 import { setPassword } from '../../../shared/web/passwords';
 import { createPasswordLink, peekPasswordLink } from '../../../shared/web/password-links';
 import { readSwitches } from '../../../shared/switches/switches';
+import { createInvitation } from '../../../shared/tenancy/invitations';
 
 /** Fields that would make each form do something if its CSRF check let it through. */
 const FORGED = {
   name: 'forged', slug: 'forged', org_wide: 'true', project: '', enabled: 'true', monthly_limit: '900', confirm: 'yes', cap: '1',
-  provider: 'exa', api_key: 'forged-key-1234', plan_id: '', lane_overrides: 'chat:interactive=1', scopes: 'stats:read', engaged: 'true', password: 'a forged new password',
+  provider: 'exa', api_key: 'forged-key-1234', plan_id: '', lane_overrides: 'chat:interactive=1', scopes: 'stats:read', engaged: 'true', password: 'a forged new password', email: 'forged-invitee@example.com', role: 'owner',
 };
 
 describe('CSRF on every state-changing form of the dashboard and the console (routes read from the routers)', () => {
@@ -27,6 +28,7 @@ describe('CSRF on every state-changing form of the dashboard and the console (ro
   let operator: User;
   let platformKeyId: string;
   let token: string;
+  let invite: InviteCode;
   before(async () => {
     admin = await startAdmin();
     o = await searchOrg({ monthlyAllowance: 100, overageMonthlyLimit: 500 });
@@ -37,6 +39,7 @@ describe('CSRF on every state-changing form of the dashboard and the console (ro
     await setPassword(operator, WEB_PASSWORD);
     platformKeyId = (await buildPlatformKey(['stats:read'])).id;
     token = await createPasswordLink(env().redis, owner.id, 'reset');
+    invite = await createInvitation(o.org.id, 'forged-invitee@example.com', 'owner');
     await SearchOrgKey.create({ orgId: o.org.id, provider: 'brave', keyEncrypted: encrypt('own-key-1234'), last4: '1234' });
   });
   after(() => admin.close());
@@ -48,10 +51,12 @@ describe('CSRF on every state-changing form of the dashboard and the console (ro
       if (name === 'userId') return member.id;
       if (name === 'provider') return 'brave';
       if (name === 'token') return token;
+      if (name === 'code') return invite.code;
       if (name === 'feature') return 'web_search';
       if (name === 'action') return 'delete';
       if (name === 'id' && route.startsWith('/dashboard/o/:org/keys/')) return o.keyId;
       if (name === 'id' && route.startsWith('/dashboard/o/:org/projects/')) return o.project.id;
+      if (name === 'id' && route.startsWith('/dashboard/o/:org/members/invitations/')) return invite.id;
       if (name === 'id' && route.startsWith('/orgs/')) return o.org.id;
       if (name === 'id' && route.startsWith('/keys/')) return platformKeyId;
       if (name === 'id' && route.startsWith('/users/')) return victim.id;
@@ -70,6 +75,10 @@ describe('CSRF on every state-changing form of the dashboard and the console (ro
     victim: ((u) => [u.deletedAt, u.isPlatformAdmin])((await User.findByPk(victim.id))!),
     owner: (await User.findByPk(owner.id))!.passwordHash,
     link: await peekPasswordLink(env().redis, token),
+    invites: (await InviteCode.findAll({ where: { orgId: o.org.id }, order: [['id', 'ASC']] })).map((i) => [i.id, i.uses, i.disabled]),
+    users: await User.count(),
+    orgs: await Organization.count(),
+    allInvites: await InviteCode.count(),
     switches: await readSwitches(env().redis),
   });
 
@@ -96,6 +105,8 @@ describe('CSRF on every state-changing form of the dashboard and the console (ro
       'POST /dashboard/sign-in', 'POST /dashboard/sign-out', 'POST /dashboard/password/:token', 'POST /dashboard/o/:org/projects',
       'POST /dashboard/o/:org/search/overage', 'POST /dashboard/o/:org/search/limit', 'POST /dashboard/o/:org/search/members/:userId',
       'POST /dashboard/o/:org/search/keys', 'POST /dashboard/o/:org/search/keys/:provider/remove',
+      'POST /dashboard/invite/:code', 'POST /dashboard/o/:org/members/invitations', 'POST /dashboard/o/:org/members/invitations/:id/revoke',
+      'POST /dashboard/o/:org/members/:userId/role', 'POST /dashboard/o/:org/members/:userId/remove',
     ]);
     expect(routes.filter((r) => r.includes('/keys/:id/revoke'))).to.have.length(1);
     const web = new WebClient(env().gw.url);
@@ -105,7 +116,7 @@ describe('CSRF on every state-changing form of the dashboard and the console (ro
 
   it('console: every POST route answers 403 invalid_csrf_token without the token or with a wrong one, for a signed-in operator, and changes nothing', async () => {
     const routes = stateChangingRoutes(consoleRouter(env().redis));
-    expect(routes).to.include.members(['POST /sign-in', 'POST /sign-out', 'POST /orgs/:id/plan', 'POST /orgs/:id/lanes', 'POST /keys', 'POST /keys/:id/revoke', 'POST /switches/:feature', 'POST /users/:id/:action']);
+    expect(routes).to.include.members(['POST /sign-in', 'POST /sign-out', 'POST /orgs/:id/plan', 'POST /orgs/:id/lanes', 'POST /keys', 'POST /keys/:id/revoke', 'POST /switches/:feature', 'POST /users/:id/:action', 'POST /create/org', 'POST /create/user', 'POST /create/invitation']);
     const web = new WebClient(admin.url);
     expect((await web.signIn('/sign-in', operator.email, WEB_PASSWORD)).status).to.equal(303);
     await forgeAll(web, routes, '/users');

@@ -43,13 +43,15 @@ export const inviteCodes: ResourceDef = {
   path: '/invite-codes',
   family: 'invite-codes',
   object: 'invite_code',
-  description: 'Sign-up invite codes; `code` is generated when not given.',
+  description: 'Invite codes; `code` is generated when not given. A code with an `org_id` is redeemed at `/dashboard/invite/{code}` (the invitee sets a password and joins with `role`; `email`, when set, is the only address that may redeem it).',
   model: InviteCode,
   bumpsEpoch: false,
   fields: {
     code: { schema: code(), filter: true },
     org_id: { schema: uuid().allow(null), filter: true },
     plan_id: { schema: uuid().allow(null) },
+    email: { schema: Joi.string().email({ tlds: false }).max(320).allow(null), filter: true },
+    role: { schema: Joi.string().valid('owner', 'member') },
     max_uses: { schema: Joi.number().integer().min(1).max(1_000_000) },
     uses: { schema: Joi.number().integer(), readOnly: true },
     expires_at: { schema: Joi.string().isoDate().allow(null) },
@@ -57,6 +59,7 @@ export const inviteCodes: ResourceDef = {
   },
   check: async (values, _req, row) => {
     if (!row && !values.code) values.code = crypto.randomBytes(9).toString('base64url');
+    if (typeof values.email === 'string') values.email = values.email.toLowerCase(); // redemption compares lowercased
   },
 };
 

@@ -1,0 +1,49 @@
+import { Router, type Request, type Response } from 'express';
+import type { InviteCode, Organization } from '../../shared/db/models';
+import { recordAudit } from '../../shared/audit/audit';
+import { ApiError } from '../../shared/errors/ApiError';
+import { InvitationFormError, openInvitation, redeemInvitation } from '../../shared/tenancy/invitations';
+import { MIN_PASSWORD_LENGTH } from '../../shared/web/passwords';
+import { html } from '../web/html';
+import { page } from '../web/layout';
+import { signIn, type WebKit } from '../web/session';
+
+const chrome = (title: string) => ({ title, base: '/dashboard', brand: 'Gateway dashboard' });
+
+/**
+ * `/dashboard/invite/{code}`: the invitee sets a password (or, with an account already, enters theirs)
+ * and joins the organization with the invitation's role. A revoked, expired, used-up or unknown
+ * invitation answers a page that says which (404 or 410), before and after the form.
+ */
+export function invitePage(kit: WebKit): Router {
+  const r = Router();
+  const form = (req: Request, res: Response, invite: InviteCode, org: Organization, typed: { email?: string; error?: string } = {}) =>
+    page(chrome(`Join ${org.name}`), html`<div class="signin card"><h1>Join ${org.name}</h1>
+<p>You are invited as <strong data-test="invite-role">${invite.role}</strong>. Choose a password (at least ${MIN_PASSWORD_LENGTH} characters); if this email already has an account, enter its password.</p>
+<form method="post" action="/dashboard/invite/${invite.code}"><input type="hidden" name="_csrf" value="${kit.csrfToken(req, res)}">
+<label for="email">Email</label><input type="email" id="email" name="email" autocomplete="email" required maxlength="320" value="${invite.email ?? typed.email ?? ''}"${invite.email ? ' readonly' : ''}>
+<label for="password">Password</label><input type="password" id="password" name="password" autocomplete="new-password" required minlength="${MIN_PASSWORD_LENGTH}" aria-describedby="password-error">
+${typed.error ? html`<p class="error" role="alert" id="password-error">${typed.error}</p>` : ''}
+<p><button type="submit">Join ${org.name}</button></p></form></div>`);
+
+  r.get('/invite/:code', async (req, res) => {
+    const { invite, org } = await openInvitation(String(req.params.code));
+    res.send(form(req, res, invite, org));
+  });
+  r.post('/invite/:code', async (req, res) => {
+    if (req.session.impersonatedBy) throw new ApiError(403, 'impersonation_forbidden', 'An impersonation session cannot redeem invitations.');
+    const code = String(req.params.code);
+    const email = String(req.body?.email ?? '').slice(0, 320);
+    try {
+      const { user, org, role } = await redeemInvitation(code, email, String(req.body?.password ?? ''));
+      await recordAudit({ actor: { type: 'web_session', id: user.id, label: user.email }, method: 'POST', path: '/dashboard/invite', family: 'invite-codes', targetId: code, status: 200, fields: [`org:${org.id}`, `role:${role}`] });
+      await signIn(req, user.id);
+      res.redirect(303, `/dashboard/o/${org.slug}`);
+    } catch (err) {
+      if (!(err instanceof InvitationFormError)) throw err;
+      const { invite, org } = await openInvitation(code);
+      res.status(400).send(form(req, res, invite, org, { email, error: err.message }));
+    }
+  });
+  return r;
+}

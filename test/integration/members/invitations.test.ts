@@ -1,0 +1,142 @@
+import { expect } from 'chai';
+import crypto from 'crypto';
+import { env, resetSim } from '../../helpers/harness';
+import { adminCall, buildPlatformKey, startAdmin } from '../../helpers/admin';
+import { buildWebMember, dashboardAs, WebClient, WEB_PASSWORD, type WebReply } from '../../helpers/web-client';
+import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { InviteCode, Membership, User } from '../../../shared/db/models';
+import { createInvitation } from '../../../shared/tenancy/invitations';
+
+const linkOf = (text: string) => /\/dashboard\/invite\/([A-Za-z0-9_-]+)/.exec(text)?.[1] ?? '';
+const email = () => `inv-${crypto.randomBytes(5).toString('hex')}@example.com`;
+
+/** A fresh browser that opens the invitation and submits its form; the POST's answer. */
+async function redeem(code: string, form: Record<string, string>): Promise<{ web: WebClient; page: WebReply; r: WebReply }> {
+  const web = new WebClient(env().gw.url);
+  const page = await web.get(`/dashboard/invite/${code}`);
+  const r = await web.post(`/dashboard/invite/${code}`, form);
+  return { web, page, r };
+}
+
+const expectRefusedPage = (r: WebReply, status: number, words: RegExp) => {
+  expect(r.status, r.text.slice(0, 300)).to.equal(status);
+  expect(r.text).to.match(words);
+  expect(r.text).not.to.match(/at \w+ \(|node_modules/);
+};
+
+const membersOf = async (o: TestOrg) => (await Membership.findAll({ where: { orgId: o.org.id } })).map((m) => [m.userId, m.role]);
+
+describe('invitations: an owner invites by email, the invitee sets a password and joins with the role given', () => {
+  beforeEach(resetSim);
+
+  it('owner invites on the members page; the invitee joins once with the role; a second redemption, a bad password and a forged form are refused', async () => {
+    const o = await buildOrg(env().redis);
+    const owner = await buildWebMember(o.org.id, 'owner');
+    const web = await dashboardAs(owner);
+    const b = `/dashboard/o/${o.org.slug}/members`;
+    expect((await web.get(b)).status).to.equal(200);
+    const invitee = email();
+    const bad = await web.post(`${b}/invitations`, { email: 'not an email', role: 'member' });
+    expect(bad.status).to.equal(400);
+    expect(bad.text).to.include('Enter a valid email address');
+    expect(await InviteCode.count({ where: { orgId: o.org.id } })).to.equal(0);
+
+    const made = await web.post(`${b}/invitations`, { email: invitee.toUpperCase(), role: 'member' });
+    expect(made.status, made.text.slice(0, 300)).to.equal(201);
+    const code = linkOf(made.text);
+    expect(code).to.have.length.above(10);
+    expect(made.text).to.include(invitee); // the open invitations list names the email
+
+    // a forged post (no CSRF token) changes nothing
+    const forger = new WebClient(env().gw.url);
+    const forged = await forger.request('POST', `/dashboard/invite/${code}`, { form: { email: invitee, password: WEB_PASSWORD }, headers: { accept: 'application/json' } });
+    expect(forged.status).to.equal(403);
+    expect(forged.body.error.code).to.equal('invalid_csrf_token');
+
+    const short = await redeem(code, { email: invitee, password: 'short' });
+    expect(short.page.status).to.equal(200);
+    expect(short.page.text).to.include(`value="${invitee}"`).and.to.include('readonly');
+    expectRefusedPage(short.r, 400, /at least 10 characters/);
+    expect((await InviteCode.findOne({ where: { code } }))!.uses, 'a refused form uses nothing').to.equal(0);
+
+    const late = new WebClient(env().gw.url); // a second browser that opened the link before it was used
+    expect((await late.get(`/dashboard/invite/${code}`)).status).to.equal(200);
+    const ok = await redeem(code, { email: 'someone-else@example.com', password: WEB_PASSWORD });
+    expect(ok.r.status, ok.r.text.slice(0, 300)).to.equal(303);
+    expect(ok.r.headers.location).to.equal(`/dashboard/o/${o.org.slug}`);
+    const user = (await User.findOne({ where: { email: invitee } }))!;
+    expect(user, 'the invitation binds the email, whatever was typed').to.not.equal(null);
+    expect(await User.count({ where: { email: 'someone-else@example.com' } })).to.equal(0);
+    expect((await Membership.findOne({ where: { orgId: o.org.id, userId: user.id } }))!.role).to.equal('member');
+    expect((await ok.web.get(`/dashboard/o/${o.org.slug}/keys`)).status, 'signed in after joining').to.equal(200);
+    expect((await dashboardAs(user)).csrf, 'signs in with the password chosen').to.not.equal('');
+
+    const before = await membersOf(o);
+    expectRefusedPage(await late.post(`/dashboard/invite/${code}`, { email: invitee, password: WEB_PASSWORD }), 410, /already been used/);
+    expectRefusedPage(await late.get(`/dashboard/invite/${code}`), 410, /already been used/);
+    const json = await late.request('GET', `/dashboard/invite/${code}`, { headers: { accept: 'application/json' } });
+    expect(json.body.error.code).to.equal('invitation_used');
+    expect(await membersOf(o)).to.deep.equal(before);
+    expect((await InviteCode.findOne({ where: { code } }))!.uses).to.equal(1);
+  });
+
+  it('operator through the API: max_uses counted under concurrency, expiry and revocation refused with a page, an existing account proves its password', async () => {
+    const admin = await startAdmin();
+    try {
+      const o = await buildOrg(env().redis);
+      const { key } = await buildPlatformKey(['invite-codes:write']);
+      const made = await adminCall(admin.url, key, 'POST', '/admin/v1/invite-codes', { org_id: o.org.id, role: 'owner', max_uses: 2 });
+      expect(made.status, made.text).to.equal(201);
+      expect(made.body.role).to.equal('owner');
+      const code = made.body.code as string;
+
+      // 6 browsers at once for 2 uses: exactly 2 join
+      const runs = await Promise.all([...Array(6)].map(() => redeem(code, { email: email(), password: WEB_PASSWORD })));
+      expect(runs.map((x) => x.r.status).sort()).to.deep.equal([303, 303, 410, 410, 410, 410]);
+      expect((await Membership.findAll({ where: { orgId: o.org.id, role: 'owner' } })).length).to.equal(2);
+      expect((await InviteCode.findOne({ where: { code } }))!.uses).to.equal(2);
+
+      // an existing account joins with its own password, never by choosing a new one
+      const other = await buildOrg(env().redis);
+      const existing = await buildWebMember(other.org.id, 'member');
+      const open = await adminCall(admin.url, key, 'POST', '/admin/v1/invite-codes', { org_id: o.org.id, email: existing.email.toUpperCase() });
+      expect(open.body.email).to.equal(existing.email);
+      const wrong = await redeem(open.body.code, { password: 'a brand new password' });
+      expectRefusedPage(wrong.r, 400, /already has an account: enter its password/);
+      expect(await Membership.count({ where: { orgId: o.org.id, userId: existing.id } })).to.equal(0);
+      const right = await redeem(open.body.code, { password: WEB_PASSWORD });
+      expect(right.r.status, right.r.text.slice(0, 300)).to.equal(303);
+      expect((await Membership.findOne({ where: { orgId: o.org.id, userId: existing.id } }))!.role).to.equal('member');
+
+      const expired = await adminCall(admin.url, key, 'POST', '/admin/v1/invite-codes', { org_id: o.org.id, expires_at: new Date(Date.now() - 1000).toISOString() });
+      expectRefusedPage((await redeem(expired.body.code, {})).page, 410, /invitation expired on/);
+      const soon = await adminCall(admin.url, key, 'POST', '/admin/v1/invite-codes', { org_id: o.org.id, expires_at: new Date(Date.now() + 60_000).toISOString() });
+      const slow = new WebClient(env().gw.url); // opened while valid, submitted after expiry
+      expect((await slow.get(`/dashboard/invite/${soon.body.code}`)).status).to.equal(200);
+      await InviteCode.update({ expiresAt: new Date(Date.now() - 1000) }, { where: { id: soon.body.id } });
+      expectRefusedPage(await slow.post(`/dashboard/invite/${soon.body.code}`, { email: email(), password: WEB_PASSWORD }), 410, /invitation expired on/);
+
+      const revoked = await adminCall(admin.url, key, 'POST', '/admin/v1/invite-codes', { org_id: o.org.id });
+      const page = new WebClient(env().gw.url);
+      expect((await page.get(`/dashboard/invite/${revoked.body.code}`)).status).to.equal(200);
+      expect((await adminCall(admin.url, key, 'PATCH', `/admin/v1/invite-codes/${revoked.body.id}`, { disabled: true })).status).to.equal(200);
+      expectRefusedPage(await page.post(`/dashboard/invite/${revoked.body.code}`, { email: email(), password: WEB_PASSWORD }), 410, /was revoked/);
+      expectRefusedPage(await page.get('/dashboard/invite/no-such-code'), 404, /unknown/);
+      expect(await Membership.count({ where: { orgId: o.org.id } }), 'only the 3 redeemed joined').to.equal(3);
+    } finally {
+      await admin.close();
+    }
+  });
+
+  it('several invitations for one email redeemed at once: one joins, the others are told why (400), none is a 500 or uses its invitation', async () => {
+    const o = await buildOrg(env().redis);
+    const who = email();
+    const invites = await Promise.all([...Array(5)].map(() => createInvitation(o.org.id, who, 'member')));
+    const pages = await Promise.all(invites.map(async (i) => { const web = new WebClient(env().gw.url); await web.get(`/dashboard/invite/${i.code}`); return { web, i }; }));
+    const answers = await Promise.all(pages.map(({ web, i }) => web.post(`/dashboard/invite/${i.code}`, { password: WEB_PASSWORD })));
+    expect(answers.map((a) => a.status).sort(), answers.map((a) => a.text.slice(0, 120)).join('\n')).to.deep.equal([303, 400, 400, 400, 400]);
+    expect(await User.count({ where: { email: who } })).to.equal(1);
+    expect(await Membership.count({ where: { orgId: o.org.id } })).to.equal(1);
+    expect((await InviteCode.findAll({ where: { orgId: o.org.id } })).map((i) => i.uses).sort()).to.deep.equal([0, 0, 0, 0, 1]);
+  });
+});
