@@ -91,3 +91,13 @@ export async function dashboardAs(user: User, localAddress?: string): Promise<We
   if (r.status !== 303) throw new Error(`sign-in of ${user.email} answered ${r.status}: ${r.text.slice(0, 200)}`);
   return c;
 }
+
+/** An operator console browser (at the admin process's `url`) signed in as a fresh platform admin. */
+export async function consoleAs(url: string): Promise<WebClient> {
+  const op = await User.create({ email: `admin-${crypto.randomBytes(5).toString('hex')}@example.com`, name: 'Admin', isPlatformAdmin: true });
+  await setPassword(op, WEB_PASSWORD);
+  const c = new WebClient(url);
+  const r = await c.signIn('/sign-in', op.email, WEB_PASSWORD);
+  if (r.status !== 303) throw new Error(`console sign-in answered ${r.status}: ${r.text.slice(0, 200)}`);
+  return c;
+}

@@ -18,6 +18,7 @@ import { operatorActor } from './auth';
 import { startImpersonation } from './impersonate';
 import { poolsPage } from './pools-page';
 import { createPage } from './create-page';
+import { laneOverridesForm, orgPage } from './org-page';
 import { organizations } from '../resources/definitions/tenancy';
 import { validate } from '../../validate';
 
@@ -46,8 +47,8 @@ export function consolePages(redis: RedisClient, kit: WebKit): Router {
     );
     const byOrg = new Map(usage.map((u) => [u.org_id, u]));
     render(req, res, kit, '/', (csrf) => html`<h1>Organizations</h1><div class="card"><table><thead><tr><th>Name</th><th>Slug</th><th>Plan</th><th>Lane overrides</th><th>Requests (30 d)</th><th>Tokens (30 d)</th></tr></thead><tbody>
-${orgs.map((o) => html`<tr><td>${o.name}</td><td data-label="Slug"><code>${o.slug}</code></td><td data-label="Plan"><form method="post" action="/orgs/${o.id}/plan" class="row" data-org="${o.slug}">${hidden(csrf)}<select name="plan_id" aria-label="Plan of ${o.slug}"><option value="">—</option>${plans.map((p) => html`<option value="${p.id}" ${p.id === o.planId ? html`selected` : ''}>${p.name}</option>`)}</select><button class="plain">Set</button></form></td>
-<td data-label="Lane overrides"><form method="post" action="/orgs/${o.id}/lanes" class="row" data-lanes="${o.slug}">${hidden(csrf)}<input type="text" name="lane_overrides" aria-label="Lane overrides of ${o.slug}" placeholder="chat:interactive=4, images:background=1" value="${Object.entries(o.laneOverrides ?? {}).map(([k, v]) => `${k}=${String(v)}`).join(', ')}"><button class="plain">Save</button></form></td><td data-label="Requests (30 d)">${byOrg.get(o.id)?.requests ?? 0}</td><td data-label="Tokens (30 d)">${byOrg.get(o.id)?.tokens ?? 0}</td></tr>`)}
+${orgs.map((o) => html`<tr><td><a href="/orgs/${o.id}">${o.name}</a></td><td data-label="Slug"><code>${o.slug}</code></td><td data-label="Plan"><form method="post" action="/orgs/${o.id}/plan" class="row" data-org="${o.slug}">${hidden(csrf)}<select name="plan_id" aria-label="Plan of ${o.slug}"><option value="">—</option>${plans.map((p) => html`<option value="${p.id}" ${p.id === o.planId ? html`selected` : ''}>${p.name}</option>`)}</select><button class="plain">Set</button></form></td>
+<td data-label="Lane overrides">${laneOverridesForm(o, csrf)}</td><td data-label="Requests (30 d)">${byOrg.get(o.id)?.requests ?? 0}</td><td data-label="Tokens (30 d)">${byOrg.get(o.id)?.tokens ?? 0}</td></tr>`)}
 </tbody></table></div>`);
   });
 
@@ -172,5 +173,6 @@ ${rows.map((a) => html`<tr><td>${a.createdAt.toISOString().replace('T', ' ').sli
   });
   poolsPage(r, redis, (req, res, tab, body) => render(req, res, kit, tab, body));
   createPage(r, redis, (req, res, tab, body) => render(req, res, kit, tab, body));
+  orgPage(r, (req, res, tab, body) => render(req, res, kit, tab, body));
   return r;
 }

@@ -1,0 +1,56 @@
+import type { Router, Request, Response } from 'express';
+import { ApiKey, Membership, Organization, Project, SearchSetting, User } from '../../../shared/db/models';
+import { orgUsageFigures } from '../../../shared/billing/usage-figures';
+import { ApiError } from '../../../shared/errors/ApiError';
+import { isUuid } from '../../../shared/uuid';
+import { addDays, utcDay } from '../../../shared/metering/rollups';
+import { stackedBars } from '../../dashboard/chart';
+import { html, type Html } from '../../web/html';
+
+type Render = (req: Request, res: Response, tab: string, body: (csrf: string) => Html) => void;
+
+const dollars = (micros: number | null) => (micros === null ? '—' : `$${(micros / 1e6).toFixed(2)}`);
+
+/** The lane overrides form (`pool:lane=n` pairs, posted to `/orgs/:id/lanes`), on the list and on the org's page. */
+export const laneOverridesForm = (o: Organization, csrf: string): Html => html`<form method="post" action="/orgs/${o.id}/lanes" class="row" data-lanes="${o.slug}"><input type="hidden" name="_csrf" value="${csrf}"><input type="text" name="lane_overrides" aria-label="Lane overrides of ${o.slug}" placeholder="chat:interactive=4, images:background=1" value="${Object.entries(o.laneOverrides ?? {}).map(([k, v]) => `${k}=${String(v)}`).join(', ')}"><button class="plain">Save</button></form>`;
+
+/**
+ * `GET /orgs/:id`: one organization as an operator sees it — members, inference keys (prefix only,
+ * never a secret), projects, the last 30 days of usage (the dashboard's figures and chart), web search
+ * settings and the lane overrides form.
+ */
+export function orgPage(r: Router, render: Render): void {
+  r.get('/orgs/:id', async (req, res) => {
+    const id = String(req.params.id);
+    const org = isUuid(id) ? await Organization.findByPk(id) : null;
+    if (!org) throw new ApiError(404, 'not_found', 'No such organization.');
+    const [members, keys, projects, search, usage] = await Promise.all([
+      Membership.findAll({ where: { orgId: org.id }, order: [['createdAt', 'ASC']] }),
+      ApiKey.findAll({ where: { orgId: org.id }, order: [['createdAt', 'DESC']], limit: 500 }),
+      Project.findAll({ where: { orgId: org.id }, order: [['name', 'ASC']] }),
+      SearchSetting.findOne({ where: { orgId: org.id } }),
+      orgUsageFigures(org.id, 30),
+    ]);
+    const users = new Map((await User.findAll({ where: { id: [...new Set([...members.map((m) => m.userId), ...keys.map((k) => k.userId).filter((u): u is string => !!u)])] } })).map((u) => [u.id, u.email]));
+    const projectName = new Map(projects.map((p) => [p.id, p.name]));
+    const perDay = new Map<string, number>();
+    for (const row of usage.rows) perDay.set(row.day, (perDay.get(row.day) ?? 0) + row.requests);
+    const to = addDays(utcDay(new Date()), 1);
+    const chart = stackedBars({ from: addDays(to, -30), to, title: 'Requests per day', series: [{ label: 'requests', values: perDay }] });
+    const t = usage.totals;
+    const state = (k: ApiKey) => (k.revokedAt ? 'revoked' : k.expiresAt && k.expiresAt <= new Date() ? 'expired' : 'active');
+    const limits = (k: ApiKey) => [k.allowedModels ? `models: ${k.allowedModels.join(', ')}` : '', k.rpm ? `${k.rpm} rpm` : '', k.tpm ? `${k.tpm} tpm` : '',
+      k.budgetMicros !== null && k.budgetMicros !== undefined ? `${dollars(k.budgetMicros)} per ${k.budgetPeriod ?? 'total'}` : '', k.expiresAt ? `expires ${k.expiresAt.toISOString().slice(0, 10)}` : ''].filter(Boolean).join(' · ') || '—';
+    render(req, res, '/', (csrf) => html`<h1>${org.name} <code>${org.slug}</code></h1>
+<div class="card" data-section="members"><h2>Members</h2><table><thead><tr><th>Email</th><th>Role</th></tr></thead><tbody>
+${members.map((m) => html`<tr><td>${users.get(m.userId) ?? m.userId}</td><td data-label="Role">${m.role}</td></tr>`)}</tbody></table></div>
+<div class="card" data-section="keys"><h2>API keys</h2><table><thead><tr><th>Name</th><th>Key</th><th>Owner</th><th>Project</th><th>State</th><th>Limits</th></tr></thead><tbody>
+${keys.map((k) => html`<tr data-key-id="${k.id}"><td>${k.name ?? ''}</td><td data-label="Key"><code>${k.prefix}…</code></td><td data-label="Owner">${k.userId ? users.get(k.userId) ?? k.userId : 'org-wide'}</td>
+<td data-label="Project">${k.projectId ? projectName.get(k.projectId) ?? '' : '—'}</td><td data-label="State">${state(k)}</td><td data-label="Limits">${limits(k)}</td></tr>`)}</tbody></table></div>
+<div class="card" data-section="projects"><h2>Projects</h2><table><thead><tr><th>Name</th><th>Slug</th><th>Budget</th><th>State</th></tr></thead><tbody>
+${projects.map((p) => html`<tr><td>${p.name}</td><td data-label="Slug"><code>${p.slug}</code></td><td data-label="Budget">${p.budgetMicros !== null && p.budgetMicros !== undefined ? `${dollars(p.budgetMicros)} per ${p.budgetPeriod ?? 'total'}` : '—'}</td><td data-label="State">${p.archivedAt ? 'archived' : 'active'}</td></tr>`)}</tbody></table></div>
+<div class="card" data-section="usage"><h2>Usage, last 30 days</h2><p>${t.requests} requests · ${t.input_tokens + t.output_tokens} tokens · ${dollars(t.cost_micros)}</p>${chart.svg}${chart.legend}</div>
+<div class="card" data-section="search"><h2>Web search</h2>${search ? html`<p>Default provider: ${search.defaultProvider ?? '—'} · allowed: ${search.allowedProviders.join(', ') || 'all'} · monthly allowance: ${search.monthlyAllowance ?? 'plan'} · overage: ${search.overageEnabled ? 'on' : 'off'} · monthly limit: ${search.overageMonthlyLimit ?? 'none'}</p>` : html`<p class="muted">Plan defaults (no settings saved).</p>`}</div>
+<div class="card" data-section="lanes"><h2>Lane overrides</h2>${laneOverridesForm(org, csrf)}</div>`);
+  });
+}

@@ -1,0 +1,78 @@
+import { expect } from 'chai';
+import { env, resetSim } from '../../helpers/harness';
+import { startAdmin } from '../../helpers/admin';
+import { buildOrg } from '../../helpers/factories';
+import { call, keyHeader } from '../../helpers/http';
+import { usageSettled } from '../../helpers/usage';
+import { consoleAs, buildWebMember, type WebClient } from '../../helpers/web-client';
+import { ApiKey, Organization, Project, SearchSetting } from '../../../shared/db/models';
+import { createApiKey } from '../../../shared/tenancy/ops';
+
+const section = (page: string, name: string) => new RegExp(`data-section="${name}"[\\s\\S]*?</div>`).exec(page)?.[0] ?? '';
+
+describe('operator console: an organization’s page', () => {
+  let admin: Awaited<ReturnType<typeof startAdmin>>;
+  let web: WebClient;
+  before(async () => {
+    admin = await startAdmin();
+    web = await consoleAs(admin.url);
+  });
+  after(() => admin.close());
+  beforeEach(resetSim);
+
+  it('is linked from the list and shows members, keys (never a secret), projects, 30-day usage, search settings and lane overrides', async () => {
+    const o = await buildOrg(env().redis, { laneOverrides: { 'chat:interactive': 3 } });
+    const owner = await buildWebMember(o.org.id, 'owner');
+    const member = await buildWebMember(o.org.id, 'member');
+    const archived = await Project.create({ orgId: o.org.id, name: 'Old things', slug: 'old', archivedAt: new Date(), budgetMicros: 5_000_000, budgetPeriod: 'month' });
+    const own = await createApiKey(env().redis, { orgId: o.org.id, userId: member.id, projectId: archived.id, name: 'member-key' });
+    await ApiKey.update({ rpm: 17, tpm: 9000, budgetMicros: 2_500_000, budgetPeriod: 'day', allowedModels: ['sim-chat'] }, { where: { id: own.id } });
+    await SearchSetting.create({ orgId: o.org.id, defaultProvider: 'brave-sim', allowedProviders: ['brave-sim'], monthlyAllowance: 123, overageEnabled: true, overageMonthlyLimit: 456 });
+    for (let i = 0; i < 2; i++) {
+      const r = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }] } });
+      expect(r.status).to.equal(200);
+    }
+    await usageSettled();
+
+    const list = await web.get('/');
+    expect(list.status).to.equal(200);
+    expect(list.text).to.include(`<a href="/orgs/${o.org.id}">${o.org.name}</a>`);
+
+    const r = await web.get(`/orgs/${o.org.id}`);
+    expect(r.status, r.text.slice(0, 300)).to.equal(200);
+    const page = r.text;
+    const members = section(page, 'members');
+    expect(members).to.match(new RegExp(`${owner.email}</td><td data-label="Role">owner`));
+    expect(members).to.match(new RegExp(`${member.email}</td><td data-label="Role">member`));
+
+    const keys = section(page, 'keys');
+    const first = (await ApiKey.findByPk(o.keyId))!;
+    expect(keys).to.match(new RegExp(`data-key-id="${o.keyId}"[\\s\\S]*?<code>${first.prefix}…</code>[\\s\\S]*?org-wide[\\s\\S]*?active`));
+    expect(keys).to.match(new RegExp(`data-key-id="${own.id}"[\\s\\S]*?member-key[\\s\\S]*?${member.email}[\\s\\S]*?Old things[\\s\\S]*?models: sim-chat · 17 rpm · 9000 tpm · \\$2.50 per day`));
+    expect(page).to.not.include(o.key);
+    expect(page).to.not.include(own.key);
+    expect(page).to.not.include(first.keyHash);
+
+    const projects = section(page, 'projects');
+    expect(projects).to.match(/Proj<\/td><td data-label="Slug"><code>proj<\/code>[\s\S]*?active/);
+    expect(projects).to.match(/Old things[\s\S]*?\$5.00 per month[\s\S]*?archived/);
+
+    expect(section(page, 'usage')).to.match(/<p>2 requests · [1-9]\d* tokens · /);
+    expect(section(page, 'usage')).to.include('<svg');
+    expect(section(page, 'search')).to.include('Default provider: brave-sim · allowed: brave-sim · monthly allowance: 123 · overage: on · monthly limit: 456');
+    expect(section(page, 'lanes')).to.match(new RegExp(`action="/orgs/${o.org.id}/lanes"[\\s\\S]*?value="chat:interactive=3"`));
+
+    // the embedded form saves like the list's
+    const saved = await web.post(`/orgs/${o.org.id}/lanes`, { lane_overrides: 'chat:interactive=5' });
+    expect(saved.status).to.equal(303);
+    expect((await Organization.findByPk(o.org.id))!.laneOverrides).to.deep.equal({ 'chat:interactive': 5 });
+  });
+
+  it('answers 404 not_found for an unknown or malformed id', async () => {
+    for (const id of ['00000000-0000-4000-8000-000000000000', 'nope']) {
+      const r = await web.request('GET', `/orgs/${id}`, { headers: { accept: 'application/json' } });
+      expect(r.status).to.equal(404);
+      expect(r.body.error.code).to.equal('not_found');
+    }
+  });
+});
