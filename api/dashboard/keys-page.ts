@@ -22,7 +22,9 @@ const audit = (req: Request, res: Response, path: string, targetId: string, stat
  */
 export function keysPage(deps: { redis: RedisClient }, kit: WebKit): Router {
   const r = Router({ mergeParams: true });
-  const show = async (req: Request, res: Response, created?: { key: string; prefix: string }, refused?: FormState) => {
+  const show = async (req: Request, res: Response, created?: { key: string; prefix: string }, refusal?: FormState, refusedKey?: string) => {
+    // a refusal belongs to the create form, or (refusedKey) to that key's limits form
+    const refused = refusedKey ? undefined : refusal;
     const { org, role } = res.locals.access!;
     const me = res.locals.viewer!.user.id;
     const [keys, projects] = await Promise.all([listApiKeys(org.id), Project.findAll({ where: { orgId: org.id, archivedAt: null }, order: [['name', 'ASC']] })]);
@@ -42,7 +44,7 @@ ${role === 'owner' ? html`<div><label><input type="checkbox" id="org_wide" name=
 <div class="card"><table><thead><tr><th>Name</th><th>Key</th><th>Owner</th><th>Created</th><th>Last used</th><th>State</th><th>Models</th><th>Limits</th><th>Budget</th><th>Expires</th><th></th></tr></thead><tbody>
 ${keys.map((k, i) => html`<tr data-key-id="${k.id}"><td>${k.name ?? ''}</td><td><code>${k.prefix}…</code></td><td data-test="key-owner">${ownerOf(k.userId) ?? html`<span class="pill">organization-wide</span>`}</td><td data-label="Created">${k.createdAt.toISOString().slice(0, 10)}${k.createdBy ? html` by ${ownerOf(k.createdBy)}` : ''}</td><td data-label="Last used">${k.lastUsedAt ? k.lastUsedAt.toISOString().slice(0, 16).replace('T', ' ') : 'never'}</td><td>${k.revokedAt ? html`<span class="pill on">revoked</span>` : html`<span class="pill">active</span>`}</td>
 ${cells[i]}<td>${k.revokedAt || (role !== 'owner' && k.userId !== me) ? '' : html`<form class="inline" method="post" action="${b}/${k.id}/rotate"><input type="hidden" name="_csrf" value="${csrf}"><label for="grace-${k.id}">Old secret works for</label><select id="grace-${k.id}" name="grace_seconds"><option value="0">no time</option><option value="3600">1 hour</option><option value="86400" selected>1 day</option><option value="604800">7 days</option></select><button>Rotate</button></form>${k.previousSecretUntil ? html`<p class="muted" data-test="grace">old secret until ${k.previousSecretUntil.toISOString().slice(0, 16).replace('T', ' ')}</p>` : ''}<form class="inline" method="post" action="${b}/${k.id}/revoke"><input type="hidden" name="_csrf" value="${csrf}"><button class="danger">Revoke</button></form>`}</td></tr>
-${role === 'owner' && !k.revokedAt ? html`<tr><td colspan="11"><details><summary>Edit limits of ${k.name ?? k.prefix}</summary><form method="post" action="${b}/${k.id}/controls" class="row"><input type="hidden" name="_csrf" value="${csrf}">${controlFields(k)}<div><button type="submit">Save limits</button></div></form></details></td></tr>` : ''}`)}
+${role === 'owner' && !k.revokedAt ? html`<tr><td colspan="11"><details${k.id === refusedKey ? html` open` : ''}><summary>Edit limits of ${k.name ?? k.prefix}</summary><form method="post" action="${b}/${k.id}/controls" class="row"><input type="hidden" name="_csrf" value="${csrf}">${controlFields(k, k.id === refusedKey ? refusal : undefined)}<div><button type="submit">Save limits</button></div></form></details></td></tr>` : ''}`)}
 </tbody></table></div>`);
   };
 
@@ -64,7 +66,7 @@ ${role === 'owner' && !k.revokedAt ? html`<tr><td colspan="11"><details><summary
     res.status(201);
     await show(req, res, k);
   }, (refused) => show(req, res, undefined, refused)));
-  r.post('/:id/controls', refuseImpersonation, async (req, res) => {
+  r.post('/:id/controls', refuseImpersonation, (req, res) => withFormRefusal(req, res, async () => {
     const { org, role } = res.locals.access!;
     if (role !== 'owner') throw new ApiError(403, 'owner_required', "Only an owner changes a key's limits.");
     const key = await ApiKey.findOne({ where: { id: req.params.id, orgId: org.id } }).catch(() => null);
@@ -73,7 +75,7 @@ ${role === 'owner' && !k.revokedAt ? html`<tr><td colspan="11"><details><summary
     await updateKeyControls(deps.redis, key.id, controls);
     await audit(req, res, `/${key.id}/controls`, key.id, 200, Object.keys(controls));
     res.redirect(303, `/dashboard/o/${org.slug}/keys?saved=${key.id}`);
-  });
+  }, (refused) => show(req, res, undefined, refused, String(req.params.id))));
   r.post('/:id/rotate', refuseImpersonation, async (req, res) => {
     const { org, role } = res.locals.access!;
     const key = await ApiKey.findOne({ where: { id: req.params.id, orgId: org.id, revokedAt: null } }).catch(() => null);

@@ -49,6 +49,24 @@ describe('dashboard forms: a refused form keeps what was typed and says what was
     expect((await ApiKey.findOne({ where: { orgId: o.org.id, name: 'prod key' } }))!.rpm).to.equal(60);
   });
 
+  it("a key's Edit limits form: a bad limit reopens that key's form with what was typed and the message next to the field; the key keeps its limits", async () => {
+    const o = await buildOrg(env().redis);
+    const web = await dashboardAs(await buildWebMember(o.org.id, 'owner'));
+    await web.get(`/dashboard/o/${o.org.slug}/keys`);
+    const made = await web.post(`/dashboard/o/${o.org.slug}/keys`, { name: 'limited', rpm: '60' });
+    expect(made.status).to.equal(201);
+    const key = (await ApiKey.findOne({ where: { orgId: o.org.id, name: 'limited' } }))!;
+    const r = await web.post(`/dashboard/o/${o.org.slug}/keys/${key.id}/controls`, { models: 'sim-chat', rpm: '-5', tpm: '7000', budget_usd: '', budget_period: 'day', expires_at: '' });
+    expect(r.status, r.text.slice(0, 300)).to.equal(400);
+    noStack(r);
+    expect(fieldError(r.text, 'rpm')).to.match(/rpm/);
+    expect(r.text).to.match(new RegExp(`<details open><summary>Edit limits of limited</summary><form method="post" action="[^"]*/${key.id}/controls"`));
+    expect(r.text).to.match(new RegExp(`id="rpm-${key.id}" name="rpm" value="-5"`));
+    expect(r.text).to.match(new RegExp(`id="tpm-${key.id}" name="tpm" value="7000"`));
+    await key.reload();
+    expect([key.rpm, key.tpm]).to.deep.equal([60, null]);
+  });
+
   it('project form: a taken slug and a missing name are shown next to the field with what was typed; a created project is confirmed', async () => {
     const o = await buildOrg(env().redis);
     const web = await dashboardAs(await buildWebMember(o.org.id, 'member'));
