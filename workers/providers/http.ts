@@ -91,8 +91,10 @@ export class UpstreamResponse {
   }
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
+/** Waits `ms`, or rejects with the signal's reason as soon as it aborts (at once if it already has). */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
     const onAbort = () => {
       clearTimeout(t);
       reject(signal.reason);

@@ -8,6 +8,7 @@ import { logger } from '../../shared/logger';
 import { ROUTE_CHUNK_PREFIX, routeHeaders, type RouteMeta } from '../../shared/queues/route-meta';
 import type { PoolState } from '../../shared/routing/pool-state';
 import { classify } from './failure';
+import { sleep } from '../providers/http';
 import { deploymentAttempts, deploymentCooldownUntil, deploymentFailures, deploymentLatency, requestAttempts } from './metrics';
 
 /** One upstream attempt on a deployment; `emit` streams to the client. */
@@ -22,21 +23,6 @@ export interface Routed {
 
 /** A request that is still waiting stops this long before its deadline, so its answer reaches the pod in time. */
 const DEADLINE_MARGIN_MS = 200;
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal.reason);
-    };
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
 
 /** The pool of one a job without a route stands for (jobs enqueued before pools existed). */
 function routeOf(job: ChatJob): RouteStep[] {
