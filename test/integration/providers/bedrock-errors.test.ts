@@ -51,7 +51,9 @@ describe('bedrock upstream: refusals and failures', () => {
     expect(env().sim.log.entries).to.have.length(0);
   });
 
-  it('maps Converse error answers to the gateway codes, JSON and streamed', async () => {
+  it('maps Converse error answers to the gateway codes, JSON and streamed', async function () {
+    // each retryable status is tried POOL_MAX_ATTEMPTS times by the pool's router, waiting its Retry-After (1 s)
+    this.timeout(90_000);
     for (const [status, expected, code] of [[429, 429, 'upstream_rate_limited'], [400, 400, 'upstream_invalid_request'], [500, 502, 'upstream_error'], [503, 503, 'upstream_unavailable']] as const) {
       await knobs({ status, retryAfter: 0 });
       for (const stream of [false, true]) {

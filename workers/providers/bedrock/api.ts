@@ -70,7 +70,7 @@ export function clientFor(call: UpstreamCall): BedrockRuntimeClient {
     region,
     endpoint,
     requestHandler: handler,
-    maxAttempts: 3, // as the other adapters: two retries of throttling and transient failures
+    maxAttempts: 1, // no SDK retries: the model pool's router retries (workers/routing), across deployments and with cooldowns
     ...(cred.kind === 'sigv4'
       ? { credentials: { accessKeyId: cred.accessKeyId, secretAccessKey: cred.secretAccessKey, sessionToken: cred.sessionToken }, authSchemePreference: ['sigv4'] }
       : { token: { token: cred.token }, authSchemePreference: ['httpBearerAuth'] }),
