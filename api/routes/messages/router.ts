@@ -1,4 +1,4 @@
-import { Router, type Request, type Response, type NextFunction } from 'express';
+import { Router, type Request, type Response } from 'express';
 import type { AppContext } from '../../context';
 import { only } from '../only';
 import { requireJson } from '../../middleware/require-json';
@@ -19,24 +19,10 @@ import { errors } from '../../../shared/errors/codes';
 import { messagesToCanonical, type MessagesRequest } from '../../dialects/messages/request';
 import { canonicalToMessage } from '../../dialects/messages/response';
 import { MessagesStreamTranslator } from '../../dialects/messages/stream';
-import { anthropicErrorType } from '../../dialects/messages/errors';
 import { countMessagesTokens } from '../../dialects/messages/count-tokens';
 import { TokenCountTimeout } from '../../../shared/tokenizer/pool';
 import { config } from '../../../shared/config/env';
 import { forModel, type CanonicalChunk, type CanonicalCompletion } from '../../dialects/canonical';
-
-/**
- * Errors answered over HTTP on the messages paths use the plain envelope plus Anthropic's error
- * `type` inside `error` (what the Anthropic SDK reads into `APIError.type`); only the in-band stream
- * `error` event is wrapped (docs/dialects.md, "Errors in the messages dialect").
- */
-function withAnthropicType(err: unknown, _req: Request, _res: Response, next: NextFunction): void {
-  const framework = (err as { type?: string; limit?: number } | undefined)?.type;
-  if (framework === 'entity.parse.failed') err = errors.invalidJson();
-  else if (framework === 'entity.too.large') err = errors.payloadTooLarge(`${(err as { limit?: number }).limit ?? '20mb'} bytes`);
-  if (!(err instanceof ApiError)) return next(err);
-  next(new ApiError(err.status, err.code, err.message, { headers: err.headers, details: { ...(err.details ?? {}), type: anthropicErrorType(err.status) } }));
-}
 
 function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
@@ -118,6 +104,5 @@ export function messagesRouter(ctx: AppContext): Router {
   r.use('/v1/messages', jsonBody('20mb'));
   only(r, '/v1/messages', { post: [requireJson, requireAnthropicVersion, createHandler(ctx)] });
   only(r, '/v1/messages/count_tokens', { post: [requireJson, requireAnthropicVersion, countTokensHandler(ctx)] });
-  r.use('/v1/messages', withAnthropicType);
   return r;
 }
