@@ -42,6 +42,8 @@ describe('on a Redis Cluster: two web pods and two chat worker processes', () =>
     leases.stop();
     await queues.close();
   });
+  /** Running chat-interactive jobs, over every shard. */
+  const activeChatJobs = async () => (await Promise.all(queues.shards('chat-interactive').map((q) => q.getActive()))).flat();
   beforeEach(() => {
     clusterEnv().sim.knobs.reset();
     clusterEnv().sim.log.entries.length = 0;
@@ -126,8 +128,11 @@ describe('on a Redis Cluster: two web pods and two chat worker processes', () =>
     // 2 workers × 8 jobs at a time, 150 ms a job. The flood keeps 240 requests outstanding (each one
     // answered is replaced), so ~220 jobs stay queued, ~2 s of FIFO wait, for as long as the quiet org
     // is measured, however fast the machine drains them. Measured once the backlog has built up.
-    const q = queues.get('chat-interactive');
-    const backlog = async () => (await q.getPrioritizedCount()) + (await q.getWaitingCount());
+    // over every shard of the queue (QUEUE_SHARDS_CHAT, 3 on a cluster by default)
+    const backlog = async () => {
+      const c = await queues.jobCounts('chat-interactive', 'prioritized', 'waiting');
+      return c.prioritized + c.waiting;
+    };
     let flooding = true;
     const floodStatuses = new Set<number>();
     const pump = async (i: number) => {
@@ -177,7 +182,7 @@ describe('on a Redis Cluster: two web pods and two chat worker processes', () =>
     e.sim.knobs.set('sim-chat-1', { hang: true });
     const reply = chat(B(), o.key);
     expect(await waitFor(() => e.sim.log.entries.length === 1, 10_000), 'the job is upstream').to.equal(true);
-    const [active] = await queues.get('chat-interactive').getActive();
+    const [active] = await activeChatJobs();
     await cancelJob(e.redis, queues, 'chat-interactive', active.id!); // this process acts as the other pod
     expect(await waitFor(() => e.sim.log.entries[0].aborted, 5000), 'the upstream call was aborted').to.equal(true);
     const r = await reply;
@@ -202,8 +207,8 @@ describe('on a Redis Cluster: two web pods and two chat worker processes', () =>
     e.sim.knobs.set('sim-chat-1', { hang: true });
     const reply = chat(A(), o.key);
     expect(await waitFor(() => e.sim.log.entries.length === 1, 10_000), 'the job is upstream').to.equal(true);
-    const [active] = await queues.get('chat-interactive').getActive();
-    const job = (await Job.fromId(queues.get('chat-interactive') as never, active.id!))!;
+    const [active] = await activeChatJobs();
+    const job = (await Job.fromId(queues.forJob('chat-interactive', active.id!) as never, active.id!))!;
     const holder = e.workers.find((w) => w.name === job.processedBy);
     expect(holder, `processedBy ${job.processedBy}`).to.not.equal(undefined);
     await holder!.stop('SIGKILL');
