@@ -1,4 +1,5 @@
 import { config } from '../config/env';
+import { fnv1a } from '../fnv1a';
 import { ALL_QUEUES, isSharded, shardName, type QueueName } from './names';
 
 /** How many shards a queue has: QUEUE_SHARDS_CHAT for the chat queues, 1 for every other queue. */
@@ -9,16 +10,6 @@ export function shardCount(queue: QueueName): number {
 /** The BullMQ queue names of a queue's shards, shard 0 first. */
 export function shardsOf(queue: QueueName): string[] {
   return Array.from({ length: shardCount(queue) }, (_, i) => shardName(queue, i));
-}
-
-/** FNV-1a (32 bit) of a string: cheap, and the same on every pod. */
-function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
 }
 
 /**

@@ -15,7 +15,7 @@ import { createRedis } from '../../shared/redis/connection';
 import { keys } from '../../shared/redis/keys';
 import { revokeApiKey } from '../../shared/tenancy/ops';
 import { reapLeases } from '../../workers/cron/reap-leases';
-import { clusterEnv, usageSettled } from './env';
+import { clusterEnv, ownerOf, usageSettled } from './env';
 import { startChatWorker } from './processes';
 
 const body = (extra: Record<string, unknown> = {}) => ({ model: 'sim-chat', messages: [{ role: 'user', content: 'cluster test' }], ...extra });
@@ -23,13 +23,6 @@ const chat = (base: string, key: string, extra: Record<string, unknown> = {}) =>
   call('POST', '/v1/chat/completions', { base, headers: keyHeader(key), json: body(extra) });
 const [A, B] = [() => clusterEnv().webs[0].url!, () => clusterEnv().webs[1].url!];
 const requestId = (r: Reply) => r.headers.get('x-service-request-id')!;
-
-/** The master (host:port) serving a slot, from CLUSTER SLOTS. */
-async function ownerOf(redis: Cluster, slot: number): Promise<string> {
-  const ranges = await redis.cluster('SLOTS');
-  const r = ranges.find(([from, to]) => slot >= from && slot <= to)!;
-  return `${r[2][0]}:${r[2][1]}`;
-}
 
 describe('on a Redis Cluster: two web pods and two chat worker processes', () => {
   let leases: LeaseManager;

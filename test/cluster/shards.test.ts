@@ -10,20 +10,13 @@ import { Queues } from '../../shared/queues/queues';
 import { createRedis } from '../../shared/redis/connection';
 import { keys } from '../../shared/redis/keys';
 import { readNodes, spreadRows } from '../../scripts/bench/cluster-spread';
-import { clusterEnv, usageSettled } from './env';
+import { clusterEnv, ownerOf, usageSettled } from './env';
 
 const QUEUE = 'chat-interactive' as const;
 const chat = (base: string, key: string, content = 'shard test') =>
   call('POST', '/v1/chat/completions', { base, headers: keyHeader(key), json: { model: 'sim-chat', messages: [{ role: 'user', content }] } });
 const pod = (i: number) => clusterEnv().webs[i % 2].url!;
 const requestId = (r: Reply) => r.headers.get('x-service-request-id')!;
-
-/** The master (host:port) serving a slot, from CLUSTER SLOTS. */
-async function ownerOf(redis: Cluster, slot: number): Promise<string> {
-  const ranges = await redis.cluster('SLOTS');
-  const r = ranges.find(([from, to]) => slot >= from && slot <= to)!;
-  return `${r[2][0]}:${r[2][1]}`;
-}
 
 describe('on a Redis Cluster: the chat queue in shards (QUEUE_SHARDS_CHAT, 3 by default on a cluster)', () => {
   let queues: Queues;
