@@ -4,6 +4,7 @@ import calculateSlot from 'cluster-key-slot';
 import { keys } from '../../shared/redis/keys';
 import { MAX_QUEUE_SHARDS, SHARD_TAGS, hashTagOf, shardName } from '../../shared/queues/names';
 import { shardConcurrency, shardIndexOf, shardPosition } from '../../shared/queues/shards';
+import { ConfigError, loadConfig } from '../../shared/config/env';
 
 const SLOTS = 16384;
 /** The master of `n` that `redis-cli --cluster create` gives a slot to (n equal ranges in order). */
@@ -62,5 +63,17 @@ describe('queue shards (QUEUE_SHARDS_CHAT)', () => {
     expect(shardPosition('embeddings')).to.deep.equal({ queue: 'embeddings', index: 0 });
     expect(shardPosition('embeddings-1')).to.equal(undefined);
     expect(shardPosition('nope')).to.equal(undefined);
+  });
+
+  it('reads QUEUE_SHARDS_CHAT: 1 on one node, 3 on a cluster, 1 to 8 when set; anything else is a configuration error naming it', () => {
+    const base = { DATABASE_URL: 'postgres://u@127.0.0.1/db', REDIS_URL: 'redis://127.0.0.1:6379', SECRET_KEY: 'abcdefghijklmnopqrstuvwxyz0123456789' };
+    const cluster = { ...base, REDIS_CLUSTER_NODES: '127.0.0.1:7000,127.0.0.1:7001' };
+    expect(loadConfig(base).queueShardsChat).to.equal(1);
+    expect(loadConfig(cluster).queueShardsChat).to.equal(3);
+    expect(loadConfig({ ...cluster, QUEUE_SHARDS_CHAT: '8' }).queueShardsChat).to.equal(8);
+    expect(loadConfig({ ...base, QUEUE_SHARDS_CHAT: '2' }).queueShardsChat).to.equal(2);
+    for (const bad of ['0', '9', 'two', '1.5']) {
+      expect(() => loadConfig({ ...base, QUEUE_SHARDS_CHAT: bad }), bad).to.throw(ConfigError, /QUEUE_SHARDS_CHAT/);
+    }
   });
 });
