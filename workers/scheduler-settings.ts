@@ -4,10 +4,12 @@ import { keys } from '../shared/redis/keys';
 import { logger } from '../shared/logger';
 import type { QueueName } from '../shared/queues/names';
 import { loadQueueSettings } from '../shared/queues/scheduler-settings';
+import { shardConcurrency, shardCount, shardPosition } from '../shared/queues/shards';
 
 /**
  * Keeps this process's BullMQ workers in line with the `scheduler-endpoints` rows, without a restart:
- * `concurrency` (null or no row: the env default the worker started with) and `enabled` (false pauses
+ * `concurrency` (null or no row: the env default the worker started with; a sharded queue's total is
+ * split over its shards' workers) and `enabled` (false pauses
  * the worker locally, so its jobs wait; true resumes it if this follower paused it). Reloads on every cache-epoch broadcast
  * (the management API bumps the epoch after each write) and, for a missed broadcast, every `pollMs`.
  */
@@ -52,10 +54,13 @@ export class SchedulerSettingsFollower {
   }
 
   private async apply(): Promise<void> {
-    const settings = await loadQueueSettings(this.workers.map((w) => w.name as QueueName));
+    // a shard's worker (`chat-interactive-1`) follows its queue's row, with its share of the concurrency
+    const position = (w: Worker) => shardPosition(w.name) ?? { queue: w.name as QueueName, index: 0 };
+    const settings = await loadQueueSettings([...new Set(this.workers.map((w) => position(w).queue))]);
     for (const w of this.workers) {
-      const s = settings.get(w.name as QueueName)!;
-      const concurrency = s.concurrency ?? this.defaults.get(w)!;
+      const { queue, index } = position(w);
+      const s = settings.get(queue)!;
+      const concurrency = s.concurrency === null ? this.defaults.get(w)! : shardConcurrency(s.concurrency, shardCount(queue), index);
       if (w.concurrency !== concurrency) {
         w.concurrency = concurrency;
         logger.info({ queue: w.name, concurrency }, 'worker concurrency changed');

@@ -32,7 +32,8 @@ export function createAdminApp(deps: { redis: RedisClient; queues: Queues }): Ex
 
   const board = new ExpressAdapter();
   board.setBasePath('/admin/queues');
-  createBullBoard({ queues: ALL_QUEUES.map((q) => new BullMQAdapter(deps.queues.get(q))), serverAdapter: board });
+  // every shard of a sharded queue is a queue of its own on the board (`chat-interactive`, `chat-interactive-1`, ...)
+  createBullBoard({ queues: ALL_QUEUES.flatMap((q) => deps.queues.shards(q)).map((q) => new BullMQAdapter(q)), serverAdapter: board });
   const kit = consoleKit(deps.redis);
   app.use('/admin/queues', ...kit.sessionOnly, dashboardGuard, board.getRouter());
   app.use('/admin/v1', managementRouter(deps));

@@ -55,9 +55,9 @@ export { ClientGone };
 /** Retry-After (seconds) when a queue is at its operator-set waiting cap. */
 const BACKLOG_RETRY_AFTER_S = 1;
 
-/** Jobs waiting for a worker on the queue (waiting + prioritized; running jobs do not count). */
+/** Jobs waiting for a worker on the queue, over all its shards (waiting + prioritized; running jobs do not count). */
 async function queueBacklog(ctx: AppContext, queue: QueueName): Promise<number> {
-  const c = await ctx.queues.get(queue).getJobCounts('waiting', 'prioritized');
+  const c = await ctx.queues.jobCounts(queue, 'waiting', 'prioritized');
   return (c.waiting ?? 0) + (c.prioritized ?? 0);
 }
 

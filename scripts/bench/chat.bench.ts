@@ -15,7 +15,8 @@ import { startLocalCluster, type LocalCluster } from '../cluster/redis-cluster';
  * worker process running the chat and embeddings pools), in one run on this machine. Prints req/s,
  * p50, p99, the latency the gateway adds and the throughput ratio. BENCH_SECONDS sets the measuring time per cell (default 3).
  * BENCH_CLUSTER=1 runs the gateway on a three-master Redis Cluster of its own (scripts/cluster) and
- * prints each master's share of the commands (INFO commandstats) and of the Redis CPU; the floor
+ * prints each master's share of the commands (INFO commandstats) and of the Redis CPU, and the commands
+ * per request (QUEUE_SHARDS_CHAT sets the chat queues' shards, default 3 on a cluster); the floor
  * (a bare BullMQ stack on single-node Redis) is left out then.
  */
 const CLUSTER = process.env.BENCH_CLUSTER === '1';
@@ -135,6 +136,7 @@ async function main(): Promise<void> {
     const rows: string[][] = [];
     const cpuRows: string[][] = [];
     const summary: string[] = [];
+    let gatewayRequests = 0; // over every cell: the cluster's commands per request
     /** One cell: the same load directly and through the gateway; CPU is read around the gateway run. */
     const cell = async (mode: string, c: number, direct: [string, object], gateway: [string, object], ttfb: boolean, floor = false, headers: { direct?: Record<string, string>; gateway?: Record<string, string> } = {}) => {
       const d = await runLoad(`${simUrl}${direct[0]}`, headers.direct ?? {}, direct[1], c, SECONDS);
@@ -142,6 +144,7 @@ async function main(): Promise<void> {
       const before = await readCpu(cpuParts);
       const g = await runLoad(`http://127.0.0.1:${floor ? floorPort : webPort}${gateway[0]}`, { 'SERVICE-API-KEY': key, ...(headers.gateway ?? {}) }, gateway[1], c, SECONDS);
       const cpu = cpuPerRequestUs(before, await readCpu(cpuParts), g.completed);
+      gatewayRequests += g.completed;
       const m = (r: LoadResult) => {
         const lat = r.samples.map((s) => (ttfb ? s.ttfb : s.total));
         return { rps: r.samples.length / r.seconds, p50: pct(lat, 50), p99: pct(lat, 99), errors: r.errors };
@@ -197,6 +200,9 @@ async function main(): Promise<void> {
       console.log('');
       table(['cluster master', 'commands', 'share of commands', 'Redis CPU ms', 'share of CPU'], spread.rows);
       console.log(`largest share of commands on one master: ${(100 * spread.maxShare).toFixed(1)} % (goal: at most 50 %)`);
+      const commands = spread.rows.reduce((s, r) => s + Number(r[1]), 0);
+      const cpuMs = spread.rows.reduce((s, r) => s + Number(r[3]), 0);
+      console.log(`${gatewayRequests} gateway requests, QUEUE_SHARDS_CHAT ${process.env.QUEUE_SHARDS_CHAT ?? '3 (the cluster default)'}: ${(commands / gatewayRequests).toFixed(1)} commands and ${((1000 * cpuMs) / gatewayRequests).toFixed(0)} µs of Redis CPU per request, ${((1000 * cpuMs) / commands).toFixed(1)} µs per command`);
     }
   } finally {
     // Let the processes drain (the usage outbox among them) before their Redis and Postgres go away.

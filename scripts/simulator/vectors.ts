@@ -1,4 +1,5 @@
 import { encode } from 'gpt-tokenizer';
+import { fnv1a } from '../../shared/fnv1a';
 
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
 
@@ -12,15 +13,6 @@ export function words(text: string): string[] {
   return text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
 }
 
-/** FNV-1a, 32 bits. */
-function hash(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
-}
 
 /**
  * A deterministic embedding of `text` with `native` dimensions: hashed word and character-trigram
@@ -31,7 +23,7 @@ function hash(s: string): number {
 export function embedText(text: string, native: number, dimensions = native): number[] {
   const v = new Float64Array(native);
   const add = (feature: string, weight: number) => {
-    const h = hash(feature);
+    const h = fnv1a(feature);
     v[h % native] += (h & 0x80000000 ? -1 : 1) * weight;
   };
   for (const w of words(text)) {

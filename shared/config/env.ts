@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { cidrList } from '../net/ip-ranges';
+import { MAX_QUEUE_SHARDS } from '../queues/names';
 
 /**
  * Configuration is read from the environment once, validated, and frozen.
@@ -15,6 +16,8 @@ export interface Config {
   redisClusterNodes: string[];
   /** Usage outbox streams (USAGE_OUTBOX_STREAMS; default 1 on one node, 6 on a cluster), each in its own slot. */
   usageOutboxStreams: number;
+  /** Shards of each chat queue (QUEUE_SHARDS_CHAT; default 1 on one node, 3 on a cluster), each its own BullMQ queue and slot (shared/queues/shards.ts). */
+  queueShardsChat: number;
   /** Prefix of every Redis key, queue and channel; wrapped in a hash tag for Redis Cluster. */
   redisPrefix: string;
   logLevel: string;
@@ -143,6 +146,7 @@ const schema = Joi.object({
     .uri({ scheme: ['redis', 'rediss'] })
     .when('REDIS_CLUSTER_NODES', { is: Joi.exist(), then: Joi.optional(), otherwise: Joi.required() }),
   USAGE_OUTBOX_STREAMS: Joi.number().integer().min(1).max(64).optional(),
+  QUEUE_SHARDS_CHAT: Joi.number().integer().min(1).max(MAX_QUEUE_SHARDS).optional(),
   REDIS_PREFIX: Joi.string().pattern(/^[a-z0-9_-]+$/i).default('gw'),
   LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
   SECRET_KEY: Joi.string().min(32).required().custom((v: string) => {
@@ -256,6 +260,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: value.REDIS_URL ?? '',
     redisClusterNodes: value.REDIS_CLUSTER_NODES ? commaList(value.REDIS_CLUSTER_NODES) : [],
     usageOutboxStreams: value.USAGE_OUTBOX_STREAMS ?? (value.REDIS_CLUSTER_NODES ? 6 : 1),
+    queueShardsChat: value.QUEUE_SHARDS_CHAT ?? (value.REDIS_CLUSTER_NODES ? 3 : 1),
     redisPrefix: value.REDIS_PREFIX,
     logLevel: value.LOG_LEVEL,
     secretKey: value.SECRET_KEY,

@@ -21,8 +21,8 @@ export async function checkQueues(redis: RedisClient): Promise<Check[]> {
     let stalled = 0;
     let failed = 0;
     const stalledIn: string[] = [];
-    for (const name of ALL_QUEUES) {
-      const q = queues.get(name);
+    for (const q of ALL_QUEUES.flatMap((name) => queues.shards(name))) {
+      const name = q.name;
       failed += (await q.getJobCounts('failed')).failed ?? 0;
       const active = await q.getActive(0, ACTIVE_SAMPLE - 1);
       const locks = await Promise.all(active.map((j) => redis.exists(q.toKey(`${j.id}:lock`))));

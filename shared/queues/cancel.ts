@@ -3,20 +3,21 @@ import type { RedisClient } from '../redis/connection';
 import { keys } from '../redis/keys';
 import type { Queues } from './queues';
 import type { QueueName } from './names';
+import { shardForJob, shardsOf } from './shards';
 
 /**
  * Pod side: a waiting job is removed outright; a running one (locked by a worker) cannot be, so a
- * cancel is published on the queue's sharded cancel channel (in the queue's slot), which the worker
+ * cancel is published on the sharded cancel channel of the job's queue shard (in its slot), which the worker
  * owning the job turns into an abort of the upstream call.
  */
 export async function cancelJob(redis: RedisClient, queues: Queues, queue: QueueName, jobId: string): Promise<void> {
   let removed = 0;
   try {
-    removed = await queues.get(queue).remove(jobId);
+    removed = await queues.forJob(queue, jobId).remove(jobId);
   } catch {
     removed = 0; // locked by a worker
   }
-  if (!removed) await redis.spublish(keys.cancelChannel(queue), jobId);
+  if (!removed) await redis.spublish(keys.cancelChannel(shardForJob(queue, jobId)), jobId);
 }
 
 /** How many cancels of jobs not (yet) running a worker remembers, and for how long. */
@@ -29,7 +30,7 @@ const RECENT_CANCELS: RecentCancelLimits = { max: 10_000, ttlMs: 60_000 };
 
 /**
  * Worker side: one subscriber connection per worker process, subscribed to the cancel channels of
- * the queues it works. Remembers recent cancels briefly, so a cancel that lands between a job
+ * every shard of the queues it works. Remembers recent cancels briefly, so a cancel that lands between a job
  * becoming active and its processor starting is not lost. Every worker hears every cancel of its
  * queues (most are for jobs another worker runs), so that memory is an LRU bounded in size and age.
  */
@@ -45,7 +46,7 @@ export class CancelListener {
   }
 
   async start(queues: readonly QueueName[]): Promise<void> {
-    const channels = new Set(queues.map((q) => keys.cancelChannel(q)));
+    const channels = new Set(queues.flatMap((q) => shardsOf(q)).map((name) => keys.cancelChannel(name)));
     this.sub.on('smessage', (channel: string, jobId: string) => {
       if (!channels.has(channel)) return;
       const c = this.controllers.get(jobId);

@@ -1,6 +1,7 @@
 import { Worker, UnrecoverableError, WaitingError, type Job } from 'bullmq';
 import { keys } from '../redis/keys';
 import type { QueueName } from './names';
+import { shardConcurrency, shardsOf } from './shards';
 import type { JobData, JobResult } from './payloads';
 import { ApiError, toWire, type WireError } from '../errors/ApiError';
 import { errors } from '../errors/codes';
@@ -42,10 +43,11 @@ export function createWorker<Q extends QueueName>(
   queue: Q,
   concurrency: number,
   processor: JobProcessor<Q>,
+  shard: string = queue,
 ): Worker<JobData<Q>, JobResult> {
   const lockMs = config().jobLockMs;
   const worker: Worker<JobData<Q>, JobResult> = new Worker<JobData<Q>, JobResult>(
-    queue,
+    shard,
     async (job, token) => {
       if (worker.isPaused()) {
         // paused by the scheduler settings while a blocking fetch was in flight: hand the job back
@@ -91,7 +93,7 @@ export function createWorker<Q extends QueueName>(
     },
     {
       connection: rt.bull,
-      prefix: keys.bullPrefix(queue),
+      prefix: keys.bullPrefix(shard),
       autorun: false, // started by startPools once the scheduler settings are applied
       concurrency,
       name: config().podId, // stored on each job it takes (processedBy): which process runs a job
@@ -103,4 +105,14 @@ export function createWorker<Q extends QueueName>(
     },
   );
   return worker;
+}
+
+/**
+ * `createWorker` for every shard of a queue (QUEUE_SHARDS_CHAT): one BullMQ worker per shard, so
+ * every worker process of the pool takes jobs from every shard; `concurrency` is the process's total
+ * for the queue, split over the shards (shardConcurrency).
+ */
+export function createShardWorkers<Q extends QueueName>(rt: WorkerRuntime, queue: Q, concurrency: number, processor: JobProcessor<Q>): Array<Worker<JobData<Q>, JobResult>> {
+  const shards = shardsOf(queue);
+  return shards.map((shard, i) => createWorker(rt, queue, shardConcurrency(concurrency, shards.length, i), processor, shard));
 }

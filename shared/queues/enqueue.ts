@@ -8,13 +8,13 @@ const KEEP_FAILED = { age: 3600, count: 20_000 };
 
 /**
  * The one function that adds a job. The pod picks the job id (the request id) so it can register
- * for the reply before the job exists. Jobs are never retried by BullMQ: adapters retry what is safe.
- * `weight` is the org's outstanding jobs in the lane; a higher weight means a lower priority, so the
+ * for the reply before the job exists; on a sharded queue the id also picks the shard (shards.ts). Jobs are never retried by BullMQ: adapters retry what is safe.
+ * `weight` is the org's outstanding jobs in the lane (its lane leases, counted over every shard); a higher weight means a lower priority, so the
  * org with the fewest jobs in flight goes first when workers are saturated. `priorityStep` (the
  * queue's scheduler setting, default 1) multiplies the weight: 0 makes the queue plain FIFO.
  */
 export async function enqueue<Q extends QueueName>(queues: Queues, queue: Q, data: JobData<Q>, weight: number, priorityStep = 1): Promise<void> {
-  const q = queues.get(queue);
+  const q = queues.forJob(queue, data.requestId);
   await q.add(queue as never, data as never, {
     jobId: data.requestId,
     priority: Math.min(1 + weight * priorityStep, 2_000_000),

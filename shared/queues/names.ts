@@ -20,6 +20,42 @@ export function isPoolName(name: string): name is PoolName {
   return Object.prototype.hasOwnProperty.call(POOLS, name);
 }
 
+/**
+ * Sharded queues (QUEUE_SHARDS_CHAT): shard `i` is a BullMQ queue of its own, named `<queue>-<i>`
+ * (shard 0 keeps the queue's own name, so existing Redis data and a rolling deploy keep working),
+ * with the hash tag listed here at index `i`. The tags are chosen, not hashed by chance: for every
+ * count n up to MAX_QUEUE_SHARDS, the first n tags' slots lie in n different equal parts of the
+ * 16,384 slots, which is how `redis-cli --cluster create` hands slots to n masters; so n shards on a
+ * cluster of n masters (or of n / k masters) put one shard (k shards) on each master
+ * (test/unit/queue-shards.test.ts checks it). Stored in Redis: frozen, append only.
+ */
+export const SHARD_TAGS = {
+  'chat-interactive': ['chat-interactive', 'chat-interactive-1.2', 'chat-interactive-2', 'chat-interactive-3.11', 'chat-interactive-4.41', 'chat-interactive-5.41', 'chat-interactive-6.11', 'chat-interactive-7.11'],
+  'chat-background': ['chat-background', 'chat-background-1.1', 'chat-background-2.11', 'chat-background-3.19', 'chat-background-4.3', 'chat-background-5.3', 'chat-background-6.11', 'chat-background-7.11'],
+} as const satisfies Partial<Record<QueueName, readonly string[]>>;
+
+export type ShardedQueue = keyof typeof SHARD_TAGS;
+
+export const MAX_QUEUE_SHARDS = 8;
+
+export function isSharded(queue: string): queue is ShardedQueue {
+  return Object.prototype.hasOwnProperty.call(SHARD_TAGS, queue);
+}
+
+/** The BullMQ queue name of shard `i` of a queue: the queue's own name for shard 0. */
+export function shardName(queue: QueueName, i: number): string {
+  return i === 0 ? queue : `${queue}-${i}`;
+}
+
+const TAG_OF_SHARD = new Map<string, string>(
+  Object.entries(SHARD_TAGS).flatMap(([queue, tags]) => tags.map((tag, i) => [shardName(queue as QueueName, i), tag] as const)),
+);
+
+/** The hash tag of a BullMQ queue (a queue or one of its shards): its slot on a cluster. */
+export function hashTagOf(bullName: string): string {
+  return TAG_OF_SHARD.get(bullName) ?? bullName;
+}
+
 export function chatQueue(lane: 'interactive' | 'background'): 'chat-interactive' | 'chat-background' {
   return lane === 'background' ? 'chat-background' : 'chat-interactive';
 }

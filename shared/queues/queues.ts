@@ -1,16 +1,18 @@
-import { Queue } from 'bullmq';
+import { Queue, type JobType } from 'bullmq';
 import type { RedisClient } from '../redis/connection';
 import { keys } from '../redis/keys';
 import { ALL_QUEUES, type QueueName } from './names';
+import { shardForJob, shardsOf } from './shards';
 import type { JobData, JobResult } from './payloads';
 
-/** One BullMQ Queue object per name per Redis connection, created lazily. */
+/** One BullMQ Queue object per name (a queue or one of its shards) per Redis connection, created lazily. */
 export class Queues {
-  private readonly map = new Map<QueueName, Queue>();
+  private readonly map = new Map<string, Queue>();
 
   constructor(private readonly connection: RedisClient) {}
 
-  get<Q extends QueueName>(name: Q): Queue<JobData<Q>, JobResult> {
+  /** The BullMQ queue of that name: a declared queue (its shard 0) or a shard's name (`<queue>-<i>`). */
+  get<Q extends QueueName>(name: Q | (string & {})): Queue<JobData<Q>, JobResult> {
     let q = this.map.get(name);
     if (!q) {
       q = new Queue(name, { connection: this.connection, prefix: keys.bullPrefix(name) });
@@ -22,12 +24,31 @@ export class Queues {
     return q as unknown as Queue<JobData<Q>, JobResult>;
   }
 
-  /** Job counts of every declared queue, for metrics and the admin surface. */
+  /** The shard of `queue` that holds (or will hold) the job with this id. */
+  forJob<Q extends QueueName>(queue: Q, jobId: string): Queue<JobData<Q>, JobResult> {
+    return this.get<Q>(shardForJob(queue, jobId));
+  }
+
+  /** Every shard of a queue (one for a queue that is not sharded). */
+  shards<Q extends QueueName>(queue: Q): Array<Queue<JobData<Q>, JobResult>> {
+    return shardsOf(queue).map((name) => this.get<Q>(name));
+  }
+
+  /** Job counts of a queue, summed over its shards. */
+  async jobCounts(queue: QueueName, ...states: JobType[]): Promise<Record<string, number>> {
+    const sum: Record<string, number> = Object.fromEntries(states.map((s) => [s, 0]));
+    for (const c of await Promise.all(this.shards(queue).map((q) => q.getJobCounts(...states)))) {
+      for (const [state, n] of Object.entries(c)) sum[state] = (sum[state] ?? 0) + n;
+    }
+    return sum;
+  }
+
+  /** Job counts of every declared queue (over all its shards), for metrics and the admin surface. */
   async counts(): Promise<Array<{ queue: string; counts: Record<string, number> }>> {
     return Promise.all(
       ALL_QUEUES.map(async (queue) => ({
         queue,
-        counts: await this.get(queue).getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed', 'completed'),
+        counts: await this.jobCounts(queue, 'waiting', 'prioritized', 'active', 'delayed', 'failed', 'completed'),
       })),
     );
   }

@@ -185,7 +185,7 @@ export class ReplyHub {
     if (!p || p.recovering) return;
     p.recovering = true;
     try {
-      const job = await Job.fromId<unknown, JobResult>(this.queues.get(p.queue) as never, id);
+      const job = await Job.fromId<unknown, JobResult>(this.queues.forJob(p.queue, id) as never, id);
       if (this.pending.get(id) !== p) return;
       p.lastSeen = Date.now();
       if (!job) return this.finish(id, p, () => p.handlers.onError(WORKER_LOST));

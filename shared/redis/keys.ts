@@ -1,4 +1,5 @@
 import { config } from '../config/env';
+import { hashTagOf } from '../queues/names';
 
 const p = () => config().redisPrefix;
 
@@ -11,7 +12,8 @@ const tagOfReply = (replyChannel: string) => /\{(usage(?:-\d+)?)\}/.exec(replyCh
 /**
  * Every Redis key and channel is built here. Keys that one Lua script, MULTI or pipeline touches
  * together share a `{hash tag}`, so a Redis Cluster places them in one slot:
- * - each queue has its own tag (`<prefix>:{<queue>}`), so the queues spread over the shards;
+ * - each queue has its own tag (`<prefix>:{<queue>}`), so the queues spread over the shards; each
+ *   shard of a sharded queue has its own tag too (shared/queues/names.ts, SHARD_TAGS);
  * - a lane lease is in its org's slot (`{<org id>}`);
  * - usage outbox stream `i` and the reply channels paired with it share `{usage-i}` (a worker adds
  *   the usage event and publishes the result in one script);
@@ -20,8 +22,8 @@ const tagOfReply = (replyChannel: string) => /\{(usage(?:-\d+)?)\}/.exec(replyCh
  * goes to the one shard that owns the channel's slot instead of to every node.
  */
 export const keys = {
-  /** BullMQ prefix of one queue; its braces keep the queue's keys in one slot, apart from other queues. */
-  bullPrefix: (queue: string) => `${p()}:{${queue}}`,
+  /** BullMQ prefix of one queue (or queue shard); its braces keep the queue's keys in one slot, apart from other queues. */
+  bullPrefix: (queue: string) => `${p()}:{${hashTagOf(queue)}}`,
   /** Bumped on any change to keys, orgs, plans or models; caches compare it on every request. */
   cacheEpoch: () => `${p()}:{cache}:epoch`,
   /** Sharded channel announcing each epoch bump (see shared/cache/epoch.ts); in the epoch's slot. */
@@ -29,8 +31,8 @@ export const keys = {
   lease: (orgId: string, pool: string, lane: string) => `${p()}:lease:{${orgId}}:${pool}:${lane}`,
   /** A pod's sharded reply channel paired with usage outbox stream `shard` (one per stream, see ReplyHub). */
   replyChannel: (podId: string, shard = 0) => `${p()}:{${outboxTag(shard)}}:reply:${podId}`,
-  /** Sharded cancel channel of one queue, in the queue's slot; the queue's workers subscribe to it. */
-  cancelChannel: (queue: string) => `${p()}:{${queue}}:cancel`,
+  /** Sharded cancel channel of one queue (or queue shard), in its slot; the workers of that shard subscribe to it. */
+  cancelChannel: (queue: string) => `${p()}:{${hashTagOf(queue)}}:cancel`,
   switches: () => `${p()}:switches`,
   switchesChannel: () => `${p()}:switches:changed`,
   /** Usage outbox stream `i` of config().usageOutboxStreams: workers add each request's usage event with its result, UsageDrainers move it to Postgres. */

@@ -15,7 +15,7 @@ import { createRedis } from '../../shared/redis/connection';
 import { keys } from '../../shared/redis/keys';
 import { revokeApiKey } from '../../shared/tenancy/ops';
 import { reapLeases } from '../../workers/cron/reap-leases';
-import { clusterEnv, usageSettled } from './env';
+import { clusterEnv, ownerOf, usageSettled } from './env';
 import { startChatWorker } from './processes';
 
 const body = (extra: Record<string, unknown> = {}) => ({ model: 'sim-chat', messages: [{ role: 'user', content: 'cluster test' }], ...extra });
@@ -23,13 +23,6 @@ const chat = (base: string, key: string, extra: Record<string, unknown> = {}) =>
   call('POST', '/v1/chat/completions', { base, headers: keyHeader(key), json: body(extra) });
 const [A, B] = [() => clusterEnv().webs[0].url!, () => clusterEnv().webs[1].url!];
 const requestId = (r: Reply) => r.headers.get('x-service-request-id')!;
-
-/** The master (host:port) serving a slot, from CLUSTER SLOTS. */
-async function ownerOf(redis: Cluster, slot: number): Promise<string> {
-  const ranges = await redis.cluster('SLOTS');
-  const r = ranges.find(([from, to]) => slot >= from && slot <= to)!;
-  return `${r[2][0]}:${r[2][1]}`;
-}
 
 describe('on a Redis Cluster: two web pods and two chat worker processes', () => {
   let leases: LeaseManager;
@@ -42,6 +35,8 @@ describe('on a Redis Cluster: two web pods and two chat worker processes', () =>
     leases.stop();
     await queues.close();
   });
+  /** Running chat-interactive jobs, over every shard. */
+  const activeChatJobs = async () => (await Promise.all(queues.shards('chat-interactive').map((q) => q.getActive()))).flat();
   beforeEach(() => {
     clusterEnv().sim.knobs.reset();
     clusterEnv().sim.log.entries.length = 0;
@@ -126,8 +121,11 @@ describe('on a Redis Cluster: two web pods and two chat worker processes', () =>
     // 2 workers × 8 jobs at a time, 150 ms a job. The flood keeps 240 requests outstanding (each one
     // answered is replaced), so ~220 jobs stay queued, ~2 s of FIFO wait, for as long as the quiet org
     // is measured, however fast the machine drains them. Measured once the backlog has built up.
-    const q = queues.get('chat-interactive');
-    const backlog = async () => (await q.getPrioritizedCount()) + (await q.getWaitingCount());
+    // over every shard of the queue (QUEUE_SHARDS_CHAT, 3 on a cluster by default)
+    const backlog = async () => {
+      const c = await queues.jobCounts('chat-interactive', 'prioritized', 'waiting');
+      return c.prioritized + c.waiting;
+    };
     let flooding = true;
     const floodStatuses = new Set<number>();
     const pump = async (i: number) => {
@@ -177,7 +175,7 @@ describe('on a Redis Cluster: two web pods and two chat worker processes', () =>
     e.sim.knobs.set('sim-chat-1', { hang: true });
     const reply = chat(B(), o.key);
     expect(await waitFor(() => e.sim.log.entries.length === 1, 10_000), 'the job is upstream').to.equal(true);
-    const [active] = await queues.get('chat-interactive').getActive();
+    const [active] = await activeChatJobs();
     await cancelJob(e.redis, queues, 'chat-interactive', active.id!); // this process acts as the other pod
     expect(await waitFor(() => e.sim.log.entries[0].aborted, 5000), 'the upstream call was aborted').to.equal(true);
     const r = await reply;
@@ -202,8 +200,8 @@ describe('on a Redis Cluster: two web pods and two chat worker processes', () =>
     e.sim.knobs.set('sim-chat-1', { hang: true });
     const reply = chat(A(), o.key);
     expect(await waitFor(() => e.sim.log.entries.length === 1, 10_000), 'the job is upstream').to.equal(true);
-    const [active] = await queues.get('chat-interactive').getActive();
-    const job = (await Job.fromId(queues.get('chat-interactive') as never, active.id!))!;
+    const [active] = await activeChatJobs();
+    const job = (await Job.fromId(queues.forJob('chat-interactive', active.id!) as never, active.id!))!;
     const holder = e.workers.find((w) => w.name === job.processedBy);
     expect(holder, `processedBy ${job.processedBy}`).to.not.equal(undefined);
     await holder!.stop('SIGKILL');

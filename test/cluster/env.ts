@@ -1,3 +1,4 @@
+import type { Cluster } from 'ioredis';
 import type { RedisClient } from '../../shared/redis/connection';
 import type { Simulator } from '../../scripts/simulator/server';
 import type { GatewayProcess } from './processes';
@@ -31,4 +32,11 @@ export async function usageSettled(ms = 15_000): Promise<void> {
     return s.entries === 0 && s.pending === 0;
   }, ms, 20);
   if (!settled) throw new Error(`usage outbox not drained: ${JSON.stringify(await outboxStats(clusterEnv().redis))}`);
+}
+
+/** The master (host:port) serving a slot, from CLUSTER SLOTS. */
+export async function ownerOf(redis: Cluster, slot: number): Promise<string> {
+  const ranges = await redis.cluster('SLOTS');
+  const r = ranges.find(([from, to]) => slot >= from && slot <= to)!;
+  return `${r[2][0]}:${r[2][1]}`;
 }

@@ -3,7 +3,7 @@ import fs from 'fs';
 import path from 'path';
 import calculateSlot from 'cluster-key-slot';
 import { keys } from '../../shared/redis/keys';
-import { ALL_QUEUES } from '../../shared/queues/names';
+import { ALL_QUEUES, SHARD_TAGS, isSharded, shardName } from '../../shared/queues/names';
 import { ACQUIRE_LEASE, RENEW_LEASES } from '../../shared/lanes/scripts';
 import { CLAIM_HELD, GIVE_UP, PUBLISH_WITH_USAGE } from '../../shared/metering/usage-outbox';
 import { SEARCH_GATE, SEARCH_RELEASE } from '../../shared/search/gate-script';
@@ -96,14 +96,15 @@ describe('Redis Cluster: every script, MULTI and queue stays in one slot', () =>
     });
   }
 
-  it('gives each queue a slot of its own, its cancel channel in it', () => {
-    const queueSlots = ALL_QUEUES.map((q) => {
+  it('gives each queue and each queue shard a slot of its own, its cancel channel in it', () => {
+    const names = ALL_QUEUES.flatMap((q) => (isSharded(q) ? SHARD_TAGS[q].map((_, i) => shardName(q, i)) : [q]));
+    const queueSlots = names.map((q) => {
       const prefix = keys.bullPrefix(q);
       const own = slots([`${prefix}:${q}:wait`, `${prefix}:${q}:active`, `${prefix}:${q}:123`, `${prefix}:${q}:events`, keys.cancelChannel(q)]);
       expect(own.size, q).to.equal(1);
       return [...own][0];
     });
-    expect(new Set(queueSlots).size).to.equal(ALL_QUEUES.length);
+    expect(new Set(queueSlots).size).to.equal(names.length);
   });
 
   it('keeps each outbox stream with its dead letters (drainer MULTI) and the cache epoch with its channel', () => {

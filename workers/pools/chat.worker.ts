@@ -1,5 +1,5 @@
 import type { Worker } from 'bullmq';
-import { createWorker } from '../../shared/queues/create-worker';
+import { createShardWorkers } from '../../shared/queues/create-worker';
 import { chatComplete } from '../providers/openai/chatComplete';
 import { chatComplete as anthropicChat } from '../providers/anthropic/chatComplete';
 import { messages as anthropicMessages } from '../providers/anthropic/messages';
@@ -60,7 +60,7 @@ async function runChat(job: ChatJob, t: UpstreamTarget, signal: AbortSignal, emi
 
 /**
  * The chat pool: both chat lanes, each with its own concurrency so background work never takes an
- * interactive slot. The usage event goes into the usage outbox with the result publish.
+ * interactive slot; each lane's worker takes jobs from every shard of its queue (QUEUE_SHARDS_CHAT). The usage event goes into the usage outbox with the result publish.
  */
 export function startChatWorkers(rt: WorkerRuntime): Worker[] {
   const cfg = config();
@@ -73,8 +73,8 @@ export function startChatWorkers(rt: WorkerRuntime): Worker[] {
     backoffBaseMs: cfg.poolBackoffBaseMs,
     backoffMaxMs: cfg.poolBackoffMaxMs,
   });
-  return lanes.map(([queue, concurrency]) =>
-    createWorker(rt, queue, concurrency, async (job, ctx) => {
+  return lanes.flatMap(([queue, concurrency]) =>
+    createShardWorkers(rt, queue, concurrency, async (job, ctx) => {
       const d = job.data;
       const routed = await routeRequest(state, d, ctx.signal, ctx.emit, (dep, emit) => runChat(d, dep, ctx.signal, emit));
       const { outcome } = routed;

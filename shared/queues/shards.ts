@@ -1,0 +1,42 @@
+import { config } from '../config/env';
+import { fnv1a } from '../fnv1a';
+import { ALL_QUEUES, isSharded, shardName, type QueueName } from './names';
+
+/** How many shards a queue has: QUEUE_SHARDS_CHAT for the chat queues, 1 for every other queue. */
+export function shardCount(queue: QueueName): number {
+  return isSharded(queue) ? config().queueShardsChat : 1;
+}
+
+/** The BullMQ queue names of a queue's shards, shard 0 first. */
+export function shardsOf(queue: QueueName): string[] {
+  return Array.from({ length: shardCount(queue) }, (_, i) => shardName(queue, i));
+}
+
+/**
+ * The shard a job goes to, from its id (the request id): random ids spread evenly over the shards,
+ * and any pod finds a job's shard from its id alone (a cancel or a reply recovery from a pod that did
+ * not add the job).
+ */
+export function shardIndexOf(jobId: string, count: number): number {
+  return count <= 1 ? 0 : fnv1a(jobId) % count;
+}
+
+/** The BullMQ queue name of the shard that holds (or will hold) a job. */
+export function shardForJob(queue: QueueName, jobId: string): string {
+  return shardName(queue, shardIndexOf(jobId, shardCount(queue)));
+}
+
+/**
+ * A worker process's concurrency for one queue split over the queue's shards (one BullMQ worker
+ * each): the shares add up to `total`, differ by at most one, and are at least 1.
+ */
+export function shardConcurrency(total: number, count: number, i: number): number {
+  return Math.max(1, Math.floor(total / count) + (i < total % count ? 1 : 0));
+}
+
+/** The declared queue a BullMQ queue name (a shard's or the queue's own) belongs to, and the shard's index. */
+export function shardPosition(bullName: string): { queue: QueueName; index: number } | undefined {
+  if ((ALL_QUEUES as string[]).includes(bullName)) return { queue: bullName as QueueName, index: 0 };
+  const m = /^(.+)-(\d+)$/.exec(bullName);
+  return m && isSharded(m[1]) ? { queue: m[1] as QueueName, index: Number(m[2]) } : undefined;
+}

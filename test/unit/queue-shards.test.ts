@@ -1,0 +1,79 @@
+import { expect } from 'chai';
+import crypto from 'crypto';
+import calculateSlot from 'cluster-key-slot';
+import { keys } from '../../shared/redis/keys';
+import { MAX_QUEUE_SHARDS, SHARD_TAGS, hashTagOf, shardName } from '../../shared/queues/names';
+import { shardConcurrency, shardIndexOf, shardPosition } from '../../shared/queues/shards';
+import { ConfigError, loadConfig } from '../../shared/config/env';
+
+const SLOTS = 16384;
+/** The master of `n` that `redis-cli --cluster create` gives a slot to (n equal ranges in order). */
+const masterOf = (slot: number, n: number) => Math.floor((slot * n) / SLOTS);
+
+describe('queue shards (QUEUE_SHARDS_CHAT)', () => {
+  for (const [queue, tags] of Object.entries(SHARD_TAGS)) {
+    it(`keeps ${queue}'s own name and slot for shard 0, and names the others ${queue}-<i>`, () => {
+      expect(shardName(queue as keyof typeof SHARD_TAGS, 0)).to.equal(queue);
+      expect(keys.bullPrefix(queue)).to.equal(`${keys.bullPrefix('x').split(':{')[0]}:{${queue}}`);
+      expect(shardName(queue as keyof typeof SHARD_TAGS, 3)).to.equal(`${queue}-3`);
+      expect(hashTagOf(`${queue}-3`)).to.equal(tags[3]);
+      expect(tags).to.have.length(MAX_QUEUE_SHARDS);
+    });
+
+    it(`puts the first n shards of ${queue} on n different masters of an n-master cluster, for every n up to ${MAX_QUEUE_SHARDS}`, () => {
+      for (let n = 1; n <= MAX_QUEUE_SHARDS; n++) {
+        const masters = tags.slice(0, n).map((tag, i) => masterOf(calculateSlot(`${keys.bullPrefix(shardName(queue as keyof typeof SHARD_TAGS, i))}:x:wait`), n));
+        expect(new Set(masters).size, `n=${n}: masters ${masters.join(',')}`).to.equal(n);
+        // and k shards on each master of a cluster of n / k masters
+        for (let m = 1; m < n; m++) {
+          if (n % m) continue;
+          const perMaster = new Map<number, number>();
+          for (const tag of tags.slice(0, n)) perMaster.set(masterOf(calculateSlot(tag), m), (perMaster.get(masterOf(calculateSlot(tag), m)) ?? 0) + 1);
+          expect([...perMaster.values()], `n=${n} on ${m} masters`).to.deep.equal(Array(m).fill(n / m));
+        }
+      }
+    });
+  }
+
+  it('picks a job’s shard from its id: the same on every call, spread evenly over the shards', () => {
+    const ids = Array.from({ length: 6000 }, () => crypto.randomUUID());
+    for (const n of [2, 3, 5]) {
+      const per = Array(n).fill(0);
+      for (const id of ids) per[shardIndexOf(id, n)]++;
+      for (const c of per) expect(c, `${n} shards: ${per.join(',')}`).to.be.within((0.85 * ids.length) / n, (1.15 * ids.length) / n);
+      expect(ids.slice(0, 50).map((id) => shardIndexOf(id, n))).to.deep.equal(ids.slice(0, 50).map((id) => shardIndexOf(id, n)));
+    }
+    expect(ids.every((id) => shardIndexOf(id, 1) === 0)).to.equal(true);
+    expect(shardIndexOf('req_fixed', 3), 'a fixed id, a fixed shard').to.equal(shardIndexOf('req_fixed', 3));
+  });
+
+  it('splits a process’s concurrency over the shards: shares add up to it, differ by one at most, at least 1 each', () => {
+    for (const [total, n] of [[64, 3], [8, 3], [8, 8], [5, 2], [64, 1]]) {
+      const shares = Array.from({ length: n }, (_, i) => shardConcurrency(total, n, i));
+      expect(shares.reduce((a, b) => a + b, 0), `${total} over ${n}: ${shares}`).to.equal(total);
+      expect(Math.max(...shares) - Math.min(...shares)).to.be.at.most(1);
+    }
+    expect(Array.from({ length: 4 }, (_, i) => shardConcurrency(2, 4, i)), 'fewer slots than shards').to.deep.equal([1, 1, 1, 1]);
+  });
+
+  it('maps a shard’s name back to its queue and index; other names to themselves or nothing', () => {
+    expect(shardPosition('chat-interactive')).to.deep.equal({ queue: 'chat-interactive', index: 0 });
+    expect(shardPosition('chat-interactive-2')).to.deep.equal({ queue: 'chat-interactive', index: 2 });
+    expect(shardPosition('chat-background-7')).to.deep.equal({ queue: 'chat-background', index: 7 });
+    expect(shardPosition('embeddings')).to.deep.equal({ queue: 'embeddings', index: 0 });
+    expect(shardPosition('embeddings-1')).to.equal(undefined);
+    expect(shardPosition('nope')).to.equal(undefined);
+  });
+
+  it('reads QUEUE_SHARDS_CHAT: 1 on one node, 3 on a cluster, 1 to 8 when set; anything else is a configuration error naming it', () => {
+    const base = { DATABASE_URL: 'postgres://u@127.0.0.1/db', REDIS_URL: 'redis://127.0.0.1:6379', SECRET_KEY: 'abcdefghijklmnopqrstuvwxyz0123456789' };
+    const cluster = { ...base, REDIS_CLUSTER_NODES: '127.0.0.1:7000,127.0.0.1:7001' };
+    expect(loadConfig(base).queueShardsChat).to.equal(1);
+    expect(loadConfig(cluster).queueShardsChat).to.equal(3);
+    expect(loadConfig({ ...cluster, QUEUE_SHARDS_CHAT: '8' }).queueShardsChat).to.equal(8);
+    expect(loadConfig({ ...base, QUEUE_SHARDS_CHAT: '2' }).queueShardsChat).to.equal(2);
+    for (const bad of ['0', '9', 'two', '1.5']) {
+      expect(() => loadConfig({ ...base, QUEUE_SHARDS_CHAT: bad }), bad).to.throw(ConfigError, /QUEUE_SHARDS_CHAT/);
+    }
+  });
+});
