@@ -6,6 +6,7 @@ import { freePort } from '../services/free-port';
 import { runLoad, pct, type LoadResult } from './load';
 import { readCpu, cpuPerRequestUs } from './cpu';
 import { readNodes, spreadRows } from './cluster-spread';
+import { readRedisCounts, perRequest, detail, REDIS_COUNT_HEAD } from './redis-counts';
 import { startLocalCluster, type LocalCluster } from '../cluster/redis-cluster';
 
 /**
@@ -134,14 +135,19 @@ async function main(): Promise<void> {
     const floorParts = { ...gatewayParts, pids: { web: procs[3]?.pid, worker: procs[4]?.pid, simulator: procs[0].pid } };
     const rows: string[][] = [];
     const cpuRows: string[][] = [];
+    const countRows: string[][] = [];
     const summary: string[] = [];
     /** One cell: the same load directly and through the gateway; CPU is read around the gateway run. */
     const cell = async (mode: string, c: number, direct: [string, object], gateway: [string, object], ttfb: boolean, floor = false, headers: { direct?: Record<string, string>; gateway?: Record<string, string> } = {}) => {
       const d = await runLoad(`${simUrl}${direct[0]}`, headers.direct ?? {}, direct[1], c, SECONDS);
       const cpuParts = floor ? floorParts : gatewayParts;
       const before = await readCpu(cpuParts);
+      const countsBefore = await readRedisCounts(cpuRedis);
       const g = await runLoad(`http://127.0.0.1:${floor ? floorPort : webPort}${gateway[0]}`, { 'SERVICE-API-KEY': key, ...(headers.gateway ?? {}) }, gateway[1], c, SECONDS);
       const cpu = cpuPerRequestUs(before, await readCpu(cpuParts), g.completed);
+      const countsAfter = await readRedisCounts(cpuRedis);
+      countRows.push([mode, String(c), ...perRequest(countsBefore, countsAfter, g.completed)]);
+      if (process.env.BENCH_REDIS_DETAIL === '1') console.log(`${mode} c=${c} Redis calls per request: ${detail(countsBefore, countsAfter, g.completed)}`);
       const m = (r: LoadResult) => {
         const lat = r.samples.map((s) => (ttfb ? s.ttfb : s.total));
         return { rps: r.samples.length / r.seconds, p50: pct(lat, 50), p99: pct(lat, 99), errors: r.errors };
@@ -191,6 +197,11 @@ async function main(): Promise<void> {
     console.log('');
     table(['mode', 'conc', 'web µs/req', 'worker µs/req', 'redis µs/req', 'postgres µs/req', 'gateway µs/req', 'simulator µs/req'], cpuRows);
     console.log('');
+    if (!cluster) {
+      console.log('Redis per request (INFO commandstats calls, commands inside scripts included; bytes clients wrote):');
+      table(['mode', 'conc', ...REDIS_COUNT_HEAD], countRows);
+      console.log('');
+    }
     summary.forEach((s) => console.log(s));
     if (cluster) {
       const spread = spreadRows(nodesBefore, nodesAfter);
