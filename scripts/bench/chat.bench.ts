@@ -7,6 +7,7 @@ import { runLoad, pct, type LoadResult } from './load';
 import { readCpu, cpuPerRequestUs } from './cpu';
 import { readNodes, spreadRows } from './cluster-spread';
 import { readRedisCounts, perRequest, detail, REDIS_COUNT_HEAD } from './redis-counts';
+import { floodCell, floodRows, FLOOD_HEAD } from './flood';
 import { startLocalCluster, type LocalCluster } from '../cluster/redis-cluster';
 
 /**
@@ -24,8 +25,12 @@ const CLUSTER = process.env.BENCH_CLUSTER === '1';
 const BENCH_DB = process.env.BENCH_DATABASE_NAME ?? 'gateway_bench';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '1,16,64').split(',').map(Number);
-/** BENCH_MODES narrows the run, e.g. `json,stream` (default: json,stream,embeddings,rerank,search,failover). */
-const MODES = new Set((process.env.BENCH_MODES ?? 'json,stream,embeddings,rerank,search,failover').split(','));
+/** BENCH_MODES narrows the run, e.g. `json,stream` (default: json,stream,embeddings,rerank,search,failover,flood). */
+const MODES = new Set((process.env.BENCH_MODES ?? 'json,stream,embeddings,rerank,search,failover,flood').split(','));
+/** The chat worker's slots (CHAT_INTERACTIVE_CONCURRENCY of the bench's worker process; BENCH_WORKER_SLOTS, default 256). */
+const WORKER_SLOTS = Number(process.env.BENCH_WORKER_SLOTS ?? 256);
+/** The flood cell's in-flight requests from the flooding organization (default four times the workers' slots). */
+const FLOOD_IN_FLIGHT = Number(process.env.BENCH_FLOOD_IN_FLIGHT ?? 4 * WORKER_SLOTS);
 const dist = path.resolve(__dirname, '..', '..');
 
 /** BENCH_NODE_ARGS passes flags to the gateway's processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`. */
@@ -88,7 +93,7 @@ async function main(): Promise<void> {
     SECRET_KEY: process.env.SECRET_KEY ?? 'bench-secret-key-bench-secret-key-0123456789',
     LOG_LEVEL: 'warn',
   });
-  const env = { ...process.env, CHAT_INTERACTIVE_CONCURRENCY: '256', PORT: String(webPort), SIMULATOR_PORT: String(simPort) };
+  const env = { ...process.env, CHAT_INTERACTIVE_CONCURRENCY: String(WORKER_SLOTS), PORT: String(webPort), SIMULATOR_PORT: String(simPort) };
 
   // Imported after the environment is set: configuration is read on first use.
   const { db, closeDb } = await import('../../shared/db/sequelize.js');
@@ -109,6 +114,9 @@ async function main(): Promise<void> {
   );
   await SearchSetting.create({ orgId: org.id, monthlyAllowance: 1_000_000_000 });
   const { key } = await createApiKey(redis, { orgId: org.id });
+  // The flood cell's quiet organization: its plan's own lanes, one request at a time.
+  const quietOrg = await createOrg(redis, { name: `bench-quiet-${Date.now()}`, plan: 'pro' });
+  const { key: quietKey } = await createApiKey(redis, { orgId: quietOrg.id });
   // Model pools (docs/routing.md): two deployments balanced, and a pool of one whose every other attempt fails.
   const { upsertModel } = await import('../../shared/catalog/catalog-ops.js');
   const { bumpEpoch } = await import('../../shared/cache/epoch.js');
@@ -191,6 +199,16 @@ async function main(): Promise<void> {
       const headers = { direct: { authorization: 'Bearer sim-tavily-platform-key' }, gateway: { accept: 'application/json, text/event-stream' } };
       for (const c of CONCURRENCY) await cell('search (MCP)', c, ['/tavily/search', { query: 'benchmark query', max_results: 5 }], ['/mcp', call], false, false, headers);
     }
+    // Fair share under a flood (issue 29 part 4): one org keeps FLOOD_IN_FLIGHT requests in flight, a quiet org sends one at a time.
+    const floodTable = MODES.has('flood') && !cluster
+      ? floodRows(
+          await floodCell({
+            gatewayUrl: `http://127.0.0.1:${webPort}`, floodKey: key, floodOrgId: org.id, quietKey, quietOrgId: quietOrg.id, body: { model: 'sim-chat', messages },
+            inFlight: FLOOD_IN_FLIGHT, seconds: SECONDS, redis: cpuRedis, queueKey: `gwbench:{chat-interactive}:chat-interactive`,
+          }),
+          FLOOD_IN_FLIGHT,
+        )
+      : undefined;
     const nodesAfter = cluster ? await readNodes(cpuRedis as import('ioredis').Cluster) : [];
     cpuRedis.disconnect();
     table(['mode', 'conc', 'direct req/s', 'gateway req/s', 'ratio', 'direct p50 ms', 'gateway p50 ms', 'added p50 ms', 'direct p99 ms', 'gateway p99 ms', 'errors'], rows);
@@ -200,6 +218,15 @@ async function main(): Promise<void> {
     if (!cluster) {
       console.log('Redis per request (INFO commandstats calls, commands inside scripts included; bytes clients wrote):');
       table(['mode', 'conc', ...REDIS_COUNT_HEAD], countRows);
+      console.log('');
+    }
+    if (floodTable) {
+      console.log('Fair share under a flood (JSON chat): the quiet org at concurrency 1, alone and while another org keeps');
+      console.log(`${FLOOD_IN_FLIGHT} requests in flight; its jobs' slot wait (added → a worker took it) and worker run (taken → finished);`);
+      console.log('rest = client time − slot wait − worker run at the same percentile (the pod, Redis hops, the network):');
+      table(FLOOD_HEAD, floodTable);
+      const [alone, flooded] = [floodTable[0][3], floodTable[1][3]].map(Number);
+      console.log(`quiet org p99 under the flood: ${(flooded / alone).toFixed(2)}x alone (goal: at most 2x)`);
       console.log('');
     }
     summary.forEach((s) => console.log(s));
