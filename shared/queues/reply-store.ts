@@ -7,14 +7,19 @@ import type { ReplyMessage } from './reply-messages';
  * The one copy of a finished request's answer that Redis keeps for a pod that missed the reply
  * (pub/sub drops messages while a subscriber reconnects): written by the script that publishes the
  * result (`PUBLISH_RESULT` below, or the usage outbox's `PUBLISH_WITH_USAGE`), in the slot of the
- * request's reply channel, for as long as BullMQ keeps the completed job. The job's own return value
+ * request's reply channel, for KEPT_RESULT_TTL_MS. The job's own return value
  * holds nothing, so the answer is not also stored in the job and copied into BullMQ's `completed`
  * event. What is kept: the final reply message itself for a JSON answer, and for a stream
  * `{ m: <final message>, c: <every chunk> }` so a pod that missed chunks can replay them.
  */
 
-/** As long as BullMQ keeps a completed job (enqueue.ts, removeOnComplete's age). */
-export const KEPT_RESULT_TTL_MS = 120_000;
+/**
+ * How long an answer is kept. A pod that missed a reply recovers it after REPLY_POLL_MS of quiet
+ * (default 1 s) or as soon as its subscriber reconnects. The bound is time only (BullMQ also capped
+ * completed jobs at 20,000, which at 1,000 requests/s kept them 20 s), so it is short: at 1,000
+ * streamed requests/s of about 3 KB of chunks, 30 s is about 90 MB of Redis.
+ */
+export const KEPT_RESULT_TTL_MS = 30_000;
 
 /**
  * publish-result (a result with no usage event): KEYS[1] kept result  KEYS[2] reply channel (sharded)
