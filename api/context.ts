@@ -38,7 +38,7 @@ export async function createContext(podId = config().podId): Promise<AppContext>
   directory.onChange(() => catalog.invalidate());
   const queues = new Queues(queueConn);
   await directory.follow(sub);
-  const replies = new ReplyHub(sub, queues, podId, cfg.replyPollMs);
+  const replies = new ReplyHub(sub, queues, podId, cfg.replyPollMs, redis);
   await replies.start();
   const switches = new SwitchBoard(redis, sub);
   await switches.start();

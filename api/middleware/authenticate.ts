@@ -102,7 +102,7 @@ export function authenticate(ctx: AppContext) {
         modelMap,
         controls: rec.controls,
       };
-      noteKeyUsed(ctx.redis, rec.orgId, rec.id);
+      void noteKeyUsed(ctx.redis, rec.orgId, rec.id);
       next();
     } catch (err) {
       next(err);

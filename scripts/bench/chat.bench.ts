@@ -6,6 +6,8 @@ import { freePort } from '../services/free-port';
 import { runLoad, pct, type LoadResult } from './load';
 import { readCpu, cpuPerRequestUs } from './cpu';
 import { readNodes, spreadRows } from './cluster-spread';
+import { readRedisCounts, perRequest, detail, REDIS_COUNT_HEAD } from './redis-counts';
+import { floodCell, floodRows, FLOOD_HEAD } from './flood';
 import { startLocalCluster, type LocalCluster } from '../cluster/redis-cluster';
 
 /**
@@ -24,8 +26,12 @@ const CLUSTER = process.env.BENCH_CLUSTER === '1';
 const BENCH_DB = process.env.BENCH_DATABASE_NAME ?? 'gateway_bench';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '1,16,64').split(',').map(Number);
-/** BENCH_MODES narrows the run, e.g. `json,stream` (default: json,stream,embeddings,rerank,search,failover). */
-const MODES = new Set((process.env.BENCH_MODES ?? 'json,stream,embeddings,rerank,search,failover').split(','));
+/** BENCH_MODES narrows the run, e.g. `json,stream` (default: json,stream,embeddings,rerank,search,failover,flood). */
+const MODES = new Set((process.env.BENCH_MODES ?? 'json,stream,embeddings,rerank,search,failover,flood').split(','));
+/** The chat worker's slots (CHAT_INTERACTIVE_CONCURRENCY of the bench's worker process; BENCH_WORKER_SLOTS, default 256). */
+const WORKER_SLOTS = Number(process.env.BENCH_WORKER_SLOTS ?? 256);
+/** The flood cell's in-flight requests from the flooding organization (default four times the workers' slots). */
+const FLOOD_IN_FLIGHT = Number(process.env.BENCH_FLOOD_IN_FLIGHT ?? 4 * WORKER_SLOTS);
 const dist = path.resolve(__dirname, '..', '..');
 
 /** BENCH_NODE_ARGS passes flags to the gateway's processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`. */
@@ -88,7 +94,7 @@ async function main(): Promise<void> {
     SECRET_KEY: process.env.SECRET_KEY ?? 'bench-secret-key-bench-secret-key-0123456789',
     LOG_LEVEL: 'warn',
   });
-  const env = { ...process.env, CHAT_INTERACTIVE_CONCURRENCY: '256', PORT: String(webPort), SIMULATOR_PORT: String(simPort) };
+  const env = { ...process.env, CHAT_INTERACTIVE_CONCURRENCY: String(WORKER_SLOTS), PORT: String(webPort), SIMULATOR_PORT: String(simPort) };
 
   // Imported after the environment is set: configuration is read on first use.
   const { db, closeDb } = await import('../../shared/db/sequelize.js');
@@ -109,6 +115,9 @@ async function main(): Promise<void> {
   );
   await SearchSetting.create({ orgId: org.id, monthlyAllowance: 1_000_000_000 });
   const { key } = await createApiKey(redis, { orgId: org.id });
+  // The flood cell's quiet organization: its plan's own lanes, one request at a time.
+  const quietOrg = await createOrg(redis, { name: `bench-quiet-${Date.now()}`, plan: 'pro' });
+  const { key: quietKey } = await createApiKey(redis, { orgId: quietOrg.id });
   // Model pools (docs/routing.md): two deployments balanced, and a pool of one whose every other attempt fails.
   const { upsertModel } = await import('../../shared/catalog/catalog-ops.js');
   const { bumpEpoch } = await import('../../shared/cache/epoch.js');
@@ -135,6 +144,7 @@ async function main(): Promise<void> {
     const floorParts = { ...gatewayParts, pids: { web: procs[3]?.pid, worker: procs[4]?.pid, simulator: procs[0].pid } };
     const rows: string[][] = [];
     const cpuRows: string[][] = [];
+    const countRows: string[][] = [];
     const summary: string[] = [];
     let gatewayRequests = 0; // over every cell: the cluster's commands per request
     /** One cell: the same load directly and through the gateway; CPU is read around the gateway run. */
@@ -142,9 +152,16 @@ async function main(): Promise<void> {
       const d = await runLoad(`${simUrl}${direct[0]}`, headers.direct ?? {}, direct[1], c, SECONDS);
       const cpuParts = floor ? floorParts : gatewayParts;
       const before = await readCpu(cpuParts);
+      const countsBefore = await readRedisCounts(cpuRedis);
       const g = await runLoad(`http://127.0.0.1:${floor ? floorPort : webPort}${gateway[0]}`, { 'SERVICE-API-KEY': key, ...(headers.gateway ?? {}) }, gateway[1], c, SECONDS);
       const cpu = cpuPerRequestUs(before, await readCpu(cpuParts), g.completed);
+<<<<<<< HEAD
       gatewayRequests += g.completed;
+=======
+      const countsAfter = await readRedisCounts(cpuRedis);
+      countRows.push([mode, String(c), ...perRequest(countsBefore, countsAfter, g.completed)]);
+      if (process.env.BENCH_REDIS_DETAIL === '1') console.log(`${mode} c=${c} Redis calls per request: ${detail(countsBefore, countsAfter, g.completed)}`);
+>>>>>>> floor
       const m = (r: LoadResult) => {
         const lat = r.samples.map((s) => (ttfb ? s.ttfb : s.total));
         return { rps: r.samples.length / r.seconds, p50: pct(lat, 50), p99: pct(lat, 99), errors: r.errors };
@@ -188,12 +205,36 @@ async function main(): Promise<void> {
       const headers = { direct: { authorization: 'Bearer sim-tavily-platform-key' }, gateway: { accept: 'application/json, text/event-stream' } };
       for (const c of CONCURRENCY) await cell('search (MCP)', c, ['/tavily/search', { query: 'benchmark query', max_results: 5 }], ['/mcp', call], false, false, headers);
     }
+    // Fair share under a flood (issue 29 part 4): one org keeps FLOOD_IN_FLIGHT requests in flight, a quiet org sends one at a time.
+    const floodTable = MODES.has('flood') && !cluster
+      ? floodRows(
+          await floodCell({
+            gatewayUrl: `http://127.0.0.1:${webPort}`, floodKey: key, floodOrgId: org.id, quietKey, quietOrgId: quietOrg.id, body: { model: 'sim-chat', messages },
+            inFlight: FLOOD_IN_FLIGHT, seconds: SECONDS, redis: cpuRedis, queueKey: `gwbench:{chat-interactive}:chat-interactive`,
+          }),
+          FLOOD_IN_FLIGHT,
+        )
+      : undefined;
     const nodesAfter = cluster ? await readNodes(cpuRedis as import('ioredis').Cluster) : [];
     cpuRedis.disconnect();
     table(['mode', 'conc', 'direct req/s', 'gateway req/s', 'ratio', 'direct p50 ms', 'gateway p50 ms', 'added p50 ms', 'direct p99 ms', 'gateway p99 ms', 'errors'], rows);
     console.log('');
     table(['mode', 'conc', 'web µs/req', 'worker µs/req', 'redis µs/req', 'postgres µs/req', 'gateway µs/req', 'simulator µs/req'], cpuRows);
     console.log('');
+    if (!cluster) {
+      console.log('Redis per request (INFO commandstats calls, commands inside scripts included; bytes clients wrote):');
+      table(['mode', 'conc', ...REDIS_COUNT_HEAD], countRows);
+      console.log('');
+    }
+    if (floodTable) {
+      console.log('Fair share under a flood (JSON chat): the quiet org at concurrency 1, alone and while another org keeps');
+      console.log(`${FLOOD_IN_FLIGHT} requests in flight; its jobs' slot wait (added → a worker took it) and worker run (taken → finished);`);
+      console.log('rest = client time − slot wait − worker run at the same percentile (the pod, Redis hops, the network):');
+      table(FLOOD_HEAD, floodTable);
+      const [alone, flooded] = [floodTable[0][3], floodTable[1][3]].map(Number);
+      console.log(`quiet org p99 under the flood: ${(flooded / alone).toFixed(2)}x alone (goal: at most 2x)`);
+      console.log('');
+    }
     summary.forEach((s) => console.log(s));
     if (cluster) {
       const spread = spreadRows(nodesBefore, nodesAfter);

@@ -1,6 +1,7 @@
 import type { RedisClient } from '../redis/connection';
 import { keys } from '../redis/keys';
 import type { UsageRecord } from './usage';
+import { KEPT_RESULT_TTL_MS } from '../queues/reply-store';
 
 /**
  * The usage outbox: Redis streams (keys.usageOutbox(i), USAGE_OUTBOX_STREAMS of them, each in its own
@@ -15,16 +16,19 @@ export const OUTBOX_GROUP = 'drainers';
 /**
  * publish-with-usage: the worker's half of "billed exactly when delivered" (docs/architecture.md, Usage).
  * KEYS[1] usage outbox stream  KEYS[2] reply channel (sharded)  KEYS[3] the request's fate key
- * KEYS[4] its held-usage key (all four share the reply channel's hash tag, so one slot)
+ * KEYS[4] its held-usage key  KEYS[5] its kept result (all five share the reply channel's hash tag, so one slot)
  * ARGV[1] usage record (JSON)  ARGV[2] reply message  ARGV[3] fate TTL (ms)  ARGV[4] held TTL (ms)
+ * ARGV[5] what to keep for recovery ('': the reply message itself)  ARGV[6] its TTL (ms)
  * Returns -1 when the pod already gave up on the request (deadline, client gone): nothing is
- * published or billed. Returns 0 when no pod listens on the reply channel (the pod died, or its
+ * published, kept or billed. Otherwise the answer is kept first (shared/queues/reply-store.ts: the
+ * one copy a pod that missed the reply reads). Returns 0 when no pod listens on the reply channel (the pod died, or its
  * subscriber is reconnecting): the event is held, and billed only if a pod recovers the result
  * from the job and delivers it (claimHeldUsage). Otherwise the XADD runs first (when it fails the
  * script stops and nothing is published), then the sharded publish.
  */
 export const PUBLISH_WITH_USAGE = `
 if not redis.call('SET', KEYS[3], 'delivered', 'NX', 'PX', ARGV[3]) then return -1 end
+redis.call('SET', KEYS[5], ARGV[5] == '' and ARGV[2] or ARGV[5], 'PX', ARGV[6])
 if redis.call('PUBSUB', 'SHARDNUMSUB', KEYS[2])[2] == 0 then
   redis.call('SET', KEYS[4], ARGV[1], 'PX', ARGV[4])
   return 0
@@ -59,7 +63,7 @@ const ABANDONED_TTL_MS = 15 * 60_000;
 const HELD_TTL_MS = 15 * 60_000;
 
 interface OutboxCommands {
-  gwPublishWithUsage(stream: string, channel: string, fate: string, held: string, usage: string, message: string, fateTtl: number, heldTtl: number): Promise<number>;
+  gwPublishWithUsage(stream: string, channel: string, fate: string, held: string, kept: string, usage: string, message: string, fateTtl: number, heldTtl: number, keep: string, keptTtl: number): Promise<number>;
   gwGiveUp(fate: string, ttl: number): Promise<number>;
   gwClaimHeld(held: string, stream: string): Promise<number>;
 }
@@ -67,7 +71,7 @@ interface OutboxCommands {
 /** Defines the outbox scripts on a connection (idempotent). */
 export function withOutboxCommands(redis: RedisClient): RedisClient & OutboxCommands {
   if (!('gwPublishWithUsage' in redis)) {
-    redis.defineCommand('gwPublishWithUsage', { numberOfKeys: 4, lua: PUBLISH_WITH_USAGE });
+    redis.defineCommand('gwPublishWithUsage', { numberOfKeys: 5, lua: PUBLISH_WITH_USAGE });
     redis.defineCommand('gwGiveUp', { numberOfKeys: 1, lua: GIVE_UP });
     redis.defineCommand('gwClaimHeld', { numberOfKeys: 2, lua: CLAIM_HELD });
   }
@@ -79,16 +83,19 @@ export function withOutboxCommands(redis: RedisClient): RedisClient & OutboxComm
  * with that channel (same slot), atomically, in one round trip, unless the pod gave up on the
  * request (-1) or no pod listens (0, usage held). See the script.
  */
-export function publishWithUsage(redis: RedisClient, channel: string, message: string, usage: UsageRecord): Promise<number> {
+export function publishWithUsage(redis: RedisClient, channel: string, message: string, usage: UsageRecord, keep = ''): Promise<number> {
   return withOutboxCommands(redis).gwPublishWithUsage(
     keys.usageOutboxFor(channel),
     channel,
     keys.usageFate(channel, usage.requestId),
     keys.usageHeld(channel, usage.requestId),
+    keys.replyResult(channel, usage.requestId),
     JSON.stringify(usage),
     message,
     FATE_TTL_MS,
     HELD_TTL_MS,
+    keep,
+    KEPT_RESULT_TTL_MS,
   );
 }
 

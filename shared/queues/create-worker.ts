@@ -74,9 +74,11 @@ export function createWorker<Q extends QueueName>(
             usage = jobUsage(data, modality, fields);
           },
         });
-        await rt.replies.result(data.replyTo, job.id!, chunks.length, result, usage);
+        await rt.replies.result(data.replyTo, job.id!, chunks.length, result, usage, chunks);
         jobDuration.observe({ queue, outcome: 'ok' }, (Date.now() - started) / 1000);
-        return data.stream ? { result, chunks } : { result };
+        // The answer is kept once, by the publishing script (reply-store.ts), not as the job's return
+        // value, which BullMQ would store in the job and copy into its 'completed' event.
+        return {};
       } catch (err) {
         const reason = controller.signal.aborted && !(err instanceof ApiError) ? controller.signal.reason : err;
         const wire = wireOf(reason, controller.signal);

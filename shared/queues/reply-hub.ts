@@ -8,6 +8,7 @@ import type { JobResult } from './payloads';
 import type { ReplyMessage } from './reply-messages';
 import type { WireError } from '../errors/ApiError';
 import { logger } from '../logger';
+import { readKeptResult } from './reply-store';
 
 export interface ReplyHandlers {
   /** Chunks in sequence order, each exactly once. */
@@ -71,6 +72,8 @@ export class ReplyHub {
     private readonly queues: Queues,
     podId: string,
     private readonly pollMs: number,
+    /** A command connection: recovery reads a request's kept answer with it (reply-store.ts). */
+    private readonly redis: RedisClient,
   ) {
     this.channels = Array.from({ length: config().usageOutboxStreams }, (_, i) => keys.replyChannel(podId, i));
     this.channelSet = new Set(this.channels);
@@ -185,13 +188,18 @@ export class ReplyHub {
     if (!p || p.recovering) return;
     p.recovering = true;
     try {
-      const job = await Job.fromId<unknown, JobResult>(this.queues.forJob(p.queue, id) as never, id);
+      const job = await Job.fromId<{ replyTo?: string }, JobResult>(this.queues.forJob(p.queue, id) as never, id);
       if (this.pending.get(id) !== p) return;
       p.lastSeen = Date.now();
       if (!job) return this.finish(id, p, () => p.handlers.onError(WORKER_LOST));
       const state = await job.getState();
       if (state === 'completed') {
-        const rv = job.returnvalue ?? {};
+        // the answer kept by the worker's publishing script; a job finished by an older worker holds it as its return value
+        const kept = job.data.replyTo ? await readKeptResult(this.redis, job.data.replyTo, id) : undefined;
+        if (this.pending.get(id) !== p) return;
+        const rv = kept ?? (job.returnvalue && 'result' in job.returnvalue ? job.returnvalue : undefined);
+        // completed, and its answer is gone (kept copy expired): the pod cannot answer it
+        if (!rv) return this.finish(id, p, () => p.handlers.onError(WORKER_LOST));
         (rv.chunks ?? []).forEach((c, i) => this.acceptChunk(id, p, i, c));
         if (this.pending.get(id) === p) {
           p.final = undefined;

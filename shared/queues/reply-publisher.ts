@@ -4,6 +4,7 @@ import type { WireError } from '../errors/ApiError';
 import type { UsageRecord } from '../metering/usage';
 import { publishWithUsage } from '../metering/usage-outbox';
 import { TurnPipeline } from '../redis/turn-pipeline';
+import { keepOf, publishResult } from './reply-store';
 
 /** Chunks of one request produced in the current event-loop turn, not yet published. */
 interface Batch {
@@ -66,14 +67,16 @@ export class ReplyPublisher {
   }
 
   /**
-   * The final result. With `usage`, the request's usage event goes into the outbox in the same
-   * script (one round trip): the result is published only if the event was stored.
+   * The final result, kept in Redis for a pod that misses it (reply-store.ts; a stream's `chunks`
+   * with it). With `usage`, the request's usage event goes into the outbox in the same script (one
+   * round trip): the result is published only if the event was stored.
    */
-  result(channel: string, id: string, chunkCount: number, data: unknown, usage?: UsageRecord): Promise<unknown> {
+  result(channel: string, id: string, chunkCount: number, data: unknown, usage?: UsageRecord, chunks?: string[]): Promise<unknown> {
     const msg: ReplyMessage = { i: id, t: 'r', n: chunkCount, d: data };
-    if (!usage) return this.send(channel, msg);
+    const message = JSON.stringify(msg);
     this.flush();
-    return publishWithUsage(this.redis, channel, JSON.stringify(msg), usage);
+    if (!usage) return publishResult(this.redis, channel, id, message, keepOf(msg, chunks));
+    return publishWithUsage(this.redis, channel, message, usage, keepOf(msg, chunks));
   }
 
   error(channel: string, id: string, err: WireError): Promise<unknown> {

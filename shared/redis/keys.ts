@@ -67,4 +67,6 @@ export const keys = {
   usageFate: (replyChannel: string, requestId: string) => `${p()}:{${tagOfReply(replyChannel)}}:fate:${requestId}`,
   /** A usage event held back because no pod listened for the result; billed if a pod delivers it later. */
   usageHeld: (replyChannel: string, requestId: string) => `${p()}:{${tagOfReply(replyChannel)}}:held:${requestId}`,
+  /** A finished request's answer kept for a pod that missed the reply (shared/queues/reply-store.ts); in the slot of its reply channel. */
+  replyResult: (replyChannel: string, requestId: string) => `${p()}:{${tagOfReply(replyChannel)}}:result:${requestId}`,
 };

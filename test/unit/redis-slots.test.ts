@@ -6,6 +6,7 @@ import { keys } from '../../shared/redis/keys';
 import { ALL_QUEUES, SHARD_TAGS, isSharded, shardName } from '../../shared/queues/names';
 import { ACQUIRE_LEASE, RENEW_LEASES } from '../../shared/lanes/scripts';
 import { CLAIM_HELD, GIVE_UP, PUBLISH_WITH_USAGE } from '../../shared/metering/usage-outbox';
+import { PUBLISH_RESULT } from '../../shared/queues/reply-store';
 import { SEARCH_GATE, SEARCH_RELEASE } from '../../shared/search/gate-script';
 import { PICK_DEPLOYMENT, SETTLE_DEPLOYMENT } from '../../shared/routing/scripts';
 import { RESERVE_LIMITS, SETTLE_LIMITS } from '../../shared/limits/limits-script';
@@ -22,9 +23,11 @@ const KEY_LISTS: Record<string, () => string[][]> = {
   [ACQUIRE_LEASE]: () => [[keys.lease(ORG, 'chat', 'interactive')]],
   [RENEW_LEASES]: () => [[keys.lease(ORG, 'chat', 'background')]],
   // one key list per outbox stream: the stream, the pod reply channel paired with it, and the
-  // request's fate and held-usage keys (named after that channel)
+  // request's fate, held-usage and kept-result keys (named after that channel)
   [PUBLISH_WITH_USAGE]: () =>
-    replyChannels().map((ch) => [keys.usageOutboxFor(ch), ch, keys.usageFate(ch, 'req_1'), keys.usageHeld(ch, 'req_1')]),
+    replyChannels().map((ch) => [keys.usageOutboxFor(ch), ch, keys.usageFate(ch, 'req_1'), keys.usageHeld(ch, 'req_1'), keys.replyResult(ch, 'req_1')]),
+  // a result with no usage event: its kept copy and the reply channel
+  [PUBLISH_RESULT]: () => replyChannels().map((ch) => [keys.replyResult(ch, 'req_1'), ch]),
   [GIVE_UP]: () => replyChannels().map((ch) => [keys.usageFate(ch, 'req_1')]),
   [CLAIM_HELD]: () => replyChannels().map((ch) => [keys.usageHeld(ch, 'req_1'), keys.usageOutboxFor(ch)]),
   // the org's period counters (all, platform, member) and its abuse-limit window
@@ -82,7 +85,7 @@ describe('Redis Cluster: every script, MULTI and queue stays in one slot', () =>
     });
   }
 
-  for (const [name, lua] of Object.entries({ ACQUIRE_LEASE, RENEW_LEASES, PUBLISH_WITH_USAGE, GIVE_UP, CLAIM_HELD, SEARCH_GATE, SEARCH_RELEASE, SETTLE_DEPLOYMENT })) {
+  for (const [name, lua] of Object.entries({ ACQUIRE_LEASE, RENEW_LEASES, PUBLISH_WITH_USAGE, PUBLISH_RESULT, GIVE_UP, CLAIM_HELD, SEARCH_GATE, SEARCH_RELEASE, SETTLE_DEPLOYMENT })) {
     it(`${name}: names every key through KEYS, and the keys passed to it share one slot`, () => {
       const used = [...lua.matchAll(/KEYS\[(\d+)\]/g)].map((m) => Number(m[1]));
       // PUBSUB's key comes after its subcommand: redis.call('PUBSUB', 'SHARDNUMSUB', KEYS[n])

@@ -1,0 +1,95 @@
+import { spawn } from 'child_process';
+import path from 'path';
+import { runLoad, pct } from './load';
+import type { RedisClient } from '../../shared/redis/connection';
+
+/**
+ * The bench's `flood` cell (issue 29 part 4, fair share under a flood): one organization keeps
+ * `inFlight` chat requests in flight (four times the chat workers' slots by default) from a process
+ * of its own, while a quiet organization sends one request at a time; the quiet organization's
+ * latency is measured alone and then under the flood. Where the quiet requests waited is read back
+ * from their BullMQ jobs (kept a while after completion for reply recovery): `timestamp` (added by the
+ * pod) to `processedOn` (a worker took it: the wait for a slot) to `finishedOn` (the worker's run, the
+ * upstream call included); the rest of the client's time is the pod's and the network's.
+ */
+export interface FloodSetup {
+  gatewayUrl: string;
+  floodKey: string;
+  floodOrgId: string;
+  quietKey: string;
+  quietOrgId: string;
+  body: object;
+  inFlight: number;
+  seconds: number;
+  redis: RedisClient;
+  /** The chat-interactive queue's key prefix in Redis, `<bull prefix>:chat-interactive`. */
+  queueKey: string;
+}
+
+export interface Stages {
+  n: number;
+  client: [number, number];
+  slotWait: [number, number];
+  run: [number, number];
+  rest: [number, number];
+}
+
+const p50p99 = (v: number[]): [number, number] => [pct(v, 50), pct(v, 99)];
+
+/** One organization's completed jobs since `since` (ms): where each one's time went. */
+async function stagesOf(s: FloodSetup, orgId: string, since: number, client: number[]): Promise<Stages> {
+  const ids = await s.redis.zrangebyscore(`${s.queueKey}:completed`, since, '+inf');
+  const pipe = s.redis.pipeline();
+  for (const id of ids) pipe.hmget(`${s.queueKey}:${id}`, 'timestamp', 'processedOn', 'finishedOn', 'data');
+  const rows = ((await pipe.exec()) ?? []).map(([, v]) => v as Array<string | null>);
+  const wait: number[] = [];
+  const run: number[] = [];
+  for (const [ts, on, fin, data] of rows) {
+    if (!ts || !on || !fin || !data || (JSON.parse(data) as { orgId?: string }).orgId !== orgId) continue;
+    wait.push(Number(on) - Number(ts));
+    run.push(Number(fin) - Number(on));
+  }
+  const [w, r] = [p50p99(wait), p50p99(run)];
+  const c = p50p99(client);
+  return { n: wait.length, client: c, slotWait: w, run: r, rest: [c[0] - w[0] - r[0], c[1] - w[1] - r[1]] };
+}
+
+/** Runs the cell: the quiet organization alone, then under the flood. */
+export async function floodCell(s: FloodSetup): Promise<{ alone: Stages; flooded: Stages; flood: Stages; floodRps: number; floodErrors: number; quietErrors: number }> {
+  const quietUrl = `${s.gatewayUrl}/v1/chat/completions`;
+  const t0 = Date.now();
+  const alone = await runLoad(quietUrl, { 'SERVICE-API-KEY': s.quietKey }, s.body, 1, s.seconds);
+  const aloneStages = await stagesOf(s, s.quietOrgId, t0, alone.samples.map((x) => x.total));
+
+  const child = spawn(process.execPath, [path.join(__dirname, 'flood-load.js'), quietUrl, s.floodKey, JSON.stringify(s.body), String(s.inFlight), String(s.seconds + 2)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  const ended = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await new Promise((r) => setTimeout(r, 1500)); // the flood reaches its in-flight count
+  const t1 = Date.now();
+  const flooded = await runLoad(quietUrl, { 'SERVICE-API-KEY': s.quietKey }, s.body, 1, s.seconds, 0);
+  await ended;
+  const flood = JSON.parse(out.trim() || '{"completed":0,"errors":0,"seconds":1,"totals":[]}') as { completed: number; errors: number; seconds: number; totals: number[] };
+  return {
+    alone: aloneStages,
+    flooded: await stagesOf(s, s.quietOrgId, t1, flooded.samples.map((x) => x.total)),
+    flood: await stagesOf(s, s.floodOrgId, t1, flood.totals),
+    floodRps: flood.completed / flood.seconds,
+    floodErrors: flood.errors,
+    quietErrors: alone.errors + flooded.errors,
+  };
+}
+
+/** Table rows: quiet org alone and under the flood, p50/p99 of the client's time and of each stage. */
+export function floodRows(r: Awaited<ReturnType<typeof floodCell>>, inFlight: number): string[][] {
+  const row = (name: string, s: Stages) => [name, String(s.n), ...[s.client, s.slotWait, s.run, s.rest].flatMap(([a, b]) => [a.toFixed(2), b.toFixed(2)])];
+  return [
+    row('quiet org alone', r.alone),
+    row(`quiet org, flood of ${inFlight} in flight`, r.flooded),
+    row(`the flooding org (${r.floodRps.toFixed(0)} req/s, ${r.floodErrors} errors)`, r.flood),
+  ];
+}
+
+export const FLOOD_HEAD = ['cell', 'jobs', 'client p50 ms', 'client p99 ms', 'slot wait p50', 'slot wait p99', 'worker run p50', 'worker run p99', 'rest p50', 'rest p99'];

@@ -1,0 +1,46 @@
+import { isCluster, type RedisClient } from '../../shared/redis/connection';
+
+/**
+ * What one request costs Redis, counted rather than timed: INFO commandstats (calls per command,
+ * commands run inside Lua scripts included) and the bytes clients wrote to the server
+ * (`total_net_input_bytes`), read before and after a cell and divided by its requests. Single-node
+ * Redis only (on a cluster the per-master spread is cluster-spread.ts's job).
+ */
+export interface RedisCounts {
+  calls: Record<string, number>;
+  inputBytes: number;
+}
+
+export async function readRedisCounts(redis: RedisClient): Promise<RedisCounts | undefined> {
+  if (isCluster(redis)) return undefined;
+  const [stats, net] = await Promise.all([redis.info('commandstats'), redis.info('stats')]);
+  const calls: Record<string, number> = {};
+  for (const m of stats.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls[m[1]] = Number(m[2]);
+  return { calls, inputBytes: Number(/^total_net_input_bytes:(\d+)/m.exec(net)?.[1] ?? 0) };
+}
+
+/** The commands named in the bench's table, in this order; every other command is in `other`. */
+const SHOWN = ['evalsha', 'xadd', 'spublish', 'publish', 'bzpopmin'];
+
+/** Per request between two readings: the shown commands, all others, every command, bytes written. */
+export function perRequest(before: RedisCounts | undefined, after: RedisCounts | undefined, requests: number): string[] {
+  if (!before || !after || !requests) return [...SHOWN, 'other', 'all', 'bytes'].map(() => '-');
+  const delta = (c: string) => (after.calls[c] ?? 0) - (before.calls[c] ?? 0);
+  const all = Object.keys(after.calls).reduce((s, c) => s + (c === 'info' ? 0 : delta(c)), 0); // not the bench's own INFO readings
+  const shown = SHOWN.map(delta);
+  const other = all - shown.reduce((s, v) => s + v, 0);
+  return [...shown, other, all, after.inputBytes - before.inputBytes].map((v) => (v / requests).toFixed(2));
+}
+
+export const REDIS_COUNT_HEAD = [...SHOWN, 'other', 'all commands', 'bytes written'];
+
+/** Every command's calls per request between two readings, most first (`BENCH_REDIS_DETAIL=1`). */
+export function detail(before: RedisCounts | undefined, after: RedisCounts | undefined, requests: number): string {
+  if (!before || !after || !requests) return '';
+  return Object.keys(after.calls)
+    .map((c) => [c, ((after.calls[c] ?? 0) - (before.calls[c] ?? 0)) / requests] as const)
+    .filter(([c, v]) => v > 0.005 && c !== 'info')
+    .sort((a, b) => b[1] - a[1])
+    .map(([c, v]) => `${c} ${v.toFixed(2)}`)
+    .join(', ');
+}
