@@ -155,13 +155,10 @@ async function main(): Promise<void> {
       const countsBefore = await readRedisCounts(cpuRedis);
       const g = await runLoad(`http://127.0.0.1:${floor ? floorPort : webPort}${gateway[0]}`, { 'SERVICE-API-KEY': key, ...(headers.gateway ?? {}) }, gateway[1], c, SECONDS);
       const cpu = cpuPerRequestUs(before, await readCpu(cpuParts), g.completed);
-<<<<<<< HEAD
       gatewayRequests += g.completed;
-=======
       const countsAfter = await readRedisCounts(cpuRedis);
       countRows.push([mode, String(c), ...perRequest(countsBefore, countsAfter, g.completed)]);
       if (process.env.BENCH_REDIS_DETAIL === '1') console.log(`${mode} c=${c} Redis calls per request: ${detail(countsBefore, countsAfter, g.completed)}`);
->>>>>>> floor
       const m = (r: LoadResult) => {
         const lat = r.samples.map((s) => (ttfb ? s.ttfb : s.total));
         return { rps: r.samples.length / r.seconds, p50: pct(lat, 50), p99: pct(lat, 99), errors: r.errors };
