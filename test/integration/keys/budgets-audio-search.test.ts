@@ -14,6 +14,9 @@ import { bumpEpoch } from '../../../shared/cache/epoch';
 import { ledgerSpend } from '../../../shared/limits/ledger-spend';
 import { budgetStatus } from '../../../shared/limits/limits';
 import type { Budget } from '../../../shared/limits/controls';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
 const MODEL = 'test-whisper-budget';
 const speech = makeWav(SPEECH_LIKE); // 4 s of sound
@@ -113,6 +116,24 @@ describe('key budgets: audio seconds and web searches reserve at their price', (
     const more = await search(o.key, { query: 'after' });
     expect(more.status, more.text).to.equal(200);
     expect(await ledgerSpend('key', o.keyId, null)).to.equal(15_000);
+  });
+
+  it('the MCP web_search tool (official SDK client): a paid search that does not fit is a tool error budget_exceeded, charged nothing', async () => {
+    const o = await searchOrg({ monthlyAllowance: 0, overageEnabled: true, overageMonthlyLimit: 1000 });
+    await updateKeyControls(env().redis, o.keyId, { budgetMicros: 6000, budgetPeriod: 'day' });
+    const client = new Client({ name: 'budget-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${env().gw.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${o.key}` } } }));
+    try {
+      const first = (await client.callTool({ name: 'web_search', arguments: { query: 'one' } })) as CallToolResult;
+      expect(first.isError ?? false, JSON.stringify(first)).to.equal(false);
+      const second = (await client.callTool({ name: 'web_search', arguments: { query: 'two' } })) as CallToolResult;
+      expect(second.isError, JSON.stringify(second)).to.equal(true);
+      const err = JSON.parse((second.content[0] as { text: string }).text).error;
+      expect(err).to.include({ code: 'budget_exceeded', status: 402 });
+    } finally {
+      await client.close();
+    }
+    expect((await SearchUsage.findAll({ where: { apiKeyId: o.keyId } })).map((r) => Number(r.priceMicros))).to.deep.equal([5000]);
   });
 
   it('free searches (within the allowance) reserve nothing: a spent budget does not stop them', async () => {
