@@ -67,7 +67,7 @@ ${keys.map((k) => html`<tr data-key-id="${k.id}"><td>${k.name ?? ''}</td><td dat
 <td data-label="Project">${k.projectId ? projectName.get(k.projectId) ?? '' : '—'}</td><td data-label="State">${state(k)}</td><td data-label="Limits">${limits(k)}</td></tr>`)}</tbody></table></div>
 <div class="card" data-section="projects"><h2>Projects</h2><table><thead><tr><th>Name</th><th>Slug</th><th>Budget</th><th>State</th></tr></thead><tbody>
 ${projects.map((p) => html`<tr><td>${p.name}</td><td data-label="Slug"><code>${p.slug}</code></td><td data-label="Budget">${p.budgetMicros !== null && p.budgetMicros !== undefined ? `${dollars(p.budgetMicros)} per ${p.budgetPeriod ?? 'total'}` : '—'}</td><td data-label="State">${p.archivedAt ? 'archived' : 'active'}</td></tr>`)}</tbody></table></div>
-<div class="card" data-section="usage"><h2>Usage, last 30 days</h2><p>${t.requests} requests · ${t.input_tokens + t.output_tokens} tokens · ${dollars(t.cost_micros)}</p>${chart.svg}${chart.legend}</div>
+<div class="card chart" data-section="usage"><h2>Usage, last 30 days</h2><p>${t.requests} requests · ${t.input_tokens + t.output_tokens} tokens · ${dollars(t.cost_micros)}</p>${chart.svg}<div class="legend">${chart.legend}</div></div>
 <div class="card" data-section="search"><h2>Web search</h2>${search ? html`<p>Default provider: ${search.defaultProvider ?? '—'} · allowed: ${search.allowedProviders.join(', ') || 'all'} · monthly allowance: ${search.monthlyAllowance ?? 'plan'} · overage: ${search.overageEnabled ? 'on' : 'off'} · monthly limit: ${search.overageMonthlyLimit ?? 'none'}</p>` : html`<p class="muted">Plan defaults (no settings saved).</p>`}</div>
 <div class="card" data-section="lanes"><h2>Lane overrides</h2>${laneOverridesForm(org, csrf, 'org', refusal)}</div>`);
 }
