@@ -1,24 +1,19 @@
 import crypto from 'crypto';
 import { expect } from 'chai';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { env } from '../helpers/harness';
 import { buildOrg, type TestOrg } from '../helpers/factories';
 import { buildPlatformAdmin, startAdmin } from '../helpers/admin';
 import { buildWebMember, WEB_PASSWORD } from '../helpers/web-client';
 import { call, keyHeader } from '../helpers/http';
 import { usageSettled } from '../helpers/usage';
-import { launchBrowser, screenshots } from '../helpers/browser';
+import { launchBrowser, pagePerTest, screenshots, signInAt as signInWith } from '../helpers/browser';
+
+const signInAt = (page: Page, url: string, email: string) => signInWith(page, url, email, WEB_PASSWORD);
 import { searchOrg } from '../integration/search/helpers';
 import { ApiKey, InviteCode, Membership, Organization, PlatformKey, Project, SearchOrgKey, SearchSetting, User } from '../../shared/db/models';
 import { createApiKey, updateKeyControls } from '../../shared/tenancy/ops';
 import { setPassword } from '../../shared/web/passwords';
-
-async function signInAt(page: Page, url: string, email: string): Promise<void> {
-  await page.goto(url);
-  await page.fill('#email', email);
-  await page.fill('#password', WEB_PASSWORD);
-  await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
-}
 
 /** Submits the form that holds `button` and answers the status of the page that comes back. */
 async function submit(page: Page, button: string): Promise<number> {
@@ -34,9 +29,12 @@ describe('refused forms keep what was typed (web search settings, members, conso
   this.timeout(90_000);
   let browser: Browser;
   let admin: { url: string; close(): Promise<void> };
-  let ctx: BrowserContext;
-  let page: Page;
   let operatorEmail: string;
+  const current = pagePerTest(() => browser);
+  let page: Page;
+  beforeEach(() => {
+    page = current();
+  });
 
   before(async () => {
     browser = await launchBrowser();
@@ -45,11 +43,6 @@ describe('refused forms keep what was typed (web search settings, members, conso
     await setPassword(op, WEB_PASSWORD);
     operatorEmail = op.email;
   });
-  beforeEach(async () => {
-    ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    page = await ctx.newPage();
-  });
-  afterEach(() => ctx.close());
   after(async () => {
     await browser?.close();
     await admin?.close();
