@@ -8,12 +8,14 @@ import { waitFor } from '../../helpers/wait';
 import { makeWav, SPEECH_LIKE } from '../../helpers/wav';
 import { BOUNDARY, multipartBody, transcriptionParts } from '../../helpers/multipart';
 import { search, searchOrg } from '../search/helpers';
-import { Model, Provider, SearchUsage, UsageEvent } from '../../../shared/db/models';
+import { Model, Provider, SearchProvider, SearchUsage, UsageEvent } from '../../../shared/db/models';
 import { updateKeyControls } from '../../../shared/tenancy/ops';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { ledgerSpend } from '../../../shared/limits/ledger-spend';
 import { budgetStatus } from '../../../shared/limits/limits';
 import type { Budget } from '../../../shared/limits/controls';
+import Anthropic from '@anthropic-ai/sdk';
+import { startSearchUpstream, useSearchProvider } from '../../helpers/search-upstream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -134,6 +136,30 @@ describe('key budgets: audio seconds and web searches reserve at their price', (
       await client.close();
     }
     expect((await SearchUsage.findAll({ where: { apiKeyId: o.keyId } })).map((r) => Number(r.priceMicros))).to.deep.equal([5000]);
+  });
+
+  it('native web search (messages, Anthropic SDK): a paid search past the budget comes back in band as too_many_requests (code budget_exceeded); the answer goes on and only the model turns are billed', async () => {
+    const up = await startSearchUpstream();
+    try {
+      const o = await buildOrg(env().redis);
+      await useSearchProvider(o.org.id, up, 'keys31-native-budget', { monthlyAllowance: 0, overageEnabled: true, overageMonthlyLimit: 100 });
+      await SearchProvider.update({ priceMicros: '5000' }, { where: { name: 'keys31-native-budget' } });
+      await bumpEpoch(env().redis);
+      // sim-chat turns of at most 100 output tokens reserve a few hundred µ$; a search costs 5000
+      await updateKeyControls(env().redis, o.keyId, { budgetMicros: 3000, budgetPeriod: 'total' });
+      const client = new Anthropic({ apiKey: o.key, baseURL: env().gw.url, maxRetries: 0 });
+      const m = await client.messages.create({ model: 'sim-chat', max_tokens: 100, tools: [{ type: 'web_search_20250305', name: 'web_search' }], messages: [{ role: 'user', content: 'Please search for honey bees' }] });
+      const result = m.content.find((b) => b.type === 'web_search_tool_result') as unknown as { content: { type: string; error_code: string; code: string } };
+      expect(result.content).to.deep.include({ type: 'web_search_tool_result_error', error_code: 'too_many_requests', code: 'budget_exceeded' });
+      expect(m.usage.server_tool_use?.web_search_requests ?? 0).to.equal(0);
+      expect(await SearchUsage.count({ where: { orgId: o.org.id } }), 'no search charged').to.equal(0);
+      expect(up.queries, 'the provider was not called').to.deep.equal([]);
+      await usageSettled();
+      const spent = await ledgerSpend('key', o.keyId, null);
+      expect(spent).to.be.greaterThan(0).and.at.most(3000);
+    } finally {
+      await up.close();
+    }
   });
 
   it('free searches (within the allowance) reserve nothing: a spent budget does not stop them', async () => {
