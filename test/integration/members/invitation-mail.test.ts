@@ -9,6 +9,7 @@ import { withSettings } from '../../helpers/settings';
 import { startSmtpReceiver, type SmtpReceiver } from '../../helpers/smtp-receiver';
 import { waitFor } from '../../helpers/wait';
 import { AuditLog, InviteCode, Membership, User } from '../../../shared/db/models';
+import { ConfigError, loadConfig } from '../../../shared/config/env';
 
 const email = () => `mail-${crypto.randomBytes(5).toString('hex')}@example.com`;
 const FROM = 'Gateway <noreply@gateway.test>';
@@ -116,6 +117,17 @@ describe('invitations by email (SMTP_URL + MAIL_FROM): mailed through a real SMT
       });
       expect(smtp.mails.length, 'nothing delivered').to.equal(before);
     }
+  });
+
+  it('the settings are checked at start: SMTP_URL needs MAIL_FROM, an smtp:// or smtps:// URL, and an address in MAIL_FROM', () => {
+    const base = { ...process.env };
+    delete base.SMTP_URL;
+    delete base.MAIL_FROM;
+    expect(() => loadConfig({ ...base, SMTP_URL: 'smtp://127.0.0.1:2525' })).to.throw(ConfigError, /MAIL_FROM/);
+    expect(() => loadConfig({ ...base, SMTP_URL: 'http://127.0.0.1:2525', MAIL_FROM: FROM })).to.throw(ConfigError, /SMTP_URL/);
+    expect(() => loadConfig({ ...base, SMTP_URL: 'smtp://127.0.0.1:2525', MAIL_FROM: 'Gateway' })).to.throw(ConfigError, /MAIL_FROM/);
+    expect(loadConfig({ ...base, SMTP_URL: 'smtps://u:p@mail.example.com:465', MAIL_FROM: FROM })).to.include({ smtpUrl: 'smtps://u:p@mail.example.com:465', mailFrom: FROM });
+    expect(loadConfig(base).smtpUrl).to.equal(undefined);
   });
 
   it('without SMTP_URL the page shows the link to send, as before', async () => {
