@@ -88,6 +88,21 @@ describe('key budgets: audio seconds and web searches reserve at their price', (
     expect(env().sim.log.entries.filter((e) => e.path.endsWith('/audio/transcriptions')), 'only the admitted reached the upstream').to.have.length(3);
   });
 
+  it("a transcription is one request for the key's rpm: past it, 429 rate_limit_exceeded with Retry-After, not sent upstream", async () => {
+    const o = await buildOrg(env().redis);
+    await updateKeyControls(env().redis, o.keyId, { rpm: 1 });
+    expect((await transcribe(o.key, env().gw.url)).status).to.equal(200);
+    const second = await fetch(`${env().gw.url}/v1/audio/transcriptions`, {
+      method: 'POST',
+      headers: { ...keyHeader(o.key), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` },
+      body: multipartBody(transcriptionParts(speech, [], MODEL)),
+    });
+    expect(second.status).to.equal(429);
+    expectErrorEnvelope(await second.text(), 'rate_limit_exceeded');
+    expect(Number(second.headers.get('retry-after'))).to.be.within(1, 60);
+    expect(env().sim.log.entries.filter((e) => e.path.endsWith('/audio/transcriptions'))).to.have.length(1);
+  });
+
   it('20 concurrent paid searches over two pods against a budget of two: two run and are charged, the rest 402 and neither charged nor counted', async function () {
     this.timeout(60_000);
     // no allowance: every search is overage at the provider's price (5000 µ$)
