@@ -12,17 +12,24 @@ import { html } from '../web/html';
 import type { WebKit } from '../web/session';
 import { actorOf, renderOrgPage } from './org-page';
 import { refuseImpersonation, requireOwner } from './member';
+import { fieldError, formOf, invalidAttrs, savedNotice, typed, withFormRefusal, type FormState } from '../web/form-refusal';
+import { mailInvitation } from '../web/invitation-notice';
 
 const ROLES = ['member', 'owner'] as const;
 const roleOf = (v: unknown): 'owner' | 'member' => {
-  if (v !== 'owner' && v !== 'member') throw new ApiError(400, 'invalid_request', "The role is 'owner' or 'member'.");
+  if (v !== 'owner' && v !== 'member') throw new ApiError(400, 'invalid_request', "The role is 'owner' or 'member'.", { param: 'role' });
   return v;
 };
+
+/** What a save on this page says (`?saved=`). */
+const SAVED: Record<string, string> = { role: 'Role changed.', removed: 'Member removed; their keys in this organization no longer work.', revoked: 'Invitation revoked.' };
 
 /**
  * Members and invitations of an organization (owners only): the members with their role, a role
  * change, removal (the membership goes and the member's keys in the org stop working at once), and
- * invitations by email (a one-use link valid INVITE_DAYS days) that an owner can revoke.
+ * invitations by email (a one-use link valid INVITE_DAYS days, mailed when SMTP_URL is set, else
+ * shown to send) that an owner can revoke. A refused form (invitation, role change) comes back with
+ * what was chosen and the message next to its field.
  */
 export function membersPage(deps: { redis: RedisClient }, kit: WebKit): Router {
   const r = Router({ mergeParams: true });
@@ -31,7 +38,7 @@ export function membersPage(deps: { redis: RedisClient }, kit: WebKit): Router {
   const audit = (req: Request, res: Response, path: string, targetId: string, status: number, fields: string[] = []) =>
     recordAudit({ actor: actorOf(res), method: 'POST', path: `${base(res)}${path}`, family: 'organizations', targetId, status, requestId: req.id, fields });
 
-  const show = async (req: Request, res: Response, notice?: { text: string; error?: boolean; email?: string; link?: string }) => {
+  const show = async (req: Request, res: Response, notice?: { text: string; link?: string }, refusal?: FormState) => {
     const { org } = res.locals.access!;
     const me = res.locals.viewer!.user.id;
     const ms = await Membership.findAll({ where: { orgId: org.id } });
@@ -39,16 +46,17 @@ export function membersPage(deps: { redis: RedisClient }, kit: WebKit): Router {
     const invites = await InviteCode.findAll({ where: { orgId: org.id, disabled: false, uses: { [Op.lt]: InviteCode.sequelize!.col('max_uses') }, [Op.or]: [{ expiresAt: null }, { expiresAt: { [Op.gt]: new Date() } }] } as never, order: [['createdAt', 'DESC']] });
     const b = base(res);
     const link = (code: string) => `${config().publicBaseUrl}${invitePath(code)}`;
+    const inv = formOf(refusal, 'invite');
     renderOrgPage(req, res, kit, 'Members', 'members', (csrf) => html`<h1>Members</h1>
-${notice ? html`<div class="card" role="${notice.error ? 'alert' : 'status'}" data-test="notice"><p${notice.error ? html` class="error"` : ''}>${notice.text}</p>${notice.link ? html`<p class="secret">${notice.link}</p>` : ''}</div>` : ''}
-<div class="card"><h2>Invite someone</h2><p class="muted">The invitee opens the link, sets a password and joins with the role chosen. The link works once, for ${INVITE_DAYS} days, for that email only; send it to them yourself.</p>
+${notice ? html`<div class="card" role="status" data-test="notice"><p>${notice.text}</p>${notice.link ? html`<p class="secret" data-test="new-invite-link">${notice.link}</p>` : ''}</div>` : refusal ? '' : savedNotice(SAVED[String(req.query.saved ?? '')])}
+<div class="card"><h2>Invite someone</h2><p class="muted">The invitee opens the link, sets a password and joins with the role chosen. The link works once, for ${INVITE_DAYS} days, for that email only; ${config().smtpUrl ? 'the gateway emails it to them.' : 'send it to them yourself (no mail server is set up: SMTP_URL).'}</p>
 <form method="post" action="${b}/invitations" class="row"><input type="hidden" name="_csrf" value="${csrf}">
-<div><label for="email">Email</label><input type="email" id="email" name="email" required maxlength="320" value="${notice?.error ? (notice.email ?? '') : ''}"></div>
-<div><label for="role">Role</label><select id="role" name="role">${ROLES.map((r2) => html`<option value="${r2}">${r2}</option>`)}</select></div>
+<div><label for="email">Email</label><input type="email" id="email" name="email" required maxlength="320" value="${typed(inv, 'email')}"${invalidAttrs(inv, 'email')}>${fieldError(inv, 'email')}</div>
+<div><label for="role">Role</label><select id="role" name="role"${invalidAttrs(inv, 'role')}>${ROLES.map((r2) => html`<option value="${r2}"${typed(inv, 'role') === r2 ? html` selected` : ''}>${r2}</option>`)}</select>${fieldError(inv, 'role')}</div>
 <div><button type="submit">Create invitation</button></div></form></div>
 <div class="card"><h2>Members</h2><table data-test="members"><thead><tr><th>Email</th><th>Role</th><th></th></tr></thead><tbody>
-${users.map((u) => { const m = ms.find((x) => x.userId === u.id)!; return html`<tr data-user="${u.id}"><td data-label="Email">${u.email}${u.id === me ? html` <span class="muted">(you)</span>` : ''}</td>
-<td data-label="Role"><form class="inline" method="post" action="${b}/${u.id}/role"><input type="hidden" name="_csrf" value="${csrf}"><select id="role-${u.id}" name="role" aria-label="Role of ${u.email}">${ROLES.map((r2) => html`<option value="${r2}"${r2 === m.role ? ' selected' : ''}>${r2}</option>`)}</select> <button type="submit">Change role</button></form></td>
+${users.map((u) => { const m = ms.find((x) => x.userId === u.id)!; const st = formOf(refusal, `member:${u.id}`); return html`<tr data-user="${u.id}"><td data-label="Email">${u.email}${u.id === me ? html` <span class="muted">(you)</span>` : ''}</td>
+<td data-label="Role"><form class="inline" method="post" action="${b}/${u.id}/role"><input type="hidden" name="_csrf" value="${csrf}"><select id="role-${u.id}" name="role" aria-label="Role of ${u.email}"${invalidAttrs(st, 'role')}>${ROLES.map((r2) => html`<option value="${r2}"${r2 === typed(st, 'role', m.role) ? ' selected' : ''}>${r2}</option>`)}</select> <button type="submit">Change role</button></form>${fieldError(st, 'role')}</td>
 <td><form class="inline" method="post" action="${b}/${u.id}/remove"><input type="hidden" name="_csrf" value="${csrf}"><button class="danger" type="submit">Remove</button></form></td></tr>`; })}
 </tbody></table></div>
 <div class="card"><h2>Open invitations</h2><table data-test="invitations"><thead><tr><th>Email</th><th>Role</th><th>Link</th><th>Expires (UTC)</th><th></th></tr></thead><tbody>
@@ -58,24 +66,23 @@ ${invites.length ? '' : html`<tr><td colspan="5" class="muted">No open invitatio
   };
 
   r.get('/', (req, res) => show(req, res));
-  r.post('/invitations', refuseImpersonation, async (req, res) => {
+  r.post('/invitations', refuseImpersonation, (req, res) => withFormRefusal(req, res, async () => {
     const email = String(req.body?.email ?? '').trim().toLowerCase().slice(0, 320);
     const role = roleOf(req.body?.role ?? 'member');
-    if (!/^[^\s@]+@[^\s@]+$/.test(email)) {
-      res.status(400);
-      return show(req, res, { text: 'Enter a valid email address to invite.', error: true, email });
-    }
-    const inv = await createInvitation(res.locals.access!.org.id, email, role);
-    await audit(req, res, '/invitations', inv.id, 201, [`role:${role}`]);
+    if (!/^[^\s@]+@[^\s@]+$/.test(email)) throw new ApiError(400, 'invalid_request', 'Enter a valid email address to invite.', { param: 'email' });
+    const org = res.locals.access!.org;
+    const inv = await createInvitation(org.id, email, role);
+    const notice = await mailInvitation(inv, org.name, res.locals.viewer!.user.email);
+    await audit(req, res, '/invitations', inv.id, 201, [`role:${role}`, `mail:${notice.outcome}`]);
     res.status(201);
-    await show(req, res, { text: `Invitation created for ${email}. Send them this link (one use, ${INVITE_DAYS} days):`, link: `${config().publicBaseUrl}${invitePath(inv.code)}` });
-  });
+    await show(req, res, notice);
+  }, (state) => show(req, res, undefined, state), { form: 'invite' }));
   r.post('/invitations/:id/revoke', refuseImpersonation, async (req, res) => {
     const id = String(req.params.id);
     const [n] = /^[0-9a-f-]{36}$/.test(id) ? await InviteCode.update({ disabled: true }, { where: { id, orgId: res.locals.access!.org.id } }) : [0];
     if (!n) throw new ApiError(404, 'not_found', 'No such invitation in this organization.');
     await audit(req, res, `/invitations/${id}/revoke`, id, 200);
-    res.redirect(303, base(res));
+    res.redirect(303, `${base(res)}?saved=revoked`);
   });
 
   /** The member of this org named in the path (404 otherwise), refusing to leave the org without an owner. */
@@ -88,19 +95,19 @@ ${invites.length ? '' : html`<tr><td colspan="5" class="muted">No open invitatio
     }
     return m;
   };
-  r.post('/:userId/role', refuseImpersonation, async (req, res) => {
+  r.post('/:userId/role', refuseImpersonation, (req, res) => withFormRefusal(req, res, async () => {
     const role = roleOf(req.body?.role);
     const m = await memberOf(res, String(req.params.userId), role);
     await m.update({ role });
     await bumpEpoch(deps.redis);
     await audit(req, res, `/${m.userId}/role`, m.userId, 200, [`role:${role}`]);
-    res.redirect(303, base(res));
-  });
+    res.redirect(303, `${base(res)}?saved=role`);
+  }, (state) => show(req, res, undefined, state), { form: `member:${String(req.params.userId)}`, field: 'role' }));
   r.post('/:userId/remove', refuseImpersonation, async (req, res) => {
     const m = await memberOf(res, String(req.params.userId), null);
     const { revokedKeys } = await removeMember(deps.redis, m.orgId, m.userId);
     await audit(req, res, `/${m.userId}/remove`, m.userId, 200, [`revoked_keys:${revokedKeys}`]);
-    res.redirect(303, base(res));
+    res.redirect(303, `${base(res)}?saved=removed`);
   });
   return r;
 }

@@ -7,6 +7,24 @@ import type { WebKit } from '../web/session';
 import { stackedBars } from './chart';
 import { orgUsageBetween } from './usage';
 import { renderOrgPage } from './org-page';
+import { pageAreaOf } from '../web/error-page';
+import { fieldError, invalidAttrs, typed, type FormState } from '../web/form-refusal';
+
+/**
+ * The range to show: the one asked for, or (a browser's refused range) the default range, with the
+ * refusal for the form: what was typed and the message at the field, at status 400. A JSON client
+ * gets the error.
+ */
+function rangeOrRefusal(req: Request, res: Response): { range: ReturnType<typeof usageRange>; refusal?: FormState } {
+  try {
+    return { range: usageRange(req.query) };
+  } catch (err) {
+    if (!(err instanceof ApiError) || !err.param || !pageAreaOf(req, res)) throw err;
+    res.status(400);
+    const values = { from: typeof req.query.from === 'string' ? req.query.from : '', to: typeof req.query.to === 'string' ? req.query.to : '' };
+    return { range: usageRange({}), refusal: { values, lists: {}, field: err.param, message: err.message } };
+  }
+}
 
 /** The longest range the usage page shows at once, in days. */
 export const MAX_RANGE_DAYS = 366;
@@ -24,15 +42,15 @@ export function usageRange(query: Request['query']): { from: string; to: string;
     const v = typeof query[name] === 'string' ? String(query[name]).trim() : '';
     if (v === '') return fallback;
     if (!DAY.test(v) || Number.isNaN(Date.parse(`${v}T00:00:00Z`)) || utcDay(new Date(`${v}T00:00:00Z`)) !== v) {
-      throw new ApiError(400, 'invalid_request', `${name}: '${v.slice(0, 40)}' is not a date (YYYY-MM-DD).`);
+      throw new ApiError(400, 'invalid_request', `${name}: '${v.slice(0, 40)}' is not a date (YYYY-MM-DD).`, { param: name });
     }
     return v;
   };
   const to = day('to', today);
   const from = day('from', addDays(to, -(DEFAULT_DAYS - 1)));
-  if (to > today) throw new ApiError(400, 'invalid_request', `to: ${to} is in the future (today is ${today} UTC).`);
-  if (from > to) throw new ApiError(400, 'invalid_request', `from: ${from} is after to (${to}).`);
-  if (addDays(from, MAX_RANGE_DAYS) <= to) throw new ApiError(400, 'invalid_request', `from: the range may span at most ${MAX_RANGE_DAYS} days.`);
+  if (to > today) throw new ApiError(400, 'invalid_request', `to: ${to} is in the future (today is ${today} UTC).`, { param: 'to' });
+  if (from > to) throw new ApiError(400, 'invalid_request', `from: ${from} is after to (${to}).`, { param: 'from' });
+  if (addDays(from, MAX_RANGE_DAYS) <= to) throw new ApiError(400, 'invalid_request', `from: the range may span at most ${MAX_RANGE_DAYS} days.`, { param: 'from' });
   return { from, to, end: addDays(to, 1) };
 }
 
@@ -47,7 +65,7 @@ ${rows.length ? '' : html`<tr><td colspan="5" class="muted">No traffic in this r
 /** `GET /dashboard/o/{org}`: usage over a date range, as charts and per model, key and project. */
 export function usagePage(kit: WebKit) {
   return async (req: Request, res: Response): Promise<void> => {
-    const { from, to, end } = usageRange(req.query);
+    const { range: { from, to, end }, refusal } = rangeOrRefusal(req, res);
     const orgId = res.locals.access!.org.id;
     const [usage, byKey, byProject] = await Promise.all([
       orgUsageBetween(orgId, from, end), usageBreakdown(orgId, from, end, 'key'), usageBreakdown(orgId, from, end, 'project'),
@@ -73,8 +91,8 @@ export function usagePage(kit: WebKit) {
     const t = usage.totals;
     renderOrgPage(req, res, kit, 'Usage', 'usage', () => html`<h1>Usage, ${from} to ${to} (UTC)</h1>
 <div class="card"><form method="get" action="/dashboard/o/${res.locals.access!.org.slug}" class="row" data-test="usage-range">
-<div><label for="ufrom">From</label><input type="date" id="ufrom" name="from" value="${from}" max="${to}" required></div>
-<div><label for="uto">To</label><input type="date" id="uto" name="to" value="${to}" max="${utcDay(new Date())}" required></div>
+<div><label for="ufrom">From</label><input type="date" id="ufrom" name="from" value="${typed(refusal, 'from', from)}" max="${to}" required${invalidAttrs(refusal, 'from')}>${fieldError(refusal, 'from')}</div>
+<div><label for="uto">To</label><input type="date" id="uto" name="to" value="${typed(refusal, 'to', to)}" max="${utcDay(new Date())}" required${invalidAttrs(refusal, 'to')}>${fieldError(refusal, 'to')}</div>
 <div><button type="submit">Show</button></div></form>
 <p class="muted">At most ${MAX_RANGE_DAYS} days; UTC days, both included. Totals: <strong data-test="usage-total-requests">${t.requests}</strong> requests, ${t.input_tokens + t.output_tokens} tokens, <strong data-test="usage-total-cost">$${usd(t.cost_micros)}</strong>. Hover (or tap) a bar for its figure.</p></div>
 <div class="card chart" data-test="requests-chart"><h2>Requests per day</h2>${req1.svg}<div class="legend">${req1.legend}</div></div>

@@ -9,6 +9,7 @@ import { unsealTranscript, type Transcript } from '../../shared/audio/transcript
 import { config } from '../../shared/config/env';
 import { runJob } from './run-job';
 import { checkModelAllowed } from '../../shared/limits/controls';
+import { audioLimits } from './limits';
 
 /** Audio has one lane; an org's allowance is `laneLimits['audio:default']` (plan, org override). */
 export const AUDIO_POOL = 'audio';
@@ -29,7 +30,8 @@ export async function resolveTranscriptionModel(ctx: AppContext, req: Request, r
 export type AudioDispatch = Omit<AudioJob, keyof import('../../shared/queues/payloads').JobEnvelope>;
 
 /**
- * Runs one transcription through the audio queue: the org's audio allowance (429
+ * Runs one transcription through the audio queue: the key's limits (its budgets reserve the model's
+ * longest duration at its price, settled from the usage event), the org's audio allowance (429
  * audio_lanes_exhausted), then the gateway-wide ceiling (503 audio_at_capacity), then the job,
  * answered by `deadlineAt` or 504 audio_deadline_exceeded.
  */
@@ -37,6 +39,7 @@ export async function dispatchTranscription(
   ctx: AppContext,
   req: Request,
   res: Response,
+  model: CatalogModel,
   publicModel: string,
   data: AudioDispatch,
   deadlineAt: number,
@@ -55,6 +58,7 @@ export async function dispatchTranscription(
       if (!g.granted) throw audioErrors.atCapacity(g.retryAfterMs / 1000);
       return () => ctx.leases.release(g.lease);
     },
+    reserve: audioLimits(ctx, req, model, data.maxDurationSeconds),
     publicModel,
     data,
     timeoutMs: remaining,

@@ -2,8 +2,9 @@ import type { Request } from 'express';
 import type { AppContext } from '../context';
 import type { CatalogModel } from '../../shared/catalog/catalog';
 import { countTokens } from '../../shared/tokenizer/pool';
-import { hasLimits, reserveLimits, type LimitHold } from '../../shared/limits/limits';
+import { hasLimits, NO_HOLD, reserveLimits, type LimitHold } from '../../shared/limits/limits';
 import { pricesOf } from '../../shared/limits/usage-cost';
+import type { KeyControls } from '../../shared/limits/controls';
 
 /** Tokens a chat upstream adds around each message; counted generously, the worst case must not fall short. */
 const MESSAGE_OVERHEAD_TOKENS = 4;
@@ -39,7 +40,7 @@ export function limitsFor(
   return async (requestId) => {
     const auth = req.auth!;
     const projectBudget = auth.projectId ? await ctx.directory.projectBudget(auth.projectId) : null;
-    if (!auth.controls || !hasLimits(auth.controls, projectBudget)) return { release: async () => undefined };
+    if (!auth.controls || !hasLimits(auth.controls, projectBudget)) return NO_HOLD;
     const { input, output, fixedMicros = 0 } = await measure();
     const prices = pricesOf(model.prices);
     return reserveLimits(ctx.redis, {
@@ -59,4 +60,42 @@ export function limitsFor(
 /** A chat-style request's limits: counted input, and the request's output cap or the model's. */
 export function chatLimits(ctx: AppContext, req: Request, model: CatalogModel, body: Record<string, unknown>): (requestId: string) => Promise<LimitHold> {
   return limitsFor(ctx, req, model, async () => ({ input: await inputTokens(body, model), output: outputCap(body, model) }));
+}
+
+/** A transcription's worst case: the model's longest accepted duration at its audio second price (the gateway never decodes the upload). */
+export function audioLimits(ctx: AppContext, req: Request, model: CatalogModel, maxDurationSeconds: number): (requestId: string) => Promise<LimitHold> {
+  return limitsFor(ctx, req, model, async () => ({ input: 0, output: 0, fixedMicros: maxDurationSeconds * (model.prices.audio_second ?? 0) }));
+}
+
+/** Who a web search is charged to, for its budgets (SearchCaller carries it). */
+export interface BudgetPayer {
+  orgId: string;
+  apiKeyId: string | null;
+  projectId: string | null;
+  controls?: KeyControls | null;
+}
+
+/**
+ * A web search's charge reserved on its key's and project's budgets, at the price the search will be
+ * charged (known before it runs; 0 for allowance and own-key searches, which reserve nothing). Only
+ * budgets: a search inside a request is not a request of its own for the key's rate limits. The
+ * reservation has an id of its own, since the search job's usage event (which carries no price)
+ * must not settle it: the caller settles it at the ledger's charge (`hold.settle`).
+ */
+export async function searchBudget(ctx: AppContext, payer: BudgetPayer, requestId: string, priceMicros: number): Promise<LimitHold> {
+  if (priceMicros <= 0 || !payer.apiKeyId || !payer.controls) return NO_HOLD;
+  const controls = { ...payer.controls, rpm: null, tpm: null };
+  const projectBudget = payer.projectId ? await ctx.directory.projectBudget(payer.projectId) : null;
+  if (!hasLimits(controls, projectBudget)) return NO_HOLD;
+  return reserveLimits(ctx.redis, {
+    orgId: payer.orgId,
+    keyId: payer.apiKeyId,
+    projectId: payer.projectId,
+    controls,
+    projectBudget,
+    requestId: `${requestId}:search-charge`,
+    inputTokens: 0,
+    worstCaseMicros: priceMicros,
+    prices: {},
+  });
 }

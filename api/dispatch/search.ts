@@ -15,6 +15,8 @@ import { reserveSearch } from '../../shared/search/entitlements';
 import { periodEnd } from '../../shared/search/period';
 import { recordSearch } from '../../shared/search/ledger';
 import { runQueued } from './run-job';
+import { searchBudget } from './limits';
+import type { KeyControls } from '../../shared/limits/controls';
 
 export type { SearchArgs, SearchOutcome } from '../../shared/search/types';
 
@@ -35,13 +37,15 @@ export interface SearchCaller {
   /** The member (user id) the API key belongs to, if any: member caps, switch and tool policy apply. */
   userId: string | null;
   projectId: string | null;
+  /** The key's controls: its and its project's budgets are charged the search's price. */
+  controls?: KeyControls | null;
   /** Unique per search: the job id and the ledger row's key. Several searches in one request need distinct ids. */
   requestId: string;
 }
 
 export function searchCaller(ctx: AppContext, req: Request): SearchCaller {
   const a = req.auth!;
-  return { ctx, orgId: a.orgId, org: a.org, apiKeyId: a.keyId, userId: a.userId ?? null, projectId: a.projectId, requestId: req.id };
+  return { ctx, orgId: a.orgId, org: a.org, apiKeyId: a.keyId, userId: a.userId ?? null, projectId: a.projectId, controls: a.controls ?? null, requestId: req.id };
 }
 
 function checkArgs(args: SearchArgs): void {
@@ -64,7 +68,8 @@ function checkArgs(args: SearchArgs): void {
  * One gated search (or page fetch), in the spec's order: tool policy (`mcp_tool_disabled`), the
  * `web_search` kill switch (`web_search_disabled`), provider then key resolution
  * (`provider_not_allowed`, `provider_unconfigured`), the member's switch, then the atomic entitlement
- * decision in Redis (`quota_exceeded`, `search_rate_limited`). The search runs on the search pool;
+ * decision in Redis (`quota_exceeded`, `search_rate_limited`), then the key's and project's budgets
+ * at the search's price (402 `budget_exceeded`; docs/keys.md). The search runs on the search pool;
  * on success one ledger row is written, on failure the reservation is given back and nothing is charged.
  */
 export async function runSearch(caller: SearchCaller, args: SearchArgs, signal?: AbortSignal): Promise<SearchOutcome> {
@@ -92,6 +97,12 @@ export async function runSearch(caller: SearchCaller, args: SearchArgs, signal?:
     member: member ? { userId: member.userId, cap: member.cap } : null,
     perMinute: terms.perMinute,
   });
+  const unit = args.kind === 'fetch' ? provider.fetchPriceMicros : provider.priceMicros;
+  const priceMicros = reservation.chargeClass === 'overage' ? unit : 0;
+  const budget = await searchBudget(ctx, caller, caller.requestId, priceMicros).catch(async (err: unknown) => {
+    await reservation.release().catch((e) => logger.warn({ err: e }, 'search reservation release failed'));
+    throw err;
+  });
 
   let result: SearchResult | FetchResult;
   try {
@@ -116,16 +127,11 @@ export async function runSearch(caller: SearchCaller, args: SearchArgs, signal?:
     )) as SearchResult | FetchResult;
   } catch (err) {
     await reservation.release().catch((e) => logger.warn({ err: e }, 'search reservation release failed'));
+    await budget.release().catch((e) => logger.warn({ err: e }, 'search budget release failed'));
     throw err;
   }
 
-  const unit = args.kind === 'fetch' ? provider.fetchPriceMicros : provider.priceMicros;
-  const charge = {
-    provider: provider.name,
-    keySource: provider.keySource,
-    chargeClass: reservation.chargeClass,
-    priceMicros: reservation.chargeClass === 'overage' ? unit : 0,
-  };
+  const charge = { provider: provider.name, keySource: provider.keySource, chargeClass: reservation.chargeClass, priceMicros };
   await recordSearch({
     requestId: caller.requestId,
     orgId: caller.orgId,
@@ -136,5 +142,6 @@ export async function runSearch(caller: SearchCaller, args: SearchArgs, signal?:
     kind: args.kind,
     ...charge,
   });
+  await budget.settle(priceMicros).catch((e) => logger.warn({ err: e }, 'search budget settlement failed'));
   return { kind: args.kind, ...result, charge } as SearchOutcome;
 }

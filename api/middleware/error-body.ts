@@ -8,9 +8,15 @@ const OPENAI_PATH = new RegExp(`${PREFIX}/(?:v1/(?:chat/completions|completions|
 /** The messages dialect's paths: Anthropic clients read `error.type`. */
 const MESSAGES_PATH = new RegExp(`${PREFIX}/v1/messages(?:/|$)`, 'i');
 
-/** OpenAI's error `type` for an HTTP status (the values its API and OpenAPI document use). */
+/**
+ * OpenAI's error `type` for an HTTP status (the values its API and OpenAPI document use). 402 (a
+ * budget or the wallet refused the money: `budget_exceeded`, `insufficient_credits`,
+ * `reservation_too_large`) is `insufficient_quota`, the type OpenAI gives its own spend-limit and
+ * credit refusals (it sends them as 429; the spec keeps 402, and `code` says which).
+ */
 export function openaiErrorType(status: number): string {
   if (status === 401) return 'authentication_error';
+  if (status === 402) return 'insufficient_quota';
   if (status === 403) return 'permission_error';
   if (status === 404) return 'not_found_error';
   if (status === 429) return 'rate_limit_error';

@@ -74,6 +74,10 @@ export interface Config {
    * request's Host). Required when NODE_ENV=production; elsewhere `http://localhost:<PORT>`.
    */
   publicBaseUrl: string;
+  /** SMTP_URL (`smtp://` or `smtps://`, user and password in the URL): invitations are mailed through it; unset, the page shows the link to send. */
+  smtpUrl?: string;
+  /** MAIL_FROM: the From of the gateway's mail (`Gateway <noreply@example.com>`); required with SMTP_URL. */
+  mailFrom?: string;
   /** The payment processor's name; it is the path segment of its management family (`/admin/v1/<name>/*`). */
   paymentsProcessorName: string;
   /** Audio uploads are spooled here; web and audio worker processes must share it (docs/audio.md). */
@@ -197,6 +201,8 @@ const schema = Joi.object({
   PUBLIC_BASE_URL: Joi.string()
     .uri({ scheme: ['http', 'https'] })
     .when('NODE_ENV', { is: 'production', then: Joi.required(), otherwise: Joi.optional() }),
+  SMTP_URL: Joi.string().uri({ scheme: ['smtp', 'smtps'] }).optional(),
+  MAIL_FROM: Joi.string().max(320).pattern(/@/).when('SMTP_URL', { is: Joi.exist(), then: Joi.required(), otherwise: Joi.optional() }),
   PAYMENTS_PROCESSOR_NAME: Joi.string().pattern(/^[a-z][a-z0-9-]{1,31}$/).default('stripe'),
   AUDIO_SPOOL_DIR: Joi.string().default(require('path').join(require('os').tmpdir(), 'gateway-audio-spool')),
   AUDIO_BODY_READ_TIMEOUT_MS: Joi.number().integer().min(100).default(120_000),
@@ -327,6 +333,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     imageFetchAllowCidrs: commaList(String(value.IMAGE_FETCH_ALLOW_CIDRS)),
     imageFetchCaFile: value.IMAGE_FETCH_CA_FILE,
     publicBaseUrl: (value.PUBLIC_BASE_URL ?? `http://localhost:${value.PORT}`).replace(/\/+$/, ''),
+    smtpUrl: value.SMTP_URL,
+    mailFrom: value.MAIL_FROM,
     cacheMaxEntries: value.CACHE_MAX_ENTRIES,
     cacheMaxAgeMs: value.CACHE_MAX_AGE_MS,
     cacheNegativeTtlMs: value.CACHE_NEGATIVE_TTL_MS,

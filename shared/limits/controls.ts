@@ -36,13 +36,17 @@ function baseOf(publicId: string): string {
   return publicId.endsWith(BACKGROUND_SUFFIX) ? publicId.slice(0, -BACKGROUND_SUFFIX.length) : publicId;
 }
 
+/** Whether the key may call `publicId` (no list: every model). */
+export function modelAllowed(controls: KeyControls | undefined | null, publicId: string): boolean {
+  const allowed = controls?.allowedModels;
+  return !allowed || allowed.includes(publicId) || allowed.includes(baseOf(publicId));
+}
+
 /**
  * 403 model_not_allowed unless the key may call `publicId` (the catalog id after routing-plan
  * aliases). Called while the model is resolved, so before any lane, budget or rate is taken.
  */
 export function checkModelAllowed(controls: KeyControls | undefined, publicId: string, requested = publicId): void {
-  const allowed = controls?.allowedModels;
-  if (!allowed) return;
-  if (allowed.includes(publicId) || allowed.includes(baseOf(publicId))) return;
-  throw new ApiError(403, 'model_not_allowed', `This API key may not call the model '${requested}'. Allowed: ${allowed.join(', ') || 'none'}.`);
+  if (modelAllowed(controls, publicId)) return;
+  throw new ApiError(403, 'model_not_allowed', `This API key may not call the model '${requested}'. Allowed: ${controls!.allowedModels!.join(', ') || 'none'}.`);
 }

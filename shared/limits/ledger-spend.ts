@@ -4,7 +4,9 @@ import { db } from '../db/sequelize';
 /**
  * What a key or a project spent since `from` (null: ever), in micro-dollars, from the usage ledger:
  * tokens and audio seconds at the model's prices (a `-background` id at its base's), images at the
- * price recorded on their event. The same arithmetic as settlement (shared/limits/usage-cost.ts).
+ * price recorded on their event (the same arithmetic as settlement, shared/limits/usage-cost.ts), plus
+ * the web searches charged on the search ledger (overage at its price; allowance and own-key searches
+ * are free).
  */
 export async function ledgerSpend(scope: 'key' | 'project', id: string, from: Date | null): Promise<number> {
   const column = scope === 'key' ? 'api_key_id' : 'project_id';
@@ -17,5 +19,9 @@ export async function ledgerSpend(scope: 'key' | 'project', id: string, from: Da
       WHERE e.${column} = :id ${from ? 'AND e.created_at >= :from' : ''}`,
     { type: QueryTypes.SELECT, replacements: { id, from: from?.toISOString() } },
   );
-  return Number(row?.micros ?? 0);
+  const [searches] = await db().query<{ micros: string | null }>(
+    `SELECT sum(price_micros) AS micros FROM search_usage WHERE ${column} = :id ${from ? 'AND created_at >= :from' : ''}`,
+    { type: QueryTypes.SELECT, replacements: { id, from: from?.toISOString() } },
+  );
+  return Number(row?.micros ?? 0) + Number(searches?.micros ?? 0);
 }

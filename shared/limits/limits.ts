@@ -25,12 +25,17 @@ export interface LimitRequest {
   prices: CostPrices;
 }
 
-/** An admitted request's hold on its limits. `release` gives the reservation back (the request failed). */
+/**
+ * An admitted request's hold on its limits. `release` gives the reservation back (the request
+ * failed); `settle` spends its real cost now, for work whose cost is not on a usage event (a web
+ * search's charge is on the search ledger).
+ */
 export interface LimitHold {
   release(): Promise<void>;
+  settle(costMicros: number): Promise<void>;
 }
 
-const NO_HOLD: LimitHold = { release: async () => undefined };
+export const NO_HOLD: LimitHold = { release: async () => undefined, settle: async () => undefined };
 
 /** A reservation outlives its request by this much, waiting for its usage event to be drained. */
 const RESERVATION_GRACE_MS = 10 * 60_000;
@@ -127,13 +132,12 @@ export async function reserveLimits(redis: RedisClient, r: LimitRequest, now = n
         throw a === 'key' ? budgetExceeded('key', c.budget!, kw!, Number(b), Number(d)) : budgetExceeded('project', r.projectBudget!, pw!, Number(b), Number(d));
       case 'ok': {
         let done = false;
-        return {
-          release: async () => {
-            if (done) return;
-            done = true;
-            await rs.gwSettleLimits(resKey, resxKey, tpmKey(r.orgId, r.keyId, minuteWindow().id), r.requestId, -1, 0);
-          },
+        const end = async (cost: number) => {
+          if (done) return;
+          done = true;
+          await rs.gwSettleLimits(resKey, resxKey, tpmKey(r.orgId, r.keyId, minuteWindow().id), r.requestId, cost, 0);
         };
+        return { release: () => end(-1), settle: (cost) => end(Math.max(0, Math.ceil(cost))) };
       }
       default:
         throw new Error(`limits script answered '${verdict}'`);

@@ -124,8 +124,8 @@ export async function setOrgSearchKey(orgId: string, provider: string, apiKey: s
   return audited(w, `${orgId}/${provider}`, ['api_key'], async () => {
     await requireOrg(orgId);
     const key = apiKey.trim();
-    if (key.length < 4 || key.length > 4096 || /\s/.test(key)) throw new ApiError(400, 'invalid_request', 'The key must be 4-4096 characters without spaces.');
-    if (!(await SearchProvider.findOne({ where: { name: provider } }))) throw new ApiError(400, 'provider_not_allowed', `The search provider '${provider}' is unknown.`);
+    if (key.length < 4 || key.length > 4096 || /\s/.test(key)) throw new ApiError(400, 'invalid_request', 'The key must be 4-4096 characters without spaces.', { param: 'api_key' });
+    if (!(await SearchProvider.findOne({ where: { name: provider } }))) throw new ApiError(400, 'provider_not_allowed', `The search provider '${provider}' is unknown.`, { param: 'provider' });
     const values = { keyEncrypted: encrypt(key), last4: key.slice(-4) };
     const existing = await SearchOrgKey.findOne({ where: { orgId, provider } });
     const row = existing ? await existing.update(values) : await SearchOrgKey.create({ orgId, provider, ...values });

@@ -229,11 +229,15 @@ describe('web interfaces in a browser (dashboard and operator console)', functio
     const audited = await AuditLog.findAll({ where: { targetId: org.org.id, actorId: op.id, path: `/admin/v1/organizations/${org.org.id}` } });
     expect(audited.map((a) => a.fields)).to.deep.include(['lane_overrides']);
     await screenshots(page, 'console-lane-overrides');
-    // a bad pair is refused with an HTML page and changes nothing
+    expect(await page.textContent('[data-test=saved]')).to.include('Lane overrides saved.');
+    // a bad pair is refused: the same page, the text as typed and the message after the field; nothing changes
     await page.fill(`${form} input[name=lane_overrides]`, 'chat:interactive=-2');
     const [bad] = await Promise.all([page.waitForNavigation(), page.click(`${form} button`)]);
     expect(bad!.status()).to.equal(400);
-    expect(await page.getAttribute('[data-test=error-page]', 'data-code')).to.equal('invalid_request');
+    expect(await page.inputValue(`${form} input[name=lane_overrides]`)).to.equal('chat:interactive=-2');
+    expect(await page.getAttribute(`${form} input[name=lane_overrides]`, 'aria-invalid')).to.equal('true');
+    expect(await page.textContent(`${form} [data-test=field-error-lane_overrides]`)).to.match(/not a pool:lane=count pair/);
+    await screenshots(page, 'console-lane-overrides-refused');
     expect((await org.org.reload()).laneOverrides).to.deep.equal({ 'chat:interactive': 3, 'images:background': 1 });
     // cleared again through the same form
     await page.goto(`${admin.url}/`);

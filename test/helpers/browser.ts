@@ -1,6 +1,6 @@
 import fs from 'fs';
 import path from 'path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 /** Debian's chromium (installed by scripts/setup-browser.sh, which .ci/run calls). */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -19,4 +19,24 @@ export async function screenshots(page: Page, name: string): Promise<void> {
   await page.setViewportSize({ width: 390, height: 844 });
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-phone.png`), fullPage: true });
   await page.setViewportSize({ width: 1280, height: 800 });
+}
+
+/** Mocha hooks that give each test a fresh context (no cookies) and page at 1280x800; the answer reads the current page. */
+export function pagePerTest(browser: () => Browser): () => Page {
+  let ctx: BrowserContext | undefined;
+  let page: Page | undefined;
+  beforeEach(async () => {
+    ctx = await browser().newContext({ viewport: { width: 1280, height: 800 } });
+    page = await ctx.newPage();
+  });
+  afterEach(() => ctx?.close());
+  return () => page!;
+}
+
+/** Signs in on a web interface's sign-in page (dashboard or console) and waits for the page it leads to. */
+export async function signInAt(page: Page, url: string, email: string, password: string): Promise<void> {
+  await page.goto(url);
+  await page.fill('#email', email);
+  await page.fill('#password', password);
+  await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
 }

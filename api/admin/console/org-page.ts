@@ -6,13 +6,22 @@ import { isUuid } from '../../../shared/uuid';
 import { addDays, utcDay } from '../../../shared/metering/rollups';
 import { stackedBars } from '../../dashboard/chart';
 import { html, type Html } from '../../web/html';
+import { fieldError, formOf, invalidAttrs, savedNotice, typed, type FormState } from '../../web/form-refusal';
 
 type Render = (req: Request, res: Response, tab: string, body: (csrf: string) => Html) => void;
 
 const dollars = (micros: number | null) => (micros === null ? '—' : `$${(micros / 1e6).toFixed(2)}`);
 
-/** The lane overrides form (`pool:lane=n` pairs, posted to `/orgs/:id/lanes`), on the list and on the org's page. */
-export const laneOverridesForm = (o: Organization, csrf: string): Html => html`<form method="post" action="/orgs/${o.id}/lanes" class="row" data-lanes="${o.slug}"><input type="hidden" name="_csrf" value="${csrf}"><input type="text" name="lane_overrides" aria-label="Lane overrides of ${o.slug}" placeholder="chat:interactive=4, images:background=1" value="${Object.entries(o.laneOverrides ?? {}).map(([k, v]) => `${k}=${String(v)}`).join(', ')}"><button class="plain">Save</button></form>`;
+/**
+ * The lane overrides form (`pool:lane=n` pairs, posted to `/orgs/:id/lanes`), on the list and on the
+ * org's page (`back` says which, for the answer). A refusal (FormState.form `lanes:<org id>`) shows
+ * what was typed and the message after the field.
+ */
+export function laneOverridesForm(o: Organization, csrf: string, back: 'list' | 'org', refusal?: FormState): Html {
+  const st = formOf(refusal, `lanes:${o.id}`);
+  const current = Object.entries(o.laneOverrides ?? {}).map(([k, v]) => `${k}=${String(v)}`).join(', ');
+  return html`<form method="post" action="/orgs/${o.id}/lanes" class="row" data-lanes="${o.slug}"><input type="hidden" name="_csrf" value="${csrf}"><input type="hidden" name="back" value="${back}"><div><input type="text" id="lanes-${o.id}" name="lane_overrides" aria-label="Lane overrides of ${o.slug}" placeholder="chat:interactive=4, images:background=1" value="${typed(st, 'lane_overrides', current)}"${invalidAttrs(st, 'lane_overrides')}>${fieldError(st, 'lane_overrides')}</div><button class="plain">Save</button></form>`;
+}
 
 /**
  * `GET /orgs/:id`: one organization as an operator sees it — members, inference keys (prefix only,
@@ -20,28 +29,37 @@ export const laneOverridesForm = (o: Organization, csrf: string): Html => html`<
  * settings and the lane overrides form.
  */
 export function orgPage(r: Router, render: Render): void {
-  r.get('/orgs/:id', async (req, res) => {
-    const id = String(req.params.id);
-    const org = isUuid(id) ? await Organization.findByPk(id) : null;
-    if (!org) throw new ApiError(404, 'not_found', 'No such organization.');
-    const [members, keys, projects, search, usage] = await Promise.all([
-      Membership.findAll({ where: { orgId: org.id }, order: [['createdAt', 'ASC']] }),
-      ApiKey.findAll({ where: { orgId: org.id }, order: [['createdAt', 'DESC']], limit: 500 }),
-      Project.findAll({ where: { orgId: org.id }, order: [['name', 'ASC']] }),
-      SearchSetting.findOne({ where: { orgId: org.id } }),
-      orgUsageFigures(org.id, 30),
-    ]);
-    const users = new Map((await User.findAll({ where: { id: [...new Set([...members.map((m) => m.userId), ...keys.map((k) => k.userId).filter((u): u is string => !!u)])] } })).map((u) => [u.id, u.email]));
-    const projectName = new Map(projects.map((p) => [p.id, p.name]));
-    const perDay = new Map<string, number>();
-    for (const row of usage.rows) perDay.set(row.day, (perDay.get(row.day) ?? 0) + row.requests);
-    const to = addDays(utcDay(new Date()), 1);
-    const chart = stackedBars({ from: addDays(to, -30), to, title: 'Requests per day', series: [{ label: 'requests', values: perDay }] });
-    const t = usage.totals;
-    const state = (k: ApiKey) => (k.revokedAt ? 'revoked' : k.expiresAt && k.expiresAt <= new Date() ? 'expired' : 'active');
-    const limits = (k: ApiKey) => [k.allowedModels ? `models: ${k.allowedModels.join(', ')}` : '', k.rpm ? `${k.rpm} rpm` : '', k.tpm ? `${k.tpm} tpm` : '',
-      k.budgetMicros !== null && k.budgetMicros !== undefined ? `${dollars(k.budgetMicros)} per ${k.budgetPeriod ?? 'total'}` : '', k.expiresAt ? `expires ${k.expiresAt.toISOString().slice(0, 10)}` : ''].filter(Boolean).join(' · ') || '—';
-    render(req, res, '/', (csrf) => html`<h1>${org.name} <code>${org.slug}</code></h1>
+  r.get('/orgs/:id', async (req, res) => showConsoleOrg(req, res, render, await consoleOrg(String(req.params.id))));
+}
+
+/** The organization of a console path, or 404 not_found. */
+export async function consoleOrg(id: string): Promise<Organization> {
+  const org = isUuid(id) ? await Organization.findByPk(id) : null;
+  if (!org) throw new ApiError(404, 'not_found', 'No such organization.');
+  return org;
+}
+
+/** One organization's console page; `refusal` is its refused lane overrides form. */
+export async function showConsoleOrg(req: Request, res: Response, render: Render, org: Organization, refusal?: FormState): Promise<void> {
+  const [members, keys, projects, search, usage] = await Promise.all([
+    Membership.findAll({ where: { orgId: org.id }, order: [['createdAt', 'ASC']] }),
+    ApiKey.findAll({ where: { orgId: org.id }, order: [['createdAt', 'DESC']], limit: 500 }),
+    Project.findAll({ where: { orgId: org.id }, order: [['name', 'ASC']] }),
+    SearchSetting.findOne({ where: { orgId: org.id } }),
+    orgUsageFigures(org.id, 30),
+  ]);
+  const users = new Map((await User.findAll({ where: { id: [...new Set([...members.map((m) => m.userId), ...keys.map((k) => k.userId).filter((u): u is string => !!u)])] } })).map((u) => [u.id, u.email]));
+  const projectName = new Map(projects.map((p) => [p.id, p.name]));
+  const perDay = new Map<string, number>();
+  for (const row of usage.rows) perDay.set(row.day, (perDay.get(row.day) ?? 0) + row.requests);
+  const to = addDays(utcDay(new Date()), 1);
+  const chart = stackedBars({ from: addDays(to, -30), to, title: 'Requests per day', series: [{ label: 'requests', values: perDay }] });
+  const t = usage.totals;
+  const state = (k: ApiKey) => (k.revokedAt ? 'revoked' : k.expiresAt && k.expiresAt <= new Date() ? 'expired' : 'active');
+  const limits = (k: ApiKey) => [k.allowedModels ? `models: ${k.allowedModels.join(', ')}` : '', k.rpm ? `${k.rpm} rpm` : '', k.tpm ? `${k.tpm} tpm` : '',
+    k.budgetMicros !== null && k.budgetMicros !== undefined ? `${dollars(k.budgetMicros)} per ${k.budgetPeriod ?? 'total'}` : '', k.expiresAt ? `expires ${k.expiresAt.toISOString().slice(0, 10)}` : ''].filter(Boolean).join(' · ') || '—';
+  render(req, res, '/', (csrf) => html`<h1>${org.name} <code>${org.slug}</code></h1>
+${refusal ? '' : savedNotice(req.query.saved === 'lanes' ? 'Lane overrides saved.' : undefined)}
 <div class="card" data-section="members"><h2>Members</h2><table><thead><tr><th>Email</th><th>Role</th></tr></thead><tbody>
 ${members.map((m) => html`<tr><td>${users.get(m.userId) ?? m.userId}</td><td data-label="Role">${m.role}</td></tr>`)}</tbody></table></div>
 <div class="card" data-section="keys"><h2>API keys</h2><table><thead><tr><th>Name</th><th>Key</th><th>Owner</th><th>Project</th><th>State</th><th>Limits</th></tr></thead><tbody>
@@ -49,8 +67,7 @@ ${keys.map((k) => html`<tr data-key-id="${k.id}"><td>${k.name ?? ''}</td><td dat
 <td data-label="Project">${k.projectId ? projectName.get(k.projectId) ?? '' : '—'}</td><td data-label="State">${state(k)}</td><td data-label="Limits">${limits(k)}</td></tr>`)}</tbody></table></div>
 <div class="card" data-section="projects"><h2>Projects</h2><table><thead><tr><th>Name</th><th>Slug</th><th>Budget</th><th>State</th></tr></thead><tbody>
 ${projects.map((p) => html`<tr><td>${p.name}</td><td data-label="Slug"><code>${p.slug}</code></td><td data-label="Budget">${p.budgetMicros !== null && p.budgetMicros !== undefined ? `${dollars(p.budgetMicros)} per ${p.budgetPeriod ?? 'total'}` : '—'}</td><td data-label="State">${p.archivedAt ? 'archived' : 'active'}</td></tr>`)}</tbody></table></div>
-<div class="card" data-section="usage"><h2>Usage, last 30 days</h2><p>${t.requests} requests · ${t.input_tokens + t.output_tokens} tokens · ${dollars(t.cost_micros)}</p>${chart.svg}${chart.legend}</div>
+<div class="card chart" data-section="usage"><h2>Usage, last 30 days</h2><p>${t.requests} requests · ${t.input_tokens + t.output_tokens} tokens · ${dollars(t.cost_micros)}</p>${chart.svg}<div class="legend">${chart.legend}</div></div>
 <div class="card" data-section="search"><h2>Web search</h2>${search ? html`<p>Default provider: ${search.defaultProvider ?? '—'} · allowed: ${search.allowedProviders.join(', ') || 'all'} · monthly allowance: ${search.monthlyAllowance ?? 'plan'} · overage: ${search.overageEnabled ? 'on' : 'off'} · monthly limit: ${search.overageMonthlyLimit ?? 'none'}</p>` : html`<p class="muted">Plan defaults (no settings saved).</p>`}</div>
-<div class="card" data-section="lanes"><h2>Lane overrides</h2>${laneOverridesForm(org, csrf)}</div>`);
-  });
+<div class="card" data-section="lanes"><h2>Lane overrides</h2>${laneOverridesForm(org, csrf, 'org', refusal)}</div>`);
 }

@@ -18,7 +18,8 @@ import { operatorActor } from './auth';
 import { startImpersonation } from './impersonate';
 import { poolsPage } from './pools-page';
 import { createPage } from './create-page';
-import { laneOverridesForm, orgPage } from './org-page';
+import { consoleOrg, laneOverridesForm, orgPage, showConsoleOrg } from './org-page';
+import { fieldError, invalidAttrs, savedNotice, ticked, typed, withFormRefusal, type FormState } from '../../web/form-refusal';
 import { organizations } from '../resources/definitions/tenancy';
 import { validate } from '../../validate';
 
@@ -38,7 +39,7 @@ const audit = (req: Request, res: Response, path: string, targetId: string | nul
 export function consolePages(redis: RedisClient, kit: WebKit): Router {
   const r = Router();
 
-  r.get('/', async (req, res) => {
+  const orgsPage = async (req: Request, res: Response, refusal?: FormState) => {
     const [orgs, plans] = await Promise.all([Organization.findAll({ order: [['name', 'ASC']], limit: 500 }), Plan.findAll()]);
     const src = await usageSource({ from: new Date(Date.now() - 30 * 86_400_000) });
     const usage = await db().query<{ org_id: string; requests: string; tokens: string }>(
@@ -46,51 +47,60 @@ export function consolePages(redis: RedisClient, kit: WebKit): Router {
       { type: QueryTypes.SELECT, replacements: src.replacements },
     );
     const byOrg = new Map(usage.map((u) => [u.org_id, u]));
-    render(req, res, kit, '/', (csrf) => html`<h1>Organizations</h1><div class="card"><table><thead><tr><th>Name</th><th>Slug</th><th>Plan</th><th>Lane overrides</th><th>Requests (30 d)</th><th>Tokens (30 d)</th></tr></thead><tbody>
+    const saved = { plan: 'Plan saved.', lanes: 'Lane overrides saved.' }[String(req.query.saved ?? '')];
+    render(req, res, kit, '/', (csrf) => html`<h1>Organizations</h1>${refusal ? '' : savedNotice(saved)}<div class="card"><table><thead><tr><th>Name</th><th>Slug</th><th>Plan</th><th>Lane overrides</th><th>Requests (30 d)</th><th>Tokens (30 d)</th></tr></thead><tbody>
 ${orgs.map((o) => html`<tr><td><a href="/orgs/${o.id}">${o.name}</a></td><td data-label="Slug"><code>${o.slug}</code></td><td data-label="Plan"><form method="post" action="/orgs/${o.id}/plan" class="row" data-org="${o.slug}">${hidden(csrf)}<select name="plan_id" aria-label="Plan of ${o.slug}"><option value="">—</option>${plans.map((p) => html`<option value="${p.id}" ${p.id === o.planId ? html`selected` : ''}>${p.name}</option>`)}</select><button class="plain">Set</button></form></td>
-<td data-label="Lane overrides">${laneOverridesForm(o, csrf)}</td><td data-label="Requests (30 d)">${byOrg.get(o.id)?.requests ?? 0}</td><td data-label="Tokens (30 d)">${byOrg.get(o.id)?.tokens ?? 0}</td></tr>`)}
+<td data-label="Lane overrides">${laneOverridesForm(o, csrf, 'list', refusal)}</td><td data-label="Requests (30 d)">${byOrg.get(o.id)?.requests ?? 0}</td><td data-label="Tokens (30 d)">${byOrg.get(o.id)?.tokens ?? 0}</td></tr>`)}
 </tbody></table></div>`);
-  });
+  };
+  r.get('/', (req, res) => orgsPage(req, res));
 
   r.post('/orgs/:id/plan', async (req, res) => {
-    const id = String(req.params.id);
-    const org = isUuid(id) ? await Organization.findByPk(id) : null;
-    if (!org) throw new ApiError(404, 'not_found', 'No such organization.');
+    const org = await consoleOrg(String(req.params.id));
     const planId = String(req.body?.plan_id ?? '') || null;
     if (planId && !(isUuid(planId) && (await Plan.findByPk(planId)))) throw new ApiError(400, 'invalid_reference', 'No such plan.');
     await org.update({ planId });
     await bumpEpoch(redis); // every pod sees the plan's lanes and entitlements on its next request
     await audit(req, res, `/admin/v1/organizations/${org.id}`, org.id, 200, ['plan_id']);
-    res.redirect(303, '/');
+    res.redirect(303, '/?saved=plan');
   });
 
   // lane overrides as `pool:lane=n` pairs, validated by the organizations family's own field schema
+  // a refused form comes back on the page it was on, with what was typed and the message after the field
   r.post('/orgs/:id/lanes', async (req, res) => {
-    const id = String(req.params.id);
-    const org = isUuid(id) ? await Organization.findByPk(id) : null;
-    if (!org) throw new ApiError(404, 'not_found', 'No such organization.');
-    const text = String(req.body?.lane_overrides ?? '').trim();
-    const pairs: Record<string, unknown> = {};
-    for (const part of text ? text.split(/[\s,]+/).filter(Boolean) : []) {
-      const m = /^([^=]+)=(\d+)$/.exec(part);
-      if (!m) throw new ApiError(400, 'invalid_request', `'${part}' is not a pool:lane=count pair.`);
-      pairs[m[1]] = Number(m[2]);
-    }
-    const laneOverrides = validate<Record<string, number>>(organizations.fields.lane_overrides.schema.label('lane_overrides'), pairs);
-    await org.update({ laneOverrides });
-    await bumpEpoch(redis); // every pod applies the lanes on its next request
-    await audit(req, res, `/admin/v1/organizations/${org.id}`, org.id, 200, ['lane_overrides']);
-    res.redirect(303, '/');
+    const org = await consoleOrg(String(req.params.id));
+    const onOrgPage = req.body?.back === 'org';
+    await withFormRefusal(req, res, async () => {
+      const text = String(req.body?.lane_overrides ?? '').trim();
+      const pairs: Record<string, unknown> = {};
+      for (const part of text ? text.split(/[\s,]+/).filter(Boolean) : []) {
+        const m = /^([^=]+)=(\d+)$/.exec(part);
+        if (!m) throw new ApiError(400, 'invalid_request', `'${part}' is not a pool:lane=count pair.`);
+        pairs[m[1]] = Number(m[2]);
+      }
+      let laneOverrides: Record<string, number>;
+      try {
+        laneOverrides = validate<Record<string, number>>(organizations.fields.lane_overrides.schema.label('lane_overrides'), pairs);
+      } catch (err) {
+        // the schema names the pair at fault; on the page the field is the whole text
+        throw err instanceof ApiError ? new ApiError(err.status, err.code, err.message) : err;
+      }
+      await org.update({ laneOverrides });
+      await bumpEpoch(redis); // every pod applies the lanes on its next request
+      await audit(req, res, `/admin/v1/organizations/${org.id}`, org.id, 200, ['lane_overrides']);
+      res.redirect(303, onOrgPage ? `/orgs/${org.id}?saved=lanes` : '/?saved=lanes');
+    }, (state) => (onOrgPage ? showConsoleOrg(req, res, (rq, rs, tab, body) => render(rq, rs, kit, tab, body), org, state) : orgsPage(req, res, state)),
+    { form: `lanes:${org.id}`, field: 'lane_overrides' });
   });
 
-  const keysPage = async (req: Request, res: Response, created?: { key: string }) => {
+  const keysPage = async (req: Request, res: Response, created?: { key: string }, refused?: FormState) => {
     const keys = await PlatformKey.findAll({ order: [['createdAt', 'DESC']], limit: 500 });
     const owners = await User.findAll({ where: { id: [...new Set(keys.map((k) => k.userId))] } });
     render(req, res, kit, '/keys', (csrf) => html`<h1>Platform keys</h1>
 ${created ? html`<div class="card"><p><strong>New management key.</strong> Copy it now: it is shown this once.</p><p class="secret" data-test="new-platform-key">${created.key}</p></div>` : ''}
 <div class="card"><h2>Create a management key</h2><form method="post" action="/keys">${hidden(csrf)}
-<label for="kname">Name</label><input type="text" id="kname" name="name" maxlength="200">
-<fieldset class="checks"><legend>Scopes</legend>${ALL_SCOPES.map((s) => html`<label><input type="checkbox" name="scopes" value="${s}">${s}</label>`)}</fieldset>
+<label for="kname">Name</label><input type="text" id="kname" name="name" maxlength="200" value="${typed(refused, 'name')}">
+<fieldset class="checks"${invalidAttrs(refused, 'scopes')}><legend>Scopes</legend>${ALL_SCOPES.map((s) => html`<label><input type="checkbox" name="scopes" value="${s}"${ticked(refused, 'scopes', s) ? html` checked` : ''}>${s}</label>`)}</fieldset>${fieldError(refused, 'scopes')}
 <p><button type="submit">Create key</button></p></form></div>
 <div class="card"><table><thead><tr><th>Name</th><th>Key</th><th>Owner</th><th>Scopes</th><th>State</th><th></th></tr></thead><tbody>
 ${keys.map((k) => html`<tr data-key-id="${k.id}"><td>${k.name ?? ''}</td><td><code>${k.prefix}…</code></td><td>${owners.find((u) => u.id === k.userId)?.email ?? ''}</td><td>${k.scopes.join(', ')}</td>
@@ -98,14 +108,14 @@ ${keys.map((k) => html`<tr data-key-id="${k.id}"><td>${k.name ?? ''}</td><td><co
 </tbody></table></div>`);
   };
   r.get('/keys', (req, res) => keysPage(req, res));
-  r.post('/keys', async (req, res) => {
+  r.post('/keys', (req, res) => withFormRefusal(req, res, async () => {
     const raw = req.body?.scopes;
     const scopes = (Array.isArray(raw) ? raw : raw ? [raw] : []).map(String);
-    if (!scopes.length || scopes.some((s) => !ALL_SCOPES.includes(s))) throw new ApiError(400, 'invalid_scopes', 'Choose at least one known scope.');
+    if (!scopes.length || scopes.some((s) => !ALL_SCOPES.includes(s))) throw new ApiError(400, 'invalid_scopes', 'Choose at least one known scope.', { param: 'scopes' });
     const k = await createPlatformKey({ userId: res.locals.operator!.id, scopes, name: String(req.body?.name ?? '').slice(0, 200) || null }, operatorActor(res));
     res.status(201);
     await keysPage(req, res, k);
-  });
+  }, (state) => keysPage(req, res, undefined, state)));
   r.post('/keys/:id/revoke', async (req, res) => {
     if (!(await revokePlatformKey(String(req.params.id), operatorActor(res)))) throw new ApiError(404, 'not_found', 'No active platform key with that id.');
     res.redirect(303, '/keys');

@@ -36,7 +36,7 @@ export function messagesNativeTools(req: MessagesRequest): { set: NativeToolSet;
 
 /** The gateway's in-band codes → Anthropic's `error_code` values (the gateway's code rides along as `code`). */
 export function anthropicToolErrorCode(kind: NativeKind, code: string): string {
-  const common: Record<string, string> = { quota_exceeded: 'too_many_requests', max_uses_exceeded: 'max_uses_exceeded', invalid_tool_input: 'invalid_tool_input' };
+  const common: Record<string, string> = { quota_exceeded: 'too_many_requests', budget_exceeded: 'too_many_requests', max_uses_exceeded: 'max_uses_exceeded', invalid_tool_input: 'invalid_tool_input' };
   const fetch: Record<string, string> = { fetch_not_allowed: 'url_not_allowed', fetch_failed: 'url_not_accessible', unsupported_content_type: 'unsupported_content_type', fetch_too_large: 'content_too_large' };
   return common[code] ?? (kind === 'fetch' ? fetch[code] : code === 'query_too_long' ? code : undefined) ?? 'unavailable';
 }

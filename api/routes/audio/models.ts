@@ -4,6 +4,7 @@ import { audioConfigOf } from '../../../shared/audio/audio-config';
 import { AUDIO_LIMITS } from './upload';
 import { FORMATS } from './parts';
 import { capabilityPolicy } from '../../../shared/policies/capability';
+import { modelsForKey } from '../models/key-models';
 
 /**
  * `GET /v1/audio/transcriptions/models`: transcription-capable models whose `audio_config` is
@@ -15,7 +16,7 @@ export function listTranscriptionModels(ctx: AppContext) {
     // the caller's effective policies, as every task listing shows them
     const policy = capabilityPolicy(req.auth!.org, 'audio');
     const billing = capabilityPolicy(req.auth!.org, 'audio_billing');
-    const models = await ctx.catalog.list();
+    const models = await modelsForKey(ctx, req);
     const data = models.flatMap((m) => {
       const audio = audioConfigOf(m);
       if (!audio) return [];

@@ -41,6 +41,7 @@ function transcribe(ctx: AppContext) {
           ctx,
           req,
           res,
+          model,
           p.model,
           {
             target: targetOf(model),

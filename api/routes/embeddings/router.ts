@@ -10,6 +10,7 @@ import { targetOf } from '../../dispatch/target';
 import { checkEmbeddingLimits, parseEmbeddings } from './embeddings.schema';
 import { checkRerankLimits, parseRerank } from './rerank.schema';
 import { embeddingModel, rerankModel, type TaskPolicy } from './models';
+import { modelsForKey } from '../models/key-models';
 
 const PATHS = ['/v1/embeddings', '/v1/rerank', '/v2/rerank'];
 
@@ -66,13 +67,13 @@ export function embeddingsRouter(ctx: AppContext): Router {
   only(r, '/v2/rerank', { post: [requireJson, rerankHandler(ctx)] });
   only(r, '/v1/embeddings/models', {
     get: async (req, res) => {
-      const models = (await ctx.catalog.list()).filter((m) => m.capabilities.embeddings);
+      const models = (await modelsForKey(ctx, req)).filter((m) => m.capabilities.embeddings);
       res.json({ object: 'list', data: models.map((m) => embeddingModel(m, policyOf(req))) });
     },
   });
   only(r, '/v1/rerank/models', {
     get: async (req, res) => {
-      const models = (await ctx.catalog.list()).filter((m) => m.capabilities.rerank);
+      const models = (await modelsForKey(ctx, req)).filter((m) => m.capabilities.rerank);
       res.json({ object: 'list', data: models.map((m) => rerankModel(m, policyOf(req))) });
     },
   });

@@ -4,6 +4,7 @@ import type { AppContext } from '../../context';
 import { limitsOf } from './limits';
 import { imageGenerationOffBy } from './gate';
 import { capabilityPolicy } from '../../../shared/policies/capability';
+import { modelsForKey } from '../models/key-models';
 
 /**
  * `GET /v1/images/models`: image-capable models with their published limits, per-image prices, and
@@ -12,7 +13,7 @@ import { capabilityPolicy } from '../../../shared/policies/capability';
 export async function modelsListing(ctx: AppContext, req: Request, res: Response): Promise<void> {
   const policy = capabilityPolicy(req.auth!.org, 'image_generation');
   const available = !imageGenerationOffBy(ctx, req.auth!.org);
-  const models = (await ctx.catalog.list()).filter((m) => m.capabilities.image_generation);
+  const models = (await modelsForKey(ctx, req)).filter((m) => m.capabilities.image_generation);
   res.json({
     object: 'list',
     policy,

@@ -3,16 +3,18 @@ import type { AppContext } from '../../context';
 import { anthropicModel, openAiModel } from './present';
 import { errors } from '../../../shared/errors/codes';
 import { only } from '../only';
+import { modelsForKey } from './key-models';
+import { modelAllowed } from '../../../shared/limits/controls';
 
 /**
- * `GET /v1/models`: the global catalog. With an `anthropic-version` header the answer is the
+ * `GET /v1/models`: the catalog (only the key's allowed models when it has a list). With an `anthropic-version` header the answer is the
  * messages-dialect list (`data`, `has_more`, `first_id`, `last_id`), otherwise OpenAI's list.
  */
 export function modelsRouter(ctx: AppContext): Router {
   const r = Router();
   only(r, '/v1/models', {
     get: async (req, res) => {
-      const models = await ctx.catalog.list();
+      const models = await modelsForKey(ctx, req);
       if (req.headers['anthropic-version']) {
         const data = models.map(anthropicModel);
         res.json({ data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null });
@@ -24,7 +26,8 @@ export function modelsRouter(ctx: AppContext): Router {
   only(r, '/v1/models/:id', {
     get: async (req, res) => {
       const m = await ctx.catalog.get(String(req.params.id));
-      if (!m) throw errors.modelNotFound(String(req.params.id));
+      // a model the key may not call is not there for it (as OpenAI answers for a model without access)
+      if (!m || !modelAllowed(req.auth?.controls, m.publicId)) throw errors.modelNotFound(String(req.params.id));
       res.json(req.headers['anthropic-version'] ? anthropicModel(m) : openAiModel(m));
     },
   });

@@ -101,6 +101,12 @@ describe('dashboard usage page: a date range and breakdowns by key, project and 
       expect(page.status, q).to.equal(400);
       expect(page.text, q).not.to.include('<script>');
       expect(page.text, q).not.to.match(/at \w+ \(|node_modules/);
+      // a browser gets the range form back with what was asked and the message at the field, over the default range
+      expect(page.text, q).to.match(new RegExp(`data-test="field-error-${field}">${field}:`));
+      expect(page.text, q).to.match(new RegExp(`name="${field}" value="[^"]*"[^>]*aria-invalid="true"`));
+      const asked = new URLSearchParams(q).get(field)!;
+      expect(page.text, q).to.include(`name="${field}" value="${asked.replace(/</g, '&lt;').replace(/>/g, '&gt;')}"`);
+      expect(page.text, q).to.include('data-test="requests-chart"');
     }
     // the longest allowed range is fine
     expect((await web.get(`/dashboard/o/${o.org.slug}?from=${addDays(today, -365)}&to=${today}`)).status).to.equal(200);
