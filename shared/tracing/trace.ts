@@ -52,7 +52,8 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
-const NOOP: SpanHandle = Object.freeze({
+/** The span of nothing: what every call returns while tracing is off. */
+export const NOOP: SpanHandle = Object.freeze({
   recording: false,
   set: () => undefined,
   rename: () => undefined,
