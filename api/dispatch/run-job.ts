@@ -194,10 +194,10 @@ async function runAdmitted<Q extends QueueName>(
             (err) => settle(() => reject(err)),
           );
         },
-        onError: (w: WireError) => settle(() => {
-          wait.fail(w.code);
-          reject(fromWire(w));
-        }),
+        onError: (w: WireError) => {
+          if (!settled) wait.fail(w.code);
+          settle(() => reject(fromWire(w)));
+        },
       };
       // At the deadline the pod and the worker race: whoever marks the request first decides. If the
       // pod wins, it answers 504 and the worker bills nothing; if the worker already published its
