@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import crypto from 'crypto';
+import fs from 'fs';
+import path from 'path';
 import OpenAI from 'openai';
 import type { ChildProcess } from 'child_process';
 import { env, resetSim } from '../../helpers/harness';
@@ -116,6 +118,10 @@ describe('tracing: one trace per request across the web pod, the queue and the w
     // one trace: every span's parent is in it, but for the caller's own span
     const ids = new Set(spans.map((s) => s.spanId));
     for (const s of spans) if (s !== root) expect(ids.has(s.parentSpanId), `${s.name}'s parent is in the trace`).to.equal(true);
+    // kept for scripts/tracing/waterfall.ts (the picture in docs/observability.md)
+    const dir = path.resolve(__dirname, '../../../../.data/traces');
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'chat-trace.json'), JSON.stringify({ traceId, spans }, null, 1));
   });
 
   it('a failed upstream attempt is a span with error status, the retry that served a span of its own', async () => {
@@ -162,5 +168,18 @@ describe('tracing: one trace per request across the web pod, the queue and the w
     expect(wait.attributes['error.type']).to.equal(code);
     expect(named(spans, 'POST /v1/chat/completions').attributes['http.response.status_code']).to.equal(err!.status);
     expect(spans.some((s) => s.name === 'usage write'), 'nothing billed, so no usage write').to.equal(false);
+  });
+
+  it('a malformed traceparent is ignored: the request is served in a new trace of its own', async () => {
+    for (const bad of ['00-not-a-trace-01', `00-${'0'.repeat(32)}-${hex(8)}-01`, `ff-${hex(16)}-${hex(8)}-01`]) {
+      const { data, response } = await client(bad).chat.completions.create({ model: 'sim-chat', messages: [{ role: 'user', content: 'bad parent' }] }).withResponse();
+      expect(data.choices[0].message.content, bad).to.be.a('string');
+      const own = /^00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]$/.exec(response.headers.get('traceresponse') ?? '');
+      expect(own, `traceresponse for ${bad}`).to.not.equal(null);
+      expect(bad).to.not.include(own![1]);
+      expect(await waitFor(() => spansOf(own![1]).some((s) => s.name === 'process chat-interactive'), 20_000, 50), 'the worker continued the new trace').to.equal(true);
+      const root = named(spansOf(own![1]), 'POST /v1/chat/completions');
+      expect(root.parentSpanId, 'a root span: no parent from the malformed header').to.equal('');
+    }
   });
 });
