@@ -7,6 +7,7 @@ import { runLoad, pct, type LoadResult } from './load';
 import { readCpu, cpuPerRequestUs } from './cpu';
 import { readNodes, spreadRows } from './cluster-spread';
 import { startLocalCluster, type LocalCluster } from '../cluster/redis-cluster';
+import { startOtlpSink, tracingEnv } from './otlp-sink';
 
 /**
  * `npm run bench`: chat completions (JSON and streamed), embeddings, rerank and web search (the MCP
@@ -26,6 +27,11 @@ const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '1,16,64').split(',').map(
 /** BENCH_MODES narrows the run, e.g. `json,stream` (default: json,stream,embeddings,rerank,search,failover). */
 const MODES = new Set((process.env.BENCH_MODES ?? 'json,stream,embeddings,rerank,search,failover').split(','));
 const dist = path.resolve(__dirname, '..', '..');
+/**
+ * BENCH_TRACING: `off` (default) or a sampling ratio (`1` = every request, `0.01`): the gateway's
+ * processes then trace (OpenTelemetry, OTLP/HTTP protobuf to a sink in this process that discards).
+ */
+const TRACING = process.env.BENCH_TRACING ?? 'off';
 
 /** BENCH_NODE_ARGS passes flags to the gateway's processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`. */
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
@@ -87,7 +93,8 @@ async function main(): Promise<void> {
     SECRET_KEY: process.env.SECRET_KEY ?? 'bench-secret-key-bench-secret-key-0123456789',
     LOG_LEVEL: 'warn',
   });
-  const env = { ...process.env, CHAT_INTERACTIVE_CONCURRENCY: '256', PORT: String(webPort), SIMULATOR_PORT: String(simPort) };
+  const sink = TRACING === 'off' ? undefined : await startOtlpSink();
+  const env = { ...process.env, CHAT_INTERACTIVE_CONCURRENCY: '256', PORT: String(webPort), SIMULATOR_PORT: String(simPort), ...(sink ? tracingEnv(sink.url, TRACING) : {}) };
 
   // Imported after the environment is set: configuration is read on first use.
   const { db, closeDb } = await import('../../shared/db/sequelize.js');
@@ -192,6 +199,7 @@ async function main(): Promise<void> {
     table(['mode', 'conc', 'web µs/req', 'worker µs/req', 'redis µs/req', 'postgres µs/req', 'gateway µs/req', 'simulator µs/req'], cpuRows);
     console.log('');
     summary.forEach((s) => console.log(s));
+    console.log(`tracing: ${sink ? `on, sampled ${TRACING} (${sink.stats.posts} exports so far, ${(sink.stats.bytes / 1e6).toFixed(1)} MB)` : 'off'}`);
     if (cluster) {
       const spread = spreadRows(nodesBefore, nodesAfter);
       console.log('');
@@ -203,6 +211,7 @@ async function main(): Promise<void> {
     await Promise.all(procs.map((p) => exited(p, 15_000)));
     await services.stop();
     await cluster?.stop();
+    await sink?.close();
   }
 }
 
