@@ -12,7 +12,7 @@ import { ClientGone } from '../../shared/errors/ClientGone';
 import { laneRejections, queueRejections } from '../../shared/metrics';
 import { claimHeldUsage, giveUp } from '../../shared/metering/usage-outbox';
 import type { LimitHold } from '../../shared/limits/limits';
-import { childSpan, type SpanHandle } from '../../shared/tracing/trace';
+import { childSpan, NOOP, type SpanHandle } from '../../shared/tracing/trace';
 import { A } from '../../shared/tracing/attributes';
 
 /** How long a pod that lost the race at its deadline waits for the result the worker already sent. */
@@ -240,7 +240,7 @@ async function runAdmitted<Q extends QueueName>(
         lane: opts.lane,
         stream: !!opts.stream,
       } as unknown as JobData<Q>;
-      const sent = childSpan(`send ${opts.queue}`, who.trace, { kind: 'producer' });
+      const sent = who.trace ? childSpan(`send ${opts.queue}`, who.trace, { kind: 'producer' }) : NOOP;
       if (sent.recording) sent.set({ [A.messagingSystem]: 'bullmq', [A.messagingDestination]: opts.queue, [A.messagingOperationType]: 'send', [A.messagingMessageId]: jobId });
       const carrier = sent.carrier();
       if (carrier) data.trace = carrier;

@@ -14,6 +14,13 @@ import { poolModel, simDeployment } from '../../helpers/pool-models';
 
 const hex = (bytes: number) => crypto.randomBytes(bytes).toString('hex');
 
+/** Keeps a trace in .data/traces/<name>.json for scripts/tracing/waterfall.ts (the picture in docs/observability.md). */
+function keep(name: string, traceId: string, spans: ReceivedSpan[]): void {
+  const dir = path.resolve(__dirname, '../../../../.data/traces');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, `${name}.json`), JSON.stringify({ traceId, spans }, null, 1));
+}
+
 /**
  * OpenTelemetry across the queue hop, through the real parts: a web process and a chat worker process
  * started with the standard OTEL_* variables, exporting OTLP/HTTP JSON to a receiver of the test's own.
@@ -118,10 +125,7 @@ describe('tracing: one trace per request across the web pod, the queue and the w
     // one trace: every span's parent is in it, but for the caller's own span
     const ids = new Set(spans.map((s) => s.spanId));
     for (const s of spans) if (s !== root) expect(ids.has(s.parentSpanId), `${s.name}'s parent is in the trace`).to.equal(true);
-    // kept for scripts/tracing/waterfall.ts (the picture in docs/observability.md)
-    const dir = path.resolve(__dirname, '../../../../.data/traces');
-    fs.mkdirSync(dir, { recursive: true });
-    fs.writeFileSync(path.join(dir, 'chat-trace.json'), JSON.stringify({ traceId, spans }, null, 1));
+    keep('chat-trace', traceId, spans);
   });
 
   it('a failed upstream attempt is a span with error status, the retry that served a span of its own', async () => {
@@ -146,6 +150,8 @@ describe('tracing: one trace per request across the web pod, the queue and the w
     expect(attempts[0].attributes['gen_ai.request.model']).to.equal(broken.upstream);
     expect(attempts[1].statusCode, 'the attempt that served').to.not.equal(2);
     expect(job.statusCode).to.not.equal(2);
+    await waitFor(() => spansOf(traceId).some((s) => s.name === 'answer') && spansOf(traceId).some((s) => s.name === 'usage write'), 5000, 50);
+    keep('failover-trace', traceId, spansOf(traceId));
   });
 
   it('a request the worker fails: error status on its job and wait spans, the status on the server span', async () => {
