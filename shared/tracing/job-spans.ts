@@ -19,6 +19,7 @@ export function jobSpan(queue: string, job: Job<JobEnvelope>, started: number): 
   const operation = (d as { operation?: string }).operation;
   return span(`process ${queue}`, d.trace, {
     kind: 'consumer',
+    startTime: taken, // from the take: BullMQ's hand-over to the processor is part of the job
     attributes: {
       ...messaging,
       [A.messagingOperationType]: 'process',

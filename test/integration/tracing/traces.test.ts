@@ -69,8 +69,8 @@ describe('tracing: one trace per request across the web pod, the queue and the w
     expect(response.headers.get('traceresponse')).to.match(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
 
     // the usage write is the last span of the request (the drainer, after the reply)
-    expect(await waitFor(() => spansOf(traceId).some((s) => s.name === 'usage write'), 20_000, 50), 'the usage write span arrived').to.equal(true);
-    await waitFor(() => spansOf(traceId).some((s) => s.name === 'answer'), 5000, 50);
+    const complete = () => ['usage write', 'answer', 'process chat-interactive', 'reply'].every((n) => spansOf(traceId).some((s) => s.name === n));
+    expect(await waitFor(complete, 20_000, 50), 'the spans of both processes arrived').to.equal(true);
     const spans = spansOf(traceId);
 
     const root = named(spans, 'POST /v1/chat/completions');
@@ -139,7 +139,9 @@ describe('tracing: one trace per request across the web pod, the queue and the w
       .withResponse();
     expect(response.headers.get('x-service-deployment')).to.equal('spare');
     expect(response.headers.get('x-service-attempts')).to.equal('2');
-    expect(await waitFor(() => spansOf(traceId).filter((s) => s.attributes['gateway.attempt'] !== undefined).length === 2, 20_000, 50)).to.equal(true);
+    // each process exports a span when it ends, in batches: wait for the last ones of both processes
+    const complete = () => ['process chat-interactive', 'usage write', 'answer'].every((n) => spansOf(traceId).some((s) => s.name === n));
+    expect(await waitFor(complete, 20_000, 50), 'the spans of both processes arrived').to.equal(true);
     const job = named(spansOf(traceId), 'process chat-interactive');
     const attempts = spansOf(traceId)
       .filter((s) => s.parentSpanId === job.spanId && s.kind === 3)
@@ -150,7 +152,6 @@ describe('tracing: one trace per request across the web pod, the queue and the w
     expect(attempts[0].attributes['gen_ai.request.model']).to.equal(broken.upstream);
     expect(attempts[1].statusCode, 'the attempt that served').to.not.equal(2);
     expect(job.statusCode).to.not.equal(2);
-    await waitFor(() => spansOf(traceId).some((s) => s.name === 'answer') && spansOf(traceId).some((s) => s.name === 'usage write'), 5000, 50);
     keep('failover-trace', traceId, spansOf(traceId));
   });
 
@@ -163,7 +164,7 @@ describe('tracing: one trace per request across the web pod, the queue and the w
       .chat.completions.create({ model, messages: [{ role: 'user', content: 'refused' }] })
       .then(() => undefined, (e: unknown) => e as InstanceType<typeof OpenAI.APIError>);
     expect(err, 'the request failed').to.be.instanceOf(OpenAI.APIError);
-    expect(await waitFor(() => spansOf(traceId).some((s) => s.name.startsWith('POST ')) && spansOf(traceId).some((s) => s.name === 'process chat-interactive'), 20_000, 50)).to.equal(true);
+    expect(await waitFor(() => ['POST /v1/chat/completions', 'process chat-interactive', 'wait'].every((n) => spansOf(traceId).some((s) => s.name === n)), 20_000, 50)).to.equal(true);
     const spans = spansOf(traceId);
     const job = named(spans, 'process chat-interactive');
     const code = (err!.error as { code?: string } | undefined)?.code;
@@ -183,7 +184,8 @@ describe('tracing: one trace per request across the web pod, the queue and the w
       const own = /^00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]$/.exec(response.headers.get('traceresponse') ?? '');
       expect(own, `traceresponse for ${bad}`).to.not.equal(null);
       expect(bad).to.not.include(own![1]);
-      expect(await waitFor(() => spansOf(own![1]).some((s) => s.name === 'process chat-interactive'), 20_000, 50), 'the worker continued the new trace').to.equal(true);
+      const arrived = () => ['process chat-interactive', 'POST /v1/chat/completions'].every((n) => spansOf(own![1]).some((s) => s.name === n));
+      expect(await waitFor(arrived, 20_000, 50), 'the worker continued the new trace').to.equal(true);
       const root = named(spansOf(own![1]), 'POST /v1/chat/completions');
       expect(root.parentSpanId, 'a root span: no parent from the malformed header').to.equal('');
     }
