@@ -238,7 +238,10 @@ export class UsageDrainer {
       try {
         await insertUsage(good.map((d) => d.record!), db);
       } catch (batchErr) {
-        if (!isDataError(batchErr)) throw batchErr;
+        if (!isDataError(batchErr)) {
+          spans?.forEach((s) => (s.fail('db_unavailable'), s.end())); // the batch is retried: a later span shows the write
+          throw batchErr;
+        }
         const inserted: Decoded[] = [];
         for (const d of good) {
           try {

@@ -128,6 +128,19 @@ describe('tracing: one trace per request across the web pod, the queue and the w
     keep('chat-trace', traceId, spans);
   });
 
+  it('a streamed request: the wait span marks the first chunk (time to first byte), and the trace spans both processes', async () => {
+    const traceId = hex(16);
+    const stream = await client(`00-${traceId}-${hex(8)}-01`).chat.completions.create({ model: 'sim-chat', stream: true, messages: [{ role: 'user', content: 'stream me' }] });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+    expect(text.length).to.be.greaterThan(0);
+    const complete = () => ['wait', 'process chat-interactive', 'POST /v1/chat/completions'].every((n) => spansOf(traceId).some((s) => s.name === n));
+    expect(await waitFor(complete, 20_000, 50), 'the spans of both processes arrived').to.equal(true);
+    const wait = named(spansOf(traceId), 'wait');
+    expect(wait.events).to.deep.equal(['first chunk']);
+    expect(named(spansOf(traceId), 'process chat-interactive').service).to.equal('gateway-worker');
+  });
+
   it('a failed upstream attempt is a span with error status, the retry that served a span of its own', async () => {
     const broken = simDeployment('broken', { priority: 0 });
     const spare = simDeployment('spare', { priority: 1 });

@@ -3,7 +3,7 @@ import * as semconv from '@opentelemetry/semantic-conventions/incubating';
 import { A, GEN_AI_OPERATIONS, PROVIDER_NAMES } from '../../../shared/tracing/attributes';
 import { jobUsage } from '../../../shared/metering/usage';
 import { traceUsage } from '../../../shared/tracing/job-spans';
-import { NOOP, traceIdOf, tracingRequested } from '../../../shared/tracing/trace';
+import { childSpan, NOOP, span, traceIdOf, tracingOn, tracingRequested } from '../../../shared/tracing/trace';
 
 describe('tracing: attribute names and the trace id on the usage record', () => {
   it("every conventional attribute name is the semantic-conventions package's", () => {
@@ -57,5 +57,17 @@ describe('tracing: attribute names and the trace id on the usage record', () => 
     expect(tracingRequested({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/v1/traces' })).to.equal(true);
     expect(tracingRequested({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: 'TRUE' })).to.equal(false);
     expect(tracingRequested({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_EXPORTER: 'none' })).to.equal(false);
+  });
+
+  it('off, every span is the one frozen no-op: nothing allocated, nothing recorded, no context to carry', () => {
+    expect(tracingOn()).to.equal(false);
+    const a = span('a', undefined, { kind: 'server' });
+    const b = childSpan('b', a);
+    expect(a).to.equal(NOOP);
+    expect(b).to.equal(NOOP);
+    expect(Object.isFrozen(NOOP)).to.equal(true);
+    expect(a.recording).to.equal(false);
+    expect(a.carrier()).to.equal(undefined);
+    expect(a.traceId()).to.equal(undefined);
   });
 });
