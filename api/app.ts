@@ -15,6 +15,8 @@ import { bodyDeadline } from './middleware/body-deadline';
 import { dashboardRouter } from './dashboard/router';
 import { webPages } from './web/error-page';
 import { browserRoot } from './middleware/browser-root';
+import { traceRequest } from './middleware/trace-request';
+import { tracingOn } from '../shared/tracing/trace';
 
 /** The inference app (`{base_url}`), without listening: tests mount it on an ephemeral port. */
 export function createApp(ctx: AppContext): Express {
@@ -24,6 +26,7 @@ export function createApp(ctx: AppContext): Express {
   app.set('query parser', 'simple');
   app.set('trust proxy', config().trustProxy); // req.ip: the client address failed authentications count against
   app.use(requestId);
+  if (tracingOn()) app.use(traceRequest); // mounted only when tracing is on: no cost otherwise
   app.use(httpMetrics);
   app.use('/metrics', publicMetricsGate); // any spelling express routes to /metrics
   app.use(bodyDeadline(() => config().bodyReadTimeoutMs));

@@ -7,6 +7,7 @@ import { closeContext, createContext } from './context';
 import { healthRouter } from './routes/health/router';
 import { config } from '../shared/config/env';
 import { serverOptions } from '../shared/http/server-options';
+import { startTracing, stopTracing } from '../shared/tracing/trace';
 
 /** `/metrics` and `/healthz` without a token on METRICS_PORT, a port the operator keeps private. */
 async function startMetricsPort(port: number, ctx: { redis: import('../shared/redis/connection').RedisClient }): Promise<http.Server> {
@@ -20,6 +21,7 @@ async function startMetricsPort(port: number, ctx: { redis: import('../shared/re
 
 /** Starts the inference app on a port; returns a handle that closes it and its context. */
 export async function startWeb(port: number): Promise<{ server: http.Server; close(): Promise<void> }> {
+  startTracing('gateway-web'); // before createApp, which mounts the request spans when it is on
   const ctx = await createContext();
   const server = http.createServer(serverOptions(config()), createApp(ctx));
   try {
@@ -38,6 +40,7 @@ export async function startWeb(port: number): Promise<{ server: http.Server; clo
       server.closeIdleConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await closeContext(ctx);
+      await stopTracing();
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { OrgContext } from '../shared/tenancy/directory';
 import type { KeyControls } from '../shared/limits/controls';
+import type { RequestTrace } from './middleware/trace-request';
 
 export interface AuthInfo {
   keyId: string;
@@ -23,6 +24,8 @@ declare global {
       auth?: AuthInfo;
       /** Set by path-authentication mounts (`/a/...`, `/r/...`). */
       pathAuth?: { apiKey?: string; project?: string; routingPlanId?: string };
+      /** The request's spans; only when tracing is on (api/middleware/trace-request.ts). */
+      trace?: RequestTrace;
     }
   }
 }

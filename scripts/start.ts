@@ -13,6 +13,7 @@ import { migrate } from '../shared/db/migrate';
 import { seed } from '../shared/db/seed';
 import { createRedis } from '../shared/redis/connection';
 import { startWeb } from '../api/server';
+import { startTracing } from '../shared/tracing/trace';
 import { startAdmin } from '../api/admin/server';
 import { startPools } from '../workers/main';
 import { implementedPools } from '../workers/pools';
@@ -45,6 +46,7 @@ async function main(): Promise<void> {
   // Configuration is read lazily: the first config() call, below, validates the completed environment.
 
   const cfg = config();
+  startTracing('gateway'); // one process runs web, workers and clock: one service name for all
   const base = `http://localhost:${cfg.port}`;
   lock.announce(base);
   const sim = process.env.SIMULATOR_URL ? undefined : await startSimulator(simPort);

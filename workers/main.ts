@@ -15,6 +15,7 @@ import { SchedulerSettingsFollower } from './scheduler-settings';
 import { UsageDrainers } from '../shared/metering/usage-drainers';
 import { outboxStats } from '../shared/metering/usage-outbox';
 import { addUsageOutboxSource } from '../shared/metrics';
+import { startTracing, stopTracing } from '../shared/tracing/trace';
 
 /** Validates pool names; an unknown or unimplemented pool fails at start. */
 export function parsePools(args: string[]): PoolName[] {
@@ -72,6 +73,7 @@ async function main(): Promise<void> {
   const cfg = config();
   const pools = parsePools(process.argv.slice(2).length ? process.argv.slice(2) : (process.env.WORKER_POOLS ?? '').split(','));
   await enforcePreflight('workers', cfg);
+  startTracing('gateway-worker');
   const running = await startPools(pools);
   const metrics = process.env.METRICS_PORT ? await startMetricsServer(Number(process.env.METRICS_PORT), running.runtime.redis, [running.runtime.sub]) : undefined;
   const stop = async (signal: string) => {
@@ -79,6 +81,7 @@ async function main(): Promise<void> {
     markDraining();
     forceExitAfter(cfg.shutdownGraceMs);
     await running.close();
+    await stopTracing().catch((err) => logger.warn({ err }, 'tracing shutdown failed'));
     metrics?.close(); // after the drain: /readyz answers 503 meanwhile
     await closeDb();
     process.exit(0);

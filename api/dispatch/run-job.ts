@@ -12,6 +12,8 @@ import { ClientGone } from '../../shared/errors/ClientGone';
 import { laneRejections, queueRejections } from '../../shared/metrics';
 import { claimHeldUsage, giveUp } from '../../shared/metering/usage-outbox';
 import type { LimitHold } from '../../shared/limits/limits';
+import { childSpan, NOOP, type SpanHandle } from '../../shared/tracing/trace';
+import { A } from '../../shared/tracing/attributes';
 
 /** How long a pod that lost the race at its deadline waits for the result the worker already sent. */
 const LOST_RACE_GRACE_MS = 5_000;
@@ -52,6 +54,18 @@ export interface RunJobOptions<Q extends QueueName> {
 
 export { ClientGone };
 
+/** Passes chunks on and marks the first one on the wait span (time to first byte). */
+function firstChunkEvent(wait: SpanHandle, onChunk: ((data: string) => void) | undefined): (data: string) => void {
+  let first = true;
+  return (data) => {
+    if (first) {
+      first = false;
+      wait.event('first chunk');
+    }
+    onChunk?.(data);
+  };
+}
+
 /** Retry-After (seconds) when a queue is at its operator-set waiting cap. */
 const BACKLOG_RETRY_AFTER_S = 1;
 
@@ -68,6 +82,8 @@ export interface JobCaller {
   apiKeyId: string | null;
   /** The job id (the request id). */
   requestId: string;
+  /** The request's span when tracing is on: admit, enqueue and wait become its children. */
+  trace?: SpanHandle;
 }
 
 /**
@@ -82,8 +98,12 @@ export async function runJob<Q extends QueueName>(ctx: AppContext, req: Request,
     if (!res.writableFinished) gone.abort(new ClientGone());
   };
   res.on('close', onClose);
+  req.trace?.endStep(); // validate ends here
   try {
-    return await runQueued(ctx, { orgId: auth.orgId, projectId: auth.projectId, apiKeyId: auth.keyId, requestId: opts.jobId ?? req.id }, gone.signal, opts);
+    const who = { orgId: auth.orgId, projectId: auth.projectId, apiKeyId: auth.keyId, requestId: opts.jobId ?? req.id, trace: req.trace?.root };
+    const result = await runQueued(ctx, who, gone.signal, opts);
+    req.trace?.begin('answer'); // ends when the response does
+    return result;
   } finally {
     res.off('close', onClose);
   }
@@ -101,12 +121,18 @@ export async function runQueued<Q extends QueueName>(ctx: AppContext, who: JobCa
     throw opts.overLimit(BACKLOG_RETRY_AFTER_S);
   }
   if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new ClientGone();
-  const hold = opts.reserve ? await opts.reserve(who.requestId) : undefined;
+  const admit = childSpan('admit', who.trace);
+  if (admit.recording) admit.set({ [A.pool]: opts.pool, [A.lane]: opts.lane });
+  let hold: LimitHold | undefined;
   try {
-    return await runAdmitted(ctx, who, signal, opts, settings);
+    hold = opts.reserve ? await opts.reserve(who.requestId) : undefined;
+    return await runAdmitted(ctx, who, signal, opts, settings, admit);
   } catch (err) {
     if (hold) void hold.release().catch((e) => logger.warn({ err: e }, 'limits release failed'));
+    admit.fail(err instanceof ApiError ? err.code : 'error');
     throw err;
+  } finally {
+    admit.end(); // when runAdmitted has not ended it at the enqueue
   }
 }
 
@@ -116,6 +142,7 @@ async function runAdmitted<Q extends QueueName>(
   signal: AbortSignal | undefined,
   opts: RunJobOptions<Q>,
   settings: { priorityStep: number },
+  admit: SpanHandle,
 ): Promise<unknown> {
   const admitted = await ctx.leases.acquire(who.orgId, opts.pool, opts.lane, opts.limit);
   if (!admitted.granted) {
@@ -132,11 +159,14 @@ async function runAdmitted<Q extends QueueName>(
 
   try {
     if (opts.alsoAdmit) releaseAlso = await opts.alsoAdmit();
+    admit.end();
+    const wait = childSpan('wait', who.trace);
     return await new Promise<unknown>((resolve, reject) => {
       const settle = (fn: () => void) => {
         if (settled) return;
         settled = true;
         signal?.removeEventListener('abort', onAbort);
+        wait.end();
         fn();
       };
       const cancel = () => void cancelJob(ctx.redis, ctx.queues, opts.queue, jobId).catch((err) => logger.warn({ err }, 'cancel failed'));
@@ -155,7 +185,7 @@ async function runAdmitted<Q extends QueueName>(
 
       const timedOut = () => settle(() => reject(opts.timeoutError ? opts.timeoutError() : errors.deadline()));
       const handlers = {
-        onChunk: opts.onChunk,
+        onChunk: wait.recording ? firstChunkEvent(wait, opts.onChunk) : opts.onChunk,
         onResult: (r: unknown, recovered?: boolean) => {
           // A result recovered from the job may have had its usage held (no pod was listening): bill it now.
           if (!recovered) return settle(() => resolve(r));
@@ -164,7 +194,10 @@ async function runAdmitted<Q extends QueueName>(
             (err) => settle(() => reject(err)),
           );
         },
-        onError: (w: WireError) => settle(() => reject(fromWire(w))),
+        onError: (w: WireError) => {
+          if (!settled) wait.fail(w.code);
+          settle(() => reject(fromWire(w)));
+        },
       };
       // At the deadline the pod and the worker race: whoever marks the request first decides. If the
       // pod wins, it answers 504 and the worker bills nothing; if the worker already published its
@@ -207,10 +240,19 @@ async function runAdmitted<Q extends QueueName>(
         lane: opts.lane,
         stream: !!opts.stream,
       } as unknown as JobData<Q>;
-      enqueue(ctx.queues, opts.queue, data, lease.heldBefore, settings.priorityStep).catch((err) => {
-        ctx.replies.unregister(jobId);
-        settle(() => reject(err));
-      });
+      const sent = who.trace ? childSpan(`send ${opts.queue}`, who.trace, { kind: 'producer' }) : NOOP;
+      if (sent.recording) sent.set({ [A.messagingSystem]: 'bullmq', [A.messagingDestination]: opts.queue, [A.messagingOperationType]: 'send', [A.messagingMessageId]: jobId });
+      const carrier = sent.carrier();
+      if (carrier) data.trace = carrier;
+      enqueue(ctx.queues, opts.queue, data, lease.heldBefore, settings.priorityStep).then(
+        () => sent.end(),
+        (err) => {
+          sent.fail('enqueue_failed');
+          sent.end();
+          ctx.replies.unregister(jobId);
+          settle(() => reject(err));
+        },
+      );
     });
   } finally {
     void ctx.leases.release(lease).catch((err) => logger.warn({ err }, 'lease release failed'));

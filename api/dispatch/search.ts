@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import type { SpanHandle } from '../../shared/tracing/trace';
 import type { AppContext } from '../context';
 import type { OrgContext } from '../../shared/tenancy/directory';
 import type { FetchResult, SearchArgs, SearchOutcome, SearchResult } from '../../shared/search/types';
@@ -41,11 +42,13 @@ export interface SearchCaller {
   controls?: KeyControls | null;
   /** Unique per search: the job id and the ledger row's key. Several searches in one request need distinct ids. */
   requestId: string;
+  /** The request's span when tracing is on: the search job joins the request's trace. */
+  trace?: SpanHandle;
 }
 
 export function searchCaller(ctx: AppContext, req: Request): SearchCaller {
   const a = req.auth!;
-  return { ctx, orgId: a.orgId, org: a.org, apiKeyId: a.keyId, userId: a.userId ?? null, projectId: a.projectId, controls: a.controls ?? null, requestId: req.id };
+  return { ctx, orgId: a.orgId, org: a.org, apiKeyId: a.keyId, userId: a.userId ?? null, projectId: a.projectId, controls: a.controls ?? null, requestId: req.id, trace: req.trace?.root };
 }
 
 function checkArgs(args: SearchArgs): void {
@@ -109,7 +112,7 @@ export async function runSearch(caller: SearchCaller, args: SearchArgs, signal?:
     const target = { name: provider.name, kind: provider.kind, baseUrl: provider.baseUrl, sealedKey: encrypt(provider.apiKey), keySource: provider.keySource };
     result = (await runQueued(
       ctx,
-      { orgId: caller.orgId, projectId: caller.projectId, apiKeyId: caller.apiKeyId, requestId: caller.requestId },
+      { orgId: caller.orgId, projectId: caller.projectId, apiKeyId: caller.apiKeyId, requestId: caller.requestId, trace: caller.trace },
       signal,
       {
         queue: 'search',

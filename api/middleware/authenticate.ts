@@ -50,6 +50,7 @@ export function missingKeyMessage(req: Request): string {
 /** Authenticates an inference request and attaches `req.auth`. */
 export function authenticate(ctx: AppContext) {
   return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
+    req.trace?.begin('authenticate');
     try {
       const { gatewayKey, upstreamKey } = presentedKeys(req);
       if (!gatewayKey) throw errors.invalidApiKey(missingKeyMessage(req));
@@ -103,8 +104,10 @@ export function authenticate(ctx: AppContext) {
         controls: rec.controls,
       };
       void noteKeyUsed(ctx.redis, rec.orgId, rec.id);
+      req.trace?.begin('validate'); // reading the body, its checks, the model: until run-job admits
       next();
     } catch (err) {
+      req.trace?.endStep(err instanceof ApiError ? err.code : 'error');
       next(err);
     }
   };

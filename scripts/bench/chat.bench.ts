@@ -9,6 +9,7 @@ import { readNodes, spreadRows } from './cluster-spread';
 import { readRedisCounts, perRequest, detail, REDIS_COUNT_HEAD } from './redis-counts';
 import { floodCell, floodRows, FLOOD_HEAD } from './flood';
 import { startLocalCluster, type LocalCluster } from '../cluster/redis-cluster';
+import { startOtlpSink, tracingEnv } from './otlp-sink';
 
 /**
  * `npm run bench`: chat completions (JSON and streamed), embeddings, rerank and web search (the MCP
@@ -33,6 +34,11 @@ const WORKER_SLOTS = Number(process.env.BENCH_WORKER_SLOTS ?? 256);
 /** The flood cell's in-flight requests from the flooding organization (default four times the workers' slots). */
 const FLOOD_IN_FLIGHT = Number(process.env.BENCH_FLOOD_IN_FLIGHT ?? 4 * WORKER_SLOTS);
 const dist = path.resolve(__dirname, '..', '..');
+/**
+ * BENCH_TRACING: `off` (default) or a sampling ratio (`1` = every request, `0.01`): the gateway's
+ * processes then trace (OpenTelemetry, OTLP/HTTP protobuf to a sink in this process that discards).
+ */
+const TRACING = process.env.BENCH_TRACING ?? 'off';
 
 /** BENCH_NODE_ARGS passes flags to the gateway's processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`. */
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
@@ -94,7 +100,8 @@ async function main(): Promise<void> {
     SECRET_KEY: process.env.SECRET_KEY ?? 'bench-secret-key-bench-secret-key-0123456789',
     LOG_LEVEL: 'warn',
   });
-  const env = { ...process.env, CHAT_INTERACTIVE_CONCURRENCY: String(WORKER_SLOTS), PORT: String(webPort), SIMULATOR_PORT: String(simPort) };
+  const sink = TRACING === 'off' ? undefined : await startOtlpSink();
+  const env = { ...process.env, CHAT_INTERACTIVE_CONCURRENCY: String(WORKER_SLOTS), PORT: String(webPort), SIMULATOR_PORT: String(simPort), ...(sink ? tracingEnv(sink.url, TRACING) : {}) };
 
   // Imported after the environment is set: configuration is read on first use.
   const { db, closeDb } = await import('../../shared/db/sequelize.js');
@@ -233,6 +240,7 @@ async function main(): Promise<void> {
       console.log('');
     }
     summary.forEach((s) => console.log(s));
+    console.log(`tracing: ${sink ? `on, sampled ${TRACING} (${sink.stats.posts} exports so far, ${(sink.stats.bytes / 1e6).toFixed(1)} MB)` : 'off'}`);
     if (cluster) {
       const spread = spreadRows(nodesBefore, nodesAfter);
       console.log('');
@@ -247,6 +255,7 @@ async function main(): Promise<void> {
     await Promise.all(procs.map((p) => exited(p, 15_000)));
     await services.stop();
     await cluster?.stop();
+    await sink?.close();
   }
 }
 

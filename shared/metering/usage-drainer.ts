@@ -8,6 +8,7 @@ import { usageDrained } from '../metrics';
 import { insertUsage, usagePool, type UsageRecord } from './usage';
 import { settleUsage } from '../limits/limits';
 import { decodeUsage, OUTBOX_GROUP } from './usage-outbox';
+import { usageWriteSpans } from '../tracing/job-spans';
 
 export interface UsageDrainerOptions {
   /** Consumer name in the group; default `<pod id>:<pid>`. */
@@ -231,12 +232,16 @@ export class UsageDrainer {
     });
     const bad: Array<Decoded & { reason: string }> = decoded.filter((d) => !d.record).map((d) => ({ ...d, reason: 'not a usage record' }));
     let good = decoded.filter((d) => d.record);
+    const spans = usageWriteSpans(good.map((d) => d.record!), Date.now());
     if (good.length) {
       const db = this.pool ?? usagePool();
       try {
         await insertUsage(good.map((d) => d.record!), db);
       } catch (batchErr) {
-        if (!isDataError(batchErr)) throw batchErr;
+        if (!isDataError(batchErr)) {
+          spans?.forEach((s) => (s.fail('db_unavailable'), s.end())); // the batch is retried: a later span shows the write
+          throw batchErr;
+        }
         const inserted: Decoded[] = [];
         for (const d of good) {
           try {
@@ -251,6 +256,7 @@ export class UsageDrainer {
         good = inserted;
       }
     }
+    if (spans) for (const s of spans) s.end();
     // the ledger has these events now: their budget reservations settle to the real cost
     if (good.length) await settleUsage(this.redis!, good.map((d) => d.record!)).catch((err) => logger.warn({ err }, 'usage drainer: settling budgets failed'));
     if (bad.length) await this.deadLetter(bad);

@@ -18,6 +18,10 @@ export interface UsageRecord {
   passthrough?: boolean;
   /** The model pool deployment that served the request (chat-style requests). */
   deployment?: string;
+  /** The request's trace id (32 hex) when its pod traced it: the request log's `trace_id`. */
+  traceId?: string;
+  /** W3C traceparent of the worker's reply span: the drainer's usage write continues the trace. */
+  traceParent?: string;
 }
 
 /** What a processor states about its request's usage; the rest comes from the job. */

@@ -10,6 +10,8 @@ import { logger } from '../logger';
 import { jobDuration } from '../metrics';
 import type { WorkerRuntime } from '../../workers/runtime';
 import { jobUsage, type UsageFields, type UsageRecord } from '../metering/usage';
+import { childSpan, traceIdOf, type SpanHandle } from '../tracing/trace';
+import { jobSpan, traceUsage } from '../tracing/job-spans';
 
 export interface JobContext {
   /** Aborted when the client disconnects or the deadline passes. */
@@ -21,6 +23,8 @@ export interface JobContext {
    * result publish, and only if the processor succeeds; a later call replaces an earlier one.
    */
   usage(modality: string, fields: UsageFields): void;
+  /** The job's span (a no-op when tracing is off): upstream attempts hang under it. */
+  span: SpanHandle;
 }
 
 export type JobProcessor<Q extends QueueName> = (job: Job<JobData<Q>, JobResult>, ctx: JobContext) => Promise<unknown>;
@@ -60,6 +64,7 @@ export function createWorker<Q extends QueueName>(
       const timer = setTimeout(() => controller.abort(errors.deadline()), Math.max(0, data.deadline - Date.now()));
       const chunks: string[] = [];
       let usage: UsageRecord | undefined;
+      const span = jobSpan(queue, job, started);
       try {
         if (Date.now() >= data.deadline) throw errors.deadline();
         if (controller.signal.aborted) throw controller.signal.reason;
@@ -73,8 +78,12 @@ export function createWorker<Q extends QueueName>(
           usage: (modality, fields) => {
             usage = jobUsage(data, modality, fields);
           },
+          span,
         });
+        const reply = childSpan('reply', span);
+        if (usage) traceUsage(usage, span, reply, traceIdOf(data.trace));
         await rt.replies.result(data.replyTo, job.id!, chunks.length, result, usage, chunks);
+        reply.end();
         jobDuration.observe({ queue, outcome: 'ok' }, (Date.now() - started) / 1000);
         // The answer is kept once, by the publishing script (reply-store.ts), not as the job's return
         // value, which BullMQ would store in the job and copy into its 'completed' event.
@@ -86,9 +95,11 @@ export function createWorker<Q extends QueueName>(
         // What an operator acts on (an upstream down, a platform credential refused): the code and
         // status only, never the message, which can quote an upstream's body or the caller's input.
         if (wire.status >= 500 || wire.code.endsWith('_auth_failed')) logger.warn({ requestId: job.id, queue, code: wire.code, status: wire.status }, 'job failed');
+        span.fail(wire.code);
         await rt.replies.error(data.replyTo, job.id!, wire).catch(() => undefined);
         throw new UnrecoverableError(JSON.stringify(wire));
       } finally {
+        span.end();
         clearTimeout(timer);
         rt.cancels.untrack(job.id!);
       }

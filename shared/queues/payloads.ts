@@ -1,6 +1,7 @@
 import type { QueueName } from './names';
 import type { ProviderKind, ProviderSettings } from '../db/models/Provider';
 import type { QuestionPlan } from '../systemone/types';
+import type { TraceCarrier } from '../tracing/trace';
 
 /** Fields every job carries, whatever its queue. */
 export interface JobEnvelope {
@@ -16,6 +17,8 @@ export interface JobEnvelope {
   publicModel: string;
   lane: string;
   stream: boolean;
+  /** W3C trace context of the pod's enqueue span when tracing is on: the worker continues the trace. */
+  trace?: TraceCarrier;
 }
 
 /** Where and how the worker calls the upstream. Secrets are not in here, except sealed ones. */

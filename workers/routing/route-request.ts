@@ -9,6 +9,8 @@ import { ROUTE_CHUNK_PREFIX, routeHeaders, type RouteMeta } from '../../shared/q
 import type { PoolState } from '../../shared/routing/pool-state';
 import { classify } from './failure';
 import { sleep } from '../providers/http';
+import { NOOP, type SpanHandle } from '../../shared/tracing/trace';
+import { attemptSpan, attemptServed } from './attempt-span';
 import { deploymentAttempts, deploymentCooldownUntil, deploymentFailures, deploymentLatency, requestAttempts } from './metrics';
 
 /** One upstream attempt on a deployment; `emit` streams to the client. */
@@ -42,7 +44,7 @@ function withRoute(err: unknown, meta: RouteMeta | undefined): unknown {
  * within the attempt budget (POOL_MAX_ATTEMPTS) and the deadline. After the first streamed chunk
  * nothing is retried. The first chunk is preceded by the route metadata the pod turns into headers.
  */
-export async function routeRequest(state: PoolState, job: ChatJob, signal: AbortSignal, emit: Emit, call: AttemptCall): Promise<Routed> {
+export async function routeRequest(state: PoolState, job: ChatJob, signal: AbortSignal, emit: Emit, call: AttemptCall, trace: SpanHandle = NOOP): Promise<Routed> {
   const cfg = config();
   const steps = routeOf(job);
   const stopAt = job.deadline - DEADLINE_MARGIN_MS;
@@ -82,8 +84,10 @@ export async function routeRequest(state: PoolState, job: ChatJob, signal: Abort
       };
       const labels = { model: step.model, deployment: d.name };
       const started = Date.now();
+      const attempt = attemptSpan(trace, job, step, d, attempts);
       try {
         const outcome = await call(d, attemptEmit);
+        attemptServed(attempt, outcome);
         deploymentAttempts.inc({ ...labels, outcome: 'ok' });
         deploymentLatency.observe(labels, (Date.now() - started) / 1000);
         deploymentCooldownUntil.set(labels, 0);
@@ -92,6 +96,8 @@ export async function routeRequest(state: PoolState, job: ChatJob, signal: Abort
         return { outcome, meta: m, deployment: step.fallback ? `${step.model}/${d.name}` : d.name };
       } catch (err) {
         const f = classify(err, signal);
+        attempt.fail(f.class);
+        attempt.end();
         const settled = await state.settle(pick.lease, f.verdict, f.retryAfterMs).catch(() => undefined);
         if (!f.retryable || delivered) {
           deploymentAttempts.inc({ ...labels, outcome: f.retryable ? 'failed' : 'rejected' });
