@@ -48,6 +48,8 @@ export interface RunJobOptions<Q extends QueueName> {
    * jobs (the native search loop's model turns) names each one, since both ids are unique.
    */
   jobId?: string;
+  /** A batch line's pricing (the batch runner's requests, docs/batches.md). */
+  batch?: JobEnvelope['batch'];
 }
 
 export { ClientGone };
@@ -206,6 +208,7 @@ async function runAdmitted<Q extends QueueName>(
         publicModel: opts.publicModel,
         lane: opts.lane,
         stream: !!opts.stream,
+        ...(opts.batch ? { batch: opts.batch } : {}),
       } as unknown as JobData<Q>;
       enqueue(ctx.queues, opts.queue, data, lease.heldBefore, settings.priorityStep).catch((err) => {
         ctx.replies.unregister(jobId);
