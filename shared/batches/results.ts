@@ -19,11 +19,11 @@ export function openaiResultLine(batch: BatchRow, l: LineRow): string {
   return JSON.stringify({ id, custom_id: l.custom_id, response: null, error: NOT_RUN[l.state] ?? { code: 'batch_line_not_run', message: 'This request was not executed.' } });
 }
 
-/** Anthropic's error types by HTTP status (the messages dialect's own error bodies carry one already). */
+/** An errored line's `error`: Anthropic's ErrorResponse around the error object the messages endpoint answered. */
 function anthropicErrorBody(l: LineRow): unknown {
-  const body = l.result as { type?: string; error?: { type?: string; message?: string } } | null;
-  if (body?.type === 'error' && body.error) return { type: 'error', error: body.error, request_id: l.request_id };
-  return { type: 'error', error: { type: 'api_error', message: body?.error?.message ?? 'The request failed.' }, request_id: l.request_id };
+  const body = l.result as { error?: { type?: string; message?: string } } | null;
+  const error = body?.error?.type ? body.error : { type: 'api_error', message: body?.error?.message ?? 'The request failed.' };
+  return { type: 'error', error, request_id: l.request_id };
 }
 
 /** One line of a Message Batch's results: `{custom_id, result: {type, message | error}}`. */

@@ -52,11 +52,11 @@ export type LineCounts = Record<LineState, number>;
 
 const ACTIVE: BatchStatus[] = ['validating', 'in_progress', 'finalizing', 'cancelling'];
 
-export async function insertBatch(b: Omit<BatchRow, 'created_at' | 'in_progress_at' | 'finalizing_at' | 'completed_at' | 'failed_at' | 'expired_at' | 'cancelling_at' | 'cancelled_at' | 'deleted_at' | 'errors' | 'output_file_id' | 'error_file_id'>, lines?: { custom_id: string; body: unknown }[]): Promise<void> {
+export async function insertBatch(b: Omit<BatchRow, 'in_progress_at' | 'finalizing_at' | 'completed_at' | 'failed_at' | 'expired_at' | 'cancelling_at' | 'cancelled_at' | 'deleted_at' | 'errors' | 'output_file_id' | 'error_file_id'>, lines?: { custom_id: string; body: unknown }[]): Promise<void> {
   await db().transaction(async (t) => {
     await db().query(
       `INSERT INTO batches (id, dialect, org_id, project_id, api_key_id, key_hash, routing_plan_id, endpoint, input_file_id, completion_window, metadata, status, price_multiplier, total, created_at, expires_at, in_progress_at)
-       VALUES (:id, :dialect, :org_id, :project_id, :api_key_id, :key_hash, :routing_plan_id, :endpoint, :input_file_id, :completion_window, :metadata, :status, :price_multiplier, :total, now(), :expires_at, ${b.status === 'in_progress' ? 'now()' : 'NULL'})`,
+       VALUES (:id, :dialect, :org_id, :project_id, :api_key_id, :key_hash, :routing_plan_id, :endpoint, :input_file_id, :completion_window, :metadata, :status, :price_multiplier, :total, :created_at, :expires_at, ${b.status === 'in_progress' ? ':created_at' : 'NULL'})`,
       { transaction: t, replacements: { ...b, metadata: b.metadata ? JSON.stringify(b.metadata) : null } },
     );
     if (lines?.length) await insertLines(t, b.id, lines);

@@ -7,7 +7,7 @@ import { activeBatchCount } from '../../../shared/batches/store';
 import { config } from '../../../shared/config/env';
 
 /** The refusals a new batch can meet before anything is stored (docs/batches.md, "Limits"). */
-export async function admitBatch(req: Request, lines: number): Promise<{ priceMultiplier: number; keyHash: string; expiresAt: Date }> {
+export async function admitBatch(req: Request, lines: number): Promise<{ priceMultiplier: number; keyHash: string; createdAt: Date; expiresAt: Date }> {
   const auth = req.auth!;
   const limits = batchLimits(auth.org);
   if (lines > limits.maxLines) {
@@ -16,7 +16,8 @@ export async function admitBatch(req: Request, lines: number): Promise<{ priceMu
   if ((await activeBatchCount(auth.orgId)) >= limits.maxInProgress) {
     throw new ApiError(429, 'batch_limit_exceeded', `This organization already has ${limits.maxInProgress} batches in progress; wait for one to end.`, { retryAfter: 60 });
   }
-  return { priceMultiplier: limits.priceMultiplier, keyHash: sha256Hex(presentedKeys(req).gatewayKey!), expiresAt: new Date(Date.now() + config().batches.windowMs) };
+  const now = Date.now();
+  return { priceMultiplier: limits.priceMultiplier, keyHash: sha256Hex(presentedKeys(req).gatewayKey!), createdAt: new Date(now), expiresAt: new Date(now + config().batches.windowMs) };
 }
 
 /** A list's page size: batches 1..100 (default 20, both vendors), files 1..10,000 (OpenAI's, default 10,000). */

@@ -56,6 +56,7 @@ async function create(req: Request, res: Response): Promise<void> {
       status: 'in_progress',
       price_multiplier: String(admitted.priceMultiplier),
       total: body.requests.length,
+      created_at: admitted.createdAt,
       expires_at: admitted.expiresAt,
     },
     body.requests.map((r) => ({ custom_id: r.custom_id, body: r.params })),

@@ -59,7 +59,8 @@ async function create(req: Request, res: Response): Promise<void> {
     status: 'validating',
     price_multiplier: String(admitted.priceMultiplier),
     total: 0,
-    expires_at: admitted.expiresAt,
+    created_at: admitted.createdAt,
+      expires_at: admitted.expiresAt,
   });
   await answer(res, (await store.batchById(id))!);
 }

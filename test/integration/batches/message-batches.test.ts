@@ -1,0 +1,120 @@
+import { expect } from 'chai';
+import Anthropic from '@anthropic-ai/sdk';
+import { env, resetSim } from '../../helpers/harness';
+import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { usageSettled } from '../../helpers/usage';
+import { waitFor } from '../../helpers/wait';
+import { startBatchWorker } from '../../../workers/batch/main';
+import { batchUsage, type BatchWorker } from './helpers';
+
+async function ended(client: Anthropic, id: string, ms = 60_000): Promise<Anthropic.Messages.MessageBatch> {
+  const b = await waitFor(async () => {
+    const b = await client.messages.batches.retrieve(id);
+    return b.processing_status === 'ended' ? b : undefined;
+  }, ms, 200);
+  if (!b) throw new Error(`message batch ${id} did not end within ${ms} ms`);
+  return b;
+}
+
+async function results(client: Anthropic, id: string): Promise<Anthropic.Messages.MessageBatchIndividualResponse[]> {
+  const out: Anthropic.Messages.MessageBatchIndividualResponse[] = [];
+  for await (const r of await client.messages.batches.results(id)) out.push(r);
+  return out;
+}
+
+describe('Anthropic Message Batches with the official client', function () {
+  this.timeout(120_000);
+  let o: TestOrg;
+  let client: Anthropic;
+  let worker: BatchWorker;
+  before(async () => {
+    o = await buildOrg(env().redis);
+    client = new Anthropic({ apiKey: o.key, baseURL: env().gw.url, maxRetries: 0 });
+    worker = await startBatchWorker();
+  });
+  after(async () => worker.close());
+  beforeEach(resetSim);
+
+  it('a batch of 50: results complete, custom ids match, messages as the synchronous endpoint answers them, billed once at half price', async () => {
+    const requests = Array.from({ length: 50 }, (_, i) => ({
+      custom_id: `m-${i}`,
+      params: { model: 'sim-claude', max_tokens: 32, messages: [{ role: 'user' as const, content: `message ${i}` }] },
+    }));
+    const created = await client.messages.batches.create({ requests });
+    expect(created.type).to.equal('message_batch');
+    expect(created.id).to.match(/^msgbatch_/);
+    expect(created.processing_status).to.equal('in_progress');
+    expect(created.results_url).to.equal(null);
+    expect(Date.parse(created.expires_at) - Date.parse(created.created_at)).to.equal(24 * 3600 * 1000);
+    const done = await ended(client, created.id);
+    expect(done.request_counts).to.deep.equal({ processing: 0, succeeded: 50, errored: 0, canceled: 0, expired: 0 });
+    expect(done.ended_at).to.be.a('string');
+    expect(done.results_url).to.equal(`${env().gw.url}/v1/messages/batches/${created.id}/results`);
+
+    const rs = await results(client, created.id);
+    expect(rs.map((r) => r.custom_id)).to.deep.equal(requests.map((r) => r.custom_id));
+    for (const i of [0, 25, 49]) {
+      const sync = await client.messages.create(requests[i].params);
+      const r = rs[i].result;
+      if (r.type !== 'succeeded') throw new Error(`line ${i}: ${r.type}`);
+      const { id: _a, ...batched } = r.message;
+      const { id: _b, ...direct } = sync;
+      expect(batched).to.deep.equal(direct);
+      expect(r.message.model).to.equal('sim-claude');
+    }
+    await usageSettled();
+    const usage = await batchUsage(created.id);
+    expect(usage).to.have.length(50);
+    for (const u of usage) {
+      expect(u.lane).to.equal('background');
+      const full = u.input_tokens * 3 + u.output_tokens * 15; // sim-claude's prices
+      expect(full + u.units.cost_micros).to.be.closeTo(full * 0.5, 1e-9);
+    }
+
+    const page = await client.messages.batches.list({ limit: 1 });
+    expect(page.data[0].id).to.equal(created.id);
+    expect(await client.messages.batches.delete(created.id)).to.deep.equal({ id: created.id, type: 'message_batch_deleted' });
+    try {
+      await client.messages.batches.retrieve(created.id);
+      expect.fail('deleted');
+    } catch (err) {
+      expect(err).to.be.instanceOf(Anthropic.NotFoundError);
+    }
+  });
+
+  it('a request the messages endpoint refuses is an errored result in its error shape, not billed', async () => {
+    const b = await client.messages.batches.create({
+      requests: [
+        { custom_id: 'good', params: { model: 'sim-claude', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] } },
+        { custom_id: 'bad', params: { model: 'sim-claude', messages: [{ role: 'user', content: 'no max_tokens' }] } as never },
+      ],
+    });
+    await ended(client, b.id);
+    const rs = await results(client, b.id);
+    expect(rs[0].result.type).to.equal('succeeded');
+    const bad = rs[1].result;
+    if (bad.type !== 'errored') throw new Error(bad.type);
+    expect(bad.error.type).to.equal('error');
+    expect(bad.error.error.type).to.equal('invalid_request_error');
+    await usageSettled();
+    expect(await batchUsage(b.id)).to.have.length(1);
+  });
+
+  it('cancel: what had not started is canceled, the batch ends, results say so', async () => {
+    env().sim.knobs.set('sim-claude-1', { delayMs: 150 });
+    const requests = Array.from({ length: 40 }, (_, i) => ({ custom_id: `c-${i}`, params: { model: 'sim-claude', max_tokens: 8, messages: [{ role: 'user' as const, content: `c ${i}` }] } }));
+    const b = await client.messages.batches.create({ requests });
+    await waitFor(async () => (await client.messages.batches.retrieve(b.id)).request_counts.succeeded >= 3, 30_000, 50);
+    const c = await client.messages.batches.cancel(b.id);
+    expect(['canceling', 'ended']).to.include(c.processing_status);
+    expect(c.cancel_initiated_at).to.be.a('string');
+    const done = await ended(client, b.id);
+    const n = done.request_counts;
+    expect(n.succeeded + n.canceled).to.equal(40);
+    expect(n.canceled).to.be.greaterThan(0);
+    const rs = await results(client, b.id);
+    expect(rs.filter((r) => r.result.type === 'canceled')).to.have.length(n.canceled);
+    await usageSettled();
+    expect(await batchUsage(b.id)).to.have.length(n.succeeded);
+  });
+});
