@@ -1,4 +1,4 @@
-import { config } from '../../shared/config/env';
+import { config, type Config } from '../../shared/config/env';
 import { logger } from '../../shared/logger';
 import { closeDb } from '../../shared/db/sequelize';
 import { forceExitAfter } from '../../shared/shutdown';
@@ -8,9 +8,9 @@ import { closeContext, createContext } from '../../api/context';
 import { BatchRunner } from './runner';
 
 /** The batch runner with a context of its own (caches, reply channel); `close` lets lines in flight finish. */
-export async function startBatchWorker(): Promise<{ runner: BatchRunner; close(): Promise<void> }> {
+export async function startBatchWorker(overrides: Partial<Config['batches']> = {}): Promise<{ runner: BatchRunner; close(): Promise<void> }> {
   const ctx = await createContext();
-  const runner = new BatchRunner(ctx);
+  const runner = new BatchRunner(ctx, overrides);
   await runner.start();
   return {
     runner,

@@ -3,7 +3,7 @@ import { request } from 'undici';
 import type { AppContext } from '../../api/context';
 import type { AuthInfo } from '../../api/types';
 import { LineApp } from './line-app';
-import { config } from '../../shared/config/env';
+import { config, type Config } from '../../shared/config/env';
 import { logger } from '../../shared/logger';
 import { laneLimit } from '../../shared/lanes/policy';
 import { NO_ALIASES } from '../../shared/tenancy/directory';
@@ -41,7 +41,12 @@ export class BatchRunner {
   private readonly inFlight = new Map<string, Set<Promise<void>>>();
   readonly id: string;
 
-  constructor(private readonly ctx: AppContext) {
+  /** BATCH_* settings, with `overrides` on top (tests shorten the claim takeover). */
+  private get cfg(): Config['batches'] {
+    return { ...config().batches, ...this.overrides };
+  }
+
+  constructor(private readonly ctx: AppContext, private readonly overrides: Partial<Config['batches']> = {}) {
     this.lineApp = new LineApp(ctx);
     this.id = `${config().podId}:batch`;
   }
@@ -51,7 +56,7 @@ export class BatchRunner {
     this.server.keepAliveTimeout = 60_000;
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     this.base = `http://127.0.0.1:${(this.server.address() as { port: number }).port}`;
-    const cfg = config().batches;
+    const cfg = this.cfg;
     this.timer = setInterval(() => void this.tick(), cfg.pollMs);
     this.heartbeat = setInterval(() => void store.refreshClaims(this.id).catch((err) => logger.warn({ err }, 'batch claim refresh failed')), Math.max(500, cfg.claimStaleMs / 3));
   }
@@ -97,7 +102,7 @@ export class BatchRunner {
     const counts = (await store.lineCounts([b.id])).get(b.id)!;
     const expired = b.expires_at.getTime() <= Date.now();
     if (b.status === 'cancelling' || (b.status === 'in_progress' && expired)) {
-      await store.closePending(b.id, b.status === 'cancelling' ? 'canceled' : 'expired', config().batches.claimStaleMs);
+      await store.closePending(b.id, b.status === 'cancelling' ? 'canceled' : 'expired', this.cfg.claimStaleMs);
       const running = (await store.lineCounts([b.id])).get(b.id)!.running;
       if (running === 0) await this.finalize(b, b.status, b.status === 'cancelling' ? 'cancelled' : 'expired');
       return;
@@ -129,10 +134,10 @@ export class BatchRunner {
   private async feed(b: BatchRow): Promise<void> {
     const mine = this.inFlight.get(b.id) ?? new Set<Promise<void>>();
     this.inFlight.set(b.id, mine);
-    const room = config().batches.linesInFlight - mine.size;
+    const room = this.cfg.linesInFlight - mine.size;
     if (room <= 0 || this.ctx.switches.engaged('batches')) return; // switched off: nothing new starts
     const auth = await this.authFor(b);
-    const lines = await store.claimLines(b.id, this.id, room, config().batches.claimStaleMs);
+    const lines = await store.claimLines(b.id, this.id, room, this.cfg.claimStaleMs);
     for (const l of lines) {
       const p = this.runLine(b, l, auth).catch((err) => logger.error({ err, batchId: b.id, idx: l.idx }, 'batch line failed')).finally(() => {
         mine.delete(p);
@@ -167,7 +172,7 @@ export class BatchRunner {
     const ticket = this.lineApp.issue({
       auth,
       requestId,
-      line: { laneLimit: laneLimit(auth.org, 'chat', 'background', 0) || config().batches.linesInFlight, priceMultiplier: Number(b.price_multiplier) },
+      line: { laneLimit: laneLimit(auth.org, 'chat', 'background', 0) || this.cfg.linesInFlight, priceMultiplier: Number(b.price_multiplier) },
     });
     try {
       const res = await request(`${this.base}${b.dialect === 'anthropic' ? '/v1/messages' : b.endpoint}`, {
