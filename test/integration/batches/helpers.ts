@@ -27,8 +27,8 @@ export async function batchEnds(openai: OpenAI, id: string, statuses = ['complet
 }
 
 /** The usage events of a batch's lines (request ids `batch_req_<batch hex>_…`). */
-export async function batchUsage(batchId: string): Promise<{ request_id: string; input_tokens: number; output_tokens: number; units: Record<string, number>; lane: string; model: string }[]> {
-  return db().query(`SELECT request_id, input_tokens, output_tokens, units, lane, model FROM usage_events WHERE request_id LIKE :p ORDER BY request_id`, {
+export async function batchUsage(batchId: string): Promise<{ request_id: string; input_tokens: number; output_tokens: number; units: Record<string, number>; lane: string; model: string; project_id: string | null; api_key_id: string }[]> {
+  return db().query(`SELECT request_id, input_tokens, output_tokens, units, lane, model, project_id, api_key_id FROM usage_events WHERE request_id LIKE :p ORDER BY request_id`, {
     type: QueryTypes.SELECT,
     replacements: { p: `batch_req_${batchId.replace(/^[a-z]+_/, '')}_%` },
   });

@@ -72,9 +72,10 @@ describe('OpenAI Batch API with the official client: files, batches, results, bi
     }
   });
 
-  it('an embeddings batch: vectors as the synchronous endpoint gives them', async () => {
+  it('an embeddings batch: vectors as the synchronous endpoint gives them, usage attributed to the project and key that created it', async () => {
+    const inProject = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0, defaultHeaders: { 'service-project-id': o.project.id } });
     const lines = Array.from({ length: 30 }, (_, i) => ({ custom_id: `e${i}`, method: 'POST', url: '/v1/embeddings', body: { model: 'sim-embed', input: `text number ${i}`, encoding_format: 'float' } }));
-    const b = await openai.batches.create({ input_file_id: await uploadBatchFile(openai, jsonl(lines)), endpoint: '/v1/embeddings', completion_window: '24h' });
+    const b = await inProject.batches.create({ input_file_id: await uploadBatchFile(openai, jsonl(lines)), endpoint: '/v1/embeddings', completion_window: '24h' });
     const done = await batchEnds(openai, b.id);
     expect(done.status).to.equal('completed');
     expect(done.request_counts).to.deep.equal({ total: 30, completed: 30, failed: 0 });
@@ -85,7 +86,9 @@ describe('OpenAI Batch API with the official client: files, batches, results, bi
     expect(e7.data[0].embedding).to.deep.equal(sync.data[0].embedding);
     expect(e7.usage).to.deep.equal(sync.usage);
     await usageSettled();
-    expect(await batchUsage(b.id)).to.have.length(30);
+    const usage = await batchUsage(b.id);
+    expect(usage).to.have.length(30);
+    expect(usage.every((u) => u.project_id === o.project.id && u.api_key_id === o.keyId && u.model === 'sim-embed')).to.equal(true);
   });
 
   it('lines the endpoint refuses go to the error file with its status and error body, and are not billed', async () => {
@@ -161,6 +164,21 @@ describe('OpenAI Batch API with the official client: files, batches, results, bi
     const rest = await batches.getNextPage();
     expect(rest.data.map((b) => b.id)).to.not.include.members(batches.data.map((b) => b.id));
     expect((await stranger.batches.list()).data).to.have.length(0);
+  });
+
+  it("fair share: a small batch of another org finishes while a large one is still running", async () => {
+    env().sim.knobs.set('sim-chat-1', { delayMs: 50 });
+    const big = await openai.batches.create({ input_file_id: await uploadBatchFile(openai, jsonl(Array.from({ length: 300 }, (_, i) => ({ custom_id: `b${i}`, method: 'POST', url: '/v1/chat/completions', body: { model: 'sim-chat', messages: [{ role: 'user', content: `b ${i}` }] } })))), endpoint: '/v1/chat/completions', completion_window: '24h' });
+    await waitFor(async () => ((await openai.batches.retrieve(big.id)).request_counts?.completed ?? 0) >= 10, 30_000, 20);
+    const other = await buildOrg(env().redis);
+    const small = new OpenAI({ apiKey: other.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    const s = await small.batches.create({ input_file_id: await uploadBatchFile(small, jsonl(Array.from({ length: 16 }, (_, i) => ({ custom_id: `s${i}`, method: 'POST', url: '/v1/chat/completions', body: { model: 'sim-chat', messages: [{ role: 'user', content: `s ${i}` }] } })))), endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const sDone = await batchEnds(small, s.id);
+    expect(sDone.request_counts).to.deep.equal({ total: 16, completed: 16, failed: 0 });
+    const bigNow = await openai.batches.retrieve(big.id);
+    expect(bigNow.status).to.equal('in_progress');
+    expect(bigNow.request_counts!.completed).to.be.below(300);
+    await batchEnds(openai, big.id);
   });
 
   it('cancel mid-way: lines not started are cancelled into the error file, what ran is delivered and billed once', async () => {
