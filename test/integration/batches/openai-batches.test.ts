@@ -5,6 +5,9 @@ import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { usageSettled } from '../../helpers/usage';
 import { waitFor } from '../../helpers/wait';
 import { startBatchWorker } from '../../../workers/batch/main';
+import { CLOCK_TASKS } from '../../../workers/cron/clock';
+import { db } from '../../../shared/db/sequelize';
+import { imageStorage } from '../../../shared/storage';
 import { batchEnds, batchUsage, jsonl, parseJsonl, uploadBatchFile, type BatchWorker } from './helpers';
 
 const stripIds = (b: Record<string, unknown>) => {
@@ -164,6 +167,22 @@ describe('OpenAI Batch API with the official client: files, batches, results, bi
     const rest = await batches.getNextPage();
     expect(rest.data.map((b) => b.id)).to.not.include.members(batches.data.map((b) => b.id));
     expect((await stranger.batches.list()).data).to.have.length(0);
+  });
+
+  it('files past their retention (BATCH_FILE_RETENTION_DAYS) are swept by the clock, row and bytes', async () => {
+    const id = await uploadBatchFile(openai, jsonl([{ custom_id: 'old', method: 'POST', url: '/v1/embeddings', body: {} }]));
+    const keep = await uploadBatchFile(openai, jsonl([{ custom_id: 'new', method: 'POST', url: '/v1/embeddings', body: {} }]));
+    expect((await openai.files.retrieve(id)).expires_at! - Math.floor(Date.now() / 1000)).to.be.closeTo(30 * 86_400, 5);
+    await db().query("UPDATE batch_files SET expires_at = now() - interval '1 second' WHERE id = :id", { replacements: { id } });
+    await CLOCK_TASKS.find((t) => t.name === 'expire-batch-files')!.run(env().redis);
+    expect(await imageStorage().get(`${id}.jsonl`)).to.equal(undefined);
+    expect(await imageStorage().get(`${keep}.jsonl`)).to.be.instanceOf(Buffer);
+    try {
+      await openai.files.retrieve(id);
+      expect.fail('expired');
+    } catch (err) {
+      expect((err as { status: number }).status).to.equal(404);
+    }
   });
 
   it("fair share: a small batch of another org finishes while a large one is still running", async () => {
