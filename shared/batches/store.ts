@@ -119,6 +119,12 @@ export async function lineCounts(ids: string[]): Promise<Map<string, LineCounts>
   return out;
 }
 
+/** Whether any line of the batch is in `state` (an index probe, not a count). */
+export async function hasLines(batchId: string, state: LineState): Promise<boolean> {
+  const rows = await db().query('SELECT 1 FROM batch_lines WHERE batch_id = :batchId AND state = :state LIMIT 1', { type: QueryTypes.SELECT, replacements: { batchId, state } });
+  return rows.length > 0;
+}
+
 /** Moves a batch from one status to another (and stamps `<to>_at`); false when another process did it first. */
 export async function transition(id: string, from: BatchStatus[], to: BatchStatus, extra: Record<string, unknown> = {}): Promise<boolean> {
   const sets = Object.keys(extra).map((k) => `${k} = :${k}`);

@@ -39,6 +39,8 @@ export class BatchRunner {
   private again = false;
   private stopped = false;
   private readonly inFlight = new Map<string, Set<Promise<void>>>();
+  /** Batches being fed right now (claim in progress). */
+  private readonly feeding = new Set<string>();
   readonly id: string;
 
   /** BATCH_* settings, with `overrides` on top (tests shorten the claim takeover). */
@@ -65,8 +67,12 @@ export class BatchRunner {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
-    while (this.ticking) await new Promise((r) => setTimeout(r, 20));
-    await Promise.allSettled([...this.inFlight.values()].flatMap((s) => [...s]));
+    // Lines in flight are answered and recorded before the line app closes: cutting them would mark
+    // their request ids abandoned, and a request id is reused when the line is taken over.
+    while (this.ticking || this.feeding.size || this.inFlight.size) {
+      await Promise.allSettled([...this.inFlight.values()].flatMap((s) => [...s]));
+      await new Promise((r) => setTimeout(r, 20));
+    }
     clearInterval(this.heartbeat);
     this.server?.closeAllConnections();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
@@ -99,19 +105,15 @@ export class BatchRunner {
   private async advance(b: BatchRow): Promise<void> {
     if (b.status === 'validating') return this.validate(b);
     if (b.status === 'finalizing') return this.finalize(b, 'finalizing', 'completed');
-    const counts = (await store.lineCounts([b.id])).get(b.id)!;
-    const expired = b.expires_at.getTime() <= Date.now();
-    if (b.status === 'cancelling' || (b.status === 'in_progress' && expired)) {
+    if (b.status === 'cancelling' || b.expires_at.getTime() <= Date.now()) {
       await store.closePending(b.id, b.status === 'cancelling' ? 'canceled' : 'expired', this.cfg.claimStaleMs);
-      const running = (await store.lineCounts([b.id])).get(b.id)!.running;
-      if (running === 0) await this.finalize(b, b.status, b.status === 'cancelling' ? 'cancelled' : 'expired');
+      if (!(await store.hasLines(b.id, 'running'))) await this.finalize(b, b.status, b.status === 'cancelling' ? 'cancelled' : 'expired');
       return;
     }
-    if (counts.pending === 0 && counts.running === 0) {
+    const claimed = await this.feed(b);
+    if (claimed === 0 && !this.inFlight.has(b.id) && !(await store.hasLines(b.id, 'pending')) && !(await store.hasLines(b.id, 'running'))) {
       if (await store.transition(b.id, ['in_progress'], 'finalizing')) await this.finalize(b, 'finalizing', 'completed');
-      return;
     }
-    await this.feed(b);
   }
 
   /** OpenAI batches: reads the input file into lines, or fails the batch with one error per bad line. */
@@ -130,21 +132,32 @@ export class BatchRunner {
     await store.startLines(b.id, lines);
   }
 
-  /** Claims what the batch may still have in flight here and sends it. */
-  private async feed(b: BatchRow): Promise<void> {
-    const mine = this.inFlight.get(b.id) ?? new Set<Promise<void>>();
-    this.inFlight.set(b.id, mine);
-    const room = this.cfg.linesInFlight - mine.size;
-    if (room <= 0 || this.ctx.switches.engaged('batches')) return; // switched off: nothing new starts
-    const auth = await this.authFor(b);
-    const lines = await store.claimLines(b.id, this.id, room, this.cfg.claimStaleMs);
-    for (const l of lines) {
-      const p = this.runLine(b, l, auth).catch((err) => logger.error({ err, batchId: b.id, idx: l.idx }, 'batch line failed')).finally(() => {
-        mine.delete(p);
-        if (!mine.size) this.inFlight.delete(b.id);
-        void this.tick(); // the freed slot is filled now, not at the next poll
-      });
-      mine.add(p);
+  /**
+   * Claims what the batch may still have in flight here and sends it; returns how many lines it
+   * claimed. One feed per batch at a time, so the bound holds; a line that ends feeds its batch again
+   * at once (not at the next poll), and the poll notices cancels, expiry and the end.
+   */
+  private async feed(b: BatchRow): Promise<number> {
+    if (this.feeding.has(b.id)) return -1;
+    this.feeding.add(b.id);
+    try {
+      const mine = this.inFlight.get(b.id) ?? new Set<Promise<void>>();
+      const room = this.cfg.linesInFlight - mine.size;
+      if (room <= 0 || this.stopped || this.ctx.switches.engaged('batches')) return 0; // switched off: nothing new starts
+      const auth = await this.authFor(b);
+      const lines = await store.claimLines(b.id, this.id, room, this.cfg.claimStaleMs);
+      if (lines.length) this.inFlight.set(b.id, mine);
+      for (const l of lines) {
+        const p = this.runLine(b, l, auth).catch((err) => logger.error({ err, batchId: b.id, idx: l.idx }, 'batch line failed')).finally(() => {
+          mine.delete(p);
+          if (!mine.size) this.inFlight.delete(b.id);
+          if (!this.stopped) void this.feed(b).catch((err) => logger.warn({ err, batchId: b.id }, 'batch feed failed'));
+        });
+        mine.add(p);
+      }
+      return lines.length;
+    } finally {
+      this.feeding.delete(b.id);
     }
   }
 
