@@ -4,6 +4,7 @@ import { ensureServices } from '../services';
 import { deleteKeysByPrefix } from '../services/redis';
 import { freePort } from '../services/free-port';
 import { runLoad, pct } from './load';
+import { exited, waitHttp } from './processes';
 
 /**
  * `npm run bench:batches` (a measurement, not a test): an interactive org's chat latency alone, then
@@ -22,19 +23,6 @@ const dist = path.resolve(__dirname, '..', '..');
 
 const child = (script: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess =>
   spawn(process.execPath, [path.join(dist, script), ...args], { env, stdio: ['ignore', 'ignore', 'inherit'] });
-
-async function waitHttp(url: string, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  for (;;) {
-    try {
-      if ((await fetch(url)).status < 500) return;
-    } catch {
-      /* not up yet */
-    }
-    if (Date.now() > end) throw new Error(`${url} did not come up`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 async function main(): Promise<void> {
   const services = await ensureServices({ dataDir: '.data/bench-batches', redisPort: 6384, pgPort: 5437, database: BENCH_DB, recreate: true });
@@ -101,20 +89,7 @@ async function main(): Promise<void> {
     console.log(`| with a ${LINES}-line batch running | ${during.rps.toFixed(0)} | ${during.p50.toFixed(1)} | ${during.p99.toFixed(1)} | ${during.errors} | ${linesPerSecond.toFixed(0)} |`);
     console.log(`batch ${batch.id}: ${after.request_counts.completed} of ${LINES} lines done when the measurement ended (status ${after.status}); cancelled`);
   } finally {
-    await Promise.all(
-      procs.map(
-        (p) =>
-          new Promise<void>((resolve) => {
-            if (p.exitCode !== null) return resolve();
-            const t = setTimeout(() => p.kill('SIGKILL'), 15_000);
-            p.once('exit', () => {
-              clearTimeout(t);
-              resolve();
-            });
-            p.kill('SIGTERM');
-          }),
-      ),
-    );
+    await Promise.all(procs.map((p) => exited(p, 15_000)));
     await services.stop();
   }
 }
