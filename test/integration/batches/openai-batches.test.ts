@@ -94,6 +94,28 @@ describe('OpenAI Batch API with the official client: files, batches, results, bi
     expect(usage.every((u) => u.project_id === o.project.id && u.api_key_id === o.keyId && u.model === 'sim-embed')).to.equal(true);
   });
 
+  /** A body without its ids and timestamps, at any depth (responses' output items carry ids too). */
+  const withoutIds = (v: unknown): unknown =>
+    Array.isArray(v) ? v.map(withoutIds) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).filter(([k]) => !['id', 'created', 'created_at'].includes(k)).map(([k, x]) => [k, withoutIds(x)])) : v;
+  for (const [endpoint, body] of [
+    ['/v1/responses', { model: 'sim-chat', input: 'a responses line', max_output_tokens: 20 }],
+    ['/v1/completions', { model: 'sim-chat', prompt: 'a completions line', max_tokens: 20 }],
+  ] as const) {
+    it(`a ${endpoint} batch: bodies as the synchronous endpoint gives them`, async () => {
+      const lines = Array.from({ length: 5 }, (_, i) => ({ custom_id: `x${i}`, method: 'POST', url: endpoint, body }));
+      const b = await openai.batches.create({ input_file_id: await uploadBatchFile(openai, jsonl(lines)), endpoint, completion_window: '24h' });
+      const done = await batchEnds(openai, b.id);
+      expect(done.request_counts).to.deep.equal({ total: 5, completed: 5, failed: 0 });
+      const out = parseJsonl<{ response: { body: Record<string, unknown> } }>(await (await openai.files.content(done.output_file_id!)).text());
+      const sync = (await (await fetch(`${env().gw.url}${endpoint}`, { method: 'POST', headers: { 'SERVICE-API-KEY': o.key, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as Record<string, unknown>;
+      expect(withoutIds(out[0].response.body)).to.deep.equal(withoutIds(sync));
+      expect(JSON.stringify(out[0].response.body)).to.include('"usage"');
+      expect(out[0].response.body.model).to.equal('sim-chat');
+      await usageSettled();
+      expect(await batchUsage(b.id)).to.have.length(5);
+    });
+  }
+
   it('lines the endpoint refuses go to the error file with its status and error body, and are not billed', async () => {
     const lines = [
       { custom_id: 'ok', method: 'POST', url: '/v1/chat/completions', body: { model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }] } },
