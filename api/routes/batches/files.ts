@@ -18,7 +18,7 @@ function upload(req: Request, res: Response, next: NextFunction): void {
     if (!err) return next();
     const code = (err as { code?: string }).code;
     if (code === 'LIMIT_FILE_SIZE') return next(new ApiError(413, 'file_too_large', `A file may be at most ${max} bytes for this organization.`, { param: 'file' }));
-    next(err);
+    next(errors.invalidRequest(`Malformed multipart body: ${(err as Error).message}`)); // busboy's and multer's, never a 500
   });
 }
 
