@@ -9,6 +9,7 @@ import { waitFor } from '../../helpers/wait';
 import { childChatWorker } from '../../helpers/child-worker';
 import { config, resetConfig } from '../../../shared/config/env';
 import { startBatchWorker } from '../../../workers/batch/main';
+import { freePort } from '../../../scripts/services/free-port';
 import { batchEnds, batchUsage, jsonl, parseJsonl, uploadBatchFile } from './helpers';
 
 const lines = (n: number, tag: string) =>
@@ -41,8 +42,9 @@ describe('batches survive process deaths: nothing lost, nothing billed twice', f
   it('the batch runner killed with kill -9 mid-batch: another runner takes its claimed lines over', async () => {
     env().sim.knobs.set('sim-chat-1', { delayMs: 200 });
     const b = await openai.batches.create({ input_file_id: await uploadBatchFile(openai, jsonl(lines(40, 'k'))), endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const metricsPort = await freePort();
     const child = spawn(process.execPath, [path.resolve(__dirname, '../../../workers/batch/main.js')], {
-      env: { ...process.env, LOG_LEVEL: 'info', BATCH_CLAIM_STALE_MS: '1500' },
+      env: { ...process.env, LOG_LEVEL: 'info', BATCH_CLAIM_STALE_MS: '1500', METRICS_PORT: String(metricsPort) },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
@@ -50,6 +52,7 @@ describe('batches survive process deaths: nothing lost, nothing billed twice', f
     let worker: Awaited<ReturnType<typeof startBatchWorker>> | undefined;
     try {
       expect(await waitFor(() => out.includes('batchworker started'), 15_000)).to.equal(true);
+      expect((await fetch(`http://127.0.0.1:${metricsPort}/readyz`)).status, 'the batchworker serves its probes on METRICS_PORT').to.equal(200);
       // killed with lines both finished and in flight
       expect(await waitFor(async () => ((await openai.batches.retrieve(b.id)).request_counts?.completed ?? 0) >= 8, 30_000, 20)).to.equal(true);
       const upstreamBefore = env().sim.log.entries.length;
