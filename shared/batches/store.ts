@@ -90,11 +90,12 @@ export async function batchById(id: string): Promise<BatchRow | null> {
 
 /** Newest first; `after` is the id of the last batch of the previous page (OpenAI's cursor, Anthropic's `after_id`). */
 export async function listBatches(orgId: string, dialect: BatchRow['dialect'], opts: { after?: string; before?: string; limit: number }): Promise<BatchRow[]> {
-  const cursor = opts.after ? 'AND (created_at, id) < (SELECT created_at, id FROM batches WHERE id = :after)' : opts.before ? 'AND (created_at, id) > (SELECT created_at, id FROM batches WHERE id = :before)' : '';
+  const mine = 'FROM batches WHERE id = :cursor AND org_id = :orgId'; // another org's id is no cursor
+  const cursor = opts.after ? `AND (created_at, id) < (SELECT created_at, id ${mine})` : opts.before ? `AND (created_at, id) > (SELECT created_at, id ${mine})` : '';
   const rows = await db().query<BatchRow>(
     `SELECT * FROM batches WHERE org_id = :orgId AND dialect = :dialect AND deleted_at IS NULL ${cursor}
      ORDER BY created_at ${opts.before ? 'ASC' : 'DESC'}, id ${opts.before ? 'ASC' : 'DESC'} LIMIT :limit`,
-    { type: QueryTypes.SELECT, replacements: { orgId, dialect, after: opts.after ?? null, before: opts.before ?? null, limit: opts.limit } },
+    { type: QueryTypes.SELECT, replacements: { orgId, dialect, cursor: opts.after ?? opts.before ?? null, limit: opts.limit } },
   );
   return opts.before ? rows.reverse() : rows;
 }

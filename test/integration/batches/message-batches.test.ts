@@ -82,6 +82,21 @@ describe('Anthropic Message Batches with the official client', function () {
     }
   });
 
+  it('list pages with after_id (the SDK auto-pages) and before_id, newest first, only this org', async () => {
+    const own = await buildOrg(env().redis);
+    const mine = new Anthropic({ apiKey: own.key, baseURL: env().gw.url, maxRetries: 0 });
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await mine.messages.batches.create({ requests: [{ custom_id: `l${i}`, params: { model: 'sim-claude', max_tokens: 4, messages: [{ role: 'user', content: 'x' }] } }] })).id);
+    const seen: string[] = [];
+    for await (const b of mine.messages.batches.list({ limit: 1 })) seen.push(b.id);
+    expect(seen).to.deep.equal([...ids].reverse());
+    const before = await mine.messages.batches.list({ before_id: ids[0], limit: 1 });
+    expect(before.data.map((b) => b.id)).to.deep.equal([ids[1]]);
+    expect(before.has_more).to.equal(true);
+    expect((await client.messages.batches.list({ after_id: ids[2], limit: 5 })).data.map((b) => b.id)).to.not.include.members(ids);
+    for (const id of ids) await ended(mine, id);
+  });
+
   it('a request the messages endpoint refuses is an errored result in its error shape, not billed', async () => {
     const b = await client.messages.batches.create({
       requests: [
