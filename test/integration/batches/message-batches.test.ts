@@ -93,7 +93,9 @@ describe('Anthropic Message Batches with the official client', function () {
     const before = await mine.messages.batches.list({ before_id: ids[0], limit: 1 });
     expect(before.data.map((b) => b.id)).to.deep.equal([ids[1]]);
     expect(before.has_more).to.equal(true);
-    expect((await client.messages.batches.list({ after_id: ids[2], limit: 5 })).data.map((b) => b.id)).to.not.include.members(ids);
+    // another org sees none of them, with or without a cursor naming one
+    expect((await client.messages.batches.list({ limit: 100 })).data.map((b) => b.id)).to.not.include.members(ids);
+    expect((await client.messages.batches.list({ after_id: ids[2], limit: 100 })).data.map((b) => b.id)).to.not.include.members(ids);
     for (const id of ids) await ended(mine, id);
   });
 
