@@ -1,11 +1,7 @@
 import { expect } from 'chai';
-import OpenAI from 'openai';
-import { env } from '../../helpers/harness';
-import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { expectOpenAI } from '../../helpers/conformance';
-import { startBatchWorker } from '../../../workers/batch/main';
-import { batchEnds, jsonl, uploadBatchFile, type BatchWorker } from './helpers';
+import { batchEnds, jsonl, uploadBatchFile, batchSuite } from './helpers';
 
 /**
  * OpenAI's API answers `null` for a batch's or file's fields that are not set yet (`output_file_id`,
@@ -20,38 +16,30 @@ function withoutNulls(v: unknown): unknown {
 
 describe("files and batches against OpenAI's OpenAPI document (vendored)", function () {
   this.timeout(60_000);
-  let o: TestOrg;
-  let openai: OpenAI;
-  let worker: BatchWorker;
-  before(async () => {
-    o = await buildOrg(env().redis);
-    openai = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
-    worker = await startBatchWorker();
-  });
-  after(async () => worker.close());
+  const s = batchSuite();
 
   it('OpenAIFile, ListFilesResponse, DeleteFileResponse, Batch in each status it passes, ListBatchesResponse', async () => {
     const get = async (path: string) => {
-      const r = await call('GET', path, { headers: keyHeader(o.key) });
+      const r = await call('GET', path, { headers: keyHeader(s.o.key) });
       expect(r.status, r.text).to.equal(200);
       return r.body;
     };
-    const fileId = await uploadBatchFile(openai, jsonl([{ custom_id: 'a', method: 'POST', url: '/v1/embeddings', body: { model: 'sim-embed', input: 'x' } }]));
+    const fileId = await uploadBatchFile(s.openai, jsonl([{ custom_id: 'a', method: 'POST', url: '/v1/embeddings', body: { model: 'sim-embed', input: 'x' } }]));
     expectOpenAI('OpenAIFile', withoutNulls(await get(`/v1/files/${fileId}`)));
     expectOpenAI('ListFilesResponse', withoutNulls(await get('/v1/files')));
-    const created = await call('POST', '/v1/batches', { headers: keyHeader(o.key), json: { input_file_id: fileId, endpoint: '/v1/embeddings', completion_window: '24h', metadata: { k: 'v' } } });
+    const created = await call('POST', '/v1/batches', { headers: keyHeader(s.o.key), json: { input_file_id: fileId, endpoint: '/v1/embeddings', completion_window: '24h', metadata: { k: 'v' } } });
     expectOpenAI('Batch', withoutNulls(created.body));
-    const done = await batchEnds(openai, created.body.id);
+    const done = await batchEnds(s.openai, created.body.id);
     const completed = await get(`/v1/batches/${done.id}`);
     expect(completed.status).to.equal('completed');
     expectOpenAI('Batch', withoutNulls(completed));
     expectOpenAI('OpenAIFile', withoutNulls(await get(`/v1/files/${completed.output_file_id}`)));
-    const failed = await openai.batches.create({ input_file_id: await uploadBatchFile(openai, '{broken\n'), endpoint: '/v1/embeddings', completion_window: '24h' });
-    const failedBody = await get(`/v1/batches/${(await batchEnds(openai, failed.id)).id}`);
+    const failed = await s.openai.batches.create({ input_file_id: await uploadBatchFile(s.openai, '{broken\n'), endpoint: '/v1/embeddings', completion_window: '24h' });
+    const failedBody = await get(`/v1/batches/${(await batchEnds(s.openai, failed.id)).id}`);
     expect(failedBody.status).to.equal('failed');
     expectOpenAI('Batch', withoutNulls(failedBody));
     expectOpenAI('ListBatchesResponse', withoutNulls(await get('/v1/batches?limit=5')));
-    const del = await call('DELETE', `/v1/files/${fileId}`, { headers: keyHeader(o.key) });
+    const del = await call('DELETE', `/v1/files/${fileId}`, { headers: keyHeader(s.o.key) });
     expectOpenAI('DeleteFileResponse', del.body);
   });
 });

@@ -120,22 +120,22 @@ describe('batches survive process deaths: nothing lost, nothing billed twice', f
   });
 
   it('expiry (BATCH_WINDOW_MS shortened): what finished is delivered, the rest is in the error file as batch_expired, unbilled', async () => {
-    process.env.BATCH_WINDOW_MS = '1500';
+    process.env.BATCH_WINDOW_MS = '3000';
     resetConfig();
     const worker = await startBatchWorker({ linesInFlight: 2 });
     try {
-      expect(config().batches.windowMs).to.equal(1500);
+      expect(config().batches.windowMs).to.equal(3000);
       env().sim.knobs.set('sim-chat-1', { delayMs: 300 });
-      const b = await openai.batches.create({ input_file_id: await uploadBatchFile(openai, jsonl(lines(30, 'x'))), endpoint: '/v1/chat/completions', completion_window: '24h' });
-      expect(b.expires_at! - b.created_at).to.be.within(1, 2); // whole seconds around 1.5 s
+      const b = await openai.batches.create({ input_file_id: await uploadBatchFile(openai, jsonl(lines(40, 'x'))), endpoint: '/v1/chat/completions', completion_window: '24h' });
+      expect(b.expires_at! - b.created_at).to.be.within(2, 3); // whole seconds around 3 s; 40 lines need at least 6 s
       const done = await batchEnds(openai, b.id);
       expect(done.status).to.equal('expired');
       expect(done.expired_at).to.be.a('number');
       const ok = done.request_counts!.completed;
-      expect(ok).to.be.within(1, 29);
-      expect(done.request_counts!.failed).to.equal(30 - ok);
+      expect(ok).to.be.within(1, 39);
+      expect(done.request_counts!.failed).to.equal(40 - ok);
       const errs = parseJsonl<{ custom_id: string; response: null; error: { code: string } }>(await (await openai.files.content(done.error_file_id!)).text());
-      expect(errs).to.have.length(30 - ok);
+      expect(errs).to.have.length(40 - ok);
       expect(errs.every((e) => e.response === null && e.error.code === 'batch_expired')).to.equal(true);
       await usageSettled();
       expect(await batchUsage(b.id)).to.have.length(ok);

@@ -1,4 +1,7 @@
 import OpenAI, { toFile } from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
+import { env, resetSim } from '../../helpers/harness';
+import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { QueryTypes } from 'sequelize';
 import { db } from '../../../shared/db/sequelize';
 import { startBatchWorker } from '../../../workers/batch/main';
@@ -36,4 +39,29 @@ export async function batchUsage(batchId: string): Promise<{ request_id: string;
 
 export function parseJsonl<T = Record<string, unknown>>(text: string): T[] {
   return text.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as T);
+}
+
+/** What `batchSuite` sets up: filled in by its `before` hook. */
+export interface BatchSuite {
+  o: TestOrg;
+  openai: OpenAI;
+  anthropic: Anthropic;
+  worker: BatchWorker;
+}
+
+/**
+ * Registers a describe block's hooks: a fresh org, the official OpenAI and Anthropic clients on the
+ * test gateway with its key, and a batch runner (closed after); the simulator is reset before each test.
+ */
+export function batchSuite(): BatchSuite {
+  const s = {} as BatchSuite;
+  before(async () => {
+    s.o = await buildOrg(env().redis);
+    s.openai = new OpenAI({ apiKey: s.o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    s.anthropic = new Anthropic({ apiKey: s.o.key, baseURL: env().gw.url, maxRetries: 0 });
+    s.worker = await startBatchWorker();
+  });
+  after(async () => s.worker?.close());
+  beforeEach(resetSim);
+  return s;
 }
