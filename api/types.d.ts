@@ -17,11 +17,19 @@ export interface AuthInfo {
   controls: KeyControls;
 }
 
+/** A batch line runs on the background lane under its own count, priced at the plan's multiplier. */
+export interface BatchLine {
+  laneLimit: number;
+  priceMultiplier: number;
+}
+
 declare global {
   namespace Express {
     interface Request {
       id: string;
       auth?: AuthInfo;
+      /** Set by the batch runner's line app (workers/batch/line-app.ts): this request is one line of a batch. */
+      batchLine?: BatchLine;
       /** Set by path-authentication mounts (`/a/...`, `/r/...`). */
       pathAuth?: { apiKey?: string; project?: string; routingPlanId?: string };
       /** The request's spans; only when tracing is on (api/middleware/trace-request.ts). */

@@ -18,6 +18,7 @@ import { startAdmin } from '../api/admin/server';
 import { startPools } from '../workers/main';
 import { implementedPools } from '../workers/pools';
 import { startClock } from '../workers/cron/clock';
+import { startBatchWorker } from '../workers/batch/main';
 
 /** One line per start-up step, so a first start (Postgres initialising) never looks stuck. */
 const step = (what: string) => process.stdout.write(`${what}...\n`);
@@ -56,9 +57,10 @@ async function main(): Promise<void> {
   const redis = createRedis('command');
   step('seeding plans, the default catalog and the demo organization');
   const { demoKey } = await seed(redis, simulatorUrl);
-  step('starting the worker pools, the clock, the web and admin servers');
+  step('starting the worker pools, the batch runner, the clock, the web and admin servers');
   const pools = await startPools(implementedPools());
   const clock = startClock(redis);
+  const batches = await startBatchWorker();
   const web = await startWeb(cfg.port);
   const admin = await startAdmin(cfg.adminPort);
 
@@ -86,6 +88,7 @@ async function main(): Promise<void> {
     clock.stop();
     await web.close();
     await admin.close();
+    await batches.close();
     await pools.close();
     await sim?.close();
     redis.disconnect();

@@ -12,6 +12,11 @@ import { exitOnStartupError } from './startup/exit';
  * finish open requests). A failure to start is one line on stderr and exit 1.
  */
 export function runHttpProcess(name: string, start: (cfg: Config) => Promise<{ close(): Promise<void> }>, port: (cfg: Config) => number): void {
+  runProcess(name, start, (cfg) => [{ port: port(cfg), pod: cfg.podId }, `${name} listening`]);
+}
+
+/** `runHttpProcess` for any process type: `started` is the line logged once it runs (process, fields). */
+export function runProcess(name: string, start: (cfg: Config) => Promise<{ close(): Promise<void> }>, started: (cfg: Config) => [Record<string, unknown>, string]): void {
   (async () => {
     const cfg = config();
     await enforcePreflight(name, cfg);
@@ -26,6 +31,7 @@ export function runHttpProcess(name: string, start: (cfg: Config) => Promise<{ c
     process.once('SIGTERM', () => void stop());
     process.once('SIGINT', () => void stop());
     // Only now: whoever waits for this line (a supervisor, a test) may send SIGTERM at once.
-    logger.info({ port: port(cfg), pod: cfg.podId }, `${name} listening`);
+    const [fields, line] = started(cfg);
+    logger.info(fields, line);
   })().catch((err) => exitOnStartupError(name, err));
 }

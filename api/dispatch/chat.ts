@@ -7,7 +7,10 @@ import { errors } from '../../shared/errors/codes';
 import { ApiError } from '../../shared/errors/ApiError';
 import { encrypt } from '../../shared/crypto';
 import { checkModelAllowed } from '../../shared/limits/controls';
-import { runJob } from './run-job';
+import { runJob, type RunJobOptions } from './run-job';
+import type { QueueName } from '../../shared/queues/names';
+import type { CatalogModel } from '../../shared/catalog/catalog';
+import { pricesOf } from '../../shared/limits/usage-cost';
 import { chatLimits } from './limits';
 import { targetOf } from './target';
 import { routeFor } from './route';
@@ -48,10 +51,15 @@ export interface ChatDispatch {
   anthropicBeta?: string;
 }
 
+/** A batch line's pricing: the model's prices and the plan's multiplier (docs/batches.md). */
+export function batchPricing(req: Request, model: CatalogModel): RunJobOptions<QueueName>['batch'] {
+  return req.batchLine ? { multiplier: req.batchLine.priceMultiplier, prices: pricesOf(model.prices) } : undefined;
+}
+
 /** Runs one chat-style request through lanes and the chat queue; used by every dialect. */
 export async function dispatchChat(ctx: AppContext, req: Request, res: Response, d: ChatDispatch): Promise<unknown> {
   const auth = req.auth!;
-  const lane = laneFor(auth.org, d.resolved.background);
+  const lane = req.batchLine ? 'background' : laneFor(auth.org, d.resolved.background);
   const target = targetOf(d.resolved.model);
   const sealed = d.passthrough && auth.callerUpstreamKey ? encrypt(auth.callerUpstreamKey) : undefined;
   if (sealed) target.sealedCallerKey = sealed;
@@ -69,12 +77,13 @@ export async function dispatchChat(ctx: AppContext, req: Request, res: Response,
     queue: chatQueue(lane),
     pool: 'chat',
     lane,
-    limit: laneLimit(auth.org, 'chat', lane),
+    limit: req.batchLine?.laneLimit ?? laneLimit(auth.org, 'chat', lane),
     overLimit: (s) => errors.concurrencyLimit(s),
     publicModel: d.resolved.requestedId,
     stream: d.stream,
     onChunk,
     jobId: d.jobId,
+    batch: batchPricing(req, d.resolved.model),
     reserve: chatLimits(ctx, req, d.resolved.model, d.body),
     data: { operation: d.operation, target, body: d.body, includeUsage: d.includeUsage, route, estimatedTokens, ...(d.anthropicBeta ? { anthropicBeta: d.anthropicBeta } : {}) },
   });

@@ -6,6 +6,7 @@ import { laneLimit } from '../../shared/lanes/policy';
 import { errors } from '../../shared/errors/codes';
 import { ApiError } from '../../shared/errors/ApiError';
 import { runJob } from './run-job';
+import { batchPricing } from './chat';
 import { limitsFor } from './limits';
 import { checkModelAllowed } from '../../shared/limits/controls';
 
@@ -49,8 +50,9 @@ export function dispatchEmbeddings(
   return runJob(ctx, req, res, {
     queue: 'embeddings',
     pool: EMBEDDINGS_POOL,
-    lane: EMBEDDINGS_LANE,
-    limit: embeddingsLaneLimit(req),
+    lane: req.batchLine ? 'background' : EMBEDDINGS_LANE,
+    limit: req.batchLine?.laneLimit ?? embeddingsLaneLimit(req),
+    batch: batchPricing(req, model),
     overLimit: (s) =>
       new ApiError(429, 'embeddings_lanes_exhausted', 'Too many concurrent embeddings and rerank requests for this organization; retry shortly.', { retryAfter: s }),
     publicModel,

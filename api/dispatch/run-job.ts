@@ -50,6 +50,8 @@ export interface RunJobOptions<Q extends QueueName> {
    * jobs (the native search loop's model turns) names each one, since both ids are unique.
    */
   jobId?: string;
+  /** A batch line's pricing (the batch runner's requests, docs/batches.md). */
+  batch?: JobEnvelope['batch'];
 }
 
 export { ClientGone };
@@ -239,6 +241,7 @@ async function runAdmitted<Q extends QueueName>(
         publicModel: opts.publicModel,
         lane: opts.lane,
         stream: !!opts.stream,
+        ...(opts.batch ? { batch: opts.batch } : {}),
       } as unknown as JobData<Q>;
       const sent = who.trace ? childSpan(`send ${opts.queue}`, who.trace, { kind: 'producer' }) : NOOP;
       if (sent.recording) sent.set({ [A.messagingSystem]: 'bullmq', [A.messagingDestination]: opts.queue, [A.messagingOperationType]: 'send', [A.messagingMessageId]: jobId });

@@ -12,6 +12,7 @@ import { audioRouter } from './audio/router';
 import { systemoneRouter } from './systemone/router';
 import { mcpRouter } from './mcp/router';
 import { searchRouter } from './search/router';
+import { batchesRouter } from './batches/router';
 
 /**
  * Every inference route, behind one authentication step. Mounted at the root and under each
@@ -22,6 +23,7 @@ export function inferenceRouter(ctx: AppContext): Router {
   r.use(authenticate(ctx));
   r.use(chatRouter(ctx)); // first: the hottest paths match without walking every other family's routes
   r.use(modelsRouter(ctx));
+  r.use(batchesRouter(ctx)); // files, batches, message batches (before messages: /v1/messages/batches)
   r.use(messagesRouter(ctx)); // reads its own body (before the shared parser) for its error envelope
   r.use(imagesRouter(ctx)); // reads its own bodies (JSON with an image-sized cap, multipart)
   r.use(embeddingsRouter(ctx)); // reads its own body with the 2 MiB embeddings cap

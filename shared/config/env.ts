@@ -64,6 +64,18 @@ export interface Config {
   imageS3: { bucket?: string; region: string; endpoint?: string; accessKeyId?: string; secretAccessKey?: string; forcePathStyle: boolean };
   imageUrlTtlSeconds: number;
   imageUploadMaxBytes: number;
+  /** Files and batches (docs/batches.md): org defaults (a plan or org entitlement overrides them) and the runner's pace. */
+  batches: {
+    maxLines: number;
+    maxFileBytes: number;
+    maxInProgress: number;
+    priceMultiplier: number;
+    linesInFlight: number;
+    windowMs: number;
+    fileRetentionDays: number;
+    pollMs: number;
+    claimStaleMs: number;
+  };
   imageFetchTimeoutMs: number;
   /** CIDRs an operator trusts despite the SSRF guard (default none); see docs/images.md. */
   imageFetchAllowCidrs: string[];
@@ -189,6 +201,15 @@ const schema = Joi.object({
   IMAGE_S3_FORCE_PATH_STYLE: Joi.boolean().default(false),
   IMAGE_URL_TTL_SECONDS: Joi.number().integer().min(10).max(86_400).default(300),
   IMAGE_UPLOAD_MAX_BYTES: Joi.number().integer().min(1024).default(10 * 1024 * 1024),
+  BATCH_MAX_LINES: Joi.number().integer().min(1).default(50_000),
+  BATCH_MAX_FILE_BYTES: Joi.number().integer().min(1024).default(100 * 1024 * 1024),
+  BATCH_MAX_IN_PROGRESS: Joi.number().integer().min(1).default(20),
+  BATCH_PRICE_MULTIPLIER: Joi.number().min(0).max(1).default(0.5),
+  BATCH_LINES_IN_FLIGHT: Joi.number().integer().min(1).default(8),
+  BATCH_WINDOW_MS: Joi.number().integer().min(1000).default(24 * 3600 * 1000),
+  BATCH_FILE_RETENTION_DAYS: Joi.number().integer().min(1).default(30),
+  BATCH_POLL_MS: Joi.number().integer().min(10).default(500),
+  BATCH_CLAIM_STALE_MS: Joi.number().integer().min(1000).default(30_000),
   IMAGE_FETCH_TIMEOUT_MS: Joi.number().integer().min(100).default(10_000),
   IMAGE_FETCH_ALLOW_CIDRS: Joi.string()
     .allow('')
@@ -329,6 +350,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     imageUrlTtlSeconds: value.IMAGE_URL_TTL_SECONDS,
     imageUploadMaxBytes: value.IMAGE_UPLOAD_MAX_BYTES,
+    batches: {
+      maxLines: value.BATCH_MAX_LINES,
+      maxFileBytes: value.BATCH_MAX_FILE_BYTES,
+      maxInProgress: value.BATCH_MAX_IN_PROGRESS,
+      priceMultiplier: value.BATCH_PRICE_MULTIPLIER,
+      linesInFlight: value.BATCH_LINES_IN_FLIGHT,
+      windowMs: value.BATCH_WINDOW_MS,
+      fileRetentionDays: value.BATCH_FILE_RETENTION_DAYS,
+      pollMs: value.BATCH_POLL_MS,
+      claimStaleMs: value.BATCH_CLAIM_STALE_MS,
+    },
     imageFetchTimeoutMs: value.IMAGE_FETCH_TIMEOUT_MS,
     imageFetchAllowCidrs: commaList(String(value.IMAGE_FETCH_ALLOW_CIDRS)),
     imageFetchCaFile: value.IMAGE_FETCH_CA_FILE,

@@ -84,11 +84,11 @@ export async function insertUsage(rows: UsageRecord | UsageRecord[], db: Pool = 
 }
 
 /** The fields of a usage event that every job carries in its envelope. */
-type JobIdentity = Pick<JobEnvelope, 'requestId' | 'orgId' | 'projectId' | 'apiKeyId' | 'publicModel' | 'lane'>;
+type JobIdentity = Pick<JobEnvelope, 'requestId' | 'orgId' | 'projectId' | 'apiKeyId' | 'publicModel' | 'lane' | 'batch'>;
 
 /** The one usage event of a job: its identity from the envelope, the rest as given. */
 export function jobUsage(job: JobIdentity, modality: string, fields: UsageFields): UsageRecord {
-  return {
+  const record: UsageRecord = {
     requestId: job.requestId,
     orgId: job.orgId,
     projectId: job.projectId,
@@ -98,6 +98,22 @@ export function jobUsage(job: JobIdentity, modality: string, fields: UsageFields
     modality,
     ...fields,
   };
+  return job.batch ? batchPriced(record, job.batch) : record;
+}
+
+/**
+ * A batch line's event: every reader of the ledger prices an event as tokens (and audio seconds) at
+ * the model's prices plus `units.cost_micros`, so the batch discount is stated there, negative:
+ * the event then costs the model's price times the plan's multiplier wherever it is read.
+ * `units.batch` (1) marks the event as a batch line.
+ */
+function batchPriced(u: UsageRecord, b: NonNullable<JobIdentity['batch']>): UsageRecord {
+  const units = { ...(u.units ?? {}) };
+  const full = (u.inputTokens ?? 0) * (b.prices.input_token ?? 0) + (u.outputTokens ?? 0) * (b.prices.output_token ?? 0)
+    + ((units.audio_duration_ms ?? 0) / 1000) * (b.prices.audio_second ?? 0) + (units.cost_micros ?? 0);
+  units.cost_micros = (units.cost_micros ?? 0) - full * (1 - b.multiplier);
+  units.batch = 1;
+  return { ...u, units };
 }
 
 /**

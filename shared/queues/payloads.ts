@@ -19,6 +19,14 @@ export interface JobEnvelope {
   stream: boolean;
   /** W3C trace context of the pod's enqueue span when tracing is on: the worker continues the trace. */
   trace?: TraceCarrier;
+  /** A line of a batch (docs/batches.md): its usage is priced at the model's prices times `multiplier`. */
+  batch?: BatchPricing;
+}
+
+/** micro-dollars per unit (shared/limits/usage-cost.ts) and the plan's batch multiplier. */
+export interface BatchPricing {
+  multiplier: number;
+  prices: { input_token?: number; output_token?: number; audio_second?: number };
 }
 
 /** Where and how the worker calls the upstream. Secrets are not in here, except sealed ones. */

@@ -12,6 +12,7 @@ export const FEATURES = {
   embeddings: 'embeddings_disabled',
   web_search: 'web_search_disabled',
   image_generation: 'image_generation_disabled',
+  batches: 'batches_disabled',
 } as const;
 
 export type Feature = keyof typeof FEATURES;

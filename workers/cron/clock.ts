@@ -4,6 +4,7 @@ import { createRedis } from '../../shared/redis/connection';
 import { logger } from '../../shared/logger';
 import { reapLeases } from './reap-leases';
 import { expireImages } from './expire-images';
+import { expireFiles } from '../../shared/batches/files';
 import { rollupUsage } from './rollup-usage';
 import { config } from '../../shared/config/env';
 import { startMetricsServer } from '../metrics-server';
@@ -21,6 +22,7 @@ export interface ClockTask {
 export const CLOCK_TASKS: ClockTask[] = [
   { name: 'reap-leases', schedule: '*/30 * * * * *', run: reapLeases },
   { name: 'expire-images', schedule: '0 */10 * * * *', run: () => expireImages() },
+  { name: 'expire-batch-files', schedule: '30 */10 * * * *', run: () => expireFiles() },
   { name: 'rollup-usage', schedule: '0 */5 * * * *', run: () => rollupUsage() },
 ];
 

@@ -1,0 +1,74 @@
+import { Router, type Request, type Response, type NextFunction } from 'express';
+import multer from 'multer';
+import type { AppContext } from '../../context';
+import { only } from '../only';
+import { killSwitch } from '../../middleware/kill-switch';
+import { ApiError } from '../../../shared/errors/ApiError';
+import { errors } from '../../../shared/errors/codes';
+import { batchLimits } from '../../../shared/batches/limits';
+import { deleteFile, fileBytes, findFile, listFiles, saveFile } from '../../../shared/batches/files';
+import { presentFile } from '../../../shared/batches/present';
+import { newId } from '../../../shared/batches/ids';
+import { pageLimit } from './gate';
+
+/** Multipart `file` + `purpose`, held in memory up to the org's file size cap (413 beyond it). */
+function upload(req: Request, res: Response, next: NextFunction): void {
+  const max = batchLimits(req.auth!.org).maxFileBytes;
+  multer({ storage: multer.memoryStorage(), limits: { fileSize: max, files: 1, fields: 4 } }).single('file')(req, res, (err: unknown) => {
+    if (!err) return next();
+    const code = (err as { code?: string }).code;
+    if (code === 'LIMIT_FILE_SIZE') return next(new ApiError(413, 'file_too_large', `A file may be at most ${max} bytes for this organization.`, { param: 'file' }));
+    next(errors.invalidRequest(`Malformed multipart body: ${(err as Error).message}`)); // busboy's and multer's, never a 500
+  });
+}
+
+async function create(req: Request, res: Response): Promise<void> {
+  const purpose = (req.body as Record<string, unknown> | undefined)?.purpose;
+  if (purpose !== 'batch') throw new ApiError(400, 'invalid_request', "`purpose` must be 'batch' (the only purpose this gateway stores).", { param: 'purpose' });
+  const file = req.file;
+  if (!file) throw new ApiError(400, 'invalid_request', 'A `file` part (JSONL) is required.', { param: 'file' });
+  if (!file.buffer.length) throw new ApiError(400, 'invalid_request', 'The file is empty.', { param: 'file' });
+  const id = newId('file-');
+  const auth = req.auth!;
+  const name = (file.originalname || 'batch.jsonl').slice(0, 255);
+  await saveFile(id, { orgId: auth.orgId, projectId: auth.projectId, apiKeyId: auth.keyId }, 'batch', name, file.buffer);
+  res.json(presentFile((await findFile(auth.orgId, id))!));
+}
+
+async function list(req: Request, res: Response): Promise<void> {
+  const q = req.query as Record<string, string | undefined>;
+  const order = q.order === 'asc' ? 'asc' : 'desc';
+  const limit = pageLimit(q.limit, 10_000, 10_000);
+  const rows = await listFiles(req.auth!.orgId, { after: q.after, limit: limit + 1, purpose: q.purpose, order });
+  const data = rows.slice(0, limit).map(presentFile);
+  res.json({ object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: rows.length > limit });
+}
+
+async function owned(req: Request) {
+  const f = await findFile(req.auth!.orgId, String(req.params.id));
+  if (!f) throw new ApiError(404, 'file_not_found', `No such file: ${String(req.params.id).slice(0, 80)}.`, { param: 'file_id' });
+  return f;
+}
+
+export function filesRouter(ctx: AppContext): Router {
+  const r = Router();
+  const off = killSwitch(ctx.switches, 'batches');
+  only(r, '/v1/files', { post: [off, upload, create], get: [off, list] });
+  only(r, '/v1/files/:id', {
+    get: [off, async (req: Request, res: Response) => res.json(presentFile(await owned(req)))],
+    delete: [off, async (req: Request, res: Response) => {
+      const f = await owned(req);
+      await deleteFile(req.auth!.orgId, f.id);
+      res.json({ id: f.id, object: 'file', deleted: true });
+    }],
+  });
+  only(r, '/v1/files/:id/content', {
+    get: [off, async (req: Request, res: Response) => {
+      const f = await owned(req);
+      const bytes = await fileBytes(f);
+      if (!bytes) throw errors.notFound('The file content is gone.');
+      res.type('application/jsonl').send(bytes);
+    }],
+  });
+  return r;
+}

@@ -1,0 +1,29 @@
+import type { Request } from 'express';
+import { ApiError } from '../../../shared/errors/ApiError';
+import { sha256Hex } from '../../../shared/crypto';
+import { presentedKeys } from '../../middleware/authenticate';
+import { batchLimits } from '../../../shared/batches/limits';
+import { activeBatchCount } from '../../../shared/batches/store';
+import { config } from '../../../shared/config/env';
+
+/** The refusals a new batch can meet before anything is stored (docs/batches.md, "Limits"). */
+export async function admitBatch(req: Request, lines: number): Promise<{ priceMultiplier: number; keyHash: string; createdAt: Date; expiresAt: Date }> {
+  const auth = req.auth!;
+  const limits = batchLimits(auth.org);
+  if (lines > limits.maxLines) {
+    throw new ApiError(400, 'batch_too_many_lines', `A batch may hold at most ${limits.maxLines} requests for this organization; this one has ${lines}.`);
+  }
+  if ((await activeBatchCount(auth.orgId)) >= limits.maxInProgress) {
+    throw new ApiError(429, 'batch_limit_exceeded', `This organization already has ${limits.maxInProgress} batches in progress; wait for one to end.`, { retryAfter: 60 });
+  }
+  const now = Date.now();
+  return { priceMultiplier: limits.priceMultiplier, keyHash: sha256Hex(presentedKeys(req).gatewayKey!), createdAt: new Date(now), expiresAt: new Date(now + config().batches.windowMs) };
+}
+
+/** A list's page size: batches 1..100 (default 20, both vendors), files 1..10,000 (OpenAI's, default 10,000). */
+export function pageLimit(v: unknown, max = 100, byDefault = 20): number {
+  if (v === undefined) return byDefault;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > max) throw new ApiError(400, 'invalid_request', `\`limit\` must be an integer from 1 to ${max}.`, { param: 'limit' });
+  return n;
+}

@@ -1,0 +1,108 @@
+import { Router, type Request, type Response } from 'express';
+import Joi from 'joi';
+import type { AppContext } from '../../context';
+import { only } from '../only';
+import { jsonBody } from '../../middleware/body';
+import { requireJson } from '../../middleware/require-json';
+import { killSwitch } from '../../middleware/kill-switch';
+import { requireAnthropicVersion } from '../messages/version';
+import { validate } from '../../validate';
+import { ApiError } from '../../../shared/errors/ApiError';
+import { isEnded, presentMessageBatch } from '../../../shared/batches/present';
+import { anthropicResultLine } from '../../../shared/batches/results';
+import { newId } from '../../../shared/batches/ids';
+import { config } from '../../../shared/config/env';
+import * as store from '../../../shared/batches/store';
+import { admitBatch, pageLimit } from './gate';
+
+const createSchema = Joi.object({
+  requests: Joi.array()
+    .min(1)
+    .items(Joi.object({ custom_id: Joi.string().pattern(/^[a-zA-Z0-9_-]{1,64}$/).required(), params: Joi.object().unknown(true).required() }))
+    .unique('custom_id')
+    .required(),
+});
+
+async function answer(res: Response, b: store.BatchRow): Promise<void> {
+  res.json(presentMessageBatch(b, (await store.lineCounts([b.id])).get(b.id)!));
+}
+
+async function owned(req: Request): Promise<store.BatchRow> {
+  const b = await store.getBatch(req.auth!.orgId, String(req.params.id), 'anthropic');
+  if (!b) throw new ApiError(404, 'not_found', `No such message batch: ${String(req.params.id).slice(0, 80)}.`);
+  return b;
+}
+
+/** `POST /v1/messages/batches`: the requests become lines at once (`in_progress`); each `params` is checked when its line runs. */
+async function create(req: Request, res: Response): Promise<void> {
+  const count = Array.isArray((req.body as { requests?: unknown })?.requests) ? (req.body as { requests: unknown[] }).requests.length : 0;
+  const body = validate<{ requests: { custom_id: string; params: Record<string, unknown> }[] }>(createSchema, req.body);
+  const auth = req.auth!;
+  const admitted = await admitBatch(req, count);
+  const id = newId('msgbatch_');
+  await store.insertBatch(
+    {
+      id,
+      dialect: 'anthropic',
+      org_id: auth.orgId,
+      project_id: auth.projectId,
+      api_key_id: auth.keyId,
+      key_hash: admitted.keyHash,
+      routing_plan_id: auth.routingPlanId,
+      endpoint: '/v1/messages',
+      input_file_id: null,
+      completion_window: '24h',
+      metadata: null,
+      status: 'in_progress',
+      price_multiplier: String(admitted.priceMultiplier),
+      total: body.requests.length,
+      created_at: admitted.createdAt,
+      expires_at: admitted.expiresAt,
+    },
+    body.requests.map((r) => ({ custom_id: r.custom_id, body: r.params })),
+  );
+  await answer(res, (await store.batchById(id))!);
+}
+
+/** Anthropic's page: `{data, has_more, first_id, last_id}`, `after_id` / `before_id` cursors. */
+async function list(req: Request, res: Response): Promise<void> {
+  const q = req.query as Record<string, string | undefined>;
+  const limit = pageLimit(q.limit);
+  const rows = await store.listBatches(req.auth!.orgId, 'anthropic', { after: q.after_id, before: q.before_id, limit: limit + 1 });
+  const page = q.before_id ? rows.slice(-limit) : rows.slice(0, limit);
+  const counts = await store.lineCounts(page.map((b) => b.id));
+  const data = page.map((b) => presentMessageBatch(b, counts.get(b.id)!));
+  res.json({ data, has_more: rows.length > limit, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null });
+}
+
+async function cancel(req: Request, res: Response): Promise<void> {
+  const b = await owned(req);
+  await store.transition(b.id, ['in_progress'], 'cancelling');
+  await answer(res, (await store.batchById(b.id))!);
+}
+
+/** The results, one JSON line per request in request order, once the batch has ended. */
+async function results(req: Request, res: Response): Promise<void> {
+  const b = await owned(req);
+  if (!isEnded(b)) throw new ApiError(400, 'invalid_request', `Message Batch ${b.id} has not ended; its results are not ready.`);
+  const lines = await store.finishedLines(b.id);
+  res.type('application/binary').send(lines.map(anthropicResultLine).join('\n') + '\n');
+}
+
+async function remove(req: Request, res: Response): Promise<void> {
+  const b = await owned(req);
+  if (!isEnded(b)) throw new ApiError(400, 'invalid_request', `Message Batch ${b.id} is still processing; cancel it and wait for it to end before deleting it.`);
+  await store.markDeleted(b.id);
+  res.json({ id: b.id, type: 'message_batch_deleted' });
+}
+
+export function messageBatchesRouter(ctx: AppContext): Router {
+  const r = Router();
+  const pre = [killSwitch(ctx.switches, 'batches'), requireAnthropicVersion];
+  const cap = Math.max(config().batches.maxFileBytes, 1024 * 1024);
+  only(r, '/v1/messages/batches', { post: [...pre, jsonBody(cap), requireJson, create], get: [...pre, list] });
+  only(r, '/v1/messages/batches/:id', { get: [...pre, async (req: Request, res: Response) => answer(res, await owned(req))], delete: [...pre, remove] });
+  only(r, '/v1/messages/batches/:id/cancel', { post: [...pre, cancel] });
+  only(r, '/v1/messages/batches/:id/results', { get: [...pre, results] });
+  return r;
+}

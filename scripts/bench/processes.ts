@@ -1,0 +1,28 @@
+import type { ChildProcess } from 'child_process';
+
+/** Polls `url` until it answers below 500 (a process that has come up), or throws after `ms`. */
+export async function waitHttp(url: string, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  for (;;) {
+    try {
+      if ((await fetch(url)).status < 500) return;
+    } catch {
+      /* not up yet */
+    }
+    if (Date.now() > end) throw new Error(`${url} did not come up`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Sends SIGTERM and waits for the exit; SIGKILL after `ms`. */
+export function exited(p: ChildProcess, ms: number): Promise<void> {
+  if (p.exitCode !== null || p.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const t = setTimeout(() => p.kill('SIGKILL'), ms);
+    p.once('exit', () => {
+      clearTimeout(t);
+      resolve();
+    });
+    p.kill('SIGTERM');
+  });
+}

@@ -1,0 +1,41 @@
+import type { BatchRow, LineRow } from './store';
+
+/** OpenAI's id of a line's request (`batch_req_…`): also the job id and the usage event's request id. */
+export function lineRequestId(batchId: string, idx: number, attempt: number): string {
+  return `batch_req_${batchId.replace(/^[a-z]+_/, '')}_${idx}${attempt ? `_${attempt}` : ''}`;
+}
+
+const NOT_RUN: Record<string, { code: string; message: string }> = {
+  expired: { code: 'batch_expired', message: 'This request could not be executed before the completion window expired.' },
+  canceled: { code: 'batch_cancelled', message: 'This request was not executed because the batch was cancelled.' },
+};
+
+/** One line of an OpenAI output or error file: `{id, custom_id, response: {status_code, request_id, body}, error}`. */
+export function openaiResultLine(batch: BatchRow, l: LineRow): string {
+  const id = l.request_id ?? lineRequestId(batch.id, l.idx, l.attempt);
+  if (l.state === 'succeeded' || l.state === 'errored') {
+    return JSON.stringify({ id, custom_id: l.custom_id, response: { status_code: l.status_code, request_id: l.request_id, body: l.result }, error: null });
+  }
+  return JSON.stringify({ id, custom_id: l.custom_id, response: null, error: NOT_RUN[l.state] ?? { code: 'batch_line_not_run', message: 'This request was not executed.' } });
+}
+
+/** An errored line's `error`: Anthropic's ErrorResponse around the error object the messages endpoint answered. */
+function anthropicErrorBody(l: LineRow): unknown {
+  const body = l.result as { error?: { type?: string; message?: string } } | null;
+  const error = body?.error?.type ? body.error : { type: 'api_error', message: body?.error?.message ?? 'The request failed.' };
+  return { type: 'error', error, request_id: l.request_id };
+}
+
+/** One line of a Message Batch's results: `{custom_id, result: {type, message | error}}`. */
+export function anthropicResultLine(l: LineRow): string {
+  switch (l.state) {
+    case 'succeeded':
+      return JSON.stringify({ custom_id: l.custom_id, result: { type: 'succeeded', message: l.result } });
+    case 'errored':
+      return JSON.stringify({ custom_id: l.custom_id, result: { type: 'errored', error: anthropicErrorBody(l) } });
+    case 'expired':
+      return JSON.stringify({ custom_id: l.custom_id, result: { type: 'expired' } });
+    default:
+      return JSON.stringify({ custom_id: l.custom_id, result: { type: 'canceled' } });
+  }
+}

@@ -1,0 +1,212 @@
+import { QueryTypes, type Transaction } from 'sequelize';
+import { db } from '../db/sequelize';
+
+export type BatchStatus = 'validating' | 'in_progress' | 'finalizing' | 'completed' | 'failed' | 'expired' | 'cancelling' | 'cancelled';
+export type LineState = 'pending' | 'running' | 'succeeded' | 'errored' | 'canceled' | 'expired';
+
+/** A batch row (`batches`), either dialect. */
+export interface BatchRow {
+  id: string;
+  dialect: 'openai' | 'anthropic';
+  org_id: string;
+  project_id: string | null;
+  api_key_id: string | null;
+  key_hash: string;
+  routing_plan_id: string | null;
+  endpoint: string;
+  input_file_id: string | null;
+  completion_window: string;
+  metadata: Record<string, string> | null;
+  status: BatchStatus;
+  errors: { object: 'list'; data: { code: string; message: string; line: number | null; param: string | null }[] } | null;
+  price_multiplier: string;
+  total: number;
+  output_file_id: string | null;
+  error_file_id: string | null;
+  created_at: Date;
+  expires_at: Date;
+  in_progress_at: Date | null;
+  finalizing_at: Date | null;
+  completed_at: Date | null;
+  failed_at: Date | null;
+  expired_at: Date | null;
+  cancelling_at: Date | null;
+  cancelled_at: Date | null;
+  deleted_at: Date | null;
+}
+
+export interface LineRow {
+  batch_id: string;
+  idx: number;
+  custom_id: string;
+  body: Record<string, unknown>;
+  state: LineState;
+  attempt: number;
+  status_code: number | null;
+  request_id: string | null;
+  result: unknown;
+}
+
+/** Lines of a batch by state: the request counts of both dialects are read from this. */
+export type LineCounts = Record<LineState, number>;
+
+const ACTIVE: BatchStatus[] = ['validating', 'in_progress', 'finalizing', 'cancelling'];
+
+export async function insertBatch(b: Omit<BatchRow, 'in_progress_at' | 'finalizing_at' | 'completed_at' | 'failed_at' | 'expired_at' | 'cancelling_at' | 'cancelled_at' | 'deleted_at' | 'errors' | 'output_file_id' | 'error_file_id'>, lines?: { custom_id: string; body: unknown }[]): Promise<void> {
+  await db().transaction(async (t) => {
+    await db().query(
+      `INSERT INTO batches (id, dialect, org_id, project_id, api_key_id, key_hash, routing_plan_id, endpoint, input_file_id, completion_window, metadata, status, price_multiplier, total, created_at, expires_at, in_progress_at)
+       VALUES (:id, :dialect, :org_id, :project_id, :api_key_id, :key_hash, :routing_plan_id, :endpoint, :input_file_id, :completion_window, :metadata, :status, :price_multiplier, :total, :created_at, :expires_at, ${b.status === 'in_progress' ? ':created_at' : 'NULL'})`,
+      { transaction: t, replacements: { ...b, metadata: b.metadata ? JSON.stringify(b.metadata) : null } },
+    );
+    if (lines?.length) await insertLines(t, b.id, lines);
+  });
+}
+
+/** Inserts lines in chunks of 1,000 (one statement each). */
+export async function insertLines(t: Transaction, batchId: string, lines: { custom_id: string; body: unknown }[]): Promise<void> {
+  for (let i = 0; i < lines.length; i += 1000) {
+    const chunk = lines.slice(i, i + 1000).map((l, j) => ({ idx: i + j, custom_id: l.custom_id, body: l.body }));
+    await db().query(
+      `INSERT INTO batch_lines (batch_id, idx, custom_id, body)
+       SELECT :batchId, r.idx, r.custom_id, r.body FROM jsonb_to_recordset(:rows::jsonb) AS r(idx integer, custom_id text, body jsonb)`,
+      { transaction: t, replacements: { batchId, rows: JSON.stringify(chunk) } },
+    );
+  }
+}
+
+export async function getBatch(orgId: string, id: string, dialect: BatchRow['dialect']): Promise<BatchRow | null> {
+  const [row] = await db().query<BatchRow>('SELECT * FROM batches WHERE id = :id AND org_id = :orgId AND dialect = :dialect AND deleted_at IS NULL', {
+    type: QueryTypes.SELECT,
+    replacements: { id, orgId, dialect },
+  });
+  return row ?? null;
+}
+
+export async function batchById(id: string): Promise<BatchRow | null> {
+  const [row] = await db().query<BatchRow>('SELECT * FROM batches WHERE id = :id', { type: QueryTypes.SELECT, replacements: { id } });
+  return row ?? null;
+}
+
+/** Newest first; `after` is the id of the last batch of the previous page (OpenAI's cursor, Anthropic's `after_id`). */
+export async function listBatches(orgId: string, dialect: BatchRow['dialect'], opts: { after?: string; before?: string; limit: number }): Promise<BatchRow[]> {
+  const mine = 'FROM batches WHERE id = :cursor AND org_id = :orgId'; // another org's id is no cursor
+  const cursor = opts.after ? `AND (created_at, id) < (SELECT created_at, id ${mine})` : opts.before ? `AND (created_at, id) > (SELECT created_at, id ${mine})` : '';
+  const rows = await db().query<BatchRow>(
+    `SELECT * FROM batches WHERE org_id = :orgId AND dialect = :dialect AND deleted_at IS NULL ${cursor}
+     ORDER BY created_at ${opts.before ? 'ASC' : 'DESC'}, id ${opts.before ? 'ASC' : 'DESC'} LIMIT :limit`,
+    { type: QueryTypes.SELECT, replacements: { orgId, dialect, cursor: opts.after ?? opts.before ?? null, limit: opts.limit } },
+  );
+  return opts.before ? rows.reverse() : rows;
+}
+
+export async function activeBatchCount(orgId: string): Promise<number> {
+  const [row] = await db().query<{ n: string }>(`SELECT count(*) AS n FROM batches WHERE org_id = :orgId AND status IN (:active)`, {
+    type: QueryTypes.SELECT,
+    replacements: { orgId, active: ACTIVE },
+  });
+  return Number(row.n);
+}
+
+export async function lineCounts(ids: string[]): Promise<Map<string, LineCounts>> {
+  const out = new Map<string, LineCounts>();
+  for (const id of ids) out.set(id, { pending: 0, running: 0, succeeded: 0, errored: 0, canceled: 0, expired: 0 });
+  if (!ids.length) return out;
+  const rows = await db().query<{ batch_id: string; state: LineState; n: string }>(
+    'SELECT batch_id, state, count(*) AS n FROM batch_lines WHERE batch_id IN (:ids) GROUP BY batch_id, state',
+    { type: QueryTypes.SELECT, replacements: { ids } },
+  );
+  for (const r of rows) out.get(r.batch_id)![r.state] = Number(r.n);
+  return out;
+}
+
+/** Whether any line of the batch is in `state` (an index probe, not a count). */
+export async function hasLines(batchId: string, state: LineState): Promise<boolean> {
+  const rows = await db().query('SELECT 1 FROM batch_lines WHERE batch_id = :batchId AND state = :state LIMIT 1', { type: QueryTypes.SELECT, replacements: { batchId, state } });
+  return rows.length > 0;
+}
+
+/** Moves a batch from one status to another (and stamps `<to>_at`); false when another process did it first. */
+export async function transition(id: string, from: BatchStatus[], to: BatchStatus, extra: Record<string, unknown> = {}): Promise<boolean> {
+  const sets = Object.keys(extra).map((k) => `${k} = :${k}`);
+  const stamp = ['in_progress', 'finalizing', 'completed', 'failed', 'expired', 'cancelling', 'cancelled'].includes(to) ? [`${to}_at = coalesce(${to}_at, now())`] : [];
+  const [rows] = await db().query(`UPDATE batches SET ${['status = :to', ...stamp, ...sets].join(', ')} WHERE id = :id AND status IN (:from) RETURNING id`, {
+    replacements: { id, from, to, ...extra },
+  });
+  return (rows as unknown[]).length === 1;
+}
+
+export async function markDeleted(id: string): Promise<void> {
+  await db().query('UPDATE batches SET deleted_at = now() WHERE id = :id', { replacements: { id } });
+}
+
+export async function activeBatches(): Promise<BatchRow[]> {
+  return db().query<BatchRow>(`SELECT * FROM batches WHERE status IN (:active) ORDER BY created_at`, { type: QueryTypes.SELECT, replacements: { active: ACTIVE } });
+}
+
+/**
+ * Claims up to `n` pending lines of a batch for `runner` (SKIP LOCKED, so two runners never take the
+ * same line), and takes back lines whose runner stopped refreshing its claim (`staleMs`).
+ */
+export async function claimLines(batchId: string, runner: string, n: number, staleMs: number): Promise<LineRow[]> {
+  return db().query<LineRow>(
+    `UPDATE batch_lines l SET state = 'running', claimed_by = :runner, claimed_at = now()
+      WHERE (l.batch_id, l.idx) IN (
+        SELECT batch_id, idx FROM batch_lines
+         WHERE batch_id = :batchId AND (state = 'pending' OR (state = 'running' AND claimed_at < now() - (:staleMs || ' milliseconds')::interval))
+         ORDER BY idx LIMIT :n FOR UPDATE SKIP LOCKED)
+      RETURNING l.batch_id, l.idx, l.custom_id, l.body, l.state, l.attempt`,
+    { type: QueryTypes.SELECT, replacements: { batchId, runner, n, staleMs: String(staleMs) } },
+  );
+}
+
+/** Keeps a runner's claims alive. */
+export async function refreshClaims(runner: string): Promise<void> {
+  await db().query(`UPDATE batch_lines SET claimed_at = now() WHERE claimed_by = :runner AND state = 'running'`, { replacements: { runner } });
+}
+
+/** Records a line's outcome once: only the runner that holds the claim can, and only while it is running. */
+export async function finishLine(l: Pick<LineRow, 'batch_id' | 'idx'>, runner: string, state: LineState, statusCode: number | null, requestId: string | null, result: unknown): Promise<boolean> {
+  const [rows] = await db().query(
+    `UPDATE batch_lines SET state = :state, status_code = :statusCode, request_id = :requestId, result = :result, finished_at = now(), claimed_by = NULL
+      WHERE batch_id = :batchId AND idx = :idx AND state = 'running' AND claimed_by = :runner RETURNING idx`,
+    { replacements: { batchId: l.batch_id, idx: l.idx, runner, state, statusCode, requestId, result: JSON.stringify(result) } },
+  );
+  return (rows as unknown[]).length === 1;
+}
+
+/** Gives a claimed line back (a transient refusal: lane full, worker lost); `retry` counts an attempt. */
+export async function releaseLine(l: Pick<LineRow, 'batch_id' | 'idx'>, runner: string, retry: boolean): Promise<void> {
+  await db().query(
+    `UPDATE batch_lines SET state = 'pending', claimed_by = NULL, attempt = attempt + :inc WHERE batch_id = :batchId AND idx = :idx AND state = 'running' AND claimed_by = :runner`,
+    { replacements: { batchId: l.batch_id, idx: l.idx, runner, inc: retry ? 1 : 0 } },
+  );
+}
+
+/**
+ * Lines not started yet end with `state` (cancelled or expired batch), and so do lines whose runner
+ * died (claim older than `staleMs`); lines running elsewhere finish on their own.
+ */
+export async function closePending(batchId: string, state: 'canceled' | 'expired', staleMs: number): Promise<void> {
+  await db().query(
+    `UPDATE batch_lines SET state = :state, finished_at = now(), claimed_by = NULL
+      WHERE batch_id = :batchId AND (state = 'pending' OR (state = 'running' AND claimed_at < now() - (:staleMs || ' milliseconds')::interval))`,
+    { replacements: { batchId, state, staleMs: String(staleMs) } },
+  );
+}
+
+/** A validated OpenAI batch: its lines, its total, `in_progress`, in one transaction (only from `validating`). */
+export async function startLines(batchId: string, lines: { custom_id: string; body: unknown }[]): Promise<void> {
+  await db().transaction(async (t) => {
+    const [rows] = await db().query(`UPDATE batches SET status = 'in_progress', in_progress_at = now(), total = :total WHERE id = :batchId AND status = 'validating' RETURNING id`, {
+      transaction: t,
+      replacements: { batchId, total: lines.length },
+    });
+    if ((rows as unknown[]).length === 1) await insertLines(t, batchId, lines);
+  });
+}
+
+/** Every finished line, in order (finalisation writes the files from these). */
+export async function finishedLines(batchId: string): Promise<LineRow[]> {
+  return db().query<LineRow>(`SELECT * FROM batch_lines WHERE batch_id = :batchId ORDER BY idx`, { type: QueryTypes.SELECT, replacements: { batchId } });
+}

@@ -1,0 +1,67 @@
+import OpenAI, { toFile } from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
+import { env, resetSim } from '../../helpers/harness';
+import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { QueryTypes } from 'sequelize';
+import { db } from '../../../shared/db/sequelize';
+import { startBatchWorker } from '../../../workers/batch/main';
+import { waitFor } from '../../helpers/wait';
+
+export type BatchWorker = Awaited<ReturnType<typeof startBatchWorker>>;
+
+/** A JSONL input file of `{custom_id, method, url, body}` lines. */
+export function jsonl(lines: unknown[]): string {
+  return lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
+}
+
+export async function uploadBatchFile(openai: OpenAI, text: string): Promise<string> {
+  const f = await openai.files.create({ file: await toFile(Buffer.from(text), 'input.jsonl'), purpose: 'batch' });
+  return f.id;
+}
+
+/** Polls until the batch reaches one of `statuses` (the runner's pace: BATCH_POLL_MS and the lanes). */
+export async function batchEnds(openai: OpenAI, id: string, statuses = ['completed', 'failed', 'expired', 'cancelled'], ms = 60_000): Promise<OpenAI.Batches.Batch> {
+  const b = await waitFor(async () => {
+    const b = await openai.batches.retrieve(id);
+    return statuses.includes(b.status) ? b : undefined;
+  }, ms, 200);
+  if (!b) throw new Error(`batch ${id} did not reach ${statuses.join('/')} within ${ms} ms: ${JSON.stringify(await openai.batches.retrieve(id))}`);
+  return b;
+}
+
+/** The usage events of a batch's lines (request ids `batch_req_<batch hex>_…`). */
+export async function batchUsage(batchId: string): Promise<{ request_id: string; input_tokens: number; output_tokens: number; units: Record<string, number>; lane: string; model: string; project_id: string | null; api_key_id: string }[]> {
+  return db().query(`SELECT request_id, input_tokens, output_tokens, units, lane, model, project_id, api_key_id FROM usage_events WHERE request_id LIKE :p ORDER BY request_id`, {
+    type: QueryTypes.SELECT,
+    replacements: { p: `batch_req_${batchId.replace(/^[a-z]+_/, '')}_%` },
+  });
+}
+
+export function parseJsonl<T = Record<string, unknown>>(text: string): T[] {
+  return text.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as T);
+}
+
+/** What `batchSuite` sets up: filled in by its `before` hook. */
+export interface BatchSuite {
+  o: TestOrg;
+  openai: OpenAI;
+  anthropic: Anthropic;
+  worker: BatchWorker;
+}
+
+/**
+ * Registers a describe block's hooks: a fresh org, the official OpenAI and Anthropic clients on the
+ * test gateway with its key, and a batch runner (closed after); the simulator is reset before each test.
+ */
+export function batchSuite(): BatchSuite {
+  const s = {} as BatchSuite;
+  before(async () => {
+    s.o = await buildOrg(env().redis);
+    s.openai = new OpenAI({ apiKey: s.o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    s.anthropic = new Anthropic({ apiKey: s.o.key, baseURL: env().gw.url, maxRetries: 0 });
+    s.worker = await startBatchWorker();
+  });
+  after(async () => s.worker?.close());
+  beforeEach(resetSim);
+  return s;
+}

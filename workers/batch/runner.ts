@@ -1,0 +1,244 @@
+import http from 'http';
+import { request } from 'undici';
+import type { AppContext } from '../../api/context';
+import type { AuthInfo } from '../../api/types';
+import { LineApp } from './line-app';
+import { config, type Config } from '../../shared/config/env';
+import { logger } from '../../shared/logger';
+import { laneLimit } from '../../shared/lanes/policy';
+import { NO_ALIASES } from '../../shared/tenancy/directory';
+import * as store from '../../shared/batches/store';
+import type { BatchRow, LineRow } from '../../shared/batches/store';
+import { findFile, fileBytes, saveFile } from '../../shared/batches/files';
+import { parseInput } from '../../shared/batches/input';
+import { lineRequestId, openaiResultLine } from '../../shared/batches/results';
+import { outputFileId } from '../../shared/batches/ids';
+
+/** Gateway refusals that mean "not now" rather than "this line is wrong": the line goes back to pending. */
+const LANE_FULL = new Set(['CONCURRENT_REQUEST_LIMIT_EXCEEDED', 'embeddings_lanes_exhausted']);
+/** Failures of the gateway's own machinery: retried under a new request id (the failed job billed nothing). */
+const RETRIED = new Set(['worker_lost', 'client_closed_request']);
+const MAX_ATTEMPTS = 3;
+
+/**
+ * Runs batches (docs/batches.md). Progress lives in Postgres: each tick it validates new OpenAI
+ * batches, claims pending lines of every active batch (at most BATCH_LINES_IN_FLIGHT per batch, SKIP
+ * LOCKED across runners), sends each through its LineApp (the synchronous routes, on the background
+ * lane) and records the answer with a conditional update, so a line is recorded once. A line whose
+ * runner died is claimed again after BATCH_CLAIM_STALE_MS under the same request id: its job is
+ * still in BullMQ (or runs again), and its usage event's request id is unique.
+ */
+export class BatchRunner {
+  private readonly lineApp: LineApp;
+  private server?: http.Server;
+  private base = '';
+  private timer?: NodeJS.Timeout;
+  private heartbeat?: NodeJS.Timeout;
+  private ticking = false;
+  /** A line finished while a pass was running: run another pass right after it. */
+  private again = false;
+  private stopped = false;
+  private readonly inFlight = new Map<string, Set<Promise<void>>>();
+  /** Batches being fed right now (claim in progress). */
+  private readonly feeding = new Set<string>();
+  readonly id: string;
+
+  /** BATCH_* settings, with `overrides` on top (tests shorten the claim takeover). */
+  private get cfg(): Config['batches'] {
+    return { ...config().batches, ...this.overrides };
+  }
+
+  constructor(private readonly ctx: AppContext, private readonly overrides: Partial<Config['batches']> = {}) {
+    this.lineApp = new LineApp(ctx);
+    this.id = `${config().podId}:batch`;
+  }
+
+  async start(): Promise<void> {
+    this.server = http.createServer(this.lineApp.app);
+    this.server.keepAliveTimeout = 60_000;
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.base = `http://127.0.0.1:${(this.server.address() as { port: number }).port}`;
+    const cfg = this.cfg;
+    this.timer = setInterval(() => void this.tick(), cfg.pollMs);
+    this.heartbeat = setInterval(() => void store.refreshClaims(this.id).catch((err) => logger.warn({ err }, 'batch claim refresh failed')), Math.max(500, cfg.claimStaleMs / 3));
+  }
+
+  /** Stops claiming; lines in flight finish and are recorded (or left claimed, to be taken over). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    // Lines in flight are answered and recorded before the line app closes: cutting them would mark
+    // their request ids abandoned, and a request id is reused when the line is taken over.
+    while (this.ticking || this.feeding.size || this.inFlight.size) {
+      await Promise.allSettled([...this.inFlight.values()].flatMap((s) => [...s]));
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    clearInterval(this.heartbeat);
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+
+  /** One pass over every active batch; never two at once in a process. */
+  async tick(): Promise<void> {
+    if (this.stopped) return;
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
+    this.ticking = true;
+    try {
+      for (const b of await store.activeBatches()) {
+        if (this.stopped) break;
+        await this.advance(b).catch((err) => logger.error({ err, batchId: b.id }, 'batch step failed'));
+      }
+    } catch (err) {
+      logger.warn({ err }, 'batch tick failed');
+    } finally {
+      this.ticking = false;
+      if (this.again && !this.stopped) {
+        this.again = false;
+        setImmediate(() => void this.tick());
+      }
+    }
+  }
+
+  private async advance(b: BatchRow): Promise<void> {
+    if (b.status === 'validating') return this.validate(b);
+    if (b.status === 'finalizing') return this.finalize(b, 'finalizing', 'completed');
+    if (b.status === 'cancelling' || b.expires_at.getTime() <= Date.now()) {
+      await store.closePending(b.id, b.status === 'cancelling' ? 'canceled' : 'expired', this.cfg.claimStaleMs);
+      if (!(await store.hasLines(b.id, 'running'))) await this.finalize(b, b.status, b.status === 'cancelling' ? 'cancelled' : 'expired');
+      return;
+    }
+    const claimed = await this.feed(b);
+    if (claimed === 0 && !this.inFlight.has(b.id) && !(await store.hasLines(b.id, 'pending')) && !(await store.hasLines(b.id, 'running'))) {
+      if (await store.transition(b.id, ['in_progress'], 'finalizing')) await this.finalize(b, 'finalizing', 'completed');
+    }
+  }
+
+  /** OpenAI batches: reads the input file into lines, or fails the batch with one error per bad line. */
+  private async validate(b: BatchRow): Promise<void> {
+    const file = b.input_file_id ? await findFile(b.org_id, b.input_file_id) : null;
+    const bytes = file ? await fileBytes(file) : undefined;
+    if (!bytes) {
+      await store.transition(b.id, ['validating'], 'failed', { errors: JSON.stringify({ object: 'list', data: [{ code: 'file_not_found', message: 'The input file no longer exists.', line: null, param: 'input_file_id' }] }) });
+      return;
+    }
+    const { lines, errors } = parseInput(bytes, b.endpoint);
+    if (errors.length) {
+      await store.transition(b.id, ['validating'], 'failed', { errors: JSON.stringify({ object: 'list', data: errors }) });
+      return;
+    }
+    await store.startLines(b.id, lines);
+  }
+
+  /**
+   * Claims what the batch may still have in flight here and sends it; returns how many lines it
+   * claimed. One feed per batch at a time, so the bound holds; a line that ends feeds its batch again
+   * at once (not at the next poll), and the poll notices cancels, expiry and the end.
+   */
+  private async feed(b: BatchRow): Promise<number> {
+    if (this.feeding.has(b.id)) return -1;
+    this.feeding.add(b.id);
+    try {
+      const mine = this.inFlight.get(b.id) ?? new Set<Promise<void>>();
+      const room = this.cfg.linesInFlight - mine.size;
+      if (room <= 0 || this.stopped || this.ctx.switches.engaged('batches')) return 0; // switched off: nothing new starts
+      const auth = await this.authFor(b);
+      const lines = await store.claimLines(b.id, this.id, room, this.cfg.claimStaleMs);
+      if (lines.length) this.inFlight.set(b.id, mine);
+      for (const l of lines) {
+        const p = this.runLine(b, l, auth).catch((err) => logger.error({ err, batchId: b.id, idx: l.idx }, 'batch line failed')).finally(() => {
+          mine.delete(p);
+          if (!mine.size) this.inFlight.delete(b.id);
+          if (!this.stopped) void this.feed(b).catch((err) => logger.warn({ err, batchId: b.id }, 'batch feed failed'));
+        });
+        mine.add(p);
+      }
+      return lines.length;
+    } finally {
+      this.feeding.delete(b.id);
+    }
+  }
+
+  /** The identity the batch was created with, as authenticate() builds it; an error body when the key no longer works. */
+  private async authFor(b: BatchRow): Promise<AuthInfo | { status: number; body: unknown }> {
+    await this.ctx.directory.sync();
+    const rec = await this.ctx.directory.keyByHash(b.key_hash);
+    const org = await this.ctx.directory.org(b.org_id);
+    const gone = !rec || rec.revoked || rec.memberGone || !org || (rec.controls.expiresAt && rec.controls.expiresAt.getTime() <= Date.now());
+    if (gone) return { status: 401, body: { error: { code: 'INVALID_API_KEY', message: 'The API key that created this batch no longer works.' } } };
+    let modelMap: Record<string, string> = NO_ALIASES;
+    if (b.routing_plan_id) modelMap = (await this.ctx.directory.routingPlan(b.routing_plan_id))?.modelMap ?? NO_ALIASES;
+    return { keyId: rec!.id, orgId: b.org_id, org: org!, projectId: b.project_id, userId: rec!.userId, callerUpstreamKey: null, routingPlanId: b.routing_plan_id, modelMap, controls: rec!.controls };
+  }
+
+  private async runLine(b: BatchRow, l: LineRow, auth: AuthInfo | { status: number; body: unknown }): Promise<void> {
+    const requestId = lineRequestId(b.id, l.idx, l.attempt);
+    if (!('keyId' in auth)) {
+      await store.finishLine(l, this.id, 'errored', auth.status, requestId, auth.body);
+      return;
+    }
+    const body: Record<string, unknown> = { ...l.body };
+    delete body.stream;
+    delete body.stream_options;
+    const ticket = this.lineApp.issue({
+      auth,
+      requestId,
+      line: { laneLimit: laneLimit(auth.org, 'chat', 'background', 0) || this.cfg.linesInFlight, priceMultiplier: Number(b.price_multiplier) },
+    });
+    try {
+      const res = await request(`${this.base}${b.dialect === 'anthropic' ? '/v1/messages' : b.endpoint}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-batch-ticket': ticket, ...(b.dialect === 'anthropic' ? { 'anthropic-version': '2023-06-01' } : {}) },
+        body: JSON.stringify(body),
+        headersTimeout: config().requestTimeoutMs + 30_000,
+        bodyTimeout: config().requestTimeoutMs + 30_000,
+      });
+      const text = await res.body.text();
+      let answer: unknown;
+      try {
+        answer = JSON.parse(text);
+      } catch {
+        answer = { error: { code: 'internal_error', message: 'The answer was not JSON.' } };
+      }
+      if (res.statusCode === 200) {
+        await store.finishLine(l, this.id, 'succeeded', 200, requestId, answer);
+        return;
+      }
+      const code = (answer as { error?: { code?: string } })?.error?.code ?? '';
+      if (LANE_FULL.has(code)) return store.releaseLine(l, this.id, false);
+      if (RETRIED.has(code) && l.attempt + 1 < MAX_ATTEMPTS) return store.releaseLine(l, this.id, true);
+      await store.finishLine(l, this.id, 'errored', res.statusCode, requestId, answer);
+    } catch (err) {
+      logger.warn({ err, batchId: b.id, idx: l.idx }, 'batch line request failed; it goes back to pending');
+      await store.releaseLine(l, this.id, false);
+    } finally {
+      this.lineApp.forget(ticket);
+    }
+  }
+
+  /**
+   * Writes the output and error files (OpenAI) from the recorded lines, then moves the batch to its
+   * final status. File ids derive from the batch id, so a runner that dies mid-way and another that
+   * finishes the job write the same files once.
+   */
+  private async finalize(b: BatchRow, from: store.BatchStatus, to: store.BatchStatus): Promise<void> {
+    const extra: Record<string, unknown> = {};
+    if (b.dialect === 'openai') {
+      const lines = await store.finishedLines(b.id);
+      const owner = { orgId: b.org_id, projectId: b.project_id, apiKeyId: b.api_key_id };
+      const ok = lines.filter((l) => l.state === 'succeeded');
+      const bad = lines.filter((l) => l.state !== 'succeeded');
+      if (ok.length) {
+        extra.output_file_id = outputFileId(b.id, 'output');
+        await saveFile(extra.output_file_id as string, owner, 'batch_output', `${b.id}_output.jsonl`, Buffer.from(ok.map((l) => openaiResultLine(b, l)).join('\n') + '\n'));
+      }
+      if (bad.length) {
+        extra.error_file_id = outputFileId(b.id, 'error');
+        await saveFile(extra.error_file_id as string, owner, 'batch_output', `${b.id}_error.jsonl`, Buffer.from(bad.map((l) => openaiResultLine(b, l)).join('\n') + '\n'));
+      }
+    }
+    await store.transition(b.id, [from], to, extra);
+  }
+}
