@@ -15,6 +15,7 @@ import { bodyDeadline } from './middleware/body-deadline';
 import { dashboardRouter } from './dashboard/router';
 import { webPages } from './web/error-page';
 import { browserRoot } from './middleware/browser-root';
+import { requestLogger } from './middleware/request-log';
 
 /** The inference app (`{base_url}`), without listening: tests mount it on an ephemeral port. */
 export function createApp(ctx: AppContext): Express {
@@ -25,6 +26,7 @@ export function createApp(ctx: AppContext): Express {
   app.set('trust proxy', config().trustProxy); // req.ip: the client address failed authentications count against
   app.use(requestId);
   app.use(httpMetrics);
+  app.use(requestLogger(ctx)); // the request log row of a request no job delivered (api/middleware/request-log.ts)
   app.use('/metrics', publicMetricsGate); // any spelling express routes to /metrics
   app.use(bodyDeadline(() => config().bodyReadTimeoutMs));
   app.use(healthRouter(ctx));

@@ -12,6 +12,8 @@ import { ClientGone } from '../../shared/errors/ClientGone';
 import { laneRejections, queueRejections } from '../../shared/metrics';
 import { claimHeldUsage, giveUp } from '../../shared/metering/usage-outbox';
 import type { LimitHold } from '../../shared/limits/limits';
+import type { LogContext } from '../../shared/metering/request-log';
+import { logContext, logState } from '../middleware/request-log';
 
 /** How long a pod that lost the race at its deadline waits for the result the worker already sent. */
 const LOST_RACE_GRACE_MS = 5_000;
@@ -68,6 +70,8 @@ export interface JobCaller {
   apiKeyId: string | null;
   /** The job id (the request id). */
   requestId: string;
+  /** The request log context the job carries (api/middleware/request-log.ts); none: no log row. */
+  log?: LogContext;
 }
 
 /**
@@ -82,9 +86,15 @@ export async function runJob<Q extends QueueName>(ctx: AppContext, req: Request,
     if (!res.writableFinished) gone.abort(new ClientGone());
   };
   res.on('close', onClose);
+  const state = logState(res);
+  if (state) Object.assign(state, { model: opts.publicModel, lane: opts.lane, stream: !!opts.stream });
+  const log = logContext(req);
   try {
-    return await runQueued(ctx, { orgId: auth.orgId, projectId: auth.projectId, apiKeyId: auth.keyId, requestId: opts.jobId ?? req.id }, gone.signal, opts);
+    const result = await runQueued(ctx, { orgId: auth.orgId, projectId: auth.projectId, apiKeyId: auth.keyId, requestId: opts.jobId ?? req.id, log }, gone.signal, opts);
+    if (state) state.carried = true; // the worker's usage record carries the row
+    return result;
   } finally {
+    if (state && log.admittedAt !== undefined) state.admittedAt = log.admittedAt;
     res.off('close', onClose);
   }
 }
@@ -123,6 +133,7 @@ async function runAdmitted<Q extends QueueName>(
     throw opts.overLimit(admitted.retryAfterMs / 1000);
   }
   const lease = admitted.lease;
+  if (who.log) who.log.admittedAt = Date.now();
   const jobId = who.requestId;
   // The pod's reply channel for this request; its usage fate and held keys share that channel's slot.
   const replyTo = ctx.replies.channel;
@@ -206,6 +217,7 @@ async function runAdmitted<Q extends QueueName>(
         publicModel: opts.publicModel,
         lane: opts.lane,
         stream: !!opts.stream,
+        ...(who.log ? { log: who.log } : {}),
       } as unknown as JobData<Q>;
       enqueue(ctx.queues, opts.queue, data, lease.heldBefore, settings.priorityStep).catch((err) => {
         ctx.replies.unregister(jobId);

@@ -15,6 +15,8 @@ import { reserveSearch } from '../../shared/search/entitlements';
 import { periodEnd } from '../../shared/search/period';
 import { recordSearch } from '../../shared/search/ledger';
 import { runQueued } from './run-job';
+import { logContext } from '../middleware/request-log';
+import type { LogContext } from '../../shared/metering/request-log';
 
 export type { SearchArgs, SearchOutcome } from '../../shared/search/types';
 
@@ -37,11 +39,13 @@ export interface SearchCaller {
   projectId: string | null;
   /** Unique per search: the job id and the ledger row's key. Several searches in one request need distinct ids. */
   requestId: string;
+  /** The request log context its job carries (api/middleware/request-log.ts). */
+  log?: LogContext;
 }
 
 export function searchCaller(ctx: AppContext, req: Request): SearchCaller {
   const a = req.auth!;
-  return { ctx, orgId: a.orgId, org: a.org, apiKeyId: a.keyId, userId: a.userId ?? null, projectId: a.projectId, requestId: req.id };
+  return { ctx, orgId: a.orgId, org: a.org, apiKeyId: a.keyId, userId: a.userId ?? null, projectId: a.projectId, requestId: req.id, log: logContext(req) };
 }
 
 function checkArgs(args: SearchArgs): void {
@@ -98,7 +102,7 @@ export async function runSearch(caller: SearchCaller, args: SearchArgs, signal?:
     const target = { name: provider.name, kind: provider.kind, baseUrl: provider.baseUrl, sealedKey: encrypt(provider.apiKey), keySource: provider.keySource };
     result = (await runQueued(
       ctx,
-      { orgId: caller.orgId, projectId: caller.projectId, apiKeyId: caller.apiKeyId, requestId: caller.requestId },
+      { orgId: caller.orgId, projectId: caller.projectId, apiKeyId: caller.apiKeyId, requestId: caller.requestId, log: caller.log && { ...caller.log } },
       signal,
       {
         queue: 'search',

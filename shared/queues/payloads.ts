@@ -1,6 +1,7 @@
 import type { QueueName } from './names';
 import type { ProviderKind, ProviderSettings } from '../db/models/Provider';
 import type { QuestionPlan } from '../systemone/types';
+import type { LogContext } from '../metering/request-log';
 
 /** Fields every job carries, whatever its queue. */
 export interface JobEnvelope {
@@ -16,6 +17,10 @@ export interface JobEnvelope {
   publicModel: string;
   lane: string;
   stream: boolean;
+  /** What the request log row needs from the pod (arrival, admission, route, user); absent in old jobs. */
+  log?: LogContext;
+  /** The request's trace id, when tracing set one (read into the request log row's trace_id). */
+  traceId?: string;
 }
 
 /** Where and how the worker calls the upstream. Secrets are not in here, except sealed ones. */

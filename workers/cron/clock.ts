@@ -5,6 +5,7 @@ import { logger } from '../../shared/logger';
 import { reapLeases } from './reap-leases';
 import { expireImages } from './expire-images';
 import { rollupUsage } from './rollup-usage';
+import { maintainPartitions } from '../../shared/db/partitions';
 import { config } from '../../shared/config/env';
 import { startMetricsServer } from '../metrics-server';
 import { db } from '../../shared/db/sequelize';
@@ -22,6 +23,7 @@ export const CLOCK_TASKS: ClockTask[] = [
   { name: 'reap-leases', schedule: '*/30 * * * * *', run: reapLeases },
   { name: 'expire-images', schedule: '0 */10 * * * *', run: () => expireImages() },
   { name: 'rollup-usage', schedule: '0 */5 * * * *', run: () => rollupUsage() },
+  { name: 'partitions', schedule: '30 7 * * * *', run: () => maintainPartitions() },
 ];
 
 /** Schedules `tasks` (default: every task) on node-cron; a task's failure is logged, never fatal. */
