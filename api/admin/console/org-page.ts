@@ -6,6 +6,7 @@ import { isUuid } from '../../../shared/uuid';
 import { addDays, utcDay } from '../../../shared/metering/rollups';
 import { stackedBars } from '../../dashboard/chart';
 import { html, type Html } from '../../web/html';
+import { activityBody, activityDetail, activityQuery, sendActivityCsv } from '../../web/activity';
 
 type Render = (req: Request, res: Response, tab: string, body: (csrf: string) => Html) => void;
 
@@ -20,10 +21,26 @@ export const laneOverridesForm = (o: Organization, csrf: string): Html => html`<
  * settings and the lane overrides form.
  */
 export function orgPage(r: Router, render: Render): void {
-  r.get('/orgs/:id', async (req, res) => {
+  // the org's request log, as its members see it in the dashboard (api/web/activity.ts)
+  const orgOf = async (req: Request) => {
     const id = String(req.params.id);
     const org = isUuid(id) ? await Organization.findByPk(id) : null;
     if (!org) throw new ApiError(404, 'not_found', 'No such organization.');
+    return org;
+  };
+  r.get('/orgs/:id/activity', async (req, res) => {
+    const org = await orgOf(req);
+    const body = await activityBody(`/orgs/${org.id}/activity`, org.id, activityQuery(req.query));
+    render(req, res, '/', () => html`<p class="muted"><a href="/orgs/${org.id}">${org.name}</a></p>${body}`);
+  });
+  r.get('/orgs/:id/activity.csv', async (req, res) => sendActivityCsv(res, (await orgOf(req)).id, activityQuery(req.query)));
+  r.get('/orgs/:id/activity/:requestId', async (req, res) => {
+    const org = await orgOf(req);
+    const body = await activityDetail(`/orgs/${org.id}/activity`, org.id, String(req.params.requestId));
+    render(req, res, '/', () => body);
+  });
+  r.get('/orgs/:id', async (req, res) => {
+    const org = await orgOf(req);
     const [members, keys, projects, search, usage] = await Promise.all([
       Membership.findAll({ where: { orgId: org.id }, order: [['createdAt', 'ASC']] }),
       ApiKey.findAll({ where: { orgId: org.id }, order: [['createdAt', 'DESC']], limit: 500 }),
@@ -42,6 +59,7 @@ export function orgPage(r: Router, render: Render): void {
     const limits = (k: ApiKey) => [k.allowedModels ? `models: ${k.allowedModels.join(', ')}` : '', k.rpm ? `${k.rpm} rpm` : '', k.tpm ? `${k.tpm} tpm` : '',
       k.budgetMicros !== null && k.budgetMicros !== undefined ? `${dollars(k.budgetMicros)} per ${k.budgetPeriod ?? 'total'}` : '', k.expiresAt ? `expires ${k.expiresAt.toISOString().slice(0, 10)}` : ''].filter(Boolean).join(' · ') || '—';
     render(req, res, '/', (csrf) => html`<h1>${org.name} <code>${org.slug}</code></h1>
+<p><a class="button-link" href="/orgs/${org.id}/activity" data-test="org-activity">Activity (request log)</a></p>
 <div class="card" data-section="members"><h2>Members</h2><table><thead><tr><th>Email</th><th>Role</th></tr></thead><tbody>
 ${members.map((m) => html`<tr><td>${users.get(m.userId) ?? m.userId}</td><td data-label="Role">${m.role}</td></tr>`)}</tbody></table></div>
 <div class="card" data-section="keys"><h2>API keys</h2><table><thead><tr><th>Name</th><th>Key</th><th>Owner</th><th>Project</th><th>State</th><th>Limits</th></tr></thead><tbody>
