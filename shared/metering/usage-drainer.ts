@@ -44,18 +44,13 @@ type Entry = [id: string, fields: string[] | null];
 /** An entry read: a usage record (with its log row when it carries one), or a log-only entry. */
 type Decoded = { id: string; raw: string | undefined; record?: UsageRecord; log?: RequestLogEntry; logField?: boolean };
 
-/** The time of a stream entry id (`<ms>-<seq>`). */
-const entryTime = (id: string) => Number(id.split('-')[0]);
-
 /** Decodes one entry: `u` (usage, perhaps with `log`) or `l` (log only); neither valid: refused. */
 function decodeEntry(id: string, fields: string[]): Decoded {
   const u = fieldOf(fields, 'u');
   if (u !== undefined) {
     const record = decodeUsage(u);
-    if (record) {
-      record.at ??= entryTime(id);
-      if (record.log !== undefined && !isLogFields(record.log)) delete record.log; // a bad log never costs the usage
-    }
+    // a bad log row never costs the usage event
+    if (record?.log !== undefined && !isLogFields(record.log)) delete record.log;
     return { id, raw: u, record };
   }
   const l = fieldOf(fields, 'l');
@@ -103,10 +98,10 @@ const fieldOf = <T>(fields: readonly T[] | null, name: string): T | undefined =>
 };
 
 /**
- * Moves usage events from one Redis outbox stream into Postgres. Every worker process runs one per
+ * Moves usage events (and request log rows, shared/metering/request-log.ts) from one Redis outbox stream into Postgres. Every worker process runs one per
  * stream (UsageDrainers), as a
- * consumer of one group: XREADGROUP (BLOCK, COUNT), one multi-row INSERT … ON CONFLICT (request_id)
- * DO NOTHING for the batch, then XACK + XDEL. Entries a dead drainer read but never acknowledged are
+ * consumer of one group: XREADGROUP (BLOCK, COUNT), one statement inserting the batch's usage events
+ * and log rows (each idempotent: shared/metering/usage.ts, request-log.ts), then XACK + XDEL. Entries a dead drainer read but never acknowledged are
  * claimed (XAUTOCLAIM) once idle for `claimIdleMs`, at start and periodically; inserting them again
  * is a no-op, so every event lands exactly once. A batch Postgres refuses is retried row by row: an
  * entry refused on its own (or not a usage record at all) moves to the dead-letter stream; any other

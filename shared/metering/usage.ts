@@ -23,8 +23,8 @@ export interface UsageRecord {
   cachedTokens?: number;
   reasoningTokens?: number;
   /**
-   * When the event happened (epoch ms): its `created_at`. The drainer sets it from the outbox entry's
-   * id when absent, so a replayed entry has the same key (request_id, created_at) and is a no-op.
+   * Dates the event (epoch ms) instead of the time of the insert (imports, tests). The drainer leaves
+   * it unset: an event is stamped when it is written, so it never lands in a day the rollups closed.
    */
   at?: number;
   /** The request's log row (shared/metering/request-log.ts), carried in the same outbox entry. */
@@ -86,9 +86,9 @@ export function usageRows(list: UsageRecord[]): string {
 
 /**
  * The INSERT of usage events from parameter `param` (usageRows), idempotent: one row per request id
- * in the batch, none for a request id already within SAME_REQUEST_WINDOW of the event, and (request_id,
- * created_at) conflicts do nothing. created_at is the record's `at` (the drainer fixes it from the
- * outbox entry, so a replayed entry has the same key); without it, the time of the insert.
+ * in the batch, none for a request id already within SAME_REQUEST_WINDOW of the event (a replayed
+ * outbox entry is written again within minutes), and (request_id, created_at) conflicts do nothing.
+ * created_at is the time of the insert, or the record's `at` when given.
  */
 export function usageInsertSql(param: string): string {
   return `INSERT INTO usage_events (id, request_id, org_id, project_id, api_key_id, model, modality, lane, input_tokens, output_tokens, units, passthrough, deployment, created_at)

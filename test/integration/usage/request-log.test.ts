@@ -121,6 +121,23 @@ describe('request log: one row per request, through the usage outbox', () => {
     metadataOnly(row);
   });
 
+  it('a stream that breaks after its first chunks: the in-band error\'s status and code, nothing billed', async () => {
+    env().sim.knobs.set('sim-chat-1', { dropAfterChunks: 3 });
+    const res = await fetch(`${env().gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...keyHeader(o.key), 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sim-chat', stream: true, messages: [{ role: 'user', content: PROMPT }] }),
+    });
+    expect(res.status).to.equal(200);
+    const events = (await res.text()).split('\n\n').filter(Boolean);
+    const code = JSON.parse(events[events.length - 1].slice(6)).error.code;
+    const requestId = res.headers.get('x-service-request-id')!;
+    const row = (await logRow(requestId))!;
+    expect(row).to.deep.include({ status: 502, error_code: code, stream: true, lane: 'interactive', input_tokens: 0 });
+    expect(Number(row.ttfb_ms)).to.be.at.most(Number(row.total_ms));
+    expect(await UsageEvent.count({ where: { requestId } })).to.equal(0);
+  });
+
   it('refusals before the queue: a 400, a 401 of a revoked key (under its org), none for an unknown key', async () => {
     const bad = await call('POST', '/v1/messages', { headers: { 'x-api-key': o.key, 'anthropic-version': '2023-06-01' }, json: { model: 'sim-chat', max_tokens: 'many', messages: [] } });
     expect(bad.status).to.equal(400);
