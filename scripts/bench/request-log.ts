@@ -186,6 +186,8 @@ async function main(): Promise<void> {
   await readFigure("one org's last hour, every row (pages of 500)", () => every({ orgId: bigOrg, from: hourAgo() }), 100);
   await readFigure("one key's last day, first Activity page (50)", async () => (await listRequestLogs({ orgId: bigOrg, apiKeyId: key, from: dayAgo() }, { limit: 50 })).rows.length, 100);
   await readFigure("one key's last day, every row (pages of 500)", () => every({ orgId: bigOrg, apiKeyId: key, from: dayAgo() }), 100);
+  await readFigure("one org's last hour, every row in one query", async () => (await listRequestLogs({ orgId: bigOrg, from: hourAgo() }, { limit: 100_000 })).rows.length, 100);
+  await readFigure("one key's last day, every row in one query", async () => (await listRequestLogs({ orgId: bigOrg, apiKeyId: key, from: dayAgo() }, { limit: 100_000 })).rows.length, 100);
   await readFigure('dashboard usage page, the month (30 days, closed days from rollups)', async () => (await orgUsageBetween(bigOrg, addDays(today, -(DAYS - 1)), addDays(today, 1))).rows.length, 200);
 
   redis.disconnect();
