@@ -182,6 +182,7 @@ async function main(): Promise<void> {
     return n;
   };
   say('reads (the biggest org: a tenth of all traffic)');
+  await readFigure("one org, newest first without a time range (the Activity page's default), first page (50)", async () => (await listRequestLogs({ orgId: bigOrg }, { limit: 50 })).rows.length, 100);
   await readFigure("one org's last hour, first Activity page (50)", async () => (await listRequestLogs({ orgId: bigOrg, from: hourAgo() }, { limit: 50 })).rows.length, 100);
   await readFigure("one org's last hour, every row (pages of 500)", () => every({ orgId: bigOrg, from: hourAgo() }), 100);
   await readFigure("one key's last day, first Activity page (50)", async () => (await listRequestLogs({ orgId: bigOrg, apiKeyId: key, from: dayAgo() }, { limit: 50 })).rows.length, 100);

@@ -6,7 +6,7 @@ import { ApiError } from '../errors/ApiError';
  * Reading the request log (issue 32): newest first, filtered, in pages with an opaque cursor (the last
  * row's time and request id). The Activity pages, their CSV export and GET /admin/v1/request-logs all
  * read through here, so a page and its export hold the same rows. An org, key or project filter uses
- * that column's (…, created_at DESC) index in each day partition the time range keeps.
+ * that column's (…, created_at DESC, request_id DESC) index in each day partition the time range keeps.
  */
 export interface RequestLogFilter {
   orgId?: string;
@@ -96,7 +96,8 @@ export async function listRequestLogs(f: RequestLogFilter, opts: { limit: number
   }
   if (opts.cursor) {
     const c = readCursor(opts.cursor);
-    where.push('(created_at, request_id) < (:c_at::timestamptz, :c_id)');
+    // the plain bound lets each partition's (…, created_at DESC) index start at the cursor instead of the newest row
+    where.push('created_at <= :c_at::timestamptz AND (created_at, request_id) < (:c_at::timestamptz, :c_id)');
     rep.c_at = c.at;
     rep.c_id = c.id;
   }

@@ -5,7 +5,9 @@ import { QueryInterface } from 'sequelize';
  * transcript or file names), partitioned by day like `usage_events` (0026), with the same DEFAULT
  * partition. Written by the usage drainer from the usage outbox (shared/metering/request-log.ts);
  * (request_id, created_at) is unique, so a replayed entry is a no-op. Read newest first by org, key or
- * project (the Activity pages, GET /admin/v1/request-logs).
+ * project (the Activity pages, GET /admin/v1/request-logs): each index is in the reads' exact order
+ * (created_at, request_id descending), so a page stops after its rows instead of sorting every row of
+ * the org (3 s for the newest 50 of an org with a million rows, without request_id in the index).
  */
 export async function up(q: QueryInterface): Promise<void> {
   await q.sequelize.query(`
@@ -39,9 +41,9 @@ export async function up(q: QueryInterface): Promise<void> {
       CONSTRAINT request_logs_pkey PRIMARY KEY (request_id, created_at)
     ) PARTITION BY RANGE (created_at);
     CREATE TABLE request_logs_default PARTITION OF request_logs DEFAULT;
-    CREATE INDEX request_logs_org_created ON request_logs (org_id, created_at DESC);
-    CREATE INDEX request_logs_key_created ON request_logs (api_key_id, created_at DESC);
-    CREATE INDEX request_logs_project_created ON request_logs (project_id, created_at DESC);
+    CREATE INDEX request_logs_org_created ON request_logs (org_id, created_at DESC, request_id DESC);
+    CREATE INDEX request_logs_key_created ON request_logs (api_key_id, created_at DESC, request_id DESC);
+    CREATE INDEX request_logs_project_created ON request_logs (project_id, created_at DESC, request_id DESC);
     SELECT gw_ensure_day_partitions('request_logs', (now() AT TIME ZONE 'UTC')::date - 1, 9);`);
 }
 
