@@ -12,6 +12,8 @@ import { UsageDrainer } from '../../../shared/metering/usage-drainer';
 import { usageSource } from '../../../shared/metering/usage-source';
 import { dayPartitions, dropExpiredPartitions, ensureDayPartitions } from '../../../shared/db/partitions';
 import type { RequestLogEntry, RequestLogFields } from '../../../shared/metering/request-log';
+import { CLOCK_TASKS } from '../../../workers/cron/clock';
+import { addDays, utcDay } from '../../../shared/metering/rollups';
 
 const count = async (sql: string, replacements: Record<string, unknown>) =>
   Number((await db().query<{ n: string }>(sql, { type: QueryTypes.SELECT, replacements }))[0].n);
@@ -68,6 +70,18 @@ describe('partitioned usage_events and request_logs: retention and outages', () 
     // today's partitions are untouched
     const today = new Date().toISOString().slice(0, 10);
     expect((await dayPartitions('usage_events')).map((p) => p.day)).to.include(today);
+  });
+
+  it('the clock task "partitions" creates the days ahead that are missing', async () => {
+    const task = CLOCK_TASKS.find((t) => t.name === 'partitions');
+    expect(task, 'registered in CLOCK_TASKS').to.not.equal(undefined);
+    const ahead = addDays(utcDay(new Date()), 6);
+    const name = `request_logs_p${ahead.replace(/-/g, '')}`;
+    await db().query(`DROP TABLE IF EXISTS "${name}"`); // a future day: no rows
+    expect((await dayPartitions('request_logs')).map((p) => p.day)).not.to.include(ahead);
+    await task!.run(env().redis);
+    expect((await dayPartitions('request_logs')).map((p) => p.day)).to.include(ahead);
+    expect((await dayPartitions('usage_events')).map((p) => p.day)).to.include(addDays(ahead, 1));
   });
 
   it('Postgres away then back: usage and log rows are all written once, a replay writes nothing twice', async () => {
