@@ -105,7 +105,7 @@ export async function listRequestLogs(f: RequestLogFilter, opts: { limit: number
     `SELECT ${LOG_COLUMNS.filter((c) => c !== 'created_at').join(', ')},
             to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at
        FROM request_logs ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-      ORDER BY created_at DESC, request_id DESC LIMIT :limit`,
+      ORDER BY request_logs.created_at DESC, request_id DESC LIMIT :limit`, // the column (its index order), not the to_char alias
     { type: QueryTypes.SELECT, replacements: rep },
   );
   const more = rows.length > opts.limit;
@@ -118,7 +118,7 @@ export async function findRequestLog(requestId: string, orgId?: string): Promise
   const rows = await db().query<RequestLogRow>(
     `SELECT ${LOG_COLUMNS.filter((c) => c !== 'created_at').join(', ')},
             to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at
-       FROM request_logs WHERE request_id = :id ${orgId ? 'AND org_id = :org' : ''} ORDER BY created_at DESC LIMIT 1`,
+       FROM request_logs WHERE request_id = :id ${orgId ? 'AND org_id = :org' : ''} ORDER BY request_logs.created_at DESC LIMIT 1`,
     { type: QueryTypes.SELECT, replacements: { id: requestId, org: orgId } },
   );
   return rows[0] && { ...rows[0], cost_micros: Number(rows[0].cost_micros) };
