@@ -1,31 +1,16 @@
 import crypto from 'crypto';
 import { expect } from 'chai';
-import { Client } from 'pg';
 import { QueryTypes, Sequelize } from 'sequelize';
 import { migrator } from '../../../shared/db/migrate';
+import { scratchDatabase } from '../../helpers/scratch-db';
 
 /** Migration 0026 turns an existing usage_events into a day-partitioned table and keeps every row. */
 describe('operations: migrating usage_events to day partitions keeps its rows', function () {
   this.timeout(120_000);
-  const base = new URL(process.env.DATABASE_URL!);
-  const name = `${base.pathname.slice(1)}_partitions`;
-  let admin: Client;
+  const scratch = scratchDatabase('partitions');
   let sequelize: Sequelize;
-
-  before(async () => {
-    admin = new Client({ connectionString: process.env.DATABASE_URL });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS "${name}"`);
-    await admin.query(`CREATE DATABASE "${name}"`);
-    const url = new URL(base);
-    url.pathname = `/${name}`;
-    sequelize = new Sequelize(url.toString(), { logging: false });
-  });
-
-  after(async () => {
-    await sequelize?.close();
-    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    await admin.end();
+  before(() => {
+    sequelize = scratch.sequelize();
   });
 
   it('moves rows of old days and of today into their partitions, and the request id stays unique per time', async () => {
