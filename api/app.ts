@@ -17,6 +17,7 @@ import { webPages } from './web/error-page';
 import { browserRoot } from './middleware/browser-root';
 import { traceRequest } from './middleware/trace-request';
 import { tracingOn } from '../shared/tracing/trace';
+import { requestLogger } from './middleware/request-log';
 
 /** The inference app (`{base_url}`), without listening: tests mount it on an ephemeral port. */
 export function createApp(ctx: AppContext): Express {
@@ -28,6 +29,7 @@ export function createApp(ctx: AppContext): Express {
   app.use(requestId);
   if (tracingOn()) app.use(traceRequest); // mounted only when tracing is on: no cost otherwise
   app.use(httpMetrics);
+  app.use(requestLogger(ctx)); // the request log row of a request no job delivered (api/middleware/request-log.ts)
   app.use('/metrics', publicMetricsGate); // any spelling express routes to /metrics
   app.use(bodyDeadline(() => config().bodyReadTimeoutMs));
   app.use(healthRouter(ctx));

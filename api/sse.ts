@@ -1,4 +1,6 @@
 import type { Response } from 'express';
+import type { ApiError } from '../shared/errors/ApiError';
+import { logState } from './middleware/request-log';
 
 /**
  * Server-sent events. The events of one tick (the chunks that came in one read of the reply
@@ -27,6 +29,12 @@ export class SseWriter {
     // The headers leave at once: the client parses them while the first events are on their way
     // (sending them with the first events instead measured no better at concurrency 1).
     this.res.flushHeaders();
+  }
+
+  /** A failure reported in-band (the headers are out): the request log records its status and code. */
+  failed(e: ApiError): void {
+    const log = logState(this.res);
+    if (log) log.failure = { status: e.status, code: e.code };
   }
 
   /** `data: <payload>` with an optional `event:` line, written at the end of the current tick. */

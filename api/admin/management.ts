@@ -9,6 +9,7 @@ import { auditWrites } from './audit';
 import { resourceRouter } from './resources/router';
 import { resourceDefs } from './resources/definitions';
 import { statsDocs, statsRouter } from './routes/stats';
+import { requestLogsDocs, requestLogsRouter } from './routes/request-logs';
 import { capabilityPoliciesRouter, capabilityPolicyDocs } from './routes/capability-policies';
 import { billingDocs, billingRouter } from './routes/billing';
 import { platformAdminDocs, platformAdminRouter } from './routes/platform-admin';
@@ -22,7 +23,7 @@ import { modelPoolsDocs, modelPoolsRouter } from './routes/model-pools';
 export function managementRouter(deps: { redis: RedisClient }): Router {
   const r = adminRouter();
   const defs = resourceDefs();
-  const doc = openApiDocument(defs, [...statsDocs, ...capabilityPolicyDocs, ...billingDocs, ...platformAdminDocs, ...searchControlsDocs, ...projectDocs, ...apiKeyDocs, ...modelPoolsDocs]);
+  const doc = openApiDocument(defs, [...statsDocs, ...requestLogsDocs, ...capabilityPolicyDocs, ...billingDocs, ...platformAdminDocs, ...searchControlsDocs, ...projectDocs, ...apiKeyDocs, ...modelPoolsDocs]);
 
   r.get('/openapi.json', (_req, res) => void res.json(doc));
   r.use(adminAuth(deps));
@@ -30,6 +31,7 @@ export function managementRouter(deps: { redis: RedisClient }): Router {
   r.use(jsonBody('1mb'), storableBody);
   r.use(platformAdminRouter(deps));
   r.use(statsRouter());
+  r.use(requestLogsRouter());
   r.use(capabilityPoliciesRouter(deps));
   r.use(billingRouter());
   r.use(searchControlsRouter(deps)); // before the search-settings resource, whose `/:id` would take `orgs`

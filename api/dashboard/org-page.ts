@@ -12,6 +12,7 @@ export function renderOrgPage(req: Request, res: Response, kit: WebKit, title: s
   const imp = viewer!.impersonatedBy;
   const nav = [
     { href: base, label: 'Usage', on: tab === 'usage' },
+    { href: `${base}/activity`, label: 'Activity', on: tab === 'activity' },
     { href: `${base}/models`, label: 'Models', on: tab === 'models' },
     { href: `${base}/keys`, label: 'API keys', on: tab === 'keys' },
     { href: `${base}/projects`, label: 'Projects', on: tab === 'projects' },

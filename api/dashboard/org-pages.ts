@@ -17,6 +17,7 @@ import { modelsPage } from './models-page';
 import { membershipsOf, requireMember, requireOwner } from './member';
 import { keysPage } from './keys-page';
 import { membersPage } from './members-page';
+import { activityBody, activityDetail, activityQuery, sendActivityCsv } from '../web/activity';
 
 const audit = (req: Request, res: Response, path: string, targetId: string, status = 200) =>
   recordAudit({ actor: actorOf(res), method: 'POST', path: `/dashboard/o/${res.locals.access!.org.slug}${path}`, family: 'organizations', targetId, status, requestId: req.id });
@@ -37,6 +38,17 @@ export function orgPages(deps: { redis: RedisClient; directory: Directory }, kit
 
   org.get('/', usagePage(kit));
   org.get('/models', modelsPage(deps, kit));
+  // the request log (api/web/activity.ts): the page, its CSV export, one request's details
+  const activityBase = (res: Response) => `/dashboard/o/${res.locals.access!.org.slug}/activity`;
+  org.get('/activity', async (req, res) => {
+    const body = await activityBody(activityBase(res), res.locals.access!.org.id, activityQuery(req.query));
+    renderOrgPage(req, res, kit, 'Activity', 'activity', () => body);
+  });
+  org.get('/activity.csv', (req, res) => sendActivityCsv(res, res.locals.access!.org.id, activityQuery(req.query)));
+  org.get('/activity/:requestId', async (req, res) => {
+    const body = await activityDetail(activityBase(res), res.locals.access!.org.id, String(req.params.requestId));
+    renderOrgPage(req, res, kit, 'Activity', 'activity', () => body);
+  });
 
   org.use('/keys', keysPage(deps, kit));
 

@@ -14,6 +14,8 @@ import { claimHeldUsage, giveUp } from '../../shared/metering/usage-outbox';
 import type { LimitHold } from '../../shared/limits/limits';
 import { childSpan, NOOP, type SpanHandle } from '../../shared/tracing/trace';
 import { A } from '../../shared/tracing/attributes';
+import type { LogContext } from '../../shared/metering/request-log';
+import { logContext, logState } from '../middleware/request-log';
 
 /** How long a pod that lost the race at its deadline waits for the result the worker already sent. */
 const LOST_RACE_GRACE_MS = 5_000;
@@ -86,6 +88,8 @@ export interface JobCaller {
   requestId: string;
   /** The request's span when tracing is on: admit, enqueue and wait become its children. */
   trace?: SpanHandle;
+  /** The request log context the job carries (api/middleware/request-log.ts); none: no log row. */
+  log?: LogContext;
 }
 
 /**
@@ -101,12 +105,17 @@ export async function runJob<Q extends QueueName>(ctx: AppContext, req: Request,
   };
   res.on('close', onClose);
   req.trace?.endStep(); // validate ends here
+  const state = logState(res);
+  if (state) Object.assign(state, { model: opts.publicModel, lane: opts.lane, stream: !!opts.stream });
+  const log = logContext(req);
   try {
-    const who = { orgId: auth.orgId, projectId: auth.projectId, apiKeyId: auth.keyId, requestId: opts.jobId ?? req.id, trace: req.trace?.root };
+    const who = { orgId: auth.orgId, projectId: auth.projectId, apiKeyId: auth.keyId, requestId: opts.jobId ?? req.id, trace: req.trace?.root, log };
     const result = await runQueued(ctx, who, gone.signal, opts);
+    if (state) state.carried = true; // the worker's usage record carries the row
     req.trace?.begin('answer'); // ends when the response does
     return result;
   } finally {
+    if (state && log.admittedAt !== undefined) state.admittedAt = log.admittedAt;
     res.off('close', onClose);
   }
 }
@@ -152,6 +161,7 @@ async function runAdmitted<Q extends QueueName>(
     throw opts.overLimit(admitted.retryAfterMs / 1000);
   }
   const lease = admitted.lease;
+  if (who.log) who.log.admittedAt = Date.now();
   const jobId = who.requestId;
   // The pod's reply channel for this request; its usage fate and held keys share that channel's slot.
   const replyTo = ctx.replies.channel;
@@ -242,6 +252,7 @@ async function runAdmitted<Q extends QueueName>(
         lane: opts.lane,
         stream: !!opts.stream,
         ...(opts.batch ? { batch: opts.batch } : {}),
+        ...(who.log ? { log: who.log } : {}),
       } as unknown as JobData<Q>;
       const sent = who.trace ? childSpan(`send ${opts.queue}`, who.trace, { kind: 'producer' }) : NOOP;
       if (sent.recording) sent.set({ [A.messagingSystem]: 'bullmq', [A.messagingDestination]: opts.queue, [A.messagingOperationType]: 'send', [A.messagingMessageId]: jobId });

@@ -18,6 +18,8 @@ import { recordSearch } from '../../shared/search/ledger';
 import { runQueued } from './run-job';
 import { searchBudget } from './limits';
 import type { KeyControls } from '../../shared/limits/controls';
+import { logContext } from '../middleware/request-log';
+import type { LogContext } from '../../shared/metering/request-log';
 
 export type { SearchArgs, SearchOutcome } from '../../shared/search/types';
 
@@ -44,11 +46,13 @@ export interface SearchCaller {
   requestId: string;
   /** The request's span when tracing is on: the search job joins the request's trace. */
   trace?: SpanHandle;
+  /** The request log context its job carries (api/middleware/request-log.ts). */
+  log?: LogContext;
 }
 
 export function searchCaller(ctx: AppContext, req: Request): SearchCaller {
   const a = req.auth!;
-  return { ctx, orgId: a.orgId, org: a.org, apiKeyId: a.keyId, userId: a.userId ?? null, projectId: a.projectId, controls: a.controls ?? null, requestId: req.id, trace: req.trace?.root };
+  return { ctx, orgId: a.orgId, org: a.org, apiKeyId: a.keyId, userId: a.userId ?? null, projectId: a.projectId, controls: a.controls ?? null, requestId: req.id, trace: req.trace?.root, log: logContext(req) };
 }
 
 function checkArgs(args: SearchArgs): void {
@@ -112,7 +116,7 @@ export async function runSearch(caller: SearchCaller, args: SearchArgs, signal?:
     const target = { name: provider.name, kind: provider.kind, baseUrl: provider.baseUrl, sealedKey: encrypt(provider.apiKey), keySource: provider.keySource };
     result = (await runQueued(
       ctx,
-      { orgId: caller.orgId, projectId: caller.projectId, apiKeyId: caller.apiKeyId, requestId: caller.requestId, trace: caller.trace },
+      { orgId: caller.orgId, projectId: caller.projectId, apiKeyId: caller.apiKeyId, requestId: caller.requestId, trace: caller.trace, log: caller.log && { ...caller.log } },
       signal,
       {
         queue: 'search',

@@ -7,6 +7,7 @@ import { sha256Hex } from '../../shared/crypto';
 import { NO_ALIASES } from '../../shared/tenancy/directory';
 import { authFailure } from '../../shared/auth/auth-failures';
 import { noteKeyUsed } from '../../shared/tenancy/last-used';
+import { logState } from './request-log';
 
 function bearer(req: Request): string | undefined {
   const h = req.headers.authorization;
@@ -49,7 +50,7 @@ export function missingKeyMessage(req: Request): string {
 
 /** Authenticates an inference request and attaches `req.auth`. */
 export function authenticate(ctx: AppContext) {
-  return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     req.trace?.begin('authenticate');
     try {
       const { gatewayKey, upstreamKey } = presentedKeys(req);
@@ -60,6 +61,9 @@ export function authenticate(ctx: AppContext) {
       if (!looksLikeInferenceKey(gatewayKey)) throw await refuse('Malformed API key.');
       await ctx.directory.sync();
       const rec = await ctx.directory.keyByHash(sha256Hex(gatewayKey));
+      // a refused key that exists still gets its request log row, under its org (api/middleware/request-log.ts)
+      const state = logState(res);
+      if (rec && state) state.refusedKey = { orgId: rec.orgId, keyId: rec.id, projectId: rec.projectId, userId: rec.userId };
       if (!rec || rec.revoked) throw await refuse(rec ? 'This API key has been revoked.' : 'Unknown API key.');
       if (rec.previousUntil && rec.previousUntil.getTime() <= Date.now()) {
         throw await refuse(`This API key was rotated; its previous secret stopped working at ${rec.previousUntil.toISOString()}.`);

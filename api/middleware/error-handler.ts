@@ -7,6 +7,7 @@ import { ClientGone } from '../../shared/errors/ClientGone';
 import { asUnavailable } from '../../shared/errors/unavailable';
 import { errorPage, pageAreaOf } from '../web/error-page';
 import { errorBody } from './error-body';
+import { logState } from './request-log';
 
 /** body-parser and multer errors carry a `type` or `code`; they become clear 4xx answers. */
 function fromFrameworkError(err: { type?: string; status?: number; limit?: number; code?: string; name?: string }): ApiError | undefined {
@@ -55,7 +56,11 @@ export function writeError(res: Response, err: ApiError): void {
 
 /** The one error handler: typed errors as they are, framework errors mapped, the rest a 500 with an id. */
 export const errorHandler: ErrorRequestHandler = (err: unknown, req: Request, res: Response, _next: NextFunction) => {
-  if (err instanceof ClientGone) return; // the client left; there is no one to answer
+  const log = logState(res);
+  if (err instanceof ClientGone) {
+    if (log) log.failure = { status: 499, code: 'client_closed_request' };
+    return; // the client left; there is no one to answer
+  }
   let apiError: ApiError | undefined;
   if (err instanceof ApiError) apiError = err;
   else if (err && typeof err === 'object') apiError = fromFrameworkError(err as never) ?? asUnavailable(err);
@@ -64,5 +69,6 @@ export const errorHandler: ErrorRequestHandler = (err: unknown, req: Request, re
     logger.error({ err, errorId, requestId: req.id, path: req.path }, 'unhandled error');
     apiError = errors.internal(errorId);
   }
+  if (log) log.failure = { status: apiError.status, code: apiError.code };
   writeError(res, apiError);
 };

@@ -12,7 +12,7 @@ h1{font-size:1.4rem;margin:.25rem 0 1rem}h2{font-size:1.1rem;margin:1.5rem 0 .5r
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.45rem .5rem;border-bottom:1px solid #eceff3;vertical-align:top}
 th{font-size:.8rem;text-transform:uppercase;letter-spacing:.03em;color:#5b6477}
 form.inline{display:inline}label{display:block;margin:.5rem 0 .2rem;font-weight:500}
-input[type=text],input[type=email],input[type=password],input[type=date],input[type=number],select{width:100%;max-width:24rem;padding:.45rem .55rem;border:1px solid #c5cbd6;border-radius:6px;font:inherit}
+input[type=text],input[type=email],input[type=password],input[type=date],input[type=datetime-local],input[type=number],select{width:100%;max-width:24rem;padding:.45rem .55rem;border:1px solid #c5cbd6;border-radius:6px;font:inherit}
 button{font:inherit;padding:.4rem .9rem;border-radius:6px;border:1px solid #2457c5;background:#2457c5;color:#fff;cursor:pointer}
 button.danger{background:#fff;color:#b3261e;border-color:#b3261e}button.plain{background:#fff;color:#2457c5}
 .secret{font-family:ui-monospace,monospace;background:#fff8d6;border:1px solid #e8d47a;padding:.6rem;border-radius:6px;word-break:break-all}

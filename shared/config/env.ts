@@ -106,6 +106,9 @@ export interface Config {
   audioWorkerConcurrency: number;
   /** Usage outbox entries read by a drainer and not acknowledged for this long are claimed by another. */
   usageClaimIdleMs: number;
+  /** Days of `usage_events` and of `request_logs` kept (day partitions older are dropped; rollups stay). */
+  usageEventsRetentionDays: number;
+  requestLogRetentionDays: number;
   /** A process that has not finished draining this long after SIGTERM exits anyway (e.g. Redis is gone). */
   shutdownGraceMs: number;
   /** Per-pod caches (shared/tenancy/directory.ts): entries at most, age at most, and how long "unknown" is remembered. */
@@ -232,6 +235,8 @@ const schema = Joi.object({
   AUDIO_ORG_CONCURRENCY: Joi.number().integer().min(0).default(4),
   AUDIO_WORKER_CONCURRENCY: Joi.number().integer().min(1).default(16),
   USAGE_CLAIM_IDLE_MS: Joi.number().integer().min(100).default(30_000),
+  USAGE_EVENTS_RETENTION_DAYS: Joi.number().integer().min(2).default(400),
+  REQUEST_LOG_RETENTION_DAYS: Joi.number().integer().min(1).default(30),
   SHUTDOWN_GRACE_MS: Joi.number().integer().min(100).default(30_000),
   CACHE_MAX_ENTRIES: Joi.number().integer().min(100).default(10_000),
   CACHE_MAX_AGE_MS: Joi.number().integer().min(100).default(30_000),
@@ -314,6 +319,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     audioOrgConcurrency: value.AUDIO_ORG_CONCURRENCY,
     audioWorkerConcurrency: value.AUDIO_WORKER_CONCURRENCY,
     usageClaimIdleMs: value.USAGE_CLAIM_IDLE_MS,
+    usageEventsRetentionDays: value.USAGE_EVENTS_RETENTION_DAYS,
+    requestLogRetentionDays: value.REQUEST_LOG_RETENTION_DAYS,
     shutdownGraceMs: value.SHUTDOWN_GRACE_MS,
     bodyReadTimeoutMs: value.BODY_READ_TIMEOUT_MS,
     httpHeadersTimeoutMs: value.HTTP_HEADERS_TIMEOUT_MS,

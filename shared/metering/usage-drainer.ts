@@ -5,10 +5,11 @@ import { createRedis, type RedisClient } from '../redis/connection';
 import { config } from '../config/env';
 import { logger } from '../logger';
 import { usageDrained } from '../metrics';
-import { insertUsage, usagePool, type UsageRecord } from './usage';
+import { usageInsertSql, usagePool, usageRows, type UsageRecord } from './usage';
 import { settleUsage } from '../limits/limits';
 import { decodeUsage, OUTBOX_GROUP } from './usage-outbox';
 import { usageWriteSpans } from '../tracing/job-spans';
+import { decodeLogEntry, isLogFields, requestLogInsertSql, requestLogRows, type LogSource, type RequestLogEntry } from './request-log';
 
 export interface UsageDrainerOptions {
   /** Consumer name in the group; default `<pod id>:<pid>`. */
@@ -41,7 +42,48 @@ export interface UsageDrainerOptions {
 }
 
 type Entry = [id: string, fields: string[] | null];
-type Decoded = { id: string; raw: string | undefined; record?: UsageRecord };
+/** An entry read: a usage record (with its log row when it carries one), or a log-only entry. */
+type Decoded = { id: string; raw: string | undefined; record?: UsageRecord; log?: RequestLogEntry; logField?: boolean };
+
+/** Decodes one entry: `u` (usage, perhaps with `log`) or `l` (log only); neither valid: refused. */
+function decodeEntry(id: string, fields: string[]): Decoded {
+  const u = fieldOf(fields, 'u');
+  if (u !== undefined) {
+    const record = decodeUsage(u);
+    // a bad log row never costs the usage event
+    if (record?.log !== undefined && !isLogFields(record.log)) delete record.log;
+    return { id, raw: u, record };
+  }
+  const l = fieldOf(fields, 'l');
+  return { id, raw: l, log: decodeLogEntry(l), logField: l !== undefined };
+}
+
+/** The request log rows of a batch. */
+function logSources(batch: Decoded[]): LogSource[] {
+  return batch.flatMap((d): LogSource[] => {
+    if (d.log) return [{ entry: d.log }];
+    const r = d.record;
+    return r?.log ? [{ usage: r as UsageRecord & { log: NonNullable<UsageRecord['log']> } }] : [];
+  });
+}
+
+/**
+ * Writes a batch in one statement: its usage events, and its request log rows in a data-modifying CTE
+ * (each INSERT idempotent, so a batch written again is a no-op).
+ */
+async function writeBatch(batch: Decoded[], db: Pool): Promise<void> {
+  const usage = batch.filter((d) => d.record).map((d) => d.record!);
+  const logs = logSources(batch);
+  if (!logs.length) {
+    await db.query(usageInsertSql('$1'), [usageRows(usage)]);
+    return;
+  }
+  if (!usage.length) {
+    await db.query(requestLogInsertSql('$1'), [requestLogRows(logs)]);
+    return;
+  }
+  await db.query(`WITH usage_written AS (${usageInsertSql('$1')} RETURNING 1) ${requestLogInsertSql('$2')}`, [usageRows(usage), requestLogRows(logs)]);
+}
 
 /** Postgres refused the row itself (SQLSTATE class 22 data exception, 23 integrity violation). */
 function isDataError(err: unknown): boolean {
@@ -57,10 +99,10 @@ const fieldOf = <T>(fields: readonly T[] | null, name: string): T | undefined =>
 };
 
 /**
- * Moves usage events from one Redis outbox stream into Postgres. Every worker process runs one per
+ * Moves usage events (and request log rows, shared/metering/request-log.ts) from one Redis outbox stream into Postgres. Every worker process runs one per
  * stream (UsageDrainers), as a
- * consumer of one group: XREADGROUP (BLOCK, COUNT), one multi-row INSERT … ON CONFLICT (request_id)
- * DO NOTHING for the batch, then XACK + XDEL. Entries a dead drainer read but never acknowledged are
+ * consumer of one group: XREADGROUP (BLOCK, COUNT), one statement inserting the batch's usage events
+ * and log rows (each idempotent: shared/metering/usage.ts, request-log.ts), then XACK + XDEL. Entries a dead drainer read but never acknowledged are
  * claimed (XAUTOCLAIM) once idle for `claimIdleMs`, at start and periodically; inserting them again
  * is a no-op, so every event lands exactly once. A batch Postgres refuses is retried row by row: an
  * entry refused on its own (or not a usage record at all) moves to the dead-letter stream; any other
@@ -226,17 +268,14 @@ export class UsageDrainer {
   /** Inserts a batch, dead-letters what Postgres refuses alone, then acknowledges and deletes it. */
   private async drain(entries: Entry[]): Promise<void> {
     const gone = entries.filter(([, f]) => !f).map(([id]) => id); // deleted while pending
-    const decoded: Decoded[] = entries.filter(([, f]) => f).map(([id, f]) => {
-      const raw = fieldOf(f, 'u');
-      return { id, raw, record: decodeUsage(raw) };
-    });
-    const bad: Array<Decoded & { reason: string }> = decoded.filter((d) => !d.record).map((d) => ({ ...d, reason: 'not a usage record' }));
-    let good = decoded.filter((d) => d.record);
-    const spans = usageWriteSpans(good.map((d) => d.record!), Date.now());
+    const decoded: Decoded[] = entries.filter(([, f]) => f).map(([id, f]) => decodeEntry(id, f!));
+    const bad: Array<Decoded & { reason: string }> = decoded.filter((d) => !d.record && !d.log).map((d) => ({ ...d, reason: d.logField ? 'not a request log entry' : 'not a usage record' }));
+    let good = decoded.filter((d) => d.record || d.log);
+    const spans = usageWriteSpans(good.filter((d) => d.record).map((d) => d.record!), Date.now());
     if (good.length) {
       const db = this.pool ?? usagePool();
       try {
-        await insertUsage(good.map((d) => d.record!), db);
+        await writeBatch(good, db);
       } catch (batchErr) {
         if (!isDataError(batchErr)) {
           spans?.forEach((s) => (s.fail('db_unavailable'), s.end())); // the batch is retried: a later span shows the write
@@ -245,7 +284,7 @@ export class UsageDrainer {
         const inserted: Decoded[] = [];
         for (const d of good) {
           try {
-            await insertUsage(d.record!, db);
+            await writeBatch([d], db);
             inserted.push(d);
           } catch (err) {
             if (!isDataError(err)) throw err;
@@ -258,18 +297,19 @@ export class UsageDrainer {
     }
     if (spans) for (const s of spans) s.end();
     // the ledger has these events now: their budget reservations settle to the real cost
-    if (good.length) await settleUsage(this.redis!, good.map((d) => d.record!)).catch((err) => logger.warn({ err }, 'usage drainer: settling budgets failed'));
+    const billed = good.filter((d) => d.record).map((d) => d.record!);
+    if (billed.length) await settleUsage(this.redis!, billed).catch((err) => logger.warn({ err }, 'usage drainer: settling budgets failed'));
     if (bad.length) await this.deadLetter(bad);
     const done = [...good.map((d) => d.id), ...gone];
     if (done.length) await this.exec(this.redis!.multi().xack(this.stream, OUTBOX_GROUP, ...done).xdel(this.stream, ...done));
-    usageDrained.inc({ outcome: 'written' }, good.length);
+    usageDrained.inc({ outcome: 'written' }, billed.length);
   }
 
   private async deadLetter(bad: Array<Decoded & { reason: string }>): Promise<void> {
     const tx = this.redis!.multi();
     for (const d of bad) {
-      logger.error({ entry: d.id, requestId: d.record?.requestId, reason: d.reason.slice(0, 200) }, 'usage drainer: entry refused; moved to the dead-letter stream');
-      tx.xadd(this.deadLetters, '*', 'id', d.id, 'u', d.raw ?? '', 'error', d.reason.slice(0, 1000));
+      logger.error({ entry: d.id, requestId: d.record?.requestId ?? d.log?.requestId, reason: d.reason.slice(0, 200) }, 'usage drainer: entry refused; moved to the dead-letter stream');
+      tx.xadd(this.deadLetters, '*', 'id', d.id, d.logField ? 'l' : 'u', d.raw ?? '', 'error', d.reason.slice(0, 1000));
     }
     const ids = bad.map((d) => d.id);
     await this.exec(tx.xack(this.stream, OUTBOX_GROUP, ...ids).xdel(this.stream, ...ids));

@@ -2,12 +2,15 @@ import type { RedisClient } from '../redis/connection';
 import { keys } from '../redis/keys';
 import type { UsageRecord } from './usage';
 import { KEPT_RESULT_TTL_MS } from '../queues/reply-store';
+import type { RequestLogEntry } from './request-log';
 
 /**
  * The usage outbox: Redis streams (keys.usageOutbox(i), USAGE_OUTBOX_STREAMS of them, each in its own
  * slot) holding usage events that are not yet in Postgres. A worker adds its request's event in the same script that publishes the result, so a
  * client that got its answer always has its event in Redis (and one whose pod gave up has none); UsageDrainers (usage-drainer.ts) move
- * entries to `usage_events` and delete them. Each entry has one field, `u`: the record as JSON.
+ * entries to `usage_events` and delete them. Each entry has one field: `u`, the usage record as JSON
+ * (with the request's log row in its `log`, shared/metering/request-log.ts), or `l`, a request log row
+ * of a request that has no usage event (refused, failed, cancelled; written by its pod).
  */
 
 /** The consumer group every UsageDrainer reads in. */
@@ -116,6 +119,11 @@ export async function claimHeldUsage(redis: RedisClient, replyTo: string, reques
 /** Adds one usage event to the outbox (a plain XADD); returns the entry id. */
 export async function appendUsage(redis: RedisClient, usage: UsageRecord, stream = keys.usageOutbox()): Promise<string> {
   return (await redis.xadd(stream, '*', 'u', JSON.stringify(usage)))!;
+}
+
+/** Adds a log-only entry (a request without a usage event) to the outbox; returns the entry id. */
+export async function appendRequestLog(redis: RedisClient, entry: RequestLogEntry, stream = keys.usageOutbox()): Promise<string> {
+  return (await redis.xadd(stream, '*', 'l', JSON.stringify(entry)))!;
 }
 
 const optionalString = (v: unknown) => v === null || typeof v === 'string';

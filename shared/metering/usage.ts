@@ -3,6 +3,8 @@ import type { RedisClient } from '../redis/connection';
 import type { JobEnvelope } from '../queues/payloads';
 import { config } from '../config/env';
 import { appendUsage } from './usage-outbox';
+import type { RequestLogFields } from './request-log';
+import { traceIdOf } from '../tracing/trace';
 
 export interface UsageRecord {
   requestId: string;
@@ -22,10 +24,20 @@ export interface UsageRecord {
   traceId?: string;
   /** W3C traceparent of the worker's reply span: the drainer's usage write continues the trace. */
   traceParent?: string;
+  /** Cached input and reasoning output tokens, where the upstream reports them (request log only). */
+  cachedTokens?: number;
+  reasoningTokens?: number;
+  /**
+   * Dates the event (epoch ms) instead of the time of the insert (imports, tests). The drainer leaves
+   * it unset: an event is stamped when it is written, so it never lands in a day the rollups closed.
+   */
+  at?: number;
+  /** The request's log row (shared/metering/request-log.ts), carried in the same outbox entry. */
+  log?: RequestLogFields;
 }
 
 /** What a processor states about its request's usage; the rest comes from the job. */
-export type UsageFields = Pick<UsageRecord, 'inputTokens' | 'outputTokens' | 'units' | 'passthrough' | 'deployment'>;
+export type UsageFields = Pick<UsageRecord, 'inputTokens' | 'outputTokens' | 'units' | 'passthrough' | 'deployment' | 'cachedTokens' | 'reasoningTokens'>;
 
 let pool: Pool | undefined;
 
@@ -52,14 +64,15 @@ export async function closeUsagePool(): Promise<void> {
 }
 
 /**
- * Inserts usage events into Postgres in one statement, idempotently: the request id is unique, so a
- * replayed entry (or the same request twice in one batch) is a no-op. The UsageDrainer calls it with
- * each batch from the outbox; tests that date events call it directly.
+ * How far apart two events of one request id may be dated and still be recognised as one: the key
+ * is (request_id, created_at) on the day-partitioned table, so an event is also skipped when its
+ * request id is already there within this window (an entry added twice, or inserted by hand).
  */
-export async function insertUsage(rows: UsageRecord | UsageRecord[], db: Pool = usagePool()): Promise<void> {
-  const list = Array.isArray(rows) ? rows : [rows];
-  if (!list.length) return;
-  const json = list.map((u) => ({
+const SAME_REQUEST_WINDOW = "interval '1 day'";
+
+/** The rows of usage events as the `$n::jsonb` parameter of usageInsertSql. */
+export function usageRows(list: UsageRecord[]): string {
+  return JSON.stringify(list.map((u) => ({
     request_id: u.requestId,
     org_id: u.orgId,
     project_id: u.projectId,
@@ -72,15 +85,37 @@ export async function insertUsage(rows: UsageRecord | UsageRecord[], db: Pool = 
     units: u.units ?? {},
     passthrough: u.passthrough ?? false,
     deployment: u.deployment ?? null,
-  }));
-  await db.query(
-    `INSERT INTO usage_events (id, request_id, org_id, project_id, api_key_id, model, modality, lane, input_tokens, output_tokens, units, passthrough, deployment, created_at)
-     SELECT gen_random_uuid(), r.request_id, r.org_id, r.project_id, r.api_key_id, r.model, r.modality, r.lane, r.input_tokens, r.output_tokens, r.units, r.passthrough, r.deployment, now()
-       FROM jsonb_to_recordset($1::jsonb) AS r(request_id text, org_id uuid, project_id uuid, api_key_id uuid, model text, modality text, lane text,
-                                               input_tokens integer, output_tokens integer, units jsonb, passthrough boolean, deployment text)
-     ON CONFLICT (request_id) DO NOTHING`,
-    [JSON.stringify(json)],
-  );
+    at: u.at === undefined ? null : new Date(u.at).toISOString(),
+  })));
+}
+
+/**
+ * The INSERT of usage events from parameter `param` (usageRows), idempotent: one row per request id
+ * in the batch, none for a request id already within SAME_REQUEST_WINDOW of the event (a replayed
+ * outbox entry is written again within minutes), and (request_id, created_at) conflicts do nothing.
+ * created_at is the time of the insert, or the record's `at` when given.
+ */
+export function usageInsertSql(param: string): string {
+  return `INSERT INTO usage_events (id, request_id, org_id, project_id, api_key_id, model, modality, lane, input_tokens, output_tokens, units, passthrough, deployment, created_at)
+     SELECT gen_random_uuid(), r.request_id, r.org_id, r.project_id, r.api_key_id, r.model, r.modality, r.lane, r.input_tokens, r.output_tokens, r.units, r.passthrough, r.deployment, r.at
+       FROM (SELECT DISTINCT ON (request_id) request_id, org_id, project_id, api_key_id, model, modality, lane, input_tokens, output_tokens, units, passthrough, deployment, coalesce(at, now()) AS at
+               FROM jsonb_to_recordset(${param}::jsonb) AS j(request_id text, org_id uuid, project_id uuid, api_key_id uuid, model text, modality text, lane text,
+                                                  input_tokens integer, output_tokens integer, units jsonb, passthrough boolean, deployment text, at timestamptz)
+              ORDER BY request_id, at) AS r
+      WHERE NOT EXISTS (SELECT 1 FROM usage_events e WHERE e.request_id = r.request_id
+                           AND e.created_at > r.at - ${SAME_REQUEST_WINDOW} AND e.created_at < r.at + ${SAME_REQUEST_WINDOW})
+     ON CONFLICT (request_id, created_at) DO NOTHING`;
+}
+
+/**
+ * Inserts usage events into Postgres in one statement, idempotently (usageInsertSql). The UsageDrainer
+ * writes each batch with its request log rows in one statement (shared/metering/outbox-write.ts); tests
+ * that date events call this directly.
+ */
+export async function insertUsage(rows: UsageRecord | UsageRecord[], db: Pool = usagePool()): Promise<void> {
+  const list = Array.isArray(rows) ? rows : [rows];
+  if (!list.length) return;
+  await db.query(usageInsertSql('$1'), [usageRows(list)]);
 }
 
 /** The fields of a usage event that every job carries in its envelope. */
@@ -121,6 +156,13 @@ function batchPriced(u: UsageRecord, b: NonNullable<JobIdentity['batch']>): Usag
  * durable before something other than its result publish (systemone: right after the wallet charge).
  * Most processors instead hand their usage to `ctx.usage`, which adds it with the result publish.
  */
-export async function recordJobUsage(redis: RedisClient, job: JobIdentity, modality: string, fields: UsageFields): Promise<void> {
-  await appendUsage(redis, jobUsage(job, modality, fields));
+export async function recordJobUsage(redis: RedisClient, job: JobIdentity & Pick<JobEnvelope, 'log' | 'trace' | 'stream'>, modality: string, fields: UsageFields): Promise<void> {
+  const usage = jobUsage(job, modality, fields);
+  const ctx = job.log;
+  if (ctx) {
+    // its request log row, with the times known here (the job's own are not: no queue or first-byte split)
+    usage.log = { ...ctx, traceId: traceIdOf(job.trace) ?? ctx.traceId ?? null, status: 200, stream: job.stream, attempts: 1,
+      laneMs: ctx.admittedAt === undefined ? null : ctx.admittedAt - ctx.receivedAt, totalMs: Date.now() - ctx.receivedAt };
+  }
+  await appendUsage(redis, usage);
 }

@@ -26,6 +26,7 @@ export type Access = 'read' | 'write';
 const SEGMENTS: Record<string, Family> = {
   stats: 'stats',
   'usage-stats': 'stats',
+  'request-logs': 'stats',
   organizations: 'organizations',
   plans: 'plans',
   providers: 'providers',

@@ -12,6 +12,7 @@ import type { WorkerRuntime } from '../../workers/runtime';
 import { jobUsage, type UsageFields, type UsageRecord } from '../metering/usage';
 import { childSpan, traceIdOf, type SpanHandle } from '../tracing/trace';
 import { jobSpan, traceUsage } from '../tracing/job-spans';
+import { ROUTE_RESULT_KEY, type RouteMeta } from './route-meta';
 
 export interface JobContext {
   /** Aborted when the client disconnects or the deadline passes. */
@@ -34,6 +35,36 @@ function wireOf(err: unknown, signal: AbortSignal): WireError {
   if (signal.aborted) return { status: 499, code: 'client_closed_request', message: 'The client cancelled the request.' };
   logger.error({ err }, 'job failed with an unexpected error');
   return toWire(errors.upstreamError('The request failed in the worker.'));
+}
+
+/**
+ * The request log row of a job that succeeded, carried in its usage record (one outbox entry): the
+ * pod's context from the envelope, the times measured here (lane: arrival to admission; queue: job
+ * added to job started; first byte: arrival to the first chunk, or to the result when not streamed;
+ * total: arrival to the result), and the router's deployment and attempts when a pool served it.
+ */
+function withLog(usage: UsageRecord, job: Job<JobData<QueueName>, JobResult>, started: number, firstChunkAt: number | undefined, result: unknown): UsageRecord {
+  const ctx = job.data.log;
+  if (!ctx) return usage;
+  const now = Date.now();
+  const route = (result as Record<string, unknown> | null)?.[ROUTE_RESULT_KEY] as RouteMeta | undefined;
+  return {
+    ...usage,
+    log: {
+      ...ctx,
+      traceId: traceIdOf(job.data.trace) ?? ctx.traceId ?? null,
+      status: 200,
+      stream: job.data.stream,
+      attempts: route?.attempts ?? 1,
+      deployment: route?.deployment ?? usage.deployment ?? null,
+      laneMs: ctx.admittedAt === undefined ? null : ctx.admittedAt - ctx.receivedAt,
+      queueMs: started - job.timestamp,
+      ttfbMs: (firstChunkAt ?? now) - ctx.receivedAt,
+      totalMs: now - ctx.receivedAt,
+      cachedTokens: usage.cachedTokens ?? null,
+      reasoningTokens: usage.reasoningTokens ?? null,
+    },
+  };
 }
 
 /**
@@ -63,6 +94,7 @@ export function createWorker<Q extends QueueName>(
       const controller = rt.cancels.track(job.id!);
       const timer = setTimeout(() => controller.abort(errors.deadline()), Math.max(0, data.deadline - Date.now()));
       const chunks: string[] = [];
+      let firstChunkAt: number | undefined;
       let usage: UsageRecord | undefined;
       const span = jobSpan(queue, job, started);
       try {
@@ -72,6 +104,7 @@ export function createWorker<Q extends QueueName>(
           signal: controller.signal,
           emit: (chunk) => {
             const seq = chunks.push(chunk) - 1;
+            firstChunkAt ??= Date.now();
             // a lost chunk is recovered by the pod from the job's stored chunks when the result arrives
             rt.replies.chunk(data.replyTo, job.id!, seq, chunk).catch(() => undefined);
           },
@@ -80,6 +113,7 @@ export function createWorker<Q extends QueueName>(
           },
           span,
         });
+        if (usage) usage = withLog(usage, job, started, firstChunkAt, result);
         const reply = childSpan('reply', span);
         if (usage) traceUsage(usage, span, reply, traceIdOf(data.trace));
         await rt.replies.result(data.replyTo, job.id!, chunks.length, result, usage, chunks);

@@ -2,6 +2,7 @@ import type { QueueName } from './names';
 import type { ProviderKind, ProviderSettings } from '../db/models/Provider';
 import type { QuestionPlan } from '../systemone/types';
 import type { TraceCarrier } from '../tracing/trace';
+import type { LogContext } from '../metering/request-log';
 
 /** Fields every job carries, whatever its queue. */
 export interface JobEnvelope {
@@ -21,6 +22,8 @@ export interface JobEnvelope {
   trace?: TraceCarrier;
   /** A line of a batch (docs/batches.md): its usage is priced at the model's prices times `multiplier`. */
   batch?: BatchPricing;
+  /** What the request log row needs from the pod (arrival, admission, route, user); absent in old jobs. */
+  log?: LogContext;
 }
 
 /** micro-dollars per unit (shared/limits/usage-cost.ts) and the plan's batch multiplier. */

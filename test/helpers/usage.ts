@@ -29,7 +29,8 @@ export async function outboxDuring<T>(run: () => Promise<T>): Promise<{ result: 
   try {
     const result = await run();
     const rows = await env().redis.xrange(keys.usageOutbox(), '-', '+');
-    return { result, records: rows.map(([, f]) => JSON.parse(f[f.indexOf('u') + 1]) as UsageRecord) };
+    // usage entries only (`u`); request log rows of requests without usage (`l`) are not records
+    return { result, records: rows.filter(([, f]) => f[0] === 'u').map(([, f]) => JSON.parse(f[1]) as UsageRecord) };
   } finally {
     await pools().drainer.start();
   }

@@ -6,6 +6,7 @@ import { reapLeases } from './reap-leases';
 import { expireImages } from './expire-images';
 import { expireFiles } from '../../shared/batches/files';
 import { rollupUsage } from './rollup-usage';
+import { maintainPartitions } from '../../shared/db/partitions';
 import { config } from '../../shared/config/env';
 import { startMetricsServer } from '../metrics-server';
 import { db } from '../../shared/db/sequelize';
@@ -24,6 +25,7 @@ export const CLOCK_TASKS: ClockTask[] = [
   { name: 'expire-images', schedule: '0 */10 * * * *', run: () => expireImages() },
   { name: 'expire-batch-files', schedule: '30 */10 * * * *', run: () => expireFiles() },
   { name: 'rollup-usage', schedule: '0 */5 * * * *', run: () => rollupUsage() },
+  { name: 'partitions', schedule: '30 7 * * * *', run: () => maintainPartitions() },
 ];
 
 /** Schedules `tasks` (default: every task) on node-cron; a task's failure is logged, never fatal. */

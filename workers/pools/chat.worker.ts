@@ -58,6 +58,18 @@ async function runChat(job: ChatJob, t: UpstreamTarget, signal: AbortSignal, emi
   throw new ApiError(502, 'upstream_unsupported', `No ${job.operation} adapter for upstream kind '${t.kind}'.`);
 }
 
+type Detail = { cached_tokens?: number; reasoning_tokens?: number };
+type ReportedUsage = { prompt_tokens_details?: Detail; completion_tokens_details?: Detail; input_tokens_details?: Detail; output_tokens_details?: Detail; cache_read_input_tokens?: number };
+
+/** Cached input and reasoning tokens as the answer reports them (chat, responses or messages shape), for the request log. */
+function detailTokens(response: unknown): { cachedTokens?: number; reasoningTokens?: number } {
+  const u = (response as { usage?: ReportedUsage } | undefined)?.usage;
+  if (!u || typeof u !== 'object') return {};
+  const cached = u.prompt_tokens_details?.cached_tokens ?? u.input_tokens_details?.cached_tokens ?? u.cache_read_input_tokens;
+  const reasoning = u.completion_tokens_details?.reasoning_tokens ?? u.output_tokens_details?.reasoning_tokens;
+  return { ...(typeof cached === 'number' ? { cachedTokens: cached } : {}), ...(typeof reasoning === 'number' ? { reasoningTokens: reasoning } : {}) };
+}
+
 /**
  * The chat pool: both chat lanes, each with its own concurrency so background work never takes an
  * interactive slot; each lane's worker takes jobs from every shard of its queue (QUEUE_SHARDS_CHAT). The usage event goes into the usage outbox with the result publish.
@@ -83,6 +95,7 @@ export function startChatWorkers(rt: WorkerRuntime): Worker[] {
         outputTokens: outcome.usage.outputTokens,
         passthrough: !!d.target.sealedCallerKey,
         deployment: routed.deployment,
+        ...detailTokens(outcome.response),
       });
       return { ...(outcome.response ?? { usage: outcome.usage }), [ROUTE_RESULT_KEY]: routed.meta };
     }),

@@ -7,6 +7,7 @@ import { addDays, utcDay } from '../../../shared/metering/rollups';
 import { stackedBars } from '../../dashboard/chart';
 import { html, type Html } from '../../web/html';
 import { fieldError, formOf, invalidAttrs, savedNotice, typed, type FormState } from '../../web/form-refusal';
+import { activityBody, activityDetail, activityQuery, sendActivityCsv } from '../../web/activity';
 
 type Render = (req: Request, res: Response, tab: string, body: (csrf: string) => Html) => void;
 
@@ -29,7 +30,20 @@ export function laneOverridesForm(o: Organization, csrf: string, back: 'list' | 
  * settings and the lane overrides form.
  */
 export function orgPage(r: Router, render: Render): void {
-  r.get('/orgs/:id', async (req, res) => showConsoleOrg(req, res, render, await consoleOrg(String(req.params.id))));
+  // the org's request log, as its members see it in the dashboard (api/web/activity.ts)
+  const orgOf = (req: Request) => consoleOrg(String(req.params.id));
+  r.get('/orgs/:id/activity', async (req, res) => {
+    const org = await orgOf(req);
+    const body = await activityBody(`/orgs/${org.id}/activity`, org.id, activityQuery(req.query));
+    render(req, res, '/', () => html`<p class="muted"><a href="/orgs/${org.id}">${org.name}</a></p>${body}`);
+  });
+  r.get('/orgs/:id/activity.csv', async (req, res) => sendActivityCsv(res, (await orgOf(req)).id, activityQuery(req.query)));
+  r.get('/orgs/:id/activity/:requestId', async (req, res) => {
+    const org = await orgOf(req);
+    const body = await activityDetail(`/orgs/${org.id}/activity`, org.id, String(req.params.requestId));
+    render(req, res, '/', () => body);
+  });
+  r.get('/orgs/:id', async (req, res) => showConsoleOrg(req, res, render, await orgOf(req)));
 }
 
 /** The organization of a console path, or 404 not_found. */
@@ -59,6 +73,7 @@ export async function showConsoleOrg(req: Request, res: Response, render: Render
   const limits = (k: ApiKey) => [k.allowedModels ? `models: ${k.allowedModels.join(', ')}` : '', k.rpm ? `${k.rpm} rpm` : '', k.tpm ? `${k.tpm} tpm` : '',
     k.budgetMicros !== null && k.budgetMicros !== undefined ? `${dollars(k.budgetMicros)} per ${k.budgetPeriod ?? 'total'}` : '', k.expiresAt ? `expires ${k.expiresAt.toISOString().slice(0, 10)}` : ''].filter(Boolean).join(' · ') || '—';
   render(req, res, '/', (csrf) => html`<h1>${org.name} <code>${org.slug}</code></h1>
+<p><a class="button-link" href="/orgs/${org.id}/activity" data-test="org-activity">Activity (request log)</a></p>
 ${refusal ? '' : savedNotice(req.query.saved === 'lanes' ? 'Lane overrides saved.' : undefined)}
 <div class="card" data-section="members"><h2>Members</h2><table><thead><tr><th>Email</th><th>Role</th></tr></thead><tbody>
 ${members.map((m) => html`<tr><td>${users.get(m.userId) ?? m.userId}</td><td data-label="Role">${m.role}</td></tr>`)}</tbody></table></div>

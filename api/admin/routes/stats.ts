@@ -26,7 +26,7 @@ const statsQuery = Joi.object({ days: Joi.number().integer().min(1).max(366).def
 const num = (v: unknown) => Number(v ?? 0);
 
 /** An ISO date or date-time as an instant; a value without a zone is UTC. */
-function instant(v: string | undefined, name: string): Date | undefined {
+export function instant(v: string | undefined, name: string): Date | undefined {
   if (v === undefined) return undefined;
   const t = new Date(/T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(v) ? `${v}Z` : v);
   if (Number.isNaN(t.getTime())) throw new ApiError(400, 'invalid_request', `'${name}' must be a valid ISO 8601 date`);

@@ -63,6 +63,7 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
       if (!sse.isStarted) throw err;
       // Headers are out: report the failure in-band, as OpenAI does, and close the stream.
       const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The stream failed.');
+      sse.failed(e);
       sse.send(JSON.stringify({ error: openaiError(e) }));
       sse.end();
     }

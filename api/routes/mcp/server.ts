@@ -13,6 +13,7 @@ import { WEB_SEARCH_TOOL, callWebSearch } from './web-search-tool';
 import { IMAGE_TOOL, IMAGE_TOOL_NAME, callGenerateImage } from './image-tool';
 import { asToolError, toolError, toolResult } from './result';
 import { distinctIds, requestCount } from './batch-ids';
+import { logFailedCall } from '../../middleware/request-log';
 
 /**
  * The MCP server behind `/mcp`, built on the official SDK. router.ts loads this module with the first
@@ -59,6 +60,7 @@ function mcpServer(ctx: AppContext, req: Request, res: Response, calls: Calls): 
       return toolResult(await callGenerateImage(ctx, req, res, args, jobId));
     } catch (err) {
       const e = asToolError(err);
+      logFailedCall(ctx, req, jobId, name, e); // the HTTP exchange succeeds; the call's row says it failed
       if (e.code === 'service_unavailable') calls.unavailable.push(e);
       return toolError(e);
     }

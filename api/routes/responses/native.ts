@@ -58,6 +58,7 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
     if (err instanceof ClientGone) return;
     if (!sse.isStarted) throw err;
     const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The stream failed.');
+    sse.failed(e);
     sse.send(JSON.stringify(w.error(e.code, e.message)), 'error');
     sse.end();
   }

@@ -53,6 +53,7 @@ function createHandler(ctx: AppContext) {
       if (err instanceof ClientGone) return;
       if (!sse.isStarted) throw err;
       const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The stream failed.');
+      sse.failed(e);
       // Headers are out: the Responses stream reports failures as an `error` event.
       sse.send(JSON.stringify(t.error(e.code, e.message)), 'error');
       sse.end();

@@ -1,31 +1,16 @@
 import { expect } from 'chai';
-import { Client } from 'pg';
 import { Sequelize } from 'sequelize';
 import { migrator } from '../../../shared/db/migrate';
+import { scratchDatabase } from '../../helpers/scratch-db';
 import { pendingMigrations } from '../../../shared/db/pending-migrations';
 
 /** Readiness reads pending migrations without umzug; its answer must be umzug's at every stage. */
 describe('operations: pending migrations without umzug', function () {
   this.timeout(60_000);
-  const base = new URL(process.env.DATABASE_URL!);
-  const name = `${base.pathname.slice(1)}_pending`;
-  let admin: Client;
+  const scratch = scratchDatabase('pending');
   let sequelize: Sequelize;
-
-  before(async () => {
-    admin = new Client({ connectionString: process.env.DATABASE_URL });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS "${name}"`);
-    await admin.query(`CREATE DATABASE "${name}"`);
-    const url = new URL(base);
-    url.pathname = `/${name}`;
-    sequelize = new Sequelize(url.toString(), { logging: false });
-  });
-
-  after(async () => {
-    await sequelize?.close();
-    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    await admin.end();
+  before(() => {
+    sequelize = scratch.sequelize();
   });
 
   const umzugPending = async () => (await migrator(sequelize).pending()).map((m) => m.name);

@@ -1,0 +1,141 @@
+import type { Request, Response, NextFunction, RequestHandler } from 'express';
+import type { AppContext } from '../context';
+import { appendRequestLog } from '../../shared/metering/usage-outbox';
+import type { LogContext, RequestLogEntry } from '../../shared/metering/request-log';
+import { keys } from '../../shared/redis/keys';
+import { logger } from '../../shared/logger';
+
+/**
+ * The pod's half of the request log (shared/metering/request-log.ts). A request whose job delivered a
+ * result has its row in its usage record, written by the worker; this middleware adds the row of an
+ * authenticated request that ended otherwise: refused before the queue (4xx, 402, 429, a 401 with a
+ * known key), failed (5xx, also after a stream began) or cancelled (the client left): one XADD to the
+ * usage outbox when the response closes, off the request path.
+ */
+
+/** What a request's handlers tell this middleware, in `res.locals.requestLog`. */
+export interface RequestLogState {
+  receivedAt: number;
+  /** A job delivered the result: its row travels with its usage. */
+  carried?: boolean;
+  /** The error the one error handler answered (api/middleware/error-handler.ts). */
+  failure?: { status: number; code: string };
+  model?: string;
+  lane?: string;
+  admittedAt?: number;
+  stream?: boolean;
+  /** A known key that was refused (401): who the row belongs to (api/middleware/authenticate.ts). */
+  refusedKey?: { orgId: string; keyId: string; projectId: string | null; userId: string | null };
+}
+
+export const logState = (res: Response): RequestLogState | undefined => res.locals.requestLog as RequestLogState | undefined;
+
+/** The route without a path key, project or routing plan: `/a/{key}/p/{project}/v1/x` → `/v1/x`. */
+export function routeOf(req: Request): string {
+  return (req.originalUrl.split('?')[0].replace(/^\/a\/[^/]+(\/p\/[^/]+)?/i, '').replace(/^\/r\/[^/]+/i, '') || '/').slice(0, 255);
+}
+
+/** The API dialect a route speaks. */
+export function dialectOf(route: string): string {
+  if (route.startsWith('/v1/messages')) return 'anthropic';
+  if (route.startsWith('/v1/responses')) return 'openai-responses';
+  if (route.startsWith('/v1/chat/') || route.startsWith('/v1/completions')) return 'openai-chat';
+  if (/^\/v[12]\/rerank/.test(route)) return 'cohere';
+  if (route.startsWith('/mcp')) return 'mcp';
+  if (route.startsWith('/v1/systemone')) return 'systemone';
+  if (route.startsWith('/v1/alpha/search')) return 'search';
+  return 'openai';
+}
+
+/** The log context a job carries from this request (its envelope's `log`). */
+export function logContext(req: Request): LogContext {
+  const route = routeOf(req);
+  const state = req.res ? logState(req.res) : undefined;
+  return { receivedAt: state?.receivedAt ?? Date.now(), route, dialect: dialectOf(route), userId: req.auth?.userId ?? null, traceId: req.trace?.root.traceId() ?? null };
+}
+
+const headerNumber = (res: Response, name: string) => {
+  const v = Number(res.getHeader(name));
+  return Number.isFinite(v) && v > 0 ? v : undefined;
+};
+
+/** The log-only row of a request that ended without a delivered result, or undefined when it needs none. */
+function entryOf(req: Request, res: Response, state: RequestLogState, firstByteAt: number | undefined): RequestLogEntry | undefined {
+  if (state.carried && !state.failure) return undefined; // a failure after a delivered job: same key, a no-op if it is the same request
+  const who = req.auth
+    ? { orgId: req.auth.orgId, keyId: req.auth.keyId, projectId: req.auth.projectId, userId: req.auth.userId }
+    : state.refusedKey;
+  if (!who) return undefined;
+  const cancelled = !res.writableFinished && !state.failure;
+  const failure = state.failure ?? (cancelled ? { status: 499, code: 'client_closed_request' } : undefined);
+  if (!failure && res.statusCode < 400) return undefined; // a request that ran no job (GET /v1/models, …)
+  const now = Date.now();
+  const ctx = logContext(req);
+  const body = req.body as { model?: unknown } | undefined;
+  const model = state.model ?? (typeof body?.model === 'string' ? body.model : '');
+  const deployment = res.getHeader('x-service-deployment');
+  return {
+    ...ctx,
+    userId: who.userId,
+    requestId: req.id,
+    orgId: who.orgId,
+    projectId: who.projectId,
+    apiKeyId: who.keyId,
+    model: model.slice(0, 255),
+    lane: state.lane ?? null,
+    status: failure?.status ?? res.statusCode,
+    errorCode: failure?.code ?? null,
+    stream: !!state.stream,
+    attempts: headerNumber(res, 'x-service-attempts') ?? 0,
+    deployment: typeof deployment === 'string' ? deployment : null,
+    laneMs: state.admittedAt === undefined ? null : state.admittedAt - state.receivedAt,
+    queueMs: null,
+    ttfbMs: firstByteAt === undefined ? null : firstByteAt - state.receivedAt,
+    totalMs: now - state.receivedAt,
+  };
+}
+
+/**
+ * The row of one job-sized call that failed inside a request that itself succeeds (an MCP tool call
+ * answers its error in the JSON-RPC result): `requestId` is the call's job id.
+ */
+export function logFailedCall(ctx: AppContext, req: Request, requestId: string, model: string, failure: { status: number; code: string }): void {
+  const a = req.auth;
+  if (!a) return;
+  const base = logContext(req);
+  const entry: RequestLogEntry = {
+    ...base,
+    requestId,
+    orgId: a.orgId,
+    projectId: a.projectId,
+    apiKeyId: a.keyId,
+    model: model.slice(0, 255),
+    lane: null,
+    status: failure.status,
+    errorCode: failure.code,
+    totalMs: Date.now() - base.receivedAt,
+  };
+  appendRequestLog(ctx.redis, entry, keys.usageOutboxFor(ctx.replies.channel)).catch((err) => logger.warn({ err, requestId }, 'request log entry not written'));
+}
+
+/** Mounted first on the inference app: notes the arrival, and writes the row of a request that needs one when it closes. */
+export function requestLogger(ctx: AppContext): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const state: RequestLogState = { receivedAt: Date.now() };
+    res.locals.requestLog = state;
+    let firstByteAt: number | undefined;
+    const writeHead = res.writeHead;
+    res.writeHead = function (this: Response, ...args: unknown[]) {
+      firstByteAt ??= Date.now();
+      return (writeHead as (...a: unknown[]) => Response).apply(this, args);
+    } as typeof res.writeHead;
+    res.once('close', () => {
+      const entry = entryOf(req, res, state, firstByteAt);
+      if (!entry) return;
+      appendRequestLog(ctx.redis, entry, keys.usageOutboxFor(ctx.replies.channel)).catch((err) =>
+        logger.warn({ err, requestId: req.id }, 'request log entry not written'),
+      );
+    });
+    next();
+  };
+}
