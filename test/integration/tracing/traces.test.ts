@@ -11,6 +11,8 @@ import { childChatWorkers } from '../../helpers/child-worker';
 import { kill, spawnWeb } from '../../helpers/processes';
 import { otlpReceiver, type ReceivedSpan } from '../../helpers/otlp-receiver';
 import { poolModel, simDeployment } from '../../helpers/pool-models';
+import { QueryTypes } from 'sequelize';
+import { db } from '../../../shared/db/sequelize';
 
 const hex = (bytes: number) => crypto.randomBytes(bytes).toString('hex');
 
@@ -126,6 +128,24 @@ describe('tracing: one trace per request across the web pod, the queue and the w
     const ids = new Set(spans.map((s) => s.spanId));
     for (const s of spans) if (s !== root) expect(ids.has(s.parentSpanId), `${s.name}'s parent is in the trace`).to.equal(true);
     keep('chat-trace', traceId, spans);
+
+    // the request log row names the trace (the worker reads it from the carried traceparent)
+    const requestId = response.headers.get('x-service-request-id');
+    const logged = async () => (await db().query<{ trace_id: string | null }>('SELECT trace_id FROM request_logs WHERE request_id = :requestId', { type: QueryTypes.SELECT, replacements: { requestId } }))[0];
+    expect(await waitFor(async () => (await logged()) !== undefined, 10_000), 'the log row was written').to.equal(true);
+    expect((await logged())!.trace_id).to.equal(traceId);
+  });
+
+  it("a refused request's log row (written by the pod) names the caller's trace too", async () => {
+    const traceId = hex(16);
+    const err = await client(`00-${traceId}-${hex(8)}-01`).chat.completions.create({ model: 'sim-chat', messages: [], max_tokens: -1 } as never).then(() => undefined, (e: unknown) => e as { status: number; headers: Headers });
+    expect(err, 'refused').to.not.equal(undefined);
+    if (!err) return;
+    expect(err.status).to.equal(400);
+    const requestId = err.headers.get('x-service-request-id');
+    const logged = async () => (await db().query<{ trace_id: string | null; status: number }>('SELECT trace_id, status FROM request_logs WHERE request_id = :requestId', { type: QueryTypes.SELECT, replacements: { requestId } }))[0];
+    expect(await waitFor(async () => (await logged()) !== undefined, 10_000), 'the log row was written').to.equal(true);
+    expect(await logged()).to.deep.include({ trace_id: traceId, status: 400 });
   });
 
   it('a streamed request: the wait span marks the first chunk (time to first byte), and the trace spans both processes', async () => {
