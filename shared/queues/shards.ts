@@ -2,9 +2,10 @@ import { config } from '../config/env';
 import { fnv1a } from '../fnv1a';
 import { ALL_QUEUES, isSharded, shardName, type QueueName } from './names';
 
-/** How many shards a queue has: QUEUE_SHARDS_CHAT for the chat queues, 1 for every other queue. */
+/** How many shards a queue has: QUEUE_SHARDS_CHAT for the chat queues, QUEUE_SHARDS_EMBEDDINGS for embeddings, 1 for every other queue. */
 export function shardCount(queue: QueueName): number {
-  return isSharded(queue) ? config().queueShardsChat : 1;
+  if (!isSharded(queue)) return 1;
+  return queue === 'embeddings' ? config().queueShardsEmbeddings : config().queueShardsChat;
 }
 
 /** The BullMQ queue names of a queue's shards, shard 0 first. */

@@ -61,11 +61,13 @@ describe('queue shards (QUEUE_SHARDS_CHAT)', () => {
     expect(shardPosition('chat-interactive-2')).to.deep.equal({ queue: 'chat-interactive', index: 2 });
     expect(shardPosition('chat-background-7')).to.deep.equal({ queue: 'chat-background', index: 7 });
     expect(shardPosition('embeddings')).to.deep.equal({ queue: 'embeddings', index: 0 });
-    expect(shardPosition('embeddings-1')).to.equal(undefined);
+    expect(shardPosition('embeddings-1')).to.deep.equal({ queue: 'embeddings', index: 1 });
+    expect(shardPosition('audio')).to.deep.equal({ queue: 'audio', index: 0 });
+    expect(shardPosition('audio-1'), 'audio is not sharded').to.equal(undefined);
     expect(shardPosition('nope')).to.equal(undefined);
   });
 
-  it('reads QUEUE_SHARDS_CHAT: 1 on one node, 3 on a cluster, 1 to 8 when set; anything else is a configuration error naming it', () => {
+  it('reads QUEUE_SHARDS_CHAT and QUEUE_SHARDS_EMBEDDINGS: 1 on one node, 3 on a cluster, 1 to 8 when set; anything else is a configuration error naming it', () => {
     const base = { DATABASE_URL: 'postgres://u@127.0.0.1/db', REDIS_URL: 'redis://127.0.0.1:6379', SECRET_KEY: 'abcdefghijklmnopqrstuvwxyz0123456789' };
     const cluster = { ...base, REDIS_CLUSTER_NODES: '127.0.0.1:7000,127.0.0.1:7001' };
     expect(loadConfig(base).queueShardsChat).to.equal(1);
@@ -74,6 +76,8 @@ describe('queue shards (QUEUE_SHARDS_CHAT)', () => {
     expect(loadConfig({ ...base, QUEUE_SHARDS_CHAT: '2' }).queueShardsChat).to.equal(2);
     for (const bad of ['0', '9', 'two', '1.5']) {
       expect(() => loadConfig({ ...base, QUEUE_SHARDS_CHAT: bad }), bad).to.throw(ConfigError, /QUEUE_SHARDS_CHAT/);
+      expect(() => loadConfig({ ...base, QUEUE_SHARDS_EMBEDDINGS: bad }), bad).to.throw(ConfigError, /QUEUE_SHARDS_EMBEDDINGS/);
     }
+    expect([loadConfig(base).queueShardsEmbeddings, loadConfig(cluster).queueShardsEmbeddings], 'QUEUE_SHARDS_EMBEDDINGS defaults').to.deep.equal([1, 3]);
   });
 });

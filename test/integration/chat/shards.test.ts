@@ -1,15 +1,13 @@
 import { expect } from 'chai';
-import { config, resetConfig } from '../../../shared/config/env';
+import { config } from '../../../shared/config/env';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader, type Reply } from '../../helpers/http';
 import { percentile, waitFor } from '../../helpers/wait';
 import { leasesFreed } from '../../helpers/leases';
 import { usageSettled } from '../../helpers/usage';
-import { pools, setPools } from '../../helpers/pools';
+import { pools, poolsWithSettings } from '../../helpers/pools';
 import { childChatWorkers } from '../../helpers/child-worker';
-import { startPools } from '../../../workers/main';
-import { implementedPools } from '../../../workers/pools';
 import { UsageEvent } from '../../../shared/db/models';
 import { cancelJob } from '../../../shared/queues/cancel';
 import { startGateway } from '../../helpers/harness';
@@ -38,26 +36,8 @@ async function openJobs(orgId: string): Promise<Array<{ id: string; shard: strin
   return per.flat();
 }
 
-/** The in-process worker pools, restarted so they read the current settings. */
-async function restartPools(): Promise<void> {
-  await pools().close();
-  setPools(await startPools(implementedPools()));
-}
-
 describe('a chat queue in two shards (QUEUE_SHARDS_CHAT=2) on one Redis', () => {
-  let saved: string | undefined;
-  before(async () => {
-    saved = process.env.QUEUE_SHARDS_CHAT;
-    process.env.QUEUE_SHARDS_CHAT = '2';
-    resetConfig();
-    await restartPools();
-  });
-  after(async () => {
-    if (saved === undefined) delete process.env.QUEUE_SHARDS_CHAT;
-    else process.env.QUEUE_SHARDS_CHAT = saved;
-    resetConfig();
-    await restartPools();
-  });
+  poolsWithSettings({ QUEUE_SHARDS_CHAT: '2' });
   beforeEach(resetSim);
 
   it('spreads one org’s requests over both shards, answers each from the shard it is on, and bills each once', async () => {
