@@ -128,6 +128,7 @@ async function runAdmitted<Q extends QueueName>(
   const replyTo = ctx.replies.channel;
   const deadline = Date.now() + (opts.timeoutMs ?? config().requestTimeoutMs);
   let settled = false;
+  let added = false; // the job's add returned: recovery may read a missing job as lost
   let releaseAlso: (() => Promise<unknown>) | undefined;
 
   try {
@@ -180,6 +181,7 @@ async function runAdmitted<Q extends QueueName>(
               logger.warn({ requestId: jobId }, 'result published but not received within the grace period');
               timedOut();
             });
+            if (added) ctx.replies.added(jobId);
           },
           () => {
             cancel();
@@ -207,10 +209,16 @@ async function runAdmitted<Q extends QueueName>(
         lane: opts.lane,
         stream: !!opts.stream,
       } as unknown as JobData<Q>;
-      enqueue(ctx.queues, opts.queue, data, lease.heldBefore, settings.priorityStep).catch((err) => {
-        ctx.replies.unregister(jobId);
-        settle(() => reject(err));
-      });
+      enqueue(ctx.queues, opts.queue, data, lease.heldBefore, settings.priorityStep).then(
+        () => {
+          added = true;
+          ctx.replies.added(jobId);
+        },
+        (err) => {
+          ctx.replies.unregister(jobId);
+          settle(() => reject(err));
+        },
+      );
     });
   } finally {
     void ctx.leases.release(lease).catch((err) => logger.warn({ err }, 'lease release failed'));

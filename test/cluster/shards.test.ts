@@ -68,7 +68,10 @@ describe('on a Redis Cluster: the chat queue in shards (QUEUE_SHARDS_CHAT, 3 by 
     const backlog = async () => (await perShard()).reduce((a, b) => a + b, 0);
     let flooding = true;
     const pump = async (i: number) => {
-      while (flooding) expect((await chat(pod(i), flood.key, 'flood')).status).to.equal(200);
+      while (flooding) {
+        const r = await chat(pod(i), flood.key, 'flood');
+        expect(r.status, r.text).to.equal(200);
+      }
     };
     const pumps = Array.from({ length: 240 }, (_, i) => pump(i));
     const place: number[] = [];
