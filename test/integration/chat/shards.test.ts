@@ -140,7 +140,7 @@ describe('a chat queue in two shards (QUEUE_SHARDS_CHAT=2) on one Redis', () => 
     }
   });
 
-  it('splits an operator’s concurrency for the queue over its shards’ workers, and pauses every shard', async function () {
+  it('splits an operator’s concurrency for the queue evenly over its shards’ workers (5: 3 each), and pauses every shard', async function () {
     this.timeout(30_000);
     const admin = await startAdmin();
     const { key } = await buildPlatformKey();
@@ -151,7 +151,7 @@ describe('a chat queue in two shards (QUEUE_SHARDS_CHAT=2) on one Redis', () => 
       const env0 = config().chatInteractiveConcurrency;
       expect(shardWorkers().reduce((n, w) => n + w.concurrency, 0), 'the env default, split').to.equal(env0);
       await rows.put(QUEUE, { concurrency: 5 });
-      expect(await waitFor(() => shardWorkers().map((w) => w.concurrency).sort().join() === '2,3', 5000), `concurrency ${shardWorkers().map((w) => `${w.name}=${w.concurrency}`)}`).to.equal(true);
+      expect(await waitFor(() => shardWorkers().map((w) => w.concurrency).join() === '3,3', 5000), `concurrency ${shardWorkers().map((w) => `${w.name}=${w.concurrency}`)}`).to.equal(true);
       await rows.put(QUEUE, { enabled: false });
       expect(await waitFor(() => shardWorkers().every((w) => w.isPaused()), 5000), 'both shards paused').to.equal(true);
       await rows.drop(QUEUE);
