@@ -58,9 +58,9 @@ export class SchedulerSettingsFollower {
     const position = (w: Worker) => shardPosition(w.name) ?? { queue: w.name as QueueName, index: 0 };
     const settings = await loadQueueSettings([...new Set(this.workers.map((w) => position(w).queue))]);
     for (const w of this.workers) {
-      const { queue, index } = position(w);
+      const { queue } = position(w);
       const s = settings.get(queue)!;
-      const concurrency = s.concurrency === null ? this.defaults.get(w)! : shardConcurrency(s.concurrency, shardCount(queue), index);
+      const concurrency = s.concurrency === null ? this.defaults.get(w)! : shardConcurrency(s.concurrency, shardCount(queue));
       if (w.concurrency !== concurrency) {
         w.concurrency = concurrency;
         logger.info({ queue: w.name, concurrency }, 'worker concurrency changed');

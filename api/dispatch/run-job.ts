@@ -167,6 +167,7 @@ async function runAdmitted<Q extends QueueName>(
   const replyTo = ctx.replies.channel;
   const deadline = Date.now() + (opts.timeoutMs ?? config().requestTimeoutMs);
   let settled = false;
+  let added = false; // the job's add returned: recovery may read a missing job as lost
   let releaseAlso: (() => Promise<unknown>) | undefined;
 
   try {
@@ -225,6 +226,7 @@ async function runAdmitted<Q extends QueueName>(
               logger.warn({ requestId: jobId }, 'result published but not received within the grace period');
               timedOut();
             });
+            if (added) ctx.replies.added(jobId);
           },
           () => {
             cancel();
@@ -259,7 +261,11 @@ async function runAdmitted<Q extends QueueName>(
       const carrier = sent.carrier();
       if (carrier) data.trace = carrier;
       enqueue(ctx.queues, opts.queue, data, lease.heldBefore, settings.priorityStep).then(
-        () => sent.end(),
+        () => {
+          added = true;
+          ctx.replies.added(jobId);
+          sent.end();
+        },
         (err) => {
           sent.fail('enqueue_failed');
           sent.end();

@@ -18,6 +18,8 @@ export interface Config {
   usageOutboxStreams: number;
   /** Shards of each chat queue (QUEUE_SHARDS_CHAT; default 1 on one node, 3 on a cluster), each its own BullMQ queue and slot (shared/queues/shards.ts). */
   queueShardsChat: number;
+  /** Shards of the embeddings queue (QUEUE_SHARDS_EMBEDDINGS; default 1 on one node, 3 on a cluster). */
+  queueShardsEmbeddings: number;
   /** Prefix of every Redis key, queue and channel; wrapped in a hash tag for Redis Cluster. */
   redisPrefix: string;
   logLevel: string;
@@ -166,6 +168,7 @@ const schema = Joi.object({
     .when('REDIS_CLUSTER_NODES', { is: Joi.exist(), then: Joi.optional(), otherwise: Joi.required() }),
   USAGE_OUTBOX_STREAMS: Joi.number().integer().min(1).max(64).optional(),
   QUEUE_SHARDS_CHAT: Joi.number().integer().min(1).max(MAX_QUEUE_SHARDS).optional(),
+  QUEUE_SHARDS_EMBEDDINGS: Joi.number().integer().min(1).max(MAX_QUEUE_SHARDS).optional(),
   REDIS_PREFIX: Joi.string().pattern(/^[a-z0-9_-]+$/i).default('gw'),
   LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
   SECRET_KEY: Joi.string().min(32).required().custom((v: string) => {
@@ -293,6 +296,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisClusterNodes: value.REDIS_CLUSTER_NODES ? commaList(value.REDIS_CLUSTER_NODES) : [],
     usageOutboxStreams: value.USAGE_OUTBOX_STREAMS ?? (value.REDIS_CLUSTER_NODES ? 6 : 1),
     queueShardsChat: value.QUEUE_SHARDS_CHAT ?? (value.REDIS_CLUSTER_NODES ? 3 : 1),
+    queueShardsEmbeddings: value.QUEUE_SHARDS_EMBEDDINGS ?? (value.REDIS_CLUSTER_NODES ? 3 : 1),
     redisPrefix: value.REDIS_PREFIX,
     logLevel: value.LOG_LEVEL,
     secretKey: value.SECRET_KEY,

@@ -157,9 +157,9 @@ export function createWorker<Q extends QueueName>(
 /**
  * `createWorker` for every shard of a queue (QUEUE_SHARDS_CHAT): one BullMQ worker per shard, so
  * every worker process of the pool takes jobs from every shard; `concurrency` is the process's total
- * for the queue, split over the shards (shardConcurrency).
+ * for the queue, split evenly over the shards (shardConcurrency).
  */
 export function createShardWorkers<Q extends QueueName>(rt: WorkerRuntime, queue: Q, concurrency: number, processor: JobProcessor<Q>): Array<Worker<JobData<Q>, JobResult>> {
   const shards = shardsOf(queue);
-  return shards.map((shard, i) => createWorker(rt, queue, shardConcurrency(concurrency, shards.length, i), processor, shard));
+  return shards.map((shard) => createWorker(rt, queue, shardConcurrency(concurrency, shards.length), processor, shard));
 }

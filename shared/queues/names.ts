@@ -21,7 +21,7 @@ export function isPoolName(name: string): name is PoolName {
 }
 
 /**
- * Sharded queues (QUEUE_SHARDS_CHAT): shard `i` is a BullMQ queue of its own, named `<queue>-<i>`
+ * Sharded queues (QUEUE_SHARDS_CHAT for the chat queues, QUEUE_SHARDS_EMBEDDINGS): shard `i` is a BullMQ queue of its own, named `<queue>-<i>`
  * (shard 0 keeps the queue's own name, so existing Redis data and a rolling deploy keep working),
  * with the hash tag listed here at index `i`. The tags are chosen, not hashed by chance: for every
  * count n up to MAX_QUEUE_SHARDS, the first n tags' slots lie in n different equal parts of the
@@ -32,6 +32,7 @@ export function isPoolName(name: string): name is PoolName {
 export const SHARD_TAGS = {
   'chat-interactive': ['chat-interactive', 'chat-interactive-1.2', 'chat-interactive-2', 'chat-interactive-3.11', 'chat-interactive-4.41', 'chat-interactive-5.41', 'chat-interactive-6.11', 'chat-interactive-7.11'],
   'chat-background': ['chat-background', 'chat-background-1.1', 'chat-background-2.11', 'chat-background-3.19', 'chat-background-4.3', 'chat-background-5.3', 'chat-background-6.11', 'chat-background-7.11'],
+  embeddings: ['embeddings', 'embeddings-1.3', 'embeddings-2.1', 'embeddings-3.41', 'embeddings-4.1', 'embeddings-5.41', 'embeddings-6.42', 'embeddings-7.2'],
 } as const satisfies Partial<Record<QueueName, readonly string[]>>;
 
 export type ShardedQueue = keyof typeof SHARD_TAGS;

@@ -29,6 +29,8 @@ interface Pending {
   deadlineTimer?: NodeJS.Timeout;
   onDeadline?: () => void;
   recovering: boolean;
+  /** The job's add has returned (`added`): before that, a job not found is not yet added, not lost. */
+  added: boolean;
 }
 
 const WORKER_LOST: WireError = {
@@ -106,9 +108,18 @@ export class ReplyHub {
    */
   register(jobId: string, queue: QueueName, handlers: ReplyHandlers, deadline: number, onDeadline: () => void): void {
     if (this.pending.has(jobId)) throw new Error(`job ${jobId} is already awaited on this pod`);
-    const p: Pending = { queue, handlers, nextSeq: 0, buffered: new Map(), lastSeen: Date.now(), recovering: false, onDeadline };
+    const p: Pending = { queue, handlers, nextSeq: 0, buffered: new Map(), lastSeen: Date.now(), recovering: false, onDeadline, added: false };
     p.deadlineTimer = setTimeout(() => this.expire(jobId), Math.max(0, deadline - Date.now()));
     this.pending.set(jobId, p);
+  }
+
+  /**
+   * The job of a registered request is in its queue (its add returned). Until then recovery reads a
+   * missing job as not yet added (an add slower than `pollMs` under load), not as a lost worker.
+   */
+  added(jobId: string): void {
+    const p = this.pending.get(jobId);
+    if (p) p.added = true;
   }
 
   /** Forget a request (client gone, answered elsewhere). */
@@ -191,7 +202,7 @@ export class ReplyHub {
       const job = await Job.fromId<{ replyTo?: string }, JobResult>(this.queues.forJob(p.queue, id) as never, id);
       if (this.pending.get(id) !== p) return;
       p.lastSeen = Date.now();
-      if (!job) return this.finish(id, p, () => p.handlers.onError(WORKER_LOST));
+      if (!job) return p.added ? this.finish(id, p, () => p.handlers.onError(WORKER_LOST)) : undefined;
       const state = await job.getState();
       if (state === 'completed') {
         // the answer kept by the worker's publishing script; a job finished by an older worker holds it as its return value

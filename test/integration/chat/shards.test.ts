@@ -1,15 +1,13 @@
 import { expect } from 'chai';
-import { config, resetConfig } from '../../../shared/config/env';
+import { config } from '../../../shared/config/env';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader, type Reply } from '../../helpers/http';
 import { percentile, waitFor } from '../../helpers/wait';
 import { leasesFreed } from '../../helpers/leases';
 import { usageSettled } from '../../helpers/usage';
-import { pools, setPools } from '../../helpers/pools';
+import { pools, poolsWithSettings } from '../../helpers/pools';
 import { childChatWorkers } from '../../helpers/child-worker';
-import { startPools } from '../../../workers/main';
-import { implementedPools } from '../../../workers/pools';
 import { UsageEvent } from '../../../shared/db/models';
 import { cancelJob } from '../../../shared/queues/cancel';
 import { startGateway } from '../../helpers/harness';
@@ -38,26 +36,8 @@ async function openJobs(orgId: string): Promise<Array<{ id: string; shard: strin
   return per.flat();
 }
 
-/** The in-process worker pools, restarted so they read the current settings. */
-async function restartPools(): Promise<void> {
-  await pools().close();
-  setPools(await startPools(implementedPools()));
-}
-
 describe('a chat queue in two shards (QUEUE_SHARDS_CHAT=2) on one Redis', () => {
-  let saved: string | undefined;
-  before(async () => {
-    saved = process.env.QUEUE_SHARDS_CHAT;
-    process.env.QUEUE_SHARDS_CHAT = '2';
-    resetConfig();
-    await restartPools();
-  });
-  after(async () => {
-    if (saved === undefined) delete process.env.QUEUE_SHARDS_CHAT;
-    else process.env.QUEUE_SHARDS_CHAT = saved;
-    resetConfig();
-    await restartPools();
-  });
+  poolsWithSettings({ QUEUE_SHARDS_CHAT: '2' });
   beforeEach(resetSim);
 
   it('spreads one org’s requests over both shards, answers each from the shard it is on, and bills each once', async () => {
@@ -160,7 +140,7 @@ describe('a chat queue in two shards (QUEUE_SHARDS_CHAT=2) on one Redis', () => 
     }
   });
 
-  it('splits an operator’s concurrency for the queue over its shards’ workers, and pauses every shard', async function () {
+  it('splits an operator’s concurrency for the queue evenly over its shards’ workers (5: 3 each), and pauses every shard', async function () {
     this.timeout(30_000);
     const admin = await startAdmin();
     const { key } = await buildPlatformKey();
@@ -171,7 +151,7 @@ describe('a chat queue in two shards (QUEUE_SHARDS_CHAT=2) on one Redis', () => 
       const env0 = config().chatInteractiveConcurrency;
       expect(shardWorkers().reduce((n, w) => n + w.concurrency, 0), 'the env default, split').to.equal(env0);
       await rows.put(QUEUE, { concurrency: 5 });
-      expect(await waitFor(() => shardWorkers().map((w) => w.concurrency).sort().join() === '2,3', 5000), `concurrency ${shardWorkers().map((w) => `${w.name}=${w.concurrency}`)}`).to.equal(true);
+      expect(await waitFor(() => shardWorkers().map((w) => w.concurrency).join() === '3,3', 5000), `concurrency ${shardWorkers().map((w) => `${w.name}=${w.concurrency}`)}`).to.equal(true);
       await rows.put(QUEUE, { enabled: false });
       expect(await waitFor(() => shardWorkers().every((w) => w.isPaused()), 5000), 'both shards paused').to.equal(true);
       await rows.drop(QUEUE);
