@@ -176,10 +176,17 @@ async function runAdmitted<Q extends QueueName>(
               cancel();
               return timedOut();
             }
-            ctx.replies.register(jobId, opts.queue, handlers, Date.now() + LOST_RACE_GRACE_MS, () => {
-              logger.warn({ requestId: jobId }, 'result published but not received within the grace period');
-              timedOut();
-            });
+            ctx.replies.register(
+              jobId,
+              opts.queue,
+              handlers,
+              Date.now() + LOST_RACE_GRACE_MS,
+              () => {
+                logger.warn({ requestId: jobId }, 'result published but not received within the grace period');
+                timedOut();
+              },
+              replyTo,
+            );
           },
           () => {
             cancel();
@@ -188,7 +195,7 @@ async function runAdmitted<Q extends QueueName>(
         );
       };
       try {
-        ctx.replies.register(jobId, opts.queue, handlers, deadline, onDeadline);
+        ctx.replies.register(jobId, opts.queue, handlers, deadline, onDeadline, replyTo);
       } catch (err) {
         // a job id this pod already awaits: refused, and the abort listener goes, so that this call
         // can never unregister or cancel the other one's job
