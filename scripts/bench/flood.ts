@@ -2,15 +2,17 @@ import { spawn } from 'child_process';
 import path from 'path';
 import { runLoad, pct } from './load';
 import type { RedisClient } from '../../shared/redis/connection';
+import { JobEvents } from './job-events';
 
 /**
  * The bench's `flood` cell (issue 29 part 4, fair share under a flood): one organization keeps
  * `inFlight` chat requests in flight (four times the chat workers' slots by default) from a process
  * of its own, while a quiet organization sends one request at a time; the quiet organization's
- * latency is measured alone and then under the flood. Where the quiet requests waited is read back
- * from their BullMQ jobs (kept a while after completion for reply recovery): `timestamp` (added by the
- * pod) to `processedOn` (a worker took it: the wait for a slot) to `finishedOn` (the worker's run, the
- * upstream call included); the rest of the client's time is the pod's and the network's.
+ * latency is measured alone and then under the flood. Where the requests waited is read back from
+ * BullMQ's events streams of every chat shard (a completed job is removed at once; job-events.ts):
+ * added (by the pod) to active (a worker took it: the wait for a slot) to completed (the worker's run,
+ * the upstream call included); the rest of the client's time is the pod's and the network's. The quiet
+ * org's jobs are those whose request ids its replies carried; the flooding org's are all the others.
  */
 export interface FloodSetup {
   gatewayUrl: string;
@@ -22,8 +24,8 @@ export interface FloodSetup {
   inFlight: number;
   seconds: number;
   redis: RedisClient;
-  /** The chat-interactive queue's key prefix in Redis, `<bull prefix>:chat-interactive`. */
-  queueKey: string;
+  /** The key prefix in Redis of every shard of the chat-interactive queue, `<bull prefix of the shard>:<shard>`. */
+  queueKeys: string[];
 }
 
 export interface Stages {
@@ -36,18 +38,14 @@ export interface Stages {
 
 const p50p99 = (v: number[]): [number, number] => [pct(v, 50), pct(v, 99)];
 
-/** One organization's completed jobs since `since` (ms): where each one's time went. */
-async function stagesOf(s: FloodSetup, orgId: string, since: number, client: number[]): Promise<Stages> {
-  const ids = await s.redis.zrangebyscore(`${s.queueKey}:completed`, since, '+inf');
-  const pipe = s.redis.pipeline();
-  for (const id of ids) pipe.hmget(`${s.queueKey}:${id}`, 'timestamp', 'processedOn', 'finishedOn', 'data');
-  const rows = ((await pipe.exec()) ?? []).map(([, v]) => v as Array<string | null>);
+/** Where the time of the jobs `pick` chooses went, from their events. */
+function stagesOf(events: JobEvents, pick: (id: string) => boolean, client: number[]): Stages {
   const wait: number[] = [];
   const run: number[] = [];
-  for (const [ts, on, fin, data] of rows) {
-    if (!ts || !on || !fin || !data || (JSON.parse(data) as { orgId?: string }).orgId !== orgId) continue;
-    wait.push(Number(on) - Number(ts));
-    run.push(Number(fin) - Number(on));
+  for (const [id, t] of events.jobs) {
+    if (!pick(id) || t.added === undefined || t.active === undefined || t.completed === undefined) continue;
+    wait.push(t.active - t.added);
+    run.push(t.completed - t.active);
   }
   const [w, r] = [p50p99(wait), p50p99(run)];
   const c = p50p99(client);
@@ -57,9 +55,11 @@ async function stagesOf(s: FloodSetup, orgId: string, since: number, client: num
 /** Runs the cell: the quiet organization alone, then under the flood. */
 export async function floodCell(s: FloodSetup): Promise<{ alone: Stages; flooded: Stages; flood: Stages; floodRps: number; floodErrors: number; quietErrors: number }> {
   const quietUrl = `${s.gatewayUrl}/v1/chat/completions`;
-  const t0 = Date.now();
+  const aloneEvents = await JobEvents.follow(s.redis, s.queueKeys);
   const alone = await runLoad(quietUrl, { 'SERVICE-API-KEY': s.quietKey }, s.body, 1, s.seconds);
-  const aloneStages = await stagesOf(s, s.quietOrgId, t0, alone.samples.map((x) => x.total));
+  await aloneEvents.stop();
+  const aloneIds = new Set(alone.samples.map((x) => x.requestId));
+  const aloneStages = stagesOf(aloneEvents, (id) => aloneIds.has(id), alone.samples.map((x) => x.total));
 
   const child = spawn(process.execPath, [path.join(__dirname, 'flood-load.js'), quietUrl, s.floodKey, JSON.stringify(s.body), String(s.inFlight), String(s.seconds + 2)], {
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -68,14 +68,16 @@ export async function floodCell(s: FloodSetup): Promise<{ alone: Stages; flooded
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   const ended = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   await new Promise((r) => setTimeout(r, 1500)); // the flood reaches its in-flight count
-  const t1 = Date.now();
+  const events = await JobEvents.follow(s.redis, s.queueKeys);
   const flooded = await runLoad(quietUrl, { 'SERVICE-API-KEY': s.quietKey }, s.body, 1, s.seconds, 0);
   await ended;
+  await events.stop();
+  const quietIds = new Set(flooded.samples.map((x) => x.requestId));
   const flood = JSON.parse(out.trim() || '{"completed":0,"errors":0,"seconds":1,"totals":[]}') as { completed: number; errors: number; seconds: number; totals: number[] };
   return {
     alone: aloneStages,
-    flooded: await stagesOf(s, s.quietOrgId, t1, flooded.samples.map((x) => x.total)),
-    flood: await stagesOf(s, s.floodOrgId, t1, flood.totals),
+    flooded: stagesOf(events, (id) => quietIds.has(id), flooded.samples.map((x) => x.total)),
+    flood: stagesOf(events, (id) => !quietIds.has(id), flood.totals),
     floodRps: flood.completed / flood.seconds,
     floodErrors: flood.errors,
     quietErrors: alone.errors + flooded.errors,

@@ -5,6 +5,8 @@ export interface Sample {
   ttfb: number;
   /** ms to the end of the response. */
   total: number;
+  /** The gateway's request id (`x-service-request-id`), which is also its job's id. */
+  requestId?: string;
 }
 
 export interface LoadResult {
@@ -29,7 +31,7 @@ function post(agent: http.Agent, url: URL, headers: Record<string, string>, body
         res.on('end', () => {
           const total = Number(process.hrtime.bigint() - start) / 1e6;
           if (res.statusCode !== 200) reject(new Error(`status ${res.statusCode}`));
-          else resolve({ ttfb: first || total, total });
+          else resolve({ ttfb: first || total, total, requestId: res.headers['x-service-request-id'] as string | undefined });
         });
       },
     );
