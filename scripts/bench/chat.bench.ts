@@ -228,7 +228,8 @@ async function main(): Promise<void> {
     if (floodTable) {
       console.log('Fair share under a flood (JSON chat): the quiet org at concurrency 1, alone and while another org keeps');
       console.log(`${FLOOD_IN_FLIGHT} requests in flight; its jobs' slot wait (added → a worker took it) and worker run (taken → finished);`);
-      console.log('rest = client time − slot wait − worker run at the same percentile (the pod, Redis hops, the network):');
+      console.log('rest = client time − slot wait − worker run at the same percentile (the pod, Redis hops, the network);');
+      console.log('pod in = request sent → job added, pod out = job completed → reply read (Redis clock vs the client\'s, one machine):');
       table(FLOOD_HEAD, floodTable);
       const [alone, flooded] = [floodTable[0][3], floodTable[1][3]].map(Number);
       console.log(`quiet org p99 under the flood: ${(flooded / alone).toFixed(2)}x alone (goal: at most 2x)`);

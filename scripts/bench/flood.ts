@@ -1,6 +1,6 @@
 import { spawn } from 'child_process';
 import path from 'path';
-import { runLoad, pct } from './load';
+import { runLoad, pct, type Sample } from './load';
 import type { RedisClient } from '../../shared/redis/connection';
 import { JobEvents } from './job-events';
 
@@ -34,12 +34,15 @@ export interface Stages {
   slotWait: [number, number];
   run: [number, number];
   rest: [number, number];
+  /** The quiet org's only (its requests' send times are known): request sent → job added, and job completed → reply read. */
+  podIn?: [number, number];
+  podOut?: [number, number];
 }
 
 const p50p99 = (v: number[]): [number, number] => [pct(v, 50), pct(v, 99)];
 
-/** Where the time of the jobs `pick` chooses went, from their events. */
-function stagesOf(events: JobEvents, pick: (id: string) => boolean, client: number[]): Stages {
+/** Where the time of the jobs `pick` chooses went, from their events; with `samples`, also the pod's time before and after the job. */
+function stagesOf(events: JobEvents, pick: (id: string) => boolean, client: number[], samples?: Sample[]): Stages {
   const wait: number[] = [];
   const run: number[] = [];
   for (const [id, t] of events.jobs) {
@@ -49,7 +52,18 @@ function stagesOf(events: JobEvents, pick: (id: string) => boolean, client: numb
   }
   const [w, r] = [p50p99(wait), p50p99(run)];
   const c = p50p99(client);
-  return { n: wait.length, client: c, slotWait: w, run: r, rest: [c[0] - w[0] - r[0], c[1] - w[1] - r[1]] };
+  const stages: Stages = { n: wait.length, client: c, slotWait: w, run: r, rest: [c[0] - w[0] - r[0], c[1] - w[1] - r[1]] };
+  if (samples) {
+    const [podIn, podOut]: [number[], number[]] = [[], []];
+    for (const x of samples) {
+      const t = x.requestId ? events.jobs.get(x.requestId) : undefined;
+      if (!t || t.added === undefined || t.completed === undefined || x.startedAt === undefined) continue;
+      podIn.push(t.added - x.startedAt);
+      podOut.push(x.startedAt + x.total - t.completed);
+    }
+    [stages.podIn, stages.podOut] = [p50p99(podIn), p50p99(podOut)];
+  }
+  return stages;
 }
 
 /** Runs the cell: the quiet organization alone, then under the flood. */
@@ -59,7 +73,7 @@ export async function floodCell(s: FloodSetup): Promise<{ alone: Stages; flooded
   const alone = await runLoad(quietUrl, { 'SERVICE-API-KEY': s.quietKey }, s.body, 1, s.seconds);
   await aloneEvents.stop();
   const aloneIds = new Set(alone.samples.map((x) => x.requestId));
-  const aloneStages = stagesOf(aloneEvents, (id) => aloneIds.has(id), alone.samples.map((x) => x.total));
+  const aloneStages = stagesOf(aloneEvents, (id) => aloneIds.has(id), alone.samples.map((x) => x.total), alone.samples);
 
   const child = spawn(process.execPath, [path.join(__dirname, 'flood-load.js'), quietUrl, s.floodKey, JSON.stringify(s.body), String(s.inFlight), String(s.seconds + 2)], {
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -76,7 +90,7 @@ export async function floodCell(s: FloodSetup): Promise<{ alone: Stages; flooded
   const flood = JSON.parse(out.trim() || '{"completed":0,"errors":0,"seconds":1,"totals":[]}') as { completed: number; errors: number; seconds: number; totals: number[] };
   return {
     alone: aloneStages,
-    flooded: stagesOf(events, (id) => quietIds.has(id), flooded.samples.map((x) => x.total)),
+    flooded: stagesOf(events, (id) => quietIds.has(id), flooded.samples.map((x) => x.total), flooded.samples),
     flood: stagesOf(events, (id) => !quietIds.has(id), flood.totals),
     floodRps: flood.completed / flood.seconds,
     floodErrors: flood.errors,
@@ -86,7 +100,8 @@ export async function floodCell(s: FloodSetup): Promise<{ alone: Stages; flooded
 
 /** Table rows: quiet org alone and under the flood, p50/p99 of the client's time and of each stage. */
 export function floodRows(r: Awaited<ReturnType<typeof floodCell>>, inFlight: number): string[][] {
-  const row = (name: string, s: Stages) => [name, String(s.n), ...[s.client, s.slotWait, s.run, s.rest].flatMap(([a, b]) => [a.toFixed(2), b.toFixed(2)])];
+  const pair = (v: [number, number] | undefined) => (v ? [v[0].toFixed(2), v[1].toFixed(2)] : ['-', '-']);
+  const row = (name: string, s: Stages) => [name, String(s.n), ...[s.client, s.slotWait, s.run, s.rest, s.podIn, s.podOut].flatMap(pair)];
   return [
     row('quiet org alone', r.alone),
     row(`quiet org, flood of ${inFlight} in flight`, r.flooded),
@@ -94,4 +109,4 @@ export function floodRows(r: Awaited<ReturnType<typeof floodCell>>, inFlight: nu
   ];
 }
 
-export const FLOOD_HEAD = ['cell', 'jobs', 'client p50 ms', 'client p99 ms', 'slot wait p50', 'slot wait p99', 'worker run p50', 'worker run p99', 'rest p50', 'rest p99'];
+export const FLOOD_HEAD = ['cell', 'jobs', 'client p50 ms', 'client p99 ms', 'slot wait p50', 'slot wait p99', 'worker run p50', 'worker run p99', 'rest p50', 'rest p99', 'pod in p50', 'pod in p99', 'pod out p50', 'pod out p99'];
