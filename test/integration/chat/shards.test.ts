@@ -197,8 +197,11 @@ describe('a chat queue in two shards (QUEUE_SHARDS_CHAT=2) on one Redis', () => 
       const seen = new Set<string>();
       for (let round = 0; round < 10 && seen.size < 4; round++) {
         // 8 at a time: each shard has 8 slots over the two processes (4 each), so all 8 run however they spread
+        const upstreamBefore = env().sim.log.entries.length;
         const replies = Array.from({ length: 8 }, (_, i) => chat(o.key, `round ${round} ${i}`));
-        expect(await waitFor(async () => (await openJobs(o.org.id, ['active'])).length === 8, 10_000), `round ${round}: 8 jobs running`).to.equal(true);
+        // running, and each one's upstream call held (a call reaching the simulator after the release would wait for the next one)
+        const allHeld = async () => env().sim.log.entries.length - upstreamBefore === 8 && (await openJobs(o.org.id, ['active'])).length === 8;
+        expect(await waitFor(allHeld, 10_000), `round ${round}: 8 jobs running`).to.equal(true);
         for (const job of await openJobs(o.org.id, ['active'])) seen.add(`${job.shard} on ${job.processedBy}`);
         env().sim.knobs.release();
         for (const r of await Promise.all(replies)) expect(r.status, r.text).to.equal(200);
