@@ -222,10 +222,17 @@ async function runAdmitted<Q extends QueueName>(
               cancel();
               return timedOut();
             }
-            ctx.replies.register(jobId, opts.queue, handlers, Date.now() + LOST_RACE_GRACE_MS, () => {
-              logger.warn({ requestId: jobId }, 'result published but not received within the grace period');
-              timedOut();
-            });
+            ctx.replies.register(
+              jobId,
+              opts.queue,
+              handlers,
+              Date.now() + LOST_RACE_GRACE_MS,
+              () => {
+                logger.warn({ requestId: jobId }, 'result published but not received within the grace period');
+                timedOut();
+              },
+              replyTo,
+            );
             if (added) ctx.replies.added(jobId);
           },
           () => {
@@ -235,7 +242,7 @@ async function runAdmitted<Q extends QueueName>(
         );
       };
       try {
-        ctx.replies.register(jobId, opts.queue, handlers, deadline, onDeadline);
+        ctx.replies.register(jobId, opts.queue, handlers, deadline, onDeadline, replyTo);
       } catch (err) {
         // a job id this pod already awaits: refused, and the abort listener goes, so that this call
         // can never unregister or cancel the other one's job

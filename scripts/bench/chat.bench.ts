@@ -128,6 +128,8 @@ async function main(): Promise<void> {
   // Model pools (docs/routing.md): two deployments balanced, and a pool of one whose every other attempt fails.
   const { upsertModel } = await import('../../shared/catalog/catalog-ops.js');
   const { bumpEpoch } = await import('../../shared/cache/epoch.js');
+  const { shardsOf } = await import('../../shared/queues/shards.js');
+  const { keys } = await import('../../shared/redis/keys.js');
   const pooled = { capabilities: { chat: true }, prices: { input_token: 0.5, output_token: 1.5 } };
   await upsertModel({ id: 'bench-pool-2', ...pooled, deployments: [{ name: 'a', provider: 'simulator', upstream: 'sim-chat-1' }, { name: 'b', provider: 'simulator', upstream: 'sim-chat-2' }] });
   await upsertModel({ id: 'bench-retry', ...pooled, deployments: [{ name: 'flaky', provider: 'simulator', upstream: 'bench-flaky' }] });
@@ -214,7 +216,7 @@ async function main(): Promise<void> {
       ? floodRows(
           await floodCell({
             gatewayUrl: `http://127.0.0.1:${webPort}`, floodKey: key, floodOrgId: org.id, quietKey, quietOrgId: quietOrg.id, body: { model: 'sim-chat', messages },
-            inFlight: FLOOD_IN_FLIGHT, seconds: SECONDS, redis: cpuRedis, queueKey: `gwbench:{chat-interactive}:chat-interactive`,
+            inFlight: FLOOD_IN_FLIGHT, seconds: SECONDS, redis: cpuRedis, queueKeys: shardsOf('chat-interactive').map((name) => `${keys.bullPrefix(name)}:${name}`),
           }),
           FLOOD_IN_FLIGHT,
         )
@@ -233,7 +235,8 @@ async function main(): Promise<void> {
     if (floodTable) {
       console.log('Fair share under a flood (JSON chat): the quiet org at concurrency 1, alone and while another org keeps');
       console.log(`${FLOOD_IN_FLIGHT} requests in flight; its jobs' slot wait (added → a worker took it) and worker run (taken → finished);`);
-      console.log('rest = client time − slot wait − worker run at the same percentile (the pod, Redis hops, the network):');
+      console.log('rest = client time − slot wait − worker run at the same percentile (the pod, Redis hops, the network);');
+      console.log('pod in = request sent → job added, pod out = job completed → reply read (Redis clock vs the client\'s, one machine):');
       table(FLOOD_HEAD, floodTable);
       const [alone, flooded] = [floodTable[0][3], floodTable[1][3]].map(Number);
       console.log(`quiet org p99 under the flood: ${(flooded / alone).toFixed(2)}x alone (goal: at most 2x)`);

@@ -1,16 +1,18 @@
 import { spawn } from 'child_process';
 import path from 'path';
-import { runLoad, pct } from './load';
+import { runLoad, pct, type Sample } from './load';
 import type { RedisClient } from '../../shared/redis/connection';
+import { JobEvents } from './job-events';
 
 /**
  * The bench's `flood` cell (issue 29 part 4, fair share under a flood): one organization keeps
  * `inFlight` chat requests in flight (four times the chat workers' slots by default) from a process
  * of its own, while a quiet organization sends one request at a time; the quiet organization's
- * latency is measured alone and then under the flood. Where the quiet requests waited is read back
- * from their BullMQ jobs (kept a while after completion for reply recovery): `timestamp` (added by the
- * pod) to `processedOn` (a worker took it: the wait for a slot) to `finishedOn` (the worker's run, the
- * upstream call included); the rest of the client's time is the pod's and the network's.
+ * latency is measured alone and then under the flood. Where the requests waited is read back from
+ * BullMQ's events streams of every chat shard (a completed job is removed at once; job-events.ts):
+ * added (by the pod) to active (a worker took it: the wait for a slot) to completed (the worker's run,
+ * the upstream call included); the rest of the client's time is the pod's and the network's. The quiet
+ * org's jobs are those whose request ids its replies carried; the flooding org's are all the others.
  */
 export interface FloodSetup {
   gatewayUrl: string;
@@ -22,8 +24,8 @@ export interface FloodSetup {
   inFlight: number;
   seconds: number;
   redis: RedisClient;
-  /** The chat-interactive queue's key prefix in Redis, `<bull prefix>:chat-interactive`. */
-  queueKey: string;
+  /** The key prefix in Redis of every shard of the chat-interactive queue, `<bull prefix of the shard>:<shard>`. */
+  queueKeys: string[];
 }
 
 export interface Stages {
@@ -32,34 +34,46 @@ export interface Stages {
   slotWait: [number, number];
   run: [number, number];
   rest: [number, number];
+  /** The quiet org's only (its requests' send times are known): request sent → job added, and job completed → reply read. */
+  podIn?: [number, number];
+  podOut?: [number, number];
 }
 
 const p50p99 = (v: number[]): [number, number] => [pct(v, 50), pct(v, 99)];
 
-/** One organization's completed jobs since `since` (ms): where each one's time went. */
-async function stagesOf(s: FloodSetup, orgId: string, since: number, client: number[]): Promise<Stages> {
-  const ids = await s.redis.zrangebyscore(`${s.queueKey}:completed`, since, '+inf');
-  const pipe = s.redis.pipeline();
-  for (const id of ids) pipe.hmget(`${s.queueKey}:${id}`, 'timestamp', 'processedOn', 'finishedOn', 'data');
-  const rows = ((await pipe.exec()) ?? []).map(([, v]) => v as Array<string | null>);
+/** Where the time of the jobs `pick` chooses went, from their events; with `samples`, also the pod's time before and after the job. */
+function stagesOf(events: JobEvents, pick: (id: string) => boolean, client: number[], samples?: Sample[]): Stages {
   const wait: number[] = [];
   const run: number[] = [];
-  for (const [ts, on, fin, data] of rows) {
-    if (!ts || !on || !fin || !data || (JSON.parse(data) as { orgId?: string }).orgId !== orgId) continue;
-    wait.push(Number(on) - Number(ts));
-    run.push(Number(fin) - Number(on));
+  for (const [id, t] of events.jobs) {
+    if (!pick(id) || t.added === undefined || t.active === undefined || t.completed === undefined) continue;
+    wait.push(t.active - t.added);
+    run.push(t.completed - t.active);
   }
   const [w, r] = [p50p99(wait), p50p99(run)];
   const c = p50p99(client);
-  return { n: wait.length, client: c, slotWait: w, run: r, rest: [c[0] - w[0] - r[0], c[1] - w[1] - r[1]] };
+  const stages: Stages = { n: wait.length, client: c, slotWait: w, run: r, rest: [c[0] - w[0] - r[0], c[1] - w[1] - r[1]] };
+  if (samples) {
+    const [podIn, podOut]: [number[], number[]] = [[], []];
+    for (const x of samples) {
+      const t = x.requestId ? events.jobs.get(x.requestId) : undefined;
+      if (!t || t.added === undefined || t.completed === undefined || x.startedAt === undefined) continue;
+      podIn.push(t.added - x.startedAt);
+      podOut.push(x.startedAt + x.total - t.completed);
+    }
+    [stages.podIn, stages.podOut] = [p50p99(podIn), p50p99(podOut)];
+  }
+  return stages;
 }
 
 /** Runs the cell: the quiet organization alone, then under the flood. */
 export async function floodCell(s: FloodSetup): Promise<{ alone: Stages; flooded: Stages; flood: Stages; floodRps: number; floodErrors: number; quietErrors: number }> {
   const quietUrl = `${s.gatewayUrl}/v1/chat/completions`;
-  const t0 = Date.now();
+  const aloneEvents = await JobEvents.follow(s.redis, s.queueKeys);
   const alone = await runLoad(quietUrl, { 'SERVICE-API-KEY': s.quietKey }, s.body, 1, s.seconds);
-  const aloneStages = await stagesOf(s, s.quietOrgId, t0, alone.samples.map((x) => x.total));
+  await aloneEvents.stop();
+  const aloneIds = new Set(alone.samples.map((x) => x.requestId));
+  const aloneStages = stagesOf(aloneEvents, (id) => aloneIds.has(id), alone.samples.map((x) => x.total), alone.samples);
 
   const child = spawn(process.execPath, [path.join(__dirname, 'flood-load.js'), quietUrl, s.floodKey, JSON.stringify(s.body), String(s.inFlight), String(s.seconds + 2)], {
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -68,14 +82,16 @@ export async function floodCell(s: FloodSetup): Promise<{ alone: Stages; flooded
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   const ended = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   await new Promise((r) => setTimeout(r, 1500)); // the flood reaches its in-flight count
-  const t1 = Date.now();
+  const events = await JobEvents.follow(s.redis, s.queueKeys);
   const flooded = await runLoad(quietUrl, { 'SERVICE-API-KEY': s.quietKey }, s.body, 1, s.seconds, 0);
   await ended;
+  await events.stop();
+  const quietIds = new Set(flooded.samples.map((x) => x.requestId));
   const flood = JSON.parse(out.trim() || '{"completed":0,"errors":0,"seconds":1,"totals":[]}') as { completed: number; errors: number; seconds: number; totals: number[] };
   return {
     alone: aloneStages,
-    flooded: await stagesOf(s, s.quietOrgId, t1, flooded.samples.map((x) => x.total)),
-    flood: await stagesOf(s, s.floodOrgId, t1, flood.totals),
+    flooded: stagesOf(events, (id) => quietIds.has(id), flooded.samples.map((x) => x.total), flooded.samples),
+    flood: stagesOf(events, (id) => !quietIds.has(id), flood.totals),
     floodRps: flood.completed / flood.seconds,
     floodErrors: flood.errors,
     quietErrors: alone.errors + flooded.errors,
@@ -84,7 +100,8 @@ export async function floodCell(s: FloodSetup): Promise<{ alone: Stages; flooded
 
 /** Table rows: quiet org alone and under the flood, p50/p99 of the client's time and of each stage. */
 export function floodRows(r: Awaited<ReturnType<typeof floodCell>>, inFlight: number): string[][] {
-  const row = (name: string, s: Stages) => [name, String(s.n), ...[s.client, s.slotWait, s.run, s.rest].flatMap(([a, b]) => [a.toFixed(2), b.toFixed(2)])];
+  const pair = (v: [number, number] | undefined) => (v ? [v[0].toFixed(2), v[1].toFixed(2)] : ['-', '-']);
+  const row = (name: string, s: Stages) => [name, String(s.n), ...[s.client, s.slotWait, s.run, s.rest, s.podIn, s.podOut].flatMap(pair)];
   return [
     row('quiet org alone', r.alone),
     row(`quiet org, flood of ${inFlight} in flight`, r.flooded),
@@ -92,4 +109,4 @@ export function floodRows(r: Awaited<ReturnType<typeof floodCell>>, inFlight: nu
   ];
 }
 
-export const FLOOD_HEAD = ['cell', 'jobs', 'client p50 ms', 'client p99 ms', 'slot wait p50', 'slot wait p99', 'worker run p50', 'worker run p99', 'rest p50', 'rest p99'];
+export const FLOOD_HEAD = ['cell', 'jobs', 'client p50 ms', 'client p99 ms', 'slot wait p50', 'slot wait p99', 'worker run p50', 'worker run p99', 'rest p50', 'rest p99', 'pod in p50', 'pod in p99', 'pod out p50', 'pod out p99'];

@@ -5,6 +5,10 @@ export interface Sample {
   ttfb: number;
   /** ms to the end of the response. */
   total: number;
+  /** The gateway's request id (`x-service-request-id`), which is also its job's id. */
+  requestId?: string;
+  /** Wall clock (ms since the epoch) when the request was sent: compared with Redis stream ids (same machine). */
+  startedAt?: number;
 }
 
 export interface LoadResult {
@@ -19,6 +23,7 @@ export interface LoadResult {
 function post(agent: http.Agent, url: URL, headers: Record<string, string>, body: string): Promise<Sample> {
   return new Promise((resolve, reject) => {
     const start = process.hrtime.bigint();
+    const startedAt = Date.now();
     let first = 0;
     const req = http.request(
       { agent, host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
@@ -29,7 +34,7 @@ function post(agent: http.Agent, url: URL, headers: Record<string, string>, body
         res.on('end', () => {
           const total = Number(process.hrtime.bigint() - start) / 1e6;
           if (res.statusCode !== 200) reject(new Error(`status ${res.statusCode}`));
-          else resolve({ ttfb: first || total, total });
+          else resolve({ ttfb: first || total, total, requestId: res.headers['x-service-request-id'] as string | undefined, startedAt });
         });
       },
     );

@@ -2,8 +2,12 @@ import type { Queues } from './queues';
 import type { QueueName } from './names';
 import type { JobData } from './payloads';
 
-/** Removal policy: finished jobs stay a little while so a pod can recover a missed reply. */
-const KEEP_COMPLETED = { age: 120, count: 20_000 };
+/**
+ * Removal policy. A completed job goes at once: its answer is kept apart, once, by the worker's
+ * publishing script (reply-store.ts), and that is what a pod recovering a missed reply reads, so the
+ * job hash (and BullMQ's trimming of the completed set per finish) is not paid for per request. A failed
+ * job stays a while: its failedReason is the error a recovering pod answers with.
+ */
 const KEEP_FAILED = { age: 3600, count: 20_000 };
 
 /**
@@ -19,7 +23,7 @@ export async function enqueue<Q extends QueueName>(queues: Queues, queue: Q, dat
     jobId: data.requestId,
     priority: Math.min(1 + weight * priorityStep, 2_000_000),
     attempts: 1,
-    removeOnComplete: KEEP_COMPLETED,
+    removeOnComplete: true,
     removeOnFail: KEEP_FAILED,
   });
 }

@@ -43,12 +43,16 @@ export class Queues {
     return sum;
   }
 
-  /** Job counts of every declared queue (over all its shards), for metrics and the admin surface. */
+  /**
+   * Job counts of every declared queue (over all its shards), for metrics. No `completed`: a completed
+   * job is removed at once (enqueue.ts), so that count is always 0; jobs finished are counted by
+   * `gateway_job_duration_seconds`.
+   */
   async counts(): Promise<Array<{ queue: string; counts: Record<string, number> }>> {
     return Promise.all(
       ALL_QUEUES.map(async (queue) => ({
         queue,
-        counts: await this.jobCounts(queue, 'waiting', 'prioritized', 'active', 'delayed', 'failed', 'completed'),
+        counts: await this.jobCounts(queue, 'waiting', 'prioritized', 'active', 'delayed', 'failed'),
       })),
     );
   }

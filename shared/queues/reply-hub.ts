@@ -20,6 +20,8 @@ export interface ReplyHandlers {
 
 interface Pending {
   queue: QueueName;
+  /** The request's reply channel: its kept answer lives in that channel's slot (reply-store.ts). */
+  replyTo?: string;
   handlers: ReplyHandlers;
   nextSeq: number;
   buffered: Map<number, string>;
@@ -106,9 +108,9 @@ export class ReplyHub {
    * Register before the job is added so no message can arrive unclaimed. A job id already awaited is
    * refused (throws): taking it over would leave the first waiter with no answer and no deadline.
    */
-  register(jobId: string, queue: QueueName, handlers: ReplyHandlers, deadline: number, onDeadline: () => void): void {
+  register(jobId: string, queue: QueueName, handlers: ReplyHandlers, deadline: number, onDeadline: () => void, replyTo?: string): void {
     if (this.pending.has(jobId)) throw new Error(`job ${jobId} is already awaited on this pod`);
-    const p: Pending = { queue, handlers, nextSeq: 0, buffered: new Map(), lastSeen: Date.now(), recovering: false, onDeadline, added: false };
+    const p: Pending = { queue, replyTo, handlers, nextSeq: 0, buffered: new Map(), lastSeen: Date.now(), recovering: false, onDeadline, added: false };
     p.deadlineTimer = setTimeout(() => this.expire(jobId), Math.max(0, deadline - Date.now()));
     this.pending.set(jobId, p);
   }
@@ -193,36 +195,45 @@ export class ReplyHub {
     for (const [id, p] of this.pending) if (p.lastSeen < quietSince) void this.recover(id);
   }
 
-  /** Reads the job's state from BullMQ and completes the request from it when it is finished. */
+  /**
+   * Completes a quiet request from what Redis holds. A job still waiting or running: nothing yet. A
+   * failed one: its error. A completed one is removed at once, so the job is usually gone: the answer
+   * the worker's publishing script kept (reply-store.ts) answers it, or for a job finished by an older
+   * worker its return value; gone with no kept answer, the worker was lost (or the copy expired).
+   */
   private async recover(id: string): Promise<void> {
     const p = this.pending.get(id);
     if (!p || p.recovering) return;
     p.recovering = true;
     try {
       const job = await Job.fromId<{ replyTo?: string }, JobResult>(this.queues.forJob(p.queue, id) as never, id);
+      const state = job ? await job.getState() : 'unknown';
       if (this.pending.get(id) !== p) return;
       p.lastSeen = Date.now();
-      if (!job) return p.added ? this.finish(id, p, () => p.handlers.onError(WORKER_LOST)) : undefined;
-      const state = await job.getState();
-      if (state === 'completed') {
-        // the answer kept by the worker's publishing script; a job finished by an older worker holds it as its return value
-        const kept = job.data.replyTo ? await readKeptResult(this.redis, job.data.replyTo, id) : undefined;
-        if (this.pending.get(id) !== p) return;
-        const rv = kept ?? (job.returnvalue && 'result' in job.returnvalue ? job.returnvalue : undefined);
-        // completed, and its answer is gone (kept copy expired): the pod cannot answer it
-        if (!rv) return this.finish(id, p, () => p.handlers.onError(WORKER_LOST));
-        (rv.chunks ?? []).forEach((c, i) => this.acceptChunk(id, p, i, c));
-        if (this.pending.get(id) === p) {
-          p.final = undefined;
-          this.finish(id, p, () => p.handlers.onResult(rv.result, true));
-        }
-      } else if (state === 'failed') {
-        this.finish(id, p, () => p.handlers.onError(wireFromFailedReason(job.failedReason)));
-      }
+      if (state === 'failed') return this.finish(id, p, () => p.handlers.onError(wireFromFailedReason(job!.failedReason)));
+      if (state !== 'completed' && state !== 'unknown') return;
+      const replyTo = p.replyTo ?? job?.data.replyTo;
+      const kept = replyTo ? await readKeptResult(this.redis, replyTo, id) : undefined;
+      if (this.pending.get(id) !== p) return;
+      const rv = kept ?? (job?.returnvalue && 'result' in job.returnvalue ? job.returnvalue : undefined);
+      // no answer kept: lost, unless the job is simply not added yet (its add has not returned: under load
+      // an add can take longer than REPLY_POLL_MS)
+      if (!rv) return job || p.added ? this.finish(id, p, () => p.handlers.onError(WORKER_LOST)) : undefined;
+      this.deliverRecovered(id, p, rv);
     } catch (err) {
       logger.warn({ err, id }, 'reply recovery failed; will retry');
     } finally {
       p.recovering = false;
+    }
+  }
+
+  /** Replays a recovered answer's chunks (those not yet delivered) and its result. */
+  private deliverRecovered(id: string, p: Pending, rv: JobResult): void {
+    p.lastSeen = Date.now();
+    (rv.chunks ?? []).forEach((c, i) => this.acceptChunk(id, p, i, c));
+    if (this.pending.get(id) === p) {
+      p.final = undefined;
+      this.finish(id, p, () => p.handlers.onResult(rv.result, true));
     }
   }
 

@@ -10,6 +10,7 @@ import { pools, poolsWithSettings } from '../../helpers/pools';
 import { childChatWorkers } from '../../helpers/child-worker';
 import { UsageEvent } from '../../../shared/db/models';
 import { cancelJob } from '../../../shared/queues/cancel';
+import { completedIn } from '../../helpers/completed-jobs';
 import { startGateway } from '../../helpers/harness';
 import { buildPlatformKey, startAdmin } from '../../helpers/admin';
 import { schedulerRows } from '../../helpers/scheduler';
@@ -20,18 +21,18 @@ const chat = (key: string, content = 'shard test') =>
 const requestId = (r: Reply) => r.headers.get('x-service-request-id')!;
 const queues = () => env().gw.ctx.queues;
 
-/** The shard (BullMQ queue name) holding a job, if one does. */
+/** The shard (BullMQ queue name) holding a job, or that completed it (a completed job is removed at once), if one does. */
 async function shardHolding(id: string): Promise<string | undefined> {
   for (const q of queues().shards(QUEUE)) if (await q.getJob(id)) return q.name;
-  return undefined;
+  return completedIn(env().redis, queues().shards(QUEUE), id);
 }
 
-/** The org's jobs not finished yet, over every shard, with the shard each is on. */
-async function openJobs(orgId: string): Promise<Array<{ id: string; shard: string; priority: number }>> {
+/** The org's jobs not finished yet (or only those running), over every shard, with the shard each is on and the worker running it. */
+async function openJobs(orgId: string, states: Array<'active' | 'prioritized' | 'waiting'> = ['active', 'prioritized', 'waiting']): Promise<Array<{ id: string; shard: string; priority: number; processedBy?: string }>> {
   const per = await Promise.all(
     queues()
       .shards(QUEUE)
-      .map(async (q) => (await q.getJobs(['active', 'prioritized', 'waiting'])).filter((j) => j?.data.orgId === orgId).map((j) => ({ id: j.id!, shard: q.name, priority: j.opts.priority ?? 0 }))),
+      .map(async (q) => (await q.getJobs(states)).filter((j) => j?.data.orgId === orgId).map((j) => ({ id: j.id!, shard: q.name, priority: j.opts.priority ?? 0, processedBy: j.processedBy }))),
   );
   return per.flat();
 }
@@ -48,7 +49,7 @@ describe('a chat queue in two shards (QUEUE_SHARDS_CHAT=2) on one Redis', () => 
       const r = await chat(o.key);
       expect(r.status, r.text).to.equal(200);
       replies.push(r);
-      const shard = await shardHolding(requestId(r)); // finished jobs stay a while (removeOnComplete)
+      const shard = await shardHolding(requestId(r)); // the job itself is removed on completion
       expect(shard, `job ${requestId(r)} is on a shard`).to.be.a('string');
       shards.set(shard!, (shards.get(shard!) ?? 0) + 1);
     }
@@ -57,7 +58,7 @@ describe('a chat queue in two shards (QUEUE_SHARDS_CHAT=2) on one Redis', () => 
     await usageSettled();
     expect((await UsageEvent.findAll({ where: { orgId: o.org.id } })).map((e) => e.requestId).sort()).to.deep.equal(replies.map(requestId).sort());
     const counts = await queues().jobCounts(QUEUE, 'completed');
-    expect(counts.completed, 'counts are summed over the shards').to.be.at.least(replies.length);
+    expect(counts.completed, 'completed jobs are removed at once (their answers are kept apart)').to.equal(0);
   });
 
   it('gives each job a priority from the org’s outstanding requests over both shards, and holds the lane cap across them', async function () {
@@ -170,19 +171,20 @@ describe('a chat queue in two shards (QUEUE_SHARDS_CHAT=2) on one Redis', () => 
         const ok = await waitFor(async () => (await q.getWorkers()).length >= 2, 5000);
         expect(ok, `${q.name}: workers ${JSON.stringify((await q.getWorkers()).map((w) => w.name))}`).to.equal(true);
       }
-      // and the jobs of both shards run on both processes
+      // and the jobs of both shards run on both processes (seen while they run: a completed job is removed at once)
       const o = await buildOrg(env().redis, { laneOverrides: { 'chat:interactive': 100 } });
-      env().sim.knobs.set('sim-chat-1', { delayMs: 50 });
+      env().sim.knobs.set('sim-chat-1', { hold: true });
       const seen = new Set<string>();
       for (let round = 0; round < 10 && seen.size < 4; round++) {
-        const replies = await Promise.all(Array.from({ length: 16 }, (_, i) => chat(o.key, `round ${round} ${i}`)));
-        for (const r of replies) {
-          expect(r.status, r.text).to.equal(200);
-          for (const q of queues().shards(QUEUE)) {
-            const job = await q.getJob(requestId(r));
-            if (job) seen.add(`${q.name} on ${job.processedBy}`);
-          }
-        }
+        // 8 at a time: each shard has 8 slots over the two processes (4 each), so all 8 run however they spread
+        const upstreamBefore = env().sim.log.entries.length;
+        const replies = Array.from({ length: 8 }, (_, i) => chat(o.key, `round ${round} ${i}`));
+        // running, and each one's upstream call held (a call reaching the simulator after the release would wait for the next one)
+        const allHeld = async () => env().sim.log.entries.length - upstreamBefore === 8 && (await openJobs(o.org.id, ['active'])).length === 8;
+        expect(await waitFor(allHeld, 10_000), `round ${round}: 8 jobs running`).to.equal(true);
+        for (const job of await openJobs(o.org.id, ['active'])) seen.add(`${job.shard} on ${job.processedBy}`);
+        env().sim.knobs.release();
+        for (const r of await Promise.all(replies)) expect(r.status, r.text).to.equal(200);
       }
       expect(seen.size, [...seen].join('; ')).to.equal(4);
       expect(children).to.have.length(2);

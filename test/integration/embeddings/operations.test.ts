@@ -120,12 +120,14 @@ describe('embeddings and rerank: listings, kill switch, own lanes', () => {
     const chat = await post(one.key, '/v1/chat/completions', { model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }] });
     expect(chat.status, chat.text).to.equal(200);
 
+    // the held request's job, read while it runs (a completed job is removed at once)
+    const [job] = (await env().gw.ctx.queues.get('embeddings').getJobs(['active'])).filter((j) => j?.data.orgId === one.org.id);
+    expect(job?.data).to.include({ operation: 'embed', orgId: one.org.id, lane: 'default', publicModel: 'sim-embed' });
     env().sim.knobs.release();
     const done = await first;
     expect(done.status, done.text).to.equal(200);
     const id = done.headers.get('x-service-request-id')!;
-    const job = await env().gw.ctx.queues.get('embeddings').getJob(id);
-    expect(job?.data).to.include({ operation: 'embed', orgId: one.org.id, lane: 'default', publicModel: 'sim-embed' });
+    expect(job.id, 'that job answered the request').to.equal(id);
     await usageSettled();
     expect(await UsageEvent.count({ where: { requestId: id } })).to.equal(1);
     expect(await leasesFreed(leases, one.org.id, 'embeddings', 'default', 2000)).to.equal(true);

@@ -10,6 +10,7 @@ import { db } from '../../../shared/db/sequelize';
 import { Image, UsageEvent } from '../../../shared/db/models';
 import { keys } from '../../../shared/redis/keys';
 import { resetConfig } from '../../../shared/config/env';
+import { completedIn } from '../../helpers/completed-jobs';
 
 const body = { model: 'sim-image', prompt: 'drawn, then given up on', size: '256x256' };
 const queue = () => env().gw.ctx.queues.get('images-interactive');
@@ -44,16 +45,10 @@ describe('the give-up mark: a job the pod stopped waiting for is not billed', fu
       return (rows as Array<{ n: number }>)[0].n > 0;
     }, 10_000);
 
-  /** The org's one image job, once the worker has finished it (published, or not, and returned). */
-  const finishedJob = async () => {
-    let id: string | undefined;
-    const done = await waitFor(async () => {
-      const jobs = await queue().getJobs(['completed', 'failed']);
-      id = jobs.find((j) => j?.data.orgId === o.org.id)?.id;
-      return !!id;
-    }, 10_000);
+  /** Waits for the worker to finish job `id` (published, or not, and returned): completed (the job removed, its event kept) or failed. */
+  const finishedJob = async (id: string) => {
+    const done = await waitFor(async () => (await completedIn(env().redis, [queue()], id)) !== undefined || (await queue().getJobState(id)) === 'failed', 10_000);
     expect(done, 'the worker finished the job after the lock went').to.equal(true);
-    return id!;
   };
 
   const nothingBilled = async () => {
@@ -78,7 +73,7 @@ describe('the give-up mark: a job the pod stopped waiting for is not billed', fu
     await waitFor(async () => (await env().redis.exists(keys.usageFate(job.data.replyTo, job.id!))) === 1, 2000);
     await lock!.commit();
     lock = undefined;
-    expect(await finishedJob()).to.equal(job.id);
+    await finishedJob(job.id!);
     expect(await Image.count({ where: { orgId: o.org.id } }), 'the worker did run to the end').to.equal(1);
     await nothingBilled();
   });
@@ -102,7 +97,7 @@ describe('the give-up mark: a job the pod stopped waiting for is not billed', fu
     expect(await workerHeldAtInsert(), 'the worker is still at its insert').to.equal(true);
     await lock!.commit();
     lock = undefined;
-    expect(await finishedJob()).to.equal(r.headers.get('x-service-request-id'));
+    await finishedJob(r.headers.get('x-service-request-id')!);
     expect(await Image.count({ where: { orgId: o.org.id } }), 'the worker did run to the end').to.equal(1);
     await nothingBilled();
   });

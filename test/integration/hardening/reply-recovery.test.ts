@@ -32,20 +32,19 @@ describe('reply recovery: a missed reply is answered from the kept result', () =
     await pod.ctx.sub.ssubscribe(...pod.ctx.replies.channels);
   });
 
-  const job = (id: string) => Job.fromId(env().gw.ctx.queues.get('chat-interactive') as never, id);
+  const job = (id: string) => Job.fromId(env().gw.ctx.queues.forJob('chat-interactive', id) as never, id);
+  /** The answer kept for request `id` on whichever of the pod's reply channels it was given. */
+  const keptCopy = async (id: string) => (await Promise.all(pod.ctx.replies.channels.map((ch) => env().redis.get(keys.replyResult(ch, id))))).find((k) => k !== null);
 
-  it('JSON chat: 200 with the answer, the job stores none, billed once', async () => {
+  it('JSON chat: the job is removed on completion, the pod answers 200 from the kept copy, billed once', async () => {
     const r = await call('POST', '/v1/chat/completions', { base: pod.url, headers: keyHeader(o.key), json: { model: 'sim-chat', messages: [{ role: 'user', content: 'recover me' }] } });
     expect(r.status, r.text).to.equal(200);
     expect(r.body.object).to.equal('chat.completion');
     expect(r.body.model).to.equal('sim-chat');
     expect(r.body.choices[0].message.content).to.be.a('string').and.not.equal('');
     const id = r.headers.get('x-service-request-id')!;
-    const stored = (await job(id))!;
-    expect(await stored.getState()).to.equal('completed');
-    expect(JSON.stringify(stored.returnvalue ?? {}), "the job's return value does not carry the answer").not.to.include(r.body.choices[0].message.content);
-    const kept = await env().redis.get(keys.replyResult((stored.data as { replyTo: string }).replyTo, id));
-    expect(kept, 'the kept copy holds it').to.include(r.body.choices[0].message.content);
+    expect(await job(id), 'the completed job is gone (removeOnComplete)').to.equal(undefined);
+    expect(await keptCopy(id), 'the kept copy holds the answer').to.include(r.body.choices[0].message.content);
     await usageSettled();
     expect(await UsageEvent.count({ where: { requestId: id } }), 'the held usage billed once').to.equal(1);
   });
@@ -66,7 +65,8 @@ describe('reply recovery: a missed reply is answered from the kept result', () =
     expect(content).to.not.equal('');
     expect(chunks.some((c) => c.choices[0]?.finish_reason === 'stop'), 'the last chunk is there').to.equal(true);
     const id = res.headers.get('x-service-request-id')!;
-    expect(JSON.stringify((await job(id))!.returnvalue ?? {}), "the job's return value does not carry the chunks").not.to.include('chat.completion.chunk');
+    expect(await job(id), 'the completed job is gone (removeOnComplete)').to.equal(undefined);
+    expect(await keptCopy(id), 'the kept copy holds the chunks').to.include('chat.completion.chunk');
     await usageSettled();
     expect(await UsageEvent.count({ where: { requestId: id } }), 'the held usage billed once').to.equal(1);
   });
