@@ -72,7 +72,9 @@ function entryOf(req: Request, res: Response, state: RequestLogState, firstByteA
   const now = Date.now();
   const ctx = logContext(req);
   const body = req.body as { model?: unknown } | undefined;
-  const model = state.model ?? (typeof body?.model === 'string' ? body.model : '');
+  // a multipart upload's fields are never stored unless the gateway resolved them (audio privacy: a
+  // refused transcription's `model` part can be anything the caller typed, a file name included)
+  const model = state.model ?? (typeof body?.model === 'string' && !req.is('multipart/form-data') ? body.model : '');
   const deployment = res.getHeader('x-service-deployment');
   return {
     ...ctx,
