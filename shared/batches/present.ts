@@ -1,5 +1,6 @@
 import type { BatchRow, LineCounts } from './store';
 import type { FileRow } from './files';
+import type { BatchUsage } from './usage';
 import { config } from '../config/env';
 
 const secs = (d: Date | null | undefined): number | undefined => (d ? Math.floor(new Date(d).getTime() / 1000) : undefined);
@@ -10,8 +11,8 @@ export function presentFile(f: FileRow): Record<string, unknown> {
   return { id: f.id, object: 'file', bytes: f.bytes, created_at: secs(f.created_at), filename: f.filename, purpose: f.purpose, status: 'processed', expires_at: secs(f.expires_at) ?? null, status_details: null };
 }
 
-/** OpenAI's Batch: `request_counts` from the lines (an expired or cancelled line counts as failed, as OpenAI's error file lists it). */
-export function presentBatch(b: BatchRow, c: LineCounts): Record<string, unknown> {
+/** OpenAI's Batch: `request_counts` from the lines (an expired or cancelled line counts as failed, as OpenAI's error file lists it), `usage` the answered lines' token totals. */
+export function presentBatch(b: BatchRow, c: LineCounts, usage: BatchUsage): Record<string, unknown> {
   const total = b.status === 'validating' || (b.status === 'failed' && !b.total) ? 0 : b.total;
   return {
     id: b.id,
@@ -34,6 +35,7 @@ export function presentBatch(b: BatchRow, c: LineCounts): Record<string, unknown
     cancelled_at: secs(b.cancelled_at) ?? null,
     request_counts: { total, completed: c.succeeded, failed: c.errored + c.expired + c.canceled },
     metadata: b.metadata ?? null,
+    usage,
   };
 }
 

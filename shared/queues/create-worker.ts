@@ -5,6 +5,7 @@ import { shardConcurrency, shardsOf } from './shards';
 import type { JobData, JobResult } from './payloads';
 import { ApiError, toWire, type WireError } from '../errors/ApiError';
 import { errors } from '../errors/codes';
+import { asUnavailable } from '../errors/unavailable';
 import { config } from '../config/env';
 import { logger } from '../logger';
 import { jobDuration } from '../metrics';
@@ -33,6 +34,8 @@ export type JobProcessor<Q extends QueueName> = (job: Job<JobData<Q>, JobResult>
 function wireOf(err: unknown, signal: AbortSignal): WireError {
   if (err instanceof ApiError) return toWire(err);
   if (signal.aborted) return { status: 499, code: 'client_closed_request', message: 'The client cancelled the request.' };
+  const down = asUnavailable(err); // the worker's Redis or Postgres went away mid-job: retryable, not the request's fault
+  if (down) return toWire(down);
   logger.error({ err }, 'job failed with an unexpected error');
   return toWire(errors.upstreamError('The request failed in the worker.'));
 }

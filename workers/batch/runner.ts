@@ -14,8 +14,12 @@ import { parseInput } from '../../shared/batches/input';
 import { lineRequestId, openaiResultLine } from '../../shared/batches/results';
 import { outputFileId } from '../../shared/batches/ids';
 
-/** Gateway refusals that mean "not now" rather than "this line is wrong": the line goes back to pending. */
-const LANE_FULL = new Set(['CONCURRENT_REQUEST_LIMIT_EXCEEDED', 'embeddings_lanes_exhausted']);
+/**
+ * Gateway refusals that mean "not now" rather than "this line is wrong": the line goes back to
+ * pending under the same request id (a full lane; Redis or Postgres away, where a job that did run
+ * is found again by its id, or its usage event is the one kept for that id).
+ */
+const LANE_FULL = new Set(['CONCURRENT_REQUEST_LIMIT_EXCEEDED', 'embeddings_lanes_exhausted', 'service_unavailable']);
 /** Failures of the gateway's own machinery: retried under a new request id (the failed job billed nothing). */
 const RETRIED = new Set(['worker_lost', 'client_closed_request']);
 const MAX_ATTEMPTS = 3;

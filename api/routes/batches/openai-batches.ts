@@ -12,6 +12,7 @@ import { jsonlLines } from '../../../shared/batches/input';
 import { presentBatch } from '../../../shared/batches/present';
 import { newId } from '../../../shared/batches/ids';
 import * as store from '../../../shared/batches/store';
+import { lineUsage } from '../../../shared/batches/usage';
 import { admitBatch, pageLimit } from './gate';
 
 export const BATCH_ENDPOINTS = ['/v1/chat/completions', '/v1/completions', '/v1/embeddings', '/v1/responses'] as const;
@@ -25,7 +26,8 @@ const createSchema = Joi.object({
 });
 
 async function answer(res: Response, b: store.BatchRow): Promise<void> {
-  res.json(presentBatch(b, (await store.lineCounts([b.id])).get(b.id)!));
+  const [counts, usage] = await Promise.all([store.lineCounts([b.id]), lineUsage([b.id])]);
+  res.json(presentBatch(b, counts.get(b.id)!, usage.get(b.id)!));
 }
 
 async function owned(req: Request): Promise<store.BatchRow> {
@@ -70,8 +72,9 @@ async function list(req: Request, res: Response): Promise<void> {
   const limit = pageLimit(q.limit);
   const rows = await store.listBatches(req.auth!.orgId, 'openai', { after: q.after, limit: limit + 1 });
   const page = rows.slice(0, limit);
-  const counts = await store.lineCounts(page.map((b) => b.id));
-  const data = page.map((b) => presentBatch(b, counts.get(b.id)!));
+  const ids = page.map((b) => b.id);
+  const [counts, usage] = await Promise.all([store.lineCounts(ids), lineUsage(ids)]);
+  const data = page.map((b) => presentBatch(b, counts.get(b.id)!, usage.get(b.id)!));
   res.json({ object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: rows.length > limit });
 }
 

@@ -10,24 +10,7 @@ import { childChatWorker } from '../../helpers/child-worker';
 import { config, resetConfig } from '../../../shared/config/env';
 import { startBatchWorker } from '../../../workers/batch/main';
 import { freePort } from '../../../scripts/services/free-port';
-import { batchEnds, batchUsage, jsonl, parseJsonl, uploadBatchFile } from './helpers';
-
-const lines = (n: number, tag: string) =>
-  Array.from({ length: n }, (_, i) => ({ custom_id: `${tag}-${i}`, method: 'POST', url: '/v1/chat/completions', body: { model: 'sim-chat', messages: [{ role: 'user', content: `${tag} ${i}` }] } }));
-
-/** Every line billed exactly once: one usage event per line index, whatever its attempt. */
-async function billedOncePerLine(batchId: string, n: number, delivered: string[]): Promise<string[]> {
-  await usageSettled();
-  const usage = await batchUsage(batchId);
-  const idx = usage.map((u) => Number(/_(\d+)(?:_\d+)?$/.exec(u.request_id)![1]));
-  expect(idx.sort((a, b) => a - b)).to.deep.equal(Array.from({ length: n }, (_, i) => i));
-  expect(usage.map((u) => u.request_id).sort()).to.deep.equal([...delivered].sort()); // the delivered answer is the billed one
-  return usage.map((u) => u.request_id);
-}
-
-async function outputOf(openai: OpenAI, b: OpenAI.Batches.Batch) {
-  return parseJsonl<{ id: string; custom_id: string; response: { status_code: number } }>(await (await openai.files.content(b.output_file_id!)).text());
-}
+import { batchEnds, batchUsage, billedOncePerLine, chatLines as lines, jsonl, outputOf, parseJsonl, uploadBatchFile } from './helpers';
 
 describe('batches survive process deaths: nothing lost, nothing billed twice', function () {
   this.timeout(120_000);

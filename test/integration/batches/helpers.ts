@@ -6,6 +6,8 @@ import { QueryTypes } from 'sequelize';
 import { db } from '../../../shared/db/sequelize';
 import { startBatchWorker } from '../../../workers/batch/main';
 import { waitFor } from '../../helpers/wait';
+import { expect } from 'chai';
+import { usageSettled } from '../../helpers/usage';
 
 export type BatchWorker = Awaited<ReturnType<typeof startBatchWorker>>;
 
@@ -64,4 +66,22 @@ export function batchSuite(): BatchSuite {
   after(async () => s.worker?.close());
   beforeEach(resetSim);
   return s;
+}
+
+/** `n` chat lines `<tag>-<i>` on sim-chat. */
+export const chatLines = (n: number, tag: string) =>
+  Array.from({ length: n }, (_, i) => ({ custom_id: `${tag}-${i}`, method: 'POST', url: '/v1/chat/completions', body: { model: 'sim-chat', messages: [{ role: 'user', content: `${tag} ${i}` }] } }));
+
+/** Every line billed exactly once: one usage event per line index, whatever its attempt. */
+export async function billedOncePerLine(batchId: string, n: number, delivered: string[]): Promise<string[]> {
+  await usageSettled();
+  const usage = await batchUsage(batchId);
+  const idx = usage.map((u) => Number(/_(\d+)(?:_\d+)?$/.exec(u.request_id)![1]));
+  expect(idx.sort((a, b) => a - b)).to.deep.equal(Array.from({ length: n }, (_, i) => i));
+  expect(usage.map((u) => u.request_id).sort()).to.deep.equal([...delivered].sort()); // the delivered answer is the billed one
+  return usage.map((u) => u.request_id);
+}
+
+export async function outputOf(openai: OpenAI, b: OpenAI.Batches.Batch) {
+  return parseJsonl<{ id: string; custom_id: string; response: { status_code: number } }>(await (await openai.files.content(b.output_file_id!)).text());
 }

@@ -39,6 +39,8 @@ describe('Anthropic Message Batches with the official client', function () {
     const done = await ended(s.anthropic, created.id);
     expect(done.request_counts).to.deep.equal({ processing: 0, succeeded: 50, errored: 0, canceled: 0, expired: 0 });
     expect(done.ended_at).to.be.a('string');
+    expect(done.cancel_initiated_at, 'never cancelled').to.equal(null);
+    expect(done.archived_at, 'results stay available until the batch is deleted').to.equal(null);
     expect(done.results_url).to.equal(`${env().gw.url}/v1/messages/batches/${created.id}/results`);
 
     const rs = await results(s.anthropic, created.id);
@@ -116,6 +118,11 @@ describe('Anthropic Message Batches with the official client', function () {
     expect(['canceling', 'ended']).to.include(c.processing_status);
     expect(c.cancel_initiated_at).to.be.a('string');
     const done = await ended(s.anthropic, b.id);
+    // RFC 3339, kept once the batch ended, between its creation and its end
+    expect(done.cancel_initiated_at).to.equal(c.cancel_initiated_at);
+    expect(new Date(done.cancel_initiated_at!).toISOString()).to.equal(done.cancel_initiated_at);
+    expect(Date.parse(done.cancel_initiated_at!)).to.be.within(Date.parse(done.created_at), Date.parse(done.ended_at!));
+    expect(done.archived_at).to.equal(null);
     const n = done.request_counts;
     expect(n.succeeded + n.canceled).to.equal(40);
     expect(n.canceled).to.be.greaterThan(0);

@@ -63,6 +63,22 @@ describe('OpenAI Batch API with the official client: files, batches, results, bi
       const full = u.input_tokens * 0.5 + u.output_tokens * 1.5; // sim-chat's prices, micro-dollars per token
       expect(full + u.units.cost_micros).to.be.closeTo(full * 0.5, 1e-9);
     }
+    // the Batch object's usage: the answered lines' totals, the tokens billed
+    const bodies = out.map((l) => l.response.body.usage as { prompt_tokens: number; completion_tokens: number; prompt_tokens_details?: { cached_tokens?: number }; completion_tokens_details?: { reasoning_tokens?: number } });
+    const sum = (f: (u: (typeof bodies)[number]) => number | undefined) => bodies.reduce((n, u) => n + (f(u) ?? 0), 0);
+    const input = sum((u) => u.prompt_tokens);
+    const output = sum((u) => u.completion_tokens);
+    expect(input).to.be.greaterThan(0);
+    expect(output).to.be.greaterThan(0);
+    expect((await s.openai.batches.retrieve(created.id)).usage).to.deep.equal({
+      input_tokens: input,
+      input_tokens_details: { cached_tokens: sum((u) => u.prompt_tokens_details?.cached_tokens) },
+      output_tokens: output,
+      output_tokens_details: { reasoning_tokens: sum((u) => u.completion_tokens_details?.reasoning_tokens) },
+      total_tokens: input + output,
+    });
+    expect(usage.reduce((n, u) => n + u.input_tokens, 0)).to.equal(input);
+    expect(usage.reduce((n, u) => n + u.output_tokens, 0)).to.equal(output);
   });
 
   it('an embeddings batch: vectors as the synchronous endpoint gives them, usage attributed to the project and key that created it', async () => {
@@ -82,6 +98,10 @@ describe('OpenAI Batch API with the official client: files, batches, results, bi
     const usage = await batchUsage(b.id);
     expect(usage).to.have.length(30);
     expect(usage.every((u) => u.project_id === s.o.project.id && u.api_key_id === s.o.keyId && u.model === 'sim-embed')).to.equal(true);
+    const input = out.reduce((n, l) => n + (l.response.body.usage as { prompt_tokens: number }).prompt_tokens, 0);
+    expect(input).to.be.greaterThan(0);
+    const listed = (await s.openai.batches.list({ limit: 100 })).data.find((x) => x.id === b.id)!;
+    expect(listed.usage).to.deep.equal({ input_tokens: input, input_tokens_details: { cached_tokens: 0 }, output_tokens: 0, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: input });
   });
 
   /** A body without its ids and timestamps, at any depth (responses' output items carry ids too). */
@@ -103,6 +123,12 @@ describe('OpenAI Batch API with the official client: files, batches, results, bi
       expect(out[0].response.body.model).to.equal('sim-chat');
       await usageSettled();
       expect(await batchUsage(b.id)).to.have.length(5);
+      // the batch's usage totals, from whichever usage shape the endpoint answers
+      const shaped = out.map((l) => l.response.body.usage as Record<string, number>);
+      const input = shaped.reduce((n, u) => n + (u.prompt_tokens ?? u.input_tokens), 0);
+      const output = shaped.reduce((n, u) => n + (u.completion_tokens ?? u.output_tokens), 0);
+      expect(input * output).to.be.greaterThan(0);
+      expect(done.usage).to.include({ input_tokens: input, output_tokens: output, total_tokens: input + output });
     });
   }
 
@@ -122,7 +148,10 @@ describe('OpenAI Batch API with the official client: files, batches, results, bi
       ['bad-body', 400, 'invalid_request'],
     ]);
     await usageSettled();
-    expect((await batchUsage(b.id)).length).to.equal(1);
+    const billed = await batchUsage(b.id);
+    expect(billed.length).to.equal(1);
+    // refused lines count in no usage total
+    expect(done.usage).to.include({ input_tokens: billed[0].input_tokens, output_tokens: billed[0].output_tokens });
   });
 
   it('malformed input lines fail the batch with one error per line, nothing run or billed', async () => {
