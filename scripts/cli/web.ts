@@ -5,6 +5,7 @@ import { findOrg, createProject, slugify } from '../../shared/tenancy/ops';
 import { archiveProject, setProjectBudget } from '../../shared/tenancy/projects';
 import { controlsView, validControls, type KeyControlsInput } from '../../shared/limits/key-input';
 import { isUuid } from '../../shared/uuid';
+import { budgetStatus } from '../../shared/limits/limits';
 import { findUser } from '../../shared/platform/keys';
 import { setPassword, WeakPasswordError } from '../../shared/web/passwords';
 import { createPasswordLink, passwordLinkPath } from '../../shared/web/password-links';
@@ -148,7 +149,9 @@ export function registerWeb(program: Command): void {
         const p = (await Project.findOne({ where: { orgId: org.id, ...(isUuid(o.project) ? { id: o.project } : { slug: o.project }) } })) ?? fail(`no project '${o.project}' in ${org.slug}`);
         await setProjectBudget(redis, p, budgetFromFlags(o));
         await recordAudit({ actor: cliActor(), method: 'PATCH', path: `/cli/organizations/${org.id}/projects/${p.id}`, family: 'organizations', targetId: p.id, status: 200, fields: ['budget_usd', 'budget_period'] });
-        console.log(o.json ? JSON.stringify({ id: p.id, slug: p.slug, ...budgetView(p) }) : `project ${p.slug}${budgetLine(p) || ': no budget'}`);
+        // spent, reserved and remaining of the current window, as the API's `budget` shows them
+        const status = p.budgetMicros === null ? null : await budgetStatus(redis, org.id, 'project', p.id, { micros: p.budgetMicros, period: p.budgetPeriod ?? 'month' });
+        console.log(o.json ? JSON.stringify({ id: p.id, slug: p.slug, ...budgetView(p), budget: status }) : `project ${p.slug}${budgetLine(p) || ': no budget'}${status ? `; $${status.spent_usd} spent, $${status.reserved_usd} reserved, $${status.remaining_usd} left` : ''}`);
       }),
     );
   project

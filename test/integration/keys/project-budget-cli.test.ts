@@ -6,6 +6,7 @@ import { env, resetSim } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { Project } from '../../../shared/db/models';
+import { usageSettled } from '../../helpers/usage';
 
 const run = promisify(execFile);
 const cli = path.resolve(__dirname, '../../../scripts/cli.js');
@@ -48,11 +49,16 @@ describe("a project's budget from the CLI: gateway project create/update --budge
     // a larger monthly budget lets the request through; "" removes the budget
     const up = JSON.parse((await gateway('project', 'update', '--org', o.org.slug, '--project', 'tight', '--budget-usd', '50', '--json')).stdout);
     expect(up).to.include({ budget_usd: 50, budget_period: 'month' });
+    expect(up.budget).to.include({ limit_usd: 50, period: 'month', spent_usd: 0, reserved_usd: 0, remaining_usd: 50 });
     expect((await chatIn(o.key, 'tight')).status).to.equal(200);
+    await usageSettled();
+    const after = JSON.parse((await gateway('project', 'update', '--org', o.org.slug, '--project', 'tight', '--budget-usd', '50', '--json')).stdout);
+    expect(after.budget.spent_usd, 'the request is spent from the project').to.be.greaterThan(0);
+    expect(after.budget.remaining_usd).to.be.closeTo(50 - after.budget.spent_usd, 1e-9);
     const listed = (await gateway('project', 'list', '--org', o.org.slug)).stdout;
     expect(listed).to.match(/tight\s+active\s+tight\s+budget \$50\/month/);
     const none = JSON.parse((await gateway('project', 'update', '--org', o.org.slug, '--project', p.id, '--budget-usd', '', '--json')).stdout);
-    expect(none).to.include({ budget_usd: null, budget_period: null });
+    expect(none).to.include({ budget_usd: null, budget_period: null, budget: null });
     await p.reload();
     expect(p.budgetMicros).to.equal(null);
   });
