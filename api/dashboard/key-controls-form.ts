@@ -47,12 +47,13 @@ export function controlFields(k?: Listed, state?: FormState): Html {
 <div><label for="${id('expires_at')}">Expires (ISO date)</label><input type="text" id="${id('expires_at')}" name="expires_at" value="${f('expires_at', k?.expires_at)}" placeholder="never"${invalidAttrs(state, 'expires_at')}>${fieldError(state, 'expires_at')}</div>`;
 }
 
+/** Dollars for the pages; small figures keep their micro-dollars (a test key's spend is a few millionths). */
+export const usd = (x: number) => (x === 0 ? '$0' : x < 0.01 ? `$${x.toFixed(6)}` : `$${x.toFixed(2)}`);
+
 /** A key's figures for the table: limits, spend against budget, expiry. */
 export async function controlCells(redis: RedisClient, orgId: string, k: Listed): Promise<Html> {
   const b = k.budget_usd === null ? null : await budgetStatus(redis, orgId, 'key', k.id, { micros: Math.round(k.budget_usd * 1e6), period: k.budget_period! });
   const limits = [k.rpm ? `${k.rpm} req/min` : '', k.tpm ? `${k.tpm} tok/min` : ''].filter(Boolean).join(', ') || 'none';
-  // small figures keep their micro-dollars (a test key's spend is a few millionths)
-  const usd = (x: number) => (x === 0 ? '$0' : x < 0.01 ? `$${x.toFixed(6)}` : `$${x.toFixed(2)}`);
   return html`<td data-label="Models" data-test="key-models">${k.allowed_models ? k.allowed_models.join(', ') : 'all'}</td><td data-label="Limits">${limits}</td>
 <td data-label="Budget" data-test="key-budget">${b ? html`${usd(b.spent_usd)} spent, ${usd(b.reserved_usd)} reserved of ${usd(b.limit_usd)} per ${b.period}; ${usd(b.remaining_usd)} left` : 'none'}</td>
 <td data-label="Expires">${k.expires_at ? k.expires_at.slice(0, 16).replace('T', ' ') : 'never'}</td>`;

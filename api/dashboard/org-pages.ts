@@ -2,7 +2,8 @@ import { Router, type Request, type Response } from 'express';
 import type { RedisClient } from '../../shared/redis/connection';
 import { Project } from '../../shared/db/models';
 import { createProject, slugify } from '../../shared/tenancy/ops';
-import { archiveProject } from '../../shared/tenancy/projects';
+import { archiveProject, setProjectBudget } from '../../shared/tenancy/projects';
+import { projectBudgetCell, projectBudgetForm, projectBudgetFromForm } from './project-budget';
 import { recordAudit } from '../../shared/audit/audit';
 import { ApiError } from '../../shared/errors/ApiError';
 import { html, type Html } from '../web/html';
@@ -12,7 +13,7 @@ import { searchPage } from './search-page';
 import type { Directory } from '../../shared/tenancy/directory';
 import type { WebKit } from '../web/session';
 import { usagePage } from './usage-page';
-import { fieldError, invalidAttrs, typed, withFormRefusal, type FormState } from '../web/form-refusal';
+import { fieldError, formOf, invalidAttrs, typed, withFormRefusal, type FormState } from '../web/form-refusal';
 import { modelsPage } from './models-page';
 import { membershipsOf, requireMember, requireOwner } from './member';
 import { keysPage } from './keys-page';
@@ -55,16 +56,19 @@ export function orgPages(deps: { redis: RedisClient; directory: Directory }, kit
   const showProjects = async (req: Request, res: Response, refused?: FormState) => {
     const { org: o, role } = res.locals.access!;
     const projects = await Project.findAll({ where: { orgId: o.id }, order: [['archivedAt', 'DESC NULLS FIRST'], ['name', 'ASC']] });
+    const budgets = await Promise.all(projects.map((p) => projectBudgetCell(redis, p)));
+    const create = refused?.form ? undefined : refused;
     renderOrgPage(req, res, kit, 'Projects', 'projects', (csrf) => html`<h1>Projects</h1>
 ${req.query.created && !refused ? html`<div class="card" role="status" data-test="saved"><p>Project created.</p></div>` : ''}
+${req.query.budget && !refused ? html`<div class="card" role="status" data-test="saved"><p>Budget saved.</p></div>` : ''}
 <div class="card"><p class="muted">Send a project's id or slug as the <code>SERVICE-PROJECT-ID</code> header, or call <code>/a/{key}/p/{project}/…</code>.</p>
 <form method="post" action="/dashboard/o/${o.slug}/projects" class="row"><input type="hidden" name="_csrf" value="${csrf}">
-<div><label for="pname">Name</label><input type="text" id="pname" name="name" required maxlength="200" value="${typed(refused, 'name')}"${invalidAttrs(refused, 'name')}>${fieldError(refused, 'name')}</div>
-<div><label for="pslug">Slug</label><input type="text" id="pslug" name="slug" maxlength="60" pattern="[a-z0-9][a-z0-9-]*" placeholder="from the name" value="${typed(refused, 'slug')}"${invalidAttrs(refused, 'slug')}>${fieldError(refused, 'slug')}</div>
+<div><label for="pname">Name</label><input type="text" id="pname" name="name" required maxlength="200" value="${typed(create, 'name')}"${invalidAttrs(create, 'name')}>${fieldError(create, 'name')}</div>
+<div><label for="pslug">Slug</label><input type="text" id="pslug" name="slug" maxlength="60" pattern="[a-z0-9][a-z0-9-]*" placeholder="from the name" value="${typed(create, 'slug')}"${invalidAttrs(create, 'slug')}>${fieldError(create, 'slug')}</div>
 <div><button type="submit">Create project</button></div></form></div>
-<div class="card"><table><thead><tr><th>Name</th><th>Slug</th><th>Id</th><th>State</th><th></th></tr></thead><tbody>
-${projects.map((p) => html`<tr><td>${p.name}</td><td><code>${p.slug}</code></td><td><code>${p.id}</code></td><td>${p.archivedAt ? html`<span class="pill on">archived</span>` : html`<span class="pill">active</span>`}</td>
-<td>${!p.archivedAt && role === 'owner' ? html`<form class="inline" method="post" action="/dashboard/o/${o.slug}/projects/${p.id}/archive"><input type="hidden" name="_csrf" value="${csrf}"><button class="danger">Archive</button></form>` : ''}</td></tr>`)}
+<div class="card"><p class="muted">A project's budget (US dollars per UTC day, month, or in total) is shared by every request made with the project; a request that does not fit answers 402 <code>budget_exceeded</code>.</p><table><thead><tr><th>Name</th><th>Slug</th><th>Id</th><th>State</th><th>Budget</th><th></th></tr></thead><tbody>
+${projects.map((p, i) => html`<tr data-project="${p.id}"><td data-label="Name">${p.name}</td><td data-label="Slug"><code>${p.slug}</code></td><td data-label="Id"><code>${p.id}</code></td><td data-label="State">${p.archivedAt ? html`<span class="pill on">archived</span>` : html`<span class="pill">active</span>`}</td>
+${budgets[i]}<td>${!p.archivedAt && role === 'owner' ? projectBudgetForm(o.slug, p, csrf, formOf(refused, `budget:${p.id}`)) : ''}${!p.archivedAt && role === 'owner' ? html` <form class="inline" method="post" action="/dashboard/o/${o.slug}/projects/${p.id}/archive"><input type="hidden" name="_csrf" value="${csrf}"><button class="danger">Archive</button></form>` : ''}</td></tr>`)}
 </tbody></table></div>`);
   };
   org.get('/projects', (req, res) => showProjects(req, res));
@@ -78,6 +82,14 @@ ${projects.map((p) => html`<tr><td>${p.name}</td><td><code>${p.slug}</code></td>
     await audit(req, res, '/projects', p.id, 201);
     res.redirect(303, `/dashboard/o/${o.slug}/projects?created=${p.id}`);
   }, (refused) => showProjects(req, res, refused)));
+  org.post('/projects/:id/budget', requireOwner, (req, res) => withFormRefusal(req, res, async () => {
+    const o = res.locals.access!.org;
+    const p = await Project.findOne({ where: { orgId: o.id, archivedAt: null, id: String(req.params.id) } }).catch(() => null);
+    if (!p) throw new ApiError(404, 'not_found', 'No such active project in this organization.');
+    await setProjectBudget(redis, p, projectBudgetFromForm(req.body));
+    await audit(req, res, `/projects/${p.id}/budget`, p.id);
+    res.redirect(303, `/dashboard/o/${o.slug}/projects?budget=${p.id}`);
+  }, (refused) => showProjects(req, res, refused), { form: `budget:${String(req.params.id)}` }));
   org.post('/projects/:id/archive', requireOwner, async (req, res) => {
     const p = await archiveProject(redis, res.locals.access!.org.id, String(req.params.id));
     if (!p) throw new ApiError(404, 'not_found', 'No such active project in this organization.');

@@ -2,7 +2,10 @@ import type { Command } from 'commander';
 import { Membership, Project } from '../../shared/db/models';
 import { config } from '../../shared/config/env';
 import { findOrg, createProject, slugify } from '../../shared/tenancy/ops';
-import { archiveProject } from '../../shared/tenancy/projects';
+import { archiveProject, setProjectBudget } from '../../shared/tenancy/projects';
+import { controlsView, validControls, type KeyControlsInput } from '../../shared/limits/key-input';
+import { isUuid } from '../../shared/uuid';
+import { budgetStatus } from '../../shared/limits/limits';
 import { findUser } from '../../shared/platform/keys';
 import { setPassword, WeakPasswordError } from '../../shared/web/passwords';
 import { createPasswordLink, passwordLinkPath } from '../../shared/web/password-links';
@@ -12,6 +15,31 @@ import { removeMember } from '../../shared/tenancy/members';
 
 const cliActor = (): Actor => ({ type: 'cli', id: null, label: `cli:${process.env.USER ?? 'operator'}` });
 const webBase = () => config().publicBaseUrl ?? `http://127.0.0.1:${config().port}`;
+
+interface BudgetFlags { budgetUsd?: string; budgetPeriod?: string }
+
+/** --budget-usd ("" or "none": no budget) and --budget-period as the API's fields. */
+function budgetFromFlags(f: BudgetFlags): Pick<KeyControlsInput, 'budget_usd' | 'budget_period'> {
+  if (f.budgetUsd === undefined) fail('give --budget-usd (a number of US dollars, or "" for none)');
+  const usd = f.budgetUsd.trim() === '' || f.budgetUsd === 'none' ? null : Number(f.budgetUsd);
+  if (usd !== null && !Number.isFinite(usd)) fail(`--budget-usd must be a number of US dollars, not '${f.budgetUsd}'`);
+  const b = { budget_usd: usd, ...(f.budgetPeriod !== undefined ? { budget_period: f.budgetPeriod as KeyControlsInput['budget_period'] } : {}) };
+  try {
+    validControls(b); // refused before anything is written
+  } catch (err) {
+    fail((err as Error).message);
+  }
+  return b;
+}
+
+const budgetView = (p: Project) => {
+  const v = controlsView({ allowedModels: null, rpm: null, tpm: null, expiresAt: null, budgetMicros: p.budgetMicros, budgetPeriod: p.budgetPeriod });
+  return { budget_usd: v.budget_usd, budget_period: v.budget_period };
+};
+const budgetLine = (p: Project) => {
+  const v = budgetView(p);
+  return v.budget_usd === null ? '' : `  budget $${v.budget_usd}/${v.budget_period}`;
+};
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -93,24 +121,47 @@ export function registerWeb(program: Command): void {
     .requiredOption('--org <org>', 'org id or slug')
     .requiredOption('--slug <slug>')
     .option('--name <name>', 'default: the slug')
+    .option('--budget-usd <x>', "the project's spending limit in US dollars per --budget-period, shared by its keys")
+    .option('--budget-period <p>', 'day | month | total (UTC days and months; default month)')
     .option('--json', 'print JSON')
-    .action((o: { org: string; slug: string; name?: string; json?: boolean }) =>
+    .action((o: { org: string; slug: string; name?: string; json?: boolean } & BudgetFlags) =>
       withServices(async (redis) => {
         const org = (await findOrg(o.org)) ?? fail(`unknown org '${o.org}'`);
         const slug = slugify(o.slug);
+        const budget = o.budgetUsd !== undefined || o.budgetPeriod !== undefined ? budgetFromFlags(o) : null;
         if (await Project.findOne({ where: { orgId: org.id, slug } })) fail(`project '${slug}' already exists in ${org.slug}`);
         const p = await createProject(redis, org.id, o.name ?? slug, slug);
-        console.log(o.json ? JSON.stringify({ id: p.id, slug: p.slug, name: p.name, org_id: org.id }) : `created project ${p.slug} (${p.id}) in ${org.slug}`);
+        if (budget) await setProjectBudget(redis, p, budget);
+        console.log(o.json ? JSON.stringify({ id: p.id, slug: p.slug, name: p.name, org_id: org.id, ...budgetView(p) }) : `created project ${p.slug} (${p.id}) in ${org.slug}${budgetLine(p)}`);
+      }),
+    );
+  project
+    .command('update')
+    .description("set or remove a project's spending limit (--budget-usd \"\" removes it); every pod applies it on its next request")
+    .requiredOption('--org <org>', 'org id or slug')
+    .requiredOption('--project <project>', 'id or slug')
+    .option('--budget-usd <x>', 'spending limit in US dollars per --budget-period; "" for none')
+    .option('--budget-period <p>', 'day | month | total (UTC days and months; default month)')
+    .option('--json', 'print JSON')
+    .action((o: { org: string; project: string; json?: boolean } & BudgetFlags) =>
+      withServices(async (redis) => {
+        const org = (await findOrg(o.org)) ?? fail(`unknown org '${o.org}'`);
+        const p = (await Project.findOne({ where: { orgId: org.id, ...(isUuid(o.project) ? { id: o.project } : { slug: o.project }) } })) ?? fail(`no project '${o.project}' in ${org.slug}`);
+        await setProjectBudget(redis, p, budgetFromFlags(o));
+        await recordAudit({ actor: cliActor(), method: 'PATCH', path: `/cli/organizations/${org.id}/projects/${p.id}`, family: 'organizations', targetId: p.id, status: 200, fields: ['budget_usd', 'budget_period'] });
+        // spent, reserved and remaining of the current window, as the API's `budget` shows them
+        const status = p.budgetMicros === null ? null : await budgetStatus(redis, org.id, 'project', p.id, { micros: p.budgetMicros, period: p.budgetPeriod ?? 'month' });
+        console.log(o.json ? JSON.stringify({ id: p.id, slug: p.slug, ...budgetView(p), budget: status }) : `project ${p.slug}${budgetLine(p) || ': no budget'}${status ? `; $${status.spent_usd} spent, $${status.reserved_usd} reserved, $${status.remaining_usd} left` : ''}`);
       }),
     );
   project
     .command('list')
-    .description("list an org's projects: id, slug, state, name")
+    .description("list an org's projects: id, slug, state, name, budget")
     .requiredOption('--org <org>')
     .action((o: { org: string }) =>
       withServices(async () => {
         const org = (await findOrg(o.org)) ?? fail(`unknown org '${o.org}'`);
-        for (const p of await Project.findAll({ where: { orgId: org.id }, order: [['name', 'ASC']] })) console.log(`${p.id}  ${p.slug}  ${p.archivedAt ? 'archived' : 'active'}  ${p.name}`);
+        for (const p of await Project.findAll({ where: { orgId: org.id }, order: [['name', 'ASC']] })) console.log(`${p.id}  ${p.slug}  ${p.archivedAt ? 'archived' : 'active'}  ${p.name}${budgetLine(p)}`);
       }),
     );
   project

@@ -50,6 +50,8 @@ export interface ResourceDef {
   destroy?: (row: Model, req: Request) => Promise<void>;
   /** Extra check of a create or update body against the database; throw an ApiError to refuse. */
   check?: (values: Record<string, unknown>, req: Request, row?: Model) => Promise<void>;
+  /** After a create: extra fields of the answer (e.g. what became of an invitation's email). */
+  afterCreate?: (row: Model) => Promise<Record<string, unknown>>;
   /** Bump the cache epoch after a write (default true): inference pods see the change on their next request. */
   bumpsEpoch?: boolean;
 }

@@ -48,7 +48,7 @@ export function resourceRouter(def: ResourceDef, deps: { redis: RedisClient }): 
         const values = toAttributes(def, body);
         await def.check?.(values, req);
         const row = await guard('write', () => def.model.create(values as never));
-        await written(res, 201, row, present(def, row));
+        await written(res, 201, row, { ...present(def, row), ...(await def.afterCreate?.(row)) });
       },
     ];
   }

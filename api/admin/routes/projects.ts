@@ -8,13 +8,12 @@ import { validate } from '../../validate';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { Organization, Project } from '../../../shared/db/models';
 import { createProject, slugify } from '../../../shared/tenancy/ops';
-import { archiveProject } from '../../../shared/tenancy/projects';
+import { archiveProject, setProjectBudget } from '../../../shared/tenancy/projects';
 import { findRow } from '../resources/define';
 import { organizations } from '../resources/definitions/tenancy';
 import type { RouteDoc } from '../openapi/route-doc';
-import { controlsRow, keyControlsFields, type KeyControlsInput } from '../../../shared/limits/key-input';
+import { keyControlsFields, type KeyControlsInput } from '../../../shared/limits/key-input';
 import { budgetStatus } from '../../../shared/limits/limits';
-import { bumpEpoch } from '../../../shared/cache/epoch';
 import { isUuid } from '../../../shared/uuid';
 
 export const projectBody = Joi.object({
@@ -70,9 +69,7 @@ export function projectsRouter(deps: { redis: RedisClient }): Router {
         const id = String(req.params.project);
         const p = await Project.findOne({ where: { orgId: org.id, ...(isUuid(id) ? { id } : { slug: id }) } });
         if (!p) throw new ApiError(404, 'not_found', `No project '${id}' in this organization.`);
-        const row = controlsRow(validate<KeyControlsInput>(projectBudgetBody, req.body));
-        await p.update({ budgetMicros: row.budgetMicros ?? null, budgetPeriod: row.budgetPeriod ?? null });
-        await bumpEpoch(deps.redis);
+        await setProjectBudget(deps.redis, p, validate<KeyControlsInput>(projectBudgetBody, req.body));
         res.locals.auditTarget = p.id;
         res.json(await presentProject(deps.redis, p));
       },

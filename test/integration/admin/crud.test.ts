@@ -81,7 +81,9 @@ describe('management API: CRUD on every resource', () => {
 
       const got = await req('GET', `${c.path}/${id}`);
       expect(got.status).to.equal(200);
-      expect(got.body).to.deep.equal(created.body);
+      // the create answer may add what the create did besides the row (an invite code's `mail`)
+      const { mail: _mail, ...row } = created.body;
+      expect(got.body).to.deep.equal(row);
 
       const filterValue = created.body[c.filter];
       const listed = await req('GET', `${c.path}?${c.filter}=${encodeURIComponent(String(filterValue))}&limit=5`);

@@ -3,10 +3,11 @@ import crypto from 'crypto';
 import net from 'net';
 import { env } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
-import { startAdmin } from '../../helpers/admin';
+import { adminCall, buildPlatformKey, startAdmin } from '../../helpers/admin';
 import { buildWebMember, consoleAs, dashboardAs, WebClient, WEB_PASSWORD } from '../../helpers/web-client';
 import { withSettings } from '../../helpers/settings';
 import { startSmtpReceiver, type SmtpReceiver } from '../../helpers/smtp-receiver';
+import type { Reply } from '../../helpers/http';
 import { waitFor } from '../../helpers/wait';
 import { AuditLog, InviteCode, Membership, User } from '../../../shared/db/models';
 import { ConfigError, loadConfig } from '../../../shared/config/env';
@@ -86,6 +87,51 @@ describe('invitations by email (SMTP_URL + MAIL_FROM): mailed through a real SMT
       expect(r.status).to.equal(303);
       const user = (await User.findOne({ where: { email: invitee } }))!;
       expect((await Membership.findOne({ where: { orgId: o.org.id, userId: user.id } }))!.role).to.equal('member');
+    } finally {
+      await admin.close();
+    }
+  });
+
+  it('an operator creates an invite code through the management API with an email: mailed, `mail: sent`, the invitee joins; without SMTP or without an email nothing is sent', async () => {
+    const admin = await startAdmin();
+    try {
+      const o = await buildOrg(env().redis);
+      const { key } = await buildPlatformKey();
+      const withSmtp = async (fn: () => Promise<Reply>): Promise<Reply> => {
+        let out!: Reply;
+        await withSettings({ SMTP_URL: smtp.url, MAIL_FROM: FROM }, async () => void (out = await fn()));
+        return out;
+      };
+      const invitee = email();
+      const made = await withSmtp(() =>
+        adminCall(admin.url, key, 'POST', '/admin/v1/invite-codes', { org_id: o.org.id, email: invitee, role: 'owner', max_uses: 1, expires_at: new Date(Date.now() + 86_400_000).toISOString() }));
+      expect(made.status, made.text.slice(0, 300)).to.equal(201);
+      expect(made.body).to.include({ object: 'invite_code', email: invitee, mail: 'sent' });
+      const mail = await waitFor(() => smtp.mails.find((m) => smtp.recipients[smtp.mails.indexOf(m)]?.[0] === invitee) ?? null);
+      expect(mail!.subject).to.equal(`You are invited to ${o.org.name}`);
+      expect(mail!.text).to.include(`An operator invited you to join ${o.org.name} as an owner`);
+      const link = /https?:\/\/\S+\/dashboard\/invite\/[A-Za-z0-9_-]+/.exec(mail!.text ?? '')![0];
+      expect(link.endsWith(`/dashboard/invite/${made.body.code}`)).to.equal(true);
+      const { r } = await join(link);
+      expect(r.status, r.text.slice(0, 300)).to.equal(303);
+      const user = (await User.findOne({ where: { email: invitee } }))!;
+      expect((await Membership.findOne({ where: { orgId: o.org.id, userId: user.id } }))!.role).to.equal('owner');
+
+      // no email, or no mail server: the code is made, nothing is sent, the answer says so
+      const before = smtp.mails.length;
+      const noEmail = await withSmtp(() => adminCall(admin.url, key, 'POST', '/admin/v1/invite-codes', { org_id: o.org.id, role: 'member' }));
+      expect(noEmail.status).to.equal(201);
+      expect(noEmail.body.mail).to.equal(null);
+      const noSmtp = await adminCall(admin.url, key, 'POST', '/admin/v1/invite-codes', { org_id: o.org.id, email: email(), role: 'member' });
+      expect(noSmtp.status).to.equal(201);
+      expect(noSmtp.body.mail).to.equal('not_configured');
+      // a refused create sends nothing and stores nothing
+      const bad = await withSmtp(() => adminCall(admin.url, key, 'POST', '/admin/v1/invite-codes', { org_id: o.org.id, email: 'not an email', role: 'member' }));
+      expect(bad.status).to.equal(400);
+      expect(bad.body.error.code).to.equal('invalid_request');
+      await new Promise((res) => setTimeout(res, 300));
+      expect(smtp.mails.length, 'nothing more delivered').to.equal(before);
+      expect(await InviteCode.count({ where: { orgId: o.org.id } })).to.equal(3);
     } finally {
       await admin.close();
     }

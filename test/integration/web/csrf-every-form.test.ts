@@ -16,7 +16,7 @@ import { createInvitation } from '../../../shared/tenancy/invitations';
 /** Fields that would make each form do something if its CSRF check let it through. */
 const FORGED = {
   name: 'forged', slug: 'forged', org_wide: 'true', project: '', enabled: 'true', monthly_limit: '900', confirm: 'yes', cap: '1',
-  provider: 'exa', api_key: 'forged-key-1234', plan_id: '', lane_overrides: 'chat:interactive=1', scopes: 'stats:read', engaged: 'true', password: 'a forged new password', email: 'forged-invitee@example.com', role: 'owner',
+  provider: 'exa', api_key: 'forged-key-1234', plan_id: '', lane_overrides: 'chat:interactive=1', scopes: 'stats:read', engaged: 'true', password: 'a forged new password', email: 'forged-invitee@example.com', role: 'owner', budget_usd: '900',
 };
 
 describe('CSRF on every state-changing form of the dashboard and the console (routes read from the routers)', () => {
@@ -66,7 +66,7 @@ describe('CSRF on every state-changing form of the dashboard and the console (ro
   const snapshot = async () => ({
     audit: await AuditLog.count(),
     keys: (await ApiKey.findAll({ where: { orgId: o.org.id }, order: [['id', 'ASC']] })).map((k) => [k.id, k.userId, k.revokedAt]),
-    projects: (await Project.findAll({ where: { orgId: o.org.id }, order: [['id', 'ASC']] })).map((p) => [p.id, p.archivedAt]),
+    projects: (await Project.findAll({ where: { orgId: o.org.id }, order: [['id', 'ASC']] })).map((p) => [p.id, p.archivedAt, p.budgetMicros]),
     search: (await SearchSetting.findAll({ where: { orgId: o.org.id } })).map((s) => [s.overageEnabled, s.overageMonthlyLimit]),
     ownKeys: (await SearchOrgKey.findAll({ where: { orgId: o.org.id }, order: [['provider', 'ASC']] })).map((k) => [k.provider, k.last4]),
     members: (await Membership.findAll({ where: { orgId: o.org.id }, order: [['userId', 'ASC']] })).map((m) => [m.userId, m.role, m.searchCap, m.searchEnabled]),

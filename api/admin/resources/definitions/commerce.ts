@@ -1,6 +1,7 @@
 import crypto from 'crypto';
 import Joi from 'joi';
-import { CreditReservation, InviteCode, PaymentAccount, Referral, Wallet, BillingRecord } from '../../../../shared/db/models';
+import { CreditReservation, InviteCode, Organization, PaymentAccount, Referral, Wallet, BillingRecord } from '../../../../shared/db/models';
+import { mailInvitation } from '../../../web/invitation-notice';
 import { config } from '../../../../shared/config/env';
 import { jsonObject, micros, uuid, type ResourceDef } from '../define';
 
@@ -43,7 +44,7 @@ export const inviteCodes: ResourceDef = {
   path: '/invite-codes',
   family: 'invite-codes',
   object: 'invite_code',
-  description: 'Invite codes; `code` is generated when not given. A code with an `org_id` is redeemed at `/dashboard/invite/{code}` (the invitee sets a password and joins with `role`; `email`, when set, is the only address that may redeem it).',
+  description: 'Invite codes; `code` is generated when not given. A code with an `org_id` is redeemed at `/dashboard/invite/{code}` (the invitee sets a password and joins with `role`; `email`, when set, is the only address that may redeem it). Creating one with `org_id` and `email` emails the link when SMTP_URL is set; the answer\'s `mail` is `sent`, `failed` (the mail server refused or did not answer; send the link yourself), `not_configured`, or null (no org or email).',
   model: InviteCode,
   bumpsEpoch: false,
   fields: {
@@ -60,6 +61,12 @@ export const inviteCodes: ResourceDef = {
   check: async (values, _req, row) => {
     if (!row && !values.code) values.code = crypto.randomBytes(9).toString('base64url');
     if (typeof values.email === 'string') values.email = values.email.toLowerCase(); // redemption compares lowercased
+  },
+  // an org invitation for an email is mailed like the dashboard's (when SMTP_URL is set); `mail` says what became of it
+  afterCreate: async (row) => {
+    const inv = row as InviteCode;
+    const org = inv.orgId && inv.email ? await Organization.findByPk(inv.orgId) : null;
+    return { mail: org ? (await mailInvitation(inv, org.name, 'An operator')).outcome : null };
   },
 };
 
