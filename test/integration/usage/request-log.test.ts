@@ -199,5 +199,11 @@ describe('request log: one row per request, through the usage outbox', () => {
     expect(rows[1].status).to.be.at.least(400);
     expect(rows[1].error_code).to.be.a('string').and.not.equal('');
     for (const r of rows) metadataOnly(r);
+    // the HTTP exchange that carried a call has no row of its own; the SDK's others (initialize, …) have one each, status as answered
+    const exchanges = new Set(rows.map((r) => String(r.request_id).replace(/-\d+$/, '')));
+    const others = all.filter((r) => !rows.includes(r));
+    expect(others.filter((r) => exchanges.has(String(r.request_id))), 'no row for a tools/call exchange').to.have.length(0);
+    expect(others.length, 'initialize and the rest').to.be.at.least(1);
+    expect(others.some((r) => r.status === 200 && r.error_code === null && Number(r.input_tokens) === 0)).to.equal(true);
   });
 });
