@@ -53,7 +53,8 @@ export function dialectOf(route: string): string {
 export function logContext(req: Request): LogContext {
   const route = routeOf(req);
   const state = req.res ? logState(req.res) : undefined;
-  return { receivedAt: state?.receivedAt ?? Date.now(), route, dialect: dialectOf(route), userId: req.auth?.userId ?? null, traceId: req.trace?.root.traceId() ?? null };
+  return { receivedAt: state?.receivedAt ?? Date.now(), route, dialect: dialectOf(route), userId: req.auth?.userId ?? null,
+    traceId: req.trace?.root.traceId() ?? null, batchId: req.batchLine?.batchId ?? null };
 }
 
 const headerNumber = (res: Response, name: string) => {
