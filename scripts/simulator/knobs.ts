@@ -51,7 +51,7 @@ export interface Knobs {
   /** Chat streams: usage rides on the finishing chunk whatever `stream_options` says (Mistral, Together, OpenRouter). */
   usageInLastChunk?: boolean;
   /** Chat: fields added to `usage` (e.g. DeepSeek's `prompt_cache_hit_tokens`). */
-  usageExtra?: Record<string, number>;
+  usageExtra?: Record<string, unknown>;
 }
 
 /** What `take` hands a route: the knobs, and for `hold` the promise that lets the answer go. */

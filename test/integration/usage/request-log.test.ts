@@ -105,6 +105,24 @@ describe('request log: one row per request, through the usage outbox', () => {
     metadataOnly(row);
   });
 
+  it('a streamed request whose final usage chunk reports cached and reasoning tokens: both in the row, as the client saw them', async () => {
+    env().sim.knobs.set('sim-chat-1', { usageExtra: { prompt_tokens_details: { cached_tokens: 5 }, completion_tokens_details: { reasoning_tokens: 7 } } });
+    const openai = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    const { data: stream, response } = await openai.chat.completions
+      .create({ model: 'sim-chat', messages: [{ role: 'user', content: PROMPT }], stream: true, stream_options: { include_usage: true } })
+      .withResponse();
+    let usage: OpenAI.CompletionUsage | undefined;
+    for await (const chunk of stream) if (chunk.usage) usage = chunk.usage;
+    expect(usage!.prompt_tokens_details!.cached_tokens).to.equal(5);
+    const row = (await logRow(response.headers.get('x-service-request-id')!))!;
+    expect(row).to.deep.include({ stream: true, status: 200, cached_tokens: usage!.prompt_tokens_details!.cached_tokens, reasoning_tokens: usage!.completion_tokens_details!.reasoning_tokens });
+
+    env().sim.knobs.reset(); // an upstream that reports neither: null, not 0
+    const plain = await openai.chat.completions.create({ model: 'sim-chat', messages: [{ role: 'user', content: PROMPT }], stream: true }).withResponse();
+    for await (const _ of plain.data) void _;
+    expect(await logRow(plain.response.headers.get('x-service-request-id')!)).to.deep.include({ cached_tokens: null, reasoning_tokens: null });
+  });
+
   it('a failed request: its status and error code, the attempts, nothing billed', async () => {
     env().sim.knobs.set('sim-chat-1', { status: 500 });
     const r = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', messages: [{ role: 'user', content: PROMPT }] } });
