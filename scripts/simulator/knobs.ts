@@ -50,7 +50,7 @@ export interface Knobs {
   reasoning?: { field: 'reasoning' | 'reasoning_content'; text: string };
   /** Chat streams: usage rides on the finishing chunk whatever `stream_options` says (Mistral, Together, OpenRouter). */
   usageInLastChunk?: boolean;
-  /** Chat: fields added to `usage` (e.g. DeepSeek's `prompt_cache_hit_tokens`). */
+  /** Chat and messages: fields added to `usage` (e.g. DeepSeek's `prompt_cache_hit_tokens`, Anthropic's `cache_read_input_tokens`). */
   usageExtra?: Record<string, unknown>;
 }
 

@@ -2,6 +2,7 @@ import crypto from 'crypto';
 import { expect } from 'chai';
 import { QueryTypes } from 'sequelize';
 import OpenAI from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -121,6 +122,17 @@ describe('request log: one row per request, through the usage outbox', () => {
     const plain = await openai.chat.completions.create({ model: 'sim-chat', messages: [{ role: 'user', content: PROMPT }], stream: true }).withResponse();
     for await (const _ of plain.data) void _;
     expect(await logRow(plain.response.headers.get('x-service-request-id')!)).to.deep.include({ cached_tokens: null, reasoning_tokens: null });
+  });
+
+  it('a streamed messages answer (official Anthropic SDK) whose message_start reports cache reads: cached tokens in the row', async () => {
+    env().sim.knobs.set('sim-claude-1', { usageExtra: { cache_read_input_tokens: 6 } });
+    const anthropic = new Anthropic({ apiKey: o.key, baseURL: env().gw.url, maxRetries: 0 });
+    const { data: stream, response } = await anthropic.messages.create({ model: 'sim-claude', max_tokens: 50, messages: [{ role: 'user', content: PROMPT }], stream: true }).withResponse();
+    let cached: number | null | undefined;
+    for await (const ev of stream) if (ev.type === 'message_start') cached = ev.message.usage.cache_read_input_tokens;
+    expect(cached).to.equal(6);
+    const row = (await logRow(response.headers.get('x-service-request-id')!))!;
+    expect(row).to.deep.include({ stream: true, status: 200, dialect: 'anthropic', cached_tokens: 6 });
   });
 
   it('a failed request: its status and error code, the attempts, nothing billed', async () => {
