@@ -35,6 +35,17 @@ async function chatCost(input: number, output: number): Promise<number> {
   return input * (p.input_token ?? 0) + output * (p.output_token ?? 0);
 }
 
+/** A streamed sim-chat completion through the official OpenAI SDK, read to its end: its usage chunk and request id. */
+async function streamedChat(key: string): Promise<{ usage: OpenAI.CompletionUsage | undefined; requestId: string }> {
+  const openai = new OpenAI({ apiKey: key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+  const { data: stream, response } = await openai.chat.completions
+    .create({ model: 'sim-chat', messages: [{ role: 'user', content: PROMPT }], stream: true, stream_options: { include_usage: true } })
+    .withResponse();
+  let usage: OpenAI.CompletionUsage | undefined;
+  for await (const chunk of stream) if (chunk.usage) usage = chunk.usage;
+  return { usage, requestId: response.headers.get('x-service-request-id')! };
+}
+
 /** Nothing of what the caller sent or received is stored: metadata only. */
 function metadataOnly(row: Row): void {
   expect(JSON.stringify(row)).not.to.contain(PROMPT);
@@ -94,13 +105,8 @@ describe('request log: one row per request, through the usage outbox', () => {
 
   it('a streamed request: stream true, first byte before the end, tokens as the final usage chunk says', async () => {
     env().sim.knobs.set('sim-chat-1', { tokenDelayMs: 30, outputWords: 8 });
-    const openai = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
-    const { data: stream, response } = await openai.chat.completions
-      .create({ model: 'sim-chat', messages: [{ role: 'user', content: PROMPT }], stream: true, stream_options: { include_usage: true } })
-      .withResponse();
-    let usage: OpenAI.CompletionUsage | undefined;
-    for await (const chunk of stream) if (chunk.usage) usage = chunk.usage;
-    const row = (await logRow(response.headers.get('x-service-request-id')!))!;
+    const { usage, requestId } = await streamedChat(o.key);
+    const row = (await logRow(requestId))!;
     expect(row).to.deep.include({ status: 200, stream: true, error_code: null, input_tokens: usage!.prompt_tokens, output_tokens: usage!.completion_tokens });
     expect(Number(row.ttfb_ms), 'the first chunk came before the 8 words at 30 ms each').to.be.below(Number(row.total_ms) - 100);
     metadataOnly(row);
@@ -108,20 +114,14 @@ describe('request log: one row per request, through the usage outbox', () => {
 
   it('a streamed request whose final usage chunk reports cached and reasoning tokens: both in the row, as the client saw them', async () => {
     env().sim.knobs.set('sim-chat-1', { usageExtra: { prompt_tokens_details: { cached_tokens: 5 }, completion_tokens_details: { reasoning_tokens: 7 } } });
-    const openai = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
-    const { data: stream, response } = await openai.chat.completions
-      .create({ model: 'sim-chat', messages: [{ role: 'user', content: PROMPT }], stream: true, stream_options: { include_usage: true } })
-      .withResponse();
-    let usage: OpenAI.CompletionUsage | undefined;
-    for await (const chunk of stream) if (chunk.usage) usage = chunk.usage;
+    const { usage, requestId } = await streamedChat(o.key);
     expect(usage!.prompt_tokens_details!.cached_tokens).to.equal(5);
-    const row = (await logRow(response.headers.get('x-service-request-id')!))!;
+    const row = (await logRow(requestId))!;
     expect(row).to.deep.include({ stream: true, status: 200, cached_tokens: usage!.prompt_tokens_details!.cached_tokens, reasoning_tokens: usage!.completion_tokens_details!.reasoning_tokens });
 
     env().sim.knobs.reset(); // an upstream that reports neither: null, not 0
-    const plain = await openai.chat.completions.create({ model: 'sim-chat', messages: [{ role: 'user', content: PROMPT }], stream: true }).withResponse();
-    for await (const _ of plain.data) void _;
-    expect(await logRow(plain.response.headers.get('x-service-request-id')!)).to.deep.include({ cached_tokens: null, reasoning_tokens: null });
+    const plain = await streamedChat(o.key);
+    expect(await logRow(plain.requestId)).to.deep.include({ cached_tokens: null, reasoning_tokens: null });
   });
 
   it('a streamed messages answer (official Anthropic SDK) whose message_start reports cache reads: cached tokens in the row', async () => {
