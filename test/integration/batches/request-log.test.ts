@@ -15,14 +15,21 @@ describe('request log of batch lines: each line\'s row names its batch', functio
   this.timeout(120_000);
   const s = batchSuite();
 
-  it('a chat batch (official OpenAI client): one row per line with batch_id, the background lane, its tokens; a synchronous request has none', async () => {
+  it('a chat batch (official OpenAI client): one row per line with batch_id (a refused line too), the background lane, its tokens; a synchronous request has none', async () => {
     const lines = Array.from({ length: 3 }, (_, i) => ({
       custom_id: `log-${i}`, method: 'POST', url: '/v1/chat/completions',
       body: { model: 'sim-chat', messages: [{ role: 'user', content: `line ${i}` }], max_tokens: 10 },
     }));
+    lines.push({ custom_id: 'log-bad', method: 'POST', url: '/v1/chat/completions', body: { model: 'sim-chat', max_tokens: 10 } as (typeof lines)[0]['body'] });
     const b = await s.openai.batches.create({ input_file_id: await uploadBatchFile(s.openai, jsonl(lines)), endpoint: '/v1/chat/completions', completion_window: '24h' });
-    expect((await batchEnds(s.openai, b.id)).request_counts).to.deep.equal({ total: 3, completed: 3, failed: 0 });
-    const rows = await logRows('batch_id = :id', { id: b.id });
+    expect((await batchEnds(s.openai, b.id)).request_counts).to.deep.equal({ total: 4, completed: 3, failed: 1 });
+    const all = await logRows('batch_id = :id', { id: b.id });
+    expect(all).to.have.length(4);
+    const refused = all.filter((r) => r.status !== 200);
+    expect(refused, 'the line without messages: its 400, from the runner\'s loopback app').to.have.length(1);
+    expect(refused[0]).to.deep.include({ status: 400, route: '/v1/chat/completions', org_id: s.o.org.id, input_tokens: 0 });
+    expect(refused[0].error_code).to.be.a('string').and.not.equal('');
+    const rows = all.filter((r) => r.status === 200);
     expect(rows).to.have.length(3);
     for (const r of rows) {
       expect(r).to.deep.include({ batch_id: b.id, org_id: s.o.org.id, api_key_id: s.o.keyId, route: '/v1/chat/completions', dialect: 'openai-chat', lane: 'background', status: 200, error_code: null });
