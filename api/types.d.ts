@@ -19,6 +19,8 @@ export interface AuthInfo {
 
 /** A batch line runs on the background lane under its own count, priced at the plan's multiplier. */
 export interface BatchLine {
+  /** The batch the line belongs to: its request log row's `batch_id`. */
+  batchId: string;
   laneLimit: number;
   priceMultiplier: number;
 }

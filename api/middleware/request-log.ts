@@ -9,8 +9,10 @@ import { logger } from '../../shared/logger';
  * The pod's half of the request log (shared/metering/request-log.ts). A request whose job delivered a
  * result has its row in its usage record, written by the worker; this middleware adds the row of an
  * authenticated request that ended otherwise: refused before the queue (4xx, 402, 429, a 401 with a
- * known key), failed (5xx, also after a stream began) or cancelled (the client left): one XADD to the
- * usage outbox when the response closes, off the request path.
+ * known key), failed (5xx, also after a stream began), cancelled (the client left), or answered without
+ * a job (model listings, count_tokens, stored-response reads and deletes, GET of batches and files:
+ * status as answered, no tokens, no cost): one XADD to the usage outbox when the response closes,
+ * not awaited, off the request path.
  */
 
 /** What a request's handlers tell this middleware, in `res.locals.requestLog`. */
@@ -51,7 +53,8 @@ export function dialectOf(route: string): string {
 export function logContext(req: Request): LogContext {
   const route = routeOf(req);
   const state = req.res ? logState(req.res) : undefined;
-  return { receivedAt: state?.receivedAt ?? Date.now(), route, dialect: dialectOf(route), userId: req.auth?.userId ?? null, traceId: req.trace?.root.traceId() ?? null };
+  return { receivedAt: state?.receivedAt ?? Date.now(), route, dialect: dialectOf(route), userId: req.auth?.userId ?? null,
+    traceId: req.trace?.root.traceId() ?? null, batchId: req.batchLine?.batchId ?? null };
 }
 
 const headerNumber = (res: Response, name: string) => {
@@ -59,7 +62,11 @@ const headerNumber = (res: Response, name: string) => {
   return Number.isFinite(v) && v > 0 ? v : undefined;
 };
 
-/** The log-only row of a request that ended without a delivered result, or undefined when it needs none. */
+/**
+ * The log-only row of a request no job's usage record carries (refused, failed, cancelled, or one that
+ * ran no job: GET /v1/models, count_tokens, stored-response reads, GET of batches and files), or
+ * undefined when its row travels with its usage or it has no known caller.
+ */
 function entryOf(req: Request, res: Response, state: RequestLogState, firstByteAt: number | undefined): RequestLogEntry | undefined {
   if (state.carried && !state.failure) return undefined; // a failure after a delivered job: same key, a no-op if it is the same request
   const who = req.auth
@@ -68,7 +75,6 @@ function entryOf(req: Request, res: Response, state: RequestLogState, firstByteA
   if (!who) return undefined;
   const cancelled = !res.writableFinished && !state.failure;
   const failure = state.failure ?? (cancelled ? { status: 499, code: 'client_closed_request' } : undefined);
-  if (!failure && res.statusCode < 400) return undefined; // a request that ran no job (GET /v1/models, …)
   const now = Date.now();
   const ctx = logContext(req);
   const body = req.body as { model?: unknown } | undefined;

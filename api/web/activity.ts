@@ -101,7 +101,7 @@ ${page.rows.length ? '' : html`<tr><td colspan="8" class="muted">No requests mat
 
 const LABELS: Partial<Record<keyof RequestLogRow, string>> = {
   created_at: 'Received (UTC)', lane_ms: 'Time in the lane (ms)', queue_ms: 'Time in the queue (ms)', ttfb_ms: 'Time to first byte (ms)', total_ms: 'Total time (ms)',
-  cost_micros: 'Cost (micro-USD)', api_key_id: 'API key', project_id: 'Project', user_id: 'User',
+  cost_micros: 'Cost (micro-USD)', api_key_id: 'API key', project_id: 'Project', user_id: 'User', batch_id: 'Batch',
 };
 
 /** One request's details: every column of its row; 404 when the org has no such request. */

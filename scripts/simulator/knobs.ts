@@ -50,8 +50,8 @@ export interface Knobs {
   reasoning?: { field: 'reasoning' | 'reasoning_content'; text: string };
   /** Chat streams: usage rides on the finishing chunk whatever `stream_options` says (Mistral, Together, OpenRouter). */
   usageInLastChunk?: boolean;
-  /** Chat: fields added to `usage` (e.g. DeepSeek's `prompt_cache_hit_tokens`). */
-  usageExtra?: Record<string, number>;
+  /** Chat and messages: fields added to `usage` (e.g. DeepSeek's `prompt_cache_hit_tokens`, Anthropic's `cache_read_input_tokens`). */
+  usageExtra?: Record<string, unknown>;
 }
 
 /** What `take` hands a route: the knobs, and for `hold` the promise that lets the answer go. */

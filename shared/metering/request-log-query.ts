@@ -46,13 +46,15 @@ export interface RequestLogRow {
   units: Record<string, number>;
   cost_micros: number;
   trace_id: string | null;
+  /** The batch of a batch line (issue 33); null otherwise. */
+  batch_id: string | null;
 }
 
 /** The columns, in the order of the API's objects and the CSV export. */
 export const LOG_COLUMNS: Array<keyof RequestLogRow> = [
   'created_at', 'request_id', 'org_id', 'project_id', 'api_key_id', 'user_id', 'route', 'dialect', 'model', 'deployment', 'lane',
   'status', 'error_code', 'stream', 'attempts', 'lane_ms', 'queue_ms', 'ttfb_ms', 'total_ms', 'input_tokens', 'output_tokens',
-  'cached_tokens', 'reasoning_tokens', 'units', 'cost_micros', 'trace_id',
+  'cached_tokens', 'reasoning_tokens', 'units', 'cost_micros', 'trace_id', 'batch_id',
 ];
 
 export const STATUS_FILTER = /^([1-5]\d\d|[1-5]xx|error)$/;

@@ -20,6 +20,8 @@ export interface LogContext {
   userId: string | null;
   /** The trace the request belongs to (set by tracing when it is on; null otherwise). */
   traceId?: string | null;
+  /** The batch a batch line belongs to (workers/batch/line-app.ts); null for every other request. */
+  batchId?: string | null;
 }
 
 /** The log fields of one request beyond its identity and usage. */
@@ -56,7 +58,7 @@ export function isLogFields(v: unknown): v is RequestLogFields {
   const l = v as Partial<RequestLogFields> | null;
   return !!l && typeof l === 'object' && typeof l.receivedAt === 'number' && Number.isFinite(l.receivedAt) &&
     str(l.route) && str(l.dialect) && optStr(l.userId) && typeof l.status === 'number' && optStr(l.errorCode) &&
-    optStr(l.deployment) && optStr(l.traceId) &&
+    optStr(l.deployment) && optStr(l.traceId) && optStr(l.batchId) &&
     [l.attempts, l.laneMs, l.queueMs, l.ttfbMs, l.totalMs, l.cachedTokens, l.reasoningTokens, l.admittedAt].every(optNum);
 }
 
@@ -111,6 +113,7 @@ function rowOf(s: LogSource) {
     units: u?.units ?? {},
     passthrough: u?.passthrough ?? false,
     trace_id: log.traceId ?? null,
+    batch_id: log.batchId ?? null,
   };
 }
 
@@ -126,7 +129,7 @@ export const requestLogRows = (rows: LogSource[]): string => JSON.stringify(rows
 export function requestLogInsertSql(param: string): string {
   return `INSERT INTO request_logs (created_at, request_id, org_id, project_id, api_key_id, user_id, route, dialect, model, deployment, lane, status,
                                error_code, stream, attempts, lane_ms, queue_ms, ttfb_ms, total_ms, input_tokens, output_tokens,
-                               cached_tokens, reasoning_tokens, units, cost_micros, trace_id)
+                               cached_tokens, reasoning_tokens, units, cost_micros, trace_id, batch_id)
      SELECT r.created_at, r.request_id, r.org_id, r.project_id, r.api_key_id, r.user_id, r.route, r.dialect, r.model, r.deployment, r.lane, r.status,
             r.error_code, r.stream, r.attempts, r.lane_ms, r.queue_ms, r.ttfb_ms, r.total_ms, r.input_tokens, r.output_tokens,
             r.cached_tokens, r.reasoning_tokens, r.units,
@@ -135,11 +138,11 @@ export function requestLogInsertSql(param: string): string {
               + r.output_tokens * coalesce((m.prices->>'output_token')::numeric, 0)
               + coalesce((r.units->>'audio_duration_ms')::numeric, 0) / 1000 * coalesce((m.prices->>'audio_second')::numeric, 0)
               + coalesce((r.units->>'cost_micros')::numeric, 0) END,
-            r.trace_id
+            r.trace_id, r.batch_id
        FROM jsonb_to_recordset(${param}::jsonb) AS r(created_at timestamptz, request_id text, org_id uuid, project_id uuid, api_key_id uuid, user_id uuid,
               route text, dialect text, model text, deployment text, lane text, status smallint, error_code text, stream boolean, attempts smallint,
               lane_ms integer, queue_ms integer, ttfb_ms integer, total_ms integer, input_tokens integer, output_tokens integer,
-              cached_tokens integer, reasoning_tokens integer, units jsonb, passthrough boolean, trace_id text)
+              cached_tokens integer, reasoning_tokens integer, units jsonb, passthrough boolean, trace_id text, batch_id text)
        LEFT JOIN models m ON m.public_id = regexp_replace(r.model, '-background$', '')
      ON CONFLICT (request_id, created_at) DO NOTHING`;
 }

@@ -8,6 +8,7 @@ import { messagesRouter } from '../../api/routes/messages/router';
 import { responsesRouter } from '../../api/routes/responses/router';
 import { jsonBody } from '../../api/middleware/body';
 import { errorHandler } from '../../api/middleware/error-handler';
+import { requestLogger } from '../../api/middleware/request-log';
 import { errors } from '../../shared/errors/codes';
 
 /** What one line's request runs as: the batch creator's identity, its request id, its lane and price. */
@@ -42,6 +43,7 @@ export class LineApp {
       res.setHeader('x-service-request-id', ticket.requestId);
       next();
     });
+    app.use(requestLogger(ctx)); // a line refused or failed gets its row (with batch_id) as a synchronous request does
     app.use(chatRouter(ctx), embeddingsRouter(ctx), messagesRouter(ctx), jsonBody('20mb'), responsesRouter(ctx));
     app.use((req: Request, _res: Response, next: NextFunction) => next(errors.notFound(`No route for ${req.method} ${req.path}.`)));
     app.use(errorHandler);

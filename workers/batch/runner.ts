@@ -189,7 +189,7 @@ export class BatchRunner {
     const ticket = this.lineApp.issue({
       auth,
       requestId,
-      line: { laneLimit: laneLimit(auth.org, 'chat', 'background', 0) || this.cfg.linesInFlight, priceMultiplier: Number(b.price_multiplier) },
+      line: { batchId: b.id, laneLimit: laneLimit(auth.org, 'chat', 'background', 0) || this.cfg.linesInFlight, priceMultiplier: Number(b.price_multiplier) },
     });
     try {
       const res = await request(`${this.base}${b.dialect === 'anthropic' ? '/v1/messages' : b.endpoint}`, {

@@ -95,7 +95,7 @@ export function startChatWorkers(rt: WorkerRuntime): Worker[] {
         outputTokens: outcome.usage.outputTokens,
         passthrough: !!d.target.sealedCallerKey,
         deployment: routed.deployment,
-        ...detailTokens(outcome.response),
+        ...detailTokens(outcome.response ?? { usage: outcome.streamedUsage }),
       });
       return { ...(outcome.response ?? { usage: outcome.usage }), [ROUTE_RESULT_KEY]: routed.meta };
     }),

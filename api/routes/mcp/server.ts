@@ -13,7 +13,7 @@ import { WEB_SEARCH_TOOL, callWebSearch } from './web-search-tool';
 import { IMAGE_TOOL, IMAGE_TOOL_NAME, callGenerateImage } from './image-tool';
 import { asToolError, toolError, toolResult } from './result';
 import { distinctIds, requestCount } from './batch-ids';
-import { logFailedCall } from '../../middleware/request-log';
+import { logFailedCall, logState } from '../../middleware/request-log';
 
 /**
  * The MCP server behind `/mcp`, built on the official SDK. router.ts loads this module with the first
@@ -52,6 +52,8 @@ function mcpServer(ctx: AppContext, req: Request, res: Response, calls: Calls): 
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
     // the job id and usage request id: unique per call whatever the JSON-RPC id (a batch may repeat one)
     const jobId = `${req.id}-${++calls.next}`;
+    const state = logState(res);
+    if (state) state.carried = true; // the call has its row (its usage record's, or logFailedCall's): the exchange needs none
     try {
       await ctx.directory.sync();
       const auth = req.auth!;

@@ -83,6 +83,7 @@ export function messagesRoutes(knobs: KnobStore, log: RequestLog): Router {
       cache_creation_input_tokens: 0,
       cache_read_input_tokens: 0,
     };
+    Object.assign(usage, k.usageExtra ?? {});
     const id = `msg_sim${Date.now().toString(36)}`;
     const content: Block[] = [];
     if (thinking) content.push({ type: 'thinking', thinking, signature: 'sim-signature' });

@@ -2,6 +2,7 @@ import crypto from 'crypto';
 import { expect } from 'chai';
 import { QueryTypes } from 'sequelize';
 import OpenAI from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -32,6 +33,17 @@ async function chatCost(input: number, output: number): Promise<number> {
   const m = await Model.findOne({ where: { publicId: 'sim-chat' } });
   const p = (m!.prices ?? {}) as Record<string, number>;
   return input * (p.input_token ?? 0) + output * (p.output_token ?? 0);
+}
+
+/** A streamed sim-chat completion through the official OpenAI SDK, read to its end: its usage chunk and request id. */
+async function streamedChat(key: string): Promise<{ usage: OpenAI.CompletionUsage | undefined; requestId: string }> {
+  const openai = new OpenAI({ apiKey: key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+  const { data: stream, response } = await openai.chat.completions
+    .create({ model: 'sim-chat', messages: [{ role: 'user', content: PROMPT }], stream: true, stream_options: { include_usage: true } })
+    .withResponse();
+  let usage: OpenAI.CompletionUsage | undefined;
+  for await (const chunk of stream) if (chunk.usage) usage = chunk.usage;
+  return { usage, requestId: response.headers.get('x-service-request-id')! };
 }
 
 /** Nothing of what the caller sent or received is stored: metadata only. */
@@ -93,16 +105,34 @@ describe('request log: one row per request, through the usage outbox', () => {
 
   it('a streamed request: stream true, first byte before the end, tokens as the final usage chunk says', async () => {
     env().sim.knobs.set('sim-chat-1', { tokenDelayMs: 30, outputWords: 8 });
-    const openai = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
-    const { data: stream, response } = await openai.chat.completions
-      .create({ model: 'sim-chat', messages: [{ role: 'user', content: PROMPT }], stream: true, stream_options: { include_usage: true } })
-      .withResponse();
-    let usage: OpenAI.CompletionUsage | undefined;
-    for await (const chunk of stream) if (chunk.usage) usage = chunk.usage;
-    const row = (await logRow(response.headers.get('x-service-request-id')!))!;
+    const { usage, requestId } = await streamedChat(o.key);
+    const row = (await logRow(requestId))!;
     expect(row).to.deep.include({ status: 200, stream: true, error_code: null, input_tokens: usage!.prompt_tokens, output_tokens: usage!.completion_tokens });
     expect(Number(row.ttfb_ms), 'the first chunk came before the 8 words at 30 ms each').to.be.below(Number(row.total_ms) - 100);
     metadataOnly(row);
+  });
+
+  it('a streamed request whose final usage chunk reports cached and reasoning tokens: both in the row, as the client saw them', async () => {
+    env().sim.knobs.set('sim-chat-1', { usageExtra: { prompt_tokens_details: { cached_tokens: 5 }, completion_tokens_details: { reasoning_tokens: 7 } } });
+    const { usage, requestId } = await streamedChat(o.key);
+    expect(usage!.prompt_tokens_details!.cached_tokens).to.equal(5);
+    const row = (await logRow(requestId))!;
+    expect(row).to.deep.include({ stream: true, status: 200, cached_tokens: usage!.prompt_tokens_details!.cached_tokens, reasoning_tokens: usage!.completion_tokens_details!.reasoning_tokens });
+
+    env().sim.knobs.reset(); // an upstream that reports neither: null, not 0
+    const plain = await streamedChat(o.key);
+    expect(await logRow(plain.requestId)).to.deep.include({ cached_tokens: null, reasoning_tokens: null });
+  });
+
+  it('a streamed messages answer (official Anthropic SDK) whose message_start reports cache reads: cached tokens in the row', async () => {
+    env().sim.knobs.set('sim-claude-1', { usageExtra: { cache_read_input_tokens: 6 } });
+    const anthropic = new Anthropic({ apiKey: o.key, baseURL: env().gw.url, maxRetries: 0 });
+    const { data: stream, response } = await anthropic.messages.create({ model: 'sim-claude', max_tokens: 50, messages: [{ role: 'user', content: PROMPT }], stream: true }).withResponse();
+    let cached: number | null | undefined;
+    for await (const ev of stream) if (ev.type === 'message_start') cached = ev.message.usage.cache_read_input_tokens;
+    expect(cached).to.equal(6);
+    const row = (await logRow(response.headers.get('x-service-request-id')!))!;
+    expect(row).to.deep.include({ stream: true, status: 200, dialect: 'anthropic', cached_tokens: 6 });
   });
 
   it('a failed request: its status and error code, the attempts, nothing billed', async () => {
@@ -199,5 +229,11 @@ describe('request log: one row per request, through the usage outbox', () => {
     expect(rows[1].status).to.be.at.least(400);
     expect(rows[1].error_code).to.be.a('string').and.not.equal('');
     for (const r of rows) metadataOnly(r);
+    // the HTTP exchange that carried a call has no row of its own; the SDK's others (initialize, …) have one each, status as answered
+    const exchanges = new Set(rows.map((r) => String(r.request_id).replace(/-\d+$/, '')));
+    const others = all.filter((r) => !rows.includes(r));
+    expect(others.filter((r) => exchanges.has(String(r.request_id))), 'no row for a tools/call exchange').to.have.length(0);
+    expect(others.length, 'initialize and the rest').to.be.at.least(1);
+    expect(others.some((r) => r.status === 200 && r.error_code === null && Number(r.input_tokens) === 0)).to.equal(true);
   });
 });

@@ -8,6 +8,8 @@ import { ApiError } from '../../../shared/errors/ApiError';
 export interface MessagesOutcome {
   response?: Record<string, unknown>;
   usage: TokenUsage;
+  /** A streamed answer's reported usage (message_start's, then message_delta's fields over it), for the request log's cached tokens. */
+  streamedUsage?: AnthropicUsage;
 }
 
 interface AnthropicUsage {
@@ -79,18 +81,21 @@ export async function messages(call: UpstreamCall, body: Record<string, unknown>
     return { response: json, usage: { inputTokens: inputTokensOf(u), outputTokens: u?.output_tokens ?? 0 } };
   }
   const usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
+  let streamedUsage: AnthropicUsage | undefined;
   for await (const data of messagesEvents(res)) {
     if (data.type === 'message_start') {
       const m = data.message as Record<string, unknown>;
       m.model = publicModel;
       usage.inputTokens = inputTokensOf(m.usage as AnthropicUsage);
       usage.outputTokens = (m.usage as AnthropicUsage | undefined)?.output_tokens ?? 0;
+      streamedUsage = { ...(m.usage as AnthropicUsage | undefined) };
     } else if (data.type === 'message_delta') {
       const u = data.usage as AnthropicUsage | undefined;
       if (u?.output_tokens != null) usage.outputTokens = u.output_tokens;
       if (u?.input_tokens != null) usage.inputTokens = inputTokensOf(u);
+      if (u) streamedUsage = { ...streamedUsage, ...u };
     }
     emit(JSON.stringify(data));
   }
-  return { usage };
+  return { usage, streamedUsage };
 }

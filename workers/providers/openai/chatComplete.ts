@@ -10,6 +10,8 @@ export interface ChatOutcome {
   /** The full response (non-streamed), `model` already set to the public id. */
   response?: Record<string, unknown>;
   usage: TokenUsage;
+  /** A streamed answer's usage object as its final usage chunk reported it (cached and reasoning tokens for the request log). */
+  streamedUsage?: unknown;
 }
 
 interface OpenAiUsage {
@@ -73,6 +75,7 @@ export async function chatComplete(
   if (!res.body) throw errors.upstreamError('The upstream sent no stream.');
   let usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
   let inlineUsage: { id?: unknown; created?: unknown; usage: unknown } | undefined;
+  let streamedUsage: unknown;
   for await (const ev of readSse(res.body, (e) => e.data.trim() === '[DONE]')) {
     const data = ev.data.trim();
     if (data === '[DONE]') break;
@@ -84,7 +87,7 @@ export async function chatComplete(
     }
     if (preset) presetAnswer(preset, chunk);
     const u = usageOf(chunk.usage as OpenAiUsage);
-    if (u) usage = u;
+    if (u) [usage, streamedUsage] = [u, chunk.usage];
     const choices = chunk.choices as unknown[] | undefined;
     const usageOnly = !choices || choices.length === 0;
     if (u && usageOnly && !stream.includeUsage) continue; // usage-only chunk the caller did not ask for
@@ -97,5 +100,5 @@ export async function chatComplete(
   if (inlineUsage && stream.includeUsage) {
     stream.emit(JSON.stringify({ id: inlineUsage.id, object: operation === 'chat' ? 'chat.completion.chunk' : 'text_completion', created: inlineUsage.created, model: publicModel, choices: [], usage: inlineUsage.usage }));
   }
-  return { usage };
+  return { usage, streamedUsage };
 }
