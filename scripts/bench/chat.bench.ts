@@ -5,6 +5,7 @@ import { deleteKeysByPrefix } from '../services/redis';
 import { freePort } from '../services/free-port';
 import { runLoad, pct, type LoadResult } from './load';
 import { readCpu, cpuPerRequestUs } from './cpu';
+import { exited, waitHttp } from './processes';
 import { readNodes, spreadRows } from './cluster-spread';
 import { readRedisCounts, perRequest, detail, REDIS_COUNT_HEAD } from './redis-counts';
 import { floodCell, floodRows, FLOOD_HEAD } from './flood';
@@ -45,33 +46,6 @@ const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
 
 function child(script: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
   return spawn(process.execPath, [...NODE_ARGS, path.join(dist, script), ...args], { env, stdio: ['ignore', 'ignore', 'inherit'] });
-}
-
-/** Sends SIGTERM and waits for the exit; SIGKILL after `ms`. */
-function exited(p: ChildProcess, ms: number): Promise<void> {
-  if (p.exitCode !== null || p.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const t = setTimeout(() => p.kill('SIGKILL'), ms);
-    p.once('exit', () => {
-      clearTimeout(t);
-      resolve();
-    });
-    p.kill('SIGTERM');
-  });
-}
-
-async function waitHttp(url: string, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  for (;;) {
-    try {
-      const r = await fetch(url);
-      if (r.status < 500) return;
-    } catch {
-      /* not up yet */
-    }
-    if (Date.now() > end) throw new Error(`${url} did not come up`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 /** Prints a markdown table with right-aligned columns. */
