@@ -9,9 +9,15 @@ const RECENT_EVENTS = 5_000;
  * (shared/queues/enqueue.ts), so where a finished job ran is read from BullMQ's `completed` event,
  * which stays in the queue's events stream (trimmed to its maxLen, 10,000 by default).
  */
-export async function completedIn(redis: RedisClient, queues: readonly Queue[], id: string): Promise<string | undefined> {
-  for (const q of queues) if (await completedEvent(redis, q, id)) return q.name;
-  return undefined;
+export async function completedIn(redis: RedisClient, queues: readonly Queue[], id: string, waitMs = 5_000): Promise<string | undefined> {
+  // the worker publishes the answer inside its processor, before BullMQ's moveToFinished writes the
+  // `completed` event: a client can hold the answer a moment before the event exists
+  const until = Date.now() + waitMs;
+  for (;;) {
+    for (const q of queues) if (await completedEvent(redis, q, id)) return q.name;
+    if (Date.now() >= until) return undefined;
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 async function completedEvent(redis: RedisClient, q: Queue, id: string): Promise<boolean> {

@@ -47,7 +47,7 @@ describe('the give-up mark: a job the pod stopped waiting for is not billed', fu
 
   /** Waits for the worker to finish job `id` (published, or not, and returned): completed (the job removed, its event kept) or failed. */
   const finishedJob = async (id: string) => {
-    const done = await waitFor(async () => (await completedIn(env().redis, [queue()], id)) !== undefined || (await queue().getJobState(id)) === 'failed', 10_000);
+    const done = await waitFor(async () => (await completedIn(env().redis, [queue()], id, 0)) !== undefined || (await queue().getJobState(id)) === 'failed', 10_000);
     expect(done, 'the worker finished the job after the lock went').to.equal(true);
   };
 
