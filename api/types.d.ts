@@ -1,6 +1,7 @@
 import type { OrgContext } from '../shared/tenancy/directory';
 import type { KeyControls } from '../shared/limits/controls';
 import type { RequestTrace } from './middleware/trace-request';
+import type { UsageRecord } from '../shared/metering/usage';
 
 export interface AuthInfo {
   keyId: string;
@@ -23,6 +24,8 @@ export interface BatchLine {
   batchId: string;
   laneLimit: number;
   priceMultiplier: number;
+  /** The usage of the line's jobs, carried with their answers (set by runJob): the runner bills it with the line. */
+  usage?: UsageRecord[];
 }
 
 declare global {

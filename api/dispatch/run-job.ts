@@ -11,6 +11,7 @@ import { logger } from '../../shared/logger';
 import { ClientGone } from '../../shared/errors/ClientGone';
 import { laneRejections, queueRejections } from '../../shared/metrics';
 import { claimHeldUsage, giveUp } from '../../shared/metering/usage-outbox';
+import type { UsageRecord } from '../../shared/metering/usage';
 import type { LimitHold } from '../../shared/limits/limits';
 import { childSpan, NOOP, type SpanHandle } from '../../shared/tracing/trace';
 import { A } from '../../shared/tracing/attributes';
@@ -90,6 +91,8 @@ export interface JobCaller {
   trace?: SpanHandle;
   /** The request log context the job carries (api/middleware/request-log.ts); none: no log row. */
   log?: LogContext;
+  /** A batch line's list of usage records: the usage its answer carries is added to it (docs/batches.md). */
+  carried?: UsageRecord[];
 }
 
 /**
@@ -109,7 +112,8 @@ export async function runJob<Q extends QueueName>(ctx: AppContext, req: Request,
   if (state) Object.assign(state, { model: opts.publicModel, lane: opts.lane, stream: !!opts.stream });
   const log = logContext(req);
   try {
-    const who = { orgId: auth.orgId, projectId: auth.projectId, apiKeyId: auth.keyId, requestId: opts.jobId ?? req.id, trace: req.trace?.root, log };
+    const who = { orgId: auth.orgId, projectId: auth.projectId, apiKeyId: auth.keyId, requestId: opts.jobId ?? req.id, trace: req.trace?.root, log,
+      carried: req.batchLine ? (req.batchLine.usage ??= []) : undefined };
     const result = await runQueued(ctx, who, gone.signal, opts);
     if (state) state.carried = true; // the worker's usage record carries the row
     req.trace?.begin('answer'); // ends when the response does
@@ -199,7 +203,9 @@ async function runAdmitted<Q extends QueueName>(
       const timedOut = () => settle(() => reject(opts.timeoutError ? opts.timeoutError() : errors.deadline()));
       const handlers = {
         onChunk: wait.recording ? firstChunkEvent(wait, opts.onChunk) : opts.onChunk,
-        onResult: (r: unknown, recovered?: boolean) => {
+        onResult: (r: unknown, recovered?: boolean, usage?: UsageRecord[]) => {
+          // a batch line's usage, carried with its answer: the batch runner bills it with the line
+          if (usage && who.carried) who.carried.push(...usage);
           // A result recovered from the job may have had its usage held (no pod was listening): bill it now.
           if (!recovered) return settle(() => resolve(r));
           claimHeldUsage(ctx.redis, replyTo, jobId).then(

@@ -1,5 +1,7 @@
 import { QueryTypes, type Transaction } from 'sequelize';
 import { db } from '../db/sequelize';
+import type { UsageRecord } from '../metering/usage';
+import { usageStatement } from '../metering/usage-statement';
 
 export type BatchStatus = 'validating' | 'in_progress' | 'finalizing' | 'completed' | 'failed' | 'expired' | 'cancelling' | 'cancelled';
 export type LineState = 'pending' | 'running' | 'succeeded' | 'errored' | 'canceled' | 'expired';
@@ -166,13 +168,19 @@ export async function refreshClaims(runner: string): Promise<void> {
 }
 
 /** Records a line's outcome once: only the runner that holds the claim can, and only while it is running. */
-export async function finishLine(l: Pick<LineRow, 'batch_id' | 'idx'>, runner: string, state: LineState, statusCode: number | null, requestId: string | null, result: unknown): Promise<boolean> {
-  const [rows] = await db().query(
-    `UPDATE batch_lines SET state = :state, status_code = :statusCode, request_id = :requestId, result = :result, finished_at = now(), claimed_by = NULL
-      WHERE batch_id = :batchId AND idx = :idx AND state = 'running' AND claimed_by = :runner RETURNING idx`,
-    { replacements: { batchId: l.batch_id, idx: l.idx, runner, state, statusCode, requestId, result: JSON.stringify(result) } },
-  );
-  return (rows as unknown[]).length === 1;
+export async function finishLine(l: Pick<LineRow, 'batch_id' | 'idx'>, runner: string, state: LineState, statusCode: number | null, requestId: string | null, result: unknown, usage: UsageRecord[] = []): Promise<boolean> {
+  return db().transaction(async (transaction) => {
+    const [rows] = await db().query(
+      `UPDATE batch_lines SET state = :state, status_code = :statusCode, request_id = :requestId, result = :result, finished_at = now(), claimed_by = NULL
+        WHERE batch_id = :batchId AND idx = :idx AND state = 'running' AND claimed_by = :runner RETURNING idx`,
+      { transaction, replacements: { batchId: l.batch_id, idx: l.idx, runner, state, statusCode, requestId, result: JSON.stringify(result) } },
+    );
+    if ((rows as unknown[]).length !== 1) return false;
+    // the line's usage (and request log rows), billed with the answer or not at all (docs/batches.md)
+    const write = usage.length ? usageStatement(usage) : undefined;
+    if (write) await db().query(write.sql, { transaction, bind: write.params });
+    return true;
+  });
 }
 
 /** Gives a claimed line back (a transient refusal: lane full, worker lost); `retry` counts an attempt. */

@@ -5,11 +5,12 @@ import { createRedis, type RedisClient } from '../redis/connection';
 import { config } from '../config/env';
 import { logger } from '../logger';
 import { usageDrained } from '../metrics';
-import { usageInsertSql, usagePool, usageRows, type UsageRecord } from './usage';
+import { usagePool, type UsageRecord } from './usage';
+import { carriedLog, usageStatement } from './usage-statement';
 import { settleUsage } from '../limits/limits';
 import { decodeUsage, OUTBOX_GROUP } from './usage-outbox';
 import { usageWriteSpans } from '../tracing/job-spans';
-import { decodeLogEntry, isLogFields, requestLogInsertSql, requestLogRows, type LogSource, type RequestLogEntry } from './request-log';
+import { decodeLogEntry, isLogFields, type LogSource, type RequestLogEntry } from './request-log';
 
 export interface UsageDrainerOptions {
   /** Consumer name in the group; default `<pod id>:<pid>`. */
@@ -60,29 +61,13 @@ function decodeEntry(id: string, fields: string[]): Decoded {
 
 /** The request log rows of a batch. */
 function logSources(batch: Decoded[]): LogSource[] {
-  return batch.flatMap((d): LogSource[] => {
-    if (d.log) return [{ entry: d.log }];
-    const r = d.record;
-    return r?.log ? [{ usage: r as UsageRecord & { log: NonNullable<UsageRecord['log']> } }] : [];
-  });
+  return batch.flatMap((d): LogSource[] => (d.log ? [{ entry: d.log }] : carriedLog(d.record)));
 }
 
-/**
- * Writes a batch in one statement: its usage events, and its request log rows in a data-modifying CTE
- * (each INSERT idempotent, so a batch written again is a no-op).
- */
+/** Writes a batch in one statement (usageStatement). */
 async function writeBatch(batch: Decoded[], db: Pool): Promise<void> {
-  const usage = batch.filter((d) => d.record).map((d) => d.record!);
-  const logs = logSources(batch);
-  if (!logs.length) {
-    await db.query(usageInsertSql('$1'), [usageRows(usage)]);
-    return;
-  }
-  if (!usage.length) {
-    await db.query(requestLogInsertSql('$1'), [requestLogRows(logs)]);
-    return;
-  }
-  await db.query(`WITH usage_written AS (${usageInsertSql('$1')} RETURNING 1) ${requestLogInsertSql('$2')}`, [usageRows(usage), requestLogRows(logs)]);
+  const s = usageStatement(batch.filter((d) => d.record).map((d) => d.record!), logSources(batch));
+  if (s) await db.query(s.sql, s.params);
 }
 
 /** Postgres refused the row itself (SQLSTATE class 22 data exception, 23 integrity violation). */

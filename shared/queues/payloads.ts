@@ -3,6 +3,7 @@ import type { ProviderKind, ProviderSettings } from '../db/models/Provider';
 import type { QuestionPlan } from '../systemone/types';
 import type { TraceCarrier } from '../tracing/trace';
 import type { LogContext } from '../metering/request-log';
+import type { UsageRecord } from '../metering/usage';
 
 /** Fields every job carries, whatever its queue. */
 export interface JobEnvelope {
@@ -203,4 +204,6 @@ export type JobData<Q extends QueueName> = JobDataMap[Q];
 export interface JobResult {
   result?: unknown;
   chunks?: string[];
+  /** A batch line's usage, carried with its answer instead of going to the usage outbox. */
+  usage?: UsageRecord[];
 }

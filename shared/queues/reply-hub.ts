@@ -9,12 +9,16 @@ import type { ReplyMessage } from './reply-messages';
 import type { WireError } from '../errors/ApiError';
 import { logger } from '../logger';
 import { readKeptResult } from './reply-store';
+import type { UsageRecord } from '../metering/usage';
 
 export interface ReplyHandlers {
   /** Chunks in sequence order, each exactly once. */
   onChunk?(data: string): void;
-  /** `recovered`: read from the job's stored state rather than received on the channel. */
-  onResult(result: unknown, recovered?: boolean): void;
+  /**
+   * `recovered`: read from the job's stored state rather than received on the channel. `usage`: a
+   * batch line's usage records, carried with the answer (docs/batches.md).
+   */
+  onResult(result: unknown, recovered?: boolean, usage?: UsageRecord[]): void;
   onError(err: WireError): void;
 }
 
@@ -26,7 +30,7 @@ interface Pending {
   nextSeq: number;
   buffered: Map<number, string>;
   /** Set when the final result arrived before every chunk did. */
-  final?: { n: number; d: unknown };
+  final?: { n: number; d: unknown; u?: UsageRecord[] };
   lastSeen: number;
   deadlineTimer?: NodeJS.Timeout;
   onDeadline?: () => void;
@@ -148,7 +152,7 @@ export class ReplyHub {
     if (msg.t === 'c') this.acceptChunk(msg.i, p, msg.s, msg.d);
     else if (msg.t === 'b') {
       for (let k = 0; k < msg.d.length && this.pending.get(msg.i) === p; k++) this.acceptChunk(msg.i, p, msg.s + k, msg.d[k]);
-    }    else if (msg.t === 'r') this.acceptFinal(msg.i, p, msg.n, msg.d);
+    } else if (msg.t === 'r') this.acceptFinal(msg.i, p, msg.n, msg.d, msg.u);
     else this.finish(msg.i, p, () => p.handlers.onError(msg.d));
   }
 
@@ -161,16 +165,16 @@ export class ReplyHub {
       p.nextSeq++;
       p.handlers.onChunk?.(d);
     }
-    if (p.final && p.nextSeq >= p.final.n) this.acceptFinal(id, p, p.final.n, p.final.d);
+    if (p.final && p.nextSeq >= p.final.n) this.acceptFinal(id, p, p.final.n, p.final.d, p.final.u);
   }
 
-  private acceptFinal(id: string, p: Pending, n: number, d: unknown): void {
+  private acceptFinal(id: string, p: Pending, n: number, d: unknown, u?: UsageRecord[]): void {
     if (p.nextSeq < n) {
-      p.final = { n, d };
+      p.final = { n, d, u };
       void this.recover(id); // some chunks went missing: read them from the job
       return;
     }
-    this.finish(id, p, () => p.handlers.onResult(d));
+    this.finish(id, p, () => p.handlers.onResult(d, false, u));
   }
 
   private finish(id: string, p: Pending, deliver: () => void): void {
@@ -233,7 +237,7 @@ export class ReplyHub {
     (rv.chunks ?? []).forEach((c, i) => this.acceptChunk(id, p, i, c));
     if (this.pending.get(id) === p) {
       p.final = undefined;
-      this.finish(id, p, () => p.handlers.onResult(rv.result, true));
+      this.finish(id, p, () => p.handlers.onResult(rv.result, true, rv.usage));
     }
   }
 

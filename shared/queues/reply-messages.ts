@@ -1,4 +1,5 @@
 import type { WireError } from '../errors/ApiError';
+import type { UsageRecord } from '../metering/usage';
 
 /**
  * Messages on a pod's reply channel. `s` orders chunks; `b` carries consecutive chunks `s`, `s+1`, ...
@@ -8,5 +9,6 @@ import type { WireError } from '../errors/ApiError';
 export type ReplyMessage =
   | { i: string; t: 'c'; s: number; d: string }
   | { i: string; t: 'b'; s: number; d: string[] }
-  | { i: string; t: 'r'; n: number; d: unknown }
+  /** `u`: a batch line's usage records, carried to the batch runner, which bills them with the line (docs/batches.md). */
+  | { i: string; t: 'r'; n: number; d: unknown; u?: UsageRecord[] }
   | { i: string; t: 'e'; d: WireError };

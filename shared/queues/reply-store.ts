@@ -55,6 +55,7 @@ export async function readKeptResult(redis: RedisClient, replyTo: string, id: st
     return undefined;
   }
   if (!kept || typeof kept !== 'object') return undefined;
-  if ('m' in kept) return kept.m?.t === 'r' && Array.isArray(kept.c) ? { result: kept.m.d, chunks: kept.c } : undefined;
-  return kept.t === 'r' ? { result: kept.d } : undefined;
+  const usage = (m: ReplyMessage) => (m.t === 'r' && m.u ? { usage: m.u } : {});
+  if ('m' in kept) return kept.m?.t === 'r' && Array.isArray(kept.c) ? { result: kept.m.d, chunks: kept.c, ...usage(kept.m) } : undefined;
+  return kept.t === 'r' ? { result: kept.d, ...usage(kept) } : undefined;
 }

@@ -1,7 +1,8 @@
 import http from 'http';
 import { request } from 'undici';
 import type { AppContext } from '../../api/context';
-import type { AuthInfo } from '../../api/types';
+import type { AuthInfo, BatchLine } from '../../api/types';
+import { settleUsage } from '../../shared/limits/limits';
 import { LineApp } from './line-app';
 import { config, type Config } from '../../shared/config/env';
 import { logger } from '../../shared/logger';
@@ -186,11 +187,8 @@ export class BatchRunner {
     const body: Record<string, unknown> = { ...l.body };
     delete body.stream;
     delete body.stream_options;
-    const ticket = this.lineApp.issue({
-      auth,
-      requestId,
-      line: { batchId: b.id, laneLimit: laneLimit(auth.org, 'chat', 'background', 0) || this.cfg.linesInFlight, priceMultiplier: Number(b.price_multiplier) },
-    });
+    const line: BatchLine = { batchId: b.id, laneLimit: laneLimit(auth.org, 'chat', 'background', 0) || this.cfg.linesInFlight, priceMultiplier: Number(b.price_multiplier) };
+    const ticket = this.lineApp.issue({ auth, requestId, line });
     try {
       const res = await request(`${this.base}${b.dialect === 'anthropic' ? '/v1/messages' : b.endpoint}`, {
         method: 'POST',
@@ -207,7 +205,11 @@ export class BatchRunner {
         answer = { error: { code: 'internal_error', message: 'The answer was not JSON.' } };
       }
       if (res.statusCode === 200) {
-        await store.finishLine(l, this.id, 'succeeded', 200, requestId, answer);
+        // billed here, in the transaction that records the answer: never in Redis alone (docs/batches.md)
+        const usage = line.usage ?? [];
+        if (await store.finishLine(l, this.id, 'succeeded', 200, requestId, answer, usage)) {
+          await settleUsage(this.ctx.redis, usage).catch((err) => logger.warn({ err, batchId: b.id }, 'batch line: settling budgets failed'));
+        }
         return;
       }
       const code = (answer as { error?: { code?: string } })?.error?.code ?? '';
