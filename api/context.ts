@@ -9,6 +9,7 @@ import { Queues } from '../shared/queues/queues';
 import { ReplyHub } from '../shared/queues/reply-hub';
 import { SwitchBoard } from '../shared/switches/switches';
 import { addMetricSources } from '../shared/metrics';
+import { FairRead } from './fair-read';
 
 /**
  * Everything a web pod holds: connections, caches, lane leases, queues and its reply channel.
@@ -24,6 +25,8 @@ export interface AppContext {
   queues: Queues;
   replies: ReplyHub;
   switches: SwitchBoard;
+  /** Pauses over-share organizations' connections while the pod lags (api/fair-read.ts). */
+  fairRead: FairRead;
   /** Unregisters this context's metric sources. */
   dropMetrics: () => void;
 }
@@ -44,11 +47,14 @@ export async function createContext(podId = config().podId): Promise<AppContext>
   await switches.start();
   const leases = new LeaseManager(redis, cfg.leaseTtlMs, cfg.leaseKeepMs);
   const dropMetrics = addMetricSources(queues, { held: () => leases.heldCounts() });
-  return { podId, redis, sub, directory, catalog, leases, queues, replies, switches, dropMetrics };
+  const fairRead = new FairRead(cfg.fairRead);
+  fairRead.start();
+  return { podId, redis, sub, directory, catalog, leases, queues, replies, switches, fairRead, dropMetrics };
 }
 
 export async function closeContext(ctx: AppContext): Promise<void> {
   ctx.dropMetrics();
+  ctx.fairRead.stop();
   ctx.leases.stop();
   ctx.switches.stop();
   await ctx.replies.stop();

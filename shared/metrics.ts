@@ -35,6 +35,12 @@ export const queueRejections = new client.Counter({
   registers: [registry],
 });
 
+export const fairReadPauses = new client.Counter({
+  name: 'gateway_fair_read_pauses_total',
+  help: 'Keep-alive connections of an over-share organization not read for a while because the web pod lagged (api/fair-read.ts)',
+  registers: [registry],
+});
+
 export const usageDrained = new client.Counter({
   name: 'gateway_usage_drained_total',
   help: 'Usage outbox entries this process moved to Postgres (written) or to the dead-letter stream',

@@ -108,6 +108,7 @@ export function authenticate(ctx: AppContext) {
         controls: rec.controls,
       };
       void noteKeyUsed(ctx.redis, rec.orgId, rec.id);
+      ctx.fairRead.admit(req, res, rec.orgId);
       req.trace?.begin('validate'); // reading the body, its checks, the model: until run-job admits
       next();
     } catch (err) {

@@ -50,6 +50,8 @@ export interface Config {
   leaseKeepMs: number;
   /** How often a pod checks BullMQ for replies it may have missed. */
   replyPollMs: number;
+  /** Fair reading on a web pod under overload (api/fair-read.ts): loop delay (ms) that starts it, 0 off; longest pause; open requests never paused. */
+  fairRead: { lagMs: number; maxPauseMs: number; minOpen: number };
   /** BullMQ lock duration for jobs; a crashed worker's job is failed after ~this. */
   jobLockMs: number;
   /** Decision models (`POST /v1/systemone`): worker concurrency, deadline, raw body cap, slow-body timeout. */
@@ -189,6 +191,9 @@ const schema = Joi.object({
   LEASE_TTL_MS: Joi.number().integer().min(1000).default(30_000),
   LEASE_KEEP_MS: Joi.number().integer().min(0).max(1000).default(5),
   REPLY_POLL_MS: Joi.number().integer().min(50).default(1000),
+  FAIR_READ_LAG_MS: Joi.number().integer().min(0).max(10_000).default(20),
+  FAIR_READ_MAX_PAUSE_MS: Joi.number().integer().min(10).max(30_000).default(2_000),
+  FAIR_READ_MIN_OPEN: Joi.number().integer().min(0).default(8),
   JOB_LOCK_MS: Joi.number().integer().min(500).default(30_000),
   SYSTEMONE_CONCURRENCY: Joi.number().integer().min(1).default(16),
   SYSTEMONE_TIMEOUT_MS: Joi.number().integer().min(100).default(120_000),
@@ -314,6 +319,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     leaseTtlMs: value.LEASE_TTL_MS,
     leaseKeepMs: value.LEASE_KEEP_MS,
     replyPollMs: value.REPLY_POLL_MS,
+    fairRead: { lagMs: value.FAIR_READ_LAG_MS, maxPauseMs: value.FAIR_READ_MAX_PAUSE_MS, minOpen: value.FAIR_READ_MIN_OPEN },
     jobLockMs: value.JOB_LOCK_MS,
     paymentsProcessorName: value.PAYMENTS_PROCESSOR_NAME,
     audioSpoolDir: value.AUDIO_SPOOL_DIR,

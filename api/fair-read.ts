@@ -1,0 +1,153 @@
+import type { Socket } from 'net';
+import type { Request, Response } from 'express';
+import { fairReadPauses } from '../shared/metrics';
+
+/**
+ * Fair reading when the web pod is overloaded (issue 29 part 4; docs/scaling.md, *Fair under a flood*).
+ *
+ * One event loop reads every organization's requests first come, first served, so an organization
+ * that keeps hundreds of requests in flight fills each turn of the loop, and a quiet organization's
+ * request waits behind them before its job is even added (measured: 600 of its 900 ms). The queue's
+ * fair share cannot help with time spent before the queue.
+ *
+ * So, while the pod's event loop runs behind by more than `lagMs`: when a response of an
+ * organization holding more than its share of the pod's open requests (more than the average over
+ * the organizations seen in the last `recentMs`, and at least `minOpen`) finishes, the keep-alive
+ * connection it came on is not read again (socket.pause(): its next request stays in the kernel's
+ * buffer, unparsed) until the loop has caught up (lag under half of `lagMs`), or for at most
+ * `maxPauseMs`. The organizations within their share, the quiet one included, are read at once.
+ * One organization alone on the pod is never paused: there is nobody to be fair to.
+ */
+export interface FairReadOptions {
+  /** Loop delay (ms) above which over-share connections are paused; 0 turns fair reading off. */
+  lagMs: number;
+  /** The longest a connection stays paused (kept well under the keep-alive timeout). */
+  maxPauseMs: number;
+  /** Open requests an organization may hold on the pod without ever being paused. */
+  minOpen: number;
+  /** How long an organization counts as active on the pod after its last request. */
+  recentMs?: number;
+  /** How often the loop's delay is sampled. */
+  tickMs?: number;
+}
+
+/** Connections resumed in the first calm tick after a lagging one. */
+const MIN_RESUME_BATCH = 4;
+
+interface Paused {
+  socket: Socket;
+  at: number;
+}
+
+export class FairRead {
+  private readonly open = new Map<string, number>();
+  private readonly seen = new Map<string, number>();
+  private paused: Paused[] = [];
+  private resumeBatch = MIN_RESUME_BATCH;
+  private timer?: NodeJS.Timeout;
+  private last = 0;
+  /** The loop delay of the last tick (ms). */
+  lag = 0;
+  lagging = false;
+
+  constructor(private readonly opts: FairReadOptions) {}
+
+  get enabled(): boolean {
+    return this.opts.lagMs > 0;
+  }
+
+  start(): void {
+    if (!this.enabled || this.timer) return;
+    const tick = this.opts.tickMs ?? 10;
+    this.last = performance.now();
+    this.timer = setInterval(() => this.tick(tick), tick);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.resumeAll();
+  }
+
+  /** Counts an authenticated request of `orgId` as open on the pod until its response closes. */
+  admit(req: Request, res: Response, orgId: string): void {
+    if (!this.enabled) return;
+    this.open.set(orgId, (this.open.get(orgId) ?? 0) + 1);
+    this.seen.set(orgId, Date.now());
+    let counted = true;
+    const done = () => {
+      if (!counted) return;
+      counted = false;
+      const n = (this.open.get(orgId) ?? 1) - 1;
+      if (n > 0) this.open.set(orgId, n);
+      else this.open.delete(orgId);
+    };
+    res.once('finish', () => {
+      const over = this.lagging && this.overShare(orgId);
+      done();
+      if (over) this.pause(req.socket);
+    });
+    res.once('close', done);
+  }
+
+  /** Open requests of the pod, by organization (tests, metrics). */
+  openCounts(): ReadonlyMap<string, number> {
+    return this.open;
+  }
+
+  pausedCount(): number {
+    return this.paused.length;
+  }
+
+  /** More open requests than the average of the organizations active on the pod (and at least minOpen). */
+  private overShare(orgId: string): boolean {
+    const mine = this.open.get(orgId) ?? 0;
+    if (mine <= this.opts.minOpen) return false;
+    const since = Date.now() - (this.opts.recentMs ?? 2_000);
+    let orgs = 0;
+    let total = 0;
+    for (const [org, at] of this.seen) {
+      if (at < since && !this.open.has(org)) {
+        this.seen.delete(org);
+        continue;
+      }
+      orgs++;
+      total += this.open.get(org) ?? 0;
+    }
+    return orgs > 1 && mine > total / orgs;
+  }
+
+  private pause(socket: Socket): void {
+    if (socket.destroyed) return;
+    socket.pause();
+    this.paused.push({ socket, at: Date.now() });
+    fairReadPauses.inc();
+  }
+
+  private tick(every: number): void {
+    const now = performance.now();
+    this.lag = Math.max(0, now - this.last - every);
+    this.last = now;
+    if (this.lag > this.opts.lagMs) this.lagging = true;
+    else if (this.lag < this.opts.lagMs / 2) this.lagging = false;
+    if (!this.paused.length) return;
+    // caught up: resume the oldest, a batch that doubles each calm tick and halves each lagging one,
+    // so hundreds of paused connections do not all send their next request into the same turn
+    if (!this.lagging) this.resumeBatch = Math.min(this.resumeBatch * 2, 1024);
+    else this.resumeBatch = Math.max(MIN_RESUME_BATCH, this.resumeBatch >> 1);
+    const oldest = Date.now() - this.opts.maxPauseMs;
+    let n = this.lagging ? 0 : this.resumeBatch;
+    while (this.paused.length && (n > 0 || this.paused[0].at <= oldest)) {
+      const p = this.paused.shift()!;
+      if (!p.socket.destroyed) p.socket.resume();
+      n--;
+    }
+  }
+
+  private resumeAll(): void {
+    const all = this.paused;
+    this.paused = [];
+    for (const p of all) if (!p.socket.destroyed) p.socket.resume();
+  }
+}
