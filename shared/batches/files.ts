@@ -26,15 +26,17 @@ const storageKey = (id: string) => `${id}.jsonl`;
 /**
  * Stores a file's bytes (the image storage: local directory or S3 bucket, the same settings), then
  * its row; the row is written with ON CONFLICT DO NOTHING so a batch finalised twice keeps one file.
+ * It expires `expiresAfterSeconds` after its creation (OpenAI's `expires_after` / a batch's
+ * `output_expires_after`), else after BATCH_FILE_RETENTION_DAYS.
  */
-export async function saveFile(id: string, owner: FileOwner, purpose: string, filename: string, bytes: Buffer): Promise<void> {
+export async function saveFile(id: string, owner: FileOwner, purpose: string, filename: string, bytes: Buffer, expiresAfterSeconds?: number | null): Promise<void> {
   await imageStorage().put(storageKey(id), bytes, 'application/jsonl');
-  const retentionMs = config().batches.fileRetentionDays * 86_400_000;
+  const ttlMs = expiresAfterSeconds ? expiresAfterSeconds * 1000 : config().batches.fileRetentionDays * 86_400_000;
   await db().query(
     `INSERT INTO batch_files (id, org_id, project_id, api_key_id, purpose, filename, bytes, storage_key, created_at, expires_at)
-     VALUES (:id, :org, :project, :key, :purpose, :filename, :bytes, :storageKey, now(), now() + (:retentionMs || ' milliseconds')::interval)
+     VALUES (:id, :org, :project, :key, :purpose, :filename, :bytes, :storageKey, now(), now() + (:ttlMs || ' milliseconds')::interval)
      ON CONFLICT (id) DO NOTHING`,
-    { replacements: { id, org: owner.orgId, project: owner.projectId, key: owner.apiKeyId, purpose, filename, bytes: bytes.length, storageKey: storageKey(id), retentionMs: String(retentionMs) } },
+    { replacements: { id, org: owner.orgId, project: owner.projectId, key: owner.apiKeyId, purpose, filename, bytes: bytes.length, storageKey: storageKey(id), ttlMs: String(ttlMs) } },
   );
 }
 

@@ -35,6 +35,8 @@ export interface BatchRow {
   cancelling_at: Date | null;
   cancelled_at: Date | null;
   deleted_at: Date | null;
+  /** `output_expires_after.seconds` (OpenAI): its output and error files expire this long after they are written; null: BATCH_FILE_RETENTION_DAYS. */
+  output_expires_after_seconds: number | null;
 }
 
 export interface LineRow {
@@ -54,12 +56,15 @@ export type LineCounts = Record<LineState, number>;
 
 const ACTIVE: BatchStatus[] = ['validating', 'in_progress', 'finalizing', 'cancelling'];
 
-export async function insertBatch(b: Omit<BatchRow, 'in_progress_at' | 'finalizing_at' | 'completed_at' | 'failed_at' | 'expired_at' | 'cancelling_at' | 'cancelled_at' | 'deleted_at' | 'errors' | 'output_file_id' | 'error_file_id'>, lines?: { custom_id: string; body: unknown }[]): Promise<void> {
+type NewBatch = Omit<BatchRow, 'in_progress_at' | 'finalizing_at' | 'completed_at' | 'failed_at' | 'expired_at' | 'cancelling_at' | 'cancelled_at' | 'deleted_at' | 'errors' | 'output_file_id' | 'error_file_id' | 'output_expires_after_seconds'> &
+  Partial<Pick<BatchRow, 'output_expires_after_seconds'>>;
+
+export async function insertBatch(b: NewBatch, lines?: { custom_id: string; body: unknown }[]): Promise<void> {
   await db().transaction(async (t) => {
     await db().query(
-      `INSERT INTO batches (id, dialect, org_id, project_id, api_key_id, key_hash, routing_plan_id, endpoint, input_file_id, completion_window, metadata, status, price_multiplier, total, created_at, expires_at, in_progress_at)
-       VALUES (:id, :dialect, :org_id, :project_id, :api_key_id, :key_hash, :routing_plan_id, :endpoint, :input_file_id, :completion_window, :metadata, :status, :price_multiplier, :total, :created_at, :expires_at, ${b.status === 'in_progress' ? ':created_at' : 'NULL'})`,
-      { transaction: t, replacements: { ...b, metadata: b.metadata ? JSON.stringify(b.metadata) : null } },
+      `INSERT INTO batches (id, dialect, org_id, project_id, api_key_id, key_hash, routing_plan_id, endpoint, input_file_id, completion_window, metadata, status, price_multiplier, total, created_at, expires_at, output_expires_after_seconds, in_progress_at)
+       VALUES (:id, :dialect, :org_id, :project_id, :api_key_id, :key_hash, :routing_plan_id, :endpoint, :input_file_id, :completion_window, :metadata, :status, :price_multiplier, :total, :created_at, :expires_at, :output_expires_after_seconds, ${b.status === 'in_progress' ? ':created_at' : 'NULL'})`,
+      { transaction: t, replacements: { ...b, metadata: b.metadata ? JSON.stringify(b.metadata) : null, output_expires_after_seconds: b.output_expires_after_seconds ?? null } },
     );
     if (lines?.length) await insertLines(t, b.id, lines);
   });

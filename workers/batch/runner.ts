@@ -238,11 +238,11 @@ export class BatchRunner {
       const bad = lines.filter((l) => l.state !== 'succeeded');
       if (ok.length) {
         extra.output_file_id = outputFileId(b.id, 'output');
-        await saveFile(extra.output_file_id as string, owner, 'batch_output', `${b.id}_output.jsonl`, Buffer.from(ok.map((l) => openaiResultLine(b, l)).join('\n') + '\n'));
+        await saveFile(extra.output_file_id as string, owner, 'batch_output', `${b.id}_output.jsonl`, Buffer.from(ok.map((l) => openaiResultLine(b, l)).join('\n') + '\n'), b.output_expires_after_seconds);
       }
       if (bad.length) {
         extra.error_file_id = outputFileId(b.id, 'error');
-        await saveFile(extra.error_file_id as string, owner, 'batch_output', `${b.id}_error.jsonl`, Buffer.from(bad.map((l) => openaiResultLine(b, l)).join('\n') + '\n'));
+        await saveFile(extra.error_file_id as string, owner, 'batch_output', `${b.id}_error.jsonl`, Buffer.from(bad.map((l) => openaiResultLine(b, l)).join('\n') + '\n'), b.output_expires_after_seconds);
       }
     }
     await store.transition(b.id, [from], to, extra);

@@ -1,5 +1,6 @@
 import { Router, type Request, type Response, type NextFunction } from 'express';
 import multer from 'multer';
+import Joi from 'joi';
 import type { AppContext } from '../../context';
 import { only } from '../only';
 import { killSwitch } from '../../middleware/kill-switch';
@@ -9,7 +10,8 @@ import { batchLimits } from '../../../shared/batches/limits';
 import { deleteFile, fileBytes, findFile, listFiles, saveFile } from '../../../shared/batches/files';
 import { presentFile } from '../../../shared/batches/present';
 import { newId } from '../../../shared/batches/ids';
-import { pageLimit } from './gate';
+import { validate } from '../../validate';
+import { expiresAfterSchema, pageLimit } from './gate';
 
 /** Multipart `file` + `purpose`, held in memory up to the org's file size cap (413 beyond it). */
 function upload(req: Request, res: Response, next: NextFunction): void {
@@ -22,16 +24,20 @@ function upload(req: Request, res: Response, next: NextFunction): void {
   });
 }
 
+/** `expires_after[anchor]` and `expires_after[seconds]` as multipart fields (append-field nests them; the seconds arrive as text). */
+const expiresSchema = Joi.object({ expires_after: expiresAfterSchema }).unknown(true);
+
 async function create(req: Request, res: Response): Promise<void> {
   const purpose = (req.body as Record<string, unknown> | undefined)?.purpose;
   if (purpose !== 'batch') throw new ApiError(400, 'invalid_request', "`purpose` must be 'batch' (the only purpose this gateway stores).", { param: 'purpose' });
   const file = req.file;
   if (!file) throw new ApiError(400, 'invalid_request', 'A `file` part (JSONL) is required.', { param: 'file' });
   if (!file.buffer.length) throw new ApiError(400, 'invalid_request', 'The file is empty.', { param: 'file' });
+  const { expires_after } = validate<{ expires_after?: { seconds: number } }>(expiresSchema, { ...(req.body as object) }, 'invalid_request', true);
   const id = newId('file-');
   const auth = req.auth!;
   const name = (file.originalname || 'batch.jsonl').slice(0, 255);
-  await saveFile(id, { orgId: auth.orgId, projectId: auth.projectId, apiKeyId: auth.keyId }, 'batch', name, file.buffer);
+  await saveFile(id, { orgId: auth.orgId, projectId: auth.projectId, apiKeyId: auth.keyId }, 'batch', name, file.buffer, expires_after?.seconds);
   res.json(presentFile((await findFile(auth.orgId, id))!));
 }
 

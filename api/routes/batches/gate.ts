@@ -1,10 +1,17 @@
 import type { Request } from 'express';
+import Joi from 'joi';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { sha256Hex } from '../../../shared/crypto';
 import { presentedKeys } from '../../middleware/authenticate';
 import { batchLimits } from '../../../shared/batches/limits';
 import { activeBatchCount } from '../../../shared/batches/store';
 import { config } from '../../../shared/config/env';
+
+/** OpenAI's file expiration policy (`expires_after` of an upload, `output_expires_after` of a batch): anchor `created_at`, 1 hour to 30 days. */
+export const expiresAfterSchema = Joi.object({
+  anchor: Joi.string().valid('created_at').required(),
+  seconds: Joi.number().integer().min(3600).max(2_592_000).required(),
+});
 
 /** The refusals a new batch can meet before anything is stored (docs/batches.md, "Limits"). */
 export async function admitBatch(req: Request, lines: number): Promise<{ priceMultiplier: number; keyHash: string; createdAt: Date; expiresAt: Date }> {

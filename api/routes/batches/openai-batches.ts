@@ -13,7 +13,7 @@ import { presentBatch } from '../../../shared/batches/present';
 import { newId } from '../../../shared/batches/ids';
 import * as store from '../../../shared/batches/store';
 import { lineUsage } from '../../../shared/batches/usage';
-import { admitBatch, pageLimit } from './gate';
+import { admitBatch, expiresAfterSchema, pageLimit } from './gate';
 
 export const BATCH_ENDPOINTS = ['/v1/chat/completions', '/v1/completions', '/v1/embeddings', '/v1/responses'] as const;
 
@@ -22,7 +22,7 @@ const createSchema = Joi.object({
   endpoint: Joi.string().valid(...BATCH_ENDPOINTS).required(),
   completion_window: Joi.string().valid('24h').required(),
   metadata: Joi.object().pattern(Joi.string().max(64), Joi.string().max(512)).max(16).allow(null),
-  output_expires_after: Joi.any(),
+  output_expires_after: expiresAfterSchema,
 });
 
 async function answer(res: Response, b: store.BatchRow): Promise<void> {
@@ -38,7 +38,10 @@ async function owned(req: Request): Promise<store.BatchRow> {
 
 /** `POST /v1/batches`: the file is checked and counted now, parsed into lines by the runner (status `validating`). */
 async function create(req: Request, res: Response): Promise<void> {
-  const body = validate<{ input_file_id: string; endpoint: string; completion_window: string; metadata?: Record<string, string> | null }>(createSchema, req.body);
+  const body = validate<{ input_file_id: string; endpoint: string; completion_window: string; metadata?: Record<string, string> | null; output_expires_after?: { seconds: number } }>(
+    createSchema,
+    req.body,
+  );
   const auth = req.auth!;
   const file = await findFile(auth.orgId, body.input_file_id);
   if (!file || file.purpose !== 'batch') throw new ApiError(404, 'file_not_found', `No such file with purpose 'batch': ${body.input_file_id}.`, { param: 'input_file_id' });
@@ -62,7 +65,8 @@ async function create(req: Request, res: Response): Promise<void> {
     price_multiplier: String(admitted.priceMultiplier),
     total: 0,
     created_at: admitted.createdAt,
-      expires_at: admitted.expiresAt,
+    expires_at: admitted.expiresAt,
+    output_expires_after_seconds: body.output_expires_after?.seconds ?? null,
   });
   await answer(res, (await store.batchById(id))!);
 }
