@@ -12,10 +12,10 @@ import { fairReadPauses } from '../shared/metrics';
  *
  * So, while the pod's event loop runs behind by more than `lagMs`: when a response of an
  * organization holding more than its share of the pod's open requests (more than the average over
- * the organizations seen in the last `recentMs`, and at least `minOpen`) finishes, the keep-alive
+ * the organizations seen in the last `recentMs`, and more than `minOpen`) finishes, the keep-alive
  * connection it came on is not read again (socket.pause(): its next request stays in the kernel's
- * buffer, unparsed) until the loop has caught up (lag under half of `lagMs`), or for at most
- * `maxPauseMs`. The organizations within their share, the quiet one included, are read at once.
+ * buffer, unparsed) until the loop has caught up (lag under half of `lagMs`; the oldest first, a
+ * batch that doubles each calm tick), or for at most `maxPauseMs`. The organizations within their share, the quiet one included, are read at once.
  * One organization alone on the pod is never paused: there is nobody to be fair to.
  */
 export interface FairReadOptions {

@@ -35,6 +35,12 @@ export const queueRejections = new client.Counter({
   registers: [registry],
 });
 
+export const workerConcurrencyFactor = new client.Gauge({
+  name: 'gateway_worker_concurrency_factor',
+  help: 'Fraction of the operator\'s interactive concurrency this worker process takes while its event loop lags (workers/concurrency-governor.ts)',
+  registers: [registry],
+});
+
 export const fairReadPauses = new client.Counter({
   name: 'gateway_fair_read_pauses_total',
   help: 'Keep-alive connections of an over-share organization not read for a while because the web pod lagged (api/fair-read.ts)',

@@ -12,6 +12,12 @@ import { POOL_STARTERS, implementedPools } from './pools';
 import { closeWorkerRuntime, createWorkerRuntime, type WorkerRuntime } from './runtime';
 import { startMetricsServer } from './metrics-server';
 import { SchedulerSettingsFollower } from './scheduler-settings';
+import { ConcurrencyGovernor } from './concurrency-governor';
+import { shardPosition } from '../shared/queues/shards';
+
+/** The queues whose workers the governor adapts: the interactive lanes (background lanes soak up idle capacity anyway). */
+const INTERACTIVE: readonly string[] = ['chat-interactive', 'embeddings'];
+const interactive = (w: Worker) => INTERACTIVE.includes(shardPosition(w.name)?.queue ?? w.name);
 import { UsageDrainers } from '../shared/metering/usage-drainers';
 import { outboxStats } from '../shared/metering/usage-outbox';
 import { addUsageOutboxSource } from '../shared/metrics';
@@ -48,8 +54,11 @@ export async function startPools(pools: PoolName[]): Promise<RunningPools> {
   await Promise.all(workers.map((w) => w.waitUntilReady()));
   // Workers are created stopped (autorun off): the operator's settings apply first, so a queue paused
   // by `enabled: false` takes no job from a process that has just started.
-  const settings = new SchedulerSettingsFollower(workers, runtime.sub);
+  // interactive lanes take fewer jobs while this process's loop lags (WORKER_LAG_MS; docs/scaling.md)
+  const governor = new ConcurrencyGovernor(workers.filter(interactive), config().workerGovernor);
+  const settings = new SchedulerSettingsFollower(workers, runtime.sub, undefined, governor);
   await settings.start();
+  governor.start();
   for (const w of workers) if (!w.isPaused()) void w.run().catch((err) => logger.error({ err, queue: w.name }, 'worker stopped'));
   const drainer = new UsageDrainers();
   await drainer.start();
@@ -61,6 +70,7 @@ export async function startPools(pools: PoolName[]): Promise<RunningPools> {
     drainer,
     async close() {
       settings.stop();
+      governor.stop();
       await Promise.all(workers.map((w) => w.close()));
       await drainer.stop(); // after the workers: their last usage events go to Postgres too
       dropMetrics();

@@ -2,6 +2,7 @@ import type { Worker } from 'bullmq';
 import type { RedisClient } from '../shared/redis/connection';
 import { keys } from '../shared/redis/keys';
 import { logger } from '../shared/logger';
+import type { ConcurrencyGovernor } from './concurrency-governor';
 import type { QueueName } from '../shared/queues/names';
 import { loadQueueSettings } from '../shared/queues/scheduler-settings';
 import { shardConcurrency, shardCount, shardPosition } from '../shared/queues/shards';
@@ -24,7 +25,7 @@ export class SchedulerSettingsFollower {
     if (channel === keys.cacheChannel()) void this.refresh();
   };
 
-  constructor(private readonly workers: Worker[], private readonly sub: RedisClient, private readonly pollMs = 5000) {
+  constructor(private readonly workers: Worker[], private readonly sub: RedisClient, private readonly pollMs = 5000, private readonly governor?: ConcurrencyGovernor) {
     for (const w of workers) this.defaults.set(w, w.concurrency);
   }
 
@@ -61,7 +62,12 @@ export class SchedulerSettingsFollower {
       const { queue } = position(w);
       const s = settings.get(queue)!;
       const concurrency = s.concurrency === null ? this.defaults.get(w)! : shardConcurrency(s.concurrency, shardCount(queue));
-      if (w.concurrency !== concurrency) {
+      if (this.governor?.governs(w)) {
+        if (this.governor.baseOf(w) !== concurrency) {
+          this.governor.setBase(w, concurrency);
+          logger.info({ queue: w.name, concurrency }, 'worker concurrency changed');
+        }
+      } else if (w.concurrency !== concurrency) {
         w.concurrency = concurrency;
         logger.info({ queue: w.name, concurrency }, 'worker concurrency changed');
       }

@@ -52,6 +52,8 @@ export interface Config {
   replyPollMs: number;
   /** Fair reading on a web pod under overload (api/fair-read.ts): loop delay (ms) that starts it, 0 off; longest pause; open requests never paused. */
   fairRead: { lagMs: number; maxPauseMs: number; minOpen: number };
+  /** Worker processes take fewer interactive jobs while their loop lags (workers/concurrency-governor.ts): lag (ms) that starts it, 0 off; smallest fraction kept. */
+  workerGovernor: { lagMs: number; minFactor: number };
   /** BullMQ lock duration for jobs; a crashed worker's job is failed after ~this. */
   jobLockMs: number;
   /** Decision models (`POST /v1/systemone`): worker concurrency, deadline, raw body cap, slow-body timeout. */
@@ -191,9 +193,11 @@ const schema = Joi.object({
   LEASE_TTL_MS: Joi.number().integer().min(1000).default(30_000),
   LEASE_KEEP_MS: Joi.number().integer().min(0).max(1000).default(5),
   REPLY_POLL_MS: Joi.number().integer().min(50).default(1000),
-  FAIR_READ_LAG_MS: Joi.number().integer().min(0).max(10_000).default(20),
+  FAIR_READ_LAG_MS: Joi.number().integer().min(0).max(10_000).default(10),
   FAIR_READ_MAX_PAUSE_MS: Joi.number().integer().min(10).max(30_000).default(2_000),
   FAIR_READ_MIN_OPEN: Joi.number().integer().min(0).default(8),
+  WORKER_LAG_MS: Joi.number().integer().min(0).max(10_000).default(0),
+  WORKER_MIN_CONCURRENCY_FRACTION: Joi.number().min(0.01).max(1).default(0.125),
   JOB_LOCK_MS: Joi.number().integer().min(500).default(30_000),
   SYSTEMONE_CONCURRENCY: Joi.number().integer().min(1).default(16),
   SYSTEMONE_TIMEOUT_MS: Joi.number().integer().min(100).default(120_000),
@@ -319,6 +323,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     leaseTtlMs: value.LEASE_TTL_MS,
     leaseKeepMs: value.LEASE_KEEP_MS,
     replyPollMs: value.REPLY_POLL_MS,
+    workerGovernor: { lagMs: value.WORKER_LAG_MS, minFactor: value.WORKER_MIN_CONCURRENCY_FRACTION },
     fairRead: { lagMs: value.FAIR_READ_LAG_MS, maxPauseMs: value.FAIR_READ_MAX_PAUSE_MS, minOpen: value.FAIR_READ_MIN_OPEN },
     jobLockMs: value.JOB_LOCK_MS,
     paymentsProcessorName: value.PAYMENTS_PROCESSOR_NAME,

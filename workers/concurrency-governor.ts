@@ -1,0 +1,89 @@
+import type { Worker } from 'bullmq';
+import { workerConcurrencyFactor } from '../shared/metrics';
+
+/**
+ * Adaptive concurrency of a worker process's interactive workers (issue 29 part 4; docs/scaling.md,
+ * *Fair under a flood*). A worker process runs all its jobs on one event loop: when a flood keeps
+ * every slot busy, the loop runs behind and every job's run stretches, a quiet organization's job
+ * included, although the queue's fair share gave it the next slot. So while the loop runs more than
+ * `lagMs` behind, the governor takes fewer jobs (each worker's concurrency times a factor that
+ * shrinks by a quarter per lagging tick, down to `minFactor`); while it is calm (under half of
+ * `lagMs`) the factor grows back by 1/32 per tick. Jobs not taken wait in the queue, where the fair
+ * share orders them (the org with fewer jobs in flight first), instead of in this process's loop.
+ * Throughput holds as long as the slots left cover the upstream's latency; the operator's concurrency
+ * (env or scheduler settings) is the ceiling, set through `setBase`.
+ */
+export interface GovernorOptions {
+  /** Loop delay (ms) above which the process takes fewer jobs; 0 turns the governor off. */
+  lagMs: number;
+  /** The smallest fraction of the operator's concurrency kept. */
+  minFactor: number;
+  tickMs?: number;
+}
+
+export class ConcurrencyGovernor {
+  private readonly base = new Map<Worker, number>();
+  private factor = 1;
+  private timer?: NodeJS.Timeout;
+  private last = 0;
+  lag = 0;
+
+  constructor(workers: Worker[], private readonly opts: GovernorOptions) {
+    for (const w of workers) this.base.set(w, w.concurrency);
+  }
+
+  get enabled(): boolean {
+    return this.opts.lagMs > 0;
+  }
+
+  /** Whether `w` is governed (its concurrency is set through setBase). */
+  governs(w: Worker): boolean {
+    return this.enabled && this.base.has(w);
+  }
+
+  baseOf(w: Worker): number | undefined {
+    return this.base.get(w);
+  }
+
+  /** The operator's concurrency for `w` (the ceiling); applied at once times the current factor. */
+  setBase(w: Worker, concurrency: number): void {
+    this.base.set(w, concurrency);
+    this.apply(w);
+  }
+
+  start(): void {
+    if (!this.enabled || this.timer) return;
+    const every = this.opts.tickMs ?? 10;
+    this.last = performance.now();
+    this.timer = setInterval(() => this.tick(every), every);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.factor = 1;
+    for (const w of this.base.keys()) this.apply(w);
+  }
+
+  get currentFactor(): number {
+    return this.factor;
+  }
+
+  private tick(every: number): void {
+    const now = performance.now();
+    this.lag = Math.max(0, now - this.last - every);
+    this.last = now;
+    const before = this.factor;
+    if (this.lag > this.opts.lagMs) this.factor = Math.max(this.opts.minFactor, this.factor * 0.75);
+    else if (this.lag < this.opts.lagMs / 2) this.factor = Math.min(1, this.factor + 1 / 32);
+    if (this.factor === before) return;
+    workerConcurrencyFactor.set(this.factor);
+    for (const w of this.base.keys()) this.apply(w);
+  }
+
+  private apply(w: Worker): void {
+    const n = Math.max(1, Math.round(this.base.get(w)! * this.factor));
+    if (w.concurrency !== n) w.concurrency = n;
+  }
+}
