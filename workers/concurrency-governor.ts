@@ -10,9 +10,13 @@ import { workerConcurrencyFactor } from '../shared/metrics';
  * shrinks by a quarter per lagging tick, down to `minFactor`); while it is calm (under half of
  * `lagMs`) the factor grows back by 1/32 per tick. Jobs not taken wait in the queue, where the fair
  * share orders them (the org with fewer jobs in flight first), instead of in this process's loop.
- * Throughput holds as long as the slots left cover the upstream's latency; the operator's concurrency
- * (env or scheduler settings) is the ceiling, set through `setBase`.
+ * It acts only while jobs of more than one organization reached this process in the last 2 s (one
+ * organization alone has nobody to be protected from; the queue orders its own jobs). Throughput
+ * holds as long as the slots left cover the upstream's latency; the operator's concurrency (env or
+ * scheduler settings) is the ceiling, set through `setBase`.
  */
+const CONTENDED_WINDOW_MS = 2_000;
+
 export interface GovernorOptions {
   /** Loop delay (ms) above which the process takes fewer jobs; 0 turns the governor off. */
   lagMs: number;
@@ -23,13 +27,17 @@ export interface GovernorOptions {
 
 export class ConcurrencyGovernor {
   private readonly base = new Map<Worker, number>();
+  private readonly seen = new Map<string, number>();
   private factor = 1;
   private timer?: NodeJS.Timeout;
   private last = 0;
   lag = 0;
 
   constructor(workers: Worker[], private readonly opts: GovernorOptions) {
-    for (const w of workers) this.base.set(w, w.concurrency);
+    for (const w of workers) {
+      this.base.set(w, w.concurrency);
+      if (this.enabled) w.on('active', (job) => this.note((job.data as { orgId?: string }).orgId ?? ''));
+    }
   }
 
   get enabled(): boolean {
@@ -70,12 +78,24 @@ export class ConcurrencyGovernor {
     return this.factor;
   }
 
+  /** A job of `orgId` started here (the workers' `active` event). */
+  note(orgId: string): void {
+    this.seen.set(orgId, Date.now());
+  }
+
+  /** Jobs of more than one organization started here in the last 2 s. */
+  private contended(): boolean {
+    const since = Date.now() - CONTENDED_WINDOW_MS;
+    for (const [org, at] of this.seen) if (at < since) this.seen.delete(org);
+    return this.seen.size > 1;
+  }
+
   private tick(every: number): void {
     const now = performance.now();
     this.lag = Math.max(0, now - this.last - every);
     this.last = now;
     const before = this.factor;
-    if (this.lag > this.opts.lagMs) this.factor = Math.max(this.opts.minFactor, this.factor * 0.75);
+    if (this.lag > this.opts.lagMs && this.contended()) this.factor = Math.max(this.opts.minFactor, this.factor * 0.75);
     else if (this.lag < this.opts.lagMs / 2) this.factor = Math.min(1, this.factor + 1 / 32);
     if (this.factor === before) return;
     workerConcurrencyFactor.set(this.factor);

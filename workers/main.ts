@@ -41,6 +41,8 @@ export interface RunningPools {
   workers: Worker[];
   /** Applies the operator's scheduler-endpoints settings to `workers` as they change. */
   settings: SchedulerSettingsFollower;
+  /** Takes fewer interactive jobs while this process's loop lags under several orgs (WORKER_LAG_MS). */
+  governor: ConcurrencyGovernor;
   /** Move usage events from the Redis outbox streams to Postgres (every worker process runs one per stream). */
   drainer: UsageDrainers;
   /** Stops taking jobs, lets in-flight jobs finish, drains the usage outbox, closes connections. */
@@ -67,6 +69,7 @@ export async function startPools(pools: PoolName[]): Promise<RunningPools> {
     runtime,
     workers,
     settings,
+    governor,
     drainer,
     async close() {
       settings.stop();

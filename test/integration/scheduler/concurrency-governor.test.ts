@@ -1,0 +1,81 @@
+import { expect } from 'chai';
+import { Worker } from 'bullmq';
+import { createRedis, type RedisClient } from '../../../shared/redis/connection';
+import { keys } from '../../../shared/redis/keys';
+import { ConcurrencyGovernor } from '../../../workers/concurrency-governor';
+import { pools } from '../../helpers/pools';
+import { config } from '../../../shared/config/env';
+import { waitFor } from '../../helpers/wait';
+
+/**
+ * workers/concurrency-governor.ts on a real BullMQ worker (not started: its concurrency is what the
+ * governor sets), with this process's event loop kept behind by a busy interval.
+ */
+describe('worker concurrency governor: fewer interactive jobs while the worker process lags under more than one organization', function () {
+  this.timeout(20_000);
+  let conn: RedisClient;
+  let worker: Worker;
+  let governor: ConcurrencyGovernor | undefined;
+  let busy: NodeJS.Timeout | undefined;
+  const lagLoop = (ms: number) => {
+    busy = setInterval(() => {
+      const until = Date.now() + ms;
+      while (Date.now() < until) { /* the loop is busy */ }
+    }, 5);
+  };
+
+  beforeEach(async () => {
+    conn = createRedis('worker');
+    worker = new Worker('governor-test', async () => undefined, { connection: conn, autorun: false, concurrency: 64, prefix: keys.bullPrefix('governor-test') });
+  });
+  afterEach(async () => {
+    clearInterval(busy);
+    governor?.stop();
+    await worker.close();
+    conn.disconnect();
+  });
+
+  it('two organizations and a lagging loop: concurrency falls toward the floor; calm again, back to the operator\'s figure', async () => {
+    governor = new ConcurrencyGovernor([worker], { lagMs: 5, minFactor: 0.05, tickMs: 5 });
+    governor.start();
+    governor.note('org-a');
+    governor.note('org-b');
+    lagLoop(20);
+    expect(await waitFor(() => worker.concurrency <= 8, 5_000, 1), `concurrency ${worker.concurrency}`).to.equal(true);
+    expect(worker.concurrency).to.be.at.least(Math.round(64 * 0.05));
+    clearInterval(busy);
+    expect(await waitFor(() => worker.concurrency === 64, 5_000, 5)).to.equal(true);
+  });
+
+  it('one organization alone: the concurrency stays, however far behind the loop is', async () => {
+    governor = new ConcurrencyGovernor([worker], { lagMs: 5, minFactor: 0.05, tickMs: 5 });
+    governor.start();
+    governor.note('org-a');
+    lagLoop(20);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(governor.lag).to.be.above(5);
+    expect(worker.concurrency).to.equal(64);
+  });
+
+  it('the operator\'s concurrency (scheduler settings) is the ceiling the factor applies to; stop restores it', async () => {
+    governor = new ConcurrencyGovernor([worker], { lagMs: 5, minFactor: 0.25, tickMs: 5 });
+    governor.start();
+    governor.note('org-a');
+    governor.note('org-b');
+    lagLoop(20);
+    expect(await waitFor(() => governor!.currentFactor === 0.25, 5_000, 1)).to.equal(true);
+    governor.setBase(worker, 32);
+    expect(worker.concurrency).to.equal(8);
+    clearInterval(busy);
+    governor.stop();
+    expect(worker.concurrency).to.equal(32);
+  });
+
+  it('a worker process governs its interactive lanes only (WORKER_LAG_MS on by default), not the background lane', () => {
+    const g = pools().governor;
+    expect(config().workerGovernor.lagMs).to.be.above(0);
+    const names = pools().workers.filter((w) => g.governs(w)).map((w) => w.name);
+    expect(names).to.include('chat-interactive');
+    expect(names).to.not.include('chat-background');
+  });
+});
