@@ -1,6 +1,7 @@
 import type { Socket } from 'net';
 import type { Request, Response } from 'express';
 import { fairReadPauses } from '../shared/metrics';
+import { LoopLagTicker } from '../shared/loop-lag';
 
 /**
  * Fair reading when the web pod is overloaded (issue 29 part 4; docs/scaling.md, *Fair under a flood*).
@@ -44,29 +45,25 @@ export class FairRead {
   private readonly seen = new Map<string, number>();
   private paused: Paused[] = [];
   private resumeBatch = MIN_RESUME_BATCH;
-  private timer?: NodeJS.Timeout;
-  private last = 0;
+  private readonly ticker: LoopLagTicker;
   /** The loop delay of the last tick (ms). */
   lag = 0;
   lagging = false;
 
-  constructor(private readonly opts: FairReadOptions) {}
+  constructor(private readonly opts: FairReadOptions) {
+    this.ticker = new LoopLagTicker(opts.tickMs ?? 10, (lag) => this.tick(lag));
+  }
 
   get enabled(): boolean {
     return this.opts.lagMs > 0;
   }
 
   start(): void {
-    if (!this.enabled || this.timer) return;
-    const tick = this.opts.tickMs ?? 10;
-    this.last = performance.now();
-    this.timer = setInterval(() => this.tick(tick), tick);
-    this.timer.unref();
+    if (this.enabled) this.ticker.start();
   }
 
   stop(): void {
-    clearInterval(this.timer);
-    this.timer = undefined;
+    this.ticker.stop();
     this.resumeAll();
   }
 
@@ -125,10 +122,8 @@ export class FairRead {
     fairReadPauses.inc();
   }
 
-  private tick(every: number): void {
-    const now = performance.now();
-    this.lag = Math.max(0, now - this.last - every);
-    this.last = now;
+  private tick(lag: number): void {
+    this.lag = lag;
     if (this.lag > this.opts.lagMs) this.lagging = true;
     else if (this.lag < this.opts.lagMs / 2) this.lagging = false;
     if (!this.paused.length) return;

@@ -1,5 +1,6 @@
 import type { Worker } from 'bullmq';
 import { workerConcurrencyFactor } from '../shared/metrics';
+import { LoopLagTicker } from '../shared/loop-lag';
 
 /**
  * Adaptive concurrency of a worker process's interactive workers (issue 29 part 4; docs/scaling.md,
@@ -29,11 +30,11 @@ export class ConcurrencyGovernor {
   private readonly base = new Map<Worker, number>();
   private readonly seen = new Map<string, number>();
   private factor = 1;
-  private timer?: NodeJS.Timeout;
-  private last = 0;
+  private readonly ticker: LoopLagTicker;
   lag = 0;
 
   constructor(workers: Worker[], private readonly opts: GovernorOptions) {
+    this.ticker = new LoopLagTicker(opts.tickMs ?? 10, (lag) => this.tick(lag));
     for (const w of workers) {
       this.base.set(w, w.concurrency);
       if (this.enabled) w.on('active', (job) => this.note((job.data as { orgId?: string }).orgId ?? ''));
@@ -60,16 +61,11 @@ export class ConcurrencyGovernor {
   }
 
   start(): void {
-    if (!this.enabled || this.timer) return;
-    const every = this.opts.tickMs ?? 10;
-    this.last = performance.now();
-    this.timer = setInterval(() => this.tick(every), every);
-    this.timer.unref();
+    if (this.enabled) this.ticker.start();
   }
 
   stop(): void {
-    clearInterval(this.timer);
-    this.timer = undefined;
+    this.ticker.stop();
     this.factor = 1;
     for (const w of this.base.keys()) this.apply(w);
   }
@@ -90,10 +86,8 @@ export class ConcurrencyGovernor {
     return this.seen.size > 1;
   }
 
-  private tick(every: number): void {
-    const now = performance.now();
-    this.lag = Math.max(0, now - this.last - every);
-    this.last = now;
+  private tick(lag: number): void {
+    this.lag = lag;
     const before = this.factor;
     if (this.lag > this.opts.lagMs && this.contended()) this.factor = Math.max(this.opts.minFactor, this.factor * 0.75);
     else if (this.lag < this.opts.lagMs / 2) this.factor = Math.min(1, this.factor + 1 / 32);

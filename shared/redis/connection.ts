@@ -27,10 +27,7 @@ function roleOptions(role: RedisRole): RedisOptions {
       : role === 'producer'
         ? { maxRetriesPerRequest: 1, enableOfflineQueue: false }
         : { maxRetriesPerRequest: null, enableOfflineQueue: true };
-  // REDIS_AUTO_PIPELINING: a request's commands and a pod's job adds issued in one event-loop turn
-  // go to Redis in one write (never on blocking connections: subscribers and workers)
-  const auto = (role === 'command' || role === 'producer') && process.env.REDIS_AUTO_PIPELINING === 'on';
-  return { ...opts, ...(auto ? { enableAutoPipelining: true } : {}), connectionName: `gw-${role}` };
+  return { ...opts, connectionName: `gw-${role}` };
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Request, Response } from 'express';
 import { expect } from 'chai';
 import { FairRead } from '../../../api/fair-read';
 import { waitFor } from '../../helpers/wait';
+import { lagLoop } from '../../helpers/busy-loop';
 
 /**
  * api/fair-read.ts over real sockets: a plain HTTP server whose handler admits each request under the
@@ -17,17 +18,10 @@ describe('fair reading under overload: an over-share organization\'s connections
   let base: string;
   const held = new Map<string, http.ServerResponse>();
   const received: string[] = [];
-  let busy: NodeJS.Timeout | undefined;
+  let stopLag: (() => void) | undefined;
   const agents: http.Agent[] = [];
 
-  /** Keeps the loop `ms` behind every 5 ms (a pod that cannot keep up). */
-  const lagLoop = (ms: number) => {
-    busy = setInterval(() => {
-      const until = Date.now() + ms;
-      while (Date.now() < until) { /* the loop is busy */ }
-    }, 5);
-  };
-  const calm = () => clearInterval(busy);
+  const calm = () => stopLag?.();
 
   /** A request of `org` tagged `id` over `agent`; resolves when answered. */
   const send = (agent: http.Agent, org: string, id: string) =>
@@ -80,7 +74,7 @@ describe('fair reading under overload: an over-share organization\'s connections
     expect(await waitFor(() => held.size === 5, 5_000, 5)).to.equal(true);
     expect(fair.openCounts().get('flood')).to.equal(4);
 
-    lagLoop(30);
+    stopLag = lagLoop(30);
     expect(await waitFor(() => fair.lagging, 2_000, 1)).to.equal(true);
     release('f0');
     release('q0');
@@ -106,7 +100,7 @@ describe('fair reading under overload: an over-share organization\'s connections
     const flood = Array.from({ length: 4 }, agent);
     const answered = flood.map((a, i) => send(a, 'solo', `s${i}`));
     expect(await waitFor(() => held.size === 4, 5_000, 5)).to.equal(true);
-    lagLoop(30);
+    stopLag = lagLoop(30);
     expect(await waitFor(() => fair.lagging, 2_000, 1)).to.equal(true);
     release('s0');
     await answered[0];
@@ -126,7 +120,7 @@ describe('fair reading under overload: an over-share organization\'s connections
     const quiet = agent();
     const answered = [...flood.map((a, i) => send(a, 'flood', `f${i}`)), send(quiet, 'quiet', 'q0')];
     expect(await waitFor(() => held.size === 5, 5_000, 5)).to.equal(true);
-    lagLoop(30);
+    stopLag = lagLoop(30);
     expect(await waitFor(() => fair.lagging, 2_000, 1)).to.equal(true);
     release('f0');
     await answered[0];

@@ -6,6 +6,7 @@ import { ConcurrencyGovernor } from '../../../workers/concurrency-governor';
 import { pools } from '../../helpers/pools';
 import { config } from '../../../shared/config/env';
 import { waitFor } from '../../helpers/wait';
+import { lagLoop } from '../../helpers/busy-loop';
 
 /**
  * workers/concurrency-governor.ts on a real BullMQ worker (not started: its concurrency is what the
@@ -16,20 +17,14 @@ describe('worker concurrency governor: fewer interactive jobs while the worker p
   let conn: RedisClient;
   let worker: Worker;
   let governor: ConcurrencyGovernor | undefined;
-  let busy: NodeJS.Timeout | undefined;
-  const lagLoop = (ms: number) => {
-    busy = setInterval(() => {
-      const until = Date.now() + ms;
-      while (Date.now() < until) { /* the loop is busy */ }
-    }, 5);
-  };
+  let stopLag: (() => void) | undefined;
 
   beforeEach(async () => {
     conn = createRedis('worker');
     worker = new Worker('governor-test', async () => undefined, { connection: conn, autorun: false, concurrency: 64, prefix: keys.bullPrefix('governor-test') });
   });
   afterEach(async () => {
-    clearInterval(busy);
+    stopLag?.();
     governor?.stop();
     await worker.close();
     conn.disconnect();
@@ -40,10 +35,10 @@ describe('worker concurrency governor: fewer interactive jobs while the worker p
     governor.start();
     governor.note('org-a');
     governor.note('org-b');
-    lagLoop(20);
+    stopLag = lagLoop(20);
     expect(await waitFor(() => worker.concurrency <= 8, 5_000, 1), `concurrency ${worker.concurrency}`).to.equal(true);
     expect(worker.concurrency).to.be.at.least(Math.round(64 * 0.05));
-    clearInterval(busy);
+    stopLag?.();
     expect(await waitFor(() => worker.concurrency === 64, 5_000, 5)).to.equal(true);
   });
 
@@ -51,7 +46,7 @@ describe('worker concurrency governor: fewer interactive jobs while the worker p
     governor = new ConcurrencyGovernor([worker], { lagMs: 5, minFactor: 0.05, tickMs: 5 });
     governor.start();
     governor.note('org-a');
-    lagLoop(20);
+    stopLag = lagLoop(20);
     await new Promise((r) => setTimeout(r, 500));
     expect(governor.lag).to.be.above(5);
     expect(worker.concurrency).to.equal(64);
@@ -62,11 +57,11 @@ describe('worker concurrency governor: fewer interactive jobs while the worker p
     governor.start();
     governor.note('org-a');
     governor.note('org-b');
-    lagLoop(20);
+    stopLag = lagLoop(20);
     expect(await waitFor(() => governor!.currentFactor === 0.25, 5_000, 1)).to.equal(true);
     governor.setBase(worker, 32);
     expect(worker.concurrency).to.equal(8);
-    clearInterval(busy);
+    stopLag?.();
     governor.stop();
     expect(worker.concurrency).to.equal(32);
   });
