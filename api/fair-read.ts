@@ -17,7 +17,10 @@ import { LoopLagTicker } from '../shared/loop-lag';
  * connection it came on is not read again (socket.pause(): its next request stays in the kernel's
  * buffer, unparsed) until the loop has caught up (lag under half of `lagMs`; the oldest first, a
  * batch that doubles each calm tick), or for at most `maxPauseMs`. The organizations within their share, the quiet one included, are read at once.
- * One organization alone on the pod is never paused: there is nobody to be fair to.
+ * One organization alone on the pod is never paused: there is nobody to be fair to. A connection
+ * that has carried requests of more than one organization (an L7 proxy's pooled connection) is
+ * never paused either: its next request may be anyone's. Behind such a proxy fair reading therefore
+ * does nothing, and the proxy's own per-client limits are what keep a flood from the pod.
  */
 export interface FairReadOptions {
   /** Loop delay (ms) above which over-share connections are paused; 0 turns fair reading off. */
@@ -32,6 +35,9 @@ export interface FairReadOptions {
   tickMs?: number;
 }
 
+/** A connection that carried requests of more than one organization. */
+const MIXED = '\u0000mixed';
+
 /** Connections resumed in the first calm tick after a lagging one. */
 const MIN_RESUME_BATCH = 4;
 
@@ -43,6 +49,8 @@ interface Paused {
 export class FairRead {
   private readonly open = new Map<string, number>();
   private readonly seen = new Map<string, number>();
+  /** The one organization a connection has carried, or MIXED. */
+  private readonly socketOrg = new WeakMap<Socket, string>();
   private paused: Paused[] = [];
   private resumeBatch = MIN_RESUME_BATCH;
   private readonly ticker: LoopLagTicker;
@@ -70,6 +78,10 @@ export class FairRead {
   /** Counts an authenticated request of `orgId` as open on the pod until its response closes. */
   admit(req: Request, res: Response, orgId: string): void {
     if (!this.enabled) return;
+    const socket = req.socket;
+    const carried = this.socketOrg.get(socket);
+    if (carried === undefined) this.socketOrg.set(socket, orgId);
+    else if (carried !== orgId) this.socketOrg.set(socket, MIXED);
     this.open.set(orgId, (this.open.get(orgId) ?? 0) + 1);
     this.seen.set(orgId, Date.now());
     let counted = true;
@@ -81,9 +93,10 @@ export class FairRead {
       else this.open.delete(orgId);
     };
     res.once('finish', () => {
-      const over = this.lagging && this.overShare(orgId);
+      // a connection that carried more than one org (a proxy's pooled connection) is never paused
+      const over = this.lagging && this.socketOrg.get(socket) === orgId && this.overShare(orgId);
       done();
-      if (over) this.pause(req.socket);
+      if (over) this.pause(socket);
     });
     res.once('close', done);
   }

@@ -112,6 +112,35 @@ describe('fair reading under overload: an over-share organization\'s connections
     expect(await next).to.equal(200);
   });
 
+  it('a connection that carried requests of two organizations (a proxy\'s pooled connection) is never paused', async () => {
+    const flood = Array.from({ length: 4 }, agent);
+    const quiet = agent();
+    // flood[0]'s connection first carries a quiet-org request, then the flood's
+    const first = send(flood[0], 'quiet', 'mixed-q');
+    expect(await waitFor(() => held.has('mixed-q'), 5_000, 5)).to.equal(true);
+    release('mixed-q');
+    await first;
+    const answered = [...flood.map((a, i) => send(a, 'flood', `f${i}`)), send(quiet, 'quiet', 'q0')];
+    expect(await waitFor(() => held.size === 5, 5_000, 5)).to.equal(true);
+    stopLag = lagLoop(30);
+    expect(await waitFor(() => fair.lagging, 2_000, 1)).to.equal(true);
+    release('f0');
+    await answered[0];
+    const next = send(flood[0], 'flood', 'f0-next');
+    expect(await waitFor(() => received.includes('f0-next'), 5_000, 5), 'the mixed connection is read while the pod lags').to.equal(true);
+    expect(fair.pausedCount()).to.equal(0);
+    // the same org's other connections, which carried only its requests, are paused
+    release('f1');
+    await answered[1];
+    const next1 = send(flood[1], 'flood', 'f1-next');
+    expect(await waitFor(() => fair.pausedCount() === 1, 2_000, 5)).to.equal(true);
+    calm();
+    expect(await waitFor(() => received.includes('f1-next'), 5_000, 5)).to.equal(true);
+    release('f0-next');
+    release('f1-next');
+    expect([await next, await next1]).to.deep.equal([200, 200]);
+  });
+
   it('a paused connection is read again after maxPauseMs even if the loop stays behind', async () => {
     fair.stop();
     fair = new FairRead({ lagMs: 10, maxPauseMs: 400, minOpen: 2, tickMs: 5 });
