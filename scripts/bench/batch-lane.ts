@@ -4,7 +4,7 @@ import { ensureServices } from '../services';
 import { deleteKeysByPrefix } from '../services/redis';
 import { freePort } from '../services/free-port';
 import { runLoad, pct } from './load';
-import { exited, waitHttp } from './processes';
+import { benchEnv, exited, waitHttp } from './processes';
 
 /**
  * `npm run bench:batches` (a measurement, not a test): an interactive org's chat latency alone, then
@@ -29,11 +29,7 @@ async function main(): Promise<void> {
   const [simPort, webPort] = [await freePort(), await freePort()];
   const simUrl = `http://127.0.0.1:${simPort}`;
   Object.assign(process.env, {
-    DATABASE_URL: services.databaseUrl,
-    REDIS_URL: services.redisUrl,
-    REDIS_PREFIX: 'gwbbench',
-    SECRET_KEY: process.env.SECRET_KEY ?? 'bench-secret-key-bench-secret-key-0123456789',
-    LOG_LEVEL: 'warn',
+    ...benchEnv(services, 'gwbbench'),
     IMAGE_STORAGE_DIR: path.resolve('.data/bench-batches/files'),
     BATCH_MAX_LINES: String(Math.max(LINES, 50_000)),
   });

@@ -5,7 +5,7 @@ import { deleteKeysByPrefix } from '../services/redis';
 import { freePort } from '../services/free-port';
 import { runLoad, pct, type LoadResult } from './load';
 import { readCpu, cpuPerRequestUs } from './cpu';
-import { exited, waitHttp } from './processes';
+import { benchEnv, exited, waitHttp } from './processes';
 import { readNodes, spreadRows } from './cluster-spread';
 import { readRedisCounts, perRequest, detail, REDIS_COUNT_HEAD } from './redis-counts';
 import { floodCell, floodRows, FLOOD_HEAD } from './flood';
@@ -67,13 +67,7 @@ async function main(): Promise<void> {
   const services = await ensureServices({ dataDir: '.data/bench', redisPort: 6382, pgPort: 5435, database: BENCH_DB, recreate: true });
   const [simPort, webPort, floorPort] = [await freePort(), await freePort(), await freePort()];
   const simUrl = `http://127.0.0.1:${simPort}`;
-  Object.assign(process.env, {
-    DATABASE_URL: services.databaseUrl,
-    REDIS_URL: services.redisUrl,
-    REDIS_PREFIX: 'gwbench',
-    SECRET_KEY: process.env.SECRET_KEY ?? 'bench-secret-key-bench-secret-key-0123456789',
-    LOG_LEVEL: 'warn',
-  });
+  Object.assign(process.env, benchEnv(services, 'gwbench'));
   const sink = TRACING === 'off' ? undefined : await startOtlpSink();
   const env = { ...process.env, CHAT_INTERACTIVE_CONCURRENCY: String(WORKER_SLOTS), PORT: String(webPort), SIMULATOR_PORT: String(simPort), ...(sink ? tracingEnv(sink.url, TRACING) : {}) };
 

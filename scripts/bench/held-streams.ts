@@ -6,6 +6,7 @@ import { ensurePostgres, ensureDatabase } from '../services/postgres';
 import { ensureRedis } from '../services/redis';
 import { procfileNodeArgs } from './procfile';
 import { freePort } from '../services/free-port';
+import { benchEnv } from './processes';
 
 /**
  * `npm run bench:held`: holds HELD_STREAMS (default 2,000) streamed chat completions open at once on
@@ -38,13 +39,7 @@ async function main(): Promise<void> {
   const databaseUrl = await ensureDatabase(pg.url, DB, true);
   const [simPort, webPort] = [await freePort(), await freePort()];
   const simUrl = `http://127.0.0.1:${simPort}`;
-  Object.assign(process.env, {
-    DATABASE_URL: databaseUrl,
-    REDIS_URL: redis.url,
-    REDIS_PREFIX: 'gwheld',
-    SECRET_KEY: process.env.SECRET_KEY ?? 'bench-secret-key-bench-secret-key-0123456789',
-    LOG_LEVEL: 'warn',
-  });
+  Object.assign(process.env, benchEnv({ databaseUrl, redisUrl: redis.url }, 'gwheld'));
   const { db, closeDb } = await import('../../shared/db/sequelize.js');
   const { migrate } = await import('../../shared/db/migrate.js');
   const { seed } = await import('../../shared/db/seed.js');

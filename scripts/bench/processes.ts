@@ -1,5 +1,19 @@
 import type { ChildProcess } from 'child_process';
 
+/**
+ * The environment a bench gives the gateway's processes (and itself, before it imports the configuration):
+ * its Postgres and Redis, its own Redis key prefix, a secret key (SECRET_KEY when set) and quiet logs.
+ */
+export function benchEnv(services: { databaseUrl: string; redisUrl: string }, prefix: string): Record<string, string> {
+  return {
+    DATABASE_URL: services.databaseUrl,
+    REDIS_URL: services.redisUrl,
+    REDIS_PREFIX: prefix,
+    SECRET_KEY: process.env.SECRET_KEY ?? 'bench-secret-key-bench-secret-key-0123456789',
+    LOG_LEVEL: 'warn',
+  };
+}
+
 /** Polls `url` until it answers below 500 (a process that has come up), or throws after `ms`. */
 export async function waitHttp(url: string, ms = 20_000): Promise<void> {
   const end = Date.now() + ms;

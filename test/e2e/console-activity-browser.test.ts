@@ -1,31 +1,14 @@
 import fs from 'fs';
 import { expect } from 'chai';
-import type { Browser } from 'playwright-core';
 import { env, resetSim } from '../helpers/harness';
 import { buildOrg } from '../helpers/factories';
-import { buildPlatformAdmin, startAdmin } from '../helpers/admin';
-import { WEB_PASSWORD } from '../helpers/web-client';
 import { call, keyHeader } from '../helpers/http';
 import { usageSettled } from '../helpers/usage';
-import { launchBrowser, screenshots, signInAt } from '../helpers/browser';
-import { setPassword } from '../../shared/web/passwords';
+import { consoleOperator, screenshots } from '../helpers/browser';
 
 describe("console's Activity page in a browser: an operator reads an org's request log", function () {
   this.timeout(60_000);
-  let browser: Browser;
-  let admin: { url: string; close(): Promise<void> };
-  let operatorEmail: string;
-  before(async () => {
-    browser = await launchBrowser();
-    admin = await startAdmin();
-    const op = await buildPlatformAdmin();
-    await setPassword(op, WEB_PASSWORD);
-    operatorEmail = op.email;
-  });
-  after(async () => {
-    await browser?.close();
-    await admin?.close();
-  });
+  const operator = consoleOperator();
   beforeEach(resetSim);
 
   it('from the org page: every request newest first (a model listing too), filtered to the failed one, its details, the CSV of the page', async () => {
@@ -38,12 +21,12 @@ describe("console's Activity page in a browser: an operator reads an org's reque
     expect(failed.status).to.equal(400);
     await usageSettled();
 
-    const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
+    const ctx = await operator.browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
     const page = await ctx.newPage();
-    await signInAt(page, `${admin.url}/sign-in`, operatorEmail, WEB_PASSWORD);
-    await page.goto(`${admin.url}/orgs/${o.org.id}`);
+    await operator.signIn(page);
+    await page.goto(`${operator.admin.url}/orgs/${o.org.id}`);
     await Promise.all([page.waitForNavigation(), page.click('[data-test=org-activity]')]);
-    expect(page.url()).to.equal(`${admin.url}/orgs/${o.org.id}/activity`);
+    expect(page.url()).to.equal(`${operator.admin.url}/orgs/${o.org.id}/activity`);
     const rows = page.locator('[data-test=activity] tbody tr');
     expect(await rows.count()).to.equal(4);
     expect(await rows.first().getAttribute('data-request-id'), 'newest first').to.equal(failed.headers.get('x-service-request-id'));

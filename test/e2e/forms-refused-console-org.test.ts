@@ -1,19 +1,17 @@
 import crypto from 'crypto';
 import { expect } from 'chai';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { env } from '../helpers/harness';
 import { buildOrg, type TestOrg } from '../helpers/factories';
-import { buildPlatformAdmin, startAdmin } from '../helpers/admin';
 import { buildWebMember, WEB_PASSWORD } from '../helpers/web-client';
 import { call, keyHeader } from '../helpers/http';
 import { usageSettled } from '../helpers/usage';
-import { launchBrowser, pagePerTest, screenshots, signInAt as signInWith } from '../helpers/browser';
+import { consoleOperator, pagePerTest, screenshots, signInAt as signInWith } from '../helpers/browser';
 
 const signInAt = (page: Page, url: string, email: string) => signInWith(page, url, email, WEB_PASSWORD);
 import { searchOrg } from '../integration/search/helpers';
 import { ApiKey, InviteCode, Membership, Organization, PlatformKey, Project, SearchOrgKey, SearchSetting, User } from '../../shared/db/models';
 import { createApiKey, updateKeyControls } from '../../shared/tenancy/ops';
-import { setPassword } from '../../shared/web/passwords';
 
 /** Submits the form that holds `button` and answers the status of the page that comes back. */
 async function submit(page: Page, button: string): Promise<number> {
@@ -27,25 +25,11 @@ const unchecked = (page: Page, selector: string) =>
 
 describe('refused forms keep what was typed (web search settings, members, console Create, platform keys) and the console organization page, in a browser', function () {
   this.timeout(90_000);
-  let browser: Browser;
-  let admin: { url: string; close(): Promise<void> };
-  let operatorEmail: string;
-  const current = pagePerTest(() => browser);
+  const operator = consoleOperator();
+  const current = pagePerTest(() => operator.browser);
   let page: Page;
   beforeEach(() => {
     page = current();
-  });
-
-  before(async () => {
-    browser = await launchBrowser();
-    admin = await startAdmin();
-    const op = await buildPlatformAdmin();
-    await setPassword(op, WEB_PASSWORD);
-    operatorEmail = op.email;
-  });
-  after(async () => {
-    await browser?.close();
-    await admin?.close();
   });
 
   it('web search settings: each refused form comes back with its value and the message at its field; a save says it was saved', async () => {
@@ -126,8 +110,8 @@ describe('refused forms keep what was typed (web search settings, members, conso
   it('console Create: a taken slug, a bad email and a bad invitation keep every field with the message at the field; platform keys keep the name', async () => {
     const existing = await buildOrg(env().redis);
     const target = await buildOrg(env().redis);
-    await signInAt(page, `${admin.url}/sign-in`, operatorEmail);
-    await page.goto(`${admin.url}/create`);
+    await operator.signIn(page);
+    await page.goto(`${operator.admin.url}/create`);
     await page.fill('#oname', 'Acme <Labs>');
     await page.fill('#oslug', existing.org.slug);
     await page.selectOption('#oplan', 'free');
@@ -160,7 +144,7 @@ describe('refused forms keep what was typed (web search settings, members, conso
     expect(await submit(page, 'button:has-text("Create organization")')).to.equal(201);
     expect(await page.textContent('[data-test=created]')).to.include(`Organization ${name}`);
 
-    await page.goto(`${admin.url}/keys`);
+    await page.goto(`${operator.admin.url}/keys`);
     await page.fill('#kname', 'scopeless');
     expect(await submit(page, 'button:has-text("Create key")')).to.equal(400);
     expect(await page.inputValue('#kname')).to.equal('scopeless');
@@ -183,9 +167,9 @@ describe('refused forms keep what was typed (web search settings, members, conso
     }
     await usageSettled();
 
-    await signInAt(page, `${admin.url}/sign-in`, operatorEmail);
+    await operator.signIn(page);
     await Promise.all([page.waitForNavigation(), page.click(`a[href="/orgs/${o.org.id}"]`)]);
-    expect(page.url()).to.equal(`${admin.url}/orgs/${o.org.id}`);
+    expect(page.url()).to.equal(`${operator.admin.url}/orgs/${o.org.id}`);
     expect(await page.textContent('h1')).to.include(o.org.name);
     expect(await page.textContent('[data-section=members]')).to.include(owner.email).and.include('owner');
     const keyRow = page.locator(`[data-section=keys] tr[data-key-id="${limited.id}"]`);
@@ -207,13 +191,13 @@ describe('refused forms keep what was typed (web search settings, members, conso
     // its lane overrides form answers on this page: refused with the text kept, then saved
     await page.fill('[data-section=lanes] input[name=lane_overrides]', 'chat:interactive=five');
     expect(await submit(page, '[data-section=lanes] button')).to.equal(400);
-    expect(page.url()).to.equal(`${admin.url}/orgs/${o.org.id}/lanes`);
+    expect(page.url()).to.equal(`${operator.admin.url}/orgs/${o.org.id}/lanes`);
     expect(await page.inputValue('[data-section=lanes] input[name=lane_overrides]')).to.equal('chat:interactive=five');
     expect(await page.textContent('[data-section=lanes] [data-test=field-error-lane_overrides]')).to.include("'chat:interactive=five' is not a pool:lane=count pair.");
     expect(await page.textContent('[data-section=members]'), 'still the organization page').to.include(owner.email);
     await page.fill('[data-section=lanes] input[name=lane_overrides]', 'chat:interactive=6');
     expect(await submit(page, '[data-section=lanes] button')).to.equal(200);
-    expect(page.url()).to.equal(`${admin.url}/orgs/${o.org.id}?saved=lanes`);
+    expect(page.url()).to.equal(`${operator.admin.url}/orgs/${o.org.id}?saved=lanes`);
     expect(await page.textContent('[data-test=saved]')).to.include('Lane overrides saved.');
     expect((await o.org.reload()).laneOverrides).to.deep.equal({ 'chat:interactive': 6 });
     expect(await User.count({ where: { id: owner.id } })).to.equal(1);

@@ -3,19 +3,13 @@ import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { env } from '../helpers/harness';
 import { buildOrg, type TestOrg } from '../helpers/factories';
-import { buildPlatformAdmin, startAdmin } from '../helpers/admin';
-import { buildWebMember, WEB_PASSWORD } from '../helpers/web-client';
-import { launchBrowser, screenshots } from '../helpers/browser';
+import { startAdmin } from '../helpers/admin';
+import { buildOperator, buildWebMember, WEB_PASSWORD } from '../helpers/web-client';
+import { launchBrowser, screenshots, signInAt as signInWith } from '../helpers/browser';
 import { Membership, User } from '../../shared/db/models';
 import { readSwitches, setSwitch } from '../../shared/switches/switches';
-import { setPassword } from '../../shared/web/passwords';
 
-async function signInAt(page: Page, url: string, email: string): Promise<void> {
-  await page.goto(url);
-  await page.fill('#email', email);
-  await page.fill('#password', WEB_PASSWORD);
-  await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
-}
+const signInAt = (page: Page, url: string, email: string) => signInWith(page, url, email, WEB_PASSWORD);
 
 describe('members and invitations in a browser (dashboard members page, invitation page, console confirmation)', function () {
   this.timeout(60_000);
@@ -83,8 +77,7 @@ describe('members and invitations in a browser (dashboard members page, invitati
   it('the console asks for confirmation before a kill switch for every organization, and creates an invitation', async () => {
     const admin = await startAdmin();
     try {
-      const op = await buildPlatformAdmin();
-      await setPassword(op, WEB_PASSWORD);
+      const op = await buildOperator();
       const page = await newPage();
       await signInAt(page, `${admin.url}/sign-in`, op.email);
       await page.goto(`${admin.url}/switches`);

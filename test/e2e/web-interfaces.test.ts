@@ -3,14 +3,16 @@ import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { env } from '../helpers/harness';
 import { buildOrg, type TestOrg } from '../helpers/factories';
-import { buildPlatformAdmin, buildPlatformKey, adminCall, startAdmin } from '../helpers/admin';
+import { buildPlatformKey, adminCall, startAdmin } from '../helpers/admin';
+import { buildOperator, WEB_PASSWORD } from '../helpers/web-client';
 import { call } from '../helpers/http';
 import { usageSettled } from '../helpers/usage';
 import { launchBrowser, screenshots } from '../helpers/browser';
 import { ApiKey, AuditLog, Membership, Plan, SearchOrgKey, SearchSetting, User } from '../../shared/db/models';
 import { setPassword } from '../../shared/web/passwords';
 
-const PASSWORD = 'correct horse battery';
+/** The web password (the operators of buildOperator() have it too). */
+const PASSWORD = WEB_PASSWORD;
 
 async function buildMember(org: TestOrg, role: 'owner' | 'member'): Promise<User> {
   const u = await User.create({ email: `m-${crypto.randomBytes(4).toString('hex')}@example.com`, name: 'Member' });
@@ -188,8 +190,7 @@ describe('web interfaces in a browser (dashboard and operator console)', functio
   });
 
   it('an operator revokes a platform key in the console, and that key\'s next request fails', async () => {
-    const op = await buildPlatformAdmin();
-    await setPassword(op, PASSWORD);
+    const op = await buildOperator();
     const k = await buildPlatformKey(['stats:read'], op);
     expect((await adminCall(admin.url, k.key, 'GET', '/admin/v1/stats')).status).to.equal(200);
 
@@ -217,8 +218,7 @@ describe('web interfaces in a browser (dashboard and operator console)', functio
   });
 
   it('an operator edits an organization\'s lane overrides in the console (validated, audited, applied)', async () => {
-    const op = await buildPlatformAdmin();
-    await setPassword(op, PASSWORD);
+    const op = await buildOperator();
     await signInAt(page, `${admin.url}/sign-in`, op.email);
     const form = `form[data-lanes="${org.org.slug}"]`;
     await page.fill(`${form} input[name=lane_overrides]`, 'chat:interactive=3, images:background=1');
@@ -247,8 +247,7 @@ describe('web interfaces in a browser (dashboard and operator console)', functio
   });
 
   it('impersonation opens the user\'s dashboard marked as such, is audited, and cannot create keys', async () => {
-    const op = await buildPlatformAdmin();
-    await setPassword(op, PASSWORD);
+    const op = await buildOperator();
     await signInAt(page, `${admin.url}/sign-in`, op.email);
     await page.goto(`${admin.url}/users`);
     await page.click(`tr[data-user="${owner.email}"] button:has-text("Impersonate")`);

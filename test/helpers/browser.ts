@@ -1,6 +1,8 @@
 import fs from 'fs';
 import path from 'path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { startAdmin } from './admin';
+import { buildOperator, WEB_PASSWORD } from './web-client';
 
 /** Debian's chromium (installed by scripts/setup-browser.sh, which .ci/run calls). */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -39,4 +41,32 @@ export async function signInAt(page: Page, url: string, email: string, password:
   await page.fill('#email', email);
   await page.fill('#password', password);
   await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
+}
+
+/** What `consoleOperator()` sets up for a suite: filled in by its `before` hook. */
+export interface ConsoleOperator {
+  browser: Browser;
+  /** The admin app (the operator console) on an ephemeral port. */
+  admin: { url: string; close(): Promise<void> };
+  /** The operator's email (a platform admin with the web password). */
+  email: string;
+  /** Signs `page` in on the console's sign-in page as the operator. */
+  signIn(page: Page): Promise<void>;
+}
+
+/** Mocha hooks for a suite that drives the operator console in a browser: a browser, an admin app and an operator, closed after the suite. */
+export function consoleOperator(): ConsoleOperator {
+  const suite = {
+    signIn: (page: Page) => signInAt(page, `${suite.admin.url}/sign-in`, suite.email, WEB_PASSWORD),
+  } as ConsoleOperator;
+  before(async () => {
+    suite.browser = await launchBrowser();
+    suite.admin = await startAdmin();
+    suite.email = (await buildOperator()).email;
+  });
+  after(async () => {
+    await suite.browser?.close();
+    await suite.admin?.close();
+  });
+  return suite;
 }

@@ -92,10 +92,16 @@ export async function dashboardAs(user: User, localAddress?: string): Promise<We
   return c;
 }
 
-/** An operator console browser (at the admin process's `url`) signed in as a fresh platform admin. */
-export async function consoleAs(url: string): Promise<WebClient> {
+/** A fresh platform admin with the web password: an operator who can sign in to the console. */
+export async function buildOperator(): Promise<User> {
   const op = await User.create({ email: `admin-${crypto.randomBytes(5).toString('hex')}@example.com`, name: 'Admin', isPlatformAdmin: true });
   await setPassword(op, WEB_PASSWORD);
+  return op;
+}
+
+/** An operator console browser (at the admin process's `url`) signed in as a fresh platform admin. */
+export async function consoleAs(url: string): Promise<WebClient> {
+  const op = await buildOperator();
   const c = new WebClient(url);
   const r = await c.signIn('/sign-in', op.email, WEB_PASSWORD);
   if (r.status !== 303) throw new Error(`console sign-in answered ${r.status}: ${r.text.slice(0, 200)}`);
