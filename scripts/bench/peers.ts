@@ -1,7 +1,7 @@
 import { spawn } from 'child_process';
 import fs from 'fs';
 import path from 'path';
-import { freePort } from '../services/free-port';
+import { freePorts } from '../services/free-port';
 import { procfileNodeArgs } from './procfile';
 import { floorLines, goalLines, type PeerRow } from './peer-goals';
 
@@ -67,10 +67,11 @@ async function floorEnv(base: NodeJS.ProcessEnv): Promise<NodeJS.ProcessEnv | un
   const scenarios = (base.SCENARIOS ?? 'chat stream').split(/\s+/).filter((x) => x === 'chat' || x === 'stream');
   if (process.env.PEERS_FLOOR === '0' || scenarios.length === 0) return undefined;
   fs.copyFileSync(path.join(root, 'scripts', 'bench', 'floor', 'peers-floor.sh'), FLOOR_SCRIPT);
+  const [floorPort, floorRedisPort] = await freePorts(2);
   return {
     ...base,
-    FLOOR_PORT: String(await freePort()),
-    FLOOR_REDIS_PORT: String(await freePort()),
+    FLOOR_PORT: String(floorPort),
+    FLOOR_REDIS_PORT: String(floorRedisPort),
     FLOOR_WEB_NODE_ARGS: procfileNodeArgs('web').join(' '),
     FLOOR_WORKER_NODE_ARGS: procfileNodeArgs('chatworker').join(' '),
     FLOOR_SCENARIOS: scenarios.join(' '),
@@ -82,15 +83,17 @@ async function main(): Promise<void> {
   const results = path.join(work, 'results', 'last.json');
   const quiet = process.env.PEERS_QUIET_WAIT_S ?? '10';
   const rounds = Math.max(1, Number(process.env.PEERS_ROUNDS ?? 1) || 1);
+  // distinct ports for every process of the run (two separate freePort calls can return the same one)
+  const [stub, portkey, gw, gwRedis] = await freePorts(4);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     GATEWAY_DIR: root,
     QUIET_WAIT_S: quiet,
     RESULTS_JSON: results,
-    STUB_PORT: process.env.STUB_PORT ?? String(await freePort()),
-    PORTKEY_PORT: process.env.PORTKEY_PORT ?? String(await freePort()),
-    GW_PORT: process.env.GW_PORT ?? String(await freePort()),
-    GW_REDIS_PORT: process.env.GW_REDIS_PORT ?? String(await freePort()),
+    STUB_PORT: process.env.STUB_PORT ?? String(stub),
+    PORTKEY_PORT: process.env.PORTKEY_PORT ?? String(portkey),
+    GW_PORT: process.env.GW_PORT ?? String(gw),
+    GW_REDIS_PORT: process.env.GW_REDIS_PORT ?? String(gwRedis),
   };
   // ours.sh runs the gateway with NODE_ENV=production, which requires the public base URL.
   env.PUBLIC_BASE_URL = process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${env.GW_PORT}`;

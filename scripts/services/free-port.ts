@@ -10,3 +10,23 @@ export function freePort(): Promise<number> {
     s.on('error', reject);
   });
 }
+
+/** `n` distinct free ports: each is held until all are found, so two calls cannot get the same one. */
+export async function freePorts(n: number): Promise<number[]> {
+  const servers: net.Server[] = [];
+  try {
+    const ports: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const s = net.createServer();
+      servers.push(s);
+      await new Promise<void>((resolve, reject) => {
+        s.once('error', reject);
+        s.listen(0, '127.0.0.1', () => resolve());
+      });
+      ports.push((s.address() as net.AddressInfo).port);
+    }
+    return ports;
+  } finally {
+    await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  }
+}
