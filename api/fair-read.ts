@@ -54,6 +54,7 @@ export class FairRead {
   private paused: Paused[] = [];
   private resumeBatch = MIN_RESUME_BATCH;
   private readonly ticker: LoopLagTicker;
+  private started = false;
   /** The loop delay of the last tick (ms). */
   lag = 0;
   lagging = false;
@@ -66,13 +67,24 @@ export class FairRead {
     return this.opts.lagMs > 0;
   }
 
+  /**
+   * Turns fair reading on. The loop is sampled only while more than one organization is active on
+   * the pod (a timer every 10 ms otherwise costs an idle or single-tenant pod wake-ups for nothing).
+   */
   start(): void {
-    if (this.enabled) this.ticker.start();
+    this.started = this.enabled;
   }
 
   stop(): void {
+    this.started = false;
     this.ticker.stop();
+    this.lagging = false;
     this.resumeAll();
+  }
+
+  /** Whether the loop is being sampled now (more than one organization active). */
+  get sampling(): boolean {
+    return this.ticker.running;
   }
 
   /** Counts an authenticated request of `orgId` as open on the pod until its response closes. */
@@ -84,6 +96,7 @@ export class FairRead {
     else if (carried !== orgId) this.socketOrg.set(socket, MIXED);
     this.open.set(orgId, (this.open.get(orgId) ?? 0) + 1);
     this.seen.set(orgId, Date.now());
+    if (this.started && this.seen.size > 1 && !this.ticker.running) this.ticker.start();
     let counted = true;
     const done = () => {
       if (!counted) return;
@@ -114,18 +127,17 @@ export class FairRead {
   private overShare(orgId: string): boolean {
     const mine = this.open.get(orgId) ?? 0;
     if (mine <= this.opts.minOpen) return false;
-    const since = Date.now() - (this.opts.recentMs ?? 2_000);
-    let orgs = 0;
+    const orgs = this.activeOrgs();
     let total = 0;
-    for (const [org, at] of this.seen) {
-      if (at < since && !this.open.has(org)) {
-        this.seen.delete(org);
-        continue;
-      }
-      orgs++;
-      total += this.open.get(org) ?? 0;
-    }
+    for (const org of this.seen.keys()) total += this.open.get(org) ?? 0;
     return orgs > 1 && mine > total / orgs;
+  }
+
+  /** Organizations with open requests or seen in the last `recentMs` (forgets the others). */
+  private activeOrgs(): number {
+    const since = Date.now() - (this.opts.recentMs ?? 2_000);
+    for (const [org, at] of this.seen) if (at < since && !this.open.has(org)) this.seen.delete(org);
+    return this.seen.size;
   }
 
   private pause(socket: Socket): void {
@@ -139,7 +151,11 @@ export class FairRead {
     this.lag = lag;
     if (this.lag > this.opts.lagMs) this.lagging = true;
     else if (this.lag < this.opts.lagMs / 2) this.lagging = false;
-    if (!this.paused.length) return;
+    if (!this.paused.length) {
+      // back to one organization (or none): stop sampling until a second one shows up
+      if (!this.lagging && this.activeOrgs() <= 1) this.ticker.stop();
+      return;
+    }
     // caught up: resume the oldest, a batch that doubles each calm tick and halves each lagging one,
     // so hundreds of paused connections do not all send their next request into the same turn
     if (!this.lagging) this.resumeBatch = Math.min(this.resumeBatch * 2, 1024);

@@ -31,6 +31,7 @@ export class ConcurrencyGovernor {
   private readonly seen = new Map<string, number>();
   private factor = 1;
   private readonly ticker: LoopLagTicker;
+  private started = false;
   lag = 0;
 
   constructor(workers: Worker[], private readonly opts: GovernorOptions) {
@@ -60,11 +61,18 @@ export class ConcurrencyGovernor {
     this.apply(w);
   }
 
+  /** Turns the governor on; the loop is sampled only while jobs of more than one organization arrive. */
   start(): void {
-    if (this.enabled) this.ticker.start();
+    this.started = this.enabled;
+  }
+
+  /** Whether the loop is being sampled now. */
+  get sampling(): boolean {
+    return this.ticker.running;
   }
 
   stop(): void {
+    this.started = false;
     this.ticker.stop();
     this.factor = 1;
     for (const w of this.base.keys()) this.apply(w);
@@ -77,6 +85,7 @@ export class ConcurrencyGovernor {
   /** A job of `orgId` started here (the workers' `active` event). */
   note(orgId: string): void {
     this.seen.set(orgId, Date.now());
+    if (this.started && this.seen.size > 1 && !this.ticker.running) this.ticker.start();
   }
 
   /** Jobs of more than one organization started here in the last 2 s. */
@@ -91,7 +100,11 @@ export class ConcurrencyGovernor {
     const before = this.factor;
     if (this.lag > this.opts.lagMs && this.contended()) this.factor = Math.max(this.opts.minFactor, this.factor * 0.75);
     else if (this.lag < this.opts.lagMs / 2) this.factor = Math.min(1, this.factor + 1 / 32);
-    if (this.factor === before) return;
+    if (this.factor === before) {
+      // calm, at full concurrency, one organization: stop sampling until a second one shows up
+      if (this.factor === 1 && !this.contended()) this.ticker.stop();
+      return;
+    }
     workerConcurrencyFactor.set(this.factor);
     for (const w of this.base.keys()) this.apply(w);
   }

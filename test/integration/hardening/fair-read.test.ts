@@ -101,7 +101,8 @@ describe('fair reading under overload: an over-share organization\'s connections
     const answered = flood.map((a, i) => send(a, 'solo', `s${i}`));
     expect(await waitFor(() => held.size === 4, 5_000, 5)).to.equal(true);
     stopLag = lagLoop(30);
-    expect(await waitFor(() => fair.lagging, 2_000, 1)).to.equal(true);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(fair.sampling, 'one organization: the loop is not even sampled').to.equal(false);
     release('s0');
     await answered[0];
     const next = send(flood[0], 'solo', 's0-next');

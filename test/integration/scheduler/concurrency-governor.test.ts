@@ -40,6 +40,7 @@ describe('worker concurrency governor: fewer interactive jobs while the worker p
     expect(worker.concurrency).to.be.at.least(Math.round(64 * 0.05));
     stopLag?.();
     expect(await waitFor(() => worker.concurrency === 64, 5_000, 5)).to.equal(true);
+    expect(await waitFor(() => !governor!.sampling, 5_000, 5), 'sampling stops once only one org is left').to.equal(true);
   });
 
   it('one organization alone: the concurrency stays, however far behind the loop is', async () => {
@@ -48,8 +49,12 @@ describe('worker concurrency governor: fewer interactive jobs while the worker p
     governor.note('org-a');
     stopLag = lagLoop(20);
     await new Promise((r) => setTimeout(r, 500));
-    expect(governor.lag).to.be.above(5);
+    expect(governor.sampling, 'one organization: the loop is not even sampled').to.equal(false);
     expect(worker.concurrency).to.equal(64);
+    // a second organization starts the sampling, and the concurrency falls
+    governor.note('org-b');
+    expect(governor.sampling).to.equal(true);
+    expect(await waitFor(() => worker.concurrency < 64, 5_000, 1)).to.equal(true);
   });
 
   it('the operator\'s concurrency (scheduler settings) is the ceiling the factor applies to; stop restores it', async () => {
