@@ -46,9 +46,11 @@ describe('worker concurrency governor: fewer interactive jobs while the worker p
   it('one organization alone: the concurrency stays, however far behind the loop is', async () => {
     governor = new ConcurrencyGovernor([worker], { lagMs: 5, minFactor: 0.05, tickMs: 5 });
     governor.start();
-    governor.note('org-a');
+    // one organization's jobs keep arriving while the loop lags
+    const jobs = setInterval(() => governor!.note('org-a'), 3);
     stopLag = lagLoop(20);
     await new Promise((r) => setTimeout(r, 500));
+    clearInterval(jobs);
     expect(governor.sampling, 'one organization: the loop is not even sampled').to.equal(false);
     expect(worker.concurrency).to.equal(64);
     // a second organization starts the sampling, and the concurrency falls
