@@ -1,7 +1,7 @@
 import type { Socket } from 'net';
 import type { Request, Response } from 'express';
 import { fairReadPauses } from '../shared/metrics';
-import { LoopLagTicker } from '../shared/loop-lag';
+import { LoopLagTicker, RecentOrgs } from '../shared/loop-lag';
 
 /**
  * Fair reading when the web pod is overloaded (issue 29 part 4; docs/scaling.md, *Fair under a flood*).
@@ -16,8 +16,8 @@ import { LoopLagTicker } from '../shared/loop-lag';
  * the organizations seen in the last `recentMs`, and more than `minOpen`) finishes, the keep-alive
  * connection it came on is not read again (socket.pause(): its next request stays in the kernel's
  * buffer, unparsed) until the loop has caught up (lag under half of `lagMs`; the oldest first, a
- * batch that doubles each calm tick), or for at most `maxPauseMs`. The organizations within their share, the quiet one included, are read at once.
- * One organization alone on the pod is never paused: there is nobody to be fair to. A connection
+ * batch that doubles each calm tick), or for at most `maxPauseMs`. The organizations within their
+ * share, the quiet one included, are read at once. One organization alone on the pod is never paused: there is nobody to be fair to. A connection
  * that has carried requests of more than one organization (an L7 proxy's pooled connection) is
  * never paused either: its next request may be anyone's. Behind such a proxy fair reading therefore
  * does nothing, and the proxy's own per-client limits are what keep a flood from the pod.
@@ -48,7 +48,7 @@ interface Paused {
 
 export class FairRead {
   private readonly open = new Map<string, number>();
-  private readonly seen = new Map<string, number>();
+  private readonly orgs: RecentOrgs;
   /** The one organization a connection has carried, or MIXED. */
   private readonly socketOrg = new WeakMap<Socket, string>();
   private paused: Paused[] = [];
@@ -61,6 +61,7 @@ export class FairRead {
 
   constructor(private readonly opts: FairReadOptions) {
     this.ticker = new LoopLagTicker(opts.tickMs ?? 10, (lag) => this.tick(lag));
+    this.orgs = new RecentOrgs(opts.recentMs ?? 2_000);
   }
 
   get enabled(): boolean {
@@ -95,8 +96,7 @@ export class FairRead {
     if (carried === undefined) this.socketOrg.set(socket, orgId);
     else if (carried !== orgId) this.socketOrg.set(socket, MIXED);
     this.open.set(orgId, (this.open.get(orgId) ?? 0) + 1);
-    this.seen.set(orgId, Date.now());
-    if (this.started && this.seen.size > 1 && !this.ticker.running) this.ticker.start();
+    if (this.orgs.note(orgId) > 1 && this.started && !this.ticker.running) this.ticker.start();
     let counted = true;
     const done = () => {
       if (!counted) return;
@@ -114,7 +114,7 @@ export class FairRead {
     res.once('close', done);
   }
 
-  /** Open requests of the pod, by organization (tests, metrics). */
+  /** Open requests of the pod, by organization (tests). */
   openCounts(): ReadonlyMap<string, number> {
     return this.open;
   }
@@ -129,15 +129,13 @@ export class FairRead {
     if (mine <= this.opts.minOpen) return false;
     const orgs = this.activeOrgs();
     let total = 0;
-    for (const org of this.seen.keys()) total += this.open.get(org) ?? 0;
+    for (const n of this.open.values()) total += n;
     return orgs > 1 && mine > total / orgs;
   }
 
-  /** Organizations with open requests or seen in the last `recentMs` (forgets the others). */
+  /** Organizations with open requests or seen in the last `recentMs`. */
   private activeOrgs(): number {
-    const since = Date.now() - (this.opts.recentMs ?? 2_000);
-    for (const [org, at] of this.seen) if (at < since && !this.open.has(org)) this.seen.delete(org);
-    return this.seen.size;
+    return this.orgs.count((org) => this.open.has(org));
   }
 
   private pause(socket: Socket): void {

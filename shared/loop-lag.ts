@@ -30,3 +30,26 @@ export class LoopLagTicker {
     this.timer = undefined;
   }
 }
+
+/**
+ * The organizations seen in the last `windowMs`: fair reading and the worker governor act only while
+ * there is more than one (one organization alone has nobody to be protected from).
+ */
+export class RecentOrgs {
+  private readonly seen = new Map<string, number>();
+
+  constructor(private readonly windowMs: number) {}
+
+  /** Notes `orgId` now; returns how many organizations are known (the stale ones included until `count`). */
+  note(orgId: string): number {
+    this.seen.set(orgId, Date.now());
+    return this.seen.size;
+  }
+
+  /** Forgets those not seen within the window (except those `keep` names) and returns how many remain. */
+  count(keep?: (orgId: string) => boolean): number {
+    const since = Date.now() - this.windowMs;
+    for (const [org, at] of this.seen) if (at < since && !keep?.(org)) this.seen.delete(org);
+    return this.seen.size;
+  }
+}

@@ -1,6 +1,6 @@
 import type { Worker } from 'bullmq';
 import { workerConcurrencyFactor } from '../shared/metrics';
-import { LoopLagTicker } from '../shared/loop-lag';
+import { LoopLagTicker, RecentOrgs } from '../shared/loop-lag';
 
 /**
  * Adaptive concurrency of a worker process's interactive workers (issue 29 part 4; docs/scaling.md,
@@ -28,7 +28,7 @@ export interface GovernorOptions {
 
 export class ConcurrencyGovernor {
   private readonly base = new Map<Worker, number>();
-  private readonly seen = new Map<string, number>();
+  private readonly orgs = new RecentOrgs(CONTENDED_WINDOW_MS);
   private factor = 1;
   private readonly ticker: LoopLagTicker;
   private started = false;
@@ -84,15 +84,12 @@ export class ConcurrencyGovernor {
 
   /** A job of `orgId` started here (the workers' `active` event). */
   note(orgId: string): void {
-    this.seen.set(orgId, Date.now());
-    if (this.started && this.seen.size > 1 && !this.ticker.running) this.ticker.start();
+    if (this.orgs.note(orgId) > 1 && this.started && !this.ticker.running) this.ticker.start();
   }
 
   /** Jobs of more than one organization started here in the last 2 s. */
   private contended(): boolean {
-    const since = Date.now() - CONTENDED_WINDOW_MS;
-    for (const [org, at] of this.seen) if (at < since) this.seen.delete(org);
-    return this.seen.size > 1;
+    return this.orgs.count() > 1;
   }
 
   private tick(lag: number): void {

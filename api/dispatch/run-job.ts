@@ -91,7 +91,7 @@ export interface JobCaller {
   trace?: SpanHandle;
   /** The request log context the job carries (api/middleware/request-log.ts); none: no log row. */
   log?: LogContext;
-  /** A batch line's list of usage records: the usage its answer carries is added to it (docs/batches.md). */
+  /** A batch line's usage records: the usage its job's answer carries is added to them (docs/batches.md). */
   carried?: UsageRecord[];
 }
 
@@ -203,9 +203,9 @@ async function runAdmitted<Q extends QueueName>(
       const timedOut = () => settle(() => reject(opts.timeoutError ? opts.timeoutError() : errors.deadline()));
       const handlers = {
         onChunk: wait.recording ? firstChunkEvent(wait, opts.onChunk) : opts.onChunk,
-        onResult: (r: unknown, recovered?: boolean, usage?: UsageRecord[]) => {
+        onResult: (r: unknown, recovered?: boolean, usage?: UsageRecord) => {
           // a batch line's usage, carried with its answer: the batch runner bills it with the line
-          if (usage && who.carried) who.carried.push(...usage);
+          if (usage && who.carried) who.carried.push(usage);
           // A result recovered from the job may have had its usage held (no pod was listening): bill it now.
           if (!recovered) return settle(() => resolve(r));
           claimHeldUsage(ctx.redis, replyTo, jobId).then(

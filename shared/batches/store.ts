@@ -127,9 +127,9 @@ export async function lineCounts(ids: string[]): Promise<Map<string, LineCounts>
   return out;
 }
 
-/** Whether any line of the batch is in `state` (an index probe, not a count). */
-export async function hasLines(batchId: string, state: LineState): Promise<boolean> {
-  const rows = await db().query('SELECT 1 FROM batch_lines WHERE batch_id = :batchId AND state = :state LIMIT 1', { type: QueryTypes.SELECT, replacements: { batchId, state } });
+/** Whether any line of the batch is in one of `states` (an index probe, not a count). */
+export async function hasLines(batchId: string, ...states: LineState[]): Promise<boolean> {
+  const rows = await db().query('SELECT 1 FROM batch_lines WHERE batch_id = :batchId AND state IN (:states) LIMIT 1', { type: QueryTypes.SELECT, replacements: { batchId, states } });
   return rows.length > 0;
 }
 

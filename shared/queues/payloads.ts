@@ -205,5 +205,5 @@ export interface JobResult {
   result?: unknown;
   chunks?: string[];
   /** A batch line's usage, carried with its answer instead of going to the usage outbox. */
-  usage?: UsageRecord[];
+  usage?: UsageRecord;
 }

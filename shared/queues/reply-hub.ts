@@ -16,9 +16,9 @@ export interface ReplyHandlers {
   onChunk?(data: string): void;
   /**
    * `recovered`: read from the job's stored state rather than received on the channel. `usage`: a
-   * batch line's usage records, carried with the answer (docs/batches.md).
+   * batch line's usage record, carried with the answer (docs/batches.md).
    */
-  onResult(result: unknown, recovered?: boolean, usage?: UsageRecord[]): void;
+  onResult(result: unknown, recovered?: boolean, usage?: UsageRecord): void;
   onError(err: WireError): void;
 }
 
@@ -30,7 +30,7 @@ interface Pending {
   nextSeq: number;
   buffered: Map<number, string>;
   /** Set when the final result arrived before every chunk did. */
-  final?: { n: number; d: unknown; u?: UsageRecord[] };
+  final?: { n: number; d: unknown; u?: UsageRecord };
   lastSeen: number;
   deadlineTimer?: NodeJS.Timeout;
   onDeadline?: () => void;
@@ -168,7 +168,7 @@ export class ReplyHub {
     if (p.final && p.nextSeq >= p.final.n) this.acceptFinal(id, p, p.final.n, p.final.d, p.final.u);
   }
 
-  private acceptFinal(id: string, p: Pending, n: number, d: unknown, u?: UsageRecord[]): void {
+  private acceptFinal(id: string, p: Pending, n: number, d: unknown, u?: UsageRecord): void {
     if (p.nextSeq < n) {
       p.final = { n, d, u };
       void this.recover(id); // some chunks went missing: read them from the job

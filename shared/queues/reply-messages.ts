@@ -9,6 +9,6 @@ import type { UsageRecord } from '../metering/usage';
 export type ReplyMessage =
   | { i: string; t: 'c'; s: number; d: string }
   | { i: string; t: 'b'; s: number; d: string[] }
-  /** `u`: a batch line's usage records, carried to the batch runner, which bills them with the line (docs/batches.md). */
-  | { i: string; t: 'r'; n: number; d: unknown; u?: UsageRecord[] }
+  /** `u`: a batch line's usage record, carried to the batch runner, which bills it with the line (docs/batches.md). */
+  | { i: string; t: 'r'; n: number; d: unknown; u?: UsageRecord }
   | { i: string; t: 'e'; d: WireError };

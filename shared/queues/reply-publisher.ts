@@ -69,16 +69,16 @@ export class ReplyPublisher {
   /**
    * The final result, kept in Redis for a pod that misses it (reply-store.ts; a stream's `chunks`
    * with it). With `usage`, the request's usage event goes into the outbox in the same script (one
-   * round trip): the result is published only if the event was stored. A batch line's usage
-   * (`carried`) instead travels in the message and the kept answer, to the batch runner, which bills
+   * round trip): the result is published only if the event was stored. With `carry` (a batch line),
+   * the usage instead travels in the message and the kept answer, to the batch runner, which bills
    * it in the same Postgres transaction that records the line (docs/batches.md): a line is billed
    * exactly when its answer is recorded, whatever happens to Redis in between.
    */
-  result(channel: string, id: string, chunkCount: number, data: unknown, usage?: UsageRecord, chunks?: string[], carried?: UsageRecord): Promise<unknown> {
-    const msg: ReplyMessage = { i: id, t: 'r', n: chunkCount, d: data, ...(carried ? { u: [carried] } : {}) };
+  result(channel: string, id: string, chunkCount: number, data: unknown, usage?: UsageRecord, chunks?: string[], carry = false): Promise<unknown> {
+    const msg: ReplyMessage = { i: id, t: 'r', n: chunkCount, d: data, ...(carry && usage ? { u: usage } : {}) };
     const message = JSON.stringify(msg);
     this.flush();
-    if (!usage) return publishResult(this.redis, channel, id, message, keepOf(msg, chunks));
+    if (!usage || carry) return publishResult(this.redis, channel, id, message, keepOf(msg, chunks));
     return publishWithUsage(this.redis, channel, message, usage, keepOf(msg, chunks));
   }
 

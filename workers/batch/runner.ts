@@ -116,7 +116,7 @@ export class BatchRunner {
       return;
     }
     const claimed = await this.feed(b);
-    if (claimed === 0 && !this.inFlight.has(b.id) && !(await store.hasLines(b.id, 'pending')) && !(await store.hasLines(b.id, 'running'))) {
+    if (claimed === 0 && !this.inFlight.has(b.id) && !(await store.hasLines(b.id, 'pending', 'running'))) {
       if (await store.transition(b.id, ['in_progress'], 'finalizing')) await this.finalize(b, 'finalizing', 'completed');
     }
   }

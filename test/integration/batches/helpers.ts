@@ -8,6 +8,8 @@ import { startBatchWorker } from '../../../workers/batch/main';
 import { waitFor } from '../../helpers/wait';
 import { expect } from 'chai';
 import { usageSettled } from '../../helpers/usage';
+import { CLOCK_TASKS } from '../../../workers/cron/clock';
+import { imageStorage } from '../../../shared/storage';
 
 export type BatchWorker = Awaited<ReturnType<typeof startBatchWorker>>;
 
@@ -84,4 +86,20 @@ export async function billedOncePerLine(batchId: string, n: number, delivered: s
 
 export async function outputOf(openai: OpenAI, b: OpenAI.Batches.Batch) {
   return parseJsonl<{ id: string; custom_id: string; response: { status_code: number } }>(await (await openai.files.content(b.output_file_id!)).text());
+}
+
+/**
+ * Runs the clock's batch file sweep, then checks that `gone` lost its row and bytes (GET is a 404)
+ * and that `kept` still has its bytes.
+ */
+export async function expectSwept(openai: OpenAI, gone: string, kept: string): Promise<void> {
+  await CLOCK_TASKS.find((t) => t.name === 'expire-batch-files')!.run(env().redis);
+  expect(await imageStorage().get(`${gone}.jsonl`)).to.equal(undefined);
+  expect(await imageStorage().get(`${kept}.jsonl`)).to.be.instanceOf(Buffer);
+  try {
+    await openai.files.retrieve(gone);
+    expect.fail('expired');
+  } catch (err) {
+    expect((err as { status: number }).status).to.equal(404);
+  }
 }

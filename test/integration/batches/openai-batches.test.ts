@@ -4,10 +4,8 @@ import { env } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
 import { usageSettled } from '../../helpers/usage';
 import { waitFor } from '../../helpers/wait';
-import { CLOCK_TASKS } from '../../../workers/cron/clock';
 import { db } from '../../../shared/db/sequelize';
-import { imageStorage } from '../../../shared/storage';
-import { batchEnds, batchUsage, jsonl, parseJsonl, uploadBatchFile, batchSuite } from './helpers';
+import { batchEnds, batchUsage, expectSwept, jsonl, parseJsonl, uploadBatchFile, batchSuite } from './helpers';
 
 const stripIds = (b: Record<string, unknown>) => {
   const { id: _id, created: _created, ...rest } = b;
@@ -215,15 +213,7 @@ describe('OpenAI Batch API with the official client: files, batches, results, bi
     const keep = await uploadBatchFile(s.openai, jsonl([{ custom_id: 'new', method: 'POST', url: '/v1/embeddings', body: {} }]));
     expect((await s.openai.files.retrieve(id)).expires_at! - Math.floor(Date.now() / 1000)).to.be.closeTo(30 * 86_400, 5);
     await db().query("UPDATE batch_files SET expires_at = now() - interval '1 second' WHERE id = :id", { replacements: { id } });
-    await CLOCK_TASKS.find((t) => t.name === 'expire-batch-files')!.run(env().redis);
-    expect(await imageStorage().get(`${id}.jsonl`)).to.equal(undefined);
-    expect(await imageStorage().get(`${keep}.jsonl`)).to.be.instanceOf(Buffer);
-    try {
-      await s.openai.files.retrieve(id);
-      expect.fail('expired');
-    } catch (err) {
-      expect((err as { status: number }).status).to.equal(404);
-    }
+    await expectSwept(s.openai, id, keep);
   });
 
   it("fair share: a small batch of another org finishes while a large one is still running", async () => {

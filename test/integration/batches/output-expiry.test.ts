@@ -5,10 +5,8 @@ import { env } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { expectErrorEnvelope } from '../../helpers/errors';
-import { CLOCK_TASKS } from '../../../workers/cron/clock';
 import { db } from '../../../shared/db/sequelize';
-import { imageStorage } from '../../../shared/storage';
-import { batchEnds, chatLines, jsonl, uploadBatchFile, batchSuite } from './helpers';
+import { batchEnds, chatLines, expectSwept, jsonl, uploadBatchFile, batchSuite } from './helpers';
 
 const badLine = { custom_id: 'no-model', method: 'POST', url: '/v1/chat/completions', body: { model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }] } };
 
@@ -51,15 +49,7 @@ describe('OpenAI Batch output_expires_after and file expires_after with the offi
     const b = await s.openai.batches.create({ input_file_id: input, endpoint: '/v1/chat/completions', completion_window: '24h', output_expires_after: { anchor: 'created_at', seconds: 3600 } });
     const out = (await batchEnds(s.openai, b.id)).output_file_id!;
     await db().query("UPDATE batch_files SET created_at = created_at - interval '3601 seconds', expires_at = expires_at - interval '3601 seconds' WHERE id IN (:ids)", { replacements: { ids: [input, out] } });
-    await CLOCK_TASKS.find((t) => t.name === 'expire-batch-files')!.run(env().redis);
-    expect(await imageStorage().get(`${out}.jsonl`)).to.equal(undefined);
-    expect(await imageStorage().get(`${input}.jsonl`)).to.be.instanceOf(Buffer);
-    try {
-      await s.openai.files.retrieve(out);
-      expect.fail('expired');
-    } catch (err) {
-      expect((err as { status: number }).status).to.equal(404);
-    }
+    await expectSwept(s.openai, out, input);
     expect((await s.openai.files.retrieve(input)).id).to.equal(input);
   });
 

@@ -43,6 +43,19 @@ describe('fair reading under overload: an over-share organization\'s connections
     return a;
   };
 
+  /** Four flooding connections (or `flood`) and one quiet one, each holding one open request. */
+  const openFloodAndQuiet = async (flood = Array.from({ length: 4 }, agent)) => {
+    const quiet = agent();
+    const answered = [...flood.map((a, i) => send(a, 'flood', `f${i}`)), send(quiet, 'quiet', 'q0')];
+    expect(await waitFor(() => held.size === 5, 5_000, 5)).to.equal(true);
+    return { flood, quiet, answered };
+  };
+  /** Keeps the loop 30 ms behind until fair reading sees it lagging. */
+  const lagUntilSeen = async () => {
+    stopLag = lagLoop(30);
+    expect(await waitFor(() => fair.lagging, 2_000, 1)).to.equal(true);
+  };
+
   beforeEach(async () => {
     fair = new FairRead({ lagMs: 10, maxPauseMs: 10_000, minOpen: 2, tickMs: 5 });
     fair.start();
@@ -68,14 +81,10 @@ describe('fair reading under overload: an over-share organization\'s connections
   });
 
   it('pauses the flooding org\'s connection after its response while the loop lags, never the quiet org\'s; reads it again once the loop catches up', async () => {
-    const flood = Array.from({ length: 4 }, agent);
-    const quiet = agent();
-    const answered = [...flood.map((a, i) => send(a, 'flood', `f${i}`)), send(quiet, 'quiet', 'q0')];
-    expect(await waitFor(() => held.size === 5, 5_000, 5)).to.equal(true);
+    const { flood, quiet, answered } = await openFloodAndQuiet();
     expect(fair.openCounts().get('flood')).to.equal(4);
 
-    stopLag = lagLoop(30);
-    expect(await waitFor(() => fair.lagging, 2_000, 1)).to.equal(true);
+    await lagUntilSeen();
     release('f0');
     release('q0');
     await Promise.all([answered[0], answered[4]]);
@@ -115,16 +124,13 @@ describe('fair reading under overload: an over-share organization\'s connections
 
   it('a connection that carried requests of two organizations (a proxy\'s pooled connection) is never paused', async () => {
     const flood = Array.from({ length: 4 }, agent);
-    const quiet = agent();
     // flood[0]'s connection first carries a quiet-org request, then the flood's
     const first = send(flood[0], 'quiet', 'mixed-q');
     expect(await waitFor(() => held.has('mixed-q'), 5_000, 5)).to.equal(true);
     release('mixed-q');
     await first;
-    const answered = [...flood.map((a, i) => send(a, 'flood', `f${i}`)), send(quiet, 'quiet', 'q0')];
-    expect(await waitFor(() => held.size === 5, 5_000, 5)).to.equal(true);
-    stopLag = lagLoop(30);
-    expect(await waitFor(() => fair.lagging, 2_000, 1)).to.equal(true);
+    const { answered } = await openFloodAndQuiet(flood);
+    await lagUntilSeen();
     release('f0');
     await answered[0];
     const next = send(flood[0], 'flood', 'f0-next');
@@ -146,12 +152,8 @@ describe('fair reading under overload: an over-share organization\'s connections
     fair.stop();
     fair = new FairRead({ lagMs: 10, maxPauseMs: 400, minOpen: 2, tickMs: 5 });
     fair.start();
-    const flood = Array.from({ length: 4 }, agent);
-    const quiet = agent();
-    const answered = [...flood.map((a, i) => send(a, 'flood', `f${i}`)), send(quiet, 'quiet', 'q0')];
-    expect(await waitFor(() => held.size === 5, 5_000, 5)).to.equal(true);
-    stopLag = lagLoop(30);
-    expect(await waitFor(() => fair.lagging, 2_000, 1)).to.equal(true);
+    const { flood, answered } = await openFloodAndQuiet();
+    await lagUntilSeen();
     release('f0');
     await answered[0];
     const next = send(flood[0], 'flood', 'f0-next');

@@ -30,12 +30,21 @@ describe('worker concurrency governor: fewer interactive jobs while the worker p
     conn.disconnect();
   });
 
-  it('two organizations and a lagging loop: concurrency falls toward the floor; calm again, back to the operator\'s figure', async () => {
-    governor = new ConcurrencyGovernor([worker], { lagMs: 5, minFactor: 0.05, tickMs: 5 });
+  /** A started governor of `worker` with a 5 ms lag threshold and floor `minFactor`. */
+  const startGovernor = (minFactor: number) => {
+    governor = new ConcurrencyGovernor([worker], { lagMs: 5, minFactor, tickMs: 5 });
     governor.start();
-    governor.note('org-a');
-    governor.note('org-b');
+    return governor;
+  };
+  /** Jobs of two organizations, and the loop kept 20 ms behind. */
+  const contendedAndLagging = (g: ConcurrencyGovernor) => {
+    g.note('org-a');
+    g.note('org-b');
     stopLag = lagLoop(20);
+  };
+
+  it('two organizations and a lagging loop: concurrency falls toward the floor; calm again, back to the operator\'s figure', async () => {
+    contendedAndLagging(startGovernor(0.05));
     expect(await waitFor(() => worker.concurrency <= 8, 5_000, 1), `concurrency ${worker.concurrency}`).to.equal(true);
     expect(worker.concurrency).to.be.at.least(Math.round(64 * 0.05));
     stopLag?.();
@@ -44,32 +53,28 @@ describe('worker concurrency governor: fewer interactive jobs while the worker p
   });
 
   it('one organization alone: the concurrency stays, however far behind the loop is', async () => {
-    governor = new ConcurrencyGovernor([worker], { lagMs: 5, minFactor: 0.05, tickMs: 5 });
-    governor.start();
+    const g = startGovernor(0.05);
     // one organization's jobs keep arriving while the loop lags
-    const jobs = setInterval(() => governor!.note('org-a'), 3);
+    const jobs = setInterval(() => g.note('org-a'), 3);
     stopLag = lagLoop(20);
     await new Promise((r) => setTimeout(r, 500));
     clearInterval(jobs);
-    expect(governor.sampling, 'one organization: the loop is not even sampled').to.equal(false);
+    expect(g.sampling, 'one organization: the loop is not even sampled').to.equal(false);
     expect(worker.concurrency).to.equal(64);
     // a second organization starts the sampling, and the concurrency falls
-    governor.note('org-b');
-    expect(governor.sampling).to.equal(true);
+    g.note('org-b');
+    expect(g.sampling).to.equal(true);
     expect(await waitFor(() => worker.concurrency < 64, 5_000, 1)).to.equal(true);
   });
 
   it('the operator\'s concurrency (scheduler settings) is the ceiling the factor applies to; stop restores it', async () => {
-    governor = new ConcurrencyGovernor([worker], { lagMs: 5, minFactor: 0.25, tickMs: 5 });
-    governor.start();
-    governor.note('org-a');
-    governor.note('org-b');
-    stopLag = lagLoop(20);
-    expect(await waitFor(() => governor!.currentFactor === 0.25, 5_000, 1)).to.equal(true);
-    governor.setBase(worker, 32);
+    const g = startGovernor(0.25);
+    contendedAndLagging(g);
+    expect(await waitFor(() => g.currentFactor === 0.25, 5_000, 1)).to.equal(true);
+    g.setBase(worker, 32);
     expect(worker.concurrency).to.equal(8);
     stopLag?.();
-    governor.stop();
+    g.stop();
     expect(worker.concurrency).to.equal(32);
   });
 
