@@ -18,6 +18,7 @@ import { browserRoot } from './middleware/browser-root';
 import { traceRequest } from './middleware/trace-request';
 import { tracingOn } from '../shared/tracing/trace';
 import { requestLogger } from './middleware/request-log';
+import { hotPaths } from './middleware/hot-paths';
 
 /** The inference app (`{base_url}`), without listening: tests mount it on an ephemeral port. */
 export function createApp(ctx: AppContext): Express {
@@ -32,6 +33,11 @@ export function createApp(ctx: AppContext): Express {
   app.use(requestLogger(ctx)); // the request log row of a request no job delivered (api/middleware/request-log.ts)
   app.use('/metrics', publicMetricsGate); // any spelling express routes to /metrics
   app.use(bodyDeadline(() => config().bodyReadTimeoutMs));
+  const inference = inferenceRouter(ctx);
+  // The path is quoted without a path-authentication key (`/a/{api_key}/...`): a secret is never echoed.
+  const notFound: express.RequestHandler = (req, _res, next) =>
+    next(errors.notFound(`No route for ${req.method} ${req.originalUrl.split('?')[0].replace(/^\/a\/[^/]+/i, '/a/{api_key}')}.`));
+  app.use(hotPaths(inference, notFound)); // the busiest inference paths skip the walk over the routers below
   app.use(healthRouter(ctx));
   app.use(probesRouter({ redis: ctx.redis, subscribers: [ctx.sub] }));
   app.use(signedImagesRouter()); // signed image bytes: the signature authorises, not an API key
@@ -39,10 +45,6 @@ export function createApp(ctx: AppContext): Express {
   app.use(browserRoot); // a browser at {base_url}/ goes to the dashboard
   app.use('/dashboard', webPages({ base: '/dashboard', brand: 'Gateway dashboard' }), dashboardRouter(ctx)); // the org dashboard's pages (api/dashboard/)
 
-  const inference = inferenceRouter(ctx);
-  // The path is quoted without a path-authentication key (`/a/{api_key}/...`): a secret is never echoed.
-  const notFound: express.RequestHandler = (req, _res, next) =>
-    next(errors.notFound(`No route for ${req.method} ${req.originalUrl.split('?')[0].replace(/^\/a\/[^/]+/i, '/a/{api_key}')}.`));
   const mounted = (...pre: express.RequestHandler[]) => Router({ mergeParams: true }).use(...pre, inference, notFound);
 
   app.use('/a/:apiKey/p/:project', mounted(pathKey));

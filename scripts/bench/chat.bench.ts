@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'child_process';
+import fs from 'fs';
 import path from 'path';
 import { ensureServices } from '../services';
 import { deleteKeysByPrefix } from '../services/redis';
@@ -44,8 +45,16 @@ const TRACING = process.env.BENCH_TRACING ?? 'off';
 /** BENCH_NODE_ARGS passes flags to the gateway's processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`. */
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
-function child(script: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, [...NODE_ARGS, path.join(dist, script), ...args], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+/**
+ * BENCH_PROFILE_DIR: each gateway and floor process writes a CPU profile there, named by its role
+ * (`web`, `worker`, `floor-web`, `floor-worker`), and the bench writes `requests.json` (requests each
+ * pair of processes served, warm-up included): `npm run bench:profile` reads them (profile-attribution.ts).
+ */
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
+
+function child(script: string, args: string[], env: NodeJS.ProcessEnv, role?: string): ChildProcess {
+  const profile = PROFILE_DIR && role ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${role}.cpuprofile`] : [];
+  return spawn(process.execPath, [...NODE_ARGS, ...profile, path.join(dist, script), ...args], { env, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 /** Prints a markdown table with right-aligned columns. */
@@ -105,10 +114,10 @@ async function main(): Promise<void> {
   redis.disconnect();
   await closeDb();
 
-  const procs = [child('scripts/simulator/server.js', [], env), child('api/server.js', [], env), child('workers/main.js', ['chat,embeddings,search'], env)];
+  const procs = [child('scripts/simulator/server.js', [], env), child('api/server.js', [], env, 'web'), child('workers/main.js', ['chat,embeddings,search'], env, 'worker')];
   // The floor (scripts/bench/floor): the bare stack, measured beside the gateway on JSON chat.
   const floorEnv = { ...env, PORT: String(floorPort), FLOOR_UPSTREAM: simUrl };
-  if (MODES.has('json') && !cluster) procs.push(child('scripts/bench/floor/web.js', [], floorEnv), child('scripts/bench/floor/worker.js', [], floorEnv));
+  if (MODES.has('json') && !cluster) procs.push(child('scripts/bench/floor/web.js', [], floorEnv, 'floor-web'), child('scripts/bench/floor/worker.js', [], floorEnv, 'floor-worker'));
   try {
     await waitHttp(`${simUrl}/_sim/requests`);
     await waitHttp(`http://127.0.0.1:${webPort}/healthz`);
@@ -124,6 +133,7 @@ async function main(): Promise<void> {
     const countRows: string[][] = [];
     const summary: string[] = [];
     let gatewayRequests = 0; // over every cell: the cluster's commands per request
+    const served = { gateway: 0, floor: 0 }; // requests each pair of processes served (BENCH_PROFILE_DIR)
     /** One cell: the same load directly and through the gateway; CPU is read around the gateway run. */
     const cell = async (mode: string, c: number, direct: [string, object], gateway: [string, object], ttfb: boolean, floor = false, headers: { direct?: Record<string, string>; gateway?: Record<string, string> } = {}) => {
       const d = await runLoad(`${simUrl}${direct[0]}`, headers.direct ?? {}, direct[1], c, SECONDS);
@@ -133,6 +143,7 @@ async function main(): Promise<void> {
       const g = await runLoad(`http://127.0.0.1:${floor ? floorPort : webPort}${gateway[0]}`, { 'SERVICE-API-KEY': key, ...(headers.gateway ?? {}) }, gateway[1], c, SECONDS);
       const cpu = cpuPerRequestUs(before, await readCpu(cpuParts), g.completed);
       gatewayRequests += g.completed;
+      served[floor ? 'floor' : 'gateway'] += g.completed;
       const countsAfter = await readRedisCounts(cpuRedis);
       countRows.push([mode, String(c), ...perRequest(countsBefore, countsAfter, g.completed)]);
       if (process.env.BENCH_REDIS_DETAIL === '1') console.log(`${mode} c=${c} Redis calls per request: ${detail(countsBefore, countsAfter, g.completed)}`);
@@ -211,6 +222,7 @@ async function main(): Promise<void> {
       console.log('');
     }
     summary.forEach((s) => console.log(s));
+    if (PROFILE_DIR) fs.writeFileSync(path.join(PROFILE_DIR, 'requests.json'), JSON.stringify(served));
     console.log(`tracing: ${sink ? `on, sampled ${TRACING} (${sink.stats.posts} exports so far, ${(sink.stats.bytes / 1e6).toFixed(1)} MB)` : 'off'}`);
     if (cluster) {
       const spread = spreadRows(nodesBefore, nodesAfter);
