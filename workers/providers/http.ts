@@ -10,7 +10,10 @@ export interface FetchPolicy {
   retries?: number;
   /** The request carries the caller's own upstream key (passthrough), not a platform credential. */
   callerKey?: boolean;
-  /** No response headers within this: the call fails retryably as `upstream_unavailable` (model pools). */
+  /**
+   * No response headers within this of the request being sent: the call fails retryably as
+   * `upstream_unavailable` (model pools). Connecting is bounded apart, by undici's connect timeout (10 s).
+   */
   firstByteTimeoutMs?: number;
 }
 
@@ -169,14 +172,14 @@ export async function fetchUpstream(url: string, init: UpstreamInit, policy: Fet
     if (signal.aborted) throw signal.reason;
     if (Date.now() >= policy.deadline) throw errors.deadline();
     let res: UpstreamResponse;
-    const firstByte = policy.firstByteTimeoutMs ? new AbortController() : undefined;
-    const timer = firstByte && setTimeout(() => firstByte.abort(), policy.firstByteTimeoutMs);
     try {
-      const callSignal = firstByte ? AbortSignal.any([signal, firstByte.signal]) : signal;
-      res = new UpstreamResponse(await request(url, { method: init.method, headers: init.headers, body: init.body, signal: callSignal, dispatcher: agent }));
+      // The first-byte limit is undici's own per-request headers timeout (no second signal, timer and
+      // AbortSignal.any per call: docs/benchmark.md, issue 29); undici closes the connection when it fires.
+      const headersTimeout = policy.firstByteTimeoutMs ?? 0;
+      res = new UpstreamResponse(await request(url, { method: init.method, headers: init.headers, body: init.body, signal, dispatcher: agent, headersTimeout }));
     } catch (err) {
       if (signal.aborted) throw signal.reason;
-      if (firstByte?.signal.aborted) {
+      if ((err as { code?: string }).code === 'UND_ERR_HEADERS_TIMEOUT') {
         throw noted(errors.upstreamUnavailable(`The upstream did not answer within ${policy.firstByteTimeoutMs} ms.`), { status: 0 });
       }
       if (attempt < retries && isConnectError(err)) {
@@ -184,8 +187,6 @@ export async function fetchUpstream(url: string, init: UpstreamInit, policy: Fet
         continue;
       }
       throw noted(errors.upstreamUnavailable(`Could not reach the upstream: ${(err as Error).message}`), { status: 0 });
-    } finally {
-      clearTimeout(timer);
     }
     if (res.ok) return res;
     if (attempt < retries && RETRYABLE_STATUS.has(res.status)) {
