@@ -59,6 +59,46 @@ export interface RunJobOptions<Q extends QueueName> {
 
 export { ClientGone };
 
+/**
+ * What runQueued needs of a cancellation signal: AbortSignal has this shape (MCP tools and native
+ * search pass theirs); an HTTP request passes a ClientGoneSignal.
+ */
+export interface CancelSignal {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
+/**
+ * The client-disconnect signal of one HTTP request. An AbortController and its EventTarget per
+ * request cost the web pod measurably at gateway rates (docs/benchmark.md, issue 29); this keeps
+ * the one or two listeners runQueued adds in an array. Listeners run once, on the first abort.
+ */
+export class ClientGoneSignal implements CancelSignal {
+  aborted = false;
+  reason: unknown = undefined;
+  private listeners: Array<() => void> = [];
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    const listeners = this.listeners;
+    this.listeners = [];
+    for (const fn of listeners) fn();
+  }
+
+  addEventListener(_type: 'abort', listener: () => void): void {
+    if (!this.aborted) this.listeners.push(listener);
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    const i = this.listeners.indexOf(listener);
+    if (i >= 0) this.listeners.splice(i, 1);
+  }
+}
+
 /** Passes chunks on and marks the first one on the wait span (time to first byte). */
 function firstChunkEvent(wait: SpanHandle, onChunk: ((data: string) => void) | undefined): (data: string) => void {
   let first = true;
@@ -102,7 +142,7 @@ export interface JobCaller {
  */
 export async function runJob<Q extends QueueName>(ctx: AppContext, req: Request, res: Response, opts: RunJobOptions<Q>): Promise<unknown> {
   const auth = req.auth!;
-  const gone = new AbortController();
+  const gone = new ClientGoneSignal();
   const onClose = () => {
     if (!res.writableFinished) gone.abort(new ClientGone());
   };
@@ -114,7 +154,7 @@ export async function runJob<Q extends QueueName>(ctx: AppContext, req: Request,
   try {
     const who = { orgId: auth.orgId, projectId: auth.projectId, apiKeyId: auth.keyId, requestId: opts.jobId ?? req.id, trace: req.trace?.root, log,
       carried: req.batchLine ? (req.batchLine.usage ??= []) : undefined };
-    const result = await runQueued(ctx, who, gone.signal, opts);
+    const result = await runQueued(ctx, who, gone, opts);
     if (state) state.carried = true; // the worker's usage record carries the row
     req.trace?.begin('answer'); // ends when the response does
     return result;
@@ -129,7 +169,7 @@ export async function runJob<Q extends QueueName>(ctx: AppContext, req: Request,
  * plays the client disconnect. Aborting it cancels the job and rejects with the signal's reason
  * (ClientGone when none is given).
  */
-export async function runQueued<Q extends QueueName>(ctx: AppContext, who: JobCaller, signal: AbortSignal | undefined, opts: RunJobOptions<Q>): Promise<unknown> {
+export async function runQueued<Q extends QueueName>(ctx: AppContext, who: JobCaller, signal: CancelSignal | undefined, opts: RunJobOptions<Q>): Promise<unknown> {
   const settings = await ctx.directory.queueSettings(opts.queue);
   if (settings.maxWaiting !== null && (await queueBacklog(ctx, opts.queue)) >= settings.maxWaiting) {
     queueRejections.inc({ queue: opts.queue });
@@ -154,7 +194,7 @@ export async function runQueued<Q extends QueueName>(ctx: AppContext, who: JobCa
 async function runAdmitted<Q extends QueueName>(
   ctx: AppContext,
   who: JobCaller,
-  signal: AbortSignal | undefined,
+  signal: CancelSignal | undefined,
   opts: RunJobOptions<Q>,
   settings: { priorityStep: number },
   admit: SpanHandle,
