@@ -112,6 +112,12 @@ export interface Config {
   audioWorkerConcurrency: number;
   /** Usage outbox entries read by a drainer and not acknowledged for this long are claimed by another. */
   usageClaimIdleMs: number;
+  /**
+   * A usage drainer reads the outbox at most this often (USAGE_BATCH_INTERVAL_MS, 200 ms): what came
+   * meanwhile is one INSERT. Longer batches cost Postgres less per request (docs/benchmark.md, issue 29);
+   * an event reaches Postgres at most this much later.
+   */
+  usageBatchIntervalMs: number;
   /** Days of `usage_events` and of `request_logs` kept (day partitions older are dropped; rollups stay). */
   usageEventsRetentionDays: number;
   requestLogRetentionDays: number;
@@ -247,6 +253,7 @@ const schema = Joi.object({
   AUDIO_ORG_CONCURRENCY: Joi.number().integer().min(0).default(4),
   AUDIO_WORKER_CONCURRENCY: Joi.number().integer().min(1).default(16),
   USAGE_CLAIM_IDLE_MS: Joi.number().integer().min(100).default(30_000),
+  USAGE_BATCH_INTERVAL_MS: Joi.number().integer().min(0).max(5_000).default(200),
   USAGE_EVENTS_RETENTION_DAYS: Joi.number().integer().min(2).default(400),
   REQUEST_LOG_RETENTION_DAYS: Joi.number().integer().min(1).default(30),
   SHUTDOWN_GRACE_MS: Joi.number().integer().min(100).default(30_000),
@@ -334,6 +341,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     audioOrgConcurrency: value.AUDIO_ORG_CONCURRENCY,
     audioWorkerConcurrency: value.AUDIO_WORKER_CONCURRENCY,
     usageClaimIdleMs: value.USAGE_CLAIM_IDLE_MS,
+    usageBatchIntervalMs: value.USAGE_BATCH_INTERVAL_MS,
     usageEventsRetentionDays: value.USAGE_EVENTS_RETENTION_DAYS,
     requestLogRetentionDays: value.REQUEST_LOG_RETENTION_DAYS,
     shutdownGraceMs: value.SHUTDOWN_GRACE_MS,

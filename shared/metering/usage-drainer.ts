@@ -27,7 +27,7 @@ export interface UsageDrainerOptions {
    * After a batch smaller than `count`, the next read waits until this long after the previous one
    * began, so that under load events are written in batches rather than a few rows per insert (each
    * insert and acknowledgement costs the worker about as much CPU for one row as for hundreds).
-   * Default 50 ms; 0 reads again at once.
+   * Default USAGE_BATCH_INTERVAL_MS (200 ms); 0 reads again at once.
    */
   batchIntervalMs?: number;
   /** How long one read waits for new entries (and so the longest a stop waits for a read); default 250 ms. */
@@ -120,7 +120,7 @@ export class UsageDrainer {
     this.deadLetters = opts.deadLetters ?? keys.usageDeadLetters();
     this.claimIdleMs = opts.claimIdleMs ?? cfg.usageClaimIdleMs;
     this.blockMs = opts.blockMs ?? 250;
-    this.batchIntervalMs = opts.batchIntervalMs ?? 50;
+    this.batchIntervalMs = opts.batchIntervalMs ?? cfg.usageBatchIntervalMs;
     this.forgetConsumerIdleMs = opts.forgetConsumerIdleMs ?? Math.max(600_000, 20 * this.claimIdleMs);
     this.count = opts.count ?? 500;
     this.pool = opts.pool;
