@@ -16,10 +16,11 @@ interface Batch {
 }
 
 /**
- * The worker side of request-reply. A stream's first chunk is published at once (time to first
- * token); the chunks a request produces later in the same event-loop turn (events that came in one
- * upstream read) go out as one message, and the messages of every job of the process in that turn as
- * one pipeline. Anything published after them (a result, an error) first sends what is held, so the
+ * The worker side of request-reply. A stream's first chunk is published before the event loop turns
+ * (time to first token), together with the chunks emitted in the same synchronous run (the route
+ * metadata that precedes it, the rest of the first upstream read); the chunks a request produces
+ * later in the same event-loop turn (events that came in one upstream read) go out as one message,
+ * and the messages of every job of the process in that turn as one pipeline. Anything published after them (a result, an error) first sends what is held, so the
  * pod sees every message in sequence order.
  */
 export class ReplyPublisher {
@@ -49,7 +50,6 @@ export class ReplyPublisher {
   }
 
   chunk(channel: string, id: string, seq: number, data: string): Promise<unknown> {
-    if (seq === 0) return this.send(channel, { i: id, t: 'c', s: seq, d: data });
     let b = this.batches.get(id);
     if (b && b.first + b.data.length !== seq) {
       this.flush(); // not the next in order (never expected): what is held goes first
@@ -59,7 +59,11 @@ export class ReplyPublisher {
       let resolve!: (v: unknown) => void;
       const done = new Promise<unknown>((r) => (resolve = r));
       b = { channel, first: seq, data: [], done, resolve };
-      if (this.batches.size === 0) setImmediate(() => this.flush());
+      // A stream's first message leaves before the event loop turns (time to first token), with
+      // every chunk emitted in the same synchronous run: a pool's route metadata and the first
+      // upstream read's events are one message, not a message and then another a turn later.
+      if (seq === 0) queueMicrotask(() => this.flush());
+      else if (this.batches.size === 0) setImmediate(() => this.flush());
       this.batches.set(id, b);
     }
     b.data.push(data);

@@ -6,8 +6,8 @@ import { waitFor } from '../../helpers/wait';
 
 /**
  * The worker holds stream chunks made in one event-loop turn and sends each request's as one message
- * (`b`), all in one pipeline; the pod must still receive every chunk in order, and a result or error
- * after the chunks (sharded pub/sub).
+ * (`b`), all in one pipeline (a stream's first message before the turn ends); the pod must still
+ * receive every chunk in order, and a result or error after the chunks (sharded pub/sub).
  */
 /** Each chunk a message carries, as [seq, data], with `r`/`e` for the final messages. */
 const expand = (m: ReplyMessage): Array<[number, string] | string> =>
@@ -28,14 +28,26 @@ describe('reply publisher: chunk batching keeps the order', () => {
     pub.disconnect();
   });
 
-  it('delivers chunks from one tick, then the result, in sequence order', async () => {
-    const sent = Array.from({ length: 50 }, (_, i) => publisher.chunk(channel, 'job-a', i, `c${i}`));
-    await publisher.result(channel, 'job-a', 50, { ok: true });
-    await Promise.all(sent);
+  it('sends the first chunk with the rest of its synchronous run before the turn ends, a later turn as one message, then the result', async () => {
+    let pipelines = 0;
+    const pipeline = pub.pipeline.bind(pub);
+    pub.pipeline = ((...a: Parameters<typeof pub.pipeline>) => (pipelines++, pipeline(...a))) as typeof pub.pipeline;
+    try {
+      // the route metadata and the first upstream read's event, emitted in one synchronous run
+      const sent = [publisher.chunk(channel, 'job-a', 0, 'c0'), publisher.chunk(channel, 'job-a', 1, 'c1')];
+      await null; // one microtask later, still in the same event-loop turn
+      expect(pipelines, 'the first message left before the turn ended').to.equal(1);
+      await new Promise((r) => setImmediate(r));
+      sent.push(...Array.from({ length: 48 }, (_, i) => publisher.chunk(channel, 'job-a', i + 2, `c${i + 2}`)));
+      await publisher.result(channel, 'job-a', 50, { ok: true });
+      await Promise.all(sent);
+    } finally {
+      pub.pipeline = pipeline;
+    }
     await waitFor(() => got.some((m) => m.t === 'r'), 2000, 5);
     expect(got.flatMap(expand)).to.deep.equal([...Array.from({ length: 50 }, (_, i): [number, string] => [i, `c${i}`]), 'r']);
-    // the first chunk at once (time to first token), the other 49 of that turn as one message
-    expect(got.map((m) => m.t)).to.deep.equal(['c', 'b', 'r']);
+    // the first two chunks as one message, the other 48 of the next turn as one message, then the result
+    expect(got.map((m) => (m.t === 'b' ? `b${m.d.length}` : m.t))).to.deep.equal(['b2', 'b48', 'r']);
   });
 
   it('sends held chunks before an error, and interleaves two jobs without reordering either', async () => {
@@ -46,7 +58,7 @@ describe('reply publisher: chunk batching keeps the order', () => {
     await publisher.error(channel, 'job-b', { status: 502, code: 'upstream_error', message: 'x' });
     await new Promise((r) => setImmediate(r));
     await publisher.result(channel, 'job-c', 2, 'done');
-    await waitFor(() => got.length === 6, 2000, 5);
+    await waitFor(() => got.filter((m) => m.t === 'e' || m.t === 'r').length === 2, 2000, 5);
     const of = (id: string) => got.filter((m) => m.i === id).flatMap(expand).map((x) => (typeof x === 'string' ? x : x[1]));
     expect(of('job-b')).to.deep.equal(['b0', 'b1', 'e']);
     expect(of('job-c')).to.deep.equal(['c0', 'c1', 'r']);
