@@ -17,9 +17,6 @@ const HOT = new Set(['/v1/chat/completions', '/v1/messages', '/v1/responses', '/
 export function hotPaths(inference: RequestHandler, notFound: RequestHandler): RequestHandler {
   return (req, res, next) => {
     if (!HOT.has(req.path)) return next();
-    inference(req, res, (err?: unknown) => {
-      if (err && err !== 'router' && err !== 'route') return next(err);
-      notFound(req, res, next);
-    });
+    inference(req, res, (err?: unknown) => (err ? next(err) : notFound(req, res, next)));
   };
 }

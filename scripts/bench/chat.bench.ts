@@ -132,8 +132,7 @@ async function main(): Promise<void> {
     const cpuRows: string[][] = [];
     const countRows: string[][] = [];
     const summary: string[] = [];
-    let gatewayRequests = 0; // over every cell: the cluster's commands per request
-    const served = { gateway: 0, floor: 0 }; // requests each pair of processes served (BENCH_PROFILE_DIR)
+    const served = { gateway: 0, floor: 0 }; // requests each pair of processes served: the cluster's commands per request, BENCH_PROFILE_DIR
     /** One cell: the same load directly and through the gateway; CPU is read around the gateway run. */
     const cell = async (mode: string, c: number, direct: [string, object], gateway: [string, object], ttfb: boolean, floor = false, headers: { direct?: Record<string, string>; gateway?: Record<string, string> } = {}) => {
       const d = await runLoad(`${simUrl}${direct[0]}`, headers.direct ?? {}, direct[1], c, SECONDS);
@@ -142,7 +141,6 @@ async function main(): Promise<void> {
       const countsBefore = await readRedisCounts(cpuRedis);
       const g = await runLoad(`http://127.0.0.1:${floor ? floorPort : webPort}${gateway[0]}`, { 'SERVICE-API-KEY': key, ...(headers.gateway ?? {}) }, gateway[1], c, SECONDS);
       const cpu = cpuPerRequestUs(before, await readCpu(cpuParts), g.completed);
-      gatewayRequests += g.completed;
       served[floor ? 'floor' : 'gateway'] += g.completed;
       const countsAfter = await readRedisCounts(cpuRedis);
       countRows.push([mode, String(c), ...perRequest(countsBefore, countsAfter, g.completed)]);
@@ -231,7 +229,7 @@ async function main(): Promise<void> {
       console.log(`largest share of commands on one master: ${(100 * spread.maxShare).toFixed(1)} % (goal: at most 50 %)`);
       const commands = spread.rows.reduce((s, r) => s + Number(r[1]), 0);
       const cpuMs = spread.rows.reduce((s, r) => s + Number(r[3]), 0);
-      console.log(`${gatewayRequests} gateway requests, QUEUE_SHARDS_CHAT ${process.env.QUEUE_SHARDS_CHAT ?? '3 (the cluster default)'}: ${(commands / gatewayRequests).toFixed(1)} commands and ${((1000 * cpuMs) / gatewayRequests).toFixed(0)} µs of Redis CPU per request, ${((1000 * cpuMs) / commands).toFixed(1)} µs per command`);
+      console.log(`${served.gateway} gateway requests, QUEUE_SHARDS_CHAT ${process.env.QUEUE_SHARDS_CHAT ?? '3 (the cluster default)'}: ${(commands / served.gateway).toFixed(1)} commands and ${((1000 * cpuMs) / served.gateway).toFixed(0)} µs of Redis CPU per request, ${((1000 * cpuMs) / commands).toFixed(1)} µs per command`);
     }
   } finally {
     // Let the processes drain (the usage outbox among them) before their Redis and Postgres go away.

@@ -55,10 +55,9 @@ export interface Attribution {
   /** µs of busy CPU (not idle, not start-up) per part. */
   parts: Map<string, number>;
   busyUs: number;
-  startupUs: number;
 }
 
-/** Charges each sample of one profile to a part (unmatched: `other`). */
+/** Charges each sample of one profile to a part (unmatched: `other (V8 and native)`). */
 export function attribute(file: string): Attribution {
   const p = JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
@@ -90,18 +89,14 @@ export function attribute(file: string): Attribution {
   };
   const parts = new Map<string, number>();
   let busyUs = 0;
-  let startupUs = 0;
   for (const [id, us] of time) {
     if (byId.get(id)!.callFrame.functionName === '(idle)') continue;
     const part = partOf(id);
-    if (part === 'start-up') {
-      startupUs += us;
-      continue;
-    }
+    if (part === 'start-up') continue;
     busyUs += us;
     parts.set(part, (parts.get(part) ?? 0) + us);
   }
-  return { parts, busyUs, startupUs };
+  return { parts, busyUs };
 }
 
 /** The table: µs per request of each part, per process, for the gateway and the floor side by side. */

@@ -20,8 +20,9 @@ interface Batch {
  * (time to first token), together with the chunks emitted in the same synchronous run (the route
  * metadata that precedes it, the rest of the first upstream read); the chunks a request produces
  * later in the same event-loop turn (events that came in one upstream read) go out as one message,
- * and the messages of every job of the process in that turn as one pipeline. Anything published after them (a result, an error) first sends what is held, so the
- * pod sees every message in sequence order.
+ * and the messages of every job of the process in that turn as one pipeline. Anything published
+ * after them (a result, an error) first sends what is held, so the pod sees every message in
+ * sequence order.
  */
 export class ReplyPublisher {
   private readonly chunks: TurnPipeline;

@@ -92,8 +92,9 @@ export async function routeRequest(state: PoolState, job: ChatJob, signal: Abort
         deploymentLatency.observe(labels, (Date.now() - started) / 1000);
         deploymentCooldownUntil.set(labels, 0);
         requestAttempts.observe({ model: job.publicModel }, attempts);
-        // Not awaited: the answer's publish goes next on the same connection, so Redis settles the
-        // attempt before it publishes the answer, and the answer does not wait a round trip for it.
+        // Not awaited: the answer does not wait a round trip for it. On one Redis node the answer's
+        // publish follows on the same connection, so the settle is applied first; on a cluster the
+        // two may go to different nodes, and the settle can land a round trip after the answer.
         void state.settle(pick.lease, 'up', undefined, outcome.usage.inputTokens + outcome.usage.outputTokens).catch((err) => logger.warn({ err }, 'pool settle failed'));
         return { outcome, meta: m, deployment: step.fallback ? `${step.model}/${d.name}` : d.name };
       } catch (err) {
