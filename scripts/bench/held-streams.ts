@@ -55,7 +55,7 @@ async function main(): Promise<void> {
   r.disconnect();
   await closeDb();
 
-  const env = { ...process.env, PORT: String(webPort), SIMULATOR_PORT: String(simPort), CHAT_INTERACTIVE_CONCURRENCY: String(N + 100) };
+  const env = { ...process.env, METRICS_TOKEN: 'held-bench-metrics', PORT: String(webPort), SIMULATOR_PORT: String(simPort), CHAT_INTERACTIVE_CONCURRENCY: String(N + 100) };
   // each process with the Procfile's node flags (HELD_NODE_ARGS, when set, replaces them for all three)
   const extra = process.env.HELD_NODE_ARGS?.split(' ').filter(Boolean);
   const flags: Record<string, string[]> = { 'api/server.js': procfileNodeArgs('web'), 'workers/main.js': procfileNodeArgs('chatworker'), 'scripts/simulator/server.js': [] };
@@ -94,8 +94,13 @@ async function main(): Promise<void> {
       rssPeak = Math.max(rssPeak, rssMb(web.pid!));
       if (!allOpenAt && firstBytes >= N) allOpenAt = Date.now() - t0;
     }, 200);
+    // HELD_HEAP=1: the web pod's V8 heap (used / total) and memory outside it, from its /metrics each second
+    const heap: string[] = [];
+    const heapSampler = process.env.HELD_HEAP === '1' ? setInterval(() => void readHeap(webPort).then((h) => heap.push(`${((Date.now() - t0) / 1000).toFixed(0)} s rss ${rssMb(web.pid!).toFixed(0)} ${h}`)), 1000) : undefined;
     const done = await all;
     clearInterval(sampler);
+    clearInterval(heapSampler);
+    heap.forEach((h) => console.log(h));
     const ok = done.filter(Boolean).length;
     console.log(`held streams: ${N} opened; all streaming after ${allOpenAt ? `${(allOpenAt / 1000).toFixed(1)} s` : 'never (not all got a first byte at once)'}; completed with [DONE]: ${ok}; dropped: ${N - ok}`);
     console.log(`web pod RSS: ${rssIdle.toFixed(0)} MB idle, ${rssPeak.toFixed(0)} MB peak (goal: under 250 MB, none dropped: ${rssPeak < 250 && ok === N ? 'met' : 'NOT met'})`);
@@ -106,6 +111,13 @@ async function main(): Promise<void> {
     await redis.stop();
     await pg.stop();
   }
+}
+
+/** The web pod's heap used / total and external memory (MB), from prom-client's default metrics. */
+async function readHeap(port: number): Promise<string> {
+  const text = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: 'Bearer held-bench-metrics' } }).then((r) => r.text(), () => '');
+  const mb = (name: string) => (Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN) / 1048576).toFixed(0);
+  return `heap used ${mb('nodejs_heap_size_used_bytes')} total ${mb('nodejs_heap_size_total_bytes')} external ${mb('nodejs_external_memory_bytes')}`;
 }
 
 main().catch((err) => {

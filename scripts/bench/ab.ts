@@ -1,0 +1,163 @@
+import { spawn, type ChildProcess } from 'child_process';
+import path from 'path';
+import { ensureServices } from '../services';
+import { ensureDatabase } from '../services/postgres';
+import { deleteKeysByPrefix } from '../services/redis';
+import { freePort } from '../services/free-port';
+import { runLoad, pct } from './load';
+import { readCpu, cpuPerRequestUs } from './cpu';
+import { benchEnv, exited, waitHttp } from './processes';
+import { procfileNodeArgs } from './procfile';
+import { readRedisCounts, type RedisCounts } from './redis-counts';
+import { Redis } from 'ioredis';
+
+/**
+ * `npm run bench:ab`: two stacks, A and B, up side by side and loaded in alternating short slices
+ * (A B, B A, A B, ...), so that a drift of the machine between two runs lands on both sides alike.
+ * The ratio B/A of each pair of adjacent slices is printed with the medians and the totals; a
+ * change shows when most pairs lean the same way. One side at a time is loaded, the other idles.
+ *
+ * AB_A, AB_B: `gateway` (web and chat worker processes, the Procfile's node flags, an organization
+ * whose chat lane takes any load) or `floor` (scripts/bench/floor); default gateway.
+ * AB_A_DIST, AB_B_DIST: the built tree each side runs (default this one), e.g. a git worktree's dist.
+ * AB_A_ENV, AB_B_ENV: `NAME=value NAME=value` added to that side's processes; AB_A_NODE_ARGS,
+ * AB_B_NODE_ARGS: node flags for both its processes, after the Procfile's (a later V8 flag wins);
+ * AB_A_WEB_NODE_ARGS, AB_B_WEB_NODE_ARGS: for its web process alone, after those.
+ * AB_MODE `json` (default) or `stream`; AB_CONCURRENCY (64); AB_SLICE_SECONDS (2); AB_ROUNDS (10).
+ * Each side has its own Redis key prefix and database; the simulator and the Redis and Postgres
+ * servers are shared (REDIS_URL and DATABASE_URL when set, else started here).
+ */
+const MODE = process.env.AB_MODE ?? 'json';
+const CONCURRENCY = Number(process.env.AB_CONCURRENCY ?? 64);
+const SLICE = Number(process.env.AB_SLICE_SECONDS ?? 2);
+const ROUNDS = Number(process.env.AB_ROUNDS ?? 10);
+const here = path.resolve(__dirname, '..', '..');
+
+interface Side {
+  name: 'A' | 'B';
+  kind: 'gateway' | 'floor';
+  dist: string;
+  procs: ChildProcess[];
+  url: string;
+  key: string;
+  database: string;
+  totals: { requests: number; completed: number; seconds: number; cpu: Record<string, number>; commands: number; bytes: number; latencies: number[] };
+  slices: { rps: number; cpuUs: number }[];
+}
+
+function envList(s: string | undefined): Record<string, string> {
+  return Object.fromEntries((s ?? '').split(' ').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+}
+
+function node(dist: string, args: string[], script: string, scriptArgs: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  return spawn(process.execPath, [...args, path.join(dist, script), ...scriptArgs], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+function seedSide(env: NodeJS.ProcessEnv): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const c = spawn(process.execPath, [path.join(here, 'scripts/bench/ab-seed.js')], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    c.stdout.on('data', (d) => (out += String(d)));
+    c.on('exit', (code) => (code === 0 ? resolve((JSON.parse(out.trim().split('\n').pop() ?? '{}') as { key: string }).key) : reject(new Error(`ab-seed exited with ${code}`))));
+  });
+}
+
+async function startSide(name: 'A' | 'B', base: { databaseUrl: string; redisUrl: string }, simUrl: string): Promise<Side> {
+  const kind = (process.env[`AB_${name}`] ?? 'gateway') as Side['kind'];
+  if (kind !== 'gateway' && kind !== 'floor') throw new Error(`AB_${name} must be gateway or floor`);
+  const dist = path.resolve(process.env[`AB_${name}_DIST`] ?? here);
+  const database = `gateway_ab_${name.toLowerCase()}`;
+  const databaseUrl = await ensureDatabase(base.databaseUrl, database, true);
+  const prefix = `gwab${name.toLowerCase()}`;
+  await deleteKeysByPrefix(base.redisUrl, prefix);
+  const port = await freePort();
+  const env = { ...process.env, ...benchEnv({ databaseUrl, redisUrl: base.redisUrl }, prefix), PORT: String(port), CHAT_INTERACTIVE_CONCURRENCY: '256', FLOOR_UPSTREAM: simUrl, AB_SIMULATOR_URL: simUrl, ...envList(process.env[`AB_${name}_ENV`]) };
+  const flags = (v: string) => (process.env[v] ?? '').split(' ').filter(Boolean);
+  const extra = flags(`AB_${name}_NODE_ARGS`);
+  const webExtra = [...extra, ...flags(`AB_${name}_WEB_NODE_ARGS`)];
+  const key = kind === 'gateway' ? await seedSide(env) : '';
+  const procs =
+    kind === 'floor'
+      ? [node(dist, webExtra, 'scripts/bench/floor/web.js', [], env), node(dist, extra, 'scripts/bench/floor/worker.js', [], env)]
+      : [node(dist, [...procfileNodeArgs('web'), ...webExtra], 'api/server.js', [], env), node(dist, [...procfileNodeArgs('chatworker'), ...extra], 'workers/main.js', ['chat'], env)];
+  const url = `http://127.0.0.1:${port}`;
+  await waitHttp(`${url}/healthz`);
+  return { name, kind, dist, procs, url, key, database, totals: { requests: 0, completed: 0, seconds: 0, cpu: {}, commands: 0, bytes: 0, latencies: [] }, slices: [] };
+}
+
+function commandsBetween(a: RedisCounts | undefined, b: RedisCounts | undefined): { commands: number; bytes: number } {
+  if (!a || !b) return { commands: 0, bytes: 0 };
+  const commands = Object.keys(b.calls).reduce((s, c) => s + (c === 'info' ? 0 : b.calls[c] - (a.calls[c] ?? 0)), 0);
+  return { commands, bytes: b.inputBytes - a.inputBytes };
+}
+
+const median = (v: number[]) => pct(v, 50);
+
+async function main(): Promise<void> {
+  const services = await ensureServices({ dataDir: '.data/ab', redisPort: 6383, pgPort: 5436, database: 'gateway_ab', recreate: true });
+  const redis = new Redis(services.redisUrl);
+  const simPort = await freePort();
+  const simUrl = `http://127.0.0.1:${simPort}`;
+  const sim = spawn(process.execPath, [path.join(here, 'scripts/simulator/server.js')], { env: { ...process.env, SIMULATOR_PORT: String(simPort) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const sides: Side[] = [];
+  try {
+    await waitHttp(`${simUrl}/_sim/requests`);
+    for (const name of ['A', 'B'] as const) sides.push(await startSide(name, services, simUrl));
+    const messages = [{ role: 'user', content: 'benchmark prompt with a few words' }];
+    const body = { model: 'sim-chat', messages, stream: MODE === 'stream' };
+    const floorBody = { ...body, model: 'sim-chat-1' };
+    // a short warm-up of each side (JIT, connection pools) that is not counted
+    for (const s of sides) await runLoad(`${s.url}/v1/chat/completions`, { 'SERVICE-API-KEY': s.key }, s.kind === 'floor' ? floorBody : body, CONCURRENCY, 1);
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? sides : [...sides].reverse();
+      for (const s of order) {
+        const parts = { pids: { web: s.procs[0].pid, worker: s.procs[1].pid }, redis, database: s.database };
+        const [cpuBefore, countsBefore] = [await readCpu(parts), await readRedisCounts(redis)];
+        const r = await runLoad(`${s.url}/v1/chat/completions`, { 'SERVICE-API-KEY': s.key }, s.kind === 'floor' ? floorBody : body, CONCURRENCY, SLICE, 0.2);
+        const cpu = cpuPerRequestUs(cpuBefore, await readCpu(parts), r.completed);
+        const { commands, bytes } = commandsBetween(countsBefore, await readRedisCounts(redis));
+        const t = s.totals;
+        t.requests += r.samples.length;
+        t.completed += r.completed;
+        t.seconds += r.seconds;
+        for (const [k, v] of Object.entries(cpu)) t.cpu[k] = (t.cpu[k] ?? 0) + v * r.completed;
+        t.commands += commands;
+        t.bytes += bytes;
+        for (const x of r.samples) t.latencies.push(MODE === 'stream' ? x.ttfb : x.total);
+        const cpuUs = cpu.web + cpu.worker + cpu.redis + cpu.postgres;
+        s.slices.push({ rps: r.samples.length / r.seconds, cpuUs });
+        if (r.errors) console.log(`side ${s.name} round ${round}: ${r.errors} errors`);
+      }
+      const [a, b] = sides.map((s) => s.slices[round]);
+      console.log(`round ${round + 1}: A ${a.rps.toFixed(0)} req/s ${a.cpuUs.toFixed(0)} µs, B ${b.rps.toFixed(0)} req/s ${b.cpuUs.toFixed(0)} µs: B/A ${(b.rps / a.rps).toFixed(3)} req/s, ${(b.cpuUs / a.cpuUs).toFixed(3)} CPU`);
+    }
+    console.log(`\n${new Date().toISOString()}, ${MODE} c${CONCURRENCY}, ${ROUNDS} rounds of ${SLICE} s slices`);
+    for (const s of sides) {
+      const t = s.totals;
+      const per = (k: string) => (t.cpu[k] ?? 0) / t.completed;
+      const total = per('web') + per('worker') + per('redis') + per('postgres');
+      console.log(
+        `${s.name} (${s.kind}, ${path.relative(process.cwd(), s.dist) || '.'}${[process.env[`AB_${s.name}_ENV`], process.env[`AB_${s.name}_NODE_ARGS`], process.env[`AB_${s.name}_WEB_NODE_ARGS`] && `web ${process.env[`AB_${s.name}_WEB_NODE_ARGS`]}`].filter(Boolean).map((x) => `, ${x}`).join('')}): ${(t.requests / t.seconds).toFixed(0)} req/s, ` +
+          `CPU ${total.toFixed(0)} µs/req (web ${per('web').toFixed(0)}, worker ${per('worker').toFixed(0)}, Redis ${per('redis').toFixed(0)}, Postgres ${per('postgres').toFixed(0)}), ` +
+          `${MODE === 'stream' ? 'TTFB' : 'latency'} p50 ${median(t.latencies).toFixed(2)} ms p99 ${pct(t.latencies, 99).toFixed(2)} ms, ` +
+          `Redis ${(t.commands / t.completed).toFixed(1)} commands and ${(t.bytes / t.completed).toFixed(0)} bytes written per request`,
+      );
+    }
+    const [A, B] = sides;
+    const rpsRatios = A.slices.map((a, i) => B.slices[i].rps / a.rps);
+    const cpuRatios = A.slices.map((a, i) => B.slices[i].cpuUs / a.cpuUs);
+    console.log(
+      `B/A: req/s median of pairs ${median(rpsRatios).toFixed(3)} (B ahead in ${rpsRatios.filter((x) => x > 1).length} of ${ROUNDS}), ` +
+        `CPU per request median of pairs ${median(cpuRatios).toFixed(3)} (B lower in ${cpuRatios.filter((x) => x < 1).length} of ${ROUNDS})`,
+    );
+  } finally {
+    redis.disconnect();
+    await Promise.all([...sides.flatMap((s) => s.procs), sim].map((p) => exited(p, 15_000)));
+    await services.stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
