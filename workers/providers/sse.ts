@@ -35,8 +35,39 @@ export async function* readSse(body: AsyncIterable<Uint8Array>, doneWhen: (e: Ev
       }
     }
   } finally {
-    // Ends the body (and frees the connection) however the reader stops: done, error or cancel.
-    await it.return?.().catch(() => undefined);
+    // After the terminating event the rest of the body (normally just its end) is read in the
+    // background, so the connection goes back to the pool; on an error or a cancel the body is
+    // ended at once, which closes the connection.
+    if (done) void readRest(body, it);
+    else await it.return?.().catch(() => undefined);
   }
   if (!done) throw errors.upstreamError('The upstream stream ended before it finished.');
+}
+
+/** What an upstream may still send after its terminating event before the connection is cut. */
+const REST_MAX_BYTES = 64 * 1024;
+const REST_MAX_MS = 1000;
+
+/**
+ * Reads a body to its end after the terminating event. Ending an unfinished body instead (the
+ * iterator's `return`) makes undici close the connection, so the next request pays a new one, and
+ * makes node build an AbortError with its stack: on a streamed request, once each. A body that goes
+ * on past REST_MAX_BYTES or REST_MAX_MS is destroyed (the connection is closed, as before).
+ */
+async function readRest(body: AsyncIterable<Uint8Array>, it: AsyncIterator<Uint8Array>): Promise<void> {
+  const destroy = () => (body as { destroy?: () => void }).destroy?.();
+  const timer = setTimeout(destroy, REST_MAX_MS);
+  let bytes = 0;
+  try {
+    for (;;) {
+      const chunk = await it.next();
+      if (chunk.done) return;
+      bytes += chunk.value.length;
+      if (bytes > REST_MAX_BYTES) return destroy();
+    }
+  } catch {
+    /* destroyed, or the upstream dropped after its last event: nothing was lost */
+  } finally {
+    clearTimeout(timer);
+  }
 }
