@@ -23,7 +23,8 @@ import { Redis } from 'ioredis';
  * AB_A_ENV, AB_B_ENV: `NAME=value NAME=value` added to that side's processes; AB_A_NODE_ARGS,
  * AB_B_NODE_ARGS: node flags for both its processes, after the Procfile's (a later V8 flag wins);
  * AB_A_WEB_NODE_ARGS, AB_B_WEB_NODE_ARGS: for its web process alone, after those.
- * AB_MODE `json` (default) or `stream`; AB_CONCURRENCY (64); AB_SLICE_SECONDS (2); AB_ROUNDS (10).
+ * AB_MODE `json` (default) or `stream`; AB_CONCURRENCY (64); AB_SLICE_SECONDS (2); AB_ROUNDS (10);
+ * AB_WARMUP_SECONDS (3): each side's load before the first slice, not counted.
  * Each side has its own Redis key prefix and database; the simulator and the Redis and Postgres
  * servers are shared (REDIS_URL and DATABASE_URL when set, else started here).
  */
@@ -31,6 +32,7 @@ const MODE = process.env.AB_MODE ?? 'json';
 const CONCURRENCY = Number(process.env.AB_CONCURRENCY ?? 64);
 const SLICE = Number(process.env.AB_SLICE_SECONDS ?? 2);
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 10);
+const WARMUP = Number(process.env.AB_WARMUP_SECONDS ?? 3);
 const here = path.resolve(__dirname, '..', '..');
 
 interface Side {
@@ -106,8 +108,8 @@ async function main(): Promise<void> {
     const messages = [{ role: 'user', content: 'benchmark prompt with a few words' }];
     const body = { model: 'sim-chat', messages, stream: MODE === 'stream' };
     const floorBody = { ...body, model: 'sim-chat-1' };
-    // a short warm-up of each side (JIT, connection pools) that is not counted
-    for (const s of sides) await runLoad(`${s.url}/v1/chat/completions`, { 'SERVICE-API-KEY': s.key }, s.kind === 'floor' ? floorBody : body, CONCURRENCY, 1);
+    // a warm-up of each side (JIT, connection pools, the heap's growth) that is not counted
+    for (const s of sides) await runLoad(`${s.url}/v1/chat/completions`, { 'SERVICE-API-KEY': s.key }, s.kind === 'floor' ? floorBody : body, CONCURRENCY, WARMUP);
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? sides : [...sides].reverse();
       for (const s of order) {
