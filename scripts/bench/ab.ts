@@ -27,6 +27,7 @@ import { Redis } from 'ioredis';
  * AB_WARMUP_SECONDS (3): each side's load before the first slice, not counted.
  * Each side has its own Redis key prefix and database; the simulator and the Redis and Postgres
  * servers are shared (REDIS_URL and DATABASE_URL when set, else started here).
+ * One run at a time: a second run would share the embedded servers and stop them under the first.
  */
 const MODE = process.env.AB_MODE ?? 'json';
 const CONCURRENCY = Number(process.env.AB_CONCURRENCY ?? 64);
