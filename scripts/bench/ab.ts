@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'child_process';
+import fs from 'fs';
 import path from 'path';
 import { ensureServices } from '../services';
 import { ensureDatabase } from '../services/postgres';
@@ -27,7 +28,7 @@ import { Redis } from 'ioredis';
  * AB_WARMUP_SECONDS (3): each side's load before the first slice, not counted.
  * Each side has its own Redis key prefix and database; the simulator and the Redis and Postgres
  * servers are shared (REDIS_URL and DATABASE_URL when set, else started here).
- * One run at a time: a second run would share the embedded servers and stop them under the first.
+ * One run at a time (`.data/ab.lock`): two would share the servers, the key prefixes and the databases.
  */
 const MODE = process.env.AB_MODE ?? 'json';
 const CONCURRENCY = Number(process.env.AB_CONCURRENCY ?? 64);
@@ -96,7 +97,25 @@ function commandsBetween(a: RedisCounts | undefined, b: RedisCounts | undefined)
 
 const median = (v: number[]) => pct(v, 50);
 
+/** Refuses a second run while one is alive (its pid in the lock file); returns the release. */
+function lock(): () => void {
+  const file = path.resolve('.data', 'ab.lock');
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const other = Number(fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : 0);
+  if (other && other !== process.pid) {
+    try {
+      process.kill(other, 0);
+      throw new Error(`another bench:ab run (pid ${other}) is running; wait for it or stop it`);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err; // ESRCH: that run is gone
+    }
+  }
+  fs.writeFileSync(file, String(process.pid));
+  return () => fs.rmSync(file, { force: true });
+}
+
 async function main(): Promise<void> {
+  const unlock = lock();
   const services = await ensureServices({ dataDir: '.data/ab', redisPort: 6383, pgPort: 5436, database: 'gateway_ab', recreate: true });
   const redis = new Redis(services.redisUrl);
   const simPort = await freePort();
@@ -157,6 +176,7 @@ async function main(): Promise<void> {
     redis.disconnect();
     await Promise.all([...sides.flatMap((s) => s.procs), sim].map((p) => exited(p, 15_000)));
     await services.stop();
+    unlock();
   }
 }
 
