@@ -9,7 +9,7 @@ import { runLoad, pct } from './load';
 import { readCpu, cpuPerRequestUs } from './cpu';
 import { benchEnv, exited, waitHttp } from './processes';
 import { procfileNodeArgs } from './procfile';
-import { readRedisCounts, type RedisCounts } from './redis-counts';
+import { readRedisCounts, totalsBetween } from './redis-counts';
 import { Redis } from 'ioredis';
 
 /**
@@ -45,6 +45,7 @@ interface Side {
   url: string;
   key: string;
   database: string;
+  /** Over every slice: samples, requests sent, seconds, CPU µs by part, Redis commands and bytes written, latencies. */
   totals: { requests: number; completed: number; seconds: number; cpu: Record<string, number>; commands: number; bytes: number; latencies: number[] };
   slices: { rps: number; cpuUs: number }[];
 }
@@ -89,12 +90,6 @@ async function startSide(name: 'A' | 'B', base: { databaseUrl: string; redisUrl:
   return { name, kind, dist, procs, url, key, database, totals: { requests: 0, completed: 0, seconds: 0, cpu: {}, commands: 0, bytes: 0, latencies: [] }, slices: [] };
 }
 
-function commandsBetween(a: RedisCounts | undefined, b: RedisCounts | undefined): { commands: number; bytes: number } {
-  if (!a || !b) return { commands: 0, bytes: 0 };
-  const commands = Object.keys(b.calls).reduce((s, c) => s + (c === 'info' ? 0 : b.calls[c] - (a.calls[c] ?? 0)), 0);
-  return { commands, bytes: b.inputBytes - a.inputBytes };
-}
-
 const median = (v: number[]) => pct(v, 50);
 
 /** Refuses a second run while one is alive (its pid in the lock file); returns the release. */
@@ -136,17 +131,18 @@ async function main(): Promise<void> {
         const parts = { pids: { web: s.procs[0].pid, worker: s.procs[1].pid }, redis, database: s.database };
         const [cpuBefore, countsBefore] = [await readCpu(parts), await readRedisCounts(redis)];
         const r = await runLoad(`${s.url}/v1/chat/completions`, { 'SERVICE-API-KEY': s.key }, s.kind === 'floor' ? floorBody : body, CONCURRENCY, SLICE, 0.2);
-        const cpu = cpuPerRequestUs(cpuBefore, await readCpu(parts), r.completed);
-        const { commands, bytes } = commandsBetween(countsBefore, await readRedisCounts(redis));
+        const cpu = cpuPerRequestUs(cpuBefore, await readCpu(parts), 1); // µs of the whole slice
+        const countsAfter = await readRedisCounts(redis);
+        const { commands, bytes } = countsBefore && countsAfter ? totalsBetween(countsBefore, countsAfter) : { commands: 0, bytes: 0 };
         const t = s.totals;
         t.requests += r.samples.length;
         t.completed += r.completed;
         t.seconds += r.seconds;
-        for (const [k, v] of Object.entries(cpu)) t.cpu[k] = (t.cpu[k] ?? 0) + v * r.completed;
+        for (const [k, v] of Object.entries(cpu)) t.cpu[k] = (t.cpu[k] ?? 0) + v;
         t.commands += commands;
         t.bytes += bytes;
         for (const x of r.samples) t.latencies.push(MODE === 'stream' ? x.ttfb : x.total);
-        const cpuUs = cpu.web + cpu.worker + cpu.redis + cpu.postgres;
+        const cpuUs = (cpu.web + cpu.worker + cpu.redis + cpu.postgres) / r.completed;
         s.slices.push({ rps: r.samples.length / r.seconds, cpuUs });
         if (r.errors) console.log(`side ${s.name} round ${round}: ${r.errors} errors`);
       }

@@ -7,6 +7,7 @@ import { ensureRedis } from '../services/redis';
 import { procfileNodeArgs } from './procfile';
 import { freePort } from '../services/free-port';
 import { benchEnv } from './processes';
+import { seedChatOrg } from './seed-chat-org';
 
 /**
  * `npm run bench:held`: holds HELD_STREAMS (default 2,000) streamed chat completions open at once on
@@ -40,20 +41,7 @@ async function main(): Promise<void> {
   const [simPort, webPort] = [await freePort(), await freePort()];
   const simUrl = `http://127.0.0.1:${simPort}`;
   Object.assign(process.env, benchEnv({ databaseUrl, redisUrl: redis.url }, 'gwheld'));
-  const { db, closeDb } = await import('../../shared/db/sequelize.js');
-  const { migrate } = await import('../../shared/db/migrate.js');
-  const { seed } = await import('../../shared/db/seed.js');
-  const { createRedis } = await import('../../shared/redis/connection.js');
-  const { createApiKey, createOrg } = await import('../../shared/tenancy/ops.js');
-  const { Organization } = await import('../../shared/db/models/index.js');
-  await migrate(db());
-  const r = createRedis('command');
-  await seed(r, simUrl);
-  const org = await createOrg(r, { name: `held-${Date.now()}`, plan: 'pro' });
-  await Organization.update({ laneOverrides: { 'chat:interactive': 100_000 } }, { where: { id: org.id } });
-  const { key } = await createApiKey(r, { orgId: org.id });
-  r.disconnect();
-  await closeDb();
+  const { key } = await seedChatOrg(simUrl, 'held');
 
   const env = { ...process.env, METRICS_TOKEN: 'held-bench-metrics', PORT: String(webPort), SIMULATOR_PORT: String(simPort), CHAT_INTERACTIVE_CONCURRENCY: String(N + 100) };
   // each process with the Procfile's node flags (HELD_NODE_ARGS, when set, replaces them for all three)

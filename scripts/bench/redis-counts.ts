@@ -22,14 +22,20 @@ export async function readRedisCounts(redis: RedisClient): Promise<RedisCounts |
 /** The commands named in the bench's table, in this order; every other command is in `other`. */
 const SHOWN = ['evalsha', 'xadd', 'spublish', 'publish', 'bzpopmin'];
 
+/** Every command called (not the bench's own INFO readings) and the bytes clients wrote between two readings. */
+export function totalsBetween(before: RedisCounts, after: RedisCounts): { commands: number; bytes: number } {
+  const commands = Object.keys(after.calls).reduce((s, c) => s + (c === 'info' ? 0 : after.calls[c] - (before.calls[c] ?? 0)), 0);
+  return { commands, bytes: after.inputBytes - before.inputBytes };
+}
+
 /** Per request between two readings: the shown commands, all others, every command, bytes written. */
 export function perRequest(before: RedisCounts | undefined, after: RedisCounts | undefined, requests: number): string[] {
   if (!before || !after || !requests) return [...SHOWN, 'other', 'all', 'bytes'].map(() => '-');
   const delta = (c: string) => (after.calls[c] ?? 0) - (before.calls[c] ?? 0);
-  const all = Object.keys(after.calls).reduce((s, c) => s + (c === 'info' ? 0 : delta(c)), 0); // not the bench's own INFO readings
+  const { commands: all, bytes } = totalsBetween(before, after);
   const shown = SHOWN.map(delta);
   const other = all - shown.reduce((s, v) => s + v, 0);
-  return [...shown, other, all, after.inputBytes - before.inputBytes].map((v) => (v / requests).toFixed(2));
+  return [...shown, other, all, bytes].map((v) => (v / requests).toFixed(2));
 }
 
 export const REDIS_COUNT_HEAD = [...SHOWN, 'other', 'all commands', 'bytes written'];
