@@ -117,11 +117,11 @@ async function main(): Promise<void> {
   const procs = [child('scripts/simulator/server.js', [], env), child('api/server.js', [], env, 'web'), child('workers/main.js', ['chat,embeddings,search'], env, 'worker')];
   // The floor (scripts/bench/floor): the bare stack, measured beside the gateway on JSON chat.
   const floorEnv = { ...env, PORT: String(floorPort), FLOOR_UPSTREAM: simUrl };
-  if (MODES.has('json') && !cluster) procs.push(child('scripts/bench/floor/web.js', [], floorEnv, 'floor-web'), child('scripts/bench/floor/worker.js', [], floorEnv, 'floor-worker'));
+  if ((MODES.has('json') || MODES.has('stream')) && !cluster) procs.push(child('scripts/bench/floor/web.js', [], floorEnv, 'floor-web'), child('scripts/bench/floor/worker.js', [], floorEnv, 'floor-worker'));
   try {
     await waitHttp(`${simUrl}/_sim/requests`);
     await waitHttp(`http://127.0.0.1:${webPort}/healthz`);
-    if (MODES.has('json') && !cluster) await waitHttp(`http://127.0.0.1:${floorPort}/healthz`);
+    if ((MODES.has('json') || MODES.has('stream')) && !cluster) await waitHttp(`http://127.0.0.1:${floorPort}/healthz`);
     await new Promise((r) => setTimeout(r, 500));
 
     const cpuRedis = createRedis('command', services.redisUrl);
@@ -160,7 +160,7 @@ async function main(): Promise<void> {
     for (const stream of [false, true].filter((s) => MODES.has(s ? 'stream' : 'json'))) {
       for (const c of CONCURRENCY) {
         await cell(stream ? 'stream (TTFB)' : 'json', c, ['/v1/chat/completions', { model: 'sim-chat-1', messages, stream }], ['/v1/chat/completions', { model: 'sim-chat', messages, stream }], stream);
-        if (!stream && !cluster) await cell('json floor', c, ['/v1/chat/completions', { model: 'sim-chat-1', messages }], ['/v1/chat/completions', { model: 'sim-chat', messages }], false, true);
+        if (!cluster) await cell(stream ? 'stream floor (TTFB)' : 'json floor', c, ['/v1/chat/completions', { model: 'sim-chat-1', messages, stream }], ['/v1/chat/completions', { model: 'sim-chat', messages, stream }], stream, true);
       }
     }
     // Fail-over (docs/routing.md): two deployments of one model, and one retry in (about) every request:

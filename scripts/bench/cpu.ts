@@ -16,6 +16,22 @@ export function processCpuMs(pid: number | undefined): number {
   }
 }
 
+/**
+ * Read-type and write-type system calls a process has made so far (/proc/<pid>/io: socket reads and
+ * writes, `writev` included); zeros where /proc is unavailable. On loopback each socket write also
+ * wakes its reader, which is why the bench counts them (docs/benchmark.md).
+ */
+export function processSyscalls(pid: number | undefined): { reads: number; writes: number } {
+  if (!pid) return { reads: 0, writes: 0 };
+  try {
+    const io = fs.readFileSync(`/proc/${pid}/io`, 'utf8');
+    const get = (k: string) => Number(new RegExp(`^${k}: (\\d+)`, 'm').exec(io)?.[1] ?? 0);
+    return { reads: get('syscr'), writes: get('syscw') };
+  } catch {
+    return { reads: 0, writes: 0 };
+  }
+}
+
 /** CPU time (ms) of every Postgres backend serving `database` (backends that ended are not counted). */
 export function postgresCpuMs(database: string): number {
   let total = 0;

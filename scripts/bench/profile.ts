@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   const env = {
     ...process.env,
     BENCH_PROFILE_DIR: dir,
-    BENCH_MODES: 'json',
+    BENCH_MODES: process.env.BENCH_MODES ?? 'json', // 'stream': the streamed cell (no floor cell in npm run bench)
     BENCH_CONCURRENCY: process.env.BENCH_CONCURRENCY ?? '64',
     BENCH_SECONDS: process.env.BENCH_SECONDS ?? '8',
   };

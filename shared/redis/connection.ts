@@ -1,6 +1,7 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { config } from '../config/env';
 import { logger } from '../logger';
+import { corkPerTurn } from './cork';
 
 /**
  * A connection to single-node Redis or to a Redis Cluster (REDIS_CLUSTER_NODES). Both speak every
@@ -54,7 +55,9 @@ export function parseClusterNodes(list: string[]): Array<{ host: string; port: n
 }
 
 export function createRedis(role: RedisRole, url = config().redisUrl): RedisClient {
-  return listenForErrors(connect(role, url), role);
+  const client = connect(role, url);
+  if (process.env.REDIS_CORK !== '0') corkPerTurn(client);
+  return listenForErrors(client, role);
 }
 
 function connect(role: RedisRole, url: string): RedisClient {

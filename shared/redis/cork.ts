@@ -1,0 +1,48 @@
+import type { Socket } from 'net';
+import { Redis, type Cluster } from 'ioredis';
+
+/**
+ * Commands written on one connection during one turn of the event loop (a callback and the promise
+ * continuations it sets off) leave in one socket write: the first write of a turn corks the socket
+ * and the uncork is queued with `process.nextTick`, which runs once the turn's synchronous code and
+ * microtasks are done, so no command waits past its own turn. Node's HTTP responses are written the
+ * same way. At load, the replies of many requests arrive in one read and their next commands go out
+ * together: one `writev` instead of one `write` per command, which is what loopback and
+ * virtualised sockets charge for (docs/benchmark.md). ioredis's auto-pipelining batches the same
+ * commands into Pipeline objects instead, at a cost measured higher than its gain.
+ */
+const CORKED = Symbol('gw.corkedPerTurn');
+
+function corkSocket(socket: Socket): void {
+  const s = socket as Socket & { [CORKED]?: true };
+  if (s[CORKED]) return;
+  s[CORKED] = true;
+  const write = s.write;
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    s.uncork();
+  };
+  s.write = function corkedWrite(this: Socket, ...args: unknown[]) {
+    if (!corked && !s.destroyed) {
+      corked = true;
+      s.cork();
+      process.nextTick(uncork);
+    }
+    return (write as (...a: unknown[]) => boolean).apply(this, args);
+  } as Socket['write'];
+}
+
+/** Corks each socket of `client` per turn, on every (re)connect; a cluster's node connections alike. */
+export function corkPerTurn(client: Redis | Cluster): void {
+  const hook = (r: Redis) => {
+    const apply = () => {
+      const stream = (r as unknown as { stream?: Socket }).stream;
+      if (stream && typeof stream.cork === 'function') corkSocket(stream);
+    };
+    r.on('connect', apply);
+    apply();
+  };
+  if (client instanceof Redis) hook(client);
+  else client.on('+node', (node: Redis) => hook(node));
+}

@@ -1,0 +1,70 @@
+import { expect } from 'chai';
+import type { Socket } from 'net';
+import { createRedis, type RedisClient } from '../../../shared/redis/connection';
+
+/**
+ * shared/redis/cork.ts: the commands written on one connection in one event-loop turn leave in one
+ * socket write; a command in a later turn is not held back; a reconnected socket is corked too.
+ */
+describe('redis connections: one socket write per turn', () => {
+  const prefix = `gwtest-cork-${process.pid}`;
+  let redis: RedisClient;
+  let writes: { single: number; vectored: number };
+
+  const spied = new WeakSet<Socket>();
+  /** Counts the socket's system-level writes from now on: `_write` for one buffer, `_writev` for several. */
+  const spy = () => {
+    const s = (redis as unknown as { stream: Socket & { _write: (...a: unknown[]) => void; _writev: (...a: unknown[]) => void } }).stream;
+    writes = { single: 0, vectored: 0 };
+    if (spied.has(s)) return;
+    spied.add(s);
+    const [w, wv] = [s._write.bind(s), s._writev.bind(s)];
+    s._write = (...a: unknown[]) => (writes.single++, w(...a));
+    s._writev = (...a: unknown[]) => (writes.vectored++, wv(...a));
+  };
+
+  before(async () => {
+    redis = createRedis('command');
+    await redis.ping();
+  });
+  after(async () => {
+    await redis.del(`${prefix}:a`, `${prefix}:b`, `${prefix}:c`);
+    redis.disconnect();
+  });
+
+  it('writes three commands of one turn in one writev, and answers each', async () => {
+    spy();
+    const replies = await Promise.all([redis.set(`${prefix}:a`, '1'), redis.set(`${prefix}:b`, '2'), redis.incr(`${prefix}:c`)]);
+    expect(replies).to.deep.equal(['OK', 'OK', 1]);
+    expect(writes).to.deep.equal({ single: 0, vectored: 1 });
+  });
+
+  it('does not hold a command past its turn: each awaited command is its own write', async () => {
+    spy();
+    expect(await redis.get(`${prefix}:a`)).to.equal('1');
+    expect(await redis.get(`${prefix}:b`)).to.equal('2');
+    expect(writes.single + writes.vectored).to.equal(2);
+  });
+
+  it('commands issued in the promise continuations of one reply leave together', async () => {
+    await redis.ping();
+    spy();
+    // both continuations run in the microtasks of the turn that read the PING's reply
+    const ping = redis.ping();
+    const [a, b] = await Promise.all([ping.then(() => redis.get(`${prefix}:a`)), ping.then(() => redis.get(`${prefix}:b`))]);
+    expect([a, b]).to.deep.equal(['1', '2']);
+    expect(writes.single + writes.vectored, 'PING, then both GETs in one write').to.equal(2);
+  });
+
+  it('corks the new socket after a reconnect', async () => {
+    const before = (redis as unknown as { stream: Socket }).stream;
+    const ready = new Promise((r) => redis.once('ready', r));
+    before.destroy();
+    await ready;
+    expect((redis as unknown as { stream: Socket }).stream).to.not.equal(before);
+    spy();
+    const replies = await Promise.all([redis.get(`${prefix}:a`), redis.get(`${prefix}:b`)]);
+    expect(replies).to.deep.equal(['1', '2']);
+    expect(writes).to.deep.equal({ single: 0, vectored: 1 });
+  });
+});
