@@ -299,6 +299,7 @@ async function runAdmitted<Q extends QueueName>(
         ...opts.data,
         requestId: jobId,
         replyTo,
+        replyEpoch: ctx.replies.epochOf(replyTo),
         deadline,
         orgId: who.orgId,
         projectId: who.projectId,

@@ -1,7 +1,7 @@
 import type { RedisClient } from '../redis/connection';
 import { keys } from '../redis/keys';
 import type { UsageRecord } from './usage';
-import { KEPT_RESULT_TTL_MS } from '../queues/reply-store';
+import { KEPT_RESULT_TTL_MS, withheldCheck } from '../queues/reply-store';
 import type { RequestLogEntry } from './request-log';
 
 /**
@@ -19,9 +19,12 @@ export const OUTBOX_GROUP = 'drainers';
 /**
  * publish-with-usage: the worker's half of "billed exactly when delivered" (docs/architecture.md, Usage).
  * KEYS[1] usage outbox stream  KEYS[2] reply channel (sharded)  KEYS[3] the request's fate key
- * KEYS[4] its held-usage key  KEYS[5] its kept result (all five share the reply channel's hash tag, so one slot)
+ * KEYS[4] its held-usage key  KEYS[5] its kept result  KEYS[6] the channel's epoch (all six share the
+ * reply channel's hash tag, so one slot)
  * ARGV[1] usage record (JSON)  ARGV[2] reply message  ARGV[3] fate TTL (ms)  ARGV[4] held TTL (ms)
  * ARGV[5] what to keep for recovery ('': the reply message itself)  ARGV[6] its TTL (ms)
+ * ARGV[7] the job's epoch when a stream's chunks are withheld, else '' (shared/queues/reply-store.ts):
+ * WITHHELD, with nothing done, when they must be kept after all.
  * Returns -1 when the pod already gave up on the request (deadline, client gone): nothing is
  * published, kept or billed. Otherwise the answer is kept first (shared/queues/reply-store.ts: the
  * one copy a pod that missed the reply reads). Returns 0 when no pod listens on the reply channel (the pod died, or its
@@ -30,9 +33,11 @@ export const OUTBOX_GROUP = 'drainers';
  * script stops and nothing is published), then the sharded publish.
  */
 export const PUBLISH_WITH_USAGE = `
+local listeners = redis.call('PUBSUB', 'SHARDNUMSUB', KEYS[2])[2]
+${withheldCheck('KEYS[6]', 'ARGV[7]')}
 if not redis.call('SET', KEYS[3], 'delivered', 'NX', 'PX', ARGV[3]) then return -1 end
 redis.call('SET', KEYS[5], ARGV[5] == '' and ARGV[2] or ARGV[5], 'PX', ARGV[6])
-if redis.call('PUBSUB', 'SHARDNUMSUB', KEYS[2])[2] == 0 then
+if listeners == 0 then
   redis.call('SET', KEYS[4], ARGV[1], 'PX', ARGV[4])
   return 0
 end
@@ -66,7 +71,10 @@ const ABANDONED_TTL_MS = 15 * 60_000;
 const HELD_TTL_MS = 15 * 60_000;
 
 interface OutboxCommands {
-  gwPublishWithUsage(stream: string, channel: string, fate: string, held: string, kept: string, usage: string, message: string, fateTtl: number, heldTtl: number, keep: string, keptTtl: number): Promise<number>;
+  gwPublishWithUsage(
+    stream: string, channel: string, fate: string, held: string, kept: string, epoch: string,
+    usage: string, message: string, fateTtl: number, heldTtl: number, keep: string, keptTtl: number, jobEpoch: string,
+  ): Promise<number>;
   gwGiveUp(fate: string, ttl: number): Promise<number>;
   gwClaimHeld(held: string, stream: string): Promise<number>;
 }
@@ -74,7 +82,7 @@ interface OutboxCommands {
 /** Defines the outbox scripts on a connection (idempotent). */
 export function withOutboxCommands(redis: RedisClient): RedisClient & OutboxCommands {
   if (!('gwPublishWithUsage' in redis)) {
-    redis.defineCommand('gwPublishWithUsage', { numberOfKeys: 5, lua: PUBLISH_WITH_USAGE });
+    redis.defineCommand('gwPublishWithUsage', { numberOfKeys: 6, lua: PUBLISH_WITH_USAGE });
     redis.defineCommand('gwGiveUp', { numberOfKeys: 1, lua: GIVE_UP });
     redis.defineCommand('gwClaimHeld', { numberOfKeys: 2, lua: CLAIM_HELD });
   }
@@ -86,19 +94,21 @@ export function withOutboxCommands(redis: RedisClient): RedisClient & OutboxComm
  * with that channel (same slot), atomically, in one round trip, unless the pod gave up on the
  * request (-1) or no pod listens (0, usage held). See the script.
  */
-export function publishWithUsage(redis: RedisClient, channel: string, message: string, usage: UsageRecord, keep = ''): Promise<number> {
+export function publishWithUsage(redis: RedisClient, channel: string, message: string, usage: UsageRecord, keep = '', jobEpoch = ''): Promise<number> {
   return withOutboxCommands(redis).gwPublishWithUsage(
     keys.usageOutboxFor(channel),
     channel,
     keys.usageFate(channel, usage.requestId),
     keys.usageHeld(channel, usage.requestId),
     keys.replyResult(channel, usage.requestId),
+    keys.replyEpoch(channel),
     JSON.stringify(usage),
     message,
     FATE_TTL_MS,
     HELD_TTL_MS,
     keep,
     KEPT_RESULT_TTL_MS,
+    jobEpoch,
   );
 }
 

@@ -120,7 +120,7 @@ export function createWorker<Q extends QueueName>(
         const reply = childSpan('reply', span);
         if (usage) traceUsage(usage, span, reply, traceIdOf(data.trace));
         // a batch line's usage goes with its answer to the batch runner, which bills it (docs/batches.md)
-        await rt.replies.result(data.replyTo, job.id!, chunks.length, result, usage, chunks, !!data.batch);
+        await rt.replies.result(data.replyTo, job.id!, chunks.length, result, usage, chunks, !!data.batch, data.replyEpoch);
         reply.end();
         jobDuration.observe({ queue, outcome: 'ok' }, (Date.now() - started) / 1000);
         // The answer is kept once, by the publishing script (reply-store.ts), not as the job's return

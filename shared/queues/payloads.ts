@@ -10,6 +10,8 @@ export interface JobEnvelope {
   requestId: string;
   /** The pod's reply channel. */
   replyTo: string;
+  /** The channel's subscription epoch when the job was added (shared/queues/reply-store.ts); absent in old jobs. */
+  replyEpoch?: string;
   /** Absolute deadline (epoch ms); a worker drops a job whose deadline passed while it waited. */
   deadline: number;
   orgId: string;
@@ -204,6 +206,8 @@ export type JobData<Q extends QueueName> = JobDataMap[Q];
 export interface JobResult {
   result?: unknown;
   chunks?: string[];
+  /** A stream kept without its chunks: how many it had (shared/queues/reply-store.ts). */
+  chunkCount?: number;
   /** A batch line's usage, carried with its answer instead of going to the usage outbox. */
   usage?: UsageRecord;
 }

@@ -39,6 +39,17 @@ interface Pending {
   added: boolean;
 }
 
+/** A channel's epoch key outlives its pod by this much; a live pod renews it every EPOCH_TOUCH_MS. */
+const EPOCH_TTL_MS = 24 * 3600_000;
+const EPOCH_TOUCH_MS = 3600_000;
+
+/** A stream whose chunks the pod missed while its subscription looked unbroken (no copy was kept). */
+const STREAM_LOST: WireError = {
+  status: 502,
+  code: 'worker_lost',
+  message: 'Part of the streamed answer was lost on its way from the worker.',
+};
+
 const WORKER_LOST: WireError = {
   status: 502,
   code: 'worker_lost',
@@ -73,7 +84,10 @@ export class ReplyHub {
   private turn = 0;
   private pending = new Map<string, Pending>();
   private timer: NodeJS.Timeout | undefined;
+  private epochTimer: NodeJS.Timeout | undefined;
   private everReady = false;
+  /** Each channel's subscription epoch (reply-store.ts); none while the subscriber is away. */
+  private readonly epochs = new Map<string, string>();
 
   constructor(
     private readonly sub: RedisClient,
@@ -98,14 +112,52 @@ export class ReplyHub {
     this.sub.on('smessage', (channel: string, raw: string) => {
       if (this.channelSet.has(channel)) this.onMessage(raw);
     });
+    // The subscriber went away: messages are lost until it listens again, so the channels' epochs
+    // are raised now, on the command connection, before it resubscribes (reply-store.ts: the chunks
+    // of streams in flight are then kept), and again once it is back, in case Redis was away too.
+    this.sub.on('close', () => {
+      if (!this.everReady) return;
+      this.epochs.clear();
+      void this.raiseEpochs().catch(() => undefined);
+    });
     this.sub.on('ready', () => {
-      if (this.everReady) for (const id of this.pending.keys()) void this.recover(id);
+      if (this.everReady) {
+        void this.raiseEpochs().catch((err) => logger.warn({ err }, 'reply epoch raise failed'));
+        for (const id of this.pending.keys()) void this.recover(id);
+      }
       this.everReady = true;
     });
+    await this.raiseEpochs();
     await Promise.all(this.channels.map((ch) => this.sub.ssubscribe(ch)));
     this.everReady = true;
     this.timer = setInterval(() => this.sweep(), Math.max(50, Math.floor(this.pollMs / 2)));
     this.timer.unref();
+    this.epochTimer = setInterval(() => void this.touchEpochs().catch(() => undefined), EPOCH_TOUCH_MS);
+    this.epochTimer.unref();
+  }
+
+  /**
+   * The channel's subscription epoch now, for a job added on it (`replyEpoch`); undefined while the
+   * subscriber is away, so the worker keeps that job's chunks.
+   */
+  epochOf(channel: string): string | undefined {
+    return this.epochs.get(channel);
+  }
+
+  /** Raises every channel's epoch (a new value no job added before carries). */
+  private async raiseEpochs(): Promise<void> {
+    await Promise.all(
+      this.channels.map(async (ch) => {
+        const key = keys.replyEpoch(ch);
+        const [[, value]] = (await this.redis.multi().incr(key).pexpire(key, EPOCH_TTL_MS).exec()) as [[null, number], unknown];
+        this.epochs.set(ch, String(value));
+      }),
+    );
+  }
+
+  /** Keeps a long-lived pod's epoch keys from expiring (an expired key only means chunks are kept). */
+  private async touchEpochs(): Promise<void> {
+    await Promise.all(this.channels.map((ch) => this.redis.pexpire(keys.replyEpoch(ch), EPOCH_TTL_MS)));
   }
 
   /**
@@ -234,6 +286,9 @@ export class ReplyHub {
   /** Replays a recovered answer's chunks (those not yet delivered) and its result. */
   private deliverRecovered(id: string, p: Pending, rv: JobResult): void {
     p.lastSeen = Date.now();
+    // kept without its chunks (the subscription looked unbroken to the worker) yet some are missing:
+    // never a truncated stream delivered as complete
+    if (!rv.chunks && (rv.chunkCount ?? 0) > p.nextSeq) return this.finish(id, p, () => p.handlers.onError(STREAM_LOST));
     (rv.chunks ?? []).forEach((c, i) => this.acceptChunk(id, p, i, c));
     if (this.pending.get(id) === p) {
       p.final = undefined;
@@ -243,6 +298,7 @@ export class ReplyHub {
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    if (this.epochTimer) clearInterval(this.epochTimer);
     for (const id of [...this.pending.keys()]) this.unregister(id);
     await Promise.all(this.channels.map((ch) => this.sub.sunsubscribe(ch).catch(() => undefined)));
   }

@@ -4,7 +4,7 @@ import type { WireError } from '../errors/ApiError';
 import type { UsageRecord } from '../metering/usage';
 import { publishWithUsage } from '../metering/usage-outbox';
 import { TurnPipeline } from '../redis/turn-pipeline';
-import { keepOf, publishResult } from './reply-store';
+import { keepOf, publishResult, WITHHELD } from './reply-store';
 
 /** Chunks of one request produced in the current event-loop turn, not yet published. */
 interface Batch {
@@ -73,18 +73,23 @@ export class ReplyPublisher {
 
   /**
    * The final result, kept in Redis for a pod that misses it (reply-store.ts; a stream's `chunks`
-   * with it). With `usage`, the request's usage event goes into the outbox in the same script (one
-   * round trip): the result is published only if the event was stored. With `carry` (a batch line),
-   * the usage instead travels in the message and the kept answer, to the batch runner, which bills
-   * it in the same Postgres transaction that records the line (docs/batches.md): a line is billed
-   * exactly when its answer is recorded, whatever happens to Redis in between.
+   * with it only when the pod may have missed some: with `epoch`, the channel's epoch the job was
+   * added under, they are withheld first and sent only if the script asks for them). With `usage`,
+   * the request's usage event goes into the outbox in the same script (one round trip): the result
+   * is published only if the event was stored. With `carry` (a batch line), the usage instead
+   * travels in the message and the kept answer, to the batch runner, which bills it in the same
+   * Postgres transaction that records the line (docs/batches.md): a line is billed exactly when its
+   * answer is recorded, whatever happens to Redis in between.
    */
-  result(channel: string, id: string, chunkCount: number, data: unknown, usage?: UsageRecord, chunks?: string[], carry = false): Promise<unknown> {
+  async result(channel: string, id: string, chunkCount: number, data: unknown, usage?: UsageRecord, chunks?: string[], carry = false, epoch?: string): Promise<unknown> {
     const msg: ReplyMessage = { i: id, t: 'r', n: chunkCount, d: data, ...(carry && usage ? { u: usage } : {}) };
     const message = JSON.stringify(msg);
     this.flush();
-    if (!usage || carry) return publishResult(this.redis, channel, id, message, keepOf(msg, chunks));
-    return publishWithUsage(this.redis, channel, message, usage, keepOf(msg, chunks));
+    const publish = (keep: string, jobEpoch: string) =>
+      !usage || carry ? publishResult(this.redis, channel, id, message, keep, jobEpoch) : publishWithUsage(this.redis, channel, message, usage, keep, jobEpoch);
+    if (!chunks?.length || !epoch) return publish(keepOf(msg, chunks), '');
+    const answer = await publish('', epoch);
+    return answer === WITHHELD ? publish(keepOf(msg, chunks), '') : answer;
   }
 
   error(channel: string, id: string, err: WireError): Promise<unknown> {

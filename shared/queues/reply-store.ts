@@ -11,6 +11,14 @@ import type { ReplyMessage } from './reply-messages';
  * holds nothing, so the answer is not also stored in the job and copied into BullMQ's `completed`
  * event. What is kept: the final reply message itself for a JSON answer, and for a stream
  * `{ m: <final message>, c: <every chunk> }` so a pod that missed chunks can replay them.
+ *
+ * A stream's chunks are kept only when its pod may have missed some. The pod raises its channel's
+ * epoch (keys.replyEpoch) whenever its subscriber was away, before it listens again, and the job
+ * carries the epoch it had when the job was added (`replyEpoch`). The worker first publishes the
+ * result with the final message alone and that epoch (`withheld`); the script refuses (WITHHELD)
+ * when the epoch moved or nobody listens on the channel, and the worker publishes again with the
+ * chunks. Otherwise the pod has heard every chunk on a subscription that never lapsed, and the
+ * chunks (about as many bytes again as the stream itself) are neither sent to Redis nor stored.
  */
 
 /**
@@ -21,17 +29,32 @@ import type { ReplyMessage } from './reply-messages';
  */
 export const KEPT_RESULT_TTL_MS = 30_000;
 
+/** A publishing script's answer when a stream's withheld chunks must be sent after all (see above). */
+export const WITHHELD = -2;
+
+/**
+ * The check both publishing scripts start with, in Lua: `epochKey` the channel's epoch key, `jobEpoch`
+ * the epoch the job carries ('' when nothing is withheld); `listeners` must hold the channel's
+ * subscriber count (PUBSUB SHARDNUMSUB).
+ */
+export const withheldCheck = (epochKey: string, jobEpoch: string) =>
+  `if ${jobEpoch} ~= '' and (listeners == 0 or redis.call('GET', ${epochKey}) ~= ${jobEpoch}) then return ${WITHHELD} end`;
+
 /**
  * publish-result (a result with no usage event): KEYS[1] kept result  KEYS[2] reply channel (sharded)
- * ARGV[1] reply message  ARGV[2] what to keep ('': the message itself)  ARGV[3] its TTL (ms)
+ * KEYS[3] the channel's epoch  ARGV[1] reply message  ARGV[2] what to keep ('': the message itself)
+ * ARGV[3] its TTL (ms)  ARGV[4] the job's epoch when a stream's chunks are withheld, else ''.
+ * Returns WITHHELD (nothing done) when the withheld chunks must be kept after all.
  */
 export const PUBLISH_RESULT = `
+local listeners = ARGV[4] == '' and 1 or redis.call('PUBSUB', 'SHARDNUMSUB', KEYS[2])[2]
+${withheldCheck('KEYS[3]', 'ARGV[4]')}
 redis.call('SET', KEYS[1], ARGV[2] == '' and ARGV[1] or ARGV[2], 'PX', ARGV[3])
 return redis.call('SPUBLISH', KEYS[2], ARGV[1])
 `;
 
 interface StoreCommands {
-  gwPublishResult(kept: string, channel: string, message: string, keep: string, ttl: number): Promise<number>;
+  gwPublishResult(kept: string, channel: string, epoch: string, message: string, keep: string, ttl: number, jobEpoch: string): Promise<number>;
 }
 
 /** What the publishing script keeps besides the message: '' (the message itself) or the stream's chunks with it. */
@@ -40,12 +63,16 @@ export function keepOf(msg: ReplyMessage, chunks?: string[]): string {
 }
 
 /** Publishes a result with no usage event and keeps it for recovery, in one script. */
-export function publishResult(redis: RedisClient, channel: string, id: string, message: string, keep: string): Promise<number> {
-  if (!('gwPublishResult' in redis)) redis.defineCommand('gwPublishResult', { numberOfKeys: 2, lua: PUBLISH_RESULT });
-  return (redis as RedisClient & StoreCommands).gwPublishResult(keys.replyResult(channel, id), channel, message, keep, KEPT_RESULT_TTL_MS);
+export function publishResult(redis: RedisClient, channel: string, id: string, message: string, keep: string, jobEpoch = ''): Promise<number> {
+  if (!('gwPublishResult' in redis)) redis.defineCommand('gwPublishResult', { numberOfKeys: 3, lua: PUBLISH_RESULT });
+  return (redis as RedisClient & StoreCommands).gwPublishResult(keys.replyResult(channel, id), channel, keys.replyEpoch(channel), message, keep, KEPT_RESULT_TTL_MS, jobEpoch);
 }
 
-/** The kept answer of request `id` on reply channel `replyTo`, as the job's return value used to hold it; undefined when none is kept. */
+/**
+ * The kept answer of request `id` on reply channel `replyTo`, as the job's return value used to hold
+ * it; undefined when none is kept. A stream kept without its chunks (its pod heard them all) reports
+ * how many there were (`chunkCount`), so a pod that did miss some can tell.
+ */
 export async function readKeptResult(redis: RedisClient, replyTo: string, id: string): Promise<JobResult | undefined> {
   const raw = await redis.get(keys.replyResult(replyTo, id));
   let kept: ReplyMessage | { m: ReplyMessage; c: string[] } | undefined;
@@ -57,5 +84,5 @@ export async function readKeptResult(redis: RedisClient, replyTo: string, id: st
   if (!kept || typeof kept !== 'object') return undefined;
   const usage = (m: ReplyMessage) => (m.t === 'r' && m.u ? { usage: m.u } : {});
   if ('m' in kept) return kept.m?.t === 'r' && Array.isArray(kept.c) ? { result: kept.m.d, chunks: kept.c, ...usage(kept.m) } : undefined;
-  return kept.t === 'r' ? { result: kept.d, ...usage(kept) } : undefined;
+  return kept.t === 'r' ? { result: kept.d, ...(kept.n ? { chunkCount: kept.n } : {}), ...usage(kept) } : undefined;
 }

@@ -56,7 +56,7 @@ export function parseClusterNodes(list: string[]): Array<{ host: string; port: n
 
 export function createRedis(role: RedisRole, url = config().redisUrl): RedisClient {
   const client = connect(role, url);
-  if (process.env.REDIS_CORK !== '0') corkPerTurn(client);
+  if (config().redisCork) corkPerTurn(client);
   return listenForErrors(client, role);
 }
 

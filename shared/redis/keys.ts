@@ -69,4 +69,10 @@ export const keys = {
   usageHeld: (replyChannel: string, requestId: string) => `${p()}:{${tagOfReply(replyChannel)}}:held:${requestId}`,
   /** A finished request's answer kept for a pod that missed the reply (shared/queues/reply-store.ts); in the slot of its reply channel. */
   replyResult: (replyChannel: string, requestId: string) => `${p()}:{${tagOfReply(replyChannel)}}:result:${requestId}`,
+  /**
+   * A reply channel's subscription epoch: raised by its pod whenever its subscriber was away, before
+   * it listens again (shared/queues/reply-hub.ts); in the channel's slot. A worker keeps a stream's
+   * chunks only when it moved since the job was added (shared/queues/reply-store.ts).
+   */
+  replyEpoch: (replyChannel: string) => `${replyChannel}:epoch`,
 };

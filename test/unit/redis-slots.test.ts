@@ -22,12 +22,12 @@ const replyChannels = () => Array.from({ length: 8 }, (_, i) => keys.replyChanne
 const KEY_LISTS: Record<string, () => string[][]> = {
   [ACQUIRE_LEASE]: () => [[keys.lease(ORG, 'chat', 'interactive')]],
   [RENEW_LEASES]: () => [[keys.lease(ORG, 'chat', 'background')]],
-  // one key list per outbox stream: the stream, the pod reply channel paired with it, and the
-  // request's fate, held-usage and kept-result keys (named after that channel)
+  // one key list per outbox stream: the stream, the pod reply channel paired with it, the
+  // request's fate, held-usage and kept-result keys and the channel's epoch (named after that channel)
   [PUBLISH_WITH_USAGE]: () =>
-    replyChannels().map((ch) => [keys.usageOutboxFor(ch), ch, keys.usageFate(ch, 'req_1'), keys.usageHeld(ch, 'req_1'), keys.replyResult(ch, 'req_1')]),
-  // a result with no usage event: its kept copy and the reply channel
-  [PUBLISH_RESULT]: () => replyChannels().map((ch) => [keys.replyResult(ch, 'req_1'), ch]),
+    replyChannels().map((ch) => [keys.usageOutboxFor(ch), ch, keys.usageFate(ch, 'req_1'), keys.usageHeld(ch, 'req_1'), keys.replyResult(ch, 'req_1'), keys.replyEpoch(ch)]),
+  // a result with no usage event: its kept copy, the reply channel and the channel's epoch
+  [PUBLISH_RESULT]: () => replyChannels().map((ch) => [keys.replyResult(ch, 'req_1'), ch, keys.replyEpoch(ch)]),
   [GIVE_UP]: () => replyChannels().map((ch) => [keys.usageFate(ch, 'req_1')]),
   [CLAIM_HELD]: () => replyChannels().map((ch) => [keys.usageHeld(ch, 'req_1'), keys.usageOutboxFor(ch)]),
   // the org's period counters (all, platform, member) and its abuse-limit window

@@ -1,6 +1,14 @@
 import express from 'express';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import { corkPerTurn } from '../../../shared/redis/cork';
+
+/** FLOOR_CORK=1: the floor's connections write a turn's commands in one socket write (shared/redis/cork.ts). */
+const conn = (url: string) => {
+  const r = new Redis(url, { maxRetriesPerRequest: null });
+  if (process.env.FLOOR_CORK === '1') corkPerTurn(r);
+  return r;
+};
 
 /**
  * The bench's floor: the mandated stack with none of the gateway's features. An express app with
@@ -13,8 +21,8 @@ import { Redis } from 'ioredis';
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const prefix = `${process.env.REDIS_PREFIX ?? 'gwbench'}:floor`;
 const channel = `${prefix}:reply:${process.pid}`;
-const queue = new Queue('floor', { connection: new Redis(redisUrl, { maxRetriesPerRequest: null }), prefix });
-const sub = new Redis(redisUrl, { maxRetriesPerRequest: null });
+const queue = new Queue('floor', { connection: conn(redisUrl), prefix });
+const sub = conn(redisUrl);
 const pending = new Map<string, express.Response>();
 let next = 0;
 

@@ -7,6 +7,11 @@ import { parseSse } from '../../helpers/sse-events';
 import { usageSettled } from '../../helpers/usage';
 import { UsageEvent } from '../../../shared/db/models';
 import { keys } from '../../../shared/redis/keys';
+import { createRedis } from '../../../shared/redis/connection';
+import { ReplyPublisher } from '../../../shared/queues/reply-publisher';
+import type { WireError } from '../../../shared/errors/ApiError';
+import type { UsageRecord } from '../../../shared/metering/usage';
+import { waitFor } from '../../helpers/wait';
 
 /**
  * A pod that misses the reply on pub/sub (its subscriber was away when the worker published)
@@ -69,5 +74,143 @@ describe('reply recovery: a missed reply is answered from the kept result', () =
     expect(await keptCopy(id), 'the kept copy holds the chunks').to.include('chat.completion.chunk');
     await usageSettled();
     expect(await UsageEvent.count({ where: { requestId: id } }), 'the held usage billed once').to.equal(1);
+  });
+});
+
+/**
+ * A stream's chunks are kept only when its pod may have missed some (shared/queues/reply-store.ts):
+ * a subscription that never lapsed keeps the final message alone; a lapse (the pod raises its
+ * channels' epochs) or nobody listening keeps every chunk, and the pod replays what it missed.
+ */
+describe('reply recovery: a stream keeps its chunks only when its pod may have missed some', () => {
+  let pod: TestGateway;
+  let o: TestOrg;
+  before(async () => {
+    pod = await startGateway();
+  });
+  after(async () => {
+    await pod.close();
+  });
+  beforeEach(async () => {
+    await resetSim();
+    o = await buildOrg(env().redis);
+  });
+
+  const keptCopy = async (id: string) => (await Promise.all(pod.ctx.replies.channels.map((ch) => env().redis.get(keys.replyResult(ch, id))))).find((k) => k !== null);
+  const stream = async (content: string) => {
+    const res = await fetch(`${pod.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...keyHeader(o.key), 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sim-chat', stream: true, messages: [{ role: 'user', content }] }),
+    });
+    return { res, id: res.headers.get('x-service-request-id')! };
+  };
+  const complete = (text: string) => {
+    const events = parseSse(text);
+    expect(events[events.length - 1].data).to.equal('[DONE]');
+    const chunks = events.slice(0, -1).map((e) => e.data);
+    expect(chunks.some((c) => c.choices[0]?.finish_reason === 'stop'), 'the last chunk is there').to.equal(true);
+    return chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('');
+  };
+
+  it('an unbroken subscription: the kept copy is the final message alone, with the chunk count', async () => {
+    const { res, id } = await stream('keep nothing extra');
+    expect(res.status).to.equal(200);
+    complete(await res.text());
+    const kept = JSON.parse((await keptCopy(id))!);
+    expect(kept.t, 'the final reply message itself').to.equal('r');
+    expect(kept.n).to.be.greaterThan(2);
+    expect(kept).to.not.have.property('c');
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { requestId: id } })).to.equal(1);
+  });
+
+  it('the subscriber drops mid-stream: the chunks published meanwhile are replayed from the kept copy, billed once', async () => {
+    await fetch(`${env().simUrl}/_sim/knobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tokenDelayMs: 40 }) });
+    const before = await Promise.all(pod.ctx.replies.channels.map((ch) => env().redis.get(keys.replyEpoch(ch))));
+    const { res, id } = await stream('drop my subscriber');
+    expect(res.status).to.equal(200);
+    const body = res.text();
+    await new Promise((r) => setTimeout(r, 120)); // a few chunks in
+    // the subscriber's socket dies (ioredis reconnects and resubscribes); chunks sent meanwhile are lost
+    (pod.ctx.sub as unknown as { stream: import('net').Socket }).stream.destroy();
+    const content = complete(await body);
+    const direct = await (await fetch(`${env().simUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sim-chat-1', messages: [{ role: 'user', content: 'drop my subscriber' }] }),
+    })).json() as { choices: Array<{ message: { content: string } }> };
+    expect(content, 'every chunk, in order').to.equal(direct.choices[0].message.content);
+    const after = await Promise.all(pod.ctx.replies.channels.map((ch) => env().redis.get(keys.replyEpoch(ch))));
+    after.forEach((e, i) => expect(Number(e), 'the epoch was raised').to.be.greaterThan(Number(before[i])));
+    expect(JSON.parse((await keptCopy(id))!), 'the chunks were kept').to.have.property('c').that.is.an('array').with.length.greaterThan(2);
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { requestId: id } })).to.equal(1);
+  });
+});
+
+/**
+ * The publishing scripts' side (shared/queues/reply-publisher.ts), on a channel of its own: chunks
+ * withheld under the current epoch with a listener are not kept; a moved epoch, or no listener,
+ * keeps them. And a pod that did miss chunks of a stream kept without them answers an error, never a
+ * truncated stream as complete.
+ */
+describe('reply store: withheld chunks', () => {
+  const channel = keys.replyChannel(`withheld-${process.pid}`, 0);
+  const listener = createRedis('subscriber');
+  let publisher: ReplyPublisher;
+  before(async () => {
+    publisher = new ReplyPublisher(env().redis);
+    await listener.ssubscribe(channel);
+    await env().redis.set(keys.replyEpoch(channel), '7');
+  });
+  after(async () => {
+    await env().redis.del(keys.replyEpoch(channel));
+    listener.disconnect();
+  });
+  const kept = async (id: string) => JSON.parse((await env().redis.get(keys.replyResult(channel, id)))!);
+
+  it('the same epoch and a listener: the final message alone is kept, and it is published', async () => {
+    expect(await publisher.result(channel, 'w-1', 2, { ok: 1 }, undefined, ['a', 'b'], false, '7')).to.equal(1);
+    expect(await kept('w-1')).to.deep.equal({ i: 'w-1', t: 'r', n: 2, d: { ok: 1 } });
+  });
+
+  it('a raised epoch: the chunks are kept', async () => {
+    expect(await publisher.result(channel, 'w-2', 2, { ok: 1 }, undefined, ['a', 'b'], false, '6')).to.equal(1);
+    expect((await kept('w-2')).c).to.deep.equal(['a', 'b']);
+  });
+
+  it('no epoch on the job (added while the subscriber was away, or by an older pod): the chunks are kept', async () => {
+    await publisher.result(channel, 'w-3', 2, { ok: 1 }, undefined, ['a', 'b'], false, undefined);
+    expect((await kept('w-3')).c).to.deep.equal(['a', 'b']);
+  });
+
+  it('nobody listens: the chunks are kept, with the usage held (not billed)', async () => {
+    const nobody = keys.replyChannel(`withheld-none-${process.pid}`, 0);
+    await env().redis.set(keys.replyEpoch(nobody), '7', 'PX', 60_000);
+    const usage = { requestId: `w-4-${process.pid}`, orgId: 'o', modality: 'chat' } as unknown as UsageRecord;
+    expect(await publisher.result(nobody, usage.requestId, 2, { ok: 1 }, usage, ['a', 'b'], false, '7')).to.equal(0);
+    expect(JSON.parse((await env().redis.get(keys.replyResult(nobody, usage.requestId)))!).c).to.deep.equal(['a', 'b']);
+    expect(await env().redis.get(keys.usageHeld(nobody, usage.requestId))).to.be.a('string');
+    await env().redis.del(keys.usageHeld(nobody, usage.requestId), keys.usageFate(nobody, usage.requestId), keys.replyResult(nobody, usage.requestId), keys.replyEpoch(nobody));
+  });
+
+  it('a pod that missed chunks of a stream kept without them answers worker_lost', async () => {
+    const pod = await startGateway();
+    try {
+      const ch = pod.ctx.replies.channels[0];
+      const errors: WireError[] = [];
+      const got: string[] = [];
+      pod.ctx.replies.register('w-5', 'chat-interactive', { onChunk: (c) => got.push(c), onResult: () => errors.push({ status: 200, code: 'delivered', message: '' }), onError: (e) => errors.push(e) }, Date.now() + 10_000, () => undefined, ch);
+      pod.ctx.replies.added('w-5');
+      // chunk 0 arrives, chunks 1 and 2 are lost, then the result (kept alone, as for an unbroken subscription)
+      await env().redis.spublish(ch, JSON.stringify({ i: 'w-5', t: 'c', s: 0, d: 'first' }));
+      await publisher.result(ch, 'w-5', 3, { ok: 1 }, undefined, ['first', 'second', 'third'], false, pod.ctx.replies.epochOf(ch));
+      await waitFor(() => errors.length > 0);
+      expect(got).to.deep.equal(['first']);
+      expect(errors[0].code).to.equal('worker_lost');
+    } finally {
+      await pod.close();
+    }
   });
 });
