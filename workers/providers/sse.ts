@@ -57,6 +57,7 @@ const REST_MAX_MS = 1000;
 async function readRest(body: AsyncIterable<Uint8Array>, it: AsyncIterator<Uint8Array>): Promise<void> {
   const destroy = () => (body as { destroy?: () => void }).destroy?.();
   const timer = setTimeout(destroy, REST_MAX_MS);
+  timer.unref(); // a worker stopping right after a stream does not wait for it
   let bytes = 0;
   try {
     for (;;) {
