@@ -2,6 +2,7 @@ import { createRedis, type RedisClient } from '../shared/redis/connection';
 import { ALL_QUEUES, type QueueName } from '../shared/queues/names';
 import { ReplyPublisher } from '../shared/queues/reply-publisher';
 import { CancelListener } from '../shared/queues/cancel';
+import { config } from '../shared/config/env';
 
 /** What every worker pool in a process shares: connections, the reply publisher, the cancel listener. */
 export interface WorkerRuntime {
@@ -14,9 +15,12 @@ export interface WorkerRuntime {
 
 /** `queues`: the queues this process works, whose cancel channels it follows. */
 export async function createWorkerRuntime(queues: readonly QueueName[] = ALL_QUEUES): Promise<WorkerRuntime> {
-  const redis = createRedis('command');
-  const sub = createRedis('subscriber');
-  const bull = createRedis('worker');
+  // A worker's turn often ends a job and starts the next (the result's script, the pool's settle, a
+  // chunk's publish): corked, those leave in one write (REDIS_CORK `all` or `workers`).
+  const cork = config().redisCork !== 'off';
+  const redis = createRedis('command', undefined, cork);
+  const sub = createRedis('subscriber', undefined, cork);
+  const bull = createRedis('worker', undefined, cork);
   const cancels = new CancelListener(sub);
   await cancels.start(queues);
   return { redis, sub, bull, replies: new ReplyPublisher(redis), cancels };

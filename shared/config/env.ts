@@ -22,8 +22,12 @@ export interface Config {
   queueShardsEmbeddings: number;
   /** Prefix of every Redis key, queue and channel; wrapped in a hash tag for Redis Cluster. */
   redisPrefix: string;
-  /** REDIS_CORK (default on; `0` off): a connection's commands of one event-loop turn go in one socket write (shared/redis/cork.ts). */
-  redisCork: boolean;
+  /**
+   * REDIS_CORK: which processes write a connection's commands of one event-loop turn in one socket
+   * write (shared/redis/cork.ts): `all` (default), `workers` (the worker processes' connections
+   * only), `off`.
+   */
+  redisCork: 'workers' | 'all' | 'off';
   logLevel: string;
   /** 32+ char secret: encrypts provider keys at rest and signs URLs. */
   secretKey: string;
@@ -182,7 +186,7 @@ const schema = Joi.object({
   QUEUE_SHARDS_CHAT: Joi.number().integer().min(1).max(MAX_QUEUE_SHARDS).optional(),
   QUEUE_SHARDS_EMBEDDINGS: Joi.number().integer().min(1).max(MAX_QUEUE_SHARDS).optional(),
   REDIS_PREFIX: Joi.string().pattern(/^[a-z0-9_-]+$/i).default('gw'),
-  REDIS_CORK: Joi.string().valid('0', '1').default('1'),
+  REDIS_CORK: Joi.string().valid('all', 'workers', 'off').default('all'),
   LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
   SECRET_KEY: Joi.string().min(32).required().custom((v: string) => {
     if (new Set(v).size < 10) throw new Error('weak');
@@ -317,7 +321,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     queueShardsChat: value.QUEUE_SHARDS_CHAT ?? (value.REDIS_CLUSTER_NODES ? 3 : 1),
     queueShardsEmbeddings: value.QUEUE_SHARDS_EMBEDDINGS ?? (value.REDIS_CLUSTER_NODES ? 3 : 1),
     redisPrefix: value.REDIS_PREFIX,
-    redisCork: value.REDIS_CORK === '1',
+    redisCork: value.REDIS_CORK,
     logLevel: value.LOG_LEVEL,
     secretKey: value.SECRET_KEY,
     chatInteractiveConcurrency: value.CHAT_INTERACTIVE_CONCURRENCY,

@@ -54,9 +54,13 @@ export function parseClusterNodes(list: string[]): Array<{ host: string; port: n
   });
 }
 
-export function createRedis(role: RedisRole, url = config().redisUrl): RedisClient {
+/**
+ * `cork`: the connection writes the commands of one event-loop turn in one socket write
+ * (shared/redis/cork.ts); REDIS_CORK decides where (every process by default; `workers`: createWorkerRuntime's only).
+ */
+export function createRedis(role: RedisRole, url = config().redisUrl, cork = config().redisCork === 'all'): RedisClient {
   const client = connect(role, url);
-  if (config().redisCork) corkPerTurn(client);
+  if (cork) corkPerTurn(client);
   return listenForErrors(client, role);
 }
 

@@ -12,6 +12,8 @@ import { Redis, type Cluster } from 'ioredis';
  * commands into Pipeline objects instead, at a cost measured higher than its gain.
  */
 const CORKED = Symbol('gw.corkedPerTurn');
+/** What a corked socket holds at most before it writes what it has and corks again. */
+const MAX_CORKED_BYTES = 64 * 1024;
 
 function corkSocket(socket: Socket): void {
   const s = socket as Socket & { [CORKED]?: true };
@@ -29,7 +31,15 @@ function corkSocket(socket: Socket): void {
       s.cork();
       process.nextTick(uncork);
     }
-    return (write as (...a: unknown[]) => boolean).apply(this, args);
+    const ok = (write as (...a: unknown[]) => boolean).apply(this, args);
+    // A burst (hundreds of requests' commands in one turn) leaves in writes of at most this much:
+    // one large writev of strings is copied into one native buffer, which raised a web pod's peak
+    // memory under a burst of 2,000 streams (docs/benchmark.md).
+    if (corked && s.writableLength >= MAX_CORKED_BYTES) {
+      s.uncork();
+      s.cork();
+    }
+    return ok;
   } as Socket['write'];
 }
 

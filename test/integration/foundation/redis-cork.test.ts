@@ -24,7 +24,7 @@ describe('redis connections: one socket write per turn', () => {
   };
 
   before(async () => {
-    redis = createRedis('command');
+    redis = createRedis('command', undefined, true);
     await redis.ping();
   });
   after(async () => {
@@ -54,6 +54,16 @@ describe('redis connections: one socket write per turn', () => {
     const [a, b] = await Promise.all([ping.then(() => redis.get(`${prefix}:a`)), ping.then(() => redis.get(`${prefix}:b`))]);
     expect([a, b]).to.deep.equal(['1', '2']);
     expect(writes.single + writes.vectored, 'PING, then both GETs in one write').to.equal(2);
+  });
+
+  it('writes a burst of one turn in pieces of at most about 64 KB', async () => {
+    spy();
+    const value = 'v'.repeat(1024);
+    const replies = await Promise.all(Array.from({ length: 200 }, (_, i) => redis.set(`${prefix}:burst:${i}`, value)));
+    expect(replies.every((r) => r === 'OK')).to.equal(true);
+    // about 206 KB of commands: three or four writes, not one, not two hundred
+    expect(writes.single + writes.vectored).to.be.within(3, 5);
+    await redis.del(...Array.from({ length: 200 }, (_, i) => `${prefix}:burst:${i}`));
   });
 
   it('corks the new socket after a reconnect', async () => {
