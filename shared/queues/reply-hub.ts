@@ -127,7 +127,8 @@ export class ReplyHub {
       }
       this.everReady = true;
     });
-    await this.raiseEpochs();
+    // without epochs (Redis refused the INCR) jobs carry none and their chunks are kept: safe, dearer
+    await this.raiseEpochs().catch((err) => logger.warn({ err }, 'reply epoch raise failed'));
     await Promise.all(this.channels.map((ch) => this.sub.ssubscribe(ch)));
     this.everReady = true;
     this.timer = setInterval(() => this.sweep(), Math.max(50, Math.floor(this.pollMs / 2)));
