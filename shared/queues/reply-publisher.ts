@@ -4,7 +4,14 @@ import type { WireError } from '../errors/ApiError';
 import type { UsageRecord } from '../metering/usage';
 import { publishWithUsage } from '../metering/usage-outbox';
 import { TurnPipeline } from '../redis/turn-pipeline';
+import { writeNow } from '../redis/cork';
 import { keepOf, publishResult, WITHHELD } from './reply-store';
+
+/**
+ * Up to this many open streams in the process, a stream's first message is written at once instead of
+ * at the end of its turn (shared/redis/cork.ts); above it the turn's commands leave together.
+ */
+const WRITE_NOW_MAX_OPEN = 4;
 
 /** Chunks of one request produced in the current event-loop turn, not yet published. */
 interface Batch {
@@ -27,6 +34,8 @@ interface Batch {
 export class ReplyPublisher {
   private readonly chunks: TurnPipeline;
   private batches = new Map<string, Batch>();
+  /** Streams that sent their first chunk and not yet their result or error. */
+  private readonly open = new Set<string>();
 
   constructor(private readonly redis: RedisClient) {
     this.chunks = new TurnPipeline(redis);
@@ -37,8 +46,12 @@ export class ReplyPublisher {
     return this.redis.spublish(channel, JSON.stringify(msg));
   }
 
-  /** Publishes the held chunks: one message per request, one pipeline per slot. */
-  private flush(): void {
+  /**
+   * Publishes the held chunks: one message per request, one pipeline per slot. `now`: a stream's
+   * first message is among them, and it leaves at once rather than when the turn ends (the
+   * connection's cork, shared/redis/cork.ts): time to first token.
+   */
+  private flush(now = false): void {
     if (this.batches.size === 0) return;
     const batches = this.batches;
     this.batches = new Map();
@@ -48,6 +61,7 @@ export class ReplyPublisher {
       b.resolve(this.chunks.send(b.channel, (p) => p.spublish(b.channel, text)));
     }
     this.chunks.flush();
+    if (now) writeNow(this.redis);
   }
 
   chunk(channel: string, id: string, seq: number, data: string): Promise<unknown> {
@@ -63,7 +77,13 @@ export class ReplyPublisher {
       // A stream's first message leaves before the event loop turns (time to first token), with
       // every chunk emitted in the same synchronous run: a pool's route metadata and the first
       // upstream read's events are one message, not a message and then another a turn later.
-      if (seq === 0) queueMicrotask(() => this.flush());
+      // Written at once while few streams are open (time to first token at low load); under load it
+      // waits for the turn's end with the other jobs' commands (fewer writes: throughput).
+      if (seq === 0) {
+        this.open.add(id);
+        const now = this.open.size <= WRITE_NOW_MAX_OPEN;
+        queueMicrotask(() => this.flush(now));
+      }
       else if (this.batches.size === 0) setImmediate(() => this.flush());
       this.batches.set(id, b);
     }
@@ -82,6 +102,7 @@ export class ReplyPublisher {
    * answer is recorded, whatever happens to Redis in between.
    */
   async result(channel: string, id: string, chunkCount: number, data: unknown, usage?: UsageRecord, chunks?: string[], carry = false, epoch?: string): Promise<unknown> {
+    this.open.delete(id);
     const msg: ReplyMessage = { i: id, t: 'r', n: chunkCount, d: data, ...(carry && usage ? { u: usage } : {}) };
     const message = JSON.stringify(msg);
     this.flush();
@@ -93,6 +114,7 @@ export class ReplyPublisher {
   }
 
   error(channel: string, id: string, err: WireError): Promise<unknown> {
+    this.open.delete(id);
     return this.send(channel, { i: id, t: 'e', d: err });
   }
 }

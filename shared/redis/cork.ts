@@ -12,11 +12,15 @@ import { Redis, type Cluster } from 'ioredis';
  * commands into Pipeline objects instead, at a cost measured higher than its gain.
  */
 const CORKED = Symbol('gw.corkedPerTurn');
+/** On a corked socket: writes what the turn holds now and stays corked for the rest of it. */
+const WRITE_NOW = Symbol('gw.writeNow');
 /** What a corked socket holds at most before it writes what it has and corks again. */
 const MAX_CORKED_BYTES = 64 * 1024;
 
+type CorkedSocket = Socket & { [CORKED]?: true; [WRITE_NOW]?: () => void };
+
 function corkSocket(socket: Socket): void {
-  const s = socket as Socket & { [CORKED]?: true };
+  const s = socket as CorkedSocket;
   if (s[CORKED]) return;
   s[CORKED] = true;
   const write = s.write;
@@ -24,6 +28,11 @@ function corkSocket(socket: Socket): void {
   const uncork = () => {
     corked = false;
     s.uncork();
+  };
+  s[WRITE_NOW] = () => {
+    if (!corked) return;
+    s.uncork();
+    s.cork();
   };
   s.write = function corkedWrite(this: Socket, ...args: unknown[]) {
     if (!corked && !s.destroyed) {
@@ -41,6 +50,16 @@ function corkSocket(socket: Socket): void {
     }
     return ok;
   } as Socket['write'];
+}
+
+/**
+ * Writes at once what `client`'s corked sockets hold, instead of at the end of the turn: for a
+ * command whose latency is the user's (a stream's first chunk), when the rest of the turn may run on
+ * (the other events of the same upstream read).
+ */
+export function writeNow(client: Redis | Cluster): void {
+  const nodes = client instanceof Redis ? [client] : client.nodes();
+  for (const r of nodes) (r as unknown as { stream?: CorkedSocket }).stream?.[WRITE_NOW]?.();
 }
 
 /** Corks each socket of `client` per turn, on every (re)connect; a cluster's node connections alike. */

@@ -64,3 +64,33 @@ describe('reply publisher: chunk batching keeps the order', () => {
     expect(of('job-c')).to.deep.equal(['c0', 'c1', 'r']);
   });
 });
+
+/**
+ * On a corked connection (shared/redis/cork.ts) a stream's first message is written at once while
+ * few streams are open, not when the turn ends: time to first token when the rest of the upstream
+ * read keeps the turn busy.
+ */
+describe('reply publisher: the first message of a stream is not held by the cork', () => {
+  const channel = `gwtest-reply-first-${process.pid}`;
+  const pub = createRedis('command', undefined, true);
+  const publisher = new ReplyPublisher(pub);
+  after(() => pub.disconnect());
+
+  it('writes the first message within the microtasks of its turn, before the turn ends', async () => {
+    await pub.ping();
+    const s = (pub as unknown as { stream: import('net').Socket & { _write: (...a: unknown[]) => void; _writev: (...a: unknown[]) => void } }).stream;
+    let writes = 0;
+    const [w, wv] = [s._write.bind(s), s._writev.bind(s)];
+    s._write = (...a: unknown[]) => (writes++, w(...a));
+    s._writev = (...a: unknown[]) => (writes++, wv(...a));
+    let tickRan = false;
+    process.nextTick(() => (tickRan = true)); // the cork's uncork runs no earlier than this
+    const sent = publisher.chunk(channel, 'job-first', 0, 'c0');
+    await null;
+    await null;
+    expect(tickRan, 'still inside the turn').to.equal(false);
+    expect(writes, 'the first message is on the socket').to.equal(1);
+    await sent;
+    await publisher.result(channel, 'job-first', 1, { ok: true });
+  });
+});
