@@ -115,13 +115,14 @@ async function main(): Promise<void> {
   await closeDb();
 
   const procs = [child('scripts/simulator/server.js', [], env), child('api/server.js', [], env, 'web'), child('workers/main.js', ['chat,embeddings,search'], env, 'worker')];
-  // The floor (scripts/bench/floor): the bare stack, measured beside the gateway on JSON chat.
+  // The floor (scripts/bench/floor): the bare stack, measured beside the gateway on JSON and streamed chat.
   const floorEnv = { ...env, PORT: String(floorPort), FLOOR_UPSTREAM: simUrl };
-  if ((MODES.has('json') || MODES.has('stream')) && !cluster) procs.push(child('scripts/bench/floor/web.js', [], floorEnv, 'floor-web'), child('scripts/bench/floor/worker.js', [], floorEnv, 'floor-worker'));
+  const withFloor = (MODES.has('json') || MODES.has('stream')) && !cluster;
+  if (withFloor) procs.push(child('scripts/bench/floor/web.js', [], floorEnv, 'floor-web'), child('scripts/bench/floor/worker.js', [], floorEnv, 'floor-worker'));
   try {
     await waitHttp(`${simUrl}/_sim/requests`);
     await waitHttp(`http://127.0.0.1:${webPort}/healthz`);
-    if ((MODES.has('json') || MODES.has('stream')) && !cluster) await waitHttp(`http://127.0.0.1:${floorPort}/healthz`);
+    if (withFloor) await waitHttp(`http://127.0.0.1:${floorPort}/healthz`);
     await new Promise((r) => setTimeout(r, 500));
 
     const cpuRedis = createRedis('command', services.redisUrl);

@@ -5,12 +5,13 @@ import { attributionTable } from './profile-attribution';
 
 /**
  * `npm run bench:profile`: where the gateway's own work goes, per request, beside the floor's
- * (issue 29 §1). Runs `npm run bench`'s JSON chat cell and its floor cell (BENCH_CONCURRENCY, default
- * 64; BENCH_SECONDS, default 8) with every gateway and floor process under `--cpu-prof`, then charges
- * each profile's samples to parts of the work (profile-attribution.ts) and prints µs of CPU per
- * request of each part in the gateway's web and worker processes and the floor's. The profiler
- * itself adds CPU, so read the parts against each other and against the floor, not as the bench's
- * figures. The profiles stay in BENCH_PROFILE_DIR (default .data/profile) for a flame-graph viewer.
+ * (issue 29 §1). Runs `npm run bench`'s JSON chat cell (BENCH_MODES=stream: the streamed one) and
+ * its floor cell (BENCH_CONCURRENCY, default 64; BENCH_SECONDS, default 8) with every gateway and
+ * floor process under `--cpu-prof`, then charges each profile's samples to parts of the work
+ * (profile-attribution.ts) and prints µs of CPU per request of each part in the gateway's web and
+ * worker processes and the floor's. The profiler itself adds CPU, so read the parts against each
+ * other and against the floor, not as the bench's figures. The profiles stay in BENCH_PROFILE_DIR
+ * (default .data/profile) for a flame-graph viewer.
  */
 const root = path.resolve(__dirname, '..', '..', '..');
 const dir = path.resolve(process.env.BENCH_PROFILE_DIR ?? path.join(root, '.data', 'profile'));
@@ -21,7 +22,7 @@ async function main(): Promise<void> {
   const env = {
     ...process.env,
     BENCH_PROFILE_DIR: dir,
-    BENCH_MODES: process.env.BENCH_MODES ?? 'json', // 'stream': the streamed cell (no floor cell in npm run bench)
+    BENCH_MODES: process.env.BENCH_MODES ?? 'json', // 'stream': the streamed cell and its floor instead
     BENCH_CONCURRENCY: process.env.BENCH_CONCURRENCY ?? '64',
     BENCH_SECONDS: process.env.BENCH_SECONDS ?? '8',
   };

@@ -1,14 +1,6 @@
 import express from 'express';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
-import { corkPerTurn } from '../../../shared/redis/cork';
-
-/** FLOOR_CORK=1: the floor's connections write a turn's commands in one socket write (shared/redis/cork.ts). */
-const conn = (url: string) => {
-  const r = new Redis(url, { maxRetriesPerRequest: null });
-  if (process.env.FLOOR_CORK === '1') corkPerTurn(r);
-  return r;
-};
+import { floorRedis } from './redis';
 
 /**
  * The bench's floor: the mandated stack with none of the gateway's features. An express app with
@@ -21,8 +13,8 @@ const conn = (url: string) => {
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const prefix = `${process.env.REDIS_PREFIX ?? 'gwbench'}:floor`;
 const channel = `${prefix}:reply:${process.pid}`;
-const queue = new Queue('floor', { connection: conn(redisUrl), prefix });
-const sub = conn(redisUrl);
+const queue = new Queue('floor', { connection: floorRedis(redisUrl), prefix });
+const sub = floorRedis(redisUrl);
 const pending = new Map<string, express.Response>();
 let next = 0;
 

@@ -1,13 +1,5 @@
 import { Worker } from 'bullmq';
-import { Redis } from 'ioredis';
-import { corkPerTurn } from '../../../shared/redis/cork';
-
-/** FLOOR_CORK=1: the floor's connections write a turn's commands in one socket write (shared/redis/cork.ts). */
-const conn = (url: string) => {
-  const r = new Redis(url, { maxRetriesPerRequest: null });
-  if (process.env.FLOOR_CORK === '1') corkPerTurn(r);
-  return r;
-};
+import { floorRedis } from './redis';
 import { Agent, request } from 'undici';
 
 /**
@@ -19,7 +11,7 @@ const prefix = `${process.env.REDIS_PREFIX ?? 'gwbench'}:floor`;
 const upstream = process.env.FLOOR_UPSTREAM ?? 'http://127.0.0.1:8091';
 /** The chat model name sent upstream (the simulator's); empty: the caller's, unchanged (the peer harness's stub reads it). */
 const upstreamModel = process.env.FLOOR_UPSTREAM_MODEL ?? 'sim-chat-1';
-const pub = conn(redisUrl);
+const pub = floorRedis(redisUrl);
 const agent = new Agent({ keepAliveTimeout: 30_000, connections: null });
 
 const worker = new Worker<{ path: string; body: { model: string; stream?: boolean }; replyTo: string }>(
@@ -37,7 +29,7 @@ const worker = new Worker<{ path: string; body: { model: string; stream?: boolea
     result.model = body.model;
     await pub.publish(replyTo, JSON.stringify({ id: job.id, result }));
   },
-  { connection: conn(redisUrl), prefix, concurrency: 256, removeOnComplete: { count: 0 }, removeOnFail: { count: 0 } },
+  { connection: floorRedis(redisUrl), prefix, concurrency: 256, removeOnComplete: { count: 0 }, removeOnFail: { count: 0 } },
 );
 worker.on('error', (err) => console.error(err));
 process.on('SIGTERM', () => void worker.close().then(() => process.exit(0)));

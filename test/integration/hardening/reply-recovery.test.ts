@@ -13,14 +13,10 @@ import type { WireError } from '../../../shared/errors/ApiError';
 import type { UsageRecord } from '../../../shared/metering/usage';
 import { waitFor } from '../../helpers/wait';
 
-/**
- * A pod that misses the reply on pub/sub (its subscriber was away when the worker published)
- * answers from the copy the worker's publishing script kept (shared/queues/reply-store.ts), not from
- * the job's return value, which no longer holds the answer; the usage held for it is billed once.
- */
-describe('reply recovery: a missed reply is answered from the kept result', () => {
+/** A pod of the suite's own, and a fresh simulator and organization for each test. */
+function podPerSuite(): { readonly pod: TestGateway; readonly org: TestOrg } {
   let pod: TestGateway;
-  let o: TestOrg;
+  let org: TestOrg;
   before(async () => {
     pod = await startGateway();
   });
@@ -29,35 +25,56 @@ describe('reply recovery: a missed reply is answered from the kept result', () =
   });
   beforeEach(async () => {
     await resetSim();
-    o = await buildOrg(env().redis);
+    org = await buildOrg(env().redis);
+  });
+  return {
+    get pod() {
+      return pod;
+    },
+    get org() {
+      return org;
+    },
+  };
+}
+
+/** The answer kept for request `id` on whichever of the pod's reply channels it was given. */
+const keptCopy = async (pod: TestGateway, id: string) =>
+  (await Promise.all(pod.ctx.replies.channels.map((ch) => env().redis.get(keys.replyResult(ch, id))))).find((k) => k !== null);
+
+/**
+ * A pod that misses the reply on pub/sub (its subscriber was away when the worker published)
+ * answers from the copy the worker's publishing script kept (shared/queues/reply-store.ts), not from
+ * the job's return value, which no longer holds the answer; the usage held for it is billed once.
+ */
+describe('reply recovery: a missed reply is answered from the kept result', () => {
+  const s = podPerSuite();
+  beforeEach(async () => {
     // the pod's subscriber stops hearing its reply channels: every reply is missed
-    await pod.ctx.sub.sunsubscribe(...pod.ctx.replies.channels);
+    await s.pod.ctx.sub.sunsubscribe(...s.pod.ctx.replies.channels);
   });
   afterEach(async () => {
-    await pod.ctx.sub.ssubscribe(...pod.ctx.replies.channels);
+    await s.pod.ctx.sub.ssubscribe(...s.pod.ctx.replies.channels);
   });
 
   const job = (id: string) => Job.fromId(env().gw.ctx.queues.forJob('chat-interactive', id) as never, id);
-  /** The answer kept for request `id` on whichever of the pod's reply channels it was given. */
-  const keptCopy = async (id: string) => (await Promise.all(pod.ctx.replies.channels.map((ch) => env().redis.get(keys.replyResult(ch, id))))).find((k) => k !== null);
 
   it('JSON chat: the job is removed on completion, the pod answers 200 from the kept copy, billed once', async () => {
-    const r = await call('POST', '/v1/chat/completions', { base: pod.url, headers: keyHeader(o.key), json: { model: 'sim-chat', messages: [{ role: 'user', content: 'recover me' }] } });
+    const r = await call('POST', '/v1/chat/completions', { base: s.pod.url, headers: keyHeader(s.org.key), json: { model: 'sim-chat', messages: [{ role: 'user', content: 'recover me' }] } });
     expect(r.status, r.text).to.equal(200);
     expect(r.body.object).to.equal('chat.completion');
     expect(r.body.model).to.equal('sim-chat');
     expect(r.body.choices[0].message.content).to.be.a('string').and.not.equal('');
     const id = r.headers.get('x-service-request-id')!;
     expect(await job(id), 'the completed job is gone (removeOnComplete)').to.equal(undefined);
-    expect(await keptCopy(id), 'the kept copy holds the answer').to.include(r.body.choices[0].message.content);
+    expect(await keptCopy(s.pod, id), 'the kept copy holds the answer').to.include(r.body.choices[0].message.content);
     await usageSettled();
     expect(await UsageEvent.count({ where: { requestId: id } }), 'the held usage billed once').to.equal(1);
   });
 
   it('streamed chat: every event and [DONE] from the kept chunks, billed once', async () => {
-    const res = await fetch(`${pod.url}/v1/chat/completions`, {
+    const res = await fetch(`${s.pod.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { ...keyHeader(o.key), 'content-type': 'application/json' },
+      headers: { ...keyHeader(s.org.key), 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'sim-chat', stream: true, messages: [{ role: 'user', content: 'recover my stream' }] }),
     });
     const text = await res.text();
@@ -71,7 +88,7 @@ describe('reply recovery: a missed reply is answered from the kept result', () =
     expect(chunks.some((c) => c.choices[0]?.finish_reason === 'stop'), 'the last chunk is there').to.equal(true);
     const id = res.headers.get('x-service-request-id')!;
     expect(await job(id), 'the completed job is gone (removeOnComplete)').to.equal(undefined);
-    expect(await keptCopy(id), 'the kept copy holds the chunks').to.include('chat.completion.chunk');
+    expect(await keptCopy(s.pod, id), 'the kept copy holds the chunks').to.include('chat.completion.chunk');
     await usageSettled();
     expect(await UsageEvent.count({ where: { requestId: id } }), 'the held usage billed once').to.equal(1);
   });
@@ -83,24 +100,12 @@ describe('reply recovery: a missed reply is answered from the kept result', () =
  * channels' epochs) or nobody listening keeps every chunk, and the pod replays what it missed.
  */
 describe('reply recovery: a stream keeps its chunks only when its pod may have missed some', () => {
-  let pod: TestGateway;
-  let o: TestOrg;
-  before(async () => {
-    pod = await startGateway();
-  });
-  after(async () => {
-    await pod.close();
-  });
-  beforeEach(async () => {
-    await resetSim();
-    o = await buildOrg(env().redis);
-  });
+  const s = podPerSuite();
 
-  const keptCopy = async (id: string) => (await Promise.all(pod.ctx.replies.channels.map((ch) => env().redis.get(keys.replyResult(ch, id))))).find((k) => k !== null);
   const stream = async (content: string) => {
-    const res = await fetch(`${pod.url}/v1/chat/completions`, {
+    const res = await fetch(`${s.pod.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { ...keyHeader(o.key), 'content-type': 'application/json' },
+      headers: { ...keyHeader(s.org.key), 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'sim-chat', stream: true, messages: [{ role: 'user', content }] }),
     });
     return { res, id: res.headers.get('x-service-request-id')! };
@@ -117,7 +122,7 @@ describe('reply recovery: a stream keeps its chunks only when its pod may have m
     const { res, id } = await stream('keep nothing extra');
     expect(res.status).to.equal(200);
     complete(await res.text());
-    const kept = JSON.parse((await keptCopy(id))!);
+    const kept = JSON.parse((await keptCopy(s.pod, id))!);
     expect(kept.t, 'the final reply message itself').to.equal('r');
     expect(kept.n).to.be.greaterThan(2);
     expect(kept).to.not.have.property('c');
@@ -127,13 +132,13 @@ describe('reply recovery: a stream keeps its chunks only when its pod may have m
 
   it('the subscriber drops mid-stream: the chunks published meanwhile are replayed from the kept copy, billed once', async () => {
     await fetch(`${env().simUrl}/_sim/knobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tokenDelayMs: 40 }) });
-    const before = await Promise.all(pod.ctx.replies.channels.map((ch) => env().redis.get(keys.replyEpoch(ch))));
+    const before = await Promise.all(s.pod.ctx.replies.channels.map((ch) => env().redis.get(keys.replyEpoch(ch))));
     const { res, id } = await stream('drop my subscriber');
     expect(res.status).to.equal(200);
     const body = res.text();
     await new Promise((r) => setTimeout(r, 120)); // a few chunks in
     // the subscriber's socket dies (ioredis reconnects and resubscribes); chunks sent meanwhile are lost
-    (pod.ctx.sub as unknown as { stream: import('net').Socket }).stream.destroy();
+    (s.pod.ctx.sub as unknown as { stream: import('net').Socket }).stream.destroy();
     const content = complete(await body);
     const direct = await (await fetch(`${env().simUrl}/v1/chat/completions`, {
       method: 'POST',
@@ -141,9 +146,9 @@ describe('reply recovery: a stream keeps its chunks only when its pod may have m
       body: JSON.stringify({ model: 'sim-chat-1', messages: [{ role: 'user', content: 'drop my subscriber' }] }),
     })).json() as { choices: Array<{ message: { content: string } }> };
     expect(content, 'every chunk, in order').to.equal(direct.choices[0].message.content);
-    const after = await Promise.all(pod.ctx.replies.channels.map((ch) => env().redis.get(keys.replyEpoch(ch))));
+    const after = await Promise.all(s.pod.ctx.replies.channels.map((ch) => env().redis.get(keys.replyEpoch(ch))));
     after.forEach((e, i) => expect(Number(e), 'the epoch was raised').to.be.greaterThan(Number(before[i])));
-    expect(JSON.parse((await keptCopy(id))!), 'the chunks were kept').to.have.property('c').that.is.an('array').with.length.greaterThan(2);
+    expect(JSON.parse((await keptCopy(s.pod, id))!), 'the chunks were kept').to.have.property('c').that.is.an('array').with.length.greaterThan(2);
     await usageSettled();
     expect(await UsageEvent.count({ where: { requestId: id } })).to.equal(1);
   });
