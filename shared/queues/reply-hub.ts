@@ -1,4 +1,4 @@
-import type { RedisClient } from '../redis/connection';
+import { isCluster, type RedisClient } from '../redis/connection';
 import { config } from '../config/env';
 import { Job } from 'bullmq';
 import { keys } from '../redis/keys';
@@ -115,18 +115,26 @@ export class ReplyHub {
     // The subscriber went away: messages are lost until it listens again, so the channels' epochs
     // are raised now, on the command connection, before it resubscribes (reply-store.ts: the chunks
     // of streams in flight are then kept), and again once it is back, in case Redis was away too.
-    this.sub.on('close', () => {
+    const away = () => {
       if (!this.everReady) return;
       this.epochs.clear();
       void this.raiseEpochs().catch(() => undefined);
-    });
-    this.sub.on('ready', () => {
+    };
+    const back = () => {
       if (this.everReady) {
         void this.raiseEpochs().catch((err) => logger.warn({ err }, 'reply epoch raise failed'));
         for (const id of this.pending.keys()) void this.recover(id);
       }
       this.everReady = true;
-    });
+    };
+    this.sub.on('close', away);
+    this.sub.on('ready', back);
+    // On a cluster each shard has a subscriber connection of its own, which ioredis replaces on its
+    // own: it tells only by `-node` (one ended) and `subscribersReady` (all resubscribed).
+    if (isCluster(this.sub)) {
+      this.sub.on('-node', away);
+      this.sub.on('subscribersReady', back);
+    }
     // without epochs (Redis refused the INCR) jobs carry none and their chunks are kept: safe, dearer
     await this.raiseEpochs().catch((err) => logger.warn({ err }, 'reply epoch raise failed'));
     await Promise.all(this.channels.map((ch) => this.sub.ssubscribe(ch)));
