@@ -12,15 +12,26 @@ export function spoolDir(): string {
   return config().audioSpoolDir;
 }
 
-let ensured: string | undefined;
-
 export async function ensureSpoolDir(): Promise<string> {
   const dir = spoolDir();
-  if (ensured !== dir) {
-    await fs.promises.mkdir(dir, { recursive: true, mode: 0o700 });
-    ensured = dir;
-  }
+  await fs.promises.mkdir(dir, { recursive: true, mode: 0o700 });
   return dir;
+}
+
+/**
+ * Creates spool file `id` (owner-only, never an existing one) before any of the upload is read. A
+ * directory that went away while the process ran (a temporary-files cleaner, an operator) is made
+ * again, so one lost directory never fails every later upload.
+ */
+export async function createSpoolFile(id: string): Promise<{ path: string; handle: fs.promises.FileHandle }> {
+  const file = spoolPath(id);
+  try {
+    return { path: file, handle: await fs.promises.open(file, 'wx', 0o600) };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    await ensureSpoolDir();
+    return { path: file, handle: await fs.promises.open(file, 'wx', 0o600) };
+  }
 }
 
 /** A fresh spool id: request id plus randomness, safe as a file name. */

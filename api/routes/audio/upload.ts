@@ -1,12 +1,11 @@
 import fs from 'fs';
-import path from 'path';
 import { pipeline, type Readable } from 'stream';
 import multer from 'multer';
 import type { Request, Response } from 'express';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { ClientGone } from '../../../shared/errors/ClientGone';
 import { audioErrors } from '../../../shared/audio/errors';
-import { ensureSpoolDir, newSpoolId, removeSpoolFile } from '../../../shared/audio/spool';
+import { createSpoolFile, newSpoolId, removeSpoolFile } from '../../../shared/audio/spool';
 
 /** The spec's transcription limits. */
 export const AUDIO_LIMITS = {
@@ -52,12 +51,11 @@ const trackers = new WeakMap<Request, Tracker>();
 const spoolStorage: multer.StorageEngine = {
   _handleFile(req, file, cb) {
     const t = trackers.get(req as Request)!;
-    ensureSpoolDir().then((dir) => {
-      const spoolId = newSpoolId((req as Request).id);
-      const p = path.join(dir, spoolId);
+    const spoolId = newSpoolId((req as Request).id);
+    createSpoolFile(spoolId).then(({ path: p, handle }) => {
       // multer's abort cleanup removes pending files that already have a path.
       (file as { path?: string }).path = p;
-      const out = fs.createWriteStream(p, { flags: 'wx', mode: 0o600 });
+      const out = fs.createWriteStream(p, { fd: handle });
       t.spooled.push({ path: p, out });
       let size = 0;
       file.stream.on('data', (c: Buffer) => (size += c.length));
@@ -104,8 +102,10 @@ const upload = multer({
 export const label = (name: string | undefined) => `'${String(name ?? '').slice(0, 64)}'`;
 
 /** multer and busboy errors as the spec's codes. Messages name parts, never values or filenames. */
-function mapUploadError(err: unknown, req: Request): ApiError | ClientGone {
+function mapUploadError(err: unknown, req: Request): unknown {
   if (err instanceof ApiError) return err;
+  // the spool could not be written (disk full, directory unusable): the gateway's fault, not the body's
+  if (typeof (err as NodeJS.ErrnoException).syscall === 'string') return err;
   if (!req.socket || req.socket.destroyed) return new ClientGone(); // no one left to answer
   const e = err as { code?: string; field?: string; message?: string };
   switch (e.code) {
@@ -150,7 +150,7 @@ export function readAudioUpload(req: Request, _res: Response, readTimeoutMs: num
   return new Promise<AudioUpload>((resolve, reject) => {
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
-    const fail = (err: ApiError | ClientGone) => {
+    const fail = (err: unknown) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
