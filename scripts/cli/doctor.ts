@@ -2,8 +2,6 @@ import type { Command } from 'commander';
 import { config } from '../../shared/config/env';
 import { closeDb } from '../../shared/db/sequelize';
 import { createRedis } from '../../shared/redis/connection';
-import { preflight } from '../../shared/preflight';
-import { checkQueues } from '../../shared/preflight/queue-health';
 import type { Check } from '../../shared/preflight/check';
 
 const MARK: Record<Check['status'], string> = { ok: 'ok  ', warn: 'WARN', fail: 'FAIL' };
@@ -24,6 +22,9 @@ export function registerDoctor(program: Command): void {
     .description("Check Redis, Postgres, migrations and the queues as every process does at start, and report")
     .option('--json', 'print the checks as JSON')
     .action(async (opts: { json?: boolean }) => {
+      // loaded by this command only (BullMQ, the migrations' list): every other command starts faster
+      const { preflight } = require('../../shared/preflight') as typeof import('../../shared/preflight');
+      const { checkQueues } = require('../../shared/preflight/queue-health') as typeof import('../../shared/preflight/queue-health');
       const cfg = config();
       const checks = await preflight(cfg);
       if (!checks.some((c) => c.name === 'redis' && c.status === 'fail')) {

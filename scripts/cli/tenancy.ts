@@ -1,7 +1,5 @@
 import type { Command } from 'commander';
 import { db } from '../../shared/db/sequelize';
-import { migrate } from '../../shared/db/migrate';
-import { seed } from '../../shared/db/seed';
 import { createApiKey, createOrg, findOrg, listApiKeys, revokeApiKey, slugify, updateKeyControls, rotateApiKey } from '../../shared/tenancy/ops';
 import { controlsFromFlags, keyControlOptions, type KeyControlFlags } from './key-controls';
 import { Membership, Organization, Project, User } from '../../shared/db/models';
@@ -12,6 +10,7 @@ import { isUuid } from '../../shared/uuid';
 export function registerTenancy(program: Command): void {
 program.command('migrate').description('run pending database migrations').action(() =>
   withServices(async () => {
+    const { migrate } = require('../../shared/db/migrate') as typeof import('../../shared/db/migrate'); // umzug: this command's only
     const done = await migrate(db());
     console.log(done.length ? `applied: ${done.join(', ')}` : 'database is up to date');
   }),
@@ -23,6 +22,7 @@ program
   .option('--simulator-url <url>', 'where the upstream simulator listens', process.env.SIMULATOR_URL ?? 'http://127.0.0.1:8090')
   .action((opts: { simulatorUrl: string }) =>
     withServices(async (redis) => {
+      const { seed } = require('../../shared/db/seed') as typeof import('../../shared/db/seed');
       const { demoKey } = await seed(redis, opts.simulatorUrl);
       console.log(demoKey ? `demo API key (shown once): ${demoKey.key}` : 'seeded (demo organization already existed)');
     }),
