@@ -11,7 +11,7 @@ import { deleteFile, fileBytes, findFile, listFiles, saveFile } from '../../../s
 import { presentFile } from '../../../shared/batches/present';
 import { newId } from '../../../shared/batches/ids';
 import { validate } from '../../validate';
-import { expiresAfterSchema, pageLimit } from './gate';
+import { expiresAfterSchema, pageLimit, queryText } from './gate';
 
 /** Multipart `file` + `purpose`, held in memory up to the org's file size cap (413 beyond it). */
 function upload(req: Request, res: Response, next: NextFunction): void {
@@ -42,10 +42,9 @@ async function create(req: Request, res: Response): Promise<void> {
 }
 
 async function list(req: Request, res: Response): Promise<void> {
-  const q = req.query as Record<string, string | undefined>;
-  const order = q.order === 'asc' ? 'asc' : 'desc';
-  const limit = pageLimit(q.limit, 10_000, 10_000);
-  const rows = await listFiles(req.auth!.orgId, { after: q.after, limit: limit + 1, purpose: q.purpose, order });
+  const order = queryText(req.query, 'order') === 'asc' ? 'asc' : 'desc';
+  const limit = pageLimit(req.query.limit, 10_000, 10_000);
+  const rows = await listFiles(req.auth!.orgId, { after: queryText(req.query, 'after'), limit: limit + 1, purpose: queryText(req.query, 'purpose'), order });
   const data = rows.slice(0, limit).map(presentFile);
   res.json({ object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: rows.length > limit });
 }

@@ -34,3 +34,13 @@ export function pageLimit(v: unknown, max = 100, byDefault = 20): number {
   if (!Number.isInteger(n) || n < 1 || n > max) throw new ApiError(400, 'invalid_request', `\`limit\` must be an integer from 1 to ${max}.`, { param: 'limit' });
   return n;
 }
+
+/**
+ * A list's text parameter (`after`, `before_id`, `purpose`, `order`): one value. A key given twice
+ * (`after=a&after=b`, an array once parsed) is the caller's mistake, refused with its name.
+ */
+export function queryText(query: Request['query'], name: string): string | undefined {
+  const v = query[name];
+  if (v === undefined || typeof v === 'string') return v;
+  throw new ApiError(400, 'invalid_request', `\`${name}\` must be given once, as one value.`, { param: name });
+}

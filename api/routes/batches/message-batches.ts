@@ -13,7 +13,7 @@ import { anthropicResultLine } from '../../../shared/batches/results';
 import { newId } from '../../../shared/batches/ids';
 import { config } from '../../../shared/config/env';
 import * as store from '../../../shared/batches/store';
-import { admitBatch, pageLimit } from './gate';
+import { admitBatch, pageLimit, queryText } from './gate';
 
 const createSchema = Joi.object({
   requests: Joi.array()
@@ -66,10 +66,10 @@ async function create(req: Request, res: Response): Promise<void> {
 
 /** Anthropic's page: `{data, has_more, first_id, last_id}`, `after_id` / `before_id` cursors. */
 async function list(req: Request, res: Response): Promise<void> {
-  const q = req.query as Record<string, string | undefined>;
-  const limit = pageLimit(q.limit);
-  const rows = await store.listBatches(req.auth!.orgId, 'anthropic', { after: q.after_id, before: q.before_id, limit: limit + 1 });
-  const page = q.before_id ? rows.slice(-limit) : rows.slice(0, limit);
+  const limit = pageLimit(req.query.limit);
+  const before = queryText(req.query, 'before_id');
+  const rows = await store.listBatches(req.auth!.orgId, 'anthropic', { after: queryText(req.query, 'after_id'), before, limit: limit + 1 });
+  const page = before ? rows.slice(-limit) : rows.slice(0, limit);
   const counts = await store.lineCounts(page.map((b) => b.id));
   const data = page.map((b) => presentMessageBatch(b, counts.get(b.id)!));
   res.json({ data, has_more: rows.length > limit, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null });

@@ -13,7 +13,7 @@ import { presentBatch } from '../../../shared/batches/present';
 import { newId } from '../../../shared/batches/ids';
 import * as store from '../../../shared/batches/store';
 import { lineUsage } from '../../../shared/batches/usage';
-import { admitBatch, expiresAfterSchema, pageLimit } from './gate';
+import { admitBatch, expiresAfterSchema, pageLimit, queryText } from './gate';
 
 export const BATCH_ENDPOINTS = ['/v1/chat/completions', '/v1/completions', '/v1/embeddings', '/v1/responses'] as const;
 
@@ -72,9 +72,8 @@ async function create(req: Request, res: Response): Promise<void> {
 }
 
 async function list(req: Request, res: Response): Promise<void> {
-  const q = req.query as Record<string, string | undefined>;
-  const limit = pageLimit(q.limit);
-  const rows = await store.listBatches(req.auth!.orgId, 'openai', { after: q.after, limit: limit + 1 });
+  const limit = pageLimit(req.query.limit);
+  const rows = await store.listBatches(req.auth!.orgId, 'openai', { after: queryText(req.query, 'after'), limit: limit + 1 });
   const page = rows.slice(0, limit);
   const ids = page.map((b) => b.id);
   const [counts, usage] = await Promise.all([store.lineCounts(ids), lineUsage(ids)]);

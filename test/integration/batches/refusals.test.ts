@@ -117,4 +117,24 @@ describe('batches: refusals (limits, kill switch, bad input) in the spec envelop
       await worker.close();
     }
   });
+
+  it('a list parameter given twice (after, purpose, order, after_id, before_id, limit): 400 invalid_request naming it, never a 500', async () => {
+    const cases: Array<[string, string, Record<string, string>]> = [
+      ['/v1/files?purpose=batch&purpose=x', 'purpose', keyHeader(o.key)],
+      ['/v1/files?after=a&after=b', 'after', keyHeader(o.key)],
+      ['/v1/files?order=asc&order=desc', 'order', keyHeader(o.key)],
+      ['/v1/batches?after=a&after=b', 'after', keyHeader(o.key)],
+      ['/v1/batches?limit=2&limit=3', 'limit', keyHeader(o.key)],
+      ['/v1/messages/batches?after_id=a&after_id=b', 'after_id', anthropic(o.key)],
+      ['/v1/messages/batches?before_id=a&before_id=b', 'before_id', anthropic(o.key)],
+    ];
+    for (const [path, param, headers] of cases) {
+      const r = await call('GET', path, { headers });
+      expect(r.status, `${path}: ${r.text}`).to.equal(400);
+      expectErrorEnvelope(r.text, 'invalid_request');
+      expect(r.body.error.message, path).to.include(`\`${param}\``);
+      if (!path.startsWith('/v1/messages')) expect(r.body.error.param, path).to.equal(param); // Anthropic's envelope has no param
+    }
+    expect((await call('GET', '/v1/files?purpose=batch&order=asc', { headers: keyHeader(o.key) })).status, 'each once: listed').to.equal(200);
+  });
 });
