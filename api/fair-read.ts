@@ -90,7 +90,8 @@ export class FairRead {
 
   /** Counts an authenticated request of `orgId` as open on the pod until its response closes. */
   admit(req: Request, res: Response, orgId: string): void {
-    if (!this.enabled) return;
+    // a client that left during authentication: its 'close' has passed, so it would never be uncounted
+    if (!this.enabled || res.closed) return;
     const socket = req.socket;
     const carried = this.socketOrg.get(socket);
     if (carried === undefined) this.socketOrg.set(socket, orgId);

@@ -147,6 +147,9 @@ export async function runJob<Q extends QueueName>(ctx: AppContext, req: Request,
     if (!res.writableFinished) gone.abort(new ClientGone());
   };
   res.on('close', onClose);
+  // a client that left while the handler awaited (an upload stored, a charge held, tokens counted)
+  // closed the response before this listener existed: no job is added for it
+  if (res.closed) onClose();
   req.trace?.endStep(); // validate ends here
   const state = logState(res);
   if (state) Object.assign(state, { model: opts.publicModel, lane: opts.lane, stream: !!opts.stream });
@@ -211,7 +214,6 @@ async function runAdmitted<Q extends QueueName>(
   const replyTo = ctx.replies.channel;
   const deadline = Date.now() + (opts.timeoutMs ?? config().requestTimeoutMs);
   let settled = false;
-  let added = false; // the job's add returned: recovery may read a missing job as lost
   let releaseAlso: (() => Promise<unknown>) | undefined;
 
   try {
@@ -265,23 +267,19 @@ async function runAdmitted<Q extends QueueName>(
         giveUp(ctx.redis, replyTo, jobId).then(
           (gaveUp) => {
             if (gaveUp) {
+              ctx.replies.unregister(jobId);
               cancel();
               return timedOut();
             }
-            ctx.replies.register(
-              jobId,
-              opts.queue,
-              handlers,
-              Date.now() + LOST_RACE_GRACE_MS,
-              () => {
-                logger.warn({ requestId: jobId }, 'result published but not received within the grace period');
-                timedOut();
-              },
-              replyTo,
-            );
-            if (added) ctx.replies.added(jobId);
+            // the worker was first: the request goes on where it stood (chunks delivered stay delivered)
+            ctx.replies.resume(jobId, Date.now() + LOST_RACE_GRACE_MS, () => {
+              ctx.replies.unregister(jobId);
+              logger.warn({ requestId: jobId }, 'result published but not received within the grace period');
+              timedOut();
+            });
           },
           () => {
+            ctx.replies.unregister(jobId);
             cancel();
             timedOut(); // Redis unreachable: the worker cannot publish (or bill) either
           },
@@ -316,7 +314,6 @@ async function runAdmitted<Q extends QueueName>(
       if (carrier) data.trace = carrier;
       enqueue(ctx.queues, opts.queue, data, lease.heldBefore, settings.priorityStep).then(
         () => {
-          added = true;
           ctx.replies.added(jobId);
           sent.end();
         },
