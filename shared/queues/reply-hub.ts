@@ -37,6 +37,11 @@ interface Pending {
   recovering: boolean;
   /** The job's add has returned (`added`): before that, a job not found is not yet added, not lost. */
   added: boolean;
+  /**
+   * Past its deadline, while the pod decides whether it or the worker was first (`onDeadline`):
+   * messages wait here, to be delivered on `resume` or dropped on `unregister`.
+   */
+  held?: ReplyMessage[];
 }
 
 /** A channel's epoch key outlives its pod by this much; a live pod renews it every EPOCH_TOUCH_MS. */
@@ -209,6 +214,11 @@ export class ReplyHub {
     }
     const p = this.pending.get(msg.i);
     if (!p) return;
+    if (p.held) p.held.push(msg);
+    else this.deliver(p, msg);
+  }
+
+  private deliver(p: Pending, msg: ReplyMessage): void {
     p.lastSeen = Date.now();
     if (msg.t === 'c') this.acceptChunk(msg.i, p, msg.s, msg.d);
     else if (msg.t === 'b') {
@@ -248,16 +258,42 @@ export class ReplyHub {
     }
   }
 
+  /**
+   * The request's deadline: `onDeadline` decides, while the request's messages are held, either to
+   * give up (`unregister`) or, when the worker answered first, to `resume` where it stood (chunks
+   * already delivered are not counted again). Without `onDeadline` the request is forgotten.
+   */
   private expire(id: string): void {
     const p = this.pending.get(id);
     if (!p) return;
-    this.unregister(id);
-    p.onDeadline?.();
+    const onDeadline = p.onDeadline;
+    p.deadlineTimer = undefined;
+    p.onDeadline = undefined;
+    if (!onDeadline) return this.unregister(id);
+    p.held = [];
+    onDeadline();
+  }
+
+  /**
+   * After a deadline the worker won (its answer was published first): the request goes on with a new
+   * deadline, and the messages held meanwhile are delivered in order. False: no longer awaited.
+   */
+  resume(id: string, deadline: number, onDeadline: () => void): boolean {
+    const p = this.pending.get(id);
+    if (!p) return false;
+    const held = p.held ?? [];
+    p.held = undefined;
+    p.onDeadline = onDeadline;
+    p.lastSeen = Date.now();
+    if (p.deadlineTimer) clearTimeout(p.deadlineTimer);
+    p.deadlineTimer = setTimeout(() => this.expire(id), Math.max(0, deadline - Date.now()));
+    for (const msg of held) if (this.pending.get(id) === p) this.deliver(p, msg);
+    return true;
   }
 
   private sweep(): void {
     const quietSince = Date.now() - this.pollMs;
-    for (const [id, p] of this.pending) if (p.lastSeen < quietSince) void this.recover(id);
+    for (const [id, p] of this.pending) if (p.lastSeen < quietSince && !p.held) void this.recover(id);
   }
 
   /**
@@ -268,7 +304,7 @@ export class ReplyHub {
    */
   private async recover(id: string): Promise<void> {
     const p = this.pending.get(id);
-    if (!p || p.recovering) return;
+    if (!p || p.recovering || p.held) return;
     p.recovering = true;
     try {
       const job = await Job.fromId<{ replyTo?: string }, JobResult>(this.queues.forJob(p.queue, id) as never, id);
