@@ -121,6 +121,16 @@ export async function giveUp(redis: RedisClient, replyTo: string, requestId: str
   return (await withOutboxCommands(redis).gwGiveUp(keys.usageFate(replyTo, requestId), ABANDONED_TTL_MS)) === 1;
 }
 
+/**
+ * The worker's half of the race for a charge made outside Redis (a decision's wallet settle, in
+ * Postgres): marks the request delivered before charging, as the publishing script does before
+ * billing. False when the pod already gave up on it (deadline, client gone): charge nothing. True:
+ * the pod, reaching its deadline now, waits for this result and delivers it.
+ */
+export async function claimDelivery(redis: RedisClient, replyTo: string, requestId: string): Promise<boolean> {
+  return (await redis.set(keys.usageFate(replyTo, requestId), 'delivered', 'PX', FATE_TTL_MS, 'NX')) === 'OK';
+}
+
 /** A pod delivers a result it recovered from the job: the event held for it (if any) is billed now. */
 export async function claimHeldUsage(redis: RedisClient, replyTo: string, requestId: string): Promise<boolean> {
   return (await withOutboxCommands(redis).gwClaimHeld(keys.usageHeld(replyTo, requestId), keys.usageOutboxFor(replyTo))) === 1;

@@ -3,6 +3,7 @@ import { createWorker } from '../../shared/queues/create-worker';
 import { chatComplete } from '../providers/openai/chatComplete';
 import { platformCredential } from '../credentials';
 import { recordJobUsage } from '../../shared/metering/usage';
+import { claimDelivery } from '../../shared/metering/usage-outbox';
 import { settle, release } from '../../shared/billing/wallet';
 import { parseDecisionAnswers, UnusableAnswer } from '../../shared/systemone/answers';
 import { systemoneErrors } from '../../shared/systemone/errors';
@@ -33,7 +34,8 @@ async function decide(job: SystemoneJob, signal: AbortSignal): Promise<DecisionR
 }
 
 /**
- * The systemone pool: one upstream chat call per decision request. On success the reservation is
+ * The systemone pool: one upstream chat call per decision request. On success the request is
+ * marked delivered (unless its pod gave up first: then nothing is charged), the reservation is
  * settled (input tokens only), then the usage event is added to the usage outbox (a plain XADD,
  * awaited) before the result is published, both idempotent by request id; on any failure the
  * reservation is released.
@@ -48,6 +50,12 @@ export function startSystemoneWorkers(rt: WorkerRuntime): Worker[] {
       } catch (err) {
         if (d.billing.mode === 'metered') await release(d.requestId).catch((e) => logger.error({ err: e }, 'reservation release failed'));
         throw decisionError(err, ctx.signal);
+      }
+      // Charged only if it will be delivered: a pod that gave up first (deadline, client gone) gets
+      // no answer, so the reservation is released and no usage recorded.
+      if (!(await claimDelivery(rt.redis, d.replyTo, d.requestId))) {
+        if (d.billing.mode === 'metered') await release(d.requestId).catch((e) => logger.error({ err: e }, 'reservation release failed'));
+        throw new ApiError(499, 'client_closed_request', 'The request was given up before its answer.');
       }
       const charge = d.billing.mode === 'metered' ? Math.ceil(result.usage.input_tokens * d.billing.inputTokenMicros) : 0;
       let charged = 0;
