@@ -4,7 +4,7 @@ import { requestId } from './middleware/request-id';
 import { errorHandler } from './middleware/error-handler';
 import { httpMetrics } from './middleware/metrics';
 import { publicMetricsGate } from './middleware/metrics-gate';
-import { pathKey, pathRoutingPlan } from './middleware/path-auth';
+import { pathKey, pathRoutingPlan, pathWithoutKey } from './middleware/path-auth';
 import { inferenceRouter } from './routes/index';
 import { healthRouter } from './routes/health/router';
 import { probesRouter } from '../shared/health/probes';
@@ -36,7 +36,7 @@ export function createApp(ctx: AppContext): Express {
   const inference = inferenceRouter(ctx);
   // The path is quoted without a path-authentication key (`/a/{api_key}/...`): a secret is never echoed.
   const notFound: express.RequestHandler = (req, _res, next) =>
-    next(errors.notFound(`No route for ${req.method} ${req.originalUrl.split('?')[0].replace(/^\/a\/[^/]+/i, '/a/{api_key}')}.`));
+    next(errors.notFound(`No route for ${req.method} ${pathWithoutKey(req.originalUrl)}.`));
   app.use(hotPaths(inference, notFound)); // the busiest inference paths skip the walk over the routers below
   app.use(healthRouter(ctx));
   app.use(probesRouter({ redis: ctx.redis, subscribers: [ctx.sub] }));

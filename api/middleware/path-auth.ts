@@ -12,3 +12,12 @@ export function pathRoutingPlan(req: Request, _res: Response, next: NextFunction
   req.pathAuth = { routingPlanId: String(req.params.routingPlanId) };
   next();
 }
+
+/**
+ * A request's path as quoted in errors and traces: a path-authentication key never appears, however
+ * the path is spelled (`/a/{key}`, `//a//{key}`, `/A/{key}`; express may not route the odd
+ * spellings, but they still reach the 404 and the span).
+ */
+export function pathWithoutKey(url: string): string {
+  return url.split('?')[0].replace(/^\/+a\/+[^/]+/i, '/a/{api_key}');
+}

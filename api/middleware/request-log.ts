@@ -34,7 +34,7 @@ export const logState = (res: Response): RequestLogState | undefined => res.loca
 
 /** The route without a path key, project or routing plan: `/a/{key}/p/{project}/v1/x` → `/v1/x`. */
 export function routeOf(req: Request): string {
-  return (req.originalUrl.split('?')[0].replace(/^\/a\/[^/]+(\/p\/[^/]+)?/i, '').replace(/^\/r\/[^/]+/i, '') || '/').slice(0, 255);
+  return (req.originalUrl.split('?')[0].replace(/^\/+a\/+[^/]+(\/+p\/+[^/]+)?/i, '').replace(/^\/+r\/+[^/]+/i, '') || '/').slice(0, 255);
 }
 
 /** The API dialect a route speaks. */

@@ -1,3 +1,4 @@
+import { pathWithoutKey } from './path-auth';
 import type { Request, Response, NextFunction } from 'express';
 import { span, type Attrs, type SpanHandle } from '../../shared/tracing/trace';
 import { A } from '../../shared/tracing/attributes';
@@ -26,7 +27,7 @@ export class RequestTrace {
 }
 
 /** The request path for a span: a path-authentication key (`/a/{api_key}/...`) is never recorded. */
-const safePath = (req: Request) => req.originalUrl.split('?')[0].replace(/^\/a\/[^/]+/i, '/a/{api_key}');
+const safePath = (req: Request) => pathWithoutKey(req.originalUrl);
 
 /**
  * Mounted by createApp only when tracing is on. Answers `traceresponse` (W3C Trace Context

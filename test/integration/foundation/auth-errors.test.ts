@@ -159,5 +159,12 @@ describe('project attribution and routing plans: refused without billing', () =>
     expect(wrongMethod.status).to.equal(405);
     expect(wrongMethod.body.error.code).to.equal('method_not_allowed');
     expect(wrongMethod.text).not.to.include(o.key);
+    // odd spellings of the prefix that express does not route still reach the 404's message
+    for (const path of [`//a/${o.key}/v1/nope`, `/a//${o.key}/v1/nope`, `/A/${o.key}/v1/nope`]) {
+      const odd = await fetch(`${env().gw.url}${path}`, { headers: keyHeader(o.key) });
+      const text = await odd.text();
+      expect(odd.status, path).to.be.within(400, 499);
+      expect(text, path).not.to.include(o.key);
+    }
   });
 });
