@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { env, resetSim, startGateway, type TestGateway } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
-import { usageSettled } from '../../helpers/usage';
+import { outboxDuring, usageSettled } from '../../helpers/usage';
 import { waitFor } from '../../helpers/wait';
 import { Project, UsageEvent } from '../../../shared/db/models';
 import { createApiKey, updateKeyControls } from '../../../shared/tenancy/ops';
@@ -53,6 +53,50 @@ describe('key controls: budgets that cannot be overspent', () => {
     expect(status, 'reservations all settled').to.not.equal(null);
     expect(status!.spent_usd).to.be.closeTo(spent / 1e6, 1e-9);
     expect(status!.remaining_usd).to.be.closeTo((budgetMicros - spent) / 1e6, 1e-9);
+  });
+
+  it('a client that leaves after the worker published (and billed) its answer: the budget counts that cost', async function () {
+    this.timeout(20_000);
+    const o = await buildOrg(env().redis);
+    const budget = { micros: 100_000, period: 'day' as const };
+    await updateKeyControls(env().redis, o.keyId, { budgetMicros: budget.micros, budgetPeriod: budget.period });
+    // the pod holds the worker's final message until its client has gone (the client leaves between
+    // the worker's publish and the pod's write of the answer)
+    const hub = env().gw.ctx.replies as unknown as { onMessage(raw: string): void };
+    const original = hub.onMessage;
+    const client = new AbortController();
+    hub.onMessage = function (this: unknown, raw: string) {
+      if ((JSON.parse(raw) as { t: string }).t !== 'r') return original.call(this, raw);
+      client.abort();
+      setTimeout(() => original.call(this, raw), 300);
+    };
+    try {
+      // the usage event is drained only after the pod has dealt with its gone client
+      const { records } = await outboxDuring(async () => {
+        const sent = await fetch(`${env().gw.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { ...keyHeader(o.key), 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+          signal: client.signal,
+        }).catch((e: unknown) => e);
+        expect(sent).to.be.instanceOf(Error);
+        await new Promise((r) => setTimeout(r, 500));
+      });
+      expect(records.filter((u) => u.apiKeyId === o.keyId), 'the worker billed it').to.have.length(1);
+    } finally {
+      hub.onMessage = original;
+    }
+    await usageSettled();
+    const events = await UsageEvent.findAll({ where: { apiKeyId: o.keyId } });
+    expect(events, 'the worker was first: billed').to.have.length(1);
+    const spent = await ledgerSpend('key', o.keyId, null);
+    expect(spent).to.be.greaterThan(0);
+    const status = await waitFor(async () => {
+      const st = await budgetStatus(env().redis, o.org.id, 'key', o.keyId, budget);
+      return st.reserved_usd === 0 ? st : null;
+    });
+    expect(status, 'the hold settled').to.not.equal(null);
+    expect(status!.spent_usd, 'the budget counts the billed cost').to.be.closeTo(spent / 1e6, 1e-9);
   });
 
   it('gives a failed request its reservation back, and a project budget refuses every key of the project', async () => {
