@@ -3,9 +3,10 @@ import type sharpT from 'sharp';
 
 /** libvips is loaded with the first image inspected, not at a pod's start (about 18 MB). */
 let sharpLib: typeof sharpT | undefined;
-function sharp(input: Buffer, options: sharpT.SharpOptions): sharpT.Sharp {
+/** libvips itself; a library that cannot load is the gateway's fault (500), never the image's. */
+function loadSharp(): typeof sharpT {
   sharpLib ??= require('sharp') as typeof sharpT;
-  return sharpLib(input, options);
+  return sharpLib;
 }
 import { imageErrors } from './errors';
 import type { ImageFormat } from '../db/models/Image';
@@ -32,6 +33,7 @@ export async function inspectImage(bytes: Buffer): Promise<ImageInfo> {
   const type = await FileType.fromBuffer(bytes);
   const format = type ? BY_MIME[type.mime] : undefined;
   if (!format) throw imageErrors.unsupportedType();
+  const sharp = loadSharp();
   let meta: sharpT.Metadata;
   try {
     meta = await sharp(bytes, { limitInputPixels: MAX_SIDE * MAX_SIDE }).metadata();

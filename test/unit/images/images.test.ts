@@ -4,8 +4,37 @@ import { signature, verify } from '../../../shared/images/signing';
 import { S3Storage } from '../../../shared/storage/s3';
 import { applyLimits, limitsOf } from '../../../api/routes/images/limits';
 import type { CatalogModel } from '../../../shared/catalog/catalog';
+import { ApiError } from '../../../shared/errors/ApiError';
 
 describe('unit: images', () => {
+  it('a libvips that cannot load is the gateway\'s error (500), never the client\'s invalid_image', async () => {
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+    const inspectPath = require.resolve('../../../shared/images/inspect');
+    const sharpPath = require.resolve('sharp');
+    const [savedInspect, savedSharp] = [require.cache[inspectPath], require.cache[sharpPath]];
+    const fresh = () => {
+      delete require.cache[inspectPath];
+      return (require('../../../shared/images/inspect') as typeof import('../../../shared/images/inspect')).inspectImage;
+    };
+    try {
+      expect(await fresh()(png), 'the image itself is fine').to.deep.equal({ format: 'png', width: 1, height: 1 });
+      require.cache[sharpPath] = {
+        id: sharpPath,
+        filename: sharpPath,
+        loaded: true,
+        get exports(): never {
+          throw new Error('Could not load the "sharp" module using the linux-x64 runtime');
+        },
+      } as unknown as NodeJS.Module;
+      const err = await fresh()(png).then(() => undefined, (e: unknown) => e);
+      expect(err, 'an error').to.be.instanceOf(Error);
+      expect(err, 'not an answer about the image').to.not.be.instanceOf(ApiError);
+    } finally {
+      require.cache[inspectPath] = savedInspect;
+      require.cache[sharpPath] = savedSharp;
+    }
+  });
+
   it('blocks private, loopback, link-local, metadata and tunnelled addresses, and lets public ones through', () => {
     for (const a of ['127.0.0.1', '10.1.2.3', '172.31.255.255', '192.168.0.1', '169.254.169.254', '100.100.100.200', '0.0.0.0', '255.255.255.255',
       '::1', '::', '::ffff:127.0.0.1', '::ffff:a9fe:a9fe', '::127.0.0.1', 'fd00:ec2::254', 'fe80::1%eth0', 'fc00::1', 'ff02::1', '64:ff9b::a00:1', '2002:7f00:1::', 'not-an-ip']) {
