@@ -144,6 +144,20 @@ async function upstreamMessage(res: UpstreamResponse): Promise<string> {
  * credential was refused, the caller did nothing wrong, so it is a 502, and the upstream's message
  * (which may quote part of the platform's key) is not passed on.
  */
+/**
+ * 400 `upstream_invalid_request`: the upstream refused the request (400, 404, 413, 422). Its status
+ * is kept for adapters whose answer depends on it (a transcription backend's 404 is a model or
+ * deployment the operator configured that it does not have, not the caller's file).
+ */
+export class UpstreamRefusal extends ApiError {
+  constructor(
+    readonly upstreamStatus: number,
+    message: string,
+  ) {
+    super(400, 'upstream_invalid_request', message);
+  }
+}
+
 export async function upstreamFailure(res: UpstreamResponse, callerKey = false): Promise<ApiError> {
   const msg = await upstreamMessage(res);
   const retryAfter = parseRetryAfter(res.header('retry-after'));
@@ -153,7 +167,7 @@ export async function upstreamFailure(res: UpstreamResponse, callerKey = false):
     return new ApiError(502, 'upstream_auth_failed', `Upstream refused the gateway's credential for this model (status ${res.status}); this is not about your API key.`);
   }
   if (res.status === 400 || res.status === 404 || res.status === 413 || res.status === 422) {
-    return new ApiError(400, 'upstream_invalid_request', `Upstream rejected the request: ${msg}`);
+    return new UpstreamRefusal(res.status, `Upstream rejected the request: ${msg}`);
   }
   if (res.status === 503) return errors.upstreamUnavailable(`Upstream unavailable: ${msg}`, Math.ceil((retryAfter ?? 1000) / 1000));
   return errors.upstreamError(`Upstream failed with status ${res.status}: ${msg}`);

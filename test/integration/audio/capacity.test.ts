@@ -113,6 +113,7 @@ describe('audio transcription: capacity, backend failures, deadlines and cancell
     ['a 500', { status: 500 }],
     ['a persistent 503', { status: 503, retryAfter: 0 }],
     ['a malformed body', { malformed: true }],
+    ['a 404 (no such model or deployment at the backend: the configuration, not the file)', { status: 404 }],
   ] as const) {
     it(`502 audio_backend_unavailable on ${name}, never quoting the backend`, async () => {
       env().sim.knobs.set('sim-whisper-1', knobs);
@@ -142,6 +143,14 @@ describe('audio transcription: capacity, backend failures, deadlines and cancell
       await dead.destroy();
       await bumpEpoch(env().redis);
     }
+  });
+
+  it('a backend 422 (it refused the file) is 400 invalid_request, unmetered', async () => {
+    env().sim.knobs.set('sim-whisper-1', { status: 422 });
+    const r = await postAudio(PATH, keyHeader(o.key), body());
+    expect(r.status, r.text).to.equal(400);
+    expect(r.body.error.code).to.equal('invalid_request');
+    await expectCleanAndUnmetered(r.requestId);
   });
 
   it('audio the backend cannot decode is 400 invalid_request, unmetered', async () => {

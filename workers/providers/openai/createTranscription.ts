@@ -1,7 +1,7 @@
 import { FormData } from 'undici';
 import fs from 'fs';
 import { openaiApi, openaiEndpoint, type OpenAiEndpoint } from './api';
-import { fetchUpstream } from '../http';
+import { fetchUpstream, UpstreamRefusal } from '../http';
 import type { UpstreamCall } from '../types';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { audioErrors } from '../../../shared/audio/errors';
@@ -29,6 +29,8 @@ function audioFailure(err: unknown, signal: AbortSignal): unknown {
     case 'deadline_exceeded':
       return audioErrors.deadline();
     case 'upstream_invalid_request':
+      // a 404: the backend has no such model or deployment (the operator's configuration, not the file)
+      if (err instanceof UpstreamRefusal && err.upstreamStatus === 404) return audioErrors.backendUnavailable('The audio backend does not serve the configured model.');
       return audioErrors.invalidRequest('The audio backend could not read the file (unsupported or corrupt audio).');
     default:
       return audioErrors.backendUnavailable();
