@@ -38,7 +38,8 @@ export async function openInvitation(code: string): Promise<{ invite: InviteCode
 export class InvitationFormError extends Error {}
 
 /**
- * Redeems an invitation: a new user sets a password (an existing one proves theirs) and joins the org
+ * Redeems an invitation: a new user sets a password (an existing one proves theirs; one without a
+ * password yet is refused, never given the password typed here) and joins the org
  * with the invitation's role. The use is claimed atomically (a conditional UPDATE), so an invitation
  * is never redeemed more times than `max_uses`, nor after expiry or revocation, whatever the concurrency.
  */
@@ -50,11 +51,16 @@ export async function redeemInvitation(code: string, typedEmail: string, passwor
   if (existing?.deletedAt) throw new InvitationFormError('The account of this email was closed; ask an operator.');
   if (existing?.passwordHash) {
     if (!(await verifyPassword(password, existing.passwordHash))) throw new InvitationFormError('This email already has an account: enter its password to join.');
+  } else if (existing) {
+    // An account made by an operator (CLI, management API, console) has no password until its owner
+    // uses their password link. Whoever holds an invitation must never choose it for them: that would
+    // hand the account, its other organizations and any platform role to the invitation's holder.
+    throw new InvitationFormError('This email already has an account that has no password yet: set it with the password link an operator gives you, then open this invitation again and enter it.');
   } else if (password.length < MIN_PASSWORD_LENGTH || password.length > 1024) {
     throw new InvitationFormError(`A password needs at least ${MIN_PASSWORD_LENGTH} characters (at most 1024).`);
   }
   if (existing && (await Membership.findOne({ where: { orgId: org.id, userId: existing.id } }))) throw new InvitationFormError(`${email} is already a member of ${org.name}; sign in instead.`);
-  const hash = existing?.passwordHash ? null : await hashPassword(password);
+  const hash = existing ? null : await hashPassword(password);
   const sequelize = InviteCode.sequelize!;
   // a concurrent redemption for the same email (another invitation) may create the user or the
   // membership first: the unique indexes refuse ours, the transaction (and its use) is rolled back

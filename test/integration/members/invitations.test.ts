@@ -139,4 +139,44 @@ describe('invitations: an owner invites by email, the invitee sets a password an
     expect(await Membership.count({ where: { orgId: o.org.id } })).to.equal(1);
     expect((await InviteCode.findAll({ where: { orgId: o.org.id } })).map((i) => i.uses).sort()).to.deep.equal([0, 0, 0, 0, 1]);
   });
+
+  describe('an account that exists without a password (made by an operator) is never given one by an invitation', () => {
+    it('an owner of another org invites its email: refused, no password set, no membership, no session; its own password link still works', async () => {
+      const a = await buildOrg(env().redis);
+      const b = await buildOrg(env().redis);
+      const attacker = await buildWebMember(a.org.id, 'owner');
+      const victim = await User.create({ email: email(), name: 'Victim' });
+      await Membership.create({ orgId: b.org.id, userId: victim.id, role: 'owner' });
+      const web = await dashboardAs(attacker);
+      await web.get(`/dashboard/o/${a.org.slug}/members`);
+      const made = await web.post(`/dashboard/o/${a.org.slug}/members/invitations`, { email: victim.email, role: 'member' });
+      expect(made.status, made.text.slice(0, 300)).to.equal(201);
+      const { web: evil, r } = await redeem(linkOf(made.text), { email: victim.email, password: 'attacker-chosen-pw' });
+      expectRefusedPage(r, 400, /has no password yet/);
+      await victim.reload();
+      expect(victim.passwordHash, 'no password set').to.equal(null);
+      expect(await Membership.count({ where: { orgId: a.org.id, userId: victim.id } }), 'not joined').to.equal(0);
+      expect((await evil.get(`/dashboard/o/${b.org.slug}/keys`)).status, 'no session as the victim').to.not.equal(200);
+      const signIn = await new WebClient(env().gw.url).signIn('/dashboard/sign-in', victim.email, 'attacker-chosen-pw');
+      expect(signIn.status, 'the typed password does not sign in').to.not.equal(303);
+    });
+
+    it('a management key with only invite-codes:write cannot reach a passwordless platform admin through an email-less invitation', async () => {
+      const admin = await startAdmin();
+      try {
+        const a = await buildOrg(env().redis);
+        const op = await User.create({ email: email(), name: 'Ops', isPlatformAdmin: true });
+        const pk = await buildPlatformKey(['invite-codes:write']);
+        const made = await adminCall(admin.url, pk.key, 'POST', '/admin/v1/invite-codes', { org_id: a.org.id, role: 'member' });
+        expect(made.status).to.equal(201);
+        const { r } = await redeem(made.body.code, { email: op.email, password: 'attacker-chosen-pw' });
+        expectRefusedPage(r, 400, /has no password yet/);
+        expect((await User.findByPk(op.id))!.passwordHash).to.equal(null);
+        expect((await new WebClient(admin.url).signIn('/sign-in', op.email, 'attacker-chosen-pw')).status, 'console sign-in').to.not.equal(303);
+        expect((await InviteCode.findOne({ where: { code: made.body.code } }))!.uses, 'the invitation is not used up').to.equal(0);
+      } finally {
+        await admin.close();
+      }
+    });
+  });
 });
