@@ -1,6 +1,7 @@
 import { Agent, request, type Dispatcher, type FormData } from 'undici';
 import { ApiError } from '../../shared/errors/ApiError';
 import { errors } from '../../shared/errors/codes';
+import { logger } from '../../shared/logger';
 
 export interface FetchPolicy {
   /** The job's signal: aborted on client cancel and at the job's deadline (with that reason). */
@@ -126,6 +127,18 @@ function isConnectError(err: unknown): boolean {
   return CONNECT_ERRORS.has(e?.code ?? '') || CONNECT_ERRORS.has(e?.cause?.code ?? '');
 }
 
+/**
+ * 503 `upstream_unavailable` for a connection that failed: the error's code only (ECONNREFUSED,
+ * ENOTFOUND...). The socket's own message names the upstream's address, which may be an internal one
+ * (a self-hosted model server): it goes to the log, never to the caller.
+ */
+export function unreachable(err: unknown): ApiError {
+  const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } } | undefined;
+  const code = [e?.code, e?.cause?.code].find((c) => typeof c === 'string' && /^[A-Z_]+$/.test(c));
+  logger.warn({ err: e?.cause?.message ?? e?.message }, 'upstream unreachable');
+  return errors.upstreamUnavailable(`Could not reach the upstream${code ? ` (${code})` : ''}.`);
+}
+
 async function upstreamMessage(res: UpstreamResponse): Promise<string> {
   const text = await res.text().catch(() => '');
   try {
@@ -200,7 +213,7 @@ export async function fetchUpstream(url: string, init: UpstreamInit, policy: Fet
         await sleep(Math.min(MAX_BACKOFF_MS, 100 * 2 ** attempt), signal);
         continue;
       }
-      throw noted(errors.upstreamUnavailable(`Could not reach the upstream: ${(err as Error).message}`), { status: 0 });
+      throw noted(unreachable(err), { status: 0 });
     }
     if (res.ok) return res;
     if (attempt < retries && RETRYABLE_STATUS.has(res.status)) {

@@ -3,7 +3,8 @@ import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { waitFor } from '../../helpers/wait';
-import { UsageEvent } from '../../../shared/db/models';
+import { Model, Provider, UsageEvent } from '../../../shared/db/models';
+import { bumpEpoch } from '../../../shared/cache/epoch';
 import { pools } from '../../helpers/pools';
 import { childChatWorker } from '../../helpers/child-worker';
 import { Job } from 'bullmq';
@@ -71,6 +72,23 @@ describe('upstream failures, cancellation, dead workers and passthrough', () => 
     expect(r.headers.get('x-service-deployment')).to.equal('simulator');
     await usageSettled();
     expect(await UsageEvent.count({ where: { requestId: r.headers.get('x-service-request-id')! } })).to.equal(0);
+  });
+
+  it('an unreachable upstream is 503 upstream_unavailable naming the error code, never the upstream\'s address', async () => {
+    const dead = await Provider.create({ name: `dead-${Date.now()}`, kind: 'openai', baseUrl: 'http://127.0.0.1:9/v1', apiKeyEncrypted: null });
+    await Model.create({ publicId: 'test-chat-dead', providerId: dead.id, upstreamName: 'w', displayName: null, capabilities: { chat: true }, contextWindow: 8_000, maxOutputTokens: 1_000, config: {} });
+    await bumpEpoch(env().redis);
+    try {
+      const r = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'test-chat-dead', messages: [{ role: 'user', content: 'hi' }] } });
+      expect(r.status, r.text).to.equal(503);
+      expect(r.body.error.code).to.equal('upstream_unavailable');
+      expect(r.body.error.message).to.match(/ECONNREFUSED/);
+      expect(r.text, 'the address').to.not.include('127.0.0.1');
+    } finally {
+      await Model.destroy({ where: { publicId: 'test-chat-dead' } });
+      await dead.destroy();
+      await bumpEpoch(env().redis);
+    }
   });
 
   it('maps a malformed upstream body to 502, billing nothing', async () => {

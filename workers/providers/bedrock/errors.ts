@@ -1,5 +1,6 @@
 import { ApiError } from '../../../shared/errors/ApiError';
 import { errors } from '../../../shared/errors/codes';
+import { unreachable } from '../http';
 
 type SdkError = Error & { name: string; $fault?: string; $metadata?: { httpStatusCode?: number }; $response?: { headers?: Record<string, string> }; code?: string };
 
@@ -41,7 +42,7 @@ export function bedrockFailure(err: unknown, signal: AbortSignal, callerKey = fa
     default:
       if (!status) {
         if (midStream) return errors.upstreamError('The upstream stream broke off before its end.');
-        if (CONNECT.test(`${e?.code ?? ''} ${e?.message ?? ''}`)) return errors.upstreamUnavailable(`Could not reach the upstream: ${e.message}`);
+        if (CONNECT.test(`${e?.code ?? ''} ${e?.message ?? ''}`)) return unreachable(e);
         return errors.upstreamError('The upstream answered with a malformed body.');
       }
   }
