@@ -18,6 +18,17 @@ export function outputCap(body: Record<string, unknown>, model: CatalogModel): n
   return asked !== undefined ? Math.min(asked, cap) : cap;
 }
 
+/**
+ * How many completions a request can have generated, each up to the output cap and each billed: `n`
+ * (chat, legacy completions) or `best_of` when larger (generated server-side, billed), times the
+ * prompts of a legacy completions batch (`prompt` as an array of strings or of token arrays).
+ */
+export function generations(body: Record<string, unknown>): number {
+  const count = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v > 1 ? v : 1);
+  const prompts = Array.isArray(body.prompt) && body.prompt.length > 1 && typeof body.prompt[0] !== 'number' ? body.prompt.length : 1;
+  return Math.max(count(body.n), count(body.best_of)) * prompts;
+}
+
 /** Input tokens of a canonical chat or completions body, counted on the whole JSON of its messages (an over-count). */
 async function inputTokens(body: Record<string, unknown>, model: CatalogModel): Promise<number> {
   const messages = Array.isArray(body.messages) ? body.messages : [body.prompt ?? ''];
@@ -57,9 +68,9 @@ export function limitsFor(
   };
 }
 
-/** A chat-style request's limits: counted input, and the request's output cap or the model's. */
+/** A chat-style request's limits: counted input, and the request's output cap or the model's for each completion it asks for. */
 export function chatLimits(ctx: AppContext, req: Request, model: CatalogModel, body: Record<string, unknown>): (requestId: string) => Promise<LimitHold> {
-  return limitsFor(ctx, req, model, async () => ({ input: await inputTokens(body, model), output: outputCap(body, model) }));
+  return limitsFor(ctx, req, model, async () => ({ input: await inputTokens(body, model), output: outputCap(body, model) * generations(body) }));
 }
 
 /** A transcription's worst case: the model's longest accepted duration at its audio second price (the gateway never decodes the upload). */

@@ -127,6 +127,25 @@ describe('key controls: budgets that cannot be overspent', () => {
     expect(r.body.error.message).to.contain("project's budget");
   });
 
+  it('reserves every completion a request asks for (n, best_of, a batch of prompts): what cannot fit is 402 before any upstream call', async () => {
+    const o = await buildOrg(env().redis);
+    // one worst case (~15 input tokens at 0.5 µ$, 20 output at 1.5 µ$: about 38 µ$) fits in 100 µ$; eight do not
+    await updateKeyControls(env().redis, o.keyId, { budgetMicros: 100, budgetPeriod: 'total' });
+    env().sim.log.entries.length = 0;
+    const refusedBodies: Array<[string, Record<string, unknown>]> = [
+      ['/v1/chat/completions', { ...body, n: 8 }],
+      ['/v1/completions', { model: 'sim-chat', max_tokens: 20, prompt: Array.from({ length: 8 }, () => 'budget test') }],
+      ['/v1/completions', { model: 'sim-chat', max_tokens: 20, prompt: 'budget test', n: 1, best_of: 8 }],
+    ];
+    for (const [path, json] of refusedBodies) {
+      const r = await call('POST', path, { headers: keyHeader(o.key), json });
+      expect(r.status, `${path} ${JSON.stringify(json).slice(0, 80)}: ${r.text}`).to.equal(402);
+      expect(r.body.error.code).to.equal('budget_exceeded');
+    }
+    expect(env().sim.log.entries, 'no upstream call').to.have.length(0);
+    expect((await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { ...body, n: 2 } })).status, 'two completions fit').to.equal(200);
+  });
+
   it('reserves embeddings at their counted input and images at their price, and refuses what does not fit', async () => {
     const o = await buildOrg(env().redis);
     // sim-embed: 0.02 µ$ an input token; sim-image: priced per image
