@@ -56,8 +56,9 @@ export function dispatchEmbeddings(
     overLimit: (s) =>
       new ApiError(429, 'embeddings_lanes_exhausted', 'Too many concurrent embeddings and rerank requests for this organization; retry shortly.', { retryAfter: s }),
     publicModel,
-    // embeddings: the counted input is the whole cost; rerank counts toward the rate limits only
-    reserve: limitsFor(ctx, req, model, async () => ({ input: data.operation === 'embed' ? data.countedTokens ?? 0 : 0, output: 0 })),
+    // embeddings: the counted input at its price; rerank: its search units at theirs
+    reserve: limitsFor(ctx, req, model, async () =>
+      data.operation === 'embed' ? { input: data.countedTokens ?? 0, output: 0 } : { input: 0, output: 0, fixedMicros: data.searchUnits * data.unitPrice }),
     data: data as never,
   });
 }

@@ -128,6 +128,8 @@ export interface RerankJob extends JobEnvelope {
   returnDocuments: boolean;
   /** Search units computed at the edge (billed if the upstream reports none). */
   searchUnits: number;
+  /** The model's `search_unit` price, in micro-dollars: the event's `cost_micros` is units times it. */
+  unitPrice: number;
 }
 
 /** The embeddings pool runs both operations on its one queue. */

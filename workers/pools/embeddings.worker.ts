@@ -29,7 +29,8 @@ async function run(d: EmbeddingsJob, { signal, usage }: JobContext): Promise<Rec
   }
   if (t.kind !== 'cohere') throw unsupported('rerank', t.kind);
   const out = await rerank(call, { query: d.query, documents: d.documents, topN: d.topN, returnDocuments: d.returnDocuments }, d.searchUnits);
-  usage('rerank', { units: { search_units: out.searchUnits } });
+  // priced on the event (as images are): every cost reader adds `cost_micros`
+  usage('rerank', { units: { search_units: out.searchUnits, cost_micros: out.searchUnits * d.unitPrice } });
   return out.response;
 }
 

@@ -44,6 +44,7 @@ function rerankHandler(ctx: AppContext) {
       topN: body.topN,
       returnDocuments: body.returnDocuments,
       searchUnits,
+      unitPrice: model.prices.search_unit ?? 0,
     })) as Record<string, unknown>;
     res.json({ id: req.id, ...result });
   };

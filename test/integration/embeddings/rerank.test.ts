@@ -5,6 +5,9 @@ import { call, keyHeader } from '../../helpers/http';
 import { UsageEvent } from '../../../shared/db/models';
 import { bodyOfSize, expectRejected, post } from './helpers';
 import { usageSettled } from '../../helpers/usage';
+import { updateKeyControls } from '../../../shared/tenancy/ops';
+import { ledgerSpend } from '../../../shared/limits/ledger-spend';
+import { orgUsageBetween } from '../../../shared/billing/usage-figures';
 
 const DOCS = [
   'Carson City is the capital city of the American state of Nevada.',
@@ -40,7 +43,7 @@ describe('POST /v1/rerank (Cohere v2 envelope)', () => {
     const events = await UsageEvent.findAll({ where: { requestId: id! } });
     expect(events).to.have.length(1);
     expect(events[0]).to.include({ orgId: o.org.id, model: 'sim-rerank', modality: 'rerank', inputTokens: 0 });
-    expect(events[0].units).to.deep.equal({ search_units: 1 });
+    expect(events[0].units, 'priced at the catalog\'s search_unit price (1,000 µ$)').to.deep.equal({ search_units: 1, cost_micros: 1000 });
   });
 
   it('applies top_n, echoes documents when asked, accepts and ignores the chunking fields', async () => {
@@ -63,7 +66,22 @@ describe('POST /v1/rerank (Cohere v2 envelope)', () => {
     expect(r.body.meta.billed_units.search_units).to.equal(3);
     await usageSettled();
     const ev = await UsageEvent.findOne({ where: { requestId: r.headers.get('x-service-request-id')! } });
-    expect(ev!.units).to.deep.equal({ search_units: 3 });
+    expect(ev!.units).to.deep.equal({ search_units: 3, cost_micros: 3000 });
+  });
+
+  it('is charged: the ledger, the usage figures and a key budget count its search units at their price; what does not fit is 402', async () => {
+    const p = await buildOrg(env().redis);
+    await updateKeyControls(env().redis, p.keyId, { budgetMicros: 2_500, budgetPeriod: 'day' }); // two searches of 1,000 µ$ fit, a third does not
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push(await post(p.key, '/v2/rerank', { model: 'sim-rerank', query: 'capital', documents: DOCS }));
+    expect(answers.map((a) => a.status)).to.deep.equal([200, 200, 402]);
+    expect(answers[2].body.error.code ?? answers[2].body.message, answers[2].text).to.match(/budget_exceeded|budget/);
+    await usageSettled();
+    expect(await ledgerSpend('key', p.keyId, null), 'ledger').to.equal(2_000);
+    const today = new Date().toISOString().slice(0, 10);
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    const figures = await orgUsageBetween(p.org.id, today, tomorrow);
+    expect(figures.rows.filter((r) => r.modality === 'rerank').reduce((s, r) => s + r.costMicros, 0), 'usage figures').to.equal(2_000);
   });
 
   it('sorts, applies top_n and counts search units itself when the upstream does none of it', async () => {
@@ -80,7 +98,7 @@ describe('POST /v1/rerank (Cohere v2 envelope)', () => {
     expect(r.body.meta.billed_units).to.deep.equal({ search_units: 3 }); // 201 documents: ceil(201 / 100)
     await usageSettled();
     const ev = await UsageEvent.findOne({ where: { requestId: r.headers.get('x-service-request-id')! } });
-    expect(ev!.units).to.deep.equal({ search_units: 3 });
+    expect(ev!.units).to.deep.equal({ search_units: 3, cost_micros: 3000 });
 
     const one = await rerank({ model: 'sim-rerank', query: 'topic', documents: docs.slice(0, 100) });
     expect(one.status, one.text).to.equal(200);
