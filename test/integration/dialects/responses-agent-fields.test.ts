@@ -76,6 +76,9 @@ describe('responses dialect: the fields coding agents send', () => {
     const r = await call('POST', '/v1/responses', { headers: h, json: codex('sim-chat', 'hi', { reasoning: { effort: 'low', summary: 'auto' } }) });
     expect(r.status, r.text).to.equal(200);
     expect((env().sim.log.entries[0].body as Record<string, unknown>).reasoning_effort).to.equal('low');
+    expect(r.body.reasoning, 'the Response echoes the request\'s reasoning settings').to.deep.equal({ effort: 'low', summary: 'auto' });
+    const plain = await call('POST', '/v1/responses', { headers: h, json: codex('sim-chat', 'hi', { reasoning: undefined }) });
+    expect(plain.body.reasoning, 'none asked: nulls').to.deep.equal({ effort: null, summary: null });
   });
 
   for (const model of ['sim-chat', 'sim-claude']) {
