@@ -43,6 +43,12 @@ describe('anthropic upstream: canonical → messages request', () => {
     });
   });
 
+  it('tool_choice none stays {type: none} alone (Anthropic\'s ToolChoiceNone), even with parallel_tool_calls false', () => {
+    const body = { messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }] };
+    expect(canonicalToMessages({ ...body, tool_choice: 'none', parallel_tool_calls: false }, 'claude-x').tool_choice).to.deep.equal({ type: 'none' });
+    expect(canonicalToMessages({ ...body, tool_choice: 'auto', parallel_tool_calls: false }, 'claude-x').tool_choice).to.deep.equal({ type: 'auto', disable_parallel_tool_use: true });
+  });
+
   it('round-trips an Anthropic request through the canonical shape (thinking aside)', () => {
     const back = canonicalToMessages(messagesToCanonical(toolUseRequest as unknown as MessagesRequest) as unknown as Record<string, unknown>, 'claude-sonnet-4-5');
     const expected = structuredClone(toolUseRequest) as unknown as Record<string, unknown> & { messages: Array<{ content: Array<{ type: string }> }> };

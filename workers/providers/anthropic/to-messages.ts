@@ -81,7 +81,8 @@ function toolChoice(c: unknown, parallel: unknown): Record<string, unknown> | un
   else if (c === 'none') choice = { type: 'none' };
   else if (c === 'auto') choice = { type: 'auto' };
   else if (c && typeof c === 'object') choice = { type: 'tool', name: (c as { function?: { name?: string } }).function?.name };
-  if (parallel === false) choice = { ...(choice ?? { type: 'auto' }), disable_parallel_tool_use: true };
+  // Anthropic's ToolChoiceNone is `{type: 'none'}` alone: no parallel calls to disable when none may be made
+  if (parallel === false && choice?.type !== 'none') choice = { ...(choice ?? { type: 'auto' }), disable_parallel_tool_use: true };
   return choice;
 }
 
