@@ -49,6 +49,11 @@ export interface ChatDispatch {
   jobId?: string;
   /** See ChatJob.anthropicBeta. */
   anthropicBeta?: string;
+  /**
+   * A later model turn of one client request (native search): its tokens and cost are reserved, but
+   * it is not another request for the key's `rpm` (the first turn counted the request).
+   */
+  laterTurn?: boolean;
 }
 
 /** A batch line's pricing: the model's prices and the plan's multiplier (docs/batches.md). */
@@ -84,7 +89,7 @@ export async function dispatchChat(ctx: AppContext, req: Request, res: Response,
     onChunk,
     jobId: d.jobId,
     batch: batchPricing(req, d.resolved.model),
-    reserve: chatLimits(ctx, req, d.resolved.model, d.body),
+    reserve: chatLimits(ctx, req, d.resolved.model, d.body, !d.laterTurn),
     data: { operation: d.operation, target, body: d.body, includeUsage: d.includeUsage, route, estimatedTokens, ...(d.anthropicBeta ? { anthropicBeta: d.anthropicBeta } : {}) },
   });
   if (result && typeof result === 'object' && ROUTE_RESULT_KEY in result) {

@@ -32,7 +32,8 @@ export function generations(body: Record<string, unknown>): number {
 /** Input tokens of a canonical chat or completions body, counted on the whole JSON of its messages (an over-count). */
 async function inputTokens(body: Record<string, unknown>, model: CatalogModel): Promise<number> {
   const messages = Array.isArray(body.messages) ? body.messages : [body.prompt ?? ''];
-  const extra = [body.tools, body.functions].filter((v) => v !== undefined).map((v) => JSON.stringify(v));
+  // `system`: an Anthropic body passed through natively keeps its system prompt outside `messages`
+  const extra = [body.system, body.tools, body.functions].filter((v) => v !== undefined && v !== null).map((v) => JSON.stringify(v));
   const n = await countTokens(model.tokenizer, [JSON.stringify(messages), ...extra]);
   return (n === false ? 0 : n) + MESSAGE_OVERHEAD_TOKENS * messages.length;
 }
@@ -47,18 +48,21 @@ export function limitsFor(
   req: Request,
   model: CatalogModel,
   measure: () => Promise<{ input: number; output: number; /** per image, at its recorded price */ fixedMicros?: number }>,
+  /** false: not a request of its own for `rpm` (a later turn of one client request). */
+  countsAsRequest = true,
 ): (requestId: string) => Promise<LimitHold> {
   return async (requestId) => {
     const auth = req.auth!;
     const projectBudget = auth.projectId ? await ctx.directory.projectBudget(auth.projectId) : null;
-    if (!auth.controls || !hasLimits(auth.controls, projectBudget)) return NO_HOLD;
+    const controls = auth.controls && !countsAsRequest ? { ...auth.controls, rpm: null } : auth.controls;
+    if (!controls || !hasLimits(controls, projectBudget)) return NO_HOLD;
     const { input, output, fixedMicros = 0 } = await measure();
     const prices = pricesOf(model.prices);
     return reserveLimits(ctx.redis, {
       orgId: auth.orgId,
       keyId: auth.keyId,
       projectId: auth.projectId,
-      controls: auth.controls,
+      controls,
       projectBudget,
       requestId,
       inputTokens: input,
@@ -69,8 +73,8 @@ export function limitsFor(
 }
 
 /** A chat-style request's limits: counted input, and the request's output cap or the model's for each completion it asks for. */
-export function chatLimits(ctx: AppContext, req: Request, model: CatalogModel, body: Record<string, unknown>): (requestId: string) => Promise<LimitHold> {
-  return limitsFor(ctx, req, model, async () => ({ input: await inputTokens(body, model), output: outputCap(body, model) * generations(body) }));
+export function chatLimits(ctx: AppContext, req: Request, model: CatalogModel, body: Record<string, unknown>, countsAsRequest = true): (requestId: string) => Promise<LimitHold> {
+  return limitsFor(ctx, req, model, async () => ({ input: await inputTokens(body, model), output: outputCap(body, model) * generations(body) }), countsAsRequest);
 }
 
 /** A transcription's worst case: the model's longest accepted duration at its audio second price (the gateway never decodes the upload). */

@@ -63,7 +63,9 @@ return {'ok'}
  * settle-limits-3: a reservation ends. KEYS[1] reservations hash  KEYS[2] expiries zset
  * KEYS[3] the key's token count of the current minute
  * ARGV[1] request id  ARGV[2] real cost (micro-dollars; -1: released, nothing spent)
- * ARGV[3] tokens to add to the minute's count (output, and input beyond what was counted)
+ * ARGV[3] tokens to add to the minute's count (output, and input beyond what was counted; the count
+ * is made when this minute has none yet, as a request that ends in a new minute's first moments does)
+ * ARGV[4] the minute count's lifetime (ms) when this makes it
  * Settling moves the reservation to `spent` at its real cost, once (a reservation already settled or
  * expired is left alone: 0). Releasing (-1) gives the reserved amount back but keeps the record, at
  * zero, until it expires: a usage event that still arrives (the worker delivered as the pod gave up)
@@ -88,6 +90,9 @@ end
 redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
 local extra = tonumber(ARGV[3])
-if extra ~= 0 and redis.call('EXISTS', KEYS[3]) == 1 then redis.call('INCRBY', KEYS[3], extra) end
+if extra ~= 0 then
+  redis.call('INCRBY', KEYS[3], extra)
+  if redis.call('PTTL', KEYS[3]) < 0 then redis.call('PEXPIRE', KEYS[3], tonumber(ARGV[4])) end
+end
 return 1
 `;

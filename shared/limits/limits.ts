@@ -135,7 +135,8 @@ export async function reserveLimits(redis: RedisClient, r: LimitRequest, now = n
         const end = async (cost: number) => {
           if (done) return;
           done = true;
-          await rs.gwSettleLimits(resKey, resxKey, tpmKey(r.orgId, r.keyId, minuteWindow().id), r.requestId, cost, 0);
+          const m = minuteWindow();
+          await rs.gwSettleLimits(resKey, resxKey, tpmKey(r.orgId, r.keyId, m.id), r.requestId, cost, 0, m.msLeft + 1000);
         };
         return { release: () => end(-1), settle: (cost) => end(Math.max(0, Math.ceil(cost))) };
       }
@@ -156,7 +157,7 @@ export async function settleUsage(redis: RedisClient, records: UsageRecord[]): P
   const withKey = records.filter((u) => u.apiKeyId);
   if (!withKey.length) return;
   const found = await Promise.all(withKey.map((u) => redis.hget(keys.limits(u.orgId, 'res'), u.requestId)));
-  const minute = minuteWindow().id;
+  const minute = minuteWindow();
   await Promise.all(
     withKey.map(async (u, i) => {
       const raw = found[i];
@@ -164,7 +165,7 @@ export async function settleUsage(redis: RedisClient, records: UsageRecord[]): P
       const d = JSON.parse(raw) as { i: number; o: string; pr: CostPrices };
       const [resKey, resxKey] = reservationKeys(u.orgId);
       const extraTokens = (u.outputTokens ?? 0) + Math.max(0, (u.inputTokens ?? 0) - d.i);
-      await rs.gwSettleLimits(resKey, resxKey, tpmKey(u.orgId, d.o, minute), u.requestId, usageCost(u, d.pr), extraTokens);
+      await rs.gwSettleLimits(resKey, resxKey, tpmKey(u.orgId, d.o, minute.id), u.requestId, usageCost(u, d.pr), extraTokens, minute.msLeft + 1000);
     }),
   );
 }

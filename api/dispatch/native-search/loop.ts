@@ -182,6 +182,7 @@ export async function runNativeLoop(ctx: AppContext, req: Request, res: Response
         passthrough: false,
         onChunk: collector ? (d) => collector.push(d) : undefined,
         jobId: turn === 0 ? undefined : `${req.id}.t${turn}`,
+        laterTurn: turn > 0,
       });
       const c = collector ? collector.completion() : (result as CanonicalCompletion);
       const u = c.usage;

@@ -19,6 +19,7 @@ import { errors } from '../../../shared/errors/codes';
 import { config } from '../../../shared/config/env';
 import { logger } from '../../../shared/logger';
 import { checkModelAllowed } from '../../../shared/limits/controls';
+import { limitsFor } from '../../dispatch/limits';
 
 /** Tokens per chat message the upstream adds around each message (OpenAI's chat format). */
 const MESSAGE_OVERHEAD_TOKENS = 3;
@@ -114,6 +115,9 @@ export function systemoneHandler(ctx: AppContext) {
         publicModel: body.model,
         timeoutMs: config().systemoneTimeoutMs,
         timeoutError: systemoneErrors.deadline,
+        // the key's `rpm` (a decision counts as a request only, docs/keys.md) and its budgets' refusal
+        // when already spent; its cost is charged to the wallet and counted as spent when it settles
+        reserve: limitsFor(ctx, req, model, async () => ({ input: 0, output: 0 })),
         data: {
           target: targetOf(model),
           body: built.body,

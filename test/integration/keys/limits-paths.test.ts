@@ -1,0 +1,82 @@
+import crypto from 'crypto';
+import { expect } from 'chai';
+import { env, resetSim } from '../../helpers/harness';
+import { buildOrg } from '../../helpers/factories';
+import { call, keyHeader } from '../../helpers/http';
+import { waitFor } from '../../helpers/wait';
+import { startSearchUpstream, useSearchProvider, type SearchUpstream } from '../../helpers/search-upstream';
+import { updateKeyControls } from '../../../shared/tenancy/ops';
+import { reserveLimits, settleUsage } from '../../../shared/limits/limits';
+import { minuteWindow } from '../../../shared/limits/period';
+import { keys } from '../../../shared/redis/keys';
+import type { UsageRecord } from '../../../shared/metering/usage';
+import { decide, validBody } from '../systemone/helpers';
+
+const V = { 'anthropic-version': '2023-06-01' };
+/** Enough of the minute left for a test's requests to fall in one rate window. */
+const roomInMinute = () => waitFor(() => minuteWindow().msLeft > 8_000, 15_000, 100);
+
+/**
+ * A key's `rpm` and `tpm` on every path that reaches them: one client request is one request
+ * whatever it does inside (a native search's model turns), every request family counts (decisions),
+ * every part of the input counts (an Anthropic system prompt passed through natively), and the
+ * tokens a request adds at its end join the minute it ends in even when that minute has no count yet.
+ */
+describe('key rate limits on every path', () => {
+  let up: SearchUpstream;
+  before(async () => {
+    up = await startSearchUpstream();
+  });
+  after(() => up.close());
+  beforeEach(resetSim);
+
+  it('a native web search with two model turns is one request for rpm', async function () {
+    this.timeout(30_000);
+    const o = await buildOrg(env().redis);
+    await useSearchProvider(o.org.id, up, `limits-paths-${crypto.randomBytes(3).toString('hex')}`);
+    await updateKeyControls(env().redis, o.keyId, { rpm: 1 });
+    expect(await roomInMinute()).to.equal(true);
+    const json = { model: 'sim-chat', max_tokens: 300, tools: [{ type: 'web_search_20250305', name: 'web_search' }], messages: [{ role: 'user', content: 'Please search for honey bees' }] };
+    const r = await call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), ...V }, json });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.body.content.some((b: { type: string }) => b.type === 'web_search_tool_result'), 'a search ran between two turns').to.equal(true);
+    const again = await call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), ...V }, json });
+    expect(again.status, 'the second request of the minute').to.equal(429);
+    expect(again.body.error.type).to.equal('rate_limit_error');
+  });
+
+  it('decision requests count toward rpm', async function () {
+    this.timeout(30_000);
+    const o = await buildOrg(env().redis, { policies: { systemone: 'included' } });
+    await updateKeyControls(env().redis, o.keyId, { rpm: 1 });
+    expect(await roomInMinute()).to.equal(true);
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await decide(o.key, validBody())).status);
+    expect(statuses).to.deep.equal([200, 429, 429]);
+  });
+
+  it('an Anthropic system prompt passed through natively counts toward tpm', async function () {
+    this.timeout(30_000);
+    const o = await buildOrg(env().redis);
+    await updateKeyControls(env().redis, o.keyId, { tpm: 60 });
+    expect(await roomInMinute()).to.equal(true);
+    const big = 'word '.repeat(400);
+    const asSystem = await call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), ...V }, json: { model: 'sim-claude', max_tokens: 5, system: big, messages: [{ role: 'user', content: 'hi' }] } });
+    expect(asSystem.status, 'a 400-word system prompt does not fit in 60 tokens a minute').to.equal(429);
+    expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
+  });
+
+  it('tokens a request adds as it ends join that minute even when the minute had no count yet', async () => {
+    const o = await buildOrg(env().redis);
+    const controls = { allowedModels: null, rpm: null, tpm: 1_000, budget: null, expiresAt: null };
+    const requestId = `req_${crypto.randomBytes(8).toString('hex')}`;
+    await reserveLimits(env().redis, { orgId: o.org.id, keyId: o.keyId, projectId: null, controls, projectBudget: null, requestId, inputTokens: 10, worstCaseMicros: 0, prices: {} });
+    const counter = keys.limits(o.org.id, `tpm:${o.keyId}:${minuteWindow().id}`);
+    await env().redis.del(counter); // the request ends in a minute of its own (no request began in it yet)
+    const usage = { requestId, orgId: o.org.id, apiKeyId: o.keyId, inputTokens: 10, outputTokens: 120 } as UsageRecord;
+    await settleUsage(env().redis, [usage]);
+    expect(Number(await env().redis.get(counter)), 'the output tokens').to.equal(120);
+    const ttl = await env().redis.pttl(counter);
+    expect(ttl, 'the count lives to the end of its minute').to.be.within(1, 61_000);
+  });
+});
