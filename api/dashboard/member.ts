@@ -26,10 +26,11 @@ declare global {
 
 /** Signed-in pages: a live user in the session, else off to the sign-in page; an ended impersonation signs out. */
 export async function requireViewer(req: Request, res: Response, next: NextFunction): Promise<void> {
-  const imp = req.session.impersonatedBy;
-  const user = req.session.userId ? await User.findOne({ where: { id: req.session.userId, deletedAt: null } }) : null;
+  const session = req.session as typeof req.session | undefined; // none when the cookie's path does not match
+  const imp = session?.impersonatedBy;
+  const user = session?.userId ? await User.findOne({ where: { id: session.userId, deletedAt: null } }) : null;
   if (!user || (imp && imp.until < Date.now())) {
-    if (req.session.userId) await new Promise<void>((r) => req.session.destroy(() => r()));
+    if (session?.userId) await new Promise<void>((r) => session.destroy(() => r()));
     return res.redirect(303, `/dashboard/sign-in`);
   }
   res.locals.viewer = { user, impersonatedBy: imp };

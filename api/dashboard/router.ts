@@ -13,6 +13,9 @@ import { errors } from '../../shared/errors/codes';
 export function dashboardRouter(deps: { redis: RedisClient; directory: Directory }): Router {
   const { redis } = deps;
   const r = Router();
+  // Express mounts case-insensitively, but the session cookie's path (`/dashboard`) is matched as
+  // written: any other spelling (`/DASHBOARD/...`) goes to the canonical one, with method and body (308)
+  r.use((req, res, next) => (req.baseUrl === '/dashboard' ? next() : res.redirect(308, `/dashboard${req.url}`)));
   r.get('/assets/style.css', (_req, res) => void res.type('text/css').set('Cache-Control', 'public, max-age=3600').send(STYLE));
   const kit = webKit(redis, { name: 'dashboard', cookiePath: '/dashboard' });
   r.use(...kit.middleware);

@@ -4,6 +4,7 @@ import { env, resetSim } from '../../helpers/harness';
 import { waitFor } from '../../helpers/wait';
 import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
+import { buildWebMember, dashboardAs } from '../../helpers/web-client';
 import { createAdminApp } from '../../../api/admin/app';
 import { parsePools } from '../../../workers/main';
 import { loadConfig, ConfigError } from '../../../shared/config/env';
@@ -16,6 +17,34 @@ describe('operations: metrics, health, dashboard, pools, configuration', () => {
     expect(r.status).to.equal(200);
     expect(r.text).to.match(/gateway_queue_jobs\{queue="chat-interactive",state="active"\} \d+/);
     expect(r.text).to.match(/gateway_http_request_duration_seconds_count\{method="POST",route="\/v1\/chat\/completions",status="200"\} \d+/);
+  });
+
+  it('labels a route once however a caller spells it (case, an org slug percent-encoded, a path key): /metrics does not grow per spelling', async () => {
+    const metrics = async () => (await call('GET', '/metrics', { headers: { authorization: `Bearer ${process.env.METRICS_TOKEN}` } })).text;
+    const labels = (text: string) => new Set(text.split('\n').filter((l) => l.startsWith('gateway_http_request_duration_seconds_count')).map((l) => l.replace(/ \d+$/, '')));
+    const o = await buildOrg(env().redis);
+    const web = await dashboardAs(await buildWebMember(o.org.id, 'member'));
+    const slug = o.org.slug;
+    const encoded = (i: number) => `${slug.slice(0, i)}%${slug.charCodeAt(i).toString(16)}${slug.slice(i + 1)}`;
+    const visit = async (n: number) => {
+      expect((await web.get(`/dashboard/o/${encoded(n)}/models`)).status, `/dashboard/o/${encoded(n)}/models`).to.equal(200);
+      // another spelling of the dashboard's prefix is sent to the canonical one (its cookie's path)
+      const dash = ['/DASHBOARD', '/Dashboard', '/dAshboard', '/DashBoard'][n];
+      const moved = await web.get(`${dash}/o/${slug}/models`);
+      expect(moved.status, dash).to.equal(308);
+      expect(moved.headers.location).to.equal(`/dashboard/o/${slug}/models`);
+      expect((await call('GET', `${dash}/assets/style.css`)).status).to.be.oneOf([200, 308]);
+      expect((await call('GET', `/${n % 2 ? 'A' : 'a'}/${o.key}/v1/models`)).status).to.equal(200);
+    };
+    await visit(0);
+    const before = labels(await metrics());
+    for (const n of [1, 2, 3]) await visit(n);
+    const after = labels(await metrics());
+    expect([...after].filter((l) => !before.has(l)), 'label sets added by other spellings of the same requests').to.deep.equal([]);
+    const text = [...after].join('\n');
+    expect(text).to.include('route="/dashboard/o/:org/models"');
+    expect(text, 'no org slug in a label').to.not.include(slug);
+    expect(text, 'no key in a label').to.not.include(o.key);
   });
 
   it('reports a held lane lease as a sample of gateway_lane_leases, not only its # HELP line', async () => {
