@@ -56,13 +56,19 @@ export function authenticate(ctx: AppContext) {
       const { gatewayKey, upstreamKey } = presentedKeys(req);
       if (!gatewayKey) throw errors.invalidApiKey(missingKeyMessage(req));
       // A key that was presented and failed counts against the client's address (429 past the limit).
-      const refuse = async (message: string) => authFailure(ctx.redis, req.ip, errors.invalidApiKey(message));
+      const state = logState(res);
+      const refuse = async (message: string) => {
+        const answer = await authFailure(ctx.redis, req.ip, errors.invalidApiKey(message));
+        // past the address's limit a refused key writes no request log row: a holder of a dead key
+        // cannot fill its org's log (the rows of the limit's first refusals show what happened)
+        if (answer.status === 429 && state) state.refusedKey = undefined;
+        return answer;
+      };
       if (gatewayKey.startsWith(PLATFORM_PREFIX)) throw await refuse('Management keys cannot call inference endpoints.');
       if (!looksLikeInferenceKey(gatewayKey)) throw await refuse('Malformed API key.');
       await ctx.directory.sync();
       const rec = await ctx.directory.keyByHash(sha256Hex(gatewayKey));
       // a refused key that exists still gets its request log row, under its org (api/middleware/request-log.ts)
-      const state = logState(res);
       if (rec && state) state.refusedKey = { orgId: rec.orgId, keyId: rec.id, projectId: rec.projectId, userId: rec.userId };
       if (!rec || rec.revoked) throw await refuse(rec ? 'This API key has been revoked.' : 'Unknown API key.');
       if (rec.previousUntil && rec.previousUntil.getTime() <= Date.now()) {
@@ -90,7 +96,8 @@ export function authenticate(ctx: AppContext) {
       const requestedProject = header(req, 'service-project-id') ?? req.pathAuth?.project;
       if (requestedProject) {
         const p = await ctx.directory.project(rec.orgId, requestedProject);
-        if (!p) throw new ApiError(400, 'invalid_project', `Unknown project '${requestedProject}' for this organization.`);
+        const quoted = requestedProject.length > 64 ? `${requestedProject.slice(0, 64)}…` : requestedProject;
+        if (!p) throw new ApiError(400, 'invalid_project', `Unknown project '${quoted}' for this organization.`);
         if (rec.projectId && rec.projectId !== p.id) {
           throw new ApiError(403, 'project_mismatch', 'This API key is bound to a different project.');
         }

@@ -79,6 +79,12 @@ export interface DirectoryLimits {
 export class Directory {
   private epoch: string | undefined;
   private entries: LRUCache<string, Promise<unknown>>;
+  /**
+   * What was looked up and not found (an unknown key, a project that does not exist), apart from
+   * `entries`, and lookups still loading: a flood of made-up values never pushes a live entry out.
+   */
+  private misses: LRUCache<string, Promise<unknown>>;
+  private loading = new Map<string, Promise<unknown>>();
   private onInvalidate: Array<() => void> = [];
   /** True while the epoch is followed over pub/sub and known current (see `follow`). */
   private followed = false;
@@ -91,11 +97,12 @@ export class Directory {
     const cfg = config();
     this.limits = { maxEntries: cfg.cacheMaxEntries, maxAgeMs: cfg.cacheMaxAgeMs, negativeTtlMs: cfg.cacheNegativeTtlMs, ...limits };
     this.entries = new LRUCache({ max: this.limits.maxEntries, ttl: this.limits.maxAgeMs });
+    this.misses = new LRUCache({ max: this.limits.maxEntries, ttl: Math.max(1, Math.min(this.limits.negativeTtlMs, this.limits.maxAgeMs)) });
   }
 
-  /** Entries held now (tests check the bound). */
+  /** Entries held now, found and not found (tests check the bound). */
   get size(): number {
-    return this.entries.size;
+    return this.entries.size + this.misses.size;
   }
 
   /**
@@ -154,6 +161,8 @@ export class Directory {
     if (now !== this.epoch) {
       this.epoch = now;
       this.entries.clear();
+      this.misses.clear();
+      this.loading.clear();
       for (const fn of this.onInvalidate) fn();
     }
   }
@@ -164,24 +173,22 @@ export class Directory {
   }
 
   private cached<T>(key: string, load: Loader<T>): Promise<T> {
-    let hit = this.entries.get(key) as Promise<T> | undefined;
-    if (!hit) {
-      const loading = load();
-      hit = loading;
-      this.entries.set(key, loading);
-      loading.then(
-        (v) => {
-          if (v !== null || this.entries.peek(key) !== loading) return;
-          const ttl = Math.min(this.limits.negativeTtlMs, this.limits.maxAgeMs);
-          if (ttl > 0) this.entries.set(key, loading, { ttl });
-          else this.entries.delete(key);
-        },
-        () => {
-          if (this.entries.peek(key) === loading) this.entries.delete(key);
-        },
-      );
-    }
-    return hit;
+    const hit = this.entries.get(key) ?? this.misses.get(key) ?? this.loading.get(key);
+    if (hit) return hit as Promise<T>;
+    const loading = load();
+    this.loading.set(key, loading);
+    loading.then(
+      (v) => {
+        if (this.loading.get(key) !== loading) return; // the epoch moved meanwhile: not kept
+        this.loading.delete(key);
+        if (v !== null) this.entries.set(key, loading);
+        else if (this.limits.negativeTtlMs > 0 && this.limits.maxAgeMs > 0) this.misses.set(key, loading);
+      },
+      () => {
+        if (this.loading.get(key) === loading) this.loading.delete(key);
+      },
+    );
+    return loading;
   }
 
   keyByHash(hash: string): Promise<KeyRecord | null> {
@@ -219,6 +226,9 @@ export class Directory {
 
   /** A project of the org by id or slug. */
   project(orgId: string, idOrSlug: string): Promise<{ id: string } | null> {
+    // a project is named by its id or its slug (slugify: at most 60 of a-z, 0-9 and -); anything else
+    // (a 15 KB header) is not one, and is neither looked up nor cached
+    if (!isUuid(idOrSlug) && !/^[a-z0-9-]{1,60}$/.test(idOrSlug)) return Promise.resolve(null);
     return this.cached(`project:${orgId}:${idOrSlug}`, async () => {
       const byId = isUuid(idOrSlug);
       const p = await Project.findOne({

@@ -87,6 +87,31 @@ describe('per-pod caches: bounded, negative lookups cached briefly', () => {
     }
     expect(await findsOf(Project, async () => void (await dir.project(o.org.id, 'proj')))).to.equal(0);
   });
+
+  it('a flood of unknown values never pushes out a known one, even one not used meanwhile (they are kept apart)', async () => {
+    const dir = new Directory(env().redis, { maxEntries: 20 });
+    await dir.sync();
+    await dir.project(o.org.id, 'proj');
+    for (let i = 0; i < 100; i++) await dir.project(o.org.id, `x-${i}`);
+    expect(dir.size, 'the bound holds for both').to.be.at.most(40);
+    expect(await findsOf(Project, async () => void (await dir.project(o.org.id, 'proj'))), 'still cached').to.equal(0);
+  });
+
+  it('a project header that cannot be an id or a slug (15 KB) is neither looked up nor cached: 400 invalid_project', async () => {
+    const dir = new Directory(env().redis, { maxEntries: 20 });
+    await dir.sync();
+    const before = dir.size;
+    const finds = await findsOf(Project, async () => {
+      expect(await dir.project(o.org.id, 'x'.repeat(15_000))).to.equal(null);
+      expect(await dir.project(o.org.id, 'Not A Slug!')).to.equal(null);
+    });
+    expect(finds).to.equal(0);
+    expect(dir.size).to.equal(before);
+    const r = await call('POST', '/v1/chat/completions', { headers: { ...keyHeader(o.key), 'SERVICE-PROJECT-ID': 'y'.repeat(15_000) }, json: chat });
+    expect(r.status).to.equal(400);
+    expect(r.body.error.code).to.equal('invalid_project');
+    expect(r.text.length, 'the header is not echoed whole').to.be.below(2_000);
+  });
 });
 
 describe('failed authentications are rate-limited per client address', () => {

@@ -14,6 +14,7 @@ import { waitFor } from '../../helpers/wait';
 import { db } from '../../../shared/db/sequelize';
 import { ApiKey, Model, UsageEvent } from '../../../shared/db/models';
 import { bumpEpoch } from '../../../shared/cache/epoch';
+import { config } from '../../../shared/config/env';
 import { searchOrg } from '../search/helpers';
 
 const PROMPT = 'request-log-secret-prompt-words';
@@ -185,6 +186,23 @@ describe('request log: one row per request, through the usage outbox', () => {
     const unknown = await call('POST', '/v1/chat/completions', { headers: keyHeader(`svc_${crypto.randomBytes(24).toString('hex')}`), json: { model: 'sim-chat', messages: [] } });
     expect(unknown.status).to.equal(401);
     expect(await logRow(unknown.headers.get('x-service-request-id')!), 'no org to file it under').to.equal(undefined);
+  });
+
+  it('a revoked key sent past the address\'s failed-authentication limit writes no more rows (429s): its holder cannot fill the org\'s log', async function () {
+    this.timeout(60_000);
+    const victim = await buildOrg(env().redis);
+    await ApiKey.update({ revokedAt: new Date() }, { where: { id: victim.keyId } });
+    await bumpEpoch(env().redis);
+    const ip = `203.0.113.${1 + Math.floor(Math.random() * 250)}`;
+    const limit = config().authFailureLimit;
+    const statuses: number[] = [];
+    for (let i = 0; i < limit + 25; i++) {
+      statuses.push((await call('GET', '/v1/models', { headers: { ...keyHeader(victim.key), 'x-forwarded-for': ip } })).status);
+    }
+    expect(statuses.filter((st) => st === 429).length, 'refused past the limit').to.be.at.least(25);
+    await usageSettled();
+    const [{ n }] = await db().query<{ n: string }>('SELECT count(*) AS n FROM request_logs WHERE org_id = :org', { type: QueryTypes.SELECT, replacements: { org: victim.org.id } });
+    expect(Number(n), 'one row per 401, none per 429').to.equal(statuses.filter((st) => st === 401).length);
   });
 
   it('a cancelled request: 499 client_closed_request, its first byte, nothing billed', async () => {
