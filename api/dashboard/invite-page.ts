@@ -7,6 +7,8 @@ import { MIN_PASSWORD_LENGTH } from '../../shared/web/passwords';
 import { html } from '../web/html';
 import { page } from '../web/layout';
 import { signIn, type WebKit } from '../web/session';
+import { signInLimit } from '../web/sign-in-limit';
+import type { RedisClient } from '../../shared/redis/connection';
 
 const chrome = (title: string) => ({ title, base: '/dashboard', brand: 'Gateway dashboard' });
 
@@ -15,7 +17,7 @@ const chrome = (title: string) => ({ title, base: '/dashboard', brand: 'Gateway 
  * and joins the organization with the invitation's role. A revoked, expired, used-up or unknown
  * invitation answers a page that says which (404 or 410), before and after the form.
  */
-export function invitePage(kit: WebKit): Router {
+export function invitePage(kit: WebKit, redis: RedisClient): Router {
   const r = Router();
   const form = (req: Request, res: Response, invite: InviteCode, org: Organization, typed: { email?: string; error?: string } = {}) =>
     page(chrome(`Join ${org.name}`), html`<div class="signin card"><h1>Join ${org.name}</h1>
@@ -30,7 +32,9 @@ ${typed.error ? html`<p class="error" role="alert" id="password-error">${typed.e
     const { invite, org } = await openInvitation(String(req.params.code));
     res.send(form(req, res, invite, org));
   });
-  r.post('/invite/:code', async (req, res) => {
+  // A redemption by an existing account checks its password: the dashboard sign-in's failure limits
+  // (the same counters) apply, or an open invitation would be a password-guessing path around them.
+  r.post('/invite/:code', ...signInLimit(redis, 'dashboard', (res) => res.locals.wrongPassword === true), async (req, res) => {
     if (req.session.impersonatedBy) throw new ApiError(403, 'impersonation_forbidden', 'An impersonation session cannot redeem invitations.');
     const code = String(req.params.code);
     const email = String(req.body?.email ?? '').slice(0, 320);
@@ -41,6 +45,7 @@ ${typed.error ? html`<p class="error" role="alert" id="password-error">${typed.e
       res.redirect(303, `/dashboard/o/${org.slug}`);
     } catch (err) {
       if (!(err instanceof InvitationFormError)) throw err;
+      if (err.wrongPassword) res.locals.wrongPassword = true;
       const { invite, org } = await openInvitation(code);
       res.status(400).send(form(req, res, invite, org, { email, error: err.message }));
     }

@@ -20,7 +20,7 @@ export function dashboardRouter(deps: { redis: RedisClient; directory: Directory
   const kit = webKit(redis, { name: 'dashboard', cookiePath: '/dashboard' });
   r.use(...kit.middleware);
   r.use(dashboardAuthRoutes(redis, kit));
-  r.use(invitePage(kit));
+  r.use(invitePage(kit, redis));
   r.use(requireViewer, orgPages(deps, kit));
   // a dashboard path no page answers is the dashboard's 404 (not the inference API's key check)
   r.use((req, _res, next) => next(errors.notFound(`No page at ${req.originalUrl.split('?')[0]}.`)));

@@ -2,7 +2,7 @@ import crypto from 'crypto';
 import { rateLimit, ipKeyGenerator } from 'express-rate-limit';
 import { RedisStore, type RedisReply, type SendCommandClusterDetails } from 'rate-limit-redis';
 import { isCluster, type RedisClient } from '../../shared/redis/connection';
-import type { Request, RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { config } from '../../shared/config/env';
 import { ApiError } from '../../shared/errors/ApiError';
 
@@ -15,19 +15,21 @@ const WINDOW_MS = 15 * 60_000;
  * (`WEB_SIGNIN_MAX_ATTEMPTS`). Over either: 429 `too_many_sign_in_attempts`, and the password is not
  * checked.
  */
-export function signInLimit(redis: RedisClient, name: string): RequestHandler[] {
+export function signInLimit(redis: RedisClient, name: string, failed?: (res: Response) => boolean): RequestHandler[] {
   const email = (req: Request) => String((req.body as { email?: unknown } | undefined)?.email ?? '').trim().toLowerCase();
   return [
-    limiter(redis, `${name}:address`, () => config().webSignInMaxPerAddress, (req) => ipKeyGenerator(req.ip ?? '')),
-    limiter(redis, name, () => config().webSignInMaxAttempts, (req) => `${ipKeyGenerator(req.ip ?? '')}:${email(req)}`),
+    limiter(redis, `${name}:address`, () => config().webSignInMaxPerAddress, (req) => ipKeyGenerator(req.ip ?? ''), failed),
+    limiter(redis, name, () => config().webSignInMaxAttempts, (req) => `${ipKeyGenerator(req.ip ?? '')}:${email(req)}`, failed),
   ];
 }
 
-function limiter(redis: RedisClient, name: string, limit: () => number, keyGenerator: (req: Request) => string): RequestHandler {
+/** `failed`: which answers count as a failed attempt (default: any status from 400). */
+function limiter(redis: RedisClient, name: string, limit: () => number, keyGenerator: (req: Request) => string, failed?: (res: Response) => boolean): RequestHandler {
   return rateLimit({
     windowMs: WINDOW_MS,
     limit,
     skipSuccessfulRequests: true,
+    ...(failed ? { requestWasSuccessful: (_req: Request, res: Response) => !failed(res) } : {}),
     standardHeaders: 'draft-8',
     legacyHeaders: false,
     keyGenerator,

@@ -35,7 +35,15 @@ export async function openInvitation(code: string): Promise<{ invite: InviteCode
 }
 
 /** A refusal of the redemption form: the page shows it next to the form, with what was typed. */
-export class InvitationFormError extends Error {}
+export class InvitationFormError extends Error {
+  /** An existing account's password was wrong: a failed sign-in for the sign-in limits. */
+  constructor(
+    message: string,
+    readonly wrongPassword = false,
+  ) {
+    super(message);
+  }
+}
 
 /**
  * Redeems an invitation: a new user sets a password (an existing one proves theirs; one without a
@@ -50,7 +58,7 @@ export async function redeemInvitation(code: string, typedEmail: string, passwor
   const existing = await User.findOne({ where: { email: where(fn('lower', col('email')), email) } as never });
   if (existing?.deletedAt) throw new InvitationFormError('The account of this email was closed; ask an operator.');
   if (existing?.passwordHash) {
-    if (!(await verifyPassword(password, existing.passwordHash))) throw new InvitationFormError('This email already has an account: enter its password to join.');
+    if (!(await verifyPassword(password, existing.passwordHash))) throw new InvitationFormError('This email already has an account: enter its password to join.', true);
   } else if (existing) {
     // An account made by an operator (CLI, management API, console) has no password until its owner
     // uses their password link. Whoever holds an invitation must never choose it for them: that would

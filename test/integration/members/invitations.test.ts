@@ -6,6 +6,7 @@ import { buildWebMember, dashboardAs, WebClient, WEB_PASSWORD, type WebReply } f
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { InviteCode, Membership, User } from '../../../shared/db/models';
 import { createInvitation } from '../../../shared/tenancy/invitations';
+import { config } from '../../../shared/config/env';
 
 const linkOf = (text: string) => /\/dashboard\/invite\/([A-Za-z0-9_-]+)/.exec(text)?.[1] ?? '';
 const email = () => `inv-${crypto.randomBytes(5).toString('hex')}@example.com`;
@@ -132,7 +133,8 @@ describe('invitations: an owner invites by email, the invitee sets a password an
     const o = await buildOrg(env().redis);
     const who = email();
     const invites = await Promise.all([...Array(5)].map(() => createInvitation(o.org.id, who, 'member')));
-    const pages = await Promise.all(invites.map(async (i) => { const web = new WebClient(env().gw.url); await web.get(`/dashboard/invite/${i.code}`); return { web, i }; }));
+    // five browsers (five addresses: the sign-in limits count attempts in flight per address)
+    const pages = await Promise.all(invites.map(async (i, n) => { const web = new WebClient(env().gw.url, `127.0.250.${10 + n}`); await web.get(`/dashboard/invite/${i.code}`); return { web, i }; }));
     const answers = await Promise.all(pages.map(({ web, i }) => web.post(`/dashboard/invite/${i.code}`, { password: WEB_PASSWORD })));
     expect(answers.map((a) => a.status).sort(), answers.map((a) => a.text.slice(0, 120)).join('\n')).to.deep.equal([303, 400, 400, 400, 400]);
     expect(await User.count({ where: { email: who } })).to.equal(1);
@@ -178,5 +180,32 @@ describe('invitations: an owner invites by email, the invitee sets a password an
         await admin.close();
       }
     });
+  });
+
+  it('an open invitation is not a password-guessing path: wrong passwords of an existing account count as failed sign-ins (429 past the limit, never checked)', async function () {
+    this.timeout(30_000);
+    const admin = await startAdmin();
+    try {
+      const o = await buildOrg(env().redis);
+      const victim = await buildWebMember((await buildOrg(env().redis)).org.id, 'member');
+      const pk = await buildPlatformKey(['invite-codes:write']);
+      const open = await adminCall(admin.url, pk.key, 'POST', '/admin/v1/invite-codes', { org_id: o.org.id, role: 'member', max_uses: 100 });
+      expect(open.status).to.equal(201);
+      const web = new WebClient(env().gw.url, `127.0.${1 + crypto.randomInt(200)}.${2 + crypto.randomInt(250)}`);
+      await web.get(`/dashboard/invite/${open.body.code}`);
+      const statuses: number[] = [];
+      for (let i = 0; i < config().webSignInMaxAttempts + 2; i++) statuses.push((await web.post(`/dashboard/invite/${open.body.code}`, { email: victim.email, password: `guess-${i}-guess-guess` })).status);
+      const limit = config().webSignInMaxAttempts;
+      expect(statuses.slice(0, limit)).to.deep.equal(Array(limit).fill(400));
+      expect(statuses.slice(limit)).to.deep.equal([429, 429]);
+      const right = await web.post(`/dashboard/invite/${open.body.code}`, { email: victim.email, password: WEB_PASSWORD });
+      expect(right.status, 'the right password is not even checked now').to.equal(429);
+      expect(await Membership.count({ where: { orgId: o.org.id, userId: victim.id } })).to.equal(0);
+      // a new account's refusals (a short password) are not sign-in failures: the same address may still join
+      const fresh = await web.post(`/dashboard/invite/${open.body.code}`, { email: email(), password: WEB_PASSWORD });
+      expect(fresh.status).to.equal(303);
+    } finally {
+      await admin.close();
+    }
   });
 });
