@@ -21,6 +21,9 @@ import { logContext, logState } from '../middleware/request-log';
 /** How long a pod that lost the race at its deadline waits for the result the worker already sent. */
 const LOST_RACE_GRACE_MS = 5_000;
 
+/** Refusals of a request that was never sent (its lane was full): its rate counts are given back. */
+const neverSent = new WeakSet<object>();
+
 export interface RunJobOptions<Q extends QueueName> {
   queue: Q;
   /** Lease scope: pool and lane, and the org's count there. */
@@ -186,7 +189,7 @@ export async function runQueued<Q extends QueueName>(ctx: AppContext, who: JobCa
     hold = opts.reserve ? await opts.reserve(who.requestId) : undefined;
     return await runAdmitted(ctx, who, signal, opts, settings, admit);
   } catch (err) {
-    if (hold) void hold.release().catch((e) => logger.warn({ err: e }, 'limits release failed'));
+    if (hold) void (neverSent.has(err as object) ? hold.refund() : hold.release()).catch((e) => logger.warn({ err: e }, 'limits release failed'));
     admit.fail(err instanceof ApiError ? err.code : 'error');
     throw err;
   } finally {
@@ -205,7 +208,9 @@ async function runAdmitted<Q extends QueueName>(
   const admitted = await ctx.leases.acquire(who.orgId, opts.pool, opts.lane, opts.limit);
   if (!admitted.granted) {
     laneRejections.inc({ pool: opts.pool, lane: opts.lane });
-    throw opts.overLimit(admitted.retryAfterMs / 1000);
+    const refusal = opts.overLimit(admitted.retryAfterMs / 1000);
+    neverSent.add(refusal);
+    throw refusal;
   }
   const lease = admitted.lease;
   if (who.log) who.log.admittedAt = Date.now();

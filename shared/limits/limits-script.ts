@@ -96,3 +96,19 @@ if extra ~= 0 then
 end
 return 1
 `;
+
+/**
+ * uncount-limits-1: a request refused after it was counted (its lane was full: nothing was sent) leaves
+ * its minute. KEYS[1] that minute's request count  KEYS[2] its token count  ARGV[1] requests (0 or 1)
+ * ARGV[2] tokens. Only counts that still exist go down, never below zero (a minute that ended is gone).
+ */
+export const UNCOUNT_LIMITS = `
+local function down(key, n)
+  if n <= 0 or redis.call('EXISTS', key) == 0 then return end
+  local left = tonumber(redis.call('DECRBY', key, n))
+  if left < 0 then redis.call('INCRBY', key, -left) end
+end
+down(KEYS[1], tonumber(ARGV[1]))
+down(KEYS[2], tonumber(ARGV[2]))
+return 1
+`;

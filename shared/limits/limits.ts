@@ -4,7 +4,7 @@ import { ApiError } from '../errors/ApiError';
 import { config } from '../config/env';
 import type { UsageRecord } from '../metering/usage';
 import type { Budget, KeyControls } from './controls';
-import { RESERVE_LIMITS, SETTLE_LIMITS } from './limits-script';
+import { RESERVE_LIMITS, SETTLE_LIMITS, UNCOUNT_LIMITS } from './limits-script';
 import { budgetWindow, minuteWindow, windowTtlSeconds, type BudgetWindow } from './period';
 import { ledgerSpend } from './ledger-spend';
 import { usageCost, type CostPrices } from './usage-cost';
@@ -33,9 +33,15 @@ export interface LimitRequest {
 export interface LimitHold {
   release(): Promise<void>;
   settle(costMicros: number): Promise<void>;
+  /**
+   * The request was refused before anything was sent (its lane was full): `release`, and its count
+   * and counted input leave the minute's `rpm` and `tpm` too, so a client that retries as told does
+   * not spend its rate on refusals.
+   */
+  refund(): Promise<void>;
 }
 
-export const NO_HOLD: LimitHold = { release: async () => undefined, settle: async () => undefined };
+export const NO_HOLD: LimitHold = { release: async () => undefined, settle: async () => undefined, refund: async () => undefined };
 
 /** A reservation outlives its request by this much, waiting for its usage event to be drained. */
 const RESERVATION_GRACE_MS = 10 * 60_000;
@@ -43,12 +49,14 @@ const RESERVATION_GRACE_MS = 10 * 60_000;
 type LimitsRedis = RedisClient & {
   gwReserveLimits(...args: Array<string | number>): Promise<string[]>;
   gwSettleLimits(...args: Array<string | number>): Promise<number>;
+  gwUncountLimits(...args: Array<string | number>): Promise<number>;
 };
 
 function withScripts(redis: RedisClient): LimitsRedis {
   if (!('gwReserveLimits' in redis)) {
     redis.defineCommand('gwReserveLimits', { numberOfKeys: 6, lua: RESERVE_LIMITS });
     redis.defineCommand('gwSettleLimits', { numberOfKeys: 3, lua: SETTLE_LIMITS });
+    redis.defineCommand('gwUncountLimits', { numberOfKeys: 2, lua: UNCOUNT_LIMITS });
   }
   return redis as LimitsRedis;
 }
@@ -138,7 +146,17 @@ export async function reserveLimits(redis: RedisClient, r: LimitRequest, now = n
           const m = minuteWindow();
           await rs.gwSettleLimits(resKey, resxKey, tpmKey(r.orgId, r.keyId, m.id), r.requestId, cost, 0, m.msLeft + 1000);
         };
-        return { release: () => end(-1), settle: (cost) => end(Math.max(0, Math.ceil(cost))) };
+        // the minute's counts the reservation added to (its own minute, even if the refusal comes in the next)
+        const counted = [keys.limits(r.orgId, `rpm:${r.keyId}:${minute.id}`), tpmKey(r.orgId, r.keyId, minute.id)];
+        return {
+          release: () => end(-1),
+          settle: (cost) => end(Math.max(0, Math.ceil(cost))),
+          refund: async () => {
+            if (done) return;
+            await end(-1);
+            await rs.gwUncountLimits(counted[0], counted[1], c.rpm != null ? 1 : 0, c.tpm != null ? r.inputTokens : 0);
+          },
+        };
       }
       default:
         throw new Error(`limits script answered '${verdict}'`);

@@ -79,4 +79,26 @@ describe('key rate limits on every path', () => {
     const ttl = await env().redis.pttl(counter);
     expect(ttl, 'the count lives to the end of its minute').to.be.within(1, 61_000);
   });
+
+  it('requests its lane refused (never sent) give back their rpm and tpm counts', async function () {
+    this.timeout(30_000);
+    const o = await buildOrg(env().redis, { laneOverrides: { 'chat:interactive': 1 } });
+    await updateKeyControls(env().redis, o.keyId, { rpm: 3, tpm: 10_000 });
+    expect(await roomInMinute()).to.equal(true);
+    const chat = () => call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] } });
+    env().sim.knobs.set('sim-chat-1', { hold: true });
+    const first = chat();
+    expect(await waitFor(() => env().sim.log.entries.length === 1, 10_000), 'the first holds the lane').to.equal(true);
+    const minute = minuteWindow().id;
+    const counts = async () => Promise.all(['rpm', 'tpm'].map(async (k) => Number(await env().redis.get(keys.limits(o.org.id, `${k}:${o.keyId}:${minute}`)))));
+    const [rpmBefore, tpmBefore] = await counts();
+    const refused = [await chat(), await chat(), await chat()];
+    expect(refused.map((r) => r.body.error.code)).to.deep.equal(Array(3).fill('CONCURRENT_REQUEST_LIMIT_EXCEEDED'));
+    expect(await waitFor(async () => (await counts())[0] === rpmBefore, 2_000), 'the refusals left no count').to.equal(true);
+    expect((await counts())[1], 'nor tokens').to.equal(tpmBefore);
+    env().sim.knobs.release();
+    expect((await first).status).to.equal(200);
+    env().sim.knobs.reset();
+    expect((await chat()).status, 'the second request served this minute (rpm 3)').to.equal(200);
+  });
 });
