@@ -9,7 +9,7 @@ import { CLAIM_HELD, GIVE_UP, PUBLISH_WITH_USAGE } from '../../shared/metering/u
 import { PUBLISH_RESULT } from '../../shared/queues/reply-store';
 import { SEARCH_GATE, SEARCH_RELEASE } from '../../shared/search/gate-script';
 import { PICK_DEPLOYMENT, SETTLE_DEPLOYMENT } from '../../shared/routing/scripts';
-import { RESERVE_LIMITS, SETTLE_LIMITS } from '../../shared/limits/limits-script';
+import { RESERVE_LIMITS, SETTLE_LIMITS, UNCOUNT_LIMITS } from '../../shared/limits/limits-script';
 
 /**
  * On a Redis Cluster a script, MULTI or pipeline may touch one slot only. Every Lua script of the
@@ -39,6 +39,7 @@ const KEY_LISTS: Record<string, () => string[][]> = {
   // a key's and its project's budget windows, its rpm/tpm minute, the org's reservations (shared/limits/limits.ts)
   [RESERVE_LIMITS]: () => [['kbud:k1:day:2026-11-25', 'pbud:p1:month:2026-11', 'rpm:k1:29000000', 'tpm:k1:29000000', 'res', 'resx'].map((w) => keys.limits(ORG, w))],
   [SETTLE_LIMITS]: () => [['res', 'resx', 'tpm:k1:29000000'].map((w) => keys.limits(ORG, w))],
+  [UNCOUNT_LIMITS]: () => [['rpm:k1:29000000', 'tpm:k1:29000000'].map((w) => keys.limits(ORG, w))],
 };
 
 function luaScriptsIn(dir: string): string[] {
@@ -74,9 +75,10 @@ describe('Redis Cluster: every script, MULTI and queue stays in one slot', () =>
     for (const list of KEY_LISTS[PICK_DEPLOYMENT]()) expect(slots(list).size, list.join(' ')).to.equal(1);
   });
 
-  // These two also touch the budget windows a reservation record names (its `k` and `p`, written by the
+  // These also touch the budget windows a reservation record names (its `k` and `p`, written by the
   // reserve from KEYS[1] and KEYS[2]): those keys are keys.limits(<the same org>, ...), in the same slot.
-  for (const [name, lua] of Object.entries({ RESERVE_LIMITS, SETTLE_LIMITS })) {
+  // (UNCOUNT_LIMITS names its two keys through a local function's `key`.)
+  for (const [name, lua] of Object.entries({ RESERVE_LIMITS, SETTLE_LIMITS, UNCOUNT_LIMITS })) {
     it(`${name}: the keys passed to it and the budget windows its reservations name share one slot`, () => {
       const calls = [...lua.matchAll(/redis\.call\(\s*'(\w+)'\s*,\s*([^,)]+)/g)];
       expect(calls.length).to.be.above(0);
