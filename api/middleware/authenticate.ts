@@ -96,8 +96,10 @@ export function authenticate(ctx: AppContext) {
       const requestedProject = header(req, 'service-project-id') ?? req.pathAuth?.project;
       if (requestedProject) {
         const p = await ctx.directory.project(rec.orgId, requestedProject);
-        const quoted = requestedProject.length > 64 ? `${requestedProject.slice(0, 64)}…` : requestedProject;
-        if (!p) throw new ApiError(400, 'invalid_project', `Unknown project '${quoted}' for this organization.`);
+        if (!p) {
+          const quoted = requestedProject.length > 64 ? `${requestedProject.slice(0, 64)}…` : requestedProject;
+          throw new ApiError(400, 'invalid_project', `Unknown project '${quoted}' for this organization.`);
+        }
         if (rec.projectId && rec.projectId !== p.id) {
           throw new ApiError(403, 'project_mismatch', 'This API key is bound to a different project.');
         }

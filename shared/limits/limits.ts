@@ -115,9 +115,11 @@ export async function reserveLimits(redis: RedisClient, r: LimitRequest, now = n
   const cost = Math.ceil(r.worstCaseMicros);
   const reservation = JSON.stringify({ k: kw ? kKey : '', p: pw ? pKey : '', a: cost, i: r.inputTokens, o: r.keyId, pr: r.prices });
   const ttl = Math.max(kw ? windowTtlSeconds(kw, now) : -1, pw ? windowTtlSeconds(pw, now) : -1);
+  // this minute's counts (a refund takes the request out of them, even if it comes in the next minute)
+  const [rpmCount, tpmCount] = [keys.limits(r.orgId, `rpm:${r.keyId}:${minute.id}`), tpmKey(r.orgId, r.keyId, minute.id)];
   for (let attempt = 0; attempt < 3; attempt++) {
     const [verdict, a, b, d] = await rs.gwReserveLimits(
-      kKey, pKey, keys.limits(r.orgId, `rpm:${r.keyId}:${minute.id}`), tpmKey(r.orgId, r.keyId, minute.id), resKey, resxKey,
+      kKey, pKey, rpmCount, tpmCount, resKey, resxKey,
       now.getTime(), cost, c.budget?.micros ?? -1, pw ? r.projectBudget!.micros : -1, c.rpm ?? -1, c.tpm ?? -1,
       r.inputTokens, minute.msLeft, ttl, r.requestId, reservation, config().requestTimeoutMs + RESERVATION_GRACE_MS,
     );
@@ -146,15 +148,13 @@ export async function reserveLimits(redis: RedisClient, r: LimitRequest, now = n
           const m = minuteWindow();
           await rs.gwSettleLimits(resKey, resxKey, tpmKey(r.orgId, r.keyId, m.id), r.requestId, cost, 0, m.msLeft + 1000);
         };
-        // the minute's counts the reservation added to (its own minute, even if the refusal comes in the next)
-        const counted = [keys.limits(r.orgId, `rpm:${r.keyId}:${minute.id}`), tpmKey(r.orgId, r.keyId, minute.id)];
         return {
           release: () => end(-1),
           settle: (cost) => end(Math.max(0, Math.ceil(cost))),
           refund: async () => {
             if (done) return;
             await end(-1);
-            await rs.gwUncountLimits(counted[0], counted[1], c.rpm != null ? 1 : 0, c.tpm != null ? r.inputTokens : 0);
+            await rs.gwUncountLimits(rpmCount, tpmCount, c.rpm != null ? 1 : 0, c.tpm != null ? r.inputTokens : 0);
           },
         };
       }

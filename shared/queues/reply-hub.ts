@@ -181,7 +181,7 @@ export class ReplyHub {
   register(jobId: string, queue: QueueName, handlers: ReplyHandlers, deadline: number, onDeadline: () => void, replyTo?: string): void {
     if (this.pending.has(jobId)) throw new Error(`job ${jobId} is already awaited on this pod`);
     const p: Pending = { queue, replyTo, handlers, nextSeq: 0, buffered: new Map(), lastSeen: Date.now(), recovering: false, onDeadline, added: false };
-    p.deadlineTimer = setTimeout(() => this.expire(jobId), Math.max(0, deadline - Date.now()));
+    this.armDeadline(jobId, p, deadline);
     this.pending.set(jobId, p);
   }
 
@@ -286,9 +286,14 @@ export class ReplyHub {
     p.onDeadline = onDeadline;
     p.lastSeen = Date.now();
     if (p.deadlineTimer) clearTimeout(p.deadlineTimer);
-    p.deadlineTimer = setTimeout(() => this.expire(id), Math.max(0, deadline - Date.now()));
+    this.armDeadline(id, p, deadline);
     for (const msg of held) if (this.pending.get(id) === p) this.deliver(p, msg);
     return true;
+  }
+
+  /** The request's deadline timer (register, resume): `expire` at `deadline`. */
+  private armDeadline(id: string, p: Pending, deadline: number): void {
+    p.deadlineTimer = setTimeout(() => this.expire(id), Math.max(0, deadline - Date.now()));
   }
 
   private sweep(): void {

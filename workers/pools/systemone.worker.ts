@@ -44,17 +44,20 @@ export function startSystemoneWorkers(rt: WorkerRuntime): Worker[] {
   return [
     createWorker(rt, 'systemone', config().systemoneConcurrency, async (job, ctx) => {
       const d = job.data;
+      const releaseCredits = async () => {
+        if (d.billing.mode === 'metered') await release(d.requestId).catch((e) => logger.error({ err: e }, 'reservation release failed'));
+      };
       let result: DecisionResult;
       try {
         result = await decide(d, ctx.signal);
       } catch (err) {
-        if (d.billing.mode === 'metered') await release(d.requestId).catch((e) => logger.error({ err: e }, 'reservation release failed'));
+        await releaseCredits();
         throw decisionError(err, ctx.signal);
       }
       // Charged only if it will be delivered: a pod that gave up first (deadline, client gone) gets
       // no answer, so the reservation is released and no usage recorded.
       if (!(await claimDelivery(rt.redis, d.replyTo, d.requestId))) {
-        if (d.billing.mode === 'metered') await release(d.requestId).catch((e) => logger.error({ err: e }, 'reservation release failed'));
+        await releaseCredits();
         throw new ApiError(499, 'client_closed_request', 'The request was given up before its answer.');
       }
       const charge = d.billing.mode === 'metered' ? Math.ceil(result.usage.input_tokens * d.billing.inputTokenMicros) : 0;

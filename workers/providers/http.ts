@@ -152,12 +152,6 @@ async function upstreamMessage(res: UpstreamResponse): Promise<string> {
 }
 
 /**
- * Maps an upstream failure status to the gateway's error. An upstream 401/403 keeps its status only
- * when the caller sent its own key (passthrough): the caller can fix that. When the platform's
- * credential was refused, the caller did nothing wrong, so it is a 502, and the upstream's message
- * (which may quote part of the platform's key) is not passed on.
- */
-/**
  * 400 `upstream_invalid_request`: the upstream refused the request (400, 404, 413, 422). Its status
  * is kept for adapters whose answer depends on it (a transcription backend's 404 is a model or
  * deployment the operator configured that it does not have, not the caller's file).
@@ -171,6 +165,12 @@ export class UpstreamRefusal extends ApiError {
   }
 }
 
+/**
+ * Maps an upstream failure status to the gateway's error. An upstream 401/403 keeps its status only
+ * when the caller sent its own key (passthrough): the caller can fix that. When the platform's
+ * credential was refused, the caller did nothing wrong, so it is a 502, and the upstream's message
+ * (which may quote part of the platform's key) is not passed on.
+ */
 export async function upstreamFailure(res: UpstreamResponse, callerKey = false): Promise<ApiError> {
   const msg = await upstreamMessage(res);
   const retryAfter = parseRetryAfter(res.header('retry-after'));
