@@ -234,6 +234,23 @@ describe('POST /v1/messages', () => {
     expect(native).to.deep.equal(content);
   });
 
+  it('a document by URL goes as a url source to an Anthropic upstream and is refused before an OpenAI one (which reads base64 only), unbilled', async () => {
+    const content = [{ type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } }, { type: 'text', text: 'summarise' }];
+    await usageSettled();
+    const before = await UsageEvent.count({ where: { orgId: o.org.id } });
+    const r1 = await call('POST', '/v1/messages', { headers: h, json: body('sim-chat', { messages: [{ role: 'user', content }] }) });
+    expect(r1.status, r1.text).to.equal(400);
+    expect(r1.body, 'plain envelope').to.have.all.keys('error');
+    expect(r1.body.error).to.include({ code: 'unsupported_parameter', type: 'invalid_request_error' });
+    expect(r1.body.error.message).to.include('messages[0].content[0]');
+    expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(before);
+    const r2 = await call('POST', '/v1/messages', { headers: h, json: body('sim-claude', { messages: [{ role: 'user', content }] }) });
+    expect(r2.status, r2.text).to.equal(200);
+    expect((env().sim.log.entries[0].body as { messages: Array<{ content: unknown }> }).messages[0].content).to.deep.equal(content);
+  });
+
   it('reports an upstream failure mid-stream as an in-band error event, and bills nothing', async () => {
     await fetch(`${env().simUrl}/_sim/knobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ dropAfterChunks: 4, tokenDelayMs: 10 }) });
     await usageSettled();

@@ -49,6 +49,12 @@ describe('anthropic upstream: canonical → messages request', () => {
     expect(canonicalToMessages({ ...body, tool_choice: 'auto', parallel_tool_calls: false }, 'claude-x').tool_choice).to.deep.equal({ type: 'auto', disable_parallel_tool_use: true });
   });
 
+  it('a chat of system messages alone becomes one user turn (Anthropic needs a message; OpenAI accepts it)', () => {
+    const out = canonicalToMessages({ messages: [{ role: 'system', content: 'Say hi.' }, { role: 'developer', content: 'Be brief.' }] }, 'claude-x');
+    expect(out.messages).to.deep.equal([{ role: 'user', content: [{ type: 'text', text: 'Say hi.\n\nBe brief.' }] }]);
+    expect(out).to.not.have.property('system');
+  });
+
   it('round-trips an Anthropic request through the canonical shape (thinking aside)', () => {
     const back = canonicalToMessages(messagesToCanonical(toolUseRequest as unknown as MessagesRequest) as unknown as Record<string, unknown>, 'claude-sonnet-4-5');
     const expected = structuredClone(toolUseRequest) as unknown as Record<string, unknown> & { messages: Array<{ content: Array<{ type: string }> }> };

@@ -106,6 +106,12 @@ describe('bedrock upstream: canonical → Converse request', () => {
     expect(req).to.deep.equal({ modelId: 'amazon.nova-pro-v1:0', messages: [{ role: 'user', content: [{ text: 'long doc' }] }] });
   });
 
+  it('a chat of system messages alone becomes the user message (Converse needs one; OpenAI accepts it)', () => {
+    const req = canonicalToConverse({ messages: [{ role: 'system', content: 'Say hi.' }] }, 'amazon.nova-pro-v1:0');
+    expect(req.messages).to.deep.equal([{ role: 'user', content: [{ text: 'Say hi.' }] }]);
+    expect(req).to.not.have.property('system');
+  });
+
   it('refuses what Converse cannot express, naming the field', () => {
     const base = { messages: [{ role: 'user', content: 'x' }] };
     const cases: Array<[Record<string, unknown>, string]> = [

@@ -149,6 +149,14 @@ describe('gemini adapter against the official @google/genai SDK', () => {
   });
 });
 
+describe('gemini adapter: requests', () => {
+  it('a chat of system messages alone becomes the user turn (Gemini needs contents; OpenAI accepts it)', () => {
+    const body = canonicalToGemini({ messages: [{ role: 'system', content: 'Say hi.' }] });
+    expect(body.contents).to.deep.equal([{ role: 'user', parts: [{ text: 'Say hi.' }] }]);
+    expect(body).to.not.have.property('systemInstruction');
+  });
+});
+
 describe("gemini adapter: recorded responses from Google's cookbook (test/fixtures/vendor/gemini)", () => {
   it('a function call answer becomes tool_calls with a fresh id, finish_reason tool_calls', () => {
     const c = geminiToCompletion(fixture('cookbook-function-call.json'), 'pub') as { choices: Array<{ message: { content: unknown; tool_calls: Array<{ id: string; function: { name: string; arguments: string } }> }; finish_reason: string }> };

@@ -72,7 +72,10 @@ function turns(messages: CMessage[]): { system?: string; turns: Turn[] } {
       push('assistant', blocks);
     } else throw new ApiError(400, 'invalid_request', `Message role '${m.role}' is not supported on this model.`);
   }
-  return { system: system.length ? system.join('\n\n') : undefined, turns: out };
+  const text = system.length ? system.join('\n\n') : undefined;
+  // Anthropic needs at least one turn; a chat of system messages alone (valid on OpenAI) is that text as the user's turn.
+  if (!out.length && text) return { turns: [{ role: 'user', content: [{ type: 'text', text }] }] };
+  return { system: text, turns: out };
 }
 
 function toolChoice(c: unknown, parallel: unknown): Record<string, unknown> | undefined {

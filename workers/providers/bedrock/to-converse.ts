@@ -88,6 +88,8 @@ function conversation(messages: CMessage[], claude: boolean): { system: SystemCo
       push('assistant', blocks);
     } else throw refuse('messages', `message role '${m.role}' has no Converse form.`);
   }
+  // Converse needs a user message; a chat of system messages alone (valid on OpenAI) is that text as the user's turn.
+  if (!out.length && system.length) return { system: [], messages: [{ role: 'user', content: system as ContentBlock[] }], toolBlocks };
   return { system, messages: out, toolBlocks };
 }
 

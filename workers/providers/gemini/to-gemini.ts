@@ -95,7 +95,10 @@ function contents(messages: CMessage[]): { system?: Content; contents: Content[]
       push('model', parts);
     } else throw new ApiError(400, 'invalid_request', `Message role '${m.role}' is not supported on this model.`);
   });
-  return { system: system.length ? { role: 'user', parts: [{ text: system.join('\n\n') }] } : undefined, contents: out };
+  const instruction: Content | undefined = system.length ? { role: 'user', parts: [{ text: system.join('\n\n') }] } : undefined;
+  // Gemini needs contents; a chat of system messages alone (valid on OpenAI) is that text as the user's turn.
+  if (!out.length && instruction) return { contents: [instruction] };
+  return { system: instruction, contents: out };
 }
 
 function toolConfig(choice: unknown): Record<string, unknown> | undefined {

@@ -4,6 +4,7 @@ import { fetchUpstream } from '../http';
 import { readSse } from '../sse';
 import type { Emit, TokenUsage, UpstreamCall } from '../types';
 import { errors } from '../../../shared/errors/codes';
+import { ApiError } from '../../../shared/errors/ApiError';
 import { presetOf } from '../../../shared/catalog/presets';
 
 export interface ChatOutcome {
@@ -23,6 +24,27 @@ function usageOf(u: OpenAiUsage | undefined | null): TokenUsage | undefined {
   return u ? { inputTokens: u.prompt_tokens ?? 0, outputTokens: u.completion_tokens ?? 0 } : undefined;
 }
 
+type Part = { type?: string; file?: { file_data?: unknown } };
+
+/**
+ * A document given by URL (the messages dialect's `url` source, the Responses dialect's `file_url`)
+ * reaches here as `file_data`, which OpenAI's chat completions read as base64 data only: refused,
+ * naming the part, before anything is sent or billed (the upstream's own 400 would blame the caller's
+ * field by another name).
+ */
+function refuseFileUrls(body: Record<string, unknown>): void {
+  const messages = Array.isArray(body.messages) ? (body.messages as Array<{ content?: unknown }>) : [];
+  messages.forEach((m, i) => {
+    if (!Array.isArray(m?.content)) return;
+    (m.content as Part[]).forEach((p, j) => {
+      if (p?.type === 'file' && typeof p.file?.file_data === 'string' && /^https?:\/\//i.test(p.file.file_data)) {
+        const param = `messages[${i}].content[${j}]`;
+        throw new ApiError(400, 'unsupported_parameter', `\`${param}\`: a document by URL is not supported on this model; send its bytes as base64 data.`, { param });
+      }
+    });
+  });
+}
+
 /**
  * Chat completions or legacy completions against an OpenAI-compatible upstream. The body is sent
  * as the caller wrote it (unknown fields included) with the upstream model name swapped in; answers
@@ -40,6 +62,7 @@ export async function chatComplete(
   stream: { emit: Emit; includeUsage: boolean } | undefined,
   endpoint: OpenAiEndpoint = openaiEndpoint,
 ): Promise<ChatOutcome> {
+  if (operation === 'chat') refuseFileUrls(body);
   const preset = presetOf(call.settings?.preset);
   const sent = preset && operation === 'chat' ? presetRequest(call.settings!.preset!, preset, body) : body;
   const upstreamBody: Record<string, unknown> = { ...sent, model: call.upstreamModel };
