@@ -2,6 +2,7 @@ import type { Request } from 'express';
 import type { AppContext } from '../context';
 import type { CatalogModel } from '../../shared/catalog/catalog';
 import { countTokens } from '../../shared/tokenizer/pool';
+import { jsonWithoutMedia } from '../../shared/tokenizer/media';
 import { hasLimits, NO_HOLD, reserveLimits, type LimitHold } from '../../shared/limits/limits';
 import { pricesOf } from '../../shared/limits/usage-cost';
 import type { KeyControls } from '../../shared/limits/controls';
@@ -29,13 +30,15 @@ export function generations(body: Record<string, unknown>): number {
   return Math.max(count(body.n), count(body.best_of)) * prompts;
 }
 
-/** Input tokens of a canonical chat or completions body, counted on the whole JSON of its messages (an over-count). */
+/** Input tokens of a canonical chat or completions body, counted on the whole JSON of its messages (an over-count), media at a fixed estimate each. */
 async function inputTokens(body: Record<string, unknown>, model: CatalogModel): Promise<number> {
   const messages = Array.isArray(body.messages) ? body.messages : [body.prompt ?? ''];
   // `system`: an Anthropic body passed through natively keeps its system prompt outside `messages`
   const extra = [body.system, body.tools, body.functions].filter((v) => v !== undefined && v !== null).map((v) => JSON.stringify(v));
-  const n = await countTokens(model.tokenizer, [JSON.stringify(messages), ...extra]);
-  return (n === false ? 0 : n) + MESSAGE_OVERHEAD_TOKENS * messages.length;
+  // images and binary documents: a fixed estimate each, not their base64 text (shared/tokenizer/media.ts)
+  const { json, fixedTokens } = jsonWithoutMedia(messages);
+  const n = await countTokens(model.tokenizer, [json, ...extra]);
+  return (n === false ? 0 : n) + fixedTokens + MESSAGE_OVERHEAD_TOKENS * messages.length;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { AppContext } from '../context';
 import type { CatalogModel } from '../../shared/catalog/catalog';
 import type { ChatJob, PoolDeployment, RouteStep } from '../../shared/queues/payloads';
+import { jsonWithoutMedia } from '../../shared/tokenizer/media';
 
 type Operation = ChatJob['operation'];
 
@@ -21,16 +22,16 @@ function hasImage(messages: unknown): boolean {
   });
 }
 
-/** About four characters a token: enough to route by context window and count against tpm limits. */
+/** About four characters a token (media at a fixed estimate each): enough to route by context window. */
 function needsOf(body: Record<string, unknown>): Needs {
-  const input = body.messages ?? body.prompt ?? '';
+  const input = jsonWithoutMedia(body.messages ?? body.prompt ?? '');
   const maxOut = Number(body.max_completion_tokens ?? body.max_tokens ?? 0) || 0;
   const format = body.response_format as { type?: string } | undefined;
   return {
     tools: Array.isArray(body.tools) && body.tools.length > 0,
     vision: hasImage(body.messages),
     jsonSchema: format?.type === 'json_schema',
-    tokens: Math.ceil(JSON.stringify(input).length / 4) + maxOut + Math.ceil(JSON.stringify(body.system ?? '').length / 4),
+    tokens: Math.ceil(input.json.length / 4) + input.fixedTokens + maxOut + Math.ceil(JSON.stringify(body.system ?? '').length / 4),
   };
 }
 

@@ -1,9 +1,6 @@
 import type { MessagesBlock, MessagesRequest } from './request';
 import { countTokens } from '../../../shared/tokenizer/pool';
-
-/** Fixed estimates for what a text tokenizer cannot read (documented in docs/dialects.md). */
-export const IMAGE_TOKENS = 1600;
-export const DOCUMENT_TOKENS = 1600;
+import { DOCUMENT_TOKENS, IMAGE_TOKENS } from '../../../shared/tokenizer/media';
 /** Per-message framing (role and boundaries), as OpenAI-style chat formats add. */
 const PER_MESSAGE = 3;
 const PER_REQUEST = 3;

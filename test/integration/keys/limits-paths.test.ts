@@ -66,6 +66,22 @@ describe('key rate limits on every path', () => {
     expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
   });
 
+  it('an image or a PDF counts a fixed estimate toward tpm and the budget, not its base64 text', async function () {
+    this.timeout(30_000);
+    const o = await buildOrg(env().redis);
+    // 300 KB of base64 is about 270,000 tokens as text; upstreams bill an image at most about 1,600
+    await updateKeyControls(env().redis, o.keyId, { tpm: 20_000, budgetMicros: 100_000, budgetPeriod: 'day' });
+    expect(await roomInMinute()).to.equal(true);
+    const data = crypto.randomBytes(300_000).toString('base64');
+    const image = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', max_tokens: 20, messages: [{ role: 'user', content: [{ type: 'text', text: 'what is this' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${data}` } }] }] } });
+    expect(image.status, image.text.slice(0, 300)).to.equal(200);
+    const native = await call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), ...V }, json: { model: 'sim-claude', max_tokens: 20, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data } }, { type: 'text', text: 'summarise' }] }] } });
+    expect(native.status, native.text.slice(0, 300)).to.equal(200);
+    const asText = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', max_tokens: 20, messages: [{ role: 'user', content: data }] } });
+    expect(asText.status, 'the same bytes as text still count as text').to.equal(429);
+    expect(asText.body.error.code).to.equal('rate_limit_exceeded');
+  });
+
   it('tokens a request adds as it ends join that minute even when the minute had no count yet', async () => {
     const o = await buildOrg(env().redis);
     const controls = { allowedModels: null, rpm: null, tpm: 1_000, budget: null, expiresAt: null };
