@@ -61,7 +61,8 @@ export interface CanonicalCompletion {
   model?: string;
   choices: Array<{
     index?: number;
-    message: { role?: string; content?: string | null; tool_calls?: CanonicalToolCall[]; reasoning_content?: string | null };
+    /** `refusal`: the model's refusal text (OpenAI's ChatCompletionMessage.refusal), null otherwise. */
+    message: { role?: string; content?: string | null; refusal?: string | null; tool_calls?: CanonicalToolCall[]; reasoning_content?: string | null };
     finish_reason: FinishReason;
   }>;
   usage?: CanonicalUsage;
@@ -74,6 +75,7 @@ export interface CanonicalChunk {
     delta?: {
       role?: string;
       content?: string | null;
+      refusal?: string | null;
       reasoning_content?: string | null;
       tool_calls?: Array<{ index: number; id?: string; type?: string; function?: { name?: string; arguments?: string } }>;
     };

@@ -151,6 +151,28 @@ describe('responses dialect: stream translation', () => {
     });
   });
 
+  it('streams text then a refusal as two parts of one message (content_index 0 and 1)', () => {
+    const { events, t } = run([{ choices: [{ delta: { content: 'Well. ' } }] }, { choices: [{ delta: { refusal: 'No.' } }] }, { choices: [{ delta: {}, finish_reason: 'stop' }] }]);
+    const brief = events.map((e) => `${e.type}${'content_index' in e ? `:${e.content_index}` : ''}`);
+    expect(brief.slice(2)).to.deep.equal([
+      'response.output_item.added',
+      'response.content_part.added:0',
+      'response.output_text.delta:0',
+      'response.output_text.done:0',
+      'response.content_part.done:0',
+      'response.content_part.added:1',
+      'response.refusal.delta:1',
+      'response.refusal.done:1',
+      'response.content_part.done:1',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+    expect((events.find((e) => e.type === 'response.content_part.added' && e.content_index === 1)!.part)).to.deep.equal({ type: 'refusal', refusal: '' });
+    const item = events.find((e) => e.type === 'response.output_item.done')!.item as { content: unknown[] };
+    expect(item.content).to.deep.equal([{ type: 'output_text', text: 'Well. ', annotations: [], logprobs: [] }, { type: 'refusal', refusal: 'No.' }]);
+    expect(t.final!.assistant).to.deep.equal({ role: 'assistant', content: 'Well. No.' });
+  });
+
   it('ends with response.incomplete when the output was cut at max_output_tokens', () => {
     const { events } = run([{ choices: [{ delta: { content: 'cut' }, finish_reason: 'length' }] }]);
     const last = events.at(-1)!;
