@@ -28,6 +28,9 @@ export function responsesUsage(u: CanonicalUsage | undefined | null) {
   };
 }
 
+/** The answer was cut short (max_output_tokens, or a content filter): the Response and its last item are `incomplete`. */
+export const cutShort = (finish: FinishReason | undefined) => finish === 'length' || finish === 'content_filter';
+
 /** The Response object; `status` in_progress (stream start) or from the finish reason. */
 export function responseObject(f: ResponseFrame, output: OutputItem[], finish: FinishReason | 'in_progress', usage: CanonicalUsage | null | undefined): Record<string, unknown> {
   const incomplete = finish === 'length' ? 'max_output_tokens' : finish === 'content_filter' ? 'content_filter' : null;
@@ -109,7 +112,8 @@ export function assistantTurn(text: string, calls: CanonicalToolCall[]): Canonic
 /**
  * Canonical chat completion → Response object, plus the assistant turn for the store. A refusal
  * (`message.refusal`) is a `refusal` part of the message item, after any text; the stored turn keeps
- * it as text (as a `refusal` input part is read).
+ * it as text (as a `refusal` input part is read). When the answer was cut short its last item (the
+ * one cut) is `incomplete`, as OpenAI reports it.
  */
 export function canonicalToResponse(c: CanonicalCompletion, f: ResponseFrame): { response: Record<string, unknown>; assistant: CanonicalMessage } {
   const choice = c.choices[0];
@@ -122,5 +126,7 @@ export function canonicalToResponse(c: CanonicalCompletion, f: ResponseFrame): {
   if (refusal) parts.push({ type: 'refusal', text: refusal });
   if (parts.length) output.push(messageItem(newId('msg'), parts));
   for (const call of calls) output.push(functionCallItem(newId('fc'), call, 'completed', f.req));
+  const last = output.at(-1);
+  if (last && cutShort(choice?.finish_reason)) last.status = 'incomplete';
   return { response: responseObject(f, output, choice?.finish_reason ?? 'stop', c.usage), assistant: assistantTurn(text + refusal, calls) };
 }

@@ -1,5 +1,5 @@
 import type { CanonicalChunk, CanonicalMessage, CanonicalToolCall, FinishReason } from '../canonical';
-import { assistantTurn, contentPart, functionCallItem, messageItem, newId, responseObject, type MessagePart, type OutputItem, type ResponseFrame } from './response';
+import { assistantTurn, contentPart, cutShort, functionCallItem, messageItem, newId, responseObject, type MessagePart, type OutputItem, type ResponseFrame } from './response';
 
 import { ResponsesEventWriter, type ResponsesEvent } from './event-writer';
 
@@ -37,17 +37,18 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
     this.ev(out, 'response.content_part.done', { ...at, part: contentPart(p) });
   }
 
-  private close(out: ResponsesEvent[]): void {
+  /** Ends the open item; `status` is `incomplete` for the item open when the answer was cut short. */
+  private close(out: ResponsesEvent[], status = 'completed'): void {
     const o = this.open;
     if (!o) return;
     this.open = undefined;
     if (o.kind === 'message') {
       this.closePart(out, o);
-      const item = messageItem(o.id, o.parts);
+      const item = messageItem(o.id, o.parts, status);
       this.output.push(item);
       this.ev(out, 'response.output_item.done', { output_index: o.index, item });
     } else {
-      const item = functionCallItem(o.id, o.call, 'completed', this.frame.req);
+      const item = functionCallItem(o.id, o.call, status, this.frame.req);
       this.callDone(out, o.index, item);
       this.output.push(item);
       this.calls.push(o.call);
@@ -113,7 +114,7 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
   end(): ResponsesEvent[] {
     const out: ResponsesEvent[] = [];
     this.start(out);
-    this.close(out);
+    this.close(out, cutShort(this.finish) ? 'incomplete' : 'completed');
     const response = responseObject(this.frame, this.output, this.finish ?? 'stop', this.usage);
     this.final = { response, assistant: assistantTurn(this.text, this.calls) };
     this.ev(out, response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response });

@@ -101,10 +101,13 @@ describe('conformance: OpenAI dialect answers against openai-openapi', () => {
         const r = await call('POST', '/v1/responses', { headers: h, json });
         expect(r.status, r.text).to.equal(200);
         expect(r.body.status).to.equal('incomplete');
+        expect(r.body.output.map((i: { status: string }) => i.status)).to.deep.equal(['incomplete']); // the message was cut (OutputMessage.status)
         expectOpenAI('Response', withoutNullUser(r.body));
         const s = await postSse('/v1/responses', h, { ...json, stream: true });
         expect(s.events.at(-1)!.data.type).to.equal('response.incomplete');
         for (const e of s.events) expectResponsesEvent(responsesEventForDocument(e.data));
+        expect(s.events.find((e) => e.data.type === 'response.output_item.done')!.data.item).to.include({ type: 'message', status: 'incomplete' });
+        expect((s.events.at(-1)!.data.response as { output: Array<{ status: string }> }).output.map((i) => i.status)).to.deep.equal(['incomplete']);
       });
     });
   }

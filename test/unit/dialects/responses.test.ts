@@ -178,5 +178,13 @@ describe('responses dialect: stream translation', () => {
     const last = events.at(-1)!;
     expect(last.type).to.equal('response.incomplete');
     expect(last.response).to.deep.include({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } });
+    expect(events.find((e) => e.type === 'response.output_item.done')!.item).to.include({ type: 'message', status: 'incomplete' });
+  });
+
+  it('marks only the item that was cut incomplete: a message before a cut tool call stays completed (JSON)', () => {
+    const cut = { choices: [{ message: { content: 'Checking.', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"a":' } }] }, finish_reason: 'length' }] };
+    const { response } = canonicalToResponse(cut as CanonicalCompletion, frame);
+    expect((response.output as Array<{ type: string; status: string }>).map((i) => [i.type, i.status])).to.deep.equal([['message', 'completed'], ['function_call', 'incomplete']]);
+    expect(response.status).to.equal('incomplete');
   });
 });
