@@ -35,6 +35,8 @@ export interface CanonicalRequest {
   tools?: CanonicalTool[];
   tool_choice?: CanonicalToolChoice;
   parallel_tool_calls?: boolean;
+  /** The output cap, under OpenAI's current name (`max_tokens` is deprecated and refused by o-series models). */
+  max_completion_tokens?: number;
   max_tokens?: number;
   temperature?: number;
   top_p?: number;

@@ -133,7 +133,7 @@ export function responsesToCanonical(req: ResponsesRequest, history: CanonicalMe
   const choice = toolChoice(req.tool_choice);
   if (choice && t) out.tool_choice = choice;
   if (typeof req.parallel_tool_calls === 'boolean' && t) out.parallel_tool_calls = req.parallel_tool_calls;
-  if (typeof req.max_output_tokens === 'number') out.max_tokens = req.max_output_tokens;
+  if (typeof req.max_output_tokens === 'number') out.max_completion_tokens = req.max_output_tokens;
   if (typeof req.temperature === 'number') out.temperature = req.temperature;
   if (typeof req.top_p === 'number') out.top_p = req.top_p;
   if (typeof req.user === 'string' && req.user) out.user = req.user;

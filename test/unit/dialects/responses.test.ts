@@ -66,7 +66,7 @@ describe('responses dialect: request → canonical', () => {
       tools: [{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: {} }, strict: true } }],
       tool_choice: { type: 'function', function: { name: 'get_weather' } },
       parallel_tool_calls: false,
-      max_tokens: 50,
+      max_completion_tokens: 50,
       temperature: 0.2,
       response_format: { type: 'json_schema', json_schema: { name: 'w', schema: { type: 'object' }, strict: true } },
     });
