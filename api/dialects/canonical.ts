@@ -27,7 +27,13 @@ export interface CanonicalTool {
   function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean };
 }
 
-export type CanonicalToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
+export type CanonicalToolChoice =
+  | 'auto'
+  | 'none'
+  | 'required'
+  | { type: 'function'; function: { name: string } }
+  /** ChatCompletionAllowedToolChoice: the model may use only these tools, in this mode. */
+  | { type: 'allowed_tools'; allowed_tools: { mode: 'auto' | 'required'; tools: Array<{ type: 'function'; function: { name: string } }> } };
 
 export interface CanonicalRequest {
   model: string;
