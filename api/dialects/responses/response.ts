@@ -40,6 +40,8 @@ export function responseObject(f: ResponseFrame, output: OutputItem[], finish: F
     id: f.id,
     object: 'response',
     created_at: f.createdAt,
+    // OpenAI's document: "Only present when the status is `completed`" (null otherwise)
+    completed_at: status === 'completed' ? Math.floor(Date.now() / 1000) : null,
     status,
     background: false,
     error: null,
