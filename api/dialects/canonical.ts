@@ -27,7 +27,13 @@ export interface CanonicalTool {
   function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean };
 }
 
-export type CanonicalToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
+export type CanonicalToolChoice =
+  | 'auto'
+  | 'none'
+  | 'required'
+  | { type: 'function'; function: { name: string } }
+  /** ChatCompletionAllowedToolChoice: the model may use only these tools, in this mode. */
+  | { type: 'allowed_tools'; allowed_tools: { mode: 'auto' | 'required'; tools: Array<{ type: 'function'; function: { name: string } }> } };
 
 export interface CanonicalRequest {
   model: string;
@@ -35,6 +41,8 @@ export interface CanonicalRequest {
   tools?: CanonicalTool[];
   tool_choice?: CanonicalToolChoice;
   parallel_tool_calls?: boolean;
+  /** The output cap, under OpenAI's current name (`max_tokens` is deprecated and refused by o-series models). */
+  max_completion_tokens?: number;
   max_tokens?: number;
   temperature?: number;
   top_p?: number;
@@ -61,7 +69,8 @@ export interface CanonicalCompletion {
   model?: string;
   choices: Array<{
     index?: number;
-    message: { role?: string; content?: string | null; tool_calls?: CanonicalToolCall[]; reasoning_content?: string | null };
+    /** `refusal`: the model's refusal text (OpenAI's ChatCompletionMessage.refusal), null otherwise. */
+    message: { role?: string; content?: string | null; refusal?: string | null; tool_calls?: CanonicalToolCall[]; reasoning_content?: string | null };
     finish_reason: FinishReason;
   }>;
   usage?: CanonicalUsage;
@@ -74,6 +83,7 @@ export interface CanonicalChunk {
     delta?: {
       role?: string;
       content?: string | null;
+      refusal?: string | null;
       reasoning_content?: string | null;
       tool_calls?: Array<{ index: number; id?: string; type?: string; function?: { name?: string; arguments?: string } }>;
     };

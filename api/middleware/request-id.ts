@@ -16,10 +16,16 @@ function randomHex(): string {
   return pool.toString('hex', offset - ID_BYTES, offset);
 }
 
-/** Every response carries `x-service-request-id`, errors and unknown paths included. */
+/**
+ * Every response carries `x-service-request-id` (the spec), errors and unknown paths included, and
+ * the same id under the names the official SDKs read: `x-request-id` (openai: `request_id`,
+ * `APIError.requestID`) and `request-id` (@anthropic-ai/sdk: the same two).
+ */
 export function requestId(req: Request, res: Response, next: NextFunction): void {
   const id = `req_${randomHex()}`;
   req.id = id;
   res.setHeader('x-service-request-id', id);
+  res.setHeader('x-request-id', id);
+  res.setHeader('request-id', id);
   next();
 }

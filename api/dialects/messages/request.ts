@@ -192,7 +192,7 @@ export function messagesToCanonical(req: MessagesRequest, opts: { cacheHints?: b
     else messages.push(...userMessages(m.content, opts.cacheHints));
   }
   const out: CanonicalRequest = { model: req.model, messages };
-  if (req.max_tokens !== undefined) out.max_tokens = req.max_tokens;
+  if (req.max_tokens !== undefined) out.max_completion_tokens = req.max_tokens;
   const t = tools(req);
   if (t) out.tools = t;
   const choice = toolChoice(req.tool_choice);

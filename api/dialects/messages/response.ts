@@ -7,8 +7,11 @@ export function messageId(): string {
   return `msg_${crypto.randomBytes(12).toString('hex')}`;
 }
 
-/** finish_reason → stop_reason. OpenAI reports a matched stop sequence as `stop` too, so it is `end_turn`. */
-export function stopReason(finish: FinishReason | undefined): StopReason {
+/**
+ * finish_reason → stop_reason. OpenAI reports a matched stop sequence as `stop` too, so it is
+ * `end_turn`; an answer that carried a refusal (`refused`) and ended on its own is `refusal`.
+ */
+export function stopReason(finish: FinishReason | undefined, refused = false): StopReason {
   switch (finish) {
     case 'length':
       return 'max_tokens';
@@ -18,7 +21,7 @@ export function stopReason(finish: FinishReason | undefined): StopReason {
     case 'content_filter':
       return 'refusal';
     default:
-      return 'end_turn';
+      return refused ? 'refusal' : 'end_turn';
   }
 }
 
@@ -40,13 +43,18 @@ export function messagesUsage(u: CanonicalUsage | undefined | null): MessagesUsa
   };
 }
 
-/** Canonical chat completion → Anthropic Message, reporting the public model id. */
+/**
+ * Canonical chat completion → Anthropic Message, reporting the public model id. An OpenAI refusal
+ * (`message.refusal`) is a text block with its text, and stop_reason `refusal` (Anthropic's own for
+ * a declined request).
+ */
 export function canonicalToMessage(c: CanonicalCompletion, publicModel: string, id = messageId()): Record<string, unknown> {
   const choice = c.choices[0];
   const msg = choice?.message ?? {};
   const content: Array<Record<string, unknown>> = [];
   if (msg.reasoning_content) content.push({ type: 'thinking', thinking: msg.reasoning_content, signature: '' });
-  if (msg.content) content.push({ type: 'text', text: msg.content });
+  const text = (msg.content ?? '') + (msg.refusal ?? '');
+  if (text) content.push({ type: 'text', text });
   for (const call of msg.tool_calls ?? []) {
     content.push({ type: 'tool_use', id: call.id, name: call.function.name, input: parseArguments(call.function.arguments) });
   }
@@ -56,7 +64,7 @@ export function canonicalToMessage(c: CanonicalCompletion, publicModel: string, 
     role: 'assistant',
     model: publicModel,
     content,
-    stop_reason: stopReason(choice?.finish_reason),
+    stop_reason: stopReason(choice?.finish_reason, !!msg.refusal),
     stop_sequence: null,
     usage: messagesUsage(c.usage),
   };

@@ -20,6 +20,8 @@ export class MessagesStreamTranslator {
   private nextIndex = 0;
   private finish: FinishReason = null;
   private usage: CanonicalChunk['usage'] = null;
+  /** The upstream sent refusal text (streamed as text; the stop reason is then `refusal`). */
+  private refused = false;
 
   constructor(
     private readonly publicModel: string,
@@ -75,9 +77,11 @@ export class MessagesStreamTranslator {
       if (this.open?.kind !== 'thinking') this.openBlock(out, { kind: 'thinking' }, { type: 'thinking', thinking: '', signature: '' });
       out.push({ type: 'content_block_delta', index: this.index, delta: { type: 'thinking_delta', thinking: delta.reasoning_content } });
     }
-    if (delta?.content) {
+    if (delta?.refusal) this.refused = true;
+    for (const text of [delta?.content, delta?.refusal]) {
+      if (!text) continue;
       if (this.open?.kind !== 'text') this.openBlock(out, { kind: 'text' }, { type: 'text', text: '' });
-      out.push({ type: 'content_block_delta', index: this.index, delta: { type: 'text_delta', text: delta.content } });
+      out.push({ type: 'content_block_delta', index: this.index, delta: { type: 'text_delta', text } });
     }
     for (const call of delta?.tool_calls ?? []) {
       const current = this.open?.kind === 'tool' ? this.open.toolIndex : undefined;
@@ -99,7 +103,7 @@ export class MessagesStreamTranslator {
     const u = messagesUsage(this.usage);
     out.push({
       type: 'message_delta',
-      delta: { stop_reason: stopReason(this.finish), stop_sequence: null },
+      delta: { stop_reason: stopReason(this.finish, this.refused), stop_sequence: null },
       usage: { input_tokens: u.input_tokens, output_tokens: u.output_tokens, cache_read_input_tokens: u.cache_read_input_tokens },
     });
     out.push({ type: 'message_stop' });

@@ -78,7 +78,12 @@ export async function unfoldSearchCalls(req: ResponsesRequest, rest: Tool[], set
   }
   const fns = functionTools(set).map((f) => ({ type: 'function', name: f.function.name, description: f.function.description, parameters: f.function.parameters }));
   const choice = req.tool_choice;
-  const tool_choice = typeof choice === 'object' && /^web_search/.test(choice.type) ? { type: 'function', name: NATIVE_NAMES.search } : choice;
+  const search = { type: 'function', name: NATIVE_NAMES.search };
+  const hosted = (t: unknown) => /^web_search/.test(String((t as { type?: unknown } | null)?.type));
+  let tool_choice: ResponsesRequest['tool_choice'] = choice;
+  if (hosted(choice)) tool_choice = search;
+  // an allowed_tools list naming the hosted search names the gateway's search function instead
+  else if (typeof choice === 'object' && choice.type === 'allowed_tools' && Array.isArray(choice.tools)) tool_choice = { ...choice, tools: choice.tools.map((t) => (hosted(t) ? search : t)) };
   return { request: { ...req, input, tools: [...rest, ...fns], tool_choice }, reruns };
 }
 

@@ -8,7 +8,7 @@ export interface ResponsesRequest {
   input: string | ResponsesItem[];
   instructions?: string | null;
   tools?: Array<Record<string, unknown> & { type: string }>;
-  tool_choice?: 'auto' | 'none' | 'required' | { type: string; name?: string };
+  tool_choice?: 'auto' | 'none' | 'required' | { type: string; name?: string; mode?: string; tools?: unknown[] };
   parallel_tool_calls?: boolean;
   max_output_tokens?: number | null;
   temperature?: number | null;
@@ -111,11 +111,28 @@ function tools(req: ResponsesRequest): CanonicalTool[] | undefined {
   return offered.length ? offered.map(canonicalTool) : undefined;
 }
 
+const choiceRefused = (message: string) => new ApiError(400, 'unsupported_parameter', message, { param: 'tool_choice' });
+
+/**
+ * `tool_choice`: a mode, a named function or custom tool, or `allowed_tools` (ToolChoiceAllowed:
+ * `mode` auto/required and the function or custom tools allowed) → the chat API's
+ * `{type: 'allowed_tools', allowed_tools: {mode, tools}}`. A hosted tool's choice reaches here only
+ * when that tool is not run by the gateway (hosted web search is rewritten in native.ts): 400.
+ */
 function toolChoice(c: ResponsesRequest['tool_choice']): CanonicalToolChoice | undefined {
   if (c === undefined) return undefined;
   if (typeof c === 'string') return c;
   if ((c.type === 'function' || c.type === 'custom') && c.name) return { type: 'function', function: { name: c.name } };
-  throw invalid(`tool_choice type '${c.type}' is not supported.`);
+  if (c.type === 'allowed_tools') {
+    if ((c.mode !== 'auto' && c.mode !== 'required') || !Array.isArray(c.tools) || !c.tools.length) throw invalid("tool_choice of type 'allowed_tools' needs mode 'auto' or 'required' and a non-empty tools list.");
+    const tools = (c.tools as Array<{ type?: unknown; name?: unknown }>).map((t) => {
+      if ((t?.type === 'function' || t?.type === 'custom') && typeof t.name === 'string' && t.name) return { type: 'function' as const, function: { name: t.name } };
+      throw choiceRefused(`tool_choice.tools may list function and custom tools (and hosted web search, which the gateway runs); '${String(t?.type)}' is not supported.`);
+    });
+    return { type: 'allowed_tools', allowed_tools: { mode: c.mode, tools } };
+  }
+  if (/^web_search/.test(c.type)) throw invalid(`tool_choice names the hosted tool '${c.type}', which is not in tools.`);
+  throw choiceRefused(`tool_choice of type '${c.type}' is not supported: the gateway does not run that hosted tool.`);
 }
 
 /**
@@ -133,7 +150,7 @@ export function responsesToCanonical(req: ResponsesRequest, history: CanonicalMe
   const choice = toolChoice(req.tool_choice);
   if (choice && t) out.tool_choice = choice;
   if (typeof req.parallel_tool_calls === 'boolean' && t) out.parallel_tool_calls = req.parallel_tool_calls;
-  if (typeof req.max_output_tokens === 'number') out.max_tokens = req.max_output_tokens;
+  if (typeof req.max_output_tokens === 'number') out.max_completion_tokens = req.max_output_tokens;
   if (typeof req.temperature === 'number') out.temperature = req.temperature;
   if (typeof req.top_p === 'number') out.top_p = req.top_p;
   if (typeof req.user === 'string' && req.user) out.user = req.user;

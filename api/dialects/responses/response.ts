@@ -28,6 +28,9 @@ export function responsesUsage(u: CanonicalUsage | undefined | null) {
   };
 }
 
+/** The answer was cut short (max_output_tokens, or a content filter): the Response and its last item are `incomplete`. */
+export const cutShort = (finish: FinishReason | undefined) => finish === 'length' || finish === 'content_filter';
+
 /** The Response object; `status` in_progress (stream start) or from the finish reason. */
 export function responseObject(f: ResponseFrame, output: OutputItem[], finish: FinishReason | 'in_progress', usage: CanonicalUsage | null | undefined): Record<string, unknown> {
   const incomplete = finish === 'length' ? 'max_output_tokens' : finish === 'content_filter' ? 'content_filter' : null;
@@ -37,6 +40,8 @@ export function responseObject(f: ResponseFrame, output: OutputItem[], finish: F
     id: f.id,
     object: 'response',
     created_at: f.createdAt,
+    // OpenAI's document: "Only present when the status is `completed`" (null otherwise)
+    completed_at: status === 'completed' ? Math.floor(Date.now() / 1000) : null,
     status,
     background: false,
     error: null,
@@ -71,8 +76,18 @@ export function outputText(text: string, annotations: unknown[] = []): Record<st
   return { type: 'output_text', text, annotations, logprobs: [] };
 }
 
-export function messageItem(id: string, text: string, status = 'completed'): OutputItem {
-  return { type: 'message', id, status, role: 'assistant', content: [outputText(text)] };
+/** One content part of an output message: text, or the model's refusal (OpenAI's RefusalContent). */
+export interface MessagePart {
+  type: 'output_text' | 'refusal';
+  text: string;
+}
+
+export function contentPart(p: MessagePart): Record<string, unknown> {
+  return p.type === 'refusal' ? { type: 'refusal', refusal: p.text } : outputText(p.text);
+}
+
+export function messageItem(id: string, parts: MessagePart[], status = 'completed'): OutputItem {
+  return { type: 'message', id, status, role: 'assistant', content: parts.map(contentPart) };
 }
 
 /**
@@ -96,13 +111,24 @@ export function assistantTurn(text: string, calls: CanonicalToolCall[]): Canonic
   return m;
 }
 
-/** Canonical chat completion → Response object, plus the assistant turn for the store. */
+/**
+ * Canonical chat completion → Response object, plus the assistant turn for the store. A refusal
+ * (`message.refusal`) is a `refusal` part of the message item, after any text; the stored turn keeps
+ * it as text (as a `refusal` input part is read). When the answer was cut short its last item (the
+ * one cut) is `incomplete`, as OpenAI reports it.
+ */
 export function canonicalToResponse(c: CanonicalCompletion, f: ResponseFrame): { response: Record<string, unknown>; assistant: CanonicalMessage } {
   const choice = c.choices[0];
   const text = choice?.message.content ?? '';
+  const refusal = choice?.message.refusal ?? '';
   const calls = choice?.message.tool_calls ?? [];
   const output: OutputItem[] = [];
-  if (text) output.push(messageItem(newId('msg'), text));
+  const parts: MessagePart[] = [];
+  if (text) parts.push({ type: 'output_text', text });
+  if (refusal) parts.push({ type: 'refusal', text: refusal });
+  if (parts.length) output.push(messageItem(newId('msg'), parts));
   for (const call of calls) output.push(functionCallItem(newId('fc'), call, 'completed', f.req));
-  return { response: responseObject(f, output, choice?.finish_reason ?? 'stop', c.usage), assistant: assistantTurn(text, calls) };
+  const last = output.at(-1);
+  if (last && cutShort(choice?.finish_reason)) last.status = 'incomplete';
+  return { response: responseObject(f, output, choice?.finish_reason ?? 'stop', c.usage), assistant: assistantTurn(text + refusal, calls) };
 }

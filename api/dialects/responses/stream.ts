@@ -1,18 +1,19 @@
 import type { CanonicalChunk, CanonicalMessage, CanonicalToolCall, FinishReason } from '../canonical';
-import { assistantTurn, functionCallItem, messageItem, newId, outputText, responseObject, type OutputItem, type ResponseFrame } from './response';
+import { assistantTurn, contentPart, cutShort, functionCallItem, messageItem, newId, responseObject, type MessagePart, type OutputItem, type ResponseFrame } from './response';
 
 import { ResponsesEventWriter, type ResponsesEvent } from './event-writer';
 
 export type { ResponsesEvent };
 
 type Open =
-  | { kind: 'message'; index: number; id: string; text: string }
+  | { kind: 'message'; index: number; id: string; parts: MessagePart[] }
   | { kind: 'call'; index: number; id: string; toolIndex: number; call: CanonicalToolCall; itemType: string };
 
 /**
  * Turns canonical chat chunks into the Responses streaming events: response.created and
  * response.in_progress, then per output item output_item.added, its content (content_part.added,
- * output_text.delta..., output_text.done, content_part.done, or function_call_arguments.delta...,
+ * output_text.delta..., output_text.done, content_part.done; a refusal (`delta.refusal`) is a
+ * part of its own with refusal.delta... and refusal.done; or function_call_arguments.delta...,
  * function_call_arguments.done) and output_item.done, and finally response.completed (or
  * response.incomplete when the output was cut short). Every event carries a sequence_number.
  */
@@ -26,24 +27,54 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
   /** The final Response object and assistant turn, once `end()` ran. */
   final: { response: Record<string, unknown>; assistant: CanonicalMessage } | undefined;
 
-  private close(out: ResponsesEvent[]): void {
+  /** The events that end a message's last content part (its text or refusal is final). */
+  private closePart(out: ResponsesEvent[], o: Extract<Open, { kind: 'message' }>): void {
+    const content_index = o.parts.length - 1;
+    const p = o.parts[content_index];
+    const at = { item_id: o.id, output_index: o.index, content_index };
+    if (p.type === 'refusal') this.ev(out, 'response.refusal.done', { ...at, refusal: p.text });
+    else this.ev(out, 'response.output_text.done', { ...at, text: p.text, logprobs: [] });
+    this.ev(out, 'response.content_part.done', { ...at, part: contentPart(p) });
+  }
+
+  /** Ends the open item; `status` is `incomplete` for the item open when the answer was cut short. */
+  private close(out: ResponsesEvent[], status = 'completed'): void {
     const o = this.open;
     if (!o) return;
     this.open = undefined;
     if (o.kind === 'message') {
-      const part = outputText(o.text);
-      this.ev(out, 'response.output_text.done', { item_id: o.id, output_index: o.index, content_index: 0, text: o.text, logprobs: [] });
-      this.ev(out, 'response.content_part.done', { item_id: o.id, output_index: o.index, content_index: 0, part });
-      const item = messageItem(o.id, o.text);
+      this.closePart(out, o);
+      const item = messageItem(o.id, o.parts, status);
       this.output.push(item);
       this.ev(out, 'response.output_item.done', { output_index: o.index, item });
     } else {
-      const item = functionCallItem(o.id, o.call, 'completed', this.frame.req);
+      const item = functionCallItem(o.id, o.call, status, this.frame.req);
       this.callDone(out, o.index, item);
       this.output.push(item);
       this.calls.push(o.call);
       this.ev(out, 'response.output_item.done', { output_index: o.index, item });
     }
+  }
+
+  /** Appends text to the open message's part of this type: the message and the part are opened as needed. */
+  private messageDelta(out: ResponsesEvent[], type: MessagePart['type'], delta: string): void {
+    if (this.open?.kind !== 'message') {
+      this.close(out);
+      const o: Open = { kind: 'message', index: this.nextIndex, id: newId('msg'), parts: [] };
+      this.open = o;
+      this.ev(out, 'response.output_item.added', { output_index: o.index, item: messageItem(o.id, [], 'in_progress') });
+    }
+    const o = this.open as Extract<Open, { kind: 'message' }>;
+    if (o.parts.at(-1)?.type !== type) {
+      if (o.parts.length) this.closePart(out, o);
+      o.parts.push({ type, text: '' });
+      this.ev(out, 'response.content_part.added', { item_id: o.id, output_index: o.index, content_index: o.parts.length - 1, part: contentPart({ type, text: '' }) });
+    }
+    const content_index = o.parts.length - 1;
+    o.parts[content_index].text += delta;
+    this.text += delta;
+    if (type === 'refusal') this.ev(out, 'response.refusal.delta', { item_id: o.id, output_index: o.index, content_index, delta });
+    else this.ev(out, 'response.output_text.delta', { item_id: o.id, output_index: o.index, content_index, delta, logprobs: [] });
   }
 
   private get nextIndex(): number {
@@ -56,19 +87,8 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
     if (chunk.usage) this.usage = chunk.usage;
     const choice = chunk.choices?.[0];
     const delta = choice?.delta;
-    if (delta?.content) {
-      if (this.open?.kind !== 'message') {
-        this.close(out);
-        const o: Open = { kind: 'message', index: this.nextIndex, id: newId('msg'), text: '' };
-        this.open = o;
-        this.ev(out, 'response.output_item.added', { output_index: o.index, item: { ...messageItem(o.id, '', 'in_progress'), content: [] } });
-        this.ev(out, 'response.content_part.added', { item_id: o.id, output_index: o.index, content_index: 0, part: outputText('') });
-      }
-      const o = this.open as Extract<Open, { kind: 'message' }>;
-      o.text += delta.content;
-      this.text += delta.content;
-      this.ev(out, 'response.output_text.delta', { item_id: o.id, output_index: o.index, content_index: 0, delta: delta.content, logprobs: [] });
-    }
+    if (delta?.content) this.messageDelta(out, 'output_text', delta.content);
+    if (delta?.refusal) this.messageDelta(out, 'refusal', delta.refusal);
     for (const tc of delta?.tool_calls ?? []) {
       if (this.open?.kind !== 'call' || this.open.toolIndex !== tc.index) {
         this.close(out);
@@ -94,7 +114,7 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
   end(): ResponsesEvent[] {
     const out: ResponsesEvent[] = [];
     this.start(out);
-    this.close(out);
+    this.close(out, cutShort(this.finish) ? 'incomplete' : 'completed');
     const response = responseObject(this.frame, this.output, this.finish ?? 'stop', this.usage);
     this.final = { response, assistant: assistantTurn(this.text, this.calls) };
     this.ev(out, response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response });

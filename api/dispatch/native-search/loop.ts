@@ -162,10 +162,16 @@ export async function runNativeLoop(ctx: AppContext, req: Request, res: Response
       const last = turn === maxTurns - 1;
       const body: CanonicalRequest = { ...input.canonical, messages: [...input.canonical.messages, ...t.added], stream: false };
       // A choice forcing a server tool applies to the first turn; later the model decides.
-      const forced = typeof body.tool_choice === 'object' && nativeNames.has(body.tool_choice.function.name);
+      const forced = typeof body.tool_choice === 'object' && body.tool_choice.type === 'function' && nativeNames.has(body.tool_choice.function.name);
       if (turn > 0 && forced) body.tool_choice = 'auto';
       if (last) {
         body.tools = body.tools?.filter((x) => !nativeNames.has(x.function.name));
+        const choice = body.tool_choice;
+        if (typeof choice === 'object' && choice.type === 'allowed_tools') {
+          // the allowed list loses the server tools too; allowing nothing else, no tool may be called
+          const kept = choice.allowed_tools.tools.filter((x) => !nativeNames.has(x.function.name));
+          body.tool_choice = kept.length ? { type: 'allowed_tools', allowed_tools: { ...choice.allowed_tools, tools: kept } } : 'none';
+        }
         if (!body.tools?.length) {
           delete body.tools;
           delete body.tool_choice;

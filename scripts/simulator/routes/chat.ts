@@ -9,11 +9,21 @@ import { answerFromToolResult, searchToolCall } from '../search-tools';
 type Msg = { role: string; content?: unknown };
 type Tool = { type: string; function?: { name: string } };
 
-/** Which tool the simulated model calls, if any: a forced choice, or a user asking for a tool. */
+/**
+ * Which tool the simulated model calls, if any: a forced choice, or a user asking for a tool; an
+ * `allowed_tools` choice (ChatCompletionAllowedToolChoice) limits the tools to its list, and its mode
+ * `required` forces one of them.
+ */
 function pickTool(body: Record<string, unknown>, lastUser: string): string | undefined {
-  const tools = (body.tools as Tool[] | undefined)?.filter((t) => t.type === 'function' && t.function?.name);
+  let tools = (body.tools as Tool[] | undefined)?.filter((t) => t.type === 'function' && t.function?.name);
   if (!tools?.length || body.tool_choice === 'none') return undefined;
-  const choice = body.tool_choice as { function?: { name?: string } } | string | undefined;
+  let choice = body.tool_choice as { type?: string; function?: { name?: string }; allowed_tools?: { mode?: string; tools?: Tool[] } } | string | undefined;
+  if (typeof choice === 'object' && choice?.type === 'allowed_tools') {
+    const allowed = new Set((choice.allowed_tools?.tools ?? []).map((t) => t.function?.name));
+    tools = tools.filter((t) => allowed.has(t.function!.name));
+    if (!tools.length) return undefined;
+    choice = choice.allowed_tools?.mode === 'required' ? 'required' : 'auto';
+  }
   if (typeof choice === 'object' && choice?.function?.name) return choice.function.name;
   if (choice === 'required' || /\b(use|call) (a |the )?tool\b/i.test(lastUser)) return tools[0].function!.name;
   return undefined;

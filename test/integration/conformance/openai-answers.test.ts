@@ -74,6 +74,7 @@ describe('conformance: OpenAI dialect answers against openai-openapi', () => {
         expect(r.status, r.text).to.equal(200);
         expectOpenAI('Response', withoutNullUser(r.body));
         expect(r.body.output[0].content[0].logprobs).to.deep.equal([]);
+        expect(r.body.completed_at).to.be.a('number').and.to.be.at.least(r.body.created_at); // present when completed
         const tool = await call('POST', '/v1/responses', { headers: h, json: { model, input: 'use the tool', tools: [{ type: 'function', ...lookup }] } });
         expect(tool.status, tool.text).to.equal(200);
         expect(tool.body.output.map((i: { type: string }) => i.type)).to.include('function_call');
@@ -93,6 +94,7 @@ describe('conformance: OpenAI dialect answers against openai-openapi', () => {
             expectResponsesEvent(responsesEventForDocument(e.data));
           }
           expect(s.events.at(-1)!.data.type).to.equal('response.completed');
+          expect([s.events[0].data.response.completed_at, typeof s.events.at(-1)!.data.response.completed_at]).to.deep.equal([null, 'number']);
         }
       });
 
@@ -101,10 +103,14 @@ describe('conformance: OpenAI dialect answers against openai-openapi', () => {
         const r = await call('POST', '/v1/responses', { headers: h, json });
         expect(r.status, r.text).to.equal(200);
         expect(r.body.status).to.equal('incomplete');
+        expect(r.body.output.map((i: { status: string }) => i.status)).to.deep.equal(['incomplete']); // the message was cut (OutputMessage.status)
+        expect(r.body.completed_at).to.equal(null); // "Only present when the status is completed"
         expectOpenAI('Response', withoutNullUser(r.body));
         const s = await postSse('/v1/responses', h, { ...json, stream: true });
         expect(s.events.at(-1)!.data.type).to.equal('response.incomplete');
         for (const e of s.events) expectResponsesEvent(responsesEventForDocument(e.data));
+        expect(s.events.find((e) => e.data.type === 'response.output_item.done')!.data.item).to.include({ type: 'message', status: 'incomplete' });
+        expect((s.events.at(-1)!.data.response as { output: Array<{ status: string }> }).output.map((i) => i.status)).to.deep.equal(['incomplete']);
       });
     });
   }

@@ -210,6 +210,8 @@ describe('POST /v1/messages', () => {
   it('reports max_tokens and stop_sequence stop reasons', async () => {
     const cut = await call('POST', '/v1/messages', { headers: h, json: body('sim-chat', { max_tokens: 3 }) });
     expect(cut.body.stop_reason).to.equal('max_tokens');
+    // an OpenAI-compatible upstream gets the cap as max_completion_tokens (max_tokens is deprecated there, refused by o-series models)
+    expect(env().sim.log.entries[0].body).to.deep.include({ max_completion_tokens: 3 }).and.not.have.property('max_tokens');
     const native = await call('POST', '/v1/messages', { headers: h, json: body('sim-claude', { stop_sequences: ['messages'] }) });
     expect(native.body).to.include({ stop_reason: 'stop_sequence', stop_sequence: 'messages' });
   });

@@ -89,6 +89,14 @@ describe('OpenAI-compatible presets', () => {
     expect(sent).to.not.have.property('max_completion_tokens');
   });
 
+  it('openrouter: the responses and messages dialects\' caps (sent as max_completion_tokens) reach it as max_tokens', async () => {
+    const r = await call('POST', '/v1/responses', { headers: keyHeader(o.key), json: { model: 'or-chat', input: 'capped', max_output_tokens: 40 } });
+    const m = await call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), ...V }, json: { model: 'or-chat', max_tokens: 41, messages: [{ role: 'user', content: 'capped' }] } });
+    expect([r.status, m.status]).to.deep.equal([200, 200]);
+    const sent = env().sim.log.entries.map((e) => e.body as Record<string, unknown>);
+    expect(sent.map((b) => [b.max_tokens, 'max_completion_tokens' in b])).to.deep.equal([[40, false], [41, false]]);
+  });
+
   it('openrouter: usage from the last content chunk becomes the usage chunk; no stream_options sent; billed once', async () => {
     env().sim.knobs.set('or-upstream', { reasoning: { field: 'reasoning', text: 'pondering' }, usageInLastChunk: true });
     await usageSettled();

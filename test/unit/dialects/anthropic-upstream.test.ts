@@ -115,6 +115,26 @@ describe('anthropic upstream: stream → canonical chunks', () => {
     expect((usage.usage as { completion_tokens: number }).completion_tokens).to.equal(47);
   });
 
+  it('a tool call streamed with no argument text (input {}) gets arguments "{}" when its block stops', () => {
+    const { deltas } = run([
+      { type: 'message_start', message: { id: 'msg_1', usage: { input_tokens: 3, output_tokens: 1 } } },
+      { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'now', input: {} } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '' } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'toolu_2', name: 'then', input: {} } },
+      { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"a":1}' } },
+      { type: 'content_block_stop', index: 1 },
+      { type: 'message_delta', delta: { stop_reason: 'tool_use' }, usage: { output_tokens: 9 } },
+    ]);
+    expect(deltas.slice(1)).to.deep.equal([
+      [{ tool_calls: [{ index: 0, id: 'toolu_1', type: 'function', function: { name: 'now', arguments: '' } }] }, null],
+      [{ tool_calls: [{ index: 0, function: { arguments: '{}' } }] }, null],
+      [{ tool_calls: [{ index: 1, id: 'toolu_2', type: 'function', function: { name: 'then', arguments: '' } }] }, null],
+      [{ tool_calls: [{ index: 1, function: { arguments: '{"a":1}' } }] }, null],
+      [{}, 'tool_calls'],
+    ]);
+  });
+
   it('translates thinking into reasoning_content', () => {
     const { deltas } = run(thinkingStream);
     expect(deltas.slice(1)).to.deep.equal([

@@ -31,7 +31,7 @@ describe('messages dialect: request → canonical', () => {
         { role: 'tool', tool_call_id: 'toolu_01A09q90qw90lq917835lq9', content: '15 degrees' },
         { role: 'user', content: 'And tomorrow?' },
       ],
-      max_tokens: 1024,
+      max_completion_tokens: 1024,
       tools: [{ type: 'function', function: { name: 'get_weather', description: 'Get the current weather in a given location', parameters: toolUseRequest.tools[0].input_schema } }],
       tool_choice: 'auto',
       parallel_tool_calls: false,

@@ -66,7 +66,7 @@ describe('responses dialect: request → canonical', () => {
       tools: [{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: {} }, strict: true } }],
       tool_choice: { type: 'function', function: { name: 'get_weather' } },
       parallel_tool_calls: false,
-      max_tokens: 50,
+      max_completion_tokens: 50,
       temperature: 0.2,
       response_format: { type: 'json_schema', json_schema: { name: 'w', schema: { type: 'object' }, strict: true } },
     });
@@ -151,10 +151,40 @@ describe('responses dialect: stream translation', () => {
     });
   });
 
+  it('streams text then a refusal as two parts of one message (content_index 0 and 1)', () => {
+    const { events, t } = run([{ choices: [{ delta: { content: 'Well. ' } }] }, { choices: [{ delta: { refusal: 'No.' } }] }, { choices: [{ delta: {}, finish_reason: 'stop' }] }]);
+    const brief = events.map((e) => `${e.type}${'content_index' in e ? `:${e.content_index}` : ''}`);
+    expect(brief.slice(2)).to.deep.equal([
+      'response.output_item.added',
+      'response.content_part.added:0',
+      'response.output_text.delta:0',
+      'response.output_text.done:0',
+      'response.content_part.done:0',
+      'response.content_part.added:1',
+      'response.refusal.delta:1',
+      'response.refusal.done:1',
+      'response.content_part.done:1',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+    expect((events.find((e) => e.type === 'response.content_part.added' && e.content_index === 1)!.part)).to.deep.equal({ type: 'refusal', refusal: '' });
+    const item = events.find((e) => e.type === 'response.output_item.done')!.item as { content: unknown[] };
+    expect(item.content).to.deep.equal([{ type: 'output_text', text: 'Well. ', annotations: [], logprobs: [] }, { type: 'refusal', refusal: 'No.' }]);
+    expect(t.final!.assistant).to.deep.equal({ role: 'assistant', content: 'Well. No.' });
+  });
+
   it('ends with response.incomplete when the output was cut at max_output_tokens', () => {
     const { events } = run([{ choices: [{ delta: { content: 'cut' }, finish_reason: 'length' }] }]);
     const last = events.at(-1)!;
     expect(last.type).to.equal('response.incomplete');
     expect(last.response).to.deep.include({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } });
+    expect(events.find((e) => e.type === 'response.output_item.done')!.item).to.include({ type: 'message', status: 'incomplete' });
+  });
+
+  it('marks only the item that was cut incomplete: a message before a cut tool call stays completed (JSON)', () => {
+    const cut = { choices: [{ message: { content: 'Checking.', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"a":' } }] }, finish_reason: 'length' }] };
+    const { response } = canonicalToResponse(cut as CanonicalCompletion, frame);
+    expect((response.output as Array<{ type: string; status: string }>).map((i) => [i.type, i.status])).to.deep.equal([['message', 'completed'], ['function_call', 'incomplete']]);
+    expect(response.status).to.equal('incomplete');
   });
 });

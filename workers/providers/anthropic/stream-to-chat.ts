@@ -4,13 +4,17 @@ type Event = Record<string, unknown> & { type: string };
 
 /**
  * Anthropic stream events → canonical chat chunks. Tool-use blocks become tool calls numbered in
- * order of appearance; thinking deltas become `reasoning_content`. The usage-only chunk comes last,
+ * order of appearance; a tool call streamed with no argument text (Anthropic's input {}) gets
+ * arguments "{}" when its block stops, as the JSON path and Anthropic's SDK give; thinking deltas
+ * become `reasoning_content`. The usage-only chunk comes last,
  * as with `stream_options.include_usage`.
  */
 export class MessagesToChatStream {
   private id = '';
   private readonly created = Math.floor(Date.now() / 1000);
   private toolByBlock = new Map<number, number>();
+  /** Tool blocks that have received argument text: one that got none closes with "{}" (as the SDK's empty buffer is {}). */
+  private withArgs = new Set<number>();
   private usage: Record<string, number | null | undefined> = {};
 
   constructor(private readonly publicModel: string) {}
@@ -40,9 +44,17 @@ export class MessagesToChatStream {
         if (d.type === 'thinking_delta') return [this.chunk({ reasoning_content: d.thinking })];
         if (d.type === 'input_json_delta') {
           const n = this.toolByBlock.get(ev.index as number);
-          return n === undefined || !d.partial_json ? [] : [this.chunk({ tool_calls: [{ index: n, function: { arguments: d.partial_json } }] })];
+          if (n === undefined || !d.partial_json) return [];
+          this.withArgs.add(n);
+          return [this.chunk({ tool_calls: [{ index: n, function: { arguments: d.partial_json } }] })];
         }
         return [];
+      }
+      case 'content_block_stop': {
+        const n = this.toolByBlock.get(ev.index as number);
+        if (n === undefined || this.withArgs.has(n)) return [];
+        this.withArgs.add(n);
+        return [this.chunk({ tool_calls: [{ index: n, function: { arguments: '{}' } }] })];
       }
       case 'message_delta': {
         const u = (ev.usage ?? {}) as Record<string, number | null>;
@@ -50,7 +62,7 @@ export class MessagesToChatStream {
         return [this.chunk({}, finishReason((ev.delta as { stop_reason?: string }).stop_reason))];
       }
       default:
-        return []; // ping, content_block_stop, message_stop
+        return []; // ping, message_stop
     }
   }
 

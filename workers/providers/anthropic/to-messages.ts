@@ -1,5 +1,6 @@
 import { anthropicApi } from './api';
 import { ApiError } from '../../../shared/errors/ApiError';
+import { toolUse, type ToolUse } from '../tool-choice';
 
 type Part = Record<string, unknown> & { type: string };
 type Block = Record<string, unknown> & { type: string };
@@ -78,12 +79,14 @@ function turns(messages: CMessage[]): { system?: string; turns: Turn[] } {
   return { system: text, turns: out };
 }
 
-function toolChoice(c: unknown, parallel: unknown): Record<string, unknown> | undefined {
+type CTool = { type: string; function?: { name: string; description?: string; parameters?: unknown } };
+
+function toolChoice(c: ToolUse<CTool>['choice'], parallel: unknown): Record<string, unknown> | undefined {
   let choice: Record<string, unknown> | undefined;
   if (c === 'required') choice = { type: 'any' };
   else if (c === 'none') choice = { type: 'none' };
   else if (c === 'auto') choice = { type: 'auto' };
-  else if (c && typeof c === 'object') choice = { type: 'tool', name: (c as { function?: { name?: string } }).function?.name };
+  else if (c) choice = { type: 'tool', name: c.named };
   // Anthropic's ToolChoiceNone is `{type: 'none'}` alone: no parallel calls to disable when none may be made
   if (parallel === false && choice?.type !== 'none') choice = { ...(choice ?? { type: 'auto' }), disable_parallel_tool_use: true };
   return choice;
@@ -102,12 +105,13 @@ export function canonicalToMessages(body: Record<string, unknown>, upstreamModel
     messages: t,
   };
   if (system) out.system = system;
-  const tools = body.tools as Array<{ type: string; function?: { name: string; description?: string; parameters?: unknown } }> | undefined;
-  if (tools?.length) {
-    out.tools = tools
-      .filter((x) => x.type === 'function' && x.function)
-      .map((x) => ({ name: x.function!.name, ...(x.function!.description ? { description: x.function!.description } : {}), input_schema: x.function!.parameters ?? { type: 'object', properties: {} } }));
-    const choice = toolChoice(body.tool_choice, body.parallel_tool_calls);
+  const given = (body.tools as CTool[] | undefined) ?? [];
+  const bad = given.findIndex((x) => x.type !== 'function' || !x.function);
+  if (bad >= 0) throw new ApiError(400, 'unsupported_parameter', `\`tools[${bad}]\` of type '${String(given[bad].type)}' is not supported on this model.`, { param: `tools[${bad}]` });
+  if (given.length) {
+    const use = toolUse(given, body.tool_choice);
+    out.tools = use.tools.map((x) => ({ name: x.function!.name, ...(x.function!.description ? { description: x.function!.description } : {}), input_schema: x.function!.parameters ?? { type: 'object', properties: {} } }));
+    const choice = toolChoice(use.choice, body.parallel_tool_calls);
     if (choice) out.tool_choice = choice;
   }
   const stop = body.stop;

@@ -3,12 +3,15 @@ import { chatUsage, finishReason } from './from-converse';
 
 /**
  * Converse stream events → canonical chat chunks. Tool-use blocks become tool calls numbered in
- * order of appearance; reasoning deltas become `reasoning_content`. The finish chunk comes at
+ * order of appearance (one streamed with no input text gets arguments "{}" at its
+ * contentBlockStop, as the JSON path gives); reasoning deltas become `reasoning_content`. The finish chunk comes at
  * messageStop; the usage (Bedrock's `metadata` event, after it) in the usage-only chunk.
  */
 export class ConverseToChatStream {
   private readonly created = Math.floor(Date.now() / 1000);
   private toolByBlock = new Map<number, number>();
+  /** Tool blocks that have received input text: one that got none closes with "{}". */
+  private withArgs = new Set<number>();
   private usage: Partial<TokenUsage> = {};
 
   constructor(
@@ -35,13 +38,21 @@ export class ConverseToChatStream {
       if (d?.reasoningContent?.text) return [this.chunk({ reasoning_content: d.reasoningContent.text })];
       if (d?.toolUse) {
         const n = this.toolByBlock.get(ev.contentBlockDelta.contentBlockIndex ?? 0);
-        return n === undefined || !d.toolUse.input ? [] : [this.chunk({ tool_calls: [{ index: n, function: { arguments: d.toolUse.input } }] })];
+        if (n === undefined || !d.toolUse.input) return [];
+        this.withArgs.add(n);
+        return [this.chunk({ tool_calls: [{ index: n, function: { arguments: d.toolUse.input } }] })];
       }
       return [];
     }
+    if (ev.contentBlockStop) {
+      const n = this.toolByBlock.get(ev.contentBlockStop.contentBlockIndex ?? 0);
+      if (n === undefined || this.withArgs.has(n)) return [];
+      this.withArgs.add(n);
+      return [this.chunk({ tool_calls: [{ index: n, function: { arguments: '{}' } }] })];
+    }
     if (ev.messageStop) return [this.chunk({}, finishReason(ev.messageStop.stopReason))];
     if (ev.metadata) this.usage = ev.metadata.usage ?? {};
-    return []; // contentBlockStop, metadata
+    return []; // metadata
   }
 
   usageChunk(): Record<string, unknown> {

@@ -1,5 +1,6 @@
 import type { ContentBlock, ConverseRequest, ImageFormat, Message, SystemContentBlock, Tool, ToolChoice } from '@aws-sdk/client-bedrock-runtime';
 import { ApiError } from '../../../shared/errors/ApiError';
+import { toolUse, type ToolUse } from '../tool-choice';
 
 type Part = Record<string, unknown> & { type: string; cache_control?: unknown };
 type CMessage = { role: string; content?: string | Part[] | null; tool_calls?: Array<{ id: string; function: { name: string; arguments?: string } }>; tool_call_id?: string };
@@ -93,10 +94,12 @@ function conversation(messages: CMessage[], claude: boolean): { system: SystemCo
   return { system, messages: out, toolBlocks };
 }
 
-function toolChoice(c: unknown): ToolChoice | undefined {
+type FnTool = { type: string; function?: { name: string; description?: string; parameters?: unknown } };
+
+function toolChoice(c: ToolUse<FnTool>['choice']): ToolChoice | undefined {
   if (c === 'required') return { any: {} };
   if (c === 'auto') return { auto: {} };
-  if (c && typeof c === 'object') return { tool: { name: (c as { function?: { name?: string } }).function?.name } };
+  if (c && typeof c === 'object') return { tool: { name: c.named } };
   return undefined;
 }
 
@@ -137,9 +140,10 @@ export function canonicalToConverse(body: Record<string, unknown>, upstreamModel
     if (!claude) throw refuse('top_k', 'only Claude models on Bedrock take top_k.');
     out.additionalModelRequestFields = { top_k: body.top_k };
   }
-  const tools = (body.tools as Array<{ type: string; function?: { name: string; description?: string; parameters?: unknown } }> | undefined) ?? [];
-  const fns = tools.filter((t) => t.type === 'function' && t.function);
-  if (fns.length !== tools.length) throw refuse('tools', 'only function tools have a Converse form.');
+  const tools = (body.tools as FnTool[] | undefined) ?? [];
+  if (tools.some((t) => t.type !== 'function' || !t.function)) throw refuse('tools', 'only function tools have a Converse form.');
+  const use = tools.length ? toolUse(tools, body.tool_choice) : { tools, choice: undefined };
+  const fns = use.tools;
   if (fns.length && body.tool_choice === 'none') {
     // Converse has no "none": leaving the tools out means the same, unless the history holds tool blocks.
     if (conv.toolBlocks) throw refuse('tool_choice', "'none' cannot be expressed while the conversation holds tool calls.");
@@ -147,7 +151,7 @@ export function canonicalToConverse(body: Record<string, unknown>, upstreamModel
     const specs: Tool[] = fns.map((t) => ({
       toolSpec: { name: t.function!.name, ...(t.function!.description ? { description: t.function!.description } : {}), inputSchema: { json: (t.function!.parameters ?? { type: 'object', properties: {} }) as never } },
     }));
-    const choice = toolChoice(body.tool_choice);
+    const choice = toolChoice(use.choice);
     out.toolConfig = { tools: specs, ...(choice ? { toolChoice: choice } : {}) };
   }
   const fmt = body.response_format as { type?: string; json_schema?: { name?: string; description?: string; schema?: unknown } } | undefined;

@@ -1,5 +1,6 @@
 import { ApiError } from '../../../shared/errors/ApiError';
 import { refuseUntranslatable, unsupported } from './refuse';
+import { toolUse, type ToolUse } from '../tool-choice';
 import { signatureOf } from './call-ids';
 
 type Part = Record<string, unknown>;
@@ -101,12 +102,11 @@ function contents(messages: CMessage[]): { system?: Content; contents: Content[]
   return { system: instruction, contents: out };
 }
 
-function toolConfig(choice: unknown): Record<string, unknown> | undefined {
+function toolConfig(choice: ToolUse<CTool>['choice']): Record<string, unknown> | undefined {
   if (choice === 'auto') return { functionCallingConfig: { mode: 'AUTO' } };
   if (choice === 'none') return { functionCallingConfig: { mode: 'NONE' } };
   if (choice === 'required') return { functionCallingConfig: { mode: 'ANY' } };
-  const name = (choice as { function?: { name?: string } } | undefined)?.function?.name;
-  if (name) return { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: [name] } };
+  if (choice) return { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: [choice.named] } };
   return undefined;
 }
 
@@ -161,16 +161,17 @@ export function canonicalToGemini(body: Record<string, unknown>): Record<string,
   if (tools?.length) {
     const bad = tools.findIndex((t) => t.type !== 'function' || !t.function);
     if (bad >= 0) throw unsupported(`tools[${bad}]`, `of type '${String(tools[bad].type)}' is not supported on this model.`);
+    const use = toolUse(tools, body.tool_choice);
     out.tools = [
       {
-        functionDeclarations: tools.map((t) => ({
+        functionDeclarations: use.tools.map((t) => ({
           name: t.function!.name,
           ...(t.function!.description ? { description: t.function!.description } : {}),
           ...(t.function!.parameters ? { parametersJsonSchema: t.function!.parameters } : {}),
         })),
       },
     ];
-    const tc = toolConfig(body.tool_choice);
+    const tc = toolConfig(use.choice);
     if (tc) out.toolConfig = tc;
   }
   const g = generationConfig(body);
