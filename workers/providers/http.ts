@@ -36,6 +36,14 @@ function noted<E extends object>(err: E, info: FailureInfo): E {
   return err;
 }
 
+/**
+ * 503 `upstream_unavailable` for an upstream that sent no response headers within the model pool's
+ * first-byte limit: a retryable failure (status 0, metric class `timeout`) for every kind of upstream.
+ */
+export function noAnswerWithin(ms: number | undefined): ApiError {
+  return noted(errors.upstreamUnavailable(`The upstream did not answer within ${ms} ms.`), { status: 0 });
+}
+
 export interface UpstreamInit {
   method: 'GET' | 'POST';
   headers?: Record<string, string>;
@@ -206,9 +214,7 @@ export async function fetchUpstream(url: string, init: UpstreamInit, policy: Fet
       res = new UpstreamResponse(await request(url, { method: init.method, headers: init.headers, body: init.body, signal, dispatcher: agent, headersTimeout }));
     } catch (err) {
       if (signal.aborted) throw signal.reason;
-      if ((err as { code?: string }).code === 'UND_ERR_HEADERS_TIMEOUT') {
-        throw noted(errors.upstreamUnavailable(`The upstream did not answer within ${policy.firstByteTimeoutMs} ms.`), { status: 0 });
-      }
+      if ((err as { code?: string }).code === 'UND_ERR_HEADERS_TIMEOUT') throw noAnswerWithin(policy.firstByteTimeoutMs);
       if (attempt < retries && isConnectError(err)) {
         await sleep(Math.min(MAX_BACKOFF_MS, 100 * 2 ** attempt), signal);
         continue;

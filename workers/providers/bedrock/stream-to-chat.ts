@@ -4,12 +4,15 @@ import { chatUsage, finishReason } from './from-converse';
 /**
  * Converse stream events → canonical chat chunks. Tool-use blocks become tool calls numbered in
  * order of appearance; reasoning deltas become `reasoning_content`. The finish chunk comes at
- * messageStop; the usage (Bedrock's `metadata` event, after it) in the usage-only chunk.
+ * messageStop; the usage (Bedrock's `metadata` event, after it) in the usage-only chunk. A stream
+ * without messageStop did not finish (`stopped` stays false).
  */
 export class ConverseToChatStream {
   private readonly created = Math.floor(Date.now() / 1000);
   private toolByBlock = new Map<number, number>();
   private usage: Partial<TokenUsage> = {};
+  /** messageStop arrived: the answer is complete. */
+  stopped = false;
 
   constructor(
     private readonly id: string,
@@ -39,7 +42,10 @@ export class ConverseToChatStream {
       }
       return [];
     }
-    if (ev.messageStop) return [this.chunk({}, finishReason(ev.messageStop.stopReason))];
+    if (ev.messageStop) {
+      this.stopped = true;
+      return [this.chunk({}, finishReason(ev.messageStop.stopReason))];
+    }
     if (ev.metadata) this.usage = ev.metadata.usage ?? {};
     return []; // contentBlockStop, metadata
   }

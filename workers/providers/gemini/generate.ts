@@ -5,12 +5,15 @@ import type { UpstreamCall } from '../types';
 import { errors } from '../../../shared/errors/codes';
 import type { GeminiResponse } from './from-gemini';
 
-/** One POST to a model method of the Gemini API; returns the raw response. */
+/**
+ * One POST to a model method of the Gemini API; returns the raw response. The call's retry policy
+ * and first-byte limit (a model pool's: its router retries) apply as to every upstream.
+ */
 export function postGemini(call: UpstreamCall, method: GeminiMethod, body: Record<string, unknown>): Promise<UpstreamResponse> {
   return fetchUpstream(
     geminiApi.url(call.baseUrl, call.upstreamModel, method),
     { method: 'POST', headers: geminiApi.headers(call.apiKey), body: JSON.stringify(body) },
-    { signal: call.signal, deadline: call.deadline, callerKey: call.callerKey },
+    { signal: call.signal, deadline: call.deadline, callerKey: call.callerKey, retries: call.retries, firstByteTimeoutMs: call.firstByteTimeoutMs },
   );
 }
 
