@@ -13,8 +13,10 @@ export interface Knobs {
   statusTimes?: number;
   /** Answer `status` only on every n-th request of this model (2: every other one), e.g. for a retry in each request. */
   statusEvery?: number;
-  /** Sent as Retry-After with `status`. */
+  /** Sent as Retry-After with `status` (Gemini: a 429's RetryInfo.retryDelay in the body, as Google does). */
   retryAfter?: number;
+  /** Gemini: refuse the key as Google refuses an invalid one (400 INVALID_ARGUMENT, reason API_KEY_INVALID). */
+  keyInvalid?: boolean;
   /** Answer 200 with a body that is not the API's JSON. */
   malformed?: boolean;
   /** Close the connection after this many streamed chunks, without [DONE]. */

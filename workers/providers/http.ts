@@ -16,7 +16,24 @@ export interface FetchPolicy {
    * `upstream_unavailable` (model pools). Connecting is bounded apart, by undici's connect timeout (10 s).
    */
   firstByteTimeoutMs?: number;
+  /** Reads what the provider's error body says beyond its message (Google's details: gemini/errors.ts). */
+  errorHints?: ErrorHintReader;
 }
+
+/** What a provider's error body says that its status and Retry-After header do not. */
+export interface ErrorHints {
+  /** The wait the upstream asks for in its body (Google's RetryInfo); a Retry-After header wins. */
+  retryAfterMs?: number;
+  /** The upstream refused the key, whatever the status (Gemini answers an invalid key with 400). */
+  keyRefused?: boolean;
+  /**
+   * The request is fine but the upstream is not set up to serve it (a deployment that does not
+   * exist, a billing or region precondition): the operator's to fix, not the caller's.
+   */
+  misconfigured?: boolean;
+}
+
+export type ErrorHintReader = (status: number, body: unknown) => ErrorHints;
 
 /** How an upstream call failed, for routing: the upstream status (0: no answer) and its Retry-After. */
 export interface FailureInfo {
@@ -34,6 +51,14 @@ export function failureInfo(err: unknown): FailureInfo | undefined {
 function noted<E extends object>(err: E, info: FailureInfo): E {
   failures.set(err, info);
   return err;
+}
+
+/**
+ * 503 `upstream_unavailable` for an upstream that sent no response headers within the model pool's
+ * first-byte limit: a retryable failure (status 0, metric class `timeout`) for every kind of upstream.
+ */
+export function noAnswerWithin(ms: number | undefined): ApiError {
+  return noted(errors.upstreamUnavailable(`The upstream did not answer within ${ms} ms.`), { status: 0 });
 }
 
 export interface UpstreamInit {
@@ -139,16 +164,27 @@ export function unreachable(err: unknown): ApiError {
   return errors.upstreamUnavailable(`Could not reach the upstream${code ? ` (${code})` : ''}.`);
 }
 
-async function upstreamMessage(res: UpstreamResponse): Promise<string> {
+/** An upstream's error answer, read once: its message, the wait it asks for, and its provider's hints. */
+export interface ErrorAnswer {
+  status: number;
+  message: string;
+  retryAfterMs?: number;
+  hints: ErrorHints;
+}
+
+async function readErrorAnswer(res: UpstreamResponse, reader?: ErrorHintReader): Promise<ErrorAnswer> {
   const text = await res.text().catch(() => '');
+  let json: unknown;
   try {
-    const j = JSON.parse(text) as { error?: { message?: string } | string; message?: string };
-    const m = typeof j.error === 'string' ? j.error : j.error?.message ?? j.message;
-    if (m) return m.slice(0, 500);
+    json = JSON.parse(text);
   } catch {
     /* not JSON */
   }
-  return text.slice(0, 200) || `status ${res.status}`;
+  const j = (json ?? {}) as { error?: { message?: string } | string; message?: string };
+  const m = typeof j.error === 'string' ? j.error : j.error?.message ?? j.message;
+  const message = typeof m === 'string' && m ? m.slice(0, 500) : text.slice(0, 200) || `status ${res.status}`;
+  const hints = json !== undefined && reader ? reader(res.status, json) : {};
+  return { status: res.status, message, retryAfterMs: parseRetryAfter(res.header('retry-after')) ?? hints.retryAfterMs, hints };
 }
 
 /**
@@ -166,31 +202,33 @@ export class UpstreamRefusal extends ApiError {
 }
 
 /**
- * Maps an upstream failure status to the gateway's error. An upstream 401/403 keeps its status only
- * when the caller sent its own key (passthrough): the caller can fix that. When the platform's
- * credential was refused, the caller did nothing wrong, so it is a 502, and the upstream's message
- * (which may quote part of the platform's key) is not passed on.
+ * Maps an upstream failure to the gateway's error. An upstream 401/403 (or a key the provider's body
+ * says it refused) keeps its status only when the caller sent its own key (passthrough): the caller
+ * can fix that. When the platform's credential was refused, the caller did nothing wrong, so it is a
+ * 502, and the upstream's message (which may quote part of the platform's key) is not passed on. An
+ * upstream not set up to serve the model (`misconfigured`) is a 502 too, with its message.
  */
-export async function upstreamFailure(res: UpstreamResponse, callerKey = false): Promise<ApiError> {
-  const msg = await upstreamMessage(res);
-  const retryAfter = parseRetryAfter(res.header('retry-after'));
-  if (res.status === 429) return errors.upstreamRateLimited(Math.ceil((retryAfter ?? 1000) / 1000));
-  if (res.status === 401 || res.status === 403) {
-    if (callerKey) return new ApiError(res.status, 'upstream_auth_failed', `Upstream refused your key: ${msg}`);
-    return new ApiError(502, 'upstream_auth_failed', `Upstream refused the gateway's credential for this model (status ${res.status}); this is not about your API key.`);
+export function upstreamFailure(a: ErrorAnswer, callerKey: boolean): ApiError {
+  const { status, message: msg, retryAfterMs: retryAfter } = a;
+  if (status === 429) return errors.upstreamRateLimited(Math.ceil((retryAfter ?? 1000) / 1000));
+  if (status === 401 || status === 403 || a.hints.keyRefused) {
+    if (callerKey) return new ApiError(status === 403 ? 403 : 401, 'upstream_auth_failed', `Upstream refused your key: ${msg}`);
+    return new ApiError(502, 'upstream_auth_failed', `Upstream refused the gateway's credential for this model (status ${status}); this is not about your API key.`);
   }
-  if (res.status === 400 || res.status === 404 || res.status === 413 || res.status === 422) {
-    return new UpstreamRefusal(res.status, `Upstream rejected the request: ${msg}`);
+  if (a.hints.misconfigured) return errors.upstreamError(`The upstream is not set up to serve this model (status ${status}): ${msg}`);
+  if (status === 400 || status === 404 || status === 413 || status === 422) {
+    return new UpstreamRefusal(status, `Upstream rejected the request: ${msg}`);
   }
-  if (res.status === 503) return errors.upstreamUnavailable(`Upstream unavailable: ${msg}`, Math.ceil((retryAfter ?? 1000) / 1000));
-  return errors.upstreamError(`Upstream failed with status ${res.status}: ${msg}`);
+  if (status === 503) return errors.upstreamUnavailable(`Upstream unavailable: ${msg}`, Math.ceil((retryAfter ?? 1000) / 1000));
+  return errors.upstreamError(`Upstream failed with status ${status}: ${msg}`);
 }
 
 /**
  * One upstream call with the gateway's retry policy: only connect errors and 429/502/503 responses
  * (nothing has been streamed to the client yet at that point) are retried, after the upstream's
- * Retry-After when given, never past the job's deadline. Returns the first response with an ok
- * status. The job's signal ends the call on cancel and at the deadline.
+ * Retry-After when given (its header, or its body through `errorHints`), never past the job's
+ * deadline. Returns the first response with an ok status. The job's signal ends the call on cancel
+ * and at the deadline.
  */
 export async function fetchUpstream(url: string, init: UpstreamInit, policy: FetchPolicy): Promise<UpstreamResponse> {
   const retries = policy.retries ?? 2;
@@ -206,9 +244,7 @@ export async function fetchUpstream(url: string, init: UpstreamInit, policy: Fet
       res = new UpstreamResponse(await request(url, { method: init.method, headers: init.headers, body: init.body, signal, dispatcher: agent, headersTimeout }));
     } catch (err) {
       if (signal.aborted) throw signal.reason;
-      if ((err as { code?: string }).code === 'UND_ERR_HEADERS_TIMEOUT') {
-        throw noted(errors.upstreamUnavailable(`The upstream did not answer within ${policy.firstByteTimeoutMs} ms.`), { status: 0 });
-      }
+      if ((err as { code?: string }).code === 'UND_ERR_HEADERS_TIMEOUT') throw noAnswerWithin(policy.firstByteTimeoutMs);
       if (attempt < retries && isConnectError(err)) {
         await sleep(Math.min(MAX_BACKOFF_MS, 100 * 2 ** attempt), signal);
         continue;
@@ -216,14 +252,14 @@ export async function fetchUpstream(url: string, init: UpstreamInit, policy: Fet
       throw noted(unreachable(err), { status: 0 });
     }
     if (res.ok) return res;
+    const answer = await readErrorAnswer(res, policy.errorHints);
     if (attempt < retries && RETRYABLE_STATUS.has(res.status)) {
-      const wait = parseRetryAfter(res.header('retry-after')) ?? 200 * 2 ** attempt;
+      const wait = answer.retryAfterMs ?? 200 * 2 ** attempt;
       if (Date.now() + wait < policy.deadline && wait <= MAX_BACKOFF_MS) {
-        await res.discard();
         await sleep(wait, signal);
         continue;
       }
     }
-    throw noted(await upstreamFailure(res, policy.callerKey), { status: res.status, retryAfterMs: parseRetryAfter(res.header('retry-after')) });
+    throw noted(upstreamFailure(answer, !!policy.callerKey), { status: res.status, retryAfterMs: answer.retryAfterMs });
   }
 }

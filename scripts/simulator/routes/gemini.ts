@@ -16,8 +16,29 @@ const REQUEST_FIELDS = new Set(['contents', 'systemInstruction', 'tools', 'toolC
 /** google.rpc.Code names the API sends with each HTTP status. */
 const GOOGLE_STATUS: Record<number, string> = { 400: 'INVALID_ARGUMENT', 401: 'UNAUTHENTICATED', 403: 'PERMISSION_DENIED', 404: 'NOT_FOUND', 429: 'RESOURCE_EXHAUSTED', 500: 'INTERNAL', 503: 'UNAVAILABLE', 504: 'DEADLINE_EXCEEDED' };
 
-function googleError(res: Response, code: number, status: string, message: string): void {
-  res.status(code).json({ error: { code, message, status } });
+function googleError(res: Response, code: number, status: string, message: string, details?: unknown[]): void {
+  res.status(code).json({ error: { code, message, status, ...(details ? { details } : {}) } });
+}
+
+/**
+ * A knob's failure as Google answers it: never a Retry-After header; a 429's wait is a RetryInfo
+ * detail (`retryDelay`, a protobuf Duration), as the Gemini API sends it.
+ */
+function knobError(res: Response, code: number, retryAfter: number | undefined): void {
+  if (code === 429 && retryAfter !== undefined) {
+    const message = `You exceeded your current quota, please check your plan and billing details. Please retry in ${retryAfter}s.`;
+    return googleError(res, 429, 'RESOURCE_EXHAUSTED', message, [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${retryAfter}s` }]);
+  }
+  googleError(res, code, GOOGLE_STATUS[code] ?? 'INTERNAL', `simulated status ${code}`);
+}
+
+/** An invalid key: 400 INVALID_ARGUMENT with ErrorInfo reason API_KEY_INVALID (not a 401 or 403). */
+function keyInvalid(res: Response): void {
+  const message = 'API key not valid. Please pass a valid API key.';
+  googleError(res, 400, 'INVALID_ARGUMENT', message, [
+    { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID', domain: 'googleapis.com', metadata: { service: 'generativelanguage.googleapis.com' } },
+    { '@type': 'type.googleapis.com/google.rpc.LocalizedMessage', locale: 'en-US', message },
+  ]);
 }
 
 function partText(p: Part): string {
@@ -62,10 +83,8 @@ export function geminiRoutes(knobs: KnobStore, log: RequestLog): Router {
     const k = knobs.take(model);
     // The knobs' statuses answer in Google's error shape ({error: {code, message, status}}).
     if (await applyFaults({ ...k, status: undefined }, res)) return;
-    if (k.status && k.status >= 400) {
-      if (k.retryAfter !== undefined) res.setHeader('Retry-After', String(k.retryAfter));
-      return googleError(res, k.status, GOOGLE_STATUS[k.status] ?? 'INTERNAL', `simulated status ${k.status}`);
-    }
+    if (k.keyInvalid) return keyInvalid(res);
+    if (k.status && k.status >= 400) return knobError(res, k.status, k.retryAfter);
     if (method === 'batchEmbedContents') return embedBatch(model, body, res);
     if (method === 'streamGenerateContent' && req.query.alt !== 'sse') return googleError(res, 400, 'INVALID_ARGUMENT', 'The simulator streams only with alt=sse.');
     const bad = invalid(body);

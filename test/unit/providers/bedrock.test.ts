@@ -7,6 +7,7 @@ import { canonicalToConverse } from '../../../workers/providers/bedrock/to-conve
 import { eventFrame, exceptionFrame } from '../../../scripts/simulator/eventstream';
 import type { UpstreamCall } from '../../../workers/providers/types';
 import { ApiError } from '../../../shared/errors/ApiError';
+import { classify } from '../../../workers/routing/failure';
 
 const VENDOR = path.join(__dirname, '../../../../test/fixtures/vendor/bedrock');
 const vendored = (f: string) => fs.readFileSync(path.join(VENDOR, f), 'utf8');
@@ -256,6 +257,73 @@ describe('bedrock upstream: recorded answers (vercel/ai fixtures) → canonical'
       } finally {
         await ep.close();
       }
+    }
+  });
+});
+
+describe('bedrock upstream: an incomplete stream, the first-byte limit, quota refusals', () => {
+  const chatBody = { messages: [{ role: 'user', content: 'x' }] };
+
+  it('a converse-stream that ends cleanly before messageStop is a 502 upstream_error, not a complete answer with zero usage', async () => {
+    const ep = await endpoint(streamAnswer([eventFrame('messageStart', { role: 'assistant' }), eventFrame('contentBlockDelta', { contentBlockIndex: 0, delta: { text: 'Half an ans' } })]));
+    try {
+      const chunks: Array<Record<string, any>> = [];
+      let err: unknown;
+      await chatComplete(callTo(ep.url), chatBody, 'pub-model', { emit: (c) => chunks.push(JSON.parse(c)), includeUsage: true }).catch((e) => (err = e));
+      expect(err).to.include({ status: 502, code: 'upstream_error', message: 'The upstream stream ended before it finished.' });
+      expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).to.equal('Half an ans');
+      expect(chunks.some((c) => c.choices[0]?.finish_reason), 'no finish chunk').to.equal(false);
+    } finally {
+      await ep.close();
+    }
+  });
+
+  it('no response headers within firstByteTimeoutMs: 503 upstream_unavailable, a retryable timeout for the pool', async () => {
+    const ep = await endpoint(() => undefined); // never answers
+    try {
+      for (const stream of [undefined, { emit: () => undefined, includeUsage: false }]) {
+        const t = Date.now();
+        let err: unknown;
+        await chatComplete({ ...callTo(ep.url), firstByteTimeoutMs: 300 }, chatBody, 'pub-model', stream).catch((e) => (err = e));
+        expect(err).to.include({ status: 503, code: 'upstream_unavailable', message: 'The upstream did not answer within 300 ms.' });
+        expect(classify(err, new AbortController().signal)).to.include({ retryable: true, verdict: 'down', class: 'timeout' });
+        expect(Date.now() - t).to.be.below(5000);
+      }
+    } finally {
+      await ep.close();
+    }
+  });
+
+  it('the first-byte limit ends at the headers: a stream slower than it after them is read to the end', async () => {
+    const ep = await endpoint((res) => {
+      res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-requestid': 'req-3' });
+      res.write(eventFrame('messageStart', { role: 'assistant' }));
+      setTimeout(() => {
+        res.write(eventFrame('contentBlockDelta', { contentBlockIndex: 0, delta: { text: 'slow' } }));
+        res.write(eventFrame('messageStop', { stopReason: 'end_turn' }));
+        res.end(eventFrame('metadata', { usage: { inputTokens: 3, outputTokens: 1, totalTokens: 4 }, metrics: { latencyMs: 1 } }));
+      }, 600);
+    });
+    try {
+      const { out, chunks } = await collect({ ...callTo(ep.url), firstByteTimeoutMs: 200 }, chatBody);
+      expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).to.equal('slow');
+      expect(out.usage).to.deep.equal({ inputTokens: 3, outputTokens: 1 });
+    } finally {
+      await ep.close();
+    }
+  });
+
+  it('ServiceQuotaExceededException (HTTP 400, "you can resubmit your request later") is 429 upstream_rate_limited, retryable', async () => {
+    const ep = await endpoint((res) =>
+      res.writeHead(400, { 'content-type': 'application/json', 'x-amzn-errortype': 'ServiceQuotaExceededException:http://internal.amazon.com/coral/com.amazon.bedrock/' }).end(JSON.stringify({ message: 'Your request exceeds the service quota for your account. You can resubmit your request later.' })),
+    );
+    try {
+      let err: unknown;
+      await chatComplete(callTo(ep.url), chatBody, 'pub-model', undefined).catch((e) => (err = e));
+      expect(err).to.include({ status: 429, code: 'upstream_rate_limited' });
+      expect(classify(err, new AbortController().signal).retryable).to.equal(true);
+    } finally {
+      await ep.close();
     }
   });
 });

@@ -201,3 +201,17 @@ describe("gemini adapter: recorded responses from Google's cookbook (test/fixtur
     expect(c.usage).to.deep.include({ completion_tokens: 32, total_tokens: 42, completion_tokens_details: { reasoning_tokens: 30 } });
   });
 });
+
+describe('gemini adapter: finish reasons (the SDK FinishReason enum)', () => {
+  it('an answer withheld by a filter or policy (ESCALATION, IMAGE_RECITATION, MODEL_ARMOR) is content_filter, JSON and streamed', () => {
+    for (const reason of [genai.FinishReason.ESCALATION, genai.FinishReason.IMAGE_RECITATION, genai.FinishReason.MODEL_ARMOR, genai.FinishReason.SAFETY]) {
+      const r: GeminiResponse = { candidates: [{ content: { parts: [{ text: 'partial' }] }, finishReason: reason }], usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 1 } };
+      const c = geminiToCompletion(r, 'pub') as { choices: Array<{ finish_reason: string }> };
+      expect(c.choices[0].finish_reason, reason).to.equal('content_filter');
+      const chunks = new GeminiToChatStream('pub').push(r) as Array<{ choices: Array<{ finish_reason: string | null }> }>;
+      expect(chunks.at(-1)!.choices[0].finish_reason, `${reason} streamed`).to.equal('content_filter');
+    }
+    const stop: GeminiResponse = { candidates: [{ content: { parts: [{ text: 'done' }] }, finishReason: genai.FinishReason.STOP }] };
+    expect((geminiToCompletion(stop, 'pub') as { choices: Array<{ finish_reason: string }> }).choices[0].finish_reason).to.equal('stop');
+  });
+});

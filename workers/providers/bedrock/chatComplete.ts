@@ -6,6 +6,29 @@ import { completionId, converseToCompletion } from './from-converse';
 import { ConverseToChatStream } from './stream-to-chat';
 import type { Emit, UpstreamCall } from '../types';
 import type { ChatOutcome } from '../openai/chatComplete';
+import { noAnswerWithin } from '../http';
+import { errors } from '../../../shared/errors/codes';
+
+/**
+ * The model pool's first-byte limit for one SDK call (the SDK's own timeouts are off, api.ts): a
+ * signal that follows the call's and also aborts when `send` has not resolved within `ms`. `send`
+ * resolves at the response headers for converse-stream, and once the answer is read for converse
+ * (whose headers come when it is complete, as for every non-streamed upstream).
+ */
+function firstByteLimit(signal: AbortSignal, ms: number | undefined) {
+  const c = new AbortController();
+  const follow = () => c.abort(signal.reason);
+  if (signal.aborted) follow();
+  else signal.addEventListener('abort', follow, { once: true });
+  let expired = false;
+  const timer = ms ? setTimeout(() => ((expired = true), c.abort()), ms) : undefined;
+  return {
+    signal: c.signal,
+    answered: () => clearTimeout(timer),
+    expired: () => expired,
+    done: () => (clearTimeout(timer), signal.removeEventListener('abort', follow)),
+  };
+}
 
 /**
  * A canonical chat job against Bedrock Converse (`/model/{upstream}/converse`, or
@@ -20,23 +43,31 @@ export async function chatComplete(
 ): Promise<ChatOutcome> {
   const input = canonicalToConverse(body, call.upstreamModel);
   const client = clientFor(call);
-  const opts = { abortSignal: call.signal };
+  const limit = firstByteLimit(call.signal, call.firstByteTimeoutMs);
+  const opts = { abortSignal: limit.signal };
   let midStream = false;
   try {
     if (!stream) {
       const res = await client.send(new ConverseCommand(input), opts);
+      limit.answered();
       const completion = converseToCompletion(res, publicModel);
       const u = completion.usage as { prompt_tokens: number; completion_tokens: number };
       return { response: completion, usage: { inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens } };
     }
     const res = await client.send(new ConverseStreamCommand(input), opts);
+    limit.answered();
     const t = new ConverseToChatStream(completionId(res.$metadata.requestId), publicModel);
     midStream = true;
     for await (const ev of res.stream ?? []) for (const c of t.push(ev)) stream.emit(JSON.stringify(c));
+    // A stream that ends cleanly before messageStop is cut short, as the other adapters read it (sse.ts).
+    if (!t.stopped) throw errors.upstreamError('The upstream stream ended before it finished.');
     if (stream.includeUsage) stream.emit(JSON.stringify(t.usageChunk()));
     const u = t.usageTotals();
     return { usage: { inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens } };
   } catch (err) {
+    if (limit.expired() && !call.signal.aborted) throw noAnswerWithin(call.firstByteTimeoutMs);
     throw bedrockFailure(err, call.signal, call.callerKey, midStream);
+  } finally {
+    limit.done();
   }
 }

@@ -22,6 +22,7 @@ export function bedrockFailure(err: unknown, signal: AbortSignal, callerKey = fa
   switch (e?.name) {
     case 'ThrottlingException':
     case 'ModelNotReadyException':
+    case 'ServiceQuotaExceededException': // a 400 that AWS documents as "You can resubmit your request later"
       return errors.upstreamRateLimited(after);
     case 'ServiceUnavailableException':
       return errors.upstreamUnavailable(`Upstream unavailable: ${msg}`, after);
@@ -32,7 +33,6 @@ export function bedrockFailure(err: unknown, signal: AbortSignal, callerKey = fa
       return errors.upstreamError(`Upstream failed: ${msg}`);
     case 'ValidationException':
     case 'ResourceNotFoundException':
-    case 'ServiceQuotaExceededException':
     case 'ConflictException':
       return new ApiError(400, 'upstream_invalid_request', `Upstream rejected the request: ${msg}`);
     case 'AccessDeniedException':

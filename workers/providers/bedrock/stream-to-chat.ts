@@ -4,8 +4,9 @@ import { chatUsage, finishReason } from './from-converse';
 /**
  * Converse stream events → canonical chat chunks. Tool-use blocks become tool calls numbered in
  * order of appearance (one streamed with no input text gets arguments "{}" at its
- * contentBlockStop, as the JSON path gives); reasoning deltas become `reasoning_content`. The finish chunk comes at
- * messageStop; the usage (Bedrock's `metadata` event, after it) in the usage-only chunk.
+ * contentBlockStop, as the JSON path gives); reasoning deltas become `reasoning_content`. The finish
+ * chunk comes at messageStop; the usage (Bedrock's `metadata` event, after it) in the usage-only
+ * chunk. A stream without messageStop did not finish (`stopped` stays false).
  */
 export class ConverseToChatStream {
   private readonly created = Math.floor(Date.now() / 1000);
@@ -13,6 +14,8 @@ export class ConverseToChatStream {
   /** Tool blocks that have received input text: one that got none closes with "{}". */
   private withArgs = new Set<number>();
   private usage: Partial<TokenUsage> = {};
+  /** messageStop arrived: the answer is complete. */
+  stopped = false;
 
   constructor(
     private readonly id: string,
@@ -50,7 +53,10 @@ export class ConverseToChatStream {
       this.withArgs.add(n);
       return [this.chunk({ tool_calls: [{ index: n, function: { arguments: '{}' } }] })];
     }
-    if (ev.messageStop) return [this.chunk({}, finishReason(ev.messageStop.stopReason))];
+    if (ev.messageStop) {
+      this.stopped = true;
+      return [this.chunk({}, finishReason(ev.messageStop.stopReason))];
+    }
     if (ev.metadata) this.usage = ev.metadata.usage ?? {};
     return []; // metadata
   }

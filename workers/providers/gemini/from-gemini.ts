@@ -15,7 +15,8 @@ export type GeminiUsage = {
   toolUsePromptTokenCount?: number;
 };
 
-const FILTERED = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY', 'IMAGE_PROHIBITED_CONTENT', 'LANGUAGE']);
+/** FinishReasons (@google/genai) that mean the answer was withheld or cut by a filter or policy. */
+const FILTERED = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY', 'IMAGE_PROHIBITED_CONTENT', 'IMAGE_RECITATION', 'LANGUAGE', 'ESCALATION', 'MODEL_ARMOR']);
 
 /** finishReason → finish_reason; a turn that ends on function calls is `tool_calls`, as in OpenAI's API. */
 export function finishReason(reason: string | undefined, calledTools: boolean, blocked = false): 'stop' | 'length' | 'tool_calls' | 'content_filter' {

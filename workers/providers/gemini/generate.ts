@@ -4,13 +4,17 @@ import { readSse } from '../sse';
 import type { UpstreamCall } from '../types';
 import { errors } from '../../../shared/errors/codes';
 import type { GeminiResponse } from './from-gemini';
+import { googleErrorHints } from './errors';
 
-/** One POST to a model method of the Gemini API; returns the raw response. */
+/**
+ * One POST to a model method of the Gemini API; returns the raw response. The call's retry policy
+ * and first-byte limit (a model pool's: its router retries) apply as to every upstream.
+ */
 export function postGemini(call: UpstreamCall, method: GeminiMethod, body: Record<string, unknown>): Promise<UpstreamResponse> {
   return fetchUpstream(
     geminiApi.url(call.baseUrl, call.upstreamModel, method),
     { method: 'POST', headers: geminiApi.headers(call.apiKey), body: JSON.stringify(body) },
-    { signal: call.signal, deadline: call.deadline, callerKey: call.callerKey },
+    { signal: call.signal, deadline: call.deadline, callerKey: call.callerKey, retries: call.retries, firstByteTimeoutMs: call.firstByteTimeoutMs, errorHints: googleErrorHints },
   );
 }
 
@@ -18,7 +22,7 @@ function finished(r: GeminiResponse): boolean {
   return !!r.candidates?.[0]?.finishReason || (!r.candidates?.length && !!r.promptFeedback?.blockReason);
 }
 
-type StreamData = GeminiResponse & { error?: { message?: string; status?: string } };
+type StreamData = GeminiResponse & { error?: { message?: string; status?: string; details?: unknown } };
 
 function parse(data: string): StreamData {
   try {
@@ -46,7 +50,7 @@ export async function* geminiEvents(res: UpstreamResponse): AsyncGenerator<Gemin
     if (data.error) {
       const msg = `Upstream stream error: ${data.error.message ?? 'unknown'}`.slice(0, 500);
       if (data.error.status === 'UNAVAILABLE') throw errors.upstreamUnavailable(msg);
-      if (data.error.status === 'RESOURCE_EXHAUSTED') throw errors.upstreamRateLimited(1);
+      if (data.error.status === 'RESOURCE_EXHAUSTED') throw errors.upstreamRateLimited(Math.ceil((googleErrorHints(429, data).retryAfterMs ?? 1000) / 1000));
       throw errors.upstreamError(msg);
     }
     yield data;
