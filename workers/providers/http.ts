@@ -68,7 +68,8 @@ export interface UpstreamInit {
   body?: string | FormData;
 }
 
-const RETRYABLE_STATUS = new Set([429, 502, 503]);
+// 529: Anthropic's overloaded_error (its API's own status for a busy service)
+const RETRYABLE_STATUS = new Set([429, 502, 503, 529]);
 const MAX_BACKOFF_MS = 5_000;
 
 /**
@@ -219,7 +220,7 @@ export function upstreamFailure(a: ErrorAnswer, callerKey: boolean): ApiError {
   if (status === 400 || status === 404 || status === 413 || status === 422) {
     return new UpstreamRefusal(status, `Upstream rejected the request: ${msg}`);
   }
-  if (status === 503) return errors.upstreamUnavailable(`Upstream unavailable: ${msg}`, Math.ceil((retryAfter ?? 1000) / 1000));
+  if (status === 503 || status === 529) return errors.upstreamUnavailable(`Upstream unavailable: ${msg}`, Math.ceil((retryAfter ?? 1000) / 1000));
   return errors.upstreamError(`Upstream failed with status ${status}: ${msg}`);
 }
 

@@ -27,4 +27,6 @@ export const azureEndpoint: OpenAiEndpoint = {
     if (call.apiKey) h['api-key'] = call.apiKey;
     return h;
   },
+  // A 404 DeploymentNotFound is a deployment name the operator configured that the resource does not have.
+  errorHints: (_status, body) => ((body as { error?: { code?: unknown } } | null)?.error?.code === 'DeploymentNotFound' ? { misconfigured: true } : {}),
 };

@@ -1,4 +1,5 @@
 import type { UpstreamCall } from '../types';
+import type { ErrorHintReader } from '../http';
 
 /** Where and how to call an OpenAI-compatible upstream (OpenAI, vLLM, Ollama, llama.cpp, TGI). */
 export const openaiApi = {
@@ -35,6 +36,8 @@ export interface OpenAiEndpoint {
   url(call: UpstreamCall, path: string): string;
   /** JSON headers; `upload` drops the content type (a multipart body sets its own). */
   headers(call: UpstreamCall, upload?: boolean): Record<string, string>;
+  /** What this service's error bodies say beyond their status (workers/providers/http.ts). */
+  errorHints?: ErrorHintReader;
 }
 
 export const openaiEndpoint: OpenAiEndpoint = {

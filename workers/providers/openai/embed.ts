@@ -45,7 +45,7 @@ export async function embed(call: UpstreamCall, req: EmbedRequest, publicModel: 
   const res = await fetchUpstream(
     endpoint.url(call, openaiApi.paths.embeddings),
     { method: 'POST', headers: endpoint.headers(call), body: JSON.stringify(body) },
-    { signal: call.signal, deadline: call.deadline },
+    { signal: call.signal, deadline: call.deadline, errorHints: endpoint.errorHints },
   );
   let json: { data?: Array<{ index?: number; embedding?: unknown }>; usage?: { prompt_tokens?: number } };
   try {
