@@ -7,8 +7,14 @@ export function messageId(): string {
   return `msg_${crypto.randomBytes(12).toString('hex')}`;
 }
 
-/** finish_reason → stop_reason. OpenAI reports a matched stop sequence as `stop` too, so it is `end_turn`. */
-export function stopReason(finish: FinishReason | undefined): StopReason {
+/**
+ * finish_reason → stop_reason. OpenAI reports a matched stop sequence as `stop` too, so it is `end_turn`.
+ * An answer with tool calls is `tool_use` when the upstream said `stop` or nothing: OpenAI does so when
+ * the tool choice is forced, and older vLLM/Ollama always; the SDK's tool runner runs tools on
+ * `tool_use` only.
+ */
+export function stopReason(finish: FinishReason | undefined, hasToolCalls = false): StopReason {
+  if (hasToolCalls && (finish === 'stop' || finish === null || finish === undefined)) return 'tool_use';
   switch (finish) {
     case 'length':
       return 'max_tokens';
@@ -56,7 +62,7 @@ export function canonicalToMessage(c: CanonicalCompletion, publicModel: string, 
     role: 'assistant',
     model: publicModel,
     content,
-    stop_reason: stopReason(choice?.finish_reason),
+    stop_reason: stopReason(choice?.finish_reason, (msg.tool_calls?.length ?? 0) > 0),
     stop_sequence: null,
     usage: messagesUsage(c.usage),
   };

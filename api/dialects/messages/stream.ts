@@ -20,6 +20,7 @@ export class MessagesStreamTranslator {
   private nextIndex = 0;
   private finish: FinishReason = null;
   private usage: CanonicalChunk['usage'] = null;
+  private toolCalls = 0;
 
   constructor(
     private readonly publicModel: string,
@@ -82,6 +83,7 @@ export class MessagesStreamTranslator {
     for (const call of delta?.tool_calls ?? []) {
       const current = this.open?.kind === 'tool' ? this.open.toolIndex : undefined;
       if (current !== call.index) {
+        this.toolCalls++;
         this.openBlock(out, { kind: 'tool', toolIndex: call.index }, { type: 'tool_use', id: call.id ?? `toolu_${this.nextIndex}`, name: call.function?.name ?? '', input: {} });
       }
       const args = call.function?.arguments;
@@ -99,7 +101,7 @@ export class MessagesStreamTranslator {
     const u = messagesUsage(this.usage);
     out.push({
       type: 'message_delta',
-      delta: { stop_reason: stopReason(this.finish), stop_sequence: null },
+      delta: { stop_reason: stopReason(this.finish, this.toolCalls > 0), stop_sequence: null },
       usage: { input_tokens: u.input_tokens, output_tokens: u.output_tokens, cache_read_input_tokens: u.cache_read_input_tokens },
     });
     out.push({ type: 'message_stop' });

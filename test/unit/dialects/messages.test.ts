@@ -97,6 +97,16 @@ describe('messages dialect: canonical → Message', () => {
   it('maps every finish reason', () => {
     expect(['stop', 'length', 'tool_calls', 'content_filter', null].map((f) => stopReason(f as never))).to.deep.equal(['end_turn', 'max_tokens', 'tool_use', 'refusal', 'end_turn']);
   });
+
+  it('reports tool_use when tool calls came with `stop` or no finish reason', () => {
+    expect(['stop', null, undefined, 'tool_calls', 'length'].map((f) => stopReason(f as never, true))).to.deep.equal(['tool_use', 'tool_use', 'tool_use', 'tool_use', 'max_tokens']);
+    const forced = structuredClone(toolCallCompletion) as unknown as CanonicalCompletion;
+    forced.choices[0].finish_reason = 'stop';
+    expect(canonicalToMessage(forced, 'p').stop_reason).to.equal('tool_use');
+    const t = new MessagesStreamTranslator('pub');
+    t.push({ choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'c', function: { name: 'f', arguments: '{}' } }] }, finish_reason: 'stop' }] } as CanonicalChunk);
+    expect(t.end().find((e) => e.type === 'message_delta')!.delta).to.deep.equal({ stop_reason: 'tool_use', stop_sequence: null });
+  });
 });
 
 describe('messages dialect: stream translation', () => {

@@ -1,0 +1,80 @@
+import { expect } from 'chai';
+import Anthropic from '@anthropic-ai/sdk';
+import { betaTool } from '@anthropic-ai/sdk/helpers/beta/json-schema';
+import { env } from '../../helpers/harness';
+import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { call, keyHeader } from '../../helpers/http';
+import { postSse, type SseEvent } from '../../helpers/sse-events';
+import { expectAnthropic } from '../../helpers/conformance';
+import { ScriptedUpstream, chunk, completion, usageChunk } from '../../helpers/scripted-upstream';
+
+/**
+ * The messages dialect on an OpenAI-compatible upstream that answers what each test scripts: wire
+ * shapes real upstreams send (vLLM, Ollama, OpenAI with a forced tool choice) and the simulator does not.
+ */
+const V = { 'anthropic-version': '2023-06-01' };
+const tools = [
+  { name: 'a', input_schema: { type: 'object' } },
+  { name: 'b', input_schema: { type: 'object' } },
+];
+
+/** Blocks as `start:index:type:name`, deltas as `delta:index:text`, stops as `stop:index`. */
+function blocks(events: SseEvent[]): string[] {
+  return events.flatMap((e) => {
+    const d = e.data;
+    if (d.type === 'content_block_start') return [`start:${d.index}:${d.content_block.type}:${d.content_block.name ?? ''}`];
+    if (d.type === 'content_block_delta') return [`delta:${d.index}:${d.delta.partial_json ?? d.delta.text ?? ''}`];
+    if (d.type === 'content_block_stop') return [`stop:${d.index}`];
+    return [];
+  });
+}
+
+describe('messages dialect on a scripted OpenAI-compatible upstream', function () {
+  this.timeout(30_000);
+  const up = new ScriptedUpstream();
+  let o: TestOrg;
+  let h: Record<string, string>;
+  let model: string;
+  const req = (extra: Record<string, unknown> = {}) => ({ model, max_tokens: 100, messages: [{ role: 'user', content: 'hi' }], ...extra });
+  before(async () => {
+    await up.start();
+    model = await up.model();
+    o = await buildOrg(env().redis);
+    h = { ...keyHeader(o.key), ...V };
+  });
+  after(() => up.close());
+  beforeEach(() => up.reset());
+
+  describe('tool calls finished with `stop` (forced tool choice, older vLLM and Ollama)', () => {
+    const call1 = { id: 'call_1', type: 'function', function: { name: 'a', arguments: '{"x":1}' } };
+
+    it('answers stop_reason tool_use in JSON and in the stream', async () => {
+      up.next.push({ kind: 'json', body: completion({ content: null, tool_calls: [call1] }, 'stop') });
+      const r = await call('POST', '/v1/messages', { headers: h, json: req({ tools, tool_choice: { type: 'any' } }) });
+      expect(r.status, r.text).to.equal(200);
+      expect(r.body.stop_reason).to.equal('tool_use');
+      expect(r.body.content).to.deep.equal([{ type: 'tool_use', id: 'call_1', name: 'a', input: { x: 1 } }]);
+      expectAnthropic('Message', r.body);
+
+      up.next.push({
+        kind: 'sse',
+        events: [chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, ...call1, function: { name: 'a', arguments: '' } }] }), chunk({ tool_calls: [{ index: 0, function: { arguments: '{"x":1}' } }] }), chunk({}, 'stop'), usageChunk()],
+      });
+      const s = await postSse('/v1/messages', h, req({ tools, stream: true }));
+      expect(s.events.find((e) => e.data.type === 'message_delta')!.data.delta.stop_reason).to.equal('tool_use');
+    });
+
+    it("keeps the SDK's tool runner looping: the tool runs and its result goes back upstream", async () => {
+      up.next.push({ kind: 'json', body: completion({ content: null, tool_calls: [call1] }, 'stop') });
+      up.next.push({ kind: 'json', body: completion({ content: 'done' }, 'stop') });
+      const ran: unknown[] = [];
+      const client = new Anthropic({ apiKey: o.key, baseURL: env().gw.url, maxRetries: 0 });
+      const tool = betaTool({ name: 'a', description: 'a tool', inputSchema: { type: 'object', properties: { x: { type: 'number' } } }, run: (input) => (ran.push(input), 'result-a') });
+      const final = await client.beta.messages.toolRunner({ model, max_tokens: 100, messages: [{ role: 'user', content: 'hi' }], tools: [tool], tool_choice: { type: 'any' } });
+      expect(ran).to.deep.equal([{ x: 1 }]);
+      expect(final.content).to.deep.equal([{ type: 'text', text: 'done' }]);
+      expect(up.received).to.have.length(2);
+      expect(up.received[1].body.messages.at(-1)).to.deep.equal({ role: 'tool', tool_call_id: 'call_1', content: 'result-a' });
+    });
+  });
+});
