@@ -6,6 +6,7 @@ import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { postSse, type SseEvent } from '../../helpers/sse-events';
 import { expectAnthropic } from '../../helpers/conformance';
+import { outboxDuring } from '../../helpers/usage';
 import { ScriptedUpstream, chunk, completion, usageChunk } from '../../helpers/scripted-upstream';
 
 /**
@@ -76,5 +77,29 @@ describe('messages dialect on a scripted OpenAI-compatible upstream', function (
       expect(up.received).to.have.length(2);
       expect(up.received[1].body.messages.at(-1)).to.deep.equal({ role: 'tool', tool_call_id: 'call_1', content: 'result-a' });
     });
+  });
+  it('ends with an error event in every dialect when the upstream reports an error in the stream; nothing is billed', async () => {
+    // vLLM's streaming failure: an `error` chunk, then [DONE]
+    const failing = () => up.next.push({ kind: 'sse', events: [chunk({ role: 'assistant', content: 'partial ans' }), { error: { message: 'CUDA out of memory', type: 'InternalServerError', code: 500 } }] });
+    const { result, records } = await outboxDuring(async () => {
+      failing();
+      const messages = await postSse('/v1/messages', h, req({ stream: true }));
+      failing();
+      const chat = await postSse('/v1/chat/completions', keyHeader(o.key), { model, stream: true, messages: [{ role: 'user', content: 'hi' }] });
+      failing();
+      const responses = await postSse('/v1/responses', keyHeader(o.key), { model, stream: true, input: 'hi' });
+      return { messages, chat, responses };
+    });
+    const m = result.messages.events;
+    expect(m.at(-1)!.event).to.equal('error');
+    expect(m.at(-1)!.data).to.deep.include({ type: 'error' });
+    expect(m.at(-1)!.data.error).to.include({ type: 'api_error', code: 'upstream_error' });
+    expect(m.at(-1)!.data.error.message).to.include('CUDA out of memory');
+    expect(m.map((e) => e.data.type)).to.not.include.members(['message_delta', 'message_stop']);
+    expect(result.chat.events.at(-1)!.data.error).to.include({ code: 'upstream_error' });
+    expect(result.chat.events.some((e) => e.data?.choices?.[0]?.finish_reason)).to.equal(false);
+    expect(result.responses.events.at(-1)!.data).to.include({ type: 'error', code: 'upstream_error' });
+    expect(result.responses.events.some((e) => e.data.type === 'response.completed')).to.equal(false);
+    expect(records.filter((r) => r.model === model), 'nothing billed').to.deep.equal([]);
   });
 });
