@@ -175,6 +175,25 @@ function cachedSystem(req: MessagesRequest): CanonicalMessage | undefined {
   return { role: 'system', content: [req.system, ...inMessages].flat().filter((b) => b.type === 'text').map((b) => userPart(b, true)!) };
 }
 
+const asBlocks = (c: MessagesMessage['content']): MessagesBlock[] => (typeof c !== 'string' ? c : c ? [{ type: 'text', text: c }] : []);
+
+/**
+ * The user and assistant turns with same-role neighbours combined into one turn, as Anthropic does
+ * ("consecutive user or assistant turns in your request will be combined into a single turn"), so
+ * that an assistant's tool calls are one canonical message and their results follow it directly.
+ * `system` messages are left out (they join the system prompt), so turns around one combine too.
+ */
+function combinedTurns(messages: MessagesMessage[]): MessagesMessage[] {
+  const out: MessagesMessage[] = [];
+  for (const m of messages) {
+    if (m.role === 'system') continue;
+    const prev = out.at(-1);
+    if (prev?.role === m.role) prev.content = [...asBlocks(prev.content), ...asBlocks(m.content)];
+    else out.push({ role: m.role, content: m.content });
+  }
+  return out;
+}
+
 /**
  * Messages request → canonical chat request. `stream` is set by the caller of the dispatch.
  * `cacheHints`: keep `cache_control` on text blocks, for upstreams that honour it through the
@@ -186,8 +205,7 @@ export function messagesToCanonical(req: MessagesRequest, opts: { cacheHints?: b
   const sys = cachedSys ? undefined : systemText(req);
   if (cachedSys) messages.push(cachedSys);
   if (sys) messages.push({ role: 'system', content: sys });
-  for (const m of req.messages) {
-    if (m.role === 'system') continue;
+  for (const m of combinedTurns(req.messages)) {
     if (m.role === 'assistant') messages.push(assistantMessage(m.content));
     else messages.push(...userMessages(m.content, opts.cacheHints));
   }

@@ -102,4 +102,31 @@ describe('messages dialect on a scripted OpenAI-compatible upstream', function (
     expect(result.responses.events.some((e) => e.data.type === 'response.completed')).to.equal(false);
     expect(records.filter((r) => r.model === model), 'nothing billed').to.deep.equal([]);
   });
+  it('combines consecutive same-role turns, so tool results directly follow the one assistant turn that called them', async () => {
+    up.next.push({ kind: 'json', body: completion({ content: 'done' }, 'stop') });
+    const use = (id: string) => ({ type: 'tool_use', id, name: 'a', input: {} });
+    const r = await call('POST', '/v1/messages', {
+      headers: h,
+      json: req({
+        tools,
+        messages: [
+          { role: 'user', content: 'go' },
+          { role: 'assistant', content: [{ type: 'text', text: 'calling' }] },
+          { role: 'assistant', content: [use('toolu_A')] },
+          { role: 'assistant', content: [use('toolu_B')] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_A', content: 'ra' }, { type: 'text', text: 'and also' }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_B', content: 'rb' }] },
+        ],
+      }),
+    });
+    expect(r.status, r.text).to.equal(200);
+    const fn = (id: string) => ({ id, type: 'function', function: { name: 'a', arguments: '{}' } });
+    expect(up.received[0].body.messages).to.deep.equal([
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: 'calling', tool_calls: [fn('toolu_A'), fn('toolu_B')] },
+      { role: 'tool', tool_call_id: 'toolu_A', content: 'ra' },
+      { role: 'tool', tool_call_id: 'toolu_B', content: 'rb' },
+      { role: 'user', content: 'and also' },
+    ]);
+  });
 });

@@ -66,6 +66,31 @@ describe('messages dialect: request → canonical', () => {
   });
 });
 
+describe('messages dialect: consecutive same-role turns', () => {
+  it('combines them into one turn, around system messages too', () => {
+    const c = messagesToCanonical({
+      model: 'm',
+      max_tokens: 5,
+      messages: [
+        { role: 'user', content: 'one' },
+        { role: 'system', content: 'sys' },
+        { role: 'user', content: [{ type: 'text', text: 'two' }] },
+        { role: 'assistant', content: 'a' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'f', input: { k: 1 } }] },
+        { role: 'user', content: 'three' },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'r' }] },
+      ],
+    } as MessagesRequest);
+    expect(c.messages).to.deep.equal([
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: 'one\ntwo' },
+      { role: 'assistant', content: 'a', tool_calls: [{ id: 't1', type: 'function', function: { name: 'f', arguments: '{"k":1}' } }] },
+      { role: 'tool', tool_call_id: 't1', content: 'r' },
+      { role: 'user', content: 'three' },
+    ]);
+  });
+});
+
 describe('messages dialect: canonical → Message', () => {
   it('turns tool calls into tool_use blocks with parsed input', () => {
     const m = canonicalToMessage(toolCallCompletion as CanonicalCompletion, 'public-model', 'msg_x');
