@@ -7,6 +7,11 @@ export function messageId(): string {
   return `msg_${crypto.randomBytes(12).toString('hex')}`;
 }
 
+/** An id for a tool call the upstream sent without one (unique, unlike an index). */
+export function toolUseId(): string {
+  return `toolu_${crypto.randomBytes(12).toString('hex')}`;
+}
+
 /**
  * finish_reason → stop_reason. OpenAI reports a matched stop sequence as `stop` too, so it is `end_turn`.
  * An answer with tool calls is `tool_use` when the upstream said `stop` or nothing: OpenAI does so when
@@ -54,7 +59,7 @@ export function canonicalToMessage(c: CanonicalCompletion, publicModel: string, 
   if (msg.reasoning_content) content.push({ type: 'thinking', thinking: msg.reasoning_content, signature: '' });
   if (msg.content) content.push({ type: 'text', text: msg.content });
   for (const call of msg.tool_calls ?? []) {
-    content.push({ type: 'tool_use', id: call.id, name: call.function.name, input: parseArguments(call.function.arguments) });
+    content.push({ type: 'tool_use', id: call.id || toolUseId(), name: call.function.name, input: parseArguments(call.function.arguments) });
   }
   return {
     id,

@@ -129,4 +129,31 @@ describe('messages dialect on a scripted OpenAI-compatible upstream', function (
       { role: 'user', content: 'and also' },
     ]);
   });
+  it("streams interleaved parallel tool calls as one block each, and the SDK's final message has both inputs", async () => {
+    const tc = (index: number, args: string, start?: { id: string; name: string }) => ({ index, ...(start ? { id: start.id, type: 'function' } : {}), function: { ...(start ? { name: start.name } : {}), arguments: args } });
+    up.next.push({
+      kind: 'sse',
+      events: [
+        chunk({ role: 'assistant', tool_calls: [tc(0, '', { id: 'call_A', name: 'a' }), tc(1, '', { id: 'call_B', name: 'b' })] }),
+        chunk({ tool_calls: [tc(0, '{"x":'), tc(1, '{"y":')] }),
+        chunk({ tool_calls: [tc(0, '1}'), tc(1, '2}')] }),
+        chunk({}, 'tool_calls'),
+        usageChunk(),
+      ],
+    });
+    const s = await postSse('/v1/messages', h, req({ tools, stream: true }));
+    for (const e of s.events) expectAnthropic('StreamEvent', e.data);
+    expect(blocks(s.events)).to.deep.equal(['start:0:tool_use:a', 'delta:0:{"x":', 'delta:0:1}', 'stop:0', 'start:1:tool_use:b', 'delta:1:{"y":2}', 'stop:1']);
+    // Gemini-style: several calls on one index, each with its own id
+    up.next.push({
+      kind: 'sse',
+      events: [chunk({ tool_calls: [tc(0, '{"x":1}', { id: 'call_A', name: 'a' })] }), chunk({ tool_calls: [tc(0, '{"y":2}', { id: 'call_B', name: 'b' })] }), chunk({}, 'tool_calls'), usageChunk()],
+    });
+    const client = new Anthropic({ apiKey: o.key, baseURL: env().gw.url, maxRetries: 0 });
+    const final = await client.messages.stream(req({ tools }) as never).finalMessage();
+    expect(final.content).to.deep.equal([
+      { type: 'tool_use', id: 'call_A', name: 'a', input: { x: 1 } },
+      { type: 'tool_use', id: 'call_B', name: 'b', input: { y: 2 } },
+    ]);
+  });
 });

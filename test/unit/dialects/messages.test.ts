@@ -175,6 +175,41 @@ describe('messages dialect: stream translation', () => {
     ]);
   });
 
+  const tc = (index: number, fields: { id?: string; name?: string; args?: string }) => ({
+    index,
+    ...(fields.id ? { id: fields.id, type: 'function' } : {}),
+    function: { ...(fields.name ? { name: fields.name } : {}), arguments: fields.args ?? '' },
+  });
+  const calls = (...tool_calls: unknown[]) => ({ choices: [{ index: 0, delta: { tool_calls } }] });
+  const blocks = (events: Array<Record<string, any>>) => // eslint-disable-line @typescript-eslint/no-explicit-any
+    events.flatMap((e) =>
+      e.type === 'content_block_start' ? [`start:${e.index}:${e.content_block.id}:${e.content_block.name}`] : e.type === 'content_block_delta' ? [`delta:${e.index}:${e.delta.partial_json}`] : e.type === 'content_block_stop' ? [`stop:${e.index}`] : [],
+    );
+
+  it('keeps interleaved parallel tool calls apart: one block each, the second held until the first is written', () => {
+    const events = run([
+      calls(tc(0, { id: 'A', name: 'a' }), tc(1, { id: 'B', name: 'b' })),
+      calls(tc(0, { args: '{"x":' }), tc(1, { args: '{"y":' })),
+      calls(tc(0, { args: '1}' }), tc(1, { args: '2}' })),
+      { choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] },
+    ]);
+    expect(blocks(events)).to.deep.equal(['start:0:A:a', 'delta:0:{"x":', 'delta:0:1}', 'stop:0', 'start:1:B:b', 'delta:1:{"y":2}', 'stop:1']);
+  });
+
+  it('opens a new block when a new id arrives on the same index', () => {
+    const events = run([calls(tc(0, { id: 'A', name: 'a', args: '{"x":1}' })), calls(tc(0, { id: 'B', name: 'b', args: '{"y":2}' }))]);
+    expect(blocks(events)).to.deep.equal(['start:0:A:a', 'delta:0:{"x":1}', 'stop:0', 'start:1:B:b', 'delta:1:{"y":2}', 'stop:1']);
+  });
+
+  it('gives a call without an id a unique toolu_ id, streamed and in JSON', () => {
+    const ids = [run([calls(tc(0, { name: 'a', args: '{}' }))]), run([calls(tc(0, { name: 'a', args: '{}' }))])].map((ev) => (ev.find((e) => e.type === 'content_block_start') as unknown as { content_block: { id: string } }).content_block.id);
+    for (const id of ids) expect(id).to.match(/^toolu_[0-9a-f]{24}$/);
+    expect(ids[0]).to.not.equal(ids[1]);
+    const noId = structuredClone(toolCallCompletion) as unknown as CanonicalCompletion;
+    delete (noId.choices[0].message.tool_calls![0] as { id?: string }).id;
+    expect((canonicalToMessage(noId, 'p').content as Array<{ id: string }>)[0].id).to.match(/^toolu_[0-9a-f]{24}$/);
+  });
+
   it('streams reasoning as a thinking block before the text', () => {
     const events = run([{ choices: [{ delta: { reasoning_content: 'think' } }] }, { choices: [{ delta: { content: 'answer' }, finish_reason: 'stop' }] }]);
     expect(events.map((e) => `${e.type}${'index' in e ? `:${e.index}` : ''}`)).to.deep.equal([
