@@ -175,6 +175,30 @@ function cachedSystem(req: MessagesRequest): CanonicalMessage | undefined {
   return { role: 'system', content: [req.system, ...inMessages].flat().filter((b) => b.type === 'text').map((b) => userPart(b, true)!) };
 }
 
+/**
+ * Anthropic's own refusals of empty content, made before a lane or upstream is used: a user or
+ * assistant turn with no content (`""` or `[]`), except a final assistant turn (a prefill), is
+ * "all messages must have non-empty content except for the optional final assistant message"; a
+ * text block with empty text is "text content blocks must be non-empty". `system` messages are
+ * not checked (their text joins the system prompt).
+ */
+export function refuseEmptyContent(req: MessagesRequest): void {
+  const last = req.messages.length - 1;
+  req.messages.forEach((m, i) => {
+    if (m.role === 'system') return;
+    const empty = typeof m.content === 'string' ? m.content === '' : m.content.length === 0;
+    if (empty && !(i === last && m.role === 'assistant')) {
+      throw new ApiError(400, 'invalid_request', `messages.${i}: all messages must have non-empty content except for the optional final assistant message`, { param: `messages[${i}].content` });
+    }
+    if (typeof m.content === 'string') return;
+    m.content.forEach((b, j) => {
+      if (b.type === 'text' && b.text === '') {
+        throw new ApiError(400, 'invalid_request', `messages.${i}.content.${j}: text content blocks must be non-empty`, { param: `messages[${i}].content[${j}].text` });
+      }
+    });
+  });
+}
+
 const asBlocks = (c: MessagesMessage['content']): MessagesBlock[] => (typeof c !== 'string' ? c : c ? [{ type: 'text', text: c }] : []);
 
 /**

@@ -16,7 +16,7 @@ import { answerNative } from './native';
 import { messagesNativeTools } from '../../dialects/messages/native';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { errors } from '../../../shared/errors/codes';
-import { messagesToCanonical, type MessagesRequest } from '../../dialects/messages/request';
+import { messagesToCanonical, refuseEmptyContent, type MessagesRequest } from '../../dialects/messages/request';
 import { canonicalToMessage } from '../../dialects/messages/response';
 import { MessagesStreamTranslator } from '../../dialects/messages/stream';
 import { countMessagesTokens } from '../../dialects/messages/count-tokens';
@@ -27,6 +27,7 @@ import { forModel, type CanonicalChunk, type CanonicalCompletion } from '../../d
 function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     const body = validate<MessagesRequest>(messagesSchema, req.body);
+    refuseEmptyContent(body);
     const beta = anthropicBeta(req);
     const resolved = await resolveChatModel(ctx, req, body.model);
     const publicModel = resolved.requestedId;

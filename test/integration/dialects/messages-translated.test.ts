@@ -156,4 +156,31 @@ describe('messages dialect on a scripted OpenAI-compatible upstream', function (
       { type: 'tool_use', id: 'call_B', name: 'b', input: { y: 2 } },
     ]);
   });
+  it("refuses empty content with Anthropic's 400 before any lane or upstream, on both paths; a final assistant prefill may be empty", async () => {
+    const empties = [
+      [{ role: 'user', content: '' }],
+      [{ role: 'user', content: [] }],
+      [{ role: 'user', content: 'hi' }, { role: 'assistant', content: [] }, { role: 'user', content: 'again' }],
+      [{ role: 'user', content: [{ type: 'text', text: '' }, { type: 'text', text: 'hi' }] }],
+    ];
+    env().sim.log.entries.length = 0;
+    const { result, records } = await outboxDuring(async () => {
+      const out = [];
+      for (const m of [model, 'sim-claude']) for (const messages of empties) out.push(await call('POST', '/v1/messages', { headers: h, json: req({ model: m, messages }) }));
+      return out;
+    });
+    for (const r of result) {
+      expect(r.status, r.text).to.equal(400);
+      expect(r.body.error).to.include({ type: 'invalid_request_error', code: 'invalid_request' });
+    }
+    expect(result[0].body.error.message).to.equal('messages.0: all messages must have non-empty content except for the optional final assistant message');
+    expect(result[3].body.error.message).to.equal('messages.0.content.0: text content blocks must be non-empty');
+    expect(up.received, 'translated upstream not called').to.have.length(0);
+    expect(env().sim.log.entries, 'native upstream not called').to.have.length(0);
+    expect(records, 'nothing billed').to.deep.equal([]);
+
+    up.next.push({ kind: 'json', body: completion({ content: 'ok' }, 'stop') });
+    const prefill = await call('POST', '/v1/messages', { headers: h, json: req({ messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: '' }] }) });
+    expect(prefill.status, prefill.text).to.equal(200);
+  });
 });
