@@ -38,31 +38,43 @@ function imagePart(source: Source): CanonicalPart {
   throw new ApiError(400, 'invalid_request', `Image source type '${source.type}' is not supported here.`);
 }
 
-function documentPart(block: MessagesBlock): CanonicalPart {
+/**
+ * A document as canonical parts. Its `title` and `context` (Anthropic: context the model may use but
+ * not cite) lead as text; a text source, and the text blocks of a `content` source (a string or
+ * text/image blocks), are text; images inside a `content` source are image parts; a PDF is a file.
+ */
+function documentParts(block: MessagesBlock): CanonicalPart[] {
   const source = block.source as Source & { content?: unknown };
-  const title = typeof block.title === 'string' ? block.title : undefined;
-  if (source.type === 'text') return { type: 'text', text: title ? `${title}\n\n${source.data ?? ''}` : String(source.data ?? '') };
+  const title = typeof block.title === 'string' && block.title ? block.title : undefined;
+  const context = typeof block.context === 'string' && block.context ? block.context : undefined;
+  const lead = [title, context].filter((t): t is string => !!t);
+  const text = (body: string): CanonicalPart => ({ type: 'text', text: [...lead, body].join('\n\n') });
+  const withLead = (part: CanonicalPart): CanonicalPart[] => (context ? [{ type: 'text', text: context }, part] : [part]);
+  if (source.type === 'text') return [text(String(source.data ?? ''))];
   if (source.type === 'base64') {
-    return { type: 'file', file: { filename: title ?? 'document.pdf', file_data: `data:${source.media_type};base64,${source.data}` } };
+    return withLead({ type: 'file', file: { filename: title ?? 'document.pdf', file_data: `data:${source.media_type};base64,${source.data}` } });
   }
-  if (source.type === 'url') return { type: 'file', file: { filename: title ?? String(source.url), file_data: String(source.url) } };
+  if (source.type === 'url') return withLead({ type: 'file', file: { filename: title ?? String(source.url), file_data: String(source.url) } });
+  if (source.type === 'content' && typeof source.content === 'string') return [text(source.content)];
   if (source.type === 'content' && Array.isArray(source.content)) {
-    return { type: 'text', text: (source.content as MessagesBlock[]).map((b) => (b.type === 'text' ? String(b.text) : '')).join('\n') };
+    const blocks = source.content as MessagesBlock[];
+    const images = blocks.filter((b) => b.type === 'image').map((b) => imagePart(b.source as Source));
+    return [text(blocks.filter((b) => b.type === 'text').map((b) => String(b.text)).join('\n')), ...images];
   }
   throw new ApiError(400, 'invalid_request', `Document source type '${source.type}' is not supported here.`);
 }
 
-/** A user-side block (text, image, document) as a canonical part; `cacheHints` keeps a text block's `cache_control`. */
-function userPart(block: MessagesBlock, cacheHints = false): CanonicalPart | undefined {
+/** A user-side block (text, image, document) as canonical parts; `cacheHints` keeps a text block's `cache_control`. */
+function userParts(block: MessagesBlock, cacheHints = false): CanonicalPart[] {
   switch (block.type) {
     case 'text':
-      return { type: 'text', text: String(block.text), ...(cacheHints && block.cache_control ? { cache_control: block.cache_control } : {}) };
+      return [{ type: 'text', text: String(block.text), ...(cacheHints && block.cache_control ? { cache_control: block.cache_control } : {}) }];
     case 'image':
-      return imagePart(block.source as Source);
+      return [imagePart(block.source as Source)];
     case 'document':
-      return documentPart(block);
+      return documentParts(block);
     default:
-      return undefined;
+      return [];
   }
 }
 
@@ -77,7 +89,7 @@ function toolResult(block: MessagesBlock): { text: string; images: CanonicalPart
     for (const b of c as MessagesBlock[]) {
       if (b.type === 'text') texts.push(String(b.text));
       else if (b.type === 'image') images.push(imagePart(b.source as Source));
-      else if (b.type === 'document') images.push(documentPart(b));
+      else if (b.type === 'document') images.push(...documentParts(b));
     }
     text = texts.join('\n');
   }
@@ -97,8 +109,7 @@ function userMessages(content: MessagesMessage['content'], cacheHints = false): 
       late.push(...r.images);
       continue;
     }
-    const p = userPart(block, cacheHints);
-    if (p) parts.push(p);
+    parts.push(...userParts(block, cacheHints));
   }
   // Tool results must directly follow the assistant's tool calls; the rest of the turn comes after.
   const rest = [...late, ...parts];
@@ -172,7 +183,7 @@ function toolChoice(c: MessagesRequest['tool_choice']): CanonicalToolChoice | un
 function cachedSystem(req: MessagesRequest): CanonicalMessage | undefined {
   if (!Array.isArray(req.system) || !req.system.some((b) => b.cache_control)) return undefined;
   const inMessages = req.messages.filter((m) => m.role === 'system').map((m) => (typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content));
-  return { role: 'system', content: [req.system, ...inMessages].flat().filter((b) => b.type === 'text').map((b) => userPart(b, true)!) };
+  return { role: 'system', content: [req.system, ...inMessages].flat().filter((b) => b.type === 'text').flatMap((b) => userParts(b, true)) };
 }
 
 /**

@@ -183,4 +183,11 @@ describe('messages dialect on a scripted OpenAI-compatible upstream', function (
     const prefill = await call('POST', '/v1/messages', { headers: h, json: req({ messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: '' }] }) });
     expect(prefill.status, prefill.text).to.equal(200);
   });
+  it('sends a document whose content source is a string as text (was refused with 400)', async () => {
+    up.next.push({ kind: 'json', body: completion({ content: 'ok' }, 'stop') });
+    const doc = { type: 'document', title: 'Notes', context: 'from the wiki', source: { type: 'content', content: 'the body' } };
+    const r = await call('POST', '/v1/messages', { headers: h, json: req({ messages: [{ role: 'user', content: [doc, { type: 'text', text: 'summarise' }] }] }) });
+    expect(r.status, r.text).to.equal(200);
+    expect(up.received[0].body.messages).to.deep.equal([{ role: 'user', content: 'Notes\n\nfrom the wiki\n\nthe body\nsummarise' }]);
+  });
 });

@@ -66,6 +66,27 @@ describe('messages dialect: request → canonical', () => {
   });
 });
 
+describe('messages dialect: documents', () => {
+  const user = (...content: unknown[]) => messagesToCanonical({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content }] } as MessagesRequest).messages[0].content;
+  const png = { type: 'base64', media_type: 'image/png', data: 'AAAA' };
+
+  it('reads a content source given as a string or as text and image blocks', () => {
+    expect(user({ type: 'document', source: { type: 'content', content: 'plain' } }, { type: 'text', text: 'q' })).to.equal('plain\nq');
+    expect(user({ type: 'document', title: 'T', source: { type: 'content', content: [{ type: 'text', text: 'x' }, { type: 'image', source: png }, { type: 'text', text: 'y' }] } })).to.deep.equal([
+      { type: 'text', text: 'T\n\nx\ny' },
+      { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
+    ]);
+  });
+
+  it("keeps a document's context: after the title of a text document, before a PDF", () => {
+    expect(user({ type: 'document', title: 'T', context: 'CTX', source: { type: 'text', media_type: 'text/plain', data: 'body' } })).to.equal('T\n\nCTX\n\nbody');
+    expect(user({ type: 'document', context: 'CTX', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBE' } })).to.deep.equal([
+      { type: 'text', text: 'CTX' },
+      { type: 'file', file: { filename: 'document.pdf', file_data: 'data:application/pdf;base64,JVBE' } },
+    ]);
+  });
+});
+
 describe('messages dialect: consecutive same-role turns', () => {
   it('combines them into one turn, around system messages too', () => {
     const c = messagesToCanonical({
