@@ -15,7 +15,7 @@ export interface MessagesRequest {
   max_tokens?: number;
   messages: MessagesMessage[];
   system?: string | MessagesBlock[];
-  tools?: Array<{ name: string; description?: string; input_schema?: Record<string, unknown>; type?: string; defer_loading?: boolean }>;
+  tools?: Array<{ name: string; description?: string; input_schema?: Record<string, unknown>; type?: string; defer_loading?: boolean; strict?: boolean }>;
   tool_choice?: { type: 'auto' | 'any' | 'tool' | 'none'; name?: string; disable_parallel_tool_use?: boolean };
   stop_sequences?: string[];
   temperature?: number;
@@ -160,7 +160,12 @@ function tools(req: MessagesRequest): CanonicalTool[] | undefined {
     }
     return {
       type: 'function',
-      function: { name: t.name, ...(t.description ? { description: t.description } : {}), parameters: t.input_schema ?? { type: 'object', properties: {} } },
+      function: {
+        name: t.name,
+        ...(t.description ? { description: t.description } : {}),
+        parameters: t.input_schema ?? { type: 'object', properties: {} },
+        ...(t.strict === true ? { strict: true } : {}),
+      },
     };
   });
 }
@@ -258,6 +263,7 @@ export function messagesToCanonical(req: MessagesRequest, opts: { cacheHints?: b
   if (req.metadata?.user_id) out.user = req.metadata.user_id;
   if (req.output_config?.effort) out.reasoning_effort = req.output_config.effort;
   const format = req.output_config?.format ?? req.output_format;
-  if (format?.type === 'json_schema') out.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema } };
+  // Anthropic's structured outputs always hold to the schema: OpenAI's strict mode is the same promise
+  if (format?.type === 'json_schema') out.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema, strict: true } };
   return out;
 }

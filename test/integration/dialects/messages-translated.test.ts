@@ -190,4 +190,16 @@ describe('messages dialect on a scripted OpenAI-compatible upstream', function (
     expect(r.status, r.text).to.equal(200);
     expect(up.received[0].body.messages).to.deep.equal([{ role: 'user', content: 'Notes\n\nfrom the wiki\n\nthe body\nsummarise' }]);
   });
+  it("keeps strict: a strict tool's function and the structured output format go upstream with strict: true", async () => {
+    up.next.push({ kind: 'json', body: completion({ content: '{}' }, 'stop') });
+    const schema = { type: 'object', properties: { x: { type: 'string' } }, required: ['x'], additionalProperties: false };
+    const r = await call('POST', '/v1/messages', { headers: h, json: req({ tools: [{ name: 'a', strict: true, input_schema: schema }, tools[1]], output_config: { format: { type: 'json_schema', schema } } }) });
+    expect(r.status, r.text).to.equal(200);
+    const sent = up.received[0].body;
+    expect(sent.tools).to.deep.equal([
+      { type: 'function', function: { name: 'a', parameters: schema, strict: true } },
+      { type: 'function', function: { name: 'b', parameters: tools[1].input_schema } },
+    ]);
+    expect(sent.response_format).to.deep.equal({ type: 'json_schema', json_schema: { name: 'output', schema, strict: true } });
+  });
 });
