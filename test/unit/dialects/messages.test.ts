@@ -273,4 +273,8 @@ describe('messages dialect: version header and error types', () => {
       'timeout_error',
     ]);
   });
+
+  it('gives other 4xx statuses (405, 408 body-read timeout, 409, 415, 422) invalid_request_error, as Anthropic documents', () => {
+    expect([405, 408, 409, 415, 422].map(anthropicErrorType)).to.deep.equal(Array(5).fill('invalid_request_error'));
+  });
 });
