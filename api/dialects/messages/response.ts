@@ -38,21 +38,40 @@ export interface MessagesUsage {
   output_tokens: number;
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
+  /** Anthropic's `output_tokens_details` (SDK 1.12 `OutputTokensDetails`): reasoning tokens, when the upstream counted them. */
+  output_tokens_details?: { thinking_tokens: number };
 }
 
 /** Anthropic counts cached input apart from `input_tokens`; OpenAI includes it in prompt_tokens. */
 export function messagesUsage(u: CanonicalUsage | undefined | null): MessagesUsage {
   const cached = u?.prompt_tokens_details?.cached_tokens ?? 0;
+  const thinking = u?.completion_tokens_details?.reasoning_tokens;
   return {
     input_tokens: Math.max(0, (u?.prompt_tokens ?? 0) - cached),
     output_tokens: u?.completion_tokens ?? 0,
     cache_creation_input_tokens: 0,
     cache_read_input_tokens: cached,
+    ...(typeof thinking === 'number' ? { output_tokens_details: { thinking_tokens: thinking } } : {}),
   };
 }
 
+/**
+ * The stop sequence that ended an answer, from vLLM's per-choice `stop_reason` (the matched stop
+ * string; a token id or null otherwise), when it is one of the caller's `stop_sequences`.
+ */
+export function matchedStop(choice: unknown, stopSequences: string[] | undefined): string | null {
+  const s = (choice as { stop_reason?: unknown } | undefined)?.stop_reason;
+  return typeof s === 'string' && !!stopSequences?.includes(s) ? s : null;
+}
+
+/** `stop_reason` and `stop_sequence`: `stop_sequence` when the upstream said which of the caller's sequences matched. */
+export function stopOf(finish: FinishReason | undefined, hasToolCalls: boolean, matched: string | null): { stop_reason: StopReason; stop_sequence: string | null } {
+  if (matched && finish === 'stop' && !hasToolCalls) return { stop_reason: 'stop_sequence', stop_sequence: matched };
+  return { stop_reason: stopReason(finish, hasToolCalls), stop_sequence: null };
+}
+
 /** Canonical chat completion → Anthropic Message, reporting the public model id. */
-export function canonicalToMessage(c: CanonicalCompletion, publicModel: string, id = messageId()): Record<string, unknown> {
+export function canonicalToMessage(c: CanonicalCompletion, publicModel: string, id = messageId(), stopSequences?: string[]): Record<string, unknown> {
   const choice = c.choices[0];
   const msg = choice?.message ?? {};
   const content: Array<Record<string, unknown>> = [];
@@ -67,8 +86,7 @@ export function canonicalToMessage(c: CanonicalCompletion, publicModel: string, 
     role: 'assistant',
     model: publicModel,
     content,
-    stop_reason: stopReason(choice?.finish_reason, (msg.tool_calls?.length ?? 0) > 0),
-    stop_sequence: null,
+    ...stopOf(choice?.finish_reason, (msg.tool_calls?.length ?? 0) > 0, matchedStop(choice, stopSequences)),
     usage: messagesUsage(c.usage),
   };
 }

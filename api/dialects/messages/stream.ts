@@ -1,5 +1,5 @@
 import type { CanonicalChunk, FinishReason } from '../canonical';
-import { messageId, messagesUsage, stopReason, toolUseId } from './response';
+import { matchedStop, messageId, messagesUsage, stopOf, toolUseId } from './response';
 
 /** One Anthropic stream event; `type` is also its SSE event name. */
 export type MessagesEvent = { type: string } & Record<string, unknown>;
@@ -42,9 +42,13 @@ export class MessagesStreamTranslator {
   private tools: Tool[] = [];
   private byIndex = new Map<number, Tool>();
 
+  private matched: string | null = null;
+
+  /** `stopSequences`: the caller's, to report which one matched when the upstream says (vLLM). */
   constructor(
     private readonly publicModel: string,
     private readonly id = messageId(),
+    private readonly stopSequences?: string[],
   ) {}
 
   private start(out: MessagesEvent[]): void {
@@ -119,7 +123,7 @@ export class MessagesStreamTranslator {
       const writing = this.open?.kind === 'tool' && !completeJson(this.open.tool.sent);
       if (!tool.streamed && tool.name && !writing) this.openTool(out, tool);
     }
-    if (choice?.finish_reason) this.finish = choice.finish_reason;
+    if (choice?.finish_reason) [this.finish, this.matched] = [choice.finish_reason, matchedStop(choice, this.stopSequences)];
     return out;
   }
 
@@ -145,8 +149,13 @@ export class MessagesStreamTranslator {
     const u = messagesUsage(this.usage);
     out.push({
       type: 'message_delta',
-      delta: { stop_reason: stopReason(this.finish, this.tools.length > 0), stop_sequence: null },
-      usage: { input_tokens: u.input_tokens, output_tokens: u.output_tokens, cache_read_input_tokens: u.cache_read_input_tokens },
+      delta: stopOf(this.finish, this.tools.length > 0, this.matched),
+      usage: {
+        input_tokens: u.input_tokens,
+        output_tokens: u.output_tokens,
+        cache_read_input_tokens: u.cache_read_input_tokens,
+        ...(u.output_tokens_details ? { output_tokens_details: u.output_tokens_details } : {}),
+      },
     });
     out.push({ type: 'message_stop' });
     return out;

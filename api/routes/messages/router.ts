@@ -48,11 +48,11 @@ function createHandler(ctx: AppContext) {
     };
     if (!stream) {
       const result = await dispatchChat(ctx, req, res, common);
-      res.json(bypass ? result : canonicalToMessage(result as CanonicalCompletion, publicModel));
+      res.json(bypass ? result : canonicalToMessage(result as CanonicalCompletion, publicModel, undefined, body.stop_sequences));
       return;
     }
     const sse = new SseWriter(res);
-    const translator = bypass ? undefined : new MessagesStreamTranslator(publicModel);
+    const translator = bypass ? undefined : new MessagesStreamTranslator(publicModel, undefined, body.stop_sequences);
     try {
       await dispatchChat(ctx, req, res, {
         ...common,

@@ -202,4 +202,26 @@ describe('messages dialect on a scripted OpenAI-compatible upstream', function (
     ]);
     expect(sent.response_format).to.deep.equal({ type: 'json_schema', json_schema: { name: 'output', schema, strict: true } });
   });
+  it("reports reasoning tokens as output_tokens_details.thinking_tokens, and vLLM's matched stop string as stop_sequence", async () => {
+    const usage = { prompt_tokens: 100, completion_tokens: 50, total_tokens: 150, completion_tokens_details: { reasoning_tokens: 30 } };
+    up.next.push({ kind: 'json', body: completion({ content: 'abc' }, 'stop', usage, { stop_reason: 'END' }) });
+    const r = await call('POST', '/v1/messages', { headers: h, json: req({ stop_sequences: ['END'] }) });
+    expect(r.status, r.text).to.equal(200);
+    expectAnthropic('Message', r.body);
+    expect(r.body).to.include({ stop_reason: 'stop_sequence', stop_sequence: 'END' });
+    expect(r.body.usage.output_tokens_details).to.deep.equal({ thinking_tokens: 30 });
+
+    up.next.push({ kind: 'sse', events: [chunk({ role: 'assistant', content: 'abc' }), chunk({}, 'stop', { stop_reason: 'END' }), usageChunk(usage)] });
+    const s = await postSse('/v1/messages', h, req({ stream: true, stop_sequences: ['END'] }));
+    for (const e of s.events) expectAnthropic('StreamEvent', e.data);
+    const delta = s.events.find((e) => e.data.type === 'message_delta')!.data;
+    expect(delta.delta).to.deep.equal({ stop_reason: 'stop_sequence', stop_sequence: 'END' });
+    expect(delta.usage.output_tokens_details).to.deep.equal({ thinking_tokens: 30 });
+
+    // a stop_reason that is not one of the caller's sequences (another server's meaning) changes nothing
+    up.next.push({ kind: 'json', body: completion({ content: 'abc' }, 'stop', undefined, { stop_reason: 'eos' }) });
+    const other = await call('POST', '/v1/messages', { headers: h, json: req({ stop_sequences: ['END'] }) });
+    expect(other.body).to.include({ stop_reason: 'end_turn', stop_sequence: null });
+    expect(other.body.usage).to.not.have.property('output_tokens_details');
+  });
 });

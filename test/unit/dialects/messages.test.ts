@@ -144,6 +144,19 @@ describe('messages dialect: canonical → Message', () => {
     expect(['stop', 'length', 'tool_calls', 'content_filter', null].map((f) => stopReason(f as never))).to.deep.equal(['end_turn', 'max_tokens', 'tool_use', 'refusal', 'end_turn']);
   });
 
+  it("maps reasoning tokens and vLLM's matched stop string; a matched stop with tool calls stays tool_use", () => {
+    const c = structuredClone(textCompletion) as unknown as CanonicalCompletion;
+    c.usage = { prompt_tokens: 10, completion_tokens: 8, completion_tokens_details: { reasoning_tokens: 3 } };
+    (c.choices[0] as { stop_reason?: string }).stop_reason = '###';
+    const m = canonicalToMessage(c, 'p', 'msg_1', ['###']);
+    expect(m).to.include({ stop_reason: 'stop_sequence', stop_sequence: '###' });
+    expect((m.usage as { output_tokens_details: unknown }).output_tokens_details).to.deep.equal({ thinking_tokens: 3 });
+    expect(canonicalToMessage(c, 'p', 'msg_1')).to.include({ stop_reason: 'end_turn', stop_sequence: null });
+    const tools = structuredClone(toolCallCompletion) as unknown as CanonicalCompletion;
+    Object.assign(tools.choices[0], { finish_reason: 'stop', stop_reason: '###' });
+    expect(canonicalToMessage(tools, 'p', 'msg_1', ['###'])).to.include({ stop_reason: 'tool_use', stop_sequence: null });
+  });
+
   it('reports tool_use when tool calls came with `stop` or no finish reason', () => {
     expect(['stop', null, undefined, 'tool_calls', 'length'].map((f) => stopReason(f as never, true))).to.deep.equal(['tool_use', 'tool_use', 'tool_use', 'tool_use', 'max_tokens']);
     const forced = structuredClone(toolCallCompletion) as unknown as CanonicalCompletion;
