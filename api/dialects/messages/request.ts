@@ -15,7 +15,7 @@ export interface MessagesRequest {
   max_tokens?: number;
   messages: MessagesMessage[];
   system?: string | MessagesBlock[];
-  tools?: Array<{ name: string; description?: string; input_schema?: Record<string, unknown>; type?: string; defer_loading?: boolean }>;
+  tools?: Array<{ name: string; description?: string; input_schema?: Record<string, unknown>; type?: string; defer_loading?: boolean; strict?: boolean }>;
   tool_choice?: { type: 'auto' | 'any' | 'tool' | 'none'; name?: string; disable_parallel_tool_use?: boolean };
   stop_sequences?: string[];
   temperature?: number;
@@ -38,31 +38,43 @@ function imagePart(source: Source): CanonicalPart {
   throw new ApiError(400, 'invalid_request', `Image source type '${source.type}' is not supported here.`);
 }
 
-function documentPart(block: MessagesBlock): CanonicalPart {
+/**
+ * A document as canonical parts. Its `title` and `context` (Anthropic: context the model may use but
+ * not cite) lead as text; a text source, and the text blocks of a `content` source (a string or
+ * text/image blocks), are text; images inside a `content` source are image parts; a PDF is a file.
+ */
+function documentParts(block: MessagesBlock): CanonicalPart[] {
   const source = block.source as Source & { content?: unknown };
-  const title = typeof block.title === 'string' ? block.title : undefined;
-  if (source.type === 'text') return { type: 'text', text: title ? `${title}\n\n${source.data ?? ''}` : String(source.data ?? '') };
+  const title = typeof block.title === 'string' && block.title ? block.title : undefined;
+  const context = typeof block.context === 'string' && block.context ? block.context : undefined;
+  const lead = [title, context].filter((t): t is string => !!t);
+  const text = (body: string): CanonicalPart => ({ type: 'text', text: [...lead, body].join('\n\n') });
+  const withLead = (part: CanonicalPart): CanonicalPart[] => (context ? [{ type: 'text', text: context }, part] : [part]);
+  if (source.type === 'text') return [text(String(source.data ?? ''))];
   if (source.type === 'base64') {
-    return { type: 'file', file: { filename: title ?? 'document.pdf', file_data: `data:${source.media_type};base64,${source.data}` } };
+    return withLead({ type: 'file', file: { filename: title ?? 'document.pdf', file_data: `data:${source.media_type};base64,${source.data}` } });
   }
-  if (source.type === 'url') return { type: 'file', file: { filename: title ?? String(source.url), file_data: String(source.url) } };
+  if (source.type === 'url') return withLead({ type: 'file', file: { filename: title ?? String(source.url), file_data: String(source.url) } });
+  if (source.type === 'content' && typeof source.content === 'string') return [text(source.content)];
   if (source.type === 'content' && Array.isArray(source.content)) {
-    return { type: 'text', text: (source.content as MessagesBlock[]).map((b) => (b.type === 'text' ? String(b.text) : '')).join('\n') };
+    const blocks = source.content as MessagesBlock[];
+    const images = blocks.filter((b) => b.type === 'image').map((b) => imagePart(b.source as Source));
+    return [text(blocks.filter((b) => b.type === 'text').map((b) => String(b.text)).join('\n')), ...images];
   }
   throw new ApiError(400, 'invalid_request', `Document source type '${source.type}' is not supported here.`);
 }
 
-/** A user-side block (text, image, document) as a canonical part; `cacheHints` keeps a text block's `cache_control`. */
-function userPart(block: MessagesBlock, cacheHints = false): CanonicalPart | undefined {
+/** A user-side block (text, image, document) as canonical parts; `cacheHints` keeps a text block's `cache_control`. */
+function userParts(block: MessagesBlock, cacheHints = false): CanonicalPart[] {
   switch (block.type) {
     case 'text':
-      return { type: 'text', text: String(block.text), ...(cacheHints && block.cache_control ? { cache_control: block.cache_control } : {}) };
+      return [{ type: 'text', text: String(block.text), ...(cacheHints && block.cache_control ? { cache_control: block.cache_control } : {}) }];
     case 'image':
-      return imagePart(block.source as Source);
+      return [imagePart(block.source as Source)];
     case 'document':
-      return documentPart(block);
+      return documentParts(block);
     default:
-      return undefined;
+      return [];
   }
 }
 
@@ -77,7 +89,7 @@ function toolResult(block: MessagesBlock): { text: string; images: CanonicalPart
     for (const b of c as MessagesBlock[]) {
       if (b.type === 'text') texts.push(String(b.text));
       else if (b.type === 'image') images.push(imagePart(b.source as Source));
-      else if (b.type === 'document') images.push(documentPart(b));
+      else if (b.type === 'document') images.push(...documentParts(b));
     }
     text = texts.join('\n');
   }
@@ -97,8 +109,7 @@ function userMessages(content: MessagesMessage['content'], cacheHints = false): 
       late.push(...r.images);
       continue;
     }
-    const p = userPart(block, cacheHints);
-    if (p) parts.push(p);
+    parts.push(...userParts(block, cacheHints));
   }
   // Tool results must directly follow the assistant's tool calls; the rest of the turn comes after.
   const rest = [...late, ...parts];
@@ -149,7 +160,12 @@ function tools(req: MessagesRequest): CanonicalTool[] | undefined {
     }
     return {
       type: 'function',
-      function: { name: t.name, ...(t.description ? { description: t.description } : {}), parameters: t.input_schema ?? { type: 'object', properties: {} } },
+      function: {
+        name: t.name,
+        ...(t.description ? { description: t.description } : {}),
+        parameters: t.input_schema ?? { type: 'object', properties: {} },
+        ...(t.strict === true ? { strict: true } : {}),
+      },
     };
   });
 }
@@ -172,7 +188,50 @@ function toolChoice(c: MessagesRequest['tool_choice']): CanonicalToolChoice | un
 function cachedSystem(req: MessagesRequest): CanonicalMessage | undefined {
   if (!Array.isArray(req.system) || !req.system.some((b) => b.cache_control)) return undefined;
   const inMessages = req.messages.filter((m) => m.role === 'system').map((m) => (typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content));
-  return { role: 'system', content: [req.system, ...inMessages].flat().filter((b) => b.type === 'text').map((b) => userPart(b, true)!) };
+  return { role: 'system', content: [req.system, ...inMessages].flat().filter((b) => b.type === 'text').flatMap((b) => userParts(b, true)) };
+}
+
+/**
+ * Anthropic's own refusals of empty content, made before a lane or upstream is used: a user or
+ * assistant turn with no content (`""` or `[]`), except a final assistant turn (a prefill), is
+ * "all messages must have non-empty content except for the optional final assistant message"; a
+ * text block with empty text is "text content blocks must be non-empty". `system` messages are
+ * not checked (their text joins the system prompt).
+ */
+export function refuseEmptyContent(req: MessagesRequest): void {
+  const last = req.messages.length - 1;
+  req.messages.forEach((m, i) => {
+    if (m.role === 'system') return;
+    const empty = typeof m.content === 'string' ? m.content === '' : m.content.length === 0;
+    if (empty && !(i === last && m.role === 'assistant')) {
+      throw new ApiError(400, 'invalid_request', `messages.${i}: all messages must have non-empty content except for the optional final assistant message`, { param: `messages[${i}].content` });
+    }
+    if (typeof m.content === 'string') return;
+    m.content.forEach((b, j) => {
+      if (b.type === 'text' && b.text === '') {
+        throw new ApiError(400, 'invalid_request', `messages.${i}.content.${j}: text content blocks must be non-empty`, { param: `messages[${i}].content[${j}].text` });
+      }
+    });
+  });
+}
+
+const asBlocks = (c: MessagesMessage['content']): MessagesBlock[] => (typeof c !== 'string' ? c : c ? [{ type: 'text', text: c }] : []);
+
+/**
+ * The user and assistant turns with same-role neighbours combined into one turn, as Anthropic does
+ * ("consecutive user or assistant turns in your request will be combined into a single turn"), so
+ * that an assistant's tool calls are one canonical message and their results follow it directly.
+ * `system` messages are left out (they join the system prompt), so turns around one combine too.
+ */
+function combinedTurns(messages: MessagesMessage[]): MessagesMessage[] {
+  const out: MessagesMessage[] = [];
+  for (const m of messages) {
+    if (m.role === 'system') continue;
+    const prev = out.at(-1);
+    if (prev?.role === m.role) prev.content = [...asBlocks(prev.content), ...asBlocks(m.content)];
+    else out.push({ role: m.role, content: m.content });
+  }
+  return out;
 }
 
 /**
@@ -186,8 +245,7 @@ export function messagesToCanonical(req: MessagesRequest, opts: { cacheHints?: b
   const sys = cachedSys ? undefined : systemText(req);
   if (cachedSys) messages.push(cachedSys);
   if (sys) messages.push({ role: 'system', content: sys });
-  for (const m of req.messages) {
-    if (m.role === 'system') continue;
+  for (const m of combinedTurns(req.messages)) {
     if (m.role === 'assistant') messages.push(assistantMessage(m.content));
     else messages.push(...userMessages(m.content, opts.cacheHints));
   }
@@ -205,6 +263,7 @@ export function messagesToCanonical(req: MessagesRequest, opts: { cacheHints?: b
   if (req.metadata?.user_id) out.user = req.metadata.user_id;
   if (req.output_config?.effort) out.reasoning_effort = req.output_config.effort;
   const format = req.output_config?.format ?? req.output_format;
-  if (format?.type === 'json_schema') out.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema } };
+  // Anthropic's structured outputs always hold to the schema: OpenAI's strict mode is the same promise
+  if (format?.type === 'json_schema') out.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema, strict: true } };
   return out;
 }

@@ -7,11 +7,19 @@ export function messageId(): string {
   return `msg_${crypto.randomBytes(12).toString('hex')}`;
 }
 
+/** An id for a tool call the upstream sent without one (unique, unlike an index). */
+export function toolUseId(): string {
+  return `toolu_${crypto.randomBytes(12).toString('hex')}`;
+}
+
 /**
- * finish_reason → stop_reason. OpenAI reports a matched stop sequence as `stop` too, so it is
- * `end_turn`; an answer that carried a refusal (`refused`) and ended on its own is `refusal`.
+ * finish_reason → stop_reason. OpenAI reports a matched stop sequence as `stop` too, so it is `end_turn`;
+ * an answer that carried a refusal (`refused`) and ended on its own is `refusal`. An answer with tool calls is `tool_use` when the upstream said `stop` or nothing: OpenAI does so when
+ * the tool choice is forced, and older vLLM/Ollama always; the SDK's tool runner runs tools on
+ * `tool_use` only.
  */
-export function stopReason(finish: FinishReason | undefined, refused = false): StopReason {
+export function stopReason(finish: FinishReason | undefined, hasToolCalls = false, refused = false): StopReason {
+  if (hasToolCalls && (finish === 'stop' || finish === null || finish === undefined)) return 'tool_use';
   switch (finish) {
     case 'length':
       return 'max_tokens';
@@ -30,17 +38,36 @@ export interface MessagesUsage {
   output_tokens: number;
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
+  /** Anthropic's `output_tokens_details` (SDK 1.12 `OutputTokensDetails`): reasoning tokens, when the upstream counted them. */
+  output_tokens_details?: { thinking_tokens: number };
 }
 
 /** Anthropic counts cached input apart from `input_tokens`; OpenAI includes it in prompt_tokens. */
 export function messagesUsage(u: CanonicalUsage | undefined | null): MessagesUsage {
   const cached = u?.prompt_tokens_details?.cached_tokens ?? 0;
+  const thinking = u?.completion_tokens_details?.reasoning_tokens;
   return {
     input_tokens: Math.max(0, (u?.prompt_tokens ?? 0) - cached),
     output_tokens: u?.completion_tokens ?? 0,
     cache_creation_input_tokens: 0,
     cache_read_input_tokens: cached,
+    ...(typeof thinking === 'number' ? { output_tokens_details: { thinking_tokens: thinking } } : {}),
   };
+}
+
+/**
+ * The stop sequence that ended an answer, from vLLM's per-choice `stop_reason` (the matched stop
+ * string; a token id or null otherwise), when it is one of the caller's `stop_sequences`.
+ */
+export function matchedStop(choice: unknown, stopSequences: string[] | undefined): string | null {
+  const s = (choice as { stop_reason?: unknown } | undefined)?.stop_reason;
+  return typeof s === 'string' && !!stopSequences?.includes(s) ? s : null;
+}
+
+/** `stop_reason` and `stop_sequence`: `stop_sequence` when the upstream said which of the caller's sequences matched. */
+export function stopOf(finish: FinishReason | undefined, hasToolCalls: boolean, matched: string | null, refused = false): { stop_reason: StopReason; stop_sequence: string | null } {
+  if (matched && finish === 'stop' && !hasToolCalls && !refused) return { stop_reason: 'stop_sequence', stop_sequence: matched };
+  return { stop_reason: stopReason(finish, hasToolCalls, refused), stop_sequence: null };
 }
 
 /**
@@ -48,7 +75,7 @@ export function messagesUsage(u: CanonicalUsage | undefined | null): MessagesUsa
  * (`message.refusal`) is a text block with its text, and stop_reason `refusal` (Anthropic's own for
  * a declined request).
  */
-export function canonicalToMessage(c: CanonicalCompletion, publicModel: string, id = messageId()): Record<string, unknown> {
+export function canonicalToMessage(c: CanonicalCompletion, publicModel: string, id = messageId(), stopSequences?: string[]): Record<string, unknown> {
   const choice = c.choices[0];
   const msg = choice?.message ?? {};
   const content: Array<Record<string, unknown>> = [];
@@ -56,7 +83,7 @@ export function canonicalToMessage(c: CanonicalCompletion, publicModel: string, 
   const text = (msg.content ?? '') + (msg.refusal ?? '');
   if (text) content.push({ type: 'text', text });
   for (const call of msg.tool_calls ?? []) {
-    content.push({ type: 'tool_use', id: call.id, name: call.function.name, input: parseArguments(call.function.arguments) });
+    content.push({ type: 'tool_use', id: call.id || toolUseId(), name: call.function.name, input: parseArguments(call.function.arguments) });
   }
   return {
     id,
@@ -64,8 +91,7 @@ export function canonicalToMessage(c: CanonicalCompletion, publicModel: string, 
     role: 'assistant',
     model: publicModel,
     content,
-    stop_reason: stopReason(choice?.finish_reason, !!msg.refusal),
-    stop_sequence: null,
+    ...stopOf(choice?.finish_reason, (msg.tool_calls?.length ?? 0) > 0, matchedStop(choice, stopSequences), !!msg.refusal),
     usage: messagesUsage(c.usage),
   };
 }

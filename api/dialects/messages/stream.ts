@@ -1,10 +1,22 @@
 import type { CanonicalChunk, FinishReason } from '../canonical';
-import { messageId, messagesUsage, stopReason } from './response';
+import { matchedStop, messageId, messagesUsage, stopOf, toolUseId } from './response';
 
 /** One Anthropic stream event; `type` is also its SSE event name. */
 export type MessagesEvent = { type: string } & Record<string, unknown>;
 
-type Block = { kind: 'text' } | { kind: 'thinking' } | { kind: 'tool'; toolIndex: number };
+/** One upstream tool call: arguments `held` until its block opens (`streamed`), then `sent`. */
+type Tool = { id: string; name: string; held: string; sent: string; streamed: boolean };
+type Block = { kind: 'text' } | { kind: 'thinking' } | { kind: 'tool'; tool: Tool };
+
+const completeJson = (s: string): boolean => {
+  if (!s.trim()) return false;
+  try {
+    JSON.parse(s);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 /**
  * Turns canonical chat chunks into Anthropic's event sequence: message_start, then per content
@@ -12,6 +24,12 @@ type Block = { kind: 'text' } | { kind: 'thinking' } | { kind: 'tool'; toolIndex
  * (a ping after the first block start, as Anthropic does), then message_delta with the stop reason
  * and usage, and message_stop. A block closes when output of another kind (or another tool call)
  * begins, so indices match the final message's `content` array.
+ *
+ * Tool calls are told apart by their id, not their chunk `index` alone (some upstreams send
+ * several calls on one index, each with its own id). A call's block opens as soon as no other
+ * call's arguments are still being written; the arguments of a call that arrive while another's
+ * are (upstreams that interleave parallel calls' deltas) are held and sent whole when its block
+ * opens, at the latest before the message ends. A call without an id gets `toolu_` + random hex.
  */
 export class MessagesStreamTranslator {
   private started = false;
@@ -20,12 +38,19 @@ export class MessagesStreamTranslator {
   private nextIndex = 0;
   private finish: FinishReason = null;
   private usage: CanonicalChunk['usage'] = null;
+  /** Every tool call in order of appearance, and the current one per upstream `index`. */
+  private tools: Tool[] = [];
+  private byIndex = new Map<number, Tool>();
+
+  private matched: string | null = null;
   /** The upstream sent refusal text (streamed as text; the stop reason is then `refusal`). */
   private refused = false;
 
+  /** `stopSequences`: the caller's, to report which one matched when the upstream says (vLLM). */
   constructor(
     private readonly publicModel: string,
     private readonly id = messageId(),
+    private readonly stopSequences?: string[],
   ) {}
 
   private start(out: MessagesEvent[]): void {
@@ -74,37 +99,67 @@ export class MessagesStreamTranslator {
     const choice = chunk.choices?.[0];
     const delta = choice?.delta;
     if (delta?.reasoning_content) {
-      if (this.open?.kind !== 'thinking') this.openBlock(out, { kind: 'thinking' }, { type: 'thinking', thinking: '', signature: '' });
+      if (this.open?.kind !== 'thinking') this.flushTools(out), this.openBlock(out, { kind: 'thinking' }, { type: 'thinking', thinking: '', signature: '' });
       out.push({ type: 'content_block_delta', index: this.index, delta: { type: 'thinking_delta', thinking: delta.reasoning_content } });
     }
     if (delta?.refusal) this.refused = true;
     for (const text of [delta?.content, delta?.refusal]) {
       if (!text) continue;
-      if (this.open?.kind !== 'text') this.openBlock(out, { kind: 'text' }, { type: 'text', text: '' });
+      if (this.open?.kind !== 'text') this.flushTools(out), this.openBlock(out, { kind: 'text' }, { type: 'text', text: '' });
       out.push({ type: 'content_block_delta', index: this.index, delta: { type: 'text_delta', text } });
     }
     for (const call of delta?.tool_calls ?? []) {
-      const current = this.open?.kind === 'tool' ? this.open.toolIndex : undefined;
-      if (current !== call.index) {
-        this.openBlock(out, { kind: 'tool', toolIndex: call.index }, { type: 'tool_use', id: call.id ?? `toolu_${this.nextIndex}`, name: call.function?.name ?? '', input: {} });
+      let tool = this.byIndex.get(call.index);
+      if (!tool || (call.id && call.id !== tool.id)) {
+        tool = { id: call.id || toolUseId(), name: '', held: '', sent: '', streamed: false };
+        this.tools.push(tool);
+        this.byIndex.set(call.index, tool);
       }
-      const args = call.function?.arguments;
-      if (args) out.push({ type: 'content_block_delta', index: this.index, delta: { type: 'input_json_delta', partial_json: args } });
+      if (call.function?.name && !tool.name) tool.name = call.function.name;
+      const args = call.function?.arguments ?? '';
+      if (this.open?.kind === 'tool' && this.open.tool === tool) {
+        if (args) out.push({ type: 'content_block_delta', index: this.index, delta: { type: 'input_json_delta', partial_json: args } });
+        tool.sent += args;
+        continue;
+      }
+      tool.held += args;
+      // another call's arguments still being written: this one waits (interleaved parallel calls)
+      const writing = this.open?.kind === 'tool' && !completeJson(this.open.tool.sent);
+      if (!tool.streamed && tool.name && !writing) this.openTool(out, tool);
     }
-    if (choice?.finish_reason) this.finish = choice.finish_reason;
+    if (choice?.finish_reason) [this.finish, this.matched] = [choice.finish_reason, matchedStop(choice, this.stopSequences)];
     return out;
+  }
+
+  /** Opens a tool call's block and sends the arguments held so far. */
+  private openTool(out: MessagesEvent[], tool: Tool): void {
+    tool.streamed = true;
+    this.openBlock(out, { kind: 'tool', tool }, { type: 'tool_use', id: tool.id, name: tool.name, input: {} });
+    if (tool.held) out.push({ type: 'content_block_delta', index: this.index, delta: { type: 'input_json_delta', partial_json: tool.held } });
+    [tool.sent, tool.held] = [tool.held, ''];
+  }
+
+  /** Every tool call whose block has not opened yet, each as a whole block. */
+  private flushTools(out: MessagesEvent[]): void {
+    for (const tool of this.tools) if (!tool.streamed) this.openTool(out, tool);
   }
 
   /** The closing events, once the upstream finished. */
   end(): MessagesEvent[] {
     const out: MessagesEvent[] = [];
     this.start(out);
+    this.flushTools(out);
     this.close(out);
     const u = messagesUsage(this.usage);
     out.push({
       type: 'message_delta',
-      delta: { stop_reason: stopReason(this.finish, this.refused), stop_sequence: null },
-      usage: { input_tokens: u.input_tokens, output_tokens: u.output_tokens, cache_read_input_tokens: u.cache_read_input_tokens },
+      delta: stopOf(this.finish, this.tools.length > 0, this.matched, this.refused),
+      usage: {
+        input_tokens: u.input_tokens,
+        output_tokens: u.output_tokens,
+        cache_read_input_tokens: u.cache_read_input_tokens,
+        ...(u.output_tokens_details ? { output_tokens_details: u.output_tokens_details } : {}),
+      },
     });
     out.push({ type: 'message_stop' });
     return out;

@@ -16,7 +16,7 @@ import { answerNative } from './native';
 import { messagesNativeTools } from '../../dialects/messages/native';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { errors } from '../../../shared/errors/codes';
-import { messagesToCanonical, type MessagesRequest } from '../../dialects/messages/request';
+import { messagesToCanonical, refuseEmptyContent, type MessagesRequest } from '../../dialects/messages/request';
 import { canonicalToMessage } from '../../dialects/messages/response';
 import { MessagesStreamTranslator } from '../../dialects/messages/stream';
 import { countMessagesTokens } from '../../dialects/messages/count-tokens';
@@ -27,6 +27,7 @@ import { forModel, type CanonicalChunk, type CanonicalCompletion } from '../../d
 function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     const body = validate<MessagesRequest>(messagesSchema, req.body);
+    refuseEmptyContent(body);
     const beta = anthropicBeta(req);
     const resolved = await resolveChatModel(ctx, req, body.model);
     const publicModel = resolved.requestedId;
@@ -47,11 +48,11 @@ function createHandler(ctx: AppContext) {
     };
     if (!stream) {
       const result = await dispatchChat(ctx, req, res, common);
-      res.json(bypass ? result : canonicalToMessage(result as CanonicalCompletion, publicModel));
+      res.json(bypass ? result : canonicalToMessage(result as CanonicalCompletion, publicModel, undefined, body.stop_sequences));
       return;
     }
     const sse = new SseWriter(res);
-    const translator = bypass ? undefined : new MessagesStreamTranslator(publicModel);
+    const translator = bypass ? undefined : new MessagesStreamTranslator(publicModel, undefined, body.stop_sequences);
     try {
       await dispatchChat(ctx, req, res, {
         ...common,

@@ -53,16 +53,55 @@ export function openAiModel(m: CatalogModel) {
   };
 }
 
-/** The messages-dialect entry (Anthropic's Models API), with the same extras. */
+const supported = (yes: boolean) => ({ supported: yes });
+
+/**
+ * Anthropic's `ModelCapabilities` (@anthropic-ai/sdk 1.12, resources/models.d.ts) as the gateway
+ * serves the model through the messages dialect. `native`: every deployment is Anthropic-native,
+ * so the request goes upstream unchanged (thinking, context management, code execution are the
+ * upstream's); on the translated path those have no effect. Web search is run by the gateway on
+ * every chat model (docs/native-search.md). A model that is not a chat model supports none.
+ */
+function anthropicCapabilities(m: CatalogModel) {
+  const c = m.capabilities;
+  const chat = !!c.chat;
+  const native = chat && m.deployments.every((d) => d.provider.kind === 'anthropic');
+  const effort = chat && (native || m.config.reasoning_effort !== false);
+  return {
+    batch: supported(chat),
+    citations: supported(false),
+    code_execution: supported(native),
+    context_management: { supported: native, clear_thinking_20251015: null, clear_tool_uses_20250919: null, compact_20260112: null },
+    effort: { supported: effort, low: supported(effort), medium: supported(effort), high: supported(effort), max: supported(effort), xhigh: supported(effort) },
+    image_input: supported(chat && !!c.vision),
+    pdf_input: supported(chat && !!c.vision),
+    server_tools: { supported: chat, web_search: supported(chat), code_execution: supported(native) },
+    structured_outputs: supported(chat && c.json_schema !== false),
+    thinking: { supported: native, types: { adaptive: supported(native), enabled: supported(native) } },
+  };
+}
+
+/**
+ * The messages-dialect entry: Anthropic's `ModelInfo` fields, and beside them the fields the spec
+ * fixes for every catalog entry (context limits, the capabilities map, compatibility). The spec's
+ * boolean capabilities and Anthropic's capability objects share `capabilities` (their keys differ),
+ * so SDK code reading `capabilities.image_input.supported` works and the spec's map stays.
+ */
 export function anthropicModel(m: CatalogModel) {
   return {
     type: 'model' as const,
     id: m.publicId,
     display_name: m.displayName ?? m.publicId,
     created_at: m.createdAt.toISOString(),
+    max_input_tokens: m.contextWindow,
+    max_tokens: m.maxOutputTokens,
+    lifecycle: 'active' as const,
+    deprecated_at: null,
+    retires_at: null,
+    line: null,
     context_window: m.contextWindow,
     max_output_tokens: m.maxOutputTokens,
-    capabilities: capabilitiesOf(m),
+    capabilities: { ...capabilitiesOf(m), ...anthropicCapabilities(m) },
     compatibility: compatibilityOf(m),
     ...publishedLimits(m),
   };

@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import type { AppContext } from '../../context';
 import { anthropicModel, openAiModel } from './present';
+import { anthropicPage } from './page';
 import { errors } from '../../../shared/errors/codes';
 import { only } from '../only';
 import { modelsForKey } from './key-models';
@@ -16,8 +17,8 @@ export function modelsRouter(ctx: AppContext): Router {
     get: async (req, res) => {
       const models = await modelsForKey(ctx, req);
       if (req.headers['anthropic-version']) {
-        const data = models.map(anthropicModel);
-        res.json({ data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null });
+        const { data, has_more } = anthropicPage(models.map(anthropicModel), req.query);
+        res.json({ data, has_more, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null });
       } else {
         res.json({ object: 'list', data: models.map(openAiModel) });
       }

@@ -101,10 +101,10 @@ describe('messages dialect: the fields coding agents send', () => {
     const body = env().sim.log.entries[0].body as Sent;
     expect((body.tools as Array<{ function: { name: string } }>).map((t) => t.function.name)).to.deep.equal(['Bash', 'Cron']);
     expect(body.reasoning_effort).to.equal('low');
-    expect(body.response_format).to.deep.equal({ type: 'json_schema', json_schema: { name: 'output', schema: fmt.schema } });
+    expect(body.response_format).to.deep.equal({ type: 'json_schema', json_schema: { name: 'output', schema: fmt.schema, strict: true } });
     const beta = await call('POST', '/v1/messages', { headers: h, json: claudeCode('sim-chat', { output_config: undefined, output_format: fmt }) });
     expect(beta.status, beta.text).to.equal(200);
-    expect((env().sim.log.entries[1].body as Sent).response_format, "the beta's output_format").to.deep.equal({ type: 'json_schema', json_schema: { name: 'output', schema: fmt.schema } });
+    expect((env().sim.log.entries[1].body as Sent).response_format, "the beta's output_format").to.deep.equal({ type: 'json_schema', json_schema: { name: 'output', schema: fmt.schema, strict: true } });
   });
 
   it("leaves reasoning_effort out for a model whose config says its upstream refuses it (both dialects)", async () => {

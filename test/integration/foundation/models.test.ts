@@ -30,7 +30,8 @@ describe('GET /v1/models', () => {
   });
 
   it('uses the messages-dialect shape with anthropic-version', async () => {
-    const r = await call('GET', '/v1/models', { headers: { ...keyHeader(o.key), 'anthropic-version': '2023-06-01' } });
+    // one page of all models (the list is paged, 20 by default, as Anthropic's)
+    const r = await call('GET', '/v1/models?limit=1000', { headers: { ...keyHeader(o.key), 'anthropic-version': '2023-06-01' } });
     expect(r.status).to.equal(200);
     expect(r.body).to.have.keys('data', 'has_more', 'first_id', 'last_id');
     expect(r.body.has_more).to.equal(false);

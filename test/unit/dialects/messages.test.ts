@@ -66,6 +66,52 @@ describe('messages dialect: request → canonical', () => {
   });
 });
 
+describe('messages dialect: documents', () => {
+  const user = (...content: unknown[]) => messagesToCanonical({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content }] } as MessagesRequest).messages[0].content;
+  const png = { type: 'base64', media_type: 'image/png', data: 'AAAA' };
+
+  it('reads a content source given as a string or as text and image blocks', () => {
+    expect(user({ type: 'document', source: { type: 'content', content: 'plain' } }, { type: 'text', text: 'q' })).to.equal('plain\nq');
+    expect(user({ type: 'document', title: 'T', source: { type: 'content', content: [{ type: 'text', text: 'x' }, { type: 'image', source: png }, { type: 'text', text: 'y' }] } })).to.deep.equal([
+      { type: 'text', text: 'T\n\nx\ny' },
+      { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
+    ]);
+  });
+
+  it("keeps a document's context: after the title of a text document, before a PDF", () => {
+    expect(user({ type: 'document', title: 'T', context: 'CTX', source: { type: 'text', media_type: 'text/plain', data: 'body' } })).to.equal('T\n\nCTX\n\nbody');
+    expect(user({ type: 'document', context: 'CTX', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBE' } })).to.deep.equal([
+      { type: 'text', text: 'CTX' },
+      { type: 'file', file: { filename: 'document.pdf', file_data: 'data:application/pdf;base64,JVBE' } },
+    ]);
+  });
+});
+
+describe('messages dialect: consecutive same-role turns', () => {
+  it('combines them into one turn, around system messages too', () => {
+    const c = messagesToCanonical({
+      model: 'm',
+      max_tokens: 5,
+      messages: [
+        { role: 'user', content: 'one' },
+        { role: 'system', content: 'sys' },
+        { role: 'user', content: [{ type: 'text', text: 'two' }] },
+        { role: 'assistant', content: 'a' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'f', input: { k: 1 } }] },
+        { role: 'user', content: 'three' },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'r' }] },
+      ],
+    } as MessagesRequest);
+    expect(c.messages).to.deep.equal([
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: 'one\ntwo' },
+      { role: 'assistant', content: 'a', tool_calls: [{ id: 't1', type: 'function', function: { name: 'f', arguments: '{"k":1}' } }] },
+      { role: 'tool', tool_call_id: 't1', content: 'r' },
+      { role: 'user', content: 'three' },
+    ]);
+  });
+});
+
 describe('messages dialect: canonical → Message', () => {
   it('turns tool calls into tool_use blocks with parsed input', () => {
     const m = canonicalToMessage(toolCallCompletion as CanonicalCompletion, 'public-model', 'msg_x');
@@ -96,6 +142,29 @@ describe('messages dialect: canonical → Message', () => {
 
   it('maps every finish reason', () => {
     expect(['stop', 'length', 'tool_calls', 'content_filter', null].map((f) => stopReason(f as never))).to.deep.equal(['end_turn', 'max_tokens', 'tool_use', 'refusal', 'end_turn']);
+  });
+
+  it("maps reasoning tokens and vLLM's matched stop string; a matched stop with tool calls stays tool_use", () => {
+    const c = structuredClone(textCompletion) as unknown as CanonicalCompletion;
+    c.usage = { prompt_tokens: 10, completion_tokens: 8, completion_tokens_details: { reasoning_tokens: 3 } };
+    (c.choices[0] as { stop_reason?: string }).stop_reason = '###';
+    const m = canonicalToMessage(c, 'p', 'msg_1', ['###']);
+    expect(m).to.include({ stop_reason: 'stop_sequence', stop_sequence: '###' });
+    expect((m.usage as { output_tokens_details: unknown }).output_tokens_details).to.deep.equal({ thinking_tokens: 3 });
+    expect(canonicalToMessage(c, 'p', 'msg_1')).to.include({ stop_reason: 'end_turn', stop_sequence: null });
+    const tools = structuredClone(toolCallCompletion) as unknown as CanonicalCompletion;
+    Object.assign(tools.choices[0], { finish_reason: 'stop', stop_reason: '###' });
+    expect(canonicalToMessage(tools, 'p', 'msg_1', ['###'])).to.include({ stop_reason: 'tool_use', stop_sequence: null });
+  });
+
+  it('reports tool_use when tool calls came with `stop` or no finish reason', () => {
+    expect(['stop', null, undefined, 'tool_calls', 'length'].map((f) => stopReason(f as never, true))).to.deep.equal(['tool_use', 'tool_use', 'tool_use', 'tool_use', 'max_tokens']);
+    const forced = structuredClone(toolCallCompletion) as unknown as CanonicalCompletion;
+    forced.choices[0].finish_reason = 'stop';
+    expect(canonicalToMessage(forced, 'p').stop_reason).to.equal('tool_use');
+    const t = new MessagesStreamTranslator('pub');
+    t.push({ choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'c', function: { name: 'f', arguments: '{}' } }] }, finish_reason: 'stop' }] } as CanonicalChunk);
+    expect(t.end().find((e) => e.type === 'message_delta')!.delta).to.deep.equal({ stop_reason: 'tool_use', stop_sequence: null });
   });
 });
 
@@ -140,6 +209,41 @@ describe('messages dialect: stream translation', () => {
     ]);
   });
 
+  const tc = (index: number, fields: { id?: string; name?: string; args?: string }) => ({
+    index,
+    ...(fields.id ? { id: fields.id, type: 'function' } : {}),
+    function: { ...(fields.name ? { name: fields.name } : {}), arguments: fields.args ?? '' },
+  });
+  const calls = (...tool_calls: unknown[]) => ({ choices: [{ index: 0, delta: { tool_calls } }] });
+  const blocks = (events: Array<Record<string, any>>) => // eslint-disable-line @typescript-eslint/no-explicit-any
+    events.flatMap((e) =>
+      e.type === 'content_block_start' ? [`start:${e.index}:${e.content_block.id}:${e.content_block.name}`] : e.type === 'content_block_delta' ? [`delta:${e.index}:${e.delta.partial_json}`] : e.type === 'content_block_stop' ? [`stop:${e.index}`] : [],
+    );
+
+  it('keeps interleaved parallel tool calls apart: one block each, the second held until the first is written', () => {
+    const events = run([
+      calls(tc(0, { id: 'A', name: 'a' }), tc(1, { id: 'B', name: 'b' })),
+      calls(tc(0, { args: '{"x":' }), tc(1, { args: '{"y":' })),
+      calls(tc(0, { args: '1}' }), tc(1, { args: '2}' })),
+      { choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] },
+    ]);
+    expect(blocks(events)).to.deep.equal(['start:0:A:a', 'delta:0:{"x":', 'delta:0:1}', 'stop:0', 'start:1:B:b', 'delta:1:{"y":2}', 'stop:1']);
+  });
+
+  it('opens a new block when a new id arrives on the same index', () => {
+    const events = run([calls(tc(0, { id: 'A', name: 'a', args: '{"x":1}' })), calls(tc(0, { id: 'B', name: 'b', args: '{"y":2}' }))]);
+    expect(blocks(events)).to.deep.equal(['start:0:A:a', 'delta:0:{"x":1}', 'stop:0', 'start:1:B:b', 'delta:1:{"y":2}', 'stop:1']);
+  });
+
+  it('gives a call without an id a unique toolu_ id, streamed and in JSON', () => {
+    const ids = [run([calls(tc(0, { name: 'a', args: '{}' }))]), run([calls(tc(0, { name: 'a', args: '{}' }))])].map((ev) => (ev.find((e) => e.type === 'content_block_start') as unknown as { content_block: { id: string } }).content_block.id);
+    for (const id of ids) expect(id).to.match(/^toolu_[0-9a-f]{24}$/);
+    expect(ids[0]).to.not.equal(ids[1]);
+    const noId = structuredClone(toolCallCompletion) as unknown as CanonicalCompletion;
+    delete (noId.choices[0].message.tool_calls![0] as { id?: string }).id;
+    expect((canonicalToMessage(noId, 'p').content as Array<{ id: string }>)[0].id).to.match(/^toolu_[0-9a-f]{24}$/);
+  });
+
   it('streams reasoning as a thinking block before the text', () => {
     const events = run([{ choices: [{ delta: { reasoning_content: 'think' } }] }, { choices: [{ delta: { content: 'answer' }, finish_reason: 'stop' }] }]);
     expect(events.map((e) => `${e.type}${'index' in e ? `:${e.index}` : ''}`)).to.deep.equal([
@@ -181,5 +285,9 @@ describe('messages dialect: version header and error types', () => {
       'overloaded_error',
       'timeout_error',
     ]);
+  });
+
+  it('gives other 4xx statuses (405, 408 body-read timeout, 409, 415, 422) invalid_request_error, as Anthropic documents', () => {
+    expect([405, 408, 409, 415, 422].map(anthropicErrorType)).to.deep.equal(Array(5).fill('invalid_request_error'));
   });
 });

@@ -24,6 +24,12 @@ function usageOf(u: OpenAiUsage | undefined | null): TokenUsage | undefined {
   return u ? { inputTokens: u.prompt_tokens ?? 0, outputTokens: u.completion_tokens ?? 0 } : undefined;
 }
 
+/** The message of an in-band error chunk, capped. */
+function upstreamMessage(error: object): string {
+  const m = (error as { message?: unknown }).message;
+  return (typeof m === 'string' && m ? m : JSON.stringify(error)).slice(0, 500);
+}
+
 type Part = { type?: string; file?: { file_data?: unknown } };
 
 /**
@@ -108,6 +114,9 @@ export async function chatComplete(
     } catch {
       throw errors.upstreamError('The upstream sent a malformed stream event.');
     }
+    // vLLM (and others) report a failure after the stream started as `data: {"error": {...}}`, then
+    // `[DONE]`: a failure like a dropped connection, so each dialect ends with its own error event.
+    if (chunk.error && typeof chunk.error === 'object') throw errors.upstreamError(`The upstream failed mid-stream: ${upstreamMessage(chunk.error)}`);
     if (preset) presetAnswer(preset, chunk);
     const u = usageOf(chunk.usage as OpenAiUsage);
     if (u) [usage, streamedUsage] = [u, chunk.usage];

@@ -1,0 +1,32 @@
+import { ApiError } from '../../../shared/errors/ApiError';
+
+const one = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/**
+ * One page of the messages-dialect model list, as Anthropic's Models API pages it (the SDK's
+ * `Page`): `limit` 1–1000 (default 20), and a cursor, `after_id` (the items after it) or
+ * `before_id` (the `limit` items just before it). `has_more`: items lie beyond the page in the
+ * direction of travel. A cursor that names no listed model, both cursors, or a bad limit: 400.
+ */
+export function anthropicPage<T extends { id: string }>(items: T[], query: Record<string, unknown>): { data: T[]; has_more: boolean } {
+  const rawLimit = one(query.limit);
+  const limit = rawLimit === undefined ? 20 : Number(rawLimit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000 || (rawLimit !== undefined && !/^\d+$/.test(rawLimit))) {
+    throw new ApiError(400, 'invalid_request', '`limit` must be an integer from 1 to 1000.', { param: 'limit' });
+  }
+  const after = one(query.after_id);
+  const before = one(query.before_id);
+  if (after !== undefined && before !== undefined) throw new ApiError(400, 'invalid_request', 'Give `after_id` or `before_id`, not both.', { param: 'before_id' });
+  const at = (id: string, param: string) => {
+    const i = items.findIndex((m) => m.id === id);
+    if (i < 0) throw new ApiError(400, 'invalid_request', `\`${param}\` '${id}' is not a model in this list.`, { param });
+    return i;
+  };
+  if (before !== undefined) {
+    const end = at(before, 'before_id');
+    const start = Math.max(0, end - limit);
+    return { data: items.slice(start, end), has_more: start > 0 };
+  }
+  const start = after === undefined ? 0 : at(after, 'after_id') + 1;
+  return { data: items.slice(start, start + limit), has_more: start + limit < items.length };
+}

@@ -1,0 +1,70 @@
+import { expect } from 'chai';
+import Anthropic from '@anthropic-ai/sdk';
+import { env } from '../../helpers/harness';
+import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { call, keyHeader } from '../../helpers/http';
+import { expectAnthropic } from '../../helpers/conformance';
+
+/**
+ * The messages-dialect model list (`GET /v1/models` with `anthropic-version`) as Anthropic's SDK
+ * reads it: ModelInfo entries (test/fixtures/vendor/anthropic, written from @anthropic-ai/sdk 1.12's
+ * models.d.ts) with the spec's fields beside them, paged by limit / after_id / before_id.
+ */
+describe("conformance: the messages-dialect model list against Anthropic's Models API", () => {
+  let o: TestOrg;
+  let h: Record<string, string>;
+  let all: Array<Record<string, any>>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  before(async () => {
+    o = await buildOrg(env().redis);
+    h = { ...keyHeader(o.key), 'anthropic-version': '2023-06-01' };
+    all = (await call('GET', '/v1/models?limit=1000', { headers: h })).body.data;
+  });
+
+  it('answers ModelInfo pages and entries, with the spec fields beside the Anthropic ones', async () => {
+    const page = await call('GET', '/v1/models?limit=1000', { headers: h });
+    expectAnthropic('ModelInfosPage', page.body);
+    expect(all.length).to.be.greaterThan(3);
+    const one = await call('GET', '/v1/models/sim-claude', { headers: h });
+    expectAnthropic('ModelInfo', one.body);
+    const claude = one.body;
+    expect(claude).to.include({ max_input_tokens: claude.context_window, max_tokens: claude.max_output_tokens });
+    // the spec's boolean capabilities map stays, Anthropic's capability objects sit beside it
+    expect(claude.capabilities).to.include({ chat: true, embeddings: false });
+    expect(claude.capabilities.image_input).to.deep.equal({ supported: claude.capabilities.vision });
+    expect(claude.capabilities.thinking.supported, 'native bypass: thinking goes upstream').to.equal(true);
+    const embed = all.find((m) => m.id === 'sim-embed')!;
+    expect(embed.capabilities.batch.supported, 'not a chat model').to.equal(false);
+    const decide = all.find((m) => m.id === 'sim-decide');
+    expect(decide, 'the spec lists decision models alongside chat models').to.not.equal(undefined);
+  });
+
+  it('pages with limit, after_id and before_id, as the SDK walks them', async () => {
+    const first = await call('GET', '/v1/models?limit=2', { headers: h });
+    expect(first.body.data.map((m: { id: string }) => m.id)).to.deep.equal(all.slice(0, 2).map((m) => m.id));
+    expect(first.body).to.include({ has_more: true, first_id: all[0].id, last_id: all[1].id });
+    const before = await call('GET', `/v1/models?limit=2&before_id=${encodeURIComponent(all[3].id)}`, { headers: h });
+    expect(before.body.data.map((m: { id: string }) => m.id)).to.deep.equal([all[1].id, all[2].id]);
+    expect(before.body.has_more).to.equal(true);
+    const last = await call('GET', `/v1/models?after_id=${encodeURIComponent(all.at(-2)!.id)}`, { headers: h });
+    expect(last.body).to.include({ has_more: false, first_id: all.at(-1)!.id });
+    expect((await call('GET', '/v1/models', { headers: h })).body.data.length, 'default limit 20').to.equal(Math.min(20, all.length));
+
+    const client = new Anthropic({ apiKey: o.key, baseURL: env().gw.url, maxRetries: 0 });
+    const page = await client.models.list({ limit: 2 });
+    expect(page.data).to.have.length(2);
+    expect(page.has_more).to.equal(true);
+    const seen: string[] = [];
+    for await (const m of client.models.list({ limit: 3 })) seen.push(m.id);
+    expect(seen).to.deep.equal(all.map((m) => m.id));
+    const retrieved = await client.models.retrieve('sim-chat');
+    expect(retrieved.capabilities!.image_input.supported).to.be.a('boolean');
+  });
+
+  it('refuses a bad limit or an unknown cursor with 400', async () => {
+    for (const q of ['limit=0', 'limit=1001', 'limit=two', 'after_id=nope', `after_id=${all[0].id}&before_id=${all[1].id}`]) {
+      const r = await call('GET', `/v1/models?${q}`, { headers: h });
+      expect(r.status, q).to.equal(400);
+      expect(r.body.error.code).to.equal('invalid_request');
+    }
+  });
+});
