@@ -3,6 +3,7 @@ import crypto from 'crypto';
 import { upsertModel, upsertProvider } from '../../shared/catalog/catalog-ops';
 import { bumpEpoch } from '../../shared/cache/epoch';
 import { env } from './harness';
+import { Model, Provider } from '../../shared/db/models';
 
 /** What the scripted upstream answers next: JSON, or server-sent events (each `data` JSON-encoded unless a string). */
 export type Script = { kind: 'json'; body: unknown; status?: number } | { kind: 'sse'; events: unknown[]; done?: boolean };
@@ -48,9 +49,13 @@ export class ScriptedUpstream {
     this.next = [];
   }
 
+  private models: string[] = [];
+
+  /** Stops the server and takes its models out of the catalog (a model whose upstream is gone would fail later suites' checks of every listed model). */
   async close(): Promise<void> {
     this.server.closeAllConnections();
     await new Promise<void>((r) => this.server.close(() => r()));
+    for (const name of this.models.splice(0)) await dropScriptedModel(name);
   }
 
   /** A chat model of its own (provider kind `openai`) on this upstream; returns the public id. */
@@ -59,6 +64,7 @@ export class ScriptedUpstream {
     await upsertProvider({ name: id, kind: 'openai', base_url: `${this.url}/v1` } as never);
     await upsertModel({ id, provider: id, upstream: 'up-model', capabilities: { chat: true, vision: true, tools: true, json_schema: true }, prices: { input_token: 1, output_token: 1 } } as never);
     await bumpEpoch(env().redis);
+    this.models.push(id);
     return id;
   }
 }
@@ -91,3 +97,12 @@ export const completion = (message: Record<string, unknown>, finish: string, usa
   choices: [{ index: 0, message: { role: 'assistant', ...message }, finish_reason: finish, ...choiceExtra }],
   usage,
 });
+
+/** Removes a test's model and provider (both named `name`) from the catalog. */
+export async function dropScriptedModel(name: string): Promise<void> {
+  const provider = await Provider.findOne({ where: { name } });
+  if (!provider) return;
+  await Model.destroy({ where: { providerId: provider.id } });
+  await provider.destroy();
+  await bumpEpoch(env().redis);
+}

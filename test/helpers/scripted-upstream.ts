@@ -2,6 +2,7 @@ import http from 'http';
 import { env } from './harness';
 import { upsertModel, upsertProvider } from '../../shared/catalog/catalog-ops';
 import { bumpEpoch } from '../../shared/cache/epoch';
+import { dropScriptedModel } from './scripted-openai-upstream';
 
 /** What a scripted upstream answers: a JSON body, or SSE events (named by their `type` for Anthropic). */
 export interface Script {
@@ -43,7 +44,10 @@ export async function scriptedUpstream(model: string, kind: 'openai' | 'anthropi
   await upsertProvider({ name: model, kind, base_url: kind === 'openai' ? `${root}/v1` : root, api_key: 'sk-scripted' });
   await upsertModel({ id: model, provider: model, upstream: 'up', capabilities: { chat: true }, prices: { input_token: 1, output_token: 1 } });
   await bumpEpoch(env().redis);
-  up.close = () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve())));
+  up.close = async () => {
+    await new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve())));
+    await dropScriptedModel(model);
+  };
   return up;
 }
 
