@@ -2,7 +2,7 @@
  * pick-deployment-(4N)
  * KEYS[4i-3..4i] of deployment i: health hash {until, fails, probe}, in-flight zset (member = attempt,
  * score = its expiry), rpm counter and tpm counter of the current minute.
- * ARGV[1] attempt id  ARGV[2] in-flight expiry (ms)  ARGV[3] estimated tokens  ARGV[4], ARGV[5] two
+ * ARGV[1] attempt id  ARGV[2] in-flight lease (ms: the entry expires unless renewed)  ARGV[3] estimated tokens  ARGV[4], ARGV[5] two
  * uniform randoms in [0,1)  ARGV[6] probe lease (ms)  ARGV[7] cooldowns on (1|0)
  * ARGV[8+5(i-1)..] of deployment i: weight, priority, max concurrency, rpm, tpm (0: no limit).
  * A deployment takes traffic when it is not cooling down (`until` passed; after a failure it takes
@@ -78,8 +78,8 @@ local a, c = draw(tonumber(ARGV[4])), draw(tonumber(ARGV[5]))
 local pick = a
 -- fewer in flight per unit of weight, so that load does not undo the weights
 if loads[c] / tonumber(ARGV[8 + 5 * (c - 1)]) < loads[a] / tonumber(ARGV[8 + 5 * (a - 1)]) then pick = c end
-redis.call('ZADD', KEYS[4*pick-2], tonumber(ARGV[2]), ARGV[1])
-redis.call('PEXPIRE', KEYS[4*pick-2], math.max(1000, tonumber(ARGV[2]) - now + 60000))
+redis.call('ZADD', KEYS[4*pick-2], now + tonumber(ARGV[2]), ARGV[1])
+redis.call('PEXPIRE', KEYS[4*pick-2], tonumber(ARGV[2]) + 60000)
 redis.call('INCR', KEYS[4*pick-1])
 redis.call('PEXPIRE', KEYS[4*pick-1], 120000)
 if est > 0 then
@@ -122,4 +122,20 @@ redis.call('HSET', KEYS[1], 'until', now + cool)
 redis.call('HDEL', KEYS[1], 'probe')
 redis.call('PEXPIRE', KEYS[1], 86400000)
 return {fails, cool}
+`;
+
+/**
+ * renew-attempt-1
+ * KEYS[1] in-flight zset  ARGV[1] attempt id  ARGV[2] lease (ms)
+ * Moves a running attempt's expiry to now + lease (its worker is alive); an attempt already settled
+ * or expired is not brought back. Returns 1 when renewed.
+ */
+export const RENEW_ATTEMPT = `
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local lease = tonumber(ARGV[2])
+redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
+if redis.call('PTTL', KEYS[1]) < lease + 60000 then redis.call('PEXPIRE', KEYS[1], lease + 60000) end
+return 1
 `;

@@ -58,7 +58,7 @@ export async function routeRequest(state: PoolState, job: ChatJob, signal: Abort
     let ownBackoff = 0;
     while (attempts < cfg.poolMaxAttempts) {
       if (signal.aborted) throw signal.reason;
-      const pick = await state.pick(step, job.requestId, job.deadline, job.estimatedTokens ?? 0);
+      const pick = await state.pick(step, job.requestId, job.estimatedTokens ?? 0);
       if (pick.kind === 'limited') {
         // Every deployment is at its limit: wait on the lane like any queued job, then the lane's 429.
         if (Date.now() + pick.waitMs >= stopAt) throw withRoute(errors.concurrencyLimit(1), meta);
@@ -85,8 +85,10 @@ export async function routeRequest(state: PoolState, job: ChatJob, signal: Abort
       const labels = { model: step.model, deployment: d.name };
       const started = Date.now();
       const attempt = attemptSpan(trace, job, step, d, attempts);
+      const release = state.hold(pick.lease);
       try {
-        const outcome = await call(d, attemptEmit);
+        // The attempt's in-flight entry is renewed while it runs (a dead worker's lapses within a lease).
+        const outcome = await call(d, attemptEmit).finally(release);
         attemptServed(attempt, outcome);
         deploymentAttempts.inc({ ...labels, outcome: 'ok' });
         deploymentLatency.observe(labels, (Date.now() - started) / 1000);
