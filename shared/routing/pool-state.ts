@@ -19,6 +19,8 @@ export interface AttemptLease {
   minute: number;
   estimatedTokens: number;
   cooldowns: boolean;
+  /** When it was taken (Redis time, ms): a failure of an attempt older than the current cooldown does not count again. */
+  startedAt: number;
   /** Taken without Redis (a pool of one without limits): nothing to settle. */
   local?: boolean;
 }
@@ -34,7 +36,7 @@ export interface RoutingTunables {
 }
 
 interface PoolCommands {
-  gwPickDeployment(...args: Array<string | number>): Promise<[number, number, number?]>;
+  gwPickDeployment(...args: Array<string | number>): Promise<[number, number, number?, number?]>;
   gwSettleDeployment(...args: Array<string | number>): Promise<[number, number]>;
   gwRenewAttempt(...args: Array<string | number>): Promise<number>;
 }
@@ -64,7 +66,7 @@ export class PoolState {
     const only = step.deployments[0];
     if (!cooldowns && only.rpm === null && only.tpm === null && only.maxConcurrency === null) {
       // A pool of one without limits has nothing to decide or count: no Redis round trip on the hot path.
-      return { kind: 'picked', index: 0, probe: false, lease: { poolId: step.poolId, deployment: only.name, member: '', minute, estimatedTokens, cooldowns, local: true } };
+      return { kind: 'picked', index: 0, probe: false, lease: { poolId: step.poolId, deployment: only.name, member: '', minute, estimatedTokens, cooldowns, startedAt: Date.now(), local: true } };
     }
     const k: string[] = [];
     const limits: number[] = [];
@@ -76,7 +78,7 @@ export class PoolState {
     const r = await this.cmd.gwPickDeployment(k.length, ...k, member, this.t.inflightLeaseMs, estimatedTokens, rand(), rand(), this.t.probeLeaseMs, cooldowns ? 1 : 0, ...limits);
     if (r[0] === 1) {
       const index = r[1] - 1;
-      return { kind: 'picked', index, probe: r[2] === 1, lease: { poolId: step.poolId, deployment: step.deployments[index].name, member, minute, estimatedTokens, cooldowns } };
+      return { kind: 'picked', index, probe: r[2] === 1, lease: { poolId: step.poolId, deployment: step.deployments[index].name, member, minute, estimatedTokens, cooldowns, startedAt: Number(r[3]) } };
     }
     return { kind: r[0] === 2 ? 'cooling' : 'limited', waitMs: Math.max(1, r[1]) };
   }
@@ -86,7 +88,7 @@ export class PoolState {
     if (lease.local) return { fails: 0, cooldownMs: 0 };
     const [health, inflight, , tpm] = this.keysOf(lease.poolId, lease.deployment, lease.minute);
     const delta = actualTokens === undefined ? 0 : actualTokens - lease.estimatedTokens;
-    const r = await this.cmd.gwSettleDeployment(health, inflight, tpm, lease.member, verdict, cooldownMs ?? -1, this.t.backoffBaseMs, this.t.backoffMaxMs, delta, lease.cooldowns ? 1 : 0);
+    const r = await this.cmd.gwSettleDeployment(health, inflight, tpm, lease.member, verdict, cooldownMs ?? -1, this.t.backoffBaseMs, this.t.backoffMaxMs, delta, lease.cooldowns ? 1 : 0, lease.startedAt);
     return { fails: r[0], cooldownMs: r[1] };
   }
 
