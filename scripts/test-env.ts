@@ -48,6 +48,8 @@ function runEnv(services: { databaseUrl: string; redisUrl: string }, database: s
     // A killed worker's unacknowledged usage outbox entries are claimed by a live drainer after this.
     USAGE_CLAIM_IDLE_MS: process.env.USAGE_CLAIM_IDLE_MS ?? '2000',
     LEASE_TTL_MS: process.env.LEASE_TTL_MS ?? '5000',
+    // A killed worker's attempt stops counting toward its deployment's max_concurrency after this.
+    POOL_INFLIGHT_LEASE_MS: process.env.POOL_INFLIGHT_LEASE_MS ?? '2000',
     CHAT_INTERACTIVE_CONCURRENCY: process.env.CHAT_INTERACTIVE_CONCURRENCY ?? '8',
     CHAT_BACKGROUND_CONCURRENCY: process.env.CHAT_BACKGROUND_CONCURRENCY ?? '4',
     // Images: bytes under the run's own directory; URL-upload tests serve https on 127.0.0.2 with a

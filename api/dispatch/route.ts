@@ -2,6 +2,8 @@ import type { AppContext } from '../context';
 import type { CatalogModel } from '../../shared/catalog/catalog';
 import type { ChatJob, PoolDeployment, RouteStep } from '../../shared/queues/payloads';
 import { jsonWithoutMedia } from '../../shared/tokenizer/media';
+import { refuseUntranslatable as geminiRefuses } from '../../workers/providers/gemini/refuse';
+import { refuseUntranslatable as converseRefuses } from '../../workers/providers/bedrock/to-converse';
 
 type Operation = ChatJob['operation'];
 
@@ -52,9 +54,28 @@ function kindFits(kind: string, op: Operation, primaryKind: string): boolean {
   return kind !== 'cohere'; // every chat kind translates the canonical request
 }
 
-function stepOf(m: CatalogModel, fallback: boolean, op: Operation, primaryKind: string, onlyProvider?: string): RouteStep | undefined {
+/** The adapters' own refusals of canonical fields their API cannot express (400 unsupported_parameter). */
+const REFUSALS: Record<string, (body: Record<string, unknown>) => void> = { gemini: geminiRefuses, bedrock: converseRefuses };
+
+/** Whether a deployment of this kind can serve the request as asked (its adapter would refuse it otherwise). */
+function kindAccepts(kind: string, op: Operation, body: Record<string, unknown> | undefined): boolean {
+  const refuses = body && op !== 'messages' ? REFUSALS[kind] : undefined;
+  if (!refuses) return true;
+  try {
+    refuses(body!);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A model's deployments that can take the job; with `body`, those whose kind would refuse the request
+ * are left out (a mixed pool must not answer 400 or 200 by the draw).
+ */
+function stepOf(m: CatalogModel, fallback: boolean, op: Operation, primaryKind: string, onlyProvider?: string, body?: Record<string, unknown>): RouteStep | undefined {
   const deployments: PoolDeployment[] = m.deployments
-    .filter((d) => kindFits(d.provider.kind, op, primaryKind) && (!onlyProvider || d.provider.id === onlyProvider))
+    .filter((d) => kindFits(d.provider.kind, op, primaryKind) && (!onlyProvider || d.provider.id === onlyProvider) && kindAccepts(d.provider.kind, op, body))
     .map((d) => ({
       providerId: d.provider.id,
       kind: d.provider.kind,
@@ -73,7 +94,7 @@ function stepOf(m: CatalogModel, fallback: boolean, op: Operation, primaryKind: 
 
 /**
  * The models a chat job may be served from, in order: the pool asked for, then each fallback that
- * can serve the request's features. A request longer than the model's context window goes to the
+ * can serve the request's features, each with only the deployments whose kind can express the request. A request longer than the model's context window goes to the
  * first fallback whose window fits it, when there is one. A caller's own upstream key (passthrough)
  * stays with the primary provider's deployments and never reaches a fallback.
  */
@@ -86,13 +107,16 @@ export async function routeFor(
 ): Promise<{ route: RouteStep[]; estimatedTokens: number }> {
   const needs = needsOf(body);
   const primaryKind = model.provider.kind;
-  const primary = stepOf(model, false, op, primaryKind, passthrough ? model.provider.id : undefined);
+  // Deployments whose kind refuses the request are left out; when every one would, the pool stays whole
+  // and the refusal (400 unsupported_parameter) is the answer.
+  const onlyProvider = passthrough ? model.provider.id : undefined;
+  const primary = stepOf(model, false, op, primaryKind, onlyProvider, body) ?? stepOf(model, false, op, primaryKind, onlyProvider);
   const fallbacks: RouteStep[] = [];
   if (!passthrough) {
     for (const id of model.fallbacks) {
       const f = await ctx.catalog.get(id);
       if (!f || !canServe(f, needs) || !fitsContext(f, needs)) continue;
-      const step = stepOf(f, true, op, primaryKind);
+      const step = stepOf(f, true, op, primaryKind, undefined, body);
       if (step) fallbacks.push(step);
     }
   }

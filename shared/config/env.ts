@@ -51,6 +51,10 @@ export interface Config {
   poolBackoffMaxMs: number;
   /** A pool of one waits at most this before trying its only deployment again; a longer Retry-After is answered to the caller (POOL_RETRY_WAIT_MAX_MS, 2 s). */
   poolRetryWaitMaxMs: number;
+  /** An attempt's in-flight entry (a deployment's concurrency count) lives this long unless its worker renews it, every third of it, while the attempt runs: a dead worker's attempt stops counting after this (POOL_INFLIGHT_LEASE_MS, 30 s). */
+  poolInflightLeaseMs: number;
+  /** No deployment is picked and no fallback tried this close to a request's deadline: the answer must still reach the pod (POOL_DEADLINE_MARGIN_MS, 200). */
+  poolDeadlineMarginMs: number;
   /** Lane lease time-to-live; a dead pod's leases expire after this. */
   leaseTtlMs: number;
   leaseKeepMs: number;
@@ -203,6 +207,8 @@ const schema = Joi.object({
   POOL_BACKOFF_BASE_MS: Joi.number().integer().min(0).default(500),
   POOL_BACKOFF_MAX_MS: Joi.number().integer().min(0).default(30_000),
   POOL_RETRY_WAIT_MAX_MS: Joi.number().integer().min(0).default(2_000),
+  POOL_INFLIGHT_LEASE_MS: Joi.number().integer().min(300).default(30_000),
+  POOL_DEADLINE_MARGIN_MS: Joi.number().integer().min(0).max(60_000).default(200),
   LEASE_TTL_MS: Joi.number().integer().min(1000).default(30_000),
   LEASE_KEEP_MS: Joi.number().integer().min(0).max(1000).default(5),
   REPLY_POLL_MS: Joi.number().integer().min(50).default(1000),
@@ -335,6 +341,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     poolBackoffBaseMs: value.POOL_BACKOFF_BASE_MS,
     poolBackoffMaxMs: value.POOL_BACKOFF_MAX_MS,
     poolRetryWaitMaxMs: value.POOL_RETRY_WAIT_MAX_MS,
+    poolInflightLeaseMs: value.POOL_INFLIGHT_LEASE_MS,
+    poolDeadlineMarginMs: value.POOL_DEADLINE_MARGIN_MS,
     leaseTtlMs: value.LEASE_TTL_MS,
     leaseKeepMs: value.LEASE_KEEP_MS,
     replyPollMs: value.REPLY_POLL_MS,

@@ -2,7 +2,7 @@ import crypto from 'crypto';
 import type { RedisClient } from '../redis/connection';
 import { keys } from '../redis/keys';
 import type { RouteStep } from '../queues/payloads';
-import { PICK_DEPLOYMENT, SETTLE_DEPLOYMENT } from './scripts';
+import { PICK_DEPLOYMENT, RENEW_ATTEMPT, SETTLE_DEPLOYMENT } from './scripts';
 
 export type Pick =
   | { kind: 'picked'; index: number; probe: boolean; lease: AttemptLease }
@@ -19,6 +19,8 @@ export interface AttemptLease {
   minute: number;
   estimatedTokens: number;
   cooldowns: boolean;
+  /** When it was taken (Redis time, ms): a failure of an attempt older than the current cooldown does not count again. */
+  startedAt: number;
   /** Taken without Redis (a pool of one without limits): nothing to settle. */
   local?: boolean;
 }
@@ -27,13 +29,16 @@ export type Verdict = 'up' | 'down' | 'none';
 
 export interface RoutingTunables {
   probeLeaseMs: number;
+  /** An attempt's in-flight entry expires this long after it was taken or last renewed (POOL_INFLIGHT_LEASE_MS). */
+  inflightLeaseMs: number;
   backoffBaseMs: number;
   backoffMaxMs: number;
 }
 
 interface PoolCommands {
-  gwPickDeployment(...args: Array<string | number>): Promise<[number, number, number?]>;
+  gwPickDeployment(...args: Array<string | number>): Promise<[number, number, number?, number?]>;
   gwSettleDeployment(...args: Array<string | number>): Promise<[number, number]>;
+  gwRenewAttempt(...args: Array<string | number>): Promise<number>;
 }
 
 const minuteOf = (ms: number) => Math.floor(ms / 60_000);
@@ -50,16 +55,18 @@ export class PoolState {
   constructor(redis: RedisClient, private readonly t: RoutingTunables) {
     redis.defineCommand('gwPickDeployment', { lua: PICK_DEPLOYMENT });
     redis.defineCommand('gwSettleDeployment', { numberOfKeys: 3, lua: SETTLE_DEPLOYMENT });
+    redis.defineCommand('gwRenewAttempt', { numberOfKeys: 1, lua: RENEW_ATTEMPT });
     this.cmd = redis as RedisClient & PoolCommands;
   }
 
-  async pick(step: RouteStep, requestId: string, expiresAt: number, estimatedTokens: number, rand: () => number = Math.random): Promise<Pick> {
+  /** Takes a deployment for one attempt; its in-flight entry expires after the in-flight lease unless `hold` renews it. */
+  async pick(step: RouteStep, requestId: string, estimatedTokens: number, rand: () => number = Math.random): Promise<Pick> {
     const minute = minuteOf(Date.now());
     const cooldowns = step.deployments.length > 1;
     const only = step.deployments[0];
     if (!cooldowns && only.rpm === null && only.tpm === null && only.maxConcurrency === null) {
       // A pool of one without limits has nothing to decide or count: no Redis round trip on the hot path.
-      return { kind: 'picked', index: 0, probe: false, lease: { poolId: step.poolId, deployment: only.name, member: '', minute, estimatedTokens, cooldowns, local: true } };
+      return { kind: 'picked', index: 0, probe: false, lease: { poolId: step.poolId, deployment: only.name, member: '', minute, estimatedTokens, cooldowns, startedAt: Date.now(), local: true } };
     }
     const k: string[] = [];
     const limits: number[] = [];
@@ -68,10 +75,10 @@ export class PoolState {
       limits.push(d.weight, d.priority, d.maxConcurrency ?? 0, d.rpm ?? 0, d.tpm ?? 0);
     }
     const member = `${requestId}:${crypto.randomBytes(4).toString('hex')}`;
-    const r = await this.cmd.gwPickDeployment(k.length, ...k, member, expiresAt, estimatedTokens, rand(), rand(), this.t.probeLeaseMs, cooldowns ? 1 : 0, ...limits);
+    const r = await this.cmd.gwPickDeployment(k.length, ...k, member, this.t.inflightLeaseMs, estimatedTokens, rand(), rand(), this.t.probeLeaseMs, cooldowns ? 1 : 0, ...limits);
     if (r[0] === 1) {
       const index = r[1] - 1;
-      return { kind: 'picked', index, probe: r[2] === 1, lease: { poolId: step.poolId, deployment: step.deployments[index].name, member, minute, estimatedTokens, cooldowns } };
+      return { kind: 'picked', index, probe: r[2] === 1, lease: { poolId: step.poolId, deployment: step.deployments[index].name, member, minute, estimatedTokens, cooldowns, startedAt: Number(r[3]) } };
     }
     return { kind: r[0] === 2 ? 'cooling' : 'limited', waitMs: Math.max(1, r[1]) };
   }
@@ -81,8 +88,23 @@ export class PoolState {
     if (lease.local) return { fails: 0, cooldownMs: 0 };
     const [health, inflight, , tpm] = this.keysOf(lease.poolId, lease.deployment, lease.minute);
     const delta = actualTokens === undefined ? 0 : actualTokens - lease.estimatedTokens;
-    const r = await this.cmd.gwSettleDeployment(health, inflight, tpm, lease.member, verdict, cooldownMs ?? -1, this.t.backoffBaseMs, this.t.backoffMaxMs, delta, lease.cooldowns ? 1 : 0);
+    const r = await this.cmd.gwSettleDeployment(health, inflight, tpm, lease.member, verdict, cooldownMs ?? -1, this.t.backoffBaseMs, this.t.backoffMaxMs, delta, lease.cooldowns ? 1 : 0, lease.startedAt);
     return { fails: r[0], cooldownMs: r[1] };
+  }
+
+  /**
+   * Keeps an attempt's in-flight entry alive while it runs (renewed every third of the lease, like
+   * the job lock): a worker that dies mid-attempt stops counting toward the deployment's
+   * concurrency one lease later, not at the request's deadline. Returns the function that stops it.
+   */
+  hold(lease: AttemptLease): () => void {
+    if (lease.local) return () => undefined;
+    const inflight = keys.poolDeployment(lease.poolId, lease.deployment, 'inflight');
+    const timer = setInterval(() => {
+      this.cmd.gwRenewAttempt(inflight, lease.member, this.t.inflightLeaseMs).catch(() => undefined);
+    }, Math.max(100, Math.floor(this.t.inflightLeaseMs / 3)));
+    timer.unref();
+    return () => clearInterval(timer);
   }
 
   /**

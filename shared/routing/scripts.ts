@@ -1,15 +1,16 @@
 /**
  * pick-deployment-(4N)
- * KEYS[4i-3..4i] of deployment i: health hash {until, fails, probe}, in-flight zset (member = attempt,
+ * KEYS[4i-3..4i] of deployment i: health hash {until, fails, since, probe, prober}, in-flight zset (member = attempt,
  * score = its expiry), rpm counter and tpm counter of the current minute.
- * ARGV[1] attempt id  ARGV[2] in-flight expiry (ms)  ARGV[3] estimated tokens  ARGV[4], ARGV[5] two
+ * ARGV[1] attempt id  ARGV[2] in-flight lease (ms: the entry expires unless renewed)  ARGV[3] estimated tokens  ARGV[4], ARGV[5] two
  * uniform randoms in [0,1)  ARGV[6] probe lease (ms)  ARGV[7] cooldowns on (1|0)
  * ARGV[8+5(i-1)..] of deployment i: weight, priority, max concurrency, rpm, tpm (0: no limit).
  * A deployment takes traffic when it is not cooling down (`until` passed; after a failure it takes
  * exactly one probe until the probe's verdict) and is under its limits. Among those of the best
  * (lowest) priority, two are drawn by weight and the one with fewer attempts in flight per unit of
  * weight wins.
- * Returns {1, i, probe} when deployment i was taken (its counters moved), else {2, wait ms} when
+ * The probe's attempt id is kept beside its lease (`prober`): only that attempt's settle ends the probe.
+ * Returns {1, i, probe, now} when deployment i was taken (its counters moved), else {2, wait ms} when
  * every candidate is cooling or probing, {3, wait ms} when the rest are at their limits.
  */
 export const PICK_DEPLOYMENT = `
@@ -78,8 +79,8 @@ local a, c = draw(tonumber(ARGV[4])), draw(tonumber(ARGV[5]))
 local pick = a
 -- fewer in flight per unit of weight, so that load does not undo the weights
 if loads[c] / tonumber(ARGV[8 + 5 * (c - 1)]) < loads[a] / tonumber(ARGV[8 + 5 * (a - 1)]) then pick = c end
-redis.call('ZADD', KEYS[4*pick-2], tonumber(ARGV[2]), ARGV[1])
-redis.call('PEXPIRE', KEYS[4*pick-2], math.max(1000, tonumber(ARGV[2]) - now + 60000))
+redis.call('ZADD', KEYS[4*pick-2], now + tonumber(ARGV[2]), ARGV[1])
+redis.call('PEXPIRE', KEYS[4*pick-2], tonumber(ARGV[2]) + 60000)
 redis.call('INCR', KEYS[4*pick-1])
 redis.call('PEXPIRE', KEYS[4*pick-1], 120000)
 if est > 0 then
@@ -87,9 +88,9 @@ if est > 0 then
   redis.call('PEXPIRE', KEYS[4*pick], 120000)
 end
 if probes[pick] == 1 then
-  redis.call('HSET', KEYS[4*pick-3], 'probe', now + tonumber(ARGV[6]))
+  redis.call('HSET', KEYS[4*pick-3], 'probe', now + tonumber(ARGV[6]), 'prober', ARGV[1])
 end
-return {1, pick, probes[pick]}
+return {1, pick, probes[pick], now}
 `;
 
 /**
@@ -98,7 +99,12 @@ return {1, pick, probes[pick]}
  * ARGV[1] attempt id  ARGV[2] verdict: 'up' (answered: healthy again), 'down' (retryable failure),
  * 'none' (cancelled: no verdict)  ARGV[3] cooldown ms (-1: backoff)  ARGV[4] backoff base ms
  * ARGV[5] backoff max ms  ARGV[6] token correction  ARGV[7] cooldowns on (1|0)
- * Returns {consecutive failures, cooldown ms}.
+ * ARGV[8] when the attempt was taken (Redis time, ms)
+ * A probe lease is cleared only by the probe's own attempt (`prober`). One incident counts once: a
+ * failure of an attempt taken before the current cooldown was set (`since`) neither adds to the
+ * consecutive failures nor moves the cooldown (a burst of attempts in flight when a deployment
+ * breaks is one failure, not one per attempt).
+ * Returns {consecutive failures, cooldown ms (left)}.
  */
 export const SETTLE_DEPLOYMENT = `
 redis.call('ZREM', KEYS[2], ARGV[1])
@@ -110,16 +116,35 @@ if ARGV[2] == 'up' then
   return {0, 0}
 end
 if ARGV[2] == 'none' then
-  redis.call('HDEL', KEYS[1], 'probe')
+  if redis.call('HGET', KEYS[1], 'prober') == ARGV[1] then redis.call('HDEL', KEYS[1], 'probe', 'prober') end
   return {0, 0}
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local fails = redis.call('HINCRBY', KEYS[1], 'fails', 1)
+local hv = redis.call('HMGET', KEYS[1], 'until', 'fails', 'since')
+local untilMs, fails, since = tonumber(hv[1] or '0'), tonumber(hv[2] or '0'), tonumber(hv[3] or '0')
+if fails > 0 and tonumber(ARGV[8]) <= since then return {fails, math.max(0, untilMs - now)} end
+fails = redis.call('HINCRBY', KEYS[1], 'fails', 1)
 local cool = tonumber(ARGV[3])
 if cool < 0 then cool = math.min(tonumber(ARGV[5]), tonumber(ARGV[4]) * 2 ^ math.min(fails - 1, 30)) end
-redis.call('HSET', KEYS[1], 'until', now + cool)
-redis.call('HDEL', KEYS[1], 'probe')
+redis.call('HSET', KEYS[1], 'until', now + cool, 'since', now)
+redis.call('HDEL', KEYS[1], 'probe', 'prober')
 redis.call('PEXPIRE', KEYS[1], 86400000)
 return {fails, cool}
+`;
+
+/**
+ * renew-attempt-1
+ * KEYS[1] in-flight zset  ARGV[1] attempt id  ARGV[2] lease (ms)
+ * Moves a running attempt's expiry to now + lease (its worker is alive); an attempt already settled
+ * or expired is not brought back. Returns 1 when renewed.
+ */
+export const RENEW_ATTEMPT = `
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local lease = tonumber(ARGV[2])
+redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
+if redis.call('PTTL', KEYS[1]) < lease + 60000 then redis.call('PEXPIRE', KEYS[1], lease + 60000) end
+return 1
 `;

@@ -4,6 +4,8 @@ import type { DeploymentSpec } from '../../shared/catalog/deployments';
 import { bumpEpoch } from '../../shared/cache/epoch';
 import { freePort } from '../../scripts/services/free-port';
 import { env } from './harness';
+import { Model } from '../../shared/db/models';
+import { PoolState } from '../../shared/routing/pool-state';
 
 export const rndId = () => crypto.randomBytes(4).toString('hex');
 
@@ -38,4 +40,10 @@ export function hitsByUpstream(): Map<string, number> {
   const m = new Map<string, number>();
   for (const e of env().sim.log.entries) if (e.model) m.set(e.model, (m.get(e.model) ?? 0) + 1);
   return m;
+}
+
+/** The live state of a pool model's deployments (in flight, failures, cooldown, probe), as every worker sees it. */
+export async function poolStateOf(model: string, names: string[]) {
+  const id = (await Model.findOne({ where: { publicId: model } }))!.id;
+  return new PoolState(env().redis, { probeLeaseMs: 0, inflightLeaseMs: 0, backoffBaseMs: 0, backoffMaxMs: 0 }).inspect(id, names);
 }

@@ -8,7 +8,7 @@ import { ACQUIRE_LEASE, RENEW_LEASES } from '../../shared/lanes/scripts';
 import { CLAIM_HELD, GIVE_UP, PUBLISH_WITH_USAGE } from '../../shared/metering/usage-outbox';
 import { PUBLISH_RESULT } from '../../shared/queues/reply-store';
 import { SEARCH_GATE, SEARCH_RELEASE } from '../../shared/search/gate-script';
-import { PICK_DEPLOYMENT, SETTLE_DEPLOYMENT } from '../../shared/routing/scripts';
+import { PICK_DEPLOYMENT, RENEW_ATTEMPT, SETTLE_DEPLOYMENT } from '../../shared/routing/scripts';
 import { RESERVE_LIMITS, SETTLE_LIMITS, UNCOUNT_LIMITS } from '../../shared/limits/limits-script';
 
 /**
@@ -36,6 +36,7 @@ const KEY_LISTS: Record<string, () => string[][]> = {
   // a model pool: every deployment's health, in-flight set and minute counters (shared/routing/pool-state.ts)
   [PICK_DEPLOYMENT]: () => [['east', 'west', 'spare'].flatMap((d) => ['health', 'inflight', 'rpm:29000000', 'tpm:29000000'].map((w) => keys.poolDeployment(ORG, d, w)))],
   [SETTLE_DEPLOYMENT]: () => [['health', 'inflight', 'tpm:29000000'].map((w) => keys.poolDeployment(ORG, 'east', w))],
+  [RENEW_ATTEMPT]: () => [[keys.poolDeployment(ORG, 'east', 'inflight')]],
   // a key's and its project's budget windows, its rpm/tpm minute, the org's reservations (shared/limits/limits.ts)
   [RESERVE_LIMITS]: () => [['kbud:k1:day:2026-11-25', 'pbud:p1:month:2026-11', 'rpm:k1:29000000', 'tpm:k1:29000000', 'res', 'resx'].map((w) => keys.limits(ORG, w))],
   [SETTLE_LIMITS]: () => [['res', 'resx', 'tpm:k1:29000000'].map((w) => keys.limits(ORG, w))],
@@ -87,7 +88,7 @@ describe('Redis Cluster: every script, MULTI and queue stays in one slot', () =>
     });
   }
 
-  for (const [name, lua] of Object.entries({ ACQUIRE_LEASE, RENEW_LEASES, PUBLISH_WITH_USAGE, PUBLISH_RESULT, GIVE_UP, CLAIM_HELD, SEARCH_GATE, SEARCH_RELEASE, SETTLE_DEPLOYMENT })) {
+  for (const [name, lua] of Object.entries({ ACQUIRE_LEASE, RENEW_LEASES, PUBLISH_WITH_USAGE, PUBLISH_RESULT, GIVE_UP, CLAIM_HELD, SEARCH_GATE, SEARCH_RELEASE, SETTLE_DEPLOYMENT, RENEW_ATTEMPT })) {
     it(`${name}: names every key through KEYS, and the keys passed to it share one slot`, () => {
       const used = [...lua.matchAll(/KEYS\[(\d+)\]/g)].map((m) => Number(m[1]));
       // PUBSUB's key comes after its subcommand: redis.call('PUBSUB', 'SHARDNUMSUB', KEYS[n])

@@ -82,6 +82,7 @@ export function startChatWorkers(rt: WorkerRuntime): Worker[] {
   ] as const;
   const state = new PoolState(rt.redis, {
     probeLeaseMs: Math.min(cfg.poolFirstByteTimeoutMs, 30_000),
+    inflightLeaseMs: cfg.poolInflightLeaseMs,
     backoffBaseMs: cfg.poolBackoffBaseMs,
     backoffMaxMs: cfg.poolBackoffMaxMs,
   });

@@ -23,9 +23,6 @@ export interface Routed {
   deployment: string;
 }
 
-/** A request that is still waiting stops this long before its deadline, so its answer reaches the pod in time. */
-const DEADLINE_MARGIN_MS = 200;
-
 /** The pool of one a job without a route stands for (jobs enqueued before pools existed). */
 function routeOf(job: ChatJob): RouteStep[] {
   if (job.route?.length) return job.route;
@@ -47,18 +44,24 @@ function withRoute(err: unknown, meta: RouteMeta | undefined): unknown {
 export async function routeRequest(state: PoolState, job: ChatJob, signal: AbortSignal, emit: Emit, call: AttemptCall, trace: SpanHandle = NOOP): Promise<Routed> {
   const cfg = config();
   const steps = routeOf(job);
-  const stopAt = job.deadline - DEADLINE_MARGIN_MS;
+  // A request stops this long before its deadline (POOL_DEADLINE_MARGIN_MS), so its answer reaches the pod in time.
+  const stopAt = job.deadline - cfg.poolDeadlineMarginMs;
   let attempts = 0;
   let delivered = false;
   let last: unknown;
   let meta: RouteMeta | undefined;
-  for (let s = 0; s < steps.length && attempts < cfg.poolMaxAttempts; s++) {
+  /** Time spent waiting for a cooling pool, and the last cooldown seen (the 503's Retry-After). */
+  let coolWaited = 0;
+  let coolingMs = 0;
+  // No pick and no fallback step starts once the deadline's margin is reached: the last failure is answered.
+  const late = () => Date.now() >= stopAt;
+  for (let s = 0; s < steps.length && attempts < cfg.poolMaxAttempts && !late(); s++) {
     const step = steps[s];
     const hasNext = s < steps.length - 1;
     let ownBackoff = 0;
-    while (attempts < cfg.poolMaxAttempts) {
+    while (attempts < cfg.poolMaxAttempts && !late()) {
       if (signal.aborted) throw signal.reason;
-      const pick = await state.pick(step, job.requestId, job.deadline, job.estimatedTokens ?? 0);
+      const pick = await state.pick(step, job.requestId, job.estimatedTokens ?? 0);
       if (pick.kind === 'limited') {
         // Every deployment is at its limit: wait on the lane like any queued job, then the lane's 429.
         if (Date.now() + pick.waitMs >= stopAt) throw withRoute(errors.concurrencyLimit(1), meta);
@@ -66,7 +69,12 @@ export async function routeRequest(state: PoolState, job: ChatJob, signal: Abort
         continue;
       }
       if (pick.kind === 'cooling') {
-        if (hasNext || Date.now() + pick.waitMs >= stopAt) break;
+        // Every deployment is cooling (or being probed): the next fallback at once; else wait, as a pool
+        // of one does, only while the waits add up to POOL_RETRY_WAIT_MAX_MS: a longer cooldown is
+        // answered at once (the last failure, or 503 with Retry-After), not held silently.
+        coolingMs = pick.waitMs;
+        coolWaited += pick.waitMs;
+        if (hasNext || coolWaited > cfg.poolRetryWaitMaxMs || Date.now() + pick.waitMs >= stopAt) break;
         await sleep(pick.waitMs, signal);
         continue;
       }
@@ -85,8 +93,10 @@ export async function routeRequest(state: PoolState, job: ChatJob, signal: Abort
       const labels = { model: step.model, deployment: d.name };
       const started = Date.now();
       const attempt = attemptSpan(trace, job, step, d, attempts);
+      const release = state.hold(pick.lease);
       try {
-        const outcome = await call(d, attemptEmit);
+        // The attempt's in-flight entry is renewed while it runs (a dead worker's lapses within a lease).
+        const outcome = await call(d, attemptEmit).finally(release);
         attemptServed(attempt, outcome);
         deploymentAttempts.inc({ ...labels, outcome: 'ok' });
         deploymentLatency.observe(labels, (Date.now() - started) / 1000);
@@ -123,5 +133,6 @@ export async function routeRequest(state: PoolState, job: ChatJob, signal: Abort
     }
   }
   if (attempts > 0) requestAttempts.observe({ model: job.publicModel }, attempts);
-  throw withRoute(last ?? errors.upstreamUnavailable('Every deployment of this model is cooling down; retry later.'), meta);
+  if (!last && late()) throw withRoute(errors.deadline(), meta);
+  throw withRoute(last ?? errors.upstreamUnavailable('Every deployment of this model is cooling down; retry later.', Math.max(1, Math.ceil(coolingMs / 1000))), meta);
 }

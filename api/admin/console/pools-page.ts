@@ -14,7 +14,7 @@ const HEALTH: Record<string, string> = { healthy: '', cooling_down: 'on', probin
  * their live health as every worker sees it (the same Redis state as `/inference-model-pools/{id}/state`).
  */
 export function poolsPage(r: Router, redis: RedisClient, render: Render): void {
-  const state = new PoolState(redis, { probeLeaseMs: 0, backoffBaseMs: 0, backoffMaxMs: 0 });
+  const state = new PoolState(redis, { probeLeaseMs: 0, inflightLeaseMs: 0, backoffBaseMs: 0, backoffMaxMs: 0 });
   r.get('/pools', async (req, res) => {
     const [models, providers] = await Promise.all([Model.findAll({ order: [['publicId', 'ASC']], limit: 500 }), Provider.findAll()]);
     const providerName = new Map(providers.map((p) => [p.id, p.name]));

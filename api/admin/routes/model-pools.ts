@@ -52,7 +52,7 @@ export function modelPoolsRouter(deps: { redis: RedisClient }): Router {
     res.json({ id: row.id, object: modelPools.object, deleted: true });
   });
   // Reads only: the tunables matter to picks and verdicts, which this never makes.
-  const state = new PoolState(deps.redis, { probeLeaseMs: 0, backoffBaseMs: 0, backoffMaxMs: 0 });
+  const state = new PoolState(deps.redis, { probeLeaseMs: 0, inflightLeaseMs: 0, backoffBaseMs: 0, backoffMaxMs: 0 });
   only(r, '/inference-model-pools/:id/state', {
     get: async (req, res) => {
       const row = await findRow<Model>(modelPools, String(req.params.id));

@@ -39,7 +39,7 @@ describe('model pools: balancing and limits', () => {
   beforeEach(resetSim);
   before(async () => {
     o = await buildOrg(env().redis, { laneOverrides: { 'chat:interactive': 64 } });
-    state = new PoolState(env().redis, { probeLeaseMs: 5000, backoffBaseMs: 500, backoffMaxMs: 30_000 });
+    state = new PoolState(env().redis, { probeLeaseMs: 5000, inflightLeaseMs: 60_000, backoffBaseMs: 500, backoffMaxMs: 30_000 });
   });
 
   it('picks by weight within the best priority tier over 1,000 picks (real Redis)', async function () {
@@ -47,7 +47,7 @@ describe('model pools: balancing and limits', () => {
     const step: RouteStep = { poolId: `w-${rndId()}`, model: 'm', fallback: false, deployments: [dep('a', 1), dep('b', 2), dep('c', 7), dep('backup', 100, 1)] };
     const counts: Record<string, number> = {};
     for (let i = 0; i < 1000; i++) {
-      const p = await state.pick(step, `r${i}`, Date.now() + 60_000, 0);
+      const p = await state.pick(step, `r${i}`, 0);
       if (p.kind !== 'picked') throw new Error(`not picked: ${p.kind}`);
       counts[step.deployments[p.index].name] = (counts[step.deployments[p.index].name] ?? 0) + 1;
       await state.settle(p.lease, 'up', undefined);
@@ -62,12 +62,12 @@ describe('model pools: balancing and limits', () => {
     const poolId = `l-${rndId()}`;
     // five attempts stay in flight on `busy` (a limit, so that even alone it is counted in Redis)...
     const busyOnly: RouteStep = { poolId, model: 'm', fallback: false, deployments: [dep('busy', 1, 0, { maxConcurrency: 100 })] };
-    for (let i = 0; i < 5; i++) expect((await state.pick(busyOnly, `held${i}`, Date.now() + 60_000, 0)).kind).to.equal('picked');
+    for (let i = 0; i < 5; i++) expect((await state.pick(busyOnly, `held${i}`, 0)).kind).to.equal('picked');
     // ...then, between it and an idle one of equal weight, it wins only when both draws name it (1 in 4)
     const both: RouteStep = { poolId, model: 'm', fallback: false, deployments: [dep('busy', 1), dep('idle', 1)] };
     let busy = 0;
     for (let i = 0; i < 100; i++) {
-      const p = await state.pick(both, `r${i}`, Date.now() + 60_000, 0);
+      const p = await state.pick(both, `r${i}`, 0);
       if (p.kind !== 'picked') throw new Error('not picked');
       if (p.index === 0) busy++;
       await state.settle(p.lease, 'up', undefined);

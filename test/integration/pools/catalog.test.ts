@@ -10,6 +10,7 @@ import { AuditLog, Model } from '../../../shared/db/models';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { env } from '../../helpers/harness';
 import { waitFor } from '../../helpers/wait';
+import { poolModel, simDeployment } from '../../helpers/pool-models';
 
 const run = promisify(execFile);
 const cli = path.resolve(__dirname, '../../../scripts/cli.js');
@@ -119,5 +120,23 @@ describe('model pools: catalog file, CLI and management API', () => {
       await Model.update({ deployments: [{ name: 'simulator', provider: 'simulator', upstream: 'sim-chat-1' }], fallbacks: [], upstreamName: 'sim-chat-1' }, { where: { id: model!.id } });
       await bumpEpoch(env().redis);
     }
+  });
+
+  it('refuses to delete a provider that a pool deployment (not the primary) names, with 409 resource_in_use naming the model', async () => {
+    const req = (method: string, p: string, json?: unknown) => adminCall(admin.url, key, method, `/admin/v1${p}`, json);
+    const provider = await req('POST', '/providers', { name: `second-${rnd()}`, kind: 'openai', base_url: 'http://127.0.0.1:9/v1' });
+    expect(provider.status, provider.text).to.equal(201);
+    const a = simDeployment('a');
+    const model = await poolModel([a, { name: 'b', provider: provider.body.name, upstream: 'b-1' }]);
+    const refused = await req('DELETE', `/providers/${provider.body.id}`);
+    expect(refused.status, refused.text).to.equal(409);
+    expect(refused.body.error.code).to.equal('resource_in_use');
+    expect(refused.body.error.message).to.include(model);
+    expect((await req('GET', `/providers/${provider.body.id}`)).status, 'the provider stays').to.equal(200);
+    // once no deployment names it, it goes
+    const id = (await Model.findOne({ where: { publicId: model } }))!.id;
+    expect((await req('PATCH', `/inference-model-pools/${id}`, { deployments: [a] })).status).to.equal(200);
+    const deleted = await req('DELETE', `/providers/${provider.body.id}`);
+    expect(deleted.status, deleted.text).to.equal(200);
   });
 });

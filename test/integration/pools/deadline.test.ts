@@ -9,6 +9,7 @@ import { usageSettled } from '../../helpers/usage';
 import { hitsByUpstream, poolModel, simDeployment } from '../../helpers/pool-models';
 import { UsageEvent } from '../../../shared/db/models';
 import { freePort } from '../../../scripts/services/free-port';
+import { poolsWithSettings } from '../../helpers/pools';
 
 const DEADLINE_MS = 3000;
 
@@ -67,5 +68,24 @@ describe('model pools: retries stop at the deadline', () => {
     expect((await holder).status).to.equal(200);
     await usageSettled();
     expect(await UsageEvent.count({ where: { requestId: r.headers.get('x-service-request-id')! } })).to.equal(0);
+  });
+
+  describe('with POOL_DEADLINE_MARGIN_MS=1000 (a margin wide enough for a busy machine)', () => {
+    poolsWithSettings({ POOL_DEADLINE_MARGIN_MS: '1000' });
+
+    it('starts no attempt on another deployment once the deadline is near: the last failure is answered, with its headers', async () => {
+      const a = simDeployment('a', { priority: 0 });
+      const b = simDeployment('b', { priority: 1 });
+      const model = await poolModel([a, b]);
+      // a fails 2.3 s or more into the 3 s deadline: past its margin (1 s here), where b (1 s) could not answer in time
+      env().sim.knobs.set(a.upstream, { delayMs: DEADLINE_MS - 700, status: 503 });
+      env().sim.knobs.set(b.upstream, { delayMs: 1000 });
+      const r = await call('POST', '/v1/chat/completions', { base, headers: keyHeader(o.key), json: { model, messages: [{ role: 'user', content: 'late failover' }] } });
+      expect(r.status, r.text).to.equal(503);
+      expect(r.body.error.code).to.equal('upstream_unavailable');
+      expect(r.headers.get('x-service-deployment')).to.equal('a');
+      expect(r.headers.get('x-service-attempts')).to.equal('1');
+      expect(hitsByUpstream().get(b.upstream) ?? 0, 'no call to b (1 s) that the deadline would cut (the caller got 504)').to.equal(0);
+    });
   });
 });

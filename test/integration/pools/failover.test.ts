@@ -147,7 +147,7 @@ describe('model pools: health, retries and failover through the real app and wor
       expect(hitsByUpstream().get(sick.upstream), 'no traffic during the cooldown').to.equal(1);
       // once the cooldown is over, concurrent requests send it exactly one probe (still failing: cooling again)
       const row = await Model.findOne({ where: { publicId: model } });
-      const state = new PoolState(env().redis, { probeLeaseMs: 5000, backoffBaseMs: 500, backoffMaxMs: 30_000 });
+      const state = new PoolState(env().redis, { probeLeaseMs: 5000, inflightLeaseMs: 60_000, backoffBaseMs: 500, backoffMaxMs: 30_000 });
       expect(await waitFor(async () => (await state.inspect(row!.id, ['sick']))[0].coolingForMs === 0, 10_000, 50)).to.equal(true);
       const after = await Promise.all(Array.from({ length: 12 }, () => chat(o.key, model)));
       expect(after.every((r) => r.status === 200)).to.equal(true);
@@ -165,7 +165,7 @@ describe('model pools: health, retries and failover through the real app and wor
     env().sim.knobs.set(back.upstream, { status: 503, statusTimes: 1, retryAfter: 1 });
     expect((await chat(o.key, model)).headers.get('x-service-deployment')).to.equal('stand');
     const id = (await Model.findOne({ where: { publicId: model } }))!.id;
-    const state = new PoolState(env().redis, { probeLeaseMs: 5000, backoffBaseMs: 500, backoffMaxMs: 30_000 });
+    const state = new PoolState(env().redis, { probeLeaseMs: 5000, inflightLeaseMs: 60_000, backoffBaseMs: 500, backoffMaxMs: 30_000 });
     expect(await waitFor(async () => (await state.inspect(id, ['back']))[0].coolingForMs === 0, 5000, 50)).to.equal(true);
     env().sim.knobs.set(back.upstream, { tokenDelayMs: 150 });
     const res = await fetch(`${env().gw.url}/v1/chat/completions`, {

@@ -104,7 +104,7 @@ function toolChoice(c: ToolUse<FnTool>['choice']): ToolChoice | undefined {
 }
 
 /** Fields that change the answer and that Converse cannot express. */
-function refuseUntranslatable(body: Record<string, unknown>): void {
+export function refuseUntranslatable(body: Record<string, unknown>): void {
   if (typeof body.n === 'number' && body.n > 1) throw refuse('n', 'one choice per request only.');
   if (body.logprobs === true) throw refuse('logprobs', 'Converse reports no log probabilities.');
   if (typeof body.top_logprobs === 'number') throw refuse('top_logprobs', 'Converse reports no log probabilities.');
