@@ -16,15 +16,23 @@ export function words(text: string): string[] {
 
 /**
  * A deterministic embedding of `text` with `native` dimensions: hashed word and character-trigram
- * features with signs, L2-normalised. Texts that share words and spellings get close vectors.
- * Asking for fewer `dimensions` keeps the first ones and re-normalises, as OpenAI's shortened
- * text-embedding-3 vectors do.
+ * features, each spread over every dimension with pseudo-random signs seeded by its hash (a random
+ * sign projection, which keeps texts that share words and spellings close), L2-normalised. Every
+ * dimension carries signal, so asking for fewer `dimensions` (the first ones, re-normalised, as
+ * OpenAI's shortened text-embedding-3 vectors) never gives an all-zero vector.
  */
 export function embedText(text: string, native: number, dimensions = native): number[] {
   const v = new Float64Array(native);
   const add = (feature: string, weight: number) => {
-    const h = fnv1a(feature);
-    v[h % native] += (h & 0x80000000 ? -1 : 1) * weight;
+    let x = fnv1a(feature) | 0 || 1;
+    for (let i = 0; i < native; i++) {
+      if (i % 32 === 0) {
+        x ^= x << 13; // xorshift32: 32 signs per step
+        x ^= x >>> 17;
+        x ^= x << 5;
+      }
+      v[i] += (x >>> i % 32) & 1 ? weight : -weight;
+    }
   };
   for (const w of words(text)) {
     add(`w:${w}`, 1);
@@ -33,7 +41,8 @@ export function embedText(text: string, native: number, dimensions = native): nu
   }
   if (words(text).length === 0) add(`raw:${text}`, 1); // punctuation-only text still gets a vector
   const out = Array.from(v.subarray(0, dimensions));
-  const norm = Math.sqrt(out.reduce((s, x) => s + x * x, 0)) || 1;
+  if (!out.some((x) => x !== 0)) out[0] = 1; // features that cancel exactly still give a unit vector
+  const norm = Math.sqrt(out.reduce((s, x) => s + x * x, 0));
   return out.map((x) => Math.fround(x / norm));
 }
 

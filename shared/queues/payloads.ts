@@ -104,7 +104,14 @@ export interface ImageJob extends JobEnvelope {
 /** What an image job returns: the stored images, in order (expiry in epoch seconds). */
 export interface ImageJobResult {
   created: number;
-  images: Array<{ id: string; storageKey: string; expiresAt: number }>;
+  /** `revisedPrompt`: the upstream's `revised_prompt` for that image (dall-e-3), when it sent one. */
+  images: Array<{ id: string; storageKey: string; expiresAt: number; revisedPrompt?: string }>;
+  /** The first image's real size, read from its bytes (what `size: "auto"` became). */
+  size?: string;
+  /** OpenAI's top-level answer fields the upstream sent (GPT image models), passed on as given. */
+  usage?: Record<string, unknown>;
+  quality?: string;
+  background?: string;
 }
 
 /** An embeddings request, validated at the edge (types, batch size, token limits). */

@@ -12,10 +12,11 @@ import { ApiError } from '../../shared/errors/ApiError';
 import { errors } from '../../shared/errors/codes';
 import { imageErrors } from '../../shared/images/errors';
 import type { WorkerRuntime } from '../runtime';
+import type { UpstreamImages } from '../providers/openai/images';
 import type { ImageJob, ImageJobResult } from '../../shared/queues/payloads';
 import type { Image, ImageFormat } from '../../shared/db/models/Image';
 
-async function callUpstream(job: ImageJob, signal: AbortSignal): Promise<Buffer[]> {
+async function callUpstream(job: ImageJob, signal: AbortSignal): Promise<UpstreamImages> {
   const t = job.target;
   const generationOnly = t.kind === 'azure' && job.operation === 'generate'; // Azure: generations only (docs/providers/azure.md)
   if (t.kind !== 'openai' && !generationOnly) throw new ApiError(502, 'upstream_unsupported', `No images ${job.operation} adapter for upstream kind '${t.kind}'.`);
@@ -50,7 +51,7 @@ export function startImagesWorkers(rt: WorkerRuntime): Worker[] {
       const produced = await callUpstream(d, ctx.signal);
       const saved: Image[] = [];
       try {
-        for (const bytes of produced) {
+        for (const { bytes } of produced.images) {
           saved.push(
             await saveImage(bytes, {
               orgId: d.orgId,
@@ -72,7 +73,14 @@ export function startImagesWorkers(rt: WorkerRuntime): Worker[] {
       ctx.usage('image', {
         units: { [d.priceKey]: saved.length, cost_micros: saved.length * d.unitPrice },
       });
-      return { created: Math.floor(saved[0].createdAt.getTime() / 1000), images: saved.map((s) => ({ id: s.id, storageKey: s.storageKey, expiresAt: Math.floor(s.expiresAt.getTime() / 1000) })) };
+      return {
+        created: Math.floor(saved[0].createdAt.getTime() / 1000),
+        images: saved.map((s, i) => ({ id: s.id, storageKey: s.storageKey, expiresAt: Math.floor(s.expiresAt.getTime() / 1000), revisedPrompt: produced.images[i].revisedPrompt })),
+        size: `${saved[0].width}x${saved[0].height}`,
+        usage: produced.usage,
+        quality: produced.quality,
+        background: produced.background,
+      };
     }),
   );
 }

@@ -36,7 +36,24 @@ export function parseRerank(body: Record<string, unknown>): RerankRequest {
   }
   const rd = body.return_documents ?? false;
   if (typeof rd !== 'boolean') throw invalid('invalid_input', "'return_documents' must be a boolean.");
+  checkIgnoredFields(body);
   return { model, query: q, documents: docs as string[], topN: topN as number | undefined, returnDocuments: rd };
+}
+
+const what = (v: unknown) => (typeof v === 'number' ? String(v) : kindOf(v));
+const isInt = (v: unknown, min: number, max = Number.MAX_SAFE_INTEGER) => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
+
+/**
+ * The accepted-and-ignored fields still have Cohere's types (v2: `max_tokens_per_doc` an integer,
+ * `priority` an integer 0 to 999; v1: `max_chunks_per_doc` an integer, `rank_fields` strings):
+ * a wrong one is refused (400 `invalid_input` naming it) rather than silently ignored.
+ */
+function checkIgnoredFields(body: Record<string, unknown>): void {
+  const { max_tokens_per_doc: mt, max_chunks_per_doc: mc, priority: pr, rank_fields: rf } = body;
+  if (mt != null && !isInt(mt, 1)) throw invalid('invalid_input', `'max_tokens_per_doc' must be a positive integer, not ${what(mt)}.`);
+  if (mc != null && !isInt(mc, 1)) throw invalid('invalid_input', `'max_chunks_per_doc' must be a positive integer, not ${what(mc)}.`);
+  if (pr != null && !isInt(pr, 0, 999)) throw invalid('invalid_input', `'priority' must be an integer from 0 to 999, not ${what(pr)}.`);
+  if (rf != null && !(Array.isArray(rf) && rf.every((f) => typeof f === 'string'))) throw invalid('invalid_input', `'rank_fields' must be an array of strings, not ${kindOf(rf)}.`);
 }
 
 /**

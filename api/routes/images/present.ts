@@ -13,16 +13,24 @@ export function baseUrl(): string {
 
 /**
  * OpenAI's images response: `created` and `data[]`, each item with the gateway's image `id`, its
- * `url` (`GET /v1/images/{id}/content`), `expires_at`, and `b64_json` when asked for.
+ * `url` (`GET /v1/images/{id}/content`), `expires_at`, `b64_json` when asked for and the upstream's
+ * `revised_prompt` when it sent one; `usage`, `quality` and `background` as the upstream sent them.
+ * `size` is the requested one, or for `auto` the real size of the first image.
  */
 export async function imagesResponse(req: Request, r: ImageJobResult, opts: { model: string; size: string; format: string; b64: boolean }) {
   const base = baseUrl();
   const data = await Promise.all(
-    r.images.map(async ({ id, storageKey, expiresAt }) => {
+    r.images.map(async ({ id, storageKey, expiresAt, revisedPrompt }) => {
       const item: Record<string, unknown> = { id, url: `${base}/v1/images/${id}/content`, expires_at: expiresAt };
       if (opts.b64) item.b64_json = (await imageStorage().get(storageKey))?.toString('base64');
+      if (revisedPrompt !== undefined) item.revised_prompt = revisedPrompt;
       return item;
     }),
   );
-  return { created: r.created, data, model: opts.model, size: opts.size, output_format: opts.format };
+  const size = opts.size === 'auto' && r.size ? r.size : opts.size;
+  const out: { data: Array<Record<string, unknown>> } & Record<string, unknown> = { created: r.created, data, model: opts.model, size, output_format: opts.format };
+  if (r.quality !== undefined) out.quality = r.quality;
+  if (r.background !== undefined) out.background = r.background;
+  if (r.usage !== undefined) out.usage = r.usage;
+  return out;
 }

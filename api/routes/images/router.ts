@@ -18,6 +18,9 @@ import { signature } from '../../../shared/images/signing';
 import { errors } from '../../../shared/errors/codes';
 import type { Image } from '../../../shared/db/models';
 
+/** An image id, as `newImageId()` makes them. */
+const IMAGE_ID = /^img_[0-9a-f]{24}$/;
+
 type EditBody = ImageParams & { model: string; image_ids?: string[]; image_id?: string };
 
 function bodyObject(req: Request): Record<string, unknown> {
@@ -131,6 +134,9 @@ export function imagesRouter(ctx: AppContext): Router {
   only(r, '/v1/images/generations', { post: [gate, imageJson(), generations(ctx)] });
   only(r, '/v1/images/edits', { post: [gate, imageMultipart(16), imageJson(), edits(ctx)] });
   only(r, '/v1/images/uploads', { post: [gate, imageMultipart(1), imageJson(), uploads] });
+  // Any other sub-path is not an image id (`img_` + 24 hex): it goes on to the gateway's 404
+  // not_found for unknown paths (e.g. `POST /v1/images/variations`), not to these routes' 405.
+  r.all(['/v1/images/:id', '/v1/images/:id/content'], (req, _res, next) => next(IMAGE_ID.test(String(req.params.id)) ? undefined : 'router'));
   only(r, '/v1/images/:id', {
     get: async (req, res) => {
       res.json(imageRecord(await callerImage(req), baseUrl()));

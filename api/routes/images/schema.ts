@@ -2,13 +2,14 @@ import Joi from 'joi';
 import { validate } from '../../validate';
 import { imageErrors } from '../../../shared/images/errors';
 
-const SIZE = /^\d{1,5}x\d{1,5}$/;
+/** `WxH`, or OpenAI's `auto`; whether the model offers it is the model's `sizes` list's call (applyLimits). */
+const SIZE = /^(\d{1,5}x\d{1,5}|auto)$/;
 
 /** Fields shared by generations and edits (OpenAI's, plus steps, guidance, negative_prompt, seed). */
 const common = {
   model: Joi.string().min(1).max(200).required(),
   prompt: Joi.string().min(1).required(),
-  size: Joi.string().pattern(SIZE).messages({ 'string.pattern.base': "'size' must look like '1024x1024' (width x height)." }),
+  size: Joi.string().pattern(SIZE).messages({ 'string.pattern.base': "'size' must look like '1024x1024' (width x height), or be 'auto'." }),
   steps: Joi.number().integer(),
   guidance: Joi.number(),
   negative_prompt: Joi.string().allow(''),

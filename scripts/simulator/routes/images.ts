@@ -11,7 +11,7 @@ function invalid(res: Response, param: string, message: string): void {
   res.status(400).json({ error: { message, type: 'invalid_request_error', param, code: null } });
 }
 
-type Params = { prompt: string; n: number; width: number; height: number; format: OutputFormat; key: string };
+type Params = { prompt: string; n: number; width: number; height: number; format: OutputFormat; key: string; model: string; quality?: unknown; background?: unknown };
 
 /** Reads OpenAI's image parameters (JSON numbers or multipart strings); answers 400 as OpenAI does. */
 function params(body: Record<string, unknown>, res: Response): Params | undefined {
@@ -19,7 +19,8 @@ function params(body: Record<string, unknown>, res: Response): Params | undefine
   if (!prompt) return void invalid(res, 'prompt', 'prompt is required.');
   const n = body.n === undefined ? 1 : Number(body.n);
   if (!Number.isInteger(n) || n < 1 || n > 10) return void invalid(res, 'n', 'n must be between 1 and 10.');
-  const m = /^(\d{2,4})x(\d{2,4})$/.exec(String(body.size ?? '1024x1024'));
+  // `auto` (GPT image models' default) is drawn square, as OpenAI mostly answers it.
+  const m = /^(\d{2,4})x(\d{2,4})$/.exec(body.size === 'auto' ? '1024x1024' : String(body.size ?? '1024x1024'));
   const width = m ? Number(m[1]) : 0;
   const height = m ? Number(m[2]) : 0;
   if (!m || width < 16 || height < 16 || width > 4096 || height > 4096) return void invalid(res, 'size', `Invalid size '${body.size}'.`);
@@ -29,20 +30,37 @@ function params(body: Record<string, unknown>, res: Response): Params | undefine
     return void invalid(res, 'response_format', 'This model only returns b64_json.');
   }
   const key = [prompt, body.negative_prompt ?? '', body.seed ?? '', body.steps ?? '', body.guidance ?? ''].join('\u0000');
-  return { prompt, n, width, height, format, key };
+  return { prompt, n, width, height, format, key, model: String(body.model ?? ''), quality: body.quality, background: body.background };
 }
 
 const NOT_AN_IMAGE = Buffer.from('these bytes are not an image, only text');
 
+const pick = (v: unknown, allowed: string[], otherwise: string) => (typeof v === 'string' && allowed.includes(v) ? v : otherwise);
+
+/**
+ * The answer OpenAI gives for the upstream model's kind (the vendored openapi.json): dall-e models
+ * answer `created` and `data` only, dall-e-3 with a `revised_prompt` per image; the rest (GPT image
+ * kind, the simulator's own models) add `output_format`, `size`, `quality`, `background` (what was
+ * used: `auto` or an unknown value becomes `medium` / `opaque`) and the token `usage`.
+ */
 function answer(res: Response, p: Params, drawn: Buffer[], k: TakenKnobs): void {
   const from = k.nonImageFrom;
   const images = from === undefined ? drawn : drawn.map((b, i) => (i >= from ? NOT_AN_IMAGE : b));
+  const created = Math.floor(Date.now() / 1000);
+  if (/dall-e/.test(p.model)) {
+    const revised = /dall-e-3/.test(p.model);
+    return void res.json({ created, data: images.map((b, i) => ({ b64_json: b.toString('base64'), ...(revised ? { revised_prompt: `A detailed picture (${i + 1} of ${images.length}) of ${p.prompt}` } : {}) })) });
+  }
+  const input = Math.ceil(p.prompt.length / 4);
+  const output = images.length * 256;
   res.json({
-    created: Math.floor(Date.now() / 1000),
+    created,
     data: images.map((b) => ({ b64_json: b.toString('base64') })),
     output_format: p.format,
     size: `${p.width}x${p.height}`,
-    usage: { input_tokens: Math.ceil(p.prompt.length / 4), output_tokens: images.length * 256, total_tokens: 0, input_tokens_details: { text_tokens: 0, image_tokens: 0 } },
+    quality: pick(p.quality, ['low', 'medium', 'high'], 'medium'),
+    background: pick(p.background, ['transparent', 'opaque'], 'opaque'),
+    usage: { input_tokens: input, output_tokens: output, total_tokens: input + output, input_tokens_details: { text_tokens: input, image_tokens: 0 } },
   });
 }
 

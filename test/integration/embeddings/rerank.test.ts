@@ -49,7 +49,7 @@ describe('POST /v1/rerank (Cohere v2 envelope)', () => {
   it('applies top_n, echoes documents when asked, accepts and ignores the chunking fields', async () => {
     const r = await rerank({
       model: 'sim-rerank', query: 'capital city', documents: DOCS, top_n: 2, return_documents: true,
-      max_tokens_per_doc: 4, rank_fields: ['text'], max_chunks_per_doc: 1,
+      max_tokens_per_doc: 4, rank_fields: ['text'], max_chunks_per_doc: 1, priority: 999,
     });
     expect(r.status, r.text).to.equal(200);
     expect(r.body.results).to.have.length(2);
@@ -161,6 +161,24 @@ describe('POST /v1/rerank (Cohere v2 envelope)', () => {
       expect(env().sim.log.entries).to.have.length(0);
     });
   }
+
+  // Accepted and ignored, but typed as Cohere types them (v2: integers; v1: rank_fields strings).
+  const ignoredWrong: Array<[string, unknown]> = [
+    ['max_tokens_per_doc', -5], ['max_tokens_per_doc', 0], ['max_tokens_per_doc', 'x'], ['max_tokens_per_doc', 2.5],
+    ['priority', 'high'], ['priority', -1], ['priority', 1000], ['priority', true],
+    ['max_chunks_per_doc', '1'], ['max_chunks_per_doc', 0],
+    ['rank_fields', 7], ['rank_fields', 'text'], ['rank_fields', [1]],
+  ];
+  it('refuses a mistyped accepted-and-ignored field with 400 invalid_input naming it, on both paths, billing nothing', async () => {
+    for (const [field, value] of ignoredWrong) {
+      for (const path of ['/v1/rerank', '/v2/rerank']) {
+        const r = await rerank({ model: 'sim-rerank', query: 'capital', documents: DOCS, [field]: value }, path);
+        await expectRejected(r, 400, 'invalid_input');
+        expect(r.body.error.message, `${path} ${field}=${JSON.stringify(value)}`).to.match(new RegExp(`^'${field}' must be`));
+      }
+    }
+    expect(env().sim.log.entries).to.have.length(0);
+  });
 
   it('rejects a 2 MiB + 1 byte body while reading', async () => {
     const r = await call('POST', '/v1/rerank', { headers: { ...keyHeader(o.key), 'content-type': 'application/json' }, raw: bodyOfSize(2 * 1024 * 1024 + 1, 'sim-rerank', 'query') });

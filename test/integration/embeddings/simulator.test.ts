@@ -22,6 +22,18 @@ describe('upstream simulator: OpenAI embeddings and Cohere v2 rerank', () => {
     expect((await sim('/v1/embeddings', { model: 'm', input: [] })).status).to.equal(400);
   });
 
+  it('gives short inputs shortened to a few dimensions a unit vector, never all zeros', async () => {
+    const inputs = ['hello', 'a', 'x', 'hi there', '?!', 'graph databases store edges'];
+    for (const dimensions of [1, 4, 8]) {
+      const r = await sim('/v1/embeddings', { model: 'm', input: inputs, dimensions });
+      expect(r.status, r.text).to.equal(200);
+      r.body.data.forEach((d: { embedding: number[] }, i: number) => {
+        expect(d.embedding).to.have.length(dimensions);
+        expect(Math.hypot(...d.embedding), `'${inputs[i]}' at ${dimensions}`).to.be.closeTo(1, 1e-5);
+      });
+    }
+  });
+
   it('reranks by lexical relevance with top_n and bills search units per 100 documents', async () => {
     const docs = Array.from({ length: 101 }, (_, i) => (i === 42 ? 'the red fox jumps' : `filler text ${i}`));
     const r = await sim('/v2/rerank', { model: 'm', query: 'red fox', documents: docs, top_n: 3 });

@@ -1,10 +1,11 @@
 import fs from 'fs';
 import path from 'path';
 import { expect } from 'chai';
+import OpenAI, { toFile } from 'openai';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
-import { followImageUrl, realImage } from '../../helpers/images';
+import { followImageUrl, pngOf, realImage } from '../../helpers/images';
 import { Image } from '../../../shared/db/models';
 import { shiftImageClock, IMAGE_RETENTION_MS } from '../../../shared/images/clock';
 import { expireImages } from '../../../workers/cron/expire-images';
@@ -57,6 +58,27 @@ describe('stored images: metadata, signed content, ownership, expiry', () => {
     }
     const r = await call('GET', '/v1/images/img_nope', { headers: keyHeader(o.key) });
     expect(r.status).to.equal(404);
+  });
+
+  it('answers 404 not_found on unknown image sub-paths (variations, a name that is no image id), as on any unknown path', async () => {
+    const img = await generate(o);
+    const unknown = await call('POST', '/v1/not-a-route', { headers: keyHeader(o.key), json: {} });
+    expect([unknown.status, unknown.body.error.code]).to.deep.equal([404, 'not_found']);
+    for (const [method, p] of [['POST', '/v1/images/variations'], ['GET', '/v1/images/variations'], ['DELETE', '/v1/images/img_nope'], ['POST', '/v1/images/variations/content'], ['GET', '/v1/images/nope/content']]) {
+      const r = await call(method, p, { headers: keyHeader(o.key), json: method === 'GET' ? undefined : {} });
+      expect([r.status, r.body.error.code], `${method} ${p}: ${r.text}`).to.deep.equal([404, 'not_found']);
+      expect(r.headers.get('allow'), `${method} ${p}`).to.equal(null);
+    }
+    // the SDK's createVariation gets the same 404
+    const client = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    const err = await client.images.createVariation({ model: 'sim-image', image: await toFile(await pngOf(64, 64), 'a.png', { type: 'image/png' }) }).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(OpenAI.NotFoundError);
+    expect((err as InstanceType<typeof OpenAI.NotFoundError>).code).to.equal('not_found');
+    // a real image id's paths are known: a wrong method is 405 with Allow, an unknown id image_not_found
+    const wrong = await call('POST', `/v1/images/${img.id}`, { headers: keyHeader(o.key), json: {} });
+    expect([wrong.status, wrong.body.error.code, wrong.headers.get('allow')]).to.deep.equal([405, 'method_not_allowed', 'GET, HEAD']);
+    const gone = await call('GET', `/v1/images/img_${'0'.repeat(24)}/content`, { headers: keyHeader(o.key) });
+    expect([gone.status, gone.body.error.code]).to.deep.equal([404, 'image_not_found']);
   });
 
   it('answers a malformed percent-encoded image id with 400 invalid_request, never a 500', async () => {

@@ -202,8 +202,10 @@ describe('Azure OpenAI upstreams (kind azure)', () => {
 
   it('generates images and transcribes audio through the deployment URLs', async () => {
     const client = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
-    const img = await client.images.generate({ model: 'az-image', prompt: 'a lighthouse', size: '256x256', response_format: 'b64_json' });
+    const img = await client.images.generate({ model: 'az-image', prompt: 'a lighthouse', size: '256x256', response_format: 'b64_json', quality: 'low' });
     expect(Buffer.from(img.data![0].b64_json!, 'base64').subarray(1, 4).toString()).to.equal('PNG');
+    // the deployment's answer fields beyond the bytes come through as for OpenAI (docs/images.md)
+    expect([img.quality, img.background, img.usage?.output_tokens]).to.deep.equal(['low', 'opaque', 256]);
     const t = await client.audio.transcriptions.create({ file: await toFile(makeWav(SPEECH_LIKE), 'a.wav', { type: 'audio/wav' }), model: 'az-whisper' });
     expect(t.text.length).to.be.greaterThan(0);
     const [gen, audio] = env().sim.log.entries;

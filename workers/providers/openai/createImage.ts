@@ -1,6 +1,6 @@
 import { openaiApi, openaiEndpoint, type OpenAiEndpoint } from './api';
 import { fetchUpstream } from '../http';
-import { imagesFromResponse, upstreamFields } from './images';
+import { imagesFromResponse, upstreamFields, type UpstreamImages } from './images';
 import type { UpstreamCall } from '../types';
 
 /**
@@ -9,7 +9,7 @@ import type { UpstreamCall } from '../types';
  * store them, unless the model's config says its upstream rejects `response_format` (GPT image
  * models answer b64_json anyway).
  */
-export async function createImage(call: UpstreamCall, body: Record<string, unknown>, sendResponseFormat = true, endpoint: OpenAiEndpoint = openaiEndpoint): Promise<Buffer[]> {
+export async function createImage(call: UpstreamCall, body: Record<string, unknown>, sendResponseFormat = true, endpoint: OpenAiEndpoint = openaiEndpoint): Promise<UpstreamImages> {
   const res = await fetchUpstream(
     endpoint.url(call, openaiApi.paths.images),
     { method: 'POST', headers: endpoint.headers(call), body: JSON.stringify(upstreamFields(call, body, sendResponseFormat)) },

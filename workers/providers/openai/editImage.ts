@@ -1,7 +1,7 @@
 import { FormData } from 'undici';
 import { openaiApi, openaiEndpoint, type OpenAiEndpoint } from './api';
 import { fetchUpstream } from '../http';
-import { imagesFromResponse, upstreamFields } from './images';
+import { imagesFromResponse, upstreamFields, type UpstreamImages } from './images';
 import type { UpstreamCall } from '../types';
 
 export interface EditInput {
@@ -14,7 +14,7 @@ export interface EditInput {
  * `POST /images/edits` on an OpenAI-compatible upstream: OpenAI's multipart form, one `image` part
  * (or `image[]` parts for several), the other fields as text parts.
  */
-export async function editImage(call: UpstreamCall, fields: Record<string, unknown>, images: EditInput[], sendResponseFormat = true, endpoint: OpenAiEndpoint = openaiEndpoint): Promise<Buffer[]> {
+export async function editImage(call: UpstreamCall, fields: Record<string, unknown>, images: EditInput[], sendResponseFormat = true, endpoint: OpenAiEndpoint = openaiEndpoint): Promise<UpstreamImages> {
   const form = new FormData();
   for (const [k, v] of Object.entries(upstreamFields(call, fields, sendResponseFormat))) {
     if (v !== undefined && v !== null) form.append(k, String(v));

@@ -13,23 +13,42 @@ export function upstreamFields(call: UpstreamCall, fields: Record<string, unknow
   return out;
 }
 
-/** Reads OpenAI's images response into bytes: `b64_json` items, or `url` items downloaded. */
-export async function imagesFromResponse(res: UpstreamResponse, call: UpstreamCall): Promise<Buffer[]> {
-  let json: { data?: Array<{ b64_json?: string; url?: string }> };
+/**
+ * An images answer: the bytes of each image with its `revised_prompt` (dall-e-3), and the top-level
+ * fields GPT image models add (`usage`, `quality`, `background`), each only when the upstream sent it.
+ */
+export interface UpstreamImages {
+  images: Array<{ bytes: Buffer; revisedPrompt?: string }>;
+  usage?: Record<string, unknown>;
+  quality?: string;
+  background?: string;
+}
+
+type ImageItem = { b64_json?: unknown; url?: unknown; revised_prompt?: unknown };
+type ImagesBody = { data?: ImageItem[]; usage?: unknown; quality?: unknown; background?: unknown };
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** Reads OpenAI's images response: `b64_json` items, or `url` items downloaded, and the fields above. */
+export async function imagesFromResponse(res: UpstreamResponse, call: UpstreamCall): Promise<UpstreamImages> {
+  let json: ImagesBody;
   try {
-    json = (await res.json()) as typeof json;
+    json = (await res.json()) as ImagesBody;
   } catch {
     throw errors.upstreamError('The upstream answered with a malformed body.');
   }
   if (!json || !Array.isArray(json.data) || json.data.length === 0) throw errors.upstreamError('The upstream answered with no images.');
-  const out: Buffer[] = [];
+  const images: UpstreamImages['images'] = [];
   for (const item of json.data) {
-    if (typeof item?.b64_json === 'string') out.push(Buffer.from(item.b64_json, 'base64'));
+    let bytes: Buffer;
+    if (typeof item?.b64_json === 'string') bytes = Buffer.from(item.b64_json, 'base64');
     else if (typeof item?.url === 'string' && /^https?:\/\//.test(item.url)) {
       // The upstream's own CDN link (dall-e style); trusted like the upstream itself.
       const got = await fetchUpstream(item.url, { method: 'GET' }, { signal: call.signal, deadline: call.deadline });
-      out.push(await got.bytes());
+      bytes = await got.bytes();
     } else throw errors.upstreamError('The upstream answered with an image item without data.');
+    images.push({ bytes, revisedPrompt: str(item.revised_prompt) });
   }
-  return out;
+  const usage = json.usage && typeof json.usage === 'object' && !Array.isArray(json.usage) ? (json.usage as Record<string, unknown>) : undefined;
+  return { images, usage, quality: str(json.quality), background: str(json.background) };
 }

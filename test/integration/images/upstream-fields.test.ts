@@ -1,0 +1,80 @@
+import { expect } from 'chai';
+import OpenAI from 'openai';
+import { env, resetSim } from '../../helpers/harness';
+import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { call, keyHeader } from '../../helpers/http';
+import { followImageUrl, realImage, usageFor } from '../../helpers/images';
+import { expectErrorEnvelope } from '../../helpers/errors';
+import { Image, Model } from '../../../shared/db/models';
+import { upsertModel } from '../../../shared/catalog/catalog-ops';
+import { bumpEpoch } from '../../../shared/cache/epoch';
+
+const DALLE = 'test-image-dalle3';
+const AUTO = 'test-image-auto';
+
+/** OpenAI's answer fields beyond the bytes (revised_prompt, usage, quality, background), and `size: "auto"`. */
+describe('images: what the upstream answers besides the bytes, and size auto', () => {
+  let o: TestOrg;
+  let client: OpenAI;
+  const gen = (json: Record<string, unknown>) => call('POST', '/v1/images/generations', { headers: keyHeader(o.key), json });
+  beforeEach(resetSim);
+  before(async () => {
+    o = await buildOrg(env().redis);
+    client = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    // The simulator answers as OpenAI does for the upstream model's kind: dall-e-3 vs the GPT image kind.
+    await upsertModel({ id: DALLE, provider: 'simulator', upstream: 'dall-e-3', capabilities: { image_generation: true }, limits: { sizes: ['256x256'], max_n: 2 }, prices: { image: 1000 } });
+    await upsertModel({ id: AUTO, provider: 'simulator', upstream: 'gpt-image-sim', capabilities: { image_generation: true }, limits: { sizes: ['auto', '256x256'], default_size: 'auto' }, prices: { image: 1000 } });
+    await bumpEpoch(env().redis);
+  });
+  after(async () => {
+    await Model.destroy({ where: { publicId: [DALLE, AUTO] } }); // later files pick the first image model of the catalog
+    await bumpEpoch(env().redis);
+  });
+
+  it('passes on the GPT image kind\'s usage, quality and background as the upstream sent them (generation and edit)', async () => {
+    const prompt = 'a lighthouse at dusk';
+    const r = await client.images.generate({ model: 'sim-image', prompt, size: '256x256' as never, quality: 'high', background: 'transparent' });
+    expect(env().sim.log.entries[0].body).to.include({ quality: 'high', background: 'transparent' });
+    expect([r.quality, r.background]).to.deep.equal(['high', 'transparent']);
+    const input = Math.ceil(prompt.length / 4); // the simulator's count
+    expect(r.usage).to.deep.equal({ input_tokens: input, output_tokens: 256, total_tokens: input + 256, input_tokens_details: { text_tokens: input, image_tokens: 0 } });
+    expect(r.data![0]).not.to.have.property('revised_prompt');
+    // Not an echo of the request: without quality or background, the upstream says what it used.
+    const id = (r.data![0] as { id?: string }).id;
+    const e = await call('POST', '/v1/images/edits', { headers: keyHeader(o.key), json: { model: 'sim-image', prompt: 'at night', image_id: id, size: '256x256', n: 2 } });
+    expect(e.status, e.text).to.equal(200);
+    expect([e.body.quality, e.body.background, e.body.usage.output_tokens]).to.deep.equal(['medium', 'opaque', 512]);
+  });
+
+  it('passes on dall-e-3\'s revised_prompt per image, and adds no field the upstream did not send', async () => {
+    const r = await gen({ model: DALLE, prompt: 'two boats', n: 2, response_format: 'b64_json' });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.body.data.map((d: { revised_prompt?: string }) => d.revised_prompt)).to.deep.equal(['A detailed picture (1 of 2) of two boats', 'A detailed picture (2 of 2) of two boats']);
+    for (const d of r.body.data) expect(d.b64_json).to.be.a('string');
+    for (const k of ['usage', 'quality', 'background']) expect(r.body, k).not.to.have.property(k);
+  });
+
+  it("refuses size 'auto' with unsupported_size when the model does not offer it, billing nothing", async () => {
+    const r = await gen({ model: 'sim-image', prompt: 'x', size: 'auto' });
+    expect(r.status, r.text).to.equal(400);
+    expectErrorEnvelope(r.text, 'unsupported_size');
+    expect(r.body.error.message).to.contain('256x256');
+    const requestId = r.headers.get('x-service-request-id');
+    expect(await usageFor(requestId)).to.equal(null);
+    expect(await Image.count({ where: { requestId: requestId! } })).to.equal(0);
+    expect(env().sim.log.entries).to.have.length(0);
+    const bad = await gen({ model: AUTO, prompt: 'x', size: 'automatic' });
+    expectErrorEnvelope(bad.text, 'invalid_request');
+  });
+
+  it("sends size 'auto' (asked, or the model's default) to a model that offers it and answers the real size", async () => {
+    for (const json of [{ size: 'auto' }, {}]) {
+      const { data, response } = await client.images.generate({ model: AUTO, prompt: 'a square', ...json }).withResponse();
+      expect(env().sim.log.entries.at(-1)!.body).to.include({ size: 'auto' });
+      expect(data.size).to.equal('1024x1024');
+      const got = await followImageUrl(data.data![0].url!, o.key);
+      expect(await realImage(got.bytes)).to.deep.equal({ format: 'png', width: 1024, height: 1024 });
+      expect((await usageFor(response.headers.get('x-service-request-id')))!.units).to.deep.equal({ image: 1, cost_micros: 1000 });
+    }
+  });
+});
