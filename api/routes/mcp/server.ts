@@ -2,7 +2,15 @@ import type { Request, Response } from 'express';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { AppContext } from '../../context';
 import type { ApiError } from '../../../shared/errors/ApiError';
 import { searchCaller } from '../../dispatch/search';
@@ -81,6 +89,22 @@ function webRequest(req: Request): globalThis.Request {
   return new globalThis.Request('http://gateway.invalid/mcp', { method: 'POST', headers });
 }
 
+/** The request's MCP-Protocol-Version; without the header, 2025-03-26 (the transport spec's default). */
+function protocolVersion(req: Request): string {
+  const v = req.headers['mcp-protocol-version'];
+  return (Array.isArray(v) ? v[0] : v)?.trim() || DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
+}
+
+/**
+ * JSON-RPC batches exist in protocol 2025-03-26 (and before); 2025-06-18 removed them ("The body of
+ * the POST request MUST be a single JSON-RPC request, notification, or response"). A version the SDK
+ * does not support is left to the transport, which refuses it.
+ */
+function batchesAllowed(req: Request): boolean {
+  const v = protocolVersion(req);
+  return !SUPPORTED_PROTOCOL_VERSIONS.includes(v) || v < '2025-06-18';
+}
+
 /**
  * Serves one POST /mcp (stateless Streamable HTTP, JSON responses). When every request of the POST
  * is a tool call that met a Redis or Postgres outage, the answer is the REST routes' 503
@@ -88,6 +112,10 @@ function webRequest(req: Request): globalThis.Request {
  * POST); otherwise each such call is a tool error with that code and the rest are answered.
  */
 export async function handleMcp(ctx: AppContext, req: Request, res: Response): Promise<void> {
+  if (Array.isArray(req.body) && !batchesAllowed(req)) {
+    res.status(400).json({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: `JSON-RPC batches are not supported in MCP protocol version ${protocolVersion(req)}; send one message per POST.` } });
+    return;
+  }
   const calls: Calls = { next: 0, unavailable: [] };
   const server = mcpServer(ctx, req, res, calls);
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
