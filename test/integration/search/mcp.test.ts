@@ -230,9 +230,13 @@ describe('hosted MCP server (/mcp, official SDK client over Streamable HTTP)', (
     expect(await ledger(o.org.id)).to.have.length(2);
   });
 
-  it('needs an inference key: 401 on the HTTP level; GET /mcp is 405', async () => {
-    const r = await fetch(`${env().gw.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' });
-    expect(r.status).to.equal(401);
+  it('needs an inference key: 401 on the HTTP level with a WWW-Authenticate challenge; GET /mcp is 405', async () => {
+    for (const auth of [{}, { Authorization: 'Bearer svc_nope' }] as Record<string, string>[]) {
+      const r = await fetch(`${env().gw.url}/mcp`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' });
+      expect(r.status).to.equal(401);
+      // RFC 9110 §15.5.2 and the MCP authorization spec: a 401 MUST carry WWW-Authenticate
+      expect(r.headers.get('www-authenticate')).to.equal('Bearer');
+    }
     const o = await searchOrg();
     const g = await fetch(`${env().gw.url}/mcp`, { headers: { 'SERVICE-API-KEY': o.key, accept: 'text/event-stream' } });
     expect(g.status).to.equal(405);
