@@ -39,6 +39,17 @@ const validator = new AjvJsonSchemaValidator();
  */
 const ToolsCallMethod = CallToolRequestSchema.pick({ method: true }).loose();
 
+/**
+ * A JSON-RPC -32602 whose message is the given text: McpError prefixes its message ("MCP error
+ * -32602: …"), and the SDK answers `error.message` as it is. The MCP spec's example reads
+ * "Unknown tool: <name>".
+ */
+function invalidParams(message: string): McpError {
+  const e = new McpError(ErrorCode.InvalidParams, message);
+  e.message = message;
+  return e;
+}
+
 /** What one HTTP request's tool calls share: job numbering, and the calls that met an outage. */
 interface Calls {
   next: number;
@@ -56,7 +67,7 @@ function mcpServer(ctx: AppContext, req: Request, res: Response, calls: Calls): 
   server.setRequestHandler(ToolsCallMethod, async (raw, extra): Promise<CallToolResult> => {
     const request = CallToolRequestSchema.parse(raw); // checked by the SDK before this runs
     const { name } = request.params;
-    if (name !== WEB_SEARCH_TOOL.name && name !== IMAGE_TOOL_NAME) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    if (name !== WEB_SEARCH_TOOL.name && name !== IMAGE_TOOL_NAME) throw invalidParams(`Unknown tool: ${name}`);
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
     // the job id and usage request id: unique per call whatever the JSON-RPC id (a batch may repeat one)
     const jobId = `${req.id}-${++calls.next}`;

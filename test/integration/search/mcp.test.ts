@@ -129,6 +129,8 @@ describe('hosted MCP server (/mcp, official SDK client over Streamable HTTP)', (
       expect(reply.id).to.equal(9);
       expect(reply.error?.code, `${JSON.stringify(params)}: ${JSON.stringify(reply)}`).to.equal(-32602);
       expect(reply.error?.message).to.be.a('string').and.not.match(/\bat .+\.js:\d+/);
+      // the MCP spec's wording, without the SDK's "MCP error -32602: " prefix
+      if (params.name === 'no_such_tool') expect(reply.error?.message).to.equal('Unknown tool: no_such_tool');
     }
     expect(env().sim.log.entries, 'no upstream call').to.have.length(0);
     expect(await ledger(o.org.id)).to.have.length(0);
