@@ -102,9 +102,9 @@ describe('OpenAI Batch API with the official client: files, batches, results, bi
     expect(listed.usage).to.deep.equal({ input_tokens: input, input_tokens_details: { cached_tokens: 0 }, output_tokens: 0, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: input });
   });
 
-  /** A body without its ids and timestamps, at any depth (responses' output items carry ids too). */
+  /** A body without its ids and timestamps (a Response's completed_at too), at any depth (responses' output items carry ids too). */
   const withoutIds = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(withoutIds) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).filter(([k]) => !['id', 'created', 'created_at'].includes(k)).map(([k, x]) => [k, withoutIds(x)])) : v;
+    Array.isArray(v) ? v.map(withoutIds) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).filter(([k]) => !['id', 'created', 'created_at', 'completed_at'].includes(k)).map(([k, x]) => [k, withoutIds(x)])) : v;
   for (const [endpoint, body] of [
     ['/v1/responses', { model: 'sim-chat', input: 'a responses line', max_output_tokens: 20 }],
     ['/v1/completions', { model: 'sim-chat', prompt: 'a completions line', max_tokens: 20 }],
