@@ -21,6 +21,7 @@ import { WEB_SEARCH_TOOL, callWebSearch } from './web-search-tool';
 import { IMAGE_TOOL, IMAGE_TOOL_NAME, callGenerateImage } from './image-tool';
 import { asToolError, toolError, toolResult } from './result';
 import { distinctIds, requestCount } from './batch-ids';
+import { McpCancels, cancelledIds } from './cancels';
 import { logFailedCall, logState } from '../../middleware/request-log';
 
 /**
@@ -50,10 +51,21 @@ function invalidParams(message: string): McpError {
   return e;
 }
 
-/** What one HTTP request's tool calls share: job numbering, and the calls that met an outage. */
+/** What one HTTP request's tool calls share: job numbering, the calls that met an outage, cancellation. */
 interface Calls {
   next: number;
   unavailable: ApiError[];
+  /** The caller's JSON-RPC id of a request (a batch's are renamed for the SDK, batch-ids.ts). */
+  original: (id: unknown) => unknown;
+  cancels: McpCancels;
+}
+
+/** Each pod's (app context's) registry of tool calls in flight. */
+const registries = new WeakMap<AppContext, McpCancels>();
+function cancelsOf(ctx: AppContext): McpCancels {
+  let c = registries.get(ctx);
+  if (!c) registries.set(ctx, (c = new McpCancels(ctx.redis, ctx.sub)));
+  return c;
 }
 
 /**
@@ -73,17 +85,21 @@ function mcpServer(ctx: AppContext, req: Request, res: Response, calls: Calls): 
     const jobId = `${req.id}-${++calls.next}`;
     const state = logState(res);
     if (state) state.carried = true; // the call has its row (its usage record's, or logFailedCall's): the exchange needs none
+    // a notifications/cancelled for this call, on any pod, aborts it (cancels.ts)
+    const call = calls.cancels.track(req.auth!.keyId, calls.original(extra.requestId), extra.signal);
     try {
       await ctx.directory.sync();
       const auth = req.auth!;
       if (!(await mcpToolAllowed(ctx.directory, auth.org, auth.userId, name))) throw searchErrors.toolDisabled(name);
-      if (name === WEB_SEARCH_TOOL.name) return toolResult(await callWebSearch({ ...searchCaller(ctx, req), requestId: jobId }, args, extra.signal));
-      return toolResult(await callGenerateImage(ctx, req, res, args, jobId));
+      if (name === WEB_SEARCH_TOOL.name) return toolResult(await callWebSearch({ ...searchCaller(ctx, req), requestId: jobId }, args, call.signal));
+      return toolResult(await callGenerateImage(ctx, req, res, args, jobId, call.signal));
     } catch (err) {
       const e = asToolError(err);
       logFailedCall(ctx, req, jobId, name, e); // the HTTP exchange succeeds; the call's row says it failed
       if (e.code === 'service_unavailable') calls.unavailable.push(e);
       return toolError(e);
+    } finally {
+      call.done();
     }
   });
   return server;
@@ -127,7 +143,12 @@ export async function handleMcp(ctx: AppContext, req: Request, res: Response): P
     res.status(400).json({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: `JSON-RPC batches are not supported in MCP protocol version ${protocolVersion(req)}; send one message per POST.` } });
     return;
   }
-  const calls: Calls = { next: 0, unavailable: [] };
+  const cancels = cancelsOf(ctx);
+  // not awaited: a subscriber waits out a Redis outage, and the request must not (mcp-outage tests)
+  void cancels.listen().catch((err: unknown) => logger.warn({ err }, 'MCP cancel channel not subscribed'));
+  for (const id of cancelledIds(req.body)) await cancels.cancel(req.auth!.keyId, id);
+  const { body, restore, original } = distinctIds(req.body);
+  const calls: Calls = { next: 0, unavailable: [], original, cancels };
   const server = mcpServer(ctx, req, res, calls);
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   // a client that leaves aborts the calls in flight (their signals, their jobs) and ends the wait below
@@ -140,7 +161,6 @@ export async function handleMcp(ctx: AppContext, req: Request, res: Response): P
   );
   transport.onerror = (err) => logger.warn({ err: err.message }, 'MCP transport error');
   await server.connect(transport);
-  const { body, restore } = distinctIds(req.body);
   const answer = await Promise.race([transport.handleRequest(webRequest(req), { parsedBody: body }), gone]);
   if (!answer || res.writableEnded || res.destroyed) return;
   const requests = requestCount(body);
