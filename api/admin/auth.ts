@@ -2,12 +2,12 @@ import type { Request, Response, NextFunction } from 'express';
 import type { RedisClient } from '../../shared/redis/connection';
 import { authFailure } from '../../shared/auth/auth-failures';
 import { ApiError } from '../../shared/errors/ApiError';
-import { errors } from '../../shared/errors/codes';
+import { BEARER_CHALLENGE, errors } from '../../shared/errors/codes';
 import { INFERENCE_PREFIX, PLATFORM_PREFIX } from '../../shared/auth/apiKeys';
 import { accessFor, allows, familyOf, isPlatformAdminPath } from '../../shared/platform/families';
 import { ADMIN_TOKEN_PREFIX, authenticateSecret } from '../../shared/platform/keys';
 
-const unauthorized = (code: string, message: string) => new ApiError(401, code, message, { headers: { 'WWW-Authenticate': 'Bearer' } });
+const unauthorized = (code: string, message: string) => new ApiError(401, code, message, { headers: { ...BEARER_CHALLENGE } });
 
 function bearer(req: Request): string | undefined {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');

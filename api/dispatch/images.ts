@@ -24,6 +24,8 @@ export interface ImageDispatch {
   size: string;
   /** The job's id when one request runs several image jobs (MCP tool calls of a batch); else the request id. */
   jobId?: string;
+  /** Cancels the job besides the client's disconnect (an MCP tool call's cancel). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -40,6 +42,7 @@ export async function dispatchImages(ctx: AppContext, req: Request, res: Respons
     pool: 'images',
     lane,
     jobId: d.jobId,
+    signal: d.signal,
     limit: laneLimit(auth.org, 'images', lane),
     overLimit: (s) => imageErrors.lanesExhausted(s),
     publicModel: d.resolved.requestedId,

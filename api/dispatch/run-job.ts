@@ -58,6 +58,8 @@ export interface RunJobOptions<Q extends QueueName> {
   jobId?: string;
   /** A batch line's pricing (the batch runner's requests, docs/batches.md). */
   batch?: JobEnvelope['batch'];
+  /** runJob: a cancel besides the client's disconnect (an MCP `notifications/cancelled`); rejects with its reason. */
+  signal?: AbortSignal;
 }
 
 export { ClientGone };
@@ -150,6 +152,9 @@ export async function runJob<Q extends QueueName>(ctx: AppContext, req: Request,
     if (!res.writableFinished) gone.abort(new ClientGone());
   };
   res.on('close', onClose);
+  const onCancel = () => gone.abort(opts.signal!.reason instanceof Error ? opts.signal!.reason : new ClientGone());
+  if (opts.signal?.aborted) onCancel();
+  else opts.signal?.addEventListener('abort', onCancel, { once: true });
   // a client that left while the handler awaited (an upload stored, a charge held, tokens counted)
   // closed the response before this listener existed: no job is added for it
   if (res.closed) onClose();
@@ -167,6 +172,7 @@ export async function runJob<Q extends QueueName>(ctx: AppContext, req: Request,
   } finally {
     if (state && log.admittedAt !== undefined) state.admittedAt = log.admittedAt;
     res.off('close', onClose);
+    opts.signal?.removeEventListener('abort', onCancel);
   }
 }
 

@@ -11,14 +11,19 @@ export interface InputError {
   param: string | null;
 }
 
-/** The non-empty lines of a JSONL file. */
-export function jsonlLines(bytes: Buffer): string[] {
-  return bytes.toString('utf8').split('\n').map((l) => l.trim()).filter((l) => l.length > 0);
+/** The non-empty lines of a JSONL file, each with its line number in the file (from 1; blank lines count). */
+export function jsonlLines(bytes: Buffer): { line: number; text: string }[] {
+  return bytes
+    .toString('utf8')
+    .split('\n')
+    .map((l, i) => ({ line: i + 1, text: l.trim() }))
+    .filter((l) => l.text.length > 0);
 }
 
 /**
  * Parses and checks an input file against the batch's endpoint. Any invalid line fails the whole
- * batch, with one error per line (line numbers from 1), as OpenAI's validation does.
+ * batch, with one error per line (its line number in the file, from 1, blank lines counted), as
+ * OpenAI's validation does.
  */
 export function parseInput(bytes: Buffer, endpoint: string): { lines: InputLine[]; errors: InputError[] } {
   const lines: InputLine[] = [];
@@ -26,8 +31,7 @@ export function parseInput(bytes: Buffer, endpoint: string): { lines: InputLine[
   const seen = new Set<string>();
   const raw = jsonlLines(bytes);
   if (!raw.length) errors.push({ code: 'empty_file', message: 'The input file has no requests.', line: null, param: null });
-  raw.forEach((text, i) => {
-    const line = i + 1;
+  raw.forEach(({ line, text }) => {
     let v: unknown;
     try {
       v = JSON.parse(text);

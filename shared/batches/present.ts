@@ -43,8 +43,11 @@ const ENDED = ['completed', 'failed', 'expired', 'cancelled'];
 
 export const isEnded = (b: BatchRow): boolean => ENDED.includes(b.status);
 
-/** Anthropic's MessageBatch. */
-export function presentMessageBatch(b: BatchRow, c: LineCounts): Record<string, unknown> {
+/**
+ * Anthropic's MessageBatch. `prefix` is the path prefix the request came in on (`/a/{key}`,
+ * `/r/{plan}`, api/middleware/path-auth.ts pathPrefix): the SDK fetches `results_url` as it is.
+ */
+export function presentMessageBatch(b: BatchRow, c: LineCounts, prefix = ''): Record<string, unknown> {
   const ended = isEnded(b);
   return {
     id: b.id,
@@ -56,6 +59,6 @@ export function presentMessageBatch(b: BatchRow, c: LineCounts): Record<string, 
     expires_at: iso(b.expires_at),
     archived_at: null,
     cancel_initiated_at: iso(b.cancelling_at),
-    results_url: ended ? `${config().publicBaseUrl}/v1/messages/batches/${b.id}/results` : null,
+    results_url: ended ? `${config().publicBaseUrl}${prefix}/v1/messages/batches/${b.id}/results` : null,
   };
 }

@@ -1,8 +1,15 @@
 import { ApiError } from './ApiError';
 
+/**
+ * The challenge every 401 carries (RFC 9110 §15.5.2: a 401 MUST send WWW-Authenticate; the MCP
+ * authorization spec asks the same of /mcp): inference keys and management credentials alike are
+ * bearer tokens (also accepted in other headers or the path, which a challenge cannot name).
+ */
+export const BEARER_CHALLENGE = { 'WWW-Authenticate': 'Bearer' } as const;
+
 /** Factories for errors shared by several endpoints. Endpoint-specific codes live beside their routes. */
 export const errors = {
-  invalidApiKey: (message = 'Invalid or missing API key.') => new ApiError(401, 'INVALID_API_KEY', message),
+  invalidApiKey: (message = 'Invalid or missing API key.') => new ApiError(401, 'INVALID_API_KEY', message, { headers: { ...BEARER_CHALLENGE } }),
   notFound: (message = 'Not found.') => new ApiError(404, 'not_found', message),
   methodNotAllowed: (method: string) => new ApiError(405, 'method_not_allowed', `Method ${method} is not allowed on this path.`),
   invalidJson: () => new ApiError(400, 'invalid_json', 'The request body is not valid JSON.'),

@@ -33,6 +33,8 @@ export const keys = {
   replyChannel: (podId: string, shard = 0) => `${p()}:{${outboxTag(shard)}}:reply:${podId}`,
   /** Sharded cancel channel of one queue (or queue shard), in its slot; the workers of that shard subscribe to it. */
   cancelChannel: (queue: string) => `${p()}:{${hashTagOf(queue)}}:cancel`,
+  /** Sharded channel of MCP `notifications/cancelled` (api/routes/mcp/cancels.ts): every web pod that served an MCP call subscribes. */
+  mcpCancelChannel: () => `${p()}:{mcp}:cancel`,
   switches: () => `${p()}:switches`,
   switchesChannel: () => `${p()}:switches:changed`,
   /** Usage outbox stream `i` of config().usageOutboxStreams: workers add each request's usage event with its result, UsageDrainers move it to Postgres. */

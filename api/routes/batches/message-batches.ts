@@ -6,6 +6,7 @@ import { jsonBody } from '../../middleware/body';
 import { requireJson } from '../../middleware/require-json';
 import { killSwitch } from '../../middleware/kill-switch';
 import { requireAnthropicVersion } from '../messages/version';
+import { pathPrefix } from '../../middleware/path-auth';
 import { validate } from '../../validate';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { isEnded, presentMessageBatch } from '../../../shared/batches/present';
@@ -23,8 +24,8 @@ const createSchema = Joi.object({
     .required(),
 });
 
-async function answer(res: Response, b: store.BatchRow): Promise<void> {
-  res.json(presentMessageBatch(b, (await store.lineCounts([b.id])).get(b.id)!));
+async function answer(req: Request, res: Response, b: store.BatchRow): Promise<void> {
+  res.json(presentMessageBatch(b, (await store.lineCounts([b.id])).get(b.id)!, pathPrefix(req)));
 }
 
 async function owned(req: Request): Promise<store.BatchRow> {
@@ -61,7 +62,7 @@ async function create(req: Request, res: Response): Promise<void> {
     },
     body.requests.map((r) => ({ custom_id: r.custom_id, body: r.params })),
   );
-  await answer(res, (await store.batchById(id))!);
+  await answer(req, res, (await store.batchById(id))!);
 }
 
 /** Anthropic's page: `{data, has_more, first_id, last_id}`, `after_id` / `before_id` cursors. */
@@ -71,14 +72,14 @@ async function list(req: Request, res: Response): Promise<void> {
   const rows = await store.listBatches(req.auth!.orgId, 'anthropic', { after: queryText(req.query, 'after_id'), before, limit: limit + 1 });
   const page = before ? rows.slice(-limit) : rows.slice(0, limit);
   const counts = await store.lineCounts(page.map((b) => b.id));
-  const data = page.map((b) => presentMessageBatch(b, counts.get(b.id)!));
+  const data = page.map((b) => presentMessageBatch(b, counts.get(b.id)!, pathPrefix(req)));
   res.json({ data, has_more: rows.length > limit, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null });
 }
 
 async function cancel(req: Request, res: Response): Promise<void> {
   const b = await owned(req);
   await store.transition(b.id, ['in_progress'], 'cancelling');
-  await answer(res, (await store.batchById(b.id))!);
+  await answer(req, res, (await store.batchById(b.id))!);
 }
 
 /** The results, one JSON line per request in request order, once the batch has ended. */
@@ -101,7 +102,7 @@ export function messageBatchesRouter(ctx: AppContext): Router {
   const pre = [killSwitch(ctx.switches, 'batches'), requireAnthropicVersion];
   const cap = Math.max(config().batches.maxFileBytes, 1024 * 1024);
   only(r, '/v1/messages/batches', { post: [...pre, jsonBody(cap), requireJson, create], get: [...pre, list] });
-  only(r, '/v1/messages/batches/:id', { get: [...pre, async (req: Request, res: Response) => answer(res, await owned(req))], delete: [...pre, remove] });
+  only(r, '/v1/messages/batches/:id', { get: [...pre, async (req: Request, res: Response) => answer(req, res, await owned(req))], delete: [...pre, remove] });
   only(r, '/v1/messages/batches/:id/cancel', { post: [...pre, cancel] });
   only(r, '/v1/messages/batches/:id/results', { get: [...pre, results] });
   return r;

@@ -26,10 +26,12 @@ export interface DistinctIds {
   body: unknown;
   /** The SDK's answer (JSON text) with the caller's ids put back. */
   restore(answer: string): string;
+  /** The caller's id of a request the SDK sees under `id`. */
+  original(id: unknown): unknown;
 }
 
 export function distinctIds(body: unknown): DistinctIds {
-  if (!Array.isArray(body)) return { body, restore: (answer) => answer };
+  if (!Array.isArray(body)) return { body, restore: (answer) => answer, original: (id) => id };
   const original = new Map<number, string | number>();
   const renamed = body.map((m: unknown, i) => {
     if (!isRequest(m)) return m;
@@ -43,6 +45,7 @@ export function distinctIds(body: unknown): DistinctIds {
   };
   return {
     body: renamed,
+    original: (id) => (typeof id === 'number' && original.has(id) ? original.get(id) : id),
     restore(answer) {
       if (!answer) return answer;
       const parsed = JSON.parse(answer) as unknown;

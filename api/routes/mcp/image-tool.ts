@@ -52,7 +52,7 @@ async function defaultImageModel(ctx: AppContext): Promise<string> {
  * validation, model limits, the images pool, the stored images), answered with ids and URLs.
  * `background: true` asks for the model's `-background` variant.
  */
-export async function callGenerateImage(ctx: AppContext, req: Request, res: Response, args: Record<string, unknown>, jobId: string): Promise<Record<string, unknown>> {
+export async function callGenerateImage(ctx: AppContext, req: Request, res: Response, args: Record<string, unknown>, jobId: string, signal?: AbortSignal): Promise<Record<string, unknown>> {
   const off = imageGenerationOffBy(ctx, req.auth!.org);
   if (off) throw imageErrors.disabled(off);
   const { background, ...rest } = args;
@@ -62,7 +62,7 @@ export async function callGenerateImage(ctx: AppContext, req: Request, res: Resp
   const requested = background === true && !body.model.endsWith('-background') ? `${body.model}-background` : body.model;
   const resolved = await resolveImageModel(ctx, req, requested);
   const { upstream, size } = applyLimits(body, limitsOf(resolved.model));
-  const result = await dispatchImages(ctx, req, res, { resolved, operation: 'generate', params: upstream, sources: [], size, jobId });
+  const result = await dispatchImages(ctx, req, res, { resolved, operation: 'generate', params: upstream, sources: [], size, jobId, signal });
   const out = await imagesResponse(req, result, { model: body.model, size, format: String(upstream.output_format), b64: false });
   return { model: body.model, images: out.data };
 }

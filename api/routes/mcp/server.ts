@@ -2,7 +2,15 @@ import type { Request, Response } from 'express';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { AppContext } from '../../context';
 import type { ApiError } from '../../../shared/errors/ApiError';
 import { searchCaller } from '../../dispatch/search';
@@ -13,6 +21,7 @@ import { WEB_SEARCH_TOOL, callWebSearch } from './web-search-tool';
 import { IMAGE_TOOL, IMAGE_TOOL_NAME, callGenerateImage } from './image-tool';
 import { asToolError, toolError, toolResult } from './result';
 import { distinctIds, requestCount } from './batch-ids';
+import { McpCancels, cancelledIds } from './cancels';
 import { logFailedCall, logState } from '../../middleware/request-log';
 
 /**
@@ -31,10 +40,32 @@ const validator = new AjvJsonSchemaValidator();
  */
 const ToolsCallMethod = CallToolRequestSchema.pick({ method: true }).loose();
 
-/** What one HTTP request's tool calls share: job numbering, and the calls that met an outage. */
+/**
+ * A JSON-RPC -32602 whose message is the given text: McpError prefixes its message ("MCP error
+ * -32602: …"), and the SDK answers `error.message` as it is. The MCP spec's example reads
+ * "Unknown tool: <name>".
+ */
+function invalidParams(message: string): McpError {
+  const e = new McpError(ErrorCode.InvalidParams, message);
+  e.message = message;
+  return e;
+}
+
+/** What one HTTP request's tool calls share: job numbering, the calls that met an outage, cancellation. */
 interface Calls {
   next: number;
   unavailable: ApiError[];
+  /** The caller's JSON-RPC id of a request (a batch's are renamed for the SDK, batch-ids.ts). */
+  original: (id: unknown) => unknown;
+  cancels: McpCancels;
+}
+
+/** Each pod's (app context's) registry of tool calls in flight. */
+const registries = new WeakMap<AppContext, McpCancels>();
+function cancelsOf(ctx: AppContext): McpCancels {
+  let c = registries.get(ctx);
+  if (!c) registries.set(ctx, (c = new McpCancels(ctx.redis, ctx.sub)));
+  return c;
 }
 
 /**
@@ -48,23 +79,27 @@ function mcpServer(ctx: AppContext, req: Request, res: Response, calls: Calls): 
   server.setRequestHandler(ToolsCallMethod, async (raw, extra): Promise<CallToolResult> => {
     const request = CallToolRequestSchema.parse(raw); // checked by the SDK before this runs
     const { name } = request.params;
-    if (name !== WEB_SEARCH_TOOL.name && name !== IMAGE_TOOL_NAME) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    if (name !== WEB_SEARCH_TOOL.name && name !== IMAGE_TOOL_NAME) throw invalidParams(`Unknown tool: ${name}`);
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
     // the job id and usage request id: unique per call whatever the JSON-RPC id (a batch may repeat one)
     const jobId = `${req.id}-${++calls.next}`;
     const state = logState(res);
     if (state) state.carried = true; // the call has its row (its usage record's, or logFailedCall's): the exchange needs none
+    // a notifications/cancelled for this call, on any pod, aborts it (cancels.ts)
+    const call = calls.cancels.track(req.auth!.keyId, calls.original(extra.requestId), extra.signal);
     try {
       await ctx.directory.sync();
       const auth = req.auth!;
       if (!(await mcpToolAllowed(ctx.directory, auth.org, auth.userId, name))) throw searchErrors.toolDisabled(name);
-      if (name === WEB_SEARCH_TOOL.name) return toolResult(await callWebSearch({ ...searchCaller(ctx, req), requestId: jobId }, args, extra.signal));
-      return toolResult(await callGenerateImage(ctx, req, res, args, jobId));
+      if (name === WEB_SEARCH_TOOL.name) return toolResult(await callWebSearch({ ...searchCaller(ctx, req), requestId: jobId }, args, call.signal));
+      return toolResult(await callGenerateImage(ctx, req, res, args, jobId, call.signal));
     } catch (err) {
       const e = asToolError(err);
       logFailedCall(ctx, req, jobId, name, e); // the HTTP exchange succeeds; the call's row says it failed
       if (e.code === 'service_unavailable') calls.unavailable.push(e);
       return toolError(e);
+    } finally {
+      call.done();
     }
   });
   return server;
@@ -81,6 +116,22 @@ function webRequest(req: Request): globalThis.Request {
   return new globalThis.Request('http://gateway.invalid/mcp', { method: 'POST', headers });
 }
 
+/** The request's MCP-Protocol-Version; without the header, 2025-03-26 (the transport spec's default). */
+function protocolVersion(req: Request): string {
+  const v = req.headers['mcp-protocol-version'];
+  return (Array.isArray(v) ? v[0] : v)?.trim() || DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
+}
+
+/**
+ * JSON-RPC batches exist in protocol 2025-03-26 (and before); 2025-06-18 removed them ("The body of
+ * the POST request MUST be a single JSON-RPC request, notification, or response"). A version the SDK
+ * does not support is left to the transport, which refuses it.
+ */
+function batchesAllowed(req: Request): boolean {
+  const v = protocolVersion(req);
+  return !SUPPORTED_PROTOCOL_VERSIONS.includes(v) || v < '2025-06-18';
+}
+
 /**
  * Serves one POST /mcp (stateless Streamable HTTP, JSON responses). When every request of the POST
  * is a tool call that met a Redis or Postgres outage, the answer is the REST routes' 503
@@ -88,7 +139,16 @@ function webRequest(req: Request): globalThis.Request {
  * POST); otherwise each such call is a tool error with that code and the rest are answered.
  */
 export async function handleMcp(ctx: AppContext, req: Request, res: Response): Promise<void> {
-  const calls: Calls = { next: 0, unavailable: [] };
+  if (Array.isArray(req.body) && !batchesAllowed(req)) {
+    res.status(400).json({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: `JSON-RPC batches are not supported in MCP protocol version ${protocolVersion(req)}; send one message per POST.` } });
+    return;
+  }
+  const cancels = cancelsOf(ctx);
+  // not awaited: a subscriber waits out a Redis outage, and the request must not (mcp-outage tests)
+  void cancels.listen().catch((err: unknown) => logger.warn({ err }, 'MCP cancel channel not subscribed'));
+  for (const id of cancelledIds(req.body)) await cancels.cancel(req.auth!.keyId, id);
+  const { body, restore, original } = distinctIds(req.body);
+  const calls: Calls = { next: 0, unavailable: [], original, cancels };
   const server = mcpServer(ctx, req, res, calls);
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   // a client that leaves aborts the calls in flight (their signals, their jobs) and ends the wait below
@@ -101,7 +161,6 @@ export async function handleMcp(ctx: AppContext, req: Request, res: Response): P
   );
   transport.onerror = (err) => logger.warn({ err: err.message }, 'MCP transport error');
   await server.connect(transport);
-  const { body, restore } = distinctIds(req.body);
   const answer = await Promise.race([transport.handleRequest(webRequest(req), { parsedBody: body }), gone]);
   if (!answer || res.writableEnded || res.destroyed) return;
   const requests = requestCount(body);

@@ -43,12 +43,21 @@ describe('batches: the auth surfaces of every inference route, and a key revoked
     expect(d2.request_counts).to.deep.equal({ total: 1, completed: 0, failed: 1 });
   });
 
-  it('the key in the path (/a/{key}/p/{project}) for Message Batches: usage attributed to that project', async () => {
+  it('the key in the path (/a/{key}/p/{project}) for Message Batches: usage attributed to that project; the SDK reads the results at results_url', async () => {
     const client = new Anthropic({ apiKey: 'unused-provider-key', baseURL: `${env().gw.url}/a/${o.key}/p/proj`, maxRetries: 0 });
     const b = await client.messages.batches.create({ requests: [{ custom_id: 'p1', params: { model: 'sim-claude', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] } }] });
     worker = await startBatchWorker();
     for (let i = 0; i < 100 && (await client.messages.batches.retrieve(b.id)).processing_status !== 'ended'; i++) await new Promise((r) => setTimeout(r, 200));
-    expect((await client.messages.batches.retrieve(b.id)).request_counts.succeeded).to.equal(1);
+    const ended = await client.messages.batches.retrieve(b.id);
+    expect(ended.request_counts.succeeded).to.equal(1);
+    // results() fetches the absolute results_url: it keeps the prefix the request came in on
+    expect(ended.results_url).to.equal(`${env().gw.url}/a/${o.key}/p/proj/v1/messages/batches/${b.id}/results`);
+    const results: Anthropic.Messages.MessageBatchIndividualResponse[] = [];
+    for await (const r of await client.messages.batches.results(b.id)) results.push(r);
+    expect(results.map((r) => [r.custom_id, r.result.type])).to.deep.equal([['p1', 'succeeded']]);
+    // a caller with the key in a header gets the URL without the prefix (never another caller's key)
+    const viaHeader = new Anthropic({ apiKey: o.key, baseURL: env().gw.url, maxRetries: 0 });
+    expect((await viaHeader.messages.batches.list()).data.find((x) => x.id === b.id)!.results_url).to.equal(`${env().gw.url}/v1/messages/batches/${b.id}/results`);
     await usageSettled();
     const usage = await batchUsage(b.id);
     expect(usage.map((u) => [u.project_id, u.api_key_id])).to.deep.equal([[o.project.id, o.keyId]]);

@@ -102,7 +102,7 @@ describe('OpenAI Batch API with the official client: files, batches, results, bi
     expect(listed.usage).to.deep.equal({ input_tokens: input, input_tokens_details: { cached_tokens: 0 }, output_tokens: 0, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: input });
   });
 
-  /** A body without its ids and timestamps, at any depth (responses' output items carry ids too). */
+  /** A body without its ids and timestamps (a Response's completed_at too), at any depth (responses' output items carry ids too). */
   const withoutIds = (v: unknown): unknown =>
     Array.isArray(v) ? v.map(withoutIds) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).filter(([k]) => !['id', 'created', 'created_at', 'completed_at'].includes(k)).map(([k, x]) => [k, withoutIds(x)])) : v;
   for (const [endpoint, body] of [
@@ -152,22 +152,25 @@ describe('OpenAI Batch API with the official client: files, batches, results, bi
     expect(done.usage).to.include({ input_tokens: billed[0].input_tokens, output_tokens: billed[0].output_tokens });
   });
 
-  it('malformed input lines fail the batch with one error per line, nothing run or billed', async () => {
+  it('malformed input lines fail the batch with one error per line, numbered as in the file (blank lines counted), nothing run or billed', async () => {
     const text = [
+      '',
       JSON.stringify({ custom_id: 'a', method: 'POST', url: '/v1/chat/completions', body: { model: 'sim-chat', messages: [] } }),
+      '   ',
       '{not json',
       JSON.stringify({ custom_id: 'a', method: 'POST', url: '/v1/chat/completions', body: {} }),
+      '',
       JSON.stringify({ custom_id: 'c', method: 'GET', url: '/v1/chat/completions', body: {} }),
-      JSON.stringify({ custom_id: 'd', method: 'POST', url: '/v1/embeddings', body: {} }),
+      JSON.stringify({ custom_id: 'd', method: 'POST', url: '/v1/embeddings', body: {} }) + '\r',
     ].join('\n');
     const b = await s.openai.batches.create({ input_file_id: await uploadBatchFile(s.openai, text), endpoint: '/v1/chat/completions', completion_window: '24h' });
     const done = await batchEnds(s.openai, b.id);
     expect(done.status).to.equal('failed');
-    expect(done.errors!.data!.map((e) => [e.line, e.code])).to.deep.equal([
-      [2, 'invalid_json_line'],
-      [3, 'duplicate_custom_id'],
-      [4, 'invalid_method'],
-      [5, 'mismatched_url'],
+    expect(done.errors!.data!.map((e) => [e.line, e.code, e.message])).to.deep.equal([
+      [4, 'invalid_json_line', 'Line 4 is not valid JSON.'],
+      [5, 'duplicate_custom_id', "Line 5: the custom_id 'a' is used by an earlier line."],
+      [7, 'invalid_method', 'Line 7: `method` must be "POST".'],
+      [8, 'mismatched_url', 'Line 8: `url` must be the batch\'s endpoint, /v1/chat/completions.'],
     ]);
     expect(done.request_counts).to.deep.equal({ total: 0, completed: 0, failed: 0 });
     expect(env().sim.log.entries).to.have.length(0);

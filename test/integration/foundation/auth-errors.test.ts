@@ -27,6 +27,7 @@ function expectInvalidKey(r: Reply, what: string) {
   expect(r.body, what).to.deep.equal({ error: { code: 'INVALID_API_KEY', message: r.body.error.message, ...dialect } });
   expect(r.body.error.message, what).to.be.a('string').and.not.equal('');
   expect(r.headers.get('x-service-request-id'), what).to.match(/^req_[0-9a-f]{24}$/);
+  expect(r.headers.get('www-authenticate'), `${what}: RFC 9110 §15.5.2, as the admin API`).to.equal('Bearer');
   expect(r.text, what).not.to.match(/at .*\.js:\d+/);
 }
 

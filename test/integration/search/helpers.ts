@@ -63,11 +63,14 @@ export async function searches(key: string, n: number, body: Record<string, unkn
   return out;
 }
 
-/** One POST of raw JSON-RPC to `/mcp` (a message or a batch), as a Streamable HTTP client sends it. */
-export function mcpPost(key: string, body: unknown, base = env().gw.url, timeoutMs = 20_000): Promise<Response> {
+/**
+ * One POST of raw JSON-RPC to `/mcp` (a message or a batch), as a Streamable HTTP client sends it,
+ * under MCP-Protocol-Version `protocol` (null: no header). Batches need 2025-03-26.
+ */
+export function mcpPost(key: string, body: unknown, base = env().gw.url, timeoutMs = 20_000, protocol: string | null = '2025-03-26'): Promise<Response> {
   return fetch(`${base}/mcp`, {
     method: 'POST',
-    headers: { Authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-03-26' },
+    headers: { Authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(protocol ? { 'mcp-protocol-version': protocol } : {}) },
     body: JSON.stringify(body),
     signal: AbortSignal.timeout(timeoutMs),
   });

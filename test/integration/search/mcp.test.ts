@@ -129,6 +129,8 @@ describe('hosted MCP server (/mcp, official SDK client over Streamable HTTP)', (
       expect(reply.id).to.equal(9);
       expect(reply.error?.code, `${JSON.stringify(params)}: ${JSON.stringify(reply)}`).to.equal(-32602);
       expect(reply.error?.message).to.be.a('string').and.not.match(/\bat .+\.js:\d+/);
+      // the MCP spec's wording, without the SDK's "MCP error -32602: " prefix
+      if (params.name === 'no_such_tool') expect(reply.error?.message).to.equal('Unknown tool: no_such_tool');
     }
     expect(env().sim.log.entries, 'no upstream call').to.have.length(0);
     expect(await ledger(o.org.id)).to.have.length(0);
@@ -204,9 +206,39 @@ describe('hosted MCP server (/mcp, official SDK client over Streamable HTTP)', (
     }
   });
 
-  it('needs an inference key: 401 on the HTTP level; GET /mcp is 405', async () => {
-    const r = await fetch(`${env().gw.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' });
-    expect(r.status).to.equal(401);
+  it('a JSON-RPC batch under protocol 2025-06-18 or later is 400 -32600 and nothing runs; under 2025-03-26 or no header it is served', async () => {
+    const o = await searchOrg();
+    const batch = [
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'web_search', arguments: { query: 'q' } } },
+    ];
+    for (const protocol of ['2025-06-18', '2025-11-25']) {
+      const r = await mcpPost(o.key, batch, undefined, undefined, protocol);
+      expect(r.status, protocol).to.equal(400);
+      const reply = (await r.json()) as { jsonrpc: string; id: unknown; error: { code: number; message: string } };
+      expect([reply.jsonrpc, reply.id, reply.error.code], protocol).to.deep.equal(['2.0', null, -32600]);
+      expect(reply.error.message).to.include(protocol);
+    }
+    expect(env().sim.log.entries, 'no search ran').to.have.length(0);
+    expect(await ledger(o.org.id)).to.have.length(0);
+    // a single message under 2025-11-25 is served
+    expect((await mcpPost(o.key, batch[0], undefined, undefined, '2025-11-25')).status).to.equal(200);
+    // without the header the version is 2025-03-26 (the transport spec's default), which has batches
+    for (const protocol of ['2025-03-26', null]) {
+      const r = await mcpPost(o.key, batch, undefined, undefined, protocol);
+      expect(r.status, String(protocol)).to.equal(200);
+      expect(((await r.json()) as { id: number }[]).map((m) => m.id)).to.deep.equal([1, 2]);
+    }
+    expect(await ledger(o.org.id)).to.have.length(2);
+  });
+
+  it('needs an inference key: 401 on the HTTP level with a WWW-Authenticate challenge; GET /mcp is 405', async () => {
+    for (const auth of [{}, { Authorization: 'Bearer svc_nope' }] as Record<string, string>[]) {
+      const r = await fetch(`${env().gw.url}/mcp`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' });
+      expect(r.status).to.equal(401);
+      // RFC 9110 §15.5.2 and the MCP authorization spec: a 401 MUST carry WWW-Authenticate
+      expect(r.headers.get('www-authenticate')).to.equal('Bearer');
+    }
     const o = await searchOrg();
     const g = await fetch(`${env().gw.url}/mcp`, { headers: { 'SERVICE-API-KEY': o.key, accept: 'text/event-stream' } });
     expect(g.status).to.equal(405);
