@@ -48,7 +48,8 @@ export function failureInfo(err: unknown): FailureInfo | undefined {
   return typeof err === 'object' && err !== null ? failures.get(err) : undefined;
 }
 
-function noted<E extends object>(err: E, info: FailureInfo): E {
+/** Records how an upstream call failed on its error, for the pool's router (`failureInfo`). */
+export function noted<E extends object>(err: E, info: FailureInfo): E {
   failures.set(err, info);
   return err;
 }

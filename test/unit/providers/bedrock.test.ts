@@ -326,4 +326,26 @@ describe('bedrock upstream: an incomplete stream, the first-byte limit, quota re
       await ep.close();
     }
   });
+
+  it('a throttled answer tells the pool its status and Retry-After (the deployment cools down as long as AWS asks); a refused request counts it up', async () => {
+    const ep = await endpoint((res) =>
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '7', 'x-amzn-errortype': 'ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/' }).end(JSON.stringify({ message: 'Too many requests, please wait before trying again.' })),
+    );
+    const refusing = await endpoint((res) =>
+      res.writeHead(400, { 'content-type': 'application/json', 'x-amzn-errortype': 'ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/' }).end(JSON.stringify({ message: 'Malformed input request' })),
+    );
+    try {
+      let err: unknown;
+      await chatComplete(callTo(ep.url), chatBody, 'pub-model', undefined).catch((e) => (err = e));
+      expect(err).to.include({ status: 429, code: 'upstream_rate_limited' });
+      expect(classify(err, new AbortController().signal)).to.include({ retryable: true, verdict: 'down', retryAfterMs: 7000, class: 'status_429' });
+      let refused: unknown;
+      await chatComplete(callTo(refusing.url), chatBody, 'pub-model', undefined).catch((e) => (refused = e));
+      expect(refused).to.include({ status: 400, code: 'upstream_invalid_request' });
+      expect(classify(refused, new AbortController().signal)).to.include({ retryable: false, verdict: 'up', class: 'status_400' });
+    } finally {
+      await ep.close();
+      await refusing.close();
+    }
+  });
 });

@@ -1,6 +1,6 @@
 import { ApiError } from '../../../shared/errors/ApiError';
 import { errors } from '../../../shared/errors/codes';
-import { unreachable } from '../http';
+import { noted, unreachable } from '../http';
 
 type SdkError = Error & { name: string; $fault?: string; $metadata?: { httpStatusCode?: number }; $response?: { headers?: Record<string, string> }; code?: string };
 
@@ -9,12 +9,26 @@ const CONNECT = /ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|socket hang up|EPIP
 /**
  * A Bedrock failure (an SDK exception: an HTTP error answer, an in-stream exception event, an
  * unreadable body, a connection lost mid-stream, or no connection) → the gateway's error, as `upstreamFailure` does for HTTP
- * upstreams. When the platform's credential is refused the caller did nothing wrong: 502.
+ * upstreams. When the platform's credential is refused the caller did nothing wrong: 502. An answer
+ * refused before any of it was read carries its status and Retry-After for the pool's router (as
+ * fetchUpstream's errors do), so a throttled deployment cools down for as long as AWS asks.
  */
 export function bedrockFailure(err: unknown, signal: AbortSignal, callerKey = false, midStream = false): unknown {
   if (signal.aborted) return signal.reason;
   if (err instanceof ApiError) return err;
+  const mapped = mapFailure(err as SdkError, callerKey, midStream);
   const e = err as SdkError;
+  if (midStream || !(mapped instanceof ApiError)) return mapped;
+  const status = e?.$metadata?.httpStatusCode;
+  const header = Number(e?.$response?.headers?.['retry-after']);
+  const retryAfterMs = Number.isFinite(header) && header > 0 ? header * 1000 : undefined;
+  // what the router reads: the throttling kinds as 429 (a quota refusal is a 400 AWS says to resubmit later), no connection as 0
+  const routed = mapped.code === 'upstream_rate_limited' ? 429 : status ?? (mapped.code === 'upstream_unavailable' ? 0 : undefined);
+  if (routed === undefined) return mapped;
+  return noted(mapped, { status: routed, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
+}
+
+function mapFailure(e: SdkError, callerKey: boolean, midStream: boolean): unknown {
   const status = e?.$metadata?.httpStatusCode;
   const msg = `${e?.name ?? 'Error'}: ${String(e?.message ?? '')}`.slice(0, 500);
   const retryAfter = Number(e?.$response?.headers?.['retry-after']);
