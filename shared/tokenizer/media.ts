@@ -10,42 +10,78 @@ export const DOCUMENT_TOKENS = 1600;
 /** Below this many characters of JSON a request's media cannot distort a count much: no second pass. */
 const SMALL_JSON = 16_384;
 
+/** A binary document's estimate grows with its size (one token per 16 bytes, at least DOCUMENT_TOKENS): a 1 MB PDF reserves 65,536. */
+const DOCUMENT_BYTES_PER_TOKEN = 16;
+
 type Obj = Record<string, unknown>;
 
-/** Fixed tokens a content part stands for when it is media (OpenAI, Anthropic and Responses part shapes); 0 otherwise. */
-function mediaTokens(part: Obj): number {
+/** A data URL without its payload (`data:image/png;base64,`), and the payload's size in bytes; any other string unchanged. */
+function bare(s: string): { text: string; bytes: number } {
+  if (!s.startsWith('data:')) return { text: s, bytes: 0 };
+  const comma = s.indexOf(',');
+  return comma < 0 ? { text: s, bytes: 0 } : { text: s.slice(0, comma + 1), bytes: Math.floor(((s.length - comma - 1) * 3) / 4) };
+}
+
+const documentTokens = (bytes: number) => Math.max(DOCUMENT_TOKENS, Math.ceil(bytes / DOCUMENT_BYTES_PER_TOKEN));
+
+/**
+ * A content part with only its media payload taken out (a data URL's base64, a base64 source's
+ * `data`; every other field, text included, stays to be counted), and the tokens the payload stands
+ * for. Undefined for anything that is not a media part with a payload or a URL (OpenAI, Anthropic
+ * and Responses part shapes).
+ */
+function withoutPayload(part: Obj): { part: Obj; tokens: number } | undefined {
   switch (part.type) {
     case 'image_url':
-    case 'image':
-    case 'input_image':
-      return IMAGE_TOKENS;
+    case 'input_image': {
+      const iu = part.image_url;
+      if (typeof iu === 'string') return { part: { ...part, image_url: bare(iu).text }, tokens: IMAGE_TOKENS };
+      const url = (iu as Obj | undefined)?.url;
+      return typeof url === 'string' ? { part: { ...part, image_url: { ...(iu as Obj), url: bare(url).text } }, tokens: IMAGE_TOKENS } : undefined;
+    }
     case 'file':
-    case 'input_file':
-      return DOCUMENT_TOKENS;
+    case 'input_file': {
+      const holder = part.type === 'file' ? (part.file as Obj | undefined) : part;
+      const data = holder?.file_data;
+      if (typeof data !== 'string') return undefined;
+      const b = bare(data);
+      const inner = { ...holder, file_data: b.text };
+      return { part: part.type === 'file' ? { ...part, file: inner } : inner, tokens: documentTokens(b.bytes) };
+    }
+    case 'image':
     case 'document': {
-      const kind = (part.source as Obj | undefined)?.type;
-      return kind === 'text' || kind === 'content' ? 0 : DOCUMENT_TOKENS; // a text document is read as text
+      const source = part.source as Obj | undefined;
+      if (source?.type === 'base64' && typeof source.data === 'string') {
+        const bytes = Math.floor((source.data.length * 3) / 4);
+        return { part: { ...part, source: { ...source, data: '' } }, tokens: part.type === 'image' ? IMAGE_TOKENS : documentTokens(bytes) };
+      }
+      if (source?.type === 'url') return { part, tokens: part.type === 'image' ? IMAGE_TOKENS : DOCUMENT_TOKENS };
+      return undefined; // a text or content document is read as text
     }
     default:
-      return 0;
+      return undefined;
   }
 }
 
 /**
- * The JSON of `value` (a request's messages, or any part of its body) with every image and binary
- * document replaced by an empty string, and the fixed tokens they stand for. Small JSON is returned
- * as it is (one `JSON.stringify`, as before), so the common request pays nothing more.
+ * The JSON of `value` (a request's messages, or any part of its body) with every image's and binary
+ * document's payload left out, and the tokens they stand for: an image a fixed IMAGE_TOKENS, a
+ * document by its size. Only payloads are left out, so a `type` a client adds to text cannot hide
+ * that text from the count. Small JSON is returned as it is (one `JSON.stringify`), so the common
+ * request pays nothing more.
  */
 export function jsonWithoutMedia(value: unknown): { json: string; fixedTokens: number } {
   const plain = JSON.stringify(value ?? '');
   if (plain.length < SMALL_JSON) return { json: plain, fixedTokens: 0 };
   let fixedTokens = 0;
+  const seen = new WeakSet<object>();
   const json = JSON.stringify(value, (_key, v: unknown) => {
-    if (v && typeof v === 'object' && !Array.isArray(v) && typeof (v as Obj).type === 'string') {
-      const t = mediaTokens(v as Obj);
-      if (t) {
-        fixedTokens += t;
-        return '';
+    if (v && typeof v === 'object' && !Array.isArray(v) && !seen.has(v) && typeof (v as Obj).type === 'string') {
+      const m = withoutPayload(v as Obj);
+      if (m) {
+        fixedTokens += m.tokens;
+        seen.add(m.part); // the copy is serialised next: not counted twice
+        return m.part;
       }
     }
     return v;

@@ -66,7 +66,7 @@ describe('key rate limits on every path', () => {
     expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
   });
 
-  it('an image or a PDF counts a fixed estimate toward tpm and the budget, not its base64 text', async function () {
+  it('an image counts a fixed estimate and a PDF one by its size toward tpm and the budget, never its base64 text, and a media type hides no text', async function () {
     this.timeout(30_000);
     const o = await buildOrg(env().redis);
     // 300 KB of base64 is about 270,000 tokens as text; upstreams bill an image at most about 1,600
@@ -75,11 +75,23 @@ describe('key rate limits on every path', () => {
     const data = crypto.randomBytes(300_000).toString('base64');
     const image = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', max_tokens: 20, messages: [{ role: 'user', content: [{ type: 'text', text: 'what is this' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${data}` } }] }] } });
     expect(image.status, image.text.slice(0, 300)).to.equal(200);
-    const native = await call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), ...V }, json: { model: 'sim-claude', max_tokens: 20, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data } }, { type: 'text', text: 'summarise' }] }] } });
+    const native = await call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), ...V }, json: { model: 'sim-claude', max_tokens: 20, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: data.slice(0, 80_000) } }, { type: 'text', text: 'summarise' }] }] } });
     expect(native.status, native.text.slice(0, 300)).to.equal(200);
     const asText = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', max_tokens: 20, messages: [{ role: 'user', content: data }] } });
     expect(asText.status, 'the same bytes as text still count as text').to.equal(429);
     expect(asText.body.error.code).to.equal('rate_limit_exceeded');
+    // a media type added to text hides none of it: only an image's or document's payload is left out
+    const words = 'word '.repeat(30_000);
+    const disguised = [
+      { model: 'sim-chat', max_tokens: 20, messages: [{ role: 'user', type: 'image_url', content: words }] },
+      { model: 'sim-chat', max_tokens: 20, messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' }, text: words }] }] },
+    ];
+    for (const json of disguised) {
+      const r = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json });
+      expect(r.status, r.text.slice(0, 200)).to.equal(429);
+    }
+    const context = await call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), ...V }, json: { model: 'sim-claude', max_tokens: 20, messages: [{ role: 'user', content: [{ type: 'document', context: words, source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' } }, { type: 'text', text: 'hi' }] }] } });
+    expect(context.status, 'a document\'s context is text').to.equal(429);
   });
 
   it('tokens a request adds as it ends join that minute even when the minute had no count yet', async () => {

@@ -1,23 +1,40 @@
 import { expect } from 'chai';
 import { DOCUMENT_TOKENS, IMAGE_TOKENS, jsonWithoutMedia } from '../../../shared/tokenizer/media';
 
-describe('tokenizer: media in a request counted at a fixed estimate', () => {
-  const big = 'A'.repeat(40_000);
+describe('tokenizer: media in a request counted at an estimate, never its base64', () => {
+  const big = 'A'.repeat(40_000); // 30,000 bytes once decoded
 
   it('small JSON is returned as JSON.stringify writes it, media and all', () => {
     const messages = [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] }];
     expect(jsonWithoutMedia(messages)).to.deep.equal({ json: JSON.stringify(messages), fixedTokens: 0 });
   });
 
-  it('leaves out images and binary documents of every dialect, a fixed estimate each, and keeps text documents', () => {
+  it('leaves out the payloads of images and binary documents of every dialect, and keeps every other field', () => {
     const messages = [
-      { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${big}` } }, { type: 'file', file: { file_data: `data:application/pdf;base64,${big}` } }] },
+      { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${big}`, detail: 'high' } }, { type: 'file', file: { filename: 'a.pdf', file_data: `data:application/pdf;base64,${big}` } }] },
       { role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: big } }, { type: 'tool_result', tool_use_id: 't', content: [{ type: 'image', source: { type: 'url', url: 'https://x/y.png' } }] }] },
-      { role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: big } }, { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'notes' } }] },
+      { role: 'user', content: [{ type: 'document', title: 'Report', context: 'quarterly figures', source: { type: 'base64', media_type: 'application/pdf', data: big } }, { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'notes' } }] },
     ];
     const { json, fixedTokens } = jsonWithoutMedia(messages);
-    expect(fixedTokens).to.equal(3 * IMAGE_TOKENS + 2 * DOCUMENT_TOKENS);
+    expect(fixedTokens).to.equal(3 * IMAGE_TOKENS + 2 * Math.max(DOCUMENT_TOKENS, Math.ceil(30_000 / 16)));
     expect(json).to.not.include(big);
-    expect(json).to.include('"look"').and.include('"notes"').and.include('tool_use_id');
+    for (const kept of ['"look"', '"notes"', 'tool_use_id', '"high"', '"a.pdf"', '"Report"', '"quarterly figures"', 'data:image/png;base64,', 'https://x/y.png']) expect(json).to.include(kept);
+  });
+
+  it('a document reserves by its size: a 1 MB PDF is far more than one image', () => {
+    const pdf = 'A'.repeat(1_398_104); // about 1 MiB decoded
+    const { fixedTokens } = jsonWithoutMedia([{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf } }] }]);
+    expect(fixedTokens).to.equal(Math.ceil(Math.floor((pdf.length * 3) / 4) / 16));
+  });
+
+  it('a media type a client adds to text hides none of it (only payloads are left out)', () => {
+    const words = 'word '.repeat(10_000);
+    const disguised = [
+      { role: 'user', type: 'image_url', content: words },
+      { role: 'user', content: [{ type: 'image_url', text: words }] },
+      { role: 'user', content: [{ type: 'document', context: words, source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' } }] },
+    ];
+    const { json } = jsonWithoutMedia(disguised);
+    expect(json.split(words).length - 1, 'every copy of the text is still counted').to.equal(3);
   });
 });
