@@ -79,6 +79,10 @@ export async function routeRequest(state: PoolState, job: ChatJob, signal: Abort
         continue;
       }
       const d = step.deployments[pick.index];
+      // An attempt with the caller's own upstream key says nothing about the deployment under the
+      // platform's credential: it neither cools it down nor clears its cooldown (one tenant's exhausted
+      // key must not take a shared deployment away from every other org).
+      const verdictOf = (v: 'up' | 'down' | 'none') => (d.sealedCallerKey ? 'none' : v);
       attempts++;
       const m: RouteMeta = { deployment: d.name, attempts, ...(step.fallback ? { fallbackModel: step.model } : {}) };
       meta = m;
@@ -86,7 +90,7 @@ export async function routeRequest(state: PoolState, job: ChatJob, signal: Abort
         if (!delivered) {
           delivered = true;
           emit(ROUTE_CHUNK_PREFIX + JSON.stringify(m));
-          if (pick.probe) void state.markUp(pick.lease).catch(() => undefined);
+          if (pick.probe && !d.sealedCallerKey) void state.markUp(pick.lease).catch(() => undefined);
         }
         emit(chunk);
       };
@@ -105,13 +109,13 @@ export async function routeRequest(state: PoolState, job: ChatJob, signal: Abort
         // Not awaited: the answer does not wait a round trip for it. On one Redis node the answer's
         // publish follows on the same connection, so the settle is applied first; on a cluster the
         // two may go to different nodes, and the settle can land a round trip after the answer.
-        void state.settle(pick.lease, 'up', undefined, outcome.usage.inputTokens + outcome.usage.outputTokens).catch((err) => logger.warn({ err }, 'pool settle failed'));
+        void state.settle(pick.lease, verdictOf('up'), undefined, outcome.usage.inputTokens + outcome.usage.outputTokens).catch((err) => logger.warn({ err }, 'pool settle failed'));
         return { outcome, meta: m, deployment: step.fallback ? `${step.model}/${d.name}` : d.name };
       } catch (err) {
         const f = classify(err, signal);
         attempt.fail(f.class);
         attempt.end();
-        const settled = await state.settle(pick.lease, f.verdict, f.retryAfterMs).catch(() => undefined);
+        const settled = await state.settle(pick.lease, verdictOf(f.verdict), f.retryAfterMs).catch(() => undefined);
         if (!f.retryable || delivered) {
           deploymentAttempts.inc({ ...labels, outcome: f.retryable ? 'failed' : 'rejected' });
           if (f.retryable) deploymentFailures.inc({ ...labels, class: f.class });
