@@ -31,7 +31,7 @@ export class McpCancels {
     if (!this.listening) {
       this.listening = true;
       this.sub.on('smessage', (ch: string, message: string) => {
-        if (ch === channel) this.abort(message);
+        if (ch === channel) for (const slot of slotsIn(message)) this.abort(slot);
       });
     }
     this.subscribed ??= this.sub.ssubscribe(channel).then(
@@ -67,11 +67,15 @@ export class McpCancels {
     };
   }
 
-  /** A client's `notifications/cancelled` for `requestId`: aborts it here and on every other pod. */
-  async cancel(keyId: string, requestId: unknown): Promise<void> {
-    const slot = slotOf(keyId, requestId);
-    this.abort(slot);
-    await this.redis.spublish(keys.mcpCancelChannel(), slot).catch((err: unknown) => logger.warn({ err }, 'MCP cancel not published'));
+  /**
+   * A client's `notifications/cancelled` for `requestIds` (one POST's, at most MAX_CANCELS_PER_POST
+   * distinct ones): aborts them here and, in one published message, on every other pod.
+   */
+  async cancel(keyId: string, requestIds: Array<string | number>): Promise<void> {
+    const slots = [...new Set(requestIds.map((id) => slotOf(keyId, id)))].slice(0, MAX_CANCELS_PER_POST);
+    if (!slots.length) return;
+    for (const slot of slots) this.abort(slot);
+    await this.redis.spublish(keys.mcpCancelChannel(), JSON.stringify(slots)).catch((err: unknown) => logger.warn({ err }, 'MCP cancel not published'));
   }
 
   /** Calls in flight on this pod (for tests and metrics). */
@@ -83,6 +87,22 @@ export class McpCancels {
 
   private abort(slot: string): void {
     for (const c of this.calls.get(slot) ?? []) c.abort(cancelled());
+  }
+}
+
+/**
+ * Cancels one POST may carry: a client cancels the calls it has in flight, a few at a time; a body of
+ * thousands would otherwise make every pod do that many lookups for one request.
+ */
+export const MAX_CANCELS_PER_POST = 32;
+
+/** The slots of one published message (a JSON array of strings); anything else names none. */
+function slotsIn(message: string): string[] {
+  try {
+    const v = JSON.parse(message) as unknown;
+    return Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string').slice(0, MAX_CANCELS_PER_POST) : [];
+  } catch {
+    return [];
   }
 }
 

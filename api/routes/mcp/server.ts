@@ -146,7 +146,7 @@ export async function handleMcp(ctx: AppContext, req: Request, res: Response): P
   const cancels = cancelsOf(ctx);
   // not awaited: a subscriber waits out a Redis outage, and the request must not (mcp-outage tests)
   void cancels.listen().catch((err: unknown) => logger.warn({ err }, 'MCP cancel channel not subscribed'));
-  for (const id of cancelledIds(req.body)) await cancels.cancel(req.auth!.keyId, id);
+  await cancels.cancel(req.auth!.keyId, cancelledIds(req.body));
   const { body, restore, original } = distinctIds(req.body);
   const calls: Calls = { next: 0, unavailable: [], original, cancels };
   const server = mcpServer(ctx, req, res, calls);

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import Redis from 'ioredis';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -92,5 +93,27 @@ describe('MCP cancellation across pods', function () {
     await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: o.org.id, modality: 'image' } }), 'the cancelled image is not billed').to.equal(0);
     expect(await leasesFreed(env().gw.ctx.leases, o.org.id, 'images', 'interactive'), 'image lane lease back to zero').to.equal(true);
+  });
+
+  it('a POST of thousands of cancels makes one published message of at most 32 distinct ids, not one per cancel', async function () {
+    this.timeout(30_000);
+    const o = await searchOrg();
+    await mcpPost(o.key, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'warm' } }); // the pod subscribes
+    const sub = new Redis(process.env.REDIS_URL!);
+    const messages: string[] = [];
+    sub.on('smessage', (_ch: string, m: string) => messages.push(m));
+    await sub.ssubscribe(keys.mcpCancelChannel());
+    try {
+      const batch = Array.from({ length: 5_000 }, (_, i) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: i % 100 } }));
+      await mcpPost(o.key, batch);
+      expect(await waitFor(() => messages.length > 0, 3_000)).to.equal(true);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(messages, 'one message for the POST').to.have.length(1);
+      const slots = JSON.parse(messages[0]) as string[];
+      expect(slots).to.have.length(32);
+      expect(new Set(slots).size).to.equal(32);
+    } finally {
+      sub.disconnect();
+    }
   });
 });
