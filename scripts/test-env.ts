@@ -16,6 +16,14 @@ import { freePort } from './services/free-port';
  * time is spent waiting on timers and other processes, so two mochas on two cores take about half
  * as long), each shard a run of its own database and prefix.
  */
+/** Mocha options whose next argument is their value (`--reporter x.js` names a reporter, not a test file). */
+const TAKES_VALUE = new Set(['--reporter', '-R', '--reporter-option', '-O', '--require', '-r', '--ui', '-u', '--config', '--package', '--grep', '-g', '--fgrep', '-f', '--timeout', '-t', '--slow', '-s', '--file']);
+
+/** Whether the arguments select test files of their own (`--spec`, or a `.js` path not given as an option's value). */
+function namesFiles(args: string[]): boolean {
+  return args.some((a, i) => a === '--spec' || (a.endsWith('.js') && !a.startsWith('-') && !TAKES_VALUE.has(args[i - 1] ?? '')));
+}
+
 /** How many mocha processes the full selection runs in: TEST_SHARDS, else 2 where there are 2 cores or more. */
 function shardCount(): number {
   const asked = Number(process.env.TEST_SHARDS);
@@ -89,7 +97,7 @@ async function main(): Promise<void> {
 
   // Default: every compiled test, in shards side by side. Any arguments (e.g. a --spec or a file) replace that selection.
   const given = process.argv.slice(3);
-  const selected = given.some((a) => a === '--spec' || a.endsWith('.js')) ? undefined : defaultTestFiles();
+  const selected = namesFiles(given) ? undefined : defaultTestFiles();
   const shards = selected ? Math.min(shardCount(), selected.length) : 1;
   let code: number;
   if (shards > 1) {
