@@ -56,6 +56,12 @@ export interface RunJobOptions<Q extends QueueName> {
    * jobs (the native search loop's model turns) names each one, since both ids are unique.
    */
   jobId?: string;
+  /**
+   * One of several jobs of one request (the native search loop's model turns): its usage event bills
+   * it, but it has no log row of its own; the request's row, written by its pod when the response
+   * closes, carries the totals (api/middleware/request-log.ts, `addToRow`).
+   */
+  partOfRequest?: boolean;
   /** A batch line's pricing (the batch runner's requests, docs/batches.md). */
   batch?: JobEnvelope['batch'];
   /** runJob: a cancel besides the client's disconnect (an MCP `notifications/cancelled`); rejects with its reason. */
@@ -136,6 +142,10 @@ export interface JobCaller {
   trace?: SpanHandle;
   /** The request log context the job carries (api/middleware/request-log.ts); none: no log row. */
   log?: LogContext;
+  /** The job is part of a request whose pod writes the row (RunJobOptions.partOfRequest): its envelope carries no log. */
+  rowless?: boolean;
+  /** Told the lane admission time as soon as the lease is granted (the request's row's `lane_ms`). */
+  onAdmitted?: (at: number) => void;
   /** A batch line's usage records: the usage its job's answer carries is added to them (docs/batches.md). */
   carried?: UsageRecord[];
 }
@@ -163,14 +173,17 @@ export async function runJob<Q extends QueueName>(ctx: AppContext, req: Request,
   if (state) Object.assign(state, { model: opts.publicModel, lane: opts.lane, stream: !!opts.stream });
   const log = logContext(req);
   try {
+    // the first admission is the request's (a later turn of the native search loop is admitted again)
+    const onAdmitted = (at: number) => {
+      if (state) state.admittedAt ??= at;
+    };
     const who = { orgId: auth.orgId, projectId: auth.projectId, apiKeyId: auth.keyId, requestId: opts.jobId ?? req.id, trace: req.trace?.root, log,
-      carried: req.batchLine ? (req.batchLine.usage ??= []) : undefined };
+      rowless: !!opts.partOfRequest, onAdmitted, carried: req.batchLine ? (req.batchLine.usage ??= []) : undefined };
     const result = await runQueued(ctx, who, gone, opts);
-    if (state) state.carried = true; // the worker's usage record carries the row
+    if (state && !opts.partOfRequest) state.carried = true; // the worker's usage record carries the row
     req.trace?.begin('answer'); // ends when the response does
     return result;
   } finally {
-    if (state && log.admittedAt !== undefined) state.admittedAt = log.admittedAt;
     res.off('close', onClose);
     opts.signal?.removeEventListener('abort', onCancel);
   }
@@ -219,7 +232,9 @@ async function runAdmitted<Q extends QueueName>(
     throw refusal;
   }
   const lease = admitted.lease;
-  if (who.log) who.log.admittedAt = Date.now();
+  const admittedAt = Date.now();
+  if (who.log) who.log.admittedAt = admittedAt;
+  who.onAdmitted?.(admittedAt);
   const jobId = who.requestId;
   // The pod's reply channel for this request; its usage fate and held keys share that channel's slot.
   const replyTo = ctx.replies.channel;
@@ -317,7 +332,7 @@ async function runAdmitted<Q extends QueueName>(
         lane: opts.lane,
         stream: !!opts.stream,
         ...(opts.batch ? { batch: opts.batch } : {}),
-        ...(who.log ? { log: who.log } : {}),
+        ...(who.log && !who.rowless ? { log: who.log } : {}),
       } as unknown as JobData<Q>;
       const sent = who.trace ? childSpan(`send ${opts.queue}`, who.trace, { kind: 'producer' }) : NOOP;
       if (sent.recording) sent.set({ [A.messagingSystem]: 'bullmq', [A.messagingDestination]: opts.queue, [A.messagingOperationType]: 'send', [A.messagingMessageId]: jobId });

@@ -26,6 +26,8 @@ export interface RequestLogState {
   lane?: string;
   admittedAt?: number;
   stream?: boolean;
+  /** The usage of a request whose jobs have no rows of their own (RunJobOptions.partOfRequest), added up by `addToRow`. */
+  totals?: { inputTokens: number; outputTokens: number; cachedTokens: number; units: Record<string, number> };
   /** A known key that was refused (401): who the row belongs to (api/middleware/authenticate.ts). */
   refusedKey?: { orgId: string; keyId: string; projectId: string | null; userId: string | null };
 }
@@ -57,6 +59,17 @@ export function logContext(req: Request): LogContext {
     traceId: req.trace?.root.traceId() ?? null, batchId: req.batchLine?.batchId ?? null };
 }
 
+/** Adds a part's usage (a native search turn's tokens, a search) to the request's row. */
+export function addToRow(res: Response, part: { inputTokens?: number; outputTokens?: number; cachedTokens?: number; units?: Record<string, number> }): void {
+  const state = logState(res);
+  if (!state) return;
+  const t = (state.totals ??= { inputTokens: 0, outputTokens: 0, cachedTokens: 0, units: {} });
+  t.inputTokens += part.inputTokens ?? 0;
+  t.outputTokens += part.outputTokens ?? 0;
+  t.cachedTokens += part.cachedTokens ?? 0;
+  for (const [k, v] of Object.entries(part.units ?? {})) t.units[k] = (t.units[k] ?? 0) + v;
+}
+
 const headerNumber = (res: Response, name: string) => {
   const v = Number(res.getHeader(name));
   return Number.isFinite(v) && v > 0 ? v : undefined;
@@ -68,7 +81,9 @@ const headerNumber = (res: Response, name: string) => {
  * undefined when its row travels with its usage or it has no known caller.
  */
 function entryOf(req: Request, res: Response, state: RequestLogState, firstByteAt: number | undefined): RequestLogEntry | undefined {
-  if (state.carried && !state.failure) return undefined; // a failure after a delivered job: same key, a no-op if it is the same request
+  // a failure after a delivered job has the job's key: the two rows merge, the failure's status wins
+  // (requestLogInsertSql); a delivered job's row alone is its usage record's
+  if (state.carried && !state.failure) return undefined;
   const who = req.auth
     ? { orgId: req.auth.orgId, keyId: req.auth.keyId, projectId: req.auth.projectId, userId: req.auth.userId }
     : state.refusedKey;
@@ -100,6 +115,9 @@ function entryOf(req: Request, res: Response, state: RequestLogState, firstByteA
     queueMs: null,
     ttfbMs: firstByteAt === undefined ? null : firstByteAt - state.receivedAt,
     totalMs: now - state.receivedAt,
+    ...(state.totals
+      ? { inputTokens: state.totals.inputTokens, outputTokens: state.totals.outputTokens, cachedTokens: state.totals.cachedTokens, units: state.totals.units }
+      : {}),
   };
 }
 
