@@ -128,8 +128,9 @@ export async function findRequestLog(requestId: string, orgId?: string): Promise
 
 const csvCell = (v: unknown): string => {
   const s = v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
-  // quoted when needed; a leading formula character is neutralised (CSV injection)
-  const safe = /^[=+\-@\t\r]/.test(s) && !/^-?\d/.test(s) ? `'${s}` : s;
+  // quoted when needed; a leading formula character is neutralised (CSV injection), except in a
+  // cell that is a number and nothing else (a negative number stays a number)
+  const safe = /^[=+\-@\t\r]/.test(s) && !/^-?\d+(\.\d+)?$/.test(s) ? `'${s}` : s;
   return /[",\n\r]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 };
 
