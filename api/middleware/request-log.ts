@@ -59,6 +59,16 @@ export function logContext(req: Request): LogContext {
     traceId: req.trace?.root.traceId() ?? null, batchId: req.batchLine?.batchId ?? null };
 }
 
+/**
+ * How a request ended when it did not succeed, as its row and its server span say: the error the one
+ * error handler answered (also in-band, after a stream began: the wire status was 200), or 499
+ * `client_closed_request` when the client left before the response finished; undefined otherwise.
+ */
+export function failureOf(res: Response, state: RequestLogState | undefined = logState(res)): { status: number; code: string } | undefined {
+  if (state?.failure) return state.failure;
+  return res.writableFinished ? undefined : { status: 499, code: 'client_closed_request' };
+}
+
 /** Adds a part's usage (a native search turn's tokens, a search) to the request's row. */
 export function addToRow(res: Response, part: { inputTokens?: number; outputTokens?: number; cachedTokens?: number; units?: Record<string, number> }): void {
   const state = logState(res);
@@ -88,8 +98,7 @@ function entryOf(req: Request, res: Response, state: RequestLogState, firstByteA
     ? { orgId: req.auth.orgId, keyId: req.auth.keyId, projectId: req.auth.projectId, userId: req.auth.userId }
     : state.refusedKey;
   if (!who) return undefined;
-  const cancelled = !res.writableFinished && !state.failure;
-  const failure = state.failure ?? (cancelled ? { status: 499, code: 'client_closed_request' } : undefined);
+  const failure = failureOf(res, state);
   const now = Date.now();
   const ctx = logContext(req);
   const body = req.body as { model?: unknown } | undefined;
