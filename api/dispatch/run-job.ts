@@ -144,8 +144,12 @@ export interface JobCaller {
   log?: LogContext;
   /** The job is part of a request whose pod writes the row (RunJobOptions.partOfRequest): its envelope carries no log. */
   rowless?: boolean;
-  /** Told the lane admission time as soon as the lease is granted (the request's row's `lane_ms`). */
-  onAdmitted?: (at: number) => void;
+  /**
+   * Told the request's timings as they are known, for its row when the pod writes it (a failure, a
+   * cancel): the lane admission time as soon as the lease is granted, the job's time in the queue
+   * when its worker fails it.
+   */
+  onTiming?: (t: { admittedAt?: number; queueMs?: number }) => void;
   /** A batch line's usage records: the usage its job's answer carries is added to them (docs/batches.md). */
   carried?: UsageRecord[];
 }
@@ -174,11 +178,13 @@ export async function runJob<Q extends QueueName>(ctx: AppContext, req: Request,
   const log = logContext(req);
   try {
     // the first admission is the request's (a later turn of the native search loop is admitted again)
-    const onAdmitted = (at: number) => {
-      if (state) state.admittedAt ??= at;
+    const onTiming = (t: { admittedAt?: number; queueMs?: number }) => {
+      if (!state) return;
+      if (t.admittedAt !== undefined) state.admittedAt ??= t.admittedAt;
+      if (t.queueMs !== undefined) state.queueMs = t.queueMs;
     };
     const who = { orgId: auth.orgId, projectId: auth.projectId, apiKeyId: auth.keyId, requestId: opts.jobId ?? req.id, trace: req.trace?.root, log,
-      rowless: !!opts.partOfRequest, onAdmitted, carried: req.batchLine ? (req.batchLine.usage ??= []) : undefined };
+      rowless: !!opts.partOfRequest, onTiming, carried: req.batchLine ? (req.batchLine.usage ??= []) : undefined };
     const result = await runQueued(ctx, who, gone, opts);
     if (state && !opts.partOfRequest) state.carried = true; // the worker's usage record carries the row
     req.trace?.begin('answer'); // ends when the response does
@@ -234,7 +240,7 @@ async function runAdmitted<Q extends QueueName>(
   const lease = admitted.lease;
   const admittedAt = Date.now();
   if (who.log) who.log.admittedAt = admittedAt;
-  who.onAdmitted?.(admittedAt);
+  who.onTiming?.({ admittedAt });
   const jobId = who.requestId;
   // The pod's reply channel for this request; its usage fate and held keys share that channel's slot.
   const replyTo = ctx.replies.channel;
@@ -282,6 +288,7 @@ async function runAdmitted<Q extends QueueName>(
           );
         },
         onError: (w: WireError) => {
+          if (w.queueMs !== undefined) who.onTiming?.({ queueMs: w.queueMs });
           if (!settled) wait.fail(w.code);
           settle(() => reject(fromWire(w)));
         },

@@ -25,6 +25,8 @@ export interface RequestLogState {
   model?: string;
   lane?: string;
   admittedAt?: number;
+  /** The job's time in the queue, when its worker failed it (a successful job's row is the worker's). */
+  queueMs?: number;
   stream?: boolean;
   /** The usage of a request whose jobs have no rows of their own (RunJobOptions.partOfRequest), added up by `addToRow`. */
   totals?: { inputTokens: number; outputTokens: number; cachedTokens: number; units: Record<string, number> };
@@ -121,7 +123,7 @@ function entryOf(req: Request, res: Response, state: RequestLogState, firstByteA
     attempts: headerNumber(res, 'x-service-attempts') ?? 0,
     deployment: typeof deployment === 'string' ? deployment : null,
     laneMs: state.admittedAt === undefined ? null : state.admittedAt - state.receivedAt,
-    queueMs: null,
+    queueMs: state.queueMs ?? null,
     ttfbMs: firstByteAt === undefined ? null : firstByteAt - state.receivedAt,
     totalMs: now - state.receivedAt,
     ...(state.totals

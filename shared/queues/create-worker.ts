@@ -136,7 +136,8 @@ export function createWorker<Q extends QueueName>(
         // status only, never the message, which can quote an upstream's body or the caller's input.
         if (wire.status >= 500 || wire.code.endsWith('_auth_failed')) logger.warn({ requestId: job.id, queue, code: wire.code, status: wire.status }, 'job failed');
         span.fail(wire.code);
-        await rt.replies.error(data.replyTo, job.id!, wire).catch(() => undefined);
+        // the queue time goes with the error: the pod writes the failed request's row
+        await rt.replies.error(data.replyTo, job.id!, { ...wire, queueMs: started - job.timestamp }).catch(() => undefined);
         throw new UnrecoverableError(JSON.stringify(wire));
       } finally {
         reply?.end(); // also when the publish threw
