@@ -54,6 +54,8 @@ export interface ChatDispatch {
    * it is not another request for the key's `rpm` (the first turn counted the request).
    */
   laterTurn?: boolean;
+  /** See RunJobOptions.partOfRequest. */
+  partOfRequest?: boolean;
 }
 
 /** A batch line's pricing: the model's prices and the plan's multiplier (docs/batches.md). */
@@ -88,6 +90,7 @@ export async function dispatchChat(ctx: AppContext, req: Request, res: Response,
     stream: d.stream,
     onChunk,
     jobId: d.jobId,
+    partOfRequest: d.partOfRequest,
     batch: batchPricing(req, d.resolved.model),
     reserve: chatLimits(ctx, req, d.resolved.model, d.body, !d.laterTurn),
     data: { operation: d.operation, target, body: d.body, includeUsage: d.includeUsage, route, estimatedTokens, ...(d.anthropicBeta ? { anthropicBeta: d.anthropicBeta } : {}) },

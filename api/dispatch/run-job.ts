@@ -56,6 +56,12 @@ export interface RunJobOptions<Q extends QueueName> {
    * jobs (the native search loop's model turns) names each one, since both ids are unique.
    */
   jobId?: string;
+  /**
+   * One of several jobs of one request (the native search loop's model turns): its usage event bills
+   * it, but it has no log row of its own; the request's row, written by its pod when the response
+   * closes, carries the totals (api/middleware/request-log.ts, `addToRow`).
+   */
+  partOfRequest?: boolean;
   /** A batch line's pricing (the batch runner's requests, docs/batches.md). */
   batch?: JobEnvelope['batch'];
   /** runJob: a cancel besides the client's disconnect (an MCP `notifications/cancelled`); rejects with its reason. */
@@ -136,6 +142,14 @@ export interface JobCaller {
   trace?: SpanHandle;
   /** The request log context the job carries (api/middleware/request-log.ts); none: no log row. */
   log?: LogContext;
+  /** The job is part of a request whose pod writes the row (RunJobOptions.partOfRequest): its envelope carries no log. */
+  rowless?: boolean;
+  /**
+   * Told the request's timings as they are known, for its row when the pod writes it (a failure, a
+   * cancel): the lane admission time as soon as the lease is granted, the job's time in the queue
+   * when its worker fails it.
+   */
+  onTiming?: (t: { admittedAt?: number; queueMs?: number }) => void;
   /** A batch line's usage records: the usage its job's answer carries is added to them (docs/batches.md). */
   carried?: UsageRecord[];
 }
@@ -163,14 +177,19 @@ export async function runJob<Q extends QueueName>(ctx: AppContext, req: Request,
   if (state) Object.assign(state, { model: opts.publicModel, lane: opts.lane, stream: !!opts.stream });
   const log = logContext(req);
   try {
+    // the first admission is the request's (a later turn of the native search loop is admitted again)
+    const onTiming = (t: { admittedAt?: number; queueMs?: number }) => {
+      if (!state) return;
+      if (t.admittedAt !== undefined) state.admittedAt ??= t.admittedAt;
+      if (t.queueMs !== undefined) state.queueMs = t.queueMs;
+    };
     const who = { orgId: auth.orgId, projectId: auth.projectId, apiKeyId: auth.keyId, requestId: opts.jobId ?? req.id, trace: req.trace?.root, log,
-      carried: req.batchLine ? (req.batchLine.usage ??= []) : undefined };
+      rowless: !!opts.partOfRequest, onTiming, carried: req.batchLine ? (req.batchLine.usage ??= []) : undefined };
     const result = await runQueued(ctx, who, gone, opts);
-    if (state) state.carried = true; // the worker's usage record carries the row
+    if (state && !opts.partOfRequest) state.carried = true; // the worker's usage record carries the row
     req.trace?.begin('answer'); // ends when the response does
     return result;
   } finally {
-    if (state && log.admittedAt !== undefined) state.admittedAt = log.admittedAt;
     res.off('close', onClose);
     opts.signal?.removeEventListener('abort', onCancel);
   }
@@ -219,7 +238,9 @@ async function runAdmitted<Q extends QueueName>(
     throw refusal;
   }
   const lease = admitted.lease;
-  if (who.log) who.log.admittedAt = Date.now();
+  const admittedAt = Date.now();
+  if (who.log) who.log.admittedAt = admittedAt;
+  who.onTiming?.({ admittedAt });
   const jobId = who.requestId;
   // The pod's reply channel for this request; its usage fate and held keys share that channel's slot.
   const replyTo = ctx.replies.channel;
@@ -267,6 +288,7 @@ async function runAdmitted<Q extends QueueName>(
           );
         },
         onError: (w: WireError) => {
+          if (w.queueMs !== undefined) who.onTiming?.({ queueMs: w.queueMs });
           if (!settled) wait.fail(w.code);
           settle(() => reject(fromWire(w)));
         },
@@ -317,7 +339,7 @@ async function runAdmitted<Q extends QueueName>(
         lane: opts.lane,
         stream: !!opts.stream,
         ...(opts.batch ? { batch: opts.batch } : {}),
-        ...(who.log ? { log: who.log } : {}),
+        ...(who.log && !who.rowless ? { log: who.log } : {}),
       } as unknown as JobData<Q>;
       const sent = who.trace ? childSpan(`send ${opts.queue}`, who.trace, { kind: 'producer' }) : NOOP;
       if (sent.recording) sent.set({ [A.messagingSystem]: 'bullmq', [A.messagingDestination]: opts.queue, [A.messagingOperationType]: 'send', [A.messagingMessageId]: jobId });

@@ -25,7 +25,11 @@ export interface RequestLogState {
   model?: string;
   lane?: string;
   admittedAt?: number;
+  /** The job's time in the queue, when its worker failed it (a successful job's row is the worker's). */
+  queueMs?: number;
   stream?: boolean;
+  /** The usage of a request whose jobs have no rows of their own (RunJobOptions.partOfRequest), added up by `addToRow`. */
+  totals?: { inputTokens: number; outputTokens: number; cachedTokens: number; units: Record<string, number> };
   /** A known key that was refused (401): who the row belongs to (api/middleware/authenticate.ts). */
   refusedKey?: { orgId: string; keyId: string; projectId: string | null; userId: string | null };
 }
@@ -57,6 +61,27 @@ export function logContext(req: Request): LogContext {
     traceId: req.trace?.root.traceId() ?? null, batchId: req.batchLine?.batchId ?? null };
 }
 
+/**
+ * How a request ended when it did not succeed, as its row and its server span say: the error the one
+ * error handler answered (also in-band, after a stream began: the wire status was 200), or 499
+ * `client_closed_request` when the client left before the response finished; undefined otherwise.
+ */
+export function failureOf(res: Response, state: RequestLogState | undefined = logState(res)): { status: number; code: string } | undefined {
+  if (state?.failure) return state.failure;
+  return res.writableFinished ? undefined : { status: 499, code: 'client_closed_request' };
+}
+
+/** Adds a part's usage (a native search turn's tokens, a search) to the request's row. */
+export function addToRow(res: Response, part: { inputTokens?: number; outputTokens?: number; cachedTokens?: number; units?: Record<string, number> }): void {
+  const state = logState(res);
+  if (!state) return;
+  const t = (state.totals ??= { inputTokens: 0, outputTokens: 0, cachedTokens: 0, units: {} });
+  t.inputTokens += part.inputTokens ?? 0;
+  t.outputTokens += part.outputTokens ?? 0;
+  t.cachedTokens += part.cachedTokens ?? 0;
+  for (const [k, v] of Object.entries(part.units ?? {})) t.units[k] = (t.units[k] ?? 0) + v;
+}
+
 const headerNumber = (res: Response, name: string) => {
   const v = Number(res.getHeader(name));
   return Number.isFinite(v) && v > 0 ? v : undefined;
@@ -68,13 +93,14 @@ const headerNumber = (res: Response, name: string) => {
  * undefined when its row travels with its usage or it has no known caller.
  */
 function entryOf(req: Request, res: Response, state: RequestLogState, firstByteAt: number | undefined): RequestLogEntry | undefined {
-  if (state.carried && !state.failure) return undefined; // a failure after a delivered job: same key, a no-op if it is the same request
+  // a failure after a delivered job has the job's key: the two rows merge, the failure's status wins
+  // (requestLogInsertSql); a delivered job's row alone is its usage record's
+  if (state.carried && !state.failure) return undefined;
   const who = req.auth
     ? { orgId: req.auth.orgId, keyId: req.auth.keyId, projectId: req.auth.projectId, userId: req.auth.userId }
     : state.refusedKey;
   if (!who) return undefined;
-  const cancelled = !res.writableFinished && !state.failure;
-  const failure = state.failure ?? (cancelled ? { status: 499, code: 'client_closed_request' } : undefined);
+  const failure = failureOf(res, state);
   const now = Date.now();
   const ctx = logContext(req);
   const body = req.body as { model?: unknown } | undefined;
@@ -97,9 +123,12 @@ function entryOf(req: Request, res: Response, state: RequestLogState, firstByteA
     attempts: headerNumber(res, 'x-service-attempts') ?? 0,
     deployment: typeof deployment === 'string' ? deployment : null,
     laneMs: state.admittedAt === undefined ? null : state.admittedAt - state.receivedAt,
-    queueMs: null,
+    queueMs: state.queueMs ?? null,
     ttfbMs: firstByteAt === undefined ? null : firstByteAt - state.receivedAt,
     totalMs: now - state.receivedAt,
+    ...(state.totals
+      ? { inputTokens: state.totals.inputTokens, outputTokens: state.totals.outputTokens, cachedTokens: state.totals.cachedTokens, units: state.totals.units }
+      : {}),
   };
 }
 

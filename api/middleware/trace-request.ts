@@ -2,6 +2,7 @@ import { pathWithoutKey } from './path-auth';
 import type { Request, Response, NextFunction } from 'express';
 import { span, type Attrs, type SpanHandle } from '../../shared/tracing/trace';
 import { A } from '../../shared/tracing/attributes';
+import { failureOf } from './request-log';
 
 /**
  * A request's spans on the web pod: the server span (continuing the caller's `traceparent`) and
@@ -49,9 +50,12 @@ export function traceRequest(req: Request, res: Response, next: NextFunction): v
     trace.endStep();
     const route = req.route?.path as string | undefined;
     if (route) root.rename(`${req.method} ${route}`);
-    const status = res.headersSent ? res.statusCode : 499;
+    // the request log's outcome: a stream cut after its first chunk went out as 200 but failed (502),
+    // a client that left mid-stream is 499, as the request's row says
+    const failure = failureOf(res);
+    const status = failure?.status ?? res.statusCode;
     root.set({ [A.httpRoute]: route, [A.httpStatus]: status, [A.orgId]: req.auth?.orgId });
-    if (status >= 500) root.fail(String(status));
+    if (status >= 500) root.fail(failure?.code ?? String(status));
     root.end();
   });
   next();

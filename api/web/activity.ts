@@ -36,7 +36,9 @@ export function activityQuery(query: Request['query']): ActivityQuery {
   const instant = (p: 'from' | 'to') => {
     if (!values[p]) return undefined;
     const t = new Date(`${values[p]}${values[p].length === 10 ? 'T00:00' : ''}Z`);
-    if (!DATETIME.test(values[p]) || Number.isNaN(t.getTime())) throw bad(p, `'${values[p].slice(0, 40)}' is not a UTC date and time (YYYY-MM-DDTHH:MM).`);
+    // a date that does not exist (2026-02-31, 24:00) is refused, not rolled over by Date into another
+    const real = !Number.isNaN(t.getTime()) && t.toISOString().slice(0, values[p].length) === values[p];
+    if (!DATETIME.test(values[p]) || !real) throw bad(p, `'${values[p].slice(0, 40)}' is not a UTC date and time (YYYY-MM-DDTHH:MM).`);
     return t;
   };
   const cursor = v('cursor') || undefined;

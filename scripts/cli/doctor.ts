@@ -27,6 +27,10 @@ export function registerDoctor(program: Command): void {
       const { checkQueues } = require('../../shared/preflight/queue-health') as typeof import('../../shared/preflight/queue-health');
       const cfg = config();
       const checks = await preflight(cfg);
+      if (!checks.some((c) => c.status === 'fail' && /postgres|migrations/.test(c.name))) {
+        const { checkDefaultPartitions } = require('../../shared/db/partitions') as typeof import('../../shared/db/partitions');
+        checks.push(...(await checkDefaultPartitions()));
+      }
       if (!checks.some((c) => c.name === 'redis' && c.status === 'fail')) {
         const redis = createRedis('command');
         try {

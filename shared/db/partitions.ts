@@ -3,6 +3,7 @@ import { db } from './sequelize';
 import { config } from '../config/env';
 import { logger } from '../logger';
 import { addDays, closedDays, rollupDay, utcDay } from '../metering/rollups';
+import { ok, warn, type Check } from '../preflight/check';
 
 /** The tables partitioned by UTC day (migrations 0026, 0027), each with its retention setting. */
 export const DAY_PARTITIONED = {
@@ -56,10 +57,35 @@ export async function dropExpiredPartitions(table: DayPartitioned, retentionDays
   return expired.map((p) => p.day);
 }
 
+/**
+ * The rows in the DEFAULT partition of `table` (a day that had no partition when they came) and the
+ * days they span. Retention never drops them, and a day partition cannot be made for a day they hold
+ * (Postgres refuses it: check_violation), so an operator moves or deletes them.
+ */
+export async function defaultPartitionRows(table: DayPartitioned): Promise<{ rows: number; first: string | null; last: string | null }> {
+  const [r] = await db().query<{ rows: string; first: string | null; last: string | null }>(
+    `SELECT count(*) AS rows, to_char(min(created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS first, to_char(max(created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS last FROM "${table}_default"`,
+    { type: QueryTypes.SELECT },
+  );
+  return { rows: Number(r?.rows ?? 0), first: r?.first ?? null, last: r?.last ?? null };
+}
+
+/** `gateway doctor`: a warning per table whose DEFAULT partition holds rows. */
+export async function checkDefaultPartitions(): Promise<Check[]> {
+  return Promise.all((Object.keys(DAY_PARTITIONED) as DayPartitioned[]).map(async (table) => {
+    const d = await defaultPartitionRows(table);
+    return d.rows
+      ? warn(`${table}_default`, `${d.rows} row(s) from ${d.first} to ${d.last} in the DEFAULT partition: never dropped by retention, and those days get no partition of their own; move or delete them (docs/observability.md)`)
+      : ok(`${table}_default`, 'empty');
+  }));
+}
+
 /** Clock task: partitions for yesterday to DAYS_AHEAD ahead exist, and those past retention are gone. */
 export async function maintainPartitions(now = new Date()): Promise<void> {
   for (const [table, retention] of Object.entries(DAY_PARTITIONED) as Array<[DayPartitioned, () => number]>) {
     await ensureDayPartitions(table, addDays(utcDay(now), -1), DAYS_AHEAD + 2);
     await dropExpiredPartitions(table, retention(), now);
+    const d = await defaultPartitionRows(table);
+    if (d.rows) logger.warn({ table, rows: d.rows, first: d.first, last: d.last }, 'rows in the DEFAULT partition: never dropped by retention, and their days get no partition; move or delete them');
   }
 }

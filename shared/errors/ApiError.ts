@@ -43,6 +43,8 @@ export interface WireError {
   headers?: Record<string, string>;
   /** The request field at fault, when a worker refused one (e.g. `unsupported_parameter`). */
   param?: string;
+  /** A worker's failure: how long the job waited in the queue (the request log's `queue_ms`; never answered). */
+  queueMs?: number;
 }
 
 export function toWire(err: ApiError): WireError {

@@ -61,9 +61,16 @@ export const STATUS_FILTER = /^([1-5]\d\d|[1-5]xx|error)$/;
 
 const cursorOf = (r: { created_at: string; request_id: string }) => Buffer.from(`${r.created_at}|${r.request_id}`).toString('base64url');
 
+/** A cursor's time, exactly as cursorOf writes it (the page query's to_char, microseconds, UTC). */
+const CURSOR_AT = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\.\d{6}Z$/;
+
+/** The cursor's row key; anything cursorOf did not write is 400 invalid_cursor (never a database error). */
 function readCursor(cursor: string): { at: string; id: string } {
-  const [at, id] = Buffer.from(cursor, 'base64url').toString().split('|');
-  if (!at || !id || Number.isNaN(Date.parse(at))) throw new ApiError(400, 'invalid_cursor', 'The cursor is not one this API returned.', { param: 'cursor' });
+  const [at, id, extra] = Buffer.from(cursor, 'base64url').toString().split('|');
+  const m = CURSOR_AT.exec(at ?? '');
+  // a real instant: 2026-02-31 or 25:00 would be taken by Date and rolled over, by Postgres refused
+  const real = !!m && !Number.isNaN(Date.parse(at)) && new Date(Date.parse(at)).toISOString().slice(0, 19) === m[1];
+  if (!real || !id || extra !== undefined) throw new ApiError(400, 'invalid_cursor', 'The cursor is not one this API returned.', { param: 'cursor' });
   return { at, id };
 }
 
@@ -128,8 +135,9 @@ export async function findRequestLog(requestId: string, orgId?: string): Promise
 
 const csvCell = (v: unknown): string => {
   const s = v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
-  // quoted when needed; a leading formula character is neutralised (CSV injection)
-  const safe = /^[=+\-@\t\r]/.test(s) && !/^-?\d/.test(s) ? `'${s}` : s;
+  // quoted when needed; a leading formula character is neutralised (CSV injection), except in a
+  // cell that is a number and nothing else (a negative number stays a number)
+  const safe = /^[=+\-@\t\r]/.test(s) && !/^-?\d+(\.\d+)?$/.test(s) ? `'${s}` : s;
   return /[",\n\r]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 };
 

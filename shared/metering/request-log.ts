@@ -39,7 +39,7 @@ export interface RequestLogFields extends LogContext {
   reasoningTokens?: number | null;
 }
 
-/** A log-only outbox entry (`l`): a request without a usage event. */
+/** A log-only outbox entry (`l`): a request without a usage event of its own. */
 export interface RequestLogEntry extends RequestLogFields {
   requestId: string;
   orgId: string;
@@ -47,6 +47,13 @@ export interface RequestLogEntry extends RequestLogFields {
   apiKeyId: string | null;
   model: string;
   lane: string | null;
+  /**
+   * The totals of a request that ran several jobs whose usage events bill it (the native search
+   * loop: every model turn and search): the row shows them, the events stay the billing.
+   */
+  inputTokens?: number;
+  outputTokens?: number;
+  units?: Record<string, number>;
 }
 
 const str = (v: unknown) => typeof v === 'string';
@@ -72,8 +79,9 @@ export function decodeLogEntry(raw: string | undefined): RequestLogEntry | undef
   }
   if (!isLogFields(l)) return undefined;
   const e = l as Partial<RequestLogEntry>;
+  const units = e.units === undefined || (!!e.units && typeof e.units === 'object' && Object.values(e.units).every((v) => typeof v === 'number' && Number.isFinite(v)));
   const ok = str(e.requestId) && e.requestId!.length > 0 && str(e.orgId) && str(e.model) &&
-    optStr(e.projectId) && optStr(e.apiKeyId) && optStr(e.lane);
+    optStr(e.projectId) && optStr(e.apiKeyId) && optStr(e.lane) && optNum(e.inputTokens) && optNum(e.outputTokens) && units;
   return ok ? (e as RequestLogEntry) : undefined;
 }
 
@@ -106,23 +114,50 @@ function rowOf(s: LogSource) {
     queue_ms: ms(log.queueMs),
     ttfb_ms: ms(log.ttfbMs),
     total_ms: ms(log.totalMs),
-    input_tokens: u?.inputTokens ?? 0,
-    output_tokens: u?.outputTokens ?? 0,
+    input_tokens: u?.inputTokens ?? ('entry' in s ? s.entry.inputTokens : undefined) ?? 0,
+    output_tokens: u?.outputTokens ?? ('entry' in s ? s.entry.outputTokens : undefined) ?? 0,
     cached_tokens: log.cachedTokens ?? null,
     reasoning_tokens: log.reasoningTokens ?? null,
-    units: u?.units ?? {},
+    units: u?.units ?? ('entry' in s ? s.entry.units : undefined) ?? {},
     passthrough: u?.passthrough ?? false,
     trace_id: log.traceId ?? null,
     batch_id: log.batchId ?? null,
   };
 }
 
-/** The request log rows of `rows` as the `$n::jsonb` parameter of requestLogInsertSql. */
-export const requestLogRows = (rows: LogSource[]): string => JSON.stringify(rows.map(rowOf));
+type Row = ReturnType<typeof rowOf>;
+const failed = (r: Row) => r.status >= 400;
+const max = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.max(a, b));
+
+/**
+ * Two rows of one request (same key): a delivered job's row (its usage record's, 200) and the pod's
+ * failure after it (a /v1/responses answer not stored, …). The client was answered the failure, so
+ * the row says it, with the delivered job's tokens, cost and timings. The same rule as the INSERT's
+ * ON CONFLICT (requestLogInsertSql), applied within one batch (a statement may touch a row once).
+ */
+function merged(a: Row, b: Row): Row {
+  if (failed(a) === failed(b)) return a; // the same entry again
+  const [f, ok] = failed(a) ? [a, b] : [b, a];
+  return { ...ok, status: f.status, error_code: f.error_code, total_ms: max(f.total_ms, ok.total_ms) };
+}
+
+/** The request log rows of `rows` as the `$n::jsonb` parameter of requestLogInsertSql (one per key). */
+export function requestLogRows(rows: LogSource[]): string {
+  const byKey = new Map<string, Row>();
+  for (const r of rows.map(rowOf)) {
+    const k = `${r.request_id} ${r.created_at}`;
+    const had = byKey.get(k);
+    byKey.set(k, had ? merged(had, r) : r);
+  }
+  return JSON.stringify([...byKey.values()]);
+}
 
 /**
  * The INSERT of request log rows from parameter `param` (requestLogRows), idempotent: (request_id,
- * created_at) is the key and created_at is the request's arrival, fixed in the entry. The cost is the
+ * created_at) is the key and created_at is the request's arrival, fixed in the entry. The same row
+ * again is a no-op; a failure and a success under one key (a request whose job delivered, then
+ * failed: see `merged`) make one row with the failure's status and code and the success's usage,
+ * whichever lands first. The cost is the
  * ledger's arithmetic (shared/limits/ledger-spend.ts): tokens and audio seconds at the model's prices,
  * plus `cost_micros`; a passthrough request costs the platform nothing.
  */
@@ -144,5 +179,20 @@ export function requestLogInsertSql(param: string): string {
               lane_ms integer, queue_ms integer, ttfb_ms integer, total_ms integer, input_tokens integer, output_tokens integer,
               cached_tokens integer, reasoning_tokens integer, units jsonb, passthrough boolean, trace_id text, batch_id text)
        LEFT JOIN models m ON m.public_id = regexp_replace(r.model, '-background$', '')
-     ON CONFLICT (request_id, created_at) DO NOTHING`;
+     ON CONFLICT (request_id, created_at) DO UPDATE SET
+       status = CASE WHEN excluded.status >= 400 THEN excluded.status ELSE request_logs.status END,
+       error_code = CASE WHEN excluded.status >= 400 THEN excluded.error_code ELSE request_logs.error_code END,
+       deployment = coalesce(request_logs.deployment, excluded.deployment),
+       attempts = greatest(request_logs.attempts, excluded.attempts),
+       lane_ms = coalesce(request_logs.lane_ms, excluded.lane_ms),
+       queue_ms = coalesce(request_logs.queue_ms, excluded.queue_ms),
+       ttfb_ms = coalesce(request_logs.ttfb_ms, excluded.ttfb_ms),
+       total_ms = greatest(request_logs.total_ms, excluded.total_ms),
+       input_tokens = greatest(request_logs.input_tokens, excluded.input_tokens),
+       output_tokens = greatest(request_logs.output_tokens, excluded.output_tokens),
+       cached_tokens = coalesce(request_logs.cached_tokens, excluded.cached_tokens),
+       reasoning_tokens = coalesce(request_logs.reasoning_tokens, excluded.reasoning_tokens),
+       units = CASE WHEN excluded.status >= 400 THEN request_logs.units ELSE excluded.units END,
+       cost_micros = greatest(request_logs.cost_micros, excluded.cost_micros)
+     WHERE (request_logs.status >= 400) <> (excluded.status >= 400)`;
 }

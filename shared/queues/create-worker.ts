@@ -100,6 +100,7 @@ export function createWorker<Q extends QueueName>(
       let firstChunkAt: number | undefined;
       let usage: UsageRecord | undefined;
       const span = jobSpan(queue, job, started);
+      let reply: SpanHandle | undefined;
       try {
         if (Date.now() >= data.deadline) throw errors.deadline();
         if (controller.signal.aborted) throw controller.signal.reason;
@@ -117,26 +118,29 @@ export function createWorker<Q extends QueueName>(
           span,
         });
         if (usage) usage = withLog(usage, job, started, firstChunkAt, result);
-        const reply = childSpan('reply', span);
+        reply = childSpan('reply', span);
         if (usage) traceUsage(usage, span, reply, traceIdOf(data.trace));
         // a batch line's usage goes with its answer to the batch runner, which bills it (docs/batches.md)
         await rt.replies.result(data.replyTo, job.id!, chunks.length, result, usage, chunks, !!data.batch, data.replyEpoch);
-        reply.end();
         jobDuration.observe({ queue, outcome: 'ok' }, (Date.now() - started) / 1000);
         // The answer is kept once, by the publishing script (reply-store.ts), not as the job's return
         // value, which BullMQ would store in the job and copy into its 'completed' event.
         return {};
       } catch (err) {
-        const reason = controller.signal.aborted && !(err instanceof ApiError) ? controller.signal.reason : err;
+        // An aborted job ended because of the abort (the client cancelled: 499; the deadline: 504),
+        // whatever the attempt in flight threw when its connection was cut (an upstream_error)
+        const reason = controller.signal.aborted ? controller.signal.reason : err;
         const wire = wireOf(reason, controller.signal);
         jobDuration.observe({ queue, outcome: wire.code }, (Date.now() - started) / 1000);
         // What an operator acts on (an upstream down, a platform credential refused): the code and
         // status only, never the message, which can quote an upstream's body or the caller's input.
         if (wire.status >= 500 || wire.code.endsWith('_auth_failed')) logger.warn({ requestId: job.id, queue, code: wire.code, status: wire.status }, 'job failed');
         span.fail(wire.code);
-        await rt.replies.error(data.replyTo, job.id!, wire).catch(() => undefined);
+        // the queue time goes with the error: the pod writes the failed request's row
+        await rt.replies.error(data.replyTo, job.id!, { ...wire, queueMs: started - job.timestamp }).catch(() => undefined);
         throw new UnrecoverableError(JSON.stringify(wire));
       } finally {
+        reply?.end(); // also when the publish threw
         span.end();
         clearTimeout(timer);
         rt.cancels.untrack(job.id!);

@@ -14,6 +14,7 @@ import { NATIVE_NAMES, kindOfName, type NativeKind, type NativeToolSet } from '.
 import { errorText, fetchText, searchText } from './tool-text';
 import { TurnCollector } from './turn-stream';
 import { NativeBudget } from './budget';
+import { addToRow } from '../../middleware/request-log';
 
 export type NativeStep =
   | { type: 'text'; text: string }
@@ -42,7 +43,8 @@ export interface NativeRails {
 
 /** The request's rails: the same gate as the MCP tool (runSearch in api/dispatch/search.ts). */
 export function nativeRails(ctx: AppContext, req: Request, set: NativeToolSet): NativeRails {
-  const caller = searchCaller(ctx, req);
+  // no log row of its own: the request's row counts it (runNativeLoop)
+  const caller = { ...searchCaller(ctx, req), log: undefined };
   let n = 0;
   // Each search is its own job and ledger row: both are keyed by a unique request id.
   const run: SearchRunner = (args, signal) => runSearch({ ...caller, requestId: `${req.id}.${args.kind}${++n}` }, args, signal);
@@ -137,6 +139,8 @@ export interface NativeLoopInput {
  * so it answers. At most NATIVE_MAX_SEARCHES searches and fetches together, and each tool's own
  * max_uses, re-runs of un-echoed results included (NativeBudget); a call past either gets an in-band
  * max_uses_exceeded result. A call of a client tool ends the loop (the client runs it).
+ * Each turn and search is a job with its own usage event (the billing) and no log row: the request's
+ * one row, written by the pod when the response closes, carries every turn's tokens and every search.
  */
 export async function runNativeLoop(ctx: AppContext, req: Request, res: Response, input: NativeLoopInput): Promise<NativeTranscript> {
   const abort = new AbortController();
@@ -189,6 +193,7 @@ export async function runNativeLoop(ctx: AppContext, req: Request, res: Response
         onChunk: collector ? (d) => collector.push(d) : undefined,
         jobId: turn === 0 ? undefined : `${req.id}.t${turn}`,
         laterTurn: turn > 0,
+        partOfRequest: true,
       });
       const c = collector ? collector.completion() : (result as CanonicalCompletion);
       const u = c.usage;
@@ -196,6 +201,7 @@ export async function runNativeLoop(ctx: AppContext, req: Request, res: Response
       t.usage.completion_tokens += u?.completion_tokens ?? 0;
       t.usage.prompt_tokens_details.cached_tokens += u?.prompt_tokens_details?.cached_tokens ?? 0;
       t.usage.total_tokens = t.usage.prompt_tokens + t.usage.completion_tokens;
+      addToRow(res, { inputTokens: u?.prompt_tokens, outputTokens: u?.completion_tokens, cachedTokens: u?.prompt_tokens_details?.cached_tokens });
       const choice = c.choices[0];
       const text = choice?.message.content ?? '';
       const calls = choice?.message.tool_calls ?? [];
@@ -213,7 +219,10 @@ export async function runNativeLoop(ctx: AppContext, req: Request, res: Response
         const args = inputOf(call);
         step({ type: 'call', id: call.id, kind, input: args });
         const r = await runNativeCall(input.rails, input.tools, kind, args, abort.signal);
-        if (r.outcome) t.requests[kind]++;
+        if (r.outcome) {
+          t.requests[kind]++;
+          addToRow(res, { units: { [kind === 'search' ? 'web_search_requests' : 'web_fetch_requests']: 1 } });
+        }
         const result: Extract<NativeStep, { type: 'result' }> = { type: 'result', id: call.id, kind, ...r };
         step(result);
         t.added.push({ role: 'tool', tool_call_id: call.id, content: resultText(result) });

@@ -10,7 +10,7 @@ import { insertUsage, type UsageRecord } from '../../../shared/metering/usage';
 import { appendRequestLog, appendUsage, OUTBOX_GROUP, outboxStats } from '../../../shared/metering/usage-outbox';
 import { UsageDrainer } from '../../../shared/metering/usage-drainer';
 import { usageSource } from '../../../shared/metering/usage-source';
-import { dayPartitions, dropExpiredPartitions, ensureDayPartitions } from '../../../shared/db/partitions';
+import { checkDefaultPartitions, dayPartitions, defaultPartitionRows, dropExpiredPartitions, ensureDayPartitions } from '../../../shared/db/partitions';
 import type { RequestLogEntry, RequestLogFields } from '../../../shared/metering/request-log';
 import { CLOCK_TASKS } from '../../../workers/cron/clock';
 import { addDays, utcDay } from '../../../shared/metering/rollups';
@@ -82,6 +82,23 @@ describe('partitioned usage_events and request_logs: retention and outages', () 
     await task!.run(env().redis);
     expect((await dayPartitions('request_logs')).map((p) => p.day)).to.include(ahead);
     expect((await dayPartitions('usage_events')).map((p) => p.day)).to.include(addDays(ahead, 1));
+  });
+
+  it('rows in a DEFAULT partition (a day without its own) are a gateway doctor warning until moved', async () => {
+    const requestId = `req_default_${crypto.randomBytes(6).toString('hex')}`;
+    const at = '2001-02-03T04:05:06Z';
+    const status = async () => (await checkDefaultPartitions()).find((c) => c.name === 'request_logs_default')!;
+    const before = (await defaultPartitionRows('request_logs')).rows;
+    await db().query(`INSERT INTO request_logs (created_at, request_id, org_id, route, dialect, model, status) VALUES (:at, :requestId, :org, '/v1/models', 'openai', '', 200)`,
+      { replacements: { at, requestId, org: crypto.randomUUID() } });
+    try {
+      const c = await status();
+      expect(c.status).to.equal('warn');
+      expect(c.detail).to.include(`${before + 1} row(s) from 2001-02-03`);
+    } finally {
+      await db().query('DELETE FROM request_logs_default WHERE request_id = :requestId', { replacements: { requestId } });
+    }
+    expect((await status()).status).to.equal(before ? 'warn' : 'ok');
   });
 
   it('Postgres away then back: usage and log rows are all written once, a replay writes nothing twice', async () => {
