@@ -115,7 +115,8 @@ export async function routeRequest(state: PoolState, job: ChatJob, signal: Abort
         const f = classify(err, signal);
         attempt.fail(f.class);
         attempt.end();
-        const settled = await state.settle(pick.lease, verdictOf(f.verdict), f.retryAfterMs).catch(() => undefined);
+        // an attempt that failed before its answer began used no tokens: its estimate leaves the deployment's tpm minute
+        const settled = await state.settle(pick.lease, verdictOf(f.verdict), f.retryAfterMs, delivered ? undefined : 0).catch(() => undefined);
         if (!f.retryable || delivered) {
           deploymentAttempts.inc({ ...labels, outcome: f.retryable ? 'failed' : 'rejected' });
           if (f.retryable) deploymentFailures.inc({ ...labels, class: f.class });
