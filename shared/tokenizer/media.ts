@@ -74,13 +74,12 @@ export function jsonWithoutMedia(value: unknown): { json: string; fixedTokens: n
   const plain = JSON.stringify(value ?? '');
   if (plain.length < SMALL_JSON) return { json: plain, fixedTokens: 0 };
   let fixedTokens = 0;
-  const seen = new WeakSet<object>();
   const json = JSON.stringify(value, (_key, v: unknown) => {
-    if (v && typeof v === 'object' && !Array.isArray(v) && !seen.has(v) && typeof (v as Obj).type === 'string') {
+    // the replacer sees the copy it returns only through its fields, so nothing is counted twice
+    if (v && typeof v === 'object' && !Array.isArray(v) && typeof (v as Obj).type === 'string') {
       const m = withoutPayload(v as Obj);
       if (m) {
         fixedTokens += m.tokens;
-        seen.add(m.part); // the copy is serialised next: not counted twice
         return m.part;
       }
     }

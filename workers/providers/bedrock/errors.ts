@@ -16,23 +16,23 @@ const CONNECT = /ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|socket hang up|EPIP
 export function bedrockFailure(err: unknown, signal: AbortSignal, callerKey = false, midStream = false): unknown {
   if (signal.aborted) return signal.reason;
   if (err instanceof ApiError) return err;
-  const mapped = mapFailure(err as SdkError, callerKey, midStream);
   const e = err as SdkError;
+  const header = Number(e?.$response?.headers?.['retry-after']);
+  const retryAfterS = Number.isFinite(header) && header > 0 ? header : undefined;
+  const mapped = mapFailure(e, callerKey, midStream, retryAfterS ?? 1);
   if (midStream || !(mapped instanceof ApiError)) return mapped;
   const status = e?.$metadata?.httpStatusCode;
-  const header = Number(e?.$response?.headers?.['retry-after']);
-  const retryAfterMs = Number.isFinite(header) && header > 0 ? header * 1000 : undefined;
+  const retryAfterMs = retryAfterS === undefined ? undefined : retryAfterS * 1000;
   // what the router reads: the throttling kinds as 429 (a quota refusal is a 400 AWS says to resubmit later), no connection as 0
   const routed = mapped.code === 'upstream_rate_limited' ? 429 : status ?? (mapped.code === 'upstream_unavailable' ? 0 : undefined);
   if (routed === undefined) return mapped;
   return noted(mapped, { status: routed, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
 }
 
-function mapFailure(e: SdkError, callerKey: boolean, midStream: boolean): unknown {
+/** The gateway's error for an SDK failure; `after`: the Retry-After seconds to answer (the upstream's, else 1). */
+function mapFailure(e: SdkError, callerKey: boolean, midStream: boolean, after: number): unknown {
   const status = e?.$metadata?.httpStatusCode;
   const msg = `${e?.name ?? 'Error'}: ${String(e?.message ?? '')}`.slice(0, 500);
-  const retryAfter = Number(e?.$response?.headers?.['retry-after']);
-  const after = Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : 1;
   switch (e?.name) {
     case 'ThrottlingException':
     case 'ModelNotReadyException':
