@@ -2,6 +2,7 @@ import { openaiApi, openaiEndpoint, type OpenAiEndpoint } from './api';
 import { presetAnswer, presetRequest } from './preset';
 import { fetchUpstream } from '../http';
 import { readSse } from '../sse';
+import { rewriteChunk } from './chunk-rewrite';
 import type { Emit, TokenUsage, UpstreamCall } from '../types';
 import { errors } from '../../../shared/errors/codes';
 import { ApiError } from '../../../shared/errors/ApiError';
@@ -105,9 +106,16 @@ export async function chatComplete(
   let usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
   let inlineUsage: { id?: unknown; created?: unknown; usage: unknown } | undefined;
   let streamedUsage: unknown;
+  // A plain content chunk goes on with only its model rewritten (chunk-rewrite.ts); a preset's answers are adapted in full.
+  const modelField = preset ? undefined : `"model":${JSON.stringify(publicModel)}`;
   for await (const ev of readSse(res.body, (e) => e.data.trim() === '[DONE]')) {
     const data = ev.data.trim();
     if (data === '[DONE]') break;
+    const rewritten = modelField && rewriteChunk(data, modelField, stream.includeUsage);
+    if (rewritten) {
+      stream.emit(rewritten);
+      continue;
+    }
     let chunk: Record<string, unknown>;
     try {
       chunk = JSON.parse(data) as Record<string, unknown>;
