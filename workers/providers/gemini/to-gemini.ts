@@ -1,7 +1,7 @@
 import { ApiError } from '../../../shared/errors/ApiError';
 import { refuseUntranslatable, unsupported } from './refuse';
 import { toolUse, type ToolUse } from '../tool-choice';
-import { signatureOf } from './call-ids';
+import { parseCallId } from './call-ids';
 
 type Part = Record<string, unknown>;
 type Content = { role: 'user' | 'model'; parts: Part[] };
@@ -63,10 +63,11 @@ function toolResponse(content: CMessage['content']): Record<string, unknown> {
 }
 
 /**
- * Canonical messages → systemInstruction + contents. Gemini has no call ids: a tool result finds
- * its call's function name through the tool_call_id of the assistant turn that made the call, and
- * answers go back in the calls' order. A call id minted from a thought signature gives that
- * signature back (Gemini 3 requires it on the function calls of the current turn).
+ * Canonical messages → systemInstruction + contents. A tool result finds its call's function name
+ * through the tool_call_id of the assistant turn that made the call, and answers go back in the calls'
+ * order. A call id that is not one the gateway minted (Gemini's `functionCall.id`) goes back as the
+ * call's `id` and its result's `functionResponse.id`; a thought signature carried in the id goes
+ * back on its call (Gemini 3 requires it on the function calls of the current turn).
  */
 function contents(messages: CMessage[]): { system?: Content; contents: Content[] } {
   const system: string[] = [];
@@ -85,13 +86,14 @@ function contents(messages: CMessage[]): { system?: Content; contents: Content[]
     else if (m.role === 'tool') {
       const name = names.get(String(m.tool_call_id));
       if (!name) throw new ApiError(400, 'invalid_request', `messages[${i}].tool_call_id does not match a tool call of an earlier assistant message.`, { param: `messages[${i}].tool_call_id` });
-      push('user', [{ functionResponse: { name, response: toolResponse(m.content) } }]);
+      const { upstreamId } = parseCallId(String(m.tool_call_id));
+      push('user', [{ functionResponse: { ...(upstreamId ? { id: upstreamId } : {}), name, response: toolResponse(m.content) } }]);
     } else if (m.role === 'assistant') {
       const parts = partsOf(m.content, field);
       for (const c of m.tool_calls ?? []) {
         names.set(c.id, c.function.name);
-        const sig = signatureOf(c.id);
-        parts.push({ functionCall: { name: c.function.name, args: parseArguments(c.function.arguments) }, ...(sig ? { thoughtSignature: sig } : {}) });
+        const { upstreamId, signature: sig } = parseCallId(c.id);
+        parts.push({ functionCall: { ...(upstreamId ? { id: upstreamId } : {}), name: c.function.name, args: parseArguments(c.function.arguments) }, ...(sig ? { thoughtSignature: sig } : {}) });
       }
       push('model', parts);
     } else throw new ApiError(400, 'invalid_request', `Message role '${m.role}' is not supported on this model.`);
