@@ -1,5 +1,5 @@
 import { ApiError } from '../../../shared/errors/ApiError';
-import { refuseUntranslatable, unsupported } from './refuse';
+import { refuseUntranslatable, THINKING_BUDGET, unsupported } from './refuse';
 import { toolUse, type ToolUse } from '../tool-choice';
 import { parseCallId } from './call-ids';
 
@@ -112,14 +112,6 @@ function toolConfig(choice: ToolUse<CTool>['choice']): Record<string, unknown> |
   return undefined;
 }
 
-/**
- * OpenAI-style reasoning effort → thinkingConfig, with the budgets Google's own OpenAI
- * compatibility layer uses (ai.google.dev/gemini-api/docs/openai#thinking); thoughts are asked for
- * so that they come back as reasoning content. `xhigh` (OpenAI) and `max` (Anthropic's effort) take
- * the highest of those budgets (the largest every 2.5 model accepts).
- */
-const THINKING_BUDGET: Record<string, number> = { none: 0, minimal: 1024, low: 1024, medium: 8192, high: 24576, xhigh: 24576, max: 24576 };
-
 function generationConfig(body: Record<string, unknown>): Record<string, unknown> {
   const g: Record<string, unknown> = {};
   const max = body.max_completion_tokens ?? body.max_tokens;
@@ -141,8 +133,7 @@ function generationConfig(body: Record<string, unknown>): Record<string, unknown
   }
   const effort = body.reasoning_effort;
   if (typeof effort === 'string') {
-    const budget = THINKING_BUDGET[effort];
-    if (budget === undefined) throw unsupported('reasoning_effort', `'${effort}' is not supported on this model.`);
+    const budget = THINKING_BUDGET[effort]; // a value without one was refused (refuseUntranslatable)
     g.thinkingConfig = budget === 0 ? { thinkingBudget: 0 } : { thinkingBudget: budget, includeThoughts: true };
   }
   return g;
@@ -161,8 +152,6 @@ export function canonicalToGemini(body: Record<string, unknown>): Record<string,
   if (system) out.systemInstruction = system;
   const tools = body.tools as CTool[] | undefined;
   if (tools?.length) {
-    const bad = tools.findIndex((t) => t.type !== 'function' || !t.function);
-    if (bad >= 0) throw unsupported(`tools[${bad}]`, `of type '${String(tools[bad].type)}' is not supported on this model.`);
     const use = toolUse(tools, body.tool_choice);
     out.tools = [
       {
