@@ -52,6 +52,8 @@ export interface Knobs {
   reasoning?: { field: 'reasoning' | 'reasoning_content'; text: string };
   /** Chat streams: usage rides on the finishing chunk whatever `stream_options` says (Mistral, Together, OpenRouter). */
   usageInLastChunk?: boolean;
+  /** Gemini: function calls carry an `id` (`functionCall.id`), as newer Gemini models send. */
+  callIds?: boolean;
   /** Chat and messages: fields added to `usage` (e.g. DeepSeek's `prompt_cache_hit_tokens`, Anthropic's `cache_read_input_tokens`). */
   usageExtra?: Record<string, unknown>;
 }

@@ -23,6 +23,8 @@ export interface AttemptLease {
   startedAt: number;
   /** Taken without Redis (a pool of one without limits): nothing to settle. */
   local?: boolean;
+  /** The deployment's single probe attempt: `hold` renews its probe lease too. */
+  probe?: boolean;
 }
 
 export type Verdict = 'up' | 'down' | 'none';
@@ -55,7 +57,7 @@ export class PoolState {
   constructor(redis: RedisClient, private readonly t: RoutingTunables) {
     redis.defineCommand('gwPickDeployment', { lua: PICK_DEPLOYMENT });
     redis.defineCommand('gwSettleDeployment', { numberOfKeys: 3, lua: SETTLE_DEPLOYMENT });
-    redis.defineCommand('gwRenewAttempt', { numberOfKeys: 1, lua: RENEW_ATTEMPT });
+    redis.defineCommand('gwRenewAttempt', { numberOfKeys: 2, lua: RENEW_ATTEMPT });
     this.cmd = redis as RedisClient & PoolCommands;
   }
 
@@ -78,7 +80,7 @@ export class PoolState {
     const r = await this.cmd.gwPickDeployment(k.length, ...k, member, this.t.inflightLeaseMs, estimatedTokens, rand(), rand(), this.t.probeLeaseMs, cooldowns ? 1 : 0, ...limits);
     if (r[0] === 1) {
       const index = r[1] - 1;
-      return { kind: 'picked', index, probe: r[2] === 1, lease: { poolId: step.poolId, deployment: step.deployments[index].name, member, minute, estimatedTokens, cooldowns, startedAt: Number(r[3]) } };
+      return { kind: 'picked', index, probe: r[2] === 1, lease: { poolId: step.poolId, deployment: step.deployments[index].name, member, minute, estimatedTokens, cooldowns, startedAt: Number(r[3]), probe: r[2] === 1 } };
     }
     return { kind: r[0] === 2 ? 'cooling' : 'limited', waitMs: Math.max(1, r[1]) };
   }
@@ -95,14 +97,19 @@ export class PoolState {
   /**
    * Keeps an attempt's in-flight entry alive while it runs (renewed every third of the lease, like
    * the job lock): a worker that dies mid-attempt stops counting toward the deployment's
-   * concurrency one lease later, not at the request's deadline. Returns the function that stops it.
+   * concurrency one lease later, not at the request's deadline. A probe's lease is renewed the same
+   * way (every third of the shorter lease): a probe that outlives its first lease keeps the deployment
+   * to itself, and a dead worker's probe lapses one probe lease later. Returns the function that stops it.
    */
   hold(lease: AttemptLease): () => void {
     if (lease.local) return () => undefined;
     const inflight = keys.poolDeployment(lease.poolId, lease.deployment, 'inflight');
+    const health = keys.poolDeployment(lease.poolId, lease.deployment, 'health');
+    const probeMs = lease.probe ? this.t.probeLeaseMs : 0;
+    const every = Math.min(this.t.inflightLeaseMs, probeMs || Infinity);
     const timer = setInterval(() => {
-      this.cmd.gwRenewAttempt(inflight, lease.member, this.t.inflightLeaseMs).catch(() => undefined);
-    }, Math.max(100, Math.floor(this.t.inflightLeaseMs / 3)));
+      this.cmd.gwRenewAttempt(inflight, health, lease.member, this.t.inflightLeaseMs, probeMs).catch(() => undefined);
+    }, Math.max(100, Math.floor(every / 3)));
     timer.unref();
     return () => clearInterval(timer);
   }

@@ -134,10 +134,13 @@ return {fails, cool}
 `;
 
 /**
- * renew-attempt-1
- * KEYS[1] in-flight zset  ARGV[1] attempt id  ARGV[2] lease (ms)
+ * renew-attempt-2
+ * KEYS[1] in-flight zset  KEYS[2] health hash  ARGV[1] attempt id  ARGV[2] lease (ms)
+ * ARGV[3] probe lease (ms; 0: the attempt is not a probe)
  * Moves a running attempt's expiry to now + lease (its worker is alive); an attempt already settled
- * or expired is not brought back. Returns 1 when renewed.
+ * or expired is not brought back. A probe that is still the deployment's probe (`prober`) has its
+ * probe lease moved to now + probe lease too, so a long probe keeps it and no second probe goes out.
+ * Returns 1 when renewed.
  */
 export const RENEW_ATTEMPT = `
 if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
@@ -146,5 +149,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local lease = tonumber(ARGV[2])
 redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
 if redis.call('PTTL', KEYS[1]) < lease + 60000 then redis.call('PEXPIRE', KEYS[1], lease + 60000) end
+local probe = tonumber(ARGV[3])
+if probe > 0 and redis.call('HGET', KEYS[2], 'prober') == ARGV[1] then redis.call('HSET', KEYS[2], 'probe', now + probe) end
 return 1
 `;

@@ -36,7 +36,7 @@ const KEY_LISTS: Record<string, () => string[][]> = {
   // a model pool: every deployment's health, in-flight set and minute counters (shared/routing/pool-state.ts)
   [PICK_DEPLOYMENT]: () => [['east', 'west', 'spare'].flatMap((d) => ['health', 'inflight', 'rpm:29000000', 'tpm:29000000'].map((w) => keys.poolDeployment(ORG, d, w)))],
   [SETTLE_DEPLOYMENT]: () => [['health', 'inflight', 'tpm:29000000'].map((w) => keys.poolDeployment(ORG, 'east', w))],
-  [RENEW_ATTEMPT]: () => [[keys.poolDeployment(ORG, 'east', 'inflight')]],
+  [RENEW_ATTEMPT]: () => [[keys.poolDeployment(ORG, 'east', 'inflight'), keys.poolDeployment(ORG, 'east', 'health')]],
   // a key's and its project's budget windows, its rpm/tpm minute, the org's reservations (shared/limits/limits.ts)
   [RESERVE_LIMITS]: () => [['kbud:k1:day:2026-11-25', 'pbud:p1:month:2026-11', 'rpm:k1:29000000', 'tpm:k1:29000000', 'res', 'resx'].map((w) => keys.limits(ORG, w))],
   [SETTLE_LIMITS]: () => [['res', 'resx', 'tpm:k1:29000000'].map((w) => keys.limits(ORG, w))],

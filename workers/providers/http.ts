@@ -31,6 +31,11 @@ export interface ErrorHints {
    * exist, a billing or region precondition): the operator's to fix, not the caller's.
    */
   misconfigured?: boolean;
+  /**
+   * The upstream's content filter refused the request (Azure's 400 `content_filter`): a policy block,
+   * not a malformed request. `detail` is what the upstream says of it, passed on to the caller.
+   */
+  contentFilter?: { detail?: Record<string, unknown> };
 }
 
 export type ErrorHintReader = (status: number, body: unknown) => ErrorHints;
@@ -190,7 +195,8 @@ async function readErrorAnswer(res: UpstreamResponse, reader?: ErrorHintReader):
 }
 
 /**
- * 400 `upstream_invalid_request`: the upstream refused the request (400, 404, 413, 422). Its status
+ * 400 `upstream_invalid_request`: the upstream refused the request (400, 404, 413, 422); 400
+ * `content_filter` when its content filter did (`ErrorHints.contentFilter`). Its status
  * is kept for adapters whose answer depends on it (a transcription backend's 404 is a model or
  * deployment the operator configured that it does not have, not the caller's file).
  */
@@ -198,8 +204,10 @@ export class UpstreamRefusal extends ApiError {
   constructor(
     readonly upstreamStatus: number,
     message: string,
+    code = 'upstream_invalid_request',
+    details?: Record<string, unknown>,
   ) {
-    super(400, 'upstream_invalid_request', message);
+    super(400, code, message, { details });
   }
 }
 
@@ -218,6 +226,8 @@ export function upstreamFailure(a: ErrorAnswer, callerKey: boolean): ApiError {
     return new ApiError(502, 'upstream_auth_failed', `Upstream refused the gateway's credential for this model (status ${status}); this is not about your API key.`);
   }
   if (a.hints.misconfigured) return errors.upstreamError(`The upstream is not set up to serve this model (status ${status}): ${msg}`);
+  // A content-filter block: 400 `content_filter` with the upstream's own message (the request is not malformed)
+  if (a.hints.contentFilter && status === 400) return new UpstreamRefusal(status, msg, 'content_filter', a.hints.contentFilter.detail);
   if (status === 400 || status === 404 || status === 413 || status === 422) {
     return new UpstreamRefusal(status, `Upstream rejected the request: ${msg}`);
   }

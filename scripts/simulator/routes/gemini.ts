@@ -7,7 +7,7 @@ import { countTokens, replyWords } from '../text';
 import { embedText } from '../vectors';
 import { SIM_EMBED_DIMENSIONS } from './embeddings';
 
-type Part = Record<string, unknown> & { text?: string; inlineData?: { mimeType?: string; data?: string }; functionCall?: { name: string; args?: unknown }; functionResponse?: { name: string; response?: { output?: unknown } }; thoughtSignature?: string };
+type Part = Record<string, unknown> & { text?: string; inlineData?: { mimeType?: string; data?: string }; functionCall?: { id?: string; name: string; args?: unknown }; functionResponse?: { id?: string; name: string; response?: { output?: unknown } }; thoughtSignature?: string };
 type Content = { role?: string; parts?: Part[] };
 
 /** The fields of a GenerateContentRequest (Gemini API reference); anything else is refused as the API does. */
@@ -112,7 +112,7 @@ export function geminiRoutes(knobs: KnobStore, log: RequestLog): Router {
     const thought = gen.thinkingConfig?.includeThoughts ? `Considering: ${lastText.slice(0, 80)}` : undefined;
     const parts: Part[] = [];
     if (thought) parts.push({ text: thought, thought: true });
-    if (tool) parts.push({ functionCall: { name: tool, args: { query: lastText.slice(0, 100) } }, thoughtSignature: crypto.randomBytes(24).toString('base64') });
+    if (tool) parts.push({ functionCall: { ...(k.callIds ? { id: crypto.randomBytes(6).toString('hex') } : {}), name: tool, args: { query: lastText.slice(0, 100) } }, thoughtSignature: crypto.randomBytes(24).toString('base64') });
     else words.forEach((w, i) => parts.push({ text: i === 0 ? w : ` ${w}` }));
     const promptTokens = countTokens(prompt) + 3 * contents.length;
     const cached = system && seenSystems.has(system) ? countTokens(system) : 0;

@@ -139,4 +139,24 @@ describe('model pools: catalog file, CLI and management API', () => {
     const deleted = await req('DELETE', `/providers/${provider.body.id}`);
     expect(deleted.status, deleted.text).to.equal(200);
   });
+
+  it('refuses to rename a provider that a pool deployment names (the same guard as delete); renames it once none does', async () => {
+    const req = (method: string, p: string, json?: unknown) => adminCall(admin.url, key, method, `/admin/v1${p}`, json);
+    const name = `named-${rnd()}`;
+    const provider = await req('POST', '/providers', { name, kind: 'openai', base_url: 'http://127.0.0.1:9/v1' });
+    expect(provider.status, provider.text).to.equal(201);
+    const a = simDeployment('a');
+    const model = await poolModel([a, { name: 'b', provider: name, upstream: 'b-1' }]);
+    const refused = await req('PATCH', `/providers/${provider.body.id}`, { name: `${name}-new` });
+    expect(refused.status, refused.text).to.equal(409);
+    expect(refused.body.error.code).to.equal('resource_in_use');
+    expect(refused.body.error.message).to.include(model);
+    expect((await req('GET', `/providers/${provider.body.id}`)).body.name, 'the name stays').to.equal(name);
+    expect((await req('PATCH', `/providers/${provider.body.id}`, { base_url: 'http://127.0.0.1:10/v1' })).status, 'other fields still change').to.equal(200);
+    const id = (await Model.findOne({ where: { publicId: model } }))!.id;
+    expect((await req('PATCH', `/inference-model-pools/${id}`, { deployments: [a] })).status).to.equal(200);
+    const renamed = await req('PATCH', `/providers/${provider.body.id}`, { name: `${name}-new` });
+    expect(renamed.status, renamed.text).to.equal(200);
+    expect(renamed.body.name).to.equal(`${name}-new`);
+  });
 });

@@ -31,6 +31,22 @@ describe('model pools: deployments of a kind that cannot express the request', (
     expect(hitsByUpstream().get(gm.upstream) ?? 0).to.equal(0);
   });
 
+  for (const [what, extra] of [
+    ['a tool of a type other than function', { tools: [{ type: 'custom', custom: { name: 'grep' } }] }],
+    ['a reasoning_effort without a Gemini thinking budget', { reasoning_effort: 'extreme' }],
+  ] as const) {
+    it(`serves ${what} (Gemini refuses it) from the OpenAI deployment of a mixed pool, every time`, async () => {
+      const oa = simDeployment('oa');
+      const model = await poolModel([oa, gm]);
+      const replies = await Promise.all(Array.from({ length: 12 }, () => chat(o.key, model, extra)));
+      for (const r of replies) {
+        expect(r.status, r.text).to.equal(200);
+        expect(r.headers.get('x-service-deployment')).to.equal('oa');
+      }
+      expect(hitsByUpstream().get(gm.upstream) ?? 0).to.equal(0);
+    });
+  }
+
   it('skips a fallback whose deployments all refuse the request: the primary’s failure is answered, not a 400', async () => {
     const down = simDeployment('down');
     const fallback = await poolModel([gm]);

@@ -114,6 +114,26 @@ describe('provider kind gemini', () => {
     expect(contents[2]).to.deep.equal({ role: 'user', parts: [{ functionResponse: { name: 'lookup', response: { output: 'bees: 12' } } }] });
   });
 
+  it("keeps Gemini's functionCall.id as the tool-call id (JSON and streamed) and sends it back in functionCall.id and functionResponse.id", async () => {
+    env().sim.knobs.set('sim-gemini-1', { callIds: true });
+    const client = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    const tools = [lookup] as OpenAI.Chat.ChatCompletionTool[];
+    const ask = [{ role: 'user' as const, content: 'use a tool for wasps' }];
+    const first = await client.chat.completions.create({ model: 'test-gemini', messages: ask, tools });
+    const tc = first.choices[0].message.tool_calls![0] as OpenAI.Chat.ChatCompletionMessageFunctionToolCall;
+    expect(tc.id, "Gemini's id, then the thought signature").to.match(/^[0-9a-f]{12}_sig_[A-Za-z0-9_-]+$/);
+    const geminiId = tc.id.split('_sig_')[0];
+    let streamedId = '';
+    for await (const c of await client.chat.completions.create({ model: 'test-gemini', stream: true, messages: ask, tools })) streamedId ||= c.choices[0]?.delta?.tool_calls?.[0]?.id ?? '';
+    expect(streamedId).to.match(/^[0-9a-f]{12}_sig_/).and.not.equal(tc.id);
+    const reply = await client.chat.completions.create({ model: 'test-gemini', tools, messages: [...ask, first.choices[0].message, { role: 'tool', tool_call_id: tc.id, content: 'wasps: 3' }] });
+    expect(reply.choices[0].message.content).to.include('wasps: 3');
+    const contents = (sent(2).body as { contents: Array<{ role: string; parts: Array<Record<string, any>> }> }).contents;
+    expect(contents[1].parts[0].functionCall).to.deep.equal({ id: geminiId, name: 'lookup', args: { query: 'use a tool for wasps' } });
+    expect(contents[1].parts[0].thoughtSignature).to.be.a('string');
+    expect(contents[2]).to.deep.equal({ role: 'user', parts: [{ functionResponse: { id: geminiId, name: 'lookup', response: { output: 'wasps: 3' } } }] });
+  });
+
   it('streams chat chunks: role first, text, a whole tool call, finish, the usage chunk; [DONE]', async () => {
     const s = await postSse('/v1/chat/completions', keyHeader(o.key), {
       model: 'test-gemini',
@@ -244,6 +264,7 @@ describe('provider kind gemini', () => {
       ['logit_bias', { logit_bias: { 42: 5 } }],
       ['parallel_tool_calls', { tools: [lookup], parallel_tool_calls: false }],
       ['tools[0]', { tools: [{ type: 'custom', custom: { name: 'x' } }] }],
+      ['reasoning_effort', { reasoning_effort: 'extreme' }],
       ['messages[0].content[0].image_url', { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] }] }],
     ] as const) {
       const r = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'test-gemini', messages: m, ...extra } });

@@ -1,5 +1,6 @@
 import type { OpenAiEndpoint } from '../openai/api';
 import { errors } from '../../../shared/errors/codes';
+import type { ErrorHints } from '../http';
 
 /** The resource endpoint without trailing slashes or a trailing `/openai` (both forms are pasted by operators). */
 function resourceRoot(baseUrl: string): string {
@@ -27,6 +28,22 @@ export const azureEndpoint: OpenAiEndpoint = {
     if (call.apiKey) h['api-key'] = call.apiKey;
     return h;
   },
-  // A 404 DeploymentNotFound is a deployment name the operator configured that the resource does not have.
-  errorHints: (_status, body) => ((body as { error?: { code?: unknown } } | null)?.error?.code === 'DeploymentNotFound' ? { misconfigured: true } : {}),
+  errorHints: azureErrorHints,
 };
+
+/**
+ * What Azure's error body says beyond its message. A 404 `DeploymentNotFound` is a deployment name the
+ * operator configured that the resource does not have. A 400 `content_filter` (its `innererror.code`
+ * `ResponsibleAIPolicyViolation`, with `content_filter_result` per category) is Azure's content filter
+ * refusing the prompt: its `innererror` goes to the caller as Azure wrote it (bounded in size).
+ */
+export function azureErrorHints(_status: number, body: unknown): ErrorHints {
+  const e = (body as { error?: { code?: unknown; innererror?: { code?: unknown } } } | null)?.error;
+  if (!e || typeof e !== 'object') return {};
+  if (e.code === 'DeploymentNotFound') return { misconfigured: true };
+  if (e.code === 'content_filter' || e.innererror?.code === 'ResponsibleAIPolicyViolation') {
+    const inner = e.innererror && typeof e.innererror === 'object' && JSON.stringify(e.innererror).length <= 8_192 ? e.innererror : undefined;
+    return { contentFilter: { detail: inner ? { innererror: inner } : undefined } };
+  }
+  return {};
+}

@@ -79,6 +79,7 @@ function conversation(messages: CMessage[], claude: boolean): { system: SystemCo
     } else if (m.role === 'user') push('user', blocksOf(m.content, claude));
     else if (m.role === 'tool') {
       toolBlocks = true;
+      // An empty result stays one blank text block: `content: []` is refused by some models (docs/providers/bedrock.md).
       push('user', [{ toolResult: { toolUseId: String(m.tool_call_id), content: [{ text: textOf(m.content) }] } }]);
     } else if (m.role === 'assistant') {
       const blocks = blocksOf(m.content, claude);

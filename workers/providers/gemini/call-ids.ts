@@ -1,23 +1,32 @@
 import crypto from 'crypto';
 
 const SIG = '_sig_';
+const MINTED = /^call_[0-9a-f]{18}$/;
+/** A Gemini `functionCall.id` kept as the tool-call id: within the tool-id alphabet of every dialect. */
+const KEEPABLE = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
- * Tool-call ids for Gemini function calls, which carry none the callers can rely on. The id is
- * fresh per call; when the call came with a thought signature (Gemini 3 returns one on the first
- * function call of a turn and refuses the next request without it), the signature rides in the id
+ * Tool-call ids for Gemini function calls. Gemini's own `functionCall.id`, when it sends one, is the
+ * id (it goes back as the call's and its result's `id`); without one the id is fresh, `call_<18 hex>`.
+ * When the call came with a thought signature (Gemini 3 returns one on the first function call of a
+ * turn and refuses the next request without it), the signature rides in the id after `_sig_`
  * (base64url, so it stays within `[A-Za-z0-9_-]`) and goes back with the call on the next turn.
  */
-export function callId(thoughtSignature?: unknown): string {
-  const id = `call_${crypto.randomBytes(9).toString('hex')}`;
+export function callId(thoughtSignature?: unknown, upstreamId?: unknown): string {
+  const keep = typeof upstreamId === 'string' && KEEPABLE.test(upstreamId) && !upstreamId.includes(SIG) && !MINTED.test(upstreamId);
+  const id = keep ? upstreamId : `call_${crypto.randomBytes(9).toString('hex')}`;
   if (typeof thoughtSignature !== 'string' || !thoughtSignature) return id;
   return `${id}${SIG}${Buffer.from(thoughtSignature, 'base64').toString('base64url')}`;
 }
 
-/** The thought signature a call id carries (standard base64, as the API sends it), if any. */
-export function signatureOf(id: string): string | undefined {
+/**
+ * What a tool-call id carries back to Gemini: the call's own `id` (any id but one the gateway minted,
+ * so Gemini's, or a caller's own) and the thought signature (standard base64, as the API sends it).
+ */
+export function parseCallId(id: string): { upstreamId?: string; signature?: string } {
   const at = id.indexOf(SIG);
-  if (!id.startsWith('call_') || at < 0) return undefined;
-  const b = id.slice(at + SIG.length);
-  return /^[A-Za-z0-9_-]+$/.test(b) ? Buffer.from(b, 'base64url').toString('base64') : undefined;
+  const head = at < 0 ? id : id.slice(0, at);
+  const b = at < 0 ? '' : id.slice(at + SIG.length);
+  const signature = b && /^[A-Za-z0-9_-]+$/.test(b) ? Buffer.from(b, 'base64url').toString('base64') : undefined;
+  return { upstreamId: head && !MINTED.test(head) ? head : undefined, signature };
 }

@@ -1,6 +1,6 @@
 import { callId } from './call-ids';
 
-type Part = Record<string, unknown> & { text?: string; thought?: boolean; thoughtSignature?: string; functionCall?: { name?: string; args?: unknown } };
+type Part = Record<string, unknown> & { text?: string; thought?: boolean; thoughtSignature?: string; functionCall?: { id?: string; name?: string; args?: unknown } };
 export type GeminiResponse = {
   candidates?: Array<{ content?: { parts?: Part[] }; finishReason?: string }>;
   promptFeedback?: { blockReason?: string };
@@ -43,9 +43,9 @@ export function chatUsage(u: GeminiUsage | undefined) {
   };
 }
 
-/** One function call part → a canonical tool call with a fresh id. */
+/** One function call part → a canonical tool call: Gemini's `functionCall.id` when it sent one, else a fresh id. */
 export function toolCall(p: Part): { id: string; type: 'function'; function: { name: string; arguments: string } } {
-  return { id: callId(p.thoughtSignature), type: 'function', function: { name: String(p.functionCall!.name ?? ''), arguments: JSON.stringify(p.functionCall!.args ?? {}) } };
+  return { id: callId(p.thoughtSignature, p.functionCall!.id), type: 'function', function: { name: String(p.functionCall!.name ?? ''), arguments: JSON.stringify(p.functionCall!.args ?? {}) } };
 }
 
 /** The first candidate's parts split into answer text, thought text and function calls. */

@@ -8,8 +8,17 @@ export function unsupported(param: string, why: string): ApiError {
 const set = (v: unknown) => v !== undefined && v !== null;
 
 /**
+ * OpenAI-style reasoning effort → thinkingConfig, with the budgets Google's own OpenAI
+ * compatibility layer uses (ai.google.dev/gemini-api/docs/openai#thinking); thoughts are asked for
+ * so that they come back as reasoning content. `xhigh` (OpenAI) and `max` (Anthropic's effort) take
+ * the highest of those budgets (the largest every 2.5 model accepts).
+ */
+export const THINKING_BUDGET: Record<string, number> = { none: 0, minimal: 1024, low: 1024, medium: 8192, high: 24576, xhigh: 24576, max: 24576 };
+
+/**
  * Canonical fields that would change the answer and that the Gemini API has no counterpart for (or
- * that the adapter does not translate): refused, never dropped. Hints that only tune an upstream
+ * that the adapter does not translate): refused, never dropped. The routing of mixed pools asks the
+ * same question (api/dispatch/route.ts), so every refusal that depends on the request alone is here. Hints that only tune an upstream
  * (`user`, `store`, `metadata`, `service_tier`, `prompt_cache_key`, `safety_identifier`) have no
  * effect here (docs/providers/gemini.md).
  */
@@ -25,4 +34,10 @@ export function refuseUntranslatable(body: Record<string, unknown>): void {
   if (set(body.functions) || set(body.function_call)) throw unsupported(set(body.functions) ? 'functions' : 'function_call', 'is not supported on this model: use `tools`.');
   const rf = body.response_format as { type?: string } | undefined;
   if (rf && rf.type !== 'text' && rf.type !== 'json_object' && rf.type !== 'json_schema') throw unsupported('response_format', `type '${String(rf.type)}' is not supported on this model.`);
+  const effort = body.reasoning_effort;
+  if (typeof effort === 'string' && !Object.hasOwn(THINKING_BUDGET, effort)) throw unsupported('reasoning_effort', `'${effort}' is not supported on this model.`);
+  // only function tools have a Gemini form (functionDeclarations)
+  const tools = Array.isArray(body.tools) ? (body.tools as Array<{ type?: unknown; function?: unknown } | null>) : [];
+  const bad = tools.findIndex((t) => t?.type !== 'function' || !t.function);
+  if (bad >= 0) throw unsupported(`tools[${bad}]`, `of type '${String(tools[bad]?.type)}' is not supported on this model.`);
 }

@@ -1,7 +1,7 @@
 import { ApiError } from '../../../shared/errors/ApiError';
-import { refuseUntranslatable, unsupported } from './refuse';
+import { refuseUntranslatable, THINKING_BUDGET, unsupported } from './refuse';
 import { toolUse, type ToolUse } from '../tool-choice';
-import { signatureOf } from './call-ids';
+import { parseCallId } from './call-ids';
 
 type Part = Record<string, unknown>;
 type Content = { role: 'user' | 'model'; parts: Part[] };
@@ -63,10 +63,11 @@ function toolResponse(content: CMessage['content']): Record<string, unknown> {
 }
 
 /**
- * Canonical messages → systemInstruction + contents. Gemini has no call ids: a tool result finds
- * its call's function name through the tool_call_id of the assistant turn that made the call, and
- * answers go back in the calls' order. A call id minted from a thought signature gives that
- * signature back (Gemini 3 requires it on the function calls of the current turn).
+ * Canonical messages → systemInstruction + contents. A tool result finds its call's function name
+ * through the tool_call_id of the assistant turn that made the call, and answers go back in the calls'
+ * order. A call id that is not one the gateway minted (Gemini's `functionCall.id`) goes back as the
+ * call's `id` and its result's `functionResponse.id`; a thought signature carried in the id goes
+ * back on its call (Gemini 3 requires it on the function calls of the current turn).
  */
 function contents(messages: CMessage[]): { system?: Content; contents: Content[] } {
   const system: string[] = [];
@@ -85,13 +86,14 @@ function contents(messages: CMessage[]): { system?: Content; contents: Content[]
     else if (m.role === 'tool') {
       const name = names.get(String(m.tool_call_id));
       if (!name) throw new ApiError(400, 'invalid_request', `messages[${i}].tool_call_id does not match a tool call of an earlier assistant message.`, { param: `messages[${i}].tool_call_id` });
-      push('user', [{ functionResponse: { name, response: toolResponse(m.content) } }]);
+      const { upstreamId } = parseCallId(String(m.tool_call_id));
+      push('user', [{ functionResponse: { ...(upstreamId ? { id: upstreamId } : {}), name, response: toolResponse(m.content) } }]);
     } else if (m.role === 'assistant') {
       const parts = partsOf(m.content, field);
       for (const c of m.tool_calls ?? []) {
         names.set(c.id, c.function.name);
-        const sig = signatureOf(c.id);
-        parts.push({ functionCall: { name: c.function.name, args: parseArguments(c.function.arguments) }, ...(sig ? { thoughtSignature: sig } : {}) });
+        const { upstreamId, signature: sig } = parseCallId(c.id);
+        parts.push({ functionCall: { ...(upstreamId ? { id: upstreamId } : {}), name: c.function.name, args: parseArguments(c.function.arguments) }, ...(sig ? { thoughtSignature: sig } : {}) });
       }
       push('model', parts);
     } else throw new ApiError(400, 'invalid_request', `Message role '${m.role}' is not supported on this model.`);
@@ -109,14 +111,6 @@ function toolConfig(choice: ToolUse<CTool>['choice']): Record<string, unknown> |
   if (choice) return { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: [choice.named] } };
   return undefined;
 }
-
-/**
- * OpenAI-style reasoning effort → thinkingConfig, with the budgets Google's own OpenAI
- * compatibility layer uses (ai.google.dev/gemini-api/docs/openai#thinking); thoughts are asked for
- * so that they come back as reasoning content. `xhigh` (OpenAI) and `max` (Anthropic's effort) take
- * the highest of those budgets (the largest every 2.5 model accepts).
- */
-const THINKING_BUDGET: Record<string, number> = { none: 0, minimal: 1024, low: 1024, medium: 8192, high: 24576, xhigh: 24576, max: 24576 };
 
 function generationConfig(body: Record<string, unknown>): Record<string, unknown> {
   const g: Record<string, unknown> = {};
@@ -139,8 +133,7 @@ function generationConfig(body: Record<string, unknown>): Record<string, unknown
   }
   const effort = body.reasoning_effort;
   if (typeof effort === 'string') {
-    const budget = THINKING_BUDGET[effort];
-    if (budget === undefined) throw unsupported('reasoning_effort', `'${effort}' is not supported on this model.`);
+    const budget = THINKING_BUDGET[effort]; // a value without one was refused (refuseUntranslatable)
     g.thinkingConfig = budget === 0 ? { thinkingBudget: 0 } : { thinkingBudget: budget, includeThoughts: true };
   }
   return g;
@@ -159,8 +152,6 @@ export function canonicalToGemini(body: Record<string, unknown>): Record<string,
   if (system) out.systemInstruction = system;
   const tools = body.tools as CTool[] | undefined;
   if (tools?.length) {
-    const bad = tools.findIndex((t) => t.type !== 'function' || !t.function);
-    if (bad >= 0) throw unsupported(`tools[${bad}]`, `of type '${String(tools[bad].type)}' is not supported on this model.`);
     const use = toolUse(tools, body.tool_choice);
     out.tools = [
       {

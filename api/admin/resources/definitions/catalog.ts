@@ -1,5 +1,4 @@
 import Joi from 'joi';
-import { Op } from 'sequelize';
 import { Model, PlatformCredential, Provider, TokenizerProfile } from '../../../../shared/db/models';
 import { encrypt } from '../../../../shared/crypto';
 import { PROVIDER_KINDS, type ProviderSettings } from '../../../../shared/db/models/Provider';
@@ -7,6 +6,7 @@ import { PRESET_NAMES, presetOf } from '../../../../shared/catalog/presets';
 import { ApiError } from '../../../../shared/errors/ApiError';
 import { poolFields, syncPool } from './pools';
 import { checkTokenizer, ENCODINGS } from '../../../../shared/catalog/catalog-ops';
+import { assertProviderUnused } from '../../../../shared/catalog/provider-users';
 
 export { ENCODINGS };
 import { errors } from '../../../../shared/errors/codes';
@@ -38,16 +38,11 @@ export const providers: ResourceDef = {
     if (!(values.baseUrl ?? row?.get('baseUrl'))) throw invalid('base_url', '`base_url` is required unless `settings.preset` names a service with a known URL.');
     if (kind === 'azure' && !settings.api_version) throw invalid('settings.api_version', 'An azure provider needs `settings.api_version` (a dated version such as 2024-10-21, or v1).');
     if (settings.preset && kind !== 'openai') throw invalid('settings.preset', '`settings.preset` applies to providers of kind openai only.');
+    if (row && values.name !== undefined && values.name !== row.get('name')) await assertProviderUnused(row.get('name') as string, 'rename');
   },
-  // A deployment names its provider by name (no foreign key): deleting one a pool still names would
-  // silently take that deployment out of routing while its pool and live state still list it.
+  // Deployments name their provider by name: one a pool still names is neither deleted nor renamed.
   destroy: async (row) => {
-    const name = row.get('name') as string;
-    const users = await Model.findAll({ where: { deployments: { [Op.contains]: [{ provider: name }] as never } }, attributes: ['publicId'], order: [['publicId', 'ASC']] });
-    if (users.length) {
-      const ids = users.map((m) => `'${m.publicId}'`);
-      throw new ApiError(409, 'resource_in_use', `Deployments of ${ids.length > 5 ? `${ids.slice(0, 5).join(', ')} and ${ids.length - 5} more` : ids.join(', ')} name the provider '${name}'; remove or move them first.`);
-    }
+    await assertProviderUnused(row.get('name') as string, 'delete');
     await row.destroy();
   },
 };
