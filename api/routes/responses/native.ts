@@ -59,7 +59,7 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
     if (!sse.isStarted) throw err;
     const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The stream failed.');
     sse.failed(e);
-    sse.send(JSON.stringify(w.error(e.code, e.message)), 'error');
+    send(w.failed(e));
     sse.end();
   }
 }

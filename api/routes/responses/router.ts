@@ -54,8 +54,8 @@ function createHandler(ctx: AppContext) {
       if (!sse.isStarted) throw err;
       const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The stream failed.');
       sse.failed(e);
-      // Headers are out: the Responses stream reports failures as an `error` event.
-      sse.send(JSON.stringify(t.error(e.code, e.message)), 'error');
+      // Headers are out: the Responses stream ends with response.failed, as OpenAI's does.
+      send(t.failed(e));
       sse.end();
     }
   };
