@@ -73,6 +73,17 @@ describe('stored responses: input items and delete', () => {
       expect(bad.status, q).to.equal(400);
       expect(bad.body.error).to.include({ type: 'invalid_request_error', param });
     }
+    for (const id of ['%00', '%ED%A0%80', 'x'.repeat(300), '..%2F..']) {
+      for (const [method, path] of [['GET', `/v1/responses/${id}/input_items`], ['DELETE', `/v1/responses/${id}`]] as const) {
+        const odd = await call(method, path, { headers: h });
+        expect(odd.status, `${method} ${path}`).to.be.oneOf([400, 404]);
+        expect(odd.text).not.to.match(/\bat .+\.js:\d+/);
+      }
+    }
+    for (const q of ['after=%00', 'before=%ED%A0%80', `after=${'y'.repeat(5000)}`, 'limit=1e2', 'order[]=asc']) {
+      const odd = await call('GET', `/v1/responses/${r.id}/input_items?${q}`, { headers: h });
+      expect(odd.status, q).to.be.oneOf([200, 400]);
+    }
     const unstored = await client.responses.create({ model: 'sim-chat', input: 'x', store: false });
     const other = await buildOrg(env().redis);
     const foreign = new OpenAI({ apiKey: other.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
