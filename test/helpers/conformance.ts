@@ -127,13 +127,14 @@ export function expectAnthropic(def: string, value: unknown): void {
  */
 
 /**
- * `user: null` always, and `usage: null` while a streamed response is in progress: the document's own
- * Response examples send both, its schema types them as a string and an object only.
+ * `user: null` always, and `usage: null` while a streamed response is in progress or when it failed:
+ * the document's own Response examples (response.in_progress, response.failed) send both, its schema
+ * types them as a string and an object only.
  */
 export function withoutNullUser<T>(response: T): T {
   const r = { ...(response as Record<string, unknown>) };
   if (r.user === null) delete r.user;
-  if (r.usage === null && r.status === 'in_progress') delete r.usage;
+  if (r.usage === null && (r.status === 'in_progress' || r.status === 'failed')) delete r.usage;
   return r as T;
 }
 

@@ -1,10 +1,11 @@
-import { responseObject, type ResponseFrame } from './response';
+import type { ApiError } from '../../../shared/errors/ApiError';
+import { failedResponse, responseObject, type OutputItem, type ResponseFrame } from './response';
 
 export type ResponsesEvent = { type: string; sequence_number: number } & Record<string, unknown>;
 
 /**
  * What every Responses event stream shares: the sequence numbers, the opening response.created and
- * response.in_progress pair (sent once), and the in-band `error` event. The plain translator
+ * response.in_progress pair (sent once), and the `response.failed` end of a stream that failed. The plain translator
  * (stream.ts) and the native-search stream (native-stream.ts) each add their output items.
  */
 export abstract class ResponsesEventWriter {
@@ -38,8 +39,19 @@ export abstract class ResponsesEventWriter {
     }
   }
 
-  /** The in-band `error` event for a failure after the stream started. */
-  error(code: string, message: string): ResponsesEvent {
-    return { type: 'error', sequence_number: this.seq++, code, message, param: null };
+  /** The output items produced so far, for the Response of a failed stream. */
+  protected abstract partialOutput(): OutputItem[];
+
+  /**
+   * The end of a stream that failed after it started: `response.failed` carrying the Response with
+   * `status: "failed"` and its `error` (response.created and in_progress first if nothing was sent).
+   * No `error` event: the official SDK's ResponseStream ends at an `error` event and would never
+   * read the `response.failed` after it (docs/dialects.md).
+   */
+  failed(e: ApiError): ResponsesEvent[] {
+    const out: ResponsesEvent[] = [];
+    this.start(out);
+    this.ev(out, 'response.failed', { response: failedResponse(this.frame, this.partialOutput(), e.status, e.message) });
+    return out;
   }
 }

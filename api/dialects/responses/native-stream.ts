@@ -84,6 +84,10 @@ export class NativeResponsesStream extends ResponsesEventWriter {
   }
 
 
+  protected partialOutput(): OutputItem[] {
+    return [...this.output];
+  }
+
   /** The closing event and the final Response object. */
   end(t: NativeTranscript): { events: ResponsesEvent[]; response: Record<string, unknown> } {
     const out: ResponsesEvent[] = [];

@@ -71,6 +71,17 @@ function echoedTool(t: Record<string, unknown>): Record<string, unknown> {
   return t.type === 'function' ? { ...t, strict: t.strict ?? null, parameters: t.parameters ?? null } : t;
 }
 
+/**
+ * The Response of a stream that failed after it started, as OpenAI's `response.failed` carries it:
+ * `status: "failed"`, `completed_at` and `usage` null (the document's example), `error` with a code
+ * of OpenAI's ResponseErrorCode (`rate_limit_exceeded` for a 429, `server_error` otherwise) and the
+ * gateway's message. `output` holds what was produced before the failure.
+ */
+export function failedResponse(f: ResponseFrame, output: OutputItem[], status: number, message: string): Record<string, unknown> {
+  const code = status === 429 ? 'rate_limit_exceeded' : 'server_error';
+  return { ...responseObject(f, output, 'in_progress', null), status: 'failed', error: { code, message } };
+}
+
 /** An `output_text` content part; the API always sends `logprobs` (empty unless asked for). */
 export function outputText(text: string, annotations: unknown[] = []): Record<string, unknown> {
   return { type: 'output_text', text, annotations, logprobs: [] };

@@ -15,7 +15,8 @@ type Open =
  * output_text.delta..., output_text.done, content_part.done; a refusal (`delta.refusal`) is a
  * part of its own with refusal.delta... and refusal.done; or function_call_arguments.delta...,
  * function_call_arguments.done) and output_item.done, and finally response.completed (or
- * response.incomplete when the output was cut short). Every event carries a sequence_number.
+ * response.incomplete when the output was cut short; response.failed when the stream failed).
+ * Every event carries a sequence_number.
  */
 export class ResponsesStreamTranslator extends ResponsesEventWriter {
   private open: Open | undefined;
@@ -110,6 +111,14 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
     return out;
   }
 
+
+  /** The items done so far and the open one, `incomplete` (it was cut by the failure). */
+  protected partialOutput(): OutputItem[] {
+    const o = this.open;
+    if (!o) return [...this.output];
+    const cut = o.kind === 'message' ? messageItem(o.id, o.parts, 'incomplete') : functionCallItem(o.id, o.call, 'incomplete', this.frame.req);
+    return [...this.output, cut];
+  }
 
   end(): ResponsesEvent[] {
     const out: ResponsesEvent[] = [];

@@ -76,9 +76,17 @@ async function list(req: Request, res: Response): Promise<void> {
   res.json({ data, has_more: rows.length > limit, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null });
 }
 
+/**
+ * `canceling` at once (again: the batch as it is). Anthropic's document: "Batches may be canceled
+ * any time before processing ends"; an ended batch is 400 invalid_request_error (the type Anthropic
+ * gives 4xx it does not name), as deleting one still processing is.
+ */
 async function cancel(req: Request, res: Response): Promise<void> {
   const b = await owned(req);
-  await store.transition(b.id, ['in_progress'], 'cancelling');
+  if (!(await store.transition(b.id, ['in_progress'], 'cancelling'))) {
+    const now = (await store.batchById(b.id))!;
+    if (isEnded(now)) throw new ApiError(400, 'batch_not_cancellable', `Message Batch ${b.id} has ended; only a batch still processing can be canceled.`);
+  }
   await answer(req, res, (await store.batchById(b.id))!);
 }
 

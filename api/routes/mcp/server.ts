@@ -33,12 +33,36 @@ import { logFailedCall, logState } from '../../middleware/request-log';
 const validator = new AjvJsonSchemaValidator();
 
 /**
- * `tools/call` as the SDK's protocol layer sees it: only the method. The SDK parses a request with
- * the handler's schema before its own tools/call check, and answers a parse failure -32603 (Internal
- * error); with this schema malformed params (arguments not an object, no tool name) reach that check,
- * which answers -32602 (Invalid params), as the MCP spec asks.
+ * Why a `tools/call` request does not satisfy the CallToolRequest schema (the MCP spec, tools, *Error
+ * handling*: a protocol error, -32602), in words of its own; undefined when it does. Argument values
+ * the tool refuses are tool errors (`isError`), answered by the tool.
  */
-const ToolsCallMethod = CallToolRequestSchema.pick({ method: true }).loose();
+function malformedCall(request: unknown): string | undefined {
+  const parsed = CallToolRequestSchema.safeParse(request);
+  if (parsed.success) return undefined;
+  const params = (request as { params?: unknown }).params;
+  if (!params || typeof params !== 'object' || Array.isArray(params)) return 'tools/call needs `params` with the `name` of the tool to call.';
+  const p = params as Record<string, unknown>;
+  if (typeof p.name !== 'string') return '`params.name` must be a string, the name of the tool to call.';
+  if ('arguments' in p && (!p.arguments || typeof p.arguments !== 'object' || Array.isArray(p.arguments))) return "`params.arguments` must be an object holding the tool's arguments.";
+  const issue = parsed.error.issues[0];
+  return `Invalid tools/call params: \`${issue.path.join('.')}\`: ${issue.message}.`;
+}
+
+/**
+ * `tools/call` as the SDK's protocol layer sees it: the method, and a refinement that refuses a
+ * malformed request with -32602 and a message of ours. The SDK parses a request with the handler's
+ * schema before its own tools/call check; that check answers McpError's message as it is, "MCP error
+ * -32602: Invalid tools/call request: " and zod's issues as JSON, and a schema failure would be -32603
+ * (Internal error). An exception thrown in a zod refinement leaves `parse` as it is, so the SDK
+ * answers this one's code and message (`search/mcp.test.ts` holds it to that).
+ */
+const ToolsCallMethod = CallToolRequestSchema.pick({ method: true })
+  .loose()
+  .superRefine((request) => {
+    const why = malformedCall(request);
+    if (why) throw invalidParams(why);
+  });
 
 /**
  * A JSON-RPC -32602 whose message is the given text: McpError prefixes its message ("MCP error

@@ -39,7 +39,7 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
   if (body.stream !== true) {
     const t = await runNativeLoop(ctx, req, res, loop);
     const response = responseObject(frame, transcriptOutput(t, rails.orgId, body), t.finish ?? 'stop', t.usage);
-    if (store) await storeResponse(req, response, [...history, ...turn, ...t.added]);
+    if (store) await storeResponse(req, response, [...history, ...turn, ...t.added], body.input);
     res.json(response);
     return;
   }
@@ -51,7 +51,7 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
   try {
     const t = await runNativeLoop(ctx, req, res, { ...loop, onStep: (s) => send(w.push(s)), onText: (d) => send(w.text(d)) });
     const { events, response } = w.end(t);
-    if (store) await storeResponse(req, response, [...history, ...turn, ...t.added]);
+    if (store) await storeResponse(req, response, [...history, ...turn, ...t.added], body.input);
     send(events);
     sse.end();
   } catch (err) {
@@ -59,7 +59,7 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
     if (!sse.isStarted) throw err;
     const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The stream failed.');
     sse.failed(e);
-    sse.send(JSON.stringify(w.error(e.code, e.message)), 'error');
+    send(w.failed(e));
     sse.end();
   }
 }

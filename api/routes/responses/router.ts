@@ -15,6 +15,7 @@ import { ResponsesStreamTranslator } from '../../dialects/responses/stream';
 import { forModel, type CanonicalChunk, type CanonicalCompletion } from '../../dialects/canonical';
 import { responsesNativeTools } from '../../dialects/responses/native';
 import { answerNative } from './native';
+import { deleteResponse, listInputItems } from './input-items';
 
 function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
@@ -33,7 +34,7 @@ function createHandler(ctx: AppContext) {
     if (!stream) {
       const result = (await dispatchChat(ctx, req, res, common)) as CanonicalCompletion;
       const { response, assistant } = canonicalToResponse(result, frame);
-      if (store) await storeResponse(req, response, [...history, ...turn, assistant]);
+      if (store) await storeResponse(req, response, [...history, ...turn, assistant], body.input);
       res.json(response);
       return;
     }
@@ -46,7 +47,7 @@ function createHandler(ctx: AppContext) {
       await dispatchChat(ctx, req, res, { ...common, onChunk: (d) => send(t.push(JSON.parse(d) as CanonicalChunk)) });
       const closing = t.end();
       // Stored before the client sees response.completed, so an immediate follow-up finds it.
-      if (store) await storeResponse(req, t.final!.response, [...history, ...turn, t.final!.assistant]);
+      if (store) await storeResponse(req, t.final!.response, [...history, ...turn, t.final!.assistant], body.input);
       send(closing);
       sse.end();
     } catch (err) {
@@ -54,14 +55,17 @@ function createHandler(ctx: AppContext) {
       if (!sse.isStarted) throw err;
       const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The stream failed.');
       sse.failed(e);
-      // Headers are out: the Responses stream reports failures as an `error` event.
-      sse.send(JSON.stringify(t.error(e.code, e.message)), 'error');
+      // Headers are out: the Responses stream ends with response.failed, as OpenAI's does.
+      send(t.failed(e));
       sse.end();
     }
   };
 }
 
-/** The responses dialect: `POST /v1/responses` (also at `/responses`) and `GET /v1/responses/{id}`. */
+/**
+ * The responses dialect: `POST /v1/responses` (also at `/responses`), `GET` and `DELETE
+ * /v1/responses/{id}`, `GET /v1/responses/{id}/input_items`.
+ */
 export function responsesRouter(ctx: AppContext): Router {
   const r = Router();
   for (const path of ['/v1/responses', '/responses']) only(r, path, { post: [requireJson, createHandler(ctx)] });
@@ -69,6 +73,8 @@ export function responsesRouter(ctx: AppContext): Router {
     get: async (req, res) => {
       res.json((await findStored(req, String(req.params.id))).response);
     },
+    delete: deleteResponse,
   });
+  only(r, '/v1/responses/:id/input_items', { get: listInputItems });
   return r;
 }

@@ -3,7 +3,8 @@ import { DataTypes, Model as SModel, Sequelize, InferAttributes, InferCreationAt
 /**
  * A response of the responses dialect, kept so that a follow-up can name it in
  * `previous_response_id`. `conversation` is the canonical chat history up to and including this
- * response's assistant turn (instructions excluded); it is only ever read by the owning org.
+ * response's assistant turn (instructions excluded); `inputItems` the request's input items, each
+ * with an id (input_items list). Only ever read by the owning org.
  */
 export class StoredResponse extends SModel<InferAttributes<StoredResponse>, InferCreationAttributes<StoredResponse>> {
   declare id: string;
@@ -13,6 +14,7 @@ export class StoredResponse extends SModel<InferAttributes<StoredResponse>, Infe
   declare model: string;
   declare conversation: unknown[];
   declare response: Record<string, unknown>;
+  declare inputItems: CreationOptional<Array<Record<string, unknown>>>;
   declare createdAt: CreationOptional<Date>;
 
   static initModel(sequelize: Sequelize): void {
@@ -25,6 +27,7 @@ export class StoredResponse extends SModel<InferAttributes<StoredResponse>, Infe
         model: { type: DataTypes.STRING, allowNull: false },
         conversation: { type: DataTypes.JSONB, allowNull: false, defaultValue: [] },
         response: { type: DataTypes.JSONB, allowNull: false },
+        inputItems: { type: DataTypes.JSONB, allowNull: false, defaultValue: [] },
         createdAt: DataTypes.DATE,
       },
       { sequelize, tableName: 'stored_responses', updatedAt: false },

@@ -128,6 +128,13 @@ describe('Anthropic Message Batches with the official client', function () {
     expect(n.canceled).to.be.greaterThan(0);
     const rs = await results(s.anthropic, b.id);
     expect(rs.filter((r) => r.result.type === 'canceled')).to.have.length(n.canceled);
+
+    // Anthropic: "Batches may be canceled any time before processing ends". An ended batch is refused, unchanged.
+    const again = await s.anthropic.messages.batches.cancel(b.id).catch((e: unknown) => e);
+    expect(again).to.be.instanceOf(Anthropic.BadRequestError);
+    const err = (again as InstanceType<typeof Anthropic.BadRequestError>).error as { error: { type: string; code: string } };
+    expect(err.error).to.include({ type: 'invalid_request_error', code: 'batch_not_cancellable' });
+    expect(await s.anthropic.messages.batches.retrieve(b.id)).to.deep.equal(done);
     await usageSettled();
     expect(await batchUsage(b.id)).to.have.length(n.succeeded);
   });

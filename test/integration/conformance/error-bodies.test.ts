@@ -5,7 +5,7 @@ import { call, keyHeader, type Reply } from '../../helpers/http';
 import { postSse } from '../../helpers/sse-events';
 import { multipartBody, postAudio } from '../../helpers/multipart';
 import { expectRejected } from '../embeddings/helpers';
-import { expectAnthropic, expectOpenAI, expectResponsesEvent } from '../../helpers/conformance';
+import { expectAnthropic, expectOpenAI, expectResponsesEvent, responsesEventForDocument } from '../../helpers/conformance';
 
 /**
  * Every error body of the dialects against the vendored documents: the spec's `code` and `message`
@@ -128,13 +128,13 @@ describe('conformance: error bodies against the vendored documents', () => {
       expect(last.error.type).to.equal('server_error');
     });
 
-    it('a Responses stream that fails after it started ends with a ResponseErrorEvent', async () => {
+    it('a Responses stream that fails after it started ends with a ResponseFailedEvent', async () => {
       env().sim.knobs.set('sim-chat-1', { dropAfterChunks: 2 });
       const s = await postSse('/v1/responses', h, { model: 'sim-chat', input: 'hi', stream: true });
       expect(s.status).to.equal(200);
       const last = s.events.at(-1)!;
-      expect(last.event).to.equal('error');
-      expectResponsesEvent(last.data);
+      expect(last.event).to.equal('response.failed');
+      expectResponsesEvent(responsesEventForDocument(last.data));
     });
   });
 

@@ -98,7 +98,8 @@ describe('messages dialect on a scripted OpenAI-compatible upstream', function (
     expect(m.map((e) => e.data.type)).to.not.include.members(['message_delta', 'message_stop']);
     expect(result.chat.events.at(-1)!.data.error).to.include({ code: 'upstream_error' });
     expect(result.chat.events.some((e) => e.data?.choices?.[0]?.finish_reason)).to.equal(false);
-    expect(result.responses.events.at(-1)!.data).to.include({ type: 'error', code: 'upstream_error' });
+    expect(result.responses.events.at(-1)!.data).to.include({ type: 'response.failed' });
+    expect(result.responses.events.at(-1)!.data.response.error.message).to.include('CUDA out of memory');
     expect(result.responses.events.some((e) => e.data.type === 'response.completed')).to.equal(false);
     expect(records.filter((r) => r.model === model), 'nothing billed').to.deep.equal([]);
   });

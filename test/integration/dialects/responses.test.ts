@@ -192,7 +192,7 @@ describe('POST /v1/responses', () => {
     expect(await UsageEvent.count({ where: { orgId: other.org.id } })).to.equal(before);
   });
 
-  it('reports an upstream failure mid-stream as an error event; nothing is billed or stored', async () => {
+  it('ends a stream the upstream broke with response.failed (status failed, its error), as the SDK reads it; nothing is billed or stored', async () => {
     await fetch(`${env().simUrl}/_sim/knobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ dropAfterChunks: 4, tokenDelayMs: 10 }) });
     await usageSettled();
     const before = await UsageEvent.count({ where: { orgId: o.org.id } });
@@ -201,15 +201,29 @@ describe('POST /v1/responses', () => {
     expect(s.status).to.equal(200);
     expect(s.events[0].data.type, 'the stream had started').to.equal('response.created');
     const last = s.events.at(-1)!;
-    expect(last.event).to.equal('error');
-    expect(last.data).to.include({ type: 'error', code: 'upstream_error' });
+    expect(last.event).to.equal('response.failed');
     expect(last.data.sequence_number).to.equal(s.events.length - 1);
-    expect(s.events.some((e) => e.data.type === 'response.completed')).to.equal(false);
+    expect(last.data.response).to.include({ id: s.events[0].data.response.id, object: 'response', status: 'failed', completed_at: null, usage: null });
+    expect(last.data.response.error).to.deep.equal({ code: 'server_error', message: last.data.response.error.message });
+    expect(last.data.response.error.message).to.be.a('string').and.not.equal('');
+    const cut = last.data.response.output.at(-1);
+    expect(cut, 'the message cut by the failure').to.include({ type: 'message', status: 'incomplete' });
+    expect(s.events.map((e) => e.data.type)).to.not.include.members(['response.completed', 'error']);
     await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(before);
     expect(await StoredResponse.count({ where: { orgId: o.org.id } })).to.equal(storedBefore);
     const id = s.events[0].data.response.id;
     expect((await call('GET', `/v1/responses/${id}`, { headers: h })).status, 'the failed response is not retrievable').to.equal(404);
+
+    // The official SDK: the stream emits response.failed and finalResponse() is the failed Response.
+    const client = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    const stream = client.responses.stream({ model: 'sim-chat', input: 'will break again' });
+    const failedEvents: string[] = [];
+    stream.on('response.failed', (ev) => failedEvents.push(ev.response.id));
+    const final = await stream.finalResponse();
+    expect(final.status).to.equal('failed');
+    expect(final.error?.code).to.equal('server_error');
+    expect(failedEvents).to.deep.equal([final.id]);
   });
 
   it('answers upstream failures before the stream in the plain envelope with their codes; nothing is billed or stored', async () => {

@@ -63,6 +63,24 @@ describe('native web search on /v1/responses', () => {
     expect(s.events.filter((e) => e.event === 'response.output_text.delta').map((e) => e.data.delta).join('')).to.equal(message.content[0].text);
   });
 
+  it('a stream the upstream breaks ends with response.failed (the Response failed, with its error); the SDK reads it', async () => {
+    // the search step's call (its tool call in a few chunks) completes; the answer's is cut after its first words
+    env().sim.knobs.set('sim-chat-1', { dropAfterChunks: 12 });
+    const s = await postSse('/v1/responses', keyHeader(o.key), { model: 'sim-chat', input: 'search for honey bees', tools: [{ type: 'web_search' }], stream: true });
+    expect(s.status, s.text).to.equal(200);
+    expect(s.events[0].event).to.equal('response.created');
+    const last = s.events.at(-1)!;
+    expect(last.event).to.equal('response.failed');
+    expect(last.data.sequence_number).to.equal(s.events.length - 1);
+    expect(last.data.response).to.include({ id: s.events[0].data.response.id, status: 'failed', completed_at: null, usage: null });
+    expect(last.data.response.error.code).to.equal('server_error');
+    expect(s.events.map((e) => e.event)).to.not.include.members(['error', 'response.completed']);
+    expect(last.data.response.output.map((i: { type: string; status: string }) => `${i.type}:${i.status}`)).to.deep.equal(['web_search_call:completed']);
+    const final = await client.responses.stream({ model: 'sim-chat', input: 'search for honey bees', tools: [{ type: 'web_search' }] }).finalResponse();
+    expect(final.status).to.equal('failed');
+    expect(final.error?.code).to.equal('server_error');
+  });
+
   it('the openai client streams the final answer delta by delta as the upstream produces it', async () => {
     env().sim.knobs.set('*', { tokenDelayMs: 120 });
     const stream = client.responses.stream({ model: 'sim-chat', input: 'search for honey bees', tools: [{ type: 'web_search' }] });

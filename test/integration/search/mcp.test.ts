@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { env, resetSim, startGateway, type TestGateway } from '../../helpers/harness';
 import { setSwitch } from '../../../shared/switches/switches';
 import { Image, Organization, UsageEvent, User } from '../../../shared/db/models';
@@ -113,24 +113,52 @@ describe('hosted MCP server (/mcp, official SDK client over Streamable HTTP)', (
     }
   });
 
-  it('malformed tools/call params and unknown tools are JSON-RPC -32602 Invalid params (not -32603); nothing runs', async () => {
+  it('malformed tools/call params and unknown tools are JSON-RPC -32602 Invalid params (not -32603) with a plain message; nothing runs', async () => {
     const o = await searchOrg();
-    const bad = [
-      { name: 'web_search', arguments: 'q' },
-      { name: 'web_search', arguments: ['q'] },
-      { arguments: { query: 'q' } },
-      { name: 7, arguments: { query: 'q' } },
-      { name: 'no_such_tool', arguments: {} },
+    const notObject = '`params.arguments` must be an object holding the tool\'s arguments.';
+    const noName = '`params.name` must be a string, the name of the tool to call.';
+    const bad: Array<[Record<string, unknown> | undefined, string]> = [
+      [{ name: 'web_search', arguments: 'q' }, notObject],
+      [{ name: 'web_search', arguments: ['q'] }, notObject],
+      [{ name: 'web_search', arguments: null }, notObject],
+      [{ arguments: { query: 'q' } }, noName],
+      [{ name: 7, arguments: { query: 'q' } }, noName],
+      [undefined, 'tools/call needs `params` with the `name` of the tool to call.'],
+      [{ name: 'no_such_tool', arguments: {} }, 'Unknown tool: no_such_tool'],
     ];
-    for (const params of bad) {
-      const r = await mcpPost(o.key, { jsonrpc: '2.0', id: 9, method: 'tools/call', params });
+    for (const [params, message] of bad) {
+      const r = await mcpPost(o.key, { jsonrpc: '2.0', id: 9, method: 'tools/call', ...(params ? { params } : {}) });
       expect(r.status).to.equal(200);
       const reply = (await r.json()) as { id: number; result?: unknown; error?: { code: number; message: string } };
       expect(reply.id).to.equal(9);
       expect(reply.error?.code, `${JSON.stringify(params)}: ${JSON.stringify(reply)}`).to.equal(-32602);
-      expect(reply.error?.message).to.be.a('string').and.not.match(/\bat .+\.js:\d+/);
-      // the MCP spec's wording, without the SDK's "MCP error -32602: " prefix
-      if (params.name === 'no_such_tool') expect(reply.error?.message).to.equal('Unknown tool: no_such_tool');
+      // a message of its own: not the SDK's "MCP error -32602: " prefix, zod's issue dump or a stack
+      expect(reply.error?.message, JSON.stringify(params)).to.equal(message);
+    }
+    // The official client: one McpError, its message prefixed once (by the client) with the code.
+    const client = await connect(o.key);
+    try {
+      const err = await client.callTool({ name: 'web_search', arguments: 'q' as unknown as Record<string, unknown> }).catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(McpError);
+      expect((err as McpError).code).to.equal(-32602);
+      expect((err as McpError).message).to.equal(`MCP error -32602: ${notObject}`);
+    } finally {
+      await client.close();
+    }
+    expect(env().sim.log.entries, 'no upstream call').to.have.length(0);
+    expect(await ledger(o.org.id)).to.have.length(0);
+  });
+
+  it('an argument value the tool refuses is a tool error (isError, invalid_request) the model can read, not a protocol error', async () => {
+    const o = await searchOrg();
+    const client = await connect(o.key);
+    try {
+      for (const args of [{}, { query: 5 }, { query: 'q', colour: 'red' }]) {
+        const r = (await client.callTool({ name: 'web_search', arguments: args })) as CallToolResult;
+        expect(toolErrorCode(r), JSON.stringify(args)).to.equal('invalid_request');
+      }
+    } finally {
+      await client.close();
     }
     expect(env().sim.log.entries, 'no upstream call').to.have.length(0);
     expect(await ledger(o.org.id)).to.have.length(0);

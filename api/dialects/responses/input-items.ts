@@ -1,0 +1,20 @@
+import { newId, outputText } from './response';
+import type { ResponsesItem } from './request';
+
+const prefixes: Record<string, string> = { message: 'msg', function_call: 'fc', function_call_output: 'fco', custom_tool_call: 'ctc', custom_tool_call_output: 'ctco' };
+
+/**
+ * A request's `input` as OpenAI's input item list shows it: a string is one user message; a
+ * message's string content is one `input_text` part (`output_text` for an assistant turn); every
+ * item has an `id` (the caller's, or a new one) and a message its `status`.
+ */
+export function inputItemsOf(input: string | ResponsesItem[]): Array<Record<string, unknown>> {
+  const items: ResponsesItem[] = typeof input === 'string' ? [{ type: 'message', role: 'user', content: input }] : input;
+  return items.map((i) => {
+    const type = i.type ?? 'message';
+    const id = typeof i.id === 'string' && i.id ? i.id : newId(prefixes[type] ?? 'item');
+    if (type !== 'message') return { ...i, id };
+    const content = typeof i.content === 'string' ? [i.role === 'assistant' ? outputText(i.content) : { type: 'input_text', text: i.content }] : i.content;
+    return { id, type, role: i.role, status: i.status ?? 'completed', content };
+  });
+}
