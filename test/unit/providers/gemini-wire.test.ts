@@ -75,9 +75,9 @@ describe('gemini adapter against the official @google/genai SDK', () => {
         messages: [
           { role: 'system', content: 'Be brief.' },
           { role: 'user', content: [{ type: 'text', text: 'Weather in Paris?' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } }] },
-          // a call id minted from the thought signature 'c2lnbmF0dXJl' (base64 of "signature")
-          { role: 'assistant', content: null, tool_calls: [{ id: `call_0123_sig_${Buffer.from('signature').toString('base64url')}`, type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } }] },
-          { role: 'tool', tool_call_id: `call_0123_sig_${Buffer.from('signature').toString('base64url')}`, content: 'sunny' },
+          // a call id the gateway minted (call_ and 18 hex: no functionCall.id goes back) carrying the thought signature 'c2lnbmF0dXJl' (base64 of "signature")
+          { role: 'assistant', content: null, tool_calls: [{ id: `call_0123456789abcdef01_sig_${Buffer.from('signature').toString('base64url')}`, type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } }] },
+          { role: 'tool', tool_call_id: `call_0123456789abcdef01_sig_${Buffer.from('signature').toString('base64url')}`, content: 'sunny' },
         ],
         max_tokens: 300,
         temperature: 0.2,
