@@ -1,4 +1,4 @@
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import { config } from '../config/env';
 import { logger } from '../logger';
 
@@ -10,9 +10,15 @@ const SMTP_TIMEOUT_MS = 10_000;
 
 let transport: { url: string; t: Transporter } | undefined;
 
-/** One nodemailer transport per SMTP_URL (re-made when the setting changes). */
-function transporter(url: string): Transporter {
+/**
+ * One nodemailer transport per SMTP_URL (re-made when the setting changes). nodemailer is loaded at
+ * the first invitation mail, not at start: a web pod that sends none does not carry it (about 10 MB
+ * of its idle memory; held streams' peak, docs/benchmark.md).
+ */
+async function transporter(url: string): Promise<Transporter> {
   if (transport?.url !== url) {
+    const { default: nodemailer } = await import('nodemailer');
+    if (transport?.url === url) return transport.t; // another mail made it meanwhile
     transport?.t.close();
     transport = { url, t: nodemailer.createTransport({ url, connectionTimeout: SMTP_TIMEOUT_MS, greetingTimeout: SMTP_TIMEOUT_MS, socketTimeout: SMTP_TIMEOUT_MS }) };
   }
@@ -39,7 +45,7 @@ export async function sendInvitationMail(m: InvitationMail): Promise<MailOutcome
   if (!smtpUrl || !mailFrom) return 'not_configured';
   const until = m.expiresAt ? ` It works once, until ${m.expiresAt.toISOString().slice(0, 16).replace('T', ' ')} UTC, for this email address.` : '';
   try {
-    await transporter(smtpUrl).sendMail({
+    await (await transporter(smtpUrl)).sendMail({
       from: mailFrom,
       to: m.to,
       subject: `You are invited to ${m.orgName}`,

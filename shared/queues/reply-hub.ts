@@ -28,7 +28,8 @@ interface Pending {
   replyTo?: string;
   handlers: ReplyHandlers;
   nextSeq: number;
-  buffered: Map<number, string>;
+  /** Chunks that came ahead of one missing before them (made at the first such chunk, rare). */
+  buffered?: Map<number, string>;
   /** Set when the final result arrived before every chunk did. */
   final?: { n: number; d: unknown; u?: UsageRecord };
   lastSeen: number;
@@ -180,7 +181,7 @@ export class ReplyHub {
    */
   register(jobId: string, queue: QueueName, handlers: ReplyHandlers, deadline: number, onDeadline: () => void, replyTo?: string): void {
     if (this.pending.has(jobId)) throw new Error(`job ${jobId} is already awaited on this pod`);
-    const p: Pending = { queue, replyTo, handlers, nextSeq: 0, buffered: new Map(), lastSeen: Date.now(), recovering: false, onDeadline, added: false };
+    const p: Pending = { queue, replyTo, handlers, nextSeq: 0, lastSeen: Date.now(), recovering: false, onDeadline, added: false };
     this.armDeadline(jobId, p, deadline);
     this.pending.set(jobId, p);
   }
@@ -229,12 +230,19 @@ export class ReplyHub {
 
   private acceptChunk(id: string, p: Pending, seq: number, data: string): void {
     if (seq < p.nextSeq) return; // duplicate (e.g. replayed during recovery)
-    p.buffered.set(seq, data);
-    while (p.buffered.has(p.nextSeq)) {
-      const d = p.buffered.get(p.nextSeq)!;
-      p.buffered.delete(p.nextSeq);
+    if (seq === p.nextSeq && !p.buffered?.size) {
+      // in order, nothing held: delivered without a map (a map per stream churned on every chunk)
       p.nextSeq++;
-      p.handlers.onChunk?.(d);
+      p.handlers.onChunk?.(data);
+    } else {
+      const buffered = (p.buffered ??= new Map());
+      buffered.set(seq, data);
+      while (buffered.has(p.nextSeq)) {
+        const d = buffered.get(p.nextSeq)!;
+        buffered.delete(p.nextSeq);
+        p.nextSeq++;
+        p.handlers.onChunk?.(d);
+      }
     }
     if (p.final && p.nextSeq >= p.final.n) this.acceptFinal(id, p, p.final.n, p.final.d, p.final.u);
   }
