@@ -1,23 +1,7 @@
 import { decrypt, encrypt } from '../crypto';
+import { num, segmentOf, wordsOf, type TranscriptSegment, type TranscriptWord } from './segments';
 
-export interface TranscriptSegment {
-  id: number;
-  seek?: number;
-  start: number;
-  end: number;
-  text: string;
-  tokens?: number[];
-  temperature?: number;
-  avg_logprob?: number;
-  compression_ratio?: number;
-  no_speech_prob?: number;
-}
-
-export interface TranscriptWord {
-  word: string;
-  start: number;
-  end: number;
-}
+export type { TranscriptSegment, TranscriptWord };
 
 /** A transcription as the worker hands it to the pod; the pod renders the caller's format. */
 export interface Transcript {
@@ -30,34 +14,17 @@ export interface Transcript {
   words?: TranscriptWord[];
 }
 
-const num = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
-const OPTIONAL_SEGMENT_NUMBERS = ['seek', 'temperature', 'avg_logprob', 'compression_ratio', 'no_speech_prob'] as const;
-
-function segmentOf(raw: unknown, index: number): TranscriptSegment | undefined {
-  if (!raw || typeof raw !== 'object') return undefined;
-  const s = raw as Record<string, unknown>;
-  if (!num(s.start) || !num(s.end) || typeof s.text !== 'string') return undefined;
-  const out: TranscriptSegment = { id: Number.isInteger(s.id) ? (s.id as number) : index, start: s.start, end: s.end, text: s.text };
-  for (const k of OPTIONAL_SEGMENT_NUMBERS) if (num(s[k])) out[k] = s[k] as number;
-  if (Array.isArray(s.tokens) && s.tokens.every(Number.isInteger)) out.tokens = s.tokens as number[];
-  return out;
-}
-
-function wordOf(raw: unknown): TranscriptWord | undefined {
-  if (!raw || typeof raw !== 'object') return undefined;
-  const w = raw as Record<string, unknown>;
-  return typeof w.word === 'string' && num(w.start) && num(w.end) ? { word: w.word, start: w.start, end: w.end } : undefined;
-}
-
 /**
  * Reads a backend's verbose_json answer. Undefined when it is not one (no text, no duration,
- * malformed segments or words). Fields the gateway does not publish are dropped.
+ * malformed segments or words). Fields the gateway does not publish are dropped; segments are
+ * completed to OpenAI's required fields (`segmentOf`), `temperature` being the request's.
  */
-export function parseVerboseJson(raw: unknown, wantWords: boolean): Transcript | undefined {
+export function parseVerboseJson(raw: unknown, wantWords: boolean, temperature?: number): Transcript | undefined {
   if (!raw || typeof raw !== 'object') return undefined;
   const r = raw as Record<string, unknown>;
   if (typeof r.text !== 'string' || !num(r.duration) || r.duration < 0) return undefined;
-  const segments = (Array.isArray(r.segments) ? r.segments : []).map(segmentOf);
+  const rawSegments: unknown[] = Array.isArray(r.segments) ? r.segments : [];
+  const segments = rawSegments.map((s, i) => segmentOf(s, i, temperature));
   if (segments.some((s) => !s)) return undefined;
   const t: Transcript = {
     language: typeof r.language === 'string' && r.language ? r.language : 'unknown',
@@ -66,9 +33,9 @@ export function parseVerboseJson(raw: unknown, wantWords: boolean): Transcript |
     segments: segments as TranscriptSegment[],
   };
   if (wantWords) {
-    const words = (Array.isArray(r.words) ? r.words : []).map(wordOf);
-    if (words.some((w) => !w)) return undefined;
-    t.words = words as TranscriptWord[];
+    const words = wordsOf(r, rawSegments);
+    if (!words) return undefined;
+    t.words = words;
   }
   return t;
 }

@@ -35,6 +35,8 @@ export const keys = {
   cancelChannel: (queue: string) => `${p()}:{${hashTagOf(queue)}}:cancel`,
   /** Sharded channel of MCP `notifications/cancelled` (api/routes/mcp/cancels.ts): every web pod that served an MCP call subscribes. */
   mcpCancelChannel: () => `${p()}:{mcp}:cancel`,
+  /** One API key's MCP cancels kept for calls not yet started (api/routes/mcp/kept-cancels.ts): a sorted set, member a digest of the JSON-RPC id, score its expiry. */
+  mcpKeptCancels: (keyId: string) => `${p()}:{mcp-cancel:${keyId}}:kept`,
   switches: () => `${p()}:switches`,
   switchesChannel: () => `${p()}:switches:changed`,
   /** Usage outbox stream `i` of config().usageOutboxStreams: workers add each request's usage event with its result, UsageDrainers move it to Postgres. */

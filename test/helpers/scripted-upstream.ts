@@ -1,65 +1,175 @@
 import http from 'http';
-import { env } from './harness';
+import crypto from 'crypto';
 import { upsertModel, upsertProvider } from '../../shared/catalog/catalog-ops';
 import { bumpEpoch } from '../../shared/cache/epoch';
-import { dropScriptedModel } from './scripted-openai-upstream';
+import { env } from './harness';
+import { Model, Provider } from '../../shared/db/models';
 
-/** What a scripted upstream answers: a JSON body, or SSE events (named by their `type` for Anthropic). */
-export interface Script {
-  json?: object;
-  events?: object[];
+/**
+ * One answer of the scripted upstream: a JSON body (any status), or server-sent events (each `data`
+ * JSON-encoded unless a string). SSE is framed as the upstream's kind frames it: `data:` lines and a
+ * closing `[DONE]` for `openai` (unless `done: false`), `event: <type>` + `data:` and no `[DONE]` for
+ * `anthropic`.
+ */
+export type Reply = { kind: 'json'; body: unknown; status?: number } | { kind: 'sse'; events: unknown[]; done?: boolean };
+
+/** A request as the upstream received it. `body` is the JSON body, or a multipart form's parts (a file part as `{name, type, bytes}`). */
+export interface Received {
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
-export interface ScriptedUpstream {
-  /** The public model id served by this upstream. */
-  model: string;
-  /** Every request body received, oldest first. */
-  seen: Array<Record<string, any>>;
-  /** What the next requests are answered with (JSON when the request is not streamed, events otherwise). */
-  script: Script;
-  close(): Promise<void>;
+export type UpstreamKind = 'openai' | 'anthropic' | 'azure';
+
+/** Answers each request with its own `json` unless it asked to stream (`stream: true`): then `events`. */
+export const byStream =
+  (json: unknown, events: unknown[]) =>
+  (req: Received): Reply =>
+    req.body?.stream ? { kind: 'sse', events } : { kind: 'json', body: json };
+
+/** What `model()` registers; the defaults make a chat model. */
+export interface ModelOptions {
+  capabilities?: Record<string, boolean>;
+  prices?: Record<string, number>;
+  config?: Record<string, unknown>;
+  /** Provider settings (Azure: `api_version`, default `2024-10-21`). */
+  settings?: Record<string, string>;
+}
+
+const DEFAULT_CAPABILITIES = { chat: true, vision: true, tools: true, json_schema: true };
+
+async function readBody(req: http.IncomingMessage, raw: Buffer): Promise<unknown> {
+  const type = req.headers['content-type'] ?? '';
+  if (type.startsWith('multipart/form-data')) {
+    const form = await new Response(raw, { headers: { 'content-type': type } }).formData();
+    const out: Record<string, unknown> = {};
+    for (const [name, v] of form.entries()) {
+      const value = typeof v === 'string' ? v : { name: v.name, type: v.type, bytes: v.size };
+      out[name] = name in out ? ([] as unknown[]).concat(out[name], value) : value;
+    }
+    return out;
+  }
+  const text = raw.toString('utf8');
+  return text ? JSON.parse(text) : undefined;
 }
 
 /**
- * A local upstream of kind `openai` (chat completions: `data:` lines and `[DONE]`) or `anthropic`
- * (messages: `event:` + `data:`), registered as provider and model `model`, that records each
- * request body and answers with its `script`. The wire shapes are the vendors', written by the test.
+ * A local upstream that answers exactly what the test scripted, for wire shapes the simulator never
+ * sends (a tool call finished with `stop`, an in-band `error` chunk, a sparse transcription...). Each
+ * request takes the next reply of `next`; when none is queued, `otherwise` answers (by default a 500
+ * "nothing scripted"). Every request is kept in `received`. Its models (`model()`) leave the catalog
+ * on `close()`.
  */
-export async function scriptedUpstream(model: string, kind: 'openai' | 'anthropic'): Promise<ScriptedUpstream> {
-  const up: ScriptedUpstream = { model, seen: [], script: {}, close: async () => undefined };
-  const server = http.createServer((req, res) => {
-    let raw = '';
-    req.on('data', (d: Buffer) => (raw += d.toString('utf8')));
-    req.on('end', () => {
-      const body = JSON.parse(raw || '{}') as Record<string, any>;
-      up.seen.push(body);
-      if (!body.stream) return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(up.script.json ?? {}));
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      for (const e of up.script.events ?? []) res.write(kind === 'anthropic' ? `event: ${(e as { type: string }).type}\ndata: ${JSON.stringify(e)}\n\n` : `data: ${JSON.stringify(e)}\n\n`);
-      res.end(kind === 'openai' ? 'data: [DONE]\n\n' : '');
+export class ScriptedUpstream {
+  received: Received[] = [];
+  next: Reply[] = [];
+  otherwise?: (req: Received) => Reply;
+  url = '';
+  private server!: http.Server;
+  private models: string[] = [];
+
+  constructor(readonly kind: UpstreamKind = 'openai') {}
+
+  /** A started upstream of `kind`. */
+  static async start(kind: UpstreamKind = 'openai'): Promise<ScriptedUpstream> {
+    const up = new ScriptedUpstream(kind);
+    await up.start();
+    return up;
+  }
+
+  async start(): Promise<void> {
+    this.server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        void readBody(req, Buffer.concat(chunks)).then(
+          (body) => this.answer({ path: req.url ?? '', headers: req.headers, body }, res),
+          () => res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"unreadable body"}}'),
+        );
+      });
     });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const root = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  await upsertProvider({ name: model, kind, base_url: kind === 'openai' ? `${root}/v1` : root, api_key: 'sk-scripted' });
-  await upsertModel({ id: model, provider: model, upstream: 'up', capabilities: { chat: true }, prices: { input_token: 1, output_token: 1 } });
-  await bumpEpoch(env().redis);
-  up.close = async () => {
-    await new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve())));
-    await dropScriptedModel(model);
-  };
-  return up;
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
+    this.url = `http://127.0.0.1:${(this.server.address() as { port: number }).port}`;
+  }
+
+  private answer(r: Received, res: http.ServerResponse): void {
+    this.received.push(r);
+    const s = this.next.shift() ?? this.otherwise?.(r);
+    if (!s) {
+      res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'nothing scripted' } }));
+    } else if (s.kind === 'json') {
+      res.writeHead(s.status ?? 200, { 'content-type': 'application/json' }).end(JSON.stringify(s.body));
+    } else {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const anthropic = this.kind === 'anthropic';
+      const events = s.events.map((d) => {
+        const data = typeof d === 'string' ? d : JSON.stringify(d);
+        return anthropic ? `event: ${(d as { type: string }).type}\ndata: ${data}\n\n` : `data: ${data}\n\n`;
+      });
+      res.end(events.join('') + ((s.done ?? !anthropic) ? 'data: [DONE]\n\n' : ''));
+    }
+  }
+
+  reset(): void {
+    this.received = [];
+    this.next = [];
+  }
+
+  /** Stops the server and takes its models out of the catalog (a model whose upstream is gone would fail later suites' checks of every listed model). */
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((r) => this.server.close(() => r()));
+    for (const name of this.models.splice(0)) await dropScriptedModel(name);
+  }
+
+  /** A model of its own (provider and model both named by the returned public id, upstream model `up-model`) on this upstream. */
+  async model(opts: ModelOptions = {}): Promise<string> {
+    const id = `scripted-${crypto.randomBytes(4).toString('hex')}`;
+    const base_url = this.kind === 'openai' ? `${this.url}/v1` : this.url;
+    const settings = this.kind === 'azure' ? { api_version: '2024-10-21', ...opts.settings } : opts.settings;
+    await upsertProvider({ name: id, kind: this.kind, base_url, api_key: 'sk-scripted', ...settings } as never);
+    this.models.push(id);
+    await upsertModel({
+      id,
+      provider: id,
+      upstream: 'up-model',
+      capabilities: opts.capabilities ?? DEFAULT_CAPABILITIES,
+      prices: opts.prices ?? { input_token: 1, output_token: 1 },
+      config: opts.config,
+    } as never);
+    await bumpEpoch(env().redis);
+    return id;
+  }
 }
 
-/** Chat-completion chunks and bodies of a scripted OpenAI-compatible upstream. */
-const chunkBase = { id: 'chatcmpl-up', object: 'chat.completion.chunk', created: 1, model: 'up' };
-export const chunk = (delta: object, finish: string | null = null) => ({ ...chunkBase, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
-export const usageChunk = (prompt: number, completion: number) => ({ ...chunkBase, choices: [], usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } });
-export const completion = (message: object, finish: string) => ({
-  id: 'chatcmpl-up',
+const chunkBase = { id: 'chatcmpl-s', object: 'chat.completion.chunk', created: 1, model: 'up-model' };
+const USAGE = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
+
+/** One chat-completion chunk with one choice (`extra` adds to the choice). */
+export const chunk = (delta: Record<string, unknown>, finish: string | null = null, extra: Record<string, unknown> = {}) => ({
+  ...chunkBase,
+  choices: [{ index: 0, delta, logprobs: null, finish_reason: finish, ...extra }],
+});
+
+/** The usage-only chunk that closes a stream asked for `include_usage`. */
+export const usageChunk = (usage: Record<string, unknown> = USAGE) => ({ ...chunkBase, choices: [], usage });
+
+/** A chat completion of one choice (`choiceExtra` adds to the choice). */
+export const completion = (message: Record<string, unknown>, finish: string, usage: Record<string, unknown> = USAGE, choiceExtra: Record<string, unknown> = {}) => ({
+  id: 'chatcmpl-s',
   object: 'chat.completion',
   created: 1,
-  model: 'up',
-  choices: [{ index: 0, message: { role: 'assistant', ...message }, logprobs: null, finish_reason: finish }],
-  usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 },
+  model: 'up-model',
+  choices: [{ index: 0, message: { role: 'assistant', ...message }, logprobs: null, finish_reason: finish, ...choiceExtra }],
+  usage,
 });
+
+/** Removes a test's model and provider (both named `name`) from the catalog. */
+export async function dropScriptedModel(name: string): Promise<void> {
+  const provider = await Provider.findOne({ where: { name } });
+  if (!provider) return;
+  await Model.destroy({ where: { providerId: provider.id } });
+  await provider.destroy();
+  await bumpEpoch(env().redis);
+}

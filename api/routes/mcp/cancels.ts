@@ -2,6 +2,7 @@ import type { RedisClient } from '../../../shared/redis/connection';
 import { keys } from '../../../shared/redis/keys';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { logger } from '../../../shared/logger';
+import { forgetCancels, keepCancels, takeCancel } from './kept-cancels';
 
 /**
  * MCP cancellation (`notifications/cancelled`) across pods. The server is stateless, so the client
@@ -10,10 +11,12 @@ import { logger } from '../../../shared/logger';
  * keeps its tool calls in flight under (API key id, JSON-RPC id as the caller sent it); a
  * notification is published on one sharded channel, and the pod holding the call aborts it: its
  * job is cancelled, its reservations given back, and it is not billed unless the provider had
- * already answered. Only calls in flight are cancelled: a notification that arrives before its call
- * started, or while the subscriber reconnects, is not remembered (the MCP spec's SHOULD; remembering
- * would cancel a later call that reuses the id). Without sessions the key is the client's only
- * identity: calls of two clients of one key in flight under the same id are cancelled together.
+ * already answered. A notification that finds no call in flight on the pod that took it is also
+ * kept a short while in Redis under its key (kept-cancels.ts: KEEP_MS, at most MAX_KEPT_PER_KEY per
+ * key): a call of that key and id that starts meanwhile, on any pod, is cancelled at once and uses
+ * the kept cancel up; a pod that aborts a call in flight drops the kept one (a later call reusing
+ * the id is not the one it meant). Without sessions the key is the client's only identity: calls of
+ * two clients of one key under the same id are cancelled together.
  */
 export class McpCancels {
   private readonly calls = new Map<string, Set<AbortController>>();
@@ -31,7 +34,9 @@ export class McpCancels {
     if (!this.listening) {
       this.listening = true;
       this.sub.on('smessage', (ch: string, message: string) => {
-        if (ch === channel) for (const slot of slotsIn(message)) this.abort(slot);
+        if (ch !== channel) return;
+        const hit = slotsIn(message).filter((slot) => this.abort(slot));
+        if (hit.length) void this.forget(hit);
       });
     }
     this.subscribed ??= this.sub.ssubscribe(channel).then(
@@ -45,10 +50,11 @@ export class McpCancels {
   }
 
   /**
-   * Registers a tool call in flight; its signal aborts on a cancel for it or when `parent` does (the
-   * client left). Call `done` when the call ends.
+   * Registers a tool call in flight; its signal aborts on a cancel for it (one kept from before it
+   * started, or one that comes while it runs) or when `parent` does (the client left). Call `done`
+   * when the call ends.
    */
-  track(keyId: string, requestId: unknown, parent: AbortSignal): { signal: AbortSignal; done(): void } {
+  async track(keyId: string, requestId: unknown, parent: AbortSignal): Promise<{ signal: AbortSignal; done(): void }> {
     const slot = slotOf(keyId, requestId);
     const c = new AbortController();
     const onParent = () => c.abort(parent.reason);
@@ -57,7 +63,7 @@ export class McpCancels {
     let set = this.calls.get(slot);
     if (!set) this.calls.set(slot, (set = new Set()));
     set.add(c);
-    return {
+    const handle = {
       signal: c.signal,
       done: () => {
         parent.removeEventListener('abort', onParent);
@@ -65,6 +71,13 @@ export class McpCancels {
         if (!set.size && this.calls.get(slot) === set) this.calls.delete(slot);
       },
     };
+    // registered first: a cancel published from now on finds it; one kept before is taken here
+    try {
+      if (await takeCancel(this.redis, keyId, idOf(slot))) c.abort(cancelled());
+    } catch (err) {
+      logger.debug({ errorName: (err as Error)?.name }, 'MCP kept cancels not read'); // the call meets the outage itself
+    }
+    return handle;
   }
 
   /**
@@ -74,7 +87,9 @@ export class McpCancels {
   async cancel(keyId: string, requestIds: Array<string | number>): Promise<void> {
     const slots = [...new Set(requestIds.map((id) => slotOf(keyId, id)))].slice(0, MAX_CANCELS_PER_POST);
     if (!slots.length) return;
-    for (const slot of slots) this.abort(slot);
+    // kept before the publish: a call that registers after the publish still finds the kept cancel
+    const unseen = slots.filter((slot) => !this.abort(slot));
+    await keepCancels(this.redis, keyId, unseen.map(idOf)).catch((err: unknown) => logger.warn({ err }, 'MCP cancel not kept'));
     await this.redis.spublish(keys.mcpCancelChannel(), JSON.stringify(slots)).catch((err: unknown) => logger.warn({ err }, 'MCP cancel not published'));
   }
 
@@ -85,8 +100,18 @@ export class McpCancels {
     return n;
   }
 
-  private abort(slot: string): void {
-    for (const c of this.calls.get(slot) ?? []) c.abort(cancelled());
+  /** Aborts the slot's calls in flight here; true when there were any. */
+  private abort(slot: string): boolean {
+    const set = this.calls.get(slot);
+    for (const c of set ?? []) c.abort(cancelled());
+    return !!set?.size;
+  }
+
+  /** Drops the kept cancels of slots whose calls were found in flight here. */
+  private async forget(slots: string[]): Promise<void> {
+    const byKey = new Map<string, string[]>();
+    for (const slot of slots) byKey.set(keyOf(slot), [...(byKey.get(keyOf(slot)) ?? []), idOf(slot)]);
+    for (const [keyId, ids] of byKey) await forgetCancels(this.redis, keyId, ids).catch((err: unknown) => logger.debug({ errorName: (err as Error)?.name }, 'MCP kept cancels not dropped'));
   }
 }
 
@@ -108,6 +133,9 @@ function slotsIn(message: string): string[] {
 
 /** The key id and the JSON-RPC id as sent (1 and "1" differ). */
 const slotOf = (keyId: string, requestId: unknown) => `${keyId} ${JSON.stringify(requestId)}`;
+const keyOf = (slot: string) => slot.slice(0, slot.indexOf(' '));
+/** The JSON-RPC id of a slot, in JSON. */
+const idOf = (slot: string) => slot.slice(slot.indexOf(' ') + 1);
 
 const cancelled = () => new ApiError(499, 'client_closed_request', 'The client cancelled this call (notifications/cancelled).');
 

@@ -109,8 +109,8 @@ function mcpServer(ctx: AppContext, req: Request, res: Response, calls: Calls): 
     const jobId = `${req.id}-${++calls.next}`;
     const state = logState(res);
     if (state) state.carried = true; // the call has its row (its usage record's, or logFailedCall's): the exchange needs none
-    // a notifications/cancelled for this call, on any pod, aborts it (cancels.ts)
-    const call = calls.cancels.track(req.auth!.keyId, calls.original(extra.requestId), extra.signal);
+    // a notifications/cancelled for this call, on any pod, aborts it, even one that came before it (cancels.ts)
+    const call = await calls.cancels.track(req.auth!.keyId, calls.original(extra.requestId), extra.signal);
     try {
       await ctx.directory.sync();
       const auth = req.auth!;

@@ -5,7 +5,7 @@ import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { postSse } from '../../helpers/sse-events';
 import { expectAnthropic, expectOpenAI, expectResponsesEvent, responsesEventForDocument, withoutNullUser } from '../../helpers/conformance';
-import { chunk, completion, scriptedUpstream, usageChunk, type ScriptedUpstream } from '../../helpers/scripted-upstream';
+import { ScriptedUpstream, byStream, chunk, completion, usageChunk } from '../../helpers/scripted-upstream';
 
 const NO = "I can't help with that.";
 
@@ -17,15 +17,20 @@ const NO = "I can't help with that.";
 describe('conformance: a refusal from the upstream, in the Responses and messages dialects', function () {
   this.timeout(30_000);
   let up: ScriptedUpstream;
+  let model: string;
   let h: Record<string, string>;
   let client: OpenAI;
   beforeEach(resetSim);
   before(async () => {
-    up = await scriptedUpstream('scripted-refuser', 'openai');
-    up.script = {
-      json: completion({ content: null, refusal: NO }, 'stop'),
-      events: [chunk({ role: 'assistant', content: null, refusal: '' }), chunk({ refusal: "I can't " }), chunk({ refusal: 'help with that.' }), chunk({}, 'stop'), usageChunk(5, 6)],
-    };
+    up = await ScriptedUpstream.start('openai');
+    up.otherwise = byStream(completion({ content: null, refusal: NO }, 'stop', { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 }), [
+      chunk({ role: 'assistant', content: null, refusal: '' }),
+      chunk({ refusal: "I can't " }),
+      chunk({ refusal: 'help with that.' }),
+      chunk({}, 'stop'),
+      usageChunk({ prompt_tokens: 5, completion_tokens: 6, total_tokens: 11 }),
+    ]);
+    model = await up.model();
     const key = (await buildOrg(env().redis)).key;
     h = keyHeader(key);
     client = new OpenAI({ apiKey: key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
@@ -33,7 +38,7 @@ describe('conformance: a refusal from the upstream, in the Responses and message
   after(() => up.close());
 
   it('Responses JSON: a message item whose content is a refusal part; a Response by the document', async () => {
-    const r = await call('POST', '/v1/responses', { headers: h, json: { model: up.model, input: 'do the bad thing' } });
+    const r = await call('POST', '/v1/responses', { headers: h, json: { model, input: 'do the bad thing' } });
     expect(r.status, r.text).to.equal(200);
     expectOpenAI('Response', withoutNullUser(r.body));
     expect(r.body.status).to.equal('completed');
@@ -42,7 +47,7 @@ describe('conformance: a refusal from the upstream, in the Responses and message
   });
 
   it('Responses stream: refusal.delta / refusal.done events, each by the document; the SDK\'s finalResponse holds the refusal', async () => {
-    const s = await postSse('/v1/responses', h, { model: up.model, input: 'do the bad thing', stream: true });
+    const s = await postSse('/v1/responses', h, { model, input: 'do the bad thing', stream: true });
     expect(s.status, s.text).to.equal(200);
     for (const e of s.events) expectResponsesEvent(responsesEventForDocument(e.data));
     const types = s.events.map((e) => e.data.type);
@@ -52,7 +57,7 @@ describe('conformance: a refusal from the upstream, in the Responses and message
     expect(added.part).to.deep.equal({ type: 'refusal', refusal: '' });
     expect(s.events.find((e) => e.data.type === 'response.refusal.done')!.data).to.include({ refusal: NO, content_index: 0 });
 
-    const f = await client.responses.stream({ model: up.model, input: 'do the bad thing' }).finalResponse();
+    const f = await client.responses.stream({ model, input: 'do the bad thing' }).finalResponse();
     expect(f.status).to.equal('completed');
     const content = (f.output[0] as OpenAI.Responses.ResponseOutputMessage).content;
     expect(content).to.have.length(1);
@@ -61,7 +66,7 @@ describe('conformance: a refusal from the upstream, in the Responses and message
 
   it('messages: a text block with the refusal and stop_reason refusal, JSON and streamed', async () => {
     const V = { ...h, 'anthropic-version': '2023-06-01' };
-    const body = { model: up.model, max_tokens: 100, messages: [{ role: 'user', content: 'do the bad thing' }] };
+    const body = { model, max_tokens: 100, messages: [{ role: 'user', content: 'do the bad thing' }] };
     const r = await call('POST', '/v1/messages', { headers: V, json: body });
     expect(r.status, r.text).to.equal(200);
     expectAnthropic('Message', r.body);

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import OpenAI from 'openai';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
-import { scriptedUpstream, type ScriptedUpstream } from '../../helpers/scripted-upstream';
+import { ScriptedUpstream, byStream } from '../../helpers/scripted-upstream';
 
 /**
  * A tool called with no arguments on an Anthropic-native upstream: Anthropic streams the tool_use
@@ -22,19 +22,21 @@ const json = { id: 'msg_1', type: 'message', role: 'assistant', model: 'up', con
 describe('a tool call with no arguments from an Anthropic-native upstream', function () {
   this.timeout(30_000);
   let up: ScriptedUpstream;
+  let model: string;
   let client: OpenAI;
   const tools: OpenAI.Chat.ChatCompletionTool[] = [{ type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: {} } } }];
   beforeEach(resetSim);
   before(async () => {
-    up = await scriptedUpstream('scripted-anthropic-noargs', 'anthropic');
-    up.script = { json, events };
+    up = await ScriptedUpstream.start('anthropic');
+    up.otherwise = byStream(json, events);
+    model = await up.model();
     client = new OpenAI({ apiKey: (await buildOrg(env().redis)).key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
   });
   after(() => up.close());
 
   it('chat completions: arguments "{}" in JSON and streamed (the SDK\'s finalChatCompletion)', async () => {
-    const j = await client.chat.completions.create({ model: up.model, messages: [{ role: 'user', content: 'time?' }], tools });
-    const s = await client.chat.completions.stream({ model: up.model, messages: [{ role: 'user', content: 'time?' }], tools }).finalChatCompletion();
+    const j = await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'time?' }], tools });
+    const s = await client.chat.completions.stream({ model, messages: [{ role: 'user', content: 'time?' }], tools }).finalChatCompletion();
     for (const f of [j, s]) {
       const call = f.choices[0].message.tool_calls![0] as OpenAI.Chat.ChatCompletionMessageFunctionToolCall;
       expect(call.function).to.deep.equal({ name: 'get_time', arguments: '{}' });
@@ -44,8 +46,8 @@ describe('a tool call with no arguments from an Anthropic-native upstream', func
 
   it('responses: a function_call item with arguments "{}", streamed (finalResponse) and JSON', async () => {
     const rtools: OpenAI.Responses.Tool[] = [{ type: 'function', name: 'get_time', parameters: { type: 'object', properties: {} }, strict: false }];
-    const s = await client.responses.stream({ model: up.model, input: 'time?', tools: rtools }).finalResponse();
-    const j = await client.responses.create({ model: up.model, input: 'time?', tools: rtools });
+    const s = await client.responses.stream({ model, input: 'time?', tools: rtools }).finalResponse();
+    const j = await client.responses.create({ model, input: 'time?', tools: rtools });
     for (const r of [s, j]) {
       const call = r.output.find((i) => i.type === 'function_call') as OpenAI.Responses.ResponseFunctionToolCall;
       expect(call).to.deep.include({ name: 'get_time', arguments: '{}', call_id: 'toolu_1' });

@@ -7,7 +7,7 @@ import { call, keyHeader } from '../../helpers/http';
 import { postSse, type SseEvent } from '../../helpers/sse-events';
 import { expectAnthropic } from '../../helpers/conformance';
 import { outboxDuring } from '../../helpers/usage';
-import { ScriptedUpstream, chunk, completion, usageChunk } from '../../helpers/scripted-openai-upstream';
+import { ScriptedUpstream, chunk, completion, usageChunk } from '../../helpers/scripted-upstream';
 
 /**
  * The messages dialect on an OpenAI-compatible upstream that answers what each test scripts: wire

@@ -7,7 +7,7 @@ import { usageSettled } from '../../helpers/usage';
 import { UsageEvent } from '../../../shared/db/models';
 import { upsertModel, upsertProvider } from '../../../shared/catalog/catalog-ops';
 import { bumpEpoch } from '../../../shared/cache/epoch';
-import { dropScriptedModel } from '../../helpers/scripted-openai-upstream';
+import { dropScriptedModel } from '../../helpers/scripted-upstream';
 
 /** A local upstream answering every request with one status and JSON body (the vendor's documented error). */
 async function failingUpstream(status: number, body: object): Promise<{ url: string; hits: () => number; close(): Promise<void> }> {

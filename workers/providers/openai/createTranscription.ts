@@ -71,7 +71,7 @@ export async function createTranscription(call: UpstreamCall, input: Transcripti
   } catch {
     throw audioErrors.backendUnavailable('The audio backend answered with a malformed body.');
   }
-  const transcript = parseVerboseJson(json, input.words);
+  const transcript = parseVerboseJson(json, input.words, input.temperature);
   if (!transcript) throw audioErrors.backendUnavailable('The audio backend answered without a usable transcription.');
   return transcript;
 }
