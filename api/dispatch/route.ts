@@ -4,6 +4,7 @@ import type { ChatJob, PoolDeployment, RouteStep } from '../../shared/queues/pay
 import { jsonWithoutMedia } from '../../shared/tokenizer/media';
 import { refuseUntranslatable as geminiRefuses } from '../../workers/providers/gemini/refuse';
 import { refuseUntranslatable as converseRefuses } from '../../workers/providers/bedrock/to-converse';
+import { refuseUntranslatable as messagesRefuses } from '../../workers/providers/anthropic/to-messages';
 
 type Operation = ChatJob['operation'];
 
@@ -58,7 +59,7 @@ function kindFits(kind: string, op: Operation, primaryKind: string): boolean {
  * The adapters' own refusals of canonical fields their API cannot express (400 unsupported_parameter),
  * for a deployment of the given upstream model (Bedrock's `top_k` depends on it).
  */
-const REFUSALS: Record<string, (body: Record<string, unknown>, upstreamModel: string) => void> = { gemini: geminiRefuses, bedrock: converseRefuses };
+const REFUSALS: Record<string, (body: Record<string, unknown>, upstreamModel: string) => void> = { gemini: geminiRefuses, bedrock: converseRefuses, anthropic: messagesRefuses };
 
 /** Whether this deployment's kind (and upstream model) can serve the request as asked (its adapter would refuse it otherwise). */
 function accepts(d: CatalogModel['deployments'][number], op: Operation, body: Record<string, unknown> | undefined): boolean {

@@ -62,6 +62,12 @@ describe('model pools: deployments of a kind that cannot express the request', (
     });
   }
 
+  it('serves a tool of a type other than function (the Anthropic adapter refuses it) from the OpenAI deployment of a mixed pool, every time', async () => {
+    const [oa, claudeNative] = [simDeployment('oa'), { name: 'claude', provider: 'simulator-anthropic', upstream: `claude-${rndId()}` }];
+    const model = await poolModel([oa, claudeNative]);
+    await servedBy(() => chat(o.key, model, { tools: [{ type: 'custom', custom: { name: 'grep' } }] }), 'oa', claudeNative.upstream);
+  });
+
   it('serves an image by https URL (Gemini refuses it) from the OpenAI deployment of a mixed pool, every time', async () => {
     const oa = simDeployment('oa');
     const model = await poolModel([oa, gm]);
