@@ -4,6 +4,7 @@ import type { ChatJob, PoolDeployment, RouteStep } from '../../shared/queues/pay
 import { jsonWithoutMedia } from '../../shared/tokenizer/media';
 import { refuseUntranslatable as geminiRefuses } from '../../workers/providers/gemini/refuse';
 import { refuseUntranslatable as converseRefuses } from '../../workers/providers/bedrock/to-converse';
+import { refuseUntranslatable as messagesRefuses } from '../../workers/providers/anthropic/to-messages';
 
 type Operation = ChatJob['operation'];
 
@@ -54,15 +55,18 @@ function kindFits(kind: string, op: Operation, primaryKind: string): boolean {
   return kind !== 'cohere'; // every chat kind translates the canonical request
 }
 
-/** The adapters' own refusals of canonical fields their API cannot express (400 unsupported_parameter). */
-const REFUSALS: Record<string, (body: Record<string, unknown>) => void> = { gemini: geminiRefuses, bedrock: converseRefuses };
+/**
+ * The adapters' own refusals of canonical fields their API cannot express (400 unsupported_parameter),
+ * for a deployment of the given upstream model (Bedrock's `top_k` depends on it).
+ */
+const REFUSALS: Record<string, (body: Record<string, unknown>, upstreamModel: string) => void> = { gemini: geminiRefuses, bedrock: converseRefuses, anthropic: messagesRefuses };
 
-/** Whether a deployment of this kind can serve the request as asked (its adapter would refuse it otherwise). */
-function kindAccepts(kind: string, op: Operation, body: Record<string, unknown> | undefined): boolean {
-  const refuses = body && op !== 'messages' ? REFUSALS[kind] : undefined;
+/** Whether this deployment's kind (and upstream model) can serve the request as asked (its adapter would refuse it otherwise). */
+function accepts(d: CatalogModel['deployments'][number], op: Operation, body: Record<string, unknown> | undefined): boolean {
+  const refuses = body && op !== 'messages' ? REFUSALS[d.provider.kind] : undefined;
   if (!refuses) return true;
   try {
-    refuses(body!);
+    refuses(body!, d.upstream);
     return true;
   } catch {
     return false;
@@ -70,12 +74,12 @@ function kindAccepts(kind: string, op: Operation, body: Record<string, unknown> 
 }
 
 /**
- * A model's deployments that can take the job; with `body`, those whose kind would refuse the request
- * are left out (a mixed pool must not answer 400 or 200 by the draw).
+ * A model's deployments that can take the job; with `body`, those whose kind (or upstream model) would
+ * refuse the request are left out (a mixed pool must not answer 400 or 200 by the draw).
  */
 function stepOf(m: CatalogModel, fallback: boolean, op: Operation, primaryKind: string, onlyProvider?: string, body?: Record<string, unknown>): RouteStep | undefined {
   const deployments: PoolDeployment[] = m.deployments
-    .filter((d) => kindFits(d.provider.kind, op, primaryKind) && (!onlyProvider || d.provider.id === onlyProvider) && kindAccepts(d.provider.kind, op, body))
+    .filter((d) => kindFits(d.provider.kind, op, primaryKind) && (!onlyProvider || d.provider.id === onlyProvider) && accepts(d, op, body))
     .map((d) => ({
       providerId: d.provider.id,
       kind: d.provider.kind,

@@ -13,7 +13,7 @@ import type { WorkerRuntime } from '../../workers/runtime';
 import { jobUsage, type UsageFields, type UsageRecord } from '../metering/usage';
 import { childSpan, traceIdOf, type SpanHandle } from '../tracing/trace';
 import { jobSpan, traceUsage } from '../tracing/job-spans';
-import { ROUTE_RESULT_KEY, type RouteMeta } from './route-meta';
+import { ROUTE_RESULT_KEY, routeHeaders, type RouteMeta } from './route-meta';
 
 export interface JobContext {
   /** Aborted when the client disconnects or the deadline passes. */
@@ -27,6 +27,12 @@ export interface JobContext {
   usage(modality: string, fields: UsageFields): void;
   /** The job's span (a no-op when tracing is off): upstream attempts hang under it. */
   span: SpanHandle;
+  /**
+   * States where a model pool's router stands (the deployment of its latest attempt): whatever the
+   * job then fails with (an upstream's answer, an exception of any kind, the deadline, a store gone
+   * away), the failure carries it as `x-service-*` headers.
+   */
+  route(meta: RouteMeta): void;
 }
 
 export type JobProcessor<Q extends QueueName> = (job: Job<JobData<Q>, JobResult>, ctx: JobContext) => Promise<unknown>;
@@ -99,6 +105,7 @@ export function createWorker<Q extends QueueName>(
       const chunks: string[] = [];
       let firstChunkAt: number | undefined;
       let usage: UsageRecord | undefined;
+      let route: RouteMeta | undefined;
       const span = jobSpan(queue, job, started);
       let reply: SpanHandle | undefined;
       try {
@@ -116,6 +123,9 @@ export function createWorker<Q extends QueueName>(
             usage = jobUsage(data, modality, fields);
           },
           span,
+          route: (m) => {
+            route = m;
+          },
         });
         if (usage) usage = withLog(usage, job, started, firstChunkAt, result);
         reply = childSpan('reply', span);
@@ -131,6 +141,7 @@ export function createWorker<Q extends QueueName>(
         // whatever the attempt in flight threw when its connection was cut (an upstream_error)
         const reason = controller.signal.aborted ? controller.signal.reason : err;
         const wire = wireOf(reason, controller.signal);
+        if (route) wire.headers = { ...wire.headers, ...routeHeaders(route) };
         jobDuration.observe({ queue, outcome: wire.code }, (Date.now() - started) / 1000);
         // What an operator acts on (an upstream down, a platform credential refused): the code and
         // status only, never the message, which can quote an upstream's body or the caller's input.

@@ -89,7 +89,7 @@ export function startChatWorkers(rt: WorkerRuntime): Worker[] {
   return lanes.flatMap(([queue, concurrency]) =>
     createShardWorkers(rt, queue, concurrency, async (job, ctx) => {
       const d = job.data;
-      const routed = await routeRequest(state, d, ctx.signal, ctx.emit, (dep, emit) => runChat(d, dep, ctx.signal, emit), ctx.span);
+      const routed = await routeRequest(state, d, ctx.signal, ctx.emit, (dep, emit) => runChat(d, dep, ctx.signal, emit), ctx.span, ctx.route);
       const { outcome } = routed;
       ctx.usage('chat', {
         inputTokens: outcome.usage.inputTokens,

@@ -1,11 +1,10 @@
 import type { ChatJob, PoolDeployment, RouteStep } from '../../shared/queues/payloads';
 import type { ChatOutcome } from '../providers/openai/chatComplete';
 import type { Emit } from '../providers/types';
-import { ApiError } from '../../shared/errors/ApiError';
 import { errors } from '../../shared/errors/codes';
 import { config } from '../../shared/config/env';
 import { logger } from '../../shared/logger';
-import { ROUTE_CHUNK_PREFIX, routeHeaders, type RouteMeta } from '../../shared/queues/route-meta';
+import { ROUTE_CHUNK_PREFIX, type RouteMeta } from '../../shared/queues/route-meta';
 import type { PoolState } from '../../shared/routing/pool-state';
 import { classify } from './failure';
 import { sleep } from '../providers/http';
@@ -29,19 +28,23 @@ function routeOf(job: ChatJob): RouteStep[] {
   return [{ poolId: job.target.providerId, model: job.publicModel, fallback: false, deployments: [{ ...job.target, name: 'default', weight: 1, priority: 0, rpm: null, tpm: null, maxConcurrency: null }] }];
 }
 
-function withRoute(err: unknown, meta: RouteMeta | undefined): unknown {
-  if (meta && err instanceof ApiError) Object.assign(err.headers, routeHeaders(meta));
-  return err;
-}
-
 /**
  * Serves a chat job from its pool, then its fallbacks: each attempt takes a deployment in Redis
  * (healthy, under its limits, by weight and load), and a retryable failure before any byte reached
  * the client moves on to another deployment, or, in a pool of one, to the same one after a backoff,
  * within the attempt budget (POOL_MAX_ATTEMPTS) and the deadline. After the first streamed chunk
- * nothing is retried. The first chunk is preceded by the route metadata the pod turns into headers.
+ * nothing is retried. The first chunk is preceded by the route metadata the pod turns into headers;
+ * `onRoute` hears it at each attempt, so that a failure of any kind carries it (JobContext.route).
  */
-export async function routeRequest(state: PoolState, job: ChatJob, signal: AbortSignal, emit: Emit, call: AttemptCall, trace: SpanHandle = NOOP): Promise<Routed> {
+export async function routeRequest(
+  state: PoolState,
+  job: ChatJob,
+  signal: AbortSignal,
+  emit: Emit,
+  call: AttemptCall,
+  trace: SpanHandle = NOOP,
+  onRoute: (m: RouteMeta) => void = () => undefined,
+): Promise<Routed> {
   const cfg = config();
   const steps = routeOf(job);
   // A request stops this long before its deadline (POOL_DEADLINE_MARGIN_MS), so its answer reaches the pod in time.
@@ -49,7 +52,6 @@ export async function routeRequest(state: PoolState, job: ChatJob, signal: Abort
   let attempts = 0;
   let delivered = false;
   let last: unknown;
-  let meta: RouteMeta | undefined;
   /** Time spent waiting for a cooling pool, and the last cooldown seen (the 503's Retry-After). */
   let coolWaited = 0;
   let coolingMs = 0;
@@ -64,7 +66,7 @@ export async function routeRequest(state: PoolState, job: ChatJob, signal: Abort
       const pick = await state.pick(step, job.requestId, job.estimatedTokens ?? 0);
       if (pick.kind === 'limited') {
         // Every deployment is at its limit: wait on the lane like any queued job, then the lane's 429.
-        if (Date.now() + pick.waitMs >= stopAt) throw withRoute(errors.concurrencyLimit(1), meta);
+        if (Date.now() + pick.waitMs >= stopAt) throw errors.concurrencyLimit(1);
         await sleep(pick.waitMs, signal);
         continue;
       }
@@ -85,7 +87,7 @@ export async function routeRequest(state: PoolState, job: ChatJob, signal: Abort
       const verdictOf = (v: 'up' | 'down' | 'none') => (d.sealedCallerKey ? 'none' : v);
       attempts++;
       const m: RouteMeta = { deployment: d.name, attempts, ...(step.fallback ? { fallbackModel: step.model } : {}) };
-      meta = m;
+      onRoute(m);
       const attemptEmit: Emit = (chunk) => {
         if (!delivered) {
           delivered = true;
@@ -120,7 +122,7 @@ export async function routeRequest(state: PoolState, job: ChatJob, signal: Abort
         if (!f.retryable || delivered) {
           deploymentAttempts.inc({ ...labels, outcome: f.retryable ? 'failed' : 'rejected' });
           if (f.retryable) deploymentFailures.inc({ ...labels, class: f.class });
-          throw withRoute(err, m);
+          throw err;
         }
         deploymentAttempts.inc({ ...labels, outcome: 'failed' });
         deploymentFailures.inc({ ...labels, class: f.class });
@@ -138,6 +140,6 @@ export async function routeRequest(state: PoolState, job: ChatJob, signal: Abort
     }
   }
   if (attempts > 0) requestAttempts.observe({ model: job.publicModel }, attempts);
-  if (!last && late()) throw withRoute(errors.deadline(), meta);
-  throw withRoute(last ?? errors.upstreamUnavailable('Every deployment of this model is cooling down; retry later.', Math.max(1, Math.ceil(coolingMs / 1000))), meta);
+  if (!last && late()) throw errors.deadline();
+  throw last ?? errors.upstreamUnavailable('Every deployment of this model is cooling down; retry later.', Math.max(1, Math.ceil(coolingMs / 1000)));
 }

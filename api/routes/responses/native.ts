@@ -6,13 +6,13 @@ import type { NativeToolSet } from '../../dispatch/native-search/tools';
 import { nativeRails, runNativeLoop } from '../../dispatch/native-search/loop';
 import { ClientGone } from '../../dispatch/run-job';
 import { SseWriter } from '../../sse';
-import { ApiError } from '../../../shared/errors/ApiError';
 import { responsesToCanonical, type ResponsesRequest } from '../../dialects/responses/request';
 import { forModel } from '../../dialects/canonical';
 import { newId, responseObject, type ResponseFrame } from '../../dialects/responses/response';
 import { transcriptOutput, unfoldSearchCalls } from '../../dialects/responses/native';
 import { NativeResponsesStream } from '../../dialects/responses/native-stream';
 import { storeResponse } from './store';
+import { endFailedStream } from './failed';
 
 type Tools = NonNullable<ResponsesRequest['tools']>;
 
@@ -57,9 +57,6 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
   } catch (err) {
     if (err instanceof ClientGone) return;
     if (!sse.isStarted) throw err;
-    const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The stream failed.');
-    sse.failed(e);
-    send(w.failed(e));
-    sse.end();
+    await endFailedStream(req, sse, w, err, store ? { conversation: [...history, ...turn], input: body.input } : undefined);
   }
 }

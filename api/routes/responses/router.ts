@@ -8,7 +8,6 @@ import { findStored, historyOf, storeResponse } from './store';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
 import { ClientGone } from '../../dispatch/run-job';
 import { SseWriter } from '../../sse';
-import { ApiError } from '../../../shared/errors/ApiError';
 import { responsesToCanonical, type ResponsesRequest } from '../../dialects/responses/request';
 import { canonicalToResponse, newId, type ResponseFrame } from '../../dialects/responses/response';
 import { ResponsesStreamTranslator } from '../../dialects/responses/stream';
@@ -16,6 +15,7 @@ import { forModel, type CanonicalChunk, type CanonicalCompletion } from '../../d
 import { responsesNativeTools } from '../../dialects/responses/native';
 import { answerNative } from './native';
 import { deleteResponse, listInputItems } from './input-items';
+import { endFailedStream } from './failed';
 
 function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
@@ -53,11 +53,8 @@ function createHandler(ctx: AppContext) {
     } catch (err) {
       if (err instanceof ClientGone) return;
       if (!sse.isStarted) throw err;
-      const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The stream failed.');
-      sse.failed(e);
-      // Headers are out: the Responses stream ends with response.failed, as OpenAI's does.
-      send(t.failed(e));
-      sse.end();
+      // Headers are out: the Responses stream ends with response.failed, as OpenAI's does (stored unless store is false).
+      await endFailedStream(req, sse, t, err, store ? { conversation: [...history, ...turn], input: body.input } : undefined);
     }
   };
 }

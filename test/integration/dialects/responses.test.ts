@@ -192,11 +192,10 @@ describe('POST /v1/responses', () => {
     expect(await UsageEvent.count({ where: { orgId: other.org.id } })).to.equal(before);
   });
 
-  it('ends a stream the upstream broke with response.failed (status failed, its error), as the SDK reads it; nothing is billed or stored', async () => {
+  it('ends a stream the upstream broke with response.failed (status failed, its error), as the SDK reads it; nothing is billed, the failed Response is stored', async () => {
     await fetch(`${env().simUrl}/_sim/knobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ dropAfterChunks: 4, tokenDelayMs: 10 }) });
     await usageSettled();
     const before = await UsageEvent.count({ where: { orgId: o.org.id } });
-    const storedBefore = await StoredResponse.count({ where: { orgId: o.org.id } });
     const s = await postSse('/v1/responses', h, { model: 'sim-chat', input: 'will break', stream: true });
     expect(s.status).to.equal(200);
     expect(s.events[0].data.type, 'the stream had started').to.equal('response.created');
@@ -211,9 +210,14 @@ describe('POST /v1/responses', () => {
     expect(s.events.map((e) => e.data.type)).to.not.include.members(['response.completed', 'error']);
     await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(before);
-    expect(await StoredResponse.count({ where: { orgId: o.org.id } })).to.equal(storedBefore);
     const id = s.events[0].data.response.id;
-    expect((await call('GET', `/v1/responses/${id}`, { headers: h })).status, 'the failed response is not retrievable').to.equal(404);
+    // Retrievable at once, as the Response the stream ended with (OpenAI's retrieve answers any stored Response, its status failed and its error).
+    const got = await call('GET', `/v1/responses/${id}`, { headers: h });
+    expect(got.status, got.text).to.equal(200);
+    expect(got.body).to.deep.equal(last.data.response);
+    const items = await call('GET', `/v1/responses/${id}/input_items`, { headers: h });
+    expect(items.status, items.text).to.equal(200);
+    expect(items.body.data.map((i: { role: string; content: unknown }) => [i.role, i.content])).to.deep.equal([['user', [{ type: 'input_text', text: 'will break' }]]]);
 
     // The official SDK: the stream emits response.failed and finalResponse() is the failed Response.
     const client = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
@@ -224,6 +228,28 @@ describe('POST /v1/responses', () => {
     expect(final.status).to.equal('failed');
     expect(final.error?.code).to.equal('server_error');
     expect(failedEvents).to.deep.equal([final.id]);
+  });
+
+  it('keeps no failed Response when store is false; a follow-up naming a failed one continues from its input, without the cut turn', async () => {
+    await fetch(`${env().simUrl}/_sim/knobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ dropAfterChunks: 4, tokenDelayMs: 10 }) });
+    const unstored = await postSse('/v1/responses', h, { model: 'sim-chat', input: 'will break unseen', stream: true, store: false });
+    expect(unstored.events.at(-1)!.event).to.equal('response.failed');
+    const gone = await call('GET', `/v1/responses/${unstored.events[0].data.response.id}`, { headers: h });
+    expect(gone.status).to.equal(404);
+    expect(gone.body.error.code).to.equal('response_not_found');
+
+    await fetch(`${env().simUrl}/_sim/knobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ dropAfterChunks: 4, tokenDelayMs: 10 }) });
+    const broken = await postSse('/v1/responses', h, { model: 'sim-chat', instructions: 'Be brief.', input: 'first try', stream: true });
+    expect(broken.events.at(-1)!.event).to.equal('response.failed');
+    resetSim();
+    const next = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-chat', previous_response_id: broken.events[0].data.response.id, input: 'second try' } });
+    expect(next.status, next.text).to.equal(200);
+    expect(next.body).to.include({ status: 'completed', previous_response_id: broken.events[0].data.response.id });
+    const sent = (env().sim.log.entries[0].body as { messages: unknown[] }).messages;
+    expect(sent, 'the failed response’s input, then the new one; no assistant turn').to.deep.equal([
+      { role: 'user', content: 'first try' },
+      { role: 'user', content: 'second try' },
+    ]);
   });
 
   it('answers upstream failures before the stream in the plain envelope with their codes; nothing is billed or stored', async () => {

@@ -3,7 +3,7 @@ import OpenAI from 'openai';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { postSse } from '../../helpers/sse-events';
-import { keyHeader } from '../../helpers/http';
+import { call, keyHeader } from '../../helpers/http';
 import { startSearchUpstream, useSearchProvider, type SearchUpstream } from '../../helpers/search-upstream';
 import { SearchUsage } from '../../../shared/db/models';
 
@@ -76,6 +76,9 @@ describe('native web search on /v1/responses', () => {
     expect(last.data.response.error.code).to.equal('server_error');
     expect(s.events.map((e) => e.event)).to.not.include.members(['error', 'response.completed']);
     expect(last.data.response.output.map((i: { type: string; status: string }) => `${i.type}:${i.status}`)).to.deep.equal(['web_search_call:completed']);
+    const got = await call('GET', `/v1/responses/${last.data.response.id}`, { headers: keyHeader(o.key) });
+    expect(got.status, 'the failed Response is stored and retrievable').to.equal(200);
+    expect(got.body).to.deep.equal(last.data.response);
     const final = await client.responses.stream({ model: 'sim-chat', input: 'search for honey bees', tools: [{ type: 'web_search' }] }).finalResponse();
     expect(final.status).to.equal('failed');
     expect(final.error?.code).to.equal('server_error');

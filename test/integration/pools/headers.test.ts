@@ -1,7 +1,13 @@
 import { expect } from 'chai';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
-import { keyHeader } from '../../helpers/http';
+import { call, keyHeader } from '../../helpers/http';
+import { poolModel, rndId, simDeployment } from '../../helpers/pool-models';
+import { ScriptedUpstream } from '../../helpers/scripted-openai-upstream';
+import { upsertProvider } from '../../../shared/catalog/catalog-ops';
+import { QueryTypes } from 'sequelize';
+import { db } from '../../../shared/db/sequelize';
+import { usageSettled } from '../../helpers/usage';
 
 /** Every chat-style dialect, JSON and streamed, on a pool of one (OpenAI-kind) and the Anthropic-native bypass. */
 const CASES: Array<{ name: string; path: string; body: Record<string, unknown>; deployment: string; anthropic?: boolean }> = [
@@ -37,4 +43,33 @@ describe('model pools: x-service-deployment and x-service-attempts on every chat
       });
     }
   }
+
+  describe('on a failure that is not an ApiError', () => {
+    const up = new ScriptedUpstream();
+    before(() => up.start());
+    after(() => up.close());
+
+    // A stream whose event is `null` makes the OpenAI adapter throw a TypeError (not an ApiError):
+    // a retryable failure of class `other`, answered 502 once the attempts are spent.
+    it('answers with the route headers it had: deployment, attempts and fallback model', async () => {
+      const provider = `scripted-${rndId()}`;
+      await upsertProvider({ name: provider, kind: 'openai', base_url: `${up.url}/v1` } as never);
+      const fallback = await poolModel([{ name: 'odd', provider, upstream: 'up-model' }]);
+      const down = simDeployment('down');
+      const model = await poolModel([down], { fallbacks: [fallback] });
+      env().sim.knobs.set(down.upstream, { status: 503 });
+      up.reset();
+      up.next = Array.from({ length: 3 }, () => ({ kind: 'sse' as const, events: ['null'] }));
+      const r = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model, stream: true, messages: [{ role: 'user', content: 'hi' }] } });
+      expect(r.status, r.text).to.equal(502);
+      expect(r.body.error.code).to.equal('upstream_error');
+      expect(r.headers.get('x-service-fallback-model')).to.equal(fallback);
+      expect(r.headers.get('x-service-deployment')).to.equal('odd');
+      expect(r.headers.get('x-service-attempts')).to.equal('3');
+      expect(up.received).to.have.length(2);
+      await usageSettled();
+      const rows = await db().query<{ deployment: string | null; attempts: number }>('SELECT deployment, attempts FROM request_logs WHERE request_id = :id', { type: QueryTypes.SELECT, replacements: { id: r.headers.get('x-service-request-id') } });
+      expect(rows.map((x) => [x.deployment, x.attempts]), 'the failed request’s log row names them too').to.deep.equal([['odd', 3]]);
+    });
+  });
 });

@@ -5,6 +5,14 @@ import { call, keyHeader } from '../../helpers/http';
 import { hitsByUpstream, poolModel, rndId, simDeployment } from '../../helpers/pool-models';
 import { upsertProvider } from '../../../shared/catalog/catalog-ops';
 
+const TOOL_HISTORY = [
+  { role: 'user', content: 'what is the weather?' },
+  { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{}' } }] },
+  { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
+];
+const WEATHER = { type: 'function', function: { name: 'weather', parameters: { type: 'object', properties: {} } } };
+const URL_IMAGE = [{ role: 'user', content: [{ type: 'text', text: 'what is this?' }, { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] }];
+
 const chat = (key: string, model: string, extra: Record<string, unknown> = {}) =>
   call('POST', '/v1/chat/completions', { headers: keyHeader(key), json: { model, messages: [{ role: 'user', content: 'mixed kinds' }], ...extra } });
 
@@ -12,12 +20,73 @@ const chat = (key: string, model: string, extra: Record<string, unknown> = {}) =
 describe('model pools: deployments of a kind that cannot express the request', () => {
   let o: TestOrg;
   let gm: { name: string; provider: string; upstream: string };
+  let bedrock: string;
+  const nova = () => ({ name: 'nova', provider: bedrock, upstream: `amazon.nova-pro-${rndId()}` });
+  const claude = () => ({ name: 'claude', provider: bedrock, upstream: `anthropic.claude-sonnet-${rndId()}` });
   beforeEach(resetSim);
   before(async () => {
     o = await buildOrg(env().redis, { laneOverrides: { 'chat:interactive': 64 } });
     const provider = `gemini-${rndId()}`;
     await upsertProvider({ name: provider, kind: 'gemini', base_url: env().simUrl, api_key: 'gm-test-platform-key' } as never);
     gm = { name: 'gm', provider, upstream: 'sim-gemini-1' };
+    bedrock = `bedrock-${rndId()}`;
+    await upsertProvider({ name: bedrock, kind: 'bedrock', base_url: env().simUrl, region: 'us-east-1', api_key: 'ABSKsimulatedbedrockkey' } as never);
+  });
+
+  /** Twelve requests to the pool: each is served (200) by the deployment named `by`, and `never` took none. */
+  async function servedBy(send: () => Promise<{ status: number; text: string; headers: Headers }>, by: string, never: string): Promise<void> {
+    const replies = await Promise.all(Array.from({ length: 12 }, send));
+    for (const r of replies) {
+      expect(r.status, r.text).to.equal(200);
+      expect(r.headers.get('x-service-deployment')).to.equal(by);
+    }
+    expect(hitsByUpstream().get(never) ?? 0).to.equal(0);
+  }
+
+  it('serves top_k (messages dialect) from the Claude deployment of a Bedrock pool, never the non-Claude one', async () => {
+    const [n, c] = [nova(), claude()];
+    const model = await poolModel([n, c]);
+    const json = { model, max_tokens: 64, top_k: 5, messages: [{ role: 'user', content: 'mixed kinds' }] };
+    await servedBy(() => call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), 'anthropic-version': '2023-06-01' }, json }), 'claude', n.upstream);
+  });
+
+  for (const [what, extra] of [
+    ['a tool of a type other than function', { tools: [{ type: 'custom', custom: { name: 'grep' } }] }],
+    ['tool_choice none with tool calls in the history', { messages: TOOL_HISTORY, tools: [WEATHER], tool_choice: 'none' }],
+    ['an image by https URL', { messages: URL_IMAGE }],
+  ] as const) {
+    it(`serves ${what} (Bedrock refuses it) from the OpenAI deployment of a mixed pool, every time`, async () => {
+      const [oa, n] = [simDeployment('oa'), nova()];
+      const model = await poolModel([oa, n]);
+      await servedBy(() => chat(o.key, model, extra), 'oa', n.upstream);
+    });
+  }
+
+  it('serves a tool of a type other than function (the Anthropic adapter refuses it) from the OpenAI deployment of a mixed pool, every time', async () => {
+    const [oa, claudeNative] = [simDeployment('oa'), { name: 'claude', provider: 'simulator-anthropic', upstream: `claude-${rndId()}` }];
+    const model = await poolModel([oa, claudeNative]);
+    await servedBy(() => chat(o.key, model, { tools: [{ type: 'custom', custom: { name: 'grep' } }] }), 'oa', claudeNative.upstream);
+  });
+
+  it('serves an image by https URL (Gemini refuses it) from the OpenAI deployment of a mixed pool, every time', async () => {
+    const oa = simDeployment('oa');
+    const model = await poolModel([oa, gm]);
+    await servedBy(() => chat(o.key, model, { messages: URL_IMAGE }), 'oa', gm.upstream);
+  });
+
+  it('answers 400 unsupported_parameter when neither the Gemini nor the Bedrock deployment can take an image URL', async () => {
+    const model = await poolModel([gm, nova()]);
+    const r = await chat(o.key, model, { messages: URL_IMAGE });
+    expect(r.status, r.text).to.equal(400);
+    expect(r.body.error.code).to.equal('unsupported_parameter');
+  });
+
+  it('answers the refusal of top_k when no deployment of the pool is a Claude model', async () => {
+    const model = await poolModel([nova()]);
+    const r = await chat(o.key, model, { top_k: 5 });
+    expect(r.status, r.text).to.equal(400);
+    expect(r.body.error.code).to.equal('unsupported_parameter');
+    expect(r.body.error.param).to.equal('top_k');
   });
 
   it('serves a request only Gemini refuses (logprobs) from the OpenAI deployment of a mixed pool, every time', async () => {

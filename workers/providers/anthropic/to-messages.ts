@@ -93,6 +93,16 @@ function toolChoice(c: ToolUse<CTool>['choice'], parallel: unknown): Record<stri
 }
 
 /**
+ * Canonical fields the messages API cannot express: `tools` entries other than `function`. The
+ * routing of mixed pools asks the same question (api/dispatch/route.ts).
+ */
+export function refuseUntranslatable(body: Record<string, unknown>): void {
+  const given = Array.isArray(body.tools) ? (body.tools as Array<CTool | null>) : [];
+  const bad = given.findIndex((x) => x?.type !== 'function' || !x.function);
+  if (bad >= 0) throw new ApiError(400, 'unsupported_parameter', `\`tools[${bad}]\` of type '${String(given[bad]?.type)}' is not supported on this model.`, { param: `tools[${bad}]` });
+}
+
+/**
  * A canonical chat request → an Anthropic messages request, so that chat-completions and responses
  * callers can use a model whose upstream speaks messages. Fields without a messages counterpart
  * (n, logprobs, response_format, seed, penalties) are not sent.
@@ -105,9 +115,8 @@ export function canonicalToMessages(body: Record<string, unknown>, upstreamModel
     messages: t,
   };
   if (system) out.system = system;
+  refuseUntranslatable(body);
   const given = (body.tools as CTool[] | undefined) ?? [];
-  const bad = given.findIndex((x) => x.type !== 'function' || !x.function);
-  if (bad >= 0) throw new ApiError(400, 'unsupported_parameter', `\`tools[${bad}]\` of type '${String(given[bad].type)}' is not supported on this model.`, { param: `tools[${bad}]` });
   if (given.length) {
     const use = toolUse(given, body.tool_choice);
     out.tools = use.tools.map((x) => ({ name: x.function!.name, ...(x.function!.description ? { description: x.function!.description } : {}), input_schema: x.function!.parameters ?? { type: 'object', properties: {} } }));

@@ -19,11 +19,22 @@ export function isClaude(upstream: string): boolean {
   return /anthropic\.claude/.test(upstream);
 }
 
-function imageBlock(url: string): ContentBlock {
+/** An image URL's Converse format and base64 data: a data URL of PNG, JPEG, GIF or WebP, else refused. */
+function imageData(url: string): { format: ImageFormat; data: string } {
   const m = DATA_URL.exec(url);
   const format = m && IMAGE_FORMATS[m[1].toLowerCase()];
   if (!m || !format) throw refuse('messages', 'images must be base64 data URLs of PNG, JPEG, GIF or WebP (Converse takes image bytes, not URLs).');
-  return { image: { format, source: { bytes: Buffer.from(m[2], 'base64') } } };
+  return { format, data: m[2] };
+}
+
+const imageUrlOf = (p: Part) => {
+  const iu = p.image_url as { url?: string } | string | undefined;
+  return String((typeof iu === 'string' ? iu : iu?.url) ?? '');
+};
+
+function imageBlock(url: string): ContentBlock {
+  const { format, data } = imageData(url);
+  return { image: { format, source: { bytes: Buffer.from(data, 'base64') } } };
 }
 
 function partBlocks(p: Part, claude: boolean): ContentBlock[] {
@@ -31,10 +42,8 @@ function partBlocks(p: Part, claude: boolean): ContentBlock[] {
   if (p.type === 'text') {
     if (!p.text) return [];
     block = { text: String(p.text) };
-  } else if (p.type === 'image_url') {
-    const iu = p.image_url as { url: string } | string;
-    block = imageBlock(typeof iu === 'string' ? iu : iu.url);
-  } else throw refuse('messages', `content part type '${p.type}' has no Converse form here.`);
+  } else if (p.type === 'image_url') block = imageBlock(imageUrlOf(p));
+  else throw refuse('messages', `content part type '${p.type}' has no Converse form here.`);
   return p.cache_control && claude ? [block, CACHE_POINT] : [block];
 }
 
@@ -59,10 +68,9 @@ function parseInput(args: string | undefined): Record<string, unknown> {
 }
 
 /** Canonical messages → Converse system blocks + alternating user/assistant messages (neighbours merged). */
-function conversation(messages: CMessage[], claude: boolean): { system: SystemContentBlock[]; messages: Message[]; toolBlocks: boolean } {
+function conversation(messages: CMessage[], claude: boolean): { system: SystemContentBlock[]; messages: Message[] } {
   const system: SystemContentBlock[] = [];
   const out: Message[] = [];
-  let toolBlocks = false;
   const push = (role: 'user' | 'assistant', blocks: ContentBlock[]) => {
     if (!blocks.length) return;
     const last = out.at(-1);
@@ -78,21 +86,19 @@ function conversation(messages: CMessage[], claude: boolean): { system: SystemCo
       }
     } else if (m.role === 'user') push('user', blocksOf(m.content, claude));
     else if (m.role === 'tool') {
-      toolBlocks = true;
       // An empty result stays one blank text block: `content: []` is refused by some models (docs/providers/bedrock.md).
       push('user', [{ toolResult: { toolUseId: String(m.tool_call_id), content: [{ text: textOf(m.content) }] } }]);
     } else if (m.role === 'assistant') {
       const blocks = blocksOf(m.content, claude);
       for (const c of m.tool_calls ?? []) {
-        toolBlocks = true;
-        blocks.push({ toolUse: { toolUseId: c.id, name: c.function.name, input: parseInput(c.function.arguments) as never } });
+          blocks.push({ toolUse: { toolUseId: c.id, name: c.function.name, input: parseInput(c.function.arguments) as never } });
       }
       push('assistant', blocks);
     } else throw refuse('messages', `message role '${m.role}' has no Converse form.`);
   }
   // Converse needs a user message; a chat of system messages alone (valid on OpenAI) is that text as the user's turn.
-  if (!out.length && system.length) return { system: [], messages: [{ role: 'user', content: system as ContentBlock[] }], toolBlocks };
-  return { system, messages: out, toolBlocks };
+  if (!out.length && system.length) return { system: [], messages: [{ role: 'user', content: system as ContentBlock[] }] };
+  return { system, messages: out };
 }
 
 type FnTool = { type: string; function?: { name: string; description?: string; parameters?: unknown } };
@@ -104,8 +110,28 @@ function toolChoice(c: ToolUse<FnTool>['choice']): ToolChoice | undefined {
   return undefined;
 }
 
-/** Fields that change the answer and that Converse cannot express. */
-export function refuseUntranslatable(body: Record<string, unknown>): void {
+/** Whether the conversation holds tool calls or results (Converse then requires `toolConfig`). */
+function hasToolBlocks(messages: CMessage[]): boolean {
+  return messages.some((m) => m?.role === 'tool' || (m?.role === 'assistant' && (m.tool_calls?.length ?? 0) > 0));
+}
+
+/** Content parts of user and assistant messages without a Converse form: an image that is not a data URL of a known format, a part other than text or an image. */
+function refuseParts(messages: CMessage[]): void {
+  for (const m of messages) {
+    if ((m?.role !== 'user' && m?.role !== 'assistant') || !Array.isArray(m.content)) continue;
+    for (const p of m.content) {
+      if (p?.type === 'image_url') imageData(imageUrlOf(p));
+      else if (p?.type !== 'text') throw refuse('messages', `content part type '${p?.type}' has no Converse form here.`);
+    }
+  }
+}
+
+/**
+ * Fields that change the answer and that Converse cannot express, for a deployment of
+ * `upstreamModel`. The routing of mixed pools asks the same question (api/dispatch/route.ts), so
+ * every refusal that depends on the request and the upstream model alone is here.
+ */
+export function refuseUntranslatable(body: Record<string, unknown>, upstreamModel: string): void {
   if (typeof body.n === 'number' && body.n > 1) throw refuse('n', 'one choice per request only.');
   if (body.logprobs === true) throw refuse('logprobs', 'Converse reports no log probabilities.');
   if (typeof body.top_logprobs === 'number') throw refuse('top_logprobs', 'Converse reports no log probabilities.');
@@ -117,6 +143,12 @@ export function refuseUntranslatable(body: Record<string, unknown>): void {
   if (body.prediction) throw refuse('prediction', 'Converse has no predicted outputs.');
   const fmt = body.response_format as { type?: string } | undefined;
   if (fmt?.type === 'json_object') throw refuse('response_format', "JSON mode without a schema has no Converse form (use type 'json_schema').");
+  if (typeof body.top_k === 'number' && !isClaude(upstreamModel)) throw refuse('top_k', 'only Claude models on Bedrock take top_k.');
+  const tools = Array.isArray(body.tools) ? (body.tools as FnTool[]) : [];
+  if (tools.some((t) => t?.type !== 'function' || !t.function)) throw refuse('tools', 'only function tools have a Converse form.');
+  const messages = Array.isArray(body.messages) ? (body.messages as CMessage[]) : [];
+  if (tools.length && body.tool_choice === 'none' && hasToolBlocks(messages)) throw refuse('tool_choice', "'none' cannot be expressed while the conversation holds tool calls.");
+  refuseParts(messages);
 }
 
 /**
@@ -124,7 +156,7 @@ export function refuseUntranslatable(body: Record<string, unknown>): void {
  * (`cache_control` on a text part) become cache points on Claude models and have no effect elsewhere.
  */
 export function canonicalToConverse(body: Record<string, unknown>, upstreamModel: string): ConverseRequest {
-  refuseUntranslatable(body);
+  refuseUntranslatable(body, upstreamModel);
   const claude = isClaude(upstreamModel);
   const conv = conversation((body.messages as CMessage[]) ?? [], claude);
   const out: ConverseRequest = { modelId: upstreamModel, messages: conv.messages };
@@ -137,18 +169,12 @@ export function canonicalToConverse(body: Record<string, unknown>, upstreamModel
   const stop = typeof body.stop === 'string' ? [body.stop] : Array.isArray(body.stop) ? (body.stop as string[]) : [];
   if (stop.length) inference.stopSequences = stop;
   if (Object.keys(inference).length) out.inferenceConfig = inference;
-  if (typeof body.top_k === 'number') {
-    if (!claude) throw refuse('top_k', 'only Claude models on Bedrock take top_k.');
-    out.additionalModelRequestFields = { top_k: body.top_k };
-  }
+  if (typeof body.top_k === 'number') out.additionalModelRequestFields = { top_k: body.top_k }; // Claude only (refused elsewhere)
   const tools = (body.tools as FnTool[] | undefined) ?? [];
-  if (tools.some((t) => t.type !== 'function' || !t.function)) throw refuse('tools', 'only function tools have a Converse form.');
   const use = tools.length ? toolUse(tools, body.tool_choice) : { tools, choice: undefined };
   const fns = use.tools;
-  if (fns.length && body.tool_choice === 'none') {
-    // Converse has no "none": leaving the tools out means the same, unless the history holds tool blocks.
-    if (conv.toolBlocks) throw refuse('tool_choice', "'none' cannot be expressed while the conversation holds tool calls.");
-  } else if (fns.length) {
+  // Converse has no "none": leaving the tools out means the same (a history with tool blocks was refused).
+  if (fns.length && body.tool_choice !== 'none') {
     const specs: Tool[] = fns.map((t) => ({
       toolSpec: { name: t.function!.name, ...(t.function!.description ? { description: t.function!.description } : {}), inputSchema: { json: (t.function!.parameters ?? { type: 'object', properties: {} }) as never } },
     }));

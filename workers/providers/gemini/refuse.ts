@@ -7,6 +7,33 @@ export function unsupported(param: string, why: string): ApiError {
 
 const set = (v: unknown) => v !== undefined && v !== null;
 
+const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
+
+/** A data URL's media type and base64 data; the Gemini API fetches no URL of ours, so anything else is refused. */
+export function dataUrl(url: string, field: string): { mimeType: string; data: string } {
+  const m = DATA_URL.exec(url);
+  if (!m) throw unsupported(field, 'must be a base64 data URL on this model (the Gemini API does not fetch URLs).');
+  return { mimeType: m[1], data: m[2] };
+}
+
+/** The media parts of user and assistant messages as inlineData takes them: data URLs only (image_url, file.file_data). */
+function refuseMedia(messages: unknown): void {
+  if (!Array.isArray(messages)) return;
+  messages.forEach((m: { role?: unknown; content?: unknown } | null, i) => {
+    if ((m?.role !== 'user' && m?.role !== 'assistant') || !Array.isArray(m.content)) return;
+    m.content.forEach((p: { type?: unknown; image_url?: unknown; file?: { file_data?: unknown } } | null, j) => {
+      const field = `messages[${i}].content[${j}]`;
+      if (p?.type === 'image_url') {
+        const iu = p.image_url as { url?: unknown } | string | undefined;
+        dataUrl(String((typeof iu === 'string' ? iu : iu?.url) ?? ''), `${field}.image_url`);
+      } else if (p?.type === 'file') {
+        if (!p.file?.file_data) throw unsupported(`${field}.file`, 'needs file_data on this model.');
+        dataUrl(String(p.file.file_data), `${field}.file`);
+      }
+    });
+  });
+}
+
 /**
  * OpenAI-style reasoning effort → thinkingConfig, with the budgets Google's own OpenAI
  * compatibility layer uses (ai.google.dev/gemini-api/docs/openai#thinking); thoughts are asked for
@@ -40,4 +67,5 @@ export function refuseUntranslatable(body: Record<string, unknown>): void {
   const tools = Array.isArray(body.tools) ? (body.tools as Array<{ type?: unknown; function?: unknown } | null>) : [];
   const bad = tools.findIndex((t) => t?.type !== 'function' || !t.function);
   if (bad >= 0) throw unsupported(`tools[${bad}]`, `of type '${String(tools[bad]?.type)}' is not supported on this model.`);
+  refuseMedia(body.messages);
 }

@@ -1,5 +1,5 @@
 import { ApiError } from '../../../shared/errors/ApiError';
-import { refuseUntranslatable, THINKING_BUDGET, unsupported } from './refuse';
+import { dataUrl, refuseUntranslatable, THINKING_BUDGET, unsupported } from './refuse';
 import { toolUse, type ToolUse } from '../tool-choice';
 import { parseCallId } from './call-ids';
 
@@ -9,13 +9,9 @@ type CPart = Record<string, unknown> & { type: string };
 type CMessage = { role: string; content?: string | CPart[] | null; tool_calls?: Array<{ id: string; function: { name: string; arguments?: string } }>; tool_call_id?: string };
 type CTool = { type: string; function?: { name: string; description?: string; parameters?: unknown } };
 
-const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
-
-/** A data URL → inlineData; the Gemini API fetches no URL of ours, so anything else is refused. */
+/** A data URL → inlineData (anything else was refused: refuseUntranslatable). */
 function inlineData(url: string, field: string): Part {
-  const m = DATA_URL.exec(url);
-  if (!m) throw unsupported(field, 'must be a base64 data URL on this model (the Gemini API does not fetch URLs).');
-  return { inlineData: { mimeType: m[1], data: m[2] } };
+  return { inlineData: dataUrl(url, field) };
 }
 
 function partOf(p: CPart, field: string): Part {
