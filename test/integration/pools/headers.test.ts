@@ -3,7 +3,7 @@ import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { poolModel, rndId, simDeployment } from '../../helpers/pool-models';
-import { ScriptedUpstream } from '../../helpers/scripted-openai-upstream';
+import { ScriptedUpstream } from '../../helpers/scripted-upstream';
 import { upsertProvider } from '../../../shared/catalog/catalog-ops';
 import { QueryTypes } from 'sequelize';
 import { db } from '../../../shared/db/sequelize';
