@@ -1,7 +1,7 @@
 import { canonicalToMessages } from './to-messages';
 import { messageToCompletion } from './from-messages';
 import { MessagesToChatStream } from './stream-to-chat';
-import { messagesEvents, postMessages } from './messages';
+import { messagesEvents, postMessages, wellFormedMessage } from './messages';
 import type { Emit, UpstreamCall } from '../types';
 import type { ChatOutcome } from '../openai/chatComplete';
 import { errors } from '../../../shared/errors/codes';
@@ -20,13 +20,13 @@ export async function chatComplete(
   if (stream) upstreamBody.stream = true;
   const res = await postMessages(call, upstreamBody);
   if (!stream) {
-    let json: Record<string, unknown>;
+    let json: unknown;
     try {
-      json = (await res.json()) as Record<string, unknown>;
+      json = await res.json();
     } catch {
       throw errors.upstreamError('The upstream answered with a malformed body.');
     }
-    if (!json || json.type !== 'message' || !Array.isArray(json.content)) throw errors.upstreamError('The upstream answered with a malformed body.');
+    if (!wellFormedMessage(json)) throw errors.upstreamError('The upstream answered with a malformed body.');
     const completion = messageToCompletion(json, publicModel);
     const u = completion.usage as { prompt_tokens: number; completion_tokens: number };
     return { response: completion, usage: { inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens } };

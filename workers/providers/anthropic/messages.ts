@@ -4,6 +4,7 @@ import { readSse } from '../sse';
 import type { Emit, TokenUsage, UpstreamCall } from '../types';
 import { errors } from '../../../shared/errors/codes';
 import { ApiError } from '../../../shared/errors/ApiError';
+import { isRecord, isRecords, optRecord } from '../shape';
 
 export interface MessagesOutcome {
   response?: Record<string, unknown>;
@@ -43,16 +44,48 @@ export function postMessages(call: UpstreamCall, body: Record<string, unknown>, 
   );
 }
 
+/**
+ * A Message of the documented shape: `type` message, `content` an array of blocks (objects with a
+ * string `type`), `usage` an object if any.
+ */
+export function wellFormedMessage(json: unknown): json is Record<string, unknown> & { content: Array<Record<string, unknown> & { type: string }> } {
+  return isRecord(json) && json.type === 'message' && isRecords(json.content) && json.content.every((b) => typeof b.type === 'string') && optRecord(json.usage);
+}
+
+/**
+ * A stream event of the documented shape: an object with a string `type`, and the object each type
+ * is read for (message_start's `message`, content_block_start's `content_block`, a delta's `delta`).
+ */
+function wellFormedEvent(data: unknown): data is Record<string, unknown> & { type: string } {
+  if (!isRecord(data) || typeof data.type !== 'string') return false;
+  switch (data.type) {
+    case 'message_start':
+      return isRecord(data.message) && optRecord(data.message.usage);
+    case 'content_block_start':
+      return isRecord(data.content_block) && typeof data.content_block.type === 'string';
+    case 'content_block_delta':
+      return isRecord(data.delta) && typeof data.delta.type === 'string';
+    case 'message_delta':
+      return isRecord(data.delta) && optRecord(data.usage);
+    case 'error':
+      return optRecord(data.error);
+    default:
+      return true; // ping, content_block_stop, message_stop, and event types added later (passed on or skipped)
+  }
+}
+
 /** Reads a messages stream and yields each event's parsed data (ends at message_stop). */
 export async function* messagesEvents(res: UpstreamResponse): AsyncGenerator<Record<string, unknown> & { type: string }> {
   if (!res.body) throw errors.upstreamError('The upstream sent no stream.');
   for await (const ev of readSse(res.body, (e) => e.event === 'message_stop' || e.event === 'error')) {
-    let data: Record<string, unknown> & { type: string };
+    let data: unknown;
     try {
-      data = JSON.parse(ev.data) as typeof data;
+      data = JSON.parse(ev.data);
     } catch {
       throw errors.upstreamError('The upstream sent a malformed stream event.');
     }
+    // valid JSON of another shape (`null`, a content_block_delta without its delta) is as malformed
+    if (!wellFormedEvent(data)) throw errors.upstreamError('The upstream sent a malformed stream event.');
     if (data.type === 'error') throw streamFailure(data as never);
     yield data;
   }
@@ -69,13 +102,13 @@ export async function messages(call: UpstreamCall, body: Record<string, unknown>
   else delete upstreamBody.stream;
   const res = await postMessages(call, upstreamBody, beta);
   if (!emit) {
-    let json: Record<string, unknown>;
+    let json: unknown;
     try {
-      json = (await res.json()) as Record<string, unknown>;
+      json = await res.json();
     } catch {
       throw errors.upstreamError('The upstream answered with a malformed body.');
     }
-    if (!json || json.type !== 'message' || !Array.isArray(json.content)) throw errors.upstreamError('The upstream answered with a malformed body.');
+    if (!wellFormedMessage(json)) throw errors.upstreamError('The upstream answered with a malformed body.');
     json.model = publicModel;
     const u = json.usage as AnthropicUsage | undefined;
     return { response: json, usage: { inputTokens: inputTokensOf(u), outputTokens: u?.output_tokens ?? 0 } };

@@ -1,5 +1,5 @@
 import { canonicalToGemini } from './to-gemini';
-import { geminiToCompletion, type GeminiResponse } from './from-gemini';
+import { geminiToCompletion, wellFormedResponse, type GeminiResponse } from './from-gemini';
 import { GeminiToChatStream } from './stream-to-chat';
 import { geminiEvents, postGemini } from './generate';
 import type { Emit, UpstreamCall } from '../types';
@@ -20,7 +20,7 @@ export async function chatComplete(call: UpstreamCall, body: Record<string, unkn
     } catch {
       throw errors.upstreamError('The upstream answered with a malformed body.');
     }
-    if (!json || typeof json !== 'object' || (!Array.isArray(json.candidates) && !json.promptFeedback)) throw errors.upstreamError('The upstream answered with a malformed body.');
+    if (!wellFormedResponse(json) || (!Array.isArray(json.candidates) && !json.promptFeedback)) throw errors.upstreamError('The upstream answered with a malformed body.');
     const completion = geminiToCompletion(json, publicModel);
     const u = completion.usage as { prompt_tokens: number; completion_tokens: number };
     return { response: completion, usage: { inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens } };

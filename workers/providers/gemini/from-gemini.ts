@@ -1,4 +1,5 @@
 import { callId } from './call-ids';
+import { isRecord, optRecord, optRecords } from '../shape';
 
 type Part = Record<string, unknown> & { text?: string; thought?: boolean; thoughtSignature?: string; functionCall?: { id?: string; name?: string; args?: unknown } };
 export type GeminiResponse = {
@@ -14,6 +15,20 @@ export type GeminiUsage = {
   thoughtsTokenCount?: number;
   toolUsePromptTokenCount?: number;
 };
+
+/**
+ * A GenerateContentResponse of the documented shape, as far as it is read: candidates (if any) objects,
+ * each one's content an object whose parts are objects (a function call an object); promptFeedback
+ * and usageMetadata objects if any.
+ */
+export function wellFormedResponse(r: unknown): r is GeminiResponse {
+  if (!isRecord(r) || !optRecords(r.candidates) || !optRecord(r.promptFeedback) || !optRecord(r.usageMetadata)) return false;
+  return ((r.candidates as Record<string, unknown>[] | null | undefined) ?? []).every((c) => {
+    if (!optRecord(c.content)) return false;
+    const parts = (c.content as Record<string, unknown> | null | undefined)?.parts;
+    return optRecords(parts) && ((parts as Record<string, unknown>[] | null | undefined) ?? []).every((p) => optRecord(p.functionCall));
+  });
+}
 
 /** FinishReasons (@google/genai) that mean the answer was withheld or cut by a filter or policy. */
 const FILTERED = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY', 'IMAGE_PROHIBITED_CONTENT', 'IMAGE_RECITATION', 'LANGUAGE', 'ESCALATION', 'MODEL_ARMOR']);

@@ -3,7 +3,8 @@ import { fetchUpstream, type UpstreamResponse } from '../http';
 import { readSse } from '../sse';
 import type { UpstreamCall } from '../types';
 import { errors } from '../../../shared/errors/codes';
-import type { GeminiResponse } from './from-gemini';
+import { wellFormedResponse, type GeminiResponse } from './from-gemini';
+import { isRecord } from '../shape';
 import { googleErrorHints } from './errors';
 
 /**
@@ -26,8 +27,9 @@ type StreamData = GeminiResponse & { error?: { message?: string; status?: string
 
 function parse(data: string): StreamData {
   try {
-    const v = JSON.parse(data) as StreamData;
-    if (v && typeof v === 'object') return v;
+    const v = JSON.parse(data) as unknown;
+    // valid JSON of another shape (`null`, a part that is not an object) is as malformed; an in-band error is read as such
+    if (isRecord(v) && (isRecord(v.error) || wellFormedResponse(v))) return v as StreamData;
   } catch {
     /* below */
   }

@@ -7,6 +7,7 @@ import type { Emit, TokenUsage, UpstreamCall } from '../types';
 import { errors } from '../../../shared/errors/codes';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { presetOf } from '../../../shared/catalog/presets';
+import { isRecord, isRecords, optRecord, optRecords } from '../shape';
 
 export interface ChatOutcome {
   /** The full response (non-streamed), `model` already set to the public id. */
@@ -29,6 +30,26 @@ function usageOf(u: OpenAiUsage | undefined | null): TokenUsage | undefined {
 function upstreamMessage(error: object): string {
   const m = (error as { message?: unknown }).message;
   return (typeof m === 'string' && m ? m : JSON.stringify(error)).slice(0, 500);
+}
+
+/** Tool calls as a message (`fn`: each has its function object) or a delta (its function may come later) carries them. */
+function toolCallsOk(calls: unknown, fn: boolean): boolean {
+  return optRecords(calls) && (!Array.isArray(calls) || (calls as Record<string, unknown>[]).every((c) => (fn ? isRecord(c.function) : optRecord(c.function))));
+}
+
+/**
+ * A JSON answer of the shape the dialects read: an object whose `choices` is an array of objects,
+ * each with its `message` object (chat) and that message's tool calls objects; `usage` an object if any.
+ */
+function wellFormedAnswer(json: unknown, operation: 'chat' | 'completions'): json is Record<string, unknown> {
+  if (!isRecord(json) || !isRecords(json.choices) || !optRecord(json.usage)) return false;
+  return operation === 'completions' || json.choices.every((c) => isRecord(c.message) && toolCallsOk(c.message.tool_calls, true));
+}
+
+/** A streamed chunk of that shape: `choices` (when present) objects, each `delta` (when present) an object and its tool calls objects. */
+function wellFormedChunk(chunk: unknown): chunk is Record<string, unknown> {
+  if (!isRecord(chunk) || !optRecords(chunk.choices) || !optRecord(chunk.usage)) return false;
+  return ((chunk.choices as Record<string, unknown>[] | null | undefined) ?? []).every((c) => optRecord(c.delta) && toolCallsOk((c.delta as Record<string, unknown> | undefined)?.tool_calls, false));
 }
 
 type Part = { type?: string; file?: { file_data?: unknown } };
@@ -88,15 +109,14 @@ export async function chatComplete(
   );
 
   if (!stream) {
-    let json: Record<string, unknown>;
+    let json: unknown;
     try {
-      json = (await res.json()) as Record<string, unknown>;
+      json = await res.json();
     } catch {
       throw errors.upstreamError('The upstream answered with a malformed body.');
     }
-    if (!json || typeof json !== 'object' || !Array.isArray(json.choices)) {
-      throw errors.upstreamError('The upstream answered with a malformed body.');
-    }
+    // valid JSON of another shape (`null`, a choice that is not an object...) is as malformed: refused before any field is read
+    if (!wellFormedAnswer(json, operation)) throw errors.upstreamError('The upstream answered with a malformed body.');
     json.model = publicModel;
     if (preset) presetAnswer(preset, json);
     return { response: json, usage: usageOf(json.usage as OpenAiUsage) ?? { inputTokens: 0, outputTokens: 0 } };
@@ -116,15 +136,18 @@ export async function chatComplete(
       stream.emit(rewritten);
       continue;
     }
-    let chunk: Record<string, unknown>;
+    let chunk: unknown;
     try {
-      chunk = JSON.parse(data) as Record<string, unknown>;
+      chunk = JSON.parse(data);
     } catch {
       throw errors.upstreamError('The upstream sent a malformed stream event.');
     }
+    // valid JSON of another shape (`data: null`, `data: 5`, a choice that is not an object) is as malformed
+    if (!isRecord(chunk)) throw errors.upstreamError('The upstream sent a malformed stream event.');
     // vLLM (and others) report a failure after the stream started as `data: {"error": {...}}`, then
     // `[DONE]`: a failure like a dropped connection, so each dialect ends with its own error event.
     if (chunk.error && typeof chunk.error === 'object') throw errors.upstreamError(`The upstream failed mid-stream: ${upstreamMessage(chunk.error)}`);
+    if (!wellFormedChunk(chunk)) throw errors.upstreamError('The upstream sent a malformed stream event.');
     if (preset) presetAnswer(preset, chunk);
     const u = usageOf(chunk.usage as OpenAiUsage);
     if (u) [usage, streamedUsage] = [u, chunk.usage];
