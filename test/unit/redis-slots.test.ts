@@ -10,6 +10,7 @@ import { PUBLISH_RESULT } from '../../shared/queues/reply-store';
 import { SEARCH_GATE, SEARCH_RELEASE } from '../../shared/search/gate-script';
 import { PICK_DEPLOYMENT, RENEW_ATTEMPT, SETTLE_DEPLOYMENT } from '../../shared/routing/scripts';
 import { RESERVE_LIMITS, SETTLE_LIMITS, UNCOUNT_LIMITS } from '../../shared/limits/limits-script';
+import { KEEP_CANCELS, TAKE_CANCEL } from '../../api/routes/mcp/kept-cancels';
 
 /**
  * On a Redis Cluster a script, MULTI or pipeline may touch one slot only. Every Lua script of the
@@ -41,6 +42,9 @@ const KEY_LISTS: Record<string, () => string[][]> = {
   [RESERVE_LIMITS]: () => [['kbud:k1:day:2026-11-25', 'pbud:p1:month:2026-11', 'rpm:k1:29000000', 'tpm:k1:29000000', 'res', 'resx'].map((w) => keys.limits(ORG, w))],
   [SETTLE_LIMITS]: () => [['res', 'resx', 'tpm:k1:29000000'].map((w) => keys.limits(ORG, w))],
   [UNCOUNT_LIMITS]: () => [['rpm:k1:29000000', 'tpm:k1:29000000'].map((w) => keys.limits(ORG, w))],
+  // an API key's kept MCP cancels (api/routes/mcp/kept-cancels.ts): one key each
+  [KEEP_CANCELS]: () => [[keys.mcpKeptCancels('key-1')]],
+  [TAKE_CANCEL]: () => [[keys.mcpKeptCancels('key-1')]],
 };
 
 function luaScriptsIn(dir: string): string[] {
@@ -60,7 +64,8 @@ function luaScriptsIn(dir: string): string[] {
 const slots = (list: string[]) => new Set(list.map((k) => calculateSlot(k)));
 
 describe('Redis Cluster: every script, MULTI and queue stays in one slot', () => {
-  const scripts = luaScriptsIn(path.resolve(__dirname, '../../shared'));
+  // shared/ holds nearly all; api/ and workers/ keep a few of their own (the MCP route's kept cancels)
+  const scripts = ['shared', 'api', 'workers'].flatMap((d) => luaScriptsIn(path.resolve(__dirname, '../..', d)));
 
   it('finds the gateway’s Lua scripts, and knows the key list of each', () => {
     expect(scripts.length).to.be.at.least(3);
@@ -88,7 +93,7 @@ describe('Redis Cluster: every script, MULTI and queue stays in one slot', () =>
     });
   }
 
-  for (const [name, lua] of Object.entries({ ACQUIRE_LEASE, RENEW_LEASES, PUBLISH_WITH_USAGE, PUBLISH_RESULT, GIVE_UP, CLAIM_HELD, SEARCH_GATE, SEARCH_RELEASE, SETTLE_DEPLOYMENT, RENEW_ATTEMPT })) {
+  for (const [name, lua] of Object.entries({ ACQUIRE_LEASE, RENEW_LEASES, PUBLISH_WITH_USAGE, PUBLISH_RESULT, GIVE_UP, CLAIM_HELD, SEARCH_GATE, SEARCH_RELEASE, SETTLE_DEPLOYMENT, RENEW_ATTEMPT, KEEP_CANCELS, TAKE_CANCEL })) {
     it(`${name}: names every key through KEYS, and the keys passed to it share one slot`, () => {
       const used = [...lua.matchAll(/KEYS\[(\d+)\]/g)].map((m) => Number(m[1]));
       // PUBSUB's key comes after its subcommand: redis.call('PUBSUB', 'SHARDNUMSUB', KEYS[n])

@@ -16,7 +16,7 @@ const NOW = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
 /** KEYS[1] the key's set; ARGV keep ms, max per key, members. Drops the expired, adds, trims to the bound. */
-const KEEP = `${NOW}
+export const KEEP_CANCELS = `${NOW}
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local keep = tonumber(ARGV[1])
 for i = 3, #ARGV do redis.call('ZADD', KEYS[1], now + keep, ARGV[i]) end
@@ -27,7 +27,7 @@ redis.call('PEXPIRE', KEYS[1], keep)
 return n`;
 
 /** KEYS[1] the key's set; ARGV[1] a member. 1 when it was kept and has not expired; removed either way. */
-const TAKE = `local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
+export const TAKE_CANCEL = `local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not s then return 0 end
 redis.call('ZREM', KEYS[1], ARGV[1])
 ${NOW}
@@ -41,8 +41,8 @@ type Scripted = RedisClient & {
 
 function scripted(redis: RedisClient): Scripted {
   if (!('gwKeepCancels' in redis)) {
-    redis.defineCommand('gwKeepCancels', { numberOfKeys: 1, lua: KEEP });
-    redis.defineCommand('gwTakeCancel', { numberOfKeys: 1, lua: TAKE });
+    redis.defineCommand('gwKeepCancels', { numberOfKeys: 1, lua: KEEP_CANCELS });
+    redis.defineCommand('gwTakeCancel', { numberOfKeys: 1, lua: TAKE_CANCEL });
   }
   return redis as Scripted;
 }
