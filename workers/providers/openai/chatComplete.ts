@@ -3,6 +3,7 @@ import { presetAnswer, presetRequest } from './preset';
 import { fetchUpstream } from '../http';
 import { readSse } from '../sse';
 import { rewriteChunk } from './chunk-rewrite';
+import { estimateUsage } from './usage-estimate';
 import type { Emit, TokenUsage, UpstreamCall } from '../types';
 import { errors } from '../../../shared/errors/codes';
 import { ApiError } from '../../../shared/errors/ApiError';
@@ -119,13 +120,16 @@ export async function chatComplete(
     if (!wellFormedAnswer(json, operation)) throw errors.upstreamError('The upstream answered with a malformed body.');
     json.model = publicModel;
     if (preset) presetAnswer(preset, json);
-    return { response: json, usage: usageOf(json.usage as OpenAiUsage) ?? { inputTokens: 0, outputTokens: 0 } };
+    // an answer without usage is billed by an estimate, not as nothing (usage-estimate.ts)
+    return { response: json, usage: usageOf(json.usage as OpenAiUsage) ?? (await estimateUsage(upstreamBody, [json], call.upstreamModel)) };
   }
 
   if (!res.body) throw errors.upstreamError('The upstream sent no stream.');
   let usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
   let inlineUsage: { id?: unknown; created?: unknown; usage: unknown } | undefined;
   let streamedUsage: unknown;
+  /** What went to the caller, for an estimate when the upstream reports no usage (usage-estimate.ts). */
+  const emitted: string[] = [];
   // A plain content chunk goes on with only its model rewritten (chunk-rewrite.ts); a preset's answers are adapted in full.
   const modelField = preset ? undefined : `"model":${JSON.stringify(publicModel)}`;
   for await (const ev of readSse(res.body, (e) => e.data.trim() === '[DONE]')) {
@@ -133,6 +137,7 @@ export async function chatComplete(
     if (data === '[DONE]') break;
     const rewritten = modelField && rewriteChunk(data, modelField, stream.includeUsage);
     if (rewritten) {
+      emitted.push(rewritten);
       stream.emit(rewritten);
       continue;
     }
@@ -158,10 +163,14 @@ export async function chatComplete(
     else if (u) inlineUsage = undefined; // the service sent its own usage-only chunk after all
     if ('usage' in chunk && (!stream.includeUsage || (u && !usageOnly))) delete chunk.usage;
     chunk.model = publicModel;
-    stream.emit(JSON.stringify(chunk));
+    const text = JSON.stringify(chunk);
+    emitted.push(text);
+    stream.emit(text);
   }
   if (inlineUsage && stream.includeUsage) {
     stream.emit(JSON.stringify({ id: inlineUsage.id, object: operation === 'chat' ? 'chat.completion.chunk' : 'text_completion', created: inlineUsage.created, model: publicModel, choices: [], usage: inlineUsage.usage }));
   }
+  // a stream that never reported usage (a server that ignores stream_options) is billed by an estimate
+  if (streamedUsage === undefined) usage = await estimateUsage(upstreamBody, emitted, call.upstreamModel);
   return { usage, streamedUsage };
 }

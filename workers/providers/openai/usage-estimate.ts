@@ -1,0 +1,61 @@
+import { countTokens } from '../../../shared/tokenizer/pool';
+import { jsonWithoutMedia } from '../../../shared/tokenizer/media';
+import { logger } from '../../../shared/logger';
+import type { TokenUsage } from '../types';
+
+type Obj = Record<string, unknown>;
+const obj = (v: unknown): Obj | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : undefined);
+
+/** The text an answer's choice carries (content, refusal, reasoning, a tool call's name and arguments, a legacy completion's text). */
+function choiceText(choice: unknown, out: string[]): void {
+  const c = obj(choice);
+  if (!c) return;
+  if (typeof c.text === 'string') out.push(c.text);
+  const m = obj(c.message) ?? obj(c.delta);
+  if (!m) return;
+  for (const k of ['content', 'refusal', 'reasoning_content', 'reasoning']) if (typeof m[k] === 'string') out.push(m[k] as string);
+  if (Array.isArray(m.tool_calls)) {
+    for (const t of m.tool_calls) {
+      const f = obj(obj(t)?.function);
+      if (typeof f?.name === 'string') out.push(f.name);
+      if (typeof f?.arguments === 'string') out.push(f.arguments);
+    }
+  }
+}
+
+/** The generated text of a JSON answer, or of a stream's chunks (each a JSON string as sent on). */
+export function answerTexts(answers: unknown[]): string[] {
+  const out: string[] = [];
+  for (const a of answers) {
+    let v = a;
+    if (typeof a === 'string') {
+      try {
+        v = JSON.parse(a);
+      } catch {
+        continue;
+      }
+    }
+    const choices = obj(v)?.choices;
+    if (Array.isArray(choices)) for (const c of choices) choiceText(c, out);
+  }
+  return out;
+}
+
+/**
+ * The usage of a call whose upstream reported none (an OpenAI-compatible server that ignores
+ * `stream_options.include_usage`, or leaves `usage` out of its answer): the request's messages (media
+ * at their fixed estimate) and the generated text counted with the default tokenizer, so the request
+ * is billed by an estimate instead of nothing (docs/providers.md). A count that cannot finish falls
+ * back to four characters a token.
+ */
+export async function estimateUsage(body: Obj, answers: unknown[], provider: string): Promise<TokenUsage> {
+  const { json, fixedTokens } = jsonWithoutMedia(body.messages ?? body.prompt ?? '');
+  const output = answerTexts(answers).join('');
+  const count = async (text: string) => {
+    const n = await countTokens(undefined, [text]).catch(() => false as const);
+    return n === false ? Math.ceil(text.length / 4) : n;
+  };
+  const [inputTokens, outputTokens] = await Promise.all([count(json), count(output)]);
+  logger.warn({ provider }, 'upstream reported no usage: billed by an estimate');
+  return { inputTokens: inputTokens + fixedTokens, outputTokens };
+}
