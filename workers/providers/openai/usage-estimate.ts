@@ -4,6 +4,10 @@ import { logger } from '../../../shared/logger';
 import type { TokenUsage } from '../types';
 
 type Obj = Record<string, unknown>;
+
+/** One warning per upstream model a minute, not one per request. */
+const WARN_EVERY_MS = 60_000;
+const warned = new Map<string, number>();
 const obj = (v: unknown): Obj | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : undefined);
 
 /** The text an answer's choice carries (content, refusal, reasoning, a tool call's name and arguments, a legacy completion's text). */
@@ -56,6 +60,10 @@ export async function estimateUsage(body: Obj, answers: unknown[], provider: str
     return n === false ? Math.ceil(text.length / 4) : n;
   };
   const [inputTokens, outputTokens] = await Promise.all([count(json), count(output)]);
-  logger.warn({ provider }, 'upstream reported no usage: billed by an estimate');
+  const now = Date.now();
+  if (now - (warned.get(provider) ?? 0) > WARN_EVERY_MS) {
+    warned.set(provider, now);
+    logger.warn({ upstreamModel: provider }, 'upstream reported no usage: billed by an estimate');
+  }
   return { inputTokens: inputTokens + fixedTokens, outputTokens };
 }
