@@ -9,6 +9,23 @@ export interface ToolUse<T extends FnTool> {
   choice: 'auto' | 'none' | 'required' | { named: string } | undefined;
 }
 
+/**
+ * The index of the first canonical `tools` entry that is not a function tool with its `function`
+ * (only those have a form in the Anthropic, Gemini and Bedrock APIs), or -1.
+ */
+export function nonFunctionTool(body: Record<string, unknown>): number {
+  const tools = Array.isArray(body.tools) ? (body.tools as Array<{ type?: unknown; function?: unknown } | null>) : [];
+  return tools.findIndex((t) => t?.type !== 'function' || !t.function);
+}
+
+/** 400 `unsupported_parameter` naming the first `tools` entry that is not a function tool (Anthropic's and Gemini's refusal). */
+export function refuseNonFunctionTools(body: Record<string, unknown>): void {
+  const bad = nonFunctionTool(body);
+  if (bad < 0) return;
+  const type = String((body.tools as Array<{ type?: unknown } | null>)[bad]?.type);
+  throw new ApiError(400, 'unsupported_parameter', `\`tools[${bad}]\` of type '${type}' is not supported on this model.`, { param: `tools[${bad}]` });
+}
+
 function unsupported(why: string): ApiError {
   return new ApiError(400, 'unsupported_parameter', `\`tool_choice\` ${why}`, { param: 'tool_choice' });
 }

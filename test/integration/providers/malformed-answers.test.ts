@@ -10,6 +10,8 @@ import { ScriptedUpstream, chunk, completion, dropScriptedModel, usageChunk, typ
 
 const BODY = 'The upstream answered with a malformed body.';
 const EVENT = 'The upstream sent a malformed stream event.';
+const json = (body: unknown): Reply => ({ kind: 'json', body });
+const sse = (...events: unknown[]): Reply => ({ kind: 'sse', events });
 
 /** One answer that is valid JSON but not of the shape the upstream's API documents, and what the caller gets for it. */
 interface Case {
@@ -63,8 +65,6 @@ describe('providers: an upstream answer that is valid JSON of the wrong shape is
     it('JSON bodies and streamed events: 502 upstream_error with the malformed-answer message, nothing billed, the worker serves on', async function () {
       this.timeout(30_000);
       const chat = { model, messages: [{ role: 'user', content: 'hi' }] };
-      const json = (body: unknown): Reply => ({ kind: 'json', body });
-      const sse = (...events: unknown[]): Reply => ({ kind: 'sse', events });
       const cases: Case[] = [
         { name: 'JSON null', path: '/v1/chat/completions', body: chat, reply: json(null), message: BODY },
         { name: 'JSON 5', path: '/v1/chat/completions', body: chat, reply: json(5), message: BODY },
@@ -100,8 +100,6 @@ describe('providers: an upstream answer that is valid JSON of the wrong shape is
       const native = { model, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] };
       const message = (content: unknown[]) => ({ id: 'msg_s', type: 'message', role: 'assistant', model: 'up-model', content, stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 3, output_tokens: 2 } });
       const start = { type: 'message_start', message: { ...message([]), usage: { input_tokens: 3, output_tokens: 0 } } };
-      const json = (body: unknown): Reply => ({ kind: 'json', body });
-      const sse = (...events: unknown[]): Reply => ({ kind: 'sse', events });
       const cases: Case[] = [
         { name: 'JSON null', path: '/v1/chat/completions', body: chat, reply: json(null), message: BODY },
         { name: 'a content block that is null', path: '/v1/chat/completions', body: chat, reply: json(message([null])), message: BODY },
@@ -145,7 +143,7 @@ describe('providers: an upstream answer that is valid JSON of the wrong shape is
     it('JSON bodies and streamed events: 502 upstream_error with the malformed-answer message, nothing billed, the worker serves on', async function () {
       this.timeout(30_000);
       const chat = { model, messages: [{ role: 'user', content: 'hi' }] };
-      const json = (body: unknown): Reply => ({ kind: 'json', body });
+      // Gemini's streams end without `[DONE]`
       const sse = (...events: unknown[]): Reply => ({ kind: 'sse', events, done: false });
       const usageMetadata = { promptTokenCount: 3, candidatesTokenCount: 2 };
       const cases: Case[] = [

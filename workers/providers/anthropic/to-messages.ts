@@ -1,6 +1,6 @@
 import { anthropicApi } from './api';
 import { ApiError } from '../../../shared/errors/ApiError';
-import { toolUse, type ToolUse } from '../tool-choice';
+import { refuseNonFunctionTools, toolUse, type ToolUse } from '../tool-choice';
 
 type Part = Record<string, unknown> & { type: string };
 type Block = Record<string, unknown> & { type: string };
@@ -97,9 +97,7 @@ function toolChoice(c: ToolUse<CTool>['choice'], parallel: unknown): Record<stri
  * routing of mixed pools asks the same question (api/dispatch/route.ts).
  */
 export function refuseUntranslatable(body: Record<string, unknown>): void {
-  const given = Array.isArray(body.tools) ? (body.tools as Array<CTool | null>) : [];
-  const bad = given.findIndex((x) => x?.type !== 'function' || !x.function);
-  if (bad >= 0) throw new ApiError(400, 'unsupported_parameter', `\`tools[${bad}]\` of type '${String(given[bad]?.type)}' is not supported on this model.`, { param: `tools[${bad}]` });
+  refuseNonFunctionTools(body);
 }
 
 /**

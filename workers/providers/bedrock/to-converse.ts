@@ -1,6 +1,7 @@
 import type { ContentBlock, ConverseRequest, ImageFormat, Message, SystemContentBlock, Tool, ToolChoice } from '@aws-sdk/client-bedrock-runtime';
 import { ApiError } from '../../../shared/errors/ApiError';
-import { toolUse, type ToolUse } from '../tool-choice';
+import { nonFunctionTool, toolUse, type ToolUse } from '../tool-choice';
+import { imageUrlOf } from '../parts';
 
 type Part = Record<string, unknown> & { type: string; cache_control?: unknown };
 type CMessage = { role: string; content?: string | Part[] | null; tool_calls?: Array<{ id: string; function: { name: string; arguments?: string } }>; tool_call_id?: string };
@@ -26,11 +27,6 @@ function imageData(url: string): { format: ImageFormat; data: string } {
   if (!m || !format) throw refuse('messages', 'images must be base64 data URLs of PNG, JPEG, GIF or WebP (Converse takes image bytes, not URLs).');
   return { format, data: m[2] };
 }
-
-const imageUrlOf = (p: Part) => {
-  const iu = p.image_url as { url?: string } | string | undefined;
-  return String((typeof iu === 'string' ? iu : iu?.url) ?? '');
-};
 
 function imageBlock(url: string): ContentBlock {
   const { format, data } = imageData(url);
@@ -91,7 +87,7 @@ function conversation(messages: CMessage[], claude: boolean): { system: SystemCo
     } else if (m.role === 'assistant') {
       const blocks = blocksOf(m.content, claude);
       for (const c of m.tool_calls ?? []) {
-          blocks.push({ toolUse: { toolUseId: c.id, name: c.function.name, input: parseInput(c.function.arguments) as never } });
+        blocks.push({ toolUse: { toolUseId: c.id, name: c.function.name, input: parseInput(c.function.arguments) as never } });
       }
       push('assistant', blocks);
     } else throw refuse('messages', `message role '${m.role}' has no Converse form.`);
@@ -144,8 +140,8 @@ export function refuseUntranslatable(body: Record<string, unknown>, upstreamMode
   const fmt = body.response_format as { type?: string } | undefined;
   if (fmt?.type === 'json_object') throw refuse('response_format', "JSON mode without a schema has no Converse form (use type 'json_schema').");
   if (typeof body.top_k === 'number' && !isClaude(upstreamModel)) throw refuse('top_k', 'only Claude models on Bedrock take top_k.');
-  const tools = Array.isArray(body.tools) ? (body.tools as FnTool[]) : [];
-  if (tools.some((t) => t?.type !== 'function' || !t.function)) throw refuse('tools', 'only function tools have a Converse form.');
+  if (nonFunctionTool(body) >= 0) throw refuse('tools', 'only function tools have a Converse form.');
+  const tools = Array.isArray(body.tools) ? body.tools : [];
   const messages = Array.isArray(body.messages) ? (body.messages as CMessage[]) : [];
   if (tools.length && body.tool_choice === 'none' && hasToolBlocks(messages)) throw refuse('tool_choice', "'none' cannot be expressed while the conversation holds tool calls.");
   refuseParts(messages);

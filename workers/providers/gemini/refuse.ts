@@ -1,4 +1,6 @@
 import { ApiError } from '../../../shared/errors/ApiError';
+import { refuseNonFunctionTools } from '../tool-choice';
+import { imageUrlOf } from '../parts';
 
 /** 400 `unsupported_parameter` naming the field: the Gemini API cannot express it as asked. */
 export function unsupported(param: string, why: string): ApiError {
@@ -23,10 +25,8 @@ function refuseMedia(messages: unknown): void {
     if ((m?.role !== 'user' && m?.role !== 'assistant') || !Array.isArray(m.content)) return;
     m.content.forEach((p: { type?: unknown; image_url?: unknown; file?: { file_data?: unknown } } | null, j) => {
       const field = `messages[${i}].content[${j}]`;
-      if (p?.type === 'image_url') {
-        const iu = p.image_url as { url?: unknown } | string | undefined;
-        dataUrl(String((typeof iu === 'string' ? iu : iu?.url) ?? ''), `${field}.image_url`);
-      } else if (p?.type === 'file') {
+      if (p?.type === 'image_url') dataUrl(imageUrlOf(p), `${field}.image_url`);
+      else if (p?.type === 'file') {
         if (!p.file?.file_data) throw unsupported(`${field}.file`, 'needs file_data on this model.');
         dataUrl(String(p.file.file_data), `${field}.file`);
       }
@@ -63,9 +63,6 @@ export function refuseUntranslatable(body: Record<string, unknown>): void {
   if (rf && rf.type !== 'text' && rf.type !== 'json_object' && rf.type !== 'json_schema') throw unsupported('response_format', `type '${String(rf.type)}' is not supported on this model.`);
   const effort = body.reasoning_effort;
   if (typeof effort === 'string' && !Object.hasOwn(THINKING_BUDGET, effort)) throw unsupported('reasoning_effort', `'${effort}' is not supported on this model.`);
-  // only function tools have a Gemini form (functionDeclarations)
-  const tools = Array.isArray(body.tools) ? (body.tools as Array<{ type?: unknown; function?: unknown } | null>) : [];
-  const bad = tools.findIndex((t) => t?.type !== 'function' || !t.function);
-  if (bad >= 0) throw unsupported(`tools[${bad}]`, `of type '${String(tools[bad]?.type)}' is not supported on this model.`);
+  refuseNonFunctionTools(body); // only function tools have a Gemini form (functionDeclarations)
   refuseMedia(body.messages);
 }

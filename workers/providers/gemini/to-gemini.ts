@@ -1,6 +1,7 @@
 import { ApiError } from '../../../shared/errors/ApiError';
 import { dataUrl, refuseUntranslatable, THINKING_BUDGET, unsupported } from './refuse';
 import { toolUse, type ToolUse } from '../tool-choice';
+import { imageUrlOf } from '../parts';
 import { parseCallId } from './call-ids';
 
 type Part = Record<string, unknown>;
@@ -18,10 +19,8 @@ function partOf(p: CPart, field: string): Part {
   switch (p.type) {
     case 'text':
       return { text: String(p.text ?? '') };
-    case 'image_url': {
-      const iu = p.image_url as { url: string } | string;
-      return inlineData(typeof iu === 'string' ? iu : iu?.url ?? '', `${field}.image_url`);
-    }
+    case 'image_url':
+      return inlineData(imageUrlOf(p), `${field}.image_url`);
     case 'file': {
       const f = p.file as { file_data?: string };
       if (!f?.file_data) throw unsupported(`${field}.file`, 'needs file_data on this model.');

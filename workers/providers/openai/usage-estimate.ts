@@ -2,13 +2,14 @@ import { countTokens } from '../../../shared/tokenizer/pool';
 import { jsonWithoutMedia } from '../../../shared/tokenizer/media';
 import { logger } from '../../../shared/logger';
 import type { TokenUsage } from '../types';
+import { isRecord } from '../shape';
 
 type Obj = Record<string, unknown>;
 
 /** One warning per upstream model a minute, not one per request. */
 const WARN_EVERY_MS = 60_000;
 const warned = new Map<string, number>();
-const obj = (v: unknown): Obj | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : undefined);
+const obj = (v: unknown): Obj | undefined => (isRecord(v) ? v : undefined);
 
 /** The text an answer's choice carries (content, refusal, reasoning, a tool call's name and arguments, a legacy completion's text). */
 function choiceText(choice: unknown, out: string[]): void {
