@@ -86,6 +86,7 @@ function stepOf(m: CatalogModel, fallback: boolean, op: Operation, primaryKind: 
       baseUrl: d.provider.baseUrl,
       settings: d.provider.settings,
       upstreamModel: d.upstream,
+      tokenizer: m.tokenizer,
       name: d.name,
       weight: d.weight,
       priority: d.priority,

@@ -35,6 +35,8 @@ export interface ModelOptions {
   config?: Record<string, unknown>;
   /** Provider settings (Azure: `api_version`, default `2024-10-21`). */
   settings?: Record<string, string>;
+  /** The model's tokenizer (an encoding or a profile's name; default o200k_base). */
+  tokenizer?: string;
 }
 
 const DEFAULT_CAPABILITIES = { chat: true, vision: true, tools: true, json_schema: true };
@@ -137,6 +139,7 @@ export class ScriptedUpstream {
       capabilities: opts.capabilities ?? DEFAULT_CAPABILITIES,
       prices: opts.prices ?? { input_token: 1, output_token: 1 },
       config: opts.config,
+      tokenizer: opts.tokenizer,
     } as never);
     await bumpEpoch(env().redis);
     return id;

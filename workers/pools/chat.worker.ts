@@ -27,6 +27,7 @@ async function runChat(job: ChatJob, t: UpstreamTarget, signal: AbortSignal, emi
     apiKey,
     callerKey: !!t.sealedCallerKey,
     upstreamModel: t.upstreamModel,
+    tokenizer: t.tokenizer,
     signal,
     deadline: job.deadline,
     retries: 0, // the pool's router retries (workers/routing)

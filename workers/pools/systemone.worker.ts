@@ -27,7 +27,7 @@ function decisionError(err: unknown, signal: AbortSignal): unknown {
 async function decide(job: SystemoneJob, signal: AbortSignal): Promise<DecisionResult> {
   const t = job.target;
   const apiKey = await platformCredential(t.providerId);
-  const call = { baseUrl: t.baseUrl, apiKey, upstreamModel: t.upstreamModel, signal, deadline: job.deadline };
+  const call = { baseUrl: t.baseUrl, apiKey, upstreamModel: t.upstreamModel, tokenizer: t.tokenizer, signal, deadline: job.deadline };
   const outcome = await chatComplete(call, 'chat', job.body, job.publicModel, undefined);
   const answers = parseDecisionAnswers(job.plan, outcome.response!);
   return { answers, usage: { input_tokens: outcome.usage.inputTokens, output_tokens: outcome.usage.outputTokens } };

@@ -1,9 +1,10 @@
+import { randomUUID } from 'crypto';
 import { openaiApi, openaiEndpoint, type OpenAiEndpoint } from './api';
 import { presetAnswer, presetRequest } from './preset';
 import { fetchUpstream } from '../http';
 import { readSse } from '../sse';
 import { rewriteChunk } from './chunk-rewrite';
-import { estimateUsage } from './usage-estimate';
+import { estimateUsage, openaiUsage, streamFrame } from './usage-estimate';
 import type { Emit, TokenUsage, UpstreamCall } from '../types';
 import { errors } from '../../../shared/errors/codes';
 import { ApiError } from '../../../shared/errors/ApiError';
@@ -25,6 +26,17 @@ interface OpenAiUsage {
 
 function usageOf(u: OpenAiUsage | undefined | null): TokenUsage | undefined {
   return u ? { inputTokens: u.prompt_tokens ?? 0, outputTokens: u.completion_tokens ?? 0 } : undefined;
+}
+
+/**
+ * The usage-only chunk that closes a stream (`choices: []`), as OpenAI sends it when asked for
+ * `include_usage`: with the stream's `id` and `created` when known, else its own.
+ */
+function usageChunk(operation: 'chat' | 'completions', publicModel: string, frame: { id?: unknown; created?: unknown }, usage: unknown): string {
+  const chat = operation === 'chat';
+  const id = frame.id ?? `${chat ? 'chatcmpl' : 'cmpl'}-${randomUUID().replace(/-/g, '')}`;
+  const created = frame.created ?? Math.floor(Date.now() / 1000);
+  return JSON.stringify({ id, object: chat ? 'chat.completion.chunk' : 'text_completion', created, model: publicModel, choices: [], usage });
 }
 
 /** The message of an in-band error chunk, capped. */
@@ -79,7 +91,9 @@ function refuseFileUrls(body: Record<string, unknown>): void {
  * as the caller wrote it (unknown fields included) with the upstream model name swapped in; answers
  * get the public model id back. Streams always ask the upstream for usage (for metering) and drop
  * the usage-only chunk when the caller did not ask for it; usage a service sends inside its last
- * content chunk is moved to a usage-only chunk of its own, as OpenAI sends it. A provider's
+ * content chunk is moved to a usage-only chunk of its own, as OpenAI sends it. An upstream that
+ * reports no usage is billed by an estimate (usage-estimate.ts), which the caller gets where OpenAI
+ * would give usage: `usage` of a JSON answer, the usage chunk of a stream that asked for it. A provider's
  * `preset` (an OpenAI-compatible service) adapts the chat body and answers to that service;
  * `endpoint` is where and how to call (another kind speaking OpenAI's wire format brings its own).
  */
@@ -120,13 +134,17 @@ export async function chatComplete(
     if (!wellFormedAnswer(json, operation)) throw errors.upstreamError('The upstream answered with a malformed body.');
     json.model = publicModel;
     if (preset) presetAnswer(preset, json);
-    // an answer without usage is billed by an estimate, not as nothing (usage-estimate.ts)
-    return { response: json, usage: usageOf(json.usage as OpenAiUsage) ?? (await estimateUsage(upstreamBody, [json], call.upstreamModel)) };
+    const reported = usageOf(json.usage as OpenAiUsage);
+    if (reported) return { response: json, usage: reported };
+    // an answer without usage is billed by an estimate, not as nothing, and carries it as OpenAI's answers carry usage (usage-estimate.ts)
+    const estimated = await estimateUsage(upstreamBody, [json], call);
+    json.usage = openaiUsage(estimated);
+    return { response: json, usage: estimated };
   }
 
   if (!res.body) throw errors.upstreamError('The upstream sent no stream.');
   let usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
-  let inlineUsage: { id?: unknown; created?: unknown; usage: unknown } | undefined;
+  let inlineUsage: { frame: { id?: unknown; created?: unknown }; usage: unknown } | undefined;
   let streamedUsage: unknown;
   /** What went to the caller, for an estimate when the upstream reports no usage (usage-estimate.ts). */
   const emitted: string[] = [];
@@ -159,7 +177,7 @@ export async function chatComplete(
     const choices = chunk.choices as unknown[] | undefined;
     const usageOnly = !choices || choices.length === 0;
     if (u && usageOnly && !stream.includeUsage) continue; // usage-only chunk the caller did not ask for
-    if (u && !usageOnly) inlineUsage = { id: chunk.id, created: chunk.created, usage: chunk.usage };
+    if (u && !usageOnly) inlineUsage = { frame: { id: chunk.id, created: chunk.created }, usage: chunk.usage };
     else if (u) inlineUsage = undefined; // the service sent its own usage-only chunk after all
     if ('usage' in chunk && (!stream.includeUsage || (u && !usageOnly))) delete chunk.usage;
     chunk.model = publicModel;
@@ -167,10 +185,12 @@ export async function chatComplete(
     emitted.push(text);
     stream.emit(text);
   }
-  if (inlineUsage && stream.includeUsage) {
-    stream.emit(JSON.stringify({ id: inlineUsage.id, object: operation === 'chat' ? 'chat.completion.chunk' : 'text_completion', created: inlineUsage.created, model: publicModel, choices: [], usage: inlineUsage.usage }));
+  if (inlineUsage && stream.includeUsage) stream.emit(usageChunk(operation, publicModel, inlineUsage.frame, inlineUsage.usage));
+  // a stream that never reported usage (a server that ignores stream_options) is billed by an estimate,
+  // and a caller that asked for usage gets it in the usage chunk OpenAI would have sent
+  if (streamedUsage === undefined) {
+    usage = await estimateUsage(upstreamBody, emitted, call);
+    if (stream.includeUsage) stream.emit(usageChunk(operation, publicModel, streamFrame(emitted), openaiUsage(usage)));
   }
-  // a stream that never reported usage (a server that ignores stream_options) is billed by an estimate
-  if (streamedUsage === undefined) usage = await estimateUsage(upstreamBody, emitted, call.upstreamModel);
   return { usage, streamedUsage };
 }
