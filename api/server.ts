@@ -7,6 +7,7 @@ import { closeContext, createContext } from './context';
 import { healthRouter } from './routes/health/router';
 import { config } from '../shared/config/env';
 import { serverOptions } from '../shared/http/server-options';
+import { expressClasses } from '../shared/http/express-classes';
 import { startTracing, stopTracing } from '../shared/tracing/trace';
 
 /** `/metrics` and `/healthz` without a token on METRICS_PORT, a port the operator keeps private. */
@@ -23,7 +24,8 @@ async function startMetricsPort(port: number, ctx: { redis: import('../shared/re
 export async function startWeb(port: number): Promise<{ server: http.Server; close(): Promise<void> }> {
   startTracing('gateway-web'); // before createApp, which mounts the request spans when it is on
   const ctx = await createContext();
-  const server = http.createServer(serverOptions(config()), createApp(ctx));
+  const app = createApp(ctx);
+  const server = http.createServer({ ...serverOptions(config()), ...expressClasses(app) }, app);
   try {
     await listen(server, port, 'PORT');
   } catch (err) {

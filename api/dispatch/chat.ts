@@ -16,6 +16,7 @@ import { targetOf } from './target';
 import { routeFor } from './route';
 import { ROUTE_CHUNK_PREFIX, ROUTE_RESULT_KEY, routeHeaders, type RouteMeta } from '../../shared/queues/route-meta';
 import type { ResolvedModel } from '../../shared/catalog/catalog';
+import { merged } from '../../shared/merged';
 
 /** Resolves the model the caller named (routing-plan aliases first; `-background` variants too), or 404. */
 export async function resolveRequestedModel(ctx: AppContext, req: Request, requested: string): Promise<ResolvedModel> {
@@ -23,7 +24,7 @@ export async function resolveRequestedModel(ctx: AppContext, req: Request, reque
   const resolved = await ctx.catalog.resolve(aliased);
   if (!resolved) throw errors.modelNotFound(requested);
   checkModelAllowed(req.auth?.controls, aliased, requested);
-  return { ...resolved, requestedId: requested };
+  return merged(resolved, { requestedId: requested });
 }
 
 /** Resolves a chat-capable model for the caller (routing-plan aliases first), or throws. */

@@ -6,6 +6,7 @@ import { jsonWithoutMedia } from '../../shared/tokenizer/media';
 import { hasLimits, NO_HOLD, reserveLimits, type LimitHold } from '../../shared/limits/limits';
 import { pricesOf } from '../../shared/limits/usage-cost';
 import type { KeyControls } from '../../shared/limits/controls';
+import { merged } from '../../shared/merged';
 
 /** Tokens a chat upstream adds around each message; counted generously, the worst case must not fall short. */
 const MESSAGE_OVERHEAD_TOKENS = 4;
@@ -57,7 +58,7 @@ export function limitsFor(
   return async (requestId) => {
     const auth = req.auth!;
     const projectBudget = auth.projectId ? await ctx.directory.projectBudget(auth.projectId) : null;
-    const controls = auth.controls && !countsAsRequest ? { ...auth.controls, rpm: null } : auth.controls;
+    const controls = auth.controls && !countsAsRequest ? merged(auth.controls, { rpm: null }) : auth.controls;
     if (!controls || !hasLimits(controls, projectBudget)) return NO_HOLD;
     const { input, output, fixedMicros = 0 } = await measure();
     const prices = pricesOf(model.prices);
@@ -102,7 +103,7 @@ export interface BudgetPayer {
  */
 export async function searchBudget(ctx: AppContext, payer: BudgetPayer, requestId: string, priceMicros: number): Promise<LimitHold> {
   if (priceMicros <= 0 || !payer.apiKeyId || !payer.controls) return NO_HOLD;
-  const controls = { ...payer.controls, rpm: null, tpm: null };
+  const controls = merged(payer.controls, { rpm: null, tpm: null });
   const projectBudget = payer.projectId ? await ctx.directory.projectBudget(payer.projectId) : null;
   if (!hasLimits(controls, projectBudget)) return NO_HOLD;
   return reserveLimits(ctx.redis, {

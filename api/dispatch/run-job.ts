@@ -17,6 +17,7 @@ import { childSpan, NOOP, type SpanHandle } from '../../shared/tracing/trace';
 import { A } from '../../shared/tracing/attributes';
 import type { LogContext } from '../../shared/metering/request-log';
 import { logContext, logState } from '../middleware/request-log';
+import { merged } from '../../shared/merged';
 
 /** How long a pod that lost the race at its deadline waits for the result the worker already sent. */
 const LOST_RACE_GRACE_MS = 5_000;
@@ -326,8 +327,8 @@ async function runAdmitted<Q extends QueueName>(
         return settle(() => reject(err));
       }
 
-      const data = {
-        ...opts.data,
+      // merged, not a spread followed by keys: a spread's copy gets a hidden class of its own (shared/merged.ts)
+      const data = merged(opts.data, {
         requestId: jobId,
         replyTo,
         replyEpoch: ctx.replies.epochOf(replyTo),
@@ -340,7 +341,7 @@ async function runAdmitted<Q extends QueueName>(
         stream: !!opts.stream,
         ...(opts.batch ? { batch: opts.batch } : {}),
         ...(who.log && !who.rowless ? { log: who.log } : {}),
-      } as unknown as JobData<Q>;
+      }) as unknown as JobData<Q>;
       const sent = who.trace ? childSpan(`send ${opts.queue}`, who.trace, { kind: 'producer' }) : NOOP;
       if (sent.recording) sent.set({ [A.messagingSystem]: 'bullmq', [A.messagingDestination]: opts.queue, [A.messagingOperationType]: 'send', [A.messagingMessageId]: jobId });
       const carrier = sent.carrier();

@@ -1,5 +1,6 @@
 import type { ApiError } from '../../shared/errors/ApiError';
 import { anthropicErrorType } from '../dialects/messages/errors';
+import { merged } from '../../shared/merged';
 
 /** The path-authentication prefixes an inference path may sit under (`/a/{key}`, `/a/{key}/p/{project}`, `/r/{plan}`). */
 const PREFIX = String.raw`^(?:/a/[^/]+(?:/p/[^/]+)?|/r/[^/]+)?`;
@@ -31,12 +32,12 @@ export function openaiErrorType(status: number): string {
  */
 export function errorBody(path: string, err: ApiError): { error: Record<string, unknown> } {
   const error = err.toJSON();
-  if (MESSAGES_PATH.test(path)) return { error: { ...error, type: anthropicErrorType(err.status) } };
+  if (MESSAGES_PATH.test(path)) return { error: merged(error, { type: anthropicErrorType(err.status) }) };
   if (OPENAI_PATH.test(path)) return { error: openaiError(err) };
   return { error };
 }
 
 /** The `error` object of an OpenAI-dialect answer, HTTP or in-band in a stream. */
 export function openaiError(err: ApiError): Record<string, unknown> {
-  return { ...err.toJSON(), type: openaiErrorType(err.status), param: err.param ?? null };
+  return merged(err.toJSON(), { type: openaiErrorType(err.status), param: err.param ?? null });
 }

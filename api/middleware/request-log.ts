@@ -4,6 +4,7 @@ import { appendRequestLog } from '../../shared/metering/usage-outbox';
 import type { LogContext, RequestLogEntry } from '../../shared/metering/request-log';
 import { keys } from '../../shared/redis/keys';
 import { logger } from '../../shared/logger';
+import { merged } from '../../shared/merged';
 
 /**
  * The pod's half of the request log (shared/metering/request-log.ts). A request whose job delivered a
@@ -108,8 +109,7 @@ function entryOf(req: Request, res: Response, state: RequestLogState, firstByteA
   // refused transcription's `model` part can be anything the caller typed, a file name included)
   const model = state.model ?? (typeof body?.model === 'string' && !req.is('multipart/form-data') ? body.model : '');
   const deployment = res.getHeader('x-service-deployment');
-  return {
-    ...ctx,
+  return merged(ctx, {
     userId: who.userId,
     requestId: req.id,
     orgId: who.orgId,
@@ -129,7 +129,7 @@ function entryOf(req: Request, res: Response, state: RequestLogState, firstByteA
     ...(state.totals
       ? { inputTokens: state.totals.inputTokens, outputTokens: state.totals.outputTokens, cachedTokens: state.totals.cachedTokens, units: state.totals.units }
       : {}),
-  };
+  });
 }
 
 /**
@@ -140,8 +140,7 @@ export function logFailedCall(ctx: AppContext, req: Request, requestId: string, 
   const a = req.auth;
   if (!a) return;
   const base = logContext(req);
-  const entry: RequestLogEntry = {
-    ...base,
+  const entry: RequestLogEntry = merged(base, {
     requestId,
     orgId: a.orgId,
     projectId: a.projectId,
@@ -151,7 +150,7 @@ export function logFailedCall(ctx: AppContext, req: Request, requestId: string, 
     status: failure.status,
     errorCode: failure.code,
     totalMs: Date.now() - base.receivedAt,
-  };
+  });
   appendRequestLog(ctx.redis, entry, keys.usageOutboxFor(ctx.replies.channel)).catch((err) => logger.warn({ err, requestId }, 'request log entry not written'));
 }
 

@@ -5,6 +5,7 @@ import { config } from '../config/env';
 import { appendUsage } from './usage-outbox';
 import type { RequestLogFields } from './request-log';
 import { traceIdOf } from '../tracing/trace';
+import { merged } from '../merged';
 
 export interface UsageRecord {
   requestId: string;
@@ -148,7 +149,7 @@ function batchPriced(u: UsageRecord, b: NonNullable<JobIdentity['batch']>): Usag
     + ((units.audio_duration_ms ?? 0) / 1000) * (b.prices.audio_second ?? 0) + (units.cost_micros ?? 0);
   units.cost_micros = (units.cost_micros ?? 0) - full * (1 - b.multiplier);
   units.batch = 1;
-  return { ...u, units };
+  return merged(u, { units });
 }
 
 /**
@@ -161,8 +162,8 @@ export async function recordJobUsage(redis: RedisClient, job: JobIdentity & Pick
   const ctx = job.log;
   if (ctx) {
     // its request log row, with the times known here (the job's own are not: no queue or first-byte split)
-    usage.log = { ...ctx, traceId: traceIdOf(job.trace) ?? ctx.traceId ?? null, status: 200, stream: job.stream, attempts: 1,
-      laneMs: ctx.admittedAt === undefined ? null : ctx.admittedAt - ctx.receivedAt, totalMs: Date.now() - ctx.receivedAt };
+    usage.log = merged(ctx, { traceId: traceIdOf(job.trace) ?? ctx.traceId ?? null, status: 200, stream: job.stream, attempts: 1,
+      laneMs: ctx.admittedAt === undefined ? null : ctx.admittedAt - ctx.receivedAt, totalMs: Date.now() - ctx.receivedAt });
   }
   await appendUsage(redis, usage);
 }

@@ -14,6 +14,7 @@ import { jobUsage, type UsageFields, type UsageRecord } from '../metering/usage'
 import { childSpan, traceIdOf, type SpanHandle } from '../tracing/trace';
 import { jobSpan, traceUsage } from '../tracing/job-spans';
 import { ROUTE_RESULT_KEY, routeHeaders, type RouteMeta } from './route-meta';
+import { merged } from '../merged';
 
 export interface JobContext {
   /** Aborted when the client disconnects or the deadline passes. */
@@ -57,10 +58,8 @@ function withLog(usage: UsageRecord, job: Job<JobData<QueueName>, JobResult>, st
   if (!ctx) return usage;
   const now = Date.now();
   const route = (result as Record<string, unknown> | null)?.[ROUTE_RESULT_KEY] as RouteMeta | undefined;
-  return {
-    ...usage,
-    log: {
-      ...ctx,
+  return merged(usage, {
+    log: merged(ctx, {
       traceId: traceIdOf(job.data.trace) ?? ctx.traceId ?? null,
       status: 200,
       stream: job.data.stream,
@@ -72,8 +71,8 @@ function withLog(usage: UsageRecord, job: Job<JobData<QueueName>, JobResult>, st
       totalMs: now - ctx.receivedAt,
       cachedTokens: usage.cachedTokens ?? null,
       reasoningTokens: usage.reasoningTokens ?? null,
-    },
-  };
+    }),
+  });
 }
 
 /**
@@ -148,7 +147,7 @@ export function createWorker<Q extends QueueName>(
         if (wire.status >= 500 || wire.code.endsWith('_auth_failed')) logger.warn({ requestId: job.id, queue, code: wire.code, status: wire.status }, 'job failed');
         span.fail(wire.code);
         // the queue time goes with the error: the pod writes the failed request's row
-        await rt.replies.error(data.replyTo, job.id!, { ...wire, queueMs: started - job.timestamp }).catch(() => undefined);
+        await rt.replies.error(data.replyTo, job.id!, merged(wire, { queueMs: started - job.timestamp })).catch(() => undefined);
         throw new UnrecoverableError(JSON.stringify(wire));
       } finally {
         reply?.end(); // also when the publish threw

@@ -11,6 +11,7 @@ import { sleep } from '../providers/http';
 import { NOOP, type SpanHandle } from '../../shared/tracing/trace';
 import { attemptSpan, attemptServed } from './attempt-span';
 import { deploymentAttempts, deploymentCooldownUntil, deploymentFailures, deploymentLatency, requestAttempts } from './metrics';
+import { merged } from '../../shared/merged';
 
 /** One upstream attempt on a deployment; `emit` streams to the client. */
 export type AttemptCall = (d: PoolDeployment, emit: Emit) => Promise<ChatOutcome>;
@@ -25,7 +26,7 @@ export interface Routed {
 /** The pool of one a job without a route stands for (jobs enqueued before pools existed). */
 function routeOf(job: ChatJob): RouteStep[] {
   if (job.route?.length) return job.route;
-  return [{ poolId: job.target.providerId, model: job.publicModel, fallback: false, deployments: [{ ...job.target, name: 'default', weight: 1, priority: 0, rpm: null, tpm: null, maxConcurrency: null }] }];
+  return [{ poolId: job.target.providerId, model: job.publicModel, fallback: false, deployments: [merged(job.target, { name: 'default', weight: 1, priority: 0, rpm: null, tpm: null, maxConcurrency: null })] }];
 }
 
 /**
@@ -104,7 +105,7 @@ export async function routeRequest(
         // The attempt's in-flight entry is renewed while it runs (a dead worker's lapses within a lease).
         const outcome = await call(d, attemptEmit).finally(release);
         attemptServed(attempt, outcome);
-        deploymentAttempts.inc({ ...labels, outcome: 'ok' });
+        deploymentAttempts.inc(merged(labels, { outcome: 'ok' }));
         deploymentLatency.observe(labels, (Date.now() - started) / 1000);
         deploymentCooldownUntil.set(labels, 0);
         requestAttempts.observe({ model: job.publicModel }, attempts);
@@ -120,12 +121,12 @@ export async function routeRequest(
         // an attempt that failed before its answer began used no tokens: its estimate leaves the deployment's tpm minute
         const settled = await state.settle(pick.lease, verdictOf(f.verdict), f.retryAfterMs, delivered ? undefined : 0).catch(() => undefined);
         if (!f.retryable || delivered) {
-          deploymentAttempts.inc({ ...labels, outcome: f.retryable ? 'failed' : 'rejected' });
-          if (f.retryable) deploymentFailures.inc({ ...labels, class: f.class });
+          deploymentAttempts.inc(merged(labels, { outcome: f.retryable ? 'failed' : 'rejected' }));
+          if (f.retryable) deploymentFailures.inc(merged(labels, { class: f.class }));
           throw err;
         }
-        deploymentAttempts.inc({ ...labels, outcome: 'failed' });
-        deploymentFailures.inc({ ...labels, class: f.class });
+        deploymentAttempts.inc(merged(labels, { outcome: 'failed' }));
+        deploymentFailures.inc(merged(labels, { class: f.class }));
         if (settled && settled.cooldownMs > 0) deploymentCooldownUntil.set(labels, (Date.now() + settled.cooldownMs) / 1000);
         logger.warn({ requestId: job.requestId, model: step.model, deployment: d.name, attempt: attempts, class: f.class, probe: pick.probe }, 'upstream attempt failed');
         last = err;

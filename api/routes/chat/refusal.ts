@@ -6,5 +6,8 @@
 export function withRefusal(result: unknown): unknown {
   const r = result as { choices?: Array<{ message?: Record<string, unknown> }> } | null;
   if (!r || !Array.isArray(r.choices)) return result;
-  return { ...r, choices: r.choices.map((c) => (c?.message && !('refusal' in c.message) ? { ...c, message: { ...c.message, refusal: null } } : c)) };
+  // set on the answer itself (it is this request's own, parsed from its reply): copies made by spreads
+  // would each get a hidden class of their own (shared/merged.ts)
+  for (const c of r.choices) if (c?.message && !('refusal' in c.message)) c.message.refusal = null;
+  return r;
 }

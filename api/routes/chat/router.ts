@@ -11,6 +11,7 @@ import { SseWriter } from '../../sse';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { withRefusal } from './refusal';
 import { openaiError } from '../../middleware/error-body';
+import { merged } from '../../../shared/merged';
 
 type Body = { model: string; stream?: boolean; stream_options?: { include_usage?: boolean } | null } & Record<string, unknown>;
 
@@ -55,7 +56,7 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
     }
     const sse = new SseWriter(res);
     try {
-      await dispatchChat(ctx, req, res, { ...common, onChunk: (d) => sse.send(d) });
+      await dispatchChat(ctx, req, res, merged(common, { onChunk: (d: string) => sse.send(d) }));
       sse.send('[DONE]');
       sse.end();
     } catch (err) {

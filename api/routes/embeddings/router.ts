@@ -27,7 +27,8 @@ function embeddingsHandler(ctx: AppContext) {
       dimensions: body.dimensions,
       countedTokens,
     })) as Record<string, unknown>;
-    res.json({ ...result, id: req.id });
+    result.id = req.id; // set on the answer itself, this request's own (a spread's copy gets a hidden class of its own: shared/merged.ts)
+    res.json(result);
   };
 }
 

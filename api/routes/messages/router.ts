@@ -23,6 +23,7 @@ import { countMessagesTokens } from '../../dialects/messages/count-tokens';
 import { TokenCountTimeout } from '../../../shared/tokenizer/pool';
 import { config } from '../../../shared/config/env';
 import { forModel, type CanonicalChunk, type CanonicalCompletion } from '../../dialects/canonical';
+import { merged } from '../../../shared/merged';
 
 function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
@@ -54,16 +55,15 @@ function createHandler(ctx: AppContext) {
     const sse = new SseWriter(res);
     const translator = bypass ? undefined : new MessagesStreamTranslator(publicModel, undefined, body.stop_sequences);
     try {
-      await dispatchChat(ctx, req, res, {
-        ...common,
-        onChunk: (d) => {
+      await dispatchChat(ctx, req, res, merged(common, {
+        onChunk: (d: string) => {
           if (!translator) {
             sse.send(d, (JSON.parse(d) as { type: string }).type);
             return;
           }
           for (const ev of translator.push(JSON.parse(d) as CanonicalChunk)) sse.send(JSON.stringify(ev), ev.type);
         },
-      });
+      }));
       if (translator) for (const ev of translator.end()) sse.send(JSON.stringify(ev), ev.type);
       sse.end();
     } catch (err) {

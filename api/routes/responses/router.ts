@@ -16,6 +16,7 @@ import { responsesNativeTools } from '../../dialects/responses/native';
 import { answerNative } from './native';
 import { deleteResponse, listInputItems } from './input-items';
 import { endFailedStream } from './failed';
+import { merged } from '../../../shared/merged';
 
 function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
@@ -44,7 +45,7 @@ function createHandler(ctx: AppContext) {
       for (const ev of events) sse.send(JSON.stringify(ev), ev.type);
     };
     try {
-      await dispatchChat(ctx, req, res, { ...common, onChunk: (d) => send(t.push(JSON.parse(d) as CanonicalChunk)) });
+      await dispatchChat(ctx, req, res, merged(common, { onChunk: (d: string) => send(t.push(JSON.parse(d) as CanonicalChunk)) }));
       const closing = t.end();
       // Stored before the client sees response.completed, so an immediate follow-up finds it.
       if (store) await storeResponse(req, t.final!.response, [...history, ...turn, t.final!.assistant], body.input);

@@ -97,7 +97,9 @@ export async function* messagesEvents(res: UpstreamResponse): AsyncGenerator<Rec
  * `message_start` report the public model id.
  */
 export async function messages(call: UpstreamCall, body: Record<string, unknown>, publicModel: string, emit: Emit | undefined, beta?: string): Promise<MessagesOutcome> {
-  const upstreamBody: Record<string, unknown> = { ...body, model: call.upstreamModel };
+  // model first, then set: a spread followed by a key gives each body a hidden class of its own (shared/merged.ts)
+  const upstreamBody: Record<string, unknown> = { model: undefined, ...body };
+  upstreamBody.model = call.upstreamModel;
   if (emit) upstreamBody.stream = true;
   else delete upstreamBody.stream;
   const res = await postMessages(call, upstreamBody, beta);

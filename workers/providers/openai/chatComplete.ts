@@ -108,7 +108,10 @@ export async function chatComplete(
   if (operation === 'chat') refuseFileUrls(body);
   const preset = presetOf(call.settings?.preset);
   const sent = preset && operation === 'chat' ? presetRequest(call.settings!.preset!, preset, body) : body;
-  const upstreamBody: Record<string, unknown> = { ...sent, model: call.upstreamModel };
+  // `model` named first and set after the caller's fields: a spread followed by a key would give every
+  // body a hidden class of its own (shared/merged.ts); Object.assign would read an own `__proto__` key
+  const upstreamBody: Record<string, unknown> = { model: undefined, ...sent };
+  upstreamBody.model = call.upstreamModel;
   if (stream) {
     upstreamBody.stream = true;
     if (preset?.streamUsage === 'last_chunk') delete upstreamBody.stream_options;
