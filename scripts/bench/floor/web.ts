@@ -1,6 +1,8 @@
+import http from 'http';
 import express from 'express';
 import { Queue } from 'bullmq';
 import { floorRedis } from './redis';
+import { expressClasses } from '../../../shared/http/express-classes';
 
 /**
  * The bench's floor: the mandated stack with none of the gateway's features. An express app with
@@ -57,5 +59,8 @@ for (const path of ['/v1/chat/completions', '/v1/embeddings']) {
     });
   });
 }
-app.listen(Number(process.env.PORT ?? 8090), '127.0.0.1');
+// req and res born with the app's prototypes, as the gateway's web pod builds them (shared/http/express-classes.ts);
+// FLOOR_EXPRESS_CLASSES=0 serves with node's own classes, as the floor did before 2026-11-27's seventh session
+const classes = process.env.FLOOR_EXPRESS_CLASSES === '0' ? {} : expressClasses(app);
+http.createServer(classes, app).listen(Number(process.env.PORT ?? 8090), '127.0.0.1');
 process.on('SIGTERM', () => process.exit(0));
