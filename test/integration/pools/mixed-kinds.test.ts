@@ -11,6 +11,9 @@ const TOOL_HISTORY = [
   { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
 ];
 const WEATHER = { type: 'function', function: { name: 'weather', parameters: { type: 'object', properties: {} } } };
+/** Content parts OpenAI takes and the Gemini and Anthropic adapters refuse: audio input, a file by id (no file_data). */
+const AUDIO_PART = [{ role: 'user', content: [{ type: 'text', text: 'transcribe' }, { type: 'input_audio', input_audio: { data: 'UklGRiQAAABXQVZF', format: 'wav' } }] }];
+const FILE_ID_PART = [{ role: 'user', content: [{ type: 'text', text: 'summarize' }, { type: 'file', file: { file_id: 'file-abc123' } }] }];
 const URL_IMAGE = [{ role: 'user', content: [{ type: 'text', text: 'what is this?' }, { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] }];
 
 const chat = (key: string, model: string, extra: Record<string, unknown> = {}) =>
@@ -113,6 +116,36 @@ describe('model pools: deployments of a kind that cannot express the request', (
         expect(r.headers.get('x-service-deployment')).to.equal('oa');
       }
       expect(hitsByUpstream().get(gm.upstream) ?? 0).to.equal(0);
+    });
+  }
+
+  /** The Gemini deployment, or an Anthropic-native one (the chat dialect is translated for it). */
+  const ADAPTERS = ['Gemini', 'Anthropic'] as const;
+  const refusing = (adapter: (typeof ADAPTERS)[number]) => (adapter === 'Gemini' ? gm : { name: 'claude', provider: 'simulator-anthropic', upstream: `claude-${rndId()}` });
+
+  for (const [what, messages] of [
+    ['an input_audio part', AUDIO_PART],
+    ['a file part without file_data', FILE_ID_PART],
+  ] as const) {
+    for (const adapter of ADAPTERS) {
+      it(`serves ${what} (the ${adapter} adapter refuses it) from the OpenAI deployment of a mixed pool, every time`, async () => {
+        const other = refusing(adapter);
+        const oa = simDeployment('oa');
+        const model = await poolModel([oa, other]);
+        await servedBy(() => chat(o.key, model, { messages }), 'oa', other.upstream);
+      });
+    }
+  }
+
+  for (const adapter of ADAPTERS) {
+    it(`answers the ${adapter} adapter's own 400 for an input_audio part when the pool has no other deployment`, async () => {
+      const only = refusing(adapter);
+      const model = await poolModel([only]);
+      const r = await chat(o.key, model, { messages: AUDIO_PART });
+      expect(r.status, r.text).to.equal(400);
+      expect(r.body.error.code).to.equal('invalid_request');
+      expect(r.body.error.message).to.equal("Content part type 'input_audio' is not supported on this model.");
+      expect(hitsByUpstream().get(only.upstream) ?? 0).to.equal(0);
     });
   }
 

@@ -1,6 +1,7 @@
 import { anthropicApi } from './api';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { refuseNonFunctionTools, toolUse, type ToolUse } from '../tool-choice';
+import { eachPart, imageUrlOf, type ContentPart } from '../parts';
 
 type Part = Record<string, unknown> & { type: string };
 type Block = Record<string, unknown> & { type: string };
@@ -15,21 +16,25 @@ function mediaBlock(kind: 'image' | 'document', url: string, title?: string): Bl
   return { type: kind, source, ...(kind === 'document' && title ? { title } : {}) };
 }
 
-function partBlock(p: Part): Block {
+/**
+ * A user or assistant content part as a messages block: text, an image (base64 or URL source), a
+ * document from a file part's `file_data`; any other part (`input_audio`, a file without data) is
+ * refused (400). The one reading of parts: the translation and the refusal checked before it and by
+ * routing (refuseUntranslatable) alike.
+ */
+function partBlock(p: ContentPart): Block {
   switch (p.type) {
     case 'text':
       return { type: 'text', text: String(p.text ?? '') };
-    case 'image_url': {
-      const iu = p.image_url as { url: string } | string;
-      return mediaBlock('image', typeof iu === 'string' ? iu : iu.url);
-    }
+    case 'image_url':
+      return mediaBlock('image', imageUrlOf(p));
     case 'file': {
       const f = p.file as { file_data?: string; filename?: string };
       if (!f?.file_data) throw new ApiError(400, 'invalid_request', 'File parts need file_data on this model.');
       return mediaBlock('document', f.file_data, f.filename);
     }
     default:
-      throw new ApiError(400, 'invalid_request', `Content part type '${p.type}' is not supported on this model.`);
+      throw new ApiError(400, 'invalid_request', `Content part type '${String(p.type)}' is not supported on this model.`);
   }
 }
 
@@ -93,11 +98,12 @@ function toolChoice(c: ToolUse<CTool>['choice'], parallel: unknown): Record<stri
 }
 
 /**
- * Canonical fields the messages API cannot express: `tools` entries other than `function`. The
- * routing of mixed pools asks the same question (api/dispatch/route.ts).
+ * Canonical fields the messages API cannot express: `tools` entries other than `function`, content
+ * parts partBlock refuses. The routing of mixed pools asks the same question (api/dispatch/route.ts).
  */
 export function refuseUntranslatable(body: Record<string, unknown>): void {
   refuseNonFunctionTools(body);
+  eachPart(body.messages, (p) => void partBlock(p));
 }
 
 /**
@@ -106,6 +112,7 @@ export function refuseUntranslatable(body: Record<string, unknown>): void {
  * (n, logprobs, response_format, seed, penalties) are not sent.
  */
 export function canonicalToMessages(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown> {
+  refuseUntranslatable(body);
   const { system, turns: t } = turns((body.messages as CMessage[]) ?? []);
   const out: Record<string, unknown> = {
     model: upstreamModel,
@@ -113,7 +120,6 @@ export function canonicalToMessages(body: Record<string, unknown>, upstreamModel
     messages: t,
   };
   if (system) out.system = system;
-  refuseUntranslatable(body);
   const given = (body.tools as CTool[] | undefined) ?? [];
   if (given.length) {
     const use = toolUse(given, body.tool_choice);

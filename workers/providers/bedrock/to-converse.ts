@@ -1,7 +1,7 @@
 import type { ContentBlock, ConverseRequest, ImageFormat, Message, SystemContentBlock, Tool, ToolChoice } from '@aws-sdk/client-bedrock-runtime';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { nonFunctionTool, toolUse, type ToolUse } from '../tool-choice';
-import { imageUrlOf } from '../parts';
+import { eachPart, imageUrlOf } from '../parts';
 
 type Part = Record<string, unknown> & { type: string; cache_control?: unknown };
 type CMessage = { role: string; content?: string | Part[] | null; tool_calls?: Array<{ id: string; function: { name: string; arguments?: string } }>; tool_call_id?: string };
@@ -14,6 +14,9 @@ const CACHE_POINT: ContentBlock = { cachePoint: { type: 'default' } };
 export function refuse(param: string, why: string): ApiError {
   return new ApiError(400, 'unsupported_parameter', `\`${param}\` is not supported on this model (Bedrock Converse): ${why}`, { param });
 }
+
+/** A content part Converse has no block for: neither text nor an image. */
+const partRefused = (type: unknown) => refuse('messages', `content part type '${String(type)}' has no Converse form here.`);
 
 /** A Claude model on Bedrock (a foundation model id, an inference profile or an ARN naming one). */
 export function isClaude(upstream: string): boolean {
@@ -39,7 +42,7 @@ function partBlocks(p: Part, claude: boolean): ContentBlock[] {
     if (!p.text) return [];
     block = { text: String(p.text) };
   } else if (p.type === 'image_url') block = imageBlock(imageUrlOf(p));
-  else throw refuse('messages', `content part type '${p.type}' has no Converse form here.`);
+  else throw partRefused(p.type);
   return p.cache_control && claude ? [block, CACHE_POINT] : [block];
 }
 
@@ -112,14 +115,11 @@ function hasToolBlocks(messages: CMessage[]): boolean {
 }
 
 /** Content parts of user and assistant messages without a Converse form: an image that is not a data URL of a known format, a part other than text or an image. */
-function refuseParts(messages: CMessage[]): void {
-  for (const m of messages) {
-    if ((m?.role !== 'user' && m?.role !== 'assistant') || !Array.isArray(m.content)) continue;
-    for (const p of m.content) {
-      if (p?.type === 'image_url') imageData(imageUrlOf(p));
-      else if (p?.type !== 'text') throw refuse('messages', `content part type '${p?.type}' has no Converse form here.`);
-    }
-  }
+function refuseParts(messages: unknown): void {
+  eachPart(messages, (p) => {
+    if (p.type === 'image_url') imageData(imageUrlOf(p));
+    else if (p.type !== 'text') throw partRefused(p.type);
+  });
 }
 
 /**

@@ -1,6 +1,6 @@
 import { ApiError } from '../../../shared/errors/ApiError';
 import { refuseNonFunctionTools } from '../tool-choice';
-import { imageUrlOf } from '../parts';
+import { eachPart, imageUrlOf, type ContentPart } from '../parts';
 
 /** 400 `unsupported_parameter` naming the field: the Gemini API cannot express it as asked. */
 export function unsupported(param: string, why: string): ApiError {
@@ -18,21 +18,29 @@ export function dataUrl(url: string, field: string): { mimeType: string; data: s
   return { mimeType: m[1], data: m[2] };
 }
 
-/** The media parts of user and assistant messages as inlineData takes them: data URLs only (image_url, file.file_data). */
-function refuseMedia(messages: unknown): void {
-  if (!Array.isArray(messages)) return;
-  messages.forEach((m: { role?: unknown; content?: unknown } | null, i) => {
-    if ((m?.role !== 'user' && m?.role !== 'assistant') || !Array.isArray(m.content)) return;
-    m.content.forEach((p: { type?: unknown; image_url?: unknown; file?: { file_data?: unknown } } | null, j) => {
-      const field = `messages[${i}].content[${j}]`;
-      if (p?.type === 'image_url') dataUrl(imageUrlOf(p), `${field}.image_url`);
-      else if (p?.type === 'file') {
-        if (!p.file?.file_data) throw unsupported(`${field}.file`, 'needs file_data on this model.');
-        dataUrl(String(p.file.file_data), `${field}.file`);
-      }
-    });
-  });
+/**
+ * A user or assistant content part as the Gemini API takes it: text, or inlineData from a data URL
+ * (`image_url`, `file` with `file_data`); any other part is refused (400). The one reading of parts:
+ * the translation (to-gemini.ts) and the refusal checked before it and by routing (refuseParts) alike.
+ */
+export function partOf(p: ContentPart, field: string): Record<string, unknown> {
+  switch (p.type) {
+    case 'text':
+      return { text: String(p.text ?? '') };
+    case 'image_url':
+      return { inlineData: dataUrl(imageUrlOf(p), `${field}.image_url`) };
+    case 'file': {
+      const f = p.file as { file_data?: unknown } | undefined;
+      if (!f?.file_data) throw unsupported(`${field}.file`, 'needs file_data on this model.');
+      return { inlineData: dataUrl(String(f.file_data), `${field}.file`) };
+    }
+    default:
+      throw new ApiError(400, 'invalid_request', `Content part type '${String(p.type)}' is not supported on this model.`);
+  }
 }
+
+/** Every content part of the request that partOf refuses (an `input_audio` part, an image by URL, a file without data). */
+const refuseParts = (messages: unknown) => eachPart(messages, (p, field) => void partOf(p, field));
 
 /**
  * OpenAI-style reasoning effort → thinkingConfig, with the budgets Google's own OpenAI
@@ -64,5 +72,5 @@ export function refuseUntranslatable(body: Record<string, unknown>): void {
   const effort = body.reasoning_effort;
   if (typeof effort === 'string' && !Object.hasOwn(THINKING_BUDGET, effort)) throw unsupported('reasoning_effort', `'${effort}' is not supported on this model.`);
   refuseNonFunctionTools(body); // only function tools have a Gemini form (functionDeclarations)
-  refuseMedia(body.messages);
+  refuseParts(body.messages);
 }

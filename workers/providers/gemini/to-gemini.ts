@@ -1,7 +1,6 @@
 import { ApiError } from '../../../shared/errors/ApiError';
-import { dataUrl, refuseUntranslatable, THINKING_BUDGET, unsupported } from './refuse';
+import { partOf, refuseUntranslatable, THINKING_BUDGET } from './refuse';
 import { toolUse, type ToolUse } from '../tool-choice';
-import { imageUrlOf } from '../parts';
 import { parseCallId } from './call-ids';
 
 type Part = Record<string, unknown>;
@@ -9,27 +8,6 @@ type Content = { role: 'user' | 'model'; parts: Part[] };
 type CPart = Record<string, unknown> & { type: string };
 type CMessage = { role: string; content?: string | CPart[] | null; tool_calls?: Array<{ id: string; function: { name: string; arguments?: string } }>; tool_call_id?: string };
 type CTool = { type: string; function?: { name: string; description?: string; parameters?: unknown } };
-
-/** A data URL → inlineData (anything else was refused: refuseUntranslatable). */
-function inlineData(url: string, field: string): Part {
-  return { inlineData: dataUrl(url, field) };
-}
-
-function partOf(p: CPart, field: string): Part {
-  switch (p.type) {
-    case 'text':
-      return { text: String(p.text ?? '') };
-    case 'image_url':
-      return inlineData(imageUrlOf(p), `${field}.image_url`);
-    case 'file': {
-      const f = p.file as { file_data?: string };
-      if (!f?.file_data) throw unsupported(`${field}.file`, 'needs file_data on this model.');
-      return inlineData(f.file_data, `${field}.file`);
-    }
-    default:
-      throw new ApiError(400, 'invalid_request', `Content part type '${p.type}' is not supported on this model.`);
-  }
-}
 
 function partsOf(content: CMessage['content'], field: string): Part[] {
   if (content == null || content === '') return [];
