@@ -18,6 +18,7 @@ import { A } from '../../shared/tracing/attributes';
 import type { LogContext } from '../../shared/metering/request-log';
 import { logContext, logState } from '../middleware/request-log';
 import { merged } from '../../shared/merged';
+import { routeHeaders } from '../../shared/queues/route-meta';
 
 /** How long a pod that lost the race at its deadline waits for the result the worker already sent. */
 const LOST_RACE_GRACE_MS = 5_000;
@@ -275,7 +276,14 @@ async function runAdmitted<Q extends QueueName>(
       }
       signal?.addEventListener('abort', onAbort, { once: true });
 
-      const timedOut = () => settle(() => reject(opts.timeoutError ? opts.timeoutError() : errors.deadline()));
+      // The pod's own 504 forgets the request, naming the route its worker last reported (route-report.ts).
+      const timedOut = () => {
+        const route = ctx.replies.routeOf(jobId);
+        ctx.replies.unregister(jobId);
+        const err = opts.timeoutError ? opts.timeoutError() : errors.deadline();
+        if (route) Object.assign(err.headers, routeHeaders(route));
+        settle(() => reject(err));
+      };
       const handlers = {
         onChunk: wait.recording ? firstChunkEvent(wait, opts.onChunk) : opts.onChunk,
         onResult: (r: unknown, recovered?: boolean, usage?: UsageRecord) => {
@@ -301,19 +309,16 @@ async function runAdmitted<Q extends QueueName>(
         giveUp(ctx.redis, replyTo, jobId).then(
           (gaveUp) => {
             if (gaveUp) {
-              ctx.replies.unregister(jobId);
               cancel();
               return timedOut();
             }
             // the worker was first: the request goes on where it stood (chunks delivered stay delivered)
             ctx.replies.resume(jobId, Date.now() + LOST_RACE_GRACE_MS, () => {
-              ctx.replies.unregister(jobId);
               logger.warn({ requestId: jobId }, 'result published but not received within the grace period');
               timedOut();
             });
           },
           () => {
-            ctx.replies.unregister(jobId);
             cancel();
             timedOut(); // Redis unreachable: the worker cannot publish (or bill) either
           },

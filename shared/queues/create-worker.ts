@@ -13,7 +13,8 @@ import type { WorkerRuntime } from '../../workers/runtime';
 import { jobUsage, type UsageFields, type UsageRecord } from '../metering/usage';
 import { childSpan, traceIdOf, type SpanHandle } from '../tracing/trace';
 import { jobSpan, traceUsage } from '../tracing/job-spans';
-import { ROUTE_RESULT_KEY, routeHeaders, type RouteMeta } from './route-meta';
+import { ROUTE_RESULT_KEY, withRoute, type RouteMeta } from './route-meta';
+import { RouteReport } from './route-report';
 import { merged } from '../merged';
 
 export interface JobContext {
@@ -31,7 +32,8 @@ export interface JobContext {
   /**
    * States where a model pool's router stands (the deployment of its latest attempt): whatever the
    * job then fails with (an upstream's answer, an exception of any kind, the deadline, a store gone
-   * away), the failure carries it as `x-service-*` headers.
+   * away), the failure carries it as `x-service-*` headers; a job that runs long also tells its pod
+   * (route-report.ts), for the answers the pod gives without it (its own 504, worker_lost).
    */
   route(meta: RouteMeta): void;
 }
@@ -105,6 +107,7 @@ export function createWorker<Q extends QueueName>(
       let firstChunkAt: number | undefined;
       let usage: UsageRecord | undefined;
       let route: RouteMeta | undefined;
+      let report: RouteReport | undefined;
       const span = jobSpan(queue, job, started);
       let reply: SpanHandle | undefined;
       try {
@@ -124,6 +127,11 @@ export function createWorker<Q extends QueueName>(
           span,
           route: (m) => {
             route = m;
+            // the pod is told too when the job runs long (route-report.ts); a stream that began told it with its first chunk
+            report ??= new RouteReport(data.deadline, (r) => {
+              if (!chunks.length) rt.replies.route(data.replyTo, job.id!, r).catch(() => undefined);
+            });
+            report.note(m);
           },
         });
         if (usage) usage = withLog(usage, job, started, firstChunkAt, result);
@@ -139,8 +147,7 @@ export function createWorker<Q extends QueueName>(
         // An aborted job ended because of the abort (the client cancelled: 499; the deadline: 504),
         // whatever the attempt in flight threw when its connection was cut (an upstream_error)
         const reason = controller.signal.aborted ? controller.signal.reason : err;
-        const wire = wireOf(reason, controller.signal);
-        if (route) wire.headers = { ...wire.headers, ...routeHeaders(route) };
+        const wire = withRoute(wireOf(reason, controller.signal), route);
         jobDuration.observe({ queue, outcome: wire.code }, (Date.now() - started) / 1000);
         // What an operator acts on (an upstream down, a platform credential refused): the code and
         // status only, never the message, which can quote an upstream's body or the caller's input.
@@ -150,6 +157,7 @@ export function createWorker<Q extends QueueName>(
         await rt.replies.error(data.replyTo, job.id!, merged(wire, { queueMs: started - job.timestamp })).catch(() => undefined);
         throw new UnrecoverableError(JSON.stringify(wire));
       } finally {
+        report?.stop();
         reply?.end(); // also when the publish threw
         span.end();
         clearTimeout(timer);

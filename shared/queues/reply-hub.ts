@@ -10,6 +10,7 @@ import type { WireError } from '../errors/ApiError';
 import { logger } from '../logger';
 import { readKeptResult } from './reply-store';
 import type { UsageRecord } from '../metering/usage';
+import { withRoute, type RouteMeta } from './route-meta';
 
 export interface ReplyHandlers {
   /** Chunks in sequence order, each exactly once. */
@@ -43,6 +44,8 @@ interface Pending {
    * messages wait here, to be delivered on `resume` or dropped on `unregister`.
    */
   held?: ReplyMessage[];
+  /** Where the job's router stood when the worker last reported it (route-report.ts): named by the answers given without the worker. */
+  route?: RouteMeta;
 }
 
 /** A channel's epoch key outlives its pod by this much; a live pod renews it every EPOCH_TOUCH_MS. */
@@ -215,7 +218,11 @@ export class ReplyHub {
     }
     const p = this.pending.get(msg.i);
     if (!p) return;
-    if (p.held) p.held.push(msg);
+    if (msg.t === 'm') {
+      // kept at once, also while the deadline is being decided: the pod's own 504 names it
+      p.route = msg.d;
+      p.lastSeen = Date.now();
+    } else if (p.held) p.held.push(msg);
     else this.deliver(p, msg);
   }
 
@@ -225,7 +232,7 @@ export class ReplyHub {
     else if (msg.t === 'b') {
       for (let k = 0; k < msg.d.length && this.pending.get(msg.i) === p; k++) this.acceptChunk(msg.i, p, msg.s + k, msg.d[k]);
     } else if (msg.t === 'r') this.acceptFinal(msg.i, p, msg.n, msg.d, msg.u);
-    else this.finish(msg.i, p, () => p.handlers.onError(msg.d));
+    else if (msg.t === 'e') this.finish(msg.i, p, () => p.handlers.onError(msg.d));
   }
 
   private acceptChunk(id: string, p: Pending, seq: number, data: string): void {
@@ -264,6 +271,19 @@ export class ReplyHub {
     } catch (err) {
       logger.error({ err }, 'reply handler threw');
     }
+  }
+
+  /**
+   * A failure read from Redis rather than received (a worker lost, a stream's chunks lost): it names
+   * the route the worker last reported (route-report.ts), unless it carries the worker's own.
+   */
+  private fail(id: string, p: Pending, w: WireError): void {
+    this.finish(id, p, () => p.handlers.onError(withRoute(w, p.route)));
+  }
+
+  /** Where the router of an awaited job stood when its worker last reported it (route-report.ts). */
+  routeOf(jobId: string): RouteMeta | undefined {
+    return this.pending.get(jobId)?.route;
   }
 
   /**
@@ -324,7 +344,7 @@ export class ReplyHub {
       const state = job ? await job.getState() : 'unknown';
       if (this.pending.get(id) !== p) return;
       p.lastSeen = Date.now();
-      if (state === 'failed') return this.finish(id, p, () => p.handlers.onError(wireFromFailedReason(job!.failedReason)));
+      if (state === 'failed') return this.fail(id, p, wireFromFailedReason(job!.failedReason));
       if (state !== 'completed' && state !== 'unknown') return;
       const replyTo = p.replyTo ?? job?.data.replyTo;
       const kept = replyTo ? await readKeptResult(this.redis, replyTo, id) : undefined;
@@ -332,7 +352,7 @@ export class ReplyHub {
       const rv = kept ?? (job?.returnvalue && 'result' in job.returnvalue ? job.returnvalue : undefined);
       // no answer kept: lost, unless the job is simply not added yet (its add has not returned: under load
       // an add can take longer than REPLY_POLL_MS)
-      if (!rv) return job || p.added ? this.finish(id, p, () => p.handlers.onError(WORKER_LOST)) : undefined;
+      if (!rv) return job || p.added ? this.fail(id, p, WORKER_LOST) : undefined;
       this.deliverRecovered(id, p, rv);
     } catch (err) {
       logger.warn({ err, id }, 'reply recovery failed; will retry');
@@ -346,7 +366,7 @@ export class ReplyHub {
     p.lastSeen = Date.now();
     // kept without its chunks (the subscription looked unbroken to the worker) yet some are missing:
     // never a truncated stream delivered as complete
-    if (!rv.chunks && (rv.chunkCount ?? 0) > p.nextSeq) return this.finish(id, p, () => p.handlers.onError(STREAM_LOST));
+    if (!rv.chunks && (rv.chunkCount ?? 0) > p.nextSeq) return this.fail(id, p, STREAM_LOST);
     (rv.chunks ?? []).forEach((c, i) => this.acceptChunk(id, p, i, c));
     if (this.pending.get(id) === p) {
       p.final = undefined;

@@ -2,6 +2,7 @@ import type { RedisClient } from '../redis/connection';
 import type { ReplyMessage } from './reply-messages';
 import type { WireError } from '../errors/ApiError';
 import type { UsageRecord } from '../metering/usage';
+import type { RouteMeta } from './route-meta';
 import { publishWithUsage } from '../metering/usage-outbox';
 import { TurnPipeline } from '../redis/turn-pipeline';
 import { writeNow } from '../redis/cork';
@@ -111,6 +112,11 @@ export class ReplyPublisher {
     if (!chunks?.length || !epoch) return publish(keepOf(msg, chunks), '');
     const answer = await publish('', epoch);
     return answer === WITHHELD ? publish(keepOf(msg, chunks), '') : answer;
+  }
+
+  /** Where a long routed job's router stands (route-report.ts): after the chunks held, like an error. */
+  route(channel: string, id: string, meta: RouteMeta): Promise<unknown> {
+    return this.send(channel, { i: id, t: 'm', d: meta });
   }
 
   error(channel: string, id: string, err: WireError): Promise<unknown> {
