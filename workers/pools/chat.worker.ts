@@ -99,7 +99,10 @@ export function startChatWorkers(rt: WorkerRuntime): Worker[] {
         deployment: routed.deployment,
         ...detailTokens(outcome.response ?? { usage: outcome.streamedUsage }),
       });
-      return { ...(outcome.response ?? { usage: outcome.usage }), [ROUTE_RESULT_KEY]: routed.meta };
+      // the route set on the answer itself (this job's own), not on a spread's copy (shared/merged.ts)
+      const result = (outcome.response ?? { usage: outcome.usage }) as Record<string, unknown>;
+      result[ROUTE_RESULT_KEY] = routed.meta;
+      return result;
     }),
   );
 }

@@ -1,4 +1,4 @@
-import { Agent, request, type Dispatcher, type FormData } from 'undici';
+import { Agent, type Dispatcher, type FormData } from 'undici';
 import { ApiError } from '../../shared/errors/ApiError';
 import { errors } from '../../shared/errors/codes';
 import { logger } from '../../shared/logger';
@@ -86,6 +86,29 @@ const MAX_BACKOFF_MS = 5_000;
  * carried by its signal, is the one limit, so a long non-streamed completion is not cut at 300 s.
  */
 const agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: null, headersTimeout: 0, bodyTimeout: 0 });
+
+/** A path a request line can carry as it is (no character URL parsing would encode or resolve). */
+const PLAIN_PATH = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@%/?]*$/;
+const PLAIN_ORIGIN = /^https?:\/\/[A-Za-z0-9.\-]+(:\d+)?$/;
+
+/**
+ * `url` as the origin and path undici's dispatcher takes. The agent is called directly rather than
+ * through undici's `request(url, opts)`, which parses the URL and copies the options with a spread
+ * followed by keys: a hidden class of its own per call in V8 (shared/merged.ts). The gateway's
+ * upstream URLs are its providers' base URLs and its own paths; any URL that is not plain (user
+ * info, characters to encode, dot segments) goes through the URL parser, as undici would.
+ */
+export function originAndPath(url: string): { origin: string; path: string } {
+  const slash = url.indexOf('/', url.indexOf('//') + 2);
+  if (slash > 0) {
+    const origin = url.slice(0, slash);
+    const path = url.slice(slash);
+    const defaultPort = /^https:.*:443$|^http:.*:80$/.test(origin);
+    if (PLAIN_ORIGIN.test(origin) && !defaultPort && PLAIN_PATH.test(path) && !/\/\.\.?(\/|\?|$)/.test(path)) return { origin: origin.toLowerCase(), path };
+  }
+  const u = new URL(url);
+  return { origin: u.origin, path: `${u.pathname}${u.search}` };
+}
 
 /** The part of an upstream answer adapters read; the body can be read once. */
 export class UpstreamResponse {
@@ -253,7 +276,8 @@ export async function fetchUpstream(url: string, init: UpstreamInit, policy: Fet
       // The first-byte limit is undici's own per-request headers timeout (no second signal, timer and
       // AbortSignal.any per call: docs/benchmark.md, issue 29); undici closes the connection when it fires.
       const headersTimeout = policy.firstByteTimeoutMs ?? 0;
-      res = new UpstreamResponse(await request(url, { method: init.method, headers: init.headers, body: init.body, signal, dispatcher: agent, headersTimeout }));
+      const { origin, path } = originAndPath(url);
+      res = new UpstreamResponse(await agent.request({ origin, path, method: init.method as Dispatcher.HttpMethod, headers: init.headers, body: init.body, signal, headersTimeout }));
     } catch (err) {
       if (signal.aborted) throw signal.reason;
       if ((err as { code?: string }).code === 'UND_ERR_HEADERS_TIMEOUT') throw noAnswerWithin(policy.firstByteTimeoutMs);
