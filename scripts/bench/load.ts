@@ -20,13 +20,13 @@ export interface LoadResult {
 }
 
 /** One POST over a keep-alive agent; resolves with its timings. */
-function post(agent: http.Agent, url: URL, headers: Record<string, string>, body: string): Promise<Sample> {
+function post(agent: http.Agent, url: URL, headers: Record<string, string | number>, body: string): Promise<Sample> {
   return new Promise((resolve, reject) => {
     const start = process.hrtime.bigint();
     const startedAt = Date.now();
     let first = 0;
     const req = http.request(
-      { agent, host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      { agent, host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers },
       (res) => {
         res.on('data', () => {
           if (!first) first = Number(process.hrtime.bigint() - start) / 1e6;
@@ -48,6 +48,8 @@ export async function runLoad(url: string, headers: Record<string, string>, body
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
   const u = new URL(url);
   const payload = JSON.stringify(body);
+  // made once: a spread followed by keys per request would give each its own hidden class (shared/merged.ts)
+  const sent = Object.assign({}, headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
   const samples: Sample[] = [];
   let errors = 0;
   let completed = 0;
@@ -59,7 +61,7 @@ export async function runLoad(url: string, headers: Record<string, string>, body
       while (Date.now() < end) {
         const started = Date.now();
         try {
-          const s = await post(agent, u, headers, payload);
+          const s = await post(agent, u, sent, payload);
           if (started >= measureFrom) samples.push(s);
         } catch {
           errors++;
