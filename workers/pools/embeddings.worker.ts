@@ -25,7 +25,9 @@ async function run(d: EmbeddingsJob, { signal, usage }: JobContext): Promise<Rec
     const out = await adapter(call, { input: d.input, encodingFormat: d.encodingFormat, dimensions: d.dimensions }, d.publicModel);
     const tokens = out.upstreamTokens > 0 ? out.upstreamTokens : d.countedTokens;
     usage('embeddings', { inputTokens: tokens });
-    return { ...out.response, usage: { prompt_tokens: tokens, total_tokens: tokens } };
+    // set on the answer itself (this job's own), not a spread's copy (shared/merged.ts)
+    out.response.usage = { prompt_tokens: tokens, total_tokens: tokens };
+    return out.response;
   }
   if (t.kind !== 'cohere') throw unsupported('rerank', t.kind);
   const out = await rerank(call, { query: d.query, documents: d.documents, topN: d.topN, returnDocuments: d.returnDocuments }, d.searchUnits);
