@@ -1,6 +1,7 @@
 import http from 'http';
 import type { RedisClient } from '../../shared/redis/connection';
 import { createApp } from '../../api/app';
+import { expressClasses } from '../../shared/http/express-classes';
 import { closeContext, createContext, type AppContext } from '../../api/context';
 import { createRedis } from '../../shared/redis/connection';
 import { startSimulator } from '../../scripts/simulator/server';
@@ -15,7 +16,9 @@ export interface TestGateway {
 
 export async function startGateway(podId?: string, port = 0): Promise<TestGateway> {
   const ctx = await createContext(podId ?? `test-pod-${Math.random().toString(36).slice(2, 8)}`);
-  const server = http.createServer(createApp(ctx));
+  const app = createApp(ctx);
+  // req and res built as the web pod builds them (api/server.ts)
+  const server = http.createServer(expressClasses(app), app);
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   const bound = (server.address() as { port: number }).port;
   return {

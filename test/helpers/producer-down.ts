@@ -1,6 +1,7 @@
 import http from 'http';
 import { ownRedis } from './processes';
 import { createApp } from '../../api/app';
+import { expressClasses } from '../../shared/http/express-classes';
 import { closeContext, createContext, type AppContext } from '../../api/context';
 import { Queues } from '../../shared/queues/queues';
 import { createRedis } from '../../shared/redis/connection';
@@ -24,7 +25,9 @@ export async function producerDownPod(name: string): Promise<ProducerDownPod> {
   const shared = ctx.queues;
   const producer = createRedis('producer', redis.url);
   ctx.queues = new Queues(producer);
-  const server = http.createServer(createApp(ctx));
+  const app = createApp(ctx);
+  // req and res built as the web pod builds them (api/server.ts)
+  const server = http.createServer(expressClasses(app), app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   await Promise.all((['chat-interactive', 'search', 'images-interactive'] as const).map((q) => ctx.queues.get(q).waitUntilReady()));
   return {
