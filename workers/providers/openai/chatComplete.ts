@@ -8,7 +8,8 @@ import { estimateUsage, openaiUsage, streamFrame } from './usage-estimate';
 import type { Emit, TokenUsage, UpstreamCall } from '../types';
 import { errors } from '../../../shared/errors/codes';
 import { presetOf } from '../../../shared/catalog/presets';
-import { isRecord, isRecords, optRecord, optRecords } from '../shape';
+import { isRecord } from '../../../shared/is-record';
+import { isRecords, optRecord, optRecords } from '../shape';
 import { refuseFileUrls } from './refuse';
 
 export interface ChatOutcome {
