@@ -5,6 +5,7 @@ import { jsonWithoutMedia } from '../../shared/tokenizer/media';
 import { refuseUntranslatable as geminiRefuses } from '../../workers/providers/gemini/refuse';
 import { refuseUntranslatable as converseRefuses } from '../../workers/providers/bedrock/to-converse';
 import { refuseUntranslatable as messagesRefuses } from '../../workers/providers/anthropic/to-messages';
+import { refuseFileUrls } from '../../workers/providers/openai/refuse';
 
 type Operation = ChatJob['operation'];
 
@@ -55,18 +56,29 @@ function kindFits(kind: string, op: Operation, primaryKind: string): boolean {
   return kind !== 'cohere'; // every chat kind translates the canonical request
 }
 
+/** The OpenAI-compatible chat adapter's refusal (a `file_data` by URL); legacy completions are sent as they are. */
+const openaiRefuses = (body: Record<string, unknown>, _upstreamModel: string, op: Operation) => {
+  if (op === 'chat') refuseFileUrls(body);
+};
+
 /**
  * The adapters' own refusals of canonical fields their API cannot express (400 unsupported_parameter),
- * for a deployment of the given upstream model (Bedrock's `top_k` depends on it).
+ * for a deployment of the given upstream model (Bedrock's `top_k` depends on it) and operation.
  */
-const REFUSALS: Record<string, (body: Record<string, unknown>, upstreamModel: string) => void> = { gemini: geminiRefuses, bedrock: converseRefuses, anthropic: messagesRefuses };
+const REFUSALS: Record<string, (body: Record<string, unknown>, upstreamModel: string, op: Operation) => void> = {
+  gemini: geminiRefuses,
+  bedrock: converseRefuses,
+  anthropic: messagesRefuses,
+  openai: openaiRefuses,
+  azure: openaiRefuses,
+};
 
 /** Whether this deployment's kind (and upstream model) can serve the request as asked (its adapter would refuse it otherwise). */
 function accepts(d: CatalogModel['deployments'][number], op: Operation, body: Record<string, unknown> | undefined): boolean {
   const refuses = body && op !== 'messages' ? REFUSALS[d.provider.kind] : undefined;
   if (!refuses) return true;
   try {
-    refuses(body!, d.upstream);
+    refuses(body!, d.upstream, op);
     return true;
   } catch {
     return false;

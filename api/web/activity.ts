@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import { ApiError } from '../../shared/errors/ApiError';
 import { isUuid } from '../../shared/uuid';
+import { utcInstant } from '../../shared/utc-instant';
 import { ApiKey, Project } from '../../shared/db/models';
 import {
   LOG_COLUMNS, STATUS_FILTER, findRequestLog, listRequestLogs, requestLogCsv, type RequestLogFilter, type RequestLogRow,
@@ -35,10 +36,9 @@ export function activityQuery(query: Request['query']): ActivityQuery {
   if (values.status && !STATUS_FILTER.test(values.status)) throw bad('status', 'a status (429), a class (2xx, 4xx, 5xx) or error.');
   const instant = (p: 'from' | 'to') => {
     if (!values[p]) return undefined;
-    const t = new Date(`${values[p]}${values[p].length === 10 ? 'T00:00' : ''}Z`);
     // a date that does not exist (2026-02-31, 24:00) is refused, not rolled over by Date into another
-    const real = !Number.isNaN(t.getTime()) && t.toISOString().slice(0, values[p].length) === values[p];
-    if (!DATETIME.test(values[p]) || !real) throw bad(p, `'${values[p].slice(0, 40)}' is not a UTC date and time (YYYY-MM-DDTHH:MM).`);
+    const t = utcInstant(values[p]);
+    if (!DATETIME.test(values[p]) || !t) throw bad(p, `'${values[p].slice(0, 40)}' is not a UTC date and time (YYYY-MM-DDTHH:MM).`);
     return t;
   };
   const cursor = v('cursor') || undefined;

@@ -1,6 +1,7 @@
 import { QueryTypes } from 'sequelize';
 import { db } from '../db/sequelize';
 import { ApiError } from '../errors/ApiError';
+import { utcInstant } from '../utc-instant';
 
 /**
  * Reading the request log (issue 32): newest first, filtered, in pages with an opaque cursor (the last
@@ -69,7 +70,7 @@ function readCursor(cursor: string): { at: string; id: string } {
   const [at, id, extra] = Buffer.from(cursor, 'base64url').toString().split('|');
   const m = CURSOR_AT.exec(at ?? '');
   // a real instant: 2026-02-31 or 25:00 would be taken by Date and rolled over, by Postgres refused
-  const real = !!m && !Number.isNaN(Date.parse(at)) && new Date(Date.parse(at)).toISOString().slice(0, 19) === m[1];
+  const real = !!m && utcInstant(m[1]) !== undefined;
   if (!real || !id || extra !== undefined) throw new ApiError(400, 'invalid_cursor', 'The cursor is not one this API returned.', { param: 'cursor' });
   return { at, id };
 }

@@ -1,3 +1,4 @@
+import { isRecord } from '../is-record';
 import type { ChoiceAnswer, DecisionAnswer, NoulAnswer, QuestionPlan, ScoreAnswer } from './types';
 
 /** Raised for an upstream answer the gateway cannot use (the caller sees 502 systemone_backend_error). */
@@ -14,7 +15,6 @@ interface TokenLogprob extends TopLogprob {
   top_logprobs?: TopLogprob[];
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
 const isProbability = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= 1;
 
 /**
@@ -51,7 +51,7 @@ export function noulFromLogprobs(content: string, tokens: TokenLogprob[] | undef
 
 /** Normalises the model's probabilities over exactly `keys`; missing keys count 0, unknown keys are refused. */
 function distribution(raw: unknown, keys: string[], what: string): Record<string, number> {
-  if (!isObject(raw)) throw new UnusableAnswer(`${what}: probabilities missing`);
+  if (!isRecord(raw)) throw new UnusableAnswer(`${what}: probabilities missing`);
   const known = new Set(keys);
   for (const k of Object.keys(raw)) if (!known.has(k)) throw new UnusableAnswer(`${what}: probability for unknown key`);
   const values = keys.map((k) => (raw[k] === undefined ? 0 : raw[k]));
@@ -105,11 +105,11 @@ export function parseDecisionAnswers(plan: QuestionPlan[], completion: Record<st
   } catch {
     throw new UnusableAnswer('the answer is not JSON');
   }
-  if (!isObject(parsed)) throw new UnusableAnswer('the answer is not an object');
+  if (!isRecord(parsed)) throw new UnusableAnswer('the answer is not an object');
   const tokens = ((c0.logprobs as Record<string, unknown> | null | undefined)?.content ?? undefined) as TokenLogprob[] | undefined;
   const entries = plan.map((q): [string, DecisionAnswer] => {
     const a = parsed[q.label];
-    if (!isObject(a)) throw new UnusableAnswer(`${q.label}: missing`);
+    if (!isRecord(a)) throw new UnusableAnswer(`${q.label}: missing`);
     if (q.type === 'noul') return [q.id, noul(q, a, noulFromLogprobs(content, Array.isArray(tokens) ? tokens : undefined, q.label))];
     if (q.type === 'choice') return [q.id, choice(q, a)];
     return [q.id, score(q, a)];

@@ -1,14 +1,11 @@
+import { isRecord } from '../../shared/is-record';
+
 /**
  * Checks of an upstream answer's shape, for the adapters: an answer that is valid JSON but not of the
  * shape its API documents (`data: null`, a choice that is a number, a delta that is missing) is refused
  * as malformed (`errors.upstreamError`), as unparsable JSON is, before any field is read; never a
- * TypeError thrown halfway through reading it.
+ * TypeError thrown halfway through reading it. A JSON object is `isRecord` (shared/is-record.ts).
  */
-
-/** A JSON object (not null, not an array). */
-export function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** Absent (undefined or null) or a JSON object. */
 export function optRecord(v: unknown): boolean {

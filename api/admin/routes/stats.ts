@@ -29,7 +29,8 @@ const num = (v: unknown) => Number(v ?? 0);
 export function instant(v: string | undefined, name: string): Date | undefined {
   if (v === undefined) return undefined;
   const t = new Date(/T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(v) ? `${v}Z` : v);
-  // a day that does not exist (2026-02-31) is refused, not rolled over by Date into March
+  // a day that does not exist (2026-02-31) is refused, not rolled over by Date into March (any offset
+  // is accepted here, so not shared/utc-instant.ts, whose check would also take 0000-02-29, refused here)
   const d = /^(\d{4})-(\d{2})-(\d{2})/.exec(v);
   const day = d && new Date(Date.UTC(+d[1], +d[2] - 1, +d[3]));
   if (Number.isNaN(t.getTime()) || (day && (day.getUTCMonth() !== +d![2] - 1 || day.getUTCDate() !== +d![3]))) {

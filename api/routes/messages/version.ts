@@ -1,14 +1,12 @@
 import type { Request, Response, NextFunction } from 'express';
 import { ApiError } from '../../../shared/errors/ApiError';
+import { utcInstant } from '../../../shared/utc-instant';
 
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 /** A real calendar date in `YYYY-MM-DD` form. */
 export function isVersionDate(v: string): boolean {
-  const m = DATE.exec(v);
-  if (!m) return false;
-  const d = new Date(`${v}T00:00:00Z`);
-  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === v;
+  return DATE.test(v) && utcInstant(v) !== undefined;
 }
 
 /** The messages dialect requires `anthropic-version: YYYY-MM-DD` (any real date is accepted). */

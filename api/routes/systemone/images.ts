@@ -1,6 +1,7 @@
 import FileType from 'file-type';
 import { systemoneErrors } from '../../../shared/systemone/errors';
 import type { DecisionRequest } from '../../../shared/systemone/types';
+import { isRecord } from '../../../shared/is-record';
 
 export const MAX_IMAGES = 6;
 export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
@@ -25,7 +26,6 @@ interface Found {
 }
 
 const looksLikeImageDataUrl = (s: string) => /^\s*data:image\//i.test(s);
-const isPlainObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * Walks a value to any depth. In allowed places an object with an `image` key must be an image
@@ -43,13 +43,13 @@ function walk(v: unknown, place: Place, path: string, found: Found[], depth = 0)
     }
     return;
   }
-  const container = Array.isArray(v) || isPlainObject(v);
+  const container = Array.isArray(v) || isRecord(v);
   if (container && depth >= MAX_DEPTH) throw invalid(`${path.slice(0, 200)}: nested deeper than ${MAX_DEPTH} levels.`);
   if (Array.isArray(v)) {
     v.forEach((x, i) => walk(x, place, `${path}[${i}]`, found, depth + 1));
     return;
   }
-  if (!isPlainObject(v)) return;
+  if (!isRecord(v)) return;
   if (Object.prototype.hasOwnProperty.call(v, 'image')) {
     if (place === 'score') throw invalid(`${path}: score criteria do not accept image options.`);
     if (place === 'allowed') {

@@ -14,6 +14,8 @@ const WEATHER = { type: 'function', function: { name: 'weather', parameters: { t
 /** Content parts OpenAI takes and the Gemini and Anthropic adapters refuse: audio input, a file by id (no file_data). */
 const AUDIO_PART = [{ role: 'user', content: [{ type: 'text', text: 'transcribe' }, { type: 'input_audio', input_audio: { data: 'UklGRiQAAABXQVZF', format: 'wav' } }] }];
 const FILE_ID_PART = [{ role: 'user', content: [{ type: 'text', text: 'summarize' }, { type: 'file', file: { file_id: 'file-abc123' } }] }];
+/** A document by URL: the Anthropic adapter sends it as a url source; the OpenAI-compatible one (and Gemini, Bedrock) refuses it. */
+const URL_FILE = [{ role: 'user', content: [{ type: 'text', text: 'summarize' }, { type: 'file', file: { filename: 'a.pdf', file_data: 'https://example.com/a.pdf' } }] }];
 const URL_IMAGE = [{ role: 'user', content: [{ type: 'text', text: 'what is this?' }, { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] }];
 
 const chat = (key: string, model: string, extra: Record<string, unknown> = {}) =>
@@ -148,6 +150,32 @@ describe('model pools: deployments of a kind that cannot express the request', (
       expect(hitsByUpstream().get(only.upstream) ?? 0).to.equal(0);
     });
   }
+
+  it('serves a file part whose file_data is an https URL (the OpenAI adapter refuses it) from the Anthropic deployment of a mixed pool, every time', async () => {
+    const [oa, claudeNative] = [simDeployment('oa'), { name: 'claude', provider: 'simulator-anthropic', upstream: `claude-${rndId()}` }];
+    const model = await poolModel([oa, claudeNative]);
+    await servedBy(() => chat(o.key, model, { messages: URL_FILE }), 'claude', oa.upstream);
+    const sent = env().sim.log.entries[0].body as { messages: Array<{ content: unknown[] }> };
+    expect(sent.messages[0].content[1]).to.deep.include({ type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } });
+  });
+
+  it('serves a document by URL in the messages dialect from the Anthropic deployment of a mixed pool (translated, not bypassed), every time', async () => {
+    const [oa, claudeNative] = [simDeployment('oa'), { name: 'claude', provider: 'simulator-anthropic', upstream: `claude-${rndId()}` }];
+    const model = await poolModel([oa, claudeNative]);
+    const content = [{ type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } }, { type: 'text', text: 'summarise' }];
+    const json = { model, max_tokens: 64, messages: [{ role: 'user', content }] };
+    await servedBy(() => call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), 'anthropic-version': '2023-06-01' }, json }), 'claude', oa.upstream);
+  });
+
+  it("answers the OpenAI adapter's own 400 for a file_data by URL when the pool has only OpenAI deployments, sending nothing", async () => {
+    const [a, b] = [simDeployment('oa1'), simDeployment('oa2')];
+    const model = await poolModel([a, b]);
+    const r = await chat(o.key, model, { messages: URL_FILE });
+    expect(r.status, r.text).to.equal(400);
+    expect(r.body.error.code).to.equal('unsupported_parameter');
+    expect(r.body.error.param).to.equal('messages[0].content[1]');
+    expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
+  });
 
   it('skips a fallback whose deployments all refuse the request: the primary’s failure is answered, not a 400', async () => {
     const down = simDeployment('down');

@@ -31,6 +31,7 @@ const HOT = [
   'workers/providers/http.ts',
   'workers/providers/sse.ts',
   'workers/providers/openai/chatComplete.ts',
+  'workers/providers/openai/refuse.ts',
   'workers/providers/openai/embed.ts',
   'workers/providers/anthropic/messages.ts',
 ];

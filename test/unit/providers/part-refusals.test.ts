@@ -4,6 +4,7 @@ import { canonicalToMessages, refuseUntranslatable as messagesRefuses } from '..
 import { canonicalToGemini } from '../../../workers/providers/gemini/to-gemini';
 import { refuseUntranslatable as geminiRefuses } from '../../../workers/providers/gemini/refuse';
 import { canonicalToConverse, refuseUntranslatable as converseRefuses } from '../../../workers/providers/bedrock/to-converse';
+import { refuseFileUrls } from '../../../workers/providers/openai/refuse';
 
 const PNG = 'data:image/png;base64,iVBORw0KGgo=';
 const PARTS: Array<[string, unknown]> = [
@@ -15,6 +16,7 @@ const PARTS: Array<[string, unknown]> = [
   ['input_audio', { type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } }],
   ['an unknown part type', { type: 'video_url', video_url: { url: 'https://example.com/v.mp4' } }],
   ['a null part', null],
+  ['file by https URL', { type: 'file', file: { filename: 'a.pdf', file_data: 'https://example.com/a.pdf' } }],
 ];
 
 /** What a call threw: an ApiError's status, code, param and message; the error's name otherwise; null when it threw nothing. */
@@ -58,5 +60,18 @@ describe('adapters: the routing check of content parts refuses exactly what the 
     for (const refuses of [messagesRefuses, geminiRefuses]) {
       expect(refusal(() => refuses(body))).to.deep.equal({ status: 400, code: 'invalid_request', param: undefined, message: "Content part type 'input_audio' is not supported on this model." });
     }
+  });
+
+  it('a file whose file_data is an https URL: the Anthropic adapter takes it (a url document), the OpenAI-compatible, Gemini and Bedrock ones refuse it', () => {
+    const body = { messages: [{ role: 'user', content: [{ type: 'text', text: 'summarise' }, PARTS[8][1]] }] };
+    expect(refusal(() => messagesRefuses(body))).to.equal(null);
+    expect(refusal(() => refuseFileUrls(body))).to.deep.equal({
+      status: 400,
+      code: 'unsupported_parameter',
+      param: 'messages[0].content[1]',
+      message: '`messages[0].content[1]`: a document by URL is not supported on this model; send its bytes as base64 data.',
+    });
+    expect(refusal(() => geminiRefuses(body))).to.have.property('code', 'unsupported_parameter');
+    expect(refusal(() => converseRefuses(body, 'amazon.nova-pro-v1:0'))).to.have.property('status', 400);
   });
 });

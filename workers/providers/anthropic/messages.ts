@@ -4,7 +4,8 @@ import { readSse } from '../sse';
 import type { Emit, TokenUsage, UpstreamCall } from '../types';
 import { errors } from '../../../shared/errors/codes';
 import { ApiError } from '../../../shared/errors/ApiError';
-import { isRecord, isRecords, optRecord } from '../shape';
+import { isRecord } from '../../../shared/is-record';
+import { isRecords, optRecord } from '../shape';
 
 export interface MessagesOutcome {
   response?: Record<string, unknown>;

@@ -1,5 +1,6 @@
 import { callId } from './call-ids';
-import { isRecord, optRecord, optRecords } from '../shape';
+import { isRecord } from '../../../shared/is-record';
+import { optRecord, optRecords } from '../shape';
 
 type Part = Record<string, unknown> & { text?: string; thought?: boolean; thoughtSignature?: string; functionCall?: { id?: string; name?: string; args?: unknown } };
 export type GeminiResponse = {

@@ -4,7 +4,7 @@ import { readSse } from '../sse';
 import type { UpstreamCall } from '../types';
 import { errors } from '../../../shared/errors/codes';
 import { wellFormedResponse, type GeminiResponse } from './from-gemini';
-import { isRecord } from '../shape';
+import { isRecord } from '../../../shared/is-record';
 import { googleErrorHints } from './errors';
 
 /**

@@ -7,9 +7,10 @@ import { rewriteChunk } from './chunk-rewrite';
 import { estimateUsage, openaiUsage, streamFrame } from './usage-estimate';
 import type { Emit, TokenUsage, UpstreamCall } from '../types';
 import { errors } from '../../../shared/errors/codes';
-import { ApiError } from '../../../shared/errors/ApiError';
 import { presetOf } from '../../../shared/catalog/presets';
-import { isRecord, isRecords, optRecord, optRecords } from '../shape';
+import { isRecord } from '../../../shared/is-record';
+import { isRecords, optRecord, optRecords } from '../shape';
+import { refuseFileUrls } from './refuse';
 
 export interface ChatOutcome {
   /** The full response (non-streamed), `model` already set to the public id. */
@@ -63,27 +64,6 @@ function wellFormedAnswer(json: unknown, operation: 'chat' | 'completions'): jso
 function wellFormedChunk(chunk: unknown): chunk is Record<string, unknown> {
   if (!isRecord(chunk) || !optRecords(chunk.choices) || !optRecord(chunk.usage)) return false;
   return ((chunk.choices as Record<string, unknown>[] | null | undefined) ?? []).every((c) => optRecord(c.delta) && toolCallsOk((c.delta as Record<string, unknown> | undefined)?.tool_calls, false));
-}
-
-type Part = { type?: string; file?: { file_data?: unknown } };
-
-/**
- * A document given by URL (the messages dialect's `url` source, the Responses dialect's `file_url`)
- * reaches here as `file_data`, which OpenAI's chat completions read as base64 data only: refused,
- * naming the part, before anything is sent or billed (the upstream's own 400 would blame the caller's
- * field by another name).
- */
-function refuseFileUrls(body: Record<string, unknown>): void {
-  const messages = Array.isArray(body.messages) ? (body.messages as Array<{ content?: unknown }>) : [];
-  messages.forEach((m, i) => {
-    if (!Array.isArray(m?.content)) return;
-    (m.content as Part[]).forEach((p, j) => {
-      if (p?.type === 'file' && typeof p.file?.file_data === 'string' && /^https?:\/\//i.test(p.file.file_data)) {
-        const param = `messages[${i}].content[${j}]`;
-        throw new ApiError(400, 'unsupported_parameter', `\`${param}\`: a document by URL is not supported on this model; send its bytes as base64 data.`, { param });
-      }
-    });
-  });
 }
 
 /**

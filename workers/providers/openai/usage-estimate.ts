@@ -2,7 +2,7 @@ import { countTokens } from '../../../shared/tokenizer/pool';
 import { jsonWithoutMedia } from '../../../shared/tokenizer/media';
 import { logger } from '../../../shared/logger';
 import type { TokenUsage, UpstreamCall } from '../types';
-import { isRecord } from '../shape';
+import { isRecord } from '../../../shared/is-record';
 
 type Obj = Record<string, unknown>;
 
