@@ -6,11 +6,13 @@ import { Queues } from '../../shared/queues/queues';
 import { createAdminApp } from './app';
 import { config } from '../../shared/config/env';
 import { serverOptions } from '../../shared/http/server-options';
+import { expressClasses } from '../../shared/http/express-classes';
 
 export async function startAdmin(port: number): Promise<{ server: http.Server; close(): Promise<void> }> {
   const redis = createRedis('command');
   const queues = new Queues(createRedis('producer'));
-  const server = http.createServer(serverOptions(config()), createAdminApp({ redis, queues }));
+  const app = createAdminApp({ redis, queues });
+  const server = http.createServer({ ...serverOptions(config()), ...expressClasses(app) }, app);
   try {
     await listen(server, port, 'ADMIN_PORT');
   } catch (err) {

@@ -18,7 +18,7 @@ import type { Express } from 'express';
  * prototype, and the app is told to use it: express's `setPrototypeOf` then sets the prototype the
  * object already has, which changes nothing, and every request shares its maps
  * (docs/benchmark.md, seventh session). An express app mounted inside this one would change the
- * prototypes again for its requests; the inference app mounts routers only.
+ * prototypes again for its requests; the inference and admin apps mount routers only.
  */
 export function expressClasses(app: Express): Pick<http.ServerOptions, 'IncomingMessage' | 'ServerResponse'> {
   class GatewayRequest extends http.IncomingMessage {}

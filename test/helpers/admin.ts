@@ -1,6 +1,7 @@
 import crypto from 'crypto';
 import http from 'http';
 import { createAdminApp } from '../../api/admin/app';
+import { expressClasses } from '../../shared/http/express-classes';
 import { User } from '../../shared/db/models';
 import { createAdminToken, createPlatformKey } from '../../shared/platform/keys';
 import { ALL_SCOPES } from '../../shared/platform/families';
@@ -9,7 +10,8 @@ import { call, type Reply } from './http';
 
 /** An admin app (`{admin_url}`) on an ephemeral port, sharing the test run's Redis and queues. */
 export async function startAdmin(): Promise<{ url: string; close(): Promise<void> }> {
-  const server = http.createServer(createAdminApp({ redis: env().redis, queues: env().gw.ctx.queues }));
+  const app = createAdminApp({ redis: env().redis, queues: env().gw.ctx.queues });
+  const server = http.createServer(expressClasses(app), app); // as api/admin/server.ts builds it
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
   return {
