@@ -5,6 +5,7 @@ import { requireJson } from '../../middleware/require-json';
 import { jsonBody } from '../../middleware/body';
 import { validate } from '../../validate';
 import { chatSchema, completionsSchema } from './schema';
+import { plainChatBody } from './fast-check';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
 import { ClientGone } from '../../dispatch/run-job';
 import { SseWriter } from '../../sse';
@@ -37,7 +38,8 @@ function checkTranslatableCompletion(body: Record<string, unknown>): void {
 function handler(ctx: AppContext, operation: 'chat' | 'completions') {
   const schema = operation === 'chat' ? chatSchema : completionsSchema;
   return async (req: Request, res: Response) => {
-    const body = validate<Body>(schema, req.body);
+    // the common chat body is checked without Joi; anything else, and every refusal, is Joi's (fast-check.ts)
+    const body = ((operation === 'chat' && plainChatBody(req.body)) || validate<Body>(schema, req.body)) as Body;
     const resolved = await resolveChatModel(ctx, req, body.model);
     if (operation === 'completions' && !['openai', 'azure'].includes(resolved.model.provider.kind)) checkTranslatableCompletion(body);
     const stream = body.stream === true;

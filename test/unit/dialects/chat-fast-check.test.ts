@@ -1,0 +1,84 @@
+import { expect } from 'chai';
+import { chatSchema } from '../../../api/routes/chat/schema';
+import { plainChatBody } from '../../../api/routes/chat/fast-check';
+
+type Obj = Record<string, unknown>;
+
+/** What Joi returns for a JSON body (the gateway validates JSON without conversion), or its refusal. */
+function joi(body: unknown): { ok: true; value: unknown } | { ok: false } {
+  const { error, value } = chatSchema.validate(body, { abortEarly: true, convert: false });
+  return error ? { ok: false } : { ok: true, value };
+}
+
+const base = (): Obj => ({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hello' }] });
+
+/** Values of every JSON kind, with the boundaries the schema's rules sit on. */
+const VALUES: unknown[] = [
+  undefined, null, true, false, 0, -0, 1, 2, 0.5, 1.5, 2.0000001, -1, 128, 129, 1e20, 9007199254740991, 9007199254740992, 3.7,
+  '', 'x', '1', 'true', [], [1], {}, { include_usage: true }, { include_usage: 'yes' }, { include_usage: false, extra: 1 },
+];
+
+/** Bodies: the base with one field set to each value, messages and tools of many shapes, and oddities. */
+function corpus(): unknown[] {
+  const out: unknown[] = [null, [], 'x', 5, {}, base()];
+  const fields = ['model', 'messages', 'stream', 'stream_options', 'max_tokens', 'max_completion_tokens', 'temperature', 'top_p', 'n', 'tools', 'user', 'seed'];
+  for (const f of fields) {
+    for (const v of VALUES) {
+      const b = base();
+      if (v === undefined) delete b[f];
+      else b[f] = v;
+      out.push(b);
+    }
+  }
+  const messages: unknown[] = [
+    [], [null], ['x'], [[]], [{}], [{ role: 'user' }], [{ role: 'robot', content: 'x' }], [{ role: 'user', content: 5 }],
+    [{ role: 'user', content: '' }], [{ role: 'user', content: null }], [{ role: 'user', content: [] }], [{ role: 'user', content: {} }],
+    [{ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] }],
+    [{ role: 'tool', tool_call_id: 'c', content: 'r' }, { role: 'system', content: [{ type: 'text', text: 's' }] }],
+    [{ role: 'developer', content: 'd' }, { role: 'function', name: 'f', content: 'x' }], [{ role: 5, content: 'x' }], [{ role: '', content: 'x' }],
+  ];
+  for (const m of messages) out.push({ ...base(), messages: m });
+  const tools: unknown[] = [[], [{}], [null], [{ type: '' }], [{ type: 5 }], [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }], [{ type: 'web_search' }, { type: 'function' }], ['function']];
+  for (const t of tools) out.push({ ...base(), tools: t });
+  // own __proto__ keys, at the top, in a message, deep in a tool
+  for (const text of ['{"model":"m","messages":[{"role":"user","content":"x"}],"__proto__":{"a":1}}', '{"model":"m","messages":[{"role":"user","content":"x","__proto__":{"role":5}}]}', '{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"parameters":{"__proto__":{}}}}]}']) out.push(JSON.parse(text));
+  return out;
+}
+
+describe('chat bodies checked without Joi (api/routes/chat/fast-check.ts)', () => {
+  it('accepts only what the chat schema accepts, and returns what it returns, over the corpus', () => {
+    const bodies = corpus();
+    let accepted = 0;
+    for (const body of bodies) {
+      const fast = plainChatBody(body);
+      if (!fast) continue;
+      accepted++;
+      const j = joi(body);
+      expect(j.ok, `accepted without Joi, refused by Joi: ${JSON.stringify(body)}`).to.equal(true);
+      if (j.ok) {
+        expect(fast, JSON.stringify(body)).to.deep.equal(j.value);
+        expect(Object.keys(fast)).to.deep.equal(Object.keys(j.value as Obj));
+      }
+    }
+    // the common bodies do take the fast way (the point of it), and many of the corpus go to Joi
+    expect(accepted).to.be.greaterThan(40);
+    expect(bodies.length - accepted).to.be.greaterThan(60);
+  });
+
+  it('copies the levels Joi copies, so a handler changing the body never changes the request’s own', () => {
+    const body = { ...base(), tools: [{ type: 'function', function: { name: 'f' } }], stream_options: { include_usage: true } } as Obj;
+    const fast = plainChatBody(body)!;
+    const j = joi(body) as { ok: true; value: Obj };
+    for (const [k, level] of [['top', (o: Obj) => o], ['messages', (o: Obj) => o.messages], ['message', (o: Obj) => (o.messages as Obj[])[0]], ['tools', (o: Obj) => o.tools], ['tool', (o: Obj) => (o.tools as Obj[])[0]], ['stream_options', (o: Obj) => o.stream_options]] as const) {
+      expect(level(fast) === level(body), `${k} copied`).to.equal(level(j.value) === level(body));
+    }
+    expect((fast.tools as Obj[])[0].function).to.equal((body.tools as Obj[])[0].function); // as Joi: not copied below a tool
+  });
+
+  it('leaves every refusal to Joi (its message and param)', () => {
+    for (const body of [{ model: '', messages: [] }, { ...base(), temperature: 3 }, { ...base(), stream: 'yes' }, { ...base(), messages: [{ role: 'robot' }] }]) {
+      expect(plainChatBody(body)).to.equal(undefined);
+      expect(joi(body).ok).to.equal(false);
+    }
+  });
+});
