@@ -12,7 +12,7 @@ const STAND_IN = '\u0000__proto__';
 const hasOwn = (o: object, k: string) => Object.prototype.hasOwnProperty.call(o, k);
 
 /** Whether any object in the value has an own `__proto__` key. */
-function hasProtoKey(v: unknown): boolean {
+export function hasProtoKey(v: unknown): boolean {
   if (!v || typeof v !== 'object') return false;
   if (Array.isArray(v)) {
     for (const x of v) if (hasProtoKey(x)) return true;

@@ -7,23 +7,12 @@
  * Joi was the largest single part of the web pod's work per chat request (docs/benchmark.md, seventh
  * session); test/unit/dialects/chat-fast-check checks this against the schema over a corpus.
  */
+import { isRecord } from '../../../shared/is-record';
+import { hasProtoKey } from '../../validate';
+
 type Obj = Record<string, unknown>;
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
-const has = (o: object, k: string) => Object.prototype.hasOwnProperty.call(o, k);
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** No own `__proto__` key in any object of the value. */
-function noProtoKey(v: unknown): boolean {
-  if (typeof v !== 'object' || v === null) return true;
-  if (Array.isArray(v)) {
-    for (const x of v) if (!noProtoKey(x)) return false;
-    return true;
-  }
-  if (has(v, '__proto__')) return false;
-  for (const k in v) if (!noProtoKey((v as Obj)[k])) return false;
-  return true;
-}
 
 /** Absent, null, or a safe integer within [min, max]. */
 const intOrNull = (v: unknown, min: number, max = Number.MAX_SAFE_INTEGER) => v === undefined || v === null || (Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max);
@@ -31,25 +20,25 @@ const intOrNull = (v: unknown, min: number, max = Number.MAX_SAFE_INTEGER) => v 
 const numOrNull = (v: unknown, min: number, max: number) => v === undefined || v === null || (typeof v === 'number' && v >= min && v <= max && !Object.is(v, -0));
 
 function plainMessage(m: unknown): boolean {
-  if (!isObj(m) || typeof m.role !== 'string' || !ROLES.has(m.role)) return false;
+  if (!isRecord(m) || typeof m.role !== 'string' || !ROLES.has(m.role)) return false;
   const c = m.content;
   return c === undefined || c === null || typeof c === 'string' || Array.isArray(c);
 }
 
 /** The body as Joi's chat schema would return it, or undefined: let Joi decide. */
 export function plainChatBody(body: unknown): Obj | undefined {
-  if (!isObj(body) || typeof body.model !== 'string' || body.model === '') return undefined;
+  if (!isRecord(body) || typeof body.model !== 'string' || body.model === '') return undefined;
   const { messages, tools, stream_options: so } = body;
   if (!Array.isArray(messages) || messages.length === 0 || !messages.every(plainMessage)) return undefined;
   if (body.stream !== undefined && typeof body.stream !== 'boolean') return undefined;
-  if (so !== undefined && so !== null && !(isObj(so) && (so.include_usage === undefined || typeof so.include_usage === 'boolean'))) return undefined;
+  if (so !== undefined && so !== null && !(isRecord(so) && (so.include_usage === undefined || typeof so.include_usage === 'boolean'))) return undefined;
   if (!intOrNull(body.max_tokens, 1) || !intOrNull(body.max_completion_tokens, 1) || !intOrNull(body.n, 1, 128)) return undefined;
   if (!numOrNull(body.temperature, 0, 2) || !numOrNull(body.top_p, 0, 1)) return undefined;
-  if (tools !== undefined && !(Array.isArray(tools) && tools.every((t) => isObj(t) && typeof t.type === 'string' && t.type !== ''))) return undefined;
-  if (!noProtoKey(body)) return undefined;
+  if (tools !== undefined && !(Array.isArray(tools) && tools.every((t) => isRecord(t) && typeof t.type === 'string' && t.type !== ''))) return undefined;
+  if (hasProtoKey(body)) return undefined;
   const out: Obj = { ...body };
   out.messages = messages.map((m: Obj) => ({ ...m }));
   if (Array.isArray(tools)) out.tools = tools.map((t: Obj) => ({ ...t }));
-  if (isObj(so)) out.stream_options = { ...so };
+  if (isRecord(so)) out.stream_options = { ...so };
   return out;
 }
