@@ -12,7 +12,7 @@ import { ClientGone } from '../../shared/errors/ClientGone';
 import { laneRejections, queueRejections } from '../../shared/metrics';
 import { claimHeldUsage, giveUp } from '../../shared/metering/usage-outbox';
 import type { UsageRecord } from '../../shared/metering/usage';
-import type { LimitHold } from '../../shared/limits/limits';
+import { NO_HOLD, type LimitHold } from '../../shared/limits/limits';
 import { childSpan, NOOP, type SpanHandle } from '../../shared/tracing/trace';
 import { A } from '../../shared/tracing/attributes';
 import type { LogContext } from '../../shared/metering/request-log';
@@ -214,7 +214,7 @@ export async function runQueued<Q extends QueueName>(ctx: AppContext, who: JobCa
   let hold: LimitHold | undefined;
   try {
     hold = opts.reserve ? await opts.reserve(who.requestId) : undefined;
-    return await runAdmitted(ctx, who, signal, opts, settings, admit);
+    return await runAdmitted(ctx, who, signal, opts, settings, admit, !!hold && hold !== NO_HOLD);
   } catch (err) {
     if (hold) void (neverSent.has(err as object) ? hold.refund() : hold.release()).catch((e) => logger.warn({ err: e }, 'limits release failed'));
     admit.fail(err instanceof ApiError ? err.code : 'error');
@@ -231,6 +231,8 @@ async function runAdmitted<Q extends QueueName>(
   opts: RunJobOptions<Q>,
   settings: { priorityStep: number },
   admit: SpanHandle,
+  /** A reservation is held on the key's limits under the request id: its usage event settles it. */
+  reserved: boolean,
 ): Promise<unknown> {
   const admitted = await ctx.leases.acquire(who.orgId, opts.pool, opts.lane, opts.limit);
   if (!admitted.granted) {
@@ -346,6 +348,7 @@ async function runAdmitted<Q extends QueueName>(
         stream: !!opts.stream,
         ...(opts.batch ? { batch: opts.batch } : {}),
         ...(who.log && !who.rowless ? { log: who.log } : {}),
+        ...(reserved ? {} : { unreserved: true }),
       }) as unknown as JobData<Q>;
       const sent = who.trace ? childSpan(`send ${opts.queue}`, who.trace, { kind: 'producer' }) : NOOP;
       if (sent.recording) sent.set({ [A.messagingSystem]: 'bullmq', [A.messagingDestination]: opts.queue, [A.messagingOperationType]: 'send', [A.messagingMessageId]: jobId });

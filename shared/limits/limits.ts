@@ -172,7 +172,8 @@ export async function reserveLimits(redis: RedisClient, r: LimitRequest, now = n
  */
 export async function settleUsage(redis: RedisClient, records: UsageRecord[]): Promise<void> {
   const rs = withScripts(redis);
-  const withKey = records.filter((u) => u.apiKeyId);
+  // a record whose pod reserved nothing is not looked for (one Redis call per request saved)
+  const withKey = records.filter((u) => u.apiKeyId && !u.unreserved);
   if (!withKey.length) return;
   const found = await Promise.all(withKey.map((u) => redis.hget(keys.limits(u.orgId, 'res'), u.requestId)));
   const minute = minuteWindow();

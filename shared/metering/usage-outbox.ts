@@ -31,9 +31,14 @@ export const OUTBOX_GROUP = 'drainers';
  * subscriber is reconnecting): the event is held, and billed only if a pod recovers the result
  * from the job and delivers it (claimHeldUsage). Otherwise the XADD runs first (when it fails the
  * script stops and nothing is published), then the sharded publish.
+ *
+ * Whether anyone listens is asked first (PUBSUB SHARDNUMSUB) only when a stream's chunks are withheld,
+ * since that decides what to send. Otherwise the publish's own count answers it: no listener, and the
+ * event just added is taken back out of the outbox and held instead, inside the same script, so no
+ * drainer ever sees it (one command a request fewer than asking first).
  */
 export const PUBLISH_WITH_USAGE = `
-local listeners = redis.call('PUBSUB', 'SHARDNUMSUB', KEYS[2])[2]
+local listeners = ARGV[7] == '' and 1 or redis.call('PUBSUB', 'SHARDNUMSUB', KEYS[2])[2]
 ${withheldCheck('KEYS[6]', 'ARGV[7]')}
 if not redis.call('SET', KEYS[3], 'delivered', 'NX', 'PX', ARGV[3]) then return -1 end
 redis.call('SET', KEYS[5], ARGV[5] == '' and ARGV[2] or ARGV[5], 'PX', ARGV[6])
@@ -41,8 +46,13 @@ if listeners == 0 then
   redis.call('SET', KEYS[4], ARGV[1], 'PX', ARGV[4])
   return 0
 end
-redis.call('XADD', KEYS[1], '*', 'u', ARGV[1])
-return redis.call('SPUBLISH', KEYS[2], ARGV[2])
+local entry = redis.call('XADD', KEYS[1], '*', 'u', ARGV[1])
+local heard = redis.call('SPUBLISH', KEYS[2], ARGV[2])
+if heard == 0 then
+  redis.call('XDEL', KEYS[1], entry)
+  redis.call('SET', KEYS[4], ARGV[1], 'PX', ARGV[4])
+end
+return heard
 `;
 
 /**

@@ -35,6 +35,8 @@ export interface UsageRecord {
   at?: number;
   /** The request's log row (shared/metering/request-log.ts), carried in the same outbox entry. */
   log?: RequestLogFields;
+  /** Its job's `unreserved`: no budget or rate reservation to settle (shared/limits/limits.ts settleUsage). */
+  unreserved?: true;
 }
 
 /** What a processor states about its request's usage; the rest comes from the job. */
@@ -120,7 +122,7 @@ export async function insertUsage(rows: UsageRecord | UsageRecord[], db: Pool = 
 }
 
 /** The fields of a usage event that every job carries in its envelope. */
-type JobIdentity = Pick<JobEnvelope, 'requestId' | 'orgId' | 'projectId' | 'apiKeyId' | 'publicModel' | 'lane' | 'batch'>;
+type JobIdentity = Pick<JobEnvelope, 'requestId' | 'orgId' | 'projectId' | 'apiKeyId' | 'publicModel' | 'lane' | 'batch' | 'unreserved'>;
 
 /** The one usage event of a job: its identity from the envelope, the rest as given. */
 export function jobUsage(job: JobIdentity, modality: string, fields: UsageFields): UsageRecord {
@@ -134,6 +136,7 @@ export function jobUsage(job: JobIdentity, modality: string, fields: UsageFields
     modality,
     ...fields,
   };
+  if (job.unreserved) record.unreserved = true;
   return job.batch ? batchPriced(record, job.batch) : record;
 }
 

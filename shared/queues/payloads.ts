@@ -27,6 +27,12 @@ export interface JobEnvelope {
   batch?: BatchPricing;
   /** What the request log row needs from the pod (arrival, admission, route, user); absent in old jobs. */
   log?: LogContext;
+  /**
+   * The pod reserved nothing on the key's limits under this request id (no limits on the key or its
+   * project), so the usage drainer has no reservation to settle and does not look for one. Absent:
+   * not known (an older pod), and the drainer looks.
+   */
+  unreserved?: true;
 }
 
 /** micro-dollars per unit (shared/limits/usage-cost.ts) and the plan's batch multiplier. */

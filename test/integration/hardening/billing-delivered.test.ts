@@ -69,6 +69,9 @@ describe('billing only delivered answers: the pod/worker race', () => {
     const dead = newId();
     const nobody = keys.replyChannel(`dead-pod-${dead}`);
     expect(await publishWithUsage(env().redis, nobody, 'result', usageOf(dead))).to.equal(0);
+    // the publish found no listener: the event it had added is out of the outbox again, held instead
+    const inOutbox = await env().redis.xrange(keys.usageOutboxFor(nobody), '-', '+');
+    expect(inOutbox.filter(([, f]) => f[1]?.includes(dead)), 'no outbox entry left behind').to.have.length(0);
     expect(await billed(dead)).to.equal(0);
     expect(await env().redis.exists(keys.usageHeld(nobody, dead))).to.equal(1);
 

@@ -108,6 +108,39 @@ describe('key rate limits on every path', () => {
     expect(ttl, 'the count lives to the end of its minute').to.be.within(1, 61_000);
   });
 
+  it('a job says whether its pod reserved anything, and the drainer settles only what was reserved', async function () {
+    this.timeout(30_000);
+    const o = await buildOrg(env().redis);
+    const queue = env().gw.ctx.queues.get('chat-interactive');
+    const held = async (key: string) => {
+      env().sim.knobs.set('sim-chat-1', { hold: true });
+      const pending = call('POST', '/v1/chat/completions', { headers: keyHeader(key), json: { model: 'sim-chat', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] } });
+      const job = await waitFor(async () => (await queue.getActive()).find((j) => j.data.orgId === o.org.id), 10_000);
+      env().sim.knobs.release();
+      expect((await pending).status).to.equal(200);
+      env().sim.knobs.reset();
+      return job!.data as { unreserved?: true };
+    };
+    expect((await held(o.key)).unreserved, 'a key without limits: nothing reserved').to.equal(true);
+    await updateKeyControls(env().redis, o.keyId, { tpm: 100_000 });
+    expect(await roomInMinute()).to.equal(true);
+    expect((await held(o.key)).unreserved, 'a key with limits: its reservation is settled by the usage event').to.equal(undefined);
+
+    // the drainer's side: a record marked unreserved is not looked up; an unmarked one (an older worker's) is
+    const controls = { allowedModels: null, rpm: null, tpm: 1_000, budget: null, expiresAt: null };
+    const [marked, unmarked] = [`req_${crypto.randomBytes(8).toString('hex')}`, `req_${crypto.randomBytes(8).toString('hex')}`];
+    for (const requestId of [marked, unmarked]) {
+      await reserveLimits(env().redis, { orgId: o.org.id, keyId: o.keyId, projectId: null, controls, projectBudget: null, requestId, inputTokens: 10, worstCaseMicros: 0, prices: {} });
+    }
+    const record = (requestId: string) => ({ requestId, orgId: o.org.id, apiKeyId: o.keyId, inputTokens: 10, outputTokens: 1 }) as UsageRecord;
+    await settleUsage(env().redis, [{ ...record(marked), unreserved: true }, record(unmarked)]);
+    const res = keys.limits(o.org.id, 'res');
+    expect(await env().redis.hexists(res, marked), 'left to its own expiry').to.equal(1);
+    expect(await env().redis.hexists(res, unmarked), 'settled').to.equal(0);
+    await env().redis.hdel(res, marked);
+    await env().redis.zrem(keys.limits(o.org.id, 'resx'), marked);
+  });
+
   it('requests its lane refused (never sent) give back their rpm and tpm counts', async function () {
     this.timeout(30_000);
     const o = await buildOrg(env().redis, { laneOverrides: { 'chat:interactive': 1 } });
