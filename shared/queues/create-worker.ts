@@ -1,3 +1,4 @@
+import { DeadlineTimer } from '../deadline-timer';
 import { Worker, UnrecoverableError, WaitingError, type Job } from 'bullmq';
 import { keys } from '../redis/keys';
 import type { QueueName } from './names';
@@ -102,7 +103,7 @@ export function createWorker<Q extends QueueName>(
       const data = job.data;
       const started = Date.now();
       const controller = rt.cancels.track(job.id!);
-      const timer = setTimeout(() => controller.abort(errors.deadline()), Math.max(0, data.deadline - Date.now()));
+      const timer = new DeadlineTimer(data.deadline, () => controller.abort(errors.deadline()));
       const chunks: string[] = [];
       let firstChunkAt: number | undefined;
       let usage: UsageRecord | undefined;
@@ -160,7 +161,7 @@ export function createWorker<Q extends QueueName>(
         report?.stop();
         reply?.end(); // also when the publish threw
         span.end();
-        clearTimeout(timer);
+        timer.clear();
         rt.cancels.untrack(job.id!);
       }
     },

@@ -1,3 +1,4 @@
+import { DeadlineTimer } from '../deadline-timer';
 import { isCluster, type RedisClient } from '../redis/connection';
 import { config } from '../config/env';
 import { Job } from 'bullmq';
@@ -34,7 +35,7 @@ interface Pending {
   /** Set when the final result arrived before every chunk did. */
   final?: { n: number; d: unknown; u?: UsageRecord };
   lastSeen: number;
-  deadlineTimer?: NodeJS.Timeout;
+  deadlineTimer?: DeadlineTimer;
   onDeadline?: () => void;
   recovering: boolean;
   /** The job's add has returned (`added`): before that, a job not found is not yet added, not lost. */
@@ -201,7 +202,7 @@ export class ReplyHub {
   /** Forget a request (client gone, answered elsewhere). */
   unregister(jobId: string): void {
     const p = this.pending.get(jobId);
-    if (p?.deadlineTimer) clearTimeout(p.deadlineTimer);
+    p?.deadlineTimer?.clear();
     this.pending.delete(jobId);
   }
 
@@ -313,7 +314,7 @@ export class ReplyHub {
     p.held = undefined;
     p.onDeadline = onDeadline;
     p.lastSeen = Date.now();
-    if (p.deadlineTimer) clearTimeout(p.deadlineTimer);
+    p.deadlineTimer?.clear();
     this.armDeadline(id, p, deadline);
     for (const msg of held) if (this.pending.get(id) === p) this.deliver(p, msg);
     return true;
@@ -321,7 +322,7 @@ export class ReplyHub {
 
   /** The request's deadline timer (register, resume): `expire` at `deadline`. */
   private armDeadline(id: string, p: Pending, deadline: number): void {
-    p.deadlineTimer = setTimeout(() => this.expire(id), Math.max(0, deadline - Date.now()));
+    p.deadlineTimer = new DeadlineTimer(deadline, () => this.expire(id));
   }
 
   private sweep(): void {
