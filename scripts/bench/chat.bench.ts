@@ -49,11 +49,13 @@ const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
  * BENCH_PROFILE_DIR: each gateway and floor process writes a CPU profile there, named by its role
  * (`web`, `worker`, `floor-web`, `floor-worker`), and the bench writes `requests.json` (requests each
  * pair of processes served, warm-up included): `npm run bench:profile` reads them (profile-attribution.ts).
+ * BENCH_PROFILE_INTERVAL_US: the profiler's sampling interval (V8's default 1000 µs) for finer profiles.
  */
 const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 
 function child(script: string, args: string[], env: NodeJS.ProcessEnv, role?: string): ChildProcess {
-  const profile = PROFILE_DIR && role ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${role}.cpuprofile`] : [];
+  const interval = process.env.BENCH_PROFILE_INTERVAL_US ? [`--cpu-prof-interval=${process.env.BENCH_PROFILE_INTERVAL_US}`] : [];
+  const profile = PROFILE_DIR && role ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${role}.cpuprofile`, ...interval] : [];
   return spawn(process.execPath, [...NODE_ARGS, ...profile, path.join(dist, script), ...args], { env, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 

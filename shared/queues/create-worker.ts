@@ -92,6 +92,8 @@ export function createWorker<Q extends QueueName>(
   shard: string = queue,
 ): Worker<JobData<Q>, JobResult> {
   const lockMs = config().jobLockMs;
+  /** The labels of a finished job, one object for the queue's life. */
+  const okLabels = { queue, outcome: 'ok' };
   const worker: Worker<JobData<Q>, JobResult> = new Worker<JobData<Q>, JobResult>(
     shard,
     async (job, token) => {
@@ -140,7 +142,7 @@ export function createWorker<Q extends QueueName>(
         if (usage) traceUsage(usage, span, reply, traceIdOf(data.trace));
         // a batch line's usage goes with its answer to the batch runner, which bills it (docs/batches.md)
         await rt.replies.result(data.replyTo, job.id!, chunks.length, result, usage, chunks, !!data.batch, data.replyEpoch);
-        jobDuration.observe({ queue, outcome: 'ok' }, (Date.now() - started) / 1000);
+        jobDuration.observe(okLabels, (Date.now() - started) / 1000);
         // The answer is kept once, by the publishing script (reply-store.ts), not as the job's return
         // value, which BullMQ would store in the job and copy into its 'completed' event.
         return {};
