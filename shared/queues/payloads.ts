@@ -225,6 +225,8 @@ export interface JobResult {
   chunks?: string[];
   /** A stream kept without its chunks: how many it had (shared/queues/reply-store.ts). */
   chunkCount?: number;
+  /** Of such a stream, the last chunks its result message carried (`h`, shared/queues/reply-messages.ts). */
+  tail?: { s: number; d: string[] };
   /** A batch line's usage, carried with its answer instead of going to the usage outbox. */
   usage?: UsageRecord;
 }

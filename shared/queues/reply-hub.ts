@@ -232,7 +232,12 @@ export class ReplyHub {
     if (msg.t === 'c') this.acceptChunk(msg.i, p, msg.s, msg.d);
     else if (msg.t === 'b') {
       for (let k = 0; k < msg.d.length && this.pending.get(msg.i) === p; k++) this.acceptChunk(msg.i, p, msg.s + k, msg.d[k]);
-    } else if (msg.t === 'r') this.acceptFinal(msg.i, p, msg.n, msg.d, msg.u);
+    } else if (msg.t === 'r') {
+      // a stream's last chunks may come with its result (reply-publisher.ts): delivered first
+      const tail = msg.h;
+      if (tail) for (let k = 0; k < tail.d.length && this.pending.get(msg.i) === p; k++) this.acceptChunk(msg.i, p, tail.s + k, tail.d[k]);
+      if (this.pending.get(msg.i) === p) this.acceptFinal(msg.i, p, msg.n, msg.d, msg.u);
+    }
     else if (msg.t === 'e') this.finish(msg.i, p, () => p.handlers.onError(msg.d));
   }
 
@@ -365,6 +370,10 @@ export class ReplyHub {
   /** Replays a recovered answer's chunks (those not yet delivered) and its result. */
   private deliverRecovered(id: string, p: Pending, rv: JobResult): void {
     p.lastSeen = Date.now();
+    // the chunks the result message carried (kept with it): enough when only they were missed
+    const tail = rv.tail;
+    if (!rv.chunks && tail && p.nextSeq >= tail.s) for (let k = 0; k < tail.d.length && this.pending.get(id) === p; k++) this.acceptChunk(id, p, tail.s + k, tail.d[k]);
+    if (this.pending.get(id) !== p) return;
     // kept without its chunks (the subscription looked unbroken to the worker) yet some are missing:
     // never a truncated stream delivered as complete
     if (!rv.chunks && (rv.chunkCount ?? 0) > p.nextSeq) return this.fail(id, p, STREAM_LOST);

@@ -11,7 +11,11 @@ import type { RouteMeta } from './route-meta';
 export type ReplyMessage =
   | { i: string; t: 'c'; s: number; d: string }
   | { i: string; t: 'b'; s: number; d: string[] }
-  /** `u`: a batch line's usage record, carried to the batch runner, which bills it with the line (docs/batches.md). */
-  | { i: string; t: 'r'; n: number; d: unknown; u?: UsageRecord }
+  /**
+   * `u`: a batch line's usage record, carried to the batch runner, which bills it with the line (docs/batches.md).
+   * `h`: a stream's last chunks, `h.s`, `h.s+1`, ..., that were still held when the result was ready:
+   * delivered before the result, one message instead of two (reply-publisher.ts).
+   */
+  | { i: string; t: 'r'; n: number; d: unknown; u?: UsageRecord; h?: { s: number; d: string[] } }
   | { i: string; t: 'e'; d: WireError }
   | { i: string; t: 'm'; d: RouteMeta };

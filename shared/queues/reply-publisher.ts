@@ -28,9 +28,9 @@ interface Batch {
  * (time to first token), together with the chunks emitted in the same synchronous run (the route
  * metadata that precedes it, the rest of the first upstream read); the chunks a request produces
  * later in the same event-loop turn (events that came in one upstream read) go out as one message,
- * and the messages of every job of the process in that turn as one pipeline. Anything published
- * after them (a result, an error) first sends what is held, so the pod sees every message in
- * sequence order.
+ * and the messages of every job of the process in that turn as one pipeline. A result carries its own
+ * request's held chunks in its message (`h`); anything else published after them (an error, another
+ * request's result) first sends what is held, so the pod sees every message in sequence order.
  */
 export class ReplyPublisher {
   private readonly chunks: TurnPipeline;
@@ -104,14 +104,22 @@ export class ReplyPublisher {
    */
   async result(channel: string, id: string, chunkCount: number, data: unknown, usage?: UsageRecord, chunks?: string[], carry = false, epoch?: string): Promise<unknown> {
     this.open.delete(id);
-    const msg: ReplyMessage = { i: id, t: 'r', n: chunkCount, d: data, ...(carry && usage ? { u: usage } : {}) };
+    const msg: ReplyMessage = { i: id, t: 'r', n: chunkCount, d: data };
+    if (carry && usage) msg.u = usage;
+    // The chunks this request still holds (the rest of the upstream's last read) go with the result:
+    // one message, one publish and one write to the client fewer than sending them first.
+    const tail = this.batches.get(id);
+    if (tail && tail.channel === channel) {
+      this.batches.delete(id);
+      msg.h = { s: tail.first, d: tail.data };
+    }
     const message = JSON.stringify(msg);
     this.flush();
     const publish = (keep: string, jobEpoch: string) =>
       !usage || carry ? publishResult(this.redis, channel, id, message, keep, jobEpoch) : publishWithUsage(this.redis, channel, message, usage, keep, jobEpoch);
-    if (!chunks?.length || !epoch) return publish(keepOf(msg, chunks), '');
-    const answer = await publish('', epoch);
-    return answer === WITHHELD ? publish(keepOf(msg, chunks), '') : answer;
+    const published = !chunks?.length || !epoch ? publish(keepOf(msg, chunks), '') : publish('', epoch).then((answer) => (answer === WITHHELD ? publish(keepOf(msg, chunks), '') : answer));
+    tail?.resolve(published.catch(() => undefined));
+    return published;
   }
 
   /** Where a long routed job's router stands (route-report.ts): after the chunks held, like an error. */

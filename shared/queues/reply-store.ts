@@ -84,5 +84,5 @@ export async function readKeptResult(redis: RedisClient, replyTo: string, id: st
   if (!kept || typeof kept !== 'object') return undefined;
   const usage = (m: ReplyMessage) => (m.t === 'r' && m.u ? { usage: m.u } : {});
   if ('m' in kept) return kept.m?.t === 'r' && Array.isArray(kept.c) ? { result: kept.m.d, chunks: kept.c, ...usage(kept.m) } : undefined;
-  return kept.t === 'r' ? { result: kept.d, ...(kept.n ? { chunkCount: kept.n } : {}), ...usage(kept) } : undefined;
+  return kept.t === 'r' ? { result: kept.d, ...(kept.n ? { chunkCount: kept.n } : {}), ...(kept.h && typeof kept.h.s === 'number' && Array.isArray(kept.h.d) ? { tail: kept.h } : {}), ...usage(kept) } : undefined;
 }

@@ -11,7 +11,13 @@ import { waitFor } from '../../helpers/wait';
  */
 /** Each chunk a message carries, as [seq, data], with `r`/`e` for the final messages. */
 const expand = (m: ReplyMessage): Array<[number, string] | string> =>
-  m.t === 'c' ? [[m.s, m.d]] : m.t === 'b' ? m.d.map((d, k): [number, string] => [m.s + k, d]) : [m.t];
+  m.t === 'c'
+    ? [[m.s, m.d]]
+    : m.t === 'b'
+      ? m.d.map((d, k): [number, string] => [m.s + k, d])
+      : m.t === 'r' && m.h
+        ? [...m.h.d.map((d, k): [number, string] => [m.h!.s + k, d]), 'r'] // a result carries the chunks still held
+        : [m.t];
 describe('reply publisher: chunk batching keeps the order', () => {
   const channel = `gwtest-reply-order-${process.pid}`;
   const sub = createRedis('subscriber');
@@ -29,6 +35,20 @@ describe('reply publisher: chunk batching keeps the order', () => {
   });
 
   it('sends the first chunk with the rest of its synchronous run before the turn ends, a later turn as one message, then the result', async () => {
+    const sent = [publisher.chunk(channel, 'job-z', 0, 'z0')];
+    await new Promise((r) => setImmediate(r));
+    sent.push(...Array.from({ length: 3 }, (_, i) => publisher.chunk(channel, 'job-z', i + 1, `z${i + 1}`)));
+    await new Promise((r) => setImmediate(r)); // the turn ends with them held: they leave as one message
+    sent.push(publisher.chunk(channel, 'job-z', 4, 'z4'));
+    await publisher.result(channel, 'job-z', 5, { ok: true });
+    await Promise.all(sent);
+    await waitFor(() => got.some((m) => m.t === 'r'), 2000, 5);
+    expect(got.flatMap(expand)).to.deep.equal([[0, 'z0'], [1, 'z1'], [2, 'z2'], [3, 'z3'], [4, 'z4'], 'r']);
+    expect(got.map((m) => (m.t === 'b' ? `b${m.d.length}` : m.t === 'r' ? `r+${m.h?.d.length ?? 0}` : m.t)), 'the chunk held at the result goes with it').to.deep.equal(['c', 'b3', 'r+1']);
+  });
+
+  it('sends the chunks of the result\'s own turn with the result: the first message, then the result carrying the rest', async () => {
+    got.length = 0;
     let pipelines = 0;
     const pipeline = pub.pipeline.bind(pub);
     pub.pipeline = ((...a: Parameters<typeof pub.pipeline>) => (pipelines++, pipeline(...a))) as typeof pub.pipeline;
@@ -46,8 +66,8 @@ describe('reply publisher: chunk batching keeps the order', () => {
     }
     await waitFor(() => got.some((m) => m.t === 'r'), 2000, 5);
     expect(got.flatMap(expand)).to.deep.equal([...Array.from({ length: 50 }, (_, i): [number, string] => [i, `c${i}`]), 'r']);
-    // the first two chunks as one message, the other 48 of the next turn as one message, then the result
-    expect(got.map((m) => (m.t === 'b' ? `b${m.d.length}` : m.t))).to.deep.equal(['b2', 'b48', 'r']);
+    // the first two chunks as one message, then the result with the other 48 of the next turn, held when it was ready
+    expect(got.map((m) => (m.t === 'b' ? `b${m.d.length}` : m.t === 'r' ? `r+${m.h?.d.length ?? 0}` : m.t))).to.deep.equal(['b2', 'r+48']);
   });
 
   it('sends held chunks before an error, and interleaves two jobs without reordering either', async () => {

@@ -126,6 +126,8 @@ describe('reply recovery: a stream keeps its chunks only when its pod may have m
     expect(kept.t, 'the final reply message itself').to.equal('r');
     expect(kept.n).to.be.greaterThan(2);
     expect(kept).to.not.have.property('c');
+    // at most the last chunks the result message carried (reply-publisher.ts), never all of them
+    if (kept.h) expect(kept.h.s, 'only a tail').to.be.greaterThan(0);
     await usageSettled();
     expect(await UsageEvent.count({ where: { requestId: id } })).to.equal(1);
   });
@@ -198,6 +200,39 @@ describe('reply store: withheld chunks', () => {
     expect(JSON.parse((await env().redis.get(keys.replyResult(nobody, usage.requestId)))!).c).to.deep.equal(['a', 'b']);
     expect(await env().redis.get(keys.usageHeld(nobody, usage.requestId))).to.be.a('string');
     await env().redis.del(keys.usageHeld(nobody, usage.requestId), keys.usageFate(nobody, usage.requestId), keys.replyResult(nobody, usage.requestId), keys.replyEpoch(nobody));
+  });
+
+  it('a result carrying the last chunks: the pod delivers them in order, then the result; and recovers them from the kept copy when it missed that message', async () => {
+    const pod = await startGateway();
+    try {
+      const ch = pod.ctx.replies.channels[0];
+      const watch = (id: string) => {
+        const seen: string[] = [];
+        pod.ctx.replies.register(id, 'chat-interactive', { onChunk: (c) => seen.push(c), onResult: () => seen.push('result'), onError: (e) => seen.push(`error ${e.code}`) }, Date.now() + 10_000, () => undefined, ch);
+        pod.ctx.replies.added(id);
+        return seen;
+      };
+      const heard = watch('w-6');
+      await env().redis.spublish(ch, JSON.stringify({ i: 'w-6', t: 'c', s: 0, d: 'first' }));
+      await env().redis.spublish(ch, JSON.stringify({ i: 'w-6', t: 'r', n: 3, d: { ok: 1 }, h: { s: 1, d: ['second', 'third'] } }));
+      await waitFor(() => heard.includes('result'));
+      expect(heard).to.deep.equal(['first', 'second', 'third', 'result']);
+
+      // the result message is missed (kept alone, with its tail, as for an unbroken subscription): recovered whole
+      const missed = watch('w-7');
+      await env().redis.spublish(ch, JSON.stringify({ i: 'w-7', t: 'c', s: 0, d: 'first' }));
+      await env().redis.set(keys.replyResult(ch, 'w-7'), JSON.stringify({ i: 'w-7', t: 'r', n: 3, d: { ok: 1 }, h: { s: 1, d: ['second', 'third'] } }), 'PX', 30_000);
+      expect(await waitFor(() => missed.includes('result'), 8_000), missed.join(', ')).to.equal(true);
+      expect(missed).to.deep.equal(['first', 'second', 'third', 'result']);
+
+      // missing a chunk before the tail is still a lost stream, never delivered truncated
+      const gap = watch('w-8');
+      await env().redis.set(keys.replyResult(ch, 'w-8'), JSON.stringify({ i: 'w-8', t: 'r', n: 3, d: { ok: 1 }, h: { s: 1, d: ['second', 'third'] } }), 'PX', 30_000);
+      expect(await waitFor(() => gap.length > 0, 8_000)).to.equal(true);
+      expect(gap).to.deep.equal(['error worker_lost']);
+    } finally {
+      await pod.close();
+    }
   });
 
   it('a pod that missed chunks of a stream kept without them answers worker_lost', async () => {
