@@ -3,17 +3,13 @@ import type { ApiError } from '../shared/errors/ApiError';
 import { logState } from './middleware/request-log';
 
 /**
- * Server-sent events. The first events (the chunks that came in one read of the reply channel)
- * leave in one `res.write` at the end of that tick, the headers with them: one chunked-encoding frame
- * and one socket write, and nothing between them and the client (time to first token). Later events
- * wait for the end of the event loop's turn (`setImmediate`): events of several messages read
- * together, and the stream's last events with its end (the result's promise settles in microtasks
- * after the tick), leave in one socket write.
+ * Server-sent events. The events of one tick (the chunks that came in one read of the reply
+ * channel) leave in one `res.write` at the end of that tick: one chunked-encoding frame and one
+ * socket write instead of one per event, the headers with the first of them. No event waits past
+ * the tick it was sent in.
  */
 export class SseWriter {
   private started = false;
-  /** Something was written already: later events wait for the end of the turn. */
-  private wrote = false;
   /** Framed events of the current tick, not yet written. */
   private readonly pending: string[] = [];
   constructor(private readonly res: Response) {}
@@ -45,10 +41,7 @@ export class SseWriter {
   /** `data: <payload>` with an optional `event:` line, written at the end of the current tick. */
   send(data: string, event?: string): void {
     this.start();
-    if (this.pending.length === 0) {
-      if (this.wrote) setImmediate(this.flush);
-      else process.nextTick(this.flush);
-    }
+    if (this.pending.length === 0) process.nextTick(this.flush);
     this.pending.push(event ? `event: ${event}\ndata: ${data}\n\n` : `data: ${data}\n\n`);
   }
 
@@ -63,10 +56,7 @@ export class SseWriter {
 
   private readonly flush = (): void => {
     const text = this.take();
-    if (text && !this.res.writableEnded && !this.res.destroyed) {
-      this.wrote = true;
-      this.res.write(text);
-    }
+    if (text && !this.res.writableEnded && !this.res.destroyed) this.res.write(text);
   };
 
   /**
