@@ -38,3 +38,39 @@ export const requestAttempts = new client.Histogram({
   buckets: [1, 2, 3, 4, 5, 8],
   registers: [registry],
 });
+
+/** The label objects of one deployment's series, made once (a metric update is then no object per request). */
+export interface DeploymentSeries {
+  labels: { model: string; deployment: string };
+  ok: { model: string; deployment: string; outcome: string };
+  /** This process last set the deployment's cooldown gauge to 0: a success need not set it again. */
+  cooldownClear: boolean;
+}
+
+/** Past this many deployments' series, the cache starts over (deployments come and go with the catalog). */
+const MAX_SERIES = 5_000;
+const series = new Map<string, DeploymentSeries>();
+
+/** The cached label objects of a model's deployment (routing metrics above). */
+export function seriesOf(model: string, deployment: string): DeploymentSeries {
+  const key = `${model}\u0000${deployment}`;
+  let s = series.get(key);
+  if (!s) {
+    if (series.size >= MAX_SERIES) series.clear();
+    s = { labels: { model, deployment }, ok: { model, deployment, outcome: 'ok' }, cooldownClear: false };
+    series.set(key, s);
+  }
+  return s;
+}
+
+/** One label object per model for requestAttempts. */
+const modelLabels = new Map<string, { model: string }>();
+export function modelLabelsOf(model: string): { model: string } {
+  let l = modelLabels.get(model);
+  if (!l) {
+    if (modelLabels.size >= MAX_SERIES) modelLabels.clear();
+    l = { model };
+    modelLabels.set(model, l);
+  }
+  return l;
+}

@@ -10,7 +10,7 @@ import { classify } from './failure';
 import { sleep } from '../providers/http';
 import { NOOP, type SpanHandle } from '../../shared/tracing/trace';
 import { attemptSpan, attemptServed } from './attempt-span';
-import { deploymentAttempts, deploymentCooldownUntil, deploymentFailures, deploymentLatency, requestAttempts } from './metrics';
+import { deploymentAttempts, deploymentCooldownUntil, deploymentFailures, deploymentLatency, modelLabelsOf, requestAttempts, seriesOf } from './metrics';
 import { merged } from '../../shared/merged';
 
 /** One upstream attempt on a deployment; `emit` streams to the client. */
@@ -97,7 +97,8 @@ export async function routeRequest(
         }
         emit(chunk);
       };
-      const labels = { model: step.model, deployment: d.name };
+      const dep = seriesOf(step.model, d.name);
+      const labels = dep.labels;
       const started = Date.now();
       const attempt = attemptSpan(trace, job, step, d, attempts);
       const release = state.hold(pick.lease);
@@ -105,10 +106,13 @@ export async function routeRequest(
         // The attempt's in-flight entry is renewed while it runs (a dead worker's lapses within a lease).
         const outcome = await call(d, attemptEmit).finally(release);
         attemptServed(attempt, outcome);
-        deploymentAttempts.inc(merged(labels, { outcome: 'ok' }));
+        deploymentAttempts.inc(dep.ok);
         deploymentLatency.observe(labels, (Date.now() - started) / 1000);
-        deploymentCooldownUntil.set(labels, 0);
-        requestAttempts.observe({ model: job.publicModel }, attempts);
+        if (!dep.cooldownClear) {
+          deploymentCooldownUntil.set(labels, 0);
+          dep.cooldownClear = true;
+        }
+        requestAttempts.observe(modelLabelsOf(job.publicModel), attempts);
         // Not awaited: the answer does not wait a round trip for it. On one Redis node the answer's
         // publish follows on the same connection, so the settle is applied first; on a cluster the
         // two may go to different nodes, and the settle can land a round trip after the answer.
@@ -127,7 +131,10 @@ export async function routeRequest(
         }
         deploymentAttempts.inc(merged(labels, { outcome: 'failed' }));
         deploymentFailures.inc(merged(labels, { class: f.class }));
-        if (settled && settled.cooldownMs > 0) deploymentCooldownUntil.set(labels, (Date.now() + settled.cooldownMs) / 1000);
+        if (settled && settled.cooldownMs > 0) {
+          deploymentCooldownUntil.set(labels, (Date.now() + settled.cooldownMs) / 1000);
+          dep.cooldownClear = false;
+        }
         logger.warn({ requestId: job.requestId, model: step.model, deployment: d.name, attempt: attempts, class: f.class, probe: pick.probe }, 'upstream attempt failed');
         last = err;
         if (step.deployments.length === 1) {
@@ -140,7 +147,7 @@ export async function routeRequest(
       }
     }
   }
-  if (attempts > 0) requestAttempts.observe({ model: job.publicModel }, attempts);
+  if (attempts > 0) requestAttempts.observe(modelLabelsOf(job.publicModel), attempts);
   if (!last && late()) throw errors.deadline();
   throw last ?? errors.upstreamUnavailable('Every deployment of this model is cooling down; retry later.', Math.max(1, Math.ceil(coolingMs / 1000)));
 }

@@ -99,6 +99,15 @@ describe('model pools: health, retries and failover through the real app and wor
     }
     const metrics = await registry.getSingleMetricAsString('gateway_deployment_failures_total');
     expect(metrics).to.include(`model="${model}",deployment="busy",class="status_429"} 1`);
+    // the routing metrics of the three answers (spare served each, busy's 429 cooled it)
+    const text = (name: string) => registry.getSingleMetricAsString(name);
+    expect(await text('gateway_deployment_attempts_total')).to.include(`{model="${model}",deployment="spare",outcome="ok"} 3`);
+    expect(await text('gateway_deployment_attempt_duration_seconds')).to.include(`_count{model="${model}",deployment="spare"} 3`);
+    expect(await text('gateway_request_upstream_attempts')).to.include(`_count{model="${model}"} 3`);
+    const cooldown = (await text('gateway_deployment_cooldown_until_seconds')).split('\n');
+    expect(cooldown, 'spare healthy').to.include(`gateway_deployment_cooldown_until_seconds{model="${model}",deployment="spare"} 0`);
+    const busyUntil = cooldown.find((l) => l.includes(`{model="${model}",deployment="busy"}`));
+    expect(Number(busyUntil?.split(' ').pop()), 'busy cooling until about 30 s on').to.be.within(Date.now() / 1000 + 15, Date.now() / 1000 + 31);
   });
 
   it('returns a non-retryable upstream 400 as it is, after one attempt, billing nothing', async () => {
