@@ -346,6 +346,7 @@ async function runAdmitted<Q extends QueueName>(
         publicModel: opts.publicModel,
         lane: opts.lane,
         stream: !!opts.stream,
+        replyTail: true,
         ...(opts.batch ? { batch: opts.batch } : {}),
         ...(who.log && !who.rowless ? { log: who.log } : {}),
         ...(reserved ? {} : { unreserved: true }),

@@ -33,6 +33,12 @@ export interface JobEnvelope {
    * not known (an older pod), and the drainer looks.
    */
   unreserved?: true;
+  /**
+   * The pod takes a stream's result carrying the chunks its worker still held (`h`,
+   * shared/queues/reply-messages.ts). Absent (an older pod): the worker sends them first, as before,
+   * so pods and workers can be rolled in any order.
+   */
+  replyTail?: true;
 }
 
 /** micro-dollars per unit (shared/limits/usage-cost.ts) and the plan's batch multiplier. */

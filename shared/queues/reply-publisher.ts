@@ -102,13 +102,14 @@ export class ReplyPublisher {
    * Postgres transaction that records the line (docs/batches.md): a line is billed exactly when its
    * answer is recorded, whatever happens to Redis in between.
    */
-  async result(channel: string, id: string, chunkCount: number, data: unknown, usage?: UsageRecord, chunks?: string[], carry = false, epoch?: string): Promise<unknown> {
+  async result(channel: string, id: string, chunkCount: number, data: unknown, usage?: UsageRecord, chunks?: string[], carry = false, epoch?: string, withTail = true): Promise<unknown> {
     this.open.delete(id);
     const msg: ReplyMessage = { i: id, t: 'r', n: chunkCount, d: data };
     if (carry && usage) msg.u = usage;
-    // The chunks this request still holds (the rest of the upstream's last read) go with the result:
-    // one message, one publish and one write to the client fewer than sending them first.
-    const tail = this.batches.get(id);
+    // The chunks this request still holds (the rest of the upstream's last read) go with the result
+    // when its pod takes them so (`withTail`: the job's replyTail): one message, one publish and one
+    // write to the client fewer than sending them first.
+    const tail = withTail ? this.batches.get(id) : undefined;
     if (tail && tail.channel === channel) {
       this.batches.delete(id);
       msg.h = { s: tail.first, d: tail.data };

@@ -70,6 +70,17 @@ describe('reply publisher: chunk batching keeps the order', () => {
     expect(got.map((m) => (m.t === 'b' ? `b${m.d.length}` : m.t === 'r' ? `r+${m.h?.d.length ?? 0}` : m.t))).to.deep.equal(['b2', 'r+48']);
   });
 
+  it('a job of a pod that does not take a result with chunks (no replyTail) gets its held chunks first, as before', async () => {
+    got.length = 0;
+    const sent = [publisher.chunk(channel, 'job-old', 0, 'o0')];
+    await new Promise((r) => setImmediate(r));
+    sent.push(publisher.chunk(channel, 'job-old', 1, 'o1'), publisher.chunk(channel, 'job-old', 2, 'o2'));
+    await publisher.result(channel, 'job-old', 3, { ok: true }, undefined, undefined, false, undefined, false);
+    await Promise.all(sent);
+    await waitFor(() => got.some((m) => m.t === 'r'), 2000, 5);
+    expect(got.map((m) => (m.t === 'b' ? `b${m.d.length}` : m.t === 'r' ? `r+${m.h?.d.length ?? 0}` : m.t))).to.deep.equal(['c', 'b2', 'r+0']);
+  });
+
   it('sends held chunks before an error, and interleaves two jobs without reordering either', async () => {
     publisher.chunk(channel, 'job-b', 0, 'b0');
     publisher.chunk(channel, 'job-c', 0, 'c0');
