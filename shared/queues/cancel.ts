@@ -4,6 +4,7 @@ import { keys } from '../redis/keys';
 import type { Queues } from './queues';
 import type { QueueName } from './names';
 import { shardForJob, shardsOf } from './shards';
+import { JobAbortController } from './abort-relay';
 
 /**
  * Pod side: a waiting job is removed outright; a running one (locked by a worker) cannot be, so a
@@ -69,7 +70,8 @@ export class CancelListener {
 
   /** A controller for the job; already aborted if a cancel arrived before the job started. */
   track(jobId: string): AbortController {
-    const c = new AbortController();
+    // its aborts also reach the upstream call's relay (abort-relay.ts)
+    const c = new JobAbortController();
     if (this.recent.delete(jobId)) c.abort(new Error('cancelled by client'));
     this.controllers.set(jobId, c);
     return c;

@@ -1,4 +1,5 @@
 import { Agent, type Dispatcher, type FormData } from 'undici';
+import { abortSourceOf } from '../../shared/queues/abort-relay';
 import { ApiError } from '../../shared/errors/ApiError';
 import { errors } from '../../shared/errors/codes';
 import { logger } from '../../shared/logger';
@@ -277,7 +278,9 @@ export async function fetchUpstream(url: string, init: UpstreamInit, policy: Fet
       // AbortSignal.any per call: docs/benchmark.md, issue 29); undici closes the connection when it fires.
       const headersTimeout = policy.firstByteTimeoutMs ?? 0;
       const { origin, path } = originAndPath(url);
-      res = new UpstreamResponse(await agent.request({ origin, path, method: init.method as Dispatcher.HttpMethod, headers: init.headers, body: init.body, signal, headersTimeout }));
+      // a job's signal reaches undici through its relay: no EventTarget listener per call (abort-relay.ts)
+      const abortSource = abortSourceOf(signal) as AbortSignal;
+      res = new UpstreamResponse(await agent.request({ origin, path, method: init.method as Dispatcher.HttpMethod, headers: init.headers, body: init.body, signal: abortSource, headersTimeout }));
     } catch (err) {
       if (signal.aborted) throw signal.reason;
       if ((err as { code?: string }).code === 'UND_ERR_HEADERS_TIMEOUT') throw noAnswerWithin(policy.firstByteTimeoutMs);
