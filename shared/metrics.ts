@@ -5,6 +5,26 @@ import type { OutboxStats } from './metering/usage-outbox';
 export const registry = new client.Registry();
 client.collectDefaultMetrics({ register: registry });
 
+/**
+ * Small values (a series' label objects) made once per key and reused, so a metric update makes no
+ * object per request. Past `max` keys it starts over: variety nobody expected cannot grow it without bound.
+ */
+export class LabelCache<V> {
+  private readonly map = new Map<string, V>();
+  constructor(private readonly max: number) {}
+
+  get(key: string): V | undefined {
+    return this.map.get(key);
+  }
+
+  /** Keeps `value` under `key` and returns it. */
+  keep(key: string, value: V): V {
+    if (this.map.size >= this.max) this.map.clear();
+    this.map.set(key, value);
+    return value;
+  }
+}
+
 export const httpDuration = new client.Histogram({
   name: 'gateway_http_request_duration_seconds',
   help: 'HTTP request duration by route and status',

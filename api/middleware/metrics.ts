@@ -1,5 +1,5 @@
 import type { Request, Response, NextFunction } from 'express';
-import { httpDuration } from '../../shared/metrics';
+import { httpDuration, LabelCache } from '../../shared/metrics';
 
 /**
  * The matched route pattern of a request, never its spelling: `req.baseUrl` is the path as the caller
@@ -17,24 +17,17 @@ export function routeLabel(req: Request): string {
   return `${base}${req.route.path}`;
 }
 
-/** At most this many label sets are kept for reuse (routes times methods times statuses). */
-const MAX_LABEL_SETS = 2_000;
-/** Label objects by method, mount, route pattern and status, built once each (the label values are bounded, see routeLabel). */
-const labelSets = new Map<string, { method: string; route: string; status: string }>();
+/** Label objects by method, mount, route pattern and status, built once each (at most 2,000: routes times methods times statuses). */
+const labelSets = new LabelCache<{ method: string; route: string; status: string }>(2_000);
 
 /** Mounts whose path carries a parameter (an API key, a plan, an org): their labels are not kept by spelling. */
 const PARAMETER_MOUNT = /^\/(a|r|dashboard)\//i;
 
 function labelsOf(req: Request, status: number): { method: string; route: string; status: string } {
   if (PARAMETER_MOUNT.test(req.baseUrl)) return { method: req.method, route: routeLabel(req), status: String(status) };
+  // mounts spelled in other cases are the only variety beyond the routes
   const key = req.route?.path ? `${req.method} ${status} ${req.baseUrl} ${req.route.path}` : `${req.method} ${status}`;
-  let labels = labelSets.get(key);
-  if (!labels) {
-    labels = { method: req.method, route: routeLabel(req), status: String(status) };
-    if (labelSets.size >= MAX_LABEL_SETS) labelSets.clear(); // mounts spelled in other cases are the only other variety
-    labelSets.set(key, labels);
-  }
-  return labels;
+  return labelSets.get(key) ?? labelSets.keep(key, { method: req.method, route: routeLabel(req), status: String(status) });
 }
 
 /**

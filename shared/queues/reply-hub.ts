@@ -230,15 +230,18 @@ export class ReplyHub {
   private deliver(p: Pending, msg: ReplyMessage): void {
     p.lastSeen = Date.now();
     if (msg.t === 'c') this.acceptChunk(msg.i, p, msg.s, msg.d);
-    else if (msg.t === 'b') {
-      for (let k = 0; k < msg.d.length && this.pending.get(msg.i) === p; k++) this.acceptChunk(msg.i, p, msg.s + k, msg.d[k]);
-    } else if (msg.t === 'r') {
+    else if (msg.t === 'b') this.acceptRun(msg.i, p, msg.s, msg.d);
+    else if (msg.t === 'r') {
       // a stream's last chunks may come with its result (reply-publisher.ts): delivered first
-      const tail = msg.h;
-      if (tail) for (let k = 0; k < tail.d.length && this.pending.get(msg.i) === p; k++) this.acceptChunk(msg.i, p, tail.s + k, tail.d[k]);
+      if (msg.h) this.acceptRun(msg.i, p, msg.h.s, msg.h.d);
       if (this.pending.get(msg.i) === p) this.acceptFinal(msg.i, p, msg.n, msg.d, msg.u);
     }
     else if (msg.t === 'e') this.finish(msg.i, p, () => p.handlers.onError(msg.d));
+  }
+
+  /** Chunks `first`, `first+1`, ... in order, while the request is still awaited. */
+  private acceptRun(id: string, p: Pending, first: number, data: string[]): void {
+    for (let k = 0; k < data.length && this.pending.get(id) === p; k++) this.acceptChunk(id, p, first + k, data[k]);
   }
 
   private acceptChunk(id: string, p: Pending, seq: number, data: string): void {
@@ -371,8 +374,7 @@ export class ReplyHub {
   private deliverRecovered(id: string, p: Pending, rv: JobResult): void {
     p.lastSeen = Date.now();
     // the chunks the result message carried (kept with it): enough when only they were missed
-    const tail = rv.tail;
-    if (!rv.chunks && tail && p.nextSeq >= tail.s) for (let k = 0; k < tail.d.length && this.pending.get(id) === p; k++) this.acceptChunk(id, p, tail.s + k, tail.d[k]);
+    if (!rv.chunks && rv.tail && p.nextSeq >= rv.tail.s) this.acceptRun(id, p, rv.tail.s, rv.tail.d);
     if (this.pending.get(id) !== p) return;
     // kept without its chunks (the subscription looked unbroken to the worker) yet some are missing:
     // never a truncated stream delivered as complete

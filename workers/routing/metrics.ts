@@ -1,5 +1,5 @@
 import client from 'prom-client';
-import { registry } from '../../shared/metrics';
+import { LabelCache, registry } from '../../shared/metrics';
 
 /** Per-deployment routing metrics of the chat workers (docs/routing.md). */
 export const deploymentAttempts = new client.Counter({
@@ -47,30 +47,18 @@ export interface DeploymentSeries {
   cooldownClear: boolean;
 }
 
-/** Past this many deployments' series, the cache starts over (deployments come and go with the catalog). */
+/** Past this many deployments' series, the caches start over (deployments come and go with the catalog). */
 const MAX_SERIES = 5_000;
-const series = new Map<string, DeploymentSeries>();
+const series = new LabelCache<DeploymentSeries>(MAX_SERIES);
+const modelLabels = new LabelCache<{ model: string }>(MAX_SERIES);
 
 /** The cached label objects of a model's deployment (routing metrics above). */
 export function seriesOf(model: string, deployment: string): DeploymentSeries {
   const key = `${model}\u0000${deployment}`;
-  let s = series.get(key);
-  if (!s) {
-    if (series.size >= MAX_SERIES) series.clear();
-    s = { labels: { model, deployment }, ok: { model, deployment, outcome: 'ok' }, cooldownClear: false };
-    series.set(key, s);
-  }
-  return s;
+  return series.get(key) ?? series.keep(key, { labels: { model, deployment }, ok: { model, deployment, outcome: 'ok' }, cooldownClear: false });
 }
 
 /** One label object per model for requestAttempts. */
-const modelLabels = new Map<string, { model: string }>();
 export function modelLabelsOf(model: string): { model: string } {
-  let l = modelLabels.get(model);
-  if (!l) {
-    if (modelLabels.size >= MAX_SERIES) modelLabels.clear();
-    l = { model };
-    modelLabels.set(model, l);
-  }
-  return l;
+  return modelLabels.get(model) ?? modelLabels.keep(model, { model });
 }

@@ -16,21 +16,19 @@ const pending = (t: DeadlineTimer) => (t as unknown as { timer: NodeJS.Timeout &
 describe('DeadlineTimer', function () {
   this.timeout(10_000);
 
-  it('fires at a near deadline, not before', async () => {
-    const deadline = Date.now() + 120;
-    const at = await firedAt(deadline, 1_000);
-    expect(at).to.be.a('number');
-    expect(at!).to.be.at.least(deadline);
-    expect(at! - deadline).to.be.below(100);
-  });
-
-  it('fires at a deadline seconds away, not before, after waiting the whole seconds first', async () => {
-    const deadline = Date.now() + 1_450;
-    const at = await firedAt(deadline, 3_000);
-    expect(at).to.be.a('number');
-    expect(at!).to.be.at.least(deadline);
-    expect(at! - deadline).to.be.below(150);
-  });
+  const cases = [
+    { name: 'a near deadline', inMs: 120, waitMs: 1_000, lateMs: 100 },
+    { name: 'a deadline seconds away, after waiting the whole seconds first', inMs: 1_450, waitMs: 3_000, lateMs: 150 },
+  ];
+  for (const c of cases) {
+    it(`fires at ${c.name}, not before`, async () => {
+      const deadline = Date.now() + c.inMs;
+      const at = await firedAt(deadline, c.waitMs);
+      expect(at).to.be.a('number');
+      expect(at!).to.be.at.least(deadline);
+      expect(at! - deadline).to.be.below(c.lateMs);
+    });
+  }
 
   it('fires at once for a deadline already past', async () => {
     const at = await firedAt(Date.now() - 5, 500);
