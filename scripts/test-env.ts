@@ -59,6 +59,10 @@ function runEnv(services: { databaseUrl: string; redisUrl: string }, database: s
     // A killed worker's attempt stops counting toward its deployment's max_concurrency after this.
     POOL_INFLIGHT_LEASE_MS: process.env.POOL_INFLIGHT_LEASE_MS ?? '2000',
     CHAT_INTERACTIVE_CONCURRENCY: process.env.CHAT_INTERACTIVE_CONCURRENCY ?? '8',
+    // The governor off: here the pods, the workers, the simulator and the test share one event loop, so
+    // a loaded CI machine's lag would cut the workers to one job at a time and a test that holds several
+    // requests upstream at once would wait for slots, not for the gateway. Its own tests turn it on.
+    WORKER_LAG_MS: process.env.WORKER_LAG_MS ?? '0',
     CHAT_BACKGROUND_CONCURRENCY: process.env.CHAT_BACKGROUND_CONCURRENCY ?? '4',
     // Images: bytes under the run's own directory; URL-upload tests serve https on 127.0.0.2 with a
     // fixture certificate, which the operator allowlist trusts (127.0.0.1 and every other range stay refused).

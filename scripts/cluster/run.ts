@@ -23,6 +23,9 @@ async function main(): Promise<void> {
           REDIS_CLUSTER_NODES: cluster.nodes,
           // npm test's environment wants a Redis URL (it empties the prefix there): one of the cluster's nodes.
           REDIS_URL: `redis://127.0.0.1:${cluster.ports[0]}`,
+          // separate web and worker processes, as in production: the worker governor on as there
+          // (npm test's one-process harness turns it off; scripts/test-env.ts)
+          WORKER_LAG_MS: process.env.WORKER_LAG_MS ?? '5',
           TEST_DATABASE_NAME: process.env.TEST_CLUSTER_DATABASE_NAME ?? `${process.env.TEST_DATABASE_NAME ?? 'gateway_test'}_cluster`,
         },
       },

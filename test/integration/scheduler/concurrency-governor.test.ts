@@ -3,8 +3,8 @@ import { Worker } from 'bullmq';
 import { createRedis, type RedisClient } from '../../../shared/redis/connection';
 import { keys } from '../../../shared/redis/keys';
 import { ConcurrencyGovernor } from '../../../workers/concurrency-governor';
-import { pools } from '../../helpers/pools';
-import { config } from '../../../shared/config/env';
+import { pools, poolsWithSettings } from '../../helpers/pools';
+import { config, loadConfig } from '../../../shared/config/env';
 import { waitFor } from '../../helpers/wait';
 import { lagLoop } from '../../helpers/busy-loop';
 
@@ -78,9 +78,18 @@ describe('worker concurrency governor: fewer interactive jobs while the worker p
     expect(worker.concurrency).to.equal(32);
   });
 
-  it('a worker process governs its interactive lanes only (WORKER_LAG_MS on by default), not the background lane', () => {
+});
+
+// The test environment turns the governor off (scripts/test-env.ts: the pod, the workers and the
+// test share one loop there); these start the process's pools with it on, as production runs.
+describe('worker concurrency governor in a worker process (WORKER_LAG_MS on by default)', () => {
+  poolsWithSettings({ WORKER_LAG_MS: '5' });
+
+  it('is on by default, and governs the interactive lanes only, not the background lane', () => {
+    const { WORKER_LAG_MS: _unset, ...defaults } = process.env;
+    expect(loadConfig(defaults).workerGovernor.lagMs).to.be.above(0);
     const g = pools().governor;
-    expect(config().workerGovernor.lagMs).to.be.above(0);
+    expect(config().workerGovernor.lagMs).to.equal(5);
     const names = pools().workers.filter((w) => g.governs(w)).map((w) => w.name);
     expect(names).to.include('chat-interactive');
     expect(names).to.not.include('chat-background');
