@@ -9,6 +9,8 @@ import { readCpu, cpuPerRequestUs } from './cpu';
 import { benchEnv, exited, waitHttp } from './processes';
 import { readNodes, spreadRows } from './cluster-spread';
 import { readRedisCounts, perRequest, detail, REDIS_COUNT_HEAD } from './redis-counts';
+import { recordScripts, scriptLines } from './redis-scripts';
+import type { Redis } from 'ioredis';
 import { floodCell, floodRows, FLOOD_HEAD } from './flood';
 import { startLocalCluster, type LocalCluster } from '../cluster/redis-cluster';
 import { startOtlpSink, tracingEnv } from './otlp-sink';
@@ -142,11 +144,14 @@ async function main(): Promise<void> {
       const cpuParts = floor ? floorParts : gatewayParts;
       const before = await readCpu(cpuParts);
       const countsBefore = await readRedisCounts(cpuRedis);
+      // BENCH_REDIS_SCRIPTS=1: each Lua script's time (redis-scripts.ts); it costs Redis time, so CPU figures read high then
+      const scripts = process.env.BENCH_REDIS_SCRIPTS === '1' && !cluster ? await recordScripts(cpuRedis as Redis) : undefined;
       const g = await runLoad(`http://127.0.0.1:${floor ? floorPort : webPort}${gateway[0]}`, { 'SERVICE-API-KEY': key, ...(headers.gateway ?? {}) }, gateway[1], c, SECONDS);
       const cpu = cpuPerRequestUs(before, await readCpu(cpuParts), g.completed);
       served[floor ? 'floor' : 'gateway'] += g.completed;
       const countsAfter = await readRedisCounts(cpuRedis);
       countRows.push([mode, String(c), ...perRequest(countsBefore, countsAfter, g.completed)]);
+      if (scripts) console.log([`${mode} c=${c} Redis time in Lua scripts (slow log):`, ...scriptLines(await scripts(), g.completed)].join('\n'));
       if (process.env.BENCH_REDIS_DETAIL === '1') console.log(`${mode} c=${c} Redis calls per request: ${detail(countsBefore, countsAfter, g.completed)}`);
       const m = (r: LoadResult) => {
         const lat = r.samples.map((s) => (ttfb ? s.ttfb : s.total));

@@ -8,6 +8,8 @@ import { isCluster, type RedisClient } from '../../shared/redis/connection';
  */
 export interface RedisCounts {
   calls: Record<string, number>;
+  /** µs Redis spent in each command (a script's own time includes the commands it ran). */
+  usec: Record<string, number>;
   inputBytes: number;
 }
 
@@ -15,8 +17,12 @@ export async function readRedisCounts(redis: RedisClient): Promise<RedisCounts |
   if (isCluster(redis)) return undefined;
   const [stats, net] = await Promise.all([redis.info('commandstats'), redis.info('stats')]);
   const calls: Record<string, number> = {};
-  for (const m of stats.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls[m[1]] = Number(m[2]);
-  return { calls, inputBytes: Number(/^total_net_input_bytes:(\d+)/m.exec(net)?.[1] ?? 0) };
+  const usec: Record<string, number> = {};
+  for (const m of stats.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
+    calls[m[1]] = Number(m[2]);
+    usec[m[1]] = Number(m[3]);
+  }
+  return { calls, usec, inputBytes: Number(/^total_net_input_bytes:(\d+)/m.exec(net)?.[1] ?? 0) };
 }
 
 /** The commands named in the bench's table, in this order; every other command is in `other`. */
@@ -40,13 +46,16 @@ export function perRequest(before: RedisCounts | undefined, after: RedisCounts |
 
 export const REDIS_COUNT_HEAD = [...SHOWN, 'other', 'all commands', 'bytes written'];
 
-/** Every command's calls per request between two readings, most first (`BENCH_REDIS_DETAIL=1`). */
+/**
+ * Every command's calls per request between two readings, most first, with the µs Redis spent in it
+ * per request (`BENCH_REDIS_DETAIL=1`; a script's µs include the commands it ran, which are listed too).
+ */
 export function detail(before: RedisCounts | undefined, after: RedisCounts | undefined, requests: number): string {
   if (!before || !after || !requests) return '';
   return Object.keys(after.calls)
     .map((c) => [c, ((after.calls[c] ?? 0) - (before.calls[c] ?? 0)) / requests] as const)
     .filter(([c, v]) => v > 0.005 && c !== 'info')
     .sort((a, b) => b[1] - a[1])
-    .map(([c, v]) => `${c} ${v.toFixed(2)}`)
+    .map(([c, v]) => `${c} ${v.toFixed(2)} (${(((after.usec[c] ?? 0) - (before.usec[c] ?? 0)) / requests).toFixed(1)} µs)`)
     .join(', ');
 }
