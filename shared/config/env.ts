@@ -210,7 +210,7 @@ const schema = Joi.object({
   POOL_INFLIGHT_LEASE_MS: Joi.number().integer().min(300).default(30_000),
   POOL_DEADLINE_MARGIN_MS: Joi.number().integer().min(0).max(60_000).default(200),
   LEASE_TTL_MS: Joi.number().integer().min(1000).default(30_000),
-  LEASE_KEEP_MS: Joi.number().integer().min(0).max(1000).default(5),
+  LEASE_KEEP_MS: Joi.number().integer().min(0).max(1000).default(25),
   REPLY_POLL_MS: Joi.number().integer().min(50).default(1000),
   FAIR_READ_LAG_MS: Joi.number().integer().min(0).max(10_000).default(5),
   FAIR_READ_MAX_PAUSE_MS: Joi.number().integer().min(10).max(30_000).default(2_000),

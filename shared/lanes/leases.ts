@@ -13,6 +13,8 @@ export interface Lease {
   heldBefore: number;
   /** When this request was admitted (ms); a kept lease's id carries its first grant's time instead. */
   startedAt: number;
+  /** The org's lane count it was admitted under: how long it may be kept depends on the room left. */
+  limit: number;
   /** Set by the first release; a second one is ignored. */
   released?: boolean;
 }
@@ -42,6 +44,12 @@ const DEFAULT_TYPICAL_MS = 1000;
  * cap takes effect within about a second even for an org whose requests never stop.
  */
 const KEEP_MAX_AGE_MS = 1000;
+/**
+ * How long a slot is kept at most when the org used more than half its lane count with it at its grant:
+ * near its cap, another pod's request of the org may be refused while the slot idles here, so that
+ * window stays this short; with room to spare nobody is refused and LEASE_KEEP_MS applies.
+ */
+const NEAR_CAP_KEEP_MS = 5;
 
 /**
  * Lane leases: a hard per-org cap on concurrent requests per pool and lane, held in Redis so every
@@ -50,7 +58,9 @@ const KEEP_MAX_AGE_MS = 1000;
  * A released lease is kept by the pod for `keepMs` (LEASE_KEEP_MS) before it is freed in Redis: the
  * org's next request in the same lane on this pod takes it over without a round trip (the acquire
  * script and the release both saved). The slot stays counted in Redis the whole time, so the hard cap
- * holds across pods; for that moment another pod's request of the same org sees it taken.
+ * holds across pods; for that moment another pod's request of the same org sees it taken, which
+ * matters only near the cap: a slot that took the org over half its lane count is kept at most
+ * NEAR_CAP_KEEP_MS.
  */
 export class LeaseManager {
   /** Lease ids this pod holds in Redis per lane key (in use or kept): the ones it renews. */
@@ -90,7 +100,7 @@ export class LeaseManager {
     let set = this.held.get(key);
     if (!set) this.held.set(key, (set = new Set()));
     set.add(id);
-    return { granted: true, lease: { key, id, heldBefore: held, startedAt: now } };
+    return { granted: true, lease: { key, id, heldBefore: held, startedAt: now, limit } };
   }
 
   /**
@@ -108,7 +118,7 @@ export class LeaseManager {
       if (now - k.grantedAt < KEEP_MAX_AGE_MS && set.size <= limit) {
         if (!list.length) this.kept.delete(key);
         const inUse = set.size - 1 - list.length;
-        return { key, id: k.id, heldBefore: Math.max(k.heldBefore, inUse), startedAt: now };
+        return { key, id: k.id, heldBefore: Math.max(k.heldBefore, inUse), startedAt: now, limit };
       }
       this.free(key, k.id);
     }
@@ -129,7 +139,7 @@ export class LeaseManager {
     this.typical.set(lease.key, prev === undefined ? d : prev + EWMA_WEIGHT * (d - prev));
     const grantedAt = Number(lease.id.split('-')[0]);
     if (this.keepMs > 0 && this.timer && Date.now() - grantedAt < KEEP_MAX_AGE_MS) {
-      const timer = setTimeout(() => this.expireKept(lease.key, lease.id), this.keepMs);
+      const timer = setTimeout(() => this.expireKept(lease.key, lease.id), this.keepFor(lease));
       timer.unref();
       let list = this.kept.get(lease.key);
       if (!list) this.kept.set(lease.key, (list = []));
@@ -137,6 +147,11 @@ export class LeaseManager {
       return Promise.resolve();
     }
     return this.free(lease.key, lease.id);
+  }
+
+  /** LEASE_KEEP_MS while the org used at most half its lane count with this slot; nearer its cap, NEAR_CAP_KEEP_MS at most. */
+  private keepFor(lease: Lease): number {
+    return (lease.heldBefore + 1) * 2 <= lease.limit ? this.keepMs : Math.min(this.keepMs, NEAR_CAP_KEEP_MS);
   }
 
   private expireKept(key: string, id: string): void {
