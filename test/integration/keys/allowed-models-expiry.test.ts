@@ -3,6 +3,7 @@ import { env, resetSim } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { usageSettled } from '../../helpers/usage';
+import { leasesFreed } from '../../helpers/leases';
 import { UsageEvent } from '../../../shared/db/models';
 import { updateKeyControls } from '../../../shared/tenancy/ops';
 
@@ -18,6 +19,8 @@ describe('key controls: allowed models and expiry', () => {
     expect(ok.status, ok.text).to.equal(200);
     const bg = await chat(o.key, 'sim-chat-background');
     expect(bg.status, 'a -background variant follows its base').to.equal(200);
+    // the allowed requests' slots, kept a moment by the pod for the next request (LEASE_KEEP_MS), are back
+    expect(await leasesFreed(env().gw.ctx.leases, o.org.id, 'chat', 'interactive'), 'earlier leases freed').to.equal(true);
     env().sim.log.entries.length = 0;
     const r = await chat(o.key, 'sim-claude');
     expect(r.status).to.equal(403);
