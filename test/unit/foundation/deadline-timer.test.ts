@@ -30,6 +30,21 @@ describe('DeadlineTimer', function () {
     });
   }
 
+  it('never fires before its deadline by the wall clock, wherever within a millisecond it was set (Node\'s timer clock is whole monotonic ms)', async () => {
+    let early = 0;
+    const all: Array<Promise<void>> = [];
+    for (let i = 0; i < 400; i++) {
+      const deadline = Date.now() + 3 + (i % 7);
+      all.push(new Promise<void>((resolve) => new DeadlineTimer(deadline, () => (Date.now() < deadline && early++, resolve()))));
+      // the next one a fraction of a millisecond later: the two clocks' millisecond edges fall everywhere
+      const spin = process.hrtime.bigint();
+      while (process.hrtime.bigint() - spin < BigInt(137_000 + (i % 5) * 61_000));
+      if (i % 10 === 0) await new Promise((r) => setImmediate(r));
+    }
+    await Promise.all(all);
+    expect(early, 'timers that fired before their deadline').to.equal(0);
+  });
+
   it('fires at once for a deadline already past', async () => {
     const at = await firedAt(Date.now() - 5, 500);
     expect(at).to.be.a('number');
