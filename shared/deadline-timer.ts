@@ -22,16 +22,13 @@ export class DeadlineTimer {
     private readonly fire: () => void,
   ) {
     const left = Math.max(0, deadline - Date.now());
-    this.timer = left >= STEP_MS ? setTimeout(() => this.rest(), Math.floor(left / STEP_MS) * STEP_MS) : setTimeout(this.due, left);
-  }
-
-  private rest(): void {
-    this.timer = setTimeout(this.due, Math.max(0, this.deadline - Date.now()));
+    this.timer = setTimeout(this.due, left >= STEP_MS ? Math.floor(left / STEP_MS) * STEP_MS : left);
   }
 
   /**
-   * Node's timers run on the loop's monotonic clock in whole milliseconds, so a timer can come due up
-   * to a millisecond before the wall clock (Date.now) reaches the deadline: then it waits the rest.
+   * After the whole seconds, the rest. Node's timers run on the loop's monotonic clock in whole
+   * milliseconds, so a timer can also come due up to a millisecond before the wall clock (Date.now)
+   * reaches the deadline: then it waits the rest too.
    */
   private readonly due = (): void => {
     const left = this.deadline - Date.now();
