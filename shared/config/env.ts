@@ -28,6 +28,11 @@ export interface Config {
    * only), `off`.
    */
   redisCork: 'workers' | 'all' | 'off';
+  /**
+   * REDIS_CORK_UNTIL: when a corked connection writes what it holds (shared/redis/cork.ts):
+   * `iteration` (default), at the end of the event-loop iteration; `tick`, after each callback.
+   */
+  redisCorkUntil: 'iteration' | 'tick';
   logLevel: string;
   /** 32+ char secret: encrypts provider keys at rest and signs URLs. */
   secretKey: string;
@@ -191,6 +196,7 @@ const schema = Joi.object({
   QUEUE_SHARDS_EMBEDDINGS: Joi.number().integer().min(1).max(MAX_QUEUE_SHARDS).optional(),
   REDIS_PREFIX: Joi.string().pattern(/^[a-z0-9_-]+$/i).default('gw'),
   REDIS_CORK: Joi.string().valid('all', 'workers', 'off').default('all'),
+  REDIS_CORK_UNTIL: Joi.string().valid('iteration', 'tick').default('iteration'),
   LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
   SECRET_KEY: Joi.string().min(32).required().custom((v: string) => {
     if (new Set(v).size < 10) throw new Error('weak');
@@ -328,6 +334,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     queueShardsEmbeddings: value.QUEUE_SHARDS_EMBEDDINGS ?? (value.REDIS_CLUSTER_NODES ? 3 : 1),
     redisPrefix: value.REDIS_PREFIX,
     redisCork: value.REDIS_CORK,
+    redisCorkUntil: value.REDIS_CORK_UNTIL,
     logLevel: value.LOG_LEVEL,
     secretKey: value.SECRET_KEY,
     chatInteractiveConcurrency: value.CHAT_INTERACTIVE_CONCURRENCY,

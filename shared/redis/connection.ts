@@ -55,12 +55,12 @@ export function parseClusterNodes(list: string[]): Array<{ host: string; port: n
 }
 
 /**
- * `cork`: the connection writes the commands of one event-loop turn in one socket write
- * (shared/redis/cork.ts); REDIS_CORK decides where (every process by default; `workers`: createWorkerRuntime's only).
+ * `cork`: the connection writes the commands of one event-loop iteration (REDIS_CORK_UNTIL) in one
+ * socket write (shared/redis/cork.ts); REDIS_CORK decides where (every process by default; `workers`: createWorkerRuntime's only).
  */
 export function createRedis(role: RedisRole, url = config().redisUrl, cork = config().redisCork === 'all'): RedisClient {
   const client = connect(role, url);
-  if (cork) corkPerTurn(client);
+  if (cork) corkPerTurn(client, config().redisCorkUntil);
   return listenForErrors(client, role);
 }
 

@@ -2,28 +2,44 @@ import type { Socket } from 'net';
 import { Redis, type Cluster } from 'ioredis';
 
 /**
- * Commands written on one connection during one turn of the event loop (a callback and the promise
- * continuations it sets off) leave in one socket write: the first write of a turn corks the socket
- * and the uncork is queued with `process.nextTick`, which runs once the turn's synchronous code and
- * microtasks are done, so no command waits past its own turn. Node's HTTP responses are written the
- * same way. At load, the replies of many requests arrive in one read and their next commands go out
- * together: one `writev` instead of one `write` per command, which is what loopback and
- * virtualised sockets charge for (docs/benchmark.md). ioredis's auto-pipelining batches the same
- * commands into Pipeline objects instead, at a cost measured higher than its gain.
+ * Commands written on one connection during one iteration of the event loop leave in one socket
+ * write: the first write corks the socket and the uncork is queued with `setImmediate`, which runs
+ * once the loop has run every callback that was ready in this iteration (each HTTP request read,
+ * each Redis reply, each timer due) and their microtasks, so no command waits past the iteration it
+ * was issued in, and the loop does not block in between (a pending immediate makes its poll return
+ * at once). At load one iteration holds several requests, and their job adds (or a worker's several
+ * results and fetches) go out as one `writev` instead of one `write` each, which is what loopback
+ * and virtualised sockets charge for (docs/benchmark.md: JSON c64 1.11x the requests a second and
+ * 0.86x the CPU of uncorking after each callback, `REDIS_CORK_UNTIL=tick`). ioredis's
+ * auto-pipelining batches the same commands into Pipeline objects instead, at a cost measured
+ * higher than its gain.
  */
 const CORKED = Symbol('gw.corkedPerTurn');
-/** On a corked socket: writes what the turn holds now and stays corked for the rest of it. */
+/** On a corked socket: writes what it holds now and stays corked for the rest of the iteration. */
 const WRITE_NOW = Symbol('gw.writeNow');
 /** What a corked socket holds at most before it writes what it has and corks again. */
 const MAX_CORKED_BYTES = 64 * 1024;
 
+/**
+ * When a corked socket writes what it holds: `iteration` (default), at the end of the event-loop
+ * iteration (`setImmediate`); `tick`, after the callback that wrote first and its microtasks
+ * (`process.nextTick`), as node's HTTP responses do. REDIS_CORK_UNTIL.
+ */
+export type CorkUntil = 'iteration' | 'tick';
+
+const uncorkLater: Record<CorkUntil, (f: () => void) => void> = {
+  iteration: (f) => void setImmediate(f),
+  tick: (f) => process.nextTick(f),
+};
+
 type CorkedSocket = Socket & { [CORKED]?: true; [WRITE_NOW]?: () => void };
 
-function corkSocket(socket: Socket): void {
+function corkSocket(socket: Socket, until: CorkUntil): void {
   const s = socket as CorkedSocket;
   if (s[CORKED]) return;
   s[CORKED] = true;
   const write = s.write;
+  const later = uncorkLater[until];
   let corked = false;
   const uncork = () => {
     corked = false;
@@ -38,10 +54,10 @@ function corkSocket(socket: Socket): void {
     if (!corked && !s.destroyed) {
       corked = true;
       s.cork();
-      process.nextTick(uncork);
+      later(uncork);
     }
     const ok = (write as (...a: unknown[]) => boolean).apply(this, args);
-    // A burst (hundreds of requests' commands in one turn) leaves in writes of at most this much:
+    // A burst (hundreds of requests' commands in one iteration) leaves in writes of at most this much:
     // one large writev of strings is copied into one native buffer, which raised a web pod's peak
     // memory under a burst of 2,000 streams (docs/benchmark.md).
     if (corked && s.writableLength >= MAX_CORKED_BYTES) {
@@ -53,8 +69,8 @@ function corkSocket(socket: Socket): void {
 }
 
 /**
- * Writes at once what `client`'s corked sockets hold, instead of at the end of the turn: for a
- * command whose latency is the user's (a stream's first chunk), when the rest of the turn may run on
+ * Writes at once what `client`'s corked sockets hold, instead of at the end of the iteration: for a
+ * command whose latency is the user's (a stream's first chunk), when the rest of the iteration may run on
  * (the other events of the same upstream read).
  */
 export function writeNow(client: Redis | Cluster): void {
@@ -62,12 +78,12 @@ export function writeNow(client: Redis | Cluster): void {
   for (const r of nodes) (r as unknown as { stream?: CorkedSocket }).stream?.[WRITE_NOW]?.();
 }
 
-/** Corks each socket of `client` per turn, on every (re)connect; a cluster's node connections alike. */
-export function corkPerTurn(client: Redis | Cluster): void {
+/** Corks each socket of `client` (until the end of each loop iteration by default), on every (re)connect; a cluster's node connections alike. */
+export function corkPerTurn(client: Redis | Cluster, until: CorkUntil = 'iteration'): void {
   const hook = (r: Redis) => {
     const apply = () => {
       const stream = (r as unknown as { stream?: Socket }).stream;
-      if (stream && typeof stream.cork === 'function') corkSocket(stream);
+      if (stream && typeof stream.cork === 'function') corkSocket(stream, until);
     };
     r.on('connect', apply);
     apply();

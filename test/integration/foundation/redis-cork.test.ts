@@ -1,12 +1,15 @@
 import { expect } from 'chai';
 import type { Socket } from 'net';
+import { Redis } from 'ioredis';
 import { createRedis, type RedisClient } from '../../../shared/redis/connection';
+import { corkPerTurn, type CorkUntil } from '../../../shared/redis/cork';
+import { config } from '../../../shared/config/env';
 
 /**
- * shared/redis/cork.ts: the commands written on one connection in one event-loop turn leave in one
- * socket write; a command in a later turn is not held back; a reconnected socket is corked too.
+ * shared/redis/cork.ts: the commands written on one connection in one event-loop iteration leave in
+ * one socket write; a command in a later iteration is not held back; a reconnected socket is corked too.
  */
-describe('redis connections: one socket write per turn', () => {
+describe('redis connections: one socket write per loop iteration', () => {
   const prefix = `gwtest-cork-${process.pid}`;
   let redis: RedisClient;
   let writes: { single: number; vectored: number };
@@ -64,6 +67,43 @@ describe('redis connections: one socket write per turn', () => {
     // about 206 KB of commands: three or four writes, not one, not two hundred
     expect(writes.single + writes.vectored).to.be.within(3, 5);
     await redis.del(...Array.from({ length: 200 }, (_, i) => `${prefix}:burst:${i}`));
+  });
+
+  /** Socket writes of `n` commands, each issued by its own timer callback, all due in the same iteration. */
+  async function writesOfTimers(client: RedisClient, n: number): Promise<number> {
+    await client.ping();
+    const s = (client as unknown as { stream: Socket & { _write: (...a: unknown[]) => void; _writev: (...a: unknown[]) => void } }).stream;
+    let count = 0;
+    const [w, wv] = [s._write.bind(s), s._writev.bind(s)];
+    s._write = (...a: unknown[]) => (count++, w(...a));
+    s._writev = (...a: unknown[]) => (count++, wv(...a));
+    // node runs due timers one callback after another, with the ticks of each in between: one
+    // iteration, n callbacks (as n HTTP requests read in one poll of the loop are)
+    const replies = await Promise.all(Array.from({ length: n }, (_, i) => new Promise((resolve, reject) => setTimeout(() => client.get(`${prefix}:${'abc'[i % 3]}`).then(resolve, reject), 0))));
+    expect(replies).to.have.length(n);
+    return count;
+  }
+
+  function corkedClient(until: CorkUntil): Redis {
+    const r = new Redis(config().redisUrl);
+    corkPerTurn(r, until);
+    return r;
+  }
+
+  it('writes the commands of several callbacks of one iteration in one write (the default)', async () => {
+    expect(config().redisCorkUntil).to.equal('iteration');
+    spy();
+    const count = await writesOfTimers(redis, 4);
+    expect(count, 'four timer callbacks, one write').to.equal(1);
+  });
+
+  it('REDIS_CORK_UNTIL=tick: each callback writes its own', async () => {
+    const r = corkedClient('tick');
+    try {
+      expect(await writesOfTimers(r, 4)).to.equal(4);
+    } finally {
+      r.disconnect();
+    }
   });
 
   it('corks the new socket after a reconnect', async () => {
