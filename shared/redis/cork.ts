@@ -10,7 +10,10 @@ import { Redis, type Cluster } from 'ioredis';
  * at once). At load one iteration holds several requests, and their job adds (or a worker's several
  * results and fetches) go out as one `writev` instead of one `write` each, which is what loopback
  * and virtualised sockets charge for (docs/benchmark.md: JSON c64 1.11x the requests a second and
- * 0.86x the CPU of uncorking after each callback, `REDIS_CORK_UNTIL=tick`). ioredis's
+ * 0.86x the CPU of uncorking after each callback, `REDIS_CORK_UNTIL=tick`). The price: a command
+ * waits for the iteration's other callbacks (a burst of requests read in one poll), at most until
+ * 64 KB are held, where it is written at once; the latency a request loses there it gains back
+ * from the CPU saved, at every load the bench measures (c1, c16, c64). ioredis's
  * auto-pipelining batches the same commands into Pipeline objects instead, at a cost measured
  * higher than its gain.
  */
