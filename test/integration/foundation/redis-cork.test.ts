@@ -69,17 +69,20 @@ describe('redis connections: one socket write per loop iteration', () => {
     await redis.del(...Array.from({ length: 200 }, (_, i) => `${prefix}:burst:${i}`));
   });
 
-  /** Socket writes of `n` commands, each issued by its own timer callback, all due in the same iteration. */
-  async function writesOfTimers(client: RedisClient, n: number): Promise<number> {
+  /**
+   * Socket writes of `n` commands, each issued by its own callback of one loop iteration: `n`
+   * immediates queued together run in one check phase, with the ticks of each in between (as `n` HTTP
+   * requests read in one poll are `n` callbacks); an immediate queued while they run (the cork's
+   * uncork) runs in the next iteration, so what they wrote is still held until all `n` have run.
+   */
+  async function writesOfCallbacks(client: RedisClient, n: number): Promise<number> {
     await client.ping();
     const s = (client as unknown as { stream: Socket & { _write: (...a: unknown[]) => void; _writev: (...a: unknown[]) => void } }).stream;
     let count = 0;
     const [w, wv] = [s._write.bind(s), s._writev.bind(s)];
     s._write = (...a: unknown[]) => (count++, w(...a));
     s._writev = (...a: unknown[]) => (count++, wv(...a));
-    // node runs due timers one callback after another, with the ticks of each in between: one
-    // iteration, n callbacks (as n HTTP requests read in one poll of the loop are)
-    const replies = await Promise.all(Array.from({ length: n }, (_, i) => new Promise((resolve, reject) => setTimeout(() => client.get(`${prefix}:${'abc'[i % 3]}`).then(resolve, reject), 0))));
+    const replies = await Promise.all(Array.from({ length: n }, (_, i) => new Promise((resolve, reject) => setImmediate(() => client.get(`${prefix}:${'abc'[i % 3]}`).then(resolve, reject)))));
     expect(replies).to.have.length(n);
     return count;
   }
@@ -93,14 +96,14 @@ describe('redis connections: one socket write per loop iteration', () => {
   it('writes the commands of several callbacks of one iteration in one write (the default)', async () => {
     expect(config().redisCorkUntil).to.equal('iteration');
     spy();
-    const count = await writesOfTimers(redis, 4);
-    expect(count, 'four timer callbacks, one write').to.equal(1);
+    const count = await writesOfCallbacks(redis, 4);
+    expect(count, 'four callbacks, one write').to.equal(1);
   });
 
   it('REDIS_CORK_UNTIL=tick: each callback writes its own', async () => {
     const r = corkedClient('tick');
     try {
-      expect(await writesOfTimers(r, 4)).to.equal(4);
+      expect(await writesOfCallbacks(r, 4)).to.equal(4);
     } finally {
       r.disconnect();
     }
