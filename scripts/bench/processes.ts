@@ -1,4 +1,5 @@
-import type { ChildProcess } from 'child_process';
+import { spawn, type ChildProcess } from 'child_process';
+import path from 'path';
 
 /**
  * The environment a bench gives the gateway's processes (and itself, before it imports the configuration):
@@ -39,4 +40,17 @@ export function exited(p: ChildProcess, ms: number): Promise<void> {
     });
     p.kill('SIGTERM');
   });
+}
+
+/**
+ * Runs `npm run bench`'s script (chat.bench.js) with `env` as its own process, its output on this
+ * one's, and throws when it fails: the wrappers that read what it leaves behind (profile.ts: CPU
+ * profiles, stages.ts: timelines) run it this way.
+ */
+export async function runChatBench(env: NodeJS.ProcessEnv): Promise<void> {
+  const code = await new Promise<number>((resolve) => {
+    const child = spawn(process.execPath, [path.join(__dirname, 'chat.bench.js')], { env, stdio: 'inherit' });
+    child.on('exit', (c) => resolve(c ?? 1));
+  });
+  if (code !== 0) throw new Error(`the bench exited with ${code}`);
 }

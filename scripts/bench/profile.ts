@@ -1,6 +1,6 @@
-import { spawn } from 'child_process';
 import fs from 'fs';
 import path from 'path';
+import { runChatBench } from './processes';
 import { attributionTable } from './profile-attribution';
 
 /**
@@ -26,11 +26,7 @@ async function main(): Promise<void> {
     BENCH_CONCURRENCY: process.env.BENCH_CONCURRENCY ?? '64',
     BENCH_SECONDS: process.env.BENCH_SECONDS ?? '8',
   };
-  const code = await new Promise<number>((resolve) => {
-    const child = spawn(process.execPath, [path.join(__dirname, 'chat.bench.js')], { env, stdio: 'inherit' });
-    child.on('exit', (c) => resolve(c ?? 1));
-  });
-  if (code !== 0) throw new Error(`the bench exited with ${code}`);
+  await runChatBench(env);
   console.log(`\nCPU per request by part (µs, from --cpu-prof samples; start-up left out), ${new Date().toISOString()}:\n`);
   console.log(attributionTable(dir));
   console.log(`\nprofiles: ${dir}`);

@@ -1,6 +1,6 @@
-import { spawn } from 'child_process';
 import fs from 'fs';
 import path from 'path';
+import { runChatBench } from './processes';
 import type { TimelineEvent } from './stage-timeline';
 
 /**
@@ -122,11 +122,7 @@ async function main(): Promise<void> {
     BENCH_CONCURRENCY: '1',
     BENCH_SECONDS: process.env.BENCH_SECONDS ?? '6',
   };
-  const code = await new Promise<number>((resolve) => {
-    const child = spawn(process.execPath, [path.join(__dirname, 'chat.bench.js')], { env, stdio: 'inherit' });
-    child.on('exit', (c) => resolve(c ?? 1));
-  });
-  if (code !== 0) throw new Error(`the bench exited with ${code}`);
+  await runChatBench(env);
   console.log(`\nOne request at concurrency 1, stage by stage (${env.BENCH_MODES}), ${new Date().toISOString()}:\n`);
   console.log(report());
 }
