@@ -7,3 +7,8 @@
 export function ttlResolutionOf(ttlMs: number): number {
   return Math.max(1, Math.min(100, Math.floor(ttlMs / 100)));
 }
+
+/** An LRU cache's `ttl` with its `ttlResolution` (ttlResolutionOf), so the two never disagree. */
+export function ttlOptions(ttlMs: number): { ttl: number; ttlResolution: number } {
+  return { ttl: ttlMs, ttlResolution: ttlResolutionOf(ttlMs) };
+}

@@ -5,7 +5,7 @@ import type { Queues } from './queues';
 import type { QueueName } from './names';
 import { shardForJob, shardsOf } from './shards';
 import { JobAbortController } from './abort-relay';
-import { ttlResolutionOf } from '../cache/ttl-resolution';
+import { ttlOptions } from '../cache/ttl-resolution';
 
 /**
  * Pod side: a waiting job is removed outright; a running one (locked by a worker) cannot be, so a
@@ -44,7 +44,7 @@ export class CancelListener {
     private readonly sub: RedisClient,
     limits: RecentCancelLimits = RECENT_CANCELS,
   ) {
-    this.recent = new LRUCache({ max: limits.max, ttl: limits.ttlMs, ttlResolution: ttlResolutionOf(limits.ttlMs) });
+    this.recent = new LRUCache({ max: limits.max, ...ttlOptions(limits.ttlMs) });
   }
 
   async start(queues: readonly QueueName[]): Promise<void> {

@@ -4,7 +4,7 @@ import { Op } from 'sequelize';
 import { config } from '../config/env';
 import { ApiKey, Organization, Plan, Project, RoutingPlan, User } from '../db/models';
 import { readEpoch } from '../cache/epoch';
-import { ttlResolutionOf } from '../cache/ttl-resolution';
+import { ttlOptions } from '../cache/ttl-resolution';
 import { keys } from '../redis/keys';
 import type { Entitlements, LaneLimits } from '../db/models/Plan';
 import type { QueueName } from '../queues/names';
@@ -97,9 +97,8 @@ export class Directory {
   ) {
     const cfg = config();
     this.limits = { maxEntries: cfg.cacheMaxEntries, maxAgeMs: cfg.cacheMaxAgeMs, negativeTtlMs: cfg.cacheNegativeTtlMs, ...limits };
-    const missTtl = Math.max(1, Math.min(this.limits.negativeTtlMs, this.limits.maxAgeMs));
-    this.entries = new LRUCache({ max: this.limits.maxEntries, ttl: this.limits.maxAgeMs, ttlResolution: ttlResolutionOf(this.limits.maxAgeMs) });
-    this.misses = new LRUCache({ max: this.limits.maxEntries, ttl: missTtl, ttlResolution: ttlResolutionOf(missTtl) });
+    this.entries = new LRUCache({ max: this.limits.maxEntries, ...ttlOptions(this.limits.maxAgeMs) });
+    this.misses = new LRUCache({ max: this.limits.maxEntries, ...ttlOptions(Math.max(1, Math.min(this.limits.negativeTtlMs, this.limits.maxAgeMs))) });
   }
 
   /** Entries held now, found and not found (tests check the bound). */

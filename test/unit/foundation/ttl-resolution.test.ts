@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { LRUCache } from 'lru-cache';
-import { ttlResolutionOf } from '../../../shared/cache/ttl-resolution';
+import { ttlOptions, ttlResolutionOf } from '../../../shared/cache/ttl-resolution';
 
 describe('lru-cache clock resolution', () => {
   it('is a hundredth of the TTL, between 1 and 100 ms', () => {
@@ -9,6 +9,7 @@ describe('lru-cache clock resolution', () => {
     expect(ttlResolutionOf(300)).to.equal(3);
     expect(ttlResolutionOf(50)).to.equal(1);
     expect(ttlResolutionOf(1)).to.equal(1);
+    expect(ttlOptions(5_000)).to.deep.equal({ ttl: 5_000, ttlResolution: 50 });
   });
 
   it('an entry still expires within 1 % of its TTL', async function () {
