@@ -9,7 +9,7 @@ import { LoopLagTicker, RecentOrgs } from '../shared/loop-lag';
  * included, although the queue's fair share gave it the next slot. So while the loop runs more than
  * `lagMs` behind, the governor takes fewer jobs (each worker's concurrency times a factor that
  * shrinks by a quarter per lagging tick, down to `minFactor`); while it is calm (under half of
- * `lagMs`) the factor grows back by 1/32 per tick. Jobs not taken wait in the queue, where the fair
+ * `lagMs`) the factor grows back (GROW_CONTENDED, GROW_ALONE). Jobs not taken wait in the queue, where the fair
  * share orders them (the org with fewer jobs in flight first), instead of in this process's loop.
  * It acts only while jobs of more than one organization reached this process in the last 2 s (one
  * organization alone has nobody to be protected from; the queue orders its own jobs). Throughput
@@ -17,6 +17,17 @@ import { LoopLagTicker, RecentOrgs } from '../shared/loop-lag';
  * scheduler settings) is the ceiling, set through `setBase`.
  */
 const CONTENDED_WINDOW_MS = 2_000;
+
+/**
+ * How far the factor grows back per calm tick. While organizations contend it grows slowly (from the
+ * floor to the operator's figure in about 2.5 s of 10 ms ticks): a flood's jobs fill every slot given
+ * back at once, and a fast growth only brought the loop's lag, and the quiet organization's wait,
+ * back within a few hundred milliseconds (a sawtooth that kept the average concurrency, and every
+ * job's run, at several times the floor; docs/benchmark.md, *eleventh session*). One organization
+ * alone has nobody to be protected from: it gets its slots back as fast as before.
+ */
+const GROW_CONTENDED = 1 / 256;
+const GROW_ALONE = 1 / 32;
 
 export interface GovernorOptions {
   /** Loop delay (ms) above which the process takes fewer jobs; 0 turns the governor off. */
@@ -95,8 +106,9 @@ export class ConcurrencyGovernor {
   private tick(lag: number): void {
     this.lag = lag;
     const before = this.factor;
-    if (this.lag > this.opts.lagMs && this.contended()) this.factor = Math.max(this.opts.minFactor, this.factor * 0.75);
-    else if (this.lag < this.opts.lagMs / 2) this.factor = Math.min(1, this.factor + 1 / 32);
+    const contended = this.contended();
+    if (this.lag > this.opts.lagMs && contended) this.factor = Math.max(this.opts.minFactor, this.factor * 0.75);
+    else if (this.lag < this.opts.lagMs / 2) this.factor = Math.min(1, this.factor + (contended ? GROW_CONTENDED : GROW_ALONE));
     if (this.factor === before) {
       // calm, at full concurrency, one organization: stop sampling until a second one shows up
       if (this.factor === 1 && !this.contended()) this.ticker.stop();

@@ -52,6 +52,27 @@ describe('worker concurrency governor: fewer interactive jobs while the worker p
     expect(await waitFor(() => !governor!.sampling, 5_000, 5), 'sampling stops once only one org is left').to.equal(true);
   });
 
+  it('calm again while both organizations still send: the slots come back slowly, not at once (a flood would refill them)', async () => {
+    const g = startGovernor(0.05);
+    contendedAndLagging(g);
+    expect(await waitFor(() => worker.concurrency <= 8, 5_000, 1), `concurrency ${worker.concurrency}`).to.equal(true);
+    stopLag?.();
+    stopLag = undefined;
+    // both organizations' jobs keep arriving: still contended, the loop calm
+    const jobs = setInterval(() => {
+      g.note('org-a');
+      g.note('org-b');
+    }, 20);
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      // 60 calm ticks of 5 ms: at 1/32 a tick (the growth of a process with one organization) it would be back at 64
+      expect(worker.concurrency, 'after 300 ms of calm, still contended').to.be.below(32);
+      expect(await waitFor(() => worker.concurrency === 64, 5_000, 5), `concurrency ${worker.concurrency}`).to.equal(true);
+    } finally {
+      clearInterval(jobs);
+    }
+  });
+
   it('one organization alone: the concurrency stays, however far behind the loop is', async () => {
     const g = startGovernor(0.05);
     // one organization's jobs keep arriving while the loop lags
