@@ -23,7 +23,8 @@ export async function createWorkerRuntime(queues: readonly QueueName[] = ALL_QUE
   const bull = createRedis('worker', undefined, cork);
   const cancels = new CancelListener(sub);
   await cancels.start(queues);
-  return { redis, sub, bull, replies: new ReplyPublisher(redis), cancels };
+  // a stream's first message is written at once only while few jobs run here (reply-publisher.ts)
+  return { redis, sub, bull, replies: new ReplyPublisher(redis, () => cancels.running), cancels };
 }
 
 export async function closeWorkerRuntime(rt: WorkerRuntime): Promise<void> {

@@ -81,4 +81,9 @@ export class CancelListener {
   untrack(jobId: string): void {
     this.controllers.delete(jobId);
   }
+
+  /** Jobs running in this process now (tracked and not yet untracked). */
+  get running(): number {
+    return this.controllers.size;
+  }
 }

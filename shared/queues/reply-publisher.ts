@@ -9,10 +9,13 @@ import { writeNow } from '../redis/cork';
 import { keepOf, publishResult, WITHHELD } from './reply-store';
 
 /**
- * Up to this many open streams in the process, a stream's first message is written at once instead of
- * at the end of its turn (shared/redis/cork.ts); above it the turn's commands leave together.
+ * Up to this many jobs running in the process, a stream's first message is written at once instead of
+ * at the end of its turn (shared/redis/cork.ts); above it the turn's commands leave together. Jobs
+ * running, not streams open: a stream whose upstream sends it in one read (a short answer, a fast
+ * upstream) opens and ends in one turn, so under load few streams are ever open at once, and every
+ * first message was written on its own (a write a stream; docs/benchmark.md, *eleventh session*).
  */
-const WRITE_NOW_MAX_OPEN = 4;
+const WRITE_NOW_MAX_RUNNING = 4;
 
 /** Chunks of one request produced in the current event-loop turn, not yet published. */
 interface Batch {
@@ -37,9 +40,15 @@ export class ReplyPublisher {
   private batches = new Map<string, Batch>();
   /** Streams that sent their first chunk and not yet their result or error. */
   private readonly open = new Set<string>();
+  /** Jobs running in the process now (the worker's cancel tracker); without it, the streams open. */
+  private readonly running: () => number;
 
-  constructor(private readonly redis: RedisClient) {
+  constructor(
+    private readonly redis: RedisClient,
+    running?: () => number,
+  ) {
     this.chunks = new TurnPipeline(redis);
+    this.running = running ?? (() => this.open.size);
   }
 
   private send(channel: string, msg: ReplyMessage): Promise<unknown> {
@@ -78,11 +87,11 @@ export class ReplyPublisher {
       // A stream's first message leaves before the event loop turns (time to first token), with
       // every chunk emitted in the same synchronous run: a pool's route metadata and the first
       // upstream read's events are one message, not a message and then another a turn later.
-      // Written at once while few streams are open (time to first token at low load); under load it
+      // Written at once while few jobs run here (time to first token at low load); under load it
       // waits for the turn's end with the other jobs' commands (fewer writes: throughput).
       if (seq === 0) {
         this.open.add(id);
-        const now = this.open.size <= WRITE_NOW_MAX_OPEN;
+        const now = this.running() <= WRITE_NOW_MAX_RUNNING;
         queueMicrotask(() => this.flush(now));
       }
       else if (this.batches.size === 0) setImmediate(() => this.flush());

@@ -124,4 +124,36 @@ describe('reply publisher: the first message of a stream is not held by the cork
     await sent;
     await publisher.result(channel, 'job-first', 1, { ok: true });
   });
+
+  it('while many jobs run in the process, the first message leaves with the rest of the turn, not on its own', async () => {
+    await pub.ping();
+    const running = { n: 64 };
+    const busy = new ReplyPublisher(pub, () => running.n);
+    const s = (pub as unknown as { stream: import('net').Socket & { _write: (...a: unknown[]) => void; _writev: (...a: unknown[]) => void } }).stream;
+    let writes = 0;
+    const [w, wv] = [s._write.bind(s), s._writev.bind(s)];
+    s._write = (...a: unknown[]) => (writes++, w(...a));
+    s._writev = (...a: unknown[]) => (writes++, wv(...a));
+    try {
+      const sent = busy.chunk(channel, 'job-busy', 0, 'c0');
+      await null;
+      await null;
+      expect(writes, 'held by the cork while 64 jobs run').to.equal(0);
+      await sent;
+      expect(writes, 'written at the end of the turn').to.equal(1);
+      await busy.result(channel, 'job-busy', 1, { ok: true });
+      // and at low load again (the process's last jobs), at once
+      running.n = 1;
+      writes = 0;
+      const first = busy.chunk(channel, 'job-quiet', 0, 'c0');
+      await null;
+      await null;
+      expect(writes, 'one job running: the first message is on the socket').to.equal(1);
+      await first;
+      await busy.result(channel, 'job-quiet', 1, { ok: true });
+    } finally {
+      s._write = w;
+      s._writev = wv;
+    }
+  });
 });

@@ -27,6 +27,16 @@ describe('worker cancel memory', () => {
       expect(listener.track(`${tag}-199`).signal.aborted, 'the newest cancel is remembered').to.equal(true);
       expect(listener.track(`${tag}-0`).signal.aborted, 'the oldest was evicted').to.equal(false);
 
+      listener.untrack(`${tag}-199`);
+      listener.untrack(`${tag}-0`);
+      expect(listener.running, 'jobs tracked and not untracked').to.equal(0);
+      listener.track(`${tag}-a`);
+      listener.track(`${tag}-b`);
+      expect(listener.running).to.equal(2);
+      listener.untrack(`${tag}-a`);
+      listener.untrack(`${tag}-b`);
+      expect(listener.running).to.equal(0);
+
       await publish('late');
       await readUpTo('end2');
       await new Promise((r) => setTimeout(r, 600));
