@@ -25,7 +25,8 @@ import { Redis } from 'ioredis';
  * AB_B_NODE_ARGS: node flags for both its processes, after the Procfile's (a later V8 flag wins);
  * AB_A_WEB_NODE_ARGS, AB_B_WEB_NODE_ARGS: for its web process alone, after those.
  * AB_MODE `json` (default) or `stream`; AB_CONCURRENCY (64); AB_SLICE_SECONDS (2); AB_ROUNDS (10);
- * AB_WARMUP_SECONDS (3): each side's load before the first slice, not counted.
+ * AB_WARMUP_SECONDS (3): each side's load before the first slice, not counted. BENCH_STREAM_ONE_WRITE=1: the
+ * simulator sends each stream in one write, as the peer harness's stub does (chat.bench.ts).
  * Each side has its own Redis key prefix and database; the simulator and the Redis and Postgres
  * servers are shared (REDIS_URL and DATABASE_URL when set, else started here).
  * One run at a time (`.data/ab.lock`): two would share the servers, the key prefixes and the databases.
@@ -119,6 +120,8 @@ async function main(): Promise<void> {
   const sides: Side[] = [];
   try {
     await waitHttp(`${simUrl}/_sim/requests`);
+    // streams in one write, as the peer harness's stub sends them (chat.bench.ts, BENCH_STREAM_ONE_WRITE)
+    if (process.env.BENCH_STREAM_ONE_WRITE === '1') await fetch(`${simUrl}/_sim/knobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'sim-chat-1', oneWrite: true }) });
     for (const name of ['A', 'B'] as const) sides.push(await startSide(name, services, simUrl));
     const messages = [{ role: 'user', content: 'benchmark prompt with a few words' }];
     const body = { model: 'sim-chat', messages, stream: MODE === 'stream' };

@@ -35,6 +35,11 @@ const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '1,16,64').split(',').map(
 const MODES = new Set((process.env.BENCH_MODES ?? 'json,stream,embeddings,rerank,search,failover,flood').split(','));
 /** The chat worker's slots (CHAT_INTERACTIVE_CONCURRENCY of the bench's worker process; BENCH_WORKER_SLOTS, default 256). */
 const WORKER_SLOTS = Number(process.env.BENCH_WORKER_SLOTS ?? 256);
+/**
+ * BENCH_STREAM_ONE_WRITE=1: the simulator sends each chat stream in one write (its `oneWrite` knob),
+ * as the peer harness's stub does, so a stream's events reach the worker in one read.
+ */
+const STREAM_ONE_WRITE = process.env.BENCH_STREAM_ONE_WRITE === '1';
 /** The flood cell's in-flight requests from the flooding organization (default four times the workers' slots). */
 const FLOOD_IN_FLIGHT = Number(process.env.BENCH_FLOOD_IN_FLIGHT ?? 4 * WORKER_SLOTS);
 const dist = path.resolve(__dirname, '..', '..');
@@ -165,6 +170,7 @@ async function main(): Promise<void> {
     };
 
     const messages = [{ role: 'user', content: 'benchmark prompt with a few words' }];
+    if (STREAM_ONE_WRITE) await fetch(`${simUrl}/_sim/knobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'sim-chat-1', oneWrite: true }) });
     for (const stream of [false, true].filter((s) => MODES.has(s ? 'stream' : 'json'))) {
       for (const c of CONCURRENCY) {
         await cell(stream ? 'stream (TTFB)' : 'json', c, ['/v1/chat/completions', { model: 'sim-chat-1', messages, stream }], ['/v1/chat/completions', { model: 'sim-chat', messages, stream }], stream);

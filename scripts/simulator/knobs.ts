@@ -52,6 +52,11 @@ export interface Knobs {
   reasoning?: { field: 'reasoning' | 'reasoning_content'; text: string };
   /** Chat streams: usage rides on the finishing chunk whatever `stream_options` says (Mistral, Together, OpenRouter). */
   usageInLastChunk?: boolean;
+  /**
+   * Chat streams: every event, `[DONE]` included, in one write (as the peer harness's stub sends a
+   * stream), so the gateway reads them in one read; `tokenDelayMs` and `dropAfterChunks` do not apply.
+   */
+  oneWrite?: boolean;
   /** Gemini: function calls carry an `id` (`functionCall.id`), as newer Gemini models send. */
   callIds?: boolean;
   /** Chat and messages: fields added to `usage` (e.g. DeepSeek's `prompt_cache_hit_tokens`, Anthropic's `cache_read_input_tokens`). */

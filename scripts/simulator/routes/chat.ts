@@ -106,6 +106,10 @@ export function chatRoutes(knobs: KnobStore, log: RequestLog): Router {
     if (k.usageInLastChunk) pieces.push(chunk({}, finish).replace(/\}\n\n$/, `,"usage":${JSON.stringify(usage)}}\n\n`));
     else pieces.push(chunk({}, finish));
     if (opts?.include_usage && !k.usageInLastChunk) pieces.push(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage })}\n\n`);
+    if (k.oneWrite) {
+      res.end(`${pieces.join('')}data: [DONE]\n\n`);
+      return;
+    }
     for (let i = 0; i < pieces.length; i++) {
       if (res.destroyed) return;
       if (k.dropAfterChunks !== undefined && i >= k.dropAfterChunks) {

@@ -61,6 +61,31 @@ describe('POST /v1/chat/completions', () => {
     expect(chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('')).to.include('hello gateway');
   });
 
+  it('a stream the upstream sends in one write (every event in one read) arrives whole and in order, with usage and one usage event', async () => {
+    const streamOnce = async (oneWrite: boolean) => {
+      env().sim.knobs.set('sim-chat-1', { oneWrite, outputWords: 20 });
+      const res = await fetch(`${env().gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { ...keyHeader(o.key), 'content-type': 'application/json' },
+        body: JSON.stringify(chatBody('sim-chat', { stream: true, stream_options: { include_usage: true } })),
+      });
+      expect(res.status).to.equal(200);
+      const events = await readSse(res);
+      expect(events.at(-1)).to.equal('[DONE]');
+      return { id: res.headers.get('x-request-id'), chunks: events.slice(0, -1).map((e) => JSON.parse(e) as { model: string; choices: Array<{ delta?: { content?: string } }>; usage?: { completion_tokens: number } }) };
+    };
+    const [paced, once] = [await streamOnce(false), await streamOnce(true)];
+    const text = (c: typeof once.chunks) => c.map((x) => x.choices[0]?.delta?.content ?? '').join('');
+    expect(once.chunks.length).to.equal(paced.chunks.length);
+    expect(text(once.chunks)).to.equal(text(paced.chunks));
+    expect(once.chunks.every((c) => c.model === 'sim-chat')).to.equal(true);
+    const tokens = once.chunks.at(-1)!.usage!.completion_tokens;
+    expect(tokens).to.be.greaterThan(0).and.equal(paced.chunks.at(-1)!.usage!.completion_tokens);
+    await usageSettled();
+    const events = await UsageEvent.findAll({ where: { requestId: once.id! } });
+    expect(events.map((e) => e.outputTokens)).to.deep.equal([tokens]);
+  });
+
   it('passes stream_options.include_usage through', async () => {
     const res = await fetch(`${env().gw.url}/v1/chat/completions`, {
       method: 'POST',
