@@ -11,7 +11,17 @@ function signalAborted(err: unknown): boolean {
 }
 
 export async function* readSse(body: AsyncIterable<Uint8Array>, doneWhen: (e: EventSourceMessage) => boolean): AsyncGenerator<EventSourceMessage> {
-  const queue: EventSourceMessage[] = [];
+  for await (const batch of readSseBatches(body, doneWhen)) yield* batch;
+}
+
+/**
+ * `readSse` by upstream read: the events parsed from one read of the body come as one array (the
+ * last one the terminating event, when it is among them), so a consumer awaits once a read instead
+ * of once an event (a stream the upstream sends in one write is one await, not twenty; issue 29,
+ * docs/benchmark.md). The same errors, and the same reading of the rest after the terminating event.
+ */
+export async function* readSseBatches(body: AsyncIterable<Uint8Array>, doneWhen: (e: EventSourceMessage) => boolean): AsyncGenerator<EventSourceMessage[]> {
+  let queue: EventSourceMessage[] = [];
   const parser = createParser({ onEvent: (e) => queue.push(e) });
   const decoder = new TextDecoder();
   let done = false;
@@ -27,12 +37,16 @@ export async function* readSse(body: AsyncIterable<Uint8Array>, doneWhen: (e: Ev
       }
       if (chunk.done) break;
       parser.feed(decoder.decode(chunk.value, { stream: true }));
-      while (queue.length) {
-        const e = queue.shift()!;
-        if (doneWhen(e)) done = true;
-        yield e;
-        if (done) return;
+      if (!queue.length) continue;
+      let batch = queue;
+      queue = [];
+      const last = batch.findIndex(doneWhen);
+      if (last >= 0) {
+        done = true;
+        if (last < batch.length - 1) batch = batch.slice(0, last + 1);
       }
+      yield batch;
+      if (done) return;
     }
   } finally {
     // After the terminating event the rest of the body (normally just its end) is read in the

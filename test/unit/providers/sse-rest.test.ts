@@ -2,7 +2,7 @@ import http from 'http';
 import type { AddressInfo, Socket } from 'net';
 import { expect } from 'chai';
 import { Agent, request } from 'undici';
-import { readSse } from '../../../workers/providers/sse';
+import { readSse, readSseBatches } from '../../../workers/providers/sse';
 
 /**
  * What readSse does with an upstream body after its terminating event: reads the rest (normally
@@ -79,5 +79,48 @@ describe('readSse after the terminating event', () => {
     } finally {
       await agent.destroy();
     }
+  });
+});
+
+/** readSseBatches: the events of one read of the body come together, up to the terminating event. */
+describe('readSseBatches', () => {
+  let server: http.Server;
+  let url: string;
+  before(async () => {
+    server = http.createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      if (req.url === '/one-write') {
+        // every event in one write; one after the terminating event is not the stream's
+        res.end('data: {"n":1}\n\ndata: {"n":2}\n\ndata: {"n":3}\n\ndata: [DONE]\n\ndata: {"after":true}\n\n');
+        return;
+      }
+      res.write('data: {"n":1}\n\ndata: {"n":2}\n\n');
+      setTimeout(() => res.end('data: {"n":3}\n\ndata: [DONE]\n\n'), 50);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => new Promise((r) => server.close(r)));
+
+  async function batches(path: string): Promise<string[][]> {
+    const r = await request(`${url}${path}`, { method: 'POST', body: '{}' });
+    const out: string[][] = [];
+    for await (const b of readSseBatches(r.body, (ev) => ev.data === '[DONE]')) out.push(b.map((e) => e.data));
+    return out;
+  }
+
+  it('one write: one batch, ending at the terminating event', async () => {
+    expect(await batches('/one-write')).to.deep.equal([['{"n":1}', '{"n":2}', '{"n":3}', '[DONE]']]);
+  });
+
+  it('two writes apart: a batch each', async () => {
+    expect(await batches('/two-writes')).to.deep.equal([['{"n":1}', '{"n":2}'], ['{"n":3}', '[DONE]']]);
+  });
+
+  it('readSse yields the same events one by one', async () => {
+    const r = await request(`${url}/one-write`, { method: 'POST', body: '{}' });
+    const events: string[] = [];
+    for await (const e of readSse(r.body, (ev) => ev.data === '[DONE]')) events.push(e.data);
+    expect(events).to.deep.equal(['{"n":1}', '{"n":2}', '{"n":3}', '[DONE]']);
   });
 });

@@ -2,7 +2,7 @@ import { randomUUID } from 'crypto';
 import { openaiApi, openaiEndpoint, type OpenAiEndpoint } from './api';
 import { presetAnswer, presetRequest } from './preset';
 import { fetchUpstream } from '../http';
-import { readSse } from '../sse';
+import { readSseBatches } from '../sse';
 import { rewriteChunk } from './chunk-rewrite';
 import { estimateUsage, openaiUsage, streamFrame } from './usage-estimate';
 import type { Emit, TokenUsage, UpstreamCall } from '../types';
@@ -133,40 +133,43 @@ export async function chatComplete(
   const emitted: string[] = [];
   // A plain content chunk goes on with only its model rewritten (chunk-rewrite.ts); a preset's answers are adapted in full.
   const modelField = preset ? undefined : `"model":${JSON.stringify(publicModel)}`;
-  for await (const ev of readSse(res.body, (e) => e.data.trim() === '[DONE]')) {
-    const data = ev.data.trim();
-    if (data === '[DONE]') break;
-    const rewritten = modelField && rewriteChunk(data, modelField, stream.includeUsage);
-    if (rewritten) {
-      emitted.push(rewritten);
-      stream.emit(rewritten);
-      continue;
+  // the events of one upstream read together: one await a read, not one an event (sse.ts)
+  events: for await (const batch of readSseBatches(res.body, (e) => e.data.trim() === '[DONE]')) {
+    for (const ev of batch) {
+      const data = ev.data.trim();
+      if (data === '[DONE]') break events;
+      const rewritten = modelField && rewriteChunk(data, modelField, stream.includeUsage);
+      if (rewritten) {
+        emitted.push(rewritten);
+        stream.emit(rewritten);
+        continue;
+      }
+      let chunk: unknown;
+      try {
+        chunk = JSON.parse(data);
+      } catch {
+        throw errors.upstreamError('The upstream sent a malformed stream event.');
+      }
+      // valid JSON of another shape (`data: null`, `data: 5`, a choice that is not an object) is as malformed
+      if (!isRecord(chunk)) throw errors.upstreamError('The upstream sent a malformed stream event.');
+      // vLLM (and others) report a failure after the stream started as `data: {"error": {...}}`, then
+      // `[DONE]`: a failure like a dropped connection, so each dialect ends with its own error event.
+      if (chunk.error && typeof chunk.error === 'object') throw errors.upstreamError(`The upstream failed mid-stream: ${upstreamMessage(chunk.error)}`);
+      if (!wellFormedChunk(chunk)) throw errors.upstreamError('The upstream sent a malformed stream event.');
+      if (preset) presetAnswer(preset, chunk);
+      const u = usageOf(chunk.usage as OpenAiUsage);
+      if (u) [usage, streamedUsage] = [u, chunk.usage];
+      const choices = chunk.choices as unknown[] | undefined;
+      const usageOnly = !choices || choices.length === 0;
+      if (u && usageOnly && !stream.includeUsage) continue; // usage-only chunk the caller did not ask for
+      if (u && !usageOnly) inlineUsage = { frame: { id: chunk.id, created: chunk.created }, usage: chunk.usage };
+      else if (u) inlineUsage = undefined; // the service sent its own usage-only chunk after all
+      if ('usage' in chunk && (!stream.includeUsage || (u && !usageOnly))) delete chunk.usage;
+      chunk.model = publicModel;
+      const text = JSON.stringify(chunk);
+      emitted.push(text);
+      stream.emit(text);
     }
-    let chunk: unknown;
-    try {
-      chunk = JSON.parse(data);
-    } catch {
-      throw errors.upstreamError('The upstream sent a malformed stream event.');
-    }
-    // valid JSON of another shape (`data: null`, `data: 5`, a choice that is not an object) is as malformed
-    if (!isRecord(chunk)) throw errors.upstreamError('The upstream sent a malformed stream event.');
-    // vLLM (and others) report a failure after the stream started as `data: {"error": {...}}`, then
-    // `[DONE]`: a failure like a dropped connection, so each dialect ends with its own error event.
-    if (chunk.error && typeof chunk.error === 'object') throw errors.upstreamError(`The upstream failed mid-stream: ${upstreamMessage(chunk.error)}`);
-    if (!wellFormedChunk(chunk)) throw errors.upstreamError('The upstream sent a malformed stream event.');
-    if (preset) presetAnswer(preset, chunk);
-    const u = usageOf(chunk.usage as OpenAiUsage);
-    if (u) [usage, streamedUsage] = [u, chunk.usage];
-    const choices = chunk.choices as unknown[] | undefined;
-    const usageOnly = !choices || choices.length === 0;
-    if (u && usageOnly && !stream.includeUsage) continue; // usage-only chunk the caller did not ask for
-    if (u && !usageOnly) inlineUsage = { frame: { id: chunk.id, created: chunk.created }, usage: chunk.usage };
-    else if (u) inlineUsage = undefined; // the service sent its own usage-only chunk after all
-    if ('usage' in chunk && (!stream.includeUsage || (u && !usageOnly))) delete chunk.usage;
-    chunk.model = publicModel;
-    const text = JSON.stringify(chunk);
-    emitted.push(text);
-    stream.emit(text);
   }
   if (inlineUsage && stream.includeUsage) stream.emit(usageChunk(operation, publicModel, inlineUsage.frame, inlineUsage.usage));
   // a stream that never reported usage (a server that ignores stream_options) is billed by an estimate,
