@@ -111,7 +111,7 @@ export class ConcurrencyGovernor {
     else if (this.lag < this.opts.lagMs / 2) this.factor = Math.min(1, this.factor + (contended ? GROW_CONTENDED : GROW_ALONE));
     if (this.factor === before) {
       // calm, at full concurrency, one organization: stop sampling until a second one shows up
-      if (this.factor === 1 && !this.contended()) this.ticker.stop();
+      if (this.factor === 1 && !contended) this.ticker.stop();
       return;
     }
     workerConcurrencyFactor.set(this.factor);

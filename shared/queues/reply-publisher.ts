@@ -38,17 +38,15 @@ interface Batch {
 export class ReplyPublisher {
   private readonly chunks: TurnPipeline;
   private batches = new Map<string, Batch>();
-  /** Streams that sent their first chunk and not yet their result or error. */
-  private readonly open = new Set<string>();
-  /** Jobs running in the process now (the worker's cancel tracker); without it, the streams open. */
-  private readonly running: () => number;
-
+  /**
+   * `running`: the jobs running in the process now (the worker's cancel tracker, workers/runtime.ts);
+   * without it (a publisher of its own, in tests) the process counts as lightly loaded.
+   */
   constructor(
     private readonly redis: RedisClient,
-    running?: () => number,
+    private readonly running: () => number = () => 0,
   ) {
     this.chunks = new TurnPipeline(redis);
-    this.running = running ?? (() => this.open.size);
   }
 
   private send(channel: string, msg: ReplyMessage): Promise<unknown> {
@@ -90,7 +88,6 @@ export class ReplyPublisher {
       // Written at once while few jobs run here (time to first token at low load); under load it
       // waits for the turn's end with the other jobs' commands (fewer writes: throughput).
       if (seq === 0) {
-        this.open.add(id);
         const now = this.running() <= WRITE_NOW_MAX_RUNNING;
         queueMicrotask(() => this.flush(now));
       }
@@ -112,7 +109,6 @@ export class ReplyPublisher {
    * answer is recorded, whatever happens to Redis in between.
    */
   async result(channel: string, id: string, chunkCount: number, data: unknown, usage?: UsageRecord, chunks?: string[], carry = false, epoch?: string, withTail = true): Promise<unknown> {
-    this.open.delete(id);
     const msg: ReplyMessage = { i: id, t: 'r', n: chunkCount, d: data };
     if (carry && usage) msg.u = usage;
     // The chunks this request still holds (the rest of the upstream's last read) go with the result
@@ -138,7 +134,6 @@ export class ReplyPublisher {
   }
 
   error(channel: string, id: string, err: WireError): Promise<unknown> {
-    this.open.delete(id);
     return this.send(channel, { i: id, t: 'e', d: err });
   }
 }
