@@ -7,7 +7,7 @@ import { deleteKeysByPrefix } from '../services/redis';
 import { freePort } from '../services/free-port';
 import { runLoad, pct } from './load';
 import { readCpu, cpuPerRequestUs, processSyscalls } from './cpu';
-import { benchEnv, exited, waitHttp } from './processes';
+import { benchEnv, exited, streamsInOneWriteIfAsked, waitHttp } from './processes';
 import { procfileNodeArgs } from './procfile';
 import { readRedisCounts, totalsBetween } from './redis-counts';
 import { Redis } from 'ioredis';
@@ -120,8 +120,7 @@ async function main(): Promise<void> {
   const sides: Side[] = [];
   try {
     await waitHttp(`${simUrl}/_sim/requests`);
-    // streams in one write, as the peer harness's stub sends them (chat.bench.ts, BENCH_STREAM_ONE_WRITE)
-    if (process.env.BENCH_STREAM_ONE_WRITE === '1') await fetch(`${simUrl}/_sim/knobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'sim-chat-1', oneWrite: true }) });
+    await streamsInOneWriteIfAsked(simUrl);
     for (const name of ['A', 'B'] as const) sides.push(await startSide(name, services, simUrl));
     const messages = [{ role: 'user', content: 'benchmark prompt with a few words' }];
     const body = { model: 'sim-chat', messages, stream: MODE === 'stream' };

@@ -4,7 +4,7 @@ import { ensureServices } from '../services';
 import { deleteKeysByPrefix } from '../services/redis';
 import { freePort } from '../services/free-port';
 import { runLoad, pct } from './load';
-import { benchEnv, exited, waitHttp } from './processes';
+import { benchEnv, exited, setSimKnobs, waitHttp } from './processes';
 
 /**
  * `npm run bench:batches` (a measurement, not a test): an interactive org's chat latency alone, then
@@ -54,7 +54,7 @@ async function main(): Promise<void> {
   try {
     await waitHttp(`${simUrl}/_sim/requests`);
     await waitHttp(`http://127.0.0.1:${webPort}/healthz`);
-    await fetch(`${simUrl}/_sim/knobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'sim-chat-1', delayMs: UPSTREAM_MS }) });
+    await setSimKnobs(simUrl, 'sim-chat-1', { delayMs: UPSTREAM_MS });
     const gw = `http://127.0.0.1:${webPort}`;
     const body = { model: 'sim-chat', messages: [{ role: 'user', content: 'benchmark prompt with a few words' }] };
     const measure = async () => {

@@ -6,7 +6,7 @@ import { deleteKeysByPrefix } from '../services/redis';
 import { freePort } from '../services/free-port';
 import { runLoad, pct, type LoadResult } from './load';
 import { readCpu, cpuPerRequestUs } from './cpu';
-import { benchEnv, exited, waitHttp } from './processes';
+import { benchEnv, exited, setSimKnobs, streamsInOneWriteIfAsked, waitHttp } from './processes';
 import { readNodes, spreadRows } from './cluster-spread';
 import { readRedisCounts, perRequest, detail, REDIS_COUNT_HEAD } from './redis-counts';
 import { recordScripts, scriptLines } from './redis-scripts';
@@ -35,11 +35,6 @@ const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '1,16,64').split(',').map(
 const MODES = new Set((process.env.BENCH_MODES ?? 'json,stream,embeddings,rerank,search,failover,flood').split(','));
 /** The chat worker's slots (CHAT_INTERACTIVE_CONCURRENCY of the bench's worker process; BENCH_WORKER_SLOTS, default 256). */
 const WORKER_SLOTS = Number(process.env.BENCH_WORKER_SLOTS ?? 256);
-/**
- * BENCH_STREAM_ONE_WRITE=1: the simulator sends each chat stream in one write (its `oneWrite` knob),
- * as the peer harness's stub does, so a stream's events reach the worker in one read.
- */
-const STREAM_ONE_WRITE = process.env.BENCH_STREAM_ONE_WRITE === '1';
 /** The flood cell's in-flight requests from the flooding organization (default four times the workers' slots). */
 const FLOOD_IN_FLIGHT = Number(process.env.BENCH_FLOOD_IN_FLIGHT ?? 4 * WORKER_SLOTS);
 const dist = path.resolve(__dirname, '..', '..');
@@ -170,7 +165,7 @@ async function main(): Promise<void> {
     };
 
     const messages = [{ role: 'user', content: 'benchmark prompt with a few words' }];
-    if (STREAM_ONE_WRITE) await fetch(`${simUrl}/_sim/knobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'sim-chat-1', oneWrite: true }) });
+    await streamsInOneWriteIfAsked(simUrl); // BENCH_STREAM_ONE_WRITE (processes.ts)
     for (const stream of [false, true].filter((s) => MODES.has(s ? 'stream' : 'json'))) {
       for (const c of CONCURRENCY) {
         await cell(stream ? 'stream (TTFB)' : 'json', c, ['/v1/chat/completions', { model: 'sim-chat-1', messages, stream }], ['/v1/chat/completions', { model: 'sim-chat', messages, stream }], stream);
@@ -180,7 +175,7 @@ async function main(): Promise<void> {
     // Fail-over (docs/routing.md): two deployments of one model, and one retry in (about) every request:
     // 'bench-flaky' answers 503 (Retry-After: 0) to every other attempt, so a failed attempt is retried at once.
     if (MODES.has('failover')) {
-      await fetch(`${simUrl}/_sim/knobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'bench-flaky', status: 503, statusEvery: 2, retryAfter: 0 }) });
+      await setSimKnobs(simUrl, 'bench-flaky', { status: 503, statusEvery: 2, retryAfter: 0 });
       for (const c of CONCURRENCY) {
         await cell('pool of 2', c, ['/v1/chat/completions', { model: 'sim-chat-1', messages }], ['/v1/chat/completions', { model: 'bench-pool-2', messages }], false);
         await cell('one retry', c, ['/v1/chat/completions', { model: 'sim-chat-1', messages }], ['/v1/chat/completions', { model: 'bench-retry', messages }], false);

@@ -6,7 +6,7 @@ import { ensurePostgres, ensureDatabase } from '../services/postgres';
 import { ensureRedis } from '../services/redis';
 import { procfileNodeArgs } from './procfile';
 import { freePort } from '../services/free-port';
-import { benchEnv } from './processes';
+import { benchEnv, setSimKnobs } from './processes';
 import { seedChatOrg } from './seed-chat-org';
 
 /**
@@ -54,7 +54,7 @@ async function main(): Promise<void> {
     await waitHttp(`${simUrl}/_sim/requests`);
     await waitHttp(`http://127.0.0.1:${webPort}/healthz`);
     const words = 40;
-    await fetch(`${simUrl}/_sim/knobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'sim-chat-1', tokenDelayMs: Math.round((STREAM_S * 1000) / words), outputWords: words }) });
+    await setSimKnobs(simUrl, 'sim-chat-1', { tokenDelayMs: Math.round((STREAM_S * 1000) / words), outputWords: words });
     const rssIdle = rssMb(web.pid!);
     const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
     const body = JSON.stringify({ model: 'sim-chat', stream: true, messages: [{ role: 'user', content: 'hold this stream' }] });

@@ -54,3 +54,17 @@ export async function runChatBench(env: NodeJS.ProcessEnv): Promise<void> {
   });
   if (code !== 0) throw new Error(`the bench exited with ${code}`);
 }
+
+/** Sets the simulator's knobs for one upstream model (scripts/simulator/knobs.ts; `POST /_sim/knobs`). */
+export async function setSimKnobs(simUrl: string, model: string, knobs: Record<string, unknown>): Promise<void> {
+  await fetch(`${simUrl}/_sim/knobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model, ...knobs }) });
+}
+
+/**
+ * BENCH_STREAM_ONE_WRITE=1 (`npm run bench`, `npm run bench:ab`): the simulator sends each chat stream
+ * of the bench's model in one write (its `oneWrite` knob), as the peer harness's stub does, so a
+ * stream's events reach the worker in one read.
+ */
+export async function streamsInOneWriteIfAsked(simUrl: string): Promise<void> {
+  if (process.env.BENCH_STREAM_ONE_WRITE === '1') await setSimKnobs(simUrl, 'sim-chat-1', { oneWrite: true });
+}
