@@ -1,3 +1,4 @@
+import { performance } from 'perf_hooks';
 import type { Worker } from 'bullmq';
 import { workerConcurrencyFactor } from '../shared/metrics';
 import { LoopLagTicker, RecentOrgs } from '../shared/loop-lag';
@@ -8,7 +9,7 @@ import { LoopLagTicker, RecentOrgs } from '../shared/loop-lag';
  * every slot busy, the loop runs behind and every job's run stretches, a quiet organization's job
  * included, although the queue's fair share gave it the next slot. So while the loop runs more than
  * `lagMs` behind, the governor takes fewer jobs (each worker's concurrency times a factor that
- * shrinks by a quarter per lagging tick, down to `minFactor`); while it is calm (under half of
+ * shrinks per lagging tick, `cutStep`, down to `minFactor`); while it is calm (under half of
  * `lagMs`) the factor grows back (GROW_CONTENDED, GROW_ALONE). Jobs not taken wait in the queue, where the fair
  * share orders them (the org with fewer jobs in flight first), instead of in this process's loop.
  * It acts only while jobs of more than one organization reached this process in the last 2 s (one
@@ -29,6 +30,20 @@ const CONTENDED_WINDOW_MS = 2_000;
 const GROW_CONTENDED = 1 / 256;
 const GROW_ALONE = 1 / 32;
 
+/**
+ * A cut takes away a quarter of the factor or the slots that CUT_STALL_MS of job starts fill at the
+ * rate jobs start here, whichever is less (one slot at least): after a cut the workers fetch nothing
+ * until as many running jobs have finished, and a quiet organization's job, first in the queue, waits
+ * that long for a slot. A flood of quick jobs that takes every core started about a job a millisecond
+ * here: 10 slots a lagging tick, a quarter once under 40. A flood of jobs that wait on their upstream
+ * for most of a second starts a third of that, and a quarter of 256 slots stopped every fetch for about
+ * 200 ms, while such a process's loop runs behind only now and then (a collection, answers that
+ * arrive together) and fewer slots do not make it faster: with a quarter a cut, the quiet
+ * organization's p99 read 9.4x its alone figure and the flood 228 req/s; with this bound 2.6x and
+ * 373 req/s (the flood of quick jobs: 6.4x against 9.2x, the price; docs/benchmark.md, *twelfth session*).
+ */
+const CUT_STALL_MS = 10;
+
 export interface GovernorOptions {
   /** Loop delay (ms) above which the process takes fewer jobs; 0 turns the governor off. */
   lagMs: number;
@@ -43,6 +58,10 @@ export class ConcurrencyGovernor {
   private factor = 1;
   private readonly ticker: LoopLagTicker;
   private started = false;
+  /** Jobs started here since the last tick, when that was, and the rate they start at (a ms, moving average). */
+  private startedSinceTick = 0;
+  private lastTick = 0;
+  private startRate = 0;
   lag = 0;
 
   constructor(workers: Worker[], private readonly opts: GovernorOptions) {
@@ -95,7 +114,12 @@ export class ConcurrencyGovernor {
 
   /** A job of `orgId` started here (the workers' `active` event). */
   note(orgId: string): void {
-    if (this.orgs.note(orgId) > 1 && this.started && !this.ticker.running) this.ticker.start();
+    this.startedSinceTick++;
+    if (this.orgs.note(orgId) > 1 && this.started && !this.ticker.running) {
+      this.lastTick = performance.now();
+      this.startedSinceTick = 0;
+      this.ticker.start();
+    }
   }
 
   /** Jobs of more than one organization started here in the last 2 s. */
@@ -107,7 +131,8 @@ export class ConcurrencyGovernor {
     this.lag = lag;
     const before = this.factor;
     const contended = this.contended();
-    if (this.lag > this.opts.lagMs && contended) this.factor = Math.max(this.opts.minFactor, this.factor * 0.75);
+    this.noteStartRate();
+    if (this.lag > this.opts.lagMs && contended) this.factor = Math.max(this.opts.minFactor, this.factor - this.cutStep());
     else if (this.lag < this.opts.lagMs / 2) this.factor = Math.min(1, this.factor + (contended ? GROW_CONTENDED : GROW_ALONE));
     if (this.factor === before) {
       // calm, at full concurrency, one organization: stop sampling until a second one shows up
@@ -116,6 +141,22 @@ export class ConcurrencyGovernor {
     }
     workerConcurrencyFactor.set(this.factor);
     for (const w of this.base.keys()) this.apply(w);
+  }
+
+  private noteStartRate(): void {
+    const now = performance.now();
+    const ms = now - this.lastTick;
+    if (ms > 0) this.startRate = 0.8 * this.startRate + (0.2 * this.startedSinceTick) / ms;
+    this.lastTick = now;
+    this.startedSinceTick = 0;
+  }
+
+  /** How much of the factor one lagging tick takes: a quarter, or the slots CUT_STALL_MS of starts fill (one at least). */
+  private cutStep(): number {
+    let slots = 0;
+    for (const n of this.base.values()) slots += n;
+    const stallSlots = Math.max(1, this.startRate * CUT_STALL_MS);
+    return Math.min(this.factor * 0.25, stallSlots / Math.max(1, slots));
   }
 
   private apply(w: Worker): void {

@@ -31,12 +31,26 @@ const CLUSTER = process.env.BENCH_CLUSTER === '1';
 const BENCH_DB = process.env.BENCH_DATABASE_NAME ?? 'gateway_bench';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '1,16,64').split(',').map(Number);
-/** BENCH_MODES narrows the run, e.g. `json,stream` (default: json,stream,embeddings,rerank,search,failover,flood). */
-const MODES = new Set((process.env.BENCH_MODES ?? 'json,stream,embeddings,rerank,search,failover,flood').split(','));
+/** BENCH_MODES narrows the run, e.g. `json,stream` (default: json,stream,embeddings,rerank,search,failover,flood,flood-cpu). */
+const MODES = new Set((process.env.BENCH_MODES ?? 'json,stream,embeddings,rerank,search,failover,flood,flood-cpu').split(','));
 /** The chat worker's slots (CHAT_INTERACTIVE_CONCURRENCY of the bench's worker process; BENCH_WORKER_SLOTS, default 256). */
 const WORKER_SLOTS = Number(process.env.BENCH_WORKER_SLOTS ?? 256);
 /** The flood cell's in-flight requests from the flooding organization (default four times the workers' slots). */
 const FLOOD_IN_FLIGHT = Number(process.env.BENCH_FLOOD_IN_FLIGHT ?? 4 * WORKER_SLOTS);
+/**
+ * The `flood` cell's upstream time of each of the flooding org's requests (BENCH_FLOOD_UPSTREAM_MS).
+ * Issue 29 §4's probe kept 4x the worker's 64 slots busy with 200 ms requests: the flood is bound by
+ * the slots (320 req/s), not by the machine. The same bound with this bench's slots is 200 ms x
+ * slots / 64 (800 ms with 256). `flood-cpu` is the same cell with instant upstream answers: the flood
+ * then takes every core the machine has (a stress case beyond the issue's).
+ */
+const FLOOD_UPSTREAM_MS = Number(process.env.BENCH_FLOOD_UPSTREAM_MS ?? Math.round((200 * WORKER_SLOTS) / 64));
+/**
+ * How much each of those answers' time varies, ± this fraction (BENCH_FLOOD_UPSTREAM_JITTER, default 0.5):
+ * a model's answers take more or less time with their length; with one fixed time, the flood's jobs,
+ * started together, would finish together in waves that no real upstream makes.
+ */
+const FLOOD_UPSTREAM_JITTER = Number(process.env.BENCH_FLOOD_UPSTREAM_JITTER ?? 0.5);
 const dist = path.resolve(__dirname, '..', '..');
 /**
  * BENCH_TRACING: `off` (default) or a sampling ratio (`1` = every request, `0.01`): the gateway's
@@ -114,6 +128,8 @@ async function main(): Promise<void> {
   const pooled = { capabilities: { chat: true }, prices: { input_token: 0.5, output_token: 1.5 } };
   await upsertModel({ id: 'bench-pool-2', ...pooled, deployments: [{ name: 'a', provider: 'simulator', upstream: 'sim-chat-1' }, { name: 'b', provider: 'simulator', upstream: 'sim-chat-2' }] });
   await upsertModel({ id: 'bench-retry', ...pooled, deployments: [{ name: 'flaky', provider: 'simulator', upstream: 'bench-flaky' }] });
+  // The flood cell's flooding org calls this one: its answers are late by the simulator's knob, the quiet org's are not.
+  await upsertModel({ id: 'bench-slow', ...pooled, deployments: [{ name: 'slow', provider: 'simulator', upstream: 'bench-slow' }] });
   await bumpEpoch(redis);
   redis.disconnect();
   await closeDb();
@@ -197,16 +213,19 @@ async function main(): Promise<void> {
       const headers = { direct: { authorization: 'Bearer sim-tavily-platform-key' }, gateway: { accept: 'application/json, text/event-stream' } };
       for (const c of CONCURRENCY) await cell('search (MCP)', c, ['/tavily/search', { query: 'benchmark query', max_results: 5 }], ['/mcp', call], false, false, headers);
     }
-    // Fair share under a flood (issue 29 part 4): one org keeps FLOOD_IN_FLIGHT requests in flight, a quiet org sends one at a time.
-    const floodTable = MODES.has('flood') && !cluster
-      ? floodRows(
-          await floodCell({
-            gatewayUrl: `http://127.0.0.1:${webPort}`, floodKey: key, floodOrgId: org.id, quietKey, quietOrgId: quietOrg.id, body: { model: 'sim-chat', messages },
-            inFlight: FLOOD_IN_FLIGHT, seconds: SECONDS, redis: cpuRedis, queueKeys: shardsOf('chat-interactive').map((name) => `${keys.bullPrefix(name)}:${name}`),
-          }),
-          FLOOD_IN_FLIGHT,
-        )
-      : undefined;
+    // Fair share under a flood (issue 29 part 4): one org keeps FLOOD_IN_FLIGHT requests in flight, a quiet org sends one at a time:
+    // `flood` with the flood's answers FLOOD_UPSTREAM_MS late (bound by the worker's slots, the issue's probe), `flood-cpu` instant.
+    const floodTables: Array<{ title: string; rows: string[][] }> = [];
+    for (const [mode, upstreamMs] of [['flood', FLOOD_UPSTREAM_MS], ['flood-cpu', 0]] as const) {
+      if (!MODES.has(mode) || cluster) continue;
+      await setSimKnobs(simUrl, 'bench-slow', upstreamMs ? { delayMs: upstreamMs, delayJitter: FLOOD_UPSTREAM_JITTER } : {});
+      const r = await floodCell({
+        gatewayUrl: `http://127.0.0.1:${webPort}`, floodKey: key, floodOrgId: org.id, quietKey, quietOrgId: quietOrg.id,
+        body: { model: 'sim-chat', messages }, floodBody: { model: 'bench-slow', messages },
+        inFlight: FLOOD_IN_FLIGHT, seconds: SECONDS, redis: cpuRedis, queueKeys: shardsOf('chat-interactive').map((name) => `${keys.bullPrefix(name)}:${name}`),
+      });
+      floodTables.push({ title: `${mode}: the flood's answers ${upstreamMs ? `${upstreamMs} ms late (bound by the worker's ${WORKER_SLOTS} slots)` : 'instant (bound by the machine)'}`, rows: floodRows(r, FLOOD_IN_FLIGHT) });
+    }
     const nodesAfter = cluster ? await readNodes(cpuRedis as import('ioredis').Cluster) : [];
     cpuRedis.disconnect();
     table(['mode', 'conc', 'direct req/s', 'gateway req/s', 'ratio', 'direct p50 ms', 'gateway p50 ms', 'added p50 ms', 'direct p99 ms', 'gateway p99 ms', 'errors'], rows);
@@ -218,14 +237,14 @@ async function main(): Promise<void> {
       table(['mode', 'conc', ...REDIS_COUNT_HEAD], countRows);
       console.log('');
     }
-    if (floodTable) {
-      console.log('Fair share under a flood (JSON chat): the quiet org at concurrency 1, alone and while another org keeps');
+    for (const { title, rows: floodTable } of floodTables) {
+      console.log(`Fair share under a flood (JSON chat), ${title}: the quiet org at concurrency 1, alone and while another org keeps`);
       console.log(`${FLOOD_IN_FLIGHT} requests in flight; its jobs' slot wait (added → a worker took it) and worker run (taken → finished);`);
       console.log('rest = client time − slot wait − worker run at the same percentile (the pod, Redis hops, the network);');
       console.log('pod in = request sent → job added, pod out = job completed → reply read (Redis clock vs the client\'s, one machine):');
       table(FLOOD_HEAD, floodTable);
       const [alone, flooded] = [floodTable[0][3], floodTable[1][3]].map(Number);
-      console.log(`quiet org p99 under the flood: ${(flooded / alone).toFixed(2)}x alone (goal: at most 2x)`);
+      console.log(`quiet org p99 under the flood: ${(flooded / alone).toFixed(2)}x alone${title.startsWith('flood:') ? ' (goal: at most 2x)' : ''}`);
       console.log('');
     }
     summary.forEach((s) => console.log(s));

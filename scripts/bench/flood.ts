@@ -20,7 +20,10 @@ export interface FloodSetup {
   floodOrgId: string;
   quietKey: string;
   quietOrgId: string;
+  /** The quiet org's request body. */
   body: object;
+  /** The flooding org's (default: the quiet org's). */
+  floodBody?: object;
   inFlight: number;
   seconds: number;
   redis: RedisClient;
@@ -75,7 +78,7 @@ export async function floodCell(s: FloodSetup): Promise<{ alone: Stages; flooded
   const aloneIds = new Set(alone.samples.map((x) => x.requestId));
   const aloneStages = stagesOf(aloneEvents, (id) => aloneIds.has(id), alone.samples.map((x) => x.total), alone.samples);
 
-  const child = spawn(process.execPath, [path.join(__dirname, 'flood-load.js'), quietUrl, s.floodKey, JSON.stringify(s.body), String(s.inFlight), String(s.seconds + 2)], {
+  const child = spawn(process.execPath, [path.join(__dirname, 'flood-load.js'), quietUrl, s.floodKey, JSON.stringify(s.floodBody ?? s.body), String(s.inFlight), String(s.seconds + 2)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';

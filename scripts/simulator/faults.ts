@@ -8,7 +8,7 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * (status, malformed or hang); a `hold` waits here for the test's release and the route should stop.
  */
 export async function applyFaults(k: TakenKnobs, res: Response): Promise<boolean> {
-  if (k.delayMs) await sleep(k.delayMs);
+  if (k.delayMs) await sleep(k.delayJitter ? k.delayMs * (1 - k.delayJitter + 2 * k.delayJitter * Math.random()) : k.delayMs);
   if (k.released) await k.released;
   if (k.hang) return true; // never answer; the client's abort closes the socket
   if (k.status && k.status >= 400) {

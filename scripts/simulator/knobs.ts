@@ -5,6 +5,11 @@
 export interface Knobs {
   /** Delay before the response starts. */
   delayMs?: number;
+  /**
+   * Spreads `delayMs` uniformly over ± this fraction of it (0.5: 50 % to 150 %), as real upstreams'
+   * times vary; with one fixed delay, requests started together finish together, in waves.
+   */
+  delayJitter?: number;
   /** Delay between streamed tokens. */
   tokenDelayMs?: number;
   /** Answer this status instead of a result... */

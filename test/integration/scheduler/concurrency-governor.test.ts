@@ -73,6 +73,35 @@ describe('worker concurrency governor: fewer interactive jobs while the worker p
     }
   });
 
+  it('two organizations, jobs starting a few a second, the loop behind now and then: each cut is a slot or so, not a quarter', async () => {
+    const g = startGovernor(0.05);
+    const jobs = setInterval(() => {
+      g.note('org-a');
+      g.note('org-b');
+    }, 20);
+    // one 30 ms stall every 150 ms (a collection, answers arriving together): at 100 jobs a second, 10 ms of
+    // starts is one slot; a quarter of the slots per stall (the cut before) would leave under 45 after a second
+    const stalls = setInterval(() => {
+      const until = Date.now() + 30;
+      while (Date.now() < until) { /* a lone stall */ }
+    }, 150);
+    let maxLag = 0;
+    const watch = setInterval(() => (maxLag = Math.max(maxLag, g.lag)), 1);
+    try {
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(g.sampling, 'contended: the loop is sampled').to.equal(true);
+      expect(maxLag, 'the governor saw ticks behind its 5 ms').to.be.above(5);
+      expect(worker.concurrency, 'a slot or so per stall, given back between them').to.be.at.least(60);
+      // the same two organizations with the loop behind tick after tick: cut
+      stopLag = lagLoop(20);
+      expect(await waitFor(() => worker.concurrency < 40, 5_000, 1), `concurrency ${worker.concurrency}`).to.equal(true);
+    } finally {
+      clearInterval(jobs);
+      clearInterval(stalls);
+      clearInterval(watch);
+    }
+  });
+
   it('one organization alone: the concurrency stays, however far behind the loop is', async () => {
     const g = startGovernor(0.05);
     // one organization's jobs keep arriving while the loop lags
