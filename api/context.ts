@@ -7,6 +7,7 @@ import { Catalog } from '../shared/catalog/catalog';
 import { LeaseManager } from '../shared/lanes/leases';
 import { Queues } from '../shared/queues/queues';
 import { ReplyHub } from '../shared/queues/reply-hub';
+import { ExpressShare } from '../shared/queues/express';
 import { SwitchBoard } from '../shared/switches/switches';
 import { addMetricSources } from '../shared/metrics';
 import { FairRead } from './fair-read';
@@ -24,6 +25,8 @@ export interface AppContext {
   leases: LeaseManager;
   queues: Queues;
   replies: ReplyHub;
+  /** The pod's share of the express slots (shared/queues/express.ts). */
+  express: ExpressShare;
   switches: SwitchBoard;
   /** Pauses over-share organizations' connections while the pod lags (api/fair-read.ts). */
   fairRead: FairRead;
@@ -46,16 +49,19 @@ export async function createContext(podId = config().podId): Promise<AppContext>
   const switches = new SwitchBoard(redis, sub);
   await switches.start();
   const leases = new LeaseManager(redis, cfg.leaseTtlMs, cfg.leaseKeepMs);
+  const express = new ExpressShare(redis, podId);
+  await express.start();
   const dropMetrics = addMetricSources(queues, { held: () => leases.heldCounts() });
   const fairRead = new FairRead(cfg.fairRead);
   fairRead.start();
-  return { podId, redis, sub, directory, catalog, leases, queues, replies, switches, fairRead, dropMetrics };
+  return { podId, redis, sub, directory, catalog, leases, queues, replies, express, switches, fairRead, dropMetrics };
 }
 
 export async function closeContext(ctx: AppContext): Promise<void> {
   ctx.dropMetrics();
   ctx.fairRead.stop();
   ctx.leases.stop();
+  await ctx.express.stop();
   ctx.switches.stop();
   await ctx.replies.stop();
   await ctx.queues.close();

@@ -14,10 +14,12 @@ import { startMetricsServer } from './metrics-server';
 import { SchedulerSettingsFollower } from './scheduler-settings';
 import { ConcurrencyGovernor } from './concurrency-governor';
 import { shardPosition } from '../shared/queues/shards';
+import { ExpressAnnouncer, expressWorkers } from '../shared/queues/express';
 
 /** The queues whose workers the governor adapts: the interactive lanes (background lanes soak up idle capacity anyway). */
 const INTERACTIVE: readonly string[] = ['chat-interactive', 'embeddings'];
-const interactive = (w: Worker) => INTERACTIVE.includes(shardPosition(w.name)?.queue ?? w.name);
+/** Not the express workers: their few slots are the reserve of quiet orgs (shared/queues/express.ts). */
+const interactive = (w: Worker) => !shardPosition(w.name)?.express && INTERACTIVE.includes(shardPosition(w.name)?.queue ?? w.name);
 import { UsageDrainers } from '../shared/metering/usage-drainers';
 import { outboxStats } from '../shared/metering/usage-outbox';
 import { addUsageOutboxSource } from '../shared/metrics';
@@ -62,6 +64,9 @@ export async function startPools(pools: PoolName[]): Promise<RunningPools> {
   await settings.start();
   governor.start();
   for (const w of workers) if (!w.isPaused()) void w.run().catch((err) => logger.error({ err, queue: w.name }, 'worker stopped'));
+  // pods send express jobs only once a worker's express slots are announced
+  const express = new ExpressAnnouncer(runtime.redis, config().podId, expressWorkers(workers));
+  await express.start();
   const drainer = new UsageDrainers();
   await drainer.start();
   const dropMetrics = addUsageOutboxSource({ stats: () => outboxStats(runtime.redis) });
@@ -74,6 +79,7 @@ export async function startPools(pools: PoolName[]): Promise<RunningPools> {
     async close() {
       settings.stop();
       governor.stop();
+      await express.stop();
       await Promise.all(workers.map((w) => w.close()));
       await drainer.stop(); // after the workers: their last usage events go to Postgres too
       dropMetrics();

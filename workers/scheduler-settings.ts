@@ -61,7 +61,8 @@ export class SchedulerSettingsFollower {
     for (const w of this.workers) {
       const { queue } = position(w);
       const s = settings.get(queue)!;
-      const concurrency = s.concurrency === null ? this.defaults.get(w)! : shardConcurrency(s.concurrency, shardCount(queue));
+      // an express worker keeps its few slots (CHAT_EXPRESS_CONCURRENCY); pause and resume apply to it too
+      const concurrency = s.concurrency === null || position(w).express ? this.defaults.get(w)! : shardConcurrency(s.concurrency, shardCount(queue));
       if (this.governor?.governs(w)) {
         if (this.governor.baseOf(w) !== concurrency) {
           this.governor.setBase(w, concurrency);

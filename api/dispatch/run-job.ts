@@ -242,6 +242,8 @@ async function runAdmitted<Q extends QueueName>(
     throw refusal;
   }
   const lease = admitted.lease;
+  // an org with nothing else in flight in the lane goes to the express slots, within this pod's share (express.ts)
+  const express = ctx.express.take(opts.queue, lease.heldBefore);
   const admittedAt = Date.now();
   if (who.log) who.log.admittedAt = admittedAt;
   who.onTiming?.({ admittedAt });
@@ -264,7 +266,7 @@ async function runAdmitted<Q extends QueueName>(
         wait.end();
         fn();
       };
-      const cancel = () => void cancelJob(ctx.redis, ctx.queues, opts.queue, jobId).catch((err) => logger.warn({ err }, 'cancel failed'));
+      const cancel = () => void cancelJob(ctx.redis, ctx.queues, opts.queue, jobId, express).catch((err) => logger.warn({ err }, 'cancel failed'));
       const onAbort = () => {
         ctx.replies.unregister(jobId);
         cancel();
@@ -327,7 +329,7 @@ async function runAdmitted<Q extends QueueName>(
         );
       };
       try {
-        ctx.replies.register(jobId, opts.queue, handlers, deadline, onDeadline, replyTo);
+        ctx.replies.register(jobId, opts.queue, handlers, deadline, onDeadline, replyTo, express);
       } catch (err) {
         // a job id this pod already awaits: refused, and the abort listener goes, so that this call
         // can never unregister or cancel the other one's job
@@ -355,7 +357,7 @@ async function runAdmitted<Q extends QueueName>(
       if (sent.recording) sent.set({ [A.messagingSystem]: 'bullmq', [A.messagingDestination]: opts.queue, [A.messagingOperationType]: 'send', [A.messagingMessageId]: jobId });
       const carrier = sent.carrier();
       if (carrier) data.trace = carrier;
-      enqueue(ctx.queues, opts.queue, data, lease.heldBefore, settings.priorityStep).then(
+      enqueue(ctx.queues, opts.queue, data, lease.heldBefore, settings.priorityStep, express).then(
         () => {
           ctx.replies.added(jobId);
           sent.end();
@@ -369,6 +371,7 @@ async function runAdmitted<Q extends QueueName>(
       );
     });
   } finally {
+    if (express) ctx.express.done(opts.queue);
     void ctx.leases.release(lease).catch((err) => logger.warn({ err }, 'lease release failed'));
     if (releaseAlso) void releaseAlso().catch((err) => logger.warn({ err }, 'lease release failed'));
   }

@@ -123,7 +123,7 @@ async function main(): Promise<void> {
   // Model pools (docs/routing.md): two deployments balanced, and a pool of one whose every other attempt fails.
   const { upsertModel } = await import('../../shared/catalog/catalog-ops.js');
   const { bumpEpoch } = await import('../../shared/cache/epoch.js');
-  const { shardsOf } = await import('../../shared/queues/shards.js');
+  const { bullQueuesOf } = await import('../../shared/queues/shards.js');
   const { keys } = await import('../../shared/redis/keys.js');
   const pooled = { capabilities: { chat: true }, prices: { input_token: 0.5, output_token: 1.5 } };
   await upsertModel({ id: 'bench-pool-2', ...pooled, deployments: [{ name: 'a', provider: 'simulator', upstream: 'sim-chat-1' }, { name: 'b', provider: 'simulator', upstream: 'sim-chat-2' }] });
@@ -222,7 +222,7 @@ async function main(): Promise<void> {
       const r = await floodCell({
         gatewayUrl: `http://127.0.0.1:${webPort}`, floodKey: key, floodOrgId: org.id, quietKey, quietOrgId: quietOrg.id,
         body: { model: 'sim-chat', messages }, floodBody: { model: 'bench-slow', messages },
-        inFlight: FLOOD_IN_FLIGHT, seconds: SECONDS, redis: cpuRedis, queueKeys: shardsOf('chat-interactive').map((name) => `${keys.bullPrefix(name)}:${name}`),
+        inFlight: FLOOD_IN_FLIGHT, seconds: SECONDS, redis: cpuRedis, queueKeys: bullQueuesOf('chat-interactive').map((name) => `${keys.bullPrefix(name)}:${name}`),
       });
       floodTables.push({ mode, title: `${mode}: the flood's answers ${upstreamMs ? `${upstreamMs} ms late (bound by the worker's ${WORKER_SLOTS} slots)` : 'instant (bound by the machine)'}`, rows: floodRows(r, FLOOD_IN_FLIGHT) });
     }

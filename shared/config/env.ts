@@ -39,6 +39,12 @@ export interface Config {
   /** Default worker concurrency per lane; operator-tunable per pool later. */
   chatInteractiveConcurrency: number;
   chatBackgroundConcurrency: number;
+  /**
+   * Express slots of a chat worker process (CHAT_EXPRESS_CONCURRENCY, default 8; 0: none): an extra
+   * BullMQ worker on the `chat-interactive-express` queue, which only the jobs of organizations with
+   * nothing else in flight in the lane reach (shared/queues/express.ts, docs/scaling.md).
+   */
+  chatExpressConcurrency: number;
   /** Embeddings pool worker concurrency (embeddings and rerank jobs), per process. */
   embeddingsConcurrency: number;
   /** Search pool worker concurrency per process. */
@@ -204,6 +210,7 @@ const schema = Joi.object({
   }, 'strong secret'),
   CHAT_INTERACTIVE_CONCURRENCY: Joi.number().integer().min(1).default(64),
   CHAT_BACKGROUND_CONCURRENCY: Joi.number().integer().min(1).default(8),
+  CHAT_EXPRESS_CONCURRENCY: Joi.number().integer().min(0).max(1000).default(8),
   EMBEDDINGS_CONCURRENCY: Joi.number().integer().min(1).default(32),
   SEARCH_CONCURRENCY: Joi.number().integer().min(1).default(32),
   SEARCH_TIMEOUT_MS: Joi.number().integer().min(1000).default(30000),
@@ -339,6 +346,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretKey: value.SECRET_KEY,
     chatInteractiveConcurrency: value.CHAT_INTERACTIVE_CONCURRENCY,
     chatBackgroundConcurrency: value.CHAT_BACKGROUND_CONCURRENCY,
+    chatExpressConcurrency: value.CHAT_EXPRESS_CONCURRENCY,
     embeddingsConcurrency: value.EMBEDDINGS_CONCURRENCY,
     searchConcurrency: value.SEARCH_CONCURRENCY,
     searchTimeoutMs: value.SEARCH_TIMEOUT_MS,

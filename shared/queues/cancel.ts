@@ -3,23 +3,24 @@ import type { RedisClient } from '../redis/connection';
 import { keys } from '../redis/keys';
 import type { Queues } from './queues';
 import type { QueueName } from './names';
-import { shardForJob, shardsOf } from './shards';
+import { bullQueuesOf, shardForJob } from './shards';
 import { JobAbortController } from './abort-relay';
 import { ttlOptions } from '../cache/ttl-resolution';
 
 /**
- * Pod side: a waiting job is removed outright; a running one (locked by a worker) cannot be, so a
+ * Pod side (`bullQueue`: the BullMQ queue the pod added the job to, by default the shard its id picks):
+ * a waiting job is removed outright; a running one (locked by a worker) cannot be, so a
  * cancel is published on the sharded cancel channel of the job's queue shard (in its slot), which the worker
  * owning the job turns into an abort of the upstream call.
  */
-export async function cancelJob(redis: RedisClient, queues: Queues, queue: QueueName, jobId: string): Promise<void> {
+export async function cancelJob(redis: RedisClient, queues: Queues, queue: QueueName, jobId: string, bullQueue = shardForJob(queue, jobId)): Promise<void> {
   let removed = 0;
   try {
-    removed = await queues.forJob(queue, jobId).remove(jobId);
+    removed = await queues.get(bullQueue).remove(jobId);
   } catch {
     removed = 0; // locked by a worker
   }
-  if (!removed) await redis.spublish(keys.cancelChannel(shardForJob(queue, jobId)), jobId);
+  if (!removed) await redis.spublish(keys.cancelChannel(bullQueue), jobId);
 }
 
 /** How many cancels of jobs not (yet) running a worker remembers, and for how long. */
@@ -48,7 +49,7 @@ export class CancelListener {
   }
 
   async start(queues: readonly QueueName[]): Promise<void> {
-    const channels = new Set(queues.flatMap((q) => shardsOf(q)).map((name) => keys.cancelChannel(name)));
+    const channels = new Set(queues.flatMap((q) => bullQueuesOf(q)).map((name) => keys.cancelChannel(name)));
     this.sub.on('smessage', (channel: string, jobId: string) => {
       if (!channels.has(channel)) return;
       const c = this.controllers.get(jobId);

@@ -37,6 +37,22 @@ export const SHARD_TAGS = {
 
 export type ShardedQueue = keyof typeof SHARD_TAGS;
 
+/**
+ * Express queues (shared/queues/express.ts): a queue's second BullMQ queue, for the jobs of
+ * organizations with nothing else in flight in the lane, served by slots of their own that a flooding
+ * organization's jobs never reach. Its name is its hash tag. Stored in Redis: frozen.
+ */
+export const EXPRESS_QUEUES = {
+  'chat-interactive': 'chat-interactive-express',
+} as const satisfies Partial<Record<QueueName, string>>;
+
+export type ExpressQueue = keyof typeof EXPRESS_QUEUES;
+
+/** The express queue's BullMQ name of a queue that has one. */
+export function expressQueueOf(queue: string): string | undefined {
+  return Object.prototype.hasOwnProperty.call(EXPRESS_QUEUES, queue) ? EXPRESS_QUEUES[queue as ExpressQueue] : undefined;
+}
+
 export const MAX_QUEUE_SHARDS = 8;
 
 export function isSharded(queue: string): queue is ShardedQueue {

@@ -2,7 +2,7 @@ import { Queue, type JobType } from 'bullmq';
 import type { RedisClient } from '../redis/connection';
 import { keys } from '../redis/keys';
 import { ALL_QUEUES, type QueueName } from './names';
-import { shardForJob, shardsOf } from './shards';
+import { bullQueuesOf, shardForJob } from './shards';
 import type { JobData, JobResult } from './payloads';
 
 /** One BullMQ Queue object per name (a queue or one of its shards) per Redis connection, created lazily. */
@@ -29,12 +29,12 @@ export class Queues {
     return this.get<Q>(shardForJob(queue, jobId));
   }
 
-  /** Every shard of a queue (one for a queue that is not sharded). */
+  /** Every BullMQ queue of a queue: its shards (one for a queue that is not sharded) and its express queue (shards.ts, bullQueuesOf). */
   shards<Q extends QueueName>(queue: Q): Array<Queue<JobData<Q>, JobResult>> {
-    return shardsOf(queue).map((name) => this.get<Q>(name));
+    return bullQueuesOf(queue).map((name) => this.get<Q>(name));
   }
 
-  /** Job counts of a queue, summed over its shards. */
+  /** Job counts of a queue, summed over its shards and its express queue. */
   async jobCounts(queue: QueueName, ...states: JobType[]): Promise<Record<string, number>> {
     const sum: Record<string, number> = Object.fromEntries(states.map((s) => [s, 0]));
     for (const c of await Promise.all(this.shards(queue).map((q) => q.getJobCounts(...states)))) {

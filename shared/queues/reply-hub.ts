@@ -26,6 +26,8 @@ export interface ReplyHandlers {
 
 interface Pending {
   queue: QueueName;
+  /** The BullMQ queue the job was added to when not the shard its id picks (its express queue, express.ts). */
+  bullQueue?: string;
   /** The request's reply channel: its kept answer lives in that channel's slot (reply-store.ts). */
   replyTo?: string;
   handlers: ReplyHandlers;
@@ -183,9 +185,9 @@ export class ReplyHub {
    * Register before the job is added so no message can arrive unclaimed. A job id already awaited is
    * refused (throws): taking it over would leave the first waiter with no answer and no deadline.
    */
-  register(jobId: string, queue: QueueName, handlers: ReplyHandlers, deadline: number, onDeadline: () => void, replyTo?: string): void {
+  register(jobId: string, queue: QueueName, handlers: ReplyHandlers, deadline: number, onDeadline: () => void, replyTo?: string, bullQueue?: string): void {
     if (this.pending.has(jobId)) throw new Error(`job ${jobId} is already awaited on this pod`);
-    const p: Pending = { queue, replyTo, handlers, nextSeq: 0, lastSeen: Date.now(), recovering: false, onDeadline, added: false };
+    const p: Pending = { queue, bullQueue, replyTo, handlers, nextSeq: 0, lastSeen: Date.now(), recovering: false, onDeadline, added: false };
     this.armDeadline(jobId, p, deadline);
     this.pending.set(jobId, p);
   }
@@ -349,7 +351,8 @@ export class ReplyHub {
     if (!p || p.recovering || p.held) return;
     p.recovering = true;
     try {
-      const job = await Job.fromId<{ replyTo?: string }, JobResult>(this.queues.forJob(p.queue, id) as never, id);
+      const queue = p.bullQueue ? this.queues.get(p.bullQueue) : this.queues.forJob(p.queue, id);
+      const job = await Job.fromId<{ replyTo?: string }, JobResult>(queue as never, id);
       const state = job ? await job.getState() : 'unknown';
       if (this.pending.get(id) !== p) return;
       p.lastSeen = Date.now();

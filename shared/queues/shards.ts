@@ -1,6 +1,6 @@
 import { config } from '../config/env';
 import { fnv1a } from '../fnv1a';
-import { ALL_QUEUES, isSharded, shardName, type QueueName } from './names';
+import { ALL_QUEUES, EXPRESS_QUEUES, expressQueueOf, isSharded, shardName, type QueueName } from './names';
 
 /** How many shards a queue has: QUEUE_SHARDS_CHAT for the chat queues, QUEUE_SHARDS_EMBEDDINGS for embeddings, 1 for every other queue. */
 export function shardCount(queue: QueueName): number {
@@ -11,6 +11,12 @@ export function shardCount(queue: QueueName): number {
 /** The BullMQ queue names of a queue's shards, shard 0 first. */
 export function shardsOf(queue: QueueName): string[] {
   return Array.from({ length: shardCount(queue) }, (_, i) => shardName(queue, i));
+}
+
+/** Every BullMQ queue a queue's jobs can be in: its shards, then its express queue when it has one (names.ts). */
+export function bullQueuesOf(queue: QueueName): string[] {
+  const express = expressQueueOf(queue);
+  return express ? [...shardsOf(queue), express] : shardsOf(queue);
 }
 
 /**
@@ -38,9 +44,14 @@ export function shardConcurrency(total: number, count: number): number {
   return Math.max(1, Math.ceil(total / count));
 }
 
-/** The declared queue a BullMQ queue name (a shard's or the queue's own) belongs to, and the shard's index. */
-export function shardPosition(bullName: string): { queue: QueueName; index: number } | undefined {
+/**
+ * The declared queue a BullMQ queue name (a shard's, the queue's own or its express queue's) belongs
+ * to, and the shard's index (0 for an express queue, which says `express`).
+ */
+export function shardPosition(bullName: string): { queue: QueueName; index: number; express?: true } | undefined {
   if ((ALL_QUEUES as string[]).includes(bullName)) return { queue: bullName as QueueName, index: 0 };
+  const express = Object.entries(EXPRESS_QUEUES).find(([, name]) => name === bullName);
+  if (express) return { queue: express[0] as QueueName, index: 0, express: true };
   const m = /^(.+)-(\d+)$/.exec(bullName);
   return m && isSharded(m[1]) ? { queue: m[1] as QueueName, index: Number(m[2]) } : undefined;
 }

@@ -28,6 +28,12 @@ export const keys = {
   cacheEpoch: () => `${p()}:{cache}:epoch`,
   /** Sharded channel announcing each epoch bump (see shared/cache/epoch.ts); in the epoch's slot. */
   cacheChannel: () => `${p()}:{cache}:changed`,
+  /**
+   * Who serves an express queue (shared/queues/express.ts): `workers` (sorted set, member
+   * `<slots>|<process id>`, score its expiry) and `pods` (member the pod id, score its expiry), in the
+   * express queue's own slot apart from its jobs.
+   */
+  express: (expressQueue: string, which: 'workers' | 'pods') => `${p()}:{express:${expressQueue}}:${which}`,
   lease: (orgId: string, pool: string, lane: string) => `${p()}:lease:{${orgId}}:${pool}:${lane}`,
   /** A pod's sharded reply channel paired with usage outbox stream `shard` (one per stream, see ReplyHub). */
   replyChannel: (podId: string, shard = 0) => `${p()}:{${outboxTag(shard)}}:reply:${podId}`,

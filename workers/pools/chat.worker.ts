@@ -1,5 +1,6 @@
 import type { Worker } from 'bullmq';
-import { createShardWorkers } from '../../shared/queues/create-worker';
+import { createShardWorkers, createWorker, type JobProcessor } from '../../shared/queues/create-worker';
+import { expressQueueOf } from '../../shared/queues/names';
 import { chatComplete } from '../providers/openai/chatComplete';
 import { chatComplete as anthropicChat } from '../providers/anthropic/chatComplete';
 import { messages as anthropicMessages } from '../providers/anthropic/messages';
@@ -73,7 +74,9 @@ function detailTokens(response: unknown): { cachedTokens?: number; reasoningToke
 
 /**
  * The chat pool: both chat lanes, each with its own concurrency so background work never takes an
- * interactive slot; each lane's worker takes jobs from every shard of its queue (QUEUE_SHARDS_CHAT). The usage event goes into the usage outbox with the result publish.
+ * interactive slot; each lane's worker takes jobs from every shard of its queue (QUEUE_SHARDS_CHAT),
+ * and the interactive lane's express slots (CHAT_EXPRESS_CONCURRENCY) from its express queue. The
+ * usage event goes into the usage outbox with the result publish.
  */
 export function startChatWorkers(rt: WorkerRuntime): Worker[] {
   const cfg = config();
@@ -87,22 +90,24 @@ export function startChatWorkers(rt: WorkerRuntime): Worker[] {
     backoffBaseMs: cfg.poolBackoffBaseMs,
     backoffMaxMs: cfg.poolBackoffMaxMs,
   });
-  return lanes.flatMap(([queue, concurrency]) =>
-    createShardWorkers(rt, queue, concurrency, async (job, ctx) => {
-      const d = job.data;
-      const routed = await routeRequest(state, d, ctx.signal, ctx.emit, (dep, emit) => runChat(d, dep, ctx.signal, emit), ctx.span, ctx.route);
-      const { outcome } = routed;
-      ctx.usage('chat', {
-        inputTokens: outcome.usage.inputTokens,
-        outputTokens: outcome.usage.outputTokens,
-        passthrough: !!d.target.sealedCallerKey,
-        deployment: routed.deployment,
-        ...detailTokens(outcome.response ?? { usage: outcome.streamedUsage }),
-      });
-      // the route set on the answer itself (this job's own), not on a spread's copy (shared/merged.ts)
-      const result = (outcome.response ?? { usage: outcome.usage }) as Record<string, unknown>;
-      result[ROUTE_RESULT_KEY] = routed.meta;
-      return result;
-    }),
-  );
+  const processor: JobProcessor<'chat-interactive' | 'chat-background'> = async (job, ctx) => {
+    const d = job.data;
+    const routed = await routeRequest(state, d, ctx.signal, ctx.emit, (dep, emit) => runChat(d, dep, ctx.signal, emit), ctx.span, ctx.route);
+    const { outcome } = routed;
+    ctx.usage('chat', {
+      inputTokens: outcome.usage.inputTokens,
+      outputTokens: outcome.usage.outputTokens,
+      passthrough: !!d.target.sealedCallerKey,
+      deployment: routed.deployment,
+      ...detailTokens(outcome.response ?? { usage: outcome.streamedUsage }),
+    });
+    // the route set on the answer itself (this job's own), not on a spread's copy (shared/merged.ts)
+    const result = (outcome.response ?? { usage: outcome.usage }) as Record<string, unknown>;
+    result[ROUTE_RESULT_KEY] = routed.meta;
+    return result;
+  };
+  const workers: Worker[] = lanes.flatMap(([queue, concurrency]) => createShardWorkers(rt, queue, concurrency, processor));
+  // the express slots: only jobs of orgs with nothing else in flight reach them (shared/queues/express.ts)
+  if (cfg.chatExpressConcurrency > 0) workers.push(createWorker(rt, 'chat-interactive', cfg.chatExpressConcurrency, processor, expressQueueOf('chat-interactive')));
+  return workers;
 }
