@@ -11,6 +11,7 @@ import { pools, poolsWithSettings } from '../../helpers/pools';
 import { childChatWorkers } from '../../helpers/child-worker';
 import { UsageEvent } from '../../../shared/db/models';
 import { cancelJob } from '../../../shared/queues/cancel';
+import { shardsOf } from '../../../shared/queues/shards';
 import { completedIn } from '../../helpers/completed-jobs';
 import { startGateway } from '../../helpers/harness';
 import { buildPlatformKey, startAdmin } from '../../helpers/admin';
@@ -39,7 +40,13 @@ async function openJobs(orgId: string, states: Array<'active' | 'prioritized' | 
 }
 
 describe('a chat queue in two shards (QUEUE_SHARDS_CHAT=2) on one Redis', () => {
-  poolsWithSettings({ QUEUE_SHARDS_CHAT: '2' });
+  // without express slots: an org with nothing else in flight would go to the express queue, which is
+  // not sharded (shared/queues/express.ts; test/integration/scheduler/express-slots.test.ts)
+  poolsWithSettings({ QUEUE_SHARDS_CHAT: '2', CHAT_EXPRESS_CONCURRENCY: '0' });
+  before(async () => {
+    const share = async () => (await env().gw.ctx.express.refresh(), env().gw.ctx.express.shareOf(QUEUE).share);
+    expect(await waitFor(async () => (await share()) === 0, 5000), 'no express share left').to.equal(true);
+  });
   beforeEach(resetSim);
 
   it('spreads one org’s requests over both shards, answers each from the shard it is on, and bills each once', async () => {
@@ -170,7 +177,7 @@ describe('a chat queue in two shards (QUEUE_SHARDS_CHAT=2) on one Redis', () => 
     this.timeout(60_000);
     const { children, restore } = await childChatWorkers(2, { QUEUE_SHARDS_CHAT: '2' });
     try {
-      for (const q of queues().shards(QUEUE)) {
+      for (const q of shardsOf(QUEUE).map((name) => queues().get(name))) {
         const ok = await waitFor(async () => (await q.getWorkers()).length >= 2, 5000);
         expect(ok, `${q.name}: workers ${JSON.stringify((await q.getWorkers()).map((w) => w.name))}`).to.equal(true);
       }
