@@ -201,7 +201,7 @@ describe('on a Redis Cluster: two web pods and two chat worker processes', () =>
     const reply = chat(A(), o.key);
     expect(await waitFor(() => e.sim.log.entries.length === 1, 10_000), 'the job is upstream').to.equal(true);
     const [active] = await activeChatJobs();
-    const job = (await Job.fromId(queues.forJob('chat-interactive', active.id!) as never, active.id!))!;
+    const job = (await Job.fromId(queues.get(active.queueName) as never, active.id!))!;
     const holder = e.workers.find((w) => w.name === job.processedBy);
     expect(holder, `processedBy ${job.processedBy}`).to.not.equal(undefined);
     await holder!.stop('SIGKILL');
