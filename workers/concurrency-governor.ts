@@ -64,12 +64,15 @@ export class ConcurrencyGovernor {
   private startRate = 0;
   lag = 0;
 
-  constructor(workers: Worker[], private readonly opts: GovernorOptions) {
+  /**
+   * `workers`: the governed ones. `observed`: workers whose jobs count as this process's (their orgs,
+   * their starts) but whose concurrency is left alone: the express workers, whose jobs are the quiet
+   * organizations' (shared/queues/express.ts); without them the governor saw one organization only.
+   */
+  constructor(workers: Worker[], private readonly opts: GovernorOptions, observed: Worker[] = []) {
     this.ticker = new LoopLagTicker(opts.tickMs ?? 10, (lag) => this.tick(lag));
-    for (const w of workers) {
-      this.base.set(w, w.concurrency);
-      if (this.enabled) w.on('active', (job) => this.note((job.data as { orgId?: string }).orgId ?? ''));
-    }
+    for (const w of workers) this.base.set(w, w.concurrency);
+    if (this.enabled) for (const w of [...workers, ...observed]) w.on('active', (job) => this.note((job.data as { orgId?: string }).orgId ?? ''));
   }
 
   get enabled(): boolean {

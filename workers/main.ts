@@ -59,7 +59,7 @@ export async function startPools(pools: PoolName[]): Promise<RunningPools> {
   // Workers are created stopped (autorun off): the operator's settings apply first, so a queue paused
   // by `enabled: false` takes no job from a process that has just started.
   // interactive lanes take fewer jobs while this process's loop lags (WORKER_LAG_MS; docs/scaling.md)
-  const governor = new ConcurrencyGovernor(workers.filter(interactive), config().workerGovernor);
+  const governor = new ConcurrencyGovernor(workers.filter(interactive), config().workerGovernor, expressWorkers(workers));
   const settings = new SchedulerSettingsFollower(workers, runtime.sub, undefined, governor);
   await settings.start();
   governor.start();

@@ -102,6 +102,25 @@ describe('worker concurrency governor: fewer interactive jobs while the worker p
     }
   });
 
+  it('counts the jobs of an express worker it does not govern: a quiet org there and a flood here contend; only the governed worker is cut', async () => {
+    const express = new Worker('governor-test-express', async () => undefined, { connection: conn, autorun: false, concurrency: 8, prefix: keys.bullPrefix('governor-test-express') });
+    try {
+      governor = new ConcurrencyGovernor([worker], { lagMs: 5, minFactor: 0.05, tickMs: 5 }, [express]);
+      governor.start();
+      expect(governor.governs(express)).to.equal(false);
+      // the workers' own `active` events, as BullMQ emits them when a job starts
+      const active = (w: Worker, orgId: string) => (w as unknown as { emit(e: string, job: unknown): void }).emit('active', { data: { orgId } });
+      active(worker, 'org-flood');
+      active(express, 'org-quiet');
+      expect(governor.sampling, 'two organizations: the loop is sampled').to.equal(true);
+      stopLag = lagLoop(20);
+      expect(await waitFor(() => worker.concurrency <= 8, 5_000, 1), `concurrency ${worker.concurrency}`).to.equal(true);
+      expect(express.concurrency, 'the express slots are left alone').to.equal(8);
+    } finally {
+      await express.close();
+    }
+  });
+
   it('one organization alone: the concurrency stays, however far behind the loop is', async () => {
     const g = startGovernor(0.05);
     // one organization's jobs keep arriving while the loop lags
