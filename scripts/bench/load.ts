@@ -17,6 +17,8 @@ export interface LoadResult {
   seconds: number;
   /** Every request sent, warm-up included (for CPU per request over the whole run). */
   completed: number;
+  /** Requests answered within the measured `seconds` (a throughput): not the warm-up's, not those still in flight at its end. */
+  answeredInWindow: number;
 }
 
 /** One POST over a keep-alive agent; resolves with its timings. */
@@ -53,6 +55,7 @@ export async function runLoad(url: string, headers: Record<string, string>, body
   const samples: Sample[] = [];
   let errors = 0;
   let completed = 0;
+  let answeredInWindow = 0;
   const t0 = Date.now();
   const measureFrom = t0 + warmup * 1000;
   const end = measureFrom + seconds * 1000;
@@ -63,6 +66,8 @@ export async function runLoad(url: string, headers: Record<string, string>, body
         try {
           const s = await post(agent, u, sent, payload);
           if (started >= measureFrom) samples.push(s);
+          const answered = Date.now();
+          if (answered >= measureFrom && answered <= end) answeredInWindow++;
         } catch {
           errors++;
         }
@@ -71,7 +76,7 @@ export async function runLoad(url: string, headers: Record<string, string>, body
     }),
   );
   agent.destroy();
-  return { samples, errors, seconds, completed };
+  return { samples, errors, seconds, completed, answeredInWindow };
 }
 
 export function pct(values: number[], p: number): number {
