@@ -14,7 +14,7 @@ import { startMetricsServer } from './metrics-server';
 import { SchedulerSettingsFollower } from './scheduler-settings';
 import { ConcurrencyGovernor } from './concurrency-governor';
 import { shardPosition } from '../shared/queues/shards';
-import { ExpressAnnouncer, expressWorkers } from '../shared/queues/express';
+import { ExpressAnnouncer, expressSlots } from '../shared/queues/express';
 
 /** The queues whose workers the governor adapts: the interactive lanes (background lanes soak up idle capacity anyway). */
 const INTERACTIVE: readonly string[] = ['chat-interactive', 'embeddings'];
@@ -59,13 +59,13 @@ export async function startPools(pools: PoolName[]): Promise<RunningPools> {
   // Workers are created stopped (autorun off): the operator's settings apply first, so a queue paused
   // by `enabled: false` takes no job from a process that has just started.
   // interactive lanes take fewer jobs while this process's loop lags (WORKER_LAG_MS; docs/scaling.md)
-  const governor = new ConcurrencyGovernor(workers.filter(interactive), config().workerGovernor, expressWorkers(workers));
+  const governor = new ConcurrencyGovernor(workers.filter(interactive), config().workerGovernor, workers.filter((w) => shardPosition(w.name)?.express));
   const settings = new SchedulerSettingsFollower(workers, runtime.sub, undefined, governor);
   await settings.start();
   governor.start();
   for (const w of workers) if (!w.isPaused()) void w.run().catch((err) => logger.error({ err, queue: w.name }, 'worker stopped'));
   // pods send express jobs only once a worker's express slots are announced
-  const express = new ExpressAnnouncer(runtime.redis, config().podId, expressWorkers(workers));
+  const express = new ExpressAnnouncer(runtime.redis, config().podId, expressSlots(workers));
   await express.start();
   const drainer = new UsageDrainers();
   await drainer.start();

@@ -242,12 +242,12 @@ async function runAdmitted<Q extends QueueName>(
     throw refusal;
   }
   const lease = admitted.lease;
+  const jobId = who.requestId;
   // an org with nothing else in flight in the lane goes to the express slots, within this pod's share (express.ts)
-  const express = ctx.express.take(opts.queue, lease.heldBefore);
+  const express = ctx.express.take(opts.queue, lease.heldBefore, jobId);
   const admittedAt = Date.now();
   if (who.log) who.log.admittedAt = admittedAt;
   who.onTiming?.({ admittedAt });
-  const jobId = who.requestId;
   // The pod's reply channel for this request; its usage fate and held keys share that channel's slot.
   const replyTo = ctx.replies.channel;
   const deadline = Date.now() + (opts.timeoutMs ?? config().requestTimeoutMs);

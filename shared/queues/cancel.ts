@@ -2,20 +2,21 @@ import { LRUCache } from 'lru-cache';
 import type { RedisClient } from '../redis/connection';
 import { keys } from '../redis/keys';
 import type { Queues } from './queues';
-import { expressQueueOf, type QueueName } from './names';
-import { bullQueuesOf, shardForJob } from './shards';
+import type { QueueName } from './names';
+import { bullQueuesOf, expressShardForJob, shardForJob } from './shards';
 import { JobAbortController } from './abort-relay';
 import { ttlOptions } from '../cache/ttl-resolution';
 
 /**
  * Pod side (`bullQueue`: the BullMQ queue the pod added the job to; without it, both queues a job of
- * that id can be in: the shard its id picks and the queue's express queue): a waiting job is removed outright; a running one (locked by a worker) cannot be, so a
+ * that id can be in: the shard its id picks and the express shard it picks): a waiting job is removed outright; a running one (locked by a worker) cannot be, so a
  * cancel is published on the sharded cancel channel of the job's queue shard (in its slot), which the worker
  * owning the job turns into an abort of the upstream call.
  */
 export async function cancelJob(redis: RedisClient, queues: Queues, queue: QueueName, jobId: string, bullQueue?: string): Promise<void> {
   // from the id alone (a pod that did not add the job): the shard the id picks, or the express queue
-  const candidates = bullQueue ? [bullQueue] : [shardForJob(queue, jobId), ...(expressQueueOf(queue) ? [expressQueueOf(queue)!] : [])];
+  const express = expressShardForJob(queue, jobId);
+  const candidates = bullQueue ? [bullQueue] : [shardForJob(queue, jobId), ...(express ? [express] : [])];
   await Promise.all(candidates.map((name) => cancelIn(redis, queues, name, jobId)));
 }
 

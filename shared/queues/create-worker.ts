@@ -2,7 +2,7 @@ import { DeadlineTimer } from '../deadline-timer';
 import { Worker, UnrecoverableError, WaitingError, type Job } from 'bullmq';
 import { keys } from '../redis/keys';
 import type { QueueName } from './names';
-import { shardConcurrency, shardsOf } from './shards';
+import { expressShardsOf, shardConcurrency, shardsOf } from './shards';
 import type { JobData, JobResult } from './payloads';
 import { ApiError, toWire, type WireError } from '../errors/ApiError';
 import { errors } from '../errors/codes';
@@ -191,4 +191,13 @@ export function createWorker<Q extends QueueName>(
 export function createShardWorkers<Q extends QueueName>(rt: WorkerRuntime, queue: Q, concurrency: number, processor: JobProcessor<Q>): Array<Worker<JobData<Q>, JobResult>> {
   const shards = shardsOf(queue);
   return shards.map((shard) => createWorker(rt, queue, shardConcurrency(concurrency, shards.length), processor, shard));
+}
+
+/**
+ * The express workers of a queue (shared/queues/express.ts): one BullMQ worker per express shard, the
+ * process's express slots split evenly over them as a queue's concurrency is over its shards.
+ */
+export function createExpressWorkers<Q extends QueueName>(rt: WorkerRuntime, queue: Q, slots: number, processor: JobProcessor<Q>): Array<Worker<JobData<Q>, JobResult>> {
+  const shards = expressShardsOf(queue);
+  return shards.map((shard) => createWorker(rt, queue, shardConcurrency(slots, shards.length), processor, shard));
 }

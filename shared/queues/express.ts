@@ -1,7 +1,7 @@
 import type { RedisClient } from '../redis/connection';
 import { keys } from '../redis/keys';
 import { EXPRESS_QUEUES, type QueueName } from './names';
-import { shardPosition } from './shards';
+import { expressShardForJob, shardPosition } from './shards';
 
 /**
  * Express slots (docs/scaling.md, "Express slots"). While one organization keeps every slot of a
@@ -84,17 +84,18 @@ export class ExpressShare {
   }
 
   /**
-   * The express queue for a job of an organization with `heldBefore` other jobs in flight in the lane,
-   * counted against this pod's share until `done`; undefined: the job goes to the queue's shards.
+   * The express shard for job `jobId` of an organization with `heldBefore` other jobs in flight in the
+   * lane, counted against this pod's share until `done`; undefined: the job goes to the queue's shards.
    */
-  take(queue: QueueName, heldBefore: number): string | undefined {
+  take(queue: QueueName, heldBefore: number, jobId: string): string | undefined {
     if (heldBefore > 0) return undefined;
     const express = this.expressQueues[queue];
     if (!express) return undefined;
     const n = this.inFlight.get(queue) ?? 0;
     if (n >= (this.shares.get(queue) ?? 0)) return undefined;
     this.inFlight.set(queue, n + 1);
-    return express;
+    // the express shard the job's id picks, as its shard would be (shards.ts)
+    return expressShardForJob(queue, jobId) ?? express;
   }
 
   /** A job `take` sent to the express queue has ended (answered, failed or given up). */
@@ -115,12 +116,20 @@ export class ExpressShare {
   }
 }
 
-/** The express workers among a process's BullMQ workers. */
-export function expressWorkers<W extends { name: string }>(workers: W[]): W[] {
-  return workers.filter((w) => shardPosition(w.name)?.express);
+/**
+ * The express slots of a process's BullMQ workers, per express queue (the sum over its shards' workers).
+ */
+export function expressSlots(workers: Array<{ name: string; concurrency: number }>): Array<{ express: string; slots: number }> {
+  const slots = new Map<string, number>();
+  for (const w of workers) {
+    const at = shardPosition(w.name);
+    const express = at?.express ? EXPRESS_QUEUES[at.queue] : undefined;
+    if (express) slots.set(express, (slots.get(express) ?? 0) + w.concurrency);
+  }
+  return [...slots].map(([express, n]) => ({ express, slots: n }));
 }
 
-/** Worker side: announces the slots of this process's express workers (each its BullMQ queue name and concurrency). */
+/** Worker side: announces this process's express slots (per express queue, over all its shards). */
 export class ExpressAnnouncer {
   private timer: NodeJS.Timeout | undefined;
   private readonly members: Array<{ key: string; member: string }>;
@@ -128,10 +137,10 @@ export class ExpressAnnouncer {
   constructor(
     private readonly redis: RedisClient,
     processId: string,
-    workers: Array<{ name: string; concurrency: number }>,
+    slots: Array<{ express: string; slots: number }>,
     private readonly announceMs = ANNOUNCE_MS,
   ) {
-    this.members = workers.filter((w) => w.concurrency > 0).map((w) => ({ key: keys.express(w.name, 'workers'), member: `${w.concurrency}|${processId}` }));
+    this.members = slots.filter((x) => x.slots > 0).map((x) => ({ key: keys.express(x.express, 'workers'), member: `${x.slots}|${processId}` }));
   }
 
   async start(): Promise<void> {

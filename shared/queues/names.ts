@@ -38,19 +38,27 @@ export const SHARD_TAGS = {
 export type ShardedQueue = keyof typeof SHARD_TAGS;
 
 /**
- * Express queues (shared/queues/express.ts): a queue's second BullMQ queue, for the jobs of
+ * Express queues (shared/queues/express.ts): a queue's second set of BullMQ queues, for the jobs of
  * organizations with nothing else in flight in the lane, served by slots of their own that a flooding
- * organization's jobs never reach. Its name is its hash tag. Stored in Redis: frozen.
+ * organization's jobs never reach. Sharded like the queue (as many shards as it has): shard `i` is
+ * named `<express>-<i>` (shard 0 `<express>`), with the hash tag listed here at index `i`, chosen as
+ * SHARD_TAGS are (n shards on n masters, for every n up to MAX_QUEUE_SHARDS). Stored in Redis: frozen.
  */
-export const EXPRESS_QUEUES = {
-  'chat-interactive': 'chat-interactive-express',
-} as const satisfies Partial<Record<QueueName, string>>;
+export const EXPRESS_TAGS = {
+  'chat-interactive': ['chat-interactive-express', 'chat-interactive-express-1.0', 'chat-interactive-express-2.23', 'chat-interactive-express-3.22', 'chat-interactive-express-4.63', 'chat-interactive-express-5.40', 'chat-interactive-express-6.2', 'chat-interactive-express-7.43'],
+} as const satisfies Partial<Record<QueueName, readonly string[]>>;
 
-export type ExpressQueue = keyof typeof EXPRESS_QUEUES;
+/** A queue's express queue (its shard 0's name), for a queue that has one. */
+export const EXPRESS_QUEUES: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(EXPRESS_TAGS).map(([q, tags]) => [q, tags[0]]));
 
-/** The express queue's BullMQ name of a queue that has one. */
+/** The express queue (shard 0's BullMQ name) of a queue that has one. */
 export function expressQueueOf(queue: string): string | undefined {
-  return Object.prototype.hasOwnProperty.call(EXPRESS_QUEUES, queue) ? EXPRESS_QUEUES[queue as ExpressQueue] : undefined;
+  return Object.prototype.hasOwnProperty.call(EXPRESS_QUEUES, queue) ? EXPRESS_QUEUES[queue] : undefined;
+}
+
+/** The BullMQ name of shard `i` of a queue's express queue. */
+export function expressShardName(express: string, i: number): string {
+  return i === 0 ? express : `${express}-${i}`;
 }
 
 export const MAX_QUEUE_SHARDS = 8;
@@ -64,9 +72,10 @@ export function shardName(queue: QueueName, i: number): string {
   return i === 0 ? queue : `${queue}-${i}`;
 }
 
-const TAG_OF_SHARD = new Map<string, string>(
-  Object.entries(SHARD_TAGS).flatMap(([queue, tags]) => tags.map((tag, i) => [shardName(queue as QueueName, i), tag] as const)),
-);
+const TAG_OF_SHARD = new Map<string, string>([
+  ...Object.entries(SHARD_TAGS).flatMap(([queue, tags]) => tags.map((tag, i) => [shardName(queue as QueueName, i), tag] as const)),
+  ...Object.values(EXPRESS_TAGS).flatMap((tags) => tags.map((tag, i) => [expressShardName(tags[0], i), tag] as const)),
+]);
 
 /** The hash tag of a BullMQ queue (a queue or one of its shards): its slot on a cluster. */
 export function hashTagOf(bullName: string): string {

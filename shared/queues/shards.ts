@@ -1,6 +1,6 @@
 import { config } from '../config/env';
 import { fnv1a } from '../fnv1a';
-import { ALL_QUEUES, EXPRESS_QUEUES, expressQueueOf, isSharded, shardName, type QueueName } from './names';
+import { ALL_QUEUES, EXPRESS_TAGS, expressQueueOf, expressShardName, isSharded, shardName, type QueueName } from './names';
 
 /** How many shards a queue has: QUEUE_SHARDS_CHAT for the chat queues, QUEUE_SHARDS_EMBEDDINGS for embeddings, 1 for every other queue. */
 export function shardCount(queue: QueueName): number {
@@ -13,10 +13,21 @@ export function shardsOf(queue: QueueName): string[] {
   return Array.from({ length: shardCount(queue) }, (_, i) => shardName(queue, i));
 }
 
-/** Every BullMQ queue a queue's jobs can be in: its shards, then its express queue when it has one (names.ts). */
-export function bullQueuesOf(queue: QueueName): string[] {
+/** The BullMQ names of a queue's express shards (as many as the queue has shards), none for a queue without an express queue. */
+export function expressShardsOf(queue: QueueName): string[] {
   const express = expressQueueOf(queue);
-  return express ? [...shardsOf(queue), express] : shardsOf(queue);
+  return express ? Array.from({ length: shardCount(queue) }, (_, i) => expressShardName(express, i)) : [];
+}
+
+/** The express shard a job of this id goes to (picked from its id as its shard is), if the queue has express shards. */
+export function expressShardForJob(queue: QueueName, jobId: string): string | undefined {
+  const express = expressQueueOf(queue);
+  return express && expressShardName(express, shardIndexOf(jobId, shardCount(queue)));
+}
+
+/** Every BullMQ queue a queue's jobs can be in: its shards, then its express shards (names.ts). */
+export function bullQueuesOf(queue: QueueName): string[] {
+  return [...shardsOf(queue), ...expressShardsOf(queue)];
 }
 
 /**
@@ -45,13 +56,15 @@ export function shardConcurrency(total: number, count: number): number {
 }
 
 /**
- * The declared queue a BullMQ queue name (a shard's, the queue's own or its express queue's) belongs
- * to, and the shard's index (0 for an express queue, which says `express`).
+ * The declared queue a BullMQ queue name (a shard's, the queue's own or an express shard's) belongs
+ * to, and the shard's index (an express shard says `express`).
  */
 export function shardPosition(bullName: string): { queue: QueueName; index: number; express?: true } | undefined {
   if ((ALL_QUEUES as string[]).includes(bullName)) return { queue: bullName as QueueName, index: 0 };
-  const express = Object.entries(EXPRESS_QUEUES).find(([, name]) => name === bullName);
-  if (express) return { queue: express[0] as QueueName, index: 0, express: true };
+  for (const [queue, tags] of Object.entries(EXPRESS_TAGS)) {
+    const index = tags.findIndex((_, i) => expressShardName(tags[0], i) === bullName);
+    if (index >= 0) return { queue: queue as QueueName, index, express: true };
+  }
   const m = /^(.+)-(\d+)$/.exec(bullName);
   return m && isSharded(m[1]) ? { queue: m[1] as QueueName, index: Number(m[2]) } : undefined;
 }

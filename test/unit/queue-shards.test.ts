@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import crypto from 'crypto';
 import calculateSlot from 'cluster-key-slot';
 import { keys } from '../../shared/redis/keys';
-import { MAX_QUEUE_SHARDS, SHARD_TAGS, hashTagOf, shardName } from '../../shared/queues/names';
+import { EXPRESS_TAGS, MAX_QUEUE_SHARDS, SHARD_TAGS, expressShardName, hashTagOf, shardName } from '../../shared/queues/names';
 import { shardConcurrency, shardIndexOf, shardPosition } from '../../shared/queues/shards';
 import { ConfigError, loadConfig } from '../../shared/config/env';
 
@@ -32,6 +32,25 @@ describe('queue shards (QUEUE_SHARDS_CHAT)', () => {
           expect([...perMaster.values()], `n=${n} on ${m} masters`).to.deep.equal(Array(m).fill(n / m));
         }
       }
+    });
+  }
+
+  for (const [queue, tags] of Object.entries(EXPRESS_TAGS)) {
+    it(`puts the first n express shards of ${queue} on n different masters of an n-master cluster, and maps their names back`, () => {
+      expect(tags).to.have.length(MAX_QUEUE_SHARDS);
+      for (let n = 1; n <= MAX_QUEUE_SHARDS; n++) {
+        const masters = tags.slice(0, n).map((_, i) => masterOf(calculateSlot(`${keys.bullPrefix(expressShardName(tags[0], i))}:x:wait`), n));
+        expect(new Set(masters).size, `n=${n}: masters ${masters.join(',')}`).to.equal(n);
+        for (let m = 1; m < n; m++) {
+          if (n % m) continue;
+          const perMaster = new Map<number, number>();
+          for (const tag of tags.slice(0, n)) perMaster.set(masterOf(calculateSlot(tag), m), (perMaster.get(masterOf(calculateSlot(tag), m)) ?? 0) + 1);
+          expect([...perMaster.values()], `n=${n} on ${m} masters`).to.deep.equal(Array(m).fill(n / m));
+        }
+      }
+      expect(shardPosition(tags[0])).to.deep.equal({ queue, index: 0, express: true });
+      expect(shardPosition(`${tags[0]}-2`)).to.deep.equal({ queue, index: 2, express: true });
+      expect(hashTagOf(`${tags[0]}-2`)).to.equal(tags[2]);
     });
   }
 

@@ -1,6 +1,5 @@
 import type { Worker } from 'bullmq';
-import { createShardWorkers, createWorker, type JobProcessor } from '../../shared/queues/create-worker';
-import { expressQueueOf } from '../../shared/queues/names';
+import { createExpressWorkers, createShardWorkers, type JobProcessor } from '../../shared/queues/create-worker';
 import { chatComplete } from '../providers/openai/chatComplete';
 import { chatComplete as anthropicChat } from '../providers/anthropic/chatComplete';
 import { messages as anthropicMessages } from '../providers/anthropic/messages';
@@ -108,6 +107,6 @@ export function startChatWorkers(rt: WorkerRuntime): Worker[] {
   };
   const workers: Worker[] = lanes.flatMap(([queue, concurrency]) => createShardWorkers(rt, queue, concurrency, processor));
   // the express slots: only jobs of orgs with nothing else in flight reach them (shared/queues/express.ts)
-  if (cfg.chatExpressConcurrency > 0) workers.push(createWorker(rt, 'chat-interactive', cfg.chatExpressConcurrency, processor, expressQueueOf('chat-interactive')));
+  if (cfg.chatExpressConcurrency > 0) workers.push(...createExpressWorkers(rt, 'chat-interactive', cfg.chatExpressConcurrency, processor));
   return workers;
 }

@@ -4,7 +4,7 @@ import { env, resetSim } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader, type Reply } from '../../helpers/http';
 import { waitFor } from '../../helpers/wait';
-import { poolsWithSettings } from '../../helpers/pools';
+import { pools, poolsWithSettings } from '../../helpers/pools';
 import { completedIn } from '../../helpers/completed-jobs';
 import { leasesFreed } from '../../helpers/leases';
 import { usageSettled } from '../../helpers/usage';
@@ -110,6 +110,26 @@ describe('express slots (shared/queues/express.ts): a quiet org never waits for 
     });
   });
 
+  describe('with the queue in two shards (QUEUE_SHARDS_CHAT=2): the express queue in two shards too', () => {
+    poolsWithSettings({ QUEUE_SHARDS_CHAT: '2', CHAT_EXPRESS_CONCURRENCY: '4' });
+    beforeEach(resetSim);
+
+    it('spreads a lone org’s jobs over both express shards by their ids, each shard with its half of the slots', async () => {
+      expect(await shareSettles(4), 'the process announced its 2 + 2 express slots').to.equal(true);
+      const express = pools().workers.filter((w) => w.name.startsWith(EXPRESS)).map((w) => `${w.name}:${w.concurrency}`).sort();
+      expect(express).to.deep.equal([`${EXPRESS}-1:2`, `${EXPRESS}:2`]);
+      const o = await buildOrg(env().redis);
+      const ran = new Map<string, number>();
+      for (let i = 0; i < 30 && ran.size < 2; i++) {
+        const r = await chat(o.key, 'sim-chat-mini', `lone ${i}`);
+        expect(r.status, r.text).to.equal(200);
+        const q = await completedIn(env().redis, ctx().queues.shards(QUEUE), requestId(r));
+        ran.set(q!, (ran.get(q!) ?? 0) + 1);
+      }
+      expect([...ran.keys()].sort(), JSON.stringify([...ran])).to.deep.equal([EXPRESS, `${EXPRESS}-1`]);
+    });
+  });
+
   describe('without express slots (CHAT_EXPRESS_CONCURRENCY=0)', () => {
     poolsWithSettings({ CHAT_INTERACTIVE_CONCURRENCY: '2', CHAT_EXPRESS_CONCURRENCY: '0' });
     beforeEach(resetSim);
@@ -147,7 +167,7 @@ describe('express slots: each pod’s share of the announced slots', function ()
     return p;
   };
   const worker = async (id: string, slots: number) => {
-    const w = new ExpressAnnouncer(redis, id, [{ name: 'share-test-express', concurrency: slots }], 60_000);
+    const w = new ExpressAnnouncer(redis, id, [{ express: 'share-test-express', slots }], 60_000);
     started.push(w);
     await w.start();
     return w;
@@ -164,7 +184,7 @@ describe('express slots: each pod’s share of the announced slots', function ()
   it('shares the workers’ slots out evenly among the live pods, rounded down, and follows workers and pods that leave', async () => {
     const a = await pod(`pod-a-${Date.now()}`);
     expect(a.shareOf('share-test' as never).share, 'no worker announced: no express').to.equal(0);
-    expect(a.take('share-test' as never, 0)).to.equal(undefined);
+    expect(a.take('share-test' as never, 0, 'req_x')).to.equal(undefined);
     const w1 = await worker(`w1-${Date.now()}`, 8);
     await worker(`w2-${Date.now()}`, 5);
     const b = await pod(`pod-b-${Date.now()}`);
@@ -183,11 +203,11 @@ describe('express slots: each pod’s share of the announced slots', function ()
     await worker(`w3-${Date.now()}`, 2);
     await a.refresh();
     const q = 'share-test' as never;
-    expect(a.take(q, 1), 'an org with a job in flight').to.equal(undefined);
-    expect(a.take('chat-background', 0), 'a queue without express').to.equal(undefined);
-    expect([a.take(q, 0), a.take(q, 0), a.take(q, 0)]).to.deep.equal(['share-test-express', 'share-test-express', undefined]);
+    expect(a.take(q, 1, 'req_x'), 'an org with a job in flight').to.equal(undefined);
+    expect(a.take('chat-background', 0, 'req_x'), 'a queue without express').to.equal(undefined);
+    expect([a.take(q, 0, 'req_x'), a.take(q, 0, 'req_x'), a.take(q, 0, 'req_x')]).to.deep.equal(['share-test-express', 'share-test-express', undefined]);
     a.done(q);
-    expect(a.take(q, 0), 'a slot given back').to.equal('share-test-express');
+    expect(a.take(q, 0, 'req_x'), 'a slot given back').to.equal('share-test-express');
     expect(a.shareOf(q)).to.deep.equal({ share: 2, inFlight: 2 });
   });
 });
