@@ -10,6 +10,20 @@ const SLOTS = 16384;
 /** The master of `n` that `redis-cli --cluster create` gives a slot to (n equal ranges in order). */
 const masterOf = (slot: number, n: number) => Math.floor((slot * n) / SLOTS);
 
+/** The first n of `tags` (the BullMQ queues `nameOf(i)`) on n different masters of an n-master cluster, and k on each of n / k masters, for every n up to the maximum. */
+function expectSpread(tags: readonly string[], nameOf: (i: number) => string): void {
+  for (let n = 1; n <= MAX_QUEUE_SHARDS; n++) {
+    const masters = tags.slice(0, n).map((_, i) => masterOf(calculateSlot(`${keys.bullPrefix(nameOf(i))}:x:wait`), n));
+    expect(new Set(masters).size, `n=${n}: masters ${masters.join(',')}`).to.equal(n);
+    for (let m = 1; m < n; m++) {
+      if (n % m) continue;
+      const perMaster = new Map<number, number>();
+      for (const tag of tags.slice(0, n)) perMaster.set(masterOf(calculateSlot(tag), m), (perMaster.get(masterOf(calculateSlot(tag), m)) ?? 0) + 1);
+      expect([...perMaster.values()], `n=${n} on ${m} masters`).to.deep.equal(Array(m).fill(n / m));
+    }
+  }
+}
+
 describe('queue shards (QUEUE_SHARDS_CHAT)', () => {
   for (const [queue, tags] of Object.entries(SHARD_TAGS)) {
     it(`keeps ${queue}'s own name and slot for shard 0, and names the others ${queue}-<i>`, () => {
@@ -21,33 +35,14 @@ describe('queue shards (QUEUE_SHARDS_CHAT)', () => {
     });
 
     it(`puts the first n shards of ${queue} on n different masters of an n-master cluster, for every n up to ${MAX_QUEUE_SHARDS}`, () => {
-      for (let n = 1; n <= MAX_QUEUE_SHARDS; n++) {
-        const masters = tags.slice(0, n).map((tag, i) => masterOf(calculateSlot(`${keys.bullPrefix(shardName(queue as keyof typeof SHARD_TAGS, i))}:x:wait`), n));
-        expect(new Set(masters).size, `n=${n}: masters ${masters.join(',')}`).to.equal(n);
-        // and k shards on each master of a cluster of n / k masters
-        for (let m = 1; m < n; m++) {
-          if (n % m) continue;
-          const perMaster = new Map<number, number>();
-          for (const tag of tags.slice(0, n)) perMaster.set(masterOf(calculateSlot(tag), m), (perMaster.get(masterOf(calculateSlot(tag), m)) ?? 0) + 1);
-          expect([...perMaster.values()], `n=${n} on ${m} masters`).to.deep.equal(Array(m).fill(n / m));
-        }
-      }
+      expectSpread(tags, (i) => shardName(queue as keyof typeof SHARD_TAGS, i));
     });
   }
 
   for (const [queue, tags] of Object.entries(EXPRESS_TAGS)) {
     it(`puts the first n express shards of ${queue} on n different masters of an n-master cluster, and maps their names back`, () => {
       expect(tags).to.have.length(MAX_QUEUE_SHARDS);
-      for (let n = 1; n <= MAX_QUEUE_SHARDS; n++) {
-        const masters = tags.slice(0, n).map((_, i) => masterOf(calculateSlot(`${keys.bullPrefix(expressShardName(tags[0], i))}:x:wait`), n));
-        expect(new Set(masters).size, `n=${n}: masters ${masters.join(',')}`).to.equal(n);
-        for (let m = 1; m < n; m++) {
-          if (n % m) continue;
-          const perMaster = new Map<number, number>();
-          for (const tag of tags.slice(0, n)) perMaster.set(masterOf(calculateSlot(tag), m), (perMaster.get(masterOf(calculateSlot(tag), m)) ?? 0) + 1);
-          expect([...perMaster.values()], `n=${n} on ${m} masters`).to.deep.equal(Array(m).fill(n / m));
-        }
-      }
+      expectSpread(tags, (i) => expressShardName(tags[0], i));
       expect(shardPosition(tags[0])).to.deep.equal({ queue, index: 0, express: true });
       expect(shardPosition(`${tags[0]}-2`)).to.deep.equal({ queue, index: 2, express: true });
       expect(hashTagOf(`${tags[0]}-2`)).to.equal(tags[2]);
