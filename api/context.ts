@@ -43,6 +43,7 @@ export async function createContext(podId = config().podId): Promise<AppContext>
   const catalog = new Catalog();
   directory.onChange(() => catalog.invalidate());
   const queues = new Queues(queueConn);
+  await queues.warm(); // every queue's object made now, not at its first job (a Redis outage then fails fast)
   await directory.follow(sub);
   const replies = new ReplyHub(sub, queues, podId, cfg.replyPollMs, redis);
   await replies.start();

@@ -24,6 +24,15 @@ export class Queues {
     return q as unknown as Queue<JobData<Q>, JobResult>;
   }
 
+  /**
+   * Creates the Queue object of every BullMQ queue (each declared queue's shards and express shards)
+   * and waits until each is ready. A Queue object made later, while its Redis is away, would wait for
+   * Redis to come back before its first add failed (BullMQ's waitUntilReady), instead of failing fast.
+   */
+  async warm(): Promise<void> {
+    await Promise.all(ALL_QUEUES.flatMap((queue) => this.shards(queue)).map((q) => q.waitUntilReady()));
+  }
+
   /** The shard of `queue` that holds (or will hold) the job with this id. */
   forJob<Q extends QueueName>(queue: Q, jobId: string): Queue<JobData<Q>, JobResult> {
     return this.get<Q>(shardForJob(queue, jobId));

@@ -29,7 +29,7 @@ export async function producerDownPod(name: string): Promise<ProducerDownPod> {
   // req and res built as the web pod builds them (api/server.ts)
   const server = http.createServer(expressClasses(app), app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  await Promise.all((['chat-interactive', 'chat-interactive-express', 'search', 'images-interactive'] as const).map((q) => ctx.queues.get(q).waitUntilReady()));
+  await ctx.queues.warm(); // as createContext does
   return {
     base: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
     ctx,
