@@ -34,7 +34,16 @@ export interface AppContext {
   dropMetrics: () => void;
 }
 
-export async function createContext(podId = config().podId): Promise<AppContext> {
+export interface ContextOptions {
+  /**
+   * Whether this process takes a share of the express slots (shared/queues/express.ts): web pods do;
+   * the batch runner does not (a batch line waits for nobody), so it is not counted among the pods
+   * that share them.
+   */
+  expressSlots?: boolean;
+}
+
+export async function createContext(podId = config().podId, opts: ContextOptions = {}): Promise<AppContext> {
   const cfg = config();
   const redis = createRedis('command');
   const sub = createRedis('subscriber');
@@ -51,7 +60,7 @@ export async function createContext(podId = config().podId): Promise<AppContext>
   await switches.start();
   const leases = new LeaseManager(redis, cfg.leaseTtlMs, cfg.leaseKeepMs);
   const express = new ExpressShare(redis, podId);
-  await express.start();
+  if (opts.expressSlots !== false) await express.start();
   const dropMetrics = addMetricSources(queues, { held: () => leases.heldCounts() });
   const fairRead = new FairRead(cfg.fairRead);
   fairRead.start();

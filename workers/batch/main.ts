@@ -6,7 +6,7 @@ import { BatchRunner } from './runner';
 
 /** The batch runner with a context of its own (caches, reply channel); `close` lets lines in flight finish. */
 export async function startBatchWorker(overrides: Partial<Config['batches']> = {}): Promise<{ runner: BatchRunner; ctx: AppContext; close(): Promise<void> }> {
-  const ctx = await createContext();
+  const ctx = await createContext(undefined, { expressSlots: false }); // a batch line waits for nobody: no share of the express slots
   const runner = new BatchRunner(ctx, overrides);
   await runner.start();
   return {

@@ -11,6 +11,8 @@ import { usageSettled } from '../../helpers/usage';
 import { UsageEvent } from '../../../shared/db/models';
 import { ExpressAnnouncer, ExpressShare } from '../../../shared/queues/express';
 import { createRedis, type RedisClient } from '../../../shared/redis/connection';
+import { closeContext, createContext } from '../../../api/context';
+import { keys } from '../../../shared/redis/keys';
 
 const QUEUE = 'chat-interactive' as const;
 const EXPRESS = 'chat-interactive-express';
@@ -152,6 +154,32 @@ describe('express slots (shared/queues/express.ts): a quiet org never waits for 
       expect((await reply).status).to.equal(200);
       expect((await Promise.all(floodReplies)).map((x) => x.status)).to.deep.equal([200, 200, 200]);
     });
+  });
+});
+
+describe('express slots: who shares them', function () {
+  this.timeout(20_000);
+
+  it('a context made without express slots (the batch runner) is not counted among the pods; a web pod’s is', async () => {
+    const podsKey = keys.express(EXPRESS, 'pods');
+    const pods = async () => (await env().redis.zrangebyscore(podsKey, Date.now(), '+inf')).sort();
+    const before = await pods();
+    expect(before, 'the test gateway is among the pods').to.include(env().gw.ctx.podId);
+    const batch = await createContext(`batch-like-${Date.now()}`, { expressSlots: false });
+    try {
+      expect(await pods(), 'the batch runner is not').to.deep.equal(before);
+      expect(batch.express.take(QUEUE, 0, 'req_x'), 'and sends nothing there').to.equal(undefined);
+    } finally {
+      await closeContext(batch);
+    }
+    const web = await createContext(`web-like-${Date.now()}`);
+    try {
+      expect(await pods(), 'a second web pod is').to.deep.equal([...before, web.podId].sort());
+      expect(web.express.shareOf(QUEUE).share, 'and takes its share').to.be.above(0);
+    } finally {
+      await closeContext(web);
+    }
+    expect(await pods(), 'and leaves when it closes').to.deep.equal(before);
   });
 });
 
