@@ -41,6 +41,18 @@ export const jobDuration = new client.Histogram({
   registers: [registry],
 });
 
+/**
+ * Jobs of organizations with nothing else in flight in the lane (shared/queues/express.ts), by where
+ * they went: `express`, or `shards` when the pod's share of the express slots was in use (many of
+ * those: more chat workers, or a larger CHAT_EXPRESS_CONCURRENCY).
+ */
+export const expressJobs = new client.Counter({
+  name: 'gateway_express_jobs_total',
+  help: 'Jobs of organizations with nothing else in flight, by where they went (express slots or the shards, the share in use)',
+  labelNames: ['queue', 'to'] as const,
+  registers: [registry],
+});
+
 export const laneRejections = new client.Counter({
   name: 'gateway_lane_rejections_total',
   help: 'Requests refused at a lane cap',

@@ -1,5 +1,6 @@
 import type { RedisClient } from '../redis/connection';
 import { keys } from '../redis/keys';
+import { expressJobs } from '../metrics';
 import { EXPRESS_QUEUES, type QueueName } from './names';
 import { expressShardForJob, shardPosition } from './shards';
 
@@ -92,8 +93,12 @@ export class ExpressShare {
     const express = this.expressQueues[queue];
     if (!express) return undefined;
     const n = this.inFlight.get(queue) ?? 0;
-    if (n >= (this.shares.get(queue) ?? 0)) return undefined;
+    if (n >= (this.shares.get(queue) ?? 0)) {
+      expressJobs.inc({ queue, to: 'shards' });
+      return undefined;
+    }
     this.inFlight.set(queue, n + 1);
+    expressJobs.inc({ queue, to: 'express' });
     // the express shard the job's id picks, as its shard would be (shards.ts)
     return expressShardForJob(queue, jobId) ?? express;
   }

@@ -13,6 +13,7 @@ import { ExpressAnnouncer, ExpressShare } from '../../../shared/queues/express';
 import { createRedis, type RedisClient } from '../../../shared/redis/connection';
 import { closeContext, createContext } from '../../../api/context';
 import { keys } from '../../../shared/redis/keys';
+import { registry } from '../../../shared/metrics';
 
 const QUEUE = 'chat-interactive' as const;
 const EXPRESS = 'chat-interactive-express';
@@ -233,7 +234,10 @@ describe('express slots: each pod’s share of the announced slots', function ()
     const q = 'share-test' as never;
     expect(a.take(q, 1, 'req_x'), 'an org with a job in flight').to.equal(undefined);
     expect(a.take('chat-background', 0, 'req_x'), 'a queue without express').to.equal(undefined);
+    const counted = async (to: string) => (await registry.getSingleMetric('gateway_express_jobs_total')!.get()).values.find((v) => v.labels.queue === 'share-test' && v.labels.to === to)?.value ?? 0;
+    const [express, shards] = [await counted('express'), await counted('shards')];
     expect([a.take(q, 0, 'req_x'), a.take(q, 0, 'req_x'), a.take(q, 0, 'req_x')]).to.deep.equal(['share-test-express', 'share-test-express', undefined]);
+    expect([(await counted('express')) - express, (await counted('shards')) - shards], 'gateway_express_jobs_total: 2 to express, 1 to the shards (share in use)').to.deep.equal([2, 1]);
     a.done(q);
     expect(a.take(q, 0, 'req_x'), 'a slot given back').to.equal('share-test-express');
     expect(a.shareOf(q)).to.deep.equal({ share: 2, inFlight: 2 });
