@@ -223,6 +223,7 @@ async function main(): Promise<void> {
         gatewayUrl: `http://127.0.0.1:${webPort}`, floodKey: key, floodOrgId: org.id, quietKey, quietOrgId: quietOrg.id,
         body: { model: 'sim-chat', messages }, floodBody: { model: 'bench-slow', messages },
         inFlight: FLOOD_IN_FLIGHT, seconds: SECONDS, redis: cpuRedis, queueKeys: bullQueuesOf('chat-interactive').map((name) => `${keys.bullPrefix(name)}:${name}`),
+        direct: { url: `${simUrl}/v1/chat/completions`, body: { model: 'sim-chat-1', messages } },
       });
       floodTables.push({ mode, title: `${mode}: the flood's answers ${upstreamMs ? `${upstreamMs} ms late (bound by the worker's ${WORKER_SLOTS} slots)` : 'instant (bound by the machine)'}`, rows: floodRows(r, FLOOD_IN_FLIGHT) });
     }
@@ -245,6 +246,9 @@ async function main(): Promise<void> {
       table(FLOOD_HEAD, floodTable);
       const [alone, flooded] = [floodTable[0][3], floodTable[1][3]].map(Number);
       console.log(`quiet org p99 under the flood: ${(flooded / alone).toFixed(2)}x alone${mode === 'flood' ? ' (goal: at most 2x)' : ''}`); // the goal is the issue's case's
+      const direct = floodTable.find((row) => row[0].startsWith('upstream direct, alone'));
+      const directFlooded = floodTable.find((row) => row[0].startsWith('upstream direct, under'));
+      if (direct && directFlooded) console.log(`the upstream's own p99 under the flood, no gateway: ${(Number(directFlooded[3]) / Number(direct[3])).toFixed(2)}x alone (the machine's share of the stretch)`);
       console.log('');
     }
     summary.forEach((s) => console.log(s));

@@ -29,6 +29,12 @@ export interface FloodSetup {
   redis: RedisClient;
   /** The key prefix in Redis of every shard of the chat-interactive queue, `<bull prefix of the shard>:<shard>`. */
   queueKeys: string[];
+  /**
+   * The quiet org's request sent straight to the upstream (the simulator, no gateway), after each
+   * phase for half its seconds: how much the machine alone, carrying the flood, stretches a request
+   * that never meets the gateway (the simulator shares the cores with everything).
+   */
+  direct?: { url: string; body: object };
 }
 
 export interface Stages {
@@ -70,15 +76,22 @@ function stagesOf(events: JobEvents, pick: (id: string) => boolean, client: numb
 }
 
 /** Runs the cell: the quiet organization alone, then under the flood. */
-export async function floodCell(s: FloodSetup): Promise<{ alone: Stages; flooded: Stages; flood: Stages; floodRps: number; floodErrors: number; quietErrors: number }> {
+export async function floodCell(s: FloodSetup): Promise<{ alone: Stages; flooded: Stages; flood: Stages; floodRps: number; floodErrors: number; quietErrors: number; direct?: { alone: Stages; flooded: Stages } }> {
   const quietUrl = `${s.gatewayUrl}/v1/chat/completions`;
   const aloneEvents = await JobEvents.follow(s.redis, s.queueKeys);
   const alone = await runLoad(quietUrl, { 'SERVICE-API-KEY': s.quietKey }, s.body, 1, s.seconds);
   await aloneEvents.stop();
   const aloneIds = new Set(alone.samples.map((x) => x.requestId));
   const aloneStages = stagesOf(aloneEvents, (id) => aloneIds.has(id), alone.samples.map((x) => x.total), alone.samples);
+  const directSeconds = s.direct ? Math.max(2, s.seconds / 2) : 0;
+  const probe = async () => {
+    const r = await runLoad(s.direct!.url, {}, s.direct!.body, 1, directSeconds);
+    const c = p50p99(r.samples.map((x) => x.total));
+    return { n: r.samples.length, client: c, slotWait: [0, 0], run: [0, 0], rest: c } as Stages;
+  };
+  const directAlone = s.direct ? await probe() : undefined;
 
-  const child = spawn(process.execPath, [path.join(__dirname, 'flood-load.js'), quietUrl, s.floodKey, JSON.stringify(s.floodBody ?? s.body), String(s.inFlight), String(s.seconds + 2)], {
+  const child = spawn(process.execPath, [path.join(__dirname, 'flood-load.js'), quietUrl, s.floodKey, JSON.stringify(s.floodBody ?? s.body), String(s.inFlight), String(s.seconds + 2 + directSeconds)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';
@@ -87,6 +100,7 @@ export async function floodCell(s: FloodSetup): Promise<{ alone: Stages; flooded
   await new Promise((r) => setTimeout(r, 1500)); // the flood reaches its in-flight count
   const events = await JobEvents.follow(s.redis, s.queueKeys);
   const flooded = await runLoad(quietUrl, { 'SERVICE-API-KEY': s.quietKey }, s.body, 1, s.seconds, 0);
+  const directFlooded = s.direct ? await probe() : undefined;
   await ended;
   await events.stop();
   const quietIds = new Set(flooded.samples.map((x) => x.requestId));
@@ -98,6 +112,7 @@ export async function floodCell(s: FloodSetup): Promise<{ alone: Stages; flooded
     floodRps: flood.completed / flood.seconds,
     floodErrors: flood.errors,
     quietErrors: alone.errors + flooded.errors,
+    ...(directAlone && directFlooded ? { direct: { alone: directAlone, flooded: directFlooded } } : {}),
   };
 }
 
@@ -109,6 +124,7 @@ export function floodRows(r: Awaited<ReturnType<typeof floodCell>>, inFlight: nu
     row('quiet org alone', r.alone),
     row(`quiet org, flood of ${inFlight} in flight`, r.flooded),
     row(`the flooding org (${r.floodRps.toFixed(0)} req/s, ${r.floodErrors} errors)`, r.flood),
+    ...(r.direct ? [row('upstream direct, alone (no gateway)', r.direct.alone), row('upstream direct, under the flood', r.direct.flooded)] : []),
   ];
 }
 
