@@ -19,6 +19,7 @@ import type { LogContext } from '../../shared/metering/request-log';
 import { logContext, logState } from '../middleware/request-log';
 import { merged } from '../../shared/merged';
 import { routeHeaders } from '../../shared/queues/route-meta';
+import { shardForJob } from '../../shared/queues/shards';
 
 /** How long a pod that lost the race at its deadline waits for the result the worker already sent. */
 const LOST_RACE_GRACE_MS = 5_000;
@@ -245,6 +246,8 @@ async function runAdmitted<Q extends QueueName>(
   const jobId = who.requestId;
   // an org with nothing else in flight in the lane goes to the express slots, within this pod's share (express.ts)
   const express = ctx.express.take(opts.queue, lease.heldBefore, jobId);
+  // the BullMQ queue the job goes to, decided once: its add, its cancel and its recovery all use it
+  const bullQueue = express ?? shardForJob(opts.queue, jobId);
   const admittedAt = Date.now();
   if (who.log) who.log.admittedAt = admittedAt;
   who.onTiming?.({ admittedAt });
@@ -266,7 +269,7 @@ async function runAdmitted<Q extends QueueName>(
         wait.end();
         fn();
       };
-      const cancel = () => void cancelJob(ctx.redis, ctx.queues, opts.queue, jobId, express).catch((err) => logger.warn({ err }, 'cancel failed'));
+      const cancel = () => void cancelJob(ctx.redis, ctx.queues, opts.queue, jobId, bullQueue).catch((err) => logger.warn({ err }, 'cancel failed'));
       const onAbort = () => {
         ctx.replies.unregister(jobId);
         cancel();
@@ -329,7 +332,7 @@ async function runAdmitted<Q extends QueueName>(
         );
       };
       try {
-        ctx.replies.register(jobId, opts.queue, handlers, deadline, onDeadline, replyTo, express);
+        ctx.replies.register(jobId, opts.queue, handlers, deadline, onDeadline, replyTo, bullQueue);
       } catch (err) {
         // a job id this pod already awaits: refused, and the abort listener goes, so that this call
         // can never unregister or cancel the other one's job
@@ -357,7 +360,7 @@ async function runAdmitted<Q extends QueueName>(
       if (sent.recording) sent.set({ [A.messagingSystem]: 'bullmq', [A.messagingDestination]: opts.queue, [A.messagingOperationType]: 'send', [A.messagingMessageId]: jobId });
       const carrier = sent.carrier();
       if (carrier) data.trace = carrier;
-      enqueue(ctx.queues, opts.queue, data, lease.heldBefore, settings.priorityStep, express).then(
+      enqueue(ctx.queues, opts.queue, data, lease.heldBefore, settings.priorityStep, bullQueue).then(
         () => {
           ctx.replies.added(jobId);
           sent.end();

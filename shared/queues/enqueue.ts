@@ -16,7 +16,7 @@ const KEEP_FAILED = { age: 3600, count: 20_000 };
  * `weight` is the org's outstanding jobs in the lane (its lane leases, counted over every shard); a higher weight means a lower priority, so the
  * org with the fewest jobs in flight goes first when workers are saturated. `priorityStep` (the
  * queue's scheduler setting, default 1) multiplies the weight: 0 makes the queue plain FIFO.
- * `bullQueue`: the queue's express queue when the pod chose it (express.ts); else the shard the id picks.
+ * `bullQueue`: the BullMQ queue the pod chose (an express shard, express.ts, or the shard the id picks, the default).
  */
 export async function enqueue<Q extends QueueName>(queues: Queues, queue: Q, data: JobData<Q>, weight: number, priorityStep = 1, bullQueue?: string): Promise<void> {
   const q = bullQueue ? queues.get<Q>(bullQueue) : queues.forJob(queue, data.requestId);

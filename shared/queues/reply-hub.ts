@@ -26,7 +26,7 @@ export interface ReplyHandlers {
 
 interface Pending {
   queue: QueueName;
-  /** The BullMQ queue the job was added to when not the shard its id picks (its express queue, express.ts). */
+  /** The BullMQ queue the job was added to (its shard or an express shard, express.ts); without it, the shard its id picks. */
   bullQueue?: string;
   /** The request's reply channel: its kept answer lives in that channel's slot (reply-store.ts). */
   replyTo?: string;
