@@ -55,16 +55,19 @@ export function shardConcurrency(total: number, count: number): number {
   return Math.max(1, Math.ceil(total / count));
 }
 
+/** Every express shard's name → its queue and index (names.ts, EXPRESS_TAGS). */
+const EXPRESS_POSITIONS = new Map<string, { queue: QueueName; index: number; express: true }>(
+  Object.entries(EXPRESS_TAGS).flatMap(([queue, tags]) => tags.map((_, i) => [expressShardName(tags[0], i), { queue: queue as QueueName, index: i, express: true as const }] as const)),
+);
+
 /**
  * The declared queue a BullMQ queue name (a shard's, the queue's own or an express shard's) belongs
  * to, and the shard's index (an express shard says `express`).
  */
 export function shardPosition(bullName: string): { queue: QueueName; index: number; express?: true } | undefined {
   if ((ALL_QUEUES as string[]).includes(bullName)) return { queue: bullName as QueueName, index: 0 };
-  for (const [queue, tags] of Object.entries(EXPRESS_TAGS)) {
-    const index = tags.findIndex((_, i) => expressShardName(tags[0], i) === bullName);
-    if (index >= 0) return { queue: queue as QueueName, index, express: true };
-  }
+  const express = EXPRESS_POSITIONS.get(bullName);
+  if (express) return express;
   const m = /^(.+)-(\d+)$/.exec(bullName);
   return m && isSharded(m[1]) ? { queue: m[1] as QueueName, index: Number(m[2]) } : undefined;
 }
