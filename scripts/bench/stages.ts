@@ -2,6 +2,7 @@ import fs from 'fs';
 import path from 'path';
 import { runChatBench } from './processes';
 import type { TimelineEvent } from './stage-timeline';
+import { chargeWindows, samplesOf, stageRows } from './stage-profile';
 
 /**
  * `npm run bench:stages`: where one request's time goes at concurrency 1, hop by hop, in the gateway
@@ -92,9 +93,32 @@ function load(role: string): TimelineEvent[] {
   return ev.slice(Math.floor(ev.length * 0.3)); // the first 30 %: start-up and warm-up
 }
 
+/** Each side's requests, followed. */
+function followed(): Record<'gateway' | 'floor', Array<Record<Mark, number>>> {
+  return { gateway: follow(load('api_server.js'), load('workers_main.js')), floor: follow(load('scripts_bench_floor_web.js'), load('scripts_bench_floor_worker.js')) };
+}
+
+/** Which process's profile a stage is read from: the web's where the web holds the request, else the worker's. */
+const WEB_STAGES = new Set<Mark>(['request', 'add', 'replyRead']);
+const PROFILE_DIR = path.join(dir, 'profile');
+
+/** BENCH_STAGE_PROFILE=1: each stage's samples of the process that holds the request in it (stage-profile.ts). */
+export function stageProfiles(pairs = followed()): string {
+  const out: string[] = [];
+  for (const side of ['gateway', 'floor'] as const) {
+    const [web, worker] = side === 'gateway' ? ['web', 'worker'] : ['floor-web', 'floor-worker'];
+    const samples = { web: samplesOf(path.join(PROFILE_DIR, `${web}.cpuprofile`)), worker: samplesOf(path.join(PROFILE_DIR, `${worker}.cpuprofile`)) };
+    out.push(`### ${side}: each stage's CPU samples (${pairs[side].length} requests)`, '');
+    for (const [name, from, to] of STAGES) {
+      const s = WEB_STAGES.has(from) || from === 'resultWritten' ? samples.web : samples.worker;
+      out.push(...stageRows(name, chargeWindows(s, pairs[side].map((m) => [m[from], m[to]])), Number(process.env.BENCH_STAGE_TOP ?? 8)));
+    }
+  }
+  return out.join('\n');
+}
+
 /** The stage table of the gateway beside the floor's. */
-export function report(): string {
-  const pairs = { gateway: follow(load('api_server.js'), load('workers_main.js')), floor: follow(load('scripts_bench_floor_web.js'), load('scripts_bench_floor_worker.js')) };
+export function report(pairs = followed()): string {
   const rows = STAGES.map(([name, from, to]) => {
     const [g, f] = [median(pairs.gateway.map((m) => m[to] - m[from])), median(pairs.floor.map((m) => m[to] - m[from]))];
     return `| ${name} | ${g.toFixed(0)} | ${f.toFixed(0)} | ${g - f >= 0 ? '+' : ''}${(g - f).toFixed(0)} |`;
@@ -112,6 +136,14 @@ export function report(): string {
 }
 
 async function main(): Promise<void> {
+  const profiled = process.env.BENCH_STAGE_PROFILE === '1';
+  if (process.argv.includes('--again')) {
+    // the tables of the last run again (its timelines and profiles are still in BENCH_TIMELINE_DIR)
+    const pairs = followed();
+    console.log(report(pairs));
+    if (fs.existsSync(PROFILE_DIR)) console.log(`\n${stageProfiles(pairs)}`);
+    return;
+  }
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
   const env = {
@@ -121,10 +153,14 @@ async function main(): Promise<void> {
     BENCH_MODES: process.env.BENCH_MODES ?? 'json',
     BENCH_CONCURRENCY: '1',
     BENCH_SECONDS: process.env.BENCH_SECONDS ?? '6',
+    ...(profiled ? { BENCH_PROFILE_DIR: PROFILE_DIR, BENCH_PROFILE_INTERVAL_US: process.env.BENCH_PROFILE_INTERVAL_US ?? '50' } : {}),
   };
+  if (profiled) fs.mkdirSync(PROFILE_DIR, { recursive: true });
   await runChatBench(env);
   console.log(`\nOne request at concurrency 1, stage by stage (${env.BENCH_MODES}), ${new Date().toISOString()}:\n`);
-  console.log(report());
+  const pairs = followed();
+  console.log(report(pairs));
+  if (profiled) console.log(`\n${stageProfiles(pairs)}`);
 }
 
 if (require.main === module) {

@@ -61,15 +61,23 @@ export class PoolState {
     this.cmd = redis as RedisClient & PoolCommands;
   }
 
+  /**
+   * A pool of one without limits has nothing to decide or count: its pick, made here without Redis
+   * and without an await (the attempt's request then reaches undici in the turn the job began);
+   * undefined for any other pool (`pick`).
+   */
+  pickLocal(step: RouteStep, estimatedTokens: number): Pick | undefined {
+    const only = step.deployments[0];
+    if (step.deployments.length > 1 || only.rpm !== null || only.tpm !== null || only.maxConcurrency !== null) return undefined;
+    return { kind: 'picked', index: 0, probe: false, lease: { poolId: step.poolId, deployment: only.name, member: '', minute: minuteOf(Date.now()), estimatedTokens, cooldowns: false, startedAt: Date.now(), local: true } };
+  }
+
   /** Takes a deployment for one attempt; its in-flight entry expires after the in-flight lease unless `hold` renews it. */
   async pick(step: RouteStep, requestId: string, estimatedTokens: number, rand: () => number = Math.random): Promise<Pick> {
+    const local = this.pickLocal(step, estimatedTokens);
+    if (local) return local;
     const minute = minuteOf(Date.now());
     const cooldowns = step.deployments.length > 1;
-    const only = step.deployments[0];
-    if (!cooldowns && only.rpm === null && only.tpm === null && only.maxConcurrency === null) {
-      // A pool of one without limits has nothing to decide or count: no Redis round trip on the hot path.
-      return { kind: 'picked', index: 0, probe: false, lease: { poolId: step.poolId, deployment: only.name, member: '', minute, estimatedTokens, cooldowns, startedAt: Date.now(), local: true } };
-    }
     const k: string[] = [];
     const limits: number[] = [];
     for (const d of step.deployments) {

@@ -7,7 +7,7 @@ import { completions as anthropicCompletions } from '../providers/anthropic/comp
 import { chatComplete as geminiChat } from '../providers/gemini/chatComplete';
 import { chatComplete as bedrockChat } from '../providers/bedrock/chatComplete';
 import { chatComplete as azureChat } from '../providers/azure/chatComplete';
-import { platformCredential } from '../credentials';
+import { platformCredential, platformCredentialNow } from '../credentials';
 import { decrypt } from '../../shared/crypto';
 import { config } from '../../shared/config/env';
 import type { WorkerRuntime } from '../runtime';
@@ -19,7 +19,9 @@ import { ApiError } from '../../shared/errors/ApiError';
 
 /** One attempt on one deployment: picks the adapter for the deployment's wire family. */
 async function runChat(job: ChatJob, t: UpstreamTarget, signal: AbortSignal, emit: (c: string) => void) {
-  const apiKey = t.sealedCallerKey ? decrypt(t.sealedCallerKey) : await platformCredential(t.providerId);
+  // no await when the credential is at hand: the request reaches undici in the turn the job began
+  const now = t.sealedCallerKey ? undefined : platformCredentialNow(t.providerId);
+  const apiKey = t.sealedCallerKey ? decrypt(t.sealedCallerKey) : now ? now.key : await platformCredential(t.providerId);
   const cfg = config();
   const call = {
     baseUrl: t.baseUrl,

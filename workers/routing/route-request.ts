@@ -64,7 +64,7 @@ export async function routeRequest(
     let ownBackoff = 0;
     while (attempts < cfg.poolMaxAttempts && !late()) {
       if (signal.aborted) throw signal.reason;
-      const pick = await state.pick(step, job.requestId, job.estimatedTokens ?? 0);
+      const pick = state.pickLocal(step, job.estimatedTokens ?? 0) ?? (await state.pick(step, job.requestId, job.estimatedTokens ?? 0));
       if (pick.kind === 'limited') {
         // Every deployment is at its limit: wait on the lane like any queued job, then the lane's 429.
         if (Date.now() + pick.waitMs >= stopAt) throw errors.concurrencyLimit(1);

@@ -5,7 +5,7 @@ import { env } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
 import { AuditLog, CreditReservation, PlatformCredential, Provider, UsageEvent, Wallet } from '../../../shared/db/models';
 import { db } from '../../../shared/db/sequelize';
-import { platformCredential } from '../../../workers/credentials';
+import { platformCredential, platformCredentialNow } from '../../../workers/credentials';
 import { waitFor } from '../../helpers/wait';
 import { resetSim } from '../../helpers/harness';
 import { decide, expectRefused, requestIdOf, validBody, walletOf } from '../systemone/helpers';
@@ -146,6 +146,11 @@ describe('management API: billing, stats, platform credentials at rest', () => {
     expect((await req('GET', '/platform-credentials?limit=200')).text).not.to.include(secret);
     const row = await PlatformCredential.findByPk(r.body.id);
     expect(row!.secretEncrypted).to.match(/^v1\./).and.not.include(secret);
+    expect(platformCredentialNow(provider.id)).to.equal(undefined); // not loaded yet: the worker awaits it
     expect(await platformCredential(provider.id)).to.equal(secret);
+    expect(platformCredentialNow(provider.id)).to.deep.equal({ key: secret }); // loaded: at hand without an await
+    const bare = await Provider.create({ name: `nocred-${Date.now()}`, kind: 'openai', baseUrl: 'http://127.0.0.1:9/v1', apiKeyEncrypted: null });
+    expect(await platformCredential(bare.id)).to.equal(undefined);
+    expect(platformCredentialNow(bare.id)).to.deep.equal({ key: undefined }); // "no credential" is an answer too
   });
 });

@@ -42,6 +42,20 @@ describe('model pools: balancing and limits', () => {
     state = new PoolState(env().redis, { probeLeaseMs: 5000, inflightLeaseMs: 60_000, backoffBaseMs: 500, backoffMaxMs: 30_000 });
   });
 
+  it('a pool of one without limits is picked in the same turn, without Redis; any other pool is not', async () => {
+    const poolId = `one-${rndId()}`;
+    const one: RouteStep = { poolId, model: 'm', fallback: false, deployments: [dep('solo', 1)] };
+    const local = state.pickLocal(one, 12);
+    expect(local).to.include({ kind: 'picked', index: 0, probe: false });
+    expect((local as { lease: { local?: boolean; deployment: string; estimatedTokens: number } }).lease).to.include({ local: true, deployment: 'solo', estimatedTokens: 12 });
+    expect(await env().redis.keys(`*${poolId}*`)).to.deep.equal([]); // nothing counted in Redis
+    for (const limits of [{ rpm: 10 }, { tpm: 1000 }, { maxConcurrency: 2 }]) {
+      expect(state.pickLocal({ ...one, deployments: [dep('solo', 1, 0, limits)] }, 0)).to.equal(undefined);
+    }
+    expect(state.pickLocal({ ...one, deployments: [dep('a', 1), dep('b', 1)] }, 0)).to.equal(undefined);
+    expect(await state.pick(one, 'r1', 12)).to.deep.include({ kind: 'picked', index: 0 }); // pick agrees
+  });
+
   it('picks by weight within the best priority tier over 1,000 picks (real Redis)', async function () {
     this.timeout(30_000);
     const step: RouteStep = { poolId: `w-${rndId()}`, model: 'm', fallback: false, deployments: [dep('a', 1), dep('b', 2), dep('c', 7), dep('backup', 100, 1)] };
