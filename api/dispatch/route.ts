@@ -122,7 +122,10 @@ export async function routeFor(
   op: Operation,
   passthrough: boolean,
 ): Promise<{ route: RouteStep[]; estimatedTokens: number }> {
-  const needs = needsOf(body);
+  // the request's needs (a serialisation of its messages) only when something reads them: a fallback
+  // to choose, or a deployment that counts tokens (pool-state.ts); a pool of one without limits reads neither
+  let needs: Needs | undefined;
+  const needsNow = () => (needs ??= needsOf(body));
   const primaryKind = model.provider.kind;
   // Deployments whose kind refuses the request are left out; when every one would, the pool stays whole
   // and the refusal (400 unsupported_parameter) is the answer.
@@ -132,14 +135,20 @@ export async function routeFor(
   if (!passthrough) {
     for (const id of model.fallbacks) {
       const f = await ctx.catalog.get(id);
-      if (!f || !canServe(f, needs) || !fitsContext(f, needs)) continue;
+      if (!f || !canServe(f, needsNow()) || !fitsContext(f, needsNow())) continue;
       const step = stepOf(f, true, op, primaryKind, undefined, body);
       if (step) fallbacks.push(step);
     }
   }
-  const tooLong = !fitsContext(model, needs) && fallbacks.length > 0;
-  const route = [...(primary && !tooLong ? [primary] : []), ...fallbacks];
-  return { route: route.length ? route : [primary ?? stepOf(model, false, 'chat', primaryKind)!], estimatedTokens: needs.tokens };
+  const tooLong = fallbacks.length > 0 && !fitsContext(model, needsNow());
+  const steps = [...(primary && !tooLong ? [primary] : []), ...fallbacks];
+  const route = steps.length ? steps : [primary ?? stepOf(model, false, 'chat', primaryKind)!];
+  return { route, estimatedTokens: route.some(countsTokens) ? needsNow().tokens : 0 };
+}
+
+/** A step whose pick is made in Redis, where its in-flight tokens count (PoolState.pick); a limitless pool of one's is not. */
+function countsTokens(step: RouteStep): boolean {
+  return step.deployments.length > 1 || step.deployments.some((d) => d.rpm !== null || d.tpm !== null || d.maxConcurrency !== null);
 }
 
 /** The messages dialect bypasses translation only when every deployment it may reach speaks messages. */
