@@ -14,7 +14,7 @@ import { Agent } from 'undici';
  * upstream request to undici (`Agent.dispatch`), and writes the list to BENCH_TIMELINE_DIR when it exits. Bench-only: it patches
  * node's socket and HTTP server prototypes and BullMQ's Queue in this process.
  */
-type Kind = 'request' | 'add' | 'write' | 'read' | 'job' | 'processor' | 'dispatch';
+type Kind = 'request' | 'add' | 'write' | 'read' | 'job' | 'processor' | 'dispatch' | 'layer';
 /** [µs on the monotonic clock, kind, the socket's peer ('redis', 'client' or 'upstream'), its first bytes]. */
 export type TimelineEvent = [number, Kind, string, string];
 
@@ -82,8 +82,45 @@ if (dir) {
     note('dispatch', 'upstream', '');
     return dispatch.apply(this, args);
   };
+  if (process.env.BENCH_LAYERS === '1') timeLayers();
   process.on('exit', () => {
     const role = path.relative(path.resolve(__dirname, '..', '..'), process.argv[1] ?? 'unknown').replace(/[\\/]/g, '_');
     fs.writeFileSync(path.join(dir, `${role}.${process.pid}.json`), JSON.stringify(events));
   });
+}
+
+/**
+ * BENCH_LAYERS=1 (`npm run bench:stages`): each express layer's time, from its call to its `next()`
+ * (its own work and whatever it awaited; a layer that answers or hands off without `next` is not
+ * counted), as a 'layer' event whose peer is where the layer's function is and whose data is its
+ * µs. Patches the router's Layer (its internal class: a bench reading only).
+ */
+function timeLayers(): void {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  type Handler = (req: unknown, res: unknown, next: (err?: unknown) => void) => unknown;
+  const Layer = require('router/lib/layer') as { prototype: { handleRequest: Handler } };
+  const original = Layer.prototype.handleRequest;
+  const whereOf = new WeakMap<object, string>();
+  const where = (fn: Handler, name: string): string => {
+    let w = whereOf.get(fn);
+    if (w === undefined) {
+      const src = Function.prototype.toString.call(fn).replace(/\s+/g, ' ');
+      w = `${name} ${src.slice(0, 70)}`;
+      whereOf.set(fn, w);
+    }
+    return w;
+  };
+  Layer.prototype.handleRequest = function (this: { handle: Handler; name: string; route?: unknown }, req: unknown, res: unknown, next: (err?: unknown) => void) {
+    if (this.route) return original.call(this, req, res, next);
+    const t0 = now();
+    const label = where(this.handle, this.name);
+    let done = false;
+    return original.call(this, req, res, (err?: unknown) => {
+      if (!done) {
+        done = true;
+        note('layer' as Kind, label, String(now() - t0));
+      }
+      return next(err);
+    });
+  };
 }

@@ -117,6 +117,17 @@ export function stageProfiles(pairs = followed()): string {
   return out.join('\n');
 }
 
+/** BENCH_LAYERS=1: each express layer's median µs from its call to its next() in the web (stage-timeline.ts). */
+export function layerTable(): string {
+  const rows: string[] = [];
+  for (const [side, role] of [['gateway', 'api_server.js'], ['floor', 'scripts_bench_floor_web.js']] as const) {
+    const by = new Map<string, number[]>();
+    for (const e of load(role)) if (e[1] === 'layer') by.set(e[2], [...(by.get(e[2]) ?? []), Number(e[3])]);
+    for (const [label, us] of by) rows.push(`| ${side} | ${label.replace(/\|/g, '\\|')} | ${us.length} | ${median(us).toFixed(0)} |`);
+  }
+  return ['| side | layer (its name and the start of its source) | calls | median µs to next() |', '|---|---|---|---|', ...rows].join('\n');
+}
+
 /** The stage table of the gateway beside the floor's. */
 export function report(pairs = followed()): string {
   const rows = STAGES.map(([name, from, to]) => {
@@ -142,6 +153,7 @@ async function main(): Promise<void> {
     const pairs = followed();
     console.log(report(pairs));
     if (fs.existsSync(PROFILE_DIR)) console.log(`\n${stageProfiles(pairs)}`);
+    if (process.env.BENCH_LAYERS === '1') console.log(`\n${layerTable()}`);
     return;
   }
   fs.rmSync(dir, { recursive: true, force: true });
@@ -161,6 +173,7 @@ async function main(): Promise<void> {
   const pairs = followed();
   console.log(report(pairs));
   if (profiled) console.log(`\n${stageProfiles(pairs)}`);
+  if (process.env.BENCH_LAYERS === '1') console.log(`\n${layerTable()}`);
 }
 
 if (require.main === module) {

@@ -37,6 +37,29 @@ const uncorkLater: Record<CorkUntil, (f: () => void) => void> = {
 
 type CorkedSocket = Socket & { [CORKED]?: true; [WRITE_NOW]?: () => void };
 
+/** The corked sockets that hold commands now (each until its uncork). */
+const holding = new Set<() => void>();
+/** The flush `flushAfterQueuedImmediates` queued, not yet run. */
+let trailing: NodeJS.Immediate | undefined;
+
+const flushHolding = (): void => {
+  trailing = undefined;
+  for (const uncork of holding) uncork();
+};
+
+/**
+ * Writes what every corked socket holds once the immediates queued so far have run (and their
+ * microtasks), still in this iteration's check phase. For work that waits for the poll phase to end
+ * (`Directory.sync`'s setImmediate) and then issues commands: those would otherwise be corked from
+ * inside the check phase, whose own setImmediate runs only in the next iteration. Called again
+ * before that flush ran, it moves the flush behind the immediates queued since, so a burst of
+ * requests read in one poll still sends their commands in one write per socket.
+ */
+export function flushAfterQueuedImmediates(): void {
+  if (trailing) clearImmediate(trailing);
+  trailing = setImmediate(flushHolding);
+}
+
 function corkSocket(socket: Socket, until: CorkUntil): void {
   const s = socket as CorkedSocket;
   if (s[CORKED]) return;
@@ -45,7 +68,9 @@ function corkSocket(socket: Socket, until: CorkUntil): void {
   const later = uncorkLater[until];
   let corked = false;
   const uncork = () => {
+    if (!corked) return; // written already (flushAfterQueuedImmediates)
     corked = false;
+    holding.delete(uncork);
     s.uncork();
   };
   s[WRITE_NOW] = () => {
@@ -56,6 +81,7 @@ function corkSocket(socket: Socket, until: CorkUntil): void {
   s.write = function corkedWrite(this: Socket, ...args: unknown[]) {
     if (!corked && !s.destroyed) {
       corked = true;
+      holding.add(uncork);
       s.cork();
       later(uncork);
     }

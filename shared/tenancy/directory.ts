@@ -1,4 +1,5 @@
 import type { RedisClient } from '../redis/connection';
+import { flushAfterQueuedImmediates } from '../redis/cork';
 import { LRUCache } from 'lru-cache';
 import { Op } from 'sequelize';
 import { config } from '../config/env';
@@ -142,7 +143,13 @@ export class Directory {
    * handled (one setImmediate) instead of reading the epoch. Not followed: one GET.
    */
   async sync(): Promise<void> {
-    if (this.followed) return new Promise<void>((resolve) => setImmediate(resolve));
+    if (this.followed) {
+      return new Promise<void>((resolve) => {
+        setImmediate(resolve);
+        // what the request then sends (its job add) leaves in this iteration, not the next one
+        flushAfterQueuedImmediates();
+      });
+    }
     let now: string;
     try {
       now = await readEpoch(this.redis);

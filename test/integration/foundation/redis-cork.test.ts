@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { Socket } from 'net';
 import { Redis } from 'ioredis';
 import { createRedis, type RedisClient } from '../../../shared/redis/connection';
-import { corkPerTurn, type CorkUntil } from '../../../shared/redis/cork';
+import { corkPerTurn, flushAfterQueuedImmediates, type CorkUntil } from '../../../shared/redis/cork';
 import { config } from '../../../shared/config/env';
 
 /**
@@ -98,6 +98,30 @@ describe('redis connections: one socket write per loop iteration', () => {
     spy();
     const count = await writesOfCallbacks(redis, 4);
     expect(count, 'four callbacks, one write').to.equal(1);
+  });
+
+  it('commands issued after a wait for the poll to end (Directory.sync) leave in that check phase, in one write', async () => {
+    await redis.ping();
+    spy();
+    // three requests read in one poll (here: one timer callback), each waiting one setImmediate before it
+    // sends its command, as authentication does; a probe queued after them reads the writes made so far
+    const gets: Array<Promise<string | null>> = [];
+    const atProbe = await new Promise<number>((resolve) =>
+      setTimeout(() => {
+        for (const k of ['a', 'b', 'c']) {
+          gets.push(
+            new Promise<void>((r) => {
+              setImmediate(r);
+              flushAfterQueuedImmediates();
+            }).then(() => redis.get(`${prefix}:${k}`)),
+          );
+        }
+        setImmediate(() => resolve(writes.single + writes.vectored));
+      }, 0),
+    );
+    expect(atProbe, 'written in the check phase of the iteration they were issued in, together').to.equal(1);
+    expect(await Promise.all(gets)).to.deep.equal(['1', '2', '1']);
+    expect(writes.single + writes.vectored, 'no second write for them').to.equal(1);
   });
 
   it('REDIS_CORK_UNTIL=tick: each callback writes its own', async () => {
