@@ -14,14 +14,22 @@ import { assertJsonDepth, assertStorableText } from './json-checks';
  * crossed, closing the connection after the answer; the parser's own later callback is ignored.
  *
  * Bodies nested deeper than MAX_JSON_DEPTH, and strings Postgres cannot store (NUL, lone
- * surrogates), are refused with 400 `invalid_request` (json-checks.ts).
+ * surrogates), are refused with 400 `invalid_request` (json-checks.ts); the parsed body is walked for
+ * the latter only when its raw bytes hold a `\u` escape (or are not UTF-8).
  */
+/** Set on a request whose raw JSON showed it holds only storable text (assertJsonDepth). */
+const STORABLE = Symbol('gw.storableBody');
+
 export function jsonBody(limit: string | number = '20mb'): RequestHandler {
   const parse = express.json({
     limit,
     strict: false,
     type: ['application/json', 'application/*+json'],
-    verify: (_req, _res, raw) => assertJsonDepth(raw),
+    verify: (req, _res, raw, encoding) => {
+      const { mayBeUnstorable } = assertJsonDepth(raw);
+      // a UTF-8 body without a \u escape cannot hold NUL or a lone surrogate: no walk of the parsed body
+      if (!mayBeUnstorable && /^utf-?8$/i.test(encoding)) (req as Request & { [STORABLE]?: true })[STORABLE] = true;
+    },
   });
   const max = typeof limit === 'number' ? limit : bytes.parse(limit)!;
   return (req: Request, res: Response, next: NextFunction): void => {
@@ -30,7 +38,7 @@ export function jsonBody(limit: string | number = '20mb'): RequestHandler {
       if (settled) return;
       settled = true;
       req.off('data', count);
-      if (!err) {
+      if (!err && !(req as Request & { [STORABLE]?: true })[STORABLE]) {
         try {
           assertStorableText(req.body);
         } catch (e) {

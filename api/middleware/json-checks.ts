@@ -10,23 +10,48 @@ const OPEN_ARR = 0x5b;
 const CLOSE_OBJ = 0x7d;
 const CLOSE_ARR = 0x5d;
 
+const LOWER_U = 0x75;
+/** The two bytes of a `\u` escape (or of an escaped backslash before a `u`: counted too, which only costs a walk). */
+const ESCAPE_U = Buffer.from('\\u', 'latin1');
+
+/** Whether the bytes hold more than `limit` opening brackets, in strings or not: counted natively (memchr). */
+function openingsOver(raw: Buffer, limit: number): boolean {
+  let n = 0;
+  for (const b of [OPEN_OBJ, OPEN_ARR]) {
+    for (let i = raw.indexOf(b); i !== -1; i = raw.indexOf(b, i + 1)) if (++n > limit) return true;
+  }
+  return false;
+}
+
 /**
- * Refuses (400) raw JSON nested deeper than MAX_JSON_DEPTH, before it is parsed: one pass over the
- * bytes, outside strings. Deeply nested input would otherwise overflow the stack of whatever walks it.
+ * Refuses (400) raw JSON nested deeper than MAX_JSON_DEPTH, before it is parsed. Bytes with at most
+ * that many opening brackets cannot nest deeper, and are counted natively; others get one pass over
+ * the bytes, outside strings. Deeply nested input would otherwise overflow the stack of whatever
+ * walks it. Returns whether the bytes may hold text Postgres cannot store once parsed
+ * (`mayBeUnstorable`): in UTF-8 JSON a NUL character or a lone surrogate can only come from a `\u`
+ * escape (raw control characters are not JSON, and invalid UTF-8 decodes to U+FFFD), so without one
+ * (and without a NUL byte) the parsed body needs no `assertStorableText` walk.
  */
-export function assertJsonDepth(raw: Buffer, code = 'invalid_request'): void {
+export function assertJsonDepth(raw: Buffer, code = 'invalid_request'): { mayBeUnstorable: boolean } {
+  if (!openingsOver(raw, MAX_JSON_DEPTH)) return { mayBeUnstorable: raw.indexOf(ESCAPE_U) !== -1 || raw.indexOf(0) !== -1 };
   let depth = 0;
   let inString = false;
+  let escapes = false;
   for (let i = 0; i < raw.length; i++) {
     const b = raw[i];
     if (inString) {
-      if (b === BACKSLASH) i++;
-      else if (b === QUOTE) inString = false;
+      if (b === BACKSLASH) {
+        if (raw[i + 1] === LOWER_U) escapes = true;
+        i++;
+      } else if (b === QUOTE) inString = false;
+      else if (b === 0) escapes = true;
     } else if (b === QUOTE) inString = true;
     else if (b === OPEN_OBJ || b === OPEN_ARR) {
       if (++depth > MAX_JSON_DEPTH) throw new ApiError(400, code, `The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`);
     } else if (b === CLOSE_OBJ || b === CLOSE_ARR) depth--;
+    else if (b === 0) escapes = true;
   }
+  return { mayBeUnstorable: escapes };
 }
 
 /** `String.prototype.isWellFormed` (Node 20; not yet in the compiler's lib): no lone surrogate. */

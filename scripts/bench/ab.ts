@@ -25,7 +25,8 @@ import { Redis } from 'ioredis';
  * AB_B_NODE_ARGS: node flags for both its processes, after the Procfile's (a later V8 flag wins);
  * AB_A_WEB_NODE_ARGS, AB_B_WEB_NODE_ARGS: for its web process alone, after those.
  * AB_MODE `json` (default) or `stream`; AB_CONCURRENCY (64); AB_SLICE_SECONDS (2); AB_ROUNDS (10);
- * AB_WARMUP_SECONDS (3): each side's load before the first slice, not counted. BENCH_STREAM_ONE_WRITE=1: the
+ * AB_WARMUP_SECONDS (3): each side's load before the first slice, not counted. AB_PROMPT_BYTES (0: a
+ * short prompt): a conversation of about that many bytes instead (a long chat's request body). BENCH_STREAM_ONE_WRITE=1: the
  * simulator sends each stream in one write, as the peer harness's stub does (chat.bench.ts).
  * Each side has its own Redis key prefix and database; the simulator and the Redis and Postgres
  * servers are shared (REDIS_URL and DATABASE_URL when set, else started here).
@@ -36,6 +37,14 @@ const CONCURRENCY = Number(process.env.AB_CONCURRENCY ?? 64);
 const SLICE = Number(process.env.AB_SLICE_SECONDS ?? 2);
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 10);
 const WARMUP = Number(process.env.AB_WARMUP_SECONDS ?? 3);
+const PROMPT_BYTES = Number(process.env.AB_PROMPT_BYTES ?? 0);
+
+/** The request's messages: one short prompt, or a conversation of about `bytes` (turns of ~800 characters). */
+function conversation(bytes: number): Array<{ role: string; content: string }> {
+  if (bytes <= 0) return [{ role: 'user', content: 'benchmark prompt with a few words' }];
+  const turn = 'Some conversation text, a sentence or two about the code at hand. '.repeat(12);
+  return Array.from({ length: Math.max(1, Math.round(bytes / (turn.length + 30))) }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: turn }));
+}
 const here = path.resolve(__dirname, '..', '..');
 
 interface Side {
@@ -122,7 +131,7 @@ async function main(): Promise<void> {
     await waitHttp(`${simUrl}/_sim/requests`);
     await streamsInOneWriteIfAsked(simUrl);
     for (const name of ['A', 'B'] as const) sides.push(await startSide(name, services, simUrl));
-    const messages = [{ role: 'user', content: 'benchmark prompt with a few words' }];
+    const messages = conversation(PROMPT_BYTES);
     const body = { model: 'sim-chat', messages, stream: MODE === 'stream' };
     const floorBody = { ...body, model: 'sim-chat-1' };
     // a warm-up of each side (JIT, connection pools, the heap's growth) that is not counted

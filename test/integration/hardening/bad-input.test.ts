@@ -75,6 +75,20 @@ describe('bad input is a 4xx, never a 500, and is not billed', () => {
     });
   }
 
+  it('/v1/chat/completions: text Postgres cannot store is refused however it is encoded (UTF-16 bodies, raw bytes, escapes beside plain text)', async () => {
+    const body = (t: string) => JSON.stringify({ model: 'sim-chat', messages: [{ role: 'user', content: t }] });
+    // no \u escape anywhere: the unpaired surrogate and the NUL are raw code units of a UTF-16 body
+    for (const bad of ['a\ud800b', 'a\u0000b']) {
+      const raw = body('x').replace('"x"', `"${bad}"`);
+      expect(raw.includes('\\u'), 'raw, not escaped').to.equal(false);
+      await expectRefusedUnbilled(await post('/v1/chat/completions', Buffer.from(raw, 'utf16le'), { 'content-type': 'application/json; charset=utf-16le' }), [400]);
+    }
+    // invalid UTF-8 (an encoded surrogate, CESU-8) decodes to U+FFFD: stored, not refused
+    const cesu = Buffer.concat([Buffer.from(body('x').split('"x"')[0] + '"a'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('b"' + body('x').split('"x"')[1])]);
+    const served = await post('/v1/chat/completions', cesu);
+    expect(served.status, served.text).to.equal(200);
+  });
+
   it('well-formed astral characters (surrogate pairs) and ordinary escapes are accepted', async () => {
     const r = await post('/v1/responses', JSON.stringify({ model: 'sim-chat', input: 'emoji \ud83d\ude00 and tab\t' }));
     expect(r.status, r.text).to.equal(200);
