@@ -11,6 +11,7 @@ import { benchEnv, exited, streamsInOneWriteIfAsked, waitHttp } from './processe
 import { procfileNodeArgs } from './procfile';
 import { readRedisCounts, totalsBetween } from './redis-counts';
 import { Redis } from 'ioredis';
+import { conversation } from './conversation';
 
 /**
  * `npm run bench:ab`: two stacks, A and B, up side by side and loaded in alternating short slices
@@ -39,12 +40,6 @@ const ROUNDS = Number(process.env.AB_ROUNDS ?? 10);
 const WARMUP = Number(process.env.AB_WARMUP_SECONDS ?? 3);
 const PROMPT_BYTES = Number(process.env.AB_PROMPT_BYTES ?? 0);
 
-/** The request's messages: one short prompt, or a conversation of about `bytes` (turns of ~800 characters). */
-function conversation(bytes: number): Array<{ role: string; content: string }> {
-  if (bytes <= 0) return [{ role: 'user', content: 'benchmark prompt with a few words' }];
-  const turn = 'Some conversation text, a sentence or two about the code at hand. '.repeat(12);
-  return Array.from({ length: Math.max(1, Math.round(bytes / (turn.length + 30))) }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: turn }));
-}
 const here = path.resolve(__dirname, '..', '..');
 
 interface Side {

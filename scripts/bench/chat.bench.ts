@@ -14,6 +14,7 @@ import type { Redis } from 'ioredis';
 import { floodCell, floodRows, FLOOD_HEAD } from './flood';
 import { startLocalCluster, type LocalCluster } from '../cluster/redis-cluster';
 import { startOtlpSink, tracingEnv } from './otlp-sink';
+import { conversation } from './conversation';
 
 /**
  * `npm run bench`: chat completions (JSON and streamed), embeddings, rerank and web search (the MCP
@@ -180,7 +181,8 @@ async function main(): Promise<void> {
       summary.push(`${mode} c=${c}: gateway/direct throughput ${(gm.rps / dm.rps).toFixed(2)}, added p50 ${(gm.p50 - dm.p50).toFixed(2)} ms, gateway CPU ${gatewayUs.toFixed(0)} µs/request`);
     };
 
-    const messages = [{ role: 'user', content: 'benchmark prompt with a few words' }];
+    // BENCH_PROMPT_BYTES: a conversation of about that many bytes instead of a short prompt (conversation.ts)
+    const messages = conversation(Number(process.env.BENCH_PROMPT_BYTES ?? 0));
     await streamsInOneWriteIfAsked(simUrl); // BENCH_STREAM_ONE_WRITE (processes.ts)
     for (const stream of [false, true].filter((s) => MODES.has(s ? 'stream' : 'json'))) {
       for (const c of CONCURRENCY) {
