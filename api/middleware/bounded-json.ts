@@ -54,8 +54,9 @@ export function boundedJson(opts: () => BoundedJsonOptions) {
       }
       const raw = Buffer.concat(chunks, size);
       let parsed: unknown;
+      let mayBeUnstorable = true;
       try {
-        assertJsonDepth(raw, o.invalidCode);
+        ({ mayBeUnstorable } = assertJsonDepth(raw, o.invalidCode));
         parsed = JSON.parse(raw.toString('utf8'));
       } catch (e) {
         return next(e instanceof ApiError ? e : new ApiError(400, o.invalidCode, 'The request body is not valid JSON.'));
@@ -64,7 +65,8 @@ export function boundedJson(opts: () => BoundedJsonOptions) {
         return next(new ApiError(400, o.invalidCode, 'The request body must be a JSON object.'));
       }
       try {
-        assertStorableText(parsed, o.invalidCode);
+        // read as UTF-8: without a \u escape or a NUL byte it cannot hold unstorable text (json-checks.ts)
+        if (mayBeUnstorable) assertStorableText(parsed, o.invalidCode);
       } catch (e) {
         return next(e);
       }
