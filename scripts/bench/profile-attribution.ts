@@ -8,19 +8,45 @@ import path from 'path';
  * (profile.ts); docs/benchmark.md shows how to read the table.
  */
 
-interface CallFrame {
+export interface CallFrame {
   functionName: string;
   url: string;
+  lineNumber: number;
 }
 interface ProfileNode {
   id: number;
   callFrame: CallFrame;
   children?: number[];
 }
-interface CpuProfile {
+export interface CpuProfile {
   nodes: ProfileNode[];
   samples: number[];
   timeDeltas: number[];
+  /** µs on the monotonic clock (V8's), when the first sample's delta starts. */
+  startTime: number;
+}
+
+/**
+ * A `--cpu-prof` file and the stack of each of its nodes (leaf first), each label of a leaf made once:
+ * `label` maps a stack to what the reader charges its samples to.
+ */
+export function readProfile(file: string, label: (stack: CallFrame[]) => string): { profile: CpuProfile; labelOf: (leaf: number) => string; frameOf: (id: number) => CallFrame } {
+  const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile;
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const memo = new Map<number, string>();
+  const labelOf = (leaf: number): string => {
+    let l = memo.get(leaf);
+    if (l === undefined) {
+      const stack: CallFrame[] = [];
+      for (let id: number | undefined = leaf; id !== undefined; id = parent.get(id)) stack.push(byId.get(id)!.callFrame);
+      l = label(stack);
+      memo.set(leaf, l);
+    }
+    return l;
+  };
+  return { profile, labelOf, frameOf: (id) => byId.get(id)!.callFrame };
 }
 
 /** The parts, first match wins, tried on each frame from the leaf up. Gateway features before libraries. */
@@ -57,40 +83,26 @@ export interface Attribution {
   busyUs: number;
 }
 
+/** The first part a stack's frames match, from the leaf up (unmatched: `other (V8 and native)`). */
+export function partOfStack(stack: CallFrame[]): string {
+  for (const f of stack) {
+    const text = f.url || f.functionName;
+    for (const [name, re] of PARTS) if (re.test(text)) return name;
+  }
+  return 'other (V8 and native)';
+}
+
 /** Charges each sample of one profile to a part (unmatched: `other (V8 and native)`). */
 export function attribute(file: string): Attribution {
-  const p = JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile;
-  const byId = new Map(p.nodes.map((n) => [n.id, n]));
-  const parent = new Map<number, number>();
-  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const { profile: p, labelOf: partOf, frameOf } = readProfile(file, (stack) =>
+    stack.some((f) => STARTUP.test(f.url) && f.functionName !== '') ? 'start-up' : partOfStack(stack),
+  );
   const time = new Map<number, number>();
   p.samples.forEach((id, i) => time.set(id, (time.get(id) ?? 0) + (p.timeDeltas[i] ?? 0)));
-  const memo = new Map<number, string>();
-  const partOf = (leaf: number): string => {
-    const known = memo.get(leaf);
-    if (known) return known;
-    const stack: CallFrame[] = [];
-    for (let id: number | undefined = leaf; id !== undefined; id = parent.get(id)) stack.push(byId.get(id)!.callFrame);
-    let part = 'other (V8 and native)';
-    if (stack.some((f) => STARTUP.test(f.url) && f.functionName !== '')) part = 'start-up';
-    else {
-      outer: for (const f of stack) {
-        const text = f.url || f.functionName;
-        for (const [name, re] of PARTS) {
-          if (re.test(text)) {
-            part = name;
-            break outer;
-          }
-        }
-      }
-    }
-    memo.set(leaf, part);
-    return part;
-  };
   const parts = new Map<string, number>();
   let busyUs = 0;
   for (const [id, us] of time) {
-    if (byId.get(id)!.callFrame.functionName === '(idle)') continue;
+    if (frameOf(id).functionName === '(idle)') continue;
     const part = partOf(id);
     if (part === 'start-up') continue;
     busyUs += us;

@@ -1,5 +1,4 @@
-import fs from 'fs';
-import { PARTS } from './profile-attribution';
+import { partOfStack, readProfile, type CallFrame } from './profile-attribution';
 
 /**
  * The CPU profile of one stage (`BENCH_STAGE_PROFILE=1 npm run bench:stages`, stages.ts): a V8
@@ -10,23 +9,6 @@ import { PARTS } from './profile-attribution';
  * (profile-attribution.ts), so a stage's table names the functions on a request's path, and
  * `(idle)` is the time the process waited in that stage.
  */
-
-interface Frame {
-  functionName: string;
-  url: string;
-  lineNumber: number;
-}
-interface ProfileNode {
-  id: number;
-  callFrame: Frame;
-  children?: number[];
-}
-interface CpuProfile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-  startTime: number;
-}
 
 export interface Samples {
   /** Each sample's time (µs, monotonic) and its label. */
@@ -39,14 +21,12 @@ const own = /\/dist\/(api|workers|shared|scripts)\//;
 /** The timeline preload's own frames are charged to what called them. */
 const preload = /stage-timeline\.js$/;
 
-function labelOf(stack: Frame[]): string {
+function labelOf(stack: CallFrame[]): string {
   const leaf = stack[0];
   if (leaf && (leaf.functionName === '(idle)' || leaf.functionName === '(garbage collector)' || leaf.functionName === '(program)')) return leaf.functionName;
-  const mine = stack.find((f) => own.test(f.url) && !f.url.includes('node_modules') && !preload.test(f.url));
-  const part = (() => {
-    for (const f of stack) if (!preload.test(f.url)) for (const [name, re] of PARTS) if (re.test(f.url || f.functionName)) return name;
-    return 'other (V8 and native)';
-  })();
+  const frames = stack.filter((f) => !preload.test(f.url));
+  const mine = frames.find((f) => own.test(f.url) && !f.url.includes('node_modules'));
+  const part = partOfStack(frames);
   if (!mine) return part;
   const file = mine.url.replace(/.*\/dist\//, '');
   return `${mine.functionName || '(anonymous)'} ${file}:${mine.lineNumber + 1}${part.startsWith('gateway') ? '' : ` [${part}]`}`;
@@ -54,21 +34,7 @@ function labelOf(stack: Frame[]): string {
 
 /** A profile's samples with their times and labels. */
 export function samplesOf(file: string): Samples {
-  const p = JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile;
-  const byId = new Map(p.nodes.map((n) => [n.id, n]));
-  const parent = new Map<number, number>();
-  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const memo = new Map<number, string>();
-  const label = (leaf: number): string => {
-    let l = memo.get(leaf);
-    if (l === undefined) {
-      const stack: Frame[] = [];
-      for (let id: number | undefined = leaf; id !== undefined; id = parent.get(id)) stack.push(byId.get(id)!.callFrame);
-      l = labelOf(stack);
-      memo.set(leaf, l);
-    }
-    return l;
-  };
+  const { profile: p, labelOf: label } = readProfile(file, labelOf);
   const n = p.samples.length;
   const out: Samples = { at: new Float64Array(n), us: new Float64Array(n), label: new Array<string>(n) };
   let t = p.startTime;
