@@ -2,7 +2,13 @@ import { PlatformCredential, Provider } from '../shared/db/models';
 import { decrypt } from '../shared/crypto';
 
 const TTL_MS = 15_000;
-const cache = new Map<string, { at: number; key: Promise<string | undefined>; value?: { key: string | undefined } }>();
+/** A cached load: its promise, and its value once it resolved (platformCredentialNow). */
+interface Cached {
+  at: number;
+  key: Promise<string | undefined>;
+  value?: { key: string | undefined };
+}
+const cache = new Map<string, Cached>();
 
 /** The credential set through the management API (platform-credentials), else the provider's own (catalog import). */
 async function load(providerId: string): Promise<string | undefined> {
@@ -17,7 +23,7 @@ export function platformCredential(providerId: string): Promise<string | undefin
   const hit = cache.get(providerId);
   if (hit && Date.now() - hit.at < TTL_MS) return hit.key;
   const key = load(providerId);
-  const entry: { at: number; key: Promise<string | undefined>; value?: { key: string | undefined } } = { at: Date.now(), key };
+  const entry: Cached = { at: Date.now(), key };
   cache.set(providerId, entry);
   key.then(
     (k) => {

@@ -6,6 +6,7 @@ import { refuseUntranslatable as geminiRefuses } from '../../workers/providers/g
 import { refuseUntranslatable as converseRefuses } from '../../workers/providers/bedrock/to-converse';
 import { refuseUntranslatable as messagesRefuses } from '../../workers/providers/anthropic/to-messages';
 import { refuseFileUrls } from '../../workers/providers/openai/refuse';
+import { pickedLocally } from '../../shared/routing/pool-state';
 
 type Operation = ChatJob['operation'];
 
@@ -143,12 +144,8 @@ export async function routeFor(
   const tooLong = fallbacks.length > 0 && !fitsContext(model, needsNow());
   const steps = [...(primary && !tooLong ? [primary] : []), ...fallbacks];
   const route = steps.length ? steps : [primary ?? stepOf(model, false, 'chat', primaryKind)!];
-  return { route, estimatedTokens: route.some(countsTokens) ? needsNow().tokens : 0 };
-}
-
-/** A step whose pick is made in Redis, where its in-flight tokens count (PoolState.pick); a limitless pool of one's is not. */
-function countsTokens(step: RouteStep): boolean {
-  return step.deployments.length > 1 || step.deployments.some((d) => d.rpm !== null || d.tpm !== null || d.maxConcurrency !== null);
+  // a step picked in Redis counts the request's tokens in flight there (PoolState.pick)
+  return { route, estimatedTokens: route.every(pickedLocally) ? 0 : needsNow().tokens };
 }
 
 /** The messages dialect bypasses translation only when every deployment it may reach speaks messages. */

@@ -4,6 +4,15 @@ import { keys } from '../redis/keys';
 import type { RouteStep } from '../queues/payloads';
 import { PICK_DEPLOYMENT, RENEW_ATTEMPT, SETTLE_DEPLOYMENT } from './scripts';
 
+/**
+ * A pool of one deployment without rpm, tpm or concurrency limits: nothing to choose or count, so its
+ * pick is made in the process (PoolState.pickLocal), and a request's token estimate is not needed for it.
+ */
+export function pickedLocally(step: RouteStep): boolean {
+  const only = step.deployments[0];
+  return step.deployments.length === 1 && only.rpm === null && only.tpm === null && only.maxConcurrency === null;
+}
+
 export type Pick =
   | { kind: 'picked'; index: number; probe: boolean; lease: AttemptLease }
   /** Every deployment is cooling down or being probed: try again after `waitMs`. */
@@ -67,8 +76,8 @@ export class PoolState {
    * undefined for any other pool (`pick`).
    */
   pickLocal(step: RouteStep, estimatedTokens: number): Pick | undefined {
+    if (!pickedLocally(step)) return undefined;
     const only = step.deployments[0];
-    if (step.deployments.length > 1 || only.rpm !== null || only.tpm !== null || only.maxConcurrency !== null) return undefined;
     return { kind: 'picked', index: 0, probe: false, lease: { poolId: step.poolId, deployment: only.name, member: '', minute: minuteOf(Date.now()), estimatedTokens, cooldowns: false, startedAt: Date.now(), local: true } };
   }
 
