@@ -19,6 +19,7 @@ import { assertJsonDepth, assertStorableText } from './json-checks';
  */
 /** Set on a request whose raw JSON showed it holds only storable text (assertJsonDepth). */
 const STORABLE = Symbol('gw.storableBody');
+type Marked = Request & { [STORABLE]?: true };
 
 export function jsonBody(limit: string | number = '20mb'): RequestHandler {
   const parse = express.json({
@@ -28,7 +29,7 @@ export function jsonBody(limit: string | number = '20mb'): RequestHandler {
     verify: (req, _res, raw, encoding) => {
       const { mayBeUnstorable } = assertJsonDepth(raw);
       // a UTF-8 body without a \u escape cannot hold NUL or a lone surrogate: no walk of the parsed body
-      if (!mayBeUnstorable && /^utf-?8$/i.test(encoding)) (req as Request & { [STORABLE]?: true })[STORABLE] = true;
+      if (!mayBeUnstorable && /^utf-?8$/i.test(encoding)) (req as Marked)[STORABLE] = true;
     },
   });
   const max = typeof limit === 'number' ? limit : bytes.parse(limit)!;
@@ -38,7 +39,7 @@ export function jsonBody(limit: string | number = '20mb'): RequestHandler {
       if (settled) return;
       settled = true;
       req.off('data', count);
-      if (!err && !(req as Request & { [STORABLE]?: true })[STORABLE]) {
+      if (!err && !(req as Marked)[STORABLE]) {
         try {
           assertStorableText(req.body);
         } catch (e) {

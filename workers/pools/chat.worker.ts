@@ -20,8 +20,8 @@ import { ApiError } from '../../shared/errors/ApiError';
 /** One attempt on one deployment: picks the adapter for the deployment's wire family. */
 async function runChat(job: ChatJob, t: UpstreamTarget, signal: AbortSignal, emit: (c: string) => void) {
   // no await when the credential is at hand: the request reaches undici in the turn the job began
-  const now = t.sealedCallerKey ? undefined : platformCredentialNow(t.providerId);
-  const apiKey = t.sealedCallerKey ? decrypt(t.sealedCallerKey) : now ? now.key : await platformCredential(t.providerId);
+  const atHand = t.sealedCallerKey ? undefined : platformCredentialNow(t.providerId);
+  const apiKey = t.sealedCallerKey ? decrypt(t.sealedCallerKey) : atHand ? atHand.key : await platformCredential(t.providerId);
   const cfg = config();
   const call = {
     baseUrl: t.baseUrl,

@@ -48,6 +48,7 @@ export async function routeRequest(
 ): Promise<Routed> {
   const cfg = config();
   const steps = routeOf(job);
+  const estimatedTokens = job.estimatedTokens ?? 0;
   // A request stops this long before its deadline (POOL_DEADLINE_MARGIN_MS), so its answer reaches the pod in time.
   const stopAt = job.deadline - cfg.poolDeadlineMarginMs;
   let attempts = 0;
@@ -64,7 +65,7 @@ export async function routeRequest(
     let ownBackoff = 0;
     while (attempts < cfg.poolMaxAttempts && !late()) {
       if (signal.aborted) throw signal.reason;
-      const pick = state.pickLocal(step, job.estimatedTokens ?? 0) ?? (await state.pick(step, job.requestId, job.estimatedTokens ?? 0));
+      const pick = state.pickLocal(step, estimatedTokens) ?? (await state.pick(step, job.requestId, estimatedTokens));
       if (pick.kind === 'limited') {
         // Every deployment is at its limit: wait on the lane like any queued job, then the lane's 429.
         if (Date.now() + pick.waitMs >= stopAt) throw errors.concurrencyLimit(1);
