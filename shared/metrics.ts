@@ -42,13 +42,13 @@ export const jobDuration = new client.Histogram({
 });
 
 /**
- * Jobs of organizations with nothing else in flight in the lane (shared/queues/express.ts), by where
+ * Jobs of quiet organizations (fewer than EXPRESS_MAX_IN_FLIGHT in flight in the lane; shared/queues/express.ts), by where
  * they went: `express`, or `shards` when the pod's share of the express slots was in use (many of
  * those: more chat workers, or a larger CHAT_EXPRESS_CONCURRENCY).
  */
 export const expressJobs = new client.Counter({
   name: 'gateway_express_jobs_total',
-  help: 'Jobs of organizations with nothing else in flight, by where they went (express slots or the shards, the share in use)',
+  help: 'Jobs of organizations with few jobs in flight (EXPRESS_MAX_IN_FLIGHT), by where they went (express slots or the shards, the share in use)',
   labelNames: ['queue', 'to'] as const,
   registers: [registry],
 });

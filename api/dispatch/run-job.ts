@@ -244,7 +244,7 @@ async function runAdmitted<Q extends QueueName>(
   }
   const lease = admitted.lease;
   const jobId = who.requestId;
-  // an org with nothing else in flight in the lane goes to the express slots, within this pod's share (express.ts)
+  // an org with few jobs in flight in the lane (EXPRESS_MAX_IN_FLIGHT) goes to the express slots, within this pod's share (express.ts)
   const express = ctx.express.take(opts.queue, lease.heldBefore, jobId);
   // the BullMQ queue the job goes to, decided once: its add, its cancel and its recovery all use it
   const bullQueue = express ?? shardForJob(opts.queue, jobId);

@@ -52,6 +52,11 @@ const FLOOD_UPSTREAM_MS = Number(process.env.BENCH_FLOOD_UPSTREAM_MS ?? Math.rou
  * started together, would finish together in waves that no real upstream makes.
  */
 const FLOOD_UPSTREAM_JITTER = Number(process.env.BENCH_FLOOD_UPSTREAM_JITTER ?? 0.5);
+/**
+ * The flood cell's quiet organization's concurrency (BENCH_QUIET_CONCURRENCY, default 1, the issue's
+ * probe): a quiet organization with a few requests at once is the common case beside a flood.
+ */
+const QUIET_CONCURRENCY = Math.max(1, Number(process.env.BENCH_QUIET_CONCURRENCY ?? 1));
 const dist = path.resolve(__dirname, '..', '..');
 /**
  * BENCH_TRACING: `off` (default) or a sampling ratio (`1` = every request, `0.01`): the gateway's
@@ -224,7 +229,7 @@ async function main(): Promise<void> {
       const r = await floodCell({
         gatewayUrl: `http://127.0.0.1:${webPort}`, floodKey: key, floodOrgId: org.id, quietKey, quietOrgId: quietOrg.id,
         body: { model: 'sim-chat', messages }, floodBody: { model: 'bench-slow', messages },
-        inFlight: FLOOD_IN_FLIGHT, seconds: SECONDS, redis: cpuRedis, queueKeys: bullQueuesOf('chat-interactive').map((name) => `${keys.bullPrefix(name)}:${name}`),
+        inFlight: FLOOD_IN_FLIGHT, quietConcurrency: QUIET_CONCURRENCY, seconds: SECONDS, redis: cpuRedis, queueKeys: bullQueuesOf('chat-interactive').map((name) => `${keys.bullPrefix(name)}:${name}`),
         direct: { url: `${simUrl}/v1/chat/completions`, body: { model: 'sim-chat-1', messages } },
       });
       floodTables.push({ mode, title: `${mode}: the flood's answers ${upstreamMs ? `${upstreamMs} ms late (bound by the worker's ${WORKER_SLOTS} slots)` : 'instant (bound by the machine)'}`, rows: floodRows(r, FLOOD_IN_FLIGHT) });
@@ -241,7 +246,7 @@ async function main(): Promise<void> {
       console.log('');
     }
     for (const { mode, title, rows: floodTable } of floodTables) {
-      console.log(`Fair share under a flood (JSON chat), ${title}: the quiet org at concurrency 1, alone and while another org keeps`);
+      console.log(`Fair share under a flood (JSON chat), ${title}: the quiet org at concurrency ${QUIET_CONCURRENCY}, alone and while another org keeps`);
       console.log(`${FLOOD_IN_FLIGHT} requests in flight; its jobs' slot wait (added → a worker took it) and worker run (taken → finished);`);
       console.log('rest = client time − slot wait − worker run at the same percentile (the pod, Redis hops, the network);');
       console.log('pod in = request sent → job added, pod out = job completed → reply read (Redis clock vs the client\'s, one machine):');

@@ -7,7 +7,7 @@ import { JobEvents } from './job-events';
 /**
  * The bench's `flood` cell (issue 29 part 4, fair share under a flood): one organization keeps
  * `inFlight` chat requests in flight (four times the chat workers' slots by default) from a process
- * of its own, while a quiet organization sends one request at a time; the quiet organization's
+ * of its own, while a quiet organization sends one request at a time (or `quietConcurrency`); the quiet organization's
  * latency is measured alone and then under the flood. Where the requests waited is read back from
  * BullMQ's events streams of every chat shard (a completed job is removed at once; job-events.ts):
  * added (by the pod) to active (a worker took it: the wait for a slot) to completed (the worker's run,
@@ -25,6 +25,8 @@ export interface FloodSetup {
   /** The flooding org's (default: the quiet org's). */
   floodBody?: object;
   inFlight: number;
+  /** The quiet org's requests at once (default 1). */
+  quietConcurrency?: number;
   seconds: number;
   redis: RedisClient;
   /** The key prefix in Redis of every shard of the chat-interactive queue, `<bull prefix of the shard>:<shard>`. */
@@ -79,7 +81,8 @@ function stagesOf(events: JobEvents, pick: (id: string) => boolean, client: numb
 export async function floodCell(s: FloodSetup): Promise<{ alone: Stages; flooded: Stages; flood: Stages; floodRps: number; floodErrors: number; quietErrors: number; direct?: { alone: Stages; flooded: Stages } }> {
   const quietUrl = `${s.gatewayUrl}/v1/chat/completions`;
   const aloneEvents = await JobEvents.follow(s.redis, s.queueKeys);
-  const alone = await runLoad(quietUrl, { 'SERVICE-API-KEY': s.quietKey }, s.body, 1, s.seconds);
+  const quiet = s.quietConcurrency ?? 1;
+  const alone = await runLoad(quietUrl, { 'SERVICE-API-KEY': s.quietKey }, s.body, quiet, s.seconds);
   await aloneEvents.stop();
   const aloneIds = new Set(alone.samples.map((x) => x.requestId));
   const aloneStages = stagesOf(aloneEvents, (id) => aloneIds.has(id), alone.samples.map((x) => x.total), alone.samples);
@@ -99,7 +102,7 @@ export async function floodCell(s: FloodSetup): Promise<{ alone: Stages; flooded
   const ended = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   await new Promise((r) => setTimeout(r, 1500)); // the flood reaches its in-flight count
   const events = await JobEvents.follow(s.redis, s.queueKeys);
-  const flooded = await runLoad(quietUrl, { 'SERVICE-API-KEY': s.quietKey }, s.body, 1, s.seconds, 0);
+  const flooded = await runLoad(quietUrl, { 'SERVICE-API-KEY': s.quietKey }, s.body, quiet, s.seconds, 0);
   const directFlooded = s.direct ? await probe() : undefined;
   await ended;
   await events.stop();

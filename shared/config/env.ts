@@ -42,9 +42,14 @@ export interface Config {
   /**
    * Express slots of a chat worker process (CHAT_EXPRESS_CONCURRENCY, default 8; 0: none): an extra
    * BullMQ worker on the `chat-interactive-express` queue, which only the jobs of organizations with
-   * nothing else in flight in the lane reach (shared/queues/express.ts, docs/scaling.md).
+   * fewer than `expressMaxInFlight` jobs in flight in the lane reach (shared/queues/express.ts, docs/scaling.md).
    */
   chatExpressConcurrency: number;
+  /**
+   * The most jobs an organization may have in flight in a lane, the new one included, for the new one
+   * to go to the express slots (EXPRESS_MAX_IN_FLIGHT; shared/queues/express.ts, docs/scaling.md).
+   */
+  expressMaxInFlight: number;
   /** Embeddings pool worker concurrency (embeddings and rerank jobs), per process. */
   embeddingsConcurrency: number;
   /** Search pool worker concurrency per process. */
@@ -211,6 +216,7 @@ const schema = Joi.object({
   CHAT_INTERACTIVE_CONCURRENCY: Joi.number().integer().min(1).default(64),
   CHAT_BACKGROUND_CONCURRENCY: Joi.number().integer().min(1).default(8),
   CHAT_EXPRESS_CONCURRENCY: Joi.number().integer().min(0).max(1000).default(8),
+  EXPRESS_MAX_IN_FLIGHT: Joi.number().integer().min(1).max(1000).default(2),
   EMBEDDINGS_CONCURRENCY: Joi.number().integer().min(1).default(32),
   SEARCH_CONCURRENCY: Joi.number().integer().min(1).default(32),
   SEARCH_TIMEOUT_MS: Joi.number().integer().min(1000).default(30000),
@@ -347,6 +353,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     chatInteractiveConcurrency: value.CHAT_INTERACTIVE_CONCURRENCY,
     chatBackgroundConcurrency: value.CHAT_BACKGROUND_CONCURRENCY,
     chatExpressConcurrency: value.CHAT_EXPRESS_CONCURRENCY,
+    expressMaxInFlight: value.EXPRESS_MAX_IN_FLIGHT,
     embeddingsConcurrency: value.EMBEDDINGS_CONCURRENCY,
     searchConcurrency: value.SEARCH_CONCURRENCY,
     searchTimeoutMs: value.SEARCH_TIMEOUT_MS,

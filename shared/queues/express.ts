@@ -10,9 +10,9 @@ import { expressShardForJob, shardPosition } from './shards';
  * priority: BullMQ's worker takes the next job only when a slot frees. With jobs of seconds that wait
  * is the whole latency of a quiet organization. So a queue can have an express queue: each worker
  * process runs a few slots more on it (CHAT_EXPRESS_CONCURRENCY), and a pod sends there only the job
- * of an organization that has nothing else in flight in the lane (its lease's `heldBefore` is 0): a
- * flooding organization's jobs never reach those slots, and an organization at concurrency 1 always
- * finds one free.
+ * of an organization with fewer than EXPRESS_MAX_IN_FLIGHT (default 2) jobs in flight in the lane, this
+ * one included (its lease's `heldBefore` below it): a flooding organization's jobs never reach those
+ * slots but its first few, and an organization at concurrency 1 or 2 always finds one free.
  *
  * The express slots are shared out among the pods, so that the jobs sent there never wait for one:
  * every worker process announces its slots in Redis and every pod itself (each ANNOUNCE_MS, expiring
@@ -62,6 +62,8 @@ export class ExpressShare {
     private readonly announceMs = ANNOUNCE_MS,
     /** Declared queue → its express queue (a test names queues of its own). */
     private readonly expressQueues: Readonly<Record<string, string>> = EXPRESS_QUEUES,
+    /** The most jobs an organization may have in flight in the lane, the new one included, for it to go express (EXPRESS_MAX_IN_FLIGHT). */
+    private readonly maxInFlight = 1,
   ) {
     this.redis = redis as RedisClient & ShareCommands;
     redis.defineCommand('gwExpressShare', { numberOfKeys: 2, lua: EXPRESS_SHARE });
@@ -89,7 +91,7 @@ export class ExpressShare {
    * lane, counted against this pod's share until `done`; undefined: the job goes to the queue's shards.
    */
   take(queue: QueueName, heldBefore: number, jobId: string): string | undefined {
-    if (heldBefore > 0) return undefined;
+    if (heldBefore >= this.maxInFlight) return undefined;
     const express = this.expressQueues[queue];
     if (!express) return undefined;
     const n = this.inFlight.get(queue) ?? 0;

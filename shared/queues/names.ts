@@ -39,7 +39,7 @@ export type ShardedQueue = keyof typeof SHARD_TAGS;
 
 /**
  * Express queues (shared/queues/express.ts): a queue's second set of BullMQ queues, for the jobs of
- * organizations with nothing else in flight in the lane, served by slots of their own that a flooding
+ * organizations with few jobs in flight in the lane (EXPRESS_MAX_IN_FLIGHT), served by slots of their own that a flooding
  * organization's jobs never reach. Sharded like the queue (as many shards as it has): shard `i` is
  * named `<express>-<i>` (shard 0 `<express>`), with the hash tag listed here at index `i`, chosen as
  * SHARD_TAGS are (n shards on n masters, for every n up to MAX_QUEUE_SHARDS). Stored in Redis: frozen.

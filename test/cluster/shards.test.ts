@@ -34,7 +34,7 @@ describe('on a Redis Cluster: the chat queue in shards (QUEUE_SHARDS_CHAT, 3 by 
   it('puts one shard on each master; one org’s jobs land on every shard, each shard consumed by both worker processes', async function () {
     this.timeout(60_000);
     const redis = clusterEnv().redis as Cluster;
-    // the shards, not the express queue (shared/queues/express.ts), where only the org's first job can go
+    // the shards, not the express queue (shared/queues/express.ts), where only the org's first two jobs can go
     const shards = shardsOf(QUEUE).map((name) => queues.get(name));
     expect(config().queueShardsChat, 'the cluster default').to.equal(3);
     expect(shards.map((q) => q.name)).to.deep.equal(['chat-interactive', 'chat-interactive-1', 'chat-interactive-2']);

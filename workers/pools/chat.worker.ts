@@ -108,7 +108,7 @@ export function startChatWorkers(rt: WorkerRuntime): Worker[] {
     return result;
   };
   const workers: Worker[] = lanes.flatMap(([queue, concurrency]) => createShardWorkers(rt, queue, concurrency, processor));
-  // the express slots: only jobs of orgs with nothing else in flight reach them (shared/queues/express.ts)
+  // the express slots: only jobs of orgs with few in flight (EXPRESS_MAX_IN_FLIGHT) reach them (shared/queues/express.ts)
   if (cfg.chatExpressConcurrency > 0) workers.push(...createExpressWorkers(rt, 'chat-interactive', cfg.chatExpressConcurrency, processor));
   return workers;
 }

@@ -40,7 +40,7 @@ async function openJobs(orgId: string, states: Array<'active' | 'prioritized' | 
 }
 
 describe('a chat queue in two shards (QUEUE_SHARDS_CHAT=2) on one Redis', () => {
-  // without express slots: an org with nothing else in flight would go to the express queue, which is
+  // without express slots: an org with few jobs in flight would go to the express queue, which is
   // not sharded (shared/queues/express.ts; test/integration/scheduler/express-slots.test.ts)
   poolsWithSettings({ QUEUE_SHARDS_CHAT: '2', CHAT_EXPRESS_CONCURRENCY: '0' });
   before(async () => {

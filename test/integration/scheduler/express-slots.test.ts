@@ -14,6 +14,7 @@ import { createRedis, type RedisClient } from '../../../shared/redis/connection'
 import { closeContext, createContext } from '../../../api/context';
 import { keys } from '../../../shared/redis/keys';
 import { registry } from '../../../shared/metrics';
+import { withSettings } from '../../helpers/settings';
 
 const QUEUE = 'chat-interactive' as const;
 const EXPRESS = 'chat-interactive-express';
@@ -50,24 +51,24 @@ async function flood(): Promise<{ flood: Awaited<ReturnType<typeof buildOrg>>; f
   const floodReplies: Array<Promise<Reply>> = [];
   for (let i = 0; i < 6; i++) {
     floodReplies.push(chat(f.key, 'sim-chat', `flood ${i}`));
-    // one at a time, so that only the first finds the org with nothing in flight
+    // one at a time, so that each finds the ones before it in flight (only the first two go express)
     expect(await waitFor(async () => (await openJobs(f.org.id)).length === i + 1, 5000), `flood job ${i} queued`).to.equal(true);
   }
-  // the two slots and one express slot hold flood jobs at the upstream; three wait
-  expect(await waitFor(() => env().sim.log.entries.length === 3, 5000), 'three flood requests upstream').to.equal(true);
+  // the two slots and two express slots (the flood's first two jobs: EXPRESS_MAX_IN_FLIGHT 2) hold flood jobs at the upstream; two wait
+  expect(await waitFor(() => env().sim.log.entries.length === 4, 5000), 'four flood requests upstream').to.equal(true);
   return { flood: f, floodReplies };
 }
 
 describe('express slots (shared/queues/express.ts): a quiet org never waits for a flooding org’s slot', function () {
   this.timeout(30_000);
 
-  describe('with two interactive slots and two express slots', () => {
-    poolsWithSettings({ CHAT_INTERACTIVE_CONCURRENCY: '2', CHAT_EXPRESS_CONCURRENCY: '2' });
+  describe('with two interactive slots and three express slots', () => {
+    poolsWithSettings({ CHAT_INTERACTIVE_CONCURRENCY: '2', CHAT_EXPRESS_CONCURRENCY: '3' });
     beforeEach(resetSim);
     afterEach(() => env().sim.knobs.release());
 
-    it('answers the quiet org from an express slot while the flood holds every slot, and sends no more than the flood’s first job there', async () => {
-      expect(await shareSettles(2), 'the pod learned its share of the announced slots').to.equal(true);
+    it('answers the quiet org from an express slot while the flood holds every slot, and sends no more than the flood’s first two jobs there', async () => {
+      expect(await shareSettles(3), 'the pod learned its share of the announced slots').to.equal(true);
       const { flood: f, floodReplies } = await flood();
       const quiet = await buildOrg(env().redis);
       const started = Date.now();
@@ -76,8 +77,8 @@ describe('express slots (shared/queues/express.ts): a quiet org never waits for 
       expect(Date.now() - started, 'answered while the flood is held').to.be.below(5000);
       expect(await completedIn(env().redis, ctx().queues.shards(QUEUE), requestId(r)), 'the quiet job ran on the express queue').to.equal(EXPRESS);
       const floodJobs = await openJobs(f.org.id);
-      expect(floodJobs.filter((j) => j.queue === EXPRESS), `flood jobs per queue ${JSON.stringify(floodJobs)}`).to.have.length(1);
-      expect(floodJobs.filter((j) => j.queue === QUEUE)).to.have.length(5);
+      expect(floodJobs.filter((j) => j.queue === EXPRESS), `flood jobs per queue ${JSON.stringify(floodJobs)}`).to.have.length(2);
+      expect(floodJobs.filter((j) => j.queue === QUEUE)).to.have.length(4);
 
       env().sim.knobs.release();
       env().sim.knobs.reset();
@@ -91,7 +92,7 @@ describe('express slots (shared/queues/express.ts): a quiet org never waits for 
     });
 
     it('cancels an express job whose client disconnects, bills nothing and frees the share', async () => {
-      expect(await shareSettles(2)).to.equal(true);
+      expect(await shareSettles(3)).to.equal(true);
       const o = await buildOrg(env().redis);
       env().sim.knobs.set('sim-chat-1', { hold: true });
       const ac = new AbortController();
@@ -182,6 +183,24 @@ describe('express slots: who shares them', function () {
     }
     expect(await pods(), 'and leaves when it closes').to.deep.equal(before);
   });
+
+  it('a web pod sends an org’s job express while the org has fewer than EXPRESS_MAX_IN_FLIGHT jobs in flight (default 2: one other)', async () => {
+    const taken = async (settings: Record<string, string>) => {
+      let out: Array<string | undefined> = [];
+      await withSettings(settings, async () => {
+        const web = await createContext(`web-max-${Date.now()}`);
+        try {
+          expect(web.express.shareOf(QUEUE).share, 'the pod has a share').to.be.above(0);
+          out = [web.express.take(QUEUE, 0, 'req_a'), web.express.take(QUEUE, 1, 'req_b'), web.express.take(QUEUE, 2, 'req_c')];
+        } finally {
+          await closeContext(web);
+        }
+      });
+      return out.map((q) => (q ? 'express' : 'shards'));
+    };
+    expect(await taken({}), 'default').to.deep.equal(['express', 'express', 'shards']);
+    expect(await taken({ EXPRESS_MAX_IN_FLIGHT: '1' })).to.deep.equal(['express', 'shards', 'shards']);
+  });
 });
 
 describe('express slots: each pod’s share of the announced slots', function () {
@@ -189,8 +208,8 @@ describe('express slots: each pod’s share of the announced slots', function ()
   const queues = { 'share-test': 'share-test-express' } as const;
   let redis: RedisClient;
   const started: Array<{ stop(): Promise<void> }> = [];
-  const pod = async (id: string) => {
-    const p = new ExpressShare(redis, id, 60_000, queues);
+  const pod = async (id: string, maxInFlight?: number) => {
+    const p = new ExpressShare(redis, id, 60_000, queues, maxInFlight);
     started.push(p);
     await p.start();
     return p;
@@ -241,5 +260,14 @@ describe('express slots: each pod’s share of the announced slots', function ()
     a.done(q);
     expect(a.take(q, 0, 'req_x'), 'a slot given back').to.equal('share-test-express');
     expect(a.shareOf(q)).to.deep.equal({ share: 2, inFlight: 2 });
+  });
+
+  it('with EXPRESS_MAX_IN_FLIGHT=3, takes an express slot for an org with up to two other jobs in flight, not three', async () => {
+    const a = await pod(`pod-d-${Date.now()}`, 3);
+    await worker(`w4-${Date.now()}`, 8);
+    await a.refresh();
+    const q = 'share-test' as never;
+    expect([0, 1, 2, 3, 10].map((held) => a.take(q, held, 'req_x')), 'by the jobs in flight before this one').to.deep.equal(['share-test-express', 'share-test-express', 'share-test-express', undefined, undefined]);
+    expect(a.shareOf(q), 'three taken, within the share').to.deep.equal({ share: 8, inFlight: 3 });
   });
 });
