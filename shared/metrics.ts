@@ -42,7 +42,7 @@ export const jobDuration = new client.Histogram({
 });
 
 /**
- * Jobs of quiet organizations (fewer than EXPRESS_MAX_IN_FLIGHT in flight in the lane; shared/queues/express.ts), by where
+ * Jobs of quiet organizations (at most EXPRESS_MAX_IN_FLIGHT in flight in the lane, each one included; shared/queues/express.ts), by where
  * they went: `express`, or `shards` when the pod's share of the express slots was in use (many of
  * those: more chat workers, or a larger CHAT_EXPRESS_CONCURRENCY).
  */

@@ -42,7 +42,7 @@ export interface Config {
   /**
    * Express slots of a chat worker process (CHAT_EXPRESS_CONCURRENCY, default 8; 0: none): an extra
    * BullMQ worker on the `chat-interactive-express` queue, which only the jobs of organizations with
-   * fewer than `expressMaxInFlight` jobs in flight in the lane reach (shared/queues/express.ts, docs/scaling.md).
+   * fewer than `expressMaxInFlight` other jobs in flight in the lane reach (shared/queues/express.ts, docs/scaling.md).
    */
   chatExpressConcurrency: number;
   /**

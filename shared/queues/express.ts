@@ -10,8 +10,8 @@ import { expressShardForJob, shardPosition } from './shards';
  * priority: BullMQ's worker takes the next job only when a slot frees. With jobs of seconds that wait
  * is the whole latency of a quiet organization. So a queue can have an express queue: each worker
  * process runs a few slots more on it (CHAT_EXPRESS_CONCURRENCY), and a pod sends there only the job
- * of an organization with fewer than EXPRESS_MAX_IN_FLIGHT (default 2) jobs in flight in the lane, this
- * one included (its lease's `heldBefore` below it): a flooding organization's jobs never reach those
+ * of an organization with at most EXPRESS_MAX_IN_FLIGHT (default 2) jobs in flight in the lane, this
+ * one included (its lease's `heldBefore` below that number): a flooding organization's jobs never reach those
  * slots but its first few, and an organization at concurrency 1 or 2 always finds one free.
  *
  * The express slots are shared out among the pods, so that the jobs sent there never wait for one:

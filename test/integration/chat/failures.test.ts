@@ -149,7 +149,7 @@ describe('upstream failures, cancellation, dead workers and passthrough', () => 
         signal: ac.signal,
       }).catch((e: Error) => e);
       expect(await waitFor(async () => (await env().gw.ctx.leases.count(o.org.id, 'chat', 'interactive')) === 1, 3000), 'lease held').to.equal(true);
-      // an org with nothing else in flight (below EXPRESS_MAX_IN_FLIGHT): the job is on the express queue (shared/queues/express.ts)
+      // an org with nothing else in flight (within EXPRESS_MAX_IN_FLIGHT): the job is on the express queue (shared/queues/express.ts)
       const queue = env().gw.ctx.queues.get('chat-interactive-express');
       const waiting = await waitFor(async () => (await queue.getJobs(['prioritized', 'wait'])).find((j) => j.data.orgId === o.org.id), 3000);
       expect(waiting, 'job queued').to.not.equal(undefined);

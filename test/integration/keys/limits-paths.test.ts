@@ -111,7 +111,7 @@ describe('key rate limits on every path', () => {
   it('a job says whether its pod reserved anything, and the drainer settles only what was reserved', async function () {
     this.timeout(30_000);
     const o = await buildOrg(env().redis);
-    // an org with nothing else in flight (below EXPRESS_MAX_IN_FLIGHT): its job is on the express queue (shared/queues/express.ts)
+    // an org with nothing else in flight (within EXPRESS_MAX_IN_FLIGHT): its job is on the express queue (shared/queues/express.ts)
     const queue = env().gw.ctx.queues.get('chat-interactive-express');
     const held = async (key: string) => {
       env().sim.knobs.set('sim-chat-1', { hold: true });

@@ -184,7 +184,7 @@ describe('express slots: who shares them', function () {
     expect(await pods(), 'and leaves when it closes').to.deep.equal(before);
   });
 
-  it('a web pod sends an org’s job express while the org has fewer than EXPRESS_MAX_IN_FLIGHT jobs in flight (default 2: one other)', async () => {
+  it('a web pod sends an org’s job express while the org has at most EXPRESS_MAX_IN_FLIGHT jobs in flight, this one included (default 2: one other)', async () => {
     const taken = async (settings: Record<string, string>) => {
       let out: Array<string | undefined> = [];
       await withSettings(settings, async () => {
