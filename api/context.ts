@@ -59,7 +59,7 @@ export async function createContext(podId = config().podId, opts: ContextOptions
   const switches = new SwitchBoard(redis, sub);
   await switches.start();
   const leases = new LeaseManager(redis, cfg.leaseTtlMs, cfg.leaseKeepMs);
-  const express = new ExpressShare(redis, podId, undefined, undefined, cfg.expressMaxInFlight);
+  const express = new ExpressShare(redis, podId, cfg.expressMaxInFlight);
   if (opts.expressSlots !== false) await express.start();
   const dropMetrics = addMetricSources(queues, { held: () => leases.heldCounts() });
   const fairRead = new FairRead(cfg.fairRead);

@@ -59,11 +59,11 @@ export class ExpressShare {
   constructor(
     redis: RedisClient,
     private readonly podId: string,
+    /** The most jobs an organization may have in flight in the lane, the new one included, for it to go express (EXPRESS_MAX_IN_FLIGHT). */
+    private readonly maxInFlight: number,
     private readonly announceMs = ANNOUNCE_MS,
     /** Declared queue → its express queue (a test names queues of its own). */
     private readonly expressQueues: Readonly<Record<string, string>> = EXPRESS_QUEUES,
-    /** The most jobs an organization may have in flight in the lane, the new one included, for it to go express (EXPRESS_MAX_IN_FLIGHT). */
-    private readonly maxInFlight = 1,
   ) {
     this.redis = redis as RedisClient & ShareCommands;
     redis.defineCommand('gwExpressShare', { numberOfKeys: 2, lua: EXPRESS_SHARE });

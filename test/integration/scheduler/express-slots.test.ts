@@ -208,8 +208,9 @@ describe('express slots: each pod’s share of the announced slots', function ()
   const queues = { 'share-test': 'share-test-express' } as const;
   let redis: RedisClient;
   const started: Array<{ stop(): Promise<void> }> = [];
-  const pod = async (id: string, maxInFlight?: number) => {
-    const p = new ExpressShare(redis, id, 60_000, queues, maxInFlight);
+  /** A pod sending only an organization's lone request express (EXPRESS_MAX_IN_FLIGHT=1), unless told otherwise. */
+  const pod = async (id: string, maxInFlight = 1) => {
+    const p = new ExpressShare(redis, id, maxInFlight, 60_000, queues);
     started.push(p);
     await p.start();
     return p;
