@@ -97,6 +97,13 @@ export function usageRows(list: UsageRecord[]): string {
  * in the batch, none for a request id already within SAME_REQUEST_WINDOW of the event (a replayed
  * outbox entry is written again within minutes), and (request_id, created_at) conflicts do nothing.
  * created_at is the time of the insert, or the record's `at` when given.
+ *
+ * The check of a request id already there is an index probe per row (the unique (request_id,
+ * created_at) index of each day's partition), whatever the table holds: `OFFSET 0` keeps the
+ * NOT EXISTS a per-row subplan. Without it the planner may turn it into a hash anti-join, which reads
+ * every partition of usage_events whole on every batch (it did inside the drainer's statement, where
+ * the usage insert is a CTE: the drainer's Postgres CPU per event grew with the table, 82 to 156 µs
+ * after 36,000 events; docs/benchmark.md, issue 29, sixteenth session).
  */
 export function usageInsertSql(param: string): string {
   return `INSERT INTO usage_events (id, request_id, org_id, project_id, api_key_id, model, modality, lane, input_tokens, output_tokens, units, passthrough, deployment, created_at)
@@ -106,7 +113,7 @@ export function usageInsertSql(param: string): string {
                                                   input_tokens integer, output_tokens integer, units jsonb, passthrough boolean, deployment text, at timestamptz)
               ORDER BY request_id, at) AS r
       WHERE NOT EXISTS (SELECT 1 FROM usage_events e WHERE e.request_id = r.request_id
-                           AND e.created_at > r.at - ${SAME_REQUEST_WINDOW} AND e.created_at < r.at + ${SAME_REQUEST_WINDOW})
+                           AND e.created_at > r.at - ${SAME_REQUEST_WINDOW} AND e.created_at < r.at + ${SAME_REQUEST_WINDOW} OFFSET 0)
      ON CONFLICT (request_id, created_at) DO NOTHING`;
 }
 

@@ -1,0 +1,94 @@
+import crypto from 'crypto';
+import { expect } from 'chai';
+import { usagePool, type UsageRecord } from '../../../shared/metering/usage';
+import { usageStatement } from '../../../shared/metering/usage-statement';
+
+/** Every node of an EXPLAIN (FORMAT JSON) plan, depth first. */
+function nodesOf(plan: Record<string, unknown>): Array<Record<string, unknown>> {
+  const children = (plan.Plans as Array<Record<string, unknown>> | undefined) ?? [];
+  return [plan, ...children.flatMap(nodesOf)];
+}
+
+/**
+ * The drainer writes each batch of usage events with their request log rows in one statement
+ * (usageStatement). Its check that a request id is not already in usage_events must cost the batch
+ * an index probe per event, not a read of the table: a hash anti-join over every partition made the
+ * drainer's Postgres CPU per event grow with the table (docs/benchmark.md, issue 29, sixteenth session).
+ */
+describe('usage drainer statement: the request id check reads an index, not the table', () => {
+  const orgId = crypto.randomUUID();
+  const tag = `req_plan_${crypto.randomBytes(4).toString('hex')}`;
+
+  before(async function () {
+    this.timeout(60_000);
+    // 20,000 events of today already in the table, and statistics that know it
+    await usagePool().query(
+      `INSERT INTO usage_events (id, request_id, org_id, model, modality, lane, input_tokens, output_tokens, created_at)
+       SELECT gen_random_uuid(), $1 || '_' || i, $2, 'sim-chat', 'chat', 'interactive', 5, 7, now() - (i || ' ms')::interval
+         FROM generate_series(1, 20000) AS i`,
+      [tag, orgId],
+    );
+    await usagePool().query('ANALYZE usage_events');
+  });
+  after(async () => {
+    await usagePool().query('DELETE FROM usage_events WHERE org_id = $1', [orgId]);
+    await usagePool().query('DELETE FROM request_logs WHERE org_id = $1', [orgId]);
+  });
+
+  const batch = (n: number, prefix: string): UsageRecord[] =>
+    Array.from({ length: n }, (_, i) => ({
+      requestId: `${prefix}_${i}`,
+      orgId,
+      projectId: null,
+      apiKeyId: null,
+      model: 'sim-chat',
+      modality: 'chat',
+      lane: 'interactive',
+      inputTokens: 9,
+      outputTokens: 14,
+      log: { receivedAt: Date.now(), route: '/v1/chat/completions', dialect: 'openai-chat', userId: null, traceId: null, batchId: null, status: 200, stream: false, attempts: 1 },
+    }));
+
+  /** The plan of the drainer's statement for a batch of 200 new events; `settings`: SET LOCAL before EXPLAIN. */
+  async function planOf(settings: string[]): Promise<Array<Record<string, unknown>>> {
+    const s = usageStatement(batch(200, `${tag}_new`))!;
+    const c = await usagePool().connect();
+    try {
+      await c.query('BEGIN');
+      for (const set of settings) await c.query(`SET LOCAL ${set}`);
+      const { rows } = await c.query(`EXPLAIN (FORMAT JSON) ${s.sql}`, s.params);
+      return nodesOf((rows[0]['QUERY PLAN'] as Array<{ Plan: Record<string, unknown> }>)[0].Plan);
+    } finally {
+      await c.query('ROLLBACK');
+      c.release();
+    }
+  }
+
+  it('plans no sequential scan of the partition that holds events and no hash anti-join, and still skips ids already written', async () => {
+    // the partition holding the 20,000 events (an empty partition may be scanned: it has nothing to read)
+    const held = await usagePool().query('SELECT DISTINCT tableoid::regclass::text AS part FROM usage_events WHERE org_id = $1', [orgId]);
+    expect(held.rows).to.have.length(1);
+    const busy = held.rows[0].part as string;
+    // as planned, and as planned by a planner that prefers a join other than a nested loop (as it did on
+    // a partition not yet analyzed): the check stays a probe of each partition's index per event
+    for (const settings of [[], ['enable_nestloop = off']]) {
+      const nodes = await planOf(settings);
+      const tableScans = nodes.filter((n) => n['Node Type'] === 'Seq Scan' && n['Relation Name'] === busy);
+      expect(tableScans.map((n) => n['Relation Name']), `the partition read whole (${settings.join(', ') || 'default settings'})`).to.deep.equal([]);
+      const antiJoins = nodes.filter((n) => n['Join Type'] === 'Anti');
+      expect(antiJoins.map((n) => n['Node Type']), `anti-joins (${settings.join(', ') || 'default settings'})`).to.deep.equal([]);
+    }
+
+    // the statement itself: 100 ids already there (written by the first batch) and 100 new ones
+    const first = batch(100, `${tag}_dup`);
+    await usagePool().query(usageStatement(first)!.sql, usageStatement(first)!.params);
+    const again = [...first, ...batch(100, `${tag}_fresh`)];
+    const st = usageStatement(again)!;
+    await usagePool().query(st.sql, st.params);
+    const counted = await usagePool().query(
+      `SELECT count(*)::int AS n, count(DISTINCT request_id)::int AS ids FROM usage_events WHERE org_id = $1 AND (request_id LIKE $2 OR request_id LIKE $3)`,
+      [orgId, `${tag}_dup_%`, `${tag}_fresh_%`],
+    );
+    expect(counted.rows[0]).to.deep.equal({ n: 200, ids: 200 });
+  });
+});
