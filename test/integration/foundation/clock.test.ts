@@ -13,6 +13,7 @@ import { config } from '../../../shared/config/env';
 import { db } from '../../../shared/db/sequelize';
 import { Image } from '../../../shared/db/models';
 import { insertUsage } from '../../../shared/metering/usage';
+import { addDays, dayStart, utcDay } from '../../../shared/metering/rollups';
 
 /**
  * The clock process schedules CLOCK_TASKS with node-cron. Each test runs ONE task through
@@ -61,17 +62,22 @@ describe('clock: each scheduled task runs its own function', () => {
     expect(fs.existsSync(file), 'file deleted').to.equal(false);
   });
 
-  it("rollup-usage rolls up today's usage events", async () => {
+  it('rollup-usage rolls up an ended day not closed yet, and never today', async () => {
     const o = await buildOrg(env().redis);
-    await insertUsage({ requestId: `req_clock_${crypto.randomBytes(6).toString('hex')}`, orgId: o.org.id, projectId: null, apiKeyId: null, model: 'sim-chat', modality: 'chat', lane: 'interactive', inputTokens: 11, outputTokens: 13 });
+    // the day before yesterday: settled whatever the time of day (yesterday is not until 00:02 UTC)
+    const day = addDays(utcDay(new Date()), -2);
+    const record = (at?: number) => ({ requestId: `req_clock_${crypto.randomBytes(6).toString('hex')}`, orgId: o.org.id, projectId: null, apiKeyId: null, model: 'sim-chat', modality: 'chat', lane: 'interactive', inputTokens: 11, outputTokens: 13, at });
+    await insertUsage([record(dayStart(day).getTime() + 12 * 3_600_000), record()]);
+    await db().query('DELETE FROM usage_rollup_days WHERE day = :day', { replacements: { day } });
     const rolled = () =>
-      db().query<{ requests: number; input_tokens: number }>('SELECT requests::int, input_tokens::int FROM usage_rollups WHERE org_id = :org', {
+      db().query<{ day: string; requests: number; input_tokens: number }>("SELECT to_char(day, 'YYYY-MM-DD') AS day, requests::int, input_tokens::int FROM usage_rollups WHERE org_id = :org", {
         type: QueryTypes.SELECT,
         replacements: { org: o.org.id },
       });
     expect(await rolled()).to.deep.equal([]);
     runEverySecond('rollup-usage');
     expect(await waitFor(async () => (await rolled()).length > 0, 10_000), 'a rollup row appeared').to.equal(true);
-    expect(await rolled()).to.deep.equal([{ requests: 1, input_tokens: 11 }]);
+    await new Promise((r) => setTimeout(r, 1500)); // a run more: today is still not rolled up
+    expect(await rolled()).to.deep.equal([{ day, requests: 1, input_tokens: 11 }]);
   });
 });

@@ -4,8 +4,8 @@ import { QueryTypes } from 'sequelize';
 import { adminCall, buildPlatformKey, startAdmin } from '../../helpers/admin';
 import { db } from '../../../shared/db/sequelize';
 import { insertUsage } from '../../../shared/metering/usage';
-import { addDays, dayStart, utcDay } from '../../../shared/metering/rollups';
-import { rollupUsage } from '../../../workers/cron/rollup-usage';
+import { addDays, dayStart, rollupDay, SETTLE_MS, utcDay } from '../../../shared/metering/rollups';
+import { CATCH_UP_DAYS, rollupUsage } from '../../../workers/cron/rollup-usage';
 import { CLOCK_TASKS } from '../../../workers/cron/clock';
 import { execFile } from 'child_process';
 import path from 'path';
@@ -116,22 +116,30 @@ describe('usage rollups: the clock task and the stats family', () => {
       { type: QueryTypes.SELECT, replacements: { org: orgs[org] } },
     );
 
-  it('is a clock task that rolls up today and yesterday', async () => {
+  it('is a clock task that rolls up each ended day not closed yet, once, and never the current day', async () => {
     const task = CLOCK_TASKS.find((t) => t.name === 'rollup-usage');
     expect(task, 'registered in CLOCK_TASKS').to.exist;
     expect(task!.schedule).to.equal('0 */5 * * * *');
-    expect(await rollupUsage(at(days[1], 0.5))).to.deep.equal([days[0], days[1]]);
-    const rows = await rollupRows(1);
-    expect(rows.map((r) => r.day)).to.deep.equal([days[0], days[0], days[1], days[1]]);
+    const window = (now: string) => Array.from({ length: CATCH_UP_DAYS }, (_, i) => addDays(now, i - CATCH_UP_DAYS));
+    await db().query('DELETE FROM usage_rollup_days WHERE day >= :d', { replacements: { d: addDays(days[1], -CATCH_UP_DAYS) } });
+    // a minute after midnight the day before has not settled (an insert may still be in flight): not yet
+    expect(await rollupUsage(new Date(at(days[1], 0).getTime() + SETTLE_MS - 60_000))).to.deep.equal(window(days[1]).slice(0, -1));
+    expect((await rollupRows(1)).map((r) => r.day)).to.deep.equal([]);
+    // once it has: the ended days not closed, days[0] the last of them; not days[1], the current day
+    expect(await rollupUsage(at(days[1], 0.5))).to.deep.equal([days[0]]);
+    expect((await rollupRows(1)).map((r) => r.day)).to.deep.equal([days[0], days[0]]);
+    // closed now: the next runs read nothing again
+    expect(await rollupUsage(at(days[1], 0.6))).to.deep.equal([]);
+    expect(await rollupUsage(at(days[1], 23))).to.deep.equal([]);
   });
 
   it('answers the stats family identically from rollups and from events, before and after rollups', async () => {
     await db().query('DELETE FROM usage_rollup_days WHERE day >= :d', { replacements: { d: days[0] } });
     await expectSameAsEvents(); // nothing closed: every row from events
-    for (const day of days) await rollupUsage(at(day, 12)); // each run covers the day and the day before
-    await rollupUsage(); // yesterday and today, as the clock does; today is never closed
+    for (const day of days) await rollupUsage(at(day, 12)); // each run closes the day before
+    expect(await rollupUsage()).to.deep.equal([days[4]]); // yesterday, as the clock does; never today
     const closed = await db().query<{ day: string }>(`SELECT to_char(day, 'YYYY-MM-DD') AS day FROM usage_rollup_days WHERE day >= :d ORDER BY 1`, { type: QueryTypes.SELECT, replacements: { d: days[0] } });
-    expect(closed.map((r) => r.day)).to.deep.equal([...days, today]);
+    expect(closed.map((r) => r.day)).to.deep.equal(days);
 
     const org1 = await rollupRows(1);
     expect(org1.filter((r) => r.day === days[2])).to.deep.equal([
@@ -143,28 +151,31 @@ describe('usage rollups: the clock task and the stats family', () => {
       { day: days[4], model: models[0], modality: 'chat', passthrough: false, requests: 1, input_tokens: 14, output_tokens: 5, units: {} },
       { day: days[4], model: models[0], modality: 'chat', passthrough: true, requests: 1, input_tokens: 3, output_tokens: 4, units: { cost_micros: 124 } },
     ]);
-    expect((await rollupRows(0)).some((r) => r.day === today)).to.equal(true);
+    expect((await rollupRows(0)).some((r) => r.day === today), 'today rolled up').to.equal(false);
     await expectSameAsEvents();
 
     // a second event in the same group sums units per key
     await event(at(days[2], 20), { org: 2, model: 1, modality: 'images', units: { images: 1, image_megapixels: 0.25 } });
-    // a late event for a closed day is not seen until that day is rolled up again ...
+    // an event written for a closed day (an import: the drainer stamps events when it writes them) is not
+    // seen until that day is rolled up again; the clock leaves closed days alone ...
     const late = { group_by: 'day', org_id: orgs[1], from: `${days[3]}T00:00:00Z`, to: `${days[4]}T00:00:00Z` };
     const before = (await get(`/usage-stats?${new URLSearchParams(late)}`)).body.data;
     await event(at(days[3], 23.5), { org: 1, model: 0, modality: 'audio', input: 2, output: 3, units: { audio_duration_ms: 700 } });
     expect((await get(`/usage-stats?${new URLSearchParams(late)}`)).body.data).to.deep.equal(before);
-    // ... which the clock's run just after midnight does
-    await rollupUsage(at(days[4], 0.1));
-    await rollupUsage(at(days[3], 0.1));
+    expect(await rollupUsage(at(days[4], 0.1))).to.deep.equal([]);
+    expect((await get(`/usage-stats?${new URLSearchParams(late)}`)).body.data).to.deep.equal(before);
+    // ... `gateway usage rollup --from <day> --to <day>` recomputes them (rollupDay, one day at a time)
+    await rollupDay(days[3]);
+    await rollupDay(days[2]);
     expect((await get(`/usage-stats?${new URLSearchParams(late)}`)).body.data).to.deep.equal([
       { day: days[3], requests: before[0].requests + 1, input_tokens: before[0].input_tokens + 2, output_tokens: before[0].output_tokens + 3, audio_duration_ms: before[0].audio_duration_ms + 700, passthrough_requests: 0 },
     ]);
     expect((await rollupRows(2)).find((r) => r.day === days[2] && r.modality === 'images')!.units).to.deep.equal({ images: 3, image_megapixels: 1.75 });
     await expectSameAsEvents();
 
-    // re-running changes nothing
+    // recomputing changes nothing
     const snapshot = [await rollupRows(0), await rollupRows(1), await rollupRows(2)];
-    for (const day of days) await rollupUsage(at(day, 12));
+    for (const day of days) await rollupDay(day);
     expect([await rollupRows(0), await rollupRows(1), await rollupRows(2)]).to.deep.equal(snapshot);
     await expectSameAsEvents();
 
