@@ -1,4 +1,5 @@
 import { addDays, closedDays, dayStart, rollupDay, SETTLE_MS, utcDay } from '../../shared/metering/rollups';
+import { config } from '../../shared/config/env';
 
 /**
  * How many ended days back the clock looks for a day not closed yet: a clock down for up to this long
@@ -18,7 +19,8 @@ export const CATCH_UP_DAYS = 7;
  */
 export async function rollupUsage(now: Date = new Date()): Promise<string[]> {
   const today = utcDay(now);
-  const from = addDays(today, -CATCH_UP_DAYS);
+  // never a day whose events retention may have dropped (it was rolled up before it went): recomputed, it would lose its rows
+  const from = addDays(today, -Math.min(CATCH_UP_DAYS, config().usageEventsRetentionDays - 1));
   const closed = new Set(await closedDays(from, today));
   const days: string[] = [];
   for (let day = from; day < today; day = addDays(day, 1)) {

@@ -2,6 +2,7 @@ import crypto from 'crypto';
 import { expect } from 'chai';
 import { QueryTypes } from 'sequelize';
 import { adminCall, buildPlatformKey, startAdmin } from '../../helpers/admin';
+import { withSettings } from '../../helpers/settings';
 import { db } from '../../../shared/db/sequelize';
 import { insertUsage } from '../../../shared/metering/usage';
 import { addDays, dayStart, rollupDay, SETTLE_MS, utcDay } from '../../../shared/metering/rollups';
@@ -131,6 +132,12 @@ describe('usage rollups: the clock task and the stats family', () => {
     // closed now: the next runs read nothing again
     expect(await rollupUsage(at(days[1], 0.6))).to.deep.equal([]);
     expect(await rollupUsage(at(days[1], 23))).to.deep.equal([]);
+    // never a day the events' retention may have dropped: with 3 days kept, only the 2 days before today
+    await db().query('DELETE FROM usage_rollup_days WHERE day >= :d AND day < :e', { replacements: { d: addDays(days[1], -CATCH_UP_DAYS), e: days[1] } });
+    await withSettings({ USAGE_EVENTS_RETENTION_DAYS: '3' }, async () => {
+      expect(await rollupUsage(at(days[1], 0.5))).to.deep.equal([addDays(days[1], -2), days[0]]);
+    });
+    expect(await rollupUsage(at(days[1], 0.5))).to.deep.equal(window(days[1]).slice(0, -2));
   });
 
   it('answers the stats family identically from rollups and from events, before and after rollups', async () => {
