@@ -35,3 +35,8 @@ export async function outboxDuring<T>(run: () => Promise<T>): Promise<{ result: 
     await pools().drainer.start();
   }
 }
+
+/** A chat usage event of `orgId` as a worker writes it (no key, no project, 5 tokens in, 7 out), `over` on top. */
+export function chatUsage(orgId: string, requestId: string, over: Partial<UsageRecord> = {}): UsageRecord {
+  return { requestId, orgId, projectId: null, apiKeyId: null, model: 'sim-chat', modality: 'chat', lane: 'interactive', inputTokens: 5, outputTokens: 7, ...over };
+}

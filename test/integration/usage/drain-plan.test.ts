@@ -2,6 +2,7 @@ import crypto from 'crypto';
 import { expect } from 'chai';
 import { usagePool, type UsageRecord } from '../../../shared/metering/usage';
 import { usageStatement } from '../../../shared/metering/usage-statement';
+import { chatUsage } from '../../helpers/usage';
 
 /** Every node of an EXPLAIN (FORMAT JSON) plan, depth first. */
 function nodesOf(plan: Record<string, unknown>): Array<Record<string, unknown>> {
@@ -36,18 +37,11 @@ describe('usage drainer statement: the request id check reads an index, not the 
   });
 
   const batch = (n: number, prefix: string): UsageRecord[] =>
-    Array.from({ length: n }, (_, i) => ({
-      requestId: `${prefix}_${i}`,
-      orgId,
-      projectId: null,
-      apiKeyId: null,
-      model: 'sim-chat',
-      modality: 'chat',
-      lane: 'interactive',
-      inputTokens: 9,
-      outputTokens: 14,
-      log: { receivedAt: Date.now(), route: '/v1/chat/completions', dialect: 'openai-chat', userId: null, traceId: null, batchId: null, status: 200, stream: false, attempts: 1 },
-    }));
+    Array.from({ length: n }, (_, i) =>
+      chatUsage(orgId, `${prefix}_${i}`, {
+        log: { receivedAt: Date.now(), route: '/v1/chat/completions', dialect: 'openai-chat', userId: null, traceId: null, batchId: null, status: 200, stream: false, attempts: 1 },
+      }),
+    );
 
   /** The plan of the drainer's statement for a batch of 200 new events; `settings`: SET LOCAL before EXPLAIN. */
   async function planOf(settings: string[]): Promise<Array<Record<string, unknown>>> {

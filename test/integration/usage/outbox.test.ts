@@ -5,7 +5,7 @@ import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { pools } from '../../helpers/pools';
-import { usageSettled } from '../../helpers/usage';
+import { chatUsage, usageSettled } from '../../helpers/usage';
 import { waitFor } from '../../helpers/wait';
 import { UsageEvent } from '../../../shared/db/models';
 import { keys } from '../../../shared/redis/keys';
@@ -84,18 +84,7 @@ describe('usage outbox: the drainer', () => {
   let orgId: string;
   const running: UsageDrainer[] = [];
 
-  const record = (over: Partial<UsageRecord> = {}): UsageRecord => ({
-    requestId: `req_outbox_${crypto.randomBytes(8).toString('hex')}`,
-    orgId,
-    projectId: null,
-    apiKeyId: null,
-    model: 'sim-chat',
-    modality: 'chat',
-    lane: 'interactive',
-    inputTokens: 5,
-    outputTokens: 7,
-    ...over,
-  });
+  const record = (over: Partial<UsageRecord> = {}): UsageRecord => chatUsage(orgId, `req_outbox_${crypto.randomBytes(8).toString('hex')}`, over);
   const drainer = async (opts: UsageDrainerOptions = {}) => {
     const d = new UsageDrainer({ stream, deadLetters: dead, consumer: `test-${crypto.randomBytes(3).toString('hex')}`, ...opts });
     running.push(d);
