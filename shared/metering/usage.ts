@@ -102,8 +102,9 @@ export function usageRows(list: UsageRecord[]): string {
  * created_at) index of each day's partition), whatever the table holds: `OFFSET 0` keeps the
  * NOT EXISTS a per-row subplan. Without it the planner may turn it into a hash anti-join, which reads
  * every partition of usage_events whole on every batch (it did inside the drainer's statement, where
- * the usage insert is a CTE: the drainer's Postgres CPU per event grew with the table, 82 to 156 µs
- * after 36,000 events; docs/benchmark.md, issue 29, sixteenth session).
+ * the usage insert is a CTE, until the day's partition held about 85,000 events: Postgres CPU per
+ * event grew from 62 to 188 µs as it filled; fenced, 70-77 µs at any size. `npm run
+ * bench:usage-write`, docs/benchmark.md, issue 29, sixteenth session).
  */
 export function usageInsertSql(param: string): string {
   return `INSERT INTO usage_events (id, request_id, org_id, project_id, api_key_id, model, modality, lane, input_tokens, output_tokens, units, passthrough, deployment, created_at)
