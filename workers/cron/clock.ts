@@ -28,16 +28,33 @@ export const CLOCK_TASKS: ClockTask[] = [
   { name: 'partitions', schedule: '30 7 * * * *', run: () => maintainPartitions() },
 ];
 
-/** Schedules `tasks` (default: every task) on node-cron; a task's failure is logged, never fatal. */
+/** node-cron's messages (a run skipped while the last one still runs) in the process's log, with the task's name. */
+const cronLogger = (task: string) => ({
+  info: (m: string) => logger.info({ task }, m),
+  warn: (m: string) => logger.warn({ task }, m),
+  error: (m: string | Error, err?: Error) => logger.error({ task, err: err ?? m }, typeof m === 'string' ? m : 'clock task error'),
+  debug: (m: string | Error) => logger.debug({ task }, String(m)),
+});
+
+/**
+ * Schedules `tasks` (default: every task) on node-cron; a task's failure is logged, never fatal. A
+ * task's run is skipped while its previous run is still going (a rollup catching up on several days
+ * after the clock was down takes longer than the 5 minutes between runs, and two runs would read the
+ * same days twice at once).
+ */
 export function startClock(redis: RedisClient, tasks: ClockTask[] = CLOCK_TASKS): { stop(): void } {
   const jobs = tasks.map((t) =>
-    cron.schedule(t.schedule, async () => {
-      try {
-        await t.run(redis);
-      } catch (err) {
-        logger.error({ err, task: t.name }, 'clock task failed');
-      }
-    }),
+    cron.schedule(
+      t.schedule,
+      async () => {
+        try {
+          await t.run(redis);
+        } catch (err) {
+          logger.error({ err, task: t.name }, 'clock task failed');
+        }
+      },
+      { name: t.name, noOverlap: true, logger: cronLogger(t.name) },
+    ),
   );
   return { stop: () => jobs.forEach((j) => j.stop()) };
 }

@@ -31,6 +31,27 @@ describe('clock: each scheduled task runs its own function', () => {
     clock = startClock(env().redis, [{ ...(task as ClockTask), schedule: '* * * * * *' }]);
   };
 
+  it('skips a run of a task while its previous run still goes', async () => {
+    let running = 0;
+    let most = 0;
+    let runs = 0;
+    clock = startClock(env().redis, [
+      {
+        name: 'slow',
+        schedule: '* * * * * *',
+        run: async () => {
+          runs++;
+          most = Math.max(most, ++running);
+          await new Promise((r) => setTimeout(r, 2_500));
+          running--;
+        },
+      },
+    ]);
+    await new Promise((r) => setTimeout(r, 4_500));
+    expect(runs, 'runs begun in 4.5 s of a task taking 2.5 s, scheduled every second').to.be.within(1, 2);
+    expect(most, 'runs at once').to.equal(1);
+  });
+
   it('every task has a valid schedule and a unique name', () => {
     for (const t of CLOCK_TASKS) expect(cron.validate(t.schedule), `${t.name}: ${t.schedule}`).to.equal(true);
     expect(new Set(CLOCK_TASKS.map((t) => t.name)).size).to.equal(CLOCK_TASKS.length);
