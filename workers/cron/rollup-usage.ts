@@ -9,13 +9,13 @@ export const CATCH_UP_DAYS = 7;
 
 /**
  * Clock task: rolls up each ended UTC day of the last CATCH_UP_DAYS that is not closed yet (recomputed
- * at least SETTLE_MS after it ended: shared/metering/rollups.ts), once: normally yesterday, in the first
- * run two minutes or more after midnight (which closes it); a closed day is never recomputed, and today never is (the stats
- * read an open day from `usage_events`, so its rollup rows would be read by nobody). Events are stamped
- * when the drainer writes them, so none lands in a day once it is closed; events written for an older
- * day (imports) are rolled up by the CLI. Each run before this read today's and yesterday's events
- * whole, every 5 minutes, all day (docs/benchmark.md, issue 29, sixteenth session).
- * Returns the days it rolled up.
+ * at least SETTLE_MS after it ended: shared/metering/rollups.ts), once: normally yesterday, in the
+ * first run two minutes or more after midnight, which closes it. A closed day is never recomputed,
+ * and today never is: the stats read an open day from `usage_events`, so its rollup rows would be read
+ * by nobody. Events are stamped when the drainer writes them, so none lands in a day once it is
+ * closed; events written for an older day (imports) are rolled up by the CLI. Until 2026-12-02 each
+ * run read today's and yesterday's events whole, every 5 minutes, all day (docs/benchmark.md, issue
+ * 29, sixteenth session). Returns the days it rolled up.
  */
 export async function rollupUsage(now: Date = new Date()): Promise<string[]> {
   const today = utcDay(now);
