@@ -43,6 +43,8 @@ interface Tracker {
   spooled: Array<{ path: string; out: fs.WriteStream }>;
   fileAccepted: boolean;
   onFileLimit(): void;
+  /** The upload's files were cleaned up (it failed, or its request is done): a file created since is removed at once. */
+  closed?: boolean;
 }
 
 const trackers = new WeakMap<Request, Tracker>();
@@ -56,6 +58,14 @@ const spoolStorage: multer.StorageEngine = {
       // multer's abort cleanup removes pending files that already have a path.
       (file as { path?: string }).path = p;
       const out = fs.createWriteStream(p, { fd: handle });
+      if (t.closed) {
+        // the upload failed (a client that left) while the file was being created, after its cleanup ran:
+        // nothing else would remove this file
+        out.destroy();
+        file.stream.resume();
+        void removeSpoolFile(p).catch(() => undefined);
+        return cb(new Error('Request closed'));
+      }
       t.spooled.push({ path: p, out });
       let size = 0;
       file.stream.on('data', (c: Buffer) => (size += c.length));
@@ -141,6 +151,7 @@ export function readAudioUpload(req: Request, _res: Response, readTimeoutMs: num
   trackers.set(req, t);
   const readBy = Date.now() + readTimeoutMs;
   const cleanup = async () => {
+    t.closed = true;
     for (const f of t.spooled) {
       f.out.destroy();
       await removeSpoolFile(f.path).catch(() => undefined);

@@ -37,9 +37,20 @@ describe('the first start: one instance per data folder, steps shown, Redis kept
     const database = `${process.env.TEST_DATABASE_NAME ?? 'gateway_test'}_start`;
     const prefix = `${process.env.REDIS_PREFIX}start`;
     const databaseUrl = await ensureDatabase(process.env.DATABASE_URL!, database, true);
-    const port = await freePort();
-    const env = { DATABASE_URL: databaseUrl, REDIS_PREFIX: prefix, PORT: String(port), ADMIN_PORT: String(await freePort()), SIMULATOR_PORT: String(await freePort()), LOG_LEVEL: 'silent' };
-    const first = await startEmbedded(dir, env);
+    // a port found free may be taken by another process before the start binds it (the other test
+    // shard runs beside this one): then the start refuses it, and this takes fresh ports and tries again
+    let port = 0;
+    let env: Record<string, string> = {};
+    let first: Awaited<ReturnType<typeof startEmbedded>> | undefined;
+    for (let attempt = 1; !first; attempt++) {
+      port = await freePort();
+      env = { DATABASE_URL: databaseUrl, REDIS_PREFIX: prefix, PORT: String(port), ADMIN_PORT: String(await freePort()), SIMULATOR_PORT: String(await freePort()), LOG_LEVEL: 'silent' };
+      try {
+        first = await startEmbedded(dir, env);
+      } catch (err) {
+        if (attempt >= 3 || !/is already in use/.test(String(err))) throw err;
+      }
+    }
     try {
       // What the first start says before its banner, step by step.
       const steps = ['starting Redis and Postgres', 'migrating the database', 'seeding plans', 'starting the worker pools'];
