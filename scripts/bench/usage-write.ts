@@ -11,7 +11,6 @@
  * Needs DATABASE_URL (a server where it may create and drop the database `<name>_usagewrite_bench`).
  */
 import crypto from 'crypto';
-import fs from 'fs';
 import { Client } from 'pg';
 import { config } from '../../shared/config/env';
 import { db, closeDb } from '../../shared/db/sequelize';
@@ -20,6 +19,8 @@ import { ensureDayPartitions } from '../../shared/db/partitions';
 import { addDays, utcDay } from '../../shared/metering/rollups';
 import { usageStatement } from '../../shared/metering/usage-statement';
 import type { UsageRecord } from '../../shared/metering/usage';
+import { ensureDatabase } from '../services/postgres';
+import { processCpuMs } from './cpu';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 8);
 const BATCHES = Number(process.env.BATCHES ?? 25);
@@ -30,19 +31,11 @@ if (!baseUrl) {
   process.stderr.write('DATABASE_URL must be set (a server where the bench may create a database of its own)\n');
   process.exit(1);
 }
-const url = new URL(baseUrl);
-const dbName = `${url.pathname.slice(1) || 'postgres'}_usagewrite_bench`;
-process.env.DATABASE_URL = Object.assign(new URL(baseUrl), { pathname: `/${dbName}` }).toString();
+const dbName = `${new URL(baseUrl).pathname.slice(1) || 'postgres'}_usagewrite_bench`;
 process.env.SECRET_KEY ??= 'bench-secret-key-bench-secret-key-0123456789'; // nothing is sealed here
 process.env.REDIS_URL ??= 'redis://127.0.0.1:6379'; // required by the configuration; never connected to
 
 const say = (s: string) => process.stdout.write(`${s}\n`);
-
-/** utime + stime of a process, in clock ticks (100 a second on Linux). */
-function ticks(pid: number): number {
-  const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return Number(f[11]) + Number(f[12]);
-}
 
 function batch(orgId: string, keyId: string): UsageRecord[] {
   const now = Date.now();
@@ -70,11 +63,8 @@ async function checkOf(c: Client, orgId: string, keyId: string): Promise<string>
 }
 
 async function main(): Promise<void> {
-  const admin = new Client({ connectionString: baseUrl });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
-  await admin.query(`CREATE DATABASE "${dbName}"`);
-  await admin.end();
+  // config() reads DATABASE_URL on first use: the bench's own database by then
+  process.env.DATABASE_URL = await ensureDatabase(baseUrl!, dbName, true);
   config();
   await migrate(db());
   for (const t of ['usage_events', 'request_logs'] as const) await ensureDayPartitions(t, addDays(utcDay(new Date()), -1), 3);
@@ -90,23 +80,23 @@ async function main(): Promise<void> {
   say('|---|---|---|---|---|');
   for (let round = 1; round <= ROUNDS; round++) {
     const plan = await checkOf(c, orgId, keyId);
-    const t0 = ticks(pid);
+    const t0 = processCpuMs(pid);
     const w0 = process.hrtime.bigint();
     for (let i = 0; i < BATCHES; i++) {
       const s = usageStatement(batch(orgId, keyId))!;
       await c.query(s.sql, s.params);
     }
     const wallUs = Number(process.hrtime.bigint() - w0) / 1e3;
-    const cpuUs = (ticks(pid) - t0) * 10_000;
+    const cpuUs = (processCpuMs(pid) - t0) * 1000;
     const n = BATCHES * BATCH;
     say(`| ${round} | ${round * n} | ${(cpuUs / n).toFixed(1)} | ${(wallUs / n).toFixed(1)} | ${plan} |`);
   }
   await c.end();
   await closeDb();
-  const drop = new Client({ connectionString: baseUrl });
-  await drop.connect();
-  await drop.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
-  await drop.end();
+  const admin = new Client({ connectionString: baseUrl });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+  await admin.end();
 }
 
 main().catch((err) => {

@@ -49,6 +49,12 @@ interface Tracker {
 
 const trackers = new WeakMap<Request, Tracker>();
 
+/** Closes a spooled file's stream and deletes the file (a failure to delete is left to the spool's sweep). */
+const discard = (f: { path: string; out: fs.WriteStream }): Promise<void> => {
+  f.out.destroy();
+  return removeSpoolFile(f.path).catch(() => undefined);
+};
+
 /** Streams the accepted file part to the spool, never holding it whole in memory. */
 const spoolStorage: multer.StorageEngine = {
   _handleFile(req, file, cb) {
@@ -61,9 +67,8 @@ const spoolStorage: multer.StorageEngine = {
       if (t.closed) {
         // the upload failed (a client that left) while the file was being created, after its cleanup ran:
         // nothing else would remove this file
-        out.destroy();
         file.stream.resume();
-        void removeSpoolFile(p).catch(() => undefined);
+        void discard({ path: p, out });
         return cb(new Error('Request closed'));
       }
       t.spooled.push({ path: p, out });
@@ -152,10 +157,7 @@ export function readAudioUpload(req: Request, _res: Response, readTimeoutMs: num
   const readBy = Date.now() + readTimeoutMs;
   const cleanup = async () => {
     t.closed = true;
-    for (const f of t.spooled) {
-      f.out.destroy();
-      await removeSpoolFile(f.path).catch(() => undefined);
-    }
+    for (const f of t.spooled) await discard(f);
   };
 
   return new Promise<AudioUpload>((resolve, reject) => {

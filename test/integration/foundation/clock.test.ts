@@ -14,6 +14,7 @@ import { db } from '../../../shared/db/sequelize';
 import { Image } from '../../../shared/db/models';
 import { insertUsage } from '../../../shared/metering/usage';
 import { addDays, dayStart, utcDay } from '../../../shared/metering/rollups';
+import { chatUsage } from '../../helpers/usage';
 
 /**
  * The clock process schedules CLOCK_TASKS with node-cron. Each test runs ONE task through
@@ -87,7 +88,7 @@ describe('clock: each scheduled task runs its own function', () => {
     const o = await buildOrg(env().redis);
     // the day before yesterday: settled whatever the time of day (yesterday is not until 00:02 UTC)
     const day = addDays(utcDay(new Date()), -2);
-    const record = (at?: number) => ({ requestId: `req_clock_${crypto.randomBytes(6).toString('hex')}`, orgId: o.org.id, projectId: null, apiKeyId: null, model: 'sim-chat', modality: 'chat', lane: 'interactive', inputTokens: 11, outputTokens: 13, at });
+    const record = (at?: number) => chatUsage(o.org.id, `req_clock_${crypto.randomBytes(6).toString('hex')}`, { inputTokens: 11, outputTokens: 13, at });
     await insertUsage([record(dayStart(day).getTime() + 12 * 3_600_000), record()]);
     await db().query('DELETE FROM usage_rollup_days WHERE day = :day', { replacements: { day } });
     const rolled = () =>
