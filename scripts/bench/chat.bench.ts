@@ -15,6 +15,7 @@ import { floodCell, floodRows, FLOOD_HEAD } from './flood';
 import { startLocalCluster, type LocalCluster } from '../cluster/redis-cluster';
 import { startOtlpSink, tracingEnv } from './otlp-sink';
 import { conversation } from './conversation';
+import { GC_HEAD, gcRow, readGcLog } from './gc-summary';
 
 /**
  * `npm run bench`: chat completions (JSON and streamed), embeddings, rerank and web search (the MCP
@@ -75,10 +76,19 @@ const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
  */
 const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 
+/**
+ * BENCH_GC_DIR: each gateway and floor process also runs with `--trace-gc-nvp`, its log in that
+ * directory named by its role (gc-log.ts), and the bench ends with a table of what the collector did
+ * per process (gc-summary.ts): over the process's life, warm-up included, per request it served.
+ */
+const GC_DIR = process.env.BENCH_GC_DIR ? path.resolve(process.env.BENCH_GC_DIR) : undefined;
+
 function child(script: string, args: string[], env: NodeJS.ProcessEnv, role?: string): ChildProcess {
   const interval = process.env.BENCH_PROFILE_INTERVAL_US ? [`--cpu-prof-interval=${process.env.BENCH_PROFILE_INTERVAL_US}`] : [];
   const profile = PROFILE_DIR && role ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${role}.cpuprofile`, ...interval] : [];
-  return spawn(process.execPath, [...NODE_ARGS, ...profile, path.join(dist, script), ...args], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const gc = GC_DIR && role ? ['--trace-gc-nvp', '--require', path.join(__dirname, 'gc-log.js')] : [];
+  const childEnv = GC_DIR && role ? { ...env, BENCH_GC_LOG: path.join(GC_DIR, `${role}.log`) } : env;
+  return spawn(process.execPath, [...NODE_ARGS, ...profile, ...gc, path.join(dist, script), ...args], { env: childEnv, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 /** Prints a markdown table with right-aligned columns. */
@@ -97,7 +107,13 @@ async function main(): Promise<void> {
     process.env.REDIS_CLUSTER_NODES = cluster.nodes;
     process.env.REDIS_URL = `redis://127.0.0.1:${cluster.ports[0]}`;
   }
+  if (GC_DIR) {
+    fs.rmSync(GC_DIR, { recursive: true, force: true });
+    fs.mkdirSync(GC_DIR, { recursive: true });
+  }
   const services = await ensureServices({ dataDir: '.data/bench', redisPort: 6382, pgPort: 5435, database: BENCH_DB, recreate: true });
+  // requests each pair of processes served: the cluster's commands per request, BENCH_PROFILE_DIR, BENCH_GC_DIR
+  const served = { gateway: 0, floor: 0 };
   const [simPort, webPort, floorPort] = [await freePort(), await freePort(), await freePort()];
   const simUrl = `http://127.0.0.1:${simPort}`;
   Object.assign(process.env, benchEnv(services, 'gwbench'));
@@ -159,7 +175,6 @@ async function main(): Promise<void> {
     const cpuRows: string[][] = [];
     const countRows: string[][] = [];
     const summary: string[] = [];
-    const served = { gateway: 0, floor: 0 }; // requests each pair of processes served: the cluster's commands per request, BENCH_PROFILE_DIR
     /** One cell: the same load directly and through the gateway; CPU is read around the gateway run. */
     const cell = async (mode: string, c: number, direct: [string, object], gateway: [string, object], ttfb: boolean, floor = false, headers: { direct?: Record<string, string>; gateway?: Record<string, string> } = {}) => {
       const d = await runLoad(`${simUrl}${direct[0]}`, headers.direct ?? {}, direct[1], c, SECONDS);
@@ -273,6 +288,11 @@ async function main(): Promise<void> {
   } finally {
     // Let the processes drain (the usage outbox among them) before their Redis and Postgres go away.
     await Promise.all(procs.map((p) => exited(p, 15_000)));
+    if (GC_DIR) {
+      console.log('');
+      const roles: Array<[string, number]> = [['web', served.gateway], ['worker', served.gateway], ['floor-web', served.floor], ['floor-worker', served.floor]];
+      table(GC_HEAD, roles.filter(([, n]) => n > 0).map(([role, n]) => gcRow(role, readGcLog(path.join(GC_DIR, `${role}.log`)), n)));
+    }
     await services.stop();
     await cluster?.stop();
     await sink?.close();

@@ -6,6 +6,7 @@ import type { QueueName } from './names';
 import { bullQueuesOf, expressShardForJob, shardForJob } from './shards';
 import { JobAbortController } from './abort-relay';
 import { ttlOptions } from '../cache/ttl-resolution';
+import { InFlightMap } from '../in-flight-map';
 
 /**
  * Pod side (`bullQueue`: the BullMQ queue the pod added the job to; without it, both queues a job of
@@ -45,7 +46,8 @@ const RECENT_CANCELS: RecentCancelLimits = { max: 10_000, ttlMs: 60_000 };
  * queues (most are for jobs another worker runs), so that memory is an LRU bounded in size and age.
  */
 export class CancelListener {
-  private controllers = new Map<string, AbortController>();
+  /** Running jobs' controllers: an InFlightMap, so a finished job is not kept alive by the map's old tables (in-flight-map.ts). */
+  private controllers = new InFlightMap<AbortController>();
   private readonly recent: LRUCache<string, true>;
 
   constructor(

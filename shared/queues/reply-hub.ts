@@ -12,6 +12,7 @@ import { logger } from '../logger';
 import { readKeptResult } from './reply-store';
 import type { UsageRecord } from '../metering/usage';
 import { withRoute, type RouteMeta } from './route-meta';
+import { InFlightMap } from '../in-flight-map';
 
 export interface ReplyHandlers {
   /** Chunks in sequence order, each exactly once. */
@@ -94,7 +95,8 @@ export class ReplyHub {
   readonly channels: readonly string[];
   private readonly channelSet: Set<string>;
   private turn = 0;
-  private pending = new Map<string, Pending>();
+  /** Awaited replies: an InFlightMap, so an answered request is not kept alive by the map's old tables (in-flight-map.ts). */
+  private pending = new InFlightMap<Pending>();
   private timer: NodeJS.Timeout | undefined;
   private epochTimer: NodeJS.Timeout | undefined;
   private everReady = false;
@@ -337,7 +339,7 @@ export class ReplyHub {
 
   private sweep(): void {
     const quietSince = Date.now() - this.pollMs;
-    for (const [id, p] of this.pending) if (p.lastSeen < quietSince && !p.held) void this.recover(id);
+    for (const [id, p] of this.pending.entries()) if (p.lastSeen < quietSince && !p.held) void this.recover(id);
   }
 
   /**
@@ -392,7 +394,7 @@ export class ReplyHub {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     if (this.epochTimer) clearInterval(this.epochTimer);
-    for (const id of [...this.pending.keys()]) this.unregister(id);
+    for (const id of this.pending.keys()) this.unregister(id);
     await Promise.all(this.channels.map((ch) => this.sub.sunsubscribe(ch).catch(() => undefined)));
   }
 }

@@ -9,6 +9,7 @@ import { responsesRouter } from '../../api/routes/responses/router';
 import { jsonBody } from '../../api/middleware/body';
 import { errorHandler } from '../../api/middleware/error-handler';
 import { requestLogger } from '../../api/middleware/request-log';
+import { InFlightMap } from '../../shared/in-flight-map';
 import { errors } from '../../shared/errors/codes';
 
 /** What one line's request runs as: the batch creator's identity, its request id, its lane and price. */
@@ -26,7 +27,8 @@ export interface LineTicket {
  * that names the identity the batch was created with (checked again by the runner before each line).
  */
 export class LineApp {
-  private readonly tickets = new Map<string, LineTicket>();
+  /** Lines in flight: an InFlightMap, so a finished line is not kept alive by the map's old tables (shared/in-flight-map.ts). */
+  private readonly tickets = new InFlightMap<LineTicket>();
   readonly app: Express;
 
   constructor(ctx: AppContext) {

@@ -3,6 +3,7 @@ import express from 'express';
 import { Queue } from 'bullmq';
 import { floorRedis } from './redis';
 import { expressClasses } from '../../../shared/http/express-classes';
+import { InFlightMap } from '../../../shared/in-flight-map';
 
 /**
  * The bench's floor: the mandated stack with none of the gateway's features. An express app with
@@ -17,7 +18,9 @@ const prefix = `${process.env.REDIS_PREFIX ?? 'gwbench'}:floor`;
 const channel = `${prefix}:reply:${process.pid}`;
 const queue = new Queue('floor', { connection: floorRedis(redisUrl), prefix });
 const sub = floorRedis(redisUrl);
-const pending = new Map<string, express.Response>();
+// the responses awaiting their reply, as the gateway's pod holds them (shared/in-flight-map.ts);
+// FLOOR_PENDING_MAP=1 keeps them in a Map, as the floor did before 2026-12-02's seventeenth session
+const pending = process.env.FLOOR_PENDING_MAP === '1' ? new Map<string, express.Response>() : new InFlightMap<express.Response>();
 let next = 0;
 
 /** A reply message: the JSON answer (`result`), a piece of a stream (`chunk`) or its end (`end`). */

@@ -1,0 +1,80 @@
+import { expect } from 'chai';
+import path from 'path';
+import { execFileSync } from 'child_process';
+import { InFlightMap } from '../../../shared/in-flight-map';
+import { readGcLogText } from '../../../scripts/bench/gc-summary';
+
+/**
+ * A child process holding per-request entries in a long-lived map, as a web pod holds its awaited
+ * replies: each turn adds 20 entries (a request's worth of objects each) and removes those older than
+ * the 64 newest, for `ms`, with the web pod's young generation (Procfile: 16 MB semi-spaces). Returns what its
+ * scavenges promoted, from V8's own trace.
+ */
+function promotedWith(kind: 'Map' | 'InFlightMap', ms: number): { scavenges: number; promotedKbPerScavenge: number } {
+  const modulePath = path.join(__dirname, '..', '..', '..', 'shared', 'in-flight-map.js');
+  const script = `
+    const { InFlightMap } = require(${JSON.stringify(modulePath)});
+    const m = ${kind === 'Map' ? 'new Map()' : 'new InFlightMap()'};
+    const ring = new Array(64).fill(null);
+    let seq = 0, at = 0;
+    const end = Date.now() + ${ms};
+    const request = () => ({ handlers: Array.from({ length: 30 }, (_, j) => ({ j, onResult: () => j })) });
+    (function turn() {
+      for (let i = 0; i < 20; i++) {
+        if (ring[at] !== null) m.delete(ring[at]);
+        const id = 'req_' + seq++;
+        m.set(id, request());
+        ring[at] = id;
+        at = (at + 1) % ring.length;
+      }
+      if (Date.now() < end) setImmediate(turn);
+    })();`;
+  const out = execFileSync(process.execPath, ['--trace-gc-nvp', '--max-semi-space-size=16', '-e', script], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const s = readGcLogText(out);
+  return { scavenges: s.scavenges, promotedKbPerScavenge: s.scavenges ? s.promotedBytes / s.scavenges / 1024 : 0 };
+}
+
+describe('InFlightMap (shared/in-flight-map.ts)', function () {
+  this.timeout(30_000);
+
+  it('keeps, finds and forgets entries as a Map does', () => {
+    const m = new InFlightMap<{ n: number }>();
+    expect(m.size).to.equal(0);
+    expect(m.set('a', { n: 1 })).to.equal(m);
+    m.set('b', { n: 2 }).set('a', { n: 3 }); // a key set again is replaced, not counted twice
+    expect(m.size).to.equal(2);
+    expect(m.get('a')).to.deep.equal({ n: 3 });
+    expect(m.has('b')).to.equal(true);
+    expect(m.has('c')).to.equal(false);
+    expect(m.get('c')).to.equal(undefined);
+    expect(m.delete('b')).to.equal(true);
+    expect(m.delete('b')).to.equal(false);
+    expect(m.size).to.equal(1);
+    expect(m.keys()).to.deep.equal(['a']);
+    expect(m.entries()).to.deep.equal([['a', { n: 3 }]]);
+    m.clear();
+    expect(m.size).to.equal(0);
+    expect(m.keys()).to.deep.equal([]);
+  });
+
+  it('takes any string as a key, those Object.prototype names too, and walks copies that may be changed meanwhile', () => {
+    const m = new InFlightMap<number>();
+    for (const k of ['__proto__', 'constructor', 'toString', 'hasOwnProperty', '0', 'req_1']) m.set(k, 1);
+    expect(m.size).to.equal(6);
+    expect(m.has('valueOf')).to.equal(false);
+    expect(m.get('constructor')).to.equal(1);
+    for (const k of m.keys()) m.delete(k); // deleting while walking the keys
+    expect(m.size).to.equal(0);
+    expect(Object.getPrototypeOf(m.entries())).to.equal(Array.prototype);
+  });
+
+  it('lets ended requests die young, where a long-lived Map has them promoted (V8\'s own trace, in a child process)', () => {
+    const map = promotedWith('Map', 1500);
+    const inFlight = promotedWith('InFlightMap', 1500);
+    expect(map.scavenges, 'the workload makes scavenges').to.be.at.least(10);
+    expect(inFlight.scavenges).to.be.at.least(10);
+    // if this fails, V8 no longer keeps a Map's old tables linked: InFlightMap may no longer be needed
+    expect(map.promotedKbPerScavenge, 'a Map promotes the ended requests').to.be.above(500);
+    expect(inFlight.promotedKbPerScavenge, `InFlightMap ${inFlight.promotedKbPerScavenge.toFixed(0)} KB against Map ${map.promotedKbPerScavenge.toFixed(0)} KB a scavenge`).to.be.below(map.promotedKbPerScavenge / 5);
+  });
+});
