@@ -14,7 +14,6 @@ import { ALL_QUEUES } from '../../shared/queues/names';
 import { createRedis } from '../../shared/redis/connection';
 import { keys } from '../../shared/redis/keys';
 import { revokeApiKey } from '../../shared/tenancy/ops';
-import { reapLeases } from '../../workers/cron/reap-leases';
 import { clusterEnv, ownerOf, usageSettled } from './env';
 import { startChatWorker } from './processes';
 
@@ -48,16 +47,6 @@ describe('on a Redis Cluster: two web pods and two chat worker processes', () =>
     const outboxOwners = new Set(await Promise.all(keys.usageStreams().map((s) => ownerOf(redis, calculateSlot(s.stream)))));
     expect(queueOwners.size, 'masters holding a queue').to.be.at.least(2);
     expect(outboxOwners.size, 'masters holding an outbox stream').to.be.at.least(2);
-  });
-
-  it('sweeps expired leases on every master (the clock task scans each node)', async () => {
-    const redis = clusterEnv().redis as Cluster;
-    const orgs = Array.from({ length: 12 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
-    const leaseKeys = orgs.map((o) => keys.lease(o, 'chat', 'interactive'));
-    for (const k of leaseKeys) await redis.zadd(k, Date.now() - 1000, 'dead-pod-lease');
-    expect(new Set(await Promise.all(leaseKeys.map((k) => ownerOf(redis, calculateSlot(k))))).size, 'masters holding a lease').to.be.at.least(2);
-    expect(await reapLeases(redis)).to.be.at.least(leaseKeys.length);
-    for (const k of leaseKeys) expect(await redis.zcard(k), k).to.equal(0);
   });
 
   it('answers chat JSON and streamed through either pod, and bills each request exactly once', async () => {

@@ -2,7 +2,6 @@ import cron from 'node-cron';
 import type { RedisClient } from '../../shared/redis/connection';
 import { createRedis } from '../../shared/redis/connection';
 import { logger } from '../../shared/logger';
-import { reapLeases } from './reap-leases';
 import { expireImages } from './expire-images';
 import { expireFiles } from '../../shared/batches/files';
 import { rollupUsage } from './rollup-usage';
@@ -21,7 +20,6 @@ export interface ClockTask {
 
 /** Every periodic task, in one list; exactly one clock process runs them. Later issues add theirs. */
 export const CLOCK_TASKS: ClockTask[] = [
-  { name: 'reap-leases', schedule: '*/30 * * * * *', run: reapLeases },
   { name: 'expire-images', schedule: '0 */10 * * * *', run: () => expireImages() },
   { name: 'expire-batch-files', schedule: '30 */10 * * * *', run: () => expireFiles() },
   { name: 'rollup-usage', schedule: '0 */5 * * * *', run: () => rollupUsage() },

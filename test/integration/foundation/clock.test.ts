@@ -56,19 +56,7 @@ describe('clock: each scheduled task runs its own function', () => {
   it('every task has a valid schedule and a unique name', () => {
     for (const t of CLOCK_TASKS) expect(cron.validate(t.schedule), `${t.name}: ${t.schedule}`).to.equal(true);
     expect(new Set(CLOCK_TASKS.map((t) => t.name)).size).to.equal(CLOCK_TASKS.length);
-    expect(CLOCK_TASKS.map((t) => t.name)).to.include.members(['reap-leases', 'expire-images', 'rollup-usage']);
-  });
-
-  it('reap-leases removes expired leases of a quiet org and keeps live ones', async () => {
-    const key = `${config().redisPrefix}:lease:clock-${crypto.randomBytes(4).toString('hex')}:chat:interactive`;
-    await env().redis.zadd(key, String(Date.now() - 60_000), 'expired', String(Date.now() + 600_000), 'live');
-    try {
-      runEverySecond('reap-leases');
-      expect(await waitFor(async () => (await env().redis.zscore(key, 'expired')) === null, 10_000), 'expired lease reaped').to.equal(true);
-      expect(await env().redis.zrange(key, '0', '-1')).to.deep.equal(['live']);
-    } finally {
-      await env().redis.del(key);
-    }
+    expect(CLOCK_TASKS.map((t) => t.name)).to.include.members(['expire-images', 'rollup-usage']);
   });
 
   it('expire-images deletes an expired image, row and file', async () => {
