@@ -52,6 +52,11 @@ export class InFlightMap<V> {
     return Object.keys(this.table);
   }
 
+  /** The values now (a copy, as `keys`). */
+  values(): V[] {
+    return Object.values(this.table);
+  }
+
   /** The entries now (a copy, as `keys`). */
   entries(): Array<[string, V]> {
     return Object.entries(this.table);

@@ -2,6 +2,7 @@ import type { RedisClient } from '../../../shared/redis/connection';
 import { keys } from '../../../shared/redis/keys';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { logger } from '../../../shared/logger';
+import { InFlightMap } from '../../../shared/in-flight-map';
 import { forgetCancels, keepCancels, takeCancel } from './kept-cancels';
 
 /**
@@ -19,7 +20,8 @@ import { forgetCancels, keepCancels, takeCancel } from './kept-cancels';
  * two clients of one key under the same id are cancelled together.
  */
 export class McpCancels {
-  private readonly calls = new Map<string, Set<AbortController>>();
+  /** Tool calls in flight by slot: an InFlightMap, so an ended call is not kept alive by the map's old tables (shared/in-flight-map.ts). */
+  private readonly calls = new InFlightMap<Set<AbortController>>();
   private subscribed: Promise<void> | undefined;
   private listening = false;
 

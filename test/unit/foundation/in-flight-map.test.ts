@@ -51,6 +51,7 @@ describe('InFlightMap (shared/in-flight-map.ts)', function () {
     expect(m.delete('b')).to.equal(false);
     expect(m.size).to.equal(1);
     expect(m.keys()).to.deep.equal(['a']);
+    expect(m.values()).to.deep.equal([{ n: 3 }]);
     expect(m.entries()).to.deep.equal([['a', { n: 3 }]]);
     m.clear();
     expect(m.size).to.equal(0);
