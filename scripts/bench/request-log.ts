@@ -26,6 +26,7 @@ import { ensureDayPartitions } from '../../shared/db/partitions';
 import { rollupDay, addDays, utcDay } from '../../shared/metering/rollups';
 import { listRequestLogs } from '../../shared/metering/request-log-query';
 import { orgUsageBetween } from '../../shared/billing/usage-figures';
+import { dropDatabase } from '../services/postgres';
 
 const ENTRIES = Number(process.env.ENTRIES ?? 50_000);
 const LOG_ROWS = Number(process.env.LOG_ROWS ?? 10_000_000);
@@ -193,12 +194,7 @@ async function main(): Promise<void> {
 
   redis.disconnect();
   await closeDb();
-  if (!process.env.KEEP) {
-    const a = new Client({ connectionString: baseUrl });
-    await a.connect();
-    await a.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
-    await a.end();
-  }
+  if (!process.env.KEEP) await dropDatabase(baseUrl!, dbName);
 }
 
 main().catch((err) => {

@@ -19,7 +19,7 @@ import { ensureDayPartitions } from '../../shared/db/partitions';
 import { addDays, utcDay } from '../../shared/metering/rollups';
 import { usageStatement } from '../../shared/metering/usage-statement';
 import type { UsageRecord } from '../../shared/metering/usage';
-import { ensureDatabase } from '../services/postgres';
+import { dropDatabase, ensureDatabase } from '../services/postgres';
 import { processCpuMs } from './cpu';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 8);
@@ -93,10 +93,7 @@ async function main(): Promise<void> {
   }
   await c.end();
   await closeDb();
-  const admin = new Client({ connectionString: baseUrl });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
-  await admin.end();
+  await dropDatabase(baseUrl!, dbName);
 }
 
 main().catch((err) => {

@@ -16,22 +16,34 @@ async function answers(url: string): Promise<boolean> {
   }
 }
 
-/** Creates `database` on the server at `serverUrl` when missing (or fresh, when `recreate`). */
-export async function ensureDatabase(serverUrl: string, database: string, recreate = false): Promise<string> {
+/** Runs `fn` on a connection to the server's `postgres` database (where databases are created and dropped). */
+async function onAdminDatabase<T>(serverUrl: string, fn: (c: Client) => Promise<T>): Promise<T> {
   const admin = new URL(serverUrl);
   admin.pathname = '/postgres';
   const c = new Client({ connectionString: admin.toString() });
   await c.connect();
   try {
-    if (recreate) await c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
-    const { rowCount } = await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
-    if (!rowCount) await c.query(`CREATE DATABASE "${database}"`);
+    return await fn(c);
   } finally {
     await c.end();
   }
+}
+
+/** Creates `database` on the server at `serverUrl` when missing (or fresh, when `recreate`). */
+export async function ensureDatabase(serverUrl: string, database: string, recreate = false): Promise<string> {
+  await onAdminDatabase(serverUrl, async (c) => {
+    if (recreate) await c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+    const { rowCount } = await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+    if (!rowCount) await c.query(`CREATE DATABASE "${database}"`);
+  });
   const u = new URL(serverUrl);
   u.pathname = `/${database}`;
   return u.toString();
+}
+
+/** Drops `database` on the server at `serverUrl`, its connections closed first. */
+export async function dropDatabase(serverUrl: string, database: string): Promise<void> {
+  await onAdminDatabase(serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`));
 }
 
 /** Every ancestor lets other users through (Postgres runs as the `postgres` user when we are root). */
