@@ -20,6 +20,7 @@ import { logContext, logState } from '../middleware/request-log';
 import { merged } from '../../shared/merged';
 import { routeHeaders } from '../../shared/queues/route-meta';
 import { shardForJob } from '../../shared/queues/shards';
+import { CancelSource, type CancelSignal } from '../../shared/cancel-source';
 
 /** How long a pod that lost the race at its deadline waits for the result the worker already sent. */
 const LOST_RACE_GRACE_MS = 5_000;
@@ -73,46 +74,6 @@ export interface RunJobOptions<Q extends QueueName> {
 
 export { ClientGone };
 
-/**
- * What runQueued needs of a cancellation signal: AbortSignal has this shape (MCP tools and native
- * search pass theirs); an HTTP request passes a ClientGoneSignal.
- */
-export interface CancelSignal {
-  readonly aborted: boolean;
-  readonly reason: unknown;
-  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
-  removeEventListener(type: 'abort', listener: () => void): void;
-}
-
-/**
- * The client-disconnect signal of one HTTP request. An AbortController and its EventTarget per
- * request cost the web pod measurably at gateway rates (docs/benchmark.md, issue 29); this keeps
- * the one or two listeners runQueued adds in an array. Listeners run once, on the first abort.
- */
-export class ClientGoneSignal implements CancelSignal {
-  aborted = false;
-  reason: unknown = undefined;
-  private listeners: Array<() => void> = [];
-
-  abort(reason: unknown): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.reason = reason;
-    const listeners = this.listeners;
-    this.listeners = [];
-    for (const fn of listeners) fn();
-  }
-
-  addEventListener(_type: 'abort', listener: () => void): void {
-    if (!this.aborted) this.listeners.push(listener);
-  }
-
-  removeEventListener(_type: 'abort', listener: () => void): void {
-    const i = this.listeners.indexOf(listener);
-    if (i >= 0) this.listeners.splice(i, 1);
-  }
-}
-
 /** Passes chunks on and marks the first one on the wait span (time to first byte). */
 function firstChunkEvent(wait: SpanHandle, onChunk: ((data: string) => void) | undefined): (data: string) => void {
   let first = true;
@@ -164,7 +125,8 @@ export interface JobCaller {
  */
 export async function runJob<Q extends QueueName>(ctx: AppContext, req: Request, res: Response, opts: RunJobOptions<Q>): Promise<unknown> {
   const auth = req.auth!;
-  const gone = new ClientGoneSignal();
+  // the client's disconnect: a CancelSource, no AbortSignal per request (shared/cancel-source.ts)
+  const gone = new CancelSource();
   const onClose = () => {
     if (!res.writableFinished) gone.abort(new ClientGone());
   };

@@ -4,7 +4,7 @@ import { keys } from '../redis/keys';
 import type { Queues } from './queues';
 import type { QueueName } from './names';
 import { bullQueuesOf, expressShardForJob, shardForJob } from './shards';
-import { JobAbortController } from './abort-relay';
+import { CancelSource } from '../cancel-source';
 import { ttlOptions } from '../cache/ttl-resolution';
 import { InFlightMap } from '../in-flight-map';
 
@@ -47,7 +47,7 @@ const RECENT_CANCELS: RecentCancelLimits = { max: 10_000, ttlMs: 60_000 };
  */
 export class CancelListener {
   /** Running jobs' controllers: an InFlightMap, so a finished job is not kept alive by the map's old tables (in-flight-map.ts). */
-  private controllers = new InFlightMap<AbortController>();
+  private controllers = new InFlightMap<CancelSource>();
   private readonly recent: LRUCache<string, true>;
 
   constructor(
@@ -80,9 +80,8 @@ export class CancelListener {
   }
 
   /** A controller for the job; already aborted if a cancel arrived before the job started. */
-  track(jobId: string): AbortController {
-    // its aborts also reach the upstream call's relay (abort-relay.ts)
-    const c = new JobAbortController();
+  track(jobId: string): CancelSource {
+    const c = new CancelSource();
     if (this.recent.delete(jobId)) c.abort(new Error('cancelled by client'));
     this.controllers.set(jobId, c);
     return c;

@@ -1,4 +1,5 @@
 import { DeadlineTimer } from '../deadline-timer';
+import type { CancelSignal } from '../cancel-source';
 import { Worker, UnrecoverableError, WaitingError, type Job } from 'bullmq';
 import { keys } from '../redis/keys';
 import type { QueueName } from './names';
@@ -19,8 +20,11 @@ import { RouteReport } from './route-report';
 import { merged } from '../merged';
 
 export interface JobContext {
-  /** Aborted when the client disconnects or the deadline passes. */
-  signal: AbortSignal;
+  /**
+   * Aborted when the client disconnects or the deadline passes. Not an AbortSignal: `realSignal` makes
+   * one for an API that requires it (shared/cancel-source.ts).
+   */
+  signal: CancelSignal;
   /** Streams one chunk to the waiting pod (in order). */
   emit(chunk: string): void;
   /**
@@ -41,7 +45,7 @@ export interface JobContext {
 
 export type JobProcessor<Q extends QueueName> = (job: Job<JobData<Q>, JobResult>, ctx: JobContext) => Promise<unknown>;
 
-function wireOf(err: unknown, signal: AbortSignal): WireError {
+function wireOf(err: unknown, signal: CancelSignal): WireError {
   if (err instanceof ApiError) return toWire(err);
   if (signal.aborted) return { status: 499, code: 'client_closed_request', message: 'The client cancelled the request.' };
   const down = asUnavailable(err); // the worker's Redis or Postgres went away mid-job: retryable, not the request's fault
@@ -115,9 +119,9 @@ export function createWorker<Q extends QueueName>(
       let reply: SpanHandle | undefined;
       try {
         if (Date.now() >= data.deadline) throw errors.deadline();
-        if (controller.signal.aborted) throw controller.signal.reason;
+        if (controller.aborted) throw controller.reason;
         const result = await processor(job, {
-          signal: controller.signal,
+          signal: controller,
           emit: (chunk) => {
             const seq = chunks.push(chunk) - 1;
             firstChunkAt ??= Date.now();
@@ -149,8 +153,8 @@ export function createWorker<Q extends QueueName>(
       } catch (err) {
         // An aborted job ended because of the abort (the client cancelled: 499; the deadline: 504),
         // whatever the attempt in flight threw when its connection was cut (an upstream_error)
-        const reason = controller.signal.aborted ? controller.signal.reason : err;
-        const wire = withRoute(wireOf(reason, controller.signal), route);
+        const reason = controller.aborted ? controller.reason : err;
+        const wire = withRoute(wireOf(reason, controller), route);
         jobDuration.observe({ queue, outcome: wire.code }, (Date.now() - started) / 1000);
         // What an operator acts on (an upstream down, a platform credential refused): the code and
         // status only, never the message, which can quote an upstream's body or the caller's input.

@@ -1,3 +1,4 @@
+import type { CancelSignal } from '../../shared/cancel-source';
 import type { Worker } from 'bullmq';
 import { createWorker } from '../../shared/queues/create-worker';
 import { createTranscription } from '../providers/openai/createTranscription';
@@ -13,7 +14,7 @@ import { isSpeechFree, sealTranscript, speechFree, type Transcript } from '../..
 import type { AudioJob } from '../../shared/queues/payloads';
 import type { WorkerRuntime } from '../runtime';
 
-async function transcribe(job: AudioJob, signal: AbortSignal): Promise<Transcript> {
+async function transcribe(job: AudioJob, signal: CancelSignal): Promise<Transcript> {
   const t = job.target;
   if (t.kind !== 'openai' && t.kind !== 'azure') throw audioErrors.backendUnavailable(`No transcription adapter for upstream kind '${t.kind}'.`);
   const apiKey = await platformCredential(t.providerId);

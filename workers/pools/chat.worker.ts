@@ -1,3 +1,4 @@
+import type { CancelSignal } from '../../shared/cancel-source';
 import type { Worker } from 'bullmq';
 import { createExpressWorkers, createShardWorkers, type JobProcessor } from '../../shared/queues/create-worker';
 import { chatComplete } from '../providers/openai/chatComplete';
@@ -18,7 +19,7 @@ import { ROUTE_RESULT_KEY } from '../../shared/queues/route-meta';
 import { ApiError } from '../../shared/errors/ApiError';
 
 /** One attempt on one deployment: picks the adapter for the deployment's wire family. */
-async function runChat(job: ChatJob, t: UpstreamTarget, signal: AbortSignal, emit: (c: string) => void) {
+async function runChat(job: ChatJob, t: UpstreamTarget, signal: CancelSignal, emit: (c: string) => void) {
   // no await when the credential is at hand: the request reaches undici in the turn the job began
   const atHand = t.sealedCallerKey ? undefined : platformCredentialNow(t.providerId);
   const apiKey = t.sealedCallerKey ? decrypt(t.sealedCallerKey) : atHand ? atHand.key : await platformCredential(t.providerId);

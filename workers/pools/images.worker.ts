@@ -1,3 +1,4 @@
+import type { CancelSignal } from '../../shared/cancel-source';
 import type { Worker } from 'bullmq';
 import { createWorker } from '../../shared/queues/create-worker';
 import { createImage } from '../providers/openai/createImage';
@@ -16,7 +17,7 @@ import type { UpstreamImages } from '../providers/openai/images';
 import type { ImageJob, ImageJobResult } from '../../shared/queues/payloads';
 import type { Image, ImageFormat } from '../../shared/db/models/Image';
 
-async function callUpstream(job: ImageJob, signal: AbortSignal): Promise<UpstreamImages> {
+async function callUpstream(job: ImageJob, signal: CancelSignal): Promise<UpstreamImages> {
   const t = job.target;
   const generationOnly = t.kind === 'azure' && job.operation === 'generate'; // Azure: generations only (docs/providers/azure.md)
   if (t.kind !== 'openai' && !generationOnly) throw new ApiError(502, 'upstream_unsupported', `No images ${job.operation} adapter for upstream kind '${t.kind}'.`);

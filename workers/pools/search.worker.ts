@@ -1,3 +1,4 @@
+import { realSignal } from '../../shared/cancel-source';
 import type { Worker } from 'bullmq';
 import { createWorker, type JobContext } from '../../shared/queues/create-worker';
 import { config } from '../../shared/config/env';
@@ -12,7 +13,7 @@ import { fetchPage, fetchTrust } from '../providers/fetch/page';
 /** One search (or fetch) job: the provider call, and the usage event of the request. */
 async function run(d: SearchJob, { signal, usage }: JobContext): Promise<SearchResult | FetchResult> {
   if (d.kind === 'fetch') {
-    const page = await fetchPage(d.url, { ...fetchTrust(), allowedDomains: d.allowedDomains, blockedDomains: d.blockedDomains }, signal);
+    const page = await fetchPage(d.url, { ...fetchTrust(), allowedDomains: d.allowedDomains, blockedDomains: d.blockedDomains }, realSignal(signal));
     usage('web_search', { units: { web_fetch_requests: 1 }, passthrough: d.provider.keySource === 'own' });
     return { url: page.url, provider: d.provider.name, title: page.title, content: page.content, contentType: page.contentType, retrievedAt: page.retrievedAt };
   }

@@ -1,3 +1,4 @@
+import type { CancelSignal } from '../../shared/cancel-source';
 import type { Worker } from 'bullmq';
 import { createWorker } from '../../shared/queues/create-worker';
 import { chatComplete } from '../providers/openai/chatComplete';
@@ -15,7 +16,7 @@ import type { DecisionResult } from '../../shared/systemone/types';
 import type { WorkerRuntime } from '../runtime';
 
 /** Upstream and worker failures in the endpoint's codes. */
-function decisionError(err: unknown, signal: AbortSignal): unknown {
+function decisionError(err: unknown, signal: CancelSignal): unknown {
   if (err instanceof UnusableAnswer) return systemoneErrors.backendError(`The decision backend answered unusably: ${err.message}.`);
   if (!(err instanceof ApiError)) return signal.aborted ? err : systemoneErrors.backendError('The decision backend call failed.');
   if (err.code.startsWith('systemone_')) return err;
@@ -24,7 +25,7 @@ function decisionError(err: unknown, signal: AbortSignal): unknown {
   return systemoneErrors.backendError(`The decision backend failed: ${err.message}`);
 }
 
-async function decide(job: SystemoneJob, signal: AbortSignal): Promise<DecisionResult> {
+async function decide(job: SystemoneJob, signal: CancelSignal): Promise<DecisionResult> {
   const t = job.target;
   const apiKey = await platformCredential(t.providerId);
   const call = { baseUrl: t.baseUrl, apiKey, upstreamModel: t.upstreamModel, tokenizer: t.tokenizer, signal, deadline: job.deadline };

@@ -1,12 +1,12 @@
 import { Agent, type Dispatcher, type FormData } from 'undici';
-import { abortSourceOf } from '../../shared/queues/abort-relay';
+import type { CancelSignal } from '../../shared/cancel-source';
 import { ApiError } from '../../shared/errors/ApiError';
 import { errors } from '../../shared/errors/codes';
 import { logger } from '../../shared/logger';
 
 export interface FetchPolicy {
   /** The job's signal: aborted on client cancel and at the job's deadline (with that reason). */
-  signal: AbortSignal;
+  signal: CancelSignal;
   deadline: number;
   /** Retries of safe failures (connect errors, 429, 502, 503 before any byte). Default 2. */
   retries?: number;
@@ -152,7 +152,7 @@ export class UpstreamResponse {
 }
 
 /** Waits `ms`, or rejects with the signal's reason as soon as it aborts (at once if it already has). */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+export function sleep(ms: number, signal: CancelSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);
     const onAbort = () => {
@@ -278,9 +278,8 @@ export async function fetchUpstream(url: string, init: UpstreamInit, policy: Fet
       // AbortSignal.any per call: docs/benchmark.md, issue 29); undici closes the connection when it fires.
       const headersTimeout = policy.firstByteTimeoutMs ?? 0;
       const { origin, path } = originAndPath(url);
-      // a job's signal reaches undici through its relay: no EventTarget listener per call (abort-relay.ts)
-      const abortSource = abortSourceOf(signal) as AbortSignal;
-      res = new UpstreamResponse(await agent.request({ origin, path, method: init.method as Dispatcher.HttpMethod, headers: init.headers, body: init.body, signal: abortSource, headersTimeout }));
+      // a job's CancelSource goes to undici as it is: no AbortSignal, no EventTarget listener per call (cancel-source.ts)
+      res = new UpstreamResponse(await agent.request({ origin, path, method: init.method as Dispatcher.HttpMethod, headers: init.headers, body: init.body, signal: signal as AbortSignal, headersTimeout }));
     } catch (err) {
       if (signal.aborted) throw signal.reason;
       if ((err as { code?: string }).code === 'UND_ERR_HEADERS_TIMEOUT') throw noAnswerWithin(policy.firstByteTimeoutMs);

@@ -1,3 +1,4 @@
+import type { CancelSignal } from '../../shared/cancel-source';
 import type { ProviderSettings } from '../../shared/db/models/Provider';
 /** What an adapter needs to make one upstream call. */
 export interface UpstreamCall {
@@ -11,7 +12,7 @@ export interface UpstreamCall {
   tokenizer?: string;
   /** The provider's non-secret per-kind settings (api_version, region, preset). */
   settings?: ProviderSettings;
-  signal: AbortSignal;
+  signal: CancelSignal;
   /** Absolute deadline (epoch ms). */
   deadline: number;
   /** Same-upstream retries inside fetchUpstream (default 2); a model pool's router does its own (0). */

@@ -1,3 +1,4 @@
+import type { CancelSignal } from '../../shared/cancel-source';
 import { ApiError } from '../../shared/errors/ApiError';
 import { failureInfo } from '../providers/http';
 import type { Verdict } from '../../shared/routing/pool-state';
@@ -20,7 +21,7 @@ const RETRYABLE_CODES = new Set(['upstream_error', 'upstream_unavailable', 'upst
  * any other upstream answer (400, 401, 404...) is returned as it is and counts as the deployment
  * being up. A cancelled attempt gives no verdict.
  */
-export function classify(err: unknown, signal: AbortSignal): Failure {
+export function classify(err: unknown, signal: CancelSignal): Failure {
   if (signal.aborted) return { retryable: false, verdict: 'none', class: 'cancelled' };
   const info = failureInfo(err);
   if (info) {

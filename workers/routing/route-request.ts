@@ -1,3 +1,4 @@
+import type { CancelSignal } from '../../shared/cancel-source';
 import type { ChatJob, PoolDeployment, RouteStep } from '../../shared/queues/payloads';
 import type { ChatOutcome } from '../providers/openai/chatComplete';
 import type { Emit } from '../providers/types';
@@ -40,7 +41,7 @@ function routeOf(job: ChatJob): RouteStep[] {
 export async function routeRequest(
   state: PoolState,
   job: ChatJob,
-  signal: AbortSignal,
+  signal: CancelSignal,
   emit: Emit,
   call: AttemptCall,
   trace: SpanHandle = NOOP,

@@ -1,3 +1,4 @@
+import type { CancelSignal } from '../../../shared/cancel-source';
 import { ConverseCommand, ConverseStreamCommand } from '@aws-sdk/client-bedrock-runtime';
 import { clientFor } from './api';
 import { bedrockFailure } from './errors';
@@ -15,7 +16,7 @@ import { errors } from '../../../shared/errors/codes';
  * resolves at the response headers for converse-stream, and once the answer is read for converse
  * (whose headers come when it is complete, as for every non-streamed upstream).
  */
-function firstByteLimit(signal: AbortSignal, ms: number | undefined) {
+function firstByteLimit(signal: CancelSignal, ms: number | undefined) {
   const c = new AbortController();
   const follow = () => c.abort(signal.reason);
   if (signal.aborted) follow();

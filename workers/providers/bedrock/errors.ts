@@ -1,3 +1,4 @@
+import type { CancelSignal } from '../../../shared/cancel-source';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { errors } from '../../../shared/errors/codes';
 import { noted, unreachable } from '../http';
@@ -13,7 +14,7 @@ const CONNECT = /ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|socket hang up|EPIP
  * refused before any of it was read carries its status and Retry-After for the pool's router (as
  * fetchUpstream's errors do), so a throttled deployment cools down for as long as AWS asks.
  */
-export function bedrockFailure(err: unknown, signal: AbortSignal, callerKey = false, midStream = false): unknown {
+export function bedrockFailure(err: unknown, signal: CancelSignal, callerKey = false, midStream = false): unknown {
   if (signal.aborted) return signal.reason;
   if (err instanceof ApiError) return err;
   const e = err as SdkError;

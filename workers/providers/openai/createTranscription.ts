@@ -1,3 +1,4 @@
+import type { CancelSignal } from '../../../shared/cancel-source';
 import { FormData } from 'undici';
 import fs from 'fs';
 import { openaiApi, openaiEndpoint, type OpenAiEndpoint } from './api';
@@ -20,7 +21,7 @@ export interface TranscriptionInput {
 }
 
 /** Gateway errors from a failed upstream call; fixed messages, never the upstream's own words. */
-function audioFailure(err: unknown, signal: AbortSignal): unknown {
+function audioFailure(err: unknown, signal: CancelSignal): unknown {
   if (signal.aborted) return err;
   if (!(err instanceof ApiError)) return audioErrors.backendUnavailable();
   switch (err.code) {

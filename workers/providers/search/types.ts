@@ -1,3 +1,4 @@
+import type { CancelSignal } from '../../../shared/cancel-source';
 import type { SearchResultItem } from '../../../shared/search/types';
 
 /** One provider call: where, with which key, and the job's cancellation and deadline. */
@@ -11,7 +12,7 @@ export interface SearchCall {
   count: number;
   /** Where the user is, ISO 3166-1 alpha-2 uppercase, for adapters whose API takes a country. */
   country?: string;
-  signal: AbortSignal;
+  signal: CancelSignal;
   deadline: number;
 }
 
