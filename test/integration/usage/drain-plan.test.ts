@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { usagePool, type UsageRecord } from '../../../shared/metering/usage';
 import { usageStatement } from '../../../shared/metering/usage-statement';
 import { chatUsage } from '../../helpers/usage';
+import { ensureDayPartitions } from '../../../shared/db/partitions';
 
 /** Every node of an EXPLAIN (FORMAT JSON) plan, depth first. */
 function nodesOf(plan: Record<string, unknown>): Array<Record<string, unknown>> {
@@ -84,5 +85,35 @@ describe('usage drainer statement: the request id check reads an index, not the 
       [orgId, `${tag}_dup_%`, `${tag}_fresh_%`],
     );
     expect(counted.rows[0]).to.deep.equal({ n: 200, ids: 200 });
+  });
+  it('on a day partition without statistics (a new day, a new deployment), checks each id by its index, not by the time index over the day', async function () {
+    this.timeout(60_000);
+    // a day of its own, far ahead, its partition made now and never analyzed (autovacuum's first ANALYZE
+    // comes a minute or more after a day's first events); 2,000 events already in it
+    const day = '2099-01-01';
+    const part = 'usage_events_p20990101';
+    await ensureDayPartitions('usage_events', day, 1);
+    try {
+      await usagePool().query(
+        `INSERT INTO usage_events (id, request_id, org_id, model, modality, lane, input_tokens, output_tokens, created_at)
+         SELECT gen_random_uuid(), $1 || '_new_day_' || i, $2, 'sim-chat', 'chat', 'interactive', 5, 7, $3::timestamptz + (i || ' ms')::interval
+           FROM generate_series(1, 2000) AS i`,
+        [tag, orgId, `${day}T12:00:00Z`],
+      );
+      const stats = await usagePool().query('SELECT reltuples FROM pg_class WHERE relname = $1', [part]);
+      expect(Number(stats.rows[0].reltuples), 'the partition has no statistics').to.equal(-1);
+      const at = Date.parse(`${day}T13:00:00Z`);
+      const records = batch(50, `${tag}_new_day_batch`).map((r) => ({ ...r, at }));
+      const s = usageStatement(records)!;
+      const { rows } = await usagePool().query(`EXPLAIN (FORMAT JSON) ${s.sql}`, s.params);
+      const nodes = nodesOf((rows[0]['QUERY PLAN'] as Array<{ Plan: Record<string, unknown> }>)[0].Plan).filter((n) => n['Relation Name'] === part);
+      expect(nodes.length, 'the check reads the day\'s partition').to.be.at.least(1);
+      // the probe of the id: the (request_id, created_at) key; the time index (BRIN) would read the whole day
+      expect(nodes.map((n) => `${n['Node Type']} ${n['Index Name'] ?? ''}`.trim())).to.deep.equal([`Index Only Scan ${part}_request_id_created_at_key`]);
+      const time = await usagePool().query(`SELECT indexdef FROM pg_indexes WHERE tablename = $1 AND indexname = $2`, [part, `${part}_created_at_idx`]);
+      expect(time.rows[0]?.indexdef, 'the time index is BRIN').to.match(/USING brin \(created_at\)/);
+    } finally {
+      await usagePool().query(`DROP TABLE IF EXISTS ${part}`);
+    }
   });
 });
