@@ -44,17 +44,28 @@ describe('usage drainer statement: the request id check reads an index, not the 
       }),
     );
 
-  /** The plan of the drainer's statement for a batch of 200 new events; `settings`: SET LOCAL before EXPLAIN. */
+  /**
+   * The plan of the drainer's statement for a batch of 200 new events; `settings`: SET LOCAL before
+   * EXPLAIN. With `plan_cache_mode = force_generic_plan`, the plan Postgres keeps for the prepared
+   * statement the drainer sends (its name, usageStatement) once it stops planning each batch.
+   */
   async function planOf(settings: string[]): Promise<Array<Record<string, unknown>>> {
     const s = usageStatement(batch(200, `${tag}_new`))!;
     const c = await usagePool().connect();
     try {
       await c.query('BEGIN');
       for (const set of settings) await c.query(`SET LOCAL ${set}`);
-      const { rows } = await c.query(`EXPLAIN (FORMAT JSON) ${s.sql}`, s.params);
-      return nodesOf((rows[0]['QUERY PLAN'] as Array<{ Plan: Record<string, unknown> }>)[0].Plan);
+      let plan;
+      if (settings.some((x) => x.includes('generic'))) {
+        await c.query(`PREPARE drain_plan_test AS ${s.sql}`);
+        plan = await c.query(`EXPLAIN (FORMAT JSON) EXECUTE drain_plan_test(${s.params.map((p) => c.escapeLiteral(p)).join(', ')})`);
+      } else {
+        plan = await c.query(`EXPLAIN (FORMAT JSON) ${s.sql}`, s.params);
+      }
+      return nodesOf((plan.rows[0]['QUERY PLAN'] as Array<{ Plan: Record<string, unknown> }>)[0].Plan);
     } finally {
       await c.query('ROLLBACK');
+      await c.query('DEALLOCATE ALL');
       c.release();
     }
   }
@@ -64,15 +75,24 @@ describe('usage drainer statement: the request id check reads an index, not the 
     const held = await usagePool().query('SELECT DISTINCT tableoid::regclass::text AS part FROM usage_events WHERE org_id = $1', [orgId]);
     expect(held.rows).to.have.length(1);
     const busy = held.rows[0].part as string;
-    // as planned, and as planned by a planner that prefers a join other than a nested loop (as it did on
-    // a partition not yet analyzed): the check stays a probe of each partition's index per event
-    for (const settings of [[], ['enable_nestloop = off']]) {
+    // as planned, as planned by a planner that prefers a join other than a nested loop (as it did on
+    // a partition not yet analyzed), and as the generic plan of the prepared statement: the check stays
+    // a probe of each partition's index per event
+    for (const settings of [[], ['enable_nestloop = off'], ['plan_cache_mode = force_generic_plan']]) {
       const nodes = await planOf(settings);
       const tableScans = nodes.filter((n) => n['Node Type'] === 'Seq Scan' && n['Relation Name'] === busy);
       expect(tableScans.map((n) => n['Relation Name']), `the partition read whole (${settings.join(', ') || 'default settings'})`).to.deep.equal([]);
       const antiJoins = nodes.filter((n) => n['Join Type'] === 'Anti');
       expect(antiJoins.map((n) => n['Node Type']), `anti-joins (${settings.join(', ') || 'default settings'})`).to.deep.equal([]);
+      const probes = nodes.filter((n) => n['Relation Name'] === busy);
+      expect(probes.map((n) => n['Index Name']), `the busy partition is probed by the id's key (${settings.join(', ') || 'default settings'})`).to.include(`${busy}_request_id_created_at_key`);
     }
+    // one prepared statement per text: the drainer's names never meet two texts
+    const both = usageStatement(batch(2, `${tag}_names`))!;
+    expect(usageStatement(batch(5, `${tag}_names2`))!).to.include({ name: both.name, sql: both.sql });
+    const eventsOnly = usageStatement(batch(1, `${tag}_names3`).map(({ log: _log, ...r }) => r))!;
+    expect(eventsOnly.name).to.not.equal(both.name);
+    expect(eventsOnly.sql).to.not.equal(both.sql);
 
     // the statement itself: 100 ids already there (written by the first batch) and 100 new ones
     const first = batch(100, `${tag}_dup`);
