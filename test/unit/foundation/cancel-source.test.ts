@@ -1,11 +1,10 @@
 import { expect } from 'chai';
 import http from 'http';
 import path from 'path';
-import { execFileSync } from 'child_process';
 import type { AddressInfo } from 'net';
 import { CancelSource, realSignal } from '../../../shared/cancel-source';
 import { fetchUpstream } from '../../../workers/providers/http';
-import { readGcLogText } from '../../../scripts/bench/gc-summary';
+import { promotedByScript } from '../../helpers/gc-trace';
 
 /**
  * A child process with 64 requests in flight, each holding a request's worth of objects for 5 ms and
@@ -28,9 +27,7 @@ function promotedWith(kind: 'AbortSignal' | 'CancelSource', ms: number): { scave
       while (inFlight < 64) request();
       if (Date.now() < end) setImmediate(turn);
     })();`;
-  const out = execFileSync(process.execPath, ['--trace-gc-nvp', '-e', script], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  const s = readGcLogText(out);
-  return { scavenges: s.scavenges, promotedKbPerScavenge: s.scavenges ? s.promotedBytes / s.scavenges / 1024 : 0 };
+  return promotedByScript(script);
 }
 
 describe('CancelSource (shared/cancel-source.ts)', function () {

@@ -1,8 +1,7 @@
 import { expect } from 'chai';
 import path from 'path';
-import { execFileSync } from 'child_process';
 import { InFlightMap } from '../../../shared/in-flight-map';
-import { readGcLogText } from '../../../scripts/bench/gc-summary';
+import { promotedByScript } from '../../helpers/gc-trace';
 
 /**
  * A child process holding per-request entries in a long-lived map, as a web pod holds its awaited
@@ -29,9 +28,7 @@ function promotedWith(kind: 'Map' | 'InFlightMap', ms: number): { scavenges: num
       }
       if (Date.now() < end) setImmediate(turn);
     })();`;
-  const out = execFileSync(process.execPath, ['--trace-gc-nvp', '--max-semi-space-size=16', '-e', script], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  const s = readGcLogText(out);
-  return { scavenges: s.scavenges, promotedKbPerScavenge: s.scavenges ? s.promotedBytes / s.scavenges / 1024 : 0 };
+  return promotedByScript(script, ['--max-semi-space-size=16']);
 }
 
 describe('InFlightMap (shared/in-flight-map.ts)', function () {
