@@ -1,4 +1,3 @@
-import type { CancelSignal } from '../../shared/cancel-source';
 import type { Worker } from 'bullmq';
 import { createWorker } from '../../shared/queues/create-worker';
 import { createTranscription } from '../providers/openai/createTranscription';
@@ -13,6 +12,7 @@ import { removeSpoolFile, spoolPath, sweepSpool } from '../../shared/audio/spool
 import { isSpeechFree, sealTranscript, speechFree, type Transcript } from '../../shared/audio/transcript';
 import type { AudioJob } from '../../shared/queues/payloads';
 import type { WorkerRuntime } from '../runtime';
+import type { CancelSignal } from '../../shared/cancel-source';
 
 async function transcribe(job: AudioJob, signal: CancelSignal): Promise<Transcript> {
   const t = job.target;

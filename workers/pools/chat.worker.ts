@@ -1,4 +1,3 @@
-import type { CancelSignal } from '../../shared/cancel-source';
 import type { Worker } from 'bullmq';
 import { createExpressWorkers, createShardWorkers, type JobProcessor } from '../../shared/queues/create-worker';
 import { chatComplete } from '../providers/openai/chatComplete';
@@ -17,6 +16,7 @@ import { PoolState } from '../../shared/routing/pool-state';
 import { routeRequest } from '../routing/route-request';
 import { ROUTE_RESULT_KEY } from '../../shared/queues/route-meta';
 import { ApiError } from '../../shared/errors/ApiError';
+import type { CancelSignal } from '../../shared/cancel-source';
 
 /** One attempt on one deployment: picks the adapter for the deployment's wire family. */
 async function runChat(job: ChatJob, t: UpstreamTarget, signal: CancelSignal, emit: (c: string) => void) {

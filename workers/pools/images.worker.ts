@@ -1,4 +1,3 @@
-import type { CancelSignal } from '../../shared/cancel-source';
 import type { Worker } from 'bullmq';
 import { createWorker } from '../../shared/queues/create-worker';
 import { createImage } from '../providers/openai/createImage';
@@ -16,6 +15,7 @@ import type { WorkerRuntime } from '../runtime';
 import type { UpstreamImages } from '../providers/openai/images';
 import type { ImageJob, ImageJobResult } from '../../shared/queues/payloads';
 import type { Image, ImageFormat } from '../../shared/db/models/Image';
+import type { CancelSignal } from '../../shared/cancel-source';
 
 async function callUpstream(job: ImageJob, signal: CancelSignal): Promise<UpstreamImages> {
   const t = job.target;

@@ -1,4 +1,3 @@
-import { realSignal } from '../../shared/cancel-source';
 import type { Worker } from 'bullmq';
 import { createWorker, type JobContext } from '../../shared/queues/create-worker';
 import { config } from '../../shared/config/env';
@@ -9,6 +8,7 @@ import type { WorkerRuntime } from '../runtime';
 import type { SearchJob } from '../../shared/queues/payloads';
 import type { FetchResult, SearchResult } from '../../shared/search/types';
 import { fetchPage, fetchTrust } from '../providers/fetch/page';
+import { realSignal } from '../../shared/cancel-source';
 
 /** One search (or fetch) job: the provider call, and the usage event of the request. */
 async function run(d: SearchJob, { signal, usage }: JobContext): Promise<SearchResult | FetchResult> {

@@ -1,4 +1,3 @@
-import type { CancelSignal } from '../../shared/cancel-source';
 import type { Worker } from 'bullmq';
 import { createWorker } from '../../shared/queues/create-worker';
 import { chatComplete } from '../providers/openai/chatComplete';
@@ -14,6 +13,7 @@ import { ApiError } from '../../shared/errors/ApiError';
 import type { SystemoneJob } from '../../shared/queues/payloads';
 import type { DecisionResult } from '../../shared/systemone/types';
 import type { WorkerRuntime } from '../runtime';
+import type { CancelSignal } from '../../shared/cancel-source';
 
 /** Upstream and worker failures in the endpoint's codes. */
 function decisionError(err: unknown, signal: CancelSignal): unknown {

@@ -1,5 +1,5 @@
-import type { CancelSignal } from '../../shared/cancel-source';
 import type { ProviderSettings } from '../../shared/db/models/Provider';
+import type { CancelSignal } from '../../shared/cancel-source';
 /** What an adapter needs to make one upstream call. */
 export interface UpstreamCall {
   baseUrl: string;

@@ -1,7 +1,7 @@
-import type { CancelSignal } from '../../shared/cancel-source';
 import { ApiError } from '../../shared/errors/ApiError';
 import { failureInfo } from '../providers/http';
 import type { Verdict } from '../../shared/routing/pool-state';
+import type { CancelSignal } from '../../shared/cancel-source';
 
 export interface Failure {
   /** Another attempt may succeed (and nothing reached the client yet: the caller checks that). */

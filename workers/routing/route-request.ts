@@ -1,4 +1,3 @@
-import type { CancelSignal } from '../../shared/cancel-source';
 import type { ChatJob, PoolDeployment, RouteStep } from '../../shared/queues/payloads';
 import type { ChatOutcome } from '../providers/openai/chatComplete';
 import type { Emit } from '../providers/types';
@@ -13,6 +12,7 @@ import { NOOP, type SpanHandle } from '../../shared/tracing/trace';
 import { attemptSpan, attemptServed } from './attempt-span';
 import { deploymentAttempts, deploymentCooldownUntil, deploymentFailures, deploymentLatency, modelLabelsOf, requestAttempts, seriesOf } from './metrics';
 import { merged } from '../../shared/merged';
+import type { CancelSignal } from '../../shared/cancel-source';
 
 /** One upstream attempt on a deployment; `emit` streams to the client. */
 export type AttemptCall = (d: PoolDeployment, emit: Emit) => Promise<ChatOutcome>;

@@ -1,4 +1,3 @@
-import type { CancelSignal } from '../../../shared/cancel-source';
 import { ConverseCommand, ConverseStreamCommand } from '@aws-sdk/client-bedrock-runtime';
 import { clientFor } from './api';
 import { bedrockFailure } from './errors';
@@ -9,6 +8,7 @@ import type { Emit, UpstreamCall } from '../types';
 import type { ChatOutcome } from '../openai/chatComplete';
 import { noAnswerWithin } from '../http';
 import { errors } from '../../../shared/errors/codes';
+import type { CancelSignal } from '../../../shared/cancel-source';
 
 /**
  * The model pool's first-byte limit for one SDK call (the SDK's own timeouts are off, api.ts): a

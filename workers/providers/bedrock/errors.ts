@@ -1,7 +1,7 @@
-import type { CancelSignal } from '../../../shared/cancel-source';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { errors } from '../../../shared/errors/codes';
 import { noted, unreachable } from '../http';
+import type { CancelSignal } from '../../../shared/cancel-source';
 
 type SdkError = Error & { name: string; $fault?: string; $metadata?: { httpStatusCode?: number }; $response?: { headers?: Record<string, string> }; code?: string };
 

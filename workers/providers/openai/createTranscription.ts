@@ -1,4 +1,3 @@
-import type { CancelSignal } from '../../../shared/cancel-source';
 import { FormData } from 'undici';
 import fs from 'fs';
 import { openaiApi, openaiEndpoint, type OpenAiEndpoint } from './api';
@@ -7,6 +6,7 @@ import type { UpstreamCall } from '../types';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { audioErrors } from '../../../shared/audio/errors';
 import { parseVerboseJson, type Transcript } from '../../../shared/audio/transcript';
+import type { CancelSignal } from '../../../shared/cancel-source';
 
 export interface TranscriptionInput {
   /** The spool file; streamed from disk, never read whole into memory. */

@@ -1,5 +1,5 @@
-import type { CancelSignal } from '../../../shared/cancel-source';
 import type { SearchResultItem } from '../../../shared/search/types';
+import type { CancelSignal } from '../../../shared/cancel-source';
 
 /** One provider call: where, with which key, and the job's cancellation and deadline. */
 export interface SearchCall {
