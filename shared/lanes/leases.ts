@@ -2,7 +2,7 @@ import type { RedisClient } from '../redis/connection';
 import crypto from 'crypto';
 import { keys } from '../redis/keys';
 import { ACQUIRE_LEASE, RENEW_LEASES } from './scripts';
-import { TurnPipeline } from '../redis/turn-pipeline';
+import { TurnBatch } from '../redis/turn-batch';
 
 export type Lane = 'interactive' | 'background';
 
@@ -69,7 +69,7 @@ export class LeaseManager {
   private kept = new Map<string, Kept[]>();
   /** Recent lease durations per lane key on this pod (moving average, ms). */
   private typical = new Map<string, number>();
-  private readonly releases: TurnPipeline;
+  private readonly releases: TurnBatch;
   private timer: NodeJS.Timeout | undefined;
 
   private readonly redis: RedisClient & LeaseCommands;
@@ -80,7 +80,7 @@ export class LeaseManager {
     private readonly keepMs = 0,
   ) {
     this.redis = redis as RedisClient & LeaseCommands;
-    this.releases = new TurnPipeline(redis);
+    this.releases = new TurnBatch(redis);
     redis.defineCommand('gwAcquireLease', { numberOfKeys: 1, lua: ACQUIRE_LEASE });
     redis.defineCommand('gwRenewLeases', { numberOfKeys: 1, lua: RENEW_LEASES });
     this.timer = setInterval(() => void this.renewAll().catch(() => undefined), Math.max(250, ttlMs / 3));
@@ -128,7 +128,7 @@ export class LeaseManager {
 
   /**
    * Frees a lease, or keeps it for `keepMs` for the org's next request. Releases are sent together
-   * once per event-loop turn (one pipeline), after the response that ended the request has been
+   * once per event-loop turn (one write, turn-batch.ts), after the response that ended the request has been
    * written, instead of one write per request before it.
    */
   release(lease: Lease): Promise<void> {
@@ -168,7 +168,7 @@ export class LeaseManager {
     const set = this.held.get(key);
     if (!set?.delete(id)) return Promise.resolve();
     if (set.size === 0) this.held.delete(key);
-    return this.releases.send(key, (p) => p.zrem(key, id)).then(() => undefined);
+    return this.releases.send((r) => r.zrem(key, id)).then(() => undefined);
   }
 
   /**

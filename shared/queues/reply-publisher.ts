@@ -4,7 +4,7 @@ import type { WireError } from '../errors/ApiError';
 import type { UsageRecord } from '../metering/usage';
 import type { RouteMeta } from './route-meta';
 import { publishWithUsage } from '../metering/usage-outbox';
-import { TurnPipeline } from '../redis/turn-pipeline';
+import { TurnBatch } from '../redis/turn-batch';
 import { writeNow } from '../redis/cork';
 import { keepOf, publishResult, WITHHELD } from './reply-store';
 
@@ -31,12 +31,12 @@ interface Batch {
  * (time to first token), together with the chunks emitted in the same synchronous run (the route
  * metadata that precedes it, the rest of the first upstream read); the chunks a request produces
  * later in the same event-loop turn (events that came in one upstream read) go out as one message,
- * and the messages of every job of the process in that turn as one pipeline. A result carries its own
+ * and the messages of every job of the process in that turn in one write (turn-batch.ts). A result carries its own
  * request's held chunks in its message (`h`); anything else published after them (an error, another
  * request's result) first sends what is held, so the pod sees every message in sequence order.
  */
 export class ReplyPublisher {
-  private readonly chunks: TurnPipeline;
+  private readonly chunks: TurnBatch;
   private batches = new Map<string, Batch>();
   /**
    * `running`: the jobs running in the process now (the worker's cancel tracker, workers/runtime.ts);
@@ -46,7 +46,7 @@ export class ReplyPublisher {
     private readonly redis: RedisClient,
     private readonly running: () => number = () => 0,
   ) {
-    this.chunks = new TurnPipeline(redis);
+    this.chunks = new TurnBatch(redis);
   }
 
   private send(channel: string, msg: ReplyMessage): Promise<unknown> {
@@ -55,7 +55,7 @@ export class ReplyPublisher {
   }
 
   /**
-   * Publishes the held chunks: one message per request, one pipeline per slot. `now`: a stream's
+   * Publishes the held chunks: one message per request, issued together. `now`: a stream's
    * first message is among them, and it leaves at once rather than when the turn ends (the
    * connection's cork, shared/redis/cork.ts): time to first token.
    */
@@ -66,7 +66,7 @@ export class ReplyPublisher {
     for (const [id, b] of batches) {
       const msg: ReplyMessage = b.data.length === 1 ? { i: id, t: 'c', s: b.first, d: b.data[0] } : { i: id, t: 'b', s: b.first, d: b.data };
       const text = JSON.stringify(msg);
-      b.resolve(this.chunks.send(b.channel, (p) => p.spublish(b.channel, text)));
+      b.resolve(this.chunks.send((r) => r.spublish(b.channel, text)));
     }
     this.chunks.flush();
     if (now) writeNow(this.redis);

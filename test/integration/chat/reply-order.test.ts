@@ -6,7 +6,7 @@ import { waitFor } from '../../helpers/wait';
 
 /**
  * The worker holds stream chunks made in one event-loop turn and sends each request's as one message
- * (`b`), all in one pipeline (a stream's first message before the turn ends); the pod must still
+ * (`b`), all issued together (a stream's first message before the turn ends); the pod must still
  * receive every chunk in order, and a result or error after the chunks (sharded pub/sub).
  */
 /** Each chunk a message carries, as [seq, data], with `r`/`e` for the final messages. */
@@ -49,20 +49,20 @@ describe('reply publisher: chunk batching keeps the order', () => {
 
   it('sends the chunks of the result\'s own turn with the result: the first message, then the result carrying the rest', async () => {
     got.length = 0;
-    let pipelines = 0;
-    const pipeline = pub.pipeline.bind(pub);
-    pub.pipeline = ((...a: Parameters<typeof pub.pipeline>) => (pipelines++, pipeline(...a))) as typeof pub.pipeline;
+    let published = 0;
+    const spublish = pub.spublish.bind(pub);
+    pub.spublish = ((...a: Parameters<typeof pub.spublish>) => (published++, spublish(...a))) as typeof pub.spublish;
     try {
       // the route metadata and the first upstream read's event, emitted in one synchronous run
       const sent = [publisher.chunk(channel, 'job-a', 0, 'c0'), publisher.chunk(channel, 'job-a', 1, 'c1')];
       await null; // one microtask later, still in the same event-loop turn
-      expect(pipelines, 'the first message left before the turn ended').to.equal(1);
+      expect(published, 'the first message left before the turn ended, as one message').to.equal(1);
       await new Promise((r) => setImmediate(r));
       sent.push(...Array.from({ length: 48 }, (_, i) => publisher.chunk(channel, 'job-a', i + 2, `c${i + 2}`)));
       await publisher.result(channel, 'job-a', 50, { ok: true });
       await Promise.all(sent);
     } finally {
-      pub.pipeline = pipeline;
+      pub.spublish = spublish;
     }
     await waitFor(() => got.some((m) => m.t === 'r'), 2000, 5);
     expect(got.flatMap(expand)).to.deep.equal([...Array.from({ length: 50 }, (_, i): [number, string] => [i, `c${i}`]), 'r']);
