@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import path from 'path';
 import { InFlightMap } from '../../../shared/in-flight-map';
-import { promotedByScript } from '../../helpers/gc-trace';
+import { expectDiesYoung, promotedByScript } from '../../helpers/gc-trace';
 
 /**
  * A child process holding per-request entries in a long-lived map, as a web pod holds its awaited
@@ -67,12 +67,9 @@ describe('InFlightMap (shared/in-flight-map.ts)', function () {
   });
 
   it('lets ended requests die young, where a long-lived Map has them promoted (V8\'s own trace, in a child process)', () => {
-    const map = promotedWith('Map', 1500);
-    const inFlight = promotedWith('InFlightMap', 1500);
-    expect(map.scavenges, 'the workload makes scavenges').to.be.at.least(10);
-    expect(inFlight.scavenges).to.be.at.least(10);
-    // if this fails, V8 no longer keeps a Map's old tables linked: InFlightMap may no longer be needed
-    expect(map.promotedKbPerScavenge, 'a Map promotes the ended requests').to.be.above(500);
-    expect(inFlight.promotedKbPerScavenge, `InFlightMap ${inFlight.promotedKbPerScavenge.toFixed(0)} KB against Map ${map.promotedKbPerScavenge.toFixed(0)} KB a scavenge`).to.be.below(map.promotedKbPerScavenge / 5);
+    expectDiesYoung(
+      { name: 'Map', run: promotedWith('Map', 1500), aboveKb: 500, why: "if not, V8 no longer keeps a Map's old tables linked: InFlightMap may no longer be needed" },
+      { name: 'InFlightMap', run: promotedWith('InFlightMap', 1500) },
+    );
   });
 });
