@@ -114,9 +114,14 @@ describe('key rate limits on every path', () => {
     // an org with nothing else in flight (within EXPRESS_MAX_IN_FLIGHT): its job is on the express queue (shared/queues/express.ts)
     const queue = env().gw.ctx.queues.get('chat-interactive-express');
     const held = async (key: string) => {
+      const seen = env().sim.log.entries.length;
       env().sim.knobs.set('sim-chat-1', { hold: true });
       const pending = call('POST', '/v1/chat/completions', { headers: keyHeader(key), json: { model: 'sim-chat', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] } });
       const job = await waitFor(async () => (await queue.getActive()).find((j) => j.data.orgId === o.org.id), 10_000);
+      // A job is active before its worker has sent the upstream request, and a release lets go only the
+      // requests held at that moment: release once the simulator holds it (else, on a busy machine, it
+      // arrived after the release and waited for the next one, past the test's timeout).
+      expect(await waitFor(() => env().sim.log.entries.length > seen, 10_000), 'the upstream request reached the simulator').to.equal(true);
       env().sim.knobs.release();
       expect((await pending).status).to.equal(200);
       env().sim.knobs.reset();
