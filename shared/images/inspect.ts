@@ -30,7 +30,13 @@ const MAX_SIDE = 8192;
  * but PNG, JPEG or WebP is refused.
  */
 export async function inspectImage(bytes: Buffer): Promise<ImageInfo> {
-  const type = await FileType.fromBuffer(bytes);
+  let type: Awaited<ReturnType<typeof FileType.fromBuffer>>;
+  try {
+    type = await FileType.fromBuffer(bytes);
+  } catch {
+    // file-type throws (EndOfStreamError) on a known signature cut short, e.g. a PNG's 8 bytes and no chunk
+    throw imageErrors.invalidImage();
+  }
   const format = type ? BY_MIME[type.mime] : undefined;
   if (!format) throw imageErrors.unsupportedType();
   const sharp = loadSharp();

@@ -127,6 +127,8 @@ describe('POST /v1/images/uploads', () => {
     await refused({ b64_json: Buffer.from('%PDF-1.4 hello').toString('base64') }, 400, 'unsupported_image_type');
     const truncated = (await pngOf(64, 64)).subarray(0, 40);
     await refused({ b64_json: truncated.toString('base64') }, 400, 'invalid_image');
+    // a PNG signature cut short before its first chunk (the type sniffer runs out of bytes): refused, not a 500
+    await refused({ b64_json: Buffer.from([137, 80, 78, 71, 13, 10, 26, 10, 13, 10]).toString('base64') }, 400, 'invalid_image');
     // a real PNG, but over 8192 px on a side (wide, then tall)
     await refused({ b64_json: (await pngOf(8193, 1)).toString('base64') }, 400, 'invalid_image');
     await refused({ b64_json: (await pngOf(1, 8193)).toString('base64') }, 400, 'invalid_image');
