@@ -78,6 +78,7 @@ const ROWS: Row[] = [
   { name: 'state image a gif', body: (i) => validBody({ images: [i.gif] }), status: 400, code: INVALID },
   { name: 'state image png prefix over jpeg bytes', body: (i) => validBody({ images: [i.jpeg.replace('data:image/jpeg', 'data:image/png')] }), status: 400, code: INVALID },
   { name: 'state image bad base64', body: () => validBody({ images: ['data:image/png;base64,@@@@'] }), status: 400, code: INVALID },
+  { name: 'state image: a PNG signature cut short (the type sniffer runs out of bytes)', body: () => validBody({ images: [`data:image/png;base64,${Buffer.from([137, 80, 78, 71, 13, 10, 26, 10, 13, 10, 0, 0]).toString('base64')}`] }), status: 400, code: INVALID },
   // image options in allowed places, three deep, but malformed
   { name: 'instructions: image option (3 deep) with an http URL', body: () => q(noul({ instructions: deep3({ image: 'http://example.com/x.png' }) })), status: 400, code: INVALID },
   { name: 'instructions: image option (3 deep) a gif', body: (i) => q(noul({ instructions: deep3({ image: i.gif }) })), status: 400, code: INVALID },
