@@ -6,17 +6,19 @@ import { expectDiesYoung, promotedByScript } from '../../helpers/gc-trace';
 /**
  * A child process holding per-request entries in a long-lived map, as a web pod holds its awaited
  * replies: each turn adds 20 entries (a request's worth of objects each) and removes those older than
- * the 64 newest, for `ms`, with the web pod's young generation (Procfile: 16 MB semi-spaces). Returns what its
- * scavenges promoted, from V8's own trace.
+ * the 64 newest, for `turns` turns, with the web pod's young generation (Procfile: 16 MB semi-spaces).
+ * Returns what its scavenges promoted, from V8's own trace. The run is counted in turns, not in time:
+ * a Map's old tables are kept alive only once one of them is in the old generation, which takes some
+ * 10,000-15,000 turns here; a run bounded by time on a busy machine (a CI shard beside another) did
+ * too few turns to get there (362 KB a scavenge once, 40 KB in a run beside three busy loops).
  */
-function promotedWith(kind: 'Map' | 'InFlightMap', ms: number): { scavenges: number; promotedKbPerScavenge: number } {
+function promotedWith(kind: 'Map' | 'InFlightMap', turns: number): { scavenges: number; promotedKbPerScavenge: number } {
   const modulePath = path.join(__dirname, '..', '..', '..', 'shared', 'in-flight-map.js');
   const script = `
     const { InFlightMap } = require(${JSON.stringify(modulePath)});
     const m = ${kind === 'Map' ? 'new Map()' : 'new InFlightMap()'};
     const ring = new Array(64).fill(null);
-    let seq = 0, at = 0;
-    const end = Date.now() + ${ms};
+    let seq = 0, at = 0, n = 0;
     const request = () => ({ handlers: Array.from({ length: 30 }, (_, j) => ({ j, onResult: () => j })) });
     (function turn() {
       for (let i = 0; i < 20; i++) {
@@ -26,13 +28,13 @@ function promotedWith(kind: 'Map' | 'InFlightMap', ms: number): { scavenges: num
         ring[at] = id;
         at = (at + 1) % ring.length;
       }
-      if (Date.now() < end) setImmediate(turn);
+      if (++n < ${turns}) setImmediate(turn);
     })();`;
   return promotedByScript(script, ['--max-semi-space-size=16']);
 }
 
 describe('InFlightMap (shared/in-flight-map.ts)', function () {
-  this.timeout(30_000);
+  this.timeout(60_000);
 
   it('keeps, finds and forgets entries as a Map does', () => {
     const m = new InFlightMap<{ n: number }>();
@@ -68,8 +70,8 @@ describe('InFlightMap (shared/in-flight-map.ts)', function () {
 
   it('lets ended requests die young, where a long-lived Map has them promoted (V8\'s own trace, in a child process)', () => {
     expectDiesYoung(
-      { name: 'Map', run: promotedWith('Map', 1500), aboveKb: 500, why: "if not, V8 no longer keeps a Map's old tables linked: InFlightMap may no longer be needed" },
-      { name: 'InFlightMap', run: promotedWith('InFlightMap', 1500) },
+      { name: 'Map', run: promotedWith('Map', 25_000), aboveKb: 500, why: "if not, V8 no longer keeps a Map's old tables linked: InFlightMap may no longer be needed" },
+      { name: 'InFlightMap', run: promotedWith('InFlightMap', 25_000) },
     );
   });
 });
