@@ -58,6 +58,9 @@ function runEnv(services: { databaseUrl: string; redisUrl: string }, database: s
     LEASE_TTL_MS: process.env.LEASE_TTL_MS ?? '5000',
     // A killed worker's attempt stops counting toward its deployment's max_concurrency after this.
     POOL_INFLIGHT_LEASE_MS: process.env.POOL_INFLIGHT_LEASE_MS ?? '2000',
+    // A pool of one retries its deployment after a backoff of 100 ms, 200 ms (500 ms, 1 s by default):
+    // the tests of failing upstreams wait less, the cooldown tests read the setting.
+    POOL_BACKOFF_BASE_MS: process.env.POOL_BACKOFF_BASE_MS ?? '100',
     CHAT_INTERACTIVE_CONCURRENCY: process.env.CHAT_INTERACTIVE_CONCURRENCY ?? '8',
     // The governor off: here the pods, the workers, the simulator and the test share one event loop, so
     // a loaded CI machine's lag would cut the workers to one job at a time and a test that holds several
