@@ -163,5 +163,29 @@ export function problemOf(r: RawReply, method = 'GET'): string | undefined {
   return undefined;
 }
 
-/** fast-check settings for a suite that must stay quick: a modest number of runs, no long shrinking. */
-export const FUZZ_PARAMS = (numRuns: number): fc.Parameters<unknown> => ({ numRuns, endOnFailure: false, interruptAfterTimeLimit: 20_000, markInterruptAsFailure: false });
+/** FUZZ_SCALE, at least 1. */
+function fuzzScale(): number {
+  return Math.max(1, Number(process.env.FUZZ_SCALE) || 1);
+}
+
+/** A fuzz suite's mocha timeout, stretched by FUZZ_SCALE as its runs are. */
+export function fuzzTimeout(ms: number): number {
+  return ms * fuzzScale();
+}
+
+/**
+ * fast-check settings for a suite that must stay quick: a modest number of runs, no long shrinking.
+ * A deeper hunt by hand: FUZZ_SCALE multiplies the runs and the time limit (`FUZZ_SCALE=20 npm test --
+ * dist/test/integration/hardening/fuzz-*.test.js`); FUZZ_SEED replays the seed a failure printed.
+ */
+export const FUZZ_PARAMS = (numRuns: number): fc.Parameters<unknown> => {
+  const scale = fuzzScale();
+  const seed = Number.parseInt(process.env.FUZZ_SEED ?? '', 10);
+  return {
+    numRuns: numRuns * scale,
+    endOnFailure: false,
+    interruptAfterTimeLimit: 20_000 * scale,
+    markInterruptAsFailure: false,
+    ...(Number.isFinite(seed) ? { seed } : {}),
+  };
+};

@@ -4,11 +4,13 @@ import { Sequelize } from 'sequelize';
 /**
  * A database of the suite's own, `<test database>_<suffix>`, created empty before the suite and
  * dropped after it, for tests that run migrations themselves. Call in a `describe`; `sequelize()` is
- * its connection.
+ * its connection, `url` its address (for a child process).
  */
-export function scratchDatabase(suffix: string): { sequelize(): Sequelize } {
+export function scratchDatabase(suffix: string): { sequelize(): Sequelize; url: string } {
   const base = new URL(process.env.DATABASE_URL!);
   const name = `${base.pathname.slice(1)}_${suffix}`;
+  const own = new URL(base);
+  own.pathname = `/${name}`;
   let admin: Client;
   let sequelize: Sequelize | undefined;
 
@@ -17,9 +19,7 @@ export function scratchDatabase(suffix: string): { sequelize(): Sequelize } {
     await admin.connect();
     await admin.query(`DROP DATABASE IF EXISTS "${name}"`);
     await admin.query(`CREATE DATABASE "${name}"`);
-    const url = new URL(base);
-    url.pathname = `/${name}`;
-    sequelize = new Sequelize(url.toString(), { logging: false });
+    sequelize = new Sequelize(own.toString(), { logging: false });
   });
 
   after(async () => {
@@ -28,5 +28,5 @@ export function scratchDatabase(suffix: string): { sequelize(): Sequelize } {
     await admin.end();
   });
 
-  return { sequelize: () => sequelize! };
+  return { sequelize: () => sequelize!, url: own.toString() };
 }

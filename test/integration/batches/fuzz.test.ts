@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { env } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { rawRequest, type RawReply } from '../../helpers/raw-http';
-import { FUZZ_PARAMS, fuzzHeaders, jsonBodies, multipartBodies, nastyString, problemOf } from '../../helpers/fuzz';
+import { FUZZ_PARAMS, fuzzTimeout, fuzzHeaders, jsonBodies, multipartBodies, nastyString, problemOf } from '../../helpers/fuzz';
 import { usageSettled } from '../../helpers/usage';
 import { db } from '../../../shared/db/sequelize';
 import { UsageEvent } from '../../../shared/db/models';
@@ -11,7 +11,7 @@ import { UsageEvent } from '../../../shared/db/models';
 const anthropic = { 'anthropic-version': '2023-06-01' };
 
 describe('fuzzing the files and batches routes (fast-check): never a 5xx, a bare error or a leak', function () {
-  this.timeout(120_000);
+  this.timeout(fuzzTimeout(120_000));
   let o: TestOrg;
   const findings: string[] = [];
   const statuses = new Map<string, Set<number>>();

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { expect } from 'chai';
 import { adminCall, bearer, buildAdminToken, buildPlatformKey, startAdmin } from '../../helpers/admin';
 import { rawRequest } from '../../helpers/raw-http';
-import { FUZZ_PARAMS, encodedBodies, jsonBodies, nastyString, problemOf } from '../../helpers/fuzz';
+import { FUZZ_PARAMS, fuzzTimeout, encodedBodies, jsonBodies, nastyString, problemOf } from '../../helpers/fuzz';
 import { AuditLog } from '../../../shared/db/models';
 import { waitFor } from '../../helpers/wait';
 import { Op } from 'sequelize';
@@ -11,7 +11,7 @@ import { Op } from 'sequelize';
 const KEEP_READ_ONLY = [/^\/capability-policies\/switches/, /^\/platform-keys/, /^\/users\/\{id\}\/platform-admin/];
 
 describe('fuzzing the management API through the running admin app (fast-check)', function () {
-  this.timeout(120_000);
+  this.timeout(fuzzTimeout(120_000));
   let admin: Awaited<ReturnType<typeof startAdmin>>;
   let routes: Array<{ method: string; path: string; family: string | null; body: unknown }> = [];
   let mgmt: string;

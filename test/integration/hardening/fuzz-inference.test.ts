@@ -5,7 +5,7 @@ import { Op } from 'sequelize';
 import { env } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { rawRequest, type RawReply } from '../../helpers/raw-http';
-import { FUZZ_PARAMS, encodedBodies, fuzzHeaders, jsonBodies, multipartBodies, nastyString, problemOf } from '../../helpers/fuzz';
+import { FUZZ_PARAMS, fuzzTimeout, encodedBodies, fuzzHeaders, jsonBodies, multipartBodies, nastyString, problemOf } from '../../helpers/fuzz';
 import { pngOf } from '../../helpers/images';
 import { makeWav, SPEECH_LIKE } from '../../helpers/wav';
 import { usageSettled } from '../../helpers/usage';
@@ -31,7 +31,7 @@ let ipSeq = 0;
 const freshIp = () => (++ipSeq, `10.${(ipSeq >> 16) & 255}.${(ipSeq >> 8) & 255}.${ipSeq & 255}`);
 
 describe('fuzzing the inference API through the running app (fast-check)', function () {
-  this.timeout(120_000);
+  this.timeout(fuzzTimeout(120_000));
   let o: TestOrg;
   const refused: string[] = [];
   const findings: string[] = [];
