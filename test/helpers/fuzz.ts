@@ -30,9 +30,16 @@ function paths(v: unknown, at: Array<string | number> = []): Array<Array<string 
 
 type Mutation = { path: Array<string | number>; op: 'delete' | 'replace' | 'add'; key: string; value: unknown };
 
-function apply(template: unknown, muts: Mutation[]): unknown {
+/**
+ * The template with the mutations applied, on copies: of the template, and of each value as it goes
+ * in. fast-check hands out the same instance of a constant (`[]`, `[{}]` of NASTY_VALUES) to every
+ * draw, so a value put in as it is could later be pushed into itself (a circular body that
+ * JSON.stringify refuses) or changed for every later run.
+ */
+function apply(template: unknown, mutations: Mutation[]): unknown {
   const root = structuredClone(template) as Record<string | number, unknown>;
-  for (const m of muts) {
+  for (const drawn of mutations) {
+    const m = { ...drawn, value: structuredClone(drawn.value) };
     if (m.path.length === 0) {
       if (m.op === 'replace') return m.value;
       if (m.op === 'add' && root && typeof root === 'object' && !Array.isArray(root)) Object.defineProperty(root, m.key, { value: m.value, enumerable: true, configurable: true, writable: true });
