@@ -12,13 +12,6 @@ import { scratchDatabase } from '../../helpers/scratch-db';
 
 /** A key prefix of this file's own on the shared Redis, so the queues it looks at start empty. */
 const prefix = `${process.env.REDIS_PREFIX}doc`;
-/**
- * The doctor's database: one of this file's own, migrated and empty. The run's shared database holds
- * what earlier tests of the shard left, e.g. the rollup test's usage events of 2025, which sit in the
- * DEFAULT partition (a warning on its own), so a "healthy install" there depended on the files' order.
- */
-let doctorDatabase = '';
-const doctor = (env: Record<string, string> = {}) => runToEnd('scripts/cli.js', ['doctor'], { REDIS_PREFIX: prefix, DATABASE_URL: doctorDatabase, ...env }, 30_000);
 const reportLines = (stdout: string) => stdout.split('\n').filter((l) => l.trim());
 
 /**
@@ -39,11 +32,14 @@ function underDoctorPrefix(redis: Redis): { queue: Queue; deadLetters: string; o
 
 describe('operations: gateway doctor', function () {
   this.timeout(60_000);
+  /**
+   * The doctor's database: one of this file's own, migrated and empty. The run's shared database holds
+   * what earlier tests of the shard left, e.g. the rollup test's usage events of 2025, which sit in the
+   * DEFAULT partition (a warning on its own), so a "healthy install" there depended on the files' order.
+   */
   const db = scratchDatabase('doctor');
-  before(async () => {
-    await migrator(db.sequelize()).up();
-    doctorDatabase = db.url;
-  });
+  const doctor = (env: Record<string, string> = {}) => runToEnd('scripts/cli.js', ['doctor'], { REDIS_PREFIX: prefix, DATABASE_URL: db.url, ...env }, 30_000);
+  before(() => migrator(db.sequelize()).up());
   beforeEach(() => deleteKeysByPrefix(process.env.REDIS_URL!, prefix));
   after(() => deleteKeysByPrefix(process.env.REDIS_URL!, prefix));
 
