@@ -5,7 +5,7 @@ import path from 'path';
 import { ensureServices, TEST_PROFILE } from './services';
 import { deleteKeysByPrefix } from './services/redis';
 import { ensureDatabase } from './services/postgres';
-import { defaultTestFiles, partition, runShards, type ShardRun } from './test-shards';
+import { defaultTestFiles, partition, runShards, writeTimings, type ShardRun } from './test-shards';
 import { freePort } from './services/free-port';
 
 /**
@@ -106,6 +106,16 @@ async function main(): Promise<void> {
   const given = process.argv.slice(3);
   const selected = namesFiles(given) ? undefined : defaultTestFiles();
   const shards = selected ? Math.min(shardCount(), selected.length) : 1;
+  // TEST_TIMINGS=write: each mocha measures its files (test/helpers/timing-reporter.ts), then test/timings.json is rewritten
+  const measuring = !!selected && process.env.TEST_TIMINGS === 'write';
+  const timingsOut = (i: number) => path.join(os.tmpdir(), `${prefix}-timings-${i}.json`);
+  const measured: string[] = [];
+  const measure = (e: NodeJS.ProcessEnv, i: number): NodeJS.ProcessEnv => {
+    if (!measuring) return e;
+    measured.push(timingsOut(i));
+    fs.rmSync(timingsOut(i), { force: true });
+    return { ...e, TEST_TIMINGS_OUT: timingsOut(i) };
+  };
   let code: number;
   if (shards > 1) {
     // Each shard is a run of its own: database <name>_s<i>, prefix <prefix>s<i>, its own gateway port.
@@ -115,7 +125,7 @@ async function main(): Promise<void> {
       const shardPrefix = `${prefix}s${i + 1}`;
       const databaseUrl = await ensureDatabase(services.databaseUrl, name, true);
       const spool = await freshRun(services.redisUrl, shardPrefix);
-      runs.push({ index: i + 1, args: [...files, ...given], env: runEnv({ databaseUrl, redisUrl: services.redisUrl }, name, shardPrefix, String(await freePort()), spool) });
+      runs.push({ index: i + 1, args: [...files, ...given], env: measure(runEnv({ databaseUrl, redisUrl: services.redisUrl }, name, shardPrefix, String(await freePort()), spool), i + 1) });
     }
     code = await runShards(mocha, runs);
   } else {
@@ -123,9 +133,10 @@ async function main(): Promise<void> {
     // The run's shared gateway listens here, and image URLs are built from configuration only (PUBLIC_BASE_URL).
     const gatewayPort = process.env.TEST_GATEWAY_PORT ?? String(await freePort());
     const args = selected ? [...selected, ...given] : given;
-    const child = spawn(process.execPath, [mocha, ...args], { stdio: 'inherit', env: runEnv(services, database, prefix, gatewayPort, spool) });
+    const child = spawn(process.execPath, [mocha, ...args], { stdio: 'inherit', env: measure(runEnv(services, database, prefix, gatewayPort, spool), 1) });
     code = await new Promise<number>((resolve) => child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));
   }
+  if (measuring) writeTimings(measured, selected!);
   await services.stop();
   process.exit(code);
 }

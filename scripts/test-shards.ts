@@ -15,6 +15,11 @@ export function defaultTestFiles(root = process.cwd()): string[] {
   });
 }
 
+/** A compiled test file's key in test/timings.json: its source path under test/ (`dist/test/unit/x.test.js` → `unit/x.test.ts`). */
+export function timingKey(file: string): string {
+  return file.replace(/\\/g, '/').replace(/^dist\/test\//, '').replace(/\.js$/, '.ts');
+}
+
 /** A file not in test/timings.json (a new one) is assumed to take this long. */
 const UNKNOWN_SECONDS = 1.5;
 
@@ -29,7 +34,7 @@ export function partition(files: string[], n: number, root = process.cwd()): str
   } catch {
     /* no timings: every file weighs the same */
   }
-  const weight = (f: string) => seconds[f.replace(/^dist[\\/]test[\\/]/, '').replace(/\\/g, '/').replace(/\.js$/, '.ts')] ?? UNKNOWN_SECONDS;
+  const weight = (f: string) => seconds[timingKey(f)] ?? UNKNOWN_SECONDS;
   const groups = Array.from({ length: n }, () => ({ files: [] as string[], total: 0 }));
   for (const f of [...files].sort((a, b) => weight(b) - weight(a) || a.localeCompare(b))) {
     const g = groups.reduce((min, x) => (x.total < min.total ? x : min));
@@ -97,3 +102,29 @@ export async function runShards(mochaBin: string, shards: ShardRun[]): Promise<n
   if (sum('failing')) process.stdout.write(`  ${sum('failing')} failing\n`);
   return tallies.every((t) => t.code === 0) ? 0 : 1;
 }
+
+/**
+ * `TEST_TIMINGS=write`: test/timings.json rewritten from the shards' measured files (each written by
+ * test/helpers/timing-reporter.ts): every selected file with its new time, or its old one when the run
+ * did not reach it; files no longer selected are dropped. Longest first, as partition reads them.
+ */
+export function writeTimings(measured: string[], files: string[], root = process.cwd()): void {
+  const target = path.join(root, 'test', 'timings.json');
+  const read = (f: string): Record<string, number> => {
+    try {
+      return JSON.parse(fs.readFileSync(f, 'utf8')) as Record<string, number>;
+    } catch {
+      return {};
+    }
+  };
+  const fresh: Record<string, number> = Object.assign({}, ...measured.map(read));
+  const old = read(target);
+  const rows = files
+    .map(timingKey)
+    .map((k) => [k, fresh[k] ?? old[k]] as const)
+    .filter((r): r is readonly [string, number] => r[1] !== undefined)
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  fs.writeFileSync(target, `{\n${rows.map(([k, v]) => `${JSON.stringify(k)}: ${v.toFixed(1)}`).join(',\n')}\n}\n`);
+  process.stdout.write(`test/timings.json: ${Object.keys(fresh).length} files measured, ${rows.length} written\n`);
+}
+
