@@ -12,9 +12,9 @@ import { freePort } from './services/free-port';
  * `npm test`: gets Redis and Postgres the way `npm start` does (the given URLs, else started here),
  * makes a fresh database of the tests' own (TEST_DATABASE_NAME, default gateway_test) and a Redis
  * key prefix of their own (TEST_REDIS_PREFIX, default gwtest), then runs mocha with the remaining
- * args. The full selection runs as shards side by side (TEST_SHARDS, default 2; most of a test's
- * time is spent waiting on timers and other processes, so two mochas on two cores take about half
- * as long), each shard a run of its own database and prefix.
+ * args. The full selection runs as shards side by side (TEST_SHARDS, default 3 on 2 cores or more;
+ * most of a test's time is spent waiting on timers and other processes, so several mochas on two
+ * cores take about half as long), each shard a run of its own database and prefix.
  */
 /** Mocha options whose next argument is their value (`--reporter x.js` names a reporter, not a test file). */
 const TAKES_VALUE = new Set(['--reporter', '-R', '--reporter-option', '-O', '--require', '-r', '--ui', '-u', '--config', '--package', '--grep', '-g', '--fgrep', '-f', '--timeout', '-t', '--slow', '-s', '--file']);
@@ -24,11 +24,15 @@ function namesFiles(args: string[]): boolean {
   return args.some((a, i) => a === '--spec' || (a.endsWith('.js') && !a.startsWith('-') && !TAKES_VALUE.has(args[i - 1] ?? '')));
 }
 
-/** How many mocha processes the full selection runs in: TEST_SHARDS, else 2 where there are 2 cores or more. */
+/**
+ * How many mocha processes the full selection runs in: TEST_SHARDS, else 3 where there are 2 cores or
+ * more (most of a shard's time is waiting: on 2 cores three shards took 8.3 minutes against two's 10,
+ * and passed three runs in a row beside a CPU burner; docs/testing.md), else 1.
+ */
 function shardCount(): number {
   const asked = Number(process.env.TEST_SHARDS);
   if (Number.isInteger(asked) && asked >= 1) return asked;
-  return Math.min(2, os.availableParallelism());
+  return os.availableParallelism() >= 2 ? 3 : 1;
 }
 
 /** The environment one mocha run gets: its own database, Redis prefix, gateway port, spool and image directory. */
