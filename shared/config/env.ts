@@ -147,6 +147,8 @@ export interface Config {
   /** Days of `usage_events` and of `request_logs` kept (day partitions older are dropped; rollups stay). */
   usageEventsRetentionDays: number;
   requestLogRetentionDays: number;
+  /** Days a stored response (responses dialect) is kept, as OpenAI keeps them; 0: until deleted. */
+  storedResponsesRetentionDays: number;
   /** A process that has not finished draining this long after SIGTERM exits anyway (e.g. Redis is gone). */
   shutdownGraceMs: number;
   /** Per-pod caches (shared/tenancy/directory.ts): entries at most, age at most, and how long "unknown" is remembered. */
@@ -288,6 +290,7 @@ const schema = Joi.object({
   USAGE_BATCH_INTERVAL_MS: Joi.number().integer().min(0).max(5_000).default(200),
   USAGE_EVENTS_RETENTION_DAYS: Joi.number().integer().min(2).default(400),
   REQUEST_LOG_RETENTION_DAYS: Joi.number().integer().min(1).default(30),
+  STORED_RESPONSES_RETENTION_DAYS: Joi.number().integer().min(0).default(30),
   SHUTDOWN_GRACE_MS: Joi.number().integer().min(100).default(30_000),
   CACHE_MAX_ENTRIES: Joi.number().integer().min(100).default(10_000),
   CACHE_MAX_AGE_MS: Joi.number().integer().min(100).default(30_000),
@@ -382,6 +385,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     usageBatchIntervalMs: value.USAGE_BATCH_INTERVAL_MS,
     usageEventsRetentionDays: value.USAGE_EVENTS_RETENTION_DAYS,
     requestLogRetentionDays: value.REQUEST_LOG_RETENTION_DAYS,
+    storedResponsesRetentionDays: value.STORED_RESPONSES_RETENTION_DAYS,
     shutdownGraceMs: value.SHUTDOWN_GRACE_MS,
     bodyReadTimeoutMs: value.BODY_READ_TIMEOUT_MS,
     httpHeadersTimeoutMs: value.HTTP_HEADERS_TIMEOUT_MS,

@@ -6,6 +6,7 @@ import { expireImages } from './expire-images';
 import { expireFiles } from '../../shared/batches/files';
 import { rollupUsage } from './rollup-usage';
 import { maintainPartitions } from '../../shared/db/partitions';
+import { expireStoredResponses } from '../../shared/responses/retention';
 import { config } from '../../shared/config/env';
 import { startMetricsServer } from '../metrics-server';
 import { db } from '../../shared/db/sequelize';
@@ -24,6 +25,7 @@ export const CLOCK_TASKS: ClockTask[] = [
   { name: 'expire-batch-files', schedule: '30 */10 * * * *', run: () => expireFiles() },
   { name: 'rollup-usage', schedule: '0 */5 * * * *', run: () => rollupUsage() },
   { name: 'partitions', schedule: '30 7 * * * *', run: () => maintainPartitions() },
+  { name: 'expire-stored-responses', schedule: '0 20 * * * *', run: () => expireStoredResponses() },
 ];
 
 /** node-cron's messages (a run skipped while the last one still runs) in the process's log, with the task's name. */

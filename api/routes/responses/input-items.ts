@@ -3,6 +3,7 @@ import { StoredResponse } from '../../../shared/db/models';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { pageLimit, queryText } from '../batches/gate';
 import { findStored, responseNotFound } from './store';
+import { withinRetention } from '../../../shared/responses/retention';
 
 type Item = Record<string, unknown>;
 
@@ -38,10 +39,10 @@ export async function listInputItems(req: Request, res: Response): Promise<void>
   res.json({ object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: hasMore });
 }
 
-/** `DELETE /v1/responses/{id}`: the caller's org's stored response is gone; another org's id is not found. */
+/** `DELETE /v1/responses/{id}`: the caller's org's stored response is gone; another org's id, or one past the retention, is not found. */
 export async function deleteResponse(req: Request, res: Response): Promise<void> {
   const id = String(req.params.id);
-  const gone = await StoredResponse.destroy({ where: { id, orgId: req.auth!.orgId } });
+  const gone = await StoredResponse.destroy({ where: { id, orgId: req.auth!.orgId, ...withinRetention() } });
   if (!gone) throw responseNotFound(id);
   res.json({ id, object: 'response.deleted', deleted: true });
 }

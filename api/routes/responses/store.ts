@@ -5,12 +5,16 @@ import type { CanonicalMessage } from '../../dialects/canonical';
 import { storableCopy } from '../../middleware/json-checks';
 import type { ResponsesItem } from '../../dialects/responses/request';
 import { inputItemsOf } from '../../dialects/responses/input-items';
+import { withinRetention } from '../../../shared/responses/retention';
 
 export const responseNotFound = (id: string) => new ApiError(404, 'response_not_found', `No response with id '${id}' was found.`);
 
-/** A stored response of the caller's org; another org's id is not found, exactly like a missing one. */
+/**
+ * A stored response of the caller's org, within the retention; another org's id, or one past the
+ * retention, is not found, exactly like a missing one.
+ */
 export async function findStored(req: Request, id: string): Promise<StoredResponse> {
-  const row = await StoredResponse.findOne({ where: { id, orgId: req.auth!.orgId } });
+  const row = await StoredResponse.findOne({ where: { id, orgId: req.auth!.orgId, ...withinRetention() } });
   if (!row) throw responseNotFound(id);
   return row;
 }

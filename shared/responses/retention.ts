@@ -1,0 +1,46 @@
+import { Op, QueryTypes, type WhereOptions } from 'sequelize';
+import { config } from '../config/env';
+import { db } from '../db/sequelize';
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The oldest creation time a stored response (responses dialect) may have and still be found:
+ * `STORED_RESPONSES_RETENTION_DAYS` (30 by default, as OpenAI keeps response objects) before `now`;
+ * null when they are kept until deleted (0).
+ */
+export function storedResponsesCutoff(now: number = Date.now()): Date | null {
+  const days = config().storedResponsesRetentionDays;
+  return days > 0 ? new Date(now - days * DAY_MS) : null;
+}
+
+/**
+ * The condition a read of a stored response adds: younger than the retention. A response past it is
+ * not found (404 `response_not_found`, as OpenAI answers for an expired one) from the moment it
+ * expires, whether or not the clock's sweep has removed its row yet.
+ */
+export function withinRetention(now: number = Date.now()): WhereOptions {
+  const cutoff = storedResponsesCutoff(now);
+  return cutoff ? { createdAt: { [Op.gt]: cutoff } } : {};
+}
+
+/**
+ * The clock's sweep (workers/cron/clock.ts, hourly): deletes the stored responses past the retention,
+ * oldest first, `batch` rows a statement (short statements, each its own transaction, beside the
+ * web pods' inserts). Returns how many went. Nothing when the retention is 0.
+ */
+export async function expireStoredResponses(now: number = Date.now(), batch = 1000): Promise<number> {
+  const cutoff = storedResponsesCutoff(now);
+  if (!cutoff) return 0;
+  let removed = 0;
+  for (;;) {
+    const rows = await db().query<{ id: string }>(
+      `DELETE FROM stored_responses WHERE id IN (
+         SELECT id FROM stored_responses WHERE created_at <= :cutoff ORDER BY created_at LIMIT :batch
+       ) RETURNING id`,
+      { replacements: { cutoff, batch }, type: QueryTypes.SELECT },
+    );
+    removed += rows.length;
+    if (rows.length < batch) return removed;
+  }
+}
