@@ -63,6 +63,11 @@ function withoutPayload(part: Obj): { part: Obj; tokens: number } | undefined {
   }
 }
 
+/** The tokens one media part stands for (an image's fixed estimate, a document's by its size); 0 for any other part or one without a payload or URL. */
+export function mediaTokens(part: Obj): number {
+  return withoutPayload(part)?.tokens ?? 0;
+}
+
 /**
  * The JSON of `value` (a request's messages, or any part of its body) with every image's and binary
  * document's payload left out, and the tokens they stand for: an image a fixed IMAGE_TOKENS, a

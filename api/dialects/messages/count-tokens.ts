@@ -1,9 +1,7 @@
 import type { MessagesBlock, MessagesRequest } from './request';
 import { countTokens } from '../../../shared/tokenizer/pool';
 import { DOCUMENT_TOKENS, IMAGE_TOKENS } from '../../../shared/tokenizer/media';
-/** Per-message framing (role and boundaries), as OpenAI-style chat formats add. */
-const PER_MESSAGE = 3;
-const PER_REQUEST = 3;
+import { PER_MESSAGE_TOKENS as PER_MESSAGE, PER_REQUEST_TOKENS as PER_REQUEST } from '../count-framing';
 
 function blockText(b: MessagesBlock): { text: string; fixed: number } {
   switch (b.type) {

@@ -14,14 +14,11 @@ import { SseWriter } from '../../sse';
 import { streamError } from './stream-error';
 import { answerNative } from './native';
 import { messagesNativeTools } from '../../dialects/messages/native';
-import { ApiError } from '../../../shared/errors/ApiError';
-import { errors } from '../../../shared/errors/codes';
 import { messagesToCanonical, refuseEmptyContent, type MessagesRequest } from '../../dialects/messages/request';
 import { canonicalToMessage } from '../../dialects/messages/response';
 import { MessagesStreamTranslator } from '../../dialects/messages/stream';
 import { countMessagesTokens } from '../../dialects/messages/count-tokens';
-import { TokenCountTimeout } from '../../../shared/tokenizer/pool';
-import { config } from '../../../shared/config/env';
+import { countInLane } from '../../dispatch/count-lane';
 import { forModel, type CanonicalChunk, type CanonicalCompletion } from '../../dialects/canonical';
 import { merged } from '../../../shared/merged';
 
@@ -74,25 +71,12 @@ function createHandler(ctx: AppContext) {
   };
 }
 
-/**
- * `count_tokens` runs in its own lane (pool `tokenize`, lane `count_tokens`, COUNT_TOKENS_ORG_CONCURRENCY
- * per org, 429 with Retry-After beyond it), and counts large inputs off the event loop within
- * TOKEN_COUNT_TIMEOUT_MS (413 past it).
- */
+/** `count_tokens`: counted locally in the count lane (api/dispatch/count-lane.ts). */
 function countTokensHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     const body = validate<MessagesRequest>(countTokensSchema, req.body);
     const resolved = await resolveChatModel(ctx, req, body.model);
-    const admitted = await ctx.leases.acquire(req.auth!.orgId, 'tokenize', 'count_tokens', config().countTokensOrgConcurrency);
-    if (!admitted.granted) throw errors.concurrencyLimit(admitted.retryAfterMs / 1000);
-    try {
-      res.json({ input_tokens: await countMessagesTokens(resolved.model.tokenizer, body) });
-    } catch (err) {
-      if (err instanceof TokenCountTimeout) throw new ApiError(413, 'payload_too_large', 'The request is too large to count its tokens in time.');
-      throw err;
-    } finally {
-      void ctx.leases.release(admitted.lease).catch(() => undefined);
-    }
+    res.json({ input_tokens: await countInLane(ctx, req, () => countMessagesTokens(resolved.model.tokenizer, body)) });
   };
 }
 

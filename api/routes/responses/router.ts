@@ -3,7 +3,7 @@ import type { AppContext } from '../../context';
 import { only } from '../only';
 import { requireJson } from '../../middleware/require-json';
 import { validate } from '../../validate';
-import { responsesSchema } from './schema';
+import { inputTokensSchema, responsesSchema } from './schema';
 import { findStored, historyOf, storeResponse } from './store';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
 import { ClientGone } from '../../dispatch/run-job';
@@ -17,6 +17,8 @@ import { answerNative } from './native';
 import { deleteResponse, listInputItems } from './input-items';
 import { endFailedStream } from './failed';
 import { merged } from '../../../shared/merged';
+import { countInLane } from '../../dispatch/count-lane';
+import { countCanonicalTokens } from '../../dialects/responses/count-tokens';
 
 function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
@@ -61,12 +63,36 @@ function createHandler(ctx: AppContext) {
 }
 
 /**
- * The responses dialect: `POST /v1/responses` (also at `/responses`), `GET` and `DELETE
- * /v1/responses/{id}`, `GET /v1/responses/{id}/input_items`.
+ * `POST /v1/responses/input_tokens`: the input tokens the same request to `POST /v1/responses`
+ * would send, counted locally in the count lane (api/dispatch/count-lane.ts) with the model's
+ * tokenizer profile; no upstream, nothing billed. Hosted web search (run by the gateway) and its
+ * `web_search_call` items are not counted.
+ */
+function inputTokensHandler(ctx: AppContext) {
+  return async (req: Request, res: Response) => {
+    const body = validate<ResponsesRequest>(inputTokensSchema, req.body);
+    const resolved = body.model ? await resolveChatModel(ctx, req, body.model) : undefined;
+    const history = await historyOf(req, body.previous_response_id);
+    const input = typeof body.input === 'string' ? body.input : (body.input ?? []).filter((i) => i.type !== 'web_search_call');
+    const tools = responsesNativeTools(body).rest;
+    const hostedChoice = typeof body.tool_choice === 'object' && /^web_search/.test(body.tool_choice.type);
+    const counted: ResponsesRequest = { ...body, input, tools, tool_choice: hostedChoice ? undefined : body.tool_choice };
+    const { canonical } = responsesToCanonical(counted, history);
+    const inputTokens = await countInLane(ctx, req, () => countCanonicalTokens(resolved?.model.tokenizer, canonical));
+    res.json({ object: 'response.input_tokens', input_tokens: inputTokens });
+  };
+}
+
+/**
+ * The responses dialect: `POST /v1/responses` (also at `/responses`), `POST
+ * /v1/responses/input_tokens`, `GET` and `DELETE /v1/responses/{id}`, `GET
+ * /v1/responses/{id}/input_items`.
  */
 export function responsesRouter(ctx: AppContext): Router {
   const r = Router();
   for (const path of ['/v1/responses', '/responses']) only(r, path, { post: [requireJson, createHandler(ctx)] });
+  // before `/v1/responses/:id`, whose other methods answer 405
+  only(r, '/v1/responses/input_tokens', { post: [requireJson, inputTokensHandler(ctx)] });
   only(r, '/v1/responses/:id', {
     get: async (req, res) => {
       res.json((await findStored(req, String(req.params.id))).response);

@@ -43,3 +43,10 @@ export const responsesSchema = Joi.object({
   client_metadata: Joi.object().unknown(true).allow(null),
   text: Joi.object({ format: Joi.object({ type: Joi.string().valid('text', 'json_object', 'json_schema').required() }).unknown(true) }).unknown(true),
 }).unknown(true);
+
+/**
+ * `POST /v1/responses/input_tokens` (OpenAI's TokenCountsBody): the request `POST /v1/responses`
+ * takes, with `model` and `input` optional (no model: the default tokenizer profile counts).
+ */
+export const inputTokensSchema = responsesSchema.fork(['model', 'input'], (s) => s.optional().allow(null));
+
