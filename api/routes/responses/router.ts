@@ -76,7 +76,7 @@ function inputTokensHandler(ctx: AppContext) {
     const input = typeof body.input === 'string' ? body.input : (body.input ?? []).filter((i) => i.type !== 'web_search_call');
     const tools = responsesNativeTools(body).rest;
     const hostedChoice = typeof body.tool_choice === 'object' && /^web_search/.test(body.tool_choice.type);
-    const counted: ResponsesRequest = { ...body, input, tools, tool_choice: hostedChoice ? undefined : body.tool_choice };
+    const counted = merged(body, { input, tools, tool_choice: hostedChoice ? undefined : body.tool_choice }) as unknown as ResponsesRequest;
     const { canonical } = responsesToCanonical(counted, history);
     const inputTokens = await countInLane(ctx, req, () => countCanonicalTokens(resolved?.model.tokenizer, canonical));
     res.json({ object: 'response.input_tokens', input_tokens: inputTokens });
