@@ -49,26 +49,33 @@ export function parseEmbeddings(body: Record<string, unknown>): EmbeddingsReques
  * model's tokenizer profile (never truncated), counted off the event loop when large and within the
  * token-count time budget (shared/tokenizer/pool.ts). Returns the total input tokens.
  */
-export async function checkEmbeddingLimits(req: EmbeddingsRequest, model: string, tokenizer: string, limits: EmbeddingLimits): Promise<number> {
+export async function checkEmbeddingLimits(
+  req: EmbeddingsRequest,
+  model: string,
+  tokenizer: string,
+  limits: EmbeddingLimits,
+  /** The request's own names for the inputs and the dimensions (Cohere's `texts`, `output_dimension`). */
+  names: { input: string; dimensions: string } = { input: 'input', dimensions: 'dimensions' },
+): Promise<number> {
   const inputs = typeof req.input === 'string' ? [req.input] : req.input;
   if (inputs.length > limits.max_batch_size) {
-    throw invalid('batch_too_large', `'input' has ${inputs.length} items; the model '${model}' takes at most ${limits.max_batch_size} per request.`);
+    throw invalid('batch_too_large', `'${names.input}' has ${inputs.length} items; the model '${model}' takes at most ${limits.max_batch_size} per request.`);
   }
   if (req.dimensions !== undefined) {
-    if (!limits.supports_dimensions) throw invalid('invalid_input', `The model '${model}' does not support 'dimensions'.`);
+    if (!limits.supports_dimensions) throw invalid('invalid_input', `The model '${model}' does not support '${names.dimensions}'.`);
     if (limits.dimensions !== null && req.dimensions > limits.dimensions) {
-      throw invalid('invalid_input', `'dimensions' must be between 1 and ${limits.dimensions} for the model '${model}'.`);
+      throw invalid('invalid_input', `'${names.dimensions}' must be between 1 and ${limits.dimensions} for the model '${model}'.`);
     }
   }
   const counts = await countEach(tokenizer, inputs, limits.max_input_tokens).catch((err: unknown) => {
-    if (err instanceof TokenCountTimeout) throw invalid('input_too_long', "'input' is too large to count its tokens in time; send fewer or shorter inputs.");
+    if (err instanceof TokenCountTimeout) throw invalid('input_too_long', `'${names.input}' is too large to count its tokens in time; send fewer or shorter inputs.`);
     throw err;
   });
   let total = 0;
   for (let i = 0; i < counts.length; i++) {
     const n = counts[i];
     if (n === false) {
-      const where = typeof req.input === 'string' ? "'input'" : `'input[${i}]'`;
+      const where = typeof req.input === 'string' ? `'${names.input}'` : `'${names.input}[${i}]'`;
       throw invalid('input_too_long', `${where} is longer than the model's limit of ${limits.max_input_tokens} tokens; inputs are never truncated.`);
     }
     total += n;

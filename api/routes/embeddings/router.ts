@@ -9,10 +9,11 @@ import { dispatchEmbeddings, embeddingsLaneLimit, resolveTaskModel } from '../..
 import { targetOf } from '../../dispatch/target';
 import { checkEmbeddingLimits, parseEmbeddings } from './embeddings.schema';
 import { checkRerankLimits, parseRerank } from './rerank.schema';
+import { embedV2Answer, parseEmbedV2 } from './embed-v2.schema';
 import { embeddingModel, rerankModel, type TaskPolicy } from './models';
 import { modelsForKey } from '../models/key-models';
 
-const PATHS = ['/v1/embeddings', '/v1/rerank', '/v2/rerank'];
+const PATHS = ['/v1/embeddings', '/v1/rerank', '/v2/rerank', '/v2/embed'];
 
 function embeddingsHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
@@ -29,6 +30,24 @@ function embeddingsHandler(ctx: AppContext) {
     })) as Record<string, unknown>;
     result.id = req.id; // set on the answer itself, this request's own (a spread's copy gets a hidden class of its own: shared/merged.ts)
     res.json(result);
+  };
+}
+
+/** Cohere's `POST /v2/embed` (`CohereClientV2.embed`): the embeddings job of `/v1/embeddings`, answered in Cohere's shape. */
+function embedV2Handler(ctx: AppContext) {
+  return async (req: Request, res: Response) => {
+    const body = parseEmbedV2(req.body as Record<string, unknown>);
+    const model = await resolveTaskModel(ctx, req, body.model, 'embeddings');
+    const countedTokens = await checkEmbeddingLimits(body, body.model, model.tokenizer, embeddingLimits(model), { input: 'texts', dimensions: 'output_dimension' });
+    const result = (await dispatchEmbeddings(ctx, req, res, body.model, model, {
+      operation: 'embed',
+      target: targetOf(model),
+      input: body.input,
+      encodingFormat: 'float',
+      dimensions: body.dimensions,
+      countedTokens,
+    })) as Parameters<typeof embedV2Answer>[2];
+    res.json(embedV2Answer(req.id, body.input, result));
   };
 }
 
@@ -59,7 +78,7 @@ function policyOf(req: Request): TaskPolicy {
  * Embeddings and rerank (docs/embeddings.md). Mounted before the shared JSON parser: these routes
  * read their own body with the spec's 2 MiB cap (413 `payload_too_large` while reading). The kill
  * switch answers first on every route, listings included; the routes stay registered.
- * `/v2/rerank` is Cohere's own path, so `CohereClientV2` pointed at the gateway's root works.
+ * `/v2/rerank` and `/v2/embed` are Cohere's own paths, so `CohereClientV2` pointed at the gateway's root works.
  */
 export function embeddingsRouter(ctx: AppContext): Router {
   const r = Router();
@@ -67,6 +86,7 @@ export function embeddingsRouter(ctx: AppContext): Router {
   only(r, '/v1/embeddings', { post: [requireJson, embeddingsHandler(ctx)] });
   only(r, '/v1/rerank', { post: [requireJson, rerankHandler(ctx)] });
   only(r, '/v2/rerank', { post: [requireJson, rerankHandler(ctx)] });
+  only(r, '/v2/embed', { post: [requireJson, embedV2Handler(ctx)] });
   only(r, '/v1/embeddings/models', {
     get: async (req, res) => {
       const models = (await modelsForKey(ctx, req)).filter((m) => m.capabilities.embeddings);

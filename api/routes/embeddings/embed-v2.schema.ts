@@ -1,0 +1,69 @@
+import { invalid, kindOf, rejectUnknownFields, requireModel } from './errors';
+import type { EmbeddingsRequest } from './embeddings.schema';
+
+/** Cohere's v2 embed fields (`POST /v2/embed`, `CohereClientV2.embed`). */
+export const EMBED_V2_FIELDS = ['model', 'input_type', 'texts', 'images', 'inputs', 'max_tokens', 'output_dimension', 'embedding_types', 'truncate', 'priority'] as const;
+
+const INPUT_TYPES = ['search_document', 'search_query', 'classification', 'clustering', 'image'];
+const EMBEDDING_TYPES = ['float', 'int8', 'uint8', 'binary', 'ubinary', 'base64'];
+
+export interface EmbedV2Request extends EmbeddingsRequest {
+  input: string[];
+}
+
+const isInt = (v: unknown, min: number, max = Number.MAX_SAFE_INTEGER) => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
+const what = (v: unknown) => (typeof v === 'number' || typeof v === 'string' ? JSON.stringify(v) : kindOf(v));
+
+/**
+ * Cohere's v2 embed request, as the gateway serves it (docs/embeddings.md): text only (`texts`, 1 to
+ * 96 non-empty strings; `images` and `inputs` refused), `input_type` required and one of Cohere's
+ * (`image` refused, there being no images), float embeddings only (`embedding_types` omitted or
+ * `["float"]`; the quantized and base64 types refused), `output_dimension` as `dimensions`. Inputs
+ * are never truncated, as on `/v1/embeddings`: `truncate` and `max_tokens` keep Cohere's types and
+ * change nothing (a text past the model's limit is 400 `input_too_long` whatever they say), and
+ * `priority` is accepted and ignored. Every refusal is 400 `invalid_input` naming the field.
+ */
+export function parseEmbedV2(body: Record<string, unknown>): EmbedV2Request {
+  rejectUnknownFields(body, EMBED_V2_FIELDS);
+  const model = requireModel(body);
+  for (const f of ['images', 'inputs'] as const) {
+    if (body[f] != null) throw invalid('invalid_input', `'${f}' is not supported: the gateway embeds text; send 'texts'.`);
+  }
+  const it = body.input_type;
+  if (it === undefined || it === null) throw invalid('invalid_input', `'input_type' is required: one of ${INPUT_TYPES.join(', ')}.`);
+  if (typeof it !== 'string' || !INPUT_TYPES.includes(it)) throw invalid('invalid_input', `'input_type' must be one of ${INPUT_TYPES.join(', ')}, not ${what(it)}.`);
+  if (it === 'image') throw invalid('invalid_input', "'input_type' 'image' needs images, which the gateway does not embed; send 'texts' with a text input type.");
+  const texts = body.texts;
+  if (!Array.isArray(texts)) throw invalid('invalid_input', `'texts' is required and must be an array of strings${texts == null ? '' : `, not ${kindOf(texts)}`}.`);
+  if (texts.length === 0) throw invalid('invalid_input', "'texts' must not be empty.");
+  if (texts.length > 96) throw invalid('batch_too_large', `'texts' has ${texts.length} items; Cohere's embed takes at most 96 per request.`);
+  for (let i = 0; i < texts.length; i++) {
+    if (typeof texts[i] !== 'string') throw invalid('invalid_input', `'texts[${i}]' must be a string, not ${kindOf(texts[i])}.`);
+    if ((texts[i] as string).length === 0) throw invalid('invalid_input', `'texts[${i}]' must not be an empty string.`);
+  }
+  const types = body.embedding_types ?? ['float'];
+  if (!Array.isArray(types) || types.length === 0 || !types.every((t) => typeof t === 'string' && EMBEDDING_TYPES.includes(t))) {
+    throw invalid('invalid_input', `'embedding_types' must be a non-empty array of ${EMBEDDING_TYPES.join(', ')}.`);
+  }
+  const other = types.find((t) => t !== 'float');
+  if (other) throw invalid('invalid_input', `'embedding_types' ${JSON.stringify(other)} is not supported: the gateway returns float embeddings only.`);
+  const dims = body.output_dimension ?? undefined;
+  if (dims !== undefined && !isInt(dims, 1)) throw invalid('invalid_input', `'output_dimension' must be a positive integer, not ${what(dims)}.`);
+  const { truncate: tr, max_tokens: mt, priority: pr } = body;
+  if (tr != null && !['NONE', 'START', 'END'].includes(tr as string)) throw invalid('invalid_input', `'truncate' must be NONE, START or END, not ${what(tr)}.`);
+  if (mt != null && !isInt(mt, 1)) throw invalid('invalid_input', `'max_tokens' must be a positive integer, not ${what(mt)}.`);
+  if (pr != null && !isInt(pr, 0, 999)) throw invalid('invalid_input', `'priority' must be an integer from 0 to 999, not ${what(pr)}.`);
+  return { model, input: texts as string[], encodingFormat: 'float', dimensions: dims as number | undefined };
+}
+
+/** The OpenAI-shaped answer of the embeddings job, as Cohere's v2 EmbedByTypeResponse. */
+export function embedV2Answer(id: string, texts: string[], result: { data?: Array<{ index?: number; embedding: unknown }>; usage?: { prompt_tokens?: number } }) {
+  const rows = [...(result.data ?? [])].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
+  return {
+    id,
+    embeddings: { float: rows.map((r) => r.embedding) },
+    texts,
+    meta: { api_version: { version: '2' }, billed_units: { input_tokens: result.usage?.prompt_tokens ?? 0 } },
+    response_type: 'embeddings_by_type' as const,
+  };
+}

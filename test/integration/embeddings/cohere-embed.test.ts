@@ -1,0 +1,99 @@
+import { expect } from 'chai';
+import OpenAI from 'openai';
+import { CohereClientV2, CohereError } from 'cohere-ai';
+import { env, resetSim } from '../../helpers/harness';
+import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { expectCohere } from '../../helpers/conformance';
+import { UsageEvent } from '../../../shared/db/models';
+import { usageSettled } from '../../helpers/usage';
+import { expectRejected, post } from './helpers';
+
+/** Cohere's `POST /v2/embed` through `CohereClientV2.embed`, served by the embeddings pool. */
+describe('POST /v2/embed (Cohere v2 embed)', () => {
+  let o: TestOrg;
+  let cohere: CohereClientV2;
+  let openai: OpenAI;
+  before(async () => {
+    o = await buildOrg(env().redis);
+    cohere = new CohereClientV2({ token: o.key, environment: env().gw.url });
+    openai = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+  });
+  beforeEach(resetSim);
+
+  it("answers CohereClientV2.embed with float embeddings, the texts and billed input tokens: the same vectors as /v1/embeddings, billed once", async () => {
+    const texts = ['hello world', 'a second, longer text to embed'];
+    const r = await cohere.embed({ model: 'sim-embed', inputType: 'search_document', texts, embeddingTypes: ['float'] });
+    expect(r.embeddings.float).to.have.length(2);
+    expect(r.texts).to.deep.equal(texts);
+    const same = await openai.embeddings.create({ model: 'sim-embed', input: texts, encoding_format: 'float' });
+    r.embeddings.float!.forEach((v, i) => expect(v).to.deep.equal(same.data[i].embedding));
+    expect(r.meta?.billedUnits?.inputTokens).to.equal(same.usage.prompt_tokens);
+    expect(r.meta?.apiVersion?.version).to.equal('2');
+    await usageSettled();
+    const rows = await UsageEvent.findAll({ where: { requestId: r.id } });
+    expect(rows, 'one usage event under the answer id').to.have.length(1);
+    expect(rows[0].inputTokens).to.equal(same.usage.prompt_tokens);
+
+    const raw = await post(o.key, '/v2/embed', { model: 'sim-embed', input_type: 'search_query', texts: ['hello world'] });
+    expect(raw.status, raw.text).to.equal(200);
+    expect(raw.body).to.include({ response_type: 'embeddings_by_type', id: raw.headers.get('x-service-request-id') });
+    // Cohere's document lists `api_version` as required at the top level of EmbedByTypeResponse, where
+    // its API (and its SDK's type) carry it in `meta`: checked against the document with that one key added.
+    expectCohere('/v2/embed', 200, { ...raw.body, api_version: raw.body.meta.api_version });
+    expect(raw.body.embeddings.float[0], 'embedding_types omitted: float').to.have.length(256);
+  });
+
+  it('output_dimension is the OpenAI dimensions: shorter vectors, and 400 past the model', async () => {
+    const r = await cohere.embed({ model: 'sim-embed', inputType: 'clustering', texts: ['dimensions'], outputDimension: 32 });
+    expect(r.embeddings.float![0]).to.have.length(32);
+    expect(env().sim.log.entries.at(-1)!.body).to.include({ dimensions: 32, encoding_format: 'float' });
+    const over = await post(o.key, '/v2/embed', { model: 'sim-embed', input_type: 'clustering', texts: ['x'], output_dimension: 100_000 });
+    await expectRejected(over, 400, 'invalid_input');
+    expect(over.body.error.message).to.include("'output_dimension'");
+  });
+
+  it('refuses what it cannot serve as Cohere would have it, 400 naming the field, nothing sent or billed', async () => {
+    const base = { model: 'sim-embed', input_type: 'search_document', texts: ['x'] };
+    const cases: Array<[Record<string, unknown>, string, string]> = [
+      [{ ...base, input_type: undefined }, 'invalid_input', "'input_type' is required"],
+      [{ ...base, input_type: 'search' }, 'invalid_input', "'input_type' must be one of"],
+      [{ ...base, input_type: 'image' }, 'invalid_input', "'input_type' 'image'"],
+      [{ ...base, texts: [] }, 'invalid_input', "'texts' must not be empty"],
+      [{ ...base, texts: ['a', 7] }, 'invalid_input', "'texts[1]'"],
+      [{ ...base, texts: ['a', ''] }, 'invalid_input', "'texts[1]' must not be an empty string"],
+      [{ ...base, texts: Array.from({ length: 97 }, () => 'a') }, 'batch_too_large', 'at most 96'],
+      [{ ...base, texts: undefined, images: ['data:image/png;base64,AAAA'] }, 'invalid_input', "'images' is not supported"],
+      [{ ...base, inputs: [{ content: [{ type: 'text', text: 'x' }] }] }, 'invalid_input', "'inputs' is not supported"],
+      [{ ...base, embedding_types: ['int8'] }, 'invalid_input', '"int8" is not supported'],
+      [{ ...base, embedding_types: ['float', 'base64'] }, 'invalid_input', '"base64" is not supported'],
+      [{ ...base, embedding_types: ['floats'] }, 'invalid_input', "'embedding_types' must be"],
+      [{ ...base, truncate: 'MIDDLE' }, 'invalid_input', "'truncate'"],
+      [{ ...base, max_tokens: 0 }, 'invalid_input', "'max_tokens'"],
+      [{ ...base, priority: 1000 }, 'invalid_input', "'priority'"],
+      [{ ...base, model: 'sim-chat' }, 'model_not_embedding_capable', ''],
+      [{ ...base, encoding_format: 'float' }, 'unknown_field', "'encoding_format'"],
+    ];
+    for (const [body, code, says] of cases) {
+      const r = await post(o.key, '/v2/embed', body);
+      await expectRejected(r, 400, code);
+      expect(r.body.error.message, JSON.stringify(body).slice(0, 200)).to.include(says);
+    }
+    expect(env().sim.log.entries, 'nothing reached the upstream').to.have.length(0);
+
+    const sdk = await cohere.embed({ model: 'sim-embed', inputType: 'search_query', texts: ['x'], embeddingTypes: ['binary'] }).catch((e: unknown) => e);
+    expect(sdk).to.be.instanceOf(CohereError);
+    expect((sdk as CohereError).statusCode).to.equal(400);
+  });
+
+  it('never truncates: a text past the model limit is 400 input_too_long, whatever truncate says; truncate, max_tokens and priority change nothing within it', async () => {
+    const long = 'word '.repeat(20_000);
+    for (const truncate of [undefined, 'END', 'START', 'NONE']) {
+      const r = await post(o.key, '/v2/embed', { model: 'sim-embed', input_type: 'search_document', texts: ['short', long], ...(truncate ? { truncate } : {}) });
+      await expectRejected(r, 400, 'input_too_long');
+      expect(r.body.error.message).to.include("'texts[1]'");
+    }
+    const plain = await cohere.embed({ model: 'sim-embed', inputType: 'classification', texts: ['within the limit'] });
+    const knobs = await cohere.embed({ model: 'sim-embed', inputType: 'classification', texts: ['within the limit'], truncate: 'START', maxTokens: 1, priority: 5 });
+    expect(knobs.embeddings.float).to.deep.equal(plain.embeddings.float);
+  });
+});
