@@ -135,6 +135,8 @@ export interface EmbedJob extends JobEnvelope {
   input: string | string[];
   encodingFormat: 'float' | 'base64';
   dimensions?: number;
+  /** Cohere's `input_type` of a `/v2/embed` request: sent to a Cohere upstream (others have no such field). */
+  inputType?: 'search_document' | 'search_query' | 'classification' | 'clustering';
   /** Input tokens counted at the edge with the model's tokenizer profile (billed if the upstream reports none). */
   countedTokens: number;
 }

@@ -116,6 +116,11 @@ export function expectCohere(apiPath: string, status: number, value: unknown): v
   check(validator(d, `${pointer}/content/application~1json/schema`), value, `Cohere ${apiPath} ${status}`);
 }
 
+/** A request body the gateway sent a Cohere upstream, against the request schema of `path`'s POST in Cohere's document. */
+export function expectCohereRequest(apiPath: string, value: unknown): void {
+  check(validator(cohereDoc(), `/paths/${escapePointer(apiPath)}/post/requestBody/content/application~1json/schema`), value, `Cohere ${apiPath} request`);
+}
+
 /** A body against a `$defs` entry of the schemas written from the Anthropic SDK's types. */
 export function expectAnthropic(def: string, value: unknown): void {
   check(validator(anthropicDoc(), `/$defs/${def}`), value, `Anthropic ${def}`);

@@ -3,6 +3,7 @@ import { createShardWorkers } from '../../shared/queues/create-worker';
 import { embed } from '../providers/openai/embed';
 import { embed as azureEmbed } from '../providers/azure/embed';
 import { rerank } from '../providers/cohere/rerank';
+import { embed as cohereEmbed } from '../providers/cohere/embed';
 import { embed as geminiEmbed } from '../providers/gemini/embed';
 import { platformCredential } from '../credentials';
 import { config } from '../../shared/config/env';
@@ -20,9 +21,9 @@ async function run(d: EmbeddingsJob, { signal, usage }: JobContext): Promise<Rec
   const t = d.target;
   const call = { baseUrl: t.baseUrl, settings: t.settings, apiKey: await platformCredential(t.providerId), upstreamModel: t.upstreamModel, signal, deadline: d.deadline };
   if (d.operation === 'embed') {
-    const adapter = t.kind === 'openai' ? embed : t.kind === 'azure' ? azureEmbed : t.kind === 'gemini' ? geminiEmbed : undefined;
+    const adapter = t.kind === 'openai' ? embed : t.kind === 'azure' ? azureEmbed : t.kind === 'gemini' ? geminiEmbed : t.kind === 'cohere' ? cohereEmbed : undefined;
     if (!adapter) throw unsupported('embeddings', t.kind);
-    const out = await adapter(call, { input: d.input, encodingFormat: d.encodingFormat, dimensions: d.dimensions }, d.publicModel);
+    const out = await adapter(call, { input: d.input, encodingFormat: d.encodingFormat, dimensions: d.dimensions, inputType: d.inputType }, d.publicModel);
     const tokens = out.upstreamTokens > 0 ? out.upstreamTokens : d.countedTokens;
     usage('embeddings', { inputTokens: tokens });
     // set on the answer itself (this job's own), not a spread's copy (shared/merged.ts)

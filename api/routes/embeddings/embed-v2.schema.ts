@@ -9,6 +9,7 @@ const EMBEDDING_TYPES = ['float', 'int8', 'uint8', 'binary', 'ubinary', 'base64'
 
 export interface EmbedV2Request extends EmbeddingsRequest {
   input: string[];
+  inputType: 'search_document' | 'search_query' | 'classification' | 'clustering';
 }
 
 const isInt = (v: unknown, min: number, max = Number.MAX_SAFE_INTEGER) => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
@@ -17,7 +18,7 @@ const what = (v: unknown) => (typeof v === 'number' || typeof v === 'string' ? J
 /**
  * Cohere's v2 embed request, as the gateway serves it (docs/embeddings.md): text only (`texts`, 1 to
  * 96 non-empty strings; `images` and `inputs` refused), `input_type` required and one of Cohere's
- * (`image` refused, there being no images), float embeddings only (`embedding_types` omitted or
+ * (`image` refused, there being no images; sent to a Cohere upstream), float embeddings only (`embedding_types` omitted or
  * `["float"]`; the quantized and base64 types refused), `output_dimension` as `dimensions`. Inputs
  * are never truncated, as on `/v1/embeddings`: `truncate` and `max_tokens` keep Cohere's types and
  * change nothing (a text past the model's limit is 400 `input_too_long` whatever they say), and
@@ -53,7 +54,7 @@ export function parseEmbedV2(body: Record<string, unknown>): EmbedV2Request {
   if (tr != null && !['NONE', 'START', 'END'].includes(tr as string)) throw invalid('invalid_input', `'truncate' must be NONE, START or END, not ${what(tr)}.`);
   if (mt != null && !isInt(mt, 1)) throw invalid('invalid_input', `'max_tokens' must be a positive integer, not ${what(mt)}.`);
   if (pr != null && !isInt(pr, 0, 999)) throw invalid('invalid_input', `'priority' must be an integer from 0 to 999, not ${what(pr)}.`);
-  return { model, input: texts as string[], encodingFormat: 'float', dimensions: dims as number | undefined };
+  return { model, input: texts as string[], encodingFormat: 'float', dimensions: dims as number | undefined, inputType: it as EmbedV2Request['inputType'] };
 }
 
 /** The OpenAI-shaped answer of the embeddings job, as Cohere's v2 EmbedByTypeResponse. */

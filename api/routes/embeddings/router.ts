@@ -45,6 +45,7 @@ function embedV2Handler(ctx: AppContext) {
       input: body.input,
       encodingFormat: 'float',
       dimensions: body.dimensions,
+      inputType: body.inputType,
       countedTokens,
     })) as Parameters<typeof embedV2Answer>[2];
     res.json(embedV2Answer(req.id, body.input, result));

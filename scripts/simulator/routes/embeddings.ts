@@ -11,7 +11,7 @@ function bad(res: Response, message: string, param: string): void {
   res.status(400).json({ error: { message, type: 'invalid_request_error', param, code: null } });
 }
 
-/** OpenAI embeddings (`POST /v1/embeddings`): deterministic vectors, float or base64, `dimensions` honoured. */
+/** OpenAI embeddings (`POST /v1/embeddings`): deterministic vectors, float or base64, `dimensions` honoured; and Cohere's `POST /v2/embed`. */
 export function embeddingsRoutes(knobs: KnobStore, log: RequestLog): Router {
   const r = Router();
   r.post('/v1/embeddings', async (req: Request, res: Response) => {
@@ -42,6 +42,25 @@ export function embeddingsRoutes(knobs: KnobStore, log: RequestLog): Router {
     });
     const tokens = (texts as string[]).reduce((s, t) => s + simTokens(t), 0);
     res.json({ object: 'list', data, model, usage: { prompt_tokens: tokens, total_tokens: tokens } });
+  });
+  // Cohere v2 embed (`POST /v2/embed`, Cohere's document): texts, input_type required, float
+  // embeddings_by_type, output_dimension honoured, billed input tokens in meta.
+  r.post('/v2/embed', async (req: Request, res: Response) => {
+    log.record(req, res);
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const model = String(body.model ?? '');
+    if (await applyFaults(knobs.take(model), res)) return;
+    const cohereBad = (message: string) => res.status(400).json({ message });
+    const texts = body.texts;
+    if (!Array.isArray(texts) || texts.length === 0 || texts.length > 96 || !texts.every((t) => typeof t === 'string')) return cohereBad('invalid request: texts must be an array of 1 to 96 strings');
+    if (!['search_document', 'search_query', 'classification', 'clustering'].includes(String(body.input_type))) return cohereBad('invalid request: valid input_type must be provided');
+    const types = (body.embedding_types as unknown[] | undefined) ?? ['float'];
+    if (!Array.isArray(types) || !types.includes('float')) return cohereBad('invalid request: this simulator returns float embeddings');
+    const dims = body.output_dimension ?? SIM_EMBED_DIMENSIONS;
+    if (typeof dims !== 'number' || !Number.isInteger(dims) || dims < 1 || dims > SIM_EMBED_DIMENSIONS) return cohereBad('invalid request: output_dimension out of range');
+    const float = (texts as string[]).map((t) => embedText(t, SIM_EMBED_DIMENSIONS, dims));
+    const tokens = (texts as string[]).reduce((s, t) => s + simTokens(t), 0);
+    res.json({ id: `sim-${Date.now()}`, embeddings: { float }, texts, meta: { api_version: { version: '2' }, billed_units: { input_tokens: tokens } }, response_type: 'embeddings_by_type' });
   });
   return r;
 }

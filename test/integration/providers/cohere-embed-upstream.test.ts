@@ -1,0 +1,89 @@
+import { expect } from 'chai';
+import OpenAI from 'openai';
+import { CohereClientV2 } from 'cohere-ai';
+import { env, resetSim } from '../../helpers/harness';
+import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { expectCohereRequest } from '../../helpers/conformance';
+import { usageSettled } from '../../helpers/usage';
+import { Model, Provider, UsageEvent } from '../../../shared/db/models';
+import { bumpEpoch } from '../../../shared/cache/epoch';
+import { importCatalog } from '../../../shared/catalog/catalog-ops';
+
+const COHERE_KEY = 'co-test-platform-key';
+
+/** Embeddings served by a `cohere` provider: `POST {base}/v2/embed` (workers/providers/cohere/embed.ts). */
+describe('cohere upstream: embeddings through Cohere v2 embed', () => {
+  let o: TestOrg;
+  let cohere: CohereClientV2;
+  let openai: OpenAI;
+  const provider = `cohere-embed-${Date.now()}`;
+  before(async () => {
+    await importCatalog(env().redis, {
+      providers: [{ name: provider, kind: 'cohere', base_url: env().simUrl, api_key: COHERE_KEY }],
+      models: [
+        { id: 'test-cohere-embed', provider, upstream: 'sim-cohere-embed', capabilities: { embeddings: true }, context_window: 512, limits: { max_batch_size: 96, max_input_tokens: 512, dimensions: 256, supports_dimensions: true }, prices: { input_token: 0.1 } },
+      ],
+    });
+    o = await buildOrg(env().redis);
+    cohere = new CohereClientV2({ token: o.key, environment: env().gw.url });
+    openai = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+  });
+  after(async () => {
+    const p = await Provider.findOne({ where: { name: provider } });
+    await Model.destroy({ where: { providerId: p!.id } });
+    await p!.destroy();
+    await bumpEpoch(env().redis);
+  });
+  beforeEach(resetSim);
+
+  const upstreamCalls = () => env().sim.log.entries.filter((e) => e.path === '/v2/embed');
+
+  it("sends Cohere's v2 embed request (texts, the caller's input_type, float, output_dimension, truncate NONE, the provider's key) and bills the upstream's input tokens", async () => {
+    const texts = ['what is the capital of France?', 'Paris'];
+    const r = await cohere.embed({ model: 'test-cohere-embed', inputType: 'search_query', texts, embeddingTypes: ['float'], outputDimension: 64 });
+    const [sent] = upstreamCalls();
+    expect(sent, 'one call to /v2/embed').to.exist;
+    expect(sent.body).to.deep.equal({ model: 'sim-cohere-embed', texts, input_type: 'search_query', embedding_types: ['float'], truncate: 'NONE', output_dimension: 64 });
+    expectCohereRequest('/v2/embed', sent.body);
+    expect(sent.authorization).to.equal(`Bearer ${COHERE_KEY}`);
+    // the simulator's vectors are the same function of the text on both APIs
+    const same = await openai.embeddings.create({ model: 'sim-embed', input: texts, dimensions: 64, encoding_format: 'float' });
+    r.embeddings.float!.forEach((v, i) => v.forEach((x, j) => expect(x).to.be.closeTo(same.data[i].embedding[j], 1e-6)));
+    expect(r.meta?.billedUnits?.inputTokens).to.equal(same.usage.prompt_tokens);
+    await usageSettled();
+    const [row] = await UsageEvent.findAll({ where: { requestId: r.id } });
+    expect(row.inputTokens, "the upstream's meta.billed_units.input_tokens").to.equal(same.usage.prompt_tokens);
+  });
+
+  it('serves /v1/embeddings too: input_type search_document (the OpenAI shape has none), base64 encoded by the gateway', async () => {
+    const r = await openai.embeddings.create({ model: 'test-cohere-embed', input: 'a document to index', encoding_format: 'base64' });
+    const [sent] = upstreamCalls();
+    expect(sent.body).to.include({ input_type: 'search_document', truncate: 'NONE' });
+    expect((sent.body as { texts: string[] }).texts).to.deep.equal(['a document to index']);
+    expectCohereRequest('/v2/embed', sent.body);
+    const b64 = r.data[0].embedding as unknown as string;
+    const floats = await openai.embeddings.create({ model: 'test-cohere-embed', input: 'a document to index', encoding_format: 'float' });
+    const buf = Buffer.from(b64, 'base64');
+    expect(buf.length).to.equal(256 * 4);
+    floats.data[0].embedding.forEach((x, i) => expect(buf.readFloatLE(i * 4)).to.be.closeTo(x, 1e-6));
+  });
+
+  it('an upstream failure or a malformed answer is a 502 with nothing billed', async () => {
+    await usageSettled();
+    const before = await UsageEvent.count({ where: { orgId: o.org.id } });
+    for (const knob of [{ status: 500 }, { malformed: true }]) {
+      env().sim.knobs.set('sim-cohere-embed', knob);
+      const r = await fetch(`${env().gw.url}/v2/embed`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${o.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'test-cohere-embed', input_type: 'clustering', texts: ['x'] }),
+      });
+      const text = await r.text();
+      expect(r.status, `${JSON.stringify(knob)}: ${text}`).to.be.within(500, 599);
+      expect(text).not.to.match(/\bat .+\.js:\d+/);
+      env().sim.knobs.set('sim-cohere-embed', {});
+    }
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(before);
+  });
+});
