@@ -301,6 +301,8 @@ describe('POST /v1/responses', () => {
       [{ model: 'sim-chat', input: [] }, 400, 'invalid_request'],
       [{ model: 'sim-chat', input: 'x', temperature: 3 }, 400, 'invalid_request'],
       [{ model: 'sim-chat', input: 'x', background: true }, 400, 'invalid_request'],
+      [{ model: 'sim-chat', input: 'x', conversation: 'conv_123' }, 400, 'invalid_request'],
+      [{ model: 'sim-chat', input: 'x', conversation: { id: 'conv_123' } }, 400, 'invalid_request'],
       [{ model: 'sim-chat', input: [{ role: 'wizard', content: 'x' }] }, 400, 'invalid_request'],
       [{ model: 'sim-chat', input: [{ type: 'item_reference', id: 'x' }] }, 400, 'invalid_request'],
       [{ model: 'sim-chat', input: 'x', tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }] }, 400, 'unsupported_tool'],
