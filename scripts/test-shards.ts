@@ -20,6 +20,17 @@ export function timingKey(file: string): string {
   return file.replace(/\\/g, '/').replace(/^dist\/test\//, '').replace(/\.js$/, '.ts');
 }
 
+const timingsFile = (root: string) => path.join(root, 'test', 'timings.json');
+
+/** A `{file: seconds}` JSON file (test/timings.json, a shard's measurements); `{}` when missing or unreadable. */
+function readTimings(file: string): Record<string, number> {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, number>;
+  } catch {
+    return {};
+  }
+}
+
 /** A file not in test/timings.json (a new one) is assumed to take this long. */
 const UNKNOWN_SECONDS = 1.5;
 
@@ -28,12 +39,7 @@ const UNKNOWN_SECONDS = 1.5;
  * (test/timings.json: seconds per file as measured on a quiet run; only the balance depends on it).
  */
 export function partition(files: string[], n: number, root = process.cwd()): string[][] {
-  let seconds: Record<string, number> = {};
-  try {
-    seconds = JSON.parse(fs.readFileSync(path.join(root, 'test', 'timings.json'), 'utf8')) as Record<string, number>;
-  } catch {
-    /* no timings: every file weighs the same */
-  }
+  const seconds = readTimings(timingsFile(root)); // none: every file weighs the same
   const weight = (f: string) => seconds[timingKey(f)] ?? UNKNOWN_SECONDS;
   const groups = Array.from({ length: n }, () => ({ files: [] as string[], total: 0 }));
   for (const f of [...files].sort((a, b) => weight(b) - weight(a) || a.localeCompare(b))) {
@@ -109,16 +115,9 @@ export async function runShards(mochaBin: string, shards: ShardRun[]): Promise<n
  * did not reach it; files no longer selected are dropped. Longest first, as partition reads them.
  */
 export function writeTimings(measured: string[], files: string[], root = process.cwd()): void {
-  const target = path.join(root, 'test', 'timings.json');
-  const read = (f: string): Record<string, number> => {
-    try {
-      return JSON.parse(fs.readFileSync(f, 'utf8')) as Record<string, number>;
-    } catch {
-      return {};
-    }
-  };
-  const fresh: Record<string, number> = Object.assign({}, ...measured.map(read));
-  const old = read(target);
+  const target = timingsFile(root);
+  const fresh: Record<string, number> = Object.assign({}, ...measured.map(readTimings));
+  const old = readTimings(target);
   const rows = files
     .map(timingKey)
     .map((k) => [k, fresh[k] ?? old[k]] as const)

@@ -1,4 +1,4 @@
-import { invalid, kindOf, rejectUnknownFields, requireModel } from './errors';
+import { invalid, isInt, kindOf, rejectUnknownFields, requireModel } from './errors';
 import type { EmbeddingsRequest } from './embeddings.schema';
 
 /** Cohere's v2 embed fields (`POST /v2/embed`, `CohereClientV2.embed`). */
@@ -12,7 +12,6 @@ export interface EmbedV2Request extends EmbeddingsRequest {
   inputType: 'search_document' | 'search_query' | 'classification' | 'clustering';
 }
 
-const isInt = (v: unknown, min: number, max = Number.MAX_SAFE_INTEGER) => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
 const what = (v: unknown) => (typeof v === 'number' || typeof v === 'string' ? JSON.stringify(v) : kindOf(v));
 
 /**
@@ -57,12 +56,11 @@ export function parseEmbedV2(body: Record<string, unknown>): EmbedV2Request {
   return { model, input: texts as string[], encodingFormat: 'float', dimensions: dims as number | undefined, inputType: it as EmbedV2Request['inputType'] };
 }
 
-/** The OpenAI-shaped answer of the embeddings job, as Cohere's v2 EmbedByTypeResponse. */
-export function embedV2Answer(id: string, texts: string[], result: { data?: Array<{ index?: number; embedding: unknown }>; usage?: { prompt_tokens?: number } }) {
-  const rows = [...(result.data ?? [])].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
+/** The OpenAI-shaped answer of the embeddings job (its `data` in input order: every adapter returns it so), as Cohere's v2 EmbedByTypeResponse. */
+export function embedV2Answer(id: string, texts: string[], result: { data: Array<{ embedding: unknown }>; usage?: { prompt_tokens?: number } }) {
   return {
     id,
-    embeddings: { float: rows.map((r) => r.embedding) },
+    embeddings: { float: result.data.map((r) => r.embedding) },
     texts,
     meta: { api_version: { version: '2' }, billed_units: { input_tokens: result.usage?.prompt_tokens ?? 0 } },
     response_type: 'embeddings_by_type' as const,

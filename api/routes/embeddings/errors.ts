@@ -34,3 +34,6 @@ export function kindOf(v: unknown): string {
   if (Array.isArray(v)) return 'an array';
   return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
 }
+
+/** Whether `v` is an integer from `min` to `max`. */
+export const isInt = (v: unknown, min: number, max = Number.MAX_SAFE_INTEGER): v is number => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;

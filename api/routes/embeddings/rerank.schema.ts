@@ -1,4 +1,4 @@
-import { invalid, kindOf, rejectUnknownFields, requireModel } from './errors';
+import { invalid, isInt, kindOf, rejectUnknownFields, requireModel } from './errors';
 import type { RerankLimits } from '../../../shared/catalog/task-limits';
 import { countEach, TokenCountTimeout } from '../../../shared/tokenizer/pool';
 
@@ -41,7 +41,6 @@ export function parseRerank(body: Record<string, unknown>): RerankRequest {
 }
 
 const what = (v: unknown) => (typeof v === 'number' ? String(v) : kindOf(v));
-const isInt = (v: unknown, min: number, max = Number.MAX_SAFE_INTEGER) => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
 
 /**
  * The accepted-and-ignored fields still have Cohere's types (v2: `max_tokens_per_doc` an integer,
