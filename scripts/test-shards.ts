@@ -62,13 +62,16 @@ interface Tally {
   failing: number;
   pending: number;
   code: number;
+  /** Mocha's epilogue after its `N failing` line: each failed test's title, error and stack. */
+  failures: string[];
 }
 
 /** Runs one mocha per shard at once, each line of output prefixed `[i] `; resolves with the shard's counts. */
 function runShard(mochaBin: string, s: ShardRun): Promise<Tally> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [mochaBin, ...s.args], { env: s.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const tally: Tally = { passing: 0, failing: 0, pending: 0, code: 0 };
+    const tally: Tally = { passing: 0, failing: 0, pending: 0, code: 0, failures: [] };
+    let epilogue = false;
     const lines = (stream: NodeJS.ReadableStream, out: NodeJS.WritableStream) => {
       let rest = '';
       stream.setEncoding('utf8');
@@ -78,6 +81,8 @@ function runShard(mochaBin: string, s: ShardRun): Promise<Tally> {
         for (const line of parts) {
           const m = /^\s*(\d+) (passing|failing|pending)\b/.exec(line);
           if (m) tally[m[2] as 'passing' | 'failing' | 'pending'] = Number(m[1]);
+          if (epilogue && stream === child.stdout) tally.failures.push(line);
+          if (m?.[2] === 'failing') epilogue = true;
           out.write(`[${s.index}] ${line}\n`);
         }
       });
@@ -106,6 +111,10 @@ export async function runShards(mochaBin: string, shards: ShardRun[]): Promise<n
   process.stdout.write(`\nall ${shards.length} shards:\n\n  ${sum('passing')} passing (${minutes}m)\n`);
   if (sum('pending')) process.stdout.write(`  ${sum('pending')} pending\n`);
   if (sum('failing')) process.stdout.write(`  ${sum('failing')} failing\n`);
+  // each shard's failures again, so that the end of the run's output names them
+  for (const [i, t] of tallies.entries()) {
+    if (t.failures.length) process.stdout.write(`\nshard ${shards[i].index}:\n${t.failures.join('\n')}\n`);
+  }
   return tallies.every((t) => t.code === 0) ? 0 : 1;
 }
 

@@ -71,4 +71,27 @@ describe('the test run: shards split by test/timings.json, and the timings measu
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("ends a sharded run's output with each shard's failures: the test's title and its error, after the tally", function () {
+    this.timeout(20_000);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-shard-fail-'));
+    try {
+      const good = path.join(dir, 'good.test.js');
+      const bad = path.join(dir, 'bad.test.js');
+      fs.writeFileSync(good, `describe('good', () => { it('passes', () => {}); });`);
+      fs.writeFileSync(bad, `describe('bad', () => { it('passes', () => {}); it('breaks on purpose', () => { throw new Error('the reason it broke'); }); });`);
+      const shards = [good, bad].map((f, i) => ({ index: i + 1, args: ['--no-config', f], env: process.env }));
+      const script = `require(${JSON.stringify(path.resolve('dist/scripts/test-shards.js'))})
+        .runShards(${JSON.stringify(require.resolve('mocha/bin/mocha.js'))}, ${JSON.stringify(shards)}).then((c) => process.exit(c));`;
+      const run = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+      expect(run.status, run.stderr).to.equal(1);
+      const tail = run.stdout.slice(run.stdout.indexOf('all 2 shards:'));
+      expect(tail, run.stdout).to.match(/^\s*2 passing/m).and.to.match(/^\s*1 failing/m);
+      const after = tail.slice(tail.indexOf('1 failing'));
+      expect(after, tail).to.include('shard 2:').and.include('breaks on purpose').and.include('the reason it broke');
+      expect(after).not.to.include('shard 1:');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
