@@ -14,3 +14,12 @@ export function percentile(values: number[], p: number): number {
   const s = [...values].sort((a, b) => a - b);
   return s[Math.max(0, Math.ceil((p / 100) * s.length) - 1)];
 }
+
+/**
+ * Waits (at most 15 s) until at least `msLeft` of the current minute remain, so that the requests a
+ * rate test sends next fall in one minute window (rpm and tpm count fixed minutes: crossing into the
+ * next one resets the count, and a request the test expects refused would be served). True when there is room.
+ */
+export function roomInMinute(msLeft = 10_000): Promise<boolean> {
+  return waitFor(() => 60_000 - (Date.now() % 60_000) > msLeft, 15_000, 100);
+}

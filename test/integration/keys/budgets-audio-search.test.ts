@@ -4,7 +4,7 @@ import { buildOrg } from '../../helpers/factories';
 import { keyHeader } from '../../helpers/http';
 import { expectErrorEnvelope } from '../../helpers/errors';
 import { usageSettled } from '../../helpers/usage';
-import { waitFor } from '../../helpers/wait';
+import { roomInMinute, waitFor } from '../../helpers/wait';
 import { makeWav, SPEECH_LIKE } from '../../helpers/wav';
 import { BOUNDARY, multipartBody, transcriptionParts } from '../../helpers/multipart';
 import { search, searchOrg } from '../search/helpers';
@@ -91,6 +91,7 @@ describe('key budgets: audio seconds and web searches reserve at their price', (
   it("a transcription is one request for the key's rpm: past it, 429 rate_limit_exceeded with Retry-After, not sent upstream", async () => {
     const o = await buildOrg(env().redis);
     await updateKeyControls(env().redis, o.keyId, { rpm: 1 });
+    expect(await roomInMinute(), 'both transcriptions in one minute window').to.equal(true);
     expect((await transcribe(o.key, env().gw.url)).status).to.equal(200);
     const second = await fetch(`${env().gw.url}/v1/audio/transcriptions`, {
       method: 'POST',

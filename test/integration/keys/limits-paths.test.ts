@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
-import { waitFor } from '../../helpers/wait';
+import { roomInMinute, waitFor } from '../../helpers/wait';
 import { startSearchUpstream, useSearchProvider, type SearchUpstream } from '../../helpers/search-upstream';
 import { updateKeyControls } from '../../../shared/tenancy/ops';
 import { reserveLimits, settleUsage } from '../../../shared/limits/limits';
@@ -13,8 +13,6 @@ import type { UsageRecord } from '../../../shared/metering/usage';
 import { decide, validBody } from '../systemone/helpers';
 
 const V = { 'anthropic-version': '2023-06-01' };
-/** Enough of the minute left for a test's requests to fall in one rate window. */
-const roomInMinute = () => waitFor(() => minuteWindow().msLeft > 8_000, 15_000, 100);
 
 /**
  * A key's `rpm` and `tpm` on every path that reaches them: one client request is one request

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
-import { waitFor } from '../../helpers/wait';
+import { roomInMinute, waitFor } from '../../helpers/wait';
 import { hitsByUpstream, poolModel, rndId, simDeployment } from '../../helpers/pool-models';
 import { PoolState } from '../../../shared/routing/pool-state';
 import type { PoolDeployment, RouteStep } from '../../../shared/queues/payloads';
@@ -137,9 +137,8 @@ describe('model pools: balancing and limits', () => {
   });
 
   it('moves to the next deployment when one reaches its rpm', async function () {
-    // keep the six requests inside one minute window
-    const intoMinute = Date.now() % 60_000;
-    if (intoMinute > 55_000) await new Promise((r) => setTimeout(r, 60_500 - intoMinute));
+    this.timeout(30_000);
+    expect(await roomInMinute(), 'the six requests inside one minute window').to.equal(true);
     const capped = simDeployment('capped', { priority: 0, rpm: 3 });
     const rest = simDeployment('rest', { priority: 1 });
     const model = await poolModel([capped, rest]);
@@ -149,8 +148,8 @@ describe('model pools: balancing and limits', () => {
   });
 
   it('counts tokens against tpm before the call (estimated) and corrects them from the usage the upstream reports', async function () {
-    const intoMinute = Date.now() % 60_000;
-    if (intoMinute > 55_000) await new Promise((r) => setTimeout(r, 60_500 - intoMinute));
+    this.timeout(30_000);
+    expect(await roomInMinute(), 'the eight requests inside one minute window').to.equal(true);
     const metered = simDeployment('metered', { priority: 0, tpm: 150 });
     const other = simDeployment('other', { priority: 1 });
     const model = await poolModel([metered, other]);

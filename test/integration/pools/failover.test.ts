@@ -4,7 +4,7 @@ import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader, type Reply } from '../../helpers/http';
 import { postSse } from '../../helpers/sse-events';
 import { usageSettled } from '../../helpers/usage';
-import { waitFor } from '../../helpers/wait';
+import { roomInMinute, waitFor } from '../../helpers/wait';
 import { childChatWorkers } from '../../helpers/child-worker';
 import { hitsByUpstream, poolModel, refusingProvider, simDeployment } from '../../helpers/pool-models';
 import { Model, UsageEvent } from '../../../shared/db/models';
@@ -55,8 +55,7 @@ describe('model pools: health, retries and failover through the real app and wor
     const model = await poolModel([busy, spare]);
     env().sim.knobs.set(busy.upstream, { status: 429, retryAfter: 30 });
     // rpm_used counts a fixed minute: start clear of its end so the three requests and the state read share one
-    const intoMinute = Date.now() % 60_000;
-    if (intoMinute > 45_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 50));
+    expect(await roomInMinute(15_000)).to.equal(true);
     const t = Date.now();
     const r = await chat(o.key, model);
     expect(r.status, r.text).to.equal(200);
