@@ -25,22 +25,25 @@ export function withinRetention(now: number = Date.now()): WhereOptions {
 }
 
 /**
- * The clock's sweep (workers/cron/clock.ts, hourly): deletes the stored responses past the retention,
- * oldest first, `batch` rows a statement (short statements, each its own transaction, beside the
- * web pods' inserts). Returns how many went. Nothing when the retention is 0.
+ * The clock's sweep (workers/cron/clock.ts, hourly): deletes the stored responses and the stored chat
+ * completions past the retention, oldest first, `batch` rows a statement (short statements, each its
+ * own transaction, beside the web pods' inserts). Returns how many went. Nothing when the retention is 0.
  */
 export async function expireStoredResponses(now: number = Date.now(), batch = 1000): Promise<number> {
   const cutoff = storedResponsesCutoff(now);
   if (!cutoff) return 0;
   let removed = 0;
-  for (;;) {
-    const rows = await db().query<{ id: string }>(
-      `DELETE FROM stored_responses WHERE id IN (
-         SELECT id FROM stored_responses WHERE created_at <= :cutoff ORDER BY created_at LIMIT :batch
-       ) RETURNING id`,
-      { replacements: { cutoff, batch }, type: QueryTypes.SELECT },
-    );
-    removed += rows.length;
-    if (rows.length < batch) return removed;
+  for (const [table, key] of [['stored_responses', 'id'], ['stored_chat_completions', 'seq']] as const) {
+    for (;;) {
+      const rows = await db().query<{ k: string }>(
+        `DELETE FROM ${table} WHERE ${key} IN (
+           SELECT ${key} FROM ${table} WHERE created_at <= :cutoff ORDER BY created_at LIMIT :batch
+         ) RETURNING ${key} AS k`,
+        { replacements: { cutoff, batch }, type: QueryTypes.SELECT },
+      );
+      removed += rows.length;
+      if (rows.length < batch) break;
+    }
   }
+  return removed;
 }

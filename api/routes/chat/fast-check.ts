@@ -31,6 +31,7 @@ export function plainChatBody(body: unknown): Obj | undefined {
   const { messages, tools, stream_options: so } = body;
   if (!Array.isArray(messages) || messages.length === 0 || !messages.every(plainMessage)) return undefined;
   if (body.stream !== undefined && typeof body.stream !== 'boolean') return undefined;
+  if (body.store !== undefined && body.store !== null && typeof body.store !== 'boolean') return undefined;
   if (so !== undefined && so !== null && !(isRecord(so) && (so.include_usage === undefined || typeof so.include_usage === 'boolean'))) return undefined;
   if (!intOrNull(body.max_tokens, 1) || !intOrNull(body.max_completion_tokens, 1) || !intOrNull(body.n, 1, 128)) return undefined;
   if (!numOrNull(body.temperature, 0, 2) || !numOrNull(body.top_p, 0, 1)) return undefined;

@@ -13,6 +13,8 @@ import { ApiError } from '../../../shared/errors/ApiError';
 import { withRefusal } from './refusal';
 import { openaiError } from '../../middleware/error-body';
 import { merged } from '../../../shared/merged';
+import { checkMetadata, deleteChat, getChat, listChatMessages, listChats, storeChat, updateChat } from './stored';
+import { StreamedCompletion } from './stream-completion';
 
 type Body = { model: string; stream?: boolean; stream_options?: { include_usage?: boolean } | null } & Record<string, unknown>;
 
@@ -43,6 +45,8 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
     const resolved = await resolveChatModel(ctx, req, body.model);
     if (operation === 'completions' && !['openai', 'azure'].includes(resolved.model.provider.kind)) checkTranslatableCompletion(body);
     const stream = body.stream === true;
+    // `store: true` (chat only): the completion is kept for the stored completions endpoints; its metadata is checked before anything runs
+    const metadata = operation === 'chat' && body.store === true ? checkMetadata(body.metadata) : undefined;
     const common = {
       resolved,
       operation,
@@ -53,12 +57,17 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
     };
     if (!stream) {
       const result = await dispatchChat(ctx, req, res, common);
-      res.json(operation === 'chat' ? withRefusal(result) : result);
+      const answer = operation === 'chat' ? withRefusal(result) : result;
+      // stored before the answer goes out, so that a retrieve right after it finds it
+      if (metadata) await storeChat(req, body, answer as Record<string, unknown>, metadata);
+      res.json(answer);
       return;
     }
     const sse = new SseWriter(res);
+    const kept = metadata ? new StreamedCompletion() : undefined;
     try {
-      await dispatchChat(ctx, req, res, merged(common, { onChunk: (d: string) => sse.send(d) }));
+      await dispatchChat(ctx, req, res, merged(common, { onChunk: kept ? (d: string) => (kept.push(d), sse.send(d)) : (d: string) => sse.send(d) }));
+      if (kept) await storeChat(req, body, kept.completion(), metadata!);
       sse.send('[DONE]');
       sse.end();
     } catch (err) {
@@ -76,7 +85,10 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
 export function chatRouter(ctx: AppContext): Router {
   const r = Router();
   const body = jsonBody('20mb');
-  only(r, '/v1/chat/completions', { post: [body, requireJson, handler(ctx, 'chat')] });
+  only(r, '/v1/chat/completions', { post: [body, requireJson, handler(ctx, 'chat')], get: listChats });
+  // OpenAI's stored completions: what `store: true` kept (stored.ts)
+  only(r, '/v1/chat/completions/:id', { get: getChat, post: [body, requireJson, updateChat], delete: deleteChat });
+  only(r, '/v1/chat/completions/:id/messages', { get: listChatMessages });
   only(r, '/v1/completions', { post: [body, requireJson, handler(ctx, 'completions')] });
   return r;
 }

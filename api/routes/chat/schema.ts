@@ -17,6 +17,8 @@ export const chatSchema = Joi.object({
   top_p: Joi.number().min(0).max(1).allow(null),
   n: Joi.number().integer().min(1).max(128).allow(null),
   tools: Joi.array().items(Joi.object({ type: Joi.string().required() }).unknown(true)),
+  // `store: true` keeps the completion for the stored completions endpoints (stored.ts)
+  store: Joi.boolean().allow(null),
 }).unknown(true);
 
 /** Legacy completions. */

@@ -92,6 +92,12 @@ export async function chatComplete(
   // body a hidden class of its own (shared/merged.ts); Object.assign would read an own `__proto__` key
   const upstreamBody: Record<string, unknown> = { model: undefined, ...sent };
   upstreamBody.model = call.upstreamModel;
+  // `store: true` is kept by the gateway (stored completions, api/routes/chat/stored.ts), not by the
+  // upstream under the platform's account: `store` and the `metadata` that goes with it stay here
+  if ('store' in upstreamBody) {
+    delete upstreamBody.store;
+    delete upstreamBody.metadata;
+  }
   if (stream) {
     upstreamBody.stream = true;
     if (preset?.streamUsage === 'last_chunk') delete upstreamBody.stream_options;

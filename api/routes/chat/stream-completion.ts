@@ -1,0 +1,87 @@
+type Json = Record<string, unknown>;
+
+interface ToolCall {
+  index: number;
+  id?: string;
+  type: string;
+  function: { name: string; arguments: string };
+}
+
+interface Choice {
+  index: number;
+  message: { role: string; content: string | null; refusal: string | null; tool_calls?: ToolCall[] };
+  finish_reason: string | null;
+  logprobs: null;
+}
+
+/**
+ * The `chat.completion` a stream of `chat.completion.chunk`s adds up to, for a streamed request made
+ * with `store: true` (what OpenAI stores for one): each choice's content, refusal and tool calls
+ * (merged by their index, the arguments concatenated), its finish reason, and the usage chunk when
+ * the request asked for one (else `usage` is null).
+ */
+export class StreamedCompletion {
+  private head: Json | undefined;
+  private readonly choices = new Map<number, Choice>();
+  private usage: unknown = null;
+
+  /** One SSE data payload of the stream; anything but a chunk object is ignored. */
+  push(data: string): void {
+    let chunk: Json;
+    try {
+      chunk = JSON.parse(data) as Json;
+    } catch {
+      return;
+    }
+    if (!chunk || chunk.object !== 'chat.completion.chunk') return;
+    this.head ??= { id: chunk.id, created: chunk.created, model: chunk.model, system_fingerprint: chunk.system_fingerprint, service_tier: chunk.service_tier };
+    if (chunk.usage) this.usage = chunk.usage;
+    for (const c of (chunk.choices as Json[] | undefined) ?? []) this.add(c);
+  }
+
+  private add(c: Json): void {
+    const index = Number(c.index ?? 0);
+    let choice = this.choices.get(index);
+    if (!choice) {
+      choice = { index, message: { role: 'assistant', content: null, refusal: null }, finish_reason: null, logprobs: null };
+      this.choices.set(index, choice);
+    }
+    const delta = (c.delta ?? {}) as Json;
+    if (typeof delta.role === 'string') choice.message.role = delta.role;
+    if (typeof delta.content === 'string') choice.message.content = (choice.message.content ?? '') + delta.content;
+    if (typeof delta.refusal === 'string') choice.message.refusal = (choice.message.refusal ?? '') + delta.refusal;
+    for (const t of (delta.tool_calls as Json[] | undefined) ?? []) {
+      const calls = (choice.message.tool_calls ??= []);
+      const at = Number(t.index ?? calls.length);
+      let call = calls.find((x) => x.index === at);
+      if (!call) {
+        call = { index: at, type: 'function', function: { name: '', arguments: '' } };
+        calls.push(call);
+      }
+      if (typeof t.id === 'string') call.id = t.id;
+      if (typeof t.type === 'string') call.type = t.type;
+      const f = (t.function ?? {}) as Json;
+      if (typeof f.name === 'string') call.function.name += f.name;
+      if (typeof f.arguments === 'string') call.function.arguments += f.arguments;
+    }
+    if (typeof c.finish_reason === 'string') choice.finish_reason = c.finish_reason;
+  }
+
+  /** The completion, or undefined when no chunk came. */
+  completion(): Json | undefined {
+    if (!this.head) return undefined;
+    const choices = [...this.choices.values()]
+      .sort((a, b) => a.index - b.index)
+      .map((c) => {
+        const calls = c.message.tool_calls?.sort((a, b) => a.index - b.index).map((t) => ({ id: t.id, type: t.type, function: t.function }));
+        const message: Json = { role: c.message.role, content: c.message.content, refusal: c.message.refusal };
+        if (calls?.length) message.tool_calls = calls;
+        return { index: c.index, message, finish_reason: c.finish_reason, logprobs: null };
+      });
+    const out: Json = { id: this.head.id, object: 'chat.completion', created: this.head.created, model: this.head.model, choices, usage: this.usage };
+    // the upstream's own fields, when its chunks carried them
+    if (typeof this.head.system_fingerprint === 'string') out.system_fingerprint = this.head.system_fingerprint;
+    if (typeof this.head.service_tier === 'string') out.service_tier = this.head.service_tier;
+    return out;
+  }
+}
