@@ -9,6 +9,10 @@ import { config } from '../shared/config/env';
 import { serverOptions } from '../shared/http/server-options';
 import { expressClasses } from '../shared/http/express-classes';
 import { startTracing, stopTracing } from '../shared/tracing/trace';
+import { drainBackground } from './routes/responses/background';
+
+/** How long a stopping web pod lets its background responses finish before it ends them failed. */
+const BACKGROUND_DRAIN_MS = 20_000;
 
 /** `/metrics` and `/healthz` without a token on METRICS_PORT, a port the operator keeps private. */
 async function startMetricsPort(port: number, ctx: { redis: import('../shared/redis/connection').RedisClient }): Promise<http.Server> {
@@ -41,6 +45,7 @@ export async function startWeb(port: number): Promise<{ server: http.Server; clo
       await new Promise<void>((resolve) => (metrics ? metrics.close(() => resolve()) : resolve()));
       server.closeIdleConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await drainBackground(BACKGROUND_DRAIN_MS);
       await closeContext(ctx);
       await stopTracing();
     },

@@ -57,6 +57,8 @@ export interface ChatDispatch {
   laterTurn?: boolean;
   /** See RunJobOptions.partOfRequest. */
   partOfRequest?: boolean;
+  /** See RunJobOptions.signal (a background response's cancel). */
+  signal?: AbortSignal;
 }
 
 /** A batch line's pricing: the model's prices and the plan's multiplier (docs/batches.md). */
@@ -92,6 +94,7 @@ export async function dispatchChat(ctx: AppContext, req: Request, res: Response,
     onChunk,
     jobId: d.jobId,
     partOfRequest: d.partOfRequest,
+    signal: d.signal,
     batch: batchPricing(req, d.resolved.model),
     reserve: chatLimits(ctx, req, d.resolved.model, d.body, !d.laterTurn),
     data: { operation: d.operation, target, body: d.body, includeUsage: d.includeUsage, route, estimatedTokens, ...(d.anthropicBeta ? { anthropicBeta: d.anthropicBeta } : {}) },

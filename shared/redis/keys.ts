@@ -41,6 +41,8 @@ export const keys = {
   cancelChannel: (queue: string) => `${p()}:{${hashTagOf(queue)}}:cancel`,
   /** Sharded channel of MCP `notifications/cancelled` (api/routes/mcp/cancels.ts): every web pod that served an MCP call subscribes. */
   mcpCancelChannel: () => `${p()}:{mcp}:cancel`,
+  /** The chat job (`<queue> <job id>`) running a background response (api/routes/responses/background.ts), for its cancel from any pod. */
+  backgroundJob: (responseId: string) => `${p()}:bg:{${responseId}}`,
   /** One API key's MCP cancels kept for calls not yet started (api/routes/mcp/kept-cancels.ts): a sorted set, member a digest of the JSON-RPC id, score its expiry. */
   mcpKeptCancels: (keyId: string) => `${p()}:{mcp-cancel:${keyId}}:kept`,
   switches: () => `${p()}:switches`,

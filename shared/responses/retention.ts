@@ -47,3 +47,24 @@ export async function expireStoredResponses(now: number = Date.now(), batch = 10
   }
   return removed;
 }
+
+/** A background response still queued or in progress this long after it was made lost its pod. */
+export const BACKGROUND_ABANDONED_MS = 2 * 3_600_000;
+
+/**
+ * The clock's hourly sweep of background responses whose pod stopped before they ended (a background
+ * response runs on the pod that took it: api/routes/responses/background.ts): still `queued` or
+ * `in_progress` BACKGROUND_ABANDONED_MS after creation, they end `failed` with a `server_error`, so
+ * a poller stops. Returns how many.
+ */
+export async function failAbandonedBackground(now: number = Date.now()): Promise<number> {
+  const rows = await db().query<{ id: string }>(
+    `UPDATE stored_responses
+        SET response = response || jsonb_build_object('status', 'failed', 'error',
+              jsonb_build_object('code', 'server_error', 'message', 'The gateway lost this background response before it ended; send it again.'))
+      WHERE created_at < :cutoff AND response->>'background' = 'true' AND response->>'status' IN ('queued', 'in_progress')
+      RETURNING id`,
+    { replacements: { cutoff: new Date(now - BACKGROUND_ABANDONED_MS) }, type: QueryTypes.SELECT },
+  );
+  return rows.length;
+}

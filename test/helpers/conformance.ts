@@ -139,7 +139,7 @@ export function expectAnthropic(def: string, value: unknown): void {
 export function withoutNullUser<T>(response: T): T {
   const r = { ...(response as Record<string, unknown>) };
   if (r.user === null) delete r.user;
-  if (r.usage === null && (r.status === 'in_progress' || r.status === 'failed')) delete r.usage;
+  if (r.usage === null && ['queued', 'in_progress', 'failed', 'cancelled'].includes(String(r.status))) delete r.usage;
   return r as T;
 }
 

@@ -6,7 +6,7 @@ import { expireImages } from './expire-images';
 import { expireFiles } from '../../shared/batches/files';
 import { rollupUsage } from './rollup-usage';
 import { maintainPartitions } from '../../shared/db/partitions';
-import { expireStoredResponses } from '../../shared/responses/retention';
+import { expireStoredResponses, failAbandonedBackground } from '../../shared/responses/retention';
 import { config } from '../../shared/config/env';
 import { startMetricsServer } from '../metrics-server';
 import { db } from '../../shared/db/sequelize';
@@ -26,6 +26,7 @@ export const CLOCK_TASKS: ClockTask[] = [
   { name: 'rollup-usage', schedule: '0 */5 * * * *', run: () => rollupUsage() },
   { name: 'partitions', schedule: '30 7 * * * *', run: () => maintainPartitions() },
   { name: 'expire-stored-responses', schedule: '0 20 * * * *', run: () => expireStoredResponses() },
+  { name: 'fail-abandoned-background', schedule: '45 */10 * * * *', run: () => failAbandonedBackground() },
 ];
 
 /** node-cron's messages (a run skipped while the last one still runs) in the process's log, with the task's name. */

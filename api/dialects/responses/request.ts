@@ -16,6 +16,8 @@ export interface ResponsesRequest {
   stream?: boolean;
   previous_response_id?: string | null;
   store?: boolean;
+  /** Run after the answer (`status: queued`), polled with GET and cancelled with POST .../cancel (api/routes/responses/background.ts). */
+  background?: boolean | null;
   metadata?: Record<string, string> | null;
   user?: string;
   reasoning?: { effort?: string | null; summary?: string | null } | null;

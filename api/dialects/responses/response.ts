@@ -43,7 +43,7 @@ export function responseObject(f: ResponseFrame, output: OutputItem[], finish: F
     // OpenAI's document: "Only present when the status is `completed`" (null otherwise)
     completed_at: status === 'completed' ? Math.floor(Date.now() / 1000) : null,
     status,
-    background: false,
+    background: r.background === true,
     error: null,
     incomplete_details: incomplete ? { reason: incomplete } : null,
     instructions: r.instructions ?? null,

@@ -19,6 +19,7 @@ import { endFailedStream } from './failed';
 import { merged } from '../../../shared/merged';
 import { countInLane } from '../../dispatch/count-lane';
 import { countCanonicalTokens } from '../../dialects/responses/count-tokens';
+import { cancelHandler, checkBackground, startBackground } from './background';
 
 function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
@@ -26,10 +27,12 @@ function createHandler(ctx: AppContext) {
     const resolved = await resolveChatModel(ctx, req, body.model);
     const history = await historyOf(req, body.previous_response_id);
     const native = responsesNativeTools(body);
+    if (body.background === true) checkBackground(body, !!native.set.search);
     if (native.set.search) return answerNative(ctx, req, res, body, resolved, history, native.set, native.rest);
     const { canonical, turn } = responsesToCanonical(body, history);
     forModel(canonical, resolved.model.config);
     const frame: ResponseFrame = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), publicModel: resolved.requestedId, req: body };
+    if (body.background === true) return startBackground(ctx, req, res, body, resolved, history, canonical, turn, frame);
     const store = body.store !== false;
     const stream = body.stream === true;
     const common = { resolved, operation: 'chat' as const, body: canonical, stream, includeUsage: true, passthrough: false };
@@ -100,5 +103,7 @@ export function responsesRouter(ctx: AppContext): Router {
     delete: deleteResponse,
   });
   only(r, '/v1/responses/:id/input_items', { get: listInputItems });
+  // background responses (background.ts)
+  only(r, '/v1/responses/:id/cancel', { post: cancelHandler(ctx) });
   return r;
 }

@@ -33,7 +33,7 @@ export const responsesSchema = Joi.object({
   stream: Joi.boolean().allow(null),
   previous_response_id: Joi.string().max(64).allow(null),
   store: Joi.boolean().allow(null),
-  background: Joi.boolean().valid(false).allow(null).messages({ 'any.only': "'background' responses are not supported; use a '-background' model id for background work." }),
+  background: Joi.boolean().allow(null),
   // a conversation's history is not kept here (no Conversations API): refused, not silently answered without it
   conversation: Joi.any()
     .valid(null)

@@ -22,7 +22,13 @@ export async function findStored(req: Request, id: string): Promise<StoredRespon
 /** The history a follow-up continues: the previous response's whole conversation. */
 export async function historyOf(req: Request, previousId: string | null | undefined): Promise<CanonicalMessage[]> {
   if (!previousId) return [];
-  return (await findStored(req, previousId)).conversation as CanonicalMessage[];
+  const row = await findStored(req, previousId);
+  // a background response that has not ended has no answer to continue from yet
+  const status = String(row.response.status);
+  if (row.response.background === true && (status === 'queued' || status === 'in_progress')) {
+    throw new ApiError(400, 'invalid_request', `Previous response '${previousId}' is still ${status}; continue it once it has completed.`, { param: 'previous_response_id' });
+  }
+  return row.conversation as CanonicalMessage[];
 }
 
 /**

@@ -300,7 +300,7 @@ describe('POST /v1/responses', () => {
       [{ model: 'sim-chat' }, 400, 'invalid_request'],
       [{ model: 'sim-chat', input: [] }, 400, 'invalid_request'],
       [{ model: 'sim-chat', input: 'x', temperature: 3 }, 400, 'invalid_request'],
-      [{ model: 'sim-chat', input: 'x', background: true }, 400, 'invalid_request'],
+      [{ model: 'sim-chat', input: 'x', background: true, store: false }, 400, 'invalid_request'],
       [{ model: 'sim-chat', input: 'x', conversation: 'conv_123' }, 400, 'invalid_request'],
       [{ model: 'sim-chat', input: 'x', conversation: { id: 'conv_123' } }, 400, 'invalid_request'],
       [{ model: 'sim-chat', input: [{ role: 'wizard', content: 'x' }] }, 400, 'invalid_request'],

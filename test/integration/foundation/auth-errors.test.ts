@@ -156,7 +156,7 @@ describe('project attribution and routing plans: refused without billing', () =>
     expect(r.status).to.equal(404);
     expect(r.body.error.code).to.equal('not_found');
     expect(r.text).not.to.include(o.key);
-    const wrongMethod = await call('GET', `/a/${o.key}/v1/chat/completions`);
+    const wrongMethod = await call('GET', `/a/${o.key}/v1/embeddings`);
     expect(wrongMethod.status).to.equal(405);
     expect(wrongMethod.body.error.code).to.equal('method_not_allowed');
     expect(wrongMethod.text).not.to.include(o.key);

@@ -111,7 +111,7 @@ describe('request ids and the error envelope', () => {
   });
 
   it('answers 405 with Allow and a request id for a wrong method', async () => {
-    const r = await call('GET', '/v1/chat/completions', { headers: keyHeader(o.key) });
+    const r = await call('GET', '/v1/embeddings', { headers: keyHeader(o.key) });
     expect(r.status).to.equal(405);
     expect(r.headers.get('allow')).to.equal('POST');
     expect(r.body.error.code).to.equal('method_not_allowed');

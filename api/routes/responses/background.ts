@@ -1,0 +1,146 @@
+import type { Request, Response } from 'express';
+import { Op, Sequelize } from 'sequelize';
+import type { AppContext } from '../../context';
+import { StoredResponse } from '../../../shared/db/models';
+import { ApiError } from '../../../shared/errors/ApiError';
+import { logger } from '../../../shared/logger';
+import { keys } from '../../../shared/redis/keys';
+import { cancelJob } from '../../../shared/queues/cancel';
+import { chatQueue } from '../../../shared/queues/names';
+import { laneFor } from '../../../shared/lanes/policy';
+import { storableCopy } from '../../middleware/json-checks';
+import { logFailedCall, logState } from '../../middleware/request-log';
+import { dispatchChat, type resolveChatModel } from '../../dispatch/chat';
+import type { CanonicalCompletion, CanonicalMessage } from '../../dialects/canonical';
+import type { ResponsesRequest } from '../../dialects/responses/request';
+import { canonicalToResponse, failedResponse, responseObject, type ResponseFrame } from '../../dialects/responses/response';
+import { findStored, storeResponse } from './store';
+
+type Resolved = Awaited<ReturnType<typeof resolveChatModel>>;
+
+/** A background response's statuses before it ends; `completed`, `incomplete`, `failed` and `cancelled` end it. */
+const RUNNING = ['queued', 'in_progress'];
+/** How long the job of a background response is findable for a cancel from another pod. */
+const JOB_KEY_MS = 24 * 3_600_000;
+
+/** This pod's background responses still running: a cancel made here aborts the request at once. */
+const running = new Map<string, AbortController>();
+
+/** The request's refusals for `background: true`, before anything is stored or run. */
+export function checkBackground(body: ResponsesRequest, hostedSearch: boolean): void {
+  if (body.store === false) throw new ApiError(400, 'invalid_request', "Background mode requires 'store' to be true (the response is kept to be polled).", { param: 'background' });
+  if (body.stream === true) {
+    throw new ApiError(400, 'unsupported_parameter', "'stream' is not supported with 'background' on this gateway; poll GET /v1/responses/{id} instead.", { param: 'stream' });
+  }
+  if (hostedSearch) throw new ApiError(400, 'unsupported_parameter', "'background' is not supported with hosted web search on this gateway.", { param: 'background' });
+}
+
+/** How long a background response waits for a lane slot (its org's lanes full), retrying every LANE_RETRY_MS. */
+const LANE_WAIT_MS = 10 * 60_000;
+const LANE_RETRY_MS = 1000;
+
+/**
+ * Runs `attempt` until a lane admits it: a background response is work the caller waits for by polling,
+ * so its org's lanes being full (429 CONCURRENT_REQUEST_LIMIT_EXCEEDED, refused before anything was
+ * sent) makes it wait, up to LANE_WAIT_MS, instead of failing it.
+ */
+async function runWhenAdmitted<T>(attempt: () => Promise<T>, signal: AbortSignal): Promise<T> {
+  const until = Date.now() + LANE_WAIT_MS;
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.code !== 'CONCURRENT_REQUEST_LIMIT_EXCEEDED' || Date.now() > until || signal.aborted) throw err;
+      await new Promise((r) => setTimeout(r, LANE_RETRY_MS));
+      if (signal.aborted) throw signal.reason;
+    }
+  }
+}
+
+/** Updates a background response's row while it has not ended (a cancel or a delete wins over a late answer). */
+async function settle(id: string, orgId: string, response: Record<string, unknown>, conversation?: CanonicalMessage[]): Promise<void> {
+  const values: Partial<{ response: Record<string, unknown>; conversation: unknown[] }> = { response: storableCopy(response) };
+  if (conversation) values.conversation = storableCopy(conversation);
+  await StoredResponse.update(values, { where: { id, orgId, [Op.and]: [Sequelize.where(Sequelize.literal("response->>'status'"), { [Op.in]: RUNNING })] } });
+}
+
+/**
+ * `POST /v1/responses` with `background: true` (OpenAI's background mode): the Response is stored
+ * `queued` and answered at once; the request then runs on this pod as a synchronous one would (its
+ * lane, limits, usage and request log), without a client to wait for it. Its row becomes
+ * `in_progress`, then `completed` (or `incomplete`) with the output, or `failed` with the error;
+ * GET polls it, POST .../cancel ends it `cancelled` from any pod.
+ */
+export async function startBackground(ctx: AppContext, req: Request, res: Response, body: ResponsesRequest, resolved: Resolved, history: CanonicalMessage[], canonical: Record<string, unknown>, turn: CanonicalMessage[], frame: ResponseFrame): Promise<void> {
+  const queued = responseObject(frame, [], 'in_progress', null);
+  queued.status = 'queued';
+  const asked = [...history, ...turn];
+  await storeResponse(req, queued, asked, body.input);
+  const orgId = req.auth!.orgId;
+  const lane = laneFor(req.auth!.org, resolved.background);
+  await ctx.redis.set(keys.backgroundJob(frame.id), `${chatQueue(lane)} ${req.id}`, 'PX', JOB_KEY_MS);
+  const abort = new AbortController();
+  running.set(frame.id, abort);
+  // The request's Activity row is the run's: its usage carries it when it completes (with its tokens),
+  // else it is written with the failure (below); the pod writes none for the queued answer.
+  const state = logState(res);
+  if (state) state.carried = true;
+  // the run starts once the answer is out: the request's response is finished, so no disconnect cancels it
+  res.once('finish', () => {
+    void (async () => {
+      try {
+        await settle(frame.id, orgId, Object.assign({}, queued, { status: 'in_progress' }));
+        const result = (await runWhenAdmitted(() => dispatchChat(ctx, req, res, { resolved, operation: 'chat', body: canonical, stream: false, includeUsage: true, passthrough: false, signal: abort.signal }), abort.signal)) as CanonicalCompletion;
+        const { response, assistant } = canonicalToResponse(result, frame);
+        await settle(frame.id, orgId, response, [...asked, assistant]);
+      } catch (err) {
+        const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The background response failed.');
+        logFailedCall(ctx, req, req.id, resolved.requestedId, { status: e.status, code: e.code });
+        await settle(frame.id, orgId, failedResponse(frame, [], e.status, e.message)).catch((x) => logger.warn({ err: x, responseId: frame.id }, 'background response not settled'));
+      } finally {
+        running.delete(frame.id);
+        void ctx.redis.del(keys.backgroundJob(frame.id)).catch(() => undefined);
+      }
+    })();
+  });
+  res.json(queued);
+}
+
+/**
+ * `POST /v1/responses/{id}/cancel`: a background response still queued or running ends `cancelled`
+ * (its upstream request aborted, wherever it runs) and is answered; cancelling one already cancelled
+ * answers it again. A response that was not made in the background, or has already ended otherwise,
+ * is refused (400).
+ */
+export function cancelHandler(ctx: AppContext) {
+  return async (req: Request, res: Response) => {
+    const id = String(req.params.id);
+    const row = await findStored(req, id);
+    const r = row.response;
+    if (r.background !== true) throw new ApiError(400, 'invalid_request', 'Only responses created with background=true can be cancelled.', { param: 'response_id' });
+    if (r.status === 'cancelled') return void res.json(r);
+    if (!RUNNING.includes(String(r.status))) throw new ApiError(400, 'invalid_request', `Cannot cancel a response with status '${String(r.status)}'.`, { param: 'response_id' });
+    const cancelled = Object.assign({}, r, { status: 'cancelled', usage: null, completed_at: null });
+    await settle(id, req.auth!.orgId, cancelled);
+    const local = running.get(id);
+    if (local) local.abort(new ApiError(499, 'cancelled', 'The background response was cancelled.'));
+    else {
+      const job = await ctx.redis.get(keys.backgroundJob(id));
+      const [queue, jobId] = job?.split(' ') ?? [];
+      if (queue && jobId) await cancelJob(ctx.redis, ctx.queues, queue as ReturnType<typeof chatQueue>, jobId);
+    }
+    res.json((await findStored(req, id)).response);
+  };
+}
+
+
+/**
+ * A web pod's shutdown (api/server.ts): waits up to `ms` for this pod's background responses to end,
+ * then aborts the rest, which end `failed` (503, send it again) rather than waiting for the clock's sweep.
+ */
+export async function drainBackground(ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  while (running.size && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+  for (const abort of running.values()) abort.abort(new ApiError(503, 'service_unavailable', 'The gateway stopped before this background response ended; send it again.'));
+  while (running.size) await new Promise((r) => setTimeout(r, 20));
+}

@@ -1,0 +1,194 @@
+import { expect } from 'chai';
+import OpenAI from 'openai';
+import { QueryTypes } from 'sequelize';
+import { env, resetSim, startGateway, type TestGateway } from '../../helpers/harness';
+import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { call, keyHeader } from '../../helpers/http';
+import { expectOpenAI, withoutNullUser } from '../../helpers/conformance';
+import { usageSettled } from '../../helpers/usage';
+import { waitFor } from '../../helpers/wait';
+import { StoredResponse, UsageEvent } from '../../../shared/db/models';
+import { BACKGROUND_ABANDONED_MS, failAbandonedBackground } from '../../../shared/responses/retention';
+import { db } from '../../../shared/db/sequelize';
+import { drainBackground } from '../../../api/routes/responses/background';
+
+/** What the SDK's call rejects with, or 'answered'. */
+const outcome = (p: Promise<unknown>) => p.then(() => 'answered' as const, (e: unknown) => e);
+
+function expectRefused(err: unknown, status: number, param: string): void {
+  expect(err).to.be.instanceOf(OpenAI.APIError);
+  const e = err as InstanceType<typeof OpenAI.APIError>;
+  expect([e.status, e.param]).to.deep.equal([status, param]);
+}
+
+/** Polls GET /v1/responses/{id} through the SDK until the response leaves queued and in_progress. */
+async function ended(client: OpenAI, id: string): Promise<OpenAI.Responses.Response> {
+  let r = await client.responses.retrieve(id);
+  const until = Date.now() + 15_000;
+  while ((r.status === 'queued' || r.status === 'in_progress') && Date.now() < until) {
+    await new Promise((x) => setTimeout(x, 50));
+    r = await client.responses.retrieve(id);
+  }
+  return r;
+}
+
+/** OpenAI's background mode: `background: true`, polled with GET, cancelled with POST .../cancel. */
+describe('background responses', () => {
+  let o: TestOrg;
+  let client: OpenAI;
+  let podB: TestGateway;
+  beforeEach(resetSim);
+  afterEach(() => env().sim.knobs.reset());
+  before(async () => {
+    o = await buildOrg(env().redis);
+    client = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    podB = await startGateway();
+  });
+  after(() => podB.close());
+
+  it('answers queued at once, then runs: polled to completed with the output and usage, billed once, and continued by a follow-up', async function () {
+    this.timeout(30_000);
+    const fresh = await buildOrg(env().redis);
+    const c = new OpenAI({ apiKey: fresh.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    env().sim.knobs.set('sim-chat-1', { delayMs: 300 });
+    const made = await c.responses.create({ model: 'sim-chat', input: 'tell me about otters', background: true });
+    expect(made).to.deep.include({ status: 'queued', background: true, output: [], usage: null, store: true });
+    expectOpenAI('Response', withoutNullUser(JSON.parse(JSON.stringify(made))));
+
+    const done = await ended(c, made.id);
+    expect(done.status).to.equal('completed');
+    expect(done.background).to.equal(true);
+    expect(done.output_text).to.include('otters');
+    expect(done.usage!.input_tokens).to.be.above(0);
+    expectOpenAI('Response', withoutNullUser(JSON.parse(JSON.stringify(done))));
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { orgId: fresh.org.id } }), 'one request, one usage event').to.equal(1);
+    const logged = async () =>
+      db().query<{ status: number; input_tokens: number; route: string; request_id: string }>("SELECT status, input_tokens, route, request_id FROM request_logs WHERE org_id = :org AND route = '/v1/responses'", { type: QueryTypes.SELECT, replacements: { org: fresh.org.id } });
+    expect(await waitFor(async () => (await logged()).some((r) => r.input_tokens > 0), 10_000), 'the Activity row has the run’s tokens').to.equal(true);
+    expect((await logged()).map((r) => r.status), 'one row for the request').to.deep.equal([200]);
+
+    const next = await c.responses.create({ model: 'sim-chat', input: 'and beavers?', previous_response_id: made.id });
+    expect(next.status).to.equal('completed');
+    expect(JSON.stringify(env().sim.log.entries.at(-1)!.body), 'the follow-up carried the background answer').to.include('otters');
+  });
+
+  it('cancels a running background response on the pod that runs it, or from another pod: cancelled, its upstream request aborted; again answers it; a late answer does not overwrite it', async function () {
+    this.timeout(30_000);
+    for (const via of [env().gw.url, podB.url]) {
+      env().sim.knobs.set('sim-chat-1', { hold: true });
+      const seen = env().sim.log.entries.length;
+      const made = await client.responses.create({ model: 'sim-chat', input: `hold me (${via})`, background: true });
+      expect(await waitFor(() => env().sim.log.entries.length > seen, 10_000), 'it reached the upstream').to.equal(true);
+      expect((await client.responses.retrieve(made.id)).status).to.equal('in_progress');
+      const other = new OpenAI({ apiKey: o.key, baseURL: `${via}/v1`, maxRetries: 0 });
+      const cancelled = await other.responses.cancel(made.id);
+      expect(cancelled).to.deep.include({ id: made.id, status: 'cancelled', background: true });
+      expect(await waitFor(() => env().sim.log.entries.at(-1)!.aborted === true, 10_000), `the upstream request was aborted (cancel via ${via})`).to.equal(true);
+      env().sim.knobs.release();
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await client.responses.retrieve(made.id)).status, 'still cancelled').to.equal('cancelled');
+      expect((await other.responses.cancel(made.id)).status, 'a second cancel answers it again').to.equal('cancelled');
+      env().sim.knobs.reset();
+    }
+  });
+
+  it('refuses what background mode cannot do, before anything is stored or billed; cancel refuses a response that was not made in the background or has ended', async function () {
+    this.timeout(30_000);
+    const fresh = await buildOrg(env().redis);
+    const c = new OpenAI({ apiKey: fresh.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    expectRefused(await outcome(c.responses.create({ model: 'sim-chat', input: 'x', background: true, store: false })), 400, 'background');
+    expectRefused(await outcome(c.responses.create({ model: 'sim-chat', input: 'x', background: true, stream: true })), 400, 'stream');
+    const search = await call('POST', '/v1/responses', { headers: keyHeader(fresh.key), json: { model: 'sim-chat', input: 'x', background: true, tools: [{ type: 'web_search' }] } });
+    expect([search.status, search.body.error.param]).to.deep.equal([400, 'background']);
+    expect(await StoredResponse.count({ where: { orgId: fresh.org.id } }), 'nothing stored').to.equal(0);
+    expect(env().sim.log.entries, 'nothing sent').to.have.length(0);
+
+    const plain = await c.responses.create({ model: 'sim-chat', input: 'x' });
+    expectRefused(await outcome(c.responses.cancel(plain.id)), 400, 'response_id');
+    const bg = await c.responses.create({ model: 'sim-chat', input: 'x', background: true });
+    expect((await ended(c, bg.id)).status).to.equal('completed');
+    expectRefused(await outcome(c.responses.cancel(bg.id)), 400, 'response_id');
+    const missing = await outcome(c.responses.cancel('resp_nope'));
+    expect((missing as InstanceType<typeof OpenAI.APIError>).status).to.equal(404);
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { orgId: fresh.org.id } }), 'only the two answered requests').to.equal(2);
+  });
+
+  it('a follow-up naming a background response that has not ended is refused; an upstream failure ends it failed with the error', async function () {
+    this.timeout(30_000);
+    env().sim.knobs.set('sim-chat-1', { hold: true });
+    const seen = env().sim.log.entries.length;
+    const made = await client.responses.create({ model: 'sim-chat', input: 'slow', background: true });
+    expect(await waitFor(() => env().sim.log.entries.length > seen, 10_000), 'it reached the upstream').to.equal(true);
+    expectRefused(await outcome(client.responses.create({ model: 'sim-chat', input: 'next', previous_response_id: made.id })), 400, 'previous_response_id');
+    env().sim.knobs.release();
+    expect((await ended(client, made.id)).status).to.equal('completed');
+    env().sim.knobs.reset();
+
+    const fresh = await buildOrg(env().redis);
+    const c = new OpenAI({ apiKey: fresh.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    env().sim.knobs.set('sim-chat-1', { status: 400 });
+    const bad = await c.responses.create({ model: 'sim-chat', input: 'refused upstream', background: true });
+    const failed = await ended(c, bad.id);
+    expect(failed.status).to.equal('failed');
+    expect(failed.error).to.have.property('message').that.is.a('string');
+    const rows = async () =>
+      db().query<{ status: number }>("SELECT status FROM request_logs WHERE org_id = :org AND route = '/v1/responses'", { type: QueryTypes.SELECT, replacements: { org: fresh.org.id } });
+    expect(await waitFor(async () => (await rows()).length === 1, 10_000), 'the create has one Activity row').to.equal(true);
+    expect((await rows())[0].status, 'with the run’s failure').to.equal(400);
+  });
+
+  it('waits for a lane when its org’s lanes are full, instead of failing, and runs once one frees', async function () {
+    this.timeout(30_000);
+    const small = await buildOrg(env().redis, { laneOverrides: { 'chat:interactive': 1 } });
+    const c = new OpenAI({ apiKey: small.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    env().sim.knobs.set('sim-chat-1', { hold: true });
+    const first = c.responses.create({ model: 'sim-chat', input: 'holding the lane' });
+    expect(await waitFor(() => env().sim.log.entries.length === 1, 10_000), 'the first holds the lane').to.equal(true);
+    const made = await c.responses.create({ model: 'sim-chat', input: 'waiting for a lane', background: true });
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await c.responses.retrieve(made.id)).status, 'still waiting, not failed').to.be.oneOf(['queued', 'in_progress']);
+    expect(env().sim.log.entries, 'not sent while the lane is full').to.have.length(1);
+    env().sim.knobs.reset();
+    env().sim.knobs.release();
+    expect((await first).status).to.equal('completed');
+    const done = await ended(c, made.id);
+    expect(done.status).to.equal('completed');
+    expect(done.output_text).to.include('waiting for a lane');
+  });
+
+  it('a stopping pod lets its background responses run a while, then ends the rest failed (send it again)', async function () {
+    this.timeout(30_000);
+    env().sim.knobs.set('sim-chat-1', { hold: true });
+    const seen = env().sim.log.entries.length;
+    const made = await client.responses.create({ model: 'sim-chat', input: 'cut by a shutdown', background: true });
+    expect(await waitFor(() => env().sim.log.entries.length > seen, 10_000)).to.equal(true);
+    const t = Date.now();
+    await drainBackground(300);
+    expect(Date.now() - t, 'it waited its grace').to.be.at.least(280);
+    const r = await client.responses.retrieve(made.id);
+    expect(r.status).to.equal('failed');
+    expect(r.error!.message).to.match(/send it again/);
+    expect(await waitFor(() => env().sim.log.entries.at(-1)!.aborted === true, 10_000), 'its upstream request was aborted').to.equal(true);
+  });
+
+  it('the clock fails a background response whose pod stopped before it ended', async () => {
+    const made = await StoredResponse.create({
+      id: `resp_lost_${Date.now()}`,
+      orgId: o.org.id,
+      projectId: null,
+      apiKeyId: o.keyId,
+      model: 'sim-chat',
+      conversation: [],
+      response: { id: 'x', object: 'response', status: 'in_progress', background: true, output: [] },
+    });
+    await db().query('UPDATE stored_responses SET created_at = :at WHERE id = :id', { replacements: { id: made.id, at: new Date(Date.now() - BACKGROUND_ABANDONED_MS - 1000) } });
+    const young = await client.responses.create({ model: 'sim-chat', input: 'young', background: true });
+    expect(await failAbandonedBackground()).to.be.at.least(1);
+    const row = await StoredResponse.findByPk(made.id);
+    expect(row!.response).to.deep.include({ status: 'failed' });
+    expect((row!.response.error as { code: string }).code).to.equal('server_error');
+    expect((await ended(client, young.id)).status, 'a young one is left to run').to.equal('completed');
+  });
+});
