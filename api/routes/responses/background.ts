@@ -44,7 +44,7 @@ const LANE_RETRY_MS = 1000;
  * so its org's lanes being full (429 CONCURRENT_REQUEST_LIMIT_EXCEEDED, refused before anything was
  * sent) makes it wait, up to LANE_WAIT_MS, instead of failing it.
  */
-async function runWhenAdmitted<T>(attempt: () => Promise<T>, signal: AbortSignal): Promise<T> {
+async function runWhenAdmitted<T>(attempt: () => Promise<T>, signal: AbortSignal, stillWanted: () => Promise<boolean>): Promise<T> {
   const until = Date.now() + LANE_WAIT_MS;
   for (;;) {
     try {
@@ -53,8 +53,16 @@ async function runWhenAdmitted<T>(attempt: () => Promise<T>, signal: AbortSignal
       if (!(err instanceof ApiError) || err.code !== 'CONCURRENT_REQUEST_LIMIT_EXCEEDED' || Date.now() > until || signal.aborted) throw err;
       await new Promise((r) => setTimeout(r, LANE_RETRY_MS));
       if (signal.aborted) throw signal.reason;
+      // cancelled (or deleted) from another pod while it waited: no job of it exists to cancel there
+      if (!(await stillWanted())) throw new ApiError(499, 'cancelled', 'The background response was cancelled.');
     }
   }
+}
+
+/** Whether a background response is still queued or in progress (not cancelled, not deleted). */
+async function stillRunning(id: string, orgId: string): Promise<boolean> {
+  const row = await StoredResponse.findOne({ where: { id, orgId }, attributes: ['response'] });
+  return !!row && RUNNING.includes(String(row.response.status));
 }
 
 /** Updates a background response's row while it has not ended (a cancel or a delete wins over a late answer). */
@@ -75,22 +83,23 @@ export async function startBackground(ctx: AppContext, req: Request, res: Respon
   const queued = responseObject(frame, [], 'in_progress', null);
   queued.status = 'queued';
   const asked = [...history, ...turn];
-  await storeResponse(req, queued, asked, body.input);
   const orgId = req.auth!.orgId;
   const lane = laneFor(req.auth!.org, resolved.background);
   await ctx.redis.set(keys.backgroundJob(frame.id), `${chatQueue(lane)} ${req.id}`, 'PX', JOB_KEY_MS);
+  await storeResponse(req, queued, asked, body.input);
   const abort = new AbortController();
   running.set(frame.id, abort);
   // The request's Activity row is the run's: its usage carries it when it completes (with its tokens),
   // else it is written with the failure (below); the pod writes none for the queued answer.
   const state = logState(res);
   if (state) state.carried = true;
-  // the run starts once the answer is out: the request's response is finished, so no disconnect cancels it
-  res.once('finish', () => {
+  // The run starts once the answer is out: the request's response is finished, so no disconnect cancels
+  // it. A client gone before the answer was written (it never learnt the id) cancels it at once.
+  res.once('close', () => {
     void (async () => {
       try {
         await settle(frame.id, orgId, Object.assign({}, queued, { status: 'in_progress' }));
-        const result = (await runWhenAdmitted(() => dispatchChat(ctx, req, res, { resolved, operation: 'chat', body: canonical, stream: false, includeUsage: true, passthrough: false, signal: abort.signal }), abort.signal)) as CanonicalCompletion;
+        const result = (await runWhenAdmitted(() => dispatchChat(ctx, req, res, { resolved, operation: 'chat', body: canonical, stream: false, includeUsage: true, passthrough: false, signal: abort.signal }), abort.signal, () => stillRunning(frame.id, orgId))) as CanonicalCompletion;
         const { response, assistant } = canonicalToResponse(result, frame);
         await settle(frame.id, orgId, response, [...asked, assistant]);
       } catch (err) {

@@ -158,6 +158,27 @@ describe('background responses', () => {
     expect(done.output_text).to.include('waiting for a lane');
   });
 
+  it('cancelled from another pod while it waits for a lane, it never runs', async function () {
+    this.timeout(30_000);
+    const small = await buildOrg(env().redis, { laneOverrides: { 'chat:interactive': 1 } });
+    const c = new OpenAI({ apiKey: small.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    env().sim.knobs.set('sim-chat-1', { hold: true });
+    const first = c.responses.create({ model: 'sim-chat', input: 'holding the lane' });
+    expect(await waitFor(() => env().sim.log.entries.length === 1, 10_000)).to.equal(true);
+    const made = await c.responses.create({ model: 'sim-chat', input: 'never sent', background: true });
+    await new Promise((r) => setTimeout(r, 300));
+    const viaB = new OpenAI({ apiKey: small.key, baseURL: `${podB.url}/v1`, maxRetries: 0 });
+    expect((await viaB.responses.cancel(made.id)).status).to.equal('cancelled');
+    env().sim.knobs.reset();
+    env().sim.knobs.release();
+    expect((await first).status).to.equal('completed');
+    await new Promise((r) => setTimeout(r, 2500)); // past its next try for a lane
+    expect(env().sim.log.entries.map((e) => JSON.stringify(e.body)).join(' '), 'never sent upstream').to.not.include('never sent');
+    expect((await c.responses.retrieve(made.id)).status).to.equal('cancelled');
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { orgId: small.org.id } }), 'only the first billed').to.equal(1);
+  });
+
   it('a stopping pod lets its background responses run a while, then ends the rest failed (send it again)', async function () {
     this.timeout(30_000);
     env().sim.knobs.set('sim-chat-1', { hold: true });
