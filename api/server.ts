@@ -45,7 +45,7 @@ export async function startWeb(port: number): Promise<{ server: http.Server; clo
       await new Promise<void>((resolve) => (metrics ? metrics.close(() => resolve()) : resolve()));
       server.closeIdleConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await drainBackground(BACKGROUND_DRAIN_MS);
+      await drainBackground(ctx, BACKGROUND_DRAIN_MS);
       await closeContext(ctx);
       await stopTracing();
     },

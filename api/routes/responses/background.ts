@@ -23,8 +23,16 @@ const RUNNING = ['queued', 'in_progress'];
 /** How long the job of a background response is findable for a cancel from another pod. */
 const JOB_KEY_MS = 24 * 3_600_000;
 
-/** This pod's background responses still running: a cancel made here aborts the request at once. */
-const running = new Map<string, AbortController>();
+/**
+ * Each pod's background responses still running (by its context: one process may hold several pods,
+ * as the tests do): a cancel made on the same pod aborts the request at once.
+ */
+const byPod = new WeakMap<AppContext, Map<string, AbortController>>();
+function runningOn(ctx: AppContext): Map<string, AbortController> {
+  let m = byPod.get(ctx);
+  if (!m) byPod.set(ctx, (m = new Map()));
+  return m;
+}
 
 /** The request's refusals for `background: true`, before anything is stored or run. */
 export function checkBackground(body: ResponsesRequest, hostedSearch: boolean): void {
@@ -88,6 +96,7 @@ export async function startBackground(ctx: AppContext, req: Request, res: Respon
   await ctx.redis.set(keys.backgroundJob(frame.id), `${chatQueue(lane)} ${req.id}`, 'PX', JOB_KEY_MS);
   await storeResponse(req, queued, asked, body.input);
   const abort = new AbortController();
+  const running = runningOn(ctx);
   running.set(frame.id, abort);
   // The request's Activity row is the run's: its usage carries it when it completes (with its tokens),
   // else it is written with the failure (below); the pod writes none for the queued answer.
@@ -131,7 +140,7 @@ export function cancelHandler(ctx: AppContext) {
     if (!RUNNING.includes(String(r.status))) throw new ApiError(400, 'invalid_request', `Cannot cancel a response with status '${String(r.status)}'.`, { param: 'response_id' });
     const cancelled = Object.assign({}, r, { status: 'cancelled', usage: null, completed_at: null });
     await settle(id, req.auth!.orgId, cancelled);
-    const local = running.get(id);
+    const local = runningOn(ctx).get(id);
     if (local) local.abort(new ApiError(499, 'cancelled', 'The background response was cancelled.'));
     else {
       const job = await ctx.redis.get(keys.backgroundJob(id));
@@ -147,7 +156,8 @@ export function cancelHandler(ctx: AppContext) {
  * A web pod's shutdown (api/server.ts): waits up to `ms` for this pod's background responses to end,
  * then aborts the rest, which end `failed` (503, send it again) rather than waiting for the clock's sweep.
  */
-export async function drainBackground(ms: number): Promise<void> {
+export async function drainBackground(ctx: AppContext, ms: number): Promise<void> {
+  const running = runningOn(ctx);
   const until = Date.now() + ms;
   while (running.size && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
   for (const abort of running.values()) abort.abort(new ApiError(503, 'service_unavailable', 'The gateway stopped before this background response ended; send it again.'));

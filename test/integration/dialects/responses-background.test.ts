@@ -186,7 +186,7 @@ describe('background responses', () => {
     const made = await client.responses.create({ model: 'sim-chat', input: 'cut by a shutdown', background: true });
     expect(await waitFor(() => env().sim.log.entries.length > seen, 10_000)).to.equal(true);
     const t = Date.now();
-    await drainBackground(300);
+    await drainBackground(env().gw.ctx, 300);
     expect(Date.now() - t, 'it waited its grace').to.be.at.least(280);
     const r = await client.responses.retrieve(made.id);
     expect(r.status).to.equal('failed');
