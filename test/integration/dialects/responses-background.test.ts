@@ -32,6 +32,15 @@ async function ended(client: OpenAI, id: string): Promise<OpenAI.Responses.Respo
   return r;
 }
 
+/** A background response created while the simulator holds its answers, once its request has reached the upstream. */
+async function heldBackground(c: OpenAI, input: string): Promise<OpenAI.Responses.Response> {
+  env().sim.knobs.set('sim-chat-1', { hold: true });
+  const seen = env().sim.log.entries.length;
+  const made = await c.responses.create({ model: 'sim-chat', input, background: true });
+  expect(await waitFor(() => env().sim.log.entries.length > seen, 10_000), 'it reached the upstream').to.equal(true);
+  return made;
+}
+
 /** OpenAI's background mode: `background: true`, polled with GET, cancelled with POST .../cancel. */
 describe('background responses', () => {
   let o: TestOrg;
@@ -76,10 +85,7 @@ describe('background responses', () => {
   it('cancels a running background response on the pod that runs it, or from another pod: cancelled, its upstream request aborted; again answers it; a late answer does not overwrite it', async function () {
     this.timeout(30_000);
     for (const via of [env().gw.url, podB.url]) {
-      env().sim.knobs.set('sim-chat-1', { hold: true });
-      const seen = env().sim.log.entries.length;
-      const made = await client.responses.create({ model: 'sim-chat', input: `hold me (${via})`, background: true });
-      expect(await waitFor(() => env().sim.log.entries.length > seen, 10_000), 'it reached the upstream').to.equal(true);
+      const made = await heldBackground(client, `hold me (${via})`);
       expect((await client.responses.retrieve(made.id)).status).to.equal('in_progress');
       const other = new OpenAI({ apiKey: o.key, baseURL: `${via}/v1`, maxRetries: 0 });
       const cancelled = await other.responses.cancel(made.id);
@@ -117,10 +123,7 @@ describe('background responses', () => {
 
   it('a follow-up naming a background response that has not ended is refused; an upstream failure ends it failed with the error', async function () {
     this.timeout(30_000);
-    env().sim.knobs.set('sim-chat-1', { hold: true });
-    const seen = env().sim.log.entries.length;
-    const made = await client.responses.create({ model: 'sim-chat', input: 'slow', background: true });
-    expect(await waitFor(() => env().sim.log.entries.length > seen, 10_000), 'it reached the upstream').to.equal(true);
+    const made = await heldBackground(client, 'slow');
     expectRefused(await outcome(client.responses.create({ model: 'sim-chat', input: 'next', previous_response_id: made.id })), 400, 'previous_response_id');
     env().sim.knobs.release();
     expect((await ended(client, made.id)).status).to.equal('completed');
@@ -181,10 +184,7 @@ describe('background responses', () => {
 
   it('a stopping pod lets its background responses run a while, then ends the rest failed (send it again)', async function () {
     this.timeout(30_000);
-    env().sim.knobs.set('sim-chat-1', { hold: true });
-    const seen = env().sim.log.entries.length;
-    const made = await client.responses.create({ model: 'sim-chat', input: 'cut by a shutdown', background: true });
-    expect(await waitFor(() => env().sim.log.entries.length > seen, 10_000)).to.equal(true);
+    const made = await heldBackground(client, 'cut by a shutdown');
     const t = Date.now();
     await drainBackground(env().gw.ctx, 300);
     expect(Date.now() - t, 'it waited its grace').to.be.at.least(280);
