@@ -41,6 +41,16 @@ async function heldBackground(c: OpenAI, input: string): Promise<OpenAI.Response
   return made;
 }
 
+/** An org of one interactive lane, that lane held by a synchronous request the simulator holds. */
+async function laneHeld(): Promise<{ small: TestOrg; c: OpenAI; first: Promise<OpenAI.Responses.Response> }> {
+  const small = await buildOrg(env().redis, { laneOverrides: { 'chat:interactive': 1 } });
+  const c = new OpenAI({ apiKey: small.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+  env().sim.knobs.set('sim-chat-1', { hold: true });
+  const first = c.responses.create({ model: 'sim-chat', input: 'holding the lane' });
+  expect(await waitFor(() => env().sim.log.entries.length === 1, 10_000), 'the first holds the lane').to.equal(true);
+  return { small, c, first };
+}
+
 /** OpenAI's background mode: `background: true`, polled with GET, cancelled with POST .../cancel. */
 describe('background responses', () => {
   let o: TestOrg;
@@ -144,11 +154,7 @@ describe('background responses', () => {
 
   it('waits for a lane when its org’s lanes are full, instead of failing, and runs once one frees', async function () {
     this.timeout(30_000);
-    const small = await buildOrg(env().redis, { laneOverrides: { 'chat:interactive': 1 } });
-    const c = new OpenAI({ apiKey: small.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
-    env().sim.knobs.set('sim-chat-1', { hold: true });
-    const first = c.responses.create({ model: 'sim-chat', input: 'holding the lane' });
-    expect(await waitFor(() => env().sim.log.entries.length === 1, 10_000), 'the first holds the lane').to.equal(true);
+    const { c, first } = await laneHeld();
     const made = await c.responses.create({ model: 'sim-chat', input: 'waiting for a lane', background: true });
     await new Promise((r) => setTimeout(r, 1500));
     expect((await c.responses.retrieve(made.id)).status, 'still waiting, not failed').to.be.oneOf(['queued', 'in_progress']);
@@ -163,11 +169,7 @@ describe('background responses', () => {
 
   it('cancelled from another pod while it waits for a lane, it never runs', async function () {
     this.timeout(30_000);
-    const small = await buildOrg(env().redis, { laneOverrides: { 'chat:interactive': 1 } });
-    const c = new OpenAI({ apiKey: small.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
-    env().sim.knobs.set('sim-chat-1', { hold: true });
-    const first = c.responses.create({ model: 'sim-chat', input: 'holding the lane' });
-    expect(await waitFor(() => env().sim.log.entries.length === 1, 10_000)).to.equal(true);
+    const { small, c, first } = await laneHeld();
     const made = await c.responses.create({ model: 'sim-chat', input: 'never sent', background: true });
     await new Promise((r) => setTimeout(r, 300));
     const viaB = new OpenAI({ apiKey: small.key, baseURL: `${podB.url}/v1`, maxRetries: 0 });
