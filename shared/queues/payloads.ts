@@ -1,3 +1,4 @@
+import type { EmbeddingType } from '../embeddings/encodings';
 import type { QueueName } from './names';
 import type { ProviderKind, ProviderSettings } from '../db/models/Provider';
 import type { QuestionPlan } from '../systemone/types';
@@ -137,6 +138,8 @@ export interface EmbedJob extends JobEnvelope {
   dimensions?: number;
   /** Cohere's `input_type` of a `/v2/embed` request: sent to a Cohere upstream (others have no such field). */
   inputType?: 'search_document' | 'search_query' | 'classification' | 'clustering';
+  /** Cohere's `embedding_types` of a `/v2/embed` request to a Cohere upstream, when more than float: it computes them itself. */
+  embeddingTypes?: EmbeddingType[];
   /** Input tokens counted at the edge with the model's tokenizer profile (billed if the upstream reports none). */
   countedTokens: number;
 }

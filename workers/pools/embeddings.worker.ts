@@ -23,7 +23,7 @@ async function run(d: EmbeddingsJob, { signal, usage }: JobContext): Promise<Rec
   if (d.operation === 'embed') {
     const adapter = t.kind === 'openai' ? embed : t.kind === 'azure' ? azureEmbed : t.kind === 'gemini' ? geminiEmbed : t.kind === 'cohere' ? cohereEmbed : undefined;
     if (!adapter) throw unsupported('embeddings', t.kind);
-    const out = await adapter(call, { input: d.input, encodingFormat: d.encodingFormat, dimensions: d.dimensions, inputType: d.inputType }, d.publicModel);
+    const out = await adapter(call, { input: d.input, encodingFormat: d.encodingFormat, dimensions: d.dimensions, inputType: d.inputType, embeddingTypes: d.embeddingTypes }, d.publicModel);
     const tokens = out.upstreamTokens > 0 ? out.upstreamTokens : d.countedTokens;
     usage('embeddings', { inputTokens: tokens });
     // set on the answer itself (this job's own), not a spread's copy (shared/merged.ts)

@@ -1,15 +1,18 @@
 import { invalid, isInt, kindOf, rejectUnknownFields, requireModel } from './errors';
 import type { EmbeddingsRequest } from './embeddings.schema';
+import { errors } from '../../../shared/errors/codes';
+import { EMBEDDING_TYPES, encodeAll, type EmbeddingType } from '../../../shared/embeddings/encodings';
 
 /** Cohere's v2 embed fields (`POST /v2/embed`, `CohereClientV2.embed`). */
 export const EMBED_V2_FIELDS = ['model', 'input_type', 'texts', 'images', 'inputs', 'max_tokens', 'output_dimension', 'embedding_types', 'truncate', 'priority'] as const;
 
 const INPUT_TYPES = ['search_document', 'search_query', 'classification', 'clustering', 'image'];
-const EMBEDDING_TYPES = ['float', 'int8', 'uint8', 'binary', 'ubinary', 'base64'];
 
 export interface EmbedV2Request extends EmbeddingsRequest {
   input: string[];
   inputType: 'search_document' | 'search_query' | 'classification' | 'clustering';
+  /** `embedding_types` as asked, each once, in the caller's order (`['float']` when omitted). */
+  embeddingTypes: EmbeddingType[];
 }
 
 const what = (v: unknown) => (typeof v === 'number' || typeof v === 'string' ? JSON.stringify(v) : kindOf(v));
@@ -17,8 +20,8 @@ const what = (v: unknown) => (typeof v === 'number' || typeof v === 'string' ? J
 /**
  * Cohere's v2 embed request, as the gateway serves it (docs/embeddings.md): text only (`texts`, 1 to
  * 96 non-empty strings; `images` and `inputs` refused), `input_type` required and one of Cohere's
- * (`image` refused, there being no images; sent to a Cohere upstream), float embeddings only (`embedding_types` omitted or
- * `["float"]`; the quantized and base64 types refused), `output_dimension` as `dimensions`. Inputs
+ * (`image` refused, there being no images; sent to a Cohere upstream), `embedding_types` any of Cohere's (float when
+ * omitted; the route checks that the model can give `int8`/`uint8`), `output_dimension` as `dimensions`. Inputs
  * are never truncated, as on `/v1/embeddings`: `truncate` and `max_tokens` keep Cohere's types and
  * change nothing (a text past the model's limit is 400 `input_too_long` whatever they say), and
  * `priority` is accepted and ignored. Every refusal is 400 `invalid_input` naming the field.
@@ -42,25 +45,50 @@ export function parseEmbedV2(body: Record<string, unknown>): EmbedV2Request {
     if ((texts[i] as string).length === 0) throw invalid('invalid_input', `'texts[${i}]' must not be an empty string.`);
   }
   const types = body.embedding_types ?? ['float'];
-  if (!Array.isArray(types) || types.length === 0 || !types.every((t) => typeof t === 'string' && EMBEDDING_TYPES.includes(t))) {
+  if (!Array.isArray(types) || types.length === 0 || !types.every((t) => typeof t === 'string' && (EMBEDDING_TYPES as readonly string[]).includes(t))) {
     throw invalid('invalid_input', `'embedding_types' must be a non-empty array of ${EMBEDDING_TYPES.join(', ')}.`);
   }
-  const other = types.find((t) => t !== 'float');
-  if (other) throw invalid('invalid_input', `'embedding_types' ${JSON.stringify(other)} is not supported: the gateway returns float embeddings only.`);
   const dims = body.output_dimension ?? undefined;
   if (dims !== undefined && !isInt(dims, 1)) throw invalid('invalid_input', `'output_dimension' must be a positive integer, not ${what(dims)}.`);
   const { truncate: tr, max_tokens: mt, priority: pr } = body;
   if (tr != null && !['NONE', 'START', 'END'].includes(tr as string)) throw invalid('invalid_input', `'truncate' must be NONE, START or END, not ${what(tr)}.`);
   if (mt != null && !isInt(mt, 1)) throw invalid('invalid_input', `'max_tokens' must be a positive integer, not ${what(mt)}.`);
   if (pr != null && !isInt(pr, 0, 999)) throw invalid('invalid_input', `'priority' must be an integer from 0 to 999, not ${what(pr)}.`);
-  return { model, input: texts as string[], encodingFormat: 'float', dimensions: dims as number | undefined, inputType: it as EmbedV2Request['inputType'] };
+  return {
+    model,
+    input: texts as string[],
+    encodingFormat: 'float',
+    dimensions: dims as number | undefined,
+    inputType: it as EmbedV2Request['inputType'],
+    embeddingTypes: [...new Set(types as EmbeddingType[])],
+  };
 }
 
-/** The OpenAI-shaped answer of the embeddings job (its `data` in input order: every adapter returns it so), as Cohere's v2 EmbedByTypeResponse. */
-export function embedV2Answer(id: string, texts: string[], result: { data: Array<{ embedding: unknown }>; usage?: { prompt_tokens?: number } }) {
+/** What the embeddings job answers: OpenAI's body (its `data` in input order: every adapter returns it so), and a Cohere upstream's own typed embeddings. */
+export interface EmbedJobAnswer {
+  data: Array<{ embedding: unknown }>;
+  usage?: { prompt_tokens?: number };
+  /** The types a Cohere upstream computed (`embedding_types` besides float), as it sent them. */
+  by_type?: Partial<Record<EmbeddingType, unknown[]>>;
+}
+
+/**
+ * The embeddings job's answer as Cohere's v2 EmbedByTypeResponse: `embeddings` holds each type asked
+ * for, in the caller's order; a type the upstream computed (a Cohere upstream) as it sent it, any other
+ * from the floats (base64, binary, ubinary: shared/embeddings/encodings.ts).
+ */
+export function embedV2Answer(id: string, texts: string[], types: EmbeddingType[], result: EmbedJobAnswer) {
+  const floats = result.data.map((r) => r.embedding as number[]);
+  const embeddings: Partial<Record<EmbeddingType, unknown[]>> = {};
+  for (const t of types) {
+    const given = result.by_type?.[t];
+    if (given) embeddings[t] = given;
+    else if (t === 'int8' || t === 'uint8') throw errors.upstreamError(`The upstream answered without the '${t}' embeddings asked for.`);
+    else embeddings[t] = encodeAll(t, floats);
+  }
   return {
     id,
-    embeddings: { float: result.data.map((r) => r.embedding) },
+    embeddings,
     texts,
     meta: { api_version: { version: '2' }, billed_units: { input_tokens: result.usage?.prompt_tokens ?? 0 } },
     response_type: 'embeddings_by_type' as const,

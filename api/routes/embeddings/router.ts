@@ -9,7 +9,10 @@ import { dispatchEmbeddings, embeddingsLaneLimit, resolveTaskModel } from '../..
 import { targetOf } from '../../dispatch/target';
 import { checkEmbeddingLimits, parseEmbeddings } from './embeddings.schema';
 import { checkRerankLimits, parseRerank } from './rerank.schema';
-import { embedV2Answer, parseEmbedV2 } from './embed-v2.schema';
+import { embedV2Answer, parseEmbedV2, type EmbedJobAnswer } from './embed-v2.schema';
+import { invalid } from './errors';
+import { UPSTREAM_ONLY_TYPES } from '../../../shared/embeddings/encodings';
+import type { EmbedJob, JobEnvelope } from '../../../shared/queues/payloads';
 import { embeddingModel, rerankModel, type TaskPolicy } from './models';
 import { modelsForKey } from '../models/key-models';
 
@@ -38,8 +41,13 @@ function embedV2Handler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     const body = parseEmbedV2(req.body as Record<string, unknown>);
     const model = await resolveTaskModel(ctx, req, body.model, 'embeddings');
+    const cohere = model.provider.kind === 'cohere';
+    const upstreamOnly = body.embeddingTypes.find((t) => UPSTREAM_ONLY_TYPES.includes(t));
+    if (upstreamOnly && !cohere) {
+      throw invalid('invalid_input', `'embedding_types' ${JSON.stringify(upstreamOnly)} needs a model served by Cohere (its quantisation is the model's own); '${body.model}' is not. float, base64, binary and ubinary are served for every model.`);
+    }
     const countedTokens = await checkEmbeddingLimits(body, body.model, model.tokenizer, embeddingLimits(model), { input: 'texts', dimensions: 'output_dimension' });
-    const result = (await dispatchEmbeddings(ctx, req, res, body.model, model, {
+    const job: Omit<EmbedJob, keyof JobEnvelope> = {
       operation: 'embed',
       target: targetOf(model),
       input: body.input,
@@ -47,8 +55,11 @@ function embedV2Handler(ctx: AppContext) {
       dimensions: body.dimensions,
       inputType: body.inputType,
       countedTokens,
-    })) as Parameters<typeof embedV2Answer>[2];
-    res.json(embedV2Answer(req.id, body.input, result));
+    };
+    // a Cohere upstream computes every type itself; for another the gateway encodes the floats
+    if (cohere && body.embeddingTypes.some((t) => t !== 'float')) job.embeddingTypes = body.embeddingTypes;
+    const result = (await dispatchEmbeddings(ctx, req, res, body.model, model, job)) as EmbedJobAnswer;
+    res.json(embedV2Answer(req.id, body.input, body.embeddingTypes, result));
   };
 }
 

@@ -64,8 +64,9 @@ describe('POST /v2/embed (Cohere v2 embed)', () => {
       [{ ...base, texts: Array.from({ length: 97 }, () => 'a') }, 'batch_too_large', 'at most 96'],
       [{ ...base, texts: undefined, images: ['data:image/png;base64,AAAA'] }, 'invalid_input', "'images' is not supported"],
       [{ ...base, inputs: [{ content: [{ type: 'text', text: 'x' }] }] }, 'invalid_input', "'inputs' is not supported"],
-      [{ ...base, embedding_types: ['int8'] }, 'invalid_input', '"int8" is not supported'],
-      [{ ...base, embedding_types: ['float', 'base64'] }, 'invalid_input', '"base64" is not supported'],
+      [{ ...base, embedding_types: ['int8'] }, 'invalid_input', '"int8" needs a model served by Cohere'],
+      [{ ...base, embedding_types: ['float', 'base64', 'uint8'] }, 'invalid_input', '"uint8" needs a model served by Cohere'],
+      [{ ...base, embedding_types: [] }, 'invalid_input', "'embedding_types' must be"],
       [{ ...base, embedding_types: ['floats'] }, 'invalid_input', "'embedding_types' must be"],
       [{ ...base, truncate: 'MIDDLE' }, 'invalid_input', "'truncate'"],
       [{ ...base, max_tokens: 0 }, 'invalid_input', "'max_tokens'"],
@@ -80,9 +81,35 @@ describe('POST /v2/embed (Cohere v2 embed)', () => {
     }
     expect(env().sim.log.entries, 'nothing reached the upstream').to.have.length(0);
 
-    const sdk = await cohere.embed({ model: 'sim-embed', inputType: 'search_query', texts: ['x'], embeddingTypes: ['binary'] }).catch((e: unknown) => e);
+    const sdk = await cohere.embed({ model: 'sim-embed', inputType: 'search_query', texts: ['x'], embeddingTypes: ['int8'] }).catch((e: unknown) => e);
     expect(sdk).to.be.instanceOf(CohereError);
     expect((sdk as CohereError).statusCode).to.equal(400);
+  });
+
+  it('embedding_types: base64, binary and ubinary computed from the floats for a model of any upstream, each type once, in the order asked; billed once', async () => {
+    const texts = ['pack these bits', 'and these'];
+    const r = await cohere.embed({ model: 'sim-embed', inputType: 'search_document', texts, embeddingTypes: ['ubinary', 'float', 'binary', 'base64', 'ubinary'] });
+    const [sent] = env().sim.log.entries;
+    expect(sent.body, 'an OpenAI-kind upstream is asked for floats only').to.include({ encoding_format: 'float' });
+    expect(Object.keys(r.embeddings)).to.deep.equal(['ubinary', 'float', 'binary', 'base64']);
+    const floats = r.embeddings.float!;
+    floats.forEach((v, i) => {
+      const bits = v.map((x) => (x > 0 ? 1 : 0));
+      const bytes = Array.from({ length: Math.ceil(v.length / 8) }, (_, b) => parseInt(bits.slice(b * 8, b * 8 + 8).join('').padEnd(8, '0'), 2));
+      expect(r.embeddings.ubinary![i], 'ubinary: the sign bits, 8 to a byte').to.deep.equal(bytes);
+      expect(r.embeddings.binary![i], 'binary: ubinary - 128').to.deep.equal(bytes.map((b) => b - 128));
+      const raw = Buffer.from(r.embeddings.base64![i], 'base64');
+      expect(raw.length).to.equal(v.length * 4);
+      v.forEach((x, j) => expect(raw.readFloatLE(j * 4)).to.equal(Math.fround(x)));
+    });
+    expect(r.embeddings.ubinary![0], '256 dimensions: 32 bytes').to.have.length(32);
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { requestId: r.id } })).to.equal(1);
+
+    const raw = await post(o.key, '/v2/embed', { model: 'sim-embed', input_type: 'search_query', texts: ['only base64'], embedding_types: ['base64'] });
+    expect(raw.status, raw.text).to.equal(200);
+    expect(Object.keys(raw.body.embeddings), 'float is not answered when not asked').to.deep.equal(['base64']);
+    expectCohere('/v2/embed', 200, { ...raw.body, api_version: raw.body.meta.api_version });
   });
 
   it('never truncates: a text past the model limit is 400 input_too_long, whatever truncate says; truncate, max_tokens and priority change nothing within it', async () => {

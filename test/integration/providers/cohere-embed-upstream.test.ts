@@ -68,6 +68,28 @@ describe('cohere upstream: embeddings through Cohere v2 embed', () => {
     floats.data[0].embedding.forEach((x, i) => expect(buf.readFloatLE(i * 4)).to.be.closeTo(x, 1e-6));
   });
 
+  it("embedding_types: a Cohere upstream is asked for each type (float always) and its own int8, uint8 and binary are answered as it sent them", async () => {
+    const texts = ['quantise me', 'me too'];
+    const r = await cohere.embed({ model: 'test-cohere-embed', inputType: 'search_document', texts, embeddingTypes: ['int8', 'binary', 'uint8'] });
+    const [sent] = upstreamCalls();
+    expect((sent.body as { embedding_types: string[] }).embedding_types).to.deep.equal(['float', 'int8', 'binary', 'uint8']);
+    expectCohereRequest('/v2/embed', sent.body);
+    expect(Object.keys(r.embeddings), 'the types asked for, float not among them').to.deep.equal(['int8', 'binary', 'uint8']);
+    // the upstream's own figures, straight from it for the same body
+    const direct = await fetch(`${env().simUrl}/v2/embed`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(sent.body) });
+    const own = (await direct.json()) as { embeddings: Record<string, number[][]> };
+    expect(r.embeddings.int8).to.deep.equal(own.embeddings.int8);
+    expect(r.embeddings.uint8).to.deep.equal(own.embeddings.uint8);
+    expect(r.embeddings.binary).to.deep.equal(own.embeddings.binary);
+    await usageSettled();
+    const [row] = await UsageEvent.findAll({ where: { requestId: r.id } });
+    expect(row.inputTokens).to.equal(r.meta?.billedUnits?.inputTokens);
+
+    // float alone asks for float alone, as before
+    await cohere.embed({ model: 'test-cohere-embed', inputType: 'search_document', texts, embeddingTypes: ['float'] });
+    expect((upstreamCalls()[2].body as { embedding_types: string[] }).embedding_types).to.deep.equal(['float']);
+  });
+
   it('an upstream failure or a malformed answer is a 502 with nothing billed', async () => {
     await usageSettled();
     const before = await UsageEvent.count({ where: { orgId: o.org.id } });

@@ -1,6 +1,7 @@
 import { geminiApi } from './api';
 import { postGemini } from './generate';
-import { toBase64, type EmbedOutcome, type EmbedRequest } from '../openai/embed';
+import type { EmbedOutcome, EmbedRequest } from '../openai/embed';
+import { toBase64 } from '../../../shared/embeddings/encodings';
 import type { UpstreamCall } from '../types';
 import { errors } from '../../../shared/errors/codes';
 

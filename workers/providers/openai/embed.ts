@@ -2,6 +2,7 @@ import { openaiApi, openaiEndpoint, type OpenAiEndpoint } from './api';
 import { fetchUpstream } from '../http';
 import type { UpstreamCall } from '../types';
 import { errors } from '../../../shared/errors/codes';
+import { toBase64 } from '../../../shared/embeddings/encodings';
 
 export interface EmbedRequest {
   input: string | string[];
@@ -16,12 +17,6 @@ export interface EmbedOutcome {
   upstreamTokens: number;
 }
 
-/** Little-endian float32 bytes, base64: what OpenAI sends for `encoding_format: base64`. */
-export function toBase64(vec: number[]): string {
-  const buf = Buffer.alloc(vec.length * 4);
-  vec.forEach((v, i) => buf.writeFloatLE(v, i * 4));
-  return buf.toString('base64');
-}
 
 function fromBase64(s: string): number[] {
   const buf = Buffer.from(s, 'base64');
