@@ -59,6 +59,8 @@ export interface ChatDispatch {
   partOfRequest?: boolean;
   /** See RunJobOptions.signal (a background response's cancel). */
   signal?: AbortSignal;
+  /** See RunJobOptions.detached (a background response's stream). */
+  detached?: boolean;
 }
 
 /** A batch line's pricing: the model's prices and the plan's multiplier (docs/batches.md). */
@@ -95,6 +97,7 @@ export async function dispatchChat(ctx: AppContext, req: Request, res: Response,
     jobId: d.jobId,
     partOfRequest: d.partOfRequest,
     signal: d.signal,
+    detached: d.detached,
     batch: batchPricing(req, d.resolved.model),
     reserve: chatLimits(ctx, req, d.resolved.model, d.body, !d.laterTurn),
     data: { operation: d.operation, target, body: d.body, includeUsage: d.includeUsage, route, estimatedTokens, ...(d.anthropicBeta ? { anthropicBeta: d.anthropicBeta } : {}) },

@@ -70,6 +70,8 @@ export interface RunJobOptions<Q extends QueueName> {
   batch?: JobEnvelope['batch'];
   /** runJob: a cancel besides the client's disconnect (an MCP `notifications/cancelled`); rejects with its reason. */
   signal?: AbortSignal;
+  /** runJob: the request goes on without its client (a background response's stream): a disconnect cancels nothing; `signal` does. */
+  detached?: boolean;
 }
 
 export { ClientGone };
@@ -128,7 +130,7 @@ export async function runJob<Q extends QueueName>(ctx: AppContext, req: Request,
   // the client's disconnect: a CancelSource, no AbortSignal per request (shared/cancel-source.ts)
   const gone = new CancelSource();
   const onClose = () => {
-    if (!res.writableFinished) gone.abort(new ClientGone());
+    if (!res.writableFinished && !opts.detached) gone.abort(new ClientGone());
   };
   res.on('close', onClose);
   const onCancel = () => gone.abort(opts.signal!.reason instanceof Error ? opts.signal!.reason : new ClientGone());

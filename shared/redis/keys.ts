@@ -43,6 +43,8 @@ export const keys = {
   mcpCancelChannel: () => `${p()}:{mcp}:cancel`,
   /** The chat job (`<queue> <job id>`) running a background response (api/routes/responses/background.ts), for its cancel from any pod. */
   backgroundJob: (responseId: string) => `${p()}:bg:{${responseId}}`,
+  /** The events of a background response made with `stream: true` (api/routes/responses/background-stream.ts): a stream, one entry an event. */
+  backgroundEvents: (responseId: string) => `${p()}:bg:{${responseId}}:events`,
   /** One API key's MCP cancels kept for calls not yet started (api/routes/mcp/kept-cancels.ts): a sorted set, member a digest of the JSON-RPC id, score its expiry. */
   mcpKeptCancels: (keyId: string) => `${p()}:{mcp-cancel:${keyId}}:kept`,
   switches: () => `${p()}:switches`,

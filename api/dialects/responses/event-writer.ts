@@ -5,11 +5,12 @@ export type ResponsesEvent = { type: string; sequence_number: number } & Record<
 
 /**
  * What every Responses event stream shares: the sequence numbers, the opening response.created and
- * response.in_progress pair (sent once), and the `response.failed` end of a stream that failed. The plain translator
+ * response.in_progress pair (sent once; a background stream's response.created and response.queued first), and the `response.failed` end of a stream that failed. The plain translator
  * (stream.ts) and the native-search stream (native-stream.ts) each add their output items.
  */
 export abstract class ResponsesEventWriter {
   private seq = 0;
+  private created = false;
   private started = false;
 
   constructor(protected readonly frame: ResponseFrame) {}
@@ -21,8 +22,23 @@ export abstract class ResponsesEventWriter {
   protected start(out: ResponsesEvent[]): void {
     if (this.started) return;
     this.started = true;
-    this.ev(out, 'response.created', { response: responseObject(this.frame, [], 'in_progress', null) });
+    if (!this.created) this.ev(out, 'response.created', { response: responseObject(this.frame, [], 'in_progress', null) });
+    this.created = true;
     this.ev(out, 'response.in_progress', { response: responseObject(this.frame, [], 'in_progress', null) });
+  }
+
+  /**
+   * A background stream's opening, before its run starts: response.created and response.queued, each
+   * with the Response `queued`; response.in_progress follows when the run's first events do.
+   */
+  queued(): ResponsesEvent[] {
+    const out: ResponsesEvent[] = [];
+    if (this.created) return out;
+    this.created = true;
+    const queued = () => Object.assign(responseObject(this.frame, [], 'in_progress', null), { status: 'queued' });
+    this.ev(out, 'response.created', { response: queued() });
+    this.ev(out, 'response.queued', { response: queued() });
+    return out;
   }
 
   /**

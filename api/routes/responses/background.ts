@@ -11,10 +11,14 @@ import { laneFor } from '../../../shared/lanes/policy';
 import { storableCopy } from '../../middleware/json-checks';
 import { logFailedCall, logState } from '../../middleware/request-log';
 import { dispatchChat, type resolveChatModel } from '../../dispatch/chat';
-import type { CanonicalCompletion, CanonicalMessage } from '../../dialects/canonical';
+import type { CanonicalChunk, CanonicalCompletion, CanonicalMessage } from '../../dialects/canonical';
 import type { ResponsesRequest } from '../../dialects/responses/request';
 import { canonicalToResponse, failedResponse, responseObject, type ResponseFrame } from '../../dialects/responses/response';
 import { findStored, storeResponse } from './store';
+import { BackgroundEventLog } from './background-stream';
+import { SseWriter } from '../../sse';
+import { ResponsesStreamTranslator } from '../../dialects/responses/stream';
+import type { ResponsesEvent } from '../../dialects/responses/event-writer';
 
 type Resolved = Awaited<ReturnType<typeof resolveChatModel>>;
 
@@ -37,9 +41,6 @@ function runningOn(ctx: AppContext): Map<string, AbortController> {
 /** The request's refusals for `background: true`, before anything is stored or run. */
 export function checkBackground(body: ResponsesRequest, hostedSearch: boolean): void {
   if (body.store === false) throw new ApiError(400, 'invalid_request', "Background mode requires 'store' to be true (the response is kept to be polled).", { param: 'background' });
-  if (body.stream === true) {
-    throw new ApiError(400, 'unsupported_parameter', "'stream' is not supported with 'background' on this gateway; poll GET /v1/responses/{id} instead.", { param: 'stream' });
-  }
   if (hostedSearch) throw new ApiError(400, 'unsupported_parameter', "'background' is not supported with hosted web search on this gateway.", { param: 'background' });
 }
 
@@ -82,10 +83,13 @@ async function settle(id: string, orgId: string, response: Record<string, unknow
 
 /**
  * `POST /v1/responses` with `background: true` (OpenAI's background mode): the Response is stored
- * `queued` and answered at once; the request then runs on this pod as a synchronous one would (its
- * lane, limits, usage and request log), without a client to wait for it. Its row becomes
- * `in_progress`, then `completed` (or `incomplete`) with the output, or `failed` with the error;
- * GET polls it, POST .../cancel ends it `cancelled` from any pod.
+ * `queued`, and the request then runs on this pod as a synchronous one would (its lane, limits, usage
+ * and request log) whether or not a client waits for it. Its row becomes `in_progress`, then
+ * `completed` (or `incomplete`) with the output, or `failed` with the error; GET polls it, POST
+ * .../cancel ends it `cancelled` from any pod. Without `stream` the queued Response is answered at
+ * once and the run starts when that answer is out; with `stream` the answer is the run's events
+ * (response.created and response.queued first), kept for `GET ?stream=true` (background-stream.ts),
+ * and the client leaving stops nothing.
  */
 export async function startBackground(ctx: AppContext, req: Request, res: Response, body: ResponsesRequest, resolved: Resolved, history: CanonicalMessage[], canonical: Record<string, unknown>, turn: CanonicalMessage[], frame: ResponseFrame): Promise<void> {
   const queued = responseObject(frame, [], 'in_progress', null);
@@ -93,7 +97,12 @@ export async function startBackground(ctx: AppContext, req: Request, res: Respon
   const asked = [...history, ...turn];
   const orgId = req.auth!.orgId;
   const lane = laneFor(req.auth!.org, resolved.background);
+  const stream = body.stream === true;
+  const t = stream ? new ResponsesStreamTranslator(frame) : undefined;
+  const events = t ? new BackgroundEventLog(ctx.redis, frame.id) : undefined;
   await ctx.redis.set(keys.backgroundJob(frame.id), `${chatQueue(lane)} ${req.id}`, 'PX', JOB_KEY_MS);
+  const opening = t ? t.queued() : [];
+  if (events) await events.open(opening);
   await storeResponse(req, queued, asked, body.input);
   const abort = new AbortController();
   const running = runningOn(ctx);
@@ -102,26 +111,58 @@ export async function startBackground(ctx: AppContext, req: Request, res: Respon
   // else it is written with the failure (below); the pod writes none for the queued answer.
   const state = logState(res);
   if (state) state.carried = true;
+  const sse = t ? new SseWriter(res) : undefined;
+  /** A streamed run's events: kept for followers, and sent to this request's client while it is there. */
+  const emit = (evs: ResponsesEvent[]) => {
+    for (const ev of evs) {
+      events!.add(ev);
+      if (!res.destroyed) sse!.send(JSON.stringify(ev), ev.type);
+    }
+  };
+  const run = async () => {
+    try {
+      await settle(frame.id, orgId, Object.assign({}, queued, { status: 'in_progress' }));
+      const dispatch = () =>
+        dispatchChat(ctx, req, res, { resolved, operation: 'chat', body: canonical, stream, includeUsage: true, passthrough: false, signal: abort.signal, detached: stream, onChunk: t ? (d: string) => emit(t.push(JSON.parse(d) as CanonicalChunk)) : undefined });
+      const result = await runWhenAdmitted(dispatch, abort.signal, () => stillRunning(frame.id, orgId));
+      if (t) {
+        const closing = t.end();
+        await settle(frame.id, orgId, t.final!.response, [...asked, t.final!.assistant]);
+        emit(closing);
+      } else {
+        const { response, assistant } = canonicalToResponse(result as CanonicalCompletion, frame);
+        await settle(frame.id, orgId, response, [...asked, assistant]);
+      }
+    } catch (err) {
+      const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The background response failed.');
+      logFailedCall(ctx, req, req.id, resolved.requestedId, { status: e.status, code: e.code });
+      // a streamed run that was cancelled (its row no longer running) ends without a last event (the API has
+      // none for it); any other failure ends with response.failed
+      const cancelled = e.code === 'cancelled' || !(await stillRunning(frame.id, orgId).catch(() => true));
+      const failedEvents = t && !cancelled ? t.failed(e) : [];
+      const failed = failedEvents.length ? (failedEvents.at(-1)!.response as Record<string, unknown>) : failedResponse(frame, [], e.status, e.message);
+      await settle(frame.id, orgId, failed).catch((x) => logger.warn({ err: x, responseId: frame.id }, 'background response not settled'));
+      if (t) emit(failedEvents);
+    } finally {
+      running.delete(frame.id);
+      void ctx.redis.del(keys.backgroundJob(frame.id)).catch(() => undefined);
+      if (events) await events.end();
+      sse?.end();
+    }
+  };
+  if (t) {
+    emit0(sse!, opening);
+    return run();
+  }
   // The run starts once the answer is out: the request's response is finished, so no disconnect cancels
   // it. A client gone before the answer was written (it never learnt the id) cancels it at once.
-  res.once('close', () => {
-    void (async () => {
-      try {
-        await settle(frame.id, orgId, Object.assign({}, queued, { status: 'in_progress' }));
-        const result = (await runWhenAdmitted(() => dispatchChat(ctx, req, res, { resolved, operation: 'chat', body: canonical, stream: false, includeUsage: true, passthrough: false, signal: abort.signal }), abort.signal, () => stillRunning(frame.id, orgId))) as CanonicalCompletion;
-        const { response, assistant } = canonicalToResponse(result, frame);
-        await settle(frame.id, orgId, response, [...asked, assistant]);
-      } catch (err) {
-        const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The background response failed.');
-        logFailedCall(ctx, req, req.id, resolved.requestedId, { status: e.status, code: e.code });
-        await settle(frame.id, orgId, failedResponse(frame, [], e.status, e.message)).catch((x) => logger.warn({ err: x, responseId: frame.id }, 'background response not settled'));
-      } finally {
-        running.delete(frame.id);
-        void ctx.redis.del(keys.backgroundJob(frame.id)).catch(() => undefined);
-      }
-    })();
-  });
+  res.once('close', () => void run());
   res.json(queued);
+}
+
+/** The opening events, already kept, to the request's own client. */
+function emit0(sse: SseWriter, evs: ResponsesEvent[]): void {
+  for (const ev of evs) sse.send(JSON.stringify(ev), ev.type);
 }
 
 /**

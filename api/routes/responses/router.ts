@@ -20,6 +20,7 @@ import { merged } from '../../../shared/merged';
 import { countInLane } from '../../dispatch/count-lane';
 import { countCanonicalTokens } from '../../dialects/responses/count-tokens';
 import { cancelHandler, checkBackground, startBackground } from './background';
+import { followBackground } from './background-stream';
 
 function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
@@ -98,6 +99,8 @@ export function responsesRouter(ctx: AppContext): Router {
   only(r, '/v1/responses/input_tokens', { post: [requireJson, inputTokensHandler(ctx)] });
   only(r, '/v1/responses/:id', {
     get: async (req, res) => {
+      // `?stream=true`: a background stream's events, replayed and followed (background-stream.ts)
+      if (req.query.stream === 'true') return followBackground(ctx, req, res);
       res.json((await findStored(req, String(req.params.id))).response);
     },
     delete: deleteResponse,

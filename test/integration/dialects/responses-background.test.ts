@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import OpenAI from 'openai';
 import { QueryTypes } from 'sequelize';
-import { env, resetSim, startGateway, type TestGateway } from '../../helpers/harness';
+import { env } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { expectOpenAI, withoutNullUser } from '../../helpers/conformance';
@@ -11,26 +11,7 @@ import { StoredResponse, UsageEvent } from '../../../shared/db/models';
 import { BACKGROUND_ABANDONED_MS, failAbandonedBackground } from '../../../shared/responses/retention';
 import { db } from '../../../shared/db/sequelize';
 import { drainBackground } from '../../../api/routes/responses/background';
-
-/** What the SDK's call rejects with, or 'answered'. */
-const outcome = (p: Promise<unknown>) => p.then(() => 'answered' as const, (e: unknown) => e);
-
-function expectRefused(err: unknown, status: number, param: string): void {
-  expect(err).to.be.instanceOf(OpenAI.APIError);
-  const e = err as InstanceType<typeof OpenAI.APIError>;
-  expect([e.status, e.param]).to.deep.equal([status, param]);
-}
-
-/** Polls GET /v1/responses/{id} through the SDK until the response leaves queued and in_progress. */
-async function ended(client: OpenAI, id: string): Promise<OpenAI.Responses.Response> {
-  let r = await client.responses.retrieve(id);
-  const until = Date.now() + 15_000;
-  while ((r.status === 'queued' || r.status === 'in_progress') && Date.now() < until) {
-    await new Promise((x) => setTimeout(x, 50));
-    r = await client.responses.retrieve(id);
-  }
-  return r;
-}
+import { backgroundSuite, ended, expectRefused, outcome } from '../../helpers/responses-background';
 
 /** A background response created while the simulator holds its answers, once its request has reached the upstream. */
 async function heldBackground(c: OpenAI, input: string): Promise<OpenAI.Responses.Response> {
@@ -53,17 +34,7 @@ async function laneHeld(): Promise<{ small: TestOrg; c: OpenAI; first: Promise<O
 
 /** OpenAI's background mode: `background: true`, polled with GET, cancelled with POST .../cancel. */
 describe('background responses', () => {
-  let o: TestOrg;
-  let client: OpenAI;
-  let podB: TestGateway;
-  beforeEach(resetSim);
-  afterEach(() => env().sim.knobs.reset());
-  before(async () => {
-    o = await buildOrg(env().redis);
-    client = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
-    podB = await startGateway();
-  });
-  after(() => podB.close());
+  const s = backgroundSuite();
 
   it('answers queued at once, then runs: polled to completed with the output and usage, billed once, and continued by a follow-up', async function () {
     this.timeout(30_000);
@@ -94,16 +65,16 @@ describe('background responses', () => {
 
   it('cancels a running background response on the pod that runs it, or from another pod: cancelled, its upstream request aborted; again answers it; a late answer does not overwrite it', async function () {
     this.timeout(30_000);
-    for (const via of [env().gw.url, podB.url]) {
-      const made = await heldBackground(client, `hold me (${via})`);
-      expect((await client.responses.retrieve(made.id)).status).to.equal('in_progress');
-      const other = new OpenAI({ apiKey: o.key, baseURL: `${via}/v1`, maxRetries: 0 });
+    for (const via of [env().gw.url, s.podB.url]) {
+      const made = await heldBackground(s.client, `hold me (${via})`);
+      expect((await s.client.responses.retrieve(made.id)).status).to.equal('in_progress');
+      const other = new OpenAI({ apiKey: s.o.key, baseURL: `${via}/v1`, maxRetries: 0 });
       const cancelled = await other.responses.cancel(made.id);
       expect(cancelled).to.deep.include({ id: made.id, status: 'cancelled', background: true });
       expect(await waitFor(() => env().sim.log.entries.at(-1)!.aborted === true, 10_000), `the upstream request was aborted (cancel via ${via})`).to.equal(true);
       env().sim.knobs.release();
       await new Promise((r) => setTimeout(r, 300));
-      expect((await client.responses.retrieve(made.id)).status, 'still cancelled').to.equal('cancelled');
+      expect((await s.client.responses.retrieve(made.id)).status, 'still cancelled').to.equal('cancelled');
       expect((await other.responses.cancel(made.id)).status, 'a second cancel answers it again').to.equal('cancelled');
       env().sim.knobs.reset();
     }
@@ -114,7 +85,6 @@ describe('background responses', () => {
     const fresh = await buildOrg(env().redis);
     const c = new OpenAI({ apiKey: fresh.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
     expectRefused(await outcome(c.responses.create({ model: 'sim-chat', input: 'x', background: true, store: false })), 400, 'background');
-    expectRefused(await outcome(c.responses.create({ model: 'sim-chat', input: 'x', background: true, stream: true })), 400, 'stream');
     const search = await call('POST', '/v1/responses', { headers: keyHeader(fresh.key), json: { model: 'sim-chat', input: 'x', background: true, tools: [{ type: 'web_search' }] } });
     expect([search.status, search.body.error.param]).to.deep.equal([400, 'background']);
     expect(await StoredResponse.count({ where: { orgId: fresh.org.id } }), 'nothing stored').to.equal(0);
@@ -133,10 +103,10 @@ describe('background responses', () => {
 
   it('a follow-up naming a background response that has not ended is refused; an upstream failure ends it failed with the error', async function () {
     this.timeout(30_000);
-    const made = await heldBackground(client, 'slow');
-    expectRefused(await outcome(client.responses.create({ model: 'sim-chat', input: 'next', previous_response_id: made.id })), 400, 'previous_response_id');
+    const made = await heldBackground(s.client, 'slow');
+    expectRefused(await outcome(s.client.responses.create({ model: 'sim-chat', input: 'next', previous_response_id: made.id })), 400, 'previous_response_id');
     env().sim.knobs.release();
-    expect((await ended(client, made.id)).status).to.equal('completed');
+    expect((await ended(s.client, made.id)).status).to.equal('completed');
     env().sim.knobs.reset();
 
     const fresh = await buildOrg(env().redis);
@@ -172,7 +142,7 @@ describe('background responses', () => {
     const { small, c, first } = await laneHeld();
     const made = await c.responses.create({ model: 'sim-chat', input: 'never sent', background: true });
     await new Promise((r) => setTimeout(r, 300));
-    const viaB = new OpenAI({ apiKey: small.key, baseURL: `${podB.url}/v1`, maxRetries: 0 });
+    const viaB = new OpenAI({ apiKey: small.key, baseURL: `${s.podB.url}/v1`, maxRetries: 0 });
     expect((await viaB.responses.cancel(made.id)).status).to.equal('cancelled');
     env().sim.knobs.reset();
     env().sim.knobs.release();
@@ -186,11 +156,11 @@ describe('background responses', () => {
 
   it('a stopping pod lets its background responses run a while, then ends the rest failed (send it again)', async function () {
     this.timeout(30_000);
-    const made = await heldBackground(client, 'cut by a shutdown');
+    const made = await heldBackground(s.client, 'cut by a shutdown');
     const t = Date.now();
     await drainBackground(env().gw.ctx, 300);
     expect(Date.now() - t, 'it waited its grace').to.be.at.least(280);
-    const r = await client.responses.retrieve(made.id);
+    const r = await s.client.responses.retrieve(made.id);
     expect(r.status).to.equal('failed');
     expect(r.error!.message).to.match(/send it again/);
     expect(await waitFor(() => env().sim.log.entries.at(-1)!.aborted === true, 10_000), 'its upstream request was aborted').to.equal(true);
@@ -199,19 +169,19 @@ describe('background responses', () => {
   it('the clock fails a background response whose pod stopped before it ended', async () => {
     const made = await StoredResponse.create({
       id: `resp_lost_${Date.now()}`,
-      orgId: o.org.id,
+      orgId: s.o.org.id,
       projectId: null,
-      apiKeyId: o.keyId,
+      apiKeyId: s.o.keyId,
       model: 'sim-chat',
       conversation: [],
       response: { id: 'x', object: 'response', status: 'in_progress', background: true, output: [] },
     });
     await db().query('UPDATE stored_responses SET created_at = :at WHERE id = :id', { replacements: { id: made.id, at: new Date(Date.now() - BACKGROUND_ABANDONED_MS - 1000) } });
-    const young = await client.responses.create({ model: 'sim-chat', input: 'young', background: true });
+    const young = await s.client.responses.create({ model: 'sim-chat', input: 'young', background: true });
     expect(await failAbandonedBackground()).to.be.at.least(1);
     const row = await StoredResponse.findByPk(made.id);
     expect(row!.response).to.deep.include({ status: 'failed' });
     expect((row!.response.error as { code: string }).code).to.equal('server_error');
-    expect((await ended(client, young.id)).status, 'a young one is left to run').to.equal('completed');
+    expect((await ended(s.client, young.id)).status, 'a young one is left to run').to.equal('completed');
   });
 });
