@@ -5,7 +5,7 @@ import { merged } from '../../shared/merged';
 /** The path-authentication prefixes an inference path may sit under (`/a/{key}`, `/a/{key}/p/{project}`, `/r/{plan}`). */
 const PREFIX = String.raw`^(?:/a/[^/]+(?:/p/[^/]+)?|/r/[^/]+)?`;
 /** Paths of the OpenAI dialects (matched as Express routes them, ignoring case): OpenAI clients read `error.type` and `error.param`. */
-const OPENAI_PATH = new RegExp(`${PREFIX}/(?:v1/(?:chat/completions|completions|responses|embeddings|models|images|audio|files|batches)|responses)(?:/|$)`, 'i');
+const OPENAI_PATH = new RegExp(`${PREFIX}/(?:v1/(?:chat/completions|completions|responses|conversations|embeddings|models|images|audio|files|batches)|responses)(?:/|$)`, 'i');
 /** The messages dialect's paths: Anthropic clients read `error.type`. */
 const MESSAGES_PATH = new RegExp(`${PREFIX}/v1/messages(?:/|$)`, 'i');
 

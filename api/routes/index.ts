@@ -13,6 +13,7 @@ import { systemoneRouter } from './systemone/router';
 import { mcpRouter } from './mcp/router';
 import { searchRouter } from './search/router';
 import { batchesRouter } from './batches/router';
+import { conversationsRouter } from './conversations/router';
 
 /**
  * Every inference route, behind one authentication step. Mounted at the root and under each
@@ -32,5 +33,6 @@ export function inferenceRouter(ctx: AppContext): Router {
   r.use(searchRouter(ctx)); // POST /v1/alpha/search, own 64 KiB JSON parser
   r.use(mcpRouter(ctx)); // the hosted MCP server at /mcp, own JSON parser
   r.use(jsonBody('20mb'), responsesRouter(ctx));
+  r.use(conversationsRouter(ctx)); // OpenAI's Conversations API (its body parsed by the line above)
   return r;
 }

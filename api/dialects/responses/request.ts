@@ -15,6 +15,8 @@ export interface ResponsesRequest {
   top_p?: number | null;
   stream?: boolean;
   previous_response_id?: string | null;
+  /** OpenAI's Conversations API: the conversation the response continues and extends (its id, or `{id}`). */
+  conversation?: string | { id: string } | null;
   store?: boolean;
   /** Run after the answer (`status: queued`), polled with GET and cancelled with POST .../cancel (api/routes/responses/background.ts). */
   background?: boolean | null;

@@ -52,6 +52,7 @@ export function responseObject(f: ResponseFrame, output: OutputItem[], finish: F
     output,
     parallel_tool_calls: r.parallel_tool_calls ?? true,
     previous_response_id: r.previous_response_id ?? null,
+    conversation: r.conversation ? { id: typeof r.conversation === 'string' ? r.conversation : r.conversation.id } : null,
     reasoning: { effort: r.reasoning?.effort ?? null, summary: r.reasoning?.summary ?? null }, // the request's, echoed
     store: r.store !== false,
     temperature: r.temperature ?? 1,

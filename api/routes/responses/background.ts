@@ -15,6 +15,7 @@ import type { CanonicalChunk, CanonicalCompletion, CanonicalMessage } from '../.
 import type { ResponsesRequest } from '../../dialects/responses/request';
 import { canonicalToResponse, failedResponse, responseObject, type ResponseFrame } from '../../dialects/responses/response';
 import { findStored, storeResponse } from './store';
+import { recordInConversation } from './conversation';
 import { BackgroundEventLog } from './background-stream';
 import { SseWriter } from '../../sse';
 import { ResponsesStreamTranslator } from '../../dialects/responses/stream';
@@ -128,10 +129,12 @@ export async function startBackground(ctx: AppContext, req: Request, res: Respon
       if (t) {
         const closing = t.end();
         await settle(frame.id, orgId, t.final!.response, [...asked, t.final!.assistant]);
+        await recordInConversation(req, body, t.final!.response);
         emit(closing);
       } else {
         const { response, assistant } = canonicalToResponse(result as CanonicalCompletion, frame);
         await settle(frame.id, orgId, response, [...asked, assistant]);
+        await recordInConversation(req, body, response);
       }
     } catch (err) {
       const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The background response failed.');

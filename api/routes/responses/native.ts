@@ -12,6 +12,7 @@ import { newId, responseObject, type ResponseFrame } from '../../dialects/respon
 import { transcriptOutput, unfoldSearchCalls } from '../../dialects/responses/native';
 import { NativeResponsesStream } from '../../dialects/responses/native-stream';
 import { storeResponse } from './store';
+import { recordInConversation } from './conversation';
 import { endFailedStream } from './failed';
 
 type Tools = NonNullable<ResponsesRequest['tools']>;
@@ -40,6 +41,7 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
     const t = await runNativeLoop(ctx, req, res, loop);
     const response = responseObject(frame, transcriptOutput(t, rails.orgId, body), t.finish ?? 'stop', t.usage);
     if (store) await storeResponse(req, response, [...history, ...turn, ...t.added], body.input);
+    await recordInConversation(req, body, response);
     res.json(response);
     return;
   }
@@ -52,6 +54,7 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
     const t = await runNativeLoop(ctx, req, res, { ...loop, onStep: (s) => send(w.push(s)), onText: (d) => send(w.text(d)) });
     const { events, response } = w.end(t);
     if (store) await storeResponse(req, response, [...history, ...turn, ...t.added], body.input);
+    await recordInConversation(req, body, response);
     send(events);
     sse.end();
   } catch (err) {

@@ -4,7 +4,8 @@ import { only } from '../only';
 import { requireJson } from '../../middleware/require-json';
 import { validate } from '../../validate';
 import { inputTokensSchema, responsesSchema } from './schema';
-import { findStored, historyOf, storeResponse } from './store';
+import { findStored, storeResponse } from './store';
+import { historyFor, recordInConversation } from './conversation';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
 import { ClientGone } from '../../dispatch/run-job';
 import { SseWriter } from '../../sse';
@@ -26,7 +27,7 @@ function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     const body = validate<ResponsesRequest>(responsesSchema, req.body);
     const resolved = await resolveChatModel(ctx, req, body.model);
-    const history = await historyOf(req, body.previous_response_id);
+    const history = await historyFor(req, body);
     const native = responsesNativeTools(body);
     if (body.background === true) checkBackground(body, !!native.set.search);
     if (native.set.search) return answerNative(ctx, req, res, body, resolved, history, native.set, native.rest);
@@ -42,6 +43,7 @@ function createHandler(ctx: AppContext) {
       const result = (await dispatchChat(ctx, req, res, common)) as CanonicalCompletion;
       const { response, assistant } = canonicalToResponse(result, frame);
       if (store) await storeResponse(req, response, [...history, ...turn, assistant], body.input);
+      await recordInConversation(req, body, response);
       res.json(response);
       return;
     }
@@ -55,6 +57,7 @@ function createHandler(ctx: AppContext) {
       const closing = t.end();
       // Stored before the client sees response.completed, so an immediate follow-up finds it.
       if (store) await storeResponse(req, t.final!.response, [...history, ...turn, t.final!.assistant], body.input);
+      await recordInConversation(req, body, t.final!.response);
       send(closing);
       sse.end();
     } catch (err) {
@@ -76,7 +79,7 @@ function inputTokensHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     const body = validate<ResponsesRequest>(inputTokensSchema, req.body);
     const resolved = body.model ? await resolveChatModel(ctx, req, body.model) : undefined;
-    const history = await historyOf(req, body.previous_response_id);
+    const history = await historyFor(req, body);
     const input = typeof body.input === 'string' ? body.input : (body.input ?? []).filter((i) => i.type !== 'web_search_call');
     const tools = responsesNativeTools(body).rest;
     const hostedChoice = typeof body.tool_choice === 'object' && /^web_search/.test(body.tool_choice.type);

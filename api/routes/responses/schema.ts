@@ -34,10 +34,8 @@ export const responsesSchema = Joi.object({
   previous_response_id: Joi.string().max(64).allow(null),
   store: Joi.boolean().allow(null),
   background: Joi.boolean().allow(null),
-  // a conversation's history is not kept here (no Conversations API): refused, not silently answered without it
-  conversation: Joi.any()
-    .valid(null)
-    .messages({ 'any.only': "'conversation' is not supported (the gateway has no Conversations API); continue a conversation with 'previous_response_id'." }),
+  // OpenAI's ConversationParam: the conversation's id, or `{id}` (api/routes/responses/conversation.ts)
+  conversation: Joi.alternatives(Joi.string().min(1).max(128), Joi.object({ id: Joi.string().min(1).max(128).required() }).unknown(true)).allow(null),
   metadata: Joi.object().pattern(Joi.string().max(64), Joi.string().max(512)).max(16).allow(null),
   // OpenAI's document: a string, no minimum length (LlamaIndex sends "").
   user: Joi.string().allow(''),

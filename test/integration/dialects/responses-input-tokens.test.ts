@@ -76,7 +76,7 @@ describe('POST /v1/responses/input_tokens', () => {
       [{ model: 'no-such-model', input: 'x' }, 404, 'model_not_found'],
       [{ model: 'sim-chat', input: 'x', previous_response_id: 'resp_doesnotexist' }, 404, 'response_not_found'],
       [{ model: 'sim-chat', input: 42 }, 400, 'invalid_request'],
-      [{ model: 'sim-chat', input: 'x', conversation: 'conv_123' }, 400, 'invalid_request'],
+      [{ model: 'sim-chat', input: 'x', conversation: 'conv_123' }, 404, 'conversation_not_found'],
       [{ model: 'sim-chat', input: [{ type: 'item_reference', id: 'msg_1' }] }, 400, 'invalid_request'],
       [{ model: 'sim-chat', input: 'x', tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }] }, 400, 'unsupported_tool'],
     ];

@@ -1,0 +1,151 @@
+import { Router, type Request, type Response } from 'express';
+import type { AppContext } from '../../context';
+import { only } from '../only';
+import { requireJson } from '../../middleware/require-json';
+import { ApiError } from '../../../shared/errors/ApiError';
+import { pageLimit, queryText } from '../batches/gate';
+import { checkMetadata } from '../chat/stored';
+import { newId } from '../../dialects/responses/response';
+import { inputItemsOf } from '../../dialects/responses/input-items';
+import type { ResponsesItem } from '../../dialects/responses/request';
+import { storableCopy } from '../../middleware/json-checks';
+import { conversationMessages, conversationNotFound } from '../responses/conversation';
+import {
+  addConversationItems,
+  createConversation,
+  deleteConversation,
+  deleteConversationItem,
+  findConversation,
+  findConversationItem,
+  listConversationItems,
+  updateConversationMetadata,
+  type ConversationRow,
+} from '../../../shared/conversations/store';
+
+type Json = Record<string, unknown>;
+
+/** At most this many items are added by one request (OpenAI's document: "up to 20 items at a time"). */
+const MAX_ITEMS = 20;
+
+/** OpenAI's ConversationResource. */
+export function conversationObject(row: ConversationRow): Json {
+  return { id: row.id, object: 'conversation', created_at: Math.floor(new Date(row.created_at).getTime() / 1000), metadata: row.metadata };
+}
+
+const invalid = (message: string, param: string) => new ApiError(400, 'invalid_request', message, { param });
+
+/**
+ * A request's `items` as the conversation keeps them: each an input item (an object with a `type`,
+ * or a message with a `role`), given an id and a message its status and content parts
+ * (dialects/responses/input-items.ts); 1 to 20 of them (0 allowed at creation), no id twice.
+ */
+function itemsOf(v: unknown, allowNone: boolean): Json[] {
+  if (v === undefined || v === null) {
+    if (allowNone) return [];
+    throw invalid("'items' is required: an array of 1 to 20 input items.", 'items');
+  }
+  if (!Array.isArray(v) || (!allowNone && v.length === 0)) throw invalid("'items' must be an array of 1 to 20 input items.", 'items');
+  if (v.length > MAX_ITEMS) throw invalid(`'items' has ${v.length} items; at most ${MAX_ITEMS} are added at a time.`, 'items');
+  v.forEach((it, i) => {
+    if (!it || typeof it !== 'object' || Array.isArray(it)) throw invalid(`'items[${i}]' must be an object.`, `items[${i}]`);
+    const o = it as Json;
+    if (o.type === undefined && typeof o.role !== 'string') throw invalid(`'items[${i}]' needs a 'type' (or a message's 'role').`, `items[${i}]`);
+    if (o.type !== undefined && typeof o.type !== 'string') throw invalid(`'items[${i}].type' must be a string.`, `items[${i}].type`);
+  });
+  const items = storableCopy(inputItemsOf(v as ResponsesItem[]));
+  // refused now, not when a response reads them: an item no response could continue from
+  conversationMessages(items);
+  const ids = new Set<string>();
+  for (const it of items) {
+    if (ids.has(String(it.id))) throw invalid(`Item id '${String(it.id)}' is given twice.`, 'items');
+    ids.add(String(it.id));
+  }
+  return items;
+}
+
+/** The org's conversation named by the path, or 404. */
+async function conversationOf(req: Request): Promise<ConversationRow> {
+  const id = String(req.params.id);
+  const row = await findConversation(req.auth!.orgId, id);
+  if (!row) throw conversationNotFound(id);
+  return row;
+}
+
+const listOf = (data: Json[], hasMore: boolean) => ({ object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: hasMore });
+
+async function create(req: Request, res: Response): Promise<void> {
+  const body = (req.body ?? {}) as Json;
+  const metadata = checkMetadata(body.metadata);
+  const items = itemsOf(body.items, true);
+  const a = req.auth!;
+  const row = await createConversation({ orgId: a.orgId, id: newId('conv'), projectId: a.projectId, apiKeyId: a.keyId, metadata }, items);
+  res.json(conversationObject(row));
+}
+
+async function update(req: Request, res: Response): Promise<void> {
+  const body = (req.body ?? {}) as Json;
+  if (body.metadata === undefined) throw invalid("'metadata' is required.", 'metadata');
+  const id = String(req.params.id);
+  const row = await updateConversationMetadata(req.auth!.orgId, id, checkMetadata(body.metadata));
+  if (!row) throw conversationNotFound(id);
+  res.json(conversationObject(row));
+}
+
+async function addItems(req: Request, res: Response): Promise<void> {
+  const id = String(req.params.id);
+  const items = itemsOf(((req.body ?? {}) as Json).items, false);
+  await conversationOf(req);
+  for (const it of items) {
+    if (await findConversationItem(req.auth!.orgId, id, String(it.id))) throw invalid(`The conversation already has an item with id '${String(it.id)}'.`, 'items');
+  }
+  if (!(await addConversationItems(req.auth!.orgId, id, items))) throw conversationNotFound(id);
+  res.json(listOf(items, false));
+}
+
+async function listItems(req: Request, res: Response): Promise<void> {
+  const limit = pageLimit(req.query.limit);
+  const order = queryText(req.query, 'order') ?? 'desc';
+  if (order !== 'asc' && order !== 'desc') throw invalid('`order` must be `asc` or `desc`.', 'order');
+  const after = queryText(req.query, 'after');
+  await conversationOf(req);
+  const page = await listConversationItems(req.auth!.orgId, String(req.params.id), { order, after, limit });
+  res.json(listOf(page.items, page.hasMore));
+}
+
+const itemNotFound = (id: string) => new ApiError(404, 'item_not_found', `Item with id '${id}' not found.`, { param: 'item_id' });
+
+async function getItem(req: Request, res: Response): Promise<void> {
+  await conversationOf(req);
+  const item = await findConversationItem(req.auth!.orgId, String(req.params.id), String(req.params.itemId));
+  if (!item) throw itemNotFound(String(req.params.itemId));
+  res.json(item);
+}
+
+async function deleteItem(req: Request, res: Response): Promise<void> {
+  const row = await conversationOf(req);
+  if (!(await deleteConversationItem(req.auth!.orgId, row.id, String(req.params.itemId)))) throw itemNotFound(String(req.params.itemId));
+  res.json(conversationObject(row));
+}
+
+/**
+ * OpenAI's Conversations API: `POST /v1/conversations`, `GET`, `POST` (metadata) and `DELETE
+ * /v1/conversations/{id}`, `POST` and `GET /v1/conversations/{id}/items`, `GET` and `DELETE
+ * /v1/conversations/{id}/items/{item_id}`; the org's own conversations only (another org's id is not
+ * found). A response made with `conversation` reads and extends one (api/routes/responses/conversation.ts).
+ */
+export function conversationsRouter(_ctx: AppContext): Router {
+  const r = Router();
+  only(r, '/v1/conversations', { post: [requireJson, create] });
+  only(r, '/v1/conversations/:id', {
+    get: async (req, res) => void res.json(conversationObject(await conversationOf(req))),
+    post: [requireJson, update],
+    delete: async (req, res) => {
+      const id = String(req.params.id);
+      if (!(await deleteConversation(req.auth!.orgId, id))) throw conversationNotFound(id);
+      res.json({ id, object: 'conversation.deleted', deleted: true });
+    },
+  });
+  only(r, '/v1/conversations/:id/items', { post: [requireJson, addItems], get: listItems });
+  only(r, '/v1/conversations/:id/items/:itemId', { get: getItem, delete: deleteItem });
+  return r;
+}

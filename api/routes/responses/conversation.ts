@@ -1,0 +1,52 @@
+import type { Request } from 'express';
+import { ApiError } from '../../../shared/errors/ApiError';
+import { logger } from '../../../shared/logger';
+import { addConversationItems, allConversationItems, findConversation } from '../../../shared/conversations/store';
+import type { CanonicalMessage } from '../../dialects/canonical';
+import { itemsToMessages, type ResponsesItem, type ResponsesRequest } from '../../dialects/responses/request';
+import { inputItemsOf } from '../../dialects/responses/input-items';
+import { storableCopy } from '../../middleware/json-checks';
+import { historyOf } from './store';
+
+export const conversationNotFound = (id: string) => new ApiError(404, 'conversation_not_found', `Conversation with id '${id}' not found.`, { param: 'conversation_id' });
+
+/** The conversation a request names (`conversation`: its id, or `{id}`), if any. */
+export function conversationIdOf(body: Pick<ResponsesRequest, 'conversation'>): string | undefined {
+  const c = body.conversation;
+  if (!c) return undefined;
+  return typeof c === 'string' ? c : c.id;
+}
+
+/**
+ * A conversation's items as the canonical history a response continues. Hosted web search calls are
+ * left out (the assistant's message after them carries what they found, and no upstream takes them).
+ */
+export function conversationMessages(items: Array<Record<string, unknown>>): CanonicalMessage[] {
+  return itemsToMessages(items.filter((i) => i.type !== 'web_search_call') as ResponsesItem[]);
+}
+
+/**
+ * The history a request continues: the items of the conversation it names (404 when the org has no
+ * such conversation), or the stored conversation of its `previous_response_id`; not both (400).
+ */
+export async function historyFor(req: Request, body: ResponsesRequest): Promise<CanonicalMessage[]> {
+  const id = conversationIdOf(body);
+  if (!id) return historyOf(req, body.previous_response_id);
+  if (body.previous_response_id) {
+    throw new ApiError(400, 'invalid_request', "'previous_response_id' and 'conversation' cannot both be given: a conversation carries its own history.", { param: 'conversation' });
+  }
+  if (!(await findConversation(req.auth!.orgId, id))) throw conversationNotFound(id);
+  return conversationMessages(await allConversationItems(req.auth!.orgId, id));
+}
+
+/**
+ * A response made with `conversation` that completed (or was cut short) adds its input items and then
+ * its output items to the conversation, as OpenAI's does "after this response completes"; a failed one
+ * adds nothing. A failure to add is logged: the answer was made and billed.
+ */
+export async function recordInConversation(req: Request, body: ResponsesRequest, response: Record<string, unknown>): Promise<void> {
+  const id = conversationIdOf(body);
+  if (!id || (response.status !== 'completed' && response.status !== 'incomplete')) return;
+  const items = storableCopy([...inputItemsOf(body.input), ...((response.output as Array<Record<string, unknown>>) ?? [])]);
+  await addConversationItems(req.auth!.orgId, id, items).catch((err: unknown) => logger.warn({ err, conversationId: id }, 'response not added to its conversation'));
+}
