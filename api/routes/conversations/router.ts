@@ -39,7 +39,7 @@ const invalid = (message: string, param: string) => new ApiError(400, 'invalid_r
  * or a message with a `role`), given an id and a message its status and content parts
  * (dialects/responses/input-items.ts); 1 to 20 of them (0 allowed at creation), no id twice.
  */
-function itemsOf(v: unknown, allowNone: boolean): Json[] {
+function itemsOf(v: unknown, allowNone: boolean, orgId: string): Json[] {
   if (v === undefined || v === null) {
     if (allowNone) return [];
     throw invalid("'items' is required: an array of 1 to 20 input items.", 'items');
@@ -54,7 +54,7 @@ function itemsOf(v: unknown, allowNone: boolean): Json[] {
   });
   const items = storableCopy(inputItemsOf(v as ResponsesItem[]));
   // refused now, not when a response reads them: an item no response could continue from
-  conversationMessages(items);
+  conversationMessages(items, orgId);
   const ids = new Set<string>();
   for (const it of items) {
     if (ids.has(String(it.id))) throw invalid(`Item id '${String(it.id)}' is given twice.`, 'items');
@@ -76,7 +76,7 @@ const listOf = (data: Json[], hasMore: boolean) => ({ object: 'list', data, firs
 async function create(req: Request, res: Response): Promise<void> {
   const body = (req.body ?? {}) as Json;
   const metadata = checkMetadata(body.metadata);
-  const items = itemsOf(body.items, true);
+  const items = itemsOf(body.items, true, req.auth!.orgId);
   const a = req.auth!;
   const row = await createConversation({ orgId: a.orgId, id: newId('conv'), projectId: a.projectId, apiKeyId: a.keyId, metadata }, items);
   res.json(conversationObject(row));
@@ -93,7 +93,7 @@ async function update(req: Request, res: Response): Promise<void> {
 
 async function addItems(req: Request, res: Response): Promise<void> {
   const id = String(req.params.id);
-  const items = itemsOf(((req.body ?? {}) as Json).items, false);
+  const items = itemsOf(((req.body ?? {}) as Json).items, false, req.auth!.orgId);
   await conversationOf(req);
   for (const it of items) {
     if (await findConversationItem(req.auth!.orgId, id, String(it.id))) throw invalid(`The conversation already has an item with id '${String(it.id)}'.`, 'items');

@@ -6,6 +6,7 @@ import type { CanonicalMessage } from '../../dialects/canonical';
 import { itemsToMessages, type ResponsesItem, type ResponsesRequest } from '../../dialects/responses/request';
 import { inputItemsOf } from '../../dialects/responses/input-items';
 import { storableCopy } from '../../middleware/json-checks';
+import { openCompactions } from './compact';
 import { historyOf } from './store';
 
 export const conversationNotFound = (id: string) => new ApiError(404, 'conversation_not_found', `Conversation with id '${id}' not found.`, { param: 'conversation_id' });
@@ -21,8 +22,8 @@ export function conversationIdOf(body: Pick<ResponsesRequest, 'conversation'>): 
  * A conversation's items as the canonical history a response continues. Hosted web search calls are
  * left out (the assistant's message after them carries what they found, and no upstream takes them).
  */
-export function conversationMessages(items: Array<Record<string, unknown>>): CanonicalMessage[] {
-  return itemsToMessages(items.filter((i) => i.type !== 'web_search_call') as ResponsesItem[]);
+export function conversationMessages(items: Array<Record<string, unknown>>, orgId: string): CanonicalMessage[] {
+  return itemsToMessages(openCompactions({ input: items.filter((i) => i.type !== 'web_search_call') as ResponsesItem[] }, orgId).input as ResponsesItem[]);
 }
 
 /**
@@ -36,7 +37,7 @@ export async function historyFor(req: Request, body: ResponsesRequest): Promise<
     throw new ApiError(400, 'invalid_request', "'previous_response_id' and 'conversation' cannot both be given: a conversation carries its own history.", { param: 'conversation' });
   }
   if (!(await findConversation(req.auth!.orgId, id))) throw conversationNotFound(id);
-  return conversationMessages(await allConversationItems(req.auth!.orgId, id));
+  return conversationMessages(await allConversationItems(req.auth!.orgId, id), req.auth!.orgId);
 }
 
 /**

@@ -13,6 +13,7 @@ import { transcriptOutput, unfoldSearchCalls } from '../../dialects/responses/na
 import { NativeResponsesStream } from '../../dialects/responses/native-stream';
 import { storeResponse } from './store';
 import { recordInConversation } from './conversation';
+import { openCompactions } from './compact';
 import { endFailedStream } from './failed';
 
 type Tools = NonNullable<ResponsesRequest['tools']>;
@@ -32,7 +33,7 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
   } finally {
     res.off('close', onClose);
   }
-  const { canonical, turn } = responsesToCanonical(unfolded.request, history);
+  const { canonical, turn } = responsesToCanonical(openCompactions(unfolded.request, req.auth!.orgId), history);
   forModel(canonical, resolved.model.config);
   const frame: ResponseFrame = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), publicModel: resolved.requestedId, req: body };
   const store = body.store !== false;

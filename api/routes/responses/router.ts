@@ -22,6 +22,7 @@ import { countInLane } from '../../dispatch/count-lane';
 import { countCanonicalTokens } from '../../dialects/responses/count-tokens';
 import { cancelHandler, checkBackground, startBackground } from './background';
 import { followBackground } from './background-stream';
+import { compactHandler, openCompactions } from './compact';
 
 function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
@@ -31,7 +32,7 @@ function createHandler(ctx: AppContext) {
     const native = responsesNativeTools(body);
     if (body.background === true) checkBackground(body, !!native.set.search);
     if (native.set.search) return answerNative(ctx, req, res, body, resolved, history, native.set, native.rest);
-    const { canonical, turn } = responsesToCanonical(body, history);
+    const { canonical, turn } = responsesToCanonical(openCompactions(body, req.auth!.orgId), history);
     forModel(canonical, resolved.model.config);
     const frame: ResponseFrame = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), publicModel: resolved.requestedId, req: body };
     if (body.background === true) return startBackground(ctx, req, res, body, resolved, history, canonical, turn, frame);
@@ -84,7 +85,7 @@ function inputTokensHandler(ctx: AppContext) {
     const tools = responsesNativeTools(body).rest;
     const hostedChoice = typeof body.tool_choice === 'object' && /^web_search/.test(body.tool_choice.type);
     const counted = merged(body, { input, tools, tool_choice: hostedChoice ? undefined : body.tool_choice }) as unknown as ResponsesRequest;
-    const { canonical } = responsesToCanonical(counted, history);
+    const { canonical } = responsesToCanonical(openCompactions(counted, req.auth!.orgId), history);
     const inputTokens = await countInLane(ctx, req, () => countCanonicalTokens(resolved?.model.tokenizer, canonical));
     res.json({ object: 'response.input_tokens', input_tokens: inputTokens });
   };
@@ -100,6 +101,7 @@ export function responsesRouter(ctx: AppContext): Router {
   for (const path of ['/v1/responses', '/responses']) only(r, path, { post: [requireJson, createHandler(ctx)] });
   // before `/v1/responses/:id`, whose other methods answer 405
   only(r, '/v1/responses/input_tokens', { post: [requireJson, inputTokensHandler(ctx)] });
+  only(r, '/v1/responses/compact', { post: [requireJson, compactHandler(ctx)] });
   only(r, '/v1/responses/:id', {
     get: async (req, res) => {
       // `?stream=true`: a background stream's events, replayed and followed (background-stream.ts)

@@ -1,66 +1,58 @@
 import { expect } from 'chai';
 import OpenAI from 'openai';
-import { env, resetSim } from '../../helpers/harness';
-import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { env } from '../../helpers/harness';
+import { lastSent, openaiOrg } from '../../helpers/openai-org';
+import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { expectOpenAI, withoutNullUser } from '../../helpers/conformance';
 import { usageSettled } from '../../helpers/usage';
 import { UsageEvent } from '../../../shared/db/models';
 import { ended, expectRefused, outcome } from '../../helpers/responses-background';
 
-/** What the simulator was last sent, as text. */
-const lastSent = () => JSON.stringify(env().sim.log.entries.at(-1)!.body);
-
 /** OpenAI's Conversations API, and responses made with `conversation`, through the official SDK. */
 describe('conversations', () => {
-  let o: TestOrg;
-  let c: OpenAI;
-  beforeEach(resetSim);
-  before(async () => {
-    o = await buildOrg(env().redis);
-    c = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
-  });
+  const s = openaiOrg();
 
   it('creates, retrieves, updates and deletes a conversation; its items are added, listed in pages either way, retrieved and deleted', async () => {
-    const conv = await c.conversations.create({ metadata: { topic: 'otters' }, items: [{ type: 'message', role: 'user', content: 'first' }, { type: 'message', role: 'assistant', content: 'second' }] });
+    const conv = await s.c.conversations.create({ metadata: { topic: 'otters' }, items: [{ type: 'message', role: 'user', content: 'first' }, { type: 'message', role: 'assistant', content: 'second' }] });
     expect(conv).to.deep.include({ object: 'conversation', metadata: { topic: 'otters' } });
     expect(conv.id).to.match(/^conv_/);
     expectOpenAI('ConversationResource', conv);
-    expect(await c.conversations.retrieve(conv.id)).to.deep.equal(conv);
-    const updated = await c.conversations.update(conv.id, { metadata: { topic: 'beavers' } });
+    expect(await s.c.conversations.retrieve(conv.id)).to.deep.equal(conv);
+    const updated = await s.c.conversations.update(conv.id, { metadata: { topic: 'beavers' } });
     expect(updated).to.deep.include({ id: conv.id, metadata: { topic: 'beavers' } });
 
-    const added = await c.conversations.items.create(conv.id, { items: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'third' }] }, { type: 'message', role: 'user', content: 'fourth' }] });
+    const added = await s.c.conversations.items.create(conv.id, { items: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'third' }] }, { type: 'message', role: 'user', content: 'fourth' }] });
     expect(added.data.map((i) => i.type)).to.deep.equal(['message', 'message']);
     expectOpenAI('ConversationItemList', added);
     const texts = (items: OpenAI.Conversations.ConversationItem[]) => items.map((i) => ((i as OpenAI.Conversations.Message).content[0] as { text: string }).text);
-    const desc = await c.conversations.items.list(conv.id);
+    const desc = await s.c.conversations.items.list(conv.id);
     expect(texts(desc.data), 'newest first by default').to.deep.equal(['fourth', 'third', 'second', 'first']);
     expectOpenAI('ConversationItemList', JSON.parse(JSON.stringify({ object: 'list', data: desc.data, first_id: desc.data[0].id, last_id: desc.data.at(-1)!.id, has_more: false })));
     const all: string[] = [];
-    for await (const item of c.conversations.items.list(conv.id, { order: 'asc', limit: 3 })) all.push(texts([item])[0]);
+    for await (const item of s.c.conversations.items.list(conv.id, { order: 'asc', limit: 3 })) all.push(texts([item])[0]);
     expect(all, 'paged by the SDK, oldest first').to.deep.equal(['first', 'second', 'third', 'fourth']);
 
     const third = desc.data[1];
-    expect(await c.conversations.items.retrieve(third.id!, { conversation_id: conv.id })).to.deep.equal(third);
-    const after = await c.conversations.items.delete(third.id!, { conversation_id: conv.id });
+    expect(await s.c.conversations.items.retrieve(third.id!, { conversation_id: conv.id })).to.deep.equal(third);
+    const after = await s.c.conversations.items.delete(third.id!, { conversation_id: conv.id });
     expect(after.id).to.equal(conv.id);
-    expect(texts((await c.conversations.items.list(conv.id, { order: 'asc' })).data)).to.deep.equal(['first', 'second', 'fourth']);
-    expect((await outcome(c.conversations.items.retrieve(third.id!, { conversation_id: conv.id })) as InstanceType<typeof OpenAI.APIError>).status).to.equal(404);
+    expect(texts((await s.c.conversations.items.list(conv.id, { order: 'asc' })).data)).to.deep.equal(['first', 'second', 'fourth']);
+    expect((await outcome(s.c.conversations.items.retrieve(third.id!, { conversation_id: conv.id })) as InstanceType<typeof OpenAI.APIError>).status).to.equal(404);
 
-    const deleted = await c.conversations.delete(conv.id);
+    const deleted = await s.c.conversations.delete(conv.id);
     expect(deleted).to.deep.include({ id: conv.id, object: 'conversation.deleted', deleted: true });
     expectOpenAI('DeletedConversationResource', deleted);
-    expect((await outcome(c.conversations.retrieve(conv.id)) as InstanceType<typeof OpenAI.APIError>).status).to.equal(404);
+    expect((await outcome(s.c.conversations.retrieve(conv.id)) as InstanceType<typeof OpenAI.APIError>).status).to.equal(404);
   });
 
   it('a response made with conversation continues its items and adds its input and output to it, JSON and streamed', async () => {
-    const conv = await c.conversations.create({ items: [{ type: 'message', role: 'user', content: 'my favourite animal is the capybara' }] });
-    const r1 = await c.responses.create({ model: 'sim-chat', input: 'what is my favourite animal?', conversation: conv.id });
+    const conv = await s.c.conversations.create({ items: [{ type: 'message', role: 'user', content: 'my favourite animal is the capybara' }] });
+    const r1 = await s.c.responses.create({ model: 'sim-chat', input: 'what is my favourite animal?', conversation: conv.id });
     expect(r1.conversation).to.deep.equal({ id: conv.id });
     expectOpenAI('Response', withoutNullUser(JSON.parse(JSON.stringify(r1))));
     expect(lastSent(), 'the conversation’s item went upstream').to.include('capybara');
-    const items = (await c.conversations.items.list(conv.id, { order: 'asc' })).data;
+    const items = (await s.c.conversations.items.list(conv.id, { order: 'asc' })).data;
     expect(items.map((i) => [i.type, (i as OpenAI.Conversations.Message).role])).to.deep.equal([
       ['message', 'user'],
       ['message', 'user'],
@@ -68,28 +60,28 @@ describe('conversations', () => {
     ]);
     expect(items[2].id, 'the output item as the response has it').to.equal(r1.output[0].id);
 
-    const stream = await c.responses.create({ model: 'sim-chat', input: 'and the second turn?', conversation: { id: conv.id }, stream: true });
+    const stream = await s.c.responses.create({ model: 'sim-chat', input: 'and the second turn?', conversation: { id: conv.id }, stream: true });
     let completed: OpenAI.Responses.Response | undefined;
     for await (const ev of stream) if (ev.type === 'response.completed') completed = ev.response;
     expect(completed!.conversation).to.deep.equal({ id: conv.id });
     const sent = lastSent();
     expect(sent).to.include('capybara').and.to.include('what is my favourite animal?').and.to.include(r1.output_text.slice(0, 20));
-    expect((await c.conversations.items.list(conv.id)).data, 'two more items').to.have.length(5);
+    expect((await s.c.conversations.items.list(conv.id)).data, 'two more items').to.have.length(5);
 
-    const bg = await c.responses.create({ model: 'sim-chat', input: 'a third turn, in the background', conversation: conv.id, background: true });
-    expect((await ended(c, bg.id)).status).to.equal('completed');
-    expect((await c.conversations.items.list(conv.id)).data, 'a background response adds its turn when it completes').to.have.length(7);
-    const counted = await c.responses.inputTokens.count({ model: 'sim-chat', input: 'x', conversation: conv.id });
-    const bare = await c.responses.inputTokens.count({ model: 'sim-chat', input: 'x' });
+    const bg = await s.c.responses.create({ model: 'sim-chat', input: 'a third turn, in the background', conversation: conv.id, background: true });
+    expect((await ended(s.c, bg.id)).status).to.equal('completed');
+    expect((await s.c.conversations.items.list(conv.id)).data, 'a background response adds its turn when it completes').to.have.length(7);
+    const counted = await s.c.responses.inputTokens.count({ model: 'sim-chat', input: 'x', conversation: conv.id });
+    const bare = await s.c.responses.inputTokens.count({ model: 'sim-chat', input: 'x' });
     expect(counted.input_tokens, 'input_tokens counts the conversation’s items').to.be.above(bare.input_tokens + 20);
     await usageSettled();
-    expect(await UsageEvent.count({ where: { orgId: o.org.id } }), 'three responses billed').to.equal(3);
+    expect(await UsageEvent.count({ where: { orgId: s.o.org.id } }), 'three responses billed').to.equal(3);
   });
 
   it('refuses what it cannot serve, before anything is sent or billed: unknown or another org’s conversation 404, with previous_response_id 400, bad items, metadata and pages 400', async () => {
     const fresh = await buildOrg(env().redis);
     const f = new OpenAI({ apiKey: fresh.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
-    const mine = await c.conversations.create({});
+    const mine = await s.c.conversations.create({});
     const notFound = await outcome(f.responses.create({ model: 'sim-chat', input: 'x', conversation: mine.id }));
     expect([(notFound as InstanceType<typeof OpenAI.APIError>).status, (notFound as InstanceType<typeof OpenAI.APIError>).code]).to.deep.equal([404, 'conversation_not_found']);
     expect((await outcome(f.conversations.retrieve(mine.id)) as InstanceType<typeof OpenAI.APIError>).status, 'another org’s').to.equal(404);

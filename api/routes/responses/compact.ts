@@ -1,0 +1,104 @@
+import type { Request, Response } from 'express';
+import Joi from 'joi';
+import type { AppContext } from '../../context';
+import { validate } from '../../validate';
+import { ApiError } from '../../../shared/errors/ApiError';
+import { errors } from '../../../shared/errors/codes';
+import { decrypt, encrypt } from '../../../shared/crypto';
+import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
+import { forModel, type CanonicalCompletion, type CanonicalMessage } from '../../dialects/canonical';
+import { responsesToCanonical, type ResponsesItem, type ResponsesRequest } from '../../dialects/responses/request';
+import { newId, responsesUsage } from '../../dialects/responses/response';
+import { historyOf } from './store';
+
+/** What the model is asked, after the conversation, to make the summary that replaces it. */
+const COMPACTION_PROMPT =
+  'You are performing a CONTEXT CHECKPOINT COMPACTION. Write a handoff summary of the conversation above for yourself, so that you can ' +
+  'continue it without it: the goal, the decisions made, the current state of the work, what remains to do, and every detail needed to go ' +
+  'on (names, numbers, file paths, code, commands, open questions). Answer with the summary only.';
+
+/** How an opened compaction reaches the model: a user message starting with this, then the summary. */
+const SUMMARY_PREFIX = 'Summary of the earlier conversation (a context checkpoint):\n\n';
+
+/** A compaction item's `encrypted_content`: the summary with the org it was made for, sealed with the gateway's key (shared/crypto.ts). */
+export function sealCompaction(orgId: string, summary: string): string {
+  return encrypt(JSON.stringify({ o: orgId, s: summary }));
+}
+
+/** The summary a compaction item holds, or undefined when it was not sealed by this gateway for this org. */
+function openCompaction(orgId: string, sealed: unknown): string | undefined {
+  if (typeof sealed !== 'string') return undefined;
+  try {
+    const v = JSON.parse(decrypt(sealed)) as { o?: unknown; s?: unknown };
+    return v.o === orgId && typeof v.s === 'string' ? v.s : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The request with its `compaction` input items opened into the user messages they stand for (for
+ * the canonical request only: what is stored and listed keeps the items as sent). An item this
+ * gateway did not seal for the caller's org is 400 naming it.
+ */
+export function openCompactions<T extends Pick<ResponsesRequest, 'input'>>(body: T, orgId: string): T {
+  const input = body.input;
+  if (!Array.isArray(input) || !input.some((i) => i?.type === 'compaction')) return body;
+  const opened = input.map((item, i): ResponsesItem => {
+    if (item.type !== 'compaction') return item;
+    const summary = openCompaction(orgId, item.encrypted_content);
+    if (summary === undefined) {
+      throw new ApiError(400, 'invalid_request', `'input[${i}]' is a compaction item whose encrypted_content this gateway did not make for this organization.`, { param: `input[${i}]` });
+    }
+    return { type: 'message', role: 'user', content: SUMMARY_PREFIX + summary };
+  });
+  return Object.assign({}, body, { input: opened });
+}
+
+/** `POST /v1/responses/compact` (OpenAI's CompactResponseMethodPublicBody): `model`, and `input` and/or `previous_response_id` to compact. */
+const compactSchema = Joi.object({
+  model: Joi.string().min(1).required(),
+  input: Joi.alternatives(Joi.string().min(1), Joi.array().items(Joi.object({ type: Joi.string(), role: Joi.string() }).unknown(true)).min(1)).allow(null),
+  previous_response_id: Joi.string().max(64).allow(null),
+  instructions: Joi.string().allow('', null),
+  prompt_cache_key: Joi.string().allow('', null),
+}).unknown(true);
+
+/** A user message of the conversation as an item of the compacted output, as OpenAI's ItemField has it (an id, its status, its text; other parts are in the summary). */
+function userItem(m: CanonicalMessage): Record<string, unknown> | undefined {
+  const text = typeof m.content === 'string' ? m.content : (m.content ?? []).map((p) => (p.type === 'text' ? p.text : '')).join('');
+  if (!text || text.startsWith(SUMMARY_PREFIX)) return undefined; // an earlier summary is replaced by the new one
+  return { type: 'message', id: newId('msg'), role: 'user', status: 'completed', content: [{ type: 'input_text', text }] };
+}
+
+/**
+ * `POST /v1/responses/compact` (`client.responses.compact`): the conversation (`previous_response_id`'s
+ * history, then `input`) is summarised by the model, as a synchronous chat request (lane, limits,
+ * usage, billed), and answered as OpenAI's CompactResource: the conversation's user messages, then a
+ * `compaction` item whose `encrypted_content` holds the summary sealed for the org. Sent back as input
+ * (to `POST /v1/responses`, `input_tokens` or here again), the item stands for the conversation
+ * before it. Nothing is stored.
+ */
+export function compactHandler(ctx: AppContext) {
+  return async (req: Request, res: Response) => {
+    const body = validate<ResponsesRequest>(compactSchema, req.body);
+    if (!body.input && !body.previous_response_id) throw new ApiError(400, 'invalid_request', "Nothing to compact: send 'input', 'previous_response_id' or both.", { param: 'input' });
+    const resolved = await resolveChatModel(ctx, req, body.model);
+    const history = await historyOf(req, body.previous_response_id);
+    const asked = openCompactions(Object.assign({}, body, { input: body.input ?? [] }), req.auth!.orgId);
+    const { canonical, turn } = responsesToCanonical(asked, history);
+    canonical.messages.push({ role: 'user', content: COMPACTION_PROMPT });
+    forModel(canonical, resolved.model.config);
+    const result = (await dispatchChat(ctx, req, res, { resolved, operation: 'chat', body: canonical as unknown as Record<string, unknown>, stream: false, includeUsage: true, passthrough: false })) as CanonicalCompletion;
+    const summary = result.choices?.[0]?.message?.content;
+    if (!summary) throw errors.upstreamError('The model answered the compaction with no summary.');
+    const kept = [...history, ...turn].filter((m) => m.role === 'user').map(userItem).filter((i) => i !== undefined);
+    res.json({
+      id: newId('resp'),
+      object: 'response.compaction',
+      created_at: Math.floor(Date.now() / 1000),
+      output: [...kept, { type: 'compaction', id: newId('cmp'), encrypted_content: sealCompaction(req.auth!.orgId, summary) }],
+      usage: responsesUsage(result.usage),
+    });
+  };
+}
