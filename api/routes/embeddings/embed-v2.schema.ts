@@ -5,12 +5,16 @@ import { EMBEDDING_TYPES, encodeAll, type EmbeddingType } from '../../../shared/
 
 /** Cohere's v2 embed fields (`POST /v2/embed`, `CohereClientV2.embed`). */
 export const EMBED_V2_FIELDS = ['model', 'input_type', 'texts', 'images', 'inputs', 'max_tokens', 'output_dimension', 'embedding_types', 'truncate', 'priority'] as const;
+/** Cohere's v1 embed fields (`POST /v1/embed`, `CohereClient.embed`). */
+export const EMBED_V1_FIELDS = ['model', 'input_type', 'texts', 'images', 'embedding_types', 'truncate'] as const;
 
 const INPUT_TYPES = ['search_document', 'search_query', 'classification', 'clustering', 'image'];
 
 export interface EmbedV2Request extends EmbeddingsRequest {
   input: string[];
-  inputType: 'search_document' | 'search_query' | 'classification' | 'clustering';
+  inputType?: 'search_document' | 'search_query' | 'classification' | 'clustering';
+  /** Whether `embedding_types` was given (v1 answers `embeddings_floats` without it). */
+  typesGiven: boolean;
   /** `embedding_types` as asked, each once, in the caller's order (`['float']` when omitted). */
   embeddingTypes: EmbeddingType[];
 }
@@ -25,16 +29,18 @@ const what = (v: unknown) => (typeof v === 'number' || typeof v === 'string' ? J
  * are never truncated, as on `/v1/embeddings`: `truncate` and `max_tokens` keep Cohere's types and
  * change nothing (a text past the model's limit is 400 `input_too_long` whatever they say), and
  * `priority` is accepted and ignored. Every refusal is 400 `invalid_input` naming the field.
+ * `version` 1: Cohere's v1 embed (`POST /v1/embed`): its fields only, `input_type` optional (a Cohere
+ * upstream is then sent the default, `search_document`).
  */
-export function parseEmbedV2(body: Record<string, unknown>): EmbedV2Request {
-  rejectUnknownFields(body, EMBED_V2_FIELDS);
+export function parseEmbedV2(body: Record<string, unknown>, version: 1 | 2 = 2): EmbedV2Request {
+  rejectUnknownFields(body, version === 1 ? EMBED_V1_FIELDS : EMBED_V2_FIELDS);
   const model = requireModel(body);
   for (const f of ['images', 'inputs'] as const) {
     if (body[f] != null) throw invalid('invalid_input', `'${f}' is not supported: the gateway embeds text; send 'texts'.`);
   }
   const it = body.input_type;
-  if (it === undefined || it === null) throw invalid('invalid_input', `'input_type' is required: one of ${INPUT_TYPES.join(', ')}.`);
-  if (typeof it !== 'string' || !INPUT_TYPES.includes(it)) throw invalid('invalid_input', `'input_type' must be one of ${INPUT_TYPES.join(', ')}, not ${what(it)}.`);
+  if ((it === undefined || it === null) && version === 2) throw invalid('invalid_input', `'input_type' is required: one of ${INPUT_TYPES.join(', ')}.`);
+  if (it != null && (typeof it !== 'string' || !INPUT_TYPES.includes(it))) throw invalid('invalid_input', `'input_type' must be one of ${INPUT_TYPES.join(', ')}, not ${what(it)}.`);
   if (it === 'image') throw invalid('invalid_input', "'input_type' 'image' needs images, which the gateway does not embed; send 'texts' with a text input type.");
   const texts = body.texts;
   if (!Array.isArray(texts)) throw invalid('invalid_input', `'texts' is required and must be an array of strings${texts == null ? '' : `, not ${kindOf(texts)}`}.`);
@@ -59,7 +65,8 @@ export function parseEmbedV2(body: Record<string, unknown>): EmbedV2Request {
     input: texts as string[],
     encodingFormat: 'float',
     dimensions: dims as number | undefined,
-    inputType: it as EmbedV2Request['inputType'],
+    inputType: (it ?? undefined) as EmbedV2Request['inputType'],
+    typesGiven: body.embedding_types != null,
     embeddingTypes: [...new Set(types as EmbeddingType[])],
   };
 }
@@ -77,8 +84,11 @@ export interface EmbedJobAnswer {
  * for, in the caller's order; a type the upstream computed (a Cohere upstream) as it sent it, any other
  * from the floats (base64, binary, ubinary: shared/embeddings/encodings.ts).
  */
-export function embedV2Answer(id: string, texts: string[], types: EmbeddingType[], result: EmbedJobAnswer) {
+export function embedV2Answer(id: string, texts: string[], types: EmbeddingType[], result: EmbedJobAnswer, version: 1 | 2 = 2, typesGiven = true) {
   const floats = result.data.map((r) => r.embedding as number[]);
+  const meta = { api_version: { version: String(version) }, billed_units: { input_tokens: result.usage?.prompt_tokens ?? 0 } };
+  // v1 without embedding_types: EmbedFloatsResponse, the vectors themselves
+  if (version === 1 && !typesGiven) return { id, embeddings: floats, texts, meta, response_type: 'embeddings_floats' as const };
   const embeddings: Partial<Record<EmbeddingType, unknown[]>> = {};
   for (const t of types) {
     const given = result.by_type?.[t];
@@ -90,7 +100,7 @@ export function embedV2Answer(id: string, texts: string[], types: EmbeddingType[
     id,
     embeddings,
     texts,
-    meta: { api_version: { version: '2' }, billed_units: { input_tokens: result.usage?.prompt_tokens ?? 0 } },
+    meta,
     response_type: 'embeddings_by_type' as const,
   };
 }

@@ -16,7 +16,7 @@ import type { EmbedJob, JobEnvelope } from '../../../shared/queues/payloads';
 import { embeddingModel, rerankModel, type TaskPolicy } from './models';
 import { modelsForKey } from '../models/key-models';
 
-const PATHS = ['/v1/embeddings', '/v1/rerank', '/v2/rerank', '/v2/embed'];
+const PATHS = ['/v1/embeddings', '/v1/rerank', '/v2/rerank', '/v2/embed', '/v1/embed'];
 
 function embeddingsHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
@@ -36,10 +36,10 @@ function embeddingsHandler(ctx: AppContext) {
   };
 }
 
-/** Cohere's `POST /v2/embed` (`CohereClientV2.embed`): the embeddings job of `/v1/embeddings`, answered in Cohere's shape. */
-function embedV2Handler(ctx: AppContext) {
+/** Cohere's `POST /v2/embed` (`CohereClientV2.embed`) and `POST /v1/embed` (`CohereClient.embed`): the embeddings job of `/v1/embeddings`, answered in Cohere's shape. */
+function embedV2Handler(ctx: AppContext, version: 1 | 2) {
   return async (req: Request, res: Response) => {
-    const body = parseEmbedV2(req.body as Record<string, unknown>);
+    const body = parseEmbedV2(req.body as Record<string, unknown>, version);
     const model = await resolveTaskModel(ctx, req, body.model, 'embeddings');
     const cohere = model.provider.kind === 'cohere';
     const upstreamOnly = body.embeddingTypes.find((t) => UPSTREAM_ONLY_TYPES.includes(t));
@@ -59,7 +59,7 @@ function embedV2Handler(ctx: AppContext) {
     // a Cohere upstream computes every type itself; for another the gateway encodes the floats
     if (cohere && body.embeddingTypes.some((t) => t !== 'float')) job.embeddingTypes = body.embeddingTypes;
     const result = (await dispatchEmbeddings(ctx, req, res, body.model, model, job)) as EmbedJobAnswer;
-    res.json(embedV2Answer(req.id, body.input, body.embeddingTypes, result));
+    res.json(embedV2Answer(req.id, body.input, body.embeddingTypes, result, version, body.typesGiven));
   };
 }
 
@@ -98,7 +98,8 @@ export function embeddingsRouter(ctx: AppContext): Router {
   only(r, '/v1/embeddings', { post: [requireJson, embeddingsHandler(ctx)] });
   only(r, '/v1/rerank', { post: [requireJson, rerankHandler(ctx)] });
   only(r, '/v2/rerank', { post: [requireJson, rerankHandler(ctx)] });
-  only(r, '/v2/embed', { post: [requireJson, embedV2Handler(ctx)] });
+  only(r, '/v2/embed', { post: [requireJson, embedV2Handler(ctx, 2)] });
+  only(r, '/v1/embed', { post: [requireJson, embedV2Handler(ctx, 1)] });
   only(r, '/v1/embeddings/models', {
     get: async (req, res) => {
       const models = (await modelsForKey(ctx, req)).filter((m) => m.capabilities.embeddings);

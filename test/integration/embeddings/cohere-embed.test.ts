@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import OpenAI from 'openai';
-import { CohereClientV2, CohereError } from 'cohere-ai';
+import { CohereClient, CohereClientV2, CohereError } from 'cohere-ai';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { expectCohere } from '../../helpers/conformance';
@@ -110,6 +110,25 @@ describe('POST /v2/embed (Cohere v2 embed)', () => {
     expect(raw.status, raw.text).to.equal(200);
     expect(Object.keys(raw.body.embeddings), 'float is not answered when not asked').to.deep.equal(['base64']);
     expectCohere('/v2/embed', 200, { ...raw.body, api_version: raw.body.meta.api_version });
+  });
+
+  it("serves Cohere's v1 embed (CohereClient.embed): floats as EmbedFloatsResponse without embedding_types, by type with them; input_type optional; v2's fields refused", async () => {
+    const v1 = new CohereClient({ token: o.key, environment: env().gw.url });
+    const texts = ['v1 clients still embed', 'through /v1/embed'];
+    const floats = await v1.embed({ model: 'sim-embed', texts });
+    expect(floats.responseType).to.equal('embeddings_floats');
+    const v2 = await cohere.embed({ model: 'sim-embed', inputType: 'search_document', texts, embeddingTypes: ['float'] });
+    expect((floats as { embeddings: number[][] }).embeddings).to.deep.equal(v2.embeddings.float);
+    const raw = await post(o.key, '/v1/embed', { model: 'sim-embed', texts: ['raw'], input_type: 'search_query' });
+    expect(raw.status, raw.text).to.equal(200);
+    expect(raw.body).to.include({ response_type: 'embeddings_floats' });
+    expect(raw.body.meta.api_version.version).to.equal('1');
+    expectCohere('/v1/embed', 200, { ...raw.body, api_version: raw.body.meta.api_version });
+    const typed = await v1.embed({ model: 'sim-embed', texts, inputType: 'classification', embeddingTypes: ['float', 'ubinary'] });
+    expect(typed.responseType).to.equal('embeddings_by_type');
+    expect((typed as { embeddings: { ubinary: number[][] } }).embeddings.ubinary[0]).to.have.length(32);
+    const refused = await post(o.key, '/v1/embed', { model: 'sim-embed', texts: ['x'], output_dimension: 32 });
+    await expectRejected(refused, 400, 'unknown_field');
   });
 
   it('never truncates: a text past the model limit is 400 input_too_long, whatever truncate says; truncate, max_tokens and priority change nothing within it', async () => {
