@@ -1,5 +1,6 @@
 import type { Response } from 'express';
-import type { ApiError } from '../shared/errors/ApiError';
+import { ApiError } from '../shared/errors/ApiError';
+import { ClientGone } from '../shared/errors/ClientGone';
 import { logState } from './middleware/request-log';
 
 /**
@@ -71,4 +72,18 @@ export class SseWriter {
     p.length = 0;
     return text;
   }
+}
+
+/**
+ * The end of a stream whose request failed: a client that left is owed nothing; before the headers
+ * went out the error is thrown for the error handler to answer; after them `inBand` writes the
+ * dialect's in-band failure (recorded for the request log) and the stream ends.
+ */
+export function failStream(sse: SseWriter, err: unknown, inBand: (e: ApiError) => void): void {
+  if (err instanceof ClientGone) return;
+  if (!sse.isStarted) throw err;
+  const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The stream failed.');
+  sse.failed(e);
+  inBand(e);
+  sse.end();
 }

@@ -47,7 +47,7 @@ export function dialectOf(route: string): string {
   if (route.startsWith('/v1/messages')) return 'anthropic';
   if (route.startsWith('/v1/responses')) return 'openai-responses';
   if (route.startsWith('/v1/chat/') || route.startsWith('/v1/completions')) return 'openai-chat';
-  if (/^\/v[12]\/rerank/.test(route)) return 'cohere';
+  if (/^\/v[12]\/(rerank|embed$|chat$)/.test(route)) return 'cohere';
   if (route.startsWith('/mcp')) return 'mcp';
   if (route.startsWith('/v1/systemone')) return 'systemone';
   if (route.startsWith('/v1/alpha/search')) return 'search';

@@ -14,6 +14,7 @@ import { mcpRouter } from './mcp/router';
 import { searchRouter } from './search/router';
 import { batchesRouter } from './batches/router';
 import { conversationsRouter } from './conversations/router';
+import { cohereChatRouter } from './cohere-chat/router';
 
 /**
  * Every inference route, behind one authentication step. Mounted at the root and under each
@@ -34,5 +35,6 @@ export function inferenceRouter(ctx: AppContext): Router {
   r.use(mcpRouter(ctx)); // the hosted MCP server at /mcp, own JSON parser
   r.use(jsonBody('20mb'), responsesRouter(ctx));
   r.use(conversationsRouter(ctx)); // OpenAI's Conversations API (its body parsed by the line above)
+  r.use(cohereChatRouter(ctx)); // Cohere's /v2/chat (body parsed above)
   return r;
 }

@@ -116,6 +116,18 @@ export function expectCohere(apiPath: string, status: number, value: unknown): v
   check(validator(d, `${pointer}/content/application~1json/schema`), value, `Cohere ${apiPath} ${status}`);
 }
 
+/**
+ * A Cohere v2 chat stream event against the member of `StreamedChatResponseV2` its `type` names (the
+ * union's discriminator mapping; the members' loose shapes make the union itself match several).
+ */
+export function expectCohereChatEvent(event: { type?: unknown } & Record<string, unknown>): void {
+  const d = cohereDoc();
+  const union = (d.doc.components as { schemas: Record<string, { discriminator?: { mapping?: Record<string, string> } }> }).schemas.StreamedChatResponseV2;
+  const ref = union.discriminator?.mapping?.[String(event.type)];
+  if (!ref) throw new Error(`Cohere's StreamedChatResponseV2 has no event of type ${JSON.stringify(event.type)}`);
+  check(validator(d, ref.slice(1)), event, `Cohere ${String(event.type)} event`);
+}
+
 /** A request body the gateway sent a Cohere upstream, against the request schema of `path`'s POST in Cohere's document. */
 export function expectCohereRequest(apiPath: string, value: unknown): void {
   check(validator(cohereDoc(), `/paths/${escapePointer(apiPath)}/post/requestBody/content/application~1json/schema`), value, `Cohere ${apiPath} request`);

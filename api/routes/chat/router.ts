@@ -7,8 +7,7 @@ import { validate } from '../../validate';
 import { chatSchema, completionsSchema } from './schema';
 import { plainChatBody } from './fast-check';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
-import { ClientGone } from '../../dispatch/run-job';
-import { SseWriter } from '../../sse';
+import { SseWriter, failStream } from '../../sse';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { withRefusal } from './refusal';
 import { openaiError } from '../../middleware/error-body';
@@ -71,13 +70,8 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
       sse.send('[DONE]');
       sse.end();
     } catch (err) {
-      if (err instanceof ClientGone) return;
-      if (!sse.isStarted) throw err;
       // Headers are out: report the failure in-band, as OpenAI does, and close the stream.
-      const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The stream failed.');
-      sse.failed(e);
-      sse.send(JSON.stringify({ error: openaiError(e) }));
-      sse.end();
+      failStream(sse, err, (e) => sse.send(JSON.stringify({ error: openaiError(e) })));
     }
   };
 }

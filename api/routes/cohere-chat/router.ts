@@ -1,0 +1,51 @@
+import { Router, type Request, type Response } from 'express';
+import type { AppContext } from '../../context';
+import { only } from '../only';
+import { requireJson } from '../../middleware/require-json';
+import { validate } from '../../validate';
+import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
+import { SseWriter, failStream } from '../../sse';
+import { forModel, type CanonicalChunk, type CanonicalCompletion } from '../../dialects/canonical';
+import { cohereChatSchema, cohereToCanonical, type CohereChatRequest } from '../../dialects/cohere/request';
+import { canonicalToCohere } from '../../dialects/cohere/response';
+import { CohereStreamTranslator, type CohereEvent } from '../../dialects/cohere/stream';
+
+/**
+ * `POST /v2/chat`: Cohere's v2 chat (`CohereClientV2.chat` and `chatStream`) over the chat pool, the
+ * request translated to the canonical one (dialects/cohere/request.ts) and the answer back, for any
+ * chat model of the catalog: the same lanes, limits, usage and request log as the other dialects.
+ */
+function chatHandler(ctx: AppContext) {
+  return async (req: Request, res: Response) => {
+    const body = validate<CohereChatRequest>(cohereChatSchema, req.body);
+    const resolved = await resolveChatModel(ctx, req, body.model);
+    const canonical = forModel(cohereToCanonical(body), resolved.model.config);
+    const stream = body.stream === true;
+    const common = { resolved, operation: 'chat' as const, body: canonical as unknown as Record<string, unknown>, stream, includeUsage: true, passthrough: false };
+    if (!stream) {
+      const result = (await dispatchChat(ctx, req, res, common)) as CanonicalCompletion;
+      res.json(canonicalToCohere(result, req.id, body.stop_sequences));
+      return;
+    }
+    const sse = new SseWriter(res);
+    const t = new CohereStreamTranslator(req.id, body.stop_sequences);
+    const send = (events: CohereEvent[]) => {
+      for (const ev of events) sse.send(JSON.stringify(ev), ev.type);
+    };
+    try {
+      await dispatchChat(ctx, req, res, Object.assign({}, common, { onChunk: (d: string) => send(t.push(JSON.parse(d) as CanonicalChunk)) }));
+      send(t.end());
+      sse.end();
+    } catch (err) {
+      // Headers are out: the stream ends with message-end, finish reason ERROR and the error's message.
+      failStream(sse, err, (e) => send(t.failed(e.message)));
+    }
+  };
+}
+
+/** Cohere's chat dialect (`/v2/chat`), so that `CohereClientV2` with the gateway's root as its `environment` chats too. */
+export function cohereChatRouter(ctx: AppContext): Router {
+  const r = Router();
+  only(r, '/v2/chat', { post: [requireJson, chatHandler(ctx)] });
+  return r;
+}

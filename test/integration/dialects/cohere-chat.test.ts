@@ -1,0 +1,130 @@
+import { expect } from 'chai';
+import { CohereClientV2, CohereError, type Cohere } from 'cohere-ai';
+import { env } from '../../helpers/harness';
+import { call, keyHeader } from '../../helpers/http';
+import { expectCohere, expectCohereChatEvent } from '../../helpers/conformance';
+import { parseSse } from '../../helpers/sse-events';
+import { usageSettled } from '../../helpers/usage';
+import { UsageEvent } from '../../../shared/db/models';
+import { lastSent, openaiOrg } from '../../helpers/openai-org';
+
+const lookup = { name: 'lookup', description: 'Look something up', parameters: { type: 'object', properties: { query: { type: 'string' } } } };
+
+/** Cohere's v2 chat (`POST /v2/chat`) through `CohereClientV2.chat` and `chatStream`, on any chat model. */
+describe('cohere chat (/v2/chat)', () => {
+  const s = openaiOrg();
+  let co: CohereClientV2;
+  before(() => {
+    co = new CohereClientV2({ token: s.o.key, environment: env().gw.url });
+  });
+
+  it('answers chat as ChatResponseV2 (text, COMPLETE, usage) from the canonical request, billed once; the raw body is the document’s', async () => {
+    const r = await co.chat({ model: 'sim-chat', messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hello cohere friends' }], maxTokens: 200, temperature: 0.3, p: 0.9 });
+    expect(r.finishReason).to.equal('COMPLETE');
+    expect(r.message.role).to.equal('assistant');
+    const text = (r.message.content![0] as { text: string }).text;
+    expect(text).to.include('hello cohere friends');
+    expect(r.usage!.billedUnits!.outputTokens).to.be.above(0);
+    const sent = env().sim.log.entries.at(-1)!.body as Record<string, unknown>;
+    expect(sent).to.deep.include({ messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hello cohere friends' }], max_completion_tokens: 200, temperature: 0.3, top_p: 0.9 });
+    await usageSettled();
+    const rows = await UsageEvent.findAll({ where: { requestId: r.id } });
+    expect(rows, 'one usage event under the answer id').to.have.length(1);
+    expect(rows[0].outputTokens).to.equal(r.usage!.billedUnits!.outputTokens);
+
+    const raw = await call('POST', '/v2/chat', { headers: keyHeader(s.o.key), json: { model: 'sim-chat', messages: [{ role: 'user', content: [{ type: 'text', text: 'parts too' }] }] } });
+    expect(raw.status, raw.text).to.equal(200);
+    expectCohere('/v2/chat', 200, raw.body);
+  });
+
+  it('streams with chatStream: message-start, content-start, content-delta…, content-end, message-end (finish reason, usage), each event the document’s', async () => {
+    const types: string[] = [];
+    let text = '';
+    let end: Cohere.ChatMessageEndEvent | undefined;
+    for await (const ev of await co.chatStream({ model: 'sim-chat', messages: [{ role: 'user', content: 'stream to a cohere client' }] })) {
+      types.push(ev.type);
+      if (ev.type === 'content-delta') text += ev.delta?.message?.content?.text ?? '';
+      if (ev.type === 'message-end') end = ev;
+    }
+    expect(types[0]).to.equal('message-start');
+    expect(types.slice(1, 3)).to.deep.equal(['content-start', 'content-delta']);
+    expect(types.slice(-2)).to.deep.equal(['content-end', 'message-end']);
+    expect(text).to.include('stream to a cohere client');
+    expect(end!.delta!.finishReason).to.equal('COMPLETE');
+    expect(end!.delta!.usage!.tokens!.outputTokens).to.be.above(0);
+
+    const res = await fetch(`${env().gw.url}/v2/chat`, { method: 'POST', headers: { ...keyHeader(s.o.key), 'content-type': 'application/json' }, body: JSON.stringify({ model: 'sim-chat', stream: true, messages: [{ role: 'user', content: 'raw events' }] }) });
+    const events = parseSse(await res.text());
+    for (const e of events) {
+      expect(e.event).to.equal(e.data.type);
+      expectCohereChatEvent(e.data);
+    }
+  });
+
+  it('calls tools (TOOL_CALL, JSON and streamed) and continues from the tool’s result; documents reach the model', async () => {
+    const tools: Cohere.ToolV2[] = [{ type: 'function', function: lookup }];
+    const r = await co.chat({ model: 'sim-chat', messages: [{ role: 'user', content: 'use the tool please' }], tools });
+    expect(r.finishReason).to.equal('TOOL_CALL');
+    const [tc] = r.message.toolCalls!;
+    expect(tc).to.deep.include({ type: 'function' });
+    expect(tc.function!.name).to.equal('lookup');
+
+    const streamed: string[] = [];
+    let args = '';
+    for await (const ev of await co.chatStream({ model: 'sim-chat', messages: [{ role: 'user', content: 'use the tool please' }], tools })) {
+      streamed.push(ev.type);
+      if (ev.type === 'tool-call-delta') args += ev.delta?.message?.toolCalls?.function?.arguments ?? '';
+    }
+    expect(streamed).to.include.members(['tool-call-start', 'tool-call-end']);
+    expect(streamed.at(-1)).to.equal('message-end');
+    expect(args).to.equal(tc.function!.arguments);
+    const res = await fetch(`${env().gw.url}/v2/chat`, { method: 'POST', headers: { ...keyHeader(s.o.key), 'content-type': 'application/json' }, body: JSON.stringify({ model: 'sim-chat', stream: true, tools, messages: [{ role: 'user', content: 'use the tool please' }] }) });
+    for (const e of parseSse(await res.text())) expectCohereChatEvent(e.data);
+
+    const next = await co.chat({
+      model: 'sim-chat',
+      tools,
+      messages: [
+        { role: 'user', content: 'use the tool please' },
+        { role: 'assistant', toolCalls: [tc], toolPlan: 'I will look it up.' },
+        { role: 'tool', toolCallId: tc.id!, content: [{ type: 'document', document: { data: { answer: 'forty-two' } } }] },
+      ],
+    });
+    expect(next.finishReason).to.equal('COMPLETE');
+    const sent = env().sim.log.entries.at(-1)!.body as { messages: Array<Record<string, unknown>> };
+    expect(sent.messages[1]).to.deep.include({ role: 'assistant', tool_calls: [{ id: tc.id, type: 'function', function: tc.function }] });
+    expect(sent.messages[2]).to.deep.equal({ role: 'tool', tool_call_id: tc.id, content: '{"answer":"forty-two"}' });
+
+    await co.chat({ model: 'sim-chat', messages: [{ role: 'user', content: 'what do the documents say?' }], documents: ['The sky is green on Tuesdays.', { id: 'memo', data: { title: 'memo', text: 'Lunch is at noon.' } }] });
+    expect(lastSent()).to.include('[doc_0] The sky is green on Tuesdays.').and.to.include('[memo] {');
+  });
+
+  it('refuses a bad request as 400 before anything is sent or billed; an unknown model 404; GET 405', async () => {
+    await usageSettled();
+    const before = await UsageEvent.count({ where: { orgId: s.o.org.id } });
+    const sentBefore = env().sim.log.entries.length;
+    const cases: Array<[Record<string, unknown>, number]> = [
+      [{ messages: [{ role: 'user', content: 'x' }] }, 400],
+      [{ model: 'sim-chat' }, 400],
+      [{ model: 'sim-chat', messages: [] }, 400],
+      [{ model: 'sim-chat', messages: [{ role: 'wizard', content: 'x' }] }, 400],
+      [{ model: 'sim-chat', messages: [{ role: 'tool', content: 'no call id' }] }, 400],
+      [{ model: 'sim-chat', messages: [{ role: 'user', content: 'x' }], p: 1.5 }, 400],
+      [{ model: 'sim-chat', messages: [{ role: 'user', content: 'x' }], tool_choice: 'REQUIRED' }, 400],
+      [{ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }, 404],
+    ];
+    for (const [json, status] of cases) {
+      const r = await call('POST', '/v2/chat', { headers: keyHeader(s.o.key), json });
+      expect(r.status, `${JSON.stringify(json)}: ${r.text}`).to.equal(status);
+      expect(r.text).not.to.match(/\bat .+\.js:\d+/);
+    }
+    const sdk = await co.chat({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+    expect(sdk).to.be.instanceOf(CohereError);
+    expect((sdk as CohereError).statusCode).to.equal(404);
+    const get = await call('GET', '/v2/chat', { headers: keyHeader(s.o.key) });
+    expect(get.status).to.equal(405);
+    expect(env().sim.log.entries.length, 'nothing sent').to.equal(sentBefore);
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { orgId: s.o.org.id } })).to.equal(before);
+  });
+});
