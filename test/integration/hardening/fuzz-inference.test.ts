@@ -23,6 +23,11 @@ const JSON_ROUTES: Array<{ path: string; body: unknown; headers?: Record<string,
   { path: '/v1/rerank', body: { model: 'sim-rerank', query: 'q', documents: ['a', 'b'] } },
   { path: '/v2/rerank', body: { model: 'sim-rerank', query: 'q', documents: [{ text: 'a' }] } },
   { path: '/v1/images/generations', body: { model: 'sim-image', prompt: 'p', size: '256x256', n: 1 } },
+  { path: '/v2/embed', body: { model: 'sim-embed', input_type: 'search_document', texts: ['hi'], embedding_types: ['float', 'ubinary'] } },
+  { path: '/v1/embed', body: { model: 'sim-embed', texts: ['hi'] } },
+  { path: '/v2/chat', body: { model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 } },
+  { path: '/v1/conversations', body: { metadata: { k: 'v' }, items: [{ type: 'message', role: 'user', content: 'hi' }] } },
+  { path: '/v1/responses/compact', body: { model: 'sim-chat', input: 'hi' } },
   { path: '/v1/systemone', body: { model: 'sim-decide', state: 'paid in full', questions: { paid: { type: 'noul', instructions: 'Paid?', criteria: { true: 'paid', false: 'unpaid' } } } } },
 ];
 
@@ -116,7 +121,7 @@ describe('fuzzing the inference API through the running app (fast-check)', funct
   });
 
   it('paths and methods: any spelling under every prefix answers a JSON 404/405 or a real answer, never a 5xx', async () => {
-    const known = [...JSON_ROUTES.map((r) => r.path), '/v1/models', '/v1/models/sim-chat', '/v1/images/img_x', '/v1/images/img_x/content', '/v1/images/img_x/bytes', '/v1/responses/resp_x', '/v1/embeddings/models', '/v1/rerank/models', '/v1/images/models', '/v1/audio/transcriptions/models', '/healthz'];
+    const known = [...JSON_ROUTES.map((r) => r.path), '/v1/models', '/v1/models/sim-chat', '/v1/images/img_x', '/v1/images/img_x/content', '/v1/images/img_x/bytes', '/v1/responses/resp_x', '/v1/responses/resp_x/cancel', '/v1/conversations/conv_x', '/v1/conversations/conv_x/items', '/v1/conversations/conv_x/items/msg_x', '/v1/chat/completions/chatcmpl_x', '/v1/embeddings/models', '/v1/rerank/models', '/v1/images/models', '/v1/audio/transcriptions/models', '/healthz'];
     const encode = (s: string) => {
       try {
         return encodeURIComponent(s);
