@@ -15,6 +15,8 @@ export interface ResponsesRequest {
   top_p?: number | null;
   stream?: boolean;
   previous_response_id?: string | null;
+  /** OpenAI's truncation strategy: `auto` drops the oldest turns to fit the model's context window (api/routes/responses/truncation.ts). */
+  truncation?: 'auto' | 'disabled' | null;
   /** OpenAI's Conversations API: the conversation the response continues and extends (its id, or `{id}`). */
   conversation?: string | { id: string } | null;
   store?: boolean;

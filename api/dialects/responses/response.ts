@@ -60,7 +60,7 @@ export function responseObject(f: ResponseFrame, output: OutputItem[], finish: F
     tool_choice: r.tool_choice ?? 'auto',
     tools: (r.tools ?? []).map(echoedTool),
     top_p: r.top_p ?? 1,
-    truncation: 'disabled',
+    truncation: r.truncation ?? 'disabled',
     usage: status === 'in_progress' ? null : responsesUsage(usage),
     user: r.user ?? null,
     metadata: r.metadata ?? {},

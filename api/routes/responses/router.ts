@@ -23,6 +23,7 @@ import { countCanonicalTokens } from '../../dialects/responses/count-tokens';
 import { cancelHandler, checkBackground, startBackground } from './background';
 import { followBackground } from './background-stream';
 import { compactHandler, openCompactions } from './compact';
+import { truncateToFit } from './truncation';
 
 function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
@@ -34,6 +35,7 @@ function createHandler(ctx: AppContext) {
     if (native.set.search) return answerNative(ctx, req, res, body, resolved, history, native.set, native.rest);
     const { canonical, turn } = responsesToCanonical(openCompactions(body, req.auth!.orgId), history);
     forModel(canonical, resolved.model.config);
+    if (body.truncation === 'auto') await truncateToFit(canonical, resolved.model, body.max_output_tokens);
     const frame: ResponseFrame = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), publicModel: resolved.requestedId, req: body };
     if (body.background === true) return startBackground(ctx, req, res, body, resolved, history, canonical, turn, frame);
     const store = body.store !== false;

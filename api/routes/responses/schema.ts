@@ -34,6 +34,7 @@ export const responsesSchema = Joi.object({
   previous_response_id: Joi.string().max(64).allow(null),
   store: Joi.boolean().allow(null),
   background: Joi.boolean().allow(null),
+  truncation: Joi.string().valid('auto', 'disabled').allow(null),
   // OpenAI's ConversationParam: the conversation's id, or `{id}` (api/routes/responses/conversation.ts)
   conversation: Joi.alternatives(Joi.string().min(1).max(128), Joi.object({ id: Joi.string().min(1).max(128).required() }).unknown(true)).allow(null),
   metadata: Joi.object().pattern(Joi.string().max(64), Joi.string().max(512)).max(16).allow(null),

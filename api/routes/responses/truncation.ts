@@ -1,0 +1,42 @@
+import type { CatalogModel } from '../../../shared/catalog/catalog';
+import type { CanonicalMessage, CanonicalRequest } from '../../dialects/canonical';
+import { countCanonicalTokens } from '../../dialects/responses/count-tokens';
+import { PER_REQUEST_TOKENS } from '../../dialects/count-framing';
+
+/** The index after the turn that starts at `i`: a user message and everything up to the next user message. */
+function turnEnd(msgs: CanonicalMessage[], i: number): number {
+  let end = i + 1;
+  while (end < msgs.length && msgs[end].role !== 'user') end++;
+  return end;
+}
+
+/**
+ * OpenAI's `truncation: "auto"`: when the input (counted with the model's tokenizer profile, as
+ * `input_tokens` counts it) and `max_output_tokens` exceed the model's context window, whole turns
+ * are dropped from the beginning of the conversation (a user message and the answers, tool calls and
+ * tool results after it, so that no tool result loses its call and the conversation still opens with a
+ * user message) until it fits; the system and developer messages at its start and the last turn are
+ * kept. A model without a context window, or an input that fits, is left as it is; one that still does
+ * not fit goes as it is (the upstream refuses it, as with `disabled`). Returns the messages dropped.
+ */
+export async function truncateToFit(canonical: CanonicalRequest, model: CatalogModel, maxOutput: number | null | undefined): Promise<number> {
+  if (!model.contextWindow) return 0;
+  const budget = model.contextWindow - (maxOutput ?? 0);
+  let total = await countCanonicalTokens(model.tokenizer, canonical);
+  if (total <= budget) return 0;
+  const msgs = canonical.messages;
+  let start = 0;
+  while (start < msgs.length && (msgs[start].role === 'system' || msgs[start].role === 'developer')) start++;
+  // the first turn to drop begins at the first user message after the leading instructions
+  while (start < msgs.length && msgs[start].role !== 'user') start++;
+  let dropped = 0;
+  while (total > budget) {
+    const end = turnEnd(msgs, start);
+    if (end >= msgs.length) break; // the last turn is kept
+    const turn = msgs.slice(start, end);
+    total -= (await countCanonicalTokens(model.tokenizer, { model: canonical.model, messages: turn })) - PER_REQUEST_TOKENS;
+    msgs.splice(start, end - start);
+    dropped += turn.length;
+  }
+  return dropped;
+}

@@ -1,0 +1,57 @@
+import { expect } from 'chai';
+import { env } from '../../helpers/harness';
+import { openaiOrg } from '../../helpers/openai-org';
+import { Model } from '../../../shared/db/models';
+import { upsertModel } from '../../../shared/catalog/catalog-ops';
+import { bumpEpoch } from '../../../shared/cache/epoch';
+import { expectOpenAI, withoutNullUser } from '../../helpers/conformance';
+
+const SMALL = 'test-small-context';
+const words = (tag: string, n: number) => Array.from({ length: n }, (_, i) => `${tag}${i}`).join(' ');
+/** The user messages the upstream was last sent. */
+const sentUsers = () => (env().sim.log.entries.at(-1)!.body as { messages: Array<{ role: string; content: string }> }).messages.filter((m) => m.role === 'user').map((m) => m.content.split(' ')[0]);
+
+/** OpenAI's `truncation: "auto"` on the responses dialect (api/routes/responses/truncation.ts). */
+describe('responses truncation', () => {
+  const s = openaiOrg();
+  before(async () => {
+    await upsertModel({ id: SMALL, provider: 'simulator', upstream: 'sim-chat-1', capabilities: { chat: true }, context_window: 900, prices: { input_token: 0.5, output_token: 1.5 } });
+    await bumpEpoch(env().redis);
+  });
+  after(async () => {
+    await Model.destroy({ where: { publicId: SMALL } });
+    await bumpEpoch(env().redis);
+  });
+
+  it('auto drops whole turns from the beginning until the input and max_output_tokens fit the context window; disabled sends all; the last turn is always kept', async () => {
+    const r1 = await s.c.responses.create({ model: SMALL, input: words('alpha', 150), max_output_tokens: 16 });
+    const r2 = await s.c.responses.create({ model: SMALL, input: words('beta', 150), previous_response_id: r1.id, max_output_tokens: 16 });
+    const r3 = await s.c.responses.create({ model: SMALL, input: words('gamma', 150), previous_response_id: r2.id, max_output_tokens: 16 });
+
+    const all = await s.c.responses.create({ model: SMALL, input: 'delta question', previous_response_id: r3.id, max_output_tokens: 16 });
+    expect(all.truncation).to.equal('disabled');
+    expect(sentUsers(), 'disabled: every turn').to.deep.equal(['alpha0', 'beta0', 'gamma0', 'delta']);
+
+    const cut = await s.c.responses.create({ model: SMALL, input: 'delta question', previous_response_id: r3.id, max_output_tokens: 16, truncation: 'auto' });
+    expect(cut.truncation).to.equal('auto');
+    expectOpenAI('Response', withoutNullUser(JSON.parse(JSON.stringify(cut))));
+    const kept = sentUsers();
+    expect(kept.at(-1), 'the last turn').to.equal('delta');
+    expect(kept[0], 'the oldest turn went first').to.not.equal('alpha0');
+    expect(kept.length).to.be.below(4);
+    const sent = env().sim.log.entries.at(-1)!.body as { messages: Array<{ role: string }> };
+    expect(sent.messages[0].role, 'it still opens with a user message').to.equal('user');
+
+    const fits = await s.c.responses.create({ model: SMALL, input: 'short', max_output_tokens: 16, truncation: 'auto' });
+    expect(fits.status).to.equal('completed');
+    expect(sentUsers()).to.deep.equal(['short']);
+    const alone = await s.c.responses.create({ model: SMALL, input: words('huge', 1200), max_output_tokens: 16, truncation: 'auto' });
+    expect(alone.status, 'a last turn too long for the window still goes (the upstream decides)').to.be.oneOf(['completed', 'incomplete']);
+    expect(sentUsers()).to.deep.equal(['huge0']);
+  });
+
+  it('refuses a truncation it does not know (400 naming it)', async () => {
+    const err = await s.c.responses.create({ model: SMALL, input: 'x', truncation: 'middle' as 'auto' }).catch((e: unknown) => e as { status: number; param?: string });
+    expect([(err as { status: number }).status, (err as { param?: string }).param]).to.deep.equal([400, 'truncation']);
+  });
+});
