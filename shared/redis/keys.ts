@@ -45,6 +45,8 @@ export const keys = {
   backgroundJob: (responseId: string) => `${p()}:bg:{${responseId}}`,
   /** The events of a background response made with `stream: true` (api/routes/responses/background-stream.ts): a stream, one entry an event. */
   backgroundEvents: (responseId: string) => `${p()}:bg:{${responseId}}:events`,
+  /** A cached answer (api/dispatch/response-cache.ts): its request's digest (org, route and body). */
+  responseCache: (digest: string) => `${p()}:rc:{${digest}}`,
   /** One API key's MCP cancels kept for calls not yet started (api/routes/mcp/kept-cancels.ts): a sorted set, member a digest of the JSON-RPC id, score its expiry. */
   mcpKeptCancels: (keyId: string) => `${p()}:{mcp-cancel:${keyId}}:kept`,
   switches: () => `${p()}:switches`,

@@ -8,6 +8,7 @@ import { chatSchema, completionsSchema } from './schema';
 import { plainChatBody } from './fast-check';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
 import { SseWriter, failStream } from '../../sse';
+import { throughCache } from '../../dispatch/response-cache';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { withRefusal } from './refusal';
 import { openaiError } from '../../middleware/error-body';
@@ -35,6 +36,9 @@ function checkTranslatableCompletion(body: Record<string, unknown>): void {
   if (typeof body.n === 'number' && body.n > 1) throw new ApiError(400, 'unsupported_parameter', '`n` above 1 is not supported for legacy completions on this model.', { param: 'n' });
 }
 
+/** The JSON answer of a chat or legacy completions job (a chat answer with its refusal field). */
+const answerOf = (operation: 'chat' | 'completions', result: unknown) => (operation === 'chat' ? withRefusal(result) : result);
+
 /** One handler for chat and legacy completions: they differ only in schema and upstream path. */
 function handler(ctx: AppContext, operation: 'chat' | 'completions') {
   const schema = operation === 'chat' ? chatSchema : completionsSchema;
@@ -55,8 +59,11 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
       passthrough: true,
     };
     if (!stream) {
-      const result = await dispatchChat(ctx, req, res, common);
-      const answer = operation === 'chat' ? withRefusal(result) : result;
+      // `SERVICE-CACHE` (an exact-match answer cache, opted into per request): checked only when sent, off the common path
+      const answer =
+        req.headers['service-cache'] !== undefined && !metadata
+          ? await throughCache(ctx, req, res, body, async () => answerOf(operation, await dispatchChat(ctx, req, res, common)))
+          : answerOf(operation, await dispatchChat(ctx, req, res, common));
       // stored before the answer goes out, so that a retrieve right after it finds it
       if (metadata) await storeChat(req, body, answer as Record<string, unknown>, metadata);
       res.json(answer);

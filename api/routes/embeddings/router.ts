@@ -7,6 +7,7 @@ import { killSwitch } from '../../middleware/kill-switch';
 import { EMBEDDINGS_BODY_BYTES, embeddingLimits, rerankLimits } from '../../../shared/catalog/task-limits';
 import { dispatchEmbeddings, embeddingsLaneLimit, resolveTaskModel } from '../../dispatch/embeddings';
 import { targetOf } from '../../dispatch/target';
+import { throughCache } from '../../dispatch/response-cache';
 import { checkEmbeddingLimits, parseEmbeddings } from './embeddings.schema';
 import { checkRerankLimits, parseRerank } from './rerank.schema';
 import { embedV2Answer, parseEmbedV2, type EmbedJobAnswer } from './embed-v2.schema';
@@ -23,14 +24,17 @@ function embeddingsHandler(ctx: AppContext) {
     const body = parseEmbeddings(req.body as Record<string, unknown>);
     const model = await resolveTaskModel(ctx, req, body.model, 'embeddings');
     const countedTokens = await checkEmbeddingLimits(body, body.model, model.tokenizer, embeddingLimits(model));
-    const result = (await dispatchEmbeddings(ctx, req, res, body.model, model, {
-      operation: 'embed',
-      target: targetOf(model),
-      input: body.input,
-      encodingFormat: body.encodingFormat,
-      dimensions: body.dimensions,
-      countedTokens,
-    })) as Record<string, unknown>;
+    const run = () =>
+      dispatchEmbeddings(ctx, req, res, body.model, model, {
+        operation: 'embed',
+        target: targetOf(model),
+        input: body.input,
+        encodingFormat: body.encodingFormat,
+        dimensions: body.dimensions,
+        countedTokens,
+      });
+    // `SERVICE-CACHE`: the exact-match answer cache, opted into per request (api/dispatch/response-cache.ts)
+    const result = (req.headers['service-cache'] !== undefined ? await throughCache(ctx, req, res, req.body, run) : await run()) as Record<string, unknown>;
     result.id = req.id; // set on the answer itself, this request's own (a spread's copy gets a hidden class of its own: shared/merged.ts)
     res.json(result);
   };

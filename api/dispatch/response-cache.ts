@@ -1,0 +1,53 @@
+import type { Request, Response } from 'express';
+import type { AppContext } from '../context';
+import { ApiError } from '../../shared/errors/ApiError';
+import { keys } from '../../shared/redis/keys';
+import { sha256Hex } from '../../shared/crypto';
+import { logger } from '../../shared/logger';
+import { routeOf } from '../middleware/request-log';
+
+/** How long an answer is kept by default, and at most (`SERVICE-CACHE-TTL`, seconds). */
+const DEFAULT_TTL_S = 3600;
+const MAX_TTL_S = 7 * 24 * 3600;
+
+type Mode = 'off' | 'on' | 'refresh';
+
+function modeOf(req: Request): { mode: Mode; ttlS: number } {
+  const raw = req.get('service-cache');
+  if (raw === undefined) return { mode: 'off', ttlS: 0 };
+  const mode = raw.trim().toLowerCase();
+  if (mode !== 'on' && mode !== 'off' && mode !== 'refresh') {
+    throw new ApiError(400, 'invalid_request', "The 'SERVICE-CACHE' header must be 'on', 'refresh' or 'off'.", { param: 'SERVICE-CACHE' });
+  }
+  const ttlRaw = req.get('service-cache-ttl');
+  const ttlS = ttlRaw === undefined ? DEFAULT_TTL_S : Number(ttlRaw);
+  if (!Number.isInteger(ttlS) || ttlS < 1 || ttlS > MAX_TTL_S) {
+    throw new ApiError(400, 'invalid_request', `The 'SERVICE-CACHE-TTL' header must be a whole number of seconds from 1 to ${MAX_TTL_S}.`, { param: 'SERVICE-CACHE-TTL' });
+  }
+  return { mode, ttlS };
+}
+
+/**
+ * The exact-match answer cache, opted into per request (`SERVICE-CACHE: on`; docs/api.md): an answer
+ * is kept for `SERVICE-CACHE-TTL` seconds (default 1 hour) under a digest of the organization, the
+ * route and the request body, and the same request of the same organization is answered from it
+ * (`x-service-cache: HIT`) without a lane, an upstream call or a charge. A miss runs `compute` and
+ * keeps its answer (`MISS`); `refresh` runs it whatever is kept and keeps the new answer. Only an
+ * answer is kept, never a failure. A cache that fails (Redis) is passed by, not the request's failure.
+ */
+export async function throughCache<T>(ctx: AppContext, req: Request, res: Response, body: unknown, compute: () => Promise<T>): Promise<T> {
+  const { mode, ttlS } = modeOf(req);
+  if (mode === 'off') return compute();
+  const key = keys.responseCache(sha256Hex(`${req.auth!.orgId}\n${routeOf(req)}\n${JSON.stringify(body)}`));
+  if (mode === 'on') {
+    const kept = await ctx.redis.get(key).catch((err: unknown) => void logger.warn({ err }, 'answer cache not read'));
+    if (kept) {
+      res.setHeader('x-service-cache', 'HIT');
+      return JSON.parse(kept) as T;
+    }
+  }
+  const value = await compute();
+  res.setHeader('x-service-cache', mode === 'refresh' ? 'REFRESH' : 'MISS');
+  await ctx.redis.set(key, JSON.stringify(value), 'EX', ttlS).catch((err: unknown) => logger.warn({ err }, 'answer not cached'));
+  return value;
+}

@@ -1,0 +1,74 @@
+import { expect } from 'chai';
+import { env } from '../../helpers/harness';
+import { buildOrg } from '../../helpers/factories';
+import { call, keyHeader } from '../../helpers/http';
+import { openaiOrg } from '../../helpers/openai-org';
+import { usageSettled } from '../../helpers/usage';
+import { UsageEvent } from '../../../shared/db/models';
+
+const chat = (n: number) => ({ model: 'sim-chat', messages: [{ role: 'user', content: `cache me ${n}` }] });
+const sent = () => env().sim.log.entries.length;
+
+/** The exact-match answer cache (`SERVICE-CACHE`, api/dispatch/response-cache.ts) on chat completions and embeddings. */
+describe('answer cache (SERVICE-CACHE)', () => {
+  const s = openaiOrg();
+  const post = (path: string, json: unknown, headers: Record<string, string> = {}, key = s.o.key) => call('POST', path, { headers: { ...keyHeader(key), ...headers }, json });
+  const usage = async () => {
+    await usageSettled();
+    return UsageEvent.count({ where: { orgId: s.o.org.id } });
+  };
+
+  it('answers the same request of the same org from the cache: no upstream call, no charge, the same body; refresh recomputes; other bodies, orgs and uncached requests miss', async () => {
+    const on = { 'SERVICE-CACHE': 'on' };
+    const first = await post('/v1/chat/completions', chat(1), on);
+    expect([first.status, first.headers.get('x-service-cache')]).to.deep.equal([200, 'MISS']);
+    const billed = await usage();
+    const before = sent();
+    const again = await post('/v1/chat/completions', chat(1), on);
+    expect([again.status, again.headers.get('x-service-cache')]).to.deep.equal([200, 'HIT']);
+    expect(again.body).to.deep.equal(first.body);
+    expect(sent(), 'no upstream call').to.equal(before);
+    expect(await usage(), 'no charge').to.equal(billed);
+
+    expect((await post('/v1/chat/completions', chat(2), on)).headers.get('x-service-cache'), 'another body').to.equal('MISS');
+    expect((await post('/v1/chat/completions', chat(1))).headers.get('x-service-cache'), 'not asked: not cached').to.equal(null);
+    const refreshed = await post('/v1/chat/completions', chat(1), { 'SERVICE-CACHE': 'refresh' });
+    expect(refreshed.headers.get('x-service-cache')).to.equal('REFRESH');
+    expect(refreshed.body.id, 'a new answer').to.not.equal(first.body.id);
+    expect((await post('/v1/chat/completions', chat(1), on)).body.id, 'the refreshed answer is kept').to.equal(refreshed.body.id);
+    const other = await buildOrg(env().redis);
+    expect((await post('/v1/chat/completions', chat(1), on, other.key)).headers.get('x-service-cache'), 'another org').to.equal('MISS');
+    const stream = await post('/v1/chat/completions', { ...chat(1), stream: true }, on);
+    expect([stream.status, stream.headers.get('x-service-cache')], 'a stream is not cached').to.deep.equal([200, null]);
+
+    const e1 = await post('/v1/embeddings', { model: 'sim-embed', input: ['cached vectors'] }, on);
+    const e2 = await post('/v1/embeddings', { model: 'sim-embed', input: ['cached vectors'] }, on);
+    expect([e1.headers.get('x-service-cache'), e2.headers.get('x-service-cache')]).to.deep.equal(['MISS', 'HIT']);
+    expect(e2.body.data).to.deep.equal(e1.body.data);
+  });
+
+  it('keeps an answer SERVICE-CACHE-TTL seconds; never a failure; bad headers are 400 naming them, nothing sent', async () => {
+    const on = { 'SERVICE-CACHE': 'on', 'SERVICE-CACHE-TTL': '1' };
+    expect((await post('/v1/chat/completions', chat(3), on)).headers.get('x-service-cache')).to.equal('MISS');
+    expect((await post('/v1/chat/completions', chat(3), on)).headers.get('x-service-cache')).to.equal('HIT');
+    await new Promise((r) => setTimeout(r, 1200));
+    expect((await post('/v1/chat/completions', chat(3), on)).headers.get('x-service-cache'), 'expired').to.equal('MISS');
+
+    env().sim.knobs.set('sim-chat-1', { status: 500 });
+    const failed = await post('/v1/chat/completions', chat(4), { 'SERVICE-CACHE': 'on' });
+    expect(failed.status).to.be.within(500, 599);
+    env().sim.knobs.reset();
+    expect((await post('/v1/chat/completions', chat(4), { 'SERVICE-CACHE': 'on' })).headers.get('x-service-cache'), 'the failure was not kept').to.equal('MISS');
+
+    const before = sent();
+    for (const [headers, param] of [
+      [{ 'SERVICE-CACHE': 'sometimes' }, 'SERVICE-CACHE'],
+      [{ 'SERVICE-CACHE': 'on', 'SERVICE-CACHE-TTL': '0' }, 'SERVICE-CACHE-TTL'],
+      [{ 'SERVICE-CACHE': 'on', 'SERVICE-CACHE-TTL': 'soon' }, 'SERVICE-CACHE-TTL'],
+    ] as Array<[Record<string, string>, string]>) {
+      const r = await post('/v1/chat/completions', chat(5), headers);
+      expect([r.status, r.body.error.param], JSON.stringify(headers)).to.deep.equal([400, param]);
+    }
+    expect(sent(), 'nothing sent').to.equal(before);
+  });
+});
