@@ -4,7 +4,7 @@ import { ApiError } from '../../shared/errors/ApiError';
 import { keys } from '../../shared/redis/keys';
 import { sha256Hex } from '../../shared/crypto';
 import { logger } from '../../shared/logger';
-import { routeOf } from '../middleware/request-log';
+import { logState, routeOf } from '../middleware/request-log';
 
 /** How long an answer is kept by default, and at most (`SERVICE-CACHE-TTL`, seconds). */
 const DEFAULT_TTL_S = 3600;
@@ -43,6 +43,10 @@ export async function throughCache<T>(ctx: AppContext, req: Request, res: Respon
     const kept = await ctx.redis.get(key).catch((err: unknown) => void logger.warn({ err }, 'answer cache not read'));
     if (kept) {
       res.setHeader('x-service-cache', 'HIT');
+      // the Activity row the pod writes for it (no job ran) names the model asked for
+      const state = logState(res);
+      const model = (body as { model?: unknown } | null)?.model;
+      if (state && typeof model === 'string') state.model = model;
       return JSON.parse(kept) as T;
     }
   }

@@ -5,6 +5,9 @@ import { call, keyHeader } from '../../helpers/http';
 import { openaiOrg } from '../../helpers/openai-org';
 import { usageSettled } from '../../helpers/usage';
 import { UsageEvent } from '../../../shared/db/models';
+import { QueryTypes } from 'sequelize';
+import { db } from '../../../shared/db/sequelize';
+import { waitFor } from '../../helpers/wait';
 
 const chat = (n: number) => ({ model: 'sim-chat', messages: [{ role: 'user', content: `cache me ${n}` }] });
 const sent = () => env().sim.log.entries.length;
@@ -29,6 +32,9 @@ describe('answer cache (SERVICE-CACHE)', () => {
     expect(again.body).to.deep.equal(first.body);
     expect(sent(), 'no upstream call').to.equal(before);
     expect(await usage(), 'no charge').to.equal(billed);
+    const hitRows = async () =>
+      db().query<{ n: number }>("SELECT count(*)::int AS n FROM request_logs WHERE org_id = :org AND route = '/v1/chat/completions' AND status = 200 AND model = 'sim-chat' AND input_tokens = 0", { type: QueryTypes.SELECT, replacements: { org: s.o.org.id } });
+    expect(await waitFor(async () => (await hitRows())[0].n === 1, 10_000), 'the hit’s Activity row: the model, no tokens').to.equal(true);
 
     expect((await post('/v1/chat/completions', chat(2), on)).headers.get('x-service-cache'), 'another body').to.equal('MISS');
     expect((await post('/v1/chat/completions', chat(1))).headers.get('x-service-cache'), 'not asked: not cached').to.equal(null);
