@@ -21,6 +21,7 @@ import { countMessagesTokens } from '../../dialects/messages/count-tokens';
 import { countInLane } from '../../dispatch/count-lane';
 import { forModel, type CanonicalChunk, type CanonicalCompletion } from '../../dialects/canonical';
 import { merged } from '../../../shared/merged';
+import { throughCache } from '../../dispatch/response-cache';
 
 function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
@@ -45,8 +46,12 @@ function createHandler(ctx: AppContext) {
       anthropicBeta: bypass ? beta : undefined,
     };
     if (!stream) {
-      const result = await dispatchChat(ctx, req, res, common);
-      res.json(bypass ? result : canonicalToMessage(result as CanonicalCompletion, publicModel, undefined, body.stop_sequences));
+      const answer = async () => {
+        const result = await dispatchChat(ctx, req, res, common);
+        return bypass ? result : canonicalToMessage(result as CanonicalCompletion, publicModel, undefined, body.stop_sequences);
+      };
+      // `SERVICE-CACHE`: the exact-match answer cache, opted into per request (api/dispatch/response-cache.ts)
+      res.json(req.headers['service-cache'] !== undefined ? await throughCache(ctx, req, res, req.body, answer) : await answer());
       return;
     }
     const sse = new SseWriter(res);

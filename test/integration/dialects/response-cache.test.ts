@@ -47,6 +47,13 @@ describe('answer cache (SERVICE-CACHE)', () => {
     const stream = await post('/v1/chat/completions', { ...chat(1), stream: true }, on);
     expect([stream.status, stream.headers.get('x-service-cache')], 'a stream is not cached').to.deep.equal([200, null]);
 
+    const m = { model: 'sim-claude', max_tokens: 64, messages: [{ role: 'user', content: 'cache a message' }] };
+    const h = { ...on, 'anthropic-version': '2023-06-01' };
+    const m1 = await post('/v1/messages', m, h);
+    const m2 = await post('/v1/messages', m, h);
+    expect([m1.status, m1.headers.get('x-service-cache'), m2.headers.get('x-service-cache')]).to.deep.equal([200, 'MISS', 'HIT']);
+    expect(m2.body).to.deep.equal(m1.body);
+
     const e1 = await post('/v1/embeddings', { model: 'sim-embed', input: ['cached vectors'] }, on);
     const e2 = await post('/v1/embeddings', { model: 'sim-embed', input: ['cached vectors'] }, on);
     expect([e1.headers.get('x-service-cache'), e2.headers.get('x-service-cache')]).to.deep.equal(['MISS', 'HIT']);
