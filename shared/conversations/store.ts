@@ -113,6 +113,16 @@ export async function listConversationItems(orgId: string, id: string, q: ItemPa
   return { items: rows.slice(0, q.limit).map((r) => r.item), hasMore: rows.length > q.limit };
 }
 
+/** Which of `itemIds` the conversation already holds (one query). */
+export async function heldItemIds(orgId: string, id: string, itemIds: string[]): Promise<string[]> {
+  if (!itemIds.length) return [];
+  const rows = await db().query<{ id: string }>('SELECT id FROM conversation_items WHERE org_id = :orgId AND conversation_id = :id AND id IN (:itemIds)', {
+    replacements: { orgId, id, itemIds },
+    type: QueryTypes.SELECT,
+  });
+  return rows.map((r) => r.id);
+}
+
 export async function findConversationItem(orgId: string, id: string, itemId: string): Promise<Json | undefined> {
   const rows = await db().query<{ item: Json }>('SELECT item FROM conversation_items WHERE org_id = :orgId AND conversation_id = :id AND id = :itemId', {
     replacements: { orgId, id, itemId },

@@ -12,6 +12,10 @@ export type EmbeddingType = (typeof EMBEDDING_TYPES)[number];
 /** The types only a Cohere upstream computes (see above). */
 export const UPSTREAM_ONLY_TYPES: readonly EmbeddingType[] = ['int8', 'uint8'];
 
+/** The types computed from the floats (encodeAll), all but the upstream-only ones. */
+export type ComputedType = Exclude<EmbeddingType, 'int8' | 'uint8'>;
+export const isComputed = (t: EmbeddingType): t is ComputedType => !UPSTREAM_ONLY_TYPES.includes(t);
+
 /** Little-endian float32 bytes, base64: OpenAI's `encoding_format: base64`, and Cohere's `base64` ("the float embedding bytes appended together"). */
 export function toBase64(vec: number[]): string {
   const buf = Buffer.alloc(vec.length * 4);
@@ -39,7 +43,7 @@ export function packBits(vec: number[], signed: boolean): number[] {
 }
 
 /** Type `t` of every vector, computed from the floats (not for the upstream-only types). */
-export function encodeAll(t: Exclude<EmbeddingType, 'int8' | 'uint8'>, floats: number[][]): unknown[] {
+export function encodeAll(t: ComputedType, floats: number[][]): unknown[] {
   if (t === 'float') return floats;
   if (t === 'base64') return floats.map(toBase64);
   return floats.map((v) => packBits(v, t === 'binary'));

@@ -17,6 +17,7 @@ import {
   deleteConversationItem,
   findConversation,
   findConversationItem,
+  heldItemIds,
   listConversationItems,
   updateConversationMetadata,
   type ConversationRow,
@@ -94,10 +95,9 @@ async function update(req: Request, res: Response): Promise<void> {
 async function addItems(req: Request, res: Response): Promise<void> {
   const id = String(req.params.id);
   const items = itemsOf(((req.body ?? {}) as Json).items, false, req.auth!.orgId);
-  await conversationOf(req);
-  for (const it of items) {
-    if (await findConversationItem(req.auth!.orgId, id, String(it.id))) throw invalid(`The conversation already has an item with id '${String(it.id)}'.`, 'items');
-  }
+  // an unknown conversation holds none of them, and the add below answers it 404
+  const [held] = await heldItemIds(req.auth!.orgId, id, items.map((it) => String(it.id)));
+  if (held !== undefined) throw invalid(`The conversation already has an item with id '${held}'.`, 'items');
   if (!(await addConversationItems(req.auth!.orgId, id, items))) throw conversationNotFound(id);
   res.json(listOf(items, false));
 }

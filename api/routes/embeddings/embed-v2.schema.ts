@@ -1,7 +1,7 @@
 import { invalid, isInt, kindOf, rejectUnknownFields, requireModel } from './errors';
 import type { EmbeddingsRequest } from './embeddings.schema';
 import { errors } from '../../../shared/errors/codes';
-import { EMBEDDING_TYPES, encodeAll, type EmbeddingType } from '../../../shared/embeddings/encodings';
+import { EMBEDDING_TYPES, encodeAll, isComputed, type EmbeddingType } from '../../../shared/embeddings/encodings';
 
 /** Cohere's v2 embed fields (`POST /v2/embed`, `CohereClientV2.embed`). */
 export const EMBED_V2_FIELDS = ['model', 'input_type', 'texts', 'images', 'inputs', 'max_tokens', 'output_dimension', 'embedding_types', 'truncate', 'priority'] as const;
@@ -93,8 +93,8 @@ export function embedV2Answer(id: string, texts: string[], types: EmbeddingType[
   for (const t of types) {
     const given = result.by_type?.[t];
     if (given) embeddings[t] = given;
-    else if (t === 'int8' || t === 'uint8') throw errors.upstreamError(`The upstream answered without the '${t}' embeddings asked for.`);
-    else embeddings[t] = encodeAll(t, floats);
+    else if (isComputed(t)) embeddings[t] = encodeAll(t, floats);
+    else throw errors.upstreamError(`The upstream answered without the '${t}' embeddings asked for.`);
   }
   return {
     id,

@@ -12,7 +12,7 @@ import { checkEmbeddingLimits, parseEmbeddings } from './embeddings.schema';
 import { checkRerankLimits, parseRerank } from './rerank.schema';
 import { embedV2Answer, parseEmbedV2, type EmbedJobAnswer } from './embed-v2.schema';
 import { invalid } from './errors';
-import { UPSTREAM_ONLY_TYPES } from '../../../shared/embeddings/encodings';
+import { isComputed } from '../../../shared/embeddings/encodings';
 import type { EmbedJob, JobEnvelope } from '../../../shared/queues/payloads';
 import { embeddingModel, rerankModel, type TaskPolicy } from './models';
 import { modelsForKey } from '../models/key-models';
@@ -34,7 +34,7 @@ function embeddingsHandler(ctx: AppContext) {
         countedTokens,
       });
     // `SERVICE-CACHE`: the exact-match answer cache, opted into per request (api/dispatch/response-cache.ts)
-    const result = (req.headers['service-cache'] !== undefined ? await throughCache(ctx, req, res, req.body, run) : await run()) as Record<string, unknown>;
+    const result = (await throughCache(ctx, req, res, req.body, run)) as Record<string, unknown>;
     result.id = req.id; // set on the answer itself, this request's own (a spread's copy gets a hidden class of its own: shared/merged.ts)
     res.json(result);
   };
@@ -46,7 +46,7 @@ function embedV2Handler(ctx: AppContext, version: 1 | 2) {
     const body = parseEmbedV2(req.body as Record<string, unknown>, version);
     const model = await resolveTaskModel(ctx, req, body.model, 'embeddings');
     const cohere = model.provider.kind === 'cohere';
-    const upstreamOnly = body.embeddingTypes.find((t) => UPSTREAM_ONLY_TYPES.includes(t));
+    const upstreamOnly = body.embeddingTypes.find((t) => !isComputed(t));
     if (upstreamOnly && !cohere) {
       throw invalid('invalid_input', `'embedding_types' ${JSON.stringify(upstreamOnly)} needs a model served by Cohere (its quantisation is the model's own); '${body.model}' is not. float, base64, binary and ubinary are served for every model.`);
     }

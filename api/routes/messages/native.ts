@@ -3,7 +3,6 @@ import type { AppContext } from '../../context';
 import type { ResolvedModel } from '../../../shared/catalog/catalog';
 import type { NativeToolSet } from '../../dispatch/native-search/tools';
 import { nativeRails, runNativeLoop } from '../../dispatch/native-search/loop';
-import { ClientGone } from '../../dispatch/run-job';
 import { SseWriter } from '../../sse';
 import { messagesToCanonical, type MessagesRequest } from '../../dialects/messages/request';
 import { forModel } from '../../dialects/canonical';
@@ -49,8 +48,6 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
     send(w.end(t, unfolded.reruns));
     sse.end();
   } catch (err) {
-    if (err instanceof ClientGone) return;
-    if (!sse.isStarted) throw err;
     streamError(sse, err);
   }
 }

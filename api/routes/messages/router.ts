@@ -9,7 +9,6 @@ import { requireAnthropicVersion } from './version';
 import { anthropicBeta } from './beta';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
 import { allNativeMessages } from '../../dispatch/route';
-import { ClientGone } from '../../dispatch/run-job';
 import { SseWriter } from '../../sse';
 import { streamError } from './stream-error';
 import { answerNative } from './native';
@@ -51,7 +50,7 @@ function createHandler(ctx: AppContext) {
         return bypass ? result : canonicalToMessage(result as CanonicalCompletion, publicModel, undefined, body.stop_sequences);
       };
       // `SERVICE-CACHE`: the exact-match answer cache, opted into per request (api/dispatch/response-cache.ts)
-      res.json(req.headers['service-cache'] !== undefined ? await throughCache(ctx, req, res, req.body, answer) : await answer());
+      res.json(await throughCache(ctx, req, res, req.body, answer));
       return;
     }
     const sse = new SseWriter(res);
@@ -69,8 +68,6 @@ function createHandler(ctx: AppContext) {
       if (translator) for (const ev of translator.end()) sse.send(JSON.stringify(ev), ev.type);
       sse.end();
     } catch (err) {
-      if (err instanceof ClientGone) return;
-      if (!sse.isStarted) throw err;
       streamError(sse, err);
     }
   };

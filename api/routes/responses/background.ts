@@ -113,12 +113,14 @@ export async function startBackground(ctx: AppContext, req: Request, res: Respon
   const state = logState(res);
   if (state) state.carried = true;
   const sse = t ? new SseWriter(res) : undefined;
-  /** A streamed run's events: kept for followers, and sent to this request's client while it is there. */
+  /** Events to this request's client while it is there. */
+  const toClient = (evs: ResponsesEvent[]) => {
+    for (const ev of evs) if (!res.destroyed) sse!.send(JSON.stringify(ev), ev.type);
+  };
+  /** A streamed run's events: kept for followers, and sent to this request's client. */
   const emit = (evs: ResponsesEvent[]) => {
-    for (const ev of evs) {
-      events!.add(ev);
-      if (!res.destroyed) sse!.send(JSON.stringify(ev), ev.type);
-    }
+    for (const ev of evs) events!.add(ev);
+    toClient(evs);
   };
   const run = async () => {
     try {
@@ -154,18 +156,13 @@ export async function startBackground(ctx: AppContext, req: Request, res: Respon
     }
   };
   if (t) {
-    emit0(sse!, opening);
+    toClient(opening); // already kept (events.open)
     return run();
   }
   // The run starts once the answer is out: the request's response is finished, so no disconnect cancels
   // it. A client gone before the answer was written (it never learnt the id) cancels it at once.
   res.once('close', () => void run());
   res.json(queued);
-}
-
-/** The opening events, already kept, to the request's own client. */
-function emit0(sse: SseWriter, evs: ResponsesEvent[]): void {
-  for (const ev of evs) sse.send(JSON.stringify(ev), ev.type);
 }
 
 /**

@@ -96,11 +96,17 @@ describe('conversations', () => {
     expect(badType.status, badType.text).to.equal(400);
     const twice = await call('POST', `/v1/conversations/${own.id}/items`, { headers: keyHeader(fresh.key), json: { items: [{ type: 'message', role: 'user', content: 'a', id: 'msg_same' }, { type: 'message', role: 'user', content: 'b', id: 'msg_same' }] } });
     expect([twice.status, twice.body.error.param]).to.deep.equal([400, 'items']);
+    const once = { items: [{ type: 'message', role: 'user', content: 'once', id: 'msg_once' }] };
+    expect((await call('POST', `/v1/conversations/${own.id}/items`, { headers: keyHeader(fresh.key), json: once })).status).to.equal(200);
+    const again = await call('POST', `/v1/conversations/${own.id}/items`, { headers: keyHeader(fresh.key), json: once });
+    expect([again.status, again.body.error.param, again.body.error.message]).to.deep.equal([400, 'items', "The conversation already has an item with id 'msg_once'."]);
+    const missing = await call('POST', '/v1/conversations/conv_nope/items', { headers: keyHeader(fresh.key), json: once });
+    expect([missing.status, missing.body.error.code]).to.deep.equal([404, 'conversation_not_found']);
     const noMeta = await call('POST', `/v1/conversations/${own.id}`, { headers: keyHeader(fresh.key), json: {} });
     expect([noMeta.status, noMeta.body.error.param]).to.deep.equal([400, 'metadata']);
     const order = await call('GET', `/v1/conversations/${own.id}/items?order=sideways`, { headers: keyHeader(fresh.key) });
     expect([order.status, order.body.error.param]).to.deep.equal([400, 'order']);
-    expect((await f.conversations.items.list(own.id)).data, 'nothing was added').to.have.length(0);
+    expect((await f.conversations.items.list(own.id)).data.map((i) => i.id), 'nothing was added but the one item').to.deep.equal(['msg_once']);
     expect(env().sim.log.entries.length, 'nothing sent').to.equal(sentBefore);
     await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: fresh.org.id } }), 'only the plain response billed').to.equal(1);
