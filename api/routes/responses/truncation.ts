@@ -10,14 +10,30 @@ function turnEnd(msgs: CanonicalMessage[], i: number): number {
   return end;
 }
 
+/** The index after the step that starts at `i`: an answer (its tool calls) and the tool results after it. */
+function stepEnd(msgs: CanonicalMessage[], i: number): number {
+  let end = i + 1;
+  while (end < msgs.length && msgs[end].role === 'tool') end++;
+  return end;
+}
+
+/** Drops msgs[start, end) and takes their tokens off `total`; returns the new total. */
+async function drop(canonical: CanonicalRequest, model: CatalogModel, start: number, end: number, total: number): Promise<number> {
+  const part = canonical.messages.splice(start, end - start);
+  return total - ((await countCanonicalTokens(model.tokenizer, { model: canonical.model, messages: part })) - PER_REQUEST_TOKENS);
+}
+
 /**
  * OpenAI's `truncation: "auto"`: when the input (counted with the model's tokenizer profile, as
  * `input_tokens` counts it) and `max_output_tokens` exceed the model's context window, whole turns
  * are dropped from the beginning of the conversation (a user message and the answers, tool calls and
  * tool results after it, so that no tool result loses its call and the conversation still opens with a
  * user message) until it fits; the system and developer messages at its start and the last turn are
- * kept. A model without a context window, or an input that fits, is left as it is; one that still does
- * not fit goes as it is (the upstream refuses it, as with `disabled`). Returns the messages dropped.
+ * kept. When the last turn alone is still too long (an agent's single task with a long tool loop
+ * after it: Codex's shape), its oldest steps go next (an answer with its tool calls and their
+ * results together), keeping its user message and its last step. A model without a context window,
+ * or an input that fits, is left as it is; one that still does not fit goes as it is (the upstream
+ * refuses it, as with `disabled`). Returns the messages dropped.
  */
 export async function truncateToFit(canonical: CanonicalRequest, model: CatalogModel, maxOutput: number | null | undefined): Promise<number> {
   if (!model.contextWindow) return 0;
@@ -29,14 +45,18 @@ export async function truncateToFit(canonical: CanonicalRequest, model: CatalogM
   while (start < msgs.length && (msgs[start].role === 'system' || msgs[start].role === 'developer')) start++;
   // the first turn to drop begins at the first user message after the leading instructions
   while (start < msgs.length && msgs[start].role !== 'user') start++;
-  let dropped = 0;
+  const before = msgs.length;
   while (total > budget) {
     const end = turnEnd(msgs, start);
-    if (end >= msgs.length) break; // the last turn is kept
-    const turn = msgs.slice(start, end);
-    total -= (await countCanonicalTokens(model.tokenizer, { model: canonical.model, messages: turn })) - PER_REQUEST_TOKENS;
-    msgs.splice(start, end - start);
-    dropped += turn.length;
+    if (end >= msgs.length) break; // the last turn is kept whole
+    total = await drop(canonical, model, start, end, total);
   }
-  return dropped;
+  // then the last turn's oldest steps, after its user message
+  const step = start + 1;
+  while (total > budget && start < msgs.length) {
+    const end = stepEnd(msgs, step);
+    if (end >= msgs.length) break; // its last step is kept
+    total = await drop(canonical, model, step, end, total);
+  }
+  return before - msgs.length;
 }

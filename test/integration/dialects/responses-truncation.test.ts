@@ -50,6 +50,31 @@ describe('responses truncation', () => {
     expect(sentUsers()).to.deep.equal(['huge0']);
   });
 
+  it("auto cuts a single task's long tool loop (Codex's shape) from its oldest steps, keeping the task, every call with its result and the last step", async () => {
+    const steps = [1, 2, 3, 4, 5].flatMap((n) => [
+      { type: 'function_call' as const, call_id: `call_${n}`, name: 'shell', arguments: `{"cmd":"step ${n}"}` },
+      { type: 'function_call_output' as const, call_id: `call_${n}`, output: words(`out${n}x`, 120) },
+    ]);
+    const tools = [{ type: 'function' as const, name: 'shell', strict: false, parameters: { type: 'object', properties: { cmd: { type: 'string' } } } }];
+    const input = [{ role: 'user' as const, content: 'task: fix the build' }, ...steps];
+    await s.c.responses.create({ model: SMALL, input, tools, max_output_tokens: 16 });
+    const whole = env().sim.log.entries.at(-1)!.body as { messages: Array<{ role: string }> };
+    expect(whole.messages.filter((m) => m.role === 'tool'), 'disabled: every result').to.have.length(5);
+
+    const cut = await s.c.responses.create({ model: SMALL, input, tools, max_output_tokens: 16, truncation: 'auto' });
+    expect(cut.status, 'answered (16 output tokens may end it early)').to.be.oneOf(['completed', 'incomplete']);
+    const sent = (env().sim.log.entries.at(-1)!.body as { messages: Array<{ role: string; content: string | null; tool_calls?: Array<{ id: string }>; tool_call_id?: string }> }).messages;
+    expect(sent[0], 'the task is kept').to.include({ role: 'user', content: 'task: fix the build' });
+    const results = sent.filter((m) => m.role === 'tool');
+    const outs = results.map((m) => String(m.content).split('x')[0]);
+    expect(outs.at(-1), 'the last step').to.equal('out5');
+    expect(outs, 'the oldest steps went first').to.not.include('out1');
+    expect(outs.length).to.be.within(1, 4);
+    const calls = new Set(sent.flatMap((m) => m.tool_calls ?? []).map((c) => c.id));
+    expect(results.every((m) => calls.has(m.tool_call_id!)), 'no result without its call').to.equal(true);
+    expect(calls.size, 'no call without its result').to.equal(results.length);
+  });
+
   it('refuses a truncation it does not know (400 naming it)', async () => {
     const err = await s.c.responses.create({ model: SMALL, input: 'x', truncation: 'middle' as 'auto' }).catch((e: unknown) => e as { status: number; param?: string });
     expect([(err as { status: number }).status, (err as { param?: string }).param]).to.deep.equal([400, 'truncation']);
