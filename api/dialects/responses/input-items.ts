@@ -18,3 +18,15 @@ export function inputItemsOf(input: string | ResponsesItem[]): Array<Record<stri
     return { id, type, role: i.role, status: i.status ?? 'completed', content };
   });
 }
+
+const ofRequest = new WeakMap<object, Array<Record<string, unknown>>>();
+
+/**
+ * A request's input items (inputItemsOf), made once per request object: the stored response's
+ * input_items and its conversation's items then carry the same generated ids.
+ */
+export function requestInputItems(request: { input?: string | ResponsesItem[] }): Array<Record<string, unknown>> {
+  let items = ofRequest.get(request);
+  if (!items) ofRequest.set(request, (items = inputItemsOf(request.input ?? [])));
+  return items;
+}

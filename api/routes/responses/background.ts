@@ -104,7 +104,7 @@ export async function startBackground(ctx: AppContext, req: Request, res: Respon
   await ctx.redis.set(keys.backgroundJob(frame.id), `${chatQueue(lane)} ${req.id}`, 'PX', JOB_KEY_MS);
   const opening = t ? t.queued() : [];
   if (events) await events.open(opening);
-  await storeResponse(req, queued, asked, body.input);
+  await storeResponse(req, queued, asked, body);
   const abort = new AbortController();
   const running = runningOn(ctx);
   running.set(frame.id, abort);

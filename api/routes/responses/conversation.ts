@@ -4,7 +4,7 @@ import { logger } from '../../../shared/logger';
 import { addConversationItems, allConversationItems, findConversation } from '../../../shared/conversations/store';
 import type { CanonicalMessage } from '../../dialects/canonical';
 import { itemsToMessages, type ResponsesItem, type ResponsesRequest } from '../../dialects/responses/request';
-import { inputItemsOf } from '../../dialects/responses/input-items';
+import { requestInputItems } from '../../dialects/responses/input-items';
 import { storableCopy } from '../../middleware/json-checks';
 import { openCompactions } from './compact';
 import { historyOf } from './store';
@@ -48,6 +48,6 @@ export async function historyFor(req: Request, body: ResponsesRequest): Promise<
 export async function recordInConversation(req: Request, body: ResponsesRequest, response: Record<string, unknown>): Promise<void> {
   const id = conversationIdOf(body);
   if (!id || (response.status !== 'completed' && response.status !== 'incomplete')) return;
-  const items = storableCopy([...inputItemsOf(body.input), ...((response.output as Array<Record<string, unknown>>) ?? [])]);
+  const items = storableCopy([...requestInputItems(body), ...((response.output as Array<Record<string, unknown>>) ?? [])]);
   await addConversationItems(req.auth!.orgId, id, items).catch((err: unknown) => logger.warn({ err, conversationId: id }, 'response not added to its conversation'));
 }

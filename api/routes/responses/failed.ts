@@ -26,7 +26,7 @@ export async function endFailedStream(
   sse.failed(e);
   const events = w.failed(e);
   const response = events.at(-1)!.response as Record<string, unknown>;
-  if (stored) await storeResponse(req, response, stored.conversation, stored.input).catch((x) => logger.warn({ err: x, requestId: req.id }, 'failed response not stored'));
+  if (stored) await storeResponse(req, response, stored.conversation, stored).catch((x) => logger.warn({ err: x, requestId: req.id }, 'failed response not stored'));
   for (const ev of events) sse.send(JSON.stringify(ev), ev.type);
   sse.end();
 }

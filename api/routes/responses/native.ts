@@ -41,7 +41,7 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
   if (body.stream !== true) {
     const t = await runNativeLoop(ctx, req, res, loop);
     const response = responseObject(frame, transcriptOutput(t, rails.orgId, body), t.finish ?? 'stop', t.usage);
-    if (store) await storeResponse(req, response, [...history, ...turn, ...t.added], body.input);
+    if (store) await storeResponse(req, response, [...history, ...turn, ...t.added], body);
     await recordInConversation(req, body, response);
     res.json(response);
     return;
@@ -54,7 +54,7 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
   try {
     const t = await runNativeLoop(ctx, req, res, { ...loop, onStep: (s) => send(w.push(s)), onText: (d) => send(w.text(d)) });
     const { events, response } = w.end(t);
-    if (store) await storeResponse(req, response, [...history, ...turn, ...t.added], body.input);
+    if (store) await storeResponse(req, response, [...history, ...turn, ...t.added], body);
     await recordInConversation(req, body, response);
     send(events);
     sse.end();

@@ -45,7 +45,7 @@ function createHandler(ctx: AppContext) {
     if (!stream) {
       const result = (await dispatchChat(ctx, req, res, common)) as CanonicalCompletion;
       const { response, assistant } = canonicalToResponse(result, frame);
-      if (store) await storeResponse(req, response, [...history, ...turn, assistant], body.input);
+      if (store) await storeResponse(req, response, [...history, ...turn, assistant], body);
       await recordInConversation(req, body, response);
       res.json(response);
       return;
@@ -59,7 +59,7 @@ function createHandler(ctx: AppContext) {
       await dispatchChat(ctx, req, res, merged(common, { onChunk: (d: string) => send(t.push(JSON.parse(d) as CanonicalChunk)) }));
       const closing = t.end();
       // Stored before the client sees response.completed, so an immediate follow-up finds it.
-      if (store) await storeResponse(req, t.final!.response, [...history, ...turn, t.final!.assistant], body.input);
+      if (store) await storeResponse(req, t.final!.response, [...history, ...turn, t.final!.assistant], body);
       await recordInConversation(req, body, t.final!.response);
       send(closing);
       sse.end();

@@ -4,7 +4,7 @@ import { ApiError } from '../../../shared/errors/ApiError';
 import type { CanonicalMessage } from '../../dialects/canonical';
 import { storableCopy } from '../../middleware/json-checks';
 import type { ResponsesItem } from '../../dialects/responses/request';
-import { inputItemsOf } from '../../dialects/responses/input-items';
+import { requestInputItems } from '../../dialects/responses/input-items';
 import { withinRetention } from '../../../shared/responses/retention';
 
 export const responseNotFound = (id: string) => new ApiError(404, 'response_not_found', `No response with id '${id}' was found.`);
@@ -34,10 +34,10 @@ export async function historyOf(req: Request, previousId: string | null | undefi
 /**
  * Stores a response and its conversation. The caller's input was already refused if Postgres could
  * not store it; the upstream's answer may still hold NUL or lone surrogates, which are stored as
- * U+FFFD instead of failing a request that was answered (and billed). `input` is the request's, kept
- * as its input item list.
+ * U+FFFD instead of failing a request that was answered (and billed). `request`'s input is kept as its
+ * input item list (the same items, ids included, that its conversation gets: requestInputItems).
  */
-export async function storeResponse(req: Request, response: Record<string, unknown>, conversation: CanonicalMessage[], input: string | ResponsesItem[]): Promise<void> {
+export async function storeResponse(req: Request, response: Record<string, unknown>, conversation: CanonicalMessage[], request: { input?: string | ResponsesItem[] }): Promise<void> {
   const a = req.auth!;
   await StoredResponse.create({
     id: String(response.id),
@@ -47,6 +47,6 @@ export async function storeResponse(req: Request, response: Record<string, unkno
     model: String(response.model),
     conversation: storableCopy(conversation),
     response: storableCopy(response),
-    inputItems: storableCopy(inputItemsOf(input)),
+    inputItems: storableCopy(requestInputItems(request)),
   });
 }

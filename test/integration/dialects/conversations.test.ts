@@ -59,6 +59,8 @@ describe('conversations', () => {
       ['message', 'assistant'],
     ]);
     expect(items[2].id, 'the output item as the response has it').to.equal(r1.output[0].id);
+    const inputItems = (await s.c.responses.inputItems.list(r1.id)).data;
+    expect(items[1].id, "the input item as the response's input_items has it").to.equal(inputItems[0].id);
 
     const stream = await s.c.responses.create({ model: 'sim-chat', input: 'and the second turn?', conversation: { id: conv.id }, stream: true });
     let completed: OpenAI.Responses.Response | undefined;
@@ -70,7 +72,9 @@ describe('conversations', () => {
 
     const bg = await s.c.responses.create({ model: 'sim-chat', input: 'a third turn, in the background', conversation: conv.id, background: true });
     expect((await ended(s.c, bg.id)).status).to.equal('completed');
-    expect((await s.c.conversations.items.list(conv.id)).data, 'a background response adds its turn when it completes').to.have.length(7);
+    const latest = (await s.c.conversations.items.list(conv.id)).data;
+    expect(latest, 'a background response adds its turn when it completes').to.have.length(7);
+    expect(latest[1].id, "a background response's input item as its input_items has it").to.equal((await s.c.responses.inputItems.list(bg.id)).data[0].id);
     const counted = await s.c.responses.inputTokens.count({ model: 'sim-chat', input: 'x', conversation: conv.id });
     const bare = await s.c.responses.inputTokens.count({ model: 'sim-chat', input: 'x' });
     expect(counted.input_tokens, 'input_tokens counts the conversation’s items').to.be.above(bare.input_tokens + 20);
