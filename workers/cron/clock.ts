@@ -26,7 +26,7 @@ export const CLOCK_TASKS: ClockTask[] = [
   { name: 'rollup-usage', schedule: '0 */5 * * * *', run: () => rollupUsage() },
   { name: 'partitions', schedule: '30 7 * * * *', run: () => maintainPartitions() },
   { name: 'expire-stored-responses', schedule: '0 20 * * * *', run: () => expireStoredResponses() },
-  { name: 'fail-abandoned-background', schedule: '45 */10 * * * *', run: () => failAbandonedBackground() },
+  { name: 'fail-abandoned-background', schedule: '45 * * * * *', run: (redis) => failAbandonedBackground(redis) },
 ];
 
 /** node-cron's messages (a run skipped while the last one still runs) in the process's log, with the task's name. */

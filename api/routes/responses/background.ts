@@ -16,6 +16,7 @@ import type { ResponsesRequest } from '../../dialects/responses/request';
 import { canonicalToResponse, failedResponse, responseObject, type ResponseFrame } from '../../dialects/responses/response';
 import { findStored, storeResponse } from './store';
 import { recordInConversation } from './conversation';
+import { BACKGROUND_LEASE_MS } from '../../../shared/responses/retention';
 import { BackgroundEventLog } from './background-stream';
 import { SseWriter } from '../../sse';
 import { ResponsesStreamTranslator } from '../../dialects/responses/stream';
@@ -25,9 +26,6 @@ type Resolved = Awaited<ReturnType<typeof resolveChatModel>>;
 
 /** A background response's statuses before it ends; `completed`, `incomplete`, `failed` and `cancelled` end it. */
 const RUNNING = ['queued', 'in_progress'];
-/** How long the job of a background response is findable for a cancel from another pod. */
-const JOB_KEY_MS = 24 * 3_600_000;
-
 /**
  * Each pod's background responses still running (by its context: one process may hold several pods,
  * as the tests do): a cancel made on the same pod aborts the request at once.
@@ -37,6 +35,31 @@ function runningOn(ctx: AppContext): Map<string, AbortController> {
   let m = byPod.get(ctx);
   if (!m) byPod.set(ctx, (m = new Map()));
   return m;
+}
+
+/**
+ * Renews the pod's lease on each background response it runs (its job key, which a cancel from
+ * another pod also reads): while the key lives the clock's sweep leaves the response running
+ * (shared/responses/retention.ts); a lost pod's leases lapse within BACKGROUND_LEASE_MS.
+ */
+export async function renewLeases(ctx: AppContext): Promise<void> {
+  await Promise.all([...runningOn(ctx).keys()].map((id) => ctx.redis.pexpire(keys.backgroundJob(id), BACKGROUND_LEASE_MS)));
+}
+
+const renewing = new WeakMap<AppContext, NodeJS.Timeout>();
+/** Renews the pod's leases every third of their life while it runs background responses. */
+function keepLeases(ctx: AppContext): void {
+  if (renewing.has(ctx)) return;
+  const timer = setInterval(() => {
+    if (!runningOn(ctx).size) {
+      clearInterval(timer);
+      renewing.delete(ctx);
+      return;
+    }
+    renewLeases(ctx).catch((err: unknown) => logger.warn({ err }, 'background leases not renewed'));
+  }, BACKGROUND_LEASE_MS / 3);
+  timer.unref();
+  renewing.set(ctx, timer);
 }
 
 /** The request's refusals for `background: true`, before anything is stored or run. */
@@ -101,13 +124,14 @@ export async function startBackground(ctx: AppContext, req: Request, res: Respon
   const stream = body.stream === true;
   const t = stream ? new ResponsesStreamTranslator(frame) : undefined;
   const events = t ? new BackgroundEventLog(ctx.redis, frame.id) : undefined;
-  await ctx.redis.set(keys.backgroundJob(frame.id), `${chatQueue(lane)} ${req.id}`, 'PX', JOB_KEY_MS);
+  await ctx.redis.set(keys.backgroundJob(frame.id), `${chatQueue(lane)} ${req.id}`, 'PX', BACKGROUND_LEASE_MS);
   const opening = t ? t.queued() : [];
   if (events) await events.open(opening);
   await storeResponse(req, queued, asked, body);
   const abort = new AbortController();
   const running = runningOn(ctx);
   running.set(frame.id, abort);
+  keepLeases(ctx);
   // The request's Activity row is the run's: its usage carries it when it completes (with its tokens),
   // else it is written with the failure (below); the pod writes none for the queued answer.
   const state = logState(res);
@@ -195,7 +219,8 @@ export function cancelHandler(ctx: AppContext) {
 
 /**
  * A web pod's shutdown (api/server.ts): waits up to `ms` for this pod's background responses to end,
- * then aborts the rest, which end `failed` (503, send it again) rather than waiting for the clock's sweep.
+ * then aborts the rest, which end `failed` (503, send it again) rather than waiting for the clock's
+ * sweep of lapsed leases.
  */
 export async function drainBackground(ctx: AppContext, ms: number): Promise<void> {
   const running = runningOn(ctx);

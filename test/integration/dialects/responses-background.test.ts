@@ -8,9 +8,10 @@ import { expectOpenAI, withoutNullUser } from '../../helpers/conformance';
 import { usageSettled } from '../../helpers/usage';
 import { waitFor } from '../../helpers/wait';
 import { StoredResponse, UsageEvent } from '../../../shared/db/models';
-import { BACKGROUND_ABANDONED_MS, failAbandonedBackground } from '../../../shared/responses/retention';
+import { BACKGROUND_LEASE_MS, failAbandonedBackground } from '../../../shared/responses/retention';
+import { keys } from '../../../shared/redis/keys';
 import { db } from '../../../shared/db/sequelize';
-import { drainBackground } from '../../../api/routes/responses/background';
+import { drainBackground, renewLeases } from '../../../api/routes/responses/background';
 import { backgroundSuite, ended, expectRefused, outcome } from '../../helpers/responses-background';
 
 /** A background response created while the simulator holds its answers, once its request has reached the upstream. */
@@ -166,22 +167,34 @@ describe('background responses', () => {
     expect(await waitFor(() => env().sim.log.entries.at(-1)!.aborted === true, 10_000), 'its upstream request was aborted').to.equal(true);
   });
 
-  it('the clock fails a background response whose pod stopped before it ended', async () => {
-    const made = await StoredResponse.create({
-      id: `resp_lost_${Date.now()}`,
-      orgId: s.o.org.id,
-      projectId: null,
-      apiKeyId: s.o.keyId,
-      model: 'sim-chat',
-      conversation: [],
-      response: { id: 'x', object: 'response', status: 'in_progress', background: true, output: [] },
-    });
-    await db().query('UPDATE stored_responses SET created_at = :at WHERE id = :id', { replacements: { id: made.id, at: new Date(Date.now() - BACKGROUND_ABANDONED_MS - 1000) } });
-    const young = await s.client.responses.create({ model: 'sim-chat', input: 'young', background: true });
-    expect(await failAbandonedBackground()).to.be.at.least(1);
-    const row = await StoredResponse.findByPk(made.id);
+  it("the clock fails a background response whose pod's lease lapsed (the pod was lost), and leaves one whose lease is renewed", async function () {
+    this.timeout(30_000);
+    const lostRow = async (id: string) => {
+      await StoredResponse.create({ id, orgId: s.o.org.id, projectId: null, apiKeyId: s.o.keyId, model: 'sim-chat', conversation: [], response: { id, object: 'response', status: 'in_progress', background: true, output: [] } });
+      await db().query("UPDATE stored_responses SET created_at = now() - interval '2 minutes' WHERE id = :id", { replacements: { id } });
+    };
+    const lost = `resp_lost_${Date.now()}`;
+    const leased = `resp_leased_${Date.now()}`;
+    await lostRow(lost);
+    await lostRow(leased);
+    await env().redis.set(keys.backgroundJob(leased), 'chat-interactive job', 'PX', 5_000); // another pod's live lease
+    const running = await heldBackground(s.client, 'running here');
+    await env().redis.pexpire(keys.backgroundJob(running.id), 2_000);
+    await renewLeases(env().gw.ctx);
+    expect(await env().redis.pttl(keys.backgroundJob(running.id)), 'the pod renewed its lease').to.be.above(BACKGROUND_LEASE_MS - 5_000);
+    await db().query("UPDATE stored_responses SET created_at = now() - interval '2 minutes' WHERE id = :id", { replacements: { id: running.id } });
+
+    expect(await failAbandonedBackground(env().redis), 'only the lapsed one').to.equal(1);
+    const row = await StoredResponse.findByPk(lost);
     expect(row!.response).to.deep.include({ status: 'failed' });
     expect((row!.response.error as { code: string }).code).to.equal('server_error');
-    expect((await ended(s.client, young.id)).status, 'a young one is left to run').to.equal('completed');
+    expect((await StoredResponse.findByPk(leased))!.response.status, 'a lease held elsewhere').to.equal('in_progress');
+    expect((await s.client.responses.retrieve(running.id)).status, 'a run of this pod').to.equal('in_progress');
+    await env().redis.del(keys.backgroundJob(leased));
+    expect(await failAbandonedBackground(env().redis), 'once its lease is gone').to.equal(1);
+    env().sim.knobs.reset();
+    env().sim.knobs.release();
+    expect((await ended(s.client, running.id)).status, 'the pod’s own run completes').to.equal('completed');
+    expect(await env().redis.exists(keys.backgroundJob(running.id)), 'its lease ends with it').to.equal(0);
   });
 });
