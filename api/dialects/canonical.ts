@@ -119,3 +119,18 @@ export function canonicalText(content: CanonicalMessage['content']): string {
   if (!content) return '';
   return content.map((p) => (p.type === 'text' ? p.text : '')).join('');
 }
+
+/** Two usages added up (a request's passes: a server-side compaction's and the answer's). */
+export function addUsage(a: CanonicalUsage | undefined | null, b: CanonicalUsage | undefined | null): CanonicalUsage | undefined {
+  if (!a) return b ?? undefined;
+  if (!b) return a;
+  const prompt = (a.prompt_tokens ?? 0) + (b.prompt_tokens ?? 0);
+  const completion = (a.completion_tokens ?? 0) + (b.completion_tokens ?? 0);
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: (a.prompt_tokens_details?.cached_tokens ?? 0) + (b.prompt_tokens_details?.cached_tokens ?? 0) },
+    completion_tokens_details: { reasoning_tokens: (a.completion_tokens_details?.reasoning_tokens ?? 0) + (b.completion_tokens_details?.reasoning_tokens ?? 0) },
+  };
+}

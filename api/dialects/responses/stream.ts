@@ -1,4 +1,4 @@
-import type { CanonicalChunk, CanonicalMessage, CanonicalToolCall, FinishReason } from '../canonical';
+import { addUsage, type CanonicalChunk, type CanonicalMessage, type CanonicalToolCall, type FinishReason } from '../canonical';
 import { assistantTurn, contentPart, cutShort, functionCallItem, messageItem, newId, responseObject, type MessagePart, type OutputItem, type ResponseFrame } from './response';
 
 import { ResponsesEventWriter, type ResponsesEvent } from './event-writer';
@@ -25,6 +25,12 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
   private readonly calls: CanonicalToolCall[] = [];
   private finish: FinishReason = null;
   private usage: CanonicalChunk['usage'] = null;
+  /** Usage of the request's passes before the answer (a server-side compaction), added to the answer's. */
+  private usageBefore: CanonicalChunk['usage'] = null;
+  /** The answer's own usage (without what `before` added). */
+  get answerUsage(): CanonicalChunk['usage'] {
+    return this.usage;
+  }
   /** The final Response object and assistant turn, once `end()` ran. */
   final: { response: Record<string, unknown>; assistant: CanonicalMessage } | undefined;
 
@@ -82,6 +88,22 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
     return this.output.length + (this.open ? 1 : 0);
   }
 
+  /**
+   * An item made before the answer (a server-side compaction): output_item.added and .done at the next
+   * index, and its pass's usage counted in the Response's.
+   */
+  before(item: OutputItem, usage: CanonicalChunk['usage']): ResponsesEvent[] {
+    const out: ResponsesEvent[] = [];
+    this.start(out);
+    this.close(out);
+    const output_index = this.nextIndex;
+    this.output.push(item);
+    this.usageBefore = usage ?? null;
+    this.ev(out, 'response.output_item.added', { output_index, item });
+    this.ev(out, 'response.output_item.done', { output_index, item });
+    return out;
+  }
+
   push(chunk: CanonicalChunk): ResponsesEvent[] {
     const out: ResponsesEvent[] = [];
     this.start(out);
@@ -124,7 +146,7 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
     const out: ResponsesEvent[] = [];
     this.start(out);
     this.close(out, cutShort(this.finish) ? 'incomplete' : 'completed');
-    const response = responseObject(this.frame, this.output, this.finish ?? 'stop', this.usage);
+    const response = responseObject(this.frame, this.output, this.finish ?? 'stop', this.usageBefore ? addUsage(this.usageBefore, this.usage) : this.usage);
     this.final = { response, assistant: assistantTurn(this.text, this.calls) };
     this.ev(out, response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response });
     return out;

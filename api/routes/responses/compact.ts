@@ -6,7 +6,7 @@ import { ApiError } from '../../../shared/errors/ApiError';
 import { errors } from '../../../shared/errors/codes';
 import { decrypt, encrypt } from '../../../shared/crypto';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
-import { forModel, type CanonicalCompletion, type CanonicalMessage } from '../../dialects/canonical';
+import { forModel, type CanonicalCompletion, type CanonicalMessage, type CanonicalRequest, type CanonicalUsage } from '../../dialects/canonical';
 import { responsesToCanonical, type ResponsesItem, type ResponsesRequest } from '../../dialects/responses/request';
 import { newId, responsesUsage } from '../../dialects/responses/response';
 import { historyOf } from './store';
@@ -38,20 +38,29 @@ function openCompaction(orgId: string, sealed: unknown): string | undefined {
 
 /**
  * The request with its `compaction` input items opened into the user messages they stand for (for
- * the canonical request only: what is stored and listed keeps the items as sent). An item this
- * gateway did not seal for the caller's org is 400 naming it.
+ * the canonical request only: what is stored and listed keeps the items as sent). Before the latest
+ * compaction item only user messages are kept: the answers, tool calls and results (and earlier
+ * compactions) are in its summary, as a compacted output keeps them (user messages, then the
+ * compaction), so a client that appends items after a compaction without pruning sends no more than
+ * one that prunes. An item this gateway did not seal for the caller's org is 400 naming it.
  */
 export function openCompactions<T extends Pick<ResponsesRequest, 'input'>>(body: T, orgId: string): T {
   const input = body.input;
   if (!Array.isArray(input) || !input.some((i) => i?.type === 'compaction')) return body;
-  const opened = input.map((item, i): ResponsesItem => {
-    if (item.type !== 'compaction') return item;
+  let latest = input.length - 1;
+  while (input[latest]?.type !== 'compaction') latest--;
+  const opened: ResponsesItem[] = [];
+  for (const [i, item] of input.entries()) {
+    if (item.type !== 'compaction') {
+      if (i > latest || ((item.type ?? 'message') === 'message' && item.role === 'user')) opened.push(item);
+      continue;
+    }
     const summary = openCompaction(orgId, item.encrypted_content);
     if (summary === undefined) {
       throw new ApiError(400, 'invalid_request', `'input[${i}]' is a compaction item whose encrypted_content this gateway did not make for this organization.`, { param: `input[${i}]` });
     }
-    return { type: 'message', role: 'user', content: SUMMARY_PREFIX + summary };
-  });
+    if (i === latest) opened.push({ type: 'message', role: 'user', content: SUMMARY_PREFIX + summary });
+  }
   return Object.assign({}, body, { input: opened });
 }
 
@@ -87,18 +96,43 @@ export function compactHandler(ctx: AppContext) {
     const history = await historyOf(req, body.previous_response_id);
     const asked = openCompactions(Object.assign({}, body, { input: body.input ?? [] }), req.auth!.orgId);
     const { canonical, turn } = responsesToCanonical(asked, history);
-    canonical.messages.push({ role: 'user', content: COMPACTION_PROMPT });
     forModel(canonical, resolved.model.config);
-    const result = (await dispatchChat(ctx, req, res, { resolved, operation: 'chat', body: canonical as unknown as Record<string, unknown>, stream: false, includeUsage: true, passthrough: false })) as CanonicalCompletion;
-    const summary = result.choices?.[0]?.message?.content;
-    if (!summary) throw errors.upstreamError('The model answered the compaction with no summary.');
-    const kept = [...history, ...turn].filter((m) => m.role === 'user').map(userItem).filter((i) => i !== undefined);
+    const { summary, usage } = await summarise(ctx, req, res, resolved, canonical, {});
     res.json({
       id: newId('resp'),
       object: 'response.compaction',
       created_at: Math.floor(Date.now() / 1000),
-      output: [...kept, { type: 'compaction', id: newId('cmp'), encrypted_content: sealCompaction(req.auth!.orgId, summary) }],
-      usage: responsesUsage(result.usage),
+      output: [...keptUserItems([...history, ...turn]), compactionItem(req.auth!.orgId, summary)],
+      usage: responsesUsage(usage),
     });
   };
+}
+
+/** The conversation's user messages as items of a compacted output (an earlier summary left out: the new one replaces it). */
+export function keptUserItems(messages: CanonicalMessage[]): Array<Record<string, unknown>> {
+  return messages.filter((m) => m.role === 'user').map(userItem).filter((i) => i !== undefined);
+}
+
+/** A `compaction` item holding `summary`, sealed for the org. */
+export function compactionItem(orgId: string, summary: string): { type: 'compaction'; id: string; encrypted_content: string } {
+  return { type: 'compaction', id: newId('cmp'), encrypted_content: sealCompaction(orgId, summary) };
+}
+
+/** The user message an opened compaction becomes. */
+export const summaryMessage = (summary: string): CanonicalMessage => ({ role: 'user', content: SUMMARY_PREFIX + summary });
+
+/** Whether a message is an opened compaction's summary. */
+export const isSummaryMessage = (m: CanonicalMessage): boolean => typeof m.content === 'string' && m.content.startsWith(SUMMARY_PREFIX);
+
+/**
+ * The model's summary of a canonical conversation (COMPACTION_PROMPT after it), as a synchronous chat
+ * request of the caller's (lane, limits, usage, billed); `job`: the dispatch's part of a request that
+ * makes more than one (server-side compaction). The canonical request is left as it was.
+ */
+export async function summarise(ctx: AppContext, req: Request, res: Response, resolved: Awaited<ReturnType<typeof resolveChatModel>>, canonical: CanonicalRequest, job: { partOfRequest?: boolean }): Promise<{ summary: string; usage: CanonicalUsage | undefined }> {
+  const asked = Object.assign({}, canonical, { messages: [...canonical.messages, { role: 'user' as const, content: COMPACTION_PROMPT }] });
+  const result = (await dispatchChat(ctx, req, res, { resolved, operation: 'chat', body: asked as unknown as Record<string, unknown>, stream: false, includeUsage: true, passthrough: false, partOfRequest: job.partOfRequest })) as CanonicalCompletion;
+  const summary = result.choices?.[0]?.message?.content;
+  if (!summary) throw errors.upstreamError('The model answered the compaction with no summary.');
+  return { summary, usage: result.usage };
 }

@@ -12,7 +12,7 @@ import { SseWriter } from '../../sse';
 import { responsesToCanonical, type ResponsesRequest } from '../../dialects/responses/request';
 import { canonicalToResponse, newId, type ResponseFrame } from '../../dialects/responses/response';
 import { ResponsesStreamTranslator } from '../../dialects/responses/stream';
-import { forModel, type CanonicalChunk, type CanonicalCompletion } from '../../dialects/canonical';
+import { addUsage, forModel, type CanonicalChunk, type CanonicalCompletion, type CanonicalUsage } from '../../dialects/canonical';
 import { responsesNativeTools } from '../../dialects/responses/native';
 import { answerNative } from './native';
 import { deleteResponse, listInputItems } from './input-items';
@@ -24,10 +24,15 @@ import { cancelHandler, checkBackground, startBackground } from './background';
 import { followBackground } from './background-stream';
 import { compactHandler, openCompactions } from './compact';
 import { truncateToFit } from './truncation';
+import { compactIfDue, compactionAsked } from './server-compaction';
+import { addToRow } from '../../middleware/request-log';
+import type { OutputItem } from '../../dialects/responses/response';
 
 function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
-    const body = validate<ResponsesRequest>(responsesSchema, req.body);
+    const sent = validate<ResponsesRequest>(responsesSchema, req.body);
+    const compaction = compactionAsked(sent);
+    const body = compaction?.body ?? sent;
     const resolved = await resolveChatModel(ctx, req, body.model);
     const history = await historyFor(req, body);
     const native = responsesNativeTools(body);
@@ -35,17 +40,24 @@ function createHandler(ctx: AppContext) {
     if (native.set.search) return answerNative(ctx, req, res, body, resolved, history, native.set, native.rest);
     const { canonical, turn } = responsesToCanonical(openCompactions(body, req.auth!.orgId), history);
     forModel(canonical, resolved.model.config);
+    const compacted = compaction && body.background !== true ? await compactIfDue(ctx, req, res, resolved, canonical, compaction.ask) : undefined;
     if (body.truncation === 'auto') await truncateToFit(canonical, resolved.model, body.max_output_tokens);
     const frame: ResponseFrame = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), publicModel: resolved.requestedId, req: body };
     if (body.background === true) return startBackground(ctx, req, res, body, resolved, history, canonical, turn, frame);
     const store = body.store !== false;
     const stream = body.stream === true;
+    // what the answer continues, and a follow-up after it: the conversation, or what replaced it when it was compacted
+    const asked = compacted ? compacted.context : [...history, ...turn];
     const common = { resolved, operation: 'chat' as const, body: canonical, stream, includeUsage: true, passthrough: false };
+    // after a compaction pass the answer is the request's second job (its row carries both: addToRow)
+    const job = compacted ? merged(common, { jobId: `${req.id}.t1`, laterTurn: true, partOfRequest: true }) : common;
 
     if (!stream) {
-      const result = (await dispatchChat(ctx, req, res, common)) as CanonicalCompletion;
-      const { response, assistant } = canonicalToResponse(result, frame);
-      if (store) await storeResponse(req, response, [...history, ...turn, assistant], body);
+      const result = (await dispatchChat(ctx, req, res, job)) as CanonicalCompletion;
+      if (compacted) answerInRow(res, result.usage);
+      const { response, assistant } = canonicalToResponse(compacted ? Object.assign({}, result, { usage: addUsage(compacted.usage, result.usage) }) : result, frame);
+      if (compacted) (response.output as unknown[]).unshift(compacted.item);
+      if (store) await storeResponse(req, response, [...asked, assistant], body);
       await recordInConversation(req, body, response);
       res.json(response);
       return;
@@ -56,10 +68,12 @@ function createHandler(ctx: AppContext) {
       for (const ev of events) sse.send(JSON.stringify(ev), ev.type);
     };
     try {
-      await dispatchChat(ctx, req, res, merged(common, { onChunk: (d: string) => send(t.push(JSON.parse(d) as CanonicalChunk)) }));
+      if (compacted) send(t.before(compacted.item as OutputItem, compacted.usage));
+      await dispatchChat(ctx, req, res, merged(job, { onChunk: (d: string) => send(t.push(JSON.parse(d) as CanonicalChunk)) }));
       const closing = t.end();
+      if (compacted) answerInRow(res, t.answerUsage);
       // Stored before the client sees response.completed, so an immediate follow-up finds it.
-      if (store) await storeResponse(req, t.final!.response, [...history, ...turn, t.final!.assistant], body);
+      if (store) await storeResponse(req, t.final!.response, [...asked, t.final!.assistant], body);
       await recordInConversation(req, body, t.final!.response);
       send(closing);
       sse.end();
@@ -67,9 +81,14 @@ function createHandler(ctx: AppContext) {
       if (err instanceof ClientGone) return;
       if (!sse.isStarted) throw err;
       // Headers are out: the Responses stream ends with response.failed, as OpenAI's does (stored unless store is false).
-      await endFailedStream(req, sse, t, err, store ? { conversation: [...history, ...turn], input: body.input } : undefined);
+      await endFailedStream(req, sse, t, err, store ? { conversation: asked, input: body.input } : undefined);
     }
   };
+}
+
+/** The answer's usage in the request's row, when it is one of the request's jobs (after a compaction pass). */
+function answerInRow(res: Response, u: CanonicalUsage | null | undefined): void {
+  addToRow(res, { inputTokens: u?.prompt_tokens, outputTokens: u?.completion_tokens, cachedTokens: u?.prompt_tokens_details?.cached_tokens });
 }
 
 /**
@@ -83,7 +102,7 @@ function inputTokensHandler(ctx: AppContext) {
     const body = validate<ResponsesRequest>(inputTokensSchema, req.body);
     const resolved = body.model ? await resolveChatModel(ctx, req, body.model) : undefined;
     const history = await historyFor(req, body);
-    const input = typeof body.input === 'string' ? body.input : (body.input ?? []).filter((i) => i.type !== 'web_search_call');
+    const input = typeof body.input === 'string' ? body.input : (body.input ?? []).filter((i) => i.type !== 'web_search_call' && i.type !== 'compaction_trigger');
     const tools = responsesNativeTools(body).rest;
     const hostedChoice = typeof body.tool_choice === 'object' && /^web_search/.test(body.tool_choice.type);
     const counted = merged(body, { input, tools, tool_choice: hostedChoice ? undefined : body.tool_choice }) as unknown as ResponsesRequest;
