@@ -38,20 +38,60 @@ function modeOf(req: Request): { mode: Mode; ttlS: number } {
 export async function throughCache<T>(ctx: AppContext, req: Request, res: Response, body: unknown, compute: () => Promise<T>): Promise<T> {
   const { mode, ttlS } = modeOf(req);
   if (mode === 'off') return compute();
-  const key = keys.responseCache(sha256Hex(`${req.auth!.orgId}\n${routeOf(req)}\n${JSON.stringify(body)}`));
+  const key = keyOf(req, body);
   if (mode === 'on') {
-    const kept = await ctx.redis.get(key).catch((err: unknown) => void logger.warn({ err }, 'answer cache not read'));
-    if (kept) {
-      res.setHeader('x-service-cache', 'HIT');
-      // the Activity row the pod writes for it (no job ran) names the model asked for
-      const state = logState(res);
-      const model = (body as { model?: unknown } | null)?.model;
-      if (state && typeof model === 'string') state.model = model;
-      return JSON.parse(kept) as T;
-    }
+    const kept = await readKept(ctx, req, res, body, key);
+    if (kept) return JSON.parse(kept) as T;
   }
   const value = await compute();
   res.setHeader('x-service-cache', mode === 'refresh' ? 'REFRESH' : 'MISS');
-  await ctx.redis.set(key, JSON.stringify(value), 'EX', ttlS).catch((err: unknown) => logger.warn({ err }, 'answer not cached'));
+  await keep(ctx, key, value, ttlS);
   return value;
+}
+
+/** Writes one event of a stream: its data, and its SSE event name where the dialect has one. */
+export type StreamSend = (data: string, event?: string) => void;
+
+/**
+ * A streamed answer through the same cache (`stream: true` is part of the body, so a stream and a JSON
+ * answer are kept apart): a hit replays the kept events in order through `send` (`x-service-cache:
+ * HIT`, set before the stream's headers go out) and runs nothing; a miss or a refresh runs `run`, which
+ * writes through the send it is given, and keeps the events once it ended whole (a stream that failed
+ * is not kept).
+ */
+export async function streamThroughCache(ctx: AppContext, req: Request, res: Response, body: unknown, send: StreamSend, run: (send: StreamSend) => Promise<void>): Promise<void> {
+  const { mode, ttlS } = modeOf(req);
+  if (mode === 'off') return run(send);
+  const key = keyOf(req, body);
+  if (mode === 'on') {
+    const kept = await readKept(ctx, req, res, body, key);
+    if (kept) {
+      for (const [data, event] of JSON.parse(kept) as Array<[string, string | undefined]>) send(data, event ?? undefined);
+      return;
+    }
+  }
+  res.setHeader('x-service-cache', mode === 'refresh' ? 'REFRESH' : 'MISS');
+  const events: Array<[string, string | null]> = [];
+  await run((data, event) => {
+    events.push([data, event ?? null]);
+    send(data, event);
+  });
+  await keep(ctx, key, events, ttlS);
+}
+
+const keyOf = (req: Request, body: unknown) => keys.responseCache(sha256Hex(`${req.auth!.orgId}\n${routeOf(req)}\n${JSON.stringify(body)}`));
+
+/** A kept answer, if any: the response is marked a hit, and its Activity row (no job ran) names the model asked for. */
+async function readKept(ctx: AppContext, req: Request, res: Response, body: unknown, key: string): Promise<string | undefined> {
+  const kept = await ctx.redis.get(key).catch((err: unknown) => void logger.warn({ err }, 'answer cache not read'));
+  if (!kept) return undefined;
+  res.setHeader('x-service-cache', 'HIT');
+  const state = logState(res);
+  const model = (body as { model?: unknown } | null)?.model;
+  if (state && typeof model === 'string') state.model = model;
+  return kept;
+}
+
+async function keep(ctx: AppContext, key: string, value: unknown, ttlS: number): Promise<void> {
+  await ctx.redis.set(key, JSON.stringify(value), 'EX', ttlS).catch((err: unknown) => logger.warn({ err }, 'answer not cached'));
 }

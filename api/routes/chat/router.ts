@@ -8,7 +8,7 @@ import { chatSchema, completionsSchema } from './schema';
 import { plainChatBody } from './fast-check';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
 import { SseWriter, failStream } from '../../sse';
-import { throughCache } from '../../dispatch/response-cache';
+import { streamThroughCache, throughCache } from '../../dispatch/response-cache';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { withRefusal } from './refusal';
 import { openaiError } from '../../middleware/error-body';
@@ -72,7 +72,10 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
     const sse = new SseWriter(res);
     const kept = metadata ? new StreamedCompletion() : undefined;
     try {
-      await dispatchChat(ctx, req, res, merged(common, { onChunk: kept ? (d: string) => (kept.push(d), sse.send(d)) : (d: string) => sse.send(d) }));
+      const send = kept ? (d: string) => (kept.push(d), sse.send(d)) : (d: string) => sse.send(d);
+      // `SERVICE-CACHE` on a stream: its chunks kept and replayed (api/dispatch/response-cache.ts); off the common path
+      if (req.headers['service-cache'] !== undefined && !metadata) await streamThroughCache(ctx, req, res, body, send, (onChunk) => dispatchChat(ctx, req, res, merged(common, { onChunk })) as Promise<void>);
+      else await dispatchChat(ctx, req, res, merged(common, { onChunk: send }));
       if (kept) await storeChat(req, body, kept.completion(), metadata!);
       sse.send('[DONE]');
       sse.end();

@@ -20,7 +20,7 @@ import { countMessagesTokens } from '../../dialects/messages/count-tokens';
 import { countInLane } from '../../dispatch/count-lane';
 import { forModel, type CanonicalChunk, type CanonicalCompletion } from '../../dialects/canonical';
 import { merged } from '../../../shared/merged';
-import { throughCache } from '../../dispatch/response-cache';
+import { streamThroughCache, throughCache, type StreamSend } from '../../dispatch/response-cache';
 
 function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
@@ -55,17 +55,21 @@ function createHandler(ctx: AppContext) {
     }
     const sse = new SseWriter(res);
     const translator = bypass ? undefined : new MessagesStreamTranslator(publicModel, undefined, body.stop_sequences);
-    try {
+    const streamed = async (send: StreamSend) => {
       await dispatchChat(ctx, req, res, merged(common, {
         onChunk: (d: string) => {
           if (!translator) {
-            sse.send(d, (JSON.parse(d) as { type: string }).type);
+            send(d, (JSON.parse(d) as { type: string }).type);
             return;
           }
-          for (const ev of translator.push(JSON.parse(d) as CanonicalChunk)) sse.send(JSON.stringify(ev), ev.type);
+          for (const ev of translator.push(JSON.parse(d) as CanonicalChunk)) send(JSON.stringify(ev), ev.type);
         },
       }));
-      if (translator) for (const ev of translator.end()) sse.send(JSON.stringify(ev), ev.type);
+      if (translator) for (const ev of translator.end()) send(JSON.stringify(ev), ev.type);
+    };
+    try {
+      // `SERVICE-CACHE` on a stream: its events kept and replayed (api/dispatch/response-cache.ts)
+      await streamThroughCache(ctx, req, res, req.body, (data, event) => sse.send(data, event), streamed);
       sse.end();
     } catch (err) {
       streamError(sse, err);

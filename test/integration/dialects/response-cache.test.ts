@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import Anthropic from '@anthropic-ai/sdk';
 import { env } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
@@ -45,7 +46,7 @@ describe('answer cache (SERVICE-CACHE)', () => {
     const other = await buildOrg(env().redis);
     expect((await post('/v1/chat/completions', chat(1), on, other.key)).headers.get('x-service-cache'), 'another org').to.equal('MISS');
     const stream = await post('/v1/chat/completions', { ...chat(1), stream: true }, on);
-    expect([stream.status, stream.headers.get('x-service-cache')], 'a stream is not cached').to.deep.equal([200, null]);
+    expect([stream.status, stream.headers.get('x-service-cache')], 'a stream is kept apart from the JSON answer').to.deep.equal([200, 'MISS']);
 
     const m = { model: 'sim-claude', max_tokens: 64, messages: [{ role: 'user', content: 'cache a message' }] };
     const h = { ...on, 'anthropic-version': '2023-06-01' };
@@ -58,6 +59,50 @@ describe('answer cache (SERVICE-CACHE)', () => {
     const e2 = await post('/v1/embeddings', { model: 'sim-embed', input: ['cached vectors'] }, on);
     expect([e1.headers.get('x-service-cache'), e2.headers.get('x-service-cache')]).to.deep.equal(['MISS', 'HIT']);
     expect(e2.body.data).to.deep.equal(e1.body.data);
+  });
+
+  it('replays a kept stream through the official SDKs (chat completions and messages): the same events, no upstream call, no charge; a stream that failed is not kept', async () => {
+    const on = { 'SERVICE-CACHE': 'on' };
+    const body = { model: 'sim-chat', messages: [{ role: 'user' as const, content: 'stream me from the cache' }], stream: true as const, stream_options: { include_usage: true } };
+    const read = async () => {
+      const { data, response } = await s.c.chat.completions.create(body, { headers: on }).withResponse();
+      const chunks: unknown[] = [];
+      for await (const chunk of data) chunks.push(chunk);
+      return { header: response.headers.get('x-service-cache'), chunks };
+    };
+    const first = await read();
+    expect(first.header).to.equal('MISS');
+    const billed = await usage();
+    const before = sent();
+    const again = await read();
+    expect(again.header).to.equal('HIT');
+    expect(again.chunks, 'the same chunks, usage included').to.deep.equal(first.chunks);
+    expect(first.chunks.length).to.be.above(2);
+    expect(sent(), 'no upstream call').to.equal(before);
+    expect(await usage(), 'no charge').to.equal(billed);
+
+    const anthropic = new Anthropic({ apiKey: s.o.key, baseURL: env().gw.url, maxRetries: 0 });
+    const readMessages = async () => {
+      const { data, response } = await anthropic.messages.create({ model: 'sim-claude', max_tokens: 64, messages: [{ role: 'user', content: 'stream a message from the cache' }], stream: true }, { headers: on }).withResponse();
+      const events: unknown[] = [];
+      for await (const ev of data) events.push(ev);
+      return { header: response.headers.get('x-service-cache'), events };
+    };
+    const m1 = await readMessages();
+    const m2 = await readMessages();
+    expect([m1.header, m2.header]).to.deep.equal(['MISS', 'HIT']);
+    expect(m2.events, 'the same events, named as sent').to.deep.equal(m1.events);
+    expect((m2.events as Array<{ type: string }>).map((e) => e.type)).to.include.members(['message_start', 'content_block_delta', 'message_stop']);
+
+    env().sim.knobs.set('sim-chat-1', { dropAfterChunks: 2 });
+    const cut = { ...body, messages: [{ role: 'user' as const, content: 'a stream that breaks' }] };
+    const broken = await s.c.chat.completions.create(cut, { headers: on }).then(async (st) => {
+      for await (const _ of st) void _;
+    }).then(() => 'ended', () => 'failed');
+    expect(broken, 'the stream failed').to.equal('failed');
+    env().sim.knobs.reset();
+    const { response } = await s.c.chat.completions.create(cut, { headers: on }).withResponse();
+    expect(response.headers.get('x-service-cache'), 'a failed stream was not kept').to.equal('MISS');
   });
 
   it('keeps an answer SERVICE-CACHE-TTL seconds; never a failure; bad headers are 400 naming them, nothing sent', async () => {
@@ -82,6 +127,8 @@ describe('answer cache (SERVICE-CACHE)', () => {
       const r = await post('/v1/chat/completions', chat(5), headers);
       expect([r.status, r.body.error.param], JSON.stringify(headers)).to.deep.equal([400, param]);
     }
+    const streamed = await post('/v1/chat/completions', { ...chat(5), stream: true }, { 'SERVICE-CACHE': 'sometimes' });
+    expect([streamed.status, streamed.body.error.param], 'a stream: refused before it starts').to.deep.equal([400, 'SERVICE-CACHE']);
     expect(sent(), 'nothing sent').to.equal(before);
   });
 });
