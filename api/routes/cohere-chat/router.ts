@@ -9,6 +9,7 @@ import { forModel, type CanonicalChunk, type CanonicalCompletion } from '../../d
 import { cohereChatSchema, cohereToCanonical, type CohereChatRequest } from '../../dialects/cohere/request';
 import { canonicalToCohere } from '../../dialects/cohere/response';
 import { CohereStreamTranslator, type CohereEvent } from '../../dialects/cohere/stream';
+import { streamThroughCache, throughCache, type StreamSend } from '../../dispatch/response-cache';
 
 /**
  * `POST /v2/chat`: Cohere's v2 chat (`CohereClientV2.chat` and `chatStream`) over the chat pool, the
@@ -23,22 +24,27 @@ function chatHandler(ctx: AppContext) {
     const stream = body.stream === true;
     const common = { resolved, operation: 'chat' as const, body: canonical as unknown as Record<string, unknown>, stream, includeUsage: true, passthrough: false };
     if (!stream) {
-      const result = (await dispatchChat(ctx, req, res, common)) as CanonicalCompletion;
-      res.json(canonicalToCohere(result, req.id, body.stop_sequences));
+      // `SERVICE-CACHE`: the exact-match answer cache, opted into per request (api/dispatch/response-cache.ts)
+      res.json(await throughCache(ctx, req, res, body, async () => canonicalToCohere((await dispatchChat(ctx, req, res, common)) as CanonicalCompletion, req.id, body.stop_sequences)));
       return;
     }
     const sse = new SseWriter(res);
     const t = new CohereStreamTranslator(req.id, body.stop_sequences);
-    const send = (events: CohereEvent[]) => {
-      for (const ev of events) sse.send(JSON.stringify(ev), ev.type);
+    const streamed = async (send: StreamSend) => {
+      const each = (events: CohereEvent[]) => {
+        for (const ev of events) send(JSON.stringify(ev), ev.type);
+      };
+      await dispatchChat(ctx, req, res, Object.assign({}, common, { onChunk: (d: string) => each(t.push(JSON.parse(d) as CanonicalChunk)) }));
+      each(t.end());
     };
     try {
-      await dispatchChat(ctx, req, res, Object.assign({}, common, { onChunk: (d: string) => send(t.push(JSON.parse(d) as CanonicalChunk)) }));
-      send(t.end());
+      await streamThroughCache(ctx, req, res, body, (data, event) => sse.send(data, event), streamed);
       sse.end();
     } catch (err) {
       // Headers are out: the stream ends with message-end, finish reason ERROR and the error's message.
-      failStream(sse, err, (e) => send(t.failed(e.message)));
+      failStream(sse, err, (e) => {
+        for (const ev of t.failed(e.message)) sse.send(JSON.stringify(ev), ev.type);
+      });
     }
   };
 }

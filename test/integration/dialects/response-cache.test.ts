@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import Anthropic from '@anthropic-ai/sdk';
+import { CohereClientV2 } from 'cohere-ai';
 import { env } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
@@ -61,7 +62,7 @@ describe('answer cache (SERVICE-CACHE)', () => {
     expect(e2.body.data).to.deep.equal(e1.body.data);
   });
 
-  it('replays a kept stream through the official SDKs (chat completions and messages): the same events, no upstream call, no charge; a stream that failed is not kept', async () => {
+  it('replays a kept stream through the official SDKs (chat completions, messages, Cohere chat): the same events, no upstream call, no charge; a stream that failed is not kept', async () => {
     const on = { 'SERVICE-CACHE': 'on' };
     const body = { model: 'sim-chat', messages: [{ role: 'user' as const, content: 'stream me from the cache' }], stream: true as const, stream_options: { include_usage: true } };
     const read = async () => {
@@ -93,6 +94,24 @@ describe('answer cache (SERVICE-CACHE)', () => {
     expect([m1.header, m2.header]).to.deep.equal(['MISS', 'HIT']);
     expect(m2.events, 'the same events, named as sent').to.deep.equal(m1.events);
     expect((m2.events as Array<{ type: string }>).map((e) => e.type)).to.include.members(['message_start', 'content_block_delta', 'message_stop']);
+
+    // Cohere's v2 chat, JSON and streamed, through CohereClientV2 (the header as a request option)
+    const co = new CohereClientV2({ token: s.o.key, environment: env().gw.url });
+    const coBody = { model: 'sim-chat', messages: [{ role: 'user' as const, content: 'cache a cohere chat' }] };
+    const c1 = await co.chat(coBody, { headers: on });
+    const beforeCohere = sent();
+    const c2 = await co.chat(coBody, { headers: on });
+    expect(c2, 'the kept answer').to.deep.equal(c1);
+    const coStream = async () => {
+      const events: unknown[] = [];
+      for await (const ev of await co.chatStream(coBody, { headers: on })) events.push(ev);
+      return events;
+    };
+    const cs1 = await coStream();
+    const afterFirstStream = sent();
+    const cs2 = await coStream();
+    expect(cs2, 'the kept stream').to.deep.equal(cs1);
+    expect([afterFirstStream - beforeCohere, sent() - afterFirstStream], 'a hit calls nothing upstream; the first stream did').to.deep.equal([1, 0]);
 
     env().sim.knobs.set('sim-chat-1', { dropAfterChunks: 2 });
     const cut = { ...body, messages: [{ role: 'user' as const, content: 'a stream that breaks' }] };
