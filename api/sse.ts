@@ -13,7 +13,14 @@ export class SseWriter {
   private started = false;
   /** Framed events of the current tick, not yet written. */
   private readonly pending: string[] = [];
-  constructor(private readonly res: Response) {}
+  /**
+   * `lines`: newline-delimited JSON instead (`application/stream+json`, each event its data and a
+   * newline): Cohere's v1 chat stream unless the client asks for server-sent events.
+   */
+  constructor(
+    private readonly res: Response,
+    private readonly lines = false,
+  ) {}
 
   get isStarted(): boolean {
     return this.started;
@@ -23,7 +30,7 @@ export class SseWriter {
     if (this.started) return;
     this.started = true;
     this.res.status(200);
-    this.res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+    this.res.setHeader('Content-Type', this.lines ? 'application/stream+json; charset=utf-8' : 'text/event-stream; charset=utf-8');
     this.res.setHeader('Cache-Control', 'no-cache');
     this.res.setHeader('Connection', 'keep-alive');
     this.res.setHeader('X-Accel-Buffering', 'no');
@@ -43,7 +50,7 @@ export class SseWriter {
   send(data: string, event?: string): void {
     this.start();
     if (this.pending.length === 0) process.nextTick(this.flush);
-    this.pending.push(event ? `event: ${event}\ndata: ${data}\n\n` : `data: ${data}\n\n`);
+    this.pending.push(this.lines ? `${data}\n` : event ? `event: ${event}\ndata: ${data}\n\n` : `data: ${data}\n\n`);
   }
 
   /** Writes what is pending and ends the response, in one socket write. */

@@ -121,11 +121,66 @@ export function expectCohere(apiPath: string, status: number, value: unknown): v
  * union's discriminator mapping; the members' loose shapes make the union itself match several).
  */
 export function expectCohereChatEvent(event: { type?: unknown } & Record<string, unknown>): void {
+  expectCohereUnionMember('StreamedChatResponseV2', String(event.type), event);
+}
+
+/**
+ * A Cohere v1 chat stream event (`POST /v1/chat`) against the member of `StreamedChatResponse` its
+ * `event_type` names; a `stream-end`'s response as expectCohereV1ChatResponse checks it. Two of the
+ * document's own members cannot match themselves (cohereV1ToolEvents below).
+ */
+export function expectCohereV1ChatEvent(event: { event_type?: unknown } & Record<string, unknown>): void {
+  const kind = String(event.event_type);
+  if (cohereV1ToolEvents.has(kind)) return cohereV1ToolEvent(kind, event);
+  if (kind !== 'stream-end') return expectCohereUnionMember('StreamedChatResponse', kind, event);
+  expectCohereV1ChatResponse(event.response);
+  expectCohereUnionMember('StreamedChatResponse', kind, Object.assign({}, event, { response: withoutHistory(event.response) }));
+}
+
+/**
+ * v1's NonStreamedChatResponse. Its `chat_history` items are each checked against the member of
+ * `Message` their `role` names, and the rest against the schema: the document's `Message` is a
+ * `oneOf` whose two members both match a USER or CHATBOT message (ChatToolMessage requires only
+ * `role`), so the union itself refuses every history Cohere's API returns.
+ */
+export function expectCohereV1ChatResponse(body: unknown): void {
   const d = cohereDoc();
-  const union = (d.doc.components as { schemas: Record<string, { discriminator?: { mapping?: Record<string, string> } }> }).schemas.StreamedChatResponseV2;
-  const ref = union.discriminator?.mapping?.[String(event.type)];
-  if (!ref) throw new Error(`Cohere's StreamedChatResponseV2 has no event of type ${JSON.stringify(event.type)}`);
-  check(validator(d, ref.slice(1)), event, `Cohere ${String(event.type)} event`);
+  const schemas = (d.doc.components as { schemas: Record<string, { discriminator?: { mapping?: Record<string, string> } }> }).schemas;
+  for (const [i, m] of (((body as { chat_history?: Array<{ role?: string }> }).chat_history ?? []).entries())) {
+    const ref = schemas.Message.discriminator?.mapping?.[String(m.role)];
+    if (!ref) throw new Error(`chat_history[${i}]: Cohere's Message has no role ${JSON.stringify(m.role)}`);
+    check(validator(d, ref.slice(1)), m, `Cohere chat_history[${i}]`);
+  }
+  check(validator(d, '/components/schemas/NonStreamedChatResponse'), withoutHistory(body), 'Cohere NonStreamedChatResponse');
+}
+
+const withoutHistory = (body: unknown) => {
+  const rest = Object.assign({}, body as Record<string, unknown>);
+  delete rest.chat_history;
+  return rest;
+};
+
+/**
+ * The tool events of v1's stream: the document maps `tool-calls-generation` and `tool-calls-chunk` to
+ * members built on ChatStreamEvent, whose `event_type` enum lists neither, so they can match no
+ * member. They are checked against their own part of the member (its second `allOf` entry) and their
+ * `event_type` against the union's mapping.
+ */
+const cohereV1ToolEvents = new Set(['tool-calls-generation', 'tool-calls-chunk']);
+function cohereV1ToolEvent(kind: string, event: unknown): void {
+  const d = cohereDoc();
+  const union = (d.doc.components as { schemas: Record<string, { discriminator?: { mapping?: Record<string, string> } }> }).schemas.StreamedChatResponse;
+  const ref = union.discriminator?.mapping?.[kind];
+  if (!ref) throw new Error(`Cohere's StreamedChatResponse has no event of type ${JSON.stringify(kind)}`);
+  check(validator(d, `${ref.slice(1)}/allOf/1`), event, `Cohere ${kind} event`);
+}
+
+function expectCohereUnionMember(unionName: string, kind: string, event: unknown): void {
+  const d = cohereDoc();
+  const union = (d.doc.components as { schemas: Record<string, { discriminator?: { mapping?: Record<string, string> } }> }).schemas[unionName];
+  const ref = union.discriminator?.mapping?.[kind];
+  if (!ref) throw new Error(`Cohere's ${unionName} has no event of type ${JSON.stringify(kind)}`);
+  check(validator(d, ref.slice(1)), event, `Cohere ${kind} event`);
 }
 
 /** A request body the gateway sent a Cohere upstream, against the request schema of `path`'s POST in Cohere's document. */

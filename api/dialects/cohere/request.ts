@@ -78,7 +78,7 @@ function documentText(data: unknown): string {
 }
 
 /** Cohere's `documents` (RAG) as a system message the model reads: each with its id, in order. */
-function documentsMessage(docs: NonNullable<CohereChatRequest['documents']>): CanonicalMessage {
+export function documentsMessage(docs: NonNullable<CohereChatRequest['documents']>): CanonicalMessage {
   const lines = docs.map((d, i) => {
     const id = typeof d === 'string' ? `doc_${i}` : (d.id ?? `doc_${i}`);
     return `[${id}] ${typeof d === 'string' ? d : documentText(d.data)}`;
@@ -120,8 +120,19 @@ export function cohereToCanonical(b: CohereChatRequest): CanonicalRequest {
     if (!out.tools) throw new ApiError(400, 'invalid_request', "'tool_choice' needs 'tools'.");
     out.tool_choice = b.tool_choice === 'REQUIRED' ? 'required' : 'none';
   }
-  const rf = b.response_format;
-  if (rf?.type === 'json_object') out.response_format = rf.json_schema ? { type: 'json_schema', json_schema: { name: 'output', schema: rf.json_schema } } : { type: 'json_object' };
+  return withSampling(out, b, b.response_format?.type === 'json_object' ? { schema: b.response_format.json_schema } : undefined);
+}
+
+/** The fields both Cohere chat versions share, as a canonical request has them. */
+type Sampling = Pick<CohereChatRequest, 'max_tokens' | 'stop_sequences' | 'temperature' | 'p' | 'k' | 'seed' | 'frequency_penalty' | 'presence_penalty'>;
+
+/**
+ * Sets on `out` what both Cohere chat versions share: a JSON answer (`json`: its schema, if any, as
+ * OpenAI's `json_schema`), `max_tokens`, `stop_sequences`, `temperature`, `p` as `top_p`, `k` as
+ * `top_k`, `seed` and the penalties.
+ */
+export function withSampling(out: CanonicalRequest, b: Sampling, json: { schema?: Json } | undefined): CanonicalRequest {
+  if (json) out.response_format = json.schema ? { type: 'json_schema', json_schema: { name: 'output', schema: json.schema } } : { type: 'json_object' };
   if (b.max_tokens !== undefined) out.max_completion_tokens = b.max_tokens;
   if (b.stop_sequences?.length) out.stop = b.stop_sequences;
   if (b.temperature !== undefined) out.temperature = b.temperature;

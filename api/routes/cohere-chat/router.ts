@@ -1,3 +1,4 @@
+import { randomUUID } from 'crypto';
 import { Router, type Request, type Response } from 'express';
 import type { AppContext } from '../../context';
 import { only } from '../only';
@@ -9,6 +10,10 @@ import { forModel, type CanonicalChunk, type CanonicalCompletion } from '../../d
 import { cohereChatSchema, cohereToCanonical, type CohereChatRequest } from '../../dialects/cohere/request';
 import { canonicalToCohere } from '../../dialects/cohere/response';
 import { CohereStreamTranslator, type CohereEvent } from '../../dialects/cohere/stream';
+import { ApiError } from '../../../shared/errors/ApiError';
+import { cohereV1ChatSchema, cohereV1ToCanonical, type CohereV1ChatRequest } from '../../dialects/cohere/v1-request';
+import { canonicalToCohereV1 } from '../../dialects/cohere/v1-response';
+import { CohereV1StreamTranslator, type CohereV1Event } from '../../dialects/cohere/v1-stream';
 import { streamThroughCache, throughCache, type StreamSend } from '../../dispatch/response-cache';
 
 /**
@@ -49,9 +54,53 @@ function chatHandler(ctx: AppContext) {
   };
 }
 
-/** Cohere's chat dialect (`/v2/chat`), so that `CohereClientV2` with the gateway's root as its `environment` chats too. */
+/**
+ * `POST /v1/chat`: Cohere's v1 chat (`CohereClient.chat` and `chatStream`), translated to the canonical
+ * request (dialects/cohere/v1-request.ts) and back, over the same chat pool. Streamed as
+ * newline-delimited JSON (the SDK's reading), or as server-sent events when the client sends
+ * `Accepts: text/event-stream`.
+ */
+function v1ChatHandler(ctx: AppContext) {
+  return async (req: Request, res: Response) => {
+    const body = validate<CohereV1ChatRequest>(cohereV1ChatSchema, req.body);
+    if (!body.model) throw new ApiError(400, 'invalid_request', "'model' is required on this gateway (it has no default chat model): name a model of GET /v1/models.", { param: 'model' });
+    const resolved = await resolveChatModel(ctx, req, body.model);
+    const canonical = forModel(cohereV1ToCanonical(body as CohereV1ChatRequest & { model: string }), resolved.model.config);
+    const stream = body.stream === true;
+    const ids = { responseId: randomUUID(), generationId: randomUUID() };
+    const common = { resolved, operation: 'chat' as const, body: canonical as unknown as Record<string, unknown>, stream, includeUsage: true, passthrough: false };
+    if (!stream) {
+      res.json(await throughCache(ctx, req, res, body, async () => canonicalToCohereV1((await dispatchChat(ctx, req, res, common)) as CanonicalCompletion, body, ids)));
+      return;
+    }
+    const sse = new SseWriter(res, !/text\/event-stream/i.test(req.get('accepts') ?? ''));
+    const t = new CohereV1StreamTranslator(body, ids);
+    const streamed = async (send: StreamSend) => {
+      const each = (events: CohereV1Event[]) => {
+        for (const ev of events) send(JSON.stringify(ev));
+      };
+      await dispatchChat(ctx, req, res, Object.assign({}, common, { onChunk: (d: string) => each(t.push(JSON.parse(d) as CanonicalChunk)) }));
+      each(t.end());
+    };
+    try {
+      await streamThroughCache(ctx, req, res, body, (data) => sse.send(data), streamed);
+      sse.end();
+    } catch (err) {
+      // Headers are out: the stream ends with stream-end, finish reason ERROR.
+      failStream(sse, err, (e) => {
+        for (const ev of t.failed(e.message)) sse.send(JSON.stringify(ev));
+      });
+    }
+  };
+}
+
+/**
+ * Cohere's chat dialects (`/v2/chat`, and v1's `/v1/chat`), so that `CohereClientV2` and `CohereClient`
+ * with the gateway's root as their `environment` chat too.
+ */
 export function cohereChatRouter(ctx: AppContext): Router {
   const r = Router();
   only(r, '/v2/chat', { post: [requireJson, chatHandler(ctx)] });
+  only(r, '/v1/chat', { post: [requireJson, v1ChatHandler(ctx)] });
   return r;
 }
