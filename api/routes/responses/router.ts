@@ -12,7 +12,7 @@ import { SseWriter } from '../../sse';
 import { responsesToCanonical, type ResponsesRequest } from '../../dialects/responses/request';
 import { canonicalToResponse, newId, type ResponseFrame } from '../../dialects/responses/response';
 import { ResponsesStreamTranslator } from '../../dialects/responses/stream';
-import { addUsage, forModel, type CanonicalChunk, type CanonicalCompletion, type CanonicalUsage } from '../../dialects/canonical';
+import { addUsage, forModel, type CanonicalChunk, type CanonicalCompletion } from '../../dialects/canonical';
 import { responsesNativeTools } from '../../dialects/responses/native';
 import { answerNative } from './native';
 import { deleteResponse, listInputItems } from './input-items';
@@ -24,8 +24,7 @@ import { cancelHandler, checkBackground, startBackground } from './background';
 import { followBackground } from './background-stream';
 import { compactHandler, openCompactions } from './compact';
 import { truncateToFit } from './truncation';
-import { compactIfDue, compactionAsked } from './server-compaction';
-import { addToRow } from '../../middleware/request-log';
+import { compactIfDue, compactionAsked, usageInRow } from './server-compaction';
 import type { OutputItem } from '../../dialects/responses/response';
 
 function createHandler(ctx: AppContext) {
@@ -54,7 +53,7 @@ function createHandler(ctx: AppContext) {
 
     if (!stream) {
       const result = (await dispatchChat(ctx, req, res, job)) as CanonicalCompletion;
-      if (compacted) answerInRow(res, result.usage);
+      if (compacted) usageInRow(res, result.usage);
       const { response, assistant } = canonicalToResponse(compacted ? Object.assign({}, result, { usage: addUsage(compacted.usage, result.usage) }) : result, frame);
       if (compacted) (response.output as unknown[]).unshift(compacted.item);
       if (store) await storeResponse(req, response, [...asked, assistant], body);
@@ -71,7 +70,7 @@ function createHandler(ctx: AppContext) {
       if (compacted) send(t.before(compacted.item as OutputItem, compacted.usage));
       await dispatchChat(ctx, req, res, merged(job, { onChunk: (d: string) => send(t.push(JSON.parse(d) as CanonicalChunk)) }));
       const closing = t.end();
-      if (compacted) answerInRow(res, t.answerUsage);
+      if (compacted) usageInRow(res, t.answerUsage);
       // Stored before the client sees response.completed, so an immediate follow-up finds it.
       if (store) await storeResponse(req, t.final!.response, [...asked, t.final!.assistant], body);
       await recordInConversation(req, body, t.final!.response);
@@ -84,11 +83,6 @@ function createHandler(ctx: AppContext) {
       await endFailedStream(req, sse, t, err, store ? { conversation: asked, input: body.input } : undefined);
     }
   };
-}
-
-/** The answer's usage in the request's row, when it is one of the request's jobs (after a compaction pass). */
-function answerInRow(res: Response, u: CanonicalUsage | null | undefined): void {
-  addToRow(res, { inputTokens: u?.prompt_tokens, outputTokens: u?.completion_tokens, cachedTokens: u?.prompt_tokens_details?.cached_tokens });
 }
 
 /**

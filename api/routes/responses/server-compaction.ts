@@ -74,10 +74,15 @@ export async function compactIfDue(
   const threshold = ask.threshold ?? resolved.model.contextWindow;
   if (!ask.forced && (!threshold || (await countCanonicalTokens(resolved.model.tokenizer, canonical)) < threshold)) return undefined;
   const { summary, usage } = await summarise(ctx, req, res, resolved, canonical, { partOfRequest: true });
-  addToRow(res, { inputTokens: usage?.prompt_tokens, outputTokens: usage?.completion_tokens, cachedTokens: usage?.prompt_tokens_details?.cached_tokens });
+  usageInRow(res, usage);
   let lead = 0;
   while (lead < canonical.messages.length && (canonical.messages[lead].role === 'system' || canonical.messages[lead].role === 'developer')) lead++;
   const context = [...canonical.messages.slice(lead).filter((m) => m.role === 'user' && !isSummaryMessage(m)), summaryMessage(summary)];
   canonical.messages = [...canonical.messages.slice(0, lead), ...context];
   return { item: compactionItem(req.auth!.orgId, summary), usage, context };
+}
+
+/** A pass's usage in the request's row, when the request makes more than one job (a compaction pass and the answer). */
+export function usageInRow(res: Response, u: CanonicalUsage | null | undefined): void {
+  addToRow(res, { inputTokens: u?.prompt_tokens, outputTokens: u?.completion_tokens, cachedTokens: u?.prompt_tokens_details?.cached_tokens });
 }
