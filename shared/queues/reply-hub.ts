@@ -38,6 +38,8 @@ interface Pending {
   /** Set when the final result arrived before every chunk did. */
   final?: { n: number; d: unknown; u?: UsageRecord };
   lastSeen: number;
+  /** Sweeps in a row that found the job still queued or running (nothing lost): each doubles the wait before the next, up to QUIET_MAX_DOUBLINGS. */
+  quiet: number;
   deadlineTimer?: DeadlineTimer;
   onDeadline?: () => void;
   recovering: boolean;
@@ -51,6 +53,9 @@ interface Pending {
   /** Where the job's router stood when the worker last reported it (route-report.ts): named by the answers given without the worker. */
   route?: RouteMeta;
 }
+
+/** How many times a request's sweep interval doubles while its job is found queued or running (ReplyHub.sweep). */
+const QUIET_MAX_DOUBLINGS = 2;
 
 /** A channel's epoch key outlives its pod by this much; a live pod renews it every EPOCH_TOUCH_MS. */
 const EPOCH_TTL_MS = 24 * 3600_000;
@@ -189,7 +194,7 @@ export class ReplyHub {
    */
   register(jobId: string, queue: QueueName, handlers: ReplyHandlers, deadline: number, onDeadline: () => void, replyTo?: string, bullQueue?: string): void {
     if (this.pending.has(jobId)) throw new Error(`job ${jobId} is already awaited on this pod`);
-    const p: Pending = { queue, bullQueue, replyTo, handlers, nextSeq: 0, lastSeen: Date.now(), recovering: false, onDeadline, added: false };
+    const p: Pending = { queue, bullQueue, replyTo, handlers, nextSeq: 0, lastSeen: Date.now(), quiet: 0, recovering: false, onDeadline, added: false };
     this.armDeadline(jobId, p, deadline);
     this.pending.set(jobId, p);
   }
@@ -233,6 +238,7 @@ export class ReplyHub {
 
   private deliver(p: Pending, msg: ReplyMessage): void {
     p.lastSeen = Date.now();
+    p.quiet = 0;
     if (msg.t === 'c') this.acceptChunk(msg.i, p, msg.s, msg.d);
     else if (msg.t === 'b') this.acceptRun(msg.i, p, msg.s, msg.d);
     else if (msg.t === 'r') {
@@ -337,9 +343,18 @@ export class ReplyHub {
     p.deadlineTimer = new DeadlineTimer(deadline, () => this.expire(id));
   }
 
+  /**
+   * Recovers the requests quiet for `pollMs`, or longer for those whose last sweeps found their job
+   * still queued or running (`quiet`: 2, then 4 × pollMs): a job waits for a slot for seconds when an
+   * organization floods its lanes, and polling each waiting job every `pollMs` cost the pod and Redis
+   * more than the requests themselves (docs/benchmark.md, issue 29, twenty-first session). A lost
+   * message is recovered at the latest 4 × pollMs after it was due.
+   */
   private sweep(): void {
-    const quietSince = Date.now() - this.pollMs;
-    for (const [id, p] of this.pending.entries()) if (p.lastSeen < quietSince && !p.held) void this.recover(id);
+    const now = Date.now();
+    for (const [id, p] of this.pending.entries()) {
+      if (p.lastSeen < now - this.pollMs * (1 << Math.min(p.quiet, QUIET_MAX_DOUBLINGS)) && !p.held) void this.recover(id);
+    }
   }
 
   /**
@@ -354,12 +369,18 @@ export class ReplyHub {
     p.recovering = true;
     try {
       const queue = p.bullQueue ? this.queues.get(p.bullQueue) : this.queues.forJob(p.queue, id);
-      const job = await Job.fromId<{ replyTo?: string }, JobResult>(queue as never, id);
-      const state = job ? await job.getState() : 'unknown';
+      // the state alone first (one script): a job still queued or running has nothing to recover, and
+      // reading it whole (its data, decoded) for that was most of a sweep's cost
+      const state = await queue.getJobState(id);
       if (this.pending.get(id) !== p) return;
       p.lastSeen = Date.now();
-      if (state === 'failed') return this.fail(id, p, wireFromFailedReason(job!.failedReason));
-      if (state !== 'completed' && state !== 'unknown') return;
+      if (state !== 'failed' && state !== 'completed' && state !== 'unknown') {
+        p.quiet++;
+        return;
+      }
+      const job = state === 'unknown' ? undefined : await Job.fromId<{ replyTo?: string }, JobResult>(queue as never, id);
+      if (this.pending.get(id) !== p) return;
+      if (state === 'failed') return job ? this.fail(id, p, wireFromFailedReason(job.failedReason)) : undefined; // gone meanwhile: the next sweep reads it unknown
       const replyTo = p.replyTo ?? job?.data.replyTo;
       const kept = replyTo ? await readKeptResult(this.redis, replyTo, id) : undefined;
       if (this.pending.get(id) !== p) return;

@@ -254,3 +254,53 @@ describe('reply store: withheld chunks', () => {
     }
   });
 });
+
+/**
+ * The pod's sweep of quiet requests (ReplyHub.sweep): a job still queued or running is read by its
+ * state alone, never whole, and each such finding doubles the wait before the next (up to 4 ×
+ * REPLY_POLL_MS), so requests waiting seconds for a slot under a flood cost the pod and Redis little.
+ */
+describe('reply recovery: the sweep backs off while the job is queued or running', () => {
+  const s = podPerSuite();
+
+  it('a request held at the upstream is checked by state, with growing gaps, and answered when released', async function () {
+    this.timeout(20_000);
+    const pollMs = Number(process.env.REPLY_POLL_MS);
+    const states: number[] = [];
+    const wholeReads: string[] = [];
+    const started = Date.now();
+    const queueProto = Object.getPrototypeOf(s.pod.ctx.queues.forJob('chat-interactive', 'x')) as { getJobState(id: string): Promise<string> };
+    const getJobState = queueProto.getJobState;
+    const fromId = Job.fromId;
+    let id = '';
+    queueProto.getJobState = function (this: unknown, jobId: string) {
+      if (jobId === id) states.push(Date.now() - started);
+      return getJobState.call(this, jobId);
+    };
+    (Job as unknown as { fromId: typeof Job.fromId }).fromId = ((q: never, jobId: string) => {
+      if (jobId === id) wholeReads.push(jobId);
+      return fromId.call(Job, q, jobId);
+    }) as typeof Job.fromId;
+    try {
+      env().sim.knobs.set('sim-chat-1', { hold: true });
+      const answered = fetch(`${s.pod.url}/v1/chat/completions`, { method: 'POST', headers: { ...keyHeader(s.org.key), 'content-type': 'application/json' }, body: JSON.stringify({ model: 'sim-chat', messages: [{ role: 'user', content: 'held a while' }] }) });
+      expect(await waitFor(() => env().sim.log.entries.length > 0, 10_000), 'it reached the upstream').to.equal(true);
+      // the pod's one awaited reply is this request's
+      id = [...(s.pod.ctx.replies as unknown as { pending: { keys(): Iterable<string> } }).pending.keys()][0];
+      await new Promise((r) => setTimeout(r, 12 * pollMs));
+      env().sim.knobs.release();
+      const res = await answered;
+      expect(res.status).to.equal(200);
+      expect(wholeReads, 'never read whole while it ran').to.deep.equal([]);
+      // every pollMs/2 without the backoff: about 12 checks; with it, gaps of 1, 2, 4, 4 … × pollMs
+      expect(states.length, `checks at ${states.join(', ')} ms`).to.be.within(2, 5);
+      const gaps = states.slice(1).map((t, i) => t - states[i]);
+      expect(gaps.every((g) => g >= 1.5 * pollMs), `gaps ${gaps.join(', ')} ms`).to.equal(true);
+    } finally {
+      queueProto.getJobState = getJobState;
+      (Job as unknown as { fromId: typeof Job.fromId }).fromId = fromId;
+      env().sim.knobs.reset();
+      env().sim.knobs.release();
+    }
+  });
+});
