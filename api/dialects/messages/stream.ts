@@ -51,6 +51,8 @@ export class MessagesStreamTranslator {
     private readonly publicModel: string,
     private readonly id = messageId(),
     private readonly stopSequences?: string[],
+    /** The request's context editing report (`context_management` on message_delta), when it asked for editing. */
+    private readonly contextManagement?: { applied_edits: unknown[] },
   ) {}
 
   private start(out: MessagesEvent[]): void {
@@ -160,6 +162,7 @@ export class MessagesStreamTranslator {
         cache_read_input_tokens: u.cache_read_input_tokens,
         ...(u.output_tokens_details ? { output_tokens_details: u.output_tokens_details } : {}),
       },
+      ...(this.contextManagement ? { context_management: this.contextManagement } : {}),
     });
     out.push({ type: 'message_stop' });
     return out;

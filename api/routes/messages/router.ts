@@ -20,6 +20,7 @@ import { countMessagesTokens } from '../../dialects/messages/count-tokens';
 import { countInLane } from '../../dispatch/count-lane';
 import { forModel, type CanonicalChunk, type CanonicalCompletion } from '../../dialects/canonical';
 import { merged } from '../../../shared/merged';
+import { applyContextEdits, contextEditsOf } from '../../dialects/messages/context-editing';
 import { streamThroughCache, throughCache, type StreamSend } from '../../dispatch/response-cache';
 
 function createHandler(ctx: AppContext) {
@@ -34,10 +35,15 @@ function createHandler(ctx: AppContext) {
     const stream = body.stream === true;
     // Native bypass: an Anthropic-native upstream takes the request unchanged (model swapped in the worker).
     const bypass = await allNativeMessages(ctx, resolved.model);
+    // Anthropic's context editing (`context_management.edits`): an Anthropic-native upstream applies it itself; a translated one gets what it leaves (context-editing.ts)
+    const edits = bypass ? undefined : contextEditsOf(body);
+    const canonical = bypass ? undefined : forModel(messagesToCanonical(body, { cacheHints: resolved.model.provider.kind === 'bedrock' }), resolved.model.config);
+    const applied = edits && canonical ? await applyContextEdits(canonical, resolved.model.tokenizer, edits) : undefined;
+    const managed = applied ? { applied_edits: applied } : undefined;
     const common = {
       resolved,
       operation: bypass ? ('messages' as const) : ('chat' as const),
-      body: bypass ? { ...body } : forModel(messagesToCanonical(body, { cacheHints: resolved.model.provider.kind === 'bedrock' }), resolved.model.config),
+      body: canonical ?? { ...body },
       stream,
       includeUsage: true,
       passthrough: false,
@@ -47,14 +53,16 @@ function createHandler(ctx: AppContext) {
     if (!stream) {
       const answer = async () => {
         const result = await dispatchChat(ctx, req, res, common);
-        return bypass ? result : canonicalToMessage(result as CanonicalCompletion, publicModel, undefined, body.stop_sequences);
+        if (bypass) return result;
+        const message = canonicalToMessage(result as CanonicalCompletion, publicModel, undefined, body.stop_sequences);
+        return managed ? Object.assign(message, { context_management: managed }) : message;
       };
       // `SERVICE-CACHE`: the exact-match answer cache, opted into per request (api/dispatch/response-cache.ts)
       res.json(await throughCache(ctx, req, res, req.body, answer));
       return;
     }
     const sse = new SseWriter(res);
-    const translator = bypass ? undefined : new MessagesStreamTranslator(publicModel, undefined, body.stop_sequences);
+    const translator = bypass ? undefined : new MessagesStreamTranslator(publicModel, undefined, body.stop_sequences, managed);
     const streamed = async (send: StreamSend) => {
       await dispatchChat(ctx, req, res, merged(common, {
         onChunk: (d: string) => {
@@ -82,7 +90,13 @@ function countTokensHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     const body = validate<MessagesRequest>(countTokensSchema, req.body);
     const resolved = await resolveChatModel(ctx, req, body.model);
-    res.json({ input_tokens: await countInLane(ctx, req, () => countMessagesTokens(resolved.model.tokenizer, body)) });
+    const counted = await countInLane(ctx, req, () => countMessagesTokens(resolved.model.tokenizer, body));
+    // with context editing asked, what a translated upstream would be sent once edited, and the count before it
+    const edits = contextEditsOf(body);
+    if (!edits?.length || (await allNativeMessages(ctx, resolved.model))) return void res.json({ input_tokens: counted });
+    const canonical = forModel(messagesToCanonical(body, {}), resolved.model.config);
+    const freed = (await applyContextEdits(canonical, resolved.model.tokenizer, edits)).reduce((n, e) => n + e.cleared_input_tokens, 0);
+    res.json({ input_tokens: Math.max(0, counted - freed), context_management: { original_input_tokens: counted } });
   };
 }
 
