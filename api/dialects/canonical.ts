@@ -120,6 +120,13 @@ export function canonicalText(content: CanonicalMessage['content']): string {
   return content.map((p) => (p.type === 'text' ? p.text : '')).join('');
 }
 
+/** Where a conversation's leading system and developer messages (its instructions) end. */
+export function instructionsEnd(messages: CanonicalMessage[]): number {
+  let end = 0;
+  while (end < messages.length && (messages[end].role === 'system' || messages[end].role === 'developer')) end++;
+  return end;
+}
+
 /** Two usages added up (a request's passes: a server-side compaction's and the answer's). */
 export function addUsage(a: CanonicalUsage | undefined | null, b: CanonicalUsage | undefined | null): CanonicalUsage | undefined {
   if (!a) return b ?? undefined;

@@ -2,6 +2,7 @@ import type { Request, Response, NextFunction, RequestHandler } from 'express';
 import type { AppContext } from '../context';
 import { appendRequestLog } from '../../shared/metering/usage-outbox';
 import type { LogContext, RequestLogEntry } from '../../shared/metering/request-log';
+import type { CanonicalUsage } from '../dialects/canonical';
 import { keys } from '../../shared/redis/keys';
 import { logger } from '../../shared/logger';
 import { merged } from '../../shared/merged';
@@ -81,6 +82,11 @@ export function addToRow(res: Response, part: { inputTokens?: number; outputToke
   t.outputTokens += part.outputTokens ?? 0;
   t.cachedTokens += part.cachedTokens ?? 0;
   for (const [k, v] of Object.entries(part.units ?? {})) t.units[k] = (t.units[k] ?? 0) + v;
+}
+
+/** A job's canonical usage (its tokens) added to the request's row: addToRow. */
+export function addUsageToRow(res: Response, u: CanonicalUsage | null | undefined): void {
+  addToRow(res, { inputTokens: u?.prompt_tokens, outputTokens: u?.completion_tokens, cachedTokens: u?.prompt_tokens_details?.cached_tokens });
 }
 
 const headerNumber = (res: Response, name: string) => {

@@ -14,7 +14,7 @@ import { NATIVE_NAMES, kindOfName, type NativeKind, type NativeToolSet } from '.
 import { errorText, fetchText, searchText } from './tool-text';
 import { TurnCollector } from './turn-stream';
 import { NativeBudget } from './budget';
-import { addToRow } from '../../middleware/request-log';
+import { addToRow, addUsageToRow } from '../../middleware/request-log';
 
 export type NativeStep =
   | { type: 'text'; text: string }
@@ -201,7 +201,7 @@ export async function runNativeLoop(ctx: AppContext, req: Request, res: Response
       t.usage.completion_tokens += u?.completion_tokens ?? 0;
       t.usage.prompt_tokens_details.cached_tokens += u?.prompt_tokens_details?.cached_tokens ?? 0;
       t.usage.total_tokens = t.usage.prompt_tokens + t.usage.completion_tokens;
-      addToRow(res, { inputTokens: u?.prompt_tokens, outputTokens: u?.completion_tokens, cachedTokens: u?.prompt_tokens_details?.cached_tokens });
+      addUsageToRow(res, u);
       const choice = c.choices[0];
       const text = choice?.message.content ?? '';
       const calls = choice?.message.tool_calls ?? [];

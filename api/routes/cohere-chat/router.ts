@@ -4,7 +4,7 @@ import type { AppContext } from '../../context';
 import { only } from '../only';
 import { requireJson } from '../../middleware/require-json';
 import { validate } from '../../validate';
-import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
+import { dispatchChat, resolveChatModel, type ChatDispatch } from '../../dispatch/chat';
 import { SseWriter, failStream } from '../../sse';
 import { forModel, type CanonicalChunk, type CanonicalCompletion } from '../../dialects/canonical';
 import { cohereChatSchema, cohereToCanonical, type CohereChatRequest } from '../../dialects/cohere/request';
@@ -13,7 +13,7 @@ import { CohereStreamTranslator, type CohereEvent } from '../../dialects/cohere/
 import { ApiError } from '../../../shared/errors/ApiError';
 import { cohereV1ChatSchema, cohereV1ToCanonical, type CohereV1ChatRequest } from '../../dialects/cohere/v1-request';
 import { canonicalToCohereV1 } from '../../dialects/cohere/v1-response';
-import { CohereV1StreamTranslator, type CohereV1Event } from '../../dialects/cohere/v1-stream';
+import { CohereV1StreamTranslator } from '../../dialects/cohere/v1-stream';
 import { streamThroughCache, throughCache, type StreamSend } from '../../dispatch/response-cache';
 
 /**
@@ -33,25 +33,39 @@ function chatHandler(ctx: AppContext) {
       res.json(await throughCache(ctx, req, res, body, async () => canonicalToCohere((await dispatchChat(ctx, req, res, common)) as CanonicalCompletion, req.id, body.stop_sequences)));
       return;
     }
-    const sse = new SseWriter(res);
-    const t = new CohereStreamTranslator(req.id, body.stop_sequences);
-    const streamed = async (send: StreamSend) => {
-      const each = (events: CohereEvent[]) => {
-        for (const ev of events) send(JSON.stringify(ev), ev.type);
-      };
-      await dispatchChat(ctx, req, res, Object.assign({}, common, { onChunk: (d: string) => each(t.push(JSON.parse(d) as CanonicalChunk)) }));
-      each(t.end());
-    };
-    try {
-      await streamThroughCache(ctx, req, res, body, (data, event) => sse.send(data, event), streamed);
-      sse.end();
-    } catch (err) {
-      // Headers are out: the stream ends with message-end, finish reason ERROR and the error's message.
-      failStream(sse, err, (e) => {
-        for (const ev of t.failed(e.message)) sse.send(JSON.stringify(ev), ev.type);
-      });
-    }
+    // a failure after the stream started ends it with message-end, finish reason ERROR and the error's message
+    await streamEvents(ctx, req, res, body, common, new SseWriter(res), new CohereStreamTranslator(req.id, body.stop_sequences), (ev: CohereEvent) => ev.type);
   };
+}
+
+/** A Cohere stream translator: its events for each chunk, at the end, and for a failure after the stream started. */
+interface EventTranslator<E> {
+  push(chunk: CanonicalChunk): E[];
+  end(): E[];
+  failed(message: string): E[];
+}
+
+/**
+ * Streams a chat job through a Cohere translator (v2's or v1's), each event written with its SSE
+ * event name (`named`; v1's events have none), kept and replayed by the answer cache; a failure after
+ * the stream started ends it with the translator's own closing events.
+ */
+async function streamEvents<E>(ctx: AppContext, req: Request, res: Response, body: unknown, common: ChatDispatch, sse: SseWriter, t: EventTranslator<E>, named: (ev: E) => string | undefined): Promise<void> {
+  const streamed = async (send: StreamSend) => {
+    const each = (events: E[]) => {
+      for (const ev of events) send(JSON.stringify(ev), named(ev));
+    };
+    await dispatchChat(ctx, req, res, Object.assign({}, common, { onChunk: (d: string) => each(t.push(JSON.parse(d) as CanonicalChunk)) }));
+    each(t.end());
+  };
+  try {
+    await streamThroughCache(ctx, req, res, body, (data, event) => sse.send(data, event), streamed);
+    sse.end();
+  } catch (err) {
+    failStream(sse, err, (e) => {
+      for (const ev of t.failed(e.message)) sse.send(JSON.stringify(ev), named(ev));
+    });
+  }
 }
 
 /**
@@ -74,23 +88,8 @@ function v1ChatHandler(ctx: AppContext) {
       return;
     }
     const sse = new SseWriter(res, !/text\/event-stream/i.test(req.get('accepts') ?? ''));
-    const t = new CohereV1StreamTranslator(body, ids);
-    const streamed = async (send: StreamSend) => {
-      const each = (events: CohereV1Event[]) => {
-        for (const ev of events) send(JSON.stringify(ev));
-      };
-      await dispatchChat(ctx, req, res, Object.assign({}, common, { onChunk: (d: string) => each(t.push(JSON.parse(d) as CanonicalChunk)) }));
-      each(t.end());
-    };
-    try {
-      await streamThroughCache(ctx, req, res, body, (data) => sse.send(data), streamed);
-      sse.end();
-    } catch (err) {
-      // Headers are out: the stream ends with stream-end, finish reason ERROR.
-      failStream(sse, err, (e) => {
-        for (const ev of t.failed(e.message)) sse.send(JSON.stringify(ev));
-      });
-    }
+    // a failure after the stream started ends it with stream-end, finish reason ERROR
+    await streamEvents(ctx, req, res, body, common, sse, new CohereV1StreamTranslator(body, ids), () => undefined);
   };
 }
 

@@ -75,8 +75,8 @@ const compactSchema = Joi.object({
 
 /** A user message of the conversation as an item of the compacted output, as OpenAI's ItemField has it (an id, its status, its text; other parts are in the summary). */
 function userItem(m: CanonicalMessage): Record<string, unknown> | undefined {
-  const text = typeof m.content === 'string' ? m.content : (m.content ?? []).map((p) => (p.type === 'text' ? p.text : '')).join('');
-  if (!text || text.startsWith(SUMMARY_PREFIX)) return undefined; // an earlier summary is replaced by the new one
+  const text = messageText(m);
+  if (!text) return undefined;
   return { type: 'message', id: newId('msg'), role: 'user', status: 'completed', content: [{ type: 'input_text', text }] };
 }
 
@@ -110,8 +110,11 @@ export function compactHandler(ctx: AppContext) {
 
 /** The conversation's user messages as items of a compacted output (an earlier summary left out: the new one replaces it). */
 export function keptUserItems(messages: CanonicalMessage[]): Array<Record<string, unknown>> {
-  return messages.filter((m) => m.role === 'user').map(userItem).filter((i) => i !== undefined);
+  return keptUserMessages(messages).map(userItem).filter((i) => i !== undefined);
 }
+
+/** The user messages a compaction keeps: all of them but an earlier summary (the new one replaces it). */
+export const keptUserMessages = (messages: CanonicalMessage[]): CanonicalMessage[] => messages.filter((m) => m.role === 'user' && !isSummaryMessage(m));
 
 /** A `compaction` item holding `summary`, sealed for the org. */
 export function compactionItem(orgId: string, summary: string): { type: 'compaction'; id: string; encrypted_content: string } {
@@ -121,8 +124,11 @@ export function compactionItem(orgId: string, summary: string): { type: 'compact
 /** The user message an opened compaction becomes. */
 export const summaryMessage = (summary: string): CanonicalMessage => ({ role: 'user', content: SUMMARY_PREFIX + summary });
 
+/** A message's text: its string, or its text parts joined. */
+const messageText = (m: CanonicalMessage): string => (typeof m.content === 'string' ? m.content : (m.content ?? []).map((p) => (p.type === 'text' ? p.text : '')).join(''));
+
 /** Whether a message is an opened compaction's summary. */
-export const isSummaryMessage = (m: CanonicalMessage): boolean => typeof m.content === 'string' && m.content.startsWith(SUMMARY_PREFIX);
+const isSummaryMessage = (m: CanonicalMessage): boolean => messageText(m).startsWith(SUMMARY_PREFIX);
 
 /**
  * The model's summary of a canonical conversation (COMPACTION_PROMPT after it), as a synchronous chat

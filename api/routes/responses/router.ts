@@ -24,7 +24,8 @@ import { cancelHandler, checkBackground, startBackground } from './background';
 import { followBackground } from './background-stream';
 import { compactHandler, openCompactions } from './compact';
 import { truncateToFit } from './truncation';
-import { compactIfDue, compactionAsked, usageInRow } from './server-compaction';
+import { compactIfDue, compactionAsked } from './server-compaction';
+import { addUsageToRow } from '../../middleware/request-log';
 import type { OutputItem } from '../../dialects/responses/response';
 
 function createHandler(ctx: AppContext) {
@@ -53,7 +54,7 @@ function createHandler(ctx: AppContext) {
 
     if (!stream) {
       const result = (await dispatchChat(ctx, req, res, job)) as CanonicalCompletion;
-      if (compacted) usageInRow(res, result.usage);
+      if (compacted) addUsageToRow(res, result.usage);
       const { response, assistant } = canonicalToResponse(compacted ? Object.assign({}, result, { usage: addUsage(compacted.usage, result.usage) }) : result, frame);
       if (compacted) (response.output as unknown[]).unshift(compacted.item);
       if (store) await storeResponse(req, response, [...asked, assistant], body);
@@ -70,7 +71,7 @@ function createHandler(ctx: AppContext) {
       if (compacted) send(t.before(compacted.item as OutputItem, compacted.usage));
       await dispatchChat(ctx, req, res, merged(job, { onChunk: (d: string) => send(t.push(JSON.parse(d) as CanonicalChunk)) }));
       const closing = t.end();
-      if (compacted) usageInRow(res, t.answerUsage);
+      if (compacted) addUsageToRow(res, t.answerUsage);
       // Stored before the client sees response.completed, so an immediate follow-up finds it.
       if (store) await storeResponse(req, t.final!.response, [...asked, t.final!.assistant], body);
       await recordInConversation(req, body, t.final!.response);

@@ -1,12 +1,12 @@
 import type { Request, Response } from 'express';
 import type { AppContext } from '../../context';
 import { ApiError } from '../../../shared/errors/ApiError';
-import type { CanonicalMessage, CanonicalRequest, CanonicalUsage } from '../../dialects/canonical';
+import { instructionsEnd, type CanonicalMessage, type CanonicalRequest, type CanonicalUsage } from '../../dialects/canonical';
 import type { ResponsesRequest } from '../../dialects/responses/request';
 import { countCanonicalTokens } from '../../dialects/responses/count-tokens';
-import { addToRow } from '../../middleware/request-log';
+import { addUsageToRow } from '../../middleware/request-log';
 import type { resolveChatModel } from '../../dispatch/chat';
-import { compactionItem, isSummaryMessage, summarise, summaryMessage } from './compact';
+import { compactionItem, keptUserMessages, summarise, summaryMessage } from './compact';
 
 /** What a request asks of server-side compaction: a threshold (`context_management`), and/or a `compaction_trigger` item that forces it. */
 export interface CompactionAsk {
@@ -74,15 +74,9 @@ export async function compactIfDue(
   const threshold = ask.threshold ?? resolved.model.contextWindow;
   if (!ask.forced && (!threshold || (await countCanonicalTokens(resolved.model.tokenizer, canonical)) < threshold)) return undefined;
   const { summary, usage } = await summarise(ctx, req, res, resolved, canonical, { partOfRequest: true });
-  usageInRow(res, usage);
-  let lead = 0;
-  while (lead < canonical.messages.length && (canonical.messages[lead].role === 'system' || canonical.messages[lead].role === 'developer')) lead++;
-  const context = [...canonical.messages.slice(lead).filter((m) => m.role === 'user' && !isSummaryMessage(m)), summaryMessage(summary)];
+  addUsageToRow(res, usage);
+  const lead = instructionsEnd(canonical.messages);
+  const context = [...keptUserMessages(canonical.messages.slice(lead)), summaryMessage(summary)];
   canonical.messages = [...canonical.messages.slice(0, lead), ...context];
   return { item: compactionItem(req.auth!.orgId, summary), usage, context };
-}
-
-/** A pass's usage in the request's row, when the request makes more than one job (a compaction pass and the answer). */
-export function usageInRow(res: Response, u: CanonicalUsage | null | undefined): void {
-  addToRow(res, { inputTokens: u?.prompt_tokens, outputTokens: u?.completion_tokens, cachedTokens: u?.prompt_tokens_details?.cached_tokens });
 }

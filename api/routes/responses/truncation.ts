@@ -1,5 +1,5 @@
 import type { CatalogModel } from '../../../shared/catalog/catalog';
-import type { CanonicalMessage, CanonicalRequest } from '../../dialects/canonical';
+import { instructionsEnd, type CanonicalMessage, type CanonicalRequest } from '../../dialects/canonical';
 import { countCanonicalTokens } from '../../dialects/responses/count-tokens';
 import { PER_REQUEST_TOKENS } from '../../dialects/count-framing';
 
@@ -41,8 +41,7 @@ export async function truncateToFit(canonical: CanonicalRequest, model: CatalogM
   let total = await countCanonicalTokens(model.tokenizer, canonical);
   if (total <= budget) return 0;
   const msgs = canonical.messages;
-  let start = 0;
-  while (start < msgs.length && (msgs[start].role === 'system' || msgs[start].role === 'developer')) start++;
+  let start = instructionsEnd(msgs);
   // the first turn to drop begins at the first user message after the leading instructions
   while (start < msgs.length && msgs[start].role !== 'user') start++;
   const before = msgs.length;
