@@ -1,6 +1,6 @@
 import { ApiError } from '../../../shared/errors/ApiError';
 import { countTokens } from '../../../shared/tokenizer/pool';
-import type { CanonicalMessage, CanonicalRequest, CanonicalToolCall } from '../canonical';
+import { canonicalText, type CanonicalMessage, type CanonicalRequest, type CanonicalToolCall } from '../canonical';
 import { countCanonicalTokens } from '../responses/count-tokens';
 
 /** Anthropic's `clear_tool_uses_20250919` context edit (beta `context-management-2025-06-27`). */
@@ -78,8 +78,6 @@ function toolUses(messages: CanonicalMessage[]): ToolUse[] {
   return messages.flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []).map((call) => ({ call, result: results.get(call.id) })) : []));
 }
 
-const resultText = (m: CanonicalMessage): string => (typeof m.content === 'string' ? m.content : (m.content ?? []).map((p) => (p.type === 'text' ? p.text : '')).join(''));
-
 /**
  * Applies a `clear_tool_uses_20250919` edit to the canonical request before it is sent, as Anthropic
  * applies it before the prompt reaches the model: when the input (counted as `count_tokens` counts it)
@@ -99,12 +97,12 @@ export async function clearToolUses(req: CanonicalRequest, tokenizer: string | u
   const inputs = edit.clear_tool_inputs;
   const clearsInput = (name: string) => inputs === true || (Array.isArray(inputs) && inputs.includes(name));
   const keep = edit.keep?.value ?? DEFAULT_KEEP;
-  const cleared = uses.slice(0, Math.max(0, uses.length - keep)).filter((u) => !exclude.has(u.call.function.name) && u.result && resultText(u.result) !== CLEARED_RESULT);
+  const cleared = uses.slice(0, Math.max(0, uses.length - keep)).filter((u) => !exclude.has(u.call.function.name) && u.result && canonicalText(u.result.content) !== CLEARED_RESULT);
   if (!cleared.length) return undefined;
   const before: string[] = [];
   const after: string[] = [];
   for (const u of cleared) {
-    before.push(resultText(u.result!));
+    before.push(canonicalText(u.result!.content));
     after.push(CLEARED_RESULT);
     if (clearsInput(u.call.function.name)) {
       before.push(u.call.function.arguments);

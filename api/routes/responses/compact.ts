@@ -6,7 +6,7 @@ import { ApiError } from '../../../shared/errors/ApiError';
 import { errors } from '../../../shared/errors/codes';
 import { decrypt, encrypt } from '../../../shared/crypto';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
-import { forModel, type CanonicalCompletion, type CanonicalMessage, type CanonicalRequest, type CanonicalUsage } from '../../dialects/canonical';
+import { canonicalText, forModel, type CanonicalCompletion, type CanonicalMessage, type CanonicalRequest, type CanonicalUsage } from '../../dialects/canonical';
 import { responsesToCanonical, type ResponsesItem, type ResponsesRequest } from '../../dialects/responses/request';
 import { newId, responsesUsage } from '../../dialects/responses/response';
 import { historyOf } from './store';
@@ -75,7 +75,7 @@ const compactSchema = Joi.object({
 
 /** A user message of the conversation as an item of the compacted output, as OpenAI's ItemField has it (an id, its status, its text; other parts are in the summary). */
 function userItem(m: CanonicalMessage): Record<string, unknown> | undefined {
-  const text = messageText(m);
+  const text = canonicalText(m.content);
   if (!text) return undefined;
   return { type: 'message', id: newId('msg'), role: 'user', status: 'completed', content: [{ type: 'input_text', text }] };
 }
@@ -124,11 +124,8 @@ export function compactionItem(orgId: string, summary: string): { type: 'compact
 /** The user message an opened compaction becomes. */
 export const summaryMessage = (summary: string): CanonicalMessage => ({ role: 'user', content: SUMMARY_PREFIX + summary });
 
-/** A message's text: its string, or its text parts joined. */
-const messageText = (m: CanonicalMessage): string => (typeof m.content === 'string' ? m.content : (m.content ?? []).map((p) => (p.type === 'text' ? p.text : '')).join(''));
-
 /** Whether a message is an opened compaction's summary. */
-const isSummaryMessage = (m: CanonicalMessage): boolean => messageText(m).startsWith(SUMMARY_PREFIX);
+const isSummaryMessage = (m: CanonicalMessage): boolean => canonicalText(m.content).startsWith(SUMMARY_PREFIX);
 
 /**
  * The model's summary of a canonical conversation (COMPACTION_PROMPT after it), as a synchronous chat
