@@ -76,6 +76,28 @@ export function limitsFor(
   };
 }
 
+/**
+ * A request answered without a call (an answer cache hit): one request for its key's `rpm` (429
+ * `rate_limit_exceeded` when the minute is full), and nothing else: no tokens for `tpm`, no cost for
+ * the budgets.
+ */
+export async function countRequestOnly(ctx: AppContext, req: Request): Promise<void> {
+  const auth = req.auth!;
+  if (!auth.controls?.rpm) return;
+  const hold = await reserveLimits(ctx.redis, {
+    orgId: auth.orgId,
+    keyId: auth.keyId,
+    projectId: auth.projectId,
+    controls: merged(auth.controls, { tpm: null, budget: null }),
+    projectBudget: null,
+    requestId: `${req.id}:request-only`,
+    inputTokens: 0,
+    worstCaseMicros: 0,
+    prices: {},
+  });
+  await hold.settle(0);
+}
+
 /** A chat-style request's limits: counted input, and the request's output cap or the model's for each completion it asks for. */
 export function chatLimits(ctx: AppContext, req: Request, model: CatalogModel, body: Record<string, unknown>, countsAsRequest = true): (requestId: string) => Promise<LimitHold> {
   return limitsFor(ctx, req, model, async () => ({ input: await inputTokens(body, model), output: outputCap(body, model) * generations(body) }), countsAsRequest);

@@ -5,6 +5,7 @@ import { keys } from '../../shared/redis/keys';
 import { sha256Hex } from '../../shared/crypto';
 import { logger } from '../../shared/logger';
 import { logState, routeOf } from '../middleware/request-log';
+import { countRequestOnly } from './limits';
 
 /** How long an answer is kept by default, and at most (`SERVICE-CACHE-TTL`, seconds). */
 const DEFAULT_TTL_S = 3600;
@@ -81,10 +82,14 @@ export async function streamThroughCache(ctx: AppContext, req: Request, res: Res
 
 const keyOf = (req: Request, body: unknown) => keys.responseCache(sha256Hex(`${req.auth!.orgId}\n${routeOf(req)}\n${JSON.stringify(body)}`));
 
-/** A kept answer, if any: the response is marked a hit, and its Activity row (no job ran) names the model asked for. */
+/**
+ * A kept answer, if any: it is one request for the key's `rpm` (a member's limit holds on hits too),
+ * the response is marked a hit, and its Activity row (no job ran) names the model asked for.
+ */
 async function readKept(ctx: AppContext, req: Request, res: Response, body: unknown, key: string): Promise<string | undefined> {
   const kept = await ctx.redis.get(key).catch((err: unknown) => void logger.warn({ err }, 'answer cache not read'));
   if (!kept) return undefined;
+  await countRequestOnly(ctx, req);
   res.setHeader('x-service-cache', 'HIT');
   const state = logState(res);
   const model = (body as { model?: unknown } | null)?.model;

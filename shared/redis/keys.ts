@@ -43,6 +43,12 @@ export const keys = {
   mcpCancelChannel: () => `${p()}:{mcp}:cancel`,
   /** The chat job (`<queue> <job id>`) running a background response (api/routes/responses/background.ts), for its cancel from any pod. */
   backgroundJob: (responseId: string) => `${p()}:bg:{${responseId}}`,
+  /**
+   * Set (no TTL) by the clock's first sweep of lapsed background leases: while it is missing, Redis's
+   * data is new (a first start, or a restart that lost it) and the pods have not yet renewed their
+   * leases, so the sweep fails nothing (shared/responses/retention.ts).
+   */
+  backgroundSweepArmed: () => `${p()}:bg:sweep-armed`,
   /** The events of a background response made with `stream: true` (api/routes/responses/background-stream.ts): a stream, one entry an event. */
   backgroundEvents: (responseId: string) => `${p()}:bg:{${responseId}}:events`,
   /** A cached answer (api/dispatch/response-cache.ts): its request's digest (org, route and body). */

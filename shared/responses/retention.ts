@@ -64,8 +64,12 @@ const SWEEP_MIN_AGE_MS = 10_000;
  * background response runs on the pod that took it): still `queued` or `in_progress` with no lease
  * left in Redis, they end `failed` with a `server_error`, so a poller stops within about a minute and
  * a half of the pod's loss. The rows read are those of a partial index (migration 0036). Returns how many.
+ * A Redis whose data is new (keys.backgroundSweepArmed missing: first start, or a restart that lost its
+ * data, leases with it) is not swept that minute: every live pod renews its leases (recreating a lost
+ * one) within a third of BACKGROUND_LEASE_MS, before the next sweep.
  */
 export async function failAbandonedBackground(redis: RedisClient, now: number = Date.now()): Promise<number> {
+  if ((await redis.set(keys.backgroundSweepArmed(), '1', 'NX')) === 'OK') return 0;
   const running = await db().query<{ id: string }>(
     `SELECT id FROM stored_responses
       WHERE response->>'background' = 'true' AND response->>'status' IN ('queued', 'in_progress') AND created_at < :cutoff`,

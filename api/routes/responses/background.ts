@@ -26,12 +26,17 @@ type Resolved = Awaited<ReturnType<typeof resolveChatModel>>;
 
 /** A background response's statuses before it ends; `completed`, `incomplete`, `failed` and `cancelled` end it. */
 const RUNNING = ['queued', 'in_progress'];
+/** A background response running on this pod: its abort, and its lease's value (`<queue> <job id>`). */
+interface Run {
+  abort: AbortController;
+  lease: string;
+}
 /**
  * Each pod's background responses still running (by its context: one process may hold several pods,
  * as the tests do): a cancel made on the same pod aborts the request at once.
  */
-const byPod = new WeakMap<AppContext, Map<string, AbortController>>();
-function runningOn(ctx: AppContext): Map<string, AbortController> {
+const byPod = new WeakMap<AppContext, Map<string, Run>>();
+function runningOn(ctx: AppContext): Map<string, Run> {
   let m = byPod.get(ctx);
   if (!m) byPod.set(ctx, (m = new Map()));
   return m;
@@ -40,10 +45,11 @@ function runningOn(ctx: AppContext): Map<string, AbortController> {
 /**
  * Renews the pod's lease on each background response it runs (its job key, which a cancel from
  * another pod also reads): while the key lives the clock's sweep leaves the response running
- * (shared/responses/retention.ts); a lost pod's leases lapse within BACKGROUND_LEASE_MS.
+ * (shared/responses/retention.ts); a lost pod's leases lapse within BACKGROUND_LEASE_MS. A renewal
+ * writes the key whole, so a lease a Redis restart lost is back within a third of its life.
  */
 export async function renewLeases(ctx: AppContext): Promise<void> {
-  await Promise.all([...runningOn(ctx).keys()].map((id) => ctx.redis.pexpire(keys.backgroundJob(id), BACKGROUND_LEASE_MS)));
+  await Promise.all([...runningOn(ctx)].map(([id, run]) => ctx.redis.set(keys.backgroundJob(id), run.lease, 'PX', BACKGROUND_LEASE_MS)));
 }
 
 const renewing = new WeakMap<AppContext, NodeJS.Timeout>();
@@ -124,13 +130,14 @@ export async function startBackground(ctx: AppContext, req: Request, res: Respon
   const stream = body.stream === true;
   const t = stream ? new ResponsesStreamTranslator(frame) : undefined;
   const events = t ? new BackgroundEventLog(ctx.redis, frame.id) : undefined;
-  await ctx.redis.set(keys.backgroundJob(frame.id), `${chatQueue(lane)} ${req.id}`, 'PX', BACKGROUND_LEASE_MS);
+  const lease = `${chatQueue(lane)} ${req.id}`;
+  await ctx.redis.set(keys.backgroundJob(frame.id), lease, 'PX', BACKGROUND_LEASE_MS);
   const opening = t ? t.queued() : [];
   if (events) await events.open(opening);
   await storeResponse(req, queued, asked, body);
   const abort = new AbortController();
   const running = runningOn(ctx);
-  running.set(frame.id, abort);
+  running.set(frame.id, { abort, lease });
   keepLeases(ctx);
   // The request's Activity row is the run's: its usage carries it when it completes (with its tokens),
   // else it is written with the failure (below); the pod writes none for the queued answer.
@@ -206,7 +213,7 @@ export function cancelHandler(ctx: AppContext) {
     const cancelled = Object.assign({}, r, { status: 'cancelled', usage: null, completed_at: null });
     await settle(id, req.auth!.orgId, cancelled);
     const local = runningOn(ctx).get(id);
-    if (local) local.abort(new ApiError(499, 'cancelled', 'The background response was cancelled.'));
+    if (local) local.abort.abort(new ApiError(499, 'cancelled', 'The background response was cancelled.'));
     else {
       const job = await ctx.redis.get(keys.backgroundJob(id));
       const [queue, jobId] = job?.split(' ') ?? [];
@@ -226,6 +233,6 @@ export async function drainBackground(ctx: AppContext, ms: number): Promise<void
   const running = runningOn(ctx);
   const until = Date.now() + ms;
   while (running.size && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
-  for (const abort of running.values()) abort.abort(new ApiError(503, 'service_unavailable', 'The gateway stopped before this background response ended; send it again.'));
+  for (const { abort } of running.values()) abort.abort(new ApiError(503, 'service_unavailable', 'The gateway stopped before this background response ended; send it again.'));
   while (running.size) await new Promise((r) => setTimeout(r, 20));
 }

@@ -9,7 +9,8 @@ import { usageSettled } from '../../helpers/usage';
 import { UsageEvent } from '../../../shared/db/models';
 import { QueryTypes } from 'sequelize';
 import { db } from '../../../shared/db/sequelize';
-import { waitFor } from '../../helpers/wait';
+import { roomInMinute, waitFor } from '../../helpers/wait';
+import { updateKeyControls } from '../../../shared/tenancy/ops';
 
 const chat = (n: number) => ({ model: 'sim-chat', messages: [{ role: 'user', content: `cache me ${n}` }] });
 const sent = () => env().sim.log.entries.length;
@@ -148,6 +149,29 @@ describe('answer cache (SERVICE-CACHE)', () => {
     }
     const streamed = await post('/v1/chat/completions', { ...chat(5), stream: true }, { 'SERVICE-CACHE': 'sometimes' });
     expect([streamed.status, streamed.body.error.param], 'a stream: refused before it starts').to.deep.equal([400, 'SERVICE-CACHE']);
+    expect(sent(), 'nothing sent').to.equal(before);
+  });
+
+  it("a hit is one request for its key's rpm (a JSON hit and a streamed one): the minute's last is refused 429 with Retry-After, nothing sent", async function () {
+    this.timeout(30_000);
+    const o = await buildOrg(env().redis);
+    await updateKeyControls(env().redis, o.keyId, { rpm: 3 });
+    expect(await roomInMinute()).to.equal(true);
+    const on = { 'SERVICE-CACHE': 'on' };
+    const body = { model: 'sim-chat', messages: [{ role: 'user', content: `rpm and the cache ${Date.now()}` }] };
+    const first = await post('/v1/chat/completions', body, on, o.key);
+    expect([first.status, first.headers.get('x-service-cache')]).to.deep.equal([200, 'MISS']);
+    const hit = await post('/v1/chat/completions', body, on, o.key);
+    expect([hit.status, hit.headers.get('x-service-cache')]).to.deep.equal([200, 'HIT']);
+    const streamed = await post('/v1/chat/completions', { ...body, stream: true }, on, o.key);
+    expect([streamed.status, streamed.headers.get('x-service-cache')], 'the third request of the minute').to.deep.equal([200, 'MISS']);
+    const before = sent();
+    const refused = await post('/v1/chat/completions', body, on, o.key);
+    expect([refused.status, refused.body.error.code], 'a hit past the key\'s rpm').to.deep.equal([429, 'rate_limit_exceeded']);
+    expect(Number(refused.headers.get('retry-after'))).to.be.within(1, 60);
+    expect(refused.headers.get('x-service-cache'), 'not answered from the cache').to.equal(null);
+    const refusedStream = await post('/v1/chat/completions', { ...body, stream: true }, on, o.key);
+    expect([refusedStream.status, refusedStream.body.error.code], 'a streamed hit, refused before its stream starts').to.deep.equal([429, 'rate_limit_exceeded']);
     expect(sent(), 'nothing sent').to.equal(before);
   });
 });

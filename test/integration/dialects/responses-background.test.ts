@@ -179,10 +179,19 @@ describe('background responses', () => {
     await lostRow(leased);
     await env().redis.set(keys.backgroundJob(leased), 'chat-interactive job', 'PX', 5_000); // another pod's live lease
     const running = await heldBackground(s.client, 'running here');
+    const lease = await env().redis.get(keys.backgroundJob(running.id));
     await env().redis.pexpire(keys.backgroundJob(running.id), 2_000);
     await renewLeases(env().gw.ctx);
     expect(await env().redis.pttl(keys.backgroundJob(running.id)), 'the pod renewed its lease').to.be.above(BACKGROUND_LEASE_MS - 5_000);
     await db().query("UPDATE stored_responses SET created_at = now() - interval '2 minutes' WHERE id = :id", { replacements: { id: running.id } });
+
+    // Redis restarted without its data: the leases are gone, and the first sweep fails nothing
+    await env().redis.del(keys.backgroundSweepArmed(), keys.backgroundJob(running.id));
+    expect(await failAbandonedBackground(env().redis), 'Redis lost its data: the pods have not renewed yet').to.equal(0);
+    expect((await StoredResponse.findByPk(lost))!.response.status).to.equal('in_progress');
+    await renewLeases(env().gw.ctx);
+    expect(await env().redis.get(keys.backgroundJob(running.id)), 'a renewal writes a lost lease back, with its job').to.equal(lease);
+    expect(lease).to.match(/^chat-\S+ \S+$/);
 
     expect(await failAbandonedBackground(env().redis), 'only the lapsed one').to.equal(1);
     const row = await StoredResponse.findByPk(lost);
