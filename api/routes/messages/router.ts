@@ -38,8 +38,11 @@ function createHandler(ctx: AppContext) {
     // Anthropic's context editing (`context_management.edits`): an Anthropic-native upstream applies it itself; a translated one gets what it leaves (context-editing.ts)
     const edits = bypass ? undefined : contextEditsOf(body);
     const canonical = bypass ? undefined : forModel(messagesToCanonical(body, { cacheHints: resolved.model.provider.kind === 'bedrock' }), resolved.model.config);
-    const applied = edits && canonical ? await applyContextEdits(canonical, resolved.model.tokenizer, edits) : undefined;
-    const managed = applied ? { applied_edits: applied } : undefined;
+    // applied where the request runs, not before the answer cache is read (a hit needs none of it)
+    const editContext = async () => {
+      const applied = edits && canonical ? await applyContextEdits(canonical, resolved.model.tokenizer, edits) : undefined;
+      return applied ? { applied_edits: applied } : undefined;
+    };
     const common = {
       resolved,
       operation: bypass ? ('messages' as const) : ('chat' as const),
@@ -52,6 +55,7 @@ function createHandler(ctx: AppContext) {
     };
     if (!stream) {
       const answer = async () => {
+        const managed = await editContext();
         const result = await dispatchChat(ctx, req, res, common);
         if (bypass) return result;
         const message = canonicalToMessage(result as CanonicalCompletion, publicModel, undefined, body.stop_sequences);
@@ -62,8 +66,9 @@ function createHandler(ctx: AppContext) {
       return;
     }
     const sse = new SseWriter(res);
-    const translator = bypass ? undefined : new MessagesStreamTranslator(publicModel, undefined, body.stop_sequences, managed);
     const streamed = async (send: StreamSend) => {
+      const managed = await editContext();
+      const translator = bypass ? undefined : new MessagesStreamTranslator(publicModel, undefined, body.stop_sequences, managed);
       await dispatchChat(ctx, req, res, merged(common, {
         onChunk: (d: string) => {
           if (!translator) {
