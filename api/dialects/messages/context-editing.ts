@@ -39,8 +39,8 @@ function count(v: unknown, what: string, types: string[]): void {
 /**
  * The request's `context_management.edits` the gateway applies on a translated upstream: the
  * `clear_tool_uses_20250919` ones (checked here: 400 when malformed). `clear_thinking_20251015` has
- * nothing to do there (thinking blocks never reach such an upstream) and `compact_20260112` is not
- * served (the request is answered without it); any other type is 400. Undefined without the field.
+ * nothing to do there (thinking blocks never reach such an upstream) and `compact_20260112` is
+ * compaction.ts's; any other type is 400. Undefined without the field.
  */
 export function contextEditsOf(body: object): ClearToolUsesEdit[] | undefined {
   const cm = (body as { context_management?: unknown }).context_management as { edits?: unknown } | null | undefined;

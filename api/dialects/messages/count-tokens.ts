@@ -1,4 +1,5 @@
 import type { MessagesBlock, MessagesRequest } from './request';
+import { fromLastCompaction } from './compaction';
 import { countTokens } from '../../../shared/tokenizer/pool';
 import { DOCUMENT_TOKENS, IMAGE_TOKENS } from '../../../shared/tokenizer/media';
 import { PER_MESSAGE_TOKENS as PER_MESSAGE, PER_REQUEST_TOKENS as PER_REQUEST } from '../count-framing';
@@ -30,14 +31,15 @@ function blockText(b: MessagesBlock): { text: string; fixed: number } {
 /**
  * Input tokens of a messages request under the model's tokenizer profile: system, every message's
  * text, tool calls and results, and tool definitions, plus fixed estimates for images and binary
- * documents and a small per-message framing. Large inputs are counted off the event loop (pool.ts).
+ * documents and a small per-message framing; from the latest compaction block on. Large inputs are counted off the event loop (pool.ts).
  */
 export async function countMessagesTokens(profile: string, req: MessagesRequest): Promise<number> {
   const texts: string[] = [];
   let fixed = PER_REQUEST;
   if (typeof req.system === 'string') texts.push(req.system);
   else if (Array.isArray(req.system)) texts.push(...req.system.map((b) => blockText(b).text));
-  for (const m of req.messages) {
+  // a `compaction` block stands for everything before it, as on the request (compaction.ts)
+  for (const m of fromLastCompaction(req.messages)) {
     fixed += PER_MESSAGE;
     if (typeof m.content === 'string') texts.push(m.content);
     else

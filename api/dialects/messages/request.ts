@@ -1,5 +1,6 @@
 import type { CanonicalMessage, CanonicalPart, CanonicalRequest, CanonicalTool, CanonicalToolChoice } from '../canonical';
 import { ApiError } from '../../../shared/errors/ApiError';
+import { fromLastCompaction } from './compaction';
 
 type JsonFormat = { type: string; schema?: Record<string, unknown> };
 
@@ -245,7 +246,8 @@ export function messagesToCanonical(req: MessagesRequest, opts: { cacheHints?: b
   const sys = cachedSys ? undefined : systemText(req);
   if (cachedSys) messages.push(cachedSys);
   if (sys) messages.push({ role: 'system', content: sys });
-  for (const m of combinedTurns(req.messages)) {
+  // a `compaction` block stands for everything before it (compaction.ts)
+  for (const m of combinedTurns(fromLastCompaction(req.messages))) {
     if (m.role === 'assistant') messages.push(assistantMessage(m.content));
     else messages.push(...userMessages(m.content, opts.cacheHints));
   }

@@ -1,7 +1,7 @@
 import crypto from 'crypto';
 import { parseArguments, type CanonicalCompletion, type CanonicalUsage, type FinishReason } from '../canonical';
 
-export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal';
+export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal' | 'compaction';
 
 export function messageId(): string {
   return `msg_${crypto.randomBytes(12).toString('hex')}`;

@@ -1,12 +1,13 @@
-import type { CanonicalChunk, FinishReason } from '../canonical';
+import type { CanonicalChunk, CanonicalUsage, FinishReason } from '../canonical';
 import { matchedStop, messageId, messagesUsage, stopOf, toolUseId } from './response';
+import { iterationUsage } from './compaction';
 
 /** One Anthropic stream event; `type` is also its SSE event name. */
 export type MessagesEvent = { type: string } & Record<string, unknown>;
 
 /** One upstream tool call: arguments `held` until its block opens (`streamed`), then `sent`. */
 type Tool = { id: string; name: string; held: string; sent: string; streamed: boolean };
-type Block = { kind: 'text' } | { kind: 'thinking' } | { kind: 'tool'; tool: Tool };
+type Block = { kind: 'text' } | { kind: 'thinking' } | { kind: 'tool'; tool: Tool } | { kind: 'compaction' };
 
 const completeJson = (s: string): boolean => {
   if (!s.trim()) return false;
@@ -45,6 +46,8 @@ export class MessagesStreamTranslator {
   private matched: string | null = null;
   /** The upstream sent refusal text (streamed as text; the stop reason is then `refusal`). */
   private refused = false;
+  /** The summary pass's usage, when the answer opened with a compaction block (`compaction`). */
+  private compacted: { usage: CanonicalUsage | null | undefined } | undefined;
 
   /** `stopSequences`: the caller's, to report which one matched when the upstream says (vLLM). */
   constructor(
@@ -91,6 +94,26 @@ export class MessagesStreamTranslator {
 
   private get index(): number {
     return this.nextIndex - 1;
+  }
+
+  /**
+   * The answer's first block, a server-side compaction's (api/routes/messages/compaction.ts): its
+   * start, one `compaction_delta` with the whole summary (as Anthropic sends it), its stop. The
+   * usage of the summary pass is reported in `usage.iterations` at the end.
+   */
+  compaction(summary: string, usage: CanonicalUsage | null | undefined): MessagesEvent[] {
+    const out: MessagesEvent[] = [];
+    this.start(out);
+    this.compacted = { usage };
+    this.openBlock(out, { kind: 'compaction' }, { type: 'compaction', content: null, encrypted_content: null });
+    out.push({ type: 'content_block_delta', index: this.index, delta: { type: 'compaction_delta', content: summary, encrypted_content: null } });
+    this.close(out);
+    return out;
+  }
+
+  /** The answer's usage so far (the upstream's last usage chunk). */
+  get answerUsage(): CanonicalUsage | null | undefined {
+    return this.usage;
   }
 
   /** Events for one canonical chunk. */
@@ -146,21 +169,28 @@ export class MessagesStreamTranslator {
     for (const tool of this.tools) if (!tool.streamed) this.openTool(out, tool);
   }
 
-  /** The closing events, once the upstream finished. */
-  end(): MessagesEvent[] {
+  /**
+   * The closing events, once the upstream finished; `paused`: the answer ends after its compaction
+   * block (`pause_after_compaction`), with stop reason `compaction` and no tokens of its own.
+   */
+  end(paused = false): MessagesEvent[] {
     const out: MessagesEvent[] = [];
     this.start(out);
     this.flushTools(out);
     this.close(out);
     const u = messagesUsage(this.usage);
+    const iterations = this.compacted
+      ? [iterationUsage('compaction', this.compacted.usage, this.publicModel), ...(paused ? [] : [iterationUsage('message', this.usage, this.publicModel)])]
+      : undefined;
     out.push({
       type: 'message_delta',
-      delta: stopOf(this.finish, this.tools.length > 0, this.matched, this.refused),
+      delta: paused ? { stop_reason: 'compaction', stop_sequence: null } : stopOf(this.finish, this.tools.length > 0, this.matched, this.refused),
       usage: {
         input_tokens: u.input_tokens,
         output_tokens: u.output_tokens,
         cache_read_input_tokens: u.cache_read_input_tokens,
         ...(u.output_tokens_details ? { output_tokens_details: u.output_tokens_details } : {}),
+        ...(iterations ? { iterations } : {}),
       },
       ...(this.contextManagement ? { context_management: this.contextManagement } : {}),
     });

@@ -21,6 +21,11 @@ import { countInLane } from '../../dispatch/count-lane';
 import { forModel, type CanonicalChunk, type CanonicalCompletion } from '../../dialects/canonical';
 import { merged } from '../../../shared/merged';
 import { applyContextEdits, contextEditsOf } from '../../dialects/messages/context-editing';
+import { compactEditOf } from '../../dialects/messages/compaction';
+import { pausedAnswer, withCompaction, type MessagesCompaction } from './compaction';
+import { compactInPlace } from '../../dispatch/summarise';
+import { countCanonicalTokens } from '../../dialects/responses/count-tokens';
+import { addUsageToRow } from '../../middleware/request-log';
 import { streamThroughCache, throughCache, type StreamSend } from '../../dispatch/response-cache';
 
 function createHandler(ctx: AppContext) {
@@ -43,6 +48,16 @@ function createHandler(ctx: AppContext) {
       const applied = edits && canonical ? await applyContextEdits(canonical, resolved.model.tokenizer, edits) : undefined;
       return applied ? { applied_edits: applied } : undefined;
     };
+    // Anthropic's server-side compaction (`compact_20260112`) on a translated upstream (compaction.ts), after the other edits
+    const compact = bypass ? undefined : compactEditOf(body);
+    // due when the input (counted as count_tokens counts it, after any tool result clearing) reaches the trigger:
+    // the summary pass (a billed part of the request, `instructions` its prompt), then the answer from the system prompt and the summary
+    const compactContext = async (): Promise<MessagesCompaction | undefined> =>
+      compact && canonical && (await countCanonicalTokens(resolved.model.tokenizer, canonical)) >= compact.trigger
+        ? compactInPlace(ctx, req, res, resolved, canonical, () => [], compact.instructions)
+        : undefined;
+    // after a compaction pass the answer is the request's second job (its row carries both: addToRow)
+    const answerJob = (compacted: MessagesCompaction | undefined) => (compacted ? merged(common, { jobId: `${req.id}.t1`, laterTurn: true, partOfRequest: true }) : common);
     const common = {
       resolved,
       operation: bypass ? ('messages' as const) : ('chat' as const),
@@ -56,9 +71,14 @@ function createHandler(ctx: AppContext) {
     if (!stream) {
       const answer = async () => {
         const managed = await editContext();
-        const result = await dispatchChat(ctx, req, res, common);
+        const compacted = await compactContext();
+        if (compacted && compact!.pause) return pausedAnswer(compacted, publicModel, managed);
+        const result = await dispatchChat(ctx, req, res, answerJob(compacted));
         if (bypass) return result;
+        const usage = (result as CanonicalCompletion).usage;
+        if (compacted) addUsageToRow(res, usage);
         const message = canonicalToMessage(result as CanonicalCompletion, publicModel, undefined, body.stop_sequences);
+        if (compacted) withCompaction(message, compacted, usage, publicModel);
         return managed ? Object.assign(message, { context_management: managed }) : message;
       };
       // `SERVICE-CACHE`: the exact-match answer cache, opted into per request (api/dispatch/response-cache.ts)
@@ -68,8 +88,16 @@ function createHandler(ctx: AppContext) {
     const sse = new SseWriter(res);
     const streamed = async (send: StreamSend) => {
       const managed = await editContext();
+      const compacted = await compactContext();
       const translator = bypass ? undefined : new MessagesStreamTranslator(publicModel, undefined, body.stop_sequences, managed);
-      await dispatchChat(ctx, req, res, merged(common, {
+      if (compacted && translator) {
+        for (const ev of translator.compaction(compacted.summary, compacted.usage)) send(JSON.stringify(ev), ev.type);
+        if (compact!.pause) {
+          for (const ev of translator.end(true)) send(JSON.stringify(ev), ev.type);
+          return;
+        }
+      }
+      await dispatchChat(ctx, req, res, merged(answerJob(compacted), {
         onChunk: (d: string) => {
           if (!translator) {
             send(d, (JSON.parse(d) as { type: string }).type);
@@ -78,6 +106,7 @@ function createHandler(ctx: AppContext) {
           for (const ev of translator.push(JSON.parse(d) as CanonicalChunk)) send(JSON.stringify(ev), ev.type);
         },
       }));
+      if (compacted) addUsageToRow(res, translator?.answerUsage);
       if (translator) for (const ev of translator.end()) send(JSON.stringify(ev), ev.type);
     };
     try {

@@ -59,7 +59,8 @@ const supported = (yes: boolean) => ({ supported: yes });
  * Anthropic's `ModelCapabilities` (@anthropic-ai/sdk 1.12, resources/models.d.ts) as the gateway
  * serves the model through the messages dialect. `native`: every deployment is Anthropic-native,
  * so the request goes upstream unchanged (thinking, context management, code execution are the
- * upstream's); on the translated path those have no effect. Web search is run by the gateway on
+ * upstream's); on the translated path thinking and code execution have no effect, and the gateway
+ * applies tool result clearing and compaction itself. Web search is run by the gateway on
  * every chat model (docs/native-search.md). A model that is not a chat model supports none.
  */
 function anthropicCapabilities(m: CatalogModel) {
@@ -71,7 +72,8 @@ function anthropicCapabilities(m: CatalogModel) {
     batch: supported(chat),
     citations: supported(false),
     code_execution: supported(native),
-    context_management: { supported: native, clear_thinking_20251015: null, clear_tool_uses_20250919: null, compact_20260112: null },
+    // tool result clearing and compaction are applied by the gateway on a translated upstream (docs/dialects.md)
+    context_management: { supported: chat, clear_thinking_20251015: native ? supported(true) : null, clear_tool_uses_20250919: supported(chat), compact_20260112: supported(chat) },
     effort: { supported: effort, low: supported(effort), medium: supported(effort), high: supported(effort), max: supported(effort), xhigh: supported(effort) },
     image_input: supported(chat && !!c.vision),
     pdf_input: supported(chat && !!c.vision),

@@ -3,22 +3,13 @@ import Joi from 'joi';
 import type { AppContext } from '../../context';
 import { validate } from '../../validate';
 import { ApiError } from '../../../shared/errors/ApiError';
-import { errors } from '../../../shared/errors/codes';
 import { decrypt, encrypt } from '../../../shared/crypto';
-import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
+import { resolveChatModel } from '../../dispatch/chat';
+import { isSummaryMessage, SUMMARY_PREFIX, summarise, summaryMessage } from '../../dispatch/summarise';
 import { canonicalText, forModel, type CanonicalCompletion, type CanonicalMessage, type CanonicalRequest, type CanonicalUsage } from '../../dialects/canonical';
 import { responsesToCanonical, type ResponsesItem, type ResponsesRequest } from '../../dialects/responses/request';
 import { newId, responsesUsage } from '../../dialects/responses/response';
 import { historyOf } from './store';
-
-/** What the model is asked, after the conversation, to make the summary that replaces it. */
-const COMPACTION_PROMPT =
-  'You are performing a CONTEXT CHECKPOINT COMPACTION. Write a handoff summary of the conversation above for yourself, so that you can ' +
-  'continue it without it: the goal, the decisions made, the current state of the work, what remains to do, and every detail needed to go ' +
-  'on (names, numbers, file paths, code, commands, open questions). Answer with the summary only.';
-
-/** How an opened compaction reaches the model: a user message starting with this, then the summary. */
-const SUMMARY_PREFIX = 'Summary of the earlier conversation (a context checkpoint):\n\n';
 
 /** A compaction item's `encrypted_content`: the summary with the org it was made for, sealed with the gateway's key (shared/crypto.ts). */
 export function sealCompaction(orgId: string, summary: string): string {
@@ -119,23 +110,4 @@ export const keptUserMessages = (messages: CanonicalMessage[]): CanonicalMessage
 /** A `compaction` item holding `summary`, sealed for the org. */
 export function compactionItem(orgId: string, summary: string): { type: 'compaction'; id: string; encrypted_content: string } {
   return { type: 'compaction', id: newId('cmp'), encrypted_content: sealCompaction(orgId, summary) };
-}
-
-/** The user message an opened compaction becomes. */
-export const summaryMessage = (summary: string): CanonicalMessage => ({ role: 'user', content: SUMMARY_PREFIX + summary });
-
-/** Whether a message is an opened compaction's summary. */
-const isSummaryMessage = (m: CanonicalMessage): boolean => canonicalText(m.content).startsWith(SUMMARY_PREFIX);
-
-/**
- * The model's summary of a canonical conversation (COMPACTION_PROMPT after it), as a synchronous chat
- * request of the caller's (lane, limits, usage, billed); `job`: the dispatch's part of a request that
- * makes more than one (server-side compaction). The canonical request is left as it was.
- */
-export async function summarise(ctx: AppContext, req: Request, res: Response, resolved: Awaited<ReturnType<typeof resolveChatModel>>, canonical: CanonicalRequest, job: { partOfRequest?: boolean }): Promise<{ summary: string; usage: CanonicalUsage | undefined }> {
-  const asked = Object.assign({}, canonical, { messages: [...canonical.messages, { role: 'user' as const, content: COMPACTION_PROMPT }] });
-  const result = (await dispatchChat(ctx, req, res, { resolved, operation: 'chat', body: asked as unknown as Record<string, unknown>, stream: false, includeUsage: true, passthrough: false, partOfRequest: job.partOfRequest })) as CanonicalCompletion;
-  const summary = result.choices?.[0]?.message?.content;
-  if (!summary) throw errors.upstreamError('The model answered the compaction with no summary.');
-  return { summary, usage: result.usage };
 }

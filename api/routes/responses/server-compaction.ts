@@ -1,12 +1,12 @@
 import type { Request, Response } from 'express';
 import type { AppContext } from '../../context';
 import { ApiError } from '../../../shared/errors/ApiError';
-import { instructionsEnd, type CanonicalMessage, type CanonicalRequest, type CanonicalUsage } from '../../dialects/canonical';
+import { type CanonicalMessage, type CanonicalRequest, type CanonicalUsage } from '../../dialects/canonical';
 import type { ResponsesRequest } from '../../dialects/responses/request';
 import { countCanonicalTokens } from '../../dialects/responses/count-tokens';
-import { addUsageToRow } from '../../middleware/request-log';
 import type { resolveChatModel } from '../../dispatch/chat';
-import { compactionItem, keptUserMessages, summarise, summaryMessage } from './compact';
+import { compactionItem, keptUserMessages } from './compact';
+import { compactInPlace } from '../../dispatch/summarise';
 
 /** What a request asks of server-side compaction: a threshold (`context_management`), and/or a `compaction_trigger` item that forces it. */
 export interface CompactionAsk {
@@ -73,10 +73,6 @@ export async function compactIfDue(
 ): Promise<ServerCompaction | undefined> {
   const threshold = ask.threshold ?? resolved.model.contextWindow;
   if (!ask.forced && (!threshold || (await countCanonicalTokens(resolved.model.tokenizer, canonical)) < threshold)) return undefined;
-  const { summary, usage } = await summarise(ctx, req, res, resolved, canonical, { partOfRequest: true });
-  addUsageToRow(res, usage);
-  const lead = instructionsEnd(canonical.messages);
-  const context = [...keptUserMessages(canonical.messages.slice(lead)), summaryMessage(summary)];
-  canonical.messages = [...canonical.messages.slice(0, lead), ...context];
+  const { summary, usage, context } = await compactInPlace(ctx, req, res, resolved, canonical, keptUserMessages);
   return { item: compactionItem(req.auth!.orgId, summary), usage, context };
 }
