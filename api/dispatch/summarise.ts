@@ -26,14 +26,23 @@ export const summaryMessage = (summary: string): CanonicalMessage => ({ role: 'u
 /** Whether a message is an opened compaction's summary. */
 export const isSummaryMessage = (m: CanonicalMessage): boolean => canonicalText(m.content).startsWith(SUMMARY_PREFIX);
 
+/** How the summary pass runs: as a part of a request that makes more than one; its prompt; a background response's cancel and detachment (dispatchChat's). */
+export interface SummaryJob {
+  partOfRequest?: boolean;
+  /** Replaces COMPACTION_PROMPT (Anthropic's `instructions`). */
+  prompt?: string;
+  signal?: AbortSignal;
+  detached?: boolean;
+}
+
 /**
  * The model's summary of a canonical conversation (COMPACTION_PROMPT, or `job.prompt`, after it), as a synchronous chat
  * request of the caller's (lane, limits, usage, billed); `job`: the dispatch's part of a request that
  * makes more than one (server-side compaction). The canonical request is left as it was.
  */
-export async function summarise(ctx: AppContext, req: Request, res: Response, resolved: Awaited<ReturnType<typeof resolveChatModel>>, canonical: CanonicalRequest, job: { partOfRequest?: boolean; /** replaces COMPACTION_PROMPT (Anthropic's `instructions`) */ prompt?: string }): Promise<{ summary: string; usage: CanonicalUsage | undefined }> {
+export async function summarise(ctx: AppContext, req: Request, res: Response, resolved: Awaited<ReturnType<typeof resolveChatModel>>, canonical: CanonicalRequest, job: SummaryJob): Promise<{ summary: string; usage: CanonicalUsage | undefined }> {
   const asked = Object.assign({}, canonical, { messages: [...canonical.messages, { role: 'user' as const, content: job.prompt ?? COMPACTION_PROMPT }] });
-  const result = (await dispatchChat(ctx, req, res, { resolved, operation: 'chat', body: asked as unknown as Record<string, unknown>, stream: false, includeUsage: true, passthrough: false, partOfRequest: job.partOfRequest })) as CanonicalCompletion;
+  const result = (await dispatchChat(ctx, req, res, { resolved, operation: 'chat', body: asked as unknown as Record<string, unknown>, stream: false, includeUsage: true, passthrough: false, partOfRequest: job.partOfRequest, signal: job.signal, detached: job.detached })) as CanonicalCompletion;
   const summary = result.choices?.[0]?.message?.content;
   if (!summary) throw errors.upstreamError('The model answered the compaction with no summary.');
   return { summary, usage: result.usage };
@@ -51,9 +60,9 @@ export async function compactInPlace(
   resolved: Awaited<ReturnType<typeof resolveChatModel>>,
   canonical: CanonicalRequest,
   keep: (conversation: CanonicalMessage[]) => CanonicalMessage[],
-  prompt?: string,
+  job: Omit<SummaryJob, 'partOfRequest'> = {},
 ): Promise<{ summary: string; usage: CanonicalUsage | undefined; context: CanonicalMessage[] }> {
-  const { summary, usage } = await summarise(ctx, req, res, resolved, canonical, { partOfRequest: true, prompt });
+  const { summary, usage } = await summarise(ctx, req, res, resolved, canonical, Object.assign({ partOfRequest: true }, job));
   addUsageToRow(res, usage);
   const lead = instructionsEnd(canonical.messages);
   const context = [...keep(canonical.messages.slice(lead)), summaryMessage(summary)];

@@ -160,6 +160,20 @@ export function logFailedCall(ctx: AppContext, req: Request, requestId: string, 
   appendRequestLog(ctx.redis, entry, keys.usageOutboxFor(ctx.replies.channel)).catch((err) => logger.warn({ err, requestId }, 'request log entry not written'));
 }
 
+/**
+ * The row of a request that succeeded, written now (a background response whose jobs have no rows of
+ * their own, RunJobOptions.partOfRequest: its pod wrote none when its response closed), with the
+ * totals its parts added (`addToRow`).
+ */
+export function logSucceededRun(ctx: AppContext, req: Request, res: Response): void {
+  const state = logState(res);
+  const entry = state ? entryOf(req, res, merged(state, { carried: false, failure: undefined }), undefined) : undefined;
+  if (!entry) return;
+  appendRequestLog(ctx.redis, merged(entry, { status: 200, errorCode: null }), keys.usageOutboxFor(ctx.replies.channel)).catch((err) =>
+    logger.warn({ err, requestId: req.id }, 'request log entry not written'),
+  );
+}
+
 /** Mounted first on the inference app: notes the arrival, and writes the row of a request that needs one when it closes. */
 export function requestLogger(ctx: AppContext): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {

@@ -54,7 +54,7 @@ function createHandler(ctx: AppContext) {
     // the summary pass (a billed part of the request, `instructions` its prompt), then the answer from the system prompt and the summary
     const compactContext = async (): Promise<MessagesCompaction | undefined> =>
       compact && canonical && (await countCanonicalTokens(resolved.model.tokenizer, canonical)) >= compact.trigger
-        ? compactInPlace(ctx, req, res, resolved, canonical, () => [], compact.instructions)
+        ? compactInPlace(ctx, req, res, resolved, canonical, () => [], { prompt: compact.instructions })
         : undefined;
     // after a compaction pass the answer is the request's second job (its row carries both: addToRow)
     const answerJob = (compacted: MessagesCompaction | undefined) => (compacted ? merged(common, { jobId: `${req.id}.t1`, laterTurn: true, partOfRequest: true }) : common);

@@ -9,11 +9,13 @@ import { cancelJob } from '../../../shared/queues/cancel';
 import { chatQueue } from '../../../shared/queues/names';
 import { laneFor } from '../../../shared/lanes/policy';
 import { storableCopy } from '../../middleware/json-checks';
-import { logFailedCall, logState } from '../../middleware/request-log';
+import { addUsageToRow, logFailedCall, logState, logSucceededRun } from '../../middleware/request-log';
 import { dispatchChat, type resolveChatModel } from '../../dispatch/chat';
-import type { CanonicalChunk, CanonicalCompletion, CanonicalMessage } from '../../dialects/canonical';
+import { addUsage, type CanonicalChunk, type CanonicalCompletion, type CanonicalMessage } from '../../dialects/canonical';
 import type { ResponsesRequest } from '../../dialects/responses/request';
-import { canonicalToResponse, failedResponse, responseObject, type ResponseFrame } from '../../dialects/responses/response';
+import { canonicalToResponse, failedResponse, responseObject, type OutputItem, type ResponseFrame } from '../../dialects/responses/response';
+import { afterCompaction, type Prepare } from './server-compaction';
+import { merged } from '../../../shared/merged';
 import { findStored, storeResponse } from './store';
 import { recordInConversation } from './conversation';
 import { BACKGROUND_LEASE_MS } from '../../../shared/responses/retention';
@@ -121,7 +123,7 @@ async function settle(id: string, orgId: string, response: Record<string, unknow
  * (response.created and response.queued first), kept for `GET ?stream=true` (background-stream.ts),
  * and the client leaving stops nothing.
  */
-export async function startBackground(ctx: AppContext, req: Request, res: Response, body: ResponsesRequest, resolved: Resolved, history: CanonicalMessage[], canonical: Record<string, unknown>, turn: CanonicalMessage[], frame: ResponseFrame): Promise<void> {
+export async function startBackground(ctx: AppContext, req: Request, res: Response, body: ResponsesRequest, resolved: Resolved, history: CanonicalMessage[], canonical: Record<string, unknown>, turn: CanonicalMessage[], frame: ResponseFrame, prepare: Prepare): Promise<void> {
   const queued = responseObject(frame, [], 'in_progress', null);
   queued.status = 'queued';
   const asked = [...history, ...turn];
@@ -156,19 +158,31 @@ export async function startBackground(ctx: AppContext, req: Request, res: Respon
   const run = async () => {
     try {
       await settle(frame.id, orgId, Object.assign({}, queued, { status: 'in_progress' }));
-      const dispatch = () =>
-        dispatchChat(ctx, req, res, { resolved, operation: 'chat', body: canonical, stream, includeUsage: true, passthrough: false, signal: abort.signal, detached: stream, onChunk: t ? (d: string) => emit(t.push(JSON.parse(d) as CanonicalChunk)) : undefined });
-      const result = await runWhenAdmitted(dispatch, abort.signal, () => stillRunning(frame.id, orgId));
+      const wanted = () => stillRunning(frame.id, orgId);
+      // server-side compaction and truncation (router.ts), in the run: its summary pass waits for a lane as the answer does
+      const compacted = await runWhenAdmitted(() => prepare({ signal: abort.signal, detached: stream }), abort.signal, wanted);
+      // what the answer continues, and a follow-up after it: the conversation, or what replaced it when it was compacted
+      const continued = compacted ? compacted.context : asked;
+      if (t && compacted) emit(t.before(compacted.item as OutputItem, compacted.usage));
+      const job = { resolved, operation: 'chat' as const, body: canonical, stream, includeUsage: true, passthrough: false, signal: abort.signal, detached: stream, onChunk: t ? (d: string) => emit(t.push(JSON.parse(d) as CanonicalChunk)) : undefined };
+      const dispatch = () => dispatchChat(ctx, req, res, compacted ? merged(job, afterCompaction(req)) : job);
+      const result = await runWhenAdmitted(dispatch, abort.signal, wanted);
       if (t) {
         const closing = t.end();
-        await settle(frame.id, orgId, t.final!.response, [...asked, t.final!.assistant]);
+        if (compacted) addUsageToRow(res, t.answerUsage);
+        await settle(frame.id, orgId, t.final!.response, [...continued, t.final!.assistant]);
         await recordInConversation(req, body, t.final!.response);
         emit(closing);
       } else {
-        const { response, assistant } = canonicalToResponse(result as CanonicalCompletion, frame);
-        await settle(frame.id, orgId, response, [...asked, assistant]);
+        const answer = result as CanonicalCompletion;
+        if (compacted) addUsageToRow(res, answer.usage);
+        const { response, assistant } = canonicalToResponse(compacted ? Object.assign({}, answer, { usage: addUsage(compacted.usage, answer.usage) }) : answer, frame);
+        if (compacted) (response.output as unknown[]).unshift(compacted.item);
+        await settle(frame.id, orgId, response, [...continued, assistant]);
         await recordInConversation(req, body, response);
       }
+      // both passes are parts of the request (no job carries its row): the run writes it
+      if (compacted) logSucceededRun(ctx, req, res);
     } catch (err) {
       const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The background response failed.');
       logFailedCall(ctx, req, req.id, resolved.requestedId, { status: e.status, code: e.code });

@@ -24,7 +24,7 @@ import { cancelHandler, checkBackground, startBackground } from './background';
 import { followBackground } from './background-stream';
 import { compactHandler, openCompactions } from './compact';
 import { truncateToFit } from './truncation';
-import { compactIfDue, compactionAsked } from './server-compaction';
+import { afterCompaction, compactIfDue, compactionAsked, type Prepare } from './server-compaction';
 import { addUsageToRow } from '../../middleware/request-log';
 import type { OutputItem } from '../../dialects/responses/response';
 
@@ -40,17 +40,22 @@ function createHandler(ctx: AppContext) {
     if (native.set.search) return answerNative(ctx, req, res, body, resolved, history, native.set, native.rest);
     const { canonical, turn } = responsesToCanonical(openCompactions(body, req.auth!.orgId), history);
     forModel(canonical, resolved.model.config);
-    const compacted = compaction && body.background !== true ? await compactIfDue(ctx, req, res, resolved, canonical, compaction.ask) : undefined;
-    if (body.truncation === 'auto') await truncateToFit(canonical, resolved.model, body.max_output_tokens);
+    // server-side compaction, then truncation: before the answer (a background response's, in its run)
+    const prepare: Prepare = async (job) => {
+      const c = compaction ? await compactIfDue(ctx, req, res, resolved, canonical, compaction.ask, job) : undefined;
+      if (body.truncation === 'auto') await truncateToFit(canonical, resolved.model, body.max_output_tokens);
+      return c;
+    };
     const frame: ResponseFrame = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), publicModel: resolved.requestedId, req: body };
-    if (body.background === true) return startBackground(ctx, req, res, body, resolved, history, canonical, turn, frame);
+    if (body.background === true) return startBackground(ctx, req, res, body, resolved, history, canonical, turn, frame, prepare);
+    const compacted = await prepare({});
     const store = body.store !== false;
     const stream = body.stream === true;
     // what the answer continues, and a follow-up after it: the conversation, or what replaced it when it was compacted
     const asked = compacted ? compacted.context : [...history, ...turn];
     const common = { resolved, operation: 'chat' as const, body: canonical, stream, includeUsage: true, passthrough: false };
     // after a compaction pass the answer is the request's second job (its row carries both: addToRow)
-    const job = compacted ? merged(common, { jobId: `${req.id}.t1`, laterTurn: true, partOfRequest: true }) : common;
+    const job = compacted ? merged(common, afterCompaction(req)) : common;
 
     if (!stream) {
       const result = (await dispatchChat(ctx, req, res, job)) as CanonicalCompletion;

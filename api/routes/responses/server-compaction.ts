@@ -6,7 +6,7 @@ import type { ResponsesRequest } from '../../dialects/responses/request';
 import { countCanonicalTokens } from '../../dialects/responses/count-tokens';
 import type { resolveChatModel } from '../../dispatch/chat';
 import { compactionItem, keptUserMessages } from './compact';
-import { compactInPlace } from '../../dispatch/summarise';
+import { compactInPlace, type SummaryJob } from '../../dispatch/summarise';
 
 /** What a request asks of server-side compaction: a threshold (`context_management`), and/or a `compaction_trigger` item that forces it. */
 export interface CompactionAsk {
@@ -70,9 +70,17 @@ export async function compactIfDue(
   resolved: Awaited<ReturnType<typeof resolveChatModel>>,
   canonical: CanonicalRequest,
   ask: CompactionAsk,
+  /** A background response's cancel and detachment (background.ts). */
+  job: Pick<SummaryJob, 'signal' | 'detached'> = {},
 ): Promise<ServerCompaction | undefined> {
   const threshold = ask.threshold ?? resolved.model.contextWindow;
   if (!ask.forced && (!threshold || (await countCanonicalTokens(resolved.model.tokenizer, canonical)) < threshold)) return undefined;
-  const { summary, usage, context } = await compactInPlace(ctx, req, res, resolved, canonical, keptUserMessages);
+  const { summary, usage, context } = await compactInPlace(ctx, req, res, resolved, canonical, keptUserMessages, job);
   return { item: compactionItem(req.auth!.orgId, summary), usage, context };
 }
+
+/** What runs before a response's answer (server-side compaction, then truncation): its compaction, if one was made. */
+export type Prepare = (job: Pick<SummaryJob, 'signal' | 'detached'>) => Promise<ServerCompaction | undefined>;
+
+/** The answer's job after a compaction pass: the request's second job, not another request for rpm, its tokens on the request's row (addToRow). */
+export const afterCompaction = (req: Request) => ({ jobId: `${req.id}.t1`, laterTurn: true, partOfRequest: true });

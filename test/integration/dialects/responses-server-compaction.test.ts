@@ -10,7 +10,7 @@ import { waitFor } from '../../helpers/wait';
 import { UsageEvent } from '../../../shared/db/models';
 import { db } from '../../../shared/db/sequelize';
 import { decrypt } from '../../../shared/crypto';
-import { expectRefused, outcome } from '../../helpers/responses-background';
+import { ended, expectRefused, outcome } from '../../helpers/responses-background';
 
 const words = (tag: string, n: number) => Array.from({ length: n }, (_, i) => `${tag}${i}`).join(' ');
 type Input = OpenAI.Responses.ResponseInputItem[];
@@ -62,6 +62,48 @@ describe('responses server-side compaction', () => {
     const chained = await c.responses.create({ model: 'sim-chat', input: [...longInput(), ...(r.output as unknown as Input), { role: 'user', content: 'and the colour?' }] });
     expect(chained.status).to.equal('completed');
     expect(sentBodies(seen3)[0], 'stateless chaining: what came before the compaction item is in its summary, only the user messages are kept').to.include('Summary of the earlier conversation').and.to.include('PELICAN').and.to.not.include('LONGANSWER');
+  });
+
+  it('a background response compacts in its run (JSON polled and streamed): the output opens with the compaction item, both passes billed, one Activity row with both, a follow-up continues from the compacted context', async function () {
+    this.timeout(30_000);
+    const o = await buildOrg(env().redis);
+    const c = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    const seen = env().sim.log.entries.length;
+    const queued = await c.responses.create({ model: 'sim-chat', input: longInput(), background: true, context_management: [{ type: 'compaction', compact_threshold: 1000 }] });
+    expect(queued.status).to.equal('queued');
+    const r = await ended(c, queued.id);
+    expect(r.status).to.equal('completed');
+    expect(r.output.map((i) => i.type)).to.deep.equal(['compaction', 'message']);
+    const [pass, answer] = sentBodies(seen);
+    expect(sentBodies(seen), 'two upstream calls').to.have.length(2);
+    expect(pass).to.include('CONTEXT CHECKPOINT COMPACTION').and.to.include('LONGANSWER1399');
+    expect(answer).to.include('Summary of the earlier conversation').and.to.include('PELICAN').and.to.not.include('LONGANSWER');
+    await usageSettled();
+    const events = await UsageEvent.findAll({ where: { orgId: o.org.id } });
+    expect(events, 'both passes billed').to.have.length(2);
+    const billedInput = events.reduce((n, e) => n + e.inputTokens, 0);
+    expect(r.usage!.input_tokens).to.equal(billedInput);
+    const rows = async () =>
+      db().query<{ input_tokens: number; status: number }>("SELECT input_tokens, status FROM request_logs WHERE org_id = :org AND route = '/v1/responses'", { type: QueryTypes.SELECT, replacements: { org: o.org.id } });
+    expect(await waitFor(async () => (await rows()).length === 1, 10_000), 'one Activity row').to.equal(true);
+    expect((await rows())[0]).to.deep.equal({ input_tokens: billedInput, status: 200 });
+
+    const seen2 = env().sim.log.entries.length;
+    const next = await c.responses.create({ model: 'sim-chat', input: 'and the colour?', previous_response_id: r.id });
+    expect(sentBodies(seen2)[0], 'a follow-up continues from the compacted context').to.include('Summary of the earlier conversation').and.to.not.include('LONGANSWER');
+    expect(next.status).to.equal('completed');
+
+    const streamed = await c.responses.create({ model: 'sim-chat', input: [{ role: 'user', content: 'short, but compact it' }, { type: 'compaction_trigger' }], background: true, stream: true });
+    const types: string[] = [];
+    let last: OpenAI.Responses.ResponseStreamEvent | undefined;
+    for await (const ev of streamed) {
+      if (ev.type === 'response.output_item.added') types.push(ev.item.type);
+      last = ev;
+    }
+    expect(types).to.deep.equal(['compaction', 'message']);
+    expect(last!.type).to.equal('response.completed');
+    const kept = await c.responses.retrieve((last as OpenAI.Responses.ResponseCompletedEvent).response.id);
+    expect(kept.output.map((i) => i.type), 'the stored response').to.deep.equal(['compaction', 'message']);
   });
 
   it('under the threshold nothing is compacted: one call, the usual output', async () => {
