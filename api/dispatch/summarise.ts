@@ -41,7 +41,9 @@ export interface SummaryJob {
  * makes more than one (server-side compaction). The canonical request is left as it was.
  */
 export async function summarise(ctx: AppContext, req: Request, res: Response, resolved: Awaited<ReturnType<typeof resolveChatModel>>, canonical: CanonicalRequest, job: SummaryJob): Promise<{ summary: string; usage: CanonicalUsage | undefined }> {
-  const asked = Object.assign({}, canonical, { messages: [...canonical.messages, { role: 'user' as const, content: job.prompt ?? COMPACTION_PROMPT }] });
+  const asked: CanonicalRequest = Object.assign({}, canonical, { messages: [...canonical.messages, { role: 'user' as const, content: job.prompt ?? COMPACTION_PROMPT }] });
+  // the request's tools stay offered (the conversation's calls refer to them), but the pass answers with text
+  if (asked.tools?.length) asked.tool_choice = 'none';
   const result = (await dispatchChat(ctx, req, res, { resolved, operation: 'chat', body: asked as unknown as Record<string, unknown>, stream: false, includeUsage: true, passthrough: false, partOfRequest: job.partOfRequest, signal: job.signal, detached: job.detached })) as CanonicalCompletion;
   const summary = result.choices?.[0]?.message?.content;
   if (!summary) throw errors.upstreamError('The model answered the compaction with no summary.');

@@ -3,6 +3,8 @@ import type { NativeKind } from '../../dispatch/native-search/tools';
 import type { MessagesEvent } from './stream';
 import { nativeUsage, stepBlocks } from './native';
 import { stopReason } from './response';
+import type { CanonicalUsage } from '../canonical';
+import { iterationUsage } from './compaction';
 
 /**
  * Anthropic's event sequence for a native search answer, step by step as the loop runs:
@@ -43,6 +45,18 @@ export class NativeMessagesStream {
     }
     for (const delta of deltas) out.push({ type: 'content_block_delta', index, delta });
     out.push({ type: 'content_block_stop', index });
+  }
+
+  /** The summary pass's usage, when the answer opened with a compaction block (`compaction`). */
+  private compacted: { usage: CanonicalUsage | null | undefined } | undefined;
+
+  /** The answer's first block, a server-side compaction's (api/routes/messages/compaction.ts), whole. */
+  compaction(summary: string, usage: CanonicalUsage | null | undefined): MessagesEvent[] {
+    const out: MessagesEvent[] = [];
+    this.start(out);
+    this.compacted = { usage };
+    this.block(out, { type: 'compaction', content: null, encrypted_content: null }, [{ type: 'compaction_delta', content: summary, encrypted_content: null }]);
+    return out;
   }
 
   /** A piece of the model's text as the upstream produced it: opens the text block at the first. */
@@ -92,7 +106,13 @@ export class NativeMessagesStream {
     out.push({
       type: 'message_delta',
       delta: { stop_reason: stopReason(t.finish), stop_sequence: null },
-      usage: { input_tokens: u.input_tokens, output_tokens: u.output_tokens, cache_read_input_tokens: u.cache_read_input_tokens, server_tool_use: u.server_tool_use },
+      usage: {
+        input_tokens: u.input_tokens,
+        output_tokens: u.output_tokens,
+        cache_read_input_tokens: u.cache_read_input_tokens,
+        server_tool_use: u.server_tool_use,
+        ...(this.compacted ? { iterations: [iterationUsage('compaction', this.compacted.usage, this.publicModel), iterationUsage('message', t.usage, this.publicModel)] } : {}),
+      },
     });
     out.push({ type: 'message_stop' });
     return out;

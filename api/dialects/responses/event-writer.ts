@@ -46,6 +46,12 @@ export abstract class ResponsesEventWriter {
    * call's arguments.done; a custom tool call's input (one delta, then done); a tool search call has
    * none.
    */
+  /** An item made before the answer (a server-side compaction), whole: its added and done events at `output_index`. */
+  protected itemBefore(out: ResponsesEvent[], output_index: number, item: OutputItem): void {
+    this.ev(out, 'response.output_item.added', { output_index, item });
+    this.ev(out, 'response.output_item.done', { output_index, item });
+  }
+
   protected callDone(out: ResponsesEvent[], output_index: number, item: Record<string, unknown> & { id: string; type: string }): void {
     const item_id = item.id;
     if (item.type === 'function_call') this.ev(out, 'response.function_call_arguments.done', { item_id, output_index, name: item.name, arguments: item.arguments });

@@ -2,6 +2,7 @@ import type { NativeStep, NativeTranscript } from '../../dispatch/native-search/
 import { newId, outputText, responseObject, type OutputItem, type ResponseFrame } from './response';
 import { ResponsesEventWriter, type ResponsesEvent } from './event-writer';
 import { stepItems } from './native';
+import { addUsage, type CanonicalUsage } from '../canonical';
 
 /**
  * The Responses event sequence for a native search answer, item by item as the loop runs:
@@ -84,6 +85,19 @@ export class NativeResponsesStream extends ResponsesEventWriter {
   }
 
 
+  /** The usage of a pass made before the loop (a server-side compaction's), counted in the Response's. */
+  private usageBefore: CanonicalUsage | null = null;
+
+  /** An item made before the loop (a server-side compaction): output 0, whole. */
+  before(item: OutputItem, usage: CanonicalUsage | null | undefined): ResponsesEvent[] {
+    const out: ResponsesEvent[] = [];
+    this.start(out);
+    this.usageBefore = usage ?? null;
+    this.itemBefore(out, this.output.length, item);
+    this.output.push(item);
+    return out;
+  }
+
   protected partialOutput(): OutputItem[] {
     return [...this.output];
   }
@@ -92,7 +106,7 @@ export class NativeResponsesStream extends ResponsesEventWriter {
   end(t: NativeTranscript): { events: ResponsesEvent[]; response: Record<string, unknown> } {
     const out: ResponsesEvent[] = [];
     this.start(out);
-    const response = responseObject(this.frame, this.output, t.finish ?? 'stop', t.usage);
+    const response = responseObject(this.frame, this.output, t.finish ?? 'stop', this.usageBefore ? addUsage(this.usageBefore, t.usage) : t.usage);
     this.ev(out, response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response });
     return { events: out, response };
   }

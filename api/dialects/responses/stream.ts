@@ -99,8 +99,7 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
     const output_index = this.nextIndex;
     this.output.push(item);
     this.usageBefore = usage ?? null;
-    this.ev(out, 'response.output_item.added', { output_index, item });
-    this.ev(out, 'response.output_item.done', { output_index, item });
+    this.itemBefore(out, output_index, item);
     return out;
   }
 

@@ -130,6 +130,8 @@ export interface NativeLoopInput {
    * as it arrives; the turn's `text` step follows once the turn is complete (with its citations).
    */
   onText?: (delta: string) => void;
+  /** Jobs of the request made before the loop (a compaction pass: 1): the first turn's job id and rpm count follow them. */
+  jobsBefore?: number;
 }
 
 /**
@@ -162,6 +164,7 @@ export async function runNativeLoop(ctx: AppContext, req: Request, res: Response
   const nativeNames = new Set(Object.values(NATIVE_NAMES));
   try {
     const maxTurns = config().nativeMaxTurns;
+    const before = input.jobsBefore ?? 0;
     for (let turn = 0; turn < maxTurns; turn++) {
       const last = turn === maxTurns - 1;
       const body: CanonicalRequest = { ...input.canonical, messages: [...input.canonical.messages, ...t.added], stream: false };
@@ -191,8 +194,8 @@ export async function runNativeLoop(ctx: AppContext, req: Request, res: Response
         includeUsage: true,
         passthrough: false,
         onChunk: collector ? (d) => collector.push(d) : undefined,
-        jobId: turn === 0 ? undefined : `${req.id}.t${turn}`,
-        laterTurn: turn > 0,
+        jobId: turn + before === 0 ? undefined : `${req.id}.t${turn + before}`,
+        laterTurn: turn + before > 0,
         partOfRequest: true,
       });
       const c = collector ? collector.completion() : (result as CanonicalCompletion);

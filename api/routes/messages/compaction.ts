@@ -1,4 +1,10 @@
-import type { CanonicalUsage } from '../../dialects/canonical';
+import type { Request, Response } from 'express';
+import type { AppContext } from '../../context';
+import type { CanonicalRequest, CanonicalUsage } from '../../dialects/canonical';
+import type { ResolvedModel } from '../../../shared/catalog/catalog';
+import { countCanonicalTokens } from '../../dialects/responses/count-tokens';
+import { compactInPlace } from '../../dispatch/summarise';
+import type { CompactEdit } from '../../dialects/messages/compaction';
 import { compactionBlock, iterationUsage } from '../../dialects/messages/compaction';
 import { messageId, messagesUsage } from '../../dialects/messages/response';
 
@@ -6,6 +12,17 @@ import { messageId, messagesUsage } from '../../dialects/messages/response';
 export interface MessagesCompaction {
   summary: string;
   usage: CanonicalUsage | undefined;
+}
+
+/**
+ * Anthropic's `compact_20260112` on a translated upstream (or before the gateway's search loop), when
+ * asked and due: the input (counted as count_tokens counts it, after any tool result clearing) reaches
+ * the trigger. The summary pass is a billed part of the request (the edit's `instructions` its prompt),
+ * and the request then goes on from the system prompt and the summary (`canonical` changed in place).
+ */
+export async function compactionIfDue(ctx: AppContext, req: Request, res: Response, resolved: ResolvedModel, canonical: CanonicalRequest, edit: CompactEdit | undefined): Promise<MessagesCompaction | undefined> {
+  if (!edit || (await countCanonicalTokens(resolved.model.tokenizer, canonical)) < edit.trigger) return undefined;
+  return compactInPlace(ctx, req, res, resolved, canonical, () => [], { prompt: edit.instructions });
 }
 
 /**

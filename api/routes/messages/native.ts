@@ -10,6 +10,9 @@ import { messageId } from '../../dialects/messages/response';
 import { transcriptToMessage, unfoldServerBlocks, withFunctionTools } from '../../dialects/messages/native';
 import { NativeMessagesStream } from '../../dialects/messages/native-stream';
 import { streamError } from './stream-error';
+import type { CompactEdit } from '../../dialects/messages/compaction';
+import { MessagesStreamTranslator } from '../../dialects/messages/stream';
+import { compactionIfDue, pausedAnswer, withCompaction, type MessagesCompaction } from './compaction';
 
 type Tools = NonNullable<MessagesRequest['tools']>;
 
@@ -18,7 +21,7 @@ type Tools = NonNullable<MessagesRequest['tools']>;
  * rails whatever the model's upstream (the server tools never go upstream as they are), answered
  * with Anthropic's native blocks, JSON or streamed.
  */
-export async function answerNative(ctx: AppContext, req: Request, res: Response, body: MessagesRequest, resolved: ResolvedModel, set: NativeToolSet, rest: Tools): Promise<void> {
+export async function answerNative(ctx: AppContext, req: Request, res: Response, body: MessagesRequest, resolved: ResolvedModel, set: NativeToolSet, rest: Tools, compact?: CompactEdit): Promise<void> {
   const rails = nativeRails(ctx, req, set);
   const abort = new AbortController();
   const onClose = () => !res.writableFinished && abort.abort();
@@ -32,10 +35,14 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
   const canonical = forModel(messagesToCanonical(withFunctionTools(body, rest, set, unfolded.messages)), resolved.model.config);
   const publicModel = resolved.requestedId;
   const id = messageId();
-  const loop = { resolved, canonical, tools: set, rails };
+  // Anthropic's compaction before the loop (compaction.ts): its pass is the request's first job
+  const compacted = await compactionIfDue(ctx, req, res, resolved, canonical, compact);
+  if (compacted && compact!.pause) return answerPaused(res, body, compacted, publicModel);
+  const loop = { resolved, canonical, tools: set, rails, jobsBefore: compacted ? 1 : 0 };
   if (body.stream !== true) {
     const t = await runNativeLoop(ctx, req, res, loop);
-    res.json(transcriptToMessage(t, unfolded.reruns, publicModel, id, rails.orgId));
+    const message = transcriptToMessage(t, unfolded.reruns, publicModel, id, rails.orgId);
+    res.json(compacted ? withCompaction(message, compacted, t.usage, publicModel) : message);
     return;
   }
   const sse = new SseWriter(res);
@@ -44,10 +51,20 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
     for (const ev of events) sse.send(JSON.stringify(ev), ev.type);
   };
   try {
+    if (compacted) send(w.compaction(compacted.summary, compacted.usage));
     const t = await runNativeLoop(ctx, req, res, { ...loop, onStep: (s) => send(w.push(s)), onText: (d) => send(w.text(d)) });
     send(w.end(t, unfolded.reruns));
     sse.end();
   } catch (err) {
     streamError(sse, err);
   }
+}
+
+/** `pause_after_compaction`: the compaction block alone, JSON or streamed (compaction.ts). */
+function answerPaused(res: Response, body: MessagesRequest, compacted: MessagesCompaction, publicModel: string): void {
+  if (body.stream !== true) return void res.json(pausedAnswer(compacted, publicModel));
+  const sse = new SseWriter(res);
+  const t = new MessagesStreamTranslator(publicModel);
+  for (const ev of [...t.compaction(compacted.summary, compacted.usage), ...t.end(true)]) sse.send(JSON.stringify(ev), ev.type);
+  sse.end();
 }

@@ -22,9 +22,7 @@ import { forModel, type CanonicalChunk, type CanonicalCompletion } from '../../d
 import { merged } from '../../../shared/merged';
 import { applyContextEdits, contextEditsOf } from '../../dialects/messages/context-editing';
 import { compactEditOf } from '../../dialects/messages/compaction';
-import { pausedAnswer, withCompaction, type MessagesCompaction } from './compaction';
-import { compactInPlace } from '../../dispatch/summarise';
-import { countCanonicalTokens } from '../../dialects/responses/count-tokens';
+import { compactionIfDue, pausedAnswer, withCompaction, type MessagesCompaction } from './compaction';
 import { addUsageToRow } from '../../middleware/request-log';
 import { streamThroughCache, throughCache, type StreamSend } from '../../dispatch/response-cache';
 
@@ -36,7 +34,8 @@ function createHandler(ctx: AppContext) {
     const resolved = await resolveChatModel(ctx, req, body.model);
     const publicModel = resolved.requestedId;
     const native = messagesNativeTools(body);
-    if (native.set.search || native.set.fetch) return answerNative(ctx, req, res, body, resolved, native.set, native.rest);
+    // the gateway runs the search loop whatever the upstream, so it compacts there too (compact_20260112)
+    if (native.set.search || native.set.fetch) return answerNative(ctx, req, res, body, resolved, native.set, native.rest, compactEditOf(body));
     const stream = body.stream === true;
     // Native bypass: an Anthropic-native upstream takes the request unchanged (model swapped in the worker).
     const bypass = await allNativeMessages(ctx, resolved.model);
@@ -50,12 +49,7 @@ function createHandler(ctx: AppContext) {
     };
     // Anthropic's server-side compaction (`compact_20260112`) on a translated upstream (compaction.ts), after the other edits
     const compact = bypass ? undefined : compactEditOf(body);
-    // due when the input (counted as count_tokens counts it, after any tool result clearing) reaches the trigger:
-    // the summary pass (a billed part of the request, `instructions` its prompt), then the answer from the system prompt and the summary
-    const compactContext = async (): Promise<MessagesCompaction | undefined> =>
-      compact && canonical && (await countCanonicalTokens(resolved.model.tokenizer, canonical)) >= compact.trigger
-        ? compactInPlace(ctx, req, res, resolved, canonical, () => [], { prompt: compact.instructions })
-        : undefined;
+    const compactContext = async () => (canonical ? compactionIfDue(ctx, req, res, resolved, canonical, compact) : undefined);
     // after a compaction pass the answer is the request's second job (its row carries both: addToRow)
     const answerJob = (compacted: MessagesCompaction | undefined) => (compacted ? merged(common, { jobId: `${req.id}.t1`, laterTurn: true, partOfRequest: true }) : common);
     const common = {

@@ -37,7 +37,7 @@ function createHandler(ctx: AppContext) {
     const history = await historyFor(req, body);
     const native = responsesNativeTools(body);
     if (body.background === true) checkBackground(body, !!native.set.search);
-    if (native.set.search) return answerNative(ctx, req, res, body, resolved, history, native.set, native.rest);
+    if (native.set.search) return answerNative(ctx, req, res, body, resolved, history, native.set, native.rest, compaction?.ask);
     const { canonical, turn } = responsesToCanonical(openCompactions(body, req.auth!.orgId), history);
     forModel(canonical, resolved.model.config);
     // server-side compaction, then truncation: before the answer (a background response's, in its run)

@@ -226,6 +226,34 @@ describe('native web search on /v1/messages', () => {
   function resetSimLog() {
     env().sim.log.entries.length = 0;
   }
+
+  it('compaction (compact_20260112) runs before the search loop: the compaction block first, then the search and the cited answer, JSON and streamed; pause_after_compaction answers the block alone', async function () {
+    this.timeout(30_000);
+    // the summary says what the user asked, so the model searches from the compacted context
+    env().sim.knobs.set('sim-chat-1', { replyWords: ['The', 'user', 'asked', 'to', 'search', 'for', 'honey', 'bees'] });
+    const long = Array.from({ length: 20_000 }, (_, i) => `LONGANSWER${i}`).join(' ');
+    const messages: Anthropic.Beta.BetaMessageParam[] = [{ role: 'user', content: 'hello' }, { role: 'assistant', content: long }, { role: 'user', content: 'Please search for honey bees' }];
+    const edit = { type: 'compact_20260112' as const, trigger: { type: 'input_tokens' as const, value: 50_000 } };
+    const seen = env().sim.log.entries.length;
+    const m = await client.beta.messages.create({ model: 'sim-chat', max_tokens: 300, betas: ['compact-2026-01-12'], tools: [SEARCH], messages, context_management: { edits: [edit] } });
+    expect(m.content[0].type).to.equal('compaction');
+    expectCitedAnswer(m.content.slice(1) as unknown as Block[]);
+    expect(m.usage.iterations!.map((i) => i.type)).to.deep.equal(['compaction', 'message']);
+    const bodies = upstreamRequests().slice(-3).map((b) => JSON.stringify(b));
+    expect(env().sim.log.entries.length - seen, 'the summary pass and two loop turns').to.equal(3);
+    expect(bodies.slice(1).every((b) => !b.includes('LONGANSWER')), 'the loop from the compacted context').to.equal(true);
+
+    const stream = client.beta.messages.stream({ model: 'sim-chat', max_tokens: 300, betas: ['compact-2026-01-12'], tools: [SEARCH], messages, context_management: { edits: [edit] } });
+    const final = await stream.finalMessage();
+    expect(final.content.map((b) => b.type)).to.deep.equal(['compaction', 'server_tool_use', 'web_search_tool_result', 'text']);
+    expect(final.usage.iterations!.map((i) => i.type)).to.deep.equal(['compaction', 'message']);
+
+    const before = env().sim.log.entries.length;
+    const paused = await client.beta.messages.create({ model: 'sim-chat', max_tokens: 300, betas: ['compact-2026-01-12'], tools: [SEARCH], messages, context_management: { edits: [{ ...edit, pause_after_compaction: true }] } });
+    expect([paused.content.map((b) => b.type), paused.stop_reason]).to.deep.equal([['compaction'], 'compaction']);
+    expect(env().sim.log.entries.length - before, 'the summary pass only').to.equal(1);
+    env().sim.knobs.reset();
+  });
 });
 
 describe('native web search cancelled by the client', () => {

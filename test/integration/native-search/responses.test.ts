@@ -133,4 +133,26 @@ describe('native web search on /v1/responses', () => {
     expect(r.output_text).to.include('quota_exceeded');
     expect(await ledger(poor.org.id)).to.equal(0);
   });
+
+  it('server-side compaction runs before the search loop: the compaction item first, then the search and the cited answer, JSON and streamed; the loop turns are later jobs of the request (both billed)', async () => {
+    // the summary says what the user asked, so the model searches from the compacted context
+    env().sim.knobs.set('sim-chat-1', { replyWords: ['The', 'user', 'asked', 'to', 'search', 'for', 'honey', 'bees.'] });
+    const seen = env().sim.log.entries.length;
+    const r = await client.responses.create({ model: 'sim-chat', input: [{ role: 'user', content: 'search for honey bees' }, { type: 'compaction_trigger' }], tools: [{ type: 'web_search' }] });
+    expect(r.output.map((i) => i.type)).to.deep.equal(['compaction', 'web_search_call', 'message']);
+    const bodies = env().sim.log.entries.slice(seen).map((e) => JSON.stringify(e.body));
+    expect(bodies[0], 'the summary pass first, asked for text').to.include('CONTEXT CHECKPOINT COMPACTION').and.to.include('"tool_choice":"none"');
+    expect(bodies.slice(1).every((b) => b.includes('Summary of the earlier conversation')), 'the loop from the compacted context').to.equal(true);
+    expect(r.usage!.input_tokens, 'the usage counts the pass and the turns').to.be.above(0);
+    const stream = await client.responses.create({ model: 'sim-chat', input: [{ role: 'user', content: 'search for honey bees' }, { type: 'compaction_trigger' }], tools: [{ type: 'web_search' }], stream: true });
+    const added: string[] = [];
+    let last: OpenAI.Responses.ResponseStreamEvent | undefined;
+    for await (const ev of stream) {
+      if (ev.type === 'response.output_item.added') added.push(ev.item.type);
+      last = ev;
+    }
+    expect(added).to.deep.equal(['compaction', 'web_search_call', 'message']);
+    expect((last as OpenAI.Responses.ResponseCompletedEvent).response.output.map((i) => i.type)).to.deep.equal(['compaction', 'web_search_call', 'message']);
+    env().sim.knobs.reset();
+  });
 });
