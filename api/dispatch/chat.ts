@@ -102,9 +102,14 @@ export async function dispatchChat(ctx: AppContext, req: Request, res: Response,
     reserve: chatLimits(ctx, req, d.resolved.model, d.body, !d.laterTurn),
     data: { operation: d.operation, target, body: d.body, includeUsage: d.includeUsage, route, estimatedTokens, ...(d.anthropicBeta ? { anthropicBeta: d.anthropicBeta } : {}) },
   });
+  return withRouteHeaders(res, result);
+}
+
+/** A JSON result's route metadata (ROUTE_RESULT_KEY, set by the worker's pool routing) taken off it and set as the response's headers. */
+export function withRouteHeaders(res: Response, result: unknown): unknown {
   if (result && typeof result === 'object' && ROUTE_RESULT_KEY in result) {
     const r = result as Record<string, unknown>;
-    routed(r[ROUTE_RESULT_KEY] as RouteMeta);
+    if (!res.headersSent) res.set(routeHeaders(r[ROUTE_RESULT_KEY] as RouteMeta));
     delete r[ROUTE_RESULT_KEY];
   }
   return result;

@@ -6,7 +6,8 @@ import { laneLimit } from '../../shared/lanes/policy';
 import { errors } from '../../shared/errors/codes';
 import { ApiError } from '../../shared/errors/ApiError';
 import { runJob } from './run-job';
-import { batchPricing } from './chat';
+import { batchPricing, withRouteHeaders } from './chat';
+import { taskRoute } from './route';
 import { limitsFor } from './limits';
 import { checkModelAllowed } from '../../shared/limits/controls';
 
@@ -38,7 +39,7 @@ export async function resolveTaskModel(ctx: AppContext, req: Request, requested:
   return model;
 }
 
-/** Runs one embeddings or rerank job on the embeddings pool, under the org's embeddings lane lease. */
+/** Runs one embeddings or rerank job on the embeddings pool, under the org's embeddings lane lease, served from the model's deployments. */
 export function dispatchEmbeddings(
   ctx: AppContext,
   req: Request,
@@ -47,7 +48,9 @@ export function dispatchEmbeddings(
   model: CatalogModel,
   data: Omit<EmbedJob, keyof JobEnvelope> | Omit<RerankJob, keyof JobEnvelope>,
 ): Promise<unknown> {
-  return runJob(ctx, req, res, {
+  // the model's pool of deployments (route.ts): balanced, retried and failed over by the worker, as chat is
+  const route = taskRoute(model, data.operation === 'embed' ? 'embeddings' : 'rerank');
+  const answer = runJob(ctx, req, res, {
     queue: 'embeddings',
     pool: EMBEDDINGS_POOL,
     lane: req.batchLine ? 'background' : EMBEDDINGS_LANE,
@@ -59,6 +62,7 @@ export function dispatchEmbeddings(
     // embeddings: the counted input at its price; rerank: its search units at theirs
     reserve: limitsFor(ctx, req, model, async () =>
       data.operation === 'embed' ? { input: data.countedTokens ?? 0, output: 0 } : { input: 0, output: 0, fixedMicros: data.searchUnits * data.unitPrice }),
-    data: data as never,
+    data: Object.assign({ route }, data) as never,
   });
+  return answer.then((result) => withRouteHeaders(res, result));
 }

@@ -91,23 +91,44 @@ function accepts(d: CatalogModel['deployments'][number], op: Operation, body: Re
  * refuse the request are left out (a mixed pool must not answer 400 or 200 by the draw).
  */
 function stepOf(m: CatalogModel, fallback: boolean, op: Operation, primaryKind: string, onlyProvider?: string, body?: Record<string, unknown>): RouteStep | undefined {
-  const deployments: PoolDeployment[] = m.deployments
+  const deployments = m.deployments
     .filter((d) => kindFits(d.provider.kind, op, primaryKind) && (!onlyProvider || d.provider.id === onlyProvider) && accepts(d, op, body))
-    .map((d) => ({
-      providerId: d.provider.id,
-      kind: d.provider.kind,
-      baseUrl: d.provider.baseUrl,
-      settings: d.provider.settings,
-      upstreamModel: d.upstream,
-      tokenizer: m.tokenizer,
-      name: d.name,
-      weight: d.weight,
-      priority: d.priority,
-      rpm: d.rpm,
-      tpm: d.tpm,
-      maxConcurrency: d.maxConcurrency,
-    }));
+    .map((d) => poolDeployment(m, d));
   return deployments.length ? { poolId: m.id, model: m.publicId, fallback, deployments } : undefined;
+}
+
+/** A catalog deployment as the worker calls it. */
+function poolDeployment(m: CatalogModel, d: CatalogModel['deployments'][number]): PoolDeployment {
+  return {
+    providerId: d.provider.id,
+    kind: d.provider.kind,
+    baseUrl: d.provider.baseUrl,
+    settings: d.provider.settings,
+    upstreamModel: d.upstream,
+    tokenizer: m.tokenizer,
+    name: d.name,
+    weight: d.weight,
+    priority: d.priority,
+    rpm: d.rpm,
+    tpm: d.tpm,
+    maxConcurrency: d.maxConcurrency,
+  };
+}
+
+/** The provider kinds with an embeddings adapter, and with a rerank one (workers/pools/embeddings.worker.ts). */
+export const TASK_KINDS: Record<'embeddings' | 'rerank', ReadonlySet<string>> = {
+  embeddings: new Set(['openai', 'azure', 'gemini', 'cohere']),
+  rerank: new Set(['cohere']),
+};
+
+/**
+ * The pool an embeddings or rerank job is served from: the model's deployments whose kind has the
+ * task's adapter (all of them when none has: the worker's refusal is the answer). No fallbacks: another
+ * model's vectors or relevance scores are not comparable with the ones a caller already holds.
+ */
+export function taskRoute(m: CatalogModel, task: 'embeddings' | 'rerank'): RouteStep[] {
+  const fit = m.deployments.filter((d) => TASK_KINDS[task].has(d.provider.kind));
+  return [{ poolId: m.id, model: m.publicId, fallback: false, deployments: (fit.length ? fit : m.deployments).map((d) => poolDeployment(m, d)) }];
 }
 
 /**

@@ -83,11 +83,19 @@ export interface RouteStep {
   deployments: PoolDeployment[];
 }
 
+/** A job served from a model pool (workers/routing): chat, embeddings and rerank. */
+export interface PoolRouted {
+  /** The pool (and, for chat, the fallbacks) to route over; `target` alone is a pool of one. */
+  route?: RouteStep[];
+  /** Tokens the request is expected to use (input estimate + max output), counted against deployments' tpm. */
+  estimatedTokens?: number;
+}
+
 /**
  * A canonical chat request (OpenAI chat-completions shape), a legacy completions request, or (native
  * bypass, Anthropic-native upstreams only) a messages request as the caller sent it.
  */
-export interface ChatJob extends JobEnvelope {
+export interface ChatJob extends JobEnvelope, PoolRouted {
   operation: 'chat' | 'completions' | 'messages';
   target: UpstreamTarget;
   body: Record<string, unknown>;
@@ -95,10 +103,6 @@ export interface ChatJob extends JobEnvelope {
   includeUsage: boolean;
   /** The caller's `anthropic-beta` header, passed on by the messages bypass only. */
   anthropicBeta?: string;
-  /** The pool and fallbacks to route over (workers/routing); `target` alone is a pool of one. */
-  route?: RouteStep[];
-  /** Tokens the request is expected to use (input estimate + max output), counted against deployments' tpm. */
-  estimatedTokens?: number;
 }
 
 /** An image generation or edit; the worker stores the images and answers with their ids. */
@@ -130,7 +134,7 @@ export interface ImageJobResult {
 }
 
 /** An embeddings request, validated at the edge (types, batch size, token limits). */
-export interface EmbedJob extends JobEnvelope {
+export interface EmbedJob extends JobEnvelope, PoolRouted {
   operation: 'embed';
   target: UpstreamTarget;
   input: string | string[];
@@ -145,7 +149,7 @@ export interface EmbedJob extends JobEnvelope {
 }
 
 /** A rerank request (Cohere v2 envelope), validated at the edge (pair token limits). */
-export interface RerankJob extends JobEnvelope {
+export interface RerankJob extends JobEnvelope, PoolRouted {
   operation: 'rerank';
   target: UpstreamTarget;
   query: string;

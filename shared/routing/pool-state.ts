@@ -81,8 +81,12 @@ export class PoolState {
     return { kind: 'picked', index: 0, probe: false, lease: { poolId: step.poolId, deployment: only.name, member: '', minute: minuteOf(Date.now()), estimatedTokens, cooldowns: false, startedAt: Date.now(), local: true } };
   }
 
-  /** Takes a deployment for one attempt; its in-flight entry expires after the in-flight lease unless `hold` renews it. */
-  async pick(step: RouteStep, requestId: string, estimatedTokens: number, rand: () => number = Math.random): Promise<Pick> {
+  /**
+   * Takes a deployment for one attempt; its in-flight entry expires after the in-flight lease unless
+   * `hold` renews it. A `retry` (the request's attempt after a failed one) is given a deployment's probe
+   * only when no healthy deployment can take it.
+   */
+  async pick(step: RouteStep, requestId: string, estimatedTokens: number, rand: () => number = Math.random, retry = false): Promise<Pick> {
     const local = this.pickLocal(step, estimatedTokens);
     if (local) return local;
     const minute = minuteOf(Date.now());
@@ -94,7 +98,7 @@ export class PoolState {
       limits.push(d.weight, d.priority, d.maxConcurrency ?? 0, d.rpm ?? 0, d.tpm ?? 0);
     }
     const member = `${requestId}:${crypto.randomBytes(4).toString('hex')}`;
-    const r = await this.cmd.gwPickDeployment(k.length, ...k, member, this.t.inflightLeaseMs, estimatedTokens, rand(), rand(), this.t.probeLeaseMs, cooldowns ? 1 : 0, ...limits);
+    const r = await this.cmd.gwPickDeployment(k.length, ...k, member, this.t.inflightLeaseMs, estimatedTokens, rand(), rand(), this.t.probeLeaseMs, cooldowns ? (retry ? 2 : 1) : 0, ...limits);
     if (r[0] === 1) {
       const index = r[1] - 1;
       return { kind: 'picked', index, probe: r[2] === 1, lease: { poolId: step.poolId, deployment: step.deployments[index].name, member, minute, estimatedTokens, cooldowns, startedAt: Number(r[3]), probe: r[2] === 1 } };

@@ -3,7 +3,8 @@
  * KEYS[4i-3..4i] of deployment i: health hash {until, fails, since, probe, prober}, in-flight zset (member = attempt,
  * score = its expiry), rpm counter and tpm counter of the current minute.
  * ARGV[1] attempt id  ARGV[2] in-flight lease (ms: the entry expires unless renewed)  ARGV[3] estimated tokens  ARGV[4], ARGV[5] two
- * uniform randoms in [0,1)  ARGV[6] probe lease (ms)  ARGV[7] cooldowns on (1|0)
+ * uniform randoms in [0,1)  ARGV[6] probe lease (ms)  ARGV[7] cooldowns on (1, or 2: on, and the pick is a retry,
+ * which takes a probe only when no candidate is healthy; 0: off)
  * ARGV[8+5(i-1)..] of deployment i: weight, priority, max concurrency, rpm, tpm (0: no limit).
  * A deployment takes traffic when it is not cooling down (`until` passed; after a failure it takes
  * exactly one probe until the probe's verdict) and is under its limits. Among those of the best
@@ -18,7 +19,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local n = #KEYS / 4
 local est = tonumber(ARGV[3])
-local cooling = ARGV[7] == '1'
+local cooling = ARGV[7] ~= '0'
 local best, cands, loads, probes = nil, {}, {}, {}
 local wait, limited = nil, false
 for i = 1, n do
@@ -64,6 +65,12 @@ end
 if #cands == 0 then
   if limited then return {3, math.min(wait or 50, 50)} end
   return {2, wait or 50}
+end
+if ARGV[7] == '2' then
+  -- a retry is not spent on a probe while a healthy deployment can take it
+  local healthy = {}
+  for _, i in ipairs(cands) do if probes[i] == 0 then healthy[#healthy + 1] = i end end
+  if #healthy > 0 then cands = healthy end
 end
 local total = 0
 for _, i in ipairs(cands) do total = total + tonumber(ARGV[8 + 5 * (i - 1)]) end

@@ -51,4 +51,6 @@ export const GEN_AI_OPERATIONS: Record<string, string> = {
   messages: 'chat',
   responses: 'chat',
   completions: 'text_completion',
+  embed: 'embeddings',
+  rerank: 'rerank',
 };

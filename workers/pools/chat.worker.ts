@@ -12,7 +12,7 @@ import { decrypt } from '../../shared/crypto';
 import { config } from '../../shared/config/env';
 import type { WorkerRuntime } from '../runtime';
 import type { ChatJob, UpstreamTarget } from '../../shared/queues/payloads';
-import { PoolState } from '../../shared/routing/pool-state';
+import { poolState } from '../routing/pool-state';
 import { routeRequest } from '../routing/route-request';
 import { ROUTE_RESULT_KEY } from '../../shared/queues/route-meta';
 import { ApiError } from '../../shared/errors/ApiError';
@@ -86,12 +86,7 @@ export function startChatWorkers(rt: WorkerRuntime): Worker[] {
     ['chat-interactive', cfg.chatInteractiveConcurrency],
     ['chat-background', cfg.chatBackgroundConcurrency],
   ] as const;
-  const state = new PoolState(rt.redis, {
-    probeLeaseMs: Math.min(cfg.poolFirstByteTimeoutMs, 30_000),
-    inflightLeaseMs: cfg.poolInflightLeaseMs,
-    backoffBaseMs: cfg.poolBackoffBaseMs,
-    backoffMaxMs: cfg.poolBackoffMaxMs,
-  });
+  const state = poolState(rt);
   const processor: JobProcessor<'chat-interactive' | 'chat-background'> = async (job, ctx) => {
     const d = job.data;
     const routed = await routeRequest(state, d, ctx.signal, ctx.emit, (dep, emit) => runChat(d, dep, ctx.signal, emit), ctx.span, ctx.route);

@@ -10,39 +10,64 @@ import { config } from '../../shared/config/env';
 import { ApiError } from '../../shared/errors/ApiError';
 import type { WorkerRuntime } from '../runtime';
 import type { JobContext } from '../../shared/queues/create-worker';
-import type { EmbeddingsJob } from '../../shared/queues/payloads';
+import type { EmbeddingsJob, UpstreamTarget } from '../../shared/queues/payloads';
+import { routeRequest } from '../routing/route-request';
+import type { PoolState } from '../../shared/routing/pool-state';
+import { ROUTE_RESULT_KEY } from '../../shared/queues/route-meta';
+import { poolState } from '../routing/pool-state';
+import type { CancelSignal } from '../../shared/cancel-source';
 
 function unsupported(op: string, kind: string): ApiError {
   return new ApiError(502, 'upstream_unsupported', `No ${op} adapter for upstream kind '${kind}'.`);
 }
 
-/** Calls the upstream and states the one usage event of the request; returns the body to answer. */
-async function run(d: EmbeddingsJob, { signal, usage }: JobContext): Promise<Record<string, unknown>> {
-  const t = d.target;
-  const call = { baseUrl: t.baseUrl, settings: t.settings, apiKey: await platformCredential(t.providerId), upstreamModel: t.upstreamModel, signal, deadline: d.deadline };
+/** One attempt's answer: the body, and what its usage event states. */
+interface Answered {
+  response: Record<string, unknown>;
+  usage: { inputTokens: number; outputTokens: number };
+  searchUnits?: number;
+}
+
+/** One upstream attempt of the job on deployment `t`. */
+async function attempt(d: EmbeddingsJob, t: UpstreamTarget, signal: CancelSignal): Promise<Answered> {
+  // the pool's router retries (workers/routing): a failure is seen, counted and cooled down there
+  const call = { baseUrl: t.baseUrl, settings: t.settings, apiKey: await platformCredential(t.providerId), upstreamModel: t.upstreamModel, signal, deadline: d.deadline, retries: 0 };
   if (d.operation === 'embed') {
     const adapter = t.kind === 'openai' ? embed : t.kind === 'azure' ? azureEmbed : t.kind === 'gemini' ? geminiEmbed : t.kind === 'cohere' ? cohereEmbed : undefined;
     if (!adapter) throw unsupported('embeddings', t.kind);
     const out = await adapter(call, { input: d.input, encodingFormat: d.encodingFormat, dimensions: d.dimensions, inputType: d.inputType, embeddingTypes: d.embeddingTypes }, d.publicModel);
     const tokens = out.upstreamTokens > 0 ? out.upstreamTokens : d.countedTokens;
-    usage('embeddings', { inputTokens: tokens });
     // set on the answer itself (this job's own), not a spread's copy (shared/merged.ts)
     out.response.usage = { prompt_tokens: tokens, total_tokens: tokens };
-    return out.response;
+    return { response: out.response, usage: { inputTokens: tokens, outputTokens: 0 } };
   }
   if (t.kind !== 'cohere') throw unsupported('rerank', t.kind);
   const out = await rerank(call, { query: d.query, documents: d.documents, topN: d.topN, returnDocuments: d.returnDocuments }, d.searchUnits);
+  return { response: out.response, usage: { inputTokens: 0, outputTokens: 0 }, searchUnits: out.searchUnits };
+}
+
+/**
+ * Serves the job from its model's pool (workers/routing: balanced, cooled down, retried on another
+ * deployment before any answer), states the one usage event of the request naming the deployment that
+ * served, and returns the body to answer with its route metadata (the pod's `x-service-deployment`).
+ */
+async function run(state: PoolState, d: EmbeddingsJob, ctx: JobContext): Promise<Record<string, unknown>> {
+  const routed = await routeRequest(state, d, ctx.signal, () => undefined, (dep) => attempt(d, dep, ctx.signal), ctx.span, ctx.route);
+  const { response, usage, searchUnits } = routed.outcome;
+  if (d.operation === 'embed') ctx.usage('embeddings', { inputTokens: usage.inputTokens, deployment: routed.deployment });
   // priced on the event (as images are): every cost reader adds `cost_micros`
-  usage('rerank', { units: { search_units: out.searchUnits, cost_micros: out.searchUnits * d.unitPrice } });
-  return out.response;
+  else ctx.usage('rerank', { units: { search_units: searchUnits!, cost_micros: searchUnits! * d.unitPrice }, deployment: routed.deployment });
+  response[ROUTE_RESULT_KEY] = routed.meta;
+  return response;
 }
 
 /**
  * The embeddings pool: embeddings and rerank jobs from the `embeddings` queue, with a concurrency of
- * its own, so they never hold a chat slot. The usage event goes into the usage outbox with the
+ * its own, so they never hold a chat slot; each served from its model's deployments. The usage event goes into the usage outbox with the
  * result publish; a failed upstream call writes none.
  */
 export function startEmbeddingsWorkers(rt: WorkerRuntime): Worker[] {
   // one worker per shard of the queue (QUEUE_SHARDS_EMBEDDINGS), the concurrency split over them
-  return createShardWorkers(rt, 'embeddings', config().embeddingsConcurrency, (job, ctx) => run(job.data, ctx));
+  const state = poolState(rt);
+  return createShardWorkers(rt, 'embeddings', config().embeddingsConcurrency, (job, ctx) => run(state, job.data, ctx));
 }

@@ -1,5 +1,5 @@
-import type { ChatJob, PoolDeployment, RouteStep } from '../../shared/queues/payloads';
-import type { ChatOutcome } from '../providers/openai/chatComplete';
+import type { PoolDeployment, RouteStep } from '../../shared/queues/payloads';
+import type { AttemptOutcome } from './route-request';
 import { childSpan, NOOP, type SpanHandle } from '../../shared/tracing/trace';
 import { A, GEN_AI_OPERATIONS, PROVIDER_NAMES } from '../../shared/tracing/attributes';
 
@@ -18,7 +18,7 @@ function serverOf(baseUrl: string): { host?: string; port?: number } {
  * naming the deployment and the attempt number; a failed attempt ends with error status and its
  * failure class as `error.type` (connect, timeout, status_5xx, ...).
  */
-export function attemptSpan(job: SpanHandle, c: ChatJob, step: RouteStep, d: PoolDeployment, attempt: number): SpanHandle {
+export function attemptSpan(job: SpanHandle, c: { operation: string }, step: RouteStep, d: PoolDeployment, attempt: number): SpanHandle {
   if (!job.recording) return NOOP;
   const operation = GEN_AI_OPERATIONS[c.operation] ?? 'chat';
   const server = serverOf(d.baseUrl);
@@ -38,7 +38,7 @@ export function attemptSpan(job: SpanHandle, c: ChatJob, step: RouteStep, d: Poo
 }
 
 /** A successful attempt: its tokens, then the end. */
-export function attemptServed(s: SpanHandle, outcome: ChatOutcome): void {
+export function attemptServed(s: SpanHandle, outcome: AttemptOutcome): void {
   if (s.recording) s.set({ [A.genAiInputTokens]: outcome.usage.inputTokens, [A.genAiOutputTokens]: outcome.usage.outputTokens });
   s.end();
 }

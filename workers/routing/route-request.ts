@@ -1,5 +1,4 @@
-import type { ChatJob, PoolDeployment, RouteStep } from '../../shared/queues/payloads';
-import type { ChatOutcome } from '../providers/openai/chatComplete';
+import type { JobEnvelope, PoolDeployment, PoolRouted, RouteStep, UpstreamTarget } from '../../shared/queues/payloads';
 import type { Emit } from '../providers/types';
 import { errors } from '../../shared/errors/codes';
 import { config } from '../../shared/config/env';
@@ -14,39 +13,47 @@ import { deploymentAttempts, deploymentCooldownUntil, deploymentFailures, deploy
 import { merged } from '../../shared/merged';
 import type { CancelSignal } from '../../shared/cancel-source';
 
-/** One upstream attempt on a deployment; `emit` streams to the client. */
-export type AttemptCall = (d: PoolDeployment, emit: Emit) => Promise<ChatOutcome>;
+/** What an attempt answers: at least the tokens it used (a deployment's tpm minute is corrected from them). */
+export interface AttemptOutcome {
+  usage: { inputTokens: number; outputTokens: number };
+}
 
-export interface Routed {
-  outcome: ChatOutcome;
+/** One upstream attempt on a deployment; `emit` streams to the client. */
+export type AttemptCall<O extends AttemptOutcome> = (d: PoolDeployment, emit: Emit) => Promise<O>;
+
+/** What routing reads of a job (a chat, embeddings or rerank job). */
+export type RoutableJob = JobEnvelope & PoolRouted & { operation: string; target: UpstreamTarget };
+
+export interface Routed<O extends AttemptOutcome> {
+  outcome: O;
   meta: RouteMeta;
   /** The usage event's `deployment`: the name, prefixed with the model when a fallback served. */
   deployment: string;
 }
 
 /** The pool of one a job without a route stands for (jobs enqueued before pools existed). */
-function routeOf(job: ChatJob): RouteStep[] {
+function routeOf(job: RoutableJob): RouteStep[] {
   if (job.route?.length) return job.route;
   return [{ poolId: job.target.providerId, model: job.publicModel, fallback: false, deployments: [merged(job.target, { name: 'default', weight: 1, priority: 0, rpm: null, tpm: null, maxConcurrency: null })] }];
 }
 
 /**
- * Serves a chat job from its pool, then its fallbacks: each attempt takes a deployment in Redis
+ * Serves a job from its pool, then (chat) its fallbacks: each attempt takes a deployment in Redis
  * (healthy, under its limits, by weight and load), and a retryable failure before any byte reached
  * the client moves on to another deployment, or, in a pool of one, to the same one after a backoff,
  * within the attempt budget (POOL_MAX_ATTEMPTS) and the deadline. After the first streamed chunk
  * nothing is retried. The first chunk is preceded by the route metadata the pod turns into headers;
  * `onRoute` hears it at each attempt, so that a failure of any kind carries it (JobContext.route).
  */
-export async function routeRequest(
+export async function routeRequest<O extends AttemptOutcome>(
   state: PoolState,
-  job: ChatJob,
+  job: RoutableJob,
   signal: CancelSignal,
   emit: Emit,
-  call: AttemptCall,
+  call: AttemptCall<O>,
   trace: SpanHandle = NOOP,
   onRoute: (m: RouteMeta) => void = () => undefined,
-): Promise<Routed> {
+): Promise<Routed<O>> {
   const cfg = config();
   const steps = routeOf(job);
   const estimatedTokens = job.estimatedTokens ?? 0;
@@ -66,7 +73,7 @@ export async function routeRequest(
     let ownBackoff = 0;
     while (attempts < cfg.poolMaxAttempts && !late()) {
       if (signal.aborted) throw signal.reason;
-      const pick = state.pickLocal(step, estimatedTokens) ?? (await state.pick(step, job.requestId, estimatedTokens));
+      const pick = state.pickLocal(step, estimatedTokens) ?? (await state.pick(step, job.requestId, estimatedTokens, Math.random, attempts > 0));
       if (pick.kind === 'limited') {
         // Every deployment is at its limit: wait on the lane like any queued job, then the lane's 429.
         if (Date.now() + pick.waitMs >= stopAt) throw errors.concurrencyLimit(1);

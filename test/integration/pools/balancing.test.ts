@@ -72,6 +72,27 @@ describe('model pools: balancing and limits', () => {
     expect(counts.c / 1000).to.be.closeTo(0.7, 0.04);
   });
 
+  it("a deployment past its cooldown takes one probe: a first attempt may be it, a retry is given a healthy deployment instead (the probe only when none is)", async () => {
+    const quick = new PoolState(env().redis, { probeLeaseMs: 5000, inflightLeaseMs: 60_000, backoffBaseMs: 1, backoffMaxMs: 1 });
+    const step: RouteStep = { poolId: `p-${rndId()}`, model: 'm', fallback: false, deployments: [dep('broken', 1), dep('fine', 1)] };
+    const first = () => 0.1; // both draws name `broken` (the first half of the weights)
+    const failed = await quick.pick(step, 'r0', 0, first);
+    expect(failed).to.include({ kind: 'picked', index: 0 });
+    await quick.settle((failed as { lease: Parameters<PoolState['settle']>[0] }).lease, 'down', undefined); // cooling for 1 ms
+    await new Promise((r) => setTimeout(r, 20));
+    const retry = await quick.pick(step, 'r1', 0, first, true);
+    expect(retry, 'a retry goes to the healthy deployment').to.include({ kind: 'picked', index: 1, probe: false });
+    const probe = await quick.pick(step, 'r2', 0, first);
+    expect(probe, 'a first attempt may take the probe').to.include({ kind: 'picked', index: 0, probe: true });
+    const alone: RouteStep = { poolId: `p-${rndId()}`, model: 'm', fallback: false, deployments: [dep('broken', 1), dep('off', 1, 0, { maxConcurrency: 1 })] };
+    const held = await quick.pick(alone, 'h', 0, () => 0.9); // `off` at its limit
+    expect(held).to.include({ index: 1 });
+    const f2 = await quick.pick(alone, 'r3', 0, first);
+    await quick.settle((f2 as { lease: Parameters<PoolState['settle']>[0] }).lease, 'down', undefined);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(await quick.pick(alone, 'r4', 0, first, true), 'no healthy deployment: the retry takes the probe').to.include({ kind: 'picked', index: 0, probe: true });
+  });
+
   it('prefers the deployment with fewer requests in flight (two choices), per unit of weight', async () => {
     const poolId = `l-${rndId()}`;
     // five attempts stay in flight on `busy` (a limit, so that even alone it is counted in Redis)...

@@ -27,6 +27,19 @@ describe('model pools: health, retries and failover through the real app and wor
     o = await buildOrg(env().redis, { laneOverrides: { 'chat:interactive': 64 } });
   });
 
+  it('a retry is not spent on a probe while a healthy deployment remains: bursts against two broken deployments (refused, 500) and one good one are all answered', async function () {
+    this.timeout(30_000);
+    for (let round = 0; round < 3; round++) {
+      const failing = simDeployment('failing');
+      env().sim.knobs.set(failing.upstream, { status: 500 });
+      const model = await poolModel([{ name: 'down', provider: await refusingProvider(), upstream: 'nothing' }, failing, simDeployment('up')]);
+      const replies = await Promise.all(Array.from({ length: 12 }, () => chat(o.key, model)));
+      expect(replies.map((r) => r.status), `round ${round}`).to.deep.equal(replies.map(() => 200));
+      for (const r of replies) expect(r.headers.get('x-service-deployment')).to.equal('up');
+    }
+    env().sim.knobs.reset();
+  });
+
   it('answers every request while one of two deployments refuses connections; one usage event each, naming the deployment that served', async () => {
     const down = { name: 'down', provider: await refusingProvider(), upstream: 'nothing' };
     const up = simDeployment('up');

@@ -42,7 +42,7 @@ export async function embed(call: UpstreamCall, req: EmbedRequest & { inputType?
   const res = await fetchUpstream(
     cohereApi.url(call.baseUrl, cohereApi.paths.embed),
     { method: 'POST', headers: cohereApi.headers(call.apiKey), body: JSON.stringify(body) },
-    { signal: call.signal, deadline: call.deadline },
+    { signal: call.signal, deadline: call.deadline, retries: call.retries },
   );
   let json: { embeddings?: Record<string, unknown>; meta?: { billed_units?: { input_tokens?: unknown } } };
   try {

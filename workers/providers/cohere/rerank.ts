@@ -28,7 +28,7 @@ export async function rerank(call: UpstreamCall, req: RerankCall, fallbackUnits:
   const res = await fetchUpstream(
     cohereApi.url(call.baseUrl, cohereApi.paths.rerank),
     { method: 'POST', headers: cohereApi.headers(call.apiKey), body: JSON.stringify(body) },
-    { signal: call.signal, deadline: call.deadline },
+    { signal: call.signal, deadline: call.deadline, retries: call.retries },
   );
   let json: { results?: Array<{ index?: unknown; relevance_score?: unknown }>; meta?: { billed_units?: { search_units?: unknown } } };
   try {

@@ -40,7 +40,7 @@ export async function embed(call: UpstreamCall, req: EmbedRequest, publicModel: 
   const res = await fetchUpstream(
     endpoint.url(call, openaiApi.paths.embeddings),
     { method: 'POST', headers: endpoint.headers(call), body: JSON.stringify(body) },
-    { signal: call.signal, deadline: call.deadline, errorHints: endpoint.errorHints },
+    { signal: call.signal, deadline: call.deadline, retries: call.retries, errorHints: endpoint.errorHints },
   );
   let json: { data?: Array<{ index?: number; embedding?: unknown }>; usage?: { prompt_tokens?: number } };
   try {

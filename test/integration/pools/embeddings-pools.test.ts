@@ -1,0 +1,106 @@
+import { expect } from 'chai';
+import OpenAI from 'openai';
+import { env, resetSim } from '../../helpers/harness';
+import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { call, keyHeader, type Reply } from '../../helpers/http';
+import { usageSettled } from '../../helpers/usage';
+import { hitsByUpstream, poolModel, refusingProvider, simDeployment } from '../../helpers/pool-models';
+import { Model, UsageEvent } from '../../../shared/db/models';
+import { bumpEpoch } from '../../../shared/cache/epoch';
+
+const embed = (key: string, model: string) => call('POST', '/v1/embeddings', { headers: keyHeader(key), json: { model, input: ['pool me'] } });
+const rerank = (key: string, model: string) => call('POST', '/v2/rerank', { headers: keyHeader(key), json: { model, query: 'bees', documents: ['honey bees', 'wasps'] } });
+
+async function usageOf(r: Reply): Promise<UsageEvent[]> {
+  await usageSettled();
+  return UsageEvent.findAll({ where: { requestId: r.headers.get('x-service-request-id')! } });
+}
+
+/** Embeddings and rerank models served by pools of deployments: balanced, failed over, one usage event naming the deployment. */
+describe('model pools: embeddings and rerank', () => {
+  let o: TestOrg;
+  beforeEach(resetSim);
+  afterEach(() => env().sim.knobs.reset());
+  before(async () => {
+    o = await buildOrg(env().redis, { laneOverrides: { 'embeddings:default': 64 } });
+  });
+  // the suite's models leave the catalog with it (model listings elsewhere count embeddings and rerank models)
+  const made: string[] = [];
+  const suiteModel = async (...args: Parameters<typeof poolModel>) => {
+    const id = await poolModel(...args);
+    made.push(id);
+    return id;
+  };
+  after(async () => {
+    await Model.destroy({ where: { publicId: made } });
+    await bumpEpoch(env().redis);
+  });
+
+  it('embeddings: every request answered while one of two deployments refuses connections and another answers 500; headers and one usage event name the deployment that served', async () => {
+    const down = { name: 'down', provider: await refusingProvider(), upstream: 'nothing' };
+    const failing = simDeployment('failing');
+    const up = simDeployment('up');
+    env().sim.knobs.set(failing.upstream, { status: 500 });
+    const model = await suiteModel([down, failing, up], { capabilities: { embeddings: true } });
+    const replies = await Promise.all(Array.from({ length: 12 }, () => embed(o.key, model)));
+    for (const r of replies) {
+      expect(r.status, r.text).to.equal(200);
+      expect(r.body.model).to.equal(model);
+      expect(r.body.data[0].embedding).to.be.an('array');
+      expect(r.headers.get('x-service-deployment')).to.equal('up');
+      expect(Number(r.headers.get('x-service-attempts'))).to.be.within(1, 3);
+    }
+    const events = await usageOf(replies[0]);
+    expect(events.map((e) => [e.modality, e.deployment])).to.deep.equal([['embeddings', 'up']]);
+    expect(events[0].inputTokens).to.be.above(0);
+    expect(hitsByUpstream().get(failing.upstream) ?? 0, 'cooled down after its failures: not every request tried it').to.be.below(12);
+
+    // the official SDK sees the same pool
+    const c = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    const { data, response } = await c.embeddings.create({ model, input: 'through the SDK' }).withResponse();
+    expect(data.data[0].embedding.length).to.be.above(0);
+    expect(response.headers.get('x-service-deployment')).to.equal('up');
+  });
+
+  it('embeddings: weights are honoured between two healthy deployments (3:1 over 200 requests)', async function () {
+    this.timeout(30_000);
+    const heavy = simDeployment('heavy', { weight: 3 });
+    const light = simDeployment('light', { weight: 1 });
+    const model = await suiteModel([heavy, light], { capabilities: { embeddings: true } });
+    for (let i = 0; i < 200; i += 20) await Promise.all(Array.from({ length: 20 }, () => embed(o.key, model)));
+    const hits = hitsByUpstream();
+    const share = (hits.get(heavy.upstream) ?? 0) / 200;
+    expect((hits.get(heavy.upstream) ?? 0) + (hits.get(light.upstream) ?? 0)).to.equal(200);
+    expect(share).to.be.within(0.65, 0.85);
+  });
+
+  it('rerank: a failing Cohere deployment is failed over; a deployment of a kind without rerank is left out of the pool', async () => {
+    const failing = simDeployment('rr-failing', { provider: 'simulator-cohere' });
+    const up = simDeployment('rr-up', { provider: 'simulator-cohere' });
+    const openaiKind = simDeployment('rr-openai');
+    env().sim.knobs.set(failing.upstream, { status: 503 });
+    const model = await suiteModel([failing, up, openaiKind], { capabilities: { rerank: true } });
+    const replies = await Promise.all(Array.from({ length: 8 }, () => rerank(o.key, model)));
+    for (const r of replies) {
+      expect(r.status, r.text).to.equal(200);
+      expect(r.body.results).to.have.length(2);
+      expect(r.headers.get('x-service-deployment')).to.equal('rr-up');
+    }
+    expect(hitsByUpstream().get(openaiKind.upstream) ?? 0, 'never sent to a kind that cannot rerank').to.equal(0);
+    const events = await usageOf(replies[0]);
+    expect(events.map((e) => [e.modality, e.deployment])).to.deep.equal([['rerank', 'rr-up']]);
+  });
+
+  it('a non-retryable upstream answer (400) is answered as it is, not retried, and nothing is billed', async () => {
+    const bad = simDeployment('bad');
+    const other = simDeployment('other');
+    env().sim.knobs.set(bad.upstream, { status: 400 });
+    env().sim.knobs.set(other.upstream, { status: 400 });
+    const model = await suiteModel([bad, other], { capabilities: { embeddings: true } });
+    const r = await embed(o.key, model);
+    expect(r.status).to.equal(400);
+    expect(Number(r.headers.get('x-service-attempts'))).to.equal(1);
+    expect(env().sim.log.entries.filter((e) => e.path === '/v1/embeddings')).to.have.length(1);
+    expect(await usageOf(r)).to.deep.equal([]);
+  });
+});
