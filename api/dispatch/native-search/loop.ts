@@ -132,6 +132,13 @@ export interface NativeLoopInput {
   onText?: (delta: string) => void;
   /** Jobs of the request made before the loop (a compaction pass: 1): the first turn's job id and rpm count follow them. */
   jobsBefore?: number;
+  /** A background response's run: its cancel, and (streamed) no client whose leaving stops it. */
+  signal?: AbortSignal;
+  detached?: boolean;
+  /** Before each later turn (a background run checks that it is still wanted: a cancel from another pod). */
+  beforeTurn?: () => Promise<void>;
+  /** Runs each turn's dispatch (a background run waits for a lane when its org's are full). */
+  admit?: <T>(dispatch: () => Promise<T>) => Promise<T>;
 }
 
 /**
@@ -147,9 +154,11 @@ export interface NativeLoopInput {
 export async function runNativeLoop(ctx: AppContext, req: Request, res: Response, input: NativeLoopInput): Promise<NativeTranscript> {
   const abort = new AbortController();
   const onClose = () => {
-    if (!res.writableFinished) abort.abort();
+    if (!res.writableFinished && !input.detached) abort.abort();
   };
   res.on('close', onClose);
+  const onCancel = () => abort.abort(input.signal!.reason);
+  input.signal?.addEventListener('abort', onCancel, { once: true });
   const t: NativeTranscript = {
     steps: [],
     usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, prompt_tokens_details: { cached_tokens: 0 } },
@@ -166,6 +175,7 @@ export async function runNativeLoop(ctx: AppContext, req: Request, res: Response
     const maxTurns = config().nativeMaxTurns;
     const before = input.jobsBefore ?? 0;
     for (let turn = 0; turn < maxTurns; turn++) {
+      if (turn > 0) await input.beforeTurn?.();
       const last = turn === maxTurns - 1;
       const body: CanonicalRequest = { ...input.canonical, messages: [...input.canonical.messages, ...t.added], stream: false };
       // A choice forcing a server tool applies to the first turn; later the model decides.
@@ -186,7 +196,8 @@ export async function runNativeLoop(ctx: AppContext, req: Request, res: Response
         }
       }
       const collector = input.onText ? new TurnCollector(input.onText) : undefined;
-      const result = await dispatchChat(ctx, req, res, {
+      const admit = input.admit ?? (<T>(dispatch: () => Promise<T>) => dispatch());
+      const result = await admit(() => dispatchChat(ctx, req, res, {
         resolved: input.resolved,
         operation: 'chat',
         body: collector ? { ...body, stream: true } : body,
@@ -197,7 +208,9 @@ export async function runNativeLoop(ctx: AppContext, req: Request, res: Response
         jobId: turn + before === 0 ? undefined : `${req.id}.t${turn + before}`,
         laterTurn: turn + before > 0,
         partOfRequest: true,
-      });
+        signal: input.signal,
+        detached: input.detached,
+      }));
       const c = collector ? collector.completion() : (result as CanonicalCompletion);
       const u = c.usage;
       t.usage.prompt_tokens += u?.prompt_tokens ?? 0;
@@ -242,6 +255,7 @@ export async function runNativeLoop(ctx: AppContext, req: Request, res: Response
     }
   } finally {
     res.off('close', onClose);
+    input.signal?.removeEventListener('abort', onCancel);
   }
   return t;
 }

@@ -22,6 +22,7 @@ import { BACKGROUND_LEASE_MS } from '../../../shared/responses/retention';
 import { BackgroundEventLog } from './background-stream';
 import { SseWriter } from '../../sse';
 import { ResponsesStreamTranslator } from '../../dialects/responses/stream';
+import type { ResponsesEventWriter } from '../../dialects/responses/event-writer';
 import type { ResponsesEvent } from '../../dialects/responses/event-writer';
 
 type Resolved = Awaited<ReturnType<typeof resolveChatModel>>;
@@ -71,10 +72,12 @@ function keepLeases(ctx: AppContext): void {
 }
 
 /** The request's refusals for `background: true`, before anything is stored or run. */
-export function checkBackground(body: ResponsesRequest, hostedSearch: boolean): void {
+export function checkBackground(body: ResponsesRequest): void {
   if (body.store === false) throw new ApiError(400, 'invalid_request', "Background mode requires 'store' to be true (the response is kept to be polled).", { param: 'background' });
-  if (hostedSearch) throw new ApiError(400, 'unsupported_parameter', "'background' is not supported with hosted web search on this gateway.", { param: 'background' });
 }
+
+/** The error a run ends with when it learns it was cancelled from another pod. */
+export const cancelledRun = () => new ApiError(499, 'cancelled', 'The background response was cancelled.');
 
 /** How long a background response waits for a lane slot (its org's lanes full), retrying every LANE_RETRY_MS. */
 const LANE_WAIT_MS = 10 * 60_000;
@@ -85,7 +88,7 @@ const LANE_RETRY_MS = 1000;
  * so its org's lanes being full (429 CONCURRENT_REQUEST_LIMIT_EXCEEDED, refused before anything was
  * sent) makes it wait, up to LANE_WAIT_MS, instead of failing it.
  */
-async function runWhenAdmitted<T>(attempt: () => Promise<T>, signal: AbortSignal, stillWanted: () => Promise<boolean>): Promise<T> {
+export async function runWhenAdmitted<T>(attempt: () => Promise<T>, signal: AbortSignal, stillWanted: () => Promise<boolean>): Promise<T> {
   const until = Date.now() + LANE_WAIT_MS;
   for (;;) {
     try {
@@ -95,7 +98,7 @@ async function runWhenAdmitted<T>(attempt: () => Promise<T>, signal: AbortSignal
       await new Promise((r) => setTimeout(r, LANE_RETRY_MS));
       if (signal.aborted) throw signal.reason;
       // cancelled (or deleted) from another pod while it waited: no job of it exists to cancel there
-      if (!(await stillWanted())) throw new ApiError(499, 'cancelled', 'The background response was cancelled.');
+      if (!(await stillWanted())) throw cancelledRun();
     }
   }
 }
@@ -113,6 +116,58 @@ async function settle(id: string, orgId: string, response: Record<string, unknow
   await StoredResponse.update(values, { where: { id, orgId, [Op.and]: [Sequelize.where(Sequelize.literal("response->>'status'"), { [Op.in]: RUNNING })] } });
 }
 
+/** What a background run gives its work: its cancel, whether a client's leaving stops it (never), a streamed run's events, and whether it is still wanted. */
+export interface BackgroundRun {
+  signal: AbortSignal;
+  detached: boolean;
+  /** A streamed run's events: kept for followers, and sent to the request's client while it is there. */
+  emit: (evs: ResponsesEvent[]) => void;
+  /** Still queued or in progress (not cancelled from another pod, not deleted). */
+  wanted: () => Promise<boolean>;
+}
+
+/** What a background response runs: the answer (a chat request's, or the hosted search loop's, native.ts), streamed through `writer` when asked. */
+export interface BackgroundWork {
+  /** The stream's writer (a streamed run only): its queued and failed events are the run's. */
+  writer?: ResponsesEventWriter;
+  /** Runs the answer; returns the final Response, the conversation a follow-up continues, and a streamed run's closing events. */
+  answer(run: BackgroundRun): Promise<{ response: Record<string, unknown>; conversation: CanonicalMessage[]; closing?: ResponsesEvent[] }>;
+}
+
+/**
+ * A chat request's background work: server-side compaction and truncation (`prepare`, router.ts),
+ * then the answer, each waiting for a lane (runWhenAdmitted).
+ */
+export function chatWork(ctx: AppContext, req: Request, res: Response, resolved: Resolved, canonical: Record<string, unknown>, asked: CanonicalMessage[], frame: ResponseFrame, stream: boolean, prepare: Prepare): BackgroundWork {
+  const t = stream ? new ResponsesStreamTranslator(frame) : undefined;
+  return {
+    writer: t,
+    answer: async ({ signal, detached, emit, wanted }) => {
+      // server-side compaction and truncation, in the run: its summary pass waits for a lane as the answer does
+      const compacted = await runWhenAdmitted(() => prepare({ signal, detached }), signal, wanted);
+      // what the answer continues, and a follow-up after it: the conversation, or what replaced it when it was compacted
+      const continued = compacted ? compacted.context : asked;
+      if (t && compacted) emit(t.before(compacted.item as OutputItem, compacted.usage));
+      const job = { resolved, operation: 'chat' as const, body: canonical, stream, includeUsage: true, passthrough: false, signal, detached, onChunk: t ? (d: string) => emit(t.push(JSON.parse(d) as CanonicalChunk)) : undefined };
+      const dispatch = () => dispatchChat(ctx, req, res, compacted ? merged(job, afterCompaction(req)) : job);
+      const result = await runWhenAdmitted(dispatch, signal, wanted);
+      // after a compaction both passes are parts of the request (no job carries its row): the run writes it
+      if (compacted) {
+        addUsageToRow(res, t ? t.answerUsage : (result as CanonicalCompletion).usage);
+        logSucceededRun(ctx, req, res);
+      }
+      if (t) {
+        const closing = t.end();
+        return { response: t.final!.response, conversation: [...continued, t.final!.assistant], closing };
+      }
+      const answer = result as CanonicalCompletion;
+      const { response, assistant } = canonicalToResponse(compacted ? Object.assign({}, answer, { usage: addUsage(compacted.usage, answer.usage) }) : answer, frame);
+      if (compacted) (response.output as unknown[]).unshift(compacted.item);
+      return { response, conversation: [...continued, assistant] };
+    },
+  };
+}
+
 /**
  * `POST /v1/responses` with `background: true` (OpenAI's background mode): the Response is stored
  * `queued`, and the request then runs on this pod as a synchronous one would (its lane, limits, usage
@@ -121,16 +176,15 @@ async function settle(id: string, orgId: string, response: Record<string, unknow
  * .../cancel ends it `cancelled` from any pod. Without `stream` the queued Response is answered at
  * once and the run starts when that answer is out; with `stream` the answer is the run's events
  * (response.created and response.queued first), kept for `GET ?stream=true` (background-stream.ts),
- * and the client leaving stops nothing.
+ * and the client leaving stops nothing. `work` is what runs (chatWork, or native.ts's hosted search loop).
  */
-export async function startBackground(ctx: AppContext, req: Request, res: Response, body: ResponsesRequest, resolved: Resolved, history: CanonicalMessage[], canonical: Record<string, unknown>, turn: CanonicalMessage[], frame: ResponseFrame, prepare: Prepare): Promise<void> {
+export async function startBackground(ctx: AppContext, req: Request, res: Response, body: ResponsesRequest, resolved: Resolved, asked: CanonicalMessage[], frame: ResponseFrame, work: BackgroundWork): Promise<void> {
   const queued = responseObject(frame, [], 'in_progress', null);
   queued.status = 'queued';
-  const asked = [...history, ...turn];
   const orgId = req.auth!.orgId;
   const lane = laneFor(req.auth!.org, resolved.background);
   const stream = body.stream === true;
-  const t = stream ? new ResponsesStreamTranslator(frame) : undefined;
+  const t = work.writer;
   const events = t ? new BackgroundEventLog(ctx.redis, frame.id) : undefined;
   const lease = `${chatQueue(lane)} ${req.id}`;
   await ctx.redis.set(keys.backgroundJob(frame.id), lease, 'PX', BACKGROUND_LEASE_MS);
@@ -159,30 +213,10 @@ export async function startBackground(ctx: AppContext, req: Request, res: Respon
     try {
       await settle(frame.id, orgId, Object.assign({}, queued, { status: 'in_progress' }));
       const wanted = () => stillRunning(frame.id, orgId);
-      // server-side compaction and truncation (router.ts), in the run: its summary pass waits for a lane as the answer does
-      const compacted = await runWhenAdmitted(() => prepare({ signal: abort.signal, detached: stream }), abort.signal, wanted);
-      // what the answer continues, and a follow-up after it: the conversation, or what replaced it when it was compacted
-      const continued = compacted ? compacted.context : asked;
-      if (t && compacted) emit(t.before(compacted.item as OutputItem, compacted.usage));
-      const job = { resolved, operation: 'chat' as const, body: canonical, stream, includeUsage: true, passthrough: false, signal: abort.signal, detached: stream, onChunk: t ? (d: string) => emit(t.push(JSON.parse(d) as CanonicalChunk)) : undefined };
-      const dispatch = () => dispatchChat(ctx, req, res, compacted ? merged(job, afterCompaction(req)) : job);
-      const result = await runWhenAdmitted(dispatch, abort.signal, wanted);
-      if (t) {
-        const closing = t.end();
-        if (compacted) addUsageToRow(res, t.answerUsage);
-        await settle(frame.id, orgId, t.final!.response, [...continued, t.final!.assistant]);
-        await recordInConversation(req, body, t.final!.response);
-        emit(closing);
-      } else {
-        const answer = result as CanonicalCompletion;
-        if (compacted) addUsageToRow(res, answer.usage);
-        const { response, assistant } = canonicalToResponse(compacted ? Object.assign({}, answer, { usage: addUsage(compacted.usage, answer.usage) }) : answer, frame);
-        if (compacted) (response.output as unknown[]).unshift(compacted.item);
-        await settle(frame.id, orgId, response, [...continued, assistant]);
-        await recordInConversation(req, body, response);
-      }
-      // both passes are parts of the request (no job carries its row): the run writes it
-      if (compacted) logSucceededRun(ctx, req, res);
+      const { response, conversation, closing } = await work.answer({ signal: abort.signal, detached: stream, emit, wanted });
+      await settle(frame.id, orgId, response, conversation);
+      await recordInConversation(req, body, response);
+      if (closing) emit(closing);
     } catch (err) {
       const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The background response failed.');
       logFailedCall(ctx, req, req.id, resolved.requestedId, { status: e.status, code: e.code });
@@ -227,7 +261,7 @@ export function cancelHandler(ctx: AppContext) {
     const cancelled = Object.assign({}, r, { status: 'cancelled', usage: null, completed_at: null });
     await settle(id, req.auth!.orgId, cancelled);
     const local = runningOn(ctx).get(id);
-    if (local) local.abort.abort(new ApiError(499, 'cancelled', 'The background response was cancelled.'));
+    if (local) local.abort.abort(cancelledRun());
     else {
       const job = await ctx.redis.get(keys.backgroundJob(id));
       const [queue, jobId] = job?.split(' ') ?? [];

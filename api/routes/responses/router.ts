@@ -20,7 +20,7 @@ import { endFailedStream } from './failed';
 import { merged } from '../../../shared/merged';
 import { countInLane } from '../../dispatch/count-lane';
 import { countCanonicalTokens } from '../../dialects/responses/count-tokens';
-import { cancelHandler, checkBackground, startBackground } from './background';
+import { cancelHandler, chatWork, checkBackground, startBackground } from './background';
 import { followBackground } from './background-stream';
 import { compactHandler, openCompactions } from './compact';
 import { truncateToFit } from './truncation';
@@ -36,7 +36,7 @@ function createHandler(ctx: AppContext) {
     const resolved = await resolveChatModel(ctx, req, body.model);
     const history = await historyFor(req, body);
     const native = responsesNativeTools(body);
-    if (body.background === true) checkBackground(body, !!native.set.search);
+    if (body.background === true) checkBackground(body);
     if (native.set.search) return answerNative(ctx, req, res, body, resolved, history, native.set, native.rest, compaction?.ask);
     const { canonical, turn } = responsesToCanonical(openCompactions(body, req.auth!.orgId), history);
     forModel(canonical, resolved.model.config);
@@ -47,7 +47,10 @@ function createHandler(ctx: AppContext) {
       return c;
     };
     const frame: ResponseFrame = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), publicModel: resolved.requestedId, req: body };
-    if (body.background === true) return startBackground(ctx, req, res, body, resolved, history, canonical, turn, frame, prepare);
+    if (body.background === true) {
+      const asked = [...history, ...turn];
+      return startBackground(ctx, req, res, body, resolved, asked, frame, chatWork(ctx, req, res, resolved, canonical, asked, frame, body.stream === true, prepare));
+    }
     const compacted = await prepare({});
     const store = body.store !== false;
     const stream = body.stream === true;

@@ -6,6 +6,10 @@ import { postSse } from '../../helpers/sse-events';
 import { call, keyHeader } from '../../helpers/http';
 import { startSearchUpstream, useSearchProvider, type SearchUpstream } from '../../helpers/search-upstream';
 import { SearchUsage } from '../../../shared/db/models';
+import { ended } from '../../helpers/responses-background';
+import { waitFor } from '../../helpers/wait';
+import { QueryTypes } from 'sequelize';
+import { db } from '../../../shared/db/sequelize';
 
 const ledger = (orgId: string) => SearchUsage.count({ where: { orgId } });
 
@@ -154,5 +158,47 @@ describe('native web search on /v1/responses', () => {
     expect(added).to.deep.equal(['compaction', 'web_search_call', 'message']);
     expect((last as OpenAI.Responses.ResponseCompletedEvent).response.output.map((i) => i.type)).to.deep.equal(['compaction', 'web_search_call', 'message']);
     env().sim.knobs.reset();
+  });
+
+  it('in the background: the search loop runs in the run (JSON polled and streamed), the stored response has the web_search_call and the cited message, searches and turns billed, one Activity row; a cancel stops it', async function () {
+    this.timeout(30_000);
+    const { data: queued, response: created } = await client.responses.create({ model: 'sim-chat', input: 'search for honey bees', tools: [{ type: 'web_search' }], background: true }).withResponse();
+    expect(queued.status).to.equal('queued');
+    const before = await ledger(o.org.id);
+    const r = await ended(client, queued.id);
+    expect(r.status).to.equal('completed');
+    expect(r.output.map((i) => i.type)).to.deep.equal(['web_search_call', 'message']);
+    expect(r.output_text).to.include('https://docs.example.org/honey-bees/1');
+    expect(await ledger(o.org.id), 'the search billed').to.equal(before + 1);
+    const rows = () => db().query<{ units: Record<string, number> | null; status: number; input_tokens: number }>('SELECT units, status, input_tokens FROM request_logs WHERE request_id = :id', { type: QueryTypes.SELECT, replacements: { id: created.headers.get('x-service-request-id') } });
+    expect(await waitFor(async () => (await rows()).length === 1, 10_000), 'one Activity row').to.equal(true);
+    const [row] = await rows();
+    expect([row.status, row.units?.web_search_requests, row.input_tokens > 0]).to.deep.equal([200, 1, true]);
+    const stream = await client.responses.create({ model: 'sim-chat', input: 'search for honey bees', tools: [{ type: 'web_search' }], background: true, stream: true });
+    const types: string[] = [];
+    let last: OpenAI.Responses.ResponseStreamEvent | undefined;
+    for await (const ev of stream) {
+      types.push(ev.type);
+      last = ev;
+    }
+    expect(types.slice(0, 2)).to.deep.equal(['response.created', 'response.queued']);
+    expect(types).to.include('response.web_search_call.completed');
+    expect(last!.type).to.equal('response.completed');
+    const done = (last as OpenAI.Responses.ResponseCompletedEvent).response;
+    expect((await client.responses.retrieve(done.id)).output.map((i) => i.type), 'the stored response').to.deep.equal(['web_search_call', 'message']);
+
+    // cancelled while its first turn is held upstream: it ends cancelled, and no later turn runs
+    env().sim.knobs.set('sim-chat-1', { hold: true });
+    const sentBefore = env().sim.log.entries.length;
+    const held = await client.responses.create({ model: 'sim-chat', input: 'search for honey bees', tools: [{ type: 'web_search' }], background: true });
+    expect(await waitFor(() => env().sim.log.entries.length > sentBefore, 10_000), 'its first turn reached the upstream').to.equal(true);
+    const sent = env().sim.log.entries.length;
+    expect((await client.responses.cancel(held.id)).status).to.equal('cancelled');
+    expect(await waitFor(() => env().sim.log.entries.at(-1)!.aborted === true, 10_000), 'its upstream request was aborted').to.equal(true);
+    env().sim.knobs.reset();
+    env().sim.knobs.release();
+    expect((await ended(client, held.id)).status).to.equal('cancelled');
+    await new Promise((x) => setTimeout(x, 300));
+    expect(env().sim.log.entries.length, 'no later turn').to.equal(sent);
   });
 });
