@@ -71,3 +71,6 @@ export async function compactInPlace(
   canonical.messages = [...canonical.messages.slice(0, lead), ...context];
   return { summary, usage, context };
 }
+
+/** The answer's job after a compaction pass: the request's second job, not another request for rpm, its tokens on the request's row (addToRow). */
+export const afterCompaction = (req: Request) => ({ jobId: `${req.id}.t1`, laterTurn: true, partOfRequest: true });

@@ -24,6 +24,7 @@ import { applyContextEdits, contextEditsOf } from '../../dialects/messages/conte
 import { compactEditOf } from '../../dialects/messages/compaction';
 import { compactionIfDue, pausedAnswer, withCompaction, type MessagesCompaction } from './compaction';
 import { addUsageToRow } from '../../middleware/request-log';
+import { afterCompaction } from '../../dispatch/summarise';
 import { streamThroughCache, throughCache, type StreamSend } from '../../dispatch/response-cache';
 
 function createHandler(ctx: AppContext) {
@@ -51,7 +52,7 @@ function createHandler(ctx: AppContext) {
     const compact = bypass ? undefined : compactEditOf(body);
     const compactContext = async () => (canonical ? compactionIfDue(ctx, req, res, resolved, canonical, compact) : undefined);
     // after a compaction pass the answer is the request's second job (its row carries both: addToRow)
-    const answerJob = (compacted: MessagesCompaction | undefined) => (compacted ? merged(common, { jobId: `${req.id}.t1`, laterTurn: true, partOfRequest: true }) : common);
+    const answerJob = (compacted: MessagesCompaction | undefined) => (compacted ? merged(common, afterCompaction(req)) : common);
     const common = {
       resolved,
       operation: bypass ? ('messages' as const) : ('chat' as const),

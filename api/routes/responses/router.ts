@@ -24,7 +24,8 @@ import { cancelHandler, chatWork, checkBackground, startBackground } from './bac
 import { followBackground } from './background-stream';
 import { compactHandler, openCompactions } from './compact';
 import { truncateToFit } from './truncation';
-import { afterCompaction, compactIfDue, compactionAsked, type Prepare } from './server-compaction';
+import { compactIfDue, compactionAsked, type Prepare } from './server-compaction';
+import { afterCompaction } from '../../dispatch/summarise';
 import { addUsageToRow } from '../../middleware/request-log';
 import type { OutputItem } from '../../dialects/responses/response';
 

@@ -81,6 +81,3 @@ export async function compactIfDue(
 
 /** What runs before a response's answer (server-side compaction, then truncation): its compaction, if one was made. */
 export type Prepare = (job: Pick<SummaryJob, 'signal' | 'detached'>) => Promise<ServerCompaction | undefined>;
-
-/** The answer's job after a compaction pass: the request's second job, not another request for rpm, its tokens on the request's row (addToRow). */
-export const afterCompaction = (req: Request) => ({ jobId: `${req.id}.t1`, laterTurn: true, partOfRequest: true });
