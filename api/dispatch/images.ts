@@ -5,6 +5,8 @@ import type { ResolvedModel } from '../../shared/catalog/catalog';
 import { laneFor, laneLimit } from '../../shared/lanes/policy';
 import { imageErrors } from '../../shared/images/errors';
 import { runJob } from './run-job';
+import { taskRoute } from './route';
+import { withRouteHeaders } from './chat';
 import { targetOf } from './target';
 import { resolveRequestedModel } from './chat';
 import { limitsFor } from './limits';
@@ -50,6 +52,8 @@ export async function dispatchImages(ctx: AppContext, req: Request, res: Respons
     data: {
       operation: d.operation,
       target: targetOf(m),
+      // the model's pool of deployments (route.ts): balanced, retried and failed over by the worker
+      route: taskRoute(m, d.operation === 'generate' ? 'image_generation' : 'image_edit'),
       params: d.params,
       sources: d.sources,
       priceKey,
@@ -57,5 +61,5 @@ export async function dispatchImages(ctx: AppContext, req: Request, res: Respons
       sendResponseFormat: (m.config.image_config as { send_response_format?: boolean } | undefined)?.send_response_format !== false,
     },
   });
-  return result as ImageJobResult;
+  return withRouteHeaders(res, result) as ImageJobResult;
 }

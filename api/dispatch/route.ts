@@ -115,18 +115,22 @@ function poolDeployment(m: CatalogModel, d: CatalogModel['deployments'][number])
   };
 }
 
-/** The provider kinds with an embeddings adapter, and with a rerank one (workers/pools/embeddings.worker.ts). */
-export const TASK_KINDS: Record<'embeddings' | 'rerank', ReadonlySet<string>> = {
+/** The tasks routed over a pool besides chat, and the provider kinds with an adapter for each (workers/pools/embeddings.worker.ts, images.worker.ts). */
+export type PoolTask = 'embeddings' | 'rerank' | 'image_generation' | 'image_edit';
+export const TASK_KINDS: Record<PoolTask, ReadonlySet<string>> = {
   embeddings: new Set(['openai', 'azure', 'gemini', 'cohere']),
   rerank: new Set(['cohere']),
+  image_generation: new Set(['openai', 'azure']),
+  image_edit: new Set(['openai']),
 };
 
 /**
- * The pool an embeddings or rerank job is served from: the model's deployments whose kind has the
- * task's adapter (all of them when none has: the worker's refusal is the answer). No fallbacks: another
- * model's vectors or relevance scores are not comparable with the ones a caller already holds.
+ * The pool an embeddings, rerank or image job is served from: the model's deployments whose kind has
+ * the task's adapter (all of them when none has: the worker's refusal is the answer). No fallbacks:
+ * another model's vectors or relevance scores are not comparable with the ones a caller already
+ * holds, and another image model is not the one the caller chose.
  */
-export function taskRoute(m: CatalogModel, task: 'embeddings' | 'rerank'): RouteStep[] {
+export function taskRoute(m: CatalogModel, task: PoolTask): RouteStep[] {
   const fit = m.deployments.filter((d) => TASK_KINDS[task].has(d.provider.kind));
   return [{ poolId: m.id, model: m.publicId, fallback: false, deployments: (fit.length ? fit : m.deployments).map((d) => poolDeployment(m, d)) }];
 }

@@ -106,7 +106,7 @@ export interface ChatJob extends JobEnvelope, PoolRouted {
 }
 
 /** An image generation or edit; the worker stores the images and answers with their ids. */
-export interface ImageJob extends JobEnvelope {
+export interface ImageJob extends JobEnvelope, PoolRouted {
   operation: 'generate' | 'edit';
   target: UpstreamTarget;
   /** Upstream fields: prompt, n, size, output_format, steps, guidance, negative_prompt, seed, ... */
@@ -122,6 +122,8 @@ export interface ImageJob extends JobEnvelope {
 
 /** What an image job returns: the stored images, in order (expiry in epoch seconds). */
 export interface ImageJobResult {
+  /** The pool's route (shared/queues/route-meta.ts ROUTE_RESULT_KEY), taken off by the pod into its headers. */
+  __route?: unknown;
   created: number;
   /** `revisedPrompt`: the upstream's `revised_prompt` for that image (dall-e-3), when it sent one. */
   images: Array<{ id: string; storageKey: string; expiresAt: number; revisedPrompt?: string }>;

@@ -16,12 +16,20 @@ import type { UpstreamImages } from '../providers/openai/images';
 import type { ImageJob, ImageJobResult } from '../../shared/queues/payloads';
 import type { Image, ImageFormat } from '../../shared/db/models/Image';
 import type { CancelSignal } from '../../shared/cancel-source';
+import type { UpstreamTarget } from '../../shared/queues/payloads';
+import { routeRequest } from '../routing/route-request';
+import { poolState } from '../routing/pool-state';
+import { ROUTE_RESULT_KEY } from '../../shared/queues/route-meta';
 
-async function callUpstream(job: ImageJob, signal: CancelSignal): Promise<UpstreamImages> {
-  const t = job.target;
+/** An image attempt uses no tokens a deployment's tpm minute counts (images are priced per image). */
+const NO_TOKENS = { inputTokens: 0, outputTokens: 0 };
+
+/** One upstream attempt of the job on deployment `t` (the pool's router picks it, workers/routing). */
+async function callUpstream(job: ImageJob, t: UpstreamTarget, signal: CancelSignal): Promise<UpstreamImages> {
   const generationOnly = t.kind === 'azure' && job.operation === 'generate'; // Azure: generations only (docs/providers/azure.md)
   if (t.kind !== 'openai' && !generationOnly) throw new ApiError(502, 'upstream_unsupported', `No images ${job.operation} adapter for upstream kind '${t.kind}'.`);
-  const call = { baseUrl: t.baseUrl, settings: t.settings, apiKey: await platformCredential(t.providerId), upstreamModel: t.upstreamModel, signal, deadline: job.deadline };
+  // the pool's router retries (workers/routing): a failure is seen, counted and cooled down there
+  const call = { baseUrl: t.baseUrl, settings: t.settings, apiKey: await platformCredential(t.providerId), upstreamModel: t.upstreamModel, signal, deadline: job.deadline, retries: 0 };
   if (job.operation === 'generate') return (t.kind === 'azure' ? azureCreateImage : createImage)(call, job.params, job.sendResponseFormat);
   const storage = imageStorage();
   const inputs = await Promise.all(
@@ -46,10 +54,13 @@ export function startImagesWorkers(rt: WorkerRuntime): Worker[] {
     ['images-interactive', cfg.imagesInteractiveConcurrency],
     ['images-background', cfg.imagesBackgroundConcurrency],
   ] as const;
+  const state = poolState(rt);
   return lanes.map(([queue, concurrency]) =>
     createWorker(rt, queue, concurrency, async (job, ctx): Promise<ImageJobResult> => {
       const d = job.data;
-      const produced = await callUpstream(d, ctx.signal);
+      // the model's pool: balanced, cooled down and retried on another deployment before any image came back
+      const routed = await routeRequest(state, d, ctx.signal, () => undefined, async (dep) => ({ produced: await callUpstream(d, dep, ctx.signal), usage: NO_TOKENS }), ctx.span, ctx.route);
+      const { produced } = routed.outcome;
       const saved: Image[] = [];
       try {
         for (const { bytes } of produced.images) {
@@ -73,8 +84,10 @@ export function startImagesWorkers(rt: WorkerRuntime): Worker[] {
       }
       ctx.usage('image', {
         units: { [d.priceKey]: saved.length, cost_micros: saved.length * d.unitPrice },
+        deployment: routed.deployment,
       });
       return {
+        [ROUTE_RESULT_KEY]: routed.meta,
         created: Math.floor(saved[0].createdAt.getTime() / 1000),
         images: saved.map((s, i) => ({ id: s.id, storageKey: s.storageKey, expiresAt: Math.floor(s.expiresAt.getTime() / 1000), revisedPrompt: produced.images[i].revisedPrompt })),
         size: `${saved[0].width}x${saved[0].height}`,

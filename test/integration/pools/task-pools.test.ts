@@ -5,7 +5,7 @@ import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader, type Reply } from '../../helpers/http';
 import { usageSettled } from '../../helpers/usage';
 import { hitsByUpstream, poolModel, refusingProvider, simDeployment } from '../../helpers/pool-models';
-import { Model, UsageEvent } from '../../../shared/db/models';
+import { Image, Model, UsageEvent } from '../../../shared/db/models';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 
 const embed = (key: string, model: string) => call('POST', '/v1/embeddings', { headers: keyHeader(key), json: { model, input: ['pool me'] } });
@@ -16,13 +16,13 @@ async function usageOf(r: Reply): Promise<UsageEvent[]> {
   return UsageEvent.findAll({ where: { requestId: r.headers.get('x-service-request-id')! } });
 }
 
-/** Embeddings and rerank models served by pools of deployments: balanced, failed over, one usage event naming the deployment. */
-describe('model pools: embeddings and rerank', () => {
+/** Embeddings, rerank and image models served by pools of deployments: balanced, failed over, one usage event naming the deployment. */
+describe('model pools: embeddings, rerank and images', () => {
   let o: TestOrg;
   beforeEach(resetSim);
   afterEach(() => env().sim.knobs.reset());
   before(async () => {
-    o = await buildOrg(env().redis, { laneOverrides: { 'embeddings:default': 64 } });
+    o = await buildOrg(env().redis, { laneOverrides: { 'embeddings:default': 64, 'images:interactive': 16 } });
   });
   // the suite's models leave the catalog with it (model listings elsewhere count embeddings and rerank models)
   const made: string[] = [];
@@ -102,5 +102,21 @@ describe('model pools: embeddings and rerank', () => {
     expect(Number(r.headers.get('x-service-attempts'))).to.equal(1);
     expect(env().sim.log.entries.filter((e) => e.path === '/v1/embeddings')).to.have.length(1);
     expect(await usageOf(r)).to.deep.equal([]);
+  });
+
+  it('images: a generation is failed over from a deployment answering 500 to a healthy one (the image stored once, one usage event naming it)', async () => {
+    const failing = simDeployment('img-failing');
+    const up = simDeployment('img-up');
+    env().sim.knobs.set(failing.upstream, { status: 500 });
+    const model = await suiteModel([failing, up], { capabilities: { image_generation: true } });
+    const replies = await Promise.all(Array.from({ length: 4 }, () => call('POST', '/v1/images/generations', { headers: keyHeader(o.key), json: { model, prompt: 'a pooled bee', size: '1024x1024' } })));
+    for (const r of replies) {
+      expect(r.status, r.text).to.equal(200);
+      expect(r.body.data).to.have.length(1);
+      expect(r.headers.get('x-service-deployment')).to.equal('img-up');
+    }
+    const events = await usageOf(replies[0]);
+    expect(events.map((e) => [e.modality, e.deployment])).to.deep.equal([['image', 'img-up']]);
+    expect(await Image.count({ where: { requestId: replies[0].headers.get('x-service-request-id')! } }), 'stored once').to.equal(1);
   });
 });
