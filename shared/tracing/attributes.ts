@@ -53,4 +53,7 @@ export const GEN_AI_OPERATIONS: Record<string, string> = {
   completions: 'text_completion',
   embed: 'embeddings',
   rerank: 'rerank',
+  // images: GenAI's operation for content other than chat or completions
+  generate: 'generate_content',
+  edit: 'generate_content',
 };
