@@ -52,7 +52,7 @@ export const GEN_AI_OPERATIONS: Record<string, string> = {
   responses: 'chat',
   completions: 'text_completion',
   embed: 'embeddings',
-  rerank: 'rerank',
+  rerank: 'retrieval', // GenAI's operations have no rerank: a rerank is a retrieval step
   // images: GenAI's operation for content other than chat or completions
   generate: 'generate_content',
   edit: 'generate_content',

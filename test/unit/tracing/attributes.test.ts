@@ -34,7 +34,9 @@ describe('tracing: attribute names and the trace id on the usage record', () => 
     expect(Object.values(PROVIDER_NAMES).sort()).to.deep.equal(
       [semconv.GEN_AI_PROVIDER_NAME_VALUE_OPENAI, semconv.GEN_AI_PROVIDER_NAME_VALUE_ANTHROPIC, semconv.GEN_AI_PROVIDER_NAME_VALUE_GCP_GEMINI, semconv.GEN_AI_PROVIDER_NAME_VALUE_AWS_BEDROCK, semconv.GEN_AI_PROVIDER_NAME_VALUE_AZURE_AI_OPENAI].sort(),
     );
-    expect(new Set(Object.values(GEN_AI_OPERATIONS))).to.deep.equal(new Set([semconv.GEN_AI_OPERATION_NAME_VALUE_CHAT, semconv.GEN_AI_OPERATION_NAME_VALUE_TEXT_COMPLETION]));
+    expect(new Set(Object.values(GEN_AI_OPERATIONS))).to.deep.equal(
+      new Set([semconv.GEN_AI_OPERATION_NAME_VALUE_CHAT, semconv.GEN_AI_OPERATION_NAME_VALUE_TEXT_COMPLETION, semconv.GEN_AI_OPERATION_NAME_VALUE_EMBEDDINGS, semconv.GEN_AI_OPERATION_NAME_VALUE_RETRIEVAL, semconv.GEN_AI_OPERATION_NAME_VALUE_GENERATE_CONTENT]),
+    );
   });
 
   it("the usage record gets the job's trace id from its propagated context even in a worker that does not trace", () => {
