@@ -51,13 +51,14 @@ async function attempt(d: EmbeddingsJob, t: UpstreamTarget, signal: CancelSignal
  * deployment before any answer), states the one usage event of the request naming the deployment that
  * served, and returns the body to answer with its route metadata (the pod's `x-service-deployment`).
  */
-async function run(state: PoolState, d: EmbeddingsJob, ctx: JobContext): Promise<Record<string, unknown>> {
+export async function serveEmbeddingsJob(state: PoolState, d: EmbeddingsJob, ctx: JobContext): Promise<Record<string, unknown>> {
   const routed = await routeRequest(state, d, ctx.signal, () => undefined, (dep) => attempt(d, dep, ctx.signal), ctx.span, ctx.route);
   const { response, usage, searchUnits } = routed.outcome;
   if (d.operation === 'embed') ctx.usage('embeddings', { inputTokens: usage.inputTokens, deployment: routed.deployment });
   // priced on the event (as images are): every cost reader adds `cost_micros`
   else ctx.usage('rerank', { units: { search_units: searchUnits!, cost_micros: searchUnits! * d.unitPrice }, deployment: routed.deployment });
-  response[ROUTE_RESULT_KEY] = routed.meta;
+  // the route for the pod's headers, only to a pod that sent one (an older pod would pass the key on in the body)
+  if (d.route) response[ROUTE_RESULT_KEY] = routed.meta;
   return response;
 }
 
@@ -69,5 +70,5 @@ async function run(state: PoolState, d: EmbeddingsJob, ctx: JobContext): Promise
 export function startEmbeddingsWorkers(rt: WorkerRuntime): Worker[] {
   // one worker per shard of the queue (QUEUE_SHARDS_EMBEDDINGS), the concurrency split over them
   const state = poolState(rt);
-  return createShardWorkers(rt, 'embeddings', config().embeddingsConcurrency, (job, ctx) => run(state, job.data, ctx));
+  return createShardWorkers(rt, 'embeddings', config().embeddingsConcurrency, (job, ctx) => serveEmbeddingsJob(state, job.data, ctx));
 }

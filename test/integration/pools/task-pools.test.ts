@@ -4,9 +4,18 @@ import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader, type Reply } from '../../helpers/http';
 import { usageSettled } from '../../helpers/usage';
-import { hitsByUpstream, poolModel, refusingProvider, simDeployment } from '../../helpers/pool-models';
+import { hitsByUpstream, poolModel, refusingProvider, rndId, simDeployment } from '../../helpers/pool-models';
 import { Image, Model, UsageEvent } from '../../../shared/db/models';
 import { bumpEpoch } from '../../../shared/cache/epoch';
+import { targetOf } from '../../../api/dispatch/target';
+import { taskRoute } from '../../../api/dispatch/route';
+import { serveEmbeddingsJob } from '../../../workers/pools/embeddings.worker';
+import { PoolState } from '../../../shared/routing/pool-state';
+import { ROUTE_RESULT_KEY } from '../../../shared/queues/route-meta';
+import { CancelSource } from '../../../shared/cancel-source';
+import { NOOP } from '../../../shared/tracing/trace';
+import type { EmbedJob } from '../../../shared/queues/payloads';
+import type { JobContext } from '../../../shared/queues/create-worker';
 
 const embed = (key: string, model: string) => call('POST', '/v1/embeddings', { headers: keyHeader(key), json: { model, input: ['pool me'] } });
 const rerank = (key: string, model: string) => call('POST', '/v2/rerank', { headers: keyHeader(key), json: { model, query: 'bees', documents: ['honey bees', 'wasps'] } });
@@ -118,5 +127,21 @@ describe('model pools: embeddings, rerank and images', () => {
     const events = await usageOf(replies[0]);
     expect(events.map((e) => [e.modality, e.deployment])).to.deep.equal([['image', 'img-up']]);
     expect(await Image.count({ where: { requestId: replies[0].headers.get('x-service-request-id')! } }), 'stored once').to.equal(1);
+  });
+
+  it("rolling deploys: a job from an older pod (no route) is served from its target and its answer carries no route key, which that pod would pass on in the body", async () => {
+    const model = await suiteModel([simDeployment('only')], { capabilities: { embeddings: true } });
+    const m = (await env().gw.ctx.catalog.get(model))!;
+    const job = { requestId: `req_${rndId()}`, replyTo: 'x', deadline: Date.now() + 10_000, orgId: o.org.id, projectId: null, apiKeyId: null, publicModel: model, lane: 'default', stream: false,
+      operation: 'embed' as const, target: targetOf(m), input: 'old pod', encodingFormat: 'float' as const, countedTokens: 2 } as unknown as EmbedJob;
+    const usage: string[] = [];
+    const ctx = { signal: new CancelSource(), emit: () => undefined, usage: (modality: string) => void usage.push(modality), span: NOOP, route: () => undefined } as unknown as JobContext;
+    const state = new PoolState(env().redis, { probeLeaseMs: 5000, inflightLeaseMs: 60_000, backoffBaseMs: 500, backoffMaxMs: 30_000 });
+    const old = await serveEmbeddingsJob(state, job, ctx);
+    expect(old).to.have.property('data');
+    expect(old, 'no route key for an older pod').to.not.have.property(ROUTE_RESULT_KEY);
+    const current = await serveEmbeddingsJob(state, Object.assign({}, job, { route: taskRoute(m, 'embeddings') }), ctx);
+    expect(current[ROUTE_RESULT_KEY]).to.deep.include({ deployment: 'only', attempts: 1 });
+    expect(usage).to.deep.equal(['embeddings', 'embeddings']);
   });
 });
