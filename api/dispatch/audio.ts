@@ -8,6 +8,8 @@ import { audioConfigOf, type AudioConfig } from '../../shared/audio/audio-config
 import { unsealTranscript, type Transcript } from '../../shared/audio/transcript';
 import { config } from '../../shared/config/env';
 import { runJob } from './run-job';
+import { taskRoute } from './route';
+import { withRouteHeaders } from './chat';
 import { checkModelAllowed } from '../../shared/limits/controls';
 import { audioLimits } from './limits';
 
@@ -60,9 +62,10 @@ export async function dispatchTranscription(
     },
     reserve: audioLimits(ctx, req, model, data.maxDurationSeconds),
     publicModel,
-    data,
+    // the model's pool of deployments (route.ts): balanced, retried and failed over by the worker
+    data: Object.assign({ route: taskRoute(model, 'transcription') }, data),
     timeoutMs: remaining,
     timeoutError: audioErrors.deadline,
   });
-  return unsealTranscript(result);
+  return unsealTranscript(withRouteHeaders(res, result));
 }

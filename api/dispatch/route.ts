@@ -115,9 +115,10 @@ function poolDeployment(m: CatalogModel, d: CatalogModel['deployments'][number])
   };
 }
 
-/** The tasks routed over a pool besides chat, and the provider kinds with an adapter for each (workers/pools/embeddings.worker.ts, images.worker.ts). */
-export type PoolTask = 'embeddings' | 'rerank' | 'image_generation' | 'image_edit';
+/** The tasks routed over a pool besides chat, and the provider kinds with an adapter for each (workers/pools/embeddings.worker.ts, images.worker.ts, audio.worker.ts). */
+export type PoolTask = 'embeddings' | 'rerank' | 'image_generation' | 'image_edit' | 'transcription';
 export const TASK_KINDS: Record<PoolTask, ReadonlySet<string>> = {
+  transcription: new Set(['openai', 'azure']),
   embeddings: new Set(['openai', 'azure', 'gemini', 'cohere']),
   rerank: new Set(['cohere']),
   image_generation: new Set(['openai', 'azure']),

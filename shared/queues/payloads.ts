@@ -172,7 +172,7 @@ export type EmbeddingsJob = EmbedJob | RerankJob;
  * shared by web and audio worker processes); the prompt travels sealed. The uploaded filename is
  * never sent: `fileExt` (e.g. `wav`) is the only hint the upstream gets about the format.
  */
-export interface AudioJob extends JobEnvelope {
+export interface AudioJob extends JobEnvelope, PoolRouted {
   target: UpstreamTarget;
   spoolId: string;
   fileExt: string;

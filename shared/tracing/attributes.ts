@@ -56,4 +56,5 @@ export const GEN_AI_OPERATIONS: Record<string, string> = {
   // images: GenAI's operation for content other than chat or completions
   generate: 'generate_content',
   edit: 'generate_content',
+  transcribe: 'generate_content',
 };

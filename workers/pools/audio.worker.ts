@@ -13,13 +13,21 @@ import { isSpeechFree, sealTranscript, speechFree, type Transcript } from '../..
 import type { AudioJob } from '../../shared/queues/payloads';
 import type { WorkerRuntime } from '../runtime';
 import type { CancelSignal } from '../../shared/cancel-source';
+import type { UpstreamTarget } from '../../shared/queues/payloads';
+import { routeRequest } from '../routing/route-request';
+import { poolState } from '../routing/pool-state';
+import { ROUTE_RESULT_KEY } from '../../shared/queues/route-meta';
 
-async function transcribe(job: AudioJob, signal: CancelSignal): Promise<Transcript> {
-  const t = job.target;
+/** A transcription attempt uses no tokens a deployment's tpm minute counts (audio is priced per second). */
+const NO_TOKENS = { inputTokens: 0, outputTokens: 0 };
+
+/** One upstream attempt of the job on deployment `t` (the pool's router picks it, workers/routing). */
+async function transcribe(job: AudioJob, t: UpstreamTarget, signal: CancelSignal): Promise<Transcript> {
   if (t.kind !== 'openai' && t.kind !== 'azure') throw audioErrors.backendUnavailable(`No transcription adapter for upstream kind '${t.kind}'.`);
   const apiKey = await platformCredential(t.providerId);
   return (t.kind === 'azure' ? azureTranscription : createTranscription)(
-    { baseUrl: t.baseUrl, settings: t.settings, apiKey, upstreamModel: t.upstreamModel, signal, deadline: job.deadline },
+    // the pool's router retries (workers/routing): a failure is seen, counted and cooled down there
+    { baseUrl: t.baseUrl, settings: t.settings, apiKey, upstreamModel: t.upstreamModel, signal, deadline: job.deadline, retries: 0 },
     {
       path: spoolPath(job.spoolId),
       uploadName: `audio${job.fileExt ? `.${job.fileExt}` : ''}`,
@@ -51,18 +59,22 @@ function startSweeper(maxAgeMs: number): void {
 export function startAudioWorkers(rt: WorkerRuntime): Worker[] {
   const cfg = config();
   startSweeper(cfg.audioDeadlineMs + 60_000);
+  const state = poolState(rt);
   return [
     createWorker(rt, 'audio', cfg.audioWorkerConcurrency, async (job, ctx) => {
       const d = job.data;
       const started = Date.now();
       try {
-        let t = await transcribe(d, ctx.signal);
+        // the model's pool: balanced, cooled down and retried on another deployment before any transcript came back
+        const routed = await routeRequest(state, Object.assign({ operation: 'transcribe' }, d), ctx.signal, () => undefined, async (dep) => ({ transcript: await transcribe(d, dep, ctx.signal), usage: NO_TOKENS }), ctx.span, ctx.route);
+        let t = routed.outcome.transcript;
         if (t.duration > d.maxDurationSeconds) throw audioErrors.tooLong(d.maxDurationSeconds);
         const durationMs = Math.round(t.duration * 1000);
         if (isSpeechFree(t)) t = speechFree(t);
-        else ctx.usage('audio', { units: { audio_duration_ms: durationMs } });
+        else ctx.usage('audio', { units: { audio_duration_ms: durationMs }, deployment: routed.deployment });
         logger.info({ requestId: d.requestId, model: d.publicModel, durationMs, metered: t.duration > 0, ms: Date.now() - started }, 'transcription done');
-        return sealTranscript(t);
+        // the route for the pod's headers beside the sealed transcript (a field an older pod does not read)
+        return Object.assign(sealTranscript(t), d.route ? { [ROUTE_RESULT_KEY]: routed.meta } : {});
       } catch (err) {
         if (err instanceof ApiError && err.code === 'deadline_exceeded') throw audioErrors.deadline();
         if (err instanceof ApiError || ctx.signal.aborted) throw err;

@@ -7,6 +7,9 @@ import { usageSettled } from '../../helpers/usage';
 import { hitsByUpstream, poolModel, refusingProvider, rndId, simDeployment } from '../../helpers/pool-models';
 import { Image, Model, UsageEvent } from '../../../shared/db/models';
 import { bumpEpoch } from '../../../shared/cache/epoch';
+import { upsertModel } from '../../../shared/catalog/catalog-ops';
+import { multipartBody, postAudio, transcriptionParts } from '../../helpers/multipart';
+import { makeWav, SPEECH_LIKE } from '../../helpers/wav';
 import { targetOf } from '../../../api/dispatch/target';
 import { taskRoute } from '../../../api/dispatch/route';
 import { serveEmbeddingsJob } from '../../../workers/pools/embeddings.worker';
@@ -143,5 +146,25 @@ describe('model pools: embeddings, rerank and images', () => {
     const current = await serveEmbeddingsJob(state, Object.assign({}, job, { route: taskRoute(m, 'embeddings') }), ctx);
     expect(current[ROUTE_RESULT_KEY]).to.deep.include({ deployment: 'only', attempts: 1 });
     expect(usage).to.deep.equal(['embeddings', 'embeddings']);
+  });
+
+  it('transcription: a deployment answering 500 is failed over to a healthy one; the header and the usage event name it, the transcript comes back', async () => {
+    const failing = simDeployment('stt-failing');
+    const up = simDeployment('stt-up');
+    env().sim.knobs.set(failing.upstream, { status: 500 });
+    const id = `pool-${rndId()}`;
+    await upsertModel({ id, deployments: [failing, up], capabilities: { transcription: true }, config: { audio_config: { max_duration_seconds: 3600, supports_word_timestamps: true } }, prices: { audio_second: 100 } });
+    await bumpEpoch(env().redis);
+    made.push(id);
+    const replies = [];
+    for (let i = 0; i < 3; i++) replies.push(await postAudio('/v1/audio/transcriptions', keyHeader(o.key), multipartBody(transcriptionParts(makeWav(SPEECH_LIKE), [], id))));
+    for (const r of replies) {
+      expect(r.status, r.text).to.equal(200);
+      expect(r.body.text).to.be.a('string').and.not.equal('');
+      expect(r.headers.get('x-service-deployment')).to.equal('stt-up');
+    }
+    await usageSettled();
+    const events = await UsageEvent.findAll({ where: { requestId: replies[0].requestId } });
+    expect(events.map((e) => [e.modality, e.deployment])).to.deep.equal([['audio', 'stt-up']]);
   });
 });

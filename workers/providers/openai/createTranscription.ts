@@ -1,7 +1,7 @@
 import { FormData } from 'undici';
 import fs from 'fs';
 import { openaiApi, openaiEndpoint, type OpenAiEndpoint } from './api';
-import { fetchUpstream, UpstreamRefusal } from '../http';
+import { failureInfo, fetchUpstream, noted, UpstreamRefusal } from '../http';
 import type { UpstreamCall } from '../types';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { audioErrors } from '../../../shared/audio/errors';
@@ -20,9 +20,18 @@ export interface TranscriptionInput {
   words: boolean;
 }
 
-/** Gateway errors from a failed upstream call; fixed messages, never the upstream's own words. */
+/**
+ * Gateway errors from a failed upstream call; fixed messages, never the upstream's own words. The
+ * call's failure (status, Retry-After) stays noted on the error, for the pool's router (workers/routing).
+ */
 function audioFailure(err: unknown, signal: CancelSignal): unknown {
   if (signal.aborted) return err;
+  const info = failureInfo(err);
+  const mapped = audioError(err);
+  return info && typeof mapped === 'object' && mapped !== null ? noted(mapped, info) : mapped;
+}
+
+function audioError(err: unknown): unknown {
   if (!(err instanceof ApiError)) return audioErrors.backendUnavailable();
   switch (err.code) {
     case 'upstream_rate_limited':
@@ -60,7 +69,7 @@ export async function createTranscription(call: UpstreamCall, input: Transcripti
     const res = await fetchUpstream(
       endpoint.url(call, openaiApi.paths.transcriptions),
       { method: 'POST', headers: endpoint.headers(call, true), body: form },
-      { signal: call.signal, deadline: call.deadline },
+      { signal: call.signal, deadline: call.deadline, retries: call.retries },
     );
     raw = await res.text();
   } catch (err) {
