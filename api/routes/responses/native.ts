@@ -30,7 +30,11 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
   const rails = nativeRails(ctx, req, set);
   const frame: ResponseFrame = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), publicModel: resolved.requestedId, req: body };
   const asking: Asking = { ctx, req, res, body, resolved, history, set, rest, rails, compaction };
-  if (body.background === true) return startBackground(ctx, req, res, body, resolved, history, frame, nativeWork(asking, frame));
+  if (body.background === true) {
+    // a compaction item that is not this org's is refused now, before anything is stored (the run unfolds the rest)
+    openCompactions(body, req.auth!.orgId);
+    return startBackground(ctx, req, res, body, resolved, history, frame, nativeWork(asking, frame));
+  }
   const abort = new AbortController();
   const onClose = () => !res.writableFinished && abort.abort();
   res.on('close', onClose);

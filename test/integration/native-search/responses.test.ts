@@ -5,7 +5,7 @@ import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { postSse } from '../../helpers/sse-events';
 import { call, keyHeader } from '../../helpers/http';
 import { startSearchUpstream, useSearchProvider, type SearchUpstream } from '../../helpers/search-upstream';
-import { SearchUsage } from '../../../shared/db/models';
+import { SearchUsage, StoredResponse } from '../../../shared/db/models';
 import { ended } from '../../helpers/responses-background';
 import { waitFor } from '../../helpers/wait';
 import { QueryTypes } from 'sequelize';
@@ -186,6 +186,12 @@ describe('native web search on /v1/responses', () => {
     expect(last!.type).to.equal('response.completed');
     const done = (last as OpenAI.Responses.ResponseCompletedEvent).response;
     expect((await client.responses.retrieve(done.id)).output.map((i) => i.type), 'the stored response').to.deep.equal(['web_search_call', 'message']);
+
+    // a compaction item this gateway did not seal for the org is refused before anything is stored
+    const stored = await StoredResponse.count({ where: { orgId: o.org.id } });
+    const forged = await call('POST', '/v1/responses', { headers: keyHeader(o.key), json: { model: 'sim-chat', background: true, tools: [{ type: 'web_search' }], input: [{ type: 'compaction', encrypted_content: 'not-sealed-here' }, { role: 'user', content: 'search for honey bees' }] } });
+    expect([forged.status, forged.body.error.param]).to.deep.equal([400, 'input[0]']);
+    expect(await StoredResponse.count({ where: { orgId: o.org.id } }), 'nothing stored').to.equal(stored);
 
     // cancelled while its first turn is held upstream: it ends cancelled, and no later turn runs
     env().sim.knobs.set('sim-chat-1', { hold: true });
