@@ -73,8 +73,20 @@ export function fromLastCompaction(messages: MessagesMessage[]): MessagesMessage
 /** The `compaction` block of an answer (BetaCompactionBlock): the summary; nothing encrypted, no signature. */
 export const compactionBlock = (summary: string) => ({ type: 'compaction' as const, content: summary, encrypted_content: null });
 
+/** A streamed compaction block: its start (no content yet) and its one delta, which carries the whole summary (BetaCompactionContentBlockDelta). */
+export const COMPACTION_START = { type: 'compaction', content: null, encrypted_content: null };
+export const compactionDelta = (summary: string) => ({ type: 'compaction_delta', content: summary, encrypted_content: null });
+
+/**
+ * `usage.iterations` of an answer that opened with a compaction: the summary pass, then the answer
+ * (none when it paused after the compaction, `paused`).
+ */
+export function compactionIterations(summary: CanonicalUsage | null | undefined, answer: CanonicalUsage | null | undefined, model: string, paused = false): Array<Record<string, unknown>> {
+  return [iterationUsage('compaction', summary, model), ...(paused ? [] : [iterationUsage('message', answer, model)])];
+}
+
 /** One entry of `usage.iterations` (BetaCompactionIterationUsage, BetaMessageIterationUsage). */
-export function iterationUsage(type: 'compaction' | 'message', u: CanonicalUsage | null | undefined, model: string): Record<string, unknown> {
+function iterationUsage(type: 'compaction' | 'message', u: CanonicalUsage | null | undefined, model: string): Record<string, unknown> {
   const m = messagesUsage(u);
   const entry: Record<string, unknown> = {
     type,

@@ -4,7 +4,7 @@ import type { MessagesEvent } from './stream';
 import { nativeUsage, stepBlocks } from './native';
 import { stopReason } from './response';
 import type { CanonicalUsage } from '../canonical';
-import { iterationUsage } from './compaction';
+import { COMPACTION_START, compactionDelta, compactionIterations } from './compaction';
 
 /**
  * Anthropic's event sequence for a native search answer, step by step as the loop runs:
@@ -55,7 +55,7 @@ export class NativeMessagesStream {
     const out: MessagesEvent[] = [];
     this.start(out);
     this.compacted = { usage };
-    this.block(out, { type: 'compaction', content: null, encrypted_content: null }, [{ type: 'compaction_delta', content: summary, encrypted_content: null }]);
+    this.block(out, COMPACTION_START, [compactionDelta(summary)]);
     return out;
   }
 
@@ -111,7 +111,7 @@ export class NativeMessagesStream {
         output_tokens: u.output_tokens,
         cache_read_input_tokens: u.cache_read_input_tokens,
         server_tool_use: u.server_tool_use,
-        ...(this.compacted ? { iterations: [iterationUsage('compaction', this.compacted.usage, this.publicModel), iterationUsage('message', t.usage, this.publicModel)] } : {}),
+        ...(this.compacted ? { iterations: compactionIterations(this.compacted.usage, t.usage, this.publicModel) } : {}),
       },
     });
     out.push({ type: 'message_stop' });

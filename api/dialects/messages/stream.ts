@@ -1,6 +1,6 @@
 import type { CanonicalChunk, CanonicalUsage, FinishReason } from '../canonical';
 import { matchedStop, messageId, messagesUsage, stopOf, toolUseId } from './response';
-import { iterationUsage } from './compaction';
+import { COMPACTION_START, compactionDelta, compactionIterations } from './compaction';
 
 /** One Anthropic stream event; `type` is also its SSE event name. */
 export type MessagesEvent = { type: string } & Record<string, unknown>;
@@ -105,8 +105,8 @@ export class MessagesStreamTranslator {
     const out: MessagesEvent[] = [];
     this.start(out);
     this.compacted = { usage };
-    this.openBlock(out, { kind: 'compaction' }, { type: 'compaction', content: null, encrypted_content: null });
-    out.push({ type: 'content_block_delta', index: this.index, delta: { type: 'compaction_delta', content: summary, encrypted_content: null } });
+    this.openBlock(out, { kind: 'compaction' }, COMPACTION_START);
+    out.push({ type: 'content_block_delta', index: this.index, delta: compactionDelta(summary) });
     this.close(out);
     return out;
   }
@@ -179,9 +179,7 @@ export class MessagesStreamTranslator {
     this.flushTools(out);
     this.close(out);
     const u = messagesUsage(this.usage);
-    const iterations = this.compacted
-      ? [iterationUsage('compaction', this.compacted.usage, this.publicModel), ...(paused ? [] : [iterationUsage('message', this.usage, this.publicModel)])]
-      : undefined;
+    const iterations = this.compacted ? compactionIterations(this.compacted.usage, this.usage, this.publicModel, paused) : undefined;
     out.push({
       type: 'message_delta',
       delta: paused ? { stop_reason: 'compaction', stop_sequence: null } : stopOf(this.finish, this.tools.length > 0, this.matched, this.refused),

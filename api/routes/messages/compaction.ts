@@ -5,7 +5,7 @@ import type { ResolvedModel } from '../../../shared/catalog/catalog';
 import { countCanonicalTokens } from '../../dialects/responses/count-tokens';
 import { compactInPlace } from '../../dispatch/summarise';
 import type { CompactEdit } from '../../dialects/messages/compaction';
-import { compactionBlock, iterationUsage } from '../../dialects/messages/compaction';
+import { compactionBlock, compactionIterations } from '../../dialects/messages/compaction';
 import { messageId, messagesUsage } from '../../dialects/messages/response';
 
 /** A compaction made inside a messages request: its summary and the summary pass's usage. */
@@ -31,7 +31,7 @@ export async function compactionIfDue(ctx: AppContext, req: Request, res: Respon
  */
 export function withCompaction(message: Record<string, unknown>, c: MessagesCompaction, answer: CanonicalUsage | undefined, publicModel: string): Record<string, unknown> {
   (message.content as unknown[]).unshift(compactionBlock(c.summary));
-  Object.assign(message.usage as object, { iterations: [iterationUsage('compaction', c.usage, publicModel), iterationUsage('message', answer, publicModel)] });
+  Object.assign(message.usage as object, { iterations: compactionIterations(c.usage, answer, publicModel) });
   return message;
 }
 
@@ -45,7 +45,7 @@ export function pausedAnswer(c: MessagesCompaction, publicModel: string, context
     content: [compactionBlock(c.summary)],
     stop_reason: 'compaction',
     stop_sequence: null,
-    usage: Object.assign(messagesUsage(undefined), { iterations: [iterationUsage('compaction', c.usage, publicModel)] }),
+    usage: Object.assign(messagesUsage(undefined), { iterations: compactionIterations(c.usage, undefined, publicModel, true) }),
     ...(contextManagement ? { context_management: contextManagement } : {}),
   };
 }
