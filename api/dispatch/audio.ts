@@ -8,8 +8,7 @@ import { audioConfigOf, type AudioConfig } from '../../shared/audio/audio-config
 import { unsealTranscript, type Transcript } from '../../shared/audio/transcript';
 import { config } from '../../shared/config/env';
 import { runJob } from './run-job';
-import { taskRoute } from './route';
-import { withRouteHeaders } from './chat';
+import { taskRoute, withRouteHeaders } from './route';
 import { checkModelAllowed } from '../../shared/limits/controls';
 import { audioLimits } from './limits';
 

@@ -13,8 +13,8 @@ import type { CatalogModel } from '../../shared/catalog/catalog';
 import { pricesOf } from '../../shared/limits/usage-cost';
 import { chatLimits } from './limits';
 import { targetOf } from './target';
-import { routeFor } from './route';
-import { ROUTE_CHUNK_PREFIX, ROUTE_RESULT_KEY, routeHeaders, type RouteMeta } from '../../shared/queues/route-meta';
+import { routeFor, withRouteHeaders } from './route';
+import { ROUTE_CHUNK_PREFIX, routeHeaders, type RouteMeta } from '../../shared/queues/route-meta';
 import type { ResolvedModel } from '../../shared/catalog/catalog';
 import { merged } from '../../shared/merged';
 
@@ -103,14 +103,4 @@ export async function dispatchChat(ctx: AppContext, req: Request, res: Response,
     data: { operation: d.operation, target, body: d.body, includeUsage: d.includeUsage, route, estimatedTokens, ...(d.anthropicBeta ? { anthropicBeta: d.anthropicBeta } : {}) },
   });
   return withRouteHeaders(res, result);
-}
-
-/** A JSON result's route metadata (ROUTE_RESULT_KEY, set by the worker's pool routing) taken off it and set as the response's headers. */
-export function withRouteHeaders(res: Response, result: unknown): unknown {
-  if (result && typeof result === 'object' && ROUTE_RESULT_KEY in result) {
-    const r = result as Record<string, unknown>;
-    if (!res.headersSent) res.set(routeHeaders(r[ROUTE_RESULT_KEY] as RouteMeta));
-    delete r[ROUTE_RESULT_KEY];
-  }
-  return result;
 }

@@ -6,8 +6,8 @@ import { laneLimit } from '../../shared/lanes/policy';
 import { errors } from '../../shared/errors/codes';
 import { ApiError } from '../../shared/errors/ApiError';
 import { runJob } from './run-job';
-import { batchPricing, withRouteHeaders } from './chat';
-import { taskRoute } from './route';
+import { batchPricing } from './chat';
+import { taskRoute, withRouteHeaders } from './route';
 import { limitsFor } from './limits';
 import { checkModelAllowed } from '../../shared/limits/controls';
 

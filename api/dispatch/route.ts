@@ -7,6 +7,8 @@ import { refuseUntranslatable as converseRefuses } from '../../workers/providers
 import { refuseUntranslatable as messagesRefuses } from '../../workers/providers/anthropic/to-messages';
 import { refuseFileUrls } from '../../workers/providers/openai/refuse';
 import { pickedLocally } from '../../shared/routing/pool-state';
+import type { Response } from 'express';
+import { ROUTE_RESULT_KEY, routeHeaders, type RouteMeta } from '../../shared/queues/route-meta';
 
 type Operation = ChatJob['operation'];
 
@@ -126,7 +128,7 @@ export const TASK_KINDS: Record<PoolTask, ReadonlySet<string>> = {
 };
 
 /**
- * The pool an embeddings, rerank or image job is served from: the model's deployments whose kind has
+ * The pool an embeddings, rerank, image or transcription job is served from: the model's deployments whose kind has
  * the task's adapter (all of them when none has: the worker's refusal is the answer). No fallbacks:
  * another model's vectors or relevance scores are not comparable with the ones a caller already
  * holds, and another image model is not the one the caller chose.
@@ -178,4 +180,14 @@ export async function routeFor(
 export async function allNativeMessages(ctx: AppContext, model: CatalogModel): Promise<boolean> {
   const models = [model, ...(await Promise.all(model.fallbacks.map((id) => ctx.catalog.get(id))))];
   return models.every((m) => !m || m.deployments.every((d) => d.provider.kind === 'anthropic'));
+}
+
+/** A JSON result's route metadata (ROUTE_RESULT_KEY, set by the worker's pool routing) taken off it and set as the response's headers. */
+export function withRouteHeaders(res: Response, result: unknown): unknown {
+  if (result && typeof result === 'object' && ROUTE_RESULT_KEY in result) {
+    const r = result as Record<string, unknown>;
+    if (!res.headersSent) res.set(routeHeaders(r[ROUTE_RESULT_KEY] as RouteMeta));
+    delete r[ROUTE_RESULT_KEY];
+  }
+  return result;
 }

@@ -14,12 +14,10 @@ import type { AudioJob } from '../../shared/queues/payloads';
 import type { WorkerRuntime } from '../runtime';
 import type { CancelSignal } from '../../shared/cancel-source';
 import type { UpstreamTarget } from '../../shared/queues/payloads';
-import { routeRequest } from '../routing/route-request';
+import { NO_TOKENS, routeTask } from '../routing/route-request';
 import { poolState } from '../routing/pool-state';
 import { ROUTE_RESULT_KEY } from '../../shared/queues/route-meta';
 
-/** A transcription attempt uses no tokens a deployment's tpm minute counts (audio is priced per second). */
-const NO_TOKENS = { inputTokens: 0, outputTokens: 0 };
 
 /** One upstream attempt of the job on deployment `t` (the pool's router picks it, workers/routing). */
 async function transcribe(job: AudioJob, t: UpstreamTarget, signal: CancelSignal): Promise<Transcript> {
@@ -66,7 +64,7 @@ export function startAudioWorkers(rt: WorkerRuntime): Worker[] {
       const started = Date.now();
       try {
         // the model's pool: balanced, cooled down and retried on another deployment before any transcript came back
-        const routed = await routeRequest(state, Object.assign({ operation: 'transcribe' }, d), ctx.signal, () => undefined, async (dep) => ({ transcript: await transcribe(d, dep, ctx.signal), usage: NO_TOKENS }), ctx.span, ctx.route);
+        const routed = await routeTask(state, Object.assign({ operation: 'transcribe' }, d), ctx, async (dep) => ({ transcript: await transcribe(d, dep, ctx.signal), usage: NO_TOKENS }));
         let t = routed.outcome.transcript;
         if (t.duration > d.maxDurationSeconds) throw audioErrors.tooLong(d.maxDurationSeconds);
         const durationMs = Math.round(t.duration * 1000);

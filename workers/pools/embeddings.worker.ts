@@ -11,7 +11,7 @@ import { ApiError } from '../../shared/errors/ApiError';
 import type { WorkerRuntime } from '../runtime';
 import type { JobContext } from '../../shared/queues/create-worker';
 import type { EmbeddingsJob, UpstreamTarget } from '../../shared/queues/payloads';
-import { routeRequest } from '../routing/route-request';
+import { NO_TOKENS, routeTask } from '../routing/route-request';
 import type { PoolState } from '../../shared/routing/pool-state';
 import { ROUTE_RESULT_KEY } from '../../shared/queues/route-meta';
 import { poolState } from '../routing/pool-state';
@@ -43,7 +43,7 @@ async function attempt(d: EmbeddingsJob, t: UpstreamTarget, signal: CancelSignal
   }
   if (t.kind !== 'cohere') throw unsupported('rerank', t.kind);
   const out = await rerank(call, { query: d.query, documents: d.documents, topN: d.topN, returnDocuments: d.returnDocuments }, d.searchUnits);
-  return { response: out.response, usage: { inputTokens: 0, outputTokens: 0 }, searchUnits: out.searchUnits };
+  return { response: out.response, usage: NO_TOKENS, searchUnits: out.searchUnits };
 }
 
 /**
@@ -52,7 +52,7 @@ async function attempt(d: EmbeddingsJob, t: UpstreamTarget, signal: CancelSignal
  * served, and returns the body to answer with its route metadata (the pod's `x-service-deployment`).
  */
 export async function serveEmbeddingsJob(state: PoolState, d: EmbeddingsJob, ctx: JobContext): Promise<Record<string, unknown>> {
-  const routed = await routeRequest(state, d, ctx.signal, () => undefined, (dep) => attempt(d, dep, ctx.signal), ctx.span, ctx.route);
+  const routed = await routeTask(state, d, ctx, (dep) => attempt(d, dep, ctx.signal));
   const { response, usage, searchUnits } = routed.outcome;
   if (d.operation === 'embed') ctx.usage('embeddings', { inputTokens: usage.inputTokens, deployment: routed.deployment });
   // priced on the event (as images are): every cost reader adds `cost_micros`

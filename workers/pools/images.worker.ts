@@ -17,12 +17,10 @@ import type { ImageJob, ImageJobResult } from '../../shared/queues/payloads';
 import type { Image, ImageFormat } from '../../shared/db/models/Image';
 import type { CancelSignal } from '../../shared/cancel-source';
 import type { UpstreamTarget } from '../../shared/queues/payloads';
-import { routeRequest } from '../routing/route-request';
+import { NO_TOKENS, routeTask } from '../routing/route-request';
 import { poolState } from '../routing/pool-state';
 import { ROUTE_RESULT_KEY } from '../../shared/queues/route-meta';
 
-/** An image attempt uses no tokens a deployment's tpm minute counts (images are priced per image). */
-const NO_TOKENS = { inputTokens: 0, outputTokens: 0 };
 
 /** One upstream attempt of the job on deployment `t` (the pool's router picks it, workers/routing). */
 async function callUpstream(job: ImageJob, t: UpstreamTarget, signal: CancelSignal): Promise<UpstreamImages> {
@@ -59,7 +57,7 @@ export function startImagesWorkers(rt: WorkerRuntime): Worker[] {
     createWorker(rt, queue, concurrency, async (job, ctx): Promise<ImageJobResult> => {
       const d = job.data;
       // the model's pool: balanced, cooled down and retried on another deployment before any image came back
-      const routed = await routeRequest(state, d, ctx.signal, () => undefined, async (dep) => ({ produced: await callUpstream(d, dep, ctx.signal), usage: NO_TOKENS }), ctx.span, ctx.route);
+      const routed = await routeTask(state, d, ctx, async (dep) => ({ produced: await callUpstream(d, dep, ctx.signal), usage: NO_TOKENS }));
       const { produced } = routed.outcome;
       const saved: Image[] = [];
       try {

@@ -12,11 +12,15 @@ import { attemptSpan, attemptServed } from './attempt-span';
 import { deploymentAttempts, deploymentCooldownUntil, deploymentFailures, deploymentLatency, modelLabelsOf, requestAttempts, seriesOf } from './metrics';
 import { merged } from '../../shared/merged';
 import type { CancelSignal } from '../../shared/cancel-source';
+import type { JobContext } from '../../shared/queues/create-worker';
 
 /** What an attempt answers: at least the tokens it used (a deployment's tpm minute is corrected from them). */
 export interface AttemptOutcome {
   usage: { inputTokens: number; outputTokens: number };
 }
+
+/** An attempt that uses no tokens a deployment's tpm minute counts (images, transcription and rerank are priced otherwise). */
+export const NO_TOKENS = { inputTokens: 0, outputTokens: 0 };
 
 /** One upstream attempt on a deployment; `emit` streams to the client. */
 export type AttemptCall<O extends AttemptOutcome> = (d: PoolDeployment, emit: Emit) => Promise<O>;
@@ -159,4 +163,9 @@ export async function routeRequest<O extends AttemptOutcome>(
   if (attempts > 0) requestAttempts.observe(modelLabelsOf(job.publicModel), attempts);
   if (!last && late()) throw errors.deadline();
   throw last ?? errors.upstreamUnavailable('Every deployment of this model is cooling down; retry later.', Math.max(1, Math.ceil(coolingMs / 1000)));
+}
+
+/** A job that streams nothing (embeddings, rerank, images, transcription) served from its pool: routeRequest with the job's context. */
+export function routeTask<O extends AttemptOutcome>(state: PoolState, job: RoutableJob, ctx: JobContext, call: (d: PoolDeployment) => Promise<O>): Promise<Routed<O>> {
+  return routeRequest(state, job, ctx.signal, () => undefined, call, ctx.span, ctx.route);
 }
