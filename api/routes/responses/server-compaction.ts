@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import type { AppContext } from '../../context';
 import { ApiError } from '../../../shared/errors/ApiError';
-import { type CanonicalMessage, type CanonicalRequest, type CanonicalUsage } from '../../dialects/canonical';
+import type { CanonicalMessage, CanonicalRequest, CanonicalUsage } from '../../dialects/canonical';
 import type { ResponsesRequest } from '../../dialects/responses/request';
 import { countCanonicalTokens } from '../../dialects/responses/count-tokens';
 import type { resolveChatModel } from '../../dispatch/chat';
