@@ -76,6 +76,14 @@ export async function unfoldSearchCalls(req: ResponsesRequest, rest: Tool[], set
     }
     input = out;
   }
+  return { request: withSearchFunctions({ ...req, input }, rest, set), reruns };
+}
+
+/**
+ * The request's tools as the translated path offers them: hosted search as the gateway's function
+ * tools, a `{type:'web_search…'}` choice (or an allowed_tools list naming it) naming the search function.
+ */
+export function withSearchFunctions(req: ResponsesRequest, rest: Tool[], set: NativeToolSet): ResponsesRequest {
   const fns = functionTools(set).map((f) => ({ type: 'function', name: f.function.name, description: f.function.description, parameters: f.function.parameters }));
   const choice = req.tool_choice;
   const search = { type: 'function', name: NATIVE_NAMES.search };
@@ -84,7 +92,7 @@ export async function unfoldSearchCalls(req: ResponsesRequest, rest: Tool[], set
   if (hosted(choice)) tool_choice = search;
   // an allowed_tools list naming the hosted search names the gateway's search function instead
   else if (typeof choice === 'object' && choice.type === 'allowed_tools' && Array.isArray(choice.tools)) tool_choice = { ...choice, tools: choice.tools.map((t) => (hosted(t) ? search : t)) };
-  return { request: { ...req, input, tools: [...rest, ...fns], tool_choice }, reruns };
+  return { ...req, tools: [...rest, ...fns], tool_choice };
 }
 
 /** A text step → a message item whose output_text carries url_citation annotations. */

@@ -9,7 +9,7 @@ import { SseWriter } from '../../sse';
 import { responsesToCanonical, type ResponsesRequest } from '../../dialects/responses/request';
 import { addUsage, forModel } from '../../dialects/canonical';
 import { newId, responseObject, type OutputItem, type ResponseFrame } from '../../dialects/responses/response';
-import { transcriptOutput, unfoldSearchCalls } from '../../dialects/responses/native';
+import { transcriptOutput, unfoldSearchCalls, withSearchFunctions } from '../../dialects/responses/native';
 import { NativeResponsesStream } from '../../dialects/responses/native-stream';
 import { storeResponse } from './store';
 import { recordInConversation } from './conversation';
@@ -30,19 +30,21 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
   const rails = nativeRails(ctx, req, set);
   const frame: ResponseFrame = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), publicModel: resolved.requestedId, req: body };
   const asking: Asking = { ctx, req, res, body, resolved, history, set, rest, rails, compaction };
-  if (body.background === true) {
-    // a compaction item that is not this org's is refused now, before anything is stored (the run unfolds the rest)
-    openCompactions(body, req.auth!.orgId);
-    return startBackground(ctx, req, res, body, resolved, history, frame, nativeWork(asking, frame));
-  }
   const abort = new AbortController();
   const onClose = () => !res.writableFinished && abort.abort();
   res.on('close', onClose);
-  let prepared: Prepared;
+  let unfolded: Unfolded;
+  let prepared: Prepared | undefined;
   try {
-    prepared = await prepareNative(asking, { signal: abort.signal });
+    // in the background too: an input it refuses is a 400 before anything is stored, and the queued response holds its turn
+    unfolded = await unfoldNative(asking, abort.signal);
+    if (body.background !== true) prepared = await prepareNative(asking, unfolded, { signal: abort.signal });
   } finally {
     res.off('close', onClose);
+  }
+  if (!prepared) {
+    if (abort.signal.aborted) throw new ClientGone(); // it left while its searches re-ran: it never learns the id
+    return startBackground(ctx, req, res, body, resolved, unfolded.conversation, frame, nativeWork(asking, unfolded, frame));
   }
   const { canonical, asked, compacted } = prepared;
   const store = body.store !== false;
@@ -89,27 +91,40 @@ interface Asking {
   compaction?: CompactionAsk;
 }
 
-/** The request ready for the loop: its canonical request, the conversation it continues (`asked`: compacted or not), and its compaction. */
-interface Prepared {
+/** The request as the loop runs it: its canonical request, and the conversation before the answer, as sent (history and this turn). */
+interface Unfolded {
   canonical: CanonicalRequest;
-  /** The conversation before the answer, as sent (history and this turn). */
   conversation: CanonicalMessage[];
+}
+
+/** The request ready for the loop: the conversation it continues (`asked`: compacted or not), and its compaction. */
+interface Prepared extends Unfolded {
   asked: CanonicalMessage[];
   compacted: ServerCompaction | undefined;
 }
 
 /**
- * The echoed search calls unfolded (a result without its encrypted content is searched again), the
- * canonical request, and server-side compaction before the loop (server-compaction.ts: its pass is the
- * request's first job).
+ * The input checked, then the echoed search calls unfolded (a result without its encrypted content is
+ * searched again, billed) and the canonical request made; before the response is made, in the
+ * background too. Compaction items are opened first (one not sealed for the org is 400 naming the
+ * client's item; the search calls a compaction stands for are not re-run), and the rest of the input
+ * is converted once without its search calls, so what the conversion refuses (an item type, role or
+ * part it does not take, the tool choice) is refused before any search is re-run.
  */
-async function prepareNative(a: Asking, job: { signal: AbortSignal; detached?: boolean }): Promise<Prepared> {
-  const unfolded = await unfoldSearchCalls(a.body, a.rest, a.set, a.rails, job.signal);
-  const { canonical, turn } = responsesToCanonical(openCompactions(unfolded.request, a.req.auth!.orgId), a.history);
+async function unfoldNative(a: Asking, signal: AbortSignal): Promise<Unfolded> {
+  const opened = openCompactions(a.body, a.rails.orgId);
+  const input = Array.isArray(opened.input) ? opened.input.filter((i) => i.type !== 'web_search_call') : opened.input;
+  responsesToCanonical(withSearchFunctions({ ...opened, input }, a.rest, a.set), a.history);
+  const unfolded = await unfoldSearchCalls(opened, a.rest, a.set, a.rails, signal);
+  const { canonical, turn } = responsesToCanonical(unfolded.request, a.history);
   forModel(canonical, a.resolved.model.config);
-  const compacted = a.compaction ? await compactIfDue(a.ctx, a.req, a.res, a.resolved, canonical, a.compaction, job) : undefined;
-  const conversation = [...a.history, ...turn];
-  return { canonical, conversation, asked: compacted ? compacted.context : conversation, compacted };
+  return { canonical, conversation: [...a.history, ...turn] };
+}
+
+/** Server-side compaction before the loop (server-compaction.ts: its pass is the request's first job). */
+async function prepareNative(a: Asking, u: Unfolded, job: { signal: AbortSignal; detached?: boolean }): Promise<Prepared> {
+  const compacted = a.compaction ? await compactIfDue(a.ctx, a.req, a.res, a.resolved, u.canonical, a.compaction, job) : undefined;
+  return { ...u, asked: compacted ? compacted.context : u.conversation, compacted };
 }
 
 /** The Response of a finished loop (JSON): the compaction item first when there was one, its pass in the usage. */
@@ -120,17 +135,18 @@ function nativeResponse(t: NativeTranscript, p: Prepared, frame: ResponseFrame, 
 }
 
 /**
- * A hosted search request in the background (background.ts): the loop runs in the background run, each
- * turn waiting for a lane as a background chat request does, stopped by a cancel (on this pod at once,
- * from another before its next turn); streamed, its events are the run's. Its turns are parts of the
- * request (no job carries its row): the run writes the one row.
+ * A hosted search request in the background (background.ts), its input already unfolded: compaction
+ * and the loop run in the background run, each turn waiting for a lane as a background chat request
+ * does, stopped by a cancel from any pod (its turn or search in flight aborted; background.ts); streamed,
+ * its events are the run's. Its turns are parts of the request (no job carries its row): the run writes
+ * the one row.
  */
-function nativeWork(a: Asking, frame: ResponseFrame): BackgroundWork {
+function nativeWork(a: Asking, u: Unfolded, frame: ResponseFrame): BackgroundWork {
   const w = a.body.stream === true ? new NativeResponsesStream(frame, a.rails.orgId) : undefined;
   return {
     writer: w,
     answer: async ({ signal, detached, emit, wanted }) => {
-      const p = await prepareNative(a, { signal, detached });
+      const p = await prepareNative(a, u, { signal, detached });
       if (w && p.compacted) emit(w.before(p.compacted.item as OutputItem, p.compacted.usage));
       const t = await runNativeLoop(a.ctx, a.req, a.res, {
         resolved: a.resolved,
