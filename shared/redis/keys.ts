@@ -43,6 +43,8 @@ export const keys = {
   mcpCancelChannel: () => `${p()}:{mcp}:cancel`,
   /** The chat job (`<queue> <job id>`) running a background response (api/routes/responses/background.ts), for its cancel from any pod. */
   backgroundJob: (responseId: string) => `${p()}:bg:{${responseId}}`,
+  /** Sharded channel of background responses' cancels (api/routes/responses/background-cancel.ts): every web pod that runs one subscribes. */
+  backgroundCancelChannel: () => `${p()}:{bg-cancel}:cancel`,
   /**
    * Set (no TTL) by the clock's first sweep of lapsed background leases: while it is missing, Redis's
    * data is new (a first start, or a restart that lost it) and the pods have not yet renewed their

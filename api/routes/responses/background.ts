@@ -21,6 +21,7 @@ import { findStored, storeResponse } from './store';
 import { recordInConversation } from './conversation';
 import { BACKGROUND_LEASE_MS } from '../../../shared/responses/retention';
 import { BackgroundEventLog } from './background-stream';
+import { listenForCancels, publishCancel } from './background-cancel';
 import { SseWriter } from '../../sse';
 import { ResponsesStreamTranslator } from '../../dialects/responses/stream';
 import type { ResponsesEventWriter } from '../../dialects/responses/event-writer';
@@ -37,7 +38,8 @@ interface Run {
 }
 /**
  * Each pod's background responses still running (by its context: one process may hold several pods,
- * as the tests do): a cancel made on the same pod aborts the request at once.
+ * as the tests do): a cancel made on the same pod, or published by another (background-cancel.ts),
+ * aborts the run at once.
  */
 const byPod = new WeakMap<AppContext, Map<string, Run>>();
 function runningOn(ctx: AppContext): Map<string, Run> {
@@ -191,10 +193,17 @@ export async function startBackground(ctx: AppContext, req: Request, res: Respon
   await ctx.redis.set(keys.backgroundJob(frame.id), lease, 'PX', BACKGROUND_LEASE_MS);
   const opening = t ? t.queued() : [];
   if (events) await events.open(opening);
-  await storeResponse(req, queued, asked, body);
+  // listening for cancels from other pods, and the run registered, before the response can be found to cancel
+  await listenForCancels(ctx, (id) => runningOn(ctx).get(id)?.abort.abort(cancelledRun()));
   const abort = new AbortController();
   const running = runningOn(ctx);
   running.set(frame.id, { abort, lease });
+  try {
+    await storeResponse(req, queued, asked, body);
+  } catch (err) {
+    running.delete(frame.id);
+    throw err;
+  }
   keepLeases(ctx);
   // The request's Activity row is the run's: its usage carries it when it completes (with its tokens),
   // else it is written with the failure (below); the pod writes none for the queued answer.
@@ -219,7 +228,9 @@ export async function startBackground(ctx: AppContext, req: Request, res: Respon
       await recordInConversation(req, body, response);
       if (closing) emit(closing);
     } catch (err) {
-      const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The background response failed.');
+      // aborted (a cancel, a shutdown): its reason, whatever the aborted step threw
+      const reason: unknown = abort.signal.aborted ? abort.signal.reason : err;
+      const e = reason instanceof ApiError ? reason : err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The background response failed.');
       logFailedCall(ctx, req, req.id, resolved.requestedId, { status: e.status, code: e.code });
       // a streamed run that was cancelled (its row no longer running) ends without a last event (the API has
       // none for it); any other failure ends with response.failed
@@ -264,6 +275,9 @@ export function cancelHandler(ctx: AppContext) {
     const local = runningOn(ctx).get(id);
     if (local) local.abort.abort(cancelledRun());
     else {
+      // the pod that runs it aborts its run (background-cancel.ts); the job named by its lease is
+      // cancelled too, for a pod of an earlier version that does not listen
+      await publishCancel(ctx, id);
       const job = await ctx.redis.get(keys.backgroundJob(id));
       const [queue, jobId] = job?.split(' ') ?? [];
       if (queue && jobId) await cancelJob(ctx.redis, ctx.queues, queue as ReturnType<typeof chatQueue>, jobId);
