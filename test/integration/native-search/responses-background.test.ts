@@ -42,7 +42,7 @@ describe('native web search on /v1/responses in the background', () => {
   });
   after(() => up.close());
 
-  it('an input the foreground refuses is refused the same (400) before anything is stored, queued, searched or billed', async function () {
+  it('an input the foreground refuses is refused the same (400) before anything is stored, queued, searched or billed; the searches a compaction stands for are not re-run', async function () {
     this.timeout(30_000);
     const bare = { type: 'web_search_call', id: 'ws_old1', status: 'completed', action: { type: 'search', query: 'old bees' } };
     const ask = { role: 'user', content: 'search for honey bees' };
@@ -65,6 +65,15 @@ describe('native web search on /v1/responses in the background', () => {
     expect(up.queries.length, 'no echoed search re-run').to.equal(queries);
     await usageSettled();
     expect([await UsageEvent.count({ where: { orgId: s.o.org.id } }), await SearchUsage.count({ where: { orgId: s.o.org.id } })], 'nothing billed').to.deep.equal([billed, searched]);
+
+    // the searches a compaction item stands for (before it) are not re-run
+    const compacted = await s.client.responses.compact({ model: 'sim-chat', input: 'something to compact' });
+    const compaction = compacted.output.find((i) => i.type === 'compaction')!;
+    for (const background of [false, true]) {
+      const r = await s.client.responses.create({ model: 'sim-chat', tools: SEARCH, background, input: [ask, bare, compaction, { role: 'user', content: 'thanks' }] as Input });
+      expect((await ended(s.client, r.id)).status, `background ${background}`).to.equal('completed');
+    }
+    expect(up.queries.length, 'nothing re-run').to.equal(queries);
   });
 
   it('the queued response holds its input as it runs (the echoed search unfolded): its conversation, input_items and a follow-up of it once cancelled', async function () {
