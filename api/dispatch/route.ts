@@ -117,10 +117,15 @@ function poolDeployment(m: CatalogModel, d: CatalogModel['deployments'][number])
   };
 }
 
-/** The tasks routed over a pool besides chat, and the provider kinds with an adapter for each (workers/pools/embeddings.worker.ts, images.worker.ts, audio.worker.ts). */
-export type PoolTask = 'embeddings' | 'rerank' | 'image_generation' | 'image_edit' | 'transcription';
+/**
+ * The tasks routed over a pool besides chat, and the provider kinds with an adapter for each
+ * (workers/pools/embeddings.worker.ts, images.worker.ts, audio.worker.ts, systemone.worker.ts).
+ */
+export type PoolTask = 'embeddings' | 'rerank' | 'image_generation' | 'image_edit' | 'transcription' | 'decision';
 export const TASK_KINDS: Record<PoolTask, ReadonlySet<string>> = {
   transcription: new Set(['openai', 'azure']),
+  // the decision call asks for strict structured output and log-probabilities: OpenAI-compatible upstreams only
+  decision: new Set(['openai']),
   embeddings: new Set(['openai', 'azure', 'gemini', 'cohere']),
   rerank: new Set(['cohere']),
   image_generation: new Set(['openai', 'azure']),
@@ -128,10 +133,10 @@ export const TASK_KINDS: Record<PoolTask, ReadonlySet<string>> = {
 };
 
 /**
- * The pool an embeddings, rerank, image or transcription job is served from: the model's deployments whose kind has
+ * The pool an embeddings, rerank, image, transcription or decision job is served from: the model's deployments whose kind has
  * the task's adapter (all of them when none has: the worker's refusal is the answer). No fallbacks:
  * another model's vectors or relevance scores are not comparable with the ones a caller already
- * holds, and another image model is not the one the caller chose.
+ * holds, and another image, speech or decision model is not the one the caller chose.
  */
 export function taskRoute(m: CatalogModel, task: PoolTask): RouteStep[] {
   const fit = m.deployments.filter((d) => TASK_KINDS[task].has(d.provider.kind));

@@ -18,9 +18,9 @@ export const audioErrors = {
     new ApiError(503, 'audio_at_capacity', 'The gateway is at its concurrent audio ceiling; retry shortly.', { retryAfter }),
   lanesExhausted: (retryAfter: number) =>
     new ApiError(429, 'audio_lanes_exhausted', 'This organization is at its concurrent audio allowance; back off and retry.', { retryAfter }),
-  backendRateLimited: (retryAfter: number) =>
-    new ApiError(429, 'audio_backend_rate_limited', 'The audio backend is shedding load; back off and retry.', { retryAfter }),
-  backendUnavailable: (message = 'The audio backend is unreachable or failed.') =>
-    new ApiError(502, 'audio_backend_unavailable', message, { retryAfter: 2 }),
+  backendRateLimited: (retryAfter: number, message = 'The audio backend is shedding load; back off and retry.') =>
+    new ApiError(429, 'audio_backend_rate_limited', message, { retryAfter }),
+  backendUnavailable: (message = 'The audio backend is unreachable or failed.', retryAfter = 2) =>
+    new ApiError(502, 'audio_backend_unavailable', message, { retryAfter }),
   deadline: () => new ApiError(504, 'audio_deadline_exceeded', 'The transcription did not finish before its deadline.'),
 };

@@ -167,13 +167,14 @@ function batchPriced(u: UsageRecord, b: NonNullable<JobIdentity['batch']>): Usag
  * Adds the usage event of a job to the outbox now (one XADD), for a processor whose usage must be
  * durable before something other than its result publish (systemone: right after the wallet charge).
  * Most processors instead hand their usage to `ctx.usage`, which adds it with the result publish.
+ * `attempts`: the upstream attempts a model pool's router made (the request log row's).
  */
-export async function recordJobUsage(redis: RedisClient, job: JobIdentity & Pick<JobEnvelope, 'log' | 'trace' | 'stream'>, modality: string, fields: UsageFields): Promise<void> {
+export async function recordJobUsage(redis: RedisClient, job: JobIdentity & Pick<JobEnvelope, 'log' | 'trace' | 'stream'>, modality: string, fields: UsageFields, attempts = 1): Promise<void> {
   const usage = jobUsage(job, modality, fields);
   const ctx = job.log;
   if (ctx) {
     // its request log row, with the times known here (the job's own are not: no queue or first-byte split)
-    usage.log = merged(ctx, { traceId: traceIdOf(job.trace) ?? ctx.traceId ?? null, status: 200, stream: job.stream, attempts: 1,
+    usage.log = merged(ctx, { traceId: traceIdOf(job.trace) ?? ctx.traceId ?? null, status: 200, stream: job.stream, attempts,
       laneMs: ctx.admittedAt === undefined ? null : ctx.admittedAt - ctx.receivedAt, totalMs: Date.now() - ctx.receivedAt });
   }
   await appendUsage(redis, usage);

@@ -83,7 +83,7 @@ export interface RouteStep {
   deployments: PoolDeployment[];
 }
 
-/** A job served from a model pool (workers/routing): chat, embeddings and rerank. */
+/** A job served from a model pool (workers/routing): chat, embeddings, rerank, images, transcription and decisions. */
 export interface PoolRouted {
   /** The pool (and, for chat, the fallbacks) to route over; `target` alone is a pool of one. */
   route?: RouteStep[];
@@ -191,7 +191,7 @@ export interface AudioJob extends JobEnvelope, PoolRouted {
  * A decision-model request (`POST /v1/systemone`): one upstream chat call, already built at the
  * edge (structured output requested), and what the worker needs to read the answers and bill them.
  */
-export interface SystemoneJob extends JobEnvelope {
+export interface SystemoneJob extends JobEnvelope, PoolRouted {
   target: UpstreamTarget;
   /** The upstream chat-completions body without `model`. */
   body: Record<string, unknown>;

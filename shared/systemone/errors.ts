@@ -7,8 +7,8 @@ export const systemoneErrors = {
     new ApiError(403, 'systemone_policy_disabled', 'Decision models are not enabled for this organization.'),
   gateBusy: (retryAfter: number) =>
     new ApiError(429, 'systemone_gate_busy', 'Too many decision requests in flight for this organization; retry shortly.', { retryAfter }),
-  backendBusy: (retryAfter: number) =>
-    new ApiError(429, 'systemone_backend_busy', 'The decision backend is rate limiting; retry later.', { retryAfter }),
+  backendBusy: (retryAfter: number, message = 'The decision backend is rate limiting; retry later.') =>
+    new ApiError(429, 'systemone_backend_busy', message, { retryAfter }),
   backendError: (message: string) => new ApiError(502, 'systemone_backend_error', message),
   deadline: () => new ApiError(504, 'systemone_deadline_exceeded', 'The decision request did not finish before its deadline.'),
   /** The catalog could not be read. */

@@ -10,12 +10,15 @@ import { PoolState } from '../../shared/routing/pool-state';
 export const rndId = () => crypto.randomBytes(4).toString('hex');
 
 /**
- * A chat model served by a pool of deployments (each upstream name its own simulator knobs), on a
+ * A model (chat unless `capabilities` say otherwise) served by a pool of deployments (each upstream name its own simulator knobs), on a
  * fresh public id; the pods see it at once (epoch bump).
  */
-export async function poolModel(deployments: DeploymentSpec[], extra: { fallbacks?: string[]; capabilities?: Record<string, boolean>; context_window?: number } = {}): Promise<string> {
+export async function poolModel(
+  deployments: DeploymentSpec[],
+  extra: { fallbacks?: string[]; capabilities?: Record<string, boolean>; context_window?: number; limits?: Record<string, number> } = {},
+): Promise<string> {
   const id = `pool-${rndId()}`;
-  await upsertModel({ id, deployments, capabilities: extra.capabilities ?? { chat: true, vision: true }, fallbacks: extra.fallbacks, context_window: extra.context_window, prices: { input_token: 1, output_token: 1 } });
+  await upsertModel({ id, deployments, capabilities: extra.capabilities ?? { chat: true, vision: true }, fallbacks: extra.fallbacks, context_window: extra.context_window, limits: extra.limits, prices: { input_token: 1, output_token: 1 } });
   await bumpEpoch(env().redis);
   return id;
 }

@@ -14,7 +14,7 @@ import type { AudioJob } from '../../shared/queues/payloads';
 import type { WorkerRuntime } from '../runtime';
 import type { CancelSignal } from '../../shared/cancel-source';
 import type { UpstreamTarget } from '../../shared/queues/payloads';
-import { NO_TOKENS, routeTask } from '../routing/route-request';
+import { NO_TOKENS, routeTask, type RouterRefusals } from '../routing/route-request';
 import { poolState } from '../routing/pool-state';
 import { ROUTE_RESULT_KEY } from '../../shared/queues/route-meta';
 
@@ -37,6 +37,16 @@ async function transcribe(job: AudioJob, t: UpstreamTarget, signal: CancelSignal
     },
   );
 }
+
+/**
+ * The pool router's own answers in the audio codes, as the single backend's are: every deployment
+ * cooling down after failures is an unavailable backend (502, Retry-After the cooldown left), every
+ * one at its rpm/tpm/concurrency limit a backend shedding load (429).
+ */
+const REFUSALS: RouterRefusals = {
+  cooling: (s) => audioErrors.backendUnavailable('Every deployment of this model is cooling down after failures; retry later.', s),
+  limited: (s) => audioErrors.backendRateLimited(s, 'Every deployment of this model is at its rate or concurrency limit; back off and retry.'),
+};
 
 let sweeper: NodeJS.Timeout | undefined;
 
@@ -64,7 +74,7 @@ export function startAudioWorkers(rt: WorkerRuntime): Worker[] {
       const started = Date.now();
       try {
         // the model's pool: balanced, cooled down and retried on another deployment before any transcript came back
-        const routed = await routeTask(state, Object.assign({ operation: 'transcribe' }, d), ctx, async (dep) => ({ transcript: await transcribe(d, dep, ctx.signal), usage: NO_TOKENS }));
+        const routed = await routeTask(state, Object.assign({ operation: 'transcribe' }, d), ctx, async (dep) => ({ transcript: await transcribe(d, dep, ctx.signal), usage: NO_TOKENS }), REFUSALS);
         let t = routed.outcome.transcript;
         if (t.duration > d.maxDurationSeconds) throw audioErrors.tooLong(d.maxDurationSeconds);
         const durationMs = Math.round(t.duration * 1000);

@@ -25,7 +25,7 @@ export const NO_TOKENS = { inputTokens: 0, outputTokens: 0 };
 /** One upstream attempt on a deployment; `emit` streams to the client. */
 export type AttemptCall<O extends AttemptOutcome> = (d: PoolDeployment, emit: Emit) => Promise<O>;
 
-/** What routing reads of a job (a chat, embeddings or rerank job). */
+/** What routing reads of a job (chat, embeddings, rerank, images, transcription, decisions). */
 export type RoutableJob = JobEnvelope & PoolRouted & { operation: string; target: UpstreamTarget };
 
 export interface Routed<O extends AttemptOutcome> {
@@ -34,6 +34,24 @@ export interface Routed<O extends AttemptOutcome> {
   /** The usage event's `deployment`: the name, prefixed with the model when a fallback served. */
   deployment: string;
 }
+
+/**
+ * The answers the router gives of its own when no deployment could be tried: every deployment cooling
+ * down with no failure of the request's own to answer, or every one at its limits up to the deadline.
+ * A task with an error family of its own (transcription, decisions) names them in it; chat, embeddings,
+ * rerank and images answer the generic ones.
+ */
+export interface RouterRefusals {
+  /** Every deployment cooling down (or being probed) for `retryAfter` seconds more. */
+  cooling(retryAfter: number): Error;
+  /** Every deployment at its rpm, tpm or concurrency limit until the request's deadline. */
+  limited(retryAfter: number): Error;
+}
+
+const GENERIC_REFUSALS: RouterRefusals = {
+  cooling: (s) => errors.upstreamUnavailable('Every deployment of this model is cooling down; retry later.', s),
+  limited: (s) => errors.concurrencyLimit(s),
+};
 
 /** The pool of one a job without a route stands for (jobs enqueued before pools existed). */
 function routeOf(job: RoutableJob): RouteStep[] {
@@ -57,6 +75,7 @@ export async function routeRequest<O extends AttemptOutcome>(
   call: AttemptCall<O>,
   trace: SpanHandle = NOOP,
   onRoute: (m: RouteMeta) => void = () => undefined,
+  refusals: RouterRefusals = GENERIC_REFUSALS,
 ): Promise<Routed<O>> {
   const cfg = config();
   const steps = routeOf(job);
@@ -80,14 +99,14 @@ export async function routeRequest<O extends AttemptOutcome>(
       const pick = state.pickLocal(step, estimatedTokens) ?? (await state.pick(step, job.requestId, estimatedTokens, Math.random, attempts > 0));
       if (pick.kind === 'limited') {
         // Every deployment is at its limit: wait on the lane like any queued job, then the lane's 429.
-        if (Date.now() + pick.waitMs >= stopAt) throw errors.concurrencyLimit(1);
+        if (Date.now() + pick.waitMs >= stopAt) throw refusals.limited(1);
         await sleep(pick.waitMs, signal);
         continue;
       }
       if (pick.kind === 'cooling') {
         // Every deployment is cooling (or being probed): the next fallback at once; else wait, as a pool
         // of one does, only while the waits add up to POOL_RETRY_WAIT_MAX_MS: a longer cooldown is
-        // answered at once (the last failure, or 503 with Retry-After), not held silently.
+        // answered at once (the last failure, or the cooling refusal with Retry-After), not held silently.
         coolingMs = pick.waitMs;
         coolWaited += pick.waitMs;
         if (hasNext || coolWaited > cfg.poolRetryWaitMaxMs || Date.now() + pick.waitMs >= stopAt) break;
@@ -162,10 +181,13 @@ export async function routeRequest<O extends AttemptOutcome>(
   }
   if (attempts > 0) requestAttempts.observe(modelLabelsOf(job.publicModel), attempts);
   if (!last && late()) throw errors.deadline();
-  throw last ?? errors.upstreamUnavailable('Every deployment of this model is cooling down; retry later.', Math.max(1, Math.ceil(coolingMs / 1000)));
+  throw last ?? refusals.cooling(Math.max(1, Math.ceil(coolingMs / 1000)));
 }
 
-/** A job that streams nothing (embeddings, rerank, images, transcription) served from its pool: routeRequest with the job's context. */
-export function routeTask<O extends AttemptOutcome>(state: PoolState, job: RoutableJob, ctx: JobContext, call: (d: PoolDeployment) => Promise<O>): Promise<Routed<O>> {
-  return routeRequest(state, job, ctx.signal, () => undefined, call, ctx.span, ctx.route);
+/**
+ * A job that streams nothing (embeddings, rerank, images, transcription, decisions) served from its
+ * pool: routeRequest with the job's context, and the task's own refusals when it has an error family.
+ */
+export function routeTask<O extends AttemptOutcome>(state: PoolState, job: RoutableJob, ctx: JobContext, call: (d: PoolDeployment) => Promise<O>, refusals?: RouterRefusals): Promise<Routed<O>> {
+  return routeRequest(state, job, ctx.signal, () => undefined, call, ctx.span, ctx.route, refusals);
 }

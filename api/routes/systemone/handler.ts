@@ -20,6 +20,7 @@ import { config } from '../../../shared/config/env';
 import { logger } from '../../../shared/logger';
 import { checkModelAllowed } from '../../../shared/limits/controls';
 import { limitsFor } from '../../dispatch/limits';
+import { taskRoute, withRouteHeaders } from '../../dispatch/route';
 
 /** Tokens per chat message the upstream adds around each message (OpenAI's chat format). */
 const MESSAGE_OVERHEAD_TOKENS = 3;
@@ -41,6 +42,12 @@ async function resolveDecisionModel(ctx: AppContext, req: Request, requested: st
   return m;
 }
 
+/** `to` with the headers `from` carried (a model pool's x-service-deployment and attempts). */
+function keepingHeaders(to: ApiError, from: ApiError): ApiError {
+  for (const [k, v] of Object.entries(from.headers)) to.headers[k] ??= v;
+  return to;
+}
+
 /** Maps what can come back from the queue path to the endpoint's codes. */
 function endpointError(err: unknown): unknown {
   if (err instanceof ClientGone) return err;
@@ -48,8 +55,8 @@ function endpointError(err: unknown): unknown {
     logger.warn({ err }, 'decision job could not be queued');
     return systemoneErrors.queueUnavailable();
   }
-  if (err.code === 'worker_lost') return systemoneErrors.backendError('The worker handling this request stopped before it answered.');
-  if (err.code === 'deadline_exceeded') return systemoneErrors.deadline();
+  if (err.code === 'worker_lost') return keepingHeaders(systemoneErrors.backendError('The worker handling this request stopped before it answered.'), err);
+  if (err.code === 'deadline_exceeded') return keepingHeaders(systemoneErrors.deadline(), err);
   return err;
 }
 
@@ -120,12 +127,16 @@ export function systemoneHandler(ctx: AppContext) {
         reserve: limitsFor(ctx, req, model, async () => ({ input: 0, output: 0 })),
         data: {
           target: targetOf(model),
+          // the model's pool of deployments (api/dispatch/route.ts): balanced, retried and failed over by the
+          // worker; its tokens (input and the output budget) count against a deployment's tpm
+          route: taskRoute(model, 'decision'),
+          estimatedTokens: inputTokens + Number(built.body.max_tokens ?? 0),
           body: built.body,
           plan: built.plan,
           images: built.images,
           billing: { mode: metered ? 'metered' : 'included', inputTokenMicros: metered ? price! : 0 },
         },
-      })) as DecisionResult;
+      }).then((r) => withRouteHeaders(res, r))) as DecisionResult;
     } catch (err) {
       // Nothing is charged for a request that did not answer; settling after this is a no-op.
       if (metered) await release(req.id).catch((e) => logger.error({ err: e, requestId: req.id }, 'reservation release failed'));

@@ -8,7 +8,10 @@ import { hitsByUpstream, poolModel, refusingProvider, rndId, simDeployment } fro
 import { Image, Model, UsageEvent } from '../../../shared/db/models';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { upsertModel } from '../../../shared/catalog/catalog-ops';
-import { multipartBody, postAudio, transcriptionParts } from '../../helpers/multipart';
+import { expectCleanAndUnmetered, multipartBody, postAudio, transcriptionParts } from '../../helpers/multipart';
+import { roomInMinute } from '../../helpers/wait';
+import { config } from '../../../shared/config/env';
+import type { DeploymentSpec } from '../../../shared/catalog/deployments';
 import { makeWav, SPEECH_LIKE } from '../../helpers/wav';
 import { targetOf } from '../../../api/dispatch/target';
 import { taskRoute } from '../../../api/dispatch/route';
@@ -28,8 +31,8 @@ async function usageOf(r: Reply): Promise<UsageEvent[]> {
   return UsageEvent.findAll({ where: { requestId: r.headers.get('x-service-request-id')! } });
 }
 
-/** Embeddings, rerank and image models served by pools of deployments: balanced, failed over, one usage event naming the deployment. */
-describe('model pools: embeddings, rerank and images', () => {
+/** Embeddings, rerank, image and transcription models served by pools of deployments: balanced, failed over, one usage event naming the deployment. */
+describe('model pools: embeddings, rerank, images and transcription', () => {
   let o: TestOrg;
   beforeEach(resetSim);
   afterEach(() => env().sim.knobs.reset());
@@ -148,16 +151,23 @@ describe('model pools: embeddings, rerank and images', () => {
     expect(usage).to.deep.equal(['embeddings', 'embeddings']);
   });
 
+  /** A transcription model served by a pool of these deployments. */
+  const transcriptionPool = async (deployments: DeploymentSpec[]) => {
+    const id = `pool-${rndId()}`;
+    await upsertModel({ id, deployments, capabilities: { transcription: true }, config: { audio_config: { max_duration_seconds: 3600, supports_word_timestamps: true } }, prices: { audio_second: 100 } });
+    await bumpEpoch(env().redis);
+    made.push(id);
+    return id;
+  };
+  const transcribe = (key: string, model: string) => postAudio('/v1/audio/transcriptions', keyHeader(key), multipartBody(transcriptionParts(makeWav(SPEECH_LIKE), [], model)));
+
   it('transcription: a deployment answering 500 is failed over to a healthy one; the header and the usage event name it, the transcript comes back', async () => {
     const failing = simDeployment('stt-failing');
     const up = simDeployment('stt-up');
     env().sim.knobs.set(failing.upstream, { status: 500 });
-    const id = `pool-${rndId()}`;
-    await upsertModel({ id, deployments: [failing, up], capabilities: { transcription: true }, config: { audio_config: { max_duration_seconds: 3600, supports_word_timestamps: true } }, prices: { audio_second: 100 } });
-    await bumpEpoch(env().redis);
-    made.push(id);
+    const id = await transcriptionPool([failing, up]);
     const replies = [];
-    for (let i = 0; i < 3; i++) replies.push(await postAudio('/v1/audio/transcriptions', keyHeader(o.key), multipartBody(transcriptionParts(makeWav(SPEECH_LIKE), [], id))));
+    for (let i = 0; i < 3; i++) replies.push(await transcribe(o.key, id));
     for (const r of replies) {
       expect(r.status, r.text).to.equal(200);
       expect(r.body.text).to.be.a('string').and.not.equal('');
@@ -166,5 +176,42 @@ describe('model pools: embeddings, rerank and images', () => {
     await usageSettled();
     const events = await UsageEvent.findAll({ where: { requestId: replies[0].requestId } });
     expect(events.map((e) => [e.modality, e.deployment])).to.deep.equal([['audio', 'stt-up']]);
+  });
+
+  it('transcription: while every deployment cools down after failing, 502 audio_backend_unavailable with the cooldown left as Retry-After (as a failing single backend answers), at once and unmetered', async function () {
+    this.timeout(20_000);
+    const a = simDeployment('stt-a');
+    const b = simDeployment('stt-b');
+    env().sim.knobs.set(a.upstream, { status: 503, retryAfter: 8 });
+    env().sim.knobs.set(b.upstream, { status: 503, retryAfter: 8 });
+    const id = await transcriptionPool([a, b]);
+    const first = await transcribe(o.key, id);
+    expect(first.status, first.text).to.equal(502);
+    expect(first.body.error.code).to.equal('audio_backend_unavailable');
+    expect(first.headers.get('x-service-attempts'), 'each deployment once').to.equal('2');
+    const t = Date.now();
+    const second = await transcribe(o.key, id);
+    expect(Date.now() - t, 'not held for the 8 s cooldown').to.be.below(2000);
+    expect(second.status, second.text).to.equal(502);
+    expect(second.body.error.code).to.equal('audio_backend_unavailable');
+    expect(Number(second.headers.get('retry-after')), 'the cooldown left').to.be.within(6, 8);
+    expect(second.headers.get('x-service-deployment'), 'no attempt was made').to.equal(null);
+    expect((hitsByUpstream().get(a.upstream) ?? 0) + (hitsByUpstream().get(b.upstream) ?? 0), 'no call during the cooldown').to.equal(2);
+    await expectCleanAndUnmetered(second.requestId);
+  });
+
+  it('transcription: every deployment at its rpm answers 429 audio_backend_rate_limited before the deadline (not the chat lane\'s CONCURRENT_REQUEST_LIMIT_EXCEEDED)', async function () {
+    this.timeout(30_000);
+    expect(await roomInMinute(15_000), 'the three requests inside one minute window').to.equal(true);
+    const id = await transcriptionPool([simDeployment('stt-rpm', { rpm: 1 })]);
+    expect((await transcribe(o.key, id)).status).to.equal(200);
+    const t = Date.now();
+    const r = await transcribe(o.key, id);
+    expect(r.status, r.text).to.equal(429);
+    expect(r.body.error.code).to.equal('audio_backend_rate_limited');
+    expect(Number(r.headers.get('retry-after'))).to.be.at.least(1);
+    expect(Date.now() - t, 'answered by the worker before the deadline').to.be.below(config().audioDeadlineMs);
+    expect(env().sim.log.entries, 'the deployment not called past its rpm').to.have.length(1);
+    await expectCleanAndUnmetered(r.requestId);
   });
 });
