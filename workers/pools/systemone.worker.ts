@@ -110,7 +110,7 @@ export async function serveDecisionJob(redis: RedisClient, state: PoolState, d: 
   return d.route ? Object.assign(result, { [ROUTE_RESULT_KEY]: routed.meta }) : result;
 }
 
-/** The systemone pool: one decision job at a time per slot, each served from its model's deployments (serveDecisionJob). */
+/** The systemone pool: decision jobs from the `systemone` queue (SYSTEMONE_CONCURRENCY per process), each served from its model's deployments (serveDecisionJob). */
 export function startSystemoneWorkers(rt: WorkerRuntime): Worker[] {
   const state = poolState(rt);
   return [createWorker(rt, 'systemone', config().systemoneConcurrency, (job, ctx) => serveDecisionJob(rt.redis, state, job.data, ctx))];
