@@ -3,6 +3,7 @@ import { env, resetSim } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { postSse } from '../../helpers/sse-events';
+import { sdkFinalMessage } from '../../helpers/sdk-streams';
 import { expectAnthropic } from '../../helpers/conformance';
 
 /**
@@ -47,6 +48,8 @@ describe('conformance: messages dialect answers against the Anthropic SDK types'
           expect(e.event).to.equal(e.data.type);
           expectAnthropic('StreamEvent', e.data);
         }
+        // and the SDK's MessageStream accumulates them into the Message
+        expect((await sdkFinalMessage(s.events.map((e) => e.data))).stop_reason).to.equal(prompt.startsWith('use') ? 'tool_use' : 'end_turn');
       }
     });
   }
@@ -60,5 +63,6 @@ describe('conformance: messages dialect answers against the Anthropic SDK types'
     const s = await postSse('/v1/messages', h, { ...json, stream: true });
     expect(s.events.some((e) => e.data.delta?.type === 'thinking_delta')).to.equal(true);
     for (const e of s.events) expectAnthropic('StreamEvent', e.data);
+    expect((await sdkFinalMessage(s.events.map((e) => e.data))).content[0].type).to.equal('thinking');
   });
 });

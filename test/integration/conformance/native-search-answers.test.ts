@@ -3,6 +3,7 @@ import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { postSse } from '../../helpers/sse-events';
+import { sdkFinalMessage, sdkFinalResponse } from '../../helpers/sdk-streams';
 import { startSearchUpstream, useSearchProvider, type SearchUpstream } from '../../helpers/search-upstream';
 import { startPageHost, type PageHost } from '../../helpers/https-pages';
 import { expectAnthropic, expectOpenAI, expectResponsesEvent, responsesEventForDocument, withoutNullUser } from '../../helpers/conformance';
@@ -41,6 +42,7 @@ describe('conformance: native search answers against the vendored documents', ()
     expect(s.status, s.text).to.equal(200);
     expect(s.events.map((e) => e.event)).to.include.members(['response.web_search_call.completed', 'response.output_text.annotation.added']);
     for (const e of s.events) expectResponsesEvent(responsesEventForDocument(e.data));
+    expect((await sdkFinalResponse(s.events.map((e) => e.data))).output.map((i) => i.type)).to.deep.equal(['web_search_call', 'message']);
   });
 
   it('messages: server_tool_use, web_search_tool_result and cited text, JSON and streamed', async () => {
@@ -52,6 +54,7 @@ describe('conformance: native search answers against the vendored documents', ()
     const s = await postSse('/v1/messages', h, { ...json, stream: true });
     expect(s.status, s.text).to.equal(200);
     for (const e of s.events) expectAnthropic('StreamEvent', e.data);
+    expect((await sdkFinalMessage(s.events.map((e) => e.data))).content.map((b) => b.type)).to.deep.equal(['server_tool_use', 'web_search_tool_result', 'text']);
   });
 
   it('messages: a web_fetch_tool_result with its document', async () => {

@@ -6,6 +6,7 @@ import { postSse } from '../../helpers/sse-events';
 import { makeWav, SPEECH_LIKE } from '../../helpers/wav';
 import { postAudio, multipartBody, transcriptionParts } from '../../helpers/multipart';
 import { completionChunkForDocument, decodedEmbeddings, expectOpenAI, expectResponsesEvent, responsesEventForDocument, withoutNullUser } from '../../helpers/conformance';
+import { sdkFinalChatCompletion, sdkFinalResponse } from '../../helpers/sdk-streams';
 
 /**
  * Every JSON answer and streamed event of the OpenAI dialects against OpenAI's published OpenAPI
@@ -54,6 +55,8 @@ describe('conformance: OpenAI dialect answers against openai-openapi', () => {
           expect(chunks.length).to.be.greaterThan(2);
           for (const c of chunks) expectOpenAI('CreateChatCompletionStreamResponse', c);
           expect(chunks.at(-1).usage.total_tokens).to.be.greaterThan(0);
+          const final = await sdkFinalChatCompletion(chunks); // and the SDK's ChatCompletionStream accumulates them
+          expect(final.choices[0].finish_reason).to.equal(prompt.startsWith('use') ? 'tool_calls' : 'stop');
         }
       });
 
@@ -95,6 +98,7 @@ describe('conformance: OpenAI dialect answers against openai-openapi', () => {
           }
           expect(s.events.at(-1)!.data.type).to.equal('response.completed');
           expect([s.events[0].data.response.completed_at, typeof s.events.at(-1)!.data.response.completed_at]).to.deep.equal([null, 'number']);
+          expect((await sdkFinalResponse(s.events.map((e) => e.data))).status).to.equal('completed'); // the SDK's ResponseStream accepts every event
         }
       });
 
@@ -111,6 +115,7 @@ describe('conformance: OpenAI dialect answers against openai-openapi', () => {
         for (const e of s.events) expectResponsesEvent(responsesEventForDocument(e.data));
         expect(s.events.find((e) => e.data.type === 'response.output_item.done')!.data.item).to.include({ type: 'message', status: 'incomplete' });
         expect((s.events.at(-1)!.data.response as { output: Array<{ status: string }> }).output.map((i) => i.status)).to.deep.equal(['incomplete']);
+        expect((await sdkFinalResponse(s.events.map((e) => e.data))).status).to.equal('incomplete');
       });
     });
   }
