@@ -38,7 +38,7 @@ export interface MessagesUsage {
   output_tokens: number;
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
-  /** Anthropic's `output_tokens_details` (SDK 1.12 `OutputTokensDetails`): reasoning tokens, when the upstream counted them. */
+  /** Anthropic's `output_tokens_details` (SDK 1.12 and 1.16 `OutputTokensDetails`): reasoning tokens, when the upstream counted them. */
   output_tokens_details?: { thinking_tokens: number };
 }
 

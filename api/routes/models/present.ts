@@ -56,7 +56,7 @@ export function openAiModel(m: CatalogModel) {
 const supported = (yes: boolean) => ({ supported: yes });
 
 /**
- * Anthropic's `ModelCapabilities` (@anthropic-ai/sdk 1.12, resources/models.d.ts) as the gateway
+ * Anthropic's `ModelCapabilities` (@anthropic-ai/sdk 1.12 and 1.16, resources/models.d.ts) as the gateway
  * serves the model through the messages dialect. `native`: every deployment is Anthropic-native,
  * so the request goes upstream unchanged (thinking, context management, code execution are the
  * upstream's); on the translated path thinking and code execution have no effect, and the gateway
