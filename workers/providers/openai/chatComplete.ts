@@ -4,6 +4,7 @@ import { presetAnswer, presetRequest } from './preset';
 import { fetchUpstream } from '../http';
 import { readSseBatches } from '../sse';
 import { rewriteChunk } from './chunk-rewrite';
+import { indexChoices, StreamIndexes } from './stream-indexes';
 import { estimateUsage, openaiUsage, streamFrame } from './usage-estimate';
 import type { Emit, TokenUsage, UpstreamCall } from '../types';
 import { errors } from '../../../shared/errors/codes';
@@ -122,6 +123,7 @@ export async function chatComplete(
     // valid JSON of another shape (`null`, a choice that is not an object...) is as malformed: refused before any field is read
     if (!wellFormedAnswer(json, operation)) throw errors.upstreamError('The upstream answered with a malformed body.');
     json.model = publicModel;
+    indexChoices(json);
     if (preset) presetAnswer(preset, json);
     const reported = usageOf(json.usage as OpenAiUsage);
     if (reported) return { response: json, usage: reported };
@@ -139,12 +141,15 @@ export async function chatComplete(
   const emitted: string[] = [];
   // A plain content chunk goes on with only its model rewritten (chunk-rewrite.ts); a preset's answers are adapted in full.
   const modelField = preset ? undefined : `"model":${JSON.stringify(publicModel)}`;
+  // choices and tool calls an upstream left unnumbered are numbered (stream-indexes.ts): a chunk with
+  // tool calls, or without any index, takes the full path
+  const indexes = new StreamIndexes();
   // the events of one upstream read together: one await a read, not one an event (sse.ts)
   events: for await (const batch of readSseBatches(res.body, (e) => e.data.trim() === '[DONE]')) {
     for (const ev of batch) {
       const data = ev.data.trim();
       if (data === '[DONE]') break events;
-      const rewritten = modelField && rewriteChunk(data, modelField, stream.includeUsage);
+      const rewritten = modelField && data.includes('"index"') && !data.includes('"tool_calls"') && rewriteChunk(data, modelField, stream.includeUsage);
       if (rewritten) {
         emitted.push(rewritten);
         stream.emit(rewritten);
@@ -162,6 +167,7 @@ export async function chatComplete(
       // `[DONE]`: a failure like a dropped connection, so each dialect ends with its own error event.
       if (chunk.error && typeof chunk.error === 'object') throw errors.upstreamError(`The upstream failed mid-stream: ${upstreamMessage(chunk.error)}`);
       if (!wellFormedChunk(chunk)) throw errors.upstreamError('The upstream sent a malformed stream event.');
+      indexes.apply(chunk);
       if (preset) presetAnswer(preset, chunk);
       const u = usageOf(chunk.usage as OpenAiUsage);
       if (u) [usage, streamedUsage] = [u, chunk.usage];
