@@ -73,6 +73,22 @@ describe('model pools: deployments of a kind that cannot express the request', (
     await servedBy(() => chat(o.key, model, { tools: [{ type: 'custom', custom: { name: 'grep' } }] }), 'oa', claudeNative.upstream);
   });
 
+  it('serves n > 1 and logprobs (the Anthropic adapter refuses them, never drops them) from the OpenAI deployment of a mixed pool; a pool of Claude alone answers 400 naming the field, sending nothing', async () => {
+    const [oa, claudeNative] = [simDeployment('oa'), { name: 'claude', provider: 'simulator-anthropic', upstream: `claude-${rndId()}` }];
+    const model = await poolModel([oa, claudeNative]);
+    await servedBy(() => chat(o.key, model, { n: 2 }), 'oa', claudeNative.upstream);
+    await servedBy(() => chat(o.key, model, { logprobs: true, top_logprobs: 2 }), 'oa', claudeNative.upstream);
+    const only = await poolModel([{ name: 'claude', provider: 'simulator-anthropic', upstream: claudeNative.upstream }]);
+    for (const [extra, param] of [[{ n: 3 }, 'n'], [{ logprobs: true }, 'logprobs'], [{ top_logprobs: 1 }, 'top_logprobs'], [{ logit_bias: { '50256': -100 } }, 'logit_bias']] as const) {
+      const r = await chat(o.key, only, extra);
+      expect(r.status, r.text).to.equal(400);
+      expect(r.body.error).to.include({ code: 'unsupported_parameter', param });
+    }
+    // n: 1 and an empty logit_bias change nothing: served
+    expect((await chat(o.key, only, { n: 1, logit_bias: {} })).status).to.equal(200);
+    expect(hitsByUpstream().get(claudeNative.upstream) ?? 0, 'only the last request reached Claude').to.equal(1);
+  });
+
   it('serves an image by https URL (Gemini refuses it) from the OpenAI deployment of a mixed pool, every time', async () => {
     const oa = simDeployment('oa');
     const model = await poolModel([oa, gm]);

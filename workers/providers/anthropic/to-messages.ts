@@ -97,19 +97,29 @@ function toolChoice(c: ToolUse<CTool>['choice'], parallel: unknown): Record<stri
   return choice;
 }
 
+const unsupported = (param: string, why: string) => new ApiError(400, 'unsupported_parameter', `\`${param}\` ${why}`, { param });
+const given = (v: unknown) => v !== undefined && v !== null;
+
 /**
- * Canonical fields the messages API cannot express: `tools` entries other than `function`, content
- * parts partBlock refuses. The routing of mixed pools asks the same question (api/dispatch/route.ts).
+ * Canonical fields the messages API cannot express and that would change the answer: more than one
+ * choice (`n`), token log probabilities, `logit_bias`; `tools` entries other than `function`, content
+ * parts partBlock refuses. Refused (400 naming the field), never dropped, as the Gemini and Bedrock
+ * adapters refuse them. The routing of mixed pools asks the same question (api/dispatch/route.ts), so
+ * such a request goes to a deployment that can take it.
  */
 export function refuseUntranslatable(body: Record<string, unknown>): void {
+  if (typeof body.n === 'number' && body.n > 1) throw unsupported('n', 'above 1 is not supported on this model.');
+  if (body.logprobs === true) throw unsupported('logprobs', 'is not supported on this model.');
+  if (given(body.top_logprobs)) throw unsupported('top_logprobs', 'is not supported on this model.');
+  if (given(body.logit_bias) && Object.keys(body.logit_bias as object).length) throw unsupported('logit_bias', 'is not supported on this model.');
   refuseNonFunctionTools(body);
   eachPart(body.messages, (p) => void partBlock(p));
 }
 
 /**
  * A canonical chat request → an Anthropic messages request, so that chat-completions and responses
- * callers can use a model whose upstream speaks messages. Fields without a messages counterpart
- * (n, logprobs, response_format, seed, penalties) are not sent.
+ * callers can use a model whose upstream speaks messages. Hints without a messages counterpart
+ * (response_format, seed, penalties) are not sent; what would change the answer is refused (refuseUntranslatable).
  */
 export function canonicalToMessages(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown> {
   refuseUntranslatable(body);
