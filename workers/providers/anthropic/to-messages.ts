@@ -118,8 +118,9 @@ export function refuseUntranslatable(body: Record<string, unknown>): void {
 
 /**
  * A canonical chat request → an Anthropic messages request, so that chat-completions and responses
- * callers can use a model whose upstream speaks messages. Hints without a messages counterpart
- * (response_format, seed, penalties) are not sent; what would change the answer is refused (refuseUntranslatable).
+ * callers can use a model whose upstream speaks messages. A JSON schema response format becomes
+ * `output_config.format`; hints without a messages counterpart (JSON mode without a schema, seed,
+ * penalties) are not sent; what would change the answer is refused (refuseUntranslatable).
  */
 export function canonicalToMessages(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown> {
   refuseUntranslatable(body);
@@ -144,5 +145,19 @@ export function canonicalToMessages(body: Record<string, unknown>, upstreamModel
   if (typeof body.top_p === 'number') out.top_p = body.top_p;
   if (typeof body.top_k === 'number') out.top_k = body.top_k;
   if (typeof body.user === 'string') out.metadata = { user_id: body.user };
+  const format = structuredOutput(body.response_format);
+  if (format) out.output_config = { format };
   return out;
+}
+
+/**
+ * `response_format: {type: "json_schema", json_schema: {schema}}` → Anthropic's structured outputs,
+ * `output_config.format: {type: "json_schema", schema}` (the schema as given; a model without
+ * structured outputs answers the upstream's 400, as Bedrock's do). JSON mode without a schema
+ * (`json_object`) has no messages form and stays a hint: OpenAI requires the prompt to ask for JSON.
+ */
+function structuredOutput(rf: unknown): { type: 'json_schema'; schema: Record<string, unknown> } | undefined {
+  const schema = (rf as { type?: unknown; json_schema?: { schema?: unknown } } | undefined)?.json_schema?.schema;
+  if ((rf as { type?: unknown } | undefined)?.type !== 'json_schema' || typeof schema !== 'object' || schema === null || Array.isArray(schema)) return undefined;
+  return { type: 'json_schema', schema: schema as Record<string, unknown> };
 }
