@@ -36,6 +36,19 @@ function checkTranslatableCompletion(body: Record<string, unknown>): void {
   if (typeof body.n === 'number' && body.n > 1) throw new ApiError(400, 'unsupported_parameter', '`n` above 1 is not supported for legacy completions on this model.', { param: 'n' });
 }
 
+/**
+ * A chat request's own `reasoning_effort` on a model whose config says its upstream takes none
+ * (`config.reasoning_effort: false`, docs/catalog.md): refused 400 `unsupported_parameter`, as OpenAI
+ * refuses it on a model without reasoning, rather than sent to be refused upstream or dropped. (The
+ * messages and responses dialects leave out the effort they map instead: their clients send one
+ * always; api/dialects/canonical.ts forModel.)
+ */
+function refuseUnwantedEffort(body: Record<string, unknown>, config: Record<string, unknown> | undefined): void {
+  if (config?.reasoning_effort === false && body.reasoning_effort !== undefined && body.reasoning_effort !== null) {
+    throw new ApiError(400, 'unsupported_parameter', '`reasoning_effort` is not supported on this model.', { param: 'reasoning_effort' });
+  }
+}
+
 /** The JSON answer of a chat or legacy completions job (a chat answer with its refusal field). */
 const answerOf = (operation: 'chat' | 'completions', result: unknown) => (operation === 'chat' ? withRefusal(result) : result);
 
@@ -47,6 +60,7 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
     const body = ((operation === 'chat' && plainChatBody(req.body)) || validate<Body>(schema, req.body)) as Body;
     const resolved = await resolveChatModel(ctx, req, body.model);
     if (operation === 'completions' && !['openai', 'azure'].includes(resolved.model.provider.kind)) checkTranslatableCompletion(body);
+    if (operation === 'chat') refuseUnwantedEffort(body, resolved.model.config);
     const stream = body.stream === true;
     // `store: true` (chat only): the completion is kept for the stored completions endpoints; its metadata is checked before anything runs
     const metadata = operation === 'chat' && body.store === true ? checkMetadata(body.metadata) : undefined;

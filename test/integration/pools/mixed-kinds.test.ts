@@ -89,6 +89,15 @@ describe('model pools: deployments of a kind that cannot express the request', (
     expect(hitsByUpstream().get(claudeNative.upstream) ?? 0, 'only the last request reached Claude').to.equal(1);
   });
 
+  it('serves web_search_options, audio, verbosity and an effort Anthropic lacks (the Anthropic adapter refuses them) from the OpenAI deployment of a mixed pool', async () => {
+    const [oa, claudeNative] = [simDeployment('oa'), { name: 'claude', provider: 'simulator-anthropic', upstream: `claude-${rndId()}` }];
+    const model = await poolModel([oa, claudeNative]);
+    await servedBy(() => chat(o.key, model, { web_search_options: {} }), 'oa', claudeNative.upstream);
+    await servedBy(() => chat(o.key, model, { modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' } }), 'oa', claudeNative.upstream);
+    await servedBy(() => chat(o.key, model, { verbosity: 'low' }), 'oa', claudeNative.upstream);
+    await servedBy(() => chat(o.key, model, { reasoning_effort: 'extreme' }), 'oa', claudeNative.upstream);
+  });
+
   it('serves an image by https URL (Gemini refuses it) from the OpenAI deployment of a mixed pool, every time', async () => {
     const oa = simDeployment('oa');
     const model = await poolModel([oa, gm]);

@@ -101,17 +101,52 @@ const unsupported = (param: string, why: string) => new ApiError(400, 'unsupport
 const given = (v: unknown) => v !== undefined && v !== null;
 
 /**
+ * OpenAI's `reasoning_effort` → Anthropic's `output_config.effort` (the SDK's OutputConfig: `low`,
+ * `medium`, `high`, `xhigh`, `max`), the same value; `minimal`, which Anthropic lacks, takes its
+ * lowest level (as Gemini's budgets put `minimal` with `low`). `none` is `thinking: {type:
+ * "disabled"}` instead (no effort level means "no reasoning"). Not a thinking budget: `thinking:
+ * {type: "enabled"}` refuses a temperature, `top_k`, a forced tool choice and a `max_tokens` at or
+ * below the budget, and needs the signed thinking blocks of earlier tool-calling turns back, which a
+ * chat-completions history does not carry; the effort has none of these constraints. The messages
+ * dialect maps `output_config.effort` to `reasoning_effort` (api/dialects/messages/request.ts), so a
+ * translated request sends what the native bypass would.
+ */
+export const EFFORT: Record<string, 'low' | 'medium' | 'high' | 'xhigh' | 'max'> = { minimal: 'low', low: 'low', medium: 'medium', high: 'high', xhigh: 'xhigh', max: 'max' };
+
+/** Whether a `stop` entry can be an Anthropic stop sequence: Anthropic refuses empty and whitespace-only ones (400). */
+const stopSequenceOk = (s: unknown) => typeof s === 'string' && s.trim() !== '';
+
+/**
  * Canonical fields the messages API cannot express and that would change the answer: more than one
- * choice (`n`), token log probabilities, `logit_bias`; `tools` entries other than `function`, content
- * parts partBlock refuses. Refused (400 naming the field), never dropped, as the Gemini and Bedrock
- * adapters refuse them. The routing of mixed pools asks the same question (api/dispatch/route.ts), so
- * such a request goes to a deployment that can take it.
+ * choice (`n`), token log probabilities, `logit_bias`; audio output (`audio`, non-text
+ * `modalities`), `web_search_options` (Anthropic's own search would bypass the gateway's search
+ * rails and billing), the legacy `functions`/`function_call` (answered in their own legacy shape),
+ * `moderation`, a `verbosity` other than OpenAI's default `medium`, a `reasoning_effort` without an
+ * Anthropic form, a `response_format` type other than text/JSON, `stop` entries Anthropic refuses
+ * (empty or whitespace only); `tools` entries other than `function`, content parts partBlock
+ * refuses. Refused (400 naming the field), never dropped, as the Gemini and Bedrock adapters refuse
+ * them. The routing of mixed pools asks the same question (api/dispatch/route.ts), so such a request
+ * goes to a deployment that can take it.
  */
 export function refuseUntranslatable(body: Record<string, unknown>): void {
   if (typeof body.n === 'number' && body.n > 1) throw unsupported('n', 'above 1 is not supported on this model.');
   if (body.logprobs === true) throw unsupported('logprobs', 'is not supported on this model.');
   if (given(body.top_logprobs)) throw unsupported('top_logprobs', 'is not supported on this model.');
   if (given(body.logit_bias) && Object.keys(body.logit_bias as object).length) throw unsupported('logit_bias', 'is not supported on this model.');
+  if (given(body.audio)) throw unsupported('audio', 'output is not supported on this model (it answers text only).');
+  if (Array.isArray(body.modalities) && body.modalities.some((m) => m !== 'text')) throw unsupported('modalities', 'other than text are not supported on this model.');
+  if (given(body.web_search_options)) throw unsupported('web_search_options', 'is not supported on this model.');
+  if (given(body.functions) || given(body.function_call)) throw unsupported(given(body.functions) ? 'functions' : 'function_call', 'is not supported on this model: use `tools`.');
+  if (given(body.moderation)) throw unsupported('moderation', 'is not supported on this model.');
+  if (given(body.verbosity) && body.verbosity !== 'medium') throw unsupported('verbosity', 'other than the default `medium` is not supported on this model.');
+  const effort = body.reasoning_effort;
+  if (given(effort) && effort !== 'none' && !(typeof effort === 'string' && Object.hasOwn(EFFORT, effort))) throw unsupported('reasoning_effort', `'${String(effort)}' is not supported on this model.`);
+  const rf = body.response_format as { type?: unknown } | undefined | null;
+  if (rf && rf.type !== 'text' && rf.type !== 'json_object' && rf.type !== 'json_schema') throw unsupported('response_format', `type '${String(rf.type)}' is not supported on this model.`);
+  const stop = body.stop;
+  if ((typeof stop === 'string' && !stopSequenceOk(stop)) || (Array.isArray(stop) && !stop.every(stopSequenceOk))) {
+    throw unsupported('stop', 'sequences must contain a non-whitespace character on this model.');
+  }
   refuseNonFunctionTools(body);
   eachPart(body.messages, (p) => void partBlock(p));
 }
@@ -119,8 +154,9 @@ export function refuseUntranslatable(body: Record<string, unknown>): void {
 /**
  * A canonical chat request → an Anthropic messages request, so that chat-completions and responses
  * callers can use a model whose upstream speaks messages. A JSON schema response format becomes
- * `output_config.format`; hints without a messages counterpart (JSON mode without a schema, seed,
- * penalties) are not sent; what would change the answer is refused (refuseUntranslatable).
+ * `output_config.format`, `reasoning_effort` `output_config.effort` (EFFORT); hints without a
+ * messages counterpart (JSON mode without a schema, seed, penalties, `prediction`, caching and
+ * bookkeeping fields) are not sent; what would change the answer is refused (refuseUntranslatable).
  */
 export function canonicalToMessages(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown> {
   refuseUntranslatable(body);
@@ -146,7 +182,9 @@ export function canonicalToMessages(body: Record<string, unknown>, upstreamModel
   if (typeof body.top_k === 'number') out.top_k = body.top_k;
   if (typeof body.user === 'string') out.metadata = { user_id: body.user };
   const format = structuredOutput(body.response_format);
-  if (format) out.output_config = { format };
+  const effort = typeof body.reasoning_effort === 'string' ? EFFORT[body.reasoning_effort] : undefined; // a value without one was refused
+  if (format || effort) out.output_config = { ...(effort ? { effort } : {}), ...(format ? { format } : {}) };
+  if (body.reasoning_effort === 'none') out.thinking = { type: 'disabled' };
   return out;
 }
 
