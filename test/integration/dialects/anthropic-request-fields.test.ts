@@ -99,6 +99,45 @@ describe('chat-completions request fields on an Anthropic-native upstream', func
     });
   }
 
+  it('thinking blocks come back as reasoning_content and their tokens as completion_tokens_details.reasoning_tokens, JSON and streamed', async () => {
+    const usage = { input_tokens: 5, output_tokens: 9, output_tokens_details: { thinking_tokens: 7 } };
+    const thought = { id: 'msg_t', type: 'message', role: 'assistant', model: 'up', content: [{ type: 'thinking', thinking: 'Let me see.', signature: 'sig' }, { type: 'text', text: 'fine' }], stop_reason: 'end_turn', stop_sequence: null, usage };
+    up.next = [{ kind: 'json', body: thought }];
+    const r = await client.chat.completions.create({ model, messages: user, reasoning_effort: 'high' });
+    expect((r.choices[0].message as unknown as { reasoning_content?: string }).reasoning_content).to.equal('Let me see.');
+    expect(r.choices[0].message.content).to.equal('fine');
+    expect(r.usage).to.deep.include({ completion_tokens: 9, completion_tokens_details: { reasoning_tokens: 7 } });
+    up.next = [
+      {
+        kind: 'sse',
+        events: [
+          { type: 'message_start', message: { ...thought, content: [], stop_reason: null, usage: { input_tokens: 5, output_tokens: 1 } } },
+          { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } },
+          { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'Let me see.' } },
+          { type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: 'sig' } },
+          { type: 'content_block_stop', index: 0 },
+          { type: 'content_block_start', index: 1, content_block: { type: 'text', text: '' } },
+          { type: 'content_block_delta', index: 1, delta: { type: 'text_delta', text: 'fine' } },
+          { type: 'content_block_stop', index: 1 },
+          { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 9, output_tokens_details: { thinking_tokens: 7 } } },
+          { type: 'message_stop' },
+        ],
+      },
+    ];
+    const stream = await client.chat.completions.create({ model, messages: user, reasoning_effort: 'high', stream: true, stream_options: { include_usage: true } });
+    let reasoning = '';
+    let text = '';
+    let last: OpenAI.CompletionUsage | null | undefined;
+    for await (const c of stream) {
+      const d = c.choices[0]?.delta as { content?: string; reasoning_content?: string } | undefined;
+      reasoning += d?.reasoning_content ?? '';
+      text += d?.content ?? '';
+      if (c.usage) last = c.usage;
+    }
+    expect([reasoning, text]).to.deep.equal(['Let me see.', 'fine']);
+    expect(last).to.deep.include({ completion_tokens: 9, completion_tokens_details: { reasoning_tokens: 7 } });
+  });
+
   it('the defaults of those fields change nothing and are served: verbosity medium, text modalities, null effort; prediction is a latency hint, not sent', async () => {
     up.received = [];
     await client.chat.completions.create({

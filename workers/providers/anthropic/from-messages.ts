@@ -1,5 +1,12 @@
 type Block = Record<string, unknown> & { type: string };
-type Usage = { input_tokens?: number | null; output_tokens?: number | null; cache_creation_input_tokens?: number | null; cache_read_input_tokens?: number | null };
+type Usage = {
+  input_tokens?: number | null;
+  output_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+  /** SDK 1.16 OutputTokensDetails: the thinking tokens among `output_tokens`. */
+  output_tokens_details?: { thinking_tokens?: number | null } | null;
+};
 
 /** stop_reason → finish_reason. */
 export function finishReason(stop: unknown): 'stop' | 'length' | 'tool_calls' | 'content_filter' {
@@ -16,12 +23,23 @@ export function finishReason(stop: unknown): 'stop' | 'length' | 'tool_calls' | 
   }
 }
 
-/** Anthropic usage → OpenAI usage: cached input is part of prompt_tokens there. */
+/**
+ * Anthropic usage → OpenAI usage: cached input is part of prompt_tokens there; thinking tokens
+ * (already within `output_tokens`, as reasoning tokens are within completion_tokens) are reported as
+ * `completion_tokens_details.reasoning_tokens` when the upstream counted them.
+ */
 export function chatUsage(u: Usage | undefined) {
   const cached = u?.cache_read_input_tokens ?? 0;
   const prompt = (u?.input_tokens ?? 0) + cached + (u?.cache_creation_input_tokens ?? 0);
   const completion = u?.output_tokens ?? 0;
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: { cached_tokens: cached } };
+  const thinking = u?.output_tokens_details?.thinking_tokens;
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: cached },
+    ...(typeof thinking === 'number' ? { completion_tokens_details: { reasoning_tokens: thinking } } : {}),
+  };
 }
 
 /** An Anthropic Message → a canonical chat completion with the public model id. */

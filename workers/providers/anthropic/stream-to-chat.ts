@@ -15,7 +15,7 @@ export class MessagesToChatStream {
   private toolByBlock = new Map<number, number>();
   /** Tool blocks that have received argument text: one that got none closes with "{}" (as the SDK's empty buffer is {}). */
   private withArgs = new Set<number>();
-  private usage: Record<string, number | null | undefined> = {};
+  private usage: Record<string, unknown> = {};
 
   constructor(private readonly publicModel: string) {}
 
