@@ -55,6 +55,25 @@ describe('chat-completions request fields on an Anthropic-native upstream', func
     expect(both.output_config).to.deep.equal({ effort: 'low', format: { type: 'json_schema', schema } });
   });
 
+  it("a strict function tool is Anthropic's strict tool; one that is not strict is sent without it", async () => {
+    up.received = [];
+    const parameters = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false };
+    await client.chat.completions.create({
+      model,
+      messages: user,
+      tools: [
+        { type: 'function', function: { name: 'weather', parameters, strict: true } },
+        { type: 'function', function: { name: 'time', parameters, strict: false } },
+        { type: 'function', function: { name: 'news', parameters } },
+      ],
+    });
+    expect(up.received[0].body.tools).to.deep.equal([
+      { name: 'weather', input_schema: parameters, strict: true },
+      { name: 'time', input_schema: parameters },
+      { name: 'news', input_schema: parameters },
+    ]);
+  });
+
   it("the Responses API's reasoning.effort reaches output_config.effort too", async () => {
     up.received = [];
     const r = await client.responses.create({ model, input: 'hi', reasoning: { effort: 'medium' } });

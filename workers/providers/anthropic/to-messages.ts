@@ -84,7 +84,7 @@ function turns(messages: CMessage[]): { system?: string; turns: Turn[] } {
   return { system: text, turns: out };
 }
 
-type CTool = { type: string; function?: { name: string; description?: string; parameters?: unknown } };
+type CTool = { type: string; function?: { name: string; description?: string; parameters?: unknown; strict?: boolean | null } };
 
 function toolChoice(c: ToolUse<CTool>['choice'], parallel: unknown): Record<string, unknown> | undefined {
   let choice: Record<string, unknown> | undefined;
@@ -170,7 +170,13 @@ export function canonicalToMessages(body: Record<string, unknown>, upstreamModel
   const given = (body.tools as CTool[] | undefined) ?? [];
   if (given.length) {
     const use = toolUse(given, body.tool_choice);
-    out.tools = use.tools.map((x) => ({ name: x.function!.name, ...(x.function!.description ? { description: x.function!.description } : {}), input_schema: x.function!.parameters ?? { type: 'object', properties: {} } }));
+    // a strict function (OpenAI's guarantee that the arguments follow its schema) is Anthropic's strict tool (the SDK's Tool.strict)
+    out.tools = use.tools.map((x) => ({
+      name: x.function!.name,
+      ...(x.function!.description ? { description: x.function!.description } : {}),
+      input_schema: x.function!.parameters ?? { type: 'object', properties: {} },
+      ...(x.function!.strict === true ? { strict: true } : {}),
+    }));
     const choice = toolChoice(use.choice, body.parallel_tool_calls);
     if (choice) out.tool_choice = choice;
   }
