@@ -25,8 +25,46 @@ export interface ResponsesRequest {
   metadata?: Record<string, string> | null;
   user?: string;
   reasoning?: { effort?: string | null; summary?: string | null } | null;
-  text?: { format?: { type: string; name?: string; schema?: unknown; strict?: boolean; description?: string } };
+  text?: { format?: { type: string; name?: string; schema?: unknown; strict?: boolean; description?: string }; verbosity?: string | null };
+  include?: string[] | null;
+  /** At most this many hosted tool calls (the gateway's web search) in the response. */
+  max_tool_calls?: number | null;
+  top_logprobs?: number | null;
+  /** Hints, echoed in the Response. */
+  prompt_cache_key?: string | null;
+  prompt_cache_retention?: string | null;
+  safety_identifier?: string | null;
+  service_tier?: string | null;
   [extra: string]: unknown;
+}
+
+const unsupported = (param: string, message: string) => new ApiError(400, 'unsupported_parameter', message, { param });
+const given = (v: unknown) => v !== undefined && v !== null;
+
+/**
+ * Fields of OpenAI's ResponseCreateParams that change the answer and that the gateway cannot honour:
+ * refused 400 `unsupported_parameter` naming the field, before anything is stored, sent or billed
+ * (called on the raw body, before validation, so that a `prompt` without `input` is named as such).
+ * - `prompt`: a reusable prompt template kept by OpenAI (its id, version and variables): the
+ *   gateway cannot resolve it, and the answer would be made without the template's instructions.
+ * - log probabilities (`include: ["message.output_text.logprobs"]`, `top_logprobs` above 0): the
+ *   `output_text` parts would carry none.
+ * - `moderation`: moderated completions (results in the Response, `block` stops flagged text).
+ * - `prompt_cache_options.prewarm: true`: OpenAI prepares the cache and generates no output.
+ */
+export function refuseUnhonoured(body: unknown): void {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return;
+  const b = body as Record<string, unknown>;
+  if (given(b.prompt)) throw unsupported('prompt', 'Reusable prompts (prompt templates kept by OpenAI) are not supported: send the instructions and input themselves.');
+  if (Array.isArray(b.include) && b.include.includes('message.output_text.logprobs')) {
+    throw unsupported('include', "include 'message.output_text.logprobs' is not supported: the gateway reports no log probabilities.");
+  }
+  if (Number.isInteger(b.top_logprobs) && (b.top_logprobs as number) > 0 && (b.top_logprobs as number) <= 20) throw unsupported('top_logprobs', 'top_logprobs is not supported: the gateway reports no log probabilities.');
+  if (given(b.moderation)) throw unsupported('moderation', 'Moderated responses (moderation) are not supported.');
+  const cache = b.prompt_cache_options as { prewarm?: unknown } | null | undefined;
+  if (cache && typeof cache === 'object' && cache.prewarm === true) {
+    throw unsupported('prompt_cache_options.prewarm', 'prompt_cache_options.prewarm is not supported: every response generates its output.');
+  }
 }
 
 const invalid = (message: string) => new ApiError(400, 'invalid_request', message);

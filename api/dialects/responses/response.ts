@@ -39,6 +39,8 @@ export function responseObject(f: ResponseFrame, output: OutputItem[], finish: F
   return {
     id: f.id,
     object: 'response',
+    // openai 7.60.0's Response: null is the implicit standard program (the only one the gateway has)
+    access_programs: null,
     created_at: f.createdAt,
     // OpenAI's document: "Only present when the status is `completed`" (null otherwise)
     completed_at: status === 'completed' ? Math.floor(Date.now() / 1000) : null,
@@ -48,17 +50,27 @@ export function responseObject(f: ResponseFrame, output: OutputItem[], finish: F
     incomplete_details: incomplete ? { reason: incomplete } : null,
     instructions: r.instructions ?? null,
     max_output_tokens: r.max_output_tokens ?? null,
+    max_tool_calls: r.max_tool_calls ?? null,
     model: f.publicModel,
     output,
     parallel_tool_calls: r.parallel_tool_calls ?? true,
     previous_response_id: r.previous_response_id ?? null,
     conversation: r.conversation ? { id: typeof r.conversation === 'string' ? r.conversation : r.conversation.id } : null,
+    // a reusable prompt is refused (request.ts, refuseUnhonoured)
+    prompt: null,
+    prompt_cache_key: r.prompt_cache_key ?? null,
+    prompt_cache_retention: r.prompt_cache_retention ?? null,
     reasoning: { effort: r.reasoning?.effort ?? null, summary: r.reasoning?.summary ?? null }, // the request's, echoed
+    safety_identifier: r.safety_identifier ?? null,
+    // the tier the answer was served in, as OpenAI reports it whatever was asked: the gateway has one
+    service_tier: 'default',
     store: r.store !== false,
     temperature: r.temperature ?? 1,
-    text: r.text ?? { format: { type: 'text' } },
+    // OpenAI's ResponseTextConfig as it echoes it: the format (text by default) and the verbosity (medium by default)
+    text: { ...r.text, format: r.text?.format ?? { type: 'text' }, verbosity: r.text?.verbosity ?? 'medium' },
     tool_choice: r.tool_choice ?? 'auto',
     tools: (r.tools ?? []).map(echoedTool),
+    top_logprobs: r.top_logprobs ?? 0,
     top_p: r.top_p ?? 1,
     truncation: r.truncation ?? 'disabled',
     usage: status === 'in_progress' ? null : responsesUsage(usage),

@@ -9,7 +9,7 @@ import { historyFor, recordInConversation } from './conversation';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
 import { ClientGone } from '../../dispatch/run-job';
 import { SseWriter } from '../../sse';
-import { responsesToCanonical, type ResponsesRequest } from '../../dialects/responses/request';
+import { refuseUnhonoured, responsesToCanonical, type ResponsesRequest } from '../../dialects/responses/request';
 import { canonicalToResponse, newId, type ResponseFrame } from '../../dialects/responses/response';
 import { ResponsesStreamTranslator } from '../../dialects/responses/stream';
 import { addUsage, forModel, type CanonicalChunk, type CanonicalCompletion } from '../../dialects/canonical';
@@ -31,6 +31,7 @@ import type { OutputItem } from '../../dialects/responses/response';
 
 function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
+    refuseUnhonoured(req.body);
     const sent = validate<ResponsesRequest>(responsesSchema, req.body);
     const compaction = compactionAsked(sent);
     const body = compaction?.body ?? sent;
@@ -103,6 +104,7 @@ function createHandler(ctx: AppContext) {
  */
 function inputTokensHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
+    refuseUnhonoured(req.body);
     const body = validate<ResponsesRequest>(inputTokensSchema, req.body);
     const resolved = body.model ? await resolveChatModel(ctx, req, body.model) : undefined;
     const history = await historyFor(req, body);

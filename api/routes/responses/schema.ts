@@ -1,6 +1,18 @@
 import Joi from 'joi';
 import { openaiSearchTool } from '../../dispatch/native-search/schema';
 
+/** OpenAI's ResponseIncludable (openai 7.60.0 `resources/responses/responses.d.ts`). */
+export const INCLUDABLE = [
+  'file_search_call.results',
+  'web_search_call.results',
+  'web_search_call.action.sources',
+  'message.input_image.image_url',
+  'computer_call_output.output.image_url',
+  'code_interpreter_call.outputs',
+  'reasoning.encrypted_content',
+  'message.output_text.logprobs',
+] as const;
+
 const item = Joi.object({ type: Joi.string(), role: Joi.string() }).unknown(true);
 
 const fn = Joi.object({ type: Joi.string().required(), name: Joi.string().min(1).required() }).unknown(true);
@@ -41,10 +53,22 @@ export const responsesSchema = Joi.object({
   // OpenAI's document: a string, no minimum length (LlamaIndex sends "").
   user: Joi.string().allow(''),
   reasoning: Joi.object({ effort: Joi.string().valid('none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max').allow(null) }).unknown(true).allow(null),
-  include: Joi.array().items(Joi.string()).allow(null),
+  // OpenAI's ResponseIncludable values (openai 7.60.0); OpenAI refuses any other
+  include: Joi.array().items(Joi.string().valid(...INCLUDABLE)).allow(null),
   prompt_cache_key: Joi.string().allow('', null),
+  // hints, echoed in the Response as OpenAI echoes them (api/dialects/responses/response.ts)
+  prompt_cache_retention: Joi.string().valid('in_memory', '24h').allow(null),
+  safety_identifier: Joi.string().max(128).allow('', null),
+  service_tier: Joi.string().valid('auto', 'default', 'flex', 'scale', 'priority', 'fast', 'ultrafast').allow(null),
+  // 0 asks for no alternatives; above 0 is refused (api/dialects/responses/request.ts, refuseUnhonoured)
+  top_logprobs: Joi.number().integer().min(0).max(20).allow(null),
+  // a cap on the hosted tool calls the gateway runs (web search: api/dialects/responses/native.ts)
+  max_tool_calls: Joi.number().integer().min(0).allow(null),
   client_metadata: Joi.object().unknown(true).allow(null),
-  text: Joi.object({ format: Joi.object({ type: Joi.string().valid('text', 'json_object', 'json_schema').required() }).unknown(true) }).unknown(true),
+  text: Joi.object({
+    format: Joi.object({ type: Joi.string().valid('text', 'json_object', 'json_schema').required() }).unknown(true),
+    verbosity: Joi.string().valid('low', 'medium', 'high').allow(null),
+  }).unknown(true),
 }).unknown(true);
 
 /**

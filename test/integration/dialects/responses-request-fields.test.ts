@@ -1,0 +1,162 @@
+import { expect } from 'chai';
+import OpenAI from 'openai';
+import { env, resetSim } from '../../helpers/harness';
+import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { call, keyHeader } from '../../helpers/http';
+import { postSse } from '../../helpers/sse-events';
+import { expectOpenAI, withoutNullUser } from '../../helpers/conformance';
+import { StoredResponse, UsageEvent } from '../../../shared/db/models';
+import { usageSettled } from '../../helpers/usage';
+
+/**
+ * The fields of openai 7.60.0's ResponseCreateParams the gateway does not act on upstream: the
+ * hints it echoes in the Response as OpenAI does, and the fields that would change the answer and
+ * that it cannot honour, refused before anything is stored, sent or billed (docs/dialects.md,
+ * "Request fields of the SDK").
+ */
+describe('responses dialect: the SDK request fields the gateway echoes or refuses', () => {
+  let o: TestOrg;
+  let h: Record<string, string>;
+  let client: OpenAI;
+  beforeEach(resetSim);
+  before(async () => {
+    o = await buildOrg(env().redis);
+    h = keyHeader(o.key);
+    client = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+  });
+
+  const hints = {
+    prompt_cache_key: 'tenant-42',
+    prompt_cache_retention: '24h' as const,
+    safety_identifier: 'user-hash-1',
+    service_tier: 'flex' as const,
+    max_tool_calls: 3,
+    top_logprobs: 0,
+    text: { verbosity: 'low' as const },
+    metadata: { run: 'r1' },
+  };
+
+  it("echoes the hints (prompt_cache_key, prompt_cache_retention, safety_identifier, max_tool_calls, top_logprobs, text.verbosity) and the tier served, JSON, streamed and retrieved; none goes upstream", async () => {
+    const r = await client.responses.create({ model: 'sim-chat', input: 'hello hints', ...hints });
+    expect(r.status).to.equal('completed');
+    const echoed = {
+      prompt_cache_key: 'tenant-42',
+      prompt_cache_retention: '24h',
+      safety_identifier: 'user-hash-1',
+      service_tier: 'default',
+      max_tool_calls: 3,
+      top_logprobs: 0,
+      text: { format: { type: 'text' }, verbosity: 'low' },
+      metadata: { run: 'r1' },
+      prompt: null,
+      access_programs: null,
+    };
+    expect(r).to.deep.include(echoed);
+    const got = await client.responses.retrieve(r.id);
+    expect(got).to.deep.include(echoed);
+    const sent = env().sim.log.entries[0].body as Record<string, unknown>;
+    for (const k of ['prompt_cache_key', 'prompt_cache_retention', 'safety_identifier', 'service_tier', 'max_tool_calls', 'top_logprobs', 'verbosity', 'text', 'logprobs']) expect(sent, k).not.to.have.property(k);
+
+    const s = await postSse('/v1/responses', h, { model: 'sim-chat', input: 'hello streamed hints', stream: true, ...hints });
+    expect(s.status, s.text).to.equal(200);
+    for (const type of ['response.created', 'response.in_progress', 'response.completed']) {
+      const ev = s.events.find((e) => e.data.type === type)!;
+      expect(ev.data.response, type).to.deep.include(echoed);
+    }
+  });
+
+  it("answers OpenAI's defaults for them when the request has none; the Response conforms to OpenAI's document", async () => {
+    const r = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-chat', input: 'hello defaults' } });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.body).to.deep.include({
+      prompt_cache_key: null,
+      prompt_cache_retention: null,
+      safety_identifier: null,
+      service_tier: 'default',
+      max_tool_calls: null,
+      top_logprobs: 0,
+      text: { format: { type: 'text' }, verbosity: 'medium' },
+      prompt: null,
+      access_programs: null,
+      parallel_tool_calls: true,
+      tool_choice: 'auto',
+      tools: [],
+      truncation: 'disabled',
+      metadata: {},
+      reasoning: { effort: null, summary: null },
+    });
+    expectOpenAI('Response', withoutNullUser(r.body));
+    // a JSON schema format is echoed as sent, with the default verbosity
+    const format = { type: 'json_schema', name: 'answer', schema: { type: 'object', properties: { a: { type: 'string' } } }, strict: false };
+    const j = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-chat', input: 'hello json', text: { format } } });
+    expect(j.status, j.text).to.equal(200);
+    expect(j.body.text).to.deep.equal({ format, verbosity: 'medium' });
+    expectOpenAI('Response', withoutNullUser(j.body));
+  });
+
+  it('refuses what it cannot honour, 400 unsupported_parameter naming the field, before anything is sent, stored or billed; the SDK raises BadRequestError', async () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      // a reusable prompt template kept by OpenAI: the gateway cannot resolve it (also without `input`)
+      [{ prompt: { id: 'pmpt_123', variables: { city: 'Paris' } } }, 'prompt'],
+      [{ prompt: { id: 'pmpt_123', version: '2' }, input: undefined }, 'prompt'],
+      [{ include: ['reasoning.encrypted_content', 'message.output_text.logprobs'] }, 'include'],
+      [{ top_logprobs: 5 }, 'top_logprobs'],
+      [{ moderation: { model: 'omni-moderation-latest', policy: { output: { mode: 'block' } } } }, 'moderation'],
+      [{ prompt_cache_options: { prewarm: true } }, 'prompt_cache_options.prewarm'],
+    ];
+    await usageSettled();
+    const billed = await UsageEvent.count({ where: { orgId: o.org.id } });
+    const stored = await StoredResponse.count({ where: { orgId: o.org.id } });
+    for (const [extra, param] of cases) {
+      for (const stream of [false, true]) {
+        const json = { model: 'sim-chat', input: 'x', stream, ...extra };
+        const r = await call('POST', '/v1/responses', { headers: h, json });
+        expect(r.status, `${JSON.stringify(json)}: ${r.text}`).to.equal(400);
+        expect(r.body.error, JSON.stringify(json)).to.include({ code: 'unsupported_parameter', param, type: 'invalid_request_error' });
+      }
+      const counted = await call('POST', '/v1/responses/input_tokens', { headers: h, json: { model: 'sim-chat', input: 'x', ...extra } });
+      expect(counted.status, `input_tokens ${JSON.stringify(extra)}`).to.equal(400);
+      expect(counted.body.error.param).to.equal(param);
+    }
+    let err: unknown;
+    try {
+      await client.responses.create({ model: 'sim-chat', input: 'x', prompt: { id: 'pmpt_123' } });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).to.be.instanceOf(OpenAI.BadRequestError);
+    expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).to.equal('prompt');
+    expect(env().sim.log.entries).to.have.length(0);
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(billed);
+    expect(await StoredResponse.count({ where: { orgId: o.org.id } })).to.equal(stored);
+  });
+
+  it('accepts what changes nothing (null prompt and moderation, top_logprobs 0, include values with nothing to include) and refuses values OpenAI refuses (400 naming them)', async () => {
+    const ok = await client.responses.create({
+      model: 'sim-chat',
+      input: 'hello accepted',
+      prompt: null,
+      moderation: null,
+      top_logprobs: 0,
+      include: ['reasoning.encrypted_content', 'web_search_call.action.sources', 'message.input_image.image_url'],
+      prompt_cache_options: { ttl: '12h', prewarm: false },
+      stream_options: null,
+    });
+    expect(ok.status).to.equal('completed');
+    const bad: Array<[Record<string, unknown>, string]> = [
+      [{ include: ['message.output_text.everything'] }, 'include[0]'],
+      [{ service_tier: 'gold' }, 'service_tier'],
+      [{ top_logprobs: 21 }, 'top_logprobs'],
+      [{ text: { verbosity: 'chatty' } }, 'text.verbosity'],
+      [{ prompt_cache_retention: '1h' }, 'prompt_cache_retention'],
+      [{ max_tool_calls: -1 }, 'max_tool_calls'],
+    ];
+    for (const [extra, param] of bad) {
+      const r = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-chat', input: 'x', ...extra } });
+      expect(r.status, JSON.stringify(extra)).to.equal(400);
+      expect(r.body.error, JSON.stringify(extra)).to.include({ code: 'invalid_request', param });
+    }
+    expect(env().sim.log.entries).to.have.length(1);
+  });
+});
