@@ -132,6 +132,12 @@ export interface NativeLoopInput {
   onText?: (delta: string) => void;
   /** Jobs of the request made before the loop (a compaction pass: 1): the first turn's job id and rpm count follow them. */
   jobsBefore?: number;
+  /**
+   * The Responses API's `max_tool_calls`: at most this many server tool calls (searches and fetches)
+   * in the loop. Once they are made the model is offered no server tool (so it answers), and calls of
+   * one past the cap in the same turn are ignored (dropped, as OpenAI ignores them).
+   */
+  maxCalls?: number;
   /** A background response's run: its cancel, and (streamed) no client whose leaving stops it. */
   signal?: AbortSignal;
   detached?: boolean;
@@ -171,17 +177,21 @@ export async function runNativeLoop(ctx: AppContext, req: Request, res: Response
     input.onStep?.(s);
   };
   const nativeNames = new Set(Object.values(NATIVE_NAMES));
+  let callsMade = 0;
+  const callsLeft = () => (input.maxCalls === undefined ? Infinity : Math.max(0, input.maxCalls - callsMade));
   try {
     const maxTurns = config().nativeMaxTurns;
     const before = input.jobsBefore ?? 0;
     for (let turn = 0; turn < maxTurns; turn++) {
       if (turn > 0) await input.beforeTurn?.();
       const last = turn === maxTurns - 1;
+      // no server tool call left (max_tool_calls): the server tools are not offered, as on the last turn
+      const noServerTools = last || callsLeft() === 0;
       const body: CanonicalRequest = { ...input.canonical, messages: [...input.canonical.messages, ...t.added], stream: false };
       // A choice forcing a server tool applies to the first turn; later the model decides.
       const forced = typeof body.tool_choice === 'object' && body.tool_choice.type === 'function' && nativeNames.has(body.tool_choice.function.name);
-      if (turn > 0 && forced) body.tool_choice = 'auto';
-      if (last) {
+      if ((turn > 0 || noServerTools) && forced) body.tool_choice = 'auto';
+      if (noServerTools) {
         body.tools = body.tools?.filter((x) => !nativeNames.has(x.function.name));
         const choice = body.tool_choice;
         if (typeof choice === 'object' && choice.type === 'allowed_tools') {
@@ -221,7 +231,8 @@ export async function runNativeLoop(ctx: AppContext, req: Request, res: Response
       const choice = c.choices[0];
       const text = choice?.message.content ?? '';
       const calls = choice?.message.tool_calls ?? [];
-      const native = last ? [] : calls.filter((x) => kindOfName(x.function.name, input.tools));
+      const native = noServerTools ? [] : calls.filter((x) => kindOfName(x.function.name, input.tools)).slice(0, callsLeft());
+      callsMade += native.length;
       const client = calls.filter((x) => !kindOfName(x.function.name, input.tools));
       t.finish = choice?.finish_reason ?? 'stop';
       if (text) step({ type: 'text', text });

@@ -48,7 +48,7 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
   }
   const { canonical, asked, compacted } = prepared;
   const store = body.store !== false;
-  const loop = { resolved, canonical, tools: set, rails, jobsBefore: compacted ? 1 : 0 };
+  const loop = { resolved, canonical, tools: set, rails, jobsBefore: compacted ? 1 : 0, maxCalls: body.max_tool_calls ?? undefined };
   if (body.stream !== true) {
     const t = await runNativeLoop(ctx, req, res, loop);
     const response = nativeResponse(t, prepared, frame, body, rails.orgId);
@@ -154,6 +154,7 @@ function nativeWork(a: Asking, u: Unfolded, frame: ResponseFrame): BackgroundWor
         tools: a.set,
         rails: a.rails,
         jobsBefore: p.compacted ? 1 : 0,
+        maxCalls: a.body.max_tool_calls ?? undefined,
         signal,
         detached,
         admit: (dispatch) => runWhenAdmitted(dispatch, signal, wanted),

@@ -138,6 +138,33 @@ describe('native web search on /v1/responses', () => {
     expect(await ledger(poor.org.id)).to.equal(0);
   });
 
+  it('max_tool_calls caps the searches the model makes (further calls are not run), JSON and streamed; 0 offers none; echoed in the Response', async () => {
+    const ask = (extra: Record<string, unknown>) => ({ model: 'sim-chat', input: 'search for wasps and keep searching', tools: [{ type: 'web_search' as const }], ...extra });
+    const rows = await ledger(o.org.id);
+    const r = await client.responses.create(ask({ max_tool_calls: 2 }));
+    expect(r.status).to.equal('completed');
+    expect(r.max_tool_calls).to.equal(2);
+    expect(r.output.map((i) => i.type)).to.deep.equal(['web_search_call', 'web_search_call', 'message']);
+    expect(await ledger(o.org.id)).to.equal(rows + 2);
+    // the turn after the second search is offered no search tool, so the model answers
+    const offered = env().sim.log.entries.map((e) => ((e.body as { tools?: Array<{ function: { name: string } }> }).tools ?? []).map((t) => t.function.name));
+    expect(offered).to.deep.equal([['web_search', 'web_fetch'], ['web_search', 'web_fetch'], []]);
+
+    resetSim();
+    const s = await postSse('/v1/responses', keyHeader(o.key), { ...ask({ max_tool_calls: 1 }), stream: true });
+    expect(s.status, s.text).to.equal(200);
+    const done = s.events.at(-1)!.data.response;
+    expect(done.max_tool_calls).to.equal(1);
+    expect(done.output.map((i: { type: string }) => i.type)).to.deep.equal(['web_search_call', 'message']);
+    expect(await ledger(o.org.id)).to.equal(rows + 3);
+
+    resetSim();
+    const none = await client.responses.create(ask({ max_tool_calls: 0, tool_choice: { type: 'web_search' } }));
+    expect(none.output.map((i) => i.type)).to.deep.equal(['message']);
+    expect(env().sim.log.entries[0].body).not.to.have.property('tools');
+    expect(await ledger(o.org.id)).to.equal(rows + 3);
+  });
+
   it('server-side compaction runs before the search loop: the compaction item first, then the search and the cited answer, JSON and streamed; the loop turns are later jobs of the request (both billed)', async () => {
     // the summary says what the user asked, so the model searches from the compacted context
     env().sim.knobs.set('sim-chat-1', { replyWords: ['The', 'user', 'asked', 'to', 'search', 'for', 'honey', 'bees.'] });
