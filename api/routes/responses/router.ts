@@ -1,6 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import type { AppContext } from '../../context';
 import { only } from '../only';
+import { ApiError } from '../../../shared/errors/ApiError';
 import { requireJson } from '../../middleware/require-json';
 import { validate } from '../../validate';
 import { inputTokensSchema, responsesSchema } from './schema';
@@ -33,10 +34,16 @@ function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     refuseUnhonoured(req.body);
     const sent = validate<ResponsesRequest>(responsesSchema, req.body);
+    // OpenAI's CreateResponse: `input` may be left out when the history carries the turn (a conversation's items, a previous response)
+    if (sent.input === undefined) {
+      if (!sent.conversation && !sent.previous_response_id) throw new ApiError(400, 'invalid_request', "'input' is required.", { param: 'input' });
+      sent.input = [];
+    }
     const compaction = compactionAsked(sent);
     const body = compaction?.body ?? sent;
     const resolved = await resolveChatModel(ctx, req, body.model);
     const history = await historyFor(req, body);
+    if (!history.length && Array.isArray(body.input) && !body.input.length) throw new ApiError(400, 'invalid_request', "Nothing to answer: no 'input', and the conversation has no items.", { param: 'input' });
     const native = responsesNativeTools(body);
     if (body.background === true) checkBackground(body);
     if (native.set.search) return answerNative(ctx, req, res, body, resolved, history, native.set, native.rest, compaction?.ask);

@@ -26,7 +26,8 @@ const toolSearchTool = Joi.object({ execution: Joi.string().valid('server', 'cli
 /** `POST /v1/responses`: the fields the gateway reads; other fields are accepted and ignored. */
 export const responsesSchema = Joi.object({
   model: Joi.string().min(1).required(),
-  input: Joi.alternatives(Joi.string().min(1), Joi.array().items(item).min(1)).required(),
+  // optional with `conversation` or `previous_response_id` (OpenAI's CreateResponse requires neither): checked in router.ts
+  input: Joi.alternatives(Joi.string().min(1), Joi.array().items(item).min(1)),
   instructions: Joi.string().allow('', null),
   tools: Joi.array().items(
     Joi.object({ type: Joi.string().required() })

@@ -159,4 +159,28 @@ describe('responses dialect: the SDK request fields the gateway echoes or refuse
     }
     expect(env().sim.log.entries).to.have.length(1);
   });
+
+  it('answers without input when a conversation or a previous response carries the turn (OpenAI requires neither); with neither, or an empty conversation, 400 naming input', async () => {
+    const conv = await client.conversations.create({ items: [{ type: 'message', role: 'user', content: 'hello from the conversation' }] });
+    const r = await client.responses.create({ model: 'sim-chat', conversation: conv.id });
+    expect(r.status).to.equal('completed');
+    expect(r.output_text).to.include('hello from the conversation');
+    expect(r.conversation).to.deep.equal({ id: conv.id });
+    const items = await client.conversations.items.list(conv.id, { order: 'asc' });
+    expect(items.data.map((i) => i.type)).to.deep.equal(['message', 'message']);
+    expect(await client.responses.inputItems.list(r.id)).to.have.property('data').that.deep.equals([]);
+
+    const streamed = await client.responses.stream({ model: 'sim-chat', previous_response_id: r.id, instructions: 'Go on.' }).finalResponse();
+    expect(streamed.status).to.equal('completed');
+    const sent = env().sim.log.entries.at(-1)!.body as { messages: Array<{ role: string }> };
+    expect(sent.messages.map((m) => m.role)).to.deep.equal(['system', 'user', 'assistant']);
+
+    const empty = await client.conversations.create({});
+    for (const json of [{ model: 'sim-chat' }, { model: 'sim-chat', conversation: empty.id }, { model: 'sim-chat', conversation: empty.id, background: true }]) {
+      const bad = await call('POST', '/v1/responses', { headers: h, json });
+      expect(bad.status, JSON.stringify(json)).to.equal(400);
+      expect(bad.body.error, JSON.stringify(json)).to.include({ code: 'invalid_request', param: 'input' });
+    }
+    expect(env().sim.log.entries).to.have.length(2);
+  });
 });
