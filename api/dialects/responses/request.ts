@@ -42,13 +42,21 @@ const unsupported = (param: string, message: string) => new ApiError(400, 'unsup
 const given = (v: unknown) => v !== undefined && v !== null;
 
 /**
+ * Log probabilities asked for: `include: ["message.output_text.logprobs"]`, or `top_logprobs` above 0.
+ * Sent upstream as chat's `logprobs: true` (and `top_logprobs`), and answered as each `output_text`
+ * part's `logprobs` (response.ts, stream.ts); an upstream that has none refuses them (400 naming
+ * `logprobs`; a mixed pool serves them from a deployment that has them).
+ */
+export function wantsLogprobs(req: Pick<ResponsesRequest, 'include' | 'top_logprobs'>): boolean {
+  return (Array.isArray(req.include) && req.include.includes('message.output_text.logprobs')) || (typeof req.top_logprobs === 'number' && req.top_logprobs > 0);
+}
+
+/**
  * Fields of OpenAI's ResponseCreateParams that change the answer and that the gateway cannot honour:
  * refused 400 `unsupported_parameter` naming the field, before anything is stored, sent or billed
  * (called on the raw body, before validation, so that a `prompt` without `input` is named as such).
  * - `prompt`: a reusable prompt template kept by OpenAI (its id, version and variables): the
  *   gateway cannot resolve it, and the answer would be made without the template's instructions.
- * - log probabilities (`include: ["message.output_text.logprobs"]`, `top_logprobs` above 0): the
- *   `output_text` parts would carry none.
  * - `moderation`: moderated completions (results in the Response, `block` stops flagged text).
  * - `prompt_cache_options.prewarm: true`: OpenAI prepares the cache and generates no output.
  */
@@ -56,10 +64,6 @@ export function refuseUnhonoured(body: unknown): void {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return;
   const b = body as Record<string, unknown>;
   if (given(b.prompt)) throw unsupported('prompt', 'Reusable prompts (prompt templates kept by OpenAI) are not supported: send the instructions and input themselves.');
-  if (Array.isArray(b.include) && b.include.includes('message.output_text.logprobs')) {
-    throw unsupported('include', "include 'message.output_text.logprobs' is not supported: the gateway reports no log probabilities.");
-  }
-  if (Number.isInteger(b.top_logprobs) && (b.top_logprobs as number) > 0 && (b.top_logprobs as number) <= 20) throw unsupported('top_logprobs', 'top_logprobs is not supported: the gateway reports no log probabilities.');
   if (given(b.moderation)) throw unsupported('moderation', 'Moderated responses (moderation) are not supported.');
   const cache = b.prompt_cache_options as { prewarm?: unknown } | null | undefined;
   if (cache && typeof cache === 'object' && cache.prewarm === true) {
@@ -199,6 +203,10 @@ export function responsesToCanonical(req: ResponsesRequest, history: CanonicalMe
   if (typeof req.top_p === 'number') out.top_p = req.top_p;
   if (typeof req.user === 'string' && req.user) out.user = req.user;
   if (req.reasoning?.effort) out.reasoning_effort = req.reasoning.effort;
+  if (wantsLogprobs(req)) {
+    out.logprobs = true;
+    if (typeof req.top_logprobs === 'number' && req.top_logprobs > 0) out.top_logprobs = req.top_logprobs;
+  }
   const format = req.text?.format;
   if (format?.type === 'json_schema') {
     out.response_format = { type: 'json_schema', json_schema: { name: format.name ?? 'output', schema: format.schema, ...(format.strict !== undefined ? { strict: format.strict } : {}) } };

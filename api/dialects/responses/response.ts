@@ -95,19 +95,47 @@ export function failedResponse(f: ResponseFrame, output: OutputItem[], status: n
   return { ...responseObject(f, output, 'in_progress', null), status: 'failed', error: { code, message } };
 }
 
-/** An `output_text` content part; the API always sends `logprobs` (empty unless asked for). */
-export function outputText(text: string, annotations: unknown[] = []): Record<string, unknown> {
-  return { type: 'output_text', text, annotations, logprobs: [] };
+/** OpenAI's LogProb of an `output_text` part: a token, its log probability, bytes and alternatives. */
+export interface LogProb {
+  token: string;
+  logprob: number;
+  bytes: number[];
+  top_logprobs: Array<{ token: string; logprob: number; bytes: number[] }>;
 }
 
-/** One content part of an output message: text, or the model's refusal (OpenAI's RefusalContent). */
+type ChatLogprob = { token?: unknown; logprob?: unknown; bytes?: unknown; top_logprobs?: unknown };
+const bytesOf = (token: string, bytes: unknown) => (Array.isArray(bytes) ? (bytes as number[]) : [...Buffer.from(token, 'utf8')]);
+
+/** A chat choice's `logprobs.content` (the same fields, `bytes` possibly null) → the Responses LogProbs. */
+export function responsesLogprobs(chat: unknown): LogProb[] {
+  const content = (chat as { content?: unknown } | null | undefined)?.content;
+  if (!Array.isArray(content)) return [];
+  return (content as ChatLogprob[]).map((t) => {
+    const token = String(t.token ?? '');
+    const tops = Array.isArray(t.top_logprobs) ? (t.top_logprobs as ChatLogprob[]) : [];
+    return {
+      token,
+      logprob: Number(t.logprob ?? 0),
+      bytes: bytesOf(token, t.bytes),
+      top_logprobs: tops.map((a) => ({ token: String(a.token ?? ''), logprob: Number(a.logprob ?? 0), bytes: bytesOf(String(a.token ?? ''), a.bytes) })),
+    };
+  });
+}
+
+/** An `output_text` content part; the API always sends `logprobs` (empty unless asked for). */
+export function outputText(text: string, annotations: unknown[] = [], logprobs: LogProb[] = []): Record<string, unknown> {
+  return { type: 'output_text', text, annotations, logprobs };
+}
+
+/** One content part of an output message: text (with its log probabilities when asked for), or the model's refusal (OpenAI's RefusalContent). */
 export interface MessagePart {
   type: 'output_text' | 'refusal';
   text: string;
+  logprobs?: LogProb[];
 }
 
 export function contentPart(p: MessagePart): Record<string, unknown> {
-  return p.type === 'refusal' ? { type: 'refusal', refusal: p.text } : outputText(p.text);
+  return p.type === 'refusal' ? { type: 'refusal', refusal: p.text } : outputText(p.text, [], p.logprobs ?? []);
 }
 
 export function messageItem(id: string, parts: MessagePart[], status = 'completed'): OutputItem {
@@ -148,7 +176,7 @@ export function canonicalToResponse(c: CanonicalCompletion, f: ResponseFrame): {
   const calls = choice?.message.tool_calls ?? [];
   const output: OutputItem[] = [];
   const parts: MessagePart[] = [];
-  if (text) parts.push({ type: 'output_text', text });
+  if (text) parts.push({ type: 'output_text', text, logprobs: responsesLogprobs((choice as { logprobs?: unknown }).logprobs) });
   if (refusal) parts.push({ type: 'refusal', text: refusal });
   if (parts.length) output.push(messageItem(newId('msg'), parts));
   for (const call of calls) output.push(functionCallItem(newId('fc'), call, 'completed', f.req));

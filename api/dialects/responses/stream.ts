@@ -1,5 +1,5 @@
 import { addUsage, type CanonicalChunk, type CanonicalMessage, type CanonicalToolCall, type FinishReason } from '../canonical';
-import { assistantTurn, contentPart, cutShort, functionCallItem, messageItem, newId, responseObject, type MessagePart, type OutputItem, type ResponseFrame } from './response';
+import { assistantTurn, contentPart, cutShort, functionCallItem, messageItem, newId, responseObject, responsesLogprobs, type LogProb, type MessagePart, type OutputItem, type ResponseFrame } from './response';
 
 import { ResponsesEventWriter, type ResponsesEvent } from './event-writer';
 
@@ -40,7 +40,7 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
     const p = o.parts[content_index];
     const at = { item_id: o.id, output_index: o.index, content_index };
     if (p.type === 'refusal') this.ev(out, 'response.refusal.done', { ...at, refusal: p.text });
-    else this.ev(out, 'response.output_text.done', { ...at, text: p.text, logprobs: [] });
+    else this.ev(out, 'response.output_text.done', { ...at, text: p.text, logprobs: p.logprobs ?? [] });
     this.ev(out, 'response.content_part.done', { ...at, part: contentPart(p) });
   }
 
@@ -64,7 +64,7 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
   }
 
   /** Appends text to the open message's part of this type: the message and the part are opened as needed. */
-  private messageDelta(out: ResponsesEvent[], type: MessagePart['type'], delta: string): void {
+  private messageDelta(out: ResponsesEvent[], type: MessagePart['type'], delta: string, logprobs: LogProb[] = []): void {
     if (this.open?.kind !== 'message') {
       this.close(out);
       const o: Open = { kind: 'message', index: this.nextIndex, id: newId('msg'), parts: [] };
@@ -78,10 +78,16 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
       this.ev(out, 'response.content_part.added', { item_id: o.id, output_index: o.index, content_index: o.parts.length - 1, part: contentPart({ type, text: '' }) });
     }
     const content_index = o.parts.length - 1;
-    o.parts[content_index].text += delta;
+    const p = o.parts[content_index];
+    p.text += delta;
     this.text += delta;
     if (type === 'refusal') this.ev(out, 'response.refusal.delta', { item_id: o.id, output_index: o.index, content_index, delta });
-    else this.ev(out, 'response.output_text.delta', { item_id: o.id, output_index: o.index, content_index, delta, logprobs: [] });
+    else {
+      if (logprobs.length) (p.logprobs ??= []).push(...logprobs);
+      // the delta's tokens as OpenAI's ResponseLogProb (token, logprob, top_logprobs)
+      const deltaLogprobs = logprobs.map((t) => ({ token: t.token, logprob: t.logprob, top_logprobs: t.top_logprobs.map((a) => ({ token: a.token, logprob: a.logprob })) }));
+      this.ev(out, 'response.output_text.delta', { item_id: o.id, output_index: o.index, content_index, delta, logprobs: deltaLogprobs });
+    }
   }
 
   private get nextIndex(): number {
@@ -109,7 +115,7 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
     if (chunk.usage) this.usage = chunk.usage;
     const choice = chunk.choices?.[0];
     const delta = choice?.delta;
-    if (delta?.content) this.messageDelta(out, 'output_text', delta.content);
+    if (delta?.content) this.messageDelta(out, 'output_text', delta.content, responsesLogprobs((choice as { logprobs?: unknown }).logprobs));
     if (delta?.refusal) this.messageDelta(out, 'refusal', delta.refusal);
     for (const tc of delta?.tool_calls ?? []) {
       if (this.open?.kind !== 'call' || this.open.toolIndex !== tc.index) {

@@ -10,7 +10,7 @@ import { historyFor, recordInConversation } from './conversation';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
 import { ClientGone } from '../../dispatch/run-job';
 import { SseWriter } from '../../sse';
-import { refuseUnhonoured, responsesToCanonical, type ResponsesRequest } from '../../dialects/responses/request';
+import { refuseUnhonoured, responsesToCanonical, wantsLogprobs, type ResponsesRequest } from '../../dialects/responses/request';
 import { canonicalToResponse, newId, type ResponseFrame } from '../../dialects/responses/response';
 import { ResponsesStreamTranslator } from '../../dialects/responses/stream';
 import { addUsage, forModel, type CanonicalChunk, type CanonicalCompletion } from '../../dialects/canonical';
@@ -45,6 +45,11 @@ function createHandler(ctx: AppContext) {
     const history = await historyFor(req, body);
     if (!history.length && Array.isArray(body.input) && !body.input.length) throw new ApiError(400, 'invalid_request', "Nothing to answer: no 'input', and the conversation has no items.", { param: 'input' });
     const native = responsesNativeTools(body);
+    if (native.set.search && wantsLogprobs(body)) {
+      // the hosted search loop's answer is made of several turns: no log probabilities are kept for it
+      const param = body.include?.includes('message.output_text.logprobs') ? 'include' : 'top_logprobs';
+      throw new ApiError(400, 'unsupported_parameter', 'Log probabilities are not supported with hosted web search.', { param });
+    }
     if (body.background === true) checkBackground(body);
     if (native.set.search) return answerNative(ctx, req, res, body, resolved, history, native.set, native.rest, compaction?.ask);
     const { canonical, turn } = responsesToCanonical(openCompactions(body, req.auth!.orgId), history);

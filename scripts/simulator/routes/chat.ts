@@ -70,6 +70,16 @@ export function chatRoutes(knobs: KnobStore, log: RequestLog): Router {
     const id = `chatcmpl-sim${Date.now().toString(36)}`;
     const created = Math.floor(Date.now() / 1000);
     const toolCall = { id: 'call_sim1', type: 'function', function: { name: tool, arguments: toolArgs } };
+    // `logprobs: true`: each word of the text is one token (`top_logprobs` alternatives, the token first)
+    const wantLogprobs = body.logprobs === true && !k.noLogprobs && !tool;
+    const top = typeof body.top_logprobs === 'number' ? body.top_logprobs : 0;
+    const bytes = (t: string) => [...Buffer.from(t, 'utf8')];
+    const tokenLogprob = (token: string, i: number) => {
+      const logprob = -0.01 * (i + 1);
+      const alts = Array.from({ length: top }, (_, j) => (j === 0 ? { token, logprob, bytes: bytes(token) } : { token: `alt${j}`, logprob: -1 - j, bytes: bytes(`alt${j}`) }));
+      return { token, logprob, bytes: bytes(token), top_logprobs: alts };
+    };
+    const piece = (i: number) => (i === 0 ? words[0] : ` ${words[i]}`);
 
     if (body.stream !== true) {
       res.json({
@@ -81,7 +91,7 @@ export function chatRoutes(knobs: KnobStore, log: RequestLog): Router {
           {
             index: 0,
             message: { role: 'assistant', content: tool ? null : text, ...(k.reasoning ? { [k.reasoning.field]: k.reasoning.text } : {}), ...(tool ? { tool_calls: [toolCall] } : {}) },
-            logprobs: null,
+            logprobs: wantLogprobs ? { content: words.map((_, i) => tokenLogprob(piece(i), i)), refusal: null } : null,
             finish_reason: finish,
           },
         ],
@@ -92,15 +102,15 @@ export function chatRoutes(knobs: KnobStore, log: RequestLog): Router {
 
     res.status(200).setHeader('Content-Type', 'text/event-stream');
     res.flushHeaders();
-    const chunk = (delta: object, finishReason: string | null = null) =>
-      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] })}\n\n`;
+    const chunk = (delta: object, finishReason: string | null = null, logprobs: object | null = null) =>
+      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, logprobs, finish_reason: finishReason }] })}\n\n`;
     const pieces: string[] = [chunk({ role: 'assistant', content: '' })];
     if (k.reasoning) pieces.push(chunk({ [k.reasoning.field]: k.reasoning.text }));
     if (tool) {
       pieces.push(chunk({ tool_calls: [{ index: 0, id: toolCall.id, type: 'function', function: { name: tool, arguments: '' } }] }));
       for (let i = 0; i < toolArgs.length; i += 8) pieces.push(chunk({ tool_calls: [{ index: 0, function: { arguments: toolArgs.slice(i, i + 8) } }] }));
     } else {
-      words.forEach((w, i) => pieces.push(chunk({ content: i === 0 ? w : ` ${w}` })));
+      words.forEach((_, i) => pieces.push(chunk({ content: piece(i) }, null, wantLogprobs ? { content: [tokenLogprob(piece(i), i)], refusal: null } : null)));
     }
     const opts = body.stream_options as { include_usage?: boolean } | undefined;
     if (k.usageInLastChunk) pieces.push(chunk({}, finish).replace(/\}\n\n$/, `,"usage":${JSON.stringify(usage)}}\n\n`));

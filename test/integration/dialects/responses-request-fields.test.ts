@@ -4,7 +4,7 @@ import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { postSse } from '../../helpers/sse-events';
-import { expectOpenAI, withoutNullUser } from '../../helpers/conformance';
+import { expectOpenAI, expectResponsesEvent, responsesEventForDocument, withoutNullUser } from '../../helpers/conformance';
 import { StoredResponse, UsageEvent } from '../../../shared/db/models';
 import { usageSettled } from '../../helpers/usage';
 
@@ -99,8 +99,6 @@ describe('responses dialect: the SDK request fields the gateway echoes or refuse
       // a reusable prompt template kept by OpenAI: the gateway cannot resolve it (also without `input`)
       [{ prompt: { id: 'pmpt_123', variables: { city: 'Paris' } } }, 'prompt'],
       [{ prompt: { id: 'pmpt_123', version: '2' }, input: undefined }, 'prompt'],
-      [{ include: ['reasoning.encrypted_content', 'message.output_text.logprobs'] }, 'include'],
-      [{ top_logprobs: 5 }, 'top_logprobs'],
       [{ moderation: { model: 'omni-moderation-latest', policy: { output: { mode: 'block' } } } }, 'moderation'],
       [{ prompt_cache_options: { prewarm: true } }, 'prompt_cache_options.prewarm'],
     ];
@@ -182,5 +180,48 @@ describe('responses dialect: the SDK request fields the gateway echoes or refuse
       expect(bad.body.error, JSON.stringify(json)).to.include({ code: 'invalid_request', param: 'input' });
     }
     expect(env().sim.log.entries).to.have.length(2);
+  });
+
+  it("honours log probabilities (include message.output_text.logprobs, top_logprobs) as OpenAI's output_text logprobs, JSON and streamed; an upstream without them, or hosted web search, refuses them (400 naming the field)", async () => {
+    const r = await client.responses.create({ model: 'sim-chat', input: 'probabilities please', include: ['message.output_text.logprobs'], top_logprobs: 2 });
+    const sent = env().sim.log.entries[0].body as Record<string, unknown>;
+    expect(sent).to.include({ logprobs: true, top_logprobs: 2 });
+    const part = (r.output[0] as OpenAI.Responses.ResponseOutputMessage).content[0] as OpenAI.Responses.ResponseOutputText;
+    expect(part.logprobs!.map((t) => t.token).join('')).to.equal(part.text);
+    expect(part.logprobs![0]).to.deep.include({ token: part.text.split(' ')[0], logprob: -0.01 });
+    expect(part.logprobs![0].bytes).to.deep.equal([...Buffer.from(part.text.split(' ')[0])]);
+    expect(part.logprobs!.every((t) => t.top_logprobs.length === 2)).to.equal(true);
+    expect(r.top_logprobs).to.equal(2);
+    expectOpenAI('Response', withoutNullUser(r));
+    expect((await client.responses.retrieve(r.id)).output).to.deep.equal(r.output);
+
+    // include alone asks for them too (no alternatives)
+    const plain = await client.responses.create({ model: 'sim-chat', input: 'probabilities again', include: ['message.output_text.logprobs'] });
+    const plainPart = (plain.output[0] as OpenAI.Responses.ResponseOutputMessage).content[0] as OpenAI.Responses.ResponseOutputText;
+    expect(plainPart.logprobs).to.have.length.above(3);
+    expect(plainPart.logprobs!.every((t) => t.top_logprobs.length === 0)).to.equal(true);
+
+    const s = await postSse('/v1/responses', h, { model: 'sim-chat', input: 'streamed probabilities', stream: true, top_logprobs: 1 });
+    expect(s.status, s.text).to.equal(200);
+    for (const e of s.events) expectResponsesEvent(responsesEventForDocument(e.data));
+    const deltas = s.events.filter((e) => e.data.type === 'response.output_text.delta').map((e) => e.data);
+    expect(deltas.every((d) => d.logprobs.length === 1 && d.logprobs[0].token === d.delta && d.logprobs[0].top_logprobs.length === 1)).to.equal(true);
+    const done = s.events.find((e) => e.data.type === 'response.output_text.done')!.data;
+    expect(done.logprobs.map((t: { token: string }) => t.token).join('')).to.equal(done.text);
+    const final = s.events.at(-1)!.data.response;
+    expect(final.output[0].content[0].logprobs).to.deep.equal(done.logprobs);
+    const helper = await client.responses.stream({ model: 'sim-chat', input: 'helper probabilities', include: ['message.output_text.logprobs'] }).finalResponse();
+    expect(((helper.output[0] as OpenAI.Responses.ResponseOutputMessage).content[0] as OpenAI.Responses.ResponseOutputText).logprobs).to.have.length.above(3);
+
+    resetSim();
+    const claude = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-claude', input: 'x', include: ['message.output_text.logprobs'] } });
+    expect(claude.status, claude.text).to.equal(400);
+    expect(claude.body.error).to.include({ code: 'unsupported_parameter', param: 'logprobs' });
+    for (const [extra, param] of [[{ include: ['message.output_text.logprobs'] }, 'include'], [{ top_logprobs: 3 }, 'top_logprobs']] as const) {
+      const searched = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-chat', input: 'search for bees', tools: [{ type: 'web_search' }], ...extra } });
+      expect(searched.status, searched.text).to.equal(400);
+      expect(searched.body.error).to.include({ code: 'unsupported_parameter', param });
+    }
+    expect(env().sim.log.entries).to.have.length(0);
   });
 });
