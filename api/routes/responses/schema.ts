@@ -61,7 +61,7 @@ export const responsesSchema = Joi.object({
   prompt_cache_retention: Joi.string().valid('in_memory', '24h').allow(null),
   safety_identifier: Joi.string().max(128).allow('', null),
   service_tier: Joi.string().valid('auto', 'default', 'flex', 'scale', 'priority', 'fast', 'ultrafast').allow(null),
-  // 0 asks for no alternatives; above 0 is refused (api/dialects/responses/request.ts, refuseUnhonoured)
+  // above 0 asks for log probabilities with that many alternatives (api/dialects/responses/request.ts, wantsLogprobs)
   top_logprobs: Joi.number().integer().min(0).max(20).allow(null),
   // a cap on the hosted tool calls the gateway runs (web search: api/dialects/responses/native.ts)
   max_tool_calls: Joi.number().integer().min(0).allow(null),
