@@ -11,6 +11,9 @@ import { minuteWindow } from '../../../shared/limits/period';
 import { keys } from '../../../shared/redis/keys';
 import type { UsageRecord } from '../../../shared/metering/usage';
 import { decide, validBody } from '../systemone/helpers';
+import { withSettings } from '../../helpers/settings';
+import { UsageEvent } from '../../../shared/db/models';
+import { usageSettled } from '../../helpers/usage';
 
 const V = { 'anthropic-version': '2023-06-01' };
 
@@ -90,6 +93,28 @@ describe('key rate limits on every path', () => {
     }
     const context = await call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), ...V }, json: { model: 'sim-claude', max_tokens: 20, messages: [{ role: 'user', content: [{ type: 'document', context: words, source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' } }, { type: 'text', text: 'hi' }] }] } });
     expect(context.status, 'a document\'s context is text').to.equal(429);
+  });
+
+  it('an input not counted in time (a busy pod) is held to its byte size, never answered 500: over tpm 429, within it served', async function () {
+    this.timeout(30_000);
+    const o = await buildOrg(env().redis);
+    await updateKeyControls(env().redis, o.keyId, { tpm: 20_000 });
+    expect(await roomInMinute()).to.equal(true);
+    // 400 KB of text goes to the tokenizer's threads; a 50 ms budget cannot count it, so its bytes stand in
+    const big = crypto.randomBytes(300_000).toString('base64');
+    await withSettings({ TOKEN_COUNT_TIMEOUT_MS: '50' }, async () => {
+      const over = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', max_tokens: 20, messages: [{ role: 'user', content: big }] } });
+      expect(over.status, over.text.slice(0, 300)).to.equal(429);
+      expect(over.body.error.code).to.equal('rate_limit_exceeded');
+      expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
+    });
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { orgId: o.org.id } }), 'nothing billed').to.equal(0);
+    await updateKeyControls(env().redis, o.keyId, { tpm: 1_000_000 });
+    await withSettings({ TOKEN_COUNT_TIMEOUT_MS: '50' }, async () => {
+      const within = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', max_tokens: 20, messages: [{ role: 'user', content: crypto.randomBytes(40_000).toString('base64') }] } });
+      expect(within.status, within.text.slice(0, 300)).to.equal(200);
+    });
   });
 
   it('tokens a request adds as it ends join that minute even when the minute had no count yet', async () => {
