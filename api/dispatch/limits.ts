@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import type { AppContext } from '../context';
 import type { CatalogModel } from '../../shared/catalog/catalog';
-import { countTokens, TokenCountTimeout } from '../../shared/tokenizer/pool';
+import { countTokensAtMost } from '../../shared/tokenizer/pool';
 import { jsonWithoutMedia } from '../../shared/tokenizer/media';
 import { hasLimits, NO_HOLD, reserveLimits, type LimitHold } from '../../shared/limits/limits';
 import { pricesOf } from '../../shared/limits/usage-cost';
@@ -38,14 +38,9 @@ async function inputTokens(body: Record<string, unknown>, model: CatalogModel): 
   const extra = [body.system, body.tools, body.functions].filter((v) => v !== undefined && v !== null).map((v) => JSON.stringify(v));
   // images and binary documents: a fixed estimate each, not their base64 text (shared/tokenizer/media.ts)
   const { json, fixedTokens } = jsonWithoutMedia(messages);
-  const texts = [json, ...extra];
-  const n = await countTokens(model.tokenizer, texts).catch((err: unknown) => {
-    // not counted in time (a large input on a busy pod): its UTF-8 bytes, which no count exceeds (every
-    // token is at least a byte), so a limit or budget is never passed on an estimate; the answer's usage settles it
-    if (err instanceof TokenCountTimeout) return texts.reduce((sum, t) => sum + Buffer.byteLength(t, 'utf8'), 0);
-    throw err;
-  });
-  return (n === false ? 0 : n) + fixedTokens + MESSAGE_OVERHEAD_TOKENS * messages.length;
+  // not counted in time on a busy pod: its bytes, so a limit or budget is never passed on an estimate
+  const n = await countTokensAtMost(model.tokenizer, [json, ...extra]);
+  return n + fixedTokens + MESSAGE_OVERHEAD_TOKENS * messages.length;
 }
 
 /**

@@ -51,6 +51,21 @@ export async function countTokens(profile: string | undefined, texts: string[], 
 }
 
 /**
+ * Total tokens of `texts` for a decision an over-count only makes more careful (a key's limits, a
+ * compaction or context-editing trigger, truncation): a count not finished within the time budget on
+ * a busy pod is the texts' UTF-8 bytes, which no count exceeds (every token is at least a byte),
+ * instead of a failed request. The answer's usage settles what was reserved.
+ */
+export async function countTokensAtMost(profile: string | undefined, texts: string[]): Promise<number> {
+  try {
+    return (await countTokens(profile, texts)) as number;
+  } catch (err) {
+    if (!(err instanceof TokenCountTimeout)) throw err;
+    return texts.reduce((sum, t) => sum + Buffer.byteLength(t, 'utf8'), 0);
+  }
+}
+
+/**
  * Each text's tokens, each bounded by `limit` (embeddings inputs, rerank documents), with the same
  * time bound and the same split between the event loop and the pool as `countTokens`. The answer
  * stops at the first text over `limit` (its entry `false`); one over `limit × 128` bytes is `false`

@@ -1,5 +1,5 @@
 import { ApiError } from '../../../shared/errors/ApiError';
-import { countTokens } from '../../../shared/tokenizer/pool';
+import { countTokensAtMost } from '../../../shared/tokenizer/pool';
 import { canonicalText, type CanonicalMessage, type CanonicalRequest, type CanonicalToolCall } from '../canonical';
 import { countCanonicalTokens } from '../responses/count-tokens';
 
@@ -91,7 +91,7 @@ function toolUses(messages: CanonicalMessage[]): ToolUse[] {
 export async function clearToolUses(req: CanonicalRequest, tokenizer: string | undefined, edit: ClearToolUsesEdit): Promise<AppliedEdit | undefined> {
   const uses = toolUses(req.messages);
   const trigger = edit.trigger ?? DEFAULT_TRIGGER;
-  const due = trigger.type === 'tool_uses' ? uses.length > trigger.value : (await countCanonicalTokens(tokenizer, req)) > trigger.value;
+  const due = trigger.type === 'tool_uses' ? uses.length > trigger.value : (await countCanonicalTokens(tokenizer, req, true)) > trigger.value;
   if (!due) return undefined;
   const exclude = new Set(edit.exclude_tools ?? []);
   const inputs = edit.clear_tool_inputs;
@@ -109,7 +109,7 @@ export async function clearToolUses(req: CanonicalRequest, tokenizer: string | u
       after.push('{}');
     }
   }
-  const freed = Math.max(0, ((await countTokens(tokenizer, before)) as number) - ((await countTokens(tokenizer, after)) as number));
+  const freed = Math.max(0, (await countTokensAtMost(tokenizer, before)) - (await countTokensAtMost(tokenizer, after)));
   if (edit.clear_at_least && freed < edit.clear_at_least.value) return undefined;
   for (const u of cleared) {
     u.result!.content = CLEARED_RESULT;

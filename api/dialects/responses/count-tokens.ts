@@ -1,5 +1,5 @@
 import type { CanonicalRequest } from '../canonical';
-import { countTokens } from '../../../shared/tokenizer/pool';
+import { countTokens, countTokensAtMost } from '../../../shared/tokenizer/pool';
 import { DOCUMENT_TOKENS, IMAGE_TOKENS, mediaTokens } from '../../../shared/tokenizer/media';
 import { PER_MESSAGE_TOKENS, PER_REQUEST_TOKENS } from '../count-framing';
 
@@ -9,8 +9,10 @@ import { PER_MESSAGE_TOKENS, PER_REQUEST_TOKENS } from '../count-framing';
  * request): every message's text, tool calls (name and arguments) and tool outputs, and the tool
  * definitions (JSON of name, description, parameters), plus the per-request and per-message framing
  * and fixed estimates for images and files. Large inputs are counted off the event loop (pool.ts).
+ * `atMost`: for a decision an over-count only makes more careful (a trigger, truncation), a count not
+ * finished in time is the texts' bytes (countTokensAtMost) instead of TokenCountTimeout.
  */
-export async function countCanonicalTokens(profile: string | undefined, req: CanonicalRequest): Promise<number> {
+export async function countCanonicalTokens(profile: string | undefined, req: CanonicalRequest, atMost = false): Promise<number> {
   const texts: string[] = [];
   let fixed = PER_REQUEST_TOKENS;
   for (const m of req.messages) {
@@ -25,5 +27,5 @@ export async function countCanonicalTokens(profile: string | undefined, req: Can
     for (const c of m.tool_calls ?? []) texts.push(`${c.function.name} ${c.function.arguments}`);
   }
   for (const t of req.tools ?? []) texts.push(JSON.stringify({ name: t.function.name, description: t.function.description, parameters: t.function.parameters }));
-  return fixed + ((await countTokens(profile, texts)) as number);
+  return fixed + (atMost ? await countTokensAtMost(profile, texts) : ((await countTokens(profile, texts)) as number));
 }

@@ -21,7 +21,7 @@ export interface MessagesCompaction {
  * and the request then goes on from the system prompt and the summary (`canonical` changed in place).
  */
 export async function compactionIfDue(ctx: AppContext, req: Request, res: Response, resolved: ResolvedModel, canonical: CanonicalRequest, edit: CompactEdit | undefined): Promise<MessagesCompaction | undefined> {
-  if (!edit || (await countCanonicalTokens(resolved.model.tokenizer, canonical)) < edit.trigger) return undefined;
+  if (!edit || (await countCanonicalTokens(resolved.model.tokenizer, canonical, true)) < edit.trigger) return undefined;
   return compactInPlace(ctx, req, res, resolved, canonical, () => [], { prompt: edit.instructions });
 }
 

@@ -74,7 +74,7 @@ export async function compactIfDue(
   job: Pick<SummaryJob, 'signal' | 'detached'> = {},
 ): Promise<ServerCompaction | undefined> {
   const threshold = ask.threshold ?? resolved.model.contextWindow;
-  if (!ask.forced && (!threshold || (await countCanonicalTokens(resolved.model.tokenizer, canonical)) < threshold)) return undefined;
+  if (!ask.forced && (!threshold || (await countCanonicalTokens(resolved.model.tokenizer, canonical, true)) < threshold)) return undefined;
   const { summary, usage, context } = await compactInPlace(ctx, req, res, resolved, canonical, keptUserMessages, job);
   return { item: compactionItem(req.auth!.orgId, summary), usage, context };
 }

@@ -20,7 +20,7 @@ function stepEnd(msgs: CanonicalMessage[], i: number): number {
 /** Drops msgs[start, end) and takes their tokens off `total`; returns the new total. */
 async function drop(canonical: CanonicalRequest, model: CatalogModel, start: number, end: number, total: number): Promise<number> {
   const part = canonical.messages.splice(start, end - start);
-  return total - ((await countCanonicalTokens(model.tokenizer, { model: canonical.model, messages: part })) - PER_REQUEST_TOKENS);
+  return total - ((await countCanonicalTokens(model.tokenizer, { model: canonical.model, messages: part }, true)) - PER_REQUEST_TOKENS);
 }
 
 /**
@@ -38,7 +38,7 @@ async function drop(canonical: CanonicalRequest, model: CatalogModel, start: num
 export async function truncateToFit(canonical: CanonicalRequest, model: CatalogModel, maxOutput: number | null | undefined): Promise<number> {
   if (!model.contextWindow) return 0;
   const budget = model.contextWindow - (maxOutput ?? 0);
-  let total = await countCanonicalTokens(model.tokenizer, canonical);
+  let total = await countCanonicalTokens(model.tokenizer, canonical, true);
   if (total <= budget) return 0;
   const msgs = canonical.messages;
   let start = instructionsEnd(msgs);
