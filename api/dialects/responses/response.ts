@@ -156,6 +156,19 @@ export function functionCallItem(id: string, call: CanonicalToolCall, status = '
   return { type: 'function_call', id, call_id: call.id, name: t?.name ?? call.function.name, ...ns, arguments: args, status };
 }
 
+/**
+ * OpenAI's ResponseReasoningItem for an upstream's raw reasoning (chat's `reasoning_content`: an
+ * OpenAI-compatible server's, or an Anthropic thinking block): no summary, the text as one
+ * `reasoning_text` part, as OpenAI reports an open-weight model's reasoning. It comes before the
+ * message; sent back as input it is skipped (request.ts), never forwarded as text.
+ */
+export function reasoningItem(id: string, text: string, status = 'completed'): OutputItem {
+  return { type: 'reasoning', id, summary: [], content: text ? [reasoningText(text)] : [], status };
+}
+
+/** A `reasoning_text` content part of a reasoning item. */
+export const reasoningText = (text: string): Record<string, unknown> => ({ type: 'reasoning_text', text });
+
 /** The assistant turn to store for a follow-up (`previous_response_id`). */
 export function assistantTurn(text: string, calls: CanonicalToolCall[]): CanonicalMessage {
   const m: CanonicalMessage = { role: 'assistant', content: text || (calls.length ? null : '') };
@@ -164,7 +177,9 @@ export function assistantTurn(text: string, calls: CanonicalToolCall[]): Canonic
 }
 
 /**
- * Canonical chat completion → Response object, plus the assistant turn for the store. A refusal
+ * Canonical chat completion → Response object, plus the assistant turn for the store. The upstream's
+ * reasoning (`message.reasoning_content`) is a `reasoning` item first; the stored turn leaves it out,
+ * as a reasoning input item is left out (request.ts). A refusal
  * (`message.refusal`) is a `refusal` part of the message item, after any text; the stored turn keeps
  * it as text (as a `refusal` input part is read). When the answer was cut short its last item (the
  * one cut) is `incomplete`, as OpenAI reports it.
@@ -174,7 +189,9 @@ export function canonicalToResponse(c: CanonicalCompletion, f: ResponseFrame): {
   const text = choice?.message.content ?? '';
   const refusal = choice?.message.refusal ?? '';
   const calls = choice?.message.tool_calls ?? [];
+  const reasoning = choice?.message.reasoning_content ?? '';
   const output: OutputItem[] = [];
+  if (reasoning) output.push(reasoningItem(newId('rs'), reasoning));
   const parts: MessagePart[] = [];
   if (text) parts.push({ type: 'output_text', text, logprobs: responsesLogprobs((choice as { logprobs?: unknown }).logprobs) });
   if (refusal) parts.push({ type: 'refusal', text: refusal });

@@ -1,17 +1,20 @@
 import { addUsage, type CanonicalChunk, type CanonicalMessage, type CanonicalToolCall, type FinishReason } from '../canonical';
-import { assistantTurn, contentPart, cutShort, functionCallItem, messageItem, newId, responseObject, responsesLogprobs, type LogProb, type MessagePart, type OutputItem, type ResponseFrame } from './response';
+import { assistantTurn, contentPart, cutShort, functionCallItem, messageItem, newId, reasoningItem, reasoningText, responseObject, responsesLogprobs, type LogProb, type MessagePart, type OutputItem, type ResponseFrame } from './response';
 
 import { ResponsesEventWriter, type ResponsesEvent } from './event-writer';
 
 export type { ResponsesEvent };
 
 type Open =
+  | { kind: 'reasoning'; index: number; id: string; text: string }
   | { kind: 'message'; index: number; id: string; parts: MessagePart[] }
   | { kind: 'call'; index: number; id: string; toolIndex: number; call: CanonicalToolCall; itemType: string };
 
 /**
  * Turns canonical chat chunks into the Responses streaming events: response.created and
- * response.in_progress, then per output item output_item.added, its content (content_part.added,
+ * response.in_progress, then per output item output_item.added, its content (the upstream's reasoning,
+ * `delta.reasoning_content`, is a `reasoning` item whose one `reasoning_text` part has content_part.added,
+ * reasoning_text.delta..., reasoning_text.done, content_part.done; a message's content_part.added,
  * output_text.delta..., output_text.done, content_part.done; a refusal (`delta.refusal`) is a
  * part of its own with refusal.delta... and refusal.done; or function_call_arguments.delta...,
  * function_call_arguments.done) and output_item.done, and finally response.completed (or
@@ -49,7 +52,14 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
     const o = this.open;
     if (!o) return;
     this.open = undefined;
-    if (o.kind === 'message') {
+    if (o.kind === 'reasoning') {
+      const at = { item_id: o.id, output_index: o.index, content_index: 0 };
+      this.ev(out, 'response.reasoning_text.done', { ...at, text: o.text });
+      this.ev(out, 'response.content_part.done', { ...at, part: reasoningText(o.text) });
+      const item = reasoningItem(o.id, o.text, status);
+      this.output.push(item);
+      this.ev(out, 'response.output_item.done', { output_index: o.index, item });
+    } else if (o.kind === 'message') {
       this.closePart(out, o);
       const item = messageItem(o.id, o.parts, status);
       this.output.push(item);
@@ -61,6 +71,20 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
       this.calls.push(o.call);
       this.ev(out, 'response.output_item.done', { output_index: o.index, item });
     }
+  }
+
+  /** Appends the upstream's reasoning to the open reasoning item, opened (with its one part) as needed. */
+  private reasoningDelta(out: ResponsesEvent[], delta: string): void {
+    if (this.open?.kind !== 'reasoning') {
+      this.close(out);
+      const o: Open = { kind: 'reasoning', index: this.nextIndex, id: newId('rs'), text: '' };
+      this.open = o;
+      this.ev(out, 'response.output_item.added', { output_index: o.index, item: reasoningItem(o.id, '', 'in_progress') });
+      this.ev(out, 'response.content_part.added', { item_id: o.id, output_index: o.index, content_index: 0, part: reasoningText('') });
+    }
+    const o = this.open as Extract<Open, { kind: 'reasoning' }>;
+    o.text += delta;
+    this.ev(out, 'response.reasoning_text.delta', { item_id: o.id, output_index: o.index, content_index: 0, delta });
   }
 
   /** Appends text to the open message's part of this type: the message and the part are opened as needed. */
@@ -115,6 +139,7 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
     if (chunk.usage) this.usage = chunk.usage;
     const choice = chunk.choices?.[0];
     const delta = choice?.delta;
+    if (delta?.reasoning_content) this.reasoningDelta(out, delta.reasoning_content);
     if (delta?.content) this.messageDelta(out, 'output_text', delta.content, responsesLogprobs((choice as { logprobs?: unknown }).logprobs));
     if (delta?.refusal) this.messageDelta(out, 'refusal', delta.refusal);
     for (const tc of delta?.tool_calls ?? []) {
@@ -143,7 +168,8 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
   protected partialOutput(): OutputItem[] {
     const o = this.open;
     if (!o) return [...this.output];
-    const cut = o.kind === 'message' ? messageItem(o.id, o.parts, 'incomplete') : functionCallItem(o.id, o.call, 'incomplete', this.frame.req);
+    const cut =
+      o.kind === 'reasoning' ? reasoningItem(o.id, o.text, 'incomplete') : o.kind === 'message' ? messageItem(o.id, o.parts, 'incomplete') : functionCallItem(o.id, o.call, 'incomplete', this.frame.req);
     return [...this.output, cut];
   }
 

@@ -105,7 +105,8 @@ export function chatRoutes(knobs: KnobStore, log: RequestLog): Router {
     const chunk = (delta: object, finishReason: string | null = null, logprobs: object | null = null) =>
       `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, logprobs, finish_reason: finishReason }] })}\n\n`;
     const pieces: string[] = [chunk({ role: 'assistant', content: '' })];
-    if (k.reasoning) pieces.push(chunk({ [k.reasoning.field]: k.reasoning.text }));
+    // the reasoning word by word, before the answer, as a reasoning model streams it
+    if (k.reasoning) for (const w of k.reasoning.text.match(/\s*\S+/g) ?? []) pieces.push(chunk({ [k.reasoning.field]: w }));
     if (tool) {
       pieces.push(chunk({ tool_calls: [{ index: 0, id: toolCall.id, type: 'function', function: { name: tool, arguments: '' } }] }));
       for (let i = 0; i < toolArgs.length; i += 8) pieces.push(chunk({ tool_calls: [{ index: 0, function: { arguments: toolArgs.slice(i, i + 8) } }] }));
