@@ -4,6 +4,7 @@ import { canonicalToResponse, type ResponseFrame } from '../../../api/dialects/r
 import { ResponsesStreamTranslator } from '../../../api/dialects/responses/stream';
 import type { CanonicalChunk, CanonicalCompletion } from '../../../api/dialects/canonical';
 import { textChunks, toolCallCompletion, toolChunks } from './fixtures/openai';
+import { ApiError } from '../../../shared/errors/ApiError';
 
 /** Input items as in OpenAI's function-calling guide (Responses API). */
 const toolRoundTrip = [
@@ -186,5 +187,55 @@ describe('responses dialect: stream translation', () => {
     const { response } = canonicalToResponse(cut as CanonicalCompletion, frame);
     expect((response.output as Array<{ type: string; status: string }>).map((i) => [i.type, i.status])).to.deep.equal([['message', 'completed'], ['function_call', 'incomplete']]);
     expect(response.status).to.equal('incomplete');
+  });
+
+  it('streams reasoning as a reasoning item before a tool call, each at its own output index; the stored turn leaves the reasoning out', () => {
+    const { events, t } = run([
+      { choices: [{ delta: { reasoning_content: 'Need ' } }] },
+      { choices: [{ delta: { reasoning_content: 'the weather.' } }] },
+      { choices: [{ delta: { tool_calls: [{ index: 0, id: 'c1', function: { name: 'get_weather', arguments: '{}' } }] } }] },
+      { choices: [{ delta: {}, finish_reason: 'tool_calls' }] },
+    ]);
+    const brief = events.map((e) => `${e.type}${'output_index' in e ? `:${e.output_index}` : ''}`);
+    expect(brief.slice(2)).to.deep.equal([
+      'response.output_item.added:0',
+      'response.content_part.added:0',
+      'response.reasoning_text.delta:0',
+      'response.reasoning_text.delta:0',
+      'response.reasoning_text.done:0',
+      'response.content_part.done:0',
+      'response.output_item.done:0',
+      'response.output_item.added:1',
+      'response.function_call_arguments.delta:1',
+      'response.function_call_arguments.done:1',
+      'response.output_item.done:1',
+      'response.completed',
+    ]);
+    const output = (events.at(-1)!.response as { output: Array<Record<string, unknown>> }).output;
+    expect(output[0]).to.deep.include({ type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: 'Need the weather.' }], status: 'completed' });
+    expect(t.final!.assistant).to.deep.equal({ role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }] });
+  });
+
+  it('a reasoning item cut at max_output_tokens, or by a failure, is incomplete', () => {
+    const { events } = run([{ choices: [{ delta: { reasoning_content: 'Thinking and' }, finish_reason: 'length' }] }]);
+    expect(events.at(-1)!.type).to.equal('response.incomplete');
+    expect(events.find((e) => e.type === 'response.output_item.done')!.item).to.deep.include({ type: 'reasoning', status: 'incomplete' });
+    const t = new ResponsesStreamTranslator(frame);
+    t.push({ choices: [{ delta: { reasoning_content: 'Half a thought' } }] });
+    const failed = t.failed(new ApiError(502, 'upstream_error', 'broken'));
+    const output = (failed.at(-1)!.response as { output: Array<Record<string, unknown>> }).output;
+    expect(output).to.have.length(1);
+    expect(output[0]).to.deep.include({ type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: 'Half a thought' }], status: 'incomplete' });
+  });
+
+  it('JSON: reasoning_content is a reasoning item first; reasoning_tokens are reported', () => {
+    const c = { choices: [{ message: { content: 'Hi.', reasoning_content: 'Greet back.' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 5, completion_tokens_details: { reasoning_tokens: 2 } } };
+    const { response, assistant } = canonicalToResponse(c as CanonicalCompletion, frame);
+    const output = response.output as Array<Record<string, unknown>>;
+    expect(output.map((i) => i.type)).to.deep.equal(['reasoning', 'message']);
+    expect(output[0].id).to.match(/^rs_/);
+    expect(output[0]).to.deep.include({ summary: [], content: [{ type: 'reasoning_text', text: 'Greet back.' }], status: 'completed' });
+    expect((response.usage as { output_tokens_details: unknown }).output_tokens_details).to.deep.equal({ reasoning_tokens: 2 });
+    expect(assistant).to.deep.equal({ role: 'assistant', content: 'Hi.' });
   });
 });
