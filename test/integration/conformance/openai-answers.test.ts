@@ -120,6 +120,31 @@ describe('conformance: OpenAI dialect answers against openai-openapi', () => {
     });
   }
 
+  it("a reasoning upstream's answer (reasoning_content) is a Response with a reasoning item, JSON, stored and every stream event; the SDK accepts the events", async () => {
+    env().sim.knobs.set('sim-chat-1', { reasoning: { field: 'reasoning_content', text: 'Weighing the question first.' }, usageExtra: { completion_tokens_details: { reasoning_tokens: 4 } } });
+    try {
+      const r = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-chat', input: 'hello reasoning conformance' } });
+      expect(r.status, r.text).to.equal(200);
+      expect(r.body.output.map((i: { type: string }) => i.type)).to.deep.equal(['reasoning', 'message']);
+      expectOpenAI('Response', withoutNullUser(r.body));
+      expectOpenAI('ReasoningItem', r.body.output[0]);
+      const got = await call('GET', `/v1/responses/${r.body.id}`, { headers: h });
+      expectOpenAI('Response', withoutNullUser(got.body));
+      const s = await postSse('/v1/responses', h, { model: 'sim-chat', input: 'hello streamed reasoning conformance', stream: true });
+      expect(s.status, s.text).to.equal(200);
+      for (const e of s.events) {
+        expect(e.event).to.equal(e.data.type);
+        expectResponsesEvent(responsesEventForDocument(e.data));
+      }
+      expect(s.events.map((e) => e.data.type)).to.include.members(['response.reasoning_text.delta', 'response.reasoning_text.done']);
+      const final = await sdkFinalResponse(s.events.map((e) => e.data));
+      expect(final.output.map((i) => i.type)).to.deep.equal(['reasoning', 'message']);
+      expect(final.output_text).not.to.include('Weighing');
+    } finally {
+      env().sim.knobs.reset();
+    }
+  });
+
   it('embeddings (float and base64) are a CreateEmbeddingResponse', async () => {
     for (const encoding_format of ['float', 'base64']) {
       const r = await call('POST', '/v1/embeddings', { headers: h, json: { model: 'sim-embed', input: ['one', 'two'], encoding_format } });
