@@ -152,6 +152,23 @@ describe('responses dialect: upstream reasoning as reasoning items', function ()
     expect(polled.output[0]).to.deep.equal(streamed.output[0]);
   });
 
+  it('a conversation keeps the reasoning item among its items; its next response sends no reasoning upstream', async () => {
+    reasoningKnobs();
+    const conv = await client.conversations.create({});
+    const r = await client.responses.create({ model: 'sim-chat', input: 'hello conversation reasoner', conversation: conv.id });
+    expect(r.output.map((i) => i.type)).to.deep.equal(['reasoning', 'message']);
+    const items = await client.conversations.items.list(conv.id, { order: 'asc' });
+    expect(items.data.map((i) => i.type)).to.deep.equal(['message', 'reasoning', 'message']);
+    expect(items.data[1]).to.deep.equal(r.output[0]);
+    env().sim.knobs.reset();
+    resetSim();
+    const next = await client.responses.create({ model: 'sim-chat', input: 'and then?', conversation: conv.id });
+    expect(next.status).to.equal('completed');
+    const sent = env().sim.log.entries[0].body as { messages: Array<{ role: string }> };
+    expect(sent.messages.map((m) => m.role)).to.deep.equal(['user', 'assistant', 'user']);
+    expect(JSON.stringify(sent)).not.to.include('greet');
+  });
+
   it('without reasoning from the upstream there is no reasoning item', async () => {
     const r = await client.responses.create({ model: 'sim-chat', input: 'plain answer' });
     expect(r.output.map((i) => i.type)).to.deep.equal(['message']);
