@@ -13,11 +13,14 @@ type Tool = Record<string, unknown> & { type: string };
  *   `input`, its calls come back as `custom_tool_call` items with that input;
  * - a client-executed `tool_search` goes as the function `tool_search` with its own parameters, its
  *   calls come back as `tool_search_call` items; a hosted (server) one is not offered: every tool,
- *   deferred ones included, is offered directly.
+ *   deferred ones included, is offered directly;
+ * - the client-executed `apply_patch` tool (ApplyPatchTool) goes as the function `apply_patch` whose
+ *   parameters are the call's `operation` (`type` create_file/update_file/delete_file, `path`,
+ *   `diff`); its calls come back as `apply_patch_call` items with that operation.
  */
 export interface OfferedTool {
   upstream: string;
-  kind: 'function' | 'custom' | 'tool_search';
+  kind: 'function' | 'custom' | 'tool_search' | 'apply_patch';
   name: string;
   namespace?: string;
   declared: Tool;
@@ -27,10 +30,11 @@ export interface OfferedTool {
 
 export const NAMESPACE_SEPARATOR = '__';
 export const TOOL_SEARCH = 'tool_search';
+export const APPLY_PATCH = 'apply_patch';
 
 export const prefixedName = (namespace: string, name: string) => `${namespace}${NAMESPACE_SEPARATOR}${name}`;
 
-const unsupported = (type: string, where = '') => new ApiError(400, 'unsupported_tool', `Tool type '${type}'${where} is not supported; use function, custom or namespace tools.`);
+const unsupported = (type: string, where = '') => new ApiError(400, 'unsupported_tool', `Tool type '${type}'${where} is not supported; use function, custom, namespace or apply_patch tools.`);
 
 function member(t: Tool, namespace?: string, context?: string): OfferedTool {
   const name = String(t.name);
@@ -50,6 +54,8 @@ function entries(tools: Tool[]): OfferedTool[] {
       }
     } else if (t.type === 'tool_search') {
       if (t.execution === 'client') out.push({ upstream: TOOL_SEARCH, kind: 'tool_search', name: TOOL_SEARCH, declared: t });
+    } else if (t.type === 'apply_patch') {
+      out.push({ upstream: APPLY_PATCH, kind: 'apply_patch', name: APPLY_PATCH, declared: t });
     } else if (!/^web_search/.test(t.type)) throw unsupported(t.type); // hosted web search runs on the gateway's rails
   }
   return out;
@@ -87,6 +93,19 @@ export function calledTool(req: { tools?: Tool[]; input?: unknown }, upstream: s
 
 const CUSTOM_INPUT = { type: 'object', properties: { input: { type: 'string', description: 'The raw input of the tool.' } }, required: ['input'], additionalProperties: false };
 const SEARCH_INPUT = { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] };
+/** OpenAI's apply_patch operation (ResponseApplyPatchToolCall's CreateFile, UpdateFile, DeleteFile) as function parameters. */
+const APPLY_PATCH_INPUT = {
+  type: 'object',
+  properties: {
+    type: { type: 'string', enum: ['create_file', 'update_file', 'delete_file'], description: 'create_file: a new file, update_file: change an existing file, delete_file: remove a file.' },
+    path: { type: 'string', description: 'Path of the file, relative to the workspace root.' },
+    diff: { type: 'string', description: 'For create_file and update_file: the V4A diff to apply (for create_file every line of the new file prefixed with "+"). Leave empty for delete_file.' },
+  },
+  required: ['type', 'path', 'diff'],
+  additionalProperties: false,
+};
+const APPLY_PATCH_DESCRIPTION =
+  'Create, update or delete one file of the workspace. Give the operation type, the file path and, to create or update a file, the diff in the V4A format: context lines prefixed with " ", removed lines with "-", added lines with "+", hunks introduced by "@@" lines.';
 
 function describeCustom(t: Tool): string {
   const f = t.format as { type?: string; syntax?: string; definition?: string } | undefined;
@@ -97,9 +116,9 @@ function describeCustom(t: Tool): string {
 /** The function the upstream is offered for an offered tool. */
 export function canonicalTool(e: OfferedTool): CanonicalTool {
   const t = e.declared;
-  const own = e.kind === 'custom' ? describeCustom(t) : typeof t.description === 'string' ? t.description : '';
+  const own = e.kind === 'custom' ? describeCustom(t) : e.kind === 'apply_patch' ? APPLY_PATCH_DESCRIPTION : typeof t.description === 'string' ? t.description : '';
   const description = [e.context, own].filter(Boolean).join('\n\n');
-  const parameters = e.kind === 'custom' ? CUSTOM_INPUT : ((t.parameters as Record<string, unknown> | null | undefined) ?? (e.kind === 'tool_search' ? SEARCH_INPUT : { type: 'object', properties: {} }));
+  const parameters = e.kind === 'custom' ? CUSTOM_INPUT : e.kind === 'apply_patch' ? APPLY_PATCH_INPUT : ((t.parameters as Record<string, unknown> | null | undefined) ?? (e.kind === 'tool_search' ? SEARCH_INPUT : { type: 'object', properties: {} }));
   const fn: CanonicalTool['function'] = { name: e.upstream, ...(description ? { description } : {}), parameters };
   if (e.kind === 'function' && typeof t.strict === 'boolean') fn.strict = t.strict;
   return { type: 'function', function: fn };
@@ -114,4 +133,31 @@ export function customInput(args: string): string {
     // not JSON: the model wrote the input itself
   }
   return args;
+}
+
+export type ApplyPatchOperation = { type: 'create_file' | 'update_file'; path: string; diff: string } | { type: 'delete_file'; path: string };
+
+/**
+ * An apply_patch call's `operation` from the upstream's function arguments: `{type, path, diff}`
+ * (or the same under `operation`, as the call item nests it); an unknown type is an update, and
+ * a delete carries no diff, as OpenAI's DeleteFile.
+ */
+export function applyPatchOperation(args: string): ApplyPatchOperation {
+  let v: Record<string, unknown> = {};
+  try {
+    const parsed = JSON.parse(args) as unknown;
+    if (parsed && typeof parsed === 'object') v = parsed as Record<string, unknown>;
+  } catch {
+    // not JSON (or not complete yet): an update of no path
+  }
+  if (v.operation && typeof v.operation === 'object') v = v.operation as Record<string, unknown>;
+  const path = typeof v.path === 'string' ? v.path : '';
+  if (v.type === 'delete_file') return { type: 'delete_file', path };
+  return { type: v.type === 'create_file' ? 'create_file' : 'update_file', path, diff: typeof v.diff === 'string' ? v.diff : '' };
+}
+
+/** An echoed apply_patch_call's operation as the upstream's function arguments. */
+export function applyPatchArguments(operation: unknown): string {
+  const o = (operation && typeof operation === 'object' ? operation : {}) as Record<string, unknown>;
+  return JSON.stringify({ type: o.type, path: o.path, diff: typeof o.diff === 'string' ? o.diff : '' });
 }

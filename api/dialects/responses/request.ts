@@ -1,6 +1,6 @@
 import type { CanonicalMessage, CanonicalPart, CanonicalRequest, CanonicalTool, CanonicalToolChoice } from '../canonical';
 import { ApiError } from '../../../shared/errors/ApiError';
-import { canonicalTool, offeredTools, prefixedName, TOOL_SEARCH } from './offered-tools';
+import { applyPatchArguments, APPLY_PATCH, canonicalTool, offeredTools, prefixedName, TOOL_SEARCH } from './offered-tools';
 
 export type ResponsesItem = Record<string, unknown> & { type?: string; role?: string };
 export interface ResponsesRequest {
@@ -118,6 +118,12 @@ function outputText(output: unknown): string {
   return JSON.stringify(output ?? '');
 }
 
+/** An apply_patch_call_output as the model reads it: its status, and its output when it has one. */
+function applyPatchResult(item: ResponsesItem): string {
+  const status = item.status === 'failed' ? 'failed' : 'completed';
+  return typeof item.output === 'string' && item.output ? `${status}: ${item.output}` : status;
+}
+
 /** What a client-executed tool search loaded, as the model reads it (the tools themselves are offered). */
 function loadedText(tools: unknown): string {
   const names = (Array.isArray(tools) ? (tools as Array<{ name?: unknown; tools?: Array<{ name?: unknown }> }>) : []).flatMap((t) =>
@@ -144,6 +150,8 @@ export function itemsToMessages(input: ResponsesRequest['input']): CanonicalMess
     else if (type === 'function_call') call(item.call_id, upstreamName(item), String(item.arguments ?? ''));
     else if (type === 'custom_tool_call') call(item.call_id, upstreamName(item), JSON.stringify({ input: String(item.input ?? '') }));
     else if (type === 'function_call_output' || type === 'custom_tool_call_output') result(item.call_id, outputText(item.output));
+    else if (type === 'apply_patch_call') call(item.call_id, APPLY_PATCH, applyPatchArguments(item.operation));
+    else if (type === 'apply_patch_call_output') result(item.call_id, applyPatchResult(item));
     else if (type === 'tool_search_call' && client) call(item.call_id ?? item.id, TOOL_SEARCH, JSON.stringify(item.arguments ?? {}));
     else if (type === 'tool_search_output' && client) result(item.call_id ?? item.id, loadedText(item.tools));
     // Reasoning items are the model's own and not sent back upstream; a hosted tool search is moot
@@ -162,7 +170,7 @@ function tools(req: ResponsesRequest): CanonicalTool[] | undefined {
 const choiceRefused = (message: string) => new ApiError(400, 'unsupported_parameter', message, { param: 'tool_choice' });
 
 /**
- * `tool_choice`: a mode, a named function or custom tool, or `allowed_tools` (ToolChoiceAllowed:
+ * `tool_choice`: a mode, a named function or custom tool, `{type: 'apply_patch'}`, or `allowed_tools` (ToolChoiceAllowed:
  * `mode` auto/required and the function or custom tools allowed) → the chat API's
  * `{type: 'allowed_tools', allowed_tools: {mode, tools}}`. A hosted tool's choice reaches here only
  * when that tool is not run by the gateway (hosted web search is rewritten in native.ts): 400.
@@ -171,11 +179,13 @@ function toolChoice(c: ResponsesRequest['tool_choice']): CanonicalToolChoice | u
   if (c === undefined) return undefined;
   if (typeof c === 'string') return c;
   if ((c.type === 'function' || c.type === 'custom') && c.name) return { type: 'function', function: { name: c.name } };
+  if (c.type === APPLY_PATCH) return { type: 'function', function: { name: APPLY_PATCH } };
   if (c.type === 'allowed_tools') {
     if ((c.mode !== 'auto' && c.mode !== 'required') || !Array.isArray(c.tools) || !c.tools.length) throw invalid("tool_choice of type 'allowed_tools' needs mode 'auto' or 'required' and a non-empty tools list.");
     const tools = (c.tools as Array<{ type?: unknown; name?: unknown }>).map((t) => {
       if ((t?.type === 'function' || t?.type === 'custom') && typeof t.name === 'string' && t.name) return { type: 'function' as const, function: { name: t.name } };
-      throw choiceRefused(`tool_choice.tools may list function and custom tools (and hosted web search, which the gateway runs); '${String(t?.type)}' is not supported.`);
+      if (t?.type === APPLY_PATCH) return { type: 'function' as const, function: { name: APPLY_PATCH } };
+      throw choiceRefused(`tool_choice.tools may list function, custom and apply_patch tools (and hosted web search, which the gateway runs); '${String(t?.type)}' is not supported.`);
     });
     return { type: 'allowed_tools', allowed_tools: { mode: c.mode, tools } };
   }
