@@ -43,8 +43,8 @@ export abstract class ResponsesEventWriter {
 
   /**
    * The events that close a tool call item's content, before its output_item.done: a function
-   * call's arguments.done; a custom tool call's input (one delta, then done); a tool search call has
-   * none.
+   * call's arguments.done; a custom tool call's input (one delta, then done); a shell call's
+   * commands (each added, one delta, done); an apply_patch or tool search call has none.
    */
   /** An item made before the answer (a server-side compaction), whole: its added and done events at `output_index`. */
   protected itemBefore(out: ResponsesEvent[], output_index: number, item: OutputItem): void {
@@ -58,6 +58,14 @@ export abstract class ResponsesEventWriter {
     else if (item.type === 'custom_tool_call') {
       if (item.input) this.ev(out, 'response.custom_tool_call_input.delta', { item_id, output_index, delta: item.input });
       this.ev(out, 'response.custom_tool_call_input.done', { item_id, output_index, input: item.input });
+    } else if (item.type === 'shell_call') {
+      // OpenAI's ResponseShellCallCommandAdded/Delta/DoneEvent, each command whole in one delta
+      const commands = (item.action as { commands: string[] }).commands;
+      commands.forEach((command, command_index) => {
+        this.ev(out, 'response.shell_call_command.added', { output_index, command_index, command: '' });
+        this.ev(out, 'response.shell_call_command.delta', { output_index, command_index, delta: command });
+        this.ev(out, 'response.shell_call_command.done', { output_index, command_index, command });
+      });
     }
   }
 

@@ -16,11 +16,14 @@ type Tool = Record<string, unknown> & { type: string };
  *   deferred ones included, is offered directly;
  * - the client-executed `apply_patch` tool (ApplyPatchTool) goes as the function `apply_patch` whose
  *   parameters are the call's `operation` (`type` create_file/update_file/delete_file, `path`,
- *   `diff`); its calls come back as `apply_patch_call` items with that operation.
+ *   `diff`); its calls come back as `apply_patch_call` items with that operation;
+ * - the client-executed `shell` tool (FunctionShellTool) goes as the function `shell` whose
+ *   parameters are the call's `action` (`commands`, `timeout_ms`, `max_output_length`); its calls
+ *   come back as `shell_call` items with that action.
  */
 export interface OfferedTool {
   upstream: string;
-  kind: 'function' | 'custom' | 'tool_search' | 'apply_patch';
+  kind: 'function' | 'custom' | 'tool_search' | 'apply_patch' | 'shell';
   name: string;
   namespace?: string;
   declared: Tool;
@@ -31,10 +34,11 @@ export interface OfferedTool {
 export const NAMESPACE_SEPARATOR = '__';
 export const TOOL_SEARCH = 'tool_search';
 export const APPLY_PATCH = 'apply_patch';
+export const SHELL = 'shell';
 
 export const prefixedName = (namespace: string, name: string) => `${namespace}${NAMESPACE_SEPARATOR}${name}`;
 
-const unsupported = (type: string, where = '') => new ApiError(400, 'unsupported_tool', `Tool type '${type}'${where} is not supported; use function, custom, namespace or apply_patch tools.`);
+const unsupported = (type: string, where = '') => new ApiError(400, 'unsupported_tool', `Tool type '${type}'${where} is not supported; use function, custom, namespace, apply_patch or shell tools.`);
 
 function member(t: Tool, namespace?: string, context?: string): OfferedTool {
   const name = String(t.name);
@@ -56,6 +60,8 @@ function entries(tools: Tool[]): OfferedTool[] {
       if (t.execution === 'client') out.push({ upstream: TOOL_SEARCH, kind: 'tool_search', name: TOOL_SEARCH, declared: t });
     } else if (t.type === 'apply_patch') {
       out.push({ upstream: APPLY_PATCH, kind: 'apply_patch', name: APPLY_PATCH, declared: t });
+    } else if (t.type === 'shell') {
+      out.push({ upstream: SHELL, kind: 'shell', name: SHELL, declared: t });
     } else if (!/^web_search/.test(t.type)) throw unsupported(t.type); // hosted web search runs on the gateway's rails
   }
   return out;
@@ -104,6 +110,17 @@ const APPLY_PATCH_INPUT = {
   required: ['type', 'path', 'diff'],
   additionalProperties: false,
 };
+/** OpenAI's shell call action (ResponseFunctionShellToolCall.Action) as function parameters. */
+const SHELL_INPUT = {
+  type: 'object',
+  properties: {
+    commands: { type: 'array', items: { type: 'string' }, description: 'The shell commands to run, in order.' },
+    timeout_ms: { type: ['integer', 'null'], description: 'Maximum wall-clock time in milliseconds for the commands, or null.' },
+    max_output_length: { type: ['integer', 'null'], description: 'Maximum number of characters of output to capture from each command, or null.' },
+  },
+  required: ['commands'],
+};
+const SHELL_DESCRIPTION = "Run shell commands in the user's environment and read their stdout, stderr and exit code.";
 const APPLY_PATCH_DESCRIPTION =
   'Create, update or delete one file of the workspace. Give the operation type, the file path and, to create or update a file, the diff in the V4A format: context lines prefixed with " ", removed lines with "-", added lines with "+", hunks introduced by "@@" lines.';
 
@@ -116,9 +133,9 @@ function describeCustom(t: Tool): string {
 /** The function the upstream is offered for an offered tool. */
 export function canonicalTool(e: OfferedTool): CanonicalTool {
   const t = e.declared;
-  const own = e.kind === 'custom' ? describeCustom(t) : e.kind === 'apply_patch' ? APPLY_PATCH_DESCRIPTION : typeof t.description === 'string' ? t.description : '';
+  const own = e.kind === 'custom' ? describeCustom(t) : e.kind === 'apply_patch' ? APPLY_PATCH_DESCRIPTION : e.kind === 'shell' ? SHELL_DESCRIPTION : typeof t.description === 'string' ? t.description : '';
   const description = [e.context, own].filter(Boolean).join('\n\n');
-  const parameters = e.kind === 'custom' ? CUSTOM_INPUT : e.kind === 'apply_patch' ? APPLY_PATCH_INPUT : ((t.parameters as Record<string, unknown> | null | undefined) ?? (e.kind === 'tool_search' ? SEARCH_INPUT : { type: 'object', properties: {} }));
+  const parameters = e.kind === 'custom' ? CUSTOM_INPUT : e.kind === 'apply_patch' ? APPLY_PATCH_INPUT : e.kind === 'shell' ? SHELL_INPUT : ((t.parameters as Record<string, unknown> | null | undefined) ?? (e.kind === 'tool_search' ? SEARCH_INPUT : { type: 'object', properties: {} }));
   const fn: CanonicalTool['function'] = { name: e.upstream, ...(description ? { description } : {}), parameters };
   if (e.kind === 'function' && typeof t.strict === 'boolean') fn.strict = t.strict;
   return { type: 'function', function: fn };
@@ -160,4 +177,33 @@ export function applyPatchOperation(args: string): ApplyPatchOperation {
 export function applyPatchArguments(operation: unknown): string {
   const o = (operation && typeof operation === 'object' ? operation : {}) as Record<string, unknown>;
   return JSON.stringify({ type: o.type, path: o.path, diff: typeof o.diff === 'string' ? o.diff : '' });
+}
+
+export interface ShellAction {
+  commands: string[];
+  timeout_ms: number | null;
+  max_output_length: number | null;
+}
+
+/**
+ * A shell call's `action` from the upstream's function arguments (`{commands, timeout_ms,
+ * max_output_length}`, or the same under `action`); one command given as a string is a list of one.
+ */
+export function shellAction(args: string): ShellAction {
+  let v: Record<string, unknown> = {};
+  try {
+    const parsed = JSON.parse(args) as unknown;
+    if (parsed && typeof parsed === 'object') v = parsed as Record<string, unknown>;
+  } catch {
+    // not JSON (or not complete yet): no commands
+  }
+  if (v.action && typeof v.action === 'object') v = v.action as Record<string, unknown>;
+  const raw = typeof v.commands === 'string' ? [v.commands] : Array.isArray(v.commands) ? v.commands : typeof v.command === 'string' ? [v.command] : [];
+  const int = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) ? Math.trunc(n) : null);
+  return { commands: raw.map(String), timeout_ms: int(v.timeout_ms), max_output_length: int(v.max_output_length) };
+}
+
+/** An echoed shell_call's action as the upstream's function arguments. */
+export function shellArguments(action: unknown): string {
+  return JSON.stringify(shellAction(JSON.stringify(action ?? {})));
 }

@@ -1,6 +1,6 @@
 import type { CanonicalMessage, CanonicalPart, CanonicalRequest, CanonicalTool, CanonicalToolChoice } from '../canonical';
 import { ApiError } from '../../../shared/errors/ApiError';
-import { applyPatchArguments, APPLY_PATCH, canonicalTool, offeredTools, prefixedName, TOOL_SEARCH } from './offered-tools';
+import { applyPatchArguments, APPLY_PATCH, canonicalTool, offeredTools, prefixedName, SHELL, shellArguments, TOOL_SEARCH } from './offered-tools';
 
 export type ResponsesItem = Record<string, unknown> & { type?: string; role?: string };
 export interface ResponsesRequest {
@@ -124,6 +124,24 @@ function applyPatchResult(item: ResponsesItem): string {
   return typeof item.output === 'string' && item.output ? `${status}: ${item.output}` : status;
 }
 
+/**
+ * A shell_call_output as the model reads it: per command its outcome (exit code, or timed out),
+ * its stdout and its stderr (each command numbered when there are several).
+ */
+function shellResult(output: unknown): string {
+  if (typeof output === 'string') return output;
+  const parts = (Array.isArray(output) ? output : []) as Array<{ stdout?: unknown; stderr?: unknown; outcome?: { type?: unknown; exit_code?: unknown } }>;
+  const one = (o: (typeof parts)[number]) => {
+    const outcome = o.outcome?.type === 'timeout' ? 'timed out' : `exit code ${String(o.outcome?.exit_code ?? '')}`.trim();
+    const lines = [outcome];
+    if (typeof o.stdout === 'string' && o.stdout) lines.push(`stdout:\n${o.stdout}`);
+    if (typeof o.stderr === 'string' && o.stderr) lines.push(`stderr:\n${o.stderr}`);
+    return lines.join('\n');
+  };
+  if (parts.length === 1) return one(parts[0]);
+  return parts.map((o, i) => `command ${i + 1}: ${one(o)}`).join('\n\n');
+}
+
 /** What a client-executed tool search loaded, as the model reads it (the tools themselves are offered). */
 function loadedText(tools: unknown): string {
   const names = (Array.isArray(tools) ? (tools as Array<{ name?: unknown; tools?: Array<{ name?: unknown }> }>) : []).flatMap((t) =>
@@ -152,6 +170,8 @@ export function itemsToMessages(input: ResponsesRequest['input']): CanonicalMess
     else if (type === 'function_call_output' || type === 'custom_tool_call_output') result(item.call_id, outputText(item.output));
     else if (type === 'apply_patch_call') call(item.call_id, APPLY_PATCH, applyPatchArguments(item.operation));
     else if (type === 'apply_patch_call_output') result(item.call_id, applyPatchResult(item));
+    else if (type === 'shell_call') call(item.call_id, SHELL, shellArguments(item.action));
+    else if (type === 'shell_call_output') result(item.call_id, shellResult(item.output));
     else if (type === 'tool_search_call' && client) call(item.call_id ?? item.id, TOOL_SEARCH, JSON.stringify(item.arguments ?? {}));
     else if (type === 'tool_search_output' && client) result(item.call_id ?? item.id, loadedText(item.tools));
     // Reasoning items are the model's own and not sent back upstream; a hosted tool search is moot
@@ -170,7 +190,7 @@ function tools(req: ResponsesRequest): CanonicalTool[] | undefined {
 const choiceRefused = (message: string) => new ApiError(400, 'unsupported_parameter', message, { param: 'tool_choice' });
 
 /**
- * `tool_choice`: a mode, a named function or custom tool, `{type: 'apply_patch'}`, or `allowed_tools` (ToolChoiceAllowed:
+ * `tool_choice`: a mode, a named function or custom tool, `{type: 'apply_patch'}` or `{type: 'shell'}`, or `allowed_tools` (ToolChoiceAllowed:
  * `mode` auto/required and the function or custom tools allowed) → the chat API's
  * `{type: 'allowed_tools', allowed_tools: {mode, tools}}`. A hosted tool's choice reaches here only
  * when that tool is not run by the gateway (hosted web search is rewritten in native.ts): 400.
@@ -179,13 +199,13 @@ function toolChoice(c: ResponsesRequest['tool_choice']): CanonicalToolChoice | u
   if (c === undefined) return undefined;
   if (typeof c === 'string') return c;
   if ((c.type === 'function' || c.type === 'custom') && c.name) return { type: 'function', function: { name: c.name } };
-  if (c.type === APPLY_PATCH) return { type: 'function', function: { name: APPLY_PATCH } };
+  if (c.type === APPLY_PATCH || c.type === SHELL) return { type: 'function', function: { name: c.type } };
   if (c.type === 'allowed_tools') {
     if ((c.mode !== 'auto' && c.mode !== 'required') || !Array.isArray(c.tools) || !c.tools.length) throw invalid("tool_choice of type 'allowed_tools' needs mode 'auto' or 'required' and a non-empty tools list.");
     const tools = (c.tools as Array<{ type?: unknown; name?: unknown }>).map((t) => {
       if ((t?.type === 'function' || t?.type === 'custom') && typeof t.name === 'string' && t.name) return { type: 'function' as const, function: { name: t.name } };
-      if (t?.type === APPLY_PATCH) return { type: 'function' as const, function: { name: APPLY_PATCH } };
-      throw choiceRefused(`tool_choice.tools may list function, custom and apply_patch tools (and hosted web search, which the gateway runs); '${String(t?.type)}' is not supported.`);
+      if (t?.type === APPLY_PATCH || t?.type === SHELL) return { type: 'function' as const, function: { name: t.type } };
+      throw choiceRefused(`tool_choice.tools may list function, custom, apply_patch and shell tools (and hosted web search, which the gateway runs); '${String(t?.type)}' is not supported.`);
     });
     return { type: 'allowed_tools', allowed_tools: { mode: c.mode, tools } };
   }

@@ -3,6 +3,7 @@ import OpenAI from 'openai';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
 import { chunk, completion, ScriptedUpstream, usageChunk } from '../../helpers/scripted-upstream';
+import { expectOpenAI, expectResponsesEvent, responsesEventForDocument, withoutNullUser } from '../../helpers/conformance';
 
 /**
  * OpenAI's client-executed `apply_patch` tool (ApplyPatchTool, which Codex CLI sends GPT-5.x models) on
@@ -46,6 +47,7 @@ describe('Responses: the apply_patch tool on a chat model', function () {
     expect(item).to.deep.include({ type: 'apply_patch_call', call_id: 'call_ap1', status: 'completed', operation });
     expect(item.id).to.be.a('string').and.not.equal('');
     expect(res.status).to.equal('completed');
+    expectOpenAI('Response', withoutNullUser({ ...res, output_text: undefined })); // OpenAI's document: ApplyPatchToolCall
   });
 
   it('a delete carries no diff, and allowed_tools may list apply_patch', async () => {
@@ -80,6 +82,7 @@ describe('Responses: the apply_patch tool on a chat model', function () {
     const added = events.find((e) => e.type === 'response.output_item.added' && e.output_index === 1) as OpenAI.Responses.ResponseOutputItemAddedEvent;
     expect(added.item).to.deep.include({ type: 'apply_patch_call', id: item.id, call_id: 'call_ap1', status: 'in_progress' });
     expect(events.map((e) => e.type)).not.to.include('response.function_call_arguments.delta');
+    for (const e of events) expectResponsesEvent(responsesEventForDocument(e as unknown as Record<string, unknown>));
   });
 
   it('sends the echoed apply_patch_call and its apply_patch_call_output back as the tool call and its result', async () => {

@@ -1,0 +1,123 @@
+import { expect } from 'chai';
+import OpenAI from 'openai';
+import { env, resetSim } from '../../helpers/harness';
+import { buildOrg } from '../../helpers/factories';
+import { chunk, completion, ScriptedUpstream, usageChunk } from '../../helpers/scripted-upstream';
+import { expectOpenAI, expectResponsesEvent, responsesEventForDocument, withoutNullUser } from '../../helpers/conformance';
+
+/**
+ * OpenAI's client-executed `shell` tool (FunctionShellTool, which Codex CLI sends GPT-5.x models) on a
+ * chat model: offered upstream as the function `shell` of the action's fields, its call answered as a
+ * `shell_call` item with `action` {commands, timeout_ms, max_output_length}, the client's
+ * `shell_call_output` sent back as the call's tool result, JSON, streamed (openai 7's strict
+ * ResponseStream) and through previous_response_id.
+ */
+type Sent = { tools?: Array<{ type: string; function: { name: string; parameters: Record<string, unknown> } }>; tool_choice?: unknown; messages: Array<Record<string, unknown>> };
+
+const args = JSON.stringify({ commands: ['ls -la', 'cat README.md'], timeout_ms: 10000, max_output_length: null });
+const toolCall = { id: 'call_sh1', type: 'function', function: { name: 'shell', arguments: args } };
+const action = { commands: ['ls -la', 'cat README.md'], timeout_ms: 10000, max_output_length: null };
+const output = [
+  { stdout: 'total 0\n', stderr: '', outcome: { type: 'exit' as const, exit_code: 0 } },
+  { stdout: '', stderr: 'cat: README.md: No such file or directory\n', outcome: { type: 'exit' as const, exit_code: 1 } },
+];
+const resultText = 'command 1: exit code 0\nstdout:\ntotal 0\n\n\ncommand 2: exit code 1\nstderr:\ncat: README.md: No such file or directory\n';
+
+describe('Responses: the shell tool on a chat model', function () {
+  this.timeout(30_000);
+  let up: ScriptedUpstream;
+  let model: string;
+  let client: OpenAI;
+  beforeEach(resetSim);
+  beforeEach(() => up.reset());
+  before(async () => {
+    up = await ScriptedUpstream.start('openai');
+    model = await up.model();
+    client = new OpenAI({ apiKey: (await buildOrg(env().redis)).key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+  });
+  after(() => up.close());
+
+  it('offers shell as a function of the action and answers its call as a shell_call item (JSON), tool_choice naming it', async () => {
+    up.next.push({ kind: 'json', body: completion({ content: null, tool_calls: [toolCall] }, 'tool_calls') });
+    const res = await client.responses.create({ model, input: 'what is here?', tools: [{ type: 'shell' }], tool_choice: { type: 'shell' } });
+    const sent = up.received[0].body as Sent;
+    expect(sent.tools!.map((t) => t.function.name)).to.deep.equal(['shell']);
+    const params = sent.tools![0].function.parameters as { properties: Record<string, unknown>; required: string[] };
+    expect(Object.keys(params.properties)).to.deep.equal(['commands', 'timeout_ms', 'max_output_length']);
+    expect(params.required).to.deep.equal(['commands']);
+    expect(sent.tool_choice).to.deep.equal({ type: 'function', function: { name: 'shell' } });
+    expect(res.output).to.have.length(1);
+    const item = res.output[0] as OpenAI.Responses.ResponseFunctionShellToolCall;
+    expect(item).to.deep.include({ type: 'shell_call', call_id: 'call_sh1', status: 'completed', action, environment: null });
+    expect(item.id).to.be.a('string').and.not.equal('');
+    expectOpenAI('Response', withoutNullUser({ ...res, output_text: undefined })); // OpenAI's document: FunctionShellCall
+  });
+
+  it('streams the call as output_item.added, each command as shell_call_command.added/delta/done, output_item.done: the SDK ResponseStream ends with it', async () => {
+    const half = Math.floor(args.length / 2);
+    up.next.push({
+      kind: 'sse',
+      events: [
+        chunk({ role: 'assistant', content: 'Looking.' }),
+        chunk({ tool_calls: [{ index: 0, id: 'call_sh1', type: 'function', function: { name: 'shell', arguments: args.slice(0, half) } }] }),
+        chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(half) } }] }),
+        chunk({}, 'tool_calls'),
+        usageChunk(),
+      ],
+    });
+    const stream = client.responses.stream({ model, input: 'what is here?', tools: [{ type: 'shell' }] });
+    const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+    stream.on('event', (e) => events.push(e));
+    const final = await stream.finalResponse();
+    expect(final.output.map((i) => i.type)).to.deep.equal(['message', 'shell_call']);
+    const item = final.output[1] as OpenAI.Responses.ResponseFunctionShellToolCall;
+    expect(item).to.deep.include({ type: 'shell_call', call_id: 'call_sh1', status: 'completed', action });
+    const forCall = events.filter((e) => 'output_index' in e && e.output_index === 1);
+    expect(forCall.map((e) => e.type)).to.deep.equal([
+      'response.output_item.added',
+      ...['ls -la', 'cat README.md'].flatMap(() => ['response.shell_call_command.added', 'response.shell_call_command.delta', 'response.shell_call_command.done']),
+      'response.output_item.done',
+    ]);
+    const done = forCall.filter((e) => e.type === 'response.shell_call_command.done') as OpenAI.Responses.ResponseShellCallCommandDoneEvent[];
+    expect(done.map((e) => [e.command_index, e.command])).to.deep.equal([[0, 'ls -la'], [1, 'cat README.md']]);
+    expect((forCall[0] as OpenAI.Responses.ResponseOutputItemAddedEvent).item).to.deep.include({ type: 'shell_call', id: item.id, status: 'in_progress' });
+    for (const e of events) expectResponsesEvent(responsesEventForDocument(e as unknown as Record<string, unknown>));
+  });
+
+  it('sends the echoed shell_call and its shell_call_output back as the tool call and its result', async () => {
+    up.next.push({ kind: 'json', body: completion({ content: 'No README.' }, 'stop') });
+    const res = await client.responses.create({
+      model,
+      tools: [{ type: 'shell' }],
+      input: [
+        { role: 'user', content: 'what is here?' },
+        { type: 'shell_call', call_id: 'call_sh1', status: 'completed', action: { commands: ['ls -la', 'cat README.md'], timeout_ms: 10000 } },
+        { type: 'shell_call_output', call_id: 'call_sh1', output },
+      ],
+    });
+    expect(res.output_text).to.equal('No README.');
+    const sent = up.received[0].body as Sent;
+    expect(sent.messages.slice(-2)).to.deep.equal([
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_sh1', type: 'function', function: { name: 'shell', arguments: args } }] },
+      { role: 'tool', tool_call_id: 'call_sh1', content: resultText },
+    ]);
+  });
+
+  it('round-trips through previous_response_id: the stored call and the output the client sends back reach the upstream', async () => {
+    up.next.push({ kind: 'json', body: completion({ content: null, tool_calls: [toolCall] }, 'tool_calls') });
+    const first = await client.responses.create({ model, input: 'what is here?', tools: [{ type: 'shell' }] });
+    const call = first.output[0] as OpenAI.Responses.ResponseFunctionShellToolCall;
+    expect((await client.responses.retrieve(first.id)).output[0]).to.deep.equal(call);
+
+    up.next.push({ kind: 'sse', events: [chunk({ role: 'assistant', content: 'No README.' }), chunk({}, 'stop'), usageChunk()] });
+    const second = await client.responses
+      .stream({ model, previous_response_id: first.id, tools: [{ type: 'shell' }], input: [{ type: 'shell_call_output', call_id: call.call_id, output }] })
+      .finalResponse();
+    expect(second.output_text).to.equal('No README.');
+    expect((up.received[1].body as Sent).messages.slice(-3)).to.deep.equal([
+      { role: 'user', content: 'what is here?' },
+      { role: 'assistant', content: null, tool_calls: [toolCall] },
+      { role: 'tool', tool_call_id: 'call_sh1', content: resultText },
+    ]);
+  });
+});
