@@ -61,6 +61,9 @@ function entries(tools: Tool[]): OfferedTool[] {
     } else if (t.type === 'apply_patch') {
       out.push({ upstream: APPLY_PATCH, kind: 'apply_patch', name: APPLY_PATCH, declared: t });
     } else if (t.type === 'shell') {
+      // a container environment (container_auto, container_reference) is OpenAI's hosted shell, which the gateway does not run
+      const environment = (t.environment as { type?: unknown } | null | undefined)?.type;
+      if (environment !== undefined && environment !== 'local') throw unsupported(`shell`, ` with environment '${String(environment)}'`);
       out.push({ upstream: SHELL, kind: 'shell', name: SHELL, declared: t });
     } else if (!/^web_search/.test(t.type)) throw unsupported(t.type); // hosted web search runs on the gateway's rails
   }

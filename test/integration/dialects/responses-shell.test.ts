@@ -53,6 +53,16 @@ describe('Responses: the shell tool on a chat model', function () {
     expectOpenAI('Response', withoutNullUser({ ...res, output_text: undefined })); // OpenAI's document: FunctionShellCall
   });
 
+  it('refuses a shell in a hosted container (OpenAI runs it), before the upstream is called; a local environment is the client\'s', async () => {
+    const err = await client.responses.create({ model, input: 'ls', tools: [{ type: 'shell', environment: { type: 'container_auto' } }] }).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(OpenAI.BadRequestError);
+    expect((err as InstanceType<typeof OpenAI.BadRequestError>).code).to.equal('unsupported_tool');
+    expect(up.received).to.have.length(0);
+    up.next.push({ kind: 'json', body: completion({ content: null, tool_calls: [toolCall] }, 'tool_calls') });
+    const res = await client.responses.create({ model, input: 'ls', tools: [{ type: 'shell', environment: { type: 'local' } }] });
+    expect(res.output[0].type).to.equal('shell_call');
+  });
+
   it('streams the call as output_item.added, each command as shell_call_command.added/delta/done, output_item.done: the SDK ResponseStream ends with it', async () => {
     const half = Math.floor(args.length / 2);
     up.next.push({
