@@ -85,6 +85,25 @@ describe('Responses: the apply_patch tool on a chat model', function () {
     for (const e of events) expectResponsesEvent(responsesEventForDocument(e as unknown as Record<string, unknown>));
   });
 
+  it('with hosted web_search too (the native-search path): the call is an apply_patch_call, JSON and streamed', async () => {
+    up.otherwise = () => ({ kind: 'json', body: completion({ content: null, tool_calls: [toolCall] }, 'tool_calls') });
+    up.next.push({ kind: 'json', body: completion({ content: null, tool_calls: [toolCall] }, 'tool_calls') });
+    const tools: OpenAI.Responses.Tool[] = [{ type: 'apply_patch' }, { type: 'web_search' }];
+    try {
+      const res = await client.responses.create({ model, input: 'fix the greeting', tools });
+      expect(res.output.map((i) => i.type)).to.deep.equal(['apply_patch_call']);
+      expect(res.output[0]).to.deep.include({ call_id: 'call_ap1', status: 'completed', operation });
+      const sent = up.received[0].body as Sent;
+      expect(sent.tools!.map((t) => t.function.name)).to.include('apply_patch');
+      up.next.push({ kind: 'sse', events: [chunk({ role: 'assistant', tool_calls: [{ index: 0, ...toolCall }] }), chunk({}, 'tool_calls'), usageChunk()] });
+      const final = await client.responses.stream({ model, input: 'fix the greeting', tools }).finalResponse();
+      expect(final.output.map((i) => i.type)).to.deep.equal(['apply_patch_call']);
+      expect(final.output[0]).to.deep.include({ call_id: 'call_ap1', status: 'completed', operation });
+    } finally {
+      up.otherwise = undefined;
+    }
+  });
+
   it('sends the echoed apply_patch_call and its apply_patch_call_output back as the tool call and its result', async () => {
     up.next.push({ kind: 'json', body: completion({ content: 'Done.' }, 'stop') });
     const res = await client.responses.create({

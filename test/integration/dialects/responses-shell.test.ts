@@ -94,6 +94,22 @@ describe('Responses: the shell tool on a chat model', function () {
     for (const e of events) expectResponsesEvent(responsesEventForDocument(e as unknown as Record<string, unknown>));
   });
 
+  it('with hosted web_search too (the native-search path): the call is a shell_call, JSON and streamed with its command events', async () => {
+    up.next.push({ kind: 'json', body: completion({ content: null, tool_calls: [toolCall] }, 'tool_calls') });
+    const tools: OpenAI.Responses.Tool[] = [{ type: 'shell' }, { type: 'web_search' }];
+    const res = await client.responses.create({ model, input: 'what is here?', tools });
+    expect(res.output.map((i) => i.type)).to.deep.equal(['shell_call']);
+    expect(res.output[0]).to.deep.include({ call_id: 'call_sh1', status: 'completed', action });
+    up.next.push({ kind: 'sse', events: [chunk({ role: 'assistant', tool_calls: [{ index: 0, ...toolCall }] }), chunk({}, 'tool_calls'), usageChunk()] });
+    const stream = client.responses.stream({ model, input: 'what is here?', tools });
+    const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+    stream.on('event', (e) => events.push(e));
+    const final = await stream.finalResponse();
+    expect(final.output[0]).to.deep.include({ type: 'shell_call', call_id: 'call_sh1', status: 'completed', action });
+    expect(events.filter((e) => e.type === 'response.shell_call_command.done').map((e) => (e as OpenAI.Responses.ResponseShellCallCommandDoneEvent).command)).to.deep.equal(action.commands);
+    for (const e of events) expectResponsesEvent(responsesEventForDocument(e as unknown as Record<string, unknown>));
+  });
+
   it('sends the echoed shell_call and its shell_call_output back as the tool call and its result', async () => {
     up.next.push({ kind: 'json', body: completion({ content: 'No README.' }, 'stop') });
     const res = await client.responses.create({
