@@ -118,8 +118,9 @@ const SHELL_INPUT = {
   type: 'object',
   properties: {
     commands: { type: 'array', items: { type: 'string' }, description: 'The shell commands to run, in order.' },
-    timeout_ms: { type: ['integer', 'null'], description: 'Maximum wall-clock time in milliseconds for the commands, or null.' },
-    max_output_length: { type: ['integer', 'null'], description: 'Maximum number of characters of output to capture from each command, or null.' },
+    // plain integers, left out for no limit: not every upstream's schema dialect takes a type list with null (Gemini's does not)
+    timeout_ms: { type: 'integer', description: 'Maximum wall-clock time in milliseconds for the commands; leave out for no limit.' },
+    max_output_length: { type: 'integer', description: 'Maximum number of characters of output to capture from each command; leave out for no limit.' },
   },
   required: ['commands'],
 };
