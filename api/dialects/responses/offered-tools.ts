@@ -1,5 +1,5 @@
 import { ApiError } from '../../../shared/errors/ApiError';
-import type { CanonicalTool } from '../canonical';
+import { parseArguments, type CanonicalTool } from '../canonical';
 import type { ResponsesItem } from './request';
 
 type Tool = Record<string, unknown> & { type: string };
@@ -159,19 +159,23 @@ export function customInput(args: string): string {
 export type ApplyPatchOperation = { type: 'create_file' | 'update_file'; path: string; diff: string } | { type: 'delete_file'; path: string };
 
 /**
+ * A client-run tool's call arguments as an object (parseArguments: broken JSON reads as no fields),
+ * or the object under `nested` when the model nested its fields there, as the call item does.
+ */
+function callFields(args: string, nested: string): Record<string, unknown> {
+  const v = parseArguments(args);
+  const inner = v[nested];
+  return inner && typeof inner === 'object' ? (inner as Record<string, unknown>) : v;
+}
+
+/**
  * An apply_patch call's `operation` from the upstream's function arguments: `{type, path, diff}`
  * (or the same under `operation`, as the call item nests it); an unknown type is an update, and
  * a delete carries no diff, as OpenAI's DeleteFile.
  */
 export function applyPatchOperation(args: string): ApplyPatchOperation {
-  let v: Record<string, unknown> = {};
-  try {
-    const parsed = JSON.parse(args) as unknown;
-    if (parsed && typeof parsed === 'object') v = parsed as Record<string, unknown>;
-  } catch {
-    // not JSON (or not complete yet): an update of no path
-  }
-  if (v.operation && typeof v.operation === 'object') v = v.operation as Record<string, unknown>;
+  // not JSON (or not complete yet): an update of no path
+  const v = callFields(args, 'operation');
   const path = typeof v.path === 'string' ? v.path : '';
   if (v.type === 'delete_file') return { type: 'delete_file', path };
   return { type: v.type === 'create_file' ? 'create_file' : 'update_file', path, diff: typeof v.diff === 'string' ? v.diff : '' };
@@ -194,14 +198,8 @@ export interface ShellAction {
  * max_output_length}`, or the same under `action`); one command given as a string is a list of one.
  */
 export function shellAction(args: string): ShellAction {
-  let v: Record<string, unknown> = {};
-  try {
-    const parsed = JSON.parse(args) as unknown;
-    if (parsed && typeof parsed === 'object') v = parsed as Record<string, unknown>;
-  } catch {
-    // not JSON (or not complete yet): no commands
-  }
-  if (v.action && typeof v.action === 'object') v = v.action as Record<string, unknown>;
+  // not JSON (or not complete yet): no commands
+  const v = callFields(args, 'action');
   const raw = typeof v.commands === 'string' ? [v.commands] : Array.isArray(v.commands) ? v.commands : typeof v.command === 'string' ? [v.command] : [];
   const int = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) ? Math.trunc(n) : null);
   return { commands: raw.map(String), timeout_ms: int(v.timeout_ms), max_output_length: int(v.max_output_length) };

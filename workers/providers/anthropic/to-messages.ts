@@ -1,6 +1,7 @@
 import { anthropicApi } from './api';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { refuseNonFunctionTools, toolUse, type ToolUse } from '../tool-choice';
+import { given, unsupported } from '../unsupported';
 import { eachPart, imageUrlOf, type ContentPart } from '../parts';
 
 type Part = Record<string, unknown> & { type: string };
@@ -97,8 +98,6 @@ function toolChoice(c: ToolUse<CTool>['choice'], parallel: unknown): Record<stri
   return choice;
 }
 
-const unsupported = (param: string, why: string) => new ApiError(400, 'unsupported_parameter', `\`${param}\` ${why}`, { param });
-const given = (v: unknown) => v !== undefined && v !== null;
 
 /**
  * OpenAI's `reasoning_effort` → Anthropic's `output_config.effort` (the SDK's OutputConfig: `low`,
@@ -167,9 +166,9 @@ export function canonicalToMessages(body: Record<string, unknown>, upstreamModel
     messages: t,
   };
   if (system) out.system = system;
-  const given = (body.tools as CTool[] | undefined) ?? [];
-  if (given.length) {
-    const use = toolUse(given, body.tool_choice);
+  const tools = (body.tools as CTool[] | undefined) ?? [];
+  if (tools.length) {
+    const use = toolUse(tools, body.tool_choice);
     // a strict function (OpenAI's guarantee that the arguments follow its schema) is Anthropic's strict tool (the SDK's Tool.strict)
     out.tools = use.tools.map((x) => ({
       name: x.function!.name,
