@@ -9,6 +9,7 @@
  */
 import { isRecord } from '../../../shared/is-record';
 import { hasProtoKey } from '../../validate';
+import { SAFETY_IDENTIFIER_MAX } from './schema';
 
 type Obj = Record<string, unknown>;
 
@@ -35,6 +36,8 @@ export function plainChatBody(body: unknown): Obj | undefined {
   if (so !== undefined && so !== null && !(isRecord(so) && (so.include_usage === undefined || typeof so.include_usage === 'boolean'))) return undefined;
   if (!intOrNull(body.max_tokens, 1) || !intOrNull(body.max_completion_tokens, 1) || !intOrNull(body.n, 1, 128)) return undefined;
   if (!numOrNull(body.temperature, 0, 2) || !numOrNull(body.top_p, 0, 1)) return undefined;
+  const safety = body.safety_identifier;
+  if (safety !== undefined && safety !== null && !(typeof safety === 'string' && safety.length <= SAFETY_IDENTIFIER_MAX)) return undefined;
   if (tools !== undefined && !(Array.isArray(tools) && tools.every((t) => isRecord(t) && typeof t.type === 'string' && t.type !== ''))) return undefined;
   if (hasProtoKey(body)) return undefined;
   const out: Obj = { ...body };

@@ -1,5 +1,14 @@
 import Joi from 'joi';
 
+/**
+ * OpenAI's `safety_identifier` (chat completions and responses): a string of at most 128 characters.
+ * openai-node documents 128 since 7.33.0 (2026-10-14, "document 128-character safety identifiers",
+ * `resources/chat/completions/completions.d.ts` and `resources/responses/responses.d.ts` of 7.60.0);
+ * the vendored OpenAPI document (2026-08-21) predates that and still says 64.
+ */
+export const SAFETY_IDENTIFIER_MAX = 128;
+export const safetyIdentifier = Joi.string().max(SAFETY_IDENTIFIER_MAX).allow('', null);
+
 const message = Joi.object({
   role: Joi.string().valid('system', 'developer', 'user', 'assistant', 'tool', 'function').required(),
   content: Joi.alternatives(Joi.string().allow(''), Joi.array(), null),
@@ -19,6 +28,8 @@ export const chatSchema = Joi.object({
   tools: Joi.array().items(Joi.object({ type: Joi.string().required() }).unknown(true)),
   // `store: true` keeps the completion for the stored completions endpoints (stored.ts)
   store: Joi.boolean().allow(null),
+  // forwarded as sent to an OpenAI-compatible upstream; longer than OpenAI allows: refused here
+  safety_identifier: safetyIdentifier,
 }).unknown(true);
 
 /** Legacy completions. */

@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { openaiSearchTool } from '../../dispatch/native-search/schema';
+import { safetyIdentifier } from '../chat/schema';
 
 /** OpenAI's ResponseIncludable (openai 7.60.0 `resources/responses/responses.d.ts`). */
 export const INCLUDABLE = [
@@ -59,7 +60,7 @@ export const responsesSchema = Joi.object({
   prompt_cache_key: Joi.string().allow('', null),
   // hints, echoed in the Response as OpenAI echoes them (api/dialects/responses/response.ts)
   prompt_cache_retention: Joi.string().valid('in_memory', '24h').allow(null),
-  safety_identifier: Joi.string().max(128).allow('', null),
+  safety_identifier: safetyIdentifier,
   service_tier: Joi.string().valid('auto', 'default', 'flex', 'scale', 'priority', 'fast', 'ultrafast').allow(null),
   // above 0 asks for log probabilities with that many alternatives (api/dialects/responses/request.ts, wantsLogprobs)
   top_logprobs: Joi.number().integer().min(0).max(20).allow(null),
