@@ -44,7 +44,7 @@ export abstract class ResponsesEventWriter {
   /**
    * The events that close a tool call item's content, before its output_item.done: a function
    * call's arguments.done; a custom tool call's input (one delta, then done); a shell call's
-   * commands (each added, one delta, done); an apply_patch or tool search call has none.
+   * commands (each added, one delta, done); an apply_patch, local shell or tool search call has none.
    */
   /** An item made before the answer (a server-side compaction), whole: its added and done events at `output_index`. */
   protected itemBefore(out: ResponsesEvent[], output_index: number, item: OutputItem): void {

@@ -1,7 +1,7 @@
 import { newId, outputText } from './response';
 import type { ResponsesItem } from './request';
 
-const prefixes: Record<string, string> = { message: 'msg', function_call: 'fc', function_call_output: 'fco', custom_tool_call: 'ctc', custom_tool_call_output: 'ctco', apply_patch_call: 'apc', apply_patch_call_output: 'apco', shell_call: 'sh', shell_call_output: 'sho' };
+const prefixes: Record<string, string> = { message: 'msg', function_call: 'fc', function_call_output: 'fco', custom_tool_call: 'ctc', custom_tool_call_output: 'ctco', apply_patch_call: 'apc', apply_patch_call_output: 'apco', shell_call: 'sh', shell_call_output: 'sho', local_shell_call: 'lsh' };
 
 /**
  * A request's `input` as OpenAI's input item list shows it: a string is one user message; a

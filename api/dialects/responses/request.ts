@@ -1,6 +1,7 @@
 import type { CanonicalMessage, CanonicalPart, CanonicalRequest, CanonicalTool, CanonicalToolChoice } from '../canonical';
 import { ApiError } from '../../../shared/errors/ApiError';
-import { applyPatchArguments, APPLY_PATCH, canonicalTool, offeredTools, prefixedName, SHELL, shellArguments, TOOL_SEARCH } from './offered-tools';
+import { APPLY_PATCH, canonicalTool, CLIENT_TOOLS, LOCAL_SHELL, offeredTools, prefixedName, SHELL, TOOL_SEARCH } from './offered-tools';
+import { applyPatchArguments, localShellArguments, shellArguments } from './client-tools';
 
 export type ResponsesItem = Record<string, unknown> & { type?: string; role?: string };
 export interface ResponsesRequest {
@@ -172,6 +173,9 @@ export function itemsToMessages(input: ResponsesRequest['input']): CanonicalMess
     else if (type === 'apply_patch_call_output') result(item.call_id, applyPatchResult(item));
     else if (type === 'shell_call') call(item.call_id, SHELL, shellArguments(item.action));
     else if (type === 'shell_call_output') result(item.call_id, shellResult(item.output));
+    else if (type === 'local_shell_call') call(item.call_id, LOCAL_SHELL, localShellArguments(item.action));
+    // OpenAI's LocalShellCallOutput names its call by `id` (the model's call id); `call_id` is read first
+    else if (type === 'local_shell_call_output') result(item.call_id ?? item.id, outputText(item.output));
     else if (type === 'tool_search_call' && client) call(item.call_id ?? item.id, TOOL_SEARCH, JSON.stringify(item.arguments ?? {}));
     else if (type === 'tool_search_output' && client) result(item.call_id ?? item.id, loadedText(item.tools));
     // Reasoning items are the model's own and not sent back upstream; a hosted tool search is moot
@@ -190,7 +194,7 @@ function tools(req: ResponsesRequest): CanonicalTool[] | undefined {
 const choiceRefused = (message: string) => new ApiError(400, 'unsupported_parameter', message, { param: 'tool_choice' });
 
 /**
- * `tool_choice`: a mode, a named function or custom tool, `{type: 'apply_patch'}` or `{type: 'shell'}`, or `allowed_tools` (ToolChoiceAllowed:
+ * `tool_choice`: a mode, a named function or custom tool, a client-run tool (`{type: 'apply_patch'}`, `{type: 'shell'}`, `{type: 'local_shell'}`), or `allowed_tools` (ToolChoiceAllowed:
  * `mode` auto/required and the function or custom tools allowed) → the chat API's
  * `{type: 'allowed_tools', allowed_tools: {mode, tools}}`. A hosted tool's choice reaches here only
  * when that tool is not run by the gateway (hosted web search is rewritten in native.ts): 400.
@@ -199,13 +203,13 @@ function toolChoice(c: ResponsesRequest['tool_choice']): CanonicalToolChoice | u
   if (c === undefined) return undefined;
   if (typeof c === 'string') return c;
   if ((c.type === 'function' || c.type === 'custom') && c.name) return { type: 'function', function: { name: c.name } };
-  if (c.type === APPLY_PATCH || c.type === SHELL) return { type: 'function', function: { name: c.type } };
+  if (CLIENT_TOOLS.includes(c.type)) return { type: 'function', function: { name: c.type } };
   if (c.type === 'allowed_tools') {
     if ((c.mode !== 'auto' && c.mode !== 'required') || !Array.isArray(c.tools) || !c.tools.length) throw invalid("tool_choice of type 'allowed_tools' needs mode 'auto' or 'required' and a non-empty tools list.");
     const tools = (c.tools as Array<{ type?: unknown; name?: unknown }>).map((t) => {
       if ((t?.type === 'function' || t?.type === 'custom') && typeof t.name === 'string' && t.name) return { type: 'function' as const, function: { name: t.name } };
-      if (t?.type === APPLY_PATCH || t?.type === SHELL) return { type: 'function' as const, function: { name: t.type } };
-      throw choiceRefused(`tool_choice.tools may list function, custom, apply_patch and shell tools (and hosted web search, which the gateway runs); '${String(t?.type)}' is not supported.`);
+      if (typeof t?.type === 'string' && CLIENT_TOOLS.includes(t.type)) return { type: 'function' as const, function: { name: t.type } };
+      throw choiceRefused(`tool_choice.tools may list function, custom, apply_patch, shell and local_shell tools (and hosted web search, which the gateway runs); '${String(t?.type)}' is not supported.`);
     });
     return { type: 'allowed_tools', allowed_tools: { mode: c.mode, tools } };
   }

@@ -1,7 +1,8 @@
 import crypto from 'crypto';
 import { parseArguments, type CanonicalCompletion, type CanonicalMessage, type CanonicalToolCall, type CanonicalUsage, type FinishReason } from '../canonical';
 import type { ResponsesRequest } from './request';
-import { applyPatchOperation, calledTool, customInput, shellAction } from './offered-tools';
+import { calledTool, customInput } from './offered-tools';
+import { applyPatchOperation, localShellAction, shellAction } from './client-tools';
 
 export const newId = (prefix: string) => `${prefix}_${crypto.randomBytes(12).toString('hex')}`;
 
@@ -145,7 +146,7 @@ export function messageItem(id: string, parts: MessagePart[], status = 'complete
 /**
  * The output item of a tool call, as the caller declared the tool (offered-tools.ts): a
  * `function_call` (with `namespace` for a namespace member), a `custom_tool_call`, an
- * `apply_patch_call`, a `shell_call` or a client `tool_search_call`.
+ * `apply_patch_call`, a `shell_call`, a `local_shell_call` or a client `tool_search_call`.
  */
 export function functionCallItem(id: string, call: CanonicalToolCall, status = 'completed', req?: ResponsesRequest): OutputItem {
   const t = req ? calledTool(req, call.function.name) : undefined;
@@ -154,6 +155,8 @@ export function functionCallItem(id: string, call: CanonicalToolCall, status = '
   if (t?.kind === 'apply_patch') return { type: 'apply_patch_call', id, call_id: call.id, status: status === 'completed' ? 'completed' : 'in_progress', operation: applyPatchOperation(args) };
   // OpenAI's ResponseFunctionShellToolCall: `environment` null for the client's own (local) shell
   if (t?.kind === 'shell') return { type: 'shell_call', id, call_id: call.id, action: shellAction(args), status, environment: null };
+  // OpenAI's LocalShellCall: an `exec` action
+  if (t?.kind === 'local_shell') return { type: 'local_shell_call', id, call_id: call.id, status, action: localShellAction(args) };
   if (t?.kind === 'tool_search') return { type: 'tool_search_call', id, call_id: call.id, execution: 'client', arguments: parseArguments(args), status };
   const ns = t?.namespace ? { namespace: t.namespace } : {};
   if (t?.kind === 'custom') return { type: 'custom_tool_call', id, call_id: call.id, name: t.name, ...ns, input: customInput(args), status };

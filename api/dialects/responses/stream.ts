@@ -5,6 +5,9 @@ import { ResponsesEventWriter, type ResponsesEvent } from './event-writer';
 
 export type { ResponsesEvent };
 
+/** Call items added only once their arguments are complete (their operation or action is read from them). */
+const ANNOUNCED_WHOLE = new Set(['apply_patch_call', 'shell_call', 'local_shell_call']);
+
 type Open =
   | { kind: 'reasoning'; index: number; id: string; text: string }
   | { kind: 'message'; index: number; id: string; parts: MessagePart[] }
@@ -66,8 +69,8 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
       this.ev(out, 'response.output_item.done', { output_index: o.index, item });
     } else {
       const item = functionCallItem(o.id, o.call, status, this.frame.req);
-      // An apply_patch or shell call is announced once its operation or action is known (they come with the arguments).
-      if (o.itemType === 'apply_patch_call' || o.itemType === 'shell_call') this.ev(out, 'response.output_item.added', { output_index: o.index, item: { ...item, status: 'in_progress' } });
+      // An apply_patch, shell or local shell call is announced once its operation or action is known (they come with the arguments).
+      if (ANNOUNCED_WHOLE.has(o.itemType)) this.ev(out, 'response.output_item.added', { output_index: o.index, item: { ...item, status: 'in_progress' } });
       this.callDone(out, o.index, item);
       this.output.push(item);
       this.calls.push(o.call);
@@ -151,13 +154,13 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
         const added = functionCallItem(newId('fc'), call, 'in_progress', this.frame.req);
         const o: Open = { kind: 'call', index: this.nextIndex, id: added.id, toolIndex: tc.index, call, itemType: added.type };
         this.open = o;
-        if (added.type !== 'apply_patch_call' && added.type !== 'shell_call') this.ev(out, 'response.output_item.added', { output_index: o.index, item: added });
+        if (!ANNOUNCED_WHOLE.has(added.type)) this.ev(out, 'response.output_item.added', { output_index: o.index, item: added });
       }
       const o = this.open as Extract<Open, { kind: 'call' }>;
       const args = tc.function?.arguments;
       if (args) {
         o.call.function.arguments += args;
-        // A custom tool's input, an apply_patch operation, a shell action and a tool search's arguments are known once the call is complete.
+        // A custom tool's input, an apply_patch operation, a shell or local shell action and a tool search's arguments are known once the call is complete.
         if (o.itemType === 'function_call') this.ev(out, 'response.function_call_arguments.delta', { item_id: o.id, output_index: o.index, delta: args });
       }
     }

@@ -1,9 +1,8 @@
 import { expect } from 'chai';
 import OpenAI from 'openai';
-import { env, resetSim } from '../../helpers/harness';
-import { buildOrg } from '../../helpers/factories';
-import { chunk, completion, ScriptedUpstream, usageChunk } from '../../helpers/scripted-upstream';
+import { chunk, completion, usageChunk } from '../../helpers/scripted-upstream';
 import { expectOpenAI, expectResponsesEvent, responsesEventForDocument, withoutNullUser } from '../../helpers/conformance';
+import { clientToolSuite, streamTextThenCall } from '../../helpers/client-tools';
 
 /**
  * OpenAI's client-executed `apply_patch` tool (ApplyPatchTool, which Codex CLI sends GPT-5.x models) on
@@ -21,19 +20,10 @@ const operation = { type: 'update_file', path: 'src/hello.txt', diff };
 
 describe('Responses: the apply_patch tool on a chat model', function () {
   this.timeout(30_000);
-  let up: ScriptedUpstream;
-  let model: string;
-  let client: OpenAI;
-  beforeEach(resetSim);
-  beforeEach(() => up.reset());
-  before(async () => {
-    up = await ScriptedUpstream.start('openai');
-    model = await up.model();
-    client = new OpenAI({ apiKey: (await buildOrg(env().redis)).key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
-  });
-  after(() => up.close());
+  const s = clientToolSuite();
 
   it('offers apply_patch as a function of the operation and answers its call as an apply_patch_call item (JSON), tool_choice naming it', async () => {
+    const { up, model, client } = s;
     up.next.push({ kind: 'json', body: completion({ content: null, tool_calls: [toolCall] }, 'tool_calls') });
     const res = await client.responses.create({ model, input: 'fix the greeting', tools: [{ type: 'apply_patch' }], tool_choice: { type: 'apply_patch' } });
     const sent = up.received[0].body as Sent;
@@ -51,6 +41,7 @@ describe('Responses: the apply_patch tool on a chat model', function () {
   });
 
   it('a delete carries no diff, and allowed_tools may list apply_patch', async () => {
+    const { up, model, client } = s;
     const del = { ...toolCall, function: { name: 'apply_patch', arguments: JSON.stringify({ type: 'delete_file', path: 'old.txt', diff: '' }) } };
     up.next.push({ kind: 'json', body: completion({ content: null, tool_calls: [del] }, 'tool_calls') });
     const res = await client.responses.create({ model, input: 'remove old.txt', tools: [{ type: 'apply_patch' }], tool_choice: { type: 'allowed_tools', mode: 'required', tools: [{ type: 'apply_patch' }] } });
@@ -59,33 +50,18 @@ describe('Responses: the apply_patch tool on a chat model', function () {
   });
 
   it('streams the call as output_item.added and output_item.done of an apply_patch_call: the SDK ResponseStream ends with it', async () => {
-    const half = Math.floor(args.length / 2);
-    up.next.push({
-      kind: 'sse',
-      events: [
-        chunk({ role: 'assistant', content: 'Patching.' }),
-        chunk({ tool_calls: [{ index: 0, id: 'call_ap1', type: 'function', function: { name: 'apply_patch', arguments: args.slice(0, half) } }] }),
-        chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(half) } }] }),
-        chunk({}, 'tool_calls'),
-        usageChunk(),
-      ],
-    });
-    const stream = client.responses.stream({ model, input: 'fix the greeting', tools: [{ type: 'apply_patch' }] });
-    const events: OpenAI.Responses.ResponseStreamEvent[] = [];
-    stream.on('event', (e) => events.push(e));
-    const final = await stream.finalResponse();
+    const { up, model, client } = s;
+    const { final, events, forCall } = await streamTextThenCall(up, client, { model, input: 'fix the greeting', tools: [{ type: 'apply_patch' }] }, toolCall);
     expect(final.output.map((i) => i.type)).to.deep.equal(['message', 'apply_patch_call']);
     const item = final.output[1] as OpenAI.Responses.ResponseApplyPatchToolCall;
     expect(item).to.deep.include({ type: 'apply_patch_call', call_id: 'call_ap1', status: 'completed', operation });
-    const forCall = events.filter((e) => 'output_index' in e && e.output_index === 1).map((e) => e.type);
-    expect(forCall).to.deep.equal(['response.output_item.added', 'response.output_item.done']);
-    const added = events.find((e) => e.type === 'response.output_item.added' && e.output_index === 1) as OpenAI.Responses.ResponseOutputItemAddedEvent;
-    expect(added.item).to.deep.include({ type: 'apply_patch_call', id: item.id, call_id: 'call_ap1', status: 'in_progress' });
+    expect(forCall.map((e) => e.type)).to.deep.equal(['response.output_item.added', 'response.output_item.done']);
+    expect((forCall[0] as OpenAI.Responses.ResponseOutputItemAddedEvent).item).to.deep.include({ type: 'apply_patch_call', id: item.id, call_id: 'call_ap1', status: 'in_progress' });
     expect(events.map((e) => e.type)).not.to.include('response.function_call_arguments.delta');
-    for (const e of events) expectResponsesEvent(responsesEventForDocument(e as unknown as Record<string, unknown>));
   });
 
   it('with hosted web_search too (the native-search path): the call is an apply_patch_call, JSON and streamed', async () => {
+    const { up, model, client } = s;
     up.otherwise = () => ({ kind: 'json', body: completion({ content: null, tool_calls: [toolCall] }, 'tool_calls') });
     up.next.push({ kind: 'json', body: completion({ content: null, tool_calls: [toolCall] }, 'tool_calls') });
     const tools: OpenAI.Responses.Tool[] = [{ type: 'apply_patch' }, { type: 'web_search' }];
@@ -105,6 +81,7 @@ describe('Responses: the apply_patch tool on a chat model', function () {
   });
 
   it('sends the echoed apply_patch_call and its apply_patch_call_output back as the tool call and its result', async () => {
+    const { up, model, client } = s;
     up.next.push({ kind: 'json', body: completion({ content: 'Done.' }, 'stop') });
     const res = await client.responses.create({
       model,
@@ -126,6 +103,7 @@ describe('Responses: the apply_patch tool on a chat model', function () {
   });
 
   it('round-trips through previous_response_id: the stored call and the output the client sends back reach the upstream', async () => {
+    const { up, model, client } = s;
     up.next.push({ kind: 'json', body: completion({ content: null, tool_calls: [toolCall] }, 'tool_calls') });
     const first = await client.responses.create({ model, input: 'fix the greeting', tools: [{ type: 'apply_patch' }] });
     const call = first.output[0] as OpenAI.Responses.ResponseApplyPatchToolCall;

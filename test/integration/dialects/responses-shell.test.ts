@@ -1,9 +1,8 @@
 import { expect } from 'chai';
 import OpenAI from 'openai';
-import { env, resetSim } from '../../helpers/harness';
-import { buildOrg } from '../../helpers/factories';
-import { chunk, completion, ScriptedUpstream, usageChunk } from '../../helpers/scripted-upstream';
+import { chunk, completion, usageChunk } from '../../helpers/scripted-upstream';
 import { expectOpenAI, expectResponsesEvent, responsesEventForDocument, withoutNullUser } from '../../helpers/conformance';
+import { clientToolSuite, streamTextThenCall } from '../../helpers/client-tools';
 
 /**
  * OpenAI's client-executed `shell` tool (FunctionShellTool, which Codex CLI sends GPT-5.x models) on a
@@ -25,19 +24,10 @@ const resultText = 'command 1: exit code 0\nstdout:\ntotal 0\n\n\ncommand 2: exi
 
 describe('Responses: the shell tool on a chat model', function () {
   this.timeout(30_000);
-  let up: ScriptedUpstream;
-  let model: string;
-  let client: OpenAI;
-  beforeEach(resetSim);
-  beforeEach(() => up.reset());
-  before(async () => {
-    up = await ScriptedUpstream.start('openai');
-    model = await up.model();
-    client = new OpenAI({ apiKey: (await buildOrg(env().redis)).key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
-  });
-  after(() => up.close());
+  const s = clientToolSuite();
 
   it('offers shell as a function of the action and answers its call as a shell_call item (JSON), tool_choice naming it', async () => {
+    const { up, model, client } = s;
     up.next.push({ kind: 'json', body: completion({ content: null, tool_calls: [toolCall] }, 'tool_calls') });
     const res = await client.responses.create({ model, input: 'what is here?', tools: [{ type: 'shell' }], tool_choice: { type: 'shell' } });
     const sent = up.received[0].body as Sent;
@@ -54,6 +44,7 @@ describe('Responses: the shell tool on a chat model', function () {
   });
 
   it('refuses a shell in a hosted container (OpenAI runs it), before the upstream is called; a local environment is the client\'s', async () => {
+    const { up, model, client } = s;
     const err = await client.responses.create({ model, input: 'ls', tools: [{ type: 'shell', environment: { type: 'container_auto' } }] }).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(OpenAI.BadRequestError);
     expect((err as InstanceType<typeof OpenAI.BadRequestError>).code).to.equal('unsupported_tool');
@@ -64,25 +55,11 @@ describe('Responses: the shell tool on a chat model', function () {
   });
 
   it('streams the call as output_item.added, each command as shell_call_command.added/delta/done, output_item.done: the SDK ResponseStream ends with it', async () => {
-    const half = Math.floor(args.length / 2);
-    up.next.push({
-      kind: 'sse',
-      events: [
-        chunk({ role: 'assistant', content: 'Looking.' }),
-        chunk({ tool_calls: [{ index: 0, id: 'call_sh1', type: 'function', function: { name: 'shell', arguments: args.slice(0, half) } }] }),
-        chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(half) } }] }),
-        chunk({}, 'tool_calls'),
-        usageChunk(),
-      ],
-    });
-    const stream = client.responses.stream({ model, input: 'what is here?', tools: [{ type: 'shell' }] });
-    const events: OpenAI.Responses.ResponseStreamEvent[] = [];
-    stream.on('event', (e) => events.push(e));
-    const final = await stream.finalResponse();
+    const { up, model, client } = s;
+    const { final, forCall } = await streamTextThenCall(up, client, { model, input: 'what is here?', tools: [{ type: 'shell' }] }, toolCall);
     expect(final.output.map((i) => i.type)).to.deep.equal(['message', 'shell_call']);
     const item = final.output[1] as OpenAI.Responses.ResponseFunctionShellToolCall;
     expect(item).to.deep.include({ type: 'shell_call', call_id: 'call_sh1', status: 'completed', action });
-    const forCall = events.filter((e) => 'output_index' in e && e.output_index === 1);
     expect(forCall.map((e) => e.type)).to.deep.equal([
       'response.output_item.added',
       ...['ls -la', 'cat README.md'].flatMap(() => ['response.shell_call_command.added', 'response.shell_call_command.delta', 'response.shell_call_command.done']),
@@ -91,10 +68,10 @@ describe('Responses: the shell tool on a chat model', function () {
     const done = forCall.filter((e) => e.type === 'response.shell_call_command.done') as OpenAI.Responses.ResponseShellCallCommandDoneEvent[];
     expect(done.map((e) => [e.command_index, e.command])).to.deep.equal([[0, 'ls -la'], [1, 'cat README.md']]);
     expect((forCall[0] as OpenAI.Responses.ResponseOutputItemAddedEvent).item).to.deep.include({ type: 'shell_call', id: item.id, status: 'in_progress' });
-    for (const e of events) expectResponsesEvent(responsesEventForDocument(e as unknown as Record<string, unknown>));
   });
 
   it('with hosted web_search too (the native-search path): the call is a shell_call, JSON and streamed with its command events', async () => {
+    const { up, model, client } = s;
     up.next.push({ kind: 'json', body: completion({ content: null, tool_calls: [toolCall] }, 'tool_calls') });
     const tools: OpenAI.Responses.Tool[] = [{ type: 'shell' }, { type: 'web_search' }];
     const res = await client.responses.create({ model, input: 'what is here?', tools });
@@ -111,6 +88,7 @@ describe('Responses: the shell tool on a chat model', function () {
   });
 
   it('sends the echoed shell_call and its shell_call_output back as the tool call and its result', async () => {
+    const { up, model, client } = s;
     up.next.push({ kind: 'json', body: completion({ content: 'No README.' }, 'stop') });
     const res = await client.responses.create({
       model,
@@ -130,6 +108,7 @@ describe('Responses: the shell tool on a chat model', function () {
   });
 
   it('round-trips through previous_response_id: the stored call and the output the client sends back reach the upstream', async () => {
+    const { up, model, client } = s;
     up.next.push({ kind: 'json', body: completion({ content: null, tool_calls: [toolCall] }, 'tool_calls') });
     const first = await client.responses.create({ model, input: 'what is here?', tools: [{ type: 'shell' }] });
     const call = first.output[0] as OpenAI.Responses.ResponseFunctionShellToolCall;
