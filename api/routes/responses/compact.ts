@@ -7,9 +7,10 @@ import { decrypt, encrypt } from '../../../shared/crypto';
 import { resolveChatModel } from '../../dispatch/chat';
 import { isSummaryMessage, SUMMARY_PREFIX, summarise, summaryMessage } from '../../dispatch/summarise';
 import { canonicalText, forModel, type CanonicalCompletion, type CanonicalMessage, type CanonicalRequest, type CanonicalUsage } from '../../dialects/canonical';
-import { responsesToCanonical, type ResponsesItem, type ResponsesRequest } from '../../dialects/responses/request';
+import { refuseUnhonoured, responsesToCanonical, type ResponsesItem, type ResponsesRequest } from '../../dialects/responses/request';
 import { newId, responsesUsage } from '../../dialects/responses/response';
-import { historyOf } from './store';
+import { historyFor } from './conversation';
+import { responsesSchema } from './schema';
 
 /** A compaction item's `encrypted_content`: the summary with the org it was made for, sealed with the gateway's key (shared/crypto.ts). */
 export function sealCompaction(orgId: string, summary: string): string {
@@ -55,14 +56,42 @@ export function openCompactions<T extends Pick<ResponsesRequest, 'input'>>(body:
   return Object.assign({}, body, { input: opened });
 }
 
-/** `POST /v1/responses/compact` (OpenAI's CompactResponseMethodPublicBody): `model`, and `input` and/or `previous_response_id` to compact. */
+/**
+ * `POST /v1/responses/compact`: every field of openai 7.60.0's ResponseCompactParams (and of the
+ * vendored document's CompactResponseMethodPublicBody), typed as they type them: `model`; `input`
+ * and/or `previous_response_id` (or a `conversation`) to compact; `instructions`; the hints
+ * `prompt_cache_key` (at most 64 characters), `prompt_cache_retention`, `prompt_cache_options`,
+ * `service_tier` and `image`. Other fields (Codex sends its `tools`, `reasoning`, `text`) are read
+ * as `POST /v1/responses` reads them.
+ */
 const compactSchema = Joi.object({
   model: Joi.string().min(1).required(),
-  input: Joi.alternatives(Joi.string().min(1), Joi.array().items(Joi.object({ type: Joi.string(), role: Joi.string() }).unknown(true)).min(1)).allow(null),
+  input: Joi.alternatives(Joi.string().min(1), Joi.array().items(Joi.object({ type: Joi.string(), role: Joi.string() }).unknown(true))).allow(null),
   previous_response_id: Joi.string().max(64).allow(null),
+  // not in the compact body, but taken as POST /v1/responses takes it
+  conversation: responsesSchema.extract('conversation'),
   instructions: Joi.string().allow('', null),
-  prompt_cache_key: Joi.string().allow('', null),
+  prompt_cache_key: Joi.string().max(64).allow('', null),
+  prompt_cache_retention: Joi.string().valid('in_memory', '24h').allow(null),
+  prompt_cache_options: Joi.object({ mode: Joi.string().valid('implicit', 'explicit'), ttl: Joi.string().valid('30m') }).unknown(true).allow(null),
+  service_tier: Joi.string().valid('auto', 'default', 'fast', 'flex', 'priority').allow(null),
+  image: Joi.object({ context_compression: Joi.string().valid('auto', 'enabled', 'disabled') }).unknown(true),
 }).unknown(true);
+
+type CompactRequest = ResponsesRequest & { image?: { context_compression?: string } };
+
+/**
+ * What a compaction cannot honour, 400 `unsupported_parameter` naming it: what `POST /v1/responses`
+ * refuses (a reusable `prompt`, `moderation`, `prompt_cache_options.prewarm`), and
+ * `image.context_compression: "enabled"`, which requires image context compression (the gateway
+ * has none: `auto` and `disabled` are answered `disabled`).
+ */
+function refuseUncompactable(raw: unknown, body: CompactRequest): void {
+  refuseUnhonoured(raw);
+  if (body.image?.context_compression === 'enabled') {
+    throw new ApiError(400, 'unsupported_parameter', 'image.context_compression "enabled" is not supported: the gateway does not compress image context.', { param: 'image.context_compression' });
+  }
+}
 
 /** A user message of the conversation as an item of the compacted output, as OpenAI's ItemField has it (an id, its status, its text; other parts are in the summary). */
 function userItem(m: CanonicalMessage): Record<string, unknown> | undefined {
@@ -73,18 +102,19 @@ function userItem(m: CanonicalMessage): Record<string, unknown> | undefined {
 
 /**
  * `POST /v1/responses/compact` (`client.responses.compact`): the conversation (`previous_response_id`'s
- * history, then `input`) is summarised by the model, as a synchronous chat request (lane, limits,
- * usage, billed), and answered as OpenAI's CompactResource: the conversation's user messages, then a
+ * history or the `conversation`'s items, then `input`) is summarised by the model, as a synchronous
+ * chat request (lane, limits, usage, billed), and answered as OpenAI's CompactResource: the conversation's user messages, then a
  * `compaction` item whose `encrypted_content` holds the summary sealed for the org. Sent back as input
  * (to `POST /v1/responses`, `input_tokens` or here again), the item stands for the conversation
  * before it. Nothing is stored.
  */
 export function compactHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
-    const body = validate<ResponsesRequest>(compactSchema, req.body);
-    if (!body.input && !body.previous_response_id) throw new ApiError(400, 'invalid_request', "Nothing to compact: send 'input', 'previous_response_id' or both.", { param: 'input' });
+    const body = validate<CompactRequest>(compactSchema, req.body);
+    refuseUncompactable(req.body, body);
     const resolved = await resolveChatModel(ctx, req, body.model);
-    const history = await historyOf(req, body.previous_response_id);
+    const history = await historyFor(req, body);
+    if (!history.length && !body.input?.length) throw new ApiError(400, 'invalid_request', "Nothing to compact: send 'input', 'previous_response_id' or both.", { param: 'input' });
     const asked = openCompactions(Object.assign({}, body, { input: body.input ?? [] }), req.auth!.orgId);
     const { canonical, turn } = responsesToCanonical(asked, history);
     forModel(canonical, resolved.model.config);
@@ -95,6 +125,8 @@ export function compactHandler(ctx: AppContext) {
       created_at: Math.floor(Date.now() / 1000),
       output: [...keptUserItems([...history, ...turn]), compactionItem(req.auth!.orgId, summary)],
       usage: responsesUsage(usage),
+      // CompactedResponse.image: the policy applied, when the request set one
+      ...(body.image ? { image: { context_compression: 'disabled' } } : {}),
     });
   };
 }

@@ -62,4 +62,71 @@ describe('responses compact', () => {
     await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: other.org.id } })).to.equal(0);
   });
+  it("takes every field of the SDK's ResponseCompactParams: instructions and an empty input after previous_response_id honoured, the cache and tier hints and image context_compression taken (the answer reports it disabled) and not sent upstream; the answer is the SDK's CompactedResponse", async () => {
+    const first = await s.c.responses.create({ model: 'sim-chat', input: 'the code word is HERON' });
+    const compacted = await s.c.responses.compact({
+      model: 'sim-chat',
+      previous_response_id: first.id,
+      input: [],
+      instructions: 'You are a careful assistant.',
+      prompt_cache_key: 'k'.repeat(64),
+      prompt_cache_retention: '24h',
+      prompt_cache_options: { mode: 'explicit', ttl: '30m' },
+      service_tier: 'flex',
+      image: { context_compression: 'auto' },
+    });
+    const typed: OpenAI.Responses.CompactedResponse = compacted;
+    expect(Object.keys(typed).sort()).to.deep.equal(['created_at', 'id', 'image', 'object', 'output', 'usage']);
+    expect(typed.image).to.deep.equal({ context_compression: 'disabled' });
+    expect(typed.output.map((i) => i.type)).to.deep.equal(['message', 'compaction']);
+    expect(typed.usage).to.include.keys('input_tokens', 'input_tokens_details', 'output_tokens', 'output_tokens_details', 'total_tokens');
+    expectOpenAI('CompactResource', JSON.parse(JSON.stringify(typed)));
+    const sent = env().sim.log.entries.at(-1)!.body as { messages: Array<{ role: string; content: string }> } & Record<string, unknown>;
+    expect(sent.messages[0]).to.deep.equal({ role: 'system', content: 'You are a careful assistant.' });
+    expect(JSON.stringify(sent.messages)).to.include('HERON');
+    for (const k of ['prompt_cache_key', 'prompt_cache_retention', 'prompt_cache_options', 'service_tier', 'image']) expect(sent, k).not.to.have.property(k);
+    const plain = await s.c.responses.compact({ model: 'sim-chat', input: 'no image options' });
+    expect(plain).not.to.have.property('image');
+  });
+
+  it("refuses what OpenAI types otherwise (400 invalid_request naming the field) and what it cannot honour (400 unsupported_parameter: image.context_compression enabled, prompt_cache_options.prewarm, prompt), before anything is sent or billed", async () => {
+    await usageSettled();
+    const billed = await UsageEvent.count({ where: { orgId: s.o.org.id } });
+    const cases: Array<[Record<string, unknown>, string, string]> = [
+      [{ model: null }, 'model', 'invalid_request'],
+      [{ prompt_cache_key: 'k'.repeat(65) }, 'prompt_cache_key', 'invalid_request'],
+      [{ prompt_cache_retention: '1h' }, 'prompt_cache_retention', 'invalid_request'],
+      [{ prompt_cache_options: { ttl: '12h' } }, 'prompt_cache_options.ttl', 'invalid_request'],
+      [{ prompt_cache_options: { mode: 'sometimes' } }, 'prompt_cache_options.mode', 'invalid_request'],
+      [{ service_tier: 'scale' }, 'service_tier', 'invalid_request'],
+      [{ image: { context_compression: 'always' } }, 'image.context_compression', 'invalid_request'],
+      [{ image: 'auto' }, 'image', 'invalid_request'],
+      [{ instructions: 5 }, 'instructions', 'invalid_request'],
+      [{ input: 5 }, 'input', 'invalid_request'],
+      [{ input: [] }, 'input', 'invalid_request'],
+      [{ image: { context_compression: 'enabled' } }, 'image.context_compression', 'unsupported_parameter'],
+      [{ prompt_cache_options: { prewarm: true } }, 'prompt_cache_options.prewarm', 'unsupported_parameter'],
+      [{ prompt: { id: 'pmpt_1' } }, 'prompt', 'unsupported_parameter'],
+    ];
+    for (const [extra, param, code] of cases) {
+      const json = { model: 'sim-chat', input: 'compact me', ...extra };
+      const r = await call('POST', '/v1/responses/compact', { headers: keyHeader(s.o.key), json });
+      expect(r.status, `${JSON.stringify(extra)}: ${r.text}`).to.equal(400);
+      expect(r.body.error, JSON.stringify(extra)).to.include({ type: 'invalid_request_error', code, param });
+      expectOpenAI('ErrorResponse', r.body);
+    }
+    const err = await outcome(s.c.responses.compact({ model: 'sim-chat', input: 'x', image: { context_compression: 'enabled' } }));
+    expectRefused(err, 400, 'image.context_compression');
+    expect(env().sim.log.entries, 'nothing sent').to.have.length(0);
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { orgId: s.o.org.id } })).to.equal(billed);
+  });
+
+  it("compacts a conversation's items (conversation, as POST /v1/responses takes it)", async () => {
+    const conv = await s.c.conversations.create({ items: [{ type: 'message', role: 'user', content: 'the password is OSPREY' }] });
+    const body = { model: 'sim-chat', conversation: conv.id } as OpenAI.Responses.ResponseCompactParams;
+    const compacted = await s.c.responses.compact(body);
+    expect(lastSent()).to.include('OSPREY');
+    expect(compacted.output.map((i) => i.type)).to.deep.equal(['message', 'compaction']);
+  });
 });
