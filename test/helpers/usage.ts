@@ -4,6 +4,8 @@ import { waitFor } from './wait';
 import { pools } from './pools';
 import { keys } from '../../shared/redis/keys';
 import type { UsageRecord } from '../../shared/metering/usage';
+import { QueryTypes } from 'sequelize';
+import { db } from '../../shared/db/sequelize';
 
 /**
  * Waits until the usage outbox is empty: every usage event a worker added (with its result, so
@@ -39,4 +41,17 @@ export async function outboxDuring<T>(run: () => Promise<T>): Promise<{ result: 
 /** A chat usage event of `orgId` as a worker writes it (no key, no project, 5 tokens in, 7 out), `over` on top. */
 export function chatUsage(orgId: string, requestId: string, over: Partial<UsageRecord> = {}): UsageRecord {
   return { requestId, orgId, projectId: null, apiKeyId: null, model: 'sim-chat', modality: 'chat', lane: 'interactive', inputTokens: 5, outputTokens: 7, ...over };
+}
+
+type Row = Record<string, unknown>;
+
+/**
+ * Once the outbox is drained: the request log rows and usage events of request `rid` and of the jobs
+ * it ran under `<rid>.…` (a native search request's later turns and searches), by request id.
+ */
+export async function requestRowsOf(rid: string): Promise<{ rows: Row[]; events: Row[] }> {
+  await usageSettled();
+  const q = (table: string) => db().query<Row>(`SELECT * FROM ${table} WHERE request_id = :rid OR request_id LIKE :like ORDER BY request_id`,
+    { type: QueryTypes.SELECT, replacements: { rid, like: `${rid}.%` } });
+  return { rows: await q('request_logs'), events: await q('usage_events') };
 }

@@ -34,10 +34,10 @@ export function responsesNativeTools(req: ResponsesRequest): { set: NativeToolSe
  * The request the translated path runs: hosted search offered as a function tool, a forced
  * `{type:'web_search…'}` choice forcing it, and echoed `web_search_call` items turned into a
  * function call and its output: from the sealed `encrypted_content` (this organization's), or
- * re-run (billed, within the request's NATIVE_MAX_SEARCHES) without it.
+ * re-run without it (billed, and counted on the request's row by the rails, within the request's
+ * NATIVE_MAX_SEARCHES).
  */
-export async function unfoldSearchCalls(req: ResponsesRequest, rest: Tool[], set: NativeToolSet, rails: NativeRails, signal: AbortSignal): Promise<{ request: ResponsesRequest; reruns: number }> {
-  let reruns = 0;
+export async function unfoldSearchCalls(req: ResponsesRequest, rest: Tool[], set: NativeToolSet, rails: NativeRails, signal: AbortSignal): Promise<ResponsesRequest> {
   let input = req.input;
   if (Array.isArray(input)) {
     const out: ResponsesItem[] = [];
@@ -55,7 +55,6 @@ export async function unfoldSearchCalls(req: ResponsesRequest, rest: Tool[], set
         if (page) text = fetchText(page);
         else {
           const r = await runNativeCall(rails, set, 'fetch', { url }, signal);
-          if (r.outcome) reruns++;
           text = resultText({ type: 'result', id: callId, kind: 'fetch', ...r });
         }
         out.push({ type: 'function_call', call_id: callId, name: NATIVE_NAMES.fetch, arguments: JSON.stringify({ url }) });
@@ -68,7 +67,6 @@ export async function unfoldSearchCalls(req: ResponsesRequest, rest: Tool[], set
       if (opened) text = searchText({ query, provider: opened.provider, results: opened.items });
       else {
         const r = await runNativeCall(rails, set, 'search', { query }, signal);
-        if (r.outcome) reruns++;
         text = resultText({ type: 'result', id: String(item.id), kind: 'search', ...r });
       }
       out.push({ type: 'function_call', call_id: callId, name: NATIVE_NAMES.search, arguments: JSON.stringify({ query }) });
@@ -76,7 +74,7 @@ export async function unfoldSearchCalls(req: ResponsesRequest, rest: Tool[], set
     }
     input = out;
   }
-  return { request: withSearchFunctions({ ...req, input }, rest, set), reruns };
+  return withSearchFunctions({ ...req, input }, rest, set);
 }
 
 /**

@@ -41,13 +41,20 @@ export interface NativeRails {
   orgId: string;
 }
 
-/** The request's rails: the same gate as the MCP tool (runSearch in api/dispatch/search.ts). */
+/**
+ * The request's rails: the same gate as the MCP tool (runSearch in api/dispatch/search.ts). Every
+ * search or fetch that runs on them, the model's or a re-run of an earlier result, is counted on the
+ * request's log row (it has no row of its own).
+ */
 export function nativeRails(ctx: AppContext, req: Request, set: NativeToolSet): NativeRails {
-  // no log row of its own: the request's row counts it (runNativeLoop)
   const caller = { ...searchCaller(ctx, req), log: undefined };
   let n = 0;
   // Each search is its own job and ledger row: both are keyed by a unique request id.
-  const run: SearchRunner = (args, signal) => runSearch({ ...caller, requestId: `${req.id}.${args.kind}${++n}` }, args, signal);
+  const run: SearchRunner = async (args, signal) => {
+    const outcome = await runSearch({ ...caller, requestId: `${req.id}.${args.kind}${++n}` }, args, signal);
+    if (req.res) addToRow(req.res, { units: { [args.kind === 'search' ? 'web_search_requests' : 'web_fetch_requests']: 1 } });
+    return outcome;
+  };
   return { run, budget: new NativeBudget(set), orgId: caller.orgId };
 }
 
@@ -155,7 +162,8 @@ export interface NativeLoopInput {
  * max_uses, re-runs of un-echoed results included (NativeBudget); a call past either gets an in-band
  * max_uses_exceeded result. A call of a client tool ends the loop (the client runs it).
  * Each turn and search is a job with its own usage event (the billing) and no log row: the request's
- * one row, written by the pod when the response closes, carries every turn's tokens and every search.
+ * one row, written by the pod when the response closes, carries every turn's tokens and every search
+ * (nativeRails counts the searches).
  */
 export async function runNativeLoop(ctx: AppContext, req: Request, res: Response, input: NativeLoopInput): Promise<NativeTranscript> {
   const abort = new AbortController();
@@ -246,10 +254,7 @@ export async function runNativeLoop(ctx: AppContext, req: Request, res: Response
         const args = inputOf(call);
         step({ type: 'call', id: call.id, kind, input: args });
         const r = await runNativeCall(input.rails, input.tools, kind, args, abort.signal);
-        if (r.outcome) {
-          t.requests[kind]++;
-          addToRow(res, { units: { [kind === 'search' ? 'web_search_requests' : 'web_fetch_requests']: 1 } });
-        }
+        if (r.outcome) t.requests[kind]++;
         const result: Extract<NativeStep, { type: 'result' }> = { type: 'result', id: call.id, kind, ...r };
         step(result);
         t.added.push({ role: 'tool', tool_call_id: call.id, content: resultText(result) });

@@ -115,8 +115,7 @@ async function unfoldNative(a: Asking, signal: AbortSignal): Promise<Unfolded> {
   const opened = openCompactions(a.body, a.rails.orgId);
   const input = Array.isArray(opened.input) ? opened.input.filter((i) => i.type !== 'web_search_call') : opened.input;
   responsesToCanonical(withSearchFunctions({ ...opened, input }, a.rest, a.set), a.history);
-  const unfolded = await unfoldSearchCalls(opened, a.rest, a.set, a.rails, signal);
-  const { canonical, turn } = responsesToCanonical(unfolded.request, a.history);
+  const { canonical, turn } = responsesToCanonical(await unfoldSearchCalls(opened, a.rest, a.set, a.rails, signal), a.history);
   forModel(canonical, a.resolved.model.config);
   return { canonical, conversation: [...a.history, ...turn] };
 }

@@ -1,11 +1,9 @@
 import { expect } from 'chai';
-import { QueryTypes } from 'sequelize';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
-import { usageSettled } from '../../helpers/usage';
+import { requestRowsOf } from '../../helpers/usage';
 import { startSearchUpstream, useSearchProvider, type SearchUpstream } from '../../helpers/search-upstream';
-import { db } from '../../../shared/db/sequelize';
 import { Model } from '../../../shared/db/models';
 
 /**
@@ -17,13 +15,6 @@ import { Model } from '../../../shared/db/models';
 const V = { 'anthropic-version': '2023-06-01' };
 const SEARCH = { type: 'web_search_20250305', name: 'web_search' } as const;
 type Row = Record<string, unknown>;
-
-async function rowsOf(rid: string): Promise<{ rows: Row[]; events: Row[] }> {
-  await usageSettled();
-  const q = (table: string) => db().query<Row>(`SELECT * FROM ${table} WHERE request_id = :rid OR request_id LIKE :like ORDER BY request_id`,
-    { type: QueryTypes.SELECT, replacements: { rid, like: `${rid}.%` } });
-  return { rows: await q('request_logs'), events: await q('usage_events') };
-}
 
 async function chatCost(input: number, output: number): Promise<number> {
   const p = ((await Model.findOne({ where: { publicId: 'sim-chat' } }))!.prices ?? {}) as Record<string, number>;
@@ -61,7 +52,7 @@ describe('request log: a native search request is one row with its totals', () =
     const took = Date.now() - t0;
     expect(r.status).to.equal(200);
     const rid = r.headers.get('x-service-request-id')!;
-    const { rows, events } = await rowsOf(rid);
+    const { rows, events } = await requestRowsOf(rid);
     expect(rows.map((x) => x.request_id)).to.deep.equal([rid]);
     const b = billed(events);
     expect(b.turns, 'model turns billed').to.be.at.least(2);
@@ -81,7 +72,7 @@ describe('request log: a native search request is one row with its totals', () =
     expect(r.status).to.equal(400);
     expect(r.body.error.type).to.equal('invalid_request_error');
     const rid = r.headers.get('x-service-request-id')!;
-    const { rows, events } = await rowsOf(rid);
+    const { rows, events } = await requestRowsOf(rid);
     expect(rows.map((x) => x.request_id)).to.deep.equal([rid]);
     const b = billed(events);
     expect(b.turns, 'the first turn was billed').to.equal(1);
