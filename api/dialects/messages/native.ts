@@ -106,6 +106,8 @@ export function withFunctionTools(req: MessagesRequest, rest: Tool[], set: Nativ
 export function stepBlocks(steps: NativeStep[], i: number, orgId: string): Array<Record<string, unknown>> {
   const s = steps[i];
   switch (s.type) {
+    case 'reasoning':
+      return []; // the translated path sends no thinking blocks (they need Anthropic's signature)
     case 'text': {
       const cited = citedSources(s.text, resultsBefore(steps, i));
       const fromSearch = cited.map((c) => ({ at: c.start, citation: { type: 'web_search_result_location', url: c.url, title: c.title, encrypted_index: sealIndex(orgId, c.url, i), cited_text: c.snippet.slice(0, 150) } }));

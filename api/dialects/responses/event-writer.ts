@@ -1,5 +1,5 @@
 import type { ApiError } from '../../../shared/errors/ApiError';
-import { failedResponse, responseObject, type OutputItem, type ResponseFrame } from './response';
+import { failedResponse, reasoningItem, reasoningText, responseObject, type OutputItem, type ResponseFrame } from './response';
 
 export type ResponsesEvent = { type: string; sequence_number: number } & Record<string, unknown>;
 
@@ -39,6 +39,25 @@ export abstract class ResponsesEventWriter {
     this.ev(out, 'response.created', { response: queued() });
     this.ev(out, 'response.queued', { response: queued() });
     return out;
+  }
+
+  /** A reasoning item opened at `output_index`: output_item.added (no content yet) and its one `reasoning_text` part's content_part.added. */
+  protected reasoningAdded(out: ResponsesEvent[], output_index: number, item_id: string): void {
+    this.ev(out, 'response.output_item.added', { output_index, item: reasoningItem(item_id, '', 'in_progress') });
+    this.ev(out, 'response.content_part.added', { item_id, output_index, content_index: 0, part: reasoningText('') });
+  }
+
+  /** A piece of a reasoning item's text: response.reasoning_text.delta. */
+  protected reasoningDelta(out: ResponsesEvent[], output_index: number, item_id: string, delta: string): void {
+    this.ev(out, 'response.reasoning_text.delta', { item_id, output_index, content_index: 0, delta });
+  }
+
+  /** A reasoning item's text complete: reasoning_text.done, content_part.done, then output_item.done with `item`. */
+  protected reasoningDone(out: ResponsesEvent[], output_index: number, item: OutputItem, text: string): void {
+    const at = { item_id: item.id, output_index, content_index: 0 };
+    this.ev(out, 'response.reasoning_text.done', { ...at, text });
+    this.ev(out, 'response.content_part.done', { ...at, part: reasoningText(text) });
+    this.ev(out, 'response.output_item.done', { output_index, item });
   }
 
   /**

@@ -1,12 +1,14 @@
 import type { NativeStep, NativeTranscript } from '../../dispatch/native-search/loop';
-import { newId, outputText, responseObject, type OutputItem, type ResponseFrame } from './response';
+import { newId, outputText, reasoningItem, responseObject, type OutputItem, type ResponseFrame } from './response';
 import { ResponsesEventWriter, type ResponsesEvent } from './event-writer';
 import { stepItems } from './native';
 import { addUsage, type CanonicalUsage } from '../canonical';
 
 /**
  * The Responses event sequence for a native search answer, item by item as the loop runs:
- * response.created / in_progress (at the first step), then per web_search_call item
+ * response.created / in_progress (at the first step), then per turn's reasoning a `reasoning` item
+ * (output_item.added, content_part.added, one reasoning_text.delta per upstream piece as it arrives,
+ * reasoning_text.done, content_part.done, output_item.done: as the plain path streams it), per web_search_call item
  * output_item.added, web_search_call.in_progress, .searching, .completed, output_item.done; per
  * message item its content part, the text deltas as the upstream streams them, then one
  * output_text.annotation.added per citation (known once the text is complete), the
@@ -17,6 +19,10 @@ export class NativeResponsesStream extends ResponsesEventWriter {
   readonly output: OutputItem[] = [];
   /** The message item being streamed, if one is open. */
   private openMessage: string | undefined;
+  /** The reasoning item being streamed, if one is open. */
+  private openReasoning: { id: string; text: string } | undefined;
+  /** The streamed reasoning item was closed by the turn's text: the turn's `reasoning` step that follows adds nothing. */
+  private reasoningOut = false;
 
   constructor(
     frame: ResponseFrame,
@@ -29,6 +35,15 @@ export class NativeResponsesStream extends ResponsesEventWriter {
   private item(out: ResponsesEvent[], item: OutputItem): void {
     const output_index = this.output.length;
     const item_id = item.id;
+    if (item.type === 'reasoning') {
+      // not streamed piece by piece (a turn is streamed only when the request is): whole
+      const text = (item.content as Array<{ text: string }>)[0]?.text ?? '';
+      this.reasoningAdded(out, output_index, item_id);
+      if (text) this.reasoningDelta(out, output_index, item_id, text);
+      this.output.push(item);
+      this.reasoningDone(out, output_index, item, text);
+      return;
+    }
     if (item.type === 'web_search_call') {
       this.ev(out, 'response.output_item.added', { output_index, item: { type: 'web_search_call', id: item_id, status: 'in_progress', action: inProgressAction(item.action) } });
       this.ev(out, 'response.web_search_call.in_progress', { output_index, item_id });
@@ -64,10 +79,36 @@ export class NativeResponsesStream extends ResponsesEventWriter {
     this.ev(out, 'response.content_part.added', { item_id, output_index, content_index: 0, part: outputText('') });
   }
 
+  /** A piece of the model's reasoning as the upstream produced it: opens the reasoning item at the first. */
+  reasoning(delta: string): ResponsesEvent[] {
+    const out: ResponsesEvent[] = [];
+    this.start(out);
+    if (!this.openReasoning) {
+      this.openReasoning = { id: newId('rs'), text: '' };
+      this.reasoningAdded(out, this.output.length, this.openReasoning.id);
+    }
+    this.openReasoning.text += delta;
+    this.reasoningDelta(out, this.output.length, this.openReasoning.id, delta);
+    return out;
+  }
+
+  /** Ends the streamed reasoning item, if one is open (the turn's text or its step follows). */
+  private closeReasoning(out: ResponsesEvent[]): void {
+    const o = this.openReasoning;
+    if (!o) return;
+    this.openReasoning = undefined;
+    this.reasoningOut = true;
+    const item = reasoningItem(o.id, o.text);
+    const output_index = this.output.length;
+    this.output.push(item);
+    this.reasoningDone(out, output_index, item, o.text);
+  }
+
   /** A piece of the model's text as the upstream produced it: opens the message item at the first. */
   text(delta: string): ResponsesEvent[] {
     const out: ResponsesEvent[] = [];
     this.start(out);
+    this.closeReasoning(out);
     if (this.openMessage === undefined) {
       this.openMessage = newId('msg');
       this.openItem(out, this.openMessage);
@@ -80,6 +121,11 @@ export class NativeResponsesStream extends ResponsesEventWriter {
     const out: ResponsesEvent[] = [];
     this.start(out);
     this.steps.push(step);
+    const streamed = this.reasoningOut || this.openReasoning !== undefined;
+    this.closeReasoning(out);
+    this.reasoningOut = false;
+    // the turn's reasoning went out piece by piece
+    if (step.type === 'reasoning' && streamed) return out;
     for (const item of stepItems(this.steps, this.steps.length - 1, this.orgId, this.frame.req)) this.item(out, item);
     return out;
   }

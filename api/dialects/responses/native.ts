@@ -5,7 +5,7 @@ import { functionTools, locationCountry, NATIVE_NAMES, type NativeToolSet } from
 import { openPage, openResults, sealPage, sealResults } from '../../dispatch/native-search/seal';
 import { citedDocuments, citedSources, fetchedBefore, resultsBefore } from '../../dispatch/native-search/citations';
 import { fetchText, searchText } from '../../dispatch/native-search/tool-text';
-import { functionCallItem, newId, outputText, type OutputItem } from './response';
+import { functionCallItem, newId, outputText, reasoningItem, type OutputItem } from './response';
 
 type Tool = NonNullable<ResponsesRequest['tools']>[number];
 
@@ -101,9 +101,14 @@ function messageWithCitations(steps: NativeStep[], i: number, text: string): Out
   return { type: 'message', id: newId('msg'), status: 'completed', role: 'assistant', content: [outputText(text, annotations)] };
 }
 
-/** The output item a step produces, if any (a call's item is produced by its result); seals are bound to `orgId`. */
+/**
+ * The output item a step produces, if any (a call's item is produced by its result; a turn's
+ * reasoning is a `reasoning` item, before that turn's message and search calls, as on the plain
+ * path); seals are bound to `orgId`.
+ */
 export function stepItems(steps: NativeStep[], i: number, orgId: string, req?: ResponsesRequest): OutputItem[] {
   const s = steps[i];
+  if (s.type === 'reasoning') return [reasoningItem(newId('rs'), s.text)];
   if (s.type === 'text') return [messageWithCitations(steps, i, s.text)];
   if (s.type === 'client_calls') return s.calls.map((c) => functionCallItem(newId('fc'), c, 'completed', req));
   if (s.type !== 'result') return [];

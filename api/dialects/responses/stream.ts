@@ -1,5 +1,5 @@
 import { addUsage, type CanonicalChunk, type CanonicalMessage, type CanonicalToolCall, type FinishReason } from '../canonical';
-import { assistantTurn, contentPart, cutShort, functionCallItem, messageItem, newId, reasoningItem, reasoningText, responseObject, responsesLogprobs, type LogProb, type MessagePart, type OutputItem, type ResponseFrame } from './response';
+import { assistantTurn, contentPart, cutShort, functionCallItem, messageItem, newId, reasoningItem, responseObject, responsesLogprobs, type LogProb, type MessagePart, type OutputItem, type ResponseFrame } from './response';
 
 import { ResponsesEventWriter, type ResponsesEvent } from './event-writer';
 
@@ -56,12 +56,9 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
     if (!o) return;
     this.open = undefined;
     if (o.kind === 'reasoning') {
-      const at = { item_id: o.id, output_index: o.index, content_index: 0 };
-      this.ev(out, 'response.reasoning_text.done', { ...at, text: o.text });
-      this.ev(out, 'response.content_part.done', { ...at, part: reasoningText(o.text) });
       const item = reasoningItem(o.id, o.text, status);
       this.output.push(item);
-      this.ev(out, 'response.output_item.done', { output_index: o.index, item });
+      this.reasoningDone(out, o.index, item, o.text);
     } else if (o.kind === 'message') {
       this.closePart(out, o);
       const item = messageItem(o.id, o.parts, status);
@@ -79,17 +76,16 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
   }
 
   /** Appends the upstream's reasoning to the open reasoning item, opened (with its one part) as needed. */
-  private reasoningDelta(out: ResponsesEvent[], delta: string): void {
+  private reasoningPiece(out: ResponsesEvent[], delta: string): void {
     if (this.open?.kind !== 'reasoning') {
       this.close(out);
       const o: Open = { kind: 'reasoning', index: this.nextIndex, id: newId('rs'), text: '' };
       this.open = o;
-      this.ev(out, 'response.output_item.added', { output_index: o.index, item: reasoningItem(o.id, '', 'in_progress') });
-      this.ev(out, 'response.content_part.added', { item_id: o.id, output_index: o.index, content_index: 0, part: reasoningText('') });
+      this.reasoningAdded(out, o.index, o.id);
     }
     const o = this.open as Extract<Open, { kind: 'reasoning' }>;
     o.text += delta;
-    this.ev(out, 'response.reasoning_text.delta', { item_id: o.id, output_index: o.index, content_index: 0, delta });
+    this.reasoningDelta(out, o.index, o.id, delta);
   }
 
   /** Appends text to the open message's part of this type: the message and the part are opened as needed. */
@@ -144,7 +140,7 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
     if (chunk.usage) this.usage = chunk.usage;
     const choice = chunk.choices?.[0];
     const delta = choice?.delta;
-    if (delta?.reasoning_content) this.reasoningDelta(out, delta.reasoning_content);
+    if (delta?.reasoning_content) this.reasoningPiece(out, delta.reasoning_content);
     if (delta?.content) this.messageDelta(out, 'output_text', delta.content, responsesLogprobs((choice as { logprobs?: unknown }).logprobs));
     if (delta?.refusal) this.messageDelta(out, 'refusal', delta.refusal);
     for (const tc of delta?.tool_calls ?? []) {

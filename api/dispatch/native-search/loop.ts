@@ -17,6 +17,8 @@ import { NativeBudget } from './budget';
 import { addToRow, addUsageToRow } from '../../middleware/request-log';
 
 export type NativeStep =
+  /** The model's reasoning in a turn (chat's `reasoning_content`), before the turn's text and calls. */
+  | { type: 'reasoning'; text: string }
   | { type: 'text'; text: string }
   | { type: 'call'; id: string; kind: NativeKind; input: Record<string, unknown> }
   | { type: 'result'; id: string; kind: NativeKind; outcome?: SearchOutcome; error?: { code: string; message: string } }
@@ -137,6 +139,8 @@ export interface NativeLoopInput {
    * as it arrives; the turn's `text` step follows once the turn is complete (with its citations).
    */
   onText?: (delta: string) => void;
+  /** Streaming: each piece of a turn's reasoning as it arrives (its `reasoning` step follows once the turn is complete). */
+  onReasoning?: (delta: string) => void;
   /** Jobs of the request made before the loop (a compaction pass: 1): the first turn's job id and rpm count follow them. */
   jobsBefore?: number;
   /**
@@ -213,7 +217,7 @@ export async function runNativeLoop(ctx: AppContext, req: Request, res: Response
           delete body.parallel_tool_calls;
         }
       }
-      const collector = input.onText ? new TurnCollector(input.onText) : undefined;
+      const collector = input.onText ? new TurnCollector(input.onText, input.onReasoning) : undefined;
       const admit = input.admit ?? (<T>(dispatch: () => Promise<T>) => dispatch());
       const result = await admit(() => dispatchChat(ctx, req, res, {
         resolved: input.resolved,
@@ -238,11 +242,13 @@ export async function runNativeLoop(ctx: AppContext, req: Request, res: Response
       addUsageToRow(res, u);
       const choice = c.choices[0];
       const text = choice?.message.content ?? '';
+      const reasoning = choice?.message.reasoning_content ?? '';
       const calls = choice?.message.tool_calls ?? [];
       const native = noServerTools ? [] : calls.filter((x) => kindOfName(x.function.name, input.tools)).slice(0, callsLeft());
       callsMade += native.length;
       const client = calls.filter((x) => !kindOfName(x.function.name, input.tools));
       t.finish = choice?.finish_reason ?? 'stop';
+      if (reasoning) step({ type: 'reasoning', text: reasoning });
       if (text) step({ type: 'text', text });
       // Server calls get the gateway's own ids (models reuse ids across turns).
       const renamed = native.map((x) => ({ ...x, id: serverToolId() }));

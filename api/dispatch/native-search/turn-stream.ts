@@ -1,23 +1,31 @@
 import type { CanonicalChunk, CanonicalCompletion, CanonicalToolCall, CanonicalUsage, FinishReason } from '../../dialects/canonical';
 
 /**
- * One streamed model turn of the native loop: hands each text delta on as it arrives (the client
- * sees the answer token by token) and assembles the turn's completion (text, tool calls, finish
- * reason, usage) for the loop, as the non-streamed turn would have returned it.
+ * One streamed model turn of the native loop: hands each text and reasoning delta on as it arrives
+ * (the client sees the answer token by token) and assembles the turn's completion (reasoning, text,
+ * tool calls, finish reason, usage) for the loop, as the non-streamed turn would have returned it.
  */
 export class TurnCollector {
   private text = '';
+  private reasoning = '';
   private readonly calls: CanonicalToolCall[] = [];
   private finish: FinishReason = null;
   private usage: CanonicalUsage | undefined;
 
-  constructor(private readonly onText: (delta: string) => void) {}
+  constructor(
+    private readonly onText: (delta: string) => void,
+    private readonly onReasoning?: (delta: string) => void,
+  ) {}
 
   push(data: string): void {
     const chunk = JSON.parse(data) as CanonicalChunk;
     if (chunk.usage) this.usage = chunk.usage;
     for (const choice of chunk.choices ?? []) {
       const d = choice.delta;
+      if (d?.reasoning_content) {
+        this.reasoning += d.reasoning_content;
+        this.onReasoning?.(d.reasoning_content);
+      }
       if (d?.content) {
         this.text += d.content;
         this.onText(d.content);
@@ -34,7 +42,7 @@ export class TurnCollector {
 
   completion(): CanonicalCompletion {
     const calls = this.calls.filter(Boolean);
-    const message = { role: 'assistant', content: this.text || null, ...(calls.length ? { tool_calls: calls } : {}) };
+    const message = { role: 'assistant', content: this.text || null, ...(this.reasoning ? { reasoning_content: this.reasoning } : {}), ...(calls.length ? { tool_calls: calls } : {}) };
     return { choices: [{ index: 0, message, finish_reason: this.finish ?? (calls.length ? 'tool_calls' : 'stop') }], usage: this.usage } as CanonicalCompletion;
   }
 }
