@@ -8,6 +8,7 @@ import { sdkFinalResponse } from '../../helpers/sdk-streams';
 import { ended } from '../../helpers/responses-background';
 import { expectOpenAI, expectResponsesEvent, responsesEventForDocument, withoutNullUser } from '../../helpers/conformance';
 import { startSearchUpstream, useSearchProvider, type SearchUpstream } from '../../helpers/search-upstream';
+import { ScriptedUpstream, chunk, completion, usageChunk, type Reply } from '../../helpers/scripted-upstream';
 
 type Item = { type: string; id: string } & Record<string, unknown>;
 
@@ -123,5 +124,68 @@ describe('native web search on /v1/responses: reasoning items', function () {
     const streamed = await client.responses.stream({ ...search, background: true }).finalResponse();
     expect(streamed.output.map((i) => i.type)).to.deep.equal(SEARCHED);
     expect((await ended(client, streamed.id)).output.slice(0, 3)).to.deep.equal(streamed.output.slice(0, 3));
+  });
+});
+
+/** Two turns of a scripted upstream, each with its own reasoning: a search, then the cited answer. */
+describe('native web search on /v1/responses: each turn’s own reasoning', function () {
+  this.timeout(30_000);
+  const ANSWER = 'According to https://docs.example.org/honey-bees/1 bees make honey.';
+  const call = { id: 'call_1', type: 'function', function: { name: 'web_search', arguments: '{"query":"honey bees"}' } };
+  let search: SearchUpstream;
+  let client: OpenAI;
+  const ups: ScriptedUpstream[] = [];
+  before(async () => {
+    const o = await buildOrg(env().redis);
+    search = await startSearchUpstream();
+    await useSearchProvider(o.org.id, search, 'reasoning-turns');
+    client = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+  });
+  after(async () => {
+    await search.close();
+    for (const up of ups) await up.close();
+  });
+  const upstream = async (kind: 'openai' | 'anthropic') => {
+    const up = await ScriptedUpstream.start(kind);
+    ups.push(up);
+    return { up, model: await up.model() };
+  };
+  const expectTurns = (output: unknown[]) => {
+    const items = output as Item[];
+    expect(items.map((i) => i.type)).to.deep.equal(SEARCHED);
+    expect(items[0].content).to.deep.equal([{ type: 'reasoning_text', text: 'First I search.' }]);
+    expect(items[2].content).to.deep.equal([{ type: 'reasoning_text', text: 'Now I answer.' }]);
+  };
+
+  it('an OpenAI-compatible upstream’s reasoning_content per turn, JSON and streamed', async () => {
+    const { up, model } = await upstream('openai');
+    up.next = [
+      { kind: 'json', body: completion({ content: null, reasoning_content: 'First I search.', tool_calls: [call] }, 'tool_calls') },
+      { kind: 'json', body: completion({ content: ANSWER, reasoning_content: 'Now I answer.' }, 'stop') },
+    ];
+    const r = await client.responses.create({ model, input: 'bees?', tools: [{ type: 'web_search' }] });
+    expectTurns(r.output);
+    expect(r.output_text).to.equal(ANSWER);
+
+    const streamed = (reasoning: string[], rest: unknown[]): Reply => ({ kind: 'sse', events: [chunk({ role: 'assistant', content: '' }), ...reasoning.map((w) => chunk({ reasoning_content: w })), ...rest, usageChunk()] });
+    up.next = [
+      streamed(['First ', 'I search.'], [chunk({ tool_calls: [{ index: 0, ...call }] }), chunk({}, 'tool_calls')]),
+      streamed(['Now ', 'I answer.'], [chunk({ content: ANSWER }), chunk({}, 'stop')]),
+    ];
+    const s = await client.responses.stream({ model, input: 'bees?', tools: [{ type: 'web_search' }] }).finalResponse();
+    expectTurns(s.output);
+    expect(s.output_text).to.equal(ANSWER);
+  });
+
+  it('an Anthropic upstream’s thinking block per turn', async () => {
+    const { up, model } = await upstream('anthropic');
+    const message = (content: unknown[], stop_reason: string) => ({ id: 'msg_1', type: 'message', role: 'assistant', model: 'up', content, stop_reason, stop_sequence: null, usage: { input_tokens: 5, output_tokens: 9 } });
+    up.next = [
+      { kind: 'json', body: message([{ type: 'thinking', thinking: 'First I search.', signature: 'sig' }, { type: 'tool_use', id: 'toolu_1', name: 'web_search', input: { query: 'honey bees' } }], 'tool_use') },
+      { kind: 'json', body: message([{ type: 'thinking', thinking: 'Now I answer.', signature: 'sig' }, { type: 'text', text: ANSWER }], 'end_turn') },
+    ];
+    const r = await client.responses.create({ model, input: 'bees?', tools: [{ type: 'web_search' }], reasoning: { effort: 'high' } });
+    expectTurns(r.output);
+    expect(r.output_text).to.equal(ANSWER);
   });
 });
