@@ -6,6 +6,7 @@ import { PRESET_NAMES, PRESETS_WITH_URL, presetOf } from './presets';
 import { encrypt } from '../crypto';
 import { bumpEpoch } from '../cache/epoch';
 import { deploymentsSchema, fallbacksSchema, poolOfOne, type DeploymentSpec } from './deployments';
+import { decisionPoolMisfits, decisionUsersRefusing } from './decision-providers';
 
 /** Operator actions on providers and catalog entries (CLI and catalog files). */
 
@@ -83,6 +84,8 @@ export async function upsertProvider(p: ProviderInput): Promise<Provider> {
   if (baseUrl === undefined) throw new Error(`provider '${p.name}' needs a base_url`);
   const values = { name: p.name, kind: p.kind, baseUrl, settings: providerSettings(p), ...(p.api_key ? { apiKeyEncrypted: encrypt(p.api_key) } : {}) };
   const existing = await Provider.findOne({ where: { name: p.name } });
+  const refusing = existing && (await decisionUsersRefusing(p.name, values));
+  if (refusing) throw new Error(`provider '${p.name}' serves decision models (${refusing.models.join(', ')}): ${refusing.misfit}`);
   return existing ? existing.update(values) : Provider.create({ apiKeyEncrypted: null, ...values });
 }
 
@@ -107,6 +110,8 @@ export async function upsertModel(m: ModelInput): Promise<Model> {
     if (!(await Provider.findOne({ where: { name: d.provider } }))) throw new Error(`unknown provider '${d.provider}'`);
   }
   if (m.tokenizer) await checkTokenizer(m.tokenizer);
+  const misfits = m.capabilities.decision ? await decisionPoolMisfits(deployments) : [];
+  if (misfits.length) throw new Error(`model '${m.id}' is a decision model: ${misfits.join('; ')}`);
   // The first deployment is the model's primary provider and upstream (what non-chat pools call).
   const provider = (await Provider.findOne({ where: { name: deployments[0].provider } }))!;
   const values = {

@@ -7,6 +7,7 @@ import { ApiError } from '../../../../shared/errors/ApiError';
 import { poolFields, syncPool } from './pools';
 import { checkTokenizer, ENCODINGS } from '../../../../shared/catalog/catalog-ops';
 import { assertProviderUnused } from '../../../../shared/catalog/provider-users';
+import { decisionUsersRefusing } from '../../../../shared/catalog/decision-providers';
 
 export { ENCODINGS };
 import { errors } from '../../../../shared/errors/codes';
@@ -39,6 +40,9 @@ export const providers: ResourceDef = {
     if (kind === 'azure' && !settings.api_version) throw invalid('settings.api_version', 'An azure provider needs `settings.api_version` (a dated version such as 2024-10-21, or v1).');
     if (settings.preset && kind !== 'openai') throw invalid('settings.preset', '`settings.preset` applies to providers of kind openai only.');
     if (row && values.name !== undefined && values.name !== row.get('name')) await assertProviderUnused(row.get('name') as string, 'rename');
+    // a decision model's deployment on this provider must stay one a decision call can use
+    const refusing = row && (await decisionUsersRefusing(row.get('name') as string, { kind, settings }));
+    if (refusing) throw invalid(values.kind !== undefined ? 'kind' : 'settings.api_version', `Decision models (${refusing.models.join(', ')}) are served by this provider: ${refusing.misfit}.`);
   },
   // Deployments name their provider by name: one a pool still names is neither deleted nor renamed.
   destroy: async (row) => {

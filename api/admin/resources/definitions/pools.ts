@@ -3,6 +3,8 @@ import type { Model as Row } from 'sequelize';
 import { Model, Provider } from '../../../../shared/db/models';
 import { errors } from '../../../../shared/errors/codes';
 import { deploymentsSchema, fallbacksSchema, poolOfOne, type DeploymentSpec } from '../../../../shared/catalog/deployments';
+import { decisionPoolMisfits, poolAfter } from '../../../../shared/catalog/decision-providers';
+import { ApiError } from '../../../../shared/errors/ApiError';
 import type { FieldSpec, ResourceDef } from '../define';
 
 /** The pool fields a model's record and its pool record share. */
@@ -17,11 +19,14 @@ export const poolFields: Record<string, FieldSpec> = {
 /**
  * Keeps a model's primary provider/upstream and its deployments in step, and checks the names they
  * refer to: written deployments set the primary from their first entry; a new primary on a pool of
- * one rewrites that one deployment. Fallbacks must be other existing models.
+ * one rewrites that one deployment. Fallbacks must be other existing models. A decision model's
+ * deployments must all name providers a decision call can use (shared/catalog/decision-providers.ts),
+ * whichever write would make it otherwise (its pool, its primary, or its capabilities).
  */
 export async function syncPool(values: Record<string, unknown>, row?: Row): Promise<void> {
   const current = row as Model | undefined;
   const deployments = values.deployments as DeploymentSpec[] | undefined;
+  const written = deployments ? 'deployments' : values.providerId !== undefined ? 'provider_id' : 'capabilities';
   if (deployments) {
     const names = [...new Set(deployments.map((d) => d.provider))];
     const found = await Provider.findAll({ where: { name: names } });
@@ -40,6 +45,11 @@ export async function syncPool(values: Record<string, unknown>, row?: Row): Prom
     const found = await Model.findAll({ where: { publicId: fallbacks }, attributes: ['publicId'] });
     const missing = fallbacks.filter((f) => !found.some((m) => m.publicId === f));
     if (missing.length) throw errors.invalidRequest(`Unknown fallback model(s): ${missing.join(', ')}.`);
+  }
+  const capabilities = (values.capabilities ?? current?.capabilities) as Record<string, boolean> | undefined;
+  if (capabilities?.decision) {
+    const misfits = await decisionPoolMisfits(await poolAfter(values as Parameters<typeof poolAfter>[0], current));
+    if (misfits.length) throw new ApiError(400, 'invalid_request', `A decision model's deployments must be of providers decision calls can use: ${misfits.join('; ')}.`, { param: written });
   }
 }
 
