@@ -9,6 +9,7 @@ import { refuseFileUrls } from '../../workers/providers/openai/refuse';
 import { pickedLocally } from '../../shared/routing/pool-state';
 import type { Response } from 'express';
 import { ROUTE_RESULT_KEY, routeHeaders, type RouteMeta } from '../../shared/queues/route-meta';
+import { DECISION_KINDS } from '../../shared/catalog/decision-providers';
 
 type Operation = ChatJob['operation'];
 
@@ -124,8 +125,8 @@ function poolDeployment(m: CatalogModel, d: CatalogModel['deployments'][number])
 export type PoolTask = 'embeddings' | 'rerank' | 'image_generation' | 'image_edit' | 'transcription' | 'decision';
 export const TASK_KINDS: Record<PoolTask, ReadonlySet<string>> = {
   transcription: new Set(['openai', 'azure']),
-  // the decision call asks for strict structured output and log-probabilities: OpenAI-compatible upstreams only
-  decision: new Set(['openai']),
+  // the decision call asks for strict structured output and log-probabilities: OpenAI's wire (openai, azure)
+  decision: DECISION_KINDS,
   embeddings: new Set(['openai', 'azure', 'gemini', 'cohere']),
   rerank: new Set(['cohere']),
   image_generation: new Set(['openai', 'azure']),

@@ -1,7 +1,6 @@
 import type { Worker } from 'bullmq';
 import { createWorker } from '../../shared/queues/create-worker';
-import { chatComplete } from '../providers/openai/chatComplete';
-import { platformCredential } from '../credentials';
+import { callDecisionDeployment } from './decision-call';
 import { recordJobUsage } from '../../shared/metering/usage';
 import { claimDelivery } from '../../shared/metering/usage-outbox';
 import { settle, release } from '../../shared/billing/wallet';
@@ -48,15 +47,12 @@ interface Answered {
 }
 
 /**
- * One upstream attempt on deployment `t` (the pool's router picks it and retries elsewhere, so the
- * call makes no retries of its own). Its answer is read after the attempt: an unusable answer is the
- * model's, not a deployment failure to cool down or retry.
+ * One upstream attempt on deployment `t` (decision-call.ts: its kind's adapter, its provider's
+ * settings). Its answer is read after the attempt: an unusable answer is the model's, not a
+ * deployment failure to cool down or retry.
  */
 async function callDeployment(job: SystemoneJob, t: UpstreamTarget, signal: CancelSignal): Promise<Answered> {
-  if (t.kind !== 'openai') throw systemoneErrors.backendError(`No decision adapter for upstream kind '${t.kind}'.`);
-  const apiKey = await platformCredential(t.providerId);
-  const call = { baseUrl: t.baseUrl, apiKey, upstreamModel: t.upstreamModel, tokenizer: t.tokenizer, signal, deadline: job.deadline, retries: 0, firstByteTimeoutMs: config().poolFirstByteTimeoutMs };
-  const outcome = await chatComplete(call, 'chat', job.body, job.publicModel, undefined);
+  const outcome = await callDecisionDeployment(job, t, signal);
   return { response: outcome.response!, usage: outcome.usage };
 }
 

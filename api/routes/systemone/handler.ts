@@ -21,6 +21,7 @@ import { logger } from '../../../shared/logger';
 import { checkModelAllowed } from '../../../shared/limits/controls';
 import { limitsFor } from '../../dispatch/limits';
 import { taskRoute, withRouteHeaders } from '../../dispatch/route';
+import { DECISION_KINDS } from '../../../shared/catalog/decision-providers';
 
 /** Tokens per chat message the upstream adds around each message (OpenAI's chat format). */
 const MESSAGE_OVERHEAD_TOKENS = 3;
@@ -38,7 +39,7 @@ async function resolveDecisionModel(ctx: AppContext, req: Request, requested: st
   if (!m) throw errors.modelNotFound(requested);
   checkModelAllowed(req.auth?.controls, aliased, requested);
   if (!m.capabilities.decision) throw systemoneErrors.invalid(`The model '${requested}' is not a decision model; decision requests need a decision model id.`);
-  if (m.provider.kind !== 'openai') throw systemoneErrors.invalid(`The model '${requested}' cannot serve decisions: its upstream does not support structured output.`);
+  if (!DECISION_KINDS.has(m.provider.kind)) throw systemoneErrors.invalid(`The model '${requested}' cannot serve decisions: its upstream does not support structured output.`);
   return m;
 }
 

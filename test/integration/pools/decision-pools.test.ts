@@ -1,14 +1,11 @@
 import { expect } from 'chai';
-import { QueryTypes } from 'sequelize';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
-import { usageSettled } from '../../helpers/usage';
 import { roomInMinute } from '../../helpers/wait';
 import { hitsByUpstream, poolModel, refusingProvider, rndId, simDeployment } from '../../helpers/pool-models';
-import { decide, expectRefused, requestIdOf, validBody, walletOf } from '../systemone/helpers';
+import { decide, expectBilledTo, expectRefused, validBody, walletOf } from '../systemone/helpers';
 import { credit } from '../../../shared/billing/wallet';
-import { db } from '../../../shared/db/sequelize';
-import { CreditReservation, Model, UsageEvent } from '../../../shared/db/models';
+import { Model } from '../../../shared/db/models';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { config } from '../../../shared/config/env';
 import { buildDecisionPrompt } from '../../../shared/systemone/prompt';
@@ -67,16 +64,7 @@ describe('model pools: decision models (POST /v1/systemone)', () => {
       expect(Number(r.headers.get('x-service-attempts'))).to.be.within(1, 3);
     }
     expect(hitsByUpstream().get(failing.upstream) ?? 0, 'cooled down after its failures: not every request tried it').to.be.below(10);
-    await usageSettled();
-    const requestId = requestIdOf(replies[0]);
-    const events = await UsageEvent.findAll({ where: { requestId } });
-    expect(events.map((e) => [e.modality, e.deployment])).to.deep.equal([['decision', 'up']]);
-    const billed = (events[0].units as { billed_micros: number }).billed_micros;
-    expect(billed).to.be.above(0);
-    const reservation = await CreditReservation.findOne({ where: { requestId } });
-    expect([reservation!.state, Number(reservation!.settledMicros)]).to.deep.equal(['settled', billed]);
-    const [row] = await db().query<{ deployment: string; attempts: number }>('SELECT deployment, attempts FROM request_logs WHERE request_id = :requestId', { type: QueryTypes.SELECT, replacements: { requestId } });
-    expect(row).to.deep.equal({ deployment: 'up', attempts: Number(replies[0].headers.get('x-service-attempts')) });
+    await expectBilledTo(replies[0], 'up');
   });
 
   it('weights are honoured between two healthy deployments (3:1 over 160 requests)', async function () {

@@ -1,7 +1,9 @@
 import { expect } from 'chai';
 import sharp from 'sharp';
 import { call, keyHeader, type Reply } from '../../helpers/http';
+import { QueryTypes } from 'sequelize';
 import { CreditReservation, UsageEvent, Wallet } from '../../../shared/db/models';
+import { db } from '../../../shared/db/sequelize';
 import { usageSettled } from '../../helpers/usage';
 import { expectErrorEnvelope } from '../../helpers/errors';
 
@@ -63,6 +65,24 @@ export async function expectRefused(r: Reply, status: number, code: string): Pro
   const res = await CreditReservation.findOne({ where: { requestId } });
   expect(res?.state ?? 'none', 'reservation').to.be.oneOf(['none', 'released']);
   expect(Number(res?.settledMicros ?? 0), 'settled micros').to.equal(0);
+}
+
+/**
+ * Asserts that a decision answered by a model pool is accounted to the deployment that served it: one
+ * usage event naming it, the reservation settled at what the event says was billed, and the request
+ * log row (the Activity page's) naming it with the reply's attempts.
+ */
+export async function expectBilledTo(r: Reply, deployment: string): Promise<void> {
+  await usageSettled();
+  const requestId = requestIdOf(r);
+  const events = await UsageEvent.findAll({ where: { requestId } });
+  expect(events.map((e) => [e.modality, e.deployment])).to.deep.equal([['decision', deployment]]);
+  const billed = (events[0].units as { billed_micros: number }).billed_micros;
+  expect(billed).to.be.above(0);
+  const reservation = await CreditReservation.findOne({ where: { requestId } });
+  expect([reservation!.state, Number(reservation!.settledMicros)]).to.deep.equal(['settled', billed]);
+  const [row] = await db().query<{ deployment: string; attempts: number }>('SELECT deployment, attempts FROM request_logs WHERE request_id = :requestId', { type: QueryTypes.SELECT, replacements: { requestId } });
+  expect(row).to.deep.equal({ deployment, attempts: Number(r.headers.get('x-service-attempts')) });
 }
 
 export function sumOf(m: Record<string, number>): number {
