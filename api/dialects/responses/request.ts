@@ -34,6 +34,8 @@ export interface ResponsesRequest {
   /** Hints, echoed in the Response. */
   prompt_cache_key?: string | null;
   prompt_cache_retention?: string | null;
+  /** OpenAI's image context policy (`auto`, `enabled`, `disabled`): the gateway compresses no image context, so it is answered `disabled`; `enabled` is refused. */
+  image?: { context_compression?: string | null } | null;
   safety_identifier?: string | null;
   service_tier?: string | null;
   [extra: string]: unknown;
@@ -69,6 +71,11 @@ export function refuseUnhonoured(body: unknown): void {
   const cache = b.prompt_cache_options as { prewarm?: unknown } | null | undefined;
   if (cache && typeof cache === 'object' && cache.prewarm === true) {
     throw unsupported('prompt_cache_options.prewarm', 'prompt_cache_options.prewarm is not supported: every response generates its output.');
+  }
+  // OpenAI: "Use `enabled` to require compression support"; the gateway has none (`auto` is answered `disabled`)
+  const image = b.image as { context_compression?: unknown } | null | undefined;
+  if (image && typeof image === 'object' && image.context_compression === 'enabled') {
+    throw unsupported('image.context_compression', 'image.context_compression "enabled" is not supported: the gateway does not compress image context.');
   }
 }
 

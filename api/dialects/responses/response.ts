@@ -50,6 +50,8 @@ export function responseObject(f: ResponseFrame, output: OutputItem[], finish: F
     error: null,
     incomplete_details: incomplete ? { reason: incomplete } : null,
     instructions: r.instructions ?? null,
+    // OpenAI's Response.Image, the effective policy: the gateway compresses no image context
+    ...(r.image ? { image: { context_compression: 'disabled' } } : {}),
     max_output_tokens: r.max_output_tokens ?? null,
     max_tool_calls: r.max_tool_calls ?? null,
     model: f.publicModel,

@@ -75,23 +75,8 @@ const compactSchema = Joi.object({
   prompt_cache_retention: Joi.string().valid('in_memory', '24h').allow(null),
   prompt_cache_options: Joi.object({ mode: Joi.string().valid('implicit', 'explicit'), ttl: Joi.string().valid('30m') }).unknown(true).allow(null),
   service_tier: Joi.string().valid('auto', 'default', 'fast', 'flex', 'priority').allow(null),
-  image: Joi.object({ context_compression: Joi.string().valid('auto', 'enabled', 'disabled') }).unknown(true),
+  image: responsesSchema.extract('image'),
 }).unknown(true);
-
-type CompactRequest = ResponsesRequest & { image?: { context_compression?: string } };
-
-/**
- * What a compaction cannot honour, 400 `unsupported_parameter` naming it: what `POST /v1/responses`
- * refuses (a reusable `prompt`, `moderation`, `prompt_cache_options.prewarm`), and
- * `image.context_compression: "enabled"`, which requires image context compression (the gateway
- * has none: `auto` and `disabled` are answered `disabled`).
- */
-function refuseUncompactable(raw: unknown, body: CompactRequest): void {
-  refuseUnhonoured(raw);
-  if (body.image?.context_compression === 'enabled') {
-    throw new ApiError(400, 'unsupported_parameter', 'image.context_compression "enabled" is not supported: the gateway does not compress image context.', { param: 'image.context_compression' });
-  }
-}
 
 /** A user message of the conversation as an item of the compacted output, as OpenAI's ItemField has it (an id, its status, its text; other parts are in the summary). */
 function userItem(m: CanonicalMessage): Record<string, unknown> | undefined {
@@ -110,8 +95,8 @@ function userItem(m: CanonicalMessage): Record<string, unknown> | undefined {
  */
 export function compactHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
-    const body = validate<CompactRequest>(compactSchema, req.body);
-    refuseUncompactable(req.body, body);
+    const body = validate<ResponsesRequest>(compactSchema, req.body);
+    refuseUnhonoured(req.body);
     const resolved = await resolveChatModel(ctx, req, body.model);
     const history = await historyFor(req, body);
     if (!history.length && !body.input?.length) throw new ApiError(400, 'invalid_request', "Nothing to compact: send 'input', 'previous_response_id' or both.", { param: 'input' });

@@ -67,6 +67,8 @@ export const responsesSchema = Joi.object({
   // a cap on the hosted tool calls the gateway runs (web search: api/dialects/responses/native.ts)
   max_tool_calls: Joi.number().integer().min(0).allow(null),
   client_metadata: Joi.object().unknown(true).allow(null),
+  // OpenAI's image context policy; `enabled` is refused (request.ts, refuseUnhonoured), the others answered `disabled`
+  image: Joi.object({ context_compression: Joi.string().valid('auto', 'enabled', 'disabled').allow(null) }).unknown(true).allow(null),
   text: Joi.object({
     format: Joi.object({ type: Joi.string().valid('text', 'json_object', 'json_schema').required() }).unknown(true),
     verbosity: Joi.string().valid('low', 'medium', 'high').allow(null),

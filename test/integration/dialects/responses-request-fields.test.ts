@@ -101,6 +101,8 @@ describe('responses dialect: the SDK request fields the gateway echoes or refuse
       [{ prompt: { id: 'pmpt_123', version: '2' }, input: undefined }, 'prompt'],
       [{ moderation: { model: 'omni-moderation-latest', policy: { output: { mode: 'block' } } } }, 'moderation'],
       [{ prompt_cache_options: { prewarm: true } }, 'prompt_cache_options.prewarm'],
+      // "Use `enabled` to require compression support": the gateway compresses no image context
+      [{ image: { context_compression: 'enabled' } }, 'image.context_compression'],
     ];
     await usageSettled();
     const billed = await UsageEvent.count({ where: { orgId: o.org.id } });
@@ -140,8 +142,11 @@ describe('responses dialect: the SDK request fields the gateway echoes or refuse
       include: ['reasoning.encrypted_content', 'web_search_call.action.sources', 'message.input_image.image_url'],
       prompt_cache_options: { ttl: '12h', prewarm: false },
       stream_options: null,
+      image: { context_compression: 'auto' },
     });
     expect(ok.status).to.equal('completed');
+    // the effective image context policy, as OpenAI's Response.Image reports it
+    expect(ok.image).to.deep.equal({ context_compression: 'disabled' });
     const bad: Array<[Record<string, unknown>, string]> = [
       [{ include: ['message.output_text.everything'] }, 'include[0]'],
       [{ service_tier: 'gold' }, 'service_tier'],
@@ -149,6 +154,7 @@ describe('responses dialect: the SDK request fields the gateway echoes or refuse
       [{ text: { verbosity: 'chatty' } }, 'text.verbosity'],
       [{ prompt_cache_retention: '1h' }, 'prompt_cache_retention'],
       [{ max_tool_calls: -1 }, 'max_tool_calls'],
+      [{ image: { context_compression: 'always' } }, 'image.context_compression'],
     ];
     for (const [extra, param] of bad) {
       const r = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-chat', input: 'x', ...extra } });
