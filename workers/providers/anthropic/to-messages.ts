@@ -1,7 +1,7 @@
 import { anthropicApi } from './api';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { refuseNonFunctionTools, toolUse, type ToolUse } from '../tool-choice';
-import { given, unsupported } from '../unsupported';
+import { blankStop, given, refuseStops, refuseUnexpressible, unsupported } from '../unsupported';
 import { eachPart, imageUrlOf, type ContentPart } from '../parts';
 
 type Part = Record<string, unknown> & { type: string };
@@ -112,40 +112,21 @@ function toolChoice(c: ToolUse<CTool>['choice'], parallel: unknown): Record<stri
  */
 export const EFFORT: Record<string, 'low' | 'medium' | 'high' | 'xhigh' | 'max'> = { minimal: 'low', low: 'low', medium: 'medium', high: 'high', xhigh: 'xhigh', max: 'max' };
 
-/** Whether a `stop` entry can be an Anthropic stop sequence: Anthropic refuses empty and whitespace-only ones (400). */
-const stopSequenceOk = (s: unknown) => typeof s === 'string' && s.trim() !== '';
-
 /**
- * Canonical fields the messages API cannot express and that would change the answer: more than one
- * choice (`n`), token log probabilities, `logit_bias`; audio output (`audio`, non-text
- * `modalities`), `web_search_options` (Anthropic's own search would bypass the gateway's search
- * rails and billing), the legacy `functions`/`function_call` (answered in their own legacy shape),
- * `moderation`, a `verbosity` other than OpenAI's default `medium`, a `reasoning_effort` without an
- * Anthropic form, a `response_format` type other than text/JSON, `stop` entries Anthropic refuses
- * (empty or whitespace only); `tools` entries other than `function`, content parts partBlock
- * refuses. Refused (400 naming the field), never dropped, as the Gemini and Bedrock adapters refuse
- * them. The routing of mixed pools asks the same question (api/dispatch/route.ts), so such a request
- * goes to a deployment that can take it.
+ * Canonical fields the messages API cannot express and that would change the answer: those no
+ * translated upstream can (refuseUnexpressible: `n` above 1, log probabilities, `logit_bias`, audio
+ * output, `web_search_options`, the legacy functions, `moderation`, a `verbosity` other than
+ * `medium`, an unknown `response_format` type), a `reasoning_effort` without an Anthropic form,
+ * `stop` entries Anthropic refuses (empty or whitespace only); `tools` entries other than
+ * `function`, content parts partBlock refuses. Refused (400 naming the field), never dropped, as the
+ * Gemini and Bedrock adapters refuse them. The routing of mixed pools asks the same question
+ * (api/dispatch/route.ts), so such a request goes to a deployment that can take it.
  */
 export function refuseUntranslatable(body: Record<string, unknown>): void {
-  if (typeof body.n === 'number' && body.n > 1) throw unsupported('n', 'above 1 is not supported on this model.');
-  if (body.logprobs === true) throw unsupported('logprobs', 'is not supported on this model.');
-  if (given(body.top_logprobs)) throw unsupported('top_logprobs', 'is not supported on this model.');
-  if (given(body.logit_bias) && Object.keys(body.logit_bias as object).length) throw unsupported('logit_bias', 'is not supported on this model.');
-  if (given(body.audio)) throw unsupported('audio', 'output is not supported on this model (it answers text only).');
-  if (Array.isArray(body.modalities) && body.modalities.some((m) => m !== 'text')) throw unsupported('modalities', 'other than text are not supported on this model.');
-  if (given(body.web_search_options)) throw unsupported('web_search_options', 'is not supported on this model.');
-  if (given(body.functions) || given(body.function_call)) throw unsupported(given(body.functions) ? 'functions' : 'function_call', 'is not supported on this model: use `tools`.');
-  if (given(body.moderation)) throw unsupported('moderation', 'is not supported on this model.');
-  if (given(body.verbosity) && body.verbosity !== 'medium') throw unsupported('verbosity', 'other than the default `medium` is not supported on this model.');
+  refuseUnexpressible(body);
   const effort = body.reasoning_effort;
   if (given(effort) && effort !== 'none' && !(typeof effort === 'string' && Object.hasOwn(EFFORT, effort))) throw unsupported('reasoning_effort', `'${String(effort)}' is not supported on this model.`);
-  const rf = body.response_format as { type?: unknown } | undefined | null;
-  if (rf && rf.type !== 'text' && rf.type !== 'json_object' && rf.type !== 'json_schema') throw unsupported('response_format', `type '${String(rf.type)}' is not supported on this model.`);
-  const stop = body.stop;
-  if ((typeof stop === 'string' && !stopSequenceOk(stop)) || (Array.isArray(stop) && !stop.every(stopSequenceOk))) {
-    throw unsupported('stop', 'sequences must contain a non-whitespace character on this model.');
-  }
+  refuseStops(body, blankStop, 'sequences must contain a non-whitespace character on this model.');
   refuseNonFunctionTools(body);
   eachPart(body.messages, (p) => void partBlock(p));
 }

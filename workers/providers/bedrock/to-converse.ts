@@ -2,6 +2,7 @@ import type { ContentBlock, ConverseRequest, ImageFormat, Message, SystemContent
 import { ApiError } from '../../../shared/errors/ApiError';
 import { nonFunctionTool, toolUse, type ToolUse } from '../tool-choice';
 import { eachPart, imageUrlOf } from '../parts';
+import { blankStop, emptyStop, refuseStops, refuseUnexpressible } from '../unsupported';
 
 type Part = Record<string, unknown> & { type: string; cache_control?: unknown };
 type CMessage = { role: string; content?: string | Part[] | null; tool_calls?: Array<{ id: string; function: { name: string; arguments?: string } }>; tool_call_id?: string };
@@ -100,7 +101,7 @@ function conversation(messages: CMessage[], claude: boolean): { system: SystemCo
   return { system, messages: out };
 }
 
-type FnTool = { type: string; function?: { name: string; description?: string; parameters?: unknown } };
+type FnTool = { type: string; function?: { name: string; description?: string; parameters?: unknown; strict?: boolean | null } };
 
 function toolChoice(c: ToolUse<FnTool>['choice']): ToolChoice | undefined {
   if (c === 'required') return { any: {} };
@@ -124,22 +125,23 @@ function refuseParts(messages: unknown): void {
 
 /**
  * Fields that change the answer and that Converse cannot express, for a deployment of
- * `upstreamModel`. The routing of mixed pools asks the same question (api/dispatch/route.ts), so
- * every refusal that depends on the request and the upstream model alone is here.
+ * `upstreamModel`: those no translated upstream can express (refuseUnexpressible: `n` above 1, log
+ * probabilities, `logit_bias`, audio output, `web_search_options`, the legacy functions,
+ * `moderation`, a `verbosity` other than `medium`, an unknown `response_format` type), and Converse's
+ * own. The routing of mixed pools asks the same question (api/dispatch/route.ts), so every refusal
+ * that depends on the request and the upstream model alone is here.
  */
 export function refuseUntranslatable(body: Record<string, unknown>, upstreamModel: string): void {
-  if (typeof body.n === 'number' && body.n > 1) throw refuse('n', 'one choice per request only.');
-  if (body.logprobs === true) throw refuse('logprobs', 'Converse reports no log probabilities.');
-  if (typeof body.top_logprobs === 'number') throw refuse('top_logprobs', 'Converse reports no log probabilities.');
-  if (body.logit_bias && Object.keys(body.logit_bias as object).length) throw refuse('logit_bias', 'Converse has no token biasing.');
+  refuseUnexpressible(body);
   for (const k of ['frequency_penalty', 'presence_penalty'] as const) if (typeof body[k] === 'number' && body[k] !== 0) throw refuse(k, 'Converse has no repetition penalties.');
   if (body.parallel_tool_calls === false) throw refuse('parallel_tool_calls', 'Converse cannot forbid parallel tool calls.');
-  if (Array.isArray(body.modalities) && body.modalities.some((m) => m !== 'text')) throw refuse('modalities', 'Converse answers text only.');
-  if (body.audio) throw refuse('audio', 'Converse answers text only.');
   if (body.prediction) throw refuse('prediction', 'Converse has no predicted outputs.');
   const fmt = body.response_format as { type?: string } | undefined;
   if (fmt?.type === 'json_object') throw refuse('response_format', "JSON mode without a schema has no Converse form (use type 'json_schema').");
   if (typeof body.top_k === 'number' && !isClaude(upstreamModel)) throw refuse('top_k', 'only Claude models on Bedrock take top_k.');
+  // Converse takes stop sequences of one character at least; Claude on Bedrock refuses whitespace-only ones as Anthropic does
+  if (isClaude(upstreamModel)) refuseStops(body, blankStop, 'sequences must contain a non-whitespace character on this model.');
+  else refuseStops(body, emptyStop, 'sequences must not be empty on this model.');
   if (nonFunctionTool(body) >= 0) throw refuse('tools', 'only function tools have a Converse form.');
   const tools = Array.isArray(body.tools) ? body.tools : [];
   const messages = Array.isArray(body.messages) ? (body.messages as CMessage[]) : [];
@@ -172,7 +174,13 @@ export function canonicalToConverse(body: Record<string, unknown>, upstreamModel
   // Converse has no "none": leaving the tools out means the same (a history with tool blocks was refused).
   if (fns.length && body.tool_choice !== 'none') {
     const specs: Tool[] = fns.map((t) => ({
-      toolSpec: { name: t.function!.name, ...(t.function!.description ? { description: t.function!.description } : {}), inputSchema: { json: (t.function!.parameters ?? { type: 'object', properties: {} }) as never } },
+      toolSpec: {
+        name: t.function!.name,
+        ...(t.function!.description ? { description: t.function!.description } : {}),
+        inputSchema: { json: (t.function!.parameters ?? { type: 'object', properties: {} }) as never },
+        // a strict function is Converse's structured-output enforcement on the tool's input (ToolSpecification.strict)
+        ...(t.function!.strict === true ? { strict: true } : {}),
+      },
     }));
     const choice = toolChoice(use.choice);
     out.toolConfig = { tools: specs, ...(choice ? { toolChoice: choice } : {}) };

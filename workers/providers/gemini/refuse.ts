@@ -1,6 +1,6 @@
 import { ApiError } from '../../../shared/errors/ApiError';
 import { refuseNonFunctionTools } from '../tool-choice';
-import { given, unsupported } from '../unsupported';
+import { emptyStop, refuseStops, refuseUnexpressible, unsupported } from '../unsupported';
 import { eachPart, imageUrlOf, type ContentPart } from '../parts';
 
 
@@ -47,25 +47,21 @@ export const THINKING_BUDGET: Record<string, number> = { none: 0, minimal: 1024,
 
 /**
  * Canonical fields that would change the answer and that the Gemini API has no counterpart for (or
- * that the adapter does not translate): refused, never dropped. The routing of mixed pools asks the
+ * that the adapter does not translate): those no translated upstream can express
+ * (refuseUnexpressible), `parallel_tool_calls: false`, a `reasoning_effort` without a thinking
+ * budget, an empty `stop` entry, tools other than functions, content parts partOf refuses: refused,
+ * never dropped. The routing of mixed pools asks the
  * same question (api/dispatch/route.ts), so every refusal that depends on the request alone is here. Hints that only tune an upstream
  * (`user`, `store`, `metadata`, `service_tier`, `prompt_cache_key`, `safety_identifier`) have no
  * effect here (docs/providers/gemini.md).
  */
 export function refuseUntranslatable(body: Record<string, unknown>): void {
-  if (typeof body.n === 'number' && body.n > 1) throw unsupported('n', 'above 1 is not supported on this model.');
-  if (body.logprobs === true) throw unsupported('logprobs', 'is not supported on this model.');
-  if (given(body.top_logprobs)) throw unsupported('top_logprobs', 'is not supported on this model.');
-  if (given(body.logit_bias)) throw unsupported('logit_bias', 'is not supported on this model.');
+  refuseUnexpressible(body);
   if (body.parallel_tool_calls === false) throw unsupported('parallel_tool_calls', 'cannot be switched off on this model.');
-  if (given(body.audio)) throw unsupported('audio', 'output is not supported on this model.');
-  if (Array.isArray(body.modalities) && body.modalities.some((m) => m !== 'text')) throw unsupported('modalities', 'other than text are not supported on this model.');
-  if (given(body.web_search_options)) throw unsupported('web_search_options', 'is not supported on this model.');
-  if (given(body.functions) || given(body.function_call)) throw unsupported(given(body.functions) ? 'functions' : 'function_call', 'is not supported on this model: use `tools`.');
-  const rf = body.response_format as { type?: string } | undefined;
-  if (rf && rf.type !== 'text' && rf.type !== 'json_object' && rf.type !== 'json_schema') throw unsupported('response_format', `type '${String(rf.type)}' is not supported on this model.`);
   const effort = body.reasoning_effort;
   if (typeof effort === 'string' && !Object.hasOwn(THINKING_BUDGET, effort)) throw unsupported('reasoning_effort', `'${effort}' is not supported on this model.`);
+  // "\n" and other whitespace stop Gemini as asked; an empty sequence cannot
+  refuseStops(body, emptyStop, 'sequences must not be empty on this model.');
   refuseNonFunctionTools(body); // only function tools have a Gemini form (functionDeclarations)
   refuseParts(body.messages);
 }
