@@ -10,6 +10,7 @@ import { pickedLocally } from '../../shared/routing/pool-state';
 import type { Response } from 'express';
 import { ROUTE_RESULT_KEY, routeHeaders, type RouteMeta } from '../../shared/queues/route-meta';
 import { DECISION_KINDS } from '../../shared/catalog/decision-providers';
+import { refuseStructuredOutput, structuredOutputField } from './structured-output';
 
 type Operation = ChatJob['operation'];
 
@@ -31,14 +32,13 @@ function hasImage(messages: unknown): boolean {
 }
 
 /** About four characters a token (media at a fixed estimate each): enough to route by context window. */
-function needsOf(body: Record<string, unknown>): Needs {
+function needsOf(body: Record<string, unknown>, op: Operation): Needs {
   const input = jsonWithoutMedia(body.messages ?? body.prompt ?? '');
   const maxOut = Number(body.max_completion_tokens ?? body.max_tokens ?? 0) || 0;
-  const format = body.response_format as { type?: string } | undefined;
   return {
     tools: Array.isArray(body.tools) && body.tools.length > 0,
     vision: hasImage(body.messages),
-    jsonSchema: format?.type === 'json_schema',
+    jsonSchema: structuredOutputField(body, op) !== undefined,
     tokens: Math.ceil(input.json.length / 4) + input.fixedTokens + maxOut + Math.ceil(JSON.stringify(body.system ?? '').length / 4),
   };
 }
@@ -159,8 +159,9 @@ export async function routeFor(
 ): Promise<{ route: RouteStep[]; estimatedTokens: number }> {
   // the request's needs (a serialisation of its messages) only when something reads them: a fallback
   // to choose, or a deployment that counts tokens (pool-state.ts); a pool of one without limits reads neither
+  refuseStructuredOutput(model, body, op);
   let needs: Needs | undefined;
-  const needsNow = () => (needs ??= needsOf(body));
+  const needsNow = () => (needs ??= needsOf(body, op));
   const primaryKind = model.provider.kind;
   // Deployments whose kind refuses the request are left out; when every one would, the pool stays whole
   // and the refusal (400 unsupported_parameter) is the answer.
