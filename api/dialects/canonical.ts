@@ -1,3 +1,5 @@
+import { effortLevels } from '../../shared/catalog/effort-levels';
+
 /**
  * The canonical chat request and result: OpenAI's chat-completions shape (DESIGN section 4).
  * Only the parts the dialect translators read or write are typed; the rest is passed along.
@@ -95,10 +97,13 @@ export interface CanonicalChunk {
 /**
  * The canonical request for one model: `reasoning_effort` (mapped from the messages dialect's
  * `output_config.effort` and the responses dialect's `reasoning.effort`) is left out when the model's
- * config says its upstream refuses it (`models.config.reasoning_effort: false`).
+ * config says its upstream refuses it (`models.config.reasoning_effort: false`) or lists levels
+ * without it (the dialects' request handlers refuse such a level first: refuseEffortLevel; what is
+ * left is a request the gateway makes itself, a compaction or a count).
  */
 export function forModel<T extends CanonicalRequest>(c: T, config: Record<string, unknown> | undefined): T {
-  if (config?.reasoning_effort === false) delete c.reasoning_effort;
+  const levels = effortLevels(config);
+  if (levels === false || (levels && typeof c.reasoning_effort === 'string' && !levels.includes(c.reasoning_effort))) delete c.reasoning_effort;
   return c;
 }
 

@@ -36,7 +36,8 @@ export const modelSchema = Joi.object({
   context_window: Joi.number().integer().min(1),
   max_output_tokens: Joi.number().integer().min(1),
   limits: Joi.object(),
-  config: Joi.object(),
+  // `reasoning_effort`: false (none) or the levels the upstream takes (shared/catalog/effort-levels.ts)
+  config: Joi.object({ reasoning_effort: Joi.alternatives(Joi.boolean(), Joi.array().items(Joi.string().min(1))) }).unknown(true),
   prices: Joi.object().pattern(/.*/, Joi.number().min(0)),
   // an encoding or a tokenizer profile's name (checked against the profiles on import)
   tokenizer: Joi.string().pattern(/^[a-z0-9][a-z0-9_-]{0,62}$/),

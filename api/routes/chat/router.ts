@@ -15,6 +15,7 @@ import { openaiError } from '../../middleware/error-body';
 import { merged } from '../../../shared/merged';
 import { checkMetadata, deleteChat, getChat, listChatMessages, listChats, storeChat, updateChat } from './stored';
 import { StreamedCompletion } from './stream-completion';
+import { refuseEffortLevel } from '../../../shared/catalog/effort-levels';
 
 type Body = { model: string; stream?: boolean; stream_options?: { include_usage?: boolean } | null } & Record<string, unknown>;
 
@@ -41,12 +42,14 @@ function checkTranslatableCompletion(body: Record<string, unknown>): void {
  * (`config.reasoning_effort: false`, docs/catalog.md): refused 400 `unsupported_parameter`, as OpenAI
  * refuses it on a model without reasoning, rather than sent to be refused upstream or dropped. (The
  * messages and responses dialects leave out the effort they map instead: their clients send one
- * always; api/dialects/canonical.ts forModel.)
+ * always; api/dialects/canonical.ts forModel.) A level the config's list of levels leaves out is
+ * refused the same way, in every dialect (refuseEffortLevel).
  */
 function refuseUnwantedEffort(body: Record<string, unknown>, config: Record<string, unknown> | undefined): void {
   if (config?.reasoning_effort === false && body.reasoning_effort !== undefined && body.reasoning_effort !== null) {
     throw new ApiError(400, 'unsupported_parameter', '`reasoning_effort` is not supported on this model.', { param: 'reasoning_effort' });
   }
+  refuseEffortLevel(body.reasoning_effort, config, 'reasoning_effort');
 }
 
 /** The JSON answer of a chat or legacy completions job (a chat answer with its refusal field). */

@@ -19,6 +19,7 @@ import { MessagesStreamTranslator } from '../../dialects/messages/stream';
 import { countMessagesTokens } from '../../dialects/messages/count-tokens';
 import { countInLane } from '../../dispatch/count-lane';
 import { forModel, type CanonicalChunk, type CanonicalCompletion } from '../../dialects/canonical';
+import { refuseEffortLevel } from '../../../shared/catalog/effort-levels';
 import { merged } from '../../../shared/merged';
 import { applyContextEdits, contextEditsOf } from '../../dialects/messages/context-editing';
 import { compactEditOf } from '../../dialects/messages/compaction';
@@ -33,6 +34,8 @@ function createHandler(ctx: AppContext) {
     refuseEmptyContent(body);
     const beta = anthropicBeta(req);
     const resolved = await resolveChatModel(ctx, req, body.model);
+    // an effort level the model's config does not list, native bypass or not (shared/catalog/effort-levels.ts)
+    refuseEffortLevel(body.output_config?.effort, resolved.model.config, 'output_config.effort');
     const publicModel = resolved.requestedId;
     const native = messagesNativeTools(body);
     // the gateway runs the search loop whatever the upstream, so it compacts there too (compact_20260112)

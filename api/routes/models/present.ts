@@ -1,4 +1,5 @@
 import type { CatalogModel } from '../../../shared/catalog/catalog';
+import { effortLevels } from '../../../shared/catalog/effort-levels';
 
 const CAPABILITY_KEYS = ['chat', 'embeddings', 'rerank', 'image_generation', 'transcription', 'vision', 'decision'] as const;
 
@@ -67,14 +68,17 @@ function anthropicCapabilities(m: CatalogModel) {
   const c = m.capabilities;
   const chat = !!c.chat;
   const native = chat && m.deployments.every((d) => d.provider.kind === 'anthropic');
-  const effort = chat && (native || m.config.reasoning_effort !== false);
+  // a list of levels in the config (shared/catalog/effort-levels.ts) is refused outside it, native or not
+  const levels = effortLevels(m.config);
+  const effort = chat && (native || levels !== false) && (!levels || levels.length > 0);
+  const level = (l: string) => supported(effort && (!levels || levels.includes(l)));
   return {
     batch: supported(chat),
     citations: supported(false),
     code_execution: supported(native),
     // tool result clearing and compaction are applied by the gateway on a translated upstream (docs/dialects.md)
     context_management: { supported: chat, clear_thinking_20251015: native ? supported(true) : null, clear_tool_uses_20250919: supported(chat), compact_20260112: supported(chat) },
-    effort: { supported: effort, low: supported(effort), medium: supported(effort), high: supported(effort), max: supported(effort), xhigh: supported(effort) },
+    effort: { supported: effort, low: level('low'), medium: level('medium'), high: level('high'), max: level('max'), xhigh: level('xhigh') },
     image_input: supported(chat && !!c.vision),
     pdf_input: supported(chat && !!c.vision),
     server_tools: { supported: chat, web_search: supported(chat), code_execution: supported(native) },

@@ -14,6 +14,7 @@ import { refuseUnhonoured, responsesToCanonical, wantsLogprobs, type ResponsesRe
 import { canonicalToResponse, newId, type ResponseFrame } from '../../dialects/responses/response';
 import { ResponsesStreamTranslator } from '../../dialects/responses/stream';
 import { addUsage, forModel, type CanonicalChunk, type CanonicalCompletion } from '../../dialects/canonical';
+import { refuseEffortLevel } from '../../../shared/catalog/effort-levels';
 import { responsesNativeTools } from '../../dialects/responses/native';
 import { answerNative } from './native';
 import { deleteResponse, listInputItems } from './input-items';
@@ -42,6 +43,7 @@ function createHandler(ctx: AppContext) {
     const compaction = compactionAsked(sent);
     const body = compaction?.body ?? sent;
     const resolved = await resolveChatModel(ctx, req, body.model);
+    refuseEffortLevel(body.reasoning?.effort, resolved.model.config, 'reasoning.effort');
     const history = await historyFor(req, body);
     if (!history.length && Array.isArray(body.input) && !body.input.length) throw new ApiError(400, 'invalid_request', "Nothing to answer: no 'input', and the conversation has no items.", { param: 'input' });
     const native = responsesNativeTools(body);
