@@ -1,9 +1,7 @@
 import { expect } from 'chai';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { env, resetSim } from '../../helpers/harness';
-import { buildOrg } from '../../helpers/factories';
-import { ScriptedUpstream } from '../../helpers/scripted-upstream';
+import { scriptedClaude } from '../../helpers/sdk-clients';
 
 /**
  * A Claude model whose config lists the reasoning effort levels its upstream takes
@@ -19,60 +17,51 @@ type OpenAIError = InstanceType<typeof OpenAI.BadRequestError>;
 
 describe('reasoning effort levels listed in the model config', function () {
   this.timeout(30_000);
-  let up: ScriptedUpstream;
+  const s = scriptedClaude(message);
   let model: string;
-  let client: OpenAI;
-  let anthropic: Anthropic;
-  beforeEach(resetSim);
   before(async () => {
-    up = await ScriptedUpstream.start('anthropic');
-    up.otherwise = () => ({ kind: 'json', body: message });
-    model = await up.model({ config: { reasoning_effort: ['low', 'medium', 'high'] } });
-    const key = (await buildOrg(env().redis)).key;
-    client = new OpenAI({ apiKey: key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
-    anthropic = new Anthropic({ apiKey: key, baseURL: env().gw.url, maxRetries: 0 });
+    model = await s.up.model({ config: { reasoning_effort: ['low', 'medium', 'high'] } });
   });
-  after(() => up.close());
 
   it('chat completions: a listed level is sent, another refused naming reasoning_effort', async () => {
-    up.received = [];
-    await client.chat.completions.create({ model, messages: user, reasoning_effort: 'high' });
-    expect(up.received[0].body.output_config).to.deep.equal({ effort: 'high' });
+    s.up.received = [];
+    await s.openai.chat.completions.create({ model, messages: user, reasoning_effort: 'high' });
+    expect(s.up.received[0].body.output_config).to.deep.equal({ effort: 'high' });
     for (const effort of ['xhigh', 'minimal', 'none'] as const) {
-      const err = await client.chat.completions.create({ model, messages: user, reasoning_effort: effort }).catch((e: unknown) => e);
+      const err = await s.openai.chat.completions.create({ model, messages: user, reasoning_effort: effort }).catch((e: unknown) => e);
       expect(err, `${effort}: ${String(err)}`).to.be.instanceOf(OpenAI.BadRequestError);
       expect((err as OpenAIError).code).to.equal('unsupported_parameter');
       expect((err as OpenAIError).param).to.equal('reasoning_effort');
       expect((err as OpenAIError).message).to.include(`'${effort}'`);
     }
-    expect(up.received, 'only the listed level sent').to.have.length(1);
+    expect(s.up.received, 'only the listed level sent').to.have.length(1);
   });
 
   it('the messages dialect (native bypass) refuses output_config.effort outside the list; a listed one goes on', async () => {
-    up.received = [];
-    const err = await anthropic.messages.create({ model, max_tokens: 10, messages: user, output_config: { effort: 'max' } }).catch((e: unknown) => e);
+    s.up.received = [];
+    const err = await s.anthropic.messages.create({ model, max_tokens: 10, messages: user, output_config: { effort: 'max' } }).catch((e: unknown) => e);
     expect(err, String(err)).to.be.instanceOf(Anthropic.BadRequestError);
     expect((err as InstanceType<typeof Anthropic.BadRequestError>).message).to.include('output_config.effort');
-    expect(up.received).to.have.length(0);
-    const ok = await anthropic.messages.create({ model, max_tokens: 10, messages: user, output_config: { effort: 'low' } });
+    expect(s.up.received).to.have.length(0);
+    const ok = await s.anthropic.messages.create({ model, max_tokens: 10, messages: user, output_config: { effort: 'low' } });
     expect(ok.content[0]).to.include({ type: 'text', text: 'fine' });
-    expect(up.received[0].body.output_config).to.deep.equal({ effort: 'low' });
+    expect(s.up.received[0].body.output_config).to.deep.equal({ effort: 'low' });
   });
 
   it('the Responses API refuses reasoning.effort outside the list naming it', async () => {
-    up.received = [];
-    const err = await client.responses.create({ model, input: 'hi', reasoning: { effort: 'xhigh' } }).catch((e: unknown) => e);
+    s.up.received = [];
+    const err = await s.openai.responses.create({ model, input: 'hi', reasoning: { effort: 'xhigh' } }).catch((e: unknown) => e);
     expect(err, String(err)).to.be.instanceOf(OpenAI.BadRequestError);
     expect((err as OpenAIError).code).to.equal('unsupported_parameter');
     expect((err as OpenAIError).param).to.equal('reasoning.effort');
-    expect(up.received).to.have.length(0);
-    const r = await client.responses.create({ model, input: 'hi', reasoning: { effort: 'medium' } });
+    expect(s.up.received).to.have.length(0);
+    const r = await s.openai.responses.create({ model, input: 'hi', reasoning: { effort: 'medium' } });
     expect(r.output_text).to.equal('fine');
-    expect(up.received[0].body.output_config).to.deep.equal({ effort: 'medium' });
+    expect(s.up.received[0].body.output_config).to.deep.equal({ effort: 'medium' });
   });
 
   it("Anthropic's model info says which effort levels the model takes", async () => {
-    const info = await anthropic.models.retrieve(model);
+    const info = await s.anthropic.models.retrieve(model);
     const effort = info.capabilities!.effort;
     expect(effort.supported).to.equal(true);
     expect([effort.low, effort.medium, effort.high, effort.max, effort.xhigh].map((l) => l?.supported)).to.deep.equal([true, true, true, false, false]);

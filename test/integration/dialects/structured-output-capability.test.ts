@@ -1,9 +1,7 @@
 import { expect } from 'chai';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { env, resetSim } from '../../helpers/harness';
-import { buildOrg } from '../../helpers/factories';
-import { ScriptedUpstream } from '../../helpers/scripted-upstream';
+import { scriptedClaude } from '../../helpers/sdk-clients';
 
 /**
  * A model whose capabilities say `json_schema: false` (it cannot hold to a schema): a strict function
@@ -20,56 +18,47 @@ const looseTool = { type: 'function' as const, function: { name: 'other', parame
 
 describe('structured outputs on a model without the json_schema capability', function () {
   this.timeout(30_000);
-  let up: ScriptedUpstream;
+  const s = scriptedClaude(message);
   let capable: string;
   let incapable: string;
-  let client: OpenAI;
-  let anthropic: Anthropic;
-  beforeEach(resetSim);
   before(async () => {
-    up = await ScriptedUpstream.start('anthropic');
-    up.otherwise = () => ({ kind: 'json', body: message });
-    capable = await up.model();
-    incapable = await up.model({ capabilities: { chat: true, tools: true, json_schema: false } });
-    const key = (await buildOrg(env().redis)).key;
-    client = new OpenAI({ apiKey: key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
-    anthropic = new Anthropic({ apiKey: key, baseURL: env().gw.url, maxRetries: 0 });
+    capable = await s.up.model();
+    incapable = await s.up.model({ capabilities: { chat: true, tools: true, json_schema: false } });
   });
-  after(() => up.close());
 
   async function refusedChat(extra: Record<string, unknown>, param: string): Promise<void> {
-    up.received = [];
-    const err = await client.chat.completions.create({ model: incapable, messages: user, ...extra } as OpenAI.ChatCompletionCreateParamsNonStreaming).catch((e: unknown) => e);
+    s.up.received = [];
+    const err = await s.openai.chat.completions.create({ model: incapable, messages: user, ...extra } as OpenAI.ChatCompletionCreateParamsNonStreaming).catch((e: unknown) => e);
     expect(err, String(err)).to.be.instanceOf(OpenAI.BadRequestError);
     expect((err as InstanceType<typeof OpenAI.BadRequestError>).code).to.equal('unsupported_parameter');
     expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).to.equal(param);
-    expect(up.received, 'nothing sent').to.have.length(0);
+    expect(s.up.received, 'nothing sent').to.have.length(0);
   }
 
   it('chat completions: a strict function tool is refused naming it, a JSON-schema response format naming response_format; a model that declares it gets both', async () => {
     await refusedChat({ tools: [looseTool, strictTool] }, 'tools[1].function.strict');
     await refusedChat({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema, strict: true } } }, 'response_format');
     // the same requests are sent to a model that declares it; tools without strict and JSON mode still reach the one that does not
-    up.received = [];
-    await client.chat.completions.create({ model: capable, messages: user, tools: [strictTool], response_format: { type: 'json_schema', json_schema: { name: 'x', schema } } });
-    expect(up.received[0].body.tools[0]).to.include({ name: 'find', strict: true });
-    expect(up.received[0].body.output_config).to.deep.equal({ format: { type: 'json_schema', schema } });
-    await client.chat.completions.create({ model: incapable, messages: user, tools: [looseTool], response_format: { type: 'json_object' } });
-    expect(up.received).to.have.length(2);
-    expect(up.received[1].body.tools[0]).not.to.have.property('strict');
+    s.up.received = [];
+    await s.openai.chat.completions.create({ model: capable, messages: user, tools: [strictTool], response_format: { type: 'json_schema', json_schema: { name: 'x', schema } } });
+    expect(s.up.received[0].body.tools[0]).to.include({ name: 'find', strict: true });
+    expect(s.up.received[0].body.output_config).to.deep.equal({ format: { type: 'json_schema', schema } });
+    await s.openai.chat.completions.create({ model: incapable, messages: user, tools: [looseTool], response_format: { type: 'json_object' } });
+    expect(s.up.received).to.have.length(2);
+    expect(s.up.received[1].body.tools[0]).not.to.have.property('strict');
   });
 
   it("the Responses API's text.format json_schema and the messages dialect's output_config.format and strict tool are refused too", async () => {
-    up.received = [];
-    const r = await client.responses.create({ model: incapable, input: 'hi', text: { format: { type: 'json_schema', name: 'x', schema } } }).catch((e: unknown) => e);
+    s.up.received = [];
+    const r = await s.openai.responses.create({ model: incapable, input: 'hi', text: { format: { type: 'json_schema', name: 'x', schema } } }).catch((e: unknown) => e);
     expect(r).to.be.instanceOf(OpenAI.BadRequestError);
     expect((r as InstanceType<typeof OpenAI.BadRequestError>).code).to.equal('unsupported_parameter');
-    const m = await anthropic.messages.create({ model: incapable, max_tokens: 10, messages: user, output_config: { format: { type: 'json_schema', schema } } }).catch((e: unknown) => e);
+    const m = await s.anthropic.messages.create({ model: incapable, max_tokens: 10, messages: user, output_config: { format: { type: 'json_schema', schema } } }).catch((e: unknown) => e);
     expect(m, String(m)).to.be.instanceOf(Anthropic.BadRequestError);
     expect((m as InstanceType<typeof Anthropic.BadRequestError>).message).to.include('output_config.format');
-    const t = await anthropic.messages.create({ model: incapable, max_tokens: 10, messages: user, tools: [{ name: 'find', input_schema: schema as never, strict: true }] }).catch((e: unknown) => e);
+    const t = await s.anthropic.messages.create({ model: incapable, max_tokens: 10, messages: user, tools: [{ name: 'find', input_schema: schema as never, strict: true }] }).catch((e: unknown) => e);
     expect(t, String(t)).to.be.instanceOf(Anthropic.BadRequestError);
     expect((t as InstanceType<typeof Anthropic.BadRequestError>).message).to.include('tools[0].strict');
-    expect(up.received, 'nothing sent').to.have.length(0);
+    expect(s.up.received, 'nothing sent').to.have.length(0);
   });
 });
