@@ -9,7 +9,7 @@ import { Model, Provider } from '../../shared/db/models';
  * One answer of the scripted upstream: a JSON body (any status), or server-sent events (each `data`
  * JSON-encoded unless a string). SSE is framed as the upstream's kind frames it: `data:` lines and a
  * closing `[DONE]` for `openai` (unless `done: false`), `event: <type>` + `data:` and no `[DONE]` for
- * `anthropic`.
+ * `anthropic`, `data:` lines alone for `gemini` (streamGenerateContent?alt=sse).
  */
 export type Reply = { kind: 'json'; body: unknown; status?: number } | { kind: 'sse'; events: unknown[]; done?: boolean };
 
@@ -20,7 +20,7 @@ export interface Received {
   body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
-export type UpstreamKind = 'openai' | 'anthropic' | 'azure';
+export type UpstreamKind = 'openai' | 'anthropic' | 'azure' | 'gemini';
 
 /** Answers each request with its own `json` unless it asked to stream (`stream: true`): then `events`. */
 export const byStream =
@@ -109,7 +109,7 @@ export class ScriptedUpstream {
         const data = typeof d === 'string' ? d : JSON.stringify(d);
         return anthropic ? `event: ${(d as { type: string }).type}\ndata: ${data}\n\n` : `data: ${data}\n\n`;
       });
-      res.end(events.join('') + ((s.done ?? !anthropic) ? 'data: [DONE]\n\n' : ''));
+      res.end(events.join('') + ((s.done ?? (!anthropic && this.kind !== 'gemini')) ? 'data: [DONE]\n\n' : ''));
     }
   }
 

@@ -8,19 +8,22 @@ export function unsupported(param: string, why: string): ApiError {
 /** A request field that was given (not absent, not null). */
 export const given = (v: unknown): boolean => v !== undefined && v !== null;
 
+/** More than one choice (`n`) and token log probabilities: Anthropic's and Bedrock's APIs have neither (Gemini's has both). */
+export function refuseChoicesAndLogprobs(body: Record<string, unknown>): void {
+  if (typeof body.n === 'number' && body.n > 1) throw unsupported('n', 'above 1 is not supported on this model.');
+  if (body.logprobs === true) throw unsupported('logprobs', 'is not supported on this model.');
+  if (given(body.top_logprobs)) throw unsupported('top_logprobs', 'is not supported on this model.');
+}
+
 /**
  * The canonical fields none of the translated upstreams (Anthropic messages, Gemini, Bedrock
- * Converse) can express and that would change the answer: more than one choice (`n`), token log
- * probabilities, a non-empty `logit_bias`, audio output (`audio`, non-text `modalities`),
+ * Converse) can express and that would change the answer: a non-empty `logit_bias`, audio output (`audio`, non-text `modalities`),
  * `web_search_options` (an upstream's own search would bypass the gateway's search rails and their
  * billing), the legacy `functions`/`function_call` (answered in their own legacy shape),
  * `moderation`, a `verbosity` other than OpenAI's default `medium`, a `response_format` type other
  * than text/JSON. Refused (400 naming the field), never dropped; each adapter adds its own.
  */
 export function refuseUnexpressible(body: Record<string, unknown>): void {
-  if (typeof body.n === 'number' && body.n > 1) throw unsupported('n', 'above 1 is not supported on this model.');
-  if (body.logprobs === true) throw unsupported('logprobs', 'is not supported on this model.');
-  if (given(body.top_logprobs)) throw unsupported('top_logprobs', 'is not supported on this model.');
   if (given(body.logit_bias) && Object.keys(body.logit_bias as object).length) throw unsupported('logit_bias', 'is not supported on this model.');
   if (given(body.audio)) throw unsupported('audio', 'output is not supported on this model (it answers text only).');
   if (Array.isArray(body.modalities) && body.modalities.some((m) => m !== 'text')) throw unsupported('modalities', 'other than text are not supported on this model.');

@@ -259,8 +259,6 @@ describe('provider kind gemini', () => {
     const before = await UsageEvent.count({ where: { orgId: o.org.id } });
     const m = [{ role: 'user', content: 'x' }];
     for (const [param, extra] of [
-      ['n', { n: 2 }],
-      ['logprobs', { logprobs: true }],
       ['logit_bias', { logit_bias: { 42: 5 } }],
       ['parallel_tool_calls', { tools: [lookup], parallel_tool_calls: false }],
       ['tools[0]', { tools: [{ type: 'custom', custom: { name: 'x' } }] }],

@@ -1,7 +1,7 @@
 import { anthropicApi } from './api';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { refuseNonFunctionTools, toolUse, type ToolUse } from '../tool-choice';
-import { blankStop, given, refuseStops, refuseUnexpressible, unsupported } from '../unsupported';
+import { blankStop, given, refuseChoicesAndLogprobs, refuseStops, refuseUnexpressible, unsupported } from '../unsupported';
 import { eachPart, imageUrlOf, type ContentPart } from '../parts';
 
 type Part = Record<string, unknown> & { type: string };
@@ -114,7 +114,7 @@ export const EFFORT: Record<string, 'low' | 'medium' | 'high' | 'xhigh' | 'max'>
 
 /**
  * Canonical fields the messages API cannot express and that would change the answer: those no
- * translated upstream can (refuseUnexpressible: `n` above 1, log probabilities, `logit_bias`, audio
+ * translated upstream can (refuseChoicesAndLogprobs: `n` above 1, log probabilities; refuseUnexpressible: `logit_bias`, audio
  * output, `web_search_options`, the legacy functions, `moderation`, a `verbosity` other than
  * `medium`, an unknown `response_format` type), a `reasoning_effort` without an Anthropic form,
  * `stop` entries Anthropic refuses (empty or whitespace only); `tools` entries other than
@@ -123,6 +123,7 @@ export const EFFORT: Record<string, 'low' | 'medium' | 'high' | 'xhigh' | 'max'>
  * (api/dispatch/route.ts), so such a request goes to a deployment that can take it.
  */
 export function refuseUntranslatable(body: Record<string, unknown>): void {
+  refuseChoicesAndLogprobs(body);
   refuseUnexpressible(body);
   const effort = body.reasoning_effort;
   if (given(effort) && effort !== 'none' && !(typeof effort === 'string' && Object.hasOwn(EFFORT, effort))) throw unsupported('reasoning_effort', `'${String(effort)}' is not supported on this model.`);

@@ -2,7 +2,7 @@ import type { ContentBlock, ConverseRequest, ImageFormat, Message, SystemContent
 import { ApiError } from '../../../shared/errors/ApiError';
 import { nonFunctionTool, toolUse, type ToolUse } from '../tool-choice';
 import { eachPart, imageUrlOf } from '../parts';
-import { blankStop, emptyStop, refuseStops, refuseUnexpressible } from '../unsupported';
+import { blankStop, emptyStop, refuseChoicesAndLogprobs, refuseStops, refuseUnexpressible } from '../unsupported';
 
 type Part = Record<string, unknown> & { type: string; cache_control?: unknown };
 type CMessage = { role: string; content?: string | Part[] | null; tool_calls?: Array<{ id: string; function: { name: string; arguments?: string } }>; tool_call_id?: string };
@@ -125,13 +125,14 @@ function refuseParts(messages: unknown): void {
 
 /**
  * Fields that change the answer and that Converse cannot express, for a deployment of
- * `upstreamModel`: those no translated upstream can express (refuseUnexpressible: `n` above 1, log
- * probabilities, `logit_bias`, audio output, `web_search_options`, the legacy functions,
+ * `upstreamModel`: those no translated upstream can express (refuseChoicesAndLogprobs: `n` above 1, log
+ * probabilities; refuseUnexpressible: `logit_bias`, audio output, `web_search_options`, the legacy functions,
  * `moderation`, a `verbosity` other than `medium`, an unknown `response_format` type), and Converse's
  * own. The routing of mixed pools asks the same question (api/dispatch/route.ts), so every refusal
  * that depends on the request and the upstream model alone is here.
  */
 export function refuseUntranslatable(body: Record<string, unknown>, upstreamModel: string): void {
+  refuseChoicesAndLogprobs(body);
   refuseUnexpressible(body);
   for (const k of ['frequency_penalty', 'presence_penalty'] as const) if (typeof body[k] === 'number' && body[k] !== 0) throw refuse(k, 'Converse has no repetition penalties.');
   if (body.parallel_tool_calls === false) throw refuse('parallel_tool_calls', 'Converse cannot forbid parallel tool calls.');

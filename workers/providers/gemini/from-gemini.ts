@@ -1,10 +1,13 @@
 import { callId } from './call-ids';
 import { isRecord } from '../../../shared/is-record';
 import { optRecord, optRecords } from '../shape';
+import { chatLogprobs, type GeminiLogprobs, type LogprobsAsk } from './logprobs';
 
 type Part = Record<string, unknown> & { text?: string; thought?: boolean; thoughtSignature?: string; functionCall?: { id?: string; name?: string; args?: unknown } };
+/** A Candidate: `index` is its place among `candidateCount` (absent for the first one, as proto3 JSON leaves out a 0). */
+export type GeminiCandidate = { content?: { parts?: Part[] }; finishReason?: string; index?: number; logprobsResult?: GeminiLogprobs };
 export type GeminiResponse = {
-  candidates?: Array<{ content?: { parts?: Part[] }; finishReason?: string }>;
+  candidates?: GeminiCandidate[];
   promptFeedback?: { blockReason?: string };
   usageMetadata?: GeminiUsage;
   responseId?: string;
@@ -64,7 +67,10 @@ export function toolCall(p: Part): { id: string; type: 'function'; function: { n
   return { id: callId(p.thoughtSignature, p.functionCall!.id), type: 'function', function: { name: String(p.functionCall!.name ?? ''), arguments: JSON.stringify(p.functionCall!.args ?? {}) } };
 }
 
-/** The first candidate's parts split into answer text, thought text and function calls. */
+/** A candidate's choice index: its `index`, else its place in the list. */
+export const candidateIndex = (c: GeminiCandidate, at: number): number => (typeof c.index === 'number' && Number.isInteger(c.index) && c.index >= 0 ? c.index : at);
+
+/** A candidate's parts split into answer text, thought text and function calls. */
 export function splitParts(parts: Part[] | undefined) {
   let text = '';
   let reasoning = '';
@@ -79,20 +85,31 @@ export function splitParts(parts: Part[] | undefined) {
   return { text, reasoning, calls };
 }
 
-/** A GenerateContentResponse → a canonical chat completion with the public model id. */
-export function geminiToCompletion(r: GeminiResponse, publicModel: string): Record<string, unknown> {
-  const cand = r.candidates?.[0];
+/** One candidate → a chat choice (its own text, thoughts, tool calls, finish reason and log probabilities). */
+function choiceOf(cand: GeminiCandidate | undefined, index: number, blocked: boolean, ask: LogprobsAsk): Record<string, unknown> {
   const { text, reasoning, calls } = splitParts(cand?.content?.parts);
   const toolCalls = calls.map(toolCall);
   const message: Record<string, unknown> = { role: 'assistant', content: text || (toolCalls.length ? null : '') };
   if (reasoning) message.reasoning_content = reasoning;
   if (toolCalls.length) message.tool_calls = toolCalls;
+  return { index, message, logprobs: chatLogprobs(cand?.logprobsResult, ask), finish_reason: finishReason(cand?.finishReason, toolCalls.length > 0, blocked) };
+}
+
+/**
+ * A GenerateContentResponse → a canonical chat completion with the public model id: each candidate
+ * (`candidateCount`, the request's `n`) one choice at its index; usage as Gemini counts it, once for all.
+ */
+export function geminiToCompletion(r: GeminiResponse, publicModel: string, ask?: LogprobsAsk): Record<string, unknown> {
+  const cands = r.candidates ?? [];
+  const choices = cands.length
+    ? cands.map((c, at) => choiceOf(c, candidateIndex(c, at), false, ask)).sort((a, b) => (a.index as number) - (b.index as number))
+    : [choiceOf(undefined, 0, !!r.promptFeedback?.blockReason, ask)];
   return {
     id: `chatcmpl-${r.responseId ?? callId().slice(5)}`,
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
     model: publicModel,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason(cand?.finishReason, toolCalls.length > 0, !cand && !!r.promptFeedback?.blockReason) }],
+    choices,
     usage: chatUsage(r.usageMetadata),
   };
 }

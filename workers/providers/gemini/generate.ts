@@ -3,7 +3,7 @@ import { fetchUpstream, type UpstreamResponse } from '../http';
 import { readSse } from '../sse';
 import type { UpstreamCall } from '../types';
 import { errors } from '../../../shared/errors/codes';
-import { wellFormedResponse, type GeminiResponse } from './from-gemini';
+import { candidateIndex, wellFormedResponse, type GeminiResponse } from './from-gemini';
 import { isRecord } from '../../../shared/is-record';
 import { googleErrorHints } from './errors';
 
@@ -19,8 +19,17 @@ export function postGemini(call: UpstreamCall, method: GeminiMethod, body: Recor
   );
 }
 
-function finished(r: GeminiResponse): boolean {
-  return !!r.candidates?.[0]?.finishReason || (!r.candidates?.length && !!r.promptFeedback?.blockReason);
+/**
+ * Whether the stream has finished, event by event: a prompt blocked (no candidates), or each of the
+ * `candidates` asked for (`candidateCount`) has had its finishReason, in this event or an earlier one.
+ */
+function finishedAfter(candidates: number): (r: GeminiResponse) => boolean {
+  const done = new Set<number>();
+  return (r) => {
+    if (!r.candidates?.length) return !!r.promptFeedback?.blockReason;
+    r.candidates.forEach((c, at) => c.finishReason && done.add(candidateIndex(c, at)));
+    return done.size >= candidates;
+  };
 }
 
 type StreamData = GeminiResponse & { error?: { message?: string; status?: string; details?: unknown } };
@@ -38,11 +47,12 @@ function parse(data: string): StreamData {
 
 /**
  * Reads a `streamGenerateContent?alt=sse` body: each event's data is a GenerateContentResponse,
- * there is no terminating sentinel, and the chunk carrying a finishReason is the last one. An
- * in-band `{error}` ends the stream with the gateway's error.
+ * there is no terminating sentinel, and the chunk carrying the finishReason of the last of the
+ * `candidates` asked for is the last one. An in-band `{error}` ends the stream with the gateway's error.
  */
-export async function* geminiEvents(res: UpstreamResponse): AsyncGenerator<GeminiResponse> {
+export async function* geminiEvents(res: UpstreamResponse, candidates = 1): AsyncGenerator<GeminiResponse> {
   if (!res.body) throw errors.upstreamError('The upstream sent no stream.');
+  const finished = finishedAfter(candidates);
   const last = (e: { data: string }) => {
     const v = parse(e.data);
     return !!v.error || finished(v);

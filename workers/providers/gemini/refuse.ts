@@ -45,10 +45,27 @@ const refuseParts = (messages: unknown) => eachPart(messages, (p, field) => void
  */
 export const THINKING_BUDGET: Record<string, number> = { none: 0, minimal: 1024, low: 1024, medium: 8192, high: 24576, xhigh: 24576, max: 24576 };
 
+/** Gemini's own bound on the top tokens a step reports (`generationConfig.logprobs`), OpenAI's for `top_logprobs` too. */
+export const TOP_LOGPROBS_MAX = 20;
+
+/**
+ * `top_logprobs` as Gemini takes it: an integer from 0 to 20, and only with `logprobs: true` (Gemini's
+ * `logprobs` is valid only with `responseLogprobs`, as OpenAI's `top_logprobs` needs `logprobs`).
+ */
+function refuseTopLogprobs(body: Record<string, unknown>): void {
+  const top = body.top_logprobs;
+  if (top === undefined || top === null) return;
+  if (typeof top !== 'number' || !Number.isInteger(top) || top < 0 || top > TOP_LOGPROBS_MAX) {
+    throw new ApiError(400, 'invalid_request', `\`top_logprobs\` must be an integer from 0 to ${TOP_LOGPROBS_MAX}.`, { param: 'top_logprobs' });
+  }
+  if (top > 0 && body.logprobs !== true) throw new ApiError(400, 'invalid_request', '`top_logprobs` needs `logprobs: true`.', { param: 'top_logprobs' });
+}
+
 /**
  * Canonical fields that would change the answer and that the Gemini API has no counterpart for (or
  * that the adapter does not translate): those no translated upstream can express
- * (refuseUnexpressible), `parallel_tool_calls: false`, a `reasoning_effort` without a thinking
+ * (refuseUnexpressible; `n` and log probabilities are Gemini's candidateCount and responseLogprobs,
+ * to-gemini.ts, and only a `top_logprobs` outside 0..20 or without `logprobs` is refused), `parallel_tool_calls: false`, a `reasoning_effort` without a thinking
  * budget, an empty `stop` entry, tools other than functions, content parts partOf refuses: refused,
  * never dropped. The routing of mixed pools asks the
  * same question (api/dispatch/route.ts), so every refusal that depends on the request alone is here. Hints that only tune an upstream
@@ -57,6 +74,7 @@ export const THINKING_BUDGET: Record<string, number> = { none: 0, minimal: 1024,
  */
 export function refuseUntranslatable(body: Record<string, unknown>): void {
   refuseUnexpressible(body);
+  refuseTopLogprobs(body);
   if (body.parallel_tool_calls === false) throw unsupported('parallel_tool_calls', 'cannot be switched off on this model.');
   const effort = body.reasoning_effort;
   if (typeof effort === 'string' && !Object.hasOwn(THINKING_BUDGET, effort)) throw unsupported('reasoning_effort', `'${effort}' is not supported on this model.`);

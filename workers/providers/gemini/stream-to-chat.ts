@@ -1,41 +1,67 @@
-import { chatUsage, finishReason, splitParts, toolCall, type GeminiResponse, type GeminiUsage } from './from-gemini';
+import { candidateIndex, chatUsage, finishReason, splitParts, toolCall, type GeminiCandidate, type GeminiResponse, type GeminiUsage } from './from-gemini';
 import { callId } from './call-ids';
+import { chatLogprobs, type LogprobsAsk } from './logprobs';
+
+/** What a streamed choice has sent so far. */
+type ChoiceState = { started: boolean; tools: number };
 
 /**
- * Gemini stream chunks (each a whole GenerateContentResponse holding the next parts) → canonical
- * chat chunks. A function call arrives whole, so it becomes one tool-call delta with its arguments;
- * thought parts become `reasoning_content`. usageMetadata is cumulative: the last one counts.
+ * Gemini stream chunks (each a whole GenerateContentResponse holding the next parts of each
+ * candidate) → canonical chat chunks, each candidate (`candidateCount`) the choice at its index. A
+ * function call arrives whole, so it becomes one tool-call delta with its arguments (numbered within
+ * its choice); thought parts become `reasoning_content`; a candidate's `logprobsResult` (its tokens
+ * in this chunk) rides on its first chunk. usageMetadata is cumulative: the last one counts.
  */
 export class GeminiToChatStream {
   private readonly id = `chatcmpl-${callId().slice(5)}`;
   private readonly created = Math.floor(Date.now() / 1000);
-  private started = false;
-  private tools = 0;
+  private readonly choices = new Map<number, ChoiceState>();
   private usage: GeminiUsage | undefined;
 
-  constructor(private readonly publicModel: string) {}
+  constructor(
+    private readonly publicModel: string,
+    private readonly ask?: LogprobsAsk,
+  ) {}
 
-  private chunk(delta: Record<string, unknown>, finish: string | null = null): Record<string, unknown> {
-    return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.publicModel, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] };
+  private chunk(index: number, delta: Record<string, unknown>, finish: string | null = null): Record<string, unknown> {
+    return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.publicModel, choices: [{ index, delta, logprobs: null, finish_reason: finish }] };
+  }
+
+  private state(index: number): ChoiceState {
+    let s = this.choices.get(index);
+    if (!s) this.choices.set(index, (s = { started: false, tools: 0 }));
+    return s;
+  }
+
+  private candidate(c: GeminiCandidate | undefined, index: number, blocked: boolean): Record<string, unknown>[] {
+    const s = this.state(index);
+    const out: Record<string, unknown>[] = [];
+    if (!s.started) {
+      s.started = true;
+      out.push(this.chunk(index, { role: 'assistant', content: '' }));
+    }
+    const from = out.length;
+    for (const p of c?.content?.parts ?? []) {
+      const { text, reasoning, calls } = splitParts([p]);
+      if (reasoning) out.push(this.chunk(index, { reasoning_content: reasoning }));
+      if (text) out.push(this.chunk(index, { content: text }));
+      for (const call of calls) out.push(this.chunk(index, { tool_calls: [{ index: s.tools++, ...toolCall(call) }] }));
+    }
+    if (c?.finishReason || blocked) out.push(this.chunk(index, {}, finishReason(c?.finishReason, s.tools > 0, blocked)));
+    const logprobs = c?.logprobsResult && chatLogprobs(c.logprobsResult, this.ask);
+    if (logprobs) {
+      if (out.length === from) out.push(this.chunk(index, {}));
+      const first = out[from] as { choices: Array<Record<string, unknown>> };
+      first.choices[0].logprobs = logprobs;
+    }
+    return out;
   }
 
   push(r: GeminiResponse): Record<string, unknown>[] {
-    const out: Record<string, unknown>[] = [];
-    if (!this.started) {
-      this.started = true;
-      out.push(this.chunk({ role: 'assistant', content: '' }));
-    }
     if (r.usageMetadata) this.usage = r.usageMetadata;
-    const cand = r.candidates?.[0];
-    for (const p of cand?.content?.parts ?? []) {
-      const { text, reasoning, calls } = splitParts([p]);
-      if (reasoning) out.push(this.chunk({ reasoning_content: reasoning }));
-      if (text) out.push(this.chunk({ content: text }));
-      for (const c of calls) out.push(this.chunk({ tool_calls: [{ index: this.tools++, ...toolCall(c) }] }));
-    }
-    const blocked = !cand && !!r.promptFeedback?.blockReason;
-    if (cand?.finishReason || blocked) out.push(this.chunk({}, finishReason(cand?.finishReason, this.tools > 0, blocked)));
-    return out;
+    const cands = r.candidates ?? [];
+    if (!cands.length) return this.candidate(undefined, 0, !!r.promptFeedback?.blockReason);
+    return cands.flatMap((c, at) => this.candidate(c, candidateIndex(c, at), false));
   }
 
   usageChunk(): Record<string, unknown> {

@@ -95,6 +95,11 @@ function generationConfig(body: Record<string, unknown>): Record<string, unknown
   if (typeof body.seed === 'number') g.seed = body.seed;
   if (typeof body.presence_penalty === 'number') g.presencePenalty = body.presence_penalty;
   if (typeof body.frequency_penalty === 'number') g.frequencyPenalty = body.frequency_penalty;
+  if (typeof body.n === 'number' && body.n > 1) g.candidateCount = body.n;
+  if (body.logprobs === true) {
+    g.responseLogprobs = true;
+    if (typeof body.top_logprobs === 'number' && body.top_logprobs > 0) g.logprobs = body.top_logprobs;
+  }
   const stop = body.stop;
   if (typeof stop === 'string') g.stopSequences = [stop];
   else if (Array.isArray(stop) && stop.length) g.stopSequences = stop;
@@ -116,7 +121,8 @@ function generationConfig(body: Record<string, unknown>): Record<string, unknown
  * A canonical chat request → a Gemini generateContent request body (the model is in the URL).
  * Tool parameters and the JSON schema go as JSON Schema (`parametersJsonSchema`,
  * `responseJsonSchema`), unchanged, rather than through the OpenAPI subset of `parameters` and
- * `responseSchema`, which refuses keywords such as `additionalProperties`.
+ * `responseSchema`, which refuses keywords such as `additionalProperties`. `n` is `candidateCount`,
+ * `logprobs: true` `responseLogprobs` and `top_logprobs` (above 0) `logprobs`.
  */
 export function canonicalToGemini(body: Record<string, unknown>): Record<string, unknown> {
   refuseUntranslatable(body);
