@@ -88,6 +88,23 @@ describe('model pools: fallbacks across provider kinds', () => {
     expect(vision.headers.get('x-service-fallback-model'), 'plain has no vision').to.equal('sim-chat');
   });
 
+  it('skips a fallback without the json_schema capability for a request with a strict tool, and takes it for the same tool not strict', async () => {
+    const loose = simDeployment('loose');
+    const noSchema = await poolModel([loose], { capabilities: { chat: true, tools: true, json_schema: false } });
+    const broken = simDeployment('broken');
+    const model = await poolModel([broken], { fallbacks: [noSchema, 'sim-chat'] });
+    env().sim.knobs.set(broken.upstream, { status: 500 });
+    const fn = { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'], additionalProperties: false } };
+    const ask = (f: Record<string, unknown>) => call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model, tools: [{ type: 'function', function: f }], messages: [{ role: 'user', content: 'use a tool' }] } });
+    const strict = await ask({ ...fn, strict: true });
+    expect(strict.status, strict.text).to.equal(200);
+    expect(strict.headers.get('x-service-fallback-model')).to.equal('sim-chat');
+    expect(hitsByUpstream().has(loose.upstream), 'the fallback without json_schema is never tried').to.equal(false);
+    const plain = await ask(fn);
+    expect(plain.status, plain.text).to.equal(200);
+    expect(plain.headers.get('x-service-fallback-model')).to.equal(noSchema);
+  });
+
   it('sends a request longer than the context window straight to a larger-context fallback', async () => {
     const small = simDeployment('small');
     const model = await poolModel([small], { context_window: 100, fallbacks: ['sim-chat'] });
