@@ -11,14 +11,22 @@ interface Choice {
   index: number;
   message: { role: string; content: string | null; refusal: string | null; tool_calls?: ToolCall[] };
   finish_reason: string | null;
-  logprobs: null;
+  logprobs: Logprobs | null;
+}
+
+/** OpenAI's ChatCompletion.Choice.Logprobs: the tokens' log probabilities of the content and of a refusal. */
+interface Logprobs {
+  content: unknown[] | null;
+  refusal: unknown[] | null;
 }
 
 /**
  * The `chat.completion` a stream of `chat.completion.chunk`s adds up to, for a streamed request made
  * with `store: true` (what OpenAI stores for one): each choice's content, refusal and tool calls
- * (merged by their index, the arguments concatenated), its finish reason, and the usage chunk when
- * the request asked for one (else `usage` is null).
+ * (merged by their index, the arguments concatenated), its finish reason, its log probabilities when
+ * the request asked for them (each chunk's `logprobs.content` / `.refusal` entries in order, as the
+ * JSON answer has them; else null), and the usage chunk when the request asked for one (else `usage`
+ * is null).
  */
 export class StreamedCompletion {
   private head: Json | undefined;
@@ -65,6 +73,12 @@ export class StreamedCompletion {
       if (typeof f.arguments === 'string') call.function.arguments += f.arguments;
     }
     if (typeof c.finish_reason === 'string') choice.finish_reason = c.finish_reason;
+    const lp = c.logprobs as { content?: unknown; refusal?: unknown } | null | undefined;
+    if (lp && typeof lp === 'object') {
+      const into = (choice.logprobs ??= { content: null, refusal: null });
+      if (Array.isArray(lp.content)) (into.content ??= []).push(...lp.content);
+      if (Array.isArray(lp.refusal)) (into.refusal ??= []).push(...lp.refusal);
+    }
   }
 
   /** The completion, or undefined when no chunk came. */
@@ -76,7 +90,7 @@ export class StreamedCompletion {
         const calls = c.message.tool_calls?.sort((a, b) => a.index - b.index).map((t) => ({ id: t.id, type: t.type, function: t.function }));
         const message: Json = { role: c.message.role, content: c.message.content, refusal: c.message.refusal };
         if (calls?.length) message.tool_calls = calls;
-        return { index: c.index, message, finish_reason: c.finish_reason, logprobs: null };
+        return { index: c.index, message, finish_reason: c.finish_reason, logprobs: c.logprobs };
       });
     const out: Json = { id: this.head.id, object: 'chat.completion', created: this.head.created, model: this.head.model, choices, usage: this.usage };
     // the upstream's own fields, when its chunks carried them

@@ -90,6 +90,24 @@ describe('chat completions stored with store: true', () => {
     expectOpenAI('CreateChatCompletionResponse', JSON.parse(JSON.stringify(got)));
   });
 
+  it('a streamed request that asked for log probabilities keeps them, as the JSON answer has them', async () => {
+    const ask = { model: 'sim-chat', messages, logprobs: true, top_logprobs: 2 } as const;
+    const stream = await client.chat.completions.create({ ...ask, store: true, stream: true, stream_options: { include_usage: true } });
+    let id = '';
+    const streamed: OpenAI.ChatCompletionTokenLogprob[] = [];
+    for await (const chunk of stream) {
+      id = chunk.id;
+      streamed.push(...(chunk.choices[0]?.logprobs?.content ?? []));
+    }
+    expect(streamed, 'the upstream streamed log probabilities').to.not.be.empty;
+    const got = await client.chat.completions.retrieve(id);
+    expect(got.choices[0].logprobs?.content).to.deep.equal(streamed);
+    expectOpenAI('CreateChatCompletionResponse', JSON.parse(JSON.stringify(got)));
+    // a JSON answer to the same request has them in the same shape
+    const json = await client.chat.completions.create(ask);
+    expect(json.choices[0].logprobs?.content?.[0]).to.have.all.keys(Object.keys(streamed[0]));
+  });
+
   it('lists the org’s stored completions in creation order, filtered by model and metadata, paged with after and limit', async () => {
     const fresh = await buildOrg(env().redis);
     const c = new OpenAI({ apiKey: fresh.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });

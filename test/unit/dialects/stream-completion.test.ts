@@ -43,6 +43,17 @@ describe('a stream of chat chunks added up to a completion', () => {
     });
   });
 
+  it('keeps each choice\'s log probabilities in order, content and refusal, when the chunks carry them', () => {
+    const s = new StreamedCompletion();
+    const tok = (token: string) => ({ token, logprob: -0.5, bytes: [...Buffer.from(token)], top_logprobs: [] });
+    s.push(chunk([{ index: 0, delta: { role: 'assistant', content: 'Hi' }, logprobs: { content: [tok('Hi')], refusal: null } }, { index: 1, delta: { refusal: 'No' }, logprobs: { content: null, refusal: [tok('No')] } }]));
+    s.push(chunk([{ index: 0, delta: { content: ' there' }, logprobs: { content: [tok(' there')], refusal: null } }, { index: 1, delta: {}, finish_reason: 'stop', logprobs: null }]));
+    s.push(chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]));
+    const choices = s.completion()!.choices as Array<{ logprobs: unknown }>;
+    expect(choices[0].logprobs).to.deep.equal({ content: [tok('Hi'), tok(' there')], refusal: null });
+    expect(choices[1].logprobs).to.deep.equal({ content: null, refusal: [tok('No')] });
+  });
+
   it('has nothing to keep when no chunk came, and a null usage when none was asked for', () => {
     expect(new StreamedCompletion().completion()).to.equal(undefined);
     const s = new StreamedCompletion();
