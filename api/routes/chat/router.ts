@@ -14,7 +14,7 @@ import { withRefusal } from './refusal';
 import { openaiError } from '../../middleware/error-body';
 import { merged } from '../../../shared/merged';
 import { checkMetadata, deleteChat, getChat, listChatMessages, listChats, storeChat, updateChat } from './stored';
-import { StreamedCompletion } from './stream-completion';
+import { StreamedCompletion, withoutUsage } from './stream-completion';
 import { refuseEffortLevel } from '../../../shared/catalog/effort-levels';
 
 type Body = { model: string; stream?: boolean; stream_options?: { include_usage?: boolean } | null } & Record<string, unknown>;
@@ -88,11 +88,13 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
     }
     const sse = new SseWriter(res);
     const kept = metadata ? new StreamedCompletion() : undefined;
+    // a kept stream is asked for its usage (OpenAI keeps a streamed completion's usage), shown only if the client asked
+    const hideUsage = !!kept && !common.includeUsage;
     try {
-      const send = kept ? (d: string) => (kept.push(d), sse.send(d)) : (d: string) => sse.send(d);
+      const send = kept ? (d: string) => sendKept(kept, d, hideUsage, sse) : (d: string) => sse.send(d);
       // `SERVICE-CACHE` on a stream: its chunks kept and replayed (api/dispatch/response-cache.ts); off the common path
       if (req.headers['service-cache'] !== undefined && !metadata) await streamThroughCache(ctx, req, res, body, send, (onChunk) => dispatchChat(ctx, req, res, merged(common, { onChunk })) as Promise<void>);
-      else await dispatchChat(ctx, req, res, merged(common, { onChunk: send }));
+      else await dispatchChat(ctx, req, res, merged(common, { onChunk: send, includeUsage: common.includeUsage || hideUsage }));
       if (kept) await storeChat(req, body, kept.completion(), metadata!);
       sse.send('[DONE]');
       sse.end();
@@ -101,6 +103,13 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
       failStream(sse, err, (e) => sse.send(JSON.stringify({ error: openaiError(e) })));
     }
   };
+}
+
+/** A chunk of a kept stream: added to the completion kept, then sent (without its usage when the client did not ask for it). */
+function sendKept(kept: StreamedCompletion, data: string, hideUsage: boolean, sse: SseWriter): void {
+  const chunk = kept.push(data);
+  const out = hideUsage && chunk ? withoutUsage(chunk) : undefined;
+  if (out !== null) sse.send(out ?? data);
 }
 
 export function chatRouter(ctx: AppContext): Router {

@@ -33,18 +33,19 @@ export class StreamedCompletion {
   private readonly choices = new Map<number, Choice>();
   private usage: unknown = null;
 
-  /** One SSE data payload of the stream; anything but a chunk object is ignored. */
-  push(data: string): void {
+  /** One SSE data payload of the stream, returned parsed when it is a chunk; anything else is ignored. */
+  push(data: string): Json | undefined {
     let chunk: Json;
     try {
       chunk = JSON.parse(data) as Json;
     } catch {
-      return;
+      return undefined;
     }
-    if (!chunk || chunk.object !== 'chat.completion.chunk') return;
+    if (!chunk || chunk.object !== 'chat.completion.chunk') return undefined;
     this.head ??= { id: chunk.id, created: chunk.created, model: chunk.model, system_fingerprint: chunk.system_fingerprint, service_tier: chunk.service_tier };
     if (chunk.usage) this.usage = chunk.usage;
     for (const c of (chunk.choices as Json[] | undefined) ?? []) this.add(c);
+    return chunk;
   }
 
   private add(c: Json): void {
@@ -98,4 +99,17 @@ export class StreamedCompletion {
     if (typeof this.head.service_tier === 'string') out.service_tier = this.head.service_tier;
     return out;
   }
+}
+
+/**
+ * A chunk as a client that did not ask for usage gets it, when the stream was asked for usage only to
+ * keep it (a stored stream without `stream_options.include_usage`): the usage-only chunk is left out
+ * (null), a `usage` field of another chunk removed (its JSON again); undefined when the chunk has none
+ * (send it as it came).
+ */
+export function withoutUsage(chunk: Json): string | null | undefined {
+  if (!('usage' in chunk)) return undefined;
+  if (chunk.usage && Array.isArray(chunk.choices) && chunk.choices.length === 0) return null;
+  const { usage: _usage, ...rest } = chunk;
+  return JSON.stringify(rest);
 }

@@ -4,6 +4,7 @@ import { QueryTypes } from 'sequelize';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
+import { postSse } from '../../helpers/sse-events';
 import { expectOpenAI } from '../../helpers/conformance';
 import { usageSettled } from '../../helpers/usage';
 import { UsageEvent } from '../../../shared/db/models';
@@ -90,9 +91,24 @@ describe('chat completions stored with store: true', () => {
     expectOpenAI('CreateChatCompletionResponse', JSON.parse(JSON.stringify(got)));
   });
 
+  it('a streamed request without include_usage keeps its usage as OpenAI does, and the client still gets none', async () => {
+    const s = await postSse('/v1/chat/completions', keyHeader(o.key), { model: 'sim-chat', messages, store: true, stream: true });
+    expect(s.status, s.text).to.equal(200);
+    expect(s.text, 'no usage in the stream the client did not ask it of').to.not.include('"usage"');
+    const chunks = s.events.filter((e) => e.data !== '[DONE]').map((e) => e.data as OpenAI.ChatCompletionChunk);
+    expect(chunks.every((c) => c.choices.length > 0), 'no usage-only chunk').to.equal(true);
+    const id = chunks[0].id;
+    const got = await client.chat.completions.retrieve(id);
+    expect(got.choices[0].message.content).to.equal(chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''));
+    await usageSettled();
+    const event = await UsageEvent.findOne({ where: { orgId: o.org.id }, order: [['createdAt', 'DESC']] });
+    expect(got.usage, 'the usage billed').to.deep.include({ prompt_tokens: event!.inputTokens, completion_tokens: event!.outputTokens });
+    expectOpenAI('CreateChatCompletionResponse', JSON.parse(JSON.stringify(got)));
+  });
+
   it('a streamed request that asked for log probabilities keeps them, as the JSON answer has them', async () => {
     const ask = { model: 'sim-chat', messages, logprobs: true, top_logprobs: 2 } as const;
-    const stream = await client.chat.completions.create({ ...ask, store: true, stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({ ...ask, store: true, stream: true });
     let id = '';
     const streamed: OpenAI.ChatCompletionTokenLogprob[] = [];
     for await (const chunk of stream) {
