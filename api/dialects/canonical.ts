@@ -1,4 +1,7 @@
 import { effortLevels } from '../../shared/catalog/effort-levels';
+import type { ThinkingBlock } from '../../workers/providers/anthropic/thinking';
+
+export type { ThinkingBlock };
 
 /**
  * The canonical chat request and result: OpenAI's chat-completions shape (DESIGN section 4).
@@ -22,7 +25,10 @@ export interface CanonicalMessage {
   tool_call_id?: string;
   /** Reasoning text of an assistant turn (the de-facto field of OpenAI-compatible reasoning servers). */
   reasoning_content?: string;
+  /** An Anthropic-native turn's signed thinking blocks, in order, sent back unchanged to such an upstream (ThinkingBlock). */
+  thinking_blocks?: ThinkingBlock[];
 }
+
 
 export interface CanonicalTool {
   type: 'function';
@@ -72,7 +78,7 @@ export interface CanonicalCompletion {
   choices: Array<{
     index?: number;
     /** `refusal`: the model's refusal text (OpenAI's ChatCompletionMessage.refusal), null otherwise. */
-    message: { role?: string; content?: string | null; refusal?: string | null; tool_calls?: CanonicalToolCall[]; reasoning_content?: string | null };
+    message: { role?: string; content?: string | null; refusal?: string | null; tool_calls?: CanonicalToolCall[]; reasoning_content?: string | null; thinking_blocks?: ThinkingBlock[] };
     finish_reason: FinishReason;
   }>;
   usage?: CanonicalUsage;
@@ -87,6 +93,8 @@ export interface CanonicalChunk {
       content?: string | null;
       refusal?: string | null;
       reasoning_content?: string | null;
+      /** Each signed thinking block whole once its signature arrived (Anthropic's signature_delta), or a redacted one. */
+      thinking_blocks?: ThinkingBlock[];
       tool_calls?: Array<{ index: number; id?: string; type?: string; function?: { name?: string; arguments?: string } }>;
     };
     finish_reason?: FinishReason;

@@ -3,13 +3,14 @@ import type { NativeKind } from '../../dispatch/native-search/tools';
 import type { MessagesEvent } from './stream';
 import { nativeUsage, stepBlocks } from './native';
 import { stopReason } from './response';
-import type { CanonicalUsage } from '../canonical';
+import type { CanonicalUsage, ThinkingBlock } from '../canonical';
 import { COMPACTION_START, compactionDelta, compactionIterations } from './compaction';
 
 /**
  * Anthropic's event sequence for a native search answer, step by step as the loop runs:
  * message_start (at the first step, so errors before it are still plain HTTP errors), then per block
- * content_block_start / deltas / content_block_stop (a ping after the first start), server tool
+ * content_block_start / deltas / content_block_stop (a ping after the first start), a turn's signed
+ * thinking blocks as thinking_delta and signature_delta (redacted ones whole), server tool
  * input as input_json_delta, results as complete blocks, the model's text as text_delta events as the
  * upstream streams it, then its citations_delta events (known once the turn's text is complete);
  * finally message_delta with the stop reason and usage (with server_tool_use) and message_stop.
@@ -75,10 +76,33 @@ export class NativeMessagesStream {
     return out;
   }
 
+  /** Signed thinking blocks of the turn streaming now, each as soon as whole (before the turn's text): its `reasoning` step then adds nothing. */
+  thinking(blocks: ThinkingBlock[]): MessagesEvent[] {
+    const out: MessagesEvent[] = [];
+    this.start(out);
+    this.thinkingOut = true;
+    for (const b of blocks) this.thinkingBlock(out, b);
+    return out;
+  }
+
+  /** A thinking block as Anthropic streams it: its text, then its signature just before its stop; a redacted one whole. */
+  private thinkingBlock(out: MessagesEvent[], b: ThinkingBlock): void {
+    if (b.type === 'redacted_thinking') return this.block(out, b, []);
+    const deltas = [...(b.thinking ? [{ type: 'thinking_delta', thinking: b.thinking }] : []), { type: 'signature_delta', signature: b.signature }];
+    this.block(out, { type: 'thinking', thinking: '', signature: '' }, deltas);
+  }
+
+  /** The streaming turn's thinking blocks went out already (thinking()). */
+  private thinkingOut = false;
+
   push(step: NativeStep): MessagesEvent[] {
     const out: MessagesEvent[] = [];
     this.start(out);
     this.steps.push(step);
+    if (step.type === 'reasoning' && this.thinkingOut) {
+      this.thinkingOut = false;
+      return out;
+    }
     for (const b of stepBlocks(this.steps, this.steps.length - 1, this.orgId)) {
       if (b.type === 'text' && this.openText !== undefined) {
         // The turn's text went out delta by delta; its citations (known once it is complete) close it.
@@ -90,6 +114,8 @@ export class NativeMessagesStream {
         const citations = (b.citations as Array<Record<string, unknown>> | undefined) ?? [];
         const deltas = [...citations.map((citation) => ({ type: 'citations_delta', citation })), { type: 'text_delta', text: b.text }];
         this.block(out, { type: 'text', text: '', ...(citations.length ? { citations: [] } : {}) }, deltas);
+      } else if (b.type === 'thinking' || b.type === 'redacted_thinking') {
+        this.thinkingBlock(out, b as ThinkingBlock);
       } else if (b.type === 'server_tool_use' || b.type === 'tool_use') {
         this.block(out, { ...b, input: {} }, [{ type: 'input_json_delta', partial_json: JSON.stringify(b.input ?? {}) }]);
       } else {

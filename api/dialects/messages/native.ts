@@ -107,7 +107,8 @@ export function stepBlocks(steps: NativeStep[], i: number, orgId: string): Array
   const s = steps[i];
   switch (s.type) {
     case 'reasoning':
-      return []; // the translated path sends no thinking blocks (they need Anthropic's signature)
+      // an Anthropic-native upstream's signed blocks, as it sent them (the client sends them back); unsigned reasoning has no block
+      return s.blocks ?? [];
     case 'text': {
       const cited = citedSources(s.text, resultsBefore(steps, i));
       const fromSearch = cited.map((c) => ({ at: c.start, citation: { type: 'web_search_result_location', url: c.url, title: c.title, encrypted_index: sealIndex(orgId, c.url, i), cited_text: c.snippet.slice(0, 150) } }));

@@ -1,4 +1,5 @@
 import type { CanonicalMessage, CanonicalPart, CanonicalRequest, CanonicalTool, CanonicalToolChoice } from '../canonical';
+import { thinkingBlocksOf } from '../../../workers/providers/anthropic/thinking';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { fromLastCompaction } from './compaction';
 
@@ -127,10 +128,12 @@ function assistantMessage(content: MessagesMessage['content']): CanonicalMessage
     else if (block.type === 'tool_use') {
       calls.push({ id: String(block.id), type: 'function', function: { name: String(block.name), arguments: JSON.stringify(block.input ?? {}) } });
     }
-    // thinking and redacted_thinking blocks are not sent to OpenAI-compatible upstreams (docs/dialects.md);
-    // the native bypass carries them unchanged.
+    // thinking and redacted_thinking blocks are the turn's `thinking_blocks` below
   }
   const m: CanonicalMessage = { role: 'assistant', content: texts.length ? texts.join('') : calls.length ? null : '' };
+  // signed ones go back to an Anthropic-native upstream, unchanged and in order; no other upstream is sent them (docs/dialects.md)
+  const thinking = thinkingBlocksOf(content);
+  if (thinking.length) m.thinking_blocks = thinking;
   if (calls.length) m.tool_calls = calls;
   return m;
 }

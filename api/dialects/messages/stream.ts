@@ -1,4 +1,4 @@
-import type { CanonicalChunk, CanonicalUsage, FinishReason } from '../canonical';
+import type { CanonicalChunk, CanonicalUsage, FinishReason, ThinkingBlock } from '../canonical';
 import { matchedStop, messageId, messagesUsage, stopOf, toolUseId } from './response';
 import { COMPACTION_START, compactionDelta, compactionIterations } from './compaction';
 
@@ -7,7 +7,7 @@ export type MessagesEvent = { type: string } & Record<string, unknown>;
 
 /** One upstream tool call: arguments `held` until its block opens (`streamed`), then `sent`. */
 type Tool = { id: string; name: string; held: string; sent: string; streamed: boolean };
-type Block = { kind: 'text' } | { kind: 'thinking' } | { kind: 'tool'; tool: Tool } | { kind: 'compaction' };
+type Block = { kind: 'text' } | { kind: 'thinking' } | { kind: 'redacted' } | { kind: 'tool'; tool: Tool } | { kind: 'compaction' };
 
 const completeJson = (s: string): boolean => {
   if (!s.trim()) return false;
@@ -124,9 +124,10 @@ export class MessagesStreamTranslator {
     const choice = chunk.choices?.[0];
     const delta = choice?.delta;
     if (delta?.reasoning_content) {
-      if (this.open?.kind !== 'thinking') this.flushTools(out), this.openBlock(out, { kind: 'thinking' }, { type: 'thinking', thinking: '', signature: '' });
+      if (this.open?.kind !== 'thinking') this.openThinking(out);
       out.push({ type: 'content_block_delta', index: this.index, delta: { type: 'thinking_delta', thinking: delta.reasoning_content } });
     }
+    for (const b of delta?.thinking_blocks ?? []) this.signed(out, b);
     if (delta?.refusal) this.refused = true;
     for (const text of [delta?.content, delta?.refusal]) {
       if (!text) continue;
@@ -154,6 +155,31 @@ export class MessagesStreamTranslator {
     }
     if (choice?.finish_reason) [this.finish, this.matched] = [choice.finish_reason, matchedStop(choice, this.stopSequences)];
     return out;
+  }
+
+  private openThinking(out: MessagesEvent[]): void {
+    this.flushTools(out);
+    this.openBlock(out, { kind: 'thinking' }, { type: 'thinking', thinking: '', signature: '' });
+  }
+
+  /**
+   * An Anthropic-native upstream's signed block, whole once its signature came: the open thinking
+   * block's signature_delta, which ends it (a block whose text was not shown is opened for it); a
+   * redacted block is a block of its own.
+   */
+  private signed(out: MessagesEvent[], b: ThinkingBlock): void {
+    if (b.type === 'redacted_thinking') {
+      this.flushTools(out);
+      this.openBlock(out, { kind: 'redacted' }, { type: 'redacted_thinking', data: b.data });
+      this.close(out);
+      return;
+    }
+    if (this.open?.kind !== 'thinking') {
+      this.openThinking(out);
+      if (b.thinking) out.push({ type: 'content_block_delta', index: this.index, delta: { type: 'thinking_delta', thinking: b.thinking } });
+    }
+    out.push({ type: 'content_block_delta', index: this.index, delta: { type: 'signature_delta', signature: b.signature } });
+    this.close(out);
   }
 
   /** Opens a tool call's block and sends the arguments held so far. */

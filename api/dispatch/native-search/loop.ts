@@ -2,7 +2,7 @@ import crypto from 'crypto';
 import type { Request, Response } from 'express';
 import type { AppContext } from '../../context';
 import type { ResolvedModel } from '../../../shared/catalog/catalog';
-import type { CanonicalCompletion, CanonicalMessage, CanonicalRequest, CanonicalToolCall, CanonicalUsage, FinishReason } from '../../dialects/canonical';
+import type { CanonicalCompletion, CanonicalMessage, CanonicalRequest, CanonicalToolCall, CanonicalUsage, FinishReason, ThinkingBlock } from '../../dialects/canonical';
 import type { SearchArgs, SearchOutcome } from '../../../shared/search/types';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { ClientGone } from '../../../shared/errors/ClientGone';
@@ -17,8 +17,11 @@ import { NativeBudget } from './budget';
 import { addToRow, addUsageToRow } from '../../middleware/request-log';
 
 export type NativeStep =
-  /** The model's reasoning in a turn (chat's `reasoning_content`), before the turn's text and calls. */
-  | { type: 'reasoning'; text: string }
+  /**
+   * The model's reasoning in a turn (chat's `reasoning_content`), before the turn's text and calls;
+   * `blocks`: an Anthropic-native upstream's signed thinking blocks of the turn, sent back with it.
+   */
+  | { type: 'reasoning'; text: string; blocks?: ThinkingBlock[] }
   | { type: 'text'; text: string }
   | { type: 'call'; id: string; kind: NativeKind; input: Record<string, unknown> }
   | { type: 'result'; id: string; kind: NativeKind; outcome?: SearchOutcome; error?: { code: string; message: string } }
@@ -141,6 +144,8 @@ export interface NativeLoopInput {
   onText?: (delta: string) => void;
   /** Streaming: each piece of a turn's reasoning as it arrives (its `reasoning` step follows once the turn is complete). */
   onReasoning?: (delta: string) => void;
+  /** Streaming: each signed thinking block of a turn once whole (an Anthropic-native upstream's signature_delta). */
+  onThinking?: (blocks: ThinkingBlock[]) => void;
   /** Jobs of the request made before the loop (a compaction pass: 1): the first turn's job id and rpm count follow them. */
   jobsBefore?: number;
   /**
@@ -217,7 +222,7 @@ export async function runNativeLoop(ctx: AppContext, req: Request, res: Response
           delete body.parallel_tool_calls;
         }
       }
-      const collector = input.onText ? new TurnCollector(input.onText, input.onReasoning) : undefined;
+      const collector = input.onText ? new TurnCollector(input.onText, input.onReasoning, input.onThinking) : undefined;
       const admit = input.admit ?? (<T>(dispatch: () => Promise<T>) => dispatch());
       const result = await admit(() => dispatchChat(ctx, req, res, {
         resolved: input.resolved,
@@ -243,17 +248,19 @@ export async function runNativeLoop(ctx: AppContext, req: Request, res: Response
       const choice = c.choices[0];
       const text = choice?.message.content ?? '';
       const reasoning = choice?.message.reasoning_content ?? '';
+      const blocks = choice?.message.thinking_blocks ?? [];
       const calls = choice?.message.tool_calls ?? [];
       const native = noServerTools ? [] : calls.filter((x) => kindOfName(x.function.name, input.tools)).slice(0, callsLeft());
       callsMade += native.length;
       const client = calls.filter((x) => !kindOfName(x.function.name, input.tools));
       t.finish = choice?.finish_reason ?? 'stop';
-      if (reasoning) step({ type: 'reasoning', text: reasoning });
+      if (reasoning || blocks.length) step({ type: 'reasoning', text: reasoning, ...(blocks.length ? { blocks } : {}) });
       if (text) step({ type: 'text', text });
       // Server calls get the gateway's own ids (models reuse ids across turns).
       const renamed = native.map((x) => ({ ...x, id: serverToolId() }));
       if (text || renamed.length || client.length) {
-        t.added.push({ role: 'assistant', content: text || null, ...(renamed.length || client.length ? { tool_calls: [...renamed, ...client] } : {}) });
+        // the turn's signed thinking goes back with it: Anthropic refuses a tool-using turn with thinking on without it
+        t.added.push({ role: 'assistant', content: text || null, ...(blocks.length ? { thinking_blocks: blocks } : {}), ...(renamed.length || client.length ? { tool_calls: [...renamed, ...client] } : {}) });
       }
       for (const call of renamed) {
         const kind = kindOfName(call.function.name, input.tools)!;

@@ -1,13 +1,14 @@
-import type { CanonicalChunk, CanonicalCompletion, CanonicalToolCall, CanonicalUsage, FinishReason } from '../../dialects/canonical';
+import type { CanonicalChunk, CanonicalCompletion, CanonicalToolCall, CanonicalUsage, FinishReason, ThinkingBlock } from '../../dialects/canonical';
 
 /**
  * One streamed model turn of the native loop: hands each text and reasoning delta on as it arrives
- * (the client sees the answer token by token) and assembles the turn's completion (reasoning, text,
- * tool calls, finish reason, usage) for the loop, as the non-streamed turn would have returned it.
+ * (the client sees the answer token by token), and each signed thinking block once whole, and
+ * assembles the turn's completion (reasoning, its signed blocks, text, tool calls, finish reason, usage) for the loop, as the non-streamed turn would have returned it.
  */
 export class TurnCollector {
   private text = '';
   private reasoning = '';
+  private readonly thinking: ThinkingBlock[] = [];
   private readonly calls: CanonicalToolCall[] = [];
   private finish: FinishReason = null;
   private usage: CanonicalUsage | undefined;
@@ -15,6 +16,7 @@ export class TurnCollector {
   constructor(
     private readonly onText: (delta: string) => void,
     private readonly onReasoning?: (delta: string) => void,
+    private readonly onThinking?: (blocks: ThinkingBlock[]) => void,
   ) {}
 
   push(data: string): void {
@@ -25,6 +27,10 @@ export class TurnCollector {
       if (d?.reasoning_content) {
         this.reasoning += d.reasoning_content;
         this.onReasoning?.(d.reasoning_content);
+      }
+      if (d?.thinking_blocks?.length) {
+        this.thinking.push(...d.thinking_blocks);
+        this.onThinking?.(d.thinking_blocks);
       }
       if (d?.content) {
         this.text += d.content;
@@ -42,7 +48,7 @@ export class TurnCollector {
 
   completion(): CanonicalCompletion {
     const calls = this.calls.filter(Boolean);
-    const message = { role: 'assistant', content: this.text || null, ...(this.reasoning ? { reasoning_content: this.reasoning } : {}), ...(calls.length ? { tool_calls: calls } : {}) };
+    const message = { role: 'assistant', content: this.text || null, ...(this.reasoning ? { reasoning_content: this.reasoning } : {}), ...(this.thinking.length ? { thinking_blocks: this.thinking } : {}), ...(calls.length ? { tool_calls: calls } : {}) };
     return { choices: [{ index: 0, message, finish_reason: this.finish ?? (calls.length ? 'tool_calls' : 'stop') }], usage: this.usage } as CanonicalCompletion;
   }
 }

@@ -13,6 +13,7 @@ import { streamError } from './stream-error';
 import type { CompactEdit } from '../../dialects/messages/compaction';
 import { MessagesStreamTranslator } from '../../dialects/messages/stream';
 import { compactionIfDue, pausedAnswer, withCompaction, type MessagesCompaction } from './compaction';
+import { allNativeMessages } from '../../dispatch/route';
 
 type Tools = NonNullable<MessagesRequest['tools']>;
 
@@ -33,6 +34,8 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
     res.off('close', onClose);
   }
   const canonical = forModel(messagesToCanonical(withFunctionTools(body, rest, set, unfolded.messages)), resolved.model.config);
+  // the caller's `thinking` reaches a model served by Anthropic-native upstreams only (as the bypass would send it); each turn's signed blocks go back with it (loop.ts)
+  if (body.thinking && (await allNativeMessages(ctx, resolved.model))) canonical.thinking = body.thinking;
   const publicModel = resolved.requestedId;
   const id = messageId();
   // Anthropic's compaction before the loop (compaction.ts): its pass is the request's first job
@@ -52,7 +55,7 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
   };
   try {
     if (compacted) send(w.compaction(compacted.summary, compacted.usage));
-    const t = await runNativeLoop(ctx, req, res, { ...loop, onStep: (s) => send(w.push(s)), onText: (d) => send(w.text(d)) });
+    const t = await runNativeLoop(ctx, req, res, { ...loop, onStep: (s) => send(w.push(s)), onText: (d) => send(w.text(d)), onThinking: (b) => send(w.thinking(b)) });
     send(w.end(t, unfolded.reruns));
     sse.end();
   } catch (err) {

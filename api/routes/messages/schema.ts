@@ -27,6 +27,7 @@ const block = Joi.alternatives().conditional('.type', {
     typed('tool_use', { id: Joi.string().required(), name: Joi.string().required(), input: Joi.object().unknown(true).required() }),
     typed('tool_result', { tool_use_id: Joi.string().required(), content: Joi.alternatives(Joi.string().allow(''), Joi.array()), is_error: Joi.boolean() }),
     typed('thinking', { thinking: Joi.string().allow('').required(), signature: Joi.string().allow('') }),
+    typed('redacted_thinking', { data: Joi.string().required() }),
   ],
   otherwise: Joi.object({ type: Joi.string().required() }).unknown(true),
 });

@@ -55,11 +55,10 @@ describe('anthropic upstream: canonical → messages request', () => {
     expect(out).to.not.have.property('system');
   });
 
-  it('round-trips an Anthropic request through the canonical shape (thinking aside)', () => {
+  it('round-trips an Anthropic request through the canonical shape, the signed thinking block first as it was', () => {
     const back = canonicalToMessages(messagesToCanonical(toolUseRequest as unknown as MessagesRequest) as unknown as Record<string, unknown>, 'claude-sonnet-4-5');
-    const expected = structuredClone(toolUseRequest) as unknown as Record<string, unknown> & { messages: Array<{ content: Array<{ type: string }> }> };
+    const expected = structuredClone(toolUseRequest) as unknown as Record<string, unknown>;
     expected.system = 'You are a weather bot.';
-    expected.messages[1].content = expected.messages[1].content.filter((b) => b.type !== 'thinking');
     expected.metadata = { user_id: 'user-123' };
     expect(back).to.deep.equal(expected);
   });
@@ -135,10 +134,11 @@ describe('anthropic upstream: stream → canonical chunks', () => {
     ]);
   });
 
-  it('translates thinking into reasoning_content', () => {
+  it('translates thinking into reasoning_content, and the signed block into thinking_blocks at its signature_delta', () => {
     const { deltas } = run(thinkingStream);
     expect(deltas.slice(1)).to.deep.equal([
       [{ reasoning_content: 'Let me solve this step by step:' }, null],
+      [{ thinking_blocks: [{ type: 'thinking', thinking: 'Let me solve this step by step:', signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds...' }] }, null],
       [{ content: '27 * 453 = 12,231' }, null],
       [{}, 'stop'],
     ]);

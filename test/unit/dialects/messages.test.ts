@@ -23,9 +23,10 @@ describe('messages dialect: request → canonical', () => {
           ],
         },
         {
-          // the thinking block is not sent to OpenAI-compatible upstreams
+          // the signed thinking block goes back to an Anthropic-native upstream only (the OpenAI adapter drops it)
           role: 'assistant',
           content: "I'll check the current weather in San Francisco for you.",
+          thinking_blocks: [toolUseRequest.messages[1].content[0]],
           tool_calls: [{ id: 'toolu_01A09q90qw90lq917835lq9', type: 'function', function: { name: 'get_weather', arguments: '{"location":"San Francisco, CA"}' } }],
         },
         { role: 'tool', tool_call_id: 'toolu_01A09q90qw90lq917835lq9', content: '15 degrees' },

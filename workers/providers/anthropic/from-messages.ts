@@ -1,3 +1,5 @@
+import { thinkingBlocksOf } from './thinking';
+
 type Block = Record<string, unknown> & { type: string };
 type Usage = {
   input_tokens?: number | null;
@@ -42,7 +44,10 @@ export function chatUsage(u: Usage | undefined) {
   };
 }
 
-/** An Anthropic Message → a canonical chat completion with the public model id. */
+/**
+ * An Anthropic Message → a canonical chat completion with the public model id: the thinking text is
+ * `reasoning_content`, the signed thinking and redacted thinking blocks themselves `thinking_blocks`.
+ */
 export function messageToCompletion(msg: Record<string, unknown>, publicModel: string): Record<string, unknown> {
   const blocks = (msg.content as Block[]) ?? [];
   const text = blocks.filter((b) => b.type === 'text').map((b) => String(b.text)).join('');
@@ -52,6 +57,8 @@ export function messageToCompletion(msg: Record<string, unknown>, publicModel: s
     .map((b) => ({ id: String(b.id), type: 'function', function: { name: String(b.name), arguments: JSON.stringify(b.input ?? {}) } }));
   const message: Record<string, unknown> = { role: 'assistant', content: text || (calls.length ? null : '') };
   if (reasoning) message.reasoning_content = reasoning;
+  const signed = thinkingBlocksOf(blocks);
+  if (signed.length) message.thinking_blocks = signed;
   if (calls.length) message.tool_calls = calls;
   return {
     id: `chatcmpl-${String(msg.id ?? '')}`,

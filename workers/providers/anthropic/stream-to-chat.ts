@@ -6,7 +6,9 @@ type Event = Record<string, unknown> & { type: string };
  * Anthropic stream events → canonical chat chunks. Tool-use blocks become tool calls numbered in
  * order of appearance; a tool call streamed with no argument text (Anthropic's input {}) gets
  * arguments "{}" when its block stops, as the JSON path and Anthropic's SDK give; thinking deltas
- * become `reasoning_content`. The usage-only chunk comes last,
+ * become `reasoning_content`, and each thinking block, once its `signature_delta` arrives (just before
+ * its stop), `thinking_blocks` with the whole signed block; a redacted thinking block is
+ * `thinking_blocks` at its start. The usage-only chunk comes last,
  * as with `stream_options.include_usage`.
  */
 export class MessagesToChatStream {
@@ -16,6 +18,8 @@ export class MessagesToChatStream {
   /** Tool blocks that have received argument text: one that got none closes with "{}" (as the SDK's empty buffer is {}). */
   private withArgs = new Set<number>();
   private usage: Record<string, unknown> = {};
+  /** The text of each thinking block so far, by block index (its signed block repeats it). */
+  private thinking = new Map<number, string>();
 
   constructor(private readonly publicModel: string) {}
 
@@ -32,16 +36,25 @@ export class MessagesToChatStream {
         return [this.chunk({ role: 'assistant', content: '' })];
       }
       case 'content_block_start': {
-        const b = ev.content_block as { type: string; id?: string; name?: string };
+        const b = ev.content_block as { type: string; id?: string; name?: string; data?: unknown };
+        if (b.type === 'thinking') this.thinking.set(ev.index as number, '');
+        if (b.type === 'redacted_thinking' && typeof b.data === 'string' && b.data) return [this.chunk({ thinking_blocks: [{ type: 'redacted_thinking', data: b.data }] })];
         if (b.type !== 'tool_use') return [];
         const n = this.toolByBlock.size;
         this.toolByBlock.set(ev.index as number, n);
         return [this.chunk({ tool_calls: [{ index: n, id: b.id, type: 'function', function: { name: b.name, arguments: '' } }] })];
       }
       case 'content_block_delta': {
-        const d = ev.delta as { type: string; text?: string; partial_json?: string; thinking?: string };
+        const d = ev.delta as { type: string; text?: string; partial_json?: string; thinking?: string; signature?: string };
+        const at = ev.index as number;
         if (d.type === 'text_delta') return [this.chunk({ content: d.text })];
-        if (d.type === 'thinking_delta') return [this.chunk({ reasoning_content: d.thinking })];
+        if (d.type === 'thinking_delta') {
+          this.thinking.set(at, (this.thinking.get(at) ?? '') + (d.thinking ?? ''));
+          return [this.chunk({ reasoning_content: d.thinking })];
+        }
+        if (d.type === 'signature_delta' && typeof d.signature === 'string' && d.signature) {
+          return [this.chunk({ thinking_blocks: [{ type: 'thinking', thinking: this.thinking.get(at) ?? '', signature: d.signature }] })];
+        }
         if (d.type === 'input_json_delta') {
           const n = this.toolByBlock.get(ev.index as number);
           if (n === undefined || !d.partial_json) return [];

@@ -3,10 +3,12 @@ import { ApiError } from '../../../shared/errors/ApiError';
 import { refuseNonFunctionTools, toolUse, type ToolUse } from '../tool-choice';
 import { blankStop, given, refuseChoicesAndLogprobs, refuseStops, refuseUnexpressible, unsupported } from '../unsupported';
 import { eachPart, imageUrlOf, type ContentPart } from '../parts';
+import { checkedThinkingBlocks } from './thinking';
+import { isRecord } from '../../../shared/is-record';
 
 type Part = Record<string, unknown> & { type: string };
 type Block = Record<string, unknown> & { type: string };
-type CMessage = { role: string; content?: string | Part[] | null; tool_calls?: Array<{ id: string; function: { name: string; arguments?: string } }>; tool_call_id?: string };
+type CMessage = { role: string; content?: string | Part[] | null; tool_calls?: Array<{ id: string; function: { name: string; arguments?: string } }>; tool_call_id?: string; thinking_blocks?: unknown };
 type Turn = { role: 'user' | 'assistant'; content: Block[] };
 
 const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
@@ -59,7 +61,11 @@ function textOf(content: CMessage['content']): string {
   return (content ?? []).map((p) => (p.type === 'text' ? String(p.text ?? '') : '')).join('\n');
 }
 
-/** Canonical messages → Anthropic system + alternating turns (same-role neighbours merged). */
+/**
+ * Canonical messages → Anthropic system + alternating turns (same-role neighbours merged). An
+ * assistant message's signed thinking blocks (`thinking_blocks`) come back first, in order, before
+ * its text and tool calls, unchanged: Anthropic refuses a tool-using turn without them when thinking is on.
+ */
 function turns(messages: CMessage[]): { system?: string; turns: Turn[] } {
   const system: string[] = [];
   const out: Turn[] = [];
@@ -69,16 +75,16 @@ function turns(messages: CMessage[]): { system?: string; turns: Turn[] } {
     if (last?.role === role) last.content.push(...blocks);
     else out.push({ role, content: blocks });
   };
-  for (const m of messages) {
+  messages.forEach((m, i) => {
     if (m.role === 'system' || m.role === 'developer') system.push(textOf(m.content));
     else if (m.role === 'user') push('user', blocksOf(m.content));
     else if (m.role === 'tool') push('user', [{ type: 'tool_result', tool_use_id: String(m.tool_call_id), content: textOf(m.content) }]);
     else if (m.role === 'assistant') {
-      const blocks = blocksOf(m.content);
+      const blocks: Block[] = [...(checkedThinkingBlocks(m.thinking_blocks, i) ?? []), ...blocksOf(m.content)];
       for (const c of m.tool_calls ?? []) blocks.push({ type: 'tool_use', id: c.id, name: c.function.name, input: parseInput(c.function.arguments) });
       push('assistant', blocks);
     } else throw new ApiError(400, 'invalid_request', `Message role '${m.role}' is not supported on this model.`);
-  }
+  });
   const text = system.length ? system.join('\n\n') : undefined;
   // Anthropic needs at least one turn; a chat of system messages alone (valid on OpenAI) is that text as the user's turn.
   if (!out.length && text) return { turns: [{ role: 'user', content: [{ type: 'text', text }] }] };
@@ -130,6 +136,7 @@ export function refuseUntranslatable(body: Record<string, unknown>): void {
   refuseStops(body, blankStop, 'sequences must contain a non-whitespace character on this model.');
   refuseNonFunctionTools(body);
   eachPart(body.messages, (p) => void partBlock(p));
+  if (Array.isArray(body.messages)) (body.messages as CMessage[]).forEach((m, i) => void checkedThinkingBlocks(m?.thinking_blocks, i));
 }
 
 /**
@@ -138,6 +145,8 @@ export function refuseUntranslatable(body: Record<string, unknown>): void {
  * `output_config.format`, `reasoning_effort` `output_config.effort` (EFFORT); hints without a
  * messages counterpart (JSON mode without a schema, seed, penalties, `prediction`, caching and
  * bookkeeping fields) are not sent; what would change the answer is refused (refuseUntranslatable).
+ * A `thinking` object (Anthropic's ThinkingConfigParam, which the messages dialect's hosted search
+ * loop carries for a model served by Anthropic-native upstreams only) is sent as it is.
  */
 export function canonicalToMessages(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown> {
   refuseUntranslatable(body);
@@ -172,6 +181,8 @@ export function canonicalToMessages(body: Record<string, unknown>, upstreamModel
   const effort = typeof body.reasoning_effort === 'string' ? EFFORT[body.reasoning_effort] : undefined; // a value without one was refused
   if (format || effort) out.output_config = { ...(effort ? { effort } : {}), ...(format ? { format } : {}) };
   if (body.reasoning_effort === 'none') out.thinking = { type: 'disabled' };
+  // the messages dialect's own `thinking` (ThinkingConfigParam), set on the canonical request only for an Anthropic-native upstream
+  else if (isRecord(body.thinking)) out.thinking = body.thinking;
   return out;
 }
 

@@ -12,6 +12,7 @@ import { presetOf } from '../../../shared/catalog/presets';
 import { isRecord } from '../../../shared/is-record';
 import { isRecords, optRecord, optRecords } from '../shape';
 import { refuseFileUrls } from './refuse';
+import { withoutThinkingBlocks } from '../anthropic/thinking';
 
 export interface ChatOutcome {
   /** The full response (non-streamed), `model` already set to the public id. */
@@ -86,7 +87,11 @@ export async function chatComplete(
   stream: { emit: Emit; includeUsage: boolean } | undefined,
   endpoint: OpenAiEndpoint = openaiEndpoint,
 ): Promise<ChatOutcome> {
-  if (operation === 'chat') refuseFileUrls(body);
+  if (operation === 'chat') {
+    refuseFileUrls(body);
+    // Anthropic's signed thinking blocks (LiteLLM's `thinking_blocks`) are for an Anthropic-native upstream only
+    body = withoutThinkingBlocks(body);
+  }
   const preset = presetOf(call.settings?.preset);
   const sent = preset && operation === 'chat' ? presetRequest(call.settings!.preset!, preset, body) : body;
   // `model` named first and set after the caller's fields: a spread followed by a key would give every

@@ -1,0 +1,60 @@
+import { ApiError } from '../../../shared/errors/ApiError';
+import { isRecord } from '../../../shared/is-record';
+
+/**
+ * An Anthropic thinking block with its signature, or a redacted one (the SDK's ThinkingBlock and
+ * RedactedThinkingBlock): opaque, sent back unchanged to an Anthropic-native upstream, which refuses
+ * a tool-using conversation with thinking on without them; never sent to another upstream. On a
+ * canonical (chat) assistant message it is LiteLLM's `thinking_blocks` (docs/dialects.md).
+ */
+export type ThinkingBlock = { type: 'thinking'; thinking: string; signature: string } | { type: 'redacted_thinking'; data: string };
+
+/** A ThinkingBlock of the documented shape: a thinking block with a non-empty signature, or a redacted one with its data. */
+export function isThinkingBlock(v: unknown): v is ThinkingBlock {
+  const b = v as Record<string, unknown> | null;
+  if (!b || typeof b !== 'object') return false;
+  if (b.type === 'thinking') return typeof b.thinking === 'string' && typeof b.signature === 'string' && b.signature !== '';
+  return b.type === 'redacted_thinking' && typeof b.data === 'string' && b.data !== '';
+}
+
+/** Only the block's own fields (a block as Anthropic sent it may carry others, e.g. `citations: null`). */
+export function thinkingBlock(b: ThinkingBlock): ThinkingBlock {
+  return b.type === 'thinking' ? { type: 'thinking', thinking: b.thinking, signature: b.signature } : { type: 'redacted_thinking', data: b.data };
+}
+
+/** The signed and redacted thinking blocks among an Anthropic message's content, in order. */
+export function thinkingBlocksOf(content: Array<Record<string, unknown>>): ThinkingBlock[] {
+  return content.filter(isThinkingBlock).map(thinkingBlock);
+}
+
+/**
+ * A chat message's `thinking_blocks`, checked: an array of signed thinking or redacted thinking
+ * blocks, else 400 naming the message's field (`at`: the message's index).
+ */
+export function checkedThinkingBlocks(v: unknown, at: number): ThinkingBlock[] | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (!Array.isArray(v) || !v.every(isThinkingBlock)) {
+    throw new ApiError(400, 'invalid_request', `messages[${at}].thinking_blocks must be a list of {type: "thinking", thinking, signature} and {type: "redacted_thinking", data} blocks as the model returned them.`, {
+      param: `messages[${at}].thinking_blocks`,
+    });
+  }
+  return v.map(thinkingBlock);
+}
+
+/**
+ * A chat body for an upstream that is not Anthropic-native: assistant messages without their
+ * `thinking_blocks` (Anthropic's signatures mean nothing there). The body itself when none has them.
+ */
+export function withoutThinkingBlocks(body: Record<string, unknown>): Record<string, unknown> {
+  const messages = body.messages;
+  const carries = (m: unknown): m is Record<string, unknown> => isRecord(m) && 'thinking_blocks' in m;
+  if (!Array.isArray(messages) || !messages.some(carries)) return body;
+  return {
+    ...body,
+    messages: messages.map((m) => {
+      if (!carries(m)) return m;
+      const { thinking_blocks: _dropped, ...rest } = m; // eslint-disable-line @typescript-eslint/no-unused-vars
+      return rest;
+    }),
+  };
+}
