@@ -2,7 +2,7 @@ import type { NativeStep, NativeTranscript } from '../../dispatch/native-search/
 import { newId, outputText, reasoningItem, responseObject, type OutputItem, type ResponseFrame } from './response';
 import { ResponsesEventWriter, type ResponsesEvent } from './event-writer';
 import { stepItems } from './native';
-import { addUsage, type CanonicalUsage } from '../canonical';
+import { addUsage, type CanonicalUsage, type ThinkingBlock } from '../canonical';
 
 /**
  * The Responses event sequence for a native search answer, item by item as the loop runs:
@@ -20,7 +20,7 @@ export class NativeResponsesStream extends ResponsesEventWriter {
   /** The message item being streamed, if one is open. */
   private openMessage: string | undefined;
   /** The reasoning item being streamed, if one is open. */
-  private openReasoning: { id: string; text: string } | undefined;
+  private openReasoning: { id: string; text: string; blocks: ThinkingBlock[] } | undefined;
   /** The streamed reasoning item was closed by the turn's text: the turn's `reasoning` step that follows adds nothing. */
   private reasoningOut = false;
 
@@ -79,16 +79,30 @@ export class NativeResponsesStream extends ResponsesEventWriter {
     this.ev(out, 'response.content_part.added', { item_id, output_index, content_index: 0, part: outputText('') });
   }
 
+  /** The reasoning item being streamed, opened as needed. */
+  private reasoningOpen(out: ResponsesEvent[]): { id: string; text: string; blocks: ThinkingBlock[] } {
+    if (!this.openReasoning) {
+      this.openReasoning = { id: newId('rs'), text: '', blocks: [] };
+      this.reasoningAdded(out, this.output.length, this.openReasoning.id);
+    }
+    return this.openReasoning;
+  }
+
+  /** Signed thinking blocks of the turn streaming now (an Anthropic-native upstream's): the reasoning item's encrypted_content. */
+  thinking(blocks: ThinkingBlock[]): ResponsesEvent[] {
+    const out: ResponsesEvent[] = [];
+    this.start(out);
+    this.reasoningOpen(out).blocks.push(...blocks);
+    return out;
+  }
+
   /** A piece of the model's reasoning as the upstream produced it: opens the reasoning item at the first. */
   reasoning(delta: string): ResponsesEvent[] {
     const out: ResponsesEvent[] = [];
     this.start(out);
-    if (!this.openReasoning) {
-      this.openReasoning = { id: newId('rs'), text: '' };
-      this.reasoningAdded(out, this.output.length, this.openReasoning.id);
-    }
-    this.openReasoning.text += delta;
-    this.reasoningDelta(out, this.output.length, this.openReasoning.id, delta);
+    const o = this.reasoningOpen(out);
+    o.text += delta;
+    this.reasoningDelta(out, this.output.length, o.id, delta);
     return out;
   }
 
@@ -98,7 +112,7 @@ export class NativeResponsesStream extends ResponsesEventWriter {
     if (!o) return;
     this.openReasoning = undefined;
     this.reasoningOut = true;
-    const item = reasoningItem(o.id, o.text);
+    const item = reasoningItem(o.id, o.text, 'completed', o.blocks, this.frame.req);
     const output_index = this.output.length;
     this.output.push(item);
     this.reasoningDone(out, output_index, item, o.text);

@@ -2,6 +2,8 @@ import type { CanonicalMessage, CanonicalPart, CanonicalRequest, CanonicalTool, 
 import { ApiError } from '../../../shared/errors/ApiError';
 import { APPLY_PATCH, canonicalTool, CLIENT_TOOLS, LOCAL_SHELL, offeredTools, prefixedName, SHELL, TOOL_SEARCH } from './offered-tools';
 import { applyPatchArguments, localShellArguments, shellArguments } from './client-tools';
+import { thinkingOfEncrypted } from './thinking-content';
+import type { ThinkingBlock } from '../canonical';
 
 export type ResponsesItem = Record<string, unknown> & { type?: string; role?: string };
 export interface ResponsesRequest {
@@ -158,21 +160,32 @@ function loadedText(tools: unknown): string {
   return names.length ? `Tools loaded: ${names.join(', ')}` : 'No tools found.';
 }
 
-/** Responses input items → canonical messages (tool calls join the assistant turn before them). */
+/**
+ * Responses input items → canonical messages (tool calls join the assistant turn before them). A
+ * reasoning item whose `encrypted_content` holds an Anthropic-native turn's signed thinking
+ * (thinking-content.ts) opens the assistant turn that follows it, which carries the blocks
+ * (`thinking_blocks`: sent to an Anthropic-native upstream, dropped for others).
+ */
 export function itemsToMessages(input: ResponsesRequest['input']): CanonicalMessage[] {
   if (typeof input === 'string') return [{ role: 'user', content: input }];
   const out: CanonicalMessage[] = [];
+  let thinking: ThinkingBlock[] | undefined;
+  const assistant = (m: CanonicalMessage) => {
+    if (thinking) [m.thinking_blocks, thinking] = [thinking, undefined];
+    out.push(m);
+  };
   const call = (id: unknown, name: string, args: string) => {
     const c = { id: String(id), type: 'function' as const, function: { name, arguments: args } };
     const last = out.at(-1);
-    if (last?.role === 'assistant') (last.tool_calls ??= []).push(c);
-    else out.push({ role: 'assistant', content: null, tool_calls: [c] });
+    if (last?.role === 'assistant' && !thinking) (last.tool_calls ??= []).push(c);
+    else assistant({ role: 'assistant', content: null, tool_calls: [c] });
   };
   const result = (id: unknown, text: string) => out.push({ role: 'tool', tool_call_id: String(id), content: text });
   for (const item of input) {
     const type = item.type ?? 'message';
     const client = item.execution === 'client';
-    if (type === 'message') out.push({ role: role(item.role), content: content(item.content) });
+    if (type === 'message' && item.role === 'assistant') assistant({ role: 'assistant', content: content(item.content) });
+    else if (type === 'message') out.push({ role: role(item.role), content: content(item.content) });
     else if (type === 'function_call') call(item.call_id, upstreamName(item), String(item.arguments ?? ''));
     else if (type === 'custom_tool_call') call(item.call_id, upstreamName(item), JSON.stringify({ input: String(item.input ?? '') }));
     else if (type === 'function_call_output' || type === 'custom_tool_call_output') result(item.call_id, outputText(item.output));
@@ -185,7 +198,8 @@ export function itemsToMessages(input: ResponsesRequest['input']): CanonicalMess
     else if (type === 'local_shell_call_output') result(item.call_id ?? item.id, outputText(item.output));
     else if (type === 'tool_search_call' && client) call(item.call_id ?? item.id, TOOL_SEARCH, JSON.stringify(item.arguments ?? {}));
     else if (type === 'tool_search_output' && client) result(item.call_id ?? item.id, loadedText(item.tools));
-    // Reasoning items are the model's own and not sent back upstream; a hosted tool search is moot
+    else if (type === 'reasoning' && thinkingOfEncrypted(item.encrypted_content)) thinking = [...(thinking ?? []), ...thinkingOfEncrypted(item.encrypted_content)!];
+    // Other reasoning items are the model's own and not sent back upstream; a hosted tool search is moot
     // when every tool is offered directly; additional tools join the offered tools (offered-tools.ts).
     else if (type === 'reasoning' || type === 'tool_search_call' || type === 'tool_search_output' || type === 'additional_tools') continue;
     else throw invalid(`Input item type '${type}' is not supported.`);

@@ -1,5 +1,6 @@
 import crypto from 'crypto';
-import { parseArguments, type CanonicalCompletion, type CanonicalMessage, type CanonicalToolCall, type CanonicalUsage, type FinishReason } from '../canonical';
+import { parseArguments, type CanonicalCompletion, type CanonicalMessage, type CanonicalToolCall, type CanonicalUsage, type FinishReason, type ThinkingBlock } from '../canonical';
+import { encryptedField } from './thinking-content';
 import type { ResponsesRequest } from './request';
 import { calledTool, customInput } from './offered-tools';
 import { applyPatchOperation, localShellAction, shellAction } from './client-tools';
@@ -169,26 +170,30 @@ export function functionCallItem(id: string, call: CanonicalToolCall, status = '
  * OpenAI's ResponseReasoningItem for an upstream's raw reasoning (chat's `reasoning_content`: an
  * OpenAI-compatible server's, or an Anthropic thinking block): no summary, the text as one
  * `reasoning_text` part, as OpenAI reports an open-weight model's reasoning. It comes before the
- * message; sent back as input it is skipped (request.ts), never forwarded as text.
+ * message; sent back as input it is skipped (request.ts), never forwarded as text. An Anthropic-native
+ * upstream's signed thinking (`blocks`) is its `encrypted_content` when the request asked for it
+ * (thinking-content.ts); sent back, that goes to an Anthropic-native upstream as the blocks.
  */
-export function reasoningItem(id: string, text: string, status = 'completed'): OutputItem {
-  return { type: 'reasoning', id, summary: [], content: text ? [reasoningText(text)] : [], status };
+export function reasoningItem(id: string, text: string, status = 'completed', blocks?: ThinkingBlock[], req?: ResponsesRequest): OutputItem {
+  return { type: 'reasoning', id, summary: [], content: text ? [reasoningText(text)] : [], ...encryptedField(blocks, req), status };
 }
 
 /** A `reasoning_text` content part of a reasoning item. */
 export const reasoningText = (text: string): Record<string, unknown> => ({ type: 'reasoning_text', text });
 
-/** The assistant turn to store for a follow-up (`previous_response_id`). */
-export function assistantTurn(text: string, calls: CanonicalToolCall[]): CanonicalMessage {
+/** The assistant turn to store for a follow-up (`previous_response_id`), with its signed thinking blocks whether or not the caller asked for them. */
+export function assistantTurn(text: string, calls: CanonicalToolCall[], thinking: ThinkingBlock[] = []): CanonicalMessage {
   const m: CanonicalMessage = { role: 'assistant', content: text || (calls.length ? null : '') };
+  if (thinking.length) m.thinking_blocks = thinking;
   if (calls.length) m.tool_calls = calls;
   return m;
 }
 
 /**
  * Canonical chat completion → Response object, plus the assistant turn for the store. The upstream's
- * reasoning (`message.reasoning_content`) is a `reasoning` item first; the stored turn leaves it out,
- * as a reasoning input item is left out (request.ts). A refusal
+ * reasoning (`message.reasoning_content`) is a `reasoning` item first; the stored turn leaves its text
+ * out, as a reasoning input item's text is left out (request.ts), and keeps an Anthropic-native
+ * upstream's signed blocks. A refusal
  * (`message.refusal`) is a `refusal` part of the message item, after any text; the stored turn keeps
  * it as text (as a `refusal` input part is read). When the answer was cut short its last item (the
  * one cut) is `incomplete`, as OpenAI reports it.
@@ -199,8 +204,9 @@ export function canonicalToResponse(c: CanonicalCompletion, f: ResponseFrame): {
   const refusal = choice?.message.refusal ?? '';
   const calls = choice?.message.tool_calls ?? [];
   const reasoning = choice?.message.reasoning_content ?? '';
+  const thinking = choice?.message.thinking_blocks ?? [];
   const output: OutputItem[] = [];
-  if (reasoning) output.push(reasoningItem(newId('rs'), reasoning));
+  if (reasoning || thinking.length) output.push(reasoningItem(newId('rs'), reasoning, 'completed', thinking, f.req));
   const parts: MessagePart[] = [];
   if (text) parts.push({ type: 'output_text', text, logprobs: responsesLogprobs((choice as { logprobs?: unknown }).logprobs) });
   if (refusal) parts.push({ type: 'refusal', text: refusal });
@@ -208,5 +214,5 @@ export function canonicalToResponse(c: CanonicalCompletion, f: ResponseFrame): {
   for (const call of calls) output.push(functionCallItem(newId('fc'), call, 'completed', f.req));
   const last = output.at(-1);
   if (last && cutShort(choice?.finish_reason)) last.status = 'incomplete';
-  return { response: responseObject(f, output, choice?.finish_reason ?? 'stop', c.usage), assistant: assistantTurn(text + refusal, calls) };
+  return { response: responseObject(f, output, choice?.finish_reason ?? 'stop', c.usage), assistant: assistantTurn(text + refusal, calls, thinking) };
 }

@@ -1,4 +1,4 @@
-import { addUsage, type CanonicalChunk, type CanonicalMessage, type CanonicalToolCall, type FinishReason } from '../canonical';
+import { addUsage, type CanonicalChunk, type CanonicalMessage, type CanonicalToolCall, type FinishReason, type ThinkingBlock } from '../canonical';
 import { assistantTurn, contentPart, cutShort, functionCallItem, messageItem, newId, reasoningItem, responseObject, responsesLogprobs, type LogProb, type MessagePart, type OutputItem, type ResponseFrame } from './response';
 
 import { ResponsesEventWriter, type ResponsesEvent } from './event-writer';
@@ -9,7 +9,7 @@ export type { ResponsesEvent };
 const ANNOUNCED_WHOLE = new Set(['apply_patch_call', 'shell_call', 'local_shell_call']);
 
 type Open =
-  | { kind: 'reasoning'; index: number; id: string; text: string }
+  | { kind: 'reasoning'; index: number; id: string; text: string; blocks: ThinkingBlock[] }
   | { kind: 'message'; index: number; id: string; parts: MessagePart[] }
   | { kind: 'call'; index: number; id: string; toolIndex: number; call: CanonicalToolCall; itemType: string };
 
@@ -29,6 +29,8 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
   private readonly output: OutputItem[] = [];
   private text = '';
   private readonly calls: CanonicalToolCall[] = [];
+  /** An Anthropic-native upstream's signed thinking blocks, for the stored turn. */
+  private readonly thinking: ThinkingBlock[] = [];
   private finish: FinishReason = null;
   private usage: CanonicalChunk['usage'] = null;
   /** Usage of the request's passes before the answer (a server-side compaction), added to the answer's. */
@@ -56,7 +58,7 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
     if (!o) return;
     this.open = undefined;
     if (o.kind === 'reasoning') {
-      const item = reasoningItem(o.id, o.text, status);
+      const item = reasoningItem(o.id, o.text, status, o.blocks, this.frame.req);
       this.output.push(item);
       this.reasoningDone(out, o.index, item, o.text);
     } else if (o.kind === 'message') {
@@ -75,15 +77,20 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
     }
   }
 
-  /** Appends the upstream's reasoning to the open reasoning item, opened (with its one part) as needed. */
-  private reasoningPiece(out: ResponsesEvent[], delta: string): void {
+  /** The open reasoning item, opened as needed. */
+  private reasoning(out: ResponsesEvent[]): Extract<Open, { kind: 'reasoning' }> {
     if (this.open?.kind !== 'reasoning') {
       this.close(out);
-      const o: Open = { kind: 'reasoning', index: this.nextIndex, id: newId('rs'), text: '' };
+      const o: Open = { kind: 'reasoning', index: this.nextIndex, id: newId('rs'), text: '', blocks: [] };
       this.open = o;
       this.reasoningAdded(out, o.index, o.id);
     }
-    const o = this.open as Extract<Open, { kind: 'reasoning' }>;
+    return this.open as Extract<Open, { kind: 'reasoning' }>;
+  }
+
+  /** Appends the upstream's reasoning to the open reasoning item, opened (with its one part) as needed. */
+  private reasoningPiece(out: ResponsesEvent[], delta: string): void {
+    const o = this.reasoning(out);
     o.text += delta;
     this.reasoningDelta(out, o.index, o.id, delta);
   }
@@ -141,6 +148,11 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
     const choice = chunk.choices?.[0];
     const delta = choice?.delta;
     if (delta?.reasoning_content) this.reasoningPiece(out, delta.reasoning_content);
+    // an Anthropic-native upstream's signed blocks: the reasoning item's encrypted_content when it is done
+    if (delta?.thinking_blocks?.length) {
+      this.reasoning(out).blocks.push(...delta.thinking_blocks);
+      this.thinking.push(...delta.thinking_blocks);
+    }
     if (delta?.content) this.messageDelta(out, 'output_text', delta.content, responsesLogprobs((choice as { logprobs?: unknown }).logprobs));
     if (delta?.refusal) this.messageDelta(out, 'refusal', delta.refusal);
     for (const tc of delta?.tool_calls ?? []) {
@@ -170,7 +182,7 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
     const o = this.open;
     if (!o) return [...this.output];
     const cut =
-      o.kind === 'reasoning' ? reasoningItem(o.id, o.text, 'incomplete') : o.kind === 'message' ? messageItem(o.id, o.parts, 'incomplete') : functionCallItem(o.id, o.call, 'incomplete', this.frame.req);
+      o.kind === 'reasoning' ? reasoningItem(o.id, o.text, 'incomplete', o.blocks, this.frame.req) : o.kind === 'message' ? messageItem(o.id, o.parts, 'incomplete') : functionCallItem(o.id, o.call, 'incomplete', this.frame.req);
     return [...this.output, cut];
   }
 
@@ -179,7 +191,7 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
     this.start(out);
     this.close(out, cutShort(this.finish) ? 'incomplete' : 'completed');
     const response = responseObject(this.frame, this.output, this.finish ?? 'stop', this.usageBefore ? addUsage(this.usageBefore, this.usage) : this.usage);
-    this.final = { response, assistant: assistantTurn(this.text, this.calls) };
+    this.final = { response, assistant: assistantTurn(this.text, this.calls, this.thinking) };
     this.ev(out, response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response });
     return out;
   }

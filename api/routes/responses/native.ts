@@ -64,7 +64,7 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
   };
   try {
     if (compacted) send(w.before(compacted.item as OutputItem, compacted.usage));
-    const t = await runNativeLoop(ctx, req, res, { ...loop, onStep: (s) => send(w.push(s)), onText: (d) => send(w.text(d)), onReasoning: (d) => send(w.reasoning(d)) });
+    const t = await runNativeLoop(ctx, req, res, { ...loop, onStep: (s) => send(w.push(s)), onText: (d) => send(w.text(d)), onReasoning: (d) => send(w.reasoning(d)), onThinking: (b) => send(w.thinking(b)) });
     const { events, response } = w.end(t);
     if (store) await storeResponse(req, response, [...asked, ...t.added], body);
     await recordInConversation(req, body, response);
@@ -163,6 +163,7 @@ function nativeWork(a: Asking, u: Unfolded, frame: ResponseFrame): BackgroundWor
         onStep: w ? (s) => emit(w.push(s)) : undefined,
         onText: w ? (d) => emit(w.text(d)) : undefined,
         onReasoning: w ? (d) => emit(w.reasoning(d)) : undefined,
+        onThinking: w ? (b) => emit(w.thinking(b)) : undefined,
       });
       logSucceededRun(a.ctx, a.req, a.res);
       if (w) {
