@@ -1,0 +1,100 @@
+import { expect } from 'chai';
+import OpenAI from 'openai';
+import { env } from '../../helpers/harness';
+import { buildOrg } from '../../helpers/factories';
+import { ScriptedUpstream, completion } from '../../helpers/scripted-upstream';
+import { thinking, thinkingModel } from '../../helpers/thinking-upstream';
+
+type Item = Record<string, unknown> & { type: string };
+
+/** A weather call after thinking, then the answer after thinking; the model thinks unless told not to. */
+const TURNS = [
+  { think: [thinking('I need the weather.')], then: [{ type: 'tool_use', id: 'toolu_w', name: 'weather', input: { city: 'Paris' } }], stop: 'tool_use' },
+  { think: [thinking('It is sunny.')], then: [{ type: 'text', text: 'Sunny in Paris.' }], stop: 'end_turn' },
+];
+const thinksByDefault = (b: Record<string, unknown>) => (b.thinking as { type?: unknown } | undefined)?.type !== 'disabled';
+const weather = { type: 'function' as const, function: { name: 'weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } };
+const SIGNED = thinking('I need the weather.');
+
+/**
+ * The plain translated paths on an Anthropic-native upstream that thinks (scripted to refuse a
+ * tool_result turn whose tool_use is not after its signed thinking, as the real API does): chat
+ * completions answer the signed blocks as the assistant message's `thinking_blocks` (LiteLLM's
+ * convention), JSON and streamed, and send them back; the Responses API's stored turn and echoed
+ * `encrypted_content` send them back; an OpenAI-compatible upstream never gets them.
+ */
+describe('signed thinking on the plain translated paths (Anthropic-native upstream)', function () {
+  this.timeout(30_000);
+  let up: ScriptedUpstream;
+  let openaiUp: ScriptedUpstream;
+  let model: string;
+  let client: OpenAI;
+  before(async () => {
+    up = await ScriptedUpstream.start('anthropic');
+    up.otherwise = thinkingModel(TURNS, thinksByDefault);
+    model = await up.model();
+    openaiUp = await ScriptedUpstream.start('openai');
+    openaiUp.otherwise = () => ({ kind: 'json', body: completion({ content: 'ok' }, 'stop') });
+    client = new OpenAI({ apiKey: (await buildOrg(env().redis)).key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+  });
+  after(async () => {
+    await up.close();
+    await openaiUp.close();
+  });
+  beforeEach(() => up.reset());
+
+  const ask: OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Weather in Paris?' }];
+  const afterCall = (assistant: Record<string, unknown>) => [...ask, assistant, { role: 'tool', tool_call_id: 'toolu_w', content: 'sunny' }] as OpenAI.Chat.ChatCompletionMessageParam[];
+
+  it('chat: thinking_blocks in the answer, JSON and streamed; sent back first in the turn; malformed: 400; not sent to an OpenAI-compatible upstream', async () => {
+    const r = await client.chat.completions.create({ model, messages: ask, tools: [weather] });
+    const msg = r.choices[0].message as OpenAI.Chat.ChatCompletionMessage & { thinking_blocks?: unknown[]; reasoning_content?: string };
+    expect(msg.thinking_blocks).to.deep.equal([SIGNED]);
+    expect(msg.reasoning_content).to.equal('I need the weather.');
+
+    const stream = await client.chat.completions.create({ model, messages: ask, tools: [weather], stream: true });
+    const streamed: unknown[] = [];
+    for await (const c of stream) streamed.push(...(((c.choices[0]?.delta as { thinking_blocks?: unknown[] } | undefined)?.thinking_blocks) ?? []));
+    expect(streamed).to.deep.equal([SIGNED]);
+
+    up.reset();
+    const next = await client.chat.completions.create({ model, messages: afterCall(msg as unknown as Record<string, unknown>), tools: [weather] });
+    expect(next.choices[0].message.content).to.equal('Sunny in Paris.');
+    expect(up.received[0].body.messages[1].content.map((b: Item) => b.type)).to.deep.equal(['thinking', 'tool_use']);
+    expect(up.received[0].body.messages[1].content[0]).to.deep.equal(SIGNED);
+
+    up.reset();
+    const bad = await client.chat.completions
+      .create({ model, messages: afterCall({ ...msg, thinking_blocks: [{ type: 'thinking', thinking: 'x' }] }), tools: [weather] })
+      .then(() => undefined, (e: unknown) => e);
+    expect(bad).to.be.instanceOf(OpenAI.BadRequestError);
+    expect((bad as InstanceType<typeof OpenAI.BadRequestError>).param).to.equal('messages[1].thinking_blocks');
+    expect(up.received).to.have.length(0);
+
+    const other = await openaiUp.model();
+    await client.chat.completions.create({ model: other, messages: afterCall(msg as unknown as Record<string, unknown>), tools: [weather] });
+    expect(openaiUp.received.at(-1)!.body.messages[1]).not.to.have.property('thinking_blocks');
+  });
+
+  it('responses: previous_response_id and an echoed encrypted_content send the signed block back, JSON and streamed', async () => {
+    const tools = [{ type: 'function' as const, name: 'weather', parameters: weather.function.parameters, strict: false }];
+    for (const stream of [false, true]) {
+      up.reset();
+      const first = stream
+        ? await client.responses.stream({ model, input: 'Weather in Paris?', tools, include: ['reasoning.encrypted_content'] }).finalResponse()
+        : await client.responses.create({ model, input: 'Weather in Paris?', tools, include: ['reasoning.encrypted_content'] });
+      const output = first.output as unknown as Item[];
+      expect(output.map((i) => i.type)).to.deep.equal(['reasoning', 'function_call']);
+      expect(output[0].encrypted_content).to.match(/^anthropic-signed-thinking\.v1\./);
+      const result = { type: 'function_call_output' as const, call_id: 'toolu_w', output: 'sunny' };
+      up.reset();
+      const followed = await client.responses.create({ model, tools, previous_response_id: first.id, input: [result] });
+      expect(followed.output_text).to.equal('Sunny in Paris.');
+      expect(up.received[0].body.messages[1].content[0]).to.deep.equal(SIGNED);
+      up.reset();
+      const echoed = await client.responses.create({ model, tools, input: [{ role: 'user', content: 'Weather in Paris?' }, ...(first.output as OpenAI.Responses.ResponseInputItem[]), result] });
+      expect(echoed.output_text).to.equal('Sunny in Paris.');
+      expect(up.received[0].body.messages[1].content.map((b: Item) => b.type)).to.deep.equal(['thinking', 'tool_use']);
+    }
+  });
+});
