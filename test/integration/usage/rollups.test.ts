@@ -194,7 +194,7 @@ describe('usage rollups: the clock task and the stats family', () => {
   });
 
   it('gateway usage rollup backfills past days, which the stats then read from rollups', async function () {
-    this.timeout(20_000);
+    this.timeout(60_000); // seven CLI runs, each a process that loads the models (several seconds each beside other load)
     const old = ['2025-03-09', '2025-03-10', '2025-03-11'];
     await db().query('DELETE FROM usage_rollup_days WHERE day BETWEEN :a AND :b', { replacements: { a: old[0], b: old[2] } });
     await event(at(old[1], 5), { org: 0, model: 1, modality: 'chat', input: 8, output: 2 });
