@@ -1,6 +1,6 @@
 import crypto from 'crypto';
 import { parseArguments, type CanonicalCompletion, type CanonicalMessage, type CanonicalToolCall, type CanonicalUsage, type FinishReason, type ThinkingBlock } from '../canonical';
-import { encryptedField } from './thinking-content';
+import { encryptedField, noteSignedThinking } from './thinking-content';
 import type { ResponsesRequest } from './request';
 import { calledTool, customInput } from './offered-tools';
 import { applyPatchOperation, localShellAction, shellAction } from './client-tools';
@@ -172,10 +172,11 @@ export function functionCallItem(id: string, call: CanonicalToolCall, status = '
  * `reasoning_text` part, as OpenAI reports an open-weight model's reasoning. It comes before the
  * message; sent back as input it is skipped (request.ts), never forwarded as text. An Anthropic-native
  * upstream's signed thinking (`blocks`) is its `encrypted_content` when the request asked for it
- * (thinking-content.ts); sent back, that goes to an Anthropic-native upstream as the blocks.
+ * (thinking-content.ts); sent back, that goes to an Anthropic-native upstream as the blocks. A
+ * conversation keeps the blocks whatever the request asked (keptItem).
  */
 export function reasoningItem(id: string, text: string, status = 'completed', blocks?: ThinkingBlock[], req?: ResponsesRequest): OutputItem {
-  return { type: 'reasoning', id, summary: [], content: text ? [reasoningText(text)] : [], ...encryptedField(blocks, req), status };
+  return noteSignedThinking({ type: 'reasoning', id, summary: [], content: text ? [reasoningText(text)] : [], ...encryptedField(blocks, req), status }, blocks);
 }
 
 /** A `reasoning_text` content part of a reasoning item. */

@@ -32,3 +32,21 @@ export const wantsEncryptedReasoning = (req: Pick<ResponsesRequest, 'include'> |
 export function encryptedField(blocks: ThinkingBlock[] | undefined, req: Pick<ResponsesRequest, 'include'> | undefined): { encrypted_content?: string } {
   return blocks?.length && wantsEncryptedReasoning(req) ? { encrypted_content: encryptedThinking(blocks) } : {};
 }
+
+const signedOf = new WeakMap<object, ThinkingBlock[]>();
+
+/** Notes the signed blocks a reasoning item was made of (with or without its `encrypted_content`), for its conversation (keptItem). */
+export function noteSignedThinking<T extends object>(item: T, blocks: ThinkingBlock[] | undefined): T {
+  if (blocks?.length) signedOf.set(item, blocks);
+  return item;
+}
+
+/**
+ * An output item as a conversation keeps it: a reasoning item made of signed thinking carries it as
+ * its `encrypted_content` whether or not the request asked for it, as OpenAI's conversations keep
+ * reasoning items whole; the Conversations API shows it only when asked (api/routes/conversations/include.ts).
+ */
+export function keptItem<T extends Record<string, unknown>>(item: T): T {
+  const blocks = signedOf.get(item);
+  return blocks && item.encrypted_content === undefined ? { ...item, encrypted_content: encryptedThinking(blocks) } : item;
+}

@@ -10,6 +10,7 @@ import { inputItemsOf } from '../../dialects/responses/input-items';
 import type { ResponsesItem } from '../../dialects/responses/request';
 import { storableCopy } from '../../middleware/json-checks';
 import { conversationMessages, conversationNotFound } from '../responses/conversation';
+import { includeOf, shownItem } from './include';
 import {
   addConversationItems,
   createConversation,
@@ -94,12 +95,13 @@ async function update(req: Request, res: Response): Promise<void> {
 
 async function addItems(req: Request, res: Response): Promise<void> {
   const id = String(req.params.id);
+  const include = includeOf(req);
   const items = itemsOf(((req.body ?? {}) as Json).items, false, req.auth!.orgId);
   // an unknown conversation holds none of them, and the add below answers it 404
   const [held] = await heldItemIds(req.auth!.orgId, id, items.map((it) => String(it.id)));
   if (held !== undefined) throw invalid(`The conversation already has an item with id '${held}'.`, 'items');
   if (!(await addConversationItems(req.auth!.orgId, id, items))) throw conversationNotFound(id);
-  res.json(listOf(items, false));
+  res.json(listOf(items.map((it) => shownItem(it, include)), false));
 }
 
 async function listItems(req: Request, res: Response): Promise<void> {
@@ -107,18 +109,20 @@ async function listItems(req: Request, res: Response): Promise<void> {
   const order = queryText(req.query, 'order') ?? 'desc';
   if (order !== 'asc' && order !== 'desc') throw invalid('`order` must be `asc` or `desc`.', 'order');
   const after = queryText(req.query, 'after');
+  const include = includeOf(req);
   await conversationOf(req);
   const page = await listConversationItems(req.auth!.orgId, String(req.params.id), { order, after, limit });
-  res.json(listOf(page.items, page.hasMore));
+  res.json(listOf(page.items.map((it) => shownItem(it, include)), page.hasMore));
 }
 
 const itemNotFound = (id: string) => new ApiError(404, 'item_not_found', `Item with id '${id}' not found.`, { param: 'item_id' });
 
 async function getItem(req: Request, res: Response): Promise<void> {
+  const include = includeOf(req);
   await conversationOf(req);
   const item = await findConversationItem(req.auth!.orgId, String(req.params.id), String(req.params.itemId));
   if (!item) throw itemNotFound(String(req.params.itemId));
-  res.json(item);
+  res.json(shownItem(item, include));
 }
 
 async function deleteItem(req: Request, res: Response): Promise<void> {
@@ -132,6 +136,7 @@ async function deleteItem(req: Request, res: Response): Promise<void> {
  * /v1/conversations/{id}`, `POST` and `GET /v1/conversations/{id}/items`, `GET` and `DELETE
  * /v1/conversations/{id}/items/{item_id}`; the org's own conversations only (another org's id is not
  * found). A response made with `conversation` reads and extends one (api/routes/responses/conversation.ts).
+ * The item routes take `include`: a reasoning item's `encrypted_content` is shown only when it asks (include.ts).
  */
 export function conversationsRouter(_ctx: AppContext): Router {
   const r = Router();

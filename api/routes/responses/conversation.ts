@@ -5,6 +5,7 @@ import { addConversationItems, allConversationItems, findConversation } from '..
 import type { CanonicalMessage } from '../../dialects/canonical';
 import { itemsToMessages, type ResponsesItem, type ResponsesRequest } from '../../dialects/responses/request';
 import { requestInputItems } from '../../dialects/responses/input-items';
+import { keptItem } from '../../dialects/responses/thinking-content';
 import { storableCopy } from '../../middleware/json-checks';
 import { openCompactions } from './compact';
 import { historyOf } from './store';
@@ -20,10 +21,14 @@ export function conversationIdOf(body: Pick<ResponsesRequest, 'conversation'>): 
 
 /**
  * A conversation's items as the canonical history a response continues. Hosted web search calls are
- * left out (the assistant's message after them carries what they found, and no upstream takes them).
+ * left out (the assistant's message after them carries what they found, and no upstream takes them),
+ * and so is the reasoning of a turn that only searched (the reasoning item right before a search
+ * call): its signed thinking goes with the search, not with the message after it. Other reasoning
+ * items with an Anthropic-native turn's signed thinking go back as its thinking blocks (request.ts).
  */
 export function conversationMessages(items: Array<Record<string, unknown>>, orgId: string): CanonicalMessage[] {
-  return itemsToMessages(openCompactions({ input: items.filter((i) => i.type !== 'web_search_call') as ResponsesItem[] }, orgId).input as ResponsesItem[]);
+  const searching = (i: number) => items[i].type === 'web_search_call' || (items[i].type === 'reasoning' && items[i + 1]?.type === 'web_search_call');
+  return itemsToMessages(openCompactions({ input: items.filter((_, i) => !searching(i)) as ResponsesItem[] }, orgId).input as ResponsesItem[]);
 }
 
 /**
@@ -43,11 +48,13 @@ export async function historyFor(req: Request, body: ResponsesRequest): Promise<
 /**
  * A response made with `conversation` that completed (or was cut short) adds its input items and then
  * its output items to the conversation, as OpenAI's does "after this response completes"; a failed one
- * adds nothing. A failure to add is logged: the answer was made and billed.
+ * adds nothing. Its reasoning items are kept whole: an Anthropic-native turn's signed thinking as their
+ * `encrypted_content` whether or not `include` asked for it (keptItem), so the conversation's next turn
+ * sends it back. A failure to add is logged: the answer was made and billed.
  */
 export async function recordInConversation(req: Request, body: ResponsesRequest, response: Record<string, unknown>): Promise<void> {
   const id = conversationIdOf(body);
   if (!id || (response.status !== 'completed' && response.status !== 'incomplete')) return;
-  const items = storableCopy([...requestInputItems(body), ...((response.output as Array<Record<string, unknown>>) ?? [])]);
+  const items = storableCopy([...requestInputItems(body), ...((response.output as Array<Record<string, unknown>>) ?? []).map(keptItem)]);
   await addConversationItems(req.auth!.orgId, id, items).catch((err: unknown) => logger.warn({ err, conversationId: id }, 'response not added to its conversation'));
 }

@@ -4,6 +4,7 @@ import { env } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
 import { ScriptedUpstream, completion } from '../../helpers/scripted-upstream';
 import { thinking, thinkingModel } from '../../helpers/thinking-upstream';
+import { ended } from '../../helpers/responses-background';
 
 type Item = Record<string, unknown> & { type: string };
 
@@ -21,7 +22,8 @@ const SIGNED = thinking('I need the weather.');
  * tool_result turn whose tool_use is not after its signed thinking, as the real API does): chat
  * completions answer the signed blocks as the assistant message's `thinking_blocks` (LiteLLM's
  * convention), JSON and streamed, and send them back; the Responses API's stored turn and echoed
- * `encrypted_content` send them back; an OpenAI-compatible upstream never gets them.
+ * `encrypted_content` send them back, and so does a conversation, which keeps them whatever
+ * `include` said (its items API shows them only when asked); an OpenAI-compatible upstream never gets them.
  */
 describe('signed thinking on the plain translated paths (Anthropic-native upstream)', function () {
   this.timeout(30_000);
@@ -96,5 +98,40 @@ describe('signed thinking on the plain translated paths (Anthropic-native upstre
       expect(echoed.output_text).to.equal('Sunny in Paris.');
       expect(up.received[0].body.messages[1].content.map((b: Item) => b.type)).to.deep.equal(['thinking', 'tool_use']);
     }
+  });
+
+  it('responses in a conversation: kept whole (JSON, streamed, background) whatever include said, the next turn sends the signed block back', async () => {
+    const tools = [{ type: 'function' as const, name: 'weather', parameters: weather.function.parameters, strict: false }];
+    for (const how of ['json', 'stream', 'background'] as const) {
+      const conv = await client.conversations.create({});
+      up.reset();
+      const ask = { model, conversation: conv.id, input: 'Weather in Paris?', tools };
+      const first =
+        how === 'stream' ? await client.responses.stream(ask).finalResponse() : how === 'background' ? await ended(client, (await client.responses.create({ ...ask, background: true })).id) : await client.responses.create(ask);
+      const output = first.output as unknown as Item[];
+      expect(output.map((i) => i.type), how).to.deep.equal(['reasoning', 'function_call']);
+      expect(output[0], how).not.to.have.property('encrypted_content');
+      up.reset();
+      const next = await client.responses.create({ model, conversation: conv.id, tools, input: [{ type: 'function_call_output', call_id: 'toolu_w', output: 'sunny' }] });
+      expect(next.output_text, how).to.equal('Sunny in Paris.');
+      expect(up.received[0].body.messages[1].content[0], how).to.deep.equal(SIGNED);
+    }
+  });
+
+  it('conversation items: a reasoning item shows its encrypted_content only when include asks, listed or retrieved; an unknown include is 400', async () => {
+    const conv = await client.conversations.create({});
+    await client.responses.create({ model, conversation: conv.id, input: 'Weather in Paris?', tools: [{ type: 'function', name: 'weather', parameters: weather.function.parameters, strict: false }] });
+    const reasoningOf = (items: unknown[]) => (items as Item[]).find((i) => i.type === 'reasoning')!;
+    const bare = reasoningOf((await client.conversations.items.list(conv.id)).data);
+    expect(bare).not.to.have.property('encrypted_content');
+    expect((bare.content as unknown[])[0]).to.deep.equal({ type: 'reasoning_text', text: 'I need the weather.' });
+    const included = reasoningOf((await client.conversations.items.list(conv.id, { include: ['reasoning.encrypted_content'] })).data);
+    expect(included.encrypted_content).to.match(/^anthropic-signed-thinking\.v1\./);
+    expect(await client.conversations.items.retrieve(bare.id as string, { conversation_id: conv.id })).not.to.have.property('encrypted_content');
+    const one = (await client.conversations.items.retrieve(bare.id as string, { conversation_id: conv.id, include: ['reasoning.encrypted_content'] })) as unknown as Item;
+    expect(one.encrypted_content).to.equal(included.encrypted_content);
+    const bad = await client.conversations.items.list(conv.id, { include: ['reasoning.everything' as 'reasoning.encrypted_content'] }).then(() => undefined, (e: unknown) => e);
+    expect(bad).to.be.instanceOf(OpenAI.BadRequestError);
+    expect((bad as InstanceType<typeof OpenAI.BadRequestError>).param).to.equal('include');
   });
 });

@@ -28,7 +28,8 @@ const assistantTurns = (r: { body: { messages: Sent[] } }) => r.body.messages.fi
  * without it, as the real API does); each turn's reasoning item carries its signed blocks as
  * `encrypted_content` when `include` asks (`reasoning.encrypted_content`), marked as Anthropic's;
  * sent back as input, or reached through `previous_response_id` (stored whatever `include` said),
- * they go to the upstream as the thinking blocks before that turn's tool_use and text.
+ * they go to the upstream as the thinking blocks before that turn's tool_use and text; a
+ * conversation keeps them (whatever `include` said) and sends the answer turn's back.
  */
 describe('native web search on /v1/responses: signed thinking round-trips', function () {
   this.timeout(30_000);
@@ -113,5 +114,18 @@ describe('native web search on /v1/responses: signed thinking round-trips', func
     up.reset();
     await client.responses.create({ model, tools: SEARCH, input: 'And wasps?', previous_response_id: r.id });
     expectHistorySent();
+  });
+
+  it('in a conversation, JSON and streamed: the answer turn’s signed blocks go back with its message (the search turn’s go with the search, left out)', async () => {
+    for (const stream of [false, true]) {
+      const conv = await client.conversations.create({});
+      const ask = { model, conversation: conv.id, input: 'What do bees make?', tools: SEARCH };
+      const r = stream ? await client.responses.stream(ask).finalResponse() : await client.responses.create(ask);
+      expect(r.output_text).to.equal(ANSWER);
+      up.reset();
+      await client.responses.create({ model, conversation: conv.id, tools: SEARCH, input: 'And wasps?' });
+      expect(assistantTurns(up.received[0]), String(stream)).to.deep.equal([['thinking', 'redacted_thinking', 'text']]);
+      expect((up.received[0].body.messages[1].content as Item[]).slice(0, 2)).to.deep.equal([thinking('The results answer it.'), REDACTED]);
+    }
   });
 });
