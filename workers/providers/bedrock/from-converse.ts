@@ -1,4 +1,5 @@
 import type { ContentBlock, ConverseCommandOutput, TokenUsage } from '@aws-sdk/client-bedrock-runtime';
+import { thinkingBlocksOf } from './reasoning';
 
 /** Converse stopReason → finish_reason. */
 export function finishReason(stop: string | undefined): 'stop' | 'length' | 'tool_calls' | 'content_filter' {
@@ -31,7 +32,10 @@ export function completionId(requestId: string | undefined): string {
   return `chatcmpl-${requestId ?? Date.now().toString(36)}`;
 }
 
-/** A Converse answer → a canonical chat completion with the public model id. */
+/**
+ * A Converse answer → a canonical chat completion with the public model id. Reasoning text is
+ * `reasoning_content`; signed and redacted reasoning blocks are also `thinking_blocks` (reasoning.ts).
+ */
 export function converseToCompletion(res: ConverseCommandOutput, publicModel: string): Record<string, unknown> {
   const blocks: ContentBlock[] = res.output?.message?.content ?? [];
   const text = blocks.map((b) => b.text ?? '').join('');
@@ -41,6 +45,8 @@ export function converseToCompletion(res: ConverseCommandOutput, publicModel: st
     .map((b) => ({ id: String(b.toolUse!.toolUseId), type: 'function', function: { name: String(b.toolUse!.name), arguments: JSON.stringify(b.toolUse!.input ?? {}) } }));
   const message: Record<string, unknown> = { role: 'assistant', content: text || (calls.length ? null : '') };
   if (reasoning) message.reasoning_content = reasoning;
+  const signed = thinkingBlocksOf(blocks);
+  if (signed.length) message.thinking_blocks = signed;
   if (calls.length) message.tool_calls = calls;
   return {
     id: completionId(res.$metadata?.requestId),

@@ -1,10 +1,13 @@
 import type { ConverseStreamOutput, TokenUsage } from '@aws-sdk/client-bedrock-runtime';
 import { chatUsage, finishReason } from './from-converse';
+import { redacted } from './reasoning';
 
 /**
  * Converse stream events → canonical chat chunks. Tool-use blocks become tool calls numbered in
  * order of appearance (one streamed with no input text gets arguments "{}" at its
- * contentBlockStop, as the JSON path gives); reasoning deltas become `reasoning_content`. The finish
+ * contentBlockStop, as the JSON path gives); reasoning deltas become `reasoning_content`, and a
+ * reasoning block's signature delta `thinking_blocks` with the whole signed block (its text so far), a
+ * redacted reasoning delta a redacted_thinking block (as the Anthropic adapter streams them). The finish
  * chunk comes at messageStop; the usage (Bedrock's `metadata` event, after it) in the usage-only
  * chunk. A stream without messageStop did not finish (`stopped` stays false).
  */
@@ -14,6 +17,8 @@ export class ConverseToChatStream {
   /** Tool blocks that have received input text: one that got none closes with "{}". */
   private withArgs = new Set<number>();
   private usage: Partial<TokenUsage> = {};
+  /** Each reasoning block's text so far, for its signed block. */
+  private reasoning = new Map<number, string>();
   /** messageStop arrived: the answer is complete. */
   stopped = false;
 
@@ -38,7 +43,17 @@ export class ConverseToChatStream {
     if (ev.contentBlockDelta) {
       const d = ev.contentBlockDelta.delta;
       if (d?.text !== undefined) return d.text ? [this.chunk({ content: d.text })] : [];
-      if (d?.reasoningContent?.text) return [this.chunk({ reasoning_content: d.reasoningContent.text })];
+      const r = d?.reasoningContent;
+      if (r) {
+        const at = ev.contentBlockDelta.contentBlockIndex ?? 0;
+        if (r.text) {
+          this.reasoning.set(at, (this.reasoning.get(at) ?? '') + r.text);
+          return [this.chunk({ reasoning_content: r.text })];
+        }
+        if (r.signature) return [this.chunk({ thinking_blocks: [{ type: 'thinking', thinking: this.reasoning.get(at) ?? '', signature: r.signature }] })];
+        if (r.redactedContent?.length) return [this.chunk({ thinking_blocks: [redacted(r.redactedContent)] })];
+        return [];
+      }
       if (d?.toolUse) {
         const n = this.toolByBlock.get(ev.contentBlockDelta.contentBlockIndex ?? 0);
         if (n === undefined || !d.toolUse.input) return [];

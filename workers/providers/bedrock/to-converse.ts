@@ -3,9 +3,13 @@ import { ApiError } from '../../../shared/errors/ApiError';
 import { nonFunctionTool, toolUse, type ToolUse } from '../tool-choice';
 import { eachPart, imageUrlOf } from '../parts';
 import { blankStop, emptyStop, refuseChoicesAndLogprobs, refuseStops, refuseUnexpressible } from '../unsupported';
+import type { ThinkingBlock } from '../anthropic/thinking';
+import { isClaude, reasoningBlocks, reasoningRequest, refuseReasoning } from './reasoning';
+
+export { isClaude };
 
 type Part = Record<string, unknown> & { type: string; cache_control?: unknown };
-type CMessage = { role: string; content?: string | Part[] | null; tool_calls?: Array<{ id: string; function: { name: string; arguments?: string } }>; tool_call_id?: string };
+type CMessage = { role: string; content?: string | Part[] | null; tool_calls?: Array<{ id: string; function: { name: string; arguments?: string } }>; tool_call_id?: string; thinking_blocks?: ThinkingBlock[] };
 
 const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
 const IMAGE_FORMATS: Record<string, ImageFormat> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/jpg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' };
@@ -18,11 +22,6 @@ export function refuse(param: string, why: string): ApiError {
 
 /** A content part Converse has no block for: neither text nor an image. */
 const partRefused = (type: unknown) => refuse('messages', `content part type '${String(type)}' has no Converse form here.`);
-
-/** A Claude model on Bedrock (a foundation model id, an inference profile or an ARN naming one). */
-export function isClaude(upstream: string): boolean {
-  return /anthropic\.claude/.test(upstream);
-}
 
 /** An image URL's Converse format and base64 data: a data URL of PNG, JPEG, GIF or WebP, else refused. */
 function imageData(url: string): { format: ImageFormat; data: string } {
@@ -89,7 +88,8 @@ function conversation(messages: CMessage[], claude: boolean): { system: SystemCo
       // An empty result stays one blank text block: `content: []` is refused by some models (docs/providers/bedrock.md).
       push('user', [{ toolResult: { toolUseId: String(m.tool_call_id), content: [{ text: textOf(m.content) }] } }]);
     } else if (m.role === 'assistant') {
-      const blocks = blocksOf(m.content, claude);
+      // the turn's signed reasoning first, as Claude wrote it (Bedrock refuses a tool-using turn with thinking on without it)
+      const blocks = [...reasoningBlocks(m.thinking_blocks, claude), ...blocksOf(m.content, claude)];
       for (const c of m.tool_calls ?? []) {
         blocks.push({ toolUse: { toolUseId: c.id, name: c.function.name, input: parseInput(c.function.arguments) as never } });
       }
@@ -143,6 +143,7 @@ export function refuseUntranslatable(body: Record<string, unknown>, upstreamMode
   // Converse takes stop sequences of one character at least; Claude on Bedrock refuses whitespace-only ones as Anthropic does
   if (isClaude(upstreamModel)) refuseStops(body, blankStop, 'sequences must contain a non-whitespace character on this model.');
   else refuseStops(body, emptyStop, 'sequences must not be empty on this model.');
+  refuseReasoning(body, upstreamModel);
   if (nonFunctionTool(body) >= 0) throw refuse('tools', 'only function tools have a Converse form.');
   const tools = Array.isArray(body.tools) ? body.tools : [];
   const messages = Array.isArray(body.messages) ? (body.messages as CMessage[]) : [];
@@ -161,14 +162,16 @@ export function canonicalToConverse(body: Record<string, unknown>, upstreamModel
   const out: ConverseRequest = { modelId: upstreamModel, messages: conv.messages };
   if (conv.system.length) out.system = conv.system;
   const inference: NonNullable<ConverseRequest['inferenceConfig']> = {};
-  const max = body.max_completion_tokens ?? body.max_tokens;
+  const reasoning = reasoningRequest(body, upstreamModel);
+  const max = reasoning.maxTokens ?? body.max_completion_tokens ?? body.max_tokens;
   if (typeof max === 'number') inference.maxTokens = max;
   if (typeof body.temperature === 'number') inference.temperature = body.temperature;
   if (typeof body.top_p === 'number') inference.topP = body.top_p;
   const stop = typeof body.stop === 'string' ? [body.stop] : Array.isArray(body.stop) ? (body.stop as string[]) : [];
   if (stop.length) inference.stopSequences = stop;
   if (Object.keys(inference).length) out.inferenceConfig = inference;
-  if (typeof body.top_k === 'number') out.additionalModelRequestFields = { top_k: body.top_k }; // Claude only (refused elsewhere)
+  const extra = { ...(typeof body.top_k === 'number' ? { top_k: body.top_k } : {}), ...reasoning.fields }; // top_k: Claude only (refused elsewhere)
+  if (Object.keys(extra).length) out.additionalModelRequestFields = extra as never;
   const tools = (body.tools as FnTool[] | undefined) ?? [];
   const use = tools.length ? toolUse(tools, body.tool_choice) : { tools, choice: undefined };
   const fns = use.tools;

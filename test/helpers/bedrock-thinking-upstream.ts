@@ -1,0 +1,119 @@
+import http from 'http';
+import { eventFrame } from '../../scripts/simulator/eventstream';
+import { upsertModel, upsertProvider } from '../../shared/catalog/catalog-ops';
+import { bumpEpoch } from '../../shared/cache/epoch';
+import { env } from './harness';
+import { dropScriptedModel } from './scripted-upstream';
+import { signatureOf } from './thinking-upstream';
+
+type Block = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Message = { role: string; content: Block[] };
+export type Request = { path: string; body: { messages: Message[]; additionalModelRequestFields?: Record<string, any>; inferenceConfig?: Record<string, unknown>; toolConfig?: unknown } }; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** Converse blocks: signed reasoning (a signature bound to its text, as Anthropic's is), redacted reasoning (base64 of its bytes in the JSON protocol). */
+export const signedReasoning = (text: string): Block => ({ reasoningContent: { reasoningText: { text, signature: signatureOf(text) } } });
+export const REDACTED_BYTES = 'EmwKAhgBEgy3va3pzix/LafPsn4a';
+export const redactedReasoning: Block = { reasoningContent: { redactedContent: REDACTED_BYTES } };
+
+/** A turn of the model: its reasoning (sent when thinking is on), then its blocks. */
+export type Turn = { think: Block[]; then: Block[]; stop: string };
+
+/** What Bedrock refuses with Claude's thinking on: a modified signed block, a tool-using last turn that does not open with its reasoning. */
+function refusal(body: Request['body'], on: boolean): string | undefined {
+  for (const [i, m] of body.messages.entries()) {
+    for (const b of m.content) {
+      const t = b.reasoningContent?.reasoningText;
+      if (t && t.signature !== signatureOf(String(t.text))) return `messages.${i}: Invalid signature in reasoning block`;
+    }
+  }
+  const [prev, last] = body.messages.slice(-2);
+  if (!on || prev?.role !== 'assistant' || !last?.content.some((b) => b.toolResult)) return undefined;
+  if (prev.content[0]?.reasoningContent) return undefined;
+  return `The model returned the following errors: messages.${body.messages.length - 2}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${Object.keys(prev.content[0] ?? {})[0]}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks).`;
+}
+
+/** A Converse answer's blocks as ConverseStream events: reasoning text in pieces then its signature, redacted content whole, tool use start/delta, text. */
+function events(content: Block[], stop: string): Uint8Array[] {
+  const out = [eventFrame('messageStart', { role: 'assistant' })];
+  content.forEach((b, contentBlockIndex) => {
+    const delta = (d: Block) => out.push(eventFrame('contentBlockDelta', { contentBlockIndex, delta: d }));
+    const t = b.reasoningContent?.reasoningText;
+    if (t) {
+      const half = Math.ceil(t.text.length / 2);
+      for (const piece of [t.text.slice(0, half), t.text.slice(half)]) delta({ reasoningContent: { text: piece } });
+      delta({ reasoningContent: { signature: t.signature } });
+    } else if (b.reasoningContent) delta({ reasoningContent: { redactedContent: b.reasoningContent.redactedContent } });
+    else if (b.toolUse) {
+      out.push(eventFrame('contentBlockStart', { contentBlockIndex, start: { toolUse: { toolUseId: b.toolUse.toolUseId, name: b.toolUse.name } } }));
+      delta({ toolUse: { input: JSON.stringify(b.toolUse.input) } });
+    } else delta({ text: b.text });
+    out.push(eventFrame('contentBlockStop', { contentBlockIndex }));
+  });
+  out.push(eventFrame('messageStop', { stopReason: stop }));
+  out.push(eventFrame('metadata', { usage: { inputTokens: 20, outputTokens: 10, totalTokens: 30 }, metrics: { latencyMs: 5 } }));
+  return out;
+}
+
+/**
+ * A Bedrock Runtime endpoint (Converse and ConverseStream) whose model thinks as Claude on Bedrock does:
+ * only with `additionalModelRequestFields.thinking.type: "enabled"`, each turn opening with its
+ * reasoning; a request Bedrock refuses with thinking on (refusal) gets its 400 ValidationException.
+ * Turn `n` (assistant turns since the last plain user turn) answers `turns[n]`.
+ */
+export class BedrockThinkingUpstream {
+  received: Request[] = [];
+  url = '';
+  private server!: http.Server;
+  private models: string[] = [];
+
+  constructor(private readonly turns: Turn[]) {}
+
+  async start(): Promise<this> {
+    this.server = http.createServer((req, res) => {
+      let raw = '';
+      req.on('data', (c: Buffer) => (raw += c.toString('utf8')));
+      req.on('end', () => this.answer({ path: req.url ?? '', body: JSON.parse(raw) as Request['body'] }, res));
+    });
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
+    this.url = `http://127.0.0.1:${(this.server.address() as { port: number }).port}`;
+    return this;
+  }
+
+  private answer(r: Request, res: http.ServerResponse): void {
+    this.received.push(r);
+    const on = r.body.additionalModelRequestFields?.thinking?.type === 'enabled';
+    const refused = refusal(r.body, on);
+    if (refused) {
+      res.writeHead(400, { 'content-type': 'application/json', 'x-amzn-errortype': 'ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/' }).end(JSON.stringify({ message: refused }));
+      return;
+    }
+    const msgs = r.body.messages;
+    let n = 0;
+    for (let i = msgs.length - 1; i >= 0 && !(msgs[i].role === 'user' && !msgs[i].content.some((b) => b.toolResult)); i--) if (msgs[i].role === 'assistant') n++;
+    const turn = this.turns[Math.min(n, this.turns.length - 1)];
+    const content = [...(on ? turn.think : []), ...turn.then];
+    if (r.path.endsWith('/converse-stream')) {
+      res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-requestid': 'req-think' });
+      for (const f of events(content, turn.stop)) res.write(f);
+      res.end();
+      return;
+    }
+    const body = { output: { message: { role: 'assistant', content } }, stopReason: turn.stop, usage: { inputTokens: 20, outputTokens: 10, totalTokens: 30 }, metrics: { latencyMs: 5 } };
+    res.writeHead(200, { 'content-type': 'application/json', 'x-amzn-requestid': 'req-think' }).end(JSON.stringify(body));
+  }
+
+  /** A public model (and its bedrock provider, both named `name`) on this endpoint for the given Bedrock model id. */
+  async model(name: string, upstream: string): Promise<string> {
+    await upsertProvider({ name, kind: 'bedrock', base_url: this.url, region: 'us-east-1', api_key: 'ABSKscriptedbedrockkey' } as never);
+    await upsertModel({ id: name, provider: name, upstream, capabilities: { chat: true, tools: true }, prices: { input_token: 1, output_token: 1 } } as never);
+    this.models.push(name);
+    await bumpEpoch(env().redis);
+    return name;
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((r) => this.server.close(() => r()));
+    for (const name of this.models.splice(0)) await dropScriptedModel(name);
+  }
+}

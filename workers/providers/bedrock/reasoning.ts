@@ -1,0 +1,105 @@
+import type { ContentBlock } from '@aws-sdk/client-bedrock-runtime';
+import { checkedThinkingBlocks, type ThinkingBlock } from '../anthropic/thinking';
+import { anthropicApi } from '../anthropic/api';
+import { given, unsupported } from '../unsupported';
+
+/**
+ * Reasoning on Bedrock Converse (test/fixtures/vendor/bedrock/reasoning-wire-format.md): a Claude
+ * model's signed reasoning (`reasoningContent.reasoningText {text, signature}`) and redacted reasoning
+ * (`reasoningContent.redactedContent`, bytes) are the canonical `thinking_blocks` (Anthropic's thinking
+ * and redacted_thinking blocks, the redacted bytes as base64 `data`), sent back before the turn's text
+ * and tool use; `reasoning_effort` is Claude's `thinking` budget or Amazon Nova 2's `reasoningConfig`,
+ * and refused on the other families.
+ */
+
+/** A Claude model on Bedrock (a foundation model id, an inference profile or an ARN naming one). */
+export function isClaude(upstream: string): boolean {
+  return /anthropic\.claude/.test(upstream);
+}
+
+/** An Amazon Nova 2 model (`amazon.nova-2-lite-v1:0`, `us.amazon.nova-2-…`): its reasoning is `reasoningConfig`. */
+export function isNova2(upstream: string): boolean {
+  return /amazon\.nova-2-/.test(upstream);
+}
+
+/** Claude's thinking budget (`budget_tokens`) for each effort level: 1024 at least (AWS's minimum). */
+const CLAUDE_BUDGET: Record<string, number> = { minimal: 1024, low: 1024, medium: 8192, high: 16384, xhigh: 32000, max: 32000 };
+const MIN_BUDGET = 1024;
+
+/** Nova 2's `maxReasoningEffort` for each effort level (AWS documents low, medium and high). */
+const NOVA_EFFORT: Record<string, 'low' | 'medium' | 'high'> = { minimal: 'low', low: 'low', medium: 'medium', high: 'high' };
+
+const maxField = (body: Record<string, unknown>) => (typeof body.max_completion_tokens === 'number' ? 'max_completion_tokens' : 'max_tokens');
+const maxOf = (body: Record<string, unknown>) => (body.max_completion_tokens ?? body.max_tokens) as number | undefined;
+
+/** A level `levels` has no form for: 400 naming `reasoning_effort`. */
+function level<T>(levels: Record<string, T>, effort: unknown): T {
+  if (typeof effort === 'string' && Object.hasOwn(levels, effort)) return levels[effort];
+  throw unsupported('reasoning_effort', `'${String(effort)}' is not supported on this model (it takes ${Object.keys(levels).join(', ')} or none).`);
+}
+
+/** Whether the request turns Claude's thinking on: a `reasoning_effort` other than `none` on a Claude model. */
+const thinks = (body: Record<string, unknown>, upstream: string) => isClaude(upstream) && given(body.reasoning_effort) && body.reasoning_effort !== 'none';
+
+/**
+ * What Bedrock would refuse in the request's reasoning (400 `unsupported_parameter` naming the field):
+ * malformed `thinking_blocks`; a `reasoning_effort` on a family without a Converse form for it, or at a
+ * level without one; with Claude's thinking on, what Anthropic documents as incompatible with it (a
+ * temperature other than 1, `top_k`, a `top_p` below 0.95, a forced tool choice) and a maximum that
+ * leaves no room for the minimum budget.
+ */
+export function refuseReasoning(body: Record<string, unknown>, upstream: string): void {
+  if (Array.isArray(body.messages)) (body.messages as Array<{ thinking_blocks?: unknown }>).forEach((m, i) => void checkedThinkingBlocks(m?.thinking_blocks, i));
+  const effort = body.reasoning_effort;
+  if (!given(effort)) return;
+  if (!isClaude(upstream) && !isNova2(upstream)) throw unsupported('reasoning_effort', 'has no Converse form for this model (on Bedrock, Claude and Amazon Nova 2 models take it).');
+  if (effort === 'none') return;
+  if (isNova2(upstream)) return void level(NOVA_EFFORT, effort);
+  level(CLAUDE_BUDGET, effort);
+  const why = "is not compatible with Claude's thinking (reasoning_effort) on this model.";
+  if (given(body.temperature) && body.temperature !== 1) throw unsupported('temperature', `other than 1 ${why}`);
+  if (given(body.top_k)) throw unsupported('top_k', why);
+  if (typeof body.top_p === 'number' && body.top_p < 0.95) throw unsupported('top_p', `below 0.95 ${why}`);
+  const choice = body.tool_choice as { type?: unknown } | string | undefined;
+  if (choice === 'required' || (typeof choice === 'object' && choice?.type === 'function')) throw unsupported('tool_choice', `forcing a tool call ${why}`);
+  const max = maxOf(body);
+  if (typeof max === 'number' && max <= MIN_BUDGET) throw unsupported(maxField(body), `must be above ${MIN_BUDGET} with reasoning_effort on this model (Claude's thinking budget is ${MIN_BUDGET} tokens at least, and below the maximum).`);
+}
+
+/**
+ * The request's reasoning as Converse takes it (checked by refuseReasoning): Claude's `thinking`
+ * (`budget_tokens` of the level, within the caller's maximum, which then covers thinking and answer as
+ * OpenAI's does; without one the maximum is the budget and the Anthropic adapter's default answer
+ * allowance) or Nova 2's `reasoningConfig`, as `additionalModelRequestFields`; `maxTokens` to send.
+ */
+export function reasoningRequest(body: Record<string, unknown>, upstream: string): { fields?: Record<string, unknown>; maxTokens?: number } {
+  const effort = body.reasoning_effort;
+  if (!given(effort) || effort === 'none') return {};
+  if (isNova2(upstream)) return { fields: { reasoningConfig: { type: 'enabled', maxReasoningEffort: level(NOVA_EFFORT, effort) } } };
+  if (!thinks(body, upstream)) return {};
+  const max = maxOf(body);
+  const budget = Math.min(level(CLAUDE_BUDGET, effort), typeof max === 'number' ? max - 1 : Infinity);
+  return { fields: { thinking: { type: 'enabled', budget_tokens: budget } }, maxTokens: typeof max === 'number' ? max : budget + anthropicApi.defaultMaxTokens };
+}
+
+/** An assistant message's `thinking_blocks` as Converse reasoning blocks, for a Claude model only (the signatures are Anthropic's). */
+export function reasoningBlocks(blocks: ThinkingBlock[] | undefined, claude: boolean): ContentBlock[] {
+  if (!claude || !blocks) return [];
+  return blocks.map((b) =>
+    b.type === 'thinking' ? { reasoningContent: { reasoningText: { text: b.thinking, signature: b.signature } } } : { reasoningContent: { redactedContent: Buffer.from(b.data, 'base64') } },
+  );
+}
+
+/** Redacted reasoning bytes as a redacted_thinking block (its `data` base64, as Anthropic's API gives it). */
+export const redacted = (bytes: Uint8Array): ThinkingBlock => ({ type: 'redacted_thinking', data: Buffer.from(bytes).toString('base64') });
+
+/** The signed and redacted reasoning of a Converse answer's blocks, in order (unsigned reasoning text is `reasoning_content` only). */
+export function thinkingBlocksOf(blocks: ContentBlock[]): ThinkingBlock[] {
+  const out: ThinkingBlock[] = [];
+  for (const b of blocks) {
+    const r = b.reasoningContent;
+    if (r?.reasoningText?.signature) out.push({ type: 'thinking', thinking: r.reasoningText.text ?? '', signature: r.reasoningText.signature });
+    else if (r?.redactedContent?.length) out.push(redacted(r.redactedContent));
+  }
+  return out;
+}
