@@ -55,6 +55,12 @@ describe('model pools: deployments of a kind that cannot express the request', (
     await servedBy(() => call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), 'anthropic-version': '2023-06-01' }, json }), 'claude', n.upstream);
   });
 
+  it('serves reasoning_effort from the Claude deployment of a Bedrock pool (a thinking budget), never the Nova (1) one, which has no form for it', async () => {
+    const [n, c] = [nova(), claude()];
+    const model = await poolModel([n, c]);
+    await servedBy(() => chat(o.key, model, { reasoning_effort: 'low' }), 'claude', n.upstream);
+  });
+
   for (const [what, extra] of [
     ['a tool of a type other than function', { tools: [{ type: 'custom', custom: { name: 'grep' } }] }],
     ['tool_choice none with tool calls in the history', { messages: TOOL_HISTORY, tools: [WEATHER], tool_choice: 'none' }],

@@ -1,0 +1,68 @@
+import { expect } from 'chai';
+import crypto from 'crypto';
+import OpenAI from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
+import { env } from '../../helpers/harness';
+import { buildOrg } from '../../helpers/factories';
+import { BedrockThinkingUpstream } from '../../helpers/bedrock-thinking-upstream';
+
+const TURNS = [{ think: [], then: [{ text: 'ok' }], stop: 'end_turn' }];
+const name = (what: string) => `bedrock-${what}-${crypto.randomBytes(3).toString('hex')}`;
+
+/**
+ * `reasoning_effort` (chat), `reasoning.effort` (responses) and `output_config.effort` (messages) on
+ * Bedrock deployments: Amazon Nova 2's `reasoningConfig`, Claude's `thinking`, refused (400 naming the
+ * field, nothing sent) on a family AWS documents no form for.
+ */
+describe('bedrock: reasoning effort by model family', function () {
+  this.timeout(30_000);
+  let up: BedrockThinkingUpstream;
+  let key: string;
+  let openai: OpenAI;
+  const models: Record<string, string> = {};
+  before(async () => {
+    up = await new BedrockThinkingUpstream(TURNS).start();
+    models.nova2 = await up.model(name('nova2'), 'us.amazon.nova-2-lite-v1:0');
+    models.llama = await up.model(name('llama'), 'meta.llama3-70b-instruct-v1:0');
+    models.claude = await up.model(name('claude'), 'anthropic.claude-sonnet-4-20250514-v1:0');
+    key = (await buildOrg(env().redis)).key;
+    openai = new OpenAI({ apiKey: key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+  });
+  beforeEach(() => (up.received = []));
+  after(() => up.close());
+
+  it("Nova 2: reasoning_effort is reasoningConfig's maxReasoningEffort (minimal as low); none and an absent effort send none; xhigh refused", async () => {
+    for (const [effort, sent] of [['high', 'high'], ['minimal', 'low']] as const) {
+      await openai.chat.completions.create({ model: models.nova2, messages: [{ role: 'user', content: 'hi' }], reasoning_effort: effort });
+      expect(up.received.at(-1)!.body.additionalModelRequestFields).to.deep.equal({ reasoningConfig: { type: 'enabled', maxReasoningEffort: sent } });
+    }
+    await openai.chat.completions.create({ model: models.nova2, messages: [{ role: 'user', content: 'hi' }], reasoning_effort: 'none' });
+    expect(up.received.at(-1)!.body.additionalModelRequestFields).to.equal(undefined);
+    const err = await openai.chat.completions.create({ model: models.nova2, messages: [{ role: 'user', content: 'hi' }], reasoning_effort: 'xhigh' }).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(OpenAI.BadRequestError);
+    expect((err as InstanceType<typeof OpenAI.APIError>).param).to.equal('reasoning_effort');
+    expect(up.received).to.have.length(3);
+  });
+
+  it('another family: 400 unsupported_parameter naming reasoning_effort (chat) or reasoning.effort mapped to it (responses), nothing sent or billed', async () => {
+    const err = await openai.chat.completions.create({ model: models.llama, messages: [{ role: 'user', content: 'hi' }], reasoning_effort: 'low' }).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(OpenAI.BadRequestError);
+    expect((err as InstanceType<typeof OpenAI.APIError>).code).to.equal('unsupported_parameter');
+    expect((err as InstanceType<typeof OpenAI.APIError>).param).to.equal('reasoning_effort');
+    const r = await openai.responses.create({ model: models.llama, input: 'hi', reasoning: { effort: 'low' } }).catch((e: unknown) => e);
+    expect(r).to.be.instanceOf(OpenAI.BadRequestError);
+    expect((r as InstanceType<typeof OpenAI.APIError>).code).to.equal('unsupported_parameter');
+    expect(up.received).to.have.length(0);
+    await openai.chat.completions.create({ model: models.llama, messages: [{ role: 'user', content: 'hi' }] });
+    expect(up.received[0].body.additionalModelRequestFields).to.equal(undefined);
+  });
+
+  it("Claude: the responses dialect's reasoning.effort and the messages dialect's output_config.effort become the thinking budget", async () => {
+    await openai.responses.create({ model: models.claude, input: 'hi', reasoning: { effort: 'medium' } });
+    expect(up.received[0].body.additionalModelRequestFields).to.deep.equal({ thinking: { type: 'enabled', budget_tokens: 8192 } });
+    const anthropic = new Anthropic({ apiKey: key, baseURL: env().gw.url, maxRetries: 0 });
+    await anthropic.messages.create({ model: models.claude, max_tokens: 4000, messages: [{ role: 'user', content: 'hi' }], output_config: { effort: 'low' } } as never);
+    expect(up.received[1].body.additionalModelRequestFields).to.deep.equal({ thinking: { type: 'enabled', budget_tokens: 1024 } });
+    expect(up.received[1].body.inferenceConfig).to.deep.equal({ maxTokens: 4000 });
+  });
+});
