@@ -193,6 +193,9 @@ describe('bedrock upstream: recorded answers (vercel/ai fixtures) → canonical'
       const msg = (response as any).choices[0].message;
       expect(msg.reasoning_content).to.equal('Let me count the r\'s in "strawberry":\n\ns-t-r-a-w-b-e-r-r-y\n\nThere are 3 r\'s.');
       expect(msg.content).to.equal('There are **3** r\'s in "strawberry":\n\n1. st**r**awbe**r****r**y');
+      // the recorded signature is kept: the block goes back to Bedrock as it came (thinking_blocks)
+      const rc = JSON.parse(vendored('amazon-bedrock-reasoning.json')).output.message.content[0].reasoningContent.reasoningText;
+      expect(msg.thinking_blocks).to.deep.equal([{ type: 'thinking', thinking: rc.text, signature: rc.signature }]);
       expect((response as any).choices[0].finish_reason).to.equal('stop');
       expect((response as any).usage).to.deep.equal({ prompt_tokens: 51, completion_tokens: 78, total_tokens: 129, prompt_tokens_details: { cached_tokens: 0 } });
     } finally {
@@ -224,6 +227,9 @@ describe('bedrock upstream: recorded answers (vercel/ai fixtures) → canonical'
       const reasoning = chunks.map((c) => c.choices[0]?.delta?.reasoning_content ?? '').join('');
       expect(reasoning).to.equal('Let me count the r\'s in "strawberry":\n\ns-t-r-a-w-b-e-r-r-y\n\nr appears at positions 3, 8, and 9.\n\nSo there are 3 r\'s.');
       expect(chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('')).to.equal('There are **3** r\'s in "strawberry":\n\n1. st**r**awbe**r****r**y');
+      // the signature delta: the whole signed block, with the reasoning text streamed before it
+      const signature = vendored('bedrock-reasoning.chunks.txt').split('\n').map((l) => (l ? JSON.parse(l) : {})).find((e) => e.contentBlockDelta?.delta?.reasoningContent?.signature).contentBlockDelta.delta.reasoningContent.signature;
+      expect(chunks.flatMap((c) => c.choices[0]?.delta?.thinking_blocks ?? [])).to.deep.equal([{ type: 'thinking', thinking: reasoning, signature }]);
       expect(chunks.at(-2)!.choices[0].finish_reason).to.equal('stop');
       expect(chunks.at(-1)!.usage.completion_tokens).to.equal(94);
     } finally {
