@@ -58,16 +58,17 @@ const supported = (yes: boolean) => ({ supported: yes });
 
 /**
  * Anthropic's `ModelCapabilities` (@anthropic-ai/sdk 1.12 and 1.16, resources/models.d.ts) as the gateway
- * serves the model through the messages dialect. `native`: every deployment is Anthropic-native,
- * so the request goes upstream unchanged (thinking, context management, code execution are the
- * upstream's); on the translated path thinking and code execution have no effect, and the gateway
+ * serves the model through the messages dialect. `native`: every deployment of the model and of its
+ * fallbacks is Anthropic-native (allNativeMessages), so the request goes upstream unchanged (thinking,
+ * context management, code execution are the upstream's), and the hosted web search loop passes the
+ * caller's `thinking` on too; otherwise the request is translated: thinking and code execution have no effect, and the gateway
  * applies tool result clearing and compaction itself. Web search is run by the gateway on
  * every chat model (docs/native-search.md). A model that is not a chat model supports none.
  */
-function anthropicCapabilities(m: CatalogModel) {
+function anthropicCapabilities(m: CatalogModel, allNative: boolean) {
   const c = m.capabilities;
   const chat = !!c.chat;
-  const native = chat && m.deployments.every((d) => d.provider.kind === 'anthropic');
+  const native = chat && allNative;
   // a list of levels in the config (shared/catalog/effort-levels.ts) is refused outside it, native or not
   const levels = effortLevels(m.config);
   const effort = chat && (native || levels !== false) && (!levels || levels.length > 0);
@@ -93,7 +94,7 @@ function anthropicCapabilities(m: CatalogModel) {
  * boolean capabilities and Anthropic's capability objects share `capabilities` (their keys differ),
  * so SDK code reading `capabilities.image_input.supported` works and the spec's map stays.
  */
-export function anthropicModel(m: CatalogModel) {
+export function anthropicModel(m: CatalogModel, allNative: boolean) {
   return {
     type: 'model' as const,
     id: m.publicId,
@@ -107,7 +108,7 @@ export function anthropicModel(m: CatalogModel) {
     line: null,
     context_window: m.contextWindow,
     max_output_tokens: m.maxOutputTokens,
-    capabilities: { ...capabilitiesOf(m), ...anthropicCapabilities(m) },
+    capabilities: { ...capabilitiesOf(m), ...anthropicCapabilities(m, allNative) },
     compatibility: compatibilityOf(m),
     ...publishedLimits(m),
   };

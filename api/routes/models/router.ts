@@ -6,6 +6,7 @@ import { errors } from '../../../shared/errors/codes';
 import { only } from '../only';
 import { modelsForKey } from './key-models';
 import { modelAllowed } from '../../../shared/limits/controls';
+import { allNativeMessages } from '../../dispatch/route';
 
 /**
  * `GET /v1/models`: the catalog (only the key's allowed models when it has a list). With an `anthropic-version` header the answer is the
@@ -17,7 +18,9 @@ export function modelsRouter(ctx: AppContext): Router {
     get: async (req, res) => {
       const models = await modelsForKey(ctx, req);
       if (req.headers['anthropic-version']) {
-        const { data, has_more } = anthropicPage(models.map(anthropicModel), req.query);
+        // the native bypass and the hosted search loop's `thinking` both need the model and its fallbacks Anthropic-native
+        const entries = await Promise.all(models.map(async (m) => anthropicModel(m, await allNativeMessages(ctx, m))));
+        const { data, has_more } = anthropicPage(entries, req.query);
         res.json({ data, has_more, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null });
       } else {
         res.json({ object: 'list', data: models.map(openAiModel) });
@@ -29,7 +32,7 @@ export function modelsRouter(ctx: AppContext): Router {
       const m = await ctx.catalog.get(String(req.params.id));
       // a model the key may not call is not there for it (as OpenAI answers for a model without access)
       if (!m || !modelAllowed(req.auth?.controls, m.publicId)) throw errors.modelNotFound(String(req.params.id));
-      res.json(req.headers['anthropic-version'] ? anthropicModel(m) : openAiModel(m));
+      res.json(req.headers['anthropic-version'] ? anthropicModel(m, await allNativeMessages(ctx, m)) : openAiModel(m));
     },
   });
   return r;

@@ -4,6 +4,7 @@ import { env } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { expectAnthropic } from '../../helpers/conformance';
+import { poolModel, rndId } from '../../helpers/pool-models';
 
 /**
  * The messages-dialect model list (`GET /v1/models` with `anthropic-version`) as Anthropic's SDK
@@ -66,5 +67,18 @@ describe("conformance: the messages-dialect model list against Anthropic's Model
       expect(r.status, q).to.equal(400);
       expect(r.body.error.code).to.equal('invalid_request');
     }
+  });
+
+  it("reports thinking (and code execution) as passed on only when the model and its fallbacks are all Anthropic-native, as the bypass and the hosted search loop decide", async () => {
+    const claude = { name: 'claude', provider: 'simulator-anthropic', upstream: `claude-${rndId()}` };
+    const alone = await poolModel([claude]);
+    const withOpenAi = await poolModel([claude], { fallbacks: ['sim-chat'] });
+    const entry = async (id: string) => (await call('GET', `/v1/models/${id}`, { headers: h })).body.capabilities;
+    expect((await entry(alone)).thinking).to.deep.equal({ supported: true, types: { adaptive: { supported: true }, enabled: { supported: true } } });
+    const translated = await entry(withOpenAi);
+    expect(translated.thinking.supported, 'an OpenAI-kind fallback: the request is translated, thinking has no effect').to.equal(false);
+    expect(translated.code_execution.supported).to.equal(false);
+    const listed = (await call('GET', '/v1/models?limit=1000', { headers: h })).body.data.find((m: { id: string }) => m.id === withOpenAi);
+    expect(listed.capabilities.thinking.supported).to.equal(false);
   });
 });
