@@ -59,6 +59,8 @@ export interface CanonicalRequest {
   user?: string;
   response_format?: Record<string, unknown>;
   stream?: boolean;
+  /** The messages dialect's `thinking`, for a Claude deployment only (workers/providers/anthropic/thinking.ts CANONICAL_THINKING). */
+  anthropic_thinking?: Record<string, unknown>;
   [extra: string]: unknown;
 }
 

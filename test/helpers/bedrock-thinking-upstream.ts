@@ -32,6 +32,20 @@ function refusal(body: Request['body'], on: boolean): string | undefined {
   return `The model returned the following errors: messages.${body.messages.length - 2}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${Object.keys(prev.content[0] ?? {})[0]}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks).`;
 }
 
+/**
+ * The thinking forms AWS documents per Claude model (test/fixtures/vendor/bedrock/adaptive-thinking.md):
+ * Opus 4.7 and Mythos Preview take `adaptive` only; Opus 4.6 and Sonnet 4.6 take both; older models
+ * `enabled` (and `disabled`) only, refusing `adaptive` with the validation error AWS users report.
+ */
+function formRefusal(model: string, type: unknown): string | undefined {
+  if (/claude-(opus-4-7|mythos-preview)/.test(model)) {
+    if (type === 'enabled' || type === 'disabled') return `The model returned the following errors: thinking.type: "${type}" is not supported for this model. Use "thinking.type: adaptive" and "output_config.effort" to control thinking behavior.`;
+  } else if (!/claude-(opus|sonnet)-4-6/.test(model) && type === 'adaptive') {
+    return "The model returned the following errors: thinking: Input tag 'adaptive' found using 'type' does not match any of the expected tags: 'disabled', 'enabled'";
+  }
+  return undefined;
+}
+
 /** A Converse answer's blocks as ConverseStream events: reasoning text in pieces then its signature, redacted content whole, tool use start/delta, text. */
 function events(content: Block[], stop: string): Uint8Array[] {
   const out = [eventFrame('messageStart', { role: 'assistant' })];
@@ -56,7 +70,8 @@ function events(content: Block[], stop: string): Uint8Array[] {
 
 /**
  * A Bedrock Runtime endpoint (Converse and ConverseStream) whose model thinks as Claude on Bedrock does:
- * only with `additionalModelRequestFields.thinking.type: "enabled"`, each turn opening with its
+ * only with `additionalModelRequestFields.thinking.type` `enabled` or `adaptive` (each in the form the
+ * model takes: formRefusal), each turn opening with its
  * reasoning; a request Bedrock refuses with thinking on (refusal) gets its 400 ValidationException.
  * Turn `n` (assistant turns since the last plain user turn) answers `turns[n]`.
  */
@@ -81,8 +96,9 @@ export class BedrockThinkingUpstream {
 
   private answer(r: Request, res: http.ServerResponse): void {
     this.received.push(r);
-    const on = r.body.additionalModelRequestFields?.thinking?.type === 'enabled';
-    const refused = refusal(r.body, on);
+    const type = r.body.additionalModelRequestFields?.thinking?.type;
+    const on = type === 'enabled' || type === 'adaptive';
+    const refused = formRefusal(decodeURIComponent(r.path.split('/')[2] ?? ''), type) ?? refusal(r.body, on);
     if (refused) {
       res.writeHead(400, { 'content-type': 'application/json', 'x-amzn-errortype': 'ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/' }).end(JSON.stringify({ message: refused }));
       return;

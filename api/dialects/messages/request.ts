@@ -1,5 +1,6 @@
 import type { CanonicalMessage, CanonicalPart, CanonicalRequest, CanonicalTool, CanonicalToolChoice } from '../canonical';
-import { thinkingBlocksOf } from '../../../workers/providers/anthropic/thinking';
+import { CANONICAL_THINKING, thinkingBlocksOf } from '../../../workers/providers/anthropic/thinking';
+import { isRecord } from '../../../shared/is-record';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { fromLastCompaction } from './compaction';
 
@@ -267,6 +268,8 @@ export function messagesToCanonical(req: MessagesRequest, opts: { cacheHints?: b
   if (req.top_k !== undefined) out.top_k = req.top_k;
   if (req.metadata?.user_id) out.user = req.metadata.user_id;
   if (req.output_config?.effort) out.reasoning_effort = req.output_config.effort;
+  // for whichever deployment is picked: an Anthropic-native or Bedrock Claude one sends it, others leave it out
+  if (isRecord(req.thinking)) out[CANONICAL_THINKING] = req.thinking;
   const format = req.output_config?.format ?? req.output_format;
   // Anthropic's structured outputs always hold to the schema: OpenAI's strict mode is the same promise
   if (format?.type === 'json_schema') out.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema, strict: true } };

@@ -13,7 +13,6 @@ import { streamError } from './stream-error';
 import type { CompactEdit } from '../../dialects/messages/compaction';
 import { MessagesStreamTranslator } from '../../dialects/messages/stream';
 import { compactionIfDue, pausedAnswer, withCompaction, type MessagesCompaction } from './compaction';
-import { allNativeMessages } from '../../dispatch/route';
 
 type Tools = NonNullable<MessagesRequest['tools']>;
 
@@ -34,8 +33,7 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
     res.off('close', onClose);
   }
   const canonical = forModel(messagesToCanonical(withFunctionTools(body, rest, set, unfolded.messages)), resolved.model.config);
-  // the caller's `thinking` reaches a model served by Anthropic-native upstreams only (as the bypass would send it); each turn's signed blocks go back with it (loop.ts)
-  if (body.thinking && (await allNativeMessages(ctx, resolved.model))) canonical.thinking = body.thinking;
+  // the caller's `thinking` rides on the canonical request (messagesToCanonical) to the deployment each turn picks; each turn's signed blocks go back with it (loop.ts)
   const publicModel = resolved.requestedId;
   const id = messageId();
   // Anthropic's compaction before the loop (compaction.ts): its pass is the request's first job

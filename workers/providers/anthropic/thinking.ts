@@ -42,10 +42,24 @@ export function checkedThinkingBlocks(v: unknown, at: number): ThinkingBlock[] |
 }
 
 /**
- * A chat body for an upstream that is not Anthropic-native: assistant messages without their
- * `thinking_blocks` (Anthropic's signatures mean nothing there). The body itself when none has them.
+ * The canonical request's `anthropic_thinking`: the messages dialect's `thinking` (Anthropic's
+ * ThinkingConfigParam: `{type: "enabled", budget_tokens}`, `{type: "adaptive"}`, `{type: "disabled"}`,
+ * with `display`), carried as the caller wrote it for whichever deployment is picked. An
+ * Anthropic-native upstream gets it as `thinking`, a Bedrock Claude model as
+ * `additionalModelRequestFields.thinking`; no other upstream is sent it.
  */
-export function withoutThinkingBlocks(body: Record<string, unknown>): Record<string, unknown> {
+export const CANONICAL_THINKING = 'anthropic_thinking';
+
+/**
+ * A chat body for an upstream that is not Anthropic-native: assistant messages without their
+ * `thinking_blocks` (Anthropic's signatures mean nothing there), and without the messages dialect's
+ * `thinking` (CANONICAL_THINKING). The body itself when it has neither.
+ */
+export function withoutAnthropicThinking(body: Record<string, unknown>): Record<string, unknown> {
+  if (CANONICAL_THINKING in body) {
+    const { [CANONICAL_THINKING]: _dropped, ...rest } = body; // eslint-disable-line @typescript-eslint/no-unused-vars
+    body = rest;
+  }
   const messages = body.messages;
   const carries = (m: unknown): m is Record<string, unknown> => isRecord(m) && 'thinking_blocks' in m;
   if (!Array.isArray(messages) || !messages.some(carries)) return body;

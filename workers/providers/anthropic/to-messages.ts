@@ -3,7 +3,7 @@ import { ApiError } from '../../../shared/errors/ApiError';
 import { refuseNonFunctionTools, toolUse, type ToolUse } from '../tool-choice';
 import { blankStop, given, refuseChoicesAndLogprobs, refuseStops, refuseUnexpressible, unsupported } from '../unsupported';
 import { eachPart, imageUrlOf, type ContentPart } from '../parts';
-import { checkedThinkingBlocks } from './thinking';
+import { CANONICAL_THINKING, checkedThinkingBlocks } from './thinking';
 import { isRecord } from '../../../shared/is-record';
 
 type Part = Record<string, unknown> & { type: string };
@@ -145,8 +145,8 @@ export function refuseUntranslatable(body: Record<string, unknown>): void {
  * `output_config.format`, `reasoning_effort` `output_config.effort` (EFFORT); hints without a
  * messages counterpart (JSON mode without a schema, seed, penalties, `prediction`, caching and
  * bookkeeping fields) are not sent; what would change the answer is refused (refuseUntranslatable).
- * A `thinking` object (Anthropic's ThinkingConfigParam, which the messages dialect's hosted search
- * loop carries for a model served by Anthropic-native upstreams only) is sent as it is.
+ * The messages dialect's `thinking` (Anthropic's ThinkingConfigParam, carried as CANONICAL_THINKING)
+ * is sent as it is, before `reasoning_effort: "none"` and a chat caller's own `thinking` object.
  */
 export function canonicalToMessages(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown> {
   refuseUntranslatable(body);
@@ -180,8 +180,10 @@ export function canonicalToMessages(body: Record<string, unknown>, upstreamModel
   const format = structuredOutput(body.response_format);
   const effort = typeof body.reasoning_effort === 'string' ? EFFORT[body.reasoning_effort] : undefined; // a value without one was refused
   if (format || effort) out.output_config = { ...(effort ? { effort } : {}), ...(format ? { format } : {}) };
-  if (body.reasoning_effort === 'none') out.thinking = { type: 'disabled' };
-  // the messages dialect's own `thinking` (ThinkingConfigParam), set on the canonical request only for an Anthropic-native upstream
+  // the messages dialect's own `thinking` (CANONICAL_THINKING) as the caller wrote it, as the native bypass would send it
+  if (isRecord(body[CANONICAL_THINKING])) out.thinking = body[CANONICAL_THINKING];
+  else if (body.reasoning_effort === 'none') out.thinking = { type: 'disabled' };
+  // a chat caller's own `thinking` (ThinkingConfigParam, as LiteLLM takes it)
   else if (isRecord(body.thinking)) out.thinking = body.thinking;
   return out;
 }

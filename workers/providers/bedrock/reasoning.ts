@@ -1,5 +1,7 @@
 import type { ContentBlock } from '@aws-sdk/client-bedrock-runtime';
-import { checkedThinkingBlocks, type ThinkingBlock } from '../anthropic/thinking';
+import { CANONICAL_THINKING, checkedThinkingBlocks, type ThinkingBlock } from '../anthropic/thinking';
+import { EFFORT } from '../anthropic/to-messages';
+import { isRecord } from '../../../shared/is-record';
 import { anthropicApi } from '../anthropic/api';
 import { given, unsupported } from '../unsupported';
 
@@ -8,13 +10,31 @@ import { given, unsupported } from '../unsupported';
  * model's signed reasoning (`reasoningContent.reasoningText {text, signature}`) and redacted reasoning
  * (`reasoningContent.redactedContent`, bytes) are the canonical `thinking_blocks` (Anthropic's thinking
  * and redacted_thinking blocks, the redacted bytes as base64 `data`), sent back before the turn's text
- * and tool use; `reasoning_effort` is Claude's `thinking` budget or Amazon Nova 2's `reasoningConfig`,
- * and refused on the other families.
+ * and tool use; `reasoning_effort` is Claude's thinking (adaptive with `output_config.effort` from
+ * Claude 4.6 on, a `budget_tokens` before) or Amazon Nova 2's `reasoningConfig`, and refused on the
+ * other families; the messages dialect's own `thinking` goes to a Claude model as it is.
  */
 
 /** A Claude model on Bedrock (a foundation model id, an inference profile or an ARN naming one). */
 export function isClaude(upstream: string): boolean {
   return /anthropic\.claude/.test(upstream);
+}
+
+/**
+ * A Claude model whose thinking takes the adaptive form (`thinking: {type: "adaptive"}` with
+ * `output_config.effort`; test/fixtures/vendor/bedrock/adaptive-thinking.md): Claude 4.6 and later
+ * (`anthropic.claude-opus-4-6-v1`, `anthropic.claude-sonnet-4-6`, `anthropic.claude-opus-4-7`, the
+ * 5 generation) and Claude Mythos Preview. AWS: Opus 4.7 and later take adaptive thinking only
+ * (`enabled` is a 400), on 4.6 `enabled` is deprecated, and older models (Sonnet 4.5, Opus 4.5, …)
+ * take `enabled` with `budget_tokens` only. An id without the model's name (an application
+ * inference profile's ARN) is taken for an older model.
+ */
+export function adaptiveThinking(upstream: string): boolean {
+  if (/anthropic\.claude-mythos-preview/.test(upstream)) return true;
+  const v = /anthropic\.claude-[a-z]+-(\d+)(?:-(\d{1,2}))?(?!\d)/.exec(upstream);
+  if (!v) return false;
+  const major = Number(v[1]);
+  return major > 4 || (major === 4 && Number(v[2] ?? 0) >= 6);
 }
 
 /** An Amazon Nova 2 model (`amazon.nova-2-lite-v1:0`, `us.amazon.nova-2-…`): its reasoning is `reasoningConfig`. */
@@ -38,46 +58,76 @@ function level<T>(levels: Record<string, T>, effort: unknown): T {
   throw unsupported('reasoning_effort', `'${String(effort)}' is not supported on this model (it takes ${Object.keys(levels).join(', ')} or none).`);
 }
 
-/** Whether the request turns Claude's thinking on: a `reasoning_effort` other than `none` on a Claude model. */
-const thinks = (body: Record<string, unknown>, upstream: string) => isClaude(upstream) && given(body.reasoning_effort) && body.reasoning_effort !== 'none';
+/** The messages dialect's `thinking` on the canonical request (CANONICAL_THINKING), when the caller sent one. */
+const callerThinking = (body: Record<string, unknown>) => (isRecord(body[CANONICAL_THINKING]) ? (body[CANONICAL_THINKING] as Record<string, unknown>) : undefined);
+
+/** A `reasoning_effort` that asks for reasoning (given, not `none`). */
+const effortOf = (body: Record<string, unknown>) => (given(body.reasoning_effort) && body.reasoning_effort !== 'none' ? body.reasoning_effort : undefined);
+
+/**
+ * Whether the request turns Claude's thinking on: the caller's own `thinking` of a type other than
+ * `disabled` (it wins over the effort), else a `reasoning_effort` other than `none`, on a Claude model.
+ */
+function thinks(body: Record<string, unknown>, upstream: string): boolean {
+  if (!isClaude(upstream)) return false;
+  const own = callerThinking(body);
+  return own ? own.type !== 'disabled' : effortOf(body) !== undefined;
+}
 
 /**
  * What Bedrock would refuse in the request's reasoning (400 `unsupported_parameter` naming the field):
  * malformed `thinking_blocks`; a `reasoning_effort` on a family without a Converse form for it, or at a
- * level without one; with Claude's thinking on, what Anthropic documents as incompatible with it (a
- * temperature other than 1, `top_k`, a `top_p` below 0.95, a forced tool choice) and a maximum that
- * leaves no room for the minimum budget.
+ * level without one; with Claude's thinking on (the effort's or the caller's `thinking`), what
+ * Anthropic documents as incompatible with it (a temperature other than 1, `top_k`, a `top_p` below
+ * 0.95, a forced tool choice) and, for an effort's budget, a maximum that leaves no room for the
+ * minimum budget.
  */
 export function refuseReasoning(body: Record<string, unknown>, upstream: string): void {
   if (Array.isArray(body.messages)) (body.messages as Array<{ thinking_blocks?: unknown }>).forEach((m, i) => void checkedThinkingBlocks(m?.thinking_blocks, i));
   const effort = body.reasoning_effort;
-  if (!given(effort)) return;
-  if (!isClaude(upstream) && !isNova2(upstream)) throw unsupported('reasoning_effort', 'has no Converse form for this model (on Bedrock, Claude and Amazon Nova 2 models take it).');
-  if (effort === 'none') return;
-  if (isNova2(upstream)) return void level(NOVA_EFFORT, effort);
-  level(CLAUDE_BUDGET, effort);
-  const why = "is not compatible with Claude's thinking (reasoning_effort) on this model.";
+  if (given(effort)) {
+    if (!isClaude(upstream) && !isNova2(upstream)) throw unsupported('reasoning_effort', 'has no Converse form for this model (on Bedrock, Claude and Amazon Nova 2 models take it).');
+    if (effort !== 'none') level<unknown>(isNova2(upstream) ? NOVA_EFFORT : adaptiveThinking(upstream) ? EFFORT : CLAUDE_BUDGET, effort);
+  }
+  if (!thinks(body, upstream)) return;
+  const why = "is not compatible with Claude's thinking on this model.";
   if (given(body.temperature) && body.temperature !== 1) throw unsupported('temperature', `other than 1 ${why}`);
   if (given(body.top_k)) throw unsupported('top_k', why);
   if (typeof body.top_p === 'number' && body.top_p < 0.95) throw unsupported('top_p', `below 0.95 ${why}`);
   const choice = body.tool_choice as { type?: unknown } | string | undefined;
   if (choice === 'required' || (typeof choice === 'object' && choice?.type === 'function')) throw unsupported('tool_choice', `forcing a tool call ${why}`);
+  if (callerThinking(body) || adaptiveThinking(upstream)) return;
   const max = maxOf(body);
   if (typeof max === 'number' && max <= MIN_BUDGET) throw unsupported(maxField(body), `must be above ${MIN_BUDGET} with reasoning_effort on this model (Claude's thinking budget is ${MIN_BUDGET} tokens at least, and below the maximum).`);
 }
 
 /**
- * The request's reasoning as Converse takes it (checked by refuseReasoning): Claude's `thinking`
- * (`budget_tokens` of the level, within the caller's maximum, which then covers thinking and answer as
- * OpenAI's does; without one the maximum is the budget and the Anthropic adapter's default answer
- * allowance) or Nova 2's `reasoningConfig`, as `additionalModelRequestFields`; `maxTokens` to send.
+ * The request's reasoning as Converse takes it (checked by refuseReasoning), as
+ * `additionalModelRequestFields`, and `maxTokens` to send:
+ * - the caller's own `thinking` (the messages dialect's) on a Claude model, as it is, with the effort
+ *   as `output_config.effort` on a model of the adaptive form (an explicit `thinking` wins over the
+ *   effort's budget); an `enabled` one without a caller's maximum gets its budget and the Anthropic
+ *   adapter's default answer allowance;
+ * - else the effort: on a Claude model of the adaptive form (adaptiveThinking) `thinking: {type:
+ *   "adaptive"}` and `output_config.effort` (Anthropic's levels, EFFORT); on an older Claude model
+ *   `thinking` with the level's `budget_tokens`, within the caller's maximum (which then covers
+ *   thinking and answer, as OpenAI's does; without one the maximum is the budget and the default
+ *   answer allowance); Nova 2's `reasoningConfig`.
  */
 export function reasoningRequest(body: Record<string, unknown>, upstream: string): { fields?: Record<string, unknown>; maxTokens?: number } {
-  const effort = body.reasoning_effort;
-  if (!given(effort) || effort === 'none') return {};
-  if (isNova2(upstream)) return { fields: { reasoningConfig: { type: 'enabled', maxReasoningEffort: level(NOVA_EFFORT, effort) } } };
-  if (!thinks(body, upstream)) return {};
+  const effort = effortOf(body);
+  if (isNova2(upstream)) return effort ? { fields: { reasoningConfig: { type: 'enabled', maxReasoningEffort: level(NOVA_EFFORT, effort) } } } : {};
+  if (!isClaude(upstream)) return {};
+  const adaptive = adaptiveThinking(upstream);
+  const withEffort = adaptive && effort ? { output_config: { effort: level(EFFORT, effort) } } : {};
+  const own = callerThinking(body);
   const max = maxOf(body);
+  if (own) {
+    const budget = own.type === 'enabled' && typeof own.budget_tokens === 'number' && typeof max !== 'number' ? own.budget_tokens + anthropicApi.defaultMaxTokens : undefined;
+    return { fields: { thinking: own, ...withEffort }, maxTokens: budget };
+  }
+  if (!effort) return {};
+  if (adaptive) return { fields: { thinking: { type: 'adaptive' }, ...withEffort } };
   const budget = Math.min(level(CLAUDE_BUDGET, effort), typeof max === 'number' ? max - 1 : Infinity);
   return { fields: { thinking: { type: 'enabled', budget_tokens: budget } }, maxTokens: typeof max === 'number' ? max : budget + anthropicApi.defaultMaxTokens };
 }

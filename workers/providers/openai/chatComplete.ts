@@ -12,7 +12,7 @@ import { presetOf } from '../../../shared/catalog/presets';
 import { isRecord } from '../../../shared/is-record';
 import { isRecords, optRecord, optRecords } from '../shape';
 import { refuseFileUrls } from './refuse';
-import { withoutThinkingBlocks } from '../anthropic/thinking';
+import { withoutAnthropicThinking } from '../anthropic/thinking';
 
 export interface ChatOutcome {
   /** The full response (non-streamed), `model` already set to the public id. */
@@ -89,8 +89,8 @@ export async function chatComplete(
 ): Promise<ChatOutcome> {
   if (operation === 'chat') {
     refuseFileUrls(body);
-    // Anthropic's signed thinking blocks (LiteLLM's `thinking_blocks`) are for an Anthropic-native upstream only
-    body = withoutThinkingBlocks(body);
+    // Anthropic's signed thinking blocks (LiteLLM's `thinking_blocks`) and the messages dialect's `thinking` are for Claude upstreams only
+    body = withoutAnthropicThinking(body);
   }
   const preset = presetOf(call.settings?.preset);
   const sent = preset && operation === 'chat' ? presetRequest(call.settings!.preset!, preset, body) : body;
