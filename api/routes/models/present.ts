@@ -60,8 +60,9 @@ const supported = (yes: boolean) => ({ supported: yes });
  * Anthropic's `ModelCapabilities` (@anthropic-ai/sdk 1.12 and 1.16, resources/models.d.ts) as the gateway
  * serves the model through the messages dialect. `native`: every deployment of the model and of its
  * fallbacks is Anthropic-native (allNativeMessages), so the request goes upstream unchanged (thinking,
- * context management, code execution are the upstream's), and the hosted web search loop passes the
- * caller's `thinking` on too; otherwise the request is translated: thinking and code execution have no effect, and the gateway
+ * context management, code execution are the upstream's), and `thinking` is reported only then (a
+ * translated request carries it to the deployment drawn, which sends it only when it is Anthropic-native
+ * or a Bedrock Claude model); otherwise the request is translated: code execution has no effect, and the gateway
  * applies tool result clearing and compaction itself. Web search is run by the gateway on
  * every chat model (docs/native-search.md). A model that is not a chat model supports none.
  */

@@ -18,7 +18,7 @@ export function modelsRouter(ctx: AppContext): Router {
     get: async (req, res) => {
       const models = await modelsForKey(ctx, req);
       if (req.headers['anthropic-version']) {
-        // the native bypass and the hosted search loop's `thinking` both need the model and its fallbacks Anthropic-native
+        // the native bypass needs the model and its fallbacks Anthropic-native; `thinking` is reported as surely honoured only then
         const entries = await Promise.all(models.map(async (m) => anthropicModel(m, await allNativeMessages(ctx, m))));
         const { data, has_more } = anthropicPage(entries, req.query);
         res.json({ data, has_more, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null });
