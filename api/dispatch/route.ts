@@ -10,6 +10,7 @@ import { pickedLocally } from '../../shared/routing/pool-state';
 import type { Response } from 'express';
 import { ROUTE_RESULT_KEY, routeHeaders, type RouteMeta } from '../../shared/queues/route-meta';
 import { DECISION_KINDS } from '../../shared/catalog/decision-providers';
+import { adaptiveOnly, adaptiveThinking, isClaude } from '../../workers/providers/bedrock/reasoning';
 import { refuseStructuredOutput, structuredOutputField } from './structured-output';
 
 type Operation = ChatJob['operation'];
@@ -187,6 +188,30 @@ export async function routeFor(
 export async function allNativeMessages(ctx: AppContext, model: CatalogModel): Promise<boolean> {
   const models = [model, ...(await Promise.all(model.fallbacks.map((id) => ctx.catalog.get(id))))];
   return models.every((m) => !m || m.deployments.every((d) => d.provider.kind === 'anthropic'));
+}
+
+/** The `thinking` forms a model's messages requests can take, or undefined when some deployment would drop it. */
+export interface ThinkingForms {
+  adaptive: boolean;
+  enabled: boolean;
+}
+
+/**
+ * Which `thinking` forms reach every deployment of the model and of its fallbacks: each must be a
+ * Claude upstream (Anthropic-native, whose forms are the model's own, or Claude on Bedrock: adaptive
+ * from Claude 4.6, `enabled` before 4.7; workers/providers/bedrock/reasoning.ts); undefined when one is
+ * not, since the deployment drawn might then drop it.
+ */
+export async function thinkingForms(ctx: AppContext, model: CatalogModel): Promise<ThinkingForms | undefined> {
+  const models = [model, ...(await Promise.all(model.fallbacks.map((id) => ctx.catalog.get(id))))];
+  const forms: ThinkingForms = { adaptive: true, enabled: true };
+  for (const d of models.flatMap((m) => m?.deployments ?? [])) {
+    if (d.provider.kind === 'anthropic') continue;
+    if (d.provider.kind !== 'bedrock' || !isClaude(d.upstream)) return undefined;
+    forms.adaptive &&= adaptiveThinking(d.upstream);
+    forms.enabled &&= !adaptiveOnly(d.upstream);
+  }
+  return forms;
 }
 
 /** A JSON result's route metadata (ROUTE_RESULT_KEY, set by the worker's pool routing) taken off it and set as the response's headers. */

@@ -1,5 +1,6 @@
 import type { CatalogModel } from '../../../shared/catalog/catalog';
 import { effortLevels } from '../../../shared/catalog/effort-levels';
+import type { ThinkingForms } from '../../dispatch/route';
 
 const CAPABILITY_KEYS = ['chat', 'embeddings', 'rerank', 'image_generation', 'transcription', 'vision', 'decision'] as const;
 
@@ -59,14 +60,14 @@ const supported = (yes: boolean) => ({ supported: yes });
 /**
  * Anthropic's `ModelCapabilities` (@anthropic-ai/sdk 1.12 and 1.16, resources/models.d.ts) as the gateway
  * serves the model through the messages dialect. `native`: every deployment of the model and of its
- * fallbacks is Anthropic-native (allNativeMessages), so the request goes upstream unchanged (thinking,
- * context management, code execution are the upstream's), and `thinking` is reported only then (a
- * translated request carries it to the deployment drawn, which sends it only when it is Anthropic-native
- * or a Bedrock Claude model); otherwise the request is translated: code execution has no effect, and the gateway
+ * fallbacks is Anthropic-native (allNativeMessages), so the request goes upstream unchanged (context
+ * management, code execution are the upstream's); `thinking` is reported when every deployment is a
+ * Claude upstream (Anthropic-native or Claude on Bedrock: a translated request carries it to the
+ * deployment drawn), with the forms all of them take (thinkingForms); otherwise the request is translated: code execution has no effect, and the gateway
  * applies tool result clearing and compaction itself. Web search is run by the gateway on
  * every chat model (docs/native-search.md). A model that is not a chat model supports none.
  */
-function anthropicCapabilities(m: CatalogModel, allNative: boolean) {
+function anthropicCapabilities(m: CatalogModel, allNative: boolean, thinking: ThinkingForms | undefined) {
   const c = m.capabilities;
   const chat = !!c.chat;
   const native = chat && allNative;
@@ -85,7 +86,8 @@ function anthropicCapabilities(m: CatalogModel, allNative: boolean) {
     pdf_input: supported(chat && !!c.vision),
     server_tools: { supported: chat, web_search: supported(chat), code_execution: supported(native) },
     structured_outputs: supported(chat && c.json_schema !== false),
-    thinking: { supported: native, types: { adaptive: supported(native), enabled: supported(native) } },
+    // the caller's thinking reaches every deployment drawn when each is a Claude upstream (dispatch/route.ts thinkingForms)
+    thinking: { supported: chat && !!thinking, types: { adaptive: supported(chat && !!thinking?.adaptive), enabled: supported(chat && !!thinking?.enabled) } },
   };
 }
 
@@ -95,7 +97,7 @@ function anthropicCapabilities(m: CatalogModel, allNative: boolean) {
  * boolean capabilities and Anthropic's capability objects share `capabilities` (their keys differ),
  * so SDK code reading `capabilities.image_input.supported` works and the spec's map stays.
  */
-export function anthropicModel(m: CatalogModel, allNative: boolean) {
+export function anthropicModel(m: CatalogModel, allNative: boolean, thinking: ThinkingForms | undefined) {
   return {
     type: 'model' as const,
     id: m.publicId,
@@ -109,7 +111,7 @@ export function anthropicModel(m: CatalogModel, allNative: boolean) {
     line: null,
     context_window: m.contextWindow,
     max_output_tokens: m.maxOutputTokens,
-    capabilities: { ...capabilitiesOf(m), ...anthropicCapabilities(m, allNative) },
+    capabilities: { ...capabilitiesOf(m), ...anthropicCapabilities(m, allNative, thinking) },
     compatibility: compatibilityOf(m),
     ...publishedLimits(m),
   };

@@ -1,3 +1,4 @@
+import type { CatalogModel } from '../../../shared/catalog/catalog';
 import { Router } from 'express';
 import type { AppContext } from '../../context';
 import { anthropicModel, openAiModel } from './present';
@@ -6,20 +7,23 @@ import { errors } from '../../../shared/errors/codes';
 import { only } from '../only';
 import { modelsForKey } from './key-models';
 import { modelAllowed } from '../../../shared/limits/controls';
-import { allNativeMessages } from '../../dispatch/route';
+import { allNativeMessages, thinkingForms } from '../../dispatch/route';
 
 /**
  * `GET /v1/models`: the catalog (only the key's allowed models when it has a list). With an `anthropic-version` header the answer is the
  * messages-dialect list (`data`, `has_more`, `first_id`, `last_id`), otherwise OpenAI's list.
  */
+/** A model's messages-dialect entry, with what its deployments do with the messages dialect's fields. */
+const anthropicEntry = async (ctx: AppContext, m: CatalogModel) => anthropicModel(m, await allNativeMessages(ctx, m), await thinkingForms(ctx, m));
+
 export function modelsRouter(ctx: AppContext): Router {
   const r = Router();
   only(r, '/v1/models', {
     get: async (req, res) => {
       const models = await modelsForKey(ctx, req);
       if (req.headers['anthropic-version']) {
-        // the native bypass needs the model and its fallbacks Anthropic-native; `thinking` is reported as surely honoured only then
-        const entries = await Promise.all(models.map(async (m) => anthropicModel(m, await allNativeMessages(ctx, m))));
+        // the native bypass needs the model and its fallbacks Anthropic-native; `thinking` is reported when every deployment is a Claude upstream
+        const entries = await Promise.all(models.map((m) => anthropicEntry(ctx, m)));
         const { data, has_more } = anthropicPage(entries, req.query);
         res.json({ data, has_more, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null });
       } else {
@@ -32,7 +36,7 @@ export function modelsRouter(ctx: AppContext): Router {
       const m = await ctx.catalog.get(String(req.params.id));
       // a model the key may not call is not there for it (as OpenAI answers for a model without access)
       if (!m || !modelAllowed(req.auth?.controls, m.publicId)) throw errors.modelNotFound(String(req.params.id));
-      res.json(req.headers['anthropic-version'] ? anthropicModel(m, await allNativeMessages(ctx, m)) : openAiModel(m));
+      res.json(req.headers['anthropic-version'] ? await anthropicEntry(ctx, m) : openAiModel(m));
     },
   });
   return r;

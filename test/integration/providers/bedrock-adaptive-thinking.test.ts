@@ -82,4 +82,12 @@ describe('bedrock: adaptive thinking and the messages dialect thinking', functio
     expect(m.content.at(-1)).to.deep.include({ type: 'text', text: 'ok' });
     expect(up.received[0].body.additionalModelRequestFields).to.equal(undefined);
   });
+  it("GET /v1/models (Anthropic's ModelInfo) reports thinking and the forms each Claude on Bedrock takes; another family: not supported", async () => {
+    const forms = async (id: string) => (await anthropic.models.retrieve(id)).capabilities!.thinking;
+    const form = (adaptive: boolean, enabled: boolean) => ({ supported: true, types: { adaptive: { supported: adaptive }, enabled: { supported: enabled } } });
+    expect(await forms(models.opus47), 'Opus 4.7: adaptive only').to.deep.equal(form(true, false));
+    expect(await forms(models.sonnet46), 'Sonnet 4.6: both').to.deep.equal(form(true, true));
+    expect(await forms(models.sonnet45), 'Sonnet 4.5: enabled only').to.deep.equal(form(false, true));
+    expect((await forms(models.llama)).supported, 'Llama: the field has no effect').to.equal(false);
+  });
 });

@@ -37,6 +37,15 @@ export function adaptiveThinking(upstream: string): boolean {
   return major > 4 || (major === 4 && Number(v[2] ?? 0) >= 6);
 }
 
+/** A Claude model that takes adaptive thinking only (`enabled` is a 400 there): Opus 4.7 and later, the 5 generation, Mythos Preview. */
+export function adaptiveOnly(upstream: string): boolean {
+  if (/anthropic\.claude-mythos-preview/.test(upstream)) return true;
+  const v = /anthropic\.claude-[a-z]+-(\d+)(?:-(\d{1,2}))?(?!\d)/.exec(upstream);
+  if (!v) return false;
+  const major = Number(v[1]);
+  return major > 4 || (major === 4 && Number(v[2] ?? 0) >= 7);
+}
+
 /** An Amazon Nova 2 model (`amazon.nova-2-lite-v1:0`, `us.amazon.nova-2-…`): its reasoning is `reasoningConfig`. */
 export function isNova2(upstream: string): boolean {
   return /amazon\.nova-2-/.test(upstream);
