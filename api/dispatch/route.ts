@@ -186,8 +186,13 @@ export async function routeFor(
 
 /** The messages dialect bypasses translation only when every deployment it may reach speaks messages. */
 export async function allNativeMessages(ctx: AppContext, model: CatalogModel): Promise<boolean> {
-  const models = [model, ...(await Promise.all(model.fallbacks.map((id) => ctx.catalog.get(id))))];
-  return models.every((m) => !m || m.deployments.every((d) => d.provider.kind === 'anthropic'));
+  return (await deploymentsWithFallbacks(ctx, model)).every((d) => d.provider.kind === 'anthropic');
+}
+
+/** The deployments of the model and of its fallbacks (a fallback missing from the catalog has none). */
+async function deploymentsWithFallbacks(ctx: AppContext, model: CatalogModel): Promise<CatalogModel['deployments']> {
+  const fallbacks = await Promise.all(model.fallbacks.map((id) => ctx.catalog.get(id)));
+  return [model, ...fallbacks].flatMap((m) => m?.deployments ?? []);
 }
 
 /** The `thinking` forms a model's messages requests can take, or undefined when some deployment would drop it. */
@@ -203,9 +208,8 @@ export interface ThinkingForms {
  * not, since the deployment drawn might then drop it.
  */
 export async function thinkingForms(ctx: AppContext, model: CatalogModel): Promise<ThinkingForms | undefined> {
-  const models = [model, ...(await Promise.all(model.fallbacks.map((id) => ctx.catalog.get(id))))];
   const forms: ThinkingForms = { adaptive: true, enabled: true };
-  for (const d of models.flatMap((m) => m?.deployments ?? [])) {
+  for (const d of await deploymentsWithFallbacks(ctx, model)) {
     if (d.provider.kind === 'anthropic') continue;
     if (d.provider.kind !== 'bedrock' || !isClaude(d.upstream)) return undefined;
     forms.adaptive &&= adaptiveThinking(d.upstream);

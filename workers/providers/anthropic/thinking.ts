@@ -41,6 +41,11 @@ export function checkedThinkingBlocks(v: unknown, at: number): ThinkingBlock[] |
   return v.map(thinkingBlock);
 }
 
+/** Every message's `thinking_blocks` checked (checkedThinkingBlocks): the adapters' refusal of malformed ones, before anything is sent. */
+export function refuseMalformedThinking(body: Record<string, unknown>): void {
+  if (Array.isArray(body.messages)) (body.messages as Array<{ thinking_blocks?: unknown } | null>).forEach((m, i) => void checkedThinkingBlocks(m?.thinking_blocks, i));
+}
+
 /**
  * The canonical request's `anthropic_thinking`: the messages dialect's `thinking` (Anthropic's
  * ThinkingConfigParam: `{type: "enabled", budget_tokens}`, `{type: "adaptive"}`, `{type: "disabled"}`,

@@ -3,7 +3,7 @@ import { ApiError } from '../../../shared/errors/ApiError';
 import { refuseNonFunctionTools, toolUse, type ToolUse } from '../tool-choice';
 import { blankStop, given, refuseChoicesAndLogprobs, refuseStops, refuseUnexpressible, unsupported } from '../unsupported';
 import { eachPart, imageUrlOf, type ContentPart } from '../parts';
-import { CANONICAL_THINKING, checkedThinkingBlocks } from './thinking';
+import { CANONICAL_THINKING, checkedThinkingBlocks, refuseMalformedThinking } from './thinking';
 import { isRecord } from '../../../shared/is-record';
 
 type Part = Record<string, unknown> & { type: string };
@@ -136,7 +136,7 @@ export function refuseUntranslatable(body: Record<string, unknown>): void {
   refuseStops(body, blankStop, 'sequences must contain a non-whitespace character on this model.');
   refuseNonFunctionTools(body);
   eachPart(body.messages, (p) => void partBlock(p));
-  if (Array.isArray(body.messages)) (body.messages as CMessage[]).forEach((m, i) => void checkedThinkingBlocks(m?.thinking_blocks, i));
+  refuseMalformedThinking(body);
 }
 
 /**

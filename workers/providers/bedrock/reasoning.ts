@@ -1,5 +1,5 @@
 import type { ContentBlock } from '@aws-sdk/client-bedrock-runtime';
-import { CANONICAL_THINKING, checkedThinkingBlocks, type ThinkingBlock } from '../anthropic/thinking';
+import { CANONICAL_THINKING, refuseMalformedThinking, type ThinkingBlock } from '../anthropic/thinking';
 import { EFFORT } from '../anthropic/to-messages';
 import { isRecord } from '../../../shared/is-record';
 import { anthropicApi } from '../anthropic/api';
@@ -30,20 +30,21 @@ export function isClaude(upstream: string): boolean {
  * inference profile's ARN) is taken for an older model.
  */
 export function adaptiveThinking(upstream: string): boolean {
-  if (/anthropic\.claude-mythos-preview/.test(upstream)) return true;
-  const v = /anthropic\.claude-[a-z]+-(\d+)(?:-(\d{1,2}))?(?!\d)/.exec(upstream);
-  if (!v) return false;
-  const major = Number(v[1]);
-  return major > 4 || (major === 4 && Number(v[2] ?? 0) >= 6);
+  return claudeAtLeast(upstream, 6);
 }
 
 /** A Claude model that takes adaptive thinking only (`enabled` is a 400 there): Opus 4.7 and later, the 5 generation, Mythos Preview. */
 export function adaptiveOnly(upstream: string): boolean {
+  return claudeAtLeast(upstream, 7);
+}
+
+/** Whether the id names Claude Mythos Preview, a Claude 5 or later, or a Claude 4.`minor` or later (an id without a version: no). */
+function claudeAtLeast(upstream: string, minor: number): boolean {
   if (/anthropic\.claude-mythos-preview/.test(upstream)) return true;
   const v = /anthropic\.claude-[a-z]+-(\d+)(?:-(\d{1,2}))?(?!\d)/.exec(upstream);
   if (!v) return false;
   const major = Number(v[1]);
-  return major > 4 || (major === 4 && Number(v[2] ?? 0) >= 7);
+  return major > 4 || (major === 4 && Number(v[2] ?? 0) >= minor);
 }
 
 /** An Amazon Nova 2 model (`amazon.nova-2-lite-v1:0`, `us.amazon.nova-2-…`): its reasoning is `reasoningConfig`. */
@@ -92,7 +93,7 @@ function thinks(body: Record<string, unknown>, upstream: string): boolean {
  * minimum budget.
  */
 export function refuseReasoning(body: Record<string, unknown>, upstream: string): void {
-  if (Array.isArray(body.messages)) (body.messages as Array<{ thinking_blocks?: unknown }>).forEach((m, i) => void checkedThinkingBlocks(m?.thinking_blocks, i));
+  refuseMalformedThinking(body);
   const effort = body.reasoning_effort;
   if (given(effort)) {
     if (!isClaude(upstream) && !isNova2(upstream)) throw unsupported('reasoning_effort', 'has no Converse form for this model (on Bedrock, Claude and Amazon Nova 2 models take it).');
