@@ -10,8 +10,9 @@ import { serverOptions } from '../shared/http/server-options';
 import { expressClasses } from '../shared/http/express-classes';
 import { startTracing, stopTracing } from '../shared/tracing/trace';
 import { drainBackground } from './routes/responses/background';
+import { startAdopting } from './routes/responses/background-resume';
 
-/** How long a stopping web pod lets its background responses finish before it ends them failed. */
+/** How long a stopping web pod lets its background responses finish before it hands them to another pod (or ends them failed). */
 const BACKGROUND_DRAIN_MS = 20_000;
 
 /** `/metrics` and `/healthz` without a token on METRICS_PORT, a port the operator keeps private. */
@@ -38,9 +39,12 @@ export async function startWeb(port: number): Promise<{ server: http.Server; clo
   }
   const metricsPort = config().metricsPort;
   const metrics = metricsPort ? await startMetricsPort(metricsPort, ctx) : undefined;
+  // background responses whose pod was lost are resumed here (background-resume.ts)
+  const stopAdopting = startAdopting(ctx);
   return {
     server,
     async close() {
+      await stopAdopting();
       metrics?.closeAllConnections();
       await new Promise<void>((resolve) => (metrics ? metrics.close(() => resolve()) : resolve()));
       server.closeIdleConnections();

@@ -18,6 +18,15 @@ export interface AuthInfo {
   controls: KeyControls;
 }
 
+/** A background response resumed on this pod after the pod that ran it was lost (api/routes/responses/background-resume.ts). */
+export interface ResumedResponse {
+  /** The stored response's id and creation time (seconds), kept. */
+  responseId: string;
+  createdAt: number;
+  /** When the caller's request arrived (ms): its request log row's key. */
+  receivedAt: number;
+}
+
 /** A batch line runs on the background lane under its own count, priced at the plan's multiplier. */
 export interface BatchLine {
   /** The batch the line belongs to: its request log row's `batch_id`. */
@@ -33,8 +42,10 @@ declare global {
     interface Request {
       id: string;
       auth?: AuthInfo;
-      /** Set by the batch runner's line app (workers/batch/line-app.ts): this request is one line of a batch. */
+      /** Set by the batch runner's ticket app (api/ticket-app.ts): this request is one line of a batch. */
       batchLine?: BatchLine;
+      /** Set by the ticket app (api/ticket-app.ts): this request resumes a background response. */
+      resumedResponse?: ResumedResponse;
       /** Set by path-authentication mounts (`/a/...`, `/r/...`). */
       pathAuth?: { apiKey?: string; project?: string; routingPlanId?: string };
       /** The request's spans; only when tracing is on (api/middleware/trace-request.ts). */

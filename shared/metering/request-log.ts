@@ -20,7 +20,7 @@ export interface LogContext {
   userId: string | null;
   /** The trace the request belongs to (set by tracing when it is on; null otherwise). */
   traceId?: string | null;
-  /** The batch a batch line belongs to (workers/batch/line-app.ts); null for every other request. */
+  /** The batch a batch line belongs to (api/ticket-app.ts); null for every other request. */
   batchId?: string | null;
 }
 

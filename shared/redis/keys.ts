@@ -51,6 +51,13 @@ export const keys = {
    * leases, so the sweep fails nothing (shared/responses/retention.ts).
    */
   backgroundSweepArmed: () => `${p()}:bg:sweep-armed`,
+  /**
+   * What resumes a background response on another pod when its own is lost (a hash: `s` the request
+   * and its kept identity, sealed; `n` how many times it was resumed; api/routes/responses/background-resume.ts).
+   */
+  backgroundResume: (responseId: string) => `${p()}:bg:{${responseId}}:resume`,
+  /** When the clock first found a resumable background response's lease lapsed (ms): no pod resuming it in a while fails it (shared/responses/retention.ts). */
+  backgroundLapsed: (responseId: string) => `${p()}:bg:{${responseId}}:lapsed`,
   /** The events of a background response made with `stream: true` (api/routes/responses/background-stream.ts): a stream, one entry an event. */
   backgroundEvents: (responseId: string) => `${p()}:bg:{${responseId}}:events`,
   /** A cached answer (api/dispatch/response-cache.ts): its request's digest (org, route and body). */

@@ -1,13 +1,12 @@
-import http from 'http';
 import { request } from 'undici';
 import type { AppContext } from '../../api/context';
 import type { AuthInfo, BatchLine } from '../../api/types';
 import { settleUsage } from '../../shared/limits/limits';
-import { LineApp } from './line-app';
+import { TicketApp } from '../../api/ticket-app';
+import { identityNow } from '../../api/kept-identity';
 import { config, type Config } from '../../shared/config/env';
 import { logger } from '../../shared/logger';
 import { laneLimit } from '../../shared/lanes/policy';
-import { NO_ALIASES } from '../../shared/tenancy/directory';
 import * as store from '../../shared/batches/store';
 import type { BatchRow, LineRow } from '../../shared/batches/store';
 import { findFile, fileBytes, saveFile } from '../../shared/batches/files';
@@ -28,15 +27,13 @@ const MAX_ATTEMPTS = 3;
 /**
  * Runs batches (docs/batches.md). Progress lives in Postgres: each tick it validates new OpenAI
  * batches, claims pending lines of every active batch (at most BATCH_LINES_IN_FLIGHT per batch, SKIP
- * LOCKED across runners), sends each through its LineApp (the synchronous routes, on the background
+ * LOCKED across runners), sends each through its TicketApp (the synchronous routes, on the background
  * lane) and records the answer with a conditional update, so a line is recorded once. A line whose
  * runner died is claimed again after BATCH_CLAIM_STALE_MS under the same request id: its job is
  * still in BullMQ (or runs again), and its usage event's request id is unique.
  */
 export class BatchRunner {
-  private readonly lineApp: LineApp;
-  private server?: http.Server;
-  private base = '';
+  private readonly lineApp: TicketApp;
   private timer?: NodeJS.Timeout;
   private heartbeat?: NodeJS.Timeout;
   private ticking = false;
@@ -54,15 +51,12 @@ export class BatchRunner {
   }
 
   constructor(private readonly ctx: AppContext, private readonly overrides: Partial<Config['batches']> = {}) {
-    this.lineApp = new LineApp(ctx);
+    this.lineApp = new TicketApp(ctx);
     this.id = `${config().podId}:batch`;
   }
 
   async start(): Promise<void> {
-    this.server = http.createServer(this.lineApp.app);
-    this.server.keepAliveTimeout = 60_000;
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.base = `http://127.0.0.1:${(this.server.address() as { port: number }).port}`;
+    await this.lineApp.start();
     const cfg = this.cfg;
     this.timer = setInterval(() => void this.tick(), cfg.pollMs);
     this.heartbeat = setInterval(() => void store.refreshClaims(this.id).catch((err) => logger.warn({ err }, 'batch claim refresh failed')), Math.max(500, cfg.claimStaleMs / 3));
@@ -79,8 +73,7 @@ export class BatchRunner {
       await new Promise((r) => setTimeout(r, 20));
     }
     clearInterval(this.heartbeat);
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    await this.lineApp.close();
   }
 
   /** One pass over every active batch; never two at once in a process. */
@@ -168,14 +161,8 @@ export class BatchRunner {
 
   /** The identity the batch was created with, as authenticate() builds it; an error body when the key no longer works. */
   private async authFor(b: BatchRow): Promise<AuthInfo | { status: number; body: unknown }> {
-    await this.ctx.directory.sync();
-    const rec = await this.ctx.directory.keyByHash(b.key_hash);
-    const org = await this.ctx.directory.org(b.org_id);
-    const gone = !rec || rec.revoked || rec.memberGone || !org || (rec.controls.expiresAt && rec.controls.expiresAt.getTime() <= Date.now());
-    if (gone) return { status: 401, body: { error: { code: 'INVALID_API_KEY', message: 'The API key that created this batch no longer works.' } } };
-    let modelMap: Record<string, string> = NO_ALIASES;
-    if (b.routing_plan_id) modelMap = (await this.ctx.directory.routingPlan(b.routing_plan_id))?.modelMap ?? NO_ALIASES;
-    return { keyId: rec!.id, orgId: b.org_id, org: org!, projectId: b.project_id, userId: rec!.userId, callerUpstreamKey: null, routingPlanId: b.routing_plan_id, modelMap, controls: rec!.controls };
+    const auth = await identityNow(this.ctx, { keyHash: b.key_hash, orgId: b.org_id, projectId: b.project_id, routingPlanId: b.routing_plan_id });
+    return auth ?? { status: 401, body: { error: { code: 'INVALID_API_KEY', message: 'The API key that created this batch no longer works.' } } };
   }
 
   private async runLine(b: BatchRow, l: LineRow, auth: AuthInfo | { status: number; body: unknown }): Promise<void> {
@@ -190,9 +177,9 @@ export class BatchRunner {
     const line: BatchLine = { batchId: b.id, laneLimit: laneLimit(auth.org, 'chat', 'background', 0) || this.cfg.linesInFlight, priceMultiplier: Number(b.price_multiplier) };
     const ticket = this.lineApp.issue({ auth, requestId, line });
     try {
-      const res = await request(`${this.base}${b.dialect === 'anthropic' ? '/v1/messages' : b.endpoint}`, {
+      const res = await request(`${this.lineApp.base}${b.dialect === 'anthropic' ? '/v1/messages' : b.endpoint}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-batch-ticket': ticket, ...(b.dialect === 'anthropic' ? { 'anthropic-version': '2023-06-01' } : {}) },
+        headers: { 'content-type': 'application/json', 'x-gateway-ticket': ticket, ...(b.dialect === 'anthropic' ? { 'anthropic-version': '2023-06-01' } : {}) },
         body: JSON.stringify(body),
         headersTimeout: config().requestTimeoutMs + 30_000,
         bodyTimeout: config().requestTimeoutMs + 30_000,

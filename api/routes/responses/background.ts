@@ -22,6 +22,7 @@ import { recordInConversation } from './conversation';
 import { BACKGROUND_LEASE_MS } from '../../../shared/responses/retention';
 import { BackgroundEventLog } from './background-stream';
 import { listenForCancels, publishCancel } from './background-cancel';
+import { forgetResume, keepForResume } from './background-resume';
 import { SseWriter } from '../../sse';
 import { ResponsesStreamTranslator } from '../../dialects/responses/stream';
 import type { ResponsesEventWriter } from '../../dialects/responses/event-writer';
@@ -35,7 +36,12 @@ const RUNNING = ['queued', 'in_progress'];
 interface Run {
   abort: AbortController;
   lease: string;
+  /** Its request is kept (background-resume.ts): a stopping pod hands it to another instead of failing it. */
+  resumable: boolean;
 }
+
+/** The reason a stopping pod aborts a resumable run with: it is neither failed nor logged, and another pod resumes it. */
+class HandOff extends Error {}
 /**
  * Each pod's background responses still running (by its context: one process may hold several pods,
  * as the tests do): a cancel made on the same pod, or published by another (background-cancel.ts),
@@ -197,9 +203,16 @@ export async function startBackground(ctx: AppContext, req: Request, res: Respon
   await listenForCancels(ctx, (id) => runningOn(ctx).get(id)?.abort.abort(cancelledRun()));
   const abort = new AbortController();
   const running = runningOn(ctx);
-  running.set(frame.id, { abort, lease });
+  const resumed = req.resumedResponse;
+  const runState: Run = { abort, lease, resumable: !!resumed };
+  running.set(frame.id, runState);
   try {
-    await storeResponse(req, queued, asked, body);
+    // resumed after its pod was lost (background-resume.ts): its row is there, and may have ended meanwhile (a cancel)
+    if (resumed && !(await stillRunning(frame.id, orgId))) throw new ApiError(409, 'invalid_request', 'The background response is no longer running.');
+    if (!resumed) {
+      await storeResponse(req, queued, asked, body);
+      runState.resumable = await keepForResume(ctx, req, frame, lease, stream, logState(res)?.receivedAt ?? Date.now());
+    }
   } catch (err) {
     running.delete(frame.id);
     throw err;
@@ -230,6 +243,7 @@ export async function startBackground(ctx: AppContext, req: Request, res: Respon
     } catch (err) {
       // aborted (a cancel, a shutdown): its reason, whatever the aborted step threw
       const reason: unknown = abort.signal.aborted ? abort.signal.reason : err;
+      if (reason instanceof HandOff) return; // another pod resumes it (its lease is deleted below)
       const e = reason instanceof ApiError ? reason : err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The background response failed.');
       logFailedCall(ctx, req, req.id, resolved.requestedId, { status: e.status, code: e.code });
       // a streamed run that was cancelled (its row no longer running) ends without a last event (the API has
@@ -242,6 +256,7 @@ export async function startBackground(ctx: AppContext, req: Request, res: Respon
     } finally {
       running.delete(frame.id);
       void ctx.redis.del(keys.backgroundJob(frame.id)).catch(() => undefined);
+      if (runState.resumable && !(abort.signal.reason instanceof HandOff)) void forgetResume(ctx, frame.id).catch(() => undefined);
       if (events) await events.end();
       sse?.end();
     }
@@ -272,6 +287,7 @@ export function cancelHandler(ctx: AppContext) {
     if (!RUNNING.includes(String(r.status))) throw new ApiError(400, 'invalid_request', `Cannot cancel a response with status '${String(r.status)}'.`, { param: 'response_id' });
     const cancelled = Object.assign({}, r, { status: 'cancelled', usage: null, completed_at: null });
     await settle(id, req.auth!.orgId, cancelled);
+    await forgetResume(ctx, id);
     const local = runningOn(ctx).get(id);
     if (local) local.abort.abort(cancelledRun());
     else {
@@ -289,13 +305,16 @@ export function cancelHandler(ctx: AppContext) {
 
 /**
  * A web pod's shutdown (api/server.ts): waits up to `ms` for this pod's background responses to end,
- * then aborts the rest, which end `failed` (503, send it again) rather than waiting for the clock's
- * sweep of lapsed leases.
+ * then aborts the rest. A resumable one (its request kept, background-resume.ts) is handed off: its
+ * lease is deleted and another pod resumes it at its next look; the others end `failed` (503, send it
+ * again) rather than waiting for the clock's sweep of lapsed leases.
  */
 export async function drainBackground(ctx: AppContext, ms: number): Promise<void> {
   const running = runningOn(ctx);
   const until = Date.now() + ms;
   while (running.size && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
-  for (const { abort } of running.values()) abort.abort(new ApiError(503, 'service_unavailable', 'The gateway stopped before this background response ended; send it again.'));
+  for (const { abort, resumable } of running.values()) {
+    abort.abort(resumable ? new HandOff('handed to another pod') : new ApiError(503, 'service_unavailable', 'The gateway stopped before this background response ended; send it again.'));
+  }
   while (running.size) await new Promise((r) => setTimeout(r, 20));
 }

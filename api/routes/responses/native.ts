@@ -8,7 +8,7 @@ import { ClientGone } from '../../dispatch/run-job';
 import { SseWriter } from '../../sse';
 import { responsesToCanonical, type ResponsesRequest } from '../../dialects/responses/request';
 import { addUsage, forModel } from '../../dialects/canonical';
-import { newId, responseObject, type OutputItem, type ResponseFrame } from '../../dialects/responses/response';
+import { responseObject, type OutputItem, type ResponseFrame } from '../../dialects/responses/response';
 import { transcriptOutput, unfoldSearchCalls, withSearchFunctions } from '../../dialects/responses/native';
 import { NativeResponsesStream } from '../../dialects/responses/native-stream';
 import { storeResponse } from './store';
@@ -16,6 +16,7 @@ import { recordInConversation } from './conversation';
 import { openCompactions } from './compact';
 import { endFailedStream } from './failed';
 import { compactIfDue, type CompactionAsk, type ServerCompaction } from './server-compaction';
+import { responseFrameIds } from './background-resume';
 import { cancelledRun, runWhenAdmitted, startBackground, type BackgroundWork } from './background';
 import { logSucceededRun } from '../../middleware/request-log';
 
@@ -28,7 +29,7 @@ type Tools = NonNullable<ResponsesRequest['tools']>;
  */
 export async function answerNative(ctx: AppContext, req: Request, res: Response, body: ResponsesRequest, resolved: ResolvedModel, history: CanonicalMessage[], set: NativeToolSet, rest: Tools, compaction?: CompactionAsk): Promise<void> {
   const rails = nativeRails(ctx, req, set);
-  const frame: ResponseFrame = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), publicModel: resolved.requestedId, req: body };
+  const frame: ResponseFrame = { ...responseFrameIds(req), publicModel: resolved.requestedId, req: body };
   const asking: Asking = { ctx, req, res, body, resolved, history, set, rest, rails, compaction };
   const abort = new AbortController();
   const onClose = () => !res.writableFinished && abort.abort();

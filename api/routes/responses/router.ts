@@ -11,7 +11,7 @@ import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
 import { ClientGone } from '../../dispatch/run-job';
 import { SseWriter } from '../../sse';
 import { refuseUnhonoured, responsesToCanonical, wantsLogprobs, type ResponsesRequest } from '../../dialects/responses/request';
-import { canonicalToResponse, newId, type ResponseFrame } from '../../dialects/responses/response';
+import { canonicalToResponse, type ResponseFrame } from '../../dialects/responses/response';
 import { ResponsesStreamTranslator } from '../../dialects/responses/stream';
 import { addUsage, forModel, type CanonicalChunk, type CanonicalCompletion } from '../../dialects/canonical';
 import { refuseEffortLevel } from '../../../shared/catalog/effort-levels';
@@ -22,6 +22,7 @@ import { endFailedStream } from './failed';
 import { merged } from '../../../shared/merged';
 import { countInLane } from '../../dispatch/count-lane';
 import { countCanonicalTokens } from '../../dialects/responses/count-tokens';
+import { responseFrameIds } from './background-resume';
 import { cancelHandler, chatWork, checkBackground, startBackground } from './background';
 import { followBackground } from './background-stream';
 import { compactHandler, openCompactions } from './compact';
@@ -62,7 +63,7 @@ function createHandler(ctx: AppContext) {
       if (body.truncation === 'auto') await truncateToFit(canonical, resolved.model, body.max_output_tokens);
       return c;
     };
-    const frame: ResponseFrame = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), publicModel: resolved.requestedId, req: body };
+    const frame: ResponseFrame = { ...responseFrameIds(req), publicModel: resolved.requestedId, req: body };
     if (body.background === true) {
       const asked = [...history, ...turn];
       return startBackground(ctx, req, res, body, resolved, asked, frame, chatWork(ctx, req, res, resolved, canonical, asked, frame, body.stream === true, prepare));

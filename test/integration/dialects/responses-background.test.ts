@@ -153,13 +153,23 @@ describe('background responses', () => {
     expect(await UsageEvent.count({ where: { orgId: small.org.id } }), 'only the first billed').to.equal(1);
   });
 
-  it('a stopping pod lets its background responses run a while, then ends the rest failed (send it again)', async function () {
+  it('a stopping pod lets its background responses run a while, then ends a streamed one failed (send it again; a polled one is resumed elsewhere: responses-background-resume)', async function () {
     this.timeout(30_000);
-    const made = await heldBackground(s.client, 'cut by a shutdown');
+    // streamed: its events went to its followers, so it is not resumed on another pod
+    env().sim.knobs.set('sim-chat-1', { hold: true });
+    const seen = env().sim.log.entries.length;
+    const stream = await s.client.responses.create({ model: 'sim-chat', input: 'cut by a shutdown', background: true, stream: true });
+    let id = '';
+    for await (const ev of stream) {
+      if (ev.type === 'response.created') id = ev.response.id;
+      if (ev.type === 'response.queued') break;
+    }
+    expect(await waitFor(() => env().sim.log.entries.length > seen, 10_000), 'it reached the upstream').to.equal(true);
+    expect(await env().redis.exists(keys.backgroundResume(id)), 'a streamed run’s request is not kept').to.equal(0);
     const t = Date.now();
     await drainBackground(env().gw.ctx, 300);
     expect(Date.now() - t, 'it waited its grace').to.be.at.least(280);
-    const r = await s.client.responses.retrieve(made.id);
+    const r = await s.client.responses.retrieve(id);
     expect(r.status).to.equal('failed');
     expect(r.error!.message).to.match(/send it again/);
     expect(await waitFor(() => env().sim.log.entries.at(-1)!.aborted === true, 10_000), 'its upstream request was aborted').to.equal(true);

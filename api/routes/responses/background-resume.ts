@@ -1,0 +1,176 @@
+import type { Request } from 'express';
+import { request } from 'undici';
+import type { AppContext } from '../../context';
+import { TicketApp } from '../../ticket-app';
+import { newId } from '../../dialects/responses/response';
+import { identityNow, type KeptIdentity } from '../../kept-identity';
+import { presentedKeys } from '../../middleware/authenticate';
+import { decrypt, encrypt, sha256Hex } from '../../../shared/crypto';
+import { keys } from '../../../shared/redis/keys';
+import { logger } from '../../../shared/logger';
+import { cancelJob } from '../../../shared/queues/cancel';
+import type { QueueName } from '../../../shared/queues/names';
+import { BACKGROUND_LEASE_MS, RESUME_MAX, failBackground, runningBackground } from '../../../shared/responses/retention';
+
+/** How long a background response's request is kept to resume it (a run that outlives it is failed by the clock if its pod is lost). */
+const RESUME_KEEP_MS = 24 * 3_600_000;
+
+/** What a pod needs to resume a background response another pod was running: the caller's request and identity. */
+interface ResumeRecord extends KeptIdentity {
+  requestId: string;
+  /** When the caller's request arrived (ms): its request log row's key. */
+  receivedAt: number;
+  /** The response's `created_at` (seconds). */
+  createdAt: number;
+  /** The request body as the caller sent it (JSON). */
+  body: string;
+  /** The job that ran it (its lease's value, `<queue> <job id>`): cancelled before it is resumed. */
+  job: string;
+}
+
+/**
+ * Keeps what resumes a background response on another pod if this one is lost (sealed with the
+ * gateway's key, like every secret it keeps; deleted when the run ends). Only a polled run made with a
+ * gateway key is kept: a streamed one's events were already sent to its followers (a second run would
+ * send other ones), and a caller's own upstream key is never kept. Returns whether it was kept.
+ */
+export async function keepForResume(ctx: AppContext, req: Request, frame: { id: string; createdAt: number }, job: string, streamed: boolean, receivedAt: number): Promise<boolean> {
+  const a = req.auth!;
+  const key = presentedKeys(req).gatewayKey;
+  if (streamed || a.callerUpstreamKey || !key || req.batchLine) return false;
+  const record: ResumeRecord = {
+    keyHash: sha256Hex(key),
+    orgId: a.orgId,
+    projectId: a.projectId,
+    routingPlanId: a.routingPlanId,
+    requestId: req.id,
+    receivedAt,
+    createdAt: frame.createdAt,
+    body: JSON.stringify(req.body),
+    job,
+  };
+  const k = keys.backgroundResume(frame.id);
+  await ctx.redis.multi().hset(k, 's', encrypt(JSON.stringify(record)), 'n', '0').pexpire(k, RESUME_KEEP_MS).exec();
+  return true;
+}
+
+/** Forgets a background response's kept request (its run ended, or it was cancelled). */
+export async function forgetResume(ctx: AppContext, id: string): Promise<void> {
+  await ctx.redis.del(keys.backgroundResume(id), keys.backgroundLapsed(id));
+}
+
+/** Each pod's ticket app for resumed requests, started at its first resume. */
+const apps = new WeakMap<AppContext, Promise<TicketApp>>();
+function ticketApp(ctx: AppContext): Promise<TicketApp> {
+  let app = apps.get(ctx);
+  if (!app) {
+    const made = new TicketApp(ctx);
+    app = made.start().then(() => made);
+    apps.set(ctx, app);
+  }
+  return app;
+}
+
+/** Closes the pod's ticket app, if it made one. */
+export async function closeResumeApp(ctx: AppContext): Promise<void> {
+  const app = apps.get(ctx);
+  apps.delete(ctx);
+  await (await app)?.close();
+}
+
+/** Fails a resumed response that could not start again, with the error its request got. */
+async function failResumed(ctx: AppContext, id: string, code: string, message: string): Promise<void> {
+  await failBackground([id], code, message);
+  await forgetResume(ctx, id);
+  await ctx.redis.del(keys.backgroundJob(id));
+}
+
+/**
+ * Sends a lapsed background response's request again, through this pod's ticket app with the kept
+ * identity (checked again now), for the same stored response, as request `<request id>.r<n>` (a new
+ * request id: job ids are request ids, and a worker refuses a job id it saw cancelled); the run then
+ * goes on on this pod as a background run does (background.ts). A request refused now (its key
+ * revoked, its model gone) ends the response `failed` with that error.
+ */
+async function resume(ctx: AppContext, id: string, record: ResumeRecord, n: number): Promise<void> {
+  // the lost pod's job may still run on a worker: cancelled (its upstream request aborted, not billed unless answered)
+  const [queue, jobId] = record.job.split(' ');
+  if (queue && jobId) await cancelJob(ctx.redis, ctx.queues, queue as QueueName, jobId);
+  const auth = await identityNow(ctx, record);
+  if (!auth) return failResumed(ctx, id, 'INVALID_API_KEY', 'The API key that made this background response no longer works.');
+  const app = await ticketApp(ctx);
+  const resumed = { responseId: id, createdAt: record.createdAt, receivedAt: record.receivedAt };
+  const ticket = app.issue({ auth, requestId: `${record.requestId}.r${n}`, resume: resumed });
+  try {
+    const res = await request(`${app.base}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-gateway-ticket': ticket }, body: record.body });
+    const text = await res.body.text();
+    if (res.statusCode === 200) return;
+    let error: { code?: unknown; message?: unknown } | undefined;
+    try {
+      error = (JSON.parse(text) as { error?: typeof error }).error;
+    } catch {
+      // not JSON: the generic failure below
+    }
+    await failResumed(ctx, id, typeof error?.code === 'string' ? error.code : 'server_error', typeof error?.message === 'string' ? error.message : 'The background response could not be resumed; send it again.');
+  } finally {
+    app.forget(ticket);
+  }
+}
+
+/**
+ * A pod's look for background responses whose pod was lost (their lease lapsed) that it can resume:
+ * each is claimed with the lease itself (SET NX, so one pod takes it), counted, and sent again
+ * (resume); one resumed RESUME_MAX times already is left to the clock, which fails it. Returns how
+ * many this pod took. Runs every third of a lease on each web pod (startAdopting).
+ */
+export async function adoptLapsed(ctx: AppContext): Promise<number> {
+  let taken = 0;
+  for (const id of await runningBackground()) {
+    const k = keys.backgroundResume(id);
+    const [sealed, resumes] = await ctx.redis.hmget(k, 's', 'n');
+    if (!sealed || Number(resumes) >= RESUME_MAX) continue;
+    if ((await ctx.redis.set(keys.backgroundJob(id), `resuming ${ctx.podId}`, 'PX', BACKGROUND_LEASE_MS, 'NX')) !== 'OK') continue;
+    const n = await ctx.redis.hincrby(k, 'n', 1);
+    taken++;
+    let record: ResumeRecord;
+    try {
+      record = JSON.parse(decrypt(sealed)) as ResumeRecord;
+    } catch (err) {
+      // sealed under another SECRET_KEY: nothing can resume it
+      logger.warn({ err, responseId: id }, 'background response not resumable');
+      await failResumed(ctx, id, 'server_error', 'The gateway lost this background response before it ended; send it again.');
+      continue;
+    }
+    logger.info({ responseId: id, requestId: record.requestId }, 'resuming a background response whose pod was lost');
+    void resume(ctx, id, record, n).catch(async (err: unknown) => {
+      logger.warn({ err, responseId: id }, 'background response not resumed');
+      await failResumed(ctx, id, 'server_error', 'The background response could not be resumed; send it again.').catch(() => undefined);
+    });
+  }
+  return taken;
+}
+
+/** Looks for lapsed background responses every third of a lease (with some spread between pods) until the returned stop is called. */
+export function startAdopting(ctx: AppContext): () => Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const next = () => {
+    timer = setTimeout(() => {
+      adoptLapsed(ctx)
+        .catch((err: unknown) => logger.warn({ err }, 'looking for lapsed background responses failed'))
+        .finally(() => timer && next());
+    }, (BACKGROUND_LEASE_MS / 3) * (0.75 + Math.random() / 2));
+    timer.unref();
+  };
+  next();
+  return async () => {
+    clearTimeout(timer);
+    timer = undefined;
+    await closeResumeApp(ctx);
+  };
+}
+
+/** A new response's id and creation time, or, for a resumed background response, its own. */
+export function responseFrameIds(req: Request): { id: string; createdAt: number } {
+  const r = req.resumedResponse;
+  return r ? { id: r.responseId, createdAt: r.createdAt } : { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000) };
+}
