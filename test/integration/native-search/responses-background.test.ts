@@ -9,6 +9,8 @@ import { waitFor } from '../../helpers/wait';
 import { SearchUsage, StoredResponse, UsageEvent } from '../../../shared/db/models';
 import { keys } from '../../../shared/redis/keys';
 import { db } from '../../../shared/db/sequelize';
+import { drainBackground } from '../../../api/routes/responses/background';
+import { adoptLapsed } from '../../../api/routes/responses/background-resume';
 
 const SEARCH = [{ type: 'web_search' as const }];
 type Input = OpenAI.Responses.ResponseCreateParams['input'];
@@ -145,5 +147,33 @@ describe('native web search on /v1/responses in the background', () => {
     const requestId = response.headers.get('x-service-request-id')!;
     expect(await waitFor(async () => (await rows(requestId)).length === 1, 10_000), 'one Activity row').to.equal(true);
     expect((await rows(requestId))[0].status, 'written as cancelled').to.equal(499);
+  });
+
+  it('a stopping pod hands a search loop off mid-run: another pod runs it again from the start to completed; what each run did is billed as done', async function () {
+    this.timeout(40_000);
+    env().sim.knobs.set('sim-chat-1', { hold: true });
+    const { data: made, response } = await s.client.responses.create({ model: 'sim-chat', input: 'search for honey bees', tools: SEARCH, background: true }).withResponse();
+    const requestId = response.headers.get('x-service-request-id')!;
+    expect(await waitFor(() => entries().length === 1, 10_000), 'its first turn reached the upstream').to.equal(true);
+    env().sim.knobs.release(); // the first turn asks for a search; the second is held
+    expect(await waitFor(() => entries().length === 2, 10_000), 'its second turn reached the upstream').to.equal(true);
+    await drainBackground(env().gw.ctx, 50);
+    expect(await waitFor(() => entries()[1].aborted === true, 3000), 'the turn in flight was aborted').to.equal(true);
+    expect((await s.client.responses.retrieve(made.id)).status, 'handed off, not failed').to.equal('in_progress');
+    env().sim.knobs.reset();
+    await db().query("UPDATE stored_responses SET created_at = now() - interval '2 minutes' WHERE id = :id", { replacements: { id: made.id } });
+    expect(await adoptLapsed(s.podB.ctx), 'the other pod takes it').to.equal(1);
+    const done = await ended(s.client, made.id);
+    expect(done.status).to.equal('completed');
+    expect(done.id).to.equal(made.id);
+    expect(done.output.map((i) => i.type)).to.deep.equal(['web_search_call', 'message']);
+    expect(entries(), 'two turns more').to.have.length(4);
+    await usageSettled();
+    const billed = await UsageEvent.findAll({ where: { orgId: s.o.org.id, requestId: [requestId, `${requestId}.t1`, `${requestId}.r1`, `${requestId}.r1.t1`] } });
+    expect(billed.map((e) => e.requestId).sort(), 'the first run’s answered turn, and the resumed run’s two').to.deep.equal([requestId, `${requestId}.r1`, `${requestId}.r1.t1`]);
+    const searches = await SearchUsage.findAll({ where: { orgId: s.o.org.id, requestId: [`${requestId}.search1`, `${requestId}.r1.search1`] } });
+    expect(searches.map((e) => e.requestId).sort(), 'each run’s search').to.deep.equal([`${requestId}.r1.search1`, `${requestId}.search1`]);
+    expect(await waitFor(async () => (await rows(`${requestId}.r1`)).length === 1, 10_000), 'the resumed request’s Activity row').to.equal(true);
+    expect((await rows(`${requestId}.r1`))[0].status).to.equal(200);
   });
 });
