@@ -24,13 +24,12 @@ interface ResumeRecord extends KeptIdentity {
   createdAt: number;
   /** The request body as the caller sent it (JSON). */
   body: string;
-  /** The job that ran it (its lease's value, `<queue> <job id>`): cancelled before it is resumed. */
-  job: string;
 }
 
 /**
  * Keeps what resumes a background response on another pod if this one is lost (sealed with the
- * gateway's key, like every secret it keeps; deleted when the run ends). Only a polled run made with a
+ * gateway's key, like every secret it keeps; deleted when the run ends), and the job running it (`j`,
+ * the lease's value: cancelled before it is resumed; runJob names it). Only a polled run made with a
  * gateway key is kept: a streamed one's events were already sent to its followers (a second run would
  * send other ones), and a caller's own upstream key is never kept. Returns whether it was kept.
  */
@@ -47,11 +46,15 @@ export async function keepForResume(ctx: AppContext, req: Request, frame: { id: 
     receivedAt,
     createdAt: frame.createdAt,
     body: JSON.stringify(req.body),
-    job,
   };
   const k = keys.backgroundResume(frame.id);
-  await ctx.redis.multi().hset(k, 's', encrypt(JSON.stringify(record)), 'n', '0').pexpire(k, RESUME_KEEP_MS).exec();
+  await ctx.redis.multi().hset(k, 's', encrypt(JSON.stringify(record)), 'n', '0', 'j', job).pexpire(k, RESUME_KEEP_MS).exec();
   return true;
+}
+
+/** A resumed run's job (its lease's value), for the next resume's cancel. */
+export async function noteResumedJob(ctx: AppContext, id: string, job: string): Promise<void> {
+  await ctx.redis.hset(keys.backgroundResume(id), 'j', job);
 }
 
 /** Forgets a background response's kept request (its run ended, or it was cancelled). */
@@ -92,9 +95,9 @@ async function failResumed(ctx: AppContext, id: string, code: string, message: s
  * goes on on this pod as a background run does (background.ts). A request refused now (its key
  * revoked, its model gone) ends the response `failed` with that error.
  */
-async function resume(ctx: AppContext, id: string, record: ResumeRecord, n: number): Promise<void> {
+async function resume(ctx: AppContext, id: string, record: ResumeRecord, n: number, job: string | null): Promise<void> {
   // the lost pod's job may still run on a worker: cancelled (its upstream request aborted, not billed unless answered)
-  const [queue, jobId] = record.job.split(' ');
+  const [queue, jobId] = job?.split(' ') ?? [];
   if (queue && jobId) await cancelJob(ctx.redis, ctx.queues, queue as QueueName, jobId);
   const auth = await identityNow(ctx, record);
   if (!auth) return failResumed(ctx, id, 'INVALID_API_KEY', 'The API key that made this background response no longer works.');
@@ -127,10 +130,11 @@ export async function adoptLapsed(ctx: AppContext): Promise<number> {
   let taken = 0;
   for (const id of await runningBackground()) {
     const k = keys.backgroundResume(id);
-    const [sealed, resumes] = await ctx.redis.hmget(k, 's', 'n');
+    const [sealed, resumes, job] = await ctx.redis.hmget(k, 's', 'n', 'j');
     if (!sealed || Number(resumes) >= RESUME_MAX) continue;
     if ((await ctx.redis.set(keys.backgroundJob(id), `resuming ${ctx.podId}`, 'PX', BACKGROUND_LEASE_MS, 'NX')) !== 'OK') continue;
     const n = await ctx.redis.hincrby(k, 'n', 1);
+    await ctx.redis.del(keys.backgroundLapsed(id)); // the clock's count of its lapse starts again if this pod is lost too
     taken++;
     let record: ResumeRecord;
     try {
@@ -142,7 +146,7 @@ export async function adoptLapsed(ctx: AppContext): Promise<number> {
       continue;
     }
     logger.info({ responseId: id, requestId: record.requestId }, 'resuming a background response whose pod was lost');
-    void resume(ctx, id, record, n).catch(async (err: unknown) => {
+    void resume(ctx, id, record, n, job).catch(async (err: unknown) => {
       logger.warn({ err, responseId: id }, 'background response not resumed');
       await failResumed(ctx, id, 'server_error', 'The background response could not be resumed; send it again.').catch(() => undefined);
     });

@@ -22,7 +22,7 @@ import { recordInConversation } from './conversation';
 import { BACKGROUND_LEASE_MS } from '../../../shared/responses/retention';
 import { BackgroundEventLog } from './background-stream';
 import { listenForCancels, publishCancel } from './background-cancel';
-import { forgetResume, keepForResume } from './background-resume';
+import { forgetResume, keepForResume, noteResumedJob } from './background-resume';
 import { SseWriter } from '../../sse';
 import { ResponsesStreamTranslator } from '../../dialects/responses/stream';
 import type { ResponsesEventWriter } from '../../dialects/responses/event-writer';
@@ -209,6 +209,7 @@ export async function startBackground(ctx: AppContext, req: Request, res: Respon
   try {
     // resumed after its pod was lost (background-resume.ts): its row is there, and may have ended meanwhile (a cancel)
     if (resumed && !(await stillRunning(frame.id, orgId))) throw new ApiError(409, 'invalid_request', 'The background response is no longer running.');
+    if (resumed) await noteResumedJob(ctx, frame.id, lease);
     if (!resumed) {
       await storeResponse(req, queued, asked, body);
       runState.resumable = await keepForResume(ctx, req, frame, lease, stream, logState(res)?.receivedAt ?? Date.now());

@@ -70,6 +70,28 @@ describe('background responses resumed on another pod', () => {
     expect(await env().redis.exists(keys.backgroundResume(made.id)), 'its kept request is gone with it').to.equal(0);
   });
 
+  it('resumed twice: the second pod stopping too hands it on again, its own job cancelled, the third run completes it', async function () {
+    this.timeout(40_000);
+    const { o, c } = await orgAt();
+    const made = await held(c, 'tell me about otters twice');
+    await drainBackground(env().gw.ctx, 50);
+    await aged(made.id);
+    const seen = env().sim.log.entries.length;
+    expect(await adoptLapsed(s.podB.ctx)).to.equal(1);
+    expect(await waitFor(() => env().sim.log.entries.length > seen, 10_000), 'the resumed run reached the upstream (held)').to.equal(true);
+    expect(await env().redis.hget(keys.backgroundResume(made.id), 'j'), 'its job named for the next resume').to.match(/^chat-\S+ req_\w+\.r1$/);
+    await drainBackground(s.podB.ctx, 50);
+    expect(await waitFor(() => env().sim.log.entries[seen].aborted === true, 10_000), 'the second pod’s run stopped').to.equal(true);
+    env().sim.knobs.reset();
+    expect(await adoptLapsed(env().gw.ctx)).to.equal(1);
+    const done = await ended(c, made.id);
+    expect(done.status).to.equal('completed');
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { orgId: o.org.id } }), 'only the run that answered is billed').to.equal(1);
+    expect(await waitFor(async () => (await rowsOf(o.org.id)).some((r) => r.input_tokens > 0), 10_000)).to.equal(true);
+    expect((await rowsOf(o.org.id)).map((r) => r.request_id)).to.deep.equal([`${made.requestId}.r2`]);
+  });
+
   it('a pod process killed mid-run: its lease lapses and a live pod resumes the response to completed', async function () {
     this.timeout(60_000);
     const lost = await spawnWeb({}, 'ignore');
