@@ -44,7 +44,7 @@ export function noteSignedThinking<T extends object>(item: T, blocks: ThinkingBl
 /**
  * An output item as a conversation keeps it: a reasoning item made of signed thinking carries it as
  * its `encrypted_content` whether or not the request asked for it, as OpenAI's conversations keep
- * reasoning items whole; the Conversations API shows it only when asked (api/routes/conversations/include.ts).
+ * reasoning items whole; the Conversations API shows it only when asked (api/routes/responses/include.ts).
  */
 export function keptItem<T extends Record<string, unknown>>(item: T): T {
   const blocks = signedOf.get(item);

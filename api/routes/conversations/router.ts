@@ -10,7 +10,7 @@ import { inputItemsOf } from '../../dialects/responses/input-items';
 import type { ResponsesItem } from '../../dialects/responses/request';
 import { storableCopy } from '../../middleware/json-checks';
 import { conversationMessages, conversationNotFound } from '../responses/conversation';
-import { includeOf, shownItem } from './include';
+import { includeOf, shownItem } from '../responses/include';
 import {
   addConversationItems,
   createConversation,
@@ -136,7 +136,7 @@ async function deleteItem(req: Request, res: Response): Promise<void> {
  * /v1/conversations/{id}`, `POST` and `GET /v1/conversations/{id}/items`, `GET` and `DELETE
  * /v1/conversations/{id}/items/{item_id}`; the org's own conversations only (another org's id is not
  * found). A response made with `conversation` reads and extends one (api/routes/responses/conversation.ts).
- * The item routes take `include`: a reasoning item's `encrypted_content` is shown only when it asks (include.ts).
+ * The item routes take `include`: a reasoning item's `encrypted_content` is shown only when it asks, and so are an output_text part's logprobs and an input_image's image_url (responses/include.ts).
  */
 export function conversationsRouter(_ctx: AppContext): Router {
   const r = Router();

@@ -17,7 +17,8 @@ import { canonicalToResponse, failedResponse, responseObject, type OutputItem, t
 import { type Prepare } from './server-compaction';
 import { afterCompaction } from '../../dispatch/summarise';
 import { merged } from '../../../shared/merged';
-import { findStored, storeResponse } from './store';
+import { findStored, keptResponse, storeResponse } from './store';
+import { shownResponse } from './include';
 import { recordInConversation } from './conversation';
 import { BACKGROUND_LEASE_MS } from '../../../shared/responses/retention';
 import { BackgroundEventLog } from './background-stream';
@@ -120,7 +121,7 @@ async function stillRunning(id: string, orgId: string): Promise<boolean> {
 
 /** Updates a background response's row while it has not ended (a cancel or a delete wins over a late answer). */
 async function settle(id: string, orgId: string, response: Record<string, unknown>, conversation?: CanonicalMessage[]): Promise<void> {
-  const values: Partial<{ response: Record<string, unknown>; conversation: unknown[] }> = { response: storableCopy(response) };
+  const values: Partial<{ response: Record<string, unknown>; conversation: unknown[] }> = { response: storableCopy(keptResponse(response)) };
   if (conversation) values.conversation = storableCopy(conversation);
   await StoredResponse.update(values, { where: { id, orgId, [Op.and]: [Sequelize.where(Sequelize.literal("response->>'status'"), { [Op.in]: RUNNING })] } });
 }
@@ -284,7 +285,8 @@ export function cancelHandler(ctx: AppContext) {
     const row = await findStored(req, id);
     const r = row.response;
     if (r.background !== true) throw new ApiError(400, 'invalid_request', 'Only responses created with background=true can be cancelled.', { param: 'response_id' });
-    if (r.status === 'cancelled') return void res.json(r);
+    // as GET shows it without `include` (include.ts)
+    if (r.status === 'cancelled') return void res.json(shownResponse(r, []));
     if (!RUNNING.includes(String(r.status))) throw new ApiError(400, 'invalid_request', `Cannot cancel a response with status '${String(r.status)}'.`, { param: 'response_id' });
     const cancelled = Object.assign({}, r, { status: 'cancelled', usage: null, completed_at: null });
     await settle(id, req.auth!.orgId, cancelled);
@@ -299,7 +301,7 @@ export function cancelHandler(ctx: AppContext) {
       const [queue, jobId] = job?.split(' ') ?? [];
       if (queue && jobId) await cancelJob(ctx.redis, ctx.queues, queue as ReturnType<typeof chatQueue>, jobId);
     }
-    res.json((await findStored(req, id)).response);
+    res.json(shownResponse((await findStored(req, id)).response, []));
   };
 }
 

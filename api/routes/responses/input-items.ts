@@ -4,16 +4,19 @@ import { ApiError } from '../../../shared/errors/ApiError';
 import { pageLimit, queryText } from '../batches/gate';
 import { findStored, responseNotFound } from './store';
 import { withinRetention } from '../../../shared/responses/retention';
+import { includeOf, shownItem } from './include';
 
 type Item = Record<string, unknown>;
 
 /**
  * `GET /v1/responses/{id}/input_items`: OpenAI's ResponseItemList `{object: "list", data, first_id,
  * last_id, has_more}`, `order` desc (default) or asc, `limit` 1..100 (default 20), cursors `after`
- * and `before` (item ids; an id not in the list gives an empty page). `include` is accepted and
- * changes nothing (the gateway keeps no extra fields).
+ * and `before` (item ids; an id not in the list gives an empty page). `include` shows what it adds
+ * only when it asks (include.ts): a reasoning item's `encrypted_content`, an input image's URL, an
+ * echoed answer's log probabilities.
  */
 export async function listInputItems(req: Request, res: Response): Promise<void> {
+  const include = includeOf(req);
   const row = await findStored(req, String(req.params.id));
   const limit = pageLimit(req.query.limit);
   const order = queryText(req.query, 'order') ?? 'desc';
@@ -36,6 +39,7 @@ export async function listInputItems(req: Request, res: Response): Promise<void>
     data = items.slice(0, limit);
     hasMore = items.length > limit;
   }
+  data = data.map((i) => shownItem(i, include));
   res.json({ object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: hasMore });
 }
 

@@ -18,6 +18,7 @@ import { refuseEffortLevel } from '../../../shared/catalog/effort-levels';
 import { responsesNativeTools } from '../../dialects/responses/native';
 import { answerNative } from './native';
 import { deleteResponse, listInputItems } from './input-items';
+import { includeOf, shownResponse } from './include';
 import { endFailedStream } from './failed';
 import { merged } from '../../../shared/merged';
 import { countInLane } from '../../dispatch/count-lane';
@@ -146,9 +147,11 @@ export function responsesRouter(ctx: AppContext): Router {
   only(r, '/v1/responses/compact', { post: [requireJson, compactHandler(ctx)] });
   only(r, '/v1/responses/:id', {
     get: async (req, res) => {
+      const include = includeOf(req);
       // `?stream=true`: a background stream's events, replayed and followed (background-stream.ts)
       if (req.query.stream === 'true') return followBackground(ctx, req, res);
-      res.json((await findStored(req, String(req.params.id))).response);
+      // what `include` adds only when it asks, whatever the create asked (include.ts)
+      res.json(shownResponse((await findStored(req, String(req.params.id))).response, include));
     },
     delete: deleteResponse,
   });

@@ -199,7 +199,8 @@ describe('responses dialect: the SDK request fields the gateway echoes or refuse
     expect(part.logprobs!.every((t) => t.top_logprobs.length === 2)).to.equal(true);
     expect(r.top_logprobs).to.equal(2);
     expectOpenAI('Response', withoutNullUser(r));
-    expect((await client.responses.retrieve(r.id)).output).to.deep.equal(r.output);
+    // stored; retrieve shows them when its own include asks (responses-retrieve-include.test.ts)
+    expect((await client.responses.retrieve(r.id, { include: ['message.output_text.logprobs'] })).output).to.deep.equal(r.output);
 
     // include alone asks for them too (no alternatives)
     const plain = await client.responses.create({ model: 'sim-chat', input: 'probabilities again', include: ['message.output_text.logprobs'] });

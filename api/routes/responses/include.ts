@@ -1,0 +1,54 @@
+import type { Request } from 'express';
+import { ApiError } from '../../../shared/errors/ApiError';
+import { INCLUDABLE } from './schema';
+
+type Json = Record<string, unknown>;
+
+/**
+ * The `include` query parameter of the routes that show stored items: `GET /v1/responses/{id}` and
+ * `GET /v1/responses/{id}/input_items` (OpenAI's ResponseRetrieveParams, InputItemListParams) and the
+ * Conversations API's item routes (ItemListParams, ItemRetrieveParams, ItemCreateParams): an array of
+ * ResponseIncludable, as `include[]=…` (the official SDKs' form) or `include=…`, once or repeated; a
+ * value that is not includable is a 400.
+ */
+export function includeOf(req: Request): string[] {
+  const given = [req.query['include[]'], req.query.include].flatMap((v) => (v === undefined ? [] : Array.isArray(v) ? v : [v]));
+  for (const v of given) {
+    if (typeof v !== 'string' || !(INCLUDABLE as readonly string[]).includes(v)) {
+      throw new ApiError(400, 'invalid_request', `'include' takes ${INCLUDABLE.join(', ')}; got ${JSON.stringify(v)}.`, { param: 'include' });
+    }
+  }
+  return given as string[];
+}
+
+/** A message's content part as shown: its log probabilities and an input image's URL only when asked for. */
+function shownPart(p: unknown, include: string[]): unknown {
+  const part = p as Json | null;
+  if (part?.type === 'output_text' && Array.isArray(part.logprobs) && part.logprobs.length && !include.includes('message.output_text.logprobs')) return { ...part, logprobs: [] };
+  if (part?.type === 'input_image' && typeof part.image_url === 'string' && !include.includes('message.input_image.image_url')) return { ...part, image_url: null };
+  return p;
+}
+
+/**
+ * A stored item (a response's output or input item, a conversation's item) as it is shown: what
+ * OpenAI's `include` adds is there only when `include` asks for it, whatever the request that made
+ * it asked. A reasoning item's `encrypted_content` (kept whole: responses/store.ts,
+ * responses/conversation.ts) with `reasoning.encrypted_content`; an `output_text` part's `logprobs`
+ * (empty otherwise, as in an answer that did not ask) with `message.output_text.logprobs`; an
+ * `input_image` part's `image_url` (null otherwise) with `message.input_image.image_url`.
+ */
+export function shownItem(item: Json, include: string[]): Json {
+  if (item.type === 'reasoning') {
+    if (item.encrypted_content === undefined || include.includes('reasoning.encrypted_content')) return item;
+    const { encrypted_content: _kept, ...shown } = item;
+    return shown;
+  }
+  if (item.type !== 'message' || !Array.isArray(item.content)) return item;
+  const content = item.content.map((p) => shownPart(p, include));
+  return content.some((p, i) => p !== (item.content as unknown[])[i]) ? { ...item, content } : item;
+}
+
+/** A stored Response as `GET /v1/responses/{id}` shows it: its output items as shownItem shows them. */
+export function shownResponse(response: Json, include: string[]): Json {
+  return Array.isArray(response.output) ? { ...response, output: response.output.map((i) => shownItem(i as Json, include)) } : response;
+}
