@@ -213,20 +213,27 @@ function tools(req: ResponsesRequest): CanonicalTool[] | undefined {
 }
 
 const choiceRefused = (message: string) => new ApiError(400, 'unsupported_parameter', message, { param: 'tool_choice' });
+const choiceInvalid = (message: string) => new ApiError(400, 'invalid_request', message, { param: 'tool_choice' });
 
 /**
- * `tool_choice`: a mode, a named function or custom tool, a client-run tool (`{type: 'apply_patch'}`, `{type: 'shell'}`, `{type: 'local_shell'}`), or `allowed_tools` (ToolChoiceAllowed:
- * `mode` auto/required and the function or custom tools allowed) → the chat API's
- * `{type: 'allowed_tools', allowed_tools: {mode, tools}}`. A hosted tool's choice reaches here only
- * when that tool is not run by the gateway (hosted web search is rewritten in native.ts): 400.
+ * `tool_choice`: a mode, a named function or custom tool, a client-run tool (`{type: 'apply_patch'}`,
+ * `{type: 'shell'}`: OpenAI's ToolChoiceApplyPatch and ToolChoiceShell), or `allowed_tools`
+ * (ToolChoiceAllowed: `mode` auto/required and the function, custom or client-run tools allowed) →
+ * the chat API's `{type: 'allowed_tools', allowed_tools: {mode, tools}}`. `{type: 'local_shell'}` is
+ * not one of OpenAI's tool choices (openai 7.60.0's ResponseCreateParams.tool_choice, the vendored
+ * ToolChoiceParam): 400, as OpenAI refuses it; allowed_tools names that tool. A hosted tool's choice
+ * reaches here only when that tool is not run by the gateway (hosted web search is rewritten in native.ts): 400.
  */
 function toolChoice(c: ResponsesRequest['tool_choice']): CanonicalToolChoice | undefined {
   if (c === undefined) return undefined;
   if (typeof c === 'string') return c;
   if ((c.type === 'function' || c.type === 'custom') && c.name) return { type: 'function', function: { name: c.name } };
+  if (c.type === LOCAL_SHELL) {
+    throw choiceInvalid("tool_choice {type: 'local_shell'} is not one of OpenAI's tool choices; to force the local_shell tool, use {type: 'allowed_tools', mode: 'required', tools: [{type: 'local_shell'}]}.");
+  }
   if (CLIENT_TOOLS.includes(c.type)) return { type: 'function', function: { name: c.type } };
   if (c.type === 'allowed_tools') {
-    if ((c.mode !== 'auto' && c.mode !== 'required') || !Array.isArray(c.tools) || !c.tools.length) throw invalid("tool_choice of type 'allowed_tools' needs mode 'auto' or 'required' and a non-empty tools list.");
+    if ((c.mode !== 'auto' && c.mode !== 'required') || !Array.isArray(c.tools) || !c.tools.length) throw choiceInvalid("tool_choice of type 'allowed_tools' needs mode 'auto' or 'required' and a non-empty tools list.");
     const tools = (c.tools as Array<{ type?: unknown; name?: unknown }>).map((t) => {
       if ((t?.type === 'function' || t?.type === 'custom') && typeof t.name === 'string' && t.name) return { type: 'function' as const, function: { name: t.name } };
       if (typeof t?.type === 'string' && CLIENT_TOOLS.includes(t.type)) return { type: 'function' as const, function: { name: t.type } };
@@ -234,7 +241,7 @@ function toolChoice(c: ResponsesRequest['tool_choice']): CanonicalToolChoice | u
     });
     return { type: 'allowed_tools', allowed_tools: { mode: c.mode, tools } };
   }
-  if (/^web_search/.test(c.type)) throw invalid(`tool_choice names the hosted tool '${c.type}', which is not in tools.`);
+  if (/^web_search/.test(c.type)) throw choiceInvalid(`tool_choice names the hosted tool '${c.type}', which is not in tools.`);
   throw choiceRefused(`tool_choice of type '${c.type}' is not supported: the gateway does not run that hosted tool.`);
 }
 

@@ -4,6 +4,8 @@ import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { expectOpenAI, withoutNullUser } from '../../helpers/conformance';
+import { usageSettled } from '../../helpers/usage';
+import { StoredResponse, UsageEvent } from '../../../shared/db/models';
 
 const fn = (name: string) => ({ type: 'function' as const, function: { name, parameters: { type: 'object', properties: { q: { type: 'string' } } } } });
 const rfn = (name: string) => ({ type: 'function' as const, name, parameters: { type: 'object', properties: { q: { type: 'string' } } }, strict: false });
@@ -67,11 +69,33 @@ describe('tool_choice: allowed_tools, custom and hosted choices', function () {
     const web = await ask({ type: 'web_search_preview' });
     expect(web.status, web.text).to.equal(400);
     expect(web.body.error.message).to.equal("tool_choice names the hosted tool 'web_search_preview', which is not in tools.");
+    expect(web.body.error).to.include({ code: 'invalid_request', param: 'tool_choice' });
     const file = await ask({ type: 'file_search' });
     expect(file.status, file.text).to.equal(400);
     expect(file.body.error).to.include({ code: 'unsupported_parameter', param: 'tool_choice' });
     const mcp = await ask({ type: 'allowed_tools', mode: 'auto', tools: [{ type: 'mcp', server_label: 'x' }] });
     expect(mcp.body.error).to.include({ code: 'unsupported_parameter', param: 'tool_choice' });
+    const mode = await ask({ type: 'allowed_tools', mode: 'any', tools: [{ type: 'function', name: 'lookup' }] });
+    expect(mode.body.error).to.include({ code: 'invalid_request', param: 'tool_choice' });
     expect(sent()).to.have.length(0);
+  });
+
+  it("responses: {type: 'local_shell'}, not among OpenAI's tool choices (its ToolChoiceParam, openai-node's ToolChoice* types), is 400 invalid_request naming tool_choice: JSON, streamed, background, hosted search; nothing sent, stored or billed", async () => {
+    const org = await buildOrg(env().redis);
+    const c = new OpenAI({ apiKey: org.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    const tool_choice = { type: 'local_shell' } as unknown as OpenAI.Responses.ResponseCreateParams['tool_choice'];
+    const base = { model: 'sim-chat', input: 'ls', tools: [{ type: 'local_shell' as const }], tool_choice };
+    for (const extra of [{}, { stream: true }, { background: true }, { tools: [{ type: 'local_shell' as const }, { type: 'web_search' as const }] }]) {
+      const err = await c.responses.create({ ...base, ...extra } as OpenAI.Responses.ResponseCreateParamsNonStreaming).then(() => undefined, (e: unknown) => e as InstanceType<typeof OpenAI.BadRequestError>);
+      expect(err, JSON.stringify(extra)).to.be.instanceOf(OpenAI.BadRequestError);
+      expect([err!.status, err!.code, err!.param], JSON.stringify(extra)).to.deep.equal([400, 'invalid_request', 'tool_choice']);
+      expect(err!.message).to.include('allowed_tools');
+    }
+    const counted = await c.responses.inputTokens.count(base).then(() => undefined, (e: unknown) => e as InstanceType<typeof OpenAI.BadRequestError>);
+    expect(counted?.param, 'input_tokens too').to.equal('tool_choice');
+    expect(sent()).to.have.length(0);
+    await usageSettled();
+    expect(await StoredResponse.count({ where: { orgId: org.org.id } })).to.equal(0);
+    expect(await UsageEvent.count({ where: { orgId: org.org.id } })).to.equal(0);
   });
 });
