@@ -166,6 +166,6 @@ export function decisionCompletion(body: Json, model: string, k: Knobs): Json {
         finish_reason: truncated ? 'length' : 'stop',
       },
     ],
-    usage: { prompt_tokens: promptTokens, completion_tokens: tokens.length, total_tokens: promptTokens + tokens.length },
+    usage: { prompt_tokens: promptTokens, completion_tokens: tokens.length, total_tokens: promptTokens + tokens.length, ...k.usageExtra },
   };
 }

@@ -64,7 +64,7 @@ export interface Knobs {
   oneWrite?: boolean;
   /** Gemini: function calls carry an `id` (`functionCall.id`), as newer Gemini models send. */
   callIds?: boolean;
-  /** Chat and messages: fields added to `usage` (e.g. DeepSeek's `prompt_cache_hit_tokens`, Anthropic's `cache_read_input_tokens`). */
+  /** Chat (decision answers included) and messages: fields added to `usage` (e.g. DeepSeek's `prompt_cache_hit_tokens`, Anthropic's `cache_read_input_tokens`). */
   usageExtra?: Record<string, unknown>;
 }
 

@@ -175,7 +175,8 @@ export async function recordJobUsage(redis: RedisClient, job: JobIdentity & Pick
   if (ctx) {
     // its request log row, with the times known here (the job's own are not: no queue or first-byte split)
     usage.log = merged(ctx, { traceId: traceIdOf(job.trace) ?? ctx.traceId ?? null, status: 200, stream: job.stream, attempts,
-      laneMs: ctx.admittedAt === undefined ? null : ctx.admittedAt - ctx.receivedAt, totalMs: Date.now() - ctx.receivedAt });
+      laneMs: ctx.admittedAt === undefined ? null : ctx.admittedAt - ctx.receivedAt, totalMs: Date.now() - ctx.receivedAt,
+      cachedTokens: usage.cachedTokens ?? null, reasoningTokens: usage.reasoningTokens ?? null });
   }
   await appendUsage(redis, usage);
 }

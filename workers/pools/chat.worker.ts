@@ -17,6 +17,7 @@ import { routeRequest } from '../routing/route-request';
 import { ROUTE_RESULT_KEY } from '../../shared/queues/route-meta';
 import { ApiError } from '../../shared/errors/ApiError';
 import type { CancelSignal } from '../../shared/cancel-source';
+import { detailTokens } from './detail-tokens';
 
 /** One attempt on one deployment: picks the adapter for the deployment's wire family. */
 async function runChat(job: ChatJob, t: UpstreamTarget, signal: CancelSignal, emit: (c: string) => void) {
@@ -60,18 +61,6 @@ async function runChat(job: ChatJob, t: UpstreamTarget, signal: CancelSignal, em
       break;
   }
   throw new ApiError(502, 'upstream_unsupported', `No ${job.operation} adapter for upstream kind '${t.kind}'.`);
-}
-
-type Detail = { cached_tokens?: number; reasoning_tokens?: number };
-type ReportedUsage = { prompt_tokens_details?: Detail; completion_tokens_details?: Detail; input_tokens_details?: Detail; output_tokens_details?: Detail; cache_read_input_tokens?: number };
-
-/** Cached input and reasoning tokens as the answer reports them (chat, responses or messages shape), for the request log. */
-function detailTokens(response: unknown): { cachedTokens?: number; reasoningTokens?: number } {
-  const u = (response as { usage?: ReportedUsage } | undefined)?.usage;
-  if (!u || typeof u !== 'object') return {};
-  const cached = u.prompt_tokens_details?.cached_tokens ?? u.input_tokens_details?.cached_tokens ?? u.cache_read_input_tokens;
-  const reasoning = u.completion_tokens_details?.reasoning_tokens ?? u.output_tokens_details?.reasoning_tokens;
-  return { ...(typeof cached === 'number' ? { cachedTokens: cached } : {}), ...(typeof reasoning === 'number' ? { reasoningTokens: reasoning } : {}) };
 }
 
 /**

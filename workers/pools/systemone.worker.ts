@@ -20,6 +20,7 @@ import type { TokenUsage } from '../providers/types';
 import { routeTask, type Routed, type RouterRefusals } from '../routing/route-request';
 import { poolState } from '../routing/pool-state';
 import { ROUTE_RESULT_KEY } from '../../shared/queues/route-meta';
+import { detailTokens } from './detail-tokens';
 
 /** Upstream and worker failures in the endpoint's codes. */
 function decisionError(err: unknown, signal: CancelSignal): unknown {
@@ -60,8 +61,9 @@ async function callDeployment(job: SystemoneJob, t: UpstreamTarget, signal: Canc
  * One decision request, served from its model's pool (workers/routing: balanced, cooled down, retried
  * on another deployment). On success the request is marked delivered (unless its pod gave up first:
  * then nothing is charged), the reservation is settled (input tokens only), then the usage event,
- * naming the deployment, is added to the usage outbox (a plain XADD, awaited) before the result is
- * published, both idempotent by request id; on any failure the reservation is released. The route
+ * naming the deployment (and its request log row the upstream's cached and reasoning tokens, as a
+ * chat job's), is added to the usage outbox (a plain XADD, awaited) before the result is published,
+ * both idempotent by request id; on any failure the reservation is released. The route
  * rides on the result for the pod's headers only when the job carried one (an older pod sent none).
  */
 export async function serveDecisionJob(redis: RedisClient, state: PoolState, d: SystemoneJob, ctx: JobContext): Promise<DecisionResult> {
@@ -102,6 +104,8 @@ export async function serveDecisionJob(redis: RedisClient, state: PoolState, d: 
     outputTokens: result.usage.output_tokens,
     units: { questions: d.plan.length, images: d.images, billed_micros: charged },
     deployment: routed.deployment,
+    // the upstream's cached and reasoning tokens, for the request log row only (not billed apart)
+    ...detailTokens(routed.outcome.response),
   }, routed.meta.attempts);
   return d.route ? Object.assign(result, { [ROUTE_RESULT_KEY]: routed.meta }) : result;
 }

@@ -26,6 +26,7 @@ const HOT = [
   'shared/metering/usage.ts',
   'shared/metering/usage-outbox.ts',
   'workers/pools/chat.worker.ts',
+  'workers/pools/detail-tokens.ts',
   'workers/pools/embeddings.worker.ts',
   'workers/routing',
   'workers/providers/http.ts',
