@@ -8,6 +8,8 @@ const PREFIX = String.raw`^(?:/a/[^/]+(?:/p/[^/]+)?|/r/[^/]+)?`;
 const OPENAI_PATH = new RegExp(`${PREFIX}/(?:v1/(?:chat/completions|completions|responses|conversations|embeddings|models|images|audio|files|batches)|responses)(?:/|$)`, 'i');
 /** The messages dialect's paths: Anthropic clients read `error.type`. */
 const MESSAGES_PATH = new RegExp(`${PREFIX}/v1/messages(?:/|$)`, 'i');
+/** The management API: its envelope names the field at fault (`param`) when there is one (docs/admin.md). */
+const MANAGEMENT_PATH = /^\/admin\/v1(?:\/|$)/i;
 
 /**
  * OpenAI's error `type` for an HTTP status (the values its API and OpenAPI document use). 402 (a
@@ -28,12 +30,14 @@ export function openaiErrorType(status: number): string {
 /**
  * The body of an error answer: the spec's envelope `{ error: { code, message } }` everywhere, plus
  * the fields the dialect's official clients read where the path is a dialect's (docs/dialects.md,
- * "Conformance"): OpenAI's `type` and `param`, Anthropic's `type`.
+ * "Conformance"): OpenAI's `type` and `param`, Anthropic's `type`; the management API's adds `param`
+ * (the field at fault) when it is known.
  */
 export function errorBody(path: string, err: ApiError): { error: Record<string, unknown> } {
   const error = err.toJSON();
   if (MESSAGES_PATH.test(path)) return { error: merged(error, { type: anthropicErrorType(err.status) }) };
   if (OPENAI_PATH.test(path)) return { error: openaiError(err) };
+  if (err.param && MANAGEMENT_PATH.test(path)) return { error: merged(error, { param: err.param }) };
   return { error };
 }
 

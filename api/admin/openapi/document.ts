@@ -64,7 +64,7 @@ export function openApiDocument(defs: ResourceDef[], routes: RouteDoc[]): JsonSc
       responses: {
         Error: {
           description: 'Error envelope',
-          content: { 'application/json': { schema: { type: 'object', properties: { error: { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' } }, required: ['code', 'message'] } } } } },
+          content: { 'application/json': { schema: { type: 'object', properties: { error: { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' }, param: { type: 'string', description: 'The request field at fault (a body field path, or a query parameter), when there is one.' } }, required: ['code', 'message'] } } } } },
         },
       },
     },

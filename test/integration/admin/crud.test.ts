@@ -67,6 +67,9 @@ describe('management API: CRUD on every resource', () => {
         expect(r.body.error.code).to.be.oneOf(['invalid_request', 'invalid_reference']);
       }
       expect((await req('GET', `${c.path}?limit=1`)).body.total).to.equal(before);
+      // the envelope names the field at fault
+      expect((await req('POST', c.path, { ...(await c.create(f)), no_such_field: 1 })).body.error).to.include({ code: 'invalid_request', param: 'no_such_field' });
+      expect((await req('GET', `${c.path}?bogus=1`)).body.error).to.include({ code: 'invalid_request', param: 'bogus' });
       expect((await call415(admin.url, key, c.path)).status).to.equal(415);
 
       const body = await c.create(f);
