@@ -2,7 +2,8 @@ import type { Request } from 'express';
 import { request } from 'undici';
 import type { AppContext } from '../../context';
 import { TicketApp } from '../../ticket-app';
-import { newId } from '../../dialects/responses/response';
+import { newId, type ResponseFrame } from '../../dialects/responses/response';
+import type { ResponsesRequest } from '../../dialects/responses/request';
 import { identityNow, type KeptIdentity } from '../../kept-identity';
 import { presentedKeys } from '../../middleware/authenticate';
 import { decrypt, encrypt, sha256Hex } from '../../../shared/crypto';
@@ -173,8 +174,8 @@ export function startAdopting(ctx: AppContext): () => Promise<void> {
   };
 }
 
-/** A new response's id and creation time, or, for a resumed background response, its own. */
-export function responseFrameIds(req: Request): { id: string; createdAt: number } {
+/** A new response's frame: its id and creation time, or, for a resumed background response, its own. */
+export function responseFrame(req: Request, publicModel: string, body: ResponsesRequest): ResponseFrame {
   const r = req.resumedResponse;
-  return r ? { id: r.responseId, createdAt: r.createdAt } : { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000) };
+  return { id: r ? r.responseId : newId('resp'), createdAt: r ? r.createdAt : Math.floor(Date.now() / 1000), publicModel, req: body };
 }

@@ -16,7 +16,7 @@ import { recordInConversation } from './conversation';
 import { openCompactions } from './compact';
 import { endFailedStream } from './failed';
 import { compactIfDue, type CompactionAsk, type ServerCompaction } from './server-compaction';
-import { responseFrameIds } from './background-resume';
+import { responseFrame } from './background-resume';
 import { cancelledRun, runWhenAdmitted, startBackground, type BackgroundWork } from './background';
 import { logSucceededRun } from '../../middleware/request-log';
 
@@ -29,7 +29,7 @@ type Tools = NonNullable<ResponsesRequest['tools']>;
  */
 export async function answerNative(ctx: AppContext, req: Request, res: Response, body: ResponsesRequest, resolved: ResolvedModel, history: CanonicalMessage[], set: NativeToolSet, rest: Tools, compaction?: CompactionAsk): Promise<void> {
   const rails = nativeRails(ctx, req, set);
-  const frame: ResponseFrame = { ...responseFrameIds(req), publicModel: resolved.requestedId, req: body };
+  const frame: ResponseFrame = responseFrame(req, resolved.requestedId, body);
   const asking: Asking = { ctx, req, res, body, resolved, history, set, rest, rails, compaction };
   const abort = new AbortController();
   const onClose = () => !res.writableFinished && abort.abort();

@@ -23,7 +23,7 @@ import { endFailedStream } from './failed';
 import { merged } from '../../../shared/merged';
 import { countInLane } from '../../dispatch/count-lane';
 import { countCanonicalTokens } from '../../dialects/responses/count-tokens';
-import { responseFrameIds } from './background-resume';
+import { responseFrame } from './background-resume';
 import { cancelHandler, chatWork, checkBackground, startBackground } from './background';
 import { followBackground } from './background-stream';
 import { compactHandler, openCompactions } from './compact';
@@ -64,7 +64,7 @@ function createHandler(ctx: AppContext) {
       if (body.truncation === 'auto') await truncateToFit(canonical, resolved.model, body.max_output_tokens);
       return c;
     };
-    const frame: ResponseFrame = { ...responseFrameIds(req), publicModel: resolved.requestedId, req: body };
+    const frame: ResponseFrame = responseFrame(req, resolved.requestedId, body);
     if (body.background === true) {
       const asked = [...history, ...turn];
       return startBackground(ctx, req, res, body, resolved, asked, frame, chatWork(ctx, req, res, resolved, canonical, asked, frame, body.stream === true, prepare));
