@@ -1,5 +1,6 @@
 import type { ApiError } from '../../../shared/errors/ApiError';
 import { failedResponse, reasoningItem, reasoningText, responseObject, type OutputItem, type ResponseFrame } from './response';
+import { answeredFields } from './client-view';
 
 export type ResponsesEvent = { type: string; sequence_number: number } & Record<string, unknown>;
 
@@ -7,6 +8,9 @@ export type ResponsesEvent = { type: string; sequence_number: number } & Record<
  * What every Responses event stream shares: the sequence numbers, the opening response.created and
  * response.in_progress pair (sent once; a background stream's response.created and response.queued first), and the `response.failed` end of a stream that failed. The plain translator
  * (stream.ts) and the native-search stream (native-stream.ts) each add their output items.
+ * Events are what the client gets: the items and Responses they carry are shown to the request's
+ * `include` (client-view.ts: a reasoning item's `encrypted_content` only when it asks), while the
+ * writers keep them whole for the store (their final and failed Responses).
  */
 export abstract class ResponsesEventWriter {
   private seq = 0;
@@ -16,7 +20,7 @@ export abstract class ResponsesEventWriter {
   constructor(protected readonly frame: ResponseFrame) {}
 
   protected ev(out: ResponsesEvent[], type: string, fields: Record<string, unknown>): void {
-    out.push({ type, sequence_number: this.seq++, ...fields });
+    out.push({ type, sequence_number: this.seq++, ...answeredFields(fields, this.frame.req) });
   }
 
   protected start(out: ResponsesEvent[]): void {
@@ -93,14 +97,15 @@ export abstract class ResponsesEventWriter {
 
   /**
    * The end of a stream that failed after it started: `response.failed` carrying the Response with
-   * `status: "failed"` and its `error` (response.created and in_progress first if nothing was sent).
-   * No `error` event: the official SDK's ResponseStream ends at an `error` event and would never
-   * read the `response.failed` after it (docs/dialects.md).
+   * `status: "failed"` and its `error` (response.created and in_progress first if nothing was sent),
+   * and that Response whole, to be stored. No `error` event: the official SDK's ResponseStream ends
+   * at an `error` event and would never read the `response.failed` after it (docs/dialects.md).
    */
-  failed(e: ApiError): ResponsesEvent[] {
+  failed(e: ApiError): { events: ResponsesEvent[]; response: Record<string, unknown> } {
     const out: ResponsesEvent[] = [];
     this.start(out);
-    this.ev(out, 'response.failed', { response: failedResponse(this.frame, this.partialOutput(), e.status, e.message) });
-    return out;
+    const response = failedResponse(this.frame, this.partialOutput(), e.status, e.message);
+    this.ev(out, 'response.failed', { response });
+    return { events: out, response };
   }
 }

@@ -112,7 +112,7 @@ export class NativeResponsesStream extends ResponsesEventWriter {
     if (!o) return;
     this.openReasoning = undefined;
     this.reasoningOut = true;
-    const item = reasoningItem(o.id, o.text, 'completed', o.blocks, this.frame.req);
+    const item = reasoningItem(o.id, o.text, 'completed', o.blocks);
     const output_index = this.output.length;
     this.output.push(item);
     this.reasoningDone(out, output_index, item, o.text);

@@ -108,7 +108,7 @@ function messageWithCitations(steps: NativeStep[], i: number, text: string): Out
  */
 export function stepItems(steps: NativeStep[], i: number, orgId: string, req?: ResponsesRequest): OutputItem[] {
   const s = steps[i];
-  if (s.type === 'reasoning') return [reasoningItem(newId('rs'), s.text, 'completed', s.blocks, req)];
+  if (s.type === 'reasoning') return [reasoningItem(newId('rs'), s.text, 'completed', s.blocks)];
   if (s.type === 'text') return [messageWithCitations(steps, i, s.text)];
   if (s.type === 'client_calls') return s.calls.map((c) => functionCallItem(newId('fc'), c, 'completed', req));
   if (s.type !== 'result') return [];

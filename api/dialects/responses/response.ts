@@ -1,6 +1,6 @@
 import crypto from 'crypto';
 import { parseArguments, type CanonicalCompletion, type CanonicalMessage, type CanonicalToolCall, type CanonicalUsage, type FinishReason, type ThinkingBlock } from '../canonical';
-import { encryptedField, noteSignedThinking } from './thinking-content';
+import { encryptedThinking } from './thinking-content';
 import type { ResponsesRequest } from './request';
 import { calledTool, customInput } from './offered-tools';
 import { applyPatchOperation, localShellAction, shellAction } from './client-tools';
@@ -171,12 +171,12 @@ export function functionCallItem(id: string, call: CanonicalToolCall, status = '
  * OpenAI-compatible server's, or an Anthropic thinking block): no summary, the text as one
  * `reasoning_text` part, as OpenAI reports an open-weight model's reasoning. It comes before the
  * message; sent back as input it is skipped (request.ts), never forwarded as text. An Anthropic-native
- * upstream's signed thinking (`blocks`) is its `encrypted_content` when the request asked for it
- * (thinking-content.ts); sent back, that goes to an Anthropic-native upstream as the blocks. A
- * conversation keeps the blocks whatever the request asked (keptItem).
+ * upstream's signed thinking (`blocks`) is always its `encrypted_content` (thinking-content.ts), so the
+ * item is whole wherever it goes (the store, a conversation); the client of the create is shown it only
+ * when its `include` asks (client-view.ts). Sent back, it goes to an Anthropic-native upstream as the blocks.
  */
-export function reasoningItem(id: string, text: string, status = 'completed', blocks?: ThinkingBlock[], req?: ResponsesRequest): OutputItem {
-  return noteSignedThinking({ type: 'reasoning', id, summary: [], content: text ? [reasoningText(text)] : [], ...encryptedField(blocks, req), status }, blocks);
+export function reasoningItem(id: string, text: string, status = 'completed', blocks?: ThinkingBlock[]): OutputItem {
+  return { type: 'reasoning', id, summary: [], content: text ? [reasoningText(text)] : [], ...(blocks?.length ? { encrypted_content: encryptedThinking(blocks) } : {}), status };
 }
 
 /** A `reasoning_text` content part of a reasoning item. */
@@ -207,7 +207,7 @@ export function canonicalToResponse(c: CanonicalCompletion, f: ResponseFrame): {
   const reasoning = choice?.message.reasoning_content ?? '';
   const thinking = choice?.message.thinking_blocks ?? [];
   const output: OutputItem[] = [];
-  if (reasoning || thinking.length) output.push(reasoningItem(newId('rs'), reasoning, 'completed', thinking, f.req));
+  if (reasoning || thinking.length) output.push(reasoningItem(newId('rs'), reasoning, 'completed', thinking));
   const parts: MessagePart[] = [];
   if (text) parts.push({ type: 'output_text', text, logprobs: responsesLogprobs((choice as { logprobs?: unknown }).logprobs) });
   if (refusal) parts.push({ type: 'refusal', text: refusal });

@@ -58,7 +58,7 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
     if (!o) return;
     this.open = undefined;
     if (o.kind === 'reasoning') {
-      const item = reasoningItem(o.id, o.text, status, o.blocks, this.frame.req);
+      const item = reasoningItem(o.id, o.text, status, o.blocks);
       this.output.push(item);
       this.reasoningDone(out, o.index, item, o.text);
     } else if (o.kind === 'message') {
@@ -182,7 +182,7 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
     const o = this.open;
     if (!o) return [...this.output];
     const cut =
-      o.kind === 'reasoning' ? reasoningItem(o.id, o.text, 'incomplete', o.blocks, this.frame.req) : o.kind === 'message' ? messageItem(o.id, o.parts, 'incomplete') : functionCallItem(o.id, o.call, 'incomplete', this.frame.req);
+      o.kind === 'reasoning' ? reasoningItem(o.id, o.text, 'incomplete', o.blocks) : o.kind === 'message' ? messageItem(o.id, o.parts, 'incomplete') : functionCallItem(o.id, o.call, 'incomplete', this.frame.req);
     return [...this.output, cut];
   }
 

@@ -1,12 +1,13 @@
 import { isThinkingBlock, type ThinkingBlock } from '../../../workers/providers/anthropic/thinking';
-import type { ResponsesRequest } from './request';
 
 /**
  * A reasoning item's `encrypted_content` for an Anthropic-native upstream's turn: its signed thinking
  * blocks (text, signature; redacted blocks' data), whole and in order, behind a prefix that names
  * them as Anthropic's, so that they are never mistaken for another provider's encrypted reasoning
  * (OpenAI's own is not of this form) and go back only to an Anthropic-native upstream. Opaque to
- * the client; Anthropic checks the signatures themselves.
+ * the client; Anthropic checks the signatures themselves. Every reasoning item of such a turn is
+ * built with it (response.ts, reasoningItem), so the item carries its blocks wherever it is copied
+ * (stored, kept in a conversation); a client is shown it only when its `include` asks (client-view.ts).
  */
 const PREFIX = 'anthropic-signed-thinking.v1.';
 
@@ -23,30 +24,4 @@ export function thinkingOfEncrypted(v: unknown): ThinkingBlock[] | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Whether the request asked for reasoning items' `encrypted_content` (`include: ["reasoning.encrypted_content"]`, as OpenAI has it). */
-export const wantsEncryptedReasoning = (req: Pick<ResponsesRequest, 'include'> | undefined) => Array.isArray(req?.include) && req.include.includes('reasoning.encrypted_content');
-
-/** The `encrypted_content` field of a reasoning item of these blocks, when asked for and there are any. */
-export function encryptedField(blocks: ThinkingBlock[] | undefined, req: Pick<ResponsesRequest, 'include'> | undefined): { encrypted_content?: string } {
-  return blocks?.length && wantsEncryptedReasoning(req) ? { encrypted_content: encryptedThinking(blocks) } : {};
-}
-
-const signedOf = new WeakMap<object, ThinkingBlock[]>();
-
-/** Notes the signed blocks a reasoning item was made of (with or without its `encrypted_content`), for its conversation (keptItem). */
-export function noteSignedThinking<T extends object>(item: T, blocks: ThinkingBlock[] | undefined): T {
-  if (blocks?.length) signedOf.set(item, blocks);
-  return item;
-}
-
-/**
- * An output item as a conversation keeps it: a reasoning item made of signed thinking carries it as
- * its `encrypted_content` whether or not the request asked for it, as OpenAI's conversations keep
- * reasoning items whole; the Conversations API shows it only when asked (api/routes/responses/include.ts).
- */
-export function keptItem<T extends Record<string, unknown>>(item: T): T {
-  const blocks = signedOf.get(item);
-  return blocks && item.encrypted_content === undefined ? { ...item, encrypted_content: encryptedThinking(blocks) } : item;
 }

@@ -17,7 +17,7 @@ import { canonicalToResponse, failedResponse, responseObject, type OutputItem, t
 import { type Prepare } from './server-compaction';
 import { afterCompaction } from '../../dispatch/summarise';
 import { merged } from '../../../shared/merged';
-import { findStored, keptResponse, storeResponse } from './store';
+import { findStored, storeResponse } from './store';
 import { shownResponse } from './include';
 import { recordInConversation } from './conversation';
 import { BACKGROUND_LEASE_MS } from '../../../shared/responses/retention';
@@ -121,7 +121,7 @@ async function stillRunning(id: string, orgId: string): Promise<boolean> {
 
 /** Updates a background response's row while it has not ended (a cancel or a delete wins over a late answer). */
 async function settle(id: string, orgId: string, response: Record<string, unknown>, conversation?: CanonicalMessage[]): Promise<void> {
-  const values: Partial<{ response: Record<string, unknown>; conversation: unknown[] }> = { response: storableCopy(keptResponse(response)) };
+  const values: Partial<{ response: Record<string, unknown>; conversation: unknown[] }> = { response: storableCopy(response) };
   if (conversation) values.conversation = storableCopy(conversation);
   await StoredResponse.update(values, { where: { id, orgId, [Op.and]: [Sequelize.where(Sequelize.literal("response->>'status'"), { [Op.in]: RUNNING })] } });
 }
@@ -251,10 +251,10 @@ export async function startBackground(ctx: AppContext, req: Request, res: Respon
       // a streamed run that was cancelled (its row no longer running) ends without a last event (the API has
       // none for it); any other failure ends with response.failed
       const cancelled = e.code === 'cancelled' || !(await stillRunning(frame.id, orgId).catch(() => true));
-      const failedEvents = t && !cancelled ? t.failed(e) : [];
-      const failed = failedEvents.length ? (failedEvents.at(-1)!.response as Record<string, unknown>) : failedResponse(frame, [], e.status, e.message);
+      const ended = t && !cancelled ? t.failed(e) : undefined;
+      const failed = ended?.response ?? failedResponse(frame, [], e.status, e.message);
       await settle(frame.id, orgId, failed).catch((x) => logger.warn({ err: x, responseId: frame.id }, 'background response not settled'));
-      if (t) emit(failedEvents);
+      if (ended) emit(ended.events);
     } finally {
       running.delete(frame.id);
       void ctx.redis.del(keys.backgroundJob(frame.id)).catch(() => undefined);

@@ -5,7 +5,6 @@ import { addConversationItems, allConversationItems, findConversation } from '..
 import type { CanonicalMessage } from '../../dialects/canonical';
 import { itemsToMessages, type ResponsesItem, type ResponsesRequest } from '../../dialects/responses/request';
 import { requestInputItems } from '../../dialects/responses/input-items';
-import { keptItem } from '../../dialects/responses/thinking-content';
 import { storableCopy } from '../../middleware/json-checks';
 import { openCompactions } from './compact';
 import { historyOf } from './store';
@@ -48,13 +47,13 @@ export async function historyFor(req: Request, body: ResponsesRequest): Promise<
 /**
  * A response made with `conversation` that completed (or was cut short) adds its input items and then
  * its output items to the conversation, as OpenAI's does "after this response completes"; a failed one
- * adds nothing. Its reasoning items are kept whole: an Anthropic-native turn's signed thinking as their
- * `encrypted_content` whether or not `include` asked for it (keptItem), so the conversation's next turn
- * sends it back. A failure to add is logged: the answer was made and billed.
+ * adds nothing. Its output items are kept as built, whole: an Anthropic-native turn's signed thinking
+ * is its reasoning item's `encrypted_content` whether or not `include` asked for it (response.ts,
+ * reasoningItem), so the conversation's next turn sends it back. A failure to add is logged: the answer was made and billed.
  */
 export async function recordInConversation(req: Request, body: ResponsesRequest, response: Record<string, unknown>): Promise<void> {
   const id = conversationIdOf(body);
   if (!id || (response.status !== 'completed' && response.status !== 'incomplete')) return;
-  const items = storableCopy([...requestInputItems(body), ...((response.output as Array<Record<string, unknown>>) ?? []).map(keptItem)]);
+  const items = storableCopy([...requestInputItems(body), ...((response.output as Array<Record<string, unknown>>) ?? [])]);
   await addConversationItems(req.auth!.orgId, id, items).catch((err: unknown) => logger.warn({ err, conversationId: id }, 'response not added to its conversation'));
 }

@@ -24,8 +24,7 @@ export async function endFailedStream(
 ): Promise<void> {
   const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The stream failed.');
   sse.failed(e);
-  const events = w.failed(e);
-  const response = events.at(-1)!.response as Record<string, unknown>;
+  const { events, response } = w.failed(e);
   if (stored) await storeResponse(req, response, stored.conversation, stored).catch((x) => logger.warn({ err: x, requestId: req.id }, 'failed response not stored'));
   for (const ev of events) sse.send(JSON.stringify(ev), ev.type);
   sse.end();

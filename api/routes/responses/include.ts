@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { INCLUDABLE } from './schema';
+import { shownReasoning } from '../../dialects/responses/client-view';
 
 type Json = Record<string, unknown>;
 
@@ -32,17 +33,13 @@ function shownPart(p: unknown, include: string[]): unknown {
 /**
  * A stored item (a response's output or input item, a conversation's item) as it is shown: what
  * OpenAI's `include` adds is there only when `include` asks for it, whatever the request that made
- * it asked. A reasoning item's `encrypted_content` (kept whole: responses/store.ts,
- * responses/conversation.ts) with `reasoning.encrypted_content`; an `output_text` part's `logprobs`
+ * it asked. A reasoning item's `encrypted_content` (always built and kept whole:
+ * dialects/responses/client-view.ts) with `reasoning.encrypted_content`; an `output_text` part's `logprobs`
  * (empty otherwise, as in an answer that did not ask) with `message.output_text.logprobs`; an
  * `input_image` part's `image_url` (null otherwise) with `message.input_image.image_url`.
  */
 export function shownItem(item: Json, include: string[]): Json {
-  if (item.type === 'reasoning') {
-    if (item.encrypted_content === undefined || include.includes('reasoning.encrypted_content')) return item;
-    const { encrypted_content: _kept, ...shown } = item;
-    return shown;
-  }
+  if (item.type === 'reasoning') return shownReasoning(item, include);
   if (item.type !== 'message' || !Array.isArray(item.content)) return item;
   const content = item.content.map((p) => shownPart(p, include));
   return content.some((p, i) => p !== (item.content as unknown[])[i]) ? { ...item, content } : item;

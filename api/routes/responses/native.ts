@@ -9,6 +9,7 @@ import { SseWriter } from '../../sse';
 import { responsesToCanonical, type ResponsesRequest } from '../../dialects/responses/request';
 import { addUsage, forModel } from '../../dialects/canonical';
 import { responseObject, type OutputItem, type ResponseFrame } from '../../dialects/responses/response';
+import { answeredResponse } from '../../dialects/responses/client-view';
 import { transcriptOutput, unfoldSearchCalls, withSearchFunctions } from '../../dialects/responses/native';
 import { NativeResponsesStream } from '../../dialects/responses/native-stream';
 import { storeResponse } from './store';
@@ -55,7 +56,8 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
     const response = nativeResponse(t, prepared, frame, body, rails.orgId);
     if (store) await storeResponse(req, response, [...asked, ...t.added], body);
     await recordInConversation(req, body, response);
-    res.json(response);
+    // stored whole; answered as the request's `include` asks (client-view.ts)
+    res.json(answeredResponse(response, body));
     return;
   }
   const sse = new SseWriter(res);

@@ -12,6 +12,7 @@ import { ClientGone } from '../../dispatch/run-job';
 import { SseWriter } from '../../sse';
 import { refuseUnhonoured, responsesToCanonical, wantsLogprobs, type ResponsesRequest } from '../../dialects/responses/request';
 import { canonicalToResponse, type ResponseFrame } from '../../dialects/responses/response';
+import { answeredResponse } from '../../dialects/responses/client-view';
 import { ResponsesStreamTranslator } from '../../dialects/responses/stream';
 import { addUsage, forModel, type CanonicalChunk, type CanonicalCompletion } from '../../dialects/canonical';
 import { refuseEffortLevel } from '../../../shared/catalog/effort-levels';
@@ -85,7 +86,8 @@ function createHandler(ctx: AppContext) {
       if (compacted) (response.output as unknown[]).unshift(compacted.item);
       if (store) await storeResponse(req, response, [...asked, assistant], body);
       await recordInConversation(req, body, response);
-      res.json(response);
+      // stored whole; answered as the request's `include` asks (client-view.ts)
+      res.json(answeredResponse(response, body));
       return;
     }
     const sse = new SseWriter(res);

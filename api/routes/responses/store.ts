@@ -6,7 +6,6 @@ import { storableCopy } from '../../middleware/json-checks';
 import type { ResponsesItem } from '../../dialects/responses/request';
 import { requestInputItems } from '../../dialects/responses/input-items';
 import { withinRetention } from '../../../shared/responses/retention';
-import { keptItem } from '../../dialects/responses/thinking-content';
 
 export const responseNotFound = (id: string) => new ApiError(404, 'response_not_found', `No response with id '${id}' was found.`);
 
@@ -33,19 +32,12 @@ export async function historyOf(req: Request, previousId: string | null | undefi
 }
 
 /**
- * A Response as the store keeps it: its reasoning items whole (an Anthropic-native turn's signed
- * thinking as their `encrypted_content` whatever the request's `include` said: keptItem), so that
- * `GET /v1/responses/{id}` shows it when its own `include` asks (include.ts, shownResponse).
- */
-export function keptResponse(response: Record<string, unknown>): Record<string, unknown> {
-  return Array.isArray(response.output) ? { ...response, output: response.output.map((i) => keptItem(i as Record<string, unknown>)) } : response;
-}
-
-/**
  * Stores a response and its conversation. The caller's input was already refused if Postgres could
  * not store it; the upstream's answer may still hold NUL or lone surrogates, which are stored as
  * U+FFFD instead of failing a request that was answered (and billed). The response is kept as
- * keptResponse keeps it; `request`'s input as its input item list (the same items, ids included,
+ * built, whole (an Anthropic-native turn's signed thinking in its reasoning items' `encrypted_content`
+ * whatever the request's `include` said), so that `GET /v1/responses/{id}` shows what its own
+ * `include` asks (include.ts, shownResponse); `request`'s input as its input item list (the same items, ids included,
  * that its conversation gets: requestInputItems).
  */
 export async function storeResponse(req: Request, response: Record<string, unknown>, conversation: CanonicalMessage[], request: { input?: string | ResponsesItem[] }): Promise<void> {
@@ -57,7 +49,7 @@ export async function storeResponse(req: Request, response: Record<string, unkno
     apiKeyId: a.keyId,
     model: String(response.model),
     conversation: storableCopy(conversation),
-    response: storableCopy(keptResponse(response)),
+    response: storableCopy(response),
     inputItems: storableCopy(requestInputItems(request)),
   });
 }

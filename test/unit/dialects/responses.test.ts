@@ -222,7 +222,7 @@ describe('responses dialect: stream translation', () => {
     expect(events.find((e) => e.type === 'response.output_item.done')!.item).to.deep.include({ type: 'reasoning', status: 'incomplete' });
     const t = new ResponsesStreamTranslator(frame);
     t.push({ choices: [{ delta: { reasoning_content: 'Half a thought' } }] });
-    const failed = t.failed(new ApiError(502, 'upstream_error', 'broken'));
+    const failed = t.failed(new ApiError(502, 'upstream_error', 'broken')).events;
     const output = (failed.at(-1)!.response as { output: Array<Record<string, unknown>> }).output;
     expect(output).to.have.length(1);
     expect(output[0]).to.deep.include({ type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: 'Half a thought' }], status: 'incomplete' });
