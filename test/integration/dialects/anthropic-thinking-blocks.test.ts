@@ -5,6 +5,7 @@ import { buildOrg } from '../../helpers/factories';
 import { ScriptedUpstream, completion } from '../../helpers/scripted-upstream';
 import { thinking, thinkingModel } from '../../helpers/thinking-upstream';
 import { ended } from '../../helpers/responses-background';
+import { thinkingOfEncrypted } from '../../../api/dialects/responses/thinking-content';
 
 type Item = Record<string, unknown> & { type: string };
 
@@ -16,6 +17,7 @@ const TURNS = [
 const thinksByDefault = (b: Record<string, unknown>) => (b.thinking as { type?: unknown } | undefined)?.type !== 'disabled';
 const weather = { type: 'function' as const, function: { name: 'weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } };
 const SIGNED = thinking('I need the weather.');
+const reasoningOf = (items: unknown[]) => (items as Item[]).find((i) => i.type === 'reasoning')!;
 
 /**
  * The plain translated paths on an Anthropic-native upstream that thinks (scripted to refuse a
@@ -100,6 +102,35 @@ describe('signed thinking on the plain translated paths (Anthropic-native upstre
     }
   });
 
+  it('responses: the client sees encrypted_content only when include asks, in the JSON answer and in every streamed event (also a background stream and its replay); the stored Response keeps it either way', async () => {
+    const tools = [{ type: 'function' as const, name: 'weather', parameters: weather.function.parameters, strict: false }];
+    const all = async (s: AsyncIterable<OpenAI.Responses.ResponseStreamEvent>) => {
+      const evs: OpenAI.Responses.ResponseStreamEvent[] = [];
+      for await (const ev of s) evs.push(ev);
+      return evs;
+    };
+    for (const include of [undefined, ['reasoning.encrypted_content' as const]]) {
+      const ask = { model, input: 'Weather in Paris?', tools, ...(include ? { include } : {}) };
+      const json = await client.responses.create(ask);
+      expect('encrypted_content' in reasoningOf(json.output), `JSON, include ${include}`).to.equal(!!include);
+      const streamed = await all(await client.responses.create({ ...ask, stream: true }));
+      const background = await all(await client.responses.create({ ...ask, stream: true, background: true }));
+      const backgroundId = (background[0] as OpenAI.Responses.ResponseCreatedEvent).response.id;
+      const replayed = await all(await client.responses.retrieve(backgroundId, { stream: true }));
+      for (const [how, evs] of Object.entries({ streamed, background, replayed })) {
+        const done = evs.find((e) => e.type === 'response.output_item.done' && e.item.type === 'reasoning') as OpenAI.Responses.ResponseOutputItemDoneEvent;
+        const last = evs.at(-1) as OpenAI.Responses.ResponseCompletedEvent;
+        expect(last.type, how).to.equal('response.completed');
+        expect(['encrypted_content' in done.item, 'encrypted_content' in reasoningOf(last.response.output)], `${how}, include ${include}`).to.deep.equal([!!include, !!include]);
+        expect(JSON.stringify(evs).includes('anthropic-signed-thinking'), `${how}: no other event has it`).to.equal(!!include);
+      }
+      for (const id of [json.id, (streamed.at(-1) as OpenAI.Responses.ResponseCompletedEvent).response.id, backgroundId]) {
+        const stored = await client.responses.retrieve(id, { include: ['reasoning.encrypted_content'] });
+        expect(thinkingOfEncrypted(reasoningOf(stored.output).encrypted_content), `stored whole, include ${include}`).to.deep.equal([SIGNED]);
+      }
+    }
+  });
+
   it('responses in a conversation: kept whole (JSON, streamed, background) whatever include said, the next turn sends the signed block back', async () => {
     const tools = [{ type: 'function' as const, name: 'weather', parameters: weather.function.parameters, strict: false }];
     for (const how of ['json', 'stream', 'background'] as const) {
@@ -121,7 +152,6 @@ describe('signed thinking on the plain translated paths (Anthropic-native upstre
   it('conversation items: a reasoning item shows its encrypted_content only when include asks, listed or retrieved; an unknown include is 400', async () => {
     const conv = await client.conversations.create({});
     await client.responses.create({ model, conversation: conv.id, input: 'Weather in Paris?', tools: [{ type: 'function', name: 'weather', parameters: weather.function.parameters, strict: false }] });
-    const reasoningOf = (items: unknown[]) => (items as Item[]).find((i) => i.type === 'reasoning')!;
     const bare = reasoningOf((await client.conversations.items.list(conv.id)).data);
     expect(bare).not.to.have.property('encrypted_content');
     expect((bare.content as unknown[])[0]).to.deep.equal({ type: 'reasoning_text', text: 'I need the weather.' });

@@ -116,6 +116,20 @@ describe('native web search on /v1/responses: signed thinking round-trips', func
     expectHistorySent();
   });
 
+  it('streamed without include: no event carries encrypted_content; the stored Response keeps it, and previous_response_id sends the blocks back', async () => {
+    const evs: OpenAI.Responses.ResponseStreamEvent[] = [];
+    for await (const ev of await client.responses.create({ model, input: 'What do bees make?', tools: SEARCH, stream: true })) evs.push(ev);
+    const last = evs.at(-1) as OpenAI.Responses.ResponseCompletedEvent;
+    expect(last.type).to.equal('response.completed');
+    expect(evs.filter((e) => e.type === 'response.output_item.done' && e.item.type === 'reasoning')).to.have.length(2);
+    expect(JSON.stringify(evs)).not.to.include('anthropic-signed-thinking');
+    expectLoopSentBack();
+    expectEncrypted((await client.responses.retrieve(last.response.id, { include: INCLUDE })).output as unknown as Item[]);
+    up.reset();
+    await client.responses.create({ model, tools: SEARCH, input: 'And wasps?', previous_response_id: last.response.id });
+    expectHistorySent();
+  });
+
   it('in a conversation, JSON and streamed: the answer turn’s signed blocks go back with its message (the search turn’s go with the search, left out)', async () => {
     for (const stream of [false, true]) {
       const conv = await client.conversations.create({});
