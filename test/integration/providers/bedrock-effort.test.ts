@@ -5,6 +5,8 @@ import Anthropic from '@anthropic-ai/sdk';
 import { env } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
 import { BedrockThinkingUpstream } from '../../helpers/bedrock-thinking-upstream';
+import { usageSettled } from '../../helpers/usage';
+import { UsageEvent } from '../../../shared/db/models';
 
 const TURNS = [{ think: [], then: [{ text: 'ok' }], stop: 'end_turn' }];
 const name = (what: string) => `bedrock-${what}-${crypto.randomBytes(3).toString('hex')}`;
@@ -42,6 +44,27 @@ describe('bedrock: reasoning effort by model family', function () {
     expect(err).to.be.instanceOf(OpenAI.BadRequestError);
     expect((err as InstanceType<typeof OpenAI.APIError>).param).to.equal('reasoning_effort');
     expect(up.received).to.have.length(3);
+  });
+
+  it('Nova 2 at high: a temperature, top_p or maximum is 400 naming it (AWS refuses them beside maxReasoningEffort high), nothing sent or billed; lower efforts keep them in inferenceConfig', async () => {
+    const ask = (extra: Record<string, unknown>) => openai.chat.completions.create({ model: models.nova2, messages: [{ role: 'user', content: 'hi' }], ...extra } as never).catch((e: unknown) => e);
+    for (const [field, value] of [['temperature', 0.5], ['top_p', 0.9], ['max_tokens', 500], ['max_completion_tokens', 500]] as const) {
+      const err = await ask({ reasoning_effort: 'high', [field]: value });
+      expect(err, field).to.be.instanceOf(OpenAI.BadRequestError);
+      expect((err as InstanceType<typeof OpenAI.APIError>).code).to.equal('unsupported_parameter');
+      expect((err as InstanceType<typeof OpenAI.APIError>).param).to.equal(field);
+      const requestId = (err as InstanceType<typeof OpenAI.APIError>).headers!.get('x-service-request-id');
+      expect(requestId).to.be.a('string');
+      await usageSettled();
+      expect(await UsageEvent.count({ where: { requestId: requestId! } })).to.equal(0);
+    }
+    expect(up.received).to.have.length(0);
+    await ask({ reasoning_effort: 'high' });
+    expect(up.received[0].body.additionalModelRequestFields).to.deep.equal({ reasoningConfig: { type: 'enabled', maxReasoningEffort: 'high' } });
+    expect(up.received[0].body.inferenceConfig).to.equal(undefined);
+    await ask({ reasoning_effort: 'medium', temperature: 0.5, top_p: 0.9, max_tokens: 500 });
+    expect(up.received[1].body.additionalModelRequestFields).to.deep.equal({ reasoningConfig: { type: 'enabled', maxReasoningEffort: 'medium' } });
+    expect(up.received[1].body.inferenceConfig).to.deep.equal({ maxTokens: 500, temperature: 0.5, topP: 0.9 });
   });
 
   it('another family: 400 unsupported_parameter naming reasoning_effort (chat) or reasoning.effort mapped to it (responses), nothing sent or billed', async () => {

@@ -59,6 +59,13 @@ const MIN_BUDGET = 1024;
 /** Nova 2's `maxReasoningEffort` for each effort level (AWS documents low, medium and high). */
 const NOVA_EFFORT: Record<string, 'low' | 'medium' | 'high'> = { minimal: 'low', low: 'low', medium: 'medium', high: 'high' };
 
+/**
+ * The canonical fields Nova 2 refuses beside `maxReasoningEffort: "high"` (test/fixtures/vendor/bedrock/reasoning-wire-format.md):
+ * AWS's Nova 2 guide, "Temperature, topP and topK cannot be used with maxReasoningEffort set to high"
+ * (`top_k` is refused on every model but Claude already), and `maxTokens` must be unset there.
+ */
+const NOVA_HIGH_REFUSES = ['temperature', 'top_p', 'max_tokens', 'max_completion_tokens'] as const;
+
 const maxField = (body: Record<string, unknown>) => (typeof body.max_completion_tokens === 'number' ? 'max_completion_tokens' : 'max_tokens');
 const maxOf = (body: Record<string, unknown>) => (body.max_completion_tokens ?? body.max_tokens) as number | undefined;
 
@@ -87,8 +94,9 @@ function thinks(body: Record<string, unknown>, upstream: string): boolean {
 /**
  * What Bedrock would refuse in the request's reasoning (400 `unsupported_parameter` naming the field):
  * malformed `thinking_blocks`; a `reasoning_effort` on a family without a Converse form for it, or at a
- * level without one; with Claude's thinking on (the effort's or the caller's `thinking`), what
- * Anthropic documents as incompatible with it (a temperature other than 1, `top_k`, a `top_p` below
+ * level without one; on Nova 2 at `high`, a temperature, `top_p` or maximum (NOVA_HIGH_REFUSES); with
+ * Claude's thinking on (the effort's or the caller's `thinking`), what Anthropic documents as
+ * incompatible with it (a temperature other than 1, `top_k`, a `top_p` below
  * 0.95, a forced tool choice) and, for an effort's budget, a maximum that leaves no room for the
  * minimum budget.
  */
@@ -98,6 +106,10 @@ export function refuseReasoning(body: Record<string, unknown>, upstream: string)
   if (given(effort)) {
     if (!isClaude(upstream) && !isNova2(upstream)) throw unsupported('reasoning_effort', 'has no Converse form for this model (on Bedrock, Claude and Amazon Nova 2 models take it).');
     if (effort !== 'none') level<unknown>(isNova2(upstream) ? NOVA_EFFORT : adaptiveThinking(upstream) ? EFFORT : CLAUDE_BUDGET, effort);
+  }
+  if (isNova2(upstream) && effortOf(body) === 'high') {
+    const set = NOVA_HIGH_REFUSES.find((k) => given(body[k]));
+    if (set) throw unsupported(set, `cannot be set with reasoning_effort 'high' on Amazon Nova 2 (Bedrock refuses it beside maxReasoningEffort "high"; a lower effort takes it).`);
   }
   if (!thinks(body, upstream)) return;
   const why = "is not compatible with Claude's thinking on this model.";
@@ -126,6 +138,7 @@ export function refuseReasoning(body: Record<string, unknown>, upstream: string)
  */
 export function reasoningRequest(body: Record<string, unknown>, upstream: string): { fields?: Record<string, unknown>; maxTokens?: number } {
   const effort = effortOf(body);
+  // at the top of additionalModelRequestFields, as every Converse example of AWS's Nova 2 guide has it (reasoning-wire-format.md)
   if (isNova2(upstream)) return effort ? { fields: { reasoningConfig: { type: 'enabled', maxReasoningEffort: level(NOVA_EFFORT, effort) } } } : {};
   if (!isClaude(upstream)) return {};
   const adaptive = adaptiveThinking(upstream);
