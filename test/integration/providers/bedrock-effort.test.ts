@@ -27,6 +27,7 @@ describe('bedrock: reasoning effort by model family', function () {
     models.nova2 = await up.model(name('nova2'), 'us.amazon.nova-2-lite-v1:0');
     models.llama = await up.model(name('llama'), 'meta.llama3-70b-instruct-v1:0');
     models.claude = await up.model(name('claude'), 'anthropic.claude-sonnet-4-20250514-v1:0');
+    models.opus45 = await up.model(name('opus45'), 'global.anthropic.claude-opus-4-5-20251101-v1:0');
     key = (await buildOrg(env().redis)).key;
     openai = new OpenAI({ apiKey: key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
   });
@@ -87,5 +88,21 @@ describe('bedrock: reasoning effort by model family', function () {
     await anthropic.messages.create({ model: models.claude, max_tokens: 4000, messages: [{ role: 'user', content: 'hi' }], output_config: { effort: 'low' } } as never);
     expect(up.received[1].body.additionalModelRequestFields).to.deep.equal({ thinking: { type: 'enabled', budget_tokens: 1024 } });
     expect(up.received[1].body.inferenceConfig).to.deep.equal({ maxTokens: 4000 });
+  });
+
+  it("Claude Opus 4.5: the effort is also output_config.effort (low, medium, high) with anthropic_beta effort-2025-11-24, as AWS sends it, beside the thinking budget or the caller's thinking", async () => {
+    const beta = { anthropic_beta: ['effort-2025-11-24'] };
+    for (const [effort, budget, sent] of [['medium', 8192, 'medium'], ['minimal', 1024, 'low'], ['xhigh', 32000, 'high']] as const) {
+      await openai.chat.completions.create({ model: models.opus45, messages: [{ role: 'user', content: 'hi' }], reasoning_effort: effort });
+      expect(up.received.at(-1)!.body.additionalModelRequestFields).to.deep.equal({ thinking: { type: 'enabled', budget_tokens: budget }, output_config: { effort: sent }, ...beta });
+    }
+    await openai.chat.completions.create({ model: models.opus45, messages: [{ role: 'user', content: 'hi' }], reasoning_effort: 'none' });
+    expect(up.received.at(-1)!.body.additionalModelRequestFields).to.equal(undefined);
+    const anthropic = new Anthropic({ apiKey: key, baseURL: env().gw.url, maxRetries: 0 });
+    await anthropic.messages.create({ model: models.opus45, max_tokens: 4000, messages: [{ role: 'user', content: 'hi' }], thinking: { type: 'enabled', budget_tokens: 2000 }, output_config: { effort: 'low' } } as never);
+    expect(up.received.at(-1)!.body.additionalModelRequestFields).to.deep.equal({ thinking: { type: 'enabled', budget_tokens: 2000 }, output_config: { effort: 'low' }, ...beta });
+    // Sonnet 4 (older, no effort): the budget alone, as before
+    await openai.chat.completions.create({ model: models.claude, messages: [{ role: 'user', content: 'hi' }], reasoning_effort: 'medium' });
+    expect(up.received.at(-1)!.body.additionalModelRequestFields).to.deep.equal({ thinking: { type: 'enabled', budget_tokens: 8192 } });
   });
 });

@@ -11,8 +11,9 @@ import { given, unsupported } from '../unsupported';
  * (`reasoningContent.redactedContent`, bytes) are the canonical `thinking_blocks` (Anthropic's thinking
  * and redacted_thinking blocks, the redacted bytes as base64 `data`), sent back before the turn's text
  * and tool use; `reasoning_effort` is Claude's thinking (adaptive with `output_config.effort` from
- * Claude 4.6 on, a `budget_tokens` before) or Amazon Nova 2's `reasoningConfig`, and refused on the
- * other families; the messages dialect's own `thinking` goes to a Claude model as it is.
+ * Claude 4.6 on, a `budget_tokens` before, with Opus 4.5's beta effort) or Amazon Nova 2's
+ * `reasoningConfig`, and refused on the other families; the messages dialect's own `thinking` goes to
+ * a Claude model as it is.
  */
 
 /** A Claude model on Bedrock (a foundation model id, an inference profile or an ARN naming one). */
@@ -26,8 +27,9 @@ export function isClaude(upstream: string): boolean {
  * (`anthropic.claude-opus-4-6-v1`, `anthropic.claude-sonnet-4-6`, `anthropic.claude-opus-4-7`, the
  * 5 generation) and Claude Mythos Preview. AWS: Opus 4.7 and later take adaptive thinking only
  * (`enabled` is a 400), on 4.6 `enabled` is deprecated, and older models (Sonnet 4.5, Opus 4.5, …)
- * take `enabled` with `budget_tokens` only. An id without the model's name (an application
- * inference profile's ARN) is taken for an older model.
+ * take `enabled` with `budget_tokens` only (Opus 4.5 also `output_config.effort`, with a beta flag:
+ * effortFields). An id without the model's name (an application inference profile's ARN) is taken for
+ * an older model.
  */
 export function adaptiveThinking(upstream: string): boolean {
   return claudeAtLeast(upstream, 6);
@@ -38,13 +40,27 @@ export function adaptiveOnly(upstream: string): boolean {
   return claudeAtLeast(upstream, 7);
 }
 
+/** The Claude model the id names (`anthropic.claude-opus-4-5-20251101-v1:0`: opus 4.5), when it names one with a version. */
+function claudeVersion(upstream: string): { name: string; major: number; minor: number } | undefined {
+  const v = /anthropic\.claude-([a-z]+)-(\d+)(?:-(\d{1,2}))?(?!\d)/.exec(upstream);
+  return v ? { name: v[1], major: Number(v[2]), minor: Number(v[3] ?? 0) } : undefined;
+}
+
 /** Whether the id names Claude Mythos Preview, a Claude 5 or later, or a Claude 4.`minor` or later (an id without a version: no). */
 function claudeAtLeast(upstream: string, minor: number): boolean {
   if (/anthropic\.claude-mythos-preview/.test(upstream)) return true;
-  const v = /anthropic\.claude-[a-z]+-(\d+)(?:-(\d{1,2}))?(?!\d)/.exec(upstream);
-  if (!v) return false;
-  const major = Number(v[1]);
-  return major > 4 || (major === 4 && Number(v[2] ?? 0) >= minor);
+  const v = claudeVersion(upstream);
+  return !!v && (v.major > 4 || (v.major === 4 && v.minor >= minor));
+}
+
+/**
+ * Claude Opus 4.5, which takes `output_config.effort` (low, medium, high) with the beta flag
+ * `effort-2025-11-24` in `anthropic_beta` beside its `enabled` thinking
+ * (test/fixtures/vendor/bedrock/adaptive-thinking.md: AWS's "Claude Opus 4.5 now in Amazon Bedrock").
+ */
+function isOpus45(upstream: string): boolean {
+  const v = claudeVersion(upstream);
+  return v?.name === 'opus' && v.major === 4 && v.minor === 5;
 }
 
 /** An Amazon Nova 2 model (`amazon.nova-2-lite-v1:0`, `us.amazon.nova-2-…`): its reasoning is `reasoningConfig`. */
@@ -55,6 +71,10 @@ export function isNova2(upstream: string): boolean {
 /** Claude's thinking budget (`budget_tokens`) for each effort level: 1024 at least (AWS's minimum). */
 const CLAUDE_BUDGET: Record<string, number> = { minimal: 1024, low: 1024, medium: 8192, high: 16384, xhigh: 32000, max: 32000 };
 const MIN_BUDGET = 1024;
+
+/** Opus 4.5's `output_config.effort` for each effort level: AWS documents low, medium and high (its default, and its highest). */
+const OPUS45_EFFORT: Record<string, 'low' | 'medium' | 'high'> = { minimal: 'low', low: 'low', medium: 'medium', high: 'high', xhigh: 'high', max: 'high' };
+const EFFORT_BETA = 'effort-2025-11-24';
 
 /** Nova 2's `maxReasoningEffort` for each effort level (AWS documents low, medium and high). */
 const NOVA_EFFORT: Record<string, 'low' | 'medium' | 'high'> = { minimal: 'low', low: 'low', medium: 'medium', high: 'high' };
@@ -127,14 +147,15 @@ export function refuseReasoning(body: Record<string, unknown>, upstream: string)
  * The request's reasoning as Converse takes it (checked by refuseReasoning), as
  * `additionalModelRequestFields`, and `maxTokens` to send:
  * - the caller's own `thinking` (the messages dialect's) on a Claude model, as it is, with the effort
- *   as `output_config.effort` on a model of the adaptive form (an explicit `thinking` wins over the
- *   effort's budget); an `enabled` one without a caller's maximum gets its budget and the Anthropic
- *   adapter's default answer allowance;
+ *   as `output_config.effort` on a model that takes it (effortFields; an explicit `thinking` wins
+ *   over the effort's budget); an `enabled` one without a caller's maximum gets its budget and the
+ *   Anthropic adapter's default answer allowance;
  * - else the effort: on a Claude model of the adaptive form (adaptiveThinking) `thinking: {type:
  *   "adaptive"}` and `output_config.effort` (Anthropic's levels, EFFORT); on an older Claude model
  *   `thinking` with the level's `budget_tokens`, within the caller's maximum (which then covers
  *   thinking and answer, as OpenAI's does; without one the maximum is the budget and the default
- *   answer allowance); Nova 2's `reasoningConfig`.
+ *   answer allowance), and on Opus 4.5 its `output_config.effort` beside it; Nova 2's
+ *   `reasoningConfig`.
  */
 export function reasoningRequest(body: Record<string, unknown>, upstream: string): { fields?: Record<string, unknown>; maxTokens?: number } {
   const effort = effortOf(body);
@@ -142,7 +163,7 @@ export function reasoningRequest(body: Record<string, unknown>, upstream: string
   if (isNova2(upstream)) return effort ? { fields: { reasoningConfig: { type: 'enabled', maxReasoningEffort: level(NOVA_EFFORT, effort) } } } : {};
   if (!isClaude(upstream)) return {};
   const adaptive = adaptiveThinking(upstream);
-  const withEffort = adaptive && effort ? { output_config: { effort: level(EFFORT, effort) } } : {};
+  const withEffort = effort ? effortFields(upstream, effort) : {};
   const own = callerThinking(body);
   const max = maxOf(body);
   if (own) {
@@ -152,7 +173,18 @@ export function reasoningRequest(body: Record<string, unknown>, upstream: string
   if (!effort) return {};
   if (adaptive) return { fields: { thinking: { type: 'adaptive' }, ...withEffort } };
   const budget = Math.min(level(CLAUDE_BUDGET, effort), typeof max === 'number' ? max - 1 : Infinity);
-  return { fields: { thinking: { type: 'enabled', budget_tokens: budget } }, maxTokens: typeof max === 'number' ? max : budget + anthropicApi.defaultMaxTokens };
+  return { fields: { thinking: { type: 'enabled', budget_tokens: budget }, ...withEffort }, maxTokens: typeof max === 'number' ? max : budget + anthropicApi.defaultMaxTokens };
+}
+
+/**
+ * `output_config.effort` on a Claude model that takes it: Claude 4.6 and later (Anthropic's levels,
+ * EFFORT; no beta flag), Opus 4.5 (OPUS45_EFFORT, with `anthropic_beta: ["effort-2025-11-24"]`, as
+ * AWS sends it); nothing on older models.
+ */
+function effortFields(upstream: string, effort: unknown): Record<string, unknown> {
+  if (adaptiveThinking(upstream)) return { output_config: { effort: level(EFFORT, effort) } };
+  if (isOpus45(upstream)) return { output_config: { effort: level(OPUS45_EFFORT, effort) }, anthropic_beta: [EFFORT_BETA] };
+  return {};
 }
 
 /** An assistant message's `thinking_blocks` as Converse reasoning blocks, for a Claude model only (the signatures are Anthropic's). */
