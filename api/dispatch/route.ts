@@ -1,5 +1,5 @@
 import type { AppContext } from '../context';
-import type { CatalogModel } from '../../shared/catalog/catalog';
+import { modelIdOf, type CatalogModel } from '../../shared/catalog/catalog';
 import type { ChatJob, PoolDeployment, RouteStep } from '../../shared/queues/payloads';
 import { jsonWithoutMedia } from '../../shared/tokenizer/media';
 import { refuseUntranslatable as geminiRefuses } from '../../workers/providers/gemini/refuse';
@@ -83,7 +83,7 @@ function accepts(d: CatalogModel['deployments'][number], op: Operation, body: Re
   const refuses = body && op !== 'messages' ? REFUSALS[d.provider.kind] : undefined;
   if (!refuses) return true;
   try {
-    refuses(body!, d.upstream, op);
+    refuses(body!, modelIdOf(d), op);
     return true;
   } catch {
     return false;
@@ -109,6 +109,7 @@ function poolDeployment(m: CatalogModel, d: CatalogModel['deployments'][number])
     baseUrl: d.provider.baseUrl,
     settings: d.provider.settings,
     upstreamModel: d.upstream,
+    ...(d.baseModel ? { baseModel: d.baseModel } : {}),
     tokenizer: m.tokenizer,
     name: d.name,
     weight: d.weight,
@@ -211,9 +212,10 @@ export async function thinkingForms(ctx: AppContext, model: CatalogModel): Promi
   const forms: ThinkingForms = { adaptive: true, enabled: true };
   for (const d of await deploymentsWithFallbacks(ctx, model)) {
     if (d.provider.kind === 'anthropic') continue;
-    if (d.provider.kind !== 'bedrock' || !isClaude(d.upstream)) return undefined;
-    forms.adaptive &&= adaptiveThinking(d.upstream);
-    forms.enabled &&= !adaptiveOnly(d.upstream);
+    const id = modelIdOf(d);
+    if (d.provider.kind !== 'bedrock' || !isClaude(id)) return undefined;
+    forms.adaptive &&= adaptiveThinking(id);
+    forms.enabled &&= !adaptiveOnly(id);
   }
   return forms;
 }

@@ -5,12 +5,12 @@ import { Model, Provider } from '../../shared/db/models';
 import { fail, withServices } from './with-services';
 import { poolOfOne, type DeploymentSpec } from '../../shared/catalog/deployments';
 
-/** `name (provider/upstream weight=.. priority=.. rpm=.. tpm=.. max_concurrency=..)`, comma-separated. */
+/** `name (provider/upstream weight=.. priority=.. rpm=.. tpm=.. max_concurrency=.. base_model=..)`, comma-separated. */
 function describeDeployments(stored: DeploymentSpec[] | undefined, provider: string | undefined, upstream: string): string {
   const list = stored?.length ? stored : poolOfOne(String(provider), upstream);
   return list
     .map((d) => {
-      const opts = (['weight', 'priority', 'rpm', 'tpm', 'max_concurrency'] as const).filter((k) => d[k] !== undefined).map((k) => ` ${k}=${d[k]}`).join('');
+      const opts = (['weight', 'priority', 'rpm', 'tpm', 'max_concurrency', 'base_model'] as const).filter((k) => d[k] !== undefined).map((k) => ` ${k}=${d[k]}`).join('');
       return `${d.name} (${d.provider}/${d.upstream}${opts})`;
     })
     .join(', ');

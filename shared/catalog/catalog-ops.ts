@@ -5,7 +5,7 @@ import { PROVIDER_KINDS, type ProviderKind, type ProviderSettings } from '../db/
 import { PRESET_NAMES, PRESETS_WITH_URL, presetOf } from './presets';
 import { encrypt } from '../crypto';
 import { bumpEpoch } from '../cache/epoch';
-import { deploymentsSchema, fallbacksSchema, poolOfOne, type DeploymentSpec } from './deployments';
+import { baseModelMisfits, deploymentsSchema, fallbacksSchema, poolOfOne, type DeploymentSpec } from './deployments';
 import { decisionPoolMisfits, decisionUsersRefusing } from './decision-providers';
 
 /** Operator actions on providers and catalog entries (CLI and catalog files). */
@@ -107,9 +107,10 @@ export class UnknownTokenizer extends Error {
 /** Creates or updates a catalog entry by public id. */
 export async function upsertModel(m: ModelInput): Promise<Model> {
   const deployments = m.deployments ?? poolOfOne(m.provider!, m.upstream!);
-  for (const d of deployments) {
-    if (!(await Provider.findOne({ where: { name: d.provider } }))) throw new Error(`unknown provider '${d.provider}'`);
-  }
+  const kinds = new Map((await Provider.findAll({ where: { name: deployments.map((d) => d.provider) } })).map((p) => [p.name, p.kind]));
+  for (const d of deployments) if (!kinds.has(d.provider)) throw new Error(`unknown provider '${d.provider}'`);
+  const misnamed = baseModelMisfits(deployments, (n) => kinds.get(n));
+  if (misnamed.length) throw new Error(`model '${m.id}': base_model is read on bedrock deployments only (${misnamed.join(', ')})`);
   if (m.tokenizer) await checkTokenizer(m.tokenizer);
   const misfits = m.capabilities.decision ? await decisionPoolMisfits(deployments) : [];
   if (misfits.length) throw new Error(`model '${m.id}' is a decision model: ${misfits.join('; ')}`);

@@ -42,7 +42,12 @@ export interface CatalogDeployment {
   rpm: number | null;
   tpm: number | null;
   maxConcurrency: number | null;
+  /** The foundation model a Bedrock `upstream` serves when the id does not name it (DeploymentSpec.base_model). */
+  baseModel?: string;
 }
+
+/** The id that names a deployment's model (a bedrock one's base model, else its upstream): what a family's request form is read from. */
+export const modelIdOf = (d: CatalogDeployment): string => (d.provider.kind === 'bedrock' && d.baseModel) || d.upstream;
 
 /** The deployments of a model row, providers resolved by name; unknown providers are left out. */
 export function deploymentsOf(m: Model, primary: CatalogProvider, byName: Map<string, CatalogProvider>): CatalogDeployment[] {
@@ -60,6 +65,7 @@ export function deploymentsOf(m: Model, primary: CatalogProvider, byName: Map<st
       rpm: d.rpm ?? null,
       tpm: d.tpm ?? null,
       maxConcurrency: d.max_concurrency ?? null,
+      ...(d.base_model ? { baseModel: d.base_model } : {}),
     });
   }
   return out.length ? out : [{ name: primary.name, provider: primary, upstream: m.upstreamName, weight: 1, priority: 0, rpm: null, tpm: null, maxConcurrency: null }];

@@ -3,7 +3,8 @@ import Joi from 'joi';
 /**
  * A model pool's deployment as stored (the `deployments` JSON of a model) and as the catalog file and
  * the management API write it: a provider (by name), the upstream's own model name, and optionally a
- * weight, a priority tier (lower is tried first) and its own limits.
+ * weight, a priority tier (lower is tried first), its own limits and, on a bedrock provider, the
+ * foundation model its upstream serves (`base_model`).
  */
 export interface DeploymentSpec {
   name: string;
@@ -14,6 +15,12 @@ export interface DeploymentSpec {
   rpm?: number;
   tpm?: number;
   max_concurrency?: number;
+  /**
+   * Bedrock only: the foundation model (`anthropic.claude-opus-4-6-v1`, or its ARN) an `upstream`
+   * that does not name it serves (an application inference profile's ARN), read for the model's
+   * request form (docs/providers/bedrock.md); `upstream` is still what is called.
+   */
+  base_model?: string;
 }
 
 export const deploymentSchema = Joi.object({
@@ -25,11 +32,17 @@ export const deploymentSchema = Joi.object({
   rpm: Joi.number().integer().min(1),
   tpm: Joi.number().integer().min(1),
   max_concurrency: Joi.number().integer().min(1),
+  base_model: Joi.string().pattern(/^[A-Za-z0-9._:/-]+$/).max(300),
 });
 
 export const deploymentsSchema = Joi.array().items(deploymentSchema).min(1).max(64).unique('name');
 
 export const fallbacksSchema = Joi.array().items(Joi.string().pattern(/^[A-Za-z0-9._:/-]+$/).max(200)).max(16).unique();
+
+/** The deployments that name a `base_model` on a provider of a kind other than bedrock (whose adapter alone reads it). */
+export function baseModelMisfits(deployments: DeploymentSpec[], kindOf: (provider: string) => string | undefined): string[] {
+  return deployments.filter((d) => d.base_model !== undefined && kindOf(d.provider) !== 'bedrock').map((d) => d.name);
+}
 
 /** The pool of one that a model with only a provider and an upstream name stands for. */
 export function poolOfOne(providerName: string, upstream: string): DeploymentSpec[] {

@@ -56,6 +56,8 @@ export interface UpstreamTarget {
   /** The provider's non-secret per-kind settings (api_version, region, preset). */
   settings?: ProviderSettings;
   upstreamModel: string;
+  /** A Bedrock deployment's base model (shared/catalog/deployments.ts `base_model`), when its upstream does not name the model. */
+  baseModel?: string;
   /** The model's tokenizer (an encoding, as the catalog resolved it): what an upstream reporting no usage is estimated with; absent in old jobs (the default one). */
   tokenizer?: string;
   /** The caller's own upstream key (passthrough), sealed with shared/crypto.encrypt. */

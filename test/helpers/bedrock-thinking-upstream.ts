@@ -1,8 +1,12 @@
 import http from 'http';
+import crypto from 'crypto';
+import OpenAI from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
 import { eventFrame } from '../../scripts/simulator/eventstream';
 import { upsertModel, upsertProvider } from '../../shared/catalog/catalog-ops';
 import { bumpEpoch } from '../../shared/cache/epoch';
 import { env } from './harness';
+import { buildOrg } from './factories';
 import { dropScriptedModel } from './scripted-upstream';
 import { signatureOf } from './thinking-upstream';
 
@@ -80,6 +84,8 @@ export class BedrockThinkingUpstream {
   url = '';
   private server!: http.Server;
   private models: string[] = [];
+  /** Application inference profiles (their ARN) and the foundation model each serves, as Bedrock resolves them. */
+  readonly profiles = new Map<string, string>();
 
   constructor(private readonly turns: Turn[]) {}
 
@@ -98,7 +104,8 @@ export class BedrockThinkingUpstream {
     this.received.push(r);
     const type = r.body.additionalModelRequestFields?.thinking?.type;
     const on = type === 'enabled' || type === 'adaptive';
-    const refused = formRefusal(decodeURIComponent(r.path.split('/')[2] ?? ''), type) ?? refusal(r.body, on);
+    const called = decodeURIComponent(r.path.split('/')[2] ?? '');
+    const refused = formRefusal(this.profiles.get(called) ?? called, type) ?? refusal(r.body, on);
     if (refused) {
       res.writeHead(400, { 'content-type': 'application/json', 'x-amzn-errortype': 'ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/' }).end(JSON.stringify({ message: refused }));
       return;
@@ -118,10 +125,16 @@ export class BedrockThinkingUpstream {
     res.writeHead(200, { 'content-type': 'application/json', 'x-amzn-requestid': 'req-think' }).end(JSON.stringify(body));
   }
 
-  /** A public model (and its bedrock provider, both named `name`) on this endpoint for the given Bedrock model id. */
-  async model(name: string, upstream: string): Promise<string> {
+  /**
+   * A public model (and its bedrock provider, both named `name`) on this endpoint for the given Bedrock
+   * model id; with `baseModel`, `upstream` is an application inference profile serving that model
+   * (the deployment's `base_model`, which this endpoint resolves as Bedrock does).
+   */
+  async model(name: string, upstream: string, baseModel?: string): Promise<string> {
     await upsertProvider({ name, kind: 'bedrock', base_url: this.url, region: 'us-east-1', api_key: 'ABSKscriptedbedrockkey' } as never);
-    await upsertModel({ id: name, provider: name, upstream, capabilities: { chat: true, tools: true }, prices: { input_token: 1, output_token: 1 } } as never);
+    const pool = baseModel ? { deployments: [{ name, provider: name, upstream, base_model: baseModel }] } : { provider: name, upstream };
+    if (baseModel) this.profiles.set(upstream, baseModel);
+    await upsertModel({ id: name, ...pool, capabilities: { chat: true, tools: true }, prices: { input_token: 1, output_token: 1 } } as never);
     this.models.push(name);
     await bumpEpoch(env().redis);
     return name;
@@ -132,4 +145,35 @@ export class BedrockThinkingUpstream {
     await new Promise<void>((r) => this.server.close(() => r()));
     for (const name of this.models.splice(0)) await dropScriptedModel(name);
   }
+}
+
+/** A suite against a BedrockThinkingUpstream: the endpoint, its public models by label, an org's key and the official SDKs as clients. */
+export interface BedrockThinkingSuite {
+  up: BedrockThinkingUpstream;
+  models: Record<string, string>;
+  key: string;
+  openai: OpenAI;
+  anthropic: Anthropic;
+}
+
+/**
+ * Registers the suite's hooks: the endpoint answering `turns`, a public model for each label of
+ * `models` (a Bedrock model id, or an application inference profile's ARN and its base model), an
+ * org's key and the clients made once; `received` emptied before each test; all closed after.
+ */
+export function bedrockThinkingSuite(turns: Turn[], models: Record<string, string | [string, string]>): BedrockThinkingSuite {
+  const s = { models: {} } as BedrockThinkingSuite;
+  before(async () => {
+    s.up = await new BedrockThinkingUpstream(turns).start();
+    for (const [label, id] of Object.entries(models)) {
+      const [upstream, base] = Array.isArray(id) ? id : [id];
+      s.models[label] = await s.up.model(`bedrock-${label}-${crypto.randomBytes(3).toString('hex')}`, upstream, base);
+    }
+    s.key = (await buildOrg(env().redis)).key;
+    s.openai = new OpenAI({ apiKey: s.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    s.anthropic = new Anthropic({ apiKey: s.key, baseURL: env().gw.url, maxRetries: 0 });
+  });
+  beforeEach(() => (s.up.received = []));
+  after(() => s.up.close());
+  return s;
 }

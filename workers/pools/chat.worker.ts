@@ -31,6 +31,7 @@ async function runChat(job: ChatJob, t: UpstreamTarget, signal: CancelSignal, em
     apiKey,
     callerKey: !!t.sealedCallerKey,
     upstreamModel: t.upstreamModel,
+    baseModel: t.baseModel,
     tokenizer: t.tokenizer,
     signal,
     deadline: job.deadline,

@@ -8,6 +8,8 @@ export interface UpstreamCall {
   /** The key is the caller's own (passthrough): an upstream 401/403 is then the caller's to fix. */
   callerKey?: boolean;
   upstreamModel: string;
+  /** The model the upstream serves when its id does not name it (a Bedrock application inference profile's base model). */
+  baseModel?: string;
   /** The model's tokenizer, for an estimate of usage the upstream did not report (openai/usage-estimate.ts); the default one when absent. */
   tokenizer?: string;
   /** The provider's non-secret per-kind settings (api_version, region, preset). */

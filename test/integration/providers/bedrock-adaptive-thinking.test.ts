@@ -1,13 +1,9 @@
 import { expect } from 'chai';
-import crypto from 'crypto';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { env } from '../../helpers/harness';
-import { buildOrg } from '../../helpers/factories';
-import { BedrockThinkingUpstream, signedReasoning } from '../../helpers/bedrock-thinking-upstream';
+import { bedrockThinkingSuite, signedReasoning } from '../../helpers/bedrock-thinking-upstream';
 
 const TURNS = [{ think: [signedReasoning('Let me think.')], then: [{ text: 'ok' }], stop: 'end_turn' }];
-const name = (what: string) => `bedrock-${what}-${crypto.randomBytes(3).toString('hex')}`;
 const hi = [{ role: 'user' as const, content: 'hi' }];
 
 /**
@@ -19,75 +15,60 @@ const hi = [{ role: 'user' as const, content: 'hi' }];
  */
 describe('bedrock: adaptive thinking and the messages dialect thinking', function () {
   this.timeout(30_000);
-  let up: BedrockThinkingUpstream;
-  let openai: OpenAI;
-  let anthropic: Anthropic;
-  const models: Record<string, string> = {};
-  before(async () => {
-    up = await new BedrockThinkingUpstream(TURNS).start();
-    models.opus47 = await up.model(name('opus47'), 'us.anthropic.claude-opus-4-7');
-    models.sonnet46 = await up.model(name('sonnet46'), 'anthropic.claude-sonnet-4-6');
-    models.sonnet45 = await up.model(name('sonnet45'), 'anthropic.claude-sonnet-4-5-20250929-v1:0');
-    models.llama = await up.model(name('llama'), 'meta.llama3-70b-instruct-v1:0');
-    const key = (await buildOrg(env().redis)).key;
-    openai = new OpenAI({ apiKey: key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
-    anthropic = new Anthropic({ apiKey: key, baseURL: env().gw.url, maxRetries: 0 });
-  });
-  beforeEach(() => (up.received = []));
-  after(() => up.close());
+  const s = bedrockThinkingSuite(TURNS, { opus47: 'us.anthropic.claude-opus-4-7', sonnet46: 'anthropic.claude-sonnet-4-6', sonnet45: 'anthropic.claude-sonnet-4-5-20250929-v1:0', llama: 'meta.llama3-70b-instruct-v1:0' });
 
   it('reasoning_effort on Claude 4.6 and later: thinking {type: adaptive} and output_config.effort (minimal as low); none sends nothing; older models keep the budget; the refusals of thinking on hold', async () => {
     for (const [model, effort, sent] of [['opus47', 'high', 'high'], ['opus47', 'minimal', 'low'], ['sonnet46', 'medium', 'medium']] as const) {
-      const r = await openai.chat.completions.create({ model: models[model], messages: hi, reasoning_effort: effort });
-      expect(up.received.at(-1)!.body.additionalModelRequestFields).to.deep.equal({ thinking: { type: 'adaptive' }, output_config: { effort: sent } });
+      const r = await s.openai.chat.completions.create({ model: s.models[model], messages: hi, reasoning_effort: effort });
+      expect(s.up.received.at(-1)!.body.additionalModelRequestFields).to.deep.equal({ thinking: { type: 'adaptive' }, output_config: { effort: sent } });
       expect((r.choices[0].message as { reasoning_content?: string }).reasoning_content).to.equal('Let me think.');
     }
-    await openai.chat.completions.create({ model: models.opus47, messages: hi, reasoning_effort: 'none' });
-    expect(up.received.at(-1)!.body.additionalModelRequestFields).to.equal(undefined);
-    await openai.chat.completions.create({ model: models.sonnet45, messages: hi, reasoning_effort: 'medium' });
-    expect(up.received.at(-1)!.body.additionalModelRequestFields).to.deep.equal({ thinking: { type: 'enabled', budget_tokens: 8192 } });
+    await s.openai.chat.completions.create({ model: s.models.opus47, messages: hi, reasoning_effort: 'none' });
+    expect(s.up.received.at(-1)!.body.additionalModelRequestFields).to.equal(undefined);
+    await s.openai.chat.completions.create({ model: s.models.sonnet45, messages: hi, reasoning_effort: 'medium' });
+    expect(s.up.received.at(-1)!.body.additionalModelRequestFields).to.deep.equal({ thinking: { type: 'enabled', budget_tokens: 8192 } });
     // no minimum budget on the adaptive form: a small maximum is sent as it is
-    await openai.chat.completions.create({ model: models.opus47, messages: hi, reasoning_effort: 'low', max_completion_tokens: 500 });
-    expect(up.received.at(-1)!.body.inferenceConfig).to.deep.equal({ maxTokens: 500 });
+    await s.openai.chat.completions.create({ model: s.models.opus47, messages: hi, reasoning_effort: 'low', max_completion_tokens: 500 });
+    expect(s.up.received.at(-1)!.body.inferenceConfig).to.deep.equal({ maxTokens: 500 });
     // the refusals of thinking on hold for the adaptive form: a temperature other than 1 is 400, nothing sent
-    const sent = up.received.length;
-    const err = await openai.chat.completions.create({ model: models.opus47, messages: hi, reasoning_effort: 'high', temperature: 0.3 }).catch((e: unknown) => e);
+    const sent = s.up.received.length;
+    const err = await s.openai.chat.completions.create({ model: s.models.opus47, messages: hi, reasoning_effort: 'high', temperature: 0.3 }).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(OpenAI.BadRequestError);
     expect((err as InstanceType<typeof OpenAI.APIError>).code).to.equal('unsupported_parameter');
     expect((err as InstanceType<typeof OpenAI.APIError>).param).to.equal('temperature');
-    expect(up.received).to.have.length(sent);
+    expect(s.up.received).to.have.length(sent);
   });
 
   it("messages dialect: the caller's thinking goes to a Claude model as additionalModelRequestFields.thinking (winning over the effort's budget), and the answer's signed thinking comes back", async () => {
-    const m = await anthropic.messages.create({ model: models.sonnet45, max_tokens: 4000, messages: hi, thinking: { type: 'enabled', budget_tokens: 2000 }, output_config: { effort: 'low' } } as never);
-    expect(up.received[0].body.additionalModelRequestFields).to.deep.equal({ thinking: { type: 'enabled', budget_tokens: 2000 } });
-    expect(up.received[0].body.inferenceConfig).to.deep.equal({ maxTokens: 4000 });
+    const m = await s.anthropic.messages.create({ model: s.models.sonnet45, max_tokens: 4000, messages: hi, thinking: { type: 'enabled', budget_tokens: 2000 }, output_config: { effort: 'low' } } as never);
+    expect(s.up.received[0].body.additionalModelRequestFields).to.deep.equal({ thinking: { type: 'enabled', budget_tokens: 2000 } });
+    expect(s.up.received[0].body.inferenceConfig).to.deep.equal({ maxTokens: 4000 });
     expect((m as Anthropic.Message).content[0]).to.deep.include({ type: 'thinking', thinking: 'Let me think.' });
     expect(((m as Anthropic.Message).content[0] as Anthropic.ThinkingBlock).signature).to.not.equal('');
 
-    await anthropic.messages.create({ model: models.opus47, max_tokens: 4000, messages: hi, thinking: { type: 'adaptive', display: 'omitted' }, output_config: { effort: 'max' } } as never);
-    expect(up.received[1].body.additionalModelRequestFields).to.deep.equal({ thinking: { type: 'adaptive', display: 'omitted' }, output_config: { effort: 'max' } });
+    await s.anthropic.messages.create({ model: s.models.opus47, max_tokens: 4000, messages: hi, thinking: { type: 'adaptive', display: 'omitted' }, output_config: { effort: 'max' } } as never);
+    expect(s.up.received[1].body.additionalModelRequestFields).to.deep.equal({ thinking: { type: 'adaptive', display: 'omitted' }, output_config: { effort: 'max' } });
 
     // thinking disabled wins over the effort's budget on an older model
-    await anthropic.messages.create({ model: models.sonnet45, max_tokens: 4000, messages: hi, thinking: { type: 'disabled' }, output_config: { effort: 'high' } } as never);
-    expect(up.received[2].body.additionalModelRequestFields).to.deep.equal({ thinking: { type: 'disabled' } });
+    await s.anthropic.messages.create({ model: s.models.sonnet45, max_tokens: 4000, messages: hi, thinking: { type: 'disabled' }, output_config: { effort: 'high' } } as never);
+    expect(s.up.received[2].body.additionalModelRequestFields).to.deep.equal({ thinking: { type: 'disabled' } });
   });
 
   it("messages dialect: the caller's thinking on with a temperature is 400 naming temperature (nothing sent); on another family it has no effect", async () => {
-    const err = await anthropic.messages.create({ model: models.sonnet45, max_tokens: 4000, messages: hi, thinking: { type: 'enabled', budget_tokens: 2000 }, temperature: 0.2 } as never).catch((e: unknown) => e);
+    const err = await s.anthropic.messages.create({ model: s.models.sonnet45, max_tokens: 4000, messages: hi, thinking: { type: 'enabled', budget_tokens: 2000 }, temperature: 0.2 } as never).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(Anthropic.BadRequestError);
     expect(JSON.stringify((err as InstanceType<typeof Anthropic.APIError>).error)).to.include('temperature');
-    expect(up.received).to.have.length(0);
-    const m = await anthropic.messages.create({ model: models.llama, max_tokens: 100, messages: hi, thinking: { type: 'enabled', budget_tokens: 2000 } });
+    expect(s.up.received).to.have.length(0);
+    const m = await s.anthropic.messages.create({ model: s.models.llama, max_tokens: 100, messages: hi, thinking: { type: 'enabled', budget_tokens: 2000 } });
     expect(m.content.at(-1)).to.deep.include({ type: 'text', text: 'ok' });
-    expect(up.received[0].body.additionalModelRequestFields).to.equal(undefined);
+    expect(s.up.received[0].body.additionalModelRequestFields).to.equal(undefined);
   });
   it("GET /v1/models (Anthropic's ModelInfo) reports thinking and the forms each Claude on Bedrock takes; another family: not supported", async () => {
-    const forms = async (id: string) => (await anthropic.models.retrieve(id)).capabilities!.thinking;
+    const forms = async (id: string) => (await s.anthropic.models.retrieve(id)).capabilities!.thinking;
     const form = (adaptive: boolean, enabled: boolean) => ({ supported: true, types: { adaptive: { supported: adaptive }, enabled: { supported: enabled } } });
-    expect(await forms(models.opus47), 'Opus 4.7: adaptive only').to.deep.equal(form(true, false));
-    expect(await forms(models.sonnet46), 'Sonnet 4.6: both').to.deep.equal(form(true, true));
-    expect(await forms(models.sonnet45), 'Sonnet 4.5: enabled only').to.deep.equal(form(false, true));
-    expect((await forms(models.llama)).supported, 'Llama: the field has no effect').to.equal(false);
+    expect(await forms(s.models.opus47), 'Opus 4.7: adaptive only').to.deep.equal(form(true, false));
+    expect(await forms(s.models.sonnet46), 'Sonnet 4.6: both').to.deep.equal(form(true, true));
+    expect(await forms(s.models.sonnet45), 'Sonnet 4.5: enabled only').to.deep.equal(form(false, true));
+    expect((await forms(s.models.llama)).supported, 'Llama: the field has no effect').to.equal(false);
   });
 });

@@ -1,15 +1,10 @@
 import { expect } from 'chai';
-import crypto from 'crypto';
 import OpenAI from 'openai';
-import Anthropic from '@anthropic-ai/sdk';
-import { env } from '../../helpers/harness';
-import { buildOrg } from '../../helpers/factories';
-import { BedrockThinkingUpstream } from '../../helpers/bedrock-thinking-upstream';
+import { bedrockThinkingSuite } from '../../helpers/bedrock-thinking-upstream';
 import { usageSettled } from '../../helpers/usage';
 import { UsageEvent } from '../../../shared/db/models';
 
 const TURNS = [{ think: [], then: [{ text: 'ok' }], stop: 'end_turn' }];
-const name = (what: string) => `bedrock-${what}-${crypto.randomBytes(3).toString('hex')}`;
 
 /**
  * `reasoning_effort` (chat), `reasoning.effort` (responses) and `output_config.effort` (messages) on
@@ -18,37 +13,23 @@ const name = (what: string) => `bedrock-${what}-${crypto.randomBytes(3).toString
  */
 describe('bedrock: reasoning effort by model family', function () {
   this.timeout(30_000);
-  let up: BedrockThinkingUpstream;
-  let key: string;
-  let openai: OpenAI;
-  const models: Record<string, string> = {};
-  before(async () => {
-    up = await new BedrockThinkingUpstream(TURNS).start();
-    models.nova2 = await up.model(name('nova2'), 'us.amazon.nova-2-lite-v1:0');
-    models.llama = await up.model(name('llama'), 'meta.llama3-70b-instruct-v1:0');
-    models.claude = await up.model(name('claude'), 'anthropic.claude-sonnet-4-20250514-v1:0');
-    models.opus45 = await up.model(name('opus45'), 'global.anthropic.claude-opus-4-5-20251101-v1:0');
-    key = (await buildOrg(env().redis)).key;
-    openai = new OpenAI({ apiKey: key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
-  });
-  beforeEach(() => (up.received = []));
-  after(() => up.close());
+  const s = bedrockThinkingSuite(TURNS, { nova2: 'us.amazon.nova-2-lite-v1:0', llama: 'meta.llama3-70b-instruct-v1:0', claude: 'anthropic.claude-sonnet-4-20250514-v1:0', opus45: 'global.anthropic.claude-opus-4-5-20251101-v1:0' });
 
   it("Nova 2: reasoning_effort is reasoningConfig's maxReasoningEffort (minimal as low); none and an absent effort send none; xhigh refused", async () => {
     for (const [effort, sent] of [['high', 'high'], ['minimal', 'low']] as const) {
-      await openai.chat.completions.create({ model: models.nova2, messages: [{ role: 'user', content: 'hi' }], reasoning_effort: effort });
-      expect(up.received.at(-1)!.body.additionalModelRequestFields).to.deep.equal({ reasoningConfig: { type: 'enabled', maxReasoningEffort: sent } });
+      await s.openai.chat.completions.create({ model: s.models.nova2, messages: [{ role: 'user', content: 'hi' }], reasoning_effort: effort });
+      expect(s.up.received.at(-1)!.body.additionalModelRequestFields).to.deep.equal({ reasoningConfig: { type: 'enabled', maxReasoningEffort: sent } });
     }
-    await openai.chat.completions.create({ model: models.nova2, messages: [{ role: 'user', content: 'hi' }], reasoning_effort: 'none' });
-    expect(up.received.at(-1)!.body.additionalModelRequestFields).to.equal(undefined);
-    const err = await openai.chat.completions.create({ model: models.nova2, messages: [{ role: 'user', content: 'hi' }], reasoning_effort: 'xhigh' }).catch((e: unknown) => e);
+    await s.openai.chat.completions.create({ model: s.models.nova2, messages: [{ role: 'user', content: 'hi' }], reasoning_effort: 'none' });
+    expect(s.up.received.at(-1)!.body.additionalModelRequestFields).to.equal(undefined);
+    const err = await s.openai.chat.completions.create({ model: s.models.nova2, messages: [{ role: 'user', content: 'hi' }], reasoning_effort: 'xhigh' }).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(OpenAI.BadRequestError);
     expect((err as InstanceType<typeof OpenAI.APIError>).param).to.equal('reasoning_effort');
-    expect(up.received).to.have.length(3);
+    expect(s.up.received).to.have.length(3);
   });
 
   it('Nova 2 at high: a temperature, top_p or maximum is 400 naming it (AWS refuses them beside maxReasoningEffort high), nothing sent or billed; lower efforts keep them in inferenceConfig', async () => {
-    const ask = (extra: Record<string, unknown>) => openai.chat.completions.create({ model: models.nova2, messages: [{ role: 'user', content: 'hi' }], ...extra } as never).catch((e: unknown) => e);
+    const ask = (extra: Record<string, unknown>) => s.openai.chat.completions.create({ model: s.models.nova2, messages: [{ role: 'user', content: 'hi' }], ...extra } as never).catch((e: unknown) => e);
     for (const [field, value] of [['temperature', 0.5], ['top_p', 0.9], ['max_tokens', 500], ['max_completion_tokens', 500]] as const) {
       const err = await ask({ reasoning_effort: 'high', [field]: value });
       expect(err, field).to.be.instanceOf(OpenAI.BadRequestError);
@@ -59,50 +40,48 @@ describe('bedrock: reasoning effort by model family', function () {
       await usageSettled();
       expect(await UsageEvent.count({ where: { requestId: requestId! } })).to.equal(0);
     }
-    expect(up.received).to.have.length(0);
+    expect(s.up.received).to.have.length(0);
     await ask({ reasoning_effort: 'high' });
-    expect(up.received[0].body.additionalModelRequestFields).to.deep.equal({ reasoningConfig: { type: 'enabled', maxReasoningEffort: 'high' } });
-    expect(up.received[0].body.inferenceConfig).to.equal(undefined);
+    expect(s.up.received[0].body.additionalModelRequestFields).to.deep.equal({ reasoningConfig: { type: 'enabled', maxReasoningEffort: 'high' } });
+    expect(s.up.received[0].body.inferenceConfig).to.equal(undefined);
     await ask({ reasoning_effort: 'medium', temperature: 0.5, top_p: 0.9, max_tokens: 500 });
-    expect(up.received[1].body.additionalModelRequestFields).to.deep.equal({ reasoningConfig: { type: 'enabled', maxReasoningEffort: 'medium' } });
-    expect(up.received[1].body.inferenceConfig).to.deep.equal({ maxTokens: 500, temperature: 0.5, topP: 0.9 });
+    expect(s.up.received[1].body.additionalModelRequestFields).to.deep.equal({ reasoningConfig: { type: 'enabled', maxReasoningEffort: 'medium' } });
+    expect(s.up.received[1].body.inferenceConfig).to.deep.equal({ maxTokens: 500, temperature: 0.5, topP: 0.9 });
   });
 
   it('another family: 400 unsupported_parameter naming reasoning_effort (chat) or reasoning.effort mapped to it (responses), nothing sent or billed', async () => {
-    const err = await openai.chat.completions.create({ model: models.llama, messages: [{ role: 'user', content: 'hi' }], reasoning_effort: 'low' }).catch((e: unknown) => e);
+    const err = await s.openai.chat.completions.create({ model: s.models.llama, messages: [{ role: 'user', content: 'hi' }], reasoning_effort: 'low' }).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(OpenAI.BadRequestError);
     expect((err as InstanceType<typeof OpenAI.APIError>).code).to.equal('unsupported_parameter');
     expect((err as InstanceType<typeof OpenAI.APIError>).param).to.equal('reasoning_effort');
-    const r = await openai.responses.create({ model: models.llama, input: 'hi', reasoning: { effort: 'low' } }).catch((e: unknown) => e);
+    const r = await s.openai.responses.create({ model: s.models.llama, input: 'hi', reasoning: { effort: 'low' } }).catch((e: unknown) => e);
     expect(r).to.be.instanceOf(OpenAI.BadRequestError);
     expect((r as InstanceType<typeof OpenAI.APIError>).code).to.equal('unsupported_parameter');
-    expect(up.received).to.have.length(0);
-    await openai.chat.completions.create({ model: models.llama, messages: [{ role: 'user', content: 'hi' }] });
-    expect(up.received[0].body.additionalModelRequestFields).to.equal(undefined);
+    expect(s.up.received).to.have.length(0);
+    await s.openai.chat.completions.create({ model: s.models.llama, messages: [{ role: 'user', content: 'hi' }] });
+    expect(s.up.received[0].body.additionalModelRequestFields).to.equal(undefined);
   });
 
   it("Claude: the responses dialect's reasoning.effort and the messages dialect's output_config.effort become the thinking budget", async () => {
-    await openai.responses.create({ model: models.claude, input: 'hi', reasoning: { effort: 'medium' } });
-    expect(up.received[0].body.additionalModelRequestFields).to.deep.equal({ thinking: { type: 'enabled', budget_tokens: 8192 } });
-    const anthropic = new Anthropic({ apiKey: key, baseURL: env().gw.url, maxRetries: 0 });
-    await anthropic.messages.create({ model: models.claude, max_tokens: 4000, messages: [{ role: 'user', content: 'hi' }], output_config: { effort: 'low' } } as never);
-    expect(up.received[1].body.additionalModelRequestFields).to.deep.equal({ thinking: { type: 'enabled', budget_tokens: 1024 } });
-    expect(up.received[1].body.inferenceConfig).to.deep.equal({ maxTokens: 4000 });
+    await s.openai.responses.create({ model: s.models.claude, input: 'hi', reasoning: { effort: 'medium' } });
+    expect(s.up.received[0].body.additionalModelRequestFields).to.deep.equal({ thinking: { type: 'enabled', budget_tokens: 8192 } });
+    await s.anthropic.messages.create({ model: s.models.claude, max_tokens: 4000, messages: [{ role: 'user', content: 'hi' }], output_config: { effort: 'low' } } as never);
+    expect(s.up.received[1].body.additionalModelRequestFields).to.deep.equal({ thinking: { type: 'enabled', budget_tokens: 1024 } });
+    expect(s.up.received[1].body.inferenceConfig).to.deep.equal({ maxTokens: 4000 });
   });
 
   it("Claude Opus 4.5: the effort is also output_config.effort (low, medium, high) with anthropic_beta effort-2025-11-24, as AWS sends it, beside the thinking budget or the caller's thinking", async () => {
     const beta = { anthropic_beta: ['effort-2025-11-24'] };
     for (const [effort, budget, sent] of [['medium', 8192, 'medium'], ['minimal', 1024, 'low'], ['xhigh', 32000, 'high']] as const) {
-      await openai.chat.completions.create({ model: models.opus45, messages: [{ role: 'user', content: 'hi' }], reasoning_effort: effort });
-      expect(up.received.at(-1)!.body.additionalModelRequestFields).to.deep.equal({ thinking: { type: 'enabled', budget_tokens: budget }, output_config: { effort: sent }, ...beta });
+      await s.openai.chat.completions.create({ model: s.models.opus45, messages: [{ role: 'user', content: 'hi' }], reasoning_effort: effort });
+      expect(s.up.received.at(-1)!.body.additionalModelRequestFields).to.deep.equal({ thinking: { type: 'enabled', budget_tokens: budget }, output_config: { effort: sent }, ...beta });
     }
-    await openai.chat.completions.create({ model: models.opus45, messages: [{ role: 'user', content: 'hi' }], reasoning_effort: 'none' });
-    expect(up.received.at(-1)!.body.additionalModelRequestFields).to.equal(undefined);
-    const anthropic = new Anthropic({ apiKey: key, baseURL: env().gw.url, maxRetries: 0 });
-    await anthropic.messages.create({ model: models.opus45, max_tokens: 4000, messages: [{ role: 'user', content: 'hi' }], thinking: { type: 'enabled', budget_tokens: 2000 }, output_config: { effort: 'low' } } as never);
-    expect(up.received.at(-1)!.body.additionalModelRequestFields).to.deep.equal({ thinking: { type: 'enabled', budget_tokens: 2000 }, output_config: { effort: 'low' }, ...beta });
+    await s.openai.chat.completions.create({ model: s.models.opus45, messages: [{ role: 'user', content: 'hi' }], reasoning_effort: 'none' });
+    expect(s.up.received.at(-1)!.body.additionalModelRequestFields).to.equal(undefined);
+    await s.anthropic.messages.create({ model: s.models.opus45, max_tokens: 4000, messages: [{ role: 'user', content: 'hi' }], thinking: { type: 'enabled', budget_tokens: 2000 }, output_config: { effort: 'low' } } as never);
+    expect(s.up.received.at(-1)!.body.additionalModelRequestFields).to.deep.equal({ thinking: { type: 'enabled', budget_tokens: 2000 }, output_config: { effort: 'low' }, ...beta });
     // Sonnet 4 (older, no effort): the budget alone, as before
-    await openai.chat.completions.create({ model: models.claude, messages: [{ role: 'user', content: 'hi' }], reasoning_effort: 'medium' });
-    expect(up.received.at(-1)!.body.additionalModelRequestFields).to.deep.equal({ thinking: { type: 'enabled', budget_tokens: 8192 } });
+    await s.openai.chat.completions.create({ model: s.models.claude, messages: [{ role: 'user', content: 'hi' }], reasoning_effort: 'medium' });
+    expect(s.up.received.at(-1)!.body.additionalModelRequestFields).to.deep.equal({ thinking: { type: 'enabled', budget_tokens: 8192 } });
   });
 });

@@ -42,7 +42,7 @@ export async function chatComplete(
   publicModel: string,
   stream: { emit: Emit; includeUsage: boolean } | undefined,
 ): Promise<ChatOutcome> {
-  const input = canonicalToConverse(body, call.upstreamModel);
+  const input = canonicalToConverse(body, call.upstreamModel, call.baseModel);
   const client = clientFor(call);
   const limit = firstByteLimit(call.signal, call.firstByteTimeoutMs);
   const opts = { abortSignal: limit.signal };

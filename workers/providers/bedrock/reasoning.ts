@@ -28,8 +28,8 @@ export function isClaude(upstream: string): boolean {
  * 5 generation) and Claude Mythos Preview. AWS: Opus 4.7 and later take adaptive thinking only
  * (`enabled` is a 400), on 4.6 `enabled` is deprecated, and older models (Sonnet 4.5, Opus 4.5, …)
  * take `enabled` with `budget_tokens` only (Opus 4.5 also `output_config.effort`, with a beta flag:
- * effortFields). An id without the model's name (an application inference profile's ARN) is taken for
- * an older model.
+ * effortFields). `upstream` here is the id that names the model: a deployment's `base_model` when
+ * it has one (an application inference profile's ARN names none, and is no Claude without it).
  */
 export function adaptiveThinking(upstream: string): boolean {
   return claudeAtLeast(upstream, 6);

@@ -152,17 +152,19 @@ export function refuseUntranslatable(body: Record<string, unknown>, upstreamMode
 }
 
 /**
- * A canonical chat request → a Converse request (the SDK's ConverseRequest type). Cache hints
- * (`cache_control` on a text part) become cache points on Claude models and have no effect elsewhere.
+ * A canonical chat request → a Converse request (the SDK's ConverseRequest type) for `upstreamModel`
+ * (the `modelId` called), whose family and version are read from `baseModel` when the deployment names
+ * one (an application inference profile's ARN does not name its model). Cache hints (`cache_control`
+ * on a text part) become cache points on Claude models and have no effect elsewhere.
  */
-export function canonicalToConverse(body: Record<string, unknown>, upstreamModel: string): ConverseRequest {
-  refuseUntranslatable(body, upstreamModel);
-  const claude = isClaude(upstreamModel);
+export function canonicalToConverse(body: Record<string, unknown>, upstreamModel: string, baseModel = upstreamModel): ConverseRequest {
+  refuseUntranslatable(body, baseModel);
+  const claude = isClaude(baseModel);
   const conv = conversation((body.messages as CMessage[]) ?? [], claude);
   const out: ConverseRequest = { modelId: upstreamModel, messages: conv.messages };
   if (conv.system.length) out.system = conv.system;
   const inference: NonNullable<ConverseRequest['inferenceConfig']> = {};
-  const reasoning = reasoningRequest(body, upstreamModel);
+  const reasoning = reasoningRequest(body, baseModel);
   const max = reasoning.maxTokens ?? body.max_completion_tokens ?? body.max_tokens;
   if (typeof max === 'number') inference.maxTokens = max;
   if (typeof body.temperature === 'number') inference.temperature = body.temperature;

@@ -2,7 +2,7 @@ import Joi from 'joi';
 import type { Model as Row } from 'sequelize';
 import { Model, Provider } from '../../../../shared/db/models';
 import { errors } from '../../../../shared/errors/codes';
-import { deploymentsSchema, fallbacksSchema, poolOfOne, type DeploymentSpec } from '../../../../shared/catalog/deployments';
+import { baseModelMisfits, deploymentsSchema, fallbacksSchema, poolOfOne, type DeploymentSpec } from '../../../../shared/catalog/deployments';
 import { decisionPoolMisfits, poolAfter } from '../../../../shared/catalog/decision-providers';
 import { ApiError } from '../../../../shared/errors/ApiError';
 import type { FieldSpec, ResourceDef } from '../define';
@@ -11,7 +11,8 @@ import type { FieldSpec, ResourceDef } from '../define';
 export const poolFields: Record<string, FieldSpec> = {
   deployments: {
     schema: deploymentsSchema,
-    description: 'The pool: `{name, provider (provider name), upstream, weight?, priority? (lower first), rpm?, tpm?, max_concurrency?}`. The first deployment sets `provider_id` and `upstream_name`.',
+    description:
+      'The pool: `{name, provider (provider name), upstream, weight?, priority? (lower first), rpm?, tpm?, max_concurrency?, base_model? (bedrock: the foundation model an application inference profile serves)}`. The first deployment sets `provider_id` and `upstream_name`.',
   },
   fallbacks: { schema: fallbacksSchema, description: 'Public ids of fallback models, tried in order (docs/routing.md).' },
 };
@@ -32,6 +33,8 @@ export async function syncPool(values: Record<string, unknown>, row?: Row): Prom
     const found = await Provider.findAll({ where: { name: names } });
     const missing = names.filter((n) => !found.some((p) => p.name === n));
     if (missing.length) throw errors.invalidRequest(`Unknown provider(s) in deployments: ${missing.join(', ')}.`);
+    const misnamed = baseModelMisfits(deployments, (n) => found.find((p) => p.name === n)?.kind);
+    if (misnamed.length) throw errors.invalidRequest(`\`base_model\` is read on deployments of bedrock providers only: ${misnamed.join(', ')}.`);
     values.providerId = found.find((p) => p.name === deployments[0].provider)!.id;
     values.upstreamName = deployments[0].upstream;
   } else if ((values.providerId !== undefined || values.upstreamName !== undefined) && (current?.deployments?.length ?? 0) <= 1) {
