@@ -28,6 +28,16 @@ function refusal(err: unknown): unknown[] {
 const rows = (requestId: string) =>
   db().query<{ status: number }>('SELECT status FROM request_logs WHERE request_id = :id', { type: QueryTypes.SELECT, replacements: { id: requestId } });
 
+/** A hosted search background response whose first turn asked for a search and whose second turn the simulator holds. */
+async function secondTurnHeld(c: OpenAI): Promise<{ made: OpenAI.Responses.Response; requestId: string }> {
+  env().sim.knobs.set('sim-chat-1', { hold: true });
+  const { data: made, response } = await c.responses.create({ model: 'sim-chat', input: 'search for honey bees', tools: SEARCH, background: true }).withResponse();
+  expect(await waitFor(() => entries().length === 1, 10_000), 'its first turn reached the upstream').to.equal(true);
+  env().sim.knobs.release(); // the first turn asks for a search; the second is held
+  expect(await waitFor(() => entries().length === 2, 10_000), 'its second turn reached the upstream').to.equal(true);
+  return { made, requestId: response.headers.get('x-service-request-id')! };
+}
+
 /**
  * Background responses with hosted web search: the input checked and its echoed search calls unfolded
  * before the response is stored, and a cancel from any pod stopping the loop's step in flight.
@@ -113,12 +123,7 @@ describe('native web search on /v1/responses in the background', () => {
 
   it('a cancel from another pod aborts the upstream turn in flight: the run ends at once, cancelled, the aborted turn not billed', async function () {
     this.timeout(30_000);
-    env().sim.knobs.set('sim-chat-1', { hold: true });
-    const { data: made, response } = await s.client.responses.create({ model: 'sim-chat', input: 'search for honey bees', tools: SEARCH, background: true }).withResponse();
-    const requestId = response.headers.get('x-service-request-id')!;
-    expect(await waitFor(() => entries().length === 1, 10_000), 'its first turn reached the upstream').to.equal(true);
-    env().sim.knobs.release(); // the first turn asks for a search; the second is held
-    expect(await waitFor(() => entries().length === 2, 10_000), 'its second turn reached the upstream').to.equal(true);
+    const { made, requestId } = await secondTurnHeld(s.client);
     expect((await viaB.responses.cancel(made.id)).status).to.equal('cancelled');
     expect(await waitFor(() => entries()[1].aborted === true, 3000), 'the turn in flight was aborted').to.equal(true);
     expect(await waitFor(async () => (await env().redis.exists(keys.backgroundJob(made.id))) === 0, 3000), 'the run ended (its lease gone)').to.equal(true);
@@ -151,12 +156,7 @@ describe('native web search on /v1/responses in the background', () => {
 
   it('a stopping pod hands a search loop off mid-run: another pod runs it again from the start to completed; what each run did is billed as done', async function () {
     this.timeout(40_000);
-    env().sim.knobs.set('sim-chat-1', { hold: true });
-    const { data: made, response } = await s.client.responses.create({ model: 'sim-chat', input: 'search for honey bees', tools: SEARCH, background: true }).withResponse();
-    const requestId = response.headers.get('x-service-request-id')!;
-    expect(await waitFor(() => entries().length === 1, 10_000), 'its first turn reached the upstream').to.equal(true);
-    env().sim.knobs.release(); // the first turn asks for a search; the second is held
-    expect(await waitFor(() => entries().length === 2, 10_000), 'its second turn reached the upstream').to.equal(true);
+    const { made, requestId } = await secondTurnHeld(s.client);
     await drainBackground(env().gw.ctx, 50);
     expect(await waitFor(() => entries()[1].aborted === true, 3000), 'the turn in flight was aborted').to.equal(true);
     expect((await s.client.responses.retrieve(made.id)).status, 'handed off, not failed').to.equal('in_progress');
