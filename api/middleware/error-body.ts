@@ -6,6 +6,23 @@ import { merged } from '../../shared/merged';
 const PREFIX = String.raw`^(?:/a/[^/]+(?:/p/[^/]+)?|/r/[^/]+)?`;
 /** Paths of the OpenAI dialects (matched as Express routes them, ignoring case): OpenAI clients read `error.type` and `error.param`. */
 const OPENAI_PATH = new RegExp(`${PREFIX}/(?:v1/(?:chat/completions|completions|responses|conversations|embeddings|models|images|audio|files|batches)|responses)(?:/|$)`, 'i');
+/** The responses dialect's paths (`/v1/responses…`, `/responses…`). */
+const RESPONSES_PATH = new RegExp(`${PREFIX}/(?:v1/)?responses(?:/|$)`, 'i');
+/**
+ * A refusal made on the canonical (chat) form of a responses request (an adapter's, a routing check's)
+ * names the chat field; the responses client sent the field of its own API that became it.
+ */
+const RESPONSES_PARAM = new Map([
+  ['max_completion_tokens', 'max_output_tokens'],
+  ['max_tokens', 'max_output_tokens'],
+  ['reasoning_effort', 'reasoning.effort'],
+  ['response_format', 'text.format'],
+  ['verbosity', 'text.verbosity'],
+  ['messages', 'input'],
+  ['functions', 'tools'],
+  ['web_search_options', 'tools'],
+]);
+
 /** The messages dialect's paths: Anthropic clients read `error.type`. */
 const MESSAGES_PATH = new RegExp(`${PREFIX}/v1/messages(?:/|$)`, 'i');
 /** The management API: its envelope names the field at fault (`param`) when there is one (docs/admin.md). */
@@ -36,12 +53,13 @@ export function openaiErrorType(status: number): string {
 export function errorBody(path: string, err: ApiError): { error: Record<string, unknown> } {
   const error = err.toJSON();
   if (MESSAGES_PATH.test(path)) return { error: merged(error, { type: anthropicErrorType(err.status) }) };
-  if (OPENAI_PATH.test(path)) return { error: openaiError(err) };
+  if (OPENAI_PATH.test(path)) return { error: openaiError(err, RESPONSES_PATH.test(path)) };
   if (err.param && MANAGEMENT_PATH.test(path)) return { error: merged(error, { param: err.param }) };
   return { error };
 }
 
-/** The `error` object of an OpenAI-dialect answer, HTTP or in-band in a stream. */
-export function openaiError(err: ApiError): Record<string, unknown> {
-  return merged(err.toJSON(), { type: openaiErrorType(err.status), param: err.param ?? null });
+/** The `error` object of an OpenAI-dialect answer, HTTP or in-band in a stream; `responses`: the param as the responses dialect names it (RESPONSES_PARAM). */
+export function openaiError(err: ApiError, responses = false): Record<string, unknown> {
+  const param = err.param ?? null;
+  return merged(err.toJSON(), { type: openaiErrorType(err.status), param: responses && param ? (RESPONSES_PARAM.get(param) ?? param) : param });
 }

@@ -40,6 +40,10 @@ describe('bedrock: reasoning effort by model family', function () {
       await usageSettled();
       expect(await UsageEvent.count({ where: { requestId: requestId! } })).to.equal(0);
     }
+    // the responses dialect's client is named the field it sent
+    const viaResponses = await s.openai.responses.create({ model: s.models.nova2, input: 'hi', reasoning: { effort: 'high' }, max_output_tokens: 500 }).catch((e: unknown) => e);
+    expect(viaResponses).to.be.instanceOf(OpenAI.BadRequestError);
+    expect((viaResponses as InstanceType<typeof OpenAI.APIError>).param).to.equal('max_output_tokens');
     expect(s.up.received).to.have.length(0);
     await ask({ reasoning_effort: 'high' });
     expect(s.up.received[0].body.additionalModelRequestFields).to.deep.equal({ reasoningConfig: { type: 'enabled', maxReasoningEffort: 'high' } });
@@ -57,6 +61,7 @@ describe('bedrock: reasoning effort by model family', function () {
     const r = await s.openai.responses.create({ model: s.models.llama, input: 'hi', reasoning: { effort: 'low' } }).catch((e: unknown) => e);
     expect(r).to.be.instanceOf(OpenAI.BadRequestError);
     expect((r as InstanceType<typeof OpenAI.APIError>).code).to.equal('unsupported_parameter');
+    expect((r as InstanceType<typeof OpenAI.APIError>).param, 'the field the responses client sent').to.equal('reasoning.effort');
     expect(s.up.received).to.have.length(0);
     await s.openai.chat.completions.create({ model: s.models.llama, messages: [{ role: 'user', content: 'hi' }] });
     expect(s.up.received[0].body.additionalModelRequestFields).to.equal(undefined);
