@@ -58,6 +58,8 @@ export async function expireStoredResponses(now: number = Date.now(), batch = 10
 export const BACKGROUND_LEASE_MS = 60_000;
 /** A response younger than this is never swept (its lease was set before its row, so this is only a margin). */
 const SWEEP_MIN_AGE_MS = 10_000;
+/** The error a background response whose pod was lost ends with when nothing resumes it. */
+export const LOST_RUN = { code: 'server_error', message: 'The gateway lost this background response before it ended; send it again.' } as const;
 /** How many times a background response is resumed on another pod before a lost pod's run fails it. */
 export const RESUME_MAX = 3;
 /** How long the clock leaves a resumable background response whose lease lapsed to the pods (they look every third of a lease). */
@@ -115,7 +117,7 @@ export async function failAbandonedBackground(redis: RedisClient, now: number = 
   const lapsed = running.filter((_, i) => held[i] === 0);
   const left = await Promise.all(lapsed.map((id) => leftToPods(redis, id, now)));
   const lost = lapsed.filter((_, i) => !left[i]);
-  const failed = await failBackground(lost, 'server_error', 'The gateway lost this background response before it ended; send it again.');
+  const failed = await failBackground(lost, LOST_RUN.code, LOST_RUN.message);
   await Promise.all(failed.map((id) => redis.del(keys.backgroundResume(id), keys.backgroundLapsed(id))));
   return failed.length;
 }

@@ -1,6 +1,8 @@
 import type { AppContext } from '../../context';
 import { keys } from '../../../shared/redis/keys';
 import { logger } from '../../../shared/logger';
+import { cancelJob } from '../../../shared/queues/cancel';
+import type { QueueName } from '../../../shared/queues/names';
 
 /**
  * Cancels of background responses across pods. A background response runs on the pod that took its
@@ -37,4 +39,10 @@ export function listenForCancels(ctx: AppContext, abortRun: (responseId: string)
 /** A cancel made on this pod, for the pod that runs the response (if it is another). */
 export async function publishCancel(ctx: AppContext, responseId: string): Promise<void> {
   await ctx.redis.spublish(keys.backgroundCancelChannel(), responseId).catch((err: unknown) => logger.warn({ err, responseId }, 'background cancel not published'));
+}
+
+/** Cancels the job a background response's lease names (`<queue> <job id>`: keys.backgroundJob's value), if it names one. */
+export async function cancelLeasedJob(ctx: AppContext, lease: string | null | undefined): Promise<void> {
+  const [queue, jobId] = lease?.split(' ') ?? [];
+  if (queue && jobId) await cancelJob(ctx.redis, ctx.queues, queue as QueueName, jobId);
 }

@@ -9,9 +9,11 @@ import { presentedKeys } from '../../middleware/authenticate';
 import { decrypt, encrypt, sha256Hex } from '../../../shared/crypto';
 import { keys } from '../../../shared/redis/keys';
 import { logger } from '../../../shared/logger';
-import { cancelJob } from '../../../shared/queues/cancel';
-import type { QueueName } from '../../../shared/queues/names';
-import { BACKGROUND_LEASE_MS, RESUME_MAX, failBackground, runningBackground } from '../../../shared/responses/retention';
+import { cancelLeasedJob } from './background-cancel';
+import { BACKGROUND_LEASE_MS, LOST_RUN, RESUME_MAX, failBackground, runningBackground } from '../../../shared/responses/retention';
+
+/** A resume that failed for want of an answer from the ticket app. */
+const NOT_RESUMED = 'The background response could not be resumed; send it again.';
 
 /** How long a background response's request is kept to resume it (a run that outlives it is failed by the clock if its pod is lost). */
 const RESUME_KEEP_MS = 24 * 3_600_000;
@@ -98,8 +100,7 @@ async function failResumed(ctx: AppContext, id: string, code: string, message: s
  */
 async function resume(ctx: AppContext, id: string, record: ResumeRecord, n: number, job: string | null): Promise<void> {
   // the lost pod's job may still run on a worker: cancelled (its upstream request aborted, not billed unless answered)
-  const [queue, jobId] = job?.split(' ') ?? [];
-  if (queue && jobId) await cancelJob(ctx.redis, ctx.queues, queue as QueueName, jobId);
+  await cancelLeasedJob(ctx, job);
   const auth = await identityNow(ctx, record);
   if (!auth) return failResumed(ctx, id, 'INVALID_API_KEY', 'The API key that made this background response no longer works.');
   const app = await ticketApp(ctx);
@@ -115,7 +116,7 @@ async function resume(ctx: AppContext, id: string, record: ResumeRecord, n: numb
     } catch {
       // not JSON: the generic failure below
     }
-    await failResumed(ctx, id, typeof error?.code === 'string' ? error.code : 'server_error', typeof error?.message === 'string' ? error.message : 'The background response could not be resumed; send it again.');
+    await failResumed(ctx, id, typeof error?.code === 'string' ? error.code : 'server_error', typeof error?.message === 'string' ? error.message : NOT_RESUMED);
   } finally {
     app.forget(ticket);
   }
@@ -143,13 +144,13 @@ export async function adoptLapsed(ctx: AppContext): Promise<number> {
     } catch (err) {
       // sealed under another SECRET_KEY: nothing can resume it
       logger.warn({ err, responseId: id }, 'background response not resumable');
-      await failResumed(ctx, id, 'server_error', 'The gateway lost this background response before it ended; send it again.');
+      await failResumed(ctx, id, LOST_RUN.code, LOST_RUN.message);
       continue;
     }
     logger.info({ responseId: id, requestId: record.requestId }, 'resuming a background response whose pod was lost');
     void resume(ctx, id, record, n, job).catch(async (err: unknown) => {
       logger.warn({ err, responseId: id }, 'background response not resumed');
-      await failResumed(ctx, id, 'server_error', 'The background response could not be resumed; send it again.').catch(() => undefined);
+      await failResumed(ctx, id, 'server_error', NOT_RESUMED).catch(() => undefined);
     });
   }
   return taken;

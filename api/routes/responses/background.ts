@@ -5,7 +5,6 @@ import { StoredResponse } from '../../../shared/db/models';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { logger } from '../../../shared/logger';
 import { keys } from '../../../shared/redis/keys';
-import { cancelJob } from '../../../shared/queues/cancel';
 import { chatQueue } from '../../../shared/queues/names';
 import { laneFor } from '../../../shared/lanes/policy';
 import { storableCopy } from '../../middleware/json-checks';
@@ -22,7 +21,7 @@ import { shownResponse } from './include';
 import { recordInConversation } from './conversation';
 import { BACKGROUND_LEASE_MS } from '../../../shared/responses/retention';
 import { BackgroundEventLog } from './background-stream';
-import { listenForCancels, publishCancel } from './background-cancel';
+import { cancelLeasedJob, listenForCancels, publishCancel } from './background-cancel';
 import { forgetResume, keepForResume, noteResumedJob } from './background-resume';
 import { SseWriter } from '../../sse';
 import { ResponsesStreamTranslator } from '../../dialects/responses/stream';
@@ -209,9 +208,10 @@ export async function startBackground(ctx: AppContext, req: Request, res: Respon
   running.set(frame.id, runState);
   try {
     // resumed after its pod was lost (background-resume.ts): its row is there, and may have ended meanwhile (a cancel)
-    if (resumed && !(await stillRunning(frame.id, orgId))) throw new ApiError(409, 'invalid_request', 'The background response is no longer running.');
-    if (resumed) await noteResumedJob(ctx, frame.id, lease);
-    if (!resumed) {
+    if (resumed) {
+      if (!(await stillRunning(frame.id, orgId))) throw new ApiError(409, 'invalid_request', 'The background response is no longer running.');
+      await noteResumedJob(ctx, frame.id, lease);
+    } else {
       await storeResponse(req, queued, asked, body);
       runState.resumable = await keepForResume(ctx, req, frame, lease, stream, logState(res)?.receivedAt ?? Date.now());
     }
@@ -297,9 +297,7 @@ export function cancelHandler(ctx: AppContext) {
       // the pod that runs it aborts its run (background-cancel.ts); the job named by its lease is
       // cancelled too, for a pod of an earlier version that does not listen
       await publishCancel(ctx, id);
-      const job = await ctx.redis.get(keys.backgroundJob(id));
-      const [queue, jobId] = job?.split(' ') ?? [];
-      if (queue && jobId) await cancelJob(ctx.redis, ctx.queues, queue as ReturnType<typeof chatQueue>, jobId);
+      await cancelLeasedJob(ctx, await ctx.redis.get(keys.backgroundJob(id)));
     }
     res.json(shownResponse((await findStored(req, id)).response, []));
   };

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { INCLUDABLE } from './schema';
-import { shownReasoning } from '../../dialects/responses/client-view';
+import { shownReasoning, withShownOutput } from '../../dialects/responses/client-view';
 
 type Json = Record<string, unknown>;
 
@@ -47,5 +47,5 @@ export function shownItem(item: Json, include: string[]): Json {
 
 /** A stored Response as `GET /v1/responses/{id}` shows it: its output items as shownItem shows them. */
 export function shownResponse(response: Json, include: string[]): Json {
-  return Array.isArray(response.output) ? { ...response, output: response.output.map((i) => shownItem(i as Json, include)) } : response;
+  return withShownOutput(response, (i) => shownItem(i, include));
 }
