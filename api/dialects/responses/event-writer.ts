@@ -10,17 +10,27 @@ export type ResponsesEvent = { type: string; sequence_number: number } & Record<
  * (stream.ts) and the native-search stream (native-stream.ts) each add their output items.
  * Events are what the client gets: the items and Responses they carry are shown to the request's
  * `include` (client-view.ts: a reasoning item's `encrypted_content` only when it asks), while the
- * writers keep them whole for the store (their final and failed Responses).
+ * writers keep them whole for the store (their final and failed Responses); a background stream's
+ * writer makes them whole (keepWhole).
  */
 export abstract class ResponsesEventWriter {
   private seq = 0;
   private created = false;
   private started = false;
+  private whole = false;
 
   constructor(protected readonly frame: ResponseFrame) {}
 
+  /**
+   * The events are made whole from now on: a background stream's, kept so for every client that reads
+   * them, each shown them as its own `include` asks (api/routes/responses/background.ts, background-stream.ts).
+   */
+  keepWhole(): void {
+    this.whole = true;
+  }
+
   protected ev(out: ResponsesEvent[], type: string, fields: Record<string, unknown>): void {
-    out.push({ type, sequence_number: this.seq++, ...answeredFields(fields, this.frame.req) });
+    out.push({ type, sequence_number: this.seq++, ...(this.whole ? fields : answeredFields(fields, this.frame.req)) });
   }
 
   protected start(out: ResponsesEvent[]): void {

@@ -7,6 +7,7 @@ import { logger } from '../../../shared/logger';
 import { SseWriter } from '../../sse';
 import type { ResponsesEvent } from '../../dialects/responses/event-writer';
 import { findStored } from './store';
+import { shownEvent } from './include';
 
 /** How long a running background stream's events are kept, and how long after it ends. */
 const RUNNING_TTL_MS = 24 * 3_600_000;
@@ -18,9 +19,10 @@ const ALIVE_CHECK_MS = 5_000;
 /**
  * The events of a background response made with `stream: true`, in a Redis stream (one entry an
  * event, field `e`; a last entry with field `end` when the run is over): the pod running it appends
- * them as it sends them to its own client, and `GET /v1/responses/{id}?stream=true` replays them on any
- * pod and follows the rest. Commands are issued in order on one connection, so the entries keep the
- * events' order without waiting for each.
+ * them whole (a reasoning item's `encrypted_content`, log probabilities) as it sends them to its own
+ * client, and `GET /v1/responses/{id}?stream=true` replays them on any pod and follows the rest, each
+ * shown as that GET's `include` asks (include.ts). Commands are issued in order on one connection, so
+ * the entries keep the events' order without waiting for each.
  */
 export class BackgroundEventLog {
   private readonly key: string;
@@ -69,11 +71,11 @@ function startingAfter(req: Request): number {
 /**
  * `GET /v1/responses/{id}?stream=true[&starting_after=N]`: the events of a background response made
  * with `stream: true`, from the one after sequence number N (all of them without it), then each new one
- * as its run sends it, until the run ends (its last event; a cancelled run ends with none). Any pod
- * serves it. A response not made so, or whose events are no longer kept (ENDED_TTL_MS after its end),
- * is 400.
+ * as its run sends it, until the run ends (its last event; a cancelled run ends with none), each as
+ * the GET's own `include` asks (shownEvent), whatever the create's said. Any pod serves it. A response
+ * not made so, or whose events are no longer kept (ENDED_TTL_MS after its end), is 400.
  */
-export async function followBackground(ctx: AppContext, req: Request, res: Response): Promise<void> {
+export async function followBackground(ctx: AppContext, req: Request, res: Response, include: string[]): Promise<void> {
   const id = String(req.params.id);
   const after = startingAfter(req);
   const row = await findStored(req, id);
@@ -99,7 +101,10 @@ export async function followBackground(ctx: AppContext, req: Request, res: Respo
       last = entryId;
       if (fields[0] === 'end') return void sse.end();
       const ev = JSON.parse(fields[1]) as ResponsesEvent;
-      if (ev.sequence_number > after) sse.send(fields[1], ev.type);
+      if (ev.sequence_number > after) {
+        const shown = shownEvent(ev, include);
+        sse.send(shown === ev ? fields[1] : JSON.stringify(shown), ev.type);
+      }
       if (TERMINAL.has(ev.type)) return void sse.end();
     }
     if (entries.length === 500) continue;

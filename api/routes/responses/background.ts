@@ -27,6 +27,7 @@ import { SseWriter } from '../../sse';
 import { ResponsesStreamTranslator } from '../../dialects/responses/stream';
 import type { ResponsesEventWriter } from '../../dialects/responses/event-writer';
 import type { ResponsesEvent } from '../../dialects/responses/event-writer';
+import { answeredFields } from '../../dialects/responses/client-view';
 
 type Resolved = Awaited<ReturnType<typeof resolveChatModel>>;
 
@@ -194,6 +195,8 @@ export async function startBackground(ctx: AppContext, req: Request, res: Respon
   const lane = laneFor(req.auth!.org, resolved.background);
   const stream = body.stream === true;
   const t = work.writer;
+  // its events are kept whole: each client is shown them as its own `include` asks (this request's below, a follower's background-stream.ts)
+  t?.keepWhole();
   const events = t ? new BackgroundEventLog(ctx.redis, frame.id) : undefined;
   const lease = `${chatQueue(lane)} ${req.id}`;
   await ctx.redis.set(keys.backgroundJob(frame.id), lease, 'PX', BACKGROUND_LEASE_MS);
@@ -225,9 +228,9 @@ export async function startBackground(ctx: AppContext, req: Request, res: Respon
   const state = logState(res);
   if (state) state.carried = true;
   const sse = t ? new SseWriter(res) : undefined;
-  /** Events to this request's client while it is there. */
+  /** Events to this request's client while it is there, as its `include` asks (client-view.ts). */
   const toClient = (evs: ResponsesEvent[]) => {
-    for (const ev of evs) if (!res.destroyed) sse!.send(JSON.stringify(ev), ev.type);
+    for (const ev of evs) if (!res.destroyed) sse!.send(JSON.stringify(answeredFields(ev, body)), ev.type);
   };
   /** A streamed run's events: kept for followers, and sent to this request's client. */
   const emit = (evs: ResponsesEvent[]) => {

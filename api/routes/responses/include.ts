@@ -2,6 +2,7 @@ import type { Request } from 'express';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { INCLUDABLE } from './schema';
 import { shownReasoning, withShownOutput } from '../../dialects/responses/client-view';
+import { merged } from '../../../shared/merged';
 
 type Json = Record<string, unknown>;
 
@@ -22,10 +23,13 @@ export function includeOf(req: Request): string[] {
   return given as string[];
 }
 
+/** Whether `logprobs` (an output_text part's, or a streamed output_text event's) is shown empty: it has some, and `include` does not ask for them. */
+const hiddenLogprobs = (logprobs: unknown, include: string[]) => Array.isArray(logprobs) && logprobs.length > 0 && !include.includes('message.output_text.logprobs');
+
 /** A message's content part as shown: its log probabilities and an input image's URL only when asked for. */
 function shownPart(p: unknown, include: string[]): unknown {
   const part = p as Json | null;
-  if (part?.type === 'output_text' && Array.isArray(part.logprobs) && part.logprobs.length && !include.includes('message.output_text.logprobs')) return { ...part, logprobs: [] };
+  if (part?.type === 'output_text' && hiddenLogprobs(part.logprobs, include)) return { ...part, logprobs: [] };
   if (part?.type === 'input_image' && typeof part.image_url === 'string' && !include.includes('message.input_image.image_url')) return { ...part, image_url: null };
   return p;
 }
@@ -48,4 +52,19 @@ export function shownItem(item: Json, include: string[]): Json {
 /** A stored Response as `GET /v1/responses/{id}` shows it: its output items as shownItem shows them. */
 export function shownResponse(response: Json, include: string[]): Json {
   return withShownOutput(response, (i) => shownItem(i, include));
+}
+
+/**
+ * A background stream's event (kept whole: background-stream.ts) as `GET /v1/responses/{id}?stream=true`
+ * shows it, as the JSON retrieve shows the Response: its `item`, content `part` and `response` as
+ * shownItem shows them, and an output_text event's own `logprobs` (`response.output_text.delta`,
+ * `.done`) empty unless `include` asks; the event itself when nothing changed.
+ */
+export function shownEvent(ev: Json, include: string[]): Json {
+  const shown: Json = {};
+  if (ev.item && typeof ev.item === 'object') shown.item = shownItem(ev.item as Json, include);
+  if (ev.part !== undefined) shown.part = shownPart(ev.part, include);
+  if (ev.response && typeof ev.response === 'object') shown.response = shownResponse(ev.response as Json, include);
+  if (hiddenLogprobs(ev.logprobs, include)) shown.logprobs = [];
+  return Object.keys(shown).some((k) => shown[k] !== ev[k]) ? merged(ev, shown) : ev;
 }

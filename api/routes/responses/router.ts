@@ -150,9 +150,9 @@ export function responsesRouter(ctx: AppContext): Router {
   only(r, '/v1/responses/:id', {
     get: async (req, res) => {
       const include = includeOf(req);
-      // `?stream=true`: a background stream's events, replayed and followed (background-stream.ts)
-      if (req.query.stream === 'true') return followBackground(ctx, req, res);
-      // what `include` adds only when it asks, whatever the create asked (include.ts)
+      // what `include` adds only when it asks, whatever the create asked (include.ts); with `?stream=true`,
+      // in a background stream's events, replayed and followed (background-stream.ts)
+      if (req.query.stream === 'true') return followBackground(ctx, req, res, include);
       res.json(shownResponse((await findStored(req, String(req.params.id))).response, include));
     },
     delete: deleteResponse,

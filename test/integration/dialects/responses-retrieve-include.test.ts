@@ -4,10 +4,11 @@ import { env, resetSim } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
 import { ScriptedUpstream } from '../../helpers/scripted-upstream';
 import { thinking, thinkingModel } from '../../helpers/thinking-upstream';
-import { expectOpenAI, withoutNullUser } from '../../helpers/conformance';
+import { expectOpenAI, expectResponsesEvent, responsesEventForDocument, withoutNullUser } from '../../helpers/conformance';
 import { ended } from '../../helpers/responses-background';
 
 type Item = Record<string, unknown> & { type: string };
+type Event = OpenAI.Responses.ResponseStreamEvent;
 type Part = Record<string, unknown> & { type: string };
 
 const TURNS = [{ think: [thinking('I need the weather.')], then: [{ type: 'tool_use', id: 'toolu_w', name: 'weather', input: { city: 'Paris' } }], stop: 'tool_use' }];
@@ -17,11 +18,26 @@ const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJA
 
 const reasoningOf = (items: unknown[]) => (items as Item[]).find((i) => i.type === 'reasoning')!;
 const partsOf = (items: unknown[], type: string) => (items as Item[]).flatMap((i) => (i.type === 'message' ? (i.content as Part[]) : [])).filter((p) => p.type === type);
+/** Every event of a stream, in order. */
+async function all(stream: AsyncIterable<OpenAI.Responses.ResponseStreamEvent>): Promise<Event[]> {
+  const out: Event[] = [];
+  for await (const ev of stream) out.push(ev);
+  return out;
+}
+/** The output items a stream's events carry: each output_item.done's item and the final event's Response's output. */
+const itemsOf = (evs: Event[]) => evs.flatMap((e) => (e.type === 'response.output_item.done' ? [e.item] : e.type === 'response.completed' ? e.response.output : [])) as unknown as Item[];
+/** Every log probability list a stream's events carry: the output_text events' own, and their parts' and items'. */
+const logprobsOf = (evs: Event[]) => [
+  ...evs.flatMap((e) => (e.type === 'response.output_text.delta' || e.type === 'response.output_text.done' ? [e.logprobs] : [])),
+  ...evs.flatMap((e) => (e.type === 'response.content_part.done' && e.part.type === 'output_text' ? [e.part.logprobs] : [])),
+  ...partsOf(itemsOf(evs), 'output_text').map((p) => p.logprobs),
+];
 const refusal = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e as InstanceType<typeof OpenAI.BadRequestError>);
 
 /**
- * `include` on `GET /v1/responses/{id}` (client.responses.retrieve) and `GET
- * /v1/responses/{id}/input_items` (client.responses.inputItems.list), OpenAI's ResponseIncludable
+ * `include` on `GET /v1/responses/{id}` (client.responses.retrieve; with `stream: true`, a background
+ * stream's events replayed) and `GET /v1/responses/{id}/input_items`
+ * (client.responses.inputItems.list), OpenAI's ResponseIncludable
  * query: what it adds is shown only when it asks, whatever the create asked: a reasoning item's
  * `encrypted_content` (an Anthropic-native turn's signed thinking, stored whatever the create's
  * `include` said), an output_text part's `logprobs` (stored when the create asked for them), an input
@@ -103,6 +119,34 @@ describe('responses dialect: include on retrieve and input items', function () {
     expect(partsOf(items, 'input_image')[0].image_url, 'conversation item without include').to.equal(null);
     const included = (await client.conversations.items.list(conv.id, { include: ['message.input_image.image_url'] })).data;
     expect(partsOf(included, 'input_image')[0].image_url, 'conversation item with include').to.equal(PNG);
+  });
+
+  it("retrieve with stream (a background stream's events replayed): encrypted_content and logprobs only with the GET's own include, whatever the create's said", async () => {
+    const bare = await all(await client.responses.create({ model, input: 'Weather in Paris?', tools, background: true, stream: true }));
+    const thought = (bare[0] as Event & { response: OpenAI.Responses.Response }).response.id;
+    expect(itemsOf(bare).filter((i) => i.type === 'reasoning'), 'not asked at create').to.have.length(2).and.satisfy((is: Item[]) => is.every((i) => !('encrypted_content' in i)));
+    expect(await all(await client.responses.retrieve(thought, { stream: true })), 'replayed without include: as the create showed them').to.deep.equal(bare);
+    const asked = await all(await client.responses.retrieve(thought, { stream: true, include: ['reasoning.encrypted_content'] }));
+    const reasoning = itemsOf(asked).filter((i) => i.type === 'reasoning');
+    expect(reasoning.map((i) => i.encrypted_content), 'with include').to.have.length(2).and.satisfy((cs: unknown[]) => cs.every((c) => ENCRYPTED.test(String(c))));
+    expect(reasoning[0].encrypted_content).to.equal(reasoningOf((await client.responses.retrieve(thought, { include: ['reasoning.encrypted_content'] })).output).encrypted_content);
+    for (const e of asked) expectResponsesEvent(responsesEventForDocument(e as unknown as Item & { response?: unknown }));
+    const included = await all(await client.responses.create({ model, input: 'Weather in Paris?', tools, background: true, stream: true, include: ['reasoning.encrypted_content'] }));
+    expect(itemsOf(included).filter((i) => i.type === 'reasoning').map((i) => i.encrypted_content), 'asked at create: its own stream').to.have.length(2).and.satisfy((cs: unknown[]) => cs.every((c) => ENCRYPTED.test(String(c))));
+    const replayed = await all(await client.responses.retrieve((included[0] as Event & { response: OpenAI.Responses.Response }).response.id, { stream: true }));
+    expect(itemsOf(replayed).filter((i) => i.type === 'reasoning').every((i) => !('encrypted_content' in i)), 'replayed without include').to.equal(true);
+
+    const probed = await all(await client.responses.create({ model: 'sim-chat', input: 'probabilities in the background', background: true, stream: true, include: ['message.output_text.logprobs'] }));
+    const id = (probed[0] as Event & { response: OpenAI.Responses.Response }).response.id;
+    expect(logprobsOf(probed).every((l) => Array.isArray(l) && l.length > 0), 'asked at create').to.equal(true);
+    const without = await all(await client.responses.retrieve(id, { stream: true }));
+    expect(logprobsOf(without).every((l) => Array.isArray(l) && l.length === 0), 'replayed without include: none').to.equal(true);
+    expect(without.map((e) => e.type)).to.deep.equal(probed.map((e) => e.type));
+    for (const e of without) expectResponsesEvent(responsesEventForDocument(e as unknown as Item & { response?: unknown }));
+    expect(await all(await client.responses.retrieve(id, { stream: true, include: ['message.output_text.logprobs'] })), 'with include: as the create showed them').to.deep.equal(probed);
+    expect(await all(await client.responses.retrieve(id, { stream: true, starting_after: 3, include: ['message.output_text.logprobs'] }))).to.deep.equal(probed.slice(4));
+    const e = await refusal(client.responses.retrieve(id, { stream: true, include: ['reasoning.everything' as 'reasoning.encrypted_content'] }));
+    expect([e!.status, e!.param, e!.code], 'an unknown value').to.deep.equal([400, 'include', 'invalid_request']);
   });
 
   it('an unknown include value: 400 naming include, on retrieve (also with stream) and input items', async () => {
