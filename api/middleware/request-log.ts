@@ -138,26 +138,30 @@ function entryOf(req: Request, res: Response, state: RequestLogState, firstByteA
   });
 }
 
+/** Adds a log-only row to the pod's usage outbox, not awaited (the usage drainer writes it). */
+function writeRow(ctx: AppContext, entry: RequestLogEntry): void {
+  appendRequestLog(ctx.redis, entry, keys.usageOutboxFor(ctx.replies.channel)).catch((err) => logger.warn({ err, requestId: entry.requestId }, 'request log entry not written'));
+}
+
+/** Whose a log-only row is, and what it asked for. */
+export type RowOwner = Pick<RequestLogEntry, 'requestId' | 'orgId' | 'projectId' | 'apiKeyId' | 'model'>;
+
+/**
+ * The row of a request that failed with no job of its own to carry it, and nothing billed (no tokens):
+ * `base` is its context (its arrival, route, user), `who` its identity.
+ */
+export function logFailure(ctx: AppContext, base: LogContext, who: RowOwner, failure: { status: number; code: string }): void {
+  const done = { model: who.model.slice(0, 255), lane: null, status: failure.status, errorCode: failure.code, totalMs: Date.now() - base.receivedAt };
+  writeRow(ctx, Object.assign({}, base, who, done));
+}
+
 /**
  * The row of one job-sized call that failed inside a request that itself succeeds (an MCP tool call
  * answers its error in the JSON-RPC result): `requestId` is the call's job id.
  */
 export function logFailedCall(ctx: AppContext, req: Request, requestId: string, model: string, failure: { status: number; code: string }): void {
   const a = req.auth;
-  if (!a) return;
-  const base = logContext(req);
-  const entry: RequestLogEntry = merged(base, {
-    requestId,
-    orgId: a.orgId,
-    projectId: a.projectId,
-    apiKeyId: a.keyId,
-    model: model.slice(0, 255),
-    lane: null,
-    status: failure.status,
-    errorCode: failure.code,
-    totalMs: Date.now() - base.receivedAt,
-  });
-  appendRequestLog(ctx.redis, entry, keys.usageOutboxFor(ctx.replies.channel)).catch((err) => logger.warn({ err, requestId }, 'request log entry not written'));
+  if (a) logFailure(ctx, logContext(req), { requestId, orgId: a.orgId, projectId: a.projectId, apiKeyId: a.keyId, model }, failure);
 }
 
 /**
@@ -168,10 +172,7 @@ export function logFailedCall(ctx: AppContext, req: Request, requestId: string, 
 export function logSucceededRun(ctx: AppContext, req: Request, res: Response): void {
   const state = logState(res);
   const entry = state ? entryOf(req, res, merged(state, { carried: false, failure: undefined }), undefined) : undefined;
-  if (!entry) return;
-  appendRequestLog(ctx.redis, merged(entry, { status: 200, errorCode: null }), keys.usageOutboxFor(ctx.replies.channel)).catch((err) =>
-    logger.warn({ err, requestId: req.id }, 'request log entry not written'),
-  );
+  if (entry) writeRow(ctx, merged(entry, { status: 200, errorCode: null }));
 }
 
 /** Mounted first on the inference app: notes the arrival, and writes the row of a request that needs one when it closes. */
@@ -187,10 +188,7 @@ export function requestLogger(ctx: AppContext): RequestHandler {
     } as typeof res.writeHead;
     res.once('close', () => {
       const entry = entryOf(req, res, state, firstByteAt);
-      if (!entry) return;
-      appendRequestLog(ctx.redis, entry, keys.usageOutboxFor(ctx.replies.channel)).catch((err) =>
-        logger.warn({ err, requestId: req.id }, 'request log entry not written'),
-      );
+      if (entry) writeRow(ctx, entry);
     });
     next();
   };

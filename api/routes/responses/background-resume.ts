@@ -10,6 +10,9 @@ import { decrypt, encrypt, sha256Hex } from '../../../shared/crypto';
 import { keys } from '../../../shared/redis/keys';
 import { logger } from '../../../shared/logger';
 import { cancelLeasedJob } from './background-cancel';
+import { dialectOf, logFailure } from '../../middleware/request-log';
+import { errors } from '../../../shared/errors/codes';
+import type { ApiError } from '../../../shared/errors/ApiError';
 import { BACKGROUND_LEASE_MS, LOST_RUN, RESUME_MAX, failBackground, runningBackground } from '../../../shared/responses/retention';
 
 /** A resume that failed for want of an answer from the ticket app. */
@@ -84,6 +87,20 @@ export async function closeResumeApp(ctx: AppContext): Promise<void> {
   await (await app)?.close();
 }
 
+/**
+ * The Activity row of a resumed request refused before it was sent again (its key no longer works):
+ * the kept identity's (its key's id while the key exists), at the caller's arrival, as the ticket
+ * app's row of a request refused there is; no job ran, nothing is billed.
+ */
+async function logRefused(ctx: AppContext, record: ResumeRecord, requestId: string, e: ApiError): Promise<void> {
+  const rec = await ctx.directory.keyByHash(record.keyHash);
+  const key = rec?.orgId === record.orgId ? rec : undefined;
+  const model = (JSON.parse(record.body) as { model?: unknown }).model;
+  const route = '/v1/responses';
+  const base = { receivedAt: record.receivedAt, route, dialect: dialectOf(route), userId: key?.userId ?? null };
+  logFailure(ctx, base, { requestId, orgId: record.orgId, projectId: record.projectId, apiKeyId: key?.id ?? null, model: typeof model === 'string' ? model : '' }, e);
+}
+
 /** Fails a resumed response that could not start again, with the error its request got. */
 async function failResumed(ctx: AppContext, id: string, code: string, message: string): Promise<void> {
   await failBackground([id], code, message);
@@ -96,16 +113,22 @@ async function failResumed(ctx: AppContext, id: string, code: string, message: s
  * identity (checked again now), for the same stored response, as request `<request id>.r<n>` (a new
  * request id: job ids are request ids, and a worker refuses a job id it saw cancelled); the run then
  * goes on on this pod as a background run does (background.ts). A request refused now (its key
- * revoked, its model gone) ends the response `failed` with that error.
+ * revoked, its model gone) ends the response `failed` with that error, and has its Activity row (the
+ * ticket app's, or logRefused's when it never reached it).
  */
 async function resume(ctx: AppContext, id: string, record: ResumeRecord, n: number, job: string | null): Promise<void> {
   // the lost pod's job may still run on a worker: cancelled (its upstream request aborted, not billed unless answered)
   await cancelLeasedJob(ctx, job);
+  const requestId = `${record.requestId}.r${n}`;
   const auth = await identityNow(ctx, record);
-  if (!auth) return failResumed(ctx, id, 'INVALID_API_KEY', 'The API key that made this background response no longer works.');
+  if (!auth) {
+    const e = errors.invalidApiKey('The API key that made this background response no longer works.');
+    await logRefused(ctx, record, requestId, e);
+    return failResumed(ctx, id, e.code, e.message);
+  }
   const app = await ticketApp(ctx);
   const resumed = { responseId: id, createdAt: record.createdAt, receivedAt: record.receivedAt };
-  const ticket = app.issue({ auth, requestId: `${record.requestId}.r${n}`, resume: resumed });
+  const ticket = app.issue({ auth, requestId, resume: resumed });
   try {
     const res = await request(`${app.base}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-gateway-ticket': ticket }, body: record.body });
     const text = await res.body.text();

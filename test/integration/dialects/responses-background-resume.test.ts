@@ -33,8 +33,9 @@ async function held(c: OpenAI, input: string): Promise<OpenAI.Responses.Response
 /** The pods look only at responses older than a margin: the test's response is made older. */
 const aged = (id: string) => db().query("UPDATE stored_responses SET created_at = now() - interval '2 minutes' WHERE id = :id", { replacements: { id } });
 
+type Row = { status: number; request_id: string; input_tokens: number; output_tokens: number; error_code: string | null; api_key_id: string | null; model: string; cost_micros: string };
 const rowsOf = (orgId: string) =>
-  db().query<{ status: number; request_id: string; input_tokens: number }>("SELECT status, request_id, input_tokens FROM request_logs WHERE org_id = :org AND route = '/v1/responses'", {
+  db().query<Row>("SELECT status, request_id, input_tokens, output_tokens, error_code, api_key_id, model, cost_micros FROM request_logs WHERE org_id = :org AND route = '/v1/responses'", {
     type: QueryTypes.SELECT,
     replacements: { org: orgId },
   });
@@ -137,6 +138,10 @@ describe('background responses resumed on another pod', () => {
     expect(env().sim.log.entries.length, 'nothing sent upstream').to.equal(seen);
     await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: o.org.id } }), 'nothing billed').to.equal(0);
+    // its Activity row: the resumed request's, refused with the key's error, no tokens, no cost
+    expect(await waitFor(async () => (await rowsOf(o.org.id)).length > 0, 10_000), 'an Activity row').to.equal(true);
+    const rows = (await rowsOf(o.org.id)).map((r) => [r.request_id, r.status, r.error_code, r.api_key_id, r.model, r.input_tokens, r.output_tokens, Number(r.cost_micros)]);
+    expect(rows).to.deep.equal([[`${made.requestId}.r1`, 401, 'INVALID_API_KEY', o.keyId, 'sim-chat', 0, 0, 0]]);
 
     // cancelled while handed off: nothing resumes it
     const other = await orgAt();
