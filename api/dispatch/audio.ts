@@ -8,7 +8,7 @@ import { audioConfigOf, type AudioConfig } from '../../shared/audio/audio-config
 import { unsealTranscript, type Transcript } from '../../shared/audio/transcript';
 import { config } from '../../shared/config/env';
 import { runJob } from './run-job';
-import { jobRoute, taskRoute, withRouteHeaders } from './route';
+import { taskRoute, withRouteHeaders } from './route';
 import { checkModelAllowed } from '../../shared/limits/controls';
 import { audioLimits } from './limits';
 
@@ -62,7 +62,7 @@ export async function dispatchTranscription(
     reserve: audioLimits(ctx, req, model, data.maxDurationSeconds),
     publicModel,
     // the model's pool of deployments (route.ts): balanced, retried and failed over by the worker
-    data: Object.assign({}, data, jobRoute(taskRoute(model, 'transcription'), data.target)),
+    data: Object.assign({ route: taskRoute(model, 'transcription') }, data),
     timeoutMs: remaining,
     timeoutError: audioErrors.deadline,
   });

@@ -13,7 +13,7 @@ import type { CatalogModel } from '../../shared/catalog/catalog';
 import { pricesOf } from '../../shared/limits/usage-cost';
 import { chatLimits } from './limits';
 import { targetOf } from './target';
-import { jobRoute, routeFor, withRouteHeaders } from './route';
+import { routeFor, withRouteHeaders } from './route';
 import { ROUTE_CHUNK_PREFIX, routeHeaders, type RouteMeta } from '../../shared/queues/route-meta';
 import type { ResolvedModel } from '../../shared/catalog/catalog';
 import { merged } from '../../shared/merged';
@@ -100,7 +100,7 @@ export async function dispatchChat(ctx: AppContext, req: Request, res: Response,
     detached: d.detached,
     batch: batchPricing(req, d.resolved.model),
     reserve: chatLimits(ctx, req, d.resolved.model, d.body, !d.laterTurn),
-    data: Object.assign({ operation: d.operation, body: d.body, includeUsage: d.includeUsage, estimatedTokens }, jobRoute(route, target), d.anthropicBeta ? { anthropicBeta: d.anthropicBeta } : {}),
+    data: { operation: d.operation, target, body: d.body, includeUsage: d.includeUsage, route, estimatedTokens, ...(d.anthropicBeta ? { anthropicBeta: d.anthropicBeta } : {}) },
   });
   return withRouteHeaders(res, result);
 }

@@ -7,7 +7,7 @@ import { errors } from '../../shared/errors/codes';
 import { ApiError } from '../../shared/errors/ApiError';
 import { runJob } from './run-job';
 import { batchPricing } from './chat';
-import { jobRoute, taskRoute, withRouteHeaders } from './route';
+import { taskRoute, withRouteHeaders } from './route';
 import { limitsFor } from './limits';
 import { checkModelAllowed } from '../../shared/limits/controls';
 
@@ -62,7 +62,7 @@ export function dispatchEmbeddings(
     // embeddings: the counted input at its price; rerank: its search units at theirs
     reserve: limitsFor(ctx, req, model, async () =>
       data.operation === 'embed' ? { input: data.countedTokens ?? 0, output: 0 } : { input: 0, output: 0, fixedMicros: data.searchUnits * data.unitPrice }),
-    data: Object.assign({}, data, jobRoute(route, data.target)) as never,
+    data: Object.assign({ route }, data) as never,
   });
   return answer.then((result) => withRouteHeaders(res, result));
 }

@@ -5,7 +5,7 @@ import type { ResolvedModel } from '../../shared/catalog/catalog';
 import { laneFor, laneLimit } from '../../shared/lanes/policy';
 import { imageErrors } from '../../shared/images/errors';
 import { runJob } from './run-job';
-import { jobRoute, taskRoute, withRouteHeaders } from './route';
+import { taskRoute, withRouteHeaders } from './route';
 import { targetOf } from './target';
 import { resolveRequestedModel } from './chat';
 import { limitsFor } from './limits';
@@ -50,8 +50,9 @@ export async function dispatchImages(ctx: AppContext, req: Request, res: Respons
     reserve: limitsFor(ctx, req, m, async () => ({ input: 0, output: 0, fixedMicros: (typeof d.params.n === 'number' ? d.params.n : 1) * (m.prices[priceKey] ?? 0) })),
     data: {
       operation: d.operation,
+      target: targetOf(m),
       // the model's pool of deployments (route.ts): balanced, retried and failed over by the worker
-      ...jobRoute(taskRoute(m, d.operation === 'generate' ? 'image_generation' : 'image_edit'), targetOf(m)),
+      route: taskRoute(m, d.operation === 'generate' ? 'image_generation' : 'image_edit'),
       params: d.params,
       sources: d.sources,
       priceKey,

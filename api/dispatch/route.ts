@@ -1,6 +1,6 @@
 import type { AppContext } from '../context';
 import { modelIdOf, type CatalogModel } from '../../shared/catalog/catalog';
-import type { ChatJob, PoolDeployment, PoolOfOne, RouteStep, UpstreamTarget } from '../../shared/queues/payloads';
+import type { ChatJob, PoolDeployment, RouteStep } from '../../shared/queues/payloads';
 import { jsonWithoutMedia } from '../../shared/tokenizer/media';
 import { refuseUntranslatable as geminiRefuses } from '../../workers/providers/gemini/refuse';
 import { refuseUntranslatable as converseRefuses } from '../../workers/providers/bedrock/to-converse';
@@ -118,20 +118,6 @@ function poolDeployment(m: CatalogModel, d: CatalogModel['deployments'][number])
     tpm: d.tpm,
     maxConcurrency: d.maxConcurrency,
   };
-}
-
-/**
- * The route as a job carries it: a pool of one deployment without limits (picked in the worker without
- * Redis) as `pool`, its deployment as `target`; any other route as it is, beside `target`.
- */
-export function jobRoute(route: RouteStep[], target: UpstreamTarget): { target: UpstreamTarget; route?: RouteStep[]; pool?: PoolOfOne } {
-  const step = route.length === 1 && !route[0].fallback && pickedLocally(route[0]) ? route[0] : undefined;
-  if (!step) return { target, route };
-  const d = step.deployments[0];
-  const call: UpstreamTarget = { providerId: d.providerId, kind: d.kind, baseUrl: d.baseUrl, settings: d.settings, upstreamModel: d.upstreamModel, tokenizer: d.tokenizer };
-  if (d.baseModel) call.baseModel = d.baseModel;
-  if (d.sealedCallerKey) call.sealedCallerKey = d.sealedCallerKey;
-  return { target: call, pool: { id: step.poolId, model: step.model, name: d.name } };
 }
 
 /**

@@ -85,27 +85,10 @@ export interface RouteStep {
   deployments: PoolDeployment[];
 }
 
-/**
- * A pool of one deployment without limits (picked in the worker, without Redis), named instead of
- * carried: its deployment is the job's `target`. About 300 bytes less a job than the same `route`
- * (docs/benchmark.md, *twenty-sixth session*). A worker of a version before it routes such a job as
- * a job without a route (deployment `default`), so a mixed roll-out only reports another name.
- */
-export interface PoolOfOne {
-  /** RouteStep.poolId. */
-  id: string;
-  /** RouteStep.model. */
-  model: string;
-  /** The deployment's name (PoolDeployment.name). */
-  name: string;
-}
-
 /** A job served from a model pool (workers/routing): chat, embeddings, rerank, images, transcription and decisions. */
 export interface PoolRouted {
   /** The pool (and, for chat, the fallbacks) to route over; `target` alone is a pool of one. */
   route?: RouteStep[];
-  /** Instead of `route`, a pool of one whose deployment is `target` (PoolOfOne). */
-  pool?: PoolOfOne;
   /** Tokens the request is expected to use (input estimate + max output), counted against deployments' tpm. */
   estimatedTokens?: number;
 }

@@ -82,7 +82,7 @@ export function startAudioWorkers(rt: WorkerRuntime): Worker[] {
         else ctx.usage('audio', { units: { audio_duration_ms: durationMs }, deployment: routed.deployment });
         logger.info({ requestId: d.requestId, model: d.publicModel, durationMs, metered: t.duration > 0, ms: Date.now() - started }, 'transcription done');
         // the route for the pod's headers beside the sealed transcript (a field an older pod does not read)
-        return Object.assign(sealTranscript(t), d.route || d.pool ? { [ROUTE_RESULT_KEY]: routed.meta } : {});
+        return Object.assign(sealTranscript(t), d.route ? { [ROUTE_RESULT_KEY]: routed.meta } : {});
       } catch (err) {
         if (err instanceof ApiError && err.code === 'deadline_exceeded') throw audioErrors.deadline();
         if (err instanceof ApiError || ctx.signal.aborted) throw err;

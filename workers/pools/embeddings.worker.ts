@@ -58,7 +58,7 @@ export async function serveEmbeddingsJob(state: PoolState, d: EmbeddingsJob, ctx
   // priced on the event (as images are): every cost reader adds `cost_micros`
   else ctx.usage('rerank', { units: { search_units: searchUnits!, cost_micros: searchUnits! * d.unitPrice }, deployment: routed.deployment });
   // the route for the pod's headers, only to a pod that sent one (an older pod would pass the key on in the body)
-  if (d.route || d.pool) response[ROUTE_RESULT_KEY] = routed.meta;
+  if (d.route) response[ROUTE_RESULT_KEY] = routed.meta;
   return response;
 }
 

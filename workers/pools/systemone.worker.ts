@@ -107,7 +107,7 @@ export async function serveDecisionJob(redis: RedisClient, state: PoolState, d: 
     // the upstream's cached and reasoning tokens, for the request log row only (not billed apart)
     ...detailTokens(routed.outcome.response),
   }, routed.meta.attempts);
-  return d.route || d.pool ? Object.assign(result, { [ROUTE_RESULT_KEY]: routed.meta }) : result;
+  return d.route ? Object.assign(result, { [ROUTE_RESULT_KEY]: routed.meta }) : result;
 }
 
 /** The systemone pool: decision jobs from the `systemone` queue (SYSTEMONE_CONCURRENCY per process), each served from its model's deployments (serveDecisionJob). */

@@ -53,14 +53,10 @@ const GENERIC_REFUSALS: RouterRefusals = {
   limited: (s) => errors.concurrencyLimit(s),
 };
 
-/**
- * The job's route: as carried, or its pool of one (PoolOfOne) around `target`, or the pool of one a
- * job without either stands for (jobs enqueued before pools existed).
- */
-export function routeOf(job: RoutableJob): RouteStep[] {
+/** The pool of one a job without a route stands for (jobs enqueued before pools existed). */
+function routeOf(job: RoutableJob): RouteStep[] {
   if (job.route?.length) return job.route;
-  const one = job.pool;
-  return [{ poolId: one?.id ?? job.target.providerId, model: one?.model ?? job.publicModel, fallback: false, deployments: [merged(job.target, { name: one?.name ?? 'default', weight: 1, priority: 0, rpm: null, tpm: null, maxConcurrency: null })] }];
+  return [{ poolId: job.target.providerId, model: job.publicModel, fallback: false, deployments: [merged(job.target, { name: 'default', weight: 1, priority: 0, rpm: null, tpm: null, maxConcurrency: null })] }];
 }
 
 /**

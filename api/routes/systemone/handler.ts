@@ -20,7 +20,7 @@ import { config } from '../../../shared/config/env';
 import { logger } from '../../../shared/logger';
 import { checkModelAllowed } from '../../../shared/limits/controls';
 import { limitsFor } from '../../dispatch/limits';
-import { jobRoute, taskRoute, withRouteHeaders } from '../../dispatch/route';
+import { taskRoute, withRouteHeaders } from '../../dispatch/route';
 import { DECISION_KINDS } from '../../../shared/catalog/decision-providers';
 
 /** Tokens per chat message the upstream adds around each message (OpenAI's chat format). */
@@ -127,9 +127,10 @@ export function systemoneHandler(ctx: AppContext) {
         // when already spent; its cost is charged to the wallet and counted as spent when it settles
         reserve: limitsFor(ctx, req, model, async () => ({ input: 0, output: 0 })),
         data: {
+          target: targetOf(model),
           // the model's pool of deployments (api/dispatch/route.ts): balanced, retried and failed over by the
           // worker; its tokens (input and the output budget) count against a deployment's tpm
-          ...jobRoute(taskRoute(model, 'decision'), targetOf(model)),
+          route: taskRoute(model, 'decision'),
           estimatedTokens: inputTokens + Number(built.body.max_tokens ?? 0),
           body: built.body,
           plan: built.plan,
