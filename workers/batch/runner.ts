@@ -4,6 +4,7 @@ import type { AuthInfo, BatchLine } from '../../api/types';
 import { settleUsage } from '../../shared/limits/limits';
 import { TicketApp } from '../../api/ticket-app';
 import { identityNow } from '../../api/kept-identity';
+import { dialectOf, logFailure } from '../../api/middleware/request-log';
 import { config, type Config } from '../../shared/config/env';
 import { logger } from '../../shared/logger';
 import { laneLimit } from '../../shared/lanes/policy';
@@ -165,10 +166,23 @@ export class BatchRunner {
     return auth ?? { status: 401, body: { error: { code: 'INVALID_API_KEY', message: 'The API key that created this batch no longer works.' } } };
   }
 
+  /**
+   * The Activity row of a line refused before it was sent (its batch's key no longer works), as the
+   * line app writes one for a line it refuses: the batch's owner and key, the line's model and route,
+   * nothing billed. Written once: only by the runner that recorded the line.
+   */
+  private logRefused(b: BatchRow, l: LineRow, requestId: string, refusal: { status: number; body: unknown }): void {
+    const route = b.dialect === 'anthropic' ? '/v1/messages' : b.endpoint;
+    const model = (l.body as { model?: unknown }).model;
+    const code = (refusal.body as { error: { code: string } }).error.code;
+    const base = { receivedAt: Date.now(), route, dialect: dialectOf(route), userId: null, batchId: b.id };
+    logFailure(this.ctx, base, { requestId, orgId: b.org_id, projectId: b.project_id, apiKeyId: b.api_key_id, model: typeof model === 'string' ? model : '' }, { status: refusal.status, code });
+  }
+
   private async runLine(b: BatchRow, l: LineRow, auth: AuthInfo | { status: number; body: unknown }): Promise<void> {
     const requestId = lineRequestId(b.id, l.idx, l.attempt);
     if (!('keyId' in auth)) {
-      await store.finishLine(l, this.id, 'errored', auth.status, requestId, auth.body);
+      if (await store.finishLine(l, this.id, 'errored', auth.status, requestId, auth.body)) this.logRefused(b, l, requestId, auth);
       return;
     }
     const body: Record<string, unknown> = { ...l.body };

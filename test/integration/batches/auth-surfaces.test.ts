@@ -10,6 +10,8 @@ import { revokeApiKey } from '../../../shared/tenancy/ops';
 import { startBatchWorker } from '../../../workers/batch/main';
 import { batchEnds, batchUsage, jsonl, parseJsonl, uploadBatchFile, type BatchWorker } from './helpers';
 import { batchById, finishedLines } from '../../../shared/batches/store';
+import { QueryTypes } from 'sequelize';
+import { db } from '../../../shared/db/sequelize';
 
 const line = (i: number, model: string) => ({ custom_id: `a${i}`, method: 'POST', url: '/v1/chat/completions', body: { model, messages: [{ role: 'user', content: `a ${i}` }] } });
 
@@ -63,7 +65,7 @@ describe('batches: the auth surfaces of every inference route, and a key revoked
     expect(usage.map((u) => [u.project_id, u.api_key_id])).to.deep.equal([[o.project.id, o.keyId]]);
   });
 
-  it('a key revoked before its lines run: the remaining lines are errored 401 INVALID_API_KEY, none billed', async () => {
+  it('a key revoked before its lines run: the remaining lines are errored 401 INVALID_API_KEY, none billed, each with its Activity row', async () => {
     const own = await buildOrg(env().redis);
     const openai = new OpenAI({ apiKey: own.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
     const b = await openai.batches.create({ input_file_id: await uploadBatchFile(openai, jsonl([line(0, 'sim-chat'), line(1, 'sim-chat')])), endpoint: '/v1/chat/completions', completion_window: '24h' });
@@ -79,5 +81,11 @@ describe('batches: the auth surfaces of every inference route, and a key revoked
     expect(env().sim.log.entries).to.have.length(0);
     await usageSettled();
     expect(await batchUsage(b.id)).to.have.length(0);
+    const rows = await db().query<Record<string, unknown>>('SELECT * FROM request_logs WHERE batch_id = :id ORDER BY request_id', { type: QueryTypes.SELECT, replacements: { id: b.id } });
+    expect(rows.map((r) => r.request_id), 'one row a line, under the line\'s request id').to.deep.equal(lines.map((l) => l.request_id).sort());
+    const project = (await batchById(b.id))!.project_id;
+    for (const r of rows) {
+      expect(r).to.deep.include({ org_id: own.org.id, project_id: project, api_key_id: own.keyId, model: 'sim-chat', route: '/v1/chat/completions', dialect: 'openai-chat', status: 401, error_code: 'INVALID_API_KEY', input_tokens: 0, output_tokens: 0 });
+    }
   });
 });
