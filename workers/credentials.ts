@@ -1,5 +1,4 @@
-import { PlatformCredential, Provider } from '../shared/db/models';
-import { decrypt } from '../shared/crypto';
+import { providerCredential } from '../shared/catalog/provider-credential';
 
 const TTL_MS = 15_000;
 /** A cached load: its promise, and its value once it resolved (platformCredentialNow). */
@@ -10,19 +9,11 @@ interface Cached {
 }
 const cache = new Map<string, Cached>();
 
-/** The credential set through the management API (platform-credentials), else the provider's own (catalog import). */
-async function load(providerId: string): Promise<string | undefined> {
-  const cred = await PlatformCredential.findOne({ where: { providerId } });
-  if (cred) return decrypt(cred.secretEncrypted);
-  const p = await Provider.findByPk(providerId);
-  return p?.apiKeyEncrypted ? decrypt(p.apiKeyEncrypted) : undefined;
-}
-
 /** The platform credential of a provider, decrypted in memory only, cached briefly (a rotation is seen within 15 s). */
 export function platformCredential(providerId: string): Promise<string | undefined> {
   const hit = cache.get(providerId);
   if (hit && Date.now() - hit.at < TTL_MS) return hit.key;
-  const key = load(providerId);
+  const key = providerCredential(providerId);
   const entry: Cached = { at: Date.now(), key };
   cache.set(providerId, entry);
   key.then(

@@ -34,13 +34,16 @@ export function parseCredential(secret: string | undefined): BedrockCredential {
   return { kind: 'bearer', token: s };
 }
 
-export function regionOf(call: UpstreamCall): string {
+/** What a Bedrock client of a provider is made of: its settings (region), base URL and secret. */
+export type BedrockAccess = Pick<UpstreamCall, 'baseUrl' | 'settings' | 'apiKey'>;
+
+export function regionOf(call: Pick<BedrockAccess, 'settings'>): string {
   const region = call.settings?.region;
   if (!region) throw new ApiError(502, 'upstream_unsupported', 'The bedrock provider has no region setting.');
   return region;
 }
 
-export function endpointOf(call: UpstreamCall): string {
+export function endpointOf(call: BedrockAccess): string {
   return call.baseUrl ? call.baseUrl.replace(/\/+$/, '') : `https://bedrock-runtime.${regionOf(call)}.amazonaws.com`;
 }
 
@@ -56,25 +59,33 @@ const clients = new Map<string, BedrockRuntimeClient>();
 const MAX_CLIENTS = 64;
 
 /**
- * One client per endpoint, region and credential, reused across calls. Nothing is read from the
- * process's AWS environment (profiles, env keys): the provider's own settings and secret only.
+ * The options every Bedrock SDK client of a provider is made with (the runtime's here, the control
+ * plane's in inference-profile.ts): its region and its own secret, as SigV4 keys or a bearer token.
+ * Nothing is read from the process's AWS environment (profiles, env keys), and the SDK does not retry.
  */
-export function clientFor(call: UpstreamCall): BedrockRuntimeClient {
+export function sdkOptions(call: BedrockAccess) {
   const region = regionOf(call);
-  const endpoint = endpointOf(call);
   const cred = parseCredential(call.apiKey);
-  const key = JSON.stringify([endpoint, region, cred]);
-  let c = clients.get(key);
-  if (c) return c;
-  c = new BedrockRuntimeClient({
+  return {
     region,
-    endpoint,
-    requestHandler: handler,
-    maxAttempts: 1, // no SDK retries: the model pool's router retries (workers/routing), across deployments and with cooldowns
+    maxAttempts: 1,
     ...(cred.kind === 'sigv4'
       ? { credentials: { accessKeyId: cred.accessKeyId, secretAccessKey: cred.secretAccessKey, sessionToken: cred.sessionToken }, authSchemePreference: ['sigv4'] }
       : { token: { token: cred.token }, authSchemePreference: ['httpBearerAuth'] }),
-  });
+  };
+}
+
+/**
+ * One client per endpoint, region and credential, reused across calls. No SDK retries: the model
+ * pool's router retries (workers/routing), across deployments and with cooldowns.
+ */
+export function clientFor(call: UpstreamCall): BedrockRuntimeClient {
+  const endpoint = endpointOf(call);
+  const options = sdkOptions(call);
+  const key = JSON.stringify([endpoint, options]);
+  let c = clients.get(key);
+  if (c) return c;
+  c = new BedrockRuntimeClient({ ...options, endpoint, requestHandler: handler });
   if (clients.size >= MAX_CLIENTS) {
     // not destroyed: the handler (and its sockets) is shared by every client
     clients.delete(clients.keys().next().value as string);
