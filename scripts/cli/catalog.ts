@@ -31,6 +31,7 @@ export function registerCatalog(program: Command): void {
           fail(`cannot read ${file}: ${(err as Error).message}`);
         }
         const n = await importCatalog(redis, doc);
+        for (const w of n.warnings) console.error(`warning: ${w}`);
         console.log(`imported ${n.providers} provider(s), ${n.models} model(s)`);
       }),
     );

@@ -7,6 +7,7 @@ import { encrypt } from '../crypto';
 import { bumpEpoch } from '../cache/epoch';
 import { baseModelMisfits, deploymentsSchema, fallbacksSchema, poolOfOne, type DeploymentSpec } from './deployments';
 import { decisionPoolMisfits, decisionUsersRefusing } from './decision-providers';
+import { withBaseModels } from './base-models';
 
 /** Operator actions on providers and catalog entries (CLI and catalog files). */
 
@@ -104,18 +105,23 @@ export class UnknownTokenizer extends Error {
   }
 }
 
-/** Creates or updates a catalog entry by public id. */
-export async function upsertModel(m: ModelInput): Promise<Model> {
-  const deployments = m.deployments ?? poolOfOne(m.provider!, m.upstream!);
-  const kinds = new Map((await Provider.findAll({ where: { name: deployments.map((d) => d.provider) } })).map((p) => [p.name, p.kind]));
-  for (const d of deployments) if (!kinds.has(d.provider)) throw new Error(`unknown provider '${d.provider}'`);
-  const misnamed = baseModelMisfits(deployments, (n) => kinds.get(n));
+/**
+ * Creates or updates a catalog entry by public id. A bedrock deployment on an application inference
+ * profile without `base_model` gets it from AWS (base-models.ts); `warnings` say where AWS did not tell.
+ */
+export async function upsertModel(m: ModelInput): Promise<{ model: Model; warnings: string[] }> {
+  const written = m.deployments ?? poolOfOne(m.provider!, m.upstream!);
+  const providers = await Provider.findAll({ where: { name: written.map((d) => d.provider) } });
+  const kindOf = (n: string) => providers.find((p) => p.name === n)?.kind;
+  for (const d of written) if (!kindOf(d.provider)) throw new Error(`unknown provider '${d.provider}'`);
+  const misnamed = baseModelMisfits(written, kindOf);
   if (misnamed.length) throw new Error(`model '${m.id}': base_model is read on bedrock deployments only (${misnamed.join(', ')})`);
   if (m.tokenizer) await checkTokenizer(m.tokenizer);
-  const misfits = m.capabilities.decision ? await decisionPoolMisfits(deployments) : [];
+  const misfits = m.capabilities.decision ? await decisionPoolMisfits(written) : [];
   if (misfits.length) throw new Error(`model '${m.id}' is a decision model: ${misfits.join('; ')}`);
+  const { deployments, warnings } = await withBaseModels(written, providers);
   // The first deployment is the model's primary provider and upstream (what non-chat pools call).
-  const provider = (await Provider.findOne({ where: { name: deployments[0].provider } }))!;
+  const provider = providers.find((p) => p.name === deployments[0].provider)!;
   const values = {
     publicId: m.id,
     providerId: provider.id,
@@ -133,15 +139,20 @@ export async function upsertModel(m: ModelInput): Promise<Model> {
     enabled: m.enabled ?? true,
   };
   const existing = await Model.findOne({ where: { publicId: m.id } });
-  return existing ? existing.update(values) : Model.create(values);
+  const model = existing ? await existing.update(values) : await Model.create(values);
+  return { model, warnings: warnings.map((w) => `model '${m.id}': ${w.message}`) };
 }
 
-/** Imports a catalog file (`{providers: [...], models: [...]}`), validated whole before any write. */
-export async function importCatalog(redis: RedisClient, doc: unknown): Promise<{ providers: number; models: number }> {
+/**
+ * Imports a catalog file (`{providers: [...], models: [...]}`), validated whole before any write;
+ * `warnings` are the models' (upsertModel), each naming its model.
+ */
+export async function importCatalog(redis: RedisClient, doc: unknown): Promise<{ providers: number; models: number; warnings: string[] }> {
   const { value, error } = catalogFileSchema.validate(doc, { abortEarly: false });
   if (error) throw new Error(`invalid catalog file:\n${error.details.map((d) => `  - ${d.message}`).join('\n')}`);
   for (const p of value.providers as ProviderInput[]) await upsertProvider(p);
-  for (const m of value.models as ModelInput[]) await upsertModel(m);
+  const warnings: string[] = [];
+  for (const m of value.models as ModelInput[]) warnings.push(...(await upsertModel(m)).warnings);
   await bumpEpoch(redis);
-  return { providers: value.providers.length, models: value.models.length };
+  return { providers: value.providers.length, models: value.models.length, warnings };
 }

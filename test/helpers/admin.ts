@@ -47,3 +47,18 @@ export const bearer = (secret: string) => ({ authorization: `Bearer ${secret}` }
 export function adminCall(base: string, secret: string | null, method: string, path: string, json?: unknown): Promise<Reply> {
   return call(method, path, { base, headers: secret ? bearer(secret) : {}, json });
 }
+
+/**
+ * An admin app and a platform key of every scope, made before the suite's tests and closed after
+ * them; `call` is adminCall with both.
+ */
+export function adminSuite(): { call(method: string, path: string, json?: unknown): Promise<Reply> } {
+  let admin: Awaited<ReturnType<typeof startAdmin>>;
+  let key: string;
+  before(async () => {
+    admin = await startAdmin();
+    key = (await buildPlatformKey()).key;
+  });
+  after(() => admin.close());
+  return { call: (method, path, json) => adminCall(admin.url, key, method, path, json) };
+}

@@ -12,6 +12,7 @@ import { signatureOf } from './thinking-upstream';
 
 type Block = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 type Message = { role: string; content: Block[] };
+export type ControlRequest = { method: string; path: string; headers: http.IncomingHttpHeaders };
 export type Request = { path: string; body: { messages: Message[]; additionalModelRequestFields?: Record<string, any>; inferenceConfig?: Record<string, unknown>; toolConfig?: unknown } }; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** Converse blocks: signed reasoning (a signature bound to its text, as Anthropic's is), redacted reasoning (base64 of its bytes in the JSON protocol). */
@@ -81,19 +82,39 @@ function events(content: Block[], stop: string): Uint8Array[] {
  */
 export class BedrockThinkingUpstream {
   received: Request[] = [];
+  /** The control plane's requests (GetInferenceProfile) as they came: method, path, headers. */
+  control: ControlRequest[] = [];
   url = '';
   private server!: http.Server;
   private models: string[] = [];
   /** Application inference profiles (their ARN) and the foundation model each serves, as Bedrock resolves them. */
   readonly profiles = new Map<string, string>();
+  /** The foundation models' ARNs GetInferenceProfile lists for a profile (profile()). */
+  private readonly listed = new Map<string, string[]>();
+  /** Credentials (a bearer token, or a SigV4 access key id) without bedrock:GetInferenceProfile: answered 403 AccessDeniedException. */
+  readonly denied = new Set<string>();
 
   constructor(private readonly turns: Turn[]) {}
+
+  /**
+   * An application inference profile serving `models`: Converse resolves it to the first, and
+   * GetInferenceProfile lists one model in three regions (a profile copied from a cross-region
+   * profile) or several models once each.
+   */
+  profile(arn: string, ...models: string[]): void {
+    this.profiles.set(arn, models[0]);
+    const regions = models.length === 1 ? ['us-east-1', 'us-east-2', 'us-west-2'] : ['us-east-1'];
+    this.listed.set(arn, models.flatMap((m) => regions.map((r) => `arn:aws:bedrock:${r}::foundation-model/${m}`)));
+  }
 
   async start(): Promise<this> {
     this.server = http.createServer((req, res) => {
       let raw = '';
       req.on('data', (c: Buffer) => (raw += c.toString('utf8')));
-      req.on('end', () => this.answer({ path: req.url ?? '', body: JSON.parse(raw) as Request['body'] }, res));
+      req.on('end', () => {
+        if (req.method === 'GET' && req.url?.startsWith('/inference-profiles/')) this.getInferenceProfile({ method: req.method, path: req.url, headers: req.headers }, res);
+        else this.answer({ path: req.url ?? '', body: JSON.parse(raw) as Request['body'] }, res);
+      });
     });
     await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
     this.url = `http://127.0.0.1:${(this.server.address() as { port: number }).port}`;
@@ -126,18 +147,59 @@ export class BedrockThinkingUpstream {
   }
 
   /**
+   * Bedrock's control plane, `GET /inference-profiles/{inferenceProfileIdentifier}` (GetInferenceProfile),
+   * answered in AWS's restJson1 shape as `@aws-sdk/client-bedrock` 3.1164.0 reads it
+   * (GetInferenceProfileResponse$: inferenceProfileName, description, createdAt and updatedAt as
+   * date-time, inferenceProfileArn, models[].modelArn, inferenceProfileId, status, type); errors as
+   * AWS sends them, the type in `x-amzn-errortype` and `{message}` in the body (the texts are
+   * illustrative: AccessDeniedException 403 for a credential in `denied`, ResourceNotFoundException
+   * 404 for a profile it does not know).
+   */
+  private getInferenceProfile(r: ControlRequest, res: http.ServerResponse): void {
+    this.control.push(r);
+    const arn = decodeURIComponent(r.path.slice('/inference-profiles/'.length));
+    const auth = String(r.headers.authorization ?? '');
+    const who = /^Bearer (.+)$/.exec(auth)?.[1] ?? /Credential=([^/]+)\//.exec(auth)?.[1] ?? '';
+    const error = (status: number, type: string, message: string) =>
+      res.writeHead(status, { 'content-type': 'application/json', 'x-amzn-requestid': 'req-profile', 'x-amzn-errortype': `${type}:http://internal.amazon.com/coral/com.amazon.bedrock/` }).end(JSON.stringify({ message }));
+    if (this.denied.has(who)) {
+      return void error(403, 'AccessDeniedException', `User: arn:aws:iam::123456789012:user/gateway is not authorized to perform: bedrock:GetInferenceProfile on resource: ${arn} because no identity-based policy allows the bedrock:GetInferenceProfile action`);
+    }
+    const models = this.listed.get(arn);
+    if (!models) return void error(404, 'ResourceNotFoundException', 'The specified inference profile does not exist.');
+    const id = arn.split('/').pop()!;
+    const body = {
+      inferenceProfileName: `team-${id}`,
+      description: 'An application inference profile of a team',
+      createdAt: '2025-06-01T10:00:00.000Z',
+      updatedAt: '2025-06-01T10:00:00.000Z',
+      inferenceProfileArn: arn,
+      models: models.map((modelArn) => ({ modelArn })),
+      inferenceProfileId: id,
+      status: 'ACTIVE',
+      type: 'APPLICATION',
+    };
+    res.writeHead(200, { 'content-type': 'application/json', 'x-amzn-requestid': 'req-profile' }).end(JSON.stringify(body));
+  }
+
+  /**
    * A public model (and its bedrock provider, both named `name`) on this endpoint for the given Bedrock
    * model id; with `baseModel`, `upstream` is an application inference profile serving that model
    * (the deployment's `base_model`, which this endpoint resolves as Bedrock does).
    */
   async model(name: string, upstream: string, baseModel?: string): Promise<string> {
-    await upsertProvider({ name, kind: 'bedrock', base_url: this.url, region: 'us-east-1', api_key: 'ABSKscriptedbedrockkey' } as never);
+    await this.provider(name);
     const pool = baseModel ? { deployments: [{ name, provider: name, upstream, base_model: baseModel }] } : { provider: name, upstream };
     if (baseModel) this.profiles.set(upstream, baseModel);
     await upsertModel({ id: name, ...pool, capabilities: { chat: true, tools: true }, prices: { input_token: 1, output_token: 1 } } as never);
-    this.models.push(name);
     await bumpEpoch(env().redis);
     return name;
+  }
+
+  /** A bedrock provider on this endpoint (region us-east-1) with this secret; it and the models it serves go at close(). */
+  async provider(name: string, apiKey = 'ABSKscriptedbedrockkey'): Promise<void> {
+    await upsertProvider({ name, kind: 'bedrock', base_url: this.url, region: 'us-east-1', api_key: apiKey } as never);
+    this.models.push(name);
   }
 
   async close(): Promise<void> {
@@ -173,7 +235,10 @@ export function bedrockThinkingSuite(turns: Turn[], models: Record<string, strin
     s.openai = new OpenAI({ apiKey: s.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
     s.anthropic = new Anthropic({ apiKey: s.key, baseURL: env().gw.url, maxRetries: 0 });
   });
-  beforeEach(() => (s.up.received = []));
+  beforeEach(() => {
+    s.up.received = [];
+    s.up.control = [];
+  });
   after(() => s.up.close());
   return s;
 }

@@ -48,13 +48,27 @@ export interface ResourceDef {
   scope?: WhereOptions;
   /** Replaces the row's destroy (soft deletion, cascades). */
   destroy?: (row: Model, req: Request) => Promise<void>;
-  /** Extra check of a create or update body against the database; throw an ApiError to refuse. */
-  check?: (values: Record<string, unknown>, req: Request, row?: Model) => Promise<void>;
+  /**
+   * Extra check of a create or update body against the database; throw an ApiError to refuse. What it
+   * returns are warnings about a write it takes all the same (the answer's `warnings`).
+   */
+  check?: (values: Record<string, unknown>, req: Request, row?: Model) => Promise<void | Warning[]>;
   /** After a create: extra fields of the answer (e.g. what became of an invitation's email). */
   afterCreate?: (row: Model) => Promise<Record<string, unknown>>;
   /** Bump the cache epoch after a write (default true): inference pods see the change on their next request. */
   bumpsEpoch?: boolean;
 }
+
+/** Something a write did not do as asked, though it was taken (e.g. a deployment's `base_model` AWS did not tell). */
+export interface Warning {
+  code: string;
+  message: string;
+  /** The body field it is about, as an error's `param`. */
+  param?: string;
+}
+
+/** The answer's `warnings`, when there are any. */
+export const warned = (warnings: void | Warning[]): { warnings?: Warning[] } => (warnings && warnings.length ? { warnings } : {});
 
 export const ALL_OPS: Op[] = ['list', 'get', 'create', 'update', 'delete'];
 

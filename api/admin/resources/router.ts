@@ -6,7 +6,7 @@ import { only } from '../../routes/only';
 import { validate, validateQuery } from '../../validate';
 import { requireJson } from '../../middleware/require-json';
 import { bumpEpoch } from '../../../shared/cache/epoch';
-import { ALL_OPS, findRow, listPage, present, schemasOf, toAttributes, withDerived, type ResourceDef } from './define';
+import { ALL_OPS, findRow, listPage, present, schemasOf, toAttributes, warned, withDerived, type ResourceDef } from './define';
 import { fromDbError } from './db-errors';
 
 /**
@@ -46,9 +46,9 @@ export function resourceRouter(def: ResourceDef, deps: { redis: RedisClient }): 
       async (req, res) => {
         const body = withDerived(def, validate<Record<string, unknown>>(schemas.create, req.body));
         const values = toAttributes(def, body);
-        await def.check?.(values, req);
+        const warnings = await def.check?.(values, req);
         const row = await guard('write', () => def.model.create(values as never));
-        await written(res, 201, row, { ...present(def, row), ...(await def.afterCreate?.(row)) });
+        await written(res, 201, row, { ...present(def, row), ...(await def.afterCreate?.(row)), ...warned(warnings) });
       },
     ];
   }
@@ -63,9 +63,9 @@ export function resourceRouter(def: ResourceDef, deps: { redis: RedisClient }): 
         const row = await findRow(def, String(req.params.id));
         const body = validate<Record<string, unknown>>(schemas.update, req.body);
         const values = toAttributes(def, body);
-        await def.check?.(values, req, row);
+        const warnings = await def.check?.(values, req, row);
         await guard('write', () => row.update(values as never));
-        await written(res, 200, row, present(def, row));
+        await written(res, 200, row, { ...present(def, row), ...warned(warnings) });
       },
     ];
   }

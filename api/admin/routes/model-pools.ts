@@ -3,7 +3,7 @@ import { adminRouter } from '../admin-router';
 import { only } from '../../routes/only';
 import type { RedisClient } from '../../../shared/redis/connection';
 import type { RouteDoc } from '../openapi/route-doc';
-import { findRow, present } from '../resources/define';
+import { findRow, present, warned } from '../resources/define';
 import { modelPools, syncPool } from '../resources/definitions/pools';
 import Joi from 'joi';
 import { validate } from '../../validate';
@@ -35,21 +35,21 @@ export function modelPoolsRouter(deps: { redis: RedisClient }): Router {
     const row = await Model.findOne({ where: { publicId: body.model } });
     if (!row) throw new ApiError(404, 'not_found', `No inference model with public id '${body.model}'.`);
     const values: Record<string, unknown> = { deployments: body.deployments, fallbacks: body.fallbacks ?? [] };
-    await syncPool(values, row);
+    const warnings = await syncPool(values, row);
     await row.update(values);
     await bumpEpoch(deps.redis);
     res.locals.auditTarget = row.id;
-    res.status(201).json(present(modelPools, row));
+    res.status(201).json({ ...present(modelPools, row), ...warned(warnings) });
   });
   r.delete('/inference-model-pools/:id', async (req, res) => {
     const row = await findRow<Model>(modelPools, String(req.params.id));
     const first = row.deployments?.[0];
     const values: Record<string, unknown> = { fallbacks: [], ...(first ? { deployments: [first] } : {}) };
-    await syncPool(values, row);
+    const warnings = await syncPool(values, row);
     await row.update(values);
     await bumpEpoch(deps.redis);
     res.locals.auditTarget = row.id;
-    res.json({ id: row.id, object: modelPools.object, deleted: true });
+    res.json({ id: row.id, object: modelPools.object, deleted: true, ...warned(warnings) });
   });
   // Reads only: the tunables matter to picks and verdicts, which this never makes.
   const state = new PoolState(deps.redis, { probeLeaseMs: 0, inflightLeaseMs: 0, backoffBaseMs: 0, backoffMaxMs: 0 });

@@ -8,6 +8,7 @@ import { eventFrame, exceptionFrame } from '../../../scripts/simulator/eventstre
 import type { UpstreamCall } from '../../../workers/providers/types';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { classify } from '../../../workers/routing/failure';
+import { controlEndpointOf, isApplicationProfile, profileModel } from '../../../workers/providers/bedrock/inference-profile';
 
 const VENDOR = path.join(__dirname, '../../../../test/fixtures/vendor/bedrock');
 const vendored = (f: string) => fs.readFileSync(path.join(VENDOR, f), 'utf8');
@@ -164,6 +165,61 @@ describe('bedrock upstream: the SDK on the wire', () => {
       expect(ep.seen[0].url).to.equal(`/model/${encodeURIComponent(MODEL)}/converse-stream`);
       expect(ep.seen[0].headers.authorization).to.equal('Bearer ABSKbedrockapikey123');
       expect(ep.seen[0].headers['x-amz-security-token']).to.equal(undefined);
+    } finally {
+      await ep.close();
+    }
+  });
+});
+
+describe('bedrock control plane: GetInferenceProfile (an application inference profile\'s model)', () => {
+  const PROFILE = 'arn:aws:bedrock:us-west-2:123456789012:application-inference-profile/a1b2c3d4e5f6';
+  const profileAnswer = (models: string[]) =>
+    jsonAnswer(JSON.stringify({ inferenceProfileName: 'team', inferenceProfileArn: PROFILE, inferenceProfileId: 'a1b2c3d4e5f6', status: 'ACTIVE', type: 'APPLICATION', createdAt: '2025-06-01T10:00:00Z', updatedAt: '2025-06-01T10:00:00Z', models: models.map((modelArn) => ({ modelArn })) }));
+
+  it('knows the ARN of an application inference profile from the ids that name their model', () => {
+    expect(isApplicationProfile(PROFILE)).to.equal(true);
+    expect(isApplicationProfile('arn:aws-us-gov:bedrock:us-gov-west-1:123456789012:application-inference-profile/abc123')).to.equal(true);
+    for (const named of [MODEL, 'us.anthropic.claude-sonnet-4-20250514-v1:0', 'arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-opus-4-6-v1', 'arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-20250514-v1:0']) {
+      expect(isApplicationProfile(named), named).to.equal(false);
+    }
+  });
+
+  it("asks the base_url that is not AWS's, else the region's control plane (a runtime endpoint on AWS does not serve it)", () => {
+    const at = (baseUrl: string) => controlEndpointOf({ baseUrl, settings: { region: 'eu-west-1' } });
+    expect(at('')).to.equal('https://bedrock.eu-west-1.amazonaws.com');
+    expect(at('https://bedrock-runtime.eu-west-1.amazonaws.com/')).to.equal('https://bedrock.eu-west-1.amazonaws.com');
+    expect(at('https://vpce-0abc-1234.bedrock-runtime.eu-west-1.vpce.amazonaws.com')).to.equal('https://bedrock.eu-west-1.amazonaws.com');
+    expect(at('http://127.0.0.1:4010/')).to.equal('http://127.0.0.1:4010');
+  });
+
+  it('signs with the session token and takes the one model id of a cross-region listing; refuses to guess between models or take what is no foundation model', async () => {
+    const ep = await endpoint(profileAnswer(['us-west-2', 'us-east-1'].map((r) => `arn:aws:bedrock:${r}::foundation-model/anthropic.claude-opus-4-6-v1`)));
+    try {
+      expect(await profileModel(callTo(ep.url), PROFILE)).to.deep.equal({ model: 'anthropic.claude-opus-4-6-v1' });
+      expect(ep.seen[0].method).to.equal('GET');
+      expect(ep.seen[0].url).to.equal(`/inference-profiles/${encodeURIComponent(PROFILE)}`);
+      expect(ep.seen[0].headers.authorization).to.match(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/us-west-2\/bedrock\/aws4_request, /);
+      expect(ep.seen[0].headers['x-amz-security-token']).to.equal('sess-token');
+    } finally {
+      await ep.close();
+    }
+    const two = await endpoint(profileAnswer(['arn:aws:bedrock:us-west-2::foundation-model/anthropic.claude-opus-4-6-v1', 'arn:aws:bedrock:us-west-2::foundation-model/amazon.nova-pro-v1:0']));
+    const custom = await endpoint(profileAnswer(['arn:aws:bedrock:us-west-2:123456789012:custom-model/abc']));
+    try {
+      expect(await profileModel(callTo(two.url), PROFILE)).to.deep.equal({ unresolved: 'the profile serves different models (anthropic.claude-opus-4-6-v1, amazon.nova-pro-v1:0), so none is taken' });
+      expect((await profileModel(callTo(custom.url), PROFILE)) as { unresolved: string }).to.have.property('unresolved').that.includes('not a foundation model');
+    } finally {
+      await two.close();
+      await custom.close();
+    }
+  });
+
+  it('an error that echoes the credential is told without it', async () => {
+    const key = 'ABSKechoedkey0123456789';
+    const ep = await endpoint((res) => res.writeHead(400, { 'content-type': 'application/json', 'x-amzn-errortype': 'ValidationException' }).end(JSON.stringify({ message: `bad token ${key}` })));
+    try {
+      const answer = (await profileModel(callTo(ep.url, key), PROFILE)) as { unresolved: string };
+      expect(answer.unresolved).to.equal('GetInferenceProfile failed (HTTP 400): ValidationException: bad token [credential]');
     } finally {
       await ep.close();
     }

@@ -97,7 +97,7 @@ export const inferenceModels: ResourceDef = {
         throw errors.invalidRequest(err.message);
       });
     }
-    await syncPool(values, row);
+    return syncPool(values, row);
   },
 };
 

@@ -5,6 +5,7 @@ import { errors } from '../../../../shared/errors/codes';
 import { baseModelMisfits, deploymentsSchema, fallbacksSchema, poolOfOne, type DeploymentSpec } from '../../../../shared/catalog/deployments';
 import { decisionPoolMisfits, poolAfter } from '../../../../shared/catalog/decision-providers';
 import { ApiError } from '../../../../shared/errors/ApiError';
+import { withBaseModels, type BaseModelWarning } from '../../../../shared/catalog/base-models';
 import type { FieldSpec, ResourceDef } from '../define';
 
 /** The pool fields a model's record and its pool record share. */
@@ -12,7 +13,7 @@ export const poolFields: Record<string, FieldSpec> = {
   deployments: {
     schema: deploymentsSchema,
     description:
-      'The pool: `{name, provider (provider name), upstream, weight?, priority? (lower first), rpm?, tpm?, max_concurrency?, base_model? (bedrock: the foundation model an application inference profile serves)}`. The first deployment sets `provider_id` and `upstream_name`.',
+      'The pool: `{name, provider (provider name), upstream, weight?, priority? (lower first), rpm?, tpm?, max_concurrency?, base_model? (bedrock: the foundation model an application inference profile serves; when omitted on the ARN of such a profile the gateway asks AWS (GetInferenceProfile), and `warnings` in the answer say when it could not)}`. The first deployment sets `provider_id` and `upstream_name`.',
   },
   fallbacks: { schema: fallbacksSchema, description: 'Public ids of fallback models, tried in order (docs/routing.md).' },
 };
@@ -22,15 +23,18 @@ export const poolFields: Record<string, FieldSpec> = {
  * refer to: written deployments set the primary from their first entry; a new primary on a pool of
  * one rewrites that one deployment. Fallbacks must be other existing models. A decision model's
  * deployments must all name providers a decision call can use (shared/catalog/decision-providers.ts),
- * whichever write would make it otherwise (its pool, its primary, or its capabilities).
+ * whichever write would make it otherwise (its pool, its primary, or its capabilities). A bedrock
+ * deployment on an application inference profile without `base_model` gets it from AWS
+ * (shared/catalog/base-models.ts); the warnings say where AWS did not tell, for the write's answer.
  */
-export async function syncPool(values: Record<string, unknown>, row?: Row): Promise<void> {
+export async function syncPool(values: Record<string, unknown>, row?: Row): Promise<BaseModelWarning[]> {
   const current = row as Model | undefined;
   const deployments = values.deployments as DeploymentSpec[] | undefined;
   const written = deployments ? 'deployments' : values.providerId !== undefined ? 'provider_id' : 'capabilities';
+  let found: Provider[] = [];
   if (deployments) {
     const names = [...new Set(deployments.map((d) => d.provider))];
-    const found = await Provider.findAll({ where: { name: names } });
+    found = await Provider.findAll({ where: { name: names } });
     const missing = names.filter((n) => !found.some((p) => p.name === n));
     if (missing.length) throw errors.invalidRequest(`Unknown provider(s) in deployments: ${missing.join(', ')}.`);
     const misnamed = baseModelMisfits(deployments, (n) => found.find((p) => p.name === n)?.kind);
@@ -39,7 +43,10 @@ export async function syncPool(values: Record<string, unknown>, row?: Row): Prom
     values.upstreamName = deployments[0].upstream;
   } else if ((values.providerId !== undefined || values.upstreamName !== undefined) && (current?.deployments?.length ?? 0) <= 1) {
     const provider = await Provider.findByPk(String(values.providerId ?? current?.providerId));
-    if (provider) values.deployments = poolOfOne(provider.name, String(values.upstreamName ?? current?.upstreamName));
+    if (provider) {
+      values.deployments = poolOfOne(provider.name, String(values.upstreamName ?? current?.upstreamName));
+      found = [provider];
+    }
   }
   const fallbacks = values.fallbacks as string[] | undefined;
   if (fallbacks?.length) {
@@ -54,6 +61,11 @@ export async function syncPool(values: Record<string, unknown>, row?: Row): Prom
     const misfits = await decisionPoolMisfits(await poolAfter(values as Parameters<typeof poolAfter>[0], current));
     if (misfits.length) throw new ApiError(400, 'invalid_request', `A decision model's deployments must be of providers decision calls can use: ${misfits.join('; ')}.`, { param: written });
   }
+  // last, once the write is known to be taken: AWS is asked only for a pool that will be saved
+  if (!values.deployments) return [];
+  const { deployments: pool, warnings } = await withBaseModels(values.deployments as DeploymentSpec[], found);
+  values.deployments = pool;
+  return warnings;
 }
 
 export const modelPools: ResourceDef = {
