@@ -13,4 +13,6 @@ export interface RouteDoc {
   query?: Joi.ObjectSchema;
   /** The route answers 201 Created (documented as such); otherwise 200. */
   created?: boolean;
+  /** Its answer may carry a write's `warnings` (define.ts Warning). */
+  warns?: boolean;
 }

@@ -82,8 +82,8 @@ export function modelPoolsRouter(deps: { redis: RedisClient }): Router {
 }
 
 export const modelPoolsDocs: RouteDoc[] = [
-  { method: 'post', path: '/inference-model-pools', family: 'inference-models', summary: "Sets the pool (deployments, fallbacks) of the model named by `model` (its public id).", body: createBody, created: true },
-  { method: 'delete', path: '/inference-model-pools/{id}', family: 'inference-models', summary: 'Makes the model a pool of one again (its first deployment) without fallbacks; the model stays.' },
+  { method: 'post', path: '/inference-model-pools', family: 'inference-models', summary: "Sets the pool (deployments, fallbacks) of the model named by `model` (its public id).", body: createBody, created: true, warns: true },
+  { method: 'delete', path: '/inference-model-pools/{id}', family: 'inference-models', summary: 'Makes the model a pool of one again (its first deployment) without fallbacks; the model stays.', warns: true },
   {
     method: 'get',
     path: '/inference-model-pools/{id}/state',

@@ -74,6 +74,13 @@ describe('management API: CLI and OpenAPI', () => {
     expect(schema.additionalProperties).to.equal(false);
     expect(schema.properties.plan_id.type).to.deep.equal(['string', 'null']);
     expect(create['x-scope']).to.equal('organizations');
+    // a write that was taken with warnings (a Bedrock profile's model AWS did not tell) says so
+    const answerOf = (path: string, method: string, status: string) => r.body.paths[path][method].responses[status].content['application/json'].schema;
+    for (const [path, method, status] of [['/admin/v1/inference-models', 'post', '201'], ['/admin/v1/inference-models/{id}', 'patch', '200'], ['/admin/v1/inference-model-pools', 'post', '201'], ['/admin/v1/inference-model-pools/{id}', 'delete', '200']]) {
+      expect(answerOf(path, method, status).properties?.warnings, `${method} ${path}`).to.deep.include({ type: 'array' });
+      expect(answerOf(path, method, status).properties.warnings.items.required).to.deep.equal(['code', 'message']);
+    }
+    expect(answerOf('/admin/v1/organizations', 'post', '201').properties, 'a resource without a check of its own').not.to.have.property('warnings');
     const cred = r.body.paths['/admin/v1/platform-credentials/{id}'].get.responses['200'].content['application/json'].schema;
     expect(cred.properties).to.have.property('secret_hint');
     expect(cred.properties).not.to.have.property('secret');
