@@ -102,7 +102,7 @@ describe('signed thinking on the plain translated paths (Anthropic-native upstre
     }
   });
 
-  it('responses: the client sees encrypted_content only when include asks, in the JSON answer and in every streamed event (also a background stream and its replay); the stored Response keeps it either way', async () => {
+  it('responses: the client sees encrypted_content only when include asks, in the JSON answer and in every streamed event (also a background stream, and its replay as the include of the GET asks); the stored Response keeps it either way', async () => {
     const tools = [{ type: 'function' as const, name: 'weather', parameters: weather.function.parameters, strict: false }];
     const all = async (s: AsyncIterable<OpenAI.Responses.ResponseStreamEvent>) => {
       const evs: OpenAI.Responses.ResponseStreamEvent[] = [];
@@ -116,13 +116,15 @@ describe('signed thinking on the plain translated paths (Anthropic-native upstre
       const streamed = await all(await client.responses.create({ ...ask, stream: true }));
       const background = await all(await client.responses.create({ ...ask, stream: true, background: true }));
       const backgroundId = (background[0] as OpenAI.Responses.ResponseCreatedEvent).response.id;
-      const replayed = await all(await client.responses.retrieve(backgroundId, { stream: true }));
-      for (const [how, evs] of Object.entries({ streamed, background, replayed })) {
+      // a replay shows what its own GET's include asks, whatever the create's said
+      const replayed = await all(await client.responses.retrieve(backgroundId, { stream: true, ...(include ? { include } : {}) }));
+      const crossed = await all(await client.responses.retrieve(backgroundId, { stream: true, ...(include ? {} : { include: ['reasoning.encrypted_content'] }) }));
+      for (const [how, evs, shown] of [['streamed', streamed, !!include], ['background', background, !!include], ['replayed', replayed, !!include], ['replayed, the other include', crossed, !include]] as const) {
         const done = evs.find((e) => e.type === 'response.output_item.done' && e.item.type === 'reasoning') as OpenAI.Responses.ResponseOutputItemDoneEvent;
         const last = evs.at(-1) as OpenAI.Responses.ResponseCompletedEvent;
         expect(last.type, how).to.equal('response.completed');
-        expect(['encrypted_content' in done.item, 'encrypted_content' in reasoningOf(last.response.output)], `${how}, include ${include}`).to.deep.equal([!!include, !!include]);
-        expect(JSON.stringify(evs).includes('anthropic-signed-thinking'), `${how}: no other event has it`).to.equal(!!include);
+        expect(['encrypted_content' in done.item, 'encrypted_content' in reasoningOf(last.response.output)], `${how}, include ${include}`).to.deep.equal([shown, shown]);
+        expect(JSON.stringify(evs).includes('anthropic-signed-thinking'), `${how}: no other event has it`).to.equal(shown);
       }
       for (const id of [json.id, (streamed.at(-1) as OpenAI.Responses.ResponseCompletedEvent).response.id, backgroundId]) {
         const stored = await client.responses.retrieve(id, { include: ['reasoning.encrypted_content'] });
