@@ -73,15 +73,15 @@ export function stopOf(finish: FinishReason | undefined, hasToolCalls: boolean, 
 /**
  * Canonical chat completion → Anthropic Message, reporting the public model id. An OpenAI refusal
  * (`message.refusal`) is a text block with its text, and stop_reason `refusal` (Anthropic's own for
- * a declined request). An Anthropic-native upstream's thinking comes with its signatures (and its
- * redacted_thinking blocks), so the client can send it back; other reasoning is a thinking block with
- * an empty signature.
+ * a declined request). A Claude upstream's thinking (Anthropic-native or Bedrock) comes with its
+ * signatures (and its redacted_thinking blocks), so the client can send it back to either; other
+ * reasoning is a thinking block with an empty signature.
  */
 export function canonicalToMessage(c: CanonicalCompletion, publicModel: string, id = messageId(), stopSequences?: string[]): Record<string, unknown> {
   const choice = c.choices[0];
   const msg = choice?.message ?? {};
   const content: Array<Record<string, unknown>> = [];
-  // an Anthropic-native upstream's signed (and redacted) blocks as they were; other reasoning unsigned
+  // a Claude upstream's signed (and redacted) blocks as they were; other reasoning unsigned
   if (msg.thinking_blocks?.length) content.push(...msg.thinking_blocks);
   else if (msg.reasoning_content) content.push({ type: 'thinking', thinking: msg.reasoning_content, signature: '' });
   const text = (msg.content ?? '') + (msg.refusal ?? '');

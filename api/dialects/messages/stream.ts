@@ -163,7 +163,7 @@ export class MessagesStreamTranslator {
   }
 
   /**
-   * An Anthropic-native upstream's signed block, whole once its signature came: the open thinking
+   * A Claude upstream's signed block, whole once its signature came: the open thinking
    * block's signature_delta, which ends it (a block whose text was not shown is opened for it); a
    * redacted block is a block of its own.
    */

@@ -162,9 +162,9 @@ function loadedText(tools: unknown): string {
 
 /**
  * Responses input items → canonical messages (tool calls join the assistant turn before them). A
- * reasoning item whose `encrypted_content` holds an Anthropic-native turn's signed thinking
+ * reasoning item whose `encrypted_content` holds a Claude turn's signed thinking
  * (thinking-content.ts) opens the assistant turn that follows it, which carries the blocks
- * (`thinking_blocks`: sent to an Anthropic-native upstream, dropped for others).
+ * (`thinking_blocks`: sent to a Claude upstream, Anthropic-native or Bedrock, dropped for others).
  */
 export function itemsToMessages(input: ResponsesRequest['input']): CanonicalMessage[] {
   if (typeof input === 'string') return [{ role: 'user', content: input }];

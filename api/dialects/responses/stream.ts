@@ -148,7 +148,7 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
     const choice = chunk.choices?.[0];
     const delta = choice?.delta;
     if (delta?.reasoning_content) this.reasoningPiece(out, delta.reasoning_content);
-    // an Anthropic-native upstream's signed blocks: the reasoning item's encrypted_content when it is done
+    // a Claude upstream's signed blocks (Anthropic-native or Bedrock): the reasoning item's encrypted_content when it is done
     if (delta?.thinking_blocks?.length) {
       this.reasoning(out).blocks.push(...delta.thinking_blocks);
       this.thinking.push(...delta.thinking_blocks);

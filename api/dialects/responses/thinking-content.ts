@@ -1,11 +1,12 @@
 import { isThinkingBlock, type ThinkingBlock } from '../../../workers/providers/anthropic/thinking';
 
 /**
- * A reasoning item's `encrypted_content` for an Anthropic-native upstream's turn: its signed thinking
- * blocks (text, signature; redacted blocks' data), whole and in order, behind a prefix that names
- * them as Anthropic's, so that they are never mistaken for another provider's encrypted reasoning
- * (OpenAI's own is not of this form) and go back only to an Anthropic-native upstream. Opaque to
- * the client; Anthropic checks the signatures themselves. Every reasoning item of such a turn is
+ * A reasoning item's `encrypted_content` for a Claude upstream's turn (Anthropic-native or Bedrock):
+ * its signed thinking blocks (text, signature; redacted blocks' data), whole and in order, behind a
+ * prefix that names them as Anthropic's, so that they are never mistaken for another provider's
+ * encrypted reasoning (OpenAI's own is not of this form) and go back only to a Claude upstream, of
+ * either kind (Anthropic documents the signatures as portable across platforms: docs/routing.md).
+ * Opaque to the client; Anthropic checks the signatures themselves. Every reasoning item of such a turn is
  * built with it (response.ts, reasoningItem), so the item carries its blocks wherever it is copied
  * (stored, kept in a conversation); a client is shown it only when its `include` asks (client-view.ts).
  */

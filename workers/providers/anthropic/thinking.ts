@@ -3,9 +3,11 @@ import { isRecord } from '../../../shared/is-record';
 
 /**
  * An Anthropic thinking block with its signature, or a redacted one (the SDK's ThinkingBlock and
- * RedactedThinkingBlock): opaque, sent back unchanged to an Anthropic-native upstream, which refuses
- * a tool-using conversation with thinking on without them; never sent to another upstream. On a
- * canonical (chat) assistant message it is LiteLLM's `thinking_blocks` (docs/dialects.md).
+ * RedactedThinkingBlock): opaque, sent back unchanged to a Claude upstream, which refuses a
+ * tool-using conversation with thinking on without them: an Anthropic-native one as it is, a Claude
+ * model on Bedrock as `reasoningContent` (Anthropic documents the signatures as portable across its
+ * API and Bedrock, so either may answer the next turn: docs/routing.md); never sent to another
+ * upstream. On a canonical (chat) assistant message it is LiteLLM's `thinking_blocks` (docs/dialects.md).
  */
 export type ThinkingBlock = { type: 'thinking'; thinking: string; signature: string } | { type: 'redacted_thinking'; data: string };
 
@@ -56,7 +58,7 @@ export function refuseMalformedThinking(body: Record<string, unknown>): void {
 export const CANONICAL_THINKING = 'anthropic_thinking';
 
 /**
- * A chat body for an upstream that is not Anthropic-native: assistant messages without their
+ * A chat body for an OpenAI-compatible (or Azure) upstream: assistant messages without their
  * `thinking_blocks` (Anthropic's signatures mean nothing there), and without the messages dialect's
  * `thinking` (CANONICAL_THINKING). The body itself when it has neither.
  */
