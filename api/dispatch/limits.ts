@@ -7,6 +7,7 @@ import { hasLimits, NO_HOLD, reserveLimits, type LimitHold } from '../../shared/
 import { pricesOf } from '../../shared/limits/usage-cost';
 import type { KeyControls } from '../../shared/limits/controls';
 import { merged } from '../../shared/merged';
+import { setRateHeaders } from './rate-headers';
 
 /** Tokens a chat upstream adds around each message; counted generously, the worst case must not fall short. */
 const MESSAGE_OVERHEAD_TOKENS = 4;
@@ -73,6 +74,7 @@ export function limitsFor(
       inputTokens: input,
       worstCaseMicros: input * (prices.input_token ?? 0) + output * (prices.output_token ?? 0) + fixedMicros,
       prices,
+      onRate: (w) => setRateHeaders(req, w),
     });
   };
 }
@@ -95,6 +97,7 @@ export async function countRequestOnly(ctx: AppContext, req: Request): Promise<v
     inputTokens: 0,
     worstCaseMicros: 0,
     prices: {},
+    onRate: (w) => setRateHeaders(req, w),
   });
   await hold.settle(0);
 }

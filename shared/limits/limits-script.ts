@@ -9,9 +9,11 @@
  * ARGV[7] input tokens counted  ARGV[8] ms to the end of the minute  ARGV[9] budget hashes' TTL (s, -1 none)
  * ARGV[10] request id  ARGV[11] reservation (JSON: k, p, a, ...)  ARGV[12] reservation lifetime (ms)
  * First gives back reservations that outlived their lifetime (a request whose usage never came).
- * Returns {'cold', 'key'|'project'} when a budget hash does not exist yet (the caller seeds it from
- * the ledger and asks again), {'rpm', ms}, {'tpm', ms}, {'budget', 'key'|'project', spent, reserved},
- * or {'ok'} (the request counted, its worst case reserved on both budgets).
+ * Returns {verdict, requests, tokens, ...}: the minute's request and token counts (-1 where that
+ * limit is not set; the request's own counts included when it was admitted) and then {'cold',
+ * 'key'|'project'} when a budget hash does not exist yet (the caller seeds it from the ledger and
+ * asks again), {'rpm', ms}, {'tpm', ms}, {'budget', 'key'|'project', spent, reserved}, or {'ok'}
+ * (the request counted, its worst case reserved on both budgets).
  */
 export const RESERVE_LIMITS = `
 local now = tonumber(ARGV[1])
@@ -27,11 +29,13 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[6], '-inf', now)) do
   redis.call('ZREM', KEYS[6], id)
 end
 local keyLimit, projLimit = tonumber(ARGV[3]), tonumber(ARGV[4])
-if keyLimit >= 0 and redis.call('EXISTS', KEYS[1]) == 0 then return {'cold', 'key'} end
-if projLimit >= 0 and redis.call('EXISTS', KEYS[2]) == 0 then return {'cold', 'project'} end
+if keyLimit >= 0 and redis.call('EXISTS', KEYS[1]) == 0 then return {'cold', '-1', '-1', 'key'} end
+if projLimit >= 0 and redis.call('EXISTS', KEYS[2]) == 0 then return {'cold', '-1', '-1', 'project'} end
 local rpm, tpm, input = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
-if rpm >= 0 and tonumber(redis.call('GET', KEYS[3]) or '0') + 1 > rpm then return {'rpm', ARGV[8]} end
-if tpm >= 0 and tonumber(redis.call('GET', KEYS[4]) or '0') + input > tpm then return {'tpm', ARGV[8]} end
+local requests = rpm >= 0 and tonumber(redis.call('GET', KEYS[3]) or '0') or -1
+local tokens = tpm >= 0 and tonumber(redis.call('GET', KEYS[4]) or '0') or -1
+if rpm >= 0 and requests + 1 > rpm then return {'rpm', tostring(requests), tostring(tokens), ARGV[8]} end
+if tpm >= 0 and tokens + input > tpm then return {'tpm', tostring(requests), tostring(tokens), ARGV[8]} end
 local cost = tonumber(ARGV[2])
 local function fits(key, limit)
   if limit < 0 then return true end
@@ -40,11 +44,11 @@ local function fits(key, limit)
   return spent + reserved + cost <= limit, spent, reserved
 end
 local ok, spent, reserved = fits(KEYS[1], keyLimit)
-if not ok then return {'budget', 'key', tostring(spent), tostring(reserved)} end
+if not ok then return {'budget', tostring(requests), tostring(tokens), 'key', tostring(spent), tostring(reserved)} end
 ok, spent, reserved = fits(KEYS[2], projLimit)
-if not ok then return {'budget', 'project', tostring(spent), tostring(reserved)} end
-if rpm >= 0 then redis.call('INCR', KEYS[3]); redis.call('PEXPIRE', KEYS[3], tonumber(ARGV[8]) + 1000) end
-if tpm >= 0 then redis.call('INCRBY', KEYS[4], input); redis.call('PEXPIRE', KEYS[4], tonumber(ARGV[8]) + 1000) end
+if not ok then return {'budget', tostring(requests), tostring(tokens), 'project', tostring(spent), tostring(reserved)} end
+if rpm >= 0 then requests = redis.call('INCR', KEYS[3]); redis.call('PEXPIRE', KEYS[3], tonumber(ARGV[8]) + 1000) end
+if tpm >= 0 then tokens = redis.call('INCRBY', KEYS[4], input); redis.call('PEXPIRE', KEYS[4], tonumber(ARGV[8]) + 1000) end
 if keyLimit >= 0 or projLimit >= 0 or tpm >= 0 then
   if keyLimit >= 0 then redis.call('HINCRBYFLOAT', KEYS[1], 'reserved', cost) end
   if projLimit >= 0 then redis.call('HINCRBYFLOAT', KEYS[2], 'reserved', cost) end
@@ -56,7 +60,7 @@ if keyLimit >= 0 or projLimit >= 0 or tpm >= 0 then
     if projLimit >= 0 then redis.call('EXPIRE', KEYS[2], ttl) end
   end
 end
-return {'ok'}
+return {'ok', tostring(requests), tostring(tokens)}
 `;
 
 /**

@@ -23,6 +23,24 @@ export interface LimitRequest {
   /** The request's worst-case cost in micro-dollars. */
   worstCaseMicros: number;
   prices: CostPrices;
+  /**
+   * Told the key's rate-limit minute once the script decided, admitted or refused (not when the key
+   * has neither `rpm` nor `tpm`): the answer's rate-limit headers (api/dispatch/rate-headers.ts).
+   */
+  onRate?: (w: RateWindow) => void;
+}
+
+/**
+ * A key's rate-limit minute as its request's admission read it: each limit the key has and what the
+ * minute counted, this request included (a request refused on a limit counts its ask there, so that
+ * limit has nothing left; the other limit's count is without it), and when the minute ends.
+ */
+export interface RateWindow {
+  requests?: { limit: number; counted: number };
+  tokens?: { limit: number; counted: number };
+  /** The minute's end, in ms since the epoch. */
+  resetsAt: number;
+  msLeft: number;
 }
 
 /**
@@ -101,6 +119,7 @@ async function seed(redis: RedisClient, key: string, scope: 'key' | 'project', i
  * rate_limit_exceeded with Retry-After to the end of the minute, or 402 budget_exceeded when the
  * request's worst case does not fit beside what is spent and reserved. Admitted: counted, and its
  * worst case reserved until its usage event settles it (`settleUsage`) or `release` gives it back.
+ * Either way `onRate` is told the key's rate-limit minute, from the same script call.
  */
 export async function reserveLimits(redis: RedisClient, r: LimitRequest, now = new Date()): Promise<LimitHold> {
   const c = r.controls;
@@ -118,11 +137,21 @@ export async function reserveLimits(redis: RedisClient, r: LimitRequest, now = n
   // this minute's counts (a refund takes the request out of them, even if it comes in the next minute)
   const [rpmCount, tpmCount] = [keys.limits(r.orgId, `rpm:${r.keyId}:${minute.id}`), tpmKey(r.orgId, r.keyId, minute.id)];
   for (let attempt = 0; attempt < 3; attempt++) {
-    const [verdict, a, b, d] = await rs.gwReserveLimits(
+    const [verdict, requests, tokens, a, b, d] = await rs.gwReserveLimits(
       kKey, pKey, rpmCount, tpmCount, resKey, resxKey,
       now.getTime(), cost, c.budget?.micros ?? -1, pw ? r.projectBudget!.micros : -1, c.rpm ?? -1, c.tpm ?? -1,
       r.inputTokens, minute.msLeft, ttl, r.requestId, reservation, config().requestTimeoutMs + RESERVATION_GRACE_MS,
     );
+    if (verdict !== 'cold' && r.onRate && (c.rpm != null || c.tpm != null)) {
+      // a limit the request was refused on counts its ask: nothing left there
+      const asked = (limit: 'rpm' | 'tpm', n: number) => (verdict === limit ? n : 0);
+      r.onRate({
+        requests: c.rpm != null ? { limit: c.rpm, counted: Number(requests) + asked('rpm', 1) } : undefined,
+        tokens: c.tpm != null ? { limit: c.tpm, counted: Number(tokens) + asked('tpm', r.inputTokens) } : undefined,
+        resetsAt: now.getTime() + minute.msLeft,
+        msLeft: minute.msLeft,
+      });
+    }
     switch (verdict) {
       case 'cold':
         if (a === 'key') await seed(redis, kKey, 'key', r.keyId, kw!);

@@ -13,6 +13,8 @@ const HOT = [
   'api/dispatch/chat.ts',
   'api/dispatch/run-job.ts',
   'api/dispatch/limits.ts',
+  'api/dispatch/rate-headers.ts',
+  'shared/limits/limits.ts',
   'api/dispatch/route.ts',
   'api/dispatch/target.ts',
   'api/middleware',
