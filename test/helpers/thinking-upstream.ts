@@ -1,12 +1,12 @@
 import crypto from 'crypto';
 import type { Received, Reply } from './scripted-upstream';
 
-type Block = Record<string, unknown> & { type: string };
-type Message = { role: string; content: string | Block[] };
+export type Block = Record<string, unknown> & { type: string };
+export type Message = { role: string; content: string | Block[] };
 
-/** A signature the scripted upstream can check: bound to the block's thinking text, as Anthropic's is. */
-export const signatureOf = (thinking: string) => `sig-${crypto.createHash('sha256').update(thinking).digest('base64url').slice(0, 16)}`;
-export const thinking = (text: string): Block => ({ type: 'thinking', thinking: text, signature: signatureOf(text) });
+/** A signature the scripted upstream can check: bound to the block's thinking text, as Anthropic's is (and to the model that made it, when one is named: model-bound-thinking.ts). */
+export const signatureOf = (thinking: string, model = '') => `sig-${crypto.createHash('sha256').update(model + thinking).digest('base64url').slice(0, 16)}`;
+export const thinking = (text: string, model = ''): Block => ({ type: 'thinking', thinking: text, signature: signatureOf(text, model) });
 export const REDACTED = { type: 'redacted_thinking', data: 'EmwKAhgBEgy3va3pzix/LafPsn4a' };
 
 /** Anthropic's 400 `invalid_request_error` envelope. */
@@ -14,15 +14,15 @@ const refusal = (message: string): Reply => ({ kind: 'json', status: 400, body: 
 
 /**
  * What the real Messages API refuses in a request with thinking on (`on`): a thinking block whose
- * signature does not match it (a modified block), and a final assistant turn whose tool_use blocks
+ * signature does not match it (a modified block, or one `model` did not sign), and a final assistant turn whose tool_use blocks
  * (answered by the last user turn's tool_result) do not come after a thinking block. Undefined when
  * the request is acceptable.
  */
-export function thinkingRefusal(body: { messages: Message[] }, on: boolean): Reply | undefined {
+export function thinkingRefusal(body: { messages: Message[] }, on: boolean, model = ''): Reply | undefined {
   const blocks = (m: Message): Block[] => (typeof m.content === 'string' ? [] : m.content);
   for (const [i, m] of body.messages.entries()) {
     for (const [j, b] of blocks(m).entries()) {
-      if (b.type === 'thinking' && b.signature !== signatureOf(String(b.thinking))) return refusal(`messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`);
+      if (b.type === 'thinking' && b.signature !== signatureOf(String(b.thinking), model)) return refusal(`messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`);
     }
   }
   if (!on) return undefined;
@@ -35,6 +35,10 @@ export function thinkingRefusal(body: { messages: Message[] }, on: boolean): Rep
     `messages.${body.messages.length - 2}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first?.type}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`.`,
   );
 }
+
+export type Turn = { think: Block[]; then: Block[]; stop: string };
+/** Whether a Messages request asks for thinking: `thinking.type` enabled or adaptive. */
+export const thinkingOn = (b: Record<string, unknown>) => ['enabled', 'adaptive'].includes(String((b.thinking as { type?: unknown } | undefined)?.type));
 
 const message = (content: Block[], stop_reason: string) => ({ id: `msg_${crypto.randomBytes(6).toString('hex')}`, type: 'message', role: 'assistant', model: 'up-model', content, stop_reason, stop_sequence: null, usage: { input_tokens: 20, output_tokens: 10 } });
 
@@ -69,10 +73,10 @@ export function messageEvents(m: ReturnType<typeof message>): unknown[] {
  * Turn `n` (the request's count of assistant turns since the last plain user turn) answers
  * `turns[n]`'s blocks, JSON or streamed as asked.
  */
-export function thinkingModel(turns: Array<{ think: Block[]; then: Block[]; stop: string }>, isOn = (b: Record<string, unknown>) => ['enabled', 'adaptive'].includes(String((b.thinking as { type?: unknown } | undefined)?.type))) {
+export function thinkingModel(turns: Turn[], isOn = thinkingOn, model = '') {
   return (req: Received): Reply => {
     const on = isOn(req.body);
-    const refused = thinkingRefusal(req.body, on);
+    const refused = thinkingRefusal(req.body, on, model);
     if (refused) return refused;
     const msgs = req.body.messages as Message[];
     let n = 0;

@@ -18,6 +18,7 @@ import { ROUTE_RESULT_KEY } from '../../shared/queues/route-meta';
 import { ApiError } from '../../shared/errors/ApiError';
 import type { CancelSignal } from '../../shared/cancel-source';
 import { detailTokens } from './detail-tokens';
+import { withoutOtherModelsThinking } from '../providers/anthropic/other-model-thinking';
 
 /** One attempt on one deployment: picks the adapter for the deployment's wire family. */
 async function runChat(job: ChatJob, t: UpstreamTarget, signal: CancelSignal, emit: (c: string) => void) {
@@ -65,6 +66,17 @@ async function runChat(job: ChatJob, t: UpstreamTarget, signal: CancelSignal, em
 }
 
 /**
+ * The job as a fallback model's deployment gets it: a Claude one (Anthropic-native or Bedrock) without
+ * the signed thinking of the model asked for, which is tied to that model (docs/routing.md "Signed
+ * thinking across Claude deployments"); the other kinds drop it anyway (withoutAnthropicThinking).
+ */
+function onFallback(job: ChatJob, t: UpstreamTarget): ChatJob {
+  if (t.kind !== 'anthropic' && t.kind !== 'bedrock') return job;
+  const body = withoutOtherModelsThinking(job.operation, job.body);
+  return body === job.body ? job : { ...job, body };
+}
+
+/**
  * The chat pool: both chat lanes, each with its own concurrency so background work never takes an
  * interactive slot; each lane's worker takes jobs from every shard of its queue (QUEUE_SHARDS_CHAT),
  * and the interactive lane's express slots (CHAT_EXPRESS_CONCURRENCY) from its express queue. The
@@ -79,7 +91,7 @@ export function startChatWorkers(rt: WorkerRuntime): Worker[] {
   const state = poolState(rt);
   const processor: JobProcessor<'chat-interactive' | 'chat-background'> = async (job, ctx) => {
     const d = job.data;
-    const routed = await routeRequest(state, d, ctx.signal, ctx.emit, (dep, emit) => runChat(d, dep, ctx.signal, emit), ctx.span, ctx.route);
+    const routed = await routeRequest(state, d, ctx.signal, ctx.emit, (dep, emit, step) => runChat(step.fallback ? onFallback(d, dep) : d, dep, ctx.signal, emit), ctx.span, ctx.route);
     const { outcome } = routed;
     ctx.usage('chat', {
       inputTokens: outcome.usage.inputTokens,

@@ -22,8 +22,8 @@ export interface AttemptOutcome {
 /** An attempt that uses no tokens a deployment's tpm minute counts (images, transcription and rerank are priced otherwise). */
 export const NO_TOKENS = { inputTokens: 0, outputTokens: 0 };
 
-/** One upstream attempt on a deployment; `emit` streams to the client. */
-export type AttemptCall<O extends AttemptOutcome> = (d: PoolDeployment, emit: Emit) => Promise<O>;
+/** One upstream attempt on a deployment of `step` (the model's own pool or a fallback's); `emit` streams to the client. */
+export type AttemptCall<O extends AttemptOutcome> = (d: PoolDeployment, emit: Emit, step: RouteStep) => Promise<O>;
 
 /** What routing reads of a job (chat, embeddings, rerank, images, transcription, decisions). */
 export type RoutableJob = JobEnvelope & PoolRouted & { operation: string; target: UpstreamTarget };
@@ -136,7 +136,7 @@ export async function routeRequest<O extends AttemptOutcome>(
       const release = state.hold(pick.lease);
       try {
         // The attempt's in-flight entry is renewed while it runs (a dead worker's lapses within a lease).
-        const outcome = await call(d, attemptEmit).finally(release);
+        const outcome = await call(d, attemptEmit, step).finally(release);
         attemptServed(attempt, outcome);
         deploymentAttempts.inc(dep.ok);
         deploymentLatency.observe(labels, (Date.now() - started) / 1000);
