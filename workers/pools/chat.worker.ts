@@ -19,6 +19,7 @@ import { ApiError } from '../../shared/errors/ApiError';
 import type { CancelSignal } from '../../shared/cancel-source';
 import { detailTokens } from './detail-tokens';
 import { withoutOtherModelsThinking } from '../providers/anthropic/other-model-thinking';
+import { merged } from '../../shared/merged';
 
 /** One attempt on one deployment: picks the adapter for the deployment's wire family. */
 async function runChat(job: ChatJob, t: UpstreamTarget, signal: CancelSignal, emit: (c: string) => void) {
@@ -73,7 +74,7 @@ async function runChat(job: ChatJob, t: UpstreamTarget, signal: CancelSignal, em
 function onFallback(job: ChatJob, t: UpstreamTarget): ChatJob {
   if (t.kind !== 'anthropic' && t.kind !== 'bedrock') return job;
   const body = withoutOtherModelsThinking(job.operation, job.body);
-  return body === job.body ? job : { ...job, body };
+  return body === job.body ? job : merged(job, { body });
 }
 
 /**
