@@ -1,5 +1,5 @@
 import { isRecord } from '../../../shared/is-record';
-import { CANONICAL_THINKING } from './thinking';
+import { CANONICAL_THINKING, withoutThinkingBlocks } from './thinking';
 
 type Message = Record<string, unknown> & { role?: unknown; content?: unknown };
 
@@ -10,11 +10,7 @@ const answersTools = (m: Message | undefined, operation: string) =>
 /** An assistant message without its signed and redacted thinking (the chat shape's `thinking_blocks`, the Messages shape's blocks); the message itself when it has none. */
 function stripped(m: Message, operation: string): Message {
   if (m.role !== 'assistant') return m;
-  if (operation === 'chat') {
-    if (!('thinking_blocks' in m)) return m;
-    const { thinking_blocks: _dropped, ...rest } = m; // eslint-disable-line @typescript-eslint/no-unused-vars
-    return rest;
-  }
+  if (operation === 'chat') return withoutThinkingBlocks(m);
   return Array.isArray(m.content) && m.content.some(isThinking) ? { ...m, content: m.content.filter((b) => !isThinking(b)) } : m;
 }
 

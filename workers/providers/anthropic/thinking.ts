@@ -57,6 +57,13 @@ export function refuseMalformedThinking(body: Record<string, unknown>): void {
  */
 export const CANONICAL_THINKING = 'anthropic_thinking';
 
+/** A chat message without its `thinking_blocks`; the message itself when it has none. */
+export function withoutThinkingBlocks<M extends Record<string, unknown>>(m: M): Record<string, unknown> {
+  if (!('thinking_blocks' in m)) return m;
+  const { thinking_blocks: _dropped, ...rest } = m; // eslint-disable-line @typescript-eslint/no-unused-vars
+  return rest;
+}
+
 /**
  * A chat body for an OpenAI-compatible (or Azure) upstream: assistant messages without their
  * `thinking_blocks` (Anthropic's signatures mean nothing there), and without the messages dialect's
@@ -70,12 +77,5 @@ export function withoutAnthropicThinking(body: Record<string, unknown>): Record<
   const messages = body.messages;
   const carries = (m: unknown): m is Record<string, unknown> => isRecord(m) && 'thinking_blocks' in m;
   if (!Array.isArray(messages) || !messages.some(carries)) return body;
-  return {
-    ...body,
-    messages: messages.map((m) => {
-      if (!carries(m)) return m;
-      const { thinking_blocks: _dropped, ...rest } = m; // eslint-disable-line @typescript-eslint/no-unused-vars
-      return rest;
-    }),
-  };
+  return { ...body, messages: messages.map((m) => (carries(m) ? withoutThinkingBlocks(m) : m)) };
 }
