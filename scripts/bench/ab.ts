@@ -6,7 +6,7 @@ import { ensureDatabase } from '../services/postgres';
 import { deleteKeysByPrefix } from '../services/redis';
 import { freePort } from '../services/free-port';
 import { runLoad, pct } from './load';
-import { readCpu, cpuPerRequestUs, processSyscalls } from './cpu';
+import { readCpu, cpuPerRequestUs, processSyscalls, processSwitches } from './cpu';
 import { benchEnv, exited, streamsInOneWriteIfAsked, waitHttp } from './processes';
 import { procfileNodeArgs } from './procfile';
 import { readRedisCounts, totalsBetween } from './redis-counts';
@@ -51,7 +51,7 @@ interface Side {
   key: string;
   database: string;
   /** Over every slice: samples, requests sent, seconds, CPU µs by part, Redis commands and bytes written, latencies. */
-  totals: { requests: number; completed: number; seconds: number; cpu: Record<string, number>; commands: number; bytes: number; latencies: number[]; syscalls: Array<{ reads: number; writes: number }> };
+  totals: { requests: number; completed: number; seconds: number; cpu: Record<string, number>; commands: number; bytes: number; latencies: number[]; syscalls: Array<{ reads: number; writes: number }>; switches: Array<{ voluntary: number; involuntary: number }> };
   slices: { rps: number; cpuUs: number }[];
 }
 
@@ -92,7 +92,7 @@ async function startSide(name: 'A' | 'B', base: { databaseUrl: string; redisUrl:
       : [node(dist, [...procfileNodeArgs('web'), ...webExtra], 'api/server.js', [], env), node(dist, [...procfileNodeArgs('chatworker'), ...extra], 'workers/main.js', ['chat'], env)];
   const url = `http://127.0.0.1:${port}`;
   await waitHttp(`${url}/healthz`);
-  return { name, kind, dist, procs, url, key, database, totals: { requests: 0, completed: 0, seconds: 0, cpu: {}, commands: 0, bytes: 0, latencies: [], syscalls: procs.map(() => ({ reads: 0, writes: 0 })) }, slices: [] };
+  return { name, kind, dist, procs, url, key, database, totals: { requests: 0, completed: 0, seconds: 0, cpu: {}, commands: 0, bytes: 0, latencies: [], syscalls: procs.map(() => ({ reads: 0, writes: 0 })), switches: procs.map(() => ({ voluntary: 0, involuntary: 0 })) }, slices: [] };
 }
 
 const median = (v: number[]) => pct(v, 50);
@@ -137,6 +137,7 @@ async function main(): Promise<void> {
         const parts = { pids: { web: s.procs[0].pid, worker: s.procs[1].pid }, redis, database: s.database };
         const [cpuBefore, countsBefore] = [await readCpu(parts), await readRedisCounts(redis)];
         const callsBefore = s.procs.map((p) => processSyscalls(p.pid));
+        const switchesBefore = s.procs.map((p) => processSwitches(p.pid));
         const t = s.totals;
         const r = await runLoad(`${s.url}/v1/chat/completions`, { 'SERVICE-API-KEY': s.key }, s.kind === 'floor' ? floorBody : body, CONCURRENCY, SLICE, 0.2);
         const cpu = cpuPerRequestUs(cpuBefore, await readCpu(parts), 1); // µs of the whole slice
@@ -144,6 +145,9 @@ async function main(): Promise<void> {
           const now = processSyscalls(p.pid);
           t.syscalls[i].reads += now.reads - callsBefore[i].reads;
           t.syscalls[i].writes += now.writes - callsBefore[i].writes;
+          const sw = processSwitches(p.pid);
+          t.switches[i].voluntary += sw.voluntary - switchesBefore[i].voluntary;
+          t.switches[i].involuntary += sw.involuntary - switchesBefore[i].involuntary;
         });
         const countsAfter = await readRedisCounts(redis);
         const { commands, bytes } = countsBefore && countsAfter ? totalsBetween(countsBefore, countsAfter) : { commands: 0, bytes: 0 };
@@ -167,12 +171,14 @@ async function main(): Promise<void> {
       const per = (k: string) => (t.cpu[k] ?? 0) / t.completed;
       const total = per('web') + per('worker') + per('redis') + per('postgres');
       const calls = (i: number) => `${(t.syscalls[i].reads / t.completed).toFixed(1)}/${(t.syscalls[i].writes / t.completed).toFixed(1)}`;
+      const switches = (i: number) => `${(t.switches[i].voluntary / t.completed).toFixed(2)}/${(t.switches[i].involuntary / t.completed).toFixed(2)}`;
       console.log(
         `${s.name} (${s.kind}, ${path.relative(process.cwd(), s.dist) || '.'}${[process.env[`AB_${s.name}_ENV`], process.env[`AB_${s.name}_NODE_ARGS`], process.env[`AB_${s.name}_WEB_NODE_ARGS`] && `web ${process.env[`AB_${s.name}_WEB_NODE_ARGS`]}`].filter(Boolean).map((x) => `, ${x}`).join('')}): ${(t.requests / t.seconds).toFixed(0)} req/s, ` +
           `CPU ${total.toFixed(0)} µs/req (web ${per('web').toFixed(0)}, worker ${per('worker').toFixed(0)}, Redis ${per('redis').toFixed(0)}, Postgres ${per('postgres').toFixed(0)}), ` +
           `${MODE === 'stream' ? 'TTFB' : 'latency'} p50 ${median(t.latencies).toFixed(2)} ms p99 ${pct(t.latencies, 99).toFixed(2)} ms, ` +
           `Redis ${(t.commands / t.completed).toFixed(1)} commands and ${(t.bytes / t.completed).toFixed(0)} bytes written per request, ` +
-          `system calls per request (reads/writes) web ${calls(0)}, worker ${calls(1)}`,
+          `system calls per request (reads/writes) web ${calls(0)}, worker ${calls(1)}, ` +
+          `context switches per request (voluntary/involuntary) web ${switches(0)}, worker ${switches(1)}`,
       );
     }
     const [A, B] = sides;

@@ -32,6 +32,22 @@ export function processSyscalls(pid: number | undefined): { reads: number; write
   }
 }
 
+/**
+ * Context switches a process has made so far (/proc/<pid>/status): `voluntary` counts the times it
+ * blocked with nothing to do (an event loop's `epoll_wait` that slept: each is a wake-up later),
+ * `involuntary` the times the kernel took a core from it while it ran; zeros where /proc is unavailable.
+ */
+export function processSwitches(pid: number | undefined): { voluntary: number; involuntary: number } {
+  if (!pid) return { voluntary: 0, involuntary: 0 };
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    const get = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
+    return { voluntary: get('voluntary_ctxt_switches'), involuntary: get('nonvoluntary_ctxt_switches') };
+  } catch {
+    return { voluntary: 0, involuntary: 0 };
+  }
+}
+
 /** CPU time (ms) of every Postgres backend serving `database` (backends that ended are not counted). */
 export function postgresCpuMs(database: string): number {
   let total = 0;
