@@ -72,7 +72,8 @@ export function registerCatalog(program: Command): void {
         };
         const { error } = providerSchema.validate(entry, { abortEarly: false });
         if (error) throw new Error(`provider ${o.name} not saved: ${error.details.map((d) => d.message).join('; ')}`);
-        await importCatalog(redis, { providers: [entry] });
+        const n = await importCatalog(redis, { providers: [entry] });
+        for (const w of n.warnings) console.error(`warning: ${w}`);
         console.log(`provider ${o.name} saved`);
       }),
     );

@@ -3,11 +3,12 @@ import Joi from 'joi';
 import { Model, Provider, TokenizerProfile } from '../db/models';
 import { PROVIDER_KINDS, type ProviderKind, type ProviderSettings } from '../db/models/Provider';
 import { PRESET_NAMES, PRESETS_WITH_URL, presetOf } from './presets';
-import { encrypt } from '../crypto';
+import { decrypt, encrypt } from '../crypto';
 import { bumpEpoch } from '../cache/epoch';
 import { baseModelMisfits, deploymentsSchema, fallbacksSchema, poolOfOne, type DeploymentSpec } from './deployments';
 import { decisionPoolMisfits, decisionUsersRefusing } from './decision-providers';
 import { withBaseModels } from './base-models';
+import { askProfilesAgain, profileAccessChanged } from './provider-base-models';
 
 /** Operator actions on providers and catalog entries (CLI and catalog files). */
 
@@ -80,15 +81,21 @@ export type ModelInput = {
   enabled?: boolean;
 };
 
-/** Creates or updates a provider by name; the key is stored encrypted and never read back. */
-export async function upsertProvider(p: ProviderInput): Promise<Provider> {
+/**
+ * Creates or updates a provider by name; the key is stored encrypted and never read back.
+ * `accessChanged`: a bedrock provider's key, region or base_url changed (provider-base-models.ts).
+ */
+export async function upsertProvider(p: ProviderInput): Promise<{ provider: Provider; accessChanged: boolean }> {
   const baseUrl = p.base_url ?? presetOf(p.preset)?.baseUrl ?? (p.kind === 'bedrock' ? '' : undefined);
   if (baseUrl === undefined) throw new Error(`provider '${p.name}' needs a base_url`);
   const values = { name: p.name, kind: p.kind, baseUrl, settings: providerSettings(p), ...(p.api_key ? { apiKeyEncrypted: encrypt(p.api_key) } : {}) };
   const existing = await Provider.findOne({ where: { name: p.name } });
   const refusing = existing && (await decisionUsersRefusing(p.name, values));
   if (refusing) throw new Error(`provider '${p.name}' serves decision models (${refusing.models.join(', ')}): ${refusing.misfit}`);
-  return existing ? existing.update(values) : Provider.create({ apiKeyEncrypted: null, ...values });
+  const newKey = p.api_key !== undefined && !(existing?.apiKeyEncrypted && decrypt(existing.apiKeyEncrypted) === p.api_key);
+  const accessChanged = profileAccessChanged(existing?.get({ plain: true }), values, newKey);
+  const provider = existing ? await existing.update(values) : await Provider.create({ apiKeyEncrypted: null, ...values });
+  return { provider, accessChanged };
 }
 
 export const ENCODINGS = ['o200k_base', 'cl100k_base', 'p50k_base', 'r50k_base'];
@@ -145,14 +152,23 @@ export async function upsertModel(m: ModelInput): Promise<{ model: Model; warnin
 
 /**
  * Imports a catalog file (`{providers: [...], models: [...]}`), validated whole before any write;
- * `warnings` are the models' (upsertModel), each naming its model.
+ * `warnings` are the models' (upsertModel), each naming its model, then those of the stored
+ * deployments of a bedrock provider whose key, region or base_url changed that AWS still does not
+ * tell a base_model for (provider-base-models.ts; the file's own models, just asked, are left out),
+ * each naming its provider.
  */
 export async function importCatalog(redis: RedisClient, doc: unknown): Promise<{ providers: number; models: number; warnings: string[] }> {
   const { value, error } = catalogFileSchema.validate(doc, { abortEarly: false });
   if (error) throw new Error(`invalid catalog file:\n${error.details.map((d) => `  - ${d.message}`).join('\n')}`);
-  for (const p of value.providers as ProviderInput[]) await upsertProvider(p);
+  const changed: Provider[] = [];
+  for (const p of value.providers as ProviderInput[]) {
+    const { provider, accessChanged } = await upsertProvider(p);
+    if (accessChanged) changed.push(provider);
+  }
   const warnings: string[] = [];
   for (const m of value.models as ModelInput[]) warnings.push(...(await upsertModel(m)).warnings);
+  const written = (value.models as ModelInput[]).map((m) => m.id);
+  for (const p of changed) for (const w of await askProfilesAgain(p, written)) warnings.push(`provider '${p.name}': ${w.message}`);
   await bumpEpoch(redis);
   return { providers: value.providers.length, models: value.models.length, warnings };
 }

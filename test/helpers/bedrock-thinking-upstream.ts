@@ -4,6 +4,8 @@ import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { eventFrame } from '../../scripts/simulator/eventstream';
 import { upsertModel, upsertProvider } from '../../shared/catalog/catalog-ops';
+import type { DeploymentSpec } from '../../shared/catalog/deployments';
+import { Model } from '../../shared/db/models';
 import { bumpEpoch } from '../../shared/cache/epoch';
 import { env } from './harness';
 import { buildOrg } from './factories';
@@ -208,6 +210,15 @@ export class BedrockThinkingUpstream {
     for (const name of this.models.splice(0)) await dropScriptedModel(name);
   }
 }
+
+/** The path GetInferenceProfile is sent to for a profile's ARN (URI-encoded, as the SDK writes it), as `control` records it. */
+export const profilePath = (arn: string): string => `/inference-profiles/${encodeURIComponent(arn)}`;
+
+/** A model's pool as stored (its deployments, with the base_model the gateway filled in or not). */
+export const storedPool = async (publicId: string): Promise<DeploymentSpec[]> => (await Model.findOne({ where: { publicId } }))!.deployments;
+
+/** A Bedrock API key for the upstream's `denied` set: a credential without bedrock:GetInferenceProfile. */
+export const deniedKey = (): string => `ABSK${crypto.randomBytes(12).toString('hex')}`;
 
 /** A suite against a BedrockThinkingUpstream: the endpoint, its public models by label, an org's key and the official SDKs as clients. */
 export interface BedrockThinkingSuite {

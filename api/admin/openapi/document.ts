@@ -1,6 +1,6 @@
 import type Joi from 'joi';
 import { joiToJson, type JsonSchema } from './joi-to-json';
-import { ALL_OPS, schemasOf, type ResourceDef } from '../resources/define';
+import { ALL_OPS, schemasOf, warnsOnWrite, type ResourceDef } from '../resources/define';
 import type { RouteDoc } from './route-doc';
 
 const errorRef = { $ref: '#/components/responses/Error' };
@@ -19,8 +19,8 @@ function pathParams(path: string) {
 /** A write's `warnings` (define.ts Warning): what a write that was taken did not do as asked. */
 const WARNINGS: JsonSchema = {
   type: 'array',
-  description: 'Present when the write was taken but something in it was not done as asked (e.g. `base_model_unresolved`: AWS did not tell a Bedrock application inference profile\'s model).',
-  items: { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' }, param: { type: 'string', description: 'The body field it is about.' } }, required: ['code', 'message'] },
+  description: "Present when the write was taken but something in it was not done as asked (e.g. `base_model_unresolved`: AWS did not tell a Bedrock application inference profile's model, on a pool's write or on a write of its provider's region, base_url or credential).",
+  items: { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' }, param: { type: 'string', description: 'The body field it is about; on a provider\'s or a credential\'s write, the deployment it is about (`pools["<model>"].deployments[i].base_model`).' } }, required: ['code', 'message'] },
 };
 
 /** `schema` (an object's) with the write's `warnings` beside its fields. */
@@ -54,14 +54,14 @@ export function openApiDocument(defs: ResourceDef[], routes: RouteDoc[]): JsonSc
     const ops = def.ops ?? ALL_OPS;
     const s = schemasOf(def);
     const item = itemSchema(def);
-    // a resource with its own check may answer a write with warnings
-    const written = def.check ? withWarnings(item) : item;
+    // a resource with its own check or afterWrite may answer a write with warnings; with afterDelete, its delete too
+    const written = warnsOnWrite(def) ? withWarnings(item) : item;
     const idPath = `${def.path}/{id}`;
     if (ops.includes('list')) add(def.path, 'get', operation(def.family, `List ${def.object}s. ${def.description}`, { path: def.path, query: s.query, response: { type: 'object', properties: { object: { const: 'list' }, data: { type: 'array', items: item }, total: { type: 'integer' }, has_more: { type: 'boolean' } } } }));
     if (ops.includes('create')) add(def.path, 'post', operation(def.family, `Create a ${def.object}.`, { path: def.path, body: s.create, created: true, response: written }));
     if (ops.includes('get')) add(idPath, 'get', operation(def.family, `Get a ${def.object}.`, { path: idPath, response: item }));
     if (ops.includes('update')) add(idPath, 'patch', operation(def.family, `Update a ${def.object}.`, { path: idPath, body: s.update, response: written }));
-    if (ops.includes('delete')) add(idPath, 'delete', operation(def.family, `Delete a ${def.object}.`, { path: idPath }));
+    if (ops.includes('delete')) add(idPath, 'delete', operation(def.family, `Delete a ${def.object}.`, { path: idPath, ...(def.afterDelete ? { response: withWarnings({ type: 'object' }) } : {}) }));
   }
   for (const r of routes) add(r.path, r.method, operation(r.family, r.summary, { path: r.path, body: r.body, query: r.query, created: r.created === true, ...(r.warns ? { response: withWarnings({ type: 'object' }) } : {}) }));
   return {

@@ -53,6 +53,14 @@ export interface ResourceDef {
    * returns are warnings about a write it takes all the same (the answer's `warnings`).
    */
   check?: (values: Record<string, unknown>, req: Request, row?: Model) => Promise<void | Warning[]>;
+  /**
+   * After a create or an update is saved, before the cache epoch moves: more work the write calls for
+   * (e.g. a Bedrock provider's profiles asked about again with its new region). `before`: the row's
+   * values before an update (undefined on a create). What it returns are warnings for the answer, as check's.
+   */
+  afterWrite?: (row: Model, before?: Record<string, unknown>) => Promise<void | Warning[]>;
+  /** As afterWrite, after a delete (the row as it was); its warnings go in the delete's answer. */
+  afterDelete?: (row: Model) => Promise<void | Warning[]>;
   /** After a create: extra fields of the answer (e.g. what became of an invitation's email). */
   afterCreate?: (row: Model) => Promise<Record<string, unknown>>;
   /** Bump the cache epoch after a write (default true): inference pods see the change on their next request. */
@@ -67,8 +75,14 @@ export interface Warning {
   param?: string;
 }
 
-/** The answer's `warnings`, when there are any. */
-export const warned = (warnings: void | Warning[]): { warnings?: Warning[] } => (warnings && warnings.length ? { warnings } : {});
+/** The answer's `warnings`, when there are any (those of each step of the write, in order). */
+export const warned = (...steps: (void | Warning[])[]): { warnings?: Warning[] } => {
+  const warnings = steps.flatMap((w) => w ?? []);
+  return warnings.length ? { warnings } : {};
+};
+
+/** Whether a resource's creates and updates may answer with `warnings` (it has a check or an afterWrite). */
+export const warnsOnWrite = (def: ResourceDef): boolean => Boolean(def.check || def.afterWrite);
 
 export const ALL_OPS: Op[] = ['list', 'get', 'create', 'update', 'delete'];
 

@@ -48,7 +48,8 @@ export function resourceRouter(def: ResourceDef, deps: { redis: RedisClient }): 
         const values = toAttributes(def, body);
         const warnings = await def.check?.(values, req);
         const row = await guard('write', () => def.model.create(values as never));
-        await written(res, 201, row, { ...present(def, row), ...(await def.afterCreate?.(row)), ...warned(warnings) });
+        const after = await def.afterWrite?.(row);
+        await written(res, 201, row, { ...present(def, row), ...(await def.afterCreate?.(row)), ...warned(warnings, after) });
       },
     ];
   }
@@ -64,8 +65,10 @@ export function resourceRouter(def: ResourceDef, deps: { redis: RedisClient }): 
         const body = validate<Record<string, unknown>>(schemas.update, req.body);
         const values = toAttributes(def, body);
         const warnings = await def.check?.(values, req, row);
+        const before = row.get({ plain: true, clone: true }) as Record<string, unknown>; // a copy: without clone, the row's own dataValues
         await guard('write', () => row.update(values as never));
-        await written(res, 200, row, { ...present(def, row), ...warned(warnings) });
+        const after = await def.afterWrite?.(row, before);
+        await written(res, 200, row, { ...present(def, row), ...warned(warnings, after) });
       },
     ];
   }
@@ -73,7 +76,8 @@ export function resourceRouter(def: ResourceDef, deps: { redis: RedisClient }): 
     item.delete = async (req, res) => {
       const row = await findRow(def, String(req.params.id));
       await guard('delete', () => (def.destroy ? def.destroy(row, req) : row.destroy()));
-      await written(res, 200, row, { id: row.get('id'), object: def.object, deleted: true });
+      const after = await def.afterDelete?.(row);
+      await written(res, 200, row, { id: row.get('id'), object: def.object, deleted: true, ...warned(after) });
     };
   }
   if (Object.keys(item).length) only(r, `${def.path}/:id`, item);

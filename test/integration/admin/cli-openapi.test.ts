@@ -80,6 +80,11 @@ describe('management API: CLI and OpenAPI', () => {
       expect(answerOf(path, method, status).properties?.warnings, `${method} ${path}`).to.deep.include({ type: 'array' });
       expect(answerOf(path, method, status).properties.warnings.items.required).to.deep.equal(['code', 'message']);
     }
+    // a provider's write that changes a bedrock provider's access asks its profiles again, with warnings
+    for (const [path, method, status] of [['/admin/v1/providers', 'post', '201'], ['/admin/v1/providers/{id}', 'patch', '200'], ['/admin/v1/platform-credentials', 'post', '201'], ['/admin/v1/platform-credentials/{id}', 'patch', '200'], ['/admin/v1/platform-credentials/{id}', 'delete', '200']]) {
+      expect(answerOf(path, method, status).properties?.warnings, `${method} ${path}`).to.deep.include({ type: 'array' });
+    }
+    expect(answerOf('/admin/v1/providers/{id}', 'delete', '200').properties ?? {}, "a provider's delete asks nothing").not.to.have.property('warnings');
     expect(answerOf('/admin/v1/organizations', 'post', '201').properties, 'a resource without a check of its own').not.to.have.property('warnings');
     const cred = r.body.paths['/admin/v1/platform-credentials/{id}'].get.responses['200'].content['application/json'].schema;
     expect(cred.properties).to.have.property('secret_hint');

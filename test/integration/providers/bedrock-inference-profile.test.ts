@@ -5,7 +5,7 @@ import os from 'os';
 import path from 'path';
 import OpenAI from 'openai';
 import { adminCall, adminSuite, buildPlatformKey, startAdmin } from '../../helpers/admin';
-import { bedrockThinkingSuite, signedReasoning } from '../../helpers/bedrock-thinking-upstream';
+import { bedrockThinkingSuite, deniedKey, profilePath, signedReasoning, storedPool } from '../../helpers/bedrock-thinking-upstream';
 import { importCatalog, upsertModel, upsertProvider } from '../../../shared/catalog/catalog-ops';
 import { Model, Provider } from '../../../shared/db/models';
 import { env } from '../../helpers/harness';
@@ -82,9 +82,8 @@ describe('bedrock: base_model read from GetInferenceProfile', function () {
   const s = bedrockThinkingSuite(TURNS, {});
   const admin = adminSuite();
   const SIGV4 = { access_key_id: 'AKIDPROFILEREADER', secret_access_key: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYPROFILEKEY' };
-  const DENIED = `ABSK${crypto.randomBytes(12).toString('hex')}`;
-  const profilePath = (a: string) => `/inference-profiles/${encodeURIComponent(a)}`;
-  const stored = async (publicId: string) => (await Model.findOne({ where: { publicId } }))!.deployments;
+  const DENIED = deniedKey();
+  const stored = storedPool;
 
   it('management API: a model on a profile ARN gets the foundation model AWS lists (SigV4, the platform credential), and is served as that Claude model', async () => {
     const provider = name('signed');

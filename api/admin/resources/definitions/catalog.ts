@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { Model, PlatformCredential, Provider, TokenizerProfile } from '../../../../shared/db/models';
-import { encrypt } from '../../../../shared/crypto';
+import { decrypt, encrypt } from '../../../../shared/crypto';
 import { PROVIDER_KINDS, type ProviderSettings } from '../../../../shared/db/models/Provider';
 import { PRESET_NAMES, presetOf } from '../../../../shared/catalog/presets';
 import { ApiError } from '../../../../shared/errors/ApiError';
@@ -8,10 +8,11 @@ import { poolFields, syncPool } from './pools';
 import { checkTokenizer, ENCODINGS } from '../../../../shared/catalog/catalog-ops';
 import { assertProviderUnused } from '../../../../shared/catalog/provider-users';
 import { decisionUsersRefusing } from '../../../../shared/catalog/decision-providers';
+import { askProfilesAgain, profileAccessChanged, type ProviderAccess } from '../../../../shared/catalog/provider-base-models';
 
 export { ENCODINGS };
 import { errors } from '../../../../shared/errors/codes';
-import { jsonObject, name, slug, uuid, type ResourceDef } from '../define';
+import { jsonObject, name, slug, uuid, type ResourceDef, type Warning } from '../define';
 
 const CAPABILITIES = /^(chat|embeddings|rerank|image_generation|transcription|vision|decision|tools|json_schema)$/;
 
@@ -19,7 +20,8 @@ export const providers: ResourceDef = {
   path: '/providers',
   family: 'providers',
   object: 'provider',
-  description: 'Upstream providers (one adapter per kind). Their credentials are the platform-credentials family.',
+  description:
+    "Upstream providers (one adapter per kind). Their credentials are the platform-credentials family. A bedrock provider's write that changes its region or base_url (or a write of its platform credential) asks AWS again for the `base_model` of its deployments on application inference profiles that have none; `warnings` (`base_model_unresolved`) name those still without one.",
   model: Provider,
   fields: {
     name: { schema: slug(), required: true, filter: true },
@@ -49,13 +51,28 @@ export const providers: ResourceDef = {
     await assertProviderUnused(row.get('name') as string, 'delete');
     await row.destroy();
   },
+  // a bedrock provider's new region or base_url: its profiles without base_model asked about again
+  afterWrite: async (row, before) => {
+    const provider = row as Provider;
+    return profileAccessChanged(before as ProviderAccess | undefined, provider, false) ? askProfilesAgain(provider) : [];
+  },
 };
+
+/** A credential as stored, decrypted in memory only (an update's new secret against its old one). */
+const secretOf = (sealed: unknown) => (typeof sealed === 'string' ? decrypt(sealed) : undefined);
+
+/** A provider's credential set, replaced or removed (the provider's own is then the one used): its profiles asked about again. */
+async function credentialChanged(cred: PlatformCredential): Promise<Warning[]> {
+  const provider = await Provider.findByPk(cred.providerId);
+  return provider ? askProfilesAgain(provider) : [];
+}
 
 export const platformCredentials: ResourceDef = {
   path: '/platform-credentials',
   family: 'platform-credentials',
   object: 'platform_credential',
-  description: "A provider's platform credential. `secret` is write-only: stored AES-256-GCM encrypted, never returned; `secret_hint` shows its last 4 characters.",
+  description:
+    "A provider's platform credential. `secret` is write-only: stored AES-256-GCM encrypted, never returned; `secret_hint` shows its last 4 characters. On a bedrock provider, setting, replacing or deleting it asks AWS again for the `base_model` of the provider's deployments on application inference profiles that have none; `warnings` (`base_model_unresolved`) name those still without one.",
   model: PlatformCredential,
   fields: {
     provider_id: { schema: uuid(), required: true, createOnly: true, filter: true },
@@ -68,6 +85,9 @@ export const platformCredentials: ResourceDef = {
     },
     secret_hint: { schema: Joi.string(), readOnly: true },
   },
+  // a bedrock provider's profiles without base_model asked about again (a label, or the same secret, changes nothing)
+  afterWrite: (row, before) => (secretOf(before?.secretEncrypted) === secretOf(row.get('secretEncrypted')) ? Promise.resolve([]) : credentialChanged(row as PlatformCredential)),
+  afterDelete: (row) => credentialChanged(row as PlatformCredential),
 };
 
 export const inferenceModels: ResourceDef = {
