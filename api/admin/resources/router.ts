@@ -22,6 +22,18 @@ export function resourceRouter(def: ResourceDef, deps: { redis: RedisClient }): 
     if (row) res.locals.auditTarget = (row.get('id') as string) ?? null;
     res.status(status).json(body);
   }
+  /**
+   * The step after a saved write (afterWrite, afterDelete): if it fails, the write stands all the same,
+   * so the cache epoch still moves before the error is answered.
+   */
+  const afterSaved = async <T>(step: (() => Promise<T>) | undefined): Promise<T | undefined> => {
+    try {
+      return await step?.();
+    } catch (err) {
+      if (def.bumpsEpoch !== false) await bumpEpoch(deps.redis).catch(() => undefined);
+      throw err;
+    }
+  };
   const guard = async <T>(op: 'write' | 'delete', fn: () => Promise<T>): Promise<T> => {
     try {
       return await fn();
@@ -48,7 +60,7 @@ export function resourceRouter(def: ResourceDef, deps: { redis: RedisClient }): 
         const values = toAttributes(def, body);
         const warnings = await def.check?.(values, req);
         const row = await guard('write', () => def.model.create(values as never));
-        const after = await def.afterWrite?.(row);
+        const after = await afterSaved(def.afterWrite && (() => def.afterWrite!(row)));
         await written(res, 201, row, { ...present(def, row), ...(await def.afterCreate?.(row)), ...warned(warnings, after) });
       },
     ];
@@ -67,7 +79,7 @@ export function resourceRouter(def: ResourceDef, deps: { redis: RedisClient }): 
         const warnings = await def.check?.(values, req, row);
         const before = row.get({ plain: true, clone: true }) as Record<string, unknown>; // a copy: without clone, the row's own dataValues
         await guard('write', () => row.update(values as never));
-        const after = await def.afterWrite?.(row, before);
+        const after = await afterSaved(def.afterWrite && (() => def.afterWrite!(row, before)));
         await written(res, 200, row, { ...present(def, row), ...warned(warnings, after) });
       },
     ];
@@ -76,7 +88,7 @@ export function resourceRouter(def: ResourceDef, deps: { redis: RedisClient }): 
     item.delete = async (req, res) => {
       const row = await findRow(def, String(req.params.id));
       await guard('delete', () => (def.destroy ? def.destroy(row, req) : row.destroy()));
-      const after = await def.afterDelete?.(row);
+      const after = await afterSaved(def.afterDelete && (() => def.afterDelete!(row)));
       await written(res, 200, row, { id: row.get('id'), object: def.object, deleted: true, ...warned(after) });
     };
   }
