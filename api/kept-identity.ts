@@ -13,14 +13,17 @@ export interface KeptIdentity {
 
 /**
  * The AuthInfo `authenticate` would build for the kept identity now, or undefined when its key no
- * longer works (revoked, expired, its member gone, its org gone): checked again before each request
+ * longer works (revoked, rotated out, expired, its member gone, its org gone): checked again before each request
  * made with it. A caller's own upstream key is never kept, so none is presented.
  */
 export async function identityNow(ctx: AppContext, kept: KeptIdentity): Promise<AuthInfo | undefined> {
   await ctx.directory.sync();
   const rec = await ctx.directory.keyByHash(kept.keyHash);
   const org = await ctx.directory.org(kept.orgId);
-  if (!rec || rec.orgId !== kept.orgId || rec.revoked || rec.memberGone || !org || (rec.controls.expiresAt && rec.controls.expiresAt.getTime() <= Date.now())) return undefined;
+  const now = Date.now();
+  // as authenticate() refuses it: revoked, rotated out (a previous secret past its grace), expired, its member gone
+  const ended = (at: Date | null) => !!at && at.getTime() <= now;
+  if (!rec || rec.orgId !== kept.orgId || rec.revoked || rec.memberGone || !org || ended(rec.previousUntil) || ended(rec.controls.expiresAt)) return undefined;
   const modelMap = kept.routingPlanId ? ((await ctx.directory.routingPlan(kept.routingPlanId))?.modelMap ?? NO_ALIASES) : NO_ALIASES;
   return { keyId: rec.id, orgId: kept.orgId, org, projectId: kept.projectId, userId: rec.userId, callerUpstreamKey: null, routingPlanId: kept.routingPlanId, modelMap, controls: rec.controls };
 }

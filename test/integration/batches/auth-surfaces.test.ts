@@ -6,7 +6,7 @@ import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { usageSettled } from '../../helpers/usage';
 import { RoutingPlan } from '../../../shared/db/models';
 import { bumpEpoch } from '../../../shared/cache/epoch';
-import { revokeApiKey } from '../../../shared/tenancy/ops';
+import { revokeApiKey, rotateApiKey } from '../../../shared/tenancy/ops';
 import { startBatchWorker } from '../../../workers/batch/main';
 import { batchEnds, batchUsage, jsonl, parseJsonl, uploadBatchFile, type BatchWorker } from './helpers';
 import { batchById, finishedLines } from '../../../shared/batches/store';
@@ -87,5 +87,25 @@ describe('batches: the auth surfaces of every inference route, and a key revoked
     for (const r of rows) {
       expect(r).to.deep.include({ org_id: own.org.id, project_id: project, api_key_id: own.keyId, model: 'sim-chat', route: '/v1/chat/completions', dialect: 'openai-chat', status: 401, error_code: 'INVALID_API_KEY', input_tokens: 0, output_tokens: 0 });
     }
+  });
+  it("a key rotated after its batch was made (the old secret's grace over): the remaining lines are errored 401 INVALID_API_KEY, none sent", async () => {
+    const own = await buildOrg(env().redis);
+    const openai = new OpenAI({ apiKey: own.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    const b = await openai.batches.create({ input_file_id: await uploadBatchFile(openai, jsonl([line(0, 'sim-chat'), line(1, 'sim-chat')])), endpoint: '/v1/chat/completions', completion_window: '24h' });
+    // rotated with no grace (a leaked secret): the old secret no longer authenticates anywhere
+    const rotated = (await rotateApiKey(env().redis, own.keyId, 0))!;
+    expect((await fetch(`${env().gw.url}/v1/batches/${b.id}`, { headers: { 'SERVICE-API-KEY': own.key } })).status).to.equal(401);
+    worker = await startBatchWorker();
+    for (let i = 0; i < 100 && !['completed'].includes((await batchById(b.id))!.status); i++) await new Promise((r) => setTimeout(r, 200));
+    const lines = await finishedLines(b.id);
+    expect(lines.map((l) => [l.state, l.status_code, (l.result as { error?: { code: string } }).error?.code])).to.deep.equal([
+      ['errored', 401, 'INVALID_API_KEY'],
+      ['errored', 401, 'INVALID_API_KEY'],
+    ]);
+    expect(env().sim.log.entries).to.have.length(0);
+    await usageSettled();
+    expect(await batchUsage(b.id)).to.have.length(0);
+    // the new secret reads the batch (same key id, same org)
+    expect((await fetch(`${env().gw.url}/v1/batches/${b.id}`, { headers: { 'SERVICE-API-KEY': rotated.key } })).status).to.equal(200);
   });
 });
