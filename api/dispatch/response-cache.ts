@@ -80,7 +80,16 @@ export async function streamThroughCache(ctx: AppContext, req: Request, res: Res
   await keep(ctx, key, events, ttlS);
 }
 
-const keyOf = (req: Request, body: unknown) => keys.responseCache(sha256Hex(`${req.auth!.orgId}\n${routeOf(req)}\n${JSON.stringify(body)}`));
+/**
+ * The digest names the model the body's `model` resolves to for this request (a routing plan's alias
+ * is its target): two plans of one org may map one alias to different models, and an answer made by
+ * one must never answer the other (nor a key whose allowed models hold only the other).
+ */
+function keyOf(req: Request, body: unknown): string {
+  const asked = (body as { model?: unknown } | null)?.model;
+  const target = typeof asked === 'string' ? (req.auth!.modelMap[asked] ?? asked) : '';
+  return keys.responseCache(sha256Hex(`${req.auth!.orgId}\n${routeOf(req)}\n${target}\n${JSON.stringify(body)}`));
+}
 
 /**
  * A kept answer, if any: it is one request for the key's `rpm` (a member's limit holds on hits too),

@@ -10,7 +10,9 @@ import { UsageEvent } from '../../../shared/db/models';
 import { QueryTypes } from 'sequelize';
 import { db } from '../../../shared/db/sequelize';
 import { roomInMinute, waitFor } from '../../helpers/wait';
-import { updateKeyControls } from '../../../shared/tenancy/ops';
+import { createApiKey, updateKeyControls } from '../../../shared/tenancy/ops';
+import { RoutingPlan } from '../../../shared/db/models';
+import { bumpEpoch } from '../../../shared/cache/epoch';
 
 const chat = (n: number) => ({ model: 'sim-chat', messages: [{ role: 'user', content: `cache me ${n}` }] });
 const sent = () => env().sim.log.entries.length;
@@ -173,5 +175,26 @@ describe('answer cache (SERVICE-CACHE)', () => {
     const refusedStream = await post('/v1/chat/completions', { ...body, stream: true }, on, o.key);
     expect([refusedStream.status, refusedStream.body.error.code], 'a streamed hit, refused before its stream starts').to.deep.equal([429, 'rate_limit_exceeded']);
     expect(sent(), 'nothing sent').to.equal(before);
+  });
+  it("an alias is cached as the model it names: two routing plans mapping one alias to different models never share an answer, and a key's allowed models hold on a hit", async () => {
+    const o = await buildOrg(env().redis);
+    const toChat = await RoutingPlan.create({ orgId: o.org.id, name: 'cache-a', modelMap: { fast: 'sim-chat' }, projectId: null } as never);
+    const toClaude = await RoutingPlan.create({ orgId: o.org.id, name: 'cache-b', modelMap: { fast: 'sim-claude' }, projectId: null } as never);
+    await bumpEpoch(env().redis);
+    // a member's key that may call sim-claude only
+    const limited = await createApiKey(env().redis, { orgId: o.org.id, controls: { allowedModels: ['sim-claude'] } });
+    const on = { 'SERVICE-CACHE': 'on' };
+    const body = { model: 'fast', messages: [{ role: 'user', content: `one alias, two plans ${Date.now()}` }] };
+    const viaChat = await post(`/r/${toChat.id}/v1/chat/completions`, body, on, o.key);
+    expect([viaChat.status, viaChat.headers.get('x-service-cache')]).to.deep.equal([200, 'MISS']);
+    // the limited key may not call sim-chat: through the plan that names it, refused
+    expect((await post(`/r/${toChat.id}/v1/chat/completions`, body, on, limited.key)).status).to.equal(403);
+    const before = sent();
+    const viaClaude = await post(`/r/${toClaude.id}/v1/chat/completions`, body, on, limited.key);
+    expect([viaClaude.status, viaClaude.headers.get('x-service-cache')], "another plan's alias: not the sim-chat answer").to.deep.equal([200, 'MISS']);
+    expect(viaClaude.body.id).to.not.equal(viaChat.body.id);
+    expect(sent(), 'sent to sim-claude').to.equal(before + 1);
+    const again = await post(`/r/${toClaude.id}/v1/chat/completions`, body, on, o.key);
+    expect([again.headers.get('x-service-cache'), again.body.id], 'the same plan: its own answer').to.deep.equal(['HIT', viaClaude.body.id]);
   });
 });
