@@ -1,7 +1,7 @@
 import bytes from 'bytes';
 import express from 'express';
 import type { Request, Response, NextFunction, RequestHandler } from 'express';
-import { assertJsonDepth, assertStorableText } from './json-checks';
+import { assertJsonDepth, assertParsedDepth, assertStorableText } from './json-checks';
 
 /**
  * JSON body parser with a route's own size cap, enforced while reading. Not strict: a body that is
@@ -15,11 +15,14 @@ import { assertJsonDepth, assertStorableText } from './json-checks';
  *
  * Bodies nested deeper than MAX_JSON_DEPTH, and strings Postgres cannot store (NUL, lone
  * surrogates), are refused with 400 `invalid_request` (json-checks.ts); the parsed body is walked for
- * the latter only when its raw bytes hold a `\u` escape (or are not UTF-8).
+ * the latter only when its raw bytes hold a `\u` escape (or are not UTF-8: then its depth is checked
+ * on that walk's way too, since bytes of UTF-16 or UTF-32 cannot be scanned for brackets and quotes).
  */
 /** Set on a request whose raw JSON showed it holds only storable text (assertJsonDepth). */
 const STORABLE = Symbol('gw.storableBody');
-type Marked = Request & { [STORABLE]?: true };
+/** Set on a request whose body was not UTF-8: its depth is checked on the parsed body (assertParsedDepth). */
+const OTHER_CHARSET = Symbol('gw.otherCharset');
+type Marked = Request & { [STORABLE]?: true; [OTHER_CHARSET]?: true };
 
 export function jsonBody(limit: string | number = '20mb'): RequestHandler {
   const parse = express.json({
@@ -27,9 +30,10 @@ export function jsonBody(limit: string | number = '20mb'): RequestHandler {
     strict: false,
     type: ['application/json', 'application/*+json'],
     verify: (req, _res, raw, encoding) => {
-      const { mayBeUnstorable } = assertJsonDepth(raw);
+      // other charsets (UTF-16, UTF-32) cannot be scanned byte by byte: their parsed body is walked instead
+      if (!/^utf-?8$/i.test(encoding)) return void ((req as Marked)[OTHER_CHARSET] = true);
       // a UTF-8 body without a \u escape cannot hold NUL or a lone surrogate: no walk of the parsed body
-      if (!mayBeUnstorable && /^utf-?8$/i.test(encoding)) (req as Marked)[STORABLE] = true;
+      if (!assertJsonDepth(raw).mayBeUnstorable) (req as Marked)[STORABLE] = true;
     },
   });
   const max = typeof limit === 'number' ? limit : bytes.parse(limit)!;
@@ -41,6 +45,7 @@ export function jsonBody(limit: string | number = '20mb'): RequestHandler {
       req.off('data', count);
       if (!err && !(req as Marked)[STORABLE]) {
         try {
+          if ((req as Marked)[OTHER_CHARSET]) assertParsedDepth(req.body);
           assertStorableText(req.body);
         } catch (e) {
           err = e;

@@ -3,6 +3,8 @@ import { ApiError } from '../../shared/errors/ApiError';
 /** Deepest nesting of objects and arrays a JSON body may have. */
 export const MAX_JSON_DEPTH = 128;
 
+const tooDeep = (code: string) => new ApiError(400, code, `The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`);
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const OPEN_OBJ = 0x7b;
@@ -47,11 +49,25 @@ export function assertJsonDepth(raw: Buffer, code = 'invalid_request'): { mayBeU
       else if (b === 0) escapes = true;
     } else if (b === QUOTE) inString = true;
     else if (b === OPEN_OBJ || b === OPEN_ARR) {
-      if (++depth > MAX_JSON_DEPTH) throw new ApiError(400, code, `The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`);
+      if (++depth > MAX_JSON_DEPTH) throw tooDeep(code);
     } else if (b === CLOSE_OBJ || b === CLOSE_ARR) depth--;
     else if (b === 0) escapes = true;
   }
   return { mayBeUnstorable: escapes };
+}
+
+/**
+ * Refuses (400) a parsed value nested deeper than MAX_JSON_DEPTH, iteratively. For a body whose raw
+ * bytes assertJsonDepth cannot read: one in a charset other than UTF-8 (UTF-16 or UTF-32, where a
+ * bracket or quote is not one byte, and a byte 0x22 or 0x5b may be half of another character).
+ */
+export function assertParsedDepth(body: unknown, code = 'invalid_request'): void {
+  const stack: Array<[object, number]> = body && typeof body === 'object' ? [[body, 1]] : [];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (depth > MAX_JSON_DEPTH) throw tooDeep(code);
+    for (const x of Array.isArray(v) ? v : Object.values(v)) if (x && typeof x === 'object') stack.push([x, depth + 1]);
+  }
 }
 
 /** `String.prototype.isWellFormed` (Node 20; not yet in the compiler's lib): no lone surrogate. */

@@ -1,3 +1,5 @@
+import { assertParsedDepth } from '../../api/middleware/json-checks';
+
 /** OpenAI's batch input: one `{custom_id, method: "POST", url, body}` object per line. */
 export interface InputLine {
   custom_id: string;
@@ -47,6 +49,12 @@ export function parseInput(bytes: Buffer, endpoint: string): { lines: InputLine[
     if (o.method !== 'POST') return void errors.push({ code: 'invalid_method', message: `Line ${line}: \`method\` must be "POST".`, line, param: 'method' });
     if (o.url !== endpoint) return void errors.push({ code: 'mismatched_url', message: `Line ${line}: \`url\` must be the batch's endpoint, ${endpoint}.`, line, param: 'url' });
     if (!o.body || typeof o.body !== 'object' || Array.isArray(o.body)) return void errors.push({ code: 'invalid_request', message: `Line ${line}: \`body\` must be a JSON object.`, line, param: 'body' });
+    // nested deeper than a request body may be (the line's own request would be refused): storing it would overflow the stack
+    try {
+      assertParsedDepth(o.body);
+    } catch (e) {
+      return void errors.push({ code: 'invalid_request', message: `Line ${line}: ${(e as Error).message.replace('The request body', '`body`')}`, line, param: 'body' });
+    }
     lines.push({ custom_id: o.custom_id, body: o.body as Record<string, unknown> });
   });
   return { lines, errors };

@@ -176,6 +176,19 @@ describe('OpenAI Batch API with the official client: files, batches, results, bi
     expect(env().sim.log.entries).to.have.length(0);
   });
 
+  it('a line whose body is nested deeper than a request body may be fails the batch at validation (it used to stay validating forever), nothing run or billed', async () => {
+    // written as text: JSON.stringify itself overflows the stack on 20,000 levels
+    const line = (id: string, depth: number) =>
+      JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/chat/completions', body: { model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }], metadata: { x: 'DEEP' } } }).replace('"DEEP"', '['.repeat(depth) + ']'.repeat(depth));
+    const text = [line('ok', 100), line('deep', 20_000)].join('\n');
+    const b = await s.openai.batches.create({ input_file_id: await uploadBatchFile(s.openai, text), endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const done = await batchEnds(s.openai, b.id, undefined, 20_000);
+    expect(done.status).to.equal('failed');
+    expect(done.errors!.data!.map((e) => [e.line, e.code, e.param, e.message])).to.deep.equal([[2, 'invalid_request', 'body', 'Line 2: `body` is nested deeper than 128 levels.']]);
+    expect(done.request_counts).to.deep.equal({ total: 0, completed: 0, failed: 0 });
+    expect(env().sim.log.entries).to.have.length(0);
+  });
+
   it('files: list (cursor), retrieve, content, delete; batches: list with a cursor', async () => {
     const other = await buildOrg(env().redis);
     const stranger = new OpenAI({ apiKey: other.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });

@@ -89,6 +89,24 @@ describe('bad input is a 4xx, never a 500, and is not billed', () => {
     expect(served.status, served.text).to.equal(200);
   });
 
+  it('a UTF-16 body nested deeper than 128 is refused like a UTF-8 one (its bytes cannot be scanned for brackets): 400, nothing upstream', async () => {
+    // U+0122 is the bytes 22 01 in UTF-16LE: a byte scan took its 0x22 for a quote and the brackets after it for text
+    for (const depth of [200, 5000]) {
+      const deep = `["\u0122",${'['.repeat(depth)}${']'.repeat(depth)}]`;
+      for (const route of routes.filter((r) => r.path !== '/v1/systemone')) {
+        const raw = JSON.stringify(route.body('x')).replace('"x"', deep);
+        for (const [charset, bytes] of [['utf-16le', Buffer.from(raw, 'utf16le')], ['utf-16be', Buffer.from(raw, 'utf16le').swap16()]] as const) {
+          const r = await post(route.path, bytes, { 'content-type': `application/json; charset=${charset}`, 'anthropic-version': '2023-06-01' });
+          await expectRefusedUnbilled(r, [400]);
+          expect(r.body.error.message, `${route.path} ${charset} ${depth}`).to.include('nested deeper than 128');
+        }
+      }
+    }
+    // not too deep: served as before
+    const ok = await post('/v1/chat/completions', Buffer.from(JSON.stringify(routes[0].body('\u0122 ok')), 'utf16le'), { 'content-type': 'application/json; charset=utf-16le' });
+    expect(ok.status, ok.text).to.equal(200);
+  });
+
   it('well-formed astral characters (surrogate pairs) and ordinary escapes are accepted', async () => {
     const r = await post('/v1/responses', JSON.stringify({ model: 'sim-chat', input: 'emoji \ud83d\ude00 and tab\t' }));
     expect(r.status, r.text).to.equal(200);
