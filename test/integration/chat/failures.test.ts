@@ -12,6 +12,8 @@ import { insertUsage } from '../../../shared/metering/usage';
 import { appendUsage, outboxStats } from '../../../shared/metering/usage-outbox';
 import { outboxDuring, usageSettled } from '../../helpers/usage';
 import { leasesFreed } from '../../helpers/leases';
+import { ScriptedUpstream } from '../../helpers/scripted-upstream';
+import { expectErrorEnvelope } from '../../helpers/errors';
 
 const body = (extra: Record<string, unknown> = {}) => ({ model: 'sim-chat', messages: [{ role: 'user', content: 'failure test' }], ...extra });
 const chat = (key: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
@@ -72,6 +74,26 @@ describe('upstream failures, cancellation, dead workers and passthrough', () => 
     expect(r.headers.get('x-service-deployment')).to.equal('simulator');
     await usageSettled();
     expect(await UsageEvent.count({ where: { requestId: r.headers.get('x-service-request-id')! } })).to.equal(0);
+  });
+
+  it("a 5xx body that is no API error (a stack trace, an HTML page) is not quoted to the caller: 502 upstream_error with the status only", async () => {
+    const up = await ScriptedUpstream.start();
+    try {
+      const model = await up.model();
+      const trace = 'TypeError: Cannot read properties of undefined\n    at handler (/srv/upstream/app.js:12:5)\n    at next (/srv/upstream/node_modules/router/index.js:280:10)';
+      up.otherwise = () => ({ kind: 'json', status: 500, body: trace });
+      const r = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model, messages: [{ role: 'user', content: 'hi' }] } });
+      expect(r.status, r.text).to.equal(502);
+      expectErrorEnvelope(r.text, 'upstream_error');
+      expect(r.body.error.message).to.equal('Upstream failed with status 500: status 500');
+      expect(r.text).to.not.include('/srv/upstream');
+      // an API error's own message is still passed on
+      up.otherwise = () => ({ kind: 'json', status: 500, body: { error: { message: 'The server had an error while processing your request.' } } });
+      const api = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model, messages: [{ role: 'user', content: 'hi' }] } });
+      expect(api.body.error.message).to.equal('Upstream failed with status 500: The server had an error while processing your request.');
+    } finally {
+      await up.close();
+    }
   });
 
   it('an unreachable upstream is 503 upstream_unavailable naming the error code, never the upstream\'s address', async () => {
