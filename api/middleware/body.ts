@@ -1,7 +1,7 @@
 import bytes from 'bytes';
 import express from 'express';
 import type { Request, Response, NextFunction, RequestHandler } from 'express';
-import { assertJsonDepth, assertParsedDepth, assertStorableText } from './json-checks';
+import { assertJsonDepth, assertParsedDepth, assertStorableText } from '../../shared/http/json-checks';
 
 /**
  * JSON body parser with a route's own size cap, enforced while reading. Not strict: a body that is

@@ -1,7 +1,7 @@
 import type { Request, Response, NextFunction } from 'express';
 import { ApiError } from '../../shared/errors/ApiError';
 import { errors } from '../../shared/errors/codes';
-import { assertJsonDepth, assertStorableText } from './json-checks';
+import { assertJsonDepth, assertStorableText } from '../../shared/http/json-checks';
 
 export interface BoundedJsonOptions {
   /** Raw body cap in bytes; over it answers 413 `payload_too_large` while reading. */

@@ -56,7 +56,7 @@ export const PARTS: Array<[string, RegExp]> = [
   ['metrics (prom-client)', /prom-client|middleware\/metrics|shared\/metrics/],
   ['request log', /middleware\/request-log|metering\/request-log/],
   ['authentication', /middleware\/authenticate|shared\/tenancy\/|shared\/auth\/|shared\/crypto/],
-  ['body read and checks', /body-parser|raw-body|middleware\/(body|json-checks|bounded-json|storable-body|require-json|body-deadline)/],
+  ['body read and checks', /body-parser|raw-body|middleware\/(body|bounded-json|storable-body|require-json|body-deadline)|json-checks/],
   ['fair reading, governor', /fair-read|loop-lag|concurrency-governor/],
   ['key limits', /shared\/limits\//],
   ['lane leases', /shared\/lanes\//],

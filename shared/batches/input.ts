@@ -1,4 +1,4 @@
-import { assertParsedDepth } from '../../api/middleware/json-checks';
+import { assertParsedDepth } from '../http/json-checks';
 
 /** OpenAI's batch input: one `{custom_id, method: "POST", url, body}` object per line. */
 export interface InputLine {

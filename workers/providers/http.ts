@@ -216,7 +216,7 @@ async function readErrorAnswer(res: UpstreamResponse, reader?: ErrorHintReader):
   // A 5xx body without an API error message (an HTML error page, a proxy's page, a stack trace) is the
   // upstream's internals, not an answer to the caller: logged, never quoted.
   const unquoted = !(typeof m === 'string' && m) && res.status >= 500 && text.length > 0;
-  if (unquoted) logger.warn({ status: res.status, body: text.slice(0, 500) }, 'upstream error body without a message');
+  if (unquoted) logger.warn({ status: res.status, body: text.slice(0, 200) }, 'upstream error body without a message');
   const message = typeof m === 'string' && m ? m.slice(0, 500) : (!unquoted && text.slice(0, 200)) || `status ${res.status}`;
   const hints = json !== undefined && reader ? reader(res.status, json) : {};
   return { status: res.status, message, retryAfterMs: parseRetryAfter(res.header('retry-after')) ?? hints.retryAfterMs, hints };

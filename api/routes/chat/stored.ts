@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { errors } from '../../../shared/errors/codes';
 import { logger } from '../../../shared/logger';
-import { storableCopy } from '../../middleware/json-checks';
+import { storableCopy } from '../../../shared/http/json-checks';
 import { pageLimit, queryText } from '../batches/gate';
 import {
   deleteStoredChat,

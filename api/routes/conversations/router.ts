@@ -8,7 +8,7 @@ import { checkMetadata } from '../chat/stored';
 import { newId } from '../../dialects/responses/response';
 import { inputItemsOf } from '../../dialects/responses/input-items';
 import type { ResponsesItem } from '../../dialects/responses/request';
-import { storableCopy } from '../../middleware/json-checks';
+import { storableCopy } from '../../../shared/http/json-checks';
 import { conversationMessages, conversationNotFound } from '../responses/conversation';
 import { includeOf, shownItem } from '../responses/include';
 import {

@@ -7,7 +7,7 @@ import { logger } from '../../../shared/logger';
 import { keys } from '../../../shared/redis/keys';
 import { chatQueue } from '../../../shared/queues/names';
 import { laneFor } from '../../../shared/lanes/policy';
-import { storableCopy } from '../../middleware/json-checks';
+import { storableCopy } from '../../../shared/http/json-checks';
 import { addUsageToRow, logFailedCall, logState, logSucceededRun } from '../../middleware/request-log';
 import { dispatchChat, type resolveChatModel } from '../../dispatch/chat';
 import { addUsage, type CanonicalChunk, type CanonicalCompletion, type CanonicalMessage } from '../../dialects/canonical';

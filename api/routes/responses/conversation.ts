@@ -5,7 +5,7 @@ import { addConversationItems, allConversationItems, findConversation } from '..
 import type { CanonicalMessage } from '../../dialects/canonical';
 import { itemsToMessages, type ResponsesItem, type ResponsesRequest } from '../../dialects/responses/request';
 import { requestInputItems } from '../../dialects/responses/input-items';
-import { storableCopy } from '../../middleware/json-checks';
+import { storableCopy } from '../../../shared/http/json-checks';
 import { openCompactions } from './compact';
 import { historyOf } from './store';
 

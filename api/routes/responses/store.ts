@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import { StoredResponse } from '../../../shared/db/models';
 import { ApiError } from '../../../shared/errors/ApiError';
 import type { CanonicalMessage } from '../../dialects/canonical';
-import { storableCopy } from '../../middleware/json-checks';
+import { storableCopy } from '../../../shared/http/json-checks';
 import type { ResponsesItem } from '../../dialects/responses/request';
 import { requestInputItems } from '../../dialects/responses/input-items';
 import { withinRetention } from '../../../shared/responses/retention';

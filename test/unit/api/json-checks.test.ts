@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { assertJsonDepth } from '../../../api/middleware/json-checks';
+import { assertJsonDepth } from '../../../shared/http/json-checks';
 
 describe('json checks: what the raw bytes say about the parsed body', () => {
   const scan = (text: string | Buffer) => assertJsonDepth(Buffer.isBuffer(text) ? text : Buffer.from(text, 'utf8')).mayBeUnstorable;

@@ -18,6 +18,7 @@ const HOT = [
   'api/dispatch/route.ts',
   'api/dispatch/target.ts',
   'api/middleware',
+  'shared/http/json-checks.ts',
   'api/routes/chat',
   'api/routes/messages/router.ts',
   'api/routes/responses/router.ts',

@@ -1,4 +1,4 @@
-import { ApiError } from '../../shared/errors/ApiError';
+import { ApiError } from '../errors/ApiError';
 
 /** Deepest nesting of objects and arrays a JSON body may have. */
 export const MAX_JSON_DEPTH = 128;
