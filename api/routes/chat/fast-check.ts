@@ -15,8 +15,8 @@ type Obj = Record<string, unknown>;
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
 
-/** Absent, null, or a safe integer within [min, max]. */
-const intOrNull = (v: unknown, min: number, max = Number.MAX_SAFE_INTEGER) => v === undefined || v === null || (Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max);
+/** Absent, null, or a safe integer within [min, max] (not -0, which Joi returns as 0). */
+const intOrNull = (v: unknown, min: number, max = Number.MAX_SAFE_INTEGER) => v === undefined || v === null || (Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max && !Object.is(v, -0));
 /** Absent, null, or a finite number within [min, max] (not -0, which Joi returns as 0). */
 const numOrNull = (v: unknown, min: number, max: number) => v === undefined || v === null || (typeof v === 'number' && v >= min && v <= max && !Object.is(v, -0));
 
@@ -36,6 +36,10 @@ export function plainChatBody(body: unknown): Obj | undefined {
   if (so !== undefined && so !== null && !(isRecord(so) && (so.include_usage === undefined || typeof so.include_usage === 'boolean'))) return undefined;
   if (!intOrNull(body.max_tokens, 1) || !intOrNull(body.max_completion_tokens, 1) || !intOrNull(body.n, 1, 128)) return undefined;
   if (!numOrNull(body.temperature, 0, 2) || !numOrNull(body.top_p, 0, 1)) return undefined;
+  if (!numOrNull(body.frequency_penalty, -2, 2) || !numOrNull(body.presence_penalty, -2, 2) || !intOrNull(body.top_logprobs, 0, 20)) return undefined;
+  if (body.logprobs !== undefined && body.logprobs !== null && typeof body.logprobs !== 'boolean') return undefined;
+  // any integer JSON can hold (Joi's `unsafe`): not Infinity, not a fraction, not -0 (Joi returns it as 0)
+  if (body.seed !== undefined && body.seed !== null && !(Number.isInteger(body.seed) && !Object.is(body.seed, -0))) return undefined;
   const safety = body.safety_identifier;
   if (safety !== undefined && safety !== null && !(typeof safety === 'string' && safety.length <= SAFETY_IDENTIFIER_MAX)) return undefined;
   if (tools !== undefined && !(Array.isArray(tools) && tools.every((t) => isRecord(t) && typeof t.type === 'string' && t.type !== ''))) return undefined;

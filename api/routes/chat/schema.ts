@@ -25,6 +25,12 @@ export const chatSchema = Joi.object({
   temperature: Joi.number().min(0).max(2).allow(null),
   top_p: Joi.number().min(0).max(1).allow(null),
   n: Joi.number().integer().min(1).max(128).allow(null),
+  // OpenAI's ranges; a number JSON cannot hold (1e309 parses to Infinity) is refused rather than sent on as null
+  logprobs: Joi.boolean().allow(null),
+  top_logprobs: Joi.number().integer().min(0).max(20).allow(null),
+  frequency_penalty: Joi.number().min(-2).max(2).allow(null),
+  presence_penalty: Joi.number().min(-2).max(2).allow(null),
+  seed: Joi.number().integer().unsafe().allow(null),
   tools: Joi.array().items(Joi.object({ type: Joi.string().required() }).unknown(true)),
   // `store: true` keeps the completion for the stored completions endpoints (stored.ts)
   store: Joi.boolean().allow(null),

@@ -107,6 +107,19 @@ describe('bad input is a 4xx, never a 500, and is not billed', () => {
     expect(ok.status, ok.text).to.equal(200);
   });
 
+  it('/v1/chat/completions: a number JSON parses to Infinity (1e309) or out of OpenAI\'s range in top_logprobs, seed or a penalty is a 400 naming it, never sent on as null', async () => {
+    const head = '{"model":"sim-chat","messages":[{"role":"user","content":"hi"}],';
+    for (const [field, value] of [['top_logprobs', '1e309'], ['top_logprobs', '21'], ['top_logprobs', '-1'], ['seed', '1e309'], ['seed', '1.5'], ['frequency_penalty', '-1e309'], ['presence_penalty', '2.5'], ['logprobs', '"yes"']]) {
+      const r = await post('/v1/chat/completions', `${head}"${field}":${value}}`);
+      await expectRefusedUnbilled(r, [400]);
+      expect(r.body.error.code, r.text).to.equal('invalid_request');
+      expect(r.body.error.param, r.text).to.equal(field);
+    }
+    // within range (a seed beyond 2^53 included: any integer JSON can hold) it is served
+    const ok = await post('/v1/chat/completions', `${head}"logprobs":true,"top_logprobs":20,"seed":18446744073709551615,"frequency_penalty":-2,"presence_penalty":2}`);
+    expect(ok.status, ok.text).to.equal(200);
+  });
+
   it('well-formed astral characters (surrogate pairs) and ordinary escapes are accepted', async () => {
     const r = await post('/v1/responses', JSON.stringify({ model: 'sim-chat', input: 'emoji \ud83d\ude00 and tab\t' }));
     expect(r.status, r.text).to.equal(200);

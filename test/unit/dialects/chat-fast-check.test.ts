@@ -14,14 +14,14 @@ const base = (): Obj => ({ model: 'gpt-4o', messages: [{ role: 'user', content: 
 
 /** Values of every JSON kind, with the boundaries the schema's rules sit on. */
 const VALUES: unknown[] = [
-  undefined, null, true, false, 0, -0, 1, 2, 0.5, 1.5, 2.0000001, -1, 128, 129, 1e20, 9007199254740991, 9007199254740992, 3.7,
+  undefined, null, true, false, 0, -0, 1, 2, 0.5, 1.5, 2.0000001, -1, -2, -2.5, 20, 21, 128, 129, 1e20, Infinity, -Infinity, 9007199254740991, 9007199254740992, 3.7,
   '', 'x', '1', 'true', 'i'.repeat(128), 'i'.repeat(129), [], [1], {}, { include_usage: true }, { include_usage: 'yes' }, { include_usage: false, extra: 1 },
 ];
 
 /** Bodies: the base with one field set to each value, messages and tools of many shapes, and oddities. */
 function corpus(): unknown[] {
   const out: unknown[] = [null, [], 'x', 5, {}, base()];
-  const fields = ['model', 'messages', 'stream', 'stream_options', 'max_tokens', 'max_completion_tokens', 'temperature', 'top_p', 'n', 'tools', 'user', 'seed', 'safety_identifier'];
+  const fields = ['model', 'messages', 'stream', 'stream_options', 'max_tokens', 'max_completion_tokens', 'temperature', 'top_p', 'n', 'tools', 'user', 'seed', 'safety_identifier', 'logprobs', 'top_logprobs', 'frequency_penalty', 'presence_penalty'];
   for (const f of fields) {
     for (const v of VALUES) {
       const b = base();
