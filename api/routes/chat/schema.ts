@@ -51,4 +51,9 @@ export const completionsSchema = Joi.object({
   stream_options: Joi.object({ include_usage: Joi.boolean() }).unknown(true).allow(null),
   max_tokens: Joi.number().integer().min(1).allow(null),
   temperature: Joi.number().min(0).max(2).allow(null),
+  top_p: Joi.number().min(0).max(1).allow(null),
+  n: Joi.number().integer().min(1).max(128).allow(null),
+  frequency_penalty: Joi.number().min(-2).max(2).allow(null),
+  presence_penalty: Joi.number().min(-2).max(2).allow(null),
+  seed: Joi.number().integer().unsafe().allow(null),
 }).unknown(true);
