@@ -27,7 +27,7 @@ export function dashboardAuthRoutes(redis: RedisClient, kit: WebKit): Router {
     if (!(await verifyPassword(String(req.body?.password ?? ''), user?.passwordHash ?? null)) || !user) {
       return res.status(401).send(page(chrome('Sign in'), signInForm({ action: '/dashboard/sign-in', csrf: kit.csrfToken(req, res), heading: 'Sign in to your organization', error: 'Wrong email or password.', email })));
     }
-    await signIn(req, user.id);
+    await signIn(req, user);
     res.redirect(303, '/dashboard');
   });
   r.post('/sign-out', async (req, res) => {
@@ -58,7 +58,7 @@ export function dashboardAuthRoutes(redis: RedisClient, kit: WebKit): Router {
     }
     await consumePasswordLink(redis, req.params.token);
     await recordAudit({ actor: { type: 'web_session', id: user.id, label: user.email }, method: 'POST', path: '/dashboard/password', family: 'users', targetId: user.id, status: 200 });
-    await signIn(req, user.id);
+    await signIn(req, user);
     res.redirect(303, '/dashboard');
   });
 
@@ -66,7 +66,7 @@ export function dashboardAuthRoutes(redis: RedisClient, kit: WebKit): Router {
     const who = await consumeImpersonationTicket(redis, String(req.query.ticket ?? ''));
     const user = who ? await User.findOne({ where: { id: who.userId, deletedAt: null } }) : null;
     if (!who || !user) throw new ApiError(404, 'invalid_impersonation_ticket', 'This impersonation link is unknown, used or expired.');
-    await signIn(req, user.id, { impersonatedBy: { adminId: who.adminId, adminEmail: who.adminEmail, until: Date.now() + IMPERSONATION_MINUTES * 60_000 } });
+    await signIn(req, user, { impersonatedBy: { adminId: who.adminId, adminEmail: who.adminEmail, until: Date.now() + IMPERSONATION_MINUTES * 60_000 } });
     req.session.cookie.maxAge = IMPERSONATION_MINUTES * 60_000;
     await recordAudit({ actor: { type: 'web_session', id: who.adminId, label: `${who.adminEmail} as ${user.email}` }, method: 'GET', path: '/dashboard/impersonate', family: 'users', targetId: user.id, status: 200, fields: ['impersonation_started'] });
     res.redirect(303, '/dashboard');

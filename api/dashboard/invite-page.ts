@@ -1,4 +1,4 @@
-import { Router, type Request, type Response } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { InviteCode, Organization } from '../../shared/db/models';
 import { recordAudit } from '../../shared/audit/audit';
 import { ApiError } from '../../shared/errors/ApiError';
@@ -34,14 +34,20 @@ ${typed.error ? html`<p class="error" role="alert" id="password-error">${typed.e
   });
   // A redemption by an existing account checks its password: the dashboard sign-in's failure limits
   // (the same counters) apply, or an open invitation would be a password-guessing path around them.
-  r.post('/invite/:code', ...signInLimit(redis, 'dashboard', (res) => res.locals.wrongPassword === true), async (req, res) => {
+  // An invitation that names an email checks that account whatever the form typed: the limits count it.
+  const invitedEmail: RequestHandler = async (req, _res, next) => {
+    const named = (await openInvitation(String(req.params.code)).catch(() => undefined))?.invite.email;
+    if (named && req.body) req.body.email = named;
+    next();
+  };
+  r.post('/invite/:code', invitedEmail, ...signInLimit(redis, 'dashboard', (res) => res.locals.wrongPassword === true), async (req, res) => {
     if (req.session.impersonatedBy) throw new ApiError(403, 'impersonation_forbidden', 'An impersonation session cannot redeem invitations.');
     const code = String(req.params.code);
     const email = String(req.body?.email ?? '').slice(0, 320);
     try {
       const { user, org, role } = await redeemInvitation(code, email, String(req.body?.password ?? ''));
       await recordAudit({ actor: { type: 'web_session', id: user.id, label: user.email }, method: 'POST', path: '/dashboard/invite', family: 'invite-codes', targetId: code, status: 200, fields: [`org:${org.id}`, `role:${role}`] });
-      await signIn(req, user.id);
+      await signIn(req, user);
       res.redirect(303, `/dashboard/o/${org.slug}`);
     } catch (err) {
       if (!(err instanceof InvitationFormError)) throw err;

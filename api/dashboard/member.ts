@@ -2,6 +2,7 @@ import type { Request, Response, NextFunction } from 'express';
 import { Membership, Organization, User } from '../../shared/db/models';
 import { ApiError } from '../../shared/errors/ApiError';
 import { findOrg } from '../../shared/tenancy/ops';
+import { sessionHolds } from '../web/session';
 
 export interface DashboardViewer {
   user: User;
@@ -29,7 +30,8 @@ export async function requireViewer(req: Request, res: Response, next: NextFunct
   const session = req.session as typeof req.session | undefined; // none when the cookie's path does not match
   const imp = session?.impersonatedBy;
   const user = session?.userId ? await User.findOne({ where: { id: session.userId, deletedAt: null } }) : null;
-  if (!user || (imp && imp.until < Date.now())) {
+  // a session begun before the user's current password (a reset, set-password) no longer holds
+  if (!user || !sessionHolds(session!, user) || (imp && imp.until < Date.now())) {
     if (session?.userId) await new Promise<void>((r) => session.destroy(() => r()));
     return res.redirect(303, `/dashboard/sign-in`);
   }

@@ -16,6 +16,8 @@ declare module 'express-session' {
     impersonatedBy?: { adminId: string; adminEmail: string; until: number };
     /** Marks a visitor's session before sign-in so its CSRF token stays valid. */
     visitor?: boolean;
+    /** The user's password when the session began (`credentialOf`): a new password ends the session. */
+    credential?: string;
   }
 }
 
@@ -66,6 +68,11 @@ export function webKit(redis: RedisClient, opts: { name: 'dashboard' | 'console'
   ];
   const middleware: RequestHandler[] = [
     helmet({ contentSecurityPolicy: { directives: { 'script-src': ["'self'"], 'style-src': ["'self'"], 'img-src': ["'self'", 'data:'], 'form-action': ["'self'"] } } }),
+    // no page is kept by a browser or a proxy: some show a secret once (a new key, an invitation link)
+    (_req, res, next) => {
+      res.setHeader('Cache-Control', 'no-store');
+      next();
+    },
     ...sessionOnly,
     express.urlencoded({ extended: false, limit: '64kb' }),
     csrfCheck,
@@ -83,12 +90,30 @@ export function webKit(redis: RedisClient, opts: { name: 'dashboard' | 'console'
   };
 }
 
-/** Regenerates the session id on sign-in (no fixation) and stores who signed in. */
-export function signIn(req: Request, userId: string, extra: Partial<import('express-session').SessionData> = {}): Promise<void> {
+/** Who signs in: the user's id and stored password hash (null: none). */
+export interface SessionUser {
+  id: string;
+  passwordHash: string | null;
+}
+
+/**
+ * What a session keeps of its user's password: a keyed digest of the stored hash (never the hash
+ * itself). Any new password (a password link, `gateway user set-password`) changes it, so every
+ * session begun before it no longer holds (`sessionHolds`).
+ */
+const credentialOf = (user: SessionUser) =>
+  crypto.createHmac('sha256', config().secretKey).update(`web:credential:${user.id}:${user.passwordHash ?? ''}`).digest('base64url');
+
+/** Whether a session of `user` was begun with the password the user has now. */
+export const sessionHolds = (session: { credential?: string }, user: SessionUser): boolean => session.credential === credentialOf(user);
+
+/** Regenerates the session id on sign-in (no fixation) and stores who signed in, with their password's digest. */
+export function signIn(req: Request, user: SessionUser, extra: Partial<import('express-session').SessionData> = {}): Promise<void> {
   return new Promise((resolve, reject) =>
     req.session.regenerate((err) => {
       if (err) return reject(err);
-      req.session.userId = userId;
+      req.session.userId = user.id;
+      req.session.credential = credentialOf(user);
       Object.assign(req.session, extra);
       req.session.save((e) => (e ? reject(e) : resolve()));
     }),

@@ -5,7 +5,7 @@ import type { Actor } from '../../../shared/audit/audit';
 import { verifyPassword } from '../../../shared/web/passwords';
 import { userByEmail } from '../../../shared/web/sign-in-user';
 import { page, signInForm } from '../../web/layout';
-import { signIn, signOut, type WebKit } from '../../web/session';
+import { sessionHolds, signIn, signOut, type WebKit } from '../../web/session';
 import { signInLimit } from '../../web/sign-in-limit';
 
 declare global {
@@ -20,7 +20,8 @@ declare global {
 /** A live platform admin's session, or null. */
 export async function operatorOf(req: Request): Promise<User | null> {
   if (!req.session?.userId || req.session.impersonatedBy) return null;
-  return User.findOne({ where: { id: req.session.userId, deletedAt: null, isPlatformAdmin: true } });
+  const user = await User.findOne({ where: { id: req.session.userId, deletedAt: null, isPlatformAdmin: true } });
+  return user && sessionHolds(req.session, user) ? user : null; // not a session begun before a new password
 }
 
 /** Console pages need a platform admin's session; otherwise the sign-in page. */
@@ -45,7 +46,7 @@ export function consoleAuthRoutes(redis: RedisClient, kit: WebKit): Router {
     if (!(await verifyPassword(String(req.body?.password ?? ''), user?.passwordHash ?? null)) || !user) {
       return res.status(401).send(page(chrome, signInForm({ action: '/sign-in', csrf: kit.csrfToken(req, res), heading: 'Operator sign-in', error: 'Wrong email or password.', email })));
     }
-    await signIn(req, user.id);
+    await signIn(req, user);
     res.redirect(303, '/');
   });
   r.post('/sign-out', async (req, res) => {
