@@ -30,8 +30,10 @@ export async function requireViewer(req: Request, res: Response, next: NextFunct
   const session = req.session as typeof req.session | undefined; // none when the cookie's path does not match
   const imp = session?.impersonatedBy;
   const user = session?.userId ? await User.findOne({ where: { id: session.userId, deletedAt: null } }) : null;
-  // a session begun before the user's current password (a reset, set-password) no longer holds
-  if (!user || !sessionHolds(session!, user) || (imp && imp.until < Date.now())) {
+  // a session begun before the user's current password (a reset, set-password) no longer holds, nor an
+  // impersonation whose admin is no longer a live platform admin (demoted or deleted since)
+  const admin = user && imp ? await User.findOne({ where: { id: imp.adminId, deletedAt: null, isPlatformAdmin: true } }) : null;
+  if (!user || !sessionHolds(session!, user) || (imp && (imp.until < Date.now() || !admin))) {
     if (session?.userId) await new Promise<void>((r) => session.destroy(() => r()));
     return res.redirect(303, `/dashboard/sign-in`);
   }

@@ -7,13 +7,14 @@ import { buildOperator, buildWebMember, consoleAs, dashboardAs, WebClient, WEB_P
 import { Membership, User } from '../../../shared/db/models';
 import { createInvitation } from '../../../shared/tenancy/invitations';
 import { createPasswordLink } from '../../../shared/web/password-links';
+import { createImpersonationTicket } from '../../../shared/web/impersonation';
 import { setPassword } from '../../../shared/web/passwords';
 import { config } from '../../../shared/config/env';
 
 /** A loopback address of its own: the sign-in limiters count per client address. */
 const ownAddress = () => `127.0.${1 + crypto.randomInt(200)}.${2 + crypto.randomInt(250)}`;
 
-describe('web pages: secrets never cached, sessions end with their password, invitation guesses counted on the account', () => {
+describe('web pages and sessions: secrets never cached, sessions end with their password or their admin, invitation guesses counted on the account', () => {
   beforeEach(resetSim);
 
   it('every page is Cache-Control: no-store, above all those that show a secret once (new and rotated keys, invitation links, a new platform key)', async () => {
@@ -88,6 +89,27 @@ describe('web pages: secrets never cached, sessions end with their password, inv
     } finally {
       await admin.close();
     }
+  });
+
+  it('an impersonation session ends as soon as its admin is no longer a live platform admin (demoted or deleted)', async () => {
+    const o = await buildOrg(env().redis);
+    const user = await buildWebMember(o.org.id, 'owner');
+    const home = `/dashboard/o/${o.org.slug}`;
+    for (const end of ['demote', 'delete'] as const) {
+      const op = await buildOperator();
+      const ticket = await createImpersonationTicket(env().redis, { userId: user.id, adminId: op.id, adminEmail: op.email });
+      const web = new WebClient(env().gw.url);
+      expect((await web.get(`/dashboard/impersonate?ticket=${encodeURIComponent(ticket)}`)).status).to.equal(303);
+      const open = await web.get(home);
+      expect(open.status).to.equal(200);
+      expect(open.text).to.contain('data-test="impersonation-banner"');
+      await (end === 'demote' ? op.update({ isPlatformAdmin: false }) : op.update({ deletedAt: new Date() }));
+      const after = await web.get(home);
+      expect(after.status, end).to.equal(303);
+      expect(after.headers.location).to.equal('/dashboard/sign-in');
+    }
+    // the user's own session is not affected
+    expect((await (await dashboardAs(user)).get(home)).status).to.equal(200);
   });
 
   it("an invitation naming an existing account: wrong passwords count against that account's (address, email) limit whatever email is typed", async () => {
