@@ -35,7 +35,13 @@ export function createAdminApp(deps: { redis: RedisClient; queues: Queues }): Ex
   // every shard of a sharded queue is a queue of its own on the board (`chat-interactive`, `chat-interactive-1`, ...)
   createBullBoard({ queues: ALL_QUEUES.flatMap((q) => deps.queues.shards(q)).map((q) => new BullMQAdapter(q)), serverAdapter: board });
   const kit = consoleKit(deps.redis);
-  app.use('/admin/queues', ...kit.sessionOnly, dashboardGuard, board.getRouter());
+  // the queue board's pages are never framed by another site (clickjacking on its retry/clean/remove buttons)
+  const noFraming: express.RequestHandler = (_req, res, next) => {
+    res.setHeader('X-Frame-Options', 'DENY');
+    res.setHeader('Content-Security-Policy', "frame-ancestors 'none'");
+    next();
+  };
+  app.use('/admin/queues', noFraming, ...kit.sessionOnly, dashboardGuard, board.getRouter());
   app.use('/admin/v1', managementRouter(deps));
   const consolePages = webPages({ base: '', brand: 'Gateway operator console' }); // not the management API's paths
   app.use((req, res, next) => (req.path.startsWith('/admin/') ? next() : consolePages(req, res, next)));

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import type { RedisClient } from '../../shared/redis/connection';
 import { User } from '../../shared/db/models';
 import { recordAudit } from '../../shared/audit/audit';
-import { verifyPassword, setPassword, WeakPasswordError, MIN_PASSWORD_LENGTH } from '../../shared/web/passwords';
+import { verifyPassword, setPassword, assertPasswordAcceptable, WeakPasswordError, MIN_PASSWORD_LENGTH } from '../../shared/web/passwords';
 import { consumePasswordLink, peekPasswordLink } from '../../shared/web/password-links';
 import { consumeImpersonationTicket, IMPERSONATION_MINUTES } from '../../shared/web/impersonation';
 import { ApiError } from '../../shared/errors/ApiError';
@@ -47,16 +47,20 @@ export function dashboardAuthRoutes(redis: RedisClient, kit: WebKit): Router {
   r.post('/password/:token', async (req, res) => {
     if (req.session.impersonatedBy) throw new ApiError(403, 'impersonation_forbidden', 'An impersonation session cannot change passwords.');
     const password = String(req.body?.password ?? '');
-    const userId = await peekPasswordLink(redis, req.params.token);
-    const user = userId ? await User.findOne({ where: { id: userId, deletedAt: null } }) : null;
-    if (!user) throw new ApiError(404, 'invalid_password_link', 'This link is unknown, used or expired; ask an operator for a new one.');
+    const unknown = () => new ApiError(404, 'invalid_password_link', 'This link is unknown, used or expired; ask an operator for a new one.');
+    const peeked = await peekPasswordLink(redis, req.params.token);
+    if (!peeked || !(await User.findOne({ where: { id: peeked, deletedAt: null } }))) throw unknown();
     try {
-      await setPassword(user, password);
+      assertPasswordAcceptable(password); // a weak password leaves the link usable for another try
     } catch (err) {
       if (!(err instanceof WeakPasswordError)) throw err;
       return res.status(400).send(page(chrome('Choose a password'), passwordForm(req.params.token, kit.csrfToken(req, res), err.message)));
     }
-    await consumePasswordLink(redis, req.params.token);
+    // used up before the password is set, atomically: of two submissions at once only one sets it
+    const userId = await consumePasswordLink(redis, req.params.token);
+    const user = userId ? await User.findOne({ where: { id: userId, deletedAt: null } }) : null;
+    if (!user) throw unknown();
+    await setPassword(user, password);
     await recordAudit({ actor: { type: 'web_session', id: user.id, label: user.email }, method: 'POST', path: '/dashboard/password', family: 'users', targetId: user.id, status: 200 });
     await signIn(req, user);
     res.redirect(303, '/dashboard');

@@ -8,9 +8,9 @@ export const searchErrors = {
   /** 429: the org's allowance (overage off), monthly limit, or the member's cap for the period is used up. */
   quotaExceeded: (message: string, periodEnd: Date) =>
     new ApiError(429, 'quota_exceeded', message, { details: { period_resets_at: periodEnd.toISOString() } }),
-  /** 400: the caller named a provider that is unknown, disabled, or not in the org's allowed list. */
+  /** 400: the caller named a provider that is unknown, disabled, or not in the org's allowed list (its name quoted to 64 characters). */
   providerNotAllowed: (provider: string) =>
-    new ApiError(400, 'provider_not_allowed', `The search provider '${provider}' is unknown or not enabled.`),
+    new ApiError(400, 'provider_not_allowed', `The search provider '${provider.slice(0, 64)}${provider.length > 64 ? '…' : ''}' is unknown or not enabled.`),
   /** 409: the org's default provider was disabled since, no provider is available, or no key exists for it. */
   providerUnconfigured: (message: string) => new ApiError(409, 'provider_unconfigured', message),
   /** 403: an org-wide or per-user tool policy denies the tool. */

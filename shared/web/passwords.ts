@@ -31,9 +31,14 @@ export async function verifyPassword(password: string, stored: string | null): P
 
 export class WeakPasswordError extends Error {}
 
-/** Sets a user's password (at least MIN_PASSWORD_LENGTH characters). */
-export async function setPassword(user: User, password: string): Promise<void> {
+/** Refuses (WeakPasswordError) a password shorter than MIN_PASSWORD_LENGTH or longer than 1024 characters. */
+export function assertPasswordAcceptable(password: string): void {
   if (password.length < MIN_PASSWORD_LENGTH) throw new WeakPasswordError(`A password needs at least ${MIN_PASSWORD_LENGTH} characters.`);
   if (password.length > 1024) throw new WeakPasswordError('A password is at most 1024 characters.');
+}
+
+/** Sets a user's password (at least MIN_PASSWORD_LENGTH characters). */
+export async function setPassword(user: User, password: string): Promise<void> {
+  assertPasswordAcceptable(password);
   await user.update({ passwordHash: await hashPassword(password) });
 }

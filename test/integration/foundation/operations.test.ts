@@ -74,6 +74,8 @@ describe('operations: metrics, health, dashboard, pools, configuration', () => {
       expect(denied.status).to.equal(401);
       const ok = await fetch(`${base}/admin/queues`, { headers: { authorization: `Basic ${Buffer.from('admin:pw-for-test').toString('base64')}` } });
       expect(ok.status).to.equal(200);
+      expect(ok.headers.get('x-frame-options'), 'never framed by another site').to.equal('DENY');
+      expect(ok.headers.get('content-security-policy')).to.include("frame-ancestors 'none'");
       expect(await ok.text()).to.match(/<html/i);
       expect((await fetch(`${base}/healthz`)).status).to.equal(200);
     } finally {

@@ -104,6 +104,10 @@ describe('hosted MCP server (/mcp, official SDK client over Streamable HTTP)', (
     const client = await connect(o.key);
     try {
       expect(toolErrorCode((await client.callTool({ name: 'web_search', arguments: { query: 'q', provider: 'nope' } })) as CallToolResult)).to.equal('provider_not_allowed');
+      // a long provider name is quoted to 64 characters, not echoed whole
+      const long = (await client.callTool({ name: 'web_search', arguments: { query: 'q', provider: 'p'.repeat(100_000) } })) as CallToolResult;
+      expect(toolErrorCode(long)).to.equal('provider_not_allowed');
+      expect((long.content[0] as { text: string }).text.length).to.be.below(600);
       expect(toolErrorCode((await client.callTool({ name: 'web_search', arguments: { query: '' } })) as CallToolResult)).to.equal('invalid_request');
       expect(toolErrorCode((await client.callTool({ name: 'web_search', arguments: { query: 'x'.repeat(401) } })) as CallToolResult)).to.equal('invalid_request');
       expect(((await client.callTool({ name: 'web_search', arguments: { query: 'q' } })) as CallToolResult).isError ?? false).to.equal(false);

@@ -8,7 +8,7 @@ import { Membership, User } from '../../../shared/db/models';
 import { createInvitation } from '../../../shared/tenancy/invitations';
 import { createPasswordLink } from '../../../shared/web/password-links';
 import { createImpersonationTicket } from '../../../shared/web/impersonation';
-import { setPassword } from '../../../shared/web/passwords';
+import { setPassword, verifyPassword } from '../../../shared/web/passwords';
 import { config } from '../../../shared/config/env';
 
 /** A loopback address of its own: the sign-in limiters count per client address. */
@@ -133,5 +133,23 @@ describe('web pages and sessions: secrets never cached, sessions end with their 
     // the same counter as the sign-in page's for that account and address
     const signIn = await new WebClient(env().gw.url, address).signIn('/dashboard/sign-in', victim.email, WEB_PASSWORD);
     expect(signIn.status).to.equal(429);
+  });
+  it('a password link used twice at once sets one password: the other submission is 404 invalid_password_link; a weak password leaves it usable', async () => {
+    const o = await buildOrg(env().redis);
+    const user = await buildWebMember(o.org.id, 'member');
+    const token = await createPasswordLink(env().redis, user.id, 'reset');
+    const a = new WebClient(env().gw.url);
+    const b = new WebClient(env().gw.url);
+    await a.get(`/dashboard/password/${token}`);
+    await b.get(`/dashboard/password/${token}`);
+    const weak = await a.post(`/dashboard/password/${token}`, { password: 'short' });
+    expect(weak.status, 'a weak password: the form again').to.equal(400);
+    const [ra, rb] = await Promise.all([a.post(`/dashboard/password/${token}`, { password: 'password number one' }), b.post(`/dashboard/password/${token}`, { password: 'password number two' })]);
+    expect([ra.status, rb.status].sort()).to.deep.equal([303, 404]);
+    const winner = ra.status === 303 ? 'password number one' : 'password number two';
+    const loser = ra.status === 303 ? 'password number two' : 'password number one';
+    const stored = (await User.findByPk(user.id))!;
+    expect(await verifyPassword(winner, stored.passwordHash)).to.equal(true);
+    expect(await verifyPassword(loser, stored.passwordHash)).to.equal(false);
   });
 });
