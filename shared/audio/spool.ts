@@ -1,79 +1,13 @@
-import fs from 'fs';
-import path from 'path';
-import crypto from 'crypto';
-import { config } from '../config/env';
+import * as spool from '../spool/spool';
 
 /**
- * The spool: uploaded audio is streamed here by the web process and read by the audio worker, so
- * both must see the same directory (`AUDIO_SPOOL_DIR`; a shared volume in a split deployment).
- * Files are named by a random id, never by the uploaded filename, and are owner-readable only.
+ * The audio side of the spool (shared/spool/spool.ts): a transcription's upload is an `<id>.audio`
+ * file, which the audio worker reads by id and deletes when its job ends.
  */
-export function spoolDir(): string {
-  return config().audioSpoolDir;
-}
+export { spoolDir, ensureSpoolDir, removeSpoolFile, sweepSpool } from '../spool/spool';
 
-export async function ensureSpoolDir(): Promise<string> {
-  const dir = spoolDir();
-  await fs.promises.mkdir(dir, { recursive: true, mode: 0o700 });
-  return dir;
-}
+/** A fresh audio spool id: request id plus randomness, safe as a file name. */
+export const newSpoolId = (requestId: string): string => spool.newSpoolId(requestId, 'audio');
 
-/**
- * Creates spool file `id` (owner-only, never an existing one) before any of the upload is read. A
- * directory that went away while the process ran (a temporary-files cleaner, an operator) is made
- * again, so one lost directory never fails every later upload.
- */
-export async function createSpoolFile(id: string): Promise<{ path: string; handle: fs.promises.FileHandle }> {
-  const file = spoolPath(id);
-  try {
-    return { path: file, handle: await fs.promises.open(file, 'wx', 0o600) };
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    await ensureSpoolDir();
-    return { path: file, handle: await fs.promises.open(file, 'wx', 0o600) };
-  }
-}
-
-/** A fresh spool id: request id plus randomness, safe as a file name. */
-export function newSpoolId(requestId: string): string {
-  return `${requestId.replace(/[^A-Za-z0-9_-]/g, '')}-${crypto.randomBytes(6).toString('hex')}.audio`;
-}
-
-/** The path of a spool id; ids that could escape the directory are refused. */
-export function spoolPath(id: string): string {
-  if (!/^[A-Za-z0-9_-]+\.audio$/.test(id)) throw new Error('invalid spool id');
-  return path.join(spoolDir(), id);
-}
-
-/** Deletes a spool file; a file already gone is fine. */
-export async function removeSpoolFile(file: string): Promise<void> {
-  await fs.promises.unlink(file).catch((err: NodeJS.ErrnoException) => {
-    if (err.code !== 'ENOENT') throw err;
-  });
-}
-
-/**
- * Removes spool files older than `maxAgeMs`: left behind only when a process died mid-request
- * (every request deletes its own file however it ends). Returns how many were removed.
- */
-export async function sweepSpool(maxAgeMs: number): Promise<number> {
-  const dir = spoolDir();
-  let names: string[];
-  try {
-    names = await fs.promises.readdir(dir);
-  } catch {
-    return 0;
-  }
-  const cutoff = Date.now() - maxAgeMs;
-  let removed = 0;
-  for (const name of names) {
-    if (!name.endsWith('.audio')) continue;
-    const file = path.join(dir, name);
-    const st = await fs.promises.stat(file).catch(() => undefined);
-    if (st && st.mtimeMs < cutoff) {
-      await removeSpoolFile(file).catch(() => undefined);
-      removed++;
-    }
-  }
-  return removed;
-}
+/** The path of an audio spool id; ids of another kind, or that could escape the directory, are refused. */
+export const spoolPath = (id: string): string => spool.spoolPath(id, 'audio');

@@ -50,7 +50,10 @@ const REFUSALS: RouterRefusals = {
 
 let sweeper: NodeJS.Timeout | undefined;
 
-/** Spool files outlive their request only when a process died; sweep those now and then. */
+/**
+ * Spool files outlive their request only when a process died; sweep those now and then: audio
+ * uploads, and image file parts the web process spooled while reading an edit or upload (shared/spool).
+ */
 function startSweeper(maxAgeMs: number): void {
   if (sweeper) return;
   sweeper = setInterval(() => void sweepSpool(maxAgeMs).catch(() => undefined), 60_000);

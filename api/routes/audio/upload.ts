@@ -1,11 +1,10 @@
-import fs from 'fs';
-import { pipeline, type Readable } from 'stream';
+import type { Readable } from 'stream';
 import multer from 'multer';
 import type { Request, Response } from 'express';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { ClientGone } from '../../../shared/errors/ClientGone';
 import { audioErrors } from '../../../shared/audio/errors';
-import { createSpoolFile, newSpoolId, removeSpoolFile } from '../../../shared/audio/spool';
+import { closeSpool, spoolStorage, type SpoolTracker } from '../spool-storage';
 
 /** The spec's transcription limits. */
 export const AUDIO_LIMITS = {
@@ -38,54 +37,21 @@ export interface AudioUpload {
   cleanup(): Promise<void>;
 }
 
-interface Tracker {
+interface Tracker extends SpoolTracker {
   parts: UploadPart[];
-  spooled: Array<{ path: string; out: fs.WriteStream }>;
   fileAccepted: boolean;
   onFileLimit(): void;
-  /** The upload's files were cleaned up (it failed, or its request is done): a file created since is removed at once. */
-  closed?: boolean;
 }
 
 const trackers = new WeakMap<Request, Tracker>();
 
-/** Closes a spooled file's stream and deletes the file (a failure to delete is left to the spool's sweep). */
-const discard = (f: { path: string; out: fs.WriteStream }): Promise<void> => {
-  f.out.destroy();
-  return removeSpoolFile(f.path).catch(() => undefined);
-};
-
 /** Streams the accepted file part to the spool, never holding it whole in memory. */
-const spoolStorage: multer.StorageEngine = {
-  _handleFile(req, file, cb) {
-    const t = trackers.get(req as Request)!;
-    const spoolId = newSpoolId((req as Request).id);
-    createSpoolFile(spoolId).then(({ path: p, handle }) => {
-      // multer's abort cleanup removes pending files that already have a path.
-      (file as { path?: string }).path = p;
-      const out = fs.createWriteStream(p, { fd: handle });
-      if (t.closed) {
-        // the upload failed (a client that left) while the file was being created, after its cleanup ran:
-        // nothing else would remove this file
-        file.stream.resume();
-        void discard({ path: p, out });
-        return cb(new Error('Request closed'));
-      }
-      t.spooled.push({ path: p, out });
-      let size = 0;
-      file.stream.on('data', (c: Buffer) => (size += c.length));
-      pipeline(file.stream, out, (err) => (err ? cb(err) : cb(null, { path: p, size, filename: spoolId })));
-    }, cb);
-  },
-  _removeFile(_req, file, cb) {
-    removeSpoolFile(file.path).then(() => cb(null), cb);
-  },
-};
+const audioSpool = spoolStorage('audio', (req) => trackers.get(req)!);
 
 const busboyOf = (fn: (req: Request, busboy: NodeJS.WritableStream & NodeJS.EventEmitter) => void) => fn;
 
 const upload = multer({
-  storage: spoolStorage,
+  storage: audioSpool,
   limits: {
     fileSize: AUDIO_LIMITS.maxFileBytes,
     parts: AUDIO_LIMITS.maxParts,
@@ -155,10 +121,7 @@ export function readAudioUpload(req: Request, _res: Response, readTimeoutMs: num
   const t: Tracker = { parts: [], spooled: [], fileAccepted: false, onFileLimit: () => undefined };
   trackers.set(req, t);
   const readBy = Date.now() + readTimeoutMs;
-  const cleanup = async () => {
-    t.closed = true;
-    for (const f of t.spooled) await discard(f);
-  };
+  const cleanup = () => closeSpool(t);
 
   return new Promise<AudioUpload>((resolve, reject) => {
     let settled = false;

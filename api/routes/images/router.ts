@@ -4,7 +4,7 @@ import { only } from '../only';
 import { imageGate } from './gate';
 import { editSchema, editWithFilesSchema, generationSchema, uploadSchema, validateImageBody } from './schema';
 import { applyLimits, limitsOf, type ImageParams } from './limits';
-import { imageJson, imageMultipart, multipartFields, fetchImageUrl, storeUpload } from './uploads';
+import { imageJson, imageMultipart, multipartFields, fetchImageUrl, spooledFiles, storeUpload, takeSpooled } from './uploads';
 import { baseUrl, imagesResponse } from './present';
 import { modelsListing } from './models';
 import { dispatchImages, resolveImageModel } from '../../dispatch/images';
@@ -41,12 +41,16 @@ function generations(ctx: AppContext) {
   };
 }
 
-/** Edits: JSON naming stored images, or OpenAI's multipart form (files are stored as uploads first). */
+/**
+ * Edits: JSON naming stored images, or OpenAI's multipart form (files are stored as uploads first).
+ * Every check, the model's `max_edit_images` included, comes before any file is read from the spool;
+ * then the files are read and stored one at a time.
+ */
 function edits(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     const multipart = req.is('multipart/form-data') === 'multipart/form-data';
     const raw = bodyObject(req);
-    const files = multipart ? ((req.files as Express.Multer.File[]) ?? []) : [];
+    const files = spooledFiles(req);
     const stray = files.find((f) => f.fieldname !== 'image' && f.fieldname !== 'image[]');
     if (stray) throw stray.fieldname === 'mask' ? imageErrors.unsupportedParameter("'mask' is not supported on this endpoint.") : imageErrors.unknownField(stray.fieldname);
     if (files.length && !raw.image_ids && !raw.image_id) raw.image_ids = [];
@@ -69,7 +73,7 @@ function edits(ctx: AppContext) {
     const uploaded: Image[] = [];
     let result: Awaited<ReturnType<typeof dispatchImages>>;
     try {
-      for (const f of files) uploaded.push(await storeUpload(req, f.buffer));
+      for (const f of files) uploaded.push(await storeUpload(req, await takeSpooled(req, f)));
       const sources = [...named, ...uploaded].map((i) => ({ id: i.id, storageKey: i.storageKey, format: i.format }));
       result = await dispatchImages(ctx, req, res, { resolved, operation: 'edit', params: upstream, sources, size });
     } catch (err) {
@@ -84,13 +88,13 @@ function edits(ctx: AppContext) {
 async function uploads(req: Request, res: Response) {
   let bytes: Buffer;
   if (req.is('multipart/form-data')) {
-    const files = (req.files as Express.Multer.File[]) ?? [];
+    const files = spooledFiles(req);
     const fields = Object.keys(multipartFields(req));
     if (fields.length) throw imageErrors.unknownField(fields[0]);
     const stray = files.find((f) => f.fieldname !== 'file');
     if (stray) throw imageErrors.unknownField(stray.fieldname);
     if (files.length !== 1) throw errors.invalidRequest("Send exactly one 'file' part.");
-    bytes = files[0].buffer;
+    bytes = await takeSpooled(req, files[0]);
   } else {
     const body = validateImageBody<{ url?: string; b64_json?: string }>(uploadSchema, bodyObject(req));
     if (body.url !== undefined) bytes = await fetchImageUrl(body.url);

@@ -7,6 +7,9 @@ import { imageErrors } from '../../../shared/images/errors';
 import { saveImage } from '../../../shared/images/store';
 import { errors } from '../../../shared/errors/codes';
 import { jsonBody } from '../../middleware/body';
+import { ClientGone } from '../../../shared/errors/ClientGone';
+import { removeSpoolFile } from '../../../shared/spool/spool';
+import { closeSpool, spoolStorage, type SpoolTracker } from '../spool-storage';
 import type { Image } from '../../../shared/db/models';
 
 let ca: Buffer | undefined | null = null;
@@ -53,24 +56,64 @@ export function imageJson() {
     });
 }
 
+const trackers = new WeakMap<Request, SpoolTracker>();
+
+/** File parts of image routes stream to `<id>.image` spool files, never held whole in memory. */
+const imageSpool = spoolStorage('image', (req) => trackers.get(req)!);
+
 /**
- * Multipart bodies of image routes (memory storage, capped while reading): files over the upload cap
- * are `image_too_large`; other multipart problems are `invalid_request`. Non-multipart requests pass.
+ * Multipart bodies of image routes: each file part is streamed to the spool (capped while reading;
+ * multer's file objects carry `path` and `size`, never `buffer`), text fields are kept. Files over the
+ * upload cap are `image_too_large`; other multipart problems are `invalid_request`; a spool that
+ * cannot be written is the gateway's 500. Every spool file of the request is deleted when its
+ * response ends, however it ends (and at once when the body cannot be read). Non-multipart requests pass.
  */
 export function imageMultipart(maxFiles: number) {
   const upload = multer({
-    storage: multer.memoryStorage(),
+    storage: imageSpool,
     limits: { fileSize: config().imageUploadMaxBytes, files: maxFiles, fields: 32, fieldSize: 64 * 1024, parts: maxFiles + 32 },
   }).any();
   return (req: Request, res: Response, next: NextFunction) => {
     if (!req.is('multipart/form-data')) return next();
+    const t: SpoolTracker = { spooled: [] };
+    trackers.set(req, t);
+    res.once('close', () => void closeSpool(t));
     upload(req, res, (err?: unknown) => {
       if (!err) return next();
-      const code = (err as { code?: string }).code;
-      if (code === 'LIMIT_FILE_SIZE') return next(imageErrors.tooLarge(config().imageUploadMaxBytes));
-      next(errors.invalidRequest(`Malformed multipart body: ${(err as Error).message}`));
+      void closeSpool(t).then(() => next(multipartError(err, req)));
     });
   };
+}
+
+/** multer's and busboy's errors as the image routes' codes. */
+function multipartError(err: unknown, req: Request): unknown {
+  // the spool could not be written (disk full, directory unusable): the gateway's fault, not the body's
+  if (typeof (err as NodeJS.ErrnoException).syscall === 'string') return err;
+  if (!req.socket || req.socket.destroyed) return new ClientGone(); // no one left to answer
+  if ((err as { code?: string }).code === 'LIMIT_FILE_SIZE') return imageErrors.tooLarge(config().imageUploadMaxBytes);
+  return errors.invalidRequest(`Malformed multipart body: ${(err as Error).message}`);
+}
+
+/** The request's multipart file parts, as spooled by `imageMultipart` (none for other bodies). */
+export function spooledFiles(req: Request): Express.Multer.File[] {
+  return req.is('multipart/form-data') ? ((req.files as Express.Multer.File[]) ?? []) : [];
+}
+
+/**
+ * Reads one spooled file part into memory and deletes its spool file: callers take a request's files
+ * one at a time, so at most one is in memory. A file over the cap is refused before it is read.
+ */
+export async function takeSpooled(req: Request, file: Express.Multer.File): Promise<Buffer> {
+  if (file.size > config().imageUploadMaxBytes) throw imageErrors.tooLarge(config().imageUploadMaxBytes);
+  try {
+    return await fs.promises.readFile(file.path);
+  } catch (err) {
+    // the response already ended (the client left) and its spool files were deleted with it
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' && req.socket?.destroyed) throw new ClientGone();
+    throw err;
+  } finally {
+    await removeSpoolFile(file.path).catch(() => undefined);
+  }
 }
 
 /** Multipart text fields as a body object: `name[]` parts become arrays. */
