@@ -56,6 +56,8 @@ export function limitsFor(
   measure: () => Promise<{ input: number; output: number; /** per image, at its recorded price */ fixedMicros?: number }>,
   /** false: not a request of its own for `rpm` (a later turn of one client request). */
   countsAsRequest = true,
+  /** false: the caller's own provider key pays the upstream (passthrough): counted for rates, priced at nothing. */
+  priced = true,
 ): (requestId: string) => Promise<LimitHold> {
   return async (requestId) => {
     const auth = req.auth!;
@@ -63,7 +65,7 @@ export function limitsFor(
     const controls = auth.controls && !countsAsRequest ? merged(auth.controls, { rpm: null }) : auth.controls;
     if (!controls || !hasLimits(controls, projectBudget)) return NO_HOLD;
     const { input, output, fixedMicros = 0 } = await measure();
-    const prices = pricesOf(model.prices);
+    const prices = priced ? pricesOf(model.prices) : {};
     return reserveLimits(ctx.redis, {
       orgId: auth.orgId,
       keyId: auth.keyId,
@@ -102,9 +104,12 @@ export async function countRequestOnly(ctx: AppContext, req: Request): Promise<v
   await hold.settle(0);
 }
 
-/** A chat-style request's limits: counted input, and the request's output cap or the model's for each completion it asks for. */
-export function chatLimits(ctx: AppContext, req: Request, model: CatalogModel, body: Record<string, unknown>, countsAsRequest = true): (requestId: string) => Promise<LimitHold> {
-  return limitsFor(ctx, req, model, async () => ({ input: await inputTokens(body, model), output: outputCap(body, model) * generations(body) }), countsAsRequest);
+/**
+ * A chat-style request's limits: counted input, and the request's output cap or the model's for each
+ * completion it asks for; a passthrough request (`priced` false) costs its budgets nothing.
+ */
+export function chatLimits(ctx: AppContext, req: Request, model: CatalogModel, body: Record<string, unknown>, countsAsRequest = true, priced = true): (requestId: string) => Promise<LimitHold> {
+  return limitsFor(ctx, req, model, async () => ({ input: await inputTokens(body, model), output: outputCap(body, model) * generations(body) }), countsAsRequest, priced);
 }
 
 /** A transcription's worst case: the model's longest accepted duration at its audio second price (the gateway never decodes the upload). */

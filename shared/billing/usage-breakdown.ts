@@ -2,7 +2,7 @@ import { QueryTypes } from 'sequelize';
 import { db } from '../db/sequelize';
 import { ApiKey, Project } from '../db/models';
 import { dayStart } from '../metering/rollups';
-import { listPrices } from './usage-figures';
+import { listPrices, PRICED_SUMS, pricedCost } from './usage-figures';
 
 export interface BreakdownRow {
   /** the key's or project's id; null for traffic without one (e.g. no project) */
@@ -27,9 +27,10 @@ export async function usageBreakdown(orgId: string, from: string, to: string, by
   const col = COLUMN[by];
   const replacements = { orgId, from: dayStart(from).toISOString(), to: dayStart(to).toISOString() };
   const rows = await db().query<Record<string, string | null>>(
-    `SELECT ${col} AS id, model, count(*) AS requests, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
-            coalesce(sum((units->>'audio_duration_ms')::numeric), 0) AS audio_ms, coalesce(sum((units->>'cost_micros')::numeric), 0) AS cost_micros
-       FROM usage_events WHERE org_id = :orgId AND created_at >= :from AND created_at < :to GROUP BY 1, 2`,
+    `SELECT id, model, count(*) AS requests, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, ${PRICED_SUMS}
+       FROM (SELECT ${col} AS id, model, input_tokens, output_tokens, passthrough, coalesce((units->>'audio_duration_ms')::numeric, 0) AS audio_duration_ms,
+                    coalesce((units->>'cost_micros')::numeric, 0) AS cost_micros
+               FROM usage_events WHERE org_id = :orgId AND created_at >= :from AND created_at < :to) AS e GROUP BY 1, 2`,
     { type: QueryTypes.SELECT, replacements },
   );
   const searches = await db().query<{ id: string | null; micros: string }>(
@@ -42,10 +43,8 @@ export async function usageBreakdown(orgId: string, from: string, to: string, by
   const row = (id: string | null) => out.get(id) ?? out.set(id, { id, requests: 0, inputTokens: 0, outputTokens: 0, costMicros: 0 }).get(id)!;
   for (const r of rows) {
     const t = row(r.id);
-    const [input, output, audioSeconds] = [Number(r.input_tokens), Number(r.output_tokens), Number(r.audio_ms) / 1000];
-    t.requests += Number(r.requests); t.inputTokens += input; t.outputTokens += output;
-    t.costMicros += input * price(String(r.model), 'input_token') + output * price(String(r.model), 'output_token')
-      + audioSeconds * price(String(r.model), 'audio_second') + Number(r.cost_micros);
+    t.requests += Number(r.requests); t.inputTokens += Number(r.input_tokens); t.outputTokens += Number(r.output_tokens);
+    t.costMicros += pricedCost(r, price);
   }
   for (const s of searches) row(s.id).costMicros += Number(s.micros);
   const labels = await labelsOf(by, [...out.keys()].filter((id): id is string => id !== null));

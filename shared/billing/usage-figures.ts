@@ -44,7 +44,7 @@ export async function orgUsageBetween(orgId: string, from: string, to: string): 
   const src = await usageSource({ orgId, from: dayStart(from), to: dayStart(to) });
   const rows = await db().query<Record<string, string>>(
     `SELECT day, model, modality, sum(requests) AS requests, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
-            sum(audio_duration_ms) AS audio_duration_ms, sum(cost_micros) AS cost_micros
+            sum(audio_duration_ms) AS audio_duration_ms, ${PRICED_SUMS}
        FROM (${src.sql}) AS src GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
     { type: QueryTypes.SELECT, replacements: src.replacements },
   );
@@ -56,9 +56,7 @@ export async function orgUsageBetween(orgId: string, from: string, to: string): 
   const price = await listPrices(rows.map((r) => r.model));
   const out: UsageRow[] = rows.map((r) => {
     const [inputTokens, outputTokens, audioSeconds] = [Number(r.input_tokens), Number(r.output_tokens), Number(r.audio_duration_ms) / 1000];
-    const costMicros = inputTokens * price(r.model, 'input_token') + outputTokens * price(r.model, 'output_token')
-      + audioSeconds * price(r.model, 'audio_second') + Number(r.cost_micros);
-    return { day: r.day, model: r.model, modality: r.modality, requests: Number(r.requests), inputTokens, outputTokens, audioSeconds, costMicros };
+    return { day: r.day, model: r.model, modality: r.modality, requests: Number(r.requests), inputTokens, outputTokens, audioSeconds, costMicros: pricedCost(r, price) };
   });
   // a day's search overage goes on that day's web search row (one is written per search), else on a row of its own
   for (const s of searches) {
@@ -68,6 +66,22 @@ export async function orgUsageBetween(orgId: string, from: string, to: string): 
   }
   out.sort((a, b) => a.day.localeCompare(b.day) || a.model.localeCompare(b.model) || a.modality.localeCompare(b.modality));
   return { org_id: orgId, from, to, rows: out, totals: usageTotals(out) };
+}
+
+/**
+ * The sums a row is priced on, over the events that are not passthrough (the caller's own provider
+ * key paid the upstream: metered and shown, never priced; docs/api.md). Columns of `usageSource`.
+ */
+export const PRICED_SUMS = `coalesce(sum(input_tokens) FILTER (WHERE NOT passthrough), 0) AS priced_input,
+            coalesce(sum(output_tokens) FILTER (WHERE NOT passthrough), 0) AS priced_output,
+            coalesce(sum(audio_duration_ms) FILTER (WHERE NOT passthrough), 0) AS priced_audio_ms,
+            coalesce(sum(cost_micros) FILTER (WHERE NOT passthrough), 0) AS priced_cost_micros`;
+
+/** A row's cost from its PRICED_SUMS: tokens and audio seconds at the model's list prices plus the recorded `cost_micros`. */
+export function pricedCost(r: Record<string, unknown>, price: (model: string, unit: string) => number): number {
+  const model = String(r.model);
+  return Number(r.priced_input) * price(model, 'input_token') + Number(r.priced_output) * price(model, 'output_token')
+    + (Number(r.priced_audio_ms) / 1000) * price(model, 'audio_second') + Number(r.priced_cost_micros);
 }
 
 /** The list price of each unit of the given models, in micro-dollars (0 when the model has no such price). */

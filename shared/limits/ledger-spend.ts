@@ -6,7 +6,7 @@ import { db } from '../db/sequelize';
  * tokens and audio seconds at the model's prices (a `-background` id at its base's), images at the
  * price recorded on their event (the same arithmetic as settlement, shared/limits/usage-cost.ts), plus
  * the web searches charged on the search ledger (overage at its price; allowance and own-key searches
- * are free).
+ * are free). A passthrough request (the caller's own provider key paid) costs nothing.
  */
 export async function ledgerSpend(scope: 'key' | 'project', id: string, from: Date | null): Promise<number> {
   const column = scope === 'key' ? 'api_key_id' : 'project_id';
@@ -16,7 +16,7 @@ export async function ledgerSpend(scope: 'key' | 'project', id: string, from: Da
               + coalesce((e.units->>'audio_duration_ms')::numeric, 0) / 1000 * coalesce((m.prices->>'audio_second')::numeric, 0)
               + coalesce((e.units->>'cost_micros')::numeric, 0)) AS micros
        FROM usage_events e LEFT JOIN models m ON m.public_id = regexp_replace(e.model, '-background$', '')
-      WHERE e.${column} = :id ${from ? 'AND e.created_at >= :from' : ''}`,
+      WHERE e.${column} = :id AND NOT e.passthrough ${from ? 'AND e.created_at >= :from' : ''}`,
     { type: QueryTypes.SELECT, replacements: { id, from: from?.toISOString() } },
   );
   const [searches] = await db().query<{ micros: string | null }>(

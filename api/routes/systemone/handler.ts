@@ -20,6 +20,7 @@ import { config } from '../../../shared/config/env';
 import { logger } from '../../../shared/logger';
 import { checkModelAllowed } from '../../../shared/limits/controls';
 import { limitsFor } from '../../dispatch/limits';
+import { pricesOf } from '../../../shared/limits/usage-cost';
 import { taskRoute, withRouteHeaders } from '../../dispatch/route';
 import { DECISION_KINDS } from '../../../shared/catalog/decision-providers';
 
@@ -41,6 +42,12 @@ async function resolveDecisionModel(ctx: AppContext, req: Request, requested: st
   if (!m.capabilities.decision) throw systemoneErrors.invalid(`The model '${requested}' is not a decision model; decision requests need a decision model id.`);
   if (!DECISION_KINDS.has(m.provider.kind)) throw systemoneErrors.invalid(`The model '${requested}' cannot serve decisions: its upstream does not support structured output.`);
   return m;
+}
+
+/** A decision's worst case on a key's budgets: its counted input and output budget at the model's list prices (the ledger's arithmetic). */
+function decisionWorstCase(model: CatalogModel, inputTokens: number, maxOutputTokens: number): number {
+  const p = pricesOf(model.prices);
+  return inputTokens * (p.input_token ?? 0) + maxOutputTokens * (p.output_token ?? 0);
 }
 
 /** `to` with the headers `from` carried (a model pool's x-service-deployment and attempts). */
@@ -123,9 +130,10 @@ export function systemoneHandler(ctx: AppContext) {
         publicModel: body.model,
         timeoutMs: config().systemoneTimeoutMs,
         timeoutError: systemoneErrors.deadline,
-        // the key's `rpm` (a decision counts as a request only, docs/keys.md) and its budgets' refusal
-        // when already spent; its cost is charged to the wallet and counted as spent when it settles
-        reserve: limitsFor(ctx, req, model, async () => ({ input: 0, output: 0 })),
+        // the key's `rpm` (a decision counts as a request only for `rpm` and `tpm`, docs/keys.md) and its
+        // budgets at the worst case the ledger can price it at: the counted input and the output budget
+        // at the model's list prices (whatever the wallet charges), settled from its usage event
+        reserve: limitsFor(ctx, req, model, async () => ({ input: 0, output: 0, fixedMicros: decisionWorstCase(model, inputTokens, Number(built.body.max_tokens ?? 0)) })),
         data: {
           target: targetOf(model),
           // the model's pool of deployments (api/dispatch/route.ts): balanced, retried and failed over by the
