@@ -127,9 +127,14 @@ export async function messages(call: UpstreamCall, body: Record<string, unknown>
       streamedUsage = { ...(m.usage as AnthropicUsage | undefined) };
     } else if (data.type === 'message_delta') {
       const u = data.usage as AnthropicUsage | undefined;
-      if (u?.output_tokens != null) usage.outputTokens = u.output_tokens;
-      if (u?.input_tokens != null) usage.inputTokens = inputTokensOf(u);
-      if (u) streamedUsage = { ...streamedUsage, ...u };
+      if (u) {
+        // cumulative counts; a field left out or null (MessageDeltaUsage's cache fields may be) keeps
+        // message_start's, so cached input stays billed when the delta restates only input_tokens
+        streamedUsage = Object.assign({}, streamedUsage);
+        for (const [k, v] of Object.entries(u)) if (v != null) (streamedUsage as Record<string, unknown>)[k] = v;
+        if (u.output_tokens != null) usage.outputTokens = u.output_tokens;
+        usage.inputTokens = inputTokensOf(streamedUsage);
+      }
     }
     emit(JSON.stringify(data));
   }
