@@ -11,6 +11,7 @@ import { expressClasses } from '../shared/http/express-classes';
 import { startTracing, stopTracing } from '../shared/tracing/trace';
 import { drainBackground } from './routes/responses/background';
 import { startAdopting } from './routes/responses/background-resume';
+import { startImageSpoolSweep } from '../shared/spool/spool';
 
 /** How long a stopping web pod lets its background responses finish before it hands them to another pod (or ends them failed). */
 const BACKGROUND_DRAIN_MS = 20_000;
@@ -41,9 +42,12 @@ export async function startWeb(port: number): Promise<{ server: http.Server; clo
   const metrics = metricsPort ? await startMetricsPort(metricsPort, ctx) : undefined;
   // background responses whose pod was lost are resumed here (background-resume.ts)
   const stopAdopting = startAdopting(ctx);
+  // image file parts a web pod that died mid-upload left in the spool (shared/spool/spool.ts)
+  const stopSweep = startImageSpoolSweep(config().requestTimeoutMs + 60_000);
   return {
     server,
     async close() {
+      stopSweep();
       await stopAdopting();
       metrics?.closeAllConnections();
       await new Promise<void>((resolve) => (metrics ? metrics.close(() => resolve()) : resolve()));

@@ -61,10 +61,11 @@ export async function removeSpoolFile(file: string): Promise<void> {
 }
 
 /**
- * Removes spool files (of every kind) older than `maxAgeMs`: left behind only when a process died
- * mid-request (every request deletes its own files however it ends). Returns how many were removed.
+ * Removes spool files (of every kind, or of `kinds`) older than `maxAgeMs`: left behind only when a
+ * process died mid-request (every request deletes its own files however it ends). Returns how many
+ * were removed.
  */
-export async function sweepSpool(maxAgeMs: number): Promise<number> {
+export async function sweepSpool(maxAgeMs: number, kinds: readonly SpoolKind[] = KINDS): Promise<number> {
   const dir = spoolDir();
   let names: string[];
   try {
@@ -75,7 +76,7 @@ export async function sweepSpool(maxAgeMs: number): Promise<number> {
   const cutoff = Date.now() - maxAgeMs;
   let removed = 0;
   for (const name of names) {
-    if (!KINDS.some((kind) => name.endsWith(`.${kind}`))) continue;
+    if (!kinds.some((kind) => name.endsWith(`.${kind}`))) continue;
     const file = path.join(dir, name);
     const st = await fs.promises.stat(file).catch(() => undefined);
     if (st && st.mtimeMs < cutoff) {
@@ -84,4 +85,16 @@ export async function sweepSpool(maxAgeMs: number): Promise<number> {
     }
   }
   return removed;
+}
+
+/**
+ * The web process's own sweep of the image file parts it spools (a web pod that died mid-upload
+ * leaves them): every minute, `.image` files older than the request timeout and a minute more, so a
+ * deployment without audio workers (whose sweep covers every kind) or whose web pods keep the spool
+ * on a volume of their own still removes them. Returns its stop.
+ */
+export function startImageSpoolSweep(maxAgeMs: number, everyMs = 60_000): () => void {
+  const timer = setInterval(() => void sweepSpool(maxAgeMs, ['image']).catch(() => undefined), everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }

@@ -16,6 +16,7 @@ import { withSettings } from '../../helpers/settings';
 import { Image } from '../../../shared/db/models';
 import { config } from '../../../shared/config/env';
 import { sweepSpool } from '../../../shared/audio/spool';
+import { startImageSpoolSweep } from '../../../shared/spool/spool';
 
 const MiB = 1024 * 1024;
 
@@ -192,6 +193,27 @@ describe('image multipart files are spooled, never held in memory', function () 
       expect(fs.existsSync(fresh), 'fresh one kept').to.equal(true);
     } finally {
       for (const f of [old, fresh]) fs.rmSync(f, { force: true });
+    }
+  });
+  it("the web process's own sweep removes old image spool files, never an audio upload a worker may still read", async () => {
+    const dir = config().audioSpoolDir;
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const oldImage = path.join(dir, 'req_websweep-000000000000.image');
+    const oldAudio = path.join(dir, 'req_websweep-000000000000.audio');
+    const fresh = path.join(dir, 'req_websweep-111111111111.image');
+    for (const f of [oldImage, oldAudio, fresh]) fs.writeFileSync(f, 'x', { mode: 0o600 });
+    const past = new Date(Date.now() - 3600_000);
+    for (const f of [oldImage, oldAudio]) fs.utimesSync(f, past, past);
+    const stop = startImageSpoolSweep(60_000, 50);
+    try {
+      const until = Date.now() + 5_000;
+      while (fs.existsSync(oldImage) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      expect(fs.existsSync(oldImage), 'old image part swept').to.equal(false);
+      expect(fs.existsSync(oldAudio), 'an audio upload is the audio worker\'s to sweep').to.equal(true);
+      expect(fs.existsSync(fresh), 'fresh one kept').to.equal(true);
+    } finally {
+      stop();
+      for (const f of [oldImage, oldAudio, fresh]) fs.rmSync(f, { force: true });
     }
   });
 });
