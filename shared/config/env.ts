@@ -62,6 +62,12 @@ export interface Config {
   poolMaxAttempts: number;
   /** An attempt that gets no response headers within this fails retryably (POOL_FIRST_BYTE_TIMEOUT_MS, 60 s). */
   poolFirstByteTimeoutMs: number;
+  /**
+   * The most bytes of one upstream answer a worker reads (UPSTREAM_MAX_RESPONSE_BYTES, 64 MiB), streamed
+   * or not: past it the answer is a 502 `upstream_error` (mid-stream: the dialect's error event), not a
+   * worker holding it all (workers/providers/http.ts).
+   */
+  upstreamMaxResponseBytes: number;
   /** Cooldown after a failure without Retry-After: base x 2^(consecutive failures - 1), capped (POOL_BACKOFF_BASE_MS 500, POOL_BACKOFF_MAX_MS 30 s). */
   poolBackoffBaseMs: number;
   poolBackoffMaxMs: number;
@@ -225,6 +231,7 @@ const schema = Joi.object({
   REQUEST_TIMEOUT_MS: Joi.number().integer().min(100).default(600_000),
   POOL_MAX_ATTEMPTS: Joi.number().integer().min(1).max(20).default(3),
   POOL_FIRST_BYTE_TIMEOUT_MS: Joi.number().integer().min(100).default(60_000),
+  UPSTREAM_MAX_RESPONSE_BYTES: Joi.number().integer().min(1024).default(64 * 1024 * 1024),
   POOL_BACKOFF_BASE_MS: Joi.number().integer().min(0).default(500),
   POOL_BACKOFF_MAX_MS: Joi.number().integer().min(0).default(30_000),
   POOL_RETRY_WAIT_MAX_MS: Joi.number().integer().min(0).default(2_000),
@@ -363,6 +370,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutMs: value.REQUEST_TIMEOUT_MS,
     poolMaxAttempts: value.POOL_MAX_ATTEMPTS,
     poolFirstByteTimeoutMs: value.POOL_FIRST_BYTE_TIMEOUT_MS,
+    upstreamMaxResponseBytes: value.UPSTREAM_MAX_RESPONSE_BYTES,
     poolBackoffBaseMs: value.POOL_BACKOFF_BASE_MS,
     poolBackoffMaxMs: value.POOL_BACKOFF_MAX_MS,
     poolRetryWaitMaxMs: value.POOL_RETRY_WAIT_MAX_MS,

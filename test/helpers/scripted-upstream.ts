@@ -11,7 +11,11 @@ import { Model, Provider } from '../../shared/db/models';
  * closing `[DONE]` for `openai` (unless `done: false`), `event: <type>` + `data:` and no `[DONE]` for
  * `anthropic`, `data:` lines alone for `gemini` (streamGenerateContent?alt=sse).
  */
-export type Reply = { kind: 'json'; body: unknown; status?: number } | { kind: 'sse'; events: unknown[]; done?: boolean };
+export type Reply =
+  | { kind: 'json'; body: unknown; status?: number }
+  | { kind: 'sse'; events: unknown[]; done?: boolean }
+  /** Writes the answer itself (bytes no other kind sends: a body too large, a stream that goes on or breaks off). */
+  | { kind: 'raw'; write: (res: http.ServerResponse) => void };
 
 /** A request as the upstream received it. `body` is the JSON body, or a multipart form's parts (a file part as `{name, type, bytes}`). */
 export interface Received {
@@ -100,6 +104,8 @@ export class ScriptedUpstream {
     const s = this.next.shift() ?? this.otherwise?.(r);
     if (!s) {
       res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'nothing scripted' } }));
+    } else if (s.kind === 'raw') {
+      s.write(res);
     } else if (s.kind === 'json') {
       res.writeHead(s.status ?? 200, { 'content-type': 'application/json' }).end(JSON.stringify(s.body));
     } else {

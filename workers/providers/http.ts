@@ -3,6 +3,7 @@ import type { CancelSignal } from '../../shared/cancel-source';
 import { ApiError } from '../../shared/errors/ApiError';
 import { errors } from '../../shared/errors/codes';
 import { logger } from '../../shared/logger';
+import { config } from '../../shared/config/env';
 
 export interface FetchPolicy {
   /** The job's signal: aborted on client cancel and at the job's deadline (with that reason). */
@@ -85,8 +86,23 @@ const MAX_BACKOFF_MS = 5_000;
  * cost about a millisecond of CPU per call at gateway rates (docs/benchmark.md). undici's own header
  * and body timeouts (300 s by default, shorter than REQUEST_TIMEOUT_MS) are off: the job's deadline,
  * carried by its signal, is the one limit, so a long non-streamed completion is not cut at 300 s.
+ * No answer is read past UPSTREAM_MAX_RESPONSE_BYTES (undici's `maxResponseSize`, counted as the body
+ * arrives, streamed or not: a read past it fails): a 200 of hundreds of MB used to be held whole by
+ * the worker (GBs of heap) and end as `worker_lost`. Made on the first call, once the config is read.
  */
-const agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: null, headersTimeout: 0, bodyTimeout: 0 });
+let agent: Agent | undefined;
+function upstreamAgent(): Agent {
+  return (agent ??= new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: null, headersTimeout: 0, bodyTimeout: 0, maxResponseSize: config().upstreamMaxResponseBytes }));
+}
+
+/** 502 `upstream_error` for an answer larger than UPSTREAM_MAX_RESPONSE_BYTES (by its Content-Length, before any of it is read). */
+function tooLarge(res: UpstreamResponse): Error | undefined {
+  const length = res.header('content-length');
+  const max = config().upstreamMaxResponseBytes;
+  if (length === null || !(Number(length) > max)) return undefined;
+  void res.discard();
+  return noted(errors.upstreamError(`The upstream answer (${length} bytes) is larger than the ${max} bytes a worker reads.`), { status: res.status });
+}
 
 /** A path a request line can carry as it is (no character URL parsing would encode or resolve). */
 const PLAIN_PATH = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@%/?]*$/;
@@ -283,7 +299,7 @@ export async function fetchUpstream(url: string, init: UpstreamInit, policy: Fet
       const headersTimeout = policy.firstByteTimeoutMs ?? 0;
       const { origin, path } = originAndPath(url);
       // a job's CancelSource goes to undici as it is: no AbortSignal, no EventTarget listener per call (cancel-source.ts)
-      res = new UpstreamResponse(await agent.request({ origin, path, method: init.method as Dispatcher.HttpMethod, headers: init.headers, body: init.body, signal: signal as AbortSignal, headersTimeout }));
+      res = new UpstreamResponse(await upstreamAgent().request({ origin, path, method: init.method as Dispatcher.HttpMethod, headers: init.headers, body: init.body, signal: signal as AbortSignal, headersTimeout }));
     } catch (err) {
       if (signal.aborted) throw signal.reason;
       if ((err as { code?: string }).code === 'UND_ERR_HEADERS_TIMEOUT') throw noAnswerWithin(policy.firstByteTimeoutMs);
@@ -293,7 +309,11 @@ export async function fetchUpstream(url: string, init: UpstreamInit, policy: Fet
       }
       throw noted(unreachable(err), { status: 0 });
     }
-    if (res.ok) return res;
+    if (res.ok) {
+      const big = tooLarge(res);
+      if (big) throw big;
+      return res;
+    }
     const answer = await readErrorAnswer(res, policy.errorHints);
     if (attempt < retries && RETRYABLE_STATUS.has(res.status)) {
       const wait = answer.retryAfterMs ?? 200 * 2 ** attempt;

@@ -21,3 +21,15 @@ export function isRecords(v: unknown): v is Record<string, unknown>[] {
 export function optRecords(v: unknown): boolean {
   return v === undefined || v === null || isRecords(v);
 }
+
+/**
+ * A token count as an upstream reports it: a non-negative integer, or one written as a string of
+ * digits ("12", as some proxies send it). Anything else (negative, fractional, beyond 2^53, `NaN`,
+ * an object) is no count: `undefined`. Billing sums these; a string summed is concatenated, and a
+ * count that is not a non-negative integer made the usage event unstorable or a credit.
+ */
+export function tokenCount(v: unknown): number | undefined {
+  if (typeof v === 'number') return Number.isSafeInteger(v) && v >= 0 ? v : undefined;
+  if (typeof v !== 'string' || !/^\s*\d{1,15}\s*$/.test(v)) return undefined;
+  return Number(v);
+}

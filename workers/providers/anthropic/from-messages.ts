@@ -1,4 +1,5 @@
 import { thinkingBlocksOf } from './thinking';
+import { tokenCount } from '../shape';
 
 type Block = Record<string, unknown> & { type: string };
 type Usage = {
@@ -31,9 +32,10 @@ export function finishReason(stop: unknown): 'stop' | 'length' | 'tool_calls' | 
  * `completion_tokens_details.reasoning_tokens` when the upstream counted them.
  */
 export function chatUsage(u: Usage | undefined) {
-  const cached = u?.cache_read_input_tokens ?? 0;
-  const prompt = (u?.input_tokens ?? 0) + cached + (u?.cache_creation_input_tokens ?? 0);
-  const completion = u?.output_tokens ?? 0;
+  // a count that is not one (a string, negative, NaN-ish) is none (shape.ts tokenCount)
+  const cached = tokenCount(u?.cache_read_input_tokens) ?? 0;
+  const prompt = (tokenCount(u?.input_tokens) ?? 0) + cached + (tokenCount(u?.cache_creation_input_tokens) ?? 0);
+  const completion = tokenCount(u?.output_tokens) ?? 0;
   const thinking = u?.output_tokens_details?.thinking_tokens;
   return {
     prompt_tokens: prompt,

@@ -5,7 +5,7 @@ import type { Emit, TokenUsage, UpstreamCall } from '../types';
 import { errors } from '../../../shared/errors/codes';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { isRecord } from '../../../shared/is-record';
-import { isRecords, optRecord } from '../shape';
+import { isRecords, optRecord, tokenCount } from '../shape';
 
 export interface MessagesOutcome {
   response?: Record<string, unknown>;
@@ -21,9 +21,13 @@ interface AnthropicUsage {
   cache_read_input_tokens?: number | null;
 }
 
-/** All input Anthropic billed (cached and cache-writing input is reported apart from input_tokens). */
+/**
+ * All input Anthropic billed (cached and cache-writing input is reported apart from input_tokens). A
+ * count that is not one (a string of digits is read as its number; negative, fractional or not a
+ * number: none) counts 0: summed as it came, `"10"` made `"1000"`, a negative count a credit.
+ */
 export function inputTokensOf(u: AnthropicUsage | undefined): number {
-  return (u?.input_tokens ?? 0) + (u?.cache_creation_input_tokens ?? 0) + (u?.cache_read_input_tokens ?? 0);
+  return (tokenCount(u?.input_tokens) ?? 0) + (tokenCount(u?.cache_creation_input_tokens) ?? 0) + (tokenCount(u?.cache_read_input_tokens) ?? 0);
 }
 
 /** An in-stream `error` event of a messages upstream, as the gateway's error. */
@@ -114,7 +118,7 @@ export async function messages(call: UpstreamCall, body: Record<string, unknown>
     if (!wellFormedMessage(json)) throw errors.upstreamError('The upstream answered with a malformed body.');
     json.model = publicModel;
     const u = json.usage as AnthropicUsage | undefined;
-    return { response: json, usage: { inputTokens: inputTokensOf(u), outputTokens: u?.output_tokens ?? 0 } };
+    return { response: json, usage: { inputTokens: inputTokensOf(u), outputTokens: tokenCount(u?.output_tokens) ?? 0 } };
   }
   const usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
   let streamedUsage: AnthropicUsage | undefined;
@@ -123,7 +127,7 @@ export async function messages(call: UpstreamCall, body: Record<string, unknown>
       const m = data.message as Record<string, unknown>;
       m.model = publicModel;
       usage.inputTokens = inputTokensOf(m.usage as AnthropicUsage);
-      usage.outputTokens = (m.usage as AnthropicUsage | undefined)?.output_tokens ?? 0;
+      usage.outputTokens = tokenCount((m.usage as AnthropicUsage | undefined)?.output_tokens) ?? 0;
       streamedUsage = { ...(m.usage as AnthropicUsage | undefined) };
     } else if (data.type === 'message_delta') {
       const u = data.usage as AnthropicUsage | undefined;
@@ -132,7 +136,8 @@ export async function messages(call: UpstreamCall, body: Record<string, unknown>
         // message_start's, so cached input stays billed when the delta restates only input_tokens
         streamedUsage = Object.assign({}, streamedUsage);
         for (const [k, v] of Object.entries(u)) if (v != null) (streamedUsage as Record<string, unknown>)[k] = v;
-        if (u.output_tokens != null) usage.outputTokens = u.output_tokens;
+        const out = tokenCount(u.output_tokens);
+        if (out !== undefined) usage.outputTokens = out;
         usage.inputTokens = inputTokensOf(streamedUsage);
       }
     }

@@ -1,5 +1,6 @@
 import type { ContentBlock, ConverseCommandOutput, TokenUsage } from '@aws-sdk/client-bedrock-runtime';
 import { thinkingBlocksOf } from './reasoning';
+import { tokenCount } from '../shape';
 
 /** Converse stopReason → finish_reason. */
 export function finishReason(stop: string | undefined): 'stop' | 'length' | 'tool_calls' | 'content_filter' {
@@ -22,9 +23,10 @@ export function finishReason(stop: string | undefined): 'stop' | 'length' | 'too
  * Anthropic does); in OpenAI's shape they are part of prompt_tokens, the reads also as cached_tokens.
  */
 export function chatUsage(u: Partial<TokenUsage> | undefined) {
-  const cached = u?.cacheReadInputTokens ?? 0;
-  const prompt = (u?.inputTokens ?? 0) + cached + (u?.cacheWriteInputTokens ?? 0);
-  const completion = u?.outputTokens ?? 0;
+  // the SDK reads numbers, not their range: a negative count is none (shape.ts tokenCount)
+  const cached = tokenCount(u?.cacheReadInputTokens) ?? 0;
+  const prompt = (tokenCount(u?.inputTokens) ?? 0) + cached + (tokenCount(u?.cacheWriteInputTokens) ?? 0);
+  const completion = tokenCount(u?.outputTokens) ?? 0;
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: { cached_tokens: cached } };
 }
 

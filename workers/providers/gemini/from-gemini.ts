@@ -1,6 +1,6 @@
 import { callId } from './call-ids';
 import { isRecord } from '../../../shared/is-record';
-import { optRecord, optRecords } from '../shape';
+import { optRecord, optRecords, tokenCount } from '../shape';
 import { chatLogprobs, type GeminiLogprobs, type LogprobsAsk } from './logprobs';
 
 type Part = Record<string, unknown> & { text?: string; thought?: boolean; thoughtSignature?: string; functionCall?: { id?: string; name?: string; args?: unknown } };
@@ -50,14 +50,15 @@ export function finishReason(reason: string | undefined, calledTools: boolean, b
  * part of completion_tokens in OpenAI's usage (with `reasoning_tokens` saying how many).
  */
 export function chatUsage(u: GeminiUsage | undefined) {
-  const prompt = (u?.promptTokenCount ?? 0) + (u?.toolUsePromptTokenCount ?? 0);
-  const reasoning = u?.thoughtsTokenCount ?? 0;
-  const completion = (u?.candidatesTokenCount ?? 0) + reasoning;
+  // a count that is not one (a string of digits is read as its number; negative or not a number: none) counts 0 (shape.ts)
+  const prompt = (tokenCount(u?.promptTokenCount) ?? 0) + (tokenCount(u?.toolUsePromptTokenCount) ?? 0);
+  const reasoning = tokenCount(u?.thoughtsTokenCount) ?? 0;
+  const completion = (tokenCount(u?.candidatesTokenCount) ?? 0) + reasoning;
   return {
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: prompt + completion,
-    prompt_tokens_details: { cached_tokens: u?.cachedContentTokenCount ?? 0 },
+    prompt_tokens_details: { cached_tokens: tokenCount(u?.cachedContentTokenCount) ?? 0 },
     completion_tokens_details: { reasoning_tokens: reasoning },
   };
 }

@@ -10,7 +10,7 @@ import type { Emit, TokenUsage, UpstreamCall } from '../types';
 import { errors } from '../../../shared/errors/codes';
 import { presetOf } from '../../../shared/catalog/presets';
 import { isRecord } from '../../../shared/is-record';
-import { isRecords, optRecord, optRecords } from '../shape';
+import { isRecords, optRecord, optRecords, tokenCount } from '../shape';
 import { refuseFileUrls } from './refuse';
 import { withoutAnthropicThinking } from '../anthropic/thinking';
 
@@ -23,12 +23,24 @@ export interface ChatOutcome {
 }
 
 interface OpenAiUsage {
-  prompt_tokens?: number;
-  completion_tokens?: number;
+  prompt_tokens?: unknown;
+  completion_tokens?: unknown;
 }
 
+/**
+ * The usage an upstream reported, or undefined when it reported none: no usage object, or one whose
+ * counts are absent or not counts (negative, fractional, `NaN`, an object: shape.ts tokenCount), so
+ * the answer is billed by an estimate (usage-estimate.ts) rather than as nothing or as a credit. A
+ * count written as a string of digits is read as its number.
+ */
 function usageOf(u: OpenAiUsage | undefined | null): TokenUsage | undefined {
-  return u ? { inputTokens: u.prompt_tokens ?? 0, outputTokens: u.completion_tokens ?? 0 } : undefined;
+  if (!u) return undefined;
+  const i = u.prompt_tokens;
+  const o = u.completion_tokens;
+  if (i == null && o == null) return undefined;
+  const inputTokens = i == null ? 0 : tokenCount(i);
+  const outputTokens = o == null ? 0 : tokenCount(o);
+  return inputTokens === undefined || outputTokens === undefined ? undefined : { inputTokens, outputTokens };
 }
 
 /**
@@ -51,6 +63,19 @@ function upstreamMessage(error: object): string {
 /** Tool calls as a message (`fn`: each has its function object) or a delta (its function may come later) carries them. */
 function toolCallsOk(calls: unknown, fn: boolean): boolean {
   return optRecords(calls) && (!Array.isArray(calls) || (calls as Record<string, unknown>[]).every((c) => (fn ? isRecord(c.function) : optRecord(c.function))));
+}
+
+/**
+ * Tool calls whose `function.arguments` came as a JSON value (some OpenAI-compatible servers send the
+ * object) get its JSON text, as OpenAI's wire has it: the dialects read the text (the messages
+ * dialect's `input` parse threw on an object: a 500). `calls` already passed toolCallsOk.
+ */
+function argumentsAsText(calls: unknown): void {
+  if (!Array.isArray(calls)) return;
+  for (const c of calls as Array<{ function?: { arguments?: unknown } | null }>) {
+    const f = c.function;
+    if (f && f.arguments != null && typeof f.arguments !== 'string') f.arguments = JSON.stringify(f.arguments);
+  }
 }
 
 /**
@@ -127,6 +152,7 @@ export async function chatComplete(
     }
     // valid JSON of another shape (`null`, a choice that is not an object...) is as malformed: refused before any field is read
     if (!wellFormedAnswer(json, operation)) throw errors.upstreamError('The upstream answered with a malformed body.');
+    if (operation === 'chat') for (const c of json.choices as Array<{ message: Record<string, unknown> }>) argumentsAsText(c.message.tool_calls);
     json.model = publicModel;
     indexChoices(json);
     if (preset) presetAnswer(preset, json);
@@ -173,11 +199,17 @@ export async function chatComplete(
       if (chunk.error && typeof chunk.error === 'object') throw errors.upstreamError(`The upstream failed mid-stream: ${upstreamMessage(chunk.error)}`);
       if (!wellFormedChunk(chunk)) throw errors.upstreamError('The upstream sent a malformed stream event.');
       indexes.apply(chunk);
+      if (chunk.choices) for (const c of chunk.choices as Array<{ delta?: Record<string, unknown> | null }>) argumentsAsText(c.delta?.tool_calls);
       if (preset) presetAnswer(preset, chunk);
       const u = usageOf(chunk.usage as OpenAiUsage);
       if (u) [usage, streamedUsage] = [u, chunk.usage];
       const choices = chunk.choices as unknown[] | undefined;
       const usageOnly = !choices || choices.length === 0;
+      if (!u && chunk.usage != null) {
+        // usage without counts (usageOf): not passed on; the stream is billed by the estimate below, which the caller gets instead
+        if (usageOnly) continue;
+        delete chunk.usage;
+      }
       if (u && usageOnly && !stream.includeUsage) continue; // usage-only chunk the caller did not ask for
       if (u && !usageOnly) inlineUsage = { frame: { id: chunk.id, created: chunk.created }, usage: chunk.usage };
       else if (u) inlineUsage = undefined; // the service sent its own usage-only chunk after all
