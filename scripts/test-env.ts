@@ -84,6 +84,8 @@ function runEnv(services: { databaseUrl: string; redisUrl: string }, database: s
     // Decision models: a short slow-body timeout and deadline so those paths finish within a test.
     // Every other route's slow-body deadline, short for the same reason.
     BODY_READ_TIMEOUT_MS: process.env.BODY_READ_TIMEOUT_MS ?? '1500',
+    // The upstream answer cap below the production default, so a test's oversized answer is 80 MiB, not 300.
+    UPSTREAM_MAX_RESPONSE_BYTES: process.env.UPSTREAM_MAX_RESPONSE_BYTES ?? String(64 * 1024 * 1024),
     // Token counting's time budget, short so the event-loop test's 15 MiB count ends in seconds.
     TOKEN_COUNT_TIMEOUT_MS: process.env.TOKEN_COUNT_TIMEOUT_MS ?? '3000',
     SYSTEMONE_BODY_TIMEOUT_MS: process.env.SYSTEMONE_BODY_TIMEOUT_MS ?? '1000',

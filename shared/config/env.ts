@@ -63,7 +63,7 @@ export interface Config {
   /** An attempt that gets no response headers within this fails retryably (POOL_FIRST_BYTE_TIMEOUT_MS, 60 s). */
   poolFirstByteTimeoutMs: number;
   /**
-   * The most bytes of one upstream answer a worker reads (UPSTREAM_MAX_RESPONSE_BYTES, 64 MiB), streamed
+   * The most bytes of one upstream answer a worker reads (UPSTREAM_MAX_RESPONSE_BYTES, 256 MiB), streamed
    * or not: past it the answer is a 502 `upstream_error` (mid-stream: the dialect's error event), not a
    * worker holding it all (workers/providers/http.ts).
    */
@@ -231,7 +231,7 @@ const schema = Joi.object({
   REQUEST_TIMEOUT_MS: Joi.number().integer().min(100).default(600_000),
   POOL_MAX_ATTEMPTS: Joi.number().integer().min(1).max(20).default(3),
   POOL_FIRST_BYTE_TIMEOUT_MS: Joi.number().integer().min(100).default(60_000),
-  UPSTREAM_MAX_RESPONSE_BYTES: Joi.number().integer().min(1024).default(64 * 1024 * 1024),
+  UPSTREAM_MAX_RESPONSE_BYTES: Joi.number().integer().min(1024).default(256 * 1024 * 1024),
   POOL_BACKOFF_BASE_MS: Joi.number().integer().min(0).default(500),
   POOL_BACKOFF_MAX_MS: Joi.number().integer().min(0).default(30_000),
   POOL_RETRY_WAIT_MAX_MS: Joi.number().integer().min(0).default(2_000),
