@@ -136,6 +136,24 @@ describe('providers: token counts an upstream reports badly, tool call arguments
       await usageSettled();
     });
 
+    it('embeddings: a prompt_tokens that is no count (1e300, negative, a fraction) bills the gateway\'s own count; digits in a string are read', async () => {
+      const embedModel = await up.model({ capabilities: { embeddings: true }, prices: { input_token: 1 } });
+      const cases: Array<[unknown, (n: number) => boolean]> = [
+        [1e300, (n) => n > 0 && n < 100],
+        [-100, (n) => n > 0 && n < 100],
+        [2.5, (n) => n > 0 && n < 100],
+        ['7', (n) => n === 7],
+      ];
+      for (const [reported, ok] of cases) {
+        up.otherwise = () => ({ kind: 'json', body: { object: 'list', data: [{ object: 'embedding', index: 0, embedding: [0.1, 0.2] }], model: 'up-model', usage: { prompt_tokens: reported, total_tokens: reported } } });
+        const r = await call('POST', '/v1/embeddings', { headers: keyHeader(o.key), json: { model: embedModel, input: 'hello there' } });
+        expect(r.status, r.text).to.equal(200);
+        const b = await billed(r);
+        expect(b, `reported ${String(reported)}`).to.not.equal(undefined);
+        expect(ok(b!.inputTokens), `reported ${String(reported)}: billed ${b!.inputTokens}`).to.equal(true);
+      }
+    });
+
     it('an answer larger than UPSTREAM_MAX_RESPONSE_BYTES (80 MB, chunked) is 502 upstream_error, nothing billed, and the worker serves on', async function () {
       this.timeout(60_000);
       up.otherwise = () => bigAnswer('application/json', '{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"', '"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1}}');

@@ -1,4 +1,5 @@
 import { cohereApi } from './api';
+import { tokenCount } from '../shape';
 import { fetchUpstream } from '../http';
 import type { UpstreamCall } from '../types';
 import { errors } from '../../../shared/errors/codes';
@@ -71,6 +72,6 @@ export async function embed(call: UpstreamCall, req: EmbedRequest & { inputType?
     response.by_type = byType;
   }
   const billed = json.meta?.billed_units?.input_tokens;
-  const upstreamTokens = typeof billed === 'number' && Number.isInteger(billed) && billed > 0 ? billed : 0;
+  const upstreamTokens = tokenCount(billed) ?? 0;
   return { response, upstreamTokens };
 }

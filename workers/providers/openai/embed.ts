@@ -2,6 +2,7 @@ import { openaiApi, openaiEndpoint, type OpenAiEndpoint } from './api';
 import { fetchUpstream } from '../http';
 import type { UpstreamCall } from '../types';
 import { errors } from '../../../shared/errors/codes';
+import { tokenCount } from '../shape';
 import { toBase64 } from '../../../shared/embeddings/encodings';
 
 export interface EmbedRequest {
@@ -58,6 +59,7 @@ export async function embed(call: UpstreamCall, req: EmbedRequest, publicModel: 
     if (!vec || vec.length === 0) throw errors.upstreamError('The upstream answered with a malformed embedding.');
     return { object: 'embedding', index: i, embedding: req.encodingFormat === 'base64' ? toBase64(vec) : vec };
   });
-  const upstreamTokens = Number.isInteger(json.usage?.prompt_tokens) ? json.usage!.prompt_tokens! : 0;
+  // not a count (1e300, negative, a fraction): the gateway's own count is billed (embeddings.worker.ts)
+  const upstreamTokens = tokenCount(json.usage?.prompt_tokens) ?? 0;
   return { response: { object: 'list', data, model: publicModel }, upstreamTokens };
 }
