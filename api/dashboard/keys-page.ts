@@ -79,11 +79,13 @@ ${role === 'owner' && !k.revokedAt ? html`<tr><td colspan="11"><details${k.id ==
   r.post('/:id/rotate', refuseImpersonation, async (req, res) => {
     const { org, role } = res.locals.access!;
     const key = await ApiKey.findOne({ where: { id: req.params.id, orgId: org.id, revokedAt: null } }).catch(() => null);
-    if (!key) throw new ApiError(404, 'not_found', 'No such active key in this organization.');
+    const missing = () => new ApiError(404, 'not_found', 'No such active key in this organization.');
+    if (!key) throw missing();
     if (role !== 'owner' && key.userId !== res.locals.viewer!.user.id) throw new ApiError(403, 'owner_required', 'Only an owner can rotate a key that is not yours.');
     const grace = Number(req.body?.grace_seconds ?? 86400);
     if (![0, 3600, 86400, 604800].includes(grace)) throw new ApiError(400, 'invalid_request', 'grace_seconds must be one of 0, 3600, 86400, 604800.');
-    const rotated = (await rotateApiKey(deps.redis, key.id, grace))!;
+    const rotated = await rotateApiKey(deps.redis, key.id, grace);
+    if (!rotated) throw missing(); // revoked meanwhile
     await audit(req, res, `/${key.id}/rotate`, key.id, 200, ['grace_seconds']);
     await show(req, res, rotated);
   });

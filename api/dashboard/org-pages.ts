@@ -1,7 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import type { RedisClient } from '../../shared/redis/connection';
 import { Project } from '../../shared/db/models';
-import { createProject, slugify } from '../../shared/tenancy/ops';
+import { createProject, projectExists, slugify } from '../../shared/tenancy/ops';
 import { archiveProject, setProjectBudget } from '../../shared/tenancy/projects';
 import { projectBudgetCell, projectBudgetForm, projectBudgetFromForm } from './project-budget';
 import { recordAudit } from '../../shared/audit/audit';
@@ -77,7 +77,7 @@ ${budgets[i]}<td>${!p.archivedAt && role === 'owner' ? projectBudgetForm(o.slug,
     const name = String(req.body?.name ?? '').trim().slice(0, 200);
     if (!name) throw new ApiError(400, 'invalid_request', 'A project needs a name.', { param: 'name' });
     const slug = slugify(String(req.body?.slug ?? '') || name);
-    if (await Project.findOne({ where: { orgId: o.id, slug } })) throw new ApiError(409, 'project_exists', `A project with slug '${slug}' already exists.`, { param: req.body?.slug ? 'slug' : 'name' });
+    if (await Project.findOne({ where: { orgId: o.id, slug } })) throw projectExists(slug, req.body?.slug ? 'slug' : 'name');
     const p = await createProject(redis, o.id, name, slug);
     await audit(req, res, '/projects', p.id, 201);
     res.redirect(303, `/dashboard/o/${o.slug}/projects?created=${p.id}`);

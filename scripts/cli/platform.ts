@@ -5,6 +5,7 @@ import { createAdminToken, createPlatformKey, deleteUser, findUser, presentPlatf
 import type { Actor } from '../../shared/audit/audit';
 import { fail, withServices } from './with-services';
 import { bumpEpoch } from '../../shared/cache/epoch';
+import { emailTakenBy } from '../../shared/web/sign-in-user';
 
 /** Audit actor of a CLI action: the operator's OS user (the CLI has no login). */
 const cliActor = (): Actor => ({ type: 'cli', id: null, label: `cli:${process.env.USER ?? 'operator'}` });
@@ -27,7 +28,7 @@ export function registerPlatform(program: Command): void {
     .option('--json', 'print JSON')
     .action((o: { email: string; name?: string; platformAdmin?: boolean; json?: boolean }) =>
       withServices(async () => {
-        if (await User.findOne({ where: { email: o.email } })) fail(`a user with email '${o.email}' already exists`);
+        if (await emailTakenBy(o.email)) fail(`a user with email '${o.email}' already exists (emails are compared case-insensitively)`);
         const u = await User.create({ email: o.email, name: o.name ?? null, isPlatformAdmin: !!o.platformAdmin });
         console.log(o.json ? JSON.stringify({ id: u.id, email: u.email, is_platform_admin: u.isPlatformAdmin }) : `created user ${u.email} (${u.id})`);
       }),

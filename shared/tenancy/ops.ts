@@ -1,8 +1,10 @@
 import type { RedisClient } from '../redis/connection';
-import { Op } from 'sequelize';
+import { Op, UniqueConstraintError } from 'sequelize';
 import { ApiKey, Organization, Plan, Project } from '../db/models';
 import { generateApiKey } from '../auth/apiKeys';
 import { bumpEpoch } from '../cache/epoch';
+import { db } from '../db/sequelize';
+import { ApiError } from '../errors/ApiError';
 import { isUuid } from '../uuid';
 import { controlsView, type KeyControlsRow } from '../limits/key-input';
 
@@ -29,8 +31,14 @@ export async function createOrg(redis: RedisClient, input: { name: string; slug?
   return org;
 }
 
+/** 409 `project_exists`: the org already has a project of this slug. */
+export const projectExists = (slug: string, param?: string) => new ApiError(409, 'project_exists', `A project with slug '${slug}' already exists.`, param ? { param } : {});
+
+/** Creates a project; a slug the org already has (taken meanwhile by a creation at the same time included) is 409 `project_exists`. */
 export async function createProject(redis: RedisClient, orgId: string, name: string, slug = slugify(name)): Promise<Project> {
-  const p = await Project.create({ orgId, name, slug });
+  const p = await Project.create({ orgId, name, slug }).catch((err: unknown) => {
+    throw err instanceof UniqueConstraintError ? projectExists(slug) : err;
+  });
   await bumpEpoch(redis);
   return p;
 }
@@ -79,10 +87,15 @@ export async function updateKeyControls(redis: RedisClient, id: string, controls
  */
 export async function rotateApiKey(redis: RedisClient, id: string, graceSeconds: number): Promise<CreatedKey | null> {
   if (!isUuid(id)) return null;
-  const k = await ApiKey.findOne({ where: { id, revokedAt: null } });
-  if (!k) return null;
   const g = generateApiKey();
-  await k.update({ previousKeyHash: k.keyHash, previousExpiresAt: new Date(Date.now() + graceSeconds * 1000), keyHash: g.hash, prefix: g.visiblePrefix });
+  // Row-locked: of two rotations at once the later one starts from the earlier one's secret, so each
+  // secret answered works (the earlier one as the previous secret); unlocked, both read the same old
+  // secret and the earlier answer's secret died with the later write. A key revoked meanwhile is not rotated.
+  const k = await db().transaction(async (transaction) => {
+    const row = await ApiKey.findOne({ where: { id, revokedAt: null }, lock: transaction.LOCK.UPDATE, transaction });
+    return row?.update({ previousKeyHash: row.keyHash, previousExpiresAt: new Date(Date.now() + graceSeconds * 1000), keyHash: g.hash, prefix: g.visiblePrefix }, { transaction });
+  });
+  if (!k) return null;
   await bumpEpoch(redis);
   return { id: k.id, key: g.raw, prefix: g.visiblePrefix, orgId: k.orgId, projectId: k.projectId };
 }

@@ -90,9 +90,11 @@ export function apiKeysRouter(deps: { redis: RedisClient }): Router {
       const org = await findRow<Organization>(organizations, String(req.params.id));
       const id = String(req.params.key);
       const k = isUuid(id) ? await ApiKey.findOne({ where: { id, orgId: org.id, revokedAt: null } }) : null;
-      if (!k) throw new ApiError(404, 'not_found', `No active API key '${id}' in this organization.`);
+      const missing = () => new ApiError(404, 'not_found', `No active API key '${id}' in this organization.`);
+      if (!k) throw missing();
       const body = validate<{ grace_seconds: number }>(rotateBody, req.body ?? {});
-      const rotated = (await rotateApiKey(deps.redis, k.id, body.grace_seconds))!;
+      const rotated = await rotateApiKey(deps.redis, k.id, body.grace_seconds);
+      if (!rotated) throw missing(); // revoked meanwhile
       res.locals.auditTarget = k.id;
       await k.reload();
       res.json({ ...(await presentKey(deps.redis, org.id, keyListing(k))), key: rotated.key });

@@ -7,7 +7,7 @@ import { requireJson } from '../../middleware/require-json';
 import { validate } from '../../validate';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { Organization, Project } from '../../../shared/db/models';
-import { createProject, slugify } from '../../../shared/tenancy/ops';
+import { createProject, projectExists, slugify } from '../../../shared/tenancy/ops';
 import { archiveProject, setProjectBudget } from '../../../shared/tenancy/projects';
 import { findRow } from '../resources/define';
 import { organizations } from '../resources/definitions/tenancy';
@@ -45,7 +45,7 @@ export function projectsRouter(deps: { redis: RedisClient }): Router {
         const org = await findRow<Organization>(organizations, String(req.params.id));
         const body = validate<{ name: string; slug?: string }>(projectBody, req.body);
         const slug = body.slug ?? slugify(body.name);
-        if (await Project.findOne({ where: { orgId: org.id, slug } })) throw new ApiError(409, 'project_exists', `A project with slug '${slug}' already exists.`);
+        if (await Project.findOne({ where: { orgId: org.id, slug } })) throw projectExists(slug);
         const p = await createProject(deps.redis, org.id, body.name, slug);
         res.locals.auditTarget = p.id;
         res.status(201).json(await presentProject(deps.redis, p));

@@ -6,7 +6,7 @@ import { PRESET_NAMES, presetOf } from '../../../../shared/catalog/presets';
 import { ApiError } from '../../../../shared/errors/ApiError';
 import { poolFields, syncPool } from './pools';
 import { checkTokenizer, ENCODINGS } from '../../../../shared/catalog/catalog-ops';
-import { assertProviderUnused } from '../../../../shared/catalog/provider-users';
+import { assertModelUnused, assertProviderUnused, assertTokenizerUnused } from '../../../../shared/catalog/provider-users';
 import { decisionUsersRefusing } from '../../../../shared/catalog/decision-providers';
 import { askProfilesAgain, profileAccessChanged, type ProviderAccess } from '../../../../shared/catalog/provider-base-models';
 
@@ -112,12 +112,18 @@ export const inferenceModels: ResourceDef = {
     ...poolFields,
   },
   check: async (values, _req, row) => {
+    // other models name it in their fallbacks by its public id: not renamed while one does
+    if (row && values.publicId !== undefined && values.publicId !== row.get('publicId')) await assertModelUnused(row.get('publicId') as string, 'rename');
     if (typeof values.tokenizer === 'string') {
       await checkTokenizer(values.tokenizer).catch((err: Error) => {
         throw errors.invalidRequest(err.message);
       });
     }
     return syncPool(values, row);
+  },
+  destroy: async (row) => {
+    await assertModelUnused(row.get('publicId') as string, 'delete');
+    await row.destroy();
   },
 };
 
@@ -131,5 +137,13 @@ export const tokenizerProfiles: ResourceDef = {
     name: { schema: slug(), required: true, filter: true },
     encoding: { schema: Joi.string().valid(...ENCODINGS), required: true, filter: true },
     description: { schema: name().allow(null) },
+  },
+  // models name it in their `tokenizer`: neither deleted nor renamed while one does
+  check: async (values, _req, row) => {
+    if (row && values.name !== undefined && values.name !== row.get('name')) await assertTokenizerUnused(row.get('name') as string, 'rename');
+  },
+  destroy: async (row) => {
+    await assertTokenizerUnused(row.get('name') as string, 'delete');
+    await row.destroy();
   },
 };

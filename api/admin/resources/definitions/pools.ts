@@ -41,7 +41,14 @@ export async function syncPool(values: Record<string, unknown>, row?: Row): Prom
     if (misnamed.length) throw errors.invalidRequest(`\`base_model\` is read on deployments of bedrock providers only: ${misnamed.join(', ')}.`);
     values.providerId = found.find((p) => p.name === deployments[0].provider)!.id;
     values.upstreamName = deployments[0].upstream;
-  } else if ((values.providerId !== undefined || values.upstreamName !== undefined) && (current?.deployments?.length ?? 0) <= 1) {
+  } else if ((current?.deployments?.length ?? 0) > 1) {
+    // a pool's primary is its first deployment (passthrough stays with the primary's provider): a new one alone would contradict it
+    for (const [attr, param] of [['providerId', 'provider_id'], ['upstreamName', 'upstream_name']] as const) {
+      if (values[attr] !== undefined && values[attr] !== current![attr]) {
+        throw new ApiError(400, 'invalid_request', `The model's pool has ${current!.deployments.length} deployments and its first one is its primary: write \`deployments\` (first the new primary) instead of \`${param}\`.`, { param });
+      }
+    }
+  } else if (values.providerId !== undefined || values.upstreamName !== undefined) {
     const provider = await Provider.findByPk(String(values.providerId ?? current?.providerId));
     if (provider) {
       values.deployments = poolOfOne(provider.name, String(values.upstreamName ?? current?.upstreamName));

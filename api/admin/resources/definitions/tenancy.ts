@@ -6,6 +6,7 @@ import { actorOf } from '../../actor';
 import { purgeOrgImages } from '../../../../shared/images/store';
 import { ApiError } from '../../../../shared/errors/ApiError';
 import { SLUG_RULE, slugify } from '../../../../shared/tenancy/ops';
+import { emailTakenBy } from '../../../../shared/web/sign-in-user';
 
 const laneCounts = () => Joi.object().pattern(/^[a-z0-9]+:[a-z0-9]+$/, Joi.number().integer().min(0).max(100_000));
 
@@ -64,6 +65,12 @@ export const users: ResourceDef = {
     name: { schema: Joi.string().max(200).allow(null) },
     is_platform_admin: { schema: Joi.boolean(), readOnly: true, filter: true },
     policies: { schema: jsonObject(), readOnly: true, description: 'Per-user policies; written through /capability-policies/users/{id}.' },
+  },
+  // emails are looked up case-insensitively: one taken in another letter case is taken
+  check: async (values, _req, row) => {
+    if (typeof values.email === 'string' && (await emailTakenBy(values.email, row?.get('id') as string | undefined))) {
+      throw new ApiError(409, 'already_exists', 'A record with the same email (compared case-insensitively) already exists.', { param: 'email' });
+    }
   },
   destroy: (row, req) => deleteUser(row as User, actorOf(req)),
 };
