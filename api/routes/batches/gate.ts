@@ -44,3 +44,11 @@ export function queryText(query: Request['query'], name: string): string | undef
   if (v === undefined || typeof v === 'string') return v;
   throw new ApiError(400, 'invalid_request', `\`${name}\` must be given once, as one value.`, { param: name });
 }
+
+/**
+ * A list's array parameter (`include`, `lifecycle`): every value given as `name[]=…` (the official
+ * SDKs' brackets form) or `name=…`, once or repeated, in that order; none when absent.
+ */
+export function queryValues(query: Request['query'], name: string): unknown[] {
+  return [query[`${name}[]`], query[name]].flatMap((v) => (v === undefined ? [] : Array.isArray(v) ? v : [v]));
+}

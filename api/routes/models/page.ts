@@ -1,6 +1,27 @@
+import type { Request } from 'express';
 import { ApiError } from '../../../shared/errors/ApiError';
+import { queryValues } from '../batches/gate';
 
 const one = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+const LIFECYCLES = ['active', 'deprecated', 'retired'] as const;
+type Lifecycle = (typeof LIFECYCLES)[number];
+
+/**
+ * The stages the messages-dialect model list keeps (@anthropic-ai/sdk 1.16 resources/models.ts,
+ * ModelListParams.lifecycle: "Up to 3 values. When omitted, the list contains the `active` and
+ * `deprecated` models"), as the SDK sends them (`lifecycle[]=…`, its brackets form) or plainly
+ * (`lifecycle=…`), once or repeated. Another value, or more than 3: 400 naming `lifecycle`.
+ */
+export function lifecyclesOf(query: Request['query']): readonly Lifecycle[] {
+  const given = queryValues(query, 'lifecycle');
+  if (given.length === 0) return ['active', 'deprecated'];
+  const bad = given.find((v) => !(LIFECYCLES as readonly unknown[]).includes(v));
+  if (bad !== undefined || given.length > 3) {
+    throw new ApiError(400, 'invalid_request', `\`lifecycle\` takes up to 3 of ${LIFECYCLES.join(', ')}${bad === undefined ? '' : `; got ${JSON.stringify(bad)}`}.`, { param: 'lifecycle' });
+  }
+  return given as Lifecycle[];
+}
 
 /**
  * One page of the messages-dialect model list, as Anthropic's Models API pages it (the SDK's

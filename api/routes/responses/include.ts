@@ -3,6 +3,7 @@ import { ApiError } from '../../../shared/errors/ApiError';
 import { INCLUDABLE } from './schema';
 import { shownReasoning, withShownOutput } from '../../dialects/responses/client-view';
 import { merged } from '../../../shared/merged';
+import { queryValues } from '../batches/gate';
 
 type Json = Record<string, unknown>;
 
@@ -14,7 +15,7 @@ type Json = Record<string, unknown>;
  * value that is not includable is a 400.
  */
 export function includeOf(req: Request): string[] {
-  const given = [req.query['include[]'], req.query.include].flatMap((v) => (v === undefined ? [] : Array.isArray(v) ? v : [v]));
+  const given = queryValues(req.query, 'include');
   for (const v of given) {
     if (typeof v !== 'string' || !(INCLUDABLE as readonly string[]).includes(v)) {
       throw new ApiError(400, 'invalid_request', `'include' takes ${INCLUDABLE.join(', ')}; got ${JSON.stringify(v)}.`, { param: 'include' });

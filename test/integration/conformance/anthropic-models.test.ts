@@ -61,6 +61,26 @@ describe("conformance: the messages-dialect model list against Anthropic's Model
     expect(retrieved.capabilities!.image_input.supported).to.be.a('boolean');
   });
 
+  it('filters by lifecycle as the SDK sends it (lifecycle[]=…): every model is active, so a list of other stages is empty; omitted lists the active ones', async () => {
+    const client = new Anthropic({ apiKey: o.key, baseURL: env().gw.url, maxRetries: 0 });
+    const ids = all.map((m) => m.id);
+    for (const stages of [['retired'], ['deprecated'], ['deprecated', 'retired']] as const) {
+      const page = await client.models.list({ lifecycle: [...stages] });
+      expect(page.data, stages.join()).to.deep.equal([]);
+      expect([page.has_more, page.first_id, page.last_id], stages.join()).to.deep.equal([false, null, null]);
+      const raw = await call('GET', `/v1/models?${stages.map((l) => `lifecycle[]=${l}`).join('&')}`, { headers: h });
+      expectAnthropic('ModelInfosPage', raw.body);
+    }
+    const walked: string[] = [];
+    for await (const m of client.models.list({ limit: 2, lifecycle: ['active', 'retired'] })) walked.push(m.id);
+    expect(walked, 'the SDK keeps the filter from page to page').to.deep.equal(ids);
+    expect((await call('GET', '/v1/models?limit=1000&lifecycle=active', { headers: h })).body.data.map((m: { id: string }) => m.id), 'the plain form').to.deep.equal(ids);
+    for (const q of ['lifecycle[]=bogus', 'lifecycle=Active', 'lifecycle[]=active&lifecycle[]=deprecated&lifecycle[]=retired&lifecycle[]=active']) {
+      const r = await call('GET', `/v1/models?${q}`, { headers: h });
+      expect([r.status, r.body.error?.param], q).to.deep.equal([400, 'lifecycle']);
+    }
+  });
+
   it('refuses a bad limit or an unknown cursor with 400', async () => {
     for (const q of ['limit=0', 'limit=1001', 'limit=two', 'after_id=nope', `after_id=${all[0].id}&before_id=${all[1].id}`]) {
       const r = await call('GET', `/v1/models?${q}`, { headers: h });
