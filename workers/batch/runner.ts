@@ -14,6 +14,8 @@ import { findFile, fileBytes, saveFile } from '../../shared/batches/files';
 import { parseInput } from '../../shared/batches/input';
 import { lineRequestId, openaiResultLine } from '../../shared/batches/results';
 import { outputFileId } from '../../shared/batches/ids';
+import { errors } from '../../shared/errors/codes';
+import { errorBody } from '../../api/middleware/error-body';
 
 /**
  * Gateway refusals that mean "not now" rather than "this line is wrong": the line goes back to
@@ -24,6 +26,9 @@ const LANE_FULL = new Set(['CONCURRENT_REQUEST_LIMIT_EXCEEDED', 'embeddings_lane
 /** Failures of the gateway's own machinery: retried under a new request id (the failed job billed nothing). */
 const RETRIED = new Set(['worker_lost', 'client_closed_request']);
 const MAX_ATTEMPTS = 3;
+
+/** The synchronous route a batch's lines are sent to. */
+const lineRoute = (b: BatchRow): string => (b.dialect === 'anthropic' ? '/v1/messages' : b.endpoint);
 
 /**
  * Runs batches (docs/batches.md). Progress lives in Postgres: each tick it validates new OpenAI
@@ -160,10 +165,14 @@ export class BatchRunner {
     }
   }
 
-  /** The identity the batch was created with, as authenticate() builds it; an error body when the key no longer works. */
+  /**
+   * The identity the batch was created with, as authenticate() builds it; when the key no longer
+   * works, the 401 the line's synchronous route answers, in its dialect's shape (OpenAI's `type` and
+   * `param`, Anthropic's `type`: what the error file and the results show).
+   */
   private async authFor(b: BatchRow): Promise<AuthInfo | { status: number; body: unknown }> {
     const auth = await identityNow(this.ctx, { keyHash: b.key_hash, orgId: b.org_id, projectId: b.project_id, routingPlanId: b.routing_plan_id });
-    return auth ?? { status: 401, body: { error: { code: 'INVALID_API_KEY', message: 'The API key that created this batch no longer works.' } } };
+    return auth ?? { status: 401, body: errorBody(lineRoute(b), errors.invalidApiKey('The API key that created this batch no longer works.')) };
   }
 
   /**
@@ -172,7 +181,7 @@ export class BatchRunner {
    * nothing billed. Written once: only by the runner that recorded the line.
    */
   private logRefused(b: BatchRow, l: LineRow, requestId: string, refusal: { status: number; body: unknown }): void {
-    const route = b.dialect === 'anthropic' ? '/v1/messages' : b.endpoint;
+    const route = lineRoute(b);
     const model = (l.body as { model?: unknown }).model;
     const code = (refusal.body as { error: { code: string } }).error.code;
     const base = { receivedAt: Date.now(), route, dialect: dialectOf(route), userId: null, batchId: b.id };
@@ -191,7 +200,7 @@ export class BatchRunner {
     const line: BatchLine = { batchId: b.id, laneLimit: laneLimit(auth.org, 'chat', 'background', 0) || this.cfg.linesInFlight, priceMultiplier: Number(b.price_multiplier) };
     const ticket = this.lineApp.issue({ auth, requestId, line });
     try {
-      const res = await request(`${this.lineApp.base}${b.dialect === 'anthropic' ? '/v1/messages' : b.endpoint}`, {
+      const res = await request(`${this.lineApp.base}${lineRoute(b)}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-gateway-ticket': ticket, ...(b.dialect === 'anthropic' ? { 'anthropic-version': '2023-06-01' } : {}) },
         body: JSON.stringify(body),

@@ -13,10 +13,13 @@ import { newId } from '../../../shared/batches/ids';
 import { validate } from '../../validate';
 import { expiresAfterSchema, pageLimit, queryText } from './gate';
 
-/** Multipart `file` + `purpose`, held in memory up to the org's file size cap (413 beyond it). */
+/**
+ * Multipart `file` + `purpose`, held in memory up to the org's file size cap (413 beyond it). The
+ * part's `filename` is read as UTF-8, as the SDKs send it (multer's default reads it as latin1).
+ */
 function upload(req: Request, res: Response, next: NextFunction): void {
   const max = batchLimits(req.auth!.org).maxFileBytes;
-  multer({ storage: multer.memoryStorage(), limits: { fileSize: max, files: 1, fields: 4 } }).single('file')(req, res, (err: unknown) => {
+  multer({ storage: multer.memoryStorage(), limits: { fileSize: max, files: 1, fields: 4 }, defParamCharset: 'utf8' }).single('file')(req, res, (err: unknown) => {
     if (!err) return next();
     const code = (err as { code?: string }).code;
     if (code === 'LIMIT_FILE_SIZE') return next(new ApiError(413, 'file_too_large', `A file may be at most ${max} bytes for this organization.`, { param: 'file' }));

@@ -27,7 +27,7 @@ export async function admitBatch(req: Request, lines: number): Promise<{ priceMu
   return { priceMultiplier: limits.priceMultiplier, keyHash: sha256Hex(presentedKeys(req).gatewayKey!), createdAt: new Date(now), expiresAt: new Date(now + config().batches.windowMs) };
 }
 
-/** A list's page size: batches 1..100 (default 20, both vendors), files 1..10,000 (OpenAI's, default 10,000). */
+/** A list's page size (default 20): OpenAI's batches 1..100, Message Batches 1..1000, files 1..10,000 (OpenAI's, default 10,000). */
 export function pageLimit(v: unknown, max = 100, byDefault = 20): number {
   if (v === undefined) return byDefault;
   const n = Number(v);

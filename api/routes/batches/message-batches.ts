@@ -65,9 +65,9 @@ async function create(req: Request, res: Response): Promise<void> {
   await answer(req, res, (await store.batchById(id))!);
 }
 
-/** Anthropic's page: `{data, has_more, first_id, last_id}`, `after_id` / `before_id` cursors. */
+/** Anthropic's page: `{data, has_more, first_id, last_id}`, `after_id` / `before_id` cursors, `limit` 1..1000 (default 20, its List Message Batches reference). */
 async function list(req: Request, res: Response): Promise<void> {
-  const limit = pageLimit(req.query.limit);
+  const limit = pageLimit(req.query.limit, 1000);
   const before = queryText(req.query, 'before_id');
   const rows = await store.listBatches(req.auth!.orgId, 'anthropic', { after: queryText(req.query, 'after_id'), before, limit: limit + 1 });
   const page = before ? rows.slice(-limit) : rows.slice(0, limit);

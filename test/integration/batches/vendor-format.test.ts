@@ -1,0 +1,82 @@
+import { expect } from 'chai';
+import OpenAI, { toFile } from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
+import { env, resetSim } from '../../helpers/harness';
+import { buildOrg } from '../../helpers/factories';
+import { call, keyHeader } from '../../helpers/http';
+import { waitFor } from '../../helpers/wait';
+import { rotateApiKey } from '../../../shared/tenancy/ops';
+import { startBatchWorker } from '../../../workers/batch/main';
+import { batchEnds, jsonl, parseJsonl, uploadBatchFile, type BatchWorker } from './helpers';
+
+/** Differences from the vendors' documented formats found by a review against the SDKs and API references (docs/batches.md). */
+describe("batches: the vendors' documented formats where the other suites do not look", function () {
+  this.timeout(60_000);
+  let worker: BatchWorker | undefined;
+  afterEach(async () => {
+    await worker?.close();
+    worker = undefined;
+  });
+  beforeEach(resetSim);
+
+  it('GET /v1/messages/batches: limit ranges from 1 to 1000 (Anthropic\'s List Message Batches reference), the SDK\'s list({limit: 1000}) answers', async () => {
+    const o = await buildOrg(env().redis);
+    const client = new Anthropic({ apiKey: o.key, baseURL: env().gw.url, maxRetries: 0 });
+    const b = await client.messages.batches.create({ requests: [{ custom_id: 'l', params: { model: 'sim-claude', max_tokens: 4, messages: [{ role: 'user', content: 'x' }] } }] });
+    const page = await client.messages.batches.list({ limit: 1000 });
+    expect(page.data.map((x) => x.id)).to.deep.equal([b.id]);
+    expect(page.has_more).to.equal(false);
+    const headers = { ...keyHeader(o.key), 'anthropic-version': '2023-06-01' };
+    const over = await call('GET', '/v1/messages/batches?limit=1001', { headers });
+    expect(over.status).to.equal(400);
+    expect(over.body.error).to.include({ type: 'invalid_request_error' });
+    expect(over.body.error.message).to.include('1000');
+    // OpenAI's batch list keeps 1..100 (its reference: "Limit can range between 1 and 100")
+    expect((await call('GET', '/v1/batches?limit=101', { headers: keyHeader(o.key) })).status).to.equal(400);
+  });
+
+  it("an upload's filename comes back as the client sent it, in UTF-8 (the SDK's multipart filename parameter)", async () => {
+    const o = await buildOrg(env().redis);
+    const openai = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    const name = 'données-批次-✓.jsonl';
+    const f = await openai.files.create({ file: await toFile(Buffer.from(jsonl([{ custom_id: 'a', method: 'POST', url: '/v1/embeddings', body: {} }])), name), purpose: 'batch' });
+    expect(f.filename).to.equal(name);
+    expect((await openai.files.retrieve(f.id)).filename).to.equal(name);
+    expect((await openai.files.list()).data.find((x) => x.id === f.id)!.filename).to.equal(name);
+  });
+
+  it("lines of a batch whose key no longer works: the refusal in the dialect's error shape, as the synchronous endpoint answers it (OpenAI type/param; Anthropic authentication_error)", async () => {
+    const o = await buildOrg(env().redis);
+    const openai = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    const anthropic = new Anthropic({ apiKey: o.key, baseURL: env().gw.url, maxRetries: 0 });
+    const ob = await openai.batches.create({
+      input_file_id: await uploadBatchFile(openai, jsonl([{ custom_id: 'o1', method: 'POST', url: '/v1/chat/completions', body: { model: 'sim-chat', messages: [{ role: 'user', content: 'x' }] } }])),
+      endpoint: '/v1/chat/completions',
+      completion_window: '24h',
+    });
+    const mb = await anthropic.messages.batches.create({ requests: [{ custom_id: 'm1', params: { model: 'sim-claude', max_tokens: 4, messages: [{ role: 'user', content: 'x' }] } }] });
+    // the synchronous endpoints' answers to the old secret
+    const rotated = (await rotateApiKey(env().redis, o.keyId, 0))!;
+    const syncOpenAI = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', messages: [{ role: 'user', content: 'x' }] } });
+    const syncMessages = await call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), 'anthropic-version': '2023-06-01' }, json: { model: 'sim-claude', max_tokens: 4, messages: [{ role: 'user', content: 'x' }] } });
+    expect([syncOpenAI.status, syncMessages.status]).to.deep.equal([401, 401]);
+    worker = await startBatchWorker();
+
+    const openai2 = new OpenAI({ apiKey: rotated.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    const done = await batchEnds(openai2, ob.id);
+    const [errLine] = parseJsonl<{ response: { status_code: number; body: { error: Record<string, unknown> } } }>(await (await openai2.files.content(done.error_file_id!)).text());
+    expect(errLine.response.status_code).to.equal(401);
+    expect(Object.keys(errLine.response.body.error).sort()).to.deep.equal(Object.keys(syncOpenAI.body.error).sort());
+    expect(errLine.response.body.error).to.include({ code: 'INVALID_API_KEY', type: 'authentication_error', param: null });
+
+    const anthropic2 = new Anthropic({ apiKey: rotated.key, baseURL: env().gw.url, maxRetries: 0 });
+    await waitFor(async () => (await anthropic2.messages.batches.retrieve(mb.id)).processing_status === 'ended', 30_000, 200);
+    const rs: Anthropic.Messages.MessageBatchIndividualResponse[] = [];
+    for await (const r of await anthropic2.messages.batches.results(mb.id)) rs.push(r);
+    const r = rs[0].result;
+    if (r.type !== 'errored') throw new Error(r.type);
+    expect(r.error.type).to.equal('error');
+    expect(Object.keys(r.error.error).sort()).to.deep.equal(Object.keys(syncMessages.body.error).sort());
+    expect(r.error.error).to.include({ type: 'authentication_error', code: 'INVALID_API_KEY' });
+  });
+});
