@@ -11,7 +11,7 @@ import { deleteFile, fileBytes, findFile, listFiles, saveFile } from '../../../s
 import { presentFile } from '../../../shared/batches/present';
 import { newId } from '../../../shared/batches/ids';
 import { validate } from '../../validate';
-import { expiresAfterSchema, pageLimit, queryText } from './gate';
+import { expiresAfterSchema, pageLimit, queryText, queryOrder } from './gate';
 
 /**
  * Multipart `file` + `purpose`, held in memory up to the org's file size cap (413 beyond it). The
@@ -45,7 +45,7 @@ async function create(req: Request, res: Response): Promise<void> {
 }
 
 async function list(req: Request, res: Response): Promise<void> {
-  const order = queryText(req.query, 'order') === 'asc' ? 'asc' : 'desc';
+  const order = queryOrder(req.query, 'desc');
   const limit = pageLimit(req.query.limit, 10_000, 10_000);
   const rows = await listFiles(req.auth!.orgId, { after: queryText(req.query, 'after'), limit: limit + 1, purpose: queryText(req.query, 'purpose'), order });
   const data = rows.slice(0, limit).map(presentFile);

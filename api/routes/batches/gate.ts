@@ -45,6 +45,13 @@ export function queryText(query: Request['query'], name: string): string | undef
   throw new ApiError(400, 'invalid_request', `\`${name}\` must be given once, as one value.`, { param: name });
 }
 
+/** A list's `order`: `asc` or `desc`, `fallback` when absent; anything else 400 naming it. */
+export function queryOrder(query: Request['query'], fallback: 'asc' | 'desc'): 'asc' | 'desc' {
+  const order = queryText(query, 'order') ?? fallback;
+  if (order !== 'asc' && order !== 'desc') throw new ApiError(400, 'invalid_request', '`order` must be `asc` or `desc`.', { param: 'order' });
+  return order;
+}
+
 /**
  * A list's array parameter (`include`, `lifecycle`): every value given as `name[]=…` (the official
  * SDKs' brackets form) or `name=…`, once or repeated, in that order; none when absent.

@@ -3,7 +3,7 @@ import { ApiError } from '../../../shared/errors/ApiError';
 import { errors } from '../../../shared/errors/codes';
 import { logger } from '../../../shared/logger';
 import { storableCopy } from '../../../shared/http/json-checks';
-import { pageLimit, queryText } from '../batches/gate';
+import { pageLimit, queryText, queryOrder } from '../batches/gate';
 import {
   deleteStoredChat,
   findStoredChat,
@@ -80,8 +80,7 @@ async function found(req: Request): Promise<StoredChat> {
 }
 
 function orderOf(req: Request): 'asc' | 'desc' {
-  const order = queryText(req.query, 'order') ?? 'asc';
-  if (order !== 'asc' && order !== 'desc') throw new ApiError(400, 'invalid_request', '`order` must be `asc` or `desc`.', { param: 'order' });
+  const order = queryOrder(req.query, 'asc');
   return order;
 }
 

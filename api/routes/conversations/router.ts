@@ -3,7 +3,7 @@ import type { AppContext } from '../../context';
 import { only } from '../only';
 import { requireJson } from '../../middleware/require-json';
 import { ApiError } from '../../../shared/errors/ApiError';
-import { pageLimit, queryText } from '../batches/gate';
+import { pageLimit, queryText, queryOrder } from '../batches/gate';
 import { checkMetadata } from '../chat/stored';
 import { newId } from '../../dialects/responses/response';
 import { inputItemsOf } from '../../dialects/responses/input-items';
@@ -106,8 +106,7 @@ async function addItems(req: Request, res: Response): Promise<void> {
 
 async function listItems(req: Request, res: Response): Promise<void> {
   const limit = pageLimit(req.query.limit);
-  const order = queryText(req.query, 'order') ?? 'desc';
-  if (order !== 'asc' && order !== 'desc') throw invalid('`order` must be `asc` or `desc`.', 'order');
+  const order = queryOrder(req.query, 'desc');
   const after = queryText(req.query, 'after');
   const include = includeOf(req);
   await conversationOf(req);

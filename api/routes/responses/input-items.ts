@@ -1,7 +1,6 @@
 import type { Request, Response } from 'express';
 import { StoredResponse } from '../../../shared/db/models';
-import { ApiError } from '../../../shared/errors/ApiError';
-import { pageLimit, queryText } from '../batches/gate';
+import { pageLimit, queryText, queryOrder } from '../batches/gate';
 import { findStored, responseNotFound } from './store';
 import { withinRetention } from '../../../shared/responses/retention';
 import { includeOf, shownItem } from './include';
@@ -19,8 +18,7 @@ export async function listInputItems(req: Request, res: Response): Promise<void>
   const include = includeOf(req);
   const row = await findStored(req, String(req.params.id));
   const limit = pageLimit(req.query.limit);
-  const order = queryText(req.query, 'order') ?? 'desc';
-  if (order !== 'asc' && order !== 'desc') throw new ApiError(400, 'invalid_request', '`order` must be `asc` or `desc`.', { param: 'order' });
+  const order = queryOrder(req.query, 'desc');
   const after = queryText(req.query, 'after');
   const before = queryText(req.query, 'before');
   let items = order === 'asc' ? [...row.inputItems] : [...row.inputItems].reverse();

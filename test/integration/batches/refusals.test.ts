@@ -137,4 +137,13 @@ describe('batches: refusals (limits, kill switch, bad input) in the spec envelop
     }
     expect((await call('GET', '/v1/files?purpose=batch&order=asc', { headers: keyHeader(o.key) })).status, 'each once: listed').to.equal(200);
   });
+
+  it('an order that is neither asc nor desc: 400 invalid_request naming order on the files list, as on every other list (it listed descending)', async () => {
+    for (const path of ['/v1/files?order=sideways', '/v1/chat/completions?order=sideways', '/v1/conversations/conv_x/items?order=sideways']) {
+      const r = await call('GET', path, { headers: keyHeader(o.key) });
+      expect(r.status, `${path}: ${r.text}`).to.equal(400);
+      expectErrorEnvelope(r.text, 'invalid_request');
+      expect(r.body.error.param, path).to.equal('order');
+    }
+  });
 });
