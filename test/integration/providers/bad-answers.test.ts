@@ -136,6 +136,31 @@ describe('providers: token counts an upstream reports badly, tool call arguments
       await usageSettled();
     });
 
+    it('content sent as content parts ([{type: "text", text}]) is answered as its text in every dialect, JSON and streamed (the messages dialect wrote "[object Object]")', async () => {
+      const parts = [{ type: 'text', text: 'Hello ' }, { type: 'text', text: 'world' }];
+      up.otherwise = () => ({ kind: 'json', body: completion({ content: parts as never }, 'stop') });
+      const c = await chat();
+      expect(c.status, c.text).to.equal(200);
+      expect(c.body.choices[0].message.content).to.equal('Hello world');
+      const m = await call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), 'anthropic-version': '2023-06-01' }, json: { model, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] } });
+      expect(m.status, m.text).to.equal(200);
+      expect(m.body.content).to.deep.equal([{ type: 'text', text: 'Hello world' }]);
+      const r = await call('POST', '/v1/responses', { headers: keyHeader(o.key), json: { model, input: 'hi' } });
+      expect(r.status, r.text).to.equal(200);
+      expect(r.body.output.find((i: { type: string }) => i.type === 'message').content[0].text).to.equal('Hello world');
+      up.otherwise = () => ({ kind: 'sse', events: [chunk({ role: 'assistant', content: [{ type: 'text', text: 'Hello ' }] }), chunk({ content: [{ type: 'text', text: 'world' }] }), chunk({}, 'stop'), usageChunk()] });
+      const s = await chat({ stream: true });
+      expect(s.status, s.text).to.equal(200);
+      const deltas = s.text.split('\n\n').filter((e) => e.startsWith('data: {')).map((e) => JSON.parse(e.slice(6))).flatMap((x) => x.choices ?? []).map((ch: { delta?: { content?: unknown } }) => ch.delta?.content).filter((x: unknown) => x !== undefined && x !== null);
+      expect(deltas.join('')).to.equal('Hello world');
+      expect(deltas.every((d: unknown) => typeof d === 'string')).to.equal(true);
+      const ms = await call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), 'anthropic-version': '2023-06-01' }, json: { model, max_tokens: 10, stream: true, messages: [{ role: 'user', content: 'hi' }] } });
+      expect(ms.status, ms.text).to.equal(200);
+      expect(ms.text).to.not.include('[object Object]');
+      expect(ms.text).to.include('"text":"Hello "');
+      await usageSettled();
+    });
+
     it('embeddings: a prompt_tokens that is no count (1e300, negative, a fraction) bills the gateway\'s own count; digits in a string are read', async () => {
       const embedModel = await up.model({ capabilities: { embeddings: true }, prices: { input_token: 1 } });
       const cases: Array<[unknown, (n: number) => boolean]> = [

@@ -79,6 +79,19 @@ function argumentsAsText(calls: unknown): void {
 }
 
 /**
+ * A message's or delta's `content` that came as content parts (some OpenAI-compatible servers answer
+ * `[{type: "text", text}]`, as a request may send it) becomes its text, as OpenAI's wire has the
+ * assistant's content: the dialects read a string (the messages dialect wrote "[object Object]").
+ * Parts other than text carry no answer text and are left out; a string or null is left alone.
+ */
+function contentAsText(holder: Record<string, unknown> | null | undefined): void {
+  const c = holder?.content;
+  if (c === undefined || c === null || typeof c === 'string') return;
+  const parts = Array.isArray(c) ? c : [c];
+  holder!.content = parts.map((p) => (isRecord(p) && typeof p.text === 'string' ? p.text : typeof p === 'string' ? p : '')).join('');
+}
+
+/**
  * A JSON answer of the shape the dialects read: an object whose `choices` is an array of objects,
  * each with its `message` object (chat) and that message's tool calls objects; `usage` an object if any.
  */
@@ -152,7 +165,12 @@ export async function chatComplete(
     }
     // valid JSON of another shape (`null`, a choice that is not an object...) is as malformed: refused before any field is read
     if (!wellFormedAnswer(json, operation)) throw errors.upstreamError('The upstream answered with a malformed body.');
-    if (operation === 'chat') for (const c of json.choices as Array<{ message: Record<string, unknown> }>) argumentsAsText(c.message.tool_calls);
+    if (operation === 'chat') {
+      for (const c of json.choices as Array<{ message: Record<string, unknown> }>) {
+        argumentsAsText(c.message.tool_calls);
+        contentAsText(c.message);
+      }
+    }
     json.model = publicModel;
     indexChoices(json);
     if (preset) presetAnswer(preset, json);
@@ -170,7 +188,8 @@ export async function chatComplete(
   let streamedUsage: unknown;
   /** What went to the caller, for an estimate when the upstream reports no usage (usage-estimate.ts). */
   const emitted: string[] = [];
-  // A plain content chunk goes on with only its model rewritten (chunk-rewrite.ts); a preset's answers are adapted in full.
+  // A plain content chunk goes on with only its model rewritten (chunk-rewrite.ts); a preset's answers are adapted in full,
+  // and so is a chunk holding a `"type"` key (content parts, tool calls): they are read and rewritten.
   const modelField = preset ? undefined : `"model":${JSON.stringify(publicModel)}`;
   // choices and tool calls an upstream left unnumbered are numbered (stream-indexes.ts): a chunk with
   // tool calls, or without any index, takes the full path
@@ -180,7 +199,8 @@ export async function chatComplete(
     for (const ev of batch) {
       const data = ev.data.trim();
       if (data === '[DONE]') break events;
-      const rewritten = modelField && data.includes('"index"') && !data.includes('"tool_calls"') && rewriteChunk(data, modelField, stream.includeUsage);
+      // a `"type"` key is a content part or a tool call (contentAsText, argumentsAsText): the full path
+      const rewritten = modelField && data.includes('"index"') && !data.includes('"tool_calls"') && !data.includes('"type"') && rewriteChunk(data, modelField, stream.includeUsage);
       if (rewritten) {
         emitted.push(rewritten);
         stream.emit(rewritten);
@@ -199,7 +219,12 @@ export async function chatComplete(
       if (chunk.error && typeof chunk.error === 'object') throw errors.upstreamError(`The upstream failed mid-stream: ${upstreamMessage(chunk.error)}`);
       if (!wellFormedChunk(chunk)) throw errors.upstreamError('The upstream sent a malformed stream event.');
       indexes.apply(chunk);
-      if (chunk.choices) for (const c of chunk.choices as Array<{ delta?: Record<string, unknown> | null }>) argumentsAsText(c.delta?.tool_calls);
+      if (chunk.choices) {
+        for (const c of chunk.choices as Array<{ delta?: Record<string, unknown> | null }>) {
+          argumentsAsText(c.delta?.tool_calls);
+          contentAsText(c.delta);
+        }
+      }
       if (preset) presetAnswer(preset, chunk);
       const u = usageOf(chunk.usage as OpenAiUsage);
       if (u) [usage, streamedUsage] = [u, chunk.usage];
