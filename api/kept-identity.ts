@@ -1,6 +1,7 @@
 import type { AppContext } from './context';
 import type { AuthInfo } from './types';
 import { NO_ALIASES } from '../shared/tenancy/directory';
+import { keyRefusal } from '../shared/tenancy/key-refusal';
 
 /** The identity a request was made with, kept by the gateway to act for its caller later (a batch, a resumed background response). */
 export interface KeptIdentity {
@@ -20,10 +21,8 @@ export async function identityNow(ctx: AppContext, kept: KeptIdentity): Promise<
   await ctx.directory.sync();
   const rec = await ctx.directory.keyByHash(kept.keyHash);
   const org = await ctx.directory.org(kept.orgId);
-  const now = Date.now();
-  // as authenticate() refuses it: revoked, rotated out (a previous secret past its grace), expired, its member gone
-  const ended = (at: Date | null) => !!at && at.getTime() <= now;
-  if (!rec || rec.orgId !== kept.orgId || rec.revoked || rec.memberGone || !org || ended(rec.previousUntil) || ended(rec.controls.expiresAt)) return undefined;
+  // refused as authenticate() refuses it (shared/tenancy/key-refusal.ts), or moved to another org
+  if (!rec || keyRefusal(rec) !== undefined || rec.orgId !== kept.orgId || !org) return undefined;
   const modelMap = kept.routingPlanId ? ((await ctx.directory.routingPlan(kept.routingPlanId))?.modelMap ?? NO_ALIASES) : NO_ALIASES;
   return { keyId: rec.id, orgId: kept.orgId, org, projectId: kept.projectId, userId: rec.userId, callerUpstreamKey: null, routingPlanId: kept.routingPlanId, modelMap, controls: rec.controls };
 }

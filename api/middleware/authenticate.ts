@@ -5,6 +5,7 @@ import { ApiError } from '../../shared/errors/ApiError';
 import { INFERENCE_PREFIX, PLATFORM_PREFIX, looksLikeInferenceKey } from '../../shared/auth/apiKeys';
 import { sha256Hex } from '../../shared/crypto';
 import { NO_ALIASES } from '../../shared/tenancy/directory';
+import { keyRefusal } from '../../shared/tenancy/key-refusal';
 import { authFailure } from '../../shared/auth/auth-failures';
 import { noteKeyUsed } from '../../shared/tenancy/last-used';
 import { logState } from './request-log';
@@ -70,14 +71,8 @@ export function authenticate(ctx: AppContext) {
       const rec = await ctx.directory.keyByHash(sha256Hex(gatewayKey));
       // a refused key that exists still gets its request log row, under its org (api/middleware/request-log.ts)
       if (rec && state) state.refusedKey = { orgId: rec.orgId, keyId: rec.id, projectId: rec.projectId, userId: rec.userId };
-      if (!rec || rec.revoked) throw await refuse(rec ? 'This API key has been revoked.' : 'Unknown API key.');
-      if (rec.previousUntil && rec.previousUntil.getTime() <= Date.now()) {
-        throw await refuse(`This API key was rotated; its previous secret stopped working at ${rec.previousUntil.toISOString()}.`);
-      }
-      if (rec.controls.expiresAt && rec.controls.expiresAt.getTime() <= Date.now()) {
-        throw await refuse(`This API key expired at ${rec.controls.expiresAt.toISOString()}.`);
-      }
-      if (rec.memberGone) throw await refuse('The member this API key belongs to is no longer in the organization.');
+      const refused = keyRefusal(rec); // always a reason when there is no record
+      if (!rec || refused !== undefined) throw await refuse(refused!);
       const org = await ctx.directory.org(rec.orgId);
       if (!org) throw await refuse('Unknown API key.');
 
