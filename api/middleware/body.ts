@@ -15,8 +15,9 @@ import { assertJsonDepth, assertParsedDepth, assertStorableText } from '../../sh
  *
  * Bodies nested deeper than MAX_JSON_DEPTH, and strings Postgres cannot store (NUL, lone
  * surrogates), are refused with 400 `invalid_request` (json-checks.ts); the parsed body is walked for
- * the latter only when its raw bytes hold a `\u` escape (or are not UTF-8: then its depth is checked
- * on that walk's way too, since bytes of UTF-16 or UTF-32 cannot be scanned for brackets and quotes).
+ * the latter only when its raw bytes hold a `\u` escape or are not UTF-8; a body that is not UTF-8 has
+ * its depth checked on the parsed body first (assertParsedDepth, a walk of its own), since bytes of
+ * UTF-16 or UTF-32 cannot be scanned for brackets and quotes.
  */
 /** Set on a request whose raw JSON showed it holds only storable text (assertJsonDepth). */
 const STORABLE = Symbol('gw.storableBody');
