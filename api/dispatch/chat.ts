@@ -75,7 +75,7 @@ export async function dispatchChat(ctx: AppContext, req: Request, res: Response,
   const target = targetOf(d.resolved.model);
   const sealed = d.passthrough && auth.callerUpstreamKey ? encrypt(auth.callerUpstreamKey) : undefined;
   if (sealed) target.sealedCallerKey = sealed;
-  const { route, estimatedTokens } = await routeFor(ctx, d.resolved.model, d.body, d.operation, !!sealed);
+  const { route, estimatedTokens } = await routeFor(ctx, d.resolved.model, d.body, d.operation, !!sealed, auth.controls);
   if (sealed) for (const step of route) for (const dep of step.deployments) dep.sealedCallerKey = sealed;
   // The pool's route metadata becomes headers: ahead of the first chunk, in a JSON result, or on an error.
   const routed = (m: RouteMeta) => {

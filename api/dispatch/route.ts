@@ -12,6 +12,7 @@ import { ROUTE_RESULT_KEY, routeHeaders, type RouteMeta } from '../../shared/que
 import { DECISION_KINDS } from '../../shared/catalog/decision-providers';
 import { adaptiveOnly, adaptiveThinking, isClaude } from '../../workers/providers/bedrock/reasoning';
 import { refuseStructuredOutput, structuredOutputField } from './structured-output';
+import { modelAllowed, type KeyControls } from '../../shared/limits/controls';
 
 type Operation = ChatJob['operation'];
 
@@ -150,7 +151,8 @@ export function taskRoute(m: CatalogModel, task: PoolTask): RouteStep[] {
  * The models a chat job may be served from, in order: the pool asked for, then each fallback that
  * can serve the request's features, each with only the deployments whose kind can express the request. A request longer than the model's context window goes to the
  * first fallback whose window fits it, when there is one. A caller's own upstream key (passthrough)
- * stays with the primary provider's deployments and never reaches a fallback.
+ * stays with the primary provider's deployments and never reaches a fallback, and a key with an
+ * allowed-models list reaches only the fallbacks on it.
  */
 export async function routeFor(
   ctx: AppContext,
@@ -158,6 +160,7 @@ export async function routeFor(
   body: Record<string, unknown>,
   op: Operation,
   passthrough: boolean,
+  controls?: KeyControls,
 ): Promise<{ route: RouteStep[]; estimatedTokens: number }> {
   // the request's needs (a serialisation of its messages) only when something reads them: a fallback
   // to choose, or a deployment that counts tokens (pool-state.ts); a pool of one without limits reads neither
@@ -173,7 +176,8 @@ export async function routeFor(
   if (!passthrough) {
     for (const id of model.fallbacks) {
       const f = await ctx.catalog.get(id);
-      if (!f || !canServe(f, needsNow()) || !fitsContext(f, needsNow())) continue;
+      // a key with an allowed-models list is served only by models on it, fallbacks too (docs/keys.md)
+      if (!f || !modelAllowed(controls, f.publicId) || !canServe(f, needsNow()) || !fitsContext(f, needsNow())) continue;
       const step = stepOf(f, true, op, primaryKind, undefined, body);
       if (step) fallbacks.push(step);
     }

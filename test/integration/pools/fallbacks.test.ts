@@ -6,6 +6,7 @@ import { postSse } from '../../helpers/sse-events';
 import { usageSettled } from '../../helpers/usage';
 import { hitsByUpstream, poolModel, rndId, simDeployment } from '../../helpers/pool-models';
 import { UsageEvent } from '../../../shared/db/models';
+import { createApiKey } from '../../../shared/tenancy/ops';
 
 const anthropicHeaders = (key: string) => ({ ...keyHeader(key), 'anthropic-version': '2023-06-01' });
 
@@ -103,6 +104,28 @@ describe('model pools: fallbacks across provider kinds', () => {
     const plain = await ask(fn);
     expect(plain.status, plain.text).to.equal(200);
     expect(plain.headers.get('x-service-fallback-model')).to.equal(noSchema);
+  });
+
+  it("a key with an allowed-models list is served only by the fallbacks on it: the others are skipped, and with none left the pool's failure is the answer", async () => {
+    const broken = simDeployment('broken');
+    const model = await poolModel([broken], { fallbacks: ['sim-claude', 'sim-chat'] });
+    env().sim.knobs.set(broken.upstream, { status: 500 });
+    const ask = (key: string) => call('POST', '/v1/chat/completions', { headers: keyHeader(key), json: { model, messages: [{ role: 'user', content: 'only my models' }] } });
+    const onlyChat = await createApiKey(env().redis, { orgId: o.org.id, controls: { allowedModels: [model, 'sim-chat'] } });
+    const viaChat = await ask(onlyChat.key);
+    expect(viaChat.status, viaChat.text).to.equal(200);
+    expect(viaChat.headers.get('x-service-fallback-model'), 'sim-claude is not on the list').to.equal('sim-chat');
+    expect(env().sim.log.entries.some((e) => e.path === '/v1/messages'), 'sim-claude never called').to.equal(false);
+    const onlyPool = await createApiKey(env().redis, { orgId: o.org.id, controls: { allowedModels: [model] } });
+    const before = env().sim.log.entries.length;
+    const refused = await ask(onlyPool.key);
+    expect(refused.status, 'the pool failed and no fallback is allowed').to.be.at.least(500);
+    expect(refused.headers.get('x-service-fallback-model')).to.equal(null);
+    const tried = env().sim.log.entries.slice(before).map((e) => e.model);
+    expect(tried.length).to.be.at.least(1);
+    expect(tried.every((m) => m === broken.upstream), `only the broken deployment: ${tried.join(',')}`).to.equal(true);
+    const full = await ask(o.key);
+    expect(full.headers.get('x-service-fallback-model'), 'a key without a list: the first fallback').to.equal('sim-claude');
   });
 
   it('sends a request longer than the context window straight to a larger-context fallback', async () => {
