@@ -33,10 +33,14 @@ export async function withServices<T>(fn: (redis: RedisClient) => Promise<T>): P
   }
 }
 
-/** What went wrong, in one line: Sequelize's bare "Validation error" is replaced by what it found. */
+/**
+ * What went wrong, in one line: Sequelize's bare "Validation error" is replaced by what it found, and
+ * a message of several lines (a heading, then `  - ` items: an invalid catalog file's) keeps its items.
+ */
 export function describeFailure(err: unknown): string {
   if (err instanceof ValidationError && err.errors?.length) return err.errors.map((e) => e.message).join('; ');
-  return ((err as Error)?.message ?? String(err)).split('\n')[0];
+  const [head, ...items] = ((err as Error)?.message ?? String(err)).split('\n').map((l) => l.trim().replace(/^- /, '')).filter(Boolean);
+  return items.length ? `${head} ${items.join('; ')}` : (head ?? 'failed');
 }
 
 export function fail(message: string): never {

@@ -151,7 +151,33 @@ export async function upsertModel(m: ModelInput): Promise<{ model: Model; warnin
 }
 
 /**
- * Imports a catalog file (`{providers: [...], models: [...]}`), validated whole before any write;
+ * The names a catalog file's models use that neither the file nor the catalog holds: a deployment's
+ * provider, a fallback (or a model named as its own fallback). The runtime would skip a dangling
+ * fallback silently, so the file is refused before any write, as the management API refuses one.
+ */
+async function danglingReferences(providers: ProviderInput[], models: ModelInput[]): Promise<string[]> {
+  const providerNames = new Set(providers.map((p) => p.name));
+  const modelIds = new Set(models.map((m) => m.id));
+  const wantedProviders = [...new Set(models.flatMap((m) => (m.deployments ?? poolOfOne(m.provider!, m.upstream!)).map((d) => d.provider)))].filter((n) => !providerNames.has(n));
+  const wantedModels = [...new Set(models.flatMap((m) => m.fallbacks ?? []))].filter((id) => !modelIds.has(id));
+  const storedProviders = new Set((await Provider.findAll({ where: { name: wantedProviders }, attributes: ['name'] })).map((p) => p.name));
+  const storedModels = new Set((await Model.findAll({ where: { publicId: wantedModels }, attributes: ['publicId'] })).map((m) => m.publicId));
+  const out: string[] = [];
+  for (const m of models) {
+    for (const d of m.deployments ?? poolOfOne(m.provider!, m.upstream!)) {
+      if (!providerNames.has(d.provider) && !storedProviders.has(d.provider)) out.push(`model '${m.id}': unknown provider '${d.provider}'`);
+    }
+    for (const f of m.fallbacks ?? []) {
+      if (f === m.id) out.push(`model '${m.id}': a model cannot be its own fallback`);
+      else if (!modelIds.has(f) && !storedModels.has(f)) out.push(`model '${m.id}': unknown fallback model '${f}'`);
+    }
+  }
+  return out;
+}
+
+/**
+ * Imports a catalog file (`{providers: [...], models: [...]}`), validated whole before any write
+ * (its fields, and the providers and fallbacks its models name);
  * `warnings` are the models' (upsertModel), each naming its model, then those of the stored
  * deployments of a bedrock provider whose key, region or base_url changed that AWS still does not
  * tell a base_model for (provider-base-models.ts; the file's own models, just asked, are left out),
@@ -160,6 +186,8 @@ export async function upsertModel(m: ModelInput): Promise<{ model: Model; warnin
 export async function importCatalog(redis: RedisClient, doc: unknown): Promise<{ providers: number; models: number; warnings: string[] }> {
   const { value, error } = catalogFileSchema.validate(doc, { abortEarly: false });
   if (error) throw new Error(`invalid catalog file:\n${error.details.map((d) => `  - ${d.message}`).join('\n')}`);
+  const dangling = await danglingReferences(value.providers as ProviderInput[], value.models as ModelInput[]);
+  if (dangling.length) throw new Error(`invalid catalog file:\n${dangling.map((d) => `  - ${d}`).join('\n')}`);
   const changed: Provider[] = [];
   for (const p of value.providers as ProviderInput[]) {
     const { provider, accessChanged } = await upsertProvider(p);
