@@ -3,6 +3,7 @@ import { SearchProvider, SearchSetting } from '../../../../shared/db/models';
 import { encrypt } from '../../../../shared/crypto';
 import { checkOverageTerms } from '../../../../shared/search/settings';
 import { jsonObject, micros, slug, uuid, type ResourceDef } from '../define';
+import { SEARCH_KINDS } from '../../../../shared/search/kinds';
 
 export const searchProviders: ResourceDef = {
   path: '/search-providers',
@@ -12,7 +13,7 @@ export const searchProviders: ResourceDef = {
   model: SearchProvider,
   fields: {
     name: { schema: slug(), required: true, filter: true },
-    kind: { schema: slug(), required: true, filter: true, description: 'The adapter, e.g. `brave`, `tavily`, `exa`.' },
+    kind: { schema: Joi.string().valid(...SEARCH_KINDS), required: true, filter: true, description: `The adapter: ${SEARCH_KINDS.map((k) => `\`${k}\``).join(', ')}.` },
     base_url: { schema: Joi.string().uri({ scheme: ['http', 'https'] }).max(500), required: true },
     enabled: { schema: Joi.boolean(), filter: true },
     price_micros: { schema: micros(), bigint: true, description: 'Price of one search in micro-dollars (charged for overage searches).' },
