@@ -44,6 +44,14 @@ async function inputTokens(body: Record<string, unknown>, model: CatalogModel): 
   return n + fixedTokens + MESSAGE_OVERHEAD_TOKENS * messages.length;
 }
 
+/** How a request's hold counts (limitsFor, chatLimits). */
+export interface HoldOptions {
+  /** false: not a request of its own for `rpm` (a later turn of one client request). */
+  countsAsRequest?: boolean;
+  /** false: the caller's own provider key pays the upstream (passthrough): counted for rates, priced at nothing. */
+  priced?: boolean;
+}
+
 /**
  * The reservation step of a request (runJob's `reserve`): its key's rate limits and its key's and
  * project's budgets, at the worst case: `measure`'s input tokens and output cap at the model's
@@ -54,10 +62,7 @@ export function limitsFor(
   req: Request,
   model: CatalogModel,
   measure: () => Promise<{ input: number; output: number; /** per image, at its recorded price */ fixedMicros?: number }>,
-  /** false: not a request of its own for `rpm` (a later turn of one client request). */
-  countsAsRequest = true,
-  /** false: the caller's own provider key pays the upstream (passthrough): counted for rates, priced at nothing. */
-  priced = true,
+  { countsAsRequest = true, priced = true }: HoldOptions = {},
 ): (requestId: string) => Promise<LimitHold> {
   return async (requestId) => {
     const auth = req.auth!;
@@ -108,8 +113,8 @@ export async function countRequestOnly(ctx: AppContext, req: Request): Promise<v
  * A chat-style request's limits: counted input, and the request's output cap or the model's for each
  * completion it asks for; a passthrough request (`priced` false) costs its budgets nothing.
  */
-export function chatLimits(ctx: AppContext, req: Request, model: CatalogModel, body: Record<string, unknown>, countsAsRequest = true, priced = true): (requestId: string) => Promise<LimitHold> {
-  return limitsFor(ctx, req, model, async () => ({ input: await inputTokens(body, model), output: outputCap(body, model) * generations(body) }), countsAsRequest, priced);
+export function chatLimits(ctx: AppContext, req: Request, model: CatalogModel, body: Record<string, unknown>, options: HoldOptions = {}): (requestId: string) => Promise<LimitHold> {
+  return limitsFor(ctx, req, model, async () => ({ input: await inputTokens(body, model), output: outputCap(body, model) * generations(body) }), options);
 }
 
 /** A transcription's worst case: the model's longest accepted duration at its audio second price (the gateway never decodes the upload). */
