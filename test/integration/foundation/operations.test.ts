@@ -77,6 +77,25 @@ describe('operations: metrics, health, dashboard, pools, configuration', () => {
       expect(ok.headers.get('x-frame-options'), 'never framed by another site').to.equal('DENY');
       expect(ok.headers.get('content-security-policy')).to.include("frame-ancestors 'none'");
       expect(await ok.text()).to.match(/<html/i);
+      // a change from another site's page (remembered basic auth goes with it) is refused; from its own pages, done
+      const basic = { authorization: `Basic ${Buffer.from('admin:pw-for-test').toString('base64')}` };
+      const queue = env().gw.ctx.queues.shards('images-background' as never)[0];
+      const pause = (headers: Record<string, string>) => fetch(`${base}/admin/queues/api/queues/${queue.name}/pause`, { method: 'PUT', headers: { ...basic, ...headers } });
+      const add = (headers: Record<string, string>) => fetch(`${base}/admin/queues/api/queues/${queue.name}/add`, { method: 'POST', headers: { ...basic, 'content-type': 'text/plain', ...headers }, body: 'name=x' });
+      const before = await queue.count();
+      for (const [label, headers] of [['Origin of another site', { origin: 'https://evil.example' }], ['Sec-Fetch-Site cross-site', { 'sec-fetch-site': 'cross-site' }], ['same-site subdomain', { 'sec-fetch-site': 'same-site' }], ['Origin null', { origin: 'null' }]] as const) {
+        for (const send of [pause, add]) {
+          const r = await send(headers);
+          expect(r.status, label).to.equal(403);
+          expect(((await r.json()) as { error: { code: string } }).error.code, label).to.equal('cross_site_request');
+        }
+      }
+      expect(await queue.isPaused(), 'not paused').to.equal(false);
+      expect(await queue.count(), 'no job added').to.equal(before);
+      const own = await pause({ origin: base, 'sec-fetch-site': 'same-origin' });
+      expect(own.status, 'from its own page').to.be.below(300);
+      expect(await queue.isPaused()).to.equal(true);
+      await queue.resume();
       expect((await fetch(`${base}/healthz`)).status).to.equal(200);
     } finally {
       delete process.env.ADMIN_DASHBOARD_PASSWORD;
