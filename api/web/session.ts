@@ -14,15 +14,14 @@ declare module 'express-session' {
     userId?: string;
     /** Set on an impersonation session: who opened it, and when it ends (ms). */
     impersonatedBy?: { adminId: string; adminEmail: string; until: number };
-    /** Marks a visitor's session before sign-in so its CSRF token stays valid. */
-    visitor?: boolean;
     /** The user's password when the session began (`credentialOf`): a new password ends the session. */
     credential?: string;
   }
 }
 
-/** A signed-out visitor's session (it only carries the sign-in form's CSRF identity). */
+/** How long a signed-out visitor's CSRF identity (a cookie, nothing in Redis) lasts. */
 const VISITOR_MS = 30 * 60_000;
+const VISITOR_ID = /^[A-Za-z0-9_-]{32}$/;
 
 export interface WebKit {
   /** helmet, cookies, the Redis session, form bodies and CSRF checks on every non-GET request. */
@@ -42,9 +41,16 @@ export interface WebKit {
 export function webKit(redis: RedisClient, opts: { name: 'dashboard' | 'console'; cookiePath: string }): WebKit {
   const cfg = config();
   const secret = crypto.createHmac('sha256', cfg.secretKey).update(`web:${opts.name}`).digest('hex');
+  // A signed-out visitor's forms are bound to a random cookie of its own, not to a session: a page
+  // view by someone not signed in writes nothing to Redis (a flood of sign-in page views stores nothing).
+  const visitorCookie = `gw_${opts.name}_visitor`;
+  const visitorOf = (req: Request): string => {
+    const v = (req.cookies as Record<string, unknown> | undefined)?.[visitorCookie];
+    return typeof v === 'string' && VISITOR_ID.test(v) ? v : '';
+  };
   const csrf = doubleCsrf({
     getSecret: () => secret,
-    getSessionIdentifier: (req) => req.session?.id ?? '',
+    getSessionIdentifier: (req) => (req.session?.userId ? req.session.id : `visitor:${visitorOf(req)}`),
     cookieName: `gw_${opts.name}_csrf`,
     cookieOptions: { sameSite: 'lax', path: opts.cookiePath, secure: false, httpOnly: true },
     getCsrfTokenFromRequest: (req) => (req.body as Record<string, unknown> | undefined)?._csrf as string | undefined,
@@ -81,11 +87,13 @@ export function webKit(redis: RedisClient, opts: { name: 'dashboard' | 'console'
     middleware,
     sessionOnly,
     csrfToken(req, res) {
-      if (!req.session.userId) {
-        req.session.visitor = true; // saves the session, so the token's identity holds
-        req.session.cookie.maxAge = VISITOR_MS; // and a visitor's lasts only this long in Redis
+      const secure = req.secure || req.get('x-forwarded-proto') === 'https';
+      if (!req.session.userId && !visitorOf(req)) {
+        const id = crypto.randomBytes(24).toString('base64url');
+        res.cookie(visitorCookie, id, { httpOnly: true, sameSite: 'lax', path: opts.cookiePath, secure, maxAge: VISITOR_MS });
+        (req.cookies as Record<string, string>)[visitorCookie] = id; // the token below is bound to it
       }
-      return csrf.generateCsrfToken(req, res, { cookieOptions: { secure: req.secure || req.get('x-forwarded-proto') === 'https' } });
+      return csrf.generateCsrfToken(req, res, { cookieOptions: { secure } });
     },
   };
 }

@@ -9,6 +9,7 @@ import { call } from '../../helpers/http';
 import { AuditLog, Membership, User } from '../../../shared/db/models';
 import { verifyPassword } from '../../../shared/web/passwords';
 import { config } from '../../../shared/config/env';
+import { WebClient, WEB_PASSWORD, buildWebMember } from '../../helpers/web-client';
 
 const run = promisify(execFile);
 const cli = path.resolve(__dirname, '../../../scripts/cli.js');
@@ -113,20 +114,42 @@ describe('web accounts: impersonation API, projects, passwords from the CLI', ()
     expect((await call('GET', '/v1/models', { headers: { authorization: `Bearer ${t.key}`, 'service-project-id': p.id } })).status).to.equal(200);
   });
 
-  it('sessions live in Redis under the prefix; cookies are HttpOnly, SameSite=Lax, and Secure only behind TLS', async () => {
+  it('sessions live in Redis under the prefix; cookies are HttpOnly, SameSite=Lax, and Secure only behind TLS; a visitor stores nothing', async () => {
+    const sessionKeys = async () => (await env().redis.keys(`${config().redisPrefix}:web:session:dashboard:*`)).length;
+    const keysBefore = await sessionKeys();
     const plain = await fetch(`${env().gw.url}/dashboard/sign-in`);
     const plainCookies = plain.headers.getSetCookie();
-    const session = plainCookies.find((c) => c.startsWith('gw_dashboard='))!;
-    expect(session).to.match(/HttpOnly/i).and.match(/SameSite=Lax/i).and.match(/Path=\/dashboard/);
-    expect(session).not.to.match(/Secure/i);
-    const sid = decodeURIComponent(session.split(';')[0].split('=')[1]).replace(/^s:/, '').split('.')[0];
+    // a signed-out visitor's forms are bound to a cookie of its own, short-lived; no session is stored
+    const visitor = plainCookies.find((c) => c.startsWith('gw_dashboard_visitor='))!;
+    expect(visitor).to.match(/HttpOnly/i).and.match(/SameSite=Lax/i).and.match(/Path=\/dashboard/).and.match(/Max-Age=1800/);
+    expect(visitor).not.to.match(/Secure/i);
+    expect(plainCookies.some((c) => c.startsWith('gw_dashboard=')), 'no session cookie for a visitor').to.equal(false);
+    for (let i = 0; i < 20; i++) await fetch(`${env().gw.url}/dashboard/sign-in`);
+    expect(await sessionKeys(), 'page views by visitors write nothing to Redis').to.equal(keysBefore);
+    // a visitor's token is bound to its cookie: another visitor's token does not pass with it
+    const a = new WebClient(env().gw.url);
+    const b = new WebClient(env().gw.url);
+    await a.get('/dashboard/sign-in');
+    await b.get('/dashboard/sign-in');
+    const crossed = await a.post('/dashboard/sign-in', { _csrf: b.csrf, email: 'nobody@example.com', password: 'x' }, { json: true });
+    expect([crossed.status, crossed.body.error.code]).to.deep.equal([403, 'invalid_csrf_token']);
+    // signing in stores the session under the prefix, with the configured lifetime
+    const t = await buildOrg(env().redis);
+    const member = await buildWebMember(t.org.id, 'owner');
+    expect((await a.signIn('/dashboard/sign-in', member.email, WEB_PASSWORD)).status).to.equal(303);
+    const jar = (a as unknown as { cookies: Map<string, string> }).cookies;
+    const sid = decodeURIComponent(jar.get('gw_dashboard')!).replace(/^s:/, '').split('.')[0];
     const key = `${config().redisPrefix}:web:session:dashboard:${sid}`;
     expect(await env().redis.exists(key)).to.equal(1);
-    expect(await env().redis.ttl(key)).to.be.within(1, 30 * 60); // a signed-out visitor's session is short
-    const tls = await fetch(`${env().gw.url}/dashboard/sign-in`, { headers: { 'x-forwarded-proto': 'https' } });
-    expect(tls.headers.getSetCookie().find((c) => c.startsWith('gw_dashboard='))).to.match(/;\s*Secure/i);
+    expect(await env().redis.ttl(key)).to.be.within(30 * 60 + 1, config().webSessionHours * 3600);
+    const tlsClient = new WebClient(env().gw.url);
+    await tlsClient.request('GET', '/dashboard/sign-in', { headers: { 'x-forwarded-proto': 'https' } });
+    const tls = await tlsClient.request('POST', '/dashboard/sign-in', { form: { _csrf: tlsClient.csrf, email: member.email, password: WEB_PASSWORD }, headers: { 'x-forwarded-proto': 'https' } });
+    expect(tls.status).to.equal(303);
+    const tlsSession = ([] as string[]).concat(tls.headers['set-cookie'] ?? []).find((c) => c.startsWith('gw_dashboard='))!;
+    expect(tlsSession).to.match(/HttpOnly/i).and.match(/SameSite=Lax/i).and.match(/Path=\/dashboard/).and.match(/;\s*Secure/i);
     const console = await fetch(`${admin.url}/sign-in`);
-    expect(console.headers.getSetCookie().find((c) => c.startsWith('gw_console='))).to.match(/HttpOnly/i).and.match(/Path=\//);
+    expect(console.headers.getSetCookie().find((c) => c.startsWith('gw_console_visitor='))).to.match(/HttpOnly/i).and.match(/Path=\//);
     expect(console.headers.get('content-security-policy')).to.include("default-src 'self'");
     // console pages and the queue dashboard need a platform admin's session
     const page = await fetch(`${admin.url}/keys`, { redirect: 'manual' });
