@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { modelAllowed } from '../../../shared/limits/controls';
 import type { AppContext } from '../../context';
 import { generationSchema, validateImageBody } from '../images/schema';
 import { applyLimits, limitsOf, type ImageParams } from '../images/limits';
@@ -41,8 +42,11 @@ export const IMAGE_TOOL: Tool = {
   annotations: { readOnlyHint: false, openWorldHint: false },
 };
 
-async function defaultImageModel(ctx: AppContext): Promise<string> {
-  const m = (await ctx.catalog.list()).filter((x) => x.capabilities.image_generation).sort((a, b) => a.publicId.localeCompare(b.publicId))[0];
+/** The first image model of the catalog (by id) that the caller's key may call (docs/keys.md). */
+async function defaultImageModel(ctx: AppContext, req: Request): Promise<string> {
+  const m = (await ctx.catalog.list())
+    .filter((x) => x.capabilities.image_generation && modelAllowed(req.auth?.controls, x.publicId))
+    .sort((a, b) => a.publicId.localeCompare(b.publicId))[0];
   if (!m) throw errors.modelNotFound('(default image model)');
   return m.publicId;
 }
@@ -57,7 +61,7 @@ export async function callGenerateImage(ctx: AppContext, req: Request, res: Resp
   if (off) throw imageErrors.disabled(off);
   const { background, ...rest } = args;
   if (background !== undefined && typeof background !== 'boolean') throw errors.invalidRequest("'background' must be a boolean.");
-  const model = rest.model === undefined ? await defaultImageModel(ctx) : rest.model;
+  const model = rest.model === undefined ? await defaultImageModel(ctx, req) : rest.model;
   const body = validateImageBody<ImageParams & { model: string }>(generationSchema, { ...rest, model });
   const requested = background === true && !body.model.endsWith('-background') ? `${body.model}-background` : body.model;
   const resolved = await resolveImageModel(ctx, req, requested);

@@ -4,7 +4,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { env, resetSim, startGateway, type TestGateway } from '../../helpers/harness';
 import { setSwitch } from '../../../shared/switches/switches';
-import { Image, Organization, UsageEvent, User } from '../../../shared/db/models';
+import { Image, Model, Organization, UsageEvent, User } from '../../../shared/db/models';
+import { upsertModel } from '../../../shared/catalog/catalog-ops';
+import { createApiKey } from '../../../shared/tenancy/ops';
 import { usageSettled } from '../../helpers/usage';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { searchOrg, ledger, mcpPost } from './helpers';
@@ -73,6 +75,26 @@ describe('hosted MCP server (/mcp, official SDK client over Streamable HTTP)', (
       }
     } finally {
       await client.close();
+    }
+  });
+
+  it("generate_image without a model takes the first image model the key may call, not one its allowed list refuses", async () => {
+    const o = await searchOrg();
+    const id = `zz-image-${Date.now()}`;
+    await upsertModel({ id, provider: 'simulator', upstream: 'sim-image-1', capabilities: { image_generation: true }, prices: { image: 1000 } });
+    await bumpEpoch(env().redis);
+    const limited = await createApiKey(env().redis, { orgId: o.org.id, controls: { allowedModels: [id] } });
+    const client = await connect(limited.key);
+    try {
+      const r = (await client.callTool({ name: 'generate_image', arguments: { prompt: 'a red square' } })) as CallToolResult;
+      expect(r.isError ?? false, JSON.stringify(r)).to.equal(false);
+      expect((r.structuredContent as { model: string }).model, 'sim-image sorts first, but the key may not call it').to.equal(id);
+      const named = (await client.callTool({ name: 'generate_image', arguments: { prompt: 'x', model: 'sim-image' } })) as CallToolResult;
+      expect(toolErrorCode(named), 'naming a model off the list is still refused').to.equal('model_not_allowed');
+    } finally {
+      await client.close();
+      await Model.destroy({ where: { publicId: id } });
+      await bumpEpoch(env().redis);
     }
   });
 
