@@ -23,7 +23,7 @@ export async function resolveTranscriptionModel(ctx: AppContext, req: Request, r
   const id = req.auth?.modelMap[requested] ?? requested;
   const model = await ctx.catalog.get(id);
   const audio = model && audioConfigOf(model);
-  if (!model || !audio) throw audioErrors.invalidRequest("The requested 'model' does not exist or cannot serve transcription.");
+  if (!model || !audio) throw audioErrors.invalidRequest("The requested 'model' does not exist or cannot serve transcription.", 'model');
   checkModelAllowed(req.auth?.controls, id, requested);
   return { model, audio };
 }

@@ -5,8 +5,9 @@ import { ApiError } from '../errors/ApiError';
  * carry the prompt, the filename, the transcript or an upstream's own words.
  */
 export const audioErrors = {
-  invalidRequest: (message: string) => new ApiError(400, 'invalid_request', message),
-  unsupportedParameter: (message: string) => new ApiError(400, 'unsupported_parameter', message),
+  /** `param`: the part at fault, by the name the caller sent it under (OpenAI's `error.param`); none for the body as a whole. */
+  invalidRequest: (message: string, param?: string) => new ApiError(400, 'invalid_request', message, { param }),
+  unsupportedParameter: (message: string, param?: string) => new ApiError(400, 'unsupported_parameter', message, { param }),
   tooLarge: (maxBytes: number) =>
     new ApiError(413, 'audio_too_large', `The audio file is larger than ${maxBytes} bytes (${maxBytes / 1024 / 1024} MiB).`),
   tooLong: (maxSeconds: number) =>

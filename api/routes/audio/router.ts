@@ -9,7 +9,7 @@ import { config } from '../../../shared/config/env';
 import { dispatchTranscription, resolveTranscriptionModel } from '../../dispatch/audio';
 import { targetOf } from '../../dispatch/target';
 import { readAudioUpload } from './upload';
-import { parseTranscriptionParts } from './parts';
+import { GRANULARITIES_PART, parseTranscriptionParts } from './parts';
 import { sendTranscript } from './render';
 import { listTranscriptionModels } from './models';
 import { holdAudioCharge } from './billing';
@@ -32,7 +32,7 @@ function transcribe(ctx: AppContext) {
       const p = parseTranscriptionParts(upload.parts, upload.file);
       const { model, audio } = await resolveTranscriptionModel(ctx, req, p.model);
       if (p.words && !audio.supports_word_timestamps) {
-        throw audioErrors.unsupportedParameter("The requested 'model' does not support word timestamps.");
+        throw audioErrors.unsupportedParameter("The requested 'model' does not support word timestamps.", GRANULARITIES_PART);
       }
       const charge = await holdAudioCharge(req, model, audio.max_duration_seconds);
       let transcript;

@@ -61,7 +61,7 @@ const upload = multer({
   fileFilter(req, file, cb) {
     const t = trackers.get(req as Request)!;
     if (file.fieldname !== 'file') return cb(null, false); // reported as an unknown or misplaced part after the read
-    if (t.fileAccepted) return cb(audioErrors.invalidRequest("The 'file' part appears more than once."));
+    if (t.fileAccepted) return cb(audioErrors.invalidRequest("The 'file' part appears more than once.", 'file'));
     t.fileAccepted = true;
     cb(null, true);
   },
@@ -80,7 +80,11 @@ const upload = multer({
 } as multer.Options).any();
 
 /** A part's name as quoted in error messages (cut to 64 characters). */
-export const label = (name: string | undefined) => `'${String(name ?? '').slice(0, 64)}'`;
+export const label = (name: string | undefined) => `'${partName(name)}'`;
+
+/** A part's name as the error's `param` (cut as `label` cuts it); none when it has none. */
+export const partName = (name: string | undefined) => String(name ?? '').slice(0, 64);
+export const paramOf = (name: string | undefined) => partName(name) || undefined;
 
 /** multer and busboy errors as the spec's codes. Messages name parts, never values or filenames. */
 function mapUploadError(err: unknown, req: Request): unknown {
@@ -96,8 +100,8 @@ function mapUploadError(err: unknown, req: Request): unknown {
       return audioErrors.invalidRequest(`The body has more than ${AUDIO_LIMITS.maxParts} parts.`);
     case 'LIMIT_FIELD_VALUE':
       // busboy reads a part without a filename as text: a `file` part sent that way ends up here
-      if (e.field === 'file') return audioErrors.invalidRequest("The part 'file' must be a file upload: it was sent without a filename.");
-      return audioErrors.invalidRequest(`The text part ${label(e.field)} is larger than ${AUDIO_LIMITS.maxTextPartBytes / 1024} KiB.`);
+      if (e.field === 'file') return audioErrors.invalidRequest("The part 'file' must be a file upload: it was sent without a filename.", 'file');
+      return audioErrors.invalidRequest(`The text part ${label(e.field)} is larger than ${AUDIO_LIMITS.maxTextPartBytes / 1024} KiB.`, paramOf(e.field));
     case 'LIMIT_FIELD_KEY':
       return audioErrors.invalidRequest(`A part name is longer than ${AUDIO_LIMITS.maxPartNameBytes} bytes.`);
     case 'MISSING_FIELD_NAME':
@@ -105,7 +109,7 @@ function mapUploadError(err: unknown, req: Request): unknown {
     case 'INVALID_FIELD_NAME':
     case 'LIMIT_FIELD_NESTING':
     case 'LIMIT_FIELD_ARRAY_INDEX':
-      return audioErrors.unsupportedParameter(`The part ${label(e.field)} is not supported.`);
+      return audioErrors.unsupportedParameter(`The part ${label(e.field)} is not supported.`, paramOf(e.field));
   }
   if (e.message === 'Request aborted' || e.message === 'Request closed') return new ClientGone();
   return audioErrors.invalidRequest('The multipart/form-data body is malformed or truncated.');

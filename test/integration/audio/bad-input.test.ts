@@ -141,6 +141,37 @@ describe('audio transcription: every bad input is refused, spooled nothing, mete
     for (const [name, extra, model] of cases) {
       it(name, async () => await expectRefused(await send(transcriptionParts(speech, extra, model)), 400, 'unsupported_parameter'));
     }
+    // OpenAI's ErrorResponse names the parameter at fault (`"param": "response_format"` on its own
+    // transcription refusals; its SDKs expose it as `error.param`): the part, as the caller sent it.
+    it('each refusal names its part in error.param; refusals of the body as a whole name none', async () => {
+      const cases: Array<[Part[], string | null, string?]> = [
+        [transcriptionParts(speech, [{ name: 'response_format', value: 'srt' }]), 'response_format'],
+        [transcriptionParts(speech, [{ name: 'temperature', value: '1.5' }]), 'temperature'],
+        [transcriptionParts(speech, [{ name: 'language', value: 'english' }]), 'language'],
+        [transcriptionParts(speech, [{ name: 'prompt', value: 'é'.repeat(4097) }]), 'prompt'],
+        [transcriptionParts(speech, [{ name: 'timestamp_granularities[]', value: 'segment' }]), 'timestamp_granularities[]'],
+        [transcriptionParts(speech, [{ name: 'response_format', value: 'verbose_json' }, { name: 'timestamp_granularities[]', value: 'char' }]), 'timestamp_granularities[]'],
+        [transcriptionParts(speech, [{ name: 'response_format', value: 'verbose_json' }, { name: 'timestamp_granularities[]', value: 'word' }], 'test-whisper-short'), 'timestamp_granularities[]'],
+        [transcriptionParts(speech, [{ name: 'stream', value: 'true' }]), 'stream'],
+        [transcriptionParts(speech, [{ name: 'foo', value: 'bar' }]), 'foo'],
+        [transcriptionParts(speech, [{ name: 'language', value: 'en' }, { name: 'language', value: 'fr' }]), 'language'],
+        [transcriptionParts(speech, [{ name: 'prompt', value: 'p'.repeat(65 * 1024) }]), 'prompt'],
+        [[{ name: 'model', value: 'sim-whisper' }], 'file'],
+        [transcriptionParts(Buffer.alloc(0)), 'file'],
+        [[transcriptionParts(speech)[0]], 'model'],
+        [transcriptionParts(speech, [], 'no-such-model'), 'model'],
+        [transcriptionParts(speech, [], 'sim-chat'), 'model'],
+        [transcriptionParts(speech, Array.from({ length: 15 }, () => ({ name: 'timestamp_granularities[]', value: 'segment' }))), null],
+      ];
+      for (const [parts, param] of cases) {
+        const r = await send(parts);
+        expect(r.status, r.text).to.equal(400);
+        expect(r.body.error, r.text).to.include({ type: 'invalid_request_error', param });
+      }
+      const whole = multipartBody(transcriptionParts(speech), { close: false });
+      const cut = await postAudio(PATH, keyHeader(o.key), whole.subarray(0, whole.length - 20_000));
+      expect(cut.body.error, cut.text).to.include({ code: 'invalid_request', param: null });
+    });
     it('accepted edge values pass: temperature 0 and 1, pt_BR, es-419, a 4096-character prompt', async () => {
       for (const extra of [
         [{ name: 'temperature', value: '0' }, { name: 'language', value: 'pt_BR' }],
