@@ -34,7 +34,7 @@ export async function resolveTaskModel(ctx: AppContext, req: Request, requested:
   checkModelAllowed(req.auth?.controls, id, requested);
   if (!model.capabilities[task]) {
     const code = task === 'embeddings' ? 'model_not_embedding_capable' : 'model_not_rerank_capable';
-    throw new ApiError(400, code, `The model '${requested}' does not serve ${task}.`);
+    throw new ApiError(400, code, `The model '${requested}' does not serve ${task}.`, { param: 'model' });
   }
   return model;
 }

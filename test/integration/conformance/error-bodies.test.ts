@@ -71,6 +71,8 @@ describe('conformance: error bodies against the vendored documents', () => {
     it('an embeddings refusal names its field in param', async () => {
       await expectOpenAIError(await call('POST', '/v1/embeddings', { headers: h, json: { model: 'sim-embed', input: ['ok', ''] } }), 400, 'invalid_input', 'invalid_request_error', 'input[1]');
       await expectOpenAIError(await call('POST', '/v1/embeddings', { headers: h, json: { model: 'sim-embed', input: 'x', dimensions: -1 } }), 400, 'invalid_input', 'invalid_request_error', 'dimensions');
+      // a model of another capability: the field at fault is `model`, as for an unknown one (404, param model)
+      await expectOpenAIError(await call('POST', '/v1/embeddings', { headers: h, json: { model: 'sim-chat', input: 'x' } }), 400, 'model_not_embedding_capable', 'invalid_request_error', 'model');
     });
 
     it('models: 401 and 404 (GET), invalid JSON 400 with param null, 415, and 429 rate_limit_error at the lane cap', async () => {
