@@ -106,6 +106,23 @@ describe('POST /v1/rerank (Cohere v2 envelope)', () => {
     expect(one.body.meta.billed_units).to.deep.equal({ search_units: 1 }); // exactly 100: one unit
   });
 
+  it('a top_n past the document count returns every result, and the upstream is asked for no more than the documents', async () => {
+    // JSON.stringify writes 1e21 as 1e+21, which an integer field of a strict server cannot read; 3e9 overflows an int32
+    for (const topN of [5, 3_000_000_000, 1e21, Number.MAX_SAFE_INTEGER]) {
+      for (const path of ['/v1/rerank', '/v2/rerank']) {
+        resetSim();
+        const r = await rerank({ model: 'sim-rerank', query: 'capital city', documents: DOCS, top_n: topN }, path);
+        expect(r.status, r.text).to.equal(200);
+        expect(r.body.results, `${path} top_n ${topN}`).to.have.length(DOCS.length);
+        const sent = env().sim.log.entries.map((e) => (e.body as { top_n?: unknown }).top_n);
+        expect(sent, `${path} top_n ${topN}: what the upstream was asked`).to.deep.equal([DOCS.length]);
+      }
+    }
+    const two = await rerank({ model: 'sim-rerank', query: 'capital city', documents: DOCS, top_n: 2 });
+    expect(two.body.results).to.have.length(2);
+    expect((env().sim.log.entries.at(-1)!.body as { top_n?: unknown }).top_n, 'a top_n within the count is sent as asked').to.equal(2);
+  });
+
   it("serves Cohere's own path /v2/rerank too, and unicode text", async () => {
     const r = await rerank({ model: 'sim-rerank', query: '東京 天気', documents: ['大阪の天気', '東京 天気 は 晴れ', 'emoji 🚀'] }, '/v2/rerank');
     expect(r.status, r.text).to.equal(200);

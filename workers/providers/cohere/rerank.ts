@@ -19,12 +19,15 @@ export interface RerankOutcome {
 /**
  * `POST {base}/v2/rerank`. The upstream scores; the gateway checks every index, sorts by score
  * (highest first, ties by index), applies `top_n`, and echoes document text when asked (Cohere v2
- * no longer does). Search units are the upstream's `meta.billed_units.search_units` when it reports
+ * no longer does), asking the upstream for no more than the documents. Search units are the upstream's `meta.billed_units.search_units` when it reports
  * them, else `fallbackUnits`.
  */
 export async function rerank(call: UpstreamCall, req: RerankCall, fallbackUnits: number): Promise<RerankOutcome> {
   const body: Record<string, unknown> = { model: call.upstreamModel, query: req.query, documents: req.documents };
-  if (req.topN !== undefined) body.top_n = req.topN;
+  // a `top_n` past the document count means all of them (the gateway cuts the results itself): the
+  // upstream is asked for at most that many, never for 1e+21 or 3000000000, which a strict server
+  // (an integer field, int32) refuses or cannot parse
+  if (req.topN !== undefined) body.top_n = Math.min(req.topN, req.documents.length);
   const res = await fetchUpstream(
     cohereApi.url(call.baseUrl, cohereApi.paths.rerank),
     { method: 'POST', headers: cohereApi.headers(call.apiKey), body: JSON.stringify(body) },
