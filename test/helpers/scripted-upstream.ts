@@ -24,7 +24,7 @@ export interface Received {
   body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
-export type UpstreamKind = 'openai' | 'anthropic' | 'azure' | 'gemini';
+export type UpstreamKind = 'openai' | 'anthropic' | 'azure' | 'gemini' | 'cohere';
 
 /** Answers each request with its own `json` unless it asked to stream (`stream: true`): then `events`. */
 export const byStream =

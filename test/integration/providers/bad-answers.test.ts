@@ -19,7 +19,7 @@ const usageChunks = (text: string) =>
   text.split('\n\n').filter((e) => e.startsWith('data: {')).map((e) => JSON.parse(e.slice(6))).filter((c) => Array.isArray(c.choices) && c.choices.length === 0 && c.usage);
 
 /** A scripted upstream of `kind` with a model of its own, started for the enclosing describe. */
-function scripted(kind: 'openai' | 'anthropic'): { up: ScriptedUpstream; model: string } {
+function scripted(kind: 'openai' | 'anthropic' | 'cohere'): { up: ScriptedUpstream; model: string } {
   const s = {} as { up: ScriptedUpstream; model: string };
   before(async () => {
     s.up = await ScriptedUpstream.start(kind);
@@ -231,6 +231,25 @@ describe('providers: token counts an upstream reports badly, tool call arguments
       const b = await billed(neg);
       expect(b!.inputTokens).to.be.at.least(0);
       expect(b!.outputTokens).to.be.at.least(0);
+    });
+  });
+
+  describe('Cohere upstream (rerank)', () => {
+    const s = scripted('cohere');
+    const answer = (searchUnits: unknown): Reply => ({ kind: 'json', body: { id: 'r', results: [{ index: 1, relevance_score: 0.9 }, { index: 0, relevance_score: 0.1 }], meta: { billed_units: { search_units: searchUnits } } } });
+
+    it('search units that are no count (1e300, 2^60, negative, a fraction) bill the gateway\'s own count; digits in a string are read', async () => {
+      const model = await s.up.model({ capabilities: { rerank: true }, prices: { search_unit: 1000 } });
+      const cases: Array<[unknown, number]> = [[1e300, 1], [2 ** 60, 1], [-3, 1], [2.5, 1], [0, 1], ['4', 4], [2, 2]];
+      for (const [reported, units] of cases) {
+        s.up.otherwise = () => answer(reported);
+        const r = await call('POST', '/v1/rerank', { headers: keyHeader(o.key), json: { model, query: 'q', documents: ['a', 'b'] } });
+        expect(r.status, r.text).to.equal(200);
+        expect(r.body.meta.billed_units, `reported ${String(reported)}`).to.deep.equal({ search_units: units });
+        await usageSettled();
+        const ev = await UsageEvent.findOne({ where: { requestId: r.headers.get('x-service-request-id')! } });
+        expect(ev!.units, `reported ${String(reported)}`).to.deep.equal({ search_units: units, cost_micros: units * 1000 });
+      }
     });
   });
 });

@@ -2,6 +2,7 @@ import { cohereApi } from './api';
 import { fetchUpstream } from '../http';
 import type { UpstreamCall } from '../types';
 import { errors } from '../../../shared/errors/codes';
+import { tokenCount } from '../shape';
 
 export interface RerankCall {
   query: string;
@@ -19,8 +20,8 @@ export interface RerankOutcome {
 /**
  * `POST {base}/v2/rerank`. The upstream scores; the gateway checks every index, sorts by score
  * (highest first, ties by index), applies `top_n`, and echoes document text when asked (Cohere v2
- * no longer does), asking the upstream for no more than the documents. Search units are the upstream's `meta.billed_units.search_units` when it reports
- * them, else `fallbackUnits`.
+ * no longer does), asking the upstream for no more than the documents. Search units are the
+ * upstream's `meta.billed_units.search_units` when it reports a count above 0, else `fallbackUnits`.
  */
 export async function rerank(call: UpstreamCall, req: RerankCall, fallbackUnits: number): Promise<RerankOutcome> {
   const body: Record<string, unknown> = { model: call.upstreamModel, query: req.query, documents: req.documents };
@@ -51,8 +52,10 @@ export async function rerank(call: UpstreamCall, req: RerankCall, fallbackUnits:
     return { index, relevance_score: score, ...(req.returnDocuments ? { document: { text: req.documents[index] } } : {}) };
   });
   results.sort((a, b) => b.relevance_score - a.relevance_score || a.index - b.index);
-  const units = json.meta?.billed_units?.search_units;
-  const searchUnits = typeof units === 'number' && Number.isInteger(units) && units > 0 ? units : fallbackUnits;
+  // a count (a safe integer, or one written as digits), above 0; else (1e300, 2^60, -3, 2.5) the
+  // gateway's own: an absurd figure is never billed (cost_micros = units x price)
+  const units = tokenCount(json.meta?.billed_units?.search_units);
+  const searchUnits = units !== undefined && units > 0 ? units : fallbackUnits;
   return {
     response: {
       results: req.topN !== undefined ? results.slice(0, req.topN) : results,
