@@ -1,4 +1,5 @@
 import { Router, type Request, type Response } from 'express';
+import Joi from 'joi';
 import type { AppContext } from '../../context';
 import { only } from '../only';
 import { requireJson } from '../../middleware/require-json';
@@ -11,6 +12,8 @@ import type { ResponsesItem } from '../../dialects/responses/request';
 import { storableCopy } from '../../../shared/http/json-checks';
 import { conversationMessages, conversationNotFound } from '../responses/conversation';
 import { includeOf, shownItem } from '../responses/include';
+import { inputItem } from '../responses/schema';
+import { validate } from '../../validate';
 import {
   addConversationItems,
   createConversation,
@@ -54,6 +57,8 @@ function itemsOf(v: unknown, allowNone: boolean, orgId: string): Json[] {
     if (o.type === undefined && typeof o.role !== 'string') throw invalid(`'items[${i}]' needs a 'type' (or a message's 'role').`, `items[${i}]`);
     if (o.type !== undefined && typeof o.type !== 'string') throw invalid(`'items[${i}].type' must be a string.`, `items[${i}].type`);
   });
+  // each item's own fields as POST /v1/responses checks them (a message's parts, a call's ids...), named under `items`
+  validate(Joi.object({ items: Joi.array().items(inputItem) }), { items: v });
   const items = storableCopy(inputItemsOf(v as ResponsesItem[]));
   // refused now, not when a response reads them: an item no response could continue from
   conversationMessages(items, orgId);

@@ -1,17 +1,49 @@
 import Joi from 'joi';
 import { anthropicFetchTool, anthropicSearchTool } from '../../dispatch/native-search/schema';
 
-const source = Joi.object({
+/** The fields of a block's `source`; `content` is what a `content` document source holds. */
+const sourceKeys = (content: Joi.Schema) => ({
   type: Joi.string().valid('base64', 'url', 'file', 'text', 'content').required(),
   media_type: Joi.string(),
   data: Joi.string().allow(''),
   url: Joi.string(),
   file_id: Joi.string(),
-  content: Joi.alternatives(Joi.string(), Joi.array()),
-})
-  .unknown(true)
-  .when(Joi.object({ type: 'base64' }).unknown(), { then: Joi.object({ media_type: Joi.required(), data: Joi.required() }) })
-  .when(Joi.object({ type: 'url' }).unknown(), { then: Joi.object({ url: Joi.required() }) });
+  content,
+});
+
+const sourceOf = (content: Joi.Schema) =>
+  Joi.object(sourceKeys(content))
+    .unknown(true)
+    .when(Joi.object({ type: 'base64' }).unknown(), { then: Joi.object({ media_type: Joi.required(), data: Joi.required() }) })
+    .when(Joi.object({ type: 'url' }).unknown(), { then: Joi.object({ url: Joi.required() }) });
+
+const textBlock = Joi.object({ type: Joi.string().required(), text: Joi.string().allow('').required() }).unknown(true);
+const imageBlock = Joi.object({ type: Joi.string().required(), source: sourceOf(Joi.any()).required() }).unknown(true);
+
+/** A `content` document source's blocks: Anthropic's ContentBlockSourceContent, text or image blocks. */
+const sourceContent = Joi.alternatives().conditional('.type', {
+  switch: [
+    { is: 'text', then: textBlock },
+    { is: 'image', then: imageBlock },
+  ],
+  otherwise: Joi.object({ type: Joi.string().valid('text', 'image').required() }).unknown(true),
+});
+
+const source = sourceOf(Joi.alternatives(Joi.string(), Joi.array().items(sourceContent)));
+
+/**
+ * A tool result's content blocks (text, image, document are read; others, such as
+ * `search_result`, pass through): checked as the same blocks of a turn are, so a malformed one is a
+ * 400 naming it, never a failure of the gateway's own or a text of "undefined" sent upstream.
+ */
+const resultBlock = Joi.alternatives().conditional('.type', {
+  switch: [
+    { is: 'text', then: textBlock },
+    { is: 'image', then: Joi.object({ type: Joi.string().required(), source: source.required() }).unknown(true) },
+    { is: 'document', then: Joi.object({ type: Joi.string().required(), source: source.required() }).unknown(true) },
+  ],
+  otherwise: Joi.object({ type: Joi.string().required() }).unknown(true),
+});
 
 const typed = (type: string, fields: Record<string, Joi.Schema>) => ({
   is: type,
@@ -25,7 +57,7 @@ const block = Joi.alternatives().conditional('.type', {
     typed('image', { source: source.required() }),
     typed('document', { source: source.required() }),
     typed('tool_use', { id: Joi.string().required(), name: Joi.string().required(), input: Joi.object().unknown(true).required() }),
-    typed('tool_result', { tool_use_id: Joi.string().required(), content: Joi.alternatives(Joi.string().allow(''), Joi.array()), is_error: Joi.boolean() }),
+    typed('tool_result', { tool_use_id: Joi.string().required(), content: Joi.alternatives(Joi.string().allow(''), Joi.array().items(resultBlock)), is_error: Joi.boolean() }),
     typed('thinking', { thinking: Joi.string().allow('').required(), signature: Joi.string().allow('') }),
     typed('redacted_thinking', { data: Joi.string().required() }),
   ],

@@ -10,7 +10,7 @@ import { canonicalText, forModel, type CanonicalCompletion, type CanonicalMessag
 import { refuseUnhonoured, responsesToCanonical, type ResponsesItem, type ResponsesRequest } from '../../dialects/responses/request';
 import { newId, responsesUsage } from '../../dialects/responses/response';
 import { historyFor } from './conversation';
-import { responsesSchema } from './schema';
+import { inputItem, responsesSchema } from './schema';
 
 /** A compaction item's `encrypted_content`: the summary with the org it was made for, sealed with the gateway's key (shared/crypto.ts). */
 export function sealCompaction(orgId: string, summary: string): string {
@@ -66,7 +66,7 @@ export function openCompactions<T extends Pick<ResponsesRequest, 'input'>>(body:
  */
 const compactSchema = Joi.object({
   model: Joi.string().min(1).required(),
-  input: Joi.alternatives(Joi.string().min(1), Joi.array().items(Joi.object({ type: Joi.string(), role: Joi.string() }).unknown(true))).allow(null),
+  input: Joi.alternatives(Joi.string().min(1), Joi.array().items(inputItem)).allow(null),
   previous_response_id: Joi.string().max(64).allow(null),
   // not in the compact body, but taken as POST /v1/responses takes it
   conversation: responsesSchema.extract('conversation'),

@@ -14,8 +14,6 @@ export const INCLUDABLE = [
   'message.output_text.logprobs',
 ] as const;
 
-const item = Joi.object({ type: Joi.string(), role: Joi.string() }).unknown(true);
-
 const fn = Joi.object({ type: Joi.string().required(), name: Joi.string().min(1).required() }).unknown(true);
 
 /** OpenAI's NamespaceToolParam: a named group of function tools. */
@@ -24,21 +22,45 @@ const namespaceTool = Joi.object({ name: Joi.string().min(1).required(), descrip
 /** OpenAI's ToolSearchToolParam. */
 const toolSearchTool = Joi.object({ execution: Joi.string().valid('server', 'client'), description: Joi.string().allow('', null), parameters: Joi.any() }).unknown(true);
 
+/** A tool of `tools`, or one an input item loads (`additional_tools`, a client tool search's output). */
+const tool = Joi.object({ type: Joi.string().required() })
+  .unknown(true)
+  .when(Joi.object({ type: 'function' }).unknown(), { then: Joi.object({ name: Joi.string().min(1).required() }) })
+  .when(Joi.object({ type: Joi.string().pattern(/^web_search/) }).unknown(), { then: openaiSearchTool })
+  .when(Joi.object({ type: 'custom' }).unknown(), { then: fn })
+  .when(Joi.object({ type: 'namespace' }).unknown(), { then: namespaceTool })
+  .when(Joi.object({ type: 'tool_search' }).unknown(), { then: toolSearchTool });
+
+const is = (...types: string[]) => Joi.object({ type: Joi.valid(...types).required() }).unknown();
+
+/** A message's content part: typed, and a text part's text (or a refusal's) a string, as OpenAI's InputContent/OutputContent require. */
+const part = Joi.object({ type: Joi.string().required() })
+  .unknown(true)
+  .when(is('input_text', 'output_text', 'text'), { then: Joi.object({ text: Joi.string().allow('').required() }) })
+  .when(is('refusal'), { then: Joi.object({ refusal: Joi.string().allow('').required() }) });
+
+/**
+ * An input item. The fields the gateway reads are checked as OpenAI's item params type them, so a
+ * malformed one is a 400 naming it (not a failure of the gateway's own, nor a call id of
+ * "undefined" sent upstream): a message's (type `message` or none) `content` is a string or a list
+ * of parts; a function call (FunctionToolCall) has its `call_id`, `name` and `arguments` strings; the
+ * tools an item loads are tools as `tools` takes them; a shell call output's `output` is a string or
+ * a list of objects. Other items and fields pass as they are.
+ */
+export const inputItem = Joi.object({ type: Joi.string(), role: Joi.string() })
+  .unknown(true)
+  .when(Joi.object({ type: Joi.valid('message') }).unknown(), { then: Joi.object({ content: Joi.alternatives(Joi.string().allow(''), Joi.array().items(part)).required() }) })
+  .when(is('function_call'), { then: Joi.object({ call_id: Joi.string().min(1).required(), name: Joi.string().min(1).required(), arguments: Joi.string().allow('').required() }) })
+  .when(is('additional_tools', 'tool_search_output'), { then: Joi.object({ tools: Joi.array().items(tool) }) })
+  .when(is('shell_call_output'), { then: Joi.object({ output: Joi.alternatives(Joi.string().allow(''), Joi.array().items(Joi.object().unknown(true))) }) });
+
 /** `POST /v1/responses`: the fields the gateway reads; other fields are accepted and ignored. */
 export const responsesSchema = Joi.object({
   model: Joi.string().min(1).required(),
   // optional with `conversation` or `previous_response_id` (OpenAI's CreateResponse requires neither): checked in router.ts
-  input: Joi.alternatives(Joi.string().min(1), Joi.array().items(item).min(1)),
+  input: Joi.alternatives(Joi.string().min(1), Joi.array().items(inputItem).min(1)),
   instructions: Joi.string().allow('', null),
-  tools: Joi.array().items(
-    Joi.object({ type: Joi.string().required() })
-      .unknown(true)
-      .when(Joi.object({ type: 'function' }).unknown(), { then: Joi.object({ name: Joi.string().min(1).required() }) })
-      .when(Joi.object({ type: Joi.string().pattern(/^web_search/) }).unknown(), { then: openaiSearchTool })
-      .when(Joi.object({ type: 'custom' }).unknown(), { then: fn })
-      .when(Joi.object({ type: 'namespace' }).unknown(), { then: namespaceTool })
-      .when(Joi.object({ type: 'tool_search' }).unknown(), { then: toolSearchTool }),
-  ),
+  tools: Joi.array().items(tool),
   tool_choice: Joi.alternatives(Joi.string().valid('auto', 'none', 'required'), Joi.object({ type: Joi.string().required(), name: Joi.string() }).unknown(true)),
   parallel_tool_calls: Joi.boolean().allow(null),
   max_output_tokens: Joi.number().integer().min(1).allow(null),
