@@ -54,6 +54,21 @@ export const inputItem = Joi.object({ type: Joi.string(), role: Joi.string() })
   .when(is('additional_tools', 'tool_search_output'), { then: Joi.object({ tools: Joi.array().items(tool) }) })
   .when(is('shell_call_output'), { then: Joi.object({ output: Joi.alternatives(Joi.string().allow(''), Joi.array().items(Joi.object().unknown(true))) }) });
 
+/**
+ * OpenAI's TextResponseFormatJsonSchema: `name` (a-z, A-Z, 0-9, `_` and `-`, at most 64) and
+ * `schema` are required, as OpenAI requires them; `strict` a boolean or null, `description` a string.
+ */
+const jsonSchemaFormat = Joi.object({
+  name: Joi.string()
+    .pattern(/^[a-zA-Z0-9_-]+$/)
+    .max(64)
+    .required()
+    .messages({ 'string.pattern.base': "'text.format.name' must be a-z, A-Z, 0-9, underscores and dashes only." }),
+  schema: Joi.object().unknown(true).required(),
+  strict: Joi.boolean().allow(null),
+  description: Joi.string().allow(''),
+});
+
 /** `POST /v1/responses`: the fields the gateway reads; other fields are accepted and ignored. */
 export const responsesSchema = Joi.object({
   model: Joi.string().min(1).required(),
@@ -92,7 +107,9 @@ export const responsesSchema = Joi.object({
   // OpenAI's image context policy; `enabled` is refused (request.ts, refuseUnhonoured), the others answered `disabled`
   image: Joi.object({ context_compression: Joi.string().valid('auto', 'enabled', 'disabled').allow(null) }).unknown(true).allow(null),
   text: Joi.object({
-    format: Joi.object({ type: Joi.string().valid('text', 'json_object', 'json_schema').required() }).unknown(true),
+    format: Joi.object({ type: Joi.string().valid('text', 'json_object', 'json_schema').required() })
+      .unknown(true)
+      .when(is('json_schema'), { then: jsonSchemaFormat }),
     verbosity: Joi.string().valid('low', 'medium', 'high').allow(null),
   }).unknown(true),
 }).unknown(true);

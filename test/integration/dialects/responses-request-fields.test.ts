@@ -164,6 +164,36 @@ describe('responses dialect: the SDK request fields the gateway echoes or refuse
     expect(env().sim.log.entries).to.have.length(1);
   });
 
+  it("a json_schema text.format needs its name and schema, as OpenAI's TextResponseFormatJsonSchema requires (400 naming them; they went upstream as name 'output' and no schema); the input_tokens count checks them too", async () => {
+    const schema = { type: 'object', properties: { a: { type: 'string' } } };
+    const bad: Array<[Record<string, unknown>, string, string]> = [
+      [{ type: 'json_schema', schema }, 'text.format.name', "'text.format.name' is required"],
+      [{ type: 'json_schema', name: 'answer' }, 'text.format.schema', "'text.format.schema' is required"],
+      [{ type: 'json_schema', name: 'an answer', schema }, 'text.format.name', "'text.format.name' must be a-z, A-Z, 0-9, underscores and dashes only."],
+      [{ type: 'json_schema', name: 'a'.repeat(65), schema }, 'text.format.name', "'text.format.name' length must be less than or equal to 64 characters long"],
+      [{ type: 'json_schema', name: 'answer', schema: 'object' }, 'text.format.schema', "'text.format.schema' must be of type object"],
+      [{ type: 'json_schema', name: 'answer', schema, strict: 'yes' }, 'text.format.strict', "'text.format.strict' must be a boolean"],
+    ];
+    await usageSettled();
+    const billed = await UsageEvent.count({ where: { orgId: o.org.id } });
+    for (const [format, param, message] of bad) {
+      for (const path of ['/v1/responses', '/v1/responses/input_tokens']) {
+        const r = await call('POST', path, { headers: h, json: { model: 'sim-chat', input: 'x', text: { format } } });
+        expect(r.status, `${path} ${JSON.stringify(format)}`).to.equal(400);
+        expect(r.body.error).to.deep.equal({ code: 'invalid_request', type: 'invalid_request_error', param, message });
+      }
+    }
+    const err = await client.responses.create({ model: 'sim-chat', input: 'x', text: { format: { type: 'json_schema', schema } } as never }).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(OpenAI.BadRequestError);
+    expect(env().sim.log.entries).to.have.length(0);
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(billed);
+    // a well-formed one is sent as chat's json_schema response_format under its own name; strict may be null
+    const ok = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-chat', input: 'x', text: { format: { type: 'json_schema', name: 'answer-1', schema, strict: null, description: 'd' } } } });
+    expect(ok.status, ok.text).to.equal(200);
+    expect((env().sim.log.entries[0].body as { response_format: { json_schema: { name: string } } }).response_format.json_schema.name).to.equal('answer-1');
+  });
+
   it('answers without input when a conversation or a previous response carries the turn (OpenAI requires neither); with neither, or an empty conversation, 400 naming input', async () => {
     const conv = await client.conversations.create({ items: [{ type: 'message', role: 'user', content: 'hello from the conversation' }] });
     const r = await client.responses.create({ model: 'sim-chat', conversation: conv.id });
