@@ -87,6 +87,19 @@ const tool = Joi.object({
   .when(Joi.object({ type: Joi.string().pattern(/^web_search_\d{8}$/) }).unknown(), { then: anthropicSearchTool })
   .when(Joi.object({ type: 'web_fetch_20250910' }).unknown(), { then: anthropicFetchTool });
 
+/**
+ * Anthropic's ThinkingConfigParam (SDK 1.16): `enabled` with an integer `budget_tokens` of at least
+ * 1,024 ("Must be ≥1024"), `adaptive`, `disabled` or `between_tools`; `display` `summarized`,
+ * `omitted` or null. Refused on every upstream as Anthropic refuses it: on a translated one the
+ * field went unchecked (a Bedrock Claude deployment, or an Anthropic one in a mixed pool, then
+ * refused it after a lane was used; an OpenAI-compatible one answered as if it were valid).
+ */
+const thinking = Joi.object({
+  type: Joi.string().valid('enabled', 'adaptive', 'disabled', 'between_tools').required(),
+  budget_tokens: Joi.when('type', { is: 'enabled', then: Joi.number().integer().min(1024).required() }),
+  display: Joi.string().valid('summarized', 'omitted').allow(null),
+}).unknown(true);
+
 /** Structured outputs (`output_config.format`, and the beta's older `output_format`). */
 const jsonFormat = Joi.object({ type: Joi.string().valid('json_schema').required(), schema: Joi.object().unknown(true).required() }).unknown(true).allow(null);
 
@@ -105,7 +118,7 @@ const common = {
     name: Joi.when('type', { is: 'tool', then: Joi.string().required(), otherwise: Joi.forbidden() }),
     disable_parallel_tool_use: Joi.boolean(),
   }),
-  thinking: Joi.object({ type: Joi.string().required() }).unknown(true),
+  thinking,
   // effort and structured output; docs/dialects.md says what each does on a translated upstream.
   output_config: Joi.object({ effort: Joi.string().valid('low', 'medium', 'high', 'xhigh', 'max').allow(null), format: jsonFormat }).unknown(true),
   output_format: jsonFormat,

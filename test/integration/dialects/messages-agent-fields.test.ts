@@ -153,4 +153,28 @@ describe('messages dialect: the fields coding agents send', () => {
     expect(env().sim.log.entries).to.have.length(0);
     expect(await billedCount(o.org.id)).to.equal(before);
   });
+
+  it("refuses a thinking config Anthropic's ThinkingConfigParam refuses (a budget under 1,024, an unknown type or display), on every upstream and count_tokens, before any upstream call or billing; valid ones are answered", async () => {
+    const before = await billedCount(o.org.id);
+    const cases: Array<[unknown, string]> = [
+      [{ type: 'enabled', budget_tokens: 1000 }, "'thinking.budget_tokens' must be greater than or equal to 1024"],
+      [{ type: 'enabled' }, "'thinking.budget_tokens' is required"],
+      [{ type: 'enabled', budget_tokens: 2048.5 }, "'thinking.budget_tokens' must be an integer"],
+      [{ type: 'on' }, "'thinking.type' must be one of [enabled, adaptive, disabled, between_tools]"],
+      [{ type: 'adaptive', display: 'full' }, "'thinking.display' must be one of [summarized, omitted, null]"],
+    ];
+    for (const [thinking, message] of cases) {
+      for (const [path, model] of [['/v1/messages', 'sim-chat'], ['/v1/messages', 'sim-claude'], ['/v1/messages/count_tokens', 'sim-chat']]) {
+        const r = await call('POST', path, { headers: h, json: claudeCode(model, { thinking, max_tokens: 4096 }) });
+        expect(r.status, `${path} ${model} ${JSON.stringify(thinking)}: ${r.text}`).to.equal(400);
+        expect(r.body.error).to.deep.equal({ code: 'invalid_request', type: 'invalid_request_error', message });
+      }
+    }
+    expect(env().sim.log.entries).to.have.length(0);
+    expect(await billedCount(o.org.id)).to.equal(before);
+    for (const thinking of [{ type: 'enabled', budget_tokens: 1024 }, { type: 'adaptive', display: null }, { type: 'disabled' }, { type: 'between_tools' }]) {
+      const r = await call('POST', '/v1/messages', { headers: h, json: claudeCode('sim-chat', { thinking, max_tokens: 4096 }) });
+      expect(r.status, `${JSON.stringify(thinking)}: ${r.text}`).to.equal(200);
+    }
+  });
 });
