@@ -78,7 +78,7 @@ export const responsesSchema = Joi.object({
   tools: Joi.array().items(tool),
   tool_choice: Joi.alternatives(Joi.string().valid('auto', 'none', 'required'), Joi.object({ type: Joi.string().required(), name: Joi.string() }).unknown(true)),
   parallel_tool_calls: Joi.boolean().allow(null),
-  max_output_tokens: Joi.number().integer().min(1).allow(null),
+  max_output_tokens: Joi.number().integer().min(16).allow(null), // OpenAI's CreateResponse: minimum 16
   temperature: Joi.number().min(0).max(2).allow(null),
   top_p: Joi.number().min(0).max(1).allow(null),
   stream: Joi.boolean().allow(null),

@@ -103,7 +103,7 @@ describe('conformance: OpenAI dialect answers against openai-openapi', () => {
       });
 
       it('a response cut short by max_output_tokens is an incomplete Response, JSON and streamed', async () => {
-        const json = { model, input: 'tell me a long story about the sea', max_output_tokens: 3 };
+        const json = { model, input: 'tell me a long story about the sea with ships and storms and sailors and whales and islands far away', max_output_tokens: 16 };
         const r = await call('POST', '/v1/responses', { headers: h, json });
         expect(r.status, r.text).to.equal(200);
         expect(r.body.status).to.equal('incomplete');

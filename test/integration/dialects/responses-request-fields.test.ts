@@ -154,6 +154,7 @@ describe('responses dialect: the SDK request fields the gateway echoes or refuse
       [{ text: { verbosity: 'chatty' } }, 'text.verbosity'],
       [{ prompt_cache_retention: '1h' }, 'prompt_cache_retention'],
       [{ max_tool_calls: -1 }, 'max_tool_calls'],
+      [{ max_output_tokens: 15 }, 'max_output_tokens'], // OpenAI's minimum is 16
       [{ image: { context_compression: 'always' } }, 'image.context_compression'],
     ];
     for (const [extra, param] of bad) {

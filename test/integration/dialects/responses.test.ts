@@ -279,11 +279,11 @@ describe('POST /v1/responses', () => {
   });
 
   it('reports max_output_tokens cut-offs as incomplete', async () => {
-    const r = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-chat', input: 'a long answer please', max_output_tokens: 3 } });
+    const r = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-chat', input: 'a long answer please with many words so that the reply runs past sixteen of them and gets cut short here', max_output_tokens: 16 } });
     expect(r.body).to.include({ status: 'incomplete' });
     expect(r.body.incomplete_details).to.deep.equal({ reason: 'max_output_tokens' });
     // max_tokens is deprecated in CreateChatCompletionRequest and refused by o-series models
-    expect(sentBodies()[0]).to.deep.include({ max_completion_tokens: 3 }).and.not.have.property('max_tokens');
+    expect(sentBodies()[0]).to.deep.include({ max_completion_tokens: 16 }).and.not.have.property('max_tokens');
   });
 
   it('runs -background ids on the background lane and attributes the project', async () => {
