@@ -24,6 +24,9 @@ export interface CohereChatRequest {
   strict_tools?: boolean;
 }
 
+/** Cohere's citation modes (v2's `citation_options.mode`, v1's `citation_quality`). */
+export const CITATION_MODES = ['ENABLED', 'DISABLED', 'FAST', 'ACCURATE', 'OFF'];
+
 const text = Joi.object({ type: Joi.string().valid('text').required(), text: Joi.string().allow('').required() }).unknown(true);
 const image = Joi.object({ type: Joi.string().valid('image_url').required(), image_url: Joi.object({ url: Joi.string().required(), detail: Joi.string() }).unknown(true).required() }).unknown(true);
 const thinking = Joi.object({ type: Joi.string().valid('thinking').required() }).unknown(true);
@@ -45,7 +48,11 @@ const message = Joi.object({ role: Joi.string().valid('system', 'user', 'assista
     then: Joi.object({ tool_call_id: Joi.string().required(), content: Joi.alternatives(Joi.string(), Joi.array().items(Joi.alternatives(text, documentPart))).required() }),
   });
 
-/** Cohere's ChatRequest (v2). Fields the gateway does not act on (`citation_options`, `safety_mode`, `logprobs`, `thinking`, `priority`) are accepted and ignored. */
+/**
+ * Cohere's ChatRequest (v2). Fields the gateway does not act on (`citation_options`, `safety_mode`,
+ * `logprobs`, `thinking`, `priority`) are accepted and ignored, but typed as Cohere's document types
+ * them (its enums and ranges), so a request Cohere refuses is refused here too.
+ */
 export const cohereChatSchema = Joi.object({
   model: Joi.string().min(1).required(),
   messages: Joi.array().items(message).min(1).required(),
@@ -62,12 +69,18 @@ export const cohereChatSchema = Joi.object({
   max_tokens: Joi.number().integer().min(1),
   stop_sequences: Joi.array().items(Joi.string()).max(5),
   temperature: Joi.number().min(0),
-  seed: Joi.number().integer(),
+  seed: Joi.number().integer().min(0),
   frequency_penalty: Joi.number().min(0).max(1),
   presence_penalty: Joi.number().min(0).max(1),
   k: Joi.number().integer().min(0).max(500),
   p: Joi.number().min(0.01).max(0.99),
   tool_choice: Joi.string().valid('REQUIRED', 'NONE'),
+  // accepted and ignored, typed as Cohere's document has them
+  safety_mode: Joi.string().valid('CONTEXTUAL', 'STRICT', 'OFF'),
+  citation_options: Joi.object({ mode: Joi.string().valid(...CITATION_MODES) }).unknown(true),
+  logprobs: Joi.boolean(),
+  thinking: Joi.object({ type: Joi.string().valid('enabled', 'disabled').required(), token_budget: Joi.number().integer().min(1) }).unknown(true),
+  priority: Joi.number().integer().min(0).max(999),
 }).unknown(true);
 
 const partsText = (content: unknown): string =>

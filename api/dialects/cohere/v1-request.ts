@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { ApiError } from '../../../shared/errors/ApiError';
 import type { CanonicalMessage, CanonicalRequest, CanonicalTool, CanonicalToolCall } from '../canonical';
-import { documentsMessage, withSampling } from './request';
+import { CITATION_MODES, documentsMessage, withSampling } from './request';
 
 type Json = Record<string, unknown>;
 
@@ -45,9 +45,18 @@ export interface CohereV1ChatRequest {
 
 const toolCall = Joi.object({ name: Joi.string().min(1).required(), parameters: Joi.object().unknown(true).required() }).unknown(true);
 const toolResult = Joi.object({ call: toolCall.required(), outputs: Joi.array().items(Joi.object().unknown(true)).required() }).unknown(true);
+/**
+ * A `chat_history` turn. Cohere's ChatMessage (USER, SYSTEM, CHATBOT) requires a non-empty `message`
+ * ("all elements in history must have a message"); a CHATBOT turn that made tool calls may leave it
+ * empty here (the calls are its content).
+ */
 const historyMessage = Joi.object({
   role: Joi.string().valid('USER', 'CHATBOT', 'SYSTEM', 'TOOL').required(),
-  message: Joi.string().allow(''),
+  message: Joi.when('role', {
+    is: 'TOOL',
+    then: Joi.string().allow(''),
+    otherwise: Joi.when('tool_calls', { is: Joi.array().min(1).required(), then: Joi.string().allow(''), otherwise: Joi.string().min(1).required() }),
+  }),
   tool_calls: Joi.array().items(toolCall),
   tool_results: Joi.array().items(toolResult),
 }).unknown(true);
@@ -59,7 +68,8 @@ const refused = (field: string, why: string) => Joi.any().custom((v, h) => (v ==
  * Cohere's v1 ChatRequest. `connectors`, `search_queries_only`, `conversation_id` and `raw_prompting`
  * are refused (the gateway runs no Cohere connector, keeps no v1 conversation and sends no raw prompt);
  * `prompt_truncation`, `citation_quality`, `max_input_tokens`, `force_single_step` and `safety_mode`
- * are accepted and ignored.
+ * are accepted and ignored, typed as Cohere's document types them (its enums), so a request Cohere
+ * refuses is refused here too.
  */
 export const cohereV1ChatSchema = Joi.object({
   message: Joi.string().allow('').required(),
@@ -81,10 +91,16 @@ export const cohereV1ChatSchema = Joi.object({
   max_tokens: Joi.number().integer().min(1),
   k: Joi.number().integer().min(0).max(500),
   p: Joi.number().min(0.01).max(0.99),
-  seed: Joi.number().integer(),
+  seed: Joi.number().integer().min(0),
   stop_sequences: Joi.array().items(Joi.string()).max(5),
   frequency_penalty: Joi.number().min(0).max(1),
   presence_penalty: Joi.number().min(0).max(1),
+  // accepted and ignored, typed as Cohere's document has them
+  prompt_truncation: Joi.string().valid('OFF', 'AUTO', 'AUTO_PRESERVE_ORDER'),
+  citation_quality: Joi.string().valid(...CITATION_MODES),
+  max_input_tokens: Joi.number().integer(),
+  force_single_step: Joi.boolean(),
+  safety_mode: Joi.string().valid('CONTEXTUAL', 'STRICT', 'NONE'),
   connectors: refused('connectors', 'it runs no Cohere connector'),
   search_queries_only: refused('search_queries_only', 'it runs no Cohere connector'),
   conversation_id: refused('conversation_id', 'it keeps no v1 conversation; send chat_history'),
@@ -208,7 +224,8 @@ export function cohereV1ToCanonical(b: CohereV1ChatRequest & { model: string }):
   if (b.tool_results?.length) c.results(b.tool_results);
   if (b.message) c.text('user', b.message);
   const messages = c.end();
-  if (!messages.some((m) => m.role === 'user' || m.role === 'tool')) throw new ApiError(400, 'invalid_request', "'message' is empty and nothing else was sent to answer.", { param: 'message' });
+  // Cohere: "message must be at least 1 token long or tool results must be specified" (a history alone is not answered)
+  if (!b.message && !b.tool_results?.length) throw new ApiError(400, 'invalid_request', "'message' must not be empty unless 'tool_results' are sent.", { param: 'message' });
   const out: CanonicalRequest = { model: b.model, messages };
   if (b.tools?.length) out.tools = b.tools.map(v1Tool);
   return withSampling(out, b, b.response_format?.type === 'json_object' ? { schema: b.response_format.schema } : undefined);

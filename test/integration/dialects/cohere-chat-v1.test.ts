@@ -158,4 +158,43 @@ describe('cohere chat v1 (/v1/chat)', () => {
     await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: s.o.org.id } }), 'nothing billed').to.equal(before);
   });
+  it("refuses what Cohere's v1 chat refuses: a history turn without a message, an empty message without tool_results, the ignored fields' values outside Cohere's enums; 400 naming the field, nothing sent or billed", async () => {
+    await usageSettled();
+    const before = await UsageEvent.count({ where: { orgId: s.o.org.id } });
+    const sentBefore = env().sim.log.entries.length;
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ message: 'x', chat_history: [{ role: 'USER' }] }, 'chat_history[0].message'],
+      [{ message: 'x', chat_history: [{ role: 'USER', message: 'a' }, { role: 'SYSTEM', message: '' }] }, 'chat_history[1].message'],
+      [{ message: 'x', chat_history: [{ role: 'CHATBOT', message: '' }] }, 'chat_history[0].message'],
+      [{ message: 'x', chat_history: [{ role: 'CHATBOT', tool_calls: [] }] }, 'chat_history[0].message'],
+      [{ message: '', chat_history: [{ role: 'USER', message: 'answer this history' }] }, 'message'],
+      [{ message: 'x', prompt_truncation: 'NEVER' }, 'prompt_truncation'],
+      [{ message: 'x', citation_quality: 'accurate' }, 'citation_quality'],
+      [{ message: 'x', safety_mode: 'OFF' }, 'safety_mode'], // v2's value; v1 has NONE
+      [{ message: 'x', force_single_step: 'yes' }, 'force_single_step'],
+      [{ message: 'x', max_input_tokens: 1.5 }, 'max_input_tokens'],
+      [{ message: 'x', seed: -1 }, 'seed'],
+    ];
+    for (const [extra, field] of cases) {
+      const r = await call('POST', '/v1/chat', { headers: keyHeader(s.o.key), json: Object.assign({ model: 'sim-chat' }, extra) });
+      expect(r.status, `${JSON.stringify(extra)}: ${r.text}`).to.equal(400);
+      expect(r.body.error.message, JSON.stringify(extra)).to.include(`'${field}'`);
+    }
+    expect(env().sim.log.entries.length, 'nothing sent').to.equal(sentBefore);
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { orgId: s.o.org.id } }), 'nothing billed').to.equal(before);
+    // Cohere's values are taken; a CHATBOT turn that only made tool calls may have an empty message
+    const ok = await co.chat({
+      model: 'sim-chat',
+      message: 'x',
+      chatHistory: [{ role: 'SYSTEM', message: 's' }, { role: 'USER', message: 'u' }, { role: 'CHATBOT', message: '', toolCalls: [{ name: 'lookup', parameters: {} }] }],
+      promptTruncation: 'AUTO_PRESERVE_ORDER',
+      citationQuality: 'OFF',
+      safetyMode: 'NONE',
+      forceSingleStep: true,
+      maxInputTokens: 1000,
+      seed: 0,
+    });
+    expect(ok.finishReason).to.equal('COMPLETE');
+  });
 });

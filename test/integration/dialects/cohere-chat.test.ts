@@ -127,4 +127,38 @@ describe('cohere chat (/v2/chat)', () => {
     await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: s.o.org.id } })).to.equal(before);
   });
+  it('types the fields it accepts and ignores as Cohere does (safety_mode, citation_options, logprobs, thinking, priority, seed): a value Cohere refuses is 400 naming the field, nothing sent or billed; the values Cohere takes answer', async () => {
+    await usageSettled();
+    const before = await UsageEvent.count({ where: { orgId: s.o.org.id } });
+    const sentBefore = env().sim.log.entries.length;
+    const base = { model: 'sim-chat', messages: [{ role: 'user', content: 'x' }] };
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ safety_mode: 'NONE' }, 'safety_mode'], // v1's value; v2 has OFF
+      [{ safety_mode: 'contextual' }, 'safety_mode'],
+      [{ citation_options: { mode: 'SOMETIMES' } }, 'citation_options.mode'],
+      [{ citation_options: 'FAST' }, 'citation_options'],
+      [{ logprobs: 'yes' }, 'logprobs'],
+      [{ thinking: { type: 'on' } }, 'thinking.type'],
+      [{ thinking: { token_budget: 100 } }, 'thinking.type'],
+      [{ thinking: { type: 'enabled', token_budget: 0 } }, 'thinking.token_budget'],
+      [{ priority: 1000 }, 'priority'],
+      [{ priority: -1 }, 'priority'],
+      [{ priority: 1.5 }, 'priority'],
+      [{ seed: -1 }, 'seed'],
+    ];
+    for (const [extra, field] of cases) {
+      const r = await call('POST', '/v2/chat', { headers: keyHeader(s.o.key), json: Object.assign({}, base, extra) });
+      expect(r.status, `${JSON.stringify(extra)}: ${r.text}`).to.equal(400);
+      expect(r.body.error.code).to.equal('invalid_request');
+      expect(r.body.error.message, JSON.stringify(extra)).to.include(`'${field}'`);
+    }
+    expect(env().sim.log.entries.length, 'nothing sent').to.equal(sentBefore);
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { orgId: s.o.org.id } }), 'nothing billed').to.equal(before);
+    // every value of Cohere's enums and ranges is taken (and changes nothing)
+    for (const mode of ['CONTEXTUAL', 'STRICT', 'OFF'] as const) {
+      const r = await co.chat({ model: 'sim-chat', messages: [{ role: 'user', content: 'x' }], safetyMode: mode, citationOptions: { mode: 'FAST' }, logprobs: false, thinking: { type: 'enabled', tokenBudget: 1 }, priority: 999, seed: 0 });
+      expect(r.finishReason).to.equal('COMPLETE');
+    }
+  });
 });
