@@ -90,12 +90,16 @@ async function cancel(req: Request, res: Response): Promise<void> {
   await answer(req, res, (await store.batchById(b.id))!);
 }
 
-/** The results, one JSON line per request in request order, once the batch has ended. */
+/**
+ * The results, one JSON line per request in request order, once the batch has ended, as
+ * `application/x-jsonl` (what Anthropic's API sends and the SDK asks for in `Accept`): the Ruby and
+ * PHP SDKs decode the lines only under a JSONL content type.
+ */
 async function results(req: Request, res: Response): Promise<void> {
   const b = await owned(req);
   if (!isEnded(b)) throw new ApiError(400, 'invalid_request', `Message Batch ${b.id} has not ended; its results are not ready.`);
   const lines = await store.finishedLines(b.id);
-  res.type('application/binary').send(lines.map(anthropicResultLine).join('\n') + '\n');
+  res.type('application/x-jsonl').send(lines.map(anthropicResultLine).join('\n') + '\n');
 }
 
 async function remove(req: Request, res: Response): Promise<void> {

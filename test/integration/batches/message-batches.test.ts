@@ -4,7 +4,7 @@ import { env } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
 import { usageSettled } from '../../helpers/usage';
 import { waitFor } from '../../helpers/wait';
-import { batchUsage, batchSuite } from './helpers';
+import { batchUsage, batchSuite, parseJsonl } from './helpers';
 
 async function ended(client: Anthropic, id: string, ms = 60_000): Promise<Anthropic.Messages.MessageBatch> {
   const b = await waitFor(async () => {
@@ -107,6 +107,15 @@ describe('Anthropic Message Batches with the official client', function () {
     expect(bad.error.error.type).to.equal('invalid_request_error');
     await usageSettled();
     expect(await batchUsage(b.id)).to.have.length(1);
+
+    // the results are JSONL by their content type, as Anthropic's API sends them: the Ruby and PHP SDKs
+    // decode the lines only under one (the Ruby SDK's own test of it, lib/anthropic/internal/util.rb)
+    const raw = await fetch(`${env().gw.url}/v1/messages/batches/${b.id}/results`, { headers: { 'x-api-key': s.o.key, 'anthropic-version': '2023-06-01', accept: 'application/x-jsonl' } });
+    expect(raw.status).to.equal(200);
+    const type = raw.headers.get('content-type') ?? '';
+    expect(type).to.match(/^application\/x-jsonl(;|$)/);
+    expect(type, 'the Ruby SDK reads it as JSONL').to.match(/^application\/(:?x-(?:n|l)djson)|(:?(?:x-)?jsonl)/);
+    expect(parseJsonl(await raw.text()).map((l) => l.custom_id)).to.deep.equal(['good', 'bad']);
   });
 
   it('cancel: what had not started is canceled, the batch ends, results say so', async () => {
