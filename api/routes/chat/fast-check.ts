@@ -26,6 +26,35 @@ function plainMessage(m: unknown): boolean {
   return c === undefined || c === null || typeof c === 'string' || Array.isArray(c);
 }
 
+const FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const stringOrAbsent = (v: unknown) => v === undefined || typeof v === 'string';
+
+/** A `tools` entry as the schema's `tool` takes it: a function with its named `function`, a custom tool with its `custom`, or another type. */
+function plainTool(t: unknown): boolean {
+  if (!isRecord(t) || typeof t.type !== 'string' || t.type === '') return false;
+  if (t.type === 'function') {
+    const f = t.function;
+    return (
+      isRecord(f) &&
+      typeof f.name === 'string' &&
+      FUNCTION_NAME.test(f.name) &&
+      stringOrAbsent(f.description) &&
+      (f.parameters === undefined || isRecord(f.parameters)) &&
+      (f.strict === undefined || f.strict === null || typeof f.strict === 'boolean')
+    );
+  }
+  if (t.type === 'custom') return isRecord(t.custom) && typeof t.custom.name === 'string' && t.custom.name !== '' && stringOrAbsent(t.custom.description);
+  return true;
+}
+
+/** A tool copied at the levels Joi copies it: the entry, and its `function` or `custom` object. */
+function copiedTool(t: Obj): Obj {
+  const out: Obj = { ...t };
+  if (t.type === 'function') out.function = { ...(t.function as Obj) };
+  if (t.type === 'custom') out.custom = { ...(t.custom as Obj) };
+  return out;
+}
+
 /** The body as Joi's chat schema would return it, or undefined: let Joi decide. */
 export function plainChatBody(body: unknown): Obj | undefined {
   if (!isRecord(body) || typeof body.model !== 'string' || body.model === '') return undefined;
@@ -42,11 +71,11 @@ export function plainChatBody(body: unknown): Obj | undefined {
   if (body.seed !== undefined && body.seed !== null && !(Number.isInteger(body.seed) && !Object.is(body.seed, -0))) return undefined;
   const safety = body.safety_identifier;
   if (safety !== undefined && safety !== null && !(typeof safety === 'string' && safety.length <= SAFETY_IDENTIFIER_MAX)) return undefined;
-  if (tools !== undefined && !(Array.isArray(tools) && tools.every((t) => isRecord(t) && typeof t.type === 'string' && t.type !== ''))) return undefined;
+  if (tools !== undefined && !(Array.isArray(tools) && tools.every(plainTool))) return undefined;
   if (hasProtoKey(body)) return undefined;
   const out: Obj = { ...body };
   out.messages = messages.map((m: Obj) => ({ ...m }));
-  if (Array.isArray(tools)) out.tools = tools.map((t: Obj) => ({ ...t }));
+  if (Array.isArray(tools)) out.tools = tools.map(copiedTool);
   if (isRecord(so)) out.stream_options = { ...so };
   return out;
 }

@@ -14,6 +14,28 @@ const message = Joi.object({
   content: Joi.alternatives(Joi.string().allow(''), Joi.array(), null),
 }).unknown(true);
 
+/**
+ * A `tools` entry as OpenAI's document types it: a function tool needs its `function` with a `name`
+ * of a-z, A-Z, 0-9, `_` and `-`, at most 64 (FunctionObject), `parameters` an object; a custom tool
+ * its `custom` with a `name`. Other types are forwarded to an OpenAI-compatible upstream as sent
+ * (a translating adapter refuses them, 400 unsupported_parameter).
+ */
+const tool = Joi.object({
+  type: Joi.string().required(),
+  function: Joi.when('type', {
+    is: 'function',
+    then: Joi.object({
+      name: Joi.string().pattern(/^[a-zA-Z0-9_-]{1,64}$/).required().messages({ 'string.pattern.base': '{{#label}} must be 1 to 64 of a-z, A-Z, 0-9, underscores and dashes' }),
+      description: Joi.string().allow(''),
+      parameters: Joi.object().unknown(true),
+      strict: Joi.boolean().allow(null),
+    })
+      .unknown(true)
+      .required(),
+  }),
+  custom: Joi.when('type', { is: 'custom', then: Joi.object({ name: Joi.string().min(1).required(), description: Joi.string().allow('') }).unknown(true).required() }),
+}).unknown(true);
+
 /** Chat completions: the fields the gateway must understand; everything else is forwarded. */
 export const chatSchema = Joi.object({
   model: Joi.string().min(1).required(),
@@ -31,7 +53,7 @@ export const chatSchema = Joi.object({
   frequency_penalty: Joi.number().min(-2).max(2).allow(null),
   presence_penalty: Joi.number().min(-2).max(2).allow(null),
   seed: Joi.number().integer().unsafe().allow(null),
-  tools: Joi.array().items(Joi.object({ type: Joi.string().required() }).unknown(true)),
+  tools: Joi.array().items(tool),
   // `store: true` keeps the completion for the stored completions endpoints (stored.ts)
   store: Joi.boolean().allow(null),
   // forwarded as sent to an OpenAI-compatible upstream; longer than OpenAI allows: refused here

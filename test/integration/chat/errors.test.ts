@@ -61,6 +61,33 @@ describe('chat completions and legacy completions: every refusal has its status 
     expect(await billed(o.org.id)).to.equal(before);
   });
 
+  it("refuses a tools entry OpenAI's document refuses (a function tool without its function, a name outside a-z A-Z 0-9 _ - or over 64, parameters not an object, a custom tool without its custom), naming it, on every upstream kind", async () => {
+    const fn = (f: unknown) => [{ type: 'function', function: f }];
+    const cases: Array<[unknown, string]> = [
+      [[{ type: 'function' }], 'tools[0].function'],
+      [fn(null), 'tools[0].function'],
+      [fn({ description: 'no name' }), 'tools[0].function.name'],
+      [fn({ name: 'get weather' }), 'tools[0].function.name'],
+      [fn({ name: 'x'.repeat(65) }), 'tools[0].function.name'],
+      [fn({ name: 'f', parameters: 'object' }), 'tools[0].function.parameters'],
+      [fn({ name: 'f', strict: 'yes' }), 'tools[0].function.strict'],
+      [[{ type: 'function', function: { name: 'ok' } }, { type: 'custom' }], 'tools[1].custom'],
+    ];
+    const before = await billed(o.org.id);
+    for (const model of ['sim-chat', 'sim-claude']) {
+      for (const [tools, param] of cases) {
+        const r = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model, messages: msgs, tools } });
+        expectError(r, 400, 'invalid_request', `${model} ${JSON.stringify(tools)}`);
+        expect(r.body.error.param, JSON.stringify(tools)).to.equal(param);
+      }
+    }
+    expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
+    expect(await billed(o.org.id)).to.equal(before);
+    // the longest name, and a tool type the gateway forwards as sent, still answer
+    const ok = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', messages: msgs, tools: fn({ name: `a-${'b_'.repeat(31)}`, strict: null, parameters: { type: 'object', properties: {} } }) } });
+    expect(ok.status, ok.text).to.equal(200);
+  });
+
   it('legacy completions: refuses a missing or mistyped prompt, an unknown and a non-chat model, bad JSON, a wrong method', async () => {
     const cases: Array<[unknown, number, string]> = [
       [{ model: 'sim-chat' }, 400, 'invalid_request'],
