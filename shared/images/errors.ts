@@ -1,6 +1,9 @@
 import { ApiError } from '../errors/ApiError';
 
-/** The image endpoints' own codes (docs/images.md lists them all). */
+/**
+ * The image endpoints' own codes (docs/images.md lists them all). A refusal of one request field
+ * names it in `param` (OpenAI's ErrorResponse, as the schema's own refusals already do).
+ */
 export const imageErrors = {
   disabled: (by: 'operator' | 'organization') =>
     new ApiError(
@@ -11,16 +14,18 @@ export const imageErrors = {
     ),
   notFound: (id: string) => new ApiError(404, 'image_not_found', `No image '${id}' (it may have expired).`),
   notImageCapable: (model: string) => new ApiError(400, 'model_not_image_capable', `The model '${model}' does not generate images.`),
-  unknownField: (field: string) => new ApiError(400, 'unknown_field', `Unknown field '${field}'.`),
-  unsupportedParameter: (message: string) => new ApiError(400, 'unsupported_parameter', message),
+  unknownField: (field: string) => new ApiError(400, 'unknown_field', `Unknown field '${field}'.`, { param: field }),
+  unsupportedParameter: (message: string, param?: string) => new ApiError(400, 'unsupported_parameter', message, { param }),
   unsupportedSize: (size: string, sizes: string[]) =>
-    new ApiError(400, 'unsupported_size', `Size '${size}' is not supported by this model; use one of ${sizes.join(', ')}.`),
-  invalidSteps: (min: number, max: number) => new ApiError(400, 'invalid_steps', `'steps' must be an integer from ${min} to ${max}.`),
-  invalidGuidance: (min: number, max: number) => new ApiError(400, 'invalid_guidance', `'guidance' must be a number from ${min} to ${max}.`),
+    new ApiError(400, 'unsupported_size', `Size '${size}' is not supported by this model; use one of ${sizes.join(', ')}.`, { param: 'size' }),
+  invalidSteps: (min: number, max: number) => new ApiError(400, 'invalid_steps', `'steps' must be an integer from ${min} to ${max}.`, { param: 'steps' }),
+  invalidGuidance: (min: number, max: number) => new ApiError(400, 'invalid_guidance', `'guidance' must be a number from ${min} to ${max}.`, { param: 'guidance' }),
   unsupportedFormat: (format: string, formats: string[]) =>
-    new ApiError(400, 'unsupported_output_format', `Output format '${format}' is not supported; use one of ${formats.join(', ')}.`),
-  invalidN: (max: number) => new ApiError(400, 'invalid_n', `'n' must be an integer from 1 to ${max}.`),
-  promptTooLong: (field: string, max: number) => new ApiError(400, 'prompt_too_long', `'${field}' is longer than ${max} characters.`),
+    new ApiError(400, 'unsupported_output_format', `Output format '${format}' is not supported; use one of ${formats.join(', ')}.`, { param: 'output_format' }),
+  transparentJpeg: () =>
+    new ApiError(400, 'invalid_request', "'background' 'transparent' needs 'output_format' png or webp (JPEG has no transparency).", { param: 'background' }),
+  invalidN: (max: number) => new ApiError(400, 'invalid_n', `'n' must be an integer from 1 to ${max}.`, { param: 'n' }),
+  promptTooLong: (field: string, max: number) => new ApiError(400, 'prompt_too_long', `'${field}' is longer than ${max} characters.`, { param: field }),
   lanesExhausted: (retryAfter: number) =>
     new ApiError(429, 'image_lanes_exhausted', 'Too many concurrent image requests for this organization; retry shortly.', { retryAfter }),
   urlNotAllowed: (message: string) => new ApiError(400, 'url_not_allowed', message),

@@ -72,12 +72,16 @@ export function applyLimits(p: ImageParams, lim: ImageLimits): { upstream: Recor
   if (!Number.isInteger(n) || n < 1 || n > lim.max_n) throw imageErrors.invalidN(lim.max_n);
   const format = p.output_format ?? lim.default_output_format;
   if (!lim.output_formats.includes(format)) throw imageErrors.unsupportedFormat(format, lim.output_formats);
+  // OpenAI: "When using `transparent`, set the output format to `png` or `webp`" (a JPEG has no alpha)
+  if (p.background === 'transparent' && format === 'jpeg') {
+    throw imageErrors.transparentJpeg();
+  }
   if (p.steps !== undefined) {
-    if (!lim.steps) throw imageErrors.unsupportedParameter("This model does not take 'steps'.");
+    if (!lim.steps) throw imageErrors.unsupportedParameter("This model does not take 'steps'.", 'steps');
     if (!Number.isInteger(p.steps) || p.steps < lim.steps.min || p.steps > lim.steps.max) throw imageErrors.invalidSteps(lim.steps.min, lim.steps.max);
   }
   if (p.guidance !== undefined) {
-    if (!lim.guidance) throw imageErrors.unsupportedParameter("This model does not take 'guidance'.");
+    if (!lim.guidance) throw imageErrors.unsupportedParameter("This model does not take 'guidance'.", 'guidance');
     if (p.guidance < lim.guidance.min || p.guidance > lim.guidance.max) throw imageErrors.invalidGuidance(lim.guidance.min, lim.guidance.max);
   }
   const upstream: Record<string, unknown> = { prompt: p.prompt, n, size, output_format: format };

@@ -52,14 +52,14 @@ function edits(ctx: AppContext) {
     const raw = bodyObject(req);
     const files = spooledFiles(req);
     const stray = files.find((f) => f.fieldname !== 'image' && f.fieldname !== 'image[]');
-    if (stray) throw stray.fieldname === 'mask' ? imageErrors.unsupportedParameter("'mask' is not supported on this endpoint.") : imageErrors.unknownField(stray.fieldname);
+    if (stray) throw stray.fieldname === 'mask' ? imageErrors.unsupportedParameter("'mask' is not supported on this endpoint.", 'mask') : imageErrors.unknownField(stray.fieldname);
     if (files.length && !raw.image_ids && !raw.image_id) raw.image_ids = [];
     const body = validateImageBody<EditBody>(files.length ? editWithFilesSchema : editSchema, raw, multipart);
     const resolved = await resolveImageModel(ctx, req, body.model);
     const lim = limitsOf(resolved.model);
     const ids = body.image_ids ?? (body.image_id ? [body.image_id] : []);
     if (ids.length + files.length > lim.max_edit_images) {
-      throw imageErrors.unsupportedParameter(`This model edits at most ${lim.max_edit_images} image(s) per request.`);
+      throw imageErrors.unsupportedParameter(`This model edits at most ${lim.max_edit_images} image(s) per request.`, files.length ? 'image' : 'image_ids');
     }
     const { upstream, size } = applyLimits(body, lim);
     // Every named image must be the caller's org's and unexpired; another org's id is simply not found.

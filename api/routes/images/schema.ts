@@ -17,10 +17,12 @@ const common = {
   output_format: Joi.string(),
   n: Joi.number().integer(),
   response_format: Joi.string().valid('url', 'b64_json'),
-  quality: Joi.string().max(32),
-  style: Joi.string().max(32),
-  background: Joi.string().max(32),
-  moderation: Joi.string().max(32),
+  // OpenAI's enums (the vendored openapi.json, CreateImageRequest / CreateImageEditRequest): a value
+  // outside them is refused here, naming the field, not sent upstream on a lane lease
+  quality: Joi.string().valid('standard', 'hd', 'low', 'medium', 'high', 'auto'),
+  style: Joi.string().valid('vivid', 'natural'),
+  background: Joi.string().valid('transparent', 'opaque', 'auto'),
+  moderation: Joi.string().valid('low', 'auto'),
   output_compression: Joi.number().integer().min(0).max(100),
   user: Joi.string().max(256),
 };
@@ -45,20 +47,43 @@ export const uploadSchema = Joi.object({
 /** Streaming and partial images are not offered; a clear refusal beats a silent non-stream. */
 const UNSUPPORTED = ['stream', 'partial_images', 'mask'];
 
+/**
+ * Values of those fields that ask for what is served anyway (openai-node's non-streaming params:
+ * `stream?: false | null`; no partial images): taken as not given. Multipart fields are strings.
+ */
+const SERVED: Record<string, unknown[]> = { stream: [false, 'false'], partial_images: [0, '0'] };
+
+/**
+ * The body without the fields that say nothing: `null` (every optional field of OpenAI's image
+ * requests is nullable, and the SDKs type them `| null`: null is the field not given) and the
+ * SERVED values. Own `__proto__` keys are copied as own keys, for validate() to refuse.
+ */
+function givenFields(body: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(body)) {
+    const v = body[k];
+    if (v === null || SERVED[k]?.includes(v)) continue;
+    Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
 /** Each schema's field names, read once (describe() walks the whole schema). */
 const knownFields = new WeakMap<Joi.ObjectSchema, Set<string>>();
 
 /**
- * Unknown fields are refused (400 `unknown_field`), known-but-unsupported ones too (400
- * `unsupported_parameter`), then the schema is applied (400 `invalid_request`). Multipart text
- * fields arrive as strings, so they are converted; JSON is taken as typed.
+ * Null fields and `stream: false` are dropped (givenFields); then unknown fields are refused (400
+ * `unknown_field`), known-but-unsupported ones too (400 `unsupported_parameter`), then the schema is
+ * applied (400 `invalid_request`), each naming the field in `param`. Multipart text fields arrive as
+ * strings, so they are converted; JSON is taken as typed.
  */
 
-export function validateImageBody<T>(schema: Joi.ObjectSchema, body: Record<string, unknown>, multipart = false): T {
+export function validateImageBody<T>(schema: Joi.ObjectSchema, raw: Record<string, unknown>, multipart = false): T {
   let known = knownFields.get(schema);
   if (!known) knownFields.set(schema, (known = new Set(Object.keys(schema.describe().keys ?? {}))));
+  const body = givenFields(raw);
   for (const k of Object.keys(body)) {
-    if (UNSUPPORTED.includes(k)) throw imageErrors.unsupportedParameter(`'${k}' is not supported on this endpoint.`);
+    if (UNSUPPORTED.includes(k)) throw imageErrors.unsupportedParameter(`'${k}' is not supported on this endpoint.`, k);
     if (!known.has(k)) throw imageErrors.unknownField(k);
   }
   return validate<T>(schema, body, 'invalid_request', multipart);

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import OpenAI, { toFile } from 'openai';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
@@ -86,6 +87,68 @@ describe('image requests: validation, kill switch and org policy', () => {
       [{ ...edit, prompt: 'x'.repeat(4001) }, 400, 'prompt_too_long'],
     ];
     for (const [json, status, code] of cases) await refused('/v1/images/edits', json, status, code);
+  });
+
+  it("refuses values outside OpenAI's enums (quality, style, background, moderation) and a transparent JPEG, naming the field, before any upstream call", async () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ ...ok, quality: 'ultra' }, 'quality'],
+      [{ ...ok, quality: 42 }, 'quality'],
+      [{ ...ok, style: 'cartoon' }, 'style'],
+      [{ ...ok, background: 'pink' }, 'background'],
+      [{ ...ok, moderation: 'none' }, 'moderation'],
+      [{ ...ok, background: 'transparent', output_format: 'jpeg' }, 'background'],
+    ];
+    for (const [json, param] of cases) {
+      const r = await refused('/v1/images/generations', json, 400, 'invalid_request');
+      expect([r.body.error.type, r.body.error.param], r.text).to.deep.equal(['invalid_request_error', param]);
+    }
+    // every value OpenAI's document lists still goes through, as given
+    const fine = { ...ok, quality: 'high', style: 'natural', background: 'transparent', moderation: 'low', output_format: 'webp' };
+    const r = await call('POST', '/v1/images/generations', { headers: keyHeader(o.key), json: fine });
+    expect(r.status, r.text).to.equal(200);
+    expect(env().sim.log.entries[0].body).to.include({ quality: 'high', style: 'natural', background: 'transparent', moderation: 'low', output_format: 'webp' });
+  });
+
+  it("names the field at fault in error.param for the model-limit refusals, unknown and unsupported fields", async () => {
+    const cases: Array<[Record<string, unknown>, string, string]> = [
+      [{ ...ok, size: '300x300' }, 'unsupported_size', 'size'],
+      [{ ...ok, n: 5 }, 'invalid_n', 'n'],
+      [{ ...ok, output_format: 'gif' }, 'unsupported_output_format', 'output_format'],
+      [{ ...ok, prompt: 'x'.repeat(4001) }, 'prompt_too_long', 'prompt'],
+      [{ ...ok, negative_prompt: 'x'.repeat(2001) }, 'prompt_too_long', 'negative_prompt'],
+      [{ ...ok, steps: 51 }, 'invalid_steps', 'steps'],
+      [{ ...ok, guidance: 20.5 }, 'invalid_guidance', 'guidance'],
+      [{ ...ok, stream: true }, 'unsupported_parameter', 'stream'],
+      [{ ...ok, partial_images: 2 }, 'unsupported_parameter', 'partial_images'],
+      [{ ...ok, colour: 'red' }, 'unknown_field', 'colour'],
+    ];
+    for (const [json, code, param] of cases) {
+      const r = await refused('/v1/images/generations', json, 400, code);
+      expect(r.body.error.param, r.text).to.equal(param);
+    }
+  });
+
+  it('takes null fields (OpenAI types every optional image field nullable) and stream: false as not given, through the SDK too', async () => {
+    const nulls = { ...ok, n: null, quality: null, style: null, background: null, moderation: null, output_format: null, output_compression: null, response_format: null, partial_images: null, stream: null };
+    const r = await call('POST', '/v1/images/generations', { headers: keyHeader(o.key), json: nulls });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.body.data).to.have.length(1);
+    expect(r.body.output_format).to.equal('png');
+    const sent = env().sim.log.entries[0].body as Record<string, unknown>;
+    for (const k of ['quality', 'style', 'background', 'moderation', 'output_compression', 'stream', 'partial_images']) expect(sent, k).not.to.have.property(k);
+    resetSim();
+    const client = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    const sdk = await client.images.generate({ model: 'sim-image', prompt: 'a valid prompt', size: '256x256' as never, stream: false, partial_images: 0, n: null, quality: null });
+    expect(sdk.data).to.have.length(1);
+    const edit = await call('POST', '/v1/images/edits', { headers: keyHeader(o.key), json: { ...ok, image_id: (sdk.data![0] as unknown as { id: string }).id, stream: false, n: null } });
+    expect(edit.status, edit.text).to.equal(200);
+    // multipart: the SDK sends stream=false as the text 'false'
+    const form = await client.images.edit({ model: 'sim-image', prompt: 'edit it', size: '256x256' as never, image: await toFile(await pngOf(64, 64), 'in.png', { type: 'image/png' }), stream: false });
+    expect(form.data).to.have.length(1);
+    // a null for a required field is still its absence: 400 naming it
+    resetSim();
+    const noPrompt = await refused('/v1/images/generations', { ...ok, prompt: null }, 400, 'invalid_request');
+    expect(noPrompt.body.error.param).to.equal('prompt');
   });
 
   it("refuses steps and guidance on a model that publishes no range for them (400 unsupported_parameter)", async () => {
