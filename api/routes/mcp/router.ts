@@ -1,7 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import type { AppContext } from '../../context';
 import { only } from '../only';
-import { jsonBody } from '../../middleware/body';
+import { mcpJsonBody } from './json-rpc';
 
 /** The SDK-backed handler, loaded with the first MCP call (server.ts). */
 let handler: typeof import('./server') | undefined;
@@ -11,7 +11,7 @@ export function mcpRouter(ctx: AppContext): Router {
   const r = Router();
   only(r, '/mcp', {
     post: [
-      jsonBody('1mb'),
+      mcpJsonBody('1mb'),
       async (req: Request, res: Response) => {
         handler ??= require('./server') as typeof import('./server');
         await handler.handleMcp(ctx, req, res);

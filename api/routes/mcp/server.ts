@@ -23,6 +23,7 @@ import { asToolError, toolError, toolResult } from './result';
 import { distinctIds, requestCount } from './batch-ids';
 import { McpCancels, cancelledIds } from './cancels';
 import { logFailedCall, logState } from '../../middleware/request-log';
+import { INVALID_REQUEST, jsonRpcError } from './json-rpc';
 
 /**
  * The MCP server behind `/mcp`, built on the official SDK. router.ts loads this module with the first
@@ -164,9 +165,10 @@ function batchesAllowed(req: Request): boolean {
  */
 export async function handleMcp(ctx: AppContext, req: Request, res: Response): Promise<void> {
   if (Array.isArray(req.body) && !batchesAllowed(req)) {
-    res.status(400).json({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: `JSON-RPC batches are not supported in MCP protocol version ${protocolVersion(req)}; send one message per POST.` } });
-    return;
+    return jsonRpcError(res, 400, INVALID_REQUEST, `JSON-RPC batches are not supported in MCP protocol version ${protocolVersion(req)}; send one message per POST.`);
   }
+  // JSON-RPC 2.0: "rpc call with an empty Array" is answered with one Invalid Request (the SDK took it as notifications only: 202)
+  if (Array.isArray(req.body) && req.body.length === 0) return jsonRpcError(res, 400, INVALID_REQUEST, 'Invalid Request: an empty batch.');
   const cancels = cancelsOf(ctx);
   // not awaited: a subscriber waits out a Redis outage, and the request must not (mcp-outage tests)
   void cancels.listen().catch((err: unknown) => logger.warn({ err }, 'MCP cancel channel not subscribed'));

@@ -286,6 +286,33 @@ describe('hosted MCP server (/mcp, official SDK client over Streamable HTTP)', (
     expect(await ledger(o.org.id)).to.have.length(2);
   });
 
+  it('text that is not JSON is JSON-RPC -32700 Parse error (HTTP 400, id null), not the REST invalid_json envelope; an empty batch is -32600; nothing runs', async () => {
+    const o = await searchOrg();
+    const post = (body: string, protocol: string) =>
+      fetch(`${env().gw.url}/mcp`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${o.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': protocol },
+        body,
+      });
+    for (const protocol of ['2025-03-26', '2025-11-25']) {
+      for (const body of ['{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"web_search"', 'not json', '[{"jsonrpc":"2.0",']) {
+        const r = await post(body, protocol);
+        expect(r.status, body).to.equal(400);
+        expect(r.headers.get('content-type')).to.match(/^application\/json/);
+        const reply = (await r.json()) as Record<string, unknown>;
+        // the SDK transport's own answer to a body it cannot parse
+        expect(reply, body).to.deep.equal({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: Invalid JSON' } });
+      }
+    }
+    // JSON-RPC 2.0: an empty array is one Invalid Request (it was 202, as if it held notifications)
+    const empty = await post('[]', '2025-03-26');
+    expect(empty.status).to.equal(400);
+    const reply = (await empty.json()) as { jsonrpc: string; id: unknown; error: { code: number; message: string } };
+    expect([reply.jsonrpc, reply.id, reply.error.code]).to.deep.equal(['2.0', null, -32600]);
+    expect(env().sim.log.entries, 'no search ran').to.have.length(0);
+    expect(await ledger(o.org.id)).to.have.length(0);
+  });
+
   it('needs an inference key: 401 on the HTTP level with a WWW-Authenticate challenge; GET /mcp is 405', async () => {
     for (const auth of [{}, { Authorization: 'Bearer svc_nope' }] as Record<string, string>[]) {
       const r = await fetch(`${env().gw.url}/mcp`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' });
