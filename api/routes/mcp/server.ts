@@ -24,6 +24,7 @@ import { distinctIds, requestCount } from './batch-ids';
 import { McpCancels, cancelledIds } from './cancels';
 import { logFailedCall, logState } from '../../middleware/request-log';
 import { INVALID_REQUEST, jsonRpcError } from './json-rpc';
+import { refuseInvalidParams } from './request-params';
 
 /**
  * The MCP server behind `/mcp`, built on the official SDK. router.ts loads this module with the first
@@ -187,6 +188,7 @@ export async function handleMcp(ctx: AppContext, req: Request, res: Response): P
   );
   transport.onerror = (err) => logger.warn({ err: err.message }, 'MCP transport error');
   await server.connect(transport);
+  refuseInvalidParams(transport); // -32602 for an initialize or tools/list with bad params (request-params.ts)
   const answer = await Promise.race([transport.handleRequest(webRequest(req), { parsedBody: body }), gone]);
   if (!answer || res.writableEnded || res.destroyed) return;
   const requests = requestCount(body);

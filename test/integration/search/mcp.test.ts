@@ -175,6 +175,28 @@ describe('hosted MCP server (/mcp, official SDK client over Streamable HTTP)', (
     expect(await ledger(o.org.id)).to.have.length(0);
   });
 
+  it('initialize and tools/list with params that fail their schema are -32602 Invalid params with a plain message (not -32603 and zod issues); a batch answers the rest', async () => {
+    const o = await searchOrg();
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ jsonrpc: '2.0', id: 1, method: 'initialize' }, '`params`'],
+      [{ jsonrpc: '2.0', id: 2, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {} } }, '`params.clientInfo`'],
+      [{ jsonrpc: '2.0', id: 3, method: 'tools/list', params: { cursor: 5 } }, '`params.cursor`'],
+    ];
+    for (const [message, names] of cases) {
+      const r = await mcpPost(o.key, message, undefined, undefined, message.method === 'initialize' ? null : '2025-06-18');
+      const reply = (await r.json()) as { id: unknown; error: { code: number; message: string } };
+      expect(r.status, JSON.stringify(reply)).to.equal(200);
+      expect([reply.id, reply.error.code], JSON.stringify(reply)).to.deep.equal([message.id, -32602]);
+      expect(reply.error.message).to.include(names).and.to.match(new RegExp(`^Invalid ${message.method} params: `));
+      expect(reply.error.message, 'no zod issue dump').not.to.match(/[[{]\s*"|\n/);
+    }
+    // in a batch, the others are answered under their ids
+    const r = await mcpPost(o.key, [cases[2][0], { jsonrpc: '2.0', id: 9, method: 'tools/list' }, { jsonrpc: '2.0', id: 10, method: 'ping' }]);
+    const replies = (await r.json()) as Array<{ id: number; error?: { code: number }; result?: { tools?: unknown[] } }>;
+    expect(replies.map((m) => [m.id, m.error?.code ?? 'ok'])).to.deep.equal([[3, -32602], [9, 'ok'], [10, 'ok']]);
+    expect(replies[1].result!.tools).to.have.length(2);
+  });
+
   it('an argument value the tool refuses is a tool error (isError, invalid_request) the model can read, not a protocol error', async () => {
     const o = await searchOrg();
     const client = await connect(o.key);
