@@ -59,6 +59,10 @@ async function defaultImageModel(ctx: AppContext, req: Request): Promise<string>
 export async function callGenerateImage(ctx: AppContext, req: Request, res: Response, args: Record<string, unknown>, jobId: string, signal?: AbortSignal): Promise<Record<string, unknown>> {
   const off = imageGenerationOffBy(ctx, req.auth!.org);
   if (off) throw imageErrors.disabled(off);
+  // the declared inputSchema has additionalProperties: false; an argument outside it was taken by the
+  // REST schema (quality, seed, response_format, ...) and sent upstream or silently ignored
+  const unknown = Object.keys(args).find((k) => !Object.prototype.hasOwnProperty.call(IMAGE_TOOL.inputSchema.properties, k));
+  if (unknown) throw errors.invalidRequest(`Unknown argument '${unknown}'.`);
   const { background, ...rest } = args;
   if (background !== undefined && typeof background !== 'boolean') throw errors.invalidRequest("'background' must be a boolean.");
   const model = rest.model === undefined ? await defaultImageModel(ctx, req) : rest.model;

@@ -197,7 +197,7 @@ describe('hosted MCP server (/mcp, official SDK client over Streamable HTTP)', (
     expect(replies[1].result!.tools).to.have.length(2);
   });
 
-  it('an argument value the tool refuses is a tool error (isError, invalid_request) the model can read, not a protocol error', async () => {
+  it('an argument value the tool refuses (or an argument outside its inputSchema) is a tool error (isError, invalid_request) the model can read, not a protocol error', async () => {
     const o = await searchOrg();
     const client = await connect(o.key);
     try {
@@ -205,6 +205,14 @@ describe('hosted MCP server (/mcp, official SDK client over Streamable HTTP)', (
         const r = (await client.callTool({ name: 'web_search', arguments: args })) as CallToolResult;
         expect(toolErrorCode(r), JSON.stringify(args)).to.equal('invalid_request');
       }
+      // generate_image declares additionalProperties: false too: an argument outside its schema (a REST
+      // field such as quality or response_format) is refused, not sent upstream or silently ignored
+      for (const args of [{ prompt: 'p', size: '256x256', quality: 'high' }, { prompt: 'p', size: '256x256', response_format: 'b64_json' }, { prompt: 'p', steps: 10 }]) {
+        const r = (await client.callTool({ name: 'generate_image', arguments: args })) as CallToolResult;
+        expect(toolErrorCode(r), JSON.stringify(args)).to.equal('invalid_request');
+        expect((r.content[0] as { text: string }).text).to.include('Unknown argument');
+      }
+      expect(await Image.count({ where: { orgId: o.org.id } })).to.equal(0);
     } finally {
       await client.close();
     }
