@@ -78,4 +78,9 @@ export const completionsSchema = Joi.object({
   frequency_penalty: Joi.number().min(-2).max(2).allow(null),
   presence_penalty: Joi.number().min(-2).max(2).allow(null),
   seed: Joi.number().integer().unsafe().allow(null),
+  // OpenAI's CreateCompletionRequest: best_of 0..20 (it multiplies what a budget reserves), logprobs 0..5
+  best_of: Joi.number().integer().min(0).max(20).allow(null),
+  logprobs: Joi.number().integer().min(0).max(5).allow(null),
+  echo: Joi.boolean().allow(null),
+  suffix: Joi.string().allow('', null),
 }).unknown(true);

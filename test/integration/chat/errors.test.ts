@@ -96,12 +96,24 @@ describe('chat completions and legacy completions: every refusal has its status 
       [{ prompt: 'x' }, 400, 'invalid_request'],
       [{ model: 'sim-chat', prompt: 'x', max_tokens: 0 }, 400, 'invalid_request'],
       [{ model: 'sim-chat', prompt: 'x', temperature: 9 }, 400, 'invalid_request'],
+      // OpenAI's CreateCompletionRequest ranges and types
+      [{ model: 'sim-chat', prompt: 'x', best_of: 21 }, 400, 'invalid_request'],
+      [{ model: 'sim-chat', prompt: 'x', best_of: 1e9 }, 400, 'invalid_request'],
+      [{ model: 'sim-chat', prompt: 'x', best_of: 1.5 }, 400, 'invalid_request'],
+      [{ model: 'sim-chat', prompt: 'x', logprobs: 6 }, 400, 'invalid_request'],
+      [{ model: 'sim-chat', prompt: 'x', logprobs: true }, 400, 'invalid_request'],
+      [{ model: 'sim-chat', prompt: 'x', echo: 'yes' }, 400, 'invalid_request'],
+      [{ model: 'sim-chat', prompt: 'x', suffix: 5 }, 400, 'invalid_request'],
       [{ model: 'nope', prompt: 'x' }, 404, 'model_not_found'],
       [{ model: 'sim-embed', prompt: 'x' }, 400, 'model_not_chat_capable'],
       [{ model: 'sim-decide', prompt: 'x' }, 400, 'model_not_chat_capable'],
     ];
     const before = await billed(o.org.id);
     for (const [json, status, code] of cases) expectError(await call('POST', '/v1/completions', { headers: keyHeader(o.key), json }), status, code, JSON.stringify(json));
+    for (const [field, value] of [['best_of', 21], ['logprobs', 6], ['echo', 'yes'], ['suffix', 5]] as const) {
+      const r = await call('POST', '/v1/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', prompt: 'x', [field]: value } });
+      expect(r.body.error.param, field).to.equal(field);
+    }
     expectError(await call('POST', '/v1/completions', { headers: { ...keyHeader(o.key), 'content-type': 'application/json' }, raw: '{"prompt"' }), 400, 'invalid_json');
     expectError(await call('POST', '/v1/completions', { headers: { ...keyHeader(o.key), 'content-type': 'text/plain' }, raw: 'x' }), 415, 'unsupported_media_type');
     const get = await call('GET', '/v1/completions', { headers: keyHeader(o.key) });
