@@ -13,6 +13,7 @@ import { SAFETY_IDENTIFIER_MAX } from './schema';
 
 type Obj = Record<string, unknown>;
 
+const FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
 
 /** Absent, null, or a safe integer within [min, max] (not -0, which Joi returns as 0). */
@@ -20,13 +21,47 @@ const intOrNull = (v: unknown, min: number, max = Number.MAX_SAFE_INTEGER) => v 
 /** Absent, null, or a finite number within [min, max] (not -0, which Joi returns as 0). */
 const numOrNull = (v: unknown, min: number, max: number) => v === undefined || v === null || (typeof v === 'number' && v >= min && v <= max && !Object.is(v, -0));
 
-function plainMessage(m: unknown): boolean {
-  if (!isRecord(m) || typeof m.role !== 'string' || !ROLES.has(m.role)) return false;
-  const c = m.content;
-  return c === undefined || c === null || typeof c === 'string' || Array.isArray(c);
+/** A content part as the schema's `part` takes it. */
+function plainPart(p: unknown): boolean {
+  if (!isRecord(p) || typeof p.type !== 'string') return false;
+  if (p.type === 'text') return typeof p.text === 'string';
+  if (p.type === 'image_url') return isRecord(p.image_url) && typeof p.image_url.url === 'string';
+  return true;
 }
 
-const FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+/** A tool call as the schema's `toolCall` takes it. */
+function plainToolCall(c: unknown): boolean {
+  if (!isRecord(c) || typeof c.id !== 'string' || typeof c.type !== 'string') return false;
+  return c.type !== 'function' || (isRecord(c.function) && typeof c.function.name === 'string' && typeof c.function.arguments === 'string');
+}
+
+function plainMessage(m: unknown): boolean {
+  if (!isRecord(m) || typeof m.role !== 'string' || !ROLES.has(m.role)) return false;
+  if (m.role === 'tool' && typeof m.tool_call_id !== 'string') return false;
+  const calls = m.tool_calls;
+  if (calls !== undefined && calls !== null && !(Array.isArray(calls) && calls.every(plainToolCall))) return false;
+  const c = m.content;
+  return c === undefined || c === null || typeof c === 'string' || (Array.isArray(c) && c.every(plainPart));
+}
+
+/** `tool_choice` as the schema's `toolChoice` takes it. */
+function plainToolChoice(c: unknown): boolean {
+  if (c === undefined || c === null || c === 'none' || c === 'auto' || c === 'required') return true;
+  if (!isRecord(c) || typeof c.type !== 'string') return false;
+  return c.type !== 'function' || (isRecord(c.function) && typeof c.function.name === 'string');
+}
+
+/** `response_format` as the schema's `responseFormat` takes it. */
+function plainResponseFormat(f: unknown): boolean {
+  if (f === undefined || f === null) return true;
+  if (!isRecord(f) || typeof f.type !== 'string') return false;
+  if (f.type !== 'json_schema') return true;
+  const j = f.json_schema;
+  return isRecord(j) && typeof j.name === 'string' && FUNCTION_NAME.test(j.name) && (j.schema === undefined || isRecord(j.schema)) && (j.strict === undefined || j.strict === null || typeof j.strict === 'boolean');
+}
+
+const plainStop = (v: unknown) => v === undefined || v === null || typeof v === 'string' || (Array.isArray(v) && v.every((x) => typeof x === 'string'));
+
 const stringOrAbsent = (v: unknown) => v === undefined || typeof v === 'string';
 
 /** A `tools` entry as the schema's `tool` takes it: a function with its named `function`, a custom tool with its `custom`, or another type. */
@@ -72,6 +107,9 @@ export function plainChatBody(body: unknown): Obj | undefined {
   const safety = body.safety_identifier;
   if (safety !== undefined && safety !== null && !(typeof safety === 'string' && safety.length <= SAFETY_IDENTIFIER_MAX)) return undefined;
   if (tools !== undefined && !(Array.isArray(tools) && tools.every(plainTool))) return undefined;
+  if (!plainToolChoice(body.tool_choice) || !plainResponseFormat(body.response_format) || !plainStop(body.stop)) return undefined;
+  if (body.parallel_tool_calls !== undefined && body.parallel_tool_calls !== null && typeof body.parallel_tool_calls !== 'boolean') return undefined;
+  if (body.user !== undefined && body.user !== null && typeof body.user !== 'string') return undefined;
   if (hasProtoKey(body)) return undefined;
   const out: Obj = { ...body };
   out.messages = messages.map((m: Obj) => ({ ...m }));

@@ -9,10 +9,50 @@ import Joi from 'joi';
 export const SAFETY_IDENTIFIER_MAX = 128;
 export const safetyIdentifier = Joi.string().max(SAFETY_IDENTIFIER_MAX).allow('', null);
 
+/**
+ * A content part as OpenAI's document types the ones every adapter reads: a `text` part needs its
+ * `text`, an `image_url` part its `image_url.url`; other types are each adapter's to take or refuse.
+ */
+const part = Joi.object({
+  type: Joi.string().required(),
+  text: Joi.when('type', { is: 'text', then: Joi.string().allow('').required() }),
+  image_url: Joi.when('type', { is: 'image_url', then: Joi.object({ url: Joi.string().required() }).unknown(true).required() }),
+}).unknown(true);
+
+/** An assistant turn's tool call (ChatCompletionMessageToolCall): a function call needs its id, name and arguments text. */
+const toolCall = Joi.object({
+  id: Joi.string().required(),
+  type: Joi.string().required(),
+  function: Joi.when('type', { is: 'function', then: Joi.object({ name: Joi.string().required(), arguments: Joi.string().allow('').required() }).unknown(true).required() }),
+}).unknown(true);
+
 const message = Joi.object({
   role: Joi.string().valid('system', 'developer', 'user', 'assistant', 'tool', 'function').required(),
-  content: Joi.alternatives(Joi.string().allow(''), Joi.array(), null),
+  content: Joi.alternatives(Joi.string().allow(''), Joi.array().items(part), null),
+  tool_calls: Joi.array().items(toolCall).allow(null),
+  // a tool result names the call it answers (ChatCompletionRequestToolMessage)
+  tool_call_id: Joi.when('role', { is: 'tool', then: Joi.string().required() }),
 }).unknown(true);
+
+/** `tool_choice`: none, auto or required, or an object of a type; a function choice names its function. */
+const toolChoice = Joi.alternatives(
+  Joi.string().valid('none', 'auto', 'required'),
+  Joi.object({
+    type: Joi.string().required(),
+    function: Joi.when('type', { is: 'function', then: Joi.object({ name: Joi.string().required() }).unknown(true).required() }),
+  }).unknown(true),
+).allow(null);
+
+/** `response_format`: an object of a type; a json_schema format needs its `json_schema` with a name as OpenAI's ResponseFormatJsonSchema has it. */
+const responseFormat = Joi.object({
+  type: Joi.string().required(),
+  json_schema: Joi.when('type', {
+    is: 'json_schema',
+    then: Joi.object({ name: Joi.string().pattern(/^[a-zA-Z0-9_-]{1,64}$/).required(), schema: Joi.object().unknown(true), strict: Joi.boolean().allow(null) }).unknown(true).required(),
+  }),
+})
+  .unknown(true)
+  .allow(null);
 
 /**
  * A `tools` entry as OpenAI's document types it: a function tool needs its `function` with a `name`
@@ -54,6 +94,11 @@ export const chatSchema = Joi.object({
   presence_penalty: Joi.number().min(-2).max(2).allow(null),
   seed: Joi.number().integer().unsafe().allow(null),
   tools: Joi.array().items(tool),
+  tool_choice: toolChoice,
+  response_format: responseFormat,
+  stop: Joi.alternatives(Joi.string().allow(''), Joi.array().items(Joi.string().allow(''))).allow(null),
+  parallel_tool_calls: Joi.boolean().allow(null),
+  user: Joi.string().allow('', null),
   // `store: true` keeps the completion for the stored completions endpoints (stored.ts)
   store: Joi.boolean().allow(null),
   // forwarded as sent to an OpenAI-compatible upstream; longer than OpenAI allows: refused here

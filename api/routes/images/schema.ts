@@ -51,7 +51,11 @@ const UNSUPPORTED = ['stream', 'partial_images', 'mask'];
  * Values of those fields that ask for what is served anyway (openai-node's non-streaming params:
  * `stream?: false | null`; no partial images): taken as not given. Multipart fields are strings.
  */
-const SERVED: Record<string, unknown[]> = { stream: [false, 'false'], partial_images: [0, '0'] };
+// a Map: a body's own keys such as `constructor` or `__proto__` must not find Object's members
+const SERVED = new Map<string, unknown[]>([
+  ['stream', [false, 'false']],
+  ['partial_images', [0, '0']],
+]);
 
 /**
  * The body without the fields that say nothing: `null` (every optional field of OpenAI's image
@@ -62,7 +66,7 @@ function givenFields(body: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const k of Object.keys(body)) {
     const v = body[k];
-    if (v === null || SERVED[k]?.includes(v)) continue;
+    if (v === null || SERVED.get(k)?.includes(v)) continue;
     Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
   }
   return out;

@@ -88,6 +88,36 @@ describe('chat completions and legacy completions: every refusal has its status 
     expect(ok.status, ok.text).to.equal(200);
   });
 
+  it("refuses malformed turns and choices OpenAI's document refuses, naming them, on every upstream kind (a translating one answered 502 to a tool call without its function)", async () => {
+    const user = { role: 'user', content: 'x' };
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ messages: [{ role: 'assistant', tool_calls: [null] }, user] }, 'messages[0].tool_calls[0]'],
+      [{ messages: [{ role: 'assistant', tool_calls: [{ id: 'c', type: 'function' }] }, { role: 'tool', tool_call_id: 'c', content: 'r' }] }, 'messages[0].tool_calls[0].function'],
+      [{ messages: [{ role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: {} } }] }, user] }, 'messages[0].tool_calls[0].function.arguments'],
+      [{ messages: [{ role: 'tool', content: 'r' }] }, 'messages[0].tool_call_id'],
+      [{ messages: [{ role: 'user', content: [{ type: 'text' }] }] }, 'messages[0].content[0].text'],
+      [{ messages: [{ role: 'user', content: [null] }] }, 'messages[0].content[0]'],
+      [{ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: 'data:x' }] }] }, 'messages[0].content[0].image_url'],
+      [{ tool_choice: 'sometimes' }, 'tool_choice'],
+      [{ tool_choice: { type: 'function' } }, 'tool_choice.function'],
+      [{ response_format: { type: 'json_schema' } }, 'response_format.json_schema'],
+      [{ response_format: { type: 'json_schema', json_schema: { name: 'my schema' } } }, 'response_format.json_schema.name'],
+      [{ response_format: 'json' }, 'response_format'],
+      [{ stop: 5 }, 'stop'],
+      [{ parallel_tool_calls: 'yes' }, 'parallel_tool_calls'],
+    ];
+    const before = await billed(o.org.id);
+    for (const model of ['sim-chat', 'sim-claude']) {
+      for (const [extra, param] of cases) {
+        const r = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model, messages: msgs, ...extra } });
+        expectError(r, 400, 'invalid_request', `${model} ${JSON.stringify(extra)}`);
+        expect(r.body.error.param, `${model} ${JSON.stringify(extra)}`).to.equal(param);
+      }
+    }
+    expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
+    expect(await billed(o.org.id)).to.equal(before);
+  });
+
   it('legacy completions: refuses a missing or mistyped prompt, an unknown and a non-chat model, bad JSON, a wrong method', async () => {
     const cases: Array<[unknown, number, string]> = [
       [{ model: 'sim-chat' }, 400, 'invalid_request'],

@@ -121,11 +121,16 @@ describe('image requests: validation, kill switch and org policy', () => {
       [{ ...ok, stream: true }, 'unsupported_parameter', 'stream'],
       [{ ...ok, partial_images: 2 }, 'unsupported_parameter', 'partial_images'],
       [{ ...ok, colour: 'red' }, 'unknown_field', 'colour'],
+      // names of Object's own members are fields like any other (a lookup by them was a 500)
+      [{ ...ok, constructor: 0 }, 'unknown_field', 'constructor'],
+      [{ ...ok, toString: 'x' }, 'unknown_field', 'toString'],
     ];
     for (const [json, code, param] of cases) {
       const r = await refused('/v1/images/generations', json, 400, code);
       expect(r.body.error.param, r.text).to.equal(param);
     }
+    const proto = await call('POST', '/v1/images/generations', { headers: { ...keyHeader(o.key), 'content-type': 'application/json' }, raw: '{"model":"sim-image","prompt":"p","size":"256x256","__proto__":0}' });
+    expect(proto.status, proto.text).to.equal(400);
   });
 
   it('takes null fields (OpenAI types every optional image field nullable) and stream: false as not given, through the SDK too', async () => {

@@ -36,6 +36,14 @@ function corpus(): unknown[] {
     [{ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] }],
     [{ role: 'tool', tool_call_id: 'c', content: 'r' }, { role: 'system', content: [{ type: 'text', text: 's' }] }],
     [{ role: 'developer', content: 'd' }, { role: 'function', name: 'f', content: 'x' }], [{ role: 5, content: 'x' }], [{ role: '', content: 'x' }],
+    // parts, tool calls and tool results of every shape
+    [{ role: 'user', content: [null] }], [{ role: 'user', content: [{ type: 'text' }] }], [{ role: 'user', content: [{ type: 'text', text: 5 }] }], [{ role: 'user', content: [{ text: 'no type' }] }],
+    [{ role: 'user', content: [{ type: 'image_url' }] }], [{ role: 'user', content: [{ type: 'image_url', image_url: 'data:x' }] }], [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:x', detail: 'low' } }] }],
+    [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'x', format: 'wav' } }, { type: 'text', text: '' }] }],
+    [{ role: 'assistant', tool_calls: [null] }], [{ role: 'assistant', tool_calls: [{ id: 'c', type: 'function' }] }], [{ role: 'assistant', tool_calls: [{ type: 'function', function: { name: 'f', arguments: '{}' } }] }],
+    [{ role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: {} } }] }], [{ role: 'assistant', tool_calls: null, content: 'x' }], [{ role: 'assistant', tool_calls: 'x' }],
+    [{ role: 'assistant', tool_calls: [{ id: 'c', type: 'custom', custom: { name: 'p', input: 'x' } }] }],
+    [{ role: 'tool', content: 'r' }], [{ role: 'tool', tool_call_id: 5, content: 'r' }], [{ role: 'user', tool_call_id: 5, content: 'r' }],
   ];
   for (const m of messages) out.push({ ...base(), messages: m });
   const tools: unknown[] = [[], [{}], [null], [{ type: '' }], [{ type: 5 }], [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }], [{ type: 'web_search' }, { type: 'function' }], ['function'],
@@ -43,6 +51,15 @@ function corpus(): unknown[] {
     [{ type: 'function', function: { name: '' } }], [{ type: 'function', function: { name: 'f', parameters: 'x' } }], [{ type: 'function', function: { name: 'f', parameters: null } }], [{ type: 'function', function: { name: 'f', strict: 'true' } }],
     [{ type: 'function', function: { name: 'f', strict: null, description: '' } }], [{ type: 'function', function: { name: 'f', description: 5 } }], [{ type: 'custom' }], [{ type: 'custom', custom: { name: 'patch' } }], [{ type: 'custom', custom: { name: '' } }], [{ type: 'custom', custom: { description: 'd' } }]];
   for (const t of tools) out.push({ ...base(), tools: t });
+  const others: Obj[] = [
+    { tool_choice: 'auto' }, { tool_choice: 'none' }, { tool_choice: 'required' }, { tool_choice: 'sometimes' }, { tool_choice: null }, { tool_choice: 5 }, { tool_choice: {} },
+    { tool_choice: { type: 'function' } }, { tool_choice: { type: 'function', function: { name: 'f' } } }, { tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [] } } },
+    { response_format: null }, { response_format: 'json' }, { response_format: {} }, { response_format: { type: 'text' } }, { response_format: { type: 'json_object' } }, { response_format: { type: 'grammar', grammar: 'x' } },
+    { response_format: { type: 'json_schema' } }, { response_format: { type: 'json_schema', json_schema: { name: 'bad name' } } }, { response_format: { type: 'json_schema', json_schema: { name: 'ok', schema: { type: 'object' }, strict: true } } },
+    { response_format: { type: 'json_schema', json_schema: { name: 'ok', schema: 'x' } } }, { response_format: { type: 'json_schema', json_schema: { name: 'ok', strict: 'yes' } } },
+    { stop: 'END' }, { stop: ['a', ''] }, { stop: 5 }, { stop: [1] }, { stop: null }, { parallel_tool_calls: true }, { parallel_tool_calls: 'yes' }, { parallel_tool_calls: null }, { user: 'u' }, { user: 5 }, { user: null },
+  ];
+  for (const extra of others) out.push({ ...base(), ...extra });
   // own __proto__ keys, at the top, in a message, deep in a tool
   for (const text of ['{"model":"m","messages":[{"role":"user","content":"x"}],"__proto__":{"a":1}}', '{"model":"m","messages":[{"role":"user","content":"x","__proto__":{"role":5}}]}', '{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"parameters":{"__proto__":{}}}}]}']) out.push(JSON.parse(text));
   return out;
