@@ -77,10 +77,18 @@ const systemMessage = Joi.object({
 
 const message = Joi.alternatives().conditional('.role', { is: 'system', then: systemMessage, otherwise: turn });
 
+/**
+ * A tool: Anthropic refuses a name outside `^[a-zA-Z0-9_-]{1,128}$` ("tools.N.custom.name: String
+ * should match pattern ...", as clients report it) and a custom tool (no `type`, or `custom`) without
+ * its `input_schema` (the SDK's Tool requires it); a translated upstream took both as given.
+ */
 const tool = Joi.object({
-  name: Joi.string().min(1).max(128).required(),
+  name: Joi.string()
+    .pattern(/^[a-zA-Z0-9_-]{1,128}$/)
+    .required()
+    .messages({ 'string.pattern.base': '{{#label}} should be 1 to 128 of a-z, A-Z, 0-9, underscores and dashes' }),
   description: Joi.string().allow(''),
-  input_schema: Joi.object().unknown(true),
+  input_schema: Joi.when('type', { is: Joi.valid('custom').optional(), then: Joi.object().unknown(true).required(), otherwise: Joi.object().unknown(true) }),
   type: Joi.string(),
 })
   .unknown(true)

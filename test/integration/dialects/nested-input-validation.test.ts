@@ -60,6 +60,25 @@ describe('nested values of messages and responses requests are validated', () =>
     );
   });
 
+  it("messages: a tool's name as Anthropic's pattern has it (^[a-zA-Z0-9_-]{1,128}$), and a custom tool's input_schema, on every upstream and count_tokens (a translated one took both as given)", async () => {
+    const withTools = (tools: unknown[], model = 'sim-chat') => Object.assign(msg([{ role: 'user', content: 'x' }], model), { tools });
+    const schema = { type: 'object', properties: {} };
+    const pattern = "'tools[0].name' should be 1 to 128 of a-z, A-Z, 0-9, underscores and dashes";
+    await refusedUnbilled(
+      [
+        ['/v1/messages', withTools([{ name: 'caldav.list-events', input_schema: schema }]), pattern, undefined],
+        ['/v1/messages', withTools([{ name: 'has space', input_schema: schema }], 'sim-claude'), pattern, undefined],
+        ['/v1/messages', withTools([{ name: 'x'.repeat(129), input_schema: schema }]), pattern, undefined],
+        ['/v1/messages', withTools([{ name: 'no_schema' }]), "'tools[0].input_schema' is required", undefined],
+        ['/v1/messages', withTools([{ name: 'no_schema', type: 'custom' }], 'sim-claude'), "'tools[0].input_schema' is required", undefined],
+        ['/v1/messages/count_tokens', { model: 'sim-chat', messages: [{ role: 'user', content: 'x' }], tools: [{ name: 'a/b', input_schema: schema }] }, pattern, undefined],
+      ],
+      Object.assign({}, h, V),
+    );
+    const ok = await call('POST', '/v1/messages', { headers: Object.assign({}, h, V), json: withTools([{ name: `mcp__${'x_-'.repeat(41)}`, input_schema: schema }]) });
+    expect(ok.status, `128 characters of the pattern: ${ok.text}`).to.equal(200);
+  });
+
   it('messages: well-formed tool result and content source blocks are still answered', async () => {
     const r = await call('POST', '/v1/messages', {
       headers: Object.assign({}, h, V),
