@@ -25,7 +25,16 @@ const toolSearchTool = Joi.object({ execution: Joi.string().valid('server', 'cli
 /** A tool of `tools`, or one an input item loads (`additional_tools`, a client tool search's output). */
 const tool = Joi.object({ type: Joi.string().required() })
   .unknown(true)
-  .when(Joi.object({ type: 'function' }).unknown(), { then: Joi.object({ name: Joi.string().min(1).required() }) })
+  // OpenAI refuses a function name outside ^[a-zA-Z0-9_-]+$ or over 64 characters (what Codex shortens MCP tool names to)
+  .when(Joi.object({ type: 'function' }).unknown(), {
+    then: Joi.object({
+      name: Joi.string()
+        .pattern(/^[a-zA-Z0-9_-]{1,64}$/)
+        .required()
+        .messages({ 'string.pattern.base': '{{#label}} must be 1 to 64 of a-z, A-Z, 0-9, underscores and dashes' }),
+      parameters: Joi.object().unknown(true).allow(null),
+    }),
+  })
   .when(Joi.object({ type: Joi.string().pattern(/^web_search/) }).unknown(), { then: openaiSearchTool })
   .when(Joi.object({ type: 'custom' }).unknown(), { then: fn })
   .when(Joi.object({ type: 'namespace' }).unknown(), { then: namespaceTool })

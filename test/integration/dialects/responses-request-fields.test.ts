@@ -155,6 +155,9 @@ describe('responses dialect: the SDK request fields the gateway echoes or refuse
       [{ prompt_cache_retention: '1h' }, 'prompt_cache_retention'],
       [{ max_tool_calls: -1 }, 'max_tool_calls'],
       [{ max_output_tokens: 15 }, 'max_output_tokens'], // OpenAI's minimum is 16
+      [{ tools: [{ type: 'function', name: 'get weather', parameters: {} }] }, 'tools[0].name'],
+      [{ tools: [{ type: 'function', name: 'x'.repeat(65), parameters: {} }] }, 'tools[0].name'],
+      [{ tools: [{ type: 'function', name: 'f', parameters: 'object' }] }, 'tools[0].parameters'],
       [{ image: { context_compression: 'always' } }, 'image.context_compression'],
     ];
     for (const [extra, param] of bad) {
