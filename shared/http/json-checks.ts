@@ -74,7 +74,7 @@ export function assertParsedDepth(body: unknown, code = 'invalid_request'): void
 type WellFormed = { isWellFormed(): boolean };
 
 /** A string Postgres can store as text: no NUL, no lone UTF-16 surrogate. */
-function storable(s: string): boolean {
+export function storable(s: string): boolean {
   return !s.includes('\u0000') && (s as unknown as WellFormed).isWellFormed();
 }
 

@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { errors } from '../../../shared/errors/codes';
 import { logger } from '../../../shared/logger';
-import { storableCopy } from '../../../shared/http/json-checks';
+import { storable, storableCopy } from '../../../shared/http/json-checks';
 import { pageLimit, queryText, queryOrder } from '../batches/gate';
 import {
   deleteStoredChat,
@@ -91,13 +91,14 @@ export async function listChats(req: Request, res: Response): Promise<void> {
     const m = /^metadata\[(.+)\]$/.exec(k);
     if (m) metadata[m[1]] = String(queryText(req.query, k) ?? v);
   }
-  const { rows, hasMore } = await listStoredChats(req.auth!.orgId, {
-    model: queryText(req.query, 'model'),
-    metadata,
-    after: queryText(req.query, 'after'),
-    limit: pageLimit(req.query.limit),
-    order: orderOf(req),
-  });
+  const q = { model: queryText(req.query, 'model'), metadata, after: queryText(req.query, 'after'), limit: pageLimit(req.query.limit), order: orderOf(req) };
+  // stored metadata never holds a NUL or a lone surrogate (refused when given), so such a pair matches
+  // nothing; Postgres would refuse it in the jsonb filter (a 500)
+  if (Object.entries(metadata).some(([k, v]) => !storable(k) || !storable(v))) {
+    res.json({ object: 'list', data: [], first_id: null, last_id: null, has_more: false });
+    return;
+  }
+  const { rows, hasMore } = await listStoredChats(req.auth!.orgId, q);
   const data = rows.map(shown);
   res.json({ object: 'list', data, first_id: rows[0]?.id ?? null, last_id: rows.at(-1)?.id ?? null, has_more: hasMore });
 }

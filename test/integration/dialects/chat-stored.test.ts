@@ -149,6 +149,12 @@ describe('chat completions stored with store: true', () => {
     for await (const r of c.chat.completions.list({ limit: 1, order: 'desc' })) sdkAll.push(r.id);
     expect(sdkAll, 'the SDK pages through every one, newest first').to.deep.equal([...ids].reverse());
 
+    // a metadata filter no stored metadata can hold (a NUL, in the value or the key) matches nothing: it was a 500 (Postgres refused it in the jsonb filter)
+    for (const q of ['metadata[kind]=odd%00', 'metadata[kind%00]=odd', 'metadata[kind]=odd&metadata[n]=%00']) {
+      const r = await call('GET', `/v1/chat/completions?${q}`, { headers: keyHeader(fresh.key) });
+      expect([r.status, r.body], q).to.deep.equal([200, { object: 'list', data: [], first_id: null, last_id: null, has_more: false }]);
+    }
+
     expect((await c.chat.completions.list({ model: 'sim-claude' })).data.map((r) => r.id)).to.deep.equal([ids[3]]);
     expect((await c.chat.completions.list({ metadata: { kind: 'odd' } })).data.map((r) => r.id)).to.deep.equal([ids[1], ids[3]]);
     expect((await c.chat.completions.list({ metadata: { kind: 'odd', n: '1' } })).data.map((r) => r.id)).to.deep.equal([ids[1]]);
