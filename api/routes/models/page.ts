@@ -1,8 +1,6 @@
 import type { Request } from 'express';
 import { ApiError } from '../../../shared/errors/ApiError';
-import { queryValues } from '../batches/gate';
-
-const one = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+import { queryText, queryValues } from '../batches/gate';
 
 const LIFECYCLES = ['active', 'deprecated', 'retired'] as const;
 type Lifecycle = (typeof LIFECYCLES)[number];
@@ -24,19 +22,28 @@ export function lifecyclesOf(query: Request['query']): readonly Lifecycle[] {
 }
 
 /**
+ * The models in the order of Anthropic's list ("More recently released models are listed first",
+ * docs.anthropic.com/en/api/models-list): the newest catalog entry first, ties by id.
+ */
+export function newestFirst<T extends { createdAt: Date; publicId: string }>(models: T[]): T[] {
+  return [...models].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.publicId < b.publicId ? -1 : a.publicId > b.publicId ? 1 : 0));
+}
+
+/**
  * One page of the messages-dialect model list, as Anthropic's Models API pages it (the SDK's
  * `Page`): `limit` 1–1000 (default 20), and a cursor, `after_id` (the items after it) or
  * `before_id` (the `limit` items just before it). `has_more`: items lie beyond the page in the
- * direction of travel. A cursor that names no listed model, both cursors, or a bad limit: 400.
+ * direction of travel. A cursor that names no listed model, both cursors, a bad limit, or one of
+ * them given twice (`limit=1&limit=2`): 400 naming it.
  */
-export function anthropicPage<T extends { id: string }>(items: T[], query: Record<string, unknown>): { data: T[]; has_more: boolean } {
-  const rawLimit = one(query.limit);
+export function anthropicPage<T extends { id: string }>(items: T[], query: Request['query']): { data: T[]; has_more: boolean } {
+  const rawLimit = queryText(query, 'limit');
   const limit = rawLimit === undefined ? 20 : Number(rawLimit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000 || (rawLimit !== undefined && !/^\d+$/.test(rawLimit))) {
     throw new ApiError(400, 'invalid_request', '`limit` must be an integer from 1 to 1000.', { param: 'limit' });
   }
-  const after = one(query.after_id);
-  const before = one(query.before_id);
+  const after = queryText(query, 'after_id');
+  const before = queryText(query, 'before_id');
   if (after !== undefined && before !== undefined) throw new ApiError(400, 'invalid_request', 'Give `after_id` or `before_id`, not both.', { param: 'before_id' });
   const at = (id: string, param: string) => {
     const i = items.findIndex((m) => m.id === id);

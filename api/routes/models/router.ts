@@ -2,7 +2,7 @@ import type { CatalogModel } from '../../../shared/catalog/catalog';
 import { Router } from 'express';
 import type { AppContext } from '../../context';
 import { anthropicModel, openAiModel } from './present';
-import { anthropicPage, lifecyclesOf } from './page';
+import { anthropicPage, lifecyclesOf, newestFirst } from './page';
 import { errors } from '../../../shared/errors/codes';
 import { only } from '../only';
 import { modelsForKey } from './key-models';
@@ -11,7 +11,7 @@ import { allNativeMessages, thinkingForms } from '../../dispatch/route';
 
 /**
  * `GET /v1/models`: the catalog (only the key's allowed models when it has a list). With an `anthropic-version` header the answer is the
- * messages-dialect list (`data`, `has_more`, `first_id`, `last_id`; filtered by `lifecycle`), otherwise OpenAI's list.
+ * messages-dialect list (`data`, `has_more`, `first_id`, `last_id`; newest first, filtered by `lifecycle`), otherwise OpenAI's list.
  */
 /** A model's messages-dialect entry, with what its deployments do with the messages dialect's fields. */
 const anthropicEntry = async (ctx: AppContext, m: CatalogModel) => anthropicModel(m, await allNativeMessages(ctx, m), await thinkingForms(ctx, m));
@@ -24,7 +24,8 @@ export function modelsRouter(ctx: AppContext): Router {
       if (req.headers['anthropic-version']) {
         // the native bypass needs the model and its fallbacks Anthropic-native; `thinking` is reported when every deployment is a Claude upstream
         const stages = lifecyclesOf(req.query);
-        const entries = (await Promise.all(models.map((m) => anthropicEntry(ctx, m)))).filter((e) => stages.includes(e.lifecycle));
+        // Anthropic's order: the most recently released first
+        const entries = (await Promise.all(newestFirst(models).map((m) => anthropicEntry(ctx, m)))).filter((e) => stages.includes(e.lifecycle));
         const { data, has_more } = anthropicPage(entries, req.query);
         res.json({ data, has_more, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null });
       } else {

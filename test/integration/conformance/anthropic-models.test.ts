@@ -5,6 +5,9 @@ import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { expectAnthropic } from '../../helpers/conformance';
 import { poolModel, rndId } from '../../helpers/pool-models';
+import { upsertModel } from '../../../shared/catalog/catalog-ops';
+import { bumpEpoch } from '../../../shared/cache/epoch';
+import { Model } from '../../../shared/db/models';
 
 /**
  * The messages-dialect model list (`GET /v1/models` with `anthropic-version`) as Anthropic's SDK
@@ -86,6 +89,33 @@ describe("conformance: the messages-dialect model list against Anthropic's Model
       const r = await call('GET', `/v1/models?${q}`, { headers: h });
       expect(r.status, q).to.equal(400);
       expect(r.body.error.code).to.equal('invalid_request');
+    }
+    // given twice: was taken as not given (limit=1&limit=2 answered 20 models, after_id twice the first page)
+    for (const [q, param] of [['limit=1&limit=2', 'limit'], [`after_id=${all[0].id}&after_id=${all[1].id}`, 'after_id'], [`before_id=${all[1].id}&before_id=${all[2].id}`, 'before_id']]) {
+      const r = await call('GET', `/v1/models?${q}`, { headers: h });
+      expect([r.status, r.body.error?.param], q).to.deep.equal([400, param]);
+    }
+  });
+
+  it("lists the most recently released models first, as Anthropic's list does, and pages in that order", async () => {
+    // a new model whose id sorts last: the list was in id order
+    const id = `zz-newest-${rndId()}`;
+    await upsertModel({ id, provider: 'simulator-anthropic', upstream: `claude-${rndId()}`, capabilities: { chat: true }, prices: { input_token: 1, output_token: 1 } });
+    await bumpEpoch(env().redis);
+    try {
+      const listed: Array<{ id: string; created_at: string }> = (await call('GET', '/v1/models?limit=1000', { headers: h })).body.data;
+      expect(listed[0].id, 'the newest first').to.equal(id);
+      const times = listed.map((m) => Date.parse(m.created_at));
+      expect(times, 'created_at never rises down the list').to.deep.equal([...times].sort((a, b) => b - a));
+      const client = new Anthropic({ apiKey: o.key, baseURL: env().gw.url, maxRetries: 0 });
+      const walked: string[] = [];
+      for await (const m of client.models.list({ limit: 2 })) walked.push(m.id);
+      expect(walked, 'the SDK walks the pages in that order').to.deep.equal(listed.map((m) => m.id));
+      const openai = (await call('GET', '/v1/models', { headers: keyHeader(o.key) })).body.data.map((m: { id: string }) => m.id);
+      expect(openai).to.include(id);
+    } finally {
+      await Model.update({ enabled: false }, { where: { publicId: id } });
+      await bumpEpoch(env().redis);
     }
   });
 
