@@ -46,6 +46,35 @@ describe('conversations', () => {
     expect((await outcome(s.c.conversations.retrieve(conv.id)) as InstanceType<typeof OpenAI.APIError>).status).to.equal(404);
   });
 
+  it('shows added function calls and their outputs as OpenAI lists them: each with its status (FunctionToolCallResource, FunctionToolCallOutputResource)', async () => {
+    const fresh = await buildOrg(env().redis);
+    const f = new OpenAI({ apiKey: fresh.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    const conv = await f.conversations.create({
+      items: [
+        { type: 'message', role: 'user', content: 'what is the weather?' },
+        { type: 'function_call', call_id: 'call_w', name: 'weather', arguments: '{"city":"Oslo"}' },
+        { type: 'function_call_output', call_id: 'call_w', output: 'rain' },
+      ],
+    });
+    const added = await f.conversations.items.create(conv.id, { items: [{ type: 'function_call', call_id: 'call_x', name: 'weather', arguments: '{}', status: 'incomplete' }] });
+    expectOpenAI('ConversationItemList', added);
+    const raw = await call('GET', `/v1/conversations/${conv.id}/items?order=asc`, { headers: keyHeader(fresh.key) });
+    // was: the call and its output listed without a status, which OpenAI's ConversationItem requires
+    expectOpenAI('ConversationItemList', raw.body);
+    expect(raw.body.data.map((i: { type: string; status: string }) => [i.type, i.status])).to.deep.equal([
+      ['message', 'completed'],
+      ['function_call', 'completed'],
+      ['function_call_output', 'completed'],
+      ['function_call', 'incomplete'],
+    ]);
+    const one = await f.conversations.items.retrieve(raw.body.data[2].id, { conversation_id: conv.id });
+    expect(one).to.deep.include({ type: 'function_call_output', call_id: 'call_w', output: 'rain', status: 'completed' });
+    // a response continues from them as before
+    const r = await f.responses.create({ model: 'sim-chat', input: 'so?', conversation: conv.id });
+    expect(r.status).to.equal('completed');
+    expect(lastSent()).to.include('rain');
+  });
+
   it('a response made with conversation continues its items and adds its input and output to it, JSON and streamed', async () => {
     const conv = await s.c.conversations.create({ items: [{ type: 'message', role: 'user', content: 'my favourite animal is the capybara' }] });
     const r1 = await s.c.responses.create({ model: 'sim-chat', input: 'what is my favourite animal?', conversation: conv.id });
