@@ -41,9 +41,9 @@ describe('GET /v1/models', () => {
     expect(new Date(m.created_at).toISOString()).to.equal(m.created_at);
     expect(r.body.first_id).to.equal(r.body.data[0].id);
     expect(r.body.last_id).to.equal(r.body.data.at(-1).id);
-    // the same catalog as the default shape: chat and decision models alike, with their extras
+    // the same catalog as the default shape: chat and decision models alike, with their extras (newest first, as Anthropic lists them)
     const plain = await call('GET', '/v1/models', { headers: keyHeader(o.key) });
-    expect(r.body.data.map((x: { id: string }) => x.id)).to.deep.equal(plain.body.data.map((x: { id: string }) => x.id));
+    expect(r.body.data.map((x: { id: string }) => x.id)).to.have.members(plain.body.data.map((x: { id: string }) => x.id));
     const decide = r.body.data.find((x: { id: string }) => x.id === 'sim-decide');
     expect(decide.type).to.equal('model');
     expect(decide.capabilities.decision).to.equal(true);
