@@ -105,6 +105,11 @@ describe('scheduler-endpoints take effect on running processes without a restart
     expect(await waitFor(() => worker().isPaused(), 2000)).to.equal(true);
     const pending = Promise.all([chat(org.key, 'w1'), chat(org.key, 'w2')]);
     expect(await waitFor(async () => (await backlog(QUEUE)) === 2, 3000)).to.equal(true);
+    // the web pod follows the cache epoch over pub/sub: on a loaded machine its settings can trail the
+    // worker's pause, and a w3 sent before they arrive is queued behind the paused worker (the case then
+    // hung to its time limit without an assertion, once in a full CI run)
+    const webCap = async () => (await env().gw.ctx.directory.queueSettings(QUEUE)).maxWaiting;
+    expect(await waitFor(async () => (await webCap()) === 2, 5000), 'the web pod has max_waiting 2').to.equal(true);
 
     const refused = await chat(org.key, 'w3');
     expect(refused.status, refused.text).to.equal(429);
@@ -117,6 +122,7 @@ describe('scheduler-endpoints take effect on running processes without a restart
 
     // raising the cap admits again at once (the pods' cached settings follow the cache epoch)
     await rows.put(QUEUE, { max_waiting: 3 });
+    expect(await waitFor(async () => (await webCap()) === 3, 5000), 'the web pod has max_waiting 3').to.equal(true);
     const admitted = chat(org.key, 'w4');
     let early: string | undefined; // if w4 was answered instead of queued, say how
     void admitted.then((r) => (early = `w4 answered ${r.status} ${r.text}`));
