@@ -52,10 +52,12 @@ export interface ImageParams {
   moderation?: string;
   output_compression?: number;
   user?: string;
+  /** Edits only (the edit schema takes it). */
+  input_fidelity?: string;
 }
 
 /** OpenAI fields accepted and passed to the upstream as they are. */
-const FORWARDED = ['quality', 'style', 'background', 'moderation', 'output_compression', 'user'] as const;
+const FORWARDED = ['quality', 'style', 'background', 'moderation', 'output_compression', 'user', 'input_fidelity'] as const;
 
 /**
  * Checks a request against the model's published limits and returns the upstream fields (with the

@@ -34,6 +34,8 @@ export const editSchema = Joi.object({
   ...common,
   image_ids: Joi.array().items(Joi.string().max(64)).min(1),
   image_id: Joi.string().max(64),
+  // CreateImageEditRequest: how closely the output follows the input images' features (GPT image models)
+  input_fidelity: Joi.string().valid('high', 'low'),
 }).xor('image_ids', 'image_id').messages({ 'object.missing': "Name the image(s) to edit with 'image_ids' (or 'image_id'), or send 'image' files." });
 
 /** Multipart edits that carry files: `image_ids` may then be empty (the files are the sources). */

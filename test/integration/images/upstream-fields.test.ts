@@ -44,6 +44,16 @@ describe('images: what the upstream answers besides the bytes, and size auto', (
     const e = await call('POST', '/v1/images/edits', { headers: keyHeader(o.key), json: { model: 'sim-image', prompt: 'at night', image_id: id, size: '256x256', n: 2 } });
     expect(e.status, e.text).to.equal(200);
     expect([e.body.quality, e.body.background, e.body.usage.output_tokens]).to.deep.equal(['medium', 'opaque', 512]);
+    // an edit's input_fidelity (CreateImageEditRequest) goes upstream; a value outside its enum, or on a generation, is refused
+    const sent = env().sim.log.entries.length;
+    const faithful = await call('POST', '/v1/images/edits', { headers: keyHeader(o.key), json: { model: 'sim-image', prompt: 'keep the face', image_id: id, size: '256x256', input_fidelity: 'high' } });
+    expect(faithful.status, faithful.text).to.equal(200);
+    expect(env().sim.log.entries[sent].body).to.include({ input_fidelity: 'high' });
+    const bad = await call('POST', '/v1/images/edits', { headers: keyHeader(o.key), json: { model: 'sim-image', prompt: 'x', image_id: id, size: '256x256', input_fidelity: 'medium' } });
+    expect([bad.status, bad.body.error.code, bad.body.error.param]).to.deep.equal([400, 'invalid_request', 'input_fidelity']);
+    const onGeneration = await call('POST', '/v1/images/generations', { headers: keyHeader(o.key), json: { model: 'sim-image', prompt: 'x', size: '256x256', input_fidelity: 'high' } });
+    expect([onGeneration.status, onGeneration.body.error.code]).to.deep.equal([400, 'unknown_field']);
+    expect(env().sim.log.entries.length, 'the refused ones sent nothing').to.equal(sent + 1);
   });
 
   it('passes on dall-e-3\'s revised_prompt per image, and adds no field the upstream did not send', async () => {
