@@ -39,6 +39,13 @@ export function conversationObject(row: ConversationRow): Json {
 
 const invalid = (message: string, param: string) => new ApiError(400, 'invalid_request', message, { param });
 
+/** OpenAI refuses a body field its endpoint does not take ("Unrecognized request argument supplied"); an ignored one would be lost silently. */
+function onlyFields(body: Json, allowed: readonly string[]): Json {
+  const extra = Object.keys(body).find((k) => !allowed.includes(k));
+  if (extra !== undefined) throw invalid(`Unrecognized request argument supplied: ${extra}.`, extra);
+  return body;
+}
+
 /**
  * A request's `items` as the conversation keeps them: each an input item (an object with a `type`,
  * or a message with a `role`), given an id and a message its status and content parts
@@ -81,7 +88,7 @@ async function conversationOf(req: Request): Promise<ConversationRow> {
 const listOf = (data: Json[], hasMore: boolean) => ({ object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: hasMore });
 
 async function create(req: Request, res: Response): Promise<void> {
-  const body = (req.body ?? {}) as Json;
+  const body = onlyFields((req.body ?? {}) as Json, ['items', 'metadata']);
   const metadata = checkMetadata(body.metadata);
   const items = itemsOf(body.items, true, req.auth!.orgId);
   const a = req.auth!;
@@ -90,7 +97,7 @@ async function create(req: Request, res: Response): Promise<void> {
 }
 
 async function update(req: Request, res: Response): Promise<void> {
-  const body = (req.body ?? {}) as Json;
+  const body = onlyFields((req.body ?? {}) as Json, ['metadata']);
   if (body.metadata === undefined) throw invalid("'metadata' is required.", 'metadata');
   const id = String(req.params.id);
   const row = await updateConversationMetadata(req.auth!.orgId, id, checkMetadata(body.metadata));
@@ -101,7 +108,7 @@ async function update(req: Request, res: Response): Promise<void> {
 async function addItems(req: Request, res: Response): Promise<void> {
   const id = String(req.params.id);
   const include = includeOf(req);
-  const items = itemsOf(((req.body ?? {}) as Json).items, false, req.auth!.orgId);
+  const items = itemsOf(onlyFields((req.body ?? {}) as Json, ['items']).items, false, req.auth!.orgId);
   // an unknown conversation holds none of them, and the add below answers it 404
   const [held] = await heldItemIds(req.auth!.orgId, id, items.map((it) => String(it.id)));
   if (held !== undefined) throw invalid(`The conversation already has an item with id '${held}'.`, 'items');

@@ -137,6 +137,16 @@ describe('conversations', () => {
     expect([missing.status, missing.body.error.code]).to.deep.equal([404, 'conversation_not_found']);
     const noMeta = await call('POST', `/v1/conversations/${own.id}`, { headers: keyHeader(fresh.key), json: {} });
     expect([noMeta.status, noMeta.body.error.param]).to.deep.equal([400, 'metadata']);
+    // a field the endpoint does not take is refused, naming it, as OpenAI refuses it (it was dropped silently)
+    for (const [path, json, param] of [
+      [`/v1/conversations/${own.id}`, { metadata: { a: 'b' }, items: [{ type: 'message', role: 'user', content: 'lost' }] }, 'items'],
+      ['/v1/conversations', { metadata: null, title: 'x' }, 'title'],
+      [`/v1/conversations/${own.id}/items`, { items: once.items, metadata: { a: 'b' } }, 'metadata'],
+    ] as const) {
+      const r = await call('POST', path, { headers: keyHeader(fresh.key), json });
+      expect([r.status, r.body.error.code, r.body.error.param], path).to.deep.equal([400, 'invalid_request', param]);
+    }
+    expect((await f.conversations.retrieve(own.id)).metadata, 'the update with a stray field changed nothing').to.not.deep.include({ a: 'b' });
     const order = await call('GET', `/v1/conversations/${own.id}/items?order=sideways`, { headers: keyHeader(fresh.key) });
     expect([order.status, order.body.error.param]).to.deep.equal([400, 'order']);
     expect((await f.conversations.items.list(own.id)).data.map((i) => i.id), 'nothing was added but the one item').to.deep.equal(['msg_once']);
