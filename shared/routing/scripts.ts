@@ -12,7 +12,9 @@
  * weight wins.
  * The probe's attempt id is kept beside its lease (`prober`): only that attempt's settle ends the probe.
  * Returns {1, i, probe, now} when deployment i was taken (its counters moved), else {2, wait ms} when
- * every candidate is cooling or probing, {3, wait ms} when the rest are at their limits.
+ * every candidate is cooling or probing, {3, wait ms} when the rest are at their limits: 50 ms while
+ * one is at its max_concurrency (an attempt may end at any moment), else until the minute turns (an
+ * rpm or tpm count frees only then), or a cooling one's end when sooner.
  */
 export const PICK_DEPLOYMENT = `
 local t = redis.call('TIME')
@@ -21,7 +23,7 @@ local n = #KEYS / 4
 local est = tonumber(ARGV[3])
 local cooling = ARGV[7] ~= '0'
 local best, cands, loads, probes = nil, {}, {}, {}
-local wait, limited = nil, false
+local wait, limited, lwait = nil, false, nil
 for i = 1, n do
   local h, f, rk, tk = KEYS[4*i-3], KEYS[4*i-2], KEYS[4*i-1], KEYS[4*i]
   local b = 8 + 5 * (i - 1)
@@ -47,9 +49,13 @@ for i = 1, n do
     redis.call('ZREMRANGEBYSCORE', f, '-inf', now)
     local load = redis.call('ZCARD', f)
     local usedTokens = tonumber(redis.call('GET', tk) or '0')
-    if (maxc > 0 and load >= maxc) or (rpm > 0 and tonumber(redis.call('GET', rk) or '0') >= rpm) or (tpm > 0 and usedTokens > 0 and usedTokens + est > tpm) then
+    local full = maxc > 0 and load >= maxc
+    if full or (rpm > 0 and tonumber(redis.call('GET', rk) or '0') >= rpm) or (tpm > 0 and usedTokens > 0 and usedTokens + est > tpm) then
       ok = false
       limited = true
+      -- an attempt in flight may end at any moment; a minute's rpm or tpm frees only when the minute turns
+      local w = full and 50 or (60000 - now % 60000)
+      if lwait == nil or w < lwait then lwait = w end
     end
     if ok then
       if best == nil or prio < best then
@@ -63,7 +69,7 @@ for i = 1, n do
   end
 end
 if #cands == 0 then
-  if limited then return {3, math.min(wait or 50, 50)} end
+  if limited then return {3, math.min(wait or lwait, lwait)} end
   return {2, wait or 50}
 end
 if ARGV[7] == '2' then

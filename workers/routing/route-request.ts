@@ -98,8 +98,10 @@ export async function routeRequest<O extends AttemptOutcome>(
       if (signal.aborted) throw signal.reason;
       const pick = state.pickLocal(step, estimatedTokens) ?? (await state.pick(step, job.requestId, estimatedTokens, Math.random, attempts > 0));
       if (pick.kind === 'limited') {
-        // Every deployment is at its limit: wait on the lane like any queued job, then the lane's 429.
-        if (Date.now() + pick.waitMs >= stopAt) throw refusals.limited(1);
+        // Every deployment is at its limit: wait on the lane like any queued job while room can come
+        // before the deadline (an attempt ending, or the minute turning for rpm/tpm), else the lane's
+        // 429 at once, with the wait as Retry-After (it was held to the deadline, then refused).
+        if (Date.now() + pick.waitMs >= stopAt) throw refusals.limited(Math.max(1, Math.ceil(pick.waitMs / 1000)));
         await sleep(pick.waitMs, signal);
         continue;
       }

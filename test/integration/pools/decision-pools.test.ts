@@ -129,7 +129,10 @@ describe('model pools: decision models (POST /v1/systemone)', () => {
     const r = await decide(o.key, validBody({ model }));
     await expectRefused(r, 429, 'systemone_backend_busy');
     expect(Number(r.headers.get('retry-after'))).to.be.at.least(1);
-    expect(Date.now() - t, 'answered by the worker before the pod\'s deadline').to.be.below(config().systemoneTimeoutMs);
+    // the minute cannot turn before the deadline (15 s of it left, a 5 s deadline): answered at once,
+    // not held to the deadline's margin (which on a loaded machine came after the pod's own: 504)
+    expect(Date.now() - t, 'answered at once, well before the pod\'s deadline').to.be.below(config().systemoneTimeoutMs / 2);
+    expect(Number(r.headers.get('retry-after')), 'the seconds until the minute turns').to.be.at.most(60);
     expect(env().sim.log.entries, 'no deployment called past its rpm').to.have.length(2);
   });
 
