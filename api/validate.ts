@@ -65,3 +65,12 @@ export function validate<T>(schema: Joi.Schema, value: unknown, code = 'invalid_
 export function validateQuery<T>(schema: Joi.Schema, query: unknown): T {
   return validate<T>(schema, query, 'invalid_request', true);
 }
+
+/**
+ * OpenAI's refusal of a body field an endpoint does not take ("Unrecognized request argument
+ * supplied: x."), naming it; `hint` follows the sentence. An ignored field would be lost silently.
+ */
+export function refuseUnknownFields(body: Record<string, unknown>, allowed: readonly string[], hint = ''): void {
+  const extra = Object.keys(body).find((k) => !allowed.includes(k));
+  if (extra !== undefined) throw new ApiError(400, 'invalid_request', `Unrecognized request argument supplied: ${extra}.${hint}`, { param: extra });
+}

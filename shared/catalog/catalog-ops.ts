@@ -156,22 +156,22 @@ export async function upsertModel(m: ModelInput): Promise<{ model: Model; warnin
  * fallback silently, so the file is refused before any write, as the management API refuses one.
  */
 async function danglingReferences(providers: ProviderInput[], models: ModelInput[]): Promise<string[]> {
-  const providerNames = new Set(providers.map((p) => p.name));
-  const modelIds = new Set(models.map((m) => m.id));
-  const wantedProviders = [...new Set(models.flatMap((m) => (m.deployments ?? poolOfOne(m.provider!, m.upstream!)).map((d) => d.provider)))].filter((n) => !providerNames.has(n));
-  const wantedModels = [...new Set(models.flatMap((m) => m.fallbacks ?? []))].filter((id) => !modelIds.has(id));
-  const storedProviders = new Set((await Provider.findAll({ where: { name: wantedProviders }, attributes: ['name'] })).map((p) => p.name));
-  const storedModels = new Set((await Model.findAll({ where: { publicId: wantedModels }, attributes: ['publicId'] })).map((m) => m.publicId));
+  const providersOf = models.map((m) => (m.deployments ?? poolOfOne(m.provider!, m.upstream!)).map((d) => d.provider));
+  const knownProviders = new Set(providers.map((p) => p.name));
+  const knownModels = new Set(models.map((m) => m.id));
+  // what the file does not hold, looked up in the catalog in one query each
+  const askProviders = [...new Set(providersOf.flat())].filter((n) => !knownProviders.has(n));
+  const askModels = [...new Set(models.flatMap((m) => m.fallbacks ?? []))].filter((id) => !knownModels.has(id));
+  for (const p of await Provider.findAll({ where: { name: askProviders }, attributes: ['name'] })) knownProviders.add(p.name);
+  for (const m of await Model.findAll({ where: { publicId: askModels }, attributes: ['publicId'] })) knownModels.add(m.publicId);
   const out: string[] = [];
-  for (const m of models) {
-    for (const d of m.deployments ?? poolOfOne(m.provider!, m.upstream!)) {
-      if (!providerNames.has(d.provider) && !storedProviders.has(d.provider)) out.push(`model '${m.id}': unknown provider '${d.provider}'`);
-    }
+  models.forEach((m, i) => {
+    for (const p of providersOf[i]) if (!knownProviders.has(p)) out.push(`model '${m.id}': unknown provider '${p}'`);
     for (const f of m.fallbacks ?? []) {
       if (f === m.id) out.push(`model '${m.id}': a model cannot be its own fallback`);
-      else if (!modelIds.has(f) && !storedModels.has(f)) out.push(`model '${m.id}': unknown fallback model '${f}'`);
+      else if (!knownModels.has(f)) out.push(`model '${m.id}': unknown fallback model '${f}'`);
     }
-  }
+  });
   return out;
 }
 

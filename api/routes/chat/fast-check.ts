@@ -10,16 +10,18 @@
 import { isRecord } from '../../../shared/is-record';
 import { hasProtoKey } from '../../validate';
 import { SAFETY_IDENTIFIER_MAX } from './schema';
+import { OPENAI_NAME } from '../openai-name';
 
 type Obj = Record<string, unknown>;
 
-const FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
 
 /** Absent, null, or a safe integer within [min, max] (not -0, which Joi returns as 0). */
 const intOrNull = (v: unknown, min: number, max = Number.MAX_SAFE_INTEGER) => v === undefined || v === null || (Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max && !Object.is(v, -0));
 /** Absent, null, or a finite number within [min, max] (not -0, which Joi returns as 0). */
 const numOrNull = (v: unknown, min: number, max: number) => v === undefined || v === null || (typeof v === 'number' && v >= min && v <= max && !Object.is(v, -0));
+/** Absent, null, or a boolean. */
+const boolOrNull = (v: unknown) => v === undefined || v === null || typeof v === 'boolean';
 
 /** A content part as the schema's `part` takes it. */
 function plainPart(p: unknown): boolean {
@@ -57,7 +59,7 @@ function plainResponseFormat(f: unknown): boolean {
   if (!isRecord(f) || typeof f.type !== 'string') return false;
   if (f.type !== 'json_schema') return true;
   const j = f.json_schema;
-  return isRecord(j) && typeof j.name === 'string' && FUNCTION_NAME.test(j.name) && (j.schema === undefined || isRecord(j.schema)) && (j.strict === undefined || j.strict === null || typeof j.strict === 'boolean');
+  return isRecord(j) && typeof j.name === 'string' && OPENAI_NAME.test(j.name) && (j.schema === undefined || isRecord(j.schema)) && boolOrNull(j.strict);
 }
 
 const plainStop = (v: unknown) => v === undefined || v === null || typeof v === 'string' || (Array.isArray(v) && v.every((x) => typeof x === 'string'));
@@ -72,10 +74,10 @@ function plainTool(t: unknown): boolean {
     return (
       isRecord(f) &&
       typeof f.name === 'string' &&
-      FUNCTION_NAME.test(f.name) &&
+      OPENAI_NAME.test(f.name) &&
       stringOrAbsent(f.description) &&
       (f.parameters === undefined || isRecord(f.parameters)) &&
-      (f.strict === undefined || f.strict === null || typeof f.strict === 'boolean')
+      boolOrNull(f.strict)
     );
   }
   if (t.type === 'custom') return isRecord(t.custom) && typeof t.custom.name === 'string' && t.custom.name !== '' && stringOrAbsent(t.custom.description);
@@ -96,19 +98,19 @@ export function plainChatBody(body: unknown): Obj | undefined {
   const { messages, tools, stream_options: so } = body;
   if (!Array.isArray(messages) || messages.length === 0 || !messages.every(plainMessage)) return undefined;
   if (body.stream !== undefined && typeof body.stream !== 'boolean') return undefined;
-  if (body.store !== undefined && body.store !== null && typeof body.store !== 'boolean') return undefined;
+  if (!boolOrNull(body.store)) return undefined;
   if (so !== undefined && so !== null && !(isRecord(so) && (so.include_usage === undefined || typeof so.include_usage === 'boolean'))) return undefined;
   if (!intOrNull(body.max_tokens, 1) || !intOrNull(body.max_completion_tokens, 1) || !intOrNull(body.n, 1, 128)) return undefined;
   if (!numOrNull(body.temperature, 0, 2) || !numOrNull(body.top_p, 0, 1)) return undefined;
   if (!numOrNull(body.frequency_penalty, -2, 2) || !numOrNull(body.presence_penalty, -2, 2) || !intOrNull(body.top_logprobs, 0, 20)) return undefined;
-  if (body.logprobs !== undefined && body.logprobs !== null && typeof body.logprobs !== 'boolean') return undefined;
+  if (!boolOrNull(body.logprobs)) return undefined;
   // any integer JSON can hold (Joi's `unsafe`): not Infinity, not a fraction, not -0 (Joi returns it as 0)
   if (body.seed !== undefined && body.seed !== null && !(Number.isInteger(body.seed) && !Object.is(body.seed, -0))) return undefined;
   const safety = body.safety_identifier;
   if (safety !== undefined && safety !== null && !(typeof safety === 'string' && safety.length <= SAFETY_IDENTIFIER_MAX)) return undefined;
   if (tools !== undefined && !(Array.isArray(tools) && tools.every(plainTool))) return undefined;
   if (!plainToolChoice(body.tool_choice) || !plainResponseFormat(body.response_format) || !plainStop(body.stop)) return undefined;
-  if (body.parallel_tool_calls !== undefined && body.parallel_tool_calls !== null && typeof body.parallel_tool_calls !== 'boolean') return undefined;
+  if (!boolOrNull(body.parallel_tool_calls)) return undefined;
   if (body.user !== undefined && body.user !== null && typeof body.user !== 'string') return undefined;
   if (hasProtoKey(body)) return undefined;
   const out: Obj = { ...body };

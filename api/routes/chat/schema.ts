@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { OPENAI_NAME, openaiFunctionName } from '../openai-name';
 
 /**
  * OpenAI's `safety_identifier` (chat completions and responses): a string of at most 128 characters.
@@ -48,7 +49,7 @@ const responseFormat = Joi.object({
   type: Joi.string().required(),
   json_schema: Joi.when('type', {
     is: 'json_schema',
-    then: Joi.object({ name: Joi.string().pattern(/^[a-zA-Z0-9_-]{1,64}$/).required(), schema: Joi.object().unknown(true), strict: Joi.boolean().allow(null) }).unknown(true).required(),
+    then: Joi.object({ name: Joi.string().pattern(OPENAI_NAME).required(), schema: Joi.object().unknown(true), strict: Joi.boolean().allow(null) }).unknown(true).required(),
   }),
 })
   .unknown(true)
@@ -65,7 +66,7 @@ const tool = Joi.object({
   function: Joi.when('type', {
     is: 'function',
     then: Joi.object({
-      name: Joi.string().pattern(/^[a-zA-Z0-9_-]{1,64}$/).required().messages({ 'string.pattern.base': '{{#label}} must be 1 to 64 of a-z, A-Z, 0-9, underscores and dashes' }),
+      name: openaiFunctionName(),
       description: Joi.string().allow(''),
       parameters: Joi.object().unknown(true),
       strict: Joi.boolean().allow(null),

@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { ApiError } from '../../../shared/errors/ApiError';
+import { refuseUnknownFields } from '../../validate';
 import { errors } from '../../../shared/errors/codes';
 import { logger } from '../../../shared/logger';
 import { storable, storableCopy } from '../../../shared/http/json-checks';
@@ -94,11 +95,8 @@ export async function listChats(req: Request, res: Response): Promise<void> {
   const q = { model: queryText(req.query, 'model'), metadata, after: queryText(req.query, 'after'), limit: pageLimit(req.query.limit), order: orderOf(req) };
   // stored metadata never holds a NUL or a lone surrogate (refused when given), so such a pair matches
   // nothing; Postgres would refuse it in the jsonb filter (a 500)
-  if (Object.entries(metadata).some(([k, v]) => !storable(k) || !storable(v))) {
-    res.json({ object: 'list', data: [], first_id: null, last_id: null, has_more: false });
-    return;
-  }
-  const { rows, hasMore } = await listStoredChats(req.auth!.orgId, q);
+  const matchesNone = Object.entries(metadata).some(([k, v]) => !storable(k) || !storable(v));
+  const { rows, hasMore } = matchesNone ? { rows: [], hasMore: false } : await listStoredChats(req.auth!.orgId, q);
   const data = rows.map(shown);
   res.json({ object: 'list', data, first_id: rows[0]?.id ?? null, last_id: rows.at(-1)?.id ?? null, has_more: hasMore });
 }
@@ -112,8 +110,7 @@ export async function getChat(req: Request, res: Response): Promise<void> {
 export async function updateChat(req: Request, res: Response): Promise<void> {
   const body = (req.body ?? {}) as Json;
   if (!('metadata' in body)) throw new ApiError(400, 'invalid_request', "Missing required parameter: 'metadata'.", { param: 'metadata' });
-  const extra = Object.keys(body).find((k) => k !== 'metadata');
-  if (extra) throw new ApiError(400, 'invalid_request', `Unrecognized request argument supplied: ${extra}. Only 'metadata' can be modified.`, { param: extra });
+  refuseUnknownFields(body, ['metadata'], " Only 'metadata' can be modified.");
   const metadata = checkMetadata(body.metadata);
   const id = String(req.params.id);
   if (!(await updateStoredChatMetadata(req.auth!.orgId, id, metadata))) throw notFound(id);

@@ -13,7 +13,7 @@ import { storableCopy } from '../../../shared/http/json-checks';
 import { conversationMessages, conversationNotFound } from '../responses/conversation';
 import { includeOf, shownItem } from '../responses/include';
 import { inputItem } from '../responses/schema';
-import { validate } from '../../validate';
+import { refuseUnknownFields, validate } from '../../validate';
 import {
   addConversationItems,
   createConversation,
@@ -39,10 +39,9 @@ export function conversationObject(row: ConversationRow): Json {
 
 const invalid = (message: string, param: string) => new ApiError(400, 'invalid_request', message, { param });
 
-/** OpenAI refuses a body field its endpoint does not take ("Unrecognized request argument supplied"); an ignored one would be lost silently. */
+/** The body, once it holds no field but `allowed` (refuseUnknownFields). */
 function onlyFields(body: Json, allowed: readonly string[]): Json {
-  const extra = Object.keys(body).find((k) => !allowed.includes(k));
-  if (extra !== undefined) throw invalid(`Unrecognized request argument supplied: ${extra}.`, extra);
+  refuseUnknownFields(body, allowed);
   return body;
 }
 

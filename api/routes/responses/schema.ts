@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { openaiFunctionName } from '../openai-name';
 import { openaiSearchTool } from '../../dispatch/native-search/schema';
 import { safetyIdentifier } from '../chat/schema';
 
@@ -28,10 +29,7 @@ const tool = Joi.object({ type: Joi.string().required() })
   // OpenAI refuses a function name outside ^[a-zA-Z0-9_-]+$ or over 64 characters (what Codex shortens MCP tool names to)
   .when(Joi.object({ type: 'function' }).unknown(), {
     then: Joi.object({
-      name: Joi.string()
-        .pattern(/^[a-zA-Z0-9_-]{1,64}$/)
-        .required()
-        .messages({ 'string.pattern.base': '{{#label}} must be 1 to 64 of a-z, A-Z, 0-9, underscores and dashes' }),
+      name: openaiFunctionName(),
       parameters: Joi.object().unknown(true).allow(null),
     }),
   })
