@@ -16,10 +16,10 @@ export function percentile(values: number[], p: number): number {
 }
 
 /**
- * Waits (at most 15 s) until at least `msLeft` of the current minute remain, so that the requests a
+ * Waits until at least `msLeft` of the current minute remain (at most `msLeft` and a second: past that the minute has turned), so that the requests a
  * rate test sends next fall in one minute window (rpm and tpm count fixed minutes: crossing into the
  * next one resets the count, and a request the test expects refused would be served). True when there is room.
  */
 export function roomInMinute(msLeft = 10_000): Promise<boolean> {
-  return waitFor(() => 60_000 - (Date.now() % 60_000) > msLeft, 15_000, 100);
+  return waitFor(() => 60_000 - (Date.now() % 60_000) > msLeft, msLeft + 1000, 100);
 }
