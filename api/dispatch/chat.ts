@@ -99,7 +99,7 @@ export async function dispatchChat(ctx: AppContext, req: Request, res: Response,
     signal: d.signal,
     detached: d.detached,
     batch: batchPricing(req, d.resolved.model),
-    reserve: chatLimits(ctx, req, d.resolved.model, d.body, { countsAsRequest: !d.laterTurn, priced: !sealed }),
+    reserve: chatLimits(ctx, req, d.resolved.model, d.body, d.operation, { countsAsRequest: !d.laterTurn, priced: !sealed }),
     data: { operation: d.operation, target, body: d.body, includeUsage: d.includeUsage, route, estimatedTokens, ...(d.anthropicBeta ? { anthropicBeta: d.anthropicBeta } : {}) },
   });
   return withRouteHeaders(res, result);

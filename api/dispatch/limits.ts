@@ -8,6 +8,7 @@ import { pricesOf } from '../../shared/limits/usage-cost';
 import type { KeyControls } from '../../shared/limits/controls';
 import { merged } from '../../shared/merged';
 import { setRateHeaders } from './rate-headers';
+import type { ChatJob } from '../../shared/queues/payloads';
 
 /** Tokens a chat upstream adds around each message; counted generously, the worst case must not fall short. */
 const MESSAGE_OVERHEAD_TOKENS = 4;
@@ -61,7 +62,7 @@ export function limitsFor(
   ctx: AppContext,
   req: Request,
   model: CatalogModel,
-  measure: () => Promise<{ input: number; output: number; /** per image, at its recorded price */ fixedMicros?: number }>,
+  measure: (m: { /** a priced budget (the key's or its project's) holds this request */ budgeted: boolean }) => Promise<{ input: number; output: number; /** per image, at its recorded price */ fixedMicros?: number }>,
   { countsAsRequest = true, priced = true }: HoldOptions = {},
 ): (requestId: string) => Promise<LimitHold> {
   return async (requestId) => {
@@ -69,7 +70,7 @@ export function limitsFor(
     const projectBudget = auth.projectId ? await ctx.directory.projectBudget(auth.projectId) : null;
     const controls = auth.controls && !countsAsRequest ? merged(auth.controls, { rpm: null }) : auth.controls;
     if (!controls || !hasLimits(controls, projectBudget)) return NO_HOLD;
-    const { input, output, fixedMicros = 0 } = await measure();
+    const { input, output, fixedMicros = 0 } = await measure({ budgeted: priced && !!(controls.budget || projectBudget) });
     const prices = priced ? pricesOf(model.prices) : {};
     return reserveLimits(ctx.redis, {
       orgId: auth.orgId,
@@ -113,8 +114,29 @@ export async function countRequestOnly(ctx: AppContext, req: Request): Promise<v
  * A chat-style request's limits: counted input, and the request's output cap or the model's for each
  * completion it asks for; a passthrough request (`priced` false) costs its budgets nothing.
  */
-export function chatLimits(ctx: AppContext, req: Request, model: CatalogModel, body: Record<string, unknown>, options: HoldOptions = {}): (requestId: string) => Promise<LimitHold> {
-  return limitsFor(ctx, req, model, async () => ({ input: await inputTokens(body, model), output: outputCap(body, model) * generations(body) }), options);
+export function chatLimits(ctx: AppContext, req: Request, model: CatalogModel, body: Record<string, unknown>, operation: ChatJob['operation'], options: HoldOptions = {}): (requestId: string) => Promise<LimitHold> {
+  return limitsFor(
+    ctx,
+    req,
+    model,
+    async ({ budgeted }) => {
+      if (budgeted && operation !== 'messages') capUntoldOutput(body, model, operation);
+      return { input: await inputTokens(body, model), output: outputCap(body, model) * generations(body) };
+    },
+    options,
+  );
+}
+
+/**
+ * A budget's hold is the worst case only when the upstream is told the output cap it assumes: a
+ * request that names none, on a model that publishes none, would be held at DEFAULT_OUTPUT_CAP while
+ * the upstream wrote as long as it liked (settling above the hold, past the budget). Such a request
+ * is sent with that cap (`max_completion_tokens`; `max_tokens` on legacy completions, which has no
+ * other), before its job is added. A native messages body always names its `max_tokens`. docs/keys.md.
+ */
+function capUntoldOutput(body: Record<string, unknown>, model: CatalogModel, operation: 'chat' | 'completions'): void {
+  if (model.maxOutputTokens !== null || body.max_tokens != null || body.max_completion_tokens != null) return;
+  body[operation === 'completions' ? 'max_tokens' : 'max_completion_tokens'] = DEFAULT_OUTPUT_CAP;
 }
 
 /** A transcription's worst case: the model's longest accepted duration at its audio second price (the gateway never decodes the upload). */
