@@ -11,13 +11,18 @@ export function presentFile(f: FileRow): Record<string, unknown> {
   return { id: f.id, object: 'file', bytes: f.bytes, created_at: secs(f.created_at), filename: f.filename, purpose: f.purpose, status: 'processed', expires_at: secs(f.expires_at) ?? null, status_details: null };
 }
 
-/** OpenAI's Batch: `request_counts` from the lines (an expired or cancelled line counts as failed, as OpenAI's error file lists it), `usage` the answered lines' token totals. */
+/**
+ * OpenAI's Batch: `model` the one model its lines name (null until they are read, or when they name
+ * several), `request_counts` from the lines (an expired or cancelled line counts as failed, as
+ * OpenAI's error file lists it), `usage` the answered lines' token totals.
+ */
 export function presentBatch(b: BatchRow, c: LineCounts, usage: BatchUsage): Record<string, unknown> {
   const total = b.status === 'validating' || (b.status === 'failed' && !b.total) ? 0 : b.total;
   return {
     id: b.id,
     object: 'batch',
     endpoint: b.endpoint,
+    model: b.model ?? null,
     errors: b.errors ?? null,
     input_file_id: b.input_file_id,
     completion_window: b.completion_window,

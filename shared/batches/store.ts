@@ -37,6 +37,8 @@ export interface BatchRow {
   deleted_at: Date | null;
   /** `output_expires_after.seconds` (OpenAI): its output and error files expire this long after they are written; null: BATCH_FILE_RETENTION_DAYS. */
   output_expires_after_seconds: number | null;
+  /** OpenAI's `Batch.model`: the one model its lines name, set with them (shared/batches/input.ts batchModel); null before, or when they name several. */
+  model: string | null;
 }
 
 export interface LineRow {
@@ -56,7 +58,7 @@ export type LineCounts = Record<LineState, number>;
 
 const ACTIVE: BatchStatus[] = ['validating', 'in_progress', 'finalizing', 'cancelling'];
 
-type NewBatch = Omit<BatchRow, 'in_progress_at' | 'finalizing_at' | 'completed_at' | 'failed_at' | 'expired_at' | 'cancelling_at' | 'cancelled_at' | 'deleted_at' | 'errors' | 'output_file_id' | 'error_file_id' | 'output_expires_after_seconds'> &
+type NewBatch = Omit<BatchRow, 'in_progress_at' | 'finalizing_at' | 'completed_at' | 'failed_at' | 'expired_at' | 'cancelling_at' | 'cancelled_at' | 'deleted_at' | 'errors' | 'output_file_id' | 'error_file_id' | 'output_expires_after_seconds' | 'model'> &
   Partial<Pick<BatchRow, 'output_expires_after_seconds'>>;
 
 export async function insertBatch(b: NewBatch, lines?: { custom_id: string; body: unknown }[]): Promise<void> {
@@ -208,12 +210,12 @@ export async function closePending(batchId: string, state: 'canceled' | 'expired
   );
 }
 
-/** A validated OpenAI batch: its lines, its total, `in_progress`, in one transaction (only from `validating`). */
-export async function startLines(batchId: string, lines: { custom_id: string; body: unknown }[]): Promise<void> {
+/** A validated OpenAI batch: its lines, its total and model, `in_progress`, in one transaction (only from `validating`). */
+export async function startLines(batchId: string, lines: { custom_id: string; body: unknown }[], model: string | null): Promise<void> {
   await db().transaction(async (t) => {
-    const [rows] = await db().query(`UPDATE batches SET status = 'in_progress', in_progress_at = now(), total = :total WHERE id = :batchId AND status = 'validating' RETURNING id`, {
+    const [rows] = await db().query(`UPDATE batches SET status = 'in_progress', in_progress_at = now(), total = :total, model = :model WHERE id = :batchId AND status = 'validating' RETURNING id`, {
       transaction: t,
-      replacements: { batchId, total: lines.length },
+      replacements: { batchId, total: lines.length, model },
     });
     if ((rows as unknown[]).length === 1) await insertLines(t, batchId, lines);
   });

@@ -11,7 +11,7 @@ import { laneLimit } from '../../shared/lanes/policy';
 import * as store from '../../shared/batches/store';
 import type { BatchRow, LineRow } from '../../shared/batches/store';
 import { findFile, fileBytes, saveFile } from '../../shared/batches/files';
-import { parseInput } from '../../shared/batches/input';
+import { batchModel, parseInput } from '../../shared/batches/input';
 import { lineRequestId, openaiResultLine } from '../../shared/batches/results';
 import { outputFileId } from '../../shared/batches/ids';
 import { errors } from '../../shared/errors/codes';
@@ -120,7 +120,7 @@ export class BatchRunner {
     }
   }
 
-  /** OpenAI batches: reads the input file into lines, or fails the batch with one error per bad line. */
+  /** OpenAI batches: reads the input file into lines (and the model they name), or fails the batch with one error per bad line (the first MAX_LISTED_ERRORS). */
   private async validate(b: BatchRow): Promise<void> {
     const file = b.input_file_id ? await findFile(b.org_id, b.input_file_id) : null;
     const bytes = file ? await fileBytes(file) : undefined;
@@ -133,7 +133,7 @@ export class BatchRunner {
       await store.transition(b.id, ['validating'], 'failed', { errors: JSON.stringify({ object: 'list', data: errors }) });
       return;
     }
-    await store.startLines(b.id, lines);
+    await store.startLines(b.id, lines, batchModel(lines));
   }
 
   /**

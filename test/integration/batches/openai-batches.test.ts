@@ -27,8 +27,10 @@ describe('OpenAI Batch API with the official client: files, batches, results, bi
     const created = await s.openai.batches.create({ input_file_id: fileId, endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { job: 'nightly' } });
     expect(created.status).to.equal('validating');
     expect(created.metadata).to.deep.equal({ job: 'nightly' });
+    expect(created.model).to.equal(null); // not known before the lines are read
     const done = await batchEnds(s.openai, created.id);
     expect(done.status).to.equal('completed');
+    expect(done.model).to.equal('sim-chat');
     expect(done.request_counts).to.deep.equal({ total: 200, completed: 200, failed: 0 });
     expect(done.error_file_id).to.equal(null);
     for (const k of ['in_progress_at', 'finalizing_at', 'completed_at'] as const) expect(done[k]).to.be.a('number');
@@ -100,6 +102,7 @@ describe('OpenAI Batch API with the official client: files, batches, results, bi
     expect(input).to.be.greaterThan(0);
     const listed = (await s.openai.batches.list({ limit: 100 })).data.find((x) => x.id === b.id)!;
     expect(listed.usage).to.deep.equal({ input_tokens: input, input_tokens_details: { cached_tokens: 0 }, output_tokens: 0, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: input });
+    expect(listed.model).to.equal('sim-embed');
   });
 
   /** A body without its ids and timestamps (a Response's completed_at too), at any depth (responses' output items carry ids too). */
@@ -140,6 +143,7 @@ describe('OpenAI Batch API with the official client: files, batches, results, bi
     const done = await batchEnds(s.openai, b.id);
     expect(done.status).to.equal('completed');
     expect(done.request_counts).to.deep.equal({ total: 3, completed: 1, failed: 2 });
+    expect(done.model).to.equal(null); // its lines name two models (OpenAI's batch guide takes one per file)
     const errs = parseJsonl<{ custom_id: string; response: { status_code: number; body: { error: { code: string } } } }>(await (await s.openai.files.content(done.error_file_id!)).text());
     expect(errs.map((e) => [e.custom_id, e.response.status_code, e.response.body.error.code])).to.deep.equal([
       ['no-model', 404, 'model_not_found'],
