@@ -41,9 +41,15 @@ function paramOf(path: Array<string | number> | undefined): string | undefined {
   return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i ? '.' : ''}${p === STAND_IN ? PROTO : p}`)).join('');
 }
 
+/**
+ * The first problem as a 400: the given code, unless the rule that failed names its own in its
+ * error's context (`helpers.error(type, { errorCode })`: OpenAI's `array_above_max_length`, say).
+ */
 function refusal(error: Joi.ValidationError, code: string): ApiError {
-  const message = error.details[0]?.message.replace(/"/g, "'").split(STAND_IN).join(PROTO) ?? 'Invalid request.';
-  return new ApiError(400, code, message, { param: paramOf(error.details[0]?.path) });
+  const detail = error.details[0];
+  const message = detail?.message.replace(/"/g, "'").split(STAND_IN).join(PROTO) ?? 'Invalid request.';
+  const own = detail?.context?.errorCode;
+  return new ApiError(400, typeof own === 'string' ? own : code, message, { param: paramOf(detail?.path) });
 }
 
 /**

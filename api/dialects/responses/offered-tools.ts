@@ -87,6 +87,9 @@ function loadedTools(input: unknown): Tool[] {
     .flatMap((i) => (Array.isArray(i.tools) ? (i.tools as Tool[]) : []));
 }
 
+/** Whether the request declares a tool: in `tools`, or loaded by an input item. */
+export const declaresTools = (req: { tools?: Tool[]; input?: unknown }): boolean => !!req.tools?.length || loadedTools(req.input).length > 0;
+
 /** Every tool the upstream is offered for this request; two declared tools of one upstream name: 400. */
 export function offeredTools(req: { tools?: Tool[]; input?: unknown }): OfferedTool[] {
   const out = entries(req.tools ?? []);

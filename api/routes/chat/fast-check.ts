@@ -9,7 +9,7 @@
  */
 import { isRecord } from '../../../shared/is-record';
 import { hasProtoKey } from '../../validate';
-import { SAFETY_IDENTIFIER_MAX } from './schema';
+import { SAFETY_IDENTIFIER_MAX, STOP_MAX } from './schema';
 import { OPENAI_NAME } from '../openai-name';
 
 type Obj = Record<string, unknown>;
@@ -62,7 +62,7 @@ function plainResponseFormat(f: unknown): boolean {
   return isRecord(j) && typeof j.name === 'string' && OPENAI_NAME.test(j.name) && (j.schema === undefined || isRecord(j.schema)) && boolOrNull(j.strict);
 }
 
-const plainStop = (v: unknown) => v === undefined || v === null || typeof v === 'string' || (Array.isArray(v) && v.every((x) => typeof x === 'string'));
+const plainStop = (v: unknown) => v === undefined || v === null || typeof v === 'string' || (Array.isArray(v) && v.length <= STOP_MAX && v.every((x) => typeof x === 'string'));
 
 const stringOrAbsent = (v: unknown) => v === undefined || typeof v === 'string';
 
@@ -110,6 +110,8 @@ export function plainChatBody(body: unknown): Obj | undefined {
   if (safety !== undefined && safety !== null && !(typeof safety === 'string' && safety.length <= SAFETY_IDENTIFIER_MAX)) return undefined;
   if (tools !== undefined && !(Array.isArray(tools) && tools.every(plainTool))) return undefined;
   if (!plainToolChoice(body.tool_choice) || !plainResponseFormat(body.response_format) || !plainStop(body.stop)) return undefined;
+  // a tool_choice needs tools to choose from (schema.ts, TOOL_CHOICE_WITHOUT_TOOLS)
+  if (body.tool_choice !== undefined && body.tool_choice !== null && !(Array.isArray(tools) && tools.length > 0)) return undefined;
   if (!boolOrNull(body.parallel_tool_calls)) return undefined;
   if (body.user !== undefined && body.user !== null && typeof body.user !== 'string') return undefined;
   if (hasProtoKey(body)) return undefined;

@@ -44,6 +44,30 @@ const toolChoice = Joi.alternatives(
   }).unknown(true),
 ).allow(null);
 
+/**
+ * OpenAI refuses a `tool_choice` without `tools` to choose from, `none` included (400
+ * invalid_request_error naming `tool_choice`, in these words; a request checked against OpenAI's API,
+ * docs/api.md); absent, empty or null `tools` are all none to choose from. Checked once the choice
+ * itself is of its type, so a malformed one keeps its own message.
+ */
+const TOOL_CHOICE_WITHOUT_TOOLS = "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.";
+const withoutTools = Joi.any()
+  .custom((_v, helpers) => helpers.error('toolChoice.withoutTools'))
+  .messages({ 'toolChoice.withoutTools': TOOL_CHOICE_WITHOUT_TOOLS });
+
+/**
+ * `stop` of chat and legacy completions (OpenAI's StopConfiguration): a string, or up to 4 of them.
+ * More is refused as OpenAI refuses it: 400 `array_above_max_length` naming `stop`, in its words.
+ */
+export const STOP_MAX = 4;
+const stop = Joi.alternatives(
+  Joi.string().allow(''),
+  Joi.array()
+    .items(Joi.string().allow(''))
+    .custom((v: string[], helpers) => (v.length > STOP_MAX ? helpers.error('stop.aboveMax', { errorCode: 'array_above_max_length', length: v.length }) : v))
+    .messages({ 'stop.aboveMax': `Invalid 'stop': array too long. Expected an array with maximum length ${STOP_MAX}, but got an array with length {{#length}} instead.` }),
+).allow(null);
+
 /** `response_format`: an object of a type; a json_schema format needs its `json_schema` with a name as OpenAI's ResponseFormatJsonSchema has it. */
 const responseFormat = Joi.object({
   type: Joi.string().required(),
@@ -95,9 +119,9 @@ export const chatSchema = Joi.object({
   presence_penalty: Joi.number().min(-2).max(2).allow(null),
   seed: Joi.number().integer().unsafe().allow(null),
   tools: Joi.array().items(tool),
-  tool_choice: toolChoice,
+  tool_choice: toolChoice.when('tools', { not: Joi.array().min(1).required(), then: withoutTools }),
   response_format: responseFormat,
-  stop: Joi.alternatives(Joi.string().allow(''), Joi.array().items(Joi.string().allow(''))).allow(null),
+  stop,
   parallel_tool_calls: Joi.boolean().allow(null),
   user: Joi.string().allow('', null),
   // `store: true` keeps the completion for the stored completions endpoints (stored.ts)
@@ -129,4 +153,5 @@ export const completionsSchema = Joi.object({
   logprobs: Joi.number().integer().min(0).max(5).allow(null),
   echo: Joi.boolean().allow(null),
   suffix: Joi.string().allow('', null),
+  stop,
 }).unknown(true);

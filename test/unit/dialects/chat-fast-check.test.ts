@@ -60,6 +60,15 @@ function corpus(): unknown[] {
     { stop: 'END' }, { stop: ['a', ''] }, { stop: 5 }, { stop: [1] }, { stop: null }, { parallel_tool_calls: true }, { parallel_tool_calls: 'yes' }, { parallel_tool_calls: null }, { user: 'u' }, { user: 5 }, { user: null },
   ];
   for (const extra of others) out.push({ ...base(), ...extra });
+  // a tool_choice needs tools to choose from (none of the above has tools); stop takes up to 4 strings
+  const f = { type: 'function', function: { name: 'f' } };
+  const withTools: Obj[] = [
+    { tools: [f], tool_choice: 'auto' }, { tools: [f], tool_choice: 'none' }, { tools: [f], tool_choice: 'required' }, { tools: [f], tool_choice: { type: 'function', function: { name: 'f' } } },
+    { tools: [f], tool_choice: null }, { tools: [], tool_choice: 'auto' }, { tools: [], tool_choice: 'none' }, { tools: [], tool_choice: null }, { tools: null, tool_choice: 'auto' },
+    { tools: [{ type: 'web_search' }], tool_choice: 'required' }, { tools: [f], tool_choice: 'sometimes' }, { tools: [], tool_choice: { type: 'function' } },
+    { stop: [] }, { stop: ['a', 'b', 'c', 'd'] }, { stop: ['a', 'b', 'c', 'd', 'e'] }, { stop: ['', '', '', '', '', ''] }, { stop: [1, 2, 3, 4, 5] }, { stop: ['a', 'b', 'c', 'd', 5] },
+  ];
+  for (const extra of withTools) out.push({ ...base(), ...extra });
   // own __proto__ keys, at the top, in a message, deep in a tool
   for (const text of ['{"model":"m","messages":[{"role":"user","content":"x"}],"__proto__":{"a":1}}', '{"model":"m","messages":[{"role":"user","content":"x","__proto__":{"role":5}}]}', '{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"parameters":{"__proto__":{}}}}]}']) out.push(JSON.parse(text));
   return out;
@@ -94,6 +103,17 @@ describe('chat bodies checked without Joi (api/routes/chat/fast-check.ts)', () =
     }
     const params = (o: Obj) => ((o.tools as Obj[])[0].function as Obj).parameters;
     expect(params(fast), 'as Joi: not copied below a function').to.equal(params(body));
+  });
+
+  it('takes the fast way for a tool_choice with its tools and for 4 stop sequences, and leaves a choice without tools and a fifth sequence to Joi', () => {
+    const tools = [{ type: 'function', function: { name: 'f' } }];
+    for (const extra of [{ tools, tool_choice: 'none' }, { tools, tool_choice: { type: 'function', function: { name: 'f' } } }, { stop: ['a', 'b', 'c', 'd'] }, { tools: [], tool_choice: null }]) {
+      expect(plainChatBody({ ...base(), ...extra }), JSON.stringify(extra)).to.deep.equal((joi({ ...base(), ...extra }) as { value: unknown }).value);
+    }
+    for (const extra of [{ tool_choice: 'none' }, { tools: [], tool_choice: 'auto' }, { stop: ['a', 'b', 'c', 'd', 'e'] }]) {
+      expect(plainChatBody({ ...base(), ...extra }), JSON.stringify(extra)).to.equal(undefined);
+      expect(joi({ ...base(), ...extra }).ok, JSON.stringify(extra)).to.equal(false);
+    }
   });
 
   it('leaves every refusal to Joi (its message and param)', () => {

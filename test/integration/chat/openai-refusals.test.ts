@@ -1,0 +1,152 @@
+import { expect } from 'chai';
+import OpenAI from 'openai';
+import { env } from '../../helpers/harness';
+import { openaiOrg } from '../../helpers/openai-org';
+import { call, keyHeader, type Reply } from '../../helpers/http';
+import { expectOpenAI } from '../../helpers/conformance';
+import { outcome } from '../../helpers/responses-background';
+import { usageSettled } from '../../helpers/usage';
+import { StoredResponse, UsageEvent } from '../../../shared/db/models';
+
+const msgs = [{ role: 'user' as const, content: 'hello' }];
+const fn = { type: 'function' as const, function: { name: 'lookup', parameters: { type: 'object', properties: {} } } };
+const WITHOUT_TOOLS = "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.";
+const stopTooLong = (n: number) => `Invalid 'stop': array too long. Expected an array with maximum length 4, but got an array with length ${n} instead.`;
+
+/**
+ * What OpenAI's API refuses and the gateway used to send on (or drop): a chat `tool_choice` without
+ * `tools` (`none` too), more than 4 `stop` sequences on chat and legacy completions, and a Responses
+ * `tool_choice` of `required` or a named tool without tools. Each is OpenAI's 400 with its type, code
+ * (the gateway's `invalid_request` where OpenAI's is null), param and words, before any upstream,
+ * nothing billed or stored; the bodies next to them still answer.
+ */
+describe('OpenAI refusals: tool_choice without tools, more than 4 stop sequences', function () {
+  this.timeout(30_000);
+  const s = openaiOrg();
+
+  async function expectRefusal(r: Reply, code: string, param: string, message: string, what: string): Promise<void> {
+    expect(r.status, `${what} ${r.text}`).to.equal(400);
+    expect(r.body.error, what).to.deep.equal({ code, message, type: 'invalid_request_error', param });
+    expectOpenAI('ErrorResponse', r.body);
+  }
+
+  /** The org's usage events and stored responses, once what earlier tests billed has settled. */
+  async function kept(): Promise<[number, number]> {
+    await usageSettled();
+    return [await UsageEvent.count({ where: { orgId: s.o.org.id } }), await StoredResponse.count({ where: { orgId: s.o.org.id } })];
+  }
+
+  async function expectNothingSentOrBilled(before: [number, number]): Promise<void> {
+    expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
+    expect(await kept(), 'nothing billed or stored').to.deep.equal(before);
+  }
+
+  const post = (path: string, json: Record<string, unknown>) => call('POST', path, { headers: keyHeader(s.o.key), json });
+
+  it("chat: a tool_choice without tools (none, auto, required, a function; tools absent or empty) is OpenAI's 400 naming tool_choice, JSON and streamed, on every upstream kind; nothing sent or billed", async () => {
+    const before = await kept();
+    const bodies: Array<Record<string, unknown>> = [
+      { tool_choice: 'none' },
+      { tool_choice: 'auto' },
+      { tool_choice: 'required' },
+      { tool_choice: { type: 'function', function: { name: 'lookup' } } },
+      { tools: [], tool_choice: 'auto' },
+      { tools: [], tool_choice: 'none' },
+    ];
+    for (const model of ['sim-chat', 'sim-claude']) {
+      for (const extra of bodies) {
+        for (const stream of [false, true]) {
+          const what = `${model} ${JSON.stringify(extra)} stream ${stream}`;
+          await expectRefusal(await post('/v1/chat/completions', { model, messages: msgs, stream, ...extra }), 'invalid_request', 'tool_choice', WITHOUT_TOOLS, what);
+        }
+      }
+    }
+    // the official SDK raises its BadRequestError with OpenAI's fields
+    const err = await outcome(s.c.chat.completions.create({ model: 'sim-chat', messages: msgs, tool_choice: 'none' }));
+    expect(err).to.be.instanceOf(OpenAI.BadRequestError);
+    expect(err as InstanceType<typeof OpenAI.BadRequestError>).to.deep.include({ status: 400, type: 'invalid_request_error', code: 'invalid_request', param: 'tool_choice' });
+    await expectNothingSentOrBilled(before);
+  });
+
+  it('chat: a tool_choice with its tools, and a null tool_choice without tools, still answer (the choice forwarded as sent)', async () => {
+    const none = await s.c.chat.completions.create({ model: 'sim-chat', messages: msgs, tools: [fn], tool_choice: 'none' });
+    expect(none.choices[0].message.content).to.be.a('string');
+    expect((env().sim.log.entries.at(-1)!.body as { tool_choice?: unknown }).tool_choice).to.equal('none');
+    const named = await s.c.chat.completions.create({ model: 'sim-claude', messages: msgs, tools: [fn], tool_choice: { type: 'function', function: { name: 'lookup' } } });
+    expect(named.choices[0].finish_reason).to.be.a('string');
+    const nil = await post('/v1/chat/completions', { model: 'sim-chat', messages: msgs, tool_choice: null });
+    expect(nil.status, nil.text).to.equal(200);
+  });
+
+  it("chat and legacy completions: 5 stop sequences are OpenAI's 400 array_above_max_length naming stop, JSON and streamed, on every upstream kind; nothing sent or billed", async () => {
+    const before = await kept();
+    const five = ['a', 'b', 'c', 'd', 'e'];
+    for (const model of ['sim-chat', 'sim-claude']) {
+      for (const stream of [false, true]) {
+        const what = `${model} stream ${stream}`;
+        await expectRefusal(await post('/v1/chat/completions', { model, messages: msgs, stream, stop: five }), 'array_above_max_length', 'stop', stopTooLong(5), `chat ${what}`);
+        await expectRefusal(await post('/v1/completions', { model, prompt: 'x', stream, stop: [...five, 'f'] }), 'array_above_max_length', 'stop', stopTooLong(6), `completions ${what}`);
+      }
+    }
+    // legacy completions now check stop's type as chat does (it was sent on unchecked)
+    const mistyped = await post('/v1/completions', { model: 'sim-chat', prompt: 'x', stop: 5 });
+    expect(mistyped.status, mistyped.text).to.equal(400);
+    expect(mistyped.body.error).to.include({ code: 'invalid_request', param: 'stop', type: 'invalid_request_error' });
+    const err = await outcome(s.c.completions.create({ model: 'sim-chat', prompt: 'x', stop: five }));
+    expect(err).to.be.instanceOf(OpenAI.BadRequestError);
+    expect(err as InstanceType<typeof OpenAI.BadRequestError>).to.deep.include({ status: 400, code: 'array_above_max_length', param: 'stop' });
+    await expectNothingSentOrBilled(before);
+  });
+
+  it('chat and legacy completions: 4 stop sequences (and one string) still answer, sent upstream as they came', async () => {
+    const four = ['a', 'b', 'c', 'd'];
+    await s.c.chat.completions.create({ model: 'sim-chat', messages: msgs, stop: four });
+    expect((env().sim.log.entries.at(-1)!.body as { stop?: unknown }).stop).to.deep.equal(four);
+    await s.c.completions.create({ model: 'sim-chat', prompt: 'x', stop: four });
+    expect((env().sim.log.entries.at(-1)!.body as { stop?: unknown }).stop).to.deep.equal(four);
+    await s.c.completions.create({ model: 'sim-chat', prompt: 'x', stop: 'END' });
+    expect((env().sim.log.entries.at(-1)!.body as { stop?: unknown }).stop).to.equal('END');
+  });
+
+  it("responses: tool_choice required, or naming a tool, without tools is OpenAI's 400 naming tool_choice (JSON, streamed, background, input_tokens); nothing sent, stored or billed", async () => {
+    const before = await kept();
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ tool_choice: 'required' }, "Tool choice 'required' must be specified with 'tools' parameter."],
+      [{ tools: [], tool_choice: 'required' }, "Tool choice 'required' must be specified with 'tools' parameter."],
+      [{ tool_choice: { type: 'function', name: 'lookup' } }, "Tool choice 'function' not found in 'tools' parameter."],
+      [{ tool_choice: { type: 'apply_patch' } }, "Tool choice 'apply_patch' not found in 'tools' parameter."],
+      [{ tool_choice: { type: 'image_generation' } }, "Tool choice 'image_generation' not found in 'tools' parameter."],
+    ];
+    for (const [extra, message] of cases) {
+      for (const mode of [{}, { stream: true }, { background: true }]) {
+        const what = `${JSON.stringify(extra)} ${JSON.stringify(mode)}`;
+        await expectRefusal(await post('/v1/responses', { model: 'sim-chat', input: 'hello', ...extra, ...mode }), 'invalid_request', 'tool_choice', message, what);
+      }
+      await expectRefusal(await post('/v1/responses/input_tokens', { model: 'sim-chat', input: 'hello', ...extra }), 'invalid_request', 'tool_choice', message, `input_tokens ${JSON.stringify(extra)}`);
+    }
+    // {type: 'local_shell'}, not one of OpenAI's tool choices, keeps that refusal (test/integration/dialects/tool-choice)
+    const shell = await post('/v1/responses', { model: 'sim-chat', input: 'hello', tool_choice: { type: 'local_shell' } });
+    expect([shell.status, shell.body.error.param]).to.deep.equal([400, 'tool_choice']);
+    expect(shell.body.error.message).to.include('allowed_tools');
+    const err = await outcome(s.c.responses.create({ model: 'sim-chat', input: 'hello', tool_choice: 'required' }));
+    expect(err).to.be.instanceOf(OpenAI.BadRequestError);
+    expect(err as InstanceType<typeof OpenAI.BadRequestError>).to.deep.include({ status: 400, code: 'invalid_request', param: 'tool_choice' });
+    await expectNothingSentOrBilled(before);
+  });
+
+  it('responses: auto and none without tools answer in text (as OpenAI answers them), and required with tools still answers', async () => {
+    for (const tool_choice of ['auto', 'none'] as const) {
+      const r = await s.c.responses.create({ model: 'sim-chat', input: 'hello', tool_choice, store: false });
+      expect(r.status, tool_choice).to.equal('completed');
+      expect(r.output_text, tool_choice).to.be.a('string');
+    }
+    const tools = [{ type: 'function' as const, name: 'lookup', parameters: { type: 'object', properties: {} }, strict: false }];
+    const r = await s.c.responses.create({ model: 'sim-chat', input: 'hello', tools, tool_choice: 'required', store: false });
+    expect(r.status).to.equal('completed');
+    expect((env().sim.log.entries.at(-1)!.body as { tool_choice?: unknown }).tool_choice).to.equal('required');
+    // a tool loaded by an input item (Codex's additional_tools) is a tool declared
+    const loaded = await post('/v1/responses', { model: 'sim-chat', input: [{ type: 'additional_tools', tools }, { role: 'user', content: 'hello' }], tool_choice: 'required', store: false });
+    expect(loaded.status, loaded.text).to.equal(200);
+    expect((env().sim.log.entries.at(-1)!.body as { tool_choice?: unknown }).tool_choice).to.equal('required');
+  });
+});
