@@ -110,8 +110,8 @@ export function plainChatBody(body: unknown): Obj | undefined {
   if (safety !== undefined && safety !== null && !(typeof safety === 'string' && safety.length <= SAFETY_IDENTIFIER_MAX)) return undefined;
   if (tools !== undefined && !(Array.isArray(tools) && tools.every(plainTool))) return undefined;
   if (!plainToolChoice(body.tool_choice) || !plainResponseFormat(body.response_format) || !plainStop(body.stop)) return undefined;
-  // a tool_choice needs tools to choose from (schema.ts, TOOL_CHOICE_WITHOUT_TOOLS)
-  if (body.tool_choice !== undefined && body.tool_choice !== null && !(Array.isArray(tools) && tools.length > 0)) return undefined;
+  // a tool_choice and parallel_tool_calls need tools (schema.ts, TOOL_CHOICE_WITHOUT_TOOLS, PARALLEL_WITHOUT_TOOLS)
+  if (!(Array.isArray(tools) && tools.length > 0) && ((body.tool_choice !== undefined && body.tool_choice !== null) || (body.parallel_tool_calls !== undefined && body.parallel_tool_calls !== null))) return undefined;
   if (!boolOrNull(body.parallel_tool_calls)) return undefined;
   if (body.user !== undefined && body.user !== null && typeof body.user !== 'string') return undefined;
   if (hasProtoKey(body)) return undefined;

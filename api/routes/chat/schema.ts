@@ -55,6 +55,12 @@ const withoutTools = Joi.any()
   .custom((_v, helpers) => helpers.error('toolChoice.withoutTools'))
   .messages({ 'toolChoice.withoutTools': TOOL_CHOICE_WITHOUT_TOOLS });
 
+/** The same rule for `parallel_tool_calls` (true or false; null is absent), in OpenAI's words (Upsonic issue 323 quotes its body). */
+const PARALLEL_WITHOUT_TOOLS = "Invalid value for 'parallel_tool_calls': 'parallel_tool_calls' is only allowed when 'tools' are specified.";
+const parallelWithoutTools = Joi.any()
+  .custom((v, helpers) => (v === null ? v : helpers.error('parallelToolCalls.withoutTools')))
+  .messages({ 'parallelToolCalls.withoutTools': PARALLEL_WITHOUT_TOOLS });
+
 /**
  * `stop` of chat and legacy completions (OpenAI's StopConfiguration): a string, or up to 4 of them.
  * More is refused as OpenAI refuses it: 400 `array_above_max_length` naming `stop`, in its words.
@@ -122,7 +128,7 @@ export const chatSchema = Joi.object({
   tool_choice: toolChoice.when('tools', { not: Joi.array().min(1).required(), then: withoutTools }),
   response_format: responseFormat,
   stop,
-  parallel_tool_calls: Joi.boolean().allow(null),
+  parallel_tool_calls: Joi.boolean().allow(null).when('tools', { not: Joi.array().min(1).required(), then: parallelWithoutTools }),
   user: Joi.string().allow('', null),
   // `store: true` keeps the completion for the stored completions endpoints (stored.ts)
   store: Joi.boolean().allow(null),

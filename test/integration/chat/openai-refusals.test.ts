@@ -11,6 +11,7 @@ import { StoredResponse, UsageEvent } from '../../../shared/db/models';
 const msgs = [{ role: 'user' as const, content: 'hello' }];
 const fn = { type: 'function' as const, function: { name: 'lookup', parameters: { type: 'object', properties: {} } } };
 const WITHOUT_TOOLS = "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.";
+const PARALLEL_WITHOUT_TOOLS = "Invalid value for 'parallel_tool_calls': 'parallel_tool_calls' is only allowed when 'tools' are specified.";
 const stopTooLong = (n: number) => `Invalid 'stop': array too long. Expected an array with maximum length 4, but got an array with length ${n} instead.`;
 
 /**
@@ -66,6 +67,22 @@ describe('OpenAI refusals: tool_choice without tools, more than 4 stop sequences
     expect(err).to.be.instanceOf(OpenAI.BadRequestError);
     expect(err as InstanceType<typeof OpenAI.BadRequestError>).to.deep.include({ status: 400, type: 'invalid_request_error', code: 'invalid_request', param: 'tool_choice' });
     await expectNothingSentOrBilled(before);
+  });
+
+  it("chat: parallel_tool_calls (true or false) without tools is OpenAI's 400 naming parallel_tool_calls; with tools, or null without, it answers", async () => {
+    const before = await kept();
+    for (const model of ['sim-chat', 'sim-claude']) {
+      for (const extra of [{ parallel_tool_calls: false }, { parallel_tool_calls: true, tools: [] }]) {
+        const what = `${model} ${JSON.stringify(extra)}`;
+        await expectRefusal(await post('/v1/chat/completions', { model, messages: msgs, ...extra }), 'invalid_request', 'parallel_tool_calls', PARALLEL_WITHOUT_TOOLS, what);
+      }
+    }
+    await expectNothingSentOrBilled(before);
+    const withTools = await s.c.chat.completions.create({ model: 'sim-chat', messages: msgs, tools: [fn], parallel_tool_calls: false });
+    expect(withTools.choices[0].finish_reason).to.be.a('string');
+    expect((env().sim.log.entries.at(-1)!.body as { parallel_tool_calls?: unknown }).parallel_tool_calls).to.equal(false);
+    const nil = await post('/v1/chat/completions', { model: 'sim-chat', messages: msgs, parallel_tool_calls: null });
+    expect(nil.status, nil.text).to.equal(200);
   });
 
   it('chat: a tool_choice with its tools, and a null tool_choice without tools, still answer (the choice forwarded as sent)', async () => {

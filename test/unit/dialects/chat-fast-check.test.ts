@@ -65,6 +65,7 @@ function corpus(): unknown[] {
   const withTools: Obj[] = [
     { tools: [f], tool_choice: 'auto' }, { tools: [f], tool_choice: 'none' }, { tools: [f], tool_choice: 'required' }, { tools: [f], tool_choice: { type: 'function', function: { name: 'f' } } },
     { tools: [f], tool_choice: null }, { tools: [], tool_choice: 'auto' }, { tools: [], tool_choice: 'none' }, { tools: [], tool_choice: null }, { tools: null, tool_choice: 'auto' },
+    { tools: [f], parallel_tool_calls: false }, { tools: [], parallel_tool_calls: true }, { tools: [], parallel_tool_calls: null }, { tools: [f], parallel_tool_calls: 'no' },
     { tools: [{ type: 'web_search' }], tool_choice: 'required' }, { tools: [f], tool_choice: 'sometimes' }, { tools: [], tool_choice: { type: 'function' } },
     { stop: [] }, { stop: ['a', 'b', 'c', 'd'] }, { stop: ['a', 'b', 'c', 'd', 'e'] }, { stop: ['', '', '', '', '', ''] }, { stop: [1, 2, 3, 4, 5] }, { stop: ['a', 'b', 'c', 'd', 5] },
   ];
