@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'http';
 import type { ApiError } from '../../shared/errors/ApiError';
 import { anthropicErrorType } from '../dialects/messages/errors';
 import { merged } from '../../shared/merged';
@@ -25,6 +26,19 @@ const RESPONSES_PARAM = new Map([
 
 /** The messages dialect's paths: Anthropic clients read `error.type`. */
 const MESSAGES_PATH = new RegExp(`${PREFIX}/v1/messages(?:/|$)`, 'i');
+/** The model list and model get, which answer Anthropic's Models API to a client that sends `anthropic-version` (api/routes/models/router.ts). */
+const MODELS_PATH = new RegExp(`${PREFIX}/v1/models(?:/|$)`, 'i');
+
+/** Whether the client asked in the messages dialect's terms: it sent `anthropic-version`, as the Anthropic SDK does on every request. */
+export const sentAnthropicVersion = (headers: IncomingHttpHeaders): boolean => !!headers['anthropic-version'];
+
+/**
+ * Whether an answer on `path` is in the messages dialect: its own paths, and the model routes asked
+ * with `anthropic-version` (their answers are then Anthropic's Models API, so their errors are too).
+ */
+function messagesDialect(path: string, headers: IncomingHttpHeaders): boolean {
+  return MESSAGES_PATH.test(path) || (MODELS_PATH.test(path) && sentAnthropicVersion(headers));
+}
 /** The management API: its envelope names the field at fault (`param`) when there is one (docs/admin.md). */
 const MANAGEMENT_PATH = /^\/admin\/v1(?:\/|$)/i;
 
@@ -48,11 +62,12 @@ export function openaiErrorType(status: number): string {
  * The body of an error answer: the spec's envelope `{ error: { code, message } }` everywhere, plus
  * the fields the dialect's official clients read where the path is a dialect's (docs/dialects.md,
  * "Conformance"): OpenAI's `type` and `param`, Anthropic's `type`; the management API's adds `param`
- * (the field at fault) when it is known.
+ * (the field at fault) when it is known. `headers`: the request's (an `anthropic-version` makes the
+ * model routes Anthropic's).
  */
-export function errorBody(path: string, err: ApiError): { error: Record<string, unknown> } {
+export function errorBody(path: string, err: ApiError, headers: IncomingHttpHeaders = {}): { error: Record<string, unknown> } {
   const error = err.toJSON();
-  if (MESSAGES_PATH.test(path)) return { error: merged(error, { type: anthropicErrorType(err.status) }) };
+  if (messagesDialect(path, headers)) return { error: merged(error, { type: anthropicErrorType(err.status) }) };
   if (OPENAI_PATH.test(path)) return { error: openaiError(err, RESPONSES_PATH.test(path)) };
   if (err.param && MANAGEMENT_PATH.test(path)) return { error: merged(error, { param: err.param }) };
   return { error };

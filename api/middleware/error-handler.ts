@@ -51,7 +51,7 @@ export function writeError(res: Response, err: ApiError): void {
     res.status(err.status).type('html').send(errorPage(area, err.status, e.code, e.message));
     return;
   }
-  res.status(err.status).json(errorBody(res.req?.originalUrl.split('?')[0] ?? '', err));
+  res.status(err.status).json(errorBody(res.req?.originalUrl.split('?')[0] ?? '', err, res.req?.headers));
 }
 
 /** The one error handler: typed errors as they are, framework errors mapped, the rest a 500 with an id. */

@@ -8,6 +8,8 @@ import { poolModel, rndId } from '../../helpers/pool-models';
 import { upsertModel } from '../../../shared/catalog/catalog-ops';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { Model } from '../../../shared/db/models';
+import { kill, spawnWeb, tcpProxy } from '../../helpers/processes';
+import { config } from '../../../shared/config/env';
 
 /**
  * The messages-dialect model list (`GET /v1/models` with `anthropic-version`) as Anthropic's SDK
@@ -80,7 +82,9 @@ describe("conformance: the messages-dialect model list against Anthropic's Model
     expect((await call('GET', '/v1/models?limit=1000&lifecycle=active', { headers: h })).body.data.map((m: { id: string }) => m.id), 'the plain form').to.deep.equal(ids);
     for (const q of ['lifecycle[]=bogus', 'lifecycle=Active', 'lifecycle[]=active&lifecycle[]=deprecated&lifecycle[]=retired&lifecycle[]=active']) {
       const r = await call('GET', `/v1/models?${q}`, { headers: h });
-      expect([r.status, r.body.error?.param], q).to.deep.equal([400, 'lifecycle']);
+      // Anthropic's error object (type, message): the message names the field, as the messages dialect's do
+      expect([r.status, r.body.error?.type], q).to.deep.equal([400, 'invalid_request_error']);
+      expect(r.body.error.message, q).to.include('`lifecycle`');
     }
   });
 
@@ -93,7 +97,8 @@ describe("conformance: the messages-dialect model list against Anthropic's Model
     // given twice: was taken as not given (limit=1&limit=2 answered 20 models, after_id twice the first page)
     for (const [q, param] of [['limit=1&limit=2', 'limit'], [`after_id=${all[0].id}&after_id=${all[1].id}`, 'after_id'], [`before_id=${all[1].id}&before_id=${all[2].id}`, 'before_id']]) {
       const r = await call('GET', `/v1/models?${q}`, { headers: h });
-      expect([r.status, r.body.error?.param], q).to.deep.equal([400, param]);
+      expect([r.status, r.body.error?.type], q).to.deep.equal([400, 'invalid_request_error']);
+      expect(r.body.error.message, q).to.include(`\`${param}\``);
     }
   });
 
@@ -130,5 +135,41 @@ describe("conformance: the messages-dialect model list against Anthropic's Model
     expect(translated.code_execution.supported).to.equal(false);
     const listed = (await call('GET', '/v1/models?limit=1000', { headers: h })).body.data.find((m: { id: string }) => m.id === withOpenAi);
     expect(listed.capabilities.thinking.supported).to.equal(false);
+  });
+
+  it("answers its errors with Anthropic's error types (an outage's 503 is overloaded_error, not OpenAI's server_error), through the SDK; without anthropic-version the OpenAI-shaped list keeps OpenAI's", async function () {
+    this.timeout(60_000);
+    // a web pod reaching Postgres through a proxy the test cuts: a key it has never seen cannot be authenticated
+    const db = new URL(config().databaseUrl);
+    const proxy = await tcpProxy(db.hostname, Number(db.port || 5432));
+    const viaProxy = new URL(config().databaseUrl);
+    viaProxy.hostname = '127.0.0.1';
+    viaProxy.port = String(proxy.port);
+    const web = await spawnWeb({ DATABASE_URL: viaProxy.toString() });
+    try {
+      await proxy.cut();
+      const cold = await buildOrg(env().redis);
+      const client = new Anthropic({ apiKey: cold.key, baseURL: web.url, maxRetries: 0 });
+      for (const attempt of [() => client.models.list(), () => client.models.retrieve('sim-claude')]) {
+        const err = await attempt().then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(err).to.be.instanceOf(Anthropic.APIError);
+        const e = err as InstanceType<typeof Anthropic.APIError>;
+        expect([e.status, e.type]).to.deep.equal([503, 'overloaded_error']);
+      }
+      const anthropic = await call('GET', '/v1/models', { base: web.url, headers: { ...keyHeader(cold.key), 'anthropic-version': '2023-06-01' } });
+      expect(anthropic.status, anthropic.text).to.equal(503);
+      expectAnthropic('ErrorObject', anthropic.body.error);
+      expect(anthropic.body.error).to.include({ type: 'overloaded_error', code: 'service_unavailable' });
+      expect(anthropic.body.error, "OpenAI's param is not Anthropic's").to.not.have.property('param');
+      const openai = await call('GET', '/v1/models', { base: web.url, headers: keyHeader(cold.key) });
+      expect(openai.status, openai.text).to.equal(503);
+      expect(openai.body.error).to.include({ type: 'server_error', code: 'service_unavailable', param: null });
+    } finally {
+      await kill(web.child);
+      await proxy.close();
+    }
   });
 });

@@ -4,6 +4,8 @@ import { canonicalToMessage, stopReason } from '../../../api/dialects/messages/r
 import { MessagesStreamTranslator } from '../../../api/dialects/messages/stream';
 import { anthropicErrorType } from '../../../api/dialects/messages/errors';
 import { isVersionDate } from '../../../api/routes/messages/version';
+import { errorBody } from '../../../api/middleware/error-body';
+import { ApiError } from '../../../shared/errors/ApiError';
 import type { CanonicalChunk, CanonicalCompletion } from '../../../api/dialects/canonical';
 import { toolUseRequest } from './fixtures/anthropic';
 import { textChunks, textCompletion, toolCallCompletion, toolChunks } from './fixtures/openai';
@@ -290,5 +292,20 @@ describe('messages dialect: version header and error types', () => {
 
   it('gives other 4xx statuses (405, 408 body-read timeout, 409, 415, 422) invalid_request_error, as Anthropic documents', () => {
     expect([405, 408, 409, 415, 422].map(anthropicErrorType)).to.deep.equal(Array(5).fill('invalid_request_error'));
+  });
+
+  it("gives the model routes asked with anthropic-version (Anthropic's Models API) Anthropic's types, and OpenAI's without it", () => {
+    const V = { 'anthropic-version': '2023-06-01' };
+    const typesOn = (path: string, headers: Record<string, string>) =>
+      [500, 502, 503, 529, 402].map((status) => errorBody(path, new ApiError(status, 'x', 'm', { param: 'limit' }), headers).error);
+    for (const path of ['/v1/models', '/v1/models/sim-claude', '/a/svc_k/v1/models', '/a/svc_k/p/proj/v1/models/x', '/r/plan/V1/Models']) {
+      const anthropic = typesOn(path, V);
+      expect(anthropic.map((e) => e.type), path).to.deep.equal(['api_error', 'api_error', 'overloaded_error', 'overloaded_error', 'billing_error']);
+      expect(anthropic.every((e) => !('param' in e)), `${path}: no OpenAI param`).to.equal(true);
+      expect(typesOn(path, {}).map((e) => e.type), path).to.deep.equal(['server_error', 'server_error', 'server_error', 'server_error', 'insufficient_quota']);
+    }
+    // the header does not make another OpenAI route Anthropic's
+    expect(errorBody('/v1/chat/completions', new ApiError(500, 'x', 'm'), V).error.type).to.equal('server_error');
+    expect(errorBody('/v1/messages', new ApiError(500, 'x', 'm')).error.type).to.equal('api_error');
   });
 });
