@@ -27,9 +27,9 @@ export function parseSse(text: string): SseEvent[] {
 }
 
 /** POSTs JSON to the test gateway and reads the whole event stream. */
-export async function postSse(path: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; contentType: string | null; events: SseEvent[]; text: string }> {
+export async function postSse(path: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; contentType: string | null; headers: Headers; events: SseEvent[]; text: string }> {
   const res = await fetch(`${env().gw.url}${path}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const text = await res.text();
   const ok = res.headers.get('content-type')?.startsWith('text/event-stream');
-  return { status: res.status, contentType: res.headers.get('content-type'), events: ok ? parseSse(text) : [], text };
+  return { status: res.status, contentType: res.headers.get('content-type'), headers: res.headers, events: ok ? parseSse(text) : [], text };
 }

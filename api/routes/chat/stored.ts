@@ -36,12 +36,30 @@ export function checkMetadata(v: unknown): Record<string, string> {
   return v as Record<string, string>;
 }
 
-/** A request message as `/messages` lists it: an id, the role, text content, and the parts when parts were sent. */
+/** The part types a listed message's `content_parts` holds (ChatCompletionStoreMessage: "an array of `text` and `image_url` parts"). */
+const LISTED_PARTS = new Set(['text', 'image_url']);
+
+/** The text of the parts of `type` (`text` or `refusal`, the key of their text is the type), joined; undefined when there are none. */
+function partsText(parts: Json[], type: 'text' | 'refusal'): string | undefined {
+  const of = parts.filter((p) => p.type === type);
+  return of.length ? of.map((p) => String(p[type] ?? '')).join('') : undefined;
+}
+
+/**
+ * A request message as `/messages` lists it: the fields of the SDK's ChatCompletionStoreMessage (openai
+ * 7.x, completions.d.ts: ChatCompletionMessage's `content`, `refusal`, `tool_calls`, `function_call`,
+ * and `id`, `content_parts`) and of OpenAI's documented example (`name`). `content`: the text (text parts
+ * joined); `refusal`: an assistant message's refusal (its `refusal`, or its refusal parts), else null;
+ * `content_parts`: the text and image parts when parts were sent, else null; tool calls, a legacy
+ * function call and a tool message's call id as sent.
+ */
 function listedMessage(completionId: string, m: Json, i: number): Json {
   const parts = Array.isArray(m.content) ? (m.content as Json[]) : null;
-  const text = parts ? parts.filter((p) => p.type === 'text').map((p) => String(p.text ?? '')).join('') : (m.content ?? null);
-  const out: Json = { id: `${completionId}-${i}`, role: m.role, content: text, name: m.name ?? null, content_parts: parts };
+  const text = parts ? (partsText(parts, 'text') ?? '') : (m.content ?? null);
+  const refusal = typeof m.refusal === 'string' ? m.refusal : parts ? (partsText(parts, 'refusal') ?? null) : null;
+  const out: Json = { id: `${completionId}-${i}`, role: m.role, content: text, refusal, name: m.name ?? null, content_parts: parts && parts.filter((p) => LISTED_PARTS.has(String(p.type))) };
   if (m.tool_calls) out.tool_calls = m.tool_calls;
+  if (m.function_call) out.function_call = m.function_call;
   if (m.tool_call_id) out.tool_call_id = m.tool_call_id;
   return out;
 }

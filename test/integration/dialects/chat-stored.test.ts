@@ -7,6 +7,7 @@ import { call, keyHeader } from '../../helpers/http';
 import { postSse } from '../../helpers/sse-events';
 import { expectOpenAI } from '../../helpers/conformance';
 import { usageSettled } from '../../helpers/usage';
+import { waitFor } from '../../helpers/wait';
 import { UsageEvent } from '../../../shared/db/models';
 import { db } from '../../../shared/db/sequelize';
 import { expireStoredResponses } from '../../../shared/responses/retention';
@@ -53,8 +54,8 @@ describe('chat completions stored with store: true', () => {
 
     const listed = await client.chat.completions.messages.list(made.id);
     expect(listed.data.map((m) => ({ ...m }))).to.deep.equal([
-      { id: `${made.id}-0`, role: 'developer', content: 'Be brief.', name: null, content_parts: null },
-      { id: `${made.id}-1`, role: 'user', content: 'write a haiku about bees', name: null, content_parts: messages[1].content },
+      { id: `${made.id}-0`, role: 'developer', content: 'Be brief.', refusal: null, name: null, content_parts: null },
+      { id: `${made.id}-1`, role: 'user', content: 'write a haiku about bees', refusal: null, name: null, content_parts: messages[1].content },
     ]);
     const desc = await call('GET', `/v1/chat/completions/${made.id}/messages?order=desc&limit=1`, { headers: keyHeader(o.key) });
     expect(desc.body).to.deep.include({ object: 'list', first_id: `${made.id}-1`, last_id: `${made.id}-1`, has_more: true });
@@ -70,6 +71,33 @@ describe('chat completions stored with store: true', () => {
     expectOpenAI('ChatCompletionDeleted', deleted);
     expectStatus(await outcome(client.chat.completions.retrieve(made.id)), 404);
     expectStatus(await outcome(client.chat.completions.delete(made.id)), 404);
+  });
+
+  it("lists each message with the SDK's ChatCompletionStoreMessage fields: refusal (an assistant's, else null), content_parts of its text and image parts, tool calls as sent", async () => {
+    const image = { type: 'image_url' as const, image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } };
+    const lookup = { id: 'call_1', type: 'function' as const, function: { name: 'lookup', arguments: '{"q":"bees"}' } };
+    const asked: OpenAI.Chat.ChatCompletionMessageParam[] = [
+      { role: 'user', name: 'ann', content: [{ type: 'text', text: 'what is ' }, image] },
+      { role: 'assistant', content: null, refusal: 'I cannot say.' },
+      { role: 'assistant', content: [{ type: 'text', text: 'Partly: ' }, { type: 'refusal', refusal: 'no more.' }] },
+      { role: 'assistant', content: null, tool_calls: [lookup] },
+      { role: 'tool', tool_call_id: 'call_1', content: 'bees make honey' },
+      { role: 'user', content: 'and now?' },
+    ];
+    const made = await client.chat.completions.create({ model: 'sim-chat', messages: asked, store: true });
+    const items: OpenAI.Chat.ChatCompletionStoreMessage[] = (await client.chat.completions.messages.list(made.id)).data;
+    expect(items.map((m) => m.id)).to.deep.equal(asked.map((_, i) => `${made.id}-${i}`));
+    // ChatCompletionMessage's required fields, on every item
+    for (const m of items) expect(m, m.id).to.include.all.keys('content', 'refusal', 'role');
+    expect(items.map((m) => m.refusal)).to.deep.equal([null, 'I cannot say.', 'no more.', null, null, null]);
+    expect(items.map((m) => m.content)).to.deep.equal(['what is ', null, 'Partly: ', null, 'bees make honey', 'and now?']);
+    expect(items[0]).to.deep.include({ name: 'ann', content_parts: [{ type: 'text', text: 'what is ' }, image] });
+    expect(items[2].content_parts, 'text and image parts only, as the type has them').to.deep.equal([{ type: 'text', text: 'Partly: ' }]);
+    expect(items[3].tool_calls).to.deep.equal([lookup]);
+    expect(items[4]).to.deep.include({ tool_call_id: 'call_1', content_parts: null });
+    // the assistant items against OpenAI's document (its ChatCompletionResponseMessage allows only the assistant role)
+    const assistants = items.filter((m) => m.role === 'assistant');
+    expectOpenAI('ChatCompletionMessageList', { object: 'list', data: JSON.parse(JSON.stringify(assistants)), first_id: assistants[0].id, last_id: assistants.at(-1)!.id, has_more: false });
   });
 
   it('a streamed request keeps the completion its chunks add up to, usage included', async () => {
@@ -100,8 +128,10 @@ describe('chat completions stored with store: true', () => {
     const id = chunks[0].id;
     const got = await client.chat.completions.retrieve(id);
     expect(got.choices[0].message.content).to.equal(chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''));
-    await usageSettled();
-    const event = await UsageEvent.findOne({ where: { orgId: o.org.id }, order: [['createdAt', 'DESC']] });
+    // this request's own event (the org's newest one may still be an earlier request's while this one's is on its way)
+    const requestId = s.headers.get('x-service-request-id')!;
+    const event = await waitFor(() => UsageEvent.findOne({ where: { requestId } }), 10_000);
+    expect(event, 'the usage event').to.not.equal(null);
     expect(got.usage, 'the usage billed').to.deep.include({ prompt_tokens: event!.inputTokens, completion_tokens: event!.outputTokens });
     expectOpenAI('CreateChatCompletionResponse', JSON.parse(JSON.stringify(got)));
   });
