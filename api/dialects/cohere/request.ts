@@ -68,7 +68,8 @@ export const cohereChatSchema = Joi.object({
   response_format: Joi.object({ type: Joi.string().valid('text', 'json_object').required(), json_schema: Joi.object().unknown(true) }).unknown(true),
   max_tokens: Joi.number().integer().min(1),
   stop_sequences: Joi.array().items(Joi.string()).max(5),
-  temperature: Joi.number().min(0),
+  // Cohere's document (cohere-openapi.yaml, v1 and v2 chat): minimum 0, maximum 1
+  temperature: Joi.number().min(0).max(1),
   seed: Joi.number().integer().min(0),
   frequency_penalty: Joi.number().min(0).max(1),
   presence_penalty: Joi.number().min(0).max(1),

@@ -25,15 +25,18 @@ export function cohereUsage(u: CanonicalUsage | null | undefined): Json {
 
 /**
  * A canonical completion as Cohere's ChatResponseV2: `id` (the service request id), `finish_reason`,
- * `message` (`role: "assistant"`, `content` one text part when there is text, `tool_calls` as OpenAI's
- * with `type: "function"`), `usage`.
+ * `message` (`role: "assistant"`; the text as `content`, one text part, or, when the model called
+ * tools, as `tool_plan`, where Cohere puts the text it writes before its calls (AssistantMessageResponse,
+ * "a chain-of-thought style reflection and plan that the model generates when working with Tools");
+ * `tool_calls` as OpenAI's with `type: "function"`), `usage`.
  */
 export function canonicalToCohere(result: CanonicalCompletion, id: string, stopSequences?: string[]): Json {
   const choice = result.choices?.[0];
   const m = choice?.message ?? {};
   const text = m.content ?? '';
   const message: Json = { role: 'assistant' };
-  if (text) message.content = [{ type: 'text', text }];
+  if (text && m.tool_calls?.length) message.tool_plan = text;
+  else if (text) message.content = [{ type: 'text', text }];
   if (m.tool_calls?.length) message.tool_calls = m.tool_calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.function.name, arguments: c.function.arguments } }));
   return { id, finish_reason: cohereFinish(choice?.finish_reason, matchedStop(choice, stopSequences)), message, usage: cohereUsage(result.usage) };
 }

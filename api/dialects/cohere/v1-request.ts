@@ -87,7 +87,8 @@ export const cohereV1ChatSchema = Joi.object({
   ),
   tool_results: Joi.array().items(toolResult),
   response_format: Joi.object({ type: Joi.string().valid('text', 'json_object').required(), schema: Joi.object().unknown(true) }).unknown(true),
-  temperature: Joi.number().min(0),
+  // Cohere's document (cohere-openapi.yaml, v1 and v2 chat): minimum 0, maximum 1
+  temperature: Joi.number().min(0).max(1),
   max_tokens: Joi.number().integer().min(1),
   k: Joi.number().integer().min(0).max(500),
   p: Joi.number().min(0.01).max(0.99),

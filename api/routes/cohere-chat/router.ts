@@ -34,7 +34,7 @@ function chatHandler(ctx: AppContext) {
       return;
     }
     // a failure after the stream started ends it with message-end, finish reason ERROR and the error's message
-    await streamEvents(ctx, req, res, body, common, new SseWriter(res), new CohereStreamTranslator(req.id, body.stop_sequences), (ev: CohereEvent) => ev.type);
+    await streamEvents(ctx, req, res, body, common, new SseWriter(res), new CohereStreamTranslator(req.id, body), (ev: CohereEvent) => ev.type);
   };
 }
 

@@ -174,6 +174,9 @@ describe('cohere chat v1 (/v1/chat)', () => {
       [{ message: 'x', force_single_step: 'yes' }, 'force_single_step'],
       [{ message: 'x', max_input_tokens: 1.5 }, 'max_input_tokens'],
       [{ message: 'x', seed: -1 }, 'seed'],
+      // Cohere's document: temperature from 0 to 1
+      [{ message: 'x', temperature: 1.5 }, 'temperature'],
+      [{ message: 'x', temperature: -0.1 }, 'temperature'],
     ];
     for (const [extra, field] of cases) {
       const r = await call('POST', '/v1/chat', { headers: keyHeader(s.o.key), json: Object.assign({ model: 'sim-chat' }, extra) });
@@ -194,6 +197,7 @@ describe('cohere chat v1 (/v1/chat)', () => {
       forceSingleStep: true,
       maxInputTokens: 1000,
       seed: 0,
+      temperature: 1,
     });
     expect(ok.finishReason).to.equal('COMPLETE');
   });

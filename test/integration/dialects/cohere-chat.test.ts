@@ -7,6 +7,7 @@ import { parseSse } from '../../helpers/sse-events';
 import { usageSettled } from '../../helpers/usage';
 import { UsageEvent } from '../../../shared/db/models';
 import { lastSent, openaiOrg } from '../../helpers/openai-org';
+import { ScriptedUpstream, byStream, chunk, completion, usageChunk } from '../../helpers/scripted-upstream';
 
 const lookup = { name: 'lookup', description: 'Look something up', parameters: { type: 'object', properties: { query: { type: 'string' } } } };
 
@@ -99,6 +100,58 @@ describe('cohere chat (/v2/chat)', () => {
     expect(lastSent()).to.include('[doc_0] The sky is green on Tuesdays.').and.to.include('[memo] {');
   });
 
+  it("puts the text the model writes before its tool calls in message.tool_plan, JSON and streamed (tool-plan-delta events), as Cohere does; an answer without calls keeps its text as content", async () => {
+    const up = await ScriptedUpstream.start('openai');
+    try {
+      const model = await up.model();
+      const tools: Cohere.ToolV2[] = [{ type: 'function', function: lookup }];
+      const ask = { model, tools, messages: [{ role: 'user' as const, content: 'what do bees make?' }] };
+      const found = { id: 'call_1', type: 'function' as const, function: { name: 'lookup', arguments: '{"query":"bees"}' } };
+      up.otherwise = byStream(completion({ content: 'I will look up bees.', tool_calls: [found] }, 'tool_calls'), [
+        chunk({ role: 'assistant', content: 'I will look' }),
+        chunk({ content: ' up bees.' }),
+        chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '' } }] }),
+        chunk({ tool_calls: [{ index: 0, function: { arguments: '{"query":"bees"}' } }] }),
+        chunk({}, 'tool_calls'),
+        usageChunk(),
+      ]);
+      const r = await co.chat(ask);
+      expect(r.finishReason).to.equal('TOOL_CALL');
+      expect(r.message.toolPlan).to.equal('I will look up bees.');
+      expect(r.message.content, 'the plan is not content').to.equal(undefined);
+      expect(r.message.toolCalls).to.deep.equal([found]);
+      const raw = await call('POST', '/v2/chat', { headers: keyHeader(s.o.key), json: { model, tools, messages: ask.messages } });
+      expectCohere('/v2/chat', 200, raw.body);
+      expect(raw.body.message).to.have.keys('role', 'tool_plan', 'tool_calls');
+
+      const types: string[] = [];
+      let plan = '';
+      for await (const ev of await co.chatStream(ask)) {
+        types.push(ev.type);
+        if (ev.type === 'tool-plan-delta') plan += ev.delta?.message?.toolPlan ?? '';
+      }
+      expect(types).to.deep.equal(['message-start', 'tool-plan-delta', 'tool-plan-delta', 'tool-call-start', 'tool-call-delta', 'tool-call-end', 'message-end']);
+      expect(plan).to.equal('I will look up bees.');
+      const res = await fetch(`${env().gw.url}/v2/chat`, { method: 'POST', headers: { ...keyHeader(s.o.key), 'content-type': 'application/json' }, body: JSON.stringify({ model, tools, stream: true, messages: ask.messages }) });
+      for (const e of parseSse(await res.text())) expectCohereChatEvent(e.data);
+
+      // tools offered but none called: the text is the answer's content, each delta as it came
+      up.otherwise = byStream(completion({ content: 'Bees make honey.' }, 'stop'), [chunk({ role: 'assistant', content: 'Bees ' }), chunk({ content: 'make honey.' }), chunk({}, 'stop'), usageChunk()]);
+      const answered = await co.chat(ask);
+      expect([answered.finishReason, answered.message.toolPlan, answered.message.content]).to.deep.equal(['COMPLETE', undefined, [{ type: 'text', text: 'Bees make honey.' }]]);
+      const texts: string[] = [];
+      const kinds: string[] = [];
+      for await (const ev of await co.chatStream(ask)) {
+        kinds.push(ev.type);
+        if (ev.type === 'content-delta') texts.push(ev.delta?.message?.content?.text ?? '');
+      }
+      expect(kinds).to.deep.equal(['message-start', 'content-start', 'content-delta', 'content-delta', 'content-end', 'message-end']);
+      expect(texts).to.deep.equal(['Bees ', 'make honey.']);
+    } finally {
+      await up.close();
+    }
+  });
+
   it('refuses a bad request as 400 before anything is sent or billed; an unknown model 404; GET 405', async () => {
     await usageSettled();
     const before = await UsageEvent.count({ where: { orgId: s.o.org.id } });
@@ -127,7 +180,7 @@ describe('cohere chat (/v2/chat)', () => {
     await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: s.o.org.id } })).to.equal(before);
   });
-  it('types the fields it accepts and ignores as Cohere does (safety_mode, citation_options, logprobs, thinking, priority, seed): a value Cohere refuses is 400 naming the field, nothing sent or billed; the values Cohere takes answer', async () => {
+  it('types the fields it accepts and ignores as Cohere does (safety_mode, citation_options, logprobs, thinking, priority, seed), and temperature in its range: a value Cohere refuses is 400 naming the field, nothing sent or billed; the values Cohere takes answer', async () => {
     await usageSettled();
     const before = await UsageEvent.count({ where: { orgId: s.o.org.id } });
     const sentBefore = env().sim.log.entries.length;
@@ -145,6 +198,9 @@ describe('cohere chat (/v2/chat)', () => {
       [{ priority: -1 }, 'priority'],
       [{ priority: 1.5 }, 'priority'],
       [{ seed: -1 }, 'seed'],
+      // Cohere's document (ChatRequest v2): temperature from 0 to 1
+      [{ temperature: 1.5 }, 'temperature'],
+      [{ temperature: -0.1 }, 'temperature'],
     ];
     for (const [extra, field] of cases) {
       const r = await call('POST', '/v2/chat', { headers: keyHeader(s.o.key), json: Object.assign({}, base, extra) });
@@ -157,7 +213,7 @@ describe('cohere chat (/v2/chat)', () => {
     expect(await UsageEvent.count({ where: { orgId: s.o.org.id } }), 'nothing billed').to.equal(before);
     // every value of Cohere's enums and ranges is taken (and changes nothing)
     for (const mode of ['CONTEXTUAL', 'STRICT', 'OFF'] as const) {
-      const r = await co.chat({ model: 'sim-chat', messages: [{ role: 'user', content: 'x' }], safetyMode: mode, citationOptions: { mode: 'FAST' }, logprobs: false, thinking: { type: 'enabled', tokenBudget: 1 }, priority: 999, seed: 0 });
+      const r = await co.chat({ model: 'sim-chat', messages: [{ role: 'user', content: 'x' }], safetyMode: mode, citationOptions: { mode: 'FAST' }, logprobs: false, thinking: { type: 'enabled', tokenBudget: 1 }, priority: 999, seed: 0, temperature: mode === 'OFF' ? 1 : 0 });
       expect(r.finishReason).to.equal('COMPLETE');
     }
   });

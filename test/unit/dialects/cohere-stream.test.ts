@@ -34,6 +34,26 @@ describe('cohere stream translator', () => {
     expect((evs.at(-1)!.delta as { finish_reason: string }).finish_reason).to.equal('TOOL_CALL');
   });
 
+  it('with tools offered, holds the text until a call starts (then it is the plan: tool-plan-delta) or the answer ends (then it is the content); tool_choice NONE streams it as content', () => {
+    const tools = [{ type: 'function' as const, function: { name: 'a' } }];
+    const planned = new CohereStreamTranslator('req_3', { tools });
+    const held = [...planned.push(chunk({ content: 'Let me ' })), ...planned.push(chunk({ content: 'check.' }))];
+    expect(held.map((e) => e.type), 'nothing of the text yet').to.deep.equal(['message-start']);
+    const rest = [...planned.push(chunk({ tool_calls: [{ index: 0, id: 'call_a', function: { name: 'a', arguments: '{}' } }] })), ...planned.push(chunk({ content: ' Then more.' }, 'tool_calls')), ...planned.end()];
+    expect(rest.map((e) => e.type)).to.deep.equal(['tool-plan-delta', 'tool-plan-delta', 'tool-call-start', 'tool-call-delta', 'tool-plan-delta', 'tool-call-end', 'message-end']);
+    expect(rest.filter((e) => e.type === 'tool-plan-delta').map((e) => (e.delta as { message: { tool_plan: string } }).message.tool_plan)).to.deep.equal(['Let me ', 'check.', ' Then more.']);
+
+    const answered = new CohereStreamTranslator('req_4', { tools });
+    const evs = [...answered.push(chunk({ content: 'No ' })), ...answered.push(chunk({ content: 'call.' }, 'stop')), ...answered.end()];
+    expect(evs.map((e) => e.type)).to.deep.equal(['message-start', 'content-start', 'content-delta', 'content-delta', 'content-end', 'message-end']);
+    const broke = new CohereStreamTranslator('req_5', { tools });
+    broke.push(chunk({ content: 'half' }));
+    expect(broke.failed('upstream broke').map((e) => e.type), 'held text is sent before the error').to.deep.equal(['content-start', 'content-delta', 'content-end', 'message-end']);
+
+    const none = new CohereStreamTranslator('req_6', { tools, tool_choice: 'NONE' });
+    expect(none.push(chunk({ content: 'at once' })).map((e) => e.type)).to.deep.equal(['message-start', 'content-start', 'content-delta']);
+  });
+
   it('a failed stream ends with message-end ERROR and the message; finish reasons map as Cohere names them', () => {
     const t = new CohereStreamTranslator('req_2');
     t.push(chunk({ content: 'half' }));
