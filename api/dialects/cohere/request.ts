@@ -108,7 +108,8 @@ function toMessage(m: Json): CanonicalMessage {
   if (role === 'assistant') {
     const out: CanonicalMessage = { role, content: m.content === undefined ? null : partsText(m.content) };
     if (Array.isArray(m.tool_calls) && m.tool_calls.length) out.tool_calls = (m.tool_calls as Json[]).map((c) => ({ id: String(c.id), type: 'function' as const, function: c.function as { name: string; arguments: string } }));
-    if (!out.content && !out.tool_calls && typeof m.tool_plan === 'string') out.content = m.tool_plan;
+    // the plan it wrote before its calls (Cohere answers it as `tool_plan`, a client sends it back so) is the turn's text
+    if (!out.content && typeof m.tool_plan === 'string' && m.tool_plan) out.content = m.tool_plan;
     return out;
   }
   if (role === 'tool') return { role, tool_call_id: String(m.tool_call_id), content: partsText(m.content) };
@@ -117,7 +118,7 @@ function toMessage(m: Json): CanonicalMessage {
 
 /**
  * Cohere v2 chat → the canonical (OpenAI chat) request: messages as they are (text and image parts;
- * an assistant's thinking parts left out, its `tool_plan` its text when it has no other), `documents`
+ * an assistant's thinking parts left out, its `tool_plan` its text when it has no other, calls or not), `documents`
  * as a system message after the caller's own, tools, `tool_choice` REQUIRED/NONE, `response_format`
  * (a JSON schema as OpenAI's `json_schema`), `max_tokens`, `stop_sequences`, `temperature`, `p` as
  * `top_p`, `k` as `top_k`, `seed`, and the penalties.

@@ -93,7 +93,8 @@ describe('cohere chat (/v2/chat)', () => {
     });
     expect(next.finishReason).to.equal('COMPLETE');
     const sent = env().sim.log.entries.at(-1)!.body as { messages: Array<Record<string, unknown>> };
-    expect(sent.messages[1]).to.deep.include({ role: 'assistant', tool_calls: [{ id: tc.id, type: 'function', function: tc.function }] });
+    // the plan it sent back with its calls reaches the model as the turn's text (Cohere's tool-use loop sends it back so)
+    expect(sent.messages[1]).to.deep.include({ role: 'assistant', content: 'I will look it up.', tool_calls: [{ id: tc.id, type: 'function', function: tc.function }] });
     expect(sent.messages[2]).to.deep.equal({ role: 'tool', tool_call_id: tc.id, content: '{"answer":"forty-two"}' });
 
     await co.chat({ model: 'sim-chat', messages: [{ role: 'user', content: 'what do the documents say?' }], documents: ['The sky is green on Tuesdays.', { id: 'memo', data: { title: 'memo', text: 'Lunch is at noon.' } }] });
