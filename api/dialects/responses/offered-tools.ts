@@ -90,6 +90,21 @@ function loadedTools(input: unknown): Tool[] {
 /** Whether the request declares a tool: in `tools`, or loaded by an input item. */
 export const declaresTools = (req: { tools?: Tool[]; input?: unknown }): boolean => !!req.tools?.length || loadedTools(req.input).length > 0;
 
+/**
+ * The names a `{type: 'function', name}` choice may give: every named tool declared or loaded (a
+ * function or custom tool), a namespace member by its own name or its flattened one. Unsupported
+ * tool types are left to offeredTools to refuse.
+ */
+export function choosableNames(req: { tools?: Tool[]; input?: unknown }): Set<string> {
+  const names = new Set<string>();
+  for (const t of [...(req.tools ?? []), ...loadedTools(req.input)]) {
+    if (t.type === 'namespace') {
+      for (const m of (t.tools as Tool[] | undefined) ?? []) names.add(String(m.name)).add(prefixedName(String(t.name), String(m.name)));
+    } else if (typeof t.name === 'string') names.add(t.name);
+  }
+  return names;
+}
+
 /** Every tool the upstream is offered for this request; two declared tools of one upstream name: 400. */
 export function offeredTools(req: { tools?: Tool[]; input?: unknown }): OfferedTool[] {
   const out = entries(req.tools ?? []);

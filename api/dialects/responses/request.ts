@@ -1,6 +1,6 @@
 import type { CanonicalMessage, CanonicalPart, CanonicalRequest, CanonicalTool, CanonicalToolChoice } from '../canonical';
 import { ApiError } from '../../../shared/errors/ApiError';
-import { APPLY_PATCH, canonicalTool, CLIENT_TOOLS, declaresTools, LOCAL_SHELL, offeredTools, prefixedName, SHELL, TOOL_SEARCH } from './offered-tools';
+import { APPLY_PATCH, canonicalTool, choosableNames, CLIENT_TOOLS, declaresTools, LOCAL_SHELL, offeredTools, prefixedName, SHELL, TOOL_SEARCH } from './offered-tools';
 import { applyPatchArguments, localShellArguments, shellArguments } from './client-tools';
 import { thinkingOfEncrypted } from './thinking-content';
 import type { ThinkingBlock } from '../canonical';
@@ -246,14 +246,20 @@ function toolChoice(c: ResponsesRequest['tool_choice']): CanonicalToolChoice | u
 }
 
 /**
- * A `tool_choice` that needs a tool when the request declares none (`tools` absent or empty, none
- * loaded by an input item): OpenAI's Responses API refuses `required` and a named tool in these words,
- * naming `tool_choice`, and answers `auto` and `none` in text (docs/dialects.md). Chat completions
- * refuse every choice without tools (api/routes/chat/schema.ts).
+ * A `tool_choice` that needs a tool the request does not declare: without any (`tools` absent or
+ * empty, none loaded by an input item), OpenAI's Responses API refuses `required` and a named tool in
+ * these words, naming `tool_choice`, and answers `auto` and `none` in text (docs/dialects.md); with
+ * tools, a function choice naming none of them is refused in the same words (vLLM pull request 40399,
+ * checked against OpenAI's API). Chat completions refuse every choice without tools
+ * (api/routes/chat/schema.ts).
  */
-export function refuseChoiceWithoutTools(req: Pick<ResponsesRequest, 'tool_choice' | 'tools' | 'input'>): void {
+export function refuseChoiceWithoutItsTool(req: Pick<ResponsesRequest, 'tool_choice' | 'tools' | 'input'>): void {
   const c = req.tool_choice;
-  if (c === undefined || c === null || c === 'auto' || c === 'none' || declaresTools(req)) return;
+  if (c === undefined || c === null || c === 'auto' || c === 'none') return;
+  if (declaresTools(req)) {
+    if (c !== 'required' && c.type === 'function' && !choosableNames(req).has(String(c.name))) throw choiceInvalid("Tool choice 'function' not found in 'tools' parameter.");
+    return;
+  }
   if (c === 'required') throw choiceInvalid("Tool choice 'required' must be specified with 'tools' parameter.");
   // allowed_tools (OpenAI's answer without tools is not known) and local_shell (not a tool choice at all: toolChoice) keep their own rules
   if (c.type !== 'allowed_tools' && c.type !== LOCAL_SHELL) throw choiceInvalid(`Tool choice '${c.type}' not found in 'tools' parameter.`);

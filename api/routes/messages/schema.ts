@@ -111,6 +111,41 @@ const thinking = Joi.object({
 /** Structured outputs (`output_config.format`, and the beta's older `output_format`). */
 const jsonFormat = Joi.object({ type: Joi.string().valid('json_schema').required(), schema: Joi.object().unknown(true).required() }).unknown(true).allow(null);
 
+/**
+ * Anthropic's refusals of `tools` and `tool_choice` that do not fit together, in its words (400
+ * invalid_request_error; Anthropic's bodies as clients quote them): two tools of one name, server
+ * tools included ("tools: Tool names must be unique.", claude-code issue 10687, vscode issue 276110);
+ * a choice of `auto`, `any` or `tool` without tools, absent or empty ("tool_choice may only be
+ * specified while providing tools.", a Bedrock Claude answer relayed by OpenRouter, and gateways'
+ * code that drops the choice for it); a `tool` choice naming none of the tools ("Tool 'x' not found
+ * in provided tools", langchainjs pull requests 8928 and 10519). `none` without tools is left alone:
+ * Anthropic's tool-use document makes it the default when no tools are provided, and one
+ * third-party comment says every choice is refused; the evidence disagrees. The choice is not checked
+ * when tools may come from elsewhere (the SDK's types): a continued `thread` (its tools are held by
+ * the server; the SDK's tool runner sends the choice without tools then), `mcp_servers`, or a
+ * `tool_addition` (or `compaction`, whose `tool_changes` add tools) block in `messages`. Checked once
+ * every field is of its type, so a malformed choice or tool keeps its own message.
+ */
+const TOOL_NAMES_UNIQUE = 'tools: Tool names must be unique.';
+type ToolsBody = { tools?: Array<{ name: string }>; tool_choice?: { type: string; name?: string }; thread?: unknown; mcp_servers?: unknown; messages: Array<{ content: unknown }> };
+const ELSEWHERE_BLOCKS = new Set(['tool_addition', 'compaction']);
+function toolsFromElsewhere(body: ToolsBody): boolean {
+  if ((body.thread as { type?: unknown } | null | undefined)?.type === 'continue') return true;
+  if (Array.isArray(body.mcp_servers) && body.mcp_servers.length) return true;
+  return body.messages.some((m) => Array.isArray(m.content) && m.content.some((b: { type?: string }) => ELSEWHERE_BLOCKS.has(String(b.type))));
+}
+function choiceFitsTools(body: ToolsBody, helpers: Joi.CustomHelpers) {
+  const choice = body.tool_choice;
+  if (!choice || choice.type === 'none' || toolsFromElsewhere(body)) return body;
+  if (!body.tools?.length) return helpers.error('toolChoice.withoutTools');
+  if (choice.type === 'tool' && !body.tools.some((t) => t.name === choice.name)) return helpers.error('toolChoice.notFound', { name: choice.name });
+  return body;
+}
+const toolChoiceMessages = {
+  'toolChoice.withoutTools': 'tool_choice may only be specified while providing tools.',
+  'toolChoice.notFound': "Tool '{#name}' not found in provided tools",
+};
+
 const common = {
   model: Joi.string().min(1).required(),
   messages: Joi.array()
@@ -120,7 +155,7 @@ const common = {
     .messages({ 'array.hasUnknown': "'messages' needs at least one user or assistant message besides system messages." })
     .required(),
   system: Joi.alternatives(Joi.string().allow(''), Joi.array().items(block)),
-  tools: Joi.array().items(tool),
+  tools: Joi.array().items(tool).unique('name').messages({ 'array.unique': TOOL_NAMES_UNIQUE }),
   tool_choice: Joi.object({
     type: Joi.string().valid('auto', 'any', 'tool', 'none').required(),
     name: Joi.when('type', { is: 'tool', then: Joi.string().required(), otherwise: Joi.forbidden() }),
@@ -143,10 +178,16 @@ export const messagesSchema = Joi.object({
   top_k: Joi.number().integer().min(0),
   metadata: Joi.object({ user_id: Joi.string().allow(null, '') }).unknown(true),
   stream: Joi.boolean(),
-}).unknown(true);
+})
+  .unknown(true)
+  .custom(choiceFitsTools)
+  .messages(toolChoiceMessages);
 
 /** `POST /v1/messages/count_tokens`: the same request; `max_tokens` is optional and ignored. */
 export const countTokensSchema = Joi.object({
   ...common,
   max_tokens: Joi.number().integer().min(1),
-}).unknown(true);
+})
+  .unknown(true)
+  .custom(choiceFitsTools)
+  .messages(toolChoiceMessages);

@@ -10,7 +10,7 @@ import { historyFor, recordInConversation } from './conversation';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
 import { ClientGone } from '../../dispatch/run-job';
 import { SseWriter } from '../../sse';
-import { refuseChoiceWithoutTools, refuseUnhonoured, responsesToCanonical, wantsLogprobs, type ResponsesRequest } from '../../dialects/responses/request';
+import { refuseChoiceWithoutItsTool, refuseUnhonoured, responsesToCanonical, wantsLogprobs, type ResponsesRequest } from '../../dialects/responses/request';
 import { canonicalToResponse, type ResponseFrame } from '../../dialects/responses/response';
 import { answeredResponse } from '../../dialects/responses/client-view';
 import { ResponsesStreamTranslator } from '../../dialects/responses/stream';
@@ -38,7 +38,7 @@ function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     refuseUnhonoured(req.body);
     const sent = validate<ResponsesRequest>(responsesSchema, req.body);
-    refuseChoiceWithoutTools(sent);
+    refuseChoiceWithoutItsTool(sent);
     // OpenAI's CreateResponse: `input` may be left out when the history carries the turn (a conversation's items, a previous response)
     if (sent.input === undefined) {
       if (!sent.conversation && !sent.previous_response_id) throw new ApiError(400, 'invalid_request', "'input' is required.", { param: 'input' });
@@ -125,7 +125,7 @@ function inputTokensHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     refuseUnhonoured(req.body);
     const body = validate<ResponsesRequest>(inputTokensSchema, req.body);
-    refuseChoiceWithoutTools(body);
+    refuseChoiceWithoutItsTool(body);
     const resolved = body.model ? await resolveChatModel(ctx, req, body.model) : undefined;
     const history = await historyFor(req, body);
     const input = typeof body.input === 'string' ? body.input : (body.input ?? []).filter((i) => i.type !== 'web_search_call' && i.type !== 'compaction_trigger');

@@ -16,8 +16,9 @@ const stopTooLong = (n: number) => `Invalid 'stop': array too long. Expected an 
 
 /**
  * What OpenAI's API refuses and the gateway used to send on (or drop): a chat `tool_choice` without
- * `tools` (`none` too), more than 4 `stop` sequences on chat and legacy completions, and a Responses
- * `tool_choice` of `required` or a named tool without tools. Each is OpenAI's 400 with its type, code
+ * `tools` (`none` too), more than 4 `stop` sequences on chat and legacy completions, a Responses
+ * `tool_choice` of `required` or a named tool without tools, and a Responses function choice naming
+ * none of its tools. Each is OpenAI's 400 with its type, code
  * (the gateway's `invalid_request` where OpenAI's is null), param and words, before any upstream,
  * nothing billed or stored; the bodies next to them still answer.
  */
@@ -149,6 +150,42 @@ describe('OpenAI refusals: tool_choice without tools, more than 4 stop sequences
     expect(err).to.be.instanceOf(OpenAI.BadRequestError);
     expect(err as InstanceType<typeof OpenAI.BadRequestError>).to.deep.include({ status: 400, code: 'invalid_request', param: 'tool_choice' });
     await expectNothingSentOrBilled(before);
+  });
+
+  it("responses: a function tool_choice naming none of the tools is OpenAI's 400 naming tool_choice (JSON, streamed, background, input_tokens); nothing sent, stored or billed", async () => {
+    const before = await kept();
+    const tools = [{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: {} } }];
+    const cases: Array<Record<string, unknown>> = [
+      { tools, tool_choice: { type: 'function', name: 'search' } },
+      { tools, tool_choice: { type: 'function', name: 'Lookup' } },
+      // a custom tool or a namespace is not a function of that name either
+      { tools: [{ type: 'custom', name: 'patch' }], tool_choice: { type: 'function', name: 'lookup' } },
+      { tools: [{ type: 'namespace', name: 'crm', description: 'd', tools }], tool_choice: { type: 'function', name: 'crm' } },
+      { input: [{ type: 'additional_tools', tools }, { role: 'user', content: 'hello' }], tool_choice: { type: 'function', name: 'search' } },
+    ];
+    for (const extra of cases) {
+      for (const mode of [{}, { stream: true }, { background: true }]) {
+        const what = `${JSON.stringify(extra)} ${JSON.stringify(mode)}`;
+        await expectRefusal(await post('/v1/responses', { model: 'sim-chat', input: 'hello', ...extra, ...mode }), 'invalid_request', 'tool_choice', "Tool choice 'function' not found in 'tools' parameter.", what);
+      }
+      await expectRefusal(await post('/v1/responses/input_tokens', { model: 'sim-chat', input: 'hello', ...extra }), 'invalid_request', 'tool_choice', "Tool choice 'function' not found in 'tools' parameter.", `input_tokens ${JSON.stringify(extra)}`);
+    }
+    await expectNothingSentOrBilled(before);
+  });
+
+  it('responses: a function tool_choice naming a declared, namespaced or loaded function still answers, sent as the function it names', async () => {
+    const tools = [{ type: 'function' as const, name: 'lookup', parameters: { type: 'object', properties: {} }, strict: false }];
+    const r = await s.c.responses.create({ model: 'sim-claude', input: 'hello', tools: [...tools, { ...tools[0], name: 'other' }], tool_choice: { type: 'function', name: 'lookup' }, store: false });
+    expect(r.status).to.equal('completed');
+    expect((env().sim.log.entries.at(-1)!.body as { tool_choice?: unknown }).tool_choice).to.deep.equal({ type: 'tool', name: 'lookup' });
+    for (const [extra, what] of [
+      [{ tools: [{ type: 'namespace', name: 'crm', description: 'd', tools }], tool_choice: { type: 'function', name: 'lookup' } }, 'a namespace member by its name'],
+      [{ tools: [{ type: 'namespace', name: 'crm', description: 'd', tools }], tool_choice: { type: 'function', name: 'crm__lookup' } }, 'a namespace member by its flattened name'],
+      [{ input: [{ type: 'additional_tools', tools }, { role: 'user', content: 'hello' }], tool_choice: { type: 'function', name: 'lookup' } }, 'a loaded tool'],
+    ] as const) {
+      const a = await post('/v1/responses', { model: 'sim-chat', input: 'hello', store: false, ...extra });
+      expect(a.status, `${what} ${a.text}`).to.equal(200);
+    }
   });
 
   it('responses: auto and none without tools answer in text (as OpenAI answers them), and required with tools still answers', async () => {

@@ -67,6 +67,8 @@ function corpus(): unknown[] {
     { tools: [f], tool_choice: null }, { tools: [], tool_choice: 'auto' }, { tools: [], tool_choice: 'none' }, { tools: [], tool_choice: null }, { tools: null, tool_choice: 'auto' },
     { tools: [f], parallel_tool_calls: false }, { tools: [], parallel_tool_calls: true }, { tools: [], parallel_tool_calls: null }, { tools: [f], parallel_tool_calls: 'no' },
     { tools: [{ type: 'web_search' }], tool_choice: 'required' }, { tools: [f], tool_choice: 'sometimes' }, { tools: [], tool_choice: { type: 'function' } },
+    // a choice naming a function not among the tools is not refused (docs/api.md: OpenAI's words for it are not known)
+    { tools: [f], tool_choice: { type: 'function', function: { name: 'g' } } }, { tools: [{ type: 'web_search' }], tool_choice: { type: 'function', function: { name: 'f' } } },
     { stop: [] }, { stop: ['a', 'b', 'c', 'd'] }, { stop: ['a', 'b', 'c', 'd', 'e'] }, { stop: ['', '', '', '', '', ''] }, { stop: [1, 2, 3, 4, 5] }, { stop: ['a', 'b', 'c', 'd', 5] },
   ];
   for (const extra of withTools) out.push({ ...base(), ...extra });
