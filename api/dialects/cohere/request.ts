@@ -131,10 +131,9 @@ export function cohereToCanonical(b: CohereChatRequest): CanonicalRequest {
   }
   const out: CanonicalRequest = { model: b.model, messages };
   if (b.tools?.length) out.tools = b.tools.map((t): CanonicalTool => ({ type: 'function', function: { name: t.function.name, description: t.function.description, parameters: t.function.parameters ?? { type: 'object', properties: {} }, ...(b.strict_tools ? { strict: true } : {}) } }));
-  if (b.tool_choice) {
-    if (!out.tools) throw new ApiError(400, 'invalid_request', "'tool_choice' needs 'tools'.");
-    out.tool_choice = b.tool_choice === 'REQUIRED' ? 'required' : 'none';
-  }
+  // Cohere's document: `REQUIRED` needs `tools`; `NONE` answers directly, so without tools it asks for nothing more
+  if (b.tool_choice === 'REQUIRED' && !out.tools) throw new ApiError(400, 'invalid_request', "'tool_choice' REQUIRED needs 'tools'.");
+  if (b.tool_choice && out.tools) out.tool_choice = b.tool_choice === 'REQUIRED' ? 'required' : 'none';
   return withSampling(out, b, b.response_format?.type === 'json_object' ? { schema: b.response_format.json_schema } : undefined);
 }
 

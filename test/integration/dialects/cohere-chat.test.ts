@@ -36,6 +36,12 @@ describe('cohere chat (/v2/chat)', () => {
     const raw = await call('POST', '/v2/chat', { headers: keyHeader(s.o.key), json: { model: 'sim-chat', messages: [{ role: 'user', content: [{ type: 'text', text: 'parts too' }] }] } });
     expect(raw.status, raw.text).to.equal(200);
     expectCohere('/v2/chat', 200, raw.body);
+
+    // tool_choice NONE without tools: a direct answer, as Cohere's document has it (only REQUIRED needs tools); nothing of tools sent
+    const none = await co.chat({ model: 'sim-chat', messages: [{ role: 'user', content: 'no tools here' }], toolChoice: 'NONE' });
+    expect(none.finishReason).to.equal('COMPLETE');
+    const noneSent = env().sim.log.entries.at(-1)!.body as Record<string, unknown>;
+    expect([noneSent.tools, noneSent.tool_choice]).to.deep.equal([undefined, undefined]);
   });
 
   it('streams with chatStream: message-start, content-start, content-delta…, content-end, message-end (finish reason, usage), each event the document’s', async () => {
