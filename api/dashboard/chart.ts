@@ -41,7 +41,9 @@ export function stackedBars(opts: { from: string; to: string; series: Series[]; 
       parts.push(`<rect x="${L + i * bw + 1}" y="${top}" width="${Math.max(1, bw - 2)}" height="${y(base) - top}" fill="${COLORS[si % COLORS.length]}"><title>${escapeHtml(`${d} ${s.label}: ${format(v)}`)}</title></rect>`);
       base += v;
     });
-    if (i % every === 0 || i === days.length - 1) parts.push(`<text x="${L + i * bw + bw / 2}" y="${H - 8}" text-anchor="middle" font-size="13" fill="#5b6477">${d.slice(5)}</text>`);
+    // the first and last labels start and end at their bar's edges: centred, they ran past the plot and were cut
+    const [x, anchor] = i === 0 ? [L + i * bw, 'start'] : i === days.length - 1 ? [L + (i + 1) * bw, 'end'] : [L + i * bw + bw / 2, 'middle'];
+    if (i % every === 0 || i === days.length - 1) parts.push(`<text x="${x}" y="${H - 8}" text-anchor="${anchor}" font-size="13" fill="#5b6477">${d.slice(5)}</text>`);
   });
   // the y axis is an SVG of its own that stays put while the bars scroll on a phone (opening at
   // their right end, the latest days); together they are the one 1000-wide chart on a wide screen

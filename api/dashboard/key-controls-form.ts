@@ -4,6 +4,7 @@ import { validControls, type KeyControlsInput, type KeyControlsRow } from '../..
 import { budgetStatus } from '../../shared/limits/limits';
 import { listApiKeys } from '../../shared/tenancy/ops';
 import { html, type Html } from '../web/html';
+import { perPeriod, usd, utcText } from '../web/format';
 import { fieldError, invalidAttrs, typed, type FormState } from '../web/form-refusal';
 
 type Listed = Awaited<ReturnType<typeof listApiKeys>>[number];
@@ -28,10 +29,21 @@ export function controlsFromForm(body: Record<string, unknown> | undefined): Key
   try {
     return validControls(input);
   } catch (err) {
-    // Joi names the field first ("rpm" must be …): the form's field of that name is at fault
-    const field = /^"(\w+)/.exec((err as Error).message)?.[1];
-    throw new ApiError(400, 'invalid_request', (err as Error).message, { param: field === 'allowed_models' ? 'models' : field });
+    throw controlRefusal(err as Error);
   }
+}
+
+/** The forms' names for the fields Joi names (`"rpm" must be …`). */
+const LABELS: Record<string, string> = { allowed_models: 'Allowed models', rpm: 'Requests/min', tpm: 'Tokens/min', budget_usd: 'Budget (USD)', budget_period: 'The budget period', expires_at: 'Expires' };
+
+/**
+ * A refused control as a form shows it: 400 invalid_request naming the form's field (Joi names it
+ * first: "rpm" must be …), in the words of the form's label, not the API's field name.
+ */
+export function controlRefusal(err: Error, fallback?: string): ApiError {
+  const field = /^"(\w+)"/.exec(err.message)?.[1] ?? fallback;
+  const message = err.message.replace(/^"(\w+)"/, (quoted, f: string) => LABELS[f] ?? quoted).replace('must be in iso format', 'must be an ISO 8601 date, such as 2027-01-31');
+  return new ApiError(400, 'invalid_request', message, { param: field === 'allowed_models' ? 'models' : field });
 }
 
 /** The controls' inputs, filled with a key's values (edit), or empty or as typed in a refused create form. */
@@ -47,14 +59,14 @@ export function controlFields(k?: Listed, state?: FormState): Html {
 <div><label for="${id('expires_at')}">Expires (ISO date)</label><input type="text" id="${id('expires_at')}" name="expires_at" value="${f('expires_at', k?.expires_at)}" placeholder="never"${invalidAttrs(state, 'expires_at')}>${fieldError(state, 'expires_at')}</div>`;
 }
 
-/** Dollars for the pages; small figures keep their micro-dollars (a test key's spend is a few millionths). */
-export const usd = (x: number) => (x === 0 ? '$0' : x < 0.01 ? `$${x.toFixed(6)}` : `$${x.toFixed(2)}`);
-
-/** A key's figures for the table: limits, spend against budget, expiry. */
+/**
+ * A key's figures for the table, in one cell of labelled lines (allowed models, rate limits, spend
+ * against budget, expiry): four columns of their own made the table wider than a laptop's screen.
+ */
 export async function controlCells(redis: RedisClient, orgId: string, k: Listed): Promise<Html> {
   const b = k.budget_usd === null ? null : await budgetStatus(redis, orgId, 'key', k.id, { micros: Math.round(k.budget_usd * 1e6), period: k.budget_period! });
   const limits = [k.rpm ? `${k.rpm} req/min` : '', k.tpm ? `${k.tpm} tok/min` : ''].filter(Boolean).join(', ') || 'none';
-  return html`<td data-label="Models" data-test="key-models">${k.allowed_models ? k.allowed_models.join(', ') : 'all'}</td><td data-label="Limits">${limits}</td>
-<td data-label="Budget" data-test="key-budget">${b ? html`${usd(b.spent_usd)} spent, ${usd(b.reserved_usd)} reserved of ${usd(b.limit_usd)} per ${b.period}; ${usd(b.remaining_usd)} left` : 'none'}</td>
-<td data-label="Expires">${k.expires_at ? k.expires_at.slice(0, 16).replace('T', ' ') : 'never'}</td>`;
+  return html`<td class="figures"><span class="muted">Models:</span> <span data-test="key-models">${k.allowed_models ? k.allowed_models.join(', ') : 'all'}</span><br><span class="muted">Rate:</span> <span data-test="key-rate">${limits}</span><br>
+<span class="muted">Budget:</span> <span data-test="key-budget">${b ? html`${usd(b.spent_usd)} spent, ${usd(b.reserved_usd)} reserved of ${usd(b.limit_usd)} ${perPeriod(b.period)}; ${usd(b.remaining_usd)} left` : 'none'}</span><br>
+<span class="muted">Expires:</span> <span data-test="key-expires">${k.expires_at ? utcText(k.expires_at) : 'never'}</span></td>`;
 }

@@ -10,6 +10,8 @@ import { html } from '../web/html';
 import type { WebKit } from '../web/session';
 import { actorOf, renderOrgPage } from './org-page';
 import { fieldError, invalidAttrs, typed, withFormRefusal, type FormState } from '../web/form-refusal';
+import { confirmedAction } from '../web/confirm';
+import { utcText } from '../web/format';
 import { refuseImpersonation } from './member';
 
 const audit = (req: Request, res: Response, path: string, targetId: string, status: number, fields: string[] = []) =>
@@ -27,11 +29,22 @@ export function keysPage(deps: { redis: RedisClient }, kit: WebKit): Router {
     const refused = refusedKey ? undefined : refusal;
     const { org, role } = res.locals.access!;
     const me = res.locals.viewer!.user.id;
-    const [keys, projects] = await Promise.all([listApiKeys(org.id), Project.findAll({ where: { orgId: org.id, archivedAt: null }, order: [['name', 'ASC']] })]);
+    const [keys, allProjects] = await Promise.all([listApiKeys(org.id), Project.findAll({ where: { orgId: org.id }, order: [['name', 'ASC']] })]);
+    const projects = allProjects.filter((p) => !p.archivedAt);
+    const projectName = new Map(allProjects.map((p) => [p.id, p.name]));
     const users = await User.findAll({ where: { id: [...new Set(keys.flatMap((k) => [k.userId, k.createdBy]).filter((u): u is string => !!u))] } });
     const cells = await Promise.all(keys.map((k) => controlCells(deps.redis, org.id, k)));
     const ownerOf = (userId: string | null) => (userId ? (users.find((u) => u.id === userId)?.email ?? userId) : null);
     const b = `/dashboard/o/${org.slug}/keys`;
+    // each key's actions go on a row of their own under it, so the figures keep the table's width
+    const mayAct = (k: (typeof keys)[number]) => !k.revokedAt && (role === 'owner' || k.userId === me);
+    const actions = (k: (typeof keys)[number], csrf: string) => {
+      const label = k.name ?? k.prefix;
+      const grace = html`<label for="grace-${k.id}">Old secret works for</label> <select id="grace-${k.id}" name="grace_seconds"><option value="0">no time</option><option value="3600">1 hour</option><option value="86400" selected>1 day</option><option value="604800">7 days</option></select> `;
+      return html`${confirmedAction({ action: `${b}/${k.id}/rotate`, csrf, label: 'Rotate…', confirm: `Rotate ${label}`, plain: true, fields: grace, question: html`A new secret for <strong>${label}</strong>, shown once; the old one keeps working for the time chosen.` })}
+${confirmedAction({ action: `${b}/${k.id}/revoke`, csrf, label: 'Revoke…', confirm: `Revoke ${label}`, question: html`Requests with <strong>${label}</strong> (<code>${k.prefix}…</code>) are refused at once, on every pod. This cannot be undone.` })}
+${role === 'owner' ? html`<details${k.id === refusedKey ? html` open` : ''}><summary>Edit limits of ${label}</summary><form method="post" action="${b}/${k.id}/controls" class="row"><input type="hidden" name="_csrf" value="${csrf}">${controlFields(k, k.id === refusedKey ? refusal : undefined)}<div><button type="submit">Save limits</button></div></form></details>` : ''}`;
+    };
     renderOrgPage(req, res, kit, 'API keys', 'keys', (csrf) => html`<h1>API keys</h1>
 ${req.query.saved ? html`<div class="card" role="status" data-test="saved"><p>Limits saved.</p></div>` : ''}
 ${created ? html`<div class="card"><p><strong>Your new key.</strong> Copy it now: it is shown this once.</p><p class="secret" data-test="new-key">${created.key}</p></div>` : ''}
@@ -41,11 +54,13 @@ ${created ? html`<div class="card"><p><strong>Your new key.</strong> Copy it now
 <div><label for="project">Project</label><select id="project" name="project"${invalidAttrs(refused, 'project')}><option value="">Any project</option>${projects.map((p) => html`<option value="${p.id}"${typed(refused, 'project') === p.id ? html` selected` : ''}>${p.name} (${p.slug})</option>`)}</select>${fieldError(refused, 'project')}</div>
 ${role === 'owner' ? html`<div><label><input type="checkbox" id="org_wide" name="org_wide" value="true"${typed(refused, 'org_wide') === 'true' ? html` checked` : ''}> Organization-wide (belongs to no member; no member's controls apply)</label></div>${controlFields(undefined, refused)}` : ''}
 <div><button type="submit">Create key</button></div></form></div>
-<div class="card"><table><thead><tr><th>Name</th><th>Key</th><th>Owner</th><th>Created</th><th>Last used</th><th>State</th><th>Models</th><th>Limits</th><th>Budget</th><th>Expires</th><th></th></tr></thead><tbody>
-${keys.map((k, i) => html`<tr data-key-id="${k.id}"><td>${k.name ?? ''}</td><td><code>${k.prefix}…</code></td><td data-test="key-owner">${ownerOf(k.userId) ?? html`<span class="pill">organization-wide</span>`}</td><td data-label="Created">${k.createdAt.toISOString().slice(0, 10)}${k.createdBy ? html` by ${ownerOf(k.createdBy)}` : ''}</td><td data-label="Last used">${k.lastUsedAt ? k.lastUsedAt.toISOString().slice(0, 16).replace('T', ' ') : 'never'}</td><td>${k.revokedAt ? html`<span class="pill on">revoked</span>` : html`<span class="pill">active</span>`}</td>
-${cells[i]}<td>${k.revokedAt || (role !== 'owner' && k.userId !== me) ? '' : html`<form class="inline" method="post" action="${b}/${k.id}/rotate"><input type="hidden" name="_csrf" value="${csrf}"><label for="grace-${k.id}">Old secret works for</label><select id="grace-${k.id}" name="grace_seconds"><option value="0">no time</option><option value="3600">1 hour</option><option value="86400" selected>1 day</option><option value="604800">7 days</option></select><button>Rotate</button></form>${k.previousSecretUntil ? html`<p class="muted" data-test="grace">old secret until ${k.previousSecretUntil.toISOString().slice(0, 16).replace('T', ' ')}</p>` : ''}<form class="inline" method="post" action="${b}/${k.id}/revoke"><input type="hidden" name="_csrf" value="${csrf}"><button class="danger">Revoke</button></form>`}</td></tr>
-${role === 'owner' && !k.revokedAt ? html`<tr><td colspan="11"><details${k.id === refusedKey ? html` open` : ''}><summary>Edit limits of ${k.name ?? k.prefix}</summary><form method="post" action="${b}/${k.id}/controls" class="row"><input type="hidden" name="_csrf" value="${csrf}">${controlFields(k, k.id === refusedKey ? refusal : undefined)}<div><button type="submit">Save limits</button></div></form></details></td></tr>` : ''}`)}
-</tbody></table></div>`);
+<div class="card"><table data-test="keys"><thead><tr><th>Key</th><th>Owner</th><th>Project</th><th>Created</th><th>Last used</th><th>State</th><th>Limits</th></tr></thead><tbody>
+${keys.map((k, i) => html`<tr data-key-id="${k.id}"${mayAct(k) ? html` class="has-actions"` : ''}><td data-label="Key" data-test="key-name">${k.name ?? html`<span class="muted">unnamed</span>`}<br><code>${k.prefix}…</code></td><td data-label="Owner" data-test="key-owner" class="email">${ownerOf(k.userId) ?? html`<span class="pill">organization-wide</span>`}</td>
+<td data-label="Project">${k.projectId ? (projectName.get(k.projectId) ?? k.projectId) : html`<span class="muted">any</span>`}</td><td data-label="Created" class="email">${utcText(k.createdAt, 'day')}${k.createdBy && k.createdBy !== k.userId ? html` by ${ownerOf(k.createdBy)}` : ''}</td><td data-label="Last used">${k.lastUsedAt ? utcText(k.lastUsedAt) : 'never'}</td>
+<td data-label="State">${k.revokedAt ? html`<span class="pill on">revoked</span>` : html`<span class="pill">active</span>`}${k.previousSecretUntil ? html`<p class="muted" data-test="grace">old secret until ${utcText(k.previousSecretUntil)}</p>` : ''}</td>
+${cells[i]}</tr>
+${mayAct(k) ? html`<tr class="key-actions" data-actions-of="${k.id}"><td colspan="7">${actions(k, csrf)}</td></tr>` : ''}`)}
+${keys.length ? '' : html`<tr><td colspan="7" class="muted">No API keys yet: create one above.</td></tr>`}</tbody></table></div>`);
   };
 
   r.get('/', (req, res) => show(req, res));

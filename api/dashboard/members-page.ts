@@ -14,6 +14,8 @@ import { actorOf, renderOrgPage } from './org-page';
 import { refuseImpersonation, requireOwner } from './member';
 import { fieldError, formOf, invalidAttrs, savedNotice, typed, withFormRefusal, type FormState } from '../web/form-refusal';
 import { mailInvitation } from '../web/invitation-notice';
+import { confirmedAction } from '../web/confirm';
+import { utcText } from '../web/format';
 
 const ROLES = ['member', 'owner'] as const;
 const roleOf = (v: unknown): 'owner' | 'member' => {
@@ -57,11 +59,11 @@ ${notice ? html`<div class="card" role="status" data-test="notice"><p>${notice.t
 <div class="card"><h2>Members</h2><table data-test="members"><thead><tr><th>Email</th><th>Role</th><th></th></tr></thead><tbody>
 ${users.map((u) => { const m = ms.find((x) => x.userId === u.id)!; const st = formOf(refusal, `member:${u.id}`); return html`<tr data-user="${u.id}"><td data-label="Email">${u.email}${u.id === me ? html` <span class="muted">(you)</span>` : ''}</td>
 <td data-label="Role"><form class="inline" method="post" action="${b}/${u.id}/role"><input type="hidden" name="_csrf" value="${csrf}"><select id="role-${u.id}" name="role" aria-label="Role of ${u.email}"${invalidAttrs(st, 'role')}>${ROLES.map((r2) => html`<option value="${r2}"${r2 === typed(st, 'role', m.role) ? ' selected' : ''}>${r2}</option>`)}</select> <button type="submit">Change role</button></form>${fieldError(st, 'role')}</td>
-<td><form class="inline" method="post" action="${b}/${u.id}/remove"><input type="hidden" name="_csrf" value="${csrf}"><button class="danger" type="submit">Remove</button></form></td></tr>`; })}
+<td>${confirmedAction({ action: `${b}/${u.id}/remove`, csrf, label: 'Remove…', confirm: u.id === me ? 'Leave the organization' : 'Remove member', question: u.id === me ? html`You leave <strong>${org.name}</strong>: this page and your keys in it stop working at once.` : html`<strong>${u.email}</strong> leaves <strong>${org.name}</strong>, and their keys in it stop working at once, on every pod.` })}</td></tr>`; })}
 </tbody></table></div>
 <div class="card"><h2>Open invitations</h2><table data-test="invitations"><thead><tr><th>Email</th><th>Role</th><th>Link</th><th>Expires (UTC)</th><th></th></tr></thead><tbody>
-${invites.map((i) => html`<tr><td data-label="Email">${i.email ?? 'anyone with the link'}</td><td data-label="Role">${i.role}</td><td data-label="Link"><p class="secret" data-test="invite-link">${link(i.code)}</p></td><td data-label="Expires">${i.expiresAt ? i.expiresAt.toISOString().slice(0, 16).replace('T', ' ') : 'never'}</td>
-<td><form class="inline" method="post" action="${b}/invitations/${i.id}/revoke"><input type="hidden" name="_csrf" value="${csrf}"><button class="danger" type="submit">Revoke</button></form></td></tr>`)}
+${invites.map((i) => html`<tr><td data-label="Email">${i.email ?? 'anyone with the link'}</td><td data-label="Role">${i.role}</td><td data-label="Link"><p class="secret" data-test="invite-link">${link(i.code)}</p></td><td data-label="Expires">${i.expiresAt ? utcText(i.expiresAt) : 'never'}</td>
+<td>${confirmedAction({ action: `${b}/invitations/${i.id}/revoke`, csrf, label: 'Revoke…', confirm: 'Revoke the invitation', question: html`The link for <strong>${i.email ?? 'anyone'}</strong> stops working; you can invite them again.` })}</td></tr>`)}
 ${invites.length ? '' : html`<tr><td colspan="5" class="muted">No open invitations.</td></tr>`}</tbody></table></div>`);
   };
 

@@ -18,6 +18,7 @@ import { modelsPage } from './models-page';
 import { membershipsOf, requireMember, requireOwner } from './member';
 import { keysPage } from './keys-page';
 import { membersPage } from './members-page';
+import { confirmedAction } from '../web/confirm';
 import { activityBody, activityDetail, activityQuery, sendActivityCsv } from '../web/activity';
 
 const audit = (req: Request, res: Response, path: string, targetId: string, status = 200) =>
@@ -68,8 +69,8 @@ ${req.query.budget && !refused ? html`<div class="card" role="status" data-test=
 <div><button type="submit">Create project</button></div></form></div>
 <div class="card"><p class="muted">A project's budget (US dollars per UTC day, month, or in total) is shared by every request made with the project; a request that does not fit answers 402 <code>budget_exceeded</code>.</p><table><thead><tr><th>Name</th><th>Slug</th><th>Id</th><th>State</th><th>Budget</th><th></th></tr></thead><tbody>
 ${projects.map((p, i) => html`<tr data-project="${p.id}"><td data-label="Name">${p.name}</td><td data-label="Slug"><code>${p.slug}</code></td><td data-label="Id"><code>${p.id}</code></td><td data-label="State">${p.archivedAt ? html`<span class="pill on">archived</span>` : html`<span class="pill">active</span>`}</td>
-${budgets[i]}<td>${!p.archivedAt && role === 'owner' ? projectBudgetForm(o.slug, p, csrf, formOf(refused, `budget:${p.id}`)) : ''}${!p.archivedAt && role === 'owner' ? html` <form class="inline" method="post" action="/dashboard/o/${o.slug}/projects/${p.id}/archive"><input type="hidden" name="_csrf" value="${csrf}"><button class="danger">Archive</button></form>` : ''}</td></tr>`)}
-</tbody></table></div>`);
+${budgets[i]}<td>${!p.archivedAt && role === 'owner' ? projectBudgetForm(o.slug, p, csrf, formOf(refused, `budget:${p.id}`)) : ''}${!p.archivedAt && role === 'owner' ? html` ${confirmedAction({ action: `/dashboard/o/${o.slug}/projects/${p.id}/archive`, csrf, label: 'Archive…', confirm: `Archive ${p.name}`, question: html`Requests that name <strong>${p.name}</strong> (<code>${p.slug}</code>) are refused with 400 <code>invalid_project</code> from then on. It cannot be restored here.` })}` : ''}</td></tr>`)}
+${projects.length ? '' : html`<tr><td colspan="6" class="muted">No projects yet: create one above.</td></tr>`}</tbody></table></div>`);
   };
   org.get('/projects', (req, res) => showProjects(req, res));
   org.post('/projects', (req, res) => withFormRefusal(req, res, async () => {

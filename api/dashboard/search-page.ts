@@ -9,6 +9,8 @@ import { html } from '../web/html';
 import type { WebKit } from '../web/session';
 import { refuseImpersonation, requireOwner } from './member';
 import { actorOf, renderOrgPage } from './org-page';
+import { confirmedAction } from '../web/confirm';
+import { utcText } from '../web/format';
 import { fieldError, formOf, invalidAttrs, savedNotice, ticked, typed, withFormRefusal, type FormState } from '../web/form-refusal';
 
 /** What each save says when it is done (`?saved=`). */
@@ -81,14 +83,14 @@ ${confirm ? html`<dialog open class="card confirm" data-test="overage-dialog" ar
 <form method="post" action="${b}/limit" class="row">${hidden}<div><label for="limit">Searches per month</label><input type="text" inputmode="numeric" id="limit" name="monthly_limit" value="${typed(lim, 'monthly_limit', String(terms.monthlyLimit ?? ''))}"${invalidAttrs(lim, 'monthly_limit')}>${fieldError(lim, 'monthly_limit')}</div><div><button>Save limit</button></div></form></div>
 <div class="card"><h2>Members</h2><p class="muted">A member's cap (empty inherits the organization's limit) and whether they may search.</p>
 <table><thead><tr><th>Member</th><th>Role</th><th>Cap</th><th>Search</th><th></th></tr></thead><tbody>
-${members.map((m) => { const u = users.find((x) => x.id === m.userId); const f = `member-${m.userId}`; const st = formOf(refusal, `member:${m.userId}`); return html`<tr data-member="${u?.email ?? m.userId}"><td>${u?.email ?? m.userId}</td><td>${m.role}</td>
-<td><input form="${f}" type="text" inputmode="numeric" name="cap" value="${typed(st, 'cap', String(m.searchCap ?? ''))}" placeholder="inherit" aria-label="Cap for ${u?.email ?? ''}"${invalidAttrs(st, 'cap')}>${fieldError(st, 'cap')}</td>
-<td><label><input form="${f}" type="checkbox" name="enabled" value="true" ${ticked(st, 'enabled', 'true', m.searchEnabled) ? html`checked` : ''}> on</label></td>
+${members.map((m) => { const u = users.find((x) => x.id === m.userId); const f = `member-${m.userId}`; const st = formOf(refusal, `member:${m.userId}`); return html`<tr data-member="${u?.email ?? m.userId}"><td data-label="Member">${u?.email ?? m.userId}</td><td data-label="Role">${m.role}</td>
+<td data-label="Cap"><input form="${f}" type="text" inputmode="numeric" name="cap" value="${typed(st, 'cap', String(m.searchCap ?? ''))}" placeholder="inherit" aria-label="Cap for ${u?.email ?? ''}"${invalidAttrs(st, 'cap')}>${fieldError(st, 'cap')}</td>
+<td data-label="Search"><label><input form="${f}" type="checkbox" name="enabled" value="true" ${ticked(st, 'enabled', 'true', m.searchEnabled) ? html`checked` : ''}> on</label></td>
 <td><form id="${f}" method="post" action="${b}/members/${m.userId}">${hidden}<button class="plain">Save</button></form></td></tr>`; })}
 </tbody></table></div>
 <div class="card"><h2>Provider keys</h2><p class="muted">Searches with the organization's own key are not charged and do not use the allowance. A key is never shown again: only its last four characters.</p>
 <table><thead><tr><th>Provider</th><th>Key</th><th>Set</th><th></th></tr></thead><tbody>
-${keys.map((k) => html`<tr data-provider-key="${k.provider}"><td>${k.provider}</td><td><code>…${k.last4}</code></td><td>${k.created_at.slice(0, 10)}</td><td><form class="inline" method="post" action="${b}/keys/${k.provider}/remove">${hidden}<button class="danger">Remove</button></form></td></tr>`)}
+${keys.map((k) => html`<tr data-provider-key="${k.provider}"><td data-label="Provider">${k.provider}</td><td data-label="Key"><code>…${k.last4}</code></td><td data-label="Set">${utcText(k.created_at, 'day')}</td><td>${confirmedAction({ action: `${b}/keys/${k.provider}/remove`, csrf, label: 'Remove…', confirm: `Remove the ${k.provider} key`, question: html`Searches with ${k.provider} use the platform's key from then on: they count against the allowance and may be charged. The key is not kept: to use it again, type it again.` })}</td></tr>`)}
 ${keys.length ? '' : html`<tr><td colspan="4" class="muted">No own keys.</td></tr>`}</tbody></table>
 <form method="post" action="${b}/keys" class="row">${hidden}<div><label for="kprov">Provider</label><select id="kprov" name="provider"${invalidAttrs(keyForm, 'provider')}>${providers.map((p) => html`<option${typed(keyForm, 'provider') === p.name ? html` selected` : ''}>${p.name}</option>`)}</select>${fieldError(keyForm, 'provider')}</div>
 <div><label for="kkey">API key</label><input type="password" id="kkey" name="api_key" autocomplete="off" required${invalidAttrs(keyForm, 'api_key')}>${fieldError(keyForm, 'api_key')}${keyForm?.field === 'api_key' ? html`<p class="muted">A key is never shown back: type it again.</p>` : ''}</div><div><button>Set key</button></div></form></div>`;

@@ -2,11 +2,12 @@ import type { Request, Response } from 'express';
 import { ApiError } from '../../shared/errors/ApiError';
 import { isUuid } from '../../shared/uuid';
 import { utcInstant } from '../../shared/utc-instant';
-import { ApiKey, Project } from '../../shared/db/models';
+import { ApiKey, Project, User } from '../../shared/db/models';
 import {
   LOG_COLUMNS, STATUS_FILTER, findRequestLog, listRequestLogs, requestLogCsv, type RequestLogFilter, type RequestLogRow,
 } from '../../shared/metering/request-log-query';
 import { html, type Html } from './html';
+import { utcText } from './format';
 
 /**
  * The Activity page of one organization (issue 32), for the dashboard (`/dashboard/o/:org/activity`)
@@ -74,7 +75,8 @@ export async function activityLabels(orgId: string): Promise<{ keys: Map<string,
     ApiKey.findAll({ where: { orgId }, attributes: ['id', 'name', 'prefix'], order: [['createdAt', 'DESC']], limit: 500 }),
     Project.findAll({ where: { orgId }, attributes: ['id', 'name'], order: [['name', 'ASC']] }),
   ]);
-  return { keys: new Map(keys.map((k) => [k.id, k.name ? `${k.name} (${k.prefix}…)` : `${k.prefix}…`])), projects: new Map(projects.map((p) => [p.id, p.name])) };
+  // as the usage page's table by key names them
+  return { keys: new Map(keys.map((k) => [k.id, `${k.name ?? 'unnamed'} (${k.prefix}…)`])), projects: new Map(projects.map((p) => [p.id, p.name])) };
 }
 
 /** The Activity page's body; `base` is the page's path (the CSV and the details are under it). */
@@ -94,7 +96,7 @@ export async function activityBody(base: string, orgId: string, q: ActivityQuery
 <div><button type="submit">Filter</button></div></form>
 <p class="muted">One row per request, newest first: metadata only, never prompts or outputs. <a href="${base}.csv${search(values, q.cursor ? { cursor: q.cursor } : {})}" data-test="activity-csv" download>Export this page as CSV</a></p></div>
 <div class="card"><table data-test="activity"><thead><tr><th>Time (UTC)</th><th>Status</th><th>Model</th><th>Route</th><th>API key</th><th>Tokens in / out</th><th>Cost</th><th>Total</th></tr></thead><tbody>
-${page.rows.map((r) => html`<tr data-request-id="${r.request_id}"><td data-label="Time"><a href="${base}/${encodeURIComponent(r.request_id)}">${r.created_at.slice(0, 19).replace('T', ' ')}</a></td>
+${page.rows.map((r) => html`<tr data-request-id="${r.request_id}"><td data-label="Time"><a href="${base}/${encodeURIComponent(r.request_id)}">${utcText(r.created_at, 'second')}</a></td>
 <td data-label="Status"><span class="pill${r.status >= 400 ? ' on' : ''}">${r.status}</span> ${r.error_code ?? ''}</td><td data-label="Model">${r.model}</td><td data-label="Route"><code>${r.route}</code>${r.stream ? ' (stream)' : ''}</td>
 <td data-label="API key">${keyName(r.api_key_id)}</td><td data-label="Tokens">${r.input_tokens} / ${r.output_tokens}</td><td data-label="Cost">${usd(r.cost_micros)}</td><td data-label="Total">${r.total_ms === null ? '—' : `${r.total_ms} ms`}</td></tr>`)}
 ${page.rows.length ? '' : html`<tr><td colspan="8" class="muted">No requests match.</td></tr>`}</tbody></table>
@@ -110,13 +112,18 @@ const LABELS: Partial<Record<keyof RequestLogRow, string>> = {
 export async function activityDetail(base: string, orgId: string, requestId: string): Promise<Html> {
   const row = await findRequestLog(requestId.slice(0, 255), orgId);
   if (!row) throw new ApiError(404, 'not_found', 'No such request in this organization’s log.');
-  const labels = await activityLabels(orgId);
+  const [labels, user] = await Promise.all([activityLabels(orgId), row.user_id ? User.findByPk(row.user_id, { attributes: ['email'] }) : null]);
+  // every value as the rest of the pages write it: names for ids, a friendly UTC time, yes/no
   const shown = (c: keyof RequestLogRow): string => {
     const v = row[c];
+    if (c === 'created_at') return utcText(row.created_at, 'ms');
     if (c === 'api_key_id' && typeof v === 'string') return labels.keys.get(v) ?? v;
     if (c === 'project_id' && typeof v === 'string') return labels.projects.get(v) ?? v;
+    if (c === 'user_id' && typeof v === 'string') return user?.email ?? v;
     if (c === 'cost_micros') return `${v} (${usd(Number(v))})`;
-    return v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+    if (typeof v === 'boolean') return v ? 'yes' : 'no';
+    if (v && typeof v === 'object') return Object.entries(v).map(([unit, n]) => `${unit.replace(/_/g, ' ')}: ${String(n)}`).join(', ') || '—';
+    return v === null || v === undefined ? '—' : String(v);
   };
   return html`<h1>Request <code>${row.request_id}</code></h1>
 <div class="card"><table data-test="activity-detail"><tbody>${LOG_COLUMNS.map((c) => html`<tr><th>${LABELS[c] ?? c.replace(/_/g, ' ')}</th><td data-field="${c}">${shown(c)}</td></tr>`)}</tbody></table>

@@ -21,7 +21,7 @@ export function page(c: PageChrome, body: Html): string {
 <body>${c.banner ? html`<div class="banner" role="alert" data-test="impersonation-banner">${c.banner}</div>` : ''}
 <header><span class="brand">${c.brand}</span>
 ${(c.nav ?? []).map((n) => html`<a href="${n.href}" class="${n.on ? 'on' : ''}">${n.label}</a>`)}
-${c.user ? html`<span class="muted">${c.user}</span><form method="post" action="${c.base}/sign-out"><input type="hidden" name="_csrf" value="${c.csrf ?? ''}"><button>Sign out</button></form>` : ''}
+${c.user ? html`<span class="who"><span class="muted">${c.user}</span><form method="post" action="${c.base}/sign-out"><input type="hidden" name="_csrf" value="${c.csrf ?? ''}"><button>Sign out</button></form></span>` : ''}
 </header>
 <main>${body}</main></body></html>`.value;
 }

@@ -21,11 +21,17 @@ button.danger{background:#fff;color:#b3261e;border-color:#b3261e}button.plain{ba
 .checks label{display:inline-flex;gap:.3rem;font-weight:400;margin-right:.8rem}
 .chart svg{width:100%;height:auto;max-width:1000px}.chart .plot{display:flex;align-items:flex-start}.chart svg.yaxis{width:8.4%;flex:none}.chart .plot .scroll{flex:1;min-width:0}.legend span{display:inline-block;margin-right:1rem;font-size:.85rem}
 .legend i{display:inline-block;width:.8rem;height:.8rem;margin-right:.3rem;border-radius:2px;vertical-align:-1px}
-.pill{display:inline-block;padding:0 .45rem;border-radius:999px;font-size:.8rem;background:#eceff3}.pill.on{background:#fde2e0;color:#b3261e}
+.pill{display:inline-block;white-space:nowrap;padding:0 .45rem;border-radius:999px;font-size:.8rem;background:#eceff3}.pill.on{background:#fde2e0;color:#b3261e}
 .c0{background:#2457c5}.c1{background:#e07a1f}.c2{background:#1d7a3a}.c3{background:#9b3fb5}.c4{background:#b3261e}.c5{background:#0f8a8a}.c6{background:#6b7280}.c7{background:#c59a00}
 dialog.confirm{position:fixed;inset:0;margin:auto;max-width:32rem;width:calc(100% - 2rem);height:fit-content;box-shadow:0 0 0 100vmax rgba(20,25,40,.45);z-index:10}
 a.button-link{display:inline-block;padding:.4rem .9rem;border:1px solid #c5cbd6;border-radius:6px;color:#1d2433}
 td form.row{flex-wrap:nowrap;gap:.4rem;align-items:center}td select{width:auto}
+summary.button{display:inline-block;list-style:none;cursor:pointer;padding:.4rem .9rem;border-radius:6px;border:1px solid #2457c5;background:#fff;color:#2457c5}
+summary.button::-webkit-details-marker{display:none}summary.danger{color:#b3261e;border-color:#b3261e}
+details.confirm{display:inline-block;vertical-align:top;margin:0 .25rem .25rem 0}details.confirm[open]{display:block}
+.confirm-body{margin:.4rem 0;padding:.6rem .75rem;overflow-wrap:anywhere;min-width:16rem;border:1px solid #f0c4c0;background:#fff8f7;border-radius:6px;max-width:36rem}.confirm-body p{margin:0 0 .5rem}.confirm-body form{margin:0}
+tr.has-actions td{border-bottom:0}td.email{overflow-wrap:anywhere}td.figures{min-width:14rem}tr.key-actions td{padding-top:0}h1 code{word-break:break-all}
+header .who{display:flex;align-items:center;gap:.5rem 1rem;flex-wrap:wrap}
 .card h2:first-child,.card h1:first-child{margin-top:0}td form.inline{margin:0 .25rem .25rem 0;display:inline-block}
 @media (max-width:600px){main{padding:.75rem}header{padding:.6rem .75rem}
  thead{display:none}table,tbody,tr,td{display:block;width:100%}tr{padding:.4rem 0;border-bottom:1px solid #eceff3}td{border:0;padding:.1rem .2rem}

@@ -69,7 +69,8 @@ describe('members and invitations in a browser (dashboard members page, invitati
     await screenshots(usedPage, 'dashboard-invite-used');
 
     await page.goto(`${env().gw.url}/dashboard/o/${org.org.slug}/members`);
-    await Promise.all([page.waitForNavigation(), page.click(`tr[data-user="${joined.id}"] button:has-text("Remove")`)]);
+    await page.click(`tr[data-user="${joined.id}"] summary:has-text("Remove")`); // it asks first
+    await Promise.all([page.waitForNavigation(), page.click(`tr[data-user="${joined.id}"] button[data-test=confirm]`)]);
     expect(await page.content()).not.to.include(invitee);
     expect(await Membership.count({ where: { orgId: org.org.id, userId: joined.id } })).to.equal(0);
   });

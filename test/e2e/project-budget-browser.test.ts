@@ -29,7 +29,7 @@ describe("a project's budget in a browser (dashboard projects page)", function (
     await Promise.all([page.waitForNavigation(), page.click(`[data-project="${o.project.id}"] button:has-text("Save budget")`)]);
     expect(await page.inputValue(amount)).to.equal('-2');
     expect(await page.inputValue(`#budget_period-${o.project.id}`)).to.equal('day');
-    expect(await page.textContent('[data-test=field-error-budget_usd]')).to.match(/budget_usd/);
+    expect(await page.textContent('[data-test=field-error-budget_usd]')).to.equal('Budget (USD) must be greater than or equal to 0');
     await screenshots(page, 'dashboard-project-budget-refused');
 
     await page.fill(amount, '2.5');

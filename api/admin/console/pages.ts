@@ -15,6 +15,8 @@ import { html, type Html } from '../../web/html';
 import { page } from '../../web/layout';
 import type { WebKit } from '../../web/session';
 import { operatorActor } from './auth';
+import { confirmedAction } from '../../web/confirm';
+import { utcText } from '../../web/format';
 import { startImpersonation } from './impersonate';
 import { poolsPage } from './pools-page';
 import { createPage } from './create-page';
@@ -51,7 +53,7 @@ export function consolePages(redis: RedisClient, kit: WebKit): Router {
     render(req, res, kit, '/', (csrf) => html`<h1>Organizations</h1>${refusal ? '' : savedNotice(saved)}<div class="card"><table><thead><tr><th>Name</th><th>Slug</th><th>Plan</th><th>Lane overrides</th><th>Requests (30 d)</th><th>Tokens (30 d)</th></tr></thead><tbody>
 ${orgs.map((o) => html`<tr><td><a href="/orgs/${o.id}">${o.name}</a></td><td data-label="Slug"><code>${o.slug}</code></td><td data-label="Plan"><form method="post" action="/orgs/${o.id}/plan" class="row" data-org="${o.slug}">${hidden(csrf)}<select name="plan_id" aria-label="Plan of ${o.slug}"><option value="">—</option>${plans.map((p) => html`<option value="${p.id}" ${p.id === o.planId ? html`selected` : ''}>${p.name}</option>`)}</select><button class="plain">Set</button></form></td>
 <td data-label="Lane overrides">${laneOverridesForm(o, csrf, 'list', refusal)}</td><td data-label="Requests (30 d)">${byOrg.get(o.id)?.requests ?? 0}</td><td data-label="Tokens (30 d)">${byOrg.get(o.id)?.tokens ?? 0}</td></tr>`)}
-</tbody></table></div>`);
+${orgs.length ? '' : html`<tr><td colspan="6" class="muted">No organizations yet: <a href="/create">create one</a>.</td></tr>`}</tbody></table></div>`);
   };
   r.get('/', (req, res) => orgsPage(req, res));
 
@@ -103,9 +105,9 @@ ${created ? html`<div class="card"><p><strong>New management key.</strong> Copy 
 <fieldset class="checks"${invalidAttrs(refused, 'scopes')}><legend>Scopes</legend>${ALL_SCOPES.map((s) => html`<label><input type="checkbox" name="scopes" value="${s}"${ticked(refused, 'scopes', s) ? html` checked` : ''}>${s}</label>`)}</fieldset>${fieldError(refused, 'scopes')}
 <p><button type="submit">Create key</button></p></form></div>
 <div class="card"><table><thead><tr><th>Name</th><th>Key</th><th>Owner</th><th>Scopes</th><th>State</th><th></th></tr></thead><tbody>
-${keys.map((k) => html`<tr data-key-id="${k.id}"><td>${k.name ?? ''}</td><td><code>${k.prefix}…</code></td><td>${owners.find((u) => u.id === k.userId)?.email ?? ''}</td><td>${k.scopes.join(', ')}</td>
-<td>${k.revokedAt ? html`<span class="pill on">revoked</span>` : html`<span class="pill">active</span>`}</td><td>${k.revokedAt ? '' : postButton(`/keys/${k.id}/revoke`, csrf, 'Revoke')}</td></tr>`)}
-</tbody></table></div>`);
+${keys.map((k) => html`<tr data-key-id="${k.id}"><td>${k.name ?? html`<span class="muted">unnamed</span>`}</td><td data-label="Key"><code>${k.prefix}…</code></td><td data-label="Owner">${owners.find((u) => u.id === k.userId)?.email ?? ''}</td><td data-label="Scopes">${k.scopes.join(', ')}</td>
+<td data-label="State">${k.revokedAt ? html`<span class="pill on">revoked</span>` : html`<span class="pill">active</span>`}</td><td>${k.revokedAt ? '' : confirmedAction({ action: `/keys/${k.id}/revoke`, csrf, label: 'Revoke…', confirm: `Revoke ${k.name ?? k.prefix}`, question: html`Requests with <code>${k.prefix}…</code> to the management API are refused at once. This cannot be undone.` })}</td></tr>`)}
+${keys.length ? '' : html`<tr><td colspan="6" class="muted">No platform keys yet.</td></tr>`}</tbody></table></div>`);
   };
   r.get('/keys', (req, res) => keysPage(req, res));
   r.post('/keys', (req, res) => withFormRefusal(req, res, async () => {
@@ -125,7 +127,7 @@ ${keys.map((k) => html`<tr data-key-id="${k.id}"><td>${k.name ?? ''}</td><td><co
     const state = await readSwitches(redis);
     render(req, res, kit, '/switches', (csrf) => html`<h1>Kill switches</h1><div class="card"><p class="muted">An engaged switch makes the feature answer 503 with its code on every pod within a second.</p>
 <table><thead><tr><th>Feature</th><th>Code</th><th>State</th><th></th></tr></thead><tbody>
-${Object.entries(FEATURES).map(([f, code]) => { const on = state[f as keyof typeof FEATURES]; return html`<tr><td>${f}</td><td><code>${code}</code></td><td>${on ? html`<span class="pill on">engaged</span>` : html`<span class="pill">off</span>`}</td>
+${Object.entries(FEATURES).map(([f, code]) => { const on = state[f as keyof typeof FEATURES]; return html`<tr><td>${f}</td><td data-label="Code"><code>${code}</code></td><td data-label="State">${on ? html`<span class="pill on">engaged</span>` : html`<span class="pill">off</span>`}</td>
 <td><form class="inline" method="post" action="/switches/${f}">${hidden(csrf)}<input type="hidden" name="engaged" value="${on ? 'false' : 'true'}"><button class="${on ? 'plain' : 'danger'}">${on ? 'Release' : 'Engage'}</button></form></td></tr>`; })}
 </tbody></table></div>`);
   });
@@ -147,9 +149,11 @@ ${Object.entries(FEATURES).map(([f, code]) => { const on = state[f as keyof type
     const users = await User.findAll({ where: { deletedAt: null }, order: [['email', 'ASC']], limit: 500 });
     const self = res.locals.operator!.id;
     render(req, res, kit, '/users', (csrf) => html`<h1>Users</h1><div class="card"><table><thead><tr><th>Email</th><th>Name</th><th>Role</th><th>Actions</th></tr></thead><tbody>
-${users.map((u) => html`<tr data-user="${u.email}"><td>${u.email}</td><td>${u.name ?? ''}</td><td>${u.isPlatformAdmin ? html`<span class="pill on">platform admin</span>` : 'user'}</td><td>
-${u.id === self ? html`<span class="muted">you</span>` : html`${u.isPlatformAdmin ? postButton(`/users/${u.id}/demote`, csrf, 'Demote', 'plain') : postButton(`/users/${u.id}/promote`, csrf, 'Promote', 'plain')}
-${u.isPlatformAdmin ? '' : postButton(`/users/${u.id}/impersonate`, csrf, 'Impersonate', 'plain')} ${postButton(`/users/${u.id}/delete`, csrf, 'Delete')}`}</td></tr>`)}
+${users.map((u) => html`<tr data-user="${u.email}"><td>${u.email}${u.id === self ? html` <span class="muted">(you)</span>` : ''}</td><td data-label="Name">${u.name ?? ''}</td><td data-label="Role">${u.isPlatformAdmin ? html`<span class="pill on">platform admin</span>` : 'user'}</td><td>
+${u.id === self ? '' : html`${u.isPlatformAdmin
+  ? confirmedAction({ action: `/users/${u.id}/demote`, csrf, label: 'Demote…', confirm: 'Demote', plain: true, question: html`<strong>${u.email}</strong> can no longer use this console, and their management keys and tokens stop working.` })
+  : confirmedAction({ action: `/users/${u.id}/promote`, csrf, label: 'Promote…', confirm: 'Make platform admin', plain: true, question: html`<strong>${u.email}</strong> can then use this console: every organization, user, key and kill switch of the platform.` })}
+${u.isPlatformAdmin ? '' : postButton(`/users/${u.id}/impersonate`, csrf, 'Impersonate', 'plain')} ${confirmedAction({ action: `/users/${u.id}/delete`, csrf, label: 'Delete…', confirm: 'Delete user', question: html`<strong>${u.email}</strong> can no longer sign in; everything they own is revoked, their inference keys in every organization included, on every pod. This cannot be undone here.` })}`}</td></tr>`)}
 </tbody></table></div>`);
   });
   const target = async (req: Request, res: Response): Promise<User> => {
@@ -178,7 +182,8 @@ ${u.isPlatformAdmin ? '' : postButton(`/users/${u.id}/impersonate`, csrf, 'Imper
     const rows = await AuditLog.findAll({ order: [['createdAt', 'DESC']], limit: 200, where: req.query.q ? { path: { [Op.iLike]: `%${String(req.query.q)}%` } } : {} });
     render(req, res, kit, '/audit', () => html`<h1>Audit log</h1><div class="card"><form method="get" action="/audit" class="row"><div><label for="q">Path contains</label><input type="text" id="q" name="q" value="${String(req.query.q ?? '')}"></div><div><button>Filter</button></div></form></div>
 <div class="card"><table><thead><tr><th>When (UTC)</th><th>Actor</th><th>Action</th><th>Target</th><th>Status</th></tr></thead><tbody>
-${rows.map((a) => html`<tr><td>${a.createdAt.toISOString().replace('T', ' ').slice(0, 19)}</td><td>${a.actorLabel ?? a.actorType}</td><td><code>${a.method} ${a.path}</code> ${a.fields.length ? html`<span class="muted">${a.fields.join(', ')}</span>` : ''}</td><td><code>${a.targetId ?? ''}</code></td><td>${a.status}</td></tr>`)}
+${rows.map((a) => html`<tr><td data-label="When">${utcText(a.createdAt, 'second')}</td><td data-label="Actor">${a.actorLabel ?? a.actorType}</td><td data-label="Action"><code>${a.method} ${a.path}</code> ${a.fields.length ? html`<span class="muted">${a.fields.join(', ')}</span>` : ''}</td><td data-label="Target"><code>${a.targetId ?? ''}</code></td><td data-label="Status">${a.status}</td></tr>`)}
+${rows.length ? '' : html`<tr><td colspan="5" class="muted">${req.query.q ? 'No audit entries match.' : 'No audit entries yet.'}</td></tr>`}
 </tbody></table></div>`);
   });
   poolsPage(r, redis, (req, res, tab, body) => render(req, res, kit, tab, body));

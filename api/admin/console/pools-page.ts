@@ -39,6 +39,6 @@ ${rows.map(({ m, specs, live }) =>
 <td data-label="In flight">${String(s.inFlight)}</td><td data-label="Failures">${String(s.fails)}</td><td data-label="Fallbacks">${i === 0 ? (m.fallbacks ?? []).join(', ') || '—' : ''}</td></tr>`;
   }),
 )}
-</tbody></table></div>`);
+${rows.length ? '' : html`<tr><td colspan="9" class="muted">No chat models in the catalog.</td></tr>`}</tbody></table></div>`);
   });
 }

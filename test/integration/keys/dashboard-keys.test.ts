@@ -36,7 +36,7 @@ describe("key controls on the dashboard's keys page", () => {
     // a bad value is refused naming the field, and nothing changes
     const bad = await web.post(`${page}/${row.id}/controls`, { models: 'sim-chat', budget_usd: '-1', budget_period: 'day' }, { json: true });
     expect(bad.status).to.equal(400);
-    expect((bad.body as { error: { message: string } }).error.message).to.contain('budget_usd');
+    expect((bad.body as { error: { message: string } }).error.message).to.equal('Budget (USD) must be greater than or equal to 0'); // the form's label
     expect((await ApiKey.findByPk(row.id))!.budgetMicros).to.equal(500_000);
 
     const saved = await web.post(`${page}/${row.id}/controls`, { models: '', rpm: '5', tpm: '1000', budget_usd: '', budget_period: 'month', expires_at: '' });

@@ -4,7 +4,7 @@ import { startAdmin } from '../../helpers/admin';
 import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { usageSettled } from '../../helpers/usage';
-import { consoleAs, buildWebMember, type WebClient } from '../../helpers/web-client';
+import { consoleAs, buildWebMember, dashboardAs, type WebClient } from '../../helpers/web-client';
 import { ApiKey, Organization, Project, SearchSetting } from '../../../shared/db/models';
 import { createApiKey } from '../../../shared/tenancy/ops';
 
@@ -74,5 +74,32 @@ describe('operator console: an organization’s page', () => {
       expect(r.status).to.equal(404);
       expect(r.body.error.code).to.equal('not_found');
     }
+  });
+
+  it("writes figures as the dashboard does (a budget under a cent keeps its micro-dollars, 'in total'; the usage cost); an org without members, keys or projects says so, in the console and the dashboard", async () => {
+    const o = await buildOrg(env().redis);
+    const owner = await buildWebMember(o.org.id, 'owner');
+    expect((await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }] } })).status).to.equal(200);
+    await usageSettled();
+    await ApiKey.update({ budgetMicros: 20, budgetPeriod: 'total' }, { where: { id: o.keyId } });
+    await Project.update({ budgetMicros: 1500, budgetPeriod: 'day' }, { where: { id: o.project.id } });
+    const page = (await web.get(`/orgs/${o.org.id}`)).text;
+    expect(section(page, 'keys')).to.include('$0.000020 in total');
+    expect(section(page, 'projects')).to.include('$0.001500 per day');
+    const dashboard = (await (await dashboardAs(owner)).get(`/dashboard/o/${o.org.slug}`)).text;
+    const cost = /data-test="usage-total-cost">([^<]+)</.exec(dashboard)![1];
+    expect(cost).to.match(/^\$0\.0000\d\d$/);
+    expect(section(page, 'usage')).to.include(` · ${cost}</p>`);
+
+    const bare = await Organization.create({ name: 'Bare', slug: `bare-${o.org.slug}` });
+    const empty = (await web.get(`/orgs/${bare.id}`)).text;
+    expect(section(empty, 'members')).to.include('No members.');
+    expect(section(empty, 'keys')).to.include('No API keys.');
+    expect(section(empty, 'projects')).to.include('No projects.');
+    const bareOwner = await dashboardAs(await buildWebMember(bare.id, 'owner'));
+    expect((await bareOwner.get(`/dashboard/o/${bare.slug}/keys`)).text).to.include('No API keys yet');
+    expect((await bareOwner.get(`/dashboard/o/${bare.slug}/projects`)).text).to.include('No projects yet');
+    const audit = await web.get(`/audit?q=${o.org.slug}-nothing-matches`);
+    expect(audit.text).to.include('No audit entries match.');
   });
 });

@@ -6,7 +6,7 @@ import { call, keyHeader } from '../../helpers/http';
 import { usageSettled } from '../../helpers/usage';
 import { adminCall, buildPlatformKey, startAdmin } from '../../helpers/admin';
 import { buildWebMember, consoleAs, dashboardAs, type WebClient } from '../../helpers/web-client';
-import { Project } from '../../../shared/db/models';
+import { ApiKey, Project } from '../../../shared/db/models';
 import { createApiKey } from '../../../shared/tenancy/ops';
 import { appendRequestLog } from '../../../shared/metering/usage-outbox';
 import { LOG_COLUMNS } from '../../../shared/metering/request-log-query';
@@ -130,6 +130,26 @@ describe('Activity: the request log in the dashboard, the console and GET /admin
       const filler = rows.find((r) => r[idAt] === fillerIds[0]);
       if (filler) expect(filler[LOG_COLUMNS.indexOf('error_code')]).to.equal('rate_limited, "quoted"');
     }
+  });
+
+  it("a request's details read as the list does: the time in UTC without ISO's T and Z, the member's email, yes or no; an unnamed key is 'unnamed' as on the usage page", async () => {
+    const other = await buildOrg(env().redis);
+    const member = await buildWebMember(other.org.id, 'member');
+    const theirs = await createApiKey(env().redis, { orgId: other.org.id, userId: member.id, name: 'theirs' });
+    const sent = await call('POST', '/v1/chat/completions', { headers: keyHeader(theirs.key), json: { model: 'sim-chat', stream: true, messages: [{ role: 'user', content: 'details' }] } });
+    expect(sent.status).to.equal(200);
+    const unnamed = await call('POST', '/v1/chat/completions', { headers: keyHeader(other.key), json: { model: 'sim-chat', messages: [{ role: 'user', content: 'unnamed' }] } });
+    await usageSettled();
+    const as = await dashboardAs(member);
+    const field = (text: string, name: string) => new RegExp(`<td data-field="${name}">([^<]*)</td>`).exec(text)?.[1];
+    const detail = await as.get(`/dashboard/o/${other.org.slug}/activity/${sent.headers.get('x-service-request-id')}`);
+    expect(field(detail.text, 'created_at')).to.match(new RegExp(`^${new Date().toISOString().slice(0, 10)} \\d{2}:\\d{2}:\\d{2}\\.\\d{3}$`));
+    expect(field(detail.text, 'user_id')).to.equal(member.email);
+    expect(field(detail.text, 'stream')).to.equal('yes');
+    expect(field(detail.text, 'units')).to.not.include('{');
+    const list = await as.get(`/dashboard/o/${other.org.slug}/activity`);
+    const prefix = (await ApiKey.findByPk(other.keyId))!.prefix;
+    expect(list.text).to.match(new RegExp(`data-request-id="${unnamed.headers.get('x-service-request-id')}"[\\s\\S]*?<td data-label="API key">unnamed \\(${prefix}…\\)</td>`));
   });
 
   it('console: an operator sees the same Activity for the org, linked from its page', async () => {

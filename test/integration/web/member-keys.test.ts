@@ -86,7 +86,7 @@ describe('every key belongs to someone (dashboard, CLI, departure)', () => {
     expect((await ApiKey.findOne({ where: { orgId: o.org.id, name: 'owner-own' } }))!.userId).to.equal(owner.id);
     expect((await ApiKey.findOne({ where: { orgId: o.org.id, name: 'shared' } }))!.userId).to.equal(null);
     const listed = await asOwner.get(`/dashboard/o/${o.org.slug}/keys`);
-    const ownerCell = (name: string) => new RegExp(`<td>${name}</td><td><code>[^<]+</code></td><td data-test="key-owner">([^]*?)</td>`).exec(listed.text)?.[1];
+    const ownerCell = (name: string) => new RegExp(`data-test="key-name">${name}<br><code>[^<]+</code></td><td data-label="Owner" data-test="key-owner" class="email">([^]*?)</td>`).exec(listed.text)?.[1];
     expect(ownerCell('owner-own')).to.equal(owner.email);
     expect(ownerCell('shared')).to.include('organization-wide');
   });
