@@ -15,11 +15,17 @@ const MESSAGE_OVERHEAD_TOKENS = 4;
 /** The output cap of a request that names none, on a model that publishes none (docs/keys.md). */
 export const DEFAULT_OUTPUT_CAP = 4096;
 
-/** The most output a canonical chat request can produce: its own cap, else the model's, else the default. */
+/**
+ * The most output a canonical chat request can produce: its own cap, else the model's, else the
+ * default. A request naming both `max_completion_tokens` and `max_tokens` is held at the larger:
+ * upstreams differ in which one they obey (Anthropic, Gemini and Bedrock read max_completion_tokens;
+ * Azure before 2024-09-01 and the presets whose field is max_tokens keep max_tokens; OpenAI refuses
+ * both), and a hold at the smaller let one request write up to the model's limit past its budget.
+ */
 export function outputCap(body: Record<string, unknown>, model: CatalogModel): number {
-  const asked = [body.max_completion_tokens, body.max_tokens].find((v): v is number => typeof v === 'number' && v > 0);
+  const asked = [body.max_completion_tokens, body.max_tokens].filter((v): v is number => typeof v === 'number' && v > 0);
   const cap = model.maxOutputTokens ?? DEFAULT_OUTPUT_CAP;
-  return asked !== undefined ? Math.min(asked, cap) : cap;
+  return asked.length ? Math.min(Math.max(...asked), cap) : cap;
 }
 
 /**
