@@ -95,6 +95,24 @@ describe('key rate limits on every path', () => {
     expect(context.status, 'a document\'s context is text').to.equal(429);
   });
 
+  it('images and documents by URL in a small request count their fixed estimate too (a URL is short, what the upstream bills is not)', async function () {
+    this.timeout(30_000);
+    const o = await buildOrg(env().redis);
+    // 30 image URLs are under 3 KB of JSON, about 600 tokens as text; an upstream bills about 1,600 tokens each
+    await updateKeyControls(env().redis, o.keyId, { tpm: 20_000 });
+    expect(await roomInMinute()).to.equal(true);
+    const images = Array.from({ length: 30 }, (_, i) => ({ type: 'image_url', image_url: { url: `https://example.com/${i}.png` } }));
+    const chat = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', max_tokens: 5, messages: [{ role: 'user', content: [{ type: 'text', text: 'compare' }, ...images] }] } });
+    expect([chat.status, chat.body.error?.code], '30 images are about 48,000 tokens').to.deep.equal([429, 'rate_limit_exceeded']);
+    const documents = Array.from({ length: 13 }, (_, i) => ({ type: 'document', source: { type: 'url', url: `https://example.com/${i}.pdf` } }));
+    const native = await call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), ...V }, json: { model: 'sim-claude', max_tokens: 5, messages: [{ role: 'user', content: [...documents, { type: 'text', text: 'summarise' }] }] } });
+    expect([native.status, native.body.error?.type], '13 documents are at least 20,800 tokens').to.deep.equal([429, 'rate_limit_error']);
+    expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
+    const one = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', max_tokens: 5, messages: [{ role: 'user', content: [{ type: 'text', text: 'what is this' }, images[0]] }] } });
+    expect(one.status, one.text.slice(0, 200)).to.equal(200);
+    expect(Number(one.headers.get('x-ratelimit-remaining-tokens')), 'one image: its 1,600 tokens and the text').to.be.within(20_000 - 1_700, 20_000 - 1_600);
+  });
+
   it('an input not counted in time (a busy pod) is held to its byte size, never answered 500: over tpm 429, within it served', async function () {
     this.timeout(30_000);
     const o = await buildOrg(env().redis);

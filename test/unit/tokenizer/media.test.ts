@@ -4,9 +4,11 @@ import { DOCUMENT_TOKENS, IMAGE_TOKENS, jsonWithoutMedia } from '../../../shared
 describe('tokenizer: media in a request counted at an estimate, never its base64', () => {
   const big = 'A'.repeat(40_000); // 30,000 bytes once decoded
 
-  it('small JSON is returned as JSON.stringify writes it, media and all', () => {
-    const messages = [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] }];
-    expect(jsonWithoutMedia(messages)).to.deep.equal({ json: JSON.stringify(messages), fixedTokens: 0 });
+  it('small JSON without media is returned as JSON.stringify writes it; small JSON with a part by URL still counts its estimate', () => {
+    const text = [{ role: 'user', content: [{ type: 'text', text: 'an image_url, a document' }] }];
+    expect(jsonWithoutMedia(text)).to.deep.equal({ json: JSON.stringify(text), fixedTokens: 0 });
+    const byUrl = [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }, { type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } }] }];
+    expect(jsonWithoutMedia(byUrl)).to.deep.equal({ json: JSON.stringify(byUrl), fixedTokens: IMAGE_TOKENS + DOCUMENT_TOKENS });
   });
 
   it('leaves out the payloads of images and binary documents of every dialect, and keeps every other field', () => {
