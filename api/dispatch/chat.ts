@@ -13,8 +13,8 @@ import type { CatalogModel } from '../../shared/catalog/catalog';
 import { pricesOf } from '../../shared/limits/usage-cost';
 import { chatLimits } from './limits';
 import { targetOf } from './target';
-import { routeFor, withRouteHeaders } from './route';
-import { ROUTE_CHUNK_PREFIX, routeHeaders, type RouteMeta } from '../../shared/queues/route-meta';
+import { applyRoute, routeFor, withRouteHeaders } from './route';
+import { ROUTE_CHUNK_PREFIX, type RouteMeta } from '../../shared/queues/route-meta';
 import type { ResolvedModel } from '../../shared/catalog/catalog';
 import { merged } from '../../shared/merged';
 
@@ -78,11 +78,8 @@ export async function dispatchChat(ctx: AppContext, req: Request, res: Response,
   const { route, estimatedTokens } = await routeFor(ctx, d.resolved.model, d.body, d.operation, !!sealed, auth.controls);
   if (sealed) for (const step of route) for (const dep of step.deployments) dep.sealedCallerKey = sealed;
   // The pool's route metadata becomes headers: ahead of the first chunk, in a JSON result, or on an error.
-  const routed = (m: RouteMeta) => {
-    if (!res.headersSent) res.set(routeHeaders(m));
-  };
   const onChunk = (c: string) => {
-    if (c.startsWith(ROUTE_CHUNK_PREFIX)) return routed(JSON.parse(c.slice(ROUTE_CHUNK_PREFIX.length)) as RouteMeta);
+    if (c.startsWith(ROUTE_CHUNK_PREFIX)) return applyRoute(res, JSON.parse(c.slice(ROUTE_CHUNK_PREFIX.length)) as RouteMeta);
     d.onChunk?.(c);
   };
   const result = await runJob(ctx, req, res, {

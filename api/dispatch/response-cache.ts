@@ -6,6 +6,7 @@ import { sha256Hex } from '../../shared/crypto';
 import { logger } from '../../shared/logger';
 import { logState, routeOf } from '../middleware/request-log';
 import { countRequestOnly } from './limits';
+import { servedByFallback } from './route';
 
 /** How long an answer is kept by default, and at most (`SERVICE-CACHE-TTL`, seconds). */
 const DEFAULT_TTL_S = 3600;
@@ -46,7 +47,7 @@ export async function throughCache<T>(ctx: AppContext, req: Request, res: Respon
   }
   const value = await compute();
   res.setHeader('x-service-cache', mode === 'refresh' ? 'REFRESH' : 'MISS');
-  await keep(ctx, key, value, ttlS);
+  await keep(ctx, res, key, value, ttlS);
   return value;
 }
 
@@ -77,7 +78,7 @@ export async function streamThroughCache(ctx: AppContext, req: Request, res: Res
     events.push([data, event ?? null]);
     send(data, event);
   });
-  await keep(ctx, key, events, ttlS);
+  await keep(ctx, res, key, events, ttlS);
 }
 
 /**
@@ -106,6 +107,12 @@ async function readKept(ctx: AppContext, req: Request, res: Response, body: unkn
   return kept;
 }
 
-async function keep(ctx: AppContext, key: string, value: unknown, ttlS: number): Promise<void> {
+/**
+ * Keeps an answer, unless a fallback model served it: it is kept under the model asked for, and a key
+ * whose allowed models hold that model but not its fallback would get the fallback's answer from the
+ * cache (a fallback serves such a key only when it is on its list too: docs/keys.md).
+ */
+async function keep(ctx: AppContext, res: Response, key: string, value: unknown, ttlS: number): Promise<void> {
+  if (servedByFallback(res)) return;
   await ctx.redis.set(key, JSON.stringify(value), 'EX', ttlS).catch((err: unknown) => logger.warn({ err }, 'answer not cached'));
 }

@@ -224,11 +224,24 @@ export async function thinkingForms(ctx: AppContext, model: CatalogModel): Promi
   return forms;
 }
 
-/** A JSON result's route metadata (ROUTE_RESULT_KEY, set by the worker's pool routing) taken off it and set as the response's headers. */
+/**
+ * A job's route (which deployment served it, and which fallback model when one did) as the response's
+ * headers while they can still be set, and noted on the response: the answer cache keeps no answer a
+ * fallback served (api/dispatch/response-cache.ts).
+ */
+export function applyRoute(res: Response, m: RouteMeta): void {
+  if (m.fallbackModel) res.locals.servedByFallback = m.fallbackModel;
+  if (!res.headersSent) res.set(routeHeaders(m));
+}
+
+/** The fallback model that served this response's answer, if one did (applyRoute). */
+export const servedByFallback = (res: Response): string | undefined => res.locals.servedByFallback as string | undefined;
+
+/** A JSON result's route metadata (ROUTE_RESULT_KEY, set by the worker's pool routing) taken off it and applied (applyRoute). */
 export function withRouteHeaders(res: Response, result: unknown): unknown {
   if (result && typeof result === 'object' && ROUTE_RESULT_KEY in result) {
     const r = result as Record<string, unknown>;
-    if (!res.headersSent) res.set(routeHeaders(r[ROUTE_RESULT_KEY] as RouteMeta));
+    applyRoute(res, r[ROUTE_RESULT_KEY] as RouteMeta);
     delete r[ROUTE_RESULT_KEY];
   }
   return result;

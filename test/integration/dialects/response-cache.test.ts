@@ -13,6 +13,7 @@ import { roomInMinute, waitFor } from '../../helpers/wait';
 import { createApiKey, updateKeyControls } from '../../../shared/tenancy/ops';
 import { RoutingPlan } from '../../../shared/db/models';
 import { bumpEpoch } from '../../../shared/cache/epoch';
+import { poolModel, simDeployment } from '../../helpers/pool-models';
 
 const chat = (n: number) => ({ model: 'sim-chat', messages: [{ role: 'user', content: `cache me ${n}` }] });
 const sent = () => env().sim.log.entries.length;
@@ -196,5 +197,25 @@ describe('answer cache (SERVICE-CACHE)', () => {
     expect(sent(), 'sent to sim-claude').to.equal(before + 1);
     const again = await post(`/r/${toClaude.id}/v1/chat/completions`, body, on, o.key);
     expect([again.headers.get('x-service-cache'), again.body.id], 'the same plan: its own answer').to.deep.equal(['HIT', viaClaude.body.id]);
+  });
+  it("an answer a fallback model served is not kept: a key whose allowed models leave that fallback out never gets it from the cache (JSON and streamed)", async () => {
+    const o = await buildOrg(env().redis);
+    const broken = simDeployment('broken');
+    const model = await poolModel([broken], { fallbacks: ['sim-claude'] });
+    env().sim.knobs.set(broken.upstream, { status: 500 });
+    // a member's key that may call the pool's model but not its fallback
+    const limited = await createApiKey(env().redis, { orgId: o.org.id, controls: { allowedModels: [model] } });
+    const on = { 'SERVICE-CACHE': 'on' };
+    for (const stream of [false, true]) {
+      const body = { model, stream, messages: [{ role: 'user', content: `served by the fallback ${stream} ${Date.now()}` }] };
+      const viaFallback = await post('/v1/chat/completions', body, on, o.key);
+      expect([viaFallback.status, viaFallback.headers.get('x-service-fallback-model')]).to.deep.equal([200, 'sim-claude']);
+      const again = await post('/v1/chat/completions', body, on, o.key);
+      expect(again.headers.get('x-service-cache'), 'not kept').to.equal('MISS');
+      const limitedAsk = await post('/v1/chat/completions', body, on, limited.key);
+      expect(limitedAsk.headers.get('x-service-cache'), 'no kept answer of sim-claude for the limited key').to.not.equal('HIT');
+      expect(limitedAsk.status, 'the pool failed and its fallback is not on the list').to.be.at.least(500);
+    }
+    env().sim.knobs.reset();
   });
 });
