@@ -23,7 +23,7 @@ export async function resolveRequestedModel(ctx: AppContext, req: Request, reque
   const aliased = req.auth?.modelMap[requested] ?? requested;
   const resolved = await ctx.catalog.resolve(aliased);
   if (!resolved) throw errors.modelNotFound(requested);
-  checkModelAllowed(req.auth?.controls, aliased, requested);
+  checkModelAllowed(req.auth?.controls, aliased, requested, resolved.background);
   return merged(resolved, { requestedId: requested });
 }
 

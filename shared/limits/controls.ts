@@ -36,17 +36,22 @@ function baseOf(publicId: string): string {
   return publicId.endsWith(BACKGROUND_SUFFIX) ? publicId.slice(0, -BACKGROUND_SUFFIX.length) : publicId;
 }
 
-/** Whether the key may call `publicId` (no list: every model). */
-export function modelAllowed(controls: KeyControls | undefined | null, publicId: string): boolean {
+/**
+ * Whether the key may call `publicId` (no list: every model). `variant`: the id was resolved as the
+ * `-background` variant of its base, which the base allows; a catalog model whose own id ends in
+ * `-background` is a model of its own and needs its own entry.
+ */
+export function modelAllowed(controls: KeyControls | undefined | null, publicId: string, variant = false): boolean {
   const allowed = controls?.allowedModels;
-  return !allowed || allowed.includes(publicId) || allowed.includes(baseOf(publicId));
+  return !allowed || allowed.includes(publicId) || (variant && allowed.includes(baseOf(publicId)));
 }
 
 /**
  * 403 model_not_allowed unless the key may call `publicId` (the catalog id after routing-plan
- * aliases). Called while the model is resolved, so before any lane, budget or rate is taken.
+ * aliases; `variant` as modelAllowed's). Called while the model is resolved, so before any lane,
+ * budget or rate is taken.
  */
-export function checkModelAllowed(controls: KeyControls | undefined, publicId: string, requested = publicId): void {
-  if (modelAllowed(controls, publicId)) return;
+export function checkModelAllowed(controls: KeyControls | undefined, publicId: string, requested = publicId, variant = false): void {
+  if (modelAllowed(controls, publicId, variant)) return;
   throw new ApiError(403, 'model_not_allowed', `This API key may not call the model '${requested}'. Allowed: ${controls!.allowedModels!.join(', ') || 'none'}.`);
 }

@@ -5,7 +5,10 @@ import { call, keyHeader } from '../../helpers/http';
 import { usageSettled } from '../../helpers/usage';
 import { leasesFreed } from '../../helpers/leases';
 import { UsageEvent } from '../../../shared/db/models';
-import { updateKeyControls } from '../../../shared/tenancy/ops';
+import { createApiKey, updateKeyControls } from '../../../shared/tenancy/ops';
+import { upsertModel } from '../../../shared/catalog/catalog-ops';
+import { bumpEpoch } from '../../../shared/cache/epoch';
+import { Model } from '../../../shared/db/models';
 
 const chat = (key: string, model: string) => call('POST', '/v1/chat/completions', { headers: keyHeader(key), json: { model, messages: [{ role: 'user', content: 'hi' }] } });
 
@@ -33,6 +36,32 @@ describe('key controls: allowed models and expiry', () => {
     expect(emb.body.error.code).to.equal('model_not_allowed');
     await usageSettled();
     expect(await UsageEvent.count({ where: { apiKeyId: o.keyId } }), 'only the two allowed requests billed').to.equal(2);
+  });
+
+  it("a model of the catalog whose id is an allowed model's plus -background is a model of its own: not allowed by its base", async () => {
+    const o = await buildOrg(env().redis);
+    // an operator's distinct model that happens to end in -background (a costlier upstream behind it)
+    const id = `attack-${o.org.slug}`;
+    await upsertModel({ id, provider: 'simulator', upstream: 'sim-chat', capabilities: { chat: true }, prices: { input_token: 1, output_token: 1 } } as never);
+    await upsertModel({ id: `${id}-background`, provider: 'simulator', upstream: 'sim-claude', capabilities: { chat: true }, prices: { input_token: 100, output_token: 100 } } as never);
+    await bumpEpoch(env().redis);
+    try {
+      await updateKeyControls(env().redis, o.keyId, { allowedModels: [id] });
+      expect((await chat(o.key, id)).status).to.equal(200);
+      env().sim.log.entries.length = 0;
+      const other = await chat(o.key, `${id}-background`);
+      expect([other.status, other.body.error?.code], 'the model of its own is not on the list').to.deep.equal([403, 'model_not_allowed']);
+      expect(env().sim.log.entries, 'no upstream call').to.have.length(0);
+      const listed = await call('GET', '/v1/models', { headers: keyHeader(o.key) });
+      expect(listed.body.data.map((m: { id: string }) => m.id), 'nor listed').to.deep.equal([id]);
+      expect((await call('GET', `/v1/models/${id}-background`, { headers: keyHeader(o.key) })).status).to.equal(404);
+      await updateKeyControls(env().redis, o.keyId, { allowedModels: [`${id}-background`] });
+      expect((await chat(o.key, `${id}-background`)).status, 'named on the list: allowed').to.equal(200);
+      expect((await chat(o.key, id)).status, 'which allows neither its namesake base').to.equal(403);
+    } finally {
+      await Model.destroy({ where: { publicId: [id, `${id}-background`] } });
+      await bumpEpoch(env().redis);
+    }
   });
 
   it('an expired key answers 401 INVALID_API_KEY saying it expired and when, on its next request', async () => {
