@@ -81,9 +81,15 @@ function keepLeases(ctx: AppContext): void {
   renewing.set(ctx, timer);
 }
 
-/** The request's refusals for `background: true`, before anything is stored or run. */
-export function checkBackground(body: ResponsesRequest): void {
+/**
+ * The request's refusals for `background: true`, before anything is stored or run. A batch line is
+ * refused: the runner bills a line's usage with its answer (docs/batches.md), and a background
+ * response answers before its work runs, so that work would run after the line was recorded and
+ * never be billed, nor count against a budget.
+ */
+export function checkBackground(req: Request, body: ResponsesRequest): void {
   if (body.store === false) throw new ApiError(400, 'invalid_request', "Background mode requires 'store' to be true (the response is kept to be polled).", { param: 'background' });
+  if (req.batchLine) throw new ApiError(400, 'invalid_request', 'Background mode is not available in a batch line: the batch already runs it in the background.', { param: 'background' });
 }
 
 /** The error a run ends with when it learns it was cancelled from another pod. */

@@ -56,7 +56,7 @@ function createHandler(ctx: AppContext) {
       const param = body.include?.includes('message.output_text.logprobs') ? 'include' : 'top_logprobs';
       throw new ApiError(400, 'unsupported_parameter', 'Log probabilities are not supported with hosted web search.', { param });
     }
-    if (body.background === true) checkBackground(body);
+    if (body.background === true) checkBackground(req, body);
     if (native.set.search) return answerNative(ctx, req, res, body, resolved, history, native.set, native.rest, compaction?.ask);
     const { canonical, turn } = responsesToCanonical(openCompactions(body, req.auth!.orgId), history);
     forModel(canonical, resolved.model.config);

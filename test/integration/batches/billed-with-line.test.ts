@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import { QueryTypes } from 'sequelize';
 import { db } from '../../../shared/db/sequelize';
-import { outboxDuring } from '../../helpers/usage';
-import { batchEnds, batchUsage, chatLines, jsonl, outputOf, uploadBatchFile, batchSuite } from './helpers';
+import { outboxDuring, usageSettled } from '../../helpers/usage';
+import { StoredResponse } from '../../../shared/db/models';
+import { batchEnds, batchUsage, chatLines, jsonl, outputOf, parseJsonl, uploadBatchFile, batchSuite } from './helpers';
 
 /**
  * A batch line's usage travels with its answer to the runner, which writes it (and the line's request
@@ -38,5 +39,21 @@ describe('batch lines are billed in the transaction that records them, not throu
     }
     expect(logs.map((l) => l.request_id).sort()).to.deep.equal(output.map((l) => l.id).sort());
     expect(logs.every((l) => l.status === 200 && Number(l.input_tokens) > 0)).to.equal(true);
+  });
+
+  it('a line asking for a background response is refused 400 (its work would run after the line was recorded, and never be billed)', async () => {
+    const lines = [
+      { custom_id: 'now', method: 'POST', url: '/v1/responses', body: { model: 'sim-chat', input: 'answer now' } },
+      { custom_id: 'later', method: 'POST', url: '/v1/responses', body: { model: 'sim-chat', background: true, input: 'write a long story' } },
+    ];
+    const b = await s.openai.batches.create({ input_file_id: await uploadBatchFile(s.openai, jsonl(lines)), endpoint: '/v1/responses', completion_window: '24h' });
+    const done = await batchEnds(s.openai, b.id);
+    expect(done.request_counts).to.deep.equal({ total: 2, completed: 1, failed: 1 });
+    const errors = parseJsonl<{ custom_id: string; response: { status_code: number; body: { error: { code: string; param: string } } } }>(await (await s.openai.files.content(done.error_file_id!)).text());
+    expect(errors.map((e) => [e.custom_id, e.response.status_code, e.response.body.error.code, e.response.body.error.param])).to.deep.equal([['later', 400, 'invalid_request', 'background']]);
+    await new Promise((r) => setTimeout(r, 500));
+    await usageSettled();
+    expect((await batchUsage(b.id)).length, 'the answered line billed').to.equal(1);
+    expect(await StoredResponse.count({ where: { orgId: s.o.org.id } }), 'no background response was started').to.equal(1);
   });
 });
