@@ -94,7 +94,8 @@ function keyOf(req: Request, body: unknown): string {
 
 /**
  * A kept answer, if any: it is one request for the key's `rpm` (a member's limit holds on hits too),
- * the response is marked a hit, and its Activity row (no job ran) names the model asked for.
+ * the response is marked a hit, and its Activity row (no job ran) names the model asked for (an
+ * alias: the model it names).
  */
 async function readKept(ctx: AppContext, req: Request, res: Response, body: unknown, key: string): Promise<string | undefined> {
   const kept = await ctx.redis.get(key).catch((err: unknown) => void logger.warn({ err }, 'answer cache not read'));
@@ -103,7 +104,7 @@ async function readKept(ctx: AppContext, req: Request, res: Response, body: unkn
   res.setHeader('x-service-cache', 'HIT');
   const state = logState(res);
   const model = (body as { model?: unknown } | null)?.model;
-  if (state && typeof model === 'string') state.model = model;
+  if (state && typeof model === 'string') state.model = req.auth!.modelMap[model] ?? model; // as runJob names it
   return kept;
 }
 

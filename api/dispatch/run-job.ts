@@ -118,6 +118,8 @@ export interface JobCaller {
   onTiming?: (t: { admittedAt?: number; queueMs?: number }) => void;
   /** A batch line's usage records: the usage its job's answer carries is added to them (docs/batches.md). */
   carried?: UsageRecord[];
+  /** The catalog id the caller's routing-plan alias named (JobEnvelope.usageModel). */
+  usageModel?: string;
 }
 
 /**
@@ -140,8 +142,10 @@ export async function runJob<Q extends QueueName>(ctx: AppContext, req: Request,
   // closed the response before this listener existed: no job is added for it
   if (res.closed) onClose();
   req.trace?.endStep(); // validate ends here
+  // a routing plan's alias is recorded (its usage priced, its Activity row named) as the model it names
+  const usageModel = auth.modelMap[opts.publicModel];
   const state = logState(res);
-  if (state) Object.assign(state, { model: opts.publicModel, lane: opts.lane, stream: !!opts.stream });
+  if (state) Object.assign(state, { model: usageModel ?? opts.publicModel, lane: opts.lane, stream: !!opts.stream });
   const log = logContext(req);
   try {
     // the first admission is the request's (a later turn of the native search loop is admitted again)
@@ -151,7 +155,7 @@ export async function runJob<Q extends QueueName>(ctx: AppContext, req: Request,
       if (t.queueMs !== undefined) state.queueMs = t.queueMs;
     };
     const who = { orgId: auth.orgId, projectId: auth.projectId, apiKeyId: auth.keyId, requestId: opts.jobId ?? req.id, trace: req.trace?.root, log,
-      rowless: !!opts.partOfRequest, onTiming, carried: req.batchLine ? (req.batchLine.usage ??= []) : undefined };
+      rowless: !!opts.partOfRequest, onTiming, carried: req.batchLine ? (req.batchLine.usage ??= []) : undefined, usageModel };
     const result = await runQueued(ctx, who, gone, opts);
     if (state && !opts.partOfRequest) state.carried = true; // the worker's usage record carries the row
     req.trace?.begin('answer'); // ends when the response does
@@ -316,6 +320,7 @@ async function runAdmitted<Q extends QueueName>(
         lane: opts.lane,
         stream: !!opts.stream,
         replyTail: true,
+        ...(who.usageModel ? { usageModel: who.usageModel } : {}),
         ...(opts.batch ? { batch: opts.batch } : {}),
         ...(who.log && !who.rowless ? { log: who.log } : {}),
         ...(reserved ? {} : { unreserved: true }),

@@ -130,16 +130,20 @@ export async function insertUsage(rows: UsageRecord | UsageRecord[], db: Pool = 
 }
 
 /** The fields of a usage event that every job carries in its envelope. */
-type JobIdentity = Pick<JobEnvelope, 'requestId' | 'orgId' | 'projectId' | 'apiKeyId' | 'publicModel' | 'lane' | 'batch' | 'unreserved'>;
+type JobIdentity = Pick<JobEnvelope, 'requestId' | 'orgId' | 'projectId' | 'apiKeyId' | 'publicModel' | 'usageModel' | 'lane' | 'batch' | 'unreserved'>;
 
-/** The one usage event of a job: its identity from the envelope, the rest as given. */
+/**
+ * The one usage event of a job: its identity from the envelope, the rest as given. Its model is the
+ * catalog model served (a routing plan's alias as the model it names): every reader of the ledger
+ * prices an event by its model.
+ */
 export function jobUsage(job: JobIdentity, modality: string, fields: UsageFields): UsageRecord {
   const record: UsageRecord = {
     requestId: job.requestId,
     orgId: job.orgId,
     projectId: job.projectId,
     apiKeyId: job.apiKeyId,
-    model: job.publicModel,
+    model: job.usageModel ?? job.publicModel,
     lane: job.lane,
     modality,
     ...fields,

@@ -20,6 +20,11 @@ export interface JobEnvelope {
   apiKeyId: string | null;
   /** The model id exactly as the caller sent it; responses report it. */
   publicModel: string;
+  /**
+   * The catalog id a routing plan's alias named (`-background` kept), when the caller sent an alias:
+   * the usage event is recorded, and so priced, as it (shared/metering/usage.ts). Absent: publicModel.
+   */
+  usageModel?: string;
   lane: string;
   stream: boolean;
   /** W3C trace context of the pod's enqueue span when tracing is on: the worker continues the trace. */
