@@ -1,6 +1,7 @@
 import { QueryTypes } from 'sequelize';
 import { db } from '../db/sequelize';
 import { Model } from '../db/models';
+import { BACKGROUND_SUFFIX } from '../catalog/catalog';
 import { usageSource } from '../metering/usage-source';
 import { addDays, dayStart, utcDay } from '../metering/rollups';
 
@@ -84,11 +85,17 @@ export function pricedCost(r: Record<string, unknown>, price: (model: string, un
     + (Number(r.priced_audio_ms) / 1000) * price(model, 'audio_second') + Number(r.priced_cost_micros);
 }
 
+/** The catalog model an event's model is priced as: a `-background` id at its base's prices, as the ledger prices it (shared/limits/ledger-spend.ts). */
+const pricedAs = (model: string): string => (model.endsWith(BACKGROUND_SUFFIX) ? model.slice(0, -BACKGROUND_SUFFIX.length) : model);
+
 /** The list price of each unit of the given models, in micro-dollars (0 when the model has no such price). */
 export async function listPrices(publicIds: string[]): Promise<(model: string, unit: string) => number> {
-  const models = await Model.findAll({ where: { publicId: [...new Set(publicIds)] } });
+  const models = await Model.findAll({ where: { publicId: [...new Set(publicIds.map(pricedAs))] } });
   const prices = new Map(models.map((m) => [m.publicId, m.prices ?? {}]));
-  return (model, unit) => (typeof prices.get(model)?.[unit] === 'number' ? prices.get(model)![unit] : 0);
+  return (model, unit) => {
+    const p = prices.get(pricedAs(model))?.[unit];
+    return typeof p === 'number' ? p : 0;
+  };
 }
 
 /** The totals of some usage rows (a window's, or a part of it). */

@@ -9,10 +9,12 @@ import { bumpEpoch } from '../../../shared/cache/epoch';
 import { updateKeyControls } from '../../../shared/tenancy/ops';
 import { ledgerSpend } from '../../../shared/limits/ledger-spend';
 import { orgUsageFigures } from '../../../shared/billing/usage-figures';
+import { usageBreakdown } from '../../../shared/billing/usage-breakdown';
 import { db } from '../../../shared/db/sequelize';
 
-/** sim-claude's list prices (the default catalog), micro-dollars per token. */
+/** sim-claude's and sim-chat's list prices (the default catalog), micro-dollars per token. */
 const CLAUDE = { input: 3, output: 15 };
+const CHAT = { input: 0.5, output: 1.5 };
 
 /**
  * Every reader of the usage ledger prices an event by its model (budget windows seeded from the
@@ -20,7 +22,7 @@ const CLAUDE = { input: 3, output: 15 };
  * alias must be priced as the model the alias names: an alias is no catalog model (priced at
  * nothing), and an alias may shadow a catalog id (priced as the cheaper model it shadows).
  */
-describe('key controls: usage through a routing plan is priced as the model its alias names', () => {
+describe('key controls: usage is priced as the catalog model it was served as (a routing plan\'s alias, a -background variant)', () => {
   beforeEach(resetSim);
 
   it('the ledger, the usage figures and the Activity rows price it, and a budget seeded from the ledger counts it', async () => {
@@ -47,5 +49,19 @@ describe('key controls: usage through a routing plan is priced as the model its 
     await updateKeyControls(env().redis, o.keyId, { budgetMicros: cost + 100, budgetPeriod: 'total' });
     const over = await ask('fast');
     expect([over.status, over.body.error?.code], 'the aliased spend counts').to.deep.equal([402, 'budget_exceeded']);
+  });
+
+  it("a -background variant is priced at its base's prices on the usage figures and their per-key breakdown, as on the ledger", async () => {
+    const o = await buildOrg(env().redis);
+    const r = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat-background', max_tokens: 10, messages: [{ role: 'user', content: 'later is fine' }] } });
+    expect(r.status, r.text).to.equal(200);
+    await usageSettled();
+    const [e] = await UsageEvent.findAll({ where: { apiKeyId: o.keyId } });
+    const cost = e.inputTokens * CHAT.input + e.outputTokens * CHAT.output;
+    expect(cost).to.be.greaterThan(0);
+    expect(await ledgerSpend('key', o.keyId, null), 'the ledger').to.equal(cost);
+    const figures = await orgUsageFigures(o.org.id, 1);
+    expect(figures.totals.cost_micros, 'the usage figures').to.equal(cost);
+    expect((await usageBreakdown(o.org.id, figures.from, figures.to, 'key')).map((k) => k.costMicros), 'per key').to.deep.equal([cost]);
   });
 });
