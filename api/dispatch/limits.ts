@@ -16,14 +16,21 @@ const MESSAGE_OVERHEAD_TOKENS = 4;
 export const DEFAULT_OUTPUT_CAP = 4096;
 
 /**
- * The most output a canonical chat request can produce: its own cap, else the model's, else the
- * default. A request naming both `max_completion_tokens` and `max_tokens` is held at the larger:
- * upstreams differ in which one they obey (Anthropic, Gemini and Bedrock read max_completion_tokens;
+ * The output caps a request names that its upstream obeys. Chat: `max_completion_tokens` and
+ * `max_tokens`, which upstreams differ on (Anthropic, Gemini and Bedrock read max_completion_tokens;
  * Azure before 2024-09-01 and the presets whose field is max_tokens keep max_tokens; OpenAI refuses
- * both), and a hold at the smaller let one request write up to the model's limit past its budget.
+ * both), so a request naming both is held at the larger. Legacy completions: `max_tokens` only, the
+ * one field of OpenAI's CreateCompletionRequest and the one every completions adapter reads (a
+ * `max_completion_tokens` there is forwarded as an unknown field and caps nothing).
  */
-export function outputCap(body: Record<string, unknown>, model: CatalogModel): number {
-  const asked = [body.max_completion_tokens, body.max_tokens].filter((v): v is number => typeof v === 'number' && v > 0);
+function askedCaps(body: Record<string, unknown>, operation: ChatJob['operation']): number[] {
+  const fields = operation === 'completions' ? [body.max_tokens] : [body.max_completion_tokens, body.max_tokens];
+  return fields.filter((v): v is number => typeof v === 'number' && v > 0);
+}
+
+/** The most output a canonical chat request can produce: its own cap (askedCaps), else the model's, else the default. */
+export function outputCap(body: Record<string, unknown>, model: CatalogModel, operation: ChatJob['operation'] = 'chat'): number {
+  const asked = askedCaps(body, operation);
   const cap = model.maxOutputTokens ?? DEFAULT_OUTPUT_CAP;
   return asked.length ? Math.min(Math.max(...asked), cap) : cap;
 }
@@ -127,7 +134,7 @@ export function chatLimits(ctx: AppContext, req: Request, model: CatalogModel, b
     model,
     async ({ budgeted }) => {
       if (budgeted && operation !== 'messages') capUntoldOutput(body, model, operation);
-      return { input: await inputTokens(body, model), output: outputCap(body, model) * generations(body) };
+      return { input: await inputTokens(body, model), output: outputCap(body, model, operation) * generations(body) };
     },
     options,
   );
@@ -141,7 +148,7 @@ export function chatLimits(ctx: AppContext, req: Request, model: CatalogModel, b
  * other), before its job is added. A native messages body always names its `max_tokens`. docs/keys.md.
  */
 function capUntoldOutput(body: Record<string, unknown>, model: CatalogModel, operation: 'chat' | 'completions'): void {
-  if (model.maxOutputTokens !== null || body.max_tokens != null || body.max_completion_tokens != null) return;
+  if (model.maxOutputTokens !== null || askedCaps(body, operation).length) return;
   body[operation === 'completions' ? 'max_tokens' : 'max_completion_tokens'] = DEFAULT_OUTPUT_CAP;
 }
 

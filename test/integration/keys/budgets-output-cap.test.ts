@@ -87,4 +87,16 @@ describe('key controls: a budgeted request on a model without max_output_tokens 
       await azure.close();
     }
   });
+
+  it('legacy completions are held at max_tokens, the one cap a completions upstream reads: a max_completion_tokens there is no cap (held and sent at 4,096)', async () => {
+    const o = await buildOrg(env().redis);
+    await updateKeyControls(env().redis, o.keyId, { budgetMicros: 1_000_000, budgetPeriod: 'day' });
+    const c = await call('POST', '/v1/completions', { headers: keyHeader(o.key), json: { model, prompt: 'hi', max_completion_tokens: 1 } });
+    expect(c.status, c.text).to.equal(200);
+    expect(sent(), 'the cap it was held at goes as max_tokens').to.deep.equal([[1, 4096]]);
+    const small = await buildOrg(env().redis);
+    await updateKeyControls(env().redis, small.keyId, { budgetMicros: 200, budgetPeriod: 'day' });
+    const refused = await call('POST', '/v1/completions', { headers: keyHeader(small.key), json: { model, prompt: 'hi', max_completion_tokens: 1 } });
+    expect([refused.status, refused.body.error?.code], 'held at 4,096 output tokens').to.deep.equal([402, 'budget_exceeded']);
+  });
 });
