@@ -24,5 +24,10 @@ export async function identityNow(ctx: AppContext, kept: KeptIdentity): Promise<
   // refused as authenticate() refuses it (shared/tenancy/key-refusal.ts), or moved to another org
   if (!rec || keyRefusal(rec) !== undefined || rec.orgId !== kept.orgId || !org) return undefined;
   const modelMap = kept.routingPlanId ? ((await ctx.directory.routingPlan(kept.routingPlanId))?.modelMap ?? NO_ALIASES) : NO_ALIASES;
-  return { keyId: rec.id, orgId: kept.orgId, org, projectId: kept.projectId, userId: rec.userId, callerUpstreamKey: null, routingPlanId: kept.routingPlanId, modelMap, controls: rec.controls };
+  return { keyId: rec.id, keyHash: kept.keyHash, orgId: kept.orgId, org, projectId: kept.projectId, userId: rec.userId, callerUpstreamKey: null, routingPlanId: kept.routingPlanId, modelMap, controls: rec.controls };
+}
+
+/** The identity a request runs as, to be checked again (identityNow) before work the gateway does for it later. */
+export function keptIdentity(a: AuthInfo): KeptIdentity {
+  return { keyHash: a.keyHash, orgId: a.orgId, projectId: a.projectId, routingPlanId: a.routingPlanId };
 }

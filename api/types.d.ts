@@ -5,6 +5,8 @@ import type { UsageRecord } from '../shared/metering/usage';
 
 export interface AuthInfo {
   keyId: string;
+  /** The SHA-256 of the secret presented (the key's or its previous one): what the key is looked up by again (api/kept-identity.ts). */
+  keyHash: string;
   orgId: string;
   org: OrgContext;
   projectId: string | null;

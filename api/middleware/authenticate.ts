@@ -68,7 +68,8 @@ export function authenticate(ctx: AppContext) {
       if (gatewayKey.startsWith(PLATFORM_PREFIX)) throw await refuse('Management keys cannot call inference endpoints.');
       if (!looksLikeInferenceKey(gatewayKey)) throw await refuse('Malformed API key.');
       await ctx.directory.sync();
-      const rec = await ctx.directory.keyByHash(sha256Hex(gatewayKey));
+      const keyHash = sha256Hex(gatewayKey);
+      const rec = await ctx.directory.keyByHash(keyHash);
       // a refused key that exists still gets its request log row, under its org (api/middleware/request-log.ts)
       if (rec && state) state.refusedKey = { orgId: rec.orgId, keyId: rec.id, projectId: rec.projectId, userId: rec.userId };
       const refused = keyRefusal(rec); // always a reason when there is no record
@@ -102,6 +103,7 @@ export function authenticate(ctx: AppContext) {
       }
       req.auth = {
         keyId: rec.id,
+        keyHash,
         orgId: rec.orgId,
         org,
         projectId,

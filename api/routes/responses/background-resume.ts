@@ -4,9 +4,9 @@ import type { AppContext } from '../../context';
 import { TicketApp } from '../../ticket-app';
 import { newId, type ResponseFrame } from '../../dialects/responses/response';
 import type { ResponsesRequest } from '../../dialects/responses/request';
-import { identityNow, type KeptIdentity } from '../../kept-identity';
-import { presentedKeys } from '../../middleware/authenticate';
-import { decrypt, encrypt, sha256Hex } from '../../../shared/crypto';
+import { identityNow, keptIdentity, type KeptIdentity } from '../../kept-identity';
+import { merged } from '../../../shared/merged';
+import { decrypt, encrypt } from '../../../shared/crypto';
 import { keys } from '../../../shared/redis/keys';
 import { logger } from '../../../shared/logger';
 import { cancelLeasedJob } from './background-cancel';
@@ -41,18 +41,8 @@ interface ResumeRecord extends KeptIdentity {
  */
 export async function keepForResume(ctx: AppContext, req: Request, frame: { id: string; createdAt: number }, job: string, streamed: boolean, receivedAt: number): Promise<boolean> {
   const a = req.auth!;
-  const key = presentedKeys(req).gatewayKey;
-  if (streamed || a.callerUpstreamKey || !key || req.batchLine) return false;
-  const record: ResumeRecord = {
-    keyHash: sha256Hex(key),
-    orgId: a.orgId,
-    projectId: a.projectId,
-    routingPlanId: a.routingPlanId,
-    requestId: req.id,
-    receivedAt,
-    createdAt: frame.createdAt,
-    body: JSON.stringify(req.body),
-  };
+  if (streamed || a.callerUpstreamKey || req.batchLine) return false;
+  const record: ResumeRecord = merged(keptIdentity(a), { requestId: req.id, receivedAt, createdAt: frame.createdAt, body: JSON.stringify(req.body) });
   const k = keys.backgroundResume(frame.id);
   await ctx.redis.multi().hset(k, 's', encrypt(JSON.stringify(record)), 'n', '0', 'j', job).pexpire(k, RESUME_KEEP_MS).exec();
   return true;

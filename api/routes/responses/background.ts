@@ -3,6 +3,7 @@ import { Op, Sequelize } from 'sequelize';
 import type { AppContext } from '../../context';
 import { StoredResponse } from '../../../shared/db/models';
 import { ApiError } from '../../../shared/errors/ApiError';
+import { errors } from '../../../shared/errors/codes';
 import { logger } from '../../../shared/logger';
 import { keys } from '../../../shared/redis/keys';
 import { chatQueue } from '../../../shared/queues/names';
@@ -28,6 +29,7 @@ import { ResponsesStreamTranslator } from '../../dialects/responses/stream';
 import type { ResponsesEventWriter } from '../../dialects/responses/event-writer';
 import type { ResponsesEvent } from '../../dialects/responses/event-writer';
 import { answeredFields } from '../../dialects/responses/client-view';
+import { identityNow, keptIdentity } from '../../kept-identity';
 
 type Resolved = Awaited<ReturnType<typeof resolveChatModel>>;
 
@@ -198,6 +200,7 @@ export async function startBackground(ctx: AppContext, req: Request, res: Respon
   const queued = responseObject(frame, [], 'in_progress', null);
   queued.status = 'queued';
   const orgId = req.auth!.orgId;
+  const kept = keptIdentity(req.auth!);
   const lane = laneFor(req.auth!.org, resolved.background);
   const stream = body.stream === true;
   const t = work.writer;
@@ -246,7 +249,12 @@ export async function startBackground(ctx: AppContext, req: Request, res: Respon
   const run = async () => {
     try {
       await settle(frame.id, orgId, Object.assign({}, queued, { status: 'in_progress' }));
-      const wanted = () => stillRunning(frame.id, orgId);
+      // its key checked again before each lane retry and each later turn: revoked, expired, rotated out or
+      // its member gone meanwhile, the run stops, as a resumed one or a batch line does (api/kept-identity.ts)
+      const wanted = async () => {
+        if (!(await identityNow(ctx, kept))) throw errors.invalidApiKey('The API key that made this background response no longer works.');
+        return stillRunning(frame.id, orgId);
+      };
       const { response, conversation, closing } = await work.answer({ signal: abort.signal, detached: stream, emit, wanted });
       await settle(frame.id, orgId, response, conversation);
       await recordInConversation(req, body, response);

@@ -13,6 +13,7 @@ import { keys } from '../../../shared/redis/keys';
 import { db } from '../../../shared/db/sequelize';
 import { drainBackground, renewLeases } from '../../../api/routes/responses/background';
 import { backgroundSuite, ended, expectRefused, outcome } from '../../helpers/responses-background';
+import { revokeApiKey } from '../../../shared/tenancy/ops';
 
 /** A background response created while the simulator holds its answers, once its request has reached the upstream. */
 async function heldBackground(c: OpenAI, input: string): Promise<OpenAI.Responses.Response> {
@@ -149,6 +150,27 @@ describe('background responses', () => {
     await new Promise((r) => setTimeout(r, 2500)); // past its next try for a lane
     expect(env().sim.log.entries.map((e) => JSON.stringify(e.body)).join(' '), 'never sent upstream').to.not.include('never sent');
     expect((await c.responses.retrieve(made.id)).status).to.equal('cancelled');
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { orgId: small.org.id } }), 'only the first billed').to.equal(1);
+  });
+
+  it('its key revoked while it waits for a lane, it never runs: failed with the key\'s error, nothing billed (as a batch line or a resumed response is)', async function () {
+    this.timeout(30_000);
+    const { small, c, first } = await laneHeld();
+    const made = await c.responses.create({ model: 'sim-chat', input: 'a revoked key made me', background: true });
+    await new Promise((r) => setTimeout(r, 300));
+    await revokeApiKey(env().redis, small.keyId);
+    env().sim.knobs.reset();
+    env().sim.knobs.release();
+    await first;
+    const row = await waitFor(async () => {
+      const r = await StoredResponse.findOne({ where: { id: made.id } });
+      return r && !['queued', 'in_progress'].includes(String(r.response.status)) ? r : undefined;
+    }, 10_000);
+    expect(row, 'it ended').to.not.equal(undefined);
+    expect(row!.response.status).to.equal('failed');
+    expect((row!.response.error as { message: string }).message).to.match(/API key that made this background response no longer works/);
+    expect(env().sim.log.entries.map((e) => JSON.stringify(e.body)).join(' '), 'never sent upstream').to.not.include('a revoked key made me');
     await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: small.org.id } }), 'only the first billed').to.equal(1);
   });
