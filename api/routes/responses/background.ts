@@ -250,9 +250,12 @@ export async function startBackground(ctx: AppContext, req: Request, res: Respon
     try {
       await settle(frame.id, orgId, Object.assign({}, queued, { status: 'in_progress' }));
       // its key checked again before each lane retry and each later turn: revoked, expired, rotated out or
-      // its member gone meanwhile, the run stops, as a resumed one or a batch line does (api/kept-identity.ts)
+      // its member gone meanwhile, the run stops, as a resumed one or a batch line does (api/kept-identity.ts);
+      // otherwise it goes on under the key's controls of now (a budget or rate its owner set meanwhile)
       const wanted = async () => {
-        if (!(await identityNow(ctx, kept))) throw errors.invalidApiKey('The API key that made this background response no longer works.');
+        const now = await identityNow(ctx, kept);
+        if (!now) throw errors.invalidApiKey('The API key that made this background response no longer works.');
+        req.auth!.controls = now.controls;
         return stillRunning(frame.id, orgId);
       };
       const { response, conversation, closing } = await work.answer({ signal: abort.signal, detached: stream, emit, wanted });

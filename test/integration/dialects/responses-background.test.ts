@@ -13,7 +13,7 @@ import { keys } from '../../../shared/redis/keys';
 import { db } from '../../../shared/db/sequelize';
 import { drainBackground, renewLeases } from '../../../api/routes/responses/background';
 import { backgroundSuite, ended, expectRefused, outcome } from '../../helpers/responses-background';
-import { revokeApiKey } from '../../../shared/tenancy/ops';
+import { revokeApiKey, updateKeyControls } from '../../../shared/tenancy/ops';
 
 /** A background response created while the simulator holds its answers, once its request has reached the upstream. */
 async function heldBackground(c: OpenAI, input: string): Promise<OpenAI.Responses.Response> {
@@ -173,6 +173,24 @@ describe('background responses', () => {
     expect(env().sim.log.entries.map((e) => JSON.stringify(e.body)).join(' '), 'never sent upstream').to.not.include('a revoked key made me');
     await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: small.org.id } }), 'only the first billed').to.equal(1);
+  });
+
+  it('its key given a budget it cannot fit while it waits for a lane: run under the key\'s controls of now, it fails budget_exceeded, nothing sent', async function () {
+    this.timeout(30_000);
+    const { small, c, first } = await laneHeld();
+    const made = await c.responses.create({ model: 'sim-chat', input: 'over the new budget', background: true });
+    await new Promise((r) => setTimeout(r, 300));
+    await updateKeyControls(env().redis, small.keyId, { budgetMicros: 0, budgetPeriod: 'day' });
+    env().sim.knobs.reset();
+    env().sim.knobs.release();
+    await first;
+    const row = await waitFor(async () => {
+      const r = await StoredResponse.findOne({ where: { id: made.id } });
+      return r && !['queued', 'in_progress'].includes(String(r.response.status)) ? r : undefined;
+    }, 10_000);
+    expect(row!.response.status).to.equal('failed');
+    expect((row!.response.error as { message: string }).message).to.match(/budget/);
+    expect(env().sim.log.entries.map((e) => JSON.stringify(e.body)).join(' '), 'never sent upstream').to.not.include('over the new budget');
   });
 
   it('a stopping pod lets its background responses run a while, then ends a streamed one failed (send it again; a polled one is resumed elsewhere: responses-background-resume)', async function () {
