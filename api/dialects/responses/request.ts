@@ -128,6 +128,20 @@ function outputText(output: unknown): string {
   return JSON.stringify(output ?? '');
 }
 
+const MEDIA = new Set(['input_image', 'input_file']);
+
+/**
+ * A function or custom tool's output (a string, or OpenAI's ResponseFunctionCallOutputItemList of
+ * `input_text`, `input_image` and `input_file` parts, as Codex's `view_image` sends): its text for
+ * the tool message, and its images and files, which a chat tool message cannot carry, for the user
+ * message right after the turn's tool results (as the messages dialect sends a tool_result's images).
+ */
+function toolOutput(output: unknown): { text: string; media: CanonicalPart[] } {
+  const parts = Array.isArray(output) ? (output as Array<Record<string, unknown> | null>) : [];
+  const media = parts.filter((p) => p && MEDIA.has(String(p.type))).map((p) => part(p!));
+  return { text: outputText(output), media };
+}
+
 /** An apply_patch_call_output as the model reads it: its status, and its output when it has one. */
 function applyPatchResult(item: ResponsesItem): string {
   const status = item.status === 'failed' ? 'failed' : 'completed';
@@ -181,14 +195,25 @@ export function itemsToMessages(input: ResponsesRequest['input']): CanonicalMess
     else assistant({ role: 'assistant', content: null, tool_calls: [c] });
   };
   const result = (id: unknown, text: string) => out.push({ role: 'tool', tool_call_id: String(id), content: text });
+  // tool outputs' images and files: a user message once the run of tool results ends (tool messages must follow their calls)
+  let media: CanonicalPart[] = [];
+  const flush = () => {
+    if (media.length) out.push({ role: 'user', content: media });
+    media = [];
+  };
   for (const item of input) {
     const type = item.type ?? 'message';
     const client = item.execution === 'client';
+    if (!/_output$/.test(type)) flush();
     if (type === 'message' && item.role === 'assistant') assistant({ role: 'assistant', content: content(item.content) });
     else if (type === 'message') out.push({ role: role(item.role), content: content(item.content) });
     else if (type === 'function_call') call(item.call_id, upstreamName(item), String(item.arguments ?? ''));
     else if (type === 'custom_tool_call') call(item.call_id, upstreamName(item), JSON.stringify({ input: String(item.input ?? '') }));
-    else if (type === 'function_call_output' || type === 'custom_tool_call_output') result(item.call_id, outputText(item.output));
+    else if (type === 'function_call_output' || type === 'custom_tool_call_output') {
+      const o = toolOutput(item.output);
+      result(item.call_id, o.text);
+      media.push(...o.media);
+    }
     else if (type === 'apply_patch_call') call(item.call_id, APPLY_PATCH, applyPatchArguments(item.operation));
     else if (type === 'apply_patch_call_output') result(item.call_id, applyPatchResult(item));
     else if (type === 'shell_call') call(item.call_id, SHELL, shellArguments(item.action));
@@ -204,6 +229,7 @@ export function itemsToMessages(input: ResponsesRequest['input']): CanonicalMess
     else if (type === 'reasoning' || type === 'tool_search_call' || type === 'tool_search_output' || type === 'additional_tools') continue;
     else throw invalid(`Input item type '${type}' is not supported.`);
   }
+  flush();
   return out;
 }
 
