@@ -1,6 +1,6 @@
 import type { RedisClient } from '../../shared/redis/connection';
 import { ApiError } from '../../shared/errors/ApiError';
-import { validControls, type KeyControlsInput, type KeyControlsRow } from '../../shared/limits/key-input';
+import { validControls, validMemberLimits, type KeyControlsInput, type KeyControlsRow, type MemberLimitsRow } from '../../shared/limits/key-input';
 import { budgetStatus } from '../../shared/limits/limits';
 import { listApiKeys } from '../../shared/tenancy/ops';
 import { html, type Html } from '../web/html';
@@ -17,6 +17,15 @@ const text = (v: unknown) => (typeof v === 'string' ? v.trim() : '');
  * invalid_request naming the field.
  */
 export function controlsFromForm(body: Record<string, unknown> | undefined): KeyControlsRow {
+  return fromForm(body, validControls, true);
+}
+
+/** A member's limits from the members page's form, as controlsFromForm (a blank field clears; no expiry). */
+export function memberLimitsFromForm(body: Record<string, unknown> | undefined): MemberLimitsRow {
+  return fromForm(body, validMemberLimits, false);
+}
+
+function fromForm(body: Record<string, unknown> | undefined, valid: (input: KeyControlsInput) => KeyControlsRow, expiry: boolean): KeyControlsRow {
   const f = body ?? {};
   const input: KeyControlsInput = {};
   const num = (v: string) => (v === '' ? null : Number(v));
@@ -25,9 +34,9 @@ export function controlsFromForm(body: Record<string, unknown> | undefined): Key
   input.tpm = num(text(f.tpm));
   input.budget_usd = num(text(f.budget_usd));
   if (text(f.budget_period)) input.budget_period = text(f.budget_period) as KeyControlsInput['budget_period'];
-  input.expires_at = text(f.expires_at) === '' ? null : text(f.expires_at);
+  if (expiry) input.expires_at = text(f.expires_at) === '' ? null : text(f.expires_at);
   try {
-    return validControls(input);
+    return valid(input);
   } catch (err) {
     throw controlRefusal(err as Error);
   }
@@ -46,8 +55,14 @@ export function controlRefusal(err: Error, fallback?: string): ApiError {
   return new ApiError(400, 'invalid_request', message, { param: field === 'allowed_models' ? 'models' : field });
 }
 
-/** The controls' inputs, filled with a key's values (edit), or empty or as typed in a refused create form. */
-export function controlFields(k?: Listed, state?: FormState): Html {
+/** What the controls' inputs show: a key's (listed) or a member's limits (id: the user's; no expiry). */
+type ControlValues = Pick<Listed, 'id' | 'allowed_models' | 'rpm' | 'tpm' | 'budget_usd' | 'budget_period'> & { expires_at?: string | null };
+
+/**
+ * The controls' inputs, filled with a key's or a member's values (edit), or empty or as typed in a
+ * refused create form. `expiry`: false on a member's form (a member has no expiry).
+ */
+export function controlFields(k?: ControlValues, state?: FormState, expiry = true): Html {
   const v = (x: unknown) => (x === null || x === undefined ? '' : String(x));
   const id = (name: string) => (k ? `${name}-${k.id}` : name);
   const f = (name: string, fallback: unknown) => typed(state, name, v(fallback));
@@ -56,7 +71,7 @@ export function controlFields(k?: Listed, state?: FormState): Html {
 <div><label for="${id('tpm')}">Tokens/min</label><input type="number" min="1" id="${id('tpm')}" name="tpm" value="${f('tpm', k?.tpm)}" placeholder="no limit"${invalidAttrs(state, 'tpm')}>${fieldError(state, 'tpm')}</div>
 <div><label for="${id('budget_usd')}">Budget (USD)</label><input type="number" min="0" step="any" id="${id('budget_usd')}" name="budget_usd" value="${f('budget_usd', k?.budget_usd)}" placeholder="none"${invalidAttrs(state, 'budget_usd')}>${fieldError(state, 'budget_usd')}</div>
 <div><label for="${id('budget_period')}">per</label><select id="${id('budget_period')}" name="budget_period">${(['day', 'month', 'total'] as const).map((p) => html`<option value="${p}"${f('budget_period', k?.budget_period ?? 'month') === p ? html` selected` : ''}>${p}</option>`)}</select>${fieldError(state, 'budget_period')}</div>
-<div><label for="${id('expires_at')}">Expires (ISO date)</label><input type="text" id="${id('expires_at')}" name="expires_at" value="${f('expires_at', k?.expires_at)}" placeholder="never"${invalidAttrs(state, 'expires_at')}>${fieldError(state, 'expires_at')}</div>`;
+${expiry ? html`<div><label for="${id('expires_at')}">Expires (ISO date)</label><input type="text" id="${id('expires_at')}" name="expires_at" value="${f('expires_at', k?.expires_at)}" placeholder="never"${invalidAttrs(state, 'expires_at')}>${fieldError(state, 'expires_at')}</div>` : ''}`;
 }
 
 /**

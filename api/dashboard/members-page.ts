@@ -2,7 +2,9 @@ import { Router, type Request, type Response } from 'express';
 import { Op } from 'sequelize';
 import type { RedisClient } from '../../shared/redis/connection';
 import { InviteCode, Membership, User } from '../../shared/db/models';
-import { removeMember } from '../../shared/tenancy/members';
+import { removeMember, updateMemberLimits } from '../../shared/tenancy/members';
+import { memberBudget, memberLimitsCell } from './member-limits';
+import { memberLimitsFromForm } from './key-controls-form';
 import { bumpEpoch } from '../../shared/cache/epoch';
 import { createInvitation, INVITE_DAYS, invitePath } from '../../shared/tenancy/invitations';
 import { recordAudit } from '../../shared/audit/audit';
@@ -24,7 +26,7 @@ const roleOf = (v: unknown): 'owner' | 'member' => {
 };
 
 /** What a save on this page says (`?saved=`). */
-const SAVED: Record<string, string> = { role: 'Role changed.', removed: 'Member removed; their keys in this organization no longer work.', revoked: 'Invitation revoked.' };
+const SAVED: Record<string, string> = { limits: "Member's limits saved; they apply to all their keys from the next request.", role: 'Role changed.', removed: 'Member removed; their keys in this organization no longer work.', revoked: 'Invitation revoked.' };
 
 /**
  * Members and invitations of an organization (owners only): the members with their role, a role
@@ -49,6 +51,7 @@ export function membersPage(deps: { redis: RedisClient }, kit: WebKit): Router {
     const b = base(res);
     const link = (code: string) => `${config().publicBaseUrl}${invitePath(code)}`;
     const inv = formOf(refusal, 'invite');
+    const budgets = await Promise.all(users.map((u) => memberBudget(deps.redis, ms.find((x) => x.userId === u.id)!)));
     renderOrgPage(req, res, kit, 'Members', 'members', (csrf) => html`<h1>Members</h1>
 ${notice ? html`<div class="card" role="status" data-test="notice"><p>${notice.text}</p>${notice.link ? html`<p class="secret" data-test="new-invite-link">${notice.link}</p>` : ''}</div>` : refusal ? '' : savedNotice(SAVED[String(req.query.saved ?? '')])}
 <div class="card"><h2>Invite someone</h2><p class="muted">The invitee opens the link, sets a password and joins with the role chosen. The link works once, for ${INVITE_DAYS} days, for that email only; ${config().smtpUrl ? 'the gateway emails it to them.' : 'send it to them yourself (no mail server is set up: SMTP_URL).'}</p>
@@ -56,9 +59,10 @@ ${notice ? html`<div class="card" role="status" data-test="notice"><p>${notice.t
 <div><label for="email">Email</label><input type="email" id="email" name="email" required maxlength="320" value="${typed(inv, 'email')}"${invalidAttrs(inv, 'email')}>${fieldError(inv, 'email')}</div>
 <div><label for="role">Role</label><select id="role" name="role"${invalidAttrs(inv, 'role')}>${ROLES.map((r2) => html`<option value="${r2}"${typed(inv, 'role') === r2 ? html` selected` : ''}>${r2}</option>`)}</select>${fieldError(inv, 'role')}</div>
 <div><button type="submit">Create invitation</button></div></form></div>
-<div class="card"><h2>Members</h2><table data-test="members"><thead><tr><th>Email</th><th>Role</th><th></th></tr></thead><tbody>
-${users.map((u) => { const m = ms.find((x) => x.userId === u.id)!; const st = formOf(refusal, `member:${u.id}`); return html`<tr data-user="${u.id}"><td data-label="Email">${u.email}${u.id === me ? html` <span class="muted">(you)</span>` : ''}</td>
+<div class="card"><h2>Members</h2><table data-test="members"><thead><tr><th>Email</th><th>Role</th><th>Limits</th><th></th></tr></thead><tbody>
+${users.map((u, i) => { const m = ms.find((x) => x.userId === u.id)!; const st = formOf(refusal, `member:${u.id}`); return html`<tr data-user="${u.id}"><td data-label="Email">${u.email}${u.id === me ? html` <span class="muted">(you)</span>` : ''}</td>
 <td data-label="Role"><form class="inline" method="post" action="${b}/${u.id}/role"><input type="hidden" name="_csrf" value="${csrf}"><select id="role-${u.id}" name="role" aria-label="Role of ${u.email}"${invalidAttrs(st, 'role')}>${ROLES.map((r2) => html`<option value="${r2}"${r2 === typed(st, 'role', m.role) ? ' selected' : ''}>${r2}</option>`)}</select> <button type="submit">Change role</button></form>${fieldError(st, 'role')}</td>
+${memberLimitsCell(`${b}/${u.id}/limits`, m, u.email, budgets[i], csrf, formOf(refusal, `limits:${u.id}`))}
 <td>${confirmedAction({ action: `${b}/${u.id}/remove`, csrf, label: 'Remove…', confirm: u.id === me ? 'Leave the organization' : 'Remove member', question: u.id === me ? html`You leave <strong>${org.name}</strong>: this page and your keys in it stop working at once.` : html`<strong>${u.email}</strong> leaves <strong>${org.name}</strong>, and their keys in it stop working at once, on every pod.` })}</td></tr>`; })}
 </tbody></table></div>
 <div class="card"><h2>Open invitations</h2><table data-test="invitations"><thead><tr><th>Email</th><th>Role</th><th>Link</th><th>Expires (UTC)</th><th></th></tr></thead><tbody>
@@ -105,6 +109,13 @@ ${invites.length ? '' : html`<tr><td colspan="5" class="muted">No open invitatio
     await audit(req, res, `/${m.userId}/role`, m.userId, 200, [`role:${role}`]);
     res.redirect(303, `${base(res)}?saved=role`);
   }, (state) => show(req, res, undefined, state), { form: `member:${String(req.params.userId)}`, field: 'role' }));
+  r.post('/:userId/limits', refuseImpersonation, (req, res) => withFormRefusal(req, res, async () => {
+    const m = await memberOf(res, String(req.params.userId), 'owner'); // no role change: no last-owner check
+    const limits = memberLimitsFromForm(req.body);
+    await updateMemberLimits(deps.redis, m.orgId, m.userId, limits);
+    await audit(req, res, `/${m.userId}/limits`, m.userId, 200, Object.keys(limits));
+    res.redirect(303, `${base(res)}?saved=limits`);
+  }, (state) => show(req, res, undefined, state), { form: `limits:${String(req.params.userId)}` }));
   r.post('/:userId/remove', refuseImpersonation, async (req, res) => {
     const m = await memberOf(res, String(req.params.userId), null);
     const { revokedKeys } = await removeMember(deps.redis, m.orgId, m.userId);

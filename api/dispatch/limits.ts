@@ -3,10 +3,9 @@ import type { AppContext } from '../context';
 import type { CatalogModel } from '../../shared/catalog/catalog';
 import { countTokensAtMost } from '../../shared/tokenizer/pool';
 import { jsonWithoutMedia } from '../../shared/tokenizer/media';
-import { hasLimits, NO_HOLD, reserveLimits, type LimitHold } from '../../shared/limits/limits';
+import { hasLimits, NO_HOLD, reserveLimits, without, type LimitHold } from '../../shared/limits/limits';
 import { pricesOf } from '../../shared/limits/usage-cost';
 import type { KeyControls } from '../../shared/limits/controls';
-import { merged } from '../../shared/merged';
 import { setRateHeaders } from './rate-headers';
 import type { ChatJob } from '../../shared/queues/payloads';
 
@@ -67,8 +66,8 @@ export interface HoldOptions {
 }
 
 /**
- * The reservation step of a request (runJob's `reserve`): its key's rate limits and its key's and
- * project's budgets, at the worst case: `measure`'s input tokens and output cap at the model's
+ * The reservation step of a request (runJob's `reserve`): its key's and its member's rate limits and
+ * its key's, project's and member's budgets, at the worst case: `measure`'s input tokens and output cap at the model's
  * prices, plus a fixed cost (images). Nothing is measured for a key without limits.
  */
 export function limitsFor(
@@ -81,9 +80,9 @@ export function limitsFor(
   return async (requestId) => {
     const auth = req.auth!;
     const projectBudget = auth.projectId ? await ctx.directory.projectBudget(auth.projectId) : null;
-    const controls = auth.controls && !countsAsRequest ? merged(auth.controls, { rpm: null }) : auth.controls;
+    const controls = auth.controls && !countsAsRequest ? without(auth.controls, { rpm: null }) : auth.controls;
     if (!controls || !hasLimits(controls, projectBudget)) return NO_HOLD;
-    const { input, output, fixedMicros = 0 } = await measure({ budgeted: priced && !!(controls.budget || projectBudget) });
+    const { input, output, fixedMicros = 0 } = await measure({ budgeted: priced && !!(controls.budget || projectBudget || controls.member?.budget) });
     const prices = priced ? pricesOf(model.prices) : {};
     return reserveLimits(ctx.redis, {
       orgId: auth.orgId,
@@ -107,12 +106,12 @@ export function limitsFor(
  */
 export async function countRequestOnly(ctx: AppContext, req: Request): Promise<void> {
   const auth = req.auth!;
-  if (!auth.controls?.rpm) return;
+  if (!auth.controls?.rpm && !auth.controls?.member?.rpm) return;
   const hold = await reserveLimits(ctx.redis, {
     orgId: auth.orgId,
     keyId: auth.keyId,
     projectId: auth.projectId,
-    controls: merged(auth.controls, { tpm: null, budget: null }),
+    controls: without(auth.controls!, { tpm: null, budget: null }),
     projectBudget: null,
     requestId: `${req.id}:request-only`,
     inputTokens: 0,
@@ -174,7 +173,7 @@ export interface BudgetPayer {
  */
 export async function searchBudget(ctx: AppContext, payer: BudgetPayer, requestId: string, priceMicros: number): Promise<LimitHold> {
   if (priceMicros <= 0 || !payer.apiKeyId || !payer.controls) return NO_HOLD;
-  const controls = merged(payer.controls, { rpm: null, tpm: null });
+  const controls = without(payer.controls, { rpm: null, tpm: null });
   const projectBudget = payer.projectId ? await ctx.directory.projectBudget(payer.projectId) : null;
   if (!hasLimits(controls, projectBudget)) return NO_HOLD;
   return reserveLimits(ctx.redis, {

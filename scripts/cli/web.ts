@@ -11,7 +11,9 @@ import { setPassword, WeakPasswordError } from '../../shared/web/passwords';
 import { createPasswordLink, passwordLinkPath } from '../../shared/web/password-links';
 import { recordAudit, type Actor } from '../../shared/audit/audit';
 import { fail, withServices } from './with-services';
-import { removeMember } from '../../shared/tenancy/members';
+import { removeMember, updateMemberLimits } from '../../shared/tenancy/members';
+import { memberLimitOptions, memberLimitsFromFlags, type KeyControlFlags } from './key-controls';
+import { memberLimitsView } from '../../shared/limits/key-input';
 
 const cliActor = (): Actor => ({ type: 'cli', id: null, label: `cli:${process.env.USER ?? 'operator'}` });
 const webBase = () => config().publicBaseUrl ?? `http://127.0.0.1:${config().port}`;
@@ -111,6 +113,27 @@ export function registerWeb(program: Command): void {
         const done = await removeMember(redis, org.id, u.id, { actor: cliActor(), path: `/cli/organizations/${org.id}/members/${u.id}` });
         if (!done.removed) fail(`${u.email} is not a member of ${org.slug}`);
         console.log(`${u.email} removed from ${org.slug}; ${done.revokedKeys} API key(s) revoked`);
+      }),
+    );
+
+  memberLimitOptions(member
+    .command('limits')
+    .description("set a member's limits (only the flags given; 0 or \"\" clears one): they apply to every key the member owns in the org, on top of the key's own, rates and budget counted over all those keys; every pod applies them on its next request")
+    .requiredOption('--org <org>', 'org id or slug')
+    .requiredOption('--user <email>')
+    .option('--json', 'print JSON'))
+    .action((o: { org: string; user: string; json?: boolean } & Omit<KeyControlFlags, 'expires'>) =>
+      withServices(async (redis) => {
+        const limits = memberLimitsFromFlags(o);
+        if (!Object.keys(limits).length) fail('nothing to change: give at least one of --models, --rpm, --tpm, --budget-usd, --budget-period');
+        const org = (await findOrg(o.org)) ?? fail(`unknown org '${o.org}'`);
+        const u = (await findUser(o.user)) ?? fail(`unknown user '${o.user}'`);
+        const m = (await updateMemberLimits(redis, org.id, u.id, limits)) ?? fail(`${u.email} is not a member of ${org.slug}`);
+        await recordAudit({ actor: cliActor(), method: 'PATCH', path: `/cli/organizations/${org.id}/members/${u.id}`, family: 'organizations', targetId: `${org.id}/${u.id}`, status: 200, fields: Object.keys(limits) });
+        const view = memberLimitsView(m);
+        if (o.json) return console.log(JSON.stringify({ org_id: org.id, user_id: u.id, ...view }));
+        const budget = view.budget_usd === null ? 'none' : `$${view.budget_usd} per ${view.budget_period}`;
+        console.log(`${u.email} in ${org.slug}: models ${view.allowed_models?.join(',') ?? 'all'}, rpm ${view.rpm ?? 'none'}, tpm ${view.tpm ?? 'none'}, budget ${budget}`);
       }),
     );
 

@@ -64,9 +64,35 @@ export function controlsView(k: { allowedModels: string[] | null; rpm: number | 
 
 const controlsSchema = Joi.object(keyControlsFields);
 
+/**
+ * The limits an owner sets on a member (docs/keys.md "Member limits"): a key's controls but its
+ * expiry, under the same names, applied to every key the member owns in the org.
+ */
+const { expires_at: _expiry, ...memberFields } = keyControlsFields;
+export const memberLimitsFields = memberFields;
+export type MemberLimitsInput = Omit<KeyControlsInput, 'expires_at'>;
+export type MemberLimitsRow = Omit<KeyControlsRow, 'expiresAt'>;
+const memberSchema = Joi.object(memberLimitsFields);
+
 /** Validates controls from any surface; throws an Error whose message names the field at fault. */
 export function validControls(input: KeyControlsInput): KeyControlsRow {
-  const { error, value } = controlsSchema.validate(input, { abortEarly: true, convert: true });
+  return validWith(controlsSchema, input);
+}
+
+/** Validates a member's limits from any surface, as validControls. */
+export function validMemberLimits(input: MemberLimitsInput): MemberLimitsRow {
+  return validWith(memberSchema, input);
+}
+
+function validWith(schema: Joi.ObjectSchema, input: KeyControlsInput): KeyControlsRow {
+  const { error, value } = schema.validate(input, { abortEarly: true, convert: true });
   if (error) throw new Error(error.details[0]?.message ?? error.message);
   return controlsRow(value as KeyControlsInput);
+}
+
+/** A member's limits as the API and the CLI show them (a key's names, no expiry). */
+export function memberLimitsView(m: { allowedModels: string[] | null; rpm: number | null; tpm: number | null; budgetMicros: number | null; budgetPeriod: BudgetPeriod | null }) {
+  // named one by one: a model instance's attributes are getters, which a spread does not copy
+  const { expires_at: _none, ...view } = controlsView({ allowedModels: m.allowedModels, rpm: m.rpm, tpm: m.tpm, budgetMicros: m.budgetMicros, budgetPeriod: m.budgetPeriod, expiresAt: null });
+  return view;
 }

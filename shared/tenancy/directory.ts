@@ -11,7 +11,7 @@ import type { Entitlements, LaneLimits } from '../db/models/Plan';
 import type { QueueName } from '../queues/names';
 import { loadQueueSettings, type QueueSettings } from '../queues/scheduler-settings';
 import { isUuid } from '../uuid';
-import { memberGone } from './members';
+import { keyMember } from './members';
 import { budgetOf, keyControls, type Budget, type KeyControls } from '../limits/controls';
 
 export interface KeyRecord {
@@ -23,7 +23,7 @@ export interface KeyRecord {
   revoked: boolean;
   /** The key's member has left the org or was deleted: the key no longer authenticates. */
   memberGone: boolean;
-  /** The owner's controls on the key (issue 31; docs/keys.md). */
+  /** The owner's controls on the key (issue 31; docs/keys.md), with its member's limits (`controls.member`). */
   controls: KeyControls;
   /** The hash was the key's previous secret (rotated): it works until this instant. */
   previousUntil: Date | null;
@@ -204,7 +204,9 @@ export class Directory {
       const k = await ApiKey.findOne({ where: { [Op.or]: [{ keyHash: hash }, { previousKeyHash: hash }] } });
       if (!k) return null;
       const previousUntil = k.keyHash === hash ? null : (k.previousExpiresAt ?? new Date(0));
-      return { id: k.id, orgId: k.orgId, projectId: k.projectId, userId: k.userId, revoked: k.revokedAt !== null, memberGone: await memberGone(k.orgId, k.userId), controls: keyControls(k), previousUntil };
+      // the member's limits travel in the key's entry: the request path looks nothing else up
+      const member = await keyMember(k.orgId, k.userId);
+      return { id: k.id, orgId: k.orgId, projectId: k.projectId, userId: k.userId, revoked: k.revokedAt !== null, memberGone: member.gone, controls: keyControls(k, member.membership), previousUntil };
     });
   }
 

@@ -3,6 +3,8 @@ import type { RedisClient } from '../redis/connection';
 import { ApiKey, Membership, User } from '../db/models';
 import { bumpEpoch } from '../cache/epoch';
 import { recordAudit, type Actor } from '../audit/audit';
+import type { MemberLimitsRow } from '../limits/key-input';
+import { isUuid } from '../uuid';
 
 /**
  * Who an API key belongs to. A key made by a member is that member's (their search switch and cap,
@@ -15,11 +17,15 @@ export function keyOwnerFor(viewer: { userId: string; role: 'owner' | 'member' }
   return { userId: null };
 }
 
-/** Whether the key's user is gone from the org (no membership, or a deleted user): such a key no longer authenticates. */
-export async function memberGone(orgId: string, userId: string | null): Promise<boolean> {
-  if (!userId) return false;
+/**
+ * The key's member as its cached entry needs it: `gone` when the user is gone from the org (no
+ * membership, or a deleted user: such a key no longer authenticates), else their membership (whose
+ * limits apply to the key). An org-wide key (no user): neither.
+ */
+export async function keyMember(orgId: string, userId: string | null): Promise<{ gone: boolean; membership: Membership | null }> {
+  if (!userId) return { gone: false, membership: null };
   const [m, u] = await Promise.all([Membership.findOne({ where: { orgId, userId } }), User.findOne({ where: { id: userId, deletedAt: null } })]);
-  return !m || !u;
+  return !m || !u ? { gone: true, membership: null } : { gone: false, membership: m };
 }
 
 /** Revokes a user's active keys (in one org, or everywhere); the caller bumps the cache epoch. */
@@ -40,4 +46,17 @@ export async function removeMember(redis: RedisClient, orgId: string, userId: st
   await bumpEpoch(redis);
   if (audit) await recordAudit({ actor: audit.actor, method: 'DELETE', path: audit.path, family: 'organizations', targetId: `${orgId}/${userId}`, status: removed ? 200 : 404, fields: removed ? [`revoked_keys:${revokedKeys}`] : [] });
   return { removed, revokedKeys };
+}
+
+/**
+ * Sets an owner's limits on a member of an org (only the fields given; docs/keys.md "Member
+ * limits"); every pod applies them to all the member's keys from its next request (the epoch moves,
+ * and a key's cached entry carries its member's limits). Null when the user is not a member.
+ */
+export async function updateMemberLimits(redis: RedisClient, orgId: string, userId: string, limits: MemberLimitsRow): Promise<Membership | null> {
+  const m = isUuid(userId) ? await Membership.findOne({ where: { orgId, userId } }) : null;
+  if (!m) return null;
+  await m.update(limits);
+  await bumpEpoch(redis);
+  return m;
 }

@@ -38,10 +38,10 @@ const KEY_LISTS: Record<string, () => string[][]> = {
   [PICK_DEPLOYMENT]: () => [['east', 'west', 'spare'].flatMap((d) => ['health', 'inflight', 'rpm:29000000', 'tpm:29000000'].map((w) => keys.poolDeployment(ORG, d, w)))],
   [SETTLE_DEPLOYMENT]: () => [['health', 'inflight', 'tpm:29000000'].map((w) => keys.poolDeployment(ORG, 'east', w))],
   [RENEW_ATTEMPT]: () => [[keys.poolDeployment(ORG, 'east', 'inflight'), keys.poolDeployment(ORG, 'east', 'health')]],
-  // a key's and its project's budget windows, its rpm/tpm minute, the org's reservations (shared/limits/limits.ts)
-  [RESERVE_LIMITS]: () => [['kbud:k1:day:2026-11-25', 'pbud:p1:month:2026-11', 'rpm:k1:29000000', 'tpm:k1:29000000', 'res', 'resx'].map((w) => keys.limits(ORG, w))],
-  [SETTLE_LIMITS]: () => [['res', 'resx', 'tpm:k1:29000000'].map((w) => keys.limits(ORG, w))],
-  [UNCOUNT_LIMITS]: () => [['rpm:k1:29000000', 'tpm:k1:29000000'].map((w) => keys.limits(ORG, w))],
+  // a key's, its project's and its member's budget windows, the key's and the member's rpm/tpm minute, the org's reservations (shared/limits/limits.ts)
+  [RESERVE_LIMITS]: () => [['kbud:k1:day:2026-11-25', 'pbud:p1:month:2026-11', 'rpm:k1:29000000', 'tpm:k1:29000000', 'res', 'resx', 'mbud:u1:total', 'mrpm:u1:29000000', 'mtpm:u1:29000000'].map((w) => keys.limits(ORG, w))],
+  [SETTLE_LIMITS]: () => [['res', 'resx', 'tpm:k1:29000000', 'mtpm:u1:29000000'].map((w) => keys.limits(ORG, w))],
+  [UNCOUNT_LIMITS]: () => [['rpm:k1:29000000', 'tpm:k1:29000000', 'mrpm:u1:29000000', 'mtpm:u1:29000000'].map((w) => keys.limits(ORG, w))],
   // an API key's kept MCP cancels (api/routes/mcp/kept-cancels.ts): one key each
   [KEEP_CANCELS]: () => [[keys.mcpKeptCancels('key-1')]],
   [TAKE_CANCEL]: () => [[keys.mcpKeptCancels('key-1')]],
@@ -81,8 +81,8 @@ describe('Redis Cluster: every script, MULTI and queue stays in one slot', () =>
     for (const list of KEY_LISTS[PICK_DEPLOYMENT]()) expect(slots(list).size, list.join(' ')).to.equal(1);
   });
 
-  // These also touch the budget windows a reservation record names (its `k` and `p`, written by the
-  // reserve from KEYS[1] and KEYS[2]): those keys are keys.limits(<the same org>, ...), in the same slot.
+  // These also touch the budget windows a reservation record names (its `k`, `p` and `m`, written by the
+  // reserve from KEYS[1], KEYS[2] and KEYS[7]): those keys are keys.limits(<the same org>, ...), in the same slot.
   // (UNCOUNT_LIMITS names its two keys through a local function's `key`.)
   for (const [name, lua] of Object.entries({ RESERVE_LIMITS, SETTLE_LIMITS, UNCOUNT_LIMITS })) {
     it(`${name}: the keys passed to it and the budget windows its reservations name share one slot`, () => {

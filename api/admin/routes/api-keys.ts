@@ -8,9 +8,9 @@ import { validate } from '../../validate';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { ApiKey, Membership, Organization, Project } from '../../../shared/db/models';
 import { createApiKey, keyListing, listApiKeys, revokeApiKey, rotateApiKey, updateKeyControls } from '../../../shared/tenancy/ops';
-import { controlsRow, keyControlsFields, type KeyControlsInput } from '../../../shared/limits/key-input';
+import { controlsRow, keyControlsFields, memberLimitsFields, memberLimitsView, type KeyControlsInput, type MemberLimitsInput } from '../../../shared/limits/key-input';
 import { budgetStatus } from '../../../shared/limits/limits';
-import { removeMember } from '../../../shared/tenancy/members';
+import { removeMember, updateMemberLimits } from '../../../shared/tenancy/members';
 import { findRow } from '../resources/define';
 import { organizations } from '../resources/definitions/tenancy';
 import type { RouteDoc } from '../openapi/route-doc';
@@ -30,6 +30,17 @@ export const rotateBody = Joi.object({
 
 /** PATCH: the owner's controls on a key; only the fields given change. */
 export const apiKeyControlsBody = Joi.object(keyControlsFields).min(1);
+
+/** PATCH a member: the owner's limits on all the member's keys in the org (the api-keys resource's names, no expiry); only the fields given change. */
+export const memberLimitsBody = Joi.object(memberLimitsFields).min(1);
+
+const presentMember = async (redis: RedisClient, m: Membership) => {
+  const view = memberLimitsView(m);
+  return {
+    object: 'membership', org_id: m.orgId, user_id: m.userId, role: m.role, ...view,
+    budget: m.budgetMicros === null ? null : await budgetStatus(redis, m.orgId, 'member', m.userId, { micros: m.budgetMicros, period: m.budgetPeriod ?? 'month' }),
+  };
+};
 
 type Listed = Awaited<ReturnType<typeof listApiKeys>>[number];
 const presentKey = async (redis: RedisClient, orgId: string, k: Listed) => ({
@@ -117,6 +128,18 @@ export function apiKeysRouter(deps: { redis: RedisClient }): Router {
     ],
   });
   only(r, '/organizations/:id/members/:userId', {
+    patch: [
+      requireJson,
+      async (req, res) => {
+        const org = await findRow<Organization>(organizations, String(req.params.id));
+        const userId = String(req.params.userId);
+        const body = validate<MemberLimitsInput>(memberLimitsBody, req.body);
+        const m = await updateMemberLimits(deps.redis, org.id, userId, controlsRow(body));
+        if (!m) throw new ApiError(404, 'not_found', `User '${userId}' is not a member of this organization.`);
+        res.locals.auditTarget = `${org.id}/${userId}`;
+        res.json(await presentMember(deps.redis, m));
+      },
+    ],
     delete: async (req, res) => {
       const org = await findRow<Organization>(organizations, String(req.params.id));
       const userId = String(req.params.userId);
@@ -135,5 +158,6 @@ export const apiKeyDocs: RouteDoc[] = [
   { method: 'patch', path: '/organizations/{id}/api-keys/{key}', family: 'organizations', summary: "Changes a key's allowed models, rate limits, budget or expiry (only the fields given); every pod applies them from its next request. Answers the key with its budget's spent, reserved and remaining.", body: apiKeyControlsBody },
   { method: 'post', path: '/organizations/{id}/api-keys/{key}/rotate', family: 'organizations', summary: 'Issues a new secret for the key (same id, owner, limits, budget); the new secret is in this answer only. The old secret keeps working for `grace_seconds` (default 86400), shown as `previous_secret_until`.', body: rotateBody },
   { method: 'post', path: '/organizations/{id}/api-keys/{key}/revoke', family: 'organizations', summary: 'Revokes a key of the organization; every pod refuses it from its next request.' },
+  { method: 'patch', path: '/organizations/{id}/members/{userId}', family: 'organizations', summary: "Sets the member's limits (`allowed_models`, `rpm`, `tpm`, `budget_usd` per `budget_period`; null clears one; only the fields given change), applied to every key the member owns in the organization on top of the key's own, rates and budget counted over all those keys; every pod applies them from its next request. Answers the membership with its budget's spent, reserved and remaining.", body: memberLimitsBody },
   { method: 'delete', path: '/organizations/{id}/members/{userId}', family: 'organizations', summary: "Removes a member; the member's keys in the organization are revoked on every pod at once." },
 ];

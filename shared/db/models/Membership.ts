@@ -1,3 +1,4 @@
+import type { BudgetPeriod } from './ApiKey';
 import { DataTypes, Model as SModel, Sequelize, InferAttributes, InferCreationAttributes, CreationOptional } from 'sequelize';
 
 export type MembershipRole = 'owner' | 'member';
@@ -11,6 +12,12 @@ export class Membership extends SModel<InferAttributes<Membership>, InferCreatio
   declare searchCap: CreationOptional<number | null>;
   /** Off: this member's searches answer `quota_exceeded`. */
   declare searchEnabled: CreationOptional<boolean>;
+  /** Member limits (docs/keys.md): on every key of this member in the org, beside the key's own; null = none. */
+  declare allowedModels: CreationOptional<string[] | null>;
+  declare rpm: CreationOptional<number | null>;
+  declare tpm: CreationOptional<number | null>;
+  declare budgetMicros: CreationOptional<number | null>;
+  declare budgetPeriod: CreationOptional<BudgetPeriod | null>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date>;
 
@@ -23,6 +30,11 @@ export class Membership extends SModel<InferAttributes<Membership>, InferCreatio
         role: { type: DataTypes.ENUM('owner', 'member'), allowNull: false },
         searchCap: { type: DataTypes.INTEGER, allowNull: true },
         searchEnabled: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: true },
+        allowedModels: { type: DataTypes.JSONB, allowNull: true },
+        rpm: { type: DataTypes.INTEGER, allowNull: true },
+        tpm: { type: DataTypes.INTEGER, allowNull: true },
+        budgetMicros: { type: DataTypes.BIGINT, allowNull: true, get() { const v = this.getDataValue('budgetMicros'); return v === null || v === undefined ? null : Number(v); } },
+        budgetPeriod: { type: DataTypes.TEXT, allowNull: true },
         createdAt: DataTypes.DATE,
         updatedAt: DataTypes.DATE,
       },
