@@ -5,7 +5,8 @@
  * KEYS[3] this minute's request count  KEYS[4] this minute's token count
  * KEYS[5] reservations hash (request id → JSON)  KEYS[6] reservation expiries zset (request id → ms)
  * KEYS[7] the member's budget hash  KEYS[8] the member's request count of this minute  KEYS[9] their token count
- * (the member's limits: docs/keys.md "Member limits", counted over all the member's keys in the org)
+ * (the member's limits: docs/keys.md "Member limits", counted over all the member's keys in the org;
+ * where the member has no such limit the caller passes the key's own keys there, never touched)
  * ARGV[1] now (ms)  ARGV[2] worst-case cost (micro-dollars)  ARGV[3] key budget (-1 none)
  * ARGV[4] project budget (-1 none)  ARGV[5] rpm (-1 none)  ARGV[6] tpm (-1 none)
  * ARGV[7] input tokens counted  ARGV[8] ms to the end of the minute  ARGV[9] budget hashes' TTL (s, -1 none)

@@ -100,11 +100,12 @@ const budgetKey = (orgId: string, scope: BudgetScope, id: string, w: BudgetWindo
 const reservationKeys = (orgId: string) => [keys.limits(orgId, 'res'), keys.limits(orgId, 'resx')];
 const tpmKey = (orgId: string, keyId: string, minute: number) => keys.limits(orgId, `tpm:${keyId}:${minute}`);
 /** A member's minute counts, over all their keys in the org (one counter each per member per minute). */
-const memberMinuteKey = (orgId: string, unit: 'rpm' | 'tpm', userId: string | undefined, minute: number) => keys.limits(orgId, userId ? `m${unit}:${userId}:${minute}` : `m${unit}:none`);
+const memberMinuteKey = (orgId: string, unit: 'rpm' | 'tpm', userId: string, minute: number) => keys.limits(orgId, `m${unit}:${userId}:${minute}`);
 
 type Counted = { limit: number; counted: number };
 /** Of a key's and its member's count of one unit, the one with less left. */
 const tighter = (a: Counted | undefined, b: Counted | undefined): Counted | undefined => (!a ? b : !b ? a : b.limit - b.counted < a.limit - a.counted ? b : a);
+const counted = (limit: number | null, n: string, ask: number): Counted | undefined => (limit != null ? { limit, counted: Number(n) + ask } : undefined);
 
 function usd(micros: number): string {
   return `$${(micros / 1_000_000).toFixed(micros % 10_000 === 0 ? 2 : 6).replace(/(\.\d\d\d*?)0+$/, '$1')}`;
@@ -153,18 +154,20 @@ export async function reserveLimits(redis: RedisClient, r: LimitRequest, now = n
   const mw = m?.budget ? budgetWindow(m.budget.period, now) : null;
   const kKey = kw ? budgetKey(r.orgId, 'key', r.keyId, kw) : keys.limits(r.orgId, 'kbud:none');
   const pKey = pw && r.projectId ? budgetKey(r.orgId, 'project', r.projectId, pw) : keys.limits(r.orgId, 'pbud:none');
-  const mKey = mw ? budgetKey(r.orgId, 'member', m!.userId, mw) : keys.limits(r.orgId, 'mbud:none');
+  // without a member limit its KEYS are the key's own, never touched (no string made for them)
+  const mKey = mw ? budgetKey(r.orgId, 'member', m!.userId, mw) : kKey;
   const minute = minuteWindow(now.getTime());
   const [resKey, resxKey] = reservationKeys(r.orgId);
   const cost = Math.ceil(r.worstCaseMicros);
   // `u`: the member whose minute the request's later tokens join (only when the member has a tpm)
-  const reservation = JSON.stringify({ k: kw ? kKey : '', p: pw ? pKey : '', m: mw ? mKey : '', a: cost, i: r.inputTokens, o: r.keyId, u: m?.tpm ? m.userId : undefined, pr: r.prices });
+  const reservation = JSON.stringify({ k: kw ? kKey : '', p: pw ? pKey : '', m: mw ? mKey : undefined, a: cost, i: r.inputTokens, o: r.keyId, u: m?.tpm ? m.userId : undefined, pr: r.prices });
   const ttl = Math.max(kw ? windowTtlSeconds(kw, now) : -1, pw ? windowTtlSeconds(pw, now) : -1, mw ? windowTtlSeconds(mw, now) : -1);
   // this minute's counts (a refund takes the request out of them, even if it comes in the next minute)
   const [rpmCount, tpmCount] = [keys.limits(r.orgId, `rpm:${r.keyId}:${minute.id}`), tpmKey(r.orgId, r.keyId, minute.id)];
-  const [mRpmCount, mTpmCount] = [memberMinuteKey(r.orgId, 'rpm', m?.userId, minute.id), memberMinuteKey(r.orgId, 'tpm', m?.userId, minute.id)];
   const mrpm = m?.rpm ?? null;
   const mtpm = m?.tpm ?? null;
+  const mRpmCount = mrpm != null ? memberMinuteKey(r.orgId, 'rpm', m!.userId, minute.id) : rpmCount;
+  const mTpmCount = mtpm != null ? memberMinuteKey(r.orgId, 'tpm', m!.userId, minute.id) : tpmCount;
   for (let attempt = 0; attempt < 3; attempt++) {
     const [verdict, requests, tokens, mrequests, mtokens, a, b, d] = await rs.gwReserveLimits(
       kKey, pKey, rpmCount, tpmCount, resKey, resxKey, mKey, mRpmCount, mTpmCount,
@@ -175,10 +178,9 @@ export async function reserveLimits(redis: RedisClient, r: LimitRequest, now = n
     if (verdict !== 'cold' && r.onRate && (c.rpm != null || c.tpm != null || mrpm != null || mtpm != null)) {
       // a limit the request was refused on counts its ask: nothing left there
       const asked = (limit: 'rpm' | 'tpm', scope: 'key' | 'member', n: number) => (verdict === limit && b === scope ? n : 0);
-      const count = (limit: number | null, n: string, ask: number): Counted | undefined => (limit != null ? { limit, counted: Number(n) + ask } : undefined);
       r.onRate({
-        requests: tighter(count(c.rpm, requests, asked('rpm', 'key', 1)), count(mrpm, mrequests, asked('rpm', 'member', 1))),
-        tokens: tighter(count(c.tpm, tokens, asked('tpm', 'key', r.inputTokens)), count(mtpm, mtokens, asked('tpm', 'member', r.inputTokens))),
+        requests: tighter(counted(c.rpm, requests, asked('rpm', 'key', 1)), counted(mrpm, mrequests, asked('rpm', 'member', 1))),
+        tokens: tighter(counted(c.tpm, tokens, asked('tpm', 'key', r.inputTokens)), counted(mtpm, mtokens, asked('tpm', 'member', r.inputTokens))),
         resetsAt: now.getTime() + minute.msLeft,
         msLeft: minute.msLeft,
       });
@@ -204,7 +206,8 @@ export async function reserveLimits(redis: RedisClient, r: LimitRequest, now = n
           if (done) return;
           done = true;
           const w = minuteWindow();
-          await rs.gwSettleLimits(resKey, resxKey, tpmKey(r.orgId, r.keyId, w.id), memberMinuteKey(r.orgId, 'tpm', m?.userId, w.id), r.requestId, cost, 0, w.msLeft + 1000);
+          const keyTpm = tpmKey(r.orgId, r.keyId, w.id);
+          await rs.gwSettleLimits(resKey, resxKey, keyTpm, mtpm != null ? memberMinuteKey(r.orgId, 'tpm', m!.userId, w.id) : keyTpm, r.requestId, cost, 0, w.msLeft + 1000);
         };
         return {
           release: () => end(-1),
@@ -256,7 +259,8 @@ export async function settleUsage(redis: RedisClient, records: UsageRecord[]): P
       const d = JSON.parse(raw) as { i: number; o: string; u?: string; pr: CostPrices };
       const [resKey, resxKey] = reservationKeys(u.orgId);
       const extraTokens = (u.outputTokens ?? 0) + Math.max(0, (u.inputTokens ?? 0) - d.i);
-      await rs.gwSettleLimits(resKey, resxKey, tpmKey(u.orgId, d.o, minute.id), memberMinuteKey(u.orgId, 'tpm', d.u, minute.id), u.requestId, usageCost(u, d.pr), extraTokens, minute.msLeft + 1000);
+      const keyTpm = tpmKey(u.orgId, d.o, minute.id);
+      await rs.gwSettleLimits(resKey, resxKey, keyTpm, d.u ? memberMinuteKey(u.orgId, 'tpm', d.u, minute.id) : keyTpm, u.requestId, usageCost(u, d.pr), extraTokens, minute.msLeft + 1000);
     }),
   );
 }

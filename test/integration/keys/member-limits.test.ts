@@ -14,6 +14,8 @@ import { createApiKey } from '../../../shared/tenancy/ops';
 import { updateMemberLimits } from '../../../shared/tenancy/members';
 import { ledgerSpend } from '../../../shared/limits/ledger-spend';
 import { budgetStatus } from '../../../shared/limits/limits';
+import { minuteWindow } from '../../../shared/limits/period';
+import { keys as redisKeys } from '../../../shared/redis/keys';
 
 const run = promisify(execFile);
 const cli = path.resolve(__dirname, '../../../scripts/cli.js');
@@ -130,6 +132,54 @@ describe('member limits: on every key a member owns', () => {
     expect(status!.spent_usd).to.be.closeTo(spent / 1e6, 1e-9);
   });
 
+  it("a member's tpm counts every key's tokens in one minute, output included as usage settles, and refuses the next request that does not fit", async function () {
+    this.timeout(30_000);
+    const o = await buildOrg(env().redis);
+    const member = await buildWebMember(o.org.id, 'member');
+    const [a, b] = await Promise.all([0, 1].map(() => createApiKey(env().redis, { orgId: o.org.id, userId: member.id, controls: { tpm: 100_000 } })));
+    await updateMemberLimits(env().redis, o.org.id, member.id, { tpm: 100_000 });
+    expect(await roomInMinute(20_000)).to.equal(true);
+    for (const k of [a, b]) expect((await chat(k.key)).status).to.equal(200);
+    await usageSettled();
+    const minute = minuteWindow().id;
+    const count = async (name: string) => Number(await env().redis.get(redisKeys.limits(o.org.id, name)));
+    const [ka, kb] = [await count(`tpm:${a.id}:${minute}`), await count(`tpm:${b.id}:${minute}`)];
+    const events = await UsageEvent.findAll({ where: { apiKeyId: [a.id, b.id] } });
+    const output = events.reduce((n, e) => n + (e.outputTokens ?? 0), 0);
+    expect(output, 'the answers had output').to.be.greaterThan(0);
+    const mine = await waitFor(async () => ((await count(`mtpm:${member.id}:${minute}`)) === ka + kb ? ka + kb : null));
+    expect(mine, "the member's minute is both keys' minutes, output included").to.equal(ka + kb);
+    await updateMemberLimits(env().redis, o.org.id, member.id, { tpm: mine! + 5 });
+    const r = await chat(a.key);
+    expect(r.status, r.text).to.equal(429);
+    expect(r.body.error.message).to.include('The member this API key belongs to is limited to').and.to.include('tokens per minute');
+    expect(r.headers.get('x-ratelimit-remaining-tokens'), "the member's minute has less left than the key's").to.equal('0');
+  });
+
+  it("requests their lane refused (never sent) give the member's rpm and tpm counts back", async function () {
+    this.timeout(30_000);
+    const o = await buildOrg(env().redis, { laneOverrides: { 'chat:interactive': 1 } });
+    const member = await buildWebMember(o.org.id, 'member');
+    const k = await createApiKey(env().redis, { orgId: o.org.id, userId: member.id });
+    await updateMemberLimits(env().redis, o.org.id, member.id, { rpm: 3, tpm: 10_000 });
+    expect(await roomInMinute()).to.equal(true);
+    env().sim.knobs.set('sim-chat-1', { hold: true });
+    const first = chat(k.key);
+    expect(await waitFor(() => env().sim.log.entries.length === 1, 10_000), 'the first holds the lane').to.equal(true);
+    const minute = minuteWindow().id;
+    const counts = () => Promise.all(['mrpm', 'mtpm'].map(async (u) => Number(await env().redis.get(redisKeys.limits(o.org.id, `${u}:${member.id}:${minute}`)))));
+    const [rpmBefore, tpmBefore] = await counts();
+    expect(rpmBefore).to.equal(1);
+    const refused = [await chat(k.key), await chat(k.key), await chat(k.key)];
+    expect(refused.map((r) => r.body.error.code)).to.deep.equal(Array(3).fill('CONCURRENT_REQUEST_LIMIT_EXCEEDED'));
+    expect(await waitFor(async () => (await counts())[0] === rpmBefore, 2_000), 'the refusals left no count').to.equal(true);
+    expect((await counts())[1], 'nor tokens').to.equal(tpmBefore);
+    env().sim.knobs.release();
+    expect((await first).status).to.equal(200);
+    env().sim.knobs.reset();
+    expect((await chat(k.key)).status, 'the second request served this minute (rpm 3)').to.equal(200);
+  });
+
   it("a member budget is seeded from the ledger of all the member's keys in the org", async function () {
     this.timeout(30_000);
     const o = await buildOrg(env().redis);
@@ -155,6 +205,8 @@ describe('member limits: on every key a member owns', () => {
     await gateway('member', 'limits', '--org', o.org.slug, '--user', member.email, '--models', 'sim-chat', '--rpm', '5', '--tpm', '9000', '--budget-usd', '2.5', '--budget-period', 'day');
     expect(await limitsOf(o.org.id, member.id)).to.deep.equal({ allowedModels: ['sim-chat'], rpm: 5, tpm: 9000, budgetMicros: 2_500_000, budgetPeriod: 'day' });
     expect((await chat(k.key, 'sim-claude')).status, 'applied on the next request').to.equal(403);
+    const bg = await chat(k.key, 'sim-chat-background');
+    expect(bg.status, `a -background variant follows its base on the member's list too: ${bg.text}`).to.equal(200);
     const bad = await gateway('member', 'limits', '--org', o.org.slug, '--user', member.email, '--rpm', 'x').catch((e: { code: number; stderr: string }) => e);
     expect((bad as { code: number }).code).to.not.equal(0);
     await gateway('member', 'limits', '--org', o.org.slug, '--user', member.email, '--models', '', '--rpm', '0', '--tpm', '0', '--budget-usd', '');
