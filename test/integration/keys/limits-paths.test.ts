@@ -5,7 +5,9 @@ import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { roomInMinute, waitFor } from '../../helpers/wait';
 import { startSearchUpstream, useSearchProvider, type SearchUpstream } from '../../helpers/search-upstream';
-import { updateKeyControls } from '../../../shared/tenancy/ops';
+import { createApiKey, updateKeyControls } from '../../../shared/tenancy/ops';
+import { updateMemberLimits } from '../../../shared/tenancy/members';
+import { buildWebMember } from '../../helpers/web-client';
 import { reserveLimits, settleUsage } from '../../../shared/limits/limits';
 import { minuteWindow } from '../../../shared/limits/period';
 import { keys } from '../../../shared/redis/keys';
@@ -188,25 +190,37 @@ describe('key rate limits on every path', () => {
     await env().redis.zrem(keys.limits(o.org.id, 'resx'), marked);
   });
 
-  it('requests its lane refused (never sent) give back their rpm and tpm counts', async function () {
-    this.timeout(30_000);
-    const o = await buildOrg(env().redis, { laneOverrides: { 'chat:interactive': 1 } });
-    await updateKeyControls(env().redis, o.keyId, { rpm: 3, tpm: 10_000 });
-    expect(await roomInMinute()).to.equal(true);
-    const chat = () => call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] } });
-    env().sim.knobs.set('sim-chat-1', { hold: true });
-    const first = chat();
-    expect(await waitFor(() => env().sim.log.entries.length === 1, 10_000), 'the first holds the lane').to.equal(true);
-    const minute = minuteWindow().id;
-    const counts = async () => Promise.all(['rpm', 'tpm'].map(async (k) => Number(await env().redis.get(keys.limits(o.org.id, `${k}:${o.keyId}:${minute}`)))));
-    const [rpmBefore, tpmBefore] = await counts();
-    const refused = [await chat(), await chat(), await chat()];
-    expect(refused.map((r) => r.body.error.code)).to.deep.equal(Array(3).fill('CONCURRENT_REQUEST_LIMIT_EXCEEDED'));
-    expect(await waitFor(async () => (await counts())[0] === rpmBefore, 2_000), 'the refusals left no count').to.equal(true);
-    expect((await counts())[1], 'nor tokens').to.equal(tpmBefore);
-    env().sim.knobs.release();
-    expect((await first).status).to.equal(200);
-    env().sim.knobs.reset();
-    expect((await chat()).status, 'the second request served this minute (rpm 3)').to.equal(200);
-  });
+  // the key's own rpm and tpm, and its member's (docs/keys.md "Member limits": the member's minute counts)
+  for (const scope of ['key', 'member'] as const) {
+    it(`requests its lane refused (never sent) give back their rpm and tpm counts (the ${scope}'s limits)`, async function () {
+      this.timeout(30_000);
+      const o = await buildOrg(env().redis, { laneOverrides: { 'chat:interactive': 1 } });
+      let key = o.key;
+      let counted = (unit: string, minute: number) => keys.limits(o.org.id, `${unit}:${o.keyId}:${minute}`);
+      if (scope === 'key') await updateKeyControls(env().redis, o.keyId, { rpm: 3, tpm: 10_000 });
+      else {
+        const member = await buildWebMember(o.org.id, 'member');
+        key = (await createApiKey(env().redis, { orgId: o.org.id, userId: member.id })).key;
+        await updateMemberLimits(env().redis, o.org.id, member.id, { rpm: 3, tpm: 10_000 });
+        counted = (unit, minute) => keys.limits(o.org.id, `m${unit}:${member.id}:${minute}`);
+      }
+      expect(await roomInMinute()).to.equal(true);
+      const chat = () => call('POST', '/v1/chat/completions', { headers: keyHeader(key), json: { model: 'sim-chat', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] } });
+      env().sim.knobs.set('sim-chat-1', { hold: true });
+      const first = chat();
+      expect(await waitFor(() => env().sim.log.entries.length === 1, 10_000), 'the first holds the lane').to.equal(true);
+      const minute = minuteWindow().id;
+      const counts = async () => Promise.all(['rpm', 'tpm'].map(async (k) => Number(await env().redis.get(counted(k, minute)))));
+      const [rpmBefore, tpmBefore] = await counts();
+      expect(rpmBefore, 'the first is counted').to.equal(1);
+      const refused = [await chat(), await chat(), await chat()];
+      expect(refused.map((r) => r.body.error.code)).to.deep.equal(Array(3).fill('CONCURRENT_REQUEST_LIMIT_EXCEEDED'));
+      expect(await waitFor(async () => (await counts())[0] === rpmBefore, 2_000), 'the refusals left no count').to.equal(true);
+      expect((await counts())[1], 'nor tokens').to.equal(tpmBefore);
+      env().sim.knobs.release();
+      expect((await first).status).to.equal(200);
+      env().sim.knobs.reset();
+      expect((await chat()).status, 'the second request served this minute (rpm 3)').to.equal(200);
+    });
+  }
 });
