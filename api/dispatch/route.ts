@@ -176,7 +176,7 @@ export async function routeFor(
   if (!passthrough) {
     for (const id of model.fallbacks) {
       const f = await ctx.catalog.get(id);
-      // a key with an allowed-models list is served only by models on it, fallbacks too (docs/keys.md)
+      // a key with an allowed-models list (its own or its member's) is served only by models on it, fallbacks too (docs/keys.md)
       if (!f || !modelAllowed(controls, f.publicId) || !canServe(f, needsNow()) || !fitsContext(f, needsNow())) continue;
       const step = stepOf(f, true, op, primaryKind, undefined, body);
       if (step) fallbacks.push(step);

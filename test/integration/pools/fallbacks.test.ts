@@ -7,6 +7,8 @@ import { usageSettled } from '../../helpers/usage';
 import { hitsByUpstream, poolModel, rndId, simDeployment } from '../../helpers/pool-models';
 import { UsageEvent } from '../../../shared/db/models';
 import { createApiKey } from '../../../shared/tenancy/ops';
+import { updateMemberLimits } from '../../../shared/tenancy/members';
+import { buildWebMember } from '../../helpers/web-client';
 
 const anthropicHeaders = (key: string) => ({ ...keyHeader(key), 'anthropic-version': '2023-06-01' });
 
@@ -116,6 +118,13 @@ describe('model pools: fallbacks across provider kinds', () => {
     expect(viaChat.status, viaChat.text).to.equal(200);
     expect(viaChat.headers.get('x-service-fallback-model'), 'sim-claude is not on the list').to.equal('sim-chat');
     expect(env().sim.log.entries.some((e) => e.path === '/v1/messages'), 'sim-claude never called').to.equal(false);
+    // a member's list (docs/keys.md "Member limits") rules the fallbacks of their keys the same way
+    const member = await buildWebMember(o.org.id, 'member');
+    await updateMemberLimits(env().redis, o.org.id, member.id, { allowedModels: [model, 'sim-chat'] });
+    const viaMember = await ask((await createApiKey(env().redis, { orgId: o.org.id, userId: member.id })).key);
+    expect(viaMember.status, viaMember.text).to.equal(200);
+    expect(viaMember.headers.get('x-service-fallback-model'), "sim-claude is not on the member's list").to.equal('sim-chat');
+    expect(env().sim.log.entries.some((e) => e.path === '/v1/messages'), 'sim-claude still never called').to.equal(false);
     const onlyPool = await createApiKey(env().redis, { orgId: o.org.id, controls: { allowedModels: [model] } });
     const before = env().sim.log.entries.length;
     const refused = await ask(onlyPool.key);
