@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import type { RedisClient } from '../../shared/redis/connection';
-import { ApiKey, Project, User } from '../../shared/db/models';
+import { ApiKey, Membership, Project, User } from '../../shared/db/models';
 import { createApiKey, listApiKeys, revokeApiKey, rotateApiKey, updateKeyControls } from '../../shared/tenancy/ops';
 import { controlCells, controlFields, controlsFromForm } from './key-controls-form';
 import { keyOwnerFor } from '../../shared/tenancy/members';
@@ -13,6 +13,7 @@ import { fieldError, invalidAttrs, typed, withFormRefusal, type FormState } from
 import { confirmedAction } from '../web/confirm';
 import { utcText } from '../web/format';
 import { refuseImpersonation } from './member';
+import { ownLimitsNote } from './member-limits';
 
 const audit = (req: Request, res: Response, path: string, targetId: string, status: number, fields: string[] = []) =>
   recordAudit({ actor: actorOf(res), method: 'POST', path: `/dashboard/o/${res.locals.access!.org.slug}/keys${path}`, family: 'organizations', targetId, status, requestId: req.id, fields });
@@ -34,6 +35,7 @@ export function keysPage(deps: { redis: RedisClient }, kit: WebKit): Router {
     const projectName = new Map(allProjects.map((p) => [p.id, p.name]));
     const users = await User.findAll({ where: { id: [...new Set(keys.flatMap((k) => [k.userId, k.createdBy]).filter((u): u is string => !!u))] } });
     const cells = await Promise.all(keys.map((k) => controlCells(deps.redis, org.id, k)));
+    const mine = await Membership.findOne({ where: { orgId: org.id, userId: me } });
     const ownerOf = (userId: string | null) => (userId ? (users.find((u) => u.id === userId)?.email ?? userId) : null);
     const b = `/dashboard/o/${org.slug}/keys`;
     // each key's actions go on a row of their own under it, so the figures keep the table's width
@@ -48,7 +50,7 @@ ${role === 'owner' ? html`<details${k.id === refusedKey ? html` open` : ''}><sum
     renderOrgPage(req, res, kit, 'API keys', 'keys', (csrf) => html`<h1>API keys</h1>
 ${req.query.saved ? html`<div class="card" role="status" data-test="saved"><p>Limits saved.</p></div>` : ''}
 ${created ? html`<div class="card"><p><strong>Your new key.</strong> Copy it now: it is shown this once.</p><p class="secret" data-test="new-key">${created.key}</p></div>` : ''}
-<div class="card"><h2>Create a key</h2><p class="muted">A key you create is yours: your web search switch, cap and tool policy apply to it, and it stops working if you leave the organization.</p>
+<div class="card"><h2>Create a key</h2><p class="muted">A key you create is yours: your web search switch, cap and tool policy apply to it, and it stops working if you leave the organization.</p>${ownLimitsNote(mine)}
 <form method="post" action="${b}" class="row"><input type="hidden" name="_csrf" value="${csrf}">
 <div><label for="name">Name</label><input type="text" id="name" name="name" maxlength="200" placeholder="e.g. production" value="${typed(refused, 'name')}"></div>
 <div><label for="project">Project</label><select id="project" name="project"${invalidAttrs(refused, 'project')}><option value="">Any project</option>${projects.map((p) => html`<option value="${p.id}"${typed(refused, 'project') === p.id ? html` selected` : ''}>${p.name} (${p.slug})</option>`)}</select>${fieldError(refused, 'project')}</div>

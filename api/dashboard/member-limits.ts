@@ -27,3 +27,11 @@ export function memberLimitsCell(action: string, m: Membership, email: string, b
 <details${refusal ? html` open` : ''}><summary>Edit limits of ${email}</summary><p class="muted">On every key ${email} owns in this organization, on top of each key's own limits; rates and budget are counted over all those keys together. A blank field removes that limit.</p>
 <form method="post" action="${action}" class="row"><input type="hidden" name="_csrf" value="${csrf}">${controlFields({ id: m.userId, ...v }, refusal, false)}<div><button type="submit">Save limits</button></div></form></details></td>`;
 }
+
+/** On the keys page, to the member themselves: the limits an owner set on them, which every key they make carries. */
+export function ownLimitsNote(m: Membership | null): Html | '' {
+  const v = m ? memberLimitsView(m) : null;
+  if (!v || (!v.allowed_models && !v.rpm && !v.tpm && v.budget_usd === null)) return '';
+  const parts = [v.allowed_models ? `models ${v.allowed_models.join(', ') || 'none'}` : '', v.rpm ? `${v.rpm} requests/min` : '', v.tpm ? `${v.tpm} tokens/min` : '', v.budget_usd !== null ? `a budget of ${usd(v.budget_usd)} ${perPeriod(v.budget_period!)}` : ''];
+  return html`<p data-test="own-limits">An owner limits you in this organization, over all your keys together and on top of each key's own limits: ${parts.filter(Boolean).join('; ')}.</p>`;
+}

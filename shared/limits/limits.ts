@@ -193,7 +193,8 @@ export async function reserveLimits(redis: RedisClient, r: LimitRequest, now = n
         continue;
       case 'rpm':
       case 'tpm':
-        throw rateExceeded(verdict, b === 'member' ? 'member' : 'key', verdict === 'rpm' ? (b === 'member' ? mrpm! : c.rpm!) : (b === 'member' ? mtpm! : c.tpm!), r.inputTokens, Number(a));
+        if (b === 'member') throw rateExceeded(verdict, 'member', (verdict === 'rpm' ? mrpm : mtpm)!, r.inputTokens, Number(a));
+        throw rateExceeded(verdict, 'key', (verdict === 'rpm' ? c.rpm : c.tpm)!, r.inputTokens, Number(a));
       case 'budget': {
         const [spent, reserved] = [Number(b), Number(d)];
         if (a === 'key') throw budgetExceeded('key', c.budget!, kw!, spent, reserved);

@@ -62,7 +62,8 @@ describe('member limits: on every key a member owns', () => {
     expect(await limitsOf(o.org.id, member.id)).to.deep.equal({ ...NONE, allowedModels: ['sim-chat'], rpm: 2 });
 
     const asMember = await dashboardAs(member);
-    await asMember.get(`/dashboard/o/${o.org.slug}/keys`);
+    const keysPage = await asMember.get(`/dashboard/o/${o.org.slug}/keys`);
+    expect(/data-test="own-limits">([^<]+)</.exec(keysPage.text)?.[1], 'the member sees the limits every key of theirs carries').to.include('models sim-chat; 2 requests/min');
     const made = await asMember.post(`/dashboard/o/${o.org.slug}/keys`, { name: 'escape' });
     expect(made.status).to.equal(201);
     const madeKey = newKeyOf(made.text);
