@@ -23,6 +23,8 @@ export interface KeyRecord {
   revoked: boolean;
   /** The key's member has left the org or was deleted: the key no longer authenticates. */
   memberGone: boolean;
+  /** The project the key is bound to is archived: the key no longer authenticates (as an archived OpenAI project's keys). */
+  projectArchived: boolean;
   /** The owner's controls on the key (issue 31; docs/keys.md), with its member's limits (`controls.member`). */
   controls: KeyControls;
   /** The hash was the key's previous secret (rotated): it works until this instant. */
@@ -206,7 +208,18 @@ export class Directory {
       const previousUntil = k.keyHash === hash ? null : (k.previousExpiresAt ?? new Date(0));
       // the member's limits travel in the key's entry: the request path looks nothing else up
       const member = await keyMember(k.orgId, k.userId);
-      return { id: k.id, orgId: k.orgId, projectId: k.projectId, userId: k.userId, revoked: k.revokedAt !== null, memberGone: member.gone, controls: keyControls(k, member.membership), previousUntil };
+      const project = k.projectId ? await Project.findByPk(k.projectId, { attributes: ['archivedAt'] }) : null;
+      return {
+        id: k.id,
+        orgId: k.orgId,
+        projectId: k.projectId,
+        userId: k.userId,
+        revoked: k.revokedAt !== null,
+        memberGone: member.gone,
+        projectArchived: !!project?.archivedAt,
+        controls: keyControls(k, member.membership),
+        previousUntil,
+      };
     });
   }
 

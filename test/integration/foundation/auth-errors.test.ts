@@ -6,6 +6,7 @@ import { buildAdminToken, buildPlatformKey } from '../../helpers/admin';
 import { createApiKey, createProject, revokeApiKey } from '../../../shared/tenancy/ops';
 import { UsageEvent } from '../../../shared/db/models';
 import { usageSettled } from '../../helpers/usage';
+import { archiveProject } from '../../../shared/tenancy/projects';
 
 const V = { 'anthropic-version': '2023-06-01' };
 const msg = [{ role: 'user', content: 'auth error test' }];
@@ -167,5 +168,25 @@ describe('project attribution and routing plans: refused without billing', () =>
       expect(odd.status, path).to.be.within(400, 499);
       expect(text, path).not.to.include(o.key);
     }
+  });
+
+  it("a key bound to a project that is archived stops working on its next request (401 INVALID_API_KEY, nothing sent or billed); the org's unbound key goes on", async () => {
+    const org = await buildOrg(env().redis);
+    const p = await createProject(env().redis, org.org.id, 'Short-lived', `short-${Date.now()}`);
+    const key = (await createApiKey(env().redis, { orgId: org.org.id, projectId: p.id })).key;
+    expect((await call('POST', '/v1/chat/completions', { headers: keyHeader(key), json: ROUTES[0].json })).status).to.equal(200);
+    await usageSettled();
+    const before = await UsageEvent.count({ where: { orgId: org.org.id } });
+    await resetSim();
+    expect(await archiveProject(env().redis, org.org.id, p.slug)).to.not.equal(null);
+    for (const route of ROUTES) {
+      const r = await call('POST', route.path, { headers: { ...route.headers, ...keyHeader(key) }, json: route.json });
+      expectInvalidKey(r, `${route.path} archived project`);
+      expect(r.body.error.message).to.equal('The project this API key is bound to is archived.');
+    }
+    expect(env().sim.log.entries, 'nothing sent').to.have.length(0);
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { orgId: org.org.id } }), 'nothing billed').to.equal(before);
+    expect((await call('POST', '/v1/chat/completions', { headers: keyHeader(org.key), json: ROUTES[0].json })).status, 'the unbound key').to.equal(200);
   });
 });
