@@ -69,14 +69,15 @@ export async function showConsoleOrg(req: Request, res: Response, render: Render
   const chart = stackedBars({ from: addDays(to, -30), to, title: 'Requests per day', series: [{ label: 'requests', values: perDay }] });
   const t = usage.totals;
   const state = (k: ApiKey) => (k.revokedAt ? 'revoked' : k.expiresAt && k.expiresAt <= new Date() ? 'expired' : 'active');
-  const limits = (k: ApiKey) => [k.allowedModels ? `models: ${k.allowedModels.join(', ')}` : '', k.rpm ? `${k.rpm} rpm` : '', k.tpm ? `${k.tpm} tpm` : '',
+  // a key's limits, or a member's (which every key the member owns carries: docs/keys.md "Member limits")
+  const limits = (k: Pick<ApiKey, 'allowedModels' | 'rpm' | 'tpm' | 'budgetMicros' | 'budgetPeriod'> & { expiresAt?: Date | null }) => [k.allowedModels ? `models: ${k.allowedModels.join(', ')}` : '', k.rpm ? `${k.rpm} rpm` : '', k.tpm ? `${k.tpm} tpm` : '',
     k.budgetMicros !== null && k.budgetMicros !== undefined ? budgetText(k.budgetMicros, k.budgetPeriod ?? 'total') : '', k.expiresAt ? `expires ${utcText(k.expiresAt, 'day')}` : ''].filter(Boolean).join(' · ') || '—';
   render(req, res, '/', (csrf) => html`<h1>${org.name} <code>${org.slug}</code></h1>
 <p><a class="button-link" href="/orgs/${org.id}/activity" data-test="org-activity">Activity (request log)</a></p>
 ${refusal ? '' : savedNotice(req.query.saved === 'lanes' ? 'Lane overrides saved.' : undefined)}
-<div class="card" data-section="members"><h2>Members</h2><table><thead><tr><th>Email</th><th>Role</th></tr></thead><tbody>
-${members.map((m) => html`<tr><td>${users.get(m.userId) ?? m.userId}</td><td data-label="Role">${m.role}</td></tr>`)}
-${members.length ? '' : html`<tr><td colspan="2" class="muted">No members.</td></tr>`}</tbody></table></div>
+<div class="card" data-section="members"><h2>Members</h2><table><thead><tr><th>Email</th><th>Role</th><th>Limits</th></tr></thead><tbody>
+${members.map((m) => html`<tr><td>${users.get(m.userId) ?? m.userId}</td><td data-label="Role">${m.role}</td><td data-label="Limits" data-test="member-limits">${limits(m)}</td></tr>`)}
+${members.length ? '' : html`<tr><td colspan="3" class="muted">No members.</td></tr>`}</tbody></table></div>
 <div class="card" data-section="keys"><h2>API keys</h2><table><thead><tr><th>Name</th><th>Key</th><th>Owner</th><th>Project</th><th>State</th><th>Limits</th></tr></thead><tbody>
 ${keys.map((k) => html`<tr data-key-id="${k.id}"><td>${k.name ?? ''}</td><td data-label="Key"><code>${k.prefix}…</code></td><td data-label="Owner">${k.userId ? users.get(k.userId) ?? k.userId : 'org-wide'}</td>
 <td data-label="Project">${k.projectId ? projectName.get(k.projectId) ?? '' : '—'}</td><td data-label="State">${state(k)}</td><td data-label="Limits">${limits(k)}</td></tr>`)}

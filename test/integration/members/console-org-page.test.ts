@@ -5,7 +5,7 @@ import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { usageSettled } from '../../helpers/usage';
 import { consoleAs, buildWebMember, dashboardAs, type WebClient } from '../../helpers/web-client';
-import { ApiKey, Organization, Project, SearchSetting } from '../../../shared/db/models';
+import { ApiKey, Membership, Organization, Project, SearchSetting } from '../../../shared/db/models';
 import { createApiKey } from '../../../shared/tenancy/ops';
 
 const section = (page: string, name: string) => new RegExp(`data-section="${name}"[\\s\\S]*?</div>`).exec(page)?.[0] ?? '';
@@ -27,6 +27,7 @@ describe('operator console: an organization’s page', () => {
     const archived = await Project.create({ orgId: o.org.id, name: 'Old things', slug: 'old', archivedAt: new Date(), budgetMicros: 5_000_000, budgetPeriod: 'month' });
     const own = await createApiKey(env().redis, { orgId: o.org.id, userId: member.id, projectId: archived.id, name: 'member-key' });
     await ApiKey.update({ rpm: 17, tpm: 9000, budgetMicros: 2_500_000, budgetPeriod: 'day', allowedModels: ['sim-chat'] }, { where: { id: own.id } });
+    await Membership.update({ rpm: 4, budgetMicros: 1_000_000, budgetPeriod: 'month', allowedModels: ['sim-chat', 'sim-embed'] }, { where: { orgId: o.org.id, userId: member.id } });
     await SearchSetting.create({ orgId: o.org.id, defaultProvider: 'brave-sim', allowedProviders: ['brave-sim'], monthlyAllowance: 123, overageEnabled: true, overageMonthlyLimit: 456 });
     for (let i = 0; i < 2; i++) {
       const r = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }] } });
@@ -42,8 +43,9 @@ describe('operator console: an organization’s page', () => {
     expect(r.status, r.text.slice(0, 300)).to.equal(200);
     const page = r.text;
     const members = section(page, 'members');
-    expect(members).to.match(new RegExp(`${owner.email}</td><td data-label="Role">owner`));
-    expect(members).to.match(new RegExp(`${member.email}</td><td data-label="Role">member`));
+    expect(members).to.match(new RegExp(`${owner.email}</td><td data-label="Role">owner</td><td data-label="Limits" data-test="member-limits">—<`));
+    // a member's limits (every key they own carries them), written as a key's
+    expect(members).to.match(new RegExp(`${member.email}</td><td data-label="Role">member</td><td data-label="Limits" data-test="member-limits">models: sim-chat, sim-embed · 4 rpm · \\$1.00 per month<`));
 
     const keys = section(page, 'keys');
     const first = (await ApiKey.findByPk(o.keyId))!;
