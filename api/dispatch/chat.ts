@@ -43,7 +43,7 @@ export interface ChatDispatch {
   body: Record<string, unknown>;
   stream: boolean;
   includeUsage: boolean;
-  /** Forward the caller's own upstream key (chat-completions dialect only). */
+  /** Forward the caller's own upstream key (chat-completions dialect only, its provider allowing: api/dispatch/passthrough.ts). */
   passthrough: boolean;
   onChunk?: (data: string) => void;
   /** See RunJobOptions.jobId. */

@@ -13,6 +13,7 @@ import { DECISION_KINDS } from '../../shared/catalog/decision-providers';
 import { adaptiveOnly, adaptiveThinking, isClaude } from '../../workers/providers/bedrock/reasoning';
 import { refuseStructuredOutput, structuredOutputField } from './structured-output';
 import { modelAllowed, type KeyControls } from '../../shared/limits/controls';
+import { passthroughRefused } from './passthrough';
 
 type Operation = ChatJob['operation'];
 
@@ -184,9 +185,20 @@ export async function routeFor(
   }
   const tooLong = fallbacks.length > 0 && !fitsContext(model, needsNow());
   const steps = [...(primary && !tooLong ? [primary] : []), ...fallbacks];
-  const route = steps.length ? steps : [primary ?? stepOf(model, false, 'chat', primaryKind)!];
+  const route = steps.length ? steps : [primary ?? lastResort(model, primaryKind, onlyProvider)];
   // a step picked in Redis counts the request's tokens in flight there (PoolState.pick)
   return { route, estimatedTokens: route.every(pickedLocally) ? 0 : needsNow().tokens };
+}
+
+/**
+ * The step when none can take the request as asked: the pool whole (its refusal is the answer). A
+ * caller's own key stays on the primary provider's deployments even then; when none of them serves
+ * chat (a cohere primary in a pool of other kinds), it is refused rather than sent to another provider.
+ */
+function lastResort(model: CatalogModel, primaryKind: string, onlyProvider: string | undefined): RouteStep {
+  const step = stepOf(model, false, 'chat', primaryKind, onlyProvider);
+  if (!step && onlyProvider) throw passthroughRefused(model, "is not served by its primary provider, the only one a caller's own provider key (passthrough) is sent to");
+  return step!;
 }
 
 /** The messages dialect bypasses translation only when every deployment it may reach speaks messages. */

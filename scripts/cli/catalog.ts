@@ -58,7 +58,9 @@ export function registerCatalog(program: Command): void {
     .option('--api-version <v>', 'azure: the api-version query value, or v1')
     .option('--region <region>', 'bedrock: the AWS region')
     .option('--preset <service>', 'openai: groq | mistral | deepseek | together | fireworks | xai | openrouter | vllm | ollama')
-    .action((o: { name: string; kind: string; baseUrl?: string; apiKey?: string; apiVersion?: string; region?: string; preset?: string }) =>
+    .option('--passthrough', "callers may bring their own provider key (default: yes, except on the vllm and ollama presets)")
+    .option('--no-passthrough', 'callers may not bring their own provider key (an upstream that checks no key)')
+    .action((o: { name: string; kind: string; baseUrl?: string; apiKey?: string; apiVersion?: string; region?: string; preset?: string; passthrough?: boolean }) =>
       withServices(async (redis) => {
         const apiKey = o.apiKey ?? process.env.PROVIDER_API_KEY;
         const entry = {
@@ -69,6 +71,7 @@ export function registerCatalog(program: Command): void {
           ...(o.apiVersion ? { api_version: o.apiVersion } : {}),
           ...(o.region ? { region: o.region } : {}),
           ...(o.preset ? { preset: o.preset } : {}),
+          ...(o.passthrough !== undefined ? { passthrough: o.passthrough } : {}),
         };
         const { error } = providerSchema.validate(entry, { abortEarly: false });
         if (error) throw new Error(`provider ${o.name} not saved: ${error.details.map((d) => d.message).join('; ')}`);

@@ -24,6 +24,8 @@ export const providerSchema = Joi.object({
   api_version: Joi.string().max(100).when('kind', { is: 'azure', then: Joi.required() }),
   region: Joi.string().pattern(/^[a-z0-9-]+$/).max(40).when('kind', { is: 'bedrock', then: Joi.required() }),
   preset: Joi.string().valid(...PRESET_NAMES).when('kind', { is: 'openai', otherwise: Joi.forbidden() }),
+  // whether callers may bring their own key (omitted: refused on the vllm and ollama presets, allowed otherwise)
+  passthrough: Joi.boolean(),
 });
 
 export const modelSchema = Joi.object({
@@ -54,7 +56,7 @@ export const catalogFileSchema = Joi.object({
   models: Joi.array().items(modelSchema).default([]),
 });
 
-export type ProviderInput = { name: string; kind: ProviderKind; base_url?: string; api_key?: string } & ProviderSettings;
+export type ProviderInput = { name: string; kind: ProviderKind; base_url?: string; api_key?: string; passthrough?: boolean } & ProviderSettings;
 
 /** The non-secret per-kind fields of a provider entry. */
 export function providerSettings(p: ProviderSettings): ProviderSettings {
@@ -88,7 +90,7 @@ export type ModelInput = {
 export async function upsertProvider(p: ProviderInput): Promise<{ provider: Provider; accessChanged: boolean }> {
   const baseUrl = p.base_url ?? presetOf(p.preset)?.baseUrl ?? (p.kind === 'bedrock' ? '' : undefined);
   if (baseUrl === undefined) throw new Error(`provider '${p.name}' needs a base_url`);
-  const values = { name: p.name, kind: p.kind, baseUrl, settings: providerSettings(p), ...(p.api_key ? { apiKeyEncrypted: encrypt(p.api_key) } : {}) };
+  const values = { name: p.name, kind: p.kind, baseUrl, settings: providerSettings(p), passthrough: p.passthrough ?? null, ...(p.api_key ? { apiKeyEncrypted: encrypt(p.api_key) } : {}) };
   const existing = await Provider.findOne({ where: { name: p.name } });
   const refusing = existing && (await decisionUsersRefusing(p.name, values));
   if (refusing) throw new Error(`provider '${p.name}' serves decision models (${refusing.models.join(', ')}): ${refusing.misfit}`);

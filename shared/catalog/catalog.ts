@@ -2,6 +2,7 @@ import { Model, Provider, TokenizerProfile } from '../db/models';
 import type { Capabilities } from '../db/models/Model';
 import type { ProviderKind, ProviderSettings } from '../db/models/Provider';
 import { poolOfOne } from './deployments';
+import { passthroughAllowed } from './passthrough';
 
 export const BACKGROUND_SUFFIX = '-background';
 
@@ -31,6 +32,8 @@ export interface CatalogProvider {
   kind: ProviderKind;
   baseUrl: string;
   settings: ProviderSettings;
+  /** Callers may bring their own key to it (passthrough; shared/catalog/passthrough.ts). */
+  passthrough: boolean;
 }
 
 export interface CatalogDeployment {
@@ -100,7 +103,7 @@ export class Catalog {
         ]);
         // A model's `tokenizer` names a tokenizer profile (resolved to its encoding here) or an encoding.
         const encodingOf = new Map(profiles.map((t) => [t.name, t.encoding]));
-        const byId = new Map(providers.map((p) => [p.id, { id: p.id, name: p.name, kind: p.kind, baseUrl: p.baseUrl, settings: p.settings ?? {} }]));
+        const byId = new Map(providers.map((p) => [p.id, { id: p.id, name: p.name, kind: p.kind, baseUrl: p.baseUrl, settings: p.settings ?? {}, passthrough: passthroughAllowed(p) }]));
         const byName = new Map([...byId.values()].map((p) => [p.name, p]));
         const map = new Map<string, CatalogModel>();
         for (const m of models) {

@@ -28,6 +28,11 @@ export interface Preset {
   reasoningField?: 'reasoning_content' | 'reasoning';
   /** The usage field the service reports cached prompt tokens in, read as `prompt_tokens_details.cached_tokens`. */
   cachedTokensField?: string;
+  /**
+   * A server the operator runs, which checks no key: callers may not bring their own key to it
+   * unless its provider says so (`passthrough`, shared/catalog/passthrough.ts).
+   */
+  selfHosted?: true;
 }
 
 export const PRESETS = {
@@ -38,8 +43,8 @@ export const PRESETS = {
   fireworks: { baseUrl: 'https://api.fireworks.ai/inference/v1', refuses: [], maxTokensField: 'max_tokens', streamUsage: 'last_chunk', reasoningField: 'reasoning_content' },
   xai: { baseUrl: 'https://api.x.ai/v1', refuses: [], streamUsage: 'stream_options', reasoningField: 'reasoning_content' },
   openrouter: { baseUrl: 'https://openrouter.ai/api/v1', refuses: [], maxTokensField: 'max_tokens', streamUsage: 'last_chunk', reasoningField: 'reasoning' },
-  vllm: { refuses: [], streamUsage: 'stream_options', reasoningField: 'reasoning' },
-  ollama: { baseUrl: 'http://localhost:11434/v1', refuses: ['logit_bias'], maxTokensField: 'max_tokens', streamUsage: 'stream_options', reasoningField: 'reasoning' },
+  vllm: { selfHosted: true, refuses: [], streamUsage: 'stream_options', reasoningField: 'reasoning' },
+  ollama: { selfHosted: true, baseUrl: 'http://localhost:11434/v1', refuses: ['logit_bias'], maxTokensField: 'max_tokens', streamUsage: 'stream_options', reasoningField: 'reasoning' },
 } satisfies Record<string, Preset>;
 
 export type PresetName = keyof typeof PRESETS;

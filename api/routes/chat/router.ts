@@ -7,6 +7,7 @@ import { validate } from '../../validate';
 import { chatSchema, completionsSchema } from './schema';
 import { plainChatBody } from './fast-check';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
+import { forwardsCallerKey } from '../../dispatch/passthrough';
 import { SseWriter, failStream } from '../../sse';
 import { streamThroughCache, throughCache } from '../../dispatch/response-cache';
 import { ApiError } from '../../../shared/errors/ApiError';
@@ -73,7 +74,8 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
       body,
       stream,
       includeUsage: !!body.stream_options?.include_usage,
-      passthrough: true,
+      // the caller's own key, when its provider takes one (refused here, before the answer cache is read)
+      passthrough: forwardsCallerKey(req, resolved.model),
     };
     if (!stream) {
       // `SERVICE-CACHE` (an exact-match answer cache, opted into per request): checked only when sent, off the common path

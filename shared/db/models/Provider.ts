@@ -22,6 +22,8 @@ export class Provider extends SModel<InferAttributes<Provider>, InferCreationAtt
   /** AES-256-GCM ciphertext of the platform credential (see shared/crypto.ts); never returned. */
   declare apiKeyEncrypted: string | null;
   declare settings: CreationOptional<ProviderSettings>;
+  /** Callers may bring their own provider key (passthrough); null: the default of its kind and preset (shared/catalog/passthrough.ts). */
+  declare passthrough: CreationOptional<boolean | null>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date>;
 
@@ -34,6 +36,7 @@ export class Provider extends SModel<InferAttributes<Provider>, InferCreationAtt
         baseUrl: { type: DataTypes.STRING, allowNull: false },
         apiKeyEncrypted: { type: DataTypes.TEXT, allowNull: true },
         settings: { type: DataTypes.JSONB, allowNull: false, defaultValue: {} },
+        passthrough: { type: DataTypes.BOOLEAN, allowNull: true, defaultValue: null },
         createdAt: DataTypes.DATE,
         updatedAt: DataTypes.DATE,
       },

@@ -3,7 +3,7 @@ import { routeFor } from '../../../api/dispatch/route';
 import type { AppContext } from '../../../api/context';
 import type { CatalogDeployment, CatalogModel, CatalogProvider } from '../../../shared/catalog/catalog';
 
-const provider: CatalogProvider = { id: 'p1', name: 'sim', kind: 'openai', baseUrl: 'http://127.0.0.1:9/v1', settings: {} };
+const provider: CatalogProvider = { id: 'p1', name: 'sim', kind: 'openai', baseUrl: 'http://127.0.0.1:9/v1', settings: {}, passthrough: true };
 const dep = (name: string, limits: Partial<CatalogDeployment> = {}): CatalogDeployment => ({ name, provider, upstream: 'up', weight: 1, priority: 0, rpm: null, tpm: null, maxConcurrency: null, ...limits });
 const model = (publicId: string, deployments: CatalogDeployment[], extra: Partial<CatalogModel> = {}): CatalogModel => ({
   id: `id-${publicId}`,

@@ -3,6 +3,7 @@ import { Model, PlatformCredential, Provider, TokenizerProfile } from '../../../
 import { decrypt, encrypt } from '../../../../shared/crypto';
 import { PROVIDER_KINDS, type ProviderSettings } from '../../../../shared/db/models/Provider';
 import { PRESET_NAMES, presetOf } from '../../../../shared/catalog/presets';
+import { passthroughAllowed } from '../../../../shared/catalog/passthrough';
 import { ApiError } from '../../../../shared/errors/ApiError';
 import { poolFields, syncPool } from './pools';
 import { checkTokenizer, ENCODINGS } from '../../../../shared/catalog/catalog-ops';
@@ -32,6 +33,12 @@ export const providers: ResourceDef = {
       derive: (b) => presetOf((b.settings as ProviderSettings | undefined)?.preset)?.baseUrl,
     },
     settings: { schema: Joi.object({ api_version: Joi.string().max(100), region: Joi.string().pattern(/^[a-z0-9-]+$/).max(40), preset: Joi.string().valid(...PRESET_NAMES) }) },
+    passthrough: {
+      schema: Joi.boolean().allow(null),
+      description:
+        "Whether callers may bring their own provider key to it (passthrough, docs/api.md). null (the default): refused for the self-hosted presets (`vllm`, `ollama`), whose server checks no key, allowed for the rest. Returned as the value in force.",
+      fromRow: (r) => passthroughAllowed(r as Pick<Provider, 'settings' | 'passthrough'>),
+    },
   },
   // What one kind needs of the fields (docs/providers/): checked on the row as it will be after the write.
   async check(values, _req, row) {
