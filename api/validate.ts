@@ -36,7 +36,7 @@ function protoKeysRenamed(v: unknown): unknown {
 }
 
 /** A Joi path as the message names it: `messages[1].role`. */
-function paramOf(path: Array<string | number> | undefined): string | undefined {
+export function paramOf(path: Array<string | number> | undefined): string | undefined {
   if (!path?.length) return undefined;
   return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i ? '.' : ''}${p === STAND_IN ? PROTO : p}`)).join('');
 }

@@ -9,7 +9,7 @@
  */
 import { isRecord } from '../../../shared/is-record';
 import { hasProtoKey } from '../../validate';
-import { SAFETY_IDENTIFIER_MAX, STOP_MAX } from './schema';
+import { SAFETY_IDENTIFIER_MAX, STOP_MAX, TOOLS_MAX } from './schema';
 import { OPENAI_NAME } from '../openai-name';
 
 type Obj = Record<string, unknown>;
@@ -41,7 +41,7 @@ function plainMessage(m: unknown): boolean {
   if (!isRecord(m) || typeof m.role !== 'string' || !ROLES.has(m.role)) return false;
   if (m.role === 'tool' && typeof m.tool_call_id !== 'string') return false;
   const calls = m.tool_calls;
-  if (calls !== undefined && calls !== null && !(Array.isArray(calls) && calls.every(plainToolCall))) return false;
+  if (calls !== undefined && calls !== null && !(Array.isArray(calls) && calls.length > 0 && calls.every(plainToolCall))) return false;
   const c = m.content;
   return c === undefined || c === null || typeof c === 'string' || (Array.isArray(c) && c.every(plainPart));
 }
@@ -108,7 +108,7 @@ export function plainChatBody(body: unknown): Obj | undefined {
   if (body.seed !== undefined && body.seed !== null && !(Number.isInteger(body.seed) && !Object.is(body.seed, -0))) return undefined;
   const safety = body.safety_identifier;
   if (safety !== undefined && safety !== null && !(typeof safety === 'string' && safety.length <= SAFETY_IDENTIFIER_MAX)) return undefined;
-  if (tools !== undefined && !(Array.isArray(tools) && tools.every(plainTool))) return undefined;
+  if (tools !== undefined && !(Array.isArray(tools) && tools.length > 0 && tools.length <= TOOLS_MAX && tools.every(plainTool))) return undefined;
   if (!plainToolChoice(body.tool_choice) || !plainResponseFormat(body.response_format) || !plainStop(body.stop)) return undefined;
   // a tool_choice and parallel_tool_calls need tools (schema.ts, TOOL_CHOICE_WITHOUT_TOOLS, PARALLEL_WITHOUT_TOOLS)
   if (!(Array.isArray(tools) && tools.length > 0) && ((body.tool_choice !== undefined && body.tool_choice !== null) || (body.parallel_tool_calls !== undefined && body.parallel_tool_calls !== null))) return undefined;

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { paramOf } from '../../validate';
 import { OPENAI_NAME, openaiFunctionName } from '../openai-name';
 
 /**
@@ -27,10 +28,32 @@ const toolCall = Joi.object({
   function: Joi.when('type', { is: 'function', then: Joi.object({ name: Joi.string().required(), arguments: Joi.string().allow('').required() }).unknown(true).required() }),
 }).unknown(true);
 
+/**
+ * An array OpenAI's document bounds (`minItems`/`maxItems`), refused as its API refuses it: 400
+ * `empty_array` / `array_above_max_length` naming the field, in its words ("Invalid 'tools': empty
+ * array. Expected an array with minimum length 1, but got an empty array instead.", continuedev/continue
+ * issue 3370 against gpt-4o; "Invalid 'messages[1].tool_calls': empty array. ...", openai-node pull
+ * request 1341; "Invalid 'tools': array too long. Expected an array with maximum length 128, ...",
+ * Upsonic issue 176). `field` is the path as the error's `param` names it.
+ */
+export const TOOLS_MAX = 128;
+const bounded = (items: Joi.Schema, max: number) =>
+  Joi.array()
+    .items(items)
+    .custom((v: unknown[], helpers) => {
+      const field = paramOf(helpers.state.path);
+      if (v.length === 0) return helpers.error('array.emptyOpenAI', { errorCode: 'empty_array', field });
+      return v.length > max ? helpers.error('array.longOpenAI', { errorCode: 'array_above_max_length', field, length: v.length, max }) : v;
+    })
+    .messages({
+      'array.emptyOpenAI': "Invalid '{#field}': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+      'array.longOpenAI': "Invalid '{#field}': array too long. Expected an array with maximum length {#max}, but got an array with length {#length} instead.",
+    });
+
 const message = Joi.object({
   role: Joi.string().valid('system', 'developer', 'user', 'assistant', 'tool', 'function').required(),
   content: Joi.alternatives(Joi.string().allow(''), Joi.array().items(part), null),
-  tool_calls: Joi.array().items(toolCall).allow(null),
+  tool_calls: bounded(toolCall, Number.MAX_SAFE_INTEGER).allow(null),
   // a tool result names the call it answers (ChatCompletionRequestToolMessage)
   tool_call_id: Joi.when('role', { is: 'tool', then: Joi.string().required() }),
 }).unknown(true);
@@ -124,7 +147,7 @@ export const chatSchema = Joi.object({
   frequency_penalty: Joi.number().min(-2).max(2).allow(null),
   presence_penalty: Joi.number().min(-2).max(2).allow(null),
   seed: Joi.number().integer().unsafe().allow(null),
-  tools: Joi.array().items(tool),
+  tools: bounded(tool, TOOLS_MAX),
   tool_choice: toolChoice.when('tools', { not: Joi.array().min(1).required(), then: withoutTools }),
   response_format: responseFormat,
   stop,

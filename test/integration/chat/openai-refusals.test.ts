@@ -52,8 +52,6 @@ describe('OpenAI refusals: tool_choice without tools, more than 4 stop sequences
       { tool_choice: 'auto' },
       { tool_choice: 'required' },
       { tool_choice: { type: 'function', function: { name: 'lookup' } } },
-      { tools: [], tool_choice: 'auto' },
-      { tools: [], tool_choice: 'none' },
     ];
     for (const model of ['sim-chat', 'sim-claude']) {
       for (const extra of bodies) {
@@ -73,7 +71,7 @@ describe('OpenAI refusals: tool_choice without tools, more than 4 stop sequences
   it("chat: parallel_tool_calls (true or false) without tools is OpenAI's 400 naming parallel_tool_calls; with tools, or null without, it answers", async () => {
     const before = await kept();
     for (const model of ['sim-chat', 'sim-claude']) {
-      for (const extra of [{ parallel_tool_calls: false }, { parallel_tool_calls: true, tools: [] }]) {
+      for (const extra of [{ parallel_tool_calls: false }, { parallel_tool_calls: true }]) {
         const what = `${model} ${JSON.stringify(extra)}`;
         await expectRefusal(await post('/v1/chat/completions', { model, messages: msgs, ...extra }), 'invalid_request', 'parallel_tool_calls', PARALLEL_WITHOUT_TOOLS, what);
       }
@@ -84,6 +82,25 @@ describe('OpenAI refusals: tool_choice without tools, more than 4 stop sequences
     expect((env().sim.log.entries.at(-1)!.body as { parallel_tool_calls?: unknown }).parallel_tool_calls).to.equal(false);
     const nil = await post('/v1/chat/completions', { model: 'sim-chat', messages: msgs, parallel_tool_calls: null });
     expect(nil.status, nil.text).to.equal(200);
+  });
+
+  it("chat: an empty tools array, more than 128 tools and an assistant turn's empty tool_calls are OpenAI's 400 empty_array / array_above_max_length naming the field; 128 tools answer", async () => {
+    const before = await kept();
+    const many = (n: number) => Array.from({ length: n }, (_, i) => ({ type: 'function', function: { name: `tool_${i}`, parameters: { type: 'object', properties: {} } } }));
+    for (const model of ['sim-chat', 'sim-claude']) {
+      await expectRefusal(await post('/v1/chat/completions', { model, messages: msgs, tools: [] }), 'empty_array', 'tools', "Invalid 'tools': empty array. Expected an array with minimum length 1, but got an empty array instead.", `${model} tools []`);
+      await expectRefusal(await post('/v1/chat/completions', { model, messages: msgs, tools: [], tool_choice: 'auto', stream: true }), 'empty_array', 'tools', "Invalid 'tools': empty array. Expected an array with minimum length 1, but got an empty array instead.", `${model} tools [] with a choice`);
+      await expectRefusal(await post('/v1/chat/completions', { model, messages: msgs, tools: many(129) }), 'array_above_max_length', 'tools', "Invalid 'tools': array too long. Expected an array with maximum length 128, but got an array with length 129 instead.", `${model} 129 tools`);
+      const turns = [...msgs, { role: 'assistant', content: null, tool_calls: [] }, { role: 'user', content: 'go on' }];
+      await expectRefusal(await post('/v1/chat/completions', { model, messages: turns }), 'empty_array', 'messages[1].tool_calls', "Invalid 'messages[1].tool_calls': empty array. Expected an array with minimum length 1, but got an empty array instead.", `${model} tool_calls []`);
+    }
+    const err = await outcome(s.c.chat.completions.create({ model: 'sim-chat', messages: msgs, tools: [] }));
+    expect(err).to.be.instanceOf(OpenAI.BadRequestError);
+    expect(err as InstanceType<typeof OpenAI.BadRequestError>).to.deep.include({ status: 400, code: 'empty_array', param: 'tools' });
+    await expectNothingSentOrBilled(before);
+    const full = await post('/v1/chat/completions', { model: 'sim-chat', messages: msgs, tools: many(128) });
+    expect(full.status, full.text).to.equal(200);
+    expect((env().sim.log.entries.at(-1)!.body as { tools: unknown[] }).tools).to.have.length(128);
   });
 
   it('chat: a tool_choice with its tools, and a null tool_choice without tools, still answer (the choice forwarded as sent)', async () => {

@@ -66,6 +66,8 @@ function corpus(): unknown[] {
     { tools: [f], tool_choice: 'auto' }, { tools: [f], tool_choice: 'none' }, { tools: [f], tool_choice: 'required' }, { tools: [f], tool_choice: { type: 'function', function: { name: 'f' } } },
     { tools: [f], tool_choice: null }, { tools: [], tool_choice: 'auto' }, { tools: [], tool_choice: 'none' }, { tools: [], tool_choice: null }, { tools: null, tool_choice: 'auto' },
     { tools: [f], parallel_tool_calls: false }, { tools: [], parallel_tool_calls: true }, { tools: [], parallel_tool_calls: null }, { tools: [f], parallel_tool_calls: 'no' },
+    { tools: [] }, { tools: Array.from({ length: 128 }, () => f) }, { tools: Array.from({ length: 129 }, () => f) },
+    { messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: null, tool_calls: [] }] }, { messages: [{ role: 'assistant', content: 'x', tool_calls: null }] },
     { tools: [{ type: 'web_search' }], tool_choice: 'required' }, { tools: [f], tool_choice: 'sometimes' }, { tools: [], tool_choice: { type: 'function' } },
     // a choice naming a function not among the tools is not refused (docs/api.md: OpenAI's words for it are not known)
     { tools: [f], tool_choice: { type: 'function', function: { name: 'g' } } }, { tools: [{ type: 'web_search' }], tool_choice: { type: 'function', function: { name: 'f' } } },
@@ -110,7 +112,7 @@ describe('chat bodies checked without Joi (api/routes/chat/fast-check.ts)', () =
 
   it('takes the fast way for a tool_choice with its tools and for 4 stop sequences, and leaves a choice without tools and a fifth sequence to Joi', () => {
     const tools = [{ type: 'function', function: { name: 'f' } }];
-    for (const extra of [{ tools, tool_choice: 'none' }, { tools, tool_choice: { type: 'function', function: { name: 'f' } } }, { stop: ['a', 'b', 'c', 'd'] }, { tools: [], tool_choice: null }]) {
+    for (const extra of [{ tools, tool_choice: 'none' }, { tools, tool_choice: { type: 'function', function: { name: 'f' } } }, { stop: ['a', 'b', 'c', 'd'] }, { tool_choice: null }]) {
       expect(plainChatBody({ ...base(), ...extra }), JSON.stringify(extra)).to.deep.equal((joi({ ...base(), ...extra }) as { value: unknown }).value);
     }
     for (const extra of [{ tool_choice: 'none' }, { tools: [], tool_choice: 'auto' }, { stop: ['a', 'b', 'c', 'd', 'e'] }]) {
