@@ -2,7 +2,7 @@ import { Router, type Request, type Response } from 'express';
 import { Op } from 'sequelize';
 import type { RedisClient } from '../../shared/redis/connection';
 import { InviteCode, Membership, User } from '../../shared/db/models';
-import { removeMember, updateMemberLimits } from '../../shared/tenancy/members';
+import { changeMemberKeepingAnOwner, removeMember, updateMemberLimits } from '../../shared/tenancy/members';
 import { memberBudget, memberLimitsCell } from './member-limits';
 import { memberLimitsFromForm } from './key-controls-form';
 import { bumpEpoch } from '../../shared/cache/epoch';
@@ -91,35 +91,24 @@ ${invites.length ? '' : html`<tr><td colspan="5" class="muted">No open invitatio
     res.redirect(303, `${base(res)}?saved=revoked`);
   });
 
-  /** The member of this org named in the path (404 otherwise), refusing to leave the org without an owner. */
-  const memberOf = async (res: Response, userId: string, nextRole: 'owner' | 'member' | null) => {
-    const orgId = res.locals.access!.org.id;
-    const m = /^[0-9a-f-]{36}$/.test(userId) ? await Membership.findOne({ where: { orgId, userId } }) : null;
-    if (!m) throw new ApiError(404, 'not_found', 'No such member in this organization.');
-    if (m.role === 'owner' && nextRole !== 'owner' && (await Membership.count({ where: { orgId, role: 'owner' } })) <= 1) {
-      throw new ApiError(409, 'last_owner', 'An organization keeps at least one owner: make someone else an owner first.');
-    }
-    return m;
-  };
   r.post('/:userId/role', refuseImpersonation, (req, res) => withFormRefusal(req, res, async () => {
     const role = roleOf(req.body?.role);
-    const m = await memberOf(res, String(req.params.userId), role);
-    await m.update({ role });
+    const m = await changeMemberKeepingAnOwner(res.locals.access!.org.id, String(req.params.userId), role);
     await bumpEpoch(deps.redis);
     await audit(req, res, `/${m.userId}/role`, m.userId, 200, [`role:${role}`]);
     res.redirect(303, `${base(res)}?saved=role`);
   }, (state) => show(req, res, undefined, state), { form: `member:${String(req.params.userId)}`, field: 'role' }));
   r.post('/:userId/limits', refuseImpersonation, (req, res) => withFormRefusal(req, res, async () => {
-    const m = await memberOf(res, String(req.params.userId), 'owner'); // no role change: no last-owner check
     const limits = memberLimitsFromForm(req.body);
-    await updateMemberLimits(deps.redis, m.orgId, m.userId, limits);
+    const m = await updateMemberLimits(deps.redis, res.locals.access!.org.id, String(req.params.userId), limits);
+    if (!m) throw new ApiError(404, 'not_found', 'No such member in this organization.');
     await audit(req, res, `/${m.userId}/limits`, m.userId, 200, Object.keys(limits));
     res.redirect(303, `${base(res)}?saved=limits`);
   }, (state) => show(req, res, undefined, state), { form: `limits:${String(req.params.userId)}` }));
   r.post('/:userId/remove', refuseImpersonation, async (req, res) => {
-    const m = await memberOf(res, String(req.params.userId), null);
-    const { revokedKeys } = await removeMember(deps.redis, m.orgId, m.userId);
-    await audit(req, res, `/${m.userId}/remove`, m.userId, 200, [`revoked_keys:${revokedKeys}`]);
+    const userId = String(req.params.userId);
+    const { revokedKeys } = await removeMember(deps.redis, res.locals.access!.org.id, userId, undefined, { keepAnOwner: true });
+    await audit(req, res, `/${userId}/remove`, userId, 200, [`revoked_keys:${revokedKeys}`]);
     res.redirect(303, `${base(res)}?saved=removed`);
   });
   return r;

@@ -1,6 +1,7 @@
 import { Op } from 'sequelize';
 import type { RedisClient } from '../redis/connection';
-import { ApiKey, Membership, User } from '../db/models';
+import { ApiKey, Membership, Organization, User } from '../db/models';
+import { ApiError } from '../errors/ApiError';
 import { bumpEpoch } from '../cache/epoch';
 import { recordAudit, type Actor } from '../audit/audit';
 import type { MemberLimitsRow } from '../limits/key-input';
@@ -40,12 +41,33 @@ export async function revokeKeysOf(userId: string, orgId?: string): Promise<numb
  * on its next request. `removed` is false when the user was not a member. Audited when `audit` is
  * given (the management API audits its own requests).
  */
-export async function removeMember(redis: RedisClient, orgId: string, userId: string, audit?: { actor: Actor; path: string }): Promise<{ removed: boolean; revokedKeys: number }> {
-  const removed = (await Membership.destroy({ where: { orgId, userId } })) > 0;
+export async function removeMember(redis: RedisClient, orgId: string, userId: string, audit?: { actor: Actor; path: string }, opts: { keepAnOwner?: boolean } = {}): Promise<{ removed: boolean; revokedKeys: number }> {
+  const removed = opts.keepAnOwner ? !!(await changeMemberKeepingAnOwner(orgId, userId, null)) : (await Membership.destroy({ where: { orgId, userId } })) > 0;
   const revokedKeys = removed ? await revokeKeysOf(userId, orgId) : 0;
   await bumpEpoch(redis);
   if (audit) await recordAudit({ actor: audit.actor, method: 'DELETE', path: audit.path, family: 'organizations', targetId: `${orgId}/${userId}`, status: removed ? 200 : 404, fields: removed ? [`revoked_keys:${revokedKeys}`] : [] });
   return { removed, revokedKeys };
+}
+
+/**
+ * Gives a member of an org the role `next`, or removes them (null), refusing to leave the org without
+ * an owner: 404 `not_found` (not a member), 409 `last_owner`. The check and the change are one
+ * transaction holding the org's row lock, so two owners demoting or removing each other at once are
+ * serialized: the second sees one owner left and is refused (a count outside the lock let both pass,
+ * leaving no owner). The dashboard's members page uses it; the caller bumps the cache epoch.
+ */
+export function changeMemberKeepingAnOwner(orgId: string, userId: string, next: 'owner' | 'member' | null): Promise<Membership> {
+  return Membership.sequelize!.transaction(async (transaction) => {
+    await Organization.findByPk(orgId, { transaction, lock: transaction.LOCK.UPDATE, attributes: ['id'] });
+    const m = isUuid(userId) ? await Membership.findOne({ where: { orgId, userId }, transaction }) : null;
+    if (!m) throw new ApiError(404, 'not_found', 'No such member in this organization.');
+    if (m.role === 'owner' && next !== 'owner' && (await Membership.count({ where: { orgId, role: 'owner' }, transaction })) <= 1) {
+      throw new ApiError(409, 'last_owner', 'An organization keeps at least one owner: make someone else an owner first.');
+    }
+    if (next === null) await m.destroy({ transaction });
+    else await m.update({ role: next }, { transaction });
+    return m;
+  });
 }
 
 /**

@@ -1,0 +1,88 @@
+import crypto from 'crypto';
+import { expect } from 'chai';
+import { env, resetSim } from '../../helpers/harness';
+import { buildOrg } from '../../helpers/factories';
+import { buildWebMember, dashboardAs, WebClient } from '../../helpers/web-client';
+import { ApiKey, InviteCode, Membership, Project } from '../../../shared/db/models';
+import { createInvitation } from '../../../shared/tenancy/invitations';
+
+describe('dashboard attacks: another org\'s rows by id, a member promoting themselves, two owners demoting each other', () => {
+  beforeEach(resetSim);
+
+  it("an owner of org B names org A's key, project, member and invitation by id under B's slug (and under A's): 404, nothing changes", async () => {
+    const a = await buildOrg(env().redis);
+    const b = await buildOrg(env().redis);
+    const aOwner = await buildWebMember(a.org.id, 'owner');
+    const aMember = await buildWebMember(a.org.id, 'member');
+    const bOwner = await buildWebMember(b.org.id, 'owner');
+    const aProject = (await Project.findOne({ where: { orgId: a.org.id } }))!;
+    const invite = await createInvitation(a.org.id, `x-${crypto.randomBytes(4).toString('hex')}@example.com`, 'member');
+    const web = await dashboardAs(bOwner);
+    await web.get(`/dashboard/o/${b.org.slug}/keys`);
+    const posts: Array<[string, Record<string, string>]> = [
+      [`keys/${a.keyId}/revoke`, {}], [`keys/${a.keyId}/rotate`, { grace_seconds: '0' }], [`keys/${a.keyId}/controls`, { rpm: '1' }],
+      [`projects/${aProject.id}/archive`, {}], [`projects/${aProject.id}/budget`, { budget_usd: '1', budget_period: 'day' }],
+      [`members/${aMember.id}/role`, { role: 'owner' }], [`members/${aOwner.id}/role`, { role: 'member' }], [`members/${aMember.id}/remove`, {}],
+      [`members/${aMember.id}/limits`, { rpm: '1' }], [`members/invitations/${invite.id}/revoke`, {}], [`search/members/${aMember.id}`, { cap: '1', enabled: 'true' }],
+    ];
+    for (const [path, form] of posts) {
+      const r = await web.post(`/dashboard/o/${b.org.slug}/${path}`, form, { json: true });
+      expect(r.status, `B's slug: ${path} ${r.text.slice(0, 200)}`).to.equal(404);
+      const viaA = await web.post(`/dashboard/o/${a.org.slug}/${path}`, form, { json: true });
+      expect(viaA.status, `A's slug: ${path}`).to.equal(404);
+    }
+    const key = (await ApiKey.findByPk(a.keyId))!;
+    expect(key.revokedAt).to.equal(null);
+    expect((await Project.findByPk(aProject.id))!.archivedAt).to.equal(null);
+    expect((await Membership.findOne({ where: { orgId: a.org.id, userId: aMember.id } }))!.role).to.equal('member');
+    expect((await Membership.findOne({ where: { orgId: a.org.id, userId: aOwner.id } }))!.role).to.equal('owner');
+    expect((await InviteCode.findByPk(invite.id))!.disabled).to.equal(false);
+  });
+
+  it('a plain member cannot promote themselves, invite, or act on an owner', async () => {
+    const a = await buildOrg(env().redis);
+    const owner = await buildWebMember(a.org.id, 'owner');
+    const member = await buildWebMember(a.org.id, 'member');
+    const web = await dashboardAs(member);
+    await web.get(`/dashboard/o/${a.org.slug}/keys`);
+    for (const [path, form] of [[`members/${member.id}/role`, { role: 'owner' }], ['members/invitations', { email: 'me2@example.com', role: 'owner' }], [`members/${owner.id}/remove`, {}], [`keys/${a.keyId}/revoke`, {}]] as Array<[string, Record<string, string>]>) {
+      const r = await web.post(`/dashboard/o/${a.org.slug}/${path}`, form, { json: true });
+      expect(r.status, path).to.equal(403);
+    }
+    expect((await Membership.findOne({ where: { orgId: a.org.id, userId: member.id } }))!.role).to.equal('member');
+    expect(await InviteCode.count({ where: { orgId: a.org.id } })).to.equal(0);
+  });
+
+  it('an invitee cannot choose their role by adding one to the form', async () => {
+    const a = await buildOrg(env().redis);
+    const email = `inv-${crypto.randomBytes(4).toString('hex')}@example.com`;
+    const invite = await createInvitation(a.org.id, email, 'member');
+    const web = new WebClient(env().gw.url);
+    await web.get(`/dashboard/invite/${invite.code}`);
+    const r = await web.post(`/dashboard/invite/${invite.code}`, { email, password: 'a long enough password', role: 'owner' });
+    expect(r.status).to.equal(303);
+    const m = await Membership.findOne({ where: { orgId: a.org.id }, order: [['createdAt', 'DESC']] });
+    expect(m!.role).to.equal('member');
+    const again = await new WebClient(env().gw.url).get(`/dashboard/invite/${invite.code}`);
+    expect(again.status).to.equal(410);
+  });
+
+  it('two owners demoting (or removing) each other at once leave the organization one owner: the loser is 409 last_owner', async () => {
+    for (const action of ['role', 'remove'] as const) {
+      for (let round = 0; round < 4; round++) {
+        const a = await buildOrg(env().redis);
+        const [x, y] = [await buildWebMember(a.org.id, 'owner'), await buildWebMember(a.org.id, 'owner')];
+        const [wx, wy] = [await dashboardAs(x), await dashboardAs(y)];
+        await wx.get(`/dashboard/o/${a.org.slug}/members`);
+        await wy.get(`/dashboard/o/${a.org.slug}/members`);
+        const form: Record<string, string> = action === 'role' ? { role: 'member' } : {};
+        const [rx, ry] = await Promise.all([
+          wx.post(`/dashboard/o/${a.org.slug}/members/${y.id}/${action}`, form, { json: true }),
+          wy.post(`/dashboard/o/${a.org.slug}/members/${x.id}/${action}`, form, { json: true }),
+        ]);
+        expect([rx.status, ry.status].sort(), `${action} round ${round}`).to.deep.equal([303, 409]);
+        expect(await Membership.count({ where: { orgId: a.org.id, role: 'owner' } }), `${action} round ${round}`).to.equal(1);
+      }
+    }
+  });
+});
