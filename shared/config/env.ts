@@ -188,6 +188,8 @@ export interface Config {
   webSignInMaxAttempts: number;
   /** Failed web sign-ins per client address in 15 minutes, whatever the emails (the ceiling across emails). */
   webSignInMaxPerAddress: number;
+  /** Invitations an organization's owners may create on the dashboard in an hour (each may send a mail). */
+  webInvitationsPerHour: number;
   webSessionHours: number;
 }
 
@@ -319,6 +321,7 @@ const schema = Joi.object({
   NATIVE_MAX_SEARCHES: Joi.number().integer().min(0).max(100).default(10),
   WEB_SIGNIN_MAX_ATTEMPTS: Joi.number().integer().min(1).default(5),
   WEB_SIGNIN_MAX_PER_ADDRESS: Joi.number().integer().min(1).default(20),
+  WEB_INVITATIONS_PER_HOUR: Joi.number().integer().min(1).default(20),
   WEB_SESSION_HOURS: Joi.number().min(0.1).max(720).default(12),
 }).unknown(true);
 
@@ -410,6 +413,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     nativeMaxSearches: value.NATIVE_MAX_SEARCHES,
     webSignInMaxAttempts: value.WEB_SIGNIN_MAX_ATTEMPTS,
     webSignInMaxPerAddress: value.WEB_SIGNIN_MAX_PER_ADDRESS,
+    webInvitationsPerHour: value.WEB_INVITATIONS_PER_HOUR,
     webSessionHours: value.WEB_SESSION_HOURS,
     systemoneConcurrency: value.SYSTEMONE_CONCURRENCY,
     systemoneTimeoutMs: value.SYSTEMONE_TIMEOUT_MS,

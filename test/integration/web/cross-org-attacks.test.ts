@@ -5,6 +5,7 @@ import { buildOrg } from '../../helpers/factories';
 import { buildWebMember, dashboardAs, WebClient } from '../../helpers/web-client';
 import { ApiKey, InviteCode, Membership, Project } from '../../../shared/db/models';
 import { createInvitation } from '../../../shared/tenancy/invitations';
+import { config } from '../../../shared/config/env';
 
 describe('dashboard attacks: another org\'s rows by id, a member promoting themselves, two owners demoting each other', () => {
   beforeEach(resetSim);
@@ -84,5 +85,33 @@ describe('dashboard attacks: another org\'s rows by id, a member promoting thems
         expect(await Membership.count({ where: { orgId: a.org.id, role: 'owner' } }), `${action} round ${round}`).to.equal(1);
       }
     }
+  });
+});
+
+describe('dashboard attacks: invitations as a mail cannon', () => {
+  beforeEach(resetSim);
+
+  it("an owner's invitations are limited per organization per hour (each may mail anyone): past WEB_INVITATIONS_PER_HOUR, 429 too_many_invitations and nothing is created", async () => {
+    const a = await buildOrg(env().redis);
+    const [x, y] = [await buildWebMember(a.org.id, 'owner'), await buildWebMember(a.org.id, 'owner')];
+    const limit = config().webInvitationsPerHour;
+    const [wx, wy] = [await dashboardAs(x), await dashboardAs(y)];
+    await wx.get(`/dashboard/o/${a.org.slug}/members`);
+    await wy.get(`/dashboard/o/${a.org.slug}/members`);
+    const invite = (w: WebClient) => w.post(`/dashboard/o/${a.org.slug}/members/invitations`, { email: `spam-${crypto.randomBytes(4).toString('hex')}@example.com`, role: 'member' }, { json: true });
+    // two owners share the organization's allowance
+    for (let i = 0; i < limit; i++) expect((await invite(i % 2 ? wx : wy)).status, `invitation ${i + 1}`).to.equal(201);
+    for (const w of [wx, wy]) {
+      const over = await invite(w);
+      expect(over.status).to.equal(429);
+      expect(over.body.error.code).to.equal('too_many_invitations');
+      expect(Number(over.headers['retry-after'])).to.be.within(1, 3600);
+    }
+    expect(await InviteCode.count({ where: { orgId: a.org.id } })).to.equal(limit);
+    // another organization's owners are not held by it
+    const b = await buildOrg(env().redis);
+    const wb = await dashboardAs(await buildWebMember(b.org.id, 'owner'));
+    await wb.get(`/dashboard/o/${b.org.slug}/members`);
+    expect((await wb.post(`/dashboard/o/${b.org.slug}/members/invitations`, { email: 'someone@example.com', role: 'member' }, { json: true })).status).to.equal(201);
   });
 });
