@@ -2,6 +2,7 @@ import { Membership, Organization, Plan, SearchOrgKey, SearchProvider, SearchSet
 import { planAllowance } from './resolve';
 import { encrypt } from '../crypto';
 import { recordAudit, type Actor } from '../audit/audit';
+import { isUuid } from '../uuid';
 import { ApiError } from '../errors/ApiError';
 import { bumpEpoch } from '../cache/epoch';
 import type { RedisClient } from '../redis/connection';
@@ -101,7 +102,8 @@ export async function setMonthlyLimit(orgId: string, limit: number | null, w: Se
 export async function setMemberSearch(orgId: string, userId: string, input: { cap?: number | null; enabled?: boolean }, w: SettingsWrite): Promise<Membership> {
   const fields = [...(input.cap !== undefined ? ['cap'] : []), ...(input.enabled !== undefined ? ['enabled'] : [])];
   return audited(w, `${orgId}/${userId}`, fields, async () => {
-    const m = await Membership.findOne({ where: { orgId, userId } });
+    // a user id that is not a uuid is no member (Postgres would refuse the comparison: a 500)
+    const m = isUuid(userId) ? await Membership.findOne({ where: { orgId, userId } }) : null;
     if (!m) throw new ApiError(404, 'not_found', 'No such member in this organization.');
     return m.update({ ...(input.cap !== undefined ? { searchCap: input.cap } : {}), ...(input.enabled !== undefined ? { searchEnabled: input.enabled } : {}) });
   });

@@ -2,6 +2,7 @@ import crypto from 'crypto';
 import { expect } from 'chai';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
+import { adminCall, buildPlatformKey, startAdmin } from '../../helpers/admin';
 import { buildWebMember, dashboardAs, WebClient } from '../../helpers/web-client';
 import { ApiKey, InviteCode, Membership, Project } from '../../../shared/db/models';
 import { createInvitation } from '../../../shared/tenancy/invitations';
@@ -113,5 +114,54 @@ describe('dashboard attacks: invitations as a mail cannon', () => {
     const wb = await dashboardAs(await buildWebMember(b.org.id, 'owner'));
     await wb.get(`/dashboard/o/${b.org.slug}/members`);
     expect((await wb.post(`/dashboard/o/${b.org.slug}/members/invitations`, { email: 'someone@example.com', role: 'member' }, { json: true })).status).to.equal(201);
+  });
+});
+
+describe('dashboard attacks: malformed ids, borrowed CSRF tokens, a removed member', () => {
+  beforeEach(resetSim);
+
+  it('an id that is not a uuid in any form path is 404, never a 500', async () => {
+    const a = await buildOrg(env().redis);
+    const owner = await buildWebMember(a.org.id, 'owner');
+    const web = await dashboardAs(owner);
+    await web.get(`/dashboard/o/${a.org.slug}/keys`);
+    for (const path of ['keys/x1/revoke', 'keys/x1/rotate', 'keys/x1/controls', 'projects/x1/archive', 'projects/x1/budget', 'members/x1/role', 'members/x1/remove', 'members/x1/limits', 'members/invitations/x1/revoke', 'search/members/x1', 'activity/x1']) {
+      const r = path.startsWith('activity') ? await web.request('GET', `/dashboard/o/${a.org.slug}/${path}`, { headers: { accept: 'application/json' } }) : await web.post(`/dashboard/o/${a.org.slug}/${path}`, { role: 'member', cap: '1', grace_seconds: '0' }, { json: true });
+      expect(r.status, `${path}: ${r.text.slice(0, 200)}`).to.equal(404);
+    }
+    // the management API's member search controls share the function
+    const admin = await startAdmin();
+    try {
+      const pk = await buildPlatformKey(['search:write']);
+      const r = await adminCall(admin.url, pk.key, 'PUT', `/admin/v1/search-settings/orgs/${a.org.id}/members/x1`, { cap: 1 });
+      expect(r.status, JSON.stringify(r.body)).to.equal(404);
+    } finally {
+      await admin.close();
+    }
+  });
+
+  it("a CSRF token from another user's session is refused (403 invalid_csrf_token)", async () => {
+    const a = await buildOrg(env().redis);
+    const [x, y] = [await buildWebMember(a.org.id, 'owner'), await buildWebMember(a.org.id, 'owner')];
+    const [wx, wy] = [await dashboardAs(x), await dashboardAs(y)];
+    await wx.get(`/dashboard/o/${a.org.slug}/keys`);
+    await wy.get(`/dashboard/o/${a.org.slug}/keys`);
+    const r = await wx.post(`/dashboard/o/${a.org.slug}/keys`, { name: 'borrowed', _csrf: wy.csrf }, { json: true });
+    expect(r.status).to.equal(403);
+    expect(r.body.error.code).to.equal('invalid_csrf_token');
+  });
+
+  it("a member removed from the org keeps a session but no page or form of that org (404)", async () => {
+    const a = await buildOrg(env().redis);
+    const owner = await buildWebMember(a.org.id, 'owner');
+    const member = await buildWebMember(a.org.id, 'member');
+    const wm = await dashboardAs(member);
+    await wm.get(`/dashboard/o/${a.org.slug}/keys`);
+    const wo = await dashboardAs(owner);
+    await wo.get(`/dashboard/o/${a.org.slug}/members`);
+    expect((await wo.post(`/dashboard/o/${a.org.slug}/members/${member.id}/remove`, {})).status).to.equal(303);
+    for (const p of ['', '/keys', '/activity', '/activity.csv', '/projects']) expect((await wm.get(`/dashboard/o/${a.org.slug}${p}`)).status, p).to.equal(404);
+    expect((await wm.post(`/dashboard/o/${a.org.slug}/keys`, { name: 'after removal' }, { json: true })).status).to.equal(404);
+    expect((await wm.post(`/dashboard/o/${a.org.slug}/projects`, { name: 'after removal' }, { json: true })).status).to.equal(404);
   });
 });
