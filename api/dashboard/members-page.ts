@@ -85,7 +85,7 @@ ${invites.length ? '' : html`<tr><td colspan="5" class="muted">No open invitatio
       await audit(req, res, '/invitations', org.id, 429, ['too_many_invitations']);
       throw new ApiError(429, 'too_many_invitations', `This organization made ${config().webInvitationsPerHour} invitations in the last hour; try again later.`, { retryAfter: made.ttl });
     }
-    const inv = await createInvitation(org.id, email, role);
+    const inv = await createInvitation(org.id, email, role, res.locals.viewer!.user.id);
     const notice = await mailInvitation(inv, org.name, res.locals.viewer!.user.email);
     await audit(req, res, '/invitations', inv.id, 201, [`role:${role}`, `mail:${notice.outcome}`]);
     res.status(201);

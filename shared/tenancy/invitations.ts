@@ -1,5 +1,5 @@
 import crypto from 'crypto';
-import { fn, col, where, Op, UniqueConstraintError } from 'sequelize';
+import { fn, col, where, Op, UniqueConstraintError, type Transaction } from 'sequelize';
 import { InviteCode, Membership, Organization, User } from '../db/models';
 import { ApiError } from '../errors/ApiError';
 import { hashPassword, verifyPassword, MIN_PASSWORD_LENGTH } from '../web/passwords';
@@ -10,9 +10,18 @@ export const INVITE_DAYS = 7;
 /** The page an invitation opens: `{base}/dashboard/invite/{code}`. */
 export const invitePath = (code: string) => `/dashboard/invite/${code}`;
 
-/** An owner's (or operator's) invitation into an org: one use, `INVITE_DAYS` days, bound to the email. */
-export function createInvitation(orgId: string, email: string, role: 'owner' | 'member'): Promise<InviteCode> {
-  return InviteCode.create({ code: crypto.randomBytes(18).toString('base64url'), orgId, email: email.trim().toLowerCase(), role, maxUses: 1, expiresAt: new Date(Date.now() + INVITE_DAYS * 86_400_000) });
+/**
+ * An owner's (or operator's) invitation into an org: one use, `INVITE_DAYS` days, bound to the email.
+ * `invitedBy`: the owner who made it (their open invitations are revoked when they stop being an owner).
+ */
+export function createInvitation(orgId: string, email: string, role: 'owner' | 'member', invitedBy: string | null = null): Promise<InviteCode> {
+  return InviteCode.create({ code: crypto.randomBytes(18).toString('base64url'), orgId, email: email.trim().toLowerCase(), role, maxUses: 1, expiresAt: new Date(Date.now() + INVITE_DAYS * 86_400_000), invitedBy });
+}
+
+/** Revokes the open invitations a member made into an org (they are no longer an owner of it). */
+export async function revokeInvitationsBy(orgId: string, userId: string, transaction?: Transaction): Promise<number> {
+  const [n] = await InviteCode.update({ disabled: true }, { where: { orgId, invitedBy: userId, disabled: false }, transaction });
+  return n;
 }
 
 /** Why an invitation cannot be redeemed now (revoked, expired, used up, or no such org invitation), or null. */

@@ -6,6 +6,7 @@ import { bumpEpoch } from '../cache/epoch';
 import { recordAudit, type Actor } from '../audit/audit';
 import type { MemberLimitsRow } from '../limits/key-input';
 import { isUuid } from '../uuid';
+import { revokeInvitationsBy } from './invitations';
 
 /**
  * Who an API key belongs to. A key made by a member is that member's (their search switch and cap,
@@ -36,13 +37,14 @@ export async function revokeKeysOf(userId: string, orgId?: string): Promise<numb
 }
 
 /**
- * Removes a member from an org: the membership goes and the member's keys in that org are revoked
- * (they stay revoked if the user joins again), then the cache epoch moves so every pod refuses them
- * on its next request. `removed` is false when the user was not a member. Audited when `audit` is
+ * Removes a member from an org: the membership goes, the member's keys in that org are revoked
+ * (they stay revoked if the user joins again) and so are the open invitations they made into it,
+ * then the cache epoch moves so every pod refuses the keys on its next request. `removed` is false when the user was not a member. Audited when `audit` is
  * given (the management API audits its own requests).
  */
 export async function removeMember(redis: RedisClient, orgId: string, userId: string, audit?: { actor: Actor; path: string }, opts: { keepAnOwner?: boolean } = {}): Promise<{ removed: boolean; revokedKeys: number }> {
   const removed = opts.keepAnOwner ? !!(await changeMemberKeepingAnOwner(orgId, userId, null)) : (await Membership.destroy({ where: { orgId, userId } })) > 0;
+  if (removed) await revokeInvitationsBy(orgId, userId);
   const revokedKeys = removed ? await revokeKeysOf(userId, orgId) : 0;
   await bumpEpoch(redis);
   if (audit) await recordAudit({ actor: audit.actor, method: 'DELETE', path: audit.path, family: 'organizations', targetId: `${orgId}/${userId}`, status: removed ? 200 : 404, fields: removed ? [`revoked_keys:${revokedKeys}`] : [] });
@@ -66,6 +68,8 @@ export function changeMemberKeepingAnOwner(orgId: string, userId: string, next: 
     }
     if (next === null) await m.destroy({ transaction });
     else await m.update({ role: next }, { transaction });
+    // no longer an owner here: the invitations they made (some perhaps for themselves) go too
+    if (next !== 'owner') await revokeInvitationsBy(orgId, userId, transaction);
     return m;
   });
 }

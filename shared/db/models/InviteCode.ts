@@ -12,6 +12,8 @@ export class InviteCode extends SModel<InferAttributes<InviteCode>, InferCreatio
   declare uses: CreationOptional<number>;
   declare expiresAt: Date | null;
   declare disabled: CreationOptional<boolean>;
+  /** The member who made it on the dashboard (null: an operator); revoked when they stop being an owner. */
+  declare invitedBy: CreationOptional<string | null>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date>;
 
@@ -28,6 +30,7 @@ export class InviteCode extends SModel<InferAttributes<InviteCode>, InferCreatio
         uses: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
         expiresAt: { type: DataTypes.DATE, allowNull: true },
         disabled: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
+        invitedBy: { type: DataTypes.UUID, allowNull: true },
         createdAt: DataTypes.DATE,
         updatedAt: DataTypes.DATE,
       },

@@ -165,3 +165,34 @@ describe('dashboard attacks: malformed ids, borrowed CSRF tokens, a removed memb
     expect((await wm.post(`/dashboard/o/${a.org.slug}/projects`, { name: 'after removal' }, { json: true })).status).to.equal(404);
   });
 });
+
+describe('dashboard attacks: an owner keeping a way back in through their own invitations', () => {
+  beforeEach(resetSim);
+
+  for (const end of ['demoted', 'removed'] as const) {
+    it(`an owner ${end} by another owner cannot come back as owner through an invitation they made for another address: it is revoked with their ownership (410 invitation_revoked); other owners' invitations stand`, async () => {
+      const a = await buildOrg(env().redis);
+      const [x, y] = [await buildWebMember(a.org.id, 'owner'), await buildWebMember(a.org.id, 'owner')];
+      const [wx, wy] = [await dashboardAs(x), await dashboardAs(y)];
+      await wx.get(`/dashboard/o/${a.org.slug}/members`);
+      await wy.get(`/dashboard/o/${a.org.slug}/members`);
+      const alt = `alt-${crypto.randomBytes(4).toString('hex')}@example.com`;
+      expect((await wx.post(`/dashboard/o/${a.org.slug}/members/invitations`, { email: alt, role: 'owner' })).status).to.equal(201);
+      const byY = `colleague-${crypto.randomBytes(4).toString('hex')}@example.com`;
+      expect((await wy.post(`/dashboard/o/${a.org.slug}/members/invitations`, { email: byY, role: 'member' })).status).to.equal(201);
+      // the link is opened while still an owner (the form's CSRF token), and submitted after
+      const mine = (await InviteCode.findOne({ where: { orgId: a.org.id, email: alt } }))!;
+      const back = new WebClient(env().gw.url);
+      expect((await back.get(`/dashboard/invite/${mine.code}`)).status).to.equal(200);
+      const form: Record<string, string> = end === 'demoted' ? { role: 'member' } : {};
+      expect((await wy.post(`/dashboard/o/${a.org.slug}/members/${x.id}/${end === 'demoted' ? 'role' : 'remove'}`, form)).status).to.equal(303);
+      const r = await back.post(`/dashboard/invite/${mine.code}`, { email: alt, password: 'a long enough password' });
+      expect(r.status, r.text.slice(0, 300)).to.equal(410);
+      expect(r.text).to.contain('invitation_revoked');
+      expect((await new WebClient(env().gw.url).get(`/dashboard/invite/${mine.code}`)).status).to.equal(410);
+      expect(await Membership.count({ where: { orgId: a.org.id, role: 'owner' } })).to.equal(1);
+      const theirs = (await InviteCode.findOne({ where: { orgId: a.org.id, email: byY } }))!;
+      expect(theirs.disabled, "the other owner's invitation").to.equal(false);
+    });
+  }
+});
