@@ -8,6 +8,16 @@ import { ApiKey, InviteCode, Membership, Project } from '../../../shared/db/mode
 import { createInvitation } from '../../../shared/tenancy/invitations';
 import { config } from '../../../shared/config/env';
 
+/** Two owners of a new org, each signed in on the members page (its forms' CSRF token). */
+async function twoOwners(page = 'members') {
+  const a = await buildOrg(env().redis);
+  const [x, y] = [await buildWebMember(a.org.id, 'owner'), await buildWebMember(a.org.id, 'owner')];
+  const [wx, wy] = [await dashboardAs(x), await dashboardAs(y)];
+  await wx.get(`/dashboard/o/${a.org.slug}/${page}`);
+  await wy.get(`/dashboard/o/${a.org.slug}/${page}`);
+  return { a, x, y, wx, wy };
+}
+
 describe('dashboard attacks: another org\'s rows by id, a member promoting themselves, two owners demoting each other', () => {
   beforeEach(resetSim);
 
@@ -72,11 +82,7 @@ describe('dashboard attacks: another org\'s rows by id, a member promoting thems
   it('two owners demoting (or removing) each other at once leave the organization one owner: the loser is 409 last_owner', async () => {
     for (const action of ['role', 'remove'] as const) {
       for (let round = 0; round < 4; round++) {
-        const a = await buildOrg(env().redis);
-        const [x, y] = [await buildWebMember(a.org.id, 'owner'), await buildWebMember(a.org.id, 'owner')];
-        const [wx, wy] = [await dashboardAs(x), await dashboardAs(y)];
-        await wx.get(`/dashboard/o/${a.org.slug}/members`);
-        await wy.get(`/dashboard/o/${a.org.slug}/members`);
+        const { a, x, y, wx, wy } = await twoOwners();
         const form: Record<string, string> = action === 'role' ? { role: 'member' } : {};
         const [rx, ry] = await Promise.all([
           wx.post(`/dashboard/o/${a.org.slug}/members/${y.id}/${action}`, form, { json: true }),
@@ -93,12 +99,8 @@ describe('dashboard attacks: invitations as a mail cannon', () => {
   beforeEach(resetSim);
 
   it("an owner's invitations are limited per organization per hour (each may mail anyone): past WEB_INVITATIONS_PER_HOUR, 429 too_many_invitations and nothing is created", async () => {
-    const a = await buildOrg(env().redis);
-    const [x, y] = [await buildWebMember(a.org.id, 'owner'), await buildWebMember(a.org.id, 'owner')];
+    const { a, wx, wy } = await twoOwners();
     const limit = config().webInvitationsPerHour;
-    const [wx, wy] = [await dashboardAs(x), await dashboardAs(y)];
-    await wx.get(`/dashboard/o/${a.org.slug}/members`);
-    await wy.get(`/dashboard/o/${a.org.slug}/members`);
     const invite = (w: WebClient) => w.post(`/dashboard/o/${a.org.slug}/members/invitations`, { email: `spam-${crypto.randomBytes(4).toString('hex')}@example.com`, role: 'member' }, { json: true });
     // two owners share the organization's allowance
     for (let i = 0; i < limit; i++) expect((await invite(i % 2 ? wx : wy)).status, `invitation ${i + 1}`).to.equal(201);
@@ -141,11 +143,7 @@ describe('dashboard attacks: malformed ids, borrowed CSRF tokens, a removed memb
   });
 
   it("a CSRF token from another user's session is refused (403 invalid_csrf_token)", async () => {
-    const a = await buildOrg(env().redis);
-    const [x, y] = [await buildWebMember(a.org.id, 'owner'), await buildWebMember(a.org.id, 'owner')];
-    const [wx, wy] = [await dashboardAs(x), await dashboardAs(y)];
-    await wx.get(`/dashboard/o/${a.org.slug}/keys`);
-    await wy.get(`/dashboard/o/${a.org.slug}/keys`);
+    const { a, wx, wy } = await twoOwners('keys');
     const r = await wx.post(`/dashboard/o/${a.org.slug}/keys`, { name: 'borrowed', _csrf: wy.csrf }, { json: true });
     expect(r.status).to.equal(403);
     expect(r.body.error.code).to.equal('invalid_csrf_token');
@@ -171,11 +169,7 @@ describe('dashboard attacks: an owner keeping a way back in through their own in
 
   for (const end of ['demoted', 'removed'] as const) {
     it(`an owner ${end} by another owner cannot come back as owner through an invitation they made for another address: it is revoked with their ownership (410 invitation_revoked); other owners' invitations stand`, async () => {
-      const a = await buildOrg(env().redis);
-      const [x, y] = [await buildWebMember(a.org.id, 'owner'), await buildWebMember(a.org.id, 'owner')];
-      const [wx, wy] = [await dashboardAs(x), await dashboardAs(y)];
-      await wx.get(`/dashboard/o/${a.org.slug}/members`);
-      await wy.get(`/dashboard/o/${a.org.slug}/members`);
+      const { a, x, wx, wy } = await twoOwners();
       const alt = `alt-${crypto.randomBytes(4).toString('hex')}@example.com`;
       expect((await wx.post(`/dashboard/o/${a.org.slug}/members/invitations`, { email: alt, role: 'owner' })).status).to.equal(201);
       const byY = `colleague-${crypto.randomBytes(4).toString('hex')}@example.com`;
