@@ -68,7 +68,7 @@ ${memberLimitsCell(`${b}/${u.id}/limits`, m, u.email, budgets[i], csrf, formOf(r
 <td>${confirmedAction({ action: `${b}/${u.id}/remove`, csrf, label: 'Remove…', confirm: u.id === me ? 'Leave the organization' : 'Remove member', question: u.id === me ? html`You leave <strong>${org.name}</strong>: this page and your keys in it stop working at once.` : html`<strong>${u.email}</strong> leaves <strong>${org.name}</strong>, and their keys in it stop working at once, on every pod.` })}</td></tr>`; })}
 </tbody></table></div>
 <div class="card"><h2>Open invitations</h2><table data-test="invitations"><thead><tr><th>Email</th><th>Role</th><th>Link</th><th>Expires (UTC)</th><th></th></tr></thead><tbody>
-${invites.map((i) => html`<tr><td data-label="Email">${i.email ?? 'anyone with the link'}</td><td data-label="Role">${i.role}</td><td data-label="Link"><p class="secret" data-test="invite-link">${link(i.code)}</p></td><td data-label="Expires">${i.expiresAt ? utcText(i.expiresAt) : 'never'}</td>
+${invites.map((i) => html`<tr><td data-label="Email">${i.email ?? 'anyone with the link'}</td><td data-label="Role">${i.role}</td><td data-label="Link">${i.mailedAt ? html`<span class="muted" data-test="invite-mailed">emailed to them</span>` : html`<p class="secret" data-test="invite-link">${link(i.code)}</p>`}</td><td data-label="Expires">${i.expiresAt ? utcText(i.expiresAt) : 'never'}</td>
 <td>${confirmedAction({ action: `${b}/invitations/${i.id}/revoke`, csrf, label: 'Revoke…', confirm: 'Revoke the invitation', question: html`The link for <strong>${i.email ?? 'anyone'}</strong> stops working; you can invite them again.` })}</td></tr>`)}
 ${invites.length ? '' : html`<tr><td colspan="5" class="muted">No open invitations.</td></tr>`}</tbody></table></div>`);
   };

@@ -13,7 +13,10 @@ export async function mailInvitation(inv: InviteCode, orgName: string, invitedBy
   const email = inv.email ?? '';
   const role = inv.role === 'owner' ? 'owner' : 'member';
   const outcome = await sendInvitationMail({ to: email, orgName, role, link, expiresAt: inv.expiresAt, invitedBy });
-  if (outcome === 'sent') return { outcome, text: `Invitation into ${orgName} as ${role} emailed to ${email} (one use, ${INVITE_DAYS} days).` };
+  if (outcome === 'sent') {
+    await inv.update({ mailedAt: new Date() }); // a mailed link is the invitee's alone: no page shows it again
+    return { outcome, text: `Invitation into ${orgName} as ${role} emailed to ${email} (one use, ${INVITE_DAYS} days).` };
+  }
   const why = outcome === 'failed' ? 'The email could not be sent (the mail server refused it or did not answer). ' : '';
   return { outcome, text: `${why}Invitation into ${orgName} as ${role} for ${email}. Send them this link (one use, ${INVITE_DAYS} days):`, link };
 }

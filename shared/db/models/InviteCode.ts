@@ -14,6 +14,8 @@ export class InviteCode extends SModel<InferAttributes<InviteCode>, InferCreatio
   declare disabled: CreationOptional<boolean>;
   /** The member who made it on the dashboard (null: an operator); revoked when they stop being an owner. */
   declare invitedBy: CreationOptional<string | null>;
+  /** When its link was mailed to the invitee: the members page no longer shows it. */
+  declare mailedAt: CreationOptional<Date | null>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date>;
 
@@ -31,6 +33,7 @@ export class InviteCode extends SModel<InferAttributes<InviteCode>, InferCreatio
         expiresAt: { type: DataTypes.DATE, allowNull: true },
         disabled: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
         invitedBy: { type: DataTypes.UUID, allowNull: true },
+        mailedAt: { type: DataTypes.DATE, allowNull: true },
         createdAt: DataTypes.DATE,
         updatedAt: DataTypes.DATE,
       },

@@ -7,6 +7,8 @@ import { buildWebMember, dashboardAs, WebClient } from '../../helpers/web-client
 import { ApiKey, InviteCode, Membership, Project } from '../../../shared/db/models';
 import { createInvitation } from '../../../shared/tenancy/invitations';
 import { config } from '../../../shared/config/env';
+import { withSettings } from '../../helpers/settings';
+import { startSmtpReceiver, type SmtpReceiver } from '../../helpers/smtp-receiver';
 
 /** Two owners of a new org, each signed in on the members page (its forms' CSRF token). */
 async function twoOwners(page = 'members') {
@@ -189,4 +191,31 @@ describe('dashboard attacks: an owner keeping a way back in through their own in
       expect(theirs.disabled, "the other owner's invitation").to.equal(false);
     });
   }
+});
+
+describe('dashboard attacks: an owner claiming someone else\'s email through the invitation they mail', () => {
+  let smtp: SmtpReceiver;
+  before(async () => {
+    smtp = await startSmtpReceiver({ user: 'gateway', pass: 's3cret pass' });
+  });
+  after(() => smtp.close());
+
+  it('with SMTP set, a mailed invitation link is never shown to the owner (notice, open invitations), so only the mailbox can redeem it', async () => {
+    const a = await buildOrg(env().redis);
+    const owner = await buildWebMember(a.org.id, 'owner');
+    const victim = `ceo-${crypto.randomBytes(4).toString('hex')}@example.com`;
+    await withSettings({ SMTP_URL: smtp.url, MAIL_FROM: 'Gateway <noreply@gateway.test>' }, async () => {
+      const web = await dashboardAs(owner);
+      const b = `/dashboard/o/${a.org.slug}/members`;
+      await web.get(b);
+      const made = await web.post(`${b}/invitations`, { email: victim, role: 'member' });
+      expect(made.status).to.equal(201);
+      const inv = (await InviteCode.findOne({ where: { orgId: a.org.id, email: victim } }))!;
+      expect(made.text, 'the answer to the form').not.to.include(inv.code);
+      const list = await web.get(b);
+      expect(list.text, 'the open invitations').not.to.include(inv.code);
+      expect(list.text).to.include(victim);
+      expect(list.text).to.include('data-test="invite-mailed"');
+    });
+  });
 });
