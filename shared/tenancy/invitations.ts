@@ -12,10 +12,18 @@ export const invitePath = (code: string) => `/dashboard/invite/${code}`;
 
 /**
  * An owner's (or operator's) invitation into an org: one use, `INVITE_DAYS` days, bound to the email.
- * `invitedBy`: the owner who made it (their open invitations are revoked when they stop being an owner).
+ * `invitedBy`: the owner who made it; their open invitations are revoked when they stop being an
+ * owner (shared/tenancy/members.ts), under the org's row lock, which this takes too: an invitation
+ * made as its maker is demoted is either made first (and revoked) or refused (403 `owner_required`).
  */
 export function createInvitation(orgId: string, email: string, role: 'owner' | 'member', invitedBy: string | null = null): Promise<InviteCode> {
-  return InviteCode.create({ code: crypto.randomBytes(18).toString('base64url'), orgId, email: email.trim().toLowerCase(), role, maxUses: 1, expiresAt: new Date(Date.now() + INVITE_DAYS * 86_400_000), invitedBy });
+  const values = { code: crypto.randomBytes(18).toString('base64url'), orgId, email: email.trim().toLowerCase(), role, maxUses: 1, expiresAt: new Date(Date.now() + INVITE_DAYS * 86_400_000), invitedBy };
+  if (!invitedBy) return InviteCode.create(values);
+  return InviteCode.sequelize!.transaction(async (transaction) => {
+    await Organization.findByPk(orgId, { transaction, lock: transaction.LOCK.UPDATE, attributes: ['id'] });
+    if (!(await Membership.findOne({ where: { orgId, userId: invitedBy, role: 'owner' }, transaction }))) throw new ApiError(403, 'owner_required', 'Only an owner of the organization can do this.');
+    return InviteCode.create(values, { transaction });
+  });
 }
 
 /** Revokes the open invitations a member made into an org (they are no longer an owner of it). */

@@ -219,3 +219,20 @@ describe('dashboard attacks: an owner claiming someone else\'s email through the
     });
   });
 });
+
+describe('dashboard attacks: an invitation made while its owner is being demoted', () => {
+  beforeEach(resetSim);
+
+  it('an invitation created at the moment its maker is demoted never survives them: made before, revoked with the demotion; after, refused 403 owner_required', async () => {
+    for (let round = 0; round < 6; round++) {
+      const { a, x, wx, wy } = await twoOwners();
+      const [made, demoted] = await Promise.all([
+        wx.post(`/dashboard/o/${a.org.slug}/members/invitations`, { email: `alt-${round}-${crypto.randomBytes(3).toString('hex')}@example.com`, role: 'owner' }, { json: true }),
+        wy.post(`/dashboard/o/${a.org.slug}/members/${x.id}/role`, { role: 'member' }, { json: true }),
+      ]);
+      expect(demoted.status, `round ${round}`).to.equal(303);
+      expect([201, 403], `round ${round}: ${made.text.slice(0, 200)}`).to.include(made.status);
+      expect(await InviteCode.count({ where: { orgId: a.org.id, invitedBy: x.id, disabled: false } }), `round ${round}: an open invitation of a demoted owner`).to.equal(0);
+    }
+  });
+});
