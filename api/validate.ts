@@ -44,12 +44,15 @@ export function paramOf(path: Array<string | number> | undefined): string | unde
 /**
  * The first problem as a 400: the given code, unless the rule that failed names its own in its
  * error's context (`helpers.error(type, { errorCode })`: OpenAI's `array_above_max_length`, say).
+ * The param is the path's, unless the rule names its own the same way (`{ param }`).
  */
 function refusal(error: Joi.ValidationError, code: string): ApiError {
   const detail = error.details[0];
   const message = detail?.message.replace(/"/g, "'").split(STAND_IN).join(PROTO) ?? 'Invalid request.';
   const own = detail?.context?.errorCode;
-  return new ApiError(400, typeof own === 'string' ? own : code, message, { param: paramOf(detail?.path) });
+  // a rule may name its param as its vendor does (`helpers.error(type, { param })`: OpenAI's `messages.[3].role`)
+  const param = detail?.context?.param;
+  return new ApiError(400, typeof own === 'string' ? own : code, message, { param: typeof param === 'string' ? param : paramOf(detail?.path) });
 }
 
 /**

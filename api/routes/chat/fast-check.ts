@@ -31,17 +31,10 @@ function plainPart(p: unknown): boolean {
   return true;
 }
 
-/** A tool call as the schema's `toolCall` takes it. */
-function plainToolCall(c: unknown): boolean {
-  if (!isRecord(c) || typeof c.id !== 'string' || typeof c.type !== 'string') return false;
-  return c.type !== 'function' || (isRecord(c.function) && typeof c.function.name === 'string' && typeof c.function.arguments === 'string');
-}
-
 function plainMessage(m: unknown): boolean {
   if (!isRecord(m) || typeof m.role !== 'string' || !ROLES.has(m.role)) return false;
-  if (m.role === 'tool' && typeof m.tool_call_id !== 'string') return false;
-  const calls = m.tool_calls;
-  if (calls !== undefined && calls !== null && !(Array.isArray(calls) && calls.length > 0 && calls.every(plainToolCall))) return false;
+  // a tool message, or tool calls, go to Joi, which checks that they pair up (tool-pairing.ts)
+  if (m.role === 'tool' || (m.tool_calls !== undefined && m.tool_calls !== null)) return false;
   const c = m.content;
   return c === undefined || c === null || typeof c === 'string' || (Array.isArray(c) && c.every(plainPart));
 }

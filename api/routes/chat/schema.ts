@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import { paramOf } from '../../validate';
 import { OPENAI_NAME, openaiFunctionName } from '../openai-name';
+import { toolCallPairingMessages, toolCallsPaired } from './tool-pairing';
 
 /**
  * OpenAI's `safety_identifier` (chat completions and responses): a string of at most 128 characters.
@@ -133,7 +134,8 @@ const tool = Joi.object({
 /** Chat completions: the fields the gateway must understand; everything else is forwarded. */
 export const chatSchema = Joi.object({
   model: Joi.string().min(1).required(),
-  messages: Joi.array().items(message).min(1).required(),
+  // tool calls and tool messages pair up (tool-pairing.ts); the fast check leaves such bodies to Joi
+  messages: Joi.array().items(message).min(1).custom(toolCallsPaired).messages(toolCallPairingMessages).required(),
   stream: Joi.boolean(),
   stream_options: Joi.object({ include_usage: Joi.boolean() }).unknown(true).allow(null),
   max_tokens: Joi.number().integer().min(1).allow(null),

@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { anthropicFetchTool, anthropicSearchTool } from '../../dispatch/native-search/schema';
+import { toolPairingMessages, toolsPaired } from './tool-pairing';
 
 /** The fields of a block's `source`; `content` is what a `content` document source holds. */
 const sourceKeys = (content: Joi.Schema) => ({
@@ -181,9 +182,14 @@ export const messagesSchema = Joi.object({
 })
   .unknown(true)
   .custom(choiceFitsTools)
-  .messages(toolChoiceMessages);
+  .custom(toolsPaired)
+  .messages({ ...toolChoiceMessages, ...toolPairingMessages });
 
-/** `POST /v1/messages/count_tokens`: the same request; `max_tokens` is optional and ignored. */
+/**
+ * `POST /v1/messages/count_tokens`: the same request; `max_tokens` is optional and ignored. Tool
+ * calls and results that do not pair up (tool-pairing.ts) are not checked here: no evidence shows
+ * Anthropic refusing them when counting.
+ */
 export const countTokensSchema = Joi.object({
   ...common,
   max_tokens: Joi.number().integer().min(1),

@@ -44,6 +44,10 @@ function corpus(): unknown[] {
     [{ role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: {} } }] }], [{ role: 'assistant', tool_calls: null, content: 'x' }], [{ role: 'assistant', tool_calls: 'x' }],
     [{ role: 'assistant', tool_calls: [{ id: 'c', type: 'custom', custom: { name: 'p', input: 'x' } }] }],
     [{ role: 'tool', content: 'r' }], [{ role: 'tool', tool_call_id: 5, content: 'r' }], [{ role: 'user', tool_call_id: 5, content: 'r' }],
+    // tool calls and tool messages that pair up, and that do not (tool-pairing.ts)
+    [{ role: 'user', content: 'u' }, { role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } }, { id: 'b', type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'tool', tool_call_id: 'b', content: 'r' }, { role: 'tool', tool_call_id: 'a', content: 'r' }, { role: 'user', content: 'u' }],
+    [{ role: 'user', content: 'u' }, { role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'user', content: 'u' }],
+    [{ role: 'user', content: 'u' }, { role: 'tool', tool_call_id: 'a', content: 'r' }],
   ];
   for (const m of messages) out.push({ ...base(), messages: m });
   const tools: unknown[] = [[], [{}], [null], [{ type: '' }], [{ type: 5 }], [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }], [{ type: 'web_search' }, { type: 'function' }], ['function'],
@@ -119,6 +123,18 @@ describe('chat bodies checked without Joi (api/routes/chat/fast-check.ts)', () =
       expect(plainChatBody({ ...base(), ...extra }), JSON.stringify(extra)).to.equal(undefined);
       expect(joi({ ...base(), ...extra }).ok, JSON.stringify(extra)).to.equal(false);
     }
+  });
+
+  it('leaves a body with tool calls or tool messages to Joi, which accepts them paired and refuses them unpaired', () => {
+    const call = (id: string) => ({ id, type: 'function', function: { name: 'f', arguments: '{}' } });
+    const asked = { role: 'assistant', content: null, tool_calls: [call('a')] };
+    const paired = { ...base(), messages: [{ role: 'user', content: 'u' }, asked, { role: 'tool', tool_call_id: 'a', content: 'r' }] };
+    const unanswered = { ...base(), messages: [{ role: 'user', content: 'u' }, asked, { role: 'user', content: 'u' }] };
+    const orphan = { ...base(), messages: [{ role: 'user', content: 'u' }, { role: 'tool', tool_call_id: 'a', content: 'r' }] };
+    for (const body of [paired, unanswered, orphan]) expect(plainChatBody(body), JSON.stringify(body)).to.equal(undefined);
+    expect(joi(paired).ok).to.equal(true);
+    expect(joi(unanswered).ok).to.equal(false);
+    expect(joi(orphan).ok).to.equal(false);
   });
 
   it('leaves every refusal to Joi (its message and param)', () => {
