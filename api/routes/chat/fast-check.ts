@@ -11,6 +11,7 @@ import { isRecord } from '../../../shared/is-record';
 import { hasProtoKey } from '../../validate';
 import { SAFETY_IDENTIFIER_MAX, STOP_MAX, TOOLS_MAX } from './schema';
 import { OPENAI_NAME } from '../openai-name';
+import { unpairedToolCall } from './tool-pairing';
 
 type Obj = Record<string, unknown>;
 
@@ -31,10 +32,17 @@ function plainPart(p: unknown): boolean {
   return true;
 }
 
+/** A tool call as the schema's `toolCall` takes it. */
+function plainToolCall(c: unknown): boolean {
+  if (!isRecord(c) || typeof c.id !== 'string' || typeof c.type !== 'string') return false;
+  return c.type !== 'function' || (isRecord(c.function) && typeof c.function.name === 'string' && typeof c.function.arguments === 'string');
+}
+
 function plainMessage(m: unknown): boolean {
   if (!isRecord(m) || typeof m.role !== 'string' || !ROLES.has(m.role)) return false;
-  // a tool message, or tool calls, go to Joi, which checks that they pair up (tool-pairing.ts)
-  if (m.role === 'tool' || (m.tool_calls !== undefined && m.tool_calls !== null)) return false;
+  if (m.role === 'tool' && typeof m.tool_call_id !== 'string') return false;
+  const calls = m.tool_calls;
+  if (calls !== undefined && calls !== null && !(Array.isArray(calls) && calls.length > 0 && calls.every(plainToolCall))) return false;
   const c = m.content;
   return c === undefined || c === null || typeof c === 'string' || (Array.isArray(c) && c.every(plainPart));
 }
@@ -90,6 +98,8 @@ export function plainChatBody(body: unknown): Obj | undefined {
   if (!isRecord(body) || typeof body.model !== 'string' || body.model === '') return undefined;
   const { messages, tools, stream_options: so } = body;
   if (!Array.isArray(messages) || messages.length === 0 || !messages.every(plainMessage)) return undefined;
+  // tool calls and tool messages pair up (tool-pairing.ts); one pass, a refusal left to Joi for its words
+  if (unpairedToolCall(messages as Parameters<typeof unpairedToolCall>[0]) !== undefined) return undefined;
   if (body.stream !== undefined && typeof body.stream !== 'boolean') return undefined;
   if (!boolOrNull(body.store)) return undefined;
   if (so !== undefined && so !== null && !(isRecord(so) && (so.include_usage === undefined || typeof so.include_usage === 'boolean'))) return undefined;

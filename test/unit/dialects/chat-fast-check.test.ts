@@ -125,13 +125,16 @@ describe('chat bodies checked without Joi (api/routes/chat/fast-check.ts)', () =
     }
   });
 
-  it('leaves a body with tool calls or tool messages to Joi, which accepts them paired and refuses them unpaired', () => {
+  it('takes the fast way for tool calls and tool messages that pair up, and leaves unpaired ones to Joi, which refuses them', () => {
     const call = (id: string) => ({ id, type: 'function', function: { name: 'f', arguments: '{}' } });
     const asked = { role: 'assistant', content: null, tool_calls: [call('a')] };
     const paired = { ...base(), messages: [{ role: 'user', content: 'u' }, asked, { role: 'tool', tool_call_id: 'a', content: 'r' }] };
     const unanswered = { ...base(), messages: [{ role: 'user', content: 'u' }, asked, { role: 'user', content: 'u' }] };
     const orphan = { ...base(), messages: [{ role: 'user', content: 'u' }, { role: 'tool', tool_call_id: 'a', content: 'r' }] };
-    for (const body of [paired, unanswered, orphan]) expect(plainChatBody(body), JSON.stringify(body)).to.equal(undefined);
+    const accepted = joi(paired);
+    expect(accepted.ok).to.equal(true);
+    expect(plainChatBody(paired), 'a tool loop keeps the fast way').to.deep.equal(accepted.ok ? accepted.value : null);
+    for (const body of [unanswered, orphan]) expect(plainChatBody(body), JSON.stringify(body)).to.equal(undefined);
     expect(joi(paired).ok).to.equal(true);
     expect(joi(unanswered).ok).to.equal(false);
     expect(joi(orphan).ok).to.equal(false);
