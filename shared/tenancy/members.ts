@@ -43,8 +43,15 @@ export async function revokeKeysOf(userId: string, orgId?: string): Promise<numb
  * given (the management API audits its own requests).
  */
 export async function removeMember(redis: RedisClient, orgId: string, userId: string, audit?: { actor: Actor; path: string }, opts: { keepAnOwner?: boolean } = {}): Promise<{ removed: boolean; revokedKeys: number }> {
-  const removed = opts.keepAnOwner ? !!(await changeMemberKeepingAnOwner(orgId, userId, null)) : (await Membership.destroy({ where: { orgId, userId } })) > 0;
-  if (removed) await revokeInvitationsBy(orgId, userId);
+  // under the org's row lock with the member's invitations (an invitation made at the same instant is
+  // revoked with them or refused); an operator's removal may leave the org without an owner
+  const removed = await changeMember(orgId, userId, null, !!opts.keepAnOwner).then(
+    () => true,
+    (err: unknown) => {
+      if (!opts.keepAnOwner && err instanceof ApiError && err.status === 404) return false;
+      throw err;
+    },
+  );
   const revokedKeys = removed ? await revokeKeysOf(userId, orgId) : 0;
   await bumpEpoch(redis);
   if (audit) await recordAudit({ actor: audit.actor, method: 'DELETE', path: audit.path, family: 'organizations', targetId: `${orgId}/${userId}`, status: removed ? 200 : 404, fields: removed ? [`revoked_keys:${revokedKeys}`] : [] });
@@ -59,11 +66,16 @@ export async function removeMember(redis: RedisClient, orgId: string, userId: st
  * leaving no owner). The dashboard's members page uses it; the caller bumps the cache epoch.
  */
 export function changeMemberKeepingAnOwner(orgId: string, userId: string, next: 'owner' | 'member' | null): Promise<Membership> {
+  return changeMember(orgId, userId, next, true);
+}
+
+/** changeMemberKeepingAnOwner, the last-owner refusal only when `keepAnOwner` (an operator's removal may leave none). */
+function changeMember(orgId: string, userId: string, next: 'owner' | 'member' | null, keepAnOwner: boolean): Promise<Membership> {
   return Membership.sequelize!.transaction(async (transaction) => {
     await Organization.findByPk(orgId, { transaction, lock: transaction.LOCK.UPDATE, attributes: ['id'] });
     const m = isUuid(userId) ? await Membership.findOne({ where: { orgId, userId }, transaction }) : null;
     if (!m) throw new ApiError(404, 'not_found', 'No such member in this organization.');
-    if (m.role === 'owner' && next !== 'owner' && (await Membership.count({ where: { orgId, role: 'owner' }, transaction })) <= 1) {
+    if (keepAnOwner && m.role === 'owner' && next !== 'owner' && (await Membership.count({ where: { orgId, role: 'owner' }, transaction })) <= 1) {
       throw new ApiError(409, 'last_owner', 'An organization keeps at least one owner: make someone else an owner first.');
     }
     if (next === null) await m.destroy({ transaction });

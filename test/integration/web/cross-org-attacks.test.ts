@@ -4,8 +4,9 @@ import { env, resetSim } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
 import { adminCall, buildPlatformKey, startAdmin } from '../../helpers/admin';
 import { buildWebMember, dashboardAs, WebClient } from '../../helpers/web-client';
-import { ApiKey, InviteCode, Membership, Project } from '../../../shared/db/models';
+import { ApiKey, InviteCode, Membership, Organization, Project } from '../../../shared/db/models';
 import { createInvitation } from '../../../shared/tenancy/invitations';
+import { removeMember } from '../../../shared/tenancy/members';
 import { config } from '../../../shared/config/env';
 import { withSettings } from '../../helpers/settings';
 import { startSmtpReceiver, type SmtpReceiver } from '../../helpers/smtp-receiver';
@@ -234,5 +235,22 @@ describe('dashboard attacks: an invitation made while its owner is being demoted
       expect([201, 403], `round ${round}: ${made.text.slice(0, 200)}`).to.include(made.status);
       expect(await InviteCode.count({ where: { orgId: a.org.id, invitedBy: x.id, disabled: false } }), `round ${round}: an open invitation of a demoted owner`).to.equal(0);
     }
+  });
+
+  it("an operator's removal (the management API's and the CLI's removeMember) waits for the organization's row lock that invitations are made under, so one made at that moment is revoked with its maker or refused", async () => {
+    const { a, x } = await twoOwners();
+    // an invitation being made holds the org's row lock (shared/tenancy/invitations.ts): a removal must wait for it
+    const t = await Membership.sequelize!.transaction();
+    let removal: Promise<{ removed: boolean }> | undefined;
+    try {
+      await Organization.findByPk(a.org.id, { transaction: t, lock: t.LOCK.UPDATE });
+      removal = removeMember(env().redis, a.org.id, x.id);
+      await new Promise((r) => setTimeout(r, 400));
+      expect(await Membership.count({ where: { orgId: a.org.id, userId: x.id } }), 'the removal waits for the lock').to.equal(1);
+    } finally {
+      await t.commit();
+    }
+    expect((await removal!).removed).to.equal(true);
+    expect(await Membership.count({ where: { orgId: a.org.id, userId: x.id } })).to.equal(0);
   });
 });
