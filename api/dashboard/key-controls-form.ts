@@ -4,7 +4,7 @@ import { validControls, validMemberLimits, type KeyControlsInput, type KeyContro
 import { budgetStatus } from '../../shared/limits/limits';
 import { listApiKeys } from '../../shared/tenancy/ops';
 import { html, type Html } from '../web/html';
-import { perPeriod, usd, utcText } from '../web/format';
+import { budgetFigures, rateText, utcText } from '../web/format';
 import { fieldError, invalidAttrs, typed, type FormState } from '../web/form-refusal';
 
 type Listed = Awaited<ReturnType<typeof listApiKeys>>[number];
@@ -80,8 +80,7 @@ ${expiry ? html`<div><label for="${id('expires_at')}">Expires (ISO date)</label>
  */
 export async function controlCells(redis: RedisClient, orgId: string, k: Listed): Promise<Html> {
   const b = k.budget_usd === null ? null : await budgetStatus(redis, orgId, 'key', k.id, { micros: Math.round(k.budget_usd * 1e6), period: k.budget_period! });
-  const limits = [k.rpm ? `${k.rpm} req/min` : '', k.tpm ? `${k.tpm} tok/min` : ''].filter(Boolean).join(', ') || 'none';
-  return html`<td class="figures"><span class="muted">Models:</span> <span data-test="key-models">${k.allowed_models ? k.allowed_models.join(', ') : 'all'}</span><br><span class="muted">Rate:</span> <span data-test="key-rate">${limits}</span><br>
-<span class="muted">Budget:</span> <span data-test="key-budget">${b ? html`${usd(b.spent_usd)} spent, ${usd(b.reserved_usd)} reserved of ${usd(b.limit_usd)} ${perPeriod(b.period)}; ${usd(b.remaining_usd)} left` : 'none'}</span><br>
+  return html`<td class="figures"><span class="muted">Models:</span> <span data-test="key-models">${k.allowed_models ? k.allowed_models.join(', ') : 'all'}</span><br><span class="muted">Rate:</span> <span data-test="key-rate">${rateText(k.rpm, k.tpm)}</span><br>
+<span class="muted">Budget:</span> <span data-test="key-budget">${b ? budgetFigures(b) : 'none'}</span><br>
 <span class="muted">Expires:</span> <span data-test="key-expires">${k.expires_at ? utcText(k.expires_at) : 'never'}</span></td>`;
 }

@@ -3,7 +3,7 @@ import type { Membership } from '../../shared/db/models';
 import { budgetStatus } from '../../shared/limits/limits';
 import { memberLimitsView } from '../../shared/limits/key-input';
 import { html, type Html } from '../web/html';
-import { perPeriod, usd } from '../web/format';
+import { budgetFigures, perPeriod, rateText, usd } from '../web/format';
 import type { FormState } from '../web/form-refusal';
 import { controlFields } from './key-controls-form';
 
@@ -21,9 +21,8 @@ export function memberBudget(redis: RedisClient, m: Membership): Promise<MemberB
  */
 export function memberLimitsCell(action: string, m: Membership, email: string, b: MemberBudget, csrf: string, refusal?: FormState): Html {
   const v = memberLimitsView(m);
-  const rate = [v.rpm ? `${v.rpm} req/min` : '', v.tpm ? `${v.tpm} tok/min` : ''].filter(Boolean).join(', ') || 'none';
-  return html`<td data-label="Limits" class="figures"><span class="muted">Models:</span> <span data-test="member-models">${v.allowed_models ? v.allowed_models.join(', ') : 'all'}</span><br><span class="muted">Rate:</span> <span data-test="member-rate">${rate}</span><br>
-<span class="muted">Budget:</span> <span data-test="member-budget">${b ? html`${usd(b.spent_usd)} spent, ${usd(b.reserved_usd)} reserved of ${usd(b.limit_usd)} ${perPeriod(b.period)}; ${usd(b.remaining_usd)} left` : 'none'}</span>
+  return html`<td data-label="Limits" class="figures"><span class="muted">Models:</span> <span data-test="member-models">${v.allowed_models ? v.allowed_models.join(', ') : 'all'}</span><br><span class="muted">Rate:</span> <span data-test="member-rate">${rateText(v.rpm, v.tpm)}</span><br>
+<span class="muted">Budget:</span> <span data-test="member-budget">${b ? budgetFigures(b) : 'none'}</span>
 <details${refusal ? html` open` : ''}><summary>Edit limits of ${email}</summary><p class="muted">On every key ${email} owns in this organization, on top of each key's own limits; rates and budget are counted over all those keys together. A blank field removes that limit.</p>
 <form method="post" action="${action}" class="row"><input type="hidden" name="_csrf" value="${csrf}">${controlFields({ id: m.userId, ...v }, refusal, false)}<div><button type="submit">Save limits</button></div></form></details></td>`;
 }

@@ -4,7 +4,7 @@ import { validControls, type KeyControlsInput } from '../../shared/limits/key-in
 import { budgetStatus } from '../../shared/limits/limits';
 import { html, type Html } from '../web/html';
 import { fieldError, invalidAttrs, typed, type FormState } from '../web/form-refusal';
-import { perPeriod, usd } from '../web/format';
+import { budgetFigures } from '../web/format';
 import { controlRefusal } from './key-controls-form';
 
 const text = (v: unknown) => (typeof v === 'string' ? v.trim() : '');
@@ -25,7 +25,7 @@ export function projectBudgetFromForm(body: Record<string, unknown> | undefined)
 export async function projectBudgetCell(redis: RedisClient, p: Project): Promise<Html> {
   if (p.budgetMicros === null) return html`<td data-label="Budget" data-test="project-budget">none</td>`;
   const b = await budgetStatus(redis, p.orgId, 'project', p.id, { micros: p.budgetMicros, period: p.budgetPeriod ?? 'month' });
-  return html`<td data-label="Budget" data-test="project-budget">${usd(b.spent_usd)} spent, ${usd(b.reserved_usd)} reserved of ${usd(b.limit_usd)} ${perPeriod(b.period)}; ${usd(b.remaining_usd)} left</td>`;
+  return html`<td data-label="Budget" data-test="project-budget">${budgetFigures(b)}</td>`;
 }
 
 /** An owner's form that sets a project's budget (blank: none), filled with its values or as typed when refused. */

@@ -3,7 +3,7 @@ import type { AppContext } from '../context';
 import type { CatalogModel } from '../../shared/catalog/catalog';
 import { countTokensAtMost } from '../../shared/tokenizer/pool';
 import { jsonWithoutMedia } from '../../shared/tokenizer/media';
-import { hasLimits, NO_HOLD, reserveLimits, without, type LimitHold } from '../../shared/limits/limits';
+import { hasBudget, hasLimits, NO_HOLD, reserveLimits, without, type LimitHold } from '../../shared/limits/limits';
 import { pricesOf } from '../../shared/limits/usage-cost';
 import type { KeyControls } from '../../shared/limits/controls';
 import { setRateHeaders } from './rate-headers';
@@ -74,7 +74,7 @@ export function limitsFor(
   ctx: AppContext,
   req: Request,
   model: CatalogModel,
-  measure: (m: { /** a priced budget (the key's or its project's) holds this request */ budgeted: boolean }) => Promise<{ input: number; output: number; /** per image, at its recorded price */ fixedMicros?: number }>,
+  measure: (m: { /** a priced budget (the key's, its project's or its member's) holds this request */ budgeted: boolean }) => Promise<{ input: number; output: number; /** per image, at its recorded price */ fixedMicros?: number }>,
   { countsAsRequest = true, priced = true }: HoldOptions = {},
 ): (requestId: string) => Promise<LimitHold> {
   return async (requestId) => {
@@ -82,7 +82,7 @@ export function limitsFor(
     const projectBudget = auth.projectId ? await ctx.directory.projectBudget(auth.projectId) : null;
     const controls = auth.controls && !countsAsRequest ? without(auth.controls, { rpm: null }) : auth.controls;
     if (!controls || !hasLimits(controls, projectBudget)) return NO_HOLD;
-    const { input, output, fixedMicros = 0 } = await measure({ budgeted: priced && !!(controls.budget || projectBudget || controls.member?.budget) });
+    const { input, output, fixedMicros = 0 } = await measure({ budgeted: priced && hasBudget(controls, projectBudget) });
     const prices = priced ? pricesOf(model.prices) : {};
     return reserveLimits(ctx.redis, {
       orgId: auth.orgId,

@@ -12,6 +12,13 @@ export const perPeriod = (period: string) => (period === 'total' ? 'in total' : 
 /** A budget (micro-dollars and period) as the pages write it: `$2.50 per day`, `$0.000020 in total`. */
 export const budgetText = (micros: number, period: string) => `${usd(micros / 1e6)} ${perPeriod(period)}`;
 
+/** A budget's state as the pages write it: `$0.12 spent, $0.01 reserved of $5.00 per day; $4.87 left`. */
+export const budgetFigures = (b: { spent_usd: number; reserved_usd: number; limit_usd: number; period: string; remaining_usd: number }) =>
+  `${usd(b.spent_usd)} spent, ${usd(b.reserved_usd)} reserved of ${usd(b.limit_usd)} ${perPeriod(b.period)}; ${usd(b.remaining_usd)} left`;
+
+/** Rate limits as the pages write them: `60 req/min, 1000 tok/min`, or `none`. */
+export const rateText = (rpm: number | null | undefined, tpm: number | null | undefined) => [rpm ? `${rpm} req/min` : '', tpm ? `${tpm} tok/min` : ''].filter(Boolean).join(', ') || 'none';
+
 const UNTIL = { day: 10, minute: 16, second: 19, ms: 23 } as const;
 
 /**

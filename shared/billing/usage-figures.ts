@@ -1,7 +1,7 @@
 import { QueryTypes } from 'sequelize';
 import { db } from '../db/sequelize';
 import { Model } from '../db/models';
-import { BACKGROUND_SUFFIX } from '../catalog/catalog';
+import { backgroundBase } from '../catalog/catalog';
 import { usageSource } from '../metering/usage-source';
 import { addDays, dayStart, utcDay } from '../metering/rollups';
 
@@ -86,7 +86,7 @@ export function pricedCost(r: Record<string, unknown>, price: (model: string, un
 }
 
 /** The catalog model an event's model is priced as: a `-background` id at its base's prices, as the ledger prices it (shared/limits/ledger-spend.ts). */
-const pricedAs = (model: string): string => (model.endsWith(BACKGROUND_SUFFIX) ? model.slice(0, -BACKGROUND_SUFFIX.length) : model);
+const pricedAs = backgroundBase;
 
 /** The list price of each unit of the given models, in micro-dollars (0 when the model has no such price). */
 export async function listPrices(publicIds: string[]): Promise<(model: string, unit: string) => number> {

@@ -6,6 +6,9 @@ import { passthroughAllowed } from './passthrough';
 
 export const BACKGROUND_SUFFIX = '-background';
 
+/** The id a `-background` id is the variant of (itself when it has no suffix). */
+export const backgroundBase = (id: string): string => (id.endsWith(BACKGROUND_SUFFIX) ? id.slice(0, -BACKGROUND_SUFFIX.length) : id);
+
 export interface CatalogModel {
   id: string;
   publicId: string;

@@ -1,6 +1,6 @@
 import type { ApiKey, BudgetPeriod } from '../db/models/ApiKey';
 import type { Membership } from '../db/models/Membership';
-import { BACKGROUND_SUFFIX } from '../catalog/catalog';
+import { backgroundBase } from '../catalog/catalog';
 import { ApiError } from '../errors/ApiError';
 
 /** A spending limit: micro-dollars per UTC day, UTC month, or in total. */
@@ -55,14 +55,9 @@ export function memberLimits(m: Membership): MemberLimits | null {
   return { userId: m.userId, allowedModels: m.allowedModels ?? null, rpm: m.rpm ?? null, tpm: m.tpm ?? null, budget };
 }
 
-/** The public id a `-background` variant follows: an allowed base allows its background variant. */
-function baseOf(publicId: string): string {
-  return publicId.endsWith(BACKGROUND_SUFFIX) ? publicId.slice(0, -BACKGROUND_SUFFIX.length) : publicId;
-}
-
 /** Whether a list of allowed models (null: every model) has `publicId`; `variant` as modelAllowed's. */
 function listAllows(allowed: string[] | null | undefined, publicId: string, variant: boolean): boolean {
-  return !allowed || allowed.includes(publicId) || (variant && allowed.includes(baseOf(publicId)));
+  return !allowed || allowed.includes(publicId) || (variant && allowed.includes(backgroundBase(publicId)));
 }
 
 /**

@@ -81,10 +81,15 @@ function withScripts(redis: RedisClient): LimitsRedis {
   return redis as LimitsRedis;
 }
 
+/** Whether a budget holds a request of this key: its own, its project's or its member's. */
+export function hasBudget(controls: KeyControls, projectBudget: Budget | null): boolean {
+  return !!(controls.budget || projectBudget || controls.member?.budget);
+}
+
 /** Whether a request of this key needs the limits script at all. */
 export function hasLimits(controls: KeyControls, projectBudget: Budget | null): boolean {
   const m = controls.member;
-  return !!(controls.budget || projectBudget || controls.rpm || controls.tpm || (m && (m.budget || m.rpm || m.tpm)));
+  return hasBudget(controls, projectBudget) || !!(controls.rpm || controls.tpm || (m && (m.rpm || m.tpm)));
 }
 
 /** What a kind of hold does not ask of (a later turn: no `rpm`; a search charge: no rates), on the key's limits and its member's alike. */

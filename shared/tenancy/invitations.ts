@@ -20,10 +20,18 @@ export function createInvitation(orgId: string, email: string, role: 'owner' | '
   const values = { code: crypto.randomBytes(18).toString('base64url'), orgId, email: email.trim().toLowerCase(), role, maxUses: 1, expiresAt: new Date(Date.now() + INVITE_DAYS * 86_400_000), invitedBy };
   if (!invitedBy) return InviteCode.create(values);
   return InviteCode.sequelize!.transaction(async (transaction) => {
-    await Organization.findByPk(orgId, { transaction, lock: transaction.LOCK.UPDATE, attributes: ['id'] });
+    await lockOrgRow(orgId, transaction);
     if (!(await Membership.findOne({ where: { orgId, userId: invitedBy, role: 'owner' }, transaction }))) throw new ApiError(403, 'owner_required', 'Only an owner of the organization can do this.');
     return InviteCode.create(values, { transaction });
   });
+}
+
+/**
+ * Takes an org's row lock for the rest of `transaction`: the one lock under which invitations are made
+ * and owners change or leave (members.ts), so neither slips between the other's check and write.
+ */
+export async function lockOrgRow(orgId: string, transaction: Transaction): Promise<void> {
+  await Organization.findByPk(orgId, { transaction, lock: transaction.LOCK.UPDATE, attributes: ['id'] });
 }
 
 /** Revokes the open invitations a member made into an org (they are no longer an owner of it). */

@@ -1,12 +1,12 @@
 import { Op } from 'sequelize';
 import type { RedisClient } from '../redis/connection';
-import { ApiKey, Membership, Organization, User } from '../db/models';
+import { ApiKey, Membership, User } from '../db/models';
 import { ApiError } from '../errors/ApiError';
 import { bumpEpoch } from '../cache/epoch';
 import { recordAudit, type Actor } from '../audit/audit';
 import type { MemberLimitsRow } from '../limits/key-input';
 import { isUuid } from '../uuid';
-import { revokeInvitationsBy } from './invitations';
+import { lockOrgRow, revokeInvitationsBy } from './invitations';
 
 /**
  * Who an API key belongs to. A key made by a member is that member's (their search switch and cap,
@@ -72,7 +72,7 @@ export function changeMemberKeepingAnOwner(orgId: string, userId: string, next: 
 /** changeMemberKeepingAnOwner, the last-owner refusal only when `keepAnOwner` (an operator's removal may leave none). */
 function changeMember(orgId: string, userId: string, next: 'owner' | 'member' | null, keepAnOwner: boolean): Promise<Membership> {
   return Membership.sequelize!.transaction(async (transaction) => {
-    await Organization.findByPk(orgId, { transaction, lock: transaction.LOCK.UPDATE, attributes: ['id'] });
+    await lockOrgRow(orgId, transaction);
     const m = isUuid(userId) ? await Membership.findOne({ where: { orgId, userId }, transaction }) : null;
     if (!m) throw new ApiError(404, 'not_found', 'No such member in this organization.');
     if (keepAnOwner && m.role === 'owner' && next !== 'owner' && (await Membership.count({ where: { orgId, role: 'owner' }, transaction })) <= 1) {

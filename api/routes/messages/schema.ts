@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { anthropicFetchTool, anthropicSearchTool } from '../../dispatch/native-search/schema';
-import { toolPairingMessages, toolsPaired } from './tool-pairing';
+import { continuesThread, toolPairingMessages, toolsPaired } from './tool-pairing';
 
 /** The fields of a block's `source`; `content` is what a `content` document source holds. */
 const sourceKeys = (content: Joi.Schema) => ({
@@ -131,7 +131,7 @@ const TOOL_NAMES_UNIQUE = 'tools: Tool names must be unique.';
 type ToolsBody = { tools?: Array<{ name: string }>; tool_choice?: { type: string; name?: string }; thread?: unknown; mcp_servers?: unknown; messages: Array<{ content: unknown }> };
 const ELSEWHERE_BLOCKS = new Set(['tool_addition', 'compaction']);
 function toolsFromElsewhere(body: ToolsBody): boolean {
-  if ((body.thread as { type?: unknown } | null | undefined)?.type === 'continue') return true;
+  if (continuesThread(body)) return true;
   if (Array.isArray(body.mcp_servers) && body.mcp_servers.length) return true;
   return body.messages.some((m) => Array.isArray(m.content) && m.content.some((b: { type?: string }) => ELSEWHERE_BLOCKS.has(String(b.type))));
 }

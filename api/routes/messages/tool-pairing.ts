@@ -18,6 +18,9 @@ import type Joi from 'joi';
 type Block = { type?: unknown; id?: unknown; tool_use_id?: unknown };
 type Turn = { role: string; content: unknown };
 type Body = { messages: Turn[]; thread?: unknown };
+
+/** Whether the request continues a server-held `thread` (its tools and open calls are the server's). */
+export const continuesThread = (body: { thread?: unknown }): boolean => (body.thread as { type?: unknown } | null | undefined)?.type === 'continue';
 /** A turn as Anthropic reads it: the indexes of its consecutive messages of one role. */
 type Group = { role: string; at: number[] };
 
@@ -39,7 +42,7 @@ function groups(turns: Turn[]): Group[] {
 export function unpairedTool(body: Body): string | undefined {
   const turns = body.messages;
   const all = groups(turns);
-  const continued = (body.thread as { type?: unknown } | null | undefined)?.type === 'continue';
+  const continued = continuesThread(body);
   for (let g = 0; g < all.length; g++) {
     const { role, at } = all[g];
     if (role === 'user' && !(g === 0 && continued)) {

@@ -4,8 +4,8 @@ import { env, resetSim } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
 import { adminCall, buildPlatformKey, startAdmin } from '../../helpers/admin';
 import { buildWebMember, dashboardAs, WebClient } from '../../helpers/web-client';
-import { ApiKey, InviteCode, Membership, Organization, Project } from '../../../shared/db/models';
-import { createInvitation } from '../../../shared/tenancy/invitations';
+import { ApiKey, InviteCode, Membership, Project } from '../../../shared/db/models';
+import { createInvitation, lockOrgRow } from '../../../shared/tenancy/invitations';
 import { removeMember } from '../../../shared/tenancy/members';
 import { config } from '../../../shared/config/env';
 import { withSettings } from '../../helpers/settings';
@@ -243,7 +243,7 @@ describe('dashboard attacks: an invitation made while its owner is being demoted
     const t = await Membership.sequelize!.transaction();
     let removal: Promise<{ removed: boolean }> | undefined;
     try {
-      await Organization.findByPk(a.org.id, { transaction: t, lock: t.LOCK.UPDATE });
+      await lockOrgRow(a.org.id, t);
       removal = removeMember(env().redis, a.org.id, x.id);
       await new Promise((r) => setTimeout(r, 400));
       expect(await Membership.count({ where: { orgId: a.org.id, userId: x.id } }), 'the removal waits for the lock').to.equal(1);
