@@ -21,6 +21,16 @@ async function twoOwners(page = 'members') {
   return { a, x, y, wx, wy };
 }
 
+/** An owner and a plain member of a new org, the member signed in on the keys page (its forms' CSRF token). */
+async function ownerAndMember() {
+  const a = await buildOrg(env().redis);
+  const owner = await buildWebMember(a.org.id, 'owner');
+  const member = await buildWebMember(a.org.id, 'member');
+  const wm = await dashboardAs(member);
+  await wm.get(`/dashboard/o/${a.org.slug}/keys`);
+  return { a, owner, member, wm };
+}
+
 describe('dashboard attacks: another org\'s rows by id, a member promoting themselves, two owners demoting each other', () => {
   beforeEach(resetSim);
 
@@ -55,11 +65,7 @@ describe('dashboard attacks: another org\'s rows by id, a member promoting thems
   });
 
   it('a plain member cannot promote themselves, invite, or act on an owner', async () => {
-    const a = await buildOrg(env().redis);
-    const owner = await buildWebMember(a.org.id, 'owner');
-    const member = await buildWebMember(a.org.id, 'member');
-    const web = await dashboardAs(member);
-    await web.get(`/dashboard/o/${a.org.slug}/keys`);
+    const { a, owner, member, wm: web } = await ownerAndMember();
     for (const [path, form] of [[`members/${member.id}/role`, { role: 'owner' }], ['members/invitations', { email: 'me2@example.com', role: 'owner' }], [`members/${owner.id}/remove`, {}], [`keys/${a.keyId}/revoke`, {}]] as Array<[string, Record<string, string>]>) {
       const r = await web.post(`/dashboard/o/${a.org.slug}/${path}`, form, { json: true });
       expect(r.status, path).to.equal(403);
@@ -153,11 +159,7 @@ describe('dashboard attacks: malformed ids, borrowed CSRF tokens, a removed memb
   });
 
   it("a member removed from the org keeps a session but no page or form of that org (404)", async () => {
-    const a = await buildOrg(env().redis);
-    const owner = await buildWebMember(a.org.id, 'owner');
-    const member = await buildWebMember(a.org.id, 'member');
-    const wm = await dashboardAs(member);
-    await wm.get(`/dashboard/o/${a.org.slug}/keys`);
+    const { a, owner, member, wm } = await ownerAndMember();
     const wo = await dashboardAs(owner);
     await wo.get(`/dashboard/o/${a.org.slug}/members`);
     expect((await wo.post(`/dashboard/o/${a.org.slug}/members/${member.id}/remove`, {})).status).to.equal(303);
