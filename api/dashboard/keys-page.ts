@@ -11,6 +11,7 @@ import type { WebKit } from '../web/session';
 import { actorOf, renderOrgPage } from './org-page';
 import { fieldError, invalidAttrs, typed, withFormRefusal, type FormState } from '../web/form-refusal';
 import { confirmedAction } from '../web/confirm';
+import { once, onceField } from '../web/once';
 import { utcText } from '../web/format';
 import { refuseImpersonation } from './member';
 import { ownLimitsNote } from './member-limits';
@@ -25,7 +26,9 @@ const audit = (req: Request, res: Response, path: string, targetId: string, stat
  */
 export function keysPage(deps: { redis: RedisClient }, kit: WebKit): Router {
   const r = Router({ mergeParams: true });
-  const show = async (req: Request, res: Response, created?: { key: string; prefix: string }, refusal?: FormState, refusedKey?: string) => {
+  // `created`: the key just made or rotated (its secret shown once), or 'resent' when the page was
+  // reloaded and its form sent again (nothing made)
+  const show = async (req: Request, res: Response, created?: { key: string; prefix: string } | 'resent', refusal?: FormState, refusedKey?: string) => {
     // a refusal belongs to the create form, or (refusedKey) to that key's limits form
     const refused = refusedKey ? undefined : refusal;
     const { org, role } = res.locals.access!;
@@ -43,15 +46,15 @@ export function keysPage(deps: { redis: RedisClient }, kit: WebKit): Router {
     const actions = (k: (typeof keys)[number], csrf: string) => {
       const label = k.name ?? k.prefix;
       const grace = html`<label for="grace-${k.id}">Old secret works for</label> <select id="grace-${k.id}" name="grace_seconds"><option value="0">no time</option><option value="3600">1 hour</option><option value="86400" selected>1 day</option><option value="604800">7 days</option></select> `;
-      return html`${confirmedAction({ action: `${b}/${k.id}/rotate`, csrf, label: 'Rotate…', confirm: `Rotate ${label}`, plain: true, fields: grace, question: html`A new secret for <strong>${label}</strong>, shown once; the old one keeps working for the time chosen.` })}
+      return html`${confirmedAction({ action: `${b}/${k.id}/rotate`, csrf, label: 'Rotate…', confirm: `Rotate ${label}`, plain: true, fields: html`${grace}${onceField()}`, question: html`A new secret for <strong>${label}</strong>, shown once; the old one keeps working for the time chosen.` })}
 ${confirmedAction({ action: `${b}/${k.id}/revoke`, csrf, label: 'Revoke…', confirm: `Revoke ${label}`, question: html`Requests with <strong>${label}</strong> (<code>${k.prefix}…</code>) are refused at once, on every pod. This cannot be undone.` })}
 ${role === 'owner' ? html`<details${k.id === refusedKey ? html` open` : ''}><summary>Edit limits of ${label}</summary><form method="post" action="${b}/${k.id}/controls" class="row"><input type="hidden" name="_csrf" value="${csrf}">${controlFields(k, k.id === refusedKey ? refusal : undefined)}<div><button type="submit">Save limits</button></div></form></details>` : ''}`;
     };
     renderOrgPage(req, res, kit, 'API keys', 'keys', (csrf) => html`<h1>API keys</h1>
 ${req.query.saved ? html`<div class="card" role="status" data-test="saved"><p>Limits saved.</p></div>` : ''}
-${created ? html`<div class="card"><p><strong>Your new key.</strong> Copy it now: it is shown this once.</p><p class="secret" data-test="new-key">${created.key}</p></div>` : ''}
+${created === 'resent' ? html`<div class="card" role="status" data-test="resent"><p>This form was already sent (the page was reloaded): no other key was made. The key it made is in the table below; its secret was shown once.</p></div>` : created ? html`<div class="card"><p><strong>Your new key.</strong> Copy it now: it is shown this once.</p><p class="secret" data-test="new-key">${created.key}</p></div>` : ''}
 <div class="card"><h2>Create a key</h2><p class="muted">A key you create is yours: your web search switch, cap and tool policy apply to it, and it stops working if you leave the organization.</p>${ownLimitsNote(mine)}
-<form method="post" action="${b}" class="row"><input type="hidden" name="_csrf" value="${csrf}">
+<form method="post" action="${b}" class="row"><input type="hidden" name="_csrf" value="${csrf}">${onceField()}
 <div><label for="name">Name</label><input type="text" id="name" name="name" maxlength="200" placeholder="e.g. production" value="${typed(refused, 'name')}"></div>
 <div><label for="project">Project</label><select id="project" name="project"${invalidAttrs(refused, 'project')}><option value="">Any project</option>${projects.map((p) => html`<option value="${p.id}"${typed(refused, 'project') === p.id ? html` selected` : ''}>${p.name} (${p.slug})</option>`)}</select>${fieldError(refused, 'project')}</div>
 ${role === 'owner' ? html`<div><label><input type="checkbox" id="org_wide" name="org_wide" value="true"${typed(refused, 'org_wide') === 'true' ? html` checked` : ''}> Organization-wide (belongs to no member; no member's controls apply)</label></div>${controlFields(undefined, refused)}` : ''}
@@ -78,10 +81,12 @@ ${keys.length ? '' : html`<tr><td colspan="7" class="muted">No API keys yet: cre
     if (projectId && !(await Project.findOne({ where: { id: projectId, orgId: org.id, archivedAt: null } }))) throw new ApiError(400, 'invalid_project', 'Unknown project for this organization.', { param: 'project' });
     // only an owner sets controls (a member's form has none of these fields)
     const controls = role === 'owner' ? controlsFromForm(req.body) : {};
-    const k = await createApiKey(deps.redis, { orgId: org.id, projectId, userId: owner.userId, name: String(req.body?.name ?? '').slice(0, 200) || undefined, controls, createdBy: res.locals.viewer!.user.id });
-    await audit(req, res, '', k.id, 201, orgWide ? ['org_wide'] : []);
-    res.status(201);
-    await show(req, res, k);
+    await once(deps.redis, req, async () => {
+      const k = await createApiKey(deps.redis, { orgId: org.id, projectId, userId: owner.userId, name: String(req.body?.name ?? '').slice(0, 200) || undefined, controls, createdBy: res.locals.viewer!.user.id });
+      await audit(req, res, '', k.id, 201, orgWide ? ['org_wide'] : []);
+      res.status(201);
+      await show(req, res, k);
+    }, () => show(req, res.status(409), 'resent'));
   }, (refused) => show(req, res, undefined, refused)));
   r.post('/:id/controls', refuseImpersonation, (req, res) => withFormRefusal(req, res, async () => {
     const { org, role } = res.locals.access!;
@@ -101,10 +106,12 @@ ${keys.length ? '' : html`<tr><td colspan="7" class="muted">No API keys yet: cre
     if (role !== 'owner' && key.userId !== res.locals.viewer!.user.id) throw new ApiError(403, 'owner_required', 'Only an owner can rotate a key that is not yours.');
     const grace = Number(req.body?.grace_seconds ?? 86400);
     if (![0, 3600, 86400, 604800].includes(grace)) throw new ApiError(400, 'invalid_request', 'grace_seconds must be one of 0, 3600, 86400, 604800.');
-    const rotated = await rotateApiKey(deps.redis, key.id, grace);
-    if (!rotated) throw missing(); // revoked meanwhile
-    await audit(req, res, `/${key.id}/rotate`, key.id, 200, ['grace_seconds']);
-    await show(req, res, rotated);
+    await once(deps.redis, req, async () => {
+      const rotated = await rotateApiKey(deps.redis, key.id, grace);
+      if (!rotated) throw missing(); // revoked meanwhile
+      await audit(req, res, `/${key.id}/rotate`, key.id, 200, ['grace_seconds']);
+      await show(req, res, rotated);
+    }, () => show(req, res.status(409), 'resent'));
   });
   r.post('/:id/revoke', async (req, res) => {
     const { org, role } = res.locals.access!;

@@ -18,6 +18,7 @@ import { actorOf, renderOrgPage } from './org-page';
 import { refuseImpersonation, requireOwner } from './member';
 import { fieldError, formOf, invalidAttrs, savedNotice, typed, withFormRefusal, type FormState } from '../web/form-refusal';
 import { mailInvitation } from '../web/invitation-notice';
+import { once, onceField } from '../web/once';
 import { confirmedAction } from '../web/confirm';
 import { utcText } from '../web/format';
 
@@ -57,7 +58,7 @@ export function membersPage(deps: { redis: RedisClient }, kit: WebKit): Router {
     renderOrgPage(req, res, kit, 'Members', 'members', (csrf) => html`<h1>Members</h1>
 ${notice ? html`<div class="card" role="status" data-test="notice"><p>${notice.text}</p>${notice.link ? html`<p class="secret" data-test="new-invite-link">${notice.link}</p>` : ''}</div>` : refusal ? '' : savedNotice(SAVED[String(req.query.saved ?? '')])}
 <div class="card"><h2>Invite someone</h2><p class="muted">The invitee opens the link, sets a password and joins with the role chosen. The link works once, for ${INVITE_DAYS} days, for that email only; ${config().smtpUrl ? 'the gateway emails it to them.' : 'send it to them yourself (no mail server is set up: SMTP_URL).'}</p>
-<form method="post" action="${b}/invitations" class="row"><input type="hidden" name="_csrf" value="${csrf}">
+<form method="post" action="${b}/invitations" class="row"><input type="hidden" name="_csrf" value="${csrf}">${onceField()}
 <div><label for="email">Email</label><input type="email" id="email" name="email" required maxlength="320" value="${typed(inv, 'email')}"${invalidAttrs(inv, 'email')}>${fieldError(inv, 'email')}</div>
 <div><label for="role">Role</label><select id="role" name="role"${invalidAttrs(inv, 'role')}>${ROLES.map((r2) => html`<option value="${r2}"${typed(inv, 'role') === r2 ? html` selected` : ''}>${r2}</option>`)}</select>${fieldError(inv, 'role')}</div>
 <div><button type="submit">Create invitation</button></div></form></div>
@@ -85,11 +86,13 @@ ${invites.length ? '' : html`<tr><td colspan="5" class="muted">No open invitatio
       await audit(req, res, '/invitations', org.id, 429, ['too_many_invitations']);
       throw new ApiError(429, 'too_many_invitations', `This organization made ${config().webInvitationsPerHour} invitations in the last hour; try again later.`, { retryAfter: made.ttl });
     }
-    const inv = await createInvitation(org.id, email, role, res.locals.viewer!.user.id);
-    const notice = await mailInvitation(inv, org.name, res.locals.viewer!.user.email);
-    await audit(req, res, '/invitations', inv.id, 201, [`role:${role}`, `mail:${notice.outcome}`]);
-    res.status(201);
-    await show(req, res, notice);
+    await once(deps.redis, req, async () => {
+      const inv = await createInvitation(org.id, email, role, res.locals.viewer!.user.id);
+      const notice = await mailInvitation(inv, org.name, res.locals.viewer!.user.email);
+      await audit(req, res, '/invitations', inv.id, 201, [`role:${role}`, `mail:${notice.outcome}`]);
+      res.status(201);
+      await show(req, res, notice);
+    }, () => show(req, res.status(409), { text: 'This form was already sent (the page was reloaded): no other invitation was made or mailed. The invitation is listed below.' }));
   }, (state) => show(req, res, undefined, state), { form: 'invite' }));
   r.post('/invitations/:id/revoke', refuseImpersonation, async (req, res) => {
     const id = String(req.params.id);

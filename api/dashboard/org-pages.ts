@@ -19,7 +19,7 @@ import { membershipsOf, requireMember, requireOwner } from './member';
 import { keysPage } from './keys-page';
 import { membersPage } from './members-page';
 import { confirmedAction } from '../web/confirm';
-import { activityBody, activityDetail, activityQuery, sendActivityCsv } from '../web/activity';
+import { activityBody, activityDetail, activityQuery, activityQueryOrRefusal, sendActivityCsv } from '../web/activity';
 
 const audit = (req: Request, res: Response, path: string, targetId: string, status = 200) =>
   recordAudit({ actor: actorOf(res), method: 'POST', path: `/dashboard/o/${res.locals.access!.org.slug}${path}`, family: 'organizations', targetId, status, requestId: req.id });
@@ -43,7 +43,8 @@ export function orgPages(deps: { redis: RedisClient; directory: Directory }, kit
   // the request log (api/web/activity.ts): the page, its CSV export, one request's details
   const activityBase = (res: Response) => `/dashboard/o/${res.locals.access!.org.slug}/activity`;
   org.get('/activity', async (req, res) => {
-    const body = await activityBody(activityBase(res), res.locals.access!.org.id, activityQuery(req.query));
+    const { q, refusal } = activityQueryOrRefusal(req, res);
+    const body = await activityBody(activityBase(res), res.locals.access!.org.id, q, refusal);
     renderOrgPage(req, res, kit, 'Activity', 'activity', () => body);
   });
   org.get('/activity.csv', (req, res) => sendActivityCsv(res, res.locals.access!.org.id, activityQuery(req.query)));

@@ -7,7 +7,9 @@ import {
   LOG_COLUMNS, STATUS_FILTER, findRequestLog, listRequestLogs, requestLogCsv, type RequestLogFilter, type RequestLogRow,
 } from '../../shared/metering/request-log-query';
 import { html, type Html } from './html';
-import { utcText } from './format';
+import { count, usdMicros, utcText } from './format';
+import { fieldError, invalidAttrs, type FormState } from './form-refusal';
+import { pageAreaOf } from './error-page';
 
 /**
  * The Activity page of one organization (issue 32), for the dashboard (`/dashboard/o/:org/activity`)
@@ -18,6 +20,7 @@ import { utcText } from './format';
  */
 export const PAGE_SIZE = 50;
 
+const FILTERS = ['key', 'project', 'model', 'status', 'from', 'to'] as const;
 const STATUSES: Array<[string, string]> = [['', 'Any status'], ['2xx', 'Succeeded (2xx)'], ['error', 'Failed (4xx, 5xx)'], ['4xx', '4xx'], ['5xx', '5xx'], ['429', '429 rate limited'], ['499', '499 cancelled']];
 const DATETIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?)?$/;
 
@@ -25,7 +28,7 @@ const DATETIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?)?$/;
 export interface ActivityQuery {
   filter: Omit<RequestLogFilter, 'orgId'>;
   cursor?: string;
-  values: Record<'key' | 'project' | 'model' | 'status' | 'from' | 'to', string>;
+  values: Record<(typeof FILTERS)[number], string>;
 }
 
 /** Reads `?key=&project=&model=&status=&from=&to=&cursor=`; a bad value is 400 invalid_request naming it. */
@@ -50,6 +53,22 @@ export function activityQuery(query: Request['query']): ActivityQuery {
   };
 }
 
+/**
+ * The page's query, or the refusal its form shows (a browser sent a hand-edited or stale filter): the
+ * page is then drawn at 400 with what was typed and the message beside the field, and no rows. A JSON
+ * client, or the CSV export, gets the 400 through the one error handler as before.
+ */
+export function activityQueryOrRefusal(req: Request, res: Response): { q: ActivityQuery; refusal?: FormState } {
+  try {
+    return { q: activityQuery(req.query) };
+  } catch (err) {
+    if (!(err instanceof ApiError) || !err.param || !pageAreaOf(req, res)) throw err;
+    res.status(400);
+    const values = Object.fromEntries(FILTERS.map((p) => [p, typeof req.query[p] === 'string' ? String(req.query[p]).slice(0, 255) : ''])) as ActivityQuery['values'];
+    return { q: { filter: {}, values }, refusal: { values, lists: {}, field: err.param, message: err.message } };
+  }
+}
+
 /** The rows of one page (also those of its CSV export). */
 export function activityRows(orgId: string, q: ActivityQuery) {
   return listRequestLogs({ ...q.filter, orgId }, { limit: PAGE_SIZE, cursor: q.cursor });
@@ -67,8 +86,6 @@ const search = (values: Record<string, string>, extra: Record<string, string> = 
   return s ? `?${s}` : '';
 };
 
-const usd = (micros: number) => `$${(micros / 1e6).toFixed(6)}`;
-
 /** Labels for the org's keys and projects (the filters' options and the table's names). */
 export async function activityLabels(orgId: string): Promise<{ keys: Map<string, string>; projects: Map<string, string> }> {
   const [keys, projects] = await Promise.all([
@@ -79,27 +96,30 @@ export async function activityLabels(orgId: string): Promise<{ keys: Map<string,
   return { keys: new Map(keys.map((k) => [k.id, `${k.name ?? 'unnamed'} (${k.prefix}…)`])), projects: new Map(projects.map((p) => [p.id, p.name])) };
 }
 
-/** The Activity page's body; `base` is the page's path (the CSV and the details are under it). */
-export async function activityBody(base: string, orgId: string, q: ActivityQuery): Promise<Html> {
-  const [page, labels] = await Promise.all([activityRows(orgId, q), activityLabels(orgId)]);
+/**
+ * The Activity page's body; `base` is the page's path (the CSV and the details are under it). With a
+ * `refusal` (activityQueryOrRefusal) the form shows it and no rows are read.
+ */
+export async function activityBody(base: string, orgId: string, q: ActivityQuery, refusal?: FormState): Promise<Html> {
+  const [page, labels] = await Promise.all([refusal ? { rows: [], next: undefined } : activityRows(orgId, q), activityLabels(orgId)]);
   const { values } = q;
   const option = (value: string, label: string, selected: string) => html`<option value="${value}"${selected === value ? html` selected` : ''}>${label}</option>`;
   const keyName = (id: string | null) => (id ? labels.keys.get(id) ?? id : '—');
   return html`<h1>Activity</h1>
 <div class="card"><form method="get" action="${base}" class="row" data-test="activity-filters">
-<div><label for="akey">API key</label><select id="akey" name="key">${option('', 'Any key', values.key)}${[...labels.keys].map(([id, label]) => option(id, label, values.key))}</select></div>
-<div><label for="aproject">Project</label><select id="aproject" name="project">${option('', 'Any project', values.project)}${[...labels.projects].map(([id, label]) => option(id, label, values.project))}</select></div>
+<div><label for="akey">API key</label><select id="akey" name="key"${invalidAttrs(refusal, 'key')}>${option('', 'Any key', values.key)}${[...labels.keys].map(([id, label]) => option(id, label, values.key))}</select>${fieldError(refusal, 'key')}</div>
+<div><label for="aproject">Project</label><select id="aproject" name="project"${invalidAttrs(refusal, 'project')}>${option('', 'Any project', values.project)}${[...labels.projects].map(([id, label]) => option(id, label, values.project))}</select>${fieldError(refusal, 'project')}</div>
 <div><label for="amodel">Model</label><input type="text" id="amodel" name="model" value="${values.model}" maxlength="255" placeholder="any"></div>
-<div><label for="astatus">Status</label><select id="astatus" name="status">${STATUSES.map(([v, l]) => option(v, l, values.status))}</select></div>
-<div><label for="afrom">From (UTC)</label><input type="datetime-local" id="afrom" name="from" value="${values.from}"></div>
-<div><label for="ato">To (UTC)</label><input type="datetime-local" id="ato" name="to" value="${values.to}"></div>
+<div><label for="astatus">Status</label><select id="astatus" name="status"${invalidAttrs(refusal, 'status')}>${STATUSES.map(([v, l]) => option(v, l, values.status))}</select>${fieldError(refusal, 'status')}</div>
+<div><label for="afrom">From (UTC)</label><input type="datetime-local" id="afrom" name="from" value="${values.from}"${invalidAttrs(refusal, 'from')}>${fieldError(refusal, 'from')}</div>
+<div><label for="ato">To (UTC)</label><input type="datetime-local" id="ato" name="to" value="${values.to}"${invalidAttrs(refusal, 'to')}>${fieldError(refusal, 'to')}</div>
 <div><button type="submit">Filter</button></div></form>
 <p class="muted">One row per request, newest first: metadata only, never prompts or outputs. <a href="${base}.csv${search(values, q.cursor ? { cursor: q.cursor } : {})}" data-test="activity-csv" download>Export this page as CSV</a></p></div>
 <div class="card"><table data-test="activity"><thead><tr><th>Time (UTC)</th><th>Status</th><th>Model</th><th>Route</th><th>API key</th><th>Tokens in / out</th><th>Cost</th><th>Total</th></tr></thead><tbody>
 ${page.rows.map((r) => html`<tr data-request-id="${r.request_id}"><td data-label="Time"><a href="${base}/${encodeURIComponent(r.request_id)}">${utcText(r.created_at, 'second')}</a></td>
 <td data-label="Status"><span class="pill${r.status >= 400 ? ' on' : ''}">${r.status}</span> ${r.error_code ?? ''}</td><td data-label="Model">${r.model}</td><td data-label="Route"><code>${r.route}</code>${r.stream ? ' (stream)' : ''}</td>
-<td data-label="API key">${keyName(r.api_key_id)}</td><td data-label="Tokens">${r.input_tokens} / ${r.output_tokens}</td><td data-label="Cost">${usd(r.cost_micros)}</td><td data-label="Total">${r.total_ms === null ? '—' : `${r.total_ms} ms`}</td></tr>`)}
-${page.rows.length ? '' : html`<tr><td colspan="8" class="muted">No requests match.</td></tr>`}</tbody></table>
+<td data-label="API key">${keyName(r.api_key_id)}</td><td data-label="Tokens">${count(r.input_tokens)} / ${count(r.output_tokens)}</td><td data-label="Cost">${usdMicros(r.cost_micros)}</td><td data-label="Total">${r.total_ms === null ? '—' : `${count(r.total_ms)} ms`}</td></tr>`)}
+${page.rows.length ? '' : html`<tr><td colspan="8" class="muted">${refusal ? 'Mend the filter above to see requests.' : 'No requests match.'}</td></tr>`}</tbody></table>
 <p class="row">${q.cursor ? html`<a class="button-link" href="${base}${search(values)}" data-test="activity-newest">Newest</a>` : ''}${page.next ? html`<a class="button-link" href="${base}${search(values, { cursor: page.next })}" data-test="activity-older">Older</a>` : ''}</p></div>`;
 }
 
@@ -120,7 +140,7 @@ export async function activityDetail(base: string, orgId: string, requestId: str
     if (c === 'api_key_id' && typeof v === 'string') return labels.keys.get(v) ?? v;
     if (c === 'project_id' && typeof v === 'string') return labels.projects.get(v) ?? v;
     if (c === 'user_id' && typeof v === 'string') return user?.email ?? v;
-    if (c === 'cost_micros') return `${v} (${usd(Number(v))})`;
+    if (c === 'cost_micros') return `${count(Number(v))} (${usdMicros(Number(v))})`;
     if (typeof v === 'boolean') return v ? 'yes' : 'no';
     if (v && typeof v === 'object') return Object.entries(v).map(([unit, n]) => `${unit.replace(/_/g, ' ')}: ${String(n)}`).join(', ') || '—';
     return v === null || v === undefined ? '—' : String(v);

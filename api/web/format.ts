@@ -3,8 +3,17 @@
  * page (the dashboard's key table, the console's organization page, the Activity details).
  */
 
-/** US dollars: `$0` for none, six decimals under a cent (a test key's spend is a few millionths), else cents. */
-export const usd = (x: number) => (x === 0 ? '$0' : x < 0.01 ? `$${x.toFixed(6)}` : `$${x.toFixed(2)}`);
+/** A count with thousands separators: `12,345`. */
+export const count = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 0 });
+
+/** A figure to `digits` decimals with thousands separators: `1,234.500000`. */
+export const fixed = (x: number, digits: number) => x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+/** US dollars: `$0` for none, six decimals under a cent (a test key's spend is a few millionths), else cents: `$1,234.50`. */
+export const usd = (x: number) => (x === 0 ? '$0' : `$${fixed(x, x < 0.01 ? 6 : 2)}`);
+
+/** Micro-dollars as dollars to the micro-dollar, as the usage and Activity tables write cost: `$1,234.567890`. */
+export const usdMicros = (micros: number) => `$${fixed(micros / 1e6, 6)}`;
 
 /** A budget's period in words: `per day`, `per month`, `in total`. */
 export const perPeriod = (period: string) => (period === 'total' ? 'in total' : `per ${period}`);

@@ -96,6 +96,8 @@ export const keys = {
   authFailures: (ip: string) => `${p()}:authfail:${ip}`,
   /** Invitations an org's owners made on the dashboard in the current hour (api/dashboard/members-page.ts). */
   invitationsMade: (orgId: string) => `${p()}:invitations:${orgId}`,
+  /** A dashboard form's one-time token, once acted on (api/web/once.ts): a reload that sends it again is refused. */
+  formSent: (token: string) => `${p()}:web:once:${token}`,
   /** Who decided a request's fate first: the worker ('delivered', with its usage) or the pod ('abandoned'); in the slot of the request's reply channel and outbox stream. */
   usageFate: (replyChannel: string, requestId: string) => `${p()}:{${tagOfReply(replyChannel)}}:fate:${requestId}`,
   /** A usage event held back because no pod listened for the result; billed if a pod delivers it later. */

@@ -8,7 +8,7 @@ import { stackedBars } from '../../dashboard/chart';
 import { html, type Html } from '../../web/html';
 import { fieldError, formOf, invalidAttrs, savedNotice, typed, type FormState } from '../../web/form-refusal';
 import { budgetText, usd, utcText } from '../../web/format';
-import { activityBody, activityDetail, activityQuery, sendActivityCsv } from '../../web/activity';
+import { activityBody, activityDetail, activityQuery, activityQueryOrRefusal, sendActivityCsv } from '../../web/activity';
 
 type Render = (req: Request, res: Response, tab: string, body: (csrf: string) => Html) => void;
 
@@ -33,7 +33,8 @@ export function orgPage(r: Router, render: Render): void {
   const orgOf = (req: Request) => consoleOrg(String(req.params.id));
   r.get('/orgs/:id/activity', async (req, res) => {
     const org = await orgOf(req);
-    const body = await activityBody(`/orgs/${org.id}/activity`, org.id, activityQuery(req.query));
+    const { q, refusal } = activityQueryOrRefusal(req, res);
+    const body = await activityBody(`/orgs/${org.id}/activity`, org.id, q, refusal);
     render(req, res, '/', () => html`<p class="muted"><a href="/orgs/${org.id}">${org.name}</a></p>${body}`);
   });
   r.get('/orgs/:id/activity.csv', async (req, res) => sendActivityCsv(res, (await orgOf(req)).id, activityQuery(req.query)));

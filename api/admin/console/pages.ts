@@ -24,6 +24,7 @@ import { consoleOrg, laneOverridesForm, orgPage, showConsoleOrg } from './org-pa
 import { fieldError, invalidAttrs, savedNotice, ticked, typed, withFormRefusal, type FormState } from '../../web/form-refusal';
 import { organizations } from '../resources/definitions/tenancy';
 import { validate } from '../../validate';
+import { once, onceField } from '../../web/once';
 
 const TABS = [['/', 'Organizations'], ['/create', 'Create'], ['/keys', 'Platform keys'], ['/switches', 'Kill switches'], ['/pools', 'Model pools'], ['/users', 'Users'], ['/audit', 'Audit log'], ['/admin/queues', 'Queues']] as const;
 
@@ -95,12 +96,13 @@ ${orgs.length ? '' : html`<tr><td colspan="6" class="muted">No organizations yet
     { form: `lanes:${org.id}`, field: 'lane_overrides' });
   });
 
-  const keysPage = async (req: Request, res: Response, created?: { key: string }, refused?: FormState) => {
+  // `created`: the key just made (shown once), or 'resent' when a reload sent the form again (nothing made)
+  const keysPage = async (req: Request, res: Response, created?: { key: string } | 'resent', refused?: FormState) => {
     const keys = await PlatformKey.findAll({ order: [['createdAt', 'DESC']], limit: 500 });
     const owners = await User.findAll({ where: { id: [...new Set(keys.map((k) => k.userId))] } });
     render(req, res, kit, '/keys', (csrf) => html`<h1>Platform keys</h1>
-${created ? html`<div class="card"><p><strong>New management key.</strong> Copy it now: it is shown this once.</p><p class="secret" data-test="new-platform-key">${created.key}</p></div>` : ''}
-<div class="card"><h2>Create a management key</h2><form method="post" action="/keys">${hidden(csrf)}
+${created === 'resent' ? html`<div class="card" role="status" data-test="resent"><p>This form was already sent (the page was reloaded): no other key was made. The key it made is in the table below; its secret was shown once.</p></div>` : created ? html`<div class="card"><p><strong>New management key.</strong> Copy it now: it is shown this once.</p><p class="secret" data-test="new-platform-key">${created.key}</p></div>` : ''}
+<div class="card"><h2>Create a management key</h2><form method="post" action="/keys">${hidden(csrf)}${onceField()}
 <label for="kname">Name</label><input type="text" id="kname" name="name" maxlength="200" value="${typed(refused, 'name')}">
 <fieldset class="checks"${invalidAttrs(refused, 'scopes')}><legend>Scopes</legend>${ALL_SCOPES.map((s) => html`<label><input type="checkbox" name="scopes" value="${s}"${ticked(refused, 'scopes', s) ? html` checked` : ''}>${s}</label>`)}</fieldset>${fieldError(refused, 'scopes')}
 <p><button type="submit">Create key</button></p></form></div>
@@ -114,9 +116,11 @@ ${keys.length ? '' : html`<tr><td colspan="6" class="muted">No platform keys yet
     const raw = req.body?.scopes;
     const scopes = (Array.isArray(raw) ? raw : raw ? [raw] : []).map(String);
     if (!scopes.length || scopes.some((s) => !ALL_SCOPES.includes(s))) throw new ApiError(400, 'invalid_scopes', 'Choose at least one known scope.', { param: 'scopes' });
-    const k = await createPlatformKey({ userId: res.locals.operator!.id, scopes, name: String(req.body?.name ?? '').slice(0, 200) || null }, operatorActor(res));
-    res.status(201);
-    await keysPage(req, res, k);
+    await once(redis, req, async () => {
+      const k = await createPlatformKey({ userId: res.locals.operator!.id, scopes, name: String(req.body?.name ?? '').slice(0, 200) || null }, operatorActor(res));
+      res.status(201);
+      await keysPage(req, res, k);
+    }, () => keysPage(req, res.status(409), 'resent'));
   }, (state) => keysPage(req, res, undefined, state)));
   r.post('/keys/:id/revoke', async (req, res) => {
     if (!(await revokePlatformKey(String(req.params.id), operatorActor(res)))) throw new ApiError(404, 'not_found', 'No active platform key with that id.');

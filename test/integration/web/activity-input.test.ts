@@ -49,6 +49,21 @@ describe('Activity: CSV cells, cursors and dates from outside', () => {
     expect(ok.status).to.equal(200);
   });
 
+  it('a hand-edited filter: the Activity page at 400 with the field marked and no rows; JSON and CSV get the error', async () => {
+    for (const [q, field] of [['status=7xx', 'status'], ['key=not-an-id', 'key'], ['from=yesterday', 'from'], ['project=1', 'project']] as const) {
+      const r = await web.get(`/dashboard/o/${o.org.slug}/activity?model=gpt&${q}`);
+      expect(r.status, q).to.equal(400);
+      expect(r.text, q).to.include('data-test="activity-filters"').and.not.include('data-test="error-page"');
+      expect(r.text, q).to.include(`data-test="field-error-${field}"`).and.include('aria-invalid="true"');
+      expect(r.text, q).to.include('value="gpt"').and.include('Mend the filter above');
+      const json = await web.request('GET', `/dashboard/o/${o.org.slug}/activity?${q}`, { headers: { accept: 'application/json' } });
+      expect(json.status, q).to.equal(400);
+      expect(json.body.error.code, q).to.equal('invalid_request');
+      expect(json.body.error.message, q).to.match(new RegExp(`^${field}: `));
+      expect((await web.get(`/dashboard/o/${o.org.slug}/activity.csv?${q}`)).status, q).to.equal(400);
+    }
+  });
+
   it('a day that does not exist in from/to: 400, on the page and in the admin API', async () => {
     for (const q of ['from=2026-02-31', 'to=2026-04-31T10:00', 'from=2026-01-01T24:00']) {
       const r = await web.get(`/dashboard/o/${o.org.slug}/activity?${q}`);

@@ -103,7 +103,7 @@ describe('Activity: the request log in the dashboard, the console and GET /admin
 
     const refused = await web.get(`/dashboard/o/${o.org.slug}/activity?key=not-an-id`);
     expect(refused.status).to.equal(400);
-    expect(refused.text).to.include('invalid_request');
+    expect(refused.text).to.include('data-test="field-error-key"'); // the page, its filter marked (activity-input)
     expect(refused.text).not.to.match(/at .*\.js:\d+/); // no stack trace
     const badStatus = await web.get(`/dashboard/o/${o.org.slug}/activity?status=ok');--`);
     expect(badStatus.status).to.equal(400);
