@@ -45,16 +45,23 @@ export function generations(body: Record<string, unknown>): number {
   return Math.max(count(body.n), count(body.best_of)) * prompts;
 }
 
-/** Input tokens of a canonical chat or completions body, counted on the whole JSON of its messages (an over-count), media at a fixed estimate each. */
-async function inputTokens(body: Record<string, unknown>, model: CatalogModel): Promise<number> {
+/**
+ * Input tokens of a canonical chat or completions body, counted on the whole JSON of its messages (an
+ * over-count), media at a fixed estimate each; and what its budgets hold for it (`priced`): a request
+ * holding a document by URL at the model's context window at least, since the upstream fetches the
+ * document and only that bounds what it reads (a 300-page PDF bills far above the fixed estimate).
+ * Rates count the estimate: they settle at what the upstream reports.
+ */
+async function inputTokens(body: Record<string, unknown>, model: CatalogModel): Promise<{ counted: number; priced: number }> {
   const messages = Array.isArray(body.messages) ? body.messages : [body.prompt ?? ''];
   // `system`: an Anthropic body passed through natively keeps its system prompt outside `messages`
   const extra = [body.system, body.tools, body.functions].filter((v) => v !== undefined && v !== null).map((v) => JSON.stringify(v));
   // images and binary documents: a fixed estimate each, not their base64 text (shared/tokenizer/media.ts)
-  const { json, fixedTokens } = jsonWithoutMedia(messages);
+  const { json, fixedTokens, unsized } = jsonWithoutMedia(messages);
   // not counted in time on a busy pod: its bytes, so a limit or budget is never passed on an estimate
   const n = await countTokensAtMost(model.tokenizer, [json, ...extra]);
-  return n + fixedTokens + MESSAGE_OVERHEAD_TOKENS * messages.length;
+  const counted = n + fixedTokens + MESSAGE_OVERHEAD_TOKENS * messages.length;
+  return { counted, priced: unsized && model.contextWindow ? Math.max(counted, model.contextWindow) : counted };
 }
 
 /** How a request's hold counts (limitsFor, chatLimits). */
@@ -74,7 +81,14 @@ export function limitsFor(
   ctx: AppContext,
   req: Request,
   model: CatalogModel,
-  measure: (m: { /** a priced budget (the key's, its project's or its member's) holds this request */ budgeted: boolean }) => Promise<{ input: number; output: number; /** per image, at its recorded price */ fixedMicros?: number }>,
+  measure: (m: { /** a priced budget (the key's, its project's or its member's) holds this request */ budgeted: boolean }) => Promise<{
+    input: number;
+    output: number;
+    /** input the budgets hold when more than `input` (a document the upstream fetches) */
+    pricedInput?: number;
+    /** per image, at its recorded price */
+    fixedMicros?: number;
+  }>,
   { countsAsRequest = true, priced = true }: HoldOptions = {},
 ): (requestId: string) => Promise<LimitHold> {
   return async (requestId) => {
@@ -82,7 +96,7 @@ export function limitsFor(
     const projectBudget = auth.projectId ? await ctx.directory.projectBudget(auth.projectId) : null;
     const controls = auth.controls && !countsAsRequest ? without(auth.controls, { rpm: null }) : auth.controls;
     if (!controls || !hasLimits(controls, projectBudget)) return NO_HOLD;
-    const { input, output, fixedMicros = 0 } = await measure({ budgeted: priced && hasBudget(controls, projectBudget) });
+    const { input, output, pricedInput = input, fixedMicros = 0 } = await measure({ budgeted: priced && hasBudget(controls, projectBudget) });
     const prices = priced ? pricesOf(model.prices) : {};
     return reserveLimits(ctx.redis, {
       orgId: auth.orgId,
@@ -92,7 +106,7 @@ export function limitsFor(
       projectBudget,
       requestId,
       inputTokens: input,
-      worstCaseMicros: input * (prices.input_token ?? 0) + output * (prices.output_token ?? 0) + fixedMicros,
+      worstCaseMicros: pricedInput * (prices.input_token ?? 0) + output * (prices.output_token ?? 0) + fixedMicros,
       prices,
       onRate: (w) => setRateHeaders(req, w),
     });
@@ -133,7 +147,8 @@ export function chatLimits(ctx: AppContext, req: Request, model: CatalogModel, b
     model,
     async ({ budgeted }) => {
       if (budgeted && operation !== 'messages') capUntoldOutput(body, model, operation);
-      return { input: await inputTokens(body, model), output: outputCap(body, model, operation) * generations(body) };
+      const input = await inputTokens(body, model);
+      return { input: input.counted, pricedInput: input.priced, output: outputCap(body, model, operation) * generations(body) };
     },
     options,
   );

@@ -36,7 +36,7 @@ const documentTokens = (bytes: number) => Math.max(DOCUMENT_TOKENS, Math.ceil(by
  * for. Undefined for anything that is not a media part with a payload or a URL (OpenAI, Anthropic
  * and Responses part shapes).
  */
-function withoutPayload(part: Obj): { part: Obj; tokens: number } | undefined {
+function withoutPayload(part: Obj): { part: Obj; tokens: number; unsized?: true } | undefined {
   switch (part.type) {
     case 'image_url':
     case 'input_image': {
@@ -52,7 +52,8 @@ function withoutPayload(part: Obj): { part: Obj; tokens: number } | undefined {
       if (typeof data !== 'string') return undefined;
       const b = bare(data);
       const inner = { ...holder, file_data: b.text };
-      return { part: part.type === 'file' ? { ...part, file: inner } : inner, tokens: documentTokens(b.bytes) };
+      // file_data that is not a data URL is a URL the upstream fetches: its size is not known here
+      return { part: part.type === 'file' ? { ...part, file: inner } : inner, tokens: documentTokens(b.bytes), ...(data.startsWith('data:') ? {} : { unsized: true as const }) };
     }
     case 'image':
     case 'document': {
@@ -61,7 +62,7 @@ function withoutPayload(part: Obj): { part: Obj; tokens: number } | undefined {
         const bytes = Math.floor((source.data.length * 3) / 4);
         return { part: { ...part, source: { ...source, data: '' } }, tokens: part.type === 'image' ? IMAGE_TOKENS : documentTokens(bytes) };
       }
-      if (source?.type === 'url') return { part, tokens: part.type === 'image' ? IMAGE_TOKENS : DOCUMENT_TOKENS };
+      if (source?.type === 'url') return part.type === 'image' ? { part, tokens: IMAGE_TOKENS } : { part, tokens: DOCUMENT_TOKENS, unsized: true };
       return undefined; // a text or content document is read as text
     }
     default:
@@ -81,20 +82,22 @@ export function mediaTokens(part: Obj): number {
  * that text from the count. Small JSON with no media part is returned as it is (one `JSON.stringify`
  * and one scan), so the common request pays nothing more.
  */
-export function jsonWithoutMedia(value: unknown): { json: string; fixedTokens: number } {
+export function jsonWithoutMedia(value: unknown): { json: string; fixedTokens: number; /** documents by URL, whose size only the upstream sees (counted at DOCUMENT_TOKENS each) */ unsized: number } {
   const plain = JSON.stringify(value ?? '');
-  if (plain.length < SMALL_JSON && !MEDIA_PART.test(plain)) return { json: plain, fixedTokens: 0 };
+  if (plain.length < SMALL_JSON && !MEDIA_PART.test(plain)) return { json: plain, fixedTokens: 0, unsized: 0 };
   let fixedTokens = 0;
+  let unsized = 0;
   const json = JSON.stringify(value, (_key, v: unknown) => {
     // the replacer sees the copy it returns only through its fields, so nothing is counted twice
     if (v && typeof v === 'object' && !Array.isArray(v) && typeof (v as Obj).type === 'string') {
       const m = withoutPayload(v as Obj);
       if (m) {
         fixedTokens += m.tokens;
+        if (m.unsized) unsized++;
         return m.part;
       }
     }
     return v;
   });
-  return { json, fixedTokens };
+  return { json, fixedTokens, unsized };
 }

@@ -115,6 +115,38 @@ describe('key rate limits on every path', () => {
     expect(Number(one.headers.get('x-ratelimit-remaining-tokens')), 'one image: its 1,600 tokens and the text').to.be.within(20_000 - 1_700, 20_000 - 1_600);
   });
 
+  it('a budgeted request with a document by URL is held at the model\'s context window: the upstream reads the document, so only that bounds it', async function () {
+    this.timeout(30_000);
+    const o = await buildOrg(env().redis);
+    // sim-claude: 200,000 tokens of context at 3 µ$ each is $0.60 of input; a budget of $0.50 fits any
+    // request of a few words, not one the upstream may read 200,000 tokens for
+    await updateKeyControls(env().redis, o.keyId, { budgetMicros: 500_000, budgetPeriod: 'day' });
+    const doc = { type: 'document', source: { type: 'url', url: 'https://example.com/long.pdf' } };
+    const byUrl = [
+      ['/v1/messages', { model: 'sim-claude', max_tokens: 20, messages: [{ role: 'user', content: [doc, { type: 'text', text: 'summarise' }] }] }],
+      ['/v1/chat/completions', { model: 'sim-claude', max_tokens: 20, messages: [{ role: 'user', content: [{ type: 'file', file: { filename: 'long.pdf', file_data: 'https://example.com/long.pdf' } }, { type: 'text', text: 'summarise' }] }] }],
+      ['/v1/responses', { model: 'sim-claude', max_output_tokens: 20, input: [{ role: 'user', content: [{ type: 'input_file', file_url: 'https://example.com/long.pdf' }, { type: 'input_text', text: 'summarise' }] }] }],
+    ] as const;
+    for (const [path, json] of byUrl) {
+      const r = await call('POST', path, { headers: { ...keyHeader(o.key), ...V }, json });
+      expect(r.status, `${path} ${r.text.slice(0, 200)}`).to.equal(402);
+      expect(JSON.stringify(r.body), path).to.include('budget_exceeded');
+    }
+    expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
+    // the same document inline is held by its size, and served
+    const inline = await call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), ...V }, json: { model: 'sim-claude', max_tokens: 20, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' } }, { type: 'text', text: 'summarise' }] }] } });
+    expect(inline.status, inline.text.slice(0, 200)).to.equal(200);
+    // a budget with room for the context window serves the URL
+    await updateKeyControls(env().redis, o.keyId, { budgetMicros: 1_000_000, budgetPeriod: 'day' });
+    const served = await call('POST', byUrl[0][0], { headers: { ...keyHeader(o.key), ...V }, json: byUrl[0][1] });
+    expect(served.status, served.text.slice(0, 200)).to.equal(200);
+    // rates count the estimate, not the context window: a minute of 20,000 tokens serves it
+    await updateKeyControls(env().redis, o.keyId, { tpm: 20_000, budgetMicros: 2_000_000, budgetPeriod: 'day' });
+    expect(await roomInMinute()).to.equal(true);
+    const rated = await call('POST', byUrl[0][0], { headers: { ...keyHeader(o.key), ...V }, json: byUrl[0][1] });
+    expect(rated.status, rated.text.slice(0, 200)).to.equal(200);
+  });
+
   it('an input not counted in time (a busy pod) is held to its byte size, never answered 500: over tpm 429, within it served', async function () {
     this.timeout(30_000);
     const o = await buildOrg(env().redis);
