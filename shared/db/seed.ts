@@ -53,21 +53,23 @@ export async function seed(redis: RedisClient, simulatorUrl: string): Promise<{ 
   await seedSearchProviders(simulatorUrl);
   const [provider] = await Provider.findOrCreate({
     where: { name: 'simulator' },
-    defaults: { name: 'simulator', kind: 'openai', baseUrl: `${simulatorUrl}/v1`, apiKeyEncrypted: null },
+    defaults: { name: 'simulator', kind: 'openai', baseUrl: `${simulatorUrl}/v1`, apiKeyEncrypted: null, passthrough: true },
   });
   if (provider.baseUrl !== `${simulatorUrl}/v1`) await provider.update({ baseUrl: `${simulatorUrl}/v1` });
   // The simulator also speaks Anthropic's messages format; its base URL is the host root.
   const [anthropic] = await Provider.findOrCreate({
     where: { name: 'simulator-anthropic' },
-    defaults: { name: 'simulator-anthropic', kind: 'anthropic', baseUrl: simulatorUrl, apiKeyEncrypted: null },
+    defaults: { name: 'simulator-anthropic', kind: 'anthropic', baseUrl: simulatorUrl, apiKeyEncrypted: null, passthrough: true },
   });
   if (anthropic.baseUrl !== simulatorUrl) await anthropic.update({ baseUrl: simulatorUrl });
   // ...and Cohere's v2 rerank format (host root too: the adapter adds `/v2/rerank`).
   const [cohere] = await Provider.findOrCreate({
     where: { name: 'simulator-cohere' },
-    defaults: { name: 'simulator-cohere', kind: 'cohere', baseUrl: simulatorUrl, apiKeyEncrypted: null },
+    defaults: { name: 'simulator-cohere', kind: 'cohere', baseUrl: simulatorUrl, apiKeyEncrypted: null, passthrough: true },
   });
   if (cohere.baseUrl !== simulatorUrl) await cohere.update({ baseUrl: simulatorUrl });
+  // the simulator plays the vendors' services, which check a caller's own key (passthrough)
+  for (const p of [provider, anthropic, cohere]) if (p.passthrough === null) await p.update({ passthrough: true });
   const providerOf = { openai: provider, anthropic, cohere };
   for (const { provider: kind, ...m } of DEFAULT_CATALOG) {
     const { id: providerId, name: providerName } = providerOf[kind ?? 'openai'];

@@ -136,7 +136,8 @@ export class ScriptedUpstream {
     const id = `scripted-${crypto.randomBytes(4).toString('hex')}`;
     const base_url = this.kind === 'openai' ? `${this.url}/v1` : this.url;
     const settings = this.kind === 'azure' ? { api_version: '2024-10-21', ...opts.settings } : opts.settings;
-    await upsertProvider({ name: id, kind: this.kind, base_url, api_key: 'sk-scripted', ...settings } as never);
+    // it plays a vendor's service, which checks a caller's own key: passthrough allowed
+    await upsertProvider({ name: id, kind: this.kind, base_url, api_key: 'sk-scripted', passthrough: true, ...settings } as never);
     this.models.push(id);
     await upsertModel({
       id,

@@ -50,7 +50,9 @@ describe('operator CLI: provider add for every kind', () => {
     await gateway('provider', 'add', '--name', 'cli-vllm', '--kind', 'openai', '--preset', 'vllm', '--base-url', 'http://10.0.0.5:8000/v1', '--passthrough');
     expect(await stored('cli-vllm')).to.deep.equal([true, true]);
     await gateway('provider', 'add', '--name', 'cli-open', '--kind', 'openai', '--base-url', 'http://10.0.0.6:8000/v1');
-    expect(await stored('cli-open'), 'openai: allowed by default').to.deep.equal([null, true]);
+    expect(await stored('cli-open'), 'a server of the operator\'s: refused by default').to.deep.equal([null, false]);
+    await gateway('provider', 'add', '--name', 'cli-vendor', '--kind', 'openai', '--base-url', 'https://api.openai.com/v1');
+    expect(await stored('cli-vendor'), "OpenAI's own host: allowed by default").to.deep.equal([null, true]);
     await gateway('provider', 'add', '--name', 'cli-open', '--kind', 'openai', '--base-url', 'http://10.0.0.6:8000/v1', '--no-passthrough');
     expect(await stored('cli-open')).to.deep.equal([false, false]);
 

@@ -79,14 +79,19 @@ describe("passthrough: a provider says whether callers may bring their own key",
     expect(seen()).to.deep.equal([]);
   });
 
-  it('the hosted presets and a plain openai provider take an own key by default', async function () {
+  it("a server that is not a vendor's own host refuses an own key by default, whatever its kind or preset; set to allow it, it forwards the key", async function () {
     this.timeout(30_000);
     const o = await buildOrg(env().redis);
+    // an OpenAI-compatible server the operator runs may check no key: a made-up one would be served free
     for (const preset of [undefined, 'groq', 'openrouter'] as const) {
       resetSim();
       const model = await modelOn(await simProvider(preset ? { preset } : {}));
       const r = await chat(o.key, model, OWN);
-      expect(r.status, `${preset}: ${r.text}`).to.equal(200);
+      expect([r.status, r.body.error?.code], `${preset}: ${r.text}`).to.deep.equal([403, 'passthrough_not_allowed']);
+      expect(seen(), String(preset)).to.deep.equal([]);
+      const open = await modelOn(await simProvider(preset ? { preset, passthrough: true } : { passthrough: true }));
+      const own = await chat(o.key, open, OWN);
+      expect(own.status, `${preset}: ${own.text}`).to.equal(200);
       expect(seen().map(([, auth]) => auth), String(preset)).to.deep.equal([`Bearer ${OWN}`]);
     }
   });
@@ -94,7 +99,7 @@ describe("passthrough: a provider says whether callers may bring their own key",
   it("a pool mixing providers: the primary's setting decides, and the caller's key never reaches a provider that refuses it", async function () {
     this.timeout(30_000);
     const o = await buildOrg(env().redis);
-    const [open, closed] = [await simProvider(), await simProvider({ preset: 'vllm' })];
+    const [open, closed] = [await simProvider({ passthrough: true }), await simProvider({ preset: 'vllm' })];
     const [openUp, closedUp] = [`open-${rndId()}`, `closed-${rndId()}`];
     const closedFirst = await poolModel([{ name: 'closed', provider: closed, upstream: closedUp }, { name: 'open', provider: open, upstream: openUp }]);
     const refused = await chat(o.key, closedFirst, OWN);
@@ -119,9 +124,9 @@ describe("passthrough: a provider says whether callers may bring their own key",
   it('a primary provider that cannot serve chat (cohere) does not pass the caller\'s key on to the pool\'s other provider', async function () {
     this.timeout(30_000);
     const o = await buildOrg(env().redis);
-    const cohere = await simProvider({ kind: 'cohere', base_url: env().simUrl });
+    const cohere = await simProvider({ kind: 'cohere', base_url: env().simUrl, passthrough: true });
     const otherUp = `other-${rndId()}`;
-    for (const other of [await simProvider({ preset: 'vllm' }), await simProvider()]) {
+    for (const other of [await simProvider({ preset: 'vllm' }), await simProvider({ passthrough: true })]) {
       resetSim();
       const model = await poolModel([{ name: 'embed', provider: cohere, upstream: `c-${rndId()}` }, { name: 'chat', provider: other, upstream: otherUp }]);
       const refused = await chat(o.key, model, OWN);
@@ -157,8 +162,19 @@ describe('passthrough: the management API sets it on a provider', () => {
     const reset = await admin.call('PATCH', `/admin/v1/providers/${created.body.id}`, { passthrough: null });
     expect([reset.status, reset.body.passthrough]).to.deep.equal([200, false]);
     expect((await chat(o.key, model, OWN)).status).to.equal(403);
-    const plain = await admin.call('POST', '/admin/v1/providers', { name: `pt-api-${rndId()}`, kind: 'anthropic', base_url: 'https://api.anthropic.com' });
-    expect(plain.body.passthrough, 'a vendor that bills the key: allowed').to.equal(true);
+    const vendors: Array<[string, string, Record<string, string>?]> = [
+      ['anthropic', 'https://api.anthropic.com'], ['openai', 'https://api.openai.com/v1'], ['openai', 'https://api.groq.com/openai/v1', { preset: 'groq' }],
+      ['azure', 'https://res-1.openai.azure.com', { api_version: '2024-10-21' }], ['bedrock', 'https://bedrock-runtime.us-east-1.amazonaws.com', { region: 'us-east-1' }],
+      ['gemini', 'https://generativelanguage.googleapis.com'],
+    ];
+    for (const [kind, base_url, settings] of vendors) {
+      const plain = await admin.call('POST', '/admin/v1/providers', { name: `pt-api-${rndId()}`, kind, base_url, ...(settings ? { settings } : {}) });
+      expect([plain.status, plain.body.passthrough], `${base_url}: a vendor that checks and bills the key: allowed`).to.deep.equal([201, true]);
+    }
+    for (const base_url of ['http://api.openai.com/v1', 'https://api.openai.com.evil.example/v1', 'https://10.0.0.7:8000/v1', 'https://llm.internal.example/v1']) {
+      const other = await admin.call('POST', '/admin/v1/providers', { name: `pt-api-${rndId()}`, kind: 'openai', base_url });
+      expect([other.status, other.body.passthrough], `${base_url}: not a vendor's own https host`).to.deep.equal([201, false]);
+    }
     const invalid = await admin.call('PATCH', `/admin/v1/providers/${created.body.id}`, { passthrough: 'sometimes' });
     expect([invalid.status, invalid.body.error?.code]).to.deep.equal([400, 'invalid_request']);
   });

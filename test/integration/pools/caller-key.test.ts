@@ -18,7 +18,7 @@ describe("pools: a caller's own key leaves the shared deployments' health alone"
     it(`${kind}: a passthrough key's 429 asking for an hour, then another org is served at once`, async function () {
       this.timeout(30_000);
       const prov = `own-key-${kind}-${rndId()}`;
-      await upsertProvider({ name: prov, kind, base_url: kind === 'gemini' ? env().simUrl : `${env().simUrl}/v1`, api_key: 'platform-key' } as never);
+      await upsertProvider({ name: prov, kind, base_url: kind === 'gemini' ? env().simUrl : `${env().simUrl}/v1`, api_key: 'platform-key', passthrough: true } as never);
       await bumpEpoch(env().redis);
       const a = `sim-${kind}-a-${rndId()}`;
       const b = `sim-${kind}-b-${rndId()}`;

@@ -36,8 +36,8 @@ export const providers: ResourceDef = {
     passthrough: {
       schema: Joi.boolean().allow(null),
       description:
-        "Whether callers may bring their own provider key to it (passthrough, docs/api.md). null (the default): refused for the self-hosted presets (`vllm`, `ollama`), whose server checks no key, allowed for the rest. Returned as the value in force.",
-      fromRow: (r) => passthroughAllowed(r as Pick<Provider, 'settings' | 'passthrough'>),
+        "Whether callers may bring their own provider key to it (passthrough, docs/api.md). null (the default): allowed when `base_url` is https on a vendor's own host (api.openai.com, api.anthropic.com, *.openai.azure.com, *.amazonaws.com, generativelanguage.googleapis.com, the hosted presets' hosts ...), whose service checks the key and bills its account; refused for any other server (vLLM, Ollama, an OpenAI-compatible server of the operator's), which may check no key. Returned as the value in force.",
+      fromRow: (r) => passthroughAllowed(r as Pick<Provider, 'kind' | 'settings' | 'passthrough' | 'baseUrl'>),
     },
   },
   // What one kind needs of the fields (docs/providers/): checked on the row as it will be after the write.
