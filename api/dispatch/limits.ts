@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import type { AppContext } from '../context';
 import type { CatalogModel } from '../../shared/catalog/catalog';
 import { countTokensAtMost } from '../../shared/tokenizer/pool';
-import { jsonWithoutMedia } from '../../shared/tokenizer/media';
+import { imageTokensOf, jsonWithoutMedia } from '../../shared/tokenizer/media';
 import { hasBudget, hasLimits, NO_HOLD, reserveLimits, without, type LimitHold } from '../../shared/limits/limits';
 import { pricesOf } from '../../shared/limits/usage-cost';
 import type { KeyControls } from '../../shared/limits/controls';
@@ -57,7 +57,7 @@ async function inputTokens(body: Record<string, unknown>, model: CatalogModel): 
   // `system`: an Anthropic body passed through natively keeps its system prompt outside `messages`
   const extra = [body.system, body.tools, body.functions].filter((v) => v !== undefined && v !== null).map((v) => JSON.stringify(v));
   // images and binary documents: a fixed estimate each, not their base64 text (shared/tokenizer/media.ts)
-  const { json, fixedTokens, unsized } = jsonWithoutMedia(messages);
+  const { json, fixedTokens, unsized } = jsonWithoutMedia(messages, imageTokensOf(model));
   // not counted in time on a busy pod: its bytes, so a limit or budget is never passed on an estimate
   const n = await countTokensAtMost(model.tokenizer, [json, ...extra]);
   const counted = n + fixedTokens + MESSAGE_OVERHEAD_TOKENS * messages.length;

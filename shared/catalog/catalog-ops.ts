@@ -9,6 +9,7 @@ import { baseModelMisfits, deploymentsSchema, fallbacksSchema, poolOfOne, type D
 import { decisionPoolMisfits, decisionUsersRefusing } from './decision-providers';
 import { withBaseModels } from './base-models';
 import { askProfilesAgain, profileAccessChanged } from './provider-base-models';
+import { MAX_IMAGE_TOKENS } from '../tokenizer/media';
 
 /** Operator actions on providers and catalog entries (CLI and catalog files). */
 
@@ -24,7 +25,7 @@ export const providerSchema = Joi.object({
   api_version: Joi.string().max(100).when('kind', { is: 'azure', then: Joi.required() }),
   region: Joi.string().pattern(/^[a-z0-9-]+$/).max(40).when('kind', { is: 'bedrock', then: Joi.required() }),
   preset: Joi.string().valid(...PRESET_NAMES).when('kind', { is: 'openai', otherwise: Joi.forbidden() }),
-  // whether callers may bring their own key (omitted: refused on the vllm and ollama presets, allowed otherwise)
+  // whether callers may bring their own key (omitted: allowed only on a vendor's own https host, shared/catalog/passthrough.ts)
   passthrough: Joi.boolean(),
 });
 
@@ -39,7 +40,7 @@ export const modelSchema = Joi.object({
   capabilities: Joi.object().pattern(/^(chat|embeddings|rerank|image_generation|transcription|vision|decision|tools|json_schema)$/, Joi.boolean()).required(),
   context_window: Joi.number().integer().min(1),
   max_output_tokens: Joi.number().integer().min(1),
-  limits: Joi.object(),
+  limits: Joi.object({ image_tokens: Joi.number().integer().min(1).max(MAX_IMAGE_TOKENS) }).unknown(true),
   // `reasoning_effort`: false (none) or the levels the upstream takes (shared/catalog/effort-levels.ts)
   config: Joi.object({ reasoning_effort: Joi.alternatives(Joi.boolean(), Joi.array().items(Joi.string().min(1))) }).unknown(true),
   prices: Joi.object().pattern(/.*/, Joi.number().min(0)),

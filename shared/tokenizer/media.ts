@@ -5,6 +5,8 @@
  * every count of a request's input takes them out and adds a fixed estimate each (docs/keys.md).
  */
 export const IMAGE_TOKENS = 1600;
+/** The largest `limits.image_tokens` the catalog takes (a model's own estimate of one image). */
+export const MAX_IMAGE_TOKENS = 1_000_000;
 export const DOCUMENT_TOKENS = 1600;
 
 /**
@@ -36,14 +38,14 @@ const documentTokens = (bytes: number) => Math.max(DOCUMENT_TOKENS, Math.ceil(by
  * for. Undefined for anything that is not a media part with a payload or a URL (OpenAI, Anthropic
  * and Responses part shapes).
  */
-function withoutPayload(part: Obj): { part: Obj; tokens: number; unsized?: true } | undefined {
+function withoutPayload(part: Obj, imageTokens = IMAGE_TOKENS): { part: Obj; tokens: number; unsized?: true } | undefined {
   switch (part.type) {
     case 'image_url':
     case 'input_image': {
       const iu = part.image_url;
-      if (typeof iu === 'string') return { part: { ...part, image_url: bare(iu).text }, tokens: IMAGE_TOKENS };
+      if (typeof iu === 'string') return { part: { ...part, image_url: bare(iu).text }, tokens: imageTokens };
       const url = (iu as Obj | undefined)?.url;
-      return typeof url === 'string' ? { part: { ...part, image_url: { ...(iu as Obj), url: bare(url).text } }, tokens: IMAGE_TOKENS } : undefined;
+      return typeof url === 'string' ? { part: { ...part, image_url: { ...(iu as Obj), url: bare(url).text } }, tokens: imageTokens } : undefined;
     }
     case 'file':
     case 'input_file': {
@@ -60,14 +62,24 @@ function withoutPayload(part: Obj): { part: Obj; tokens: number; unsized?: true 
       const source = part.source as Obj | undefined;
       if (source?.type === 'base64' && typeof source.data === 'string') {
         const bytes = Math.floor((source.data.length * 3) / 4);
-        return { part: { ...part, source: { ...source, data: '' } }, tokens: part.type === 'image' ? IMAGE_TOKENS : documentTokens(bytes) };
+        return { part: { ...part, source: { ...source, data: '' } }, tokens: part.type === 'image' ? imageTokens : documentTokens(bytes) };
       }
-      if (source?.type === 'url') return part.type === 'image' ? { part, tokens: IMAGE_TOKENS } : { part, tokens: DOCUMENT_TOKENS, unsized: true };
+      if (source?.type === 'url') return part.type === 'image' ? { part, tokens: imageTokens } : { part, tokens: DOCUMENT_TOKENS, unsized: true };
       return undefined; // a text or content document is read as text
     }
     default:
       return undefined;
   }
+}
+
+/**
+ * The most tokens one image may bill on a model: its catalog `limits.image_tokens` (a positive
+ * integer: gpt-4o-mini bills up to 48,169, Gemini tiles a large image past 1,600), else IMAGE_TOKENS,
+ * which covers Anthropic's and OpenAI's tile-priced models (docs/catalog.md).
+ */
+export function imageTokensOf(model: { limits?: Record<string, unknown> | null }): number {
+  const n = model.limits?.image_tokens;
+  return typeof n === 'number' && Number.isInteger(n) && n > 0 ? n : IMAGE_TOKENS;
 }
 
 /** The tokens one media part stands for (an image's fixed estimate, a document's by its size); 0 for any other part or one without a payload or URL. */
@@ -77,12 +89,13 @@ export function mediaTokens(part: Obj): number {
 
 /**
  * The JSON of `value` (a request's messages, or any part of its body) with every image's and binary
- * document's payload left out, and the tokens they stand for: an image a fixed IMAGE_TOKENS, a
+ * document's payload left out, and the tokens they stand for: an image a fixed `imageTokens` (the
+ * model's `limits.image_tokens`, imageTokensOf, else IMAGE_TOKENS), a
  * document by its size. Only payloads are left out, so a `type` a client adds to text cannot hide
  * that text from the count. Small JSON with no media part is returned as it is (one `JSON.stringify`
  * and one scan), so the common request pays nothing more.
  */
-export function jsonWithoutMedia(value: unknown): { json: string; fixedTokens: number; /** documents by URL, whose size only the upstream sees (counted at DOCUMENT_TOKENS each) */ unsized: number } {
+export function jsonWithoutMedia(value: unknown, imageTokens = IMAGE_TOKENS): { json: string; fixedTokens: number; /** documents by URL, whose size only the upstream sees (counted at DOCUMENT_TOKENS each) */ unsized: number } {
   const plain = JSON.stringify(value ?? '');
   if (plain.length < SMALL_JSON && !MEDIA_PART.test(plain)) return { json: plain, fixedTokens: 0, unsized: 0 };
   let fixedTokens = 0;
@@ -90,7 +103,7 @@ export function jsonWithoutMedia(value: unknown): { json: string; fixedTokens: n
   const json = JSON.stringify(value, (_key, v: unknown) => {
     // the replacer sees the copy it returns only through its fields, so nothing is counted twice
     if (v && typeof v === 'object' && !Array.isArray(v) && typeof (v as Obj).type === 'string') {
-      const m = withoutPayload(v as Obj);
+      const m = withoutPayload(v as Obj, imageTokens);
       if (m) {
         fixedTokens += m.tokens;
         if (m.unsized) unsized++;

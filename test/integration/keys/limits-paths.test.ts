@@ -16,6 +16,8 @@ import { decide, validBody } from '../systemone/helpers';
 import { withSettings } from '../../helpers/settings';
 import { UsageEvent } from '../../../shared/db/models';
 import { usageSettled } from '../../helpers/usage';
+import { poolModel, rndId, simDeployment } from '../../helpers/pool-models';
+import { importCatalog } from '../../../shared/catalog/catalog-ops';
 
 const V = { 'anthropic-version': '2023-06-01' };
 
@@ -113,6 +115,30 @@ describe('key rate limits on every path', () => {
     const one = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', max_tokens: 5, messages: [{ role: 'user', content: [{ type: 'text', text: 'what is this' }, images[0]] }] } });
     expect(one.status, one.text.slice(0, 200)).to.equal(200);
     expect(Number(one.headers.get('x-ratelimit-remaining-tokens')), 'one image: its 1,600 tokens and the text').to.be.within(20_000 - 1_700, 20_000 - 1_600);
+  });
+
+  it("an image counts the model's limits.image_tokens when the catalog gives one (gpt-4o-mini bills up to 48,169 tokens an image), toward tpm and the budget", async function () {
+    this.timeout(30_000);
+    const o = await buildOrg(env().redis);
+    const plain = await poolModel([simDeployment('img')]);
+    const costly = await poolModel([simDeployment('img')], { limits: { image_tokens: 48_169 } });
+    await updateKeyControls(env().redis, o.keyId, { tpm: 40_000 });
+    expect(await roomInMinute()).to.equal(true);
+    const withImage = (model: string) => ({ model, max_tokens: 5, messages: [{ role: 'user', content: [{ type: 'text', text: 'what is this' }, { type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] }] });
+    const refused = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: withImage(costly) });
+    expect([refused.status, refused.body.error?.code], 'one image of up to 48,169 tokens is past 40,000 a minute').to.deep.equal([429, 'rate_limit_exceeded']);
+    expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
+    const served = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: withImage(plain) });
+    expect(served.status, served.text.slice(0, 200)).to.equal(200);
+    // the budget holds the same: 48,169 tokens at 1 µ$ is past a budget of $0.04
+    await updateKeyControls(env().redis, o.keyId, { tpm: null, budgetMicros: 40_000, budgetPeriod: 'day' });
+    const over = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: withImage(costly) });
+    expect([over.status, over.body.error?.code]).to.deep.equal([402, 'budget_exceeded']);
+    // and the catalog takes only a positive integer
+    for (const image_tokens of [-1, 0, 1.5, 'many']) {
+      const bad = await importCatalog(env().redis, { models: [{ id: `bad-${rndId()}`, provider: 'simulator', upstream: 'x', capabilities: { chat: true }, limits: { image_tokens } }] }).then(() => '', (e: Error) => e.message);
+      expect(bad, String(image_tokens)).to.include('image_tokens');
+    }
   });
 
   it('a budgeted request with a document by URL is held at the model\'s context window: the upstream reads the document, so only that bounds it', async function () {

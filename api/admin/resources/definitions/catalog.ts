@@ -4,6 +4,7 @@ import { decrypt, encrypt } from '../../../../shared/crypto';
 import { PROVIDER_KINDS, type ProviderSettings } from '../../../../shared/db/models/Provider';
 import { PRESET_NAMES, presetOf } from '../../../../shared/catalog/presets';
 import { passthroughAllowed } from '../../../../shared/catalog/passthrough';
+import { MAX_IMAGE_TOKENS } from '../../../../shared/tokenizer/media';
 import { ApiError } from '../../../../shared/errors/ApiError';
 import { poolFields, syncPool } from './pools';
 import { checkTokenizer, ENCODINGS } from '../../../../shared/catalog/catalog-ops';
@@ -111,7 +112,10 @@ export const inferenceModels: ResourceDef = {
     capabilities: { schema: Joi.object().pattern(CAPABILITIES, Joi.boolean()), required: true },
     context_window: { schema: Joi.number().integer().min(1).allow(null) },
     max_output_tokens: { schema: Joi.number().integer().min(1).allow(null) },
-    limits: { schema: jsonObject() },
+    limits: {
+      schema: jsonObject().keys({ image_tokens: Joi.number().integer().min(1).max(MAX_IMAGE_TOKENS) }),
+      description: 'Task limits; on a chat model `image_tokens`: the most tokens one image input may bill on it (default 1600), what a budget or tpm holds per image.',
+    },
     config: { schema: jsonObject(), description: 'Per-task config, e.g. `audio_config`.' },
     prices: { schema: Joi.object().pattern(/^[a-z_]+$/, Joi.number().min(0)), description: 'Micro-dollars per unit.' },
     tokenizer: { schema: Joi.string().pattern(/^[a-z0-9][a-z0-9_-]{0,62}$/), description: 'An encoding or the name of a tokenizer profile (`/inference-tokenizer-profiles`), which counting then uses.' },
