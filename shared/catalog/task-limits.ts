@@ -6,6 +6,8 @@ export const EMBEDDINGS_BODY_BYTES = 2 * 1024 * 1024;
 export interface EmbeddingLimits {
   max_batch_size: number;
   max_input_tokens: number;
+  /** The tokens of all of a request's inputs together (OpenAI: 300,000 for every embedding model). */
+  max_tokens_per_request: number;
   /** The model's native vector length, when declared. */
   dimensions: number | null;
   /** Whether `dimensions` (a shorter vector) may be requested. */
@@ -26,6 +28,7 @@ export function embeddingLimits(m: CatalogModel): EmbeddingLimits {
   return {
     max_batch_size: int(l.max_batch_size) ?? 2048,
     max_input_tokens: int(l.max_input_tokens) ?? m.contextWindow ?? 8192,
+    max_tokens_per_request: int(l.max_tokens_per_request) ?? 300_000,
     dimensions: int(l.dimensions) ?? null,
     supports_dimensions: l.supports_dimensions === true,
   };

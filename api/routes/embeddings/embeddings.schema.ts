@@ -45,8 +45,8 @@ export function parseEmbeddings(body: Record<string, unknown>): EmbeddingsReques
 }
 
 /**
- * The model's limits: batch size, `dimensions` support and range, and each input's tokens under the
- * model's tokenizer profile (never truncated), counted off the event loop when large and within the
+ * The model's limits: batch size, `dimensions` support and range, each input's tokens under the
+ * model's tokenizer profile (never truncated) and their sum per request, counted off the event loop when large and within the
  * token-count time budget (shared/tokenizer/pool.ts). Returns the total input tokens.
  */
 export async function checkEmbeddingLimits(
@@ -79,6 +79,10 @@ export async function checkEmbeddingLimits(
       throw invalid('input_too_long', `${where} is longer than the model's limit of ${limits.max_input_tokens} tokens; inputs are never truncated.`);
     }
     total += n;
+  }
+  // OpenAI refuses a request whose inputs add up to more (300,000 tokens); refused here, before a lane or the upstream
+  if (total > limits.max_tokens_per_request) {
+    throw invalid('batch_too_large', `'${names.input}' has ${total} tokens in all; the model '${model}' takes at most ${limits.max_tokens_per_request} tokens per request (send fewer inputs; nothing is truncated).`);
   }
   return total;
 }

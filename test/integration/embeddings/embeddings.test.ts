@@ -18,6 +18,9 @@ describe('POST /v1/embeddings', () => {
     o = await buildOrg(env().redis);
     // An embeddings model that does not support `dimensions`.
     await upsertModel({ id: 'sim-embed-fixed', provider: 'simulator', upstream: 'sim-embed-1', capabilities: { embeddings: true }, limits: { max_batch_size: 4, max_input_tokens: 64 } });
+    // One whose inputs may add up to 100 tokens a request, and one with OpenAI's published defaults (no limits declared).
+    await upsertModel({ id: 'sim-embed-summed', provider: 'simulator', upstream: 'sim-embed-1', capabilities: { embeddings: true }, limits: { max_batch_size: 8, max_input_tokens: 64, max_tokens_per_request: 100 } });
+    await upsertModel({ id: 'sim-embed-defaults', provider: 'simulator', upstream: 'sim-embed-1', capabilities: { embeddings: true }, context_window: 8192 });
     await bumpEpoch(env().redis);
   });
   beforeEach(resetSim);
@@ -73,6 +76,32 @@ describe('POST /v1/embeddings', () => {
   it('accepts inputs exactly at the token limit and at the batch size', async () => {
     const r = await embed({ model: 'sim-embed-fixed', input: ['one', 'two', 'three', 'word '.repeat(63).trim()] });
     expect(r.status, r.text).to.equal(200);
+  });
+
+  // OpenAI's CreateEmbeddingRequest: "all embedding models enforce a maximum of 300,000 tokens summed
+  // across all inputs in a single request": refused here, not after a lane and an upstream 400.
+  it("bounds the tokens of all inputs together by the model's max_tokens_per_request (OpenAI's 300,000 by default)", async () => {
+    const fifty = 'word '.repeat(50).trim(); // 50 tokens
+    const at = await embed({ model: 'sim-embed-summed', input: [fifty, fifty] });
+    expect(at.status, at.text).to.equal(200);
+    expect(at.body.usage.prompt_tokens).to.equal(100);
+    resetSim();
+    const over = await embed({ model: 'sim-embed-summed', input: [fifty, fifty, 'word'] });
+    await expectRejected(over, 400, 'batch_too_large');
+    expect(over.body.error).to.include({ param: 'input' });
+    expect(over.body.error.message).to.include('101 tokens').and.include('100 tokens per request');
+    const cohere = await post(o.key, '/v2/embed', { model: 'sim-embed-summed', input_type: 'search_query', texts: [fifty, fifty, 'word'] });
+    await expectRejected(cohere, 400, 'batch_too_large');
+    expect(cohere.body.error.message).to.match(/^'texts' has 101 tokens/);
+    // 40 inputs of 8,000 tokens: each within OpenAI's 8,192, 1.6 MB within the 2 MiB body, 320,000 tokens in all
+    const big = await embed({ model: 'sim-embed-defaults', input: Array.from({ length: 40 }, () => 'word '.repeat(8000).trim()) });
+    await expectRejected(big, 400, 'batch_too_large');
+    expect(big.body.error.message).to.include('320000 tokens').and.include('at most 300000');
+    expect(env().sim.log.entries).to.have.length(0);
+    const listed = await call('GET', '/v1/embeddings/models', { headers: keyHeader(o.key) });
+    const limits = (id: string) => listed.body.data.find((m: { id: string }) => m.id === id).limits;
+    expect(limits('sim-embed-summed').max_tokens_per_request).to.equal(100);
+    expect(limits('sim-embed-defaults')).to.include({ max_batch_size: 2048, max_input_tokens: 8192, max_tokens_per_request: 300_000 });
   });
 
   const invalid: Array<[string, Record<string, unknown>, number, string]> = [

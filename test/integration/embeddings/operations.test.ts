@@ -32,7 +32,7 @@ describe('embeddings and rerank: listings, kill switch, own lanes', () => {
     expect(ids).not.to.include.members(['sim-chat', 'sim-rerank', 'sim-decide']);
     const m = r.body.data.find((x: { id: string }) => x.id === 'sim-embed');
     expect(m.limits).to.deep.equal({
-      max_batch_size: 64, max_input_tokens: 512, dimensions: 256, supports_dimensions: true,
+      max_batch_size: 64, max_input_tokens: 512, max_tokens_per_request: 300_000, dimensions: 256, supports_dimensions: true,
       encoding_formats: ['float', 'base64'], max_request_bytes: 2 * 1024 * 1024,
     });
     expect(m.policy).to.deep.include({ enabled: true, max_concurrent_requests: 3, billing: 'metered', billed_unit: 'input_token' });
