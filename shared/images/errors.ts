@@ -13,7 +13,7 @@ export const imageErrors = {
       { retryAfter: 30 },
     ),
   notFound: (id: string) => new ApiError(404, 'image_not_found', `No image '${id}' (it may have expired).`),
-  notImageCapable: (model: string) => new ApiError(400, 'model_not_image_capable', `The model '${model}' does not generate images.`),
+  notImageCapable: (model: string) => new ApiError(400, 'model_not_image_capable', `The model '${model}' does not generate images.`, { param: 'model' }),
   unknownField: (field: string) => new ApiError(400, 'unknown_field', `Unknown field '${field}'.`, { param: field }),
   unsupportedParameter: (message: string, param?: string) => new ApiError(400, 'unsupported_parameter', message, { param }),
   unsupportedSize: (size: string, sizes: string[]) =>
@@ -28,8 +28,8 @@ export const imageErrors = {
   promptTooLong: (field: string, max: number) => new ApiError(400, 'prompt_too_long', `'${field}' is longer than ${max} characters.`, { param: field }),
   lanesExhausted: (retryAfter: number) =>
     new ApiError(429, 'image_lanes_exhausted', 'Too many concurrent image requests for this organization; retry shortly.', { retryAfter }),
-  urlNotAllowed: (message: string) => new ApiError(400, 'url_not_allowed', message),
-  fetchFailed: (message: string) => new ApiError(400, 'image_fetch_failed', message),
+  urlNotAllowed: (message: string) => new ApiError(400, 'url_not_allowed', message, { param: 'url' }),
+  fetchFailed: (message: string) => new ApiError(400, 'image_fetch_failed', message, { param: 'url' }),
   tooLarge: (max: number) => new ApiError(413, 'image_too_large', `The image is larger than ${max} bytes.`),
   unsupportedType: () => new ApiError(400, 'unsupported_image_type', 'The file is not a PNG, JPEG or WebP image.'),
   invalidImage: () => new ApiError(400, 'invalid_image', 'The image could not be decoded.'),

@@ -62,7 +62,8 @@ describe('POST /v1/images/uploads', () => {
   });
 
   describe('the SSRF guard', () => {
-    const forbidden = (url: string) => refused({ url }, 400, 'url_not_allowed');
+    // a refusal of the one field `url`, named in error.param (OpenAI's ErrorResponse)
+    const forbidden = async (url: string) => expect((await refused({ url }, 400, 'url_not_allowed')).body.error.param).to.equal('url');
 
     it('refuses anything but https', async () => {
       await forbidden(`http://127.0.0.2:${host.port}/cat.png`); // even an address the operator trusts
@@ -101,7 +102,7 @@ describe('POST /v1/images/uploads', () => {
     });
 
     it('gives up on redirect loops and failed fetches with image_fetch_failed', async () => {
-      await refused({ url: `${host.url()}/loop` }, 400, 'image_fetch_failed');
+      expect((await refused({ url: `${host.url()}/loop` }, 400, 'image_fetch_failed')).body.error.param).to.equal('url');
       await refused({ url: `${host.url()}/missing.png` }, 400, 'image_fetch_failed');
       await refused({ url: 'https://127.0.0.2:1/cat.png' }, 400, 'image_fetch_failed');
     });

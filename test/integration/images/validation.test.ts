@@ -124,6 +124,8 @@ describe('image requests: validation, kill switch and org policy', () => {
       // names of Object's own members are fields like any other (a lookup by them was a 500)
       [{ ...ok, constructor: 0 }, 'unknown_field', 'constructor'],
       [{ ...ok, toString: 'x' }, 'unknown_field', 'toString'],
+      // a model of another capability is a refusal of `model`, as /v1/embeddings names it
+      [{ ...ok, model: 'sim-chat' }, 'model_not_image_capable', 'model'],
     ];
     for (const [json, code, param] of cases) {
       const r = await refused('/v1/images/generations', json, 400, code);
