@@ -16,7 +16,7 @@ export async function addGeminiModels(): Promise<() => Promise<void>> {
     providers: [{ name, kind: 'gemini', base_url: env().simUrl, api_key: GEMINI_KEY, passthrough: true }],
     models: [
       { id: 'test-gemini', provider: name, upstream: 'sim-gemini-1', display_name: 'Gemini on the simulator', capabilities: { chat: true, vision: true }, context_window: 1_000_000, max_output_tokens: 8192, prices: { input_token: 1, output_token: 2 } },
-      { id: 'test-gemini-embed', provider: name, upstream: 'sim-gemini-embed-1', capabilities: { embeddings: true }, context_window: 512, limits: { max_batch_size: 64, max_input_tokens: 512, dimensions: 256, supports_dimensions: true }, prices: { input_token: 0.02 } },
+      { id: 'test-gemini-embed', provider: name, upstream: 'sim-gemini-embed-1', capabilities: { embeddings: true }, context_window: 512, limits: { max_batch_size: 2048, max_input_tokens: 512, dimensions: 256, supports_dimensions: true }, prices: { input_token: 0.02 } },
     ],
   });
   return async () => {

@@ -155,6 +155,8 @@ export function geminiRoutes(knobs: KnobStore, log: RequestLog): Router {
 function embedBatch(model: string, body: Record<string, unknown>, res: Response): void {
   const requests = body.requests as Array<{ model?: string; content?: Content; outputDimensionality?: number }> | undefined;
   if (!Array.isArray(requests) || !requests.length) return googleError(res, 400, 'INVALID_ARGUMENT', '* BatchEmbedContentsRequest.requests: requests is not specified');
+  // the Gemini API's own bound on a batch (and its words)
+  if (requests.length > 100) return googleError(res, 400, 'INVALID_ARGUMENT', '* BatchEmbedContentsRequest.requests: at most 100 requests can be in one batch\n');
   const embeddings: Array<{ values: number[] }> = [];
   for (const [i, q] of requests.entries()) {
     if (q.model !== `models/${model}`) return googleError(res, 400, 'INVALID_ARGUMENT', `* BatchEmbedContentsRequest.requests[${i}].model: unexpected model name format`);

@@ -235,6 +235,25 @@ describe('provider kind gemini', () => {
     expect(ev.inputTokens).to.equal(r.body.usage.prompt_tokens).and.to.be.greaterThan(0);
   });
 
+  // Gemini: "BatchEmbedContentsRequest.requests: at most 100 requests can be in one batch" (a 400);
+  // OpenAI's API, which the caller speaks, takes 2048 inputs
+  it('embeds more inputs than one Gemini batch takes as consecutive batches of 100, in order, billed once', async () => {
+    const input = Array.from({ length: 250 }, (_, i) => `item ${i} ${'abcdefghij'[i % 10]}`);
+    const r = await call('POST', '/v1/embeddings', { headers: keyHeader(o.key), json: { model: 'test-gemini-embed', input } });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.body.data.map((d: { index: number }) => d.index)).to.deep.equal(input.map((_, i) => i));
+    const batches = env().sim.log.entries.map((e) => (e.body as { requests: Array<{ content: { parts: Array<{ text: string }> } }> }).requests);
+    expect(batches.map((b) => b.length)).to.deep.equal([100, 100, 50]);
+    expect(batches.flat().map((q) => q.content.parts[0].text)).to.deep.equal(input);
+    // each vector is its own input's: the same as that input embedded alone
+    resetSim();
+    const one = await call('POST', '/v1/embeddings', { headers: keyHeader(o.key), json: { model: 'test-gemini-embed', input: input[137] } });
+    expect(r.body.data[137].embedding).to.deep.equal(one.body.data[0].embedding);
+    const events = await usageOf(r.headers.get('x-service-request-id')!);
+    expect(events).to.have.length(1);
+    expect(events[0].inputTokens).to.equal(r.body.usage.prompt_tokens);
+  });
+
   it("answers conform to OpenAI's and Anthropic's published documents (text, tool calls, reasoning, chunks, events)", async () => {
     const h = keyHeader(o.key);
     for (const extra of [{}, { tools: [lookup], tool_choice: 'required' }, { reasoning_effort: 'low' }]) {
