@@ -22,6 +22,8 @@ describe('cohere upstream: embeddings through Cohere v2 embed', () => {
       providers: [{ name: provider, kind: 'cohere', base_url: env().simUrl, api_key: COHERE_KEY }],
       models: [
         { id: 'test-cohere-embed', provider, upstream: 'sim-cohere-embed', capabilities: { embeddings: true }, context_window: 512, limits: { max_batch_size: 96, max_input_tokens: 512, dimensions: 256, supports_dimensions: true }, prices: { input_token: 0.1 } },
+        // no limits declared: OpenAI's 2048 inputs a request
+        { id: 'test-cohere-embed-wide', provider, upstream: 'sim-cohere-embed', capabilities: { embeddings: true }, context_window: 512, prices: { input_token: 0.1 } },
       ],
     });
     o = await buildOrg(env().redis);
@@ -88,6 +90,24 @@ describe('cohere upstream: embeddings through Cohere v2 embed', () => {
     // float alone asks for float alone, as before
     await cohere.embed({ model: 'test-cohere-embed', inputType: 'search_document', texts, embeddingTypes: ['float'] });
     expect((upstreamCalls()[2].body as { embedding_types: string[] }).embedding_types).to.deep.equal(['float']);
+  });
+
+  // Cohere's embed takes at most 96 texts a call (the simulator refuses more, as Cohere does)
+  it('embeds more inputs than one Cohere call takes as consecutive calls of 96, in order, billed the tokens of all', async () => {
+    const input = Array.from({ length: 200 }, (_, i) => `text number ${i}`);
+    const r = await openai.embeddings.create({ model: 'test-cohere-embed-wide', input, encoding_format: 'float' });
+    const calls = upstreamCalls().map((c) => (c.body as { texts: string[] }).texts);
+    expect(calls.map((t) => t.length)).to.deep.equal([96, 96, 8]);
+    expect(calls.flat()).to.deep.equal(input);
+    expect(r.data.map((d) => d.index)).to.deep.equal(input.map((_, i) => i));
+    const alone = await openai.embeddings.create({ model: 'test-cohere-embed-wide', input: input[150], encoding_format: 'float' });
+    r.data[150].embedding.forEach((x, j) => expect(x).to.be.closeTo(alone.data[0].embedding[j], 1e-9));
+    const perCall = await Promise.all([input.slice(0, 96), input.slice(96, 192), input.slice(192)].map((texts) => cohere.embed({ model: 'test-cohere-embed', inputType: 'search_document', texts, embeddingTypes: ['float'] })));
+    const billed = perCall.reduce((n, x) => n + x.meta!.billedUnits!.inputTokens!, 0);
+    expect(r.usage.prompt_tokens).to.equal(billed);
+    await usageSettled();
+    const rows = await UsageEvent.findAll({ where: { requestId: (r as unknown as { id: string }).id } });
+    expect(rows.map((x) => x.inputTokens)).to.deep.equal([billed]);
   });
 
   it('an upstream failure or a malformed answer is a 502 with nothing billed', async () => {

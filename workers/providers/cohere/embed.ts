@@ -26,6 +26,11 @@ function wellFormed(t: EmbeddingType, v: unknown): boolean {
   return Array.isArray(v) && v.length > 0 && v.every((x) => Number.isInteger(x) && x >= lo && x <= hi);
 }
 
+/** Cohere's embed takes at most 96 texts a call (its document: "Maximum number of texts per call is 96"). */
+export const COHERE_EMBED_BATCH = 96;
+
+type CohereEmbedRequest = EmbedRequest & { inputType?: CohereInputType; embeddingTypes?: EmbeddingType[] };
+
 /**
  * `POST {base}/v2/embed` on a Cohere upstream (Cohere's v2 embed document): the texts, the input
  * type, float embeddings (the gateway encodes base64 itself) and, for a `/v2/embed` request that
@@ -34,10 +39,31 @@ function wellFormed(t: EmbeddingType, v: unknown): boolean {
  * and `truncate: NONE` (the gateway never truncates; it has checked each text against the model's
  * limit). The answer must carry one float vector per text, in order; it becomes OpenAI's embeddings
  * body, which both edges answer from (`/v1/embeddings` as it is, `/v2/embed` in Cohere's shape).
+ * More texts than one call takes (OpenAI's API takes 2048) go as consecutive calls of 96, joined in
+ * order, their billed tokens added up (the gateway's own count when a call reports none).
  */
-export async function embed(call: UpstreamCall, req: EmbedRequest & { inputType?: CohereInputType; embeddingTypes?: EmbeddingType[] }, publicModel: string): Promise<EmbedOutcome> {
+export async function embed(call: UpstreamCall, req: CohereEmbedRequest, publicModel: string): Promise<EmbedOutcome> {
   const texts = typeof req.input === 'string' ? [req.input] : req.input;
   const others = (req.embeddingTypes ?? []).filter((t) => t !== 'float');
+  const data: Array<Record<string, unknown>> = [];
+  const byType: Record<string, unknown[]> = {};
+  for (const t of others) byType[t] = [];
+  let upstreamTokens = 0;
+  let counted = true;
+  for (let start = 0; start < texts.length; start += COHERE_EMBED_BATCH) {
+    const part = await embedCall(call, req, texts.slice(start, start + COHERE_EMBED_BATCH), others);
+    for (const vec of part.float) data.push({ object: 'embedding', index: data.length, embedding: req.encodingFormat === 'base64' ? toBase64(vec) : vec });
+    for (const t of others) byType[t].push(...part.byType[t]);
+    if (part.tokens === undefined) counted = false;
+    else upstreamTokens += part.tokens;
+  }
+  const response: Record<string, unknown> = { object: 'list', data, model: publicModel };
+  if (others.length) response.by_type = byType;
+  return { response, upstreamTokens: counted ? upstreamTokens : 0 };
+}
+
+/** One call of at most 96 texts: its float vectors, the other types asked, its billed tokens; else `upstream_error`. */
+async function embedCall(call: UpstreamCall, req: CohereEmbedRequest, texts: string[], others: EmbeddingType[]): Promise<{ float: number[][]; byType: Record<string, unknown[]>; tokens?: number }> {
   const body: Record<string, unknown> = { model: call.upstreamModel, texts, input_type: req.inputType ?? DEFAULT_INPUT_TYPE, embedding_types: ['float', ...others], truncate: 'NONE' };
   if (req.dimensions !== undefined) body.output_dimension = req.dimensions;
   const res = await fetchUpstream(
@@ -53,25 +79,18 @@ export async function embed(call: UpstreamCall, req: EmbedRequest & { inputType?
   }
   const float = json?.embeddings?.float;
   if (!Array.isArray(float) || float.length !== texts.length) throw errors.upstreamError('The upstream answered with a malformed embeddings body.');
-  const data = float.map((vec: unknown, index) => {
+  for (const vec of float) {
     if (!Array.isArray(vec) || vec.length === 0 || !vec.every((x) => typeof x === 'number' && Number.isFinite(x))) {
       throw errors.upstreamError('The upstream answered with a malformed embedding.');
     }
-    return { object: 'embedding', index, embedding: req.encodingFormat === 'base64' ? toBase64(vec as number[]) : (vec as number[]) };
-  });
-  const response: Record<string, unknown> = { object: 'list', data, model: publicModel };
-  if (others.length) {
-    const byType: Record<string, unknown[]> = {};
-    for (const t of others) {
-      const got = json.embeddings?.[t];
-      if (!Array.isArray(got) || got.length !== texts.length || !got.every((v) => wellFormed(t, v))) {
-        throw errors.upstreamError(`The upstream answered with malformed '${t}' embeddings.`);
-      }
-      byType[t] = got;
-    }
-    response.by_type = byType;
   }
-  const billed = json.meta?.billed_units?.input_tokens;
-  const upstreamTokens = tokenCount(billed) ?? 0;
-  return { response, upstreamTokens };
+  const byType: Record<string, unknown[]> = {};
+  for (const t of others) {
+    const got = json.embeddings?.[t];
+    if (!Array.isArray(got) || got.length !== texts.length || !got.every((v) => wellFormed(t, v))) {
+      throw errors.upstreamError(`The upstream answered with malformed '${t}' embeddings.`);
+    }
+    byType[t] = got;
+  }
+  return { float: float as number[][], byType, tokens: tokenCount(json.meta?.billed_units?.input_tokens) };
 }
