@@ -39,6 +39,7 @@ export function rerankLimits(m: CatalogModel): RerankLimits {
   const l = m.limits ?? {};
   return {
     max_input_tokens: int(l.max_input_tokens) ?? m.contextWindow ?? 4096,
-    max_documents: int(l.max_documents) ?? 1000,
+    // Cohere's published maximum ("Number of Documents: 1 to 10,000"; 1,000 is its advice for speed, not a limit)
+    max_documents: int(l.max_documents) ?? 10_000,
   };
 }

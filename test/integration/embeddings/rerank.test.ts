@@ -2,12 +2,14 @@ import { expect } from 'chai';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
-import { UsageEvent } from '../../../shared/db/models';
+import { Model, UsageEvent } from '../../../shared/db/models';
 import { bodyOfSize, expectRejected, post } from './helpers';
 import { usageSettled } from '../../helpers/usage';
 import { updateKeyControls } from '../../../shared/tenancy/ops';
 import { ledgerSpend } from '../../../shared/limits/ledger-spend';
 import { orgUsageBetween } from '../../../shared/billing/usage-figures';
+import { upsertModel } from '../../../shared/catalog/catalog-ops';
+import { bumpEpoch } from '../../../shared/cache/epoch';
 
 const DOCS = [
   'Carson City is the capital city of the American state of Nevada.',
@@ -67,6 +69,26 @@ describe('POST /v1/rerank (Cohere v2 envelope)', () => {
     await usageSettled();
     const ev = await UsageEvent.findOne({ where: { requestId: r.headers.get('x-service-request-id')! } });
     expect(ev!.units).to.deep.equal({ search_units: 3, cost_micros: 3000 });
+  });
+
+  // Cohere's "Best Practices for using Rerank": Number of Documents, maximum 10,000 (1,000 is its
+  // advice for latency); a model that declares no limit takes what Cohere takes
+  it("a model without declared limits takes Cohere's 10,000 documents, not 1,000", async () => {
+    await upsertModel({ id: 'sim-rerank-undeclared', provider: 'simulator-cohere', upstream: 'sim-rerank-1', capabilities: { rerank: true }, context_window: 512 });
+    await bumpEpoch(env().redis);
+    try {
+      const docs = Array.from({ length: 1500 }, (_, i) => `doc ${i} topic ${i % 7}`);
+      const r = await rerank({ model: 'sim-rerank-undeclared', query: 'topic 3', documents: docs, top_n: 3 }, '/v2/rerank');
+      expect(r.status, r.text).to.equal(200);
+      expect(r.body.meta.billed_units.search_units).to.equal(15);
+      const listed = await call('GET', '/v1/rerank/models', { headers: keyHeader(o.key) });
+      expect(listed.body.data.find((m: { id: string }) => m.id === 'sim-rerank-undeclared').limits).to.include({ max_documents: 10_000, max_input_tokens: 512 });
+      const over = await rerank({ model: 'sim-rerank-undeclared', query: 'q', documents: Array.from({ length: 10_001 }, () => 'd') });
+      await expectRejected(over, 400, 'batch_too_large');
+    } finally {
+      await Model.destroy({ where: { publicId: 'sim-rerank-undeclared' } }); // the rerank listing's tests see the seeded catalog only
+      await bumpEpoch(env().redis);
+    }
   });
 
   it('is charged: the ledger, the usage figures and a key budget count its search units at their price; what does not fit is 402', async () => {
