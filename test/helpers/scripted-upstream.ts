@@ -41,6 +41,8 @@ export interface ModelOptions {
   settings?: Record<string, string>;
   /** The model's tokenizer (an encoding or a profile's name; default o200k_base). */
   tokenizer?: string;
+  /** The model's task limits (embeddings: `max_batch_size`, `supports_dimensions`, ...). */
+  limits?: Record<string, unknown>;
 }
 
 const DEFAULT_CAPABILITIES = { chat: true, vision: true, tools: true, json_schema: true };
@@ -147,6 +149,7 @@ export class ScriptedUpstream {
       prices: opts.prices ?? { input_token: 1, output_token: 1 },
       config: opts.config,
       tokenizer: opts.tokenizer,
+      limits: opts.limits,
     } as never);
     await bumpEpoch(env().redis);
     return id;

@@ -8,6 +8,7 @@ import { upsertModel } from '../../../shared/catalog/catalog-ops';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { bodyOfSize, cosine, expectRejected, post } from './helpers';
 import { usageSettled } from '../../helpers/usage';
+import { ScriptedUpstream } from '../../helpers/scripted-upstream';
 
 const MiB2 = 2 * 1024 * 1024;
 
@@ -189,6 +190,26 @@ describe('POST /v1/embeddings', () => {
     expect(r.headers.get('deprecation')).to.equal('true');
     const rr = await call('POST', `/a/${o.key}/v1/rerank`, { json: { model: 'sim-rerank', query: 'path', documents: ['path auth'] } });
     expect(rr.status, rr.text).to.equal(200);
+  });
+
+  // OpenAI: "dimensions: the number of dimensions the resulting output embeddings should have"; an
+  // upstream that ignores it must not hand the caller vectors of another length, billed
+  it('an upstream that answers vectors of another length than the dimensions asked is a 502 upstream_error, nothing billed', async () => {
+    const up = await ScriptedUpstream.start('openai');
+    try {
+      const model = await up.model({ capabilities: { embeddings: true }, prices: { input_token: 1 }, limits: { dimensions: 8, supports_dimensions: true } });
+      const vector = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8];
+      up.otherwise = () => ({ kind: 'json', body: { object: 'list', data: [{ object: 'embedding', index: 0, embedding: vector }], model: 'up-model', usage: { prompt_tokens: 2, total_tokens: 2 } } });
+      const full = await embed({ model, input: 'a b' });
+      expect(full.status, full.text).to.equal(200);
+      expect(full.body.data[0].embedding).to.deep.equal(vector);
+      const short = await embed({ model, input: 'a b', dimensions: 4 });
+      await expectRejected(short, 502, 'upstream_error');
+      expect(short.body.error.message).to.include('8 dimensions where 4 were asked');
+      expect((up.received.at(-1)!.body as { dimensions: number }).dimensions).to.equal(4);
+    } finally {
+      await up.close();
+    }
   });
 
   it('maps upstream failures and bills nothing for them', async () => {

@@ -57,6 +57,10 @@ export async function embed(call: UpstreamCall, req: EmbedRequest, publicModel: 
   const data = ordered.map((d, i) => {
     const vec = vectorOf(d.embedding);
     if (!vec || vec.length === 0) throw errors.upstreamError('The upstream answered with a malformed embedding.');
+    // a server that ignores `dimensions` (the catalog says the model takes it) would hand the caller vectors of another length
+    if (req.dimensions !== undefined && vec.length !== req.dimensions) {
+      throw errors.upstreamError(`The upstream answered vectors of ${vec.length} dimensions where ${req.dimensions} were asked; it does not honour 'dimensions'.`);
+    }
     return { object: 'embedding', index: i, embedding: req.encodingFormat === 'base64' ? toBase64(vec) : vec };
   });
   // not a count (1e300, negative, a fraction): the gateway's own count is billed (embeddings.worker.ts)
