@@ -6,8 +6,12 @@ export const EMBEDDINGS_BODY_BYTES = 2 * 1024 * 1024;
 export interface EmbeddingLimits {
   max_batch_size: number;
   max_input_tokens: number;
-  /** The tokens of all of a request's inputs together (OpenAI: 300,000 for every embedding model). */
-  max_tokens_per_request: number;
+  /**
+   * The tokens of all of a request's inputs together: declared, else OpenAI's 300,000 ("all embedding
+   * models enforce a maximum of 300,000 tokens summed across all inputs") where a deployment speaks
+   * OpenAI's API (kind openai or azure), else none (Cohere and Gemini publish no such bound).
+   */
+  max_tokens_per_request: number | null;
   /** The model's native vector length, when declared. */
   dimensions: number | null;
   /** Whether `dimensions` (a shorter vector) may be requested. */
@@ -20,6 +24,9 @@ export interface RerankLimits {
   max_documents: number;
 }
 
+/** Provider kinds that speak OpenAI's embeddings API, and so its per-request token bound. */
+const OPENAI_KINDS = new Set<string>(['openai', 'azure']);
+
 const int = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined);
 
 /** A catalog entry's declared embeddings limits; undeclared ones get OpenAI's published defaults. */
@@ -28,7 +35,7 @@ export function embeddingLimits(m: CatalogModel): EmbeddingLimits {
   return {
     max_batch_size: int(l.max_batch_size) ?? 2048,
     max_input_tokens: int(l.max_input_tokens) ?? m.contextWindow ?? 8192,
-    max_tokens_per_request: int(l.max_tokens_per_request) ?? 300_000,
+    max_tokens_per_request: int(l.max_tokens_per_request) ?? (m.deployments.some((d) => OPENAI_KINDS.has(d.provider.kind)) ? 300_000 : null),
     dimensions: int(l.dimensions) ?? null,
     supports_dimensions: l.supports_dimensions === true,
   };

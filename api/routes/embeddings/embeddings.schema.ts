@@ -80,8 +80,8 @@ export async function checkEmbeddingLimits(
     }
     total += n;
   }
-  // OpenAI refuses a request whose inputs add up to more (300,000 tokens); refused here, before a lane or the upstream
-  if (total > limits.max_tokens_per_request) {
+  // OpenAI refuses a request whose inputs add up to more (300,000 tokens): refused here, before a lane or the upstream
+  if (limits.max_tokens_per_request !== null && total > limits.max_tokens_per_request) {
     throw invalid('batch_too_large', `'${names.input}' has ${total} tokens in all; the model '${model}' takes at most ${limits.max_tokens_per_request} tokens per request (send fewer inputs; nothing is truncated).`);
   }
   return total;

@@ -108,6 +108,9 @@ describe('cohere upstream: embeddings through Cohere v2 embed', () => {
     await usageSettled();
     const rows = await UsageEvent.findAll({ where: { requestId: (r as unknown as { id: string }).id } });
     expect(rows.map((x) => x.inputTokens)).to.deep.equal([billed]);
+    // OpenAI's 300,000 tokens a request is not Cohere's: a model served by Cohere has no such default
+    const listed = await fetch(`${env().gw.url}/v1/embeddings/models`, { headers: { 'SERVICE-API-KEY': o.key } }).then((x) => x.json() as Promise<{ data: Array<{ id: string; limits: Record<string, unknown> }> }>);
+    expect(listed.data.find((m) => m.id === 'test-cohere-embed-wide')!.limits).to.include({ max_batch_size: 2048, max_tokens_per_request: null });
   });
 
   it('an upstream failure or a malformed answer is a 502 with nothing billed', async () => {
