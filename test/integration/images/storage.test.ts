@@ -45,7 +45,8 @@ describe('stored images: metadata, signed content, ownership, expiry', () => {
     expect(Object.keys(r.body).sort()).to.deep.equal(
       ['id', 'object', 'created_at', 'expires_at', 'source', 'model', 'width', 'height', 'size', 'format', 'content_type', 'bytes', 'source_image_ids', 'seed', 'url'].sort(),
     );
-    expect(r.body).to.include({ id: img.id, object: 'image', source: 'generation', model: 'sim-image', width: 256, height: 256, format: 'png', url: img.url });
+    // the metadata's url is the stable address; the answer's is the same, signed for an hour
+    expect(r.body).to.include({ id: img.id, object: 'image', source: 'generation', model: 'sim-image', width: 256, height: 256, format: 'png', url: img.url.split('?')[0] });
     expect(r.body.expires_at - r.body.created_at).to.equal(IMAGE_RETENTION_MS / 1000);
   });
 
@@ -125,6 +126,29 @@ describe('stored images: metadata, signed content, ownership, expiry', () => {
       expect(r.body.error.code, v).to.equal('invalid_signature');
     }
     expect((await fetch(loc)).status).to.equal(200);
+  });
+
+  it("an answer's url opens without a key for an hour, as OpenAI's; after that only with a key (302, the image's 7 days)", async () => {
+    const img = await generate(o);
+    const url = new URL(img.url);
+    expect(url.pathname).to.equal(`/v1/images/${img.id}/content`);
+    expect(Number(url.searchParams.get('expires')) - Math.floor(Date.now() / 1000)).to.be.within(3590, 3600);
+    const open = await fetch(img.url); // no key, as `requests.get(response.data[0].url)` does
+    expect(open.status).to.equal(200);
+    expect(open.headers.get('content-type')).to.equal('image/png');
+    expect((await realImage(Buffer.from(await open.arrayBuffer()))).width).to.equal(256);
+    // the signature names this image and this expiry only
+    const other = await generate(o);
+    for (const v of [`/v1/images/${other.id}/content${url.search}`, `${url.pathname}?expires=${Number(url.searchParams.get('expires')) + 60}&signature=${url.searchParams.get('signature')}`]) {
+      const r = await call('GET', v);
+      expect([r.status, r.body.error?.code], v).to.deep.equal([403, 'invalid_signature']);
+    }
+    shiftImageClock(3601 * 1000);
+    const late = await call('GET', `${url.pathname}${url.search}`);
+    expect([late.status, late.body.error?.code]).to.deep.equal([403, 'signature_expired']);
+    const keyed = await followImageUrl(img.url, o.key); // with a key: the stable address, as before
+    expect((await realImage(keyed.bytes)).width).to.equal(256);
+    expect((await call('GET', url.pathname)).status, 'no key, no signature').to.equal(401);
   });
 
   it('refuses a signed URL after its expiry with 403 signature_expired (controllable clock)', async () => {

@@ -60,7 +60,8 @@ describe('hosted MCP server (/mcp, official SDK client over Streamable HTTP)', (
       const s = r.structuredContent as { model: string; images: Array<{ id: string; url: string }> };
       expect(s.model).to.equal('sim-image');
       expect(s.images).to.have.length(1);
-      expect(s.images[0].url).to.equal(`${env().gw.url}/v1/images/${s.images[0].id}/content`);
+      expect(s.images[0].url.startsWith(`${env().gw.url}/v1/images/${s.images[0].id}/content?expires=`), s.images[0].url).to.equal(true);
+      expect((await fetch(s.images[0].url)).status, 'the agent fetches it without a key (signed for an hour)').to.equal(200);
       expect(await Image.count({ where: { id: s.images[0].id, orgId: o.org.id } })).to.equal(1);
       const bad = (await client.callTool({ name: 'generate_image', arguments: { prompt: 'x', model: 'nope' } })) as CallToolResult;
       expect(toolErrorCode(bad)).to.equal('model_not_found');
