@@ -5,6 +5,7 @@ import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { AdminToken, AuditLog, PlatformKey, User } from '../../../shared/db/models';
 import { waitFor } from '../../helpers/wait';
+import { deleteUser } from '../../../shared/platform/keys';
 
 type Admin = Awaited<ReturnType<typeof startAdmin>>;
 
@@ -77,16 +78,43 @@ describe('management API: revocation and cross-surface rejection', () => {
     }
   });
 
-  it("the owner's deletion revokes the key (and the deleter's users:write key suffices)", async () => {
+  // Was "the deleter's users:write key suffices": a users:write key deleted (and so demoted) a platform
+  // admin, revoking every key and token of theirs, a power the spec keeps from management keys (the
+  // platform-admin grant). A platform admin is deleted by the console or the CLI (deleteUser, as here),
+  // or demoted by an admin token first; then the users family may delete the former admin.
+  it("the owner's deletion revokes the key; a users:write key cannot delete or change a platform admin", async () => {
     const k = await buildPlatformKey(['plans:read']);
     const deleter = await buildPlatformKey(['users:write']);
     await works(k.key);
-    const r = await adminCall(b.url, deleter.key, 'DELETE', `/admin/v1/users/${k.owner.id}`);
-    expect(r.status).to.equal(200);
-    expect(r.body).to.deep.equal({ id: k.owner.id, object: 'user', deleted: true });
+    for (const [method, json] of [['DELETE', undefined], ['PATCH', { name: 'Renamed' }], ['PATCH', { email: `taken-over-${k.id}@example.com` }]] as const) {
+      const r = await adminCall(b.url, deleter.key, method, `/admin/v1/users/${k.owner.id}`, json);
+      expect(r.status, `${method} ${JSON.stringify(json)}`).to.equal(403);
+      expect(r.body.error.code).to.equal('platform_admin_protected');
+    }
+    // its own owner too
+    expect((await adminCall(b.url, deleter.key, 'DELETE', `/admin/v1/users/${deleter.owner.id}`)).body.error.code).to.equal('platform_admin_protected');
+    const owner = (await User.findByPk(k.owner.id))!;
+    expect(owner).to.include({ deletedAt: null, isPlatformAdmin: true, email: k.owner.email, name: k.owner.name });
+    await works(k.key);
+    expect((await adminCall(a.url, deleter.key, 'GET', `/admin/v1/users/${deleter.owner.id}`)).body).to.include({ is_platform_admin: true });
+    const refused = await waitFor(() => AuditLog.findOne({ where: { targetId: k.owner.id, method: 'DELETE' } }));
+    expect(refused).to.include({ actorType: 'platform_key', status: 403, outcome: 'failure' });
+
+    await deleteUser(owner, null); // the console's and the CLI's deletion
     await dead(k.key);
     expect((await PlatformKey.findByPk(k.id))!.revokedReason).to.equal('owner_deleted');
     expect((await adminCall(b.url, deleter.key, 'GET', `/admin/v1/users/${k.owner.id}`)).status).to.equal(404);
+
+    // demoted by an admin token, the former admin is an ordinary user of the family
+    const { token } = await buildAdminToken();
+    const other = await buildPlatformAdmin();
+    expect((await adminCall(a.url, token, 'PUT', `/admin/v1/users/${other.id}/platform-admin`, { is_platform_admin: false })).status).to.equal(200);
+    const renamed = await adminCall(b.url, deleter.key, 'PATCH', `/admin/v1/users/${other.id}`, { name: 'Former admin' });
+    expect(renamed.status, renamed.text).to.equal(200);
+    expect(renamed.body).to.include({ name: 'Former admin', is_platform_admin: false });
+    const gone = await adminCall(b.url, deleter.key, 'DELETE', `/admin/v1/users/${other.id}`);
+    expect(gone.status, gone.text).to.equal(200);
+    expect(gone.body).to.deep.equal({ id: other.id, object: 'user', deleted: true });
   });
 
   it("an admin token dies with its owner's demotion and stays dead after a re-grant; a new token works", async () => {

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import type { Model } from 'sequelize';
 import { Organization, Plan, User } from '../../../../shared/db/models';
 import { deleteUser } from '../../../../shared/platform/keys';
 import { jsonObject, name, slug, uuid, type ResourceDef } from '../define';
@@ -53,11 +54,23 @@ export const plans: ResourceDef = {
   },
 };
 
+/**
+ * A platform admin is out of reach of the `users` family: changing one (their email is their console
+ * sign-in) or deleting one (which demotes them and revokes every key and token they own) is the power
+ * the spec keeps from every management key, as it keeps the platform-admin grant. Demote first with a
+ * platform admin's token (`PUT /users/:id/platform-admin`), or use the console or the CLI.
+ */
+function notPlatformAdmin(row: Model): void {
+  if (row.get('isPlatformAdmin') === true) {
+    throw new ApiError(403, 'platform_admin_protected', 'This user is a platform admin: a management key cannot change or delete them. Demote them first with a platform admin token (PUT /admin/v1/users/{id}/platform-admin), or use the operator console or the CLI.');
+  }
+}
+
 export const users: ResourceDef = {
   path: '/users',
   family: 'users',
   object: 'user',
-  description: 'Users. Deletion is soft and revokes every platform key the user owns. Platform-admin grants and impersonation are not part of this family.',
+  description: 'Users. Deletion is soft and revokes every platform key the user owns. Platform-admin grants and impersonation are not part of this family, nor is changing or deleting a platform admin (403 `platform_admin_protected`: demote them first).',
   model: User,
   scope: { deletedAt: null },
   fields: {
@@ -68,9 +81,13 @@ export const users: ResourceDef = {
   },
   // emails are looked up case-insensitively: one taken in another letter case is taken
   check: async (values, _req, row) => {
+    if (row) notPlatformAdmin(row);
     if (typeof values.email === 'string' && (await emailTakenBy(values.email, row?.get('id') as string | undefined))) {
       throw new ApiError(409, 'already_exists', 'A record with the same email (compared case-insensitively) already exists.', { param: 'email' });
     }
   },
-  destroy: (row, req) => deleteUser(row as User, actorOf(req)),
+  destroy: async (row, req) => {
+    notPlatformAdmin(row);
+    await deleteUser(row as User, actorOf(req));
+  },
 };
