@@ -4,7 +4,8 @@ import { ApiError } from '../../../shared/errors/ApiError';
 /** Constraint violations become clear 4xx answers; anything else stays an error (a 500). */
 export function fromDbError(err: unknown, op: 'write' | 'delete'): unknown {
   if (err instanceof UniqueConstraintError) {
-    const fields = Object.keys(err.fields ?? {}).join(', ');
+    // an index on lower(col) names its field `lower(col::text)`: the column, compared case-insensitively
+    const fields = Object.keys(err.fields ?? {}).map((f) => f.replace(/^lower\((\w+)(::\w+)?\)$/, '$1 (compared case-insensitively)')).join(', ');
     return new ApiError(409, 'already_exists', `A record with the same ${fields || 'unique value'} already exists.`);
   }
   if (err instanceof ForeignKeyConstraintError) {
