@@ -141,6 +141,16 @@ export async function claimDelivery(redis: RedisClient, replyTo: string, request
   return (await redis.set(keys.usageFate(replyTo, requestId), 'delivered', 'PX', FATE_TTL_MS, 'NX')) === 'OK';
 }
 
+/**
+ * After the client left: whether the worker had already claimed the request's delivery, so it settles
+ * (or releases) a charge made outside Redis itself, and the pod must not release it under it. When
+ * neither side had decided yet (the abort's own give-up not landed), the pod gives up here: false.
+ */
+export async function deliveryClaimed(redis: RedisClient, replyTo: string, requestId: string): Promise<boolean> {
+  if (await giveUp(redis, replyTo, requestId)) return false;
+  return (await redis.get(keys.usageFate(replyTo, requestId))) === 'delivered';
+}
+
 /** A pod delivers a result it recovered from the job: the event held for it (if any) is billed now. */
 export async function claimHeldUsage(redis: RedisClient, replyTo: string, requestId: string): Promise<boolean> {
   return (await withOutboxCommands(redis).gwClaimHeld(keys.usageHeld(replyTo, requestId), keys.usageOutboxFor(replyTo))) === 1;

@@ -23,6 +23,7 @@ import { limitsFor } from '../../dispatch/limits';
 import { pricesOf } from '../../../shared/limits/usage-cost';
 import { taskRoute, withRouteHeaders } from '../../dispatch/route';
 import { DECISION_KINDS } from '../../../shared/catalog/decision-providers';
+import { deliveryClaimed } from '../../../shared/metering/usage-outbox';
 
 /** Tokens per chat message the upstream adds around each message (OpenAI's chat format). */
 const MESSAGE_OVERHEAD_TOKENS = 3;
@@ -54,6 +55,11 @@ function decisionWorstCase(model: CatalogModel, inputTokens: number, maxOutputTo
 function keepingHeaders(to: ApiError, from: ApiError): ApiError {
   for (const [k, v] of Object.entries(from.headers)) to.headers[k] ??= v;
   return to;
+}
+
+/** Whether the worker claimed the answer of a request whose client left (Redis unreachable: no, the pod releases). */
+function workerCharges(ctx: AppContext, requestId: string): Promise<boolean> {
+  return deliveryClaimed(ctx.redis, ctx.replies.channel, requestId).catch(() => false);
 }
 
 /** Maps what can come back from the queue path to the endpoint's codes. */
@@ -147,8 +153,12 @@ export function systemoneHandler(ctx: AppContext) {
         },
       }).then((r) => withRouteHeaders(res, r))) as DecisionResult;
     } catch (err) {
-      // Nothing is charged for a request that did not answer; settling after this is a no-op.
-      if (metered) await release(req.id).catch((e) => logger.error({ err: e, requestId: req.id }, 'reservation release failed'));
+      // Nothing is charged for a request that did not answer; settling after this is a no-op. But a
+      // client that left after the worker claimed the answer is the worker's to charge: a release
+      // here could land before its settle and leave the answered work unbilled.
+      if (metered && !(err instanceof ClientGone && (await workerCharges(ctx, req.id)))) {
+        await release(req.id).catch((e) => logger.error({ err: e, requestId: req.id }, 'reservation release failed'));
+      }
       throw endpointError(err);
     }
     res.json({ model: body.model, answers: result.answers, usage: result.usage, latency_ms: Date.now() - started });
