@@ -4,6 +4,7 @@ import { generateApiKey, PLATFORM_PREFIX } from '../auth/apiKeys';
 import { sha256Hex } from '../crypto';
 import { recordAudit, type Actor } from '../audit/audit';
 import { isUuid } from '../uuid';
+import { userByEmail } from '../web/sign-in-user';
 import { revokeKeysOf } from '../tenancy/members';
 
 /** Prefix of a platform admin's personal token; it opens only the platform-admin paths. */
@@ -28,10 +29,9 @@ async function activeAdmin(userId: string): Promise<User> {
   return user;
 }
 
-/** Finds a live user by email or id. */
+/** Finds a live user by id, or by email compared case-insensitively (as sign-in does; one user per email). */
 export async function findUser(emailOrId: string): Promise<User | null> {
-  const byId = isUuid(emailOrId);
-  return User.findOne({ where: { deletedAt: null, ...(byId ? { id: emailOrId } : { email: emailOrId }) } });
+  return isUuid(emailOrId) ? User.findOne({ where: { deletedAt: null, id: emailOrId } }) : userByEmail(emailOrId);
 }
 
 /** Creates a platform key owned by a platform admin. Audited here when an actor is given (the API audits its own requests). */

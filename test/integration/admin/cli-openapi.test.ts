@@ -27,7 +27,8 @@ describe('management API: CLI and OpenAPI', () => {
     } catch (err) {
       expect((err as { stderr: string }).stderr).to.include('is not a platform admin');
     }
-    await gateway('platform-admin', 'grant', '--user', email);
+    // --user takes the email in any letter case, as sign-in and the management API compare it
+    await gateway('platform-admin', 'grant', '--user', email.toUpperCase());
     try {
       await gateway('platform-key', 'create', '--user', email, '--scopes', 'stats:read,teleport:write');
       expect.fail('unknown scopes are refused');
