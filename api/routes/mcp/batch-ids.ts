@@ -21,6 +21,19 @@ export function requestCount(body: unknown): number {
   return (Array.isArray(body) ? body : [body]).filter(isRequest).length;
 }
 
+/**
+ * A `notifications/cancelled` naming a numeric id. In a batch the SDK would match that id against the
+ * renamed ones, positions, and abort whichever request of the batch sits at that position: its answer
+ * withheld, the transport waited for it and the POST never ended (its other answers, billed, never
+ * delivered). The gateway cancels by the caller's ids itself (cancels.ts, before the SDK runs), so the
+ * SDK is handed the id as a string, which no renamed request carries.
+ */
+function isNumberedCancel(m: unknown): m is Message & { params: Message & { requestId: number } } {
+  if (!m || typeof m !== 'object' || Array.isArray(m) || (m as Message).method !== 'notifications/cancelled') return false;
+  const params = (m as Message).params;
+  return !!params && typeof params === 'object' && typeof (params as Message).requestId === 'number';
+}
+
 export interface DistinctIds {
   /** The body with each request of a batch renamed to its position. */
   body: unknown;
@@ -34,6 +47,7 @@ export function distinctIds(body: unknown): DistinctIds {
   if (!Array.isArray(body)) return { body, restore: (answer) => answer, original: (id) => id };
   const original = new Map<number, string | number>();
   const renamed = body.map((m: unknown, i) => {
+    if (isNumberedCancel(m)) return { ...m, params: { ...m.params, requestId: `caller:${m.params.requestId}` } };
     if (!isRequest(m)) return m;
     original.set(i, m.id as string | number);
     return { ...m, id: i };

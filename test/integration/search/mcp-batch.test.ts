@@ -53,6 +53,24 @@ describe('MCP batches with repeated JSON-RPC ids', () => {
     expect(new Set(events.map((e) => e.requestId)).size, 'three image jobs, three usage events').to.equal(3);
   });
 
+  it('a cancellation in the batch naming a number aborts no other request of it: every request answered, promptly, and billed as delivered', async () => {
+    const o = await searchOrg();
+    // the SDK sees each request under its position: a cancel of 1, 2 or 3 named the image, the ping and the search
+    const cancel = (requestId: number) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'x' } });
+    const batch = [toolCall('s', 'web_search', { query: 'kept' }), toolCall('i', 'generate_image', { prompt: 'p', size: '256x256' }), { jsonrpc: '2.0', id: 'p', method: 'ping' }, toolCall('t', 'web_search', { query: 'kept too' }), cancel(1), cancel(2), cancel(3)];
+    const r = await mcpPost(o.key, batch, env().gw.url, 8000);
+    expect(r.status).to.equal(200);
+    const replies = (await r.json()) as Reply[];
+    expect(replies.map((x) => String(x.id)).sort(), 'no answer withheld').to.deep.equal(['i', 'p', 's', 't']);
+    for (const x of replies) expect(x.result?.isError ?? false, JSON.stringify(x)).to.equal(false);
+    const leases = env().gw.ctx.leases;
+    expect(await leasesFreed(leases, o.org.id, 'search', 'default')).to.equal(true);
+    expect(await leasesFreed(leases, o.org.id, 'images', 'interactive')).to.equal(true);
+    expect(await ledger(o.org.id), 'the two searches delivered and billed').to.have.length(2);
+    await usageSettled();
+    expect(await UsageEvent.count({ where: { orgId: o.org.id, modality: 'image' } }), 'the image delivered and billed').to.equal(1);
+  });
+
   it('a job id the pod already awaits is refused at once, never taken over: the first call is answered, every lease freed', async () => {
     const o = await searchOrg();
     const ctx = env().gw.ctx;
