@@ -4,10 +4,16 @@
  */
 
 /** A count with thousands separators: `12,345`. */
-export const count = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 0 });
+export const count = (n: number) => fixed(n, 0);
 
-/** A figure to `digits` decimals with thousands separators: `1,234.500000`. */
-export const fixed = (x: number, digits: number) => x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+/**
+ * A figure to `digits` decimals with thousands separators: `1,234.500000`. Rounded as `toFixed`
+ * rounds, so a page shows the digits the management API's figures and the tests compute.
+ */
+export function fixed(x: number, digits: number): string {
+  const [whole, part] = x.toFixed(digits).split('.');
+  return `${whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}${part === undefined ? '' : `.${part}`}`;
+}
 
 /** US dollars: `$0` for none, six decimals under a cent (a test key's spend is a few millionths), else cents: `$1,234.50`. */
 export const usd = (x: number) => (x === 0 ? '$0' : `$${fixed(x, x < 0.01 ? 6 : 2)}`);
