@@ -56,6 +56,15 @@ describe('Activity page in a browser: filter, open a request, export', function 
     expect(await page.textContent('[data-field=status]')).to.equal('400');
     expect(await page.textContent('[data-field=api_key_id]')).to.match(/^batch jobs \(/);
     await screenshots(page, 'dashboard-activity-detail');
+
+    // a hand-edited filter: the page, the field marked, its message read out; not an error page
+    const refused = await page.goto(`${env().gw.url}/dashboard/o/${o.org.slug}/activity?status=7xx&model=sim`);
+    expect(refused!.status()).to.equal(400);
+    expect(await page.locator('[data-test=error-page]').count()).to.equal(0);
+    expect(await page.getAttribute('#astatus', 'aria-invalid')).to.equal('true');
+    expect(await page.textContent('[data-test=field-error-status]')).to.match(/^status: /);
+    expect(await page.inputValue('#amodel')).to.equal('sim');
+    await screenshots(page, 'dashboard-activity-refused');
     await ctx.close();
   });
 });
