@@ -27,6 +27,13 @@ export interface CanonicalMessage {
   reasoning_content?: string;
   /** An Anthropic-native turn's signed thinking blocks, in order, sent back unchanged to such an upstream (ThinkingBlock). */
   thinking_blocks?: ThinkingBlock[];
+  /**
+   * A user message that carries tool results' images and files (which a chat tool message cannot):
+   * the `tool_call_id` each of its first content parts came from, in order. An Anthropic or Bedrock
+   * upstream gets those parts inside their tool result (workers/providers/tool-media.ts); an
+   * OpenAI-compatible one gets the message without this field.
+   */
+  tool_media?: string[];
 }
 
 

@@ -105,18 +105,22 @@ function userMessages(content: MessagesMessage['content'], cacheHints = false): 
   const out: CanonicalMessage[] = [];
   const parts: CanonicalPart[] = [];
   const late: CanonicalPart[] = [];
+  const lateOf: string[] = [];
   for (const block of content) {
     if (block.type === 'tool_result') {
       const r = toolResult(block);
       out.push({ role: 'tool', tool_call_id: String(block.tool_use_id), content: r.text });
       late.push(...r.images);
+      lateOf.push(...r.images.map(() => String(block.tool_use_id)));
       continue;
     }
     parts.push(...userParts(block, cacheHints));
   }
   // Tool results must directly follow the assistant's tool calls; the rest of the turn comes after.
   const rest = [...late, ...parts];
-  if (rest.length) out.push({ role: 'user', content: rest.every((p) => p.type === 'text' && !('cache_control' in p)) ? rest.map((p) => (p as { text: string }).text).join('\n') : rest });
+  if (!rest.length) return out;
+  if (late.length) out.push({ role: 'user', content: rest, tool_media: lateOf });
+  else out.push({ role: 'user', content: rest.every((p) => p.type === 'text' && !('cache_control' in p)) ? rest.map((p) => (p as { text: string }).text).join('\n') : rest });
   return out;
 }
 

@@ -197,9 +197,11 @@ export function itemsToMessages(input: ResponsesRequest['input']): CanonicalMess
   const result = (id: unknown, text: string) => out.push({ role: 'tool', tool_call_id: String(id), content: text });
   // tool outputs' images and files: a user message once the run of tool results ends (tool messages must follow their calls)
   let media: CanonicalPart[] = [];
+  let mediaOf: string[] = [];
   const flush = () => {
-    if (media.length) out.push({ role: 'user', content: media });
+    if (media.length) out.push({ role: 'user', content: media, tool_media: mediaOf });
     media = [];
+    mediaOf = [];
   };
   for (const item of input) {
     const type = item.type ?? 'message';
@@ -213,6 +215,7 @@ export function itemsToMessages(input: ResponsesRequest['input']): CanonicalMess
       const o = toolOutput(item.output);
       result(item.call_id, o.text);
       media.push(...o.media);
+      mediaOf.push(...o.media.map(() => String(item.call_id)));
     }
     else if (type === 'apply_patch_call') call(item.call_id, APPLY_PATCH, applyPatchArguments(item.operation));
     else if (type === 'apply_patch_call_output') result(item.call_id, applyPatchResult(item));

@@ -68,20 +68,26 @@ describe('Responses: images and files in a function tool output', function () {
       model = await s.up.model();
     });
 
-    it('sends the tool results, then the images and a file (as a document), then the user text, in one user turn', async () => {
+    // Anthropic's tool_result content is "a list of nested content blocks ... text, image, or document" (ToolResultBlockParam.content)
+    it('sends each output’s images and file (as a document) inside its own tool_result, then the user text, in one user turn', async () => {
       const res = await s.openai.responses.create({ model, tools, input: input([{ type: 'input_file', filename: 'b.pdf', file_data: `data:application/pdf;base64,${PDF}` }]) });
       expect(res.output_text).to.equal('The first.');
       const sent = s.up.received[0].body as Sent;
       expect(sent.messages.at(-1)).to.deep.equal({
         role: 'user',
         content: [
-          { type: 'tool_result', tool_use_id: 'call_a', content: 'Image a:' },
-          { type: 'tool_result', tool_use_id: 'call_b', content: '' },
-          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG_A } },
-          { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: PDF }, title: 'b.pdf' },
+          { type: 'tool_result', tool_use_id: 'call_a', content: [{ type: 'text', text: 'Image a:' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG_A } }] },
+          { type: 'tool_result', tool_use_id: 'call_b', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: PDF }, title: 'b.pdf' }] },
           { type: 'text', text: 'Which is redder?' },
         ],
       });
+    });
+
+    it('an image-only tool output reaches Claude as the tool_result’s image, not as an empty result', async () => {
+      await s.openai.responses.create({ model, tools, input: input([{ type: 'input_image', image_url: `data:image/png;base64,${PNG_B}`, detail: 'auto' }]) });
+      const turn = (s.up.received.at(-1)!.body as Sent).messages.at(-1) as { content: Array<Record<string, unknown>> };
+      expect(turn.content.find((b) => b.tool_use_id === 'call_b')).to.deep.equal({ type: 'tool_result', tool_use_id: 'call_b', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG_B } }] });
+      expect(turn.content.filter((b) => b.type === 'image'), 'no image left outside the tool results').to.have.length(0);
     });
   });
 });

@@ -98,6 +98,25 @@ describe('bedrock upstream (Converse) through the gateway', () => {
     expect(second[2]).to.deep.equal({ role: 'user', content: [{ toolResult: { toolUseId: tc.id, content: [{ text: 'bees: 12' }] } }] });
   });
 
+  it('a messages tool_result holding only an image reaches a Claude model inside its toolResult (ToolResultContentBlock image), not as a blank result', async () => {
+    const client = new Anthropic({ apiKey: o.key, baseURL: env().gw.url, maxRetries: 0 });
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+    await client.messages.create({
+      model: 'sim-bedrock-claude',
+      max_tokens: 50,
+      tools: [{ name: 'shot', input_schema: { type: 'object', properties: {} } }],
+      messages: [
+        { role: 'user', content: 'take a screenshot' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'shot', input: {} }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } }] }, { type: 'text', text: 'what is on it?' }] },
+      ],
+    });
+    expect(sentBody().messages[2]).to.deep.equal({
+      role: 'user',
+      content: [{ toolResult: { toolUseId: 'toolu_1', content: [{ image: { format: 'png', source: { bytes: png } } }] } }, { text: 'what is on it?' }],
+    });
+  });
+
   it('messages dialect JSON and streamed (official Anthropic client), tool_use ids from Bedrock', async () => {
     const client = new Anthropic({ apiKey: o.key, baseURL: env().gw.url, maxRetries: 0 });
     const msg = await client.messages.create({ model: 'sim-bedrock-claude', max_tokens: 200, system: 'Be brief.', messages: [{ role: 'user', content: 'hello messages' }], stop_sequences: ['zzz'] });

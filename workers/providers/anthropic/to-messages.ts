@@ -3,12 +3,13 @@ import { ApiError } from '../../../shared/errors/ApiError';
 import { refuseNonFunctionTools, toolUse, type ToolUse } from '../tool-choice';
 import { blankStop, given, refuseChoicesAndLogprobs, refuseStops, refuseUnexpressible, unsupported } from '../unsupported';
 import { eachPart, imageUrlOf, type ContentPart } from '../parts';
+import { toolMediaOf } from '../tool-media';
 import { CANONICAL_THINKING, checkedThinkingBlocks, refuseMalformedThinking } from './thinking';
 import { isRecord } from '../../../shared/is-record';
 
 type Part = Record<string, unknown> & { type: string };
 type Block = Record<string, unknown> & { type: string };
-type CMessage = { role: string; content?: string | Part[] | null; tool_calls?: Array<{ id: string; function: { name: string; arguments?: string } }>; tool_call_id?: string; thinking_blocks?: unknown };
+type CMessage = { role: string; content?: string | Part[] | null; tool_calls?: Array<{ id: string; function: { name: string; arguments?: string } }>; tool_call_id?: string; thinking_blocks?: unknown; tool_media?: unknown };
 type Turn = { role: 'user' | 'assistant'; content: Block[] };
 
 const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
@@ -62,6 +63,30 @@ function textOf(content: CMessage['content']): string {
 }
 
 /**
+ * A user message's blocks, its tool results' images and documents (`tool_media`: tool-media.ts) put
+ * inside the tool_result they came from, in the turn just built (`turn`): Anthropic's tool_result
+ * `content` is a string or a list of text, image and document blocks (the SDK's ToolResultBlockParam;
+ * https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use "tool_result ...
+ * content: ... a list of nested content blocks ... text, image, or document"). A part whose tool
+ * result is not in that turn stays a block of the user turn.
+ */
+function intoToolResults(turn: Turn | undefined, m: CMessage): Block[] {
+  const blocks = blocksOf(m.content);
+  const ids = toolMediaOf(m);
+  if (!ids.length || turn?.role !== 'user') return blocks;
+  const results = new Map(turn.content.filter((b) => b.type === 'tool_result').map((b) => [String(b.tool_use_id), b]));
+  return blocks.filter((block, i) => {
+    const result = i < ids.length ? results.get(ids[i]) : undefined;
+    if (!result) return true;
+    const c = result.content;
+    const content: Block[] = Array.isArray(c) ? (c as Block[]) : typeof c === 'string' && c !== '' ? [{ type: 'text', text: c }] : [];
+    content.push(block);
+    result.content = content;
+    return false;
+  });
+}
+
+/**
  * Canonical messages → Anthropic system + alternating turns (same-role neighbours merged). An
  * assistant message's signed thinking blocks (`thinking_blocks`) come back first, in order, before
  * its text and tool calls, unchanged: Anthropic refuses a tool-using turn without them when thinking is on.
@@ -77,7 +102,7 @@ function turns(messages: CMessage[]): { system?: string; turns: Turn[] } {
   };
   messages.forEach((m, i) => {
     if (m.role === 'system' || m.role === 'developer') system.push(textOf(m.content));
-    else if (m.role === 'user') push('user', blocksOf(m.content));
+    else if (m.role === 'user') push('user', intoToolResults(out.at(-1), m));
     else if (m.role === 'tool') push('user', [{ type: 'tool_result', tool_use_id: String(m.tool_call_id), content: textOf(m.content) }]);
     else if (m.role === 'assistant') {
       const blocks: Block[] = [...(checkedThinkingBlocks(m.thinking_blocks, i) ?? []), ...blocksOf(m.content)];

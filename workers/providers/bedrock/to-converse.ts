@@ -2,6 +2,7 @@ import type { ContentBlock, ConverseRequest, ImageFormat, Message, SystemContent
 import { ApiError } from '../../../shared/errors/ApiError';
 import { nonFunctionTool, toolUse, type ToolUse } from '../tool-choice';
 import { eachPart, imageUrlOf } from '../parts';
+import { toolMediaOf } from '../tool-media';
 import { blankStop, emptyStop, refuseChoicesAndLogprobs, refuseStops, refuseUnexpressible } from '../unsupported';
 import type { ThinkingBlock } from '../anthropic/thinking';
 import { isClaude, reasoningBlocks, reasoningRequest, refuseReasoning } from './reasoning';
@@ -9,7 +10,7 @@ import { isClaude, reasoningBlocks, reasoningRequest, refuseReasoning } from './
 export { isClaude };
 
 type Part = Record<string, unknown> & { type: string; cache_control?: unknown };
-type CMessage = { role: string; content?: string | Part[] | null; tool_calls?: Array<{ id: string; function: { name: string; arguments?: string } }>; tool_call_id?: string; thinking_blocks?: ThinkingBlock[] };
+type CMessage = { role: string; content?: string | Part[] | null; tool_calls?: Array<{ id: string; function: { name: string; arguments?: string } }>; tool_call_id?: string; thinking_blocks?: ThinkingBlock[]; tool_media?: unknown };
 
 const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
 const IMAGE_FORMATS: Record<string, ImageFormat> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/jpg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' };
@@ -66,6 +67,27 @@ function parseInput(args: string | undefined): Record<string, unknown> {
   }
 }
 
+/**
+ * A Claude model's user message, its tool results' images (`tool_media`: tool-media.ts) put inside
+ * the toolResult they came from in the turn just built (`turn`), as Anthropic's tool_result takes
+ * them (ToolResultContentBlock's `image`); the blank text block of an empty result gives way to them.
+ * A part whose tool result is not in that turn stays a block of the user turn.
+ */
+function intoToolResults(turn: Message | undefined, m: CMessage): ContentBlock[] {
+  const ids = toolMediaOf(m);
+  const parts = Array.isArray(m.content) ? m.content : [];
+  if (!ids.length || turn?.role !== 'user') return blocksOf(m.content, true);
+  const results = new Map(turn.content!.flatMap((b) => (b.toolResult ? [[String(b.toolResult.toolUseId), b.toolResult] as const] : [])));
+  return parts.flatMap((p, i) => {
+    const result = i < ids.length && p.type === 'image_url' ? results.get(ids[i]) : undefined;
+    if (!result) return partBlocks(p, true);
+    const content = (result.content ?? []).filter((c) => c.text !== '');
+    content.push({ image: imageBlock(imageUrlOf(p)).image! });
+    result.content = content;
+    return [];
+  });
+}
+
 /** Canonical messages → Converse system blocks + alternating user/assistant messages (neighbours merged). */
 function conversation(messages: CMessage[], claude: boolean): { system: SystemContentBlock[]; messages: Message[] } {
   const system: SystemContentBlock[] = [];
@@ -83,7 +105,7 @@ function conversation(messages: CMessage[], claude: boolean): { system: SystemCo
         if (p.type === 'text' && p.text) system.push({ text: String(p.text) });
         if (p.cache_control && claude) system.push({ cachePoint: { type: 'default' } });
       }
-    } else if (m.role === 'user') push('user', blocksOf(m.content, claude));
+    } else if (m.role === 'user') push('user', claude ? intoToolResults(out.at(-1), m) : blocksOf(m.content, claude));
     else if (m.role === 'tool') {
       // An empty result stays one blank text block: `content: []` is refused by some models (docs/providers/bedrock.md).
       push('user', [{ toolResult: { toolUseId: String(m.tool_call_id), content: [{ text: textOf(m.content) }] } }]);

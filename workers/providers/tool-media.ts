@@ -1,0 +1,34 @@
+import { isRecord } from '../../shared/is-record';
+
+/**
+ * Tool results' images and files on the canonical request. A chat tool message carries text only, so
+ * the dialects put a tool result's images and files in the user message right after the turn's tool
+ * results, and name on it (`tool_media`, api/dialects/canonical.ts) the `tool_call_id` each of its
+ * first content parts came from. Anthropic (ToolResultBlockParam.content: text, image and document
+ * blocks) and Bedrock (ToolResultContentBlock: text, image, document) take them inside the tool result
+ * itself; an OpenAI-compatible upstream gets the user message as it is, without the field.
+ */
+export const TOOL_MEDIA = 'tool_media';
+
+/** The `tool_call_id` of each leading content part of a user message that came from a tool result; [] for any other message. */
+export function toolMediaOf(m: { role?: unknown; content?: unknown; tool_media?: unknown }): string[] {
+  const ids = m.tool_media;
+  if (m.role !== 'user' || !Array.isArray(ids) || !Array.isArray(m.content) || ids.length > m.content.length) return [];
+  return ids.every((id) => typeof id === 'string') ? (ids as string[]) : [];
+}
+
+/** A chat body without the messages' `tool_media` (OpenAI refuses fields it does not know); the body itself when none has it. */
+export function withoutToolMedia(body: Record<string, unknown>): Record<string, unknown> {
+  const messages = body.messages;
+  const carries = (m: unknown): m is Record<string, unknown> => isRecord(m) && TOOL_MEDIA in m;
+  if (!Array.isArray(messages) || !messages.some(carries)) return body;
+  // rest copies (own data properties), never Object.assign: a caller's JSON may hold an own `__proto__` key
+  const stripped = messages.map((m) => {
+    if (!carries(m)) return m;
+    const { [TOOL_MEDIA]: _dropped, ...rest } = m; // eslint-disable-line @typescript-eslint/no-unused-vars
+    return rest;
+  });
+  const { messages: _old, ...out } = body; // eslint-disable-line @typescript-eslint/no-unused-vars
+  out.messages = stripped;
+  return out;
+}
