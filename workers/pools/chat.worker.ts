@@ -18,7 +18,7 @@ import { ROUTE_RESULT_KEY } from '../../shared/queues/route-meta';
 import { ApiError } from '../../shared/errors/ApiError';
 import type { CancelSignal } from '../../shared/cancel-source';
 import { detailTokens } from './detail-tokens';
-import { withoutOtherModelsThinking } from '../providers/anthropic/other-model-thinking';
+import { sameClaudeModel, withoutOtherModelsThinking } from '../providers/anthropic/other-model-thinking';
 import { merged } from '../../shared/merged';
 
 /** One attempt on one deployment: picks the adapter for the deployment's wire family. */
@@ -68,11 +68,13 @@ async function runChat(job: ChatJob, t: UpstreamTarget, signal: CancelSignal, em
 
 /**
  * The job as a fallback model's deployment gets it: a Claude one (Anthropic-native or Bedrock) without
- * the signed thinking of the model asked for, which is tied to that model (docs/routing.md "Signed
+ * the signed thinking of the model asked for, which is tied to that model, unless it serves that very
+ * Claude model on another platform or account, where the signatures hold (docs/routing.md "Signed
  * thinking across Claude deployments"); the other kinds drop it anyway (withoutAnthropicThinking).
  */
 function onFallback(job: ChatJob, t: UpstreamTarget): ChatJob {
   if (t.kind !== 'anthropic' && t.kind !== 'bedrock') return job;
+  if (sameClaudeModel(job.route?.find((s) => !s.fallback)?.deployments ?? [job.target], t)) return job;
   const body = withoutOtherModelsThinking(job.operation, job.body);
   return body === job.body ? job : merged(job, { body });
 }

@@ -104,6 +104,28 @@ describe('model pools: signed thinking on a fallback to another Claude model', f
     expect(upA2.received[0].body.thinking).to.deep.equal(THINK);
   });
 
+  it('messages: a fallback serving the same Claude model (another account) gets its signed and redacted blocks unchanged, with thinking', async () => {
+    // Anthropic: signatures are "compatible across platforms (Claude APIs, Amazon Bedrock, and Vertex AI)"; only another model needs them stripped
+    const same = await ScriptedUpstream.start('anthropic');
+    try {
+      same.otherwise = modelBoundThinking(A, turnsOf(A));
+      upA.otherwise = modelBoundThinking(A, turnsOf(A));
+      upA.reset();
+      const SNAPSHOT = 'claude-sonnet-4-5-20250929';
+      const backup = await poolModel([{ name: 'other-account', provider: await same.model(), upstream: SNAPSHOT }], { capabilities: { chat: true, tools: true } });
+      const model = await poolModel([{ name: 'a', provider: await upA.model(), upstream: SNAPSHOT }], { fallbacks: [backup], capabilities: { chat: true, tools: true } });
+      const { data: first } = await ask(model, [{ role: 'user', content: 'Weather in Paris?' }]);
+      upA.otherwise = () => OVERLOADED;
+      const { data, response } = await ask(model, history(first));
+      expect(response.headers.get('x-service-fallback-model')).to.equal(backup);
+      expect(data.content.map((b) => b.type)).to.deep.equal(['thinking', 'text']);
+      expect(same.received[0].body.messages[1], 'the turn sent to the same model').to.deep.equal({ role: 'assistant', content: [thinking(WHY, A), redactedBy(A), TOOL_USE] });
+      expect(same.received[0].body.thinking).to.deep.equal(THINK);
+    } finally {
+      await same.close();
+    }
+  });
+
   it("chat: the tool loop's next request reaches fallback B without A's thinking_blocks, its effort kept", async () => {
     const model = await primary();
     const tools = [{ type: 'function' as const, function: { name: 'weather', parameters: PARAMS } }];

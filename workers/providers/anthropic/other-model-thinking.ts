@@ -3,6 +3,35 @@ import { CANONICAL_THINKING, withoutThinkingBlocks } from './thinking';
 
 type Message = Record<string, unknown> & { role?: unknown; content?: unknown };
 
+/** What names a deployment's model: its kind, its upstream id and (Bedrock) the base model that id may not name. */
+type Deployment = { kind: string; upstreamModel: string; baseModel?: string };
+
+/**
+ * The Claude model a deployment serves, as Anthropic's API names it (`claude-sonnet-4-5-20250929`):
+ * an Anthropic-native upstream's id, or a Bedrock id with its inference profile's region prefix,
+ * `anthropic.` and version suffix taken off (`us.anthropic.claude-sonnet-4-5-20250929-v1:0`, an ARN
+ * ending in one, a deployment's `base_model`); undefined for any other model. An alias
+ * (`claude-sonnet-4-5`) is not its dated snapshot: the two are not known to be the same model.
+ */
+export function claudeModelOf(d: Deployment): string | undefined {
+  if (d.kind === 'anthropic') return /^claude-[a-z0-9.-]+$/i.test(d.upstreamModel) ? d.upstreamModel.toLowerCase() : undefined;
+  if (d.kind !== 'bedrock') return undefined;
+  const id = (d.baseModel || d.upstreamModel).split('/').at(-1)!.toLowerCase();
+  return /(?:^|\.)anthropic\.(claude-[a-z0-9.-]+?)(?:-v\d+(?::\d+)?)?$/.exec(id)?.[1];
+}
+
+/**
+ * Whether a fallback's deployment serves the very Claude model every Claude deployment of the model
+ * asked for serves (`own`): Anthropic's signatures are "compatible across platforms (Claude APIs,
+ * Amazon Bedrock, and Vertex AI)" (extended-thinking, "Thinking encryption"), so the same model on
+ * another platform reads them; only another model needs them stripped.
+ */
+export function sameClaudeModel(own: Deployment[], fallback: Deployment): boolean {
+  const model = claudeModelOf(fallback);
+  const claudes = own.filter((d) => d.kind === 'anthropic' || d.kind === 'bedrock');
+  return !!model && claudes.length > 0 && claudes.every((d) => claudeModelOf(d) === model);
+}
+
 const isThinking = (b: unknown) => isRecord(b) && (b.type === 'thinking' || b.type === 'redacted_thinking');
 const answersTools = (m: Message | undefined, operation: string) =>
   operation === 'chat' ? m?.role === 'tool' : m?.role === 'user' && Array.isArray(m.content) && m.content.some((b) => isRecord(b) && b.type === 'tool_result');
