@@ -132,6 +132,30 @@ describe('provider kind gemini: n candidates and log probabilities', function ()
     expect((text as { logprobs: unknown }).logprobs).to.deep.equal(openaiTokens(CAFE, 1));
   });
 
+  it('streamed, the Responses API’s output_text deltas carry Gemini’s log probabilities, also when thought parts share the event', async () => {
+    const thoughtFirst = [
+      { candidates: [{ content: { role: 'model', parts: [{ text: 'Weighing it.', thought: true }, { text: 'Caf' }] }, logprobsResult: { chosenCandidates: [CAFE.chosenCandidates[0]], topCandidates: [CAFE.topCandidates[0]] } }], usageMetadata: { promptTokenCount: 7, totalTokenCount: 7 } },
+      STREAM[1],
+    ];
+    up.next.push({ kind: 'sse', events: thoughtFirst }, { kind: 'sse', events: thoughtFirst });
+    const stream = await client.responses.create({ model, input: 'hi', top_logprobs: 1, include: ['message.output_text.logprobs'], reasoning: { effort: 'low' }, stream: true });
+    const deltas: unknown[] = [];
+    let done: OpenAI.Responses.Response | undefined;
+    for await (const e of stream) {
+      if (e.type === 'response.output_text.delta') deltas.push(...e.logprobs);
+      if (e.type === 'response.completed') done = e.response;
+    }
+    const tokens = openaiTokens(CAFE, 1).map(({ token, logprob, top_logprobs }) => ({ token, logprob, top_logprobs: top_logprobs.map((a) => ({ token: a.token, logprob: a.logprob })) }));
+    expect(deltas, 'the deltas’ logprobs').to.deep.equal(tokens);
+    const text = done!.output.flatMap((o) => (o.type === 'message' ? o.content : [])).find((p) => p.type === 'output_text');
+    expect((text as { logprobs: unknown }).logprobs).to.deep.equal(openaiTokens(CAFE, 1));
+    // chat: the tokens ride on content deltas, not on the reasoning delta of the same event
+    const chunks: ChatCompletionChunk[] = [];
+    for await (const c of await client.chat.completions.create({ model, messages: user, logprobs: true, top_logprobs: 1, reasoning_effort: 'low', stream: true })) chunks.push(c);
+    const carriers = chunks.filter((c) => c.choices[0]?.logprobs).map((c) => Object.keys(c.choices[0].delta));
+    expect(carriers).to.deep.equal([['content'], ['content']]);
+  });
+
   it('a top_logprobs outside 0..20, or without logprobs, is 400 invalid_request naming it: nothing sent, nothing billed', async () => {
     await usageSettled();
     const before = await UsageEvent.count({ where: { orgId } });

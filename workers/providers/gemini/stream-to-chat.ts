@@ -10,7 +10,7 @@ type ChoiceState = { started: boolean; tools: number };
  * candidate) → canonical chat chunks, each candidate (`candidateCount`) the choice at its index. A
  * function call arrives whole, so it becomes one tool-call delta with its arguments (numbered within
  * its choice); thought parts become `reasoning_content`; a candidate's `logprobsResult` (its tokens
- * in this chunk) rides on its first chunk. usageMetadata is cumulative: the last one counts.
+ * in this chunk) rides on its first text chunk. usageMetadata is cumulative: the last one counts.
  */
 export class GeminiToChatStream {
   private readonly id = `chatcmpl-${callId().slice(5)}`;
@@ -50,9 +50,11 @@ export class GeminiToChatStream {
     if (c?.finishReason || blocked) out.push(this.chunk(index, {}, finishReason(c?.finishReason, s.tools > 0, blocked)));
     const logprobs = c?.logprobsResult && chatLogprobs(c.logprobsResult, this.ask);
     if (logprobs) {
-      if (out.length === from) out.push(this.chunk(index, {}));
-      const first = out[from] as { choices: Array<Record<string, unknown>> };
-      first.choices[0].logprobs = logprobs;
+      // on the event's first text delta, whose tokens they are (OpenAI sends a content token's logprobs with its delta;
+      // the Responses API reads them off output_text deltas only), not on a thought part's reasoning delta before it
+      let at = out.findIndex((o, i) => i >= from && typeof (o.choices as Array<{ delta: { content?: unknown } }>)[0].delta.content === 'string');
+      if (at < 0) at = out.length > from ? from : out.push(this.chunk(index, {})) - 1;
+      (out[at] as { choices: Array<Record<string, unknown>> }).choices[0].logprobs = logprobs;
     }
     return out;
   }
