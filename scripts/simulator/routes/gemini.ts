@@ -7,7 +7,7 @@ import { countTokens, replyWords } from '../text';
 import { embedText } from '../vectors';
 import { SIM_EMBED_DIMENSIONS } from './embeddings';
 
-type Part = Record<string, unknown> & { text?: string; inlineData?: { mimeType?: string; data?: string }; functionCall?: { id?: string; name: string; args?: unknown }; functionResponse?: { id?: string; name: string; response?: { output?: unknown } }; thoughtSignature?: string };
+type Part = Record<string, unknown> & { text?: string; thought?: boolean; inlineData?: { mimeType?: string; data?: string }; functionCall?: { id?: string; name: string; args?: unknown }; functionResponse?: { id?: string; name: string; response?: { output?: unknown } }; thoughtSignature?: string };
 type Content = { role?: string; parts?: Part[] };
 
 /** The fields of a GenerateContentRequest (Gemini API reference); anything else is refused as the API does. */
@@ -91,7 +91,7 @@ export function geminiRoutes(knobs: KnobStore, log: RequestLog): Router {
     if (bad) return googleError(res, 400, 'INVALID_ARGUMENT', bad);
 
     const contents = body.contents as Content[];
-    const gen = (body.generationConfig ?? {}) as { maxOutputTokens?: number; stopSequences?: string[]; responseMimeType?: string; thinkingConfig?: { includeThoughts?: boolean } };
+    const gen = (body.generationConfig ?? {}) as { maxOutputTokens?: number; stopSequences?: string[]; responseMimeType?: string; thinkingConfig?: { includeThoughts?: boolean }; responseLogprobs?: boolean; logprobs?: number };
     const system = ((body.systemInstruction as Content | undefined)?.parts ?? []).map(partText).join('\n');
     const prompt = [system, ...contents.flatMap((c) => c.parts!.map(partText))].join('\n');
     const last = contents.at(-1)!;
@@ -125,15 +125,17 @@ export function geminiRoutes(knobs: KnobStore, log: RequestLog): Router {
     };
     usageMetadata.totalTokenCount = promptTokens + (usageMetadata.candidatesTokenCount as number) + ((usageMetadata.thoughtsTokenCount as number) ?? 0);
     const responseId = crypto.randomBytes(10).toString('base64url');
+    const withLogprobs = gen.responseLogprobs === true && !k.noLogprobs;
     if (method === 'generateContent') {
-      res.json({ candidates: [{ content: { parts, role: 'model' }, finishReason: finish, index: 0 }], usageMetadata, modelVersion: model, responseId });
+      res.json({ candidates: [{ content: { parts, role: 'model' }, finishReason: finish, index: 0, ...(withLogprobs ? logprobsOf(parts, 0, gen.logprobs ?? 0) : {}) }], usageMetadata, modelVersion: model, responseId });
       return;
     }
     res.status(200).setHeader('Content-Type', 'text/event-stream');
     res.flushHeaders();
     const pieces = parts.map((p, i) => {
       const lastOne = i === parts.length - 1;
-      const cand: Record<string, unknown> = { content: { parts: [p], role: 'model' }, index: 0, ...(lastOne ? { finishReason: finish } : {}) };
+      const lp = withLogprobs ? logprobsOf([p], parts.slice(0, i).filter((q) => typeof q.text === 'string' && !q.thought).length, gen.logprobs ?? 0) : {};
+      const cand: Record<string, unknown> = { content: { parts: [p], role: 'model' }, index: 0, ...(lastOne ? { finishReason: finish } : {}), ...lp };
       return `data: ${JSON.stringify({ candidates: [cand], usageMetadata: lastOne ? usageMetadata : { promptTokenCount: promptTokens, totalTokenCount: promptTokens }, modelVersion: model, responseId })}\r\n\r\n`;
     });
     for (let i = 0; i < pieces.length; i++) {
@@ -149,6 +151,21 @@ export function geminiRoutes(knobs: KnobStore, log: RequestLog): Router {
     res.end();
   });
   return r;
+}
+
+/**
+ * `responseLogprobs`: a candidate's `avgLogprobs` and `logprobsResult` (the API's LogprobsResult,
+ * @google/genai: `chosenCandidates` per decoding step, `topCandidates` with `logprobs` tokens each, the
+ * chosen one first), over its text parts (not thoughts; a function call has none), one token a part;
+ * a streamed chunk's result covers that chunk's tokens. `from` numbers the first token (its log probability).
+ */
+function logprobsOf(parts: Part[], from: number, top: number): Record<string, unknown> {
+  const tokens = parts.filter((p) => typeof p.text === 'string' && !p.thought).map((p) => p.text!);
+  const tok = (token: string, i: number) => ({ token, logProbability: -0.01 * (from + i + 1) });
+  const chosenCandidates = tokens.map(tok);
+  const topCandidates = tokens.map((t, i) => ({ candidates: Array.from({ length: top }, (_, j) => (j === 0 ? tok(t, i) : { token: `alt${j}`, logProbability: -1 - j })) }));
+  const avg = chosenCandidates.length ? chosenCandidates.reduce((a, c) => a + c.logProbability, 0) / chosenCandidates.length : 0;
+  return { avgLogprobs: avg, logprobsResult: { chosenCandidates, topCandidates } };
 }
 
 /** batchEmbedContents: one embedding per request, each request naming the model of the URL. */

@@ -159,6 +159,22 @@ describe('provider kind gemini', () => {
     expect(chunks.at(-1).usage.completion_tokens).to.be.greaterThan(0);
   });
 
+  it('streamed log probabilities (chat and responses): each chunk’s logprobsResult comes back on its text delta, every token once', async () => {
+    const s = await postSse('/v1/chat/completions', keyHeader(o.key), { model: 'test-gemini', stream: true, logprobs: true, top_logprobs: 2, reasoning_effort: 'low', messages: [{ role: 'user', content: 'count the bees' }] });
+    expect(s.status, s.text).to.equal(200);
+    expect((sent().body as { generationConfig: unknown }).generationConfig).to.deep.include({ responseLogprobs: true, logprobs: 2 });
+    const chunks = s.events.slice(0, -1).map((e) => e.data);
+    const text = chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('');
+    const tokens = chunks.flatMap((c) => c.choices[0]?.logprobs?.content ?? []);
+    expect(tokens.map((t: { token: string }) => t.token).join('')).to.equal(text);
+    expect(tokens[0].top_logprobs).to.have.length(2);
+    expect(chunks.filter((c) => c.choices[0]?.logprobs).every((c) => typeof c.choices[0].delta.content === 'string')).to.equal(true);
+    const r = await postSse('/v1/responses', keyHeader(o.key), { model: 'test-gemini', stream: true, top_logprobs: 1, include: ['message.output_text.logprobs'], reasoning: { effort: 'low' }, input: 'count the bees' });
+    const deltas = r.events.filter((e) => e.event === 'response.output_text.delta').map((e) => e.data);
+    expect(deltas.flatMap((d) => d.logprobs).map((t: { token: string }) => t.token).join('')).to.equal(deltas.map((d) => d.delta).join(''));
+    expect(deltas.map((d) => d.logprobs.length), JSON.stringify(deltas)).to.deep.equal(deltas.map(() => 1));
+  });
+
   it('the messages dialect, JSON and streamed, with a tool round trip', async () => {
     const h = { ...keyHeader(o.key), 'anthropic-version': '2023-06-01' };
     const tools = [{ name: 'lookup', input_schema: { type: 'object', properties: { query: { type: 'string' } } } }];

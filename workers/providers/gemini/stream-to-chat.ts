@@ -49,7 +49,8 @@ export class GeminiToChatStream {
     }
     if (c?.finishReason || blocked) out.push(this.chunk(index, {}, finishReason(c?.finishReason, s.tools > 0, blocked)));
     const logprobs = c?.logprobsResult && chatLogprobs(c.logprobsResult, this.ask);
-    if (logprobs) {
+    // an event without tokens (a thought, a result of none) leaves its chunks' logprobs null, as OpenAI's chunks without content tokens are
+    if (logprobs?.content.length) {
       // on the event's first text delta, whose tokens they are (OpenAI sends a content token's logprobs with its delta;
       // the Responses API reads them off output_text deltas only), not on a thought part's reasoning delta before it
       let at = out.findIndex((o, i) => i >= from && typeof (o.choices as Array<{ delta: { content?: unknown } }>)[0].delta.content === 'string');
