@@ -49,6 +49,32 @@ describe('anthropic upstream: canonical → messages request', () => {
     expect(canonicalToMessages({ ...body, tool_choice: 'auto', parallel_tool_calls: false }, 'claude-x').tool_choice).to.deep.equal({ type: 'auto', disable_parallel_tool_use: true });
   });
 
+  it('a chat caller’s cache_control on text and image parts, system included, reaches Claude as the blocks’ cache_control (as Bedrock gets cache points)', () => {
+    const mark = { type: 'ephemeral' };
+    const png = 'data:image/png;base64,iVBORw0KGgo=';
+    const out = canonicalToMessages(
+      {
+        messages: [
+          { role: 'system', content: [{ type: 'text', text: 'Long policy.', cache_control: mark }] },
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: [{ type: 'image_url', image_url: { url: png }, cache_control: mark }, { type: 'text', text: 'What is it?', cache_control: { type: 'ephemeral', ttl: '1h' } }] },
+        ],
+      },
+      'claude-x',
+    );
+    expect(out.system).to.deep.equal([{ type: 'text', text: 'Long policy.', cache_control: mark }, { type: 'text', text: 'Be brief.' }]);
+    expect(out.messages).to.deep.equal([
+      {
+        role: 'user',
+        content: [
+          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' }, cache_control: mark },
+          { type: 'text', text: 'What is it?', cache_control: { type: 'ephemeral', ttl: '1h' } },
+        ],
+      },
+    ]);
+    expect(canonicalToMessages({ messages: [{ role: 'system', content: [{ type: 'text', text: 'Plain.' }] }, { role: 'user', content: 'hi' }] }, 'claude-x').system, 'no breakpoint: the text').to.equal('Plain.');
+  });
+
   it('a chat of system messages alone becomes one user turn (Anthropic needs a message; OpenAI accepts it)', () => {
     const out = canonicalToMessages({ messages: [{ role: 'system', content: 'Say hi.' }, { role: 'developer', content: 'Be brief.' }] }, 'claude-x');
     expect(out.messages).to.deep.equal([{ role: 'user', content: [{ type: 'text', text: 'Say hi.\n\nBe brief.' }] }]);

@@ -21,6 +21,16 @@ function mediaBlock(kind: 'image' | 'document', url: string, title?: string): Bl
 }
 
 /**
+ * The block with the part's `cache_control` (Anthropic's CacheControlEphemeral on a text or image
+ * block, as LiteLLM's chat callers put it on a content part, and as the Bedrock adapter turns it into
+ * a cache point), when it has one.
+ */
+function cached(block: Block, p: ContentPart): Block {
+  if (isRecord(p.cache_control)) block.cache_control = p.cache_control;
+  return block;
+}
+
+/**
  * A user or assistant content part as a messages block: text, an image (base64 or URL source), a
  * document from a file part's `file_data`; any other part (`input_audio`, a file without data) is
  * refused (400). The one reading of parts: the translation and the refusal checked before it and by
@@ -29,9 +39,9 @@ function mediaBlock(kind: 'image' | 'document', url: string, title?: string): Bl
 function partBlock(p: ContentPart): Block {
   switch (p.type) {
     case 'text':
-      return { type: 'text', text: String(p.text ?? '') };
+      return cached({ type: 'text', text: String(p.text ?? '') }, p);
     case 'image_url':
-      return mediaBlock('image', imageUrlOf(p));
+      return cached(mediaBlock('image', imageUrlOf(p)), p);
     case 'file': {
       const f = p.file as { file_data?: string; filename?: string };
       if (!f?.file_data) throw new ApiError(400, 'invalid_request', 'File parts need file_data on this model.');
@@ -91,8 +101,9 @@ function intoToolResults(turn: Turn | undefined, m: CMessage): Block[] {
  * assistant message's signed thinking blocks (`thinking_blocks`) come back first, in order, before
  * its text and tool calls, unchanged: Anthropic refuses a tool-using turn without them when thinking is on.
  */
-function turns(messages: CMessage[]): { system?: string; turns: Turn[] } {
+function turns(messages: CMessage[]): { system?: string | Block[]; turns: Turn[] } {
   const system: string[] = [];
+  const systemBlocks: Block[] = [];
   const out: Turn[] = [];
   const push = (role: Turn['role'], blocks: Block[]) => {
     if (!blocks.length) return;
@@ -101,7 +112,11 @@ function turns(messages: CMessage[]): { system?: string; turns: Turn[] } {
     else out.push({ role, content: blocks });
   };
   messages.forEach((m, i) => {
-    if (m.role === 'system' || m.role === 'developer') system.push(textOf(m.content));
+    if (m.role === 'system' || m.role === 'developer') {
+      system.push(textOf(m.content));
+      if (typeof m.content === 'string') systemBlocks.push({ type: 'text', text: m.content });
+      else for (const p of m.content ?? []) if (p.type === 'text' && p.text) systemBlocks.push(cached({ type: 'text', text: String(p.text) }, p));
+    }
     else if (m.role === 'user') push('user', intoToolResults(out.at(-1), m));
     else if (m.role === 'tool') push('user', [{ type: 'tool_result', tool_use_id: String(m.tool_call_id), content: textOf(m.content) }]);
     else if (m.role === 'assistant') {
@@ -113,7 +128,8 @@ function turns(messages: CMessage[]): { system?: string; turns: Turn[] } {
   const text = system.length ? system.join('\n\n') : undefined;
   // Anthropic needs at least one turn; a chat of system messages alone (valid on OpenAI) is that text as the user's turn.
   if (!out.length && text) return { turns: [{ role: 'user', content: [{ type: 'text', text }] }] };
-  return { system: text, turns: out };
+  // system text blocks when one carries a cache breakpoint (TextBlockParam.cache_control), else the text
+  return { system: systemBlocks.some((b) => b.cache_control) ? systemBlocks.filter((b) => b.text) : text, turns: out };
 }
 
 type CTool = { type: string; function?: { name: string; description?: string; parameters?: unknown; strict?: boolean | null } };
