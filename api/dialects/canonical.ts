@@ -30,10 +30,16 @@ export interface CanonicalMessage {
   /**
    * A user message that carries tool results' images and files (which a chat tool message cannot):
    * the `tool_call_id` each of its first content parts came from, in order. An Anthropic or Bedrock
-   * upstream gets those parts inside their tool result (workers/providers/tool-media.ts); an
+   * upstream gets those parts inside their tool result (workers/providers/tool-results.ts); an
    * OpenAI-compatible one gets the message without this field.
    */
   tool_media?: string[];
+  /**
+   * A tool message whose result is an error (the messages dialect's `tool_result.is_error`): Anthropic's
+   * `is_error`, Converse's `status: "error"`, Gemini's `response.error`; its text prefixed `Error: `
+   * for an OpenAI-compatible upstream (workers/providers/tool-results.ts).
+   */
+  is_error?: boolean;
 }
 
 

@@ -81,8 +81,8 @@ function userParts(block: MessagesBlock, cacheHints = false): CanonicalPart[] {
   }
 }
 
-/** A tool result's content: text joined; images go to a user message right after the tool results. */
-function toolResult(block: MessagesBlock): { text: string; images: CanonicalPart[] } {
+/** A tool result's content: text joined; images go to a user message right after the tool results; whether it failed (`is_error`). */
+function toolResult(block: MessagesBlock): { text: string; images: CanonicalPart[]; failed: boolean } {
   const c = block.content;
   const images: CanonicalPart[] = [];
   let text = '';
@@ -96,8 +96,7 @@ function toolResult(block: MessagesBlock): { text: string; images: CanonicalPart
     }
     text = texts.join('\n');
   }
-  if (block.is_error === true) text = `Error: ${text}`;
-  return { text, images };
+  return { text, images, failed: block.is_error === true };
 }
 
 function userMessages(content: MessagesMessage['content'], cacheHints = false): CanonicalMessage[] {
@@ -109,7 +108,7 @@ function userMessages(content: MessagesMessage['content'], cacheHints = false): 
   for (const block of content) {
     if (block.type === 'tool_result') {
       const r = toolResult(block);
-      out.push({ role: 'tool', tool_call_id: String(block.tool_use_id), content: r.text });
+      out.push(r.failed ? { role: 'tool', tool_call_id: String(block.tool_use_id), content: r.text, is_error: true } : { role: 'tool', tool_call_id: String(block.tool_use_id), content: r.text });
       late.push(...r.images);
       lateOf.push(...r.images.map(() => String(block.tool_use_id)));
       continue;

@@ -207,6 +207,27 @@ describe('POST /v1/messages', () => {
     ]);
   });
 
+  it('translated path: a failed tool_result and its image reach an OpenAI-compatible upstream as chat has them (text prefixed "Error: ", the image in a user message), no field chat lacks', async () => {
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+    const r = await call('POST', '/v1/messages', {
+      headers: h,
+      json: body('sim-chat', {
+        tools: [weather],
+        messages: [
+          { role: 'user', content: 'weather?' },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_9', name: 'get_weather', input: { query: 'x' } }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_9', is_error: true, content: [{ type: 'text', text: 'radar down' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } }] }] },
+        ],
+      }),
+    });
+    expect(r.status, r.text).to.equal(200);
+    const sent = env().sim.log.entries[0].body as { messages: unknown[] };
+    expect(sent.messages.slice(2)).to.deep.equal([
+      { role: 'tool', tool_call_id: 'toolu_9', content: 'Error: radar down' },
+      { role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } }] },
+    ]);
+  });
+
   it('reports max_tokens and stop_sequence stop reasons', async () => {
     const cut = await call('POST', '/v1/messages', { headers: h, json: body('sim-chat', { max_tokens: 3 }) });
     expect(cut.body.stop_reason).to.equal('max_tokens');

@@ -117,6 +117,21 @@ describe('bedrock upstream (Converse) through the gateway', () => {
     });
   });
 
+  it('a messages tool_result with is_error reaches Converse as the toolResult’s status "error" (ToolResultBlock.status), its text unprefixed', async () => {
+    const client = new Anthropic({ apiKey: o.key, baseURL: env().gw.url, maxRetries: 0 });
+    await client.messages.create({
+      model: 'sim-bedrock-claude',
+      max_tokens: 50,
+      tools: [{ name: 'run', input_schema: { type: 'object', properties: {} } }],
+      messages: [
+        { role: 'user', content: 'run it' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_2', name: 'run', input: {} }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_2', is_error: true, content: 'exit status 1' }] },
+      ],
+    });
+    expect(sentBody().messages[2]).to.deep.equal({ role: 'user', content: [{ toolResult: { toolUseId: 'toolu_2', content: [{ text: 'exit status 1' }], status: 'error' } }] });
+  });
+
   it('messages dialect JSON and streamed (official Anthropic client), tool_use ids from Bedrock', async () => {
     const client = new Anthropic({ apiKey: o.key, baseURL: env().gw.url, maxRetries: 0 });
     const msg = await client.messages.create({ model: 'sim-bedrock-claude', max_tokens: 200, system: 'Be brief.', messages: [{ role: 'user', content: 'hello messages' }], stop_sequences: ['zzz'] });

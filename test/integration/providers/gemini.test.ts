@@ -200,10 +200,14 @@ describe('provider kind gemini', () => {
     expect(text).to.include('sunny');
     expect(s.events.find((e) => e.data.type === 'message_delta')!.data.delta.stop_reason).to.equal('end_turn');
     expect((sent(1).body as { contents: unknown[] }).contents[2]).to.deep.equal({ role: 'user', parts: [{ functionResponse: { name: 'lookup', response: { output: 'sunny' } } }] });
+    // a failed result: FunctionResponse.response's documented "error" key (@google/genai), not an output starting "Error: "
+    const failed = [{ role: 'user', content: 'please use a tool for Paris' }, { role: 'assistant', content: first.body.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, is_error: true, content: 'no network' }] }];
+    expect((await call('POST', '/v1/messages', { headers: h, json: { model: 'test-gemini', max_tokens: 200, tools, messages: failed } })).status).to.equal(200);
+    expect((sent(2).body as { contents: unknown[] }).contents[2]).to.deep.equal({ role: 'user', parts: [{ functionResponse: { name: 'lookup', response: { error: 'no network' } } }] });
     const t = await call('POST', '/v1/messages', { headers: h, json: { model: 'test-gemini', max_tokens: 200, output_config: { effort: 'medium' }, messages: [{ role: 'user', content: 'ponder' }] } });
     expect(t.status, t.text).to.equal(200);
     expect(t.body.content[0]).to.deep.include({ type: 'thinking', thinking: 'Considering: ponder' });
-    expect((sent(2).body as { generationConfig: unknown }).generationConfig).to.deep.equal({ maxOutputTokens: 200, thinkingConfig: { thinkingBudget: 8192, includeThoughts: true } });
+    expect((sent(3).body as { generationConfig: unknown }).generationConfig).to.deep.equal({ maxOutputTokens: 200, thinkingConfig: { thinkingBudget: 8192, includeThoughts: true } });
   });
 
   it('the responses dialect, JSON and streamed', async () => {

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { canonicalToMessages } from '../../../workers/providers/anthropic/to-messages';
+import { openAiToolResults } from '../../../workers/providers/tool-results';
 import { messageToCompletion } from '../../../workers/providers/anthropic/from-messages';
 import { MessagesToChatStream } from '../../../workers/providers/anthropic/stream-to-chat';
 import { messagesToCanonical, type MessagesRequest } from '../../../api/dialects/messages/request';
@@ -73,6 +74,27 @@ describe('anthropic upstream: canonical → messages request', () => {
       },
     ]);
     expect(canonicalToMessages({ messages: [{ role: 'system', content: [{ type: 'text', text: 'Plain.' }] }, { role: 'user', content: 'hi' }] }, 'claude-x').system, 'no breakpoint: the text').to.equal('Plain.');
+  });
+
+  it('a failed tool result (is_error) is a tool_result with is_error, its text as it was; an OpenAI-compatible body gets it prefixed and no unknown fields', () => {
+    const messages = [
+      { role: 'user', content: 'run it' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'run', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'toolu_1', content: 'exit 1', is_error: true },
+      { role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }], tool_media: ['toolu_1'] },
+    ];
+    expect((canonicalToMessages({ messages }, 'claude-x').messages as unknown[])[2]).to.deep.equal({
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'exit 1' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } }], is_error: true }],
+    });
+    expect(openAiToolResults({ model: 'm', messages }).messages).to.deep.equal([
+      messages[0],
+      messages[1],
+      { role: 'tool', tool_call_id: 'toolu_1', content: 'Error: exit 1' },
+      { role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }] },
+    ]);
+    const plain = { model: 'm', messages: [messages[0]] };
+    expect(openAiToolResults(plain)).to.equal(plain);
   });
 
   it('a chat of system messages alone becomes one user turn (Anthropic needs a message; OpenAI accepts it)', () => {

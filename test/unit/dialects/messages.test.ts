@@ -63,7 +63,7 @@ describe('messages dialect: request → canonical', () => {
       ],
     } as MessagesRequest);
     expect(c.messages).to.deep.equal([
-      { role: 'tool', tool_call_id: 'a', content: 'Error: boom' },
+      { role: 'tool', tool_call_id: 'a', content: 'boom', is_error: true },
       { role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://x/y.png' } }], tool_media: ['a'] },
     ]);
   });

@@ -3,13 +3,13 @@ import { ApiError } from '../../../shared/errors/ApiError';
 import { refuseNonFunctionTools, toolUse, type ToolUse } from '../tool-choice';
 import { blankStop, given, refuseChoicesAndLogprobs, refuseStops, refuseUnexpressible, unsupported } from '../unsupported';
 import { eachPart, imageUrlOf, type ContentPart } from '../parts';
-import { toolMediaOf } from '../tool-media';
+import { isFailedResult, toolMediaOf } from '../tool-results';
 import { CANONICAL_THINKING, checkedThinkingBlocks, refuseMalformedThinking } from './thinking';
 import { isRecord } from '../../../shared/is-record';
 
 type Part = Record<string, unknown> & { type: string };
 type Block = Record<string, unknown> & { type: string };
-type CMessage = { role: string; content?: string | Part[] | null; tool_calls?: Array<{ id: string; function: { name: string; arguments?: string } }>; tool_call_id?: string; thinking_blocks?: unknown; tool_media?: unknown };
+type CMessage = { role: string; content?: string | Part[] | null; tool_calls?: Array<{ id: string; function: { name: string; arguments?: string } }>; tool_call_id?: string; thinking_blocks?: unknown; tool_media?: unknown; is_error?: unknown };
 type Turn = { role: 'user' | 'assistant'; content: Block[] };
 
 const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
@@ -73,7 +73,7 @@ function textOf(content: CMessage['content']): string {
 }
 
 /**
- * A user message's blocks, its tool results' images and documents (`tool_media`: tool-media.ts) put
+ * A user message's blocks, its tool results' images and documents (`tool_media`: tool-results.ts) put
  * inside the tool_result they came from, in the turn just built (`turn`): Anthropic's tool_result
  * `content` is a string or a list of text, image and document blocks (the SDK's ToolResultBlockParam;
  * https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use "tool_result ...
@@ -118,7 +118,7 @@ function turns(messages: CMessage[]): { system?: string | Block[]; turns: Turn[]
       else for (const p of m.content ?? []) if (p.type === 'text' && p.text) systemBlocks.push(cached({ type: 'text', text: String(p.text) }, p));
     }
     else if (m.role === 'user') push('user', intoToolResults(out.at(-1), m));
-    else if (m.role === 'tool') push('user', [{ type: 'tool_result', tool_use_id: String(m.tool_call_id), content: textOf(m.content) }]);
+    else if (m.role === 'tool') push('user', [{ type: 'tool_result', tool_use_id: String(m.tool_call_id), content: textOf(m.content), ...(isFailedResult(m) ? { is_error: true } : {}) }]);
     else if (m.role === 'assistant') {
       const blocks: Block[] = [...(checkedThinkingBlocks(m.thinking_blocks, i) ?? []), ...blocksOf(m.content)];
       for (const c of m.tool_calls ?? []) blocks.push({ type: 'tool_use', id: c.id, name: c.function.name, input: parseInput(c.function.arguments) });

@@ -2,7 +2,7 @@ import type { ContentBlock, ConverseRequest, ImageFormat, Message, SystemContent
 import { ApiError } from '../../../shared/errors/ApiError';
 import { nonFunctionTool, toolUse, type ToolUse } from '../tool-choice';
 import { eachPart, imageUrlOf } from '../parts';
-import { toolMediaOf } from '../tool-media';
+import { isFailedResult, toolMediaOf } from '../tool-results';
 import { blankStop, emptyStop, refuseChoicesAndLogprobs, refuseStops, refuseUnexpressible } from '../unsupported';
 import type { ThinkingBlock } from '../anthropic/thinking';
 import { isClaude, reasoningBlocks, reasoningRequest, refuseReasoning } from './reasoning';
@@ -10,7 +10,7 @@ import { isClaude, reasoningBlocks, reasoningRequest, refuseReasoning } from './
 export { isClaude };
 
 type Part = Record<string, unknown> & { type: string; cache_control?: unknown };
-type CMessage = { role: string; content?: string | Part[] | null; tool_calls?: Array<{ id: string; function: { name: string; arguments?: string } }>; tool_call_id?: string; thinking_blocks?: ThinkingBlock[]; tool_media?: unknown };
+type CMessage = { role: string; content?: string | Part[] | null; tool_calls?: Array<{ id: string; function: { name: string; arguments?: string } }>; tool_call_id?: string; thinking_blocks?: ThinkingBlock[]; tool_media?: unknown; is_error?: unknown };
 
 const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
 const IMAGE_FORMATS: Record<string, ImageFormat> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/jpg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' };
@@ -68,7 +68,7 @@ function parseInput(args: string | undefined): Record<string, unknown> {
 }
 
 /**
- * A Claude model's user message, its tool results' images (`tool_media`: tool-media.ts) put inside
+ * A Claude model's user message, its tool results' images (`tool_media`: tool-results.ts) put inside
  * the toolResult they came from in the turn just built (`turn`), as Anthropic's tool_result takes
  * them (ToolResultContentBlock's `image`); the blank text block of an empty result gives way to them.
  * A part whose tool result is not in that turn stays a block of the user turn.
@@ -108,7 +108,8 @@ function conversation(messages: CMessage[], claude: boolean): { system: SystemCo
     } else if (m.role === 'user') push('user', claude ? intoToolResults(out.at(-1), m) : blocksOf(m.content, claude));
     else if (m.role === 'tool') {
       // An empty result stays one blank text block: `content: []` is refused by some models (docs/providers/bedrock.md).
-      push('user', [{ toolResult: { toolUseId: String(m.tool_call_id), content: [{ text: textOf(m.content) }] } }]);
+      // a failed result is ToolResultBlock.status "error" (Claude's is_error)
+      push('user', [{ toolResult: { toolUseId: String(m.tool_call_id), content: [{ text: textOf(m.content) }], ...(isFailedResult(m) ? { status: 'error' as const } : {}) } }]);
     } else if (m.role === 'assistant') {
       // the turn's signed reasoning first, as Claude wrote it (Bedrock refuses a tool-using turn with thinking on without it)
       const blocks = [...reasoningBlocks(m.thinking_blocks, claude), ...blocksOf(m.content, claude)];

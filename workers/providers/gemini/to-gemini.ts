@@ -2,11 +2,12 @@ import { ApiError } from '../../../shared/errors/ApiError';
 import { partOf, refuseUntranslatable, THINKING_BUDGET } from './refuse';
 import { toolUse, type ToolUse } from '../tool-choice';
 import { parseCallId } from './call-ids';
+import { isFailedResult } from '../tool-results';
 
 type Part = Record<string, unknown>;
 type Content = { role: 'user' | 'model'; parts: Part[] };
 type CPart = Record<string, unknown> & { type: string };
-type CMessage = { role: string; content?: string | CPart[] | null; tool_calls?: Array<{ id: string; function: { name: string; arguments?: string } }>; tool_call_id?: string };
+type CMessage = { role: string; content?: string | CPart[] | null; tool_calls?: Array<{ id: string; function: { name: string; arguments?: string } }>; tool_call_id?: string; is_error?: unknown };
 type CTool = { type: string; function?: { name: string; description?: string; parameters?: unknown } };
 
 function partsOf(content: CMessage['content'], field: string): Part[] {
@@ -30,9 +31,13 @@ function parseArguments(args: string | undefined): Record<string, unknown> {
   }
 }
 
-/** A tool message's text as a functionResponse `response` (the API's documented `output` key). */
-function toolResponse(content: CMessage['content']): Record<string, unknown> {
-  return { output: textOf(content) };
+/**
+ * A tool message's text as a functionResponse `response`: the API's documented `output` key, or
+ * `error` for a failed result ("Use "output" key to specify function output and "error" key to
+ * specify error details": FunctionResponse.response, @google/genai).
+ */
+function toolResponse(m: CMessage): Record<string, unknown> {
+  return isFailedResult(m) ? { error: textOf(m.content) } : { output: textOf(m.content) };
 }
 
 /**
@@ -60,7 +65,7 @@ function contents(messages: CMessage[]): { system?: Content; contents: Content[]
       const name = names.get(String(m.tool_call_id));
       if (!name) throw new ApiError(400, 'invalid_request', `messages[${i}].tool_call_id does not match a tool call of an earlier assistant message.`, { param: `messages[${i}].tool_call_id` });
       const { upstreamId } = parseCallId(String(m.tool_call_id));
-      push('user', [{ functionResponse: { ...(upstreamId ? { id: upstreamId } : {}), name, response: toolResponse(m.content) } }]);
+      push('user', [{ functionResponse: { ...(upstreamId ? { id: upstreamId } : {}), name, response: toolResponse(m) } }]);
     } else if (m.role === 'assistant') {
       const parts = partsOf(m.content, field);
       for (const c of m.tool_calls ?? []) {

@@ -13,7 +13,7 @@ import { isRecord } from '../../../shared/is-record';
 import { isRecords, optRecord, optRecords, tokenCount } from '../shape';
 import { refuseFileUrls } from './refuse';
 import { withoutAnthropicThinking } from '../anthropic/thinking';
-import { withoutToolMedia } from '../tool-media';
+import { openAiToolResults } from '../tool-results';
 
 export interface ChatOutcome {
   /** The full response (non-streamed), `model` already set to the public id. */
@@ -130,8 +130,8 @@ export async function chatComplete(
     refuseFileUrls(body);
     // Anthropic's signed thinking blocks (LiteLLM's `thinking_blocks`) and the messages dialect's `thinking` are for Claude upstreams only
     body = withoutAnthropicThinking(body);
-    // tool results' images are the user message's parts here; the field that names their calls is for Anthropic and Bedrock (tool-media.ts)
-    body = withoutToolMedia(body);
+    // tool results' images are the user message's parts here, a failed result's flag its text's `Error: ` (tool-results.ts)
+    body = openAiToolResults(body);
   }
   const preset = presetOf(call.settings?.preset);
   const sent = preset && operation === 'chat' ? presetRequest(call.settings!.preset!, preset, body) : body;
