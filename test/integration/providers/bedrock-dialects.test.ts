@@ -98,19 +98,22 @@ describe('bedrock upstream (Converse) through the gateway', () => {
     expect(second[2]).to.deep.equal({ role: 'user', content: [{ toolResult: { toolUseId: tc.id, content: [{ text: 'bees: 12' }] } }] });
   });
 
-  it('a messages tool_result holding only an image reaches a Claude model inside its toolResult (ToolResultContentBlock image), not as a blank result', async () => {
-    const client = new Anthropic({ apiKey: o.key, baseURL: env().gw.url, maxRetries: 0 });
-    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
-    await client.messages.create({
+  /** A messages request (official Anthropic client) whose last user turn answers a `shot` tool call with `result` blocks. */
+  const answerShot = (result: Anthropic.ContentBlockParam[]) =>
+    new Anthropic({ apiKey: o.key, baseURL: env().gw.url, maxRetries: 0 }).messages.create({
       model: 'sim-bedrock-claude',
       max_tokens: 50,
       tools: [{ name: 'shot', input_schema: { type: 'object', properties: {} } }],
       messages: [
         { role: 'user', content: 'take a screenshot' },
         { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'shot', input: {} }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } }] }, { type: 'text', text: 'what is on it?' }] },
+        { role: 'user', content: result },
       ],
     });
+
+  it('a messages tool_result holding only an image reaches a Claude model inside its toolResult (ToolResultContentBlock image), not as a blank result', async () => {
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+    await answerShot([{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } }] }, { type: 'text', text: 'what is on it?' }]);
     expect(sentBody().messages[2]).to.deep.equal({
       role: 'user',
       content: [{ toolResult: { toolUseId: 'toolu_1', content: [{ image: { format: 'png', source: { bytes: png } } }] } }, { text: 'what is on it?' }],
@@ -118,18 +121,8 @@ describe('bedrock upstream (Converse) through the gateway', () => {
   });
 
   it('a messages tool_result with is_error reaches Converse as the toolResult’s status "error" (ToolResultBlock.status), its text unprefixed', async () => {
-    const client = new Anthropic({ apiKey: o.key, baseURL: env().gw.url, maxRetries: 0 });
-    await client.messages.create({
-      model: 'sim-bedrock-claude',
-      max_tokens: 50,
-      tools: [{ name: 'run', input_schema: { type: 'object', properties: {} } }],
-      messages: [
-        { role: 'user', content: 'run it' },
-        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_2', name: 'run', input: {} }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_2', is_error: true, content: 'exit status 1' }] },
-      ],
-    });
-    expect(sentBody().messages[2]).to.deep.equal({ role: 'user', content: [{ toolResult: { toolUseId: 'toolu_2', content: [{ text: 'exit status 1' }], status: 'error' } }] });
+    await answerShot([{ type: 'tool_result', tool_use_id: 'toolu_1', is_error: true, content: 'no display' }]);
+    expect(sentBody().messages[2]).to.deep.equal({ role: 'user', content: [{ toolResult: { toolUseId: 'toolu_1', content: [{ text: 'no display' }], status: 'error' } }] });
   });
 
   it('messages dialect JSON and streamed (official Anthropic client), tool_use ids from Bedrock', async () => {
