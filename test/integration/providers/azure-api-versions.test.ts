@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
+import { postSse } from '../../helpers/sse-events';
 import { ScriptedUpstream, completion } from '../../helpers/scripted-upstream';
 
 /**
@@ -41,6 +42,25 @@ describe('Azure OpenAI: the output cap by API version', () => {
       }
     });
   }
+
+  it('a stream on 2024-06-01 goes without stream_options, which that version refuses, and is billed by the estimate the caller sees as usage; 2024-10-21 gets stream_options', async () => {
+    const chunk = (delta: object, finish: string | null) => ({ id: 'chatcmpl-az', object: 'chat.completion.chunk', created: 1, model: 'up-model', choices: [{ index: 0, delta, finish_reason: finish }] });
+    up.otherwise = (req) => (req.body?.stream ? { kind: 'sse', events: [chunk({ role: 'assistant', content: 'hello there' }, null), chunk({}, 'stop')] } : { kind: 'json', body: answer });
+    try {
+      for (const [version, sent] of [['2024-06-01', false], ['2024-08-01-preview', false], ['2024-10-21', true], ['v1', true]] as const) {
+        up.reset();
+        const s = await postSse('/v1/chat/completions', keyHeader(o.key), { model: models[version], stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] });
+        expect(s.status, s.text).to.equal(200);
+        const body = up.received.at(-1)!.body as Record<string, unknown>;
+        if (sent) expect(body.stream_options, version).to.deep.equal({ include_usage: true });
+        else expect(body, version).to.not.have.property('stream_options');
+        const usage = s.events.slice(0, -1).map((e) => e.data).find((c) => c.usage)?.usage;
+        expect(usage?.completion_tokens, `${version}: the usage chunk (estimated when Azure sent none)`).to.be.greaterThan(0);
+      }
+    } finally {
+      up.otherwise = () => ({ kind: 'json', body: answer });
+    }
+  });
 
   it('2024-06-01: a chat request with max_completion_tokens goes as max_tokens; one with both keeps the caller\'s max_tokens alone', async () => {
     up.reset();

@@ -1,6 +1,7 @@
 import type { OpenAiEndpoint } from '../openai/api';
 import { errors } from '../../../shared/errors/codes';
 import type { ErrorHints } from '../http';
+import { takesStreamOptions } from './api-versions';
 
 /** The resource endpoint without trailing slashes or a trailing `/openai` (both forms are pasted by operators). */
 function resourceRoot(baseUrl: string): string {
@@ -29,6 +30,7 @@ export const azureEndpoint: OpenAiEndpoint = {
     return h;
   },
   errorHints: azureErrorHints,
+  streamOptions: (call) => takesStreamOptions(call.settings?.api_version),
 };
 
 /**

@@ -38,6 +38,8 @@ export interface OpenAiEndpoint {
   headers(call: UpstreamCall, upload?: boolean): Record<string, string>;
   /** What this service's error bodies say beyond their status (workers/providers/http.ts). */
   errorHints?: ErrorHintReader;
+  /** Whether a stream may be sent `stream_options` (Azure's older API versions refuse it); yes when absent. */
+  streamOptions?(call: UpstreamCall): boolean;
 }
 
 export const openaiEndpoint: OpenAiEndpoint = {

@@ -147,7 +147,8 @@ export async function chatComplete(
   }
   if (stream) {
     upstreamBody.stream = true;
-    if (preset?.streamUsage === 'last_chunk') delete upstreamBody.stream_options;
+    // a service that reports usage in its last chunk unasked, or an API version without the field (billed by an estimate, below)
+    if (preset?.streamUsage === 'last_chunk' || endpoint.streamOptions?.(call) === false) delete upstreamBody.stream_options;
     else upstreamBody.stream_options = { ...((body.stream_options as object) ?? {}), include_usage: true };
   } else {
     delete upstreamBody.stream;
