@@ -36,6 +36,17 @@ function annotateChat(res: Response): void {
 }
 
 /**
+ * A chat field a dated API version before 2024-09-01 does not know and refuses with 400 "Unrecognized
+ * request argument supplied: <field>": `max_completion_tokens` (openai/openai-python#1724) and
+ * `stream_options` (openai/openai-python#1469; GA 2024-10-21 and 2024-09-01-preview on take both).
+ */
+function unknownToVersion(version: string, body: unknown): string | undefined {
+  const dated = /^\d{4}-\d{2}-\d{2}/.test(version) ? version.slice(0, 10) : undefined;
+  if (!dated || dated >= '2024-09-01' || !body || typeof body !== 'object') return undefined;
+  return ['max_completion_tokens', 'stream_options'].find((k) => k in body);
+}
+
+/**
  * Azure OpenAI in front of the OpenAI routes (docs/providers/azure.md): the deployment form
  * `/openai/deployments/{deployment}/{operation}?api-version=...` (the deployment is the model) and
  * the v1 form `/openai/v1/{operation}` (the body names the deployment). The key is the `api-key`
@@ -54,6 +65,8 @@ export function azureRoutes(): Router {
       return azureError(res, 401, '401', 'Access denied due to invalid subscription key or wrong API endpoint.');
     }
     const operation = (dep ?? v1)![dep ? 2 : 1];
+    const unknown = dep && req.is('application/json') ? unknownToVersion(String(req.query['api-version']), req.body) : undefined;
+    if (unknown) return res.status(400).json({ error: { message: `Unrecognized request argument supplied: ${unknown}`, type: 'invalid_request_error', param: null, code: null } });
     if (dep && req.is('application/json') && req.body && typeof req.body === 'object') (req.body as Record<string, unknown>).model = decodeURIComponent(dep[1]);
     if (operation === '/chat/completions') annotateChat(res);
     const q = req.url.indexOf('?');

@@ -49,10 +49,12 @@ describe('Azure OpenAI upstreams (kind azure)', () => {
         { name: 'azure-sim', kind: 'azure', base_url: sim, api_key: KEY, api_version: '2024-10-21' },
         { name: 'azure-sim-v1', kind: 'azure', base_url: `${sim}/openai/`, api_key: KEY, api_version: 'v1' },
         { name: 'azure-recorded', kind: 'azure', base_url: recordedServer.url, api_key: KEY, api_version: '2024-10-21' },
+        { name: 'azure-sim-2024-06', kind: 'azure', base_url: sim, api_key: KEY, api_version: '2024-06-01' },
       ],
       models: [
         { id: 'az-chat', provider: 'azure-sim', upstream: 'gpt-4o-prod', capabilities: { chat: true, vision: true }, prices: { input_token: 1, output_token: 2 } },
         { id: 'az-chat-v1', provider: 'azure-sim-v1', upstream: 'gpt-4o-v1dep', capabilities: { chat: true } },
+        { id: 'az-chat-2024-06', provider: 'azure-sim-2024-06', upstream: 'gpt-4o-old', capabilities: { chat: true } },
         { id: 'az-recorded', provider: 'azure-recorded', upstream: 'pirate', capabilities: { chat: true } },
         { id: 'az-image', provider: 'azure-sim', upstream: 'image-dep', capabilities: { image_generation: true }, limits: simImage.limits, prices: simImage.prices },
         { id: 'az-whisper', provider: 'azure-sim', upstream: 'whisper-dep', capabilities: { transcription: true }, config: { audio_config: { max_duration_seconds: 3600, supports_word_timestamps: true } }, prices: { audio_second: 100 } },
@@ -115,6 +117,17 @@ describe('Azure OpenAI upstreams (kind azure)', () => {
     const events = await UsageEvent.findAll({ where: { orgId: o.org.id }, order: [['createdAt', 'ASC']] });
     expect(events).to.have.length(before + 1);
     expect(events.at(-1)!.outputTokens).to.equal(chunks.at(-1).usage.completion_tokens);
+  });
+
+  it('api-version 2024-06-01 (which refuses stream_options and max_completion_tokens): streams without stream_options, billed by the estimate; the messages dialect\'s cap goes as max_tokens', async () => {
+    const s = await postSse('/v1/chat/completions', keyHeader(o.key), chat('az-chat-2024-06', { stream: true, stream_options: { include_usage: true } }));
+    expect(s.status, s.text).to.equal(200);
+    expect(env().sim.log.entries[0].body).to.not.have.property('stream_options');
+    const chunks = s.events.slice(0, -1).map((e) => e.data);
+    expect(chunks.at(-1).usage.completion_tokens, 'the estimate').to.be.greaterThan(0);
+    const m = await call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), ...V }, json: { model: 'az-chat-2024-06', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] } });
+    expect(m.status, m.text).to.equal(200);
+    expect(env().sim.log.entries[1].body).to.deep.include({ max_tokens: 50 }).and.not.have.property('max_completion_tokens');
   });
 
   it('serves the messages dialect, JSON and streamed, with a tool call whose id survives the round trip', async () => {
