@@ -2,18 +2,22 @@ import type { CatalogModel } from '../../../shared/catalog/catalog';
 import { instructionsEnd, type CanonicalMessage, type CanonicalRequest } from '../../dialects/canonical';
 import { countCanonicalTokens } from '../../dialects/responses/count-tokens';
 import { PER_REQUEST_TOKENS } from '../../dialects/count-framing';
+import { toolMediaOf } from '../../../workers/providers/tool-results';
 
-/** The index after the turn that starts at `i`: a user message and everything up to the next user message. */
+/** The user message that carries tool outputs' images and files (`tool_media`): part of its step, not a turn of its own. */
+const carriesToolMedia = (m: CanonicalMessage) => toolMediaOf(m).length > 0;
+
+/** The index after the turn that starts at `i`: a user message and everything up to the next user message of the caller's own. */
 function turnEnd(msgs: CanonicalMessage[], i: number): number {
   let end = i + 1;
-  while (end < msgs.length && msgs[end].role !== 'user') end++;
+  while (end < msgs.length && (msgs[end].role !== 'user' || carriesToolMedia(msgs[end]))) end++;
   return end;
 }
 
-/** The index after the step that starts at `i`: an answer (its tool calls) and the tool results after it. */
+/** The index after the step that starts at `i`: an answer (its tool calls), the tool results after it and their images. */
 function stepEnd(msgs: CanonicalMessage[], i: number): number {
   let end = i + 1;
-  while (end < msgs.length && msgs[end].role === 'tool') end++;
+  while (end < msgs.length && (msgs[end].role === 'tool' || carriesToolMedia(msgs[end]))) end++;
   return end;
 }
 

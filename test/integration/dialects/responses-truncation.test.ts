@@ -75,6 +75,35 @@ describe('responses truncation', () => {
     expect(calls.size, 'no call without its result').to.equal(results.length);
   });
 
+  it('auto: a tool output’s image (view_image) stays with its step, not taken for a turn of the caller’s: the task is kept, the oldest steps go with their images', async () => {
+    const VISION = `${SMALL}-vision`;
+    await upsertModel({ id: VISION, provider: 'simulator', upstream: 'sim-chat-1', capabilities: { chat: true, vision: true }, context_window: 900, prices: { input_token: 0.5, output_token: 1.5 } });
+    await bumpEpoch(env().redis);
+    try {
+      const png = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+      const steps = [1, 2, 3, 4, 5].flatMap((n) => [
+        { type: 'function_call' as const, call_id: `call_${n}`, name: 'view', arguments: `{"n":${n}}` },
+        {
+          type: 'function_call_output' as const,
+          call_id: `call_${n}`,
+          output: n === 2 ? [{ type: 'input_text' as const, text: words(`out${n}x`, 120) }, { type: 'input_image' as const, image_url: png, detail: 'low' as const }] : words(`out${n}x`, 120),
+        },
+      ]);
+      const tools = [{ type: 'function' as const, name: 'view', strict: false, parameters: { type: 'object', properties: { n: { type: 'number' } } } }];
+      await s.c.responses.create({ model: VISION, input: [{ role: 'user' as const, content: 'task: look at them' }, ...steps], tools, max_output_tokens: 16, truncation: 'auto' });
+      const sent = (env().sim.log.entries.at(-1)!.body as { messages: Array<{ role: string; content: unknown; tool_calls?: Array<{ id: string }>; tool_call_id?: string }> }).messages;
+      expect(sent[0], 'the task is kept').to.include({ role: 'user', content: 'task: look at them' });
+      const results = sent.filter((m) => m.role === 'tool').map((m) => m.tool_call_id);
+      expect(results.at(-1)).to.equal('call_5');
+      expect(results, 'the oldest steps went first').to.not.include('call_1');
+      const images = sent.filter((m) => m.role === 'user' && Array.isArray(m.content));
+      expect(images.length, 'the image goes with its step').to.equal(results.includes('call_2') ? 1 : 0);
+    } finally {
+      await Model.destroy({ where: { publicId: VISION } });
+      await bumpEpoch(env().redis);
+    }
+  });
+
   it('refuses a truncation it does not know (400 naming it)', async () => {
     const err = await s.c.responses.create({ model: SMALL, input: 'x', truncation: 'middle' as 'auto' }).catch((e: unknown) => e as { status: number; param?: string });
     expect([(err as { status: number }).status, (err as { param?: string }).param]).to.deep.equal([400, 'truncation']);
