@@ -36,8 +36,8 @@ export function activityQuery(query: Request['query']): ActivityQuery {
   const v = (name: string) => (typeof query[name] === 'string' ? String(query[name]).trim() : '');
   const values = { key: v('key'), project: v('project'), model: v('model').slice(0, 255), status: v('status'), from: v('from'), to: v('to') };
   const bad = (param: string, why: string) => new ApiError(400, 'invalid_request', `${param}: ${why}`, { param });
-  for (const p of ['key', 'project'] as const) if (values[p] && !isUuid(values[p])) throw bad(p, 'not an id of this organization.');
-  if (values.status && !STATUS_FILTER.test(values.status)) throw bad('status', 'a status (429), a class (2xx, 4xx, 5xx) or error.');
+  for (const p of ['key', 'project'] as const) if (values[p] && !isUuid(values[p])) throw bad(p, `'${values[p].slice(0, 40)}' is not the id of a ${p} of this organization.`);
+  if (values.status && !STATUS_FILTER.test(values.status)) throw bad('status', `'${values.status.slice(0, 40)}' is not a status filter: use a status (429), a class (2xx, 4xx, 5xx) or error.`);
   const instant = (p: 'from' | 'to') => {
     if (!values[p]) return undefined;
     // a date that does not exist (2026-02-31, 24:00) is refused, not rolled over by Date into another
