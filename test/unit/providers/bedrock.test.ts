@@ -108,6 +108,13 @@ describe('bedrock upstream: canonical → Converse request', () => {
     expect(req).to.deep.equal({ modelId: 'amazon.nova-pro-v1:0', messages: [{ role: 'user', content: [{ text: 'long doc' }] }] });
   });
 
+  it("a temperature above 1 is Claude's most, 1 (its range, as the Anthropic adapter sends it); other models get it as sent", () => {
+    const body = { temperature: 1.6, messages: [{ role: 'user', content: 'hi' }] };
+    expect(canonicalToConverse(body, 'us.anthropic.claude-sonnet-4-5-20250929-v1:0').inferenceConfig?.temperature).to.equal(1);
+    expect(canonicalToConverse({ ...body, temperature: 0.4 }, 'anthropic.claude-3-haiku-20240307-v1:0').inferenceConfig?.temperature).to.equal(0.4);
+    expect(canonicalToConverse(body, 'amazon.nova-pro-v1:0').inferenceConfig?.temperature).to.equal(1.6);
+  });
+
   it('a chat of system messages alone becomes the user message (Converse needs one; OpenAI accepts it)', () => {
     const req = canonicalToConverse({ messages: [{ role: 'system', content: 'Say hi.' }] }, 'amazon.nova-pro-v1:0');
     expect(req.messages).to.deep.equal([{ role: 'user', content: [{ text: 'Say hi.' }] }]);

@@ -190,7 +190,8 @@ export function canonicalToConverse(body: Record<string, unknown>, upstreamModel
   const reasoning = reasoningRequest(body, baseModel);
   const max = reasoning.maxTokens ?? body.max_completion_tokens ?? body.max_tokens;
   if (typeof max === 'number') inference.maxTokens = max;
-  if (typeof body.temperature === 'number') inference.temperature = body.temperature;
+  // Claude's range is 0..1 (as the Anthropic adapter sends it; Bedrock answers 400 above it); OpenAI's 0..2
+  if (typeof body.temperature === 'number') inference.temperature = claude ? Math.min(1, body.temperature) : body.temperature;
   if (typeof body.top_p === 'number') inference.topP = body.top_p;
   const stop = typeof body.stop === 'string' ? [body.stop] : Array.isArray(body.stop) ? (body.stop as string[]) : [];
   if (stop.length) inference.stopSequences = stop;
