@@ -10,19 +10,32 @@ import { withinRetention } from '../../../shared/responses/retention';
 export const responseNotFound = (id: string) => new ApiError(404, 'response_not_found', `No response with id '${id}' was found.`);
 
 /**
+ * A `previous_response_id` that names no stored response of the org (unknown, another org's, made with
+ * `store: false`, deleted or past the retention): OpenAI's 400 `previous_response_not_found`, naming the
+ * field, which clients read to send the whole context again instead of the id.
+ */
+export const previousResponseNotFound = (id: string) =>
+  new ApiError(400, 'previous_response_not_found', `Previous response with id '${id}' not found.`, { param: 'previous_response_id' });
+
+/**
  * A stored response of the caller's org, within the retention; another org's id, or one past the
  * retention, is not found, exactly like a missing one.
  */
 export async function findStored(req: Request, id: string): Promise<StoredResponse> {
-  const row = await StoredResponse.findOne({ where: { id, orgId: req.auth!.orgId, ...withinRetention() } });
+  const row = await storedRow(req, id);
   if (!row) throw responseNotFound(id);
   return row;
+}
+
+function storedRow(req: Request, id: string): Promise<StoredResponse | null> {
+  return StoredResponse.findOne({ where: { id, orgId: req.auth!.orgId, ...withinRetention() } });
 }
 
 /** The history a follow-up continues: the previous response's whole conversation. */
 export async function historyOf(req: Request, previousId: string | null | undefined): Promise<CanonicalMessage[]> {
   if (!previousId) return [];
-  const row = await findStored(req, previousId);
+  const row = await storedRow(req, previousId);
+  if (!row) throw previousResponseNotFound(previousId);
   // a background response that has not ended has no answer to continue from yet
   const status = String(row.response.status);
   if (row.response.background === true && (status === 'queued' || status === 'in_progress')) {

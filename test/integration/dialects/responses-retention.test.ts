@@ -34,7 +34,7 @@ describe('stored responses: kept for the retention, then gone', () => {
     client = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
   });
 
-  it('answers 404 response_not_found for a response past 30 days (retrieve, input items, delete, a follow-up that reaches no upstream); a younger one answers', async () => {
+  it('answers 404 response_not_found for a response past 30 days (retrieve, input items, delete; a follow-up 400 previous_response_not_found and reaches no upstream); a younger one answers', async () => {
     const old = await client.responses.create({ model: 'sim-chat', input: 'an old question' });
     const young = await client.responses.create({ model: 'sim-chat', input: 'a recent question' });
     await age(old.id, 30.01);
@@ -43,7 +43,9 @@ describe('stored responses: kept for the retention, then gone', () => {
     expectNotFound(await outcome(client.responses.retrieve(old.id)), 'retrieve');
     expectNotFound(await outcome(client.responses.inputItems.list(old.id)), 'input items');
     const sent = env().sim.log.entries.length;
-    expectNotFound(await outcome(client.responses.create({ model: 'sim-chat', input: 'go on', previous_response_id: old.id })), 'follow-up');
+    const followUp = await outcome(client.responses.create({ model: 'sim-chat', input: 'go on', previous_response_id: old.id }));
+    expect(followUp, 'follow-up').to.be.instanceOf(OpenAI.BadRequestError);
+    expect(followUp).to.include({ code: 'previous_response_not_found', param: 'previous_response_id' });
     expect(env().sim.log.entries.length, 'the refused follow-up reached no upstream').to.equal(sent);
     expectNotFound(await outcome(client.responses.delete(old.id)), 'delete');
     expect(await StoredResponse.count({ where: { id: old.id } }), 'the row waits for the sweep').to.equal(1);

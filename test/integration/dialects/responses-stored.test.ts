@@ -111,7 +111,8 @@ describe('stored responses: input items and delete', () => {
       expect((err as InstanceType<typeof OpenAI.NotFoundError>).code).to.equal('response_not_found');
     }
     const followUp = await client.responses.create({ model: 'sim-chat', input: 'and then?', previous_response_id: r.id }).catch((e: unknown) => e);
-    expect(followUp, 'a follow-up of a deleted response').to.be.instanceOf(OpenAI.NotFoundError);
+    expect(followUp, 'a follow-up of a deleted response').to.be.instanceOf(OpenAI.BadRequestError);
+    expect(followUp).to.include({ code: 'previous_response_not_found', param: 'previous_response_id' });
     expect(env().sim.log.entries.filter((e) => JSON.stringify(e.body).includes('and then?'))).to.have.length(0);
   });
 });

@@ -3,6 +3,7 @@ import OpenAI from 'openai';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
+import { expectOpenAI } from '../../helpers/conformance';
 import { postSse, type SseEvent } from '../../helpers/sse-events';
 import { StoredResponse, UsageEvent } from '../../../shared/db/models';
 import { usageSettled } from '../../helpers/usage';
@@ -165,7 +166,7 @@ describe('POST /v1/responses', () => {
     ]);
   });
 
-  it("answers 404 response_not_found for another org's response id, and for store: false", async () => {
+  it("answers 404 response_not_found for another org's response id, and for store: false; a follow-up naming one OpenAI's 400 previous_response_not_found", async () => {
     const mine = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-chat', input: 'private' } });
     const unstored = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-chat', input: 'forget me', store: false } });
     expect(unstored.body.store).to.equal(false);
@@ -175,8 +176,10 @@ describe('POST /v1/responses', () => {
     const before = await UsageEvent.count({ where: { orgId: other.org.id } });
     for (const [key, id] of [[other.key, mine.body.id], [o.key, unstored.body.id], [o.key, 'resp_doesnotexist']]) {
       const r = await call('POST', '/v1/responses', { headers: keyHeader(key), json: { model: 'sim-chat', input: 'follow up', previous_response_id: id } });
-      expect(r.status).to.equal(404);
-      expect(r.body.error.code).to.equal('response_not_found');
+      // what OpenAI answers (clients read the code to send the whole context again instead of the id)
+      expect(r.status, r.text).to.equal(400);
+      expect(r.body.error).to.deep.equal({ code: 'previous_response_not_found', message: `Previous response with id '${id}' not found.`, type: 'invalid_request_error', param: 'previous_response_id' });
+      expectOpenAI('ErrorResponse', r.body);
     }
     const peek = await call('GET', `/v1/responses/${mine.body.id}`, { headers: keyHeader(other.key) });
     expect(peek.status).to.equal(404);
@@ -396,13 +399,11 @@ describe('openai client: responses through the gateway', () => {
     });
   }
 
-  it('raises NotFoundError for an unknown previous_response_id', async () => {
-    let err: unknown;
-    try {
-      await client.responses.create({ model: 'sim-chat', input: 'x', previous_response_id: 'resp_nope' });
-    } catch (e) {
-      err = e;
+  it("raises BadRequestError previous_response_not_found for an unknown previous_response_id, as OpenAI's API does (streamed or not, before any event)", async () => {
+    for (const stream of [false, true]) {
+      const err = await client.responses.create({ model: 'sim-chat', input: 'x', previous_response_id: 'resp_nope', stream }).then(() => 'answered', (e: unknown) => e);
+      expect(err, `stream: ${stream}`).to.be.instanceOf(OpenAI.BadRequestError);
+      expect(err).to.include({ status: 400, code: 'previous_response_not_found', param: 'previous_response_id', type: 'invalid_request_error' });
     }
-    expect(err).to.be.instanceOf(OpenAI.NotFoundError);
   });
 });
