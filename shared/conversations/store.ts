@@ -1,5 +1,6 @@
 import { QueryTypes, type Transaction } from 'sequelize';
 import { db } from '../db/sequelize';
+import { scopeSql, scopeValues, type StoreScope } from '../tenancy/store-scope';
 
 type Json = Record<string, unknown>;
 
@@ -47,39 +48,40 @@ export async function createConversation(c: NewConversation, items: Json[]): Pro
   });
 }
 
-export async function findConversation(orgId: string, id: string): Promise<ConversationRow | undefined> {
-  const rows = await db().query<ConversationRow>('SELECT id, metadata, created_at FROM conversations WHERE org_id = :orgId AND id = :id', {
-    replacements: { orgId, id },
+/** The scope's conversation (store-scope.ts), or undefined. */
+export async function findConversation(scope: StoreScope, id: string): Promise<ConversationRow | undefined> {
+  const rows = await db().query<ConversationRow>(`SELECT id, metadata, created_at FROM conversations WHERE ${scopeSql(scope)} AND id = :id`, {
+    replacements: Object.assign(scopeValues(scope), { id }),
     type: QueryTypes.SELECT,
   });
   return rows[0];
 }
 
-/** Replaces a conversation's metadata; undefined when the org has no such conversation. */
-export async function updateConversationMetadata(orgId: string, id: string, metadata: Record<string, string>): Promise<ConversationRow | undefined> {
-  const rows = await db().query<ConversationRow>('UPDATE conversations SET metadata = :metadata::jsonb WHERE org_id = :orgId AND id = :id RETURNING id, metadata, created_at', {
-    replacements: { orgId, id, metadata: JSON.stringify(metadata) },
+/** Replaces a conversation's metadata; undefined when the scope has no such conversation. */
+export async function updateConversationMetadata(scope: StoreScope, id: string, metadata: Record<string, string>): Promise<ConversationRow | undefined> {
+  const rows = await db().query<ConversationRow>(`UPDATE conversations SET metadata = :metadata::jsonb WHERE ${scopeSql(scope)} AND id = :id RETURNING id, metadata, created_at`, {
+    replacements: Object.assign(scopeValues(scope), { id, metadata: JSON.stringify(metadata) }),
     type: QueryTypes.SELECT,
   });
   return rows[0];
 }
 
-/** Deletes a conversation and its items; false when the org has no such conversation. */
-export async function deleteConversation(orgId: string, id: string): Promise<boolean> {
-  const rows = await db().query<{ id: string }>('DELETE FROM conversations WHERE org_id = :orgId AND id = :id RETURNING id', { replacements: { orgId, id }, type: QueryTypes.SELECT });
+/** Deletes a conversation and its items; false when the scope has no such conversation. */
+export async function deleteConversation(scope: StoreScope, id: string): Promise<boolean> {
+  const rows = await db().query<{ id: string }>(`DELETE FROM conversations WHERE ${scopeSql(scope)} AND id = :id RETURNING id`, { replacements: Object.assign(scopeValues(scope), { id }), type: QueryTypes.SELECT });
   return rows.length > 0;
 }
 
 /**
- * Adds items to an existing conversation; false when the org has no such conversation. The
+ * Adds items to an existing conversation; false when the scope has no such conversation. The
  * conversation's row is locked for the insert, so that items added at once by two requests (two
  * responses of one conversation) each stay together.
  */
-export async function addConversationItems(orgId: string, id: string, items: Json[]): Promise<boolean> {
+export async function addConversationItems(scope: StoreScope, id: string, items: Json[]): Promise<boolean> {
   return db().transaction(async (transaction) => {
-    const found = await db().query('SELECT 1 FROM conversations WHERE org_id = :orgId AND id = :id FOR UPDATE', { replacements: { orgId, id }, type: QueryTypes.SELECT, transaction });
+    const found = await db().query(`SELECT 1 FROM conversations WHERE ${scopeSql(scope)} AND id = :id FOR UPDATE`, { replacements: Object.assign(scopeValues(scope), { id }), type: QueryTypes.SELECT, transaction });
     if (!found.length) return false;
-    await insertItems(orgId, id, items, transaction);
+    await insertItems(scope.orgId, id, items, transaction);
     return true;
   });
 }

@@ -93,7 +93,7 @@ export async function storeChat(req: Request, body: Json, completion: Json | und
 
 async function found(req: Request): Promise<StoredChat> {
   const id = String(req.params.id);
-  const row = await findStoredChat(req.auth!.orgId, id);
+  const row = await findStoredChat(req.auth!, id);
   if (!row) throw notFound(id);
   return row;
 }
@@ -114,7 +114,7 @@ export async function listChats(req: Request, res: Response): Promise<void> {
   // stored metadata never holds a NUL or a lone surrogate (refused when given), so such a pair matches
   // nothing; Postgres would refuse it in the jsonb filter (a 500)
   const matchesNone = Object.entries(metadata).some(([k, v]) => !storable(k) || !storable(v));
-  const { rows, hasMore } = matchesNone ? { rows: [], hasMore: false } : await listStoredChats(req.auth!.orgId, q);
+  const { rows, hasMore } = matchesNone ? { rows: [], hasMore: false } : await listStoredChats(req.auth!, q);
   const data = rows.map(shown);
   res.json({ object: 'list', data, first_id: rows[0]?.id ?? null, last_id: rows.at(-1)?.id ?? null, has_more: hasMore });
 }
@@ -131,14 +131,14 @@ export async function updateChat(req: Request, res: Response): Promise<void> {
   refuseUnknownFields(body, ['metadata'], " Only 'metadata' can be modified.");
   const metadata = checkMetadata(body.metadata);
   const id = String(req.params.id);
-  if (!(await updateStoredChatMetadata(req.auth!.orgId, id, metadata))) throw notFound(id);
+  if (!(await updateStoredChatMetadata(req.auth!, id, metadata))) throw notFound(id);
   res.json(shown(await found(req)));
 }
 
 /** `DELETE /v1/chat/completions/{id}`. */
 export async function deleteChat(req: Request, res: Response): Promise<void> {
   const id = String(req.params.id);
-  if (!(await deleteStoredChat(req.auth!.orgId, id))) throw notFound(id);
+  if (!(await deleteStoredChat(req.auth!, id))) throw notFound(id);
   res.json({ object: 'chat.completion.deleted', id, deleted: true });
 }
 

@@ -79,7 +79,7 @@ function itemsOf(v: unknown, allowNone: boolean, orgId: string): Json[] {
 /** The org's conversation named by the path, or 404. */
 async function conversationOf(req: Request): Promise<ConversationRow> {
   const id = String(req.params.id);
-  const row = await findConversation(req.auth!.orgId, id);
+  const row = await findConversation(req.auth!, id);
   if (!row) throw conversationNotFound(id);
   return row;
 }
@@ -99,7 +99,7 @@ async function update(req: Request, res: Response): Promise<void> {
   const body = onlyFields((req.body ?? {}) as Json, ['metadata']);
   if (body.metadata === undefined) throw invalid("'metadata' is required.", 'metadata');
   const id = String(req.params.id);
-  const row = await updateConversationMetadata(req.auth!.orgId, id, checkMetadata(body.metadata));
+  const row = await updateConversationMetadata(req.auth!, id, checkMetadata(body.metadata));
   if (!row) throw conversationNotFound(id);
   res.json(conversationObject(row));
 }
@@ -108,10 +108,11 @@ async function addItems(req: Request, res: Response): Promise<void> {
   const id = String(req.params.id);
   const include = includeOf(req);
   const items = itemsOf(onlyFields((req.body ?? {}) as Json, ['items']).items, false, req.auth!.orgId);
-  // an unknown conversation holds none of them, and the add below answers it 404
+  // found first: another project's conversation answers 404, not whether it holds an item id
+  await conversationOf(req);
   const [held] = await heldItemIds(req.auth!.orgId, id, items.map((it) => String(it.id)));
   if (held !== undefined) throw invalid(`The conversation already has an item with id '${held}'.`, 'items');
-  if (!(await addConversationItems(req.auth!.orgId, id, items))) throw conversationNotFound(id);
+  if (!(await addConversationItems(req.auth!, id, items))) throw conversationNotFound(id);
   res.json(listOf(items.map((it) => shownItem(it, include)), false));
 }
 
@@ -145,7 +146,7 @@ async function deleteItem(req: Request, res: Response): Promise<void> {
  * OpenAI's Conversations API: `POST /v1/conversations`, `GET`, `POST` (metadata) and `DELETE
  * /v1/conversations/{id}`, `POST` and `GET /v1/conversations/{id}/items`, `GET` and `DELETE
  * /v1/conversations/{id}/items/{item_id}`; the org's own conversations only (another org's id is not
- * found). A response made with `conversation` reads and extends one (api/routes/responses/conversation.ts).
+ * found, and so is another project's for a request with a project: store-scope.ts). A response made with `conversation` reads and extends one (api/routes/responses/conversation.ts).
  * The item routes take `include`: a reasoning item's `encrypted_content` is shown only when it asks, and so are an output_text part's logprobs and an input_image's image_url (responses/include.ts).
  */
 export function conversationsRouter(_ctx: AppContext): Router {
@@ -156,7 +157,7 @@ export function conversationsRouter(_ctx: AppContext): Router {
     post: [requireJson, update],
     delete: async (req, res) => {
       const id = String(req.params.id);
-      if (!(await deleteConversation(req.auth!.orgId, id))) throw conversationNotFound(id);
+      if (!(await deleteConversation(req.auth!, id))) throw conversationNotFound(id);
       res.json({ id, object: 'conversation.deleted', deleted: true });
     },
   });

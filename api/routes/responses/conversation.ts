@@ -40,7 +40,7 @@ export async function historyFor(req: Request, body: ResponsesRequest): Promise<
   if (body.previous_response_id) {
     throw new ApiError(400, 'invalid_request', "'previous_response_id' and 'conversation' cannot both be given: a conversation carries its own history.", { param: 'conversation' });
   }
-  if (!(await findConversation(req.auth!.orgId, id))) throw conversationNotFound(id);
+  if (!(await findConversation(req.auth!, id))) throw conversationNotFound(id);
   return conversationMessages(await allConversationItems(req.auth!.orgId, id), req.auth!.orgId);
 }
 
@@ -55,5 +55,5 @@ export async function recordInConversation(req: Request, body: ResponsesRequest,
   const id = conversationIdOf(body);
   if (!id || (response.status !== 'completed' && response.status !== 'incomplete')) return;
   const items = storableCopy([...requestInputItems(body), ...((response.output as Array<Record<string, unknown>>) ?? [])]);
-  await addConversationItems(req.auth!.orgId, id, items).catch((err: unknown) => logger.warn({ err, conversationId: id }, 'response not added to its conversation'));
+  await addConversationItems(req.auth!, id, items).catch((err: unknown) => logger.warn({ err, conversationId: id }, 'response not added to its conversation'));
 }

@@ -3,6 +3,7 @@ import { StoredResponse } from '../../../shared/db/models';
 import { pageLimit, queryText, queryOrder } from '../batches/gate';
 import { findStored, responseNotFound } from './store';
 import { withinRetention } from '../../../shared/responses/retention';
+import { scopeWhere } from '../../../shared/tenancy/store-scope';
 import { includeOf, shownItem } from './include';
 
 type Item = Record<string, unknown>;
@@ -41,10 +42,10 @@ export async function listInputItems(req: Request, res: Response): Promise<void>
   res.json({ object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: hasMore });
 }
 
-/** `DELETE /v1/responses/{id}`: the caller's org's stored response is gone; another org's id, or one past the retention, is not found. */
+/** `DELETE /v1/responses/{id}`: the caller's stored response is gone; another org's or project's id (store-scope.ts), or one past the retention, is not found. */
 export async function deleteResponse(req: Request, res: Response): Promise<void> {
   const id = String(req.params.id);
-  const gone = await StoredResponse.destroy({ where: { id, orgId: req.auth!.orgId, ...withinRetention() } });
+  const gone = await StoredResponse.destroy({ where: Object.assign(scopeWhere(req.auth!), { id }, withinRetention()) });
   if (!gone) throw responseNotFound(id);
   res.json({ id, object: 'response.deleted', deleted: true });
 }

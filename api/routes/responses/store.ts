@@ -6,6 +6,7 @@ import { storableCopy } from '../../../shared/http/json-checks';
 import type { ResponsesItem } from '../../dialects/responses/request';
 import { requestInputItems } from '../../dialects/responses/input-items';
 import { withinRetention } from '../../../shared/responses/retention';
+import { scopeWhere } from '../../../shared/tenancy/store-scope';
 
 export const responseNotFound = (id: string) => new ApiError(404, 'response_not_found', `No response with id '${id}' was found.`);
 
@@ -18,8 +19,9 @@ export const previousResponseNotFound = (id: string) =>
   new ApiError(400, 'previous_response_not_found', `Previous response with id '${id}' not found.`, { param: 'previous_response_id' });
 
 /**
- * A stored response of the caller's org, within the retention; another org's id, or one past the
- * retention, is not found, exactly like a missing one.
+ * A stored response of the caller's org (and project, when the request has one: store-scope.ts),
+ * within the retention; another org's or project's id, or one past the retention, is not found,
+ * exactly like a missing one.
  */
 export async function findStored(req: Request, id: string): Promise<StoredResponse> {
   const row = await storedRow(req, id);
@@ -28,7 +30,7 @@ export async function findStored(req: Request, id: string): Promise<StoredRespon
 }
 
 function storedRow(req: Request, id: string): Promise<StoredResponse | null> {
-  return StoredResponse.findOne({ where: { id, orgId: req.auth!.orgId, ...withinRetention() } });
+  return StoredResponse.findOne({ where: Object.assign(scopeWhere(req.auth!), { id }, withinRetention()) });
 }
 
 /** The history a follow-up continues: the previous response's whole conversation. */
