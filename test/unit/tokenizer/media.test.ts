@@ -6,9 +6,9 @@ describe('tokenizer: media in a request counted at an estimate, never its base64
 
   it('small JSON without media is returned as JSON.stringify writes it; small JSON with a part by URL still counts its estimate', () => {
     const text = [{ role: 'user', content: [{ type: 'text', text: 'an image_url, a document' }] }];
-    expect(jsonWithoutMedia(text)).to.deep.equal({ json: JSON.stringify(text), fixedTokens: 0 });
+    expect(jsonWithoutMedia(text)).to.deep.equal({ json: JSON.stringify(text), fixedTokens: 0, unsized: 0 });
     const byUrl = [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }, { type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } }] }];
-    expect(jsonWithoutMedia(byUrl)).to.deep.equal({ json: JSON.stringify(byUrl), fixedTokens: IMAGE_TOKENS + DOCUMENT_TOKENS });
+    expect(jsonWithoutMedia(byUrl)).to.deep.equal({ json: JSON.stringify(byUrl), fixedTokens: IMAGE_TOKENS + DOCUMENT_TOKENS, unsized: 1 }); // the document by URL: its size is the upstream's to see
   });
 
   it('leaves out the payloads of images and binary documents of every dialect, and keeps every other field', () => {
