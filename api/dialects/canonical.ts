@@ -141,6 +141,17 @@ export function parseArguments(args: string | undefined): Record<string, unknown
   }
 }
 
+/** Tool-call arguments that are whole JSON: a streamed call's arguments are written to their end (a call being written keeps parallel calls' waiting). */
+export function completeJson(s: string): boolean {
+  if (!s.trim()) return false;
+  try {
+    JSON.parse(s);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Text of canonical content (string or parts). */
 export function canonicalText(content: CanonicalMessage['content']): string {
   if (typeof content === 'string') return content;

@@ -1,4 +1,4 @@
-import type { CanonicalChunk, CanonicalUsage, FinishReason, ThinkingBlock } from '../canonical';
+import { completeJson, type CanonicalChunk, type CanonicalUsage, type FinishReason, type ThinkingBlock } from '../canonical';
 import { matchedStop, messageId, messagesUsage, stopOf, toolUseId } from './response';
 import { COMPACTION_START, compactionDelta, compactionIterations } from './compaction';
 
@@ -8,16 +8,6 @@ export type MessagesEvent = { type: string } & Record<string, unknown>;
 /** One upstream tool call: arguments `held` until its block opens (`streamed`), then `sent`. */
 type Tool = { id: string; name: string; held: string; sent: string; streamed: boolean };
 type Block = { kind: 'text' } | { kind: 'thinking' } | { kind: 'redacted' } | { kind: 'tool'; tool: Tool } | { kind: 'compaction' };
-
-const completeJson = (s: string): boolean => {
-  if (!s.trim()) return false;
-  try {
-    JSON.parse(s);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /**
  * Turns canonical chat chunks into Anthropic's event sequence: message_start, then per content

@@ -1,4 +1,4 @@
-import { addUsage, type CanonicalChunk, type CanonicalMessage, type CanonicalToolCall, type FinishReason, type ThinkingBlock } from '../canonical';
+import { addUsage, completeJson, type CanonicalChunk, type CanonicalMessage, type CanonicalToolCall, type FinishReason, type ThinkingBlock } from '../canonical';
 import { assistantTurn, contentPart, cutShort, functionCallItem, messageItem, newId, reasoningItem, responseObject, responsesLogprobs, type LogProb, type MessagePart, type OutputItem, type ResponseFrame } from './response';
 
 import { ResponsesEventWriter, type ResponsesEvent } from './event-writer';
@@ -8,10 +8,13 @@ export type { ResponsesEvent };
 /** Call items added only once their arguments are complete (their operation or action is read from them). */
 const ANNOUNCED_WHOLE = new Set(['apply_patch_call', 'shell_call', 'local_shell_call']);
 
+/** One upstream tool call: its arguments `held` while another call's are being written, until its item opens (`streamed`). */
+type Call = { call: CanonicalToolCall; held: string; streamed: boolean };
+
 type Open =
   | { kind: 'reasoning'; index: number; id: string; text: string; blocks: ThinkingBlock[] }
   | { kind: 'message'; index: number; id: string; parts: MessagePart[] }
-  | { kind: 'call'; index: number; id: string; toolIndex: number; call: CanonicalToolCall; itemType: string };
+  | { kind: 'call'; index: number; id: string; tool: Call; call: CanonicalToolCall; itemType: string };
 
 /**
  * Turns canonical chat chunks into the Responses streaming events: response.created and
@@ -23,12 +26,21 @@ type Open =
  * function_call_arguments.done) and output_item.done, and finally response.completed (or
  * response.incomplete when the output was cut short; response.failed when the stream failed).
  * Every event carries a sequence_number.
+ *
+ * Tool calls are told apart by their id as well as their chunk `index` (some OpenAI-compatible
+ * upstreams send parallel calls on one index, each with its own id). A call's item opens once no other
+ * call's arguments are still being written; the arguments of a call that arrive while another's are
+ * (upstreams that interleave parallel calls' deltas) are held and sent whole when its item opens, at
+ * the latest before the next item of another kind or the end, as the messages dialect does (its stream.ts).
  */
 export class ResponsesStreamTranslator extends ResponsesEventWriter {
   private open: Open | undefined;
   private readonly output: OutputItem[] = [];
   private text = '';
   private readonly calls: CanonicalToolCall[] = [];
+  /** Every tool call in order of appearance, and the current one per upstream `index`. */
+  private readonly tools: Call[] = [];
+  private readonly byIndex = new Map<number, Call>();
   /** An Anthropic-native upstream's signed thinking blocks, for the stored turn. */
   private readonly thinking: ThinkingBlock[] = [];
   private finish: FinishReason = null;
@@ -52,8 +64,21 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
     this.ev(out, 'response.content_part.done', { ...at, part: contentPart(p) });
   }
 
-  /** Ends the open item; `status` is `incomplete` for the item open when the answer was cut short. */
+  /**
+   * Ends the open item and then every tool call still held, each as a whole item; `status` is
+   * `incomplete` for the last of them when the answer was cut short.
+   */
   private close(out: ResponsesEvent[], status = 'completed'): void {
+    const held = () => this.tools.find((t) => !t.streamed);
+    this.closeOpen(out, held() ? 'completed' : status);
+    for (let t = held(); t; t = held()) {
+      this.openCall(out, t);
+      this.closeOpen(out, held() ? 'completed' : status);
+    }
+  }
+
+  /** Ends the open item. */
+  private closeOpen(out: ResponsesEvent[], status: string): void {
     const o = this.open;
     if (!o) return;
     this.open = undefined;
@@ -122,6 +147,26 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
     }
   }
 
+  /** Opens a tool call's item (output_item.added, but for a call announced whole) and sends the arguments held so far. */
+  private openCall(out: ResponsesEvent[], t: Call): void {
+    t.streamed = true;
+    const added = functionCallItem(newId('fc'), t.call, 'in_progress', this.frame.req);
+    const o: Open = { kind: 'call', index: this.nextIndex, id: added.id, tool: t, call: t.call, itemType: added.type };
+    this.open = o;
+    if (!ANNOUNCED_WHOLE.has(added.type)) this.ev(out, 'response.output_item.added', { output_index: o.index, item: added });
+    const held = t.held;
+    t.held = '';
+    this.callArguments(out, o, held);
+  }
+
+  /** Appends to the open call's arguments (a function call's arguments.delta). */
+  private callArguments(out: ResponsesEvent[], o: Extract<Open, { kind: 'call' }>, args: string): void {
+    if (!args) return;
+    o.call.function.arguments += args;
+    // A custom tool's input, an apply_patch operation, a shell or local shell action and a tool search's arguments are known once the call is complete.
+    if (o.itemType === 'function_call') this.ev(out, 'response.function_call_arguments.delta', { item_id: o.id, output_index: o.index, delta: args });
+  }
+
   private get nextIndex(): number {
     return this.output.length + (this.open ? 1 : 0);
   }
@@ -156,20 +201,24 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
     if (delta?.content) this.messageDelta(out, 'output_text', delta.content, responsesLogprobs((choice as { logprobs?: unknown }).logprobs));
     if (delta?.refusal) this.messageDelta(out, 'refusal', delta.refusal);
     for (const tc of delta?.tool_calls ?? []) {
-      if (this.open?.kind !== 'call' || this.open.toolIndex !== tc.index) {
-        this.close(out);
-        const call: CanonicalToolCall = { id: tc.id ?? newId('call'), type: 'function', function: { name: tc.function?.name ?? '', arguments: '' } };
-        const added = functionCallItem(newId('fc'), call, 'in_progress', this.frame.req);
-        const o: Open = { kind: 'call', index: this.nextIndex, id: added.id, toolIndex: tc.index, call, itemType: added.type };
-        this.open = o;
-        if (!ANNOUNCED_WHOLE.has(added.type)) this.ev(out, 'response.output_item.added', { output_index: o.index, item: added });
+      let t = this.byIndex.get(tc.index);
+      if (!t || (tc.id && tc.id !== t.call.id)) {
+        t = { call: { id: tc.id ?? newId('call'), type: 'function', function: { name: '', arguments: '' } }, held: '', streamed: false };
+        this.tools.push(t);
+        this.byIndex.set(tc.index, t);
       }
-      const o = this.open as Extract<Open, { kind: 'call' }>;
-      const args = tc.function?.arguments;
-      if (args) {
-        o.call.function.arguments += args;
-        // A custom tool's input, an apply_patch operation, a shell or local shell action and a tool search's arguments are known once the call is complete.
-        if (o.itemType === 'function_call') this.ev(out, 'response.function_call_arguments.delta', { item_id: o.id, output_index: o.index, delta: args });
+      if (tc.function?.name && !t.call.function.name) t.call.function.name = tc.function.name;
+      const args = tc.function?.arguments ?? '';
+      if (this.open?.kind === 'call' && this.open.tool === t) {
+        this.callArguments(out, this.open, args);
+        continue;
+      }
+      t.held += args;
+      // another call's arguments still being written: this one waits (interleaved parallel calls)
+      const writing = this.open?.kind === 'call' && !completeJson(this.open.call.function.arguments);
+      if (!t.streamed && !writing) {
+        this.closeOpen(out, 'completed');
+        this.openCall(out, t);
       }
     }
     if (choice?.finish_reason) this.finish = choice.finish_reason;
