@@ -97,6 +97,37 @@ export const STREAM_CASES: StreamCase[] = [
     },
   },
   {
+    // OpenAI's JSON and streamed answers both have content null for a turn of tool calls alone
+    name: 'tool calls alone',
+    scripts: {
+      openai: { json: completion({ content: null, tool_calls: CALLS.slice(0, 2) }, 'tool_calls', USAGE), sse: [chunk({ role: 'assistant', content: null }), ...CALLS.slice(0, 2).flatMap(streamedCall), chunk({}, 'tool_calls'), usageChunk(USAGE)] },
+      anthropic: anthropic(toolUses.slice(0, 2), 'tool_use'),
+      gemini: { json: gemini([{ functionCall: { name: 'a', args: { x: 1 } } }], 'STOP'), sse: [gemini([{ functionCall: { name: 'a', args: { x: 1 } } }], 'STOP')] },
+    },
+  },
+  {
+    name: 'reasoning, then tool calls',
+    scripts: {
+      anthropic: anthropic([{ type: 'thinking', thinking: 'Let me think', signature: 'sig123' }, ...toolUses.slice(0, 1)], 'tool_use'),
+      gemini: { json: gemini([{ text: 'hmm', thought: true }, { functionCall: { name: 'a', args: { x: 1 } } }], 'STOP'), sse: [gemini([{ text: 'hmm', thought: true }]), gemini([{ functionCall: { name: 'a', args: { x: 1 } } }], 'STOP')] },
+    },
+  },
+  {
+    name: 'reasoning cut at max tokens',
+    scripts: {
+      openai: { json: completion({ content: '', reasoning_content: 'Let me' }, 'length', USAGE), sse: [chunk({ role: 'assistant', content: '' }), chunk({ reasoning_content: 'Let me' }), chunk({}, 'length'), usageChunk(USAGE)] },
+      anthropic: anthropic([{ type: 'thinking', thinking: 'Let me', signature: 'sig1' }], 'max_tokens'),
+      gemini: { json: gemini([{ text: 'hmm', thought: true }], 'MAX_TOKENS'), sse: [gemini([{ text: 'hmm', thought: true }], 'MAX_TOKENS')] },
+    },
+  },
+  {
+    name: 'an empty answer',
+    scripts: {
+      anthropic: anthropic([], 'end_turn'),
+      gemini: { json: gemini([], 'STOP'), sse: [gemini([], 'STOP')] },
+    },
+  },
+  {
     // some OpenAI-compatible servers interleave the argument deltas of parallel calls (OpenAI's SDK accumulates by index)
     name: 'two parallel tool calls whose argument deltas interleave',
     scripts: {
@@ -150,6 +181,25 @@ export const STREAM_CASES: StreamCase[] = [
       openai: { json: completion({ content: 'Cut sho' }, 'length', USAGE), sse: [chunk({ role: 'assistant', content: '' }), chunk({ content: 'Cut sho' }), chunk({}, 'length'), usageChunk(USAGE)] },
       anthropic: anthropic([{ type: 'text', text: 'Cut sho' }], 'max_tokens'),
       gemini: { json: gemini([{ text: 'Cut' }], 'MAX_TOKENS'), sse: [gemini([{ text: 'Cut' }], 'MAX_TOKENS')] },
+    },
+  },
+  {
+    // billed, and reported, by the gateway's estimate (workers/providers/openai/usage-estimate.ts)
+    name: 'no usage reported',
+    scripts: {
+      openai: { json: { ...completion({ content: 'Hello world' }, 'stop'), usage: undefined }, sse: [chunk({ role: 'assistant', content: '' }), chunk({ content: 'Hello' }), chunk({ content: ' world' }), chunk({}, 'stop')] },
+      gemini: { json: { ...gemini([{ text: 'Hello world' }], 'STOP'), usageMetadata: undefined }, sse: [{ ...gemini([{ text: 'Hello' }]), usageMetadata: undefined }, { ...gemini([{ text: ' world' }], 'STOP'), usageMetadata: undefined }] },
+    },
+  },
+  {
+    name: 'a stop sequence, an empty tool input',
+    scripts: {
+      anthropic: {
+        json: { ...message([{ type: 'text', text: 'Done' }, { type: 'tool_use', id: 'toolu_1', name: 'a', input: {} }], 'stop_sequence'), stop_sequence: '###' },
+        sse: messageEvents([{ type: 'text', text: 'Done' }, { type: 'tool_use', id: 'toolu_1', name: 'a', input: {} }], 'stop_sequence').map((e: any) =>
+          e.type === 'message_delta' ? { ...e, delta: { stop_reason: 'stop_sequence', stop_sequence: '###' } } : e.type === 'content_block_delta' && e.delta.partial_json !== undefined ? { ...e, delta: { type: 'input_json_delta', partial_json: '' } } : e,
+        ),
+      },
     },
   },
   {

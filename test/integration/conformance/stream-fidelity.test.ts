@@ -7,6 +7,7 @@ import { buildOrg } from '../../helpers/factories';
 import { ScriptedUpstream, type UpstreamKind } from '../../helpers/scripted-upstream';
 import { STREAM_CASES } from '../../helpers/stream-fidelity-cases';
 import { expectResponsesEvent, responsesEventForDocument } from '../../helpers/conformance';
+import { seedBedrock } from '../providers/bedrock-setup';
 
 /**
  * A streamed answer is the JSON answer, as a client sees it: the official SDKs' stream helpers
@@ -103,5 +104,28 @@ describe('streamed answers equal the JSON answers, through the official SDKs, on
         }
       });
     }
+  }
+});
+
+describe('streamed chat answers equal the JSON answers on the simulated Bedrock upstream', function () {
+  this.timeout(30_000);
+  let openai: OpenAI;
+  beforeEach(resetSim);
+  before(async () => {
+    openai = new OpenAI({ apiKey: (await buildOrg(env().redis)).key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    await seedBedrock();
+  });
+  const tools = [{ type: 'function' as const, function: { name: 'lookup', parameters: { type: 'object', properties: { query: { type: 'string' } } } } }];
+  for (const model of ['sim-bedrock-claude', 'sim-bedrock-nova']) {
+    it(`${model}: a turn of one tool call (content null both ways), and a text answer`, async () => {
+      for (const content of ['please use a tool now', 'hello there']) {
+        const body = { model, messages: [{ role: 'user' as const, content }], tools };
+        const json = await openai.chat.completions.create(body);
+        const streamed = await openai.chat.completions.stream({ ...body, stream_options: { include_usage: true } }).finalChatCompletion();
+        if (content.includes('tool')) expect(json.choices[0].message).to.include({ content: null }).and.to.have.property('tool_calls').with.length(1);
+        // the simulator makes a tool use id per answer
+        expect(comparable(streamed, true), content).to.deep.equal(comparable(json, true));
+      }
+    });
   }
 });

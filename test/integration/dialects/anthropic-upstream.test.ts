@@ -46,7 +46,8 @@ describe('chat completions on an Anthropic-native upstream (sim-claude)', () => 
     expect(s.events.at(-1)!.data).to.equal('[DONE]');
     const chunks = s.events.slice(0, -1).map((e) => e.data);
     expect(chunks.every((c) => c.model === 'sim-claude' && c.object === 'chat.completion.chunk')).to.equal(true);
-    expect(chunks[0].choices[0].delta).to.deep.equal({ role: 'assistant', content: '' });
+    // a turn of tool calls alone: content null, as OpenAI streams it and as the JSON answer has it
+    expect(chunks[0].choices[0].delta).to.deep.equal({ role: 'assistant', content: null });
     const calls = chunks.flatMap((c) => c.choices[0]?.delta?.tool_calls ?? []);
     expect(calls[0]).to.deep.include({ index: 0, type: 'function', function: { name: 'lookup', arguments: '' } });
     expect(JSON.parse(calls.map((c: { function: { arguments?: string } }) => c.function.arguments ?? '').join(''))).to.deep.equal({ query: 'find it' });

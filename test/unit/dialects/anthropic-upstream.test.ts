@@ -153,7 +153,8 @@ describe('anthropic upstream: stream → canonical chunks', () => {
   it('translates the recorded tool-use stream into one tool call', () => {
     const { deltas, usage } = run(toolStream);
     expect(deltas).to.deep.equal([
-      [{ role: 'assistant', content: '' }, null],
+      // a turn of tool calls alone: content null, as OpenAI streams it and as the JSON answer has it
+      [{ role: 'assistant', content: null }, null],
       [{ tool_calls: [{ index: 0, id: 'toolu_01KFbKqPYSuAKujiL6mTfzYA', type: 'function', function: { name: 'json', arguments: '' } }] }, null],
       [{ tool_calls: [{ index: 0, function: { arguments: '{"elements": [{"location": "San Francisco", "temperature": 58, "condition": "sunny"}]' } }] }, null],
       [{ tool_calls: [{ index: 0, function: { arguments: '}' } }] }, null],

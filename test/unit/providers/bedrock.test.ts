@@ -286,7 +286,8 @@ describe('bedrock upstream: recorded answers (vercel/ai fixtures) → canonical'
     const ep = await endpoint(streamAnswer(framesOf(vendored('bedrock-reasoning.chunks.txt'))));
     try {
       const { chunks } = await collect(callTo(ep.url), { messages: [{ role: 'user', content: 'x' }] });
-      expect(chunks[0].choices[0].delta).to.deep.equal({ role: 'assistant', content: '' });
+      // the answer opens with reasoning: content null until its text (opening-chunks.ts)
+      expect(chunks[0].choices[0].delta).to.deep.equal({ role: 'assistant', content: null });
       const reasoning = chunks.map((c) => c.choices[0]?.delta?.reasoning_content ?? '').join('');
       expect(reasoning).to.equal('Let me count the r\'s in "strawberry":\n\ns-t-r-a-w-b-e-r-r-y\n\nr appears at positions 3, 8, and 9.\n\nSo there are 3 r\'s.');
       expect(chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('')).to.equal('There are **3** r\'s in "strawberry":\n\n1. st**r**awbe**r****r**y');
@@ -310,7 +311,7 @@ describe('bedrock upstream: recorded answers (vercel/ai fixtures) → canonical'
       expect(err).to.be.instanceOf(ApiError);
       expect(err).to.include({ status: 502, code: 'upstream_error' });
       expect((err as Error).message).to.include('Model Stream Error');
-      expect(chunks).to.have.length(1); // the role chunk that came before the exception
+      expect(chunks).to.have.length(0); // the role chunk waits for the first output (opening-chunks.ts)
     } finally {
       await ep.close();
     }

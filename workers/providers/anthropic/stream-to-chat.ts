@@ -1,4 +1,5 @@
 import { chatUsage, finishReason } from './from-messages';
+import { OpeningChunks } from '../opening-chunks';
 
 type Event = Record<string, unknown> & { type: string };
 
@@ -8,8 +9,8 @@ type Event = Record<string, unknown> & { type: string };
  * arguments "{}" when its block stops, as the JSON path and Anthropic's SDK give; thinking deltas
  * become `reasoning_content`, and each thinking block, once its `signature_delta` arrives (just before
  * its stop), `thinking_blocks` with the whole signed block; a redacted thinking block is
- * `thinking_blocks` at its start. The usage-only chunk comes last,
- * as with `stream_options.include_usage`.
+ * `thinking_blocks` at its start. The role chunk comes with the first output (opening-chunks.ts).
+ * The usage-only chunk comes last, as with `stream_options.include_usage`.
  */
 export class MessagesToChatStream {
   private id = '';
@@ -20,6 +21,7 @@ export class MessagesToChatStream {
   private usage: Record<string, unknown> = {};
   /** The text of each thinking block so far, by block index (its signed block repeats it). */
   private thinking = new Map<number, string>();
+  private readonly opening = new OpeningChunks();
 
   constructor(private readonly publicModel: string) {}
 
@@ -28,12 +30,16 @@ export class MessagesToChatStream {
   }
 
   push(ev: Event): Record<string, unknown>[] {
+    return this.opening.apply(this.translate(ev));
+  }
+
+  private translate(ev: Event): Record<string, unknown>[] {
     switch (ev.type) {
       case 'message_start': {
         const m = ev.message as { id?: string; usage?: Record<string, number> };
         this.id = `chatcmpl-${m.id ?? ''}`;
         this.usage = { ...(m.usage ?? {}) };
-        return [this.chunk({ role: 'assistant', content: '' })];
+        return [];
       }
       case 'content_block_start': {
         const b = ev.content_block as { type: string; id?: string; name?: string; data?: unknown };

@@ -1,6 +1,7 @@
 import type { ConverseStreamOutput, TokenUsage } from '@aws-sdk/client-bedrock-runtime';
 import { chatUsage, finishReason } from './from-converse';
 import { redacted } from './reasoning';
+import { OpeningChunks } from '../opening-chunks';
 
 /**
  * Converse stream events → canonical chat chunks. Tool-use blocks become tool calls numbered in
@@ -9,7 +10,8 @@ import { redacted } from './reasoning';
  * reasoning block's signature delta `thinking_blocks` with the whole signed block (its text so far), a
  * redacted reasoning delta a redacted_thinking block (as the Anthropic adapter streams them). The finish
  * chunk comes at messageStop; the usage (Bedrock's `metadata` event, after it) in the usage-only
- * chunk. A stream without messageStop did not finish (`stopped` stays false).
+ * chunk. The role chunk comes with the first output (opening-chunks.ts). A stream without
+ * messageStop did not finish (`stopped` stays false).
  */
 export class ConverseToChatStream {
   private readonly created = Math.floor(Date.now() / 1000);
@@ -19,6 +21,7 @@ export class ConverseToChatStream {
   private usage: Partial<TokenUsage> = {};
   /** Each reasoning block's text so far, for its signed block. */
   private reasoning = new Map<number, string>();
+  private readonly opening = new OpeningChunks();
   /** messageStop arrived: the answer is complete. */
   stopped = false;
 
@@ -32,7 +35,11 @@ export class ConverseToChatStream {
   }
 
   push(ev: ConverseStreamOutput): Record<string, unknown>[] {
-    if (ev.messageStart) return [this.chunk({ role: 'assistant', content: '' })];
+    return this.opening.apply(this.translate(ev));
+  }
+
+  private translate(ev: ConverseStreamOutput): Record<string, unknown>[] {
+    if (ev.messageStart) return [];
     if (ev.contentBlockStart) {
       const tu = ev.contentBlockStart.start?.toolUse;
       if (!tu) return [];

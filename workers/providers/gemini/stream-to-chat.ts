@@ -1,22 +1,25 @@
 import { candidateIndex, chatUsage, finishReason, splitParts, toolCall, type GeminiCandidate, type GeminiResponse, type GeminiUsage } from './from-gemini';
 import { callId } from './call-ids';
 import { chatLogprobs, type LogprobsAsk } from './logprobs';
+import { OpeningChunks } from '../opening-chunks';
 
-/** What a streamed choice has sent so far. */
-type ChoiceState = { started: boolean; tools: number };
+/** What a streamed choice has sent so far: its tool calls. */
+type ChoiceState = { tools: number };
 
 /**
  * Gemini stream chunks (each a whole GenerateContentResponse holding the next parts of each
  * candidate) → canonical chat chunks, each candidate (`candidateCount`) the choice at its index. A
  * function call arrives whole, so it becomes one tool-call delta with its arguments (numbered within
  * its choice); thought parts become `reasoning_content`; a candidate's `logprobsResult` (its tokens
- * in this chunk) rides on its first text chunk. usageMetadata is cumulative: the last one counts.
+ * in this chunk) rides on its first text chunk. Each choice's role chunk comes with its first output
+ * (opening-chunks.ts). usageMetadata is cumulative: the last one counts.
  */
 export class GeminiToChatStream {
   private readonly id = `chatcmpl-${callId().slice(5)}`;
   private readonly created = Math.floor(Date.now() / 1000);
   private readonly choices = new Map<number, ChoiceState>();
   private usage: GeminiUsage | undefined;
+  private readonly opening = new OpeningChunks();
 
   constructor(
     private readonly publicModel: string,
@@ -29,18 +32,13 @@ export class GeminiToChatStream {
 
   private state(index: number): ChoiceState {
     let s = this.choices.get(index);
-    if (!s) this.choices.set(index, (s = { started: false, tools: 0 }));
+    if (!s) this.choices.set(index, (s = { tools: 0 }));
     return s;
   }
 
   private candidate(c: GeminiCandidate | undefined, index: number, blocked: boolean): Record<string, unknown>[] {
     const s = this.state(index);
     const out: Record<string, unknown>[] = [];
-    if (!s.started) {
-      s.started = true;
-      out.push(this.chunk(index, { role: 'assistant', content: '' }));
-    }
-    const from = out.length;
     for (const p of c?.content?.parts ?? []) {
       const { text, reasoning, calls } = splitParts([p]);
       if (reasoning) out.push(this.chunk(index, { reasoning_content: reasoning }));
@@ -53,8 +51,8 @@ export class GeminiToChatStream {
     if (logprobs?.content.length) {
       // on the event's first text delta, whose tokens they are (OpenAI sends a content token's logprobs with its delta;
       // the Responses API reads them off output_text deltas only), not on a thought part's reasoning delta before it
-      let at = out.findIndex((o, i) => i >= from && typeof (o.choices as Array<{ delta: { content?: unknown } }>)[0].delta.content === 'string');
-      if (at < 0) at = out.length > from ? from : out.push(this.chunk(index, {})) - 1;
+      let at = out.findIndex((o) => typeof (o.choices as Array<{ delta: { content?: unknown } }>)[0].delta.content === 'string');
+      if (at < 0) at = out.length ? 0 : out.push(this.chunk(index, {})) - 1;
       (out[at] as { choices: Array<Record<string, unknown>> }).choices[0].logprobs = logprobs;
     }
     return out;
@@ -63,8 +61,8 @@ export class GeminiToChatStream {
   push(r: GeminiResponse): Record<string, unknown>[] {
     if (r.usageMetadata) this.usage = r.usageMetadata;
     const cands = r.candidates ?? [];
-    if (!cands.length) return this.candidate(undefined, 0, !!r.promptFeedback?.blockReason);
-    return cands.flatMap((c, at) => this.candidate(c, candidateIndex(c, at), false));
+    if (!cands.length) return this.opening.apply(this.candidate(undefined, 0, !!r.promptFeedback?.blockReason));
+    return this.opening.apply(cands.flatMap((c, at) => this.candidate(c, candidateIndex(c, at), false)));
   }
 
   usageChunk(): Record<string, unknown> {
