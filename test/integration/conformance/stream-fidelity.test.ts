@@ -8,6 +8,8 @@ import { ScriptedUpstream, type UpstreamKind } from '../../helpers/scripted-upst
 import { STREAM_CASES } from '../../helpers/stream-fidelity-cases';
 import { expectResponsesEvent, responsesEventForDocument } from '../../helpers/conformance';
 import { seedBedrock } from '../providers/bedrock-setup';
+import { keyHeader } from '../../helpers/http';
+import { postSse } from '../../helpers/sse-events';
 
 /**
  * A streamed answer is the JSON answer, as a client sees it: the official SDKs' stream helpers
@@ -43,13 +45,14 @@ describe('streamed answers equal the JSON answers, through the official SDKs, on
   const models = {} as Record<UpstreamKind, string>;
   let openai: OpenAI;
   let anthropic: Anthropic;
+  let apiKey: string;
   const tools = [
     { name: 'a', input_schema: { type: 'object' as const } },
     { name: 'b', input_schema: { type: 'object' as const } },
   ];
   beforeEach(resetSim);
   before(async () => {
-    const apiKey = (await buildOrg(env().redis)).key;
+    apiKey = (await buildOrg(env().redis)).key;
     openai = new OpenAI({ apiKey, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
     anthropic = new Anthropic({ apiKey, baseURL: env().gw.url, maxRetries: 0 });
     for (const kind of KINDS) {
@@ -60,6 +63,22 @@ describe('streamed answers equal the JSON answers, through the official SDKs, on
   after(async () => {
     for (const kind of KINDS) await ups[kind].close();
   });
+
+  // an OpenAI-compatible upstream's chunks go on as it sent them (OpenAI's own carry usage: null)
+  for (const kind of ['anthropic', 'gemini'] as const) {
+    it(`chat chunks from the ${kind} upstream carry usage: null when include_usage is asked (OpenAI's "all other chunks"), and no usage when not`, async () => {
+      const text = STREAM_CASES[0].scripts[kind]!;
+      ups[kind].otherwise = (req) => (req.body?.stream || req.path.includes(':streamGenerateContent') ? { kind: 'sse', events: text.sse } : { kind: 'json', body: text.json });
+      const ask = (extra: Record<string, unknown>) => postSse('/v1/chat/completions', keyHeader(apiKey), { model: models[kind], stream: true, messages: [{ role: 'user', content: 'hi' }], ...extra });
+      const withUsage = (await ask({ stream_options: { include_usage: true } })).events.slice(0, -1).map((e) => e.data);
+      const json = await openai.chat.completions.create({ model: models[kind], messages: [{ role: 'user', content: 'hi' }] });
+      expect(withUsage.at(-1)).to.deep.include({ choices: [], usage: json.usage });
+      expect(withUsage.slice(0, -1).map((c) => c.usage)).to.deep.equal(withUsage.slice(0, -1).map(() => null));
+      const without = (await ask({})).events.slice(0, -1).map((e) => e.data);
+      expect(without.filter((c) => 'usage' in c)).to.deep.equal([]);
+      expect(without.map((c) => c.choices[0]?.delta?.content ?? '').join('')).to.equal('Hello world');
+    });
+  }
 
   for (const c of STREAM_CASES) {
     for (const kind of KINDS) {

@@ -5,6 +5,7 @@ import { messagesEvents, postMessages, wellFormedMessage } from './messages';
 import type { Emit, UpstreamCall } from '../types';
 import type { ChatOutcome } from '../openai/chatComplete';
 import { errors } from '../../../shared/errors/codes';
+import { emitChunks } from '../emit-chunks';
 
 /**
  * A canonical chat job against an Anthropic-native upstream: translated to messages, answered in
@@ -32,7 +33,7 @@ export async function chatComplete(
     return { response: completion, usage: { inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens } };
   }
   const t = new MessagesToChatStream(publicModel);
-  for await (const ev of messagesEvents(res)) for (const c of t.push(ev)) stream.emit(JSON.stringify(c));
+  for await (const ev of messagesEvents(res)) emitChunks(stream, t.push(ev));
   if (stream.includeUsage) stream.emit(JSON.stringify(t.usageChunk()));
   const u = t.usageTotals();
   return { usage: { inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens } };

@@ -8,6 +8,7 @@ import type { Emit, UpstreamCall } from '../types';
 import type { ChatOutcome } from '../openai/chatComplete';
 import { noAnswerWithin } from '../http';
 import { errors } from '../../../shared/errors/codes';
+import { emitChunks } from '../emit-chunks';
 import type { CancelSignal } from '../../../shared/cancel-source';
 
 /**
@@ -59,7 +60,7 @@ export async function chatComplete(
     limit.answered();
     const t = new ConverseToChatStream(completionId(res.$metadata.requestId), publicModel);
     midStream = true;
-    for await (const ev of res.stream ?? []) for (const c of t.push(ev)) stream.emit(JSON.stringify(c));
+    for await (const ev of res.stream ?? []) emitChunks(stream, t.push(ev));
     // A stream that ends cleanly before messageStop is cut short, as the other adapters read it (sse.ts).
     if (!t.stopped) throw errors.upstreamError('The upstream stream ended before it finished.');
     if (stream.includeUsage) stream.emit(JSON.stringify(t.usageChunk()));

@@ -6,6 +6,7 @@ import type { Emit, UpstreamCall } from '../types';
 import type { ChatOutcome } from '../openai/chatComplete';
 import { errors } from '../../../shared/errors/codes';
 import { logprobsAsk } from './logprobs';
+import { emitChunks } from '../emit-chunks';
 
 /**
  * A canonical chat job against the Gemini API: translated to generateContent, answered in the
@@ -29,7 +30,7 @@ export async function chatComplete(call: UpstreamCall, body: Record<string, unkn
     return { response: completion, usage: { inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens } };
   }
   const t = new GeminiToChatStream(publicModel, ask);
-  for await (const r of geminiEvents(res, typeof body.n === 'number' && body.n > 1 ? body.n : 1)) for (const c of t.push(r)) stream.emit(JSON.stringify(c));
+  for await (const r of geminiEvents(res, typeof body.n === 'number' && body.n > 1 ? body.n : 1)) emitChunks(stream, t.push(r));
   if (stream.includeUsage) stream.emit(JSON.stringify(t.usageChunk()));
   const u = t.usageTotals();
   return { usage: { inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens } };
