@@ -9,7 +9,7 @@ interface ToolCall {
 
 interface Choice {
   index: number;
-  message: { role: string; content: string | null; refusal: string | null; tool_calls?: ToolCall[] };
+  message: { role: string; content: string | null; refusal: string | null; tool_calls?: ToolCall[]; reasoning_content?: string; thinking_blocks?: unknown[] };
   finish_reason: string | null;
   logprobs: Logprobs | null;
 }
@@ -23,7 +23,10 @@ interface Logprobs {
 /**
  * The `chat.completion` a stream of `chat.completion.chunk`s adds up to, for a streamed request made
  * with `store: true` (what OpenAI stores for one): each choice's content, refusal and tool calls
- * (merged by their index, the arguments concatenated), its finish reason, its log probabilities when
+ * (merged by their index, the arguments concatenated, the name and id as the last delta gave them, as
+ * the official SDK's ChatCompletionStream takes them), the reasoning an upstream streamed
+ * (`reasoning_content` concatenated, a Claude upstream's signed `thinking_blocks` in order, as its
+ * JSON answer has them), its finish reason, its log probabilities when
  * the request asked for them (each chunk's `logprobs.content` / `.refusal` entries in order, as the
  * JSON answer has them; else null), and the usage chunk when the request asked for one (else `usage`
  * is null).
@@ -59,6 +62,8 @@ export class StreamedCompletion {
     if (typeof delta.role === 'string') choice.message.role = delta.role;
     if (typeof delta.content === 'string') choice.message.content = (choice.message.content ?? '') + delta.content;
     if (typeof delta.refusal === 'string') choice.message.refusal = (choice.message.refusal ?? '') + delta.refusal;
+    if (typeof delta.reasoning_content === 'string') choice.message.reasoning_content = (choice.message.reasoning_content ?? '') + delta.reasoning_content;
+    if (Array.isArray(delta.thinking_blocks)) (choice.message.thinking_blocks ??= []).push(...delta.thinking_blocks);
     for (const t of (delta.tool_calls as Json[] | undefined) ?? []) {
       const calls = (choice.message.tool_calls ??= []);
       const at = Number(t.index ?? calls.length);
@@ -70,7 +75,7 @@ export class StreamedCompletion {
       if (typeof t.id === 'string') call.id = t.id;
       if (typeof t.type === 'string') call.type = t.type;
       const f = (t.function ?? {}) as Json;
-      if (typeof f.name === 'string') call.function.name += f.name;
+      if (typeof f.name === 'string' && f.name) call.function.name = f.name;
       if (typeof f.arguments === 'string') call.function.arguments += f.arguments;
     }
     if (typeof c.finish_reason === 'string') choice.finish_reason = c.finish_reason;
@@ -91,6 +96,8 @@ export class StreamedCompletion {
         const calls = c.message.tool_calls?.sort((a, b) => a.index - b.index).map((t) => ({ id: t.id, type: t.type, function: t.function }));
         const message: Json = { role: c.message.role, content: c.message.content, refusal: c.message.refusal };
         if (calls?.length) message.tool_calls = calls;
+        if (c.message.reasoning_content !== undefined) message.reasoning_content = c.message.reasoning_content;
+        if (c.message.thinking_blocks) message.thinking_blocks = c.message.thinking_blocks;
         return { index: c.index, message, finish_reason: c.finish_reason, logprobs: c.logprobs };
       });
     const out: Json = { id: this.head.id, object: 'chat.completion', created: this.head.created, model: this.head.model, choices, usage: this.usage };

@@ -95,6 +95,7 @@ describe('streamed answers equal the JSON answers, through the official SDKs, on
           const body: any = { model, messages: [{ role: 'user', content: 'hi' }], tools: tools.map((t) => ({ type: 'function', function: { name: t.name, parameters: t.input_schema } })) };
           if (c.logprobs) Object.assign(body, { logprobs: true, top_logprobs: 1 });
           const json: any = await openai.chat.completions.create(body);
+          const whole = structuredClone(json);
           const stream = openai.chat.completions.stream({ ...body, stream_options: { include_usage: true } });
           const reasoning: string[] = [];
           stream.on('chunk', (ch: any) => ch.choices[0]?.delta?.reasoning_content && reasoning.push(ch.choices[0].delta.reasoning_content));
@@ -105,6 +106,12 @@ describe('streamed answers equal the JSON answers, through the official SDKs, on
           delete streamed.choices[0].message.reasoning_content;
           same(json, streamed, 'chat completion');
           if (c.logprobs) expect(streamed.choices[0].logprobs.content).to.have.length(2);
+          // stored (`store: true`), a streamed completion is the JSON answer, reasoning and signed thinking included (an org of its own: the scripted chunks' id repeats)
+          const own = new OpenAI({ apiKey: (await buildOrg(env().redis)).key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+          const kept = await own.chat.completions.stream({ ...body, store: true, stream_options: { include_usage: true } }).finalChatCompletion();
+          const { metadata, ...stored } = (await own.chat.completions.retrieve(kept.id)) as any;
+          expect(metadata).to.deep.equal({});
+          same(whole, stored, 'stored streamed completion');
         }
         if (dialects.includes('messages')) {
           const body = { model, max_tokens: 100, messages: [{ role: 'user' as const, content: 'hi' }], tools };

@@ -54,6 +54,15 @@ describe('a stream of chat chunks added up to a completion', () => {
     expect(choices[1].logprobs).to.deep.equal({ content: null, refusal: [tok('No')] });
   });
 
+  it("takes a call's name as the last delta gave it (a server that repeats it on every delta), as openai's ChatCompletionStream does", () => {
+    const s = new StreamedCompletion();
+    const call = (args: string) => ({ index: 0, id: 'call_a', type: 'function', function: { name: 'get', arguments: args } });
+    s.push(chunk([{ index: 0, delta: { role: 'assistant', content: null, tool_calls: [call('{"q":')] } }]));
+    s.push(chunk([{ index: 0, delta: { tool_calls: [call('"x"}')] }, finish_reason: 'tool_calls' }]));
+    const message = (s.completion()!.choices as Array<{ message: Record<string, unknown> }>)[0].message;
+    expect(message.tool_calls).to.deep.equal([{ id: 'call_a', type: 'function', function: { name: 'get', arguments: '{"q":"x"}' } }]);
+  });
+
   it('has nothing to keep when no chunk came, and a null usage when none was asked for', () => {
     expect(new StreamedCompletion().completion()).to.equal(undefined);
     const s = new StreamedCompletion();
