@@ -6,7 +6,7 @@ import { env, resetSim } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
 import { ScriptedUpstream, type UpstreamKind } from '../../helpers/scripted-upstream';
 import { STREAM_CASES } from '../../helpers/stream-fidelity-cases';
-import { expectResponsesEvent, responsesEventForDocument } from '../../helpers/conformance';
+import { expectAnthropic, expectOpenAI, expectResponsesEvent, responsesEventForDocument } from '../../helpers/conformance';
 import { seedBedrock } from '../providers/bedrock-setup';
 import { keyHeader } from '../../helpers/http';
 import { postSse } from '../../helpers/sse-events';
@@ -98,7 +98,10 @@ describe('streamed answers equal the JSON answers, through the official SDKs, on
           const whole = structuredClone(json);
           const stream = openai.chat.completions.stream({ ...body, stream_options: { include_usage: true } });
           const reasoning: string[] = [];
-          stream.on('chunk', (ch: any) => ch.choices[0]?.delta?.reasoning_content && reasoning.push(ch.choices[0].delta.reasoning_content));
+          stream.on('chunk', (ch: any) => {
+            expectOpenAI('CreateChatCompletionStreamResponse', ch);
+            if (ch.choices[0]?.delta?.reasoning_content) reasoning.push(ch.choices[0].delta.reasoning_content);
+          });
           const streamed: any = await stream.finalChatCompletion();
           // `reasoning_content` is not OpenAI's: ChatCompletionStream keeps a field it does not know as its last delta, so its pieces are joined here
           expect(reasoning.join(''), 'chat reasoning').to.equal(json.choices[0].message.reasoning_content ?? '');
@@ -115,7 +118,9 @@ describe('streamed answers equal the JSON answers, through the official SDKs, on
         }
         if (dialects.includes('messages')) {
           const body = { model, max_tokens: 100, messages: [{ role: 'user' as const, content: 'hi' }], tools };
-          same(await anthropic.messages.create(body), await anthropic.messages.stream(body).finalMessage(), 'message');
+          const stream = anthropic.messages.stream(body);
+          stream.on('streamEvent', (e) => expectAnthropic('StreamEvent', e));
+          same(await anthropic.messages.create(body), await stream.finalMessage(), 'message');
         }
         if (dialects.includes('responses')) {
           const body: any = { model, input: 'hi', tools: tools.map((t) => ({ type: 'function', name: t.name, parameters: t.input_schema, strict: false })) };
@@ -124,7 +129,12 @@ describe('streamed answers equal the JSON answers, through the official SDKs, on
           const stream = openai.responses.stream(body);
           const events: any[] = [];
           stream.on('event', (e) => events.push(e));
-          same(json, await stream.finalResponse(), 'response');
+          const final = await stream.finalResponse();
+          same(json, final, 'response');
+          // stored (Responses are by default), the streamed response is retrieved as it was streamed, item ids included (log probabilities when retrieve asks for them too)
+          const stored = await openai.responses.retrieve(final.id, c.logprobs ? { include: ['message.output_text.logprobs'] } : {});
+          expect(comparable(stored, false), 'stored streamed response').to.deep.equal(comparable(final, false));
+          expect(stored.output.map((i) => i.id)).to.deep.equal(final.output.map((i) => i.id));
           for (const e of events) expectResponsesEvent(responsesEventForDocument(e));
           expect(events.map((e) => e.sequence_number), 'sequence numbers').to.deep.equal(events.map((_, i) => i));
         }
