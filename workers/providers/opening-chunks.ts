@@ -8,7 +8,10 @@ type Choice = { index: number; delta: Record<string, unknown>; finish_reason: st
  * accumulated message has the `content` its JSON answer has (null for a turn of tool calls, the
  * text or "" otherwise: the adapters' from-*.ts). It is held until the choice's first chunk, which
  * says which; a choice that finishes with neither text nor tool calls (an empty answer, or reasoning
- * cut at max tokens) gets `content: ""` on its finishing delta.
+ * cut at max tokens) gets `content: ""` on its finishing delta. A chunk with an empty delta and
+ * nothing else (no finish, no log probabilities) only opens its choice: it brings the role chunk
+ * forward (an Anthropic thinking block that starts long before its first delta, or none when its
+ * display is omitted) and is not sent itself.
  */
 export class OpeningChunks {
   /** Per choice index: whether text (content) or tool calls were sent. */
@@ -38,6 +41,7 @@ export class OpeningChunks {
         d.content = '';
         s.text = true;
       }
+      if (!choice.finish_reason && !(choice as { logprobs?: unknown }).logprobs && Object.keys(d).length === 0) continue;
       out.push(c);
     }
     return out;

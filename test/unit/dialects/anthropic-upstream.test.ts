@@ -150,6 +150,16 @@ describe('anthropic upstream: stream → canonical chunks', () => {
     expect(usage).to.deep.include({ choices: [], model: 'pub', usage: { prompt_tokens: 25, completion_tokens: 15, total_tokens: 40, prompt_tokens_details: { cached_tokens: 0 } } });
   });
 
+  it('opens with the role chunk (content null) as soon as a thinking block starts, before any of its text (display omitted: none comes)', () => {
+    const t = new MessagesToChatStream('pub');
+    const start = { type: 'message_start', message: { id: 'msg_1', usage: { input_tokens: 5, output_tokens: 1 } } };
+    expect(t.push(start as never), 'message_start alone sends nothing yet').to.deep.equal([]);
+    const opened = t.push({ type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } } as never) as Array<{ choices: Array<{ delta: unknown }> }>;
+    expect(opened.map((c) => c.choices[0].delta)).to.deep.equal([{ role: 'assistant', content: null }]);
+    const signed = t.push({ type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: 'sig' } } as never) as Array<{ choices: Array<{ delta: unknown }> }>;
+    expect(signed.map((c) => c.choices[0].delta)).to.deep.equal([{ thinking_blocks: [{ type: 'thinking', thinking: '', signature: 'sig' }] }]);
+  });
+
   it('translates the recorded tool-use stream into one tool call', () => {
     const { deltas, usage } = run(toolStream);
     expect(deltas).to.deep.equal([

@@ -43,7 +43,11 @@ export class MessagesToChatStream {
       }
       case 'content_block_start': {
         const b = ev.content_block as { type: string; id?: string; name?: string; data?: unknown };
-        if (b.type === 'thinking') this.thinking.set(ev.index as number, '');
+        if (b.type === 'thinking') {
+          this.thinking.set(ev.index as number, '');
+          // opens the answer at once (opening-chunks.ts): its text may come much later, or not at all when its display is omitted
+          return [this.chunk({})];
+        }
         if (b.type === 'redacted_thinking' && typeof b.data === 'string' && b.data) return [this.chunk({ thinking_blocks: [{ type: 'redacted_thinking', data: b.data }] })];
         if (b.type !== 'tool_use') return [];
         const n = this.toolByBlock.size;
