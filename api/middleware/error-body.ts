@@ -43,16 +43,16 @@ function messagesDialect(path: string, headers: IncomingHttpHeaders): boolean {
 const MANAGEMENT_PATH = /^\/admin\/v1(?:\/|$)/i;
 
 /**
- * OpenAI's error `type` for an HTTP status (the values its API and OpenAPI document use). 402 (a
- * budget or the wallet refused the money: `budget_exceeded`, `insufficient_credits`,
- * `reservation_too_large`) is `insufficient_quota`, the type OpenAI gives its own spend-limit and
- * credit refusals (it sends them as 429; the spec keeps 402, and `code` says which).
+ * OpenAI's error `type` for an HTTP status, as its API answers: a 401 (`invalid_api_key`: "Incorrect
+ * API key provided") and a 404 (`model_not_found`, "No such File object", a missing response) are
+ * `invalid_request_error`, as every other 4xx but these: 402 (a budget or the wallet refused the
+ * money: `budget_exceeded`, `insufficient_credits`, `reservation_too_large`) is `insufficient_quota`,
+ * the type OpenAI gives its own spend-limit and credit refusals (it sends them as 429; the spec keeps
+ * 402, and `code` says which); 403 `permission_error`; 429 `rate_limit_error`; 5xx `server_error`.
  */
 export function openaiErrorType(status: number): string {
-  if (status === 401) return 'authentication_error';
   if (status === 402) return 'insufficient_quota';
   if (status === 403) return 'permission_error';
-  if (status === 404) return 'not_found_error';
   if (status === 429) return 'rate_limit_error';
   if (status >= 500) return 'server_error';
   return 'invalid_request_error';

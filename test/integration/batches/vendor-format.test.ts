@@ -67,7 +67,7 @@ describe("batches: the vendors' documented formats where the other suites do not
     const [errLine] = parseJsonl<{ response: { status_code: number; body: { error: Record<string, unknown> } } }>(await (await openai2.files.content(done.error_file_id!)).text());
     expect(errLine.response.status_code).to.equal(401);
     expect(Object.keys(errLine.response.body.error).sort()).to.deep.equal(Object.keys(syncOpenAI.body.error).sort());
-    expect(errLine.response.body.error).to.include({ code: 'INVALID_API_KEY', type: 'authentication_error', param: null });
+    expect(errLine.response.body.error).to.include({ code: 'INVALID_API_KEY', type: 'invalid_request_error', param: null });
 
     const anthropic2 = new Anthropic({ apiKey: rotated.key, baseURL: env().gw.url, maxRetries: 0 });
     await waitFor(async () => (await anthropic2.messages.batches.retrieve(mb.id)).processing_status === 'ended', 30_000, 200);

@@ -46,13 +46,14 @@ describe('conformance: error bodies against the vendored documents', () => {
 
   describe('OpenAI dialects: ErrorResponse with type and param', () => {
     for (const [path, body] of OPENAI_POSTS) {
-      it(`${path}: 401 authentication_error, 404 not_found_error (param model), 400 invalid_request_error`, async () => {
-        await expectOpenAIError(await call('POST', path, { json: body }), 401, 'INVALID_API_KEY', 'authentication_error', null);
-        await expectOpenAIError(await call('POST', path, { headers: { authorization: 'Bearer svc_nonsense' }, json: body }), 401, 'INVALID_API_KEY', 'authentication_error', null);
+      // OpenAI answers a wrong key and an unknown model with type invalid_request_error (codes invalid_api_key, model_not_found)
+      it(`${path}: 401 and 404 (param model) and 400 invalid_request_error`, async () => {
+        await expectOpenAIError(await call('POST', path, { json: body }), 401, 'INVALID_API_KEY', 'invalid_request_error', null);
+        await expectOpenAIError(await call('POST', path, { headers: { authorization: 'Bearer svc_nonsense' }, json: body }), 401, 'INVALID_API_KEY', 'invalid_request_error', null);
         const missing = await call('POST', path, { headers: h, json: { ...body, model: 'no-such-model' } });
         expect(missing.status, missing.text).to.equal(404);
         expectOpenAI('ErrorResponse', missing.body);
-        expect(missing.body.error).to.include({ type: 'not_found_error', param: 'model' });
+        expect(missing.body.error).to.include({ type: 'invalid_request_error', param: 'model' });
         const bad = await call('POST', path, { headers: h, json: { ...body, model: 42 } });
         expect(bad.status, bad.text).to.equal(400);
         expectOpenAI('ErrorResponse', bad.body);
@@ -76,11 +77,11 @@ describe('conformance: error bodies against the vendored documents', () => {
     });
 
     it('models: 401 and 404 (GET), invalid JSON 400 with param null, 415, and 429 rate_limit_error at the lane cap', async () => {
-      await expectOpenAIError(await call('GET', '/v1/models'), 401, 'INVALID_API_KEY', 'authentication_error', null);
+      await expectOpenAIError(await call('GET', '/v1/models'), 401, 'INVALID_API_KEY', 'invalid_request_error', null);
       const gone = await call('GET', '/v1/models/no-such-model', { headers: h });
       expect(gone.status).to.equal(404);
       expectOpenAI('ErrorResponse', gone.body);
-      expect(gone.body.error.type).to.equal('not_found_error');
+      expect(gone.body.error.type).to.equal('invalid_request_error');
       const json = await call('POST', '/v1/chat/completions', { headers: { ...h, 'content-type': 'application/json' }, raw: '{"model":' });
       await expectOpenAIError(json, 400, 'invalid_json', 'invalid_request_error', null);
       const media = await call('POST', '/v1/chat/completions', { headers: { ...h, 'content-type': 'text/plain' }, raw: 'hi' });
@@ -94,9 +95,9 @@ describe('conformance: error bodies against the vendored documents', () => {
       }
     });
 
-    it('audio transcription: 401 authentication_error and 400 invalid_request_error', async () => {
+    it('audio transcription: 401 and 400 invalid_request_error', async () => {
       const parts = multipartBody([{ name: 'model', value: 'sim-whisper' }]);
-      await expectOpenAIError(await postAudio('/v1/audio/transcriptions', {}, parts), 401, 'INVALID_API_KEY', 'authentication_error', null);
+      await expectOpenAIError(await postAudio('/v1/audio/transcriptions', {}, parts), 401, 'INVALID_API_KEY', 'invalid_request_error', null);
       const noFile = await postAudio('/v1/audio/transcriptions', h, parts);
       expect(noFile.status, noFile.text).to.equal(400);
       expectOpenAI('ErrorResponse', noFile.body);
@@ -107,7 +108,7 @@ describe('conformance: error bodies against the vendored documents', () => {
       const r = await call('POST', `/a/${o.key}/v1/chat/completions`, { json: { ...chat, model: 'no-such-model' } });
       expect(r.status).to.equal(404);
       expectOpenAI('ErrorResponse', r.body);
-      expect(r.body.error).to.include({ code: 'model_not_found', type: 'not_found_error', param: 'model' });
+      expect(r.body.error).to.include({ code: 'model_not_found', type: 'invalid_request_error', param: 'model' });
     });
 
     it('upstream failures are server_error (502) and rate_limit_error (429 upstream_rate_limited)', async () => {
