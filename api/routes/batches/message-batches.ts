@@ -1,4 +1,4 @@
-import { Router, type Request, type Response } from 'express';
+import { Router, type Request, type Response, type NextFunction } from 'express';
 import Joi from 'joi';
 import type { AppContext } from '../../context';
 import { only } from '../only';
@@ -12,7 +12,7 @@ import { ApiError } from '../../../shared/errors/ApiError';
 import { isEnded, presentMessageBatch } from '../../../shared/batches/present';
 import { anthropicResultLine } from '../../../shared/batches/results';
 import { newId } from '../../../shared/batches/ids';
-import { config } from '../../../shared/config/env';
+import { batchLimits } from '../../../shared/batches/limits';
 import * as store from '../../../shared/batches/store';
 import { admitBatch, pageLimit, queryText } from './gate';
 
@@ -109,11 +109,18 @@ async function remove(req: Request, res: Response): Promise<void> {
   res.json({ id: b.id, type: 'message_batch_deleted' });
 }
 
+/**
+ * The create body, read up to the org's `batch_max_file_bytes` (its plan's or its own entitlement,
+ * else BATCH_MAX_FILE_BYTES; docs/batches.md, "Limits"), as an upload is: 413 beyond it.
+ */
+function batchBody(req: Request, res: Response, next: NextFunction): void {
+  jsonBody(batchLimits(req.auth!.org).maxFileBytes)(req, res, next);
+}
+
 export function messageBatchesRouter(ctx: AppContext): Router {
   const r = Router();
   const pre = [killSwitch(ctx.switches, 'batches'), requireAnthropicVersion];
-  const cap = Math.max(config().batches.maxFileBytes, 1024 * 1024);
-  only(r, '/v1/messages/batches', { post: [...pre, jsonBody(cap), requireJson, create], get: [...pre, list] });
+  only(r, '/v1/messages/batches', { post: [...pre, batchBody, requireJson, create], get: [...pre, list] });
   only(r, '/v1/messages/batches/:id', { get: [...pre, async (req: Request, res: Response) => answer(req, res, await owned(req))], delete: [...pre, remove] });
   only(r, '/v1/messages/batches/:id/cancel', { post: [...pre, cancel] });
   only(r, '/v1/messages/batches/:id/results', { get: [...pre, results] });

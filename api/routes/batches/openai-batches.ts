@@ -44,7 +44,9 @@ async function create(req: Request, res: Response): Promise<void> {
   );
   const auth = req.auth!;
   const file = await findFile(auth.orgId, body.input_file_id);
-  if (!file || file.purpose !== 'batch') throw new ApiError(404, 'file_not_found', `No such file with purpose 'batch': ${body.input_file_id}.`, { param: 'input_file_id' });
+  if (!file) throw new ApiError(404, 'file_not_found', `No such file: ${body.input_file_id}.`, { param: 'input_file_id' });
+  // the file exists (GET /v1/files/{id} answers it): not a 404, the wrong kind of file (OpenAI: "must be uploaded with the purpose `batch`")
+  if (file.purpose !== 'batch') throw new ApiError(400, 'invalid_request', `The file ${file.id} has purpose '${file.purpose}'; a batch's input file must be uploaded with purpose 'batch'.`, { param: 'input_file_id' });
   const bytes = await fileBytes(file);
   if (!bytes) throw new ApiError(404, 'file_not_found', `The file ${body.input_file_id} has no content.`, { param: 'input_file_id' });
   const admitted = await admitBatch(req, jsonlLines(bytes).length);

@@ -74,6 +74,16 @@ describe('batches: refusals (limits, kill switch, bad input) in the spec envelop
     expect(await orgRows(o)).to.deep.equal({ batches: 0, usage: 0 });
   });
 
+  it("a Message Batch body over the org's batch_max_file_bytes: 413 request_too_large, as its uploads are (the body cap was the gateway default's), nothing stored", async () => {
+    const requests = [0, 1, 2].map((i) => ({ custom_id: `b${i}`, params: { model: 'sim-claude', max_tokens: 8, messages: [{ role: 'user', content: 'x'.repeat(1000) }] } }));
+    expect(JSON.stringify({ requests }).length).to.be.above(2048);
+    const m = await call('POST', '/v1/messages/batches', { headers: anthropic(o.key), json: { requests } });
+    expect(m.status, m.text).to.equal(413);
+    expectErrorEnvelope(m.text, 'payload_too_large');
+    expect(m.body.error.type).to.equal('request_too_large');
+    expect(await orgRows(o)).to.deep.equal({ batches: 0, usage: 0 });
+  });
+
   it('more lines than the org may batch: 400 batch_too_many_lines, in both dialects', async () => {
     const id = await uploadBatchFile(openai, jsonl([line(0), line(1), line(2), line(3)]));
     const r = await call('POST', '/v1/batches', { headers: keyHeader(o.key), json: { input_file_id: id, endpoint: '/v1/chat/completions', completion_window: '24h' } });

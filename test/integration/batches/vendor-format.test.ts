@@ -35,6 +35,25 @@ describe("batches: the vendors' documented formats where the other suites do not
     expect((await call('GET', '/v1/batches?limit=101', { headers: keyHeader(o.key) })).status).to.equal(400);
   });
 
+  it("a batch's output file named as an input file: 400 invalid_request naming input_file_id (the file exists; OpenAI: input files \"must be uploaded with the purpose `batch`\"), nothing stored", async () => {
+    const o = await buildOrg(env().redis);
+    const openai = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    worker = await startBatchWorker();
+    const input = await uploadBatchFile(openai, jsonl([{ custom_id: 'e', method: 'POST', url: '/v1/embeddings', body: { model: 'sim-embed', input: 'x' } }]));
+    const done = await batchEnds(openai, (await openai.batches.create({ input_file_id: input, endpoint: '/v1/embeddings', completion_window: '24h' })).id);
+    const output = await openai.files.retrieve(done.output_file_id!);
+    expect(output.purpose).to.equal('batch_output');
+    const r = await call('POST', '/v1/batches', { headers: keyHeader(o.key), json: { input_file_id: output.id, endpoint: '/v1/embeddings', completion_window: '24h' } });
+    expect(r.status, r.text).to.equal(400);
+    expect(r.body.error).to.include({ code: 'invalid_request', type: 'invalid_request_error', param: 'input_file_id' });
+    expect(r.body.error.message).to.include('batch_output');
+    expect((await openai.batches.list()).data.map((b) => b.id)).to.deep.equal([done.id]);
+    // a file the org does not have stays a 404
+    const missing = await call('POST', '/v1/batches', { headers: keyHeader(o.key), json: { input_file_id: 'file-nope', endpoint: '/v1/embeddings', completion_window: '24h' } });
+    expect(missing.status).to.equal(404);
+    expect(missing.body.error).to.include({ code: 'file_not_found', param: 'input_file_id' });
+  });
+
   it("an upload's filename comes back as the client sent it, in UTF-8 (the SDK's multipart filename parameter)", async () => {
     const o = await buildOrg(env().redis);
     const openai = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
