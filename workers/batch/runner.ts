@@ -26,6 +26,14 @@ const LANE_FULL = new Set(['CONCURRENT_REQUEST_LIMIT_EXCEEDED', 'embeddings_lane
 /** Failures of the gateway's own machinery: retried under a new request id (the failed job billed nothing). */
 const RETRIED = new Set(['worker_lost', 'client_closed_request']);
 const MAX_ATTEMPTS = 3;
+/**
+ * The key's (or its member's) rpm / tpm refused the line before anything was queued: the batch is
+ * paced by them, as the vendors' batches are by theirs (never a line failed for a minute's limit).
+ * The line goes back to pending under the same request id and the batch waits the answer's
+ * Retry-After, at most RATE_PAUSE_MAX_MS, before this runner sends it more lines.
+ */
+const RATE_LIMITED = 'rate_limit_exceeded';
+const RATE_PAUSE_MAX_MS = 10_000;
 
 /** The synchronous route a batch's lines are sent to. */
 const lineRoute = (b: BatchRow): string => (b.dialect === 'anthropic' ? '/v1/messages' : b.endpoint);
@@ -49,6 +57,8 @@ export class BatchRunner {
   private readonly inFlight = new Map<string, Set<Promise<void>>>();
   /** Batches being fed right now (claim in progress). */
   private readonly feeding = new Set<string>();
+  /** Batches waiting out a rate limit (RATE_LIMITED): no new line before this time (ms). */
+  private readonly pausedUntil = new Map<string, number>();
   readonly id: string;
 
   /** BATCH_* settings, with `overrides` on top (tests shorten the claim takeover). */
@@ -91,7 +101,9 @@ export class BatchRunner {
     }
     this.ticking = true;
     try {
-      for (const b of await store.activeBatches()) {
+      const active = await store.activeBatches();
+      for (const id of this.pausedUntil.keys()) if (!active.some((b) => b.id === id)) this.pausedUntil.delete(id); // ended elsewhere
+      for (const b of active) {
         if (this.stopped) break;
         await this.advance(b).catch((err) => logger.error({ err, batchId: b.id }, 'batch step failed'));
       }
@@ -148,6 +160,8 @@ export class BatchRunner {
       const mine = this.inFlight.get(b.id) ?? new Set<Promise<void>>();
       const room = this.cfg.linesInFlight - mine.size;
       if (room <= 0 || this.stopped || this.ctx.switches.engaged('batches')) return 0; // switched off: nothing new starts
+      if ((this.pausedUntil.get(b.id) ?? 0) > Date.now()) return 0; // a rate limit's minute: the poll feeds it after
+      this.pausedUntil.delete(b.id);
       const auth = await this.authFor(b);
       const lines = await store.claimLines(b.id, this.id, room, this.cfg.claimStaleMs);
       if (lines.length) this.inFlight.set(b.id, mine);
@@ -224,6 +238,11 @@ export class BatchRunner {
       }
       const code = (answer as { error?: { code?: string } })?.error?.code ?? '';
       if (LANE_FULL.has(code)) return store.releaseLine(l, this.id, false);
+      if (code === RATE_LIMITED) {
+        const wait = Math.min(Math.max(Number(res.headers['retry-after']) * 1000 || 1000, 1000), RATE_PAUSE_MAX_MS);
+        this.pausedUntil.set(b.id, Math.max(this.pausedUntil.get(b.id) ?? 0, Date.now() + wait));
+        return store.releaseLine(l, this.id, false);
+      }
       if (RETRIED.has(code) && l.attempt + 1 < MAX_ATTEMPTS) return store.releaseLine(l, this.id, true);
       await store.finishLine(l, this.id, 'errored', res.statusCode, requestId, answer);
     } catch (err) {

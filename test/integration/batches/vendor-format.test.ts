@@ -4,10 +4,10 @@ import Anthropic from '@anthropic-ai/sdk';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
-import { waitFor } from '../../helpers/wait';
-import { rotateApiKey } from '../../../shared/tenancy/ops';
+import { roomInMinute, waitFor } from '../../helpers/wait';
+import { rotateApiKey, updateKeyControls } from '../../../shared/tenancy/ops';
 import { startBatchWorker } from '../../../workers/batch/main';
-import { batchEnds, jsonl, parseJsonl, uploadBatchFile, type BatchWorker } from './helpers';
+import { batchEnds, billedOncePerLine, jsonl, parseJsonl, uploadBatchFile, type BatchWorker } from './helpers';
 
 /** Differences from the vendors' documented formats found by a review against the SDKs and API references (docs/batches.md). */
 describe("batches: the vendors' documented formats where the other suites do not look", function () {
@@ -52,6 +52,41 @@ describe("batches: the vendors' documented formats where the other suites do not
     const missing = await call('POST', '/v1/batches', { headers: keyHeader(o.key), json: { input_file_id: 'file-nope', endpoint: '/v1/embeddings', completion_window: '24h' } });
     expect(missing.status).to.equal(404);
     expect(missing.body.error).to.include({ code: 'file_not_found', param: 'input_file_id' });
+  });
+
+  it("a key's rpm paces its batches, as the vendors' batch limits do, and fails no line: the lines over the minute wait (same request id) and run once it allows them, billed once each, in both dialects", async () => {
+    const o = await buildOrg(env().redis);
+    await updateKeyControls(env().redis, o.keyId, { rpm: 2 });
+    const openai = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    const anthropic = new Anthropic({ apiKey: o.key, baseURL: env().gw.url, maxRetries: 0 });
+    const lines = Array.from({ length: 5 }, (_, i) => ({ custom_id: `e${i}`, method: 'POST', url: '/v1/embeddings', body: { model: 'sim-embed', input: `x ${i}` } }));
+    const ob = await openai.batches.create({ input_file_id: await uploadBatchFile(openai, jsonl(lines)), endpoint: '/v1/embeddings', completion_window: '24h' });
+    expect(await roomInMinute(20_000), 'the checks below fall in one rate-limit minute').to.equal(true);
+    worker = await startBatchWorker();
+    // two lines fit this minute; the others wait, none fails
+    const waiting = await waitFor(async () => {
+      const b = await openai.batches.retrieve(ob.id);
+      return b.request_counts!.completed + b.request_counts!.failed >= 2 ? b : undefined;
+    }, 30_000, 100);
+    await new Promise((r) => setTimeout(r, 1500));
+    const held = await openai.batches.retrieve(ob.id);
+    expect(held.status, JSON.stringify(held)).to.equal('in_progress');
+    expect(held.request_counts).to.deep.equal({ total: 5, completed: 2, failed: 0 });
+    expect(waiting!.request_counts!.failed).to.equal(0);
+    const mb = await anthropic.messages.batches.create({ requests: [0, 1].map((i) => ({ custom_id: `m${i}`, params: { model: 'sim-claude', max_tokens: 4, messages: [{ role: 'user' as const, content: 'x' }] } })) });
+    await new Promise((r) => setTimeout(r, 1000));
+    expect((await anthropic.messages.batches.retrieve(mb.id)).request_counts).to.include({ processing: 2, errored: 0 });
+    // the limit raised (or the minute over): the waiting lines run
+    await updateKeyControls(env().redis, o.keyId, { rpm: 100 });
+    const done = await batchEnds(openai, ob.id, undefined, 40_000);
+    expect(done.status).to.equal('completed');
+    expect(done.request_counts).to.deep.equal({ total: 5, completed: 5, failed: 0 });
+    expect(done.error_file_id ?? null).to.equal(null);
+    const out = parseJsonl<{ custom_id: string; response: { status_code: number } }>(await (await openai.files.content(done.output_file_id!)).text());
+    expect(out.map((l) => l.custom_id).sort()).to.deep.equal(lines.map((l) => l.custom_id));
+    await billedOncePerLine(ob.id, 5, out.map((l) => (l as unknown as { id: string }).id));
+    await waitFor(async () => (await anthropic.messages.batches.retrieve(mb.id)).processing_status === 'ended', 40_000, 200);
+    expect((await anthropic.messages.batches.retrieve(mb.id)).request_counts).to.deep.equal({ processing: 0, succeeded: 2, errored: 0, canceled: 0, expired: 0 });
   });
 
   it("an upload's filename comes back as the client sent it, in UTF-8 (the SDK's multipart filename parameter)", async () => {
