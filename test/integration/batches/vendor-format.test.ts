@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { QueryTypes } from 'sequelize';
+import { db } from '../../../shared/db/sequelize';
 import OpenAI, { toFile } from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { env, resetSim } from '../../helpers/harness';
@@ -84,7 +86,10 @@ describe("batches: the vendors' documented formats where the other suites do not
     expect(done.error_file_id ?? null).to.equal(null);
     const out = parseJsonl<{ custom_id: string; response: { status_code: number } }>(await (await openai.files.content(done.output_file_id!)).text());
     expect(out.map((l) => l.custom_id).sort()).to.deep.equal(lines.map((l) => l.custom_id));
-    await billedOncePerLine(ob.id, 5, out.map((l) => (l as unknown as { id: string }).id));
+    const billed = await billedOncePerLine(ob.id, 5, out.map((l) => (l as unknown as { id: string }).id));
+    // each line's Activity row of its answer is there (a refusal's row under the same id does not hide it)
+    const logged = await db().query<{ request_id: string }>(`SELECT request_id FROM request_logs WHERE batch_id = :id AND status = 200`, { type: QueryTypes.SELECT, replacements: { id: ob.id } });
+    expect(logged.map((r) => r.request_id).sort()).to.deep.equal([...billed].sort());
     await waitFor(async () => (await anthropic.messages.batches.retrieve(mb.id)).processing_status === 'ended', 40_000, 200);
     expect((await anthropic.messages.batches.retrieve(mb.id)).request_counts).to.deep.equal({ processing: 0, succeeded: 2, errored: 0, canceled: 0, expired: 0 });
   });
