@@ -233,7 +233,7 @@ export async function reserveLimits(redis: RedisClient, r: LimitRequest, now = n
 }
 
 /** 429 rate_limit_exceeded on the key's own rate limit or its member's (over all the member's keys), Retry-After to the minute's end. */
-function rateExceeded(unit: 'rpm' | 'tpm', scope: 'key' | 'member', limit: number, inputTokens: number, msLeft: number): ApiError {
+export function rateExceeded(unit: 'rpm' | 'tpm', scope: 'key' | 'member', limit: number, inputTokens: number, msLeft: number): ApiError {
   const who = scope === 'key' ? 'This API key is' : 'The member this API key belongs to is';
   const over = scope === 'key' ? '' : ' (the member\'s limit, over all their API keys in this organization)';
   return new ApiError(
@@ -244,6 +244,18 @@ function rateExceeded(unit: 'rpm' | 'tpm', scope: 'key' | 'member', limit: numbe
       : `${who} limited to ${limit} tokens per minute${over} and this request's ${inputTokens} input tokens do not fit in this minute; retry when it ends.`,
     { retryAfter: msLeft / 1000 },
   );
+}
+
+/**
+ * Whether a rate_limit_exceeded answer (rateExceeded's message) can never be served in any minute:
+ * an rpm below one request, or input tokens above the tpm. A batch line refused so is errored; one
+ * refused for a full minute waits for the next (workers/batch/runner.ts).
+ */
+export function rateNeverFits(message: string): boolean {
+  const m = /limited to (\d+) (requests|tokens) per minute/.exec(message);
+  if (!m) return false;
+  const asked = m[2] === 'requests' ? 1 : Number(/this request's (\d+) input tokens/.exec(message)?.[1] ?? 0);
+  return asked > Number(m[1]);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import type { AppContext } from '../../api/context';
 import type { AuthInfo, BatchLine } from '../../api/types';
-import { settleUsage } from '../../shared/limits/limits';
+import { rateNeverFits, settleUsage } from '../../shared/limits/limits';
 import { TicketApp } from '../../api/ticket-app';
 import { identityNow } from '../../api/kept-identity';
 import { dialectOf, logFailure } from '../../api/middleware/request-log';
@@ -30,7 +30,8 @@ const MAX_ATTEMPTS = 3;
  * The key's (or its member's) rpm / tpm refused the line before anything was queued: the batch is
  * paced by them, as the vendors' batches are by theirs (never a line failed for a minute's limit).
  * The line goes back to pending under the same request id and the batch waits the answer's
- * Retry-After, at most RATE_PAUSE_MAX_MS, before this runner sends it more lines.
+ * Retry-After, at most RATE_PAUSE_MAX_MS, before this runner sends it more lines. A line no minute
+ * can serve (input tokens above the tpm, an rpm of 0: rateNeverFits) is errored with the refusal.
  */
 const RATE_LIMITED = 'rate_limit_exceeded';
 const RATE_PAUSE_MAX_MS = 10_000;
@@ -238,7 +239,7 @@ export class BatchRunner {
       }
       const code = (answer as { error?: { code?: string } })?.error?.code ?? '';
       if (LANE_FULL.has(code)) return store.releaseLine(l, this.id, false);
-      if (code === RATE_LIMITED) {
+      if (code === RATE_LIMITED && !rateNeverFits(String((answer as { error?: { message?: unknown } }).error?.message ?? ''))) {
         const wait = Math.min(Math.max(Number(res.headers['retry-after']) * 1000 || 1000, 1000), RATE_PAUSE_MAX_MS);
         this.pausedUntil.set(b.id, Math.max(this.pausedUntil.get(b.id) ?? 0, Date.now() + wait));
         return store.releaseLine(l, this.id, false);

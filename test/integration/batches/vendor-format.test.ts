@@ -8,6 +8,7 @@ import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { roomInMinute, waitFor } from '../../helpers/wait';
 import { rotateApiKey, updateKeyControls } from '../../../shared/tenancy/ops';
+import { rateExceeded, rateNeverFits } from '../../../shared/limits/limits';
 import { startBatchWorker } from '../../../workers/batch/main';
 import { batchEnds, billedOncePerLine, jsonl, parseJsonl, uploadBatchFile, type BatchWorker } from './helpers';
 
@@ -92,6 +93,35 @@ describe("batches: the vendors' documented formats where the other suites do not
     expect(logged.map((r) => r.request_id).sort()).to.deep.equal([...billed].sort());
     await waitFor(async () => (await anthropic.messages.batches.retrieve(mb.id)).processing_status === 'ended', 40_000, 200);
     expect((await anthropic.messages.batches.retrieve(mb.id)).request_counts).to.deep.equal({ processing: 0, succeeded: 2, errored: 0, canceled: 0, expired: 0 });
+  });
+
+  it("a line no minute of the key's tpm can serve (its input above the limit) is errored at once with the 429, not held until the batch expires; its shorter lines run", async () => {
+    const o = await buildOrg(env().redis);
+    await updateKeyControls(env().redis, o.keyId, { tpm: 40 });
+    const openai = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    const lines = [
+      { custom_id: 'short', method: 'POST', url: '/v1/embeddings', body: { model: 'sim-embed', input: 'x' } },
+      { custom_id: 'long', method: 'POST', url: '/v1/embeddings', body: { model: 'sim-embed', input: 'word '.repeat(400) } },
+    ];
+    expect(await roomInMinute(20_000)).to.equal(true);
+    const ob = await openai.batches.create({ input_file_id: await uploadBatchFile(openai, jsonl(lines)), endpoint: '/v1/embeddings', completion_window: '24h' });
+    worker = await startBatchWorker();
+    const done = await batchEnds(openai, ob.id, undefined, 15_000);
+    expect(done.request_counts).to.deep.equal({ total: 2, completed: 1, failed: 1 });
+    const [err] = parseJsonl<{ custom_id: string; response: { status_code: number; body: { error: { code: string; message: string } } } }>(await (await openai.files.content(done.error_file_id!)).text());
+    expect(err.custom_id).to.equal('long');
+    expect(err.response.status_code).to.equal(429);
+    expect(err.response.body.error.code).to.equal('rate_limit_exceeded');
+  });
+
+  it('rateNeverFits reads the refusals rateExceeded writes: an rpm of 0 or input above the tpm never fit; a full minute does', () => {
+    const msg = (...a: Parameters<typeof rateExceeded>) => rateExceeded(...a).message;
+    expect(rateNeverFits(msg('rpm', 'key', 2, 10, 1000))).to.equal(false);
+    expect(rateNeverFits(msg('rpm', 'member', 0, 10, 1000))).to.equal(true);
+    expect(rateNeverFits(msg('tpm', 'key', 100, 60, 1000))).to.equal(false);
+    expect(rateNeverFits(msg('tpm', 'key', 100, 101, 1000))).to.equal(true);
+    expect(rateNeverFits(msg('tpm', 'member', 1000, 5000, 1000))).to.equal(true);
+    expect(rateNeverFits('something else')).to.equal(false);
   });
 
   it("an upload's filename comes back as the client sent it, in UTF-8 (the SDK's multipart filename parameter)", async () => {
