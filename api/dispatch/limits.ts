@@ -146,7 +146,7 @@ export function chatLimits(ctx: AppContext, req: Request, model: CatalogModel, b
     req,
     model,
     async ({ budgeted }) => {
-      if (budgeted && operation !== 'messages') capUntoldOutput(body, model, operation);
+      if (budgeted) sendHeldCap(body, model, operation);
       const input = await inputTokens(body, model);
       return { input: input.counted, pricedInput: input.priced, output: outputCap(body, model, operation) * generations(body) };
     },
@@ -155,15 +155,21 @@ export function chatLimits(ctx: AppContext, req: Request, model: CatalogModel, b
 }
 
 /**
- * A budget's hold is the worst case only when the upstream is told the output cap it assumes: a
- * request that names none, on a model that publishes none, would be held at DEFAULT_OUTPUT_CAP while
- * the upstream wrote as long as it liked (settling above the hold, past the budget). Such a request
- * is sent with that cap (`max_completion_tokens`; `max_tokens` on legacy completions, which has no
- * other), before its job is added. A native messages body always names its `max_tokens`. docs/keys.md.
+ * A budget's hold is the worst case only when the upstream is told the output cap it assumes
+ * (outputCap): a request that names none, or one above the model's `max_output_tokens`, is held at
+ * the model's cap (DEFAULT_OUTPUT_CAP when it publishes none), while the upstream wrote as long as the
+ * request let it: a model publishing no cap as long as it liked, and a fallback or a pool deployment
+ * serving a bigger model past the model's own cap, settling above the hold and past the budget. So
+ * the request is sent with the cap it is held at: a cap it names above it is lowered to it, and one
+ * that names none gets it (`max_completion_tokens`; `max_tokens` on legacy completions, which has no
+ * other, and on a native messages body, which always names it), before its job is added. docs/keys.md.
  */
-function capUntoldOutput(body: Record<string, unknown>, model: CatalogModel, operation: 'chat' | 'completions'): void {
-  if (model.maxOutputTokens !== null || askedCaps(body, operation).length) return;
-  body[operation === 'completions' ? 'max_tokens' : 'max_completion_tokens'] = DEFAULT_OUTPUT_CAP;
+function sendHeldCap(body: Record<string, unknown>, model: CatalogModel, operation: ChatJob['operation']): void {
+  const cap = outputCap(body, model, operation);
+  const fields = operation === 'chat' ? ['max_completion_tokens', 'max_tokens'] : ['max_tokens'];
+  const named = fields.filter((f) => typeof body[f] === 'number' && (body[f] as number) > 0);
+  if (!named.length) body[fields[0]] = cap;
+  for (const f of named) if ((body[f] as number) > cap) body[f] = cap;
 }
 
 /** A transcription's worst case: the model's longest accepted duration at its audio second price (the gateway never decodes the upload). */
