@@ -1,5 +1,7 @@
 import { QueryTypes } from 'sequelize';
 import { db } from '../db/sequelize';
+import { merged } from '../merged';
+import { scopeSql, scopeValues, type StoreScope } from '../tenancy/store-scope';
 import { imageStorage } from '../storage';
 import { config } from '../config/env';
 
@@ -40,11 +42,11 @@ export async function saveFile(id: string, owner: FileOwner, purpose: string, fi
   );
 }
 
-/** The org's file, or null (another org's file is as unknown as a missing one). */
-export async function findFile(orgId: string, id: string): Promise<FileRow | null> {
-  const [row] = await db().query<FileRow>('SELECT * FROM batch_files WHERE id = :id AND org_id = :orgId AND (expires_at IS NULL OR expires_at > now())', {
+/** The scope's file, or null (another org's or another project's file is as unknown as a missing one; shared/tenancy/store-scope.ts). */
+export async function findFile(scope: StoreScope, id: string): Promise<FileRow | null> {
+  const [row] = await db().query<FileRow>(`SELECT * FROM batch_files WHERE id = :id AND ${scopeSql(scope)} AND (expires_at IS NULL OR expires_at > now())`, {
     type: QueryTypes.SELECT,
-    replacements: { id, orgId },
+    replacements: merged(scopeValues(scope), { id }),
   });
   return row ?? null;
 }
@@ -54,20 +56,20 @@ export async function fileBytes(row: FileRow): Promise<Buffer | undefined> {
 }
 
 /** Newest first, `after` a file id (cursor), at most `limit`, optionally one purpose. */
-export async function listFiles(orgId: string, opts: { after?: string; limit: number; purpose?: string; order: 'asc' | 'desc' }): Promise<FileRow[]> {
+export async function listFiles(scope: StoreScope, opts: { after?: string; limit: number; purpose?: string; order: 'asc' | 'desc' }): Promise<FileRow[]> {
   const cmp = opts.order === 'desc' ? '<' : '>';
   return db().query<FileRow>(
-    `SELECT * FROM batch_files f WHERE org_id = :orgId AND (expires_at IS NULL OR expires_at > now())
+    `SELECT * FROM batch_files f WHERE ${scopeSql(scope)} AND (expires_at IS NULL OR expires_at > now())
        ${opts.purpose ? 'AND purpose = :purpose' : ''}
        ${opts.after ? `AND (created_at, id) ${cmp} (SELECT created_at, id FROM batch_files WHERE id = :after AND org_id = :orgId)` : ''}
      ORDER BY created_at ${opts.order}, id ${opts.order} LIMIT :limit`,
-    { type: QueryTypes.SELECT, replacements: { orgId, after: opts.after ?? null, limit: opts.limit, purpose: opts.purpose ?? null } },
+    { type: QueryTypes.SELECT, replacements: merged(scopeValues(scope), { after: opts.after ?? null, limit: opts.limit, purpose: opts.purpose ?? null }) },
   );
 }
 
-/** Deletes the row, then the bytes; true when the org had it. */
-export async function deleteFile(orgId: string, id: string): Promise<boolean> {
-  const [rows] = await db().query('DELETE FROM batch_files WHERE id = :id AND org_id = :orgId RETURNING storage_key', { replacements: { id, orgId } });
+/** Deletes the row, then the bytes; true when the scope had it. */
+export async function deleteFile(scope: StoreScope, id: string): Promise<boolean> {
+  const [rows] = await db().query(`DELETE FROM batch_files WHERE id = :id AND ${scopeSql(scope)} RETURNING storage_key`, { replacements: merged(scopeValues(scope), { id }) });
   const row = (rows as { storage_key: string }[])[0];
   if (!row) return false;
   await imageStorage().delete(row.storage_key);

@@ -1,5 +1,7 @@
 import { QueryTypes, type Transaction } from 'sequelize';
 import { db } from '../db/sequelize';
+import { merged } from '../merged';
+import { scopeSql, scopeValues, type StoreScope } from '../tenancy/store-scope';
 import type { UsageRecord } from '../metering/usage';
 import { usageStatement } from '../metering/usage-statement';
 
@@ -84,10 +86,11 @@ export async function insertLines(t: Transaction, batchId: string, lines: { cust
   }
 }
 
-export async function getBatch(orgId: string, id: string, dialect: BatchRow['dialect']): Promise<BatchRow | null> {
-  const [row] = await db().query<BatchRow>('SELECT * FROM batches WHERE id = :id AND org_id = :orgId AND dialect = :dialect AND deleted_at IS NULL', {
+/** The scope's batch (another org's or another project's is as unknown as a missing one; shared/tenancy/store-scope.ts). */
+export async function getBatch(scope: StoreScope, id: string, dialect: BatchRow['dialect']): Promise<BatchRow | null> {
+  const [row] = await db().query<BatchRow>(`SELECT * FROM batches WHERE id = :id AND ${scopeSql(scope)} AND dialect = :dialect AND deleted_at IS NULL`, {
     type: QueryTypes.SELECT,
-    replacements: { id, orgId, dialect },
+    replacements: merged(scopeValues(scope), { id, dialect }),
   });
   return row ?? null;
 }
@@ -98,13 +101,13 @@ export async function batchById(id: string): Promise<BatchRow | null> {
 }
 
 /** Newest first; `after` is the id of the last batch of the previous page (OpenAI's cursor, Anthropic's `after_id`). */
-export async function listBatches(orgId: string, dialect: BatchRow['dialect'], opts: { after?: string; before?: string; limit: number }): Promise<BatchRow[]> {
+export async function listBatches(scope: StoreScope, dialect: BatchRow['dialect'], opts: { after?: string; before?: string; limit: number }): Promise<BatchRow[]> {
   const mine = 'FROM batches WHERE id = :cursor AND org_id = :orgId'; // another org's id is no cursor
   const cursor = opts.after ? `AND (created_at, id) < (SELECT created_at, id ${mine})` : opts.before ? `AND (created_at, id) > (SELECT created_at, id ${mine})` : '';
   const rows = await db().query<BatchRow>(
-    `SELECT * FROM batches WHERE org_id = :orgId AND dialect = :dialect AND deleted_at IS NULL ${cursor}
+    `SELECT * FROM batches WHERE ${scopeSql(scope)} AND dialect = :dialect AND deleted_at IS NULL ${cursor}
      ORDER BY created_at ${opts.before ? 'ASC' : 'DESC'}, id ${opts.before ? 'ASC' : 'DESC'} LIMIT :limit`,
-    { type: QueryTypes.SELECT, replacements: { orgId, dialect, cursor: opts.after ?? opts.before ?? null, limit: opts.limit } },
+    { type: QueryTypes.SELECT, replacements: merged(scopeValues(scope), { dialect, cursor: opts.after ?? opts.before ?? null, limit: opts.limit }) },
   );
   return opts.before ? rows.reverse() : rows;
 }

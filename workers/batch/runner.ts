@@ -135,7 +135,8 @@ export class BatchRunner {
 
   /** OpenAI batches: reads the input file into lines (and the model they name), or fails the batch with one error per bad line (the first MAX_LISTED_ERRORS). */
   private async validate(b: BatchRow): Promise<void> {
-    const file = b.input_file_id ? await findFile(b.org_id, b.input_file_id) : null;
+    // the file was found in the creating request's scope when the batch was made; here only its org's
+    const file = b.input_file_id ? await findFile({ orgId: b.org_id, projectId: null }, b.input_file_id) : null;
     const bytes = file ? await fileBytes(file) : undefined;
     if (!bytes) {
       await store.transition(b.id, ['validating'], 'failed', { errors: JSON.stringify({ object: 'list', data: [{ code: 'file_not_found', message: 'The input file no longer exists.', line: null, param: 'input_file_id' }] }) });

@@ -41,19 +41,19 @@ async function create(req: Request, res: Response): Promise<void> {
   const auth = req.auth!;
   const name = (file.originalname || 'batch.jsonl').slice(0, 255);
   await saveFile(id, { orgId: auth.orgId, projectId: auth.projectId, apiKeyId: auth.keyId }, 'batch', name, file.buffer, expires_after?.seconds);
-  res.json(presentFile((await findFile(auth.orgId, id))!));
+  res.json(presentFile((await findFile(auth, id))!));
 }
 
 async function list(req: Request, res: Response): Promise<void> {
   const order = queryOrder(req.query, 'desc');
   const limit = pageLimit(req.query.limit, 10_000, 10_000);
-  const rows = await listFiles(req.auth!.orgId, { after: queryText(req.query, 'after'), limit: limit + 1, purpose: queryText(req.query, 'purpose'), order });
+  const rows = await listFiles(req.auth!, { after: queryText(req.query, 'after'), limit: limit + 1, purpose: queryText(req.query, 'purpose'), order });
   const data = rows.slice(0, limit).map(presentFile);
   res.json({ object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: rows.length > limit });
 }
 
 async function owned(req: Request) {
-  const f = await findFile(req.auth!.orgId, String(req.params.id));
+  const f = await findFile(req.auth!, String(req.params.id));
   if (!f) throw new ApiError(404, 'file_not_found', `No such file: ${String(req.params.id).slice(0, 80)}.`, { param: 'file_id' });
   return f;
 }
@@ -66,7 +66,7 @@ export function filesRouter(ctx: AppContext): Router {
     get: [off, async (req: Request, res: Response) => res.json(presentFile(await owned(req)))],
     delete: [off, async (req: Request, res: Response) => {
       const f = await owned(req);
-      await deleteFile(req.auth!.orgId, f.id);
+      await deleteFile(req.auth!, f.id);
       res.json({ id: f.id, object: 'file', deleted: true });
     }],
   });

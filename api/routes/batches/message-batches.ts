@@ -29,7 +29,7 @@ async function answer(req: Request, res: Response, b: store.BatchRow): Promise<v
 }
 
 async function owned(req: Request): Promise<store.BatchRow> {
-  const b = await store.getBatch(req.auth!.orgId, String(req.params.id), 'anthropic');
+  const b = await store.getBatch(req.auth!, String(req.params.id), 'anthropic');
   if (!b) throw new ApiError(404, 'not_found', `No such message batch: ${String(req.params.id).slice(0, 80)}.`);
   return b;
 }
@@ -69,7 +69,7 @@ async function create(req: Request, res: Response): Promise<void> {
 async function list(req: Request, res: Response): Promise<void> {
   const limit = pageLimit(req.query.limit, 1000);
   const before = queryText(req.query, 'before_id');
-  const rows = await store.listBatches(req.auth!.orgId, 'anthropic', { after: queryText(req.query, 'after_id'), before, limit: limit + 1 });
+  const rows = await store.listBatches(req.auth!, 'anthropic', { after: queryText(req.query, 'after_id'), before, limit: limit + 1 });
   const page = before ? rows.slice(-limit) : rows.slice(0, limit);
   const counts = await store.lineCounts(page.map((b) => b.id));
   const data = page.map((b) => presentMessageBatch(b, counts.get(b.id)!, pathPrefix(req)));

@@ -31,7 +31,7 @@ async function answer(res: Response, b: store.BatchRow): Promise<void> {
 }
 
 async function owned(req: Request): Promise<store.BatchRow> {
-  const b = await store.getBatch(req.auth!.orgId, String(req.params.id), 'openai');
+  const b = await store.getBatch(req.auth!, String(req.params.id), 'openai');
   if (!b) throw new ApiError(404, 'batch_not_found', `No such batch: ${String(req.params.id).slice(0, 80)}.`, { param: 'batch_id' });
   return b;
 }
@@ -43,7 +43,7 @@ async function create(req: Request, res: Response): Promise<void> {
     req.body,
   );
   const auth = req.auth!;
-  const file = await findFile(auth.orgId, body.input_file_id);
+  const file = await findFile(auth, body.input_file_id);
   if (!file) throw new ApiError(404, 'file_not_found', `No such file: ${body.input_file_id}.`, { param: 'input_file_id' });
   // the file exists (GET /v1/files/{id} answers it): not a 404, the wrong kind of file (OpenAI: "must be uploaded with the purpose `batch`")
   if (file.purpose !== 'batch') throw new ApiError(400, 'invalid_request', `The file ${file.id} has purpose '${file.purpose}'; a batch's input file must be uploaded with purpose 'batch'.`, { param: 'input_file_id' });
@@ -75,7 +75,7 @@ async function create(req: Request, res: Response): Promise<void> {
 
 async function list(req: Request, res: Response): Promise<void> {
   const limit = pageLimit(req.query.limit);
-  const rows = await store.listBatches(req.auth!.orgId, 'openai', { after: queryText(req.query, 'after'), limit: limit + 1 });
+  const rows = await store.listBatches(req.auth!, 'openai', { after: queryText(req.query, 'after'), limit: limit + 1 });
   const page = rows.slice(0, limit);
   const ids = page.map((b) => b.id);
   const [counts, usage] = await Promise.all([store.lineCounts(ids), lineUsage(ids)]);

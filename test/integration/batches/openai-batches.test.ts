@@ -84,7 +84,7 @@ describe('OpenAI Batch API with the official client: files, batches, results, bi
   it('an embeddings batch: vectors as the synchronous endpoint gives them, usage attributed to the project and key that created it', async () => {
     const inProject = new OpenAI({ apiKey: s.o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0, defaultHeaders: { 'service-project-id': s.o.project.id } });
     const lines = Array.from({ length: 30 }, (_, i) => ({ custom_id: `e${i}`, method: 'POST', url: '/v1/embeddings', body: { model: 'sim-embed', input: `text number ${i}`, encoding_format: 'float' } }));
-    const b = await inProject.batches.create({ input_file_id: await uploadBatchFile(s.openai, jsonl(lines)), endpoint: '/v1/embeddings', completion_window: '24h' });
+    const b = await inProject.batches.create({ input_file_id: await uploadBatchFile(inProject, jsonl(lines)), endpoint: '/v1/embeddings', completion_window: '24h' });
     const done = await batchEnds(s.openai, b.id);
     expect(done.status).to.equal('completed');
     expect(done.request_counts).to.deep.equal({ total: 30, completed: 30, failed: 0 });
