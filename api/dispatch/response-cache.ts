@@ -89,7 +89,8 @@ export async function streamThroughCache(ctx: AppContext, req: Request, res: Res
 function keyOf(req: Request, body: unknown): string {
   const asked = (body as { model?: unknown } | null)?.model;
   const target = typeof asked === 'string' ? (req.auth!.modelMap[asked] ?? asked) : '';
-  return keys.responseCache(sha256Hex(`${req.auth!.orgId}\n${routeOf(req)}\n${target}\n${JSON.stringify(body)}`));
+  // the project too: stored objects are the project's (docs/api.md, "Project scope"), and so is an answer
+  return keys.responseCache(sha256Hex(`${req.auth!.orgId}\n${req.auth!.projectId ?? ''}\n${routeOf(req)}\n${target}\n${JSON.stringify(body)}`));
 }
 
 /**

@@ -10,7 +10,7 @@ import { UsageEvent } from '../../../shared/db/models';
 import { QueryTypes } from 'sequelize';
 import { db } from '../../../shared/db/sequelize';
 import { roomInMinute, waitFor } from '../../helpers/wait';
-import { createApiKey, updateKeyControls } from '../../../shared/tenancy/ops';
+import { createApiKey, createProject, updateKeyControls } from '../../../shared/tenancy/ops';
 import { RoutingPlan } from '../../../shared/db/models';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { poolModel, simDeployment } from '../../helpers/pool-models';
@@ -64,6 +64,23 @@ describe('answer cache (SERVICE-CACHE)', () => {
     const e2 = await post('/v1/embeddings', { model: 'sim-embed', input: ['cached vectors'] }, on);
     expect([e1.headers.get('x-service-cache'), e2.headers.get('x-service-cache')]).to.deep.equal(['MISS', 'HIT']);
     expect(e2.body.data).to.deep.equal(e1.body.data);
+  });
+
+  it("an answer is its project's: another project's key of the org misses, a key of the same project hits, the org key naming the project hits", async () => {
+    const o = await buildOrg(env().redis);
+    const other = await createProject(env().redis, o.org.id, `other-${o.org.id.slice(0, 6)}`);
+    const [inA, alsoInA, inB] = await Promise.all([
+      createApiKey(env().redis, { orgId: o.org.id, projectId: o.project.id }),
+      createApiKey(env().redis, { orgId: o.org.id, projectId: o.project.id }),
+      createApiKey(env().redis, { orgId: o.org.id, projectId: other.id }),
+    ]);
+    const on = { 'SERVICE-CACHE': 'on' };
+    const body = chat(4242);
+    expect((await post('/v1/chat/completions', body, on, inA.key)).headers.get('x-service-cache')).to.equal('MISS');
+    expect((await post('/v1/chat/completions', body, on, alsoInA.key)).headers.get('x-service-cache'), 'the same project').to.equal('HIT');
+    expect((await post('/v1/chat/completions', body, on, inB.key)).headers.get('x-service-cache'), 'another project').to.equal('MISS');
+    expect((await post('/v1/chat/completions', body, { ...on, 'SERVICE-PROJECT-ID': o.project.id }, o.key)).headers.get('x-service-cache'), 'the org key naming project A').to.equal('HIT');
+    expect((await post('/v1/chat/completions', body, on, o.key)).headers.get('x-service-cache'), 'the org key without a project').to.equal('MISS');
   });
 
   it('replays a kept stream through the official SDKs (chat completions, messages, Cohere chat): the same events, no upstream call, no charge; a stream that failed is not kept', async () => {
