@@ -66,7 +66,7 @@ ${notice ? html`<div class="card" role="status" data-test="notice"><p>${notice.t
 ${users.map((u, i) => { const m = ms.find((x) => x.userId === u.id)!; const st = formOf(refusal, `member:${u.id}`); return html`<tr data-user="${u.id}"><td data-label="Email">${u.email}${u.id === me ? html` <span class="muted">(you)</span>` : ''}</td>
 <td data-label="Role"><form class="inline" method="post" action="${b}/${u.id}/role"><input type="hidden" name="_csrf" value="${csrf}"><select id="role-${u.id}" name="role" aria-label="Role of ${u.email}"${invalidAttrs(st, 'role')}>${ROLES.map((r2) => html`<option value="${r2}"${r2 === typed(st, 'role', m.role) ? ' selected' : ''}>${r2}</option>`)}</select> <button type="submit">Change role</button></form>${fieldError(st, 'role')}</td>
 ${memberLimitsCell(`${b}/${u.id}/limits`, m, u.email, budgets[i], csrf, formOf(refusal, `limits:${u.id}`))}
-<td>${confirmedAction({ action: `${b}/${u.id}/remove`, csrf, label: 'Remove…', confirm: u.id === me ? 'Leave the organization' : 'Remove member', question: u.id === me ? html`You leave <strong>${org.name}</strong>: this page and your keys in it stop working at once.` : html`<strong>${u.email}</strong> leaves <strong>${org.name}</strong>, and their keys in it stop working at once, on every pod.` })}</td></tr>`; })}
+<td>${confirmedAction({ action: `${b}/${u.id}/remove`, csrf, label: 'Remove…', confirm: u.id === me ? 'Leave the organization' : 'Remove member', question: u.id === me ? html`You leave <strong>${org.name}</strong>: this page and your keys in it stop working at once.` : html`<strong>${u.email}</strong> leaves <strong>${org.name}</strong>, and their keys in it stop working at once, on every pod.` })}${fieldError(formOf(refusal, `remove:${u.id}`), 'remove')}</td></tr>`; })}
 </tbody></table></div>
 <div class="card"><h2>Open invitations</h2><table data-test="invitations"><thead><tr><th>Email</th><th>Role</th><th>Link</th><th>Expires (UTC)</th><th></th></tr></thead><tbody>
 ${invites.map((i) => html`<tr><td data-label="Email">${i.email ?? 'anyone with the link'}</td><td data-label="Role">${i.role}</td><td data-label="Link">${i.mailedAt ? html`<span class="muted" data-test="invite-mailed">emailed to them</span>` : html`<p class="secret" data-test="invite-link">${link(i.code)}</p>`}</td><td data-label="Expires">${i.expiresAt ? utcText(i.expiresAt) : 'never'}</td>
@@ -116,11 +116,12 @@ ${invites.length ? '' : html`<tr><td colspan="5" class="muted">No open invitatio
     await audit(req, res, `/${m.userId}/limits`, m.userId, 200, Object.keys(limits));
     res.redirect(303, `${base(res)}?saved=limits`);
   }, (state) => show(req, res, undefined, state), { form: `limits:${String(req.params.userId)}` }));
-  r.post('/:userId/remove', refuseImpersonation, async (req, res) => {
+  // refused (the last owner): the page again, the message under that member's Remove button
+  r.post('/:userId/remove', refuseImpersonation, (req, res) => withFormRefusal(req, res, async () => {
     const userId = String(req.params.userId);
     const { revokedKeys } = await removeMember(deps.redis, res.locals.access!.org.id, userId, undefined, { keepAnOwner: true });
     await audit(req, res, `/${userId}/remove`, userId, 200, [`revoked_keys:${revokedKeys}`]);
     res.redirect(303, `${base(res)}?saved=removed`);
-  });
+  }, (state) => show(req, res, undefined, state), { form: `remove:${String(req.params.userId)}`, field: 'remove' }));
   return r;
 }

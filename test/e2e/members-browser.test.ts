@@ -75,6 +75,25 @@ describe('members and invitations in a browser (dashboard members page, invitati
     expect(await Membership.count({ where: { orgId: org.org.id, userId: joined.id } })).to.equal(0);
   });
 
+  it('the only owner who tries to leave is told why on the members page, under their Remove button, not on an error page', async () => {
+    const alone = await buildOrg(env().redis);
+    const only = await buildWebMember(alone.org.id, 'owner');
+    const page = await newPage();
+    await signInAt(page, `${env().gw.url}/dashboard/sign-in`, only.email);
+    await page.goto(`${env().gw.url}/dashboard/o/${alone.org.slug}/members`);
+    await page.click(`tr[data-user="${only.id}"] summary:has-text("Remove")`);
+    const [refused] = await Promise.all([page.waitForNavigation(), page.click(`tr[data-user="${only.id}"] button:has-text("Leave the organization")`)]);
+    expect(refused!.status()).to.equal(409);
+    expect(await page.locator('[data-test=error-page]').count()).to.equal(0);
+    expect(page.url()).to.equal(`${env().gw.url}/dashboard/o/${alone.org.slug}/members/${only.id}/remove`);
+    const message = page.locator(`tr[data-user="${only.id}"] [data-test=field-error-remove]`);
+    expect(await message.getAttribute('role')).to.equal('alert');
+    expect(await message.textContent()).to.include('keeps at least one owner');
+    expect(await page.locator('h1').textContent()).to.equal('Members'); // the page, its navigation and forms
+    await screenshots(page, 'dashboard-members-last-owner');
+    expect((await Membership.findOne({ where: { orgId: alone.org.id, userId: only.id } }))!.role).to.equal('owner');
+  });
+
   it('the console asks for confirmation before a kill switch for every organization, and creates an invitation', async () => {
     const admin = await startAdmin();
     try {
