@@ -114,7 +114,7 @@ export async function activityBody(base: string, orgId: string, q: ActivityQuery
 <div><label for="afrom">From (UTC)</label><input type="datetime-local" id="afrom" name="from" value="${values.from}"${invalidAttrs(refusal, 'from')}>${fieldError(refusal, 'from')}</div>
 <div><label for="ato">To (UTC)</label><input type="datetime-local" id="ato" name="to" value="${values.to}"${invalidAttrs(refusal, 'to')}>${fieldError(refusal, 'to')}</div>
 <div><button type="submit">Filter</button></div></form>
-<p class="muted">One row per request, newest first: metadata only, never prompts or outputs. <a href="${base}.csv${search(values, q.cursor ? { cursor: q.cursor } : {})}" data-test="activity-csv" download>Export this page as CSV</a></p></div>
+<p class="muted">One row per request, newest first: metadata only, never prompts or outputs.${refusal ? '' : html` <a href="${base}.csv${search(values, q.cursor ? { cursor: q.cursor } : {})}" data-test="activity-csv" download>Export this page as CSV</a>`}</p></div>
 <div class="card"><table data-test="activity"><thead><tr><th>Time (UTC)</th><th>Status</th><th>Model</th><th>Route</th><th>API key</th><th>Tokens in / out</th><th>Cost</th><th>Total</th></tr></thead><tbody>
 ${page.rows.map((r) => html`<tr data-request-id="${r.request_id}"><td data-label="Time"><a href="${base}/${encodeURIComponent(r.request_id)}">${utcText(r.created_at, 'second')}</a></td>
 <td data-label="Status"><span class="pill${r.status >= 400 ? ' on' : ''}">${r.status}</span> ${r.error_code ?? ''}</td><td data-label="Model">${r.model}</td><td data-label="Route"><code>${r.route}</code>${r.stream ? ' (stream)' : ''}</td>

@@ -64,6 +64,7 @@ describe('Activity page in a browser: filter, open a request, export', function 
     expect(await page.getAttribute('#astatus', 'aria-invalid')).to.equal('true');
     expect(await page.textContent('[data-test=field-error-status]')).to.match(/^status: /);
     expect(await page.inputValue('#amodel')).to.equal('sim');
+    expect(await page.locator('[data-test=activity-csv]').count()).to.equal(0); // it would download the refusal, not rows
     await screenshots(page, 'dashboard-activity-refused');
     await ctx.close();
   });
