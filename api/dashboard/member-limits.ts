@@ -3,7 +3,7 @@ import type { Membership } from '../../shared/db/models';
 import { budgetStatus } from '../../shared/limits/limits';
 import { memberLimitsView } from '../../shared/limits/key-input';
 import { html, type Html } from '../web/html';
-import { budgetFigures, perPeriod, rateText, usd } from '../web/format';
+import { budgetFigures, count, perPeriod, rateText, usd } from '../web/format';
 import type { FormState } from '../web/form-refusal';
 import { controlFields } from './key-controls-form';
 
@@ -31,6 +31,6 @@ export function memberLimitsCell(action: string, m: Membership, email: string, b
 export function ownLimitsNote(m: Membership | null): Html | '' {
   const v = m ? memberLimitsView(m) : null;
   if (!v || (!v.allowed_models && !v.rpm && !v.tpm && v.budget_usd === null)) return '';
-  const parts = [v.allowed_models ? `models ${v.allowed_models.join(', ') || 'none'}` : '', v.rpm ? `${v.rpm} requests/min` : '', v.tpm ? `${v.tpm} tokens/min` : '', v.budget_usd !== null ? `a budget of ${usd(v.budget_usd)} ${perPeriod(v.budget_period!)}` : ''];
+  const parts = [v.allowed_models ? `models ${v.allowed_models.join(', ') || 'none'}` : '', v.rpm ? `${count(v.rpm)} requests/min` : '', v.tpm ? `${count(v.tpm)} tokens/min` : '', v.budget_usd !== null ? `a budget of ${usd(v.budget_usd)} ${perPeriod(v.budget_period!)}` : ''];
   return html`<p data-test="own-limits">An owner limits you in this organization, over all your keys together and on top of each key's own limits: ${parts.filter(Boolean).join('; ')}.</p>`;
 }

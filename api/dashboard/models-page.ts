@@ -7,6 +7,7 @@ import type { Directory, OrgContext } from '../../shared/tenancy/directory';
 import { BACKGROUND_SUFFIX } from '../../shared/catalog/catalog';
 import { EMBEDDINGS_LANE_DEFAULT } from '../dispatch/embeddings';
 import { html } from '../web/html';
+import { count } from '../web/format';
 import type { WebKit } from '../web/session';
 import { renderOrgPage } from './org-page';
 
@@ -66,7 +67,7 @@ An API key may be limited to fewer models (API keys page).</p>
 ${models.map((m) => html`<tr data-model="${m.publicId}"><td data-label="Model"><code>${m.publicId}</code>${m.displayName && m.displayName !== m.publicId ? html`<br><span class="muted">${m.displayName}</span>` : ''}</td>
 <td data-label="Can">${CAPS.filter((c) => m.capabilities?.[c]).join(', ').replace(/_/g, ' ')}</td>
 <td data-label="Prices" data-test="prices">${Object.entries(m.prices ?? {}).filter(([, v]) => typeof v === 'number').map(([u, v], i) => html`${i ? html`<br>` : ''}${priceText(u, v)}`)}</td>
-<td data-label="Context window">${m.contextWindow ?? '—'}</td><td data-label="Max output">${m.maxOutputTokens ?? '—'}</td>
+<td data-label="Context window">${m.contextWindow ? count(m.contextWindow) : '—'}</td><td data-label="Max output">${m.maxOutputTokens ? count(m.maxOutputTokens) : '—'}</td>
 <td data-label="Lanes" data-test="lanes">${lanesOf(org, m).map(([l, n], i) => html`${i ? html`<br>` : ''}${l} ${n}`)}</td></tr>`)}
 ${models.length ? '' : html`<tr><td colspan="6" class="muted">No model is available to this organization.</td></tr>`}</tbody></table></div>`);
   };

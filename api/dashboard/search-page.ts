@@ -10,7 +10,7 @@ import type { WebKit } from '../web/session';
 import { refuseImpersonation, requireOwner } from './member';
 import { actorOf, renderOrgPage } from './org-page';
 import { confirmedAction } from '../web/confirm';
-import { utcText } from '../web/format';
+import { count as figure, utcText } from '../web/format';
 import { fieldError, formOf, invalidAttrs, savedNotice, ticked, typed, withFormRefusal, type FormState } from '../web/form-refusal';
 
 /** What each save says when it is done (`?saved=`). */
@@ -67,16 +67,16 @@ export function searchPage(deps: { redis: RedisClient; directory: Directory }, k
       return html`<h1>Web search</h1>
 ${refusal ? '' : savedNotice(SAVED[String(req.query.saved ?? '')])}
 <div class="card" data-test="overage"><h2>Paid overage</h2>
-<p>Free allowance: <strong>${terms.allowance}</strong> searches a month. Paid overage is <strong data-test="overage-state">${terms.overageEnabled ? 'on' : 'off'}</strong>${terms.monthlyLimit !== null ? html`, monthly limit <strong>${terms.monthlyLimit}</strong> searches` : ''}.</p>
+<p>Free allowance: <strong>${figure(terms.allowance)}</strong> searches a month. Paid overage is <strong data-test="overage-state">${terms.overageEnabled ? 'on' : 'off'}</strong>${terms.monthlyLimit !== null ? html`, monthly limit <strong>${figure(terms.monthlyLimit)}</strong> searches` : ''}.</p>
 ${terms.overageEnabled
   ? html`<form method="post" action="${b}/overage">${hidden}<input type="hidden" name="enabled" value="false"><button class="danger">Disable overage</button></form>`
-  : html`<p class="muted">The monthly limit counts every search, so it must be above the free allowance (${terms.allowance}) for any paid search to happen.</p>
+  : html`<p class="muted">The monthly limit counts every search, so it must be above the free allowance (${figure(terms.allowance)}) for any paid search to happen.</p>
 <form method="post" action="${b}/overage" class="row">${hidden}<input type="hidden" name="enabled" value="true">
 <div><label for="olimit">Monthly limit (searches)</label><input type="text" inputmode="numeric" id="olimit" name="monthly_limit" value="${typed(ov, 'monthly_limit', String(terms.monthlyLimit ?? ''))}" required${invalidAttrs(ov, 'monthly_limit')}>${fieldError(ov, 'monthly_limit')}</div><div><button>Enable overage…</button></div></form>`}</div>
 ${confirm ? html`<dialog open class="card confirm" data-test="overage-dialog" aria-labelledby="dlg-title"><h2 id="dlg-title">Turn on paid overage?</h2>
-<p>Your free allowance is <strong>${terms.allowance}</strong> searches a month. Past it, each search is charged at its provider's price:</p>
+<p>Your free allowance is <strong>${figure(terms.allowance)}</strong> searches a month. Past it, each search is charged at its provider's price:</p>
 <ul>${providers.map((p) => html`<li>${p.name}: ${dollars(Number(p.priceMicros))} per search</li>`)}</ul>
-<p>Searches stop at your monthly limit of <strong>${confirm.monthlyLimit}</strong>.</p>
+<p>Searches stop at your monthly limit of <strong>${figure(confirm.monthlyLimit)}</strong>.</p>
 <div class="row"><form method="post" action="${b}/overage">${hidden}<input type="hidden" name="enabled" value="true"><input type="hidden" name="monthly_limit" value="${confirm.monthlyLimit}"><input type="hidden" name="confirm" value="yes"><button>Confirm</button></form>
 <a href="${b}" class="button-link" data-test="overage-cancel">Cancel</a></div></dialog>` : ''}
 <div class="card"><h2>Monthly limit</h2><p class="muted">All searches of the organization in a month, platform and own keys. Empty: no limit (not while overage is on).</p>

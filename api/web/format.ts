@@ -31,8 +31,8 @@ export const budgetText = (micros: number, period: string) => `${usd(micros / 1e
 export const budgetFigures = (b: { spent_usd: number; reserved_usd: number; limit_usd: number; period: string; remaining_usd: number }) =>
   `${usd(b.spent_usd)} spent, ${usd(b.reserved_usd)} reserved of ${usd(b.limit_usd)} ${perPeriod(b.period)}; ${usd(b.remaining_usd)} left`;
 
-/** Rate limits as the pages write them: `60 req/min, 1000 tok/min`, or `none`. */
-export const rateText = (rpm: number | null | undefined, tpm: number | null | undefined) => [rpm ? `${rpm} req/min` : '', tpm ? `${tpm} tok/min` : ''].filter(Boolean).join(', ') || 'none';
+/** Rate limits as the pages write them: `60 req/min, 1,000 tok/min`, or `none`. */
+export const rateText = (rpm: number | null | undefined, tpm: number | null | undefined) => [rpm ? `${count(rpm)} req/min` : '', tpm ? `${count(tpm)} tok/min` : ''].filter(Boolean).join(', ') || 'none';
 
 const UNTIL = { day: 10, minute: 16, second: 19, ms: 23 } as const;
 

@@ -173,7 +173,7 @@ describe('refused forms keep what was typed (web search settings, members, conso
     expect(await page.textContent('h1')).to.include(o.org.name);
     expect(await page.textContent('[data-section=members]')).to.include(owner.email).and.include('owner');
     const keyRow = page.locator(`[data-section=keys] tr[data-key-id="${limited.id}"]`);
-    expect(await keyRow.textContent()).to.include('limited key').and.include(`${(await ApiKey.findByPk(limited.id))!.prefix}…`).and.include('models: sim-chat').and.include('30 rpm').and.include('$5.00 per month');
+    expect(await keyRow.textContent()).to.include('limited key').and.include(`${(await ApiKey.findByPk(limited.id))!.prefix}…`).and.include('models: sim-chat').and.include('30 req/min').and.include('$5.00 per month');
     expect(await page.content(), 'no secret on the page').not.to.include(limited.key).and.not.include(o.key);
     expect(await page.textContent('[data-section=projects]')).to.include(p.name).and.include('$7.00 per day');
     expect(await page.textContent('[data-section=usage]')).to.match(/days3 requests · /);

@@ -125,7 +125,7 @@ describe('web interfaces in a browser (dashboard and operator console)', functio
     await page.setViewportSize({ width: 1280, height: 800 });
 
     await page.click('header >> text=Models');
-    expect(await page.textContent('tr[data-model="sim-chat"]')).to.include('$0.50 / 1M input tokens').and.include('128000');
+    expect(await page.textContent('tr[data-model="sim-chat"]')).to.include('$0.50 / 1M input tokens').and.include('128,000');
     await screenshots(page, 'dashboard-models');
 
     await page.click('header >> text=API keys');
@@ -280,8 +280,8 @@ describe('web interfaces in a browser (dashboard and operator console)', functio
     const dialog = page.locator('[data-test=overage-dialog]');
     expect(await dialog.isVisible()).to.equal(true);
     const text = (await dialog.textContent())!;
-    expect(text).to.match(/free allowance is \d+ searches a month/);
-    expect(text).to.include('per search').and.include('monthly limit of 2500');
+    expect(text).to.match(/free allowance is [\d,]+ searches a month/);
+    expect(text).to.include('per search').and.include('monthly limit of 2,500');
     await screenshots(page, 'dashboard-search-dialog');
     expect((await SearchSetting.findOne({ where: { orgId: org.org.id } }))?.overageEnabled ?? false).to.equal(false); // not before confirm
     await page.click('[data-test=overage-cancel]');

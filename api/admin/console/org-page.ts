@@ -7,7 +7,7 @@ import { addDays, utcDay } from '../../../shared/metering/rollups';
 import { stackedBars } from '../../dashboard/chart';
 import { html, type Html } from '../../web/html';
 import { fieldError, formOf, invalidAttrs, savedNotice, typed, type FormState } from '../../web/form-refusal';
-import { budgetText, usd, utcText } from '../../web/format';
+import { budgetText, count, rateText, usd, utcText } from '../../web/format';
 import { activityBody, activityDetail, activityQuery, activityQueryOrRefusal, sendActivityCsv } from '../../web/activity';
 
 type Render = (req: Request, res: Response, tab: string, body: (csrf: string) => Html) => void;
@@ -71,7 +71,7 @@ export async function showConsoleOrg(req: Request, res: Response, render: Render
   const t = usage.totals;
   const state = (k: ApiKey) => (k.revokedAt ? 'revoked' : k.expiresAt && k.expiresAt <= new Date() ? 'expired' : 'active');
   // a key's limits, or a member's (which every key the member owns carries: docs/keys.md "Member limits")
-  const limits = (k: Pick<ApiKey, 'allowedModels' | 'rpm' | 'tpm' | 'budgetMicros' | 'budgetPeriod'> & { expiresAt?: Date | null }) => [k.allowedModels ? `models: ${k.allowedModels.join(', ')}` : '', k.rpm ? `${k.rpm} rpm` : '', k.tpm ? `${k.tpm} tpm` : '',
+  const limits = (k: Pick<ApiKey, 'allowedModels' | 'rpm' | 'tpm' | 'budgetMicros' | 'budgetPeriod'> & { expiresAt?: Date | null }) => [k.allowedModels ? `models: ${k.allowedModels.join(', ')}` : '', k.rpm || k.tpm ? rateText(k.rpm, k.tpm) : '',
     k.budgetMicros !== null && k.budgetMicros !== undefined ? budgetText(k.budgetMicros, k.budgetPeriod ?? 'total') : '', k.expiresAt ? `expires ${utcText(k.expiresAt, 'day')}` : ''].filter(Boolean).join(' · ') || '—';
   render(req, res, '/', (csrf) => html`<h1>${org.name} <code>${org.slug}</code></h1>
 <p><a class="button-link" href="/orgs/${org.id}/activity" data-test="org-activity">Activity (request log)</a></p>
@@ -80,13 +80,13 @@ ${refusal ? '' : savedNotice(req.query.saved === 'lanes' ? 'Lane overrides saved
 ${members.map((m) => html`<tr><td>${users.get(m.userId) ?? m.userId}</td><td data-label="Role">${m.role}</td><td data-label="Limits" data-test="member-limits">${limits(m)}</td></tr>`)}
 ${members.length ? '' : html`<tr><td colspan="3" class="muted">No members.</td></tr>`}</tbody></table></div>
 <div class="card" data-section="keys"><h2>API keys</h2><table><thead><tr><th>Name</th><th>Key</th><th>Owner</th><th>Project</th><th>State</th><th>Limits</th></tr></thead><tbody>
-${keys.map((k) => html`<tr data-key-id="${k.id}"><td>${k.name ?? ''}</td><td data-label="Key"><code>${k.prefix}…</code></td><td data-label="Owner">${k.userId ? users.get(k.userId) ?? k.userId : 'org-wide'}</td>
+${keys.map((k) => html`<tr data-key-id="${k.id}"><td>${k.name ?? html`<span class="muted">unnamed</span>`}</td><td data-label="Key"><code>${k.prefix}…</code></td><td data-label="Owner">${k.userId ? users.get(k.userId) ?? k.userId : html`<span class="pill">organization-wide</span>`}</td>
 <td data-label="Project">${k.projectId ? projectName.get(k.projectId) ?? '' : '—'}</td><td data-label="State">${state(k)}</td><td data-label="Limits">${limits(k)}</td></tr>`)}
 ${keys.length ? '' : html`<tr><td colspan="6" class="muted">No API keys.</td></tr>`}</tbody></table></div>
 <div class="card" data-section="projects"><h2>Projects</h2><table><thead><tr><th>Name</th><th>Slug</th><th>Budget</th><th>State</th></tr></thead><tbody>
 ${projects.map((p) => html`<tr><td>${p.name}</td><td data-label="Slug"><code>${p.slug}</code></td><td data-label="Budget">${p.budgetMicros !== null && p.budgetMicros !== undefined ? budgetText(p.budgetMicros, p.budgetPeriod ?? 'total') : '—'}</td><td data-label="State">${p.archivedAt ? 'archived' : 'active'}</td></tr>`)}
 ${projects.length ? '' : html`<tr><td colspan="4" class="muted">No projects.</td></tr>`}</tbody></table></div>
-<div class="card chart" data-section="usage"><h2>Usage, last 30 days</h2><p>${t.requests} requests · ${t.input_tokens + t.output_tokens} tokens · ${usd(t.cost_micros / 1e6)}</p>${chart.svg}<div class="legend">${chart.legend}</div></div>
+<div class="card chart" data-section="usage"><h2>Usage, last 30 days</h2><p>${count(t.requests)} requests · ${count(t.input_tokens + t.output_tokens)} tokens · ${usd(t.cost_micros / 1e6)}</p>${chart.svg}<div class="legend">${chart.legend}</div></div>
 <div class="card" data-section="search"><h2>Web search</h2>${search ? html`<p>Default provider: ${search.defaultProvider ?? '—'} · allowed: ${search.allowedProviders.join(', ') || 'all'} · monthly allowance: ${search.monthlyAllowance ?? 'plan'} · overage: ${search.overageEnabled ? 'on' : 'off'} · monthly limit: ${search.overageMonthlyLimit ?? 'none'}</p>` : html`<p class="muted">Plan defaults (no settings saved).</p>`}</div>
 <div class="card" data-section="lanes"><h2>Lane overrides</h2>${laneOverridesForm(org, csrf, 'org', refusal)}</div>`);
 }

@@ -16,7 +16,7 @@ import { page } from '../../web/layout';
 import type { WebKit } from '../../web/session';
 import { operatorActor } from './auth';
 import { confirmedAction } from '../../web/confirm';
-import { utcText } from '../../web/format';
+import { count, utcText } from '../../web/format';
 import { startImpersonation } from './impersonate';
 import { poolsPage } from './pools-page';
 import { createPage } from './create-page';
@@ -53,7 +53,7 @@ export function consolePages(redis: RedisClient, kit: WebKit): Router {
     const saved = { plan: 'Plan saved.', lanes: 'Lane overrides saved.' }[String(req.query.saved ?? '')];
     render(req, res, kit, '/', (csrf) => html`<h1>Organizations</h1>${refusal ? '' : savedNotice(saved)}<div class="card"><table><thead><tr><th>Name</th><th>Slug</th><th>Plan</th><th>Lane overrides</th><th>Requests (30 d)</th><th>Tokens (30 d)</th></tr></thead><tbody>
 ${orgs.map((o) => html`<tr><td><a href="/orgs/${o.id}">${o.name}</a></td><td data-label="Slug"><code>${o.slug}</code></td><td data-label="Plan"><form method="post" action="/orgs/${o.id}/plan" class="row" data-org="${o.slug}">${hidden(csrf)}<select name="plan_id" aria-label="Plan of ${o.slug}"><option value="">—</option>${plans.map((p) => html`<option value="${p.id}" ${p.id === o.planId ? html`selected` : ''}>${p.name}</option>`)}</select><button class="plain">Set</button></form></td>
-<td data-label="Lane overrides">${laneOverridesForm(o, csrf, 'list', refusal)}</td><td data-label="Requests (30 d)">${byOrg.get(o.id)?.requests ?? 0}</td><td data-label="Tokens (30 d)">${byOrg.get(o.id)?.tokens ?? 0}</td></tr>`)}
+<td data-label="Lane overrides">${laneOverridesForm(o, csrf, 'list', refusal)}</td><td data-label="Requests (30 d)">${count(Number(byOrg.get(o.id)?.requests ?? 0))}</td><td data-label="Tokens (30 d)">${count(Number(byOrg.get(o.id)?.tokens ?? 0))}</td></tr>`)}
 ${orgs.length ? '' : html`<tr><td colspan="6" class="muted">No organizations yet: <a href="/create">create one</a>.</td></tr>`}</tbody></table></div>`);
   };
   r.get('/', (req, res) => orgsPage(req, res));

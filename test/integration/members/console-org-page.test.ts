@@ -45,12 +45,12 @@ describe('operator console: an organization’s page', () => {
     const members = section(page, 'members');
     expect(members).to.match(new RegExp(`${owner.email}</td><td data-label="Role">owner</td><td data-label="Limits" data-test="member-limits">—<`));
     // a member's limits (every key they own carries them), written as a key's
-    expect(members).to.match(new RegExp(`${member.email}</td><td data-label="Role">member</td><td data-label="Limits" data-test="member-limits">models: sim-chat, sim-embed · 4 rpm · \\$1.00 per month<`));
+    expect(members).to.match(new RegExp(`${member.email}</td><td data-label="Role">member</td><td data-label="Limits" data-test="member-limits">models: sim-chat, sim-embed · 4 req/min · \\$1.00 per month<`));
 
     const keys = section(page, 'keys');
     const first = (await ApiKey.findByPk(o.keyId))!;
-    expect(keys).to.match(new RegExp(`data-key-id="${o.keyId}"[\\s\\S]*?<code>${first.prefix}…</code>[\\s\\S]*?org-wide[\\s\\S]*?active`));
-    expect(keys).to.match(new RegExp(`data-key-id="${own.id}"[\\s\\S]*?member-key[\\s\\S]*?${member.email}[\\s\\S]*?Old things[\\s\\S]*?models: sim-chat · 17 rpm · 9000 tpm · \\$2.50 per day`));
+    expect(keys).to.match(new RegExp(`data-key-id="${o.keyId}"[\\s\\S]*?<code>${first.prefix}…</code>[\\s\\S]*?organization-wide[\\s\\S]*?active`));
+    expect(keys).to.match(new RegExp(`data-key-id="${own.id}"[\\s\\S]*?member-key[\\s\\S]*?${member.email}[\\s\\S]*?Old things[\\s\\S]*?models: sim-chat · 17 req/min, 9,000 tok/min · \\$2.50 per day`));
     expect(page).to.not.include(o.key);
     expect(page).to.not.include(own.key);
     expect(page).to.not.include(first.keyHash);
@@ -68,6 +68,21 @@ describe('operator console: an organization’s page', () => {
     const saved = await web.post(`/orgs/${o.org.id}/lanes`, { lane_overrides: 'chat:interactive=5' });
     expect(saved.status).to.equal(303);
     expect((await Organization.findByPk(o.org.id))!.laneOverrides).to.deep.equal({ 'chat:interactive': 5 });
+  });
+
+  it('writes counts with thousands separators as the dashboard does: tokens on the list and the page, rate limits, an unnamed key', async () => {
+    const o = await buildOrg(env().redis);
+    const r = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', messages: [{ role: 'user', content: 'many words '.repeat(900) }] } });
+    expect(r.status, r.text).to.equal(200);
+    await usageSettled();
+    await ApiKey.update({ rpm: 1500, tpm: 250000 }, { where: { id: o.keyId } });
+    const row = /<a href="\/orgs\/[^"]+">([^<]+)<\/a>[\s\S]*?<\/tr>/g;
+    const list = [...(await web.get('/')).text.matchAll(row)].find((m) => m[1] === o.org.name)![0];
+    const tokens = /data-label="Tokens \(30 d\)">([^<]+)</.exec(list)![1];
+    expect(tokens).to.match(/^\d{1,3}(,\d{3})+$/); // over a thousand, grouped
+    const page = (await web.get(`/orgs/${o.org.id}`)).text;
+    expect(section(page, 'usage')).to.include(` requests · ${tokens} tokens · `);
+    expect(section(page, 'keys')).to.match(new RegExp(`data-key-id="${o.keyId}"><td><span class="muted">unnamed</span>[\\s\\S]*?1,500 req/min, 250,000 tok/min`));
   });
 
   it('answers 404 not_found for an unknown or malformed id', async () => {

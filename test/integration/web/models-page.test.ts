@@ -36,8 +36,8 @@ describe('dashboard models page: what the org may call, with prices and limits',
     expect([...all.keys()].sort()).to.deep.equal(enabled);
     expect(all.get('sim-chat')).to.include({
       Prices: '$0.50 / 1M input tokens | $1.50 / 1M output tokens',
-      'Context window': '128000',
-      'Max output': '16384',
+      'Context window': '128,000',
+      'Max output': '16,384',
       Lanes: 'chat:interactive 3 | chat:background 8',
     });
     expect(all.get('sim-whisper')).to.include({ Prices: '$0.006 / audio minute', Lanes: 'audio:default 2' });
