@@ -26,9 +26,9 @@ const audit = (req: Request, res: Response, path: string, targetId: string, stat
  */
 export function keysPage(deps: { redis: RedisClient }, kit: WebKit): Router {
   const r = Router({ mergeParams: true });
-  // `created`: the key just made or rotated (its secret shown once), or 'resent' when the page was
-  // reloaded and its form sent again (nothing made)
-  const show = async (req: Request, res: Response, created?: { key: string; prefix: string } | 'resent', refusal?: FormState, refusedKey?: string) => {
+  // `created`: the key just made, or rotated (`of`: its name; its secret shown once), or `resent` when the
+  // page was reloaded and its form sent again (nothing made; `of`: the key not rotated a second time)
+  const show = async (req: Request, res: Response, created?: { key: string; prefix: string; of?: string } | { resent: true; of?: string }, refusal?: FormState, refusedKey?: string) => {
     // a refusal belongs to the create form, or (refusedKey) to that key's limits form
     const refused = refusedKey ? undefined : refusal;
     const { org, role } = res.locals.access!;
@@ -52,7 +52,8 @@ ${role === 'owner' ? html`<details${k.id === refusedKey ? html` open` : ''}><sum
     };
     renderOrgPage(req, res, kit, 'API keys', 'keys', (csrf) => html`<h1>API keys</h1>
 ${req.query.saved ? html`<div class="card" role="status" data-test="saved"><p>Limits saved.</p></div>` : ''}
-${created === 'resent' ? html`<div class="card" role="status" data-test="resent"><p>This form was already sent (the page was reloaded): no other key was made. The key it made is in the table below; its secret was shown once.</p></div>` : created ? html`<div class="card"><p><strong>Your new key.</strong> Copy it now: it is shown this once.</p><p class="secret" data-test="new-key">${created.key}</p></div>` : ''}
+${created && 'resent' in created ? html`<div class="card" role="status" data-test="resent"><p>${created.of ? html`This form was already sent (the page was reloaded): <strong>${created.of}</strong> was not rotated again. Its new secret was shown once, when it was rotated.` : 'This form was already sent (the page was reloaded): no other key was made. The key it made is in the table below; its secret was shown once.'}</p></div>`
+  : created ? html`<div class="card" role="status"><p><strong>${created.of ? html`New secret for ${created.of}.` : 'Your new key.'}</strong> Copy it now: it is shown this once.</p><p class="secret" data-test="new-key">${created.key}</p></div>` : ''}
 <div class="card"><h2>Create a key</h2><p class="muted">A key you create is yours: your web search switch, cap and tool policy apply to it, and it stops working if you leave the organization.</p>${ownLimitsNote(mine)}
 <form method="post" action="${b}" class="row"><input type="hidden" name="_csrf" value="${csrf}">${onceField()}
 <div><label for="name">Name</label><input type="text" id="name" name="name" maxlength="200" placeholder="e.g. production" value="${typed(refused, 'name')}"></div>
@@ -86,7 +87,7 @@ ${keys.length ? '' : html`<tr><td colspan="7" class="muted">No API keys yet: cre
       await audit(req, res, '', k.id, 201, orgWide ? ['org_wide'] : []);
       res.status(201);
       await show(req, res, k);
-    }, () => show(req, res.status(409), 'resent'));
+    }, () => show(req, res.status(409), { resent: true }));
   }, (refused) => show(req, res, undefined, refused)));
   r.post('/:id/controls', refuseImpersonation, (req, res) => withFormRefusal(req, res, async () => {
     const { org, role } = res.locals.access!;
@@ -110,8 +111,8 @@ ${keys.length ? '' : html`<tr><td colspan="7" class="muted">No API keys yet: cre
       const rotated = await rotateApiKey(deps.redis, key.id, grace);
       if (!rotated) throw missing(); // revoked meanwhile
       await audit(req, res, `/${key.id}/rotate`, key.id, 200, ['grace_seconds']);
-      await show(req, res, rotated);
-    }, () => show(req, res.status(409), 'resent'));
+      await show(req, res, { key: rotated.key, prefix: rotated.prefix, of: key.name ?? rotated.prefix });
+    }, () => show(req, res.status(409), { resent: true, of: key.name ?? key.prefix }));
   });
   r.post('/:id/revoke', async (req, res) => {
     const { org, role } = res.locals.access!;

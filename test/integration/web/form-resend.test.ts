@@ -60,9 +60,13 @@ describe('dashboard: a key form sent again by a reload makes nothing', () => {
     expect(rotated.status).to.equal(200);
     const secret = newKeyOf(rotated.text);
     expect(secret).to.not.equal('');
+    const name = (await ApiKey.findByPk(o.keyId))!.prefix; // the factory's key has no name
+    expect(rotated.text).to.include(`New secret for ${name}.`); // which key the secret is for
     const again = await web.post(action, form);
     expect(again.status).to.equal(409);
     expect(again.text).to.include('data-test="resent"');
+    // it says the key was not rotated again, not that no key was made
+    expect(again.text).to.include(`<strong>${name}</strong> was not rotated again`).and.not.include('no other key was made');
     const r = await call('GET', '/v1/models', { headers: keyHeader(secret) });
     expect(r.status, r.text).to.equal(200);
   });
