@@ -13,9 +13,10 @@ export interface Series {
 
 /**
  * A stacked bar chart, one bar per UTC day in [from, to), as inline SVG (no script, no external asset).
- * Each segment's `<title>` shows its figure on hover (`format` writes it; the figure as is by default).
+ * Each segment's `<title>` shows its figure on hover (`format` writes it; the figure as is by default);
+ * `unit` goes before the y axis's figures (`$` on a cost chart).
  */
-export function stackedBars(opts: { from: string; to: string; series: Series[]; title: string; format?: (v: number) => string }): { svg: Html; legend: Html } {
+export function stackedBars(opts: { from: string; to: string; series: Series[]; title: string; format?: (v: number) => string; unit?: string }): { svg: Html; legend: Html } {
   const format = opts.format ?? String;
   const days: string[] = [];
   for (let d = opts.from; d < opts.to; d = addDays(d, 1)) days.push(d);
@@ -29,7 +30,7 @@ export function stackedBars(opts: { from: string; to: string; series: Series[]; 
   for (const f of [0, 0.5, 1]) {
     const v = max * f;
     parts.push(`<line x1="${L}" x2="${W}" y1="${y(v)}" y2="${y(v)}" stroke="#e3e6ec"/>`);
-    axis.push(`<text x="${L - 6}" y="${y(v) + 4}" text-anchor="end" font-size="14" fill="#5b6477">${compact(v)}</text>`);
+    axis.push(`<text x="${L - 6}" y="${y(v) + 4}" text-anchor="end" font-size="14" fill="#5b6477">${escapeHtml(opts.unit ?? '')}${compact(v)}</text>`);
   }
   const every = Math.max(5, Math.ceil(days.length / 12)); // a day label every few bars, ~12 at most
   days.forEach((d, i) => {

@@ -82,7 +82,7 @@ export function usagePage(kit: WebKit) {
     };
     const req1 = stackedBars({ from, to: end, title: 'Requests per day', series: series((r) => r.requests) });
     const tok = stackedBars({ from, to: end, title: 'Tokens per day', series: series((r) => r.inputTokens + r.outputTokens) });
-    const cost = stackedBars({ from, to: end, title: 'Cost per day (USD)', series: series((r) => r.costMicros / 1e6), format: (v) => `$${v.toFixed(6)}` });
+    const cost = stackedBars({ from, to: end, title: 'Cost per day (USD)', series: series((r) => r.costMicros / 1e6), format: (v) => `$${v.toFixed(6)}`, unit: '$' });
     const totals = new Map<string, { requests: number; input: number; output: number; audio: number; cost: number }>();
     for (const row of usage.rows) {
       const t = totals.get(`${row.model}\u0000${row.modality}`) ?? { requests: 0, input: 0, output: 0, audio: 0, cost: 0 };

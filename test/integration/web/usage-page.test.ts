@@ -39,6 +39,10 @@ describe('dashboard usage page: a date range and breakdowns by key, project and 
     const page = await web.get(`/dashboard/o/${o.org.slug}?from=${addDays(today, -3)}&to=${today}`);
     expect(page.status, page.text.slice(0, 300)).to.equal(200);
     expect(page.text).to.include(`value="${addDays(today, -3)}"`); // the range form shows the range
+    // the cost chart's y axis says its unit; the requests chart's has none
+    const axis = (title: string) => [...(page.text.split(`${title}</h2>`)[1] ?? '').split('</svg>')[0].matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map((m) => m[1]);
+    expect(axis('Cost per day (USD, list prices)')).to.have.length(3).and.satisfy((xs: string[]) => xs.every((x) => /^\$\d/.test(x)));
+    expect(axis('Requests per day')).to.have.length(3).and.satisfy((xs: string[]) => xs.every((x) => /^\d/.test(x)));
     const prices = (await Model.findOne({ where: { publicId: 'sim-chat' } }))!.prices;
     const ledger = await db().query<{ key: string; project: string | null; n: string; input: string; output: string }>(
       `SELECT api_key_id AS key, project_id AS project, count(*) AS n, sum(input_tokens) AS input, sum(output_tokens) AS output
