@@ -1,0 +1,71 @@
+import { expect } from 'chai';
+import type { Page } from 'playwright-core';
+import { env } from '../helpers/harness';
+import { buildOrg } from '../helpers/factories';
+import { buildWebMember, WEB_PASSWORD } from '../helpers/web-client';
+import { consoleOperator, pagePerTest, signInAt } from '../helpers/browser';
+import { createApiKey, createProject } from '../../shared/tenancy/ops';
+
+/**
+ * The form controls of every page a person reaches have a name a screen reader reads out: a
+ * `<label for>` around or tied to them, or an aria-label; every button says what it does.
+ */
+/** Runs in the page (no DOM types here): the controls without a name, as the start of their markup. */
+const UNNAMED = `(() => {
+  const text = (n) => ((n && n.textContent) || '').trim() !== '';
+  const out = [];
+  for (const e of document.querySelectorAll('input, select, textarea, button')) {
+    if (e.type === 'hidden') continue;
+    const labelled = Array.from(e.labels || []).some(text) || (e.getAttribute('aria-label') || '').trim() !== ''
+      || (e.getAttribute('aria-labelledby') || '').split(/\\s+/).some((id) => text(document.getElementById(id)));
+    if (!(labelled || (e.tagName === 'BUTTON' && text(e)))) out.push(e.outerHTML.slice(0, 160));
+  }
+  return out;
+})()`;
+const unnamedControls = (page: Page) => page.evaluate(UNNAMED) as Promise<string[]>;
+
+describe('dashboard and console pages read well in a browser: named controls, unbroken dates', function () {
+  this.timeout(120_000);
+  const suite = consoleOperator();
+  const page = pagePerTest(() => suite.browser);
+
+  it('every form control of an owner\'s dashboard pages and the operator\'s console pages has a name', async () => {
+    const o = await buildOrg(env().redis);
+    const owner = await buildWebMember(o.org.id, 'owner');
+    await buildWebMember(o.org.id, 'member');
+    await createApiKey(env().redis, { orgId: o.org.id, name: 'labelled' });
+    await createProject(env().redis, o.org.id, 'Labelled', 'labelled');
+    await signInAt(page(), `${env().gw.url}/dashboard/sign-in`, owner.email, WEB_PASSWORD);
+    const found: Record<string, string[]> = {};
+    const dash = `${env().gw.url}/dashboard/o/${o.org.slug}`;
+    for (const p of ['', '/activity', '/models', '/keys', '/projects', '/members', '/search']) {
+      await page().goto(`${dash}${p}`);
+      found[`dashboard${p || '/'}`] = await unnamedControls(page());
+    }
+    await suite.signIn(page());
+    for (const p of ['/', `/orgs/${o.org.id}`, `/orgs/${o.org.id}/activity`, '/create', '/keys', '/switches', '/users', '/pools', '/audit']) {
+      await page().goto(`${suite.admin.url}${p}`);
+      found[`console${p}`] = await unnamedControls(page());
+    }
+    expect(Object.fromEntries(Object.entries(found).filter(([, v]) => v.length))).to.deep.equal({});
+  });
+
+  it('a key\'s creation date stays on one line at 1280 px, even beside a rotated key\'s grace note', async () => {
+    const o = await buildOrg(env().redis);
+    const owner = await buildWebMember(o.org.id, 'owner');
+    await createApiKey(env().redis, { orgId: o.org.id, userId: owner.id, name: 'the owner\'s' }); // an email in the Owner column
+    await signInAt(page(), `${env().gw.url}/dashboard/sign-in`, owner.email, WEB_PASSWORD);
+    await page().goto(`${env().gw.url}/dashboard/o/${o.org.slug}/keys`);
+    await page().click(`tr[data-actions-of="${o.keyId}"] summary:has-text("Rotate")`);
+    await Promise.all([page().waitForNavigation(), page().click(`tr[data-actions-of="${o.keyId}"] button[data-test=confirm]`)]);
+    await page().click(`tr[data-actions-of="${o.keyId}"] summary:has-text("Edit limits")`);
+    // the lines the date's text runs over (the cell's first text, or the element that holds it)
+    const lines = await page().evaluate(`(() => {
+      const td = document.querySelector('tr[data-key-id="${o.keyId}"] td[data-label=Created]');
+      const r = document.createRange();
+      r.selectNodeContents(td.firstElementChild || td.firstChild);
+      return new Set(Array.from(r.getClientRects()).map((x) => Math.round(x.top))).size;
+    })()`);
+    expect(lines).to.equal(1);
+  });
+});
