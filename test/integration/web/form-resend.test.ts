@@ -27,6 +27,7 @@ describe('dashboard: a key form sent again by a reload makes nothing', () => {
     const made = await web.post(path, form);
     expect(made.status).to.equal(201);
     expect(newKeyOf(made.text)).to.not.equal('');
+    expect(made.text).to.include('<div class="card" role="status"><p><strong>Your new key.</strong>'); // read out when the page opens
     const again = await web.post(path, form);
     expect(again.status).to.equal(409);
     expect(again.text).to.include('data-test="resent"');
@@ -89,7 +90,9 @@ describe('dashboard: a key form sent again by a reload makes nothing', () => {
       const op = await consoleAs(admin.url);
       const name = `resent-${Date.now()}`;
       const form = { name, scopes: 'stats:read', _once: onceOf((await op.get('/keys')).text, '/keys') };
-      expect((await op.post('/keys', form)).status).to.equal(201);
+      const made = await op.post('/keys', form);
+      expect(made.status).to.equal(201);
+      expect(made.text).to.include('<div class="card" role="status"><p><strong>New management key.</strong>'); // read out when the page opens
       const again = await op.post('/keys', form);
       expect(again.status).to.equal(409);
       expect(again.text).to.include('data-test="resent"').and.not.include('data-test="new-platform-key"');
