@@ -12,6 +12,7 @@ import { config } from '../../../shared/config/env';
 import { html, type Html } from '../../web/html';
 import { operatorActor } from './auth';
 import { fieldError, formOf, invalidAttrs, typed, withFormRefusal, type FormState } from '../../web/form-refusal';
+import { once, onceField } from '../../web/once';
 
 type Render = (req: Request, res: Response, tab: string, body: (csrf: string) => Html) => void;
 
@@ -27,6 +28,8 @@ const emailOf = (v: unknown) => {
  * link to choose a password) or an invitation into an organization with a role (mailed when SMTP_URL
  * is set, else the link of `/dashboard/invite/{code}` is shown, as on an owner's members page). Each write is audited. A refused
  * form comes back with what was typed and the message next to its field (api/web/form-refusal.ts).
+ * Each form carries a one-time token (api/web/once.ts): reloading the page that answered it creates,
+ * and mails, nothing a second time.
  */
 export function createPage(r: Router, redis: RedisClient, render: Render): void {
   const audit = (req: Request, res: Response, path: string, targetId: string, fields: string[] = []) =>
@@ -40,18 +43,18 @@ export function createPage(r: Router, redis: RedisClient, render: Render): void 
     const options = (st: FormState | undefined, name: string, list: Array<[string, string]>) => list.map(([v, label]) => html`<option value="${v}"${typed(st, name) === v ? html` selected` : ''}>${label}</option>`);
     render(req, res, '/create', (csrf) => html`<h1>Create</h1>
 ${done ? html`<div class="card" role="status" data-test="created"><p>${done.text}</p>${done.link ? html`<p class="secret" data-test="link">${done.link}</p>` : ''}</div>` : ''}
-<div class="card"><h2>Organization</h2><form method="post" action="/create/org" class="row"><input type="hidden" name="_csrf" value="${csrf}">
+<div class="card"><h2>Organization</h2><form method="post" action="/create/org" class="row"><input type="hidden" name="_csrf" value="${csrf}">${onceField()}
 ${field(of, 'oname', 'name', 'Name', html`type="text" required maxlength="200"`)}
 ${field(of, 'oslug', 'slug', 'Slug', html`type="text" maxlength="60" pattern="[a-z0-9][a-z0-9-]*" placeholder="from the name"`)}
 <div><label for="oplan">Plan</label><select id="oplan" name="plan"${invalidAttrs(of, 'plan')}><option value="">—</option>${options(of, 'plan', plans.map((p) => [p.name, p.name]))}</select>${fieldError(of, 'plan')}</div>
 <div><button type="submit">Create organization</button></div></form></div>
 <div class="card"><h2>User</h2><p class="muted">The user gets a one-use link (7 days) to choose a password; add them to an organization with an invitation, or with <code>gateway member add</code>.</p>
-<form method="post" action="/create/user" class="row"><input type="hidden" name="_csrf" value="${csrf}">
+<form method="post" action="/create/user" class="row"><input type="hidden" name="_csrf" value="${csrf}">${onceField()}
 ${field(uf, 'uemail', 'email', 'Email', html`type="email" required maxlength="320"`)}
 ${field(uf, 'uname', 'name', 'Name', html`type="text" maxlength="200"`)}
 <div><button type="submit">Create user</button></div></form></div>
 <div class="card"><h2>Invitation</h2><p class="muted">One use, 7 days, for that email: the invitee sets a password and joins with the role.</p>
-<form method="post" action="/create/invitation" class="row"><input type="hidden" name="_csrf" value="${csrf}">
+<form method="post" action="/create/invitation" class="row"><input type="hidden" name="_csrf" value="${csrf}">${onceField()}
 <div><label for="iorg">Organization</label><select id="iorg" name="org" required${invalidAttrs(inf, 'org')}>${options(inf, 'org', orgs.map((o) => [o.slug, `${o.name} (${o.slug})`]))}</select>${fieldError(inf, 'org')}</div>
 ${field(inf, 'iemail', 'email', 'Email', html`type="email" required maxlength="320"`)}
 <div><label for="irole">Role</label><select id="irole" name="role"${invalidAttrs(inf, 'role')}>${options(inf, 'role', [['member', 'member'], ['owner', 'owner']])}</select>${fieldError(inf, 'role')}</div>
@@ -60,6 +63,9 @@ ${field(inf, 'iemail', 'email', 'Email', html`type="email" required maxlength="3
   r.get('/create', (req, res) => show(req, res));
 
   const again = (req: Request, res: Response) => (state: FormState) => show(req, res, undefined, state);
+  // the form sent again by a reload of the page that answered it: 409, nothing made
+  const resent = (req: Request, res: Response, what: string) => () =>
+    show(req, res.status(409), { text: `This form was already sent (the page was reloaded): no other ${what} was made${what === 'invitation' ? ' or mailed' : ''}. The one it made is in place; a link it showed was shown once.` });
 
   r.post('/create/org', (req, res) => withFormRefusal(req, res, async () => {
     const name = String(req.body?.name ?? '').trim().slice(0, 200);
@@ -67,23 +73,28 @@ ${field(inf, 'iemail', 'email', 'Email', html`type="email" required maxlength="3
     const slugField = req.body?.slug ? 'slug' : 'name';
     const slug = slugify(String(req.body?.slug ?? '') || name);
     if (!slug) throw new ApiError(400, 'invalid_request', 'The slug needs at least one letter or digit.', { param: slugField });
-    if (await findOrg(slug)) throw new ApiError(409, 'organization_exists', `An organization with slug '${slug}' already exists.`, { param: slugField });
     const plan = String(req.body?.plan ?? '');
     if (plan && !(await Plan.findOne({ where: { name: plan } }))) throw new ApiError(400, 'invalid_reference', `No plan '${plan}'.`, { param: 'plan' });
-    const org = await createOrg(redis, { name, slug, plan: plan || undefined });
-    await audit(req, res, '/admin/v1/organizations', org.id, ['name', 'slug', ...(plan ? ['plan_id'] : [])]);
-    res.status(201);
-    await show(req, res, { text: `Organization ${org.name} (${org.slug}) created.` });
+    // the slug taken is checked once the form is known not to be a reload (which took it itself)
+    await once(redis, req, async () => {
+      if (await findOrg(slug)) throw new ApiError(409, 'organization_exists', `An organization with slug '${slug}' already exists.`, { param: slugField });
+      const org = await createOrg(redis, { name, slug, plan: plan || undefined });
+      await audit(req, res, '/admin/v1/organizations', org.id, ['name', 'slug', ...(plan ? ['plan_id'] : [])]);
+      res.status(201);
+      await show(req, res, { text: `Organization ${org.name} (${org.slug}) created.` });
+    }, resent(req, res, 'organization'));
   }, again(req, res), { form: 'org' }));
 
   r.post('/create/user', (req, res) => withFormRefusal(req, res, async () => {
     const email = emailOf(req.body?.email);
-    if (await userByEmail(email)) throw new ApiError(409, 'user_exists', `A user with email ${email} already exists.`, { param: 'email' });
-    const user = await User.create({ email, name: String(req.body?.name ?? '').trim().slice(0, 200) || null });
-    const token = await createPasswordLink(redis, user.id, 'invite');
-    await audit(req, res, '/admin/v1/users', user.id, ['email', 'password_link']);
-    res.status(201);
-    await show(req, res, { text: `User ${email} created. Send them this link to choose a password (one use, 7 days):`, link: `${config().publicBaseUrl}${passwordLinkPath(token)}` });
+    await once(redis, req, async () => { // as the organization's slug, the email taken is checked after the reload's token
+      if (await userByEmail(email)) throw new ApiError(409, 'user_exists', `A user with email ${email} already exists.`, { param: 'email' });
+      const user = await User.create({ email, name: String(req.body?.name ?? '').trim().slice(0, 200) || null });
+      const token = await createPasswordLink(redis, user.id, 'invite');
+      await audit(req, res, '/admin/v1/users', user.id, ['email', 'password_link']);
+      res.status(201);
+      await show(req, res, { text: `User ${email} created. Send them this link to choose a password (one use, 7 days):`, link: `${config().publicBaseUrl}${passwordLinkPath(token)}` });
+    }, resent(req, res, 'user'));
   }, again(req, res), { form: 'user' }));
 
   r.post('/create/invitation', (req, res) => withFormRefusal(req, res, async () => {
@@ -92,10 +103,12 @@ ${field(inf, 'iemail', 'email', 'Email', html`type="email" required maxlength="3
     const email = emailOf(req.body?.email);
     const role = req.body?.role === 'owner' ? 'owner' : req.body?.role === undefined || req.body?.role === 'member' ? 'member' : null;
     if (!role) throw new ApiError(400, 'invalid_request', "The role is 'owner' or 'member'.", { param: 'role' });
-    const inv = await createInvitation(org.id, email, role);
-    const notice = await mailInvitation(inv, org.name, 'An operator');
-    await audit(req, res, '/admin/v1/invite-codes', inv.id, [`org:${org.id}`, `role:${role}`, `mail:${notice.outcome}`]);
-    res.status(201);
-    await show(req, res, notice);
+    await once(redis, req, async () => {
+      const inv = await createInvitation(org.id, email, role);
+      const notice = await mailInvitation(inv, org.name, 'An operator');
+      await audit(req, res, '/admin/v1/invite-codes', inv.id, [`org:${org.id}`, `role:${role}`, `mail:${notice.outcome}`]);
+      res.status(201);
+      await show(req, res, notice);
+    }, resent(req, res, 'invitation'));
   }, again(req, res), { form: 'invitation' }));
 }

@@ -3,7 +3,7 @@ import { env } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
 import { buildWebMember, consoleAs, dashboardAs } from '../../helpers/web-client';
 import { startAdmin } from '../../helpers/admin';
-import { ApiKey, InviteCode, PlatformKey } from '../../../shared/db/models';
+import { ApiKey, InviteCode, Organization, PlatformKey, User } from '../../../shared/db/models';
 import { call, keyHeader } from '../../helpers/http';
 
 const onceOf = (html: string, action: string) => {
@@ -97,6 +97,31 @@ describe('dashboard: a key form sent again by a reload makes nothing', () => {
       expect(again.status).to.equal(409);
       expect(again.text).to.include('data-test="resent"').and.not.include('data-test="new-platform-key"');
       expect(await PlatformKey.count({ where: { name } })).to.equal(1);
+    } finally {
+      await admin.close();
+    }
+  });
+
+  it('console create page: a reload of an invitation, a user or an organization it answered makes (and mails) nothing again: 409 with a notice', async () => {
+    const admin = await startAdmin();
+    try {
+      const op = await consoleAs(admin.url);
+      const o = await buildOrg(env().redis);
+      const tag = o.org.id.slice(0, 8);
+      const sends: Array<[string, Record<string, string>, () => Promise<number>]> = [
+        ['/create/invitation', { org: o.org.slug, email: `c-resent-${tag}@example.com`, role: 'member' }, () => InviteCode.count({ where: { orgId: o.org.id } })],
+        ['/create/user', { email: `u-resent-${tag}@example.com` }, () => User.count({ where: { email: `u-resent-${tag}@example.com` } })],
+        ['/create/org', { name: `Resent ${tag}`, slug: `resent-${tag}` }, () => Organization.count({ where: { slug: `resent-${tag}` } })],
+      ];
+      for (const [action, fields, made] of sends) {
+        const form = { ...fields, _once: onceOf((await op.get('/create')).text, action) };
+        expect(form._once, action).to.match(/^[A-Za-z0-9_-]{22}$/);
+        expect((await op.post(action, form)).status, action).to.equal(201);
+        const again = await op.post(action, form);
+        expect(again.status, action).to.equal(409);
+        expect(again.text, action).to.include('This form was already sent (the page was reloaded)').and.not.include('data-test="field-error');
+        expect(await made(), action).to.equal(1);
+      }
     } finally {
       await admin.close();
     }
