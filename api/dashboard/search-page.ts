@@ -85,8 +85,8 @@ ${confirm ? html`<dialog open class="card confirm" data-test="overage-dialog" ar
 <table><thead><tr><th>Member</th><th>Role</th><th>Cap</th><th>Search</th><th></th></tr></thead><tbody>
 ${members.map((m) => { const u = users.find((x) => x.id === m.userId); const f = `member-${m.userId}`; const st = formOf(refusal, `member:${m.userId}`); return html`<tr data-member="${u?.email ?? m.userId}"><td data-label="Member">${u?.email ?? m.userId}</td><td data-label="Role">${m.role}</td>
 <td data-label="Cap"><input form="${f}" type="text" inputmode="numeric" name="cap" value="${typed(st, 'cap', String(m.searchCap ?? ''))}" placeholder="inherit" aria-label="Cap for ${u?.email ?? ''}"${invalidAttrs(st, 'cap')}>${fieldError(st, 'cap')}</td>
-<td data-label="Search"><label><input form="${f}" type="checkbox" name="enabled" value="true" ${ticked(st, 'enabled', 'true', m.searchEnabled) ? html`checked` : ''}> on</label></td>
-<td><form id="${f}" method="post" action="${b}/members/${m.userId}">${hidden}<button class="plain">Save</button></form></td></tr>`; })}
+<td data-label="Search"><label><input form="${f}" type="checkbox" name="enabled" value="true" ${ticked(st, 'enabled', 'true', m.searchEnabled) ? html`checked` : ''}> on<span class="sr-only"> for ${u?.email ?? ''}</span></label></td>
+<td><form id="${f}" method="post" action="${b}/members/${m.userId}">${hidden}<button class="plain">Save<span class="sr-only"> the search settings of ${u?.email ?? ''}</span></button></form></td></tr>`; })}
 </tbody></table></div>
 <div class="card"><h2>Provider keys</h2><p class="muted">Searches with the organization's own key are not charged and do not use the allowance. A key is never shown again: only its last four characters.</p>
 <table><thead><tr><th>Provider</th><th>Key</th><th>Set</th><th></th></tr></thead><tbody>

@@ -16,7 +16,8 @@ input[type=text],input[type=email],input[type=password],input[type=date],input[t
 button{font:inherit;padding:.4rem .9rem;border-radius:6px;border:1px solid #2457c5;background:#2457c5;color:#fff;cursor:pointer}
 button.danger{background:#fff;color:#b3261e;border-color:#b3261e}button.plain{background:#fff;color:#2457c5}
 .secret{font-family:ui-monospace,monospace;background:#fff8d6;border:1px solid #e8d47a;padding:.6rem;border-radius:6px;word-break:break-all}
-.muted{color:#5b6477}.nowrap{white-space:nowrap}.error{color:#b3261e;font-weight:500}.ok{color:#1d7a3a}
+.muted{color:#5b6477}.nowrap{white-space:nowrap}
+.sr-only{position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}.error{color:#b3261e;font-weight:500}.ok{color:#1d7a3a}
 .signin{max-width:24rem;margin:4rem auto}.row{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:end}
 .checks label{display:inline-flex;gap:.3rem;font-weight:400;margin-right:.8rem}
 .chart svg{width:100%;height:auto;max-width:1000px}.chart .plot{display:flex;align-items:flex-start}.chart svg.yaxis{width:8.4%;flex:none}.chart .plot .scroll{flex:1;min-width:0}.legend span{display:inline-block;margin-right:1rem;font-size:.85rem}

@@ -68,4 +68,22 @@ describe('dashboard and console pages read well in a browser: named controls, un
     })()`);
     expect(lines).to.equal(1);
   });
+
+  it('a row\'s repeated buttons and boxes say whose they are (members page, web search members)', async () => {
+    const o = await buildOrg(env().redis);
+    const owner = await buildWebMember(o.org.id, 'owner');
+    const member = await buildWebMember(o.org.id, 'member');
+    await signInAt(page(), `${env().gw.url}/dashboard/sign-in`, owner.email, WEB_PASSWORD);
+    await page().goto(`${env().gw.url}/dashboard/o/${o.org.slug}/search`);
+    for (const who of [owner.email, member.email]) {
+      expect(await page().getByRole('button', { name: `Save the search settings of ${who}`, exact: true }).count(), who).to.equal(1);
+      expect(await page().getByRole('checkbox', { name: `on for ${who}`, exact: true }).count(), who).to.equal(1);
+    }
+    expect(await page().getByRole('button', { name: 'Save', exact: true }).count()).to.equal(0);
+    await page().goto(`${env().gw.url}/dashboard/o/${o.org.slug}/members`);
+    for (const who of [owner.email, member.email]) expect(await page().getByRole('button', { name: `Change role of ${who}`, exact: true }).count(), who).to.equal(1);
+    // what a sighted person sees is unchanged
+    const extra = (await page().locator(`tr[data-user="${member.id}"] button:has-text("Change role") .sr-only`).boundingBox())!;
+    expect(extra.width * extra.height).to.be.at.most(1);
+  });
 });
