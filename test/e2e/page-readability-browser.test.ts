@@ -5,6 +5,7 @@ import { buildOrg } from '../helpers/factories';
 import { buildWebMember, WEB_PASSWORD } from '../helpers/web-client';
 import { consoleOperator, pagePerTest, signInAt } from '../helpers/browser';
 import { createApiKey, createProject } from '../../shared/tenancy/ops';
+import { ApiKey } from '../../shared/db/models';
 
 /**
  * The form controls of every page a person reaches have a name a screen reader reads out: a
@@ -54,6 +55,7 @@ describe('dashboard and console pages read well in a browser: named controls, un
     const o = await buildOrg(env().redis);
     const owner = await buildWebMember(o.org.id, 'owner');
     await createApiKey(env().redis, { orgId: o.org.id, userId: owner.id, name: 'the owner\'s' }); // an email in the Owner column
+    await ApiKey.update({ lastUsedAt: new Date() }, { where: { id: o.keyId } }); // a last-used time
     await signInAt(page(), `${env().gw.url}/dashboard/sign-in`, owner.email, WEB_PASSWORD);
     await page().goto(`${env().gw.url}/dashboard/o/${o.org.slug}/keys`);
     await page().click(`tr[data-actions-of="${o.keyId}"] summary:has-text("Rotate")`);
@@ -68,6 +70,7 @@ describe('dashboard and console pages read well in a browser: named controls, un
     })()`);
     expect(await lines('td[data-label=Created]', '.nowrap')).to.equal(1);
     expect(await lines('[data-test=grace]', '.nowrap')).to.equal(1); // old secret until 2026-12-05 18:46
+    expect(await lines('td[data-label="Last used"]', '.nowrap')).to.equal(1);
 
   });
 
