@@ -3,6 +3,9 @@
  * page (the dashboard's key table, the console's organization page, the Activity details).
  */
 
+/** A count and its noun, singular for one: `1 request`, `12,345 requests`. */
+export const counted = (n: number, one: string, many = `${one}s`) => `${count(n)} ${n === 1 ? one : many}`;
+
 /** A count with thousands separators: `12,345`. */
 export const count = (n: number) => fixed(n, 0);
 

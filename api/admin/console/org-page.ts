@@ -7,7 +7,7 @@ import { addDays, utcDay } from '../../../shared/metering/rollups';
 import { stackedBars } from '../../dashboard/chart';
 import { html, type Html } from '../../web/html';
 import { fieldError, formOf, invalidAttrs, savedNotice, typed, type FormState } from '../../web/form-refusal';
-import { budgetText, count, rateText, usd, utcText } from '../../web/format';
+import { budgetText, count, counted, rateText, usd, utcText } from '../../web/format';
 import { activityBody, activityDetail, activityQuery, activityQueryOrRefusal, sendActivityCsv } from '../../web/activity';
 
 type Render = (req: Request, res: Response, tab: string, body: (csrf: string) => Html) => void;
@@ -86,7 +86,7 @@ ${keys.length ? '' : html`<tr><td colspan="6" class="muted">No API keys.</td></t
 <div class="card" data-section="projects"><h2>Projects</h2><table><thead><tr><th>Name</th><th>Slug</th><th>Budget</th><th>State</th></tr></thead><tbody>
 ${projects.map((p) => html`<tr><td>${p.name}</td><td data-label="Slug"><code>${p.slug}</code></td><td data-label="Budget">${p.budgetMicros !== null && p.budgetMicros !== undefined ? budgetText(p.budgetMicros, p.budgetPeriod ?? 'total') : '—'}</td><td data-label="State">${p.archivedAt ? 'archived' : 'active'}</td></tr>`)}
 ${projects.length ? '' : html`<tr><td colspan="4" class="muted">No projects.</td></tr>`}</tbody></table></div>
-<div class="card chart" data-section="usage"><h2>Usage, last 30 days</h2><p>${count(t.requests)} requests · ${count(t.input_tokens + t.output_tokens)} tokens · ${usd(t.cost_micros / 1e6)}</p>${chart.svg}<div class="legend">${chart.legend}</div></div>
+<div class="card chart" data-section="usage"><h2>Usage, last 30 days</h2><p>${counted(t.requests, 'request')} · ${counted(t.input_tokens + t.output_tokens, 'token')} · ${usd(t.cost_micros / 1e6)}</p>${chart.svg}<div class="legend">${chart.legend}</div></div>
 <div class="card" data-section="search"><h2>Web search</h2>${search ? html`<p>Default provider: ${search.defaultProvider ?? '—'} · allowed: ${search.allowedProviders.join(', ') || 'all'} · monthly allowance: ${search.monthlyAllowance ?? 'plan'} · overage: ${search.overageEnabled ? 'on' : 'off'} · monthly limit: ${search.overageMonthlyLimit ?? 'none'}</p>` : html`<p class="muted">Plan defaults (no settings saved).</p>`}</div>
 <div class="card" data-section="lanes"><h2>Lane overrides</h2>${laneOverridesForm(org, csrf, 'org', refusal)}</div>`);
 }

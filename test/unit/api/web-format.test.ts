@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { budgetText, count, fixed, usd, usdMicros, utcText } from '../../../api/web/format';
+import { budgetText, count, counted, fixed, usd, usdMicros, utcText } from '../../../api/web/format';
 
 /** How the dashboard and the console write figures: thousands separated, dollars to the cent or the micro-dollar. */
 describe('web figures (api/web/format.ts)', () => {
@@ -9,6 +9,7 @@ describe('web figures (api/web/format.ts)', () => {
     expect(count(1_234_567)).to.equal('1,234,567');
     expect(count(1234.6)).to.equal('1,235');
     expect(count(-1234567)).to.equal('-1,234,567');
+    expect([counted(1, 'request'), counted(0, 'request'), counted(2500, 'token')]).to.deep.equal(['1 request', '0 requests', '2,500 tokens']);
     // rounded as toFixed, the digits the management API's figures give
     expect(fixed(0.0000235, 6)).to.equal((0.0000235).toFixed(6));
     expect(fixed(1234567.891, 2)).to.equal('1,234,567.89');
