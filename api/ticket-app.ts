@@ -12,6 +12,8 @@ import { errorHandler } from './middleware/error-handler';
 import { logState, requestLogger } from './middleware/request-log';
 import { InFlightMap } from '../shared/in-flight-map';
 import { errors } from '../shared/errors/codes';
+import { ApiError } from '../shared/errors/ApiError';
+import { LANE_FULL } from '../shared/batches/pacing';
 
 /** What one request through a TicketApp runs as: an identity kept by the gateway, its request id, and what it is. */
 export interface Ticket {
@@ -64,6 +66,12 @@ export class TicketApp {
     });
     app.use(chatRouter(ctx), embeddingsRouter(ctx), messagesRouter(ctx), jsonBody('20mb'), responsesRouter(ctx));
     app.use((req: Request, _res: Response, next: NextFunction) => next(errors.notFound(`No route for ${req.method} ${req.path}.`)));
+    app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
+      // a batch line refused for a full lane is held back, not failed (workers/batch/runner.ts): no Activity row
+      const state = logState(res);
+      if (req.batchLine && state && err instanceof ApiError && LANE_FULL.has(err.code)) state.held = true;
+      next(err);
+    });
     app.use(errorHandler);
     this.app = app;
   }

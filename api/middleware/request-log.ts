@@ -32,6 +32,8 @@ export interface RequestLogState {
   stream?: boolean;
   /** The usage of a request whose jobs have no rows of their own (RunJobOptions.partOfRequest), added up by `addToRow`. */
   totals?: { inputTokens: number; outputTokens: number; cachedTokens: number; units: Record<string, number> };
+  /** A batch line held back (its lane full): it goes back to pending and its row is the one of its answer (api/ticket-app.ts). */
+  held?: boolean;
   /** A known key that was refused (401): who the row belongs to (api/middleware/authenticate.ts). */
   refusedKey?: { orgId: string; keyId: string; projectId: string | null; userId: string | null };
 }
@@ -102,7 +104,7 @@ const headerNumber = (res: Response, name: string) => {
 function entryOf(req: Request, res: Response, state: RequestLogState, firstByteAt: number | undefined): RequestLogEntry | undefined {
   // a failure after a delivered job has the job's key: the two rows merge, the failure's status wins
   // (requestLogInsertSql); a delivered job's row alone is its usage record's
-  if (state.carried && !state.failure) return undefined;
+  if ((state.carried && !state.failure) || state.held) return undefined;
   const who = req.auth
     ? { orgId: req.auth.orgId, keyId: req.auth.keyId, projectId: req.auth.projectId, userId: req.auth.userId }
     : state.refusedKey;

@@ -49,7 +49,10 @@ export interface LineRow {
   custom_id: string;
   body: Record<string, unknown>;
   state: LineState;
+  /** Names the request id (lineRequestId): every retry under a new id counts, crash retries and upstream waits. */
   attempt: number;
+  /** Of `attempt`, the retries after an upstream provider's 429 (migration 0042): not crash retries. */
+  upstream_waits: number;
   status_code: number | null;
   request_id: string | null;
   result: unknown;
@@ -167,7 +170,7 @@ export async function claimLines(batchId: string, runner: string, n: number, sta
         SELECT batch_id, idx FROM batch_lines
          WHERE batch_id = :batchId AND (state = 'pending' OR (state = 'running' AND claimed_at < now() - (:staleMs || ' milliseconds')::interval))
          ORDER BY idx LIMIT :n FOR UPDATE SKIP LOCKED)
-      RETURNING l.batch_id, l.idx, l.custom_id, l.body, l.state, l.attempt`,
+      RETURNING l.batch_id, l.idx, l.custom_id, l.body, l.state, l.attempt, l.upstream_waits`,
     { type: QueryTypes.SELECT, replacements: { batchId, runner, n, staleMs: String(staleMs) } },
   );
 }
@@ -193,11 +196,16 @@ export async function finishLine(l: Pick<LineRow, 'batch_id' | 'idx'>, runner: s
   });
 }
 
-/** Gives a claimed line back (a transient refusal: lane full, worker lost); `retry` counts an attempt. */
-export async function releaseLine(l: Pick<LineRow, 'batch_id' | 'idx'>, runner: string, retry: boolean): Promise<void> {
+/**
+ * Gives a claimed line back: `same` under the same request id (a refusal before any job: lane full,
+ * rate limit, store away), `crash` as the next attempt (worker lost), `upstream` as the next attempt
+ * counted as an upstream wait (the provider's 429).
+ */
+export async function releaseLine(l: Pick<LineRow, 'batch_id' | 'idx'>, runner: string, as: 'same' | 'crash' | 'upstream'): Promise<void> {
   await db().query(
-    `UPDATE batch_lines SET state = 'pending', claimed_by = NULL, attempt = attempt + :inc WHERE batch_id = :batchId AND idx = :idx AND state = 'running' AND claimed_by = :runner`,
-    { replacements: { batchId: l.batch_id, idx: l.idx, runner, inc: retry ? 1 : 0 } },
+    `UPDATE batch_lines SET state = 'pending', claimed_by = NULL, attempt = attempt + :inc, upstream_waits = upstream_waits + :waits
+      WHERE batch_id = :batchId AND idx = :idx AND state = 'running' AND claimed_by = :runner`,
+    { replacements: { batchId: l.batch_id, idx: l.idx, runner, inc: as === 'same' ? 0 : 1, waits: as === 'upstream' ? 1 : 0 } },
   );
 }
 

@@ -13,28 +13,34 @@ import type { BatchRow, LineRow } from '../../shared/batches/store';
 import { findFile, fileBytes, saveFile } from '../../shared/batches/files';
 import { batchModel, parseInput } from '../../shared/batches/input';
 import { lineRequestId, openaiResultLine } from '../../shared/batches/results';
+import { LANE_FULL, pauseMs, upstreamPauseMs } from '../../shared/batches/pacing';
 import { outputFileId } from '../../shared/batches/ids';
 import { errors } from '../../shared/errors/codes';
 import { errorBody } from '../../api/middleware/error-body';
 
 /**
- * Gateway refusals that mean "not now" rather than "this line is wrong": the line goes back to
- * pending under the same request id (a full lane; Redis or Postgres away, where a job that did run
- * is found again by its id, or its usage event is the one kept for that id).
+ * Refusals that hold a line back instead of failing it: the line goes back to pending under the same
+ * request id and this runner sends its batch no new line for the answer's Retry-After (pauseMs: 1 to
+ * 10 s), so nothing is fed again at once in a loop. A full lane (LANE_FULL: the org's lanes are busy,
+ * with its other batches or its own requests; no Activity row); the store away (Redis or Postgres,
+ * also a worker whose store went away mid-job: a job that did run is found again by its id, or its
+ * usage event is the one kept for that id); the key's (or its member's) rpm / tpm, refused before
+ * anything was queued: the batch is paced by them, as the vendors' batches are by theirs. A line no
+ * minute can serve (input tokens above the tpm, an rpm of 0: rateNeverFits) is errored instead.
  */
-const LANE_FULL = new Set(['CONCURRENT_REQUEST_LIMIT_EXCEEDED', 'embeddings_lanes_exhausted', 'service_unavailable']);
-/** Failures of the gateway's own machinery: retried under a new request id (the failed job billed nothing). */
+const STORE_AWAY = 'service_unavailable';
+const RATE_LIMITED = 'rate_limit_exceeded';
+/**
+ * The upstream provider's 429 after the gateway's own retries and fallbacks: the line runs again as a
+ * new attempt (its failed job billed nothing), after a pause that doubles with the line's waits
+ * (upstreamPauseMs: 1 s to 1 min, at least the Retry-After), until it is answered or the
+ * batch's window ends (its line then `expired`), as the vendors' batches slow down rather than fail
+ * a line. Counted in `upstream_waits`, never against MAX_ATTEMPTS.
+ */
+const UPSTREAM_LIMITED = 'upstream_rate_limited';
+/** Failures of the gateway's own machinery: retried under a new request id (the failed job billed nothing), at most MAX_ATTEMPTS in all. */
 const RETRIED = new Set(['worker_lost', 'client_closed_request']);
 const MAX_ATTEMPTS = 3;
-/**
- * The key's (or its member's) rpm / tpm refused the line before anything was queued: the batch is
- * paced by them, as the vendors' batches are by theirs (never a line failed for a minute's limit).
- * The line goes back to pending under the same request id and the batch waits the answer's
- * Retry-After, at most RATE_PAUSE_MAX_MS, before this runner sends it more lines. A line no minute
- * can serve (input tokens above the tpm, an rpm of 0: rateNeverFits) is errored with the refusal.
- */
-const RATE_LIMITED = 'rate_limit_exceeded';
-const RATE_PAUSE_MAX_MS = 10_000;
 
 /** The synchronous route a batch's lines are sent to. */
 const lineRoute = (b: BatchRow): string => (b.dialect === 'anthropic' ? '/v1/messages' : b.endpoint);
@@ -58,7 +64,7 @@ export class BatchRunner {
   private readonly inFlight = new Map<string, Set<Promise<void>>>();
   /** Batches being fed right now (claim in progress). */
   private readonly feeding = new Set<string>();
-  /** Batches waiting out a rate limit (RATE_LIMITED): no new line before this time (ms). */
+  /** Batches paced by a refusal (a full lane, a rate limit, the upstream's 429): no new line before this time (ms). */
   private readonly pausedUntil = new Map<string, number>();
   readonly id: string;
 
@@ -160,11 +166,13 @@ export class BatchRunner {
     this.feeding.add(b.id);
     try {
       const mine = this.inFlight.get(b.id) ?? new Set<Promise<void>>();
-      const room = this.cfg.linesInFlight - mine.size;
-      if (room <= 0 || this.stopped || this.ctx.switches.engaged('batches')) return 0; // switched off: nothing new starts
-      if ((this.pausedUntil.get(b.id) ?? 0) > Date.now()) return 0; // a rate limit's minute: the poll feeds it after
+      if (this.cfg.linesInFlight <= mine.size || this.stopped || this.ctx.switches.engaged('batches')) return 0; // switched off: nothing new starts
+      if ((this.pausedUntil.get(b.id) ?? 0) > Date.now()) return 0; // paced: the poll feeds it after
       this.pausedUntil.delete(b.id);
       const auth = await this.authFor(b);
+      // never more lines in flight than the org's lane for them admits: the others would only be refused
+      const room = Math.min(this.cfg.linesInFlight, 'keyId' in auth ? this.laneOf(auth) : Infinity) - mine.size;
+      if (room <= 0) return 0;
       const lines = await store.claimLines(b.id, this.id, room, this.cfg.claimStaleMs);
       if (lines.length) this.inFlight.set(b.id, mine);
       for (const l of lines) {
@@ -179,6 +187,16 @@ export class BatchRunner {
     } finally {
       this.feeding.delete(b.id);
     }
+  }
+
+  /** The lane count of a batch line (the org's, over all its batches): its `chat:background` count, or BATCH_LINES_IN_FLIGHT when that is 0. */
+  private laneOf(auth: AuthInfo): number {
+    return laneLimit(auth.org, 'chat', 'background', 0) || this.cfg.linesInFlight;
+  }
+
+  /** Sends the batch no new line for `ms` (pauseMs: a refusal's Retry-After). */
+  private pause(b: BatchRow, ms: number): void {
+    this.pausedUntil.set(b.id, Math.max(this.pausedUntil.get(b.id) ?? 0, Date.now() + ms));
   }
 
   /**
@@ -213,7 +231,7 @@ export class BatchRunner {
     const body: Record<string, unknown> = { ...l.body };
     delete body.stream;
     delete body.stream_options;
-    const line: BatchLine = { batchId: b.id, laneLimit: laneLimit(auth.org, 'chat', 'background', 0) || this.cfg.linesInFlight, priceMultiplier: Number(b.price_multiplier) };
+    const line: BatchLine = { batchId: b.id, laneLimit: this.laneOf(auth), priceMultiplier: Number(b.price_multiplier) };
     const ticket = this.lineApp.issue({ auth, requestId, line });
     try {
       const res = await request(`${this.lineApp.base}${lineRoute(b)}`, {
@@ -239,17 +257,21 @@ export class BatchRunner {
         return;
       }
       const code = (answer as { error?: { code?: string } })?.error?.code ?? '';
-      if (LANE_FULL.has(code)) return store.releaseLine(l, this.id, false);
-      if (code === RATE_LIMITED && !rateNeverFits(String((answer as { error?: { message?: unknown } }).error?.message ?? ''))) {
-        const wait = Math.min(Math.max(Number(res.headers['retry-after']) * 1000 || 1000, 1000), RATE_PAUSE_MAX_MS);
-        this.pausedUntil.set(b.id, Math.max(this.pausedUntil.get(b.id) ?? 0, Date.now() + wait));
-        return store.releaseLine(l, this.id, false);
+      const message = String((answer as { error?: { message?: unknown } }).error?.message ?? '');
+      if (LANE_FULL.has(code) || code === STORE_AWAY || (code === RATE_LIMITED && !rateNeverFits(message))) {
+        this.pause(b, pauseMs(res.headers['retry-after']));
+        return store.releaseLine(l, this.id, 'same');
       }
-      if (RETRIED.has(code) && l.attempt + 1 < MAX_ATTEMPTS) return store.releaseLine(l, this.id, true);
+      if (code === UPSTREAM_LIMITED) {
+        this.pause(b, upstreamPauseMs(res.headers['retry-after'], l.upstream_waits));
+        return store.releaseLine(l, this.id, 'upstream');
+      }
+      if (RETRIED.has(code) && l.attempt - l.upstream_waits + 1 < MAX_ATTEMPTS) return store.releaseLine(l, this.id, 'crash');
       await store.finishLine(l, this.id, 'errored', res.statusCode, requestId, answer);
     } catch (err) {
       logger.warn({ err, batchId: b.id, idx: l.idx }, 'batch line request failed; it goes back to pending');
-      await store.releaseLine(l, this.id, false);
+      this.pause(b, pauseMs(undefined)); // never sent again at once, in a loop
+      await store.releaseLine(l, this.id, 'same');
     } finally {
       this.lineApp.forget(ticket);
     }
