@@ -219,8 +219,8 @@ async function runAdmitted<Q extends QueueName>(
   const admittedAt = Date.now();
   if (who.log) who.log.admittedAt = admittedAt;
   who.onTiming?.({ admittedAt });
-  // The pod's reply channel for this request; its usage fate and held keys share that channel's slot.
-  const replyTo = ctx.replies.channel;
+  // The pod's reply channel for this request (its id's, ReplyHub.channelFor); its usage fate, held and kept keys share that channel's slot.
+  const replyTo = ctx.replies.channelFor(jobId);
   const deadline = Date.now() + (opts.timeoutMs ?? config().requestTimeoutMs);
   let settled = false;
   let releaseAlso: (() => Promise<unknown>) | undefined;

@@ -127,6 +127,18 @@ export class ReplyHub {
     return ch;
   }
 
+  /**
+   * The reply channel of request `requestId` on this pod, the same at every call (a hash of the id
+   * over the pod's channels): its job's `replyTo`, so that whoever settles the request afterwards
+   * (a route whose client left) reads its usage fate and kept answer where the worker wrote them.
+   */
+  channelFor(requestId: string): string {
+    if (this.channels.length === 1) return this.channels[0];
+    let h = 0x811c9dc5; // FNV-1a
+    for (let i = 0; i < requestId.length; i++) h = Math.imul(h ^ requestId.charCodeAt(i), 0x01000193);
+    return this.channels[(h >>> 0) % this.channels.length];
+  }
+
   async start(): Promise<void> {
     this.sub.on('smessage', (channel: string, raw: string) => {
       if (this.channelSet.has(channel)) this.onMessage(raw);

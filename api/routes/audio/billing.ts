@@ -1,9 +1,14 @@
 import type { Request } from 'express';
+import type { AppContext } from '../../context';
 import type { CatalogModel } from '../../../shared/catalog/catalog';
 import { capabilityPolicy } from '../../../shared/policies/capability';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { reserve, release, settle } from '../../../shared/billing/wallet';
 import { logger } from '../../../shared/logger';
+import { ClientGone } from '../../../shared/errors/ClientGone';
+import { claimHeldUsage, deliveryClaimed } from '../../../shared/metering/usage-outbox';
+import { readKeptResult } from '../../../shared/queues/reply-store';
+import { unsealTranscript } from '../../../shared/audio/transcript';
 
 export interface AudioCharge {
   mode: 'included' | 'metered';
@@ -40,4 +45,29 @@ export async function holdAudioCharge(req: Request, model: CatalogModel, maxDura
     settle: async (seconds) => void (await settle(req.id, Math.ceil(Math.max(0, seconds) * price))),
     release: async () => void (await release(req.id).catch((e) => logger.error({ err: e, requestId: req.id }, 'reservation release failed'))),
   };
+}
+
+/**
+ * The charge of a transcription that did not answer its client: the hold is lifted, nothing charged.
+ * Unless the client left after the worker had claimed delivery: its usage event is then in the ledger
+ * (or held for this pod: billed now, claimHeldUsage), so the wallet is charged the seconds of the
+ * answer the worker kept, as it would have been had the client stayed (docs/audio.md).
+ */
+export async function chargeUnanswered(ctx: AppContext, req: Request, charge: AudioCharge, err: unknown): Promise<void> {
+  if (charge.mode === 'metered' && err instanceof ClientGone) {
+    const seconds = await claimedSeconds(ctx, req.id).catch((e) => void logger.error({ err: e, requestId: req.id }, 'a claimed transcription could not be read; its hold is released'));
+    if (seconds !== undefined) return charge.settle(seconds);
+  }
+  await charge.release();
+}
+
+/** The seconds of a transcription whose delivery its worker claimed (its kept answer), its held usage billed; undefined when the pod gave up first. */
+async function claimedSeconds(ctx: AppContext, requestId: string): Promise<number | undefined> {
+  const replyTo = ctx.replies.channelFor(requestId);
+  if (!(await deliveryClaimed(ctx.redis, replyTo, requestId))) return undefined;
+  const kept = await readKeptResult(ctx.redis, replyTo, requestId);
+  if (!kept) throw new Error('no kept answer for a claimed transcription');
+  const { duration } = unsealTranscript(kept.result);
+  await claimHeldUsage(ctx.redis, replyTo, requestId);
+  return duration;
 }

@@ -12,7 +12,7 @@ import { readAudioUpload } from './upload';
 import { GRANULARITIES_PART, parseTranscriptionParts } from './parts';
 import { sendTranscript } from './render';
 import { listTranscriptionModels } from './models';
-import { holdAudioCharge } from './billing';
+import { chargeUnanswered, holdAudioCharge } from './billing';
 
 /**
  * `POST /v1/audio/transcriptions`: switches and org policy are checked before a byte of the body
@@ -57,7 +57,7 @@ function transcribe(ctx: AppContext) {
           deadlineAt,
         );
       } catch (err) {
-        await charge.release(); // nothing is charged for a transcription that did not answer
+        await chargeUnanswered(ctx, req, charge, err); // nothing charged, unless the worker claimed its delivery first
         throw err;
       }
       await charge.settle(transcript.duration);

@@ -59,7 +59,7 @@ function keepingHeaders(to: ApiError, from: ApiError): ApiError {
 
 /** Whether the worker claimed the answer of a request whose client left (Redis unreachable: no, the pod releases). */
 function workerCharges(ctx: AppContext, requestId: string): Promise<boolean> {
-  return deliveryClaimed(ctx.redis, ctx.replies.channel, requestId).catch(() => false);
+  return deliveryClaimed(ctx.redis, ctx.replies.channelFor(requestId), requestId).catch(() => false);
 }
 
 /** Maps what can come back from the queue path to the endpoint's codes. */
