@@ -11,9 +11,15 @@ import { config } from '../../../shared/config/env';
 import { CreditReservation, UsageEvent } from '../../../shared/db/models';
 import { validBody } from './helpers';
 
-/** Backends waiting on a row lock (the worker's settle, a pod's release). */
+/**
+ * Backends of this test's database waiting on a row lock (the worker's settle, a pod's release).
+ * pg_locks spans the whole server, and a transaction id lock names no database: the waiter's own
+ * session says which it is, so other suites running on the same server are not counted.
+ */
 const waitingOnRows = async (): Promise<number> => {
-  const [rows] = await db().query("SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND locktype IN ('transactionid', 'tuple')");
+  const [rows] = await db().query(
+    "SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE NOT l.granted AND l.locktype IN ('transactionid', 'tuple') AND a.datname = current_database()",
+  );
   return (rows as Array<{ n: number }>)[0].n;
 };
 
