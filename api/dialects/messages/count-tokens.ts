@@ -1,4 +1,4 @@
-import type { MessagesBlock, MessagesRequest } from './request';
+import { searchResultText, type MessagesBlock, type MessagesRequest } from './request';
 import { fromLastCompaction } from './compaction';
 import { countTokens } from '../../../shared/tokenizer/pool';
 import { DOCUMENT_TOKENS, IMAGE_TOKENS } from '../../../shared/tokenizer/media';
@@ -16,6 +16,8 @@ function blockText(b: MessagesBlock): { text: string; fixed: number } {
       const s = b.source as { type?: string; data?: string } | undefined;
       return s?.type === 'text' ? { text: String(s.data ?? ''), fixed: 0 } : { text: '', fixed: DOCUMENT_TOKENS };
     }
+    case 'search_result':
+      return { text: searchResultText(b), fixed: 0 };
     case 'tool_use':
       return { text: `${String(b.name)} ${JSON.stringify(b.input ?? {})}`, fixed: 0 };
     case 'tool_result': {

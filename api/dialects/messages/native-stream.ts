@@ -2,7 +2,7 @@ import type { NativeStep, NativeTranscript } from '../../dispatch/native-search/
 import type { NativeKind } from '../../dispatch/native-search/tools';
 import type { MessagesEvent } from './stream';
 import { nativeUsage, stepBlocks } from './native';
-import { stopReason } from './response';
+import { messagesUsage, stopReason } from './response';
 import type { CanonicalUsage, ThinkingBlock } from '../canonical';
 import { COMPACTION_START, compactionDelta, compactionIterations } from './compaction';
 
@@ -33,7 +33,7 @@ export class NativeMessagesStream {
   private start(out: MessagesEvent[]): void {
     if (this.started) return;
     this.started = true;
-    const usage = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+    const usage = messagesUsage(undefined);
     out.push({ type: 'message_start', message: { id: this.id, type: 'message', role: 'assistant', model: this.publicModel, content: [], stop_reason: null, stop_sequence: null, usage } });
   }
 
@@ -135,6 +135,7 @@ export class NativeMessagesStream {
       usage: {
         input_tokens: u.input_tokens,
         output_tokens: u.output_tokens,
+        cache_creation_input_tokens: u.cache_creation_input_tokens,
         cache_read_input_tokens: u.cache_read_input_tokens,
         server_tool_use: u.server_tool_use,
         ...(this.compacted ? { iterations: compactionIterations(this.compacted.usage, t.usage, this.publicModel) } : {}),

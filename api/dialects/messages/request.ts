@@ -67,7 +67,16 @@ function documentParts(block: MessagesBlock): CanonicalPart[] {
   throw new ApiError(400, 'invalid_request', `Document source type '${source.type}' is not supported here.`);
 }
 
-/** A user-side block (text, image, document) as canonical parts; `cacheHints` keeps a text block's `cache_control`. */
+/**
+ * A `search_result` block (Anthropic's SearchResultBlockParam: `source`, `title`, text `content`)
+ * as the text a model without Anthropic's search results reads: title, source, then its text.
+ */
+export function searchResultText(block: MessagesBlock): string {
+  const texts = Array.isArray(block.content) ? (block.content as MessagesBlock[]).map((b) => String(b.text ?? '')) : [];
+  return [`${String(block.title)}\n${String(block.source)}`, texts.join('\n')].join('\n\n');
+}
+
+/** A user-side block (text, image, document, search result) as canonical parts; `cacheHints` keeps a text block's `cache_control`. */
 function userParts(block: MessagesBlock, cacheHints = false): CanonicalPart[] {
   switch (block.type) {
     case 'text':
@@ -76,6 +85,8 @@ function userParts(block: MessagesBlock, cacheHints = false): CanonicalPart[] {
       return [imagePart(block.source as Source)];
     case 'document':
       return documentParts(block);
+    case 'search_result':
+      return [{ type: 'text', text: searchResultText(block) }];
     default:
       return [];
   }
@@ -93,6 +104,7 @@ function toolResult(block: MessagesBlock): { text: string; images: CanonicalPart
       if (b.type === 'text') texts.push(String(b.text));
       else if (b.type === 'image') images.push(imagePart(b.source as Source));
       else if (b.type === 'document') images.push(...documentParts(b));
+      else if (b.type === 'search_result') texts.push(searchResultText(b));
     }
     text = texts.join('\n');
   }

@@ -38,11 +38,21 @@ export interface MessagesUsage {
   output_tokens: number;
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
-  /** Anthropic's `output_tokens_details` (SDK 1.12 and 1.16 `OutputTokensDetails`): reasoning tokens, when the upstream counted them. */
+  /** The cache writes by TTL (SDK `CacheCreation`); Anthropic's answers always carry it, zeros when nothing was written. */
+  cache_creation: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
+  /** Anthropic's answers always say which tier served them; the gateway has only one. */
+  service_tier: 'standard';
+  /** Anthropic's `output_tokens_details` (SDK 1.12's and 1.16's `OutputTokensDetails`): reasoning tokens, when the upstream counted them. */
   output_tokens_details?: { thinking_tokens: number };
 }
 
-/** Anthropic counts cached input apart from `input_tokens`; OpenAI includes it in prompt_tokens. */
+/**
+ * Canonical usage → Anthropic's. Anthropic counts cached input apart from `input_tokens`; OpenAI
+ * includes it in prompt_tokens. `cache_creation` and `service_tier` are there as in every answer of
+ * Anthropic's own (JSON and message_start: `"cache_creation":{"ephemeral_5m_input_tokens":0,
+ * "ephemeral_1h_input_tokens":0},...,"service_tier":"standard"`), which Claude Code records and
+ * cost tools read; an OpenAI-compatible upstream writes no cache, so its counts are 0.
+ */
 export function messagesUsage(u: CanonicalUsage | undefined | null): MessagesUsage {
   const cached = u?.prompt_tokens_details?.cached_tokens ?? 0;
   const thinking = u?.completion_tokens_details?.reasoning_tokens;
@@ -51,6 +61,8 @@ export function messagesUsage(u: CanonicalUsage | undefined | null): MessagesUsa
     output_tokens: u?.completion_tokens ?? 0,
     cache_creation_input_tokens: 0,
     cache_read_input_tokens: cached,
+    cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+    service_tier: 'standard',
     ...(typeof thinking === 'number' ? { output_tokens_details: { thinking_tokens: thinking } } : {}),
   };
 }

@@ -61,7 +61,7 @@ export class MessagesStreamTranslator {
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+        usage: messagesUsage(undefined),
       },
     });
   }
@@ -202,6 +202,7 @@ export class MessagesStreamTranslator {
       usage: {
         input_tokens: u.input_tokens,
         output_tokens: u.output_tokens,
+        cache_creation_input_tokens: u.cache_creation_input_tokens,
         cache_read_input_tokens: u.cache_read_input_tokens,
         ...(u.output_tokens_details ? { output_tokens_details: u.output_tokens_details } : {}),
         ...(iterations ? { iterations } : {}),

@@ -30,11 +30,19 @@ const sourceContent = Joi.alternatives().conditional('.type', {
   otherwise: Joi.object({ type: Joi.string().valid('text', 'image').required() }).unknown(true),
 });
 
+/** Anthropic's SearchResultBlockParam: a `source` and a `title` (strings) and text blocks as `content`. */
+const searchResult = Joi.object({
+  type: Joi.string().required(),
+  source: Joi.string().required(),
+  title: Joi.string().allow('').required(),
+  content: Joi.array().items(Joi.object({ type: Joi.string().valid('text').required(), text: Joi.string().allow('').required() }).unknown(true)).required(),
+}).unknown(true);
+
 const source = sourceOf(Joi.alternatives(Joi.string(), Joi.array().items(sourceContent)));
 
 /**
- * A tool result's content blocks (text, image, document are read; others, such as
- * `search_result`, pass through): checked as the same blocks of a turn are, so a malformed one is a
+ * A tool result's content blocks (text, image, document, search_result are read; others, such as
+ * `tool_reference`, pass through): checked as the same blocks of a turn are, so a malformed one is a
  * 400 naming it, never a failure of the gateway's own or a text of "undefined" sent upstream.
  */
 const resultBlock = Joi.alternatives().conditional('.type', {
@@ -42,6 +50,7 @@ const resultBlock = Joi.alternatives().conditional('.type', {
     { is: 'text', then: textBlock },
     { is: 'image', then: Joi.object({ type: Joi.string().required(), source: source.required() }).unknown(true) },
     { is: 'document', then: Joi.object({ type: Joi.string().required(), source: source.required() }).unknown(true) },
+    { is: 'search_result', then: searchResult },
   ],
   otherwise: Joi.object({ type: Joi.string().required() }).unknown(true),
 });
@@ -61,6 +70,7 @@ const block = Joi.alternatives().conditional('.type', {
     typed('tool_result', { tool_use_id: Joi.string().required(), content: Joi.alternatives(Joi.string().allow(''), Joi.array().items(resultBlock)), is_error: Joi.boolean() }),
     typed('thinking', { thinking: Joi.string().allow('').required(), signature: Joi.string().allow('') }),
     typed('redacted_thinking', { data: Joi.string().required() }),
+    { is: 'search_result', then: searchResult },
   ],
   otherwise: Joi.object({ type: Joi.string().required() }).unknown(true),
 });

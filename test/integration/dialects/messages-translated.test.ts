@@ -225,4 +225,51 @@ describe('messages dialect on a scripted OpenAI-compatible upstream', function (
     expect(other.body).to.include({ stop_reason: 'end_turn', stop_sequence: null });
     expect(other.body.usage).to.not.have.property('output_tokens_details');
   });
+  it('sends search_result blocks, in a turn and in a tool result, to the upstream as their text (were dropped); a malformed one is 400', async () => {
+    up.next.push({ kind: 'json', body: completion({ content: 'ok' }, 'stop') });
+    const found = { type: 'search_result', source: 'https://docs.example/x', title: 'X', content: [{ type: 'text', text: 'alpha' }, { type: 'text', text: 'beta' }], citations: { enabled: true } };
+    const messages = [
+      { role: 'user', content: [found, { type: 'text', text: 'q' }] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'a', input: {} }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [found] }] },
+    ];
+    const r = await call('POST', '/v1/messages', { headers: h, json: req({ tools, messages }) });
+    expect(r.status, r.text).to.equal(200);
+    const text = 'X\nhttps://docs.example/x\n\nalpha\nbeta';
+    expect(up.received[0].body.messages[0]).to.deep.equal({ role: 'user', content: `${text}\nq` });
+    expect(up.received[0].body.messages[2]).to.deep.equal({ role: 'tool', tool_call_id: 'toolu_1', content: text });
+
+    // Anthropic's SearchResultBlockParam requires source, title and text content: refused before any upstream, on every path
+    for (const bad of [{ ...found, source: undefined }, { ...found, content: [{ type: 'image', source: { type: 'url', url: 'https://x' } }] }]) {
+      for (const m of [model, 'sim-claude']) {
+        const refused = await call('POST', '/v1/messages', { headers: h, json: { ...req({ messages: [{ role: 'user', content: [bad] }] }), model: m } });
+        expect(refused.status, refused.text).to.equal(400);
+        expect(refused.body.error).to.include({ code: 'invalid_request', type: 'invalid_request_error' });
+      }
+    }
+    expect(up.received).to.have.length(1);
+  });
+  it("reports usage with cache_creation and service_tier as Anthropic's answers carry them: JSON, streamed (the SDK's final message) and with native web search", async () => {
+    const usage = { prompt_tokens: 100, completion_tokens: 5, total_tokens: 105, prompt_tokens_details: { cached_tokens: 40 } };
+    const expected = { input_tokens: 60, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 40, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 }, service_tier: 'standard' };
+    up.next.push({ kind: 'json', body: completion({ content: 'abc' }, 'stop', usage) });
+    const r = await call('POST', '/v1/messages', { headers: h, json: req() });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.body.usage).to.deep.equal(expected);
+    expectAnthropic('Message', r.body);
+
+    up.next.push({ kind: 'sse', events: [chunk({ role: 'assistant', content: 'abc' }), chunk({}, 'stop'), usageChunk(usage)] });
+    const client = new Anthropic({ apiKey: o.key, baseURL: env().gw.url, maxRetries: 0 });
+    const stream = client.messages.stream({ model, max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] });
+    const starts: unknown[] = [];
+    stream.on('streamEvent', (e) => e.type === 'message_start' && starts.push(e.message.usage));
+    expect((await stream.finalMessage()).usage).to.deep.equal(expected);
+    expect(starts[0]).to.include({ service_tier: 'standard' }).and.to.have.deep.property('cache_creation', expected.cache_creation);
+
+    up.next.push({ kind: 'json', body: completion({ content: 'abc' }, 'stop', usage) });
+    const searched = await call('POST', '/v1/messages', { headers: h, json: req({ tools: [{ type: 'web_search_20250305', name: 'web_search' }] }) });
+    expect(searched.status, searched.text).to.equal(200);
+    expect(searched.body.usage).to.deep.include({ service_tier: 'standard', cache_creation: expected.cache_creation });
+    expect(searched.body.usage.server_tool_use).to.deep.equal({ web_search_requests: 0, web_fetch_requests: 0 });
+  });
 });

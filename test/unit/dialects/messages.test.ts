@@ -126,7 +126,7 @@ describe('messages dialect: canonical → Message', () => {
       content: [{ type: 'tool_use', id: 'call_abc123', name: 'get_current_weather', input: { location: 'Boston, MA' } }],
       stop_reason: 'tool_use',
       stop_sequence: null,
-      usage: { input_tokens: 82, output_tokens: 17, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      usage: { input_tokens: 82, output_tokens: 17, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 }, service_tier: 'standard' },
     });
   });
 
@@ -140,7 +140,7 @@ describe('messages dialect: canonical → Message', () => {
       { type: 'text', text: 'Hello! How can I assist you today?' },
     ]);
     expect(m.stop_reason).to.equal('end_turn');
-    expect(m.usage).to.deep.equal({ input_tokens: 15, output_tokens: 10, cache_creation_input_tokens: 0, cache_read_input_tokens: 4 });
+    expect(m.usage).to.deep.equal({ input_tokens: 15, output_tokens: 10, cache_creation_input_tokens: 0, cache_read_input_tokens: 4, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 }, service_tier: 'standard' });
   });
 
   it('maps every finish reason', () => {
@@ -181,14 +181,14 @@ describe('messages dialect: stream translation', () => {
     expect(run(textChunks)).to.deep.equal([
       {
         type: 'message_start',
-        message: { id: 'msg_s', type: 'message', role: 'assistant', model: 'pub', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } },
+        message: { id: 'msg_s', type: 'message', role: 'assistant', model: 'pub', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 }, service_tier: 'standard' } },
       },
       { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
       { type: 'ping' },
       { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hello' } },
       { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: '!' } },
       { type: 'content_block_stop', index: 0 },
-      { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { input_tokens: 9, output_tokens: 2, cache_read_input_tokens: 0 } },
+      { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { input_tokens: 9, output_tokens: 2, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } },
       { type: 'message_stop' },
     ]);
   });
@@ -207,7 +207,7 @@ describe('messages dialect: stream translation', () => {
       { type: 'content_block_start', index: 2, content_block: { type: 'tool_use', id: 'call_2', name: 'get_weather', input: {} } },
       { type: 'content_block_delta', index: 2, delta: { type: 'input_json_delta', partial_json: '{"location": "Rome"}' } },
       { type: 'content_block_stop', index: 2 },
-      { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { input_tokens: 32, output_tokens: 30, cache_read_input_tokens: 8 } },
+      { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { input_tokens: 32, output_tokens: 30, cache_creation_input_tokens: 0, cache_read_input_tokens: 8 } },
       { type: 'message_stop' },
     ]);
   });
