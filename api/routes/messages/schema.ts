@@ -30,12 +30,15 @@ const sourceContent = Joi.alternatives().conditional('.type', {
   otherwise: Joi.object({ type: Joi.string().valid('text', 'image').required() }).unknown(true),
 });
 
+/** A text block where Anthropic takes text alone (TextBlockParam: `system`, a system message, a search result's content). */
+const textOnly = Joi.object({ type: Joi.string().valid('text').required(), text: Joi.string().allow('').required() }).unknown(true);
+
 /** Anthropic's SearchResultBlockParam: a `source` and a `title` (strings) and text blocks as `content`. */
 const searchResult = Joi.object({
   type: Joi.string().required(),
   source: Joi.string().required(),
   title: Joi.string().allow('').required(),
-  content: Joi.array().items(Joi.object({ type: Joi.string().valid('text').required(), text: Joi.string().allow('').required() }).unknown(true)).required(),
+  content: Joi.array().items(textOnly).required(),
 }).unknown(true);
 
 const source = sourceOf(Joi.alternatives(Joi.string(), Joi.array().items(sourceContent)));
@@ -83,7 +86,7 @@ const turn = Joi.object({
 /** Anthropic's SystemMessageParam (in the SDK's MessageParam union; Claude Code sends it): text only. */
 const systemMessage = Joi.object({
   role: Joi.string().valid('system').required(),
-  content: Joi.alternatives(Joi.string().allow(''), Joi.array().items(Joi.object({ type: Joi.string().valid('text').required(), text: Joi.string().allow('').required() }).unknown(true))).required(),
+  content: Joi.alternatives(Joi.string().allow(''), Joi.array().items(textOnly)).required(),
 }).unknown(false);
 
 const message = Joi.alternatives().conditional('.role', { is: 'system', then: systemMessage, otherwise: turn });
@@ -165,7 +168,8 @@ const common = {
     .has(Joi.object({ role: Joi.valid('user', 'assistant') }).unknown())
     .messages({ 'array.hasUnknown': "'messages' needs at least one user or assistant message besides system messages." })
     .required(),
-  system: Joi.alternatives(Joi.string().allow(''), Joi.array().items(block)),
+  // MessageCreateParams.system: a string or text blocks (TextBlockParam) only, as Anthropic refuses others; a translated upstream dropped them unsaid
+  system: Joi.alternatives(Joi.string().allow(''), Joi.array().items(textOnly)),
   tools: Joi.array().items(tool).unique('name').messages({ 'array.unique': TOOL_NAMES_UNIQUE }),
   tool_choice: Joi.object({
     type: Joi.string().valid('auto', 'any', 'tool', 'none').required(),

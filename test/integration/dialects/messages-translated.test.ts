@@ -272,4 +272,19 @@ describe('messages dialect on a scripted OpenAI-compatible upstream', function (
     expect(searched.body.usage).to.deep.include({ service_tier: 'standard', cache_creation: expected.cache_creation });
     expect(searched.body.usage.server_tool_use).to.deep.equal({ web_search_requests: 0, web_fetch_requests: 0 });
   });
+  it("refuses a system prompt block that is not text (MessageCreateParams.system: text blocks only) on every path; text blocks with cache_control pass", async () => {
+    const image = { type: 'image', source: { type: 'url', url: 'https://example.com/a.png' } };
+    for (const path of ['/v1/messages', '/v1/messages/count_tokens']) {
+      for (const m of [model, 'sim-claude']) {
+        const r = await call('POST', path, { headers: h, json: { ...req({ system: [{ type: 'text', text: 'be brief' }, image] }), model: m } });
+        expect(r.status, r.text).to.equal(400);
+        expect(r.body.error).to.deep.equal({ code: 'invalid_request', type: 'invalid_request_error', message: "'system[1].type' must be [text]" });
+      }
+    }
+    expect(up.received).to.have.length(0);
+    up.next.push({ kind: 'json', body: completion({ content: 'ok' }, 'stop') });
+    const ok = await call('POST', '/v1/messages', { headers: h, json: req({ system: [{ type: 'text', text: 'be brief', cache_control: { type: 'ephemeral' } }] }) });
+    expect(ok.status, ok.text).to.equal(200);
+    expect(up.received[0].body.messages[0]).to.deep.equal({ role: 'system', content: 'be brief' });
+  });
 });
