@@ -83,19 +83,29 @@ export function stopOf(finish: FinishReason | undefined, hasToolCalls: boolean, 
 }
 
 /**
+ * Whether the request's `thinking.display` is `omitted`: Anthropic then answers each thinking block
+ * with its text empty ("thinking content is redacted but a signature is returned", SDK 1.16
+ * ThinkingConfigEnabled/Adaptive `display`); Claude Code asks for it. A Claude upstream is told so
+ * itself; an upstream's `reasoning_content` is left out by the gateway.
+ */
+export function thinkingOmitted(thinking: unknown): boolean {
+  return typeof thinking === 'object' && thinking !== null && (thinking as { display?: unknown }).display === 'omitted';
+}
+
+/**
  * Canonical chat completion → Anthropic Message, reporting the public model id. An OpenAI refusal
  * (`message.refusal`) is a text block with its text, and stop_reason `refusal` (Anthropic's own for
  * a declined request). A Claude upstream's thinking (Anthropic-native or Bedrock) comes with its
  * signatures (and its redacted_thinking blocks), so the client can send it back to either; other
  * reasoning is a thinking block with an empty signature.
  */
-export function canonicalToMessage(c: CanonicalCompletion, publicModel: string, id = messageId(), stopSequences?: string[]): Record<string, unknown> {
+export function canonicalToMessage(c: CanonicalCompletion, publicModel: string, id = messageId(), stopSequences?: string[], omitThinking = false): Record<string, unknown> {
   const choice = c.choices[0];
   const msg = choice?.message ?? {};
   const content: Array<Record<string, unknown>> = [];
-  // a Claude upstream's signed (and redacted) blocks as they were; other reasoning unsigned
+  // a Claude upstream's signed (and redacted) blocks as they were; other reasoning unsigned, its text left out when `display` is `omitted`
   if (msg.thinking_blocks?.length) content.push(...msg.thinking_blocks);
-  else if (msg.reasoning_content) content.push({ type: 'thinking', thinking: msg.reasoning_content, signature: '' });
+  else if (msg.reasoning_content) content.push({ type: 'thinking', thinking: omitThinking ? '' : msg.reasoning_content, signature: '' });
   const text = (msg.content ?? '') + (msg.refusal ?? '');
   if (text) content.push({ type: 'text', text });
   for (const call of msg.tool_calls ?? []) {

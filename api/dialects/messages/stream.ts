@@ -46,6 +46,8 @@ export class MessagesStreamTranslator {
     private readonly stopSequences?: string[],
     /** The request's context editing report (`context_management` on message_delta), when it asked for editing. */
     private readonly contextManagement?: { applied_edits: unknown[] },
+    /** `thinking.display: "omitted"`: an upstream's reasoning opens its thinking block but sends no text (response.ts thinkingOmitted). */
+    private readonly omitThinking = false,
   ) {}
 
   private start(out: MessagesEvent[]): void {
@@ -115,7 +117,7 @@ export class MessagesStreamTranslator {
     const delta = choice?.delta;
     if (delta?.reasoning_content) {
       if (this.open?.kind !== 'thinking') this.openThinking(out);
-      out.push({ type: 'content_block_delta', index: this.index, delta: { type: 'thinking_delta', thinking: delta.reasoning_content } });
+      if (!this.omitThinking) out.push({ type: 'content_block_delta', index: this.index, delta: { type: 'thinking_delta', thinking: delta.reasoning_content } });
     }
     for (const b of delta?.thinking_blocks ?? []) this.signed(out, b);
     if (delta?.refusal) this.refused = true;

@@ -14,7 +14,7 @@ import { streamError } from './stream-error';
 import { answerNative } from './native';
 import { messagesNativeTools } from '../../dialects/messages/native';
 import { messagesToCanonical, refuseEmptyContent, type MessagesRequest } from '../../dialects/messages/request';
-import { canonicalToMessage } from '../../dialects/messages/response';
+import { canonicalToMessage, thinkingOmitted } from '../../dialects/messages/response';
 import { MessagesStreamTranslator } from '../../dialects/messages/stream';
 import { countMessagesTokens } from '../../dialects/messages/count-tokens';
 import { countInLane } from '../../dispatch/count-lane';
@@ -75,7 +75,7 @@ function createHandler(ctx: AppContext) {
         if (bypass) return result;
         const usage = (result as CanonicalCompletion).usage;
         if (compacted) addUsageToRow(res, usage);
-        const message = canonicalToMessage(result as CanonicalCompletion, publicModel, undefined, body.stop_sequences);
+        const message = canonicalToMessage(result as CanonicalCompletion, publicModel, undefined, body.stop_sequences, thinkingOmitted(body.thinking));
         if (compacted) withCompaction(message, compacted, usage, publicModel);
         return managed ? Object.assign(message, { context_management: managed }) : message;
       };
@@ -87,7 +87,7 @@ function createHandler(ctx: AppContext) {
     const streamed = async (send: StreamSend) => {
       const managed = await editContext();
       const compacted = await compactContext();
-      const translator = bypass ? undefined : new MessagesStreamTranslator(publicModel, undefined, body.stop_sequences, managed);
+      const translator = bypass ? undefined : new MessagesStreamTranslator(publicModel, undefined, body.stop_sequences, managed, thinkingOmitted(body.thinking));
       if (compacted && translator) {
         for (const ev of translator.compaction(compacted.summary, compacted.usage)) send(JSON.stringify(ev), ev.type);
         if (compact!.pause) {

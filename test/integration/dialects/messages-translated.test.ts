@@ -287,4 +287,22 @@ describe('messages dialect on a scripted OpenAI-compatible upstream', function (
     expect(ok.status, ok.text).to.equal(200);
     expect(up.received[0].body.messages[0]).to.deep.equal({ role: 'system', content: 'be brief' });
   });
+  it("leaves an upstream's reasoning text out of the thinking block when the request's thinking.display is omitted (Claude Code's), JSON and streamed", async () => {
+    const omitted = { thinking: { type: 'adaptive', display: 'omitted' } };
+    up.next.push({ kind: 'json', body: completion({ content: 'Answer', reasoning_content: 'secret steps' }, 'stop') });
+    const r = await call('POST', '/v1/messages', { headers: h, json: req(omitted) });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.body.content).to.deep.equal([
+      { type: 'thinking', thinking: '', signature: '' },
+      { type: 'text', text: 'Answer' },
+    ]);
+    up.next.push({ kind: 'sse', events: [chunk({ role: 'assistant', content: '' }), chunk({ reasoning_content: 'secret' }), chunk({ reasoning_content: ' steps' }), chunk({ content: 'Answer' }), chunk({}, 'stop'), usageChunk()] });
+    const s = await postSse('/v1/messages', h, req({ ...omitted, stream: true }));
+    expect(s.text).to.not.include('secret');
+    expect(blocks(s.events)).to.deep.equal(['start:0:thinking:', 'stop:0', 'start:1:text:', 'delta:1:Answer', 'stop:1']);
+    // summarized (or no display): the reasoning is shown, as before
+    up.next.push({ kind: 'json', body: completion({ content: 'Answer', reasoning_content: 'secret steps' }, 'stop') });
+    const shown = await call('POST', '/v1/messages', { headers: h, json: req({ thinking: { type: 'adaptive', display: 'summarized' } }) });
+    expect(shown.body.content[0]).to.deep.equal({ type: 'thinking', thinking: 'secret steps', signature: '' });
+  });
 });
