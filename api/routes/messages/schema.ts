@@ -18,8 +18,18 @@ const sourceOf = (content: Joi.Schema) =>
     .when(Joi.object({ type: 'base64' }).unknown(), { then: Joi.object({ media_type: Joi.required(), data: Joi.required() }) })
     .when(Joi.object({ type: 'url' }).unknown(), { then: Joi.object({ url: Joi.required() }) });
 
+/**
+ * An image's base64 source: Anthropic takes the four types of Base64ImageSource.media_type and refuses
+ * others ("messages.N.content.M.image.source.base64.media_type: Input should be 'image/jpeg',
+ * 'image/png', 'image/gif' or 'image/webp'", the message Claude Code knows); a translated upstream was
+ * sent any type.
+ */
+const IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'];
+const imageSourceOf = (content: Joi.Schema) =>
+  sourceOf(content).when(Joi.object({ type: 'base64' }).unknown(), { then: Joi.object({ media_type: Joi.string().valid(...IMAGE_TYPES) }) });
+
 const textBlock = Joi.object({ type: Joi.string().required(), text: Joi.string().allow('').required() }).unknown(true);
-const imageBlock = Joi.object({ type: Joi.string().required(), source: sourceOf(Joi.any()).required() }).unknown(true);
+const imageBlock = Joi.object({ type: Joi.string().required(), source: imageSourceOf(Joi.any()).required() }).unknown(true);
 
 /** A `content` document source's blocks: Anthropic's ContentBlockSourceContent, text or image blocks. */
 const sourceContent = Joi.alternatives().conditional('.type', {
@@ -51,7 +61,7 @@ const source = sourceOf(Joi.alternatives(Joi.string(), Joi.array().items(sourceC
 const resultBlock = Joi.alternatives().conditional('.type', {
   switch: [
     { is: 'text', then: textBlock },
-    { is: 'image', then: Joi.object({ type: Joi.string().required(), source: source.required() }).unknown(true) },
+    { is: 'image', then: imageBlock },
     { is: 'document', then: Joi.object({ type: Joi.string().required(), source: source.required() }).unknown(true) },
     { is: 'search_result', then: searchResult },
   ],
@@ -67,7 +77,7 @@ const typed = (type: string, fields: Record<string, Joi.Schema>) => ({
 const block = Joi.alternatives().conditional('.type', {
   switch: [
     typed('text', { text: Joi.string().allow('').required() }),
-    typed('image', { source: source.required() }),
+    { is: 'image', then: imageBlock },
     typed('document', { source: source.required() }),
     typed('tool_use', { id: Joi.string().required(), name: Joi.string().required(), input: Joi.object().unknown(true).required() }),
     typed('tool_result', { tool_use_id: Joi.string().required(), content: Joi.alternatives(Joi.string().allow(''), Joi.array().items(resultBlock)), is_error: Joi.boolean() }),

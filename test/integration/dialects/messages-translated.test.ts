@@ -305,4 +305,26 @@ describe('messages dialect on a scripted OpenAI-compatible upstream', function (
     const shown = await call('POST', '/v1/messages', { headers: h, json: req({ thinking: { type: 'adaptive', display: 'summarized' } }) });
     expect(shown.body.content[0]).to.deep.equal({ type: 'thinking', thinking: 'secret steps', signature: '' });
   });
+  it("refuses a base64 image of a type Anthropic does not take (jpeg, png, gif, webp), in a turn or a tool result, on every path before any upstream", async () => {
+    const bmp = { type: 'image', source: { type: 'base64', media_type: 'image/bmp', data: 'Qk0=' } };
+    const turns = [
+      [{ role: 'user', content: [bmp, { type: 'text', text: 'what is it?' }] }],
+      [
+        { role: 'user', content: 'look' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'a', input: {} }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [bmp] }] },
+      ],
+    ];
+    for (const messages of turns) {
+      for (const path of ['/v1/messages', '/v1/messages/count_tokens']) {
+        for (const m of [model, 'sim-claude']) {
+          const r = await call('POST', path, { headers: h, json: { ...req({ tools, messages }), model: m } });
+          expect(r.status, r.text).to.equal(400);
+          expect(r.body.error).to.include({ code: 'invalid_request', type: 'invalid_request_error' });
+          expect(r.body.error.message).to.match(/source\.media_type' must be one of \[image\/jpeg, image\/png, image\/gif, image\/webp\]$/);
+        }
+      }
+    }
+    expect(up.received).to.have.length(0);
+  });
 });
