@@ -193,11 +193,14 @@ const common = {
   context_management: Joi.object().unknown(true).allow(null),
 };
 
+const BLANK_STOP = 'stop_sequences: each stop sequence must contain non-whitespace';
+
 /** `POST /v1/messages`: Anthropic's fields; unknown top-level fields are accepted (and passed on natively). */
 export const messagesSchema = Joi.object({
   ...common,
   max_tokens: Joi.number().integer().min(1).required(),
-  stop_sequences: Joi.array().items(Joi.string()),
+  // Anthropic refuses a stop sequence without a non-whitespace character, in these words (a translated upstream stopped at the first space or newline)
+  stop_sequences: Joi.array().items(Joi.string().pattern(/\S/).messages({ 'string.empty': BLANK_STOP, 'string.pattern.base': BLANK_STOP })),
   temperature: Joi.number().min(0).max(1),
   top_p: Joi.number().min(0).max(1),
   top_k: Joi.number().integer().min(0),
