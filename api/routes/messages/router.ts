@@ -138,7 +138,8 @@ function countTokensHandler(ctx: AppContext) {
  */
 export function messagesRouter(ctx: AppContext): Router {
   const r = Router();
-  r.use('/v1/messages', jsonBody('20mb'));
+  // Anthropic's cap for the Messages and Token Counting APIs (its API overview: "32 MB", 413 request_too_large past it)
+  r.use('/v1/messages', jsonBody('32mb'));
   only(r, '/v1/messages', { post: [requireJson, requireAnthropicVersion, createHandler(ctx)] });
   only(r, '/v1/messages/count_tokens', { post: [requireJson, requireAnthropicVersion, countTokensHandler(ctx)] });
   return r;

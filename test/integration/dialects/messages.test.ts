@@ -372,7 +372,7 @@ describe('messages dialect errors', () => {
     await expectRefused(await call('POST', '/v1/messages', { headers: { ...h, 'content-type': 'application/json' }, raw: '{"model": ' }), 400, 'invalid_json', 'invalid_request_error');
     await expectRefused(await call('GET', '/v1/messages', { headers: h }), 405, 'method_not_allowed', 'invalid_request_error');
     await expectRefused(await call('POST', '/v1/messages', { headers: { ...h, 'content-type': 'text/plain' }, raw: 'hi' }), 415, 'unsupported_media_type', 'invalid_request_error');
-    const huge = JSON.stringify(body('sim-chat', { messages: [{ role: 'user', content: 'x'.repeat(21 * 1024 * 1024) }] }));
+    const huge = JSON.stringify(body('sim-chat', { messages: [{ role: 'user', content: 'x'.repeat(33 * 1024 * 1024) }] }));
     await expectRefused(await call('POST', '/v1/messages', { headers: { ...h, 'content-type': 'application/json' }, raw: huge }), 413, 'payload_too_large', 'request_too_large');
     expect(env().sim.log.entries).to.have.length(0);
     await usageSettled();
