@@ -12,6 +12,19 @@ export function toolUseId(): string {
   return `toolu_${crypto.randomBytes(12).toString('hex')}`;
 }
 
+/** Anthropic's pattern for a `tool_use` id; it refuses a conversation holding another ("tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'"). */
+const TOOL_USE_ID = /^[a-zA-Z0-9_-]+$/;
+
+/**
+ * The `tool_use` id of an upstream's tool call: its own when Anthropic would take it back, else one of
+ * the gateway's (toolUseId). OpenAI-compatible servers make ids such as `functions.Read:0` (Kimi) or
+ * `Bash:12`; a client that keeps them (Claude Code's history) and later sends the conversation to a
+ * Claude model was refused there on every turn.
+ */
+export function anthropicToolId(id: string | null | undefined): string {
+  return id && TOOL_USE_ID.test(id) ? id : toolUseId();
+}
+
 /**
  * finish_reason → stop_reason. OpenAI reports a matched stop sequence as `stop` too, so it is `end_turn`;
  * an answer that carried a refusal (`refused`) and ended on its own is `refusal`. An answer with tool calls is `tool_use` when the upstream said `stop` or nothing: OpenAI does so when
@@ -109,7 +122,7 @@ export function canonicalToMessage(c: CanonicalCompletion, publicModel: string, 
   const text = (msg.content ?? '') + (msg.refusal ?? '');
   if (text) content.push({ type: 'text', text });
   for (const call of msg.tool_calls ?? []) {
-    content.push({ type: 'tool_use', id: call.id || toolUseId(), name: call.function.name, input: parseArguments(call.function.arguments) });
+    content.push({ type: 'tool_use', id: anthropicToolId(call.id), name: call.function.name, input: parseArguments(call.function.arguments) });
   }
   return {
     id,

@@ -1,12 +1,12 @@
 import { completeJson, type CanonicalChunk, type CanonicalUsage, type FinishReason, type ThinkingBlock } from '../canonical';
-import { matchedStop, messageId, messagesUsage, stopOf, toolUseId } from './response';
+import { anthropicToolId, matchedStop, messageId, messagesUsage, stopOf } from './response';
 import { COMPACTION_START, compactionDelta, compactionIterations } from './compaction';
 
 /** One Anthropic stream event; `type` is also its SSE event name. */
 export type MessagesEvent = { type: string } & Record<string, unknown>;
 
-/** One upstream tool call: arguments `held` until its block opens (`streamed`), then `sent`. */
-type Tool = { id: string; name: string; held: string; sent: string; streamed: boolean };
+/** One upstream tool call (`from`: the upstream's id, `id`: its tool_use id): arguments `held` until its block opens (`streamed`), then `sent`. */
+type Tool = { id: string; from: string; name: string; held: string; sent: string; streamed: boolean };
 type Block = { kind: 'text' } | { kind: 'thinking' } | { kind: 'redacted' } | { kind: 'tool'; tool: Tool } | { kind: 'compaction' };
 
 /**
@@ -20,7 +20,7 @@ type Block = { kind: 'text' } | { kind: 'thinking' } | { kind: 'redacted' } | { 
  * several calls on one index, each with its own id). A call's block opens as soon as no other
  * call's arguments are still being written; the arguments of a call that arrive while another's
  * are (upstreams that interleave parallel calls' deltas) are held and sent whole when its block
- * opens, at the latest before the message ends. A call without an id gets `toolu_` + random hex.
+ * opens, at the latest before the message ends. A call without an id, or with one Anthropic would refuse (anthropicToolId), gets `toolu_` + random hex.
  */
 export class MessagesStreamTranslator {
   private started = false;
@@ -128,8 +128,8 @@ export class MessagesStreamTranslator {
     }
     for (const call of delta?.tool_calls ?? []) {
       let tool = this.byIndex.get(call.index);
-      if (!tool || (call.id && call.id !== tool.id)) {
-        tool = { id: call.id || toolUseId(), name: '', held: '', sent: '', streamed: false };
+      if (!tool || (call.id && call.id !== tool.from)) {
+        tool = { id: anthropicToolId(call.id), from: call.id ?? '', name: '', held: '', sent: '', streamed: false };
         this.tools.push(tool);
         this.byIndex.set(call.index, tool);
       }
