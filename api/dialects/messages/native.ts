@@ -5,7 +5,7 @@ import { functionTools, locationCountry, NATIVE_NAMES, type NativeKind, type Nat
 import { openResult, sealIndex, sealResult } from '../../dispatch/native-search/seal';
 import { citedDocuments, citedSources, fetchedBefore, resultsBefore } from '../../dispatch/native-search/citations';
 import { errorText, fetchText, searchText } from '../../dispatch/native-search/tool-text';
-import { messagesUsage, stopReason } from './response';
+import { anthropicToolId, messagesUsage, stopReason } from './response';
 
 type Tool = NonNullable<MessagesRequest['tools']>[number];
 
@@ -137,7 +137,8 @@ export function stepBlocks(steps: NativeStep[], i: number, orgId: string): Array
       return [{ type, tool_use_id: s.id, content: { type: 'web_fetch_result', url: o.url, content: doc, retrieved_at: o.retrievedAt ?? null } }];
     }
     case 'client_calls':
-      return s.calls.map((c) => ({ type: 'tool_use', id: c.id, name: c.function.name, input: safeJson(c.function.arguments) }));
+      // an id Anthropic would refuse back (or none) becomes one of the gateway's (response.ts anthropicToolId)
+      return s.calls.map((c) => ({ type: 'tool_use', id: anthropicToolId(c.id), name: c.function.name, input: safeJson(c.function.arguments) }));
   }
 }
 

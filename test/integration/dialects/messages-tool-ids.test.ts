@@ -62,4 +62,11 @@ describe('messages dialect: tool_use ids of an OpenAI-compatible upstream', func
     expect(sent.find((x) => x.role === 'assistant')!.tool_calls![0].id).to.equal(use.id);
     expect(sent.find((x) => x.role === 'tool')!.tool_call_id).to.equal(use.id);
   });
+
+  it('does the same for a client tool called beside the web search the gateway runs', async () => {
+    up.next.push({ kind: 'json', body: completion({ content: null, tool_calls: [{ id: 'functions.Read:0', type: 'function', function: { name: 'Read', arguments: '{}' } }] }, 'tool_calls') });
+    const m = await client.messages.create({ model, max_tokens: 100, tools: [...tools, { type: 'web_search_20250305', name: 'web_search' }], messages: hi });
+    expect(m.stop_reason).to.equal('tool_use');
+    expect((m.content.find((b) => b.type === 'tool_use') as Anthropic.ToolUseBlock).id).to.match(/^toolu_[0-9a-f]{24}$/);
+  });
 });
