@@ -24,7 +24,7 @@ const ROUTES: Array<{ path: string; headers: Record<string, string>; json: unkno
 function expectInvalidKey(r: Reply, what: string) {
   expect(r.status, `${what}: ${r.text}`).to.equal(401);
   // the plain envelope on every path, plus the dialect's fields on a dialect's path (`what` starts with it)
-  const dialect = /\/v1\/messages/.test(what) ? { type: 'authentication_error' } : /^unknown path/.test(what) ? {} : { type: 'authentication_error', param: null };
+  const dialect = /\/v1\/messages/.test(what) ? { type: 'authentication_error' } : /^unknown path/.test(what) ? {} : { type: 'invalid_request_error', param: null }; // OpenAI's type for a wrong key (invalid_api_key)
   expect(r.body, what).to.deep.equal({ error: { code: 'INVALID_API_KEY', message: r.body.error.message, ...dialect } });
   expect(r.body.error.message, what).to.be.a('string').and.not.equal('');
   expect(r.headers.get('x-service-request-id'), what).to.match(/^req_[0-9a-f]{24}$/);
