@@ -80,13 +80,13 @@ ${invites.length ? '' : html`<tr><td colspan="5" class="muted">No open invitatio
     const role = roleOf(req.body?.role ?? 'member');
     if (!/^[^\s@]+@[^\s@]+$/.test(email)) throw new ApiError(400, 'invalid_request', 'Enter a valid email address to invite.', { param: 'email' });
     const org = res.locals.access!.org;
-    // each invitation may mail anyone: an org's owners together make at most so many an hour
-    const made = await countInWindow(deps.redis, keys.invitationsMade(org.id), 3600);
-    if (made.count > config().webInvitationsPerHour) {
-      await audit(req, res, '/invitations', org.id, 429, ['too_many_invitations']);
-      throw new ApiError(429, 'too_many_invitations', `This organization made ${config().webInvitationsPerHour} invitations in the last hour; try again later.`, { retryAfter: made.ttl });
-    }
     await once(deps.redis, req, async () => {
+      // each invitation may mail anyone: an org's owners together make at most so many an hour
+      const made = await countInWindow(deps.redis, keys.invitationsMade(org.id), 3600);
+      if (made.count > config().webInvitationsPerHour) {
+        await audit(req, res, '/invitations', org.id, 429, ['too_many_invitations']);
+        throw new ApiError(429, 'too_many_invitations', `This organization made ${config().webInvitationsPerHour} invitations in the last hour; try again later.`, { retryAfter: made.ttl });
+      }
       const inv = await createInvitation(org.id, email, role, res.locals.viewer!.user.id);
       const notice = await mailInvitation(inv, org.name, res.locals.viewer!.user.email);
       await audit(req, res, '/invitations', inv.id, 201, [`role:${role}`, `mail:${notice.outcome}`]);

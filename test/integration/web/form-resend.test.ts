@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { env } from '../../helpers/harness';
+import { keys } from '../../../shared/redis/keys';
 import { buildOrg } from '../../helpers/factories';
 import { buildWebMember, consoleAs, dashboardAs } from '../../helpers/web-client';
 import { startAdmin } from '../../helpers/admin';
@@ -82,6 +83,7 @@ describe('dashboard: a key form sent again by a reload makes nothing', () => {
     expect(again.status).to.equal(409);
     expect(again.text).to.include('already sent');
     expect(await InviteCode.count({ where: { orgId: o.org.id } })).to.equal(1);
+    expect(await env().redis.get(keys.invitationsMade(o.org.id)), 'the reload is not counted toward the hourly limit').to.equal('1');
   });
 
   it('console: a reloaded management key form makes no second key', async () => {
