@@ -11,7 +11,7 @@ import type { WebKit } from '../web/session';
 import { actorOf, renderOrgPage } from './org-page';
 import { fieldError, invalidAttrs, typed, withFormRefusal, type FormState } from '../web/form-refusal';
 import { confirmedAction } from '../web/confirm';
-import { once, onceField } from '../web/once';
+import { once, onceField, resentNotice } from '../web/once';
 import { utcText } from '../web/format';
 import { refuseImpersonation } from './member';
 import { ownLimitsNote } from './member-limits';
@@ -52,7 +52,7 @@ ${role === 'owner' ? html`<details${k.id === refusedKey ? html` open` : ''}><sum
     };
     renderOrgPage(req, res, kit, 'API keys', 'keys', (csrf) => html`<h1>API keys</h1>
 ${req.query.saved ? html`<div class="card" role="status" data-test="saved"><p>Limits saved.</p></div>` : ''}
-${created && 'resent' in created ? html`<div class="card" role="status" data-test="resent"><p>${created.of ? html`This form was already sent (the page was reloaded): <strong>${created.of}</strong> was not rotated again. Its new secret was shown once, when it was rotated.` : 'This form was already sent (the page was reloaded): no other key was made. The key it made is in the table below; its secret was shown once.'}</p></div>`
+${created && 'resent' in created ? resentNotice(created.of ? html`<strong>${created.of}</strong> was not rotated again. Its new secret was shown once, when it was rotated.` : 'no other key was made. The key it made is in the table below; its secret was shown once.')
   : created ? html`<div class="card" role="status"><p><strong>${created.of ? html`New secret for ${created.of}.` : 'Your new key.'}</strong> Copy it now: it is shown this once.</p><p class="secret" data-test="new-key">${created.key}</p></div>` : ''}
 <div class="card"><h2>Create a key</h2><p class="muted">A key you create is yours: your web search switch, cap and tool policy apply to it, and it stops working if you leave the organization.</p>${ownLimitsNote(mine)}
 <form method="post" action="${b}" class="row"><input type="hidden" name="_csrf" value="${csrf}">${onceField()}

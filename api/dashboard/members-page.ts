@@ -18,7 +18,7 @@ import { actorOf, renderOrgPage } from './org-page';
 import { refuseImpersonation, requireOwner } from './member';
 import { fieldError, formOf, invalidAttrs, savedNotice, typed, withFormRefusal, type FormState } from '../web/form-refusal';
 import { mailInvitation } from '../web/invitation-notice';
-import { once, onceField } from '../web/once';
+import { once, onceField, RESENT } from '../web/once';
 import { confirmedAction } from '../web/confirm';
 import { utcText } from '../web/format';
 
@@ -92,7 +92,7 @@ ${invites.length ? '' : html`<tr><td colspan="5" class="muted">No open invitatio
       await audit(req, res, '/invitations', inv.id, 201, [`role:${role}`, `mail:${notice.outcome}`]);
       res.status(201);
       await show(req, res, notice);
-    }, () => show(req, res.status(409), { text: 'This form was already sent (the page was reloaded): no other invitation was made or mailed. The invitation is listed below.' }));
+    }, () => show(req, res.status(409), { text: `${RESENT}no other invitation was made or mailed. The invitation is listed below.` }));
   }, (state) => show(req, res, undefined, state), { form: 'invite' }));
   r.post('/invitations/:id/revoke', refuseImpersonation, async (req, res) => {
     const id = String(req.params.id);

@@ -8,24 +8,10 @@ import type { WebKit } from '../web/session';
 import { stackedBars } from './chart';
 import { orgUsageBetween } from './usage';
 import { renderOrgPage } from './org-page';
-import { pageAreaOf } from '../web/error-page';
-import { fieldError, invalidAttrs, typed, type FormState } from '../web/form-refusal';
+import { fieldError, invalidAttrs, queryOrRefusal, typed } from '../web/form-refusal';
 
-/**
- * The range to show: the one asked for, or (a browser's refused range) the default range, with the
- * refusal for the form: what was typed and the message at the field, at status 400. A JSON client
- * gets the error.
- */
-function rangeOrRefusal(req: Request, res: Response): { range: ReturnType<typeof usageRange>; refusal?: FormState } {
-  try {
-    return { range: usageRange(req.query) };
-  } catch (err) {
-    if (!(err instanceof ApiError) || !err.param || !pageAreaOf(req, res)) throw err;
-    res.status(400);
-    const values = { from: typeof req.query.from === 'string' ? req.query.from : '', to: typeof req.query.to === 'string' ? req.query.to : '' };
-    return { range: usageRange({}), refusal: { values, lists: {}, field: err.param, message: err.message } };
-  }
-}
+/** The range to show: the one asked for, or (a browser's refused range) the default range with the refusal for the form (queryOrRefusal). */
+const rangeOrRefusal = (req: Request, res: Response) => queryOrRefusal(req, res, ['from', 'to'], () => usageRange(req.query), () => usageRange({}));
 
 /** The longest range the usage page shows at once, in days. */
 export const MAX_RANGE_DAYS = 366;
@@ -66,7 +52,7 @@ ${rows.length ? '' : html`<tr><td colspan="5" class="muted">No traffic in this r
 /** `GET /dashboard/o/{org}`: usage over a date range, as charts and per model, key and project. */
 export function usagePage(kit: WebKit) {
   return async (req: Request, res: Response): Promise<void> => {
-    const { range: { from, to, end }, refusal } = rangeOrRefusal(req, res);
+    const { value: { from, to, end }, refusal } = rangeOrRefusal(req, res);
     const orgId = res.locals.access!.org.id;
     const [usage, byKey, byProject] = await Promise.all([
       orgUsageBetween(orgId, from, end), usageBreakdown(orgId, from, end, 'key'), usageBreakdown(orgId, from, end, 'project'),

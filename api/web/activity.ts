@@ -8,8 +8,7 @@ import {
 } from '../../shared/metering/request-log-query';
 import { html, type Html } from './html';
 import { count, usdMicros, utcText } from './format';
-import { fieldError, invalidAttrs, type FormState } from './form-refusal';
-import { pageAreaOf } from './error-page';
+import { fieldError, invalidAttrs, queryOrRefusal, type FormState } from './form-refusal';
 
 /**
  * The Activity page of one organization (issue 32), for the dashboard (`/dashboard/o/:org/activity`)
@@ -59,14 +58,11 @@ export function activityQuery(query: Request['query']): ActivityQuery {
  * client, or the CSV export, gets the 400 through the one error handler as before.
  */
 export function activityQueryOrRefusal(req: Request, res: Response): { q: ActivityQuery; refusal?: FormState } {
-  try {
-    return { q: activityQuery(req.query) };
-  } catch (err) {
-    if (!(err instanceof ApiError) || !err.param || !pageAreaOf(req, res)) throw err;
-    res.status(400);
-    const values = Object.fromEntries(FILTERS.map((p) => [p, typeof req.query[p] === 'string' ? String(req.query[p]).slice(0, 255) : ''])) as ActivityQuery['values'];
-    return { q: { filter: {}, values }, refusal: { values, lists: {}, field: err.param, message: err.message } };
-  }
+  const { value: q, refusal } = queryOrRefusal(req, res, FILTERS, () => activityQuery(req.query), (typed) => ({
+    filter: {},
+    values: Object.fromEntries(FILTERS.map((p) => [p, typed[p].slice(0, 255)])) as ActivityQuery['values'],
+  }));
+  return { q, refusal };
 }
 
 /** The rows of one page (also those of its CSV export). */

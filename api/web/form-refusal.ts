@@ -43,6 +43,23 @@ export async function withFormRefusal(
   }
 }
 
+/**
+ * A GET form's query as `parse` reads it; or, when a browser's page is refused naming a field (an
+ * ApiError 400 with `param`), what the page draws instead (`fallback` of the query's `fields` as
+ * typed) with the refusal for its form: what was typed and the message at the field, at status 400.
+ * A JSON client, or any other error, gets the error through the one error handler.
+ */
+export function queryOrRefusal<T>(req: Request, res: Response, fields: readonly string[], parse: () => T, fallback: (typed: Record<string, string>) => T): { value: T; refusal?: FormState } {
+  try {
+    return { value: parse() };
+  } catch (err) {
+    if (!(err instanceof ApiError) || !err.param || !pageAreaOf(req, res)) throw err;
+    res.status(400);
+    const values = Object.fromEntries(fields.map((f) => [f, typeof req.query[f] === 'string' ? String(req.query[f]) : '']));
+    return { value: fallback(values), refusal: { values, lists: {}, field: err.param, message: err.message } };
+  }
+}
+
 /** The refusal when it belongs to `form` (a page of several forms shows it only there). */
 export const formOf = (state: FormState | undefined, form: string): FormState | undefined => (state?.form === form ? state : undefined);
 

@@ -11,36 +11,34 @@ const TOKEN = /^[A-Za-z0-9_-]{22}$/;
 /**
  * A form whose action must not be taken twice (it makes a key and shows its secret once: create,
  * rotate) carries a one-time token of the page that drew it. Reloading the page that answered the
- * POST sends the same form again; `firstSending` tells it apart, so the reload makes no second key.
+ * POST sends the same form again; `once` tells it apart, so the reload makes no second key.
  */
 export const onceField = (): Html => html`<input type="hidden" name="_once" value="${crypto.randomBytes(16).toString('base64url')}">`;
 
-/**
- * Whether this is the first time the form's token was sent (it is then remembered). A request
- * without a token (a script posting the form) is always a first sending.
- */
-export async function firstSending(redis: RedisClient, req: Request): Promise<boolean> {
-  const token = (req.body as Record<string, unknown> | undefined)?._once;
-  if (typeof token !== 'string' || !TOKEN.test(token)) return true;
-  return (await redis.set(keys.formSent(token), '1', 'EX', REMEMBERED_S, 'NX')) === 'OK';
-}
+/** The opening of what a page says when a reload sent its form again; what was not done again follows. */
+export const RESENT = 'This form was already sent (the page was reloaded): ';
 
-/** Forgets the form's token when its action failed, so sending the form again can still act. */
-export async function forgetSending(redis: RedisClient, req: Request): Promise<void> {
+/** The card of a page answering a form sent again (409): RESENT, then `what` was not done again. */
+export const resentNotice = (what: Html | string): Html => html`<div class="card" role="status" data-test="resent"><p>${RESENT}${what}</p></div>`;
+
+/** The form's one-time token, when it sent a well-formed one (a script posting the form may not). */
+function tokenOf(req: Request): string | undefined {
   const token = (req.body as Record<string, unknown> | undefined)?._once;
-  if (typeof token === 'string' && TOKEN.test(token)) await redis.del(keys.formSent(token));
+  return typeof token === 'string' && TOKEN.test(token) ? token : undefined;
 }
 
 /**
- * Runs `act` once per form token: a form sent again runs `resent` instead. When `act` throws, the
- * token is forgotten (nothing was made) and the error goes on.
+ * Runs `act` once per form token: a form sent again runs `resent` instead (its token is remembered a
+ * day). When `act` throws, the token is forgotten (nothing was made) and the error goes on. A request
+ * without a token always acts.
  */
 export async function once(redis: RedisClient, req: Request, act: () => Promise<void>, resent: () => Promise<void>): Promise<void> {
-  if (!(await firstSending(redis, req))) return resent();
+  const token = tokenOf(req);
+  if (token && (await redis.set(keys.formSent(token), '1', 'EX', REMEMBERED_S, 'NX')) !== 'OK') return resent();
   try {
     await act();
   } catch (err) {
-    await forgetSending(redis, req);
+    if (token) await redis.del(keys.formSent(token));
     throw err;
   }
 }

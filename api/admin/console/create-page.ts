@@ -12,7 +12,7 @@ import { config } from '../../../shared/config/env';
 import { html, type Html } from '../../web/html';
 import { operatorActor } from './auth';
 import { fieldError, formOf, invalidAttrs, typed, withFormRefusal, type FormState } from '../../web/form-refusal';
-import { once, onceField } from '../../web/once';
+import { once, onceField, RESENT } from '../../web/once';
 
 type Render = (req: Request, res: Response, tab: string, body: (csrf: string) => Html) => void;
 
@@ -65,7 +65,7 @@ ${field(inf, 'iemail', 'email', 'Email', html`type="email" required maxlength="3
   const again = (req: Request, res: Response) => (state: FormState) => show(req, res, undefined, state);
   // the form sent again by a reload of the page that answered it: 409, nothing made
   const resent = (req: Request, res: Response, what: string) => () =>
-    show(req, res.status(409), { text: `This form was already sent (the page was reloaded): no other ${what} was made${what === 'invitation' ? ' or mailed' : ''}. The one it made is in place; a link it showed was shown once.` });
+    show(req, res.status(409), { text: `${RESENT}no other ${what} was made${what === 'invitation' ? ' or mailed' : ''}. The one it made is in place; a link it showed was shown once.` });
 
   r.post('/create/org', (req, res) => withFormRefusal(req, res, async () => {
     const name = String(req.body?.name ?? '').trim().slice(0, 200);

@@ -24,7 +24,7 @@ import { consoleOrg, laneOverridesForm, orgPage, showConsoleOrg } from './org-pa
 import { fieldError, invalidAttrs, savedNotice, ticked, typed, withFormRefusal, type FormState } from '../../web/form-refusal';
 import { organizations } from '../resources/definitions/tenancy';
 import { validate } from '../../validate';
-import { once, onceField } from '../../web/once';
+import { once, onceField, resentNotice } from '../../web/once';
 
 const TABS = [['/', 'Organizations'], ['/create', 'Create'], ['/keys', 'Platform keys'], ['/switches', 'Kill switches'], ['/pools', 'Model pools'], ['/users', 'Users'], ['/audit', 'Audit log'], ['/admin/queues', 'Queues']] as const;
 
@@ -101,7 +101,7 @@ ${orgs.length ? '' : html`<tr><td colspan="6" class="muted">No organizations yet
     const keys = await PlatformKey.findAll({ order: [['createdAt', 'DESC']], limit: 500 });
     const owners = await User.findAll({ where: { id: [...new Set(keys.map((k) => k.userId))] } });
     render(req, res, kit, '/keys', (csrf) => html`<h1>Platform keys</h1>
-${created === 'resent' ? html`<div class="card" role="status" data-test="resent"><p>This form was already sent (the page was reloaded): no other key was made. The key it made is in the table below; its secret was shown once.</p></div>` : created ? html`<div class="card" role="status"><p><strong>New management key.</strong> Copy it now: it is shown this once.</p><p class="secret" data-test="new-platform-key">${created.key}</p></div>` : ''}
+${created === 'resent' ? resentNotice('no other key was made. The key it made is in the table below; its secret was shown once.') : created ? html`<div class="card" role="status"><p><strong>New management key.</strong> Copy it now: it is shown this once.</p><p class="secret" data-test="new-platform-key">${created.key}</p></div>` : ''}
 <div class="card"><h2>Create a management key</h2><form method="post" action="/keys">${hidden(csrf)}${onceField()}
 <label for="kname">Name</label><input type="text" id="kname" name="name" maxlength="200" value="${typed(refused, 'name')}">
 <fieldset class="checks"${invalidAttrs(refused, 'scopes')}><legend>Scopes</legend>${ALL_SCOPES.map((s) => html`<label><input type="checkbox" name="scopes" value="${s}"${ticked(refused, 'scopes', s) ? html` checked` : ''}>${s}</label>`)}</fieldset>${fieldError(refused, 'scopes')}

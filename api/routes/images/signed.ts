@@ -1,5 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import { only } from '../only';
+import { presentedKeys } from '../../middleware/authenticate';
 import { verify } from '../../../shared/images/signing';
 import { findLiveImage } from '../../../shared/images/store';
 import { imageErrors } from '../../../shared/images/errors';
@@ -20,8 +21,8 @@ export function signedImagesRouter(): Router {
   // its signature holds, as OpenAI's URLs do for an hour. A request that carries a key, or no
   // signature, goes on to the authenticated route as before (302 to the bytes, for the image's 7 days).
   r.get('/v1/images/:id/content', (req, res, next) => {
-    const keyed = req.headers.authorization !== undefined || req.headers['x-api-key'] !== undefined || req.headers['service-api-key'] !== undefined;
-    if (keyed || req.query.signature === undefined) return next();
+    const { gatewayKey, upstreamKey } = presentedKeys(req);
+    if (gatewayKey || upstreamKey || req.query.signature === undefined) return next();
     sendSigned(req, res).catch(next);
   });
   return r;
