@@ -30,6 +30,17 @@ export const SEARCH_LANE_DEFAULT = 16;
 export const MAX_QUERY_CHARS = 400;
 
 /**
+ * Whether a query is 1-400 characters counted as JSON Schema's `maxLength` counts them (code points,
+ * the MCP tool's schema), not UTF-16 units: 400 emoji fit. A string over 800 units cannot, unread.
+ */
+export function queryLengthFits(query: string): boolean {
+  if (query.length < 1 || query.length > 2 * MAX_QUERY_CHARS) return false;
+  let n = 0;
+  for (const _ of query) if (++n > MAX_QUERY_CHARS) return false;
+  return true;
+}
+
+/**
  * Who is searching: what the authenticated request knows. Build it with `searchCaller(ctx, req)`.
  */
 export interface SearchCaller {
@@ -57,7 +68,7 @@ export function searchCaller(ctx: AppContext, req: Request): SearchCaller {
 
 function checkArgs(args: SearchArgs): void {
   if (args.kind === 'search') {
-    if (typeof args.query !== 'string' || args.query.length < 1 || args.query.length > MAX_QUERY_CHARS) {
+    if (typeof args.query !== 'string' || !queryLengthFits(args.query)) {
       throw errors.invalidRequest(`'query' must be a string of 1-${MAX_QUERY_CHARS} characters.`);
     }
     if (args.count !== undefined && (typeof args.count !== 'number' || !Number.isInteger(args.count))) {

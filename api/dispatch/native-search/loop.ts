@@ -7,7 +7,7 @@ import type { SearchArgs, SearchOutcome } from '../../../shared/search/types';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { ClientGone } from '../../../shared/errors/ClientGone';
 import { dispatchChat } from '../chat';
-import { runSearch, searchCaller } from '../search';
+import { runSearch, searchCaller, queryLengthFits, MAX_QUERY_CHARS } from '../search';
 import { hostMatches } from '../../../shared/net/domains';
 import { config } from '../../../shared/config/env';
 import { NATIVE_NAMES, kindOfName, type NativeKind, type NativeToolSet } from './tools';
@@ -102,7 +102,7 @@ export async function runNativeCall(rails: NativeRails, set: NativeToolSet, kind
   if (kind === 'search') {
     const query = typeof input.query === 'string' ? input.query.trim() : '';
     if (!query) return { error: { code: 'invalid_tool_input', message: 'The search needs a query.' } };
-    if (query.length > 400) return { error: { code: 'query_too_long', message: 'The query is longer than 400 characters.' } };
+    if (!queryLengthFits(query)) return { error: { code: 'query_too_long', message: `The query is longer than ${MAX_QUERY_CHARS} characters.` } };
     args = { kind: 'search', query, ...(set.search?.country ? { country: set.search.country } : {}) };
   } else {
     const url = typeof input.url === 'string' ? input.url.trim() : '';

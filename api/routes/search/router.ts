@@ -6,11 +6,14 @@ import { jsonBody } from '../../middleware/body';
 import { requireJson } from '../../middleware/require-json';
 import { killSwitch } from '../../middleware/kill-switch';
 import { validate } from '../../validate';
-import { runSearch, searchCaller, MAX_QUERY_CHARS } from '../../dispatch/search';
+import { runSearch, searchCaller, MAX_QUERY_CHARS, queryLengthFits } from '../../dispatch/search';
 import { ClientGone } from '../../../shared/errors/ClientGone';
 
 const body = Joi.object({
-  query: Joi.string().min(1).max(MAX_QUERY_CHARS).required(),
+  query: Joi.string()
+    .min(1)
+    .custom((v: string, h) => (queryLengthFits(v) ? v : h.error('string.max', { limit: MAX_QUERY_CHARS })))
+    .required(),
   provider: Joi.string().min(1).max(255),
   count: Joi.number().integer(),
 });

@@ -53,6 +53,15 @@ describe('POST /v1/alpha/search', () => {
     expect(await ledger(o.org.id)).to.have.length(1);
   });
 
+  it("counts the query in characters as the MCP schema's maxLength does (code points): 400 emoji fit, 401 do not", async () => {
+    const o = await searchOrg();
+    expectSearchError(await search(o.key, { query: '😀'.repeat(401), count: 1 }), 400, 'invalid_request');
+    expect(await ledger(o.org.id), 'nothing charged for the refused query').to.have.length(0);
+    const r = await search(o.key, { query: '😀'.repeat(400), count: 1 });
+    expect(r.status, r.text).to.equal(200);
+    expect(await ledger(o.org.id)).to.have.length(1);
+  });
+
   it('needs an inference key', async () => {
     const r = await call('POST', '/v1/alpha/search', { json: { query: 'q' } });
     expect(r.status).to.equal(401);
