@@ -3,9 +3,16 @@ import type { Actor } from '../../shared/audit/audit';
 import type { Html } from '../web/html';
 import { page } from '../web/layout';
 import type { WebKit } from '../web/session';
+import type { SignedInChrome } from '../web/error-page';
 
-/** Renders a page of one organization: its tabs (Web search for owners only) and the impersonation banner. */
+/** Renders a page of one organization in its chrome (orgChrome). */
 export function renderOrgPage(req: Request, res: Response, kit: WebKit, title: string, tab: string, body: (csrf: string) => Html): void {
+  const c = orgChrome(req, res, kit, tab);
+  res.send(page({ title, base: '/dashboard', brand: c.brand, user: c.user, csrf: c.csrf, banner: c.banner, nav: c.nav }, body(c.csrf!)));
+}
+
+/** An organization's tabs (Web search and Members for owners only), its name, the user and the impersonation banner. */
+export function orgChrome(req: Request, res: Response, kit: WebKit, tab: string): SignedInChrome {
   const { viewer, access } = res.locals;
   const base = `/dashboard/o/${access!.org.slug}`;
   const csrf = kit.csrfToken(req, res);
@@ -22,7 +29,7 @@ export function renderOrgPage(req: Request, res: Response, kit: WebKit, title: s
   const banner = imp
     ? `Impersonation: ${imp.adminEmail} is viewing as ${viewer!.user.email} until ${new Date(imp.until).toISOString().slice(11, 16)} UTC. Key creation, web search settings and password changes are disabled.`
     : undefined;
-  res.send(page({ title, base: '/dashboard', brand: access!.org.name, user: viewer!.user.email, csrf, banner, nav }, body(csrf)));
+  return { brand: access!.org.name, user: viewer!.user.email, csrf, banner, nav };
 }
 
 /** The audit actor of a dashboard write: the user, or the admin behind an impersonation. */

@@ -8,7 +8,8 @@ import { recordAudit } from '../../shared/audit/audit';
 import { ApiError } from '../../shared/errors/ApiError';
 import { html, type Html } from '../web/html';
 import { page } from '../web/layout';
-import { actorOf, renderOrgPage } from './org-page';
+import { actorOf, orgChrome, renderOrgPage } from './org-page';
+import { setPageChrome } from '../web/error-page';
 import { searchPage } from './search-page';
 import type { Directory } from '../../shared/tenancy/directory';
 import type { WebKit } from '../web/session';
@@ -36,7 +37,10 @@ export function orgPages(deps: { redis: RedisClient; directory: Directory }, kit
   });
 
   const org = Router({ mergeParams: true });
-  r.use('/o/:org', requireMember, org);
+  r.use('/o/:org', requireMember, (req, res, next) => {
+    setPageChrome(res, () => orgChrome(req, res, kit, ''));
+    next();
+  }, org);
 
   org.get('/', usagePage(kit));
   org.get('/models', modelsPage(deps, kit));

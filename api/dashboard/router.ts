@@ -8,6 +8,7 @@ import { orgPages } from './org-pages';
 import { invitePage } from './invite-page';
 import { requireViewer } from './member';
 import { errors } from '../../shared/errors/codes';
+import { setPageChrome } from '../web/error-page';
 
 /** The organization dashboard, mounted at `{base_url}/dashboard` on the web process. */
 export function dashboardRouter(deps: { redis: RedisClient; directory: Directory }): Router {
@@ -21,7 +22,11 @@ export function dashboardRouter(deps: { redis: RedisClient; directory: Directory
   r.use(...kit.middleware);
   r.use(dashboardAuthRoutes(redis, kit));
   r.use(invitePage(kit, redis));
-  r.use(requireViewer, orgPages(deps, kit));
+  r.use(requireViewer, (req, res, next) => {
+    // an error page of a signed-in user keeps the user and sign-out (an organization's page: its tabs too, org-pages.ts)
+    setPageChrome(res, () => ({ brand: 'Gateway dashboard', user: res.locals.viewer!.user.email, csrf: kit.csrfToken(req, res) }));
+    next();
+  }, orgPages(deps, kit));
   // a dashboard path no page answers is the dashboard's 404 (not the inference API's key check)
   r.use((req, _res, next) => next(errors.notFound(`No page at ${req.originalUrl.split('?')[0]}.`)));
   return r;

@@ -5,7 +5,7 @@ import { errors } from '../../shared/errors/codes';
 import { logger } from '../../shared/logger';
 import { ClientGone } from '../../shared/errors/ClientGone';
 import { asUnavailable } from '../../shared/errors/unavailable';
-import { errorPage, pageAreaOf } from '../web/error-page';
+import { errorPage, pageAreaOf, pageChromeOf } from '../web/error-page';
 import { errorBody } from './error-body';
 import { logState } from './request-log';
 
@@ -48,7 +48,7 @@ export function writeError(res: Response, err: ApiError): void {
   const area = res.req ? pageAreaOf(res.req, res) : undefined;
   if (area) {
     const e = err.toJSON() as { code: string; message: string };
-    res.status(err.status).type('html').send(errorPage(area, err.status, e.code, e.message));
+    res.status(err.status).type('html').send(errorPage(area, err.status, e.code, e.message, pageChromeOf(res)));
     return;
   }
   res.status(err.status).json(errorBody(res.req?.originalUrl.split('?')[0] ?? '', err, res.req?.headers));

@@ -214,6 +214,11 @@ describe('web interfaces in a browser (dashboard and operator console)', functio
       await screenshots(page, name);
     }
     expect(await page.textContent('main')).to.include(`/admin/v1/platform-keys/${k.id}`);
+    // a console page that does not exist is an error page inside the console: its tabs and sign-out stay
+    expect((await page.goto(`${admin.url}/no-such-page`))!.status()).to.equal(404);
+    expect(await page.getAttribute('[data-test=error-page]', 'data-code')).to.equal('not_found');
+    expect(await page.locator('header >> text=Platform keys').count()).to.equal(1);
+    expect(await page.locator('header button:has-text("Sign out")').count()).to.equal(1);
     // the queue dashboard opens under the same sign-in
     expect((await page.goto(`${admin.url}/admin/queues`))!.status()).to.equal(200);
   });
@@ -321,9 +326,16 @@ describe('web interfaces in a browser (dashboard and operator console)', functio
     const resp = await page.goto(`${dash()}/o/${org.org.slug}/search`);
     expect(resp!.status()).to.equal(403);
     expect(await page.getAttribute('[data-test=error-page]', 'data-code')).to.equal('owner_required');
+    // the error page keeps the organization's chrome: its tabs (still no Web search for a member) and sign-out
+    expect(await page.locator('header >> text=Usage').count()).to.equal(1);
+    expect(await page.locator('header >> text=Web search').count()).to.equal(0);
+    expect(await page.locator('header button:has-text("Sign out")').count()).to.equal(1);
+    expect(await page.textContent('header .brand')).to.equal(org.org.name);
     const missing = await page.goto(`${dash()}/o/${org.org.slug}/no-such-page`);
     expect(missing!.status()).to.equal(404);
     expect(await page.getAttribute('[data-test=error-page]', 'data-code')).to.equal('not_found');
+    expect(await page.locator('header >> text=Activity').count()).to.equal(1);
+    await screenshots(page, 'dashboard-error-page');
     // the JSON clients of the same routes keep the envelope
     const json = await page.evaluate(async (url) => { const r = await fetch(url, { headers: { accept: 'application/json' } }); return { status: r.status, body: (await r.json()) as { error: { code: string } } }; }, `${dash()}/o/${org.org.slug}/search`);
     expect(json).to.deep.include({ status: 403 });

@@ -14,6 +14,7 @@ import { bumpEpoch } from '../../../shared/cache/epoch';
 import { html, type Html } from '../../web/html';
 import { page } from '../../web/layout';
 import type { WebKit } from '../../web/session';
+import type { SignedInChrome } from '../../web/error-page';
 import { operatorActor } from './auth';
 import { confirmedAction } from '../../web/confirm';
 import { count, utcText } from '../../web/format';
@@ -29,8 +30,14 @@ import { once, onceField, resentNotice } from '../../web/once';
 const TABS = [['/', 'Organizations'], ['/create', 'Create'], ['/keys', 'Platform keys'], ['/switches', 'Kill switches'], ['/pools', 'Model pools'], ['/users', 'Users'], ['/audit', 'Audit log'], ['/admin/queues', 'Queues']] as const;
 
 function render(req: Request, res: Response, kit: WebKit, tab: string, body: (csrf: string) => Html): void {
+  const c = consoleChrome(req, res, kit, tab);
+  res.send(page({ title: TABS.find((t) => t[0] === tab)?.[1] ?? 'Console', base: '', brand: c.brand, user: c.user, csrf: c.csrf, nav: c.nav }, body(c.csrf!)));
+}
+
+/** The console's tabs, the operator and sign-out (also around its error pages). */
+export function consoleChrome(req: Request, res: Response, kit: WebKit, tab: string): SignedInChrome {
   const csrf = kit.csrfToken(req, res);
-  res.send(page({ title: TABS.find((t) => t[0] === tab)?.[1] ?? 'Console', base: '', brand: 'Gateway operator console', user: res.locals.operator!.email, csrf, nav: TABS.map(([href, label]) => ({ href, label, on: href === tab })) }, body(csrf)));
+  return { brand: 'Gateway operator console', user: res.locals.operator!.email, csrf, nav: TABS.map(([href, label]) => ({ href, label, on: href === tab })) };
 }
 const hidden = (csrf: string) => html`<input type="hidden" name="_csrf" value="${csrf}">`;
 const postButton = (action: string, csrf: string, label: string, cls = 'danger') => html`<form class="inline" method="post" action="${action}">${hidden(csrf)}<button class="${cls}">${label}</button></form>`;
