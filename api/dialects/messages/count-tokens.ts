@@ -1,4 +1,4 @@
-import { searchResultText, type MessagesBlock, type MessagesRequest } from './request';
+import { searchResultText, type MessagesBlock, type MessagesMessage, type MessagesRequest } from './request';
 import { fromLastCompaction } from './compaction';
 import { countTokens } from '../../../shared/tokenizer/pool';
 import { DOCUMENT_TOKENS, IMAGE_TOKENS } from '../../../shared/tokenizer/media';
@@ -30,10 +30,27 @@ function blockText(b: MessagesBlock): { text: string; fixed: number } {
   }
 }
 
+const THINKING = new Set(['thinking', 'redacted_thinking']);
+const answersTools = (m: MessagesMessage) => m.role === 'user' && Array.isArray(m.content) && m.content.length > 0 && m.content.every((b) => b.type === 'tool_result');
+
+/**
+ * Where the current assistant turn starts: after the last user message that is not only tool
+ * results (a tool loop's results continue the turn they answer). Anthropic: "Thinking blocks from
+ * previous assistant turns are ignored and do not count toward your input tokens. Current assistant
+ * turn thinking does count toward your input tokens" (token-counting, "Counting tokens in messages
+ * with extended thinking"; context-windows: previous thinking blocks are "stripped from the context
+ * window calculation"). Before, every turn's thinking was counted.
+ */
+function currentTurnStart(messages: MessagesMessage[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i].role === 'user' && !answersTools(messages[i])) return i + 1;
+  return 0;
+}
+
 /**
  * Input tokens of a messages request under the model's tokenizer profile: system, every message's
- * text, tool calls and results, and tool definitions, plus fixed estimates for images and binary
- * documents and a small per-message framing; from the latest compaction block on. Large inputs are counted off the event loop (pool.ts).
+ * text, tool calls and results, the current assistant turn's thinking (currentTurnStart), and tool
+ * definitions, plus fixed estimates for images and binary documents and a small per-message framing;
+ * from the latest compaction block on. Large inputs are counted off the event loop (pool.ts).
  */
 export async function countMessagesTokens(profile: string, req: MessagesRequest): Promise<number> {
   const texts: string[] = [];
@@ -41,11 +58,14 @@ export async function countMessagesTokens(profile: string, req: MessagesRequest)
   if (typeof req.system === 'string') texts.push(req.system);
   else if (Array.isArray(req.system)) texts.push(...req.system.map((b) => blockText(b).text));
   // a `compaction` block stands for everything before it, as on the request (compaction.ts)
-  for (const m of fromLastCompaction(req.messages)) {
+  const messages = fromLastCompaction(req.messages);
+  const current = currentTurnStart(messages);
+  for (const [i, m] of messages.entries()) {
     fixed += PER_MESSAGE;
     if (typeof m.content === 'string') texts.push(m.content);
     else
       for (const b of m.content) {
+        if (THINKING.has(b.type) && i < current) continue;
         const t = blockText(b);
         texts.push(t.text);
         fixed += t.fixed;

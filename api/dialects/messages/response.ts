@@ -1,4 +1,5 @@
 import crypto from 'crypto';
+import { isRecord } from '../../../shared/is-record';
 import { parseArguments, type CanonicalCompletion, type CanonicalUsage, type FinishReason } from '../canonical';
 
 export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal' | 'compaction';
@@ -96,13 +97,21 @@ export function stopOf(finish: FinishReason | undefined, hasToolCalls: boolean, 
 }
 
 /**
- * Whether the request's `thinking.display` is `omitted`: Anthropic then answers each thinking block
- * with its text empty ("thinking content is redacted but a signature is returned", SDK 1.16
- * ThinkingConfigEnabled/Adaptive `display`); Claude Code asks for it. A Claude upstream is told so
- * itself; an upstream's `reasoning_content` is left out by the gateway.
+ * What an answer shows of an upstream's unsigned reasoning (an OpenAI-compatible upstream's
+ * `reasoning_content`), by the request's `thinking`: `text`, a thinking block with the reasoning;
+ * `empty`, the block with its text left out, as Anthropic answers `display: "omitted"` ("thinking
+ * content is redacted but a signature is returned", SDK 1.16 ThinkingConfigEnabled/Adaptive
+ * `display`; Claude Code asks for it); `none`, no block at all, when thinking is not on (`thinking`
+ * absent, `disabled`, or `between_tools`, which turns up-front thinking off): Anthropic answers
+ * without thinking blocks then, and a client reading `content[0].text` found the reasoning there.
+ * Only `enabled` and `adaptive` turn thinking on. A Claude upstream's signed blocks are its own
+ * answer and are shown as it sent them (a Claude model may think by default: Anthropic's
+ * ThinkingConfigParam, "what happens when you omit `thinking` depend[s] on the model").
  */
-export function thinkingOmitted(thinking: unknown): boolean {
-  return typeof thinking === 'object' && thinking !== null && (thinking as { display?: unknown }).display === 'omitted';
+export type ReasoningShown = 'text' | 'empty' | 'none';
+export function reasoningShown(thinking: unknown): ReasoningShown {
+  if (!isRecord(thinking) || (thinking.type !== 'enabled' && thinking.type !== 'adaptive')) return 'none';
+  return thinking.display === 'omitted' ? 'empty' : 'text';
 }
 
 /**
@@ -110,15 +119,15 @@ export function thinkingOmitted(thinking: unknown): boolean {
  * (`message.refusal`) is a text block with its text, and stop_reason `refusal` (Anthropic's own for
  * a declined request). A Claude upstream's thinking (Anthropic-native or Bedrock) comes with its
  * signatures (and its redacted_thinking blocks), so the client can send it back to either; other
- * reasoning is a thinking block with an empty signature.
+ * reasoning is a thinking block with an empty signature when the request turned thinking on (`reasoning`: reasoningShown).
  */
-export function canonicalToMessage(c: CanonicalCompletion, publicModel: string, id = messageId(), stopSequences?: string[], omitThinking = false): Record<string, unknown> {
+export function canonicalToMessage(c: CanonicalCompletion, publicModel: string, id = messageId(), stopSequences?: string[], reasoning: ReasoningShown = 'none'): Record<string, unknown> {
   const choice = c.choices[0];
   const msg = choice?.message ?? {};
   const content: Array<Record<string, unknown>> = [];
-  // a Claude upstream's signed (and redacted) blocks as they were; other reasoning unsigned, its text left out when `display` is `omitted`
+  // a Claude upstream's signed (and redacted) blocks as they were; other reasoning unsigned (reasoningShown): only with thinking on, its text left out when `display` is `omitted`
   if (msg.thinking_blocks?.length) content.push(...msg.thinking_blocks);
-  else if (msg.reasoning_content) content.push({ type: 'thinking', thinking: omitThinking ? '' : msg.reasoning_content, signature: '' });
+  else if (msg.reasoning_content && reasoning !== 'none') content.push({ type: 'thinking', thinking: reasoning === 'empty' ? '' : msg.reasoning_content, signature: '' });
   const text = (msg.content ?? '') + (msg.refusal ?? '');
   if (text) content.push({ type: 'text', text });
   for (const call of msg.tool_calls ?? []) {

@@ -1,5 +1,5 @@
 import { completeJson, type CanonicalChunk, type CanonicalUsage, type FinishReason, type ThinkingBlock } from '../canonical';
-import { anthropicToolId, matchedStop, messageId, messagesUsage, stopOf } from './response';
+import { anthropicToolId, matchedStop, messageId, messagesUsage, stopOf, type ReasoningShown } from './response';
 import { COMPACTION_START, compactionDelta, compactionIterations } from './compaction';
 
 /** One Anthropic stream event; `type` is also its SSE event name. */
@@ -46,8 +46,8 @@ export class MessagesStreamTranslator {
     private readonly stopSequences?: string[],
     /** The request's context editing report (`context_management` on message_delta), when it asked for editing. */
     private readonly contextManagement?: { applied_edits: unknown[] },
-    /** `thinking.display: "omitted"`: an upstream's reasoning opens its thinking block but sends no text (response.ts thinkingOmitted). */
-    private readonly omitThinking = false,
+    /** What an upstream's unsigned reasoning shows (response.ts reasoningShown): a thinking block with its text, without it (`display: "omitted"`), or nothing when thinking is not on. */
+    private readonly reasoning: ReasoningShown = 'none',
   ) {}
 
   private start(out: MessagesEvent[]): void {
@@ -115,9 +115,10 @@ export class MessagesStreamTranslator {
     if (chunk.usage) this.usage = chunk.usage;
     const choice = chunk.choices?.[0];
     const delta = choice?.delta;
-    if (delta?.reasoning_content) {
+    // thinking not on: no block and no index taken, so the blocks that follow are numbered from 0
+    if (delta?.reasoning_content && this.reasoning !== 'none') {
       if (this.open?.kind !== 'thinking') this.openThinking(out);
-      if (!this.omitThinking) out.push({ type: 'content_block_delta', index: this.index, delta: { type: 'thinking_delta', thinking: delta.reasoning_content } });
+      if (this.reasoning === 'text') out.push({ type: 'content_block_delta', index: this.index, delta: { type: 'thinking_delta', thinking: delta.reasoning_content } });
     }
     for (const b of delta?.thinking_blocks ?? []) this.signed(out, b);
     if (delta?.refusal) this.refused = true;

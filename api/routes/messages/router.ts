@@ -7,6 +7,7 @@ import { validate } from '../../validate';
 import { countTokensSchema, messagesSchema } from './schema';
 import { requireAnthropicVersion } from './version';
 import { anthropicBeta } from './beta';
+import { refuseThinkingBudget } from './thinking-budget';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
 import { allNativeMessages } from '../../dispatch/route';
 import { SseWriter } from '../../sse';
@@ -14,7 +15,7 @@ import { streamError } from './stream-error';
 import { answerNative } from './native';
 import { messagesNativeTools } from '../../dialects/messages/native';
 import { messagesToCanonical, refuseEmptyContent, type MessagesRequest } from '../../dialects/messages/request';
-import { canonicalToMessage, thinkingOmitted } from '../../dialects/messages/response';
+import { canonicalToMessage, reasoningShown } from '../../dialects/messages/response';
 import { MessagesStreamTranslator } from '../../dialects/messages/stream';
 import { countMessagesTokens } from '../../dialects/messages/count-tokens';
 import { countInLane } from '../../dispatch/count-lane';
@@ -33,6 +34,8 @@ function createHandler(ctx: AppContext) {
     const body = validate<MessagesRequest>(messagesSchema, req.body);
     refuseEmptyContent(body);
     const beta = anthropicBeta(req);
+    // a manual thinking budget at or above max_tokens, as Anthropic refuses it (unless interleaved thinking), on every upstream
+    refuseThinkingBudget(body, beta);
     const resolved = await resolveChatModel(ctx, req, body.model);
     // an effort level the model's config does not list, native bypass or not (shared/catalog/effort-levels.ts)
     refuseEffortLevel(body.output_config?.effort, resolved.model.config, 'output_config.effort');
@@ -75,7 +78,7 @@ function createHandler(ctx: AppContext) {
         if (bypass) return result;
         const usage = (result as CanonicalCompletion).usage;
         if (compacted) addUsageToRow(res, usage);
-        const message = canonicalToMessage(result as CanonicalCompletion, publicModel, undefined, body.stop_sequences, thinkingOmitted(body.thinking));
+        const message = canonicalToMessage(result as CanonicalCompletion, publicModel, undefined, body.stop_sequences, reasoningShown(body.thinking));
         if (compacted) withCompaction(message, compacted, usage, publicModel);
         return managed ? Object.assign(message, { context_management: managed }) : message;
       };
@@ -87,7 +90,7 @@ function createHandler(ctx: AppContext) {
     const streamed = async (send: StreamSend) => {
       const managed = await editContext();
       const compacted = await compactContext();
-      const translator = bypass ? undefined : new MessagesStreamTranslator(publicModel, undefined, body.stop_sequences, managed, thinkingOmitted(body.thinking));
+      const translator = bypass ? undefined : new MessagesStreamTranslator(publicModel, undefined, body.stop_sequences, managed, reasoningShown(body.thinking));
       if (compacted && translator) {
         for (const ev of translator.compaction(compacted.summary, compacted.usage)) send(JSON.stringify(ev), ev.type);
         if (compact!.pause) {

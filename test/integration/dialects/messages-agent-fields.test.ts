@@ -177,4 +177,36 @@ describe('messages dialect: the fields coding agents send', () => {
       expect(r.status, `${JSON.stringify(thinking)}: ${r.text}`).to.equal(200);
     }
   });
+
+  it("refuses a thinking budget at or above max_tokens as Anthropic does (400 invalid_request_error, its words), on every upstream, JSON and streamed, before any upstream call or billing; the interleaved-thinking beta (Claude Code's) lets it exceed max_tokens", async () => {
+    const before = await billedCount(o.org.id);
+    const message = '`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size';
+    // no beta, or betas without interleaved thinking
+    for (const beta of [undefined, 'claude-code-20250219,effort-2025-11-24']) {
+      const headers = { ...keyHeader(o.key), 'anthropic-version': '2023-06-01', ...(beta ? { 'anthropic-beta': beta } : {}) };
+      for (const [budget, max] of [[4096, 4096], [8192, 4096], [1024, 1024]]) {
+        for (const model of ['sim-chat', 'sim-claude']) {
+          for (const stream of [false, true]) {
+            const what = `${model} budget ${budget} max ${max} stream ${stream} beta ${beta}`;
+            const json = claudeCode(model, { thinking: { type: 'enabled', budget_tokens: budget }, max_tokens: max, stream });
+            const r = stream ? await postSse('/v1/messages', headers, json) : await call('POST', '/v1/messages', { headers, json });
+            expect(r.status, `${what}: ${r.text}`).to.equal(400);
+            expect(JSON.parse(r.text).error, what).to.deep.equal({ code: 'invalid_request', type: 'invalid_request_error', message });
+          }
+        }
+      }
+    }
+    expect(env().sim.log.entries).to.have.length(0);
+    expect(await billedCount(o.org.id)).to.equal(before);
+    // below max_tokens, or with the interleaved-thinking beta (`h` is Claude Code's header): answered on both upstream kinds
+    const plain = { ...keyHeader(o.key), 'anthropic-version': '2023-06-01' };
+    for (const [headers, budget, max] of [[plain, 4095, 4096], [h, 8192, 4096], [h, 4096, 4096]] as const) {
+      for (const model of ['sim-chat', 'sim-claude']) {
+        const r = await call('POST', '/v1/messages', { headers, json: claudeCode(model, { thinking: { type: 'enabled', budget_tokens: budget }, max_tokens: max }) });
+        expect(r.status, `${model} budget ${budget} max ${max}: ${r.text}`).to.equal(200);
+      }
+    }
+    // the native bypass passes the budget on as it was sent
+    expect(env().sim.log.entries.filter((e) => e.path === '/v1/messages').map((e) => (e.body as { thinking: unknown }).thinking)).to.deep.include({ type: 'enabled', budget_tokens: 8192 });
+  });
 });

@@ -305,6 +305,37 @@ describe('messages dialect on a scripted OpenAI-compatible upstream', function (
     const shown = await call('POST', '/v1/messages', { headers: h, json: req({ thinking: { type: 'adaptive', display: 'summarized' } }) });
     expect(shown.body.content[0]).to.deep.equal({ type: 'thinking', thinking: 'secret steps', signature: '' });
   });
+
+  it("answers no thinking block for an upstream's reasoning when the request did not turn thinking on (absent, disabled, between_tools), JSON and streamed: content[0] is the text, indexes from 0", async () => {
+    const call1 = { id: 'call_1', type: 'function', function: { name: 'a', arguments: '{"x":1}' } };
+    for (const thinking of [undefined, { type: 'disabled' }, { type: 'between_tools' }]) {
+      const what = JSON.stringify(thinking);
+      up.next.push({ kind: 'json', body: completion({ content: 'Answer', reasoning_content: 'secret steps', tool_calls: [call1] }, 'tool_calls') });
+      const r = await call('POST', '/v1/messages', { headers: h, json: req({ thinking, tools }) });
+      expect(r.status, r.text).to.equal(200);
+      expect(r.body.content, what).to.deep.equal([
+        { type: 'text', text: 'Answer' },
+        { type: 'tool_use', id: 'call_1', name: 'a', input: { x: 1 } },
+      ]);
+      expectAnthropic('Message', r.body);
+      const sse = [chunk({ role: 'assistant', content: '' }), chunk({ reasoning_content: 'secret' }), chunk({ reasoning_content: ' steps' }), chunk({ content: 'Answer' }), chunk({ tool_calls: [{ index: 0, ...call1 }] }), chunk({}, 'tool_calls'), usageChunk()];
+      up.next.push({ kind: 'sse', events: sse });
+      const s = await postSse('/v1/messages', h, req({ thinking, tools, stream: true }));
+      expect(s.text, what).to.not.include('secret');
+      expect(s.text, what).to.not.include('thinking');
+      expect(blocks(s.events), what).to.deep.equal(['start:0:text:', 'delta:0:Answer', 'stop:0', 'start:1:tool_use:a', 'delta:1:{"x":1}', 'stop:1']);
+      for (const e of s.events) expectAnthropic('StreamEvent', e.data);
+    }
+    // the official SDK reads the text first, JSON and accumulated from the stream
+    const sdk = new Anthropic({ apiKey: o.key, baseURL: env().gw.url, maxRetries: 0 });
+    up.next.push({ kind: 'json', body: completion({ content: 'Answer', reasoning_content: 'secret steps' }, 'stop') });
+    const m = await sdk.messages.create({ model, max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] });
+    expect(m.content[0]).to.deep.equal({ type: 'text', text: 'Answer' });
+    up.next.push({ kind: 'sse', events: [chunk({ role: 'assistant', content: '' }), chunk({ reasoning_content: 'secret' }), chunk({ content: 'Answer' }), chunk({}, 'stop'), usageChunk()] });
+    const streamed = await sdk.messages.stream({ model, max_tokens: 100, messages: [{ role: 'user', content: 'hi' }], thinking: { type: 'disabled' } }).finalMessage();
+    expect(streamed.content.map((b) => b.type)).to.deep.equal(['text']);
+    expect(streamed.content[0]).to.include({ type: 'text', text: 'Answer' });
+  });
   it("refuses a base64 image of a type Anthropic does not take (jpeg, png, gif, webp), in a turn or a tool result, on every path before any upstream", async () => {
     const bmp = { type: 'image', source: { type: 'base64', media_type: 'image/bmp', data: 'Qk0=' } };
     const turns = [

@@ -155,7 +155,7 @@ describe('POST /v1/messages', () => {
   }
 
   it('native bypass: thinking blocks are streamed and carried across turns unchanged', async () => {
-    const s = await postSse('/v1/messages', h, body('sim-claude', { stream: true, thinking: { type: 'enabled', budget_tokens: 1024 }, tools: [weather], tool_choice: { type: 'any' } }));
+    const s = await postSse('/v1/messages', h, body('sim-claude', { stream: true, max_tokens: 2048, thinking: { type: 'enabled', budget_tokens: 1024 }, tools: [weather], tool_choice: { type: 'any' } }));
     expect(shape(s.events)).to.deep.equal([
       'message_start',
       'content_block_start:0:thinking',
@@ -174,6 +174,8 @@ describe('POST /v1/messages', () => {
       { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { query: 'x' } },
     ];
     const follow = body('sim-claude', {
+      // a budget below max_tokens, as Anthropic requires
+      max_tokens: 2048,
       thinking: { type: 'enabled', budget_tokens: 1024 },
       tools: [weather],
       messages: [
@@ -471,6 +473,26 @@ describe('POST /v1/messages/count_tokens', () => {
     expect(withSystem).to.equal(plain + encodeO200k('You are a helpful assistant.').length);
     expect(withTools).to.be.greaterThan(plain + 10);
     expect(withImage).to.equal(plain + 1600);
+  });
+
+  it("counts the current assistant turn's thinking only: earlier turns' thinking and redacted thinking are not input tokens (Anthropic's token counting)", async () => {
+    const h = { ...keyHeader(o.key), ...V };
+    const thought = 'A long chain of careful reasoning about the weather in Paris and Lyon';
+    const think = { type: 'thinking', thinking: thought, signature: 'sig' };
+    const redacted = { type: 'redacted_thinking', data: 'EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIw' };
+    const count = async (messages: unknown[]) => {
+      const r = await call('POST', '/v1/messages/count_tokens', { headers: h, json: { model: 'sim-chat', tools: [weather], messages } });
+      expect(r.status, r.text).to.equal(200);
+      return r.body.input_tokens as number;
+    };
+    const use = { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { query: 'Paris' } };
+    const result = { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'sunny' }] };
+    // a finished exchange, then a new question: the earlier turn's thinking counts for nothing
+    const earlier = (blocks: unknown[]) => [{ role: 'user', content: 'weather?' }, { role: 'assistant', content: [...blocks, use] }, result, { role: 'assistant', content: 'Sunny.' }, { role: 'user', content: 'and tomorrow?' }];
+    expect(await count(earlier([think, redacted]))).to.equal(await count(earlier([])));
+    // mid tool loop (the results answer the turn being written): its thinking counts, as its text
+    const current = (blocks: unknown[]) => [{ role: 'user', content: 'weather?' }, { role: 'assistant', content: [...blocks, use] }, result];
+    expect(await count(current([think]))).to.equal((await count(current([]))) + encodeO200k(thought).length);
   });
 
   it('refuses an unknown model (404) and a missing messages field (400)', async () => {

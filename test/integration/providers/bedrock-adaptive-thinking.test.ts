@@ -59,7 +59,7 @@ describe('bedrock: adaptive thinking and the messages dialect thinking', functio
     expect(err).to.be.instanceOf(Anthropic.BadRequestError);
     expect(JSON.stringify((err as InstanceType<typeof Anthropic.APIError>).error)).to.include('temperature');
     expect(s.up.received).to.have.length(0);
-    const m = await s.anthropic.messages.create({ model: s.models.llama, max_tokens: 100, messages: hi, thinking: { type: 'enabled', budget_tokens: 2000 } });
+    const m = await s.anthropic.messages.create({ model: s.models.llama, max_tokens: 4000, messages: hi, thinking: { type: 'enabled', budget_tokens: 2000 } });
     expect(m.content.at(-1)).to.deep.include({ type: 'text', text: 'ok' });
     expect(s.up.received[0].body.additionalModelRequestFields).to.equal(undefined);
   });

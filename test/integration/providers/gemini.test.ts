@@ -205,10 +205,15 @@ describe('provider kind gemini', () => {
     const failed = [{ role: 'user', content: 'please use a tool for Paris' }, { role: 'assistant', content: first.body.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, is_error: true, content: 'no network' }] }];
     expect((await call('POST', '/v1/messages', { headers: h, json: { model: 'test-gemini', max_tokens: 200, tools, messages: failed } })).status).to.equal(200);
     expect((sent(2).body as { contents: unknown[] }).contents[2]).to.deep.equal({ role: 'user', parts: [{ functionResponse: { name: 'lookup', response: { error: 'no network' } } }] });
-    const t = await call('POST', '/v1/messages', { headers: h, json: { model: 'test-gemini', max_tokens: 200, output_config: { effort: 'medium' }, messages: [{ role: 'user', content: 'ponder' }] } });
+    const t = await call('POST', '/v1/messages', { headers: h, json: { model: 'test-gemini', max_tokens: 200, thinking: { type: 'adaptive' }, output_config: { effort: 'medium' }, messages: [{ role: 'user', content: 'ponder' }] } });
     expect(t.status, t.text).to.equal(200);
     expect(t.body.content[0]).to.deep.include({ type: 'thinking', thinking: 'Considering: ponder' });
     expect((sent(3).body as { generationConfig: unknown }).generationConfig).to.deep.equal({ maxOutputTokens: 200, thinkingConfig: { thinkingBudget: 8192, includeThoughts: true } });
+    // an effort without thinking turned on: the thoughts are not a thinking block (Anthropic answers none then), their tokens are still counted
+    const quiet = await call('POST', '/v1/messages', { headers: h, json: { model: 'test-gemini', max_tokens: 200, output_config: { effort: 'medium' }, messages: [{ role: 'user', content: 'ponder' }] } });
+    expect(quiet.status, quiet.text).to.equal(200);
+    expect(quiet.body.content.map((b: { type: string }) => b.type)).to.deep.equal(['text']);
+    expect(quiet.body.usage.output_tokens_details.thinking_tokens).to.be.greaterThan(0);
   });
 
   it('the responses dialect, JSON and streamed', async () => {

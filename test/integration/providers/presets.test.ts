@@ -117,18 +117,21 @@ describe('OpenAI-compatible presets', () => {
     expect(events.at(-1)!.outputTokens).to.equal(chunks.at(-1).usage.completion_tokens);
   });
 
-  it('openrouter: the messages dialect gets a thinking block and usage, streamed; the responses dialect answers', async () => {
+  it('openrouter: the messages dialect gets a thinking block (with thinking on) and usage, streamed; the responses dialect answers', async () => {
     env().sim.knobs.set('or-upstream', { reasoning: { field: 'reasoning', text: 'step by step' }, usageInLastChunk: true });
-    const s = await postSse('/v1/messages', { ...keyHeader(o.key), ...V }, { model: 'or-chat', max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'think please' }] });
+    const s = await postSse('/v1/messages', { ...keyHeader(o.key), ...V }, { model: 'or-chat', max_tokens: 100, stream: true, thinking: { type: 'adaptive' }, messages: [{ role: 'user', content: 'think please' }] });
     expect(s.status, s.text).to.equal(200);
     const thinking = s.events.filter((e) => e.data.type === 'content_block_delta' && e.data.delta.type === 'thinking_delta').map((e) => e.data.delta.thinking).join('');
     expect(thinking).to.equal('step by step');
     const text = s.events.filter((e) => e.data.type === 'content_block_delta' && e.data.delta.type === 'text_delta').map((e) => e.data.delta.text).join('');
     expect(text).to.include('think please');
     expect(s.events.find((e) => e.data.type === 'message_delta')!.data.usage.output_tokens).to.be.greaterThan(0);
-    const m = await call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), ...V }, json: { model: 'or-chat', max_tokens: 100, messages: [{ role: 'user', content: 'json please' }] } });
+    const m = await call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), ...V }, json: { model: 'or-chat', max_tokens: 100, thinking: { type: 'adaptive' }, messages: [{ role: 'user', content: 'json please' }] } });
     expect(m.status, m.text).to.equal(200);
     expect(m.body.content[0]).to.deep.include({ type: 'thinking', thinking: 'step by step' });
+    // without thinking on, no thinking block: the text is content[0]
+    const plain = await call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), ...V }, json: { model: 'or-chat', max_tokens: 100, messages: [{ role: 'user', content: 'json please' }] } });
+    expect(plain.body.content.map((b: { type: string }) => b.type)).to.deep.equal(['text']);
     const r = await call('POST', '/v1/responses', { headers: keyHeader(o.key), json: { model: 'or-chat', input: 'responses please' } });
     expect(r.status, r.text).to.equal(200);
     expect(r.body.output.find((i: { type: string }) => i.type === 'message').content[0].text).to.include('responses please');

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { messagesToCanonical, type MessagesRequest } from '../../../api/dialects/messages/request';
-import { canonicalToMessage, stopReason } from '../../../api/dialects/messages/response';
+import { canonicalToMessage, reasoningShown, stopReason, type ReasoningShown } from '../../../api/dialects/messages/response';
 import { MessagesStreamTranslator } from '../../../api/dialects/messages/stream';
 import { anthropicErrorType } from '../../../api/dialects/messages/errors';
 import { isVersionDate } from '../../../api/routes/messages/version';
@@ -130,15 +130,19 @@ describe('messages dialect: canonical → Message', () => {
     });
   });
 
-  it('turns text into a text block and reasoning into a thinking block; cached input is reported apart', () => {
+  it('turns text into a text block and reasoning into a thinking block only with thinking on (its text left out when omitted); cached input is reported apart', () => {
     const withReasoning = structuredClone(textCompletion) as unknown as CanonicalCompletion;
     withReasoning.choices[0].message.reasoning_content = 'hmm';
     withReasoning.usage = { prompt_tokens: 19, completion_tokens: 10, prompt_tokens_details: { cached_tokens: 4 } };
-    const m = canonicalToMessage(withReasoning, 'p');
-    expect(m.content).to.deep.equal([
-      { type: 'thinking', thinking: 'hmm', signature: '' },
-      { type: 'text', text: 'Hello! How can I assist you today?' },
-    ]);
+    const text = { type: 'text', text: 'Hello! How can I assist you today?' };
+    const m = canonicalToMessage(withReasoning, 'p', undefined, undefined, reasoningShown({ type: 'enabled', budget_tokens: 1024 }));
+    expect(m.content).to.deep.equal([{ type: 'thinking', thinking: 'hmm', signature: '' }, text]);
+    expect(canonicalToMessage(withReasoning, 'p', undefined, undefined, reasoningShown({ type: 'adaptive', display: 'omitted' })).content).to.deep.equal([{ type: 'thinking', thinking: '', signature: '' }, text]);
+    // thinking absent, disabled or between_tools: Anthropic answers no thinking block, so content[0] is the text
+    for (const thinking of [undefined, { type: 'disabled' }, { type: 'between_tools' }]) {
+      expect(canonicalToMessage(withReasoning, 'p', undefined, undefined, reasoningShown(thinking)).content, JSON.stringify(thinking)).to.deep.equal([text]);
+    }
+    expect(canonicalToMessage(withReasoning, 'p').content, 'the default shows none').to.deep.equal([text]);
     expect(m.stop_reason).to.equal('end_turn');
     expect(m.usage).to.deep.equal({ input_tokens: 15, output_tokens: 10, cache_creation_input_tokens: 0, cache_read_input_tokens: 4, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 }, service_tier: 'standard' });
   });
@@ -172,8 +176,8 @@ describe('messages dialect: canonical → Message', () => {
 });
 
 describe('messages dialect: stream translation', () => {
-  const run = (chunks: unknown[]) => {
-    const t = new MessagesStreamTranslator('pub', 'msg_s');
+  const run = (chunks: unknown[], reasoning: ReasoningShown = 'none') => {
+    const t = new MessagesStreamTranslator('pub', 'msg_s', undefined, undefined, reasoning);
     return [...chunks.flatMap((c) => t.push(c as CanonicalChunk)), ...t.end()];
   };
 
@@ -247,8 +251,12 @@ describe('messages dialect: stream translation', () => {
     expect((canonicalToMessage(noId, 'p').content as Array<{ id: string }>)[0].id).to.match(/^toolu_[0-9a-f]{24}$/);
   });
 
-  it('streams reasoning as a thinking block before the text', () => {
-    const events = run([{ choices: [{ delta: { reasoning_content: 'think' } }] }, { choices: [{ delta: { content: 'answer' }, finish_reason: 'stop' }] }]);
+  it('streams reasoning as a thinking block before the text when thinking is on; without it, no thinking events and the text is block 0', () => {
+    const chunks = [{ choices: [{ delta: { reasoning_content: 'think' } }] }, { choices: [{ delta: { content: 'answer' }, finish_reason: 'stop' }] }];
+    const off = run(chunks);
+    expect(off.map((e) => `${e.type}${'index' in e ? `:${e.index}` : ''}`)).to.deep.equal(['message_start', 'content_block_start:0', 'ping', 'content_block_delta:0', 'content_block_stop:0', 'message_delta', 'message_stop']);
+    expect(JSON.stringify(off)).not.to.include('thinking');
+    const events = run(chunks, 'text');
     expect(events.map((e) => `${e.type}${'index' in e ? `:${e.index}` : ''}`)).to.deep.equal([
       'message_start',
       'content_block_start:0',
