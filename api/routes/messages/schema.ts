@@ -124,11 +124,15 @@ const tool = Joi.object({
  * 1,024 ("Must be ≥1024"), `adaptive`, `disabled` or `between_tools`; `display` `summarized`,
  * `omitted` or null. Refused on every upstream as Anthropic refuses it: on a translated one the
  * field went unchecked (a Bedrock Claude deployment, or an Anthropic one in a mixed pool, then
- * refused it after a lane was used; an OpenAI-compatible one answered as if it were valid).
+ * refused it after a lane was used; an OpenAI-compatible one answered as if it were valid). A budget
+ * under 1,024 in Anthropic's words (BUDGET_MIN, as llm.js issue 30 and LibreChat issue 8346 quote
+ * them); one at or above `max_tokens` is refused by the handler, which knows the beta header
+ * (thinking-budget.ts).
  */
+const BUDGET_MIN = 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
 const thinking = Joi.object({
   type: Joi.string().valid('enabled', 'adaptive', 'disabled', 'between_tools').required(),
-  budget_tokens: Joi.when('type', { is: 'enabled', then: Joi.number().integer().min(1024).required() }),
+  budget_tokens: Joi.when('type', { is: 'enabled', then: Joi.number().integer().min(1024).required().messages({ 'number.min': BUDGET_MIN }) }),
   display: Joi.string().valid('summarized', 'omitted').allow(null),
 }).unknown(true);
 

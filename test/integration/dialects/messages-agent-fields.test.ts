@@ -157,7 +157,8 @@ describe('messages dialect: the fields coding agents send', () => {
   it("refuses a thinking config Anthropic's ThinkingConfigParam refuses (a budget under 1,024, an unknown type or display), on every upstream and count_tokens, before any upstream call or billing; valid ones are answered", async () => {
     const before = await billedCount(o.org.id);
     const cases: Array<[unknown, string]> = [
-      [{ type: 'enabled', budget_tokens: 1000 }, "'thinking.budget_tokens' must be greater than or equal to 1024"],
+      // Anthropic's words (llm.js issue 30, LibreChat issue 8346)
+      [{ type: 'enabled', budget_tokens: 1000 }, 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024'],
       [{ type: 'enabled' }, "'thinking.budget_tokens' is required"],
       [{ type: 'enabled', budget_tokens: 2048.5 }, "'thinking.budget_tokens' must be an integer"],
       [{ type: 'on' }, "'thinking.type' must be one of [enabled, adaptive, disabled, between_tools]"],
