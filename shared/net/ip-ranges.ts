@@ -76,3 +76,17 @@ export function inList(list: CidrList, address: string): boolean {
   const a = parseAddress(address);
   return !!a && list.some(([range, bits]) => range.kind() === a.kind() && a.match(range as never, bits));
 }
+
+/** Cloud metadata and credential services outside link-local: AWS's IPv6 IMDS and EKS Pod Identity, Alibaba Cloud's metadata. */
+const METADATA = cidrList(['fd00:ec2::254/128', 'fd00:ec2::23/128', '100.100.100.200/32']);
+
+/**
+ * Addresses no operator allowlist opens: link-local (169.254.0.0/16, fe80::/10), where the cloud
+ * metadata and credential services answer (169.254.169.254, ECS's 169.254.170.2, ...), and those
+ * services' other addresses. An allowlist meant for an internal asset server (`10.0.0.0/8`,
+ * `fd00::/8`, or `0.0.0.0/0` by mistake) must not hand out the machine's cloud credentials.
+ */
+export function isNeverTrusted(address: string): boolean {
+  const a = parseAddress(address);
+  return !a || a.range() === 'linkLocal' || inList(METADATA, address);
+}

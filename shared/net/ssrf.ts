@@ -3,7 +3,7 @@ import https from 'https';
 import net from 'net';
 import tls from 'tls';
 import type { IncomingMessage } from 'http';
-import { cidrList, inList, isBlockedAddress } from './ip-ranges';
+import { cidrList, inList, isBlockedAddress, isNeverTrusted } from './ip-ranges';
 
 export type Resolved = { address: string; family: 4 | 6 };
 export type Resolver = (hostname: string) => Promise<Resolved[]>;
@@ -25,7 +25,7 @@ export interface GuardOptions {
   /** The whole fetch, redirects included. */
   timeoutMs: number;
   maxRedirects?: number;
-  /** Operator-trusted CIDRs that may be reached despite the blocked ranges (default none). */
+  /** Operator-trusted CIDRs that may be reached despite the blocked ranges (default none); never link-local or metadata (ip-ranges.ts `isNeverTrusted`). */
   allowCidrs?: string[];
   /** Extra CA certificates (PEM) to trust besides the system ones. */
   ca?: string | Buffer;
@@ -36,6 +36,8 @@ export interface GuardOptions {
   signal?: AbortSignal;
   /** The caller's own check of every hop's URL (e.g. a domain filter), before it is resolved; what it throws propagates. */
   checkUrl?: (url: URL) => void;
+  /** The caller's check of the final answer's Content-Type, before any of its body is read; what it throws propagates. */
+  checkType?: (contentType: string | undefined) => void;
 }
 
 export interface GuardedResponse {
@@ -53,14 +55,15 @@ const systemResolve: Resolver = async (hostname) =>
 /**
  * Checks one URL and picks the address to connect to. https only; every address the name resolves
  * to must be public (one private answer refuses the whole name, so a rebinding resolver cannot
- * slip one through), unless the operator trusts its range.
+ * slip one through), unless the operator trusts its range (never link-local or a metadata service).
  */
 async function vet(url: URL, opts: GuardOptions): Promise<Resolved> {
   if (url.protocol !== 'https:') throw new GuardedFetchError('not_allowed', 'Only https URLs are fetched.');
   if (url.username || url.password) throw new GuardedFetchError('not_allowed', 'URLs with credentials are not fetched.');
   opts.checkUrl?.(url);
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (BLOCKED_NAMES.some((re) => re.test(host))) throw new GuardedFetchError('not_allowed', 'The URL names a local or metadata host.');
+  // `localhost.` (fully qualified, trailing dot) is the same name as `localhost`
+  if (BLOCKED_NAMES.some((re) => re.test(host.replace(/\.+$/, '')))) throw new GuardedFetchError('not_allowed', 'The URL names a local or metadata host.');
   const trusted = cidrList(opts.allowCidrs ?? []);
   let addresses: Resolved[];
   if (net.isIP(host)) addresses = [{ address: host, family: net.isIP(host) as 4 | 6 }];
@@ -73,7 +76,7 @@ async function vet(url: URL, opts: GuardOptions): Promise<Resolved> {
     if (addresses.length === 0) throw new GuardedFetchError('failed', `Could not resolve '${host}'.`);
   }
   for (const a of addresses) {
-    if (isBlockedAddress(a.address) && !inList(trusted, a.address)) {
+    if (isBlockedAddress(a.address) && (!inList(trusted, a.address) || isNeverTrusted(a.address))) {
       throw new GuardedFetchError('not_allowed', 'The URL resolves to a private, loopback, link-local or metadata address.');
     }
   }
@@ -122,6 +125,18 @@ async function readCapped(res: IncomingMessage, maxBytes: number): Promise<Buffe
 }
 
 /**
+ * A connection failure in the gateway's words: the error's code only (ECONNREFUSED,
+ * ERR_TLS_CERT_ALTNAME_INVALID, ...), as for upstreams (workers/providers/http.ts `unreachable`).
+ * Node's messages name the resolved address and port, or every name of a certificate, which would
+ * tell the caller about hosts behind an operator's allowlist.
+ */
+function connectFailure(err: unknown): string {
+  const e = err as { code?: unknown; cause?: { code?: unknown } };
+  const code = [e?.code, e?.cause?.code].find((c): c is string => typeof c === 'string' && /^[A-Z0-9_]+$/.test(c));
+  return `Could not fetch the URL${code ? ` (${code})` : ''}.`;
+}
+
+/**
  * GET a caller-supplied URL without letting it reach the gateway's own network: the scheme, the
  * name and every resolved address are checked before connecting, again on every redirect, the
  * connection goes to the checked address only, and the body is capped while it is read.
@@ -143,11 +158,12 @@ export async function guardedFetch(raw: string, opts: GuardOptions): Promise<Gua
       res = await request(url, to, opts, signal);
     } catch (err) {
       if (signal.aborted) throw new GuardedFetchError('failed', 'The URL did not answer in time.');
-      throw new GuardedFetchError('failed', `Could not fetch the URL: ${(err as Error).message}`);
+      throw new GuardedFetchError('failed', connectFailure(err));
     }
     const status = res.statusCode ?? 0;
+    // A body not read is not drained either (it may never end): the answer's connection is closed.
     if (REDIRECTS.has(status) && res.headers.location) {
-      res.resume();
+      res.destroy();
       if (hop >= maxRedirects) throw new GuardedFetchError('failed', 'Too many redirects.');
       try {
         url = new URL(res.headers.location, url);
@@ -157,8 +173,14 @@ export async function guardedFetch(raw: string, opts: GuardOptions): Promise<Gua
       continue;
     }
     if (status < 200 || status >= 300) {
-      res.resume();
+      res.destroy();
       throw new GuardedFetchError('failed', `The URL answered with status ${status}.`);
+    }
+    try {
+      opts.checkType?.(res.headers['content-type']);
+    } catch (err) {
+      res.destroy();
+      throw err;
     }
     try {
       const body = await readCapped(res, opts.maxBytes);

@@ -9,6 +9,8 @@ export interface ImageHost {
   url(host?: string): string;
   port: number;
   hits: string[];
+  /** Paths whose answer ended (written out, or its connection closed), in that order. */
+  closed: string[];
   close(): Promise<void>;
 }
 
@@ -18,9 +20,19 @@ export async function startImageHost(hosts: string[] = ['127.0.0.2', '127.0.0.1'
   const png = await pngOf(120, 90);
   const big = Buffer.alloc(11 * 1024 * 1024, 1);
   const hits: string[] = [];
+  const closed: string[] = [];
+  /** An answer whose body never ends (written as fast as the client reads) until its connection closes. */
+  const endless = (res: import('http').ServerResponse) => {
+    const more = () => {
+      while (!res.destroyed && res.write(Buffer.alloc(64 * 1024, 1)));
+    };
+    res.on('drain', more);
+    more();
+  };
   const handler: Parameters<typeof https.createServer>[1] = (req, res) => {
     const u = new URL(req.url!, 'https://x');
     hits.push(`${req.socket.localAddress} ${u.pathname}`);
+    res.once('close', () => closed.push(u.pathname));
     switch (u.pathname) {
       case '/cat.png':
         res.writeHead(200, { 'content-type': 'image/png', 'content-length': png.length }).end(png);
@@ -38,6 +50,23 @@ export async function startImageHost(hosts: string[] = ['127.0.0.2', '127.0.0.1'
         return;
       case '/redirect':
         res.writeHead(302, { location: u.searchParams.get('to')! }).end();
+        return;
+      case '/endless-redirect':
+        res.writeHead(302, { location: '/cat.png' });
+        endless(res);
+        return;
+      case '/endless-error':
+        res.writeHead(500, { 'content-type': 'text/plain' });
+        endless(res);
+        return;
+      case '/trickle.png':
+        // headers at once, then a byte every 100 ms: never too large, never done
+        res.writeHead(200, { 'content-type': 'image/png' });
+        res.write(png.subarray(0, 8));
+        {
+          const t = setInterval(() => res.write(Buffer.from([0])), 100);
+          res.once('close', () => clearInterval(t));
+        }
         return;
       case '/loop':
         res.writeHead(302, { location: '/loop' }).end();
@@ -59,6 +88,7 @@ export async function startImageHost(hosts: string[] = ['127.0.0.2', '127.0.0.1'
   return {
     port,
     hits,
+    closed,
     url: (host = hosts[0]) => `https://${host.includes(':') ? `[${host}]` : host}:${port}`,
     close: async () => {
       for (const s of servers) {

@@ -6,6 +6,8 @@ import path from 'path';
 export interface PageHost {
   port: number;
   hits: string[];
+  /** Paths of the never-ending answers (`/stream.bin`) whose connection has closed. */
+  closed: string[];
   close(): Promise<void>;
 }
 
@@ -17,6 +19,7 @@ export const ARTICLE_HTML = `<!doctype html><html><head><title>Bees &amp; Honey<
 
 export async function startPageHost(address = '127.0.0.2'): Promise<PageHost> {
   const hits: string[] = [];
+  const closed: string[] = [];
   const server = https.createServer({ key: fs.readFileSync(path.join(tls, 'key.pem')), cert: fs.readFileSync(path.join(tls, 'cert.pem')) }, (req, res) => {
     const u = new URL(req.url!, 'https://x');
     hits.push(u.pathname);
@@ -29,6 +32,18 @@ export async function startPageHost(address = '127.0.0.2'): Promise<PageHost> {
         return;
       case '/image.png':
         res.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+        return;
+      case '/stream.bin':
+        // a binary body that never ends, until the client closes the connection
+        res.writeHead(200, { 'content-type': 'application/octet-stream' });
+        {
+          const more = () => {
+            while (!res.destroyed && res.write(Buffer.alloc(64 * 1024, 1)));
+          };
+          res.on('drain', more);
+          res.once('close', () => closed.push(u.pathname));
+          more();
+        }
         return;
       case '/huge':
         res.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(300_000));
@@ -47,6 +62,7 @@ export async function startPageHost(address = '127.0.0.2'): Promise<PageHost> {
   return {
     port: (server.address() as { port: number }).port,
     hits,
+    closed,
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

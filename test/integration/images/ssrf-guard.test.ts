@@ -31,7 +31,45 @@ describe('SSRF guard (shared/net/ssrf.ts) with an injected resolver', () => {
     expect(got.body.subarray(1, 4).toString()).to.equal('PNG');
     // the same address under a name the certificate does not carry fails TLS verification
     const other: Resolver = async () => [{ address: '127.0.0.2', family: 4 }];
-    await fails(guardedFetch(`https://unlisted.example.test:${host.port}/cat.png`, opts(other, { allowCidrs: ['127.0.0.2/32'] })), 'failed');
+    const msg = await fails(guardedFetch(`https://unlisted.example.test:${host.port}/cat.png`, opts(other, { allowCidrs: ['127.0.0.2/32'] })), 'failed');
+    // the error's code, not Node's message, which lists every name and address of the certificate
+    expect(msg).to.equal('Could not fetch the URL (ERR_TLS_CERT_ALTNAME_INVALID).');
+  });
+
+  it('never tells the caller the address a name resolved to, nor its port', async () => {
+    const resolve: Resolver = async () => [{ address: '127.0.0.2', family: 4 }];
+    const msg = await fails(guardedFetch('https://internal.example.test:1/cat.png', opts(resolve, { allowCidrs: ['127.0.0.2/32'] })), 'failed');
+    expect(msg).to.equal('Could not fetch the URL (ECONNREFUSED).');
+  });
+
+  it('refuses the local and metadata names written fully qualified (trailing dot), without resolving them', async () => {
+    const asked: string[] = [];
+    const resolve: Resolver = async (h) => {
+      asked.push(h);
+      return [{ address: '127.0.0.2', family: 4 }];
+    };
+    for (const name of ['localhost.', 'LOCALHOST.', 'a.localhost.', 'metadata.google.internal.', 'metadata.']) {
+      expect(await fails(guardedFetch(`https://${name}:${host.port}/cat.png`, opts(resolve, { allowCidrs: ['127.0.0.2/32'] })), 'not_allowed'), name).to.match(/local or metadata host/);
+    }
+    expect(asked).to.deep.equal([]);
+  });
+
+  it('closes the connection of a redirect or an error answer at once instead of reading its body', async () => {
+    const resolve: Resolver = async () => [{ address: '127.0.0.2', family: 4 }];
+    // the whole-fetch deadline (20 s) is far off: the endless bodies must be cut by the guard itself
+    const got = await guardedFetch(`https://images.example.test:${host.port}/endless-redirect`, opts(resolve, { allowCidrs: ['127.0.0.2/32'], timeoutMs: 20_000 }));
+    expect(got.url).to.match(/\/cat\.png$/);
+    await fails(guardedFetch(`https://images.example.test:${host.port}/endless-error`, opts(resolve, { allowCidrs: ['127.0.0.2/32'], timeoutMs: 20_000 })), 'failed');
+    const t0 = Date.now();
+    while (!(host.closed.includes('/endless-redirect') && host.closed.includes('/endless-error')) && Date.now() - t0 < 2000) await new Promise((r) => setTimeout(r, 20));
+    expect(host.closed, 'both endless answers closed within 2 s').to.include.members(['/endless-redirect', '/endless-error']);
+  });
+
+  it('cuts a body that trickles in at the deadline (slow loris)', async () => {
+    const resolve: Resolver = async () => [{ address: '127.0.0.2', family: 4 }];
+    const t0 = Date.now();
+    expect(await fails(guardedFetch(`https://images.example.test:${host.port}/trickle.png`, opts(resolve, { allowCidrs: ['127.0.0.2/32'], timeoutMs: 600 })), 'failed')).to.match(/in time/);
+    expect(Date.now() - t0).to.be.below(2000);
   });
 
   it('judges the resolved addresses: one private answer refuses the name', async () => {
@@ -46,6 +84,17 @@ describe('SSRF guard (shared/net/ssrf.ts) with an injected resolver', () => {
     const before = host.hits.length;
     await fails(guardedFetch(`https://images.example.test:${host.port}/cat.png`, opts(resolve)), 'not_allowed');
     expect(host.hits.length, 'refused before connecting').to.equal(before);
+  });
+
+  it('never opens link-local or a metadata service, whatever the operator allowlist covers', async () => {
+    const everything = { allowCidrs: ['0.0.0.0/0', '::/0'], timeoutMs: 1000 };
+    for (const address of ['169.254.169.254', '169.254.170.2', '::ffff:169.254.169.254', 'fe80::1', 'fd00:ec2::254', 'fd00:ec2::23', '100.100.100.200']) {
+      const resolve: Resolver = async () => [{ address, family: address.includes(':') ? 6 : 4 }];
+      expect(await fails(guardedFetch('https://metadata.example.test/latest/meta-data/', opts(resolve, everything)), 'not_allowed'), address).to.match(/metadata/);
+    }
+    // the same allowlist still opens what it is for
+    const resolve: Resolver = async () => [{ address: '127.0.0.2', family: 4 }];
+    expect((await guardedFetch(`https://images.example.test:${host.port}/cat.png`, opts(resolve, everything))).body.length).to.be.above(0);
   });
 
   it('re-checks every redirect hop, including through the resolver', async () => {

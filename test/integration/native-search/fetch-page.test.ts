@@ -79,6 +79,11 @@ describe('fetchPage: the native web fetch', () => {
 
   it('passes only text content types, caps size, time and text length', async () => {
     expect(await refused(fetchPage(page('/image.png'), opts()), 'unsupported_content_type')).to.include('image/png');
+    // refused on its headers: an endless binary body is neither downloaded to the byte cap nor drained
+    expect(await refused(fetchPage(page('/stream.bin'), opts({ timeoutMs: 20_000 })), 'unsupported_content_type')).to.include('application/octet-stream');
+    const asked = Date.now();
+    while (!host.closed.includes('/stream.bin') && Date.now() - asked < 2000) await new Promise((r) => setTimeout(r, 20));
+    expect(host.closed, 'its connection closed').to.include('/stream.bin');
     await refused(fetchPage(page('/huge'), opts({ maxBytes: 100_000 })), 'fetch_too_large');
     const cut = await fetchPage(page('/huge'), opts({ maxChars: 1000 }));
     expect(cut).to.include({ truncated: true });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { cidrList, inList, isBlockedAddress, parseAddress } from '../../../shared/net/ip-ranges';
+import { cidrList, inList, isBlockedAddress, isNeverTrusted, parseAddress } from '../../../shared/net/ip-ranges';
 
 /** The SSRF classifier (shared/net/ip-ranges.ts, ipaddr.js) over every notation an attacker could resolve to. */
 describe('unit: SSRF address classifier', () => {
@@ -27,6 +27,11 @@ describe('unit: SSRF address classifier', () => {
   it('judges a mapped address as the IPv4 it carries', () => {
     expect(parseAddress('::ffff:127.0.0.1')!.toString()).to.equal('127.0.0.1');
     expect(parseAddress('::ffff:0:127.0.0.1')!.kind()).to.equal('ipv6'); // translated: not unwrapped, refused as is
+  });
+
+  it('names link-local and the cloud metadata services as never trusted, and nothing else', () => {
+    for (const a of ['169.254.169.254', '169.254.170.2', '::ffff:169.254.169.254', 'fe80::1', 'fe80::1%eth0', 'fd00:ec2::254', 'fd00:ec2::23', '100.100.100.200', 'not-an-ip']) expect(isNeverTrusted(a), a).to.equal(true);
+    for (const a of ['10.0.0.1', '127.0.0.2', 'fd00::1', '100.100.100.201', '8.8.8.8']) expect(isNeverTrusted(a), a).to.equal(false);
   });
 
   it('operator CIDR lists match IPv4, mapped IPv4 and IPv6, and refuse malformed entries', () => {

@@ -38,6 +38,15 @@ export interface FetchedPage {
 const TEXT_TYPES = [/^text\//, /^application\/(xhtml\+xml|json|xml|[a-z.+-]+\+(json|xml))$/, /^application\/(javascript|x-ndjson)$/];
 const DEFAULTS = { maxBytes: 2 * 1024 * 1024, timeoutMs: 10_000, maxChars: 100_000 };
 
+/** A Content-Type's media type without parameters, lower-cased (`application/octet-stream` when absent). */
+const mediaTypeOf = (contentType: string | undefined) => (contentType ?? '').split(';')[0].trim().toLowerCase() || 'application/octet-stream';
+
+/** Only text pages are read: any other type is refused on its headers, before its body is downloaded. */
+function checkType(contentType: string | undefined): void {
+  const mediaType = mediaTypeOf(contentType);
+  if (!TEXT_TYPES.some((re) => re.test(mediaType))) throw fetchErrors.unsupportedType(mediaType);
+}
+
 function titleOf(html: string): string | undefined {
   const m = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(html);
   const t = m ? convert(m[1], { wordwrap: false }).trim() : '';
@@ -79,8 +88,9 @@ function vetUrl(raw: string, o: FetchPageOptions): URL {
  * The native web fetch: an https page, through the images SSRF guard (every resolved address
  * checked, the connection pinned to the checked address, every redirect hop checked again), the
  * request's domain filters on the first URL and on every redirect target, size and time caps, text
- * content types only, HTML converted to plain text. Refusals are ApiErrors (`fetch_not_allowed`,
- * `fetch_failed`, `fetch_too_large`, `unsupported_content_type`).
+ * content types only (checked on the headers, before the body is read), HTML converted to plain
+ * text. Refusals are ApiErrors (`fetch_not_allowed`, `fetch_failed`, `fetch_too_large`,
+ * `unsupported_content_type`).
  */
 export async function fetchPage(raw: string, opts: FetchPageOptions = {}, signal?: AbortSignal): Promise<FetchedPage> {
   const o = { ...DEFAULTS, ...opts };
@@ -100,6 +110,7 @@ export async function fetchPage(raw: string, opts: FetchPageOptions = {}, signal
       ca: o.ca,
       resolve: o.resolve,
       checkUrl,
+      checkType,
       signal,
       accept: 'text/html, text/plain;q=0.9, text/*;q=0.8, application/xhtml+xml, application/json;q=0.5',
     });
@@ -111,8 +122,7 @@ export async function fetchPage(raw: string, opts: FetchPageOptions = {}, signal
     throw fetchErrors.failed(err.message);
   }
   const contentType = got.contentType ?? '';
-  const mediaType = contentType.split(';')[0].trim().toLowerCase() || 'application/octet-stream';
-  if (!TEXT_TYPES.some((re) => re.test(mediaType))) throw fetchErrors.unsupportedType(mediaType);
+  const mediaType = mediaTypeOf(contentType);
   const body = got.body.toString(charsetOf(contentType));
   const html = mediaType === 'text/html' || mediaType === 'application/xhtml+xml';
   const full = html ? convert(body, { wordwrap: false, selectors: [{ selector: 'a', options: { ignoreHref: true } }, { selector: 'img', format: 'skip' }] }) : body;
