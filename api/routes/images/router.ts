@@ -97,7 +97,7 @@ async function uploads(req: Request, res: Response) {
     bytes = await takeSpooled(req, files[0]);
   } else {
     const body = validateImageBody<{ url?: string; b64_json?: string }>(uploadSchema, bodyObject(req));
-    if (body.url !== undefined) bytes = await fetchImageUrl(body.url);
+    if (body.url !== undefined) bytes = await fetchImageUrl(body.url, res);
     else {
       const b64 = body.b64_json!.replace(/^data:image\/[a-z]+;base64,/, '');
       if (!/^[A-Za-z0-9+/=\s]+$/.test(b64)) throw errors.invalidRequest("'b64_json' is not base64.");

@@ -18,9 +18,18 @@ function extraCa(): Buffer | undefined {
   return ca;
 }
 
-/** Downloads a caller's image URL through the SSRF guard; refusals become the documented codes. */
-export async function fetchImageUrl(url: string): Promise<Buffer> {
+/**
+ * Downloads a caller's image URL through the SSRF guard; refusals become the documented codes. The
+ * download stops when the caller leaves (`res` closes unanswered): a client that sends a slow URL and
+ * hangs up must not keep the gateway reading it until IMAGE_FETCH_TIMEOUT_MS.
+ */
+export async function fetchImageUrl(url: string, res: Response): Promise<Buffer> {
   const cfg = config();
+  const gone = new AbortController();
+  const onClose = () => {
+    if (!res.writableFinished) gone.abort(new ClientGone());
+  };
+  res.on('close', onClose);
   try {
     const got = await guardedFetch(url, {
       maxBytes: cfg.imageUploadMaxBytes,
@@ -28,13 +37,17 @@ export async function fetchImageUrl(url: string): Promise<Buffer> {
       allowCidrs: cfg.imageFetchAllowCidrs,
       ca: extraCa(),
       accept: 'image/png, image/jpeg, image/webp',
+      signal: gone.signal,
     });
     return got.body;
   } catch (err) {
+    if (gone.signal.aborted) throw gone.signal.reason;
     if (!(err instanceof GuardedFetchError)) throw err;
     if (err.kind === 'not_allowed') throw imageErrors.urlNotAllowed(err.message);
     if (err.kind === 'too_large') throw imageErrors.tooLarge(cfg.imageUploadMaxBytes);
     throw imageErrors.fetchFailed(err.message);
+  } finally {
+    res.off('close', onClose);
   }
 }
 

@@ -109,6 +109,25 @@ describe('POST /v1/images/uploads', () => {
     });
   });
 
+  it('stops downloading a URL when the caller hangs up, well before IMAGE_FETCH_TIMEOUT_MS (10 s)', async () => {
+    const ac = new AbortController();
+    const sent = fetch(`${env().gw.url}/v1/images/uploads`, {
+      method: 'POST',
+      headers: { ...keyHeader(o.key), 'content-type': 'application/json' },
+      body: JSON.stringify({ url: `${host.url()}/trickle.png` }),
+      signal: ac.signal,
+    }).catch(() => undefined);
+    const until = async (ok: () => boolean, ms: number) => {
+      const t0 = Date.now();
+      while (!ok() && Date.now() - t0 < ms) await new Promise((r) => setTimeout(r, 20));
+      return ok();
+    };
+    expect(await until(() => host.hits.some((h) => h.endsWith('/trickle.png')), 5000), 'the download began').to.equal(true);
+    ac.abort();
+    await sent;
+    expect(await until(() => host.closed.includes('/trickle.png'), 3000), 'the download stopped within 3 s of the hang-up').to.equal(true);
+  });
+
   it('refuses oversized images: declared, streamed, base64 and multipart (413 image_too_large)', async () => {
     await refused({ url: `${host.url()}/big.png` }, 413, 'image_too_large');
     await refused({ url: `${host.url()}/big-chunked.png` }, 413, 'image_too_large');
