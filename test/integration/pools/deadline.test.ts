@@ -21,7 +21,7 @@ describe('model pools: retries stop at the deadline', () => {
   let web: ChildProcess;
   let base: string;
   before(async function () {
-    this.timeout(20_000);
+    this.timeout(45_000);
     o = await buildOrg(env().redis);
     const port = await freePort();
     web = spawn(process.execPath, [path.resolve(__dirname, '../../../api/server.js')], {
@@ -29,7 +29,7 @@ describe('model pools: retries stop at the deadline', () => {
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     base = `http://127.0.0.1:${port}`;
-    expect(await waitFor(async () => (await fetch(`${base}/healthz`).catch(() => null))?.status === 200, 15_000)).to.equal(true);
+    expect(await waitFor(async () => (await fetch(`${base}/healthz`).catch(() => null))?.status === 200, 30_000), 'the short-deadline web process answers /healthz').to.equal(true);
   });
   after(() => web?.kill('SIGKILL'));
   beforeEach(resetSim);
