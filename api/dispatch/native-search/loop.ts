@@ -14,6 +14,7 @@ import { NATIVE_NAMES, kindOfName, type NativeKind, type NativeToolSet } from '.
 import { errorText, fetchText, searchText } from './tool-text';
 import { TurnCollector } from './turn-stream';
 import { NativeBudget } from './budget';
+import { fetchableUrl } from './fetchable';
 import { addToRow, addUsageToRow } from '../../middleware/request-log';
 
 export type NativeStep =
@@ -266,7 +267,9 @@ export async function runNativeLoop(ctx: AppContext, req: Request, res: Response
         const kind = kindOfName(call.function.name, input.tools)!;
         const args = inputOf(call);
         step({ type: 'call', id: call.id, kind, input: args });
-        const r = await runNativeCall(input.rails, input.tools, kind, args, abort.signal);
+        const r = kind === 'fetch' && !fetchableUrl(typeof args.url === 'string' ? args.url.trim() : '', [...input.canonical.messages, ...t.added])
+          ? { error: { code: 'fetch_not_allowed', message: 'Only a URL the conversation gave (the user, a search or a fetch result) can be fetched.' } }
+          : await runNativeCall(input.rails, input.tools, kind, args, abort.signal);
         if (r.outcome) t.requests[kind]++;
         const result: Extract<NativeStep, { type: 'result' }> = { type: 'result', id: call.id, kind, ...r };
         step(result);
