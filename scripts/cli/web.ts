@@ -12,6 +12,8 @@ import { createPasswordLink, passwordLinkPath } from '../../shared/web/password-
 import { recordAudit, type Actor } from '../../shared/audit/audit';
 import { fail, withServices } from './with-services';
 import { removeMember, updateMemberLimits } from '../../shared/tenancy/members';
+import { addMember } from '../../shared/tenancy/kept-limits';
+import { db } from '../../shared/db/sequelize';
 import { memberLimitOptions, memberLimitsFromFlags, type KeyControlFlags } from './key-controls';
 import { memberLimitsView } from '../../shared/limits/key-input';
 
@@ -86,7 +88,7 @@ export function registerWeb(program: Command): void {
   const member = program.command('member').description('organization memberships');
   member
     .command('add')
-    .description("add a user to an organization, or change their role (keys revoked by an earlier removal stay revoked)")
+    .description("add a user to an organization, or change their role (keys revoked by an earlier removal stay revoked; the limits, search cap and switch an owner set on them before it come back)")
     .requiredOption('--org <org>', 'org id or slug')
     .requiredOption('--user <email>')
     .option('--role <role>', 'owner or member', 'member')
@@ -95,9 +97,15 @@ export function registerWeb(program: Command): void {
         if (!['owner', 'member'].includes(o.role)) fail(`--role must be owner or member`);
         const org = (await findOrg(o.org)) ?? fail(`unknown org '${o.org}'`);
         const u = (await findUser(o.user)) ?? fail(`unknown user '${o.user}'`);
-        const [m, created] = await Membership.findOrCreate({ where: { orgId: org.id, userId: u.id }, defaults: { orgId: org.id, userId: u.id, role: o.role as 'owner' | 'member' } });
-        if (!created) await m.update({ role: o.role as 'owner' | 'member' });
-        console.log(`${u.email} is ${o.role} of ${org.slug}`);
+        const role = o.role as 'owner' | 'member';
+        // added back: what an owner had set on them comes back with them (shared/tenancy/kept-limits.ts)
+        const m = await db().transaction(async (transaction) => {
+          const was = await Membership.findOne({ where: { orgId: org.id, userId: u.id }, transaction });
+          return was ? was.update({ role }, { transaction }) : addMember(org.id, u.id, role, transaction);
+        });
+        const limits = memberLimitsView(m);
+        const kept = limits.allowed_models || limits.rpm || limits.tpm || limits.budget_usd !== null;
+        console.log(`${u.email} is ${o.role} of ${org.slug}${kept ? ' (with the limits an owner set on them before their removal: gateway member limits changes them)' : ''}`);
       }),
     );
 

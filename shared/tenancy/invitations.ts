@@ -3,6 +3,7 @@ import { fn, col, where, Op, UniqueConstraintError, type Transaction } from 'seq
 import { InviteCode, Membership, Organization, User } from '../db/models';
 import { ApiError } from '../errors/ApiError';
 import { hashPassword, verifyPassword, MIN_PASSWORD_LENGTH } from '../web/passwords';
+import { addMember } from './kept-limits';
 
 /** How long an invitation made on the dashboard stays redeemable. */
 export const INVITE_DAYS = 7;
@@ -106,7 +107,7 @@ export async function redeemInvitation(code: string, typedEmail: string, passwor
     if (!claimed.length) throw invitationRefusal(await InviteCode.findByPk(invite.id)) ?? invitationRefusal(null)!;
     const u = existing ?? (await User.create({ email, name: null }, { transaction }));
     if (hash) await u.update({ passwordHash: hash }, { transaction });
-    await Membership.create({ orgId: org.id, userId: u.id, role: invite.role }, { transaction });
+    await addMember(org.id, u.id, invite.role, transaction);
     return u;
   }).catch((err: unknown) => {
     if (err instanceof UniqueConstraintError) throw new InvitationFormError(`${email} has just been added to ${org.name} by another invitation; sign in instead.`);

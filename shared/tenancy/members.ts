@@ -1,4 +1,4 @@
-import { Op } from 'sequelize';
+import { Op, type Transaction } from 'sequelize';
 import type { RedisClient } from '../redis/connection';
 import { ApiKey, Membership, User } from '../db/models';
 import { ApiError } from '../errors/ApiError';
@@ -7,6 +7,7 @@ import { recordAudit, type Actor } from '../audit/audit';
 import type { MemberLimitsRow } from '../limits/key-input';
 import { isUuid } from '../uuid';
 import { lockOrgRow, revokeInvitationsBy } from './invitations';
+import { keepLimitsOf } from './kept-limits';
 
 /**
  * Who an API key belongs to. A key made by a member is that member's (their search switch and cap,
@@ -31,8 +32,8 @@ export async function keyMember(orgId: string, userId: string | null): Promise<{
 }
 
 /** Revokes a user's active keys (in one org, or everywhere); the caller bumps the cache epoch. */
-export async function revokeKeysOf(userId: string, orgId?: string): Promise<number> {
-  const [n] = await ApiKey.update({ revokedAt: new Date() }, { where: { userId, revokedAt: { [Op.is]: null }, ...(orgId ? { orgId } : {}) } });
+export async function revokeKeysOf(userId: string, orgId?: string, transaction?: Transaction): Promise<number> {
+  const [n] = await ApiKey.update({ revokedAt: new Date() }, { where: { userId, revokedAt: { [Op.is]: null }, ...(orgId ? { orgId } : {}) }, transaction });
   return n;
 }
 
@@ -45,14 +46,14 @@ export async function revokeKeysOf(userId: string, orgId?: string): Promise<numb
 export async function removeMember(redis: RedisClient, orgId: string, userId: string, audit?: { actor: Actor; path: string }, opts: { keepAnOwner?: boolean } = {}): Promise<{ removed: boolean; revokedKeys: number }> {
   // under the org's row lock with the member's invitations (an invitation made at the same instant is
   // revoked with them or refused); an operator's removal may leave the org without an owner
-  const removed = await changeMember(orgId, userId, null, !!opts.keepAnOwner).then(
-    () => true,
+  const done = await changeMember(orgId, userId, null, !!opts.keepAnOwner).then(
+    (c) => ({ removed: true, revokedKeys: c.revokedKeys }),
     (err: unknown) => {
-      if (!opts.keepAnOwner && err instanceof ApiError && err.status === 404) return false;
+      if (!opts.keepAnOwner && err instanceof ApiError && err.status === 404) return { removed: false, revokedKeys: 0 };
       throw err;
     },
   );
-  const revokedKeys = removed ? await revokeKeysOf(userId, orgId) : 0;
+  const { removed, revokedKeys } = done;
   await bumpEpoch(redis);
   if (audit) await recordAudit({ actor: audit.actor, method: 'DELETE', path: audit.path, family: 'organizations', targetId: `${orgId}/${userId}`, status: removed ? 200 : 404, fields: removed ? [`revoked_keys:${revokedKeys}`] : [] });
   return { removed, revokedKeys };
@@ -65,12 +66,18 @@ export async function removeMember(redis: RedisClient, orgId: string, userId: st
  * serialized: the second sees one owner left and is refused (a count outside the lock let both pass,
  * leaving no owner). The dashboard's members page uses it; the caller bumps the cache epoch.
  */
-export function changeMemberKeepingAnOwner(orgId: string, userId: string, next: 'owner' | 'member' | null): Promise<Membership> {
-  return changeMember(orgId, userId, next, true);
+export async function changeMemberKeepingAnOwner(orgId: string, userId: string, next: 'owner' | 'member' | null): Promise<Membership> {
+  return (await changeMember(orgId, userId, next, true)).m;
 }
 
-/** changeMemberKeepingAnOwner, the last-owner refusal only when `keepAnOwner` (an operator's removal may leave none). */
-function changeMember(orgId: string, userId: string, next: 'owner' | 'member' | null, keepAnOwner: boolean): Promise<Membership> {
+/**
+ * changeMemberKeepingAnOwner, the last-owner refusal only when `keepAnOwner` (an operator's removal may
+ * leave none). A removal keeps what the owner set on the member (keepLimitsOf) and revokes the member's
+ * keys in the org in the same transaction, under the org's row lock: a key the member makes meanwhile
+ * (createApiKey takes that lock too) is either made first and revoked here, or refused as not a
+ * member's, never left active to come back when the member is added back.
+ */
+function changeMember(orgId: string, userId: string, next: 'owner' | 'member' | null, keepAnOwner: boolean): Promise<{ m: Membership; revokedKeys: number }> {
   return Membership.sequelize!.transaction(async (transaction) => {
     await lockOrgRow(orgId, transaction);
     const m = isUuid(userId) ? await Membership.findOne({ where: { orgId, userId }, transaction }) : null;
@@ -78,11 +85,15 @@ function changeMember(orgId: string, userId: string, next: 'owner' | 'member' | 
     if (keepAnOwner && m.role === 'owner' && next !== 'owner' && (await Membership.count({ where: { orgId, role: 'owner' }, transaction })) <= 1) {
       throw new ApiError(409, 'last_owner', 'An organization keeps at least one owner: make someone else an owner first.');
     }
-    if (next === null) await m.destroy({ transaction });
-    else await m.update({ role: next }, { transaction });
+    let revokedKeys = 0;
+    if (next === null) {
+      await keepLimitsOf(m, transaction);
+      await m.destroy({ transaction });
+      revokedKeys = await revokeKeysOf(userId, orgId, transaction);
+    } else await m.update({ role: next }, { transaction });
     // no longer an owner here: the invitations they made (some perhaps for themselves) go too
     if (next !== 'owner') await revokeInvitationsBy(orgId, userId, transaction);
-    return m;
+    return { m, revokedKeys };
   });
 }
 

@@ -1,6 +1,7 @@
 import type { RedisClient } from '../redis/connection';
 import { Op, UniqueConstraintError } from 'sequelize';
-import { ApiKey, Organization, Plan, Project } from '../db/models';
+import { ApiKey, Membership, Organization, Plan, Project } from '../db/models';
+import { lockOrgRow } from './invitations';
 import { generateApiKey } from '../auth/apiKeys';
 import { bumpEpoch } from '../cache/epoch';
 import { db } from '../db/sequelize';
@@ -43,6 +44,9 @@ export async function createProject(redis: RedisClient, orgId: string, name: str
   return p;
 }
 
+/** 400 `invalid_owner`: a key's member is not a member of its org (the management API's refusal). */
+export const notAMember = (userId: string) => new ApiError(400, 'invalid_owner', `User '${userId}' is not a member of this organization.`, { param: 'user_id' });
+
 export interface CreatedKey {
   id: string;
   key: string;
@@ -58,7 +62,7 @@ export async function createApiKey(
   input: { orgId: string; projectId?: string | null; name?: string; userId?: string | null; controls?: KeyControlsRow; createdBy?: string | null },
 ): Promise<CreatedKey> {
   const g = generateApiKey();
-  const row = await ApiKey.create({
+  const values = {
     orgId: input.orgId,
     projectId: input.projectId ?? null,
     name: input.name ?? null,
@@ -68,6 +72,14 @@ export async function createApiKey(
     revokedAt: null,
     ...(input.controls ?? {}),
     createdBy: input.createdBy ?? null,
+  };
+  const userId = input.userId;
+  // a member's key is made under the org's row lock, where a removal revokes the member's keys
+  // (members.ts): made before the removal it is revoked with the others; after, it is refused
+  const row = !userId ? await ApiKey.create(values) : await db().transaction(async (transaction) => {
+    await lockOrgRow(input.orgId, transaction);
+    if (!(await Membership.findOne({ where: { orgId: input.orgId, userId }, transaction }))) throw notAMember(userId);
+    return ApiKey.create(values, { transaction });
   });
   await bumpEpoch(redis);
   return { id: row.id, key: g.raw, prefix: g.visiblePrefix, orgId: row.orgId, projectId: row.projectId };

@@ -7,7 +7,7 @@ import { requireJson } from '../../middleware/require-json';
 import { validate } from '../../validate';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { ApiKey, Membership, Organization, Project } from '../../../shared/db/models';
-import { createApiKey, keyListing, listApiKeys, revokeApiKey, rotateApiKey, updateKeyControls } from '../../../shared/tenancy/ops';
+import { createApiKey, notAMember, keyListing, listApiKeys, revokeApiKey, rotateApiKey, updateKeyControls } from '../../../shared/tenancy/ops';
 import { controlsRow, keyControlsFields, memberLimitsFields, memberLimitsView, type KeyControlsInput, type MemberLimitsInput } from '../../../shared/limits/key-input';
 import { budgetStatus } from '../../../shared/limits/limits';
 import { removeMember, updateMemberLimits } from '../../../shared/tenancy/members';
@@ -69,7 +69,7 @@ export function apiKeysRouter(deps: { redis: RedisClient }): Router {
         const org = await findRow<Organization>(organizations, String(req.params.id));
         const body = validate<{ name?: string; project?: string; user_id?: string; org_wide?: true } & KeyControlsInput>(apiKeyBody, req.body);
         if (body.user_id && !(await Membership.findOne({ where: { orgId: org.id, userId: body.user_id } }))) {
-          throw new ApiError(400, 'invalid_owner', `User '${body.user_id}' is not a member of this organization.`);
+          throw notAMember(body.user_id);
         }
         let projectId: string | null = null;
         if (body.project) {
