@@ -173,16 +173,20 @@ export async function runJob<Q extends QueueName>(ctx: AppContext, req: Request,
  */
 export async function runQueued<Q extends QueueName>(ctx: AppContext, who: JobCaller, signal: CancelSignal | undefined, opts: RunJobOptions<Q>): Promise<unknown> {
   const settings = await ctx.directory.queueSettings(opts.queue);
-  if (settings.maxWaiting !== null && (await queueBacklog(ctx, opts.queue)) >= settings.maxWaiting) {
-    queueRejections.inc({ queue: opts.queue });
-    throw opts.overLimit(BACKLOG_RETRY_AFTER_S);
-  }
   if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new ClientGone();
   const admit = childSpan('admit', who.trace);
   if (admit.recording) admit.set({ [A.pool]: opts.pool, [A.lane]: opts.lane });
   let hold: LimitHold | undefined;
   try {
     hold = opts.reserve ? await opts.reserve(who.requestId) : undefined;
+    // the queue's waiting cap refuses after the key's limits, as a full lane does: its 429 carries the
+    // key's rate-limit headers like every other refusal of an admitted request, and gives the counts back
+    if (settings.maxWaiting !== null && (await queueBacklog(ctx, opts.queue)) >= settings.maxWaiting) {
+      queueRejections.inc({ queue: opts.queue });
+      const refusal = opts.overLimit(BACKLOG_RETRY_AFTER_S);
+      neverSent.add(refusal);
+      throw refusal;
+    }
     return await runAdmitted(ctx, who, signal, opts, settings, admit, !!hold && hold !== NO_HOLD);
   } catch (err) {
     if (hold) void (neverSent.has(err as object) ? hold.refund() : hold.release()).catch((e) => logger.warn({ err: e }, 'limits release failed'));
@@ -226,7 +230,11 @@ async function runAdmitted<Q extends QueueName>(
   let releaseAlso: (() => Promise<unknown>) | undefined;
 
   try {
-    if (opts.alsoAdmit) releaseAlso = await opts.alsoAdmit();
+    // a second admission's refusal (the gateway-wide audio ceiling) sent nothing either: counts given back
+    if (opts.alsoAdmit) releaseAlso = await opts.alsoAdmit().catch((err: unknown) => {
+      if (err && typeof err === 'object') neverSent.add(err);
+      throw err;
+    });
     admit.end();
     const wait = childSpan('wait', who.trace);
     return await new Promise<unknown>((resolve, reject) => {

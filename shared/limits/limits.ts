@@ -232,17 +232,25 @@ export async function reserveLimits(redis: RedisClient, r: LimitRequest, now = n
   throw new Error('limits: budget could not be seeded');
 }
 
-/** 429 rate_limit_exceeded on the key's own rate limit or its member's (over all the member's keys), Retry-After to the minute's end. */
+/**
+ * 429 rate_limit_exceeded on the key's own rate limit or its member's (over all the member's keys),
+ * Retry-After to the minute's end. A request whose input alone is over the tpm fits in no minute: it
+ * is not retryable (the spec's retryable 429 is one with Retry-After), so it carries no Retry-After and
+ * `x-should-retry: false`, which the OpenAI and Anthropic SDKs obey instead of retrying it in vain.
+ */
 export function rateExceeded(unit: 'rpm' | 'tpm', scope: 'key' | 'member', limit: number, inputTokens: number, msLeft: number): ApiError {
   const who = scope === 'key' ? 'This API key is' : 'The member this API key belongs to is';
   const over = scope === 'key' ? '' : ' (the member\'s limit, over all their API keys in this organization)';
+  const never = unit === 'tpm' && inputTokens > limit;
   return new ApiError(
     429,
     'rate_limit_exceeded',
     unit === 'rpm'
       ? `${who} limited to ${limit} requests per minute${over}; retry when the minute ends.`
-      : `${who} limited to ${limit} tokens per minute${over} and this request's ${inputTokens} input tokens do not fit in this minute; retry when it ends.`,
-    { retryAfter: msLeft / 1000 },
+      : never
+        ? `${who} limited to ${limit} tokens per minute${over} and this request's ${inputTokens} input tokens do not fit in any minute; shorten the request.`
+        : `${who} limited to ${limit} tokens per minute${over} and this request's ${inputTokens} input tokens do not fit in this minute; retry when it ends.`,
+    never ? { headers: { 'x-should-retry': 'false' } } : { retryAfter: msLeft / 1000 },
   );
 }
 

@@ -5,9 +5,14 @@ import { ApiError } from '../errors/ApiError';
  * docs/search.md lists them). Native interception puts the same codes in band instead.
  */
 export const searchErrors = {
-  /** 429: the org's allowance (overage off), monthly limit, or the member's cap for the period is used up. */
+  /**
+   * 429: the org's allowance (overage off), monthly limit, or the member's cap for the period is used
+   * up. Not retryable before the period ends (`period_resets_at`): no Retry-After (the spec's
+   * retryable 429 has one) and `x-should-retry: false`, which the OpenAI and Anthropic SDKs obey
+   * (they retry any other 429).
+   */
   quotaExceeded: (message: string, periodEnd: Date) =>
-    new ApiError(429, 'quota_exceeded', message, { details: { period_resets_at: periodEnd.toISOString() } }),
+    new ApiError(429, 'quota_exceeded', message, { details: { period_resets_at: periodEnd.toISOString() }, headers: { 'x-should-retry': 'false' } }),
   /** 400: the caller named a provider that is unknown, disabled, or not in the org's allowed list (its name quoted to 64 characters). */
   providerNotAllowed: (provider: string) =>
     new ApiError(400, 'provider_not_allowed', `The search provider '${provider.slice(0, 64)}${provider.length > 64 ? '…' : ''}' is unknown or not enabled.`),

@@ -12,6 +12,8 @@ import { outboxDuring, usageSettled } from '../../helpers/usage';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { config } from '../../../shared/config/env';
 import { leasesFreed } from '../../helpers/leases';
+import { roomInMinute } from '../../helpers/wait';
+import { updateKeyControls } from '../../../shared/tenancy/ops';
 
 const PATH = '/v1/audio/transcriptions';
 const speech = makeWav(SPEECH_LIKE);
@@ -59,18 +61,22 @@ describe('audio transcription: capacity, backend failures, deadlines and cancell
     expect(again.status, again.text).to.equal(200);
   });
 
-  it('503 audio_at_capacity at the gateway-wide ceiling, whatever the org; Retry-After', async () => {
+  it('503 audio_at_capacity at the gateway-wide ceiling, whatever the org; Retry-After; the key\'s rpm count is given back, as a full lane\'s refusal gives it', async function () {
+    this.timeout(50_000);
     const ceiling = config().audioMaxConcurrent;
     env().sim.knobs.set('sim-whisper-1', { hang: true });
     const orgs = await Promise.all(Array.from({ length: ceiling }, () => buildOrg(env().redis)));
+    const fresh = await buildOrg(env().redis);
+    await updateKeyControls(env().redis, fresh.keyId, { rpm: 5 });
+    expect(await roomInMinute(20_000)).to.equal(true);
     const running = orgs.map((x) => inFlight(x.key));
     try {
       expect(await waitFor(async () => (await leases().count('gateway', 'audio', 'ceiling')) === ceiling, 5000)).to.equal(true);
-      const fresh = await buildOrg(env().redis);
       const r = await postAudio(PATH, keyHeader(fresh.key), body());
       expect(r.status, r.text).to.equal(503);
       expect(r.body.error.code).to.equal('audio_at_capacity');
       expect(Number(r.headers.get('retry-after'))).to.be.at.least(1);
+      expect(r.headers.get('x-ratelimit-remaining-requests'), 'the figures as counted at admission').to.equal('4');
       await expectCleanAndUnmetered(r.requestId, { othersInFlight: true });
       expect(await leasesFreed(leases(), fresh.org.id, 'audio', 'default'), 'its org lease was given back').to.equal(true);
     } finally {
@@ -79,6 +85,10 @@ describe('audio transcription: capacity, backend failures, deadlines and cancell
     }
     expect(await waitFor(async () => (await leases().count('gateway', 'audio', 'ceiling')) === 0, 3000)).to.equal(true);
     expect(await waitFor(() => spoolFiles().length === 0, 3000), 'every spool file deleted on cancellation').to.equal(true);
+    env().sim.knobs.reset();
+    const again = await postAudio(PATH, keyHeader(fresh.key), body());
+    expect(again.status, again.text).to.equal(200);
+    expect(again.headers.get('x-ratelimit-remaining-requests'), 'the refused request left the minute: this one is the first counted').to.equal('4');
   });
 
   it('429 audio_backend_rate_limited when the backend keeps shedding, with Retry-After', async () => {

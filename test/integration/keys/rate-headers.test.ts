@@ -113,6 +113,15 @@ describe('key controls: rate-limit response headers (x-ratelimit-*, anthropic-ra
     expect([long.status, long.body.error.code]).to.deep.equal([429, 'rate_limit_exceeded']);
     expect([long.headers.get('x-ratelimit-limit-tokens'), long.headers.get('x-ratelimit-remaining-tokens')]).to.deep.equal(['30', '0']);
     expect(long.headers.get('x-ratelimit-limit-requests'), 'no rpm: no requests trio').to.equal(null);
+    // input alone over the tpm fits in no minute: not retryable, so no Retry-After, and the SDKs told not to retry
+    expect([long.headers.get('retry-after'), long.headers.get('x-should-retry')]).to.deep.equal([null, 'false']);
+    expect(long.body.error.message).to.include('do not fit in any minute');
+    const t0 = Date.now();
+    const sdk = await new OpenAI({ apiKey: t.key, baseURL: `${env().gw.url}/v1`, maxRetries: 2 }).chat.completions.create({ model: 'sim-chat', messages: user('word '.repeat(100)) }).catch((e: Error) => e);
+    expect(sdk).to.be.instanceOf(OpenAI.RateLimitError);
+    const msg = await new Anthropic({ apiKey: t.key, baseURL: env().gw.url, maxRetries: 2 }).messages.create({ model: 'sim-claude', max_tokens: 16, messages: user('word '.repeat(100)) }).catch((e: Error) => e);
+    expect(msg).to.be.instanceOf(Anthropic.RateLimitError);
+    expect(Date.now() - t0, 'neither SDK waited to retry it').to.be.below(1500);
 
     // a budget's refusal (402) after the rate limits passed: the figures, this request not counted
     const p = await buildOrg(env().redis);

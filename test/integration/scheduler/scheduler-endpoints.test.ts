@@ -10,6 +10,8 @@ import { SchedulerEndpoint, UsageEvent } from '../../../shared/db/models';
 import { usageSettled } from '../../helpers/usage';
 import { pools } from '../../helpers/pools';
 import { startPools } from '../../../workers/main';
+import { updateKeyControls } from '../../../shared/tenancy/ops';
+import { roomInMinute } from '../../helpers/wait';
 
 const QUEUE = 'chat-background' as const;
 const chat = (key: string, content = 'scheduler test') =>
@@ -140,6 +142,33 @@ describe('scheduler-endpoints take effect on running processes without a restart
     await usageSettled();
     expect(await UsageEvent.count({ where: { requestId: rid } }), 'the refused request billed nothing').to.equal(0);
     expect(env().sim.log.entries.map((e) => JSON.stringify(e)).join()).not.to.include('w3');
+  });
+
+  it("max_waiting's 429 carries the key's rate-limit headers, as a full lane's does, and gives the key's counts back", async function () {
+    this.timeout(40_000);
+    const limited = await buildOrg(env().redis, { plan: 'pro', laneOverrides: { 'chat:background': 100 } });
+    await updateKeyControls(env().redis, limited.keyId, { rpm: 10 });
+    expect(await roomInMinute(20_000)).to.equal(true);
+    await rows.put(QUEUE, { enabled: false, max_waiting: 1 });
+    expect(await waitFor(() => worker().isPaused(), 2000)).to.equal(true);
+    const webCap = async () => (await env().gw.ctx.directory.queueSettings(QUEUE)).maxWaiting;
+    expect(await waitFor(async () => (await webCap()) === 1, 5000), 'the web pod has max_waiting 1').to.equal(true);
+    const pending = chat(org.key, 'm1');
+    expect(await waitFor(async () => (await backlog(QUEUE)) === 1, 3000)).to.equal(true);
+
+    const refused = await chat(limited.key, 'm2');
+    expect([refused.status, refused.body.error.code]).to.deep.equal([429, 'CONCURRENT_REQUEST_LIMIT_EXCEEDED']);
+    expect(Number(refused.headers.get('retry-after'))).to.be.at.least(1);
+    expect([refused.headers.get('x-ratelimit-limit-requests'), refused.headers.get('x-ratelimit-remaining-requests')], 'the figures as counted at admission').to.deep.equal(['10', '9']);
+    expect(refused.headers.get('x-ratelimit-reset-requests')).to.match(/^\d+(\.\d+)?m?s$|^1m0s$/);
+
+    await rows.put(QUEUE, { enabled: true, max_waiting: null });
+    expect(await waitFor(async () => (await webCap()) === null, 5000)).to.equal(true);
+    expect(await waitFor(() => !worker().isPaused(), 8000)).to.equal(true);
+    expect((await pending).status).to.equal(200);
+    const served = await chat(limited.key, 'm3');
+    expect(served.status, served.text).to.equal(200);
+    expect(served.headers.get('x-ratelimit-remaining-requests'), 'the refused request was given back').to.equal('9');
   });
 
   it('priority_step multiplies the fair-share weight of queued jobs (0: plain FIFO)', async function () {

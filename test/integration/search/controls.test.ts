@@ -75,7 +75,10 @@ describe('web search controls: management API, billing line, and the gateway CLI
     expect(put.body).to.deep.include({ cap: 1, enabled: true });
     expect(await searches(m.key, 2)).to.deep.equal([200, 429]);
     await adminCall(admin.url, key, 'PUT', `/admin/v1/search-settings/orgs/${o.org.id}/members/${m.userId}`, { enabled: false, cap: null });
-    expectSearchError(await search(m.key, { query: 'q' }), 429, 'quota_exceeded');
+    const off = await search(m.key, { query: 'q' });
+    expectSearchError(off, 429, 'quota_exceeded');
+    // not retryable before the period ends: no Retry-After, and the SDKs told not to retry
+    expect([off.headers.get('retry-after'), off.headers.get('x-should-retry')]).to.deep.equal([null, 'false']);
     const setKey = await adminCall(admin.url, key, 'PUT', `/admin/v1/search-settings/orgs/${o.org.id}/keys/exa`, { api_key: 'exa-own-key-9876' });
     expect(setKey.body).to.deep.include({ provider: 'exa', last4: '9876' });
     const got = await adminCall(admin.url, key, 'GET', `/admin/v1/search-settings/orgs/${o.org.id}`);
