@@ -41,6 +41,19 @@ export async function revokeInvitationsBy(orgId: string, userId: string, transac
   return n;
 }
 
+/**
+ * Revokes the open invitations into an org addressed to a user's email (invitations store it
+ * lowercased): a member removed while a second invitation of theirs was still open (an owner who
+ * invited them twice, an operator's code for their email with uses left) must not be able to walk
+ * back in with it. An owner who wants them back invites them again.
+ */
+export async function revokeInvitationsFor(orgId: string, userId: string, transaction?: Transaction): Promise<number> {
+  const u = await User.findByPk(userId, { attributes: ['email'], transaction });
+  if (!u) return 0;
+  const [n] = await InviteCode.update({ disabled: true }, { where: { orgId, email: u.email.trim().toLowerCase(), disabled: false }, transaction });
+  return n;
+}
+
 /** Why an invitation cannot be redeemed now (revoked, expired, used up, or no such org invitation), or null. */
 export function invitationRefusal(inv: InviteCode | null): ApiError | null {
   if (!inv || !inv.orgId) return new ApiError(404, 'invalid_invitation', 'This invitation link is unknown; ask the owner of the organization for a new one.');

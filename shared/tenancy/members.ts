@@ -6,7 +6,7 @@ import { bumpEpoch } from '../cache/epoch';
 import { recordAudit, type Actor } from '../audit/audit';
 import type { MemberLimitsRow } from '../limits/key-input';
 import { isUuid } from '../uuid';
-import { lockOrgRow, revokeInvitationsBy } from './invitations';
+import { lockOrgRow, revokeInvitationsBy, revokeInvitationsFor } from './invitations';
 import { keepLimitsOf } from './kept-limits';
 
 /**
@@ -39,7 +39,8 @@ export async function revokeKeysOf(userId: string, orgId?: string, transaction?:
 
 /**
  * Removes a member from an org: the membership goes, the member's keys in that org are revoked
- * (they stay revoked if the user joins again) and so are the open invitations they made into it,
+ * (they stay revoked if the user joins again) and so are the open invitations they made into it and
+ * those addressed to them (a second invitation is no way back in),
  * then the cache epoch moves so every pod refuses the keys on its next request. `removed` is false when the user was not a member. Audited when `audit` is
  * given (the management API audits its own requests).
  */
@@ -90,6 +91,7 @@ function changeMember(orgId: string, userId: string, next: 'owner' | 'member' | 
       await keepLimitsOf(m, transaction);
       await m.destroy({ transaction });
       revokedKeys = await revokeKeysOf(userId, orgId, transaction);
+      await revokeInvitationsFor(orgId, userId, transaction);
     } else await m.update({ role: next }, { transaction });
     // no longer an owner here: the invitations they made (some perhaps for themselves) go too
     if (next !== 'owner') await revokeInvitationsBy(orgId, userId, transaction);

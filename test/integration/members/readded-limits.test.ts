@@ -7,7 +7,8 @@ import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { adminCall, buildPlatformKey, startAdmin } from '../../helpers/admin';
 import { buildWebMember, dashboardAs, WebClient, WEB_PASSWORD } from '../../helpers/web-client';
-import { ApiKey, Membership } from '../../../shared/db/models';
+import { ApiKey, InviteCode, Membership, User } from '../../../shared/db/models';
+import { createInvitation } from '../../../shared/tenancy/invitations';
 import { createApiKey } from '../../../shared/tenancy/ops';
 import { removeMember, updateMemberLimits } from '../../../shared/tenancy/members';
 
@@ -113,6 +114,34 @@ describe('members removed and added back keep the limits an owner set on them', 
     } finally {
       await admin.close();
     }
+  });
+
+  it('a removed member cannot walk back in with a second invitation that was still open (it is revoked with the removal, 410); a new invitation after the removal works', async function () {
+    this.timeout(60_000);
+    const o = await buildOrg(env().redis);
+    const owner = await buildWebMember(o.org.id, 'owner');
+    const email = `twice-${Date.now()}@example.com`;
+    const first = await createInvitation(o.org.id, email, 'member', owner.id);
+    const second = await createInvitation(o.org.id, email.toUpperCase(), 'member', owner.id);
+    const open = async (code: string) => {
+      const web = new WebClient(env().gw.url);
+      await web.get(`/dashboard/invite/${code}`);
+      return web.post(`/dashboard/invite/${code}`, { email, password: WEB_PASSWORD }, { json: true });
+    };
+    expect((await open(first.code)).status).to.be.oneOf([200, 303]);
+    const joined = await User.findOne({ where: { email } });
+    await updateMemberLimits(env().redis, o.org.id, joined!.id, { rpm: 3 });
+    await removeMember(env().redis, o.org.id, joined!.id);
+
+    const back = await new WebClient(env().gw.url).get(`/dashboard/invite/${second.code}`);
+    expect(back.status, back.text.slice(0, 200)).to.equal(410);
+    expect(back.text).to.include('This invitation was revoked');
+    expect(await setOf(o.org.id, joined!.id), 'not a member').to.equal(null);
+    expect(await InviteCode.count({ where: { orgId: o.org.id, disabled: false } }), 'no open invitation for them is left').to.equal(0);
+
+    const again = await createInvitation(o.org.id, email, 'member', owner.id);
+    expect((await open(again.code)).status).to.be.oneOf([200, 303]);
+    expect((await setOf(o.org.id, joined!.id))!.rpm, 'back, with their limit').to.equal(3);
   });
 
   it('no key is left active for a removed member: made during the removal it is revoked with the others, made after it is refused (400 invalid_owner), so nothing comes back alive when they are added back', async function () {
