@@ -1,6 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import type { RedisClient } from '../../shared/redis/connection';
 import { ApiKey, Membership, Project, User } from '../../shared/db/models';
+import { isUuid } from '../../shared/uuid';
 import { createApiKey, listApiKeys, revokeApiKey, rotateApiKey, updateKeyControls } from '../../shared/tenancy/ops';
 import { controlCells, controlFields, controlsFromForm } from './key-controls-form';
 import { keyOwnerFor } from '../../shared/tenancy/members';
@@ -79,7 +80,8 @@ ${keys.length ? '' : html`<tr><td colspan="7" class="muted">No API keys yet: cre
       await audit(req, res, '', org.id, 403, ['org_wide']);
       throw new ApiError(403, 'owner_required', owner.refused);
     }
-    if (projectId && !(await Project.findOne({ where: { id: projectId, orgId: org.id, archivedAt: null } }))) throw new ApiError(400, 'invalid_project', 'Unknown project for this organization.', { param: 'project' });
+    // not a project id at all is unknown too (Postgres refuses it as a uuid: it was a 500)
+    if (projectId && (!isUuid(projectId) || !(await Project.findOne({ where: { id: projectId, orgId: org.id, archivedAt: null } })))) throw new ApiError(400, 'invalid_project', 'Unknown project for this organization.', { param: 'project' });
     // only an owner sets controls (a member's form has none of these fields)
     const controls = role === 'owner' ? controlsFromForm(req.body) : {};
     await once(deps.redis, req, async () => {

@@ -10,7 +10,7 @@ import { setPassword } from '../../../shared/web/passwords';
 import { searchOrg, search, expectSearchError, ledger } from '../search/helpers';
 import { ApiKey, AuditLog, Image, Membership, User } from '../../../shared/db/models';
 import { bumpEpoch } from '../../../shared/cache/epoch';
-import { createApiKey } from '../../../shared/tenancy/ops';
+import { createApiKey, createProject } from '../../../shared/tenancy/ops';
 import { ADOPT_MEMBER_KEYS } from '../../../shared/db/migrations/0019-member-keys';
 import { db } from '../../../shared/db/sequelize';
 import { waitFor } from '../../helpers/wait';
@@ -29,6 +29,20 @@ const expectRefusedKey = async (key: string, base?: string) => {
 
 describe('every key belongs to someone (dashboard, CLI, departure)', () => {
   beforeEach(resetSim);
+
+  it("a member's key form naming a project that is not one of the org's (not a project id at all, or another org's) is refused 400 invalid_project, never a 500, and makes no key", async () => {
+    const o = await searchOrg({ monthlyAllowance: 1 });
+    const other = await searchOrg({ monthlyAllowance: 1 });
+    const foreign = await createProject(env().redis, other.org.id, 'Theirs');
+    const member = await buildWebMember(o.org.id, 'member');
+    const web = await dashboardAs(member);
+    expect((await web.get(`/dashboard/o/${o.org.slug}/keys`)).status).to.equal(200);
+    for (const project of ['not-a-uuid', foreign.id]) {
+      const r = await web.post(`/dashboard/o/${o.org.slug}/keys`, { name: 'stray', project }, { json: true });
+      expect([r.status, r.body.error?.code], `${project}: ${r.text.slice(0, 200)}`).to.deep.equal([400, 'invalid_project']);
+    }
+    expect(await ApiKey.count({ where: { orgId: o.org.id, userId: member.id } })).to.equal(0);
+  });
 
   it("a member's dashboard key is the member's: their tool deny, search switch and cap apply to it, and nothing is billed", async () => {
     const o = await searchOrg({ monthlyAllowance: 100 });
