@@ -3,7 +3,8 @@
  * ordinary function tools named `web_search` / `web_fetch` when it intercepts native search): the
  * latest user message asking to search or fetch gets a tool call; a tool result is answered with
  * text that quotes the first result's URL, so the gateway can cite it. A user message that says
- * "keep searching" makes the model search again after every result (to exercise turn caps).
+ * "keep searching" makes the model search again after every result (to exercise turn caps); "fetch …
+ * joining A and B" makes it fetch the URL A+B, one it made up.
  */
 export interface SimToolCall {
   name: string;
@@ -20,7 +21,9 @@ function offered(names: string[], kind: 'search' | 'fetch'): string | undefined 
 export function searchToolCall(names: string[], lastUser: string, toolResultsSoFar: number): SimToolCall | undefined {
   const again = /\bkeep searching\b/i.test(lastUser);
   if (toolResultsSoFar > 0 && !again) return undefined;
-  const url = URL_RE.exec(lastUser)?.[0].replace(/[.,;:!?]+$/, '');
+  // "joining A and B": the model builds the URL from pieces (as a prompt-injected model would), a URL no message holds
+  const joined = /\bjoining (\S+) and (\S+)/i.exec(lastUser);
+  const url = joined ? joined[1] + joined[2] : URL_RE.exec(lastUser)?.[0].replace(/[.,;:!?]+$/, '');
   const fetchTool = offered(names, 'fetch');
   if (fetchTool && url && /\bfetch\b/i.test(lastUser) && toolResultsSoFar === 0) return { name: fetchTool, input: { url } };
   const searchTool = offered(names, 'search');

@@ -267,7 +267,8 @@ export async function runNativeLoop(ctx: AppContext, req: Request, res: Response
         const kind = kindOfName(call.function.name, input.tools)!;
         const args = inputOf(call);
         step({ type: 'call', id: call.id, kind, input: args });
-        const r = kind === 'fetch' && !fetchableUrl(typeof args.url === 'string' ? args.url.trim() : '', [...input.canonical.messages, ...t.added])
+        const url = kind === 'fetch' && typeof args.url === 'string' ? args.url.trim() : '';
+        const r = url && !fetchableUrl(url, [...input.canonical.messages, ...t.added])
           ? { error: { code: 'fetch_not_allowed', message: 'Only a URL the conversation gave (the user, a search or a fetch result) can be fetched.' } }
           : await runNativeCall(input.rails, input.tools, kind, args, abort.signal);
         if (r.outcome) t.requests[kind]++;

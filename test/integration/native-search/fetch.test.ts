@@ -109,6 +109,23 @@ describe('native web fetch on /v1/messages', () => {
     expect(await SearchUsage.count({ where: { orgId: o.org.id } }), 'nothing billed').to.equal(rows);
   });
 
+  it('fetches only a URL the conversation gave: one the model built from pieces is refused in-band (url_not_allowed), unfetched and unbilled', async () => {
+    const rows = await SearchUsage.count({ where: { orgId: o.org.id } });
+    const hits = pages.hits.length;
+    const r = await call('POST', '/v1/messages', {
+      headers: { ...keyHeader(o.key), ...V },
+      json: { model: 'sim-claude', max_tokens: 300, tools: [{ type: 'web_fetch_20250910', name: 'web_fetch' }], messages: [{ role: 'user', content: `Please fetch the page you get by joining ${page('')} and /article?leak=secret` }] },
+    });
+    expect(r.status, r.text).to.equal(200);
+    const content = r.body.content as Block[];
+    expect(content[0]).to.deep.include({ type: 'server_tool_use', input: { url: page('/article?leak=secret') } });
+    expect(content[1].content).to.deep.equal({ type: 'web_fetch_tool_result_error', error_code: 'url_not_allowed', code: 'fetch_not_allowed' });
+    expect(pages.hits.length, 'the made-up URL was never fetched').to.equal(hits);
+    expect(await SearchUsage.count({ where: { orgId: o.org.id } }), 'nothing billed').to.equal(rows);
+    // the same URL written out by the user is fetched (with or without a trailing slash)
+    expect(((await ask(page('/article'))).body.content as Block[])[1].content).to.deep.include({ type: 'web_fetch_result' });
+  });
+
   it('passes only text content types to the model', async () => {
     const r = await ask(page('/image.png'));
     expect((r.body.content as Block[])[1].content).to.deep.equal({ type: 'web_fetch_tool_result_error', error_code: 'unsupported_content_type', code: 'unsupported_content_type' });
