@@ -13,7 +13,7 @@ import { logState, requestLogger } from './middleware/request-log';
 import { InFlightMap } from '../shared/in-flight-map';
 import { errors } from '../shared/errors/codes';
 import { ApiError } from '../shared/errors/ApiError';
-import { LANE_FULL } from '../shared/batches/pacing';
+import { heldBack } from '../shared/batches/pacing';
 
 /** What one request through a TicketApp runs as: an identity kept by the gateway, its request id, and what it is. */
 export interface Ticket {
@@ -67,9 +67,10 @@ export class TicketApp {
     app.use(chatRouter(ctx), embeddingsRouter(ctx), messagesRouter(ctx), jsonBody('20mb'), responsesRouter(ctx));
     app.use((req: Request, _res: Response, next: NextFunction) => next(errors.notFound(`No route for ${req.method} ${req.path}.`)));
     app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
-      // a batch line refused for a full lane is held back, not failed (workers/batch/runner.ts): no Activity row
+      // a batch line held back (a full lane, its rpm / tpm, the upstream's 429, ...) runs again, as the
+      // runner decides with the same heldBack: that try is no outcome and has no Activity row
       const state = logState(res);
-      if (req.batchLine && state && err instanceof ApiError && LANE_FULL.has(err.code)) state.held = true;
+      if (req.batchLine && state && err instanceof ApiError && heldBack(err.code, err.message, !!req.batchLine.crashRetried)) state.held = true;
       next(err);
     });
     app.use(errorHandler);

@@ -2,6 +2,7 @@ import type { OrgContext } from '../shared/tenancy/directory';
 import type { KeyControls } from '../shared/limits/controls';
 import type { RequestTrace } from './middleware/trace-request';
 import type { UsageRecord } from '../shared/metering/usage';
+import type { HeldSearchCharge } from '../shared/search/ledger';
 
 export interface AuthInfo {
   keyId: string;
@@ -37,6 +38,10 @@ export interface BatchLine {
   priceMultiplier: number;
   /** The usage of the line's jobs, carried with their answers (set by runJob): the runner bills it with the line. */
   usage?: UsageRecord[];
+  /** Its native search loop's searches, charged only when the line is recorded as succeeded (api/dispatch/search.ts). */
+  searches?: HeldSearchCharge[];
+  /** A failure of the gateway's own machinery (worker lost) will run the line again: it is no outcome, and has no Activity row (shared/batches/pacing.ts). */
+  crashRetried?: boolean;
 }
 
 declare global {

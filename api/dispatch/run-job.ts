@@ -330,6 +330,7 @@ async function runAdmitted<Q extends QueueName>(
         replyTail: true,
         ...(who.usageModel ? { usageModel: who.usageModel } : {}),
         ...(opts.batch ? { batch: opts.batch } : {}),
+        ...(who.carried ? { carryUsage: true } : {}),
         ...(who.log && !who.rowless ? { log: who.log } : {}),
         ...(reserved ? {} : { unreserved: true }),
       }) as unknown as JobData<Q>;

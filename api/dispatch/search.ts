@@ -20,6 +20,7 @@ import { searchBudget } from './limits';
 import type { KeyControls } from '../../shared/limits/controls';
 import { logContext } from '../middleware/request-log';
 import type { LogContext } from '../../shared/metering/request-log';
+import type { BatchLine } from '../types';
 
 export type { SearchArgs, SearchOutcome } from '../../shared/search/types';
 
@@ -59,11 +60,17 @@ export interface SearchCaller {
   trace?: SpanHandle;
   /** The request log context its job carries (api/middleware/request-log.ts). */
   log?: LogContext;
+  /**
+   * A batch line's search (its native search loop): the search's usage event travels with the line's
+   * answer and its ledger row and budget charge wait for the line to succeed (HeldSearchCharge), so
+   * an attempt that fails and runs again charges nothing (docs/batches.md).
+   */
+  line?: BatchLine;
 }
 
 export function searchCaller(ctx: AppContext, req: Request): SearchCaller {
   const a = req.auth!;
-  return { ctx, orgId: a.orgId, org: a.org, apiKeyId: a.keyId, userId: a.userId ?? null, projectId: a.projectId, controls: a.controls ?? null, requestId: req.id, trace: req.trace?.root, log: logContext(req) };
+  return { ctx, orgId: a.orgId, org: a.org, apiKeyId: a.keyId, userId: a.userId ?? null, projectId: a.projectId, controls: a.controls ?? null, requestId: req.id, trace: req.trace?.root, log: logContext(req), line: req.batchLine };
 }
 
 function checkArgs(args: SearchArgs): void {
@@ -127,7 +134,8 @@ export async function runSearch(caller: SearchCaller, args: SearchArgs, signal?:
     const target = { name: provider.name, kind: provider.kind, baseUrl: provider.baseUrl, sealedKey: encrypt(provider.apiKey), keySource: provider.keySource };
     result = (await runQueued(
       ctx,
-      { orgId: caller.orgId, projectId: caller.projectId, apiKeyId: caller.apiKeyId, requestId: caller.requestId, trace: caller.trace, log: caller.log && { ...caller.log } },
+      { orgId: caller.orgId, projectId: caller.projectId, apiKeyId: caller.apiKeyId, requestId: caller.requestId, trace: caller.trace, log: caller.log && { ...caller.log },
+        carried: caller.line ? (caller.line.usage ??= []) : undefined },
       signal,
       {
         queue: 'search',
@@ -150,16 +158,14 @@ export async function runSearch(caller: SearchCaller, args: SearchArgs, signal?:
   }
 
   const charge = { provider: provider.name, keySource: provider.keySource, chargeClass: reservation.chargeClass, priceMicros };
-  await recordSearch({
-    requestId: caller.requestId,
-    orgId: caller.orgId,
-    userId: member?.userId ?? null,
-    apiKeyId: caller.apiKeyId,
-    projectId: caller.projectId,
-    period: reservation.period,
-    kind: args.kind,
-    ...charge,
-  });
-  await budget.settle(priceMicros).catch((e) => logger.warn({ err: e }, 'search budget settlement failed'));
+  const entry = { requestId: caller.requestId, orgId: caller.orgId, userId: member?.userId ?? null, apiKeyId: caller.apiKeyId, projectId: caller.projectId, period: reservation.period, kind: args.kind, ...charge };
+  const settle = () => budget.settle(priceMicros).catch((e) => logger.warn({ err: e }, 'search budget settlement failed'));
+  if (caller.line) {
+    // charged with the line's answer, or given back when the line does not succeed (workers/batch/runner.ts)
+    (caller.line.searches ??= []).push({ entry, settle, release: () => Promise.all([reservation.release(), budget.release()]).then(() => undefined) });
+  } else {
+    await recordSearch(entry);
+    await settle();
+  }
   return { kind: args.kind, ...result, charge } as SearchOutcome;
 }

@@ -32,7 +32,7 @@ export interface RequestLogState {
   stream?: boolean;
   /** The usage of a request whose jobs have no rows of their own (RunJobOptions.partOfRequest), added up by `addToRow`. */
   totals?: { inputTokens: number; outputTokens: number; cachedTokens: number; units: Record<string, number> };
-  /** A batch line held back (its lane full): it goes back to pending and its row is the one of its answer (api/ticket-app.ts). */
+  /** A batch line held back (shared/batches/pacing.ts heldBack): it runs again and its one row is its outcome's (api/ticket-app.ts). */
   held?: boolean;
   /** A known key that was refused (401): who the row belongs to (api/middleware/authenticate.ts). */
   refusedKey?: { orgId: string; keyId: string; projectId: string | null; userId: string | null };

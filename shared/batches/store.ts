@@ -4,6 +4,7 @@ import { merged } from '../merged';
 import { scopeSql, scopeValues, type StoreScope } from '../tenancy/store-scope';
 import type { UsageRecord } from '../metering/usage';
 import { usageStatement } from '../metering/usage-statement';
+import { ledgerStatement, type LedgerEntry } from '../search/ledger';
 
 export type BatchStatus = 'validating' | 'in_progress' | 'finalizing' | 'completed' | 'failed' | 'expired' | 'cancelling' | 'cancelled';
 export type LineState = 'pending' | 'running' | 'succeeded' | 'errored' | 'canceled' | 'expired';
@@ -181,7 +182,16 @@ export async function refreshClaims(runner: string): Promise<void> {
 }
 
 /** Records a line's outcome once: only the runner that holds the claim can, and only while it is running. */
-export async function finishLine(l: Pick<LineRow, 'batch_id' | 'idx'>, runner: string, state: LineState, statusCode: number | null, requestId: string | null, result: unknown, usage: UsageRecord[] = []): Promise<boolean> {
+export async function finishLine(
+  l: Pick<LineRow, 'batch_id' | 'idx'>,
+  runner: string,
+  state: LineState,
+  statusCode: number | null,
+  requestId: string | null,
+  result: unknown,
+  usage: UsageRecord[] = [],
+  searches: LedgerEntry[] = [],
+): Promise<boolean> {
   return db().transaction(async (transaction) => {
     const [rows] = await db().query(
       `UPDATE batch_lines SET state = :state, status_code = :statusCode, request_id = :requestId, result = :result, finished_at = now(), claimed_by = NULL
@@ -192,6 +202,11 @@ export async function finishLine(l: Pick<LineRow, 'batch_id' | 'idx'>, runner: s
     // the line's usage (and request log rows), billed with the answer or not at all (docs/batches.md)
     const write = usage.length ? usageStatement(usage) : undefined;
     if (write) await db().query(write.sql, { transaction, bind: write.params });
+    // and its searches' ledger rows (HeldSearchCharge): a search is charged with the answer it served
+    for (const e of searches) {
+      const search = ledgerStatement(e);
+      await db().query(search.sql, { transaction, bind: search.params });
+    }
     return true;
   });
 }

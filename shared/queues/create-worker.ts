@@ -145,7 +145,7 @@ export function createWorker<Q extends QueueName>(
         reply = childSpan('reply', span);
         if (usage) traceUsage(usage, span, reply, traceIdOf(data.trace));
         // a batch line's usage goes with its answer to the batch runner, which bills it (docs/batches.md)
-        await rt.replies.result(data.replyTo, job.id!, chunks.length, result, usage, chunks, !!data.batch, data.replyEpoch, !!data.replyTail);
+        await rt.replies.result(data.replyTo, job.id!, chunks.length, result, usage, chunks, !!(data.batch || data.carryUsage), data.replyEpoch, !!data.replyTail);
         jobDuration.observe(okLabels, (Date.now() - started) / 1000);
         // The answer is kept once, by the publishing script (reply-store.ts), not as the job's return
         // value, which BullMQ would store in the job and copy into its 'completed' event.

@@ -31,6 +31,12 @@ export interface JobEnvelope {
   trace?: TraceCarrier;
   /** A line of a batch (docs/batches.md): its usage is priced at the model's prices times `multiplier`. */
   batch?: BatchPricing;
+  /**
+   * The usage event travels with the answer to the batch runner, which bills it with the line (a
+   * batch line's jobs: its model turns, which also carry `batch`, and its native searches, priced as
+   * any search). Absent (an older pod): `batch` alone says so.
+   */
+  carryUsage?: true;
   /** What the request log row needs from the pod (arrival, admission, route, user); absent in old jobs. */
   log?: LogContext;
   /**

@@ -34,6 +34,8 @@ export const keys = {
    * express queue's own slot apart from its jobs.
    */
   express: (expressQueue: string, which: 'workers' | 'pods') => `${p()}:{express:${expressQueue}}:${which}`,
+  /** A batch paced after a refusal (shared/batches/pacing.ts pauseBatch): present, with its TTL, while no runner may send it a new line. */
+  batchPause: (batchId: string) => `${p()}:batch:{${batchId}}:pause`,
   lease: (orgId: string, pool: string, lane: string) => `${p()}:lease:{${orgId}}:${pool}:${lane}`,
   /** A pod's sharded reply channel paired with usage outbox stream `shard` (one per stream, see ReplyHub). */
   replyChannel: (podId: string, shard = 0) => `${p()}:{${outboxTag(shard)}}:reply:${podId}`,

@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import type { AppContext } from '../../api/context';
 import type { AuthInfo, BatchLine } from '../../api/types';
-import { rateNeverFits, settleUsage } from '../../shared/limits/limits';
+import { settleUsage } from '../../shared/limits/limits';
 import { TicketApp } from '../../api/ticket-app';
 import { identityNow } from '../../api/kept-identity';
 import { dialectOf, logFailure } from '../../api/middleware/request-log';
@@ -13,33 +13,19 @@ import type { BatchRow, LineRow } from '../../shared/batches/store';
 import { findFile, fileBytes, saveFile } from '../../shared/batches/files';
 import { batchModel, parseInput } from '../../shared/batches/input';
 import { lineRequestId, openaiResultLine } from '../../shared/batches/results';
-import { LANE_FULL, pauseMs, upstreamPauseMs } from '../../shared/batches/pacing';
+import { batchPausedMs, heldBack, pauseBatch, pauseMs, upstreamPauseMs } from '../../shared/batches/pacing';
 import { outputFileId } from '../../shared/batches/ids';
 import { errors } from '../../shared/errors/codes';
 import { errorBody } from '../../api/middleware/error-body';
 
 /**
- * Refusals that hold a line back instead of failing it: the line goes back to pending under the same
- * request id and this runner sends its batch no new line for the answer's Retry-After (pauseMs: 1 to
- * 10 s), so nothing is fed again at once in a loop. A full lane (LANE_FULL: the org's lanes are busy,
- * with its other batches or its own requests; no Activity row); the store away (Redis or Postgres,
- * also a worker whose store went away mid-job: a job that did run is found again by its id, or its
- * usage event is the one kept for that id); the key's (or its member's) rpm / tpm, refused before
- * anything was queued: the batch is paced by them, as the vendors' batches are by theirs. A line no
- * minute can serve (input tokens above the tpm, an rpm of 0: rateNeverFits) is errored instead.
+ * Refusals hold a line back instead of failing it (heldBack, shared/batches/pacing.ts): the line goes
+ * back to pending (under the same request id, or as its next attempt after the provider's 429 or a
+ * lost worker) and no runner sends its batch a new line for the answer's Retry-After (pauseMs: 1 to
+ * 10 s; after the provider's 429 upstreamPauseMs: 1 s to 1 min, at least the Retry-After, doubling
+ * with the line's waits, counted in `upstream_waits` and never against MAX_ATTEMPTS), so nothing is
+ * fed again at once in a loop. The pause is in Redis (pauseBatch), shared by every runner.
  */
-const STORE_AWAY = 'service_unavailable';
-const RATE_LIMITED = 'rate_limit_exceeded';
-/**
- * The upstream provider's 429 after the gateway's own retries and fallbacks: the line runs again as a
- * new attempt (its failed job billed nothing), after a pause that doubles with the line's waits
- * (upstreamPauseMs: 1 s to 1 min, at least the Retry-After), until it is answered or the
- * batch's window ends (its line then `expired`), as the vendors' batches slow down rather than fail
- * a line. Counted in `upstream_waits`, never against MAX_ATTEMPTS.
- */
-const UPSTREAM_LIMITED = 'upstream_rate_limited';
-/** Failures of the gateway's own machinery: retried under a new request id (the failed job billed nothing), at most MAX_ATTEMPTS in all. */
-const RETRIED = new Set(['worker_lost', 'client_closed_request']);
 const MAX_ATTEMPTS = 3;
 
 /** The synchronous route a batch's lines are sent to. */
@@ -64,7 +50,7 @@ export class BatchRunner {
   private readonly inFlight = new Map<string, Set<Promise<void>>>();
   /** Batches being fed right now (claim in progress). */
   private readonly feeding = new Set<string>();
-  /** Batches paced by a refusal (a full lane, a rate limit, the upstream's 429): no new line before this time (ms). */
+  /** Batches this runner knows paused (pauseBatch, in Redis for every runner): no new line before this time (ms), no Redis read meanwhile. */
   private readonly pausedUntil = new Map<string, number>();
   readonly id: string;
 
@@ -169,6 +155,11 @@ export class BatchRunner {
       if (this.cfg.linesInFlight <= mine.size || this.stopped || this.ctx.switches.engaged('batches')) return 0; // switched off: nothing new starts
       if ((this.pausedUntil.get(b.id) ?? 0) > Date.now()) return 0; // paced: the poll feeds it after
       this.pausedUntil.delete(b.id);
+      const paused = await batchPausedMs(this.ctx.redis, b.id); // by any runner
+      if (paused > 0) {
+        this.pausedUntil.set(b.id, Date.now() + paused);
+        return 0;
+      }
       const auth = await this.authFor(b);
       // never more lines in flight than the org's lane for them admits: the others would only be refused
       const room = Math.min(this.cfg.linesInFlight, 'keyId' in auth ? this.laneOf(auth) : Infinity) - mine.size;
@@ -194,9 +185,10 @@ export class BatchRunner {
     return laneLimit(auth.org, 'chat', 'background', 0) || this.cfg.linesInFlight;
   }
 
-  /** Sends the batch no new line for `ms` (pauseMs: a refusal's Retry-After). */
-  private pause(b: BatchRow, ms: number): void {
+  /** Sends the batch no new line for `ms` (pauseMs: a refusal's Retry-After), from any runner (pauseBatch). */
+  private async pause(b: BatchRow, ms: number): Promise<void> {
     this.pausedUntil.set(b.id, Math.max(this.pausedUntil.get(b.id) ?? 0, Date.now() + ms));
+    await pauseBatch(this.ctx.redis, b.id, ms).catch((err) => logger.warn({ err, batchId: b.id }, 'batch pause not shared'));
   }
 
   /**
@@ -231,8 +223,10 @@ export class BatchRunner {
     const body: Record<string, unknown> = { ...l.body };
     delete body.stream;
     delete body.stream_options;
-    const line: BatchLine = { batchId: b.id, laneLimit: this.laneOf(auth), priceMultiplier: Number(b.price_multiplier) };
+    const crashRetried = l.attempt - l.upstream_waits + 1 < MAX_ATTEMPTS;
+    const line: BatchLine = { batchId: b.id, laneLimit: this.laneOf(auth), priceMultiplier: Number(b.price_multiplier), crashRetried };
     const ticket = this.lineApp.issue({ auth, requestId, line });
+    let charged = false;
     try {
       const res = await request(`${this.lineApp.base}${lineRoute(b)}`, {
         method: 'POST',
@@ -251,29 +245,29 @@ export class BatchRunner {
       if (res.statusCode === 200) {
         // billed here, in the transaction that records the answer: never in Redis alone (docs/batches.md)
         const usage = line.usage ?? [];
-        if (await store.finishLine(l, this.id, 'succeeded', 200, requestId, answer, usage)) {
+        const searches = line.searches ?? [];
+        if (await store.finishLine(l, this.id, 'succeeded', 200, requestId, answer, usage, searches.map((s) => s.entry))) {
+          charged = true;
           await settleUsage(this.ctx.redis, usage).catch((err) => logger.warn({ err, batchId: b.id }, 'batch line: settling budgets failed'));
+          await Promise.all(searches.map((s) => s.settle()));
         }
         return;
       }
       const code = (answer as { error?: { code?: string } })?.error?.code ?? '';
       const message = String((answer as { error?: { message?: unknown } }).error?.message ?? '');
-      if (LANE_FULL.has(code) || code === STORE_AWAY || (code === RATE_LIMITED && !rateNeverFits(message))) {
-        this.pause(b, pauseMs(res.headers['retry-after']));
-        return store.releaseLine(l, this.id, 'same');
-      }
-      if (code === UPSTREAM_LIMITED) {
-        this.pause(b, upstreamPauseMs(res.headers['retry-after'], l.upstream_waits));
-        return store.releaseLine(l, this.id, 'upstream');
-      }
-      if (RETRIED.has(code) && l.attempt - l.upstream_waits + 1 < MAX_ATTEMPTS) return store.releaseLine(l, this.id, 'crash');
+      const held = heldBack(code, message, crashRetried);
+      if (held === 'same') await this.pause(b, pauseMs(res.headers['retry-after']));
+      if (held === 'upstream') await this.pause(b, upstreamPauseMs(res.headers['retry-after'], l.upstream_waits));
+      if (held) return store.releaseLine(l, this.id, held);
       await store.finishLine(l, this.id, 'errored', res.statusCode, requestId, answer);
     } catch (err) {
       logger.warn({ err, batchId: b.id, idx: l.idx }, 'batch line request failed; it goes back to pending');
-      this.pause(b, pauseMs(undefined)); // never sent again at once, in a loop
+      await this.pause(b, pauseMs(undefined)); // never sent again at once, in a loop
       await store.releaseLine(l, this.id, 'same');
     } finally {
       this.lineApp.forget(ticket);
+      // the searches of an attempt that is not the line's answer are given back, never billed
+      if (!charged) await Promise.all((line.searches ?? []).map((s) => s.release().catch((err) => logger.warn({ err, batchId: b.id }, 'batch line: search release failed'))));
     }
   }
 
