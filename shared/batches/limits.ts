@@ -16,15 +16,18 @@ function num(v: unknown, min: number, max: number): number | undefined {
 
 /**
  * Entitlements `batch_max_lines`, `batch_max_file_bytes`, `batch_max_in_progress` and
- * `batch_price_multiplier` (plan, overridden per org) over BATCH_MAX_LINES, BATCH_MAX_FILE_BYTES,
- * BATCH_MAX_IN_PROGRESS and BATCH_PRICE_MULTIPLIER.
+ * `batch_price_multiplier` (plan, overridden per org, both dialects) over the gateway defaults, which
+ * are each dialect's vendor's own limits: OpenAI's Batch API (BATCH_MAX_LINES 50,000 requests,
+ * BATCH_MAX_FILE_BYTES 200 MiB input file), Anthropic's Message Batches (MESSAGE_BATCH_MAX_REQUESTS
+ * 100,000 requests, MESSAGE_BATCH_MAX_BYTES 256 MiB), then BATCH_MAX_IN_PROGRESS and BATCH_PRICE_MULTIPLIER.
  */
-export function batchLimits(org: OrgContext): BatchLimits {
+export function batchLimits(org: OrgContext, dialect: 'openai' | 'anthropic'): BatchLimits {
   const d = config().batches;
   const e = org.entitlements ?? {};
+  const anthropic = dialect === 'anthropic';
   return {
-    maxLines: num(e.batch_max_lines, 1, 1e9) ?? d.maxLines,
-    maxFileBytes: num(e.batch_max_file_bytes, 1, 1e12) ?? d.maxFileBytes,
+    maxLines: num(e.batch_max_lines, 1, 1e9) ?? (anthropic ? d.messageBatchMaxRequests : d.maxLines),
+    maxFileBytes: num(e.batch_max_file_bytes, 1, 1e12) ?? (anthropic ? d.messageBatchMaxBytes : d.maxFileBytes),
     maxInProgress: num(e.batch_max_in_progress, 0, 1e6) ?? d.maxInProgress,
     priceMultiplier: num(e.batch_price_multiplier, 0, 1) ?? d.priceMultiplier,
   };

@@ -104,8 +104,12 @@ export interface Config {
   imageUploadMaxBytes: number;
   /** Files and batches (docs/batches.md): org defaults (a plan or org entitlement overrides them) and the runner's pace. */
   batches: {
+    /** OpenAI's Batch API: requests in an input file, its bytes (OpenAI's own limits: 50,000 and 200 MB). */
     maxLines: number;
     maxFileBytes: number;
+    /** Anthropic's Message Batches: requests in a batch, its body's bytes (Anthropic's own: 100,000 or 256 MB). */
+    messageBatchMaxRequests: number;
+    messageBatchMaxBytes: number;
     maxInProgress: number;
     priceMultiplier: number;
     linesInFlight: number;
@@ -266,7 +270,9 @@ const schema = Joi.object({
   IMAGE_URL_TTL_SECONDS: Joi.number().integer().min(10).max(86_400).default(300),
   IMAGE_UPLOAD_MAX_BYTES: Joi.number().integer().min(1024).default(10 * 1024 * 1024),
   BATCH_MAX_LINES: Joi.number().integer().min(1).default(50_000),
-  BATCH_MAX_FILE_BYTES: Joi.number().integer().min(1024).default(100 * 1024 * 1024),
+  BATCH_MAX_FILE_BYTES: Joi.number().integer().min(1024).default(200 * 1024 * 1024),
+  MESSAGE_BATCH_MAX_REQUESTS: Joi.number().integer().min(1).default(100_000),
+  MESSAGE_BATCH_MAX_BYTES: Joi.number().integer().min(1024).default(256 * 1024 * 1024),
   BATCH_MAX_IN_PROGRESS: Joi.number().integer().min(1).default(20),
   BATCH_PRICE_MULTIPLIER: Joi.number().min(0).max(1).default(0.5),
   BATCH_LINES_IN_FLIGHT: Joi.number().integer().min(1).default(8),
@@ -437,6 +443,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     batches: {
       maxLines: value.BATCH_MAX_LINES,
       maxFileBytes: value.BATCH_MAX_FILE_BYTES,
+      messageBatchMaxRequests: value.MESSAGE_BATCH_MAX_REQUESTS,
+      messageBatchMaxBytes: value.MESSAGE_BATCH_MAX_BYTES,
       maxInProgress: value.BATCH_MAX_IN_PROGRESS,
       priceMultiplier: value.BATCH_PRICE_MULTIPLIER,
       linesInFlight: value.BATCH_LINES_IN_FLIGHT,

@@ -18,7 +18,7 @@ import { expiresAfterSchema, pageLimit, queryText, queryOrder } from './gate';
  * part's `filename` is read as UTF-8, as the SDKs send it (multer's default reads it as latin1).
  */
 function upload(req: Request, res: Response, next: NextFunction): void {
-  const max = batchLimits(req.auth!.org).maxFileBytes;
+  const max = batchLimits(req.auth!.org, 'openai').maxFileBytes;
   multer({ storage: multer.memoryStorage(), limits: { fileSize: max, files: 1, fields: 4 }, defParamCharset: 'utf8' }).single('file')(req, res, (err: unknown) => {
     if (!err) return next();
     const code = (err as { code?: string }).code;

@@ -14,9 +14,9 @@ export const expiresAfterSchema = Joi.object({
 });
 
 /** The refusals a new batch can meet before anything is stored (docs/batches.md, "Limits"). */
-export async function admitBatch(req: Request, lines: number): Promise<{ priceMultiplier: number; keyHash: string; createdAt: Date; expiresAt: Date }> {
+export async function admitBatch(req: Request, lines: number, dialect: 'openai' | 'anthropic'): Promise<{ priceMultiplier: number; keyHash: string; createdAt: Date; expiresAt: Date }> {
   const auth = req.auth!;
-  const limits = batchLimits(auth.org);
+  const limits = batchLimits(auth.org, dialect);
   if (lines > limits.maxLines) {
     throw new ApiError(400, 'batch_too_many_lines', `A batch may hold at most ${limits.maxLines} requests for this organization; this one has ${lines}.`);
   }

@@ -39,7 +39,7 @@ async function create(req: Request, res: Response): Promise<void> {
   const count = Array.isArray((req.body as { requests?: unknown })?.requests) ? (req.body as { requests: unknown[] }).requests.length : 0;
   const body = validate<{ requests: { custom_id: string; params: Record<string, unknown> }[] }>(createSchema, req.body);
   const auth = req.auth!;
-  const admitted = await admitBatch(req, count);
+  const admitted = await admitBatch(req, count, 'anthropic');
   const id = newId('msgbatch_');
   await store.insertBatch(
     {
@@ -111,10 +111,10 @@ async function remove(req: Request, res: Response): Promise<void> {
 
 /**
  * The create body, read up to the org's `batch_max_file_bytes` (its plan's or its own entitlement,
- * else BATCH_MAX_FILE_BYTES; docs/batches.md, "Limits"), as an upload is: 413 beyond it.
+ * else MESSAGE_BATCH_MAX_BYTES, Anthropic's 256 MB; docs/batches.md, "Limits"), as an upload is: 413 beyond it.
  */
 function batchBody(req: Request, res: Response, next: NextFunction): void {
-  jsonBody(batchLimits(req.auth!.org).maxFileBytes)(req, res, next);
+  jsonBody(batchLimits(req.auth!.org, 'anthropic').maxFileBytes)(req, res, next);
 }
 
 export function messageBatchesRouter(ctx: AppContext): Router {

@@ -49,7 +49,7 @@ async function create(req: Request, res: Response): Promise<void> {
   if (file.purpose !== 'batch') throw new ApiError(400, 'invalid_request', `The file ${file.id} has purpose '${file.purpose}'; a batch's input file must be uploaded with purpose 'batch'.`, { param: 'input_file_id' });
   const bytes = await fileBytes(file);
   if (!bytes) throw new ApiError(404, 'file_not_found', `The file ${body.input_file_id} has no content.`, { param: 'input_file_id' });
-  const admitted = await admitBatch(req, jsonlLines(bytes).length);
+  const admitted = await admitBatch(req, jsonlLines(bytes).length, 'openai');
   const id = newId('batch_');
   await store.insertBatch({
     id,
