@@ -42,6 +42,8 @@ export interface BatchRow {
   output_expires_after_seconds: number | null;
   /** OpenAI's `Batch.model`: the one model its lines name, set with them (shared/batches/input.ts batchModel); null before, or when they name several. */
   model: string | null;
+  /** A Message Batch's `anthropic-beta` header at create (migration 0043), sent with each of its lines; null: none. */
+  anthropic_beta: string | null;
 }
 
 export interface LineRow {
@@ -64,15 +66,15 @@ export type LineCounts = Record<LineState, number>;
 
 const ACTIVE: BatchStatus[] = ['validating', 'in_progress', 'finalizing', 'cancelling'];
 
-type NewBatch = Omit<BatchRow, 'in_progress_at' | 'finalizing_at' | 'completed_at' | 'failed_at' | 'expired_at' | 'cancelling_at' | 'cancelled_at' | 'deleted_at' | 'errors' | 'output_file_id' | 'error_file_id' | 'output_expires_after_seconds' | 'model'> &
-  Partial<Pick<BatchRow, 'output_expires_after_seconds'>>;
+type NewBatch = Omit<BatchRow, 'in_progress_at' | 'finalizing_at' | 'completed_at' | 'failed_at' | 'expired_at' | 'cancelling_at' | 'cancelled_at' | 'deleted_at' | 'errors' | 'output_file_id' | 'error_file_id' | 'output_expires_after_seconds' | 'model' | 'anthropic_beta'> &
+  Partial<Pick<BatchRow, 'output_expires_after_seconds' | 'anthropic_beta'>>;
 
 export async function insertBatch(b: NewBatch, lines?: { custom_id: string; body: unknown }[]): Promise<void> {
   await db().transaction(async (t) => {
     await db().query(
-      `INSERT INTO batches (id, dialect, org_id, project_id, api_key_id, key_hash, routing_plan_id, endpoint, input_file_id, completion_window, metadata, status, price_multiplier, total, created_at, expires_at, output_expires_after_seconds, in_progress_at)
-       VALUES (:id, :dialect, :org_id, :project_id, :api_key_id, :key_hash, :routing_plan_id, :endpoint, :input_file_id, :completion_window, :metadata, :status, :price_multiplier, :total, :created_at, :expires_at, :output_expires_after_seconds, ${b.status === 'in_progress' ? ':created_at' : 'NULL'})`,
-      { transaction: t, replacements: { ...b, metadata: b.metadata ? JSON.stringify(b.metadata) : null, output_expires_after_seconds: b.output_expires_after_seconds ?? null } },
+      `INSERT INTO batches (id, dialect, org_id, project_id, api_key_id, key_hash, routing_plan_id, endpoint, input_file_id, completion_window, metadata, status, price_multiplier, total, created_at, expires_at, output_expires_after_seconds, anthropic_beta, in_progress_at)
+       VALUES (:id, :dialect, :org_id, :project_id, :api_key_id, :key_hash, :routing_plan_id, :endpoint, :input_file_id, :completion_window, :metadata, :status, :price_multiplier, :total, :created_at, :expires_at, :output_expires_after_seconds, :anthropic_beta, ${b.status === 'in_progress' ? ':created_at' : 'NULL'})`,
+      { transaction: t, replacements: { ...b, metadata: b.metadata ? JSON.stringify(b.metadata) : null, output_expires_after_seconds: b.output_expires_after_seconds ?? null, anthropic_beta: b.anthropic_beta ?? null } },
     );
     if (lines?.length) await insertLines(t, b.id, lines);
   });

@@ -230,7 +230,7 @@ export class BatchRunner {
     try {
       const res = await request(`${this.lineApp.base}${lineRoute(b)}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-gateway-ticket': ticket, ...(b.dialect === 'anthropic' ? { 'anthropic-version': '2023-06-01' } : {}) },
+        headers: { 'content-type': 'application/json', 'x-gateway-ticket': ticket, ...(b.dialect === 'anthropic' ? { 'anthropic-version': '2023-06-01' } : {}), ...(b.anthropic_beta ? { 'anthropic-beta': b.anthropic_beta } : {}) },
         body: JSON.stringify(body),
         headersTimeout: config().requestTimeoutMs + 30_000,
         bodyTimeout: config().requestTimeoutMs + 30_000,

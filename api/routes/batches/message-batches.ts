@@ -6,6 +6,7 @@ import { jsonBody } from '../../middleware/body';
 import { requireJson } from '../../middleware/require-json';
 import { killSwitch } from '../../middleware/kill-switch';
 import { requireAnthropicVersion } from '../messages/version';
+import { anthropicBeta } from '../messages/beta';
 import { pathPrefix } from '../../middleware/path-auth';
 import { validate } from '../../validate';
 import { ApiError } from '../../../shared/errors/ApiError';
@@ -39,6 +40,7 @@ async function create(req: Request, res: Response): Promise<void> {
   const count = Array.isArray((req.body as { requests?: unknown })?.requests) ? (req.body as { requests: unknown[] }).requests.length : 0;
   const body = validate<{ requests: { custom_id: string; params: Record<string, unknown> }[] }>(createSchema, req.body);
   const auth = req.auth!;
+  const beta = anthropicBeta(req); // checked now (400 when not a list of names), sent with every line
   const admitted = await admitBatch(req, count, 'anthropic');
   const id = newId('msgbatch_');
   await store.insertBatch(
@@ -59,6 +61,7 @@ async function create(req: Request, res: Response): Promise<void> {
       total: body.requests.length,
       created_at: admitted.createdAt,
       expires_at: admitted.expiresAt,
+      anthropic_beta: beta ?? null,
     },
     body.requests.map((r) => ({ custom_id: r.custom_id, body: r.params })),
   );
