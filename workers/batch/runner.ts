@@ -155,7 +155,7 @@ export class BatchRunner {
       if (this.cfg.linesInFlight <= mine.size || this.stopped || this.ctx.switches.engaged('batches')) return 0; // switched off: nothing new starts
       if ((this.pausedUntil.get(b.id) ?? 0) > Date.now()) return 0; // paced: the poll feeds it after
       this.pausedUntil.delete(b.id);
-      const paused = await batchPausedMs(this.ctx.redis, b.id); // by any runner
+      const paused = await batchPausedMs(this.ctx.redis, b.id).catch(() => 0); // by any runner (Redis away: this runner's own pauses)
       if (paused > 0) {
         this.pausedUntil.set(b.id, Date.now() + paused);
         return 0;
