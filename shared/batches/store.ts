@@ -42,7 +42,7 @@ export interface BatchRow {
   output_expires_after_seconds: number | null;
   /** OpenAI's `Batch.model`: the one model its lines name, set with them (shared/batches/input.ts batchModel); null before, or when they name several. */
   model: string | null;
-  /** A Message Batch's `anthropic-beta` header at create (migration 0043), sent with each of its lines; null: none. */
+  /** A Message Batch's `anthropic-beta` header at create (migration 0044), sent with each of its lines; null: none. */
   anthropic_beta: string | null;
 }
 
