@@ -81,7 +81,21 @@ export function refuseUnhonoured(body: unknown): void {
   }
 }
 
-const invalid = (message: string) => new ApiError(400, 'invalid_request', message);
+const invalid = (message: string, param?: string) => new ApiError(400, 'invalid_request', message, param ? { param } : undefined);
+
+/** Where each item of a request's `input` stood, for a refusal's `param` once the input was rearranged (compactions opened, search calls unfolded). */
+const placeOf = new WeakMap<object, number>();
+
+/** Notes the place of each item of the request's `input` (called on the body as sent, once validated). */
+export function notePlaces(input: unknown): void {
+  if (Array.isArray(input)) input.forEach((item, i) => item && typeof item === 'object' && placeOf.set(item as object, i));
+}
+
+/** `input[i].field` for an item of the request's own `input`; none for an item read from elsewhere (a conversation's). */
+function placed(item: object, field: string): string | undefined {
+  const i = placeOf.get(item);
+  return i === undefined ? undefined : `input[${i}].${field}`;
+}
 
 function part(p: Record<string, unknown>): CanonicalPart {
   switch (p.type) {
@@ -230,7 +244,7 @@ export function itemsToMessages(input: ResponsesRequest['input']): CanonicalMess
     // Other reasoning items are the model's own and not sent back upstream; a hosted tool search is moot
     // when every tool is offered directly; additional tools join the offered tools (offered-tools.ts).
     else if (type === 'reasoning' || type === 'tool_search_call' || type === 'tool_search_output' || type === 'additional_tools') continue;
-    else throw invalid(`Input item type '${type}' is not supported.`);
+    else throw invalid(`Input item type '${type}' is not supported.`, placed(item, 'type'));
   }
   flush();
   return out;

@@ -7,7 +7,7 @@ import { decrypt, encrypt } from '../../../shared/crypto';
 import { resolveChatModel } from '../../dispatch/chat';
 import { isSummaryMessage, SUMMARY_PREFIX, summarise, summaryMessage } from '../../dispatch/summarise';
 import { canonicalText, forModel, type CanonicalCompletion, type CanonicalMessage, type CanonicalRequest, type CanonicalUsage } from '../../dialects/canonical';
-import { refuseUnhonoured, responsesToCanonical, type ResponsesItem, type ResponsesRequest } from '../../dialects/responses/request';
+import { notePlaces, refuseUnhonoured, responsesToCanonical, type ResponsesItem, type ResponsesRequest } from '../../dialects/responses/request';
 import { newId, responsesUsage } from '../../dialects/responses/response';
 import { historyFor } from './conversation';
 import { inputItem, responsesSchema } from './schema';
@@ -96,6 +96,7 @@ function userItem(m: CanonicalMessage): Record<string, unknown> | undefined {
 export function compactHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     const body = validate<ResponsesRequest>(compactSchema, req.body);
+    notePlaces(body.input);
     refuseUnhonoured(req.body);
     const resolved = await resolveChatModel(ctx, req, body.model);
     const history = await historyFor(req, body);

@@ -10,7 +10,7 @@ import { historyFor, recordInConversation } from './conversation';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
 import { ClientGone } from '../../dispatch/run-job';
 import { SseWriter } from '../../sse';
-import { refuseChoiceWithoutItsTool, refuseUnhonoured, responsesToCanonical, wantsLogprobs, type ResponsesRequest } from '../../dialects/responses/request';
+import { notePlaces, refuseChoiceWithoutItsTool, refuseUnhonoured, responsesToCanonical, wantsLogprobs, type ResponsesRequest } from '../../dialects/responses/request';
 import { canonicalToResponse, type ResponseFrame } from '../../dialects/responses/response';
 import { answeredResponse } from '../../dialects/responses/client-view';
 import { ResponsesStreamTranslator } from '../../dialects/responses/stream';
@@ -38,6 +38,7 @@ function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     refuseUnhonoured(req.body);
     const sent = validate<ResponsesRequest>(responsesSchema, req.body);
+    notePlaces(sent.input);
     refuseChoiceWithoutItsTool(sent);
     // OpenAI's CreateResponse: `input` may be left out when the history carries the turn (a conversation's items, a previous response)
     if (sent.input === undefined) {
@@ -125,6 +126,7 @@ function inputTokensHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     refuseUnhonoured(req.body);
     const body = validate<ResponsesRequest>(inputTokensSchema, req.body);
+    notePlaces(body.input);
     refuseChoiceWithoutItsTool(body);
     const resolved = body.model ? await resolveChatModel(ctx, req, body.model) : undefined;
     const history = await historyFor(req, body);

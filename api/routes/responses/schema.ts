@@ -40,24 +40,51 @@ const tool = Joi.object({ type: Joi.string().required() })
 
 const is = (...types: string[]) => Joi.object({ type: Joi.valid(...types).required() }).unknown();
 
+/** The content parts a message of `input` may hold (OpenAI's ResponseInputContent, and an assistant turn's output_text and refusal; chat's `text` too). */
+const PART_TYPES = ['input_text', 'input_image', 'input_file', 'output_text', 'refusal', 'text'];
+
 /** A message's content part: typed, and a text part's text (or a refusal's) a string, as OpenAI's InputContent/OutputContent require. */
-const part = Joi.object({ type: Joi.string().required() })
+const part = Joi.object({ type: Joi.string().valid(...PART_TYPES).required() })
   .unknown(true)
   .when(is('input_text', 'output_text', 'text'), { then: Joi.object({ text: Joi.string().allow('').required() }) })
-  .when(is('refusal'), { then: Joi.object({ refusal: Joi.string().allow('').required() }) });
+  .when(is('refusal'), { then: Joi.object({ refusal: Joi.string().allow('').required() }) })
+  // OpenAI's ResponseInputImage by URL (a data URL or https); a file id names a file the gateway does not keep
+  .when(is('input_image'), { then: Joi.object({ image_url: Joi.string().min(1).required().messages({ 'any.required': '{#label} is required (file ids are not supported).' }) }) })
+  .when(is('input_file'), {
+    then: Joi.object({ file_data: Joi.string().min(1), file_url: Joi.string().min(1) })
+      .or('file_data', 'file_url')
+      .messages({ 'object.missing': '{#label} needs file_data or file_url (file ids are not supported).' }),
+  });
+
+/** A function or custom tool call's output: a string, or a list of input parts (OpenAI's ResponseFunctionCallOutputItemList). */
+const callOutput = Joi.object({
+  // without its call id the output answers no call (it went upstream as a tool result for "undefined")
+  call_id: Joi.string().min(1).required(),
+  // an object is read as its JSON (request.ts, outputText)
+  output: Joi.alternatives(Joi.string().allow(''), Joi.array().items(part), Joi.object().unknown(true)).required(),
+});
 
 /**
  * An input item. The fields the gateway reads are checked as OpenAI's item params type them, so a
  * malformed one is a 400 naming it (not a failure of the gateway's own, nor a call id of
  * "undefined" sent upstream): a message's (type `message` or none) `content` is a string or a list
- * of parts; a function call (FunctionToolCall) has its `call_id`, `name` and `arguments` strings; the
+ * of parts of the known types (an image by its URL, a file by its data or URL) and its `role` one of
+ * OpenAI's four; a function or custom tool call has its `call_id`, `name` and `arguments` (`input`)
+ * strings, and its output its `call_id` and `output`; the
  * tools an item loads are tools as `tools` takes them; a shell call output's `output` is a string or
  * a list of objects. Other items and fields pass as they are.
  */
 export const inputItem = Joi.object({ type: Joi.string(), role: Joi.string() })
   .unknown(true)
-  .when(Joi.object({ type: Joi.valid('message') }).unknown(), { then: Joi.object({ content: Joi.alternatives(Joi.string().allow(''), Joi.array().items(part)).required() }) })
+  .when(Joi.object({ type: Joi.valid('message') }).unknown(), {
+    then: Joi.object({
+      role: Joi.string().valid('user', 'assistant', 'system', 'developer').required(),
+      content: Joi.alternatives(Joi.string().allow(''), Joi.array().items(part)).required(),
+    }),
+  })
   .when(is('function_call'), { then: Joi.object({ call_id: Joi.string().min(1).required(), name: Joi.string().min(1).required(), arguments: Joi.string().allow('').required() }) })
+  .when(is('custom_tool_call'), { then: Joi.object({ call_id: Joi.string().min(1).required(), name: Joi.string().min(1).required(), input: Joi.string().allow('').required() }) })
+  .when(is('function_call_output', 'custom_tool_call_output'), { then: callOutput })
   .when(is('additional_tools', 'tool_search_output'), { then: Joi.object({ tools: Joi.array().items(tool) }) })
   .when(is('shell_call_output'), { then: Joi.object({ output: Joi.alternatives(Joi.string().allow(''), Joi.array().items(Joi.object().unknown(true))) }) });
 

@@ -1,0 +1,64 @@
+import { expect } from 'chai';
+import OpenAI from 'openai';
+import { env, resetSim } from '../../helpers/harness';
+import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { call, keyHeader } from '../../helpers/http';
+
+/**
+ * A malformed input item is refused 400 `invalid_request` naming where it is, as OpenAI's API names
+ * it (`param: "input[1].content[0].type"`), on `POST /v1/responses` and `/v1/responses/input_tokens`,
+ * before anything is sent upstream; a function call output without its call id or output is refused
+ * too (it went upstream as a tool result for a call "undefined").
+ */
+describe('responses dialect: a malformed input item is refused naming its place', () => {
+  let o: TestOrg;
+  let h: Record<string, string>;
+  beforeEach(resetSim);
+  before(async () => {
+    o = await buildOrg(env().redis);
+    h = keyHeader(o.key);
+  });
+
+  const hi = { role: 'user', content: 'hi' };
+  const cases: Array<[string, unknown[], string, RegExp]> = [
+    ['a role OpenAI does not have', [hi, { role: 'wizard', content: 'x' }], 'input[1].role', /must be one of/],
+    ['a message without its role', [{ type: 'message', content: 'x' }], 'input[0].role', /is required/],
+    ['a content part of an unknown type', [hi, { role: 'user', content: [{ type: 'input_text', text: 'a' }, { type: 'bogus', text: 'x' }] }], 'input[1].content[1].type', /must be one of/],
+    ['an input_image by file id', [{ role: 'user', content: [{ type: 'input_image', file_id: 'file-1' }] }], 'input[0].content[0].image_url', /file ids are not supported/],
+    ['an input_file by file id', [{ role: 'user', content: [{ type: 'input_file', file_id: 'file-1' }] }], 'input[0].content[0]', /file ids are not supported/],
+    ['an item of an unknown type', [hi, { type: 'bogus_item' }], 'input[1].type', /Input item type 'bogus_item' is not supported/],
+    ['a function call output without its call id', [hi, { type: 'function_call_output', output: '42' }], 'input[1].call_id', /is required/],
+    ['a function call output without its output', [{ type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' }, { type: 'function_call_output', call_id: 'c1' }], 'input[1].output', /is required/],
+    ['a custom tool call output without its call id', [hi, { type: 'custom_tool_call_output', output: 'ok' }], 'input[1].call_id', /is required/],
+    ['a custom tool call without its input', [{ type: 'custom_tool_call', call_id: 'c1', name: 'f' }], 'input[0].input', /is required/],
+    ['an image in a tool output by file id', [{ type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' }, { type: 'function_call_output', call_id: 'c1', output: [{ type: 'input_image', file_id: 'file-1' }] }], 'input[1].output[0].image_url', /file ids are not supported/],
+  ];
+
+  for (const [what, input, param, message] of cases) {
+    it(`${what}: 400 naming ${param}, nothing sent upstream`, async () => {
+      for (const path of ['/v1/responses', '/v1/responses/input_tokens']) {
+        const r = await call('POST', path, { headers: h, json: { model: 'sim-chat', input } });
+        expect(r.status, `${path} ${r.text}`).to.equal(400);
+        expect(r.body.error, path).to.include({ code: 'invalid_request', type: 'invalid_request_error', param });
+        expect(r.body.error.message, path).to.match(message);
+      }
+      expect(env().sim.log.entries).to.have.length(0);
+    });
+  }
+
+  it("the SDK's BadRequestError carries the param", async () => {
+    const client = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    const input = [hi, { role: 'user', content: [{ type: 'bogus', text: 'x' }] }] as unknown as OpenAI.Responses.ResponseInput;
+    const err = await client.responses.create({ model: 'sim-chat', input }).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(OpenAI.BadRequestError);
+    expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).to.equal('input[1].content[0].type');
+  });
+
+  it('a conversation item is checked the same way, named by its place in items', async () => {
+    const conv = await call('POST', '/v1/conversations', { headers: h, json: {} });
+    expect(conv.status, conv.text).to.equal(200);
+    const r = await call('POST', `/v1/conversations/${conv.body.id}/items`, { headers: h, json: { items: [hi, { type: 'function_call_output', output: 'x' }] } });
+    expect(r.status, r.text).to.equal(400);
+    expect(r.body.error).to.include({ code: 'invalid_request', param: 'items[1].call_id' });
+  });
+});
