@@ -81,7 +81,8 @@ export interface CanonicalUsage {
   prompt_tokens?: number;
   completion_tokens?: number;
   total_tokens?: number;
-  prompt_tokens_details?: { cached_tokens?: number } | null;
+  /** `cache_write_tokens`: input written to the upstream's prompt cache (Anthropic's cache_creation_input_tokens), when it reports any. */
+  prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number } | null;
   completion_tokens_details?: { reasoning_tokens?: number } | null;
 }
 
@@ -172,11 +173,13 @@ export function addUsage(a: CanonicalUsage | undefined | null, b: CanonicalUsage
   if (!b) return a;
   const prompt = (a.prompt_tokens ?? 0) + (b.prompt_tokens ?? 0);
   const completion = (a.completion_tokens ?? 0) + (b.completion_tokens ?? 0);
+  const [pa, pb] = [a.prompt_tokens_details, b.prompt_tokens_details];
+  const written = pa?.cache_write_tokens !== undefined || pb?.cache_write_tokens !== undefined ? { cache_write_tokens: (pa?.cache_write_tokens ?? 0) + (pb?.cache_write_tokens ?? 0) } : {};
   return {
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: prompt + completion,
-    prompt_tokens_details: { cached_tokens: (a.prompt_tokens_details?.cached_tokens ?? 0) + (b.prompt_tokens_details?.cached_tokens ?? 0) },
+    prompt_tokens_details: Object.assign({ cached_tokens: (pa?.cached_tokens ?? 0) + (pb?.cached_tokens ?? 0) }, written),
     completion_tokens_details: { reasoning_tokens: (a.completion_tokens_details?.reasoning_tokens ?? 0) + (b.completion_tokens_details?.reasoning_tokens ?? 0) },
   };
 }

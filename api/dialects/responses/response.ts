@@ -17,13 +17,17 @@ export interface ResponseFrame {
   req: ResponsesRequest;
 }
 
+/** A count an upstream reported, else 0. */
+const count = (n: unknown) => (Number.isSafeInteger(n) && (n as number) >= 0 ? (n as number) : 0);
+
 export function responsesUsage(u: CanonicalUsage | undefined | null) {
   const input = u?.prompt_tokens ?? 0;
   const output = u?.completion_tokens ?? 0;
   return {
     input_tokens: input,
-    // OpenAI's document requires both; an upstream reports no cache writes through chat completions
-    input_tokens_details: { cached_tokens: u?.prompt_tokens_details?.cached_tokens ?? 0, cache_write_tokens: 0 },
+    // OpenAI's document requires both: the cache writes an Anthropic or Bedrock upstream reports (cache_creation_input_tokens,
+    // cacheWriteInputTokens), or an OpenAI-compatible one as chat's prompt_tokens_details.cache_write_tokens; 0 when none
+    input_tokens_details: { cached_tokens: u?.prompt_tokens_details?.cached_tokens ?? 0, cache_write_tokens: count(u?.prompt_tokens_details?.cache_write_tokens) },
     output_tokens: output,
     output_tokens_details: { reasoning_tokens: u?.completion_tokens_details?.reasoning_tokens ?? 0 },
     total_tokens: input + output,

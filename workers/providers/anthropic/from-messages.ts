@@ -27,21 +27,24 @@ export function finishReason(stop: unknown): 'stop' | 'length' | 'tool_calls' | 
 }
 
 /**
- * Anthropic usage → OpenAI usage: cached input is part of prompt_tokens there; thinking tokens
+ * Anthropic usage → OpenAI usage: cached input (read or written) is part of prompt_tokens there, the
+ * reads also `cached_tokens` and the writes, when there are any, `cache_write_tokens`; thinking tokens
  * (already within `output_tokens`, as reasoning tokens are within completion_tokens) are reported as
  * `completion_tokens_details.reasoning_tokens` when the upstream counted them.
  */
 export function chatUsage(u: Usage | undefined) {
   // a count that is not one (a string, negative, NaN-ish) is none (shape.ts tokenCount)
   const cached = tokenCount(u?.cache_read_input_tokens) ?? 0;
-  const prompt = (tokenCount(u?.input_tokens) ?? 0) + cached + (tokenCount(u?.cache_creation_input_tokens) ?? 0);
+  const written = tokenCount(u?.cache_creation_input_tokens) ?? 0;
+  const prompt = (tokenCount(u?.input_tokens) ?? 0) + cached + written;
   const completion = tokenCount(u?.output_tokens) ?? 0;
   const thinking = u?.output_tokens_details?.thinking_tokens;
   return {
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: prompt + completion,
-    prompt_tokens_details: { cached_tokens: cached },
+    // the cache writes as OpenAI's CompletionUsage names them (the Responses API's input_tokens_details.cache_write_tokens)
+    prompt_tokens_details: written ? { cached_tokens: cached, cache_write_tokens: written } : { cached_tokens: cached },
     ...(typeof thinking === 'number' ? { completion_tokens_details: { reasoning_tokens: thinking } } : {}),
   };
 }

@@ -20,14 +20,16 @@ export function finishReason(stop: string | undefined): 'stop' | 'length' | 'too
 
 /**
  * Converse usage → OpenAI usage. Bedrock reports cache reads and writes apart from inputTokens (as
- * Anthropic does); in OpenAI's shape they are part of prompt_tokens, the reads also as cached_tokens.
+ * Anthropic does); in OpenAI's shape they are part of prompt_tokens, the reads also as cached_tokens
+ * and the writes, when there are any, as cache_write_tokens.
  */
 export function chatUsage(u: Partial<TokenUsage> | undefined) {
   // the SDK reads numbers, not their range: a negative count is none (shape.ts tokenCount)
   const cached = tokenCount(u?.cacheReadInputTokens) ?? 0;
-  const prompt = (tokenCount(u?.inputTokens) ?? 0) + cached + (tokenCount(u?.cacheWriteInputTokens) ?? 0);
+  const written = tokenCount(u?.cacheWriteInputTokens) ?? 0;
+  const prompt = (tokenCount(u?.inputTokens) ?? 0) + cached + written;
   const completion = tokenCount(u?.outputTokens) ?? 0;
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: { cached_tokens: cached } };
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: written ? { cached_tokens: cached, cache_write_tokens: written } : { cached_tokens: cached } };
 }
 
 export function completionId(requestId: string | undefined): string {

@@ -1,0 +1,61 @@
+import { expect } from 'chai';
+import { env, resetSim } from '../../helpers/harness';
+import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { call, keyHeader } from '../../helpers/http';
+import { postSse } from '../../helpers/sse-events';
+import { expectOpenAI, withoutNullUser } from '../../helpers/conformance';
+
+/**
+ * The Response's `usage.input_tokens_details.cache_write_tokens` (required by OpenAI's document: "The
+ * number of input tokens that were written to the cache") is the upstream's own count: an
+ * Anthropic-native upstream's `cache_creation_input_tokens`, an OpenAI-compatible one's
+ * `prompt_tokens_details.cache_write_tokens`; chat completions answer it as that field of
+ * `prompt_tokens_details` (OpenAI's CompletionUsage). It was always 0.
+ */
+describe('responses dialect: cache writes in usage', () => {
+  let o: TestOrg;
+  let h: Record<string, string>;
+  beforeEach(resetSim);
+  before(async () => {
+    o = await buildOrg(env().redis);
+    h = keyHeader(o.key);
+  });
+
+  const cases = [
+    ['sim-claude', { cache_read_input_tokens: 7, cache_creation_input_tokens: 5 }, { cached_tokens: 7, cache_write_tokens: 5 }],
+    ['sim-chat', { prompt_tokens_details: { cached_tokens: 3, cache_write_tokens: 4 } }, { cached_tokens: 3, cache_write_tokens: 4 }],
+  ] as const;
+
+  for (const [model, reported, details] of cases) {
+    it(`${model}: the upstream's cache writes are input_tokens_details.cache_write_tokens, JSON, streamed and retrieved`, async () => {
+      env().sim.knobs.set('*', { usageExtra: reported });
+      const r = await call('POST', '/v1/responses', { headers: h, json: { model, input: 'cache me' } });
+      expect(r.status, r.text).to.equal(200);
+      expectOpenAI('Response', withoutNullUser(r.body));
+      expect(r.body.usage.input_tokens_details).to.deep.equal(details);
+      // Anthropic counts cached input apart from input_tokens; the Response's input_tokens include it
+      if (model === 'sim-claude') expect(r.body.usage.input_tokens).to.be.greaterThan(details.cached_tokens + details.cache_write_tokens);
+      const got = await call('GET', `/v1/responses/${r.body.id}`, { headers: h });
+      expect(got.body.usage.input_tokens_details).to.deep.equal(details);
+
+      const s = await postSse('/v1/responses', h, { model, input: 'cache me streamed', stream: true });
+      const done = s.events.at(-1)!.data;
+      expect(done.type).to.equal('response.completed');
+      expect(done.response.usage.input_tokens_details).to.deep.equal(details);
+    });
+  }
+
+  it("sim-claude: chat completions' usage carries them as prompt_tokens_details.cache_write_tokens", async () => {
+    env().sim.knobs.set('*', { usageExtra: { cache_read_input_tokens: 7, cache_creation_input_tokens: 5 } });
+    const r = await call('POST', '/v1/chat/completions', { headers: h, json: { model: 'sim-claude', messages: [{ role: 'user', content: 'cache me' }] } });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.body.usage.prompt_tokens_details).to.deep.equal({ cached_tokens: 7, cache_write_tokens: 5 });
+  });
+
+  it('none reported: 0, and chat completions answer no cache_write_tokens', async () => {
+    const r = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-claude', input: 'no cache' } });
+    expect(r.body.usage.input_tokens_details).to.deep.equal({ cached_tokens: 0, cache_write_tokens: 0 });
+    const c = await call('POST', '/v1/chat/completions', { headers: h, json: { model: 'sim-claude', messages: [{ role: 'user', content: 'no cache' }] } });
+    expect(c.body.usage.prompt_tokens_details).to.deep.equal({ cached_tokens: 0 });
+  });
+});
