@@ -33,7 +33,7 @@ export interface Knobs {
    * request that holds its lane for exactly as long as the test needs, whatever the machine's speed.
    */
   hold?: boolean;
-  /** Chat: answer exactly these words (e.g. text Postgres cannot store) instead of the echo. */
+  /** Chat and messages: answer exactly these words (e.g. text Postgres cannot store, or a JSON answer) instead of the echo. */
   replyWords?: string[];
   /** Output length in words when not echoing. */
   outputWords?: number;

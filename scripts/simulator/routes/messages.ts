@@ -64,7 +64,7 @@ export function messagesRoutes(knobs: KnobStore, log: RequestLog): Router {
     const choice = body.tool_choice as { type?: string } | undefined;
     const search = choice?.type === 'none' ? undefined : searchToolCall(toolNames, askedText, resultsSince);
     const answer = answeringTool ? answerFromToolResult(lastUser) : undefined;
-    let words = answer ? answer.split(' ').slice(0, maxTokens) : replyWords(lastUser, k.outputWords ?? 12, maxTokens);
+    let words = answer ? answer.split(' ').slice(0, maxTokens) : (k.replyWords ?? replyWords(lastUser, k.outputWords ?? 12, maxTokens));
     const tool = search?.name ?? pickTool(body, lastUser);
     let stop: { reason: string; sequence: string | null } = { reason: tool ? 'tool_use' : words.length >= maxTokens ? 'max_tokens' : 'end_turn', sequence: null };
     const stops = (body.stop_sequences as string[] | undefined) ?? [];
