@@ -122,7 +122,12 @@ export const responsesSchema = Joi.object({
   truncation: Joi.string().valid('auto', 'disabled').allow(null),
   // OpenAI's ConversationParam: the conversation's id, or `{id}` (api/routes/responses/conversation.ts)
   conversation: Joi.alternatives(Joi.string().min(1).max(128), Joi.object({ id: Joi.string().min(1).max(128).required() }).unknown(true)).allow(null),
-  metadata: Joi.object().pattern(Joi.string().max(64), Joi.string().max(512)).max(16).allow(null),
+  // OpenAI's Metadata: at most 16 pairs, keys of at most 64 characters (a longer one is no key of the pattern: named so, not "not allowed"), values of at most 512
+  metadata: Joi.object()
+    .pattern(Joi.string().max(64), Joi.string().max(512))
+    .max(16)
+    .messages({ 'object.unknown': "'metadata' keys are at most 64 characters: '{#child}' is longer." })
+    .allow(null),
   // OpenAI's document: a string, no minimum length (LlamaIndex sends "").
   user: Joi.string().allow(''),
   reasoning: Joi.object({ effort: Joi.string().valid('none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max').allow(null) }).unknown(true).allow(null),

@@ -54,6 +54,23 @@ describe('responses dialect: a malformed input item is refused naming its place'
     expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).to.equal('input[1].content[0].type');
   });
 
+  it("metadata as OpenAI bounds it: a key over 64 characters is named as too long (it was 'not allowed'), 17 pairs or a value over 512 refused", async () => {
+    const key = 'k'.repeat(65);
+    const cases: Array<[unknown, string, RegExp]> = [
+      [{ [key]: 'v' }, `metadata.${key}`, /'metadata' keys are at most 64 characters: 'k{65}' is longer/],
+      [Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])), 'metadata', /16 keys/],
+      [{ k: 'v'.repeat(513) }, 'metadata.k', /512/],
+    ];
+    for (const [metadata, param, message] of cases) {
+      const r = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-chat', input: 'x', metadata } });
+      expect(r.status, r.text).to.equal(400);
+      expect(r.body.error).to.include({ code: 'invalid_request', param });
+      expect(r.body.error.message).to.match(message);
+    }
+    const ok = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-chat', input: 'x', metadata: { ['k'.repeat(64)]: 'v'.repeat(512) } } });
+    expect(ok.status, ok.text).to.equal(200);
+  });
+
   it('a conversation item is checked the same way, named by its place in items', async () => {
     const conv = await call('POST', '/v1/conversations', { headers: h, json: {} });
     expect(conv.status, conv.text).to.equal(200);
