@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { env, resetSim } from '../../helpers/harness';
-import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { env } from '../../helpers/harness';
 import { call, keyHeader } from '../../helpers/http';
+import { openaiOrg } from '../../helpers/openai-org';
 import { postSse } from '../../helpers/sse-events';
 import { expectOpenAI, withoutNullUser } from '../../helpers/conformance';
 
@@ -13,13 +13,8 @@ import { expectOpenAI, withoutNullUser } from '../../helpers/conformance';
  * `prompt_tokens_details` (OpenAI's CompletionUsage). It was always 0.
  */
 describe('responses dialect: cache writes in usage', () => {
-  let o: TestOrg;
-  let h: Record<string, string>;
-  beforeEach(resetSim);
-  before(async () => {
-    o = await buildOrg(env().redis);
-    h = keyHeader(o.key);
-  });
+  const s = openaiOrg();
+  const post = (path: string, json: unknown) => call('POST', path, { headers: keyHeader(s.o.key), json });
 
   const cases = [
     ['sim-claude', { cache_read_input_tokens: 7, cache_creation_input_tokens: 5 }, { cached_tokens: 7, cache_write_tokens: 5 }],
@@ -29,17 +24,17 @@ describe('responses dialect: cache writes in usage', () => {
   for (const [model, reported, details] of cases) {
     it(`${model}: the upstream's cache writes are input_tokens_details.cache_write_tokens, JSON, streamed and retrieved`, async () => {
       env().sim.knobs.set('*', { usageExtra: reported });
-      const r = await call('POST', '/v1/responses', { headers: h, json: { model, input: 'cache me' } });
+      const r = await post('/v1/responses', { model, input: 'cache me' });
       expect(r.status, r.text).to.equal(200);
       expectOpenAI('Response', withoutNullUser(r.body));
       expect(r.body.usage.input_tokens_details).to.deep.equal(details);
       // Anthropic counts cached input apart from input_tokens; the Response's input_tokens include it
       if (model === 'sim-claude') expect(r.body.usage.input_tokens).to.be.greaterThan(details.cached_tokens + details.cache_write_tokens);
-      const got = await call('GET', `/v1/responses/${r.body.id}`, { headers: h });
+      const got = await call('GET', `/v1/responses/${r.body.id}`, { headers: keyHeader(s.o.key) });
       expect(got.body.usage.input_tokens_details).to.deep.equal(details);
 
-      const s = await postSse('/v1/responses', h, { model, input: 'cache me streamed', stream: true });
-      const done = s.events.at(-1)!.data;
+      const sse = await postSse('/v1/responses', keyHeader(s.o.key), { model, input: 'cache me streamed', stream: true });
+      const done = sse.events.at(-1)!.data;
       expect(done.type).to.equal('response.completed');
       expect(done.response.usage.input_tokens_details).to.deep.equal(details);
     });
@@ -47,15 +42,15 @@ describe('responses dialect: cache writes in usage', () => {
 
   it("sim-claude: chat completions' usage carries them as prompt_tokens_details.cache_write_tokens", async () => {
     env().sim.knobs.set('*', { usageExtra: { cache_read_input_tokens: 7, cache_creation_input_tokens: 5 } });
-    const r = await call('POST', '/v1/chat/completions', { headers: h, json: { model: 'sim-claude', messages: [{ role: 'user', content: 'cache me' }] } });
+    const r = await post('/v1/chat/completions', { model: 'sim-claude', messages: [{ role: 'user', content: 'cache me' }] });
     expect(r.status, r.text).to.equal(200);
     expect(r.body.usage.prompt_tokens_details).to.deep.equal({ cached_tokens: 7, cache_write_tokens: 5 });
   });
 
   it('none reported: 0, and chat completions answer no cache_write_tokens', async () => {
-    const r = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-claude', input: 'no cache' } });
+    const r = await post('/v1/responses', { model: 'sim-claude', input: 'no cache' });
     expect(r.body.usage.input_tokens_details).to.deep.equal({ cached_tokens: 0, cache_write_tokens: 0 });
-    const c = await call('POST', '/v1/chat/completions', { headers: h, json: { model: 'sim-claude', messages: [{ role: 'user', content: 'no cache' }] } });
+    const c = await post('/v1/chat/completions', { model: 'sim-claude', messages: [{ role: 'user', content: 'no cache' }] });
     expect(c.body.usage.prompt_tokens_details).to.deep.equal({ cached_tokens: 0 });
   });
 });

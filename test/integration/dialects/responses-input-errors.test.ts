@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import OpenAI from 'openai';
-import { env, resetSim } from '../../helpers/harness';
-import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { env } from '../../helpers/harness';
 import { call, keyHeader } from '../../helpers/http';
+import { openaiOrg } from '../../helpers/openai-org';
 
 /**
  * A malformed input item is refused 400 `invalid_request` naming where it is, as OpenAI's API names
@@ -11,13 +11,8 @@ import { call, keyHeader } from '../../helpers/http';
  * too (it went upstream as a tool result for a call "undefined").
  */
 describe('responses dialect: a malformed input item is refused naming its place', () => {
-  let o: TestOrg;
-  let h: Record<string, string>;
-  beforeEach(resetSim);
-  before(async () => {
-    o = await buildOrg(env().redis);
-    h = keyHeader(o.key);
-  });
+  const s = openaiOrg();
+  const post = (path: string, json: unknown) => call('POST', path, { headers: keyHeader(s.o.key), json });
 
   const hi = { role: 'user', content: 'hi' };
   const cases: Array<[string, unknown[], string, RegExp]> = [
@@ -37,7 +32,7 @@ describe('responses dialect: a malformed input item is refused naming its place'
   for (const [what, input, param, message] of cases) {
     it(`${what}: 400 naming ${param}, nothing sent upstream`, async () => {
       for (const path of ['/v1/responses', '/v1/responses/input_tokens']) {
-        const r = await call('POST', path, { headers: h, json: { model: 'sim-chat', input } });
+        const r = await post(path, { model: 'sim-chat', input });
         expect(r.status, `${path} ${r.text}`).to.equal(400);
         expect(r.body.error, path).to.include({ code: 'invalid_request', type: 'invalid_request_error', param });
         expect(r.body.error.message, path).to.match(message);
@@ -47,9 +42,8 @@ describe('responses dialect: a malformed input item is refused naming its place'
   }
 
   it("the SDK's BadRequestError carries the param", async () => {
-    const client = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
     const input = [hi, { role: 'user', content: [{ type: 'bogus', text: 'x' }] }] as unknown as OpenAI.Responses.ResponseInput;
-    const err = await client.responses.create({ model: 'sim-chat', input }).catch((e: unknown) => e);
+    const err = await s.c.responses.create({ model: 'sim-chat', input }).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(OpenAI.BadRequestError);
     expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).to.equal('input[1].content[0].type');
   });
@@ -62,19 +56,19 @@ describe('responses dialect: a malformed input item is refused naming its place'
       [{ k: 'v'.repeat(513) }, 'metadata.k', /512/],
     ];
     for (const [metadata, param, message] of cases) {
-      const r = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-chat', input: 'x', metadata } });
+      const r = await post('/v1/responses', { model: 'sim-chat', input: 'x', metadata });
       expect(r.status, r.text).to.equal(400);
       expect(r.body.error).to.include({ code: 'invalid_request', param });
       expect(r.body.error.message).to.match(message);
     }
-    const ok = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-chat', input: 'x', metadata: { ['k'.repeat(64)]: 'v'.repeat(512) } } });
+    const ok = await post('/v1/responses', { model: 'sim-chat', input: 'x', metadata: { ['k'.repeat(64)]: 'v'.repeat(512) } });
     expect(ok.status, ok.text).to.equal(200);
   });
 
   it('a conversation item is checked the same way, named by its place in items', async () => {
-    const conv = await call('POST', '/v1/conversations', { headers: h, json: {} });
+    const conv = await post('/v1/conversations', {});
     expect(conv.status, conv.text).to.equal(200);
-    const r = await call('POST', `/v1/conversations/${conv.body.id}/items`, { headers: h, json: { items: [hi, { type: 'function_call_output', output: 'x' }] } });
+    const r = await post(`/v1/conversations/${conv.body.id}/items`, { items: [hi, { type: 'function_call_output', output: 'x' }] });
     expect(r.status, r.text).to.equal(400);
     expect(r.body.error).to.include({ code: 'invalid_request', param: 'items[1].call_id' });
   });

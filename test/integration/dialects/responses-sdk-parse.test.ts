@@ -1,9 +1,8 @@
 import { expect } from 'chai';
-import OpenAI from 'openai';
 import { z } from 'zod';
 import { zodTextFormat } from 'openai/helpers/zod';
-import { env, resetSim } from '../../helpers/harness';
-import { buildOrg } from '../../helpers/factories';
+import { env } from '../../helpers/harness';
+import { openaiOrg } from '../../helpers/openai-org';
 
 const Animal = z.object({ name: z.string(), legs: z.number() });
 const format = zodTextFormat(Animal, 'animal');
@@ -15,17 +14,12 @@ const format = zodTextFormat(Animal, 'animal');
  * each output_text part's `parsed`), on an OpenAI-compatible and an Anthropic-native upstream.
  */
 describe("responses dialect: the SDK's parse and stream with a zod text format", () => {
-  let client: OpenAI;
-  beforeEach(resetSim);
-  before(async () => {
-    const o = await buildOrg(env().redis);
-    client = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
-  });
+  const s = openaiOrg();
 
   for (const model of ['sim-chat', 'sim-claude']) {
     it(`${model}: responses.parse answers output_parsed, the format echoed; responses.stream's final response is parsed too`, async () => {
       env().sim.knobs.set('*', { replyWords: ['{"name":"Owl","legs":2}'] });
-      const r = await client.responses.parse({ model, input: 'Name an animal.', text: { format } });
+      const r = await s.c.responses.parse({ model, input: 'Name an animal.', text: { format } });
       expect(r.status).to.equal('completed');
       expect(r.output_parsed).to.deep.equal({ name: 'Owl', legs: 2 });
       expect(r.text?.format).to.deep.include({ type: 'json_schema', name: 'animal', strict: true });
@@ -37,7 +31,7 @@ describe("responses dialect: the SDK's parse and stream with a zod text format",
       }
 
       const events: string[] = [];
-      const stream = client.responses.stream({ model, input: 'Name an animal.', text: { format } });
+      const stream = s.c.responses.stream({ model, input: 'Name an animal.', text: { format } });
       stream.on('event', (e) => events.push(e.type));
       const final = await stream.finalResponse();
       expect(final.output_parsed).to.deep.equal({ name: 'Owl', legs: 2 });
