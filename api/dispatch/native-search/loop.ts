@@ -30,7 +30,7 @@ export type NativeStep =
 
 export interface NativeTranscript {
   steps: NativeStep[];
-  usage: Required<Pick<CanonicalUsage, 'prompt_tokens' | 'completion_tokens' | 'total_tokens'>> & { prompt_tokens_details: { cached_tokens: number } };
+  usage: Required<Pick<CanonicalUsage, 'prompt_tokens' | 'completion_tokens' | 'total_tokens'>> & { prompt_tokens_details: { cached_tokens: number; cache_write_tokens?: number } };
   finish: FinishReason;
   /** Searches and fetches that ran (each is one ledger row). */
   requests: Record<NativeKind, number>;
@@ -244,6 +244,9 @@ export async function runNativeLoop(ctx: AppContext, req: Request, res: Response
       t.usage.prompt_tokens += u?.prompt_tokens ?? 0;
       t.usage.completion_tokens += u?.completion_tokens ?? 0;
       t.usage.prompt_tokens_details.cached_tokens += u?.prompt_tokens_details?.cached_tokens ?? 0;
+      // the turns' cache writes (an Anthropic or Bedrock upstream's), summed once any turn reports some
+      const written = u?.prompt_tokens_details?.cache_write_tokens;
+      if (written) t.usage.prompt_tokens_details.cache_write_tokens = (t.usage.prompt_tokens_details.cache_write_tokens ?? 0) + written;
       t.usage.total_tokens = t.usage.prompt_tokens + t.usage.completion_tokens;
       addUsageToRow(res, u);
       const choice = c.choices[0];
