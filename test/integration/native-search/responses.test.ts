@@ -234,4 +234,16 @@ describe('native web search on /v1/responses', () => {
     await new Promise((x) => setTimeout(x, 300));
     expect(env().sim.log.entries.length, 'no later turn').to.equal(sent);
   });
+
+  it("sim-claude: the usage sums each turn's cache writes (cache_creation_input_tokens) as input_tokens_details.cache_write_tokens, JSON and streamed", async () => {
+    env().sim.knobs.set('*', { usageExtra: { cache_read_input_tokens: 7, cache_creation_input_tokens: 5 } });
+    const ask = { model: 'sim-claude', input: 'search for honey bees', tools: [{ type: 'web_search' }] };
+    const r = await call('POST', '/v1/responses', { headers: keyHeader(o.key), json: ask });
+    expect(r.status, r.text).to.equal(200);
+    const turns = env().sim.log.entries.filter((e) => e.path === '/v1/messages').length;
+    expect(turns, 'a search turn and the answer').to.be.at.least(2);
+    expect(r.body.usage.input_tokens_details).to.deep.equal({ cached_tokens: 7 * turns, cache_write_tokens: 5 * turns });
+    const s = await postSse('/v1/responses', keyHeader(o.key), Object.assign({ stream: true }, ask));
+    expect(s.events.at(-1)!.data.response.usage.input_tokens_details).to.deep.equal({ cached_tokens: 7 * turns, cache_write_tokens: 5 * turns });
+  });
 });
