@@ -65,17 +65,21 @@ export interface MessagesUsage {
  * includes it in prompt_tokens. `cache_creation` and `service_tier` are there as in every answer of
  * Anthropic's own (JSON and message_start: `"cache_creation":{"ephemeral_5m_input_tokens":0,
  * "ephemeral_1h_input_tokens":0},...,"service_tier":"standard"`), which Claude Code records and
- * cost tools read; an OpenAI-compatible upstream writes no cache, so its counts are 0.
+ * cost tools read. Cache writes are those the upstream reported (`prompt_tokens_details.cache_write_tokens`:
+ * a Bedrock upstream's cacheWriteInputTokens, an OpenAI-compatible one's), counted apart from
+ * `input_tokens` too and under the default 5-minute lifetime (the upstream does not say which); 0 when none.
  */
 export function messagesUsage(u: CanonicalUsage | undefined | null): MessagesUsage {
   const cached = u?.prompt_tokens_details?.cached_tokens ?? 0;
+  const w = u?.prompt_tokens_details?.cache_write_tokens;
+  const written = Number.isSafeInteger(w) && (w as number) > 0 ? (w as number) : 0;
   const thinking = u?.completion_tokens_details?.reasoning_tokens;
   return {
-    input_tokens: Math.max(0, (u?.prompt_tokens ?? 0) - cached),
+    input_tokens: Math.max(0, (u?.prompt_tokens ?? 0) - cached - written),
     output_tokens: u?.completion_tokens ?? 0,
-    cache_creation_input_tokens: 0,
+    cache_creation_input_tokens: written,
     cache_read_input_tokens: cached,
-    cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+    cache_creation: { ephemeral_5m_input_tokens: written, ephemeral_1h_input_tokens: 0 },
     service_tier: 'standard',
     ...(typeof thinking === 'number' ? { output_tokens_details: { thinking_tokens: thinking } } : {}),
   };

@@ -10,7 +10,8 @@ import { expectOpenAI, withoutNullUser } from '../../helpers/conformance';
  * number of input tokens that were written to the cache") is the upstream's own count: an
  * Anthropic-native upstream's `cache_creation_input_tokens`, an OpenAI-compatible one's
  * `prompt_tokens_details.cache_write_tokens`; chat completions answer it as that field of
- * `prompt_tokens_details` (OpenAI's CompletionUsage). It was always 0.
+ * `prompt_tokens_details` (OpenAI's CompletionUsage), the messages dialect as `cache_creation_input_tokens`.
+ * It was always 0.
  */
 describe('responses dialect: cache writes in usage', () => {
   const s = openaiOrg();
@@ -45,6 +46,14 @@ describe('responses dialect: cache writes in usage', () => {
     const r = await post('/v1/chat/completions', { model: 'sim-claude', messages: [{ role: 'user', content: 'cache me' }] });
     expect(r.status, r.text).to.equal(200);
     expect(r.body.usage.prompt_tokens_details).to.deep.equal({ cached_tokens: 7, cache_write_tokens: 5 });
+  });
+
+  it("sim-chat: the messages dialect answers an OpenAI-compatible upstream's cache writes as cache_creation_input_tokens, apart from input_tokens", async () => {
+    env().sim.knobs.set('*', { usageExtra: { prompt_tokens: 20, prompt_tokens_details: { cached_tokens: 3, cache_write_tokens: 4 } } });
+    const headers = Object.assign({ 'anthropic-version': '2023-06-01' }, keyHeader(s.o.key));
+    const r = await call('POST', '/v1/messages', { headers, json: { model: 'sim-chat', max_tokens: 64, messages: [{ role: 'user', content: 'cache me' }] } });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.body.usage).to.deep.include({ input_tokens: 13, cache_read_input_tokens: 3, cache_creation_input_tokens: 4, cache_creation: { ephemeral_5m_input_tokens: 4, ephemeral_1h_input_tokens: 0 } });
   });
 
   it('none reported: 0, and chat completions answer no cache_write_tokens', async () => {
