@@ -17,6 +17,24 @@ export async function resolveImageModel(ctx: AppContext, req: Request, requested
   return resolved;
 }
 
+/**
+ * A model whose upstream is one of OpenAI's GPT image models, as the catalog declares it
+ * (`config.image_config.send_response_format: false`): such an upstream refuses `response_format`
+ * and always answers base64 (OpenAI: "GPT image models ... always return base64-encoded images").
+ */
+export function isGptImageKind(m: ResolvedModel['model']): boolean {
+  return (m.config.image_config as { send_response_format?: boolean } | undefined)?.send_response_format === false;
+}
+
+/**
+ * Whether the answer carries `b64_json`: when asked for, and by default on a GPT image model, whose
+ * clients read `data[].b64_json` without asking (OpenAI's own example for them does); `url` is
+ * always there, and `response_format: "url"` leaves the bytes out on any model.
+ */
+export function answersB64(responseFormat: string | undefined, m: ResolvedModel['model']): boolean {
+  return responseFormat === 'b64_json' || (responseFormat === undefined && isGptImageKind(m));
+}
+
 export interface ImageDispatch {
   resolved: ResolvedModel;
   operation: ImageJob['operation'];
@@ -57,7 +75,7 @@ export async function dispatchImages(ctx: AppContext, req: Request, res: Respons
       sources: d.sources,
       priceKey,
       unitPrice: m.prices[priceKey] ?? 0,
-      sendResponseFormat: (m.config.image_config as { send_response_format?: boolean } | undefined)?.send_response_format !== false,
+      sendResponseFormat: !isGptImageKind(m),
     },
   });
   return withRouteHeaders(res, result) as ImageJobResult;

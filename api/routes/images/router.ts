@@ -7,7 +7,7 @@ import { applyLimits, limitsOf, type ImageParams } from './limits';
 import { imageJson, imageMultipart, multipartFields, fetchImageUrl, spooledFiles, storeUpload, takeSpooled } from './uploads';
 import { baseUrl, imagesResponse } from './present';
 import { modelsListing } from './models';
-import { dispatchImages, resolveImageModel } from '../../dispatch/images';
+import { answersB64, dispatchImages, resolveImageModel } from '../../dispatch/images';
 import { discardImages, findImage, imageRecord } from '../../../shared/images/store';
 import { imageErrors } from '../../../shared/images/errors';
 import { imageStorage } from '../../../shared/storage';
@@ -37,7 +37,7 @@ function generations(ctx: AppContext) {
     const resolved = await resolveImageModel(ctx, req, body.model);
     const { upstream, size } = applyLimits(body, limitsOf(resolved.model));
     const result = await dispatchImages(ctx, req, res, { resolved, operation: 'generate', params: upstream, sources: [], size });
-    res.json(await imagesResponse(req, result, { model: body.model, size, format: String(upstream.output_format), b64: body.response_format === 'b64_json' }));
+    res.json(await imagesResponse(req, result, { model: body.model, size, format: String(upstream.output_format), b64: answersB64(body.response_format, resolved.model) }));
   };
 }
 
@@ -80,7 +80,7 @@ function edits(ctx: AppContext) {
       await discardImages(uploaded);
       throw err;
     }
-    res.json(await imagesResponse(req, result, { model: body.model, size, format: String(upstream.output_format), b64: body.response_format === 'b64_json' }));
+    res.json(await imagesResponse(req, result, { model: body.model, size, format: String(upstream.output_format), b64: answersB64(body.response_format, resolved.model) }));
   };
 }
 

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import OpenAI from 'openai';
+import OpenAI, { toFile } from 'openai';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
-import { followImageUrl, realImage, usageFor } from '../../helpers/images';
+import { followImageUrl, pngOf, realImage, usageFor } from '../../helpers/images';
 import { expectErrorEnvelope } from '../../helpers/errors';
 import { Image, Model } from '../../../shared/db/models';
 import { upsertModel } from '../../../shared/catalog/catalog-ops';
@@ -11,6 +11,8 @@ import { bumpEpoch } from '../../../shared/cache/epoch';
 
 const DALLE = 'test-image-dalle3';
 const AUTO = 'test-image-auto';
+/** Declared a GPT image upstream (`send_response_format: false`): it refuses `response_format` and answers base64. */
+const GPT = 'test-image-gpt';
 
 /** OpenAI's answer fields beyond the bytes (revised_prompt, usage, quality, background), and `size: "auto"`. */
 describe('images: what the upstream answers besides the bytes, and size auto', () => {
@@ -24,10 +26,11 @@ describe('images: what the upstream answers besides the bytes, and size auto', (
     // The simulator answers as OpenAI does for the upstream model's kind: dall-e-3 vs the GPT image kind.
     await upsertModel({ id: DALLE, provider: 'simulator', upstream: 'dall-e-3', capabilities: { image_generation: true }, limits: { sizes: ['256x256'], max_n: 2 }, prices: { image: 1000 } });
     await upsertModel({ id: AUTO, provider: 'simulator', upstream: 'gpt-image-sim', capabilities: { image_generation: true }, limits: { sizes: ['auto', '256x256'], default_size: 'auto' }, prices: { image: 1000 } });
+    await upsertModel({ id: GPT, provider: 'simulator', upstream: 'gpt-image-sim', capabilities: { image_generation: true }, limits: { sizes: ['256x256'], max_n: 2, max_edit_images: 2 }, config: { image_config: { send_response_format: false } }, prices: { image: 1000 } });
     await bumpEpoch(env().redis);
   });
   after(async () => {
-    await Model.destroy({ where: { publicId: [DALLE, AUTO] } }); // later files pick the first image model of the catalog
+    await Model.destroy({ where: { publicId: [DALLE, AUTO, GPT] } }); // later files pick the first image model of the catalog
     await bumpEpoch(env().redis);
   });
 
@@ -86,5 +89,26 @@ describe('images: what the upstream answers besides the bytes, and size auto', (
       expect(await realImage(got.bytes)).to.deep.equal({ format: 'png', width: 1024, height: 1024 });
       expect((await usageFor(response.headers.get('x-service-request-id')))!.units).to.deep.equal({ image: 1, cost_micros: 1000 });
     }
+  });
+
+  it('a GPT image model answers b64_json without being asked, as OpenAI\'s GPT image models always do (generation and multipart edit); url keeps it out', async () => {
+    const g = await client.images.generate({ model: GPT, prompt: 'a kite', n: 2 });
+    expect(env().sim.log.entries.at(-1)!.body, 'the upstream is not sent response_format').not.to.have.property('response_format');
+    expect(g.data).to.have.length(2);
+    for (const d of g.data!) {
+      const stored = await followImageUrl(d.url!, o.key);
+      expect(Buffer.from(d.b64_json!, 'base64').equals(stored.bytes), 'b64_json is the stored image').to.equal(true);
+    }
+    const png = await pngOf(256, 256);
+    const e = await client.images.edit({ model: GPT, prompt: 'at night', image: [await toFile(png, 'a.png', { type: 'image/png' }), await toFile(png, 'b.png', { type: 'image/png' })] });
+    expect(env().sim.log.entries.at(-1)!.body).not.to.have.property('response_format');
+    expect(await realImage(Buffer.from(e.data![0].b64_json!, 'base64'))).to.deep.include({ width: 256, height: 256 });
+    const urlOnly = await gen({ model: GPT, prompt: 'a kite', response_format: 'url' });
+    expect(urlOnly.status, urlOnly.text).to.equal(200);
+    expect(urlOnly.body.data[0]).to.have.property('url');
+    expect(urlOnly.body.data[0]).not.to.have.property('b64_json');
+    // any other image model keeps OpenAI's dall-e default: url only unless b64_json is asked for
+    const dalle = await gen({ model: DALLE, prompt: 'a kite' });
+    expect(dalle.body.data[0]).not.to.have.property('b64_json');
   });
 });
