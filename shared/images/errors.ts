@@ -36,3 +36,19 @@ export const imageErrors = {
   invalidSignature: () => new ApiError(403, 'invalid_signature', 'The signature of this URL is not valid.'),
   signatureExpired: () => new ApiError(403, 'signature_expired', 'This signed URL has expired; request the content again.'),
 };
+
+/** Refusals of an image's bytes (size, type, decoding), which the part or field that carried them causes. */
+const BYTES_REFUSALS = new Set(['image_too_large', 'unsupported_image_type', 'invalid_image']);
+
+/**
+ * Runs `fn`, and a refusal of the image bytes it read names the part or field that carried them in
+ * `param` (`image`, `image[]`, `file`, `url`, `b64_json`), as OpenAI names `image` for a bad file.
+ */
+export async function namingBytes<T>(param: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.param !== undefined || !BYTES_REFUSALS.has(err.code)) throw err;
+    throw new ApiError(err.status, err.code, err.message, { headers: err.headers, details: err.details, param });
+  }
+}

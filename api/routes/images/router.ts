@@ -9,13 +9,14 @@ import { baseUrl, imagesResponse } from './present';
 import { modelsListing } from './models';
 import { answersB64, dispatchImages, resolveImageModel } from '../../dispatch/images';
 import { discardImages, findImage, imageRecord } from '../../../shared/images/store';
-import { imageErrors } from '../../../shared/images/errors';
+import { imageErrors, namingBytes } from '../../../shared/images/errors';
 import { imageStorage } from '../../../shared/storage';
 import { CONTENT_TYPES } from '../../../shared/images/inspect';
 import { config } from '../../../shared/config/env';
 import { imageNow } from '../../../shared/images/clock';
 import { signature } from '../../../shared/images/signing';
 import { errors } from '../../../shared/errors/codes';
+import { ApiError } from '../../../shared/errors/ApiError';
 import type { Image } from '../../../shared/db/models';
 
 /** An image id, as `newImageId()` makes them. */
@@ -73,7 +74,7 @@ function edits(ctx: AppContext) {
     const uploaded: Image[] = [];
     let result: Awaited<ReturnType<typeof dispatchImages>>;
     try {
-      for (const f of files) uploaded.push(await storeUpload(req, await takeSpooled(req, f)));
+      for (const f of files) uploaded.push(await namingBytes(f.fieldname, async () => storeUpload(req, await takeSpooled(req, f))));
       const sources = [...named, ...uploaded].map((i) => ({ id: i.id, storageKey: i.storageKey, format: i.format }));
       result = await dispatchImages(ctx, req, res, { resolved, operation: 'edit', params: upstream, sources, size });
     } catch (err) {
@@ -87,24 +88,29 @@ function edits(ctx: AppContext) {
 /** Uploads: `{url}` (fetched through the SSRF guard), `{b64_json}`, or a multipart `file`. */
 async function uploads(req: Request, res: Response) {
   let bytes: Buffer;
+  let part: string; // what carried the bytes, named by a refusal of them
   if (req.is('multipart/form-data')) {
     const files = spooledFiles(req);
     const fields = Object.keys(multipartFields(req));
     if (fields.length) throw imageErrors.unknownField(fields[0]);
     const stray = files.find((f) => f.fieldname !== 'file');
     if (stray) throw imageErrors.unknownField(stray.fieldname);
-    if (files.length !== 1) throw errors.invalidRequest("Send exactly one 'file' part.");
-    bytes = await takeSpooled(req, files[0]);
+    if (files.length !== 1) throw new ApiError(400, 'invalid_request', "Send exactly one 'file' part.", { param: 'file' });
+    part = 'file';
+    bytes = await namingBytes(part, () => takeSpooled(req, files[0]));
   } else {
     const body = validateImageBody<{ url?: string; b64_json?: string }>(uploadSchema, bodyObject(req));
-    if (body.url !== undefined) bytes = await fetchImageUrl(body.url, res);
-    else {
+    if (body.url !== undefined) {
+      part = 'url';
+      bytes = await namingBytes(part, () => fetchImageUrl(body.url!, res));
+    } else {
+      part = 'b64_json';
       const b64 = body.b64_json!.replace(/^data:image\/[a-z]+;base64,/, '');
-      if (!/^[A-Za-z0-9+/=\s]+$/.test(b64)) throw errors.invalidRequest("'b64_json' is not base64.");
+      if (!/^[A-Za-z0-9+/=\s]+$/.test(b64)) throw new ApiError(400, 'invalid_request', "'b64_json' is not base64.", { param: 'b64_json' });
       bytes = Buffer.from(b64, 'base64');
     }
   }
-  const img = await storeUpload(req, bytes);
+  const img = await namingBytes(part, () => storeUpload(req, bytes));
   res.status(201).json(imageRecord(img, baseUrl()));
 }
 

@@ -6,6 +6,7 @@ import { guardedFetch, GuardedFetchError } from '../../../shared/net/ssrf';
 import { imageErrors } from '../../../shared/images/errors';
 import { saveImage } from '../../../shared/images/store';
 import { errors } from '../../../shared/errors/codes';
+import { ApiError } from '../../../shared/errors/ApiError';
 import { jsonBody } from '../../middleware/body';
 import { ClientGone } from '../../../shared/errors/ClientGone';
 import { removeSpoolFile } from '../../../shared/spool/spool';
@@ -103,7 +104,12 @@ function multipartError(err: unknown, req: Request): unknown {
   // the spool could not be written (disk full, directory unusable): the gateway's fault, not the body's
   if (typeof (err as NodeJS.ErrnoException).syscall === 'string') return err;
   if (!req.socket || req.socket.destroyed) return new ClientGone(); // no one left to answer
-  if ((err as { code?: string }).code === 'LIMIT_FILE_SIZE') return imageErrors.tooLarge(config().imageUploadMaxBytes);
+  const e = err as { code?: string; field?: string };
+  if (e.code === 'LIMIT_FILE_SIZE') {
+    const tooLarge = imageErrors.tooLarge(config().imageUploadMaxBytes);
+    // the file part that crossed the cap, by the name it was sent under (`image`, `image[]`, `file`)
+    return e.field ? new ApiError(413, tooLarge.code, tooLarge.message, { param: e.field.slice(0, 64) }) : tooLarge;
+  }
   return errors.invalidRequest(`Malformed multipart body: ${(err as Error).message}`);
 }
 

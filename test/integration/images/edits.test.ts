@@ -140,7 +140,8 @@ describe('POST /v1/images/edits', () => {
     const png = await pngOf(32, 32);
     const before = await Image.count({ where: { orgId: o.org.id } });
     const files = await storedFiles();
-    const send = async (fill: (f: FormData) => void, status: number, code: string) => {
+    // `param` names the part at fault by the name it was sent under, as OpenAI names `image` for a bad file
+    const send = async (fill: (f: FormData) => void, status: number, code: string, param?: string) => {
       const form = new FormData();
       form.append('model', 'sim-image');
       form.append('prompt', 'x');
@@ -149,6 +150,7 @@ describe('POST /v1/images/edits', () => {
       const text = await res.text();
       expect(res.status, text).to.equal(status);
       expectErrorEnvelope(text, code);
+      if (param) expect(JSON.parse(text).error.param, text).to.equal(param);
       expect(await usageFor(res.headers.get('x-service-request-id'))).to.equal(null);
     };
     const file = (f: FormData, name = 'image', bytes: Buffer = png) => f.append(name, new Blob([bytes], { type: 'image/png' }), 'p.png');
@@ -165,11 +167,12 @@ describe('POST /v1/images/edits', () => {
     await send((f) => {
       file(f, 'image[]');
       file(f, 'image[]', Buffer.from('not an image, just text'));
-    }, 400, 'unsupported_image_type');
+    }, 400, 'unsupported_image_type', 'image[]');
+    await send((f) => file(f, 'image', png.subarray(0, 40)), 400, 'invalid_image', 'image');
     await send((f) => {
       file(f, 'image[]');
       file(f, 'image[]', Buffer.concat([png, Buffer.alloc(11 * 1024 * 1024)]));
-    }, 413, 'image_too_large');
+    }, 413, 'image_too_large', 'image[]');
     await send((f) => {
       for (let i = 0; i < 5; i++) file(f, 'image[]');
     }, 400, 'unsupported_parameter');

@@ -129,25 +129,29 @@ describe('POST /v1/images/uploads', () => {
   });
 
   it('refuses oversized images: declared, streamed, base64 and multipart (413 image_too_large)', async () => {
-    await refused({ url: `${host.url()}/big.png` }, 413, 'image_too_large');
-    await refused({ url: `${host.url()}/big-chunked.png` }, 413, 'image_too_large');
+    // each names the field or part that carried the bytes in `param`
+    expect((await refused({ url: `${host.url()}/big.png` }, 413, 'image_too_large')).body.error.param).to.equal('url');
+    expect((await refused({ url: `${host.url()}/big-chunked.png` }, 413, 'image_too_large')).body.error.param).to.equal('url');
     const big = Buffer.concat([await pngOf(8, 8), Buffer.alloc(11 * 1024 * 1024)]);
-    await refused({ b64_json: big.toString('base64') }, 413, 'image_too_large');
+    // this one is over the JSON body's own cap: refused as a whole body, before any field is read
+    expect((await refused({ b64_json: big.toString('base64') }, 413, 'image_too_large')).body.error.param).to.equal(null);
     const form = new FormData();
     form.append('file', new Blob([big], { type: 'image/png' }), 'big.png');
     const before = await Image.count({ where: { orgId: o.org.id } });
     const res = await fetch(`${env().gw.url}/v1/images/uploads`, { method: 'POST', headers: keyHeader(o.key), body: form });
     expect(res.status).to.equal(413);
-    expectErrorEnvelope(await res.text(), 'image_too_large');
+    const text = await res.text();
+    expectErrorEnvelope(text, 'image_too_large');
+    expect(JSON.parse(text).error.param).to.equal('file');
     expect(await Image.count({ where: { orgId: o.org.id } }), 'nothing stored').to.equal(before);
   });
 
   it('refuses non-images by their magic bytes, whatever the name or content type says', async () => {
-    await refused({ url: `${host.url()}/fake.png` }, 400, 'unsupported_image_type');
-    await refused({ b64_json: Buffer.from('GIF89a not supported').toString('base64') }, 400, 'unsupported_image_type');
+    expect((await refused({ url: `${host.url()}/fake.png` }, 400, 'unsupported_image_type')).body.error.param).to.equal('url');
+    expect((await refused({ b64_json: Buffer.from('GIF89a not supported').toString('base64') }, 400, 'unsupported_image_type')).body.error.param).to.equal('b64_json');
     await refused({ b64_json: Buffer.from('%PDF-1.4 hello').toString('base64') }, 400, 'unsupported_image_type');
     const truncated = (await pngOf(64, 64)).subarray(0, 40);
-    await refused({ b64_json: truncated.toString('base64') }, 400, 'invalid_image');
+    expect((await refused({ b64_json: truncated.toString('base64') }, 400, 'invalid_image')).body.error.param).to.equal('b64_json');
     // a PNG signature cut short before its first chunk (the type sniffer runs out of bytes): refused, not a 500
     await refused({ b64_json: Buffer.from([137, 80, 78, 71, 13, 10, 26, 10, 13, 10]).toString('base64') }, 400, 'invalid_image');
     // a real PNG, but over 8192 px on a side (wide, then tall)
@@ -160,7 +164,7 @@ describe('POST /v1/images/uploads', () => {
     form.append('file', new Blob([Buffer.from('plain text pretending')], { type: 'image/png' }), 'cat.png');
     const res = await fetch(`${env().gw.url}/v1/images/uploads`, { method: 'POST', headers: keyHeader(o.key), body: form });
     expect(res.status).to.equal(400);
-    expect(((await res.json()) as { error: { code: string } }).error.code).to.equal('unsupported_image_type');
+    expect(((await res.json()) as { error: { code: string; param: string } }).error).to.deep.include({ code: 'unsupported_image_type', param: 'file' });
   });
 
   it('refuses multipart uploads with a stray part, no file or two files', async () => {
