@@ -29,9 +29,17 @@ const common = {
 
 export const generationSchema = Joi.object(common);
 
+/**
+ * CreateImageEditRequest (the vendored openapi.json, openai-node's ImageEditParams) has neither
+ * `moderation` nor `style`, and no `hd` quality: on an edit they are refused here (an OpenAI upstream
+ * refuses them as unknown parameters), as `input_fidelity` is on a generation.
+ */
+const editFields = Object.fromEntries(Object.entries(common).filter(([k]) => k !== 'moderation' && k !== 'style'));
+
 /** JSON edits name stored images; multipart edits may also carry files (handled before this). */
 export const editSchema = Joi.object({
-  ...common,
+  ...editFields,
+  quality: Joi.string().valid('standard', 'low', 'medium', 'high', 'auto'),
   image_ids: Joi.array().items(Joi.string().max(64)).min(1),
   image_id: Joi.string().max(64),
   // CreateImageEditRequest: how closely the output follows the input images' features (GPT image models)

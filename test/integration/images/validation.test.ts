@@ -87,6 +87,14 @@ describe('image requests: validation, kill switch and org policy', () => {
       [{ ...edit, prompt: 'x'.repeat(4001) }, 400, 'prompt_too_long'],
     ];
     for (const [json, status, code] of cases) await refused('/v1/images/edits', json, status, code);
+    // CreateImageEditRequest has no moderation, no style and no hd quality (they are generation fields)
+    for (const [json, code, param] of [
+      [{ ...edit, moderation: 'low' }, 'unknown_field', 'moderation'],
+      [{ ...edit, style: 'vivid' }, 'unknown_field', 'style'],
+      [{ ...edit, quality: 'hd' }, 'invalid_request', 'quality'],
+    ] as Array<[Record<string, unknown>, string, string]>) {
+      expect((await refused('/v1/images/edits', json, 400, code)).body.error.param).to.equal(param);
+    }
   });
 
   it("refuses values outside OpenAI's enums (quality, style, background, moderation) and a transparent JPEG, naming the field, before any upstream call", async () => {
