@@ -22,6 +22,8 @@ import type { Image } from '../../../shared/db/models';
 /** An image id, as `newImageId()` makes them. */
 const IMAGE_ID = /^img_[0-9a-f]{24}$/;
 
+const NOTHING_TO_EDIT = "Name the image(s) to edit with 'image_ids' (or 'image_id'), or send 'image' files.";
+
 type EditBody = ImageParams & { model: string; image_ids?: string[]; image_id?: string };
 
 function bodyObject(req: Request): Record<string, unknown> {
@@ -55,6 +57,8 @@ function edits(ctx: AppContext) {
     const stray = files.find((f) => f.fieldname !== 'image' && f.fieldname !== 'image[]');
     if (stray) throw stray.fieldname === 'mask' ? imageErrors.unsupportedParameter("'mask' is not supported on this endpoint.", 'mask') : imageErrors.unknownField(stray.fieldname);
     if (files.length && !raw.image_ids && !raw.image_id) raw.image_ids = [];
+    // nothing to edit: a missing required field, named as the caller would send it (OpenAI's `image`)
+    if (raw.image_ids == null && raw.image_id == null) throw new ApiError(400, 'invalid_request', NOTHING_TO_EDIT, { param: multipart ? 'image' : 'image_ids' });
     const body = validateImageBody<EditBody>(files.length ? editWithFilesSchema : editSchema, raw, multipart);
     const resolved = await resolveImageModel(ctx, req, body.model);
     const lim = limitsOf(resolved.model);

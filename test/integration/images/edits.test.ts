@@ -155,6 +155,7 @@ describe('POST /v1/images/edits', () => {
     };
     const file = (f: FormData, name = 'image', bytes: Buffer = png) => f.append(name, new Blob([bytes], { type: 'image/png' }), 'p.png');
     await send((f) => file(f, 'photo'), 400, 'unknown_field');
+    await send(() => undefined, 400, 'invalid_request', 'image'); // no image at all
     await send((f) => {
       file(f);
       f.append('strength', '0.5');

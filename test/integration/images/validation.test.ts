@@ -92,6 +92,9 @@ describe('image requests: validation, kill switch and org policy', () => {
       [{ ...edit, moderation: 'low' }, 'unknown_field', 'moderation'],
       [{ ...edit, style: 'vivid' }, 'unknown_field', 'style'],
       [{ ...edit, quality: 'hd' }, 'invalid_request', 'quality'],
+      // no image named at all: the missing field is named, as a missing prompt is (multipart: images/edits.test.ts)
+      [{ model: 'sim-image', prompt: 'edit it' }, 'invalid_request', 'image_ids'],
+      [{ model: 'sim-image', prompt: 'edit it', image_ids: null }, 'invalid_request', 'image_ids'],
     ] as Array<[Record<string, unknown>, string, string]>) {
       expect((await refused('/v1/images/edits', json, 400, code)).body.error.param).to.equal(param);
     }
