@@ -39,7 +39,9 @@ export const IMAGE_TOOL: Tool = {
     },
     required: ['model', 'images'],
   },
-  annotations: { readOnlyHint: false, openWorldHint: false },
+  // not read-only (it stores images), but additive: destructiveHint defaults to true in the MCP schema,
+  // which tells a client to ask before every call; not idempotent (each call draws new images)
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
 };
 
 /** The first image model of the catalog (by id) that the caller's key may call (docs/keys.md). */

@@ -9,11 +9,11 @@ export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
 
 /**
- * A JSON-RPC error that answers no request (`id: null`), as the SDK's Streamable HTTP transport
+ * A JSON-RPC error that answers no request (`id: null`, or the id of a message that is no valid one), as the SDK's Streamable HTTP transport
  * writes its own refusals of a POST: an HTTP error status and the JSON-RPC error as the body.
  */
-export function jsonRpcError(res: Response, status: number, code: number, message: string): void {
-  res.status(status).json({ jsonrpc: '2.0', id: null, error: { code, message } });
+export function jsonRpcError(res: Response, status: number, code: number, message: string, id: string | number | null = null): void {
+  res.status(status).json({ jsonrpc: '2.0', id, error: { code, message } });
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, InitializeRequestSchema, ListToolsRequestSchema, isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, InitializeRequestSchema, JSONRPCMessageSchema, ListToolsRequestSchema, isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 
 /**
  * The requests with params the server answers besides tools/call (ping's only param, `_meta`, is
@@ -38,4 +38,23 @@ export function refuseInvalidParams(transport: Transport): void {
     }
     deliver?.(message, extra);
   };
+}
+
+/**
+ * A POST body that is JSON but not a JSON-RPC message (no `jsonrpc: "2.0"`, a `method` that is not a
+ * string, an id that is null or a fraction, a bare number in a batch): JSON-RPC 2.0's -32600 *Invalid
+ * Request* ("The JSON sent is not a valid Request object"), where the SDK's transport answers -32700
+ * *Parse error*, which JSON-RPC keeps for text that is not JSON. Answered for the whole POST (a batch
+ * included), with the message's id when it has a valid one (a string or an integer), else null.
+ * Undefined when every message is valid.
+ */
+export function invalidMessage(body: unknown): { message: string; id: string | number | null } | undefined {
+  const messages: unknown[] = Array.isArray(body) ? body : [body];
+  const bad = messages.findIndex((m) => !JSONRPCMessageSchema.safeParse(m).success);
+  if (bad < 0) return undefined;
+  const m = messages[bad];
+  const rawId = m && typeof m === 'object' && !Array.isArray(m) ? (m as { id?: unknown }).id : undefined;
+  const id = typeof rawId === 'string' || (typeof rawId === 'number' && Number.isInteger(rawId)) ? rawId : null;
+  const what = 'not a JSON-RPC 2.0 message (`jsonrpc: "2.0"` with a string `method`, or a response; an `id`, when present, a string or an integer).';
+  return { message: Array.isArray(body) ? `Invalid Request: message ${bad} of the batch is ${what}` : `Invalid Request: the body is ${what}`, id: Array.isArray(body) ? null : id };
 }

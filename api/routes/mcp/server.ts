@@ -24,7 +24,7 @@ import { distinctIds, requestCount } from './batch-ids';
 import { McpCancels, cancelledIds } from './cancels';
 import { logFailedCall, logState } from '../../middleware/request-log';
 import { INVALID_REQUEST, jsonRpcError } from './json-rpc';
-import { refuseInvalidParams } from './request-params';
+import { invalidMessage, refuseInvalidParams } from './request-params';
 
 /**
  * The MCP server behind `/mcp`, built on the official SDK. router.ts loads this module with the first
@@ -170,6 +170,9 @@ export async function handleMcp(ctx: AppContext, req: Request, res: Response): P
   }
   // JSON-RPC 2.0: "rpc call with an empty Array" is answered with one Invalid Request (the SDK took it as notifications only: 202)
   if (Array.isArray(req.body) && req.body.length === 0) return jsonRpcError(res, 400, INVALID_REQUEST, 'Invalid Request: an empty batch.');
+  // JSON that is no JSON-RPC message: -32600 Invalid Request (the SDK answers -32700 Parse error)
+  const invalid = invalidMessage(req.body);
+  if (invalid) return jsonRpcError(res, 400, INVALID_REQUEST, invalid.message, invalid.id);
   const cancels = cancelsOf(ctx);
   // not awaited: a subscriber waits out a Redis outage, and the request must not (mcp-outage tests)
   void cancels.listen().catch((err: unknown) => logger.warn({ err }, 'MCP cancel channel not subscribed'));

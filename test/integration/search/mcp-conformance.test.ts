@@ -1,0 +1,127 @@
+import { expect } from 'chai';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { LATEST_PROTOCOL_VERSION, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { env, resetSim } from '../../helpers/harness';
+import { searchOrg, ledger, mcpPost } from './helpers';
+
+/**
+ * The hosted MCP server against the MCP specification (2025-11-25, 2025-06-18: lifecycle, Streamable
+ * HTTP transport, tools) and JSON-RPC 2.0, message by message, and the official SDK client against it.
+ */
+
+type RpcReply = { jsonrpc: string; id: unknown; result?: Record<string, unknown>; error?: { code: number; message: string } };
+
+const initialize = (protocolVersion: string) => ({
+  jsonrpc: '2.0',
+  id: 'init',
+  method: 'initialize',
+  params: { protocolVersion, capabilities: {}, clientInfo: { name: 'probe', version: '0' } },
+});
+
+describe('hosted MCP server: conformance with the MCP specification and JSON-RPC 2.0', () => {
+  beforeEach(resetSim);
+
+  it('JSON that is no JSON-RPC message is -32600 Invalid Request (HTTP 400; the id when it has a valid one), not -32700 Parse error; nothing runs', async () => {
+    const o = await searchOrg();
+    const cases: Array<[unknown, unknown]> = [
+      [{ foo: 1 }, null],
+      [{ jsonrpc: '1.0', id: 1, method: 'tools/list' }, 1],
+      [{ jsonrpc: '2.0', id: 'a', method: 7 }, 'a'],
+      [{ jsonrpc: '2.0', id: null, method: 'tools/call', params: { name: 'web_search', arguments: { query: 'q' } } }, null],
+      [{ jsonrpc: '2.0', id: 1.5, method: 'tools/list' }, null],
+      [42, null],
+      // a batch (2025-03-26 has them) with one element that is no message: nothing of it runs
+      [[{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'web_search', arguments: { query: 'q' } } }, 1], null],
+    ];
+    for (const [body, id] of cases) {
+      const r = await mcpPost(o.key, body);
+      const what = JSON.stringify(body);
+      expect(r.status, what).to.equal(400);
+      const reply = (await r.json()) as RpcReply;
+      expect([reply.jsonrpc, reply.id, reply.error?.code], what).to.deep.equal(['2.0', id, -32600]);
+      expect(reply.error!.message, what).to.match(/^Invalid Request: /);
+    }
+    expect(env().sim.log.entries, 'no search ran').to.have.length(0);
+    expect(await ledger(o.org.id)).to.have.length(0);
+  });
+
+  it('generate_image declares destructiveHint: false (additive; the schema default is true) and web_search is read-only and open-world; both have a title, inputSchema and outputSchema', async () => {
+    const o = await searchOrg();
+    const r = await mcpPost(o.key, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, undefined, undefined, LATEST_PROTOCOL_VERSION);
+    expect(r.status).to.equal(200);
+    const tools = ((await r.json()) as RpcReply).result!.tools as Array<{ name: string; title?: string; inputSchema: { type: string }; outputSchema?: { type: string }; annotations?: Record<string, boolean> }>;
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    const image = byName.get('generate_image')!;
+    expect(image.annotations).to.deep.include({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
+    expect(byName.get('web_search')!.annotations).to.deep.include({ readOnlyHint: true, openWorldHint: true });
+    for (const t of tools) {
+      expect(t.title, t.name).to.be.a('string');
+      expect([t.inputSchema.type, t.outputSchema?.type], t.name).to.deep.equal(['object', 'object']);
+    }
+  });
+
+  it('version negotiation: a supported version is echoed, an older unknown or a future one gets the latest; an unsupported MCP-Protocol-Version header is 400', async () => {
+    const o = await searchOrg();
+    for (const [asked, answered] of [
+      ['2025-06-18', '2025-06-18'],
+      ['2025-03-26', '2025-03-26'],
+      ['2024-11-05', '2024-11-05'],
+      ['2023-01-01', LATEST_PROTOCOL_VERSION],
+      ['2099-12-31', LATEST_PROTOCOL_VERSION],
+    ]) {
+      // the initialize POST carries no MCP-Protocol-Version (it is not negotiated yet)
+      const r = await mcpPost(o.key, initialize(asked), undefined, undefined, null);
+      expect(r.status, asked).to.equal(200);
+      const reply = (await r.json()) as RpcReply;
+      expect(reply.id).to.equal('init');
+      expect(reply.result!.protocolVersion, asked).to.equal(answered);
+      expect(reply.result!.capabilities).to.have.property('tools');
+    }
+    const bad = await mcpPost(o.key, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, undefined, undefined, '1999-01-01');
+    expect(bad.status).to.equal(400);
+    expect(((await bad.json()) as RpcReply).error!.message).to.include('protocol version');
+  });
+
+  it('notifications are 202 with no body; an unknown method is -32601 under its id; Accept without text/event-stream is 406; DELETE and GET are 405 with Allow: POST', async () => {
+    const o = await searchOrg();
+    const n = await mcpPost(o.key, { jsonrpc: '2.0', method: 'notifications/initialized' }, undefined, undefined, LATEST_PROTOCOL_VERSION);
+    expect(n.status).to.equal(202);
+    expect(await n.text()).to.equal('');
+    const u = await mcpPost(o.key, { jsonrpc: '2.0', id: 9, method: 'resources/list' }, undefined, undefined, LATEST_PROTOCOL_VERSION);
+    expect(u.status).to.equal(200);
+    const reply = (await u.json()) as RpcReply;
+    expect([reply.id, reply.error?.code]).to.deep.equal([9, -32601]);
+    const json = await fetch(`${env().gw.url}/mcp`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${o.key}`, 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(json.status).to.equal(406);
+    for (const method of ['GET', 'DELETE']) {
+      const r = await fetch(`${env().gw.url}/mcp`, { method, headers: { Authorization: `Bearer ${o.key}`, accept: 'text/event-stream' } });
+      expect(r.status, method).to.equal(405);
+      expect(r.headers.get('allow'), method).to.equal('POST');
+    }
+  });
+
+  it('the official SDK client negotiates the latest version, lists the tools and validates a call against the outputSchema', async () => {
+    const o = await searchOrg();
+    const client = new Client({ name: 'conformance', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(`${env().gw.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${o.key}` } } });
+    await client.connect(transport);
+    try {
+      expect(transport.protocolVersion).to.equal(LATEST_PROTOCOL_VERSION);
+      expect(client.getServerCapabilities()).to.have.property('tools');
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name).sort()).to.deep.equal(['generate_image', 'web_search']);
+      // with the tools listed, the client checks structuredContent against each tool's outputSchema
+      const r = (await client.callTool({ name: 'web_search', arguments: { query: 'mcp', count: 1 } })) as CallToolResult;
+      expect(r.isError ?? false, JSON.stringify(r)).to.equal(false);
+      expect((r.structuredContent as { results: unknown[] }).results).to.have.length(1);
+      await client.ping();
+    } finally {
+      await client.close();
+    }
+  });
+});
