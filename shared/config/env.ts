@@ -128,6 +128,8 @@ export interface Config {
    * request's Host). Required when NODE_ENV=production; elsewhere `http://localhost:<PORT>`.
    */
   publicBaseUrl: string;
+  /** MCP_ALLOWED_ORIGINS: browser origins besides PUBLIC_BASE_URL's that may call `/mcp` (`*`: any); others are 403 (api/routes/mcp/origin.ts). */
+  mcpAllowedOrigins: string[];
   /** SMTP_URL (`smtp://` or `smtps://`, user and password in the URL): invitations are mailed through it; unset, the page shows the link to send. */
   smtpUrl?: string;
   /** MAIL_FROM: the From of the gateway's mail (`Gateway <noreply@example.com>`); required with SMTP_URL. */
@@ -292,6 +294,13 @@ const schema = Joi.object({
   PUBLIC_BASE_URL: Joi.string()
     .uri({ scheme: ['http', 'https'] })
     .when('NODE_ENV', { is: 'production', then: Joi.required(), otherwise: Joi.optional() }),
+  MCP_ALLOWED_ORIGINS: Joi.string()
+    .allow('')
+    .default('')
+    .custom((v: string) => {
+      for (const o of commaList(v)) if (o !== '*' && !/^https?:\/\/[^/?#]+\/?$/i.test(o)) throw new Error(`'${o}' is not an origin (scheme://host[:port]) or *`);
+      return v;
+    }, 'origin list'),
   SMTP_URL: Joi.string().uri({ scheme: ['smtp', 'smtps'] }).optional(),
   MAIL_FROM: Joi.string().max(320).pattern(/@/).when('SMTP_URL', { is: Joi.exist(), then: Joi.required(), otherwise: Joi.optional() }),
   PAYMENTS_PROCESSOR_NAME: Joi.string().pattern(/^[a-z][a-z0-9-]{1,31}$/).default('stripe'),
@@ -457,6 +466,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     imageFetchAllowCidrs: commaList(String(value.IMAGE_FETCH_ALLOW_CIDRS)),
     imageFetchCaFile: value.IMAGE_FETCH_CA_FILE,
     publicBaseUrl: (value.PUBLIC_BASE_URL ?? `http://localhost:${value.PORT}`).replace(/\/+$/, ''),
+    mcpAllowedOrigins: commaList(String(value.MCP_ALLOWED_ORIGINS)),
     smtpUrl: value.SMTP_URL,
     mailFrom: value.MAIL_FROM,
     cacheMaxEntries: value.CACHE_MAX_ENTRIES,

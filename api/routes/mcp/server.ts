@@ -170,9 +170,6 @@ export async function handleMcp(ctx: AppContext, req: Request, res: Response): P
   }
   // JSON-RPC 2.0: "rpc call with an empty Array" is answered with one Invalid Request (the SDK took it as notifications only: 202)
   if (Array.isArray(req.body) && req.body.length === 0) return jsonRpcError(res, 400, INVALID_REQUEST, 'Invalid Request: an empty batch.');
-  // JSON that is no JSON-RPC message: -32600 Invalid Request (the SDK answers -32700 Parse error)
-  const invalid = invalidMessage(req.body);
-  if (invalid) return jsonRpcError(res, 400, INVALID_REQUEST, invalid.message, invalid.id);
   const cancels = cancelsOf(ctx);
   // not awaited: a subscriber waits out a Redis outage, and the request must not (mcp-outage tests)
   void cancels.listen().catch((err: unknown) => logger.warn({ err }, 'MCP cancel channel not subscribed'));
@@ -194,6 +191,10 @@ export async function handleMcp(ctx: AppContext, req: Request, res: Response): P
   refuseInvalidParams(transport); // -32602 for an initialize or tools/list with bad params (request-params.ts)
   const answer = await Promise.race([transport.handleRequest(webRequest(req), { parsedBody: body }), gone]);
   if (!answer || res.writableEnded || res.destroyed) return;
+  // JSON that is no JSON-RPC message: -32600 Invalid Request, where the transport (after its Accept and
+  // Content-Type checks, which keep their 406 and 415) answers -32700 Parse error; nothing ran
+  const invalid = answer.status === 400 ? invalidMessage(req.body) : undefined;
+  if (invalid) return jsonRpcError(res, 400, INVALID_REQUEST, invalid.message, invalid.id);
   const requests = requestCount(body);
   if (requests > 0 && calls.unavailable.length === requests) throw calls.unavailable[0];
   res.status(answer.status);

@@ -3,6 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LATEST_PROTOCOL_VERSION, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { env, resetSim } from '../../helpers/harness';
+import { withSettings } from '../../helpers/settings';
 import { searchOrg, ledger, mcpPost } from './helpers';
 
 /**
@@ -42,8 +43,49 @@ describe('hosted MCP server: conformance with the MCP specification and JSON-RPC
       expect([reply.jsonrpc, reply.id, reply.error?.code], what).to.deep.equal(['2.0', id, -32600]);
       expect(reply.error!.message, what).to.match(/^Invalid Request: /);
     }
+    // the transport's own checks still come first: a body that is not application/json is 415, an Accept without text/event-stream 406
+    const post = (headers: Record<string, string>) =>
+      fetch(`${env().gw.url}/mcp`, { method: 'POST', headers: { Authorization: `Bearer ${o.key}`, 'mcp-protocol-version': '2025-03-26', ...headers }, body: '{"foo":1}' });
+    expect((await post({ 'content-type': 'text/plain', accept: 'application/json, text/event-stream' })).status).to.equal(415);
+    expect((await post({ 'content-type': 'application/json', accept: 'application/json' })).status).to.equal(406);
     expect(env().sim.log.entries, 'no search ran').to.have.length(0);
     expect(await ledger(o.org.id)).to.have.length(0);
+  });
+
+  it('an Origin other than the gateway\'s own (or MCP_ALLOWED_ORIGINS) is 403 with a JSON-RPC error and nothing runs (DNS rebinding protection); no Origin passes', async () => {
+    const o = await searchOrg();
+    const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'web_search', arguments: { query: 'q' } } };
+    const post = (origin?: string, method = 'POST') =>
+      fetch(`${env().gw.url}/mcp`, {
+        method,
+        headers: {
+          Authorization: `Bearer ${o.key}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
+          ...(origin === undefined ? {} : { origin }),
+        },
+        ...(method === 'POST' ? { body: JSON.stringify(call) } : {}),
+      });
+    for (const origin of ['https://evil.example', 'null', `http://rebound.example:${new URL(env().gw.url).port}`]) {
+      const r = await post(origin);
+      expect(r.status, origin).to.equal(403);
+      const reply = (await r.json()) as RpcReply;
+      expect([reply.jsonrpc, reply.id, reply.error?.code], origin).to.deep.equal(['2.0', null, -32000]);
+      expect((await post(origin, 'GET')).status, `GET ${origin}`).to.equal(403);
+    }
+    expect(env().sim.log.entries, 'no search ran').to.have.length(0);
+    expect(await ledger(o.org.id)).to.have.length(0);
+    expect((await post()).status, 'no Origin (a non-browser client)').to.equal(200);
+    expect((await post(new URL(env().gw.url).origin)).status, "the gateway's own origin (PUBLIC_BASE_URL)").to.equal(200);
+    await withSettings({ MCP_ALLOWED_ORIGINS: 'https://app.example.com, https://other.example' }, async () => {
+      expect((await post('https://app.example.com')).status).to.equal(200);
+      expect((await post('https://evil.example')).status).to.equal(403);
+    });
+    await withSettings({ MCP_ALLOWED_ORIGINS: '*' }, async () => {
+      expect((await post('https://evil.example')).status).to.equal(200);
+    });
+    expect(await ledger(o.org.id)).to.have.length(4);
   });
 
   it('generate_image declares destructiveHint: false (additive; the schema default is true) and web_search is read-only and open-world; both have a title, inputSchema and outputSchema', async () => {
