@@ -194,7 +194,7 @@ export async function handleMcp(ctx: AppContext, req: Request, res: Response): P
   // JSON that is no JSON-RPC message: -32600 Invalid Request, where the transport (after its Accept and
   // Content-Type checks, which keep their 406 and 415) answers -32700 Parse error; nothing ran
   const invalid = answer.status === 400 ? invalidMessage(req.body) : undefined;
-  if (invalid) return jsonRpcError(res, 400, INVALID_REQUEST, invalid.message, invalid.id);
+  if (invalid) return jsonRpcError(res, invalid.status, invalid.code, invalid.message, invalid.id);
   const requests = requestCount(body);
   if (requests > 0 && calls.unavailable.length === requests) throw calls.unavailable[0];
   res.status(answer.status);

@@ -43,6 +43,12 @@ describe('hosted MCP server: conformance with the MCP specification and JSON-RPC
       expect([reply.jsonrpc, reply.id, reply.error?.code], what).to.deep.equal(['2.0', id, -32600]);
       expect(reply.error!.message, what).to.match(/^Invalid Request: /);
     }
+    // a request with params by position is a valid JSON-RPC Request, but MCP's params are named: -32602 under its id (HTTP 200)
+    const positional = await mcpPost(o.key, { jsonrpc: '2.0', id: 'p', method: 'tools/call', params: ['web_search', { query: 'q' }] });
+    expect(positional.status).to.equal(200);
+    const p = (await positional.json()) as RpcReply;
+    expect([p.jsonrpc, p.id, p.error?.code]).to.deep.equal(['2.0', 'p', -32602]);
+    expect(p.error!.message).to.match(/^Invalid params: /);
     // the transport's own checks still come first: a body that is not application/json is 415, an Accept without text/event-stream 406
     const post = (headers: Record<string, string>) =>
       fetch(`${env().gw.url}/mcp`, { method: 'POST', headers: { Authorization: `Bearer ${o.key}`, 'mcp-protocol-version': '2025-03-26', ...headers }, body: '{"foo":1}' });
