@@ -37,7 +37,7 @@ function isNumberedCancel(m: unknown): m is Message & { params: Message & { requ
 export interface DistinctIds {
   /** The body with each request of a batch renamed to its position. */
   body: unknown;
-  /** The SDK's answer (JSON text) with the caller's ids put back. */
+  /** The SDK's answer (JSON text) with the caller's ids put back, a batch's always as an array. */
   restore(answer: string): string;
   /** The caller's id of a request the SDK sees under `id`. */
   original(id: unknown): unknown;
@@ -63,7 +63,12 @@ export function distinctIds(body: unknown): DistinctIds {
     restore(answer) {
       if (!answer) return answer;
       const parsed = JSON.parse(answer) as unknown;
-      return JSON.stringify(Array.isArray(parsed) ? parsed.map(back) : back(parsed));
+      if (Array.isArray(parsed)) return JSON.stringify(parsed.map(back));
+      // JSON-RPC 2.0 answers a batch with an array, one holding a single response too (a batch of one
+      // request, or of a request and notifications); the SDK sends a lone response bare. A refusal of
+      // the whole POST (`id: null`) stays an object.
+      const id = (parsed as Message | null)?.id;
+      return JSON.stringify(typeof id === 'number' && original.has(id) ? [back(parsed)] : back(parsed));
     },
   };
 }

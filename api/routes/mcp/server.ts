@@ -6,9 +6,11 @@ import {
   CallToolRequestSchema,
   DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
   ErrorCode,
+  LATEST_PROTOCOL_VERSION,
   ListToolsRequestSchema,
   McpError,
   SUPPORTED_PROTOCOL_VERSIONS,
+  isInitializeRequest,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AppContext } from '../../context';
@@ -150,12 +152,16 @@ function protocolVersion(req: Request): string {
 
 /**
  * JSON-RPC batches exist in protocol 2025-03-26 (and before); 2025-06-18 removed them ("The body of
- * the POST request MUST be a single JSON-RPC request, notification, or response"). A version the SDK
- * does not support is left to the transport, which refuses it.
+ * the POST request MUST be a single JSON-RPC request, notification, or response"). The version is the
+ * one an initialize in the batch negotiates (the version asked when the SDK supports it, else the
+ * latest: the SDK server's answer), else the header's. Returns the version that refuses the batch, or
+ * undefined; a header version the SDK does not support is left to the transport, which refuses it.
  */
-function batchesAllowed(req: Request): boolean {
-  const v = protocolVersion(req);
-  return !SUPPORTED_PROTOCOL_VERSIONS.includes(v) || v < '2025-06-18';
+function batchRefusedUnder(req: Request): string | undefined {
+  const init = (req.body as unknown[]).find(isInitializeRequest);
+  const asked = init?.params.protocolVersion;
+  const v = init ? (SUPPORTED_PROTOCOL_VERSIONS.includes(asked!) ? asked! : LATEST_PROTOCOL_VERSION) : protocolVersion(req);
+  return SUPPORTED_PROTOCOL_VERSIONS.includes(v) && v >= '2025-06-18' ? v : undefined;
 }
 
 /**
@@ -165,8 +171,9 @@ function batchesAllowed(req: Request): boolean {
  * POST); otherwise each such call is a tool error with that code and the rest are answered.
  */
 export async function handleMcp(ctx: AppContext, req: Request, res: Response): Promise<void> {
-  if (Array.isArray(req.body) && !batchesAllowed(req)) {
-    return jsonRpcError(res, 400, INVALID_REQUEST, `JSON-RPC batches are not supported in MCP protocol version ${protocolVersion(req)}; send one message per POST.`);
+  const refused = Array.isArray(req.body) ? batchRefusedUnder(req) : undefined;
+  if (refused) {
+    return jsonRpcError(res, 400, INVALID_REQUEST, `JSON-RPC batches are not supported in MCP protocol version ${refused}; send one message per POST.`);
   }
   // JSON-RPC 2.0: "rpc call with an empty Array" is answered with one Invalid Request (the SDK took it as notifications only: 202)
   if (Array.isArray(req.body) && req.body.length === 0) return jsonRpcError(res, 400, INVALID_REQUEST, 'Invalid Request: an empty batch.');

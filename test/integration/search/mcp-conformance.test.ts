@@ -126,9 +126,38 @@ describe('hosted MCP server: conformance with the MCP specification and JSON-RPC
       expect(reply.result!.protocolVersion, asked).to.equal(answered);
       expect(reply.result!.capabilities).to.have.property('tools');
     }
+    // an initialize in a batch negotiates there: a version without batches (2025-06-18 on, or the latest for
+    // one the server does not know) refuses the batch 400 -32600; 2025-03-26 has batches
+    for (const [asked, status] of [['2025-11-25', 400], ['2025-06-18', 400], ['2023-01-01', 400], ['2025-03-26', 200]] as const) {
+      const r = await mcpPost(o.key, [initialize(asked)], undefined, undefined, null);
+      expect(r.status, asked).to.equal(status);
+      const reply = (await r.json()) as RpcReply | RpcReply[];
+      if (status === 400) expect([(reply as RpcReply).id, (reply as RpcReply).error?.code], asked).to.deep.equal([null, -32600]);
+      else expect((reply as RpcReply[])[0].result!.protocolVersion).to.equal(asked);
+    }
     const bad = await mcpPost(o.key, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, undefined, undefined, '1999-01-01');
     expect(bad.status).to.equal(400);
     expect(((await bad.json()) as RpcReply).error!.message).to.include('protocol version');
+  });
+
+  it('a batch (2025-03-26) is answered with an array even when it holds one request (JSON-RPC 2.0), under the caller\'s ids', async () => {
+    const o = await searchOrg();
+    for (const batch of [
+      [{ jsonrpc: '2.0', id: 'only', method: 'tools/list' }],
+      [{ jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', id: 7, method: 'ping' }],
+    ]) {
+      const r = await mcpPost(o.key, batch);
+      expect(r.status).to.equal(200);
+      const reply = (await r.json()) as RpcReply[];
+      expect(reply, JSON.stringify(batch)).to.be.an('array').with.length(1);
+      expect(reply[0].id).to.equal(batch[batch.length - 1].id);
+      expect(reply[0].result).to.be.an('object');
+    }
+    // a batch of notifications only is 202 with no body; a single request is answered bare
+    const n = await mcpPost(o.key, [{ jsonrpc: '2.0', method: 'notifications/initialized' }]);
+    expect([n.status, await n.text()]).to.deep.equal([202, '']);
+    const single = (await (await mcpPost(o.key, { jsonrpc: '2.0', id: 1, method: 'ping' })).json()) as RpcReply;
+    expect(single.id).to.equal(1);
   });
 
   it('notifications are 202 with no body; an unknown method is -32601 under its id; Accept without text/event-stream is 406; DELETE and GET are 405 with Allow: POST', async () => {
