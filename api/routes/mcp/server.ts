@@ -180,7 +180,9 @@ export async function handleMcp(ctx: AppContext, req: Request, res: Response): P
   const cancels = cancelsOf(ctx);
   // not awaited: a subscriber waits out a Redis outage, and the request must not (mcp-outage tests)
   void cancels.listen().catch((err: unknown) => logger.warn({ err }, 'MCP cancel channel not subscribed'));
-  await cancels.cancel(req.auth!.keyId, cancelledIds(req.body));
+  // a POST the route refuses as no JSON-RPC (-32600, below) cancels nothing either
+  const cancelled = cancelledIds(req.body);
+  if (cancelled.length && !invalidMessage(req.body)) await cancels.cancel(req.auth!.keyId, cancelled);
   const { body, restore, original } = distinctIds(req.body);
   const calls: Calls = { next: 0, unavailable: [], original, cancels };
   const server = mcpServer(ctx, req, res, calls);

@@ -58,6 +58,20 @@ describe('hosted MCP server: conformance with the MCP specification and JSON-RPC
     expect(await ledger(o.org.id)).to.have.length(0);
   });
 
+  it('a notifications/cancelled in a POST refused as no JSON-RPC (-32600) cancels nothing: the call under that id, coming after, runs', async () => {
+    const o = await searchOrg();
+    // a cancel that comes before its call is kept for it (docs/search.md, Cancellation): here it must not be
+    for (const body of [{ method: 'notifications/cancelled', params: { requestId: 'c1' } }, [{ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'c1' } }, 5]]) {
+      const r = await mcpPost(o.key, body);
+      expect(r.status, JSON.stringify(body)).to.equal(400);
+      expect(((await r.json()) as RpcReply).error?.code).to.equal(-32600);
+    }
+    const r = await mcpPost(o.key, { jsonrpc: '2.0', id: 'c1', method: 'tools/call', params: { name: 'web_search', arguments: { query: 'after' } } });
+    const reply = (await r.json()) as RpcReply;
+    expect(reply.result!.isError ?? false, JSON.stringify(reply)).to.equal(false);
+    expect(await ledger(o.org.id)).to.have.length(1);
+  });
+
   it('an Origin other than the gateway\'s own (or MCP_ALLOWED_ORIGINS) is 403 with a JSON-RPC error and nothing runs (DNS rebinding protection); no Origin passes', async () => {
     const o = await searchOrg();
     const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'web_search', arguments: { query: 'q' } } };
