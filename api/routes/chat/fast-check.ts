@@ -107,6 +107,9 @@ export function plainChatBody(body: unknown): Obj | undefined {
   if (!numOrNull(body.temperature, 0, 2) || !numOrNull(body.top_p, 0, 1)) return undefined;
   if (!numOrNull(body.frequency_penalty, -2, 2) || !numOrNull(body.presence_penalty, -2, 2) || !intOrNull(body.top_logprobs, 0, 20)) return undefined;
   if (!boolOrNull(body.logprobs)) return undefined;
+  // top_logprobs needs logprobs, stream_options a stream (schema.ts, TOP_LOGPROBS_WITHOUT_LOGPROBS, STREAM_OPTIONS_WITHOUT_STREAM)
+  if (body.top_logprobs !== undefined && body.top_logprobs !== null && body.logprobs !== true) return undefined;
+  if (so !== undefined && so !== null && body.stream !== true) return undefined;
   // any integer JSON can hold (Joi's `unsafe`): not Infinity, not a fraction, not -0 (Joi returns it as 0)
   if (body.seed !== undefined && body.seed !== null && !(Number.isInteger(body.seed) && !Object.is(body.seed, -0))) return undefined;
   const safety = body.safety_identifier;

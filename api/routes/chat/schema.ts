@@ -86,6 +86,23 @@ const parallelWithoutTools = Joi.any()
   .messages({ 'parallelToolCalls.withoutTools': PARALLEL_WITHOUT_TOOLS });
 
 /**
+ * OpenAI refuses `stream_options` on a request that does not stream, and `top_logprobs` without
+ * `logprobs: true` (400 invalid_request_error naming the field, in these words; null is absent): the
+ * gateway sent both on to an OpenAI-compatible upstream, and a translating adapter dropped or refused
+ * them each its own way. Checked once the field itself is of its type, so a mistyped one keeps its message.
+ */
+const STREAM_OPTIONS_WITHOUT_STREAM = "The 'stream_options' parameter is only allowed when 'stream' is enabled.";
+const streamOptionsWithoutStream = Joi.any()
+  .custom((v, helpers) => (v === null ? v : helpers.error('streamOptions.withoutStream')))
+  .messages({ 'streamOptions.withoutStream': STREAM_OPTIONS_WITHOUT_STREAM });
+const TOP_LOGPROBS_WITHOUT_LOGPROBS = "The 'top_logprobs' parameter is only allowed when 'logprobs' is enabled.";
+const topLogprobsWithoutLogprobs = Joi.any()
+  .custom((v, helpers) => (v === null ? v : helpers.error('topLogprobs.withoutLogprobs')))
+  .messages({ 'topLogprobs.withoutLogprobs': TOP_LOGPROBS_WITHOUT_LOGPROBS });
+/** `stream_options`: an object or null, on a streamed request only. */
+const streamOptions = Joi.object({ include_usage: Joi.boolean() }).unknown(true).allow(null).when('stream', { not: Joi.valid(true).required(), then: streamOptionsWithoutStream });
+
+/**
  * `stop` of chat and legacy completions (OpenAI's StopConfiguration): a string, or up to 4 of them.
  * More is refused as OpenAI refuses it: 400 `array_above_max_length` naming `stop`, in its words.
  */
@@ -137,7 +154,7 @@ export const chatSchema = Joi.object({
   // tool calls and tool messages pair up (tool-pairing.ts); the fast check leaves such bodies to Joi
   messages: Joi.array().items(message).min(1).custom(toolCallsPaired).messages(toolCallPairingMessages).required(),
   stream: Joi.boolean(),
-  stream_options: Joi.object({ include_usage: Joi.boolean() }).unknown(true).allow(null),
+  stream_options: streamOptions,
   max_tokens: Joi.number().integer().min(1).allow(null),
   max_completion_tokens: Joi.number().integer().min(1).allow(null),
   temperature: Joi.number().min(0).max(2).allow(null),
@@ -145,7 +162,7 @@ export const chatSchema = Joi.object({
   n: Joi.number().integer().min(1).max(128).allow(null),
   // OpenAI's ranges; a number JSON cannot hold (1e309 parses to Infinity) is refused rather than sent on as null
   logprobs: Joi.boolean().allow(null),
-  top_logprobs: Joi.number().integer().min(0).max(20).allow(null),
+  top_logprobs: Joi.number().integer().min(0).max(20).allow(null).when('logprobs', { not: Joi.valid(true).required(), then: topLogprobsWithoutLogprobs }),
   frequency_penalty: Joi.number().min(-2).max(2).allow(null),
   presence_penalty: Joi.number().min(-2).max(2).allow(null),
   seed: Joi.number().integer().unsafe().allow(null),
@@ -171,7 +188,7 @@ export const completionsSchema = Joi.object({
     Joi.array().items(Joi.array().items(Joi.number().integer())).min(1),
   ).required(),
   stream: Joi.boolean(),
-  stream_options: Joi.object({ include_usage: Joi.boolean() }).unknown(true).allow(null),
+  stream_options: streamOptions,
   max_tokens: Joi.number().integer().min(1).allow(null),
   temperature: Joi.number().min(0).max(2).allow(null),
   top_p: Joi.number().min(0).max(1).allow(null),

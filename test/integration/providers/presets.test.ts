@@ -143,11 +143,15 @@ describe('OpenAI-compatible presets', () => {
   it('groq: fields it answers 400 to are refused naming the field, before any upstream call, unbilled; off values are left out', async () => {
     await usageSettled();
     const before = await UsageEvent.count({ where: { orgId: o.org.id } });
-    for (const [field, value] of [['logprobs', true], ['logit_bias', { '42': 5 }], ['top_logprobs', 2], ['n', 2]] as const) {
+    for (const [field, value] of [['logprobs', true], ['logit_bias', { '42': 5 }], ['n', 2]] as const) {
       const r = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: ask('gq-chat', { [field]: value }) });
       expect(r.status, `${field}: ${r.text}`).to.equal(400);
       expect(r.body.error).to.include({ code: 'unsupported_parameter', param: field });
     }
+    // top_logprobs alone is OpenAI's own refusal (it needs logprobs: true), on every upstream
+    const top = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: ask('gq-chat', { top_logprobs: 2 }) });
+    expect(top.status, top.text).to.equal(400);
+    expect(top.body.error).to.include({ code: 'invalid_request', param: 'top_logprobs' });
     const named = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'gq-chat', messages: [{ role: 'user', name: 'ann', content: 'hi' }] } });
     expect(named.status, named.text).to.equal(400);
     expect(named.body.error).to.include({ code: 'unsupported_parameter', param: 'messages[].name' });

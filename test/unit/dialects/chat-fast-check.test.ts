@@ -64,6 +64,12 @@ function corpus(): unknown[] {
     { stop: 'END' }, { stop: ['a', ''] }, { stop: 5 }, { stop: [1] }, { stop: null }, { parallel_tool_calls: true }, { parallel_tool_calls: 'yes' }, { parallel_tool_calls: null }, { user: 'u' }, { user: 5 }, { user: null },
   ];
   for (const extra of others) out.push({ ...base(), ...extra });
+  // stream_options need a stream, top_logprobs logprobs: true (null is absent)
+  const paired: Obj[] = [
+    { stream: true, stream_options: { include_usage: true } }, { stream: false, stream_options: { include_usage: true } }, { stream: false, stream_options: null }, { stream: true, stream_options: 'x' },
+    { logprobs: true, top_logprobs: 2 }, { logprobs: false, top_logprobs: 2 }, { logprobs: null, top_logprobs: 0 }, { logprobs: true, top_logprobs: 21 }, { logprobs: false, top_logprobs: null },
+  ];
+  for (const extra of paired) out.push({ ...base(), ...extra });
   // a tool_choice needs tools to choose from (none of the above has tools); stop takes up to 4 strings
   const f = { type: 'function', function: { name: 'f' } };
   const withTools: Obj[] = [
@@ -104,7 +110,7 @@ describe('chat bodies checked without Joi (api/routes/chat/fast-check.ts)', () =
   });
 
   it('copies the levels Joi copies, so a handler changing the body never changes the request’s own', () => {
-    const body = { ...base(), tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }], stream_options: { include_usage: true } } as Obj;
+    const body = { ...base(), tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }], stream: true, stream_options: { include_usage: true } } as Obj;
     const fast = plainChatBody(body)!;
     const j = joi(body) as { ok: true; value: Obj };
     for (const [k, level] of [['top', (o: Obj) => o], ['messages', (o: Obj) => o.messages], ['message', (o: Obj) => (o.messages as Obj[])[0]], ['tools', (o: Obj) => o.tools], ['tool', (o: Obj) => (o.tools as Obj[])[0]], ['function', (o: Obj) => (o.tools as Obj[])[0].function], ['stream_options', (o: Obj) => o.stream_options]] as const) {
