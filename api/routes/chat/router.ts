@@ -17,6 +17,7 @@ import { merged } from '../../../shared/merged';
 import { checkMetadata, deleteChat, getChat, listChatMessages, listChats, storeChat, updateChat } from './stored';
 import { StreamedCompletion, withoutUsage } from './stream-completion';
 import { refuseEffortLevel } from '../../../shared/catalog/effort-levels';
+import { askedTier, chunkWithServedTier, withServedTier } from './service-tier';
 
 type Body = { model: string; stream?: boolean; stream_options?: { include_usage?: boolean } | null } & Record<string, unknown>;
 
@@ -53,8 +54,8 @@ function refuseUnwantedEffort(body: Record<string, unknown>, config: Record<stri
   refuseEffortLevel(body.reasoning_effort, config, 'reasoning_effort');
 }
 
-/** The JSON answer of a chat or legacy completions job (a chat answer with its refusal field). */
-const answerOf = (operation: 'chat' | 'completions', result: unknown) => (operation === 'chat' ? withRefusal(result) : result);
+/** The JSON answer of a chat or legacy completions job (a chat answer with its refusal field, and the tier it was served in when asked: service-tier.ts). */
+const answerOf = (operation: 'chat' | 'completions', result: unknown, tier: boolean) => (operation === 'chat' ? (tier ? withServedTier(withRefusal(result)) : withRefusal(result)) : result);
 
 /** One handler for chat and legacy completions: they differ only in schema and upstream path. */
 function handler(ctx: AppContext, operation: 'chat' | 'completions') {
@@ -66,6 +67,7 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
     if (operation === 'completions' && !['openai', 'azure'].includes(resolved.model.provider.kind)) checkTranslatableCompletion(body);
     if (operation === 'chat') refuseUnwantedEffort(body, resolved.model.config);
     const stream = body.stream === true;
+    const tier = operation === 'chat' && askedTier(body);
     // `store: true` (chat only): the completion is kept for the stored completions endpoints; its metadata is checked before anything runs
     const metadata = operation === 'chat' && body.store === true ? checkMetadata(body.metadata) : undefined;
     const common = {
@@ -81,8 +83,8 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
       // `SERVICE-CACHE` (an exact-match answer cache, opted into per request): checked only when sent, off the common path
       const answer =
         req.headers['service-cache'] !== undefined && !metadata
-          ? await throughCache(ctx, req, res, body, async () => answerOf(operation, await dispatchChat(ctx, req, res, common)))
-          : answerOf(operation, await dispatchChat(ctx, req, res, common));
+          ? await throughCache(ctx, req, res, body, async () => answerOf(operation, await dispatchChat(ctx, req, res, common), tier))
+          : answerOf(operation, await dispatchChat(ctx, req, res, common), tier);
       // stored before the answer goes out, so that a retrieve right after it finds it
       if (metadata) await storeChat(req, body, answer as Record<string, unknown>, metadata);
       res.json(answer);
@@ -93,7 +95,8 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
     // a kept stream is asked for its usage (OpenAI keeps a streamed completion's usage), shown only if the client asked
     const hideUsage = !!kept && !common.includeUsage;
     try {
-      const send = kept ? (d: string) => sendKept(kept, d, hideUsage, sse) : (d: string) => sse.send(d);
+      const sent = kept ? (d: string) => sendKept(kept, d, hideUsage, sse) : (d: string) => sse.send(d);
+      const send = tier ? (d: string) => sent(chunkWithServedTier(d)) : sent;
       // `SERVICE-CACHE` on a stream: its chunks kept and replayed (api/dispatch/response-cache.ts); off the common path
       if (req.headers['service-cache'] !== undefined && !metadata) await streamThroughCache(ctx, req, res, body, send, (onChunk) => dispatchChat(ctx, req, res, merged(common, { onChunk })) as Promise<void>);
       else await dispatchChat(ctx, req, res, merged(common, { onChunk: send, includeUsage: common.includeUsage || hideUsage }));

@@ -2,6 +2,7 @@ import Joi from 'joi';
 import { paramOf } from '../../validate';
 import { OPENAI_NAME, openaiFunctionName } from '../openai-name';
 import { toolCallPairingMessages, toolCallsPaired } from './tool-pairing';
+import { CHAT_SERVICE_TIERS } from './service-tier';
 
 /**
  * OpenAI's `safety_identifier` (chat completions and responses): a string of at most 128 characters.
@@ -176,6 +177,8 @@ export const chatSchema = Joi.object({
   store: Joi.boolean().allow(null),
   // forwarded as sent to an OpenAI-compatible upstream; longer than OpenAI allows: refused here
   safety_identifier: safetyIdentifier,
+  // OpenAI's tiers; another is refused here (a translating adapter dropped it): the answer names the tier served (service-tier.ts)
+  service_tier: Joi.string().valid(...CHAT_SERVICE_TIERS).allow(null),
 }).unknown(true);
 
 /** Legacy completions. */

@@ -67,6 +67,7 @@ function corpus(): unknown[] {
   // stream_options need a stream, top_logprobs logprobs: true (null is absent)
   const paired: Obj[] = [
     { stream: true, stream_options: { include_usage: true } }, { stream: false, stream_options: { include_usage: true } }, { stream: false, stream_options: null }, { stream: true, stream_options: 'x' },
+    { service_tier: 'flex' }, { service_tier: 'turbo' }, { service_tier: null }, { service_tier: 5 },
     { logprobs: true, top_logprobs: 2 }, { logprobs: false, top_logprobs: 2 }, { logprobs: null, top_logprobs: 0 }, { logprobs: true, top_logprobs: 21 }, { logprobs: false, top_logprobs: null },
   ];
   for (const extra of paired) out.push({ ...base(), ...extra });
