@@ -9,7 +9,7 @@
  */
 import { isRecord } from '../../../shared/is-record';
 import { hasProtoKey } from '../../validate';
-import { SAFETY_IDENTIFIER_MAX, STOP_MAX, TOOLS_MAX } from './schema';
+import { SAFETY_IDENTIFIER_MAX, STOP_MAX, TOKEN_ID, TOOLS_MAX, plainBias } from './schema';
 import { OPENAI_NAME } from '../openai-name';
 import { unpairedToolCall } from './tool-pairing';
 import { CHAT_SERVICE_TIERS } from './service-tier';
@@ -108,6 +108,9 @@ export function plainChatBody(body: unknown): Obj | undefined {
   if (!numOrNull(body.temperature, 0, 2) || !numOrNull(body.top_p, 0, 1)) return undefined;
   if (!numOrNull(body.frequency_penalty, -2, 2) || !numOrNull(body.presence_penalty, -2, 2) || !intOrNull(body.top_logprobs, 0, 20)) return undefined;
   if (!boolOrNull(body.logprobs)) return undefined;
+  // logit_bias: token ids to a bias from -100 to 100 (schema.ts, logitBias)
+  const bias = body.logit_bias;
+  if (bias !== undefined && bias !== null && !(isRecord(bias) && Object.entries(bias).every(([k, b]) => TOKEN_ID.test(k) && plainBias(b)))) return undefined;
   if (body.service_tier !== undefined && body.service_tier !== null && !(CHAT_SERVICE_TIERS as readonly unknown[]).includes(body.service_tier)) return undefined;
   // top_logprobs needs logprobs, stream_options a stream (schema.ts, TOP_LOGPROBS_WITHOUT_LOGPROBS, STREAM_OPTIONS_WITHOUT_STREAM)
   if (body.top_logprobs !== undefined && body.top_logprobs !== null && body.logprobs !== true) return undefined;

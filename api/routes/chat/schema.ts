@@ -104,6 +104,31 @@ const topLogprobsWithoutLogprobs = Joi.any()
 const streamOptions = Joi.object({ include_usage: Joi.boolean() }).unknown(true).allow(null).when('stream', { not: Joi.valid(true).required(), then: streamOptionsWithoutStream });
 
 /**
+ * `logit_bias` of chat and legacy completions: token ids (non-negative integers, as JSON object keys)
+ * to a bias from -100 to 100 (OpenAI's document). Another key is refused in OpenAI's words ("Invalid
+ * key in 'logit_bias': AI. You should only be submitting non-negative integers.", as its API answered
+ * in OkGoDoIt/OpenAI-API-dotnet issue 163), a bias outside the range or not a number naming the same
+ * field; both went to an OpenAI-compatible upstream as sent (one that clamps, as vLLM does, served them).
+ */
+export const LOGIT_BIAS_MAX = 100;
+export const TOKEN_ID = /^(0|[1-9]\d*)$/;
+export const plainBias = (v: unknown): boolean => typeof v === 'number' && v >= -LOGIT_BIAS_MAX && v <= LOGIT_BIAS_MAX;
+const logitBias = Joi.object()
+  .unknown(true)
+  .custom((v: Record<string, unknown>, helpers) => {
+    for (const [k, b] of Object.entries(v)) {
+      if (!TOKEN_ID.test(k)) return helpers.error('logitBias.key', { token: k });
+      if (!plainBias(b)) return helpers.error('logitBias.value', { token: k });
+    }
+    return v;
+  })
+  .messages({
+    'logitBias.key': "Invalid key in 'logit_bias': {{#token}}. You should only be submitting non-negative integers.",
+    'logitBias.value': `Invalid value in 'logit_bias' for token {{#token}}: expected a number from -${LOGIT_BIAS_MAX} to ${LOGIT_BIAS_MAX}.`,
+  })
+  .allow(null);
+
+/**
  * `stop` of chat and legacy completions (OpenAI's StopConfiguration): a string, or up to 4 of them.
  * More is refused as OpenAI refuses it: 400 `array_above_max_length` naming `stop`, in its words.
  */
@@ -171,6 +196,7 @@ export const chatSchema = Joi.object({
   tool_choice: toolChoice.when('tools', { not: Joi.array().min(1).required(), then: withoutTools }),
   response_format: responseFormat,
   stop,
+  logit_bias: logitBias,
   parallel_tool_calls: Joi.boolean().allow(null).when('tools', { not: Joi.array().min(1).required(), then: parallelWithoutTools }),
   user: Joi.string().allow('', null),
   // `store: true` keeps the completion for the stored completions endpoints (stored.ts)
@@ -205,4 +231,5 @@ export const completionsSchema = Joi.object({
   echo: Joi.boolean().allow(null),
   suffix: Joi.string().allow('', null),
   stop,
+  logit_bias: logitBias,
 }).unknown(true);

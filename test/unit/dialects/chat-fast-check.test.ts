@@ -67,6 +67,7 @@ function corpus(): unknown[] {
   // stream_options need a stream, top_logprobs logprobs: true (null is absent)
   const paired: Obj[] = [
     { stream: true, stream_options: { include_usage: true } }, { stream: false, stream_options: { include_usage: true } }, { stream: false, stream_options: null }, { stream: true, stream_options: 'x' },
+    { logit_bias: {} }, { logit_bias: { '50256': -100, '7': 100, '0': 0.5 } }, { logit_bias: { '50256': -101 } }, { logit_bias: { AI: 1 } }, { logit_bias: { '01': 1 } }, { logit_bias: { '-1': 1 } }, { logit_bias: { '1': '5' } }, { logit_bias: null }, { logit_bias: [] }, { logit_bias: 5 },
     { service_tier: 'flex' }, { service_tier: 'turbo' }, { service_tier: null }, { service_tier: 5 },
     { logprobs: true, top_logprobs: 2 }, { logprobs: false, top_logprobs: 2 }, { logprobs: null, top_logprobs: 0 }, { logprobs: true, top_logprobs: 21 }, { logprobs: false, top_logprobs: null },
   ];
