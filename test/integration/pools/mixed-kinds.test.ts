@@ -85,11 +85,15 @@ describe('model pools: deployments of a kind that cannot express the request', (
     await servedBy(() => chat(o.key, model, { n: 2 }), 'oa', claudeNative.upstream);
     await servedBy(() => chat(o.key, model, { logprobs: true, top_logprobs: 2 }), 'oa', claudeNative.upstream);
     const only = await poolModel([{ name: 'claude', provider: 'simulator-anthropic', upstream: claudeNative.upstream }]);
-    for (const [extra, param] of [[{ n: 3 }, 'n'], [{ logprobs: true }, 'logprobs'], [{ top_logprobs: 1 }, 'top_logprobs'], [{ logit_bias: { '50256': -100 } }, 'logit_bias']] as const) {
+    for (const [extra, param] of [[{ n: 3 }, 'n'], [{ logprobs: true }, 'logprobs'], [{ logprobs: true, top_logprobs: 1 }, 'logprobs'], [{ logit_bias: { '50256': -100 } }, 'logit_bias']] as const) {
       const r = await chat(o.key, only, extra);
       expect(r.status, r.text).to.equal(400);
       expect(r.body.error).to.include({ code: 'unsupported_parameter', param });
     }
+    // top_logprobs without logprobs is OpenAI's own refusal, whatever the pool (docs/api.md)
+    const top = await chat(o.key, only, { top_logprobs: 1 });
+    expect(top.status, top.text).to.equal(400);
+    expect(top.body.error).to.include({ code: 'invalid_request', param: 'top_logprobs' });
     // n: 1 and an empty logit_bias change nothing: served
     expect((await chat(o.key, only, { n: 1, logit_bias: {} })).status).to.equal(200);
     expect(hitsByUpstream().get(claudeNative.upstream) ?? 0, 'only the last request reached Claude').to.equal(1);
