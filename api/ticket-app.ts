@@ -14,6 +14,7 @@ import { InFlightMap } from '../shared/in-flight-map';
 import { errors } from '../shared/errors/codes';
 import { ApiError } from '../shared/errors/ApiError';
 import { heldBack } from '../shared/batches/pacing';
+import { mayRetry } from '../shared/limits/limits';
 
 /** What one request through a TicketApp runs as: an identity kept by the gateway, its request id, and what it is. */
 export interface Ticket {
@@ -70,7 +71,7 @@ export class TicketApp {
       // a batch line held back (a full lane, its rpm / tpm, the upstream's 429, ...) runs again, as the
       // runner decides with the same heldBack: that try is no outcome and has no Activity row
       const state = logState(res);
-      if (req.batchLine && state && err instanceof ApiError && heldBack(err.code, err.message, !!req.batchLine.crashRetried)) state.held = true;
+      if (req.batchLine && state && err instanceof ApiError && heldBack(err.code, mayRetry(err.headers), !!req.batchLine.crashRetried)) state.held = true;
       next(err);
     });
     app.use(errorHandler);

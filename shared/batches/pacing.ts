@@ -1,6 +1,5 @@
 import type { RedisClient } from '../redis/connection';
 import { keys } from '../redis/keys';
-import { rateNeverFits } from '../limits/limits';
 
 /**
  * How a batch is paced (workers/batch/runner.ts, docs/batches.md): the refusals that hold a line
@@ -47,12 +46,12 @@ const CRASHED = new Set(['worker_lost', 'client_closed_request']);
  * full lane, the store away, the key's rpm / tpm for a minute: the batch is paced by them, as the
  * vendors' batches are by theirs), `upstream` as its next attempt after the provider's 429, `crash`
  * as its next attempt after a lost worker (`crashRetried`: attempts are left); undefined: the refusal
- * is the line's outcome (a line no minute can serve, `rateNeverFits`, is errored). A held try is no
+ * is the line's outcome (a line no minute can serve, its refusal saying `x-should-retry: false`, is errored). A held try is no
  * outcome and no request the caller made: the line app writes no Activity row for it
  * (api/ticket-app.ts), so the line's one row is its outcome's (docs/observability.md).
  */
-export function heldBack(code: string, message: string, crashRetried: boolean): 'same' | 'upstream' | 'crash' | undefined {
-  if (LANE_FULL.has(code) || code === STORE_AWAY || (code === RATE_LIMITED && !rateNeverFits(message))) return 'same';
+export function heldBack(code: string, retryable: boolean, crashRetried: boolean): 'same' | 'upstream' | 'crash' | undefined {
+  if (LANE_FULL.has(code) || code === STORE_AWAY || (code === RATE_LIMITED && retryable)) return 'same';
   if (code === UPSTREAM_LIMITED) return 'upstream';
   if (CRASHED.has(code) && crashRetried) return 'crash';
   return undefined;

@@ -234,19 +234,20 @@ export async function reserveLimits(redis: RedisClient, r: LimitRequest, now = n
 
 /**
  * 429 rate_limit_exceeded on the key's own rate limit or its member's (over all the member's keys),
- * Retry-After to the minute's end. A request whose input alone is over the tpm fits in no minute: it
- * is not retryable (the spec's retryable 429 is one with Retry-After), so it carries no Retry-After and
- * `x-should-retry: false`, which the OpenAI and Anthropic SDKs obey instead of retrying it in vain.
+ * Retry-After to the minute's end. A request no minute can serve (its input alone over the tpm, or an
+ * rpm of 0) is not retryable (the spec's retryable 429 is one with Retry-After): it carries no
+ * Retry-After and `x-should-retry: false`, which the OpenAI and Anthropic SDKs obey instead of retrying
+ * it in vain, and the batch runner reads to error the line instead of holding it (shared/batches/pacing.ts).
  */
 export function rateExceeded(unit: 'rpm' | 'tpm', scope: 'key' | 'member', limit: number, inputTokens: number, msLeft: number): ApiError {
   const who = scope === 'key' ? 'This API key is' : 'The member this API key belongs to is';
   const over = scope === 'key' ? '' : ' (the member\'s limit, over all their API keys in this organization)';
-  const never = unit === 'tpm' && inputTokens > limit;
+  const never = unit === 'tpm' ? inputTokens > limit : limit < 1;
   return new ApiError(
     429,
     'rate_limit_exceeded',
     unit === 'rpm'
-      ? `${who} limited to ${limit} requests per minute${over}; retry when the minute ends.`
+      ? `${who} limited to ${limit} requests per minute${over}; ${never ? 'no request can be made with it.' : 'retry when the minute ends.'}`
       : never
         ? `${who} limited to ${limit} tokens per minute${over} and this request's ${inputTokens} input tokens do not fit in any minute; shorten the request.`
         : `${who} limited to ${limit} tokens per minute${over} and this request's ${inputTokens} input tokens do not fit in this minute; retry when it ends.`,
@@ -254,16 +255,9 @@ export function rateExceeded(unit: 'rpm' | 'tpm', scope: 'key' | 'member', limit
   );
 }
 
-/**
- * Whether a rate_limit_exceeded answer (rateExceeded's message) can never be served in any minute:
- * an rpm below one request, or input tokens above the tpm. A batch line refused so is errored; one
- * refused for a full minute waits for the next (workers/batch/runner.ts).
- */
-export function rateNeverFits(message: string): boolean {
-  const m = /limited to (\d+) (requests|tokens) per minute/.exec(message);
-  if (!m) return false;
-  const asked = m[2] === 'requests' ? 1 : Number(/this request's (\d+) input tokens/.exec(message)?.[1] ?? 0);
-  return asked > Number(m[1]);
+/** Whether a refusal may be retried: not when it says `x-should-retry: false` (no minute can serve it, rateExceeded). */
+export function mayRetry(headers: Record<string, string | string[] | undefined>): boolean {
+  return headers['x-should-retry'] !== 'false';
 }
 
 /**

@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import type { AppContext } from '../../api/context';
 import type { AuthInfo, BatchLine } from '../../api/types';
-import { settleUsage } from '../../shared/limits/limits';
+import { mayRetry, settleUsage } from '../../shared/limits/limits';
 import { TicketApp } from '../../api/ticket-app';
 import { identityNow } from '../../api/kept-identity';
 import { dialectOf, logFailure } from '../../api/middleware/request-log';
@@ -254,8 +254,7 @@ export class BatchRunner {
         return;
       }
       const code = (answer as { error?: { code?: string } })?.error?.code ?? '';
-      const message = String((answer as { error?: { message?: unknown } }).error?.message ?? '');
-      const held = heldBack(code, message, crashRetried);
+      const held = heldBack(code, mayRetry(res.headers), crashRetried);
       if (held === 'same') await this.pause(b, pauseMs(res.headers['retry-after']));
       if (held === 'upstream') await this.pause(b, upstreamPauseMs(res.headers['retry-after'], l.upstream_waits));
       if (held) return store.releaseLine(l, this.id, held);

@@ -8,7 +8,8 @@ import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { roomInMinute, waitFor } from '../../helpers/wait';
 import { rotateApiKey, updateKeyControls } from '../../../shared/tenancy/ops';
-import { rateExceeded, rateNeverFits } from '../../../shared/limits/limits';
+import { mayRetry, rateExceeded } from '../../../shared/limits/limits';
+import { heldBack } from '../../../shared/batches/pacing';
 import { startBatchWorker } from '../../../workers/batch/main';
 import { batchEnds, billedOncePerLine, jsonl, parseJsonl, uploadBatchFile, type BatchWorker } from './helpers';
 
@@ -114,14 +115,16 @@ describe("batches: the vendors' documented formats where the other suites do not
     expect(err.response.body.error.code).to.equal('rate_limit_exceeded');
   });
 
-  it('rateNeverFits reads the refusals rateExceeded writes: an rpm of 0 or input above the tpm never fit; a full minute does', () => {
-    const msg = (...a: Parameters<typeof rateExceeded>) => rateExceeded(...a).message;
-    expect(rateNeverFits(msg('rpm', 'key', 2, 10, 1000))).to.equal(false);
-    expect(rateNeverFits(msg('rpm', 'member', 0, 10, 1000))).to.equal(true);
-    expect(rateNeverFits(msg('tpm', 'key', 100, 60, 1000))).to.equal(false);
-    expect(rateNeverFits(msg('tpm', 'key', 100, 101, 1000))).to.equal(true);
-    expect(rateNeverFits(msg('tpm', 'member', 1000, 5000, 1000))).to.equal(true);
-    expect(rateNeverFits('something else')).to.equal(false);
+  it('a rate refusal no minute can serve says x-should-retry: false (an rpm of 0, input above the tpm), and the runner errors its line instead of holding it; a full minute holds it', () => {
+    const held = (...a: Parameters<typeof rateExceeded>) => {
+      const e = rateExceeded(...a);
+      return { held: heldBack(e.code, mayRetry(e.headers), false), retryAfter: e.headers['Retry-After'] !== undefined };
+    };
+    expect(held('rpm', 'key', 2, 10, 1000)).to.deep.equal({ held: 'same', retryAfter: true });
+    expect(held('rpm', 'member', 0, 10, 1000)).to.deep.equal({ held: undefined, retryAfter: false });
+    expect(held('tpm', 'key', 100, 60, 1000)).to.deep.equal({ held: 'same', retryAfter: true });
+    expect(held('tpm', 'key', 100, 101, 1000)).to.deep.equal({ held: undefined, retryAfter: false });
+    expect(held('tpm', 'member', 1000, 5000, 1000)).to.deep.equal({ held: undefined, retryAfter: false });
   });
 
   it("an upload's filename comes back as the client sent it, in UTF-8 (the SDK's multipart filename parameter)", async () => {
