@@ -40,6 +40,8 @@ export interface ImageDispatch {
   operation: ImageJob['operation'];
   params: Record<string, unknown>;
   sources: ImageJob['sources'];
+  /** An edit's mask (for the first source), already checked against it. */
+  mask?: ImageJob['mask'];
   size: string;
   /** The job's id when one request runs several image jobs (MCP tool calls of a batch); else the request id. */
   jobId?: string;
@@ -73,6 +75,7 @@ export async function dispatchImages(ctx: AppContext, req: Request, res: Respons
       route: taskRoute(m, d.operation === 'generate' ? 'image_generation' : 'image_edit'),
       params: d.params,
       sources: d.sources,
+      mask: d.mask,
       priceKey,
       unitPrice: m.prices[priceKey] ?? 0,
       sendResponseFormat: !isGptImageKind(m),

@@ -1,3 +1,4 @@
+import crypto from 'crypto';
 import type { Request, Response } from 'express';
 
 export interface LoggedRequest {
@@ -15,8 +16,29 @@ export interface LoggedRequest {
   /** Query-string parameters (GET upstreams such as Brave). */
   query: Record<string, unknown>;
   body: unknown;
+  /** The file parts of a multipart request (images edits: `image`, `image[]`, `mask`), by field, with their bytes' SHA-256. */
+  files?: LoggedFile[];
   aborted: boolean;
   at: number;
+}
+
+export interface LoggedFile {
+  field: string;
+  contentType: string;
+  bytes: number;
+  sha256: string;
+}
+
+/** The multipart file parts multer read into memory (`req.files` of `.any()`), if any. */
+function filesOf(req: Request): LoggedFile[] | undefined {
+  const files = (req as Request & { files?: unknown }).files;
+  if (!Array.isArray(files)) return undefined;
+  return (files as Array<{ fieldname: string; mimetype: string; buffer?: Buffer; size: number }>).map((f) => ({
+    field: f.fieldname,
+    contentType: f.mimetype,
+    bytes: f.size,
+    sha256: f.buffer ? crypto.createHash('sha256').update(f.buffer).digest('hex') : '',
+  }));
 }
 
 /** Records what reached the simulator, so tests can check what the gateway sent upstream. */
@@ -35,6 +57,7 @@ export class RequestLog {
       subscriptionToken: req.headers['x-subscription-token'] as string | undefined,
       query: { ...(req.query as Record<string, unknown>) },
       body: req.body,
+      files: filesOf(req),
       aborted: false,
       at: Date.now(),
     };

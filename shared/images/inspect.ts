@@ -4,7 +4,7 @@ import type sharpT from 'sharp';
 /** libvips is loaded with the first image inspected, not at a pod's start (about 18 MB). */
 let sharpLib: typeof sharpT | undefined;
 /** libvips itself; a library that cannot load is the gateway's fault (500), never the image's. */
-function loadSharp(): typeof sharpT {
+export function loadSharp(): typeof sharpT {
   sharpLib ??= require('sharp') as typeof sharpT;
   return sharpLib;
 }
@@ -21,7 +21,7 @@ const BY_MIME: Record<string, ImageFormat> = { 'image/png': 'png', 'image/jpeg':
 export const CONTENT_TYPES: Record<ImageFormat, string> = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp' };
 
 /** Largest width or height accepted from any source (decoding bombs stop here). */
-const MAX_SIDE = 8192;
+export const MAX_SIDE = 8192;
 
 /**
  * What an image really is: the type from its magic bytes (never from a name or a header), the

@@ -126,6 +126,8 @@ export interface ImageJob extends JobEnvelope, PoolRouted {
   params: Record<string, unknown>;
   /** Edit inputs, already checked to belong to the org and to be unexpired. */
   sources: Array<{ id: string; storageKey: string; format: string }>;
+  /** An edit's mask for the first source (a PNG with alpha of its size, checked at the edge); sent as OpenAI's `mask` part. */
+  mask?: { id: string; storageKey: string; format: string };
   /** The usage unit (`image_<W>x<H>` or `image`) and its price per image, in micro-dollars. */
   priceKey: string;
   unitPrice: number;

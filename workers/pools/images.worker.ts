@@ -1,7 +1,7 @@
 import type { Worker } from 'bullmq';
 import { createWorker } from '../../shared/queues/create-worker';
 import { createImage } from '../providers/openai/createImage';
-import { editImage } from '../providers/openai/editImage';
+import { editImage, type EditInput } from '../providers/openai/editImage';
 import { createImage as azureCreateImage } from '../providers/azure/createImage';
 import { platformCredential } from '../credentials';
 import { config } from '../../shared/config/env';
@@ -30,14 +30,14 @@ async function callUpstream(job: ImageJob, t: UpstreamTarget, signal: CancelSign
   const call = { baseUrl: t.baseUrl, settings: t.settings, apiKey: await platformCredential(t.providerId), upstreamModel: t.upstreamModel, signal, deadline: job.deadline, retries: 0 };
   if (job.operation === 'generate') return (t.kind === 'azure' ? azureCreateImage : createImage)(call, job.params, job.sendResponseFormat);
   const storage = imageStorage();
-  const inputs = await Promise.all(
-    job.sources.map(async (s) => {
-      const bytes = await storage.get(s.storageKey);
-      if (!bytes) throw imageErrors.notFound(s.id);
-      return { bytes, contentType: CONTENT_TYPES[s.format as ImageFormat], filename: `${s.id}.${s.format}` };
-    }),
-  );
-  return editImage(call, job.params, inputs, job.sendResponseFormat);
+  const read = async (s: ImageJob['sources'][number]): Promise<EditInput> => {
+    const bytes = await storage.get(s.storageKey);
+    if (!bytes) throw imageErrors.notFound(s.id);
+    return { bytes, contentType: CONTENT_TYPES[s.format as ImageFormat], filename: `${s.id}.${s.format}` };
+  };
+  const inputs = await Promise.all(job.sources.map(read));
+  // the mask (checked at the edge against the first image) goes as OpenAI's multipart `mask`
+  return editImage(call, job.params, inputs, job.sendResponseFormat, job.mask ? await read(job.mask) : undefined);
 }
 
 /**

@@ -7,6 +7,7 @@ import { applyLimits, limitsOf, type ImageParams } from './limits';
 import { imageJson, imageMultipart, multipartFields, fetchImageUrl, spooledFiles, storeUpload, takeSpooled } from './uploads';
 import { baseUrl, imagesResponse } from './present';
 import { modelsListing } from './models';
+import { maskFileOf, namedMask, refuseMaskUpstream, takeMask } from './mask';
 import { answersB64, dispatchImages, resolveImageModel } from '../../dispatch/images';
 import { discardImages, findImage, imageRecord } from '../../../shared/images/store';
 import { imageErrors, namingBytes } from '../../../shared/images/errors';
@@ -24,7 +25,10 @@ const IMAGE_ID = /^img_[0-9a-f]{24}$/;
 
 const NOTHING_TO_EDIT = "Name the image(s) to edit with 'image_ids' (or 'image_id'), or send 'image' files.";
 
-type EditBody = ImageParams & { model: string; image_ids?: string[]; image_id?: string };
+type EditBody = ImageParams & { model: string; image_ids?: string[]; image_id?: string; mask_id?: string };
+
+/** The file parts of an edit: OpenAI's `image` / `image[]` and `mask`. */
+const EDIT_PARTS = new Set(['image', 'image[]', 'mask']);
 
 function bodyObject(req: Request): Record<string, unknown> {
   if (req.is('multipart/form-data')) return multipartFields(req);
@@ -53,9 +57,11 @@ function edits(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     const multipart = req.is('multipart/form-data') === 'multipart/form-data';
     const raw = bodyObject(req);
-    const files = spooledFiles(req);
-    const stray = files.find((f) => f.fieldname !== 'image' && f.fieldname !== 'image[]');
-    if (stray) throw stray.fieldname === 'mask' ? imageErrors.unsupportedParameter("'mask' is not supported on this endpoint.", 'mask') : imageErrors.unknownField(stray.fieldname);
+    const parts = spooledFiles(req);
+    const stray = parts.find((f) => !EDIT_PARTS.has(f.fieldname));
+    if (stray) throw imageErrors.unknownField(stray.fieldname);
+    const maskFile = maskFileOf(parts, raw, multipart);
+    const files = parts.filter((f) => f !== maskFile);
     if (files.length && !raw.image_ids && !raw.image_id) raw.image_ids = [];
     // nothing to edit: a missing required field, named as the caller would send it (OpenAI's `image`)
     if (raw.image_ids == null && raw.image_id == null) throw new ApiError(400, 'invalid_request', NOTHING_TO_EDIT, { param: multipart ? 'image' : 'image_ids' });
@@ -66,6 +72,7 @@ function edits(ctx: AppContext) {
     if (ids.length + files.length > lim.max_edit_images) {
       throw imageErrors.unsupportedParameter(`This model edits at most ${lim.max_edit_images} image(s) per request.`, files.length ? 'image' : 'image_ids');
     }
+    if (maskFile || body.mask_id !== undefined) refuseMaskUpstream(resolved.model, body.model);
     const { upstream, size } = applyLimits(body, lim);
     // Every named image must be the caller's org's and unexpired; another org's id is simply not found.
     const named: Image[] = [];
@@ -74,16 +81,24 @@ function edits(ctx: AppContext) {
       if (!img) throw imageErrors.notFound(id);
       named.push(img);
     }
+    const namedMaskImage = await namedMask(req, body.mask_id);
     // Uploaded files are stored as the edit's sources; if the edit then fails they are deleted again.
     const uploaded: Image[] = [];
+    let storedMask: Image | undefined;
     let result: Awaited<ReturnType<typeof dispatchImages>>;
     try {
       for (const f of files) uploaded.push(await namingBytes(f.fieldname, async () => storeUpload(req, await takeSpooled(req, f))));
-      const sources = [...named, ...uploaded].map((i) => ({ id: i.id, storageKey: i.storageKey, format: i.format }));
-      result = await dispatchImages(ctx, req, res, { resolved, operation: 'edit', params: upstream, sources, size });
+      const inputs = [...named, ...uploaded];
+      // the mask applies to the first image (OpenAI), checked against it before any lane is taken
+      const mask = await takeMask(req, inputs[0], maskFile, namedMaskImage);
+      storedMask = mask.stored;
+      const sources = inputs.map((i) => ({ id: i.id, storageKey: i.storageKey, format: i.format }));
+      result = await dispatchImages(ctx, req, res, { resolved, operation: 'edit', params: upstream, sources, mask: mask.ref, size });
     } catch (err) {
       await discardImages(uploaded);
       throw err;
+    } finally {
+      if (storedMask) await discardImages([storedMask]); // a mask file serves this edit only
     }
     res.json(await imagesResponse(req, result, { model: body.model, size, format: String(upstream.output_format), b64: answersB64(body.response_format, resolved.model) }));
   };

@@ -42,6 +42,8 @@ export const editSchema = Joi.object({
   quality: Joi.string().valid('standard', 'low', 'medium', 'high', 'auto'),
   image_ids: Joi.array().items(Joi.string().max(64)).min(1),
   image_id: Joi.string().max(64),
+  // a stored image (an upload) as the mask of the first image, as `image_id` names an input
+  mask_id: Joi.string().max(64),
   // CreateImageEditRequest: how closely the output follows the input images' features (GPT image models)
   input_fidelity: Joi.string().valid('high', 'low'),
 }).xor('image_ids', 'image_id').messages({ 'object.missing': "Name the image(s) to edit with 'image_ids' (or 'image_id'), or send 'image' files." });
@@ -55,7 +57,7 @@ export const uploadSchema = Joi.object({
 }).xor('url', 'b64_json').messages({ 'object.missing': "Send 'url' or 'b64_json' (or a multipart 'file')." });
 
 /** Streaming and partial images are not offered; a clear refusal beats a silent non-stream. */
-const UNSUPPORTED = ['stream', 'partial_images', 'mask'];
+const UNSUPPORTED = ['stream', 'partial_images'];
 
 /**
  * Values of those fields that ask for what is served anyway (openai-node's non-streaming params:

@@ -1,5 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import multer from 'multer';
+import sharp from 'sharp';
 import type { KnobStore, TakenKnobs } from '../knobs';
 import type { RequestLog } from '../request-log';
 import { applyFaults } from '../faults';
@@ -31,6 +32,18 @@ function params(body: Record<string, unknown>, res: Response): Params | undefine
   }
   const key = [prompt, body.negative_prompt ?? '', body.seed ?? '', body.steps ?? '', body.guidance ?? ''].join('\u0000');
   return { prompt, n, width, height, format, key, model: String(body.model ?? ''), quality: body.quality, background: body.background };
+}
+
+/**
+ * OpenAI's checks of an edit's `mask` (CreateImageEditRequest: a PNG with the first image's size; its
+ * transparent areas mark the edit, so it needs alpha), answered in its words; undefined when it passes.
+ */
+async function maskProblem(mask: Buffer, first: Buffer): Promise<string | undefined> {
+  const [m, f] = await Promise.all([sharp(mask).metadata(), sharp(first).metadata()]).catch(() => [undefined, undefined]);
+  if (!m || !f || m.format !== 'png') return 'Invalid mask image format - mask must be a PNG file';
+  if (!m.hasAlpha) return 'Invalid mask image format - mask image missing alpha channel';
+  if (m.width !== f.width || m.height !== f.height) return 'Invalid mask image format - mask size does not match image size';
+  return undefined;
 }
 
 const NOT_AN_IMAGE = Buffer.from('these bytes are not an image, only text');
@@ -92,6 +105,9 @@ export function imagesRoutes(knobs: KnobStore, log: RequestLog): Router {
     if (files.length === 0) return invalid(res, 'image', 'image is required.');
     const p = params(body, res);
     if (!p) return;
+    const mask = ((req.files as Express.Multer.File[]) ?? []).find((f) => f.fieldname === 'mask');
+    const wrong = mask ? await maskProblem(mask.buffer, files[0].buffer) : undefined;
+    if (wrong) return void res.status(400).json({ error: { message: wrong, type: 'invalid_request_error', param: 'mask', code: 'invalid_mask_image_format' } });
     try {
       const images = await Promise.all(Array.from({ length: p.n }, (_, i) => editImage(files[i % files.length].buffer, `${p.key}\u0000${i}`, p.width, p.height, p.format)));
       answer(res, p, images, k);

@@ -114,7 +114,8 @@ describe('POST /v1/images/edits', () => {
       [{ model: 'sim-image', prompt: 'x', image_ids: [] }, 400, 'invalid_request'],
       [{ model: 'sim-image', prompt: 'x', image_ids: [id, id, id, id, id] }, 400, 'unsupported_parameter'],
       [{ model: 'sim-image', prompt: 'x', image_ids: [id], image_id: id }, 400, 'invalid_request'],
-      [{ model: 'sim-image', prompt: 'x', image_ids: [id], mask: 'm' }, 400, 'unsupported_parameter'],
+      // a JSON edit names a stored mask with mask_id; a `mask` there is refused, naming it
+      [{ model: 'sim-image', prompt: 'x', image_ids: [id], mask: 'm' }, 400, 'invalid_request'],
       [{ model: 'sim-image', prompt: 'x', image_ids: [id], size: '300x300' }, 400, 'unsupported_size'],
       [{ model: 'sim-chat', prompt: 'x', image_ids: [id] }, 400, 'model_not_image_capable'],
     ];
@@ -160,10 +161,11 @@ describe('POST /v1/images/edits', () => {
       file(f);
       f.append('strength', '0.5');
     }, 400, 'unknown_field');
+    // a mask without alpha: refused after the image was stored, which must be deleted again
     await send((f) => {
       file(f);
       file(f, 'mask');
-    }, 400, 'unsupported_parameter');
+    }, 400, 'invalid_mask_image_format', 'mask');
     // the first file is valid and stored before the second is refused: it must be deleted again
     await send((f) => {
       file(f, 'image[]');

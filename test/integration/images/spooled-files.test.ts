@@ -125,7 +125,7 @@ describe('image multipart files are spooled, never held in memory', function () 
     await noImageSpoolLeft();
     const mask = await post('/v1/images/edits', editParts([file('image'), file('mask')]));
     expect(mask.status, mask.text).to.equal(400);
-    expectErrorEnvelope(mask.text, 'unsupported_parameter');
+    expectErrorEnvelope(mask.text, 'invalid_mask_image_format'); // a PNG without alpha
     const fake = await post('/v1/images/edits', editParts([file('image', Buffer.from('not an image at all'))]));
     expect(fake.status, fake.text).to.equal(400);
     expectErrorEnvelope(fake.text, 'unsupported_image_type');
