@@ -172,6 +172,22 @@ describe('image edits: mask', () => {
     }
   });
 
+  it('is checked before the lane: an org with no images lane gets the mask refusal, and 429 only for a good mask', async () => {
+    const full = await buildOrg(env().redis, { laneOverrides: { 'images:interactive': 0 } });
+    const edit = async (mask: Buffer) => {
+      const form = new FormData();
+      form.append('model', 'sim-image');
+      form.append('prompt', 'x');
+      form.append('image', new Blob([await pngOf(32, 32)], { type: 'image/png' }), 'p.png');
+      form.append('mask', new Blob([mask], { type: 'image/png' }), 'm.png');
+      const res = await fetch(`${env().gw.url}/v1/images/edits`, { method: 'POST', headers: keyHeader(full.key), body: form });
+      return [res.status, ((await res.json()) as { error: { code: string } }).error.code];
+    };
+    expect(await edit(await maskOf(16, 16))).to.deep.equal([400, 'invalid_mask_image_format']);
+    expect(await edit(await maskOf(32, 32))).to.deep.equal([429, 'image_lanes_exhausted']);
+    expect(edits()).to.have.length(0);
+  });
+
   it('refuses a mask with 400 naming it on models whose upstream kind has no masked edits (Azure, Gemini), before any lane or upstream', async () => {
     for (const model of ['mask-az-image', 'mask-gm-image']) {
       const form = new FormData();
