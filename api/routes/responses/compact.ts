@@ -11,6 +11,7 @@ import { notePlaces, refuseUnhonoured, responsesToCanonical, type ResponsesItem,
 import { newId, responsesUsage } from '../../dialects/responses/response';
 import { historyFor } from './conversation';
 import { inputItem, responsesSchema } from './schema';
+import { resolveItemReferences } from './item-reference';
 
 /** A compaction item's `encrypted_content`: the summary with the org it was made for, sealed with the gateway's key (shared/crypto.ts). */
 export function sealCompaction(orgId: string, summary: string): string {
@@ -96,6 +97,7 @@ function userItem(m: CanonicalMessage): Record<string, unknown> | undefined {
 export function compactHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     const body = validate<ResponsesRequest>(compactSchema, req.body);
+    await resolveItemReferences(req, body);
     notePlaces(body.input);
     refuseUnhonoured(req.body);
     const resolved = await resolveChatModel(ctx, req, body.model);

@@ -29,6 +29,7 @@ import { cancelHandler, chatWork, checkBackground, startBackground } from './bac
 import { followBackground } from './background-stream';
 import { compactHandler, openCompactions } from './compact';
 import { truncateToFit } from './truncation';
+import { resolveItemReferences } from './item-reference';
 import { compactIfDue, compactionAsked, type Prepare } from './server-compaction';
 import { afterCompaction } from '../../dispatch/summarise';
 import { addUsageToRow } from '../../middleware/request-log';
@@ -38,6 +39,8 @@ function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     refuseUnhonoured(req.body);
     const sent = validate<ResponsesRequest>(responsesSchema, req.body);
+    // item references replaced by the stored items they name (404 for one unknown), before anything is sent or billed
+    await resolveItemReferences(req, sent);
     notePlaces(sent.input);
     refuseChoiceWithoutItsTool(sent);
     // OpenAI's CreateResponse: `input` may be left out when the history carries the turn (a conversation's items, a previous response)
@@ -126,6 +129,7 @@ function inputTokensHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     refuseUnhonoured(req.body);
     const body = validate<ResponsesRequest>(inputTokensSchema, req.body);
+    await resolveItemReferences(req, body);
     notePlaces(body.input);
     refuseChoiceWithoutItsTool(body);
     const resolved = body.model ? await resolveChatModel(ctx, req, body.model) : undefined;

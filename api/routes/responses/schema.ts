@@ -72,14 +72,20 @@ const callOutput = Joi.object({
  * OpenAI's four; a function or custom tool call has its `call_id`, `name` and `arguments` (`input`)
  * strings, and its output its `call_id` and `output`; the
  * tools an item loads are tools as `tools` takes them; a shell call output's `output` is a string or
- * a list of objects. Other items and fields pass as they are.
+ * a list of objects; an item reference its `id`. Other items and fields pass as they are.
  */
-export const inputItem = Joi.object({ type: Joi.string(), role: Joi.string() })
+export const inputItem = Joi.object({ type: Joi.string().allow(null), role: Joi.string() })
   .unknown(true)
-  .when(Joi.object({ type: Joi.valid('message') }).unknown(), {
-    then: Joi.object({
-      role: Joi.string().valid('user', 'assistant', 'system', 'developer').required(),
-      content: Joi.alternatives(Joi.string().allow(''), Joi.array().items(part)).required(),
+  // OpenAI's ItemReference (its `type` optional): the id of a stored item, replaced by it (item-reference.ts)
+  .when(is('item_reference'), { then: Joi.object({ id: Joi.string().min(1).max(128).required() }) })
+  // an item with an `id` and no type, role or content is a reference too (item-reference.ts): not a message
+  .when(Joi.object({ type: Joi.valid(null), role: Joi.forbidden(), content: Joi.forbidden(), id: Joi.required() }).unknown(), {
+    then: Joi.object({ id: Joi.string().min(1).max(128) }),
+    otherwise: Joi.object().when(Joi.object({ type: Joi.valid('message', null) }).unknown(), {
+      then: Joi.object({
+        role: Joi.string().valid('user', 'assistant', 'system', 'developer').required(),
+        content: Joi.alternatives(Joi.string().allow(''), Joi.array().items(part)).required(),
+      }),
     }),
   })
   .when(is('function_call'), { then: Joi.object({ call_id: Joi.string().min(1).required(), name: Joi.string().min(1).required(), arguments: Joi.string().allow('').required() }) })

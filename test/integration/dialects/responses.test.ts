@@ -309,7 +309,8 @@ describe('POST /v1/responses', () => {
       [{ model: 'sim-chat', input: 'x', conversation: 42 }, 400, 'invalid_request'],
       [{ model: 'sim-chat', input: 'x', conversation: {} }, 400, 'invalid_request'],
       [{ model: 'sim-chat', input: [{ role: 'wizard', content: 'x' }] }, 400, 'invalid_request'],
-      [{ model: 'sim-chat', input: [{ type: 'item_reference', id: 'x' }] }, 400, 'invalid_request'],
+      [{ model: 'sim-chat', input: [{ type: 'item_reference', id: 'x' }] }, 404, 'item_not_found'],
+      [{ model: 'sim-chat', input: [{ type: 'item_reference' }] }, 400, 'invalid_request'],
       [{ model: 'sim-chat', input: 'x', tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }] }, 400, 'unsupported_tool'],
       // metadata values are at most 512 characters, under the key __proto__ too (Joi skips own __proto__ keys)
       [{ model: 'sim-chat', input: 'x', metadata: { ['__proto__']: 'v'.repeat(513) } }, 400, 'invalid_request'],

@@ -1,10 +1,9 @@
 import { expect } from 'chai';
 import OpenAI from 'openai';
-import { env, resetSim } from '../../helpers/harness';
-import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { env } from '../../helpers/harness';
+import type { TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
-import { Project } from '../../../shared/db/models';
-import { createApiKey } from '../../../shared/tenancy/ops';
+import { twoProjects } from '../../helpers/openai-org';
 
 /** What the SDK's call rejects with, or 'answered'. */
 const outcome = (p: Promise<unknown>) => p.then(() => 'answered' as const, (e: unknown) => e);
@@ -21,22 +20,18 @@ function expectRefused(err: unknown, status: number, code: string, what: string)
  * request without a project finds the whole organization's (shared/tenancy/store-scope.ts).
  */
 describe('stored objects: scoped to the request’s project', () => {
+  const s = twoProjects();
   let o: TestOrg;
   let mine: OpenAI; // bound to project A
   let theirs: OpenAI; // bound to project B
   let orgWide: OpenAI; // no project
   let namingB: OpenAI; // the org-wide key naming project B
-  beforeEach(resetSim);
-  before(async () => {
-    o = await buildOrg(env().redis);
-    const b = await Project.create({ orgId: o.org.id, name: 'Other', slug: 'other' });
-    const a = await createApiKey(env().redis, { orgId: o.org.id, projectId: o.project.id, name: 'project a' });
-    const bKey = await createApiKey(env().redis, { orgId: o.org.id, projectId: b.id, name: 'project b' });
-    const client = (key: string, headers?: Record<string, string>) => new OpenAI({ apiKey: key, baseURL: `${env().gw.url}/v1`, maxRetries: 0, defaultHeaders: headers });
-    mine = client(a.key);
-    theirs = client(bKey.key);
-    orgWide = client(o.key);
-    namingB = client(o.key, { 'SERVICE-PROJECT-ID': b.id });
+  before(() => {
+    o = s.o;
+    mine = s.client(s.keyA);
+    theirs = s.client(s.keyB);
+    orgWide = s.client(o.key);
+    namingB = s.client(o.key, { 'SERVICE-PROJECT-ID': s.projectB });
   });
 
   it("another project's key finds none of them: 404 on every stored-object route, absent from lists, 400 previous_response_not_found; the org-wide key finds them", async () => {
