@@ -13,7 +13,7 @@ import { lagLoop } from '../../helpers/busy-loop';
  * governor sets), with this process's event loop kept behind by a busy interval.
  */
 describe('worker concurrency governor: fewer interactive jobs while the worker process lags under more than one organization', function () {
-  this.timeout(20_000);
+  this.timeout(45_000);
   let conn: RedisClient;
   let worker: Worker;
   let governor: ConcurrencyGovernor | undefined;
@@ -48,7 +48,7 @@ describe('worker concurrency governor: fewer interactive jobs while the worker p
     expect(await waitFor(() => worker.concurrency <= 8, 5_000, 1), `concurrency ${worker.concurrency}`).to.equal(true);
     expect(worker.concurrency).to.be.at.least(Math.round(64 * 0.05));
     stopLag?.();
-    expect(await waitFor(() => worker.concurrency === 64, 5_000, 5)).to.equal(true);
+    expect(await waitFor(() => worker.concurrency === 64, 15_000, 5), `concurrency ${worker.concurrency}`).to.equal(true);
     expect(await waitFor(() => !governor!.sampling, 5_000, 5), 'sampling stops once only one org is left').to.equal(true);
   });
 
@@ -67,7 +67,7 @@ describe('worker concurrency governor: fewer interactive jobs while the worker p
       await new Promise((r) => setTimeout(r, 300));
       // 60 calm ticks of 5 ms: at 1/32 a tick (the growth of a process with one organization) it would be back at 64
       expect(worker.concurrency, 'after 300 ms of calm, still contended').to.be.below(32);
-      expect(await waitFor(() => worker.concurrency === 64, 5_000, 5), `concurrency ${worker.concurrency}`).to.equal(true);
+      expect(await waitFor(() => worker.concurrency === 64, 15_000, 5), `concurrency ${worker.concurrency}`).to.equal(true);
     } finally {
       clearInterval(jobs);
     }
@@ -91,7 +91,8 @@ describe('worker concurrency governor: fewer interactive jobs while the worker p
       await new Promise((r) => setTimeout(r, 1_000));
       expect(g.sampling, 'contended: the loop is sampled').to.equal(true);
       expect(maxLag, 'the governor saw ticks behind its 5 ms').to.be.above(5);
-      expect(worker.concurrency, 'a slot or so per stall, given back between them').to.be.at.least(60);
+      // (above 50, not 60: a busy machine's own lag adds cuts; a quarter per stall would be under 45)
+      expect(worker.concurrency, 'a slot or so per stall, given back between them').to.be.at.least(50);
       // the same two organizations with the loop behind tick after tick: cut
       stopLag = lagLoop(20);
       expect(await waitFor(() => worker.concurrency < 40, 5_000, 1), `concurrency ${worker.concurrency}`).to.equal(true);
