@@ -6,7 +6,7 @@ import { ensureServices, TEST_PROFILE } from './services';
 import { deleteKeysByPrefix } from './services/redis';
 import { ensureDatabase } from './services/postgres';
 import { defaultTestFiles, partition, runShards, writeTimings, type ShardRun } from './test-shards';
-import { freePort } from './services/free-port';
+import { listenPorts } from './services/free-port';
 
 /**
  * `npm test`: gets Redis and Postgres the way `npm start` does (the given URLs, else started here),
@@ -127,18 +127,19 @@ async function main(): Promise<void> {
   if (shards > 1) {
     // Each shard is a run of its own: database <name>_s<i>, prefix <prefix>s<i>, its own gateway port.
     const runs: ShardRun[] = [];
+    const ports = await listenPorts(shards);
     for (const [i, files] of partition(selected!, shards).entries()) {
       const name = `${database}_s${i + 1}`;
       const shardPrefix = `${prefix}s${i + 1}`;
       const databaseUrl = await ensureDatabase(services.databaseUrl, name, true);
       const spool = await freshRun(services.redisUrl, shardPrefix);
-      runs.push({ index: i + 1, args: [...files, ...given], env: measure(runEnv({ databaseUrl, redisUrl: services.redisUrl }, name, shardPrefix, String(await freePort()), spool), i + 1) });
+      runs.push({ index: i + 1, args: [...files, ...given], env: measure(runEnv({ databaseUrl, redisUrl: services.redisUrl }, name, shardPrefix, String(ports[i]), spool), i + 1) });
     }
     code = await runShards(mocha, runs);
   } else {
     const spool = await freshRun(services.redisUrl, prefix);
     // The run's shared gateway listens here, and image URLs are built from configuration only (PUBLIC_BASE_URL).
-    const gatewayPort = process.env.TEST_GATEWAY_PORT ?? String(await freePort());
+    const gatewayPort = process.env.TEST_GATEWAY_PORT ?? String((await listenPorts(1))[0]);
     const args = selected ? [...selected, ...given] : given;
     const child = spawn(process.execPath, [mocha, ...args], { stdio: 'inherit', env: measure(runEnv(services, database, prefix, gatewayPort, spool), 1) });
     code = await new Promise<number>((resolve) => child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));
