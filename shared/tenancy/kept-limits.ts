@@ -6,8 +6,9 @@ import { memberLimits } from '../limits/controls';
  * What an owner set on a member and keeps when the member is removed (migration 0043): their limits
  * (docs/keys.md "Member limits"), web search cap and switch, as `kept_member_limits` columns.
  */
-const KEPT = ['search_cap', 'search_enabled', 'allowed_models', 'rpm', 'tpm', 'budget_micros', 'budget_period'] as const;
 const KEPT_ATTRIBUTES = { search_cap: 'searchCap', search_enabled: 'searchEnabled', allowed_models: 'allowedModels', rpm: 'rpm', tpm: 'tpm', budget_micros: 'budgetMicros', budget_period: 'budgetPeriod' } as const;
+/** The columns, as kept_member_limits and memberships name them. */
+const KEPT = Object.keys(KEPT_ATTRIBUTES) as Array<keyof typeof KEPT_ATTRIBUTES>;
 
 /**
  * Keeps a departing member's limits, search cap and switch (only when they have any: a member with
@@ -31,7 +32,7 @@ export async function keepLimitsOf(m: Membership, transaction: Transaction): Pro
  * the removal stay revoked. Runs in the caller's transaction.
  */
 export async function addMember(orgId: string, userId: string, role: 'owner' | 'member', transaction: Transaction): Promise<Membership> {
-  const [kept] = await Membership.sequelize!.query<Record<(typeof KEPT)[number], unknown>>(
+  const [kept] = await Membership.sequelize!.query<Record<keyof typeof KEPT_ATTRIBUTES, unknown>>(
     `DELETE FROM kept_member_limits WHERE org_id = :org AND user_id = :user RETURNING ${KEPT.join(', ')}`,
     { replacements: { org: orgId, user: userId }, type: QueryTypes.SELECT, transaction },
   );
