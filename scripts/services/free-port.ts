@@ -6,18 +6,25 @@ export async function freePort(): Promise<number> {
   return (await listenPorts(1))[0];
 }
 
-/** `n` distinct free ports: each is held until all are found, so two calls cannot get the same one. */
-export async function freePorts(n: number): Promise<number[]> {
+/**
+ * Up to `n` distinct ports on 127.0.0.1 that `candidate` offers (0: any the kernel picks) and that
+ * could be listened on, trying at most `tries` candidates; each is held until all are found, so two
+ * of them cannot be the same port.
+ */
+async function heldPorts(n: number, candidate: () => number, tries: number): Promise<number[]> {
   const servers: net.Server[] = [];
   try {
     const ports: number[] = [];
-    for (let i = 0; i < n; i++) {
+    for (let t = 0; ports.length < n && t < tries; t++) {
+      const port = candidate();
+      if (port !== 0 && ports.includes(port)) continue;
       const s = net.createServer();
-      servers.push(s);
-      await new Promise<void>((resolve, reject) => {
-        s.once('error', reject);
-        s.listen(0, '127.0.0.1', () => resolve());
+      const ok = await new Promise<boolean>((resolve) => {
+        s.once('error', () => resolve(false));
+        s.listen(port, '127.0.0.1', () => resolve(true));
       });
+      if (!ok) continue;
+      servers.push(s);
       ports.push((s.address() as net.AddressInfo).port);
     }
     return ports;
@@ -26,10 +33,17 @@ export async function freePorts(n: number): Promise<number[]> {
   }
 }
 
+/** `n` distinct free ports: each is held until all are found, so two calls cannot get the same one. */
+export async function freePorts(n: number): Promise<number[]> {
+  const ports = await heldPorts(n, () => 0, n);
+  if (ports.length < n) throw new Error(`could not find ${n} free ports`);
+  return ports;
+}
+
 /**
  * `n` distinct free ports for processes that will listen on them later, picked below the kernel's
  * ephemeral range (/proc/sys/net/ipv4/ip_local_port_range, 32768 by default): a port from that range
- * (freePort) can be taken in between as the local port of any outgoing connection (the other test
+ * (freePorts) can be taken in between as the local port of any outgoing connection (the other test
  * shards open hundreds), and the listener then fails with EADDRINUSE. Each is held until all are found.
  */
 export async function listenPorts(n: number): Promise<number[]> {
@@ -41,24 +55,6 @@ export async function listenPorts(n: number): Promise<number[]> {
   }
   const from = 10_000;
   if (low - from < 1000) return freePorts(n);
-  const servers: net.Server[] = [];
-  try {
-    const ports: number[] = [];
-    for (let tries = 0; ports.length < n && tries < 200; tries++) {
-      const port = from + Math.floor(Math.random() * (low - from));
-      if (ports.includes(port)) continue;
-      const s = net.createServer();
-      const ok = await new Promise<boolean>((resolve) => {
-        s.once('error', () => resolve(false));
-        s.listen(port, '127.0.0.1', () => resolve(true));
-      });
-      if (ok) {
-        servers.push(s);
-        ports.push(port);
-      }
-    }
-    return ports.length === n ? ports : await freePorts(n);
-  } finally {
-    await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-  }
+  const ports = await heldPorts(n, () => from + Math.floor(Math.random() * (low - from)), 200);
+  return ports.length === n ? ports : freePorts(n);
 }
