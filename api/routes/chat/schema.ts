@@ -80,11 +80,15 @@ const withoutTools = Joi.any()
   .custom((_v, helpers) => helpers.error('toolChoice.withoutTools'))
   .messages({ 'toolChoice.withoutTools': TOOL_CHOICE_WITHOUT_TOOLS });
 
+/** A field the request may not carry (in its `when` case): any value but null is refused with `message`, as Joi error `code`. */
+const refusedUnlessNull = (code: string, message: string) =>
+  Joi.any()
+    .custom((v, helpers) => (v === null ? v : helpers.error(code)))
+    .messages({ [code]: message });
+
 /** The same rule for `parallel_tool_calls` (true or false; null is absent), in OpenAI's words (Upsonic issue 323 quotes its body). */
 const PARALLEL_WITHOUT_TOOLS = "Invalid value for 'parallel_tool_calls': 'parallel_tool_calls' is only allowed when 'tools' are specified.";
-const parallelWithoutTools = Joi.any()
-  .custom((v, helpers) => (v === null ? v : helpers.error('parallelToolCalls.withoutTools')))
-  .messages({ 'parallelToolCalls.withoutTools': PARALLEL_WITHOUT_TOOLS });
+const parallelWithoutTools = refusedUnlessNull('parallelToolCalls.withoutTools', PARALLEL_WITHOUT_TOOLS);
 
 /**
  * OpenAI refuses `stream_options` on a request that does not stream, and `top_logprobs` without
@@ -93,13 +97,9 @@ const parallelWithoutTools = Joi.any()
  * them each its own way. Checked once the field itself is of its type, so a mistyped one keeps its message.
  */
 const STREAM_OPTIONS_WITHOUT_STREAM = "The 'stream_options' parameter is only allowed when 'stream' is enabled.";
-const streamOptionsWithoutStream = Joi.any()
-  .custom((v, helpers) => (v === null ? v : helpers.error('streamOptions.withoutStream')))
-  .messages({ 'streamOptions.withoutStream': STREAM_OPTIONS_WITHOUT_STREAM });
+const streamOptionsWithoutStream = refusedUnlessNull('streamOptions.withoutStream', STREAM_OPTIONS_WITHOUT_STREAM);
 const TOP_LOGPROBS_WITHOUT_LOGPROBS = "The 'top_logprobs' parameter is only allowed when 'logprobs' is enabled.";
-const topLogprobsWithoutLogprobs = Joi.any()
-  .custom((v, helpers) => (v === null ? v : helpers.error('topLogprobs.withoutLogprobs')))
-  .messages({ 'topLogprobs.withoutLogprobs': TOP_LOGPROBS_WITHOUT_LOGPROBS });
+const topLogprobsWithoutLogprobs = refusedUnlessNull('topLogprobs.withoutLogprobs', TOP_LOGPROBS_WITHOUT_LOGPROBS);
 /** `stream_options`: an object or null, on a streamed request only. */
 const streamOptions = Joi.object({ include_usage: Joi.boolean() }).unknown(true).allow(null).when('stream', { not: Joi.valid(true).required(), then: streamOptionsWithoutStream });
 
