@@ -11,10 +11,9 @@ import { jsonBody } from './middleware/body';
 import { errorHandler } from './middleware/error-handler';
 import { logState, requestLogger } from './middleware/request-log';
 import { InFlightMap } from '../shared/in-flight-map';
-import { errors } from '../shared/errors/codes';
+import { errors, mayRetry } from '../shared/errors/codes';
 import { ApiError } from '../shared/errors/ApiError';
 import { heldBack } from '../shared/batches/pacing';
-import { mayRetry } from '../shared/limits/limits';
 
 /** What one request through a TicketApp runs as: an identity kept by the gateway, its request id, and what it is. */
 export interface Ticket {

@@ -7,6 +7,18 @@ import { ApiError } from './ApiError';
  */
 export const BEARER_CHALLENGE = { 'WWW-Authenticate': 'Bearer' } as const;
 
+/**
+ * The header of a 429 no wait can cure (a request no minute of its rate limit can serve, a spent
+ * search quota): the OpenAI and Anthropic SDKs obey it instead of retrying in vain; it carries no
+ * Retry-After (the spec's retryable 429 is one with it). The batch runner reads it too (mayRetry).
+ */
+export const NOT_RETRYABLE = { 'x-should-retry': 'false' } as const;
+
+/** Whether a refusal may be retried: not when it says NOT_RETRYABLE. */
+export function mayRetry(headers: Record<string, string | string[] | undefined>): boolean {
+  return headers['x-should-retry'] !== NOT_RETRYABLE['x-should-retry'];
+}
+
 /** Factories for errors shared by several endpoints. Endpoint-specific codes live beside their routes. */
 export const errors = {
   invalidApiKey: (message = 'Invalid or missing API key.') => new ApiError(401, 'INVALID_API_KEY', message, { headers: { ...BEARER_CHALLENGE } }),

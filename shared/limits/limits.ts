@@ -1,6 +1,7 @@
 import type { RedisClient } from '../redis/connection';
 import { keys } from '../redis/keys';
 import { ApiError } from '../errors/ApiError';
+import { NOT_RETRYABLE } from '../errors/codes';
 import { config } from '../config/env';
 import type { UsageRecord } from '../metering/usage';
 import type { Budget, KeyControls } from './controls';
@@ -251,13 +252,8 @@ export function rateExceeded(unit: 'rpm' | 'tpm', scope: 'key' | 'member', limit
       : never
         ? `${who} limited to ${limit} tokens per minute${over} and this request's ${inputTokens} input tokens do not fit in any minute; shorten the request.`
         : `${who} limited to ${limit} tokens per minute${over} and this request's ${inputTokens} input tokens do not fit in this minute; retry when it ends.`,
-    never ? { headers: { 'x-should-retry': 'false' } } : { retryAfter: msLeft / 1000 },
+    never ? { headers: NOT_RETRYABLE } : { retryAfter: msLeft / 1000 },
   );
-}
-
-/** Whether a refusal may be retried: not when it says `x-should-retry: false` (no minute can serve it, rateExceeded). */
-export function mayRetry(headers: Record<string, string | string[] | undefined>): boolean {
-  return headers['x-should-retry'] !== 'false';
 }
 
 /**

@@ -1,4 +1,5 @@
 import { ApiError } from '../errors/ApiError';
+import { NOT_RETRYABLE } from '../errors/codes';
 
 /**
  * The web search codes and the HTTP status the gateway gives each (the spec leaves statuses open;
@@ -12,7 +13,7 @@ export const searchErrors = {
    * (they retry any other 429).
    */
   quotaExceeded: (message: string, periodEnd: Date) =>
-    new ApiError(429, 'quota_exceeded', message, { details: { period_resets_at: periodEnd.toISOString() }, headers: { 'x-should-retry': 'false' } }),
+    new ApiError(429, 'quota_exceeded', message, { details: { period_resets_at: periodEnd.toISOString() }, headers: NOT_RETRYABLE }),
   /** 400: the caller named a provider that is unknown, disabled, or not in the org's allowed list (its name quoted to 64 characters). */
   providerNotAllowed: (provider: string) =>
     new ApiError(400, 'provider_not_allowed', `The search provider '${provider.slice(0, 64)}${provider.length > 64 ? '…' : ''}' is unknown or not enabled.`),

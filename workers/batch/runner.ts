@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import type { AppContext } from '../../api/context';
 import type { AuthInfo, BatchLine } from '../../api/types';
-import { mayRetry, settleUsage } from '../../shared/limits/limits';
+import { settleUsage } from '../../shared/limits/limits';
 import { TicketApp } from '../../api/ticket-app';
 import { identityNow } from '../../api/kept-identity';
 import { dialectOf, logFailure } from '../../api/middleware/request-log';
@@ -15,7 +15,7 @@ import { batchModel, parseInput } from '../../shared/batches/input';
 import { lineRequestId, openaiResultLine } from '../../shared/batches/results';
 import { batchPausedMs, heldBack, pauseBatch, pauseMs, upstreamPauseMs } from '../../shared/batches/pacing';
 import { outputFileId } from '../../shared/batches/ids';
-import { errors } from '../../shared/errors/codes';
+import { errors, mayRetry } from '../../shared/errors/codes';
 import { errorBody } from '../../api/middleware/error-body';
 
 /**
