@@ -2,13 +2,14 @@ import type { Request, Response } from 'express';
 import type { Actor } from '../../shared/audit/audit';
 import type { Html } from '../web/html';
 import { page } from '../web/layout';
+import { merged } from '../../shared/merged';
 import type { WebKit } from '../web/session';
 import type { SignedInChrome } from '../web/error-page';
 
 /** Renders a page of one organization in its chrome (orgChrome). */
 export function renderOrgPage(req: Request, res: Response, kit: WebKit, title: string, tab: string, body: (csrf: string) => Html): void {
   const c = orgChrome(req, res, kit, tab);
-  res.send(page({ title, base: '/dashboard', brand: c.brand, user: c.user, csrf: c.csrf, banner: c.banner, nav: c.nav }, body(c.csrf!)));
+  res.send(page(merged(c, { title, base: '/dashboard' }), body(c.csrf!)));
 }
 
 /** An organization's tabs (Web search and Members for owners only), its name, the user and the impersonation banner. */

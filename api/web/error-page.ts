@@ -1,6 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { html } from './html';
 import { page, type PageChrome } from './layout';
+import { merged } from '../../shared/merged';
 
 interface PageArea {
   /** Where the interface lives (`/dashboard` or ``): its stylesheet and its home link. */
@@ -54,8 +55,7 @@ const TITLES: Record<number, string> = { 400: 'Bad request', 401: 'Not signed in
 /** The HTML error page: the same status and code as the JSON envelope, the message, a way back. */
 export function errorPage(area: PageArea, status: number, code: string, message: string, chrome?: SignedInChrome): string {
   const title = TITLES[status] ?? (status >= 500 ? 'Something went wrong' : 'Error');
-  const c = chrome ?? { brand: area.brand };
-  return page({ title, base: area.base, brand: c.brand, nav: c.nav, user: c.user, csrf: c.csrf, banner: c.banner },
+  return page(merged(chrome ?? { brand: area.brand }, { title, base: area.base }),
     html`<div class="card" data-test="error-page" data-code="${code}"><h1>${title}</h1><p class="error" role="alert">${message}</p>
 <p class="muted">HTTP ${status} · <code>${code}</code></p><p><a href="${area.base || '/'}">Back to the start page</a></p></div>`);
 }

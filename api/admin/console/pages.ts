@@ -13,6 +13,7 @@ import { isUuid } from '../../../shared/uuid';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { html, type Html } from '../../web/html';
 import { page } from '../../web/layout';
+import { merged } from '../../../shared/merged';
 import type { WebKit } from '../../web/session';
 import type { SignedInChrome } from '../../web/error-page';
 import { operatorActor } from './auth';
@@ -31,7 +32,7 @@ const TABS = [['/', 'Organizations'], ['/create', 'Create'], ['/keys', 'Platform
 
 function render(req: Request, res: Response, kit: WebKit, tab: string, body: (csrf: string) => Html): void {
   const c = consoleChrome(req, res, kit, tab);
-  res.send(page({ title: TABS.find((t) => t[0] === tab)?.[1] ?? 'Console', base: '', brand: c.brand, user: c.user, csrf: c.csrf, nav: c.nav }, body(c.csrf!)));
+  res.send(page(merged(c, { title: TABS.find((t) => t[0] === tab)?.[1] ?? 'Console', base: '' }), body(c.csrf!)));
 }
 
 /** The console's tabs, the operator and sign-out (also around its error pages). */
