@@ -3,6 +3,7 @@ import https from 'https';
 import net from 'net';
 import tls from 'tls';
 import type { IncomingMessage } from 'http';
+import { socketErrorCode } from './error-code';
 import { cidrList, inList, isBlockedAddress, isNeverTrusted } from './ip-ranges';
 
 export type Resolved = { address: string; family: 4 | 6 };
@@ -124,15 +125,9 @@ async function readCapped(res: IncomingMessage, maxBytes: number): Promise<Buffe
   return Buffer.concat(parts);
 }
 
-/**
- * A connection failure in the gateway's words: the error's code only (ECONNREFUSED,
- * ERR_TLS_CERT_ALTNAME_INVALID, ...), as for upstreams (workers/providers/http.ts `unreachable`).
- * Node's messages name the resolved address and port, or every name of a certificate, which would
- * tell the caller about hosts behind an operator's allowlist.
- */
+/** A connection failure in the gateway's words: the error's code only (socketErrorCode). */
 function connectFailure(err: unknown): string {
-  const e = err as { code?: unknown; cause?: { code?: unknown } };
-  const code = [e?.code, e?.cause?.code].find((c): c is string => typeof c === 'string' && /^[A-Z0-9_]+$/.test(c));
+  const code = socketErrorCode(err);
   return `Could not fetch the URL${code ? ` (${code})` : ''}.`;
 }
 

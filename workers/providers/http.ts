@@ -3,6 +3,7 @@ import type { CancelSignal } from '../../shared/cancel-source';
 import { ApiError } from '../../shared/errors/ApiError';
 import { errors } from '../../shared/errors/codes';
 import { logger } from '../../shared/logger';
+import { socketErrorCode } from '../../shared/net/error-code';
 import { config } from '../../shared/config/env';
 
 export interface FetchPolicy {
@@ -205,8 +206,8 @@ function isConnectError(err: unknown): boolean {
  * (a self-hosted model server): it goes to the log, never to the caller.
  */
 export function unreachable(err: unknown): ApiError {
-  const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } } | undefined;
-  const code = [e?.code, e?.cause?.code].find((c) => typeof c === 'string' && /^[A-Z_]+$/.test(c));
+  const e = err as { message?: string; cause?: { message?: string } } | undefined;
+  const code = socketErrorCode(err);
   logger.warn({ err: e?.cause?.message ?? e?.message }, 'upstream unreachable');
   return errors.upstreamUnavailable(`Could not reach the upstream${code ? ` (${code})` : ''}.`);
 }
