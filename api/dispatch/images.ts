@@ -9,6 +9,7 @@ import { taskRoute, withRouteHeaders } from './route';
 import { targetOf } from './target';
 import { resolveRequestedModel } from './chat';
 import { limitsFor } from './limits';
+import { isGptImageName } from '../../shared/images/gpt-image';
 
 /** Resolves an image-capable model (routing-plan aliases first; `-background` marks background work). */
 export async function resolveImageModel(ctx: AppContext, req: Request, requested: string): Promise<ResolvedModel> {
@@ -18,18 +19,35 @@ export async function resolveImageModel(ctx: AppContext, req: Request, requested
 }
 
 /**
- * A model whose upstream is one of OpenAI's GPT image models, as the catalog declares it
- * (`config.image_config.send_response_format: false`): such an upstream refuses `response_format`
- * and always answers base64 (OpenAI: "GPT image models ... always return base64-encoded images").
+ * A model whose upstream is one of OpenAI's GPT image models: as the catalog declares it
+ * (`config.image_config.send_response_format: false`), or when every deployment of its pool names
+ * one (`gpt-image-1`, ...: isGptImageName; the worker leaves `response_format` out for each such
+ * deployment of a mixed pool too). Such an upstream refuses `response_format` (400
+ * `unknown_parameter`) and always answers base64 (OpenAI: "GPT image models ... always return
+ * base64-encoded images").
  */
 export function isGptImageKind(m: ResolvedModel['model']): boolean {
-  return (m.config.image_config as { send_response_format?: boolean } | undefined)?.send_response_format === false;
+  if ((m.config.image_config as { send_response_format?: boolean } | undefined)?.send_response_format === false) return true;
+  return m.deployments.length > 0 && m.deployments.every((d) => isGptImageName(d.upstream));
 }
 
 /**
- * Whether the answer carries `b64_json`: when asked for, and by default on a GPT image model, whose
- * clients read `data[].b64_json` without asking (OpenAI's own example for them does); `url` is
- * always there, and `response_format: "url"` leaves the bytes out on any model.
+ * OpenAI refuses `response_format` on its GPT image models (400 `unknown_parameter`, "Unknown
+ * parameter: 'response_format'.", `param: "response_format"`: the openapi.json's CreateImageRequest
+ * "is not supported for the GPT image models, which always return base64-encoded images"), so the
+ * gateway refuses it on such a model too, naming it, before any lane; the answer carries `b64_json`
+ * and the gateway's `url` anyway.
+ */
+export function refuseResponseFormat(responseFormat: string | undefined, m: ResolvedModel['model'], requested: string): void {
+  if (responseFormat === undefined || !isGptImageKind(m)) return;
+  throw imageErrors.unsupportedParameter(`Unknown parameter: 'response_format'. The model '${requested}' is a GPT image model, which takes no 'response_format' and always answers base64 ('b64_json', with the gateway's 'url').`, 'response_format');
+}
+
+/**
+ * Whether the answer carries `b64_json`: when asked for, and always on a GPT image model, whose
+ * clients read `data[].b64_json` without asking (OpenAI's own example for them does; they cannot ask,
+ * refuseResponseFormat); `url` is always there, and `response_format: "url"` leaves the bytes out on
+ * any other model.
  */
 export function answersB64(responseFormat: string | undefined, m: ResolvedModel['model']): boolean {
   return responseFormat === 'b64_json' || (responseFormat === undefined && isGptImageKind(m));

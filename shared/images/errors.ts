@@ -40,15 +40,21 @@ export const imageErrors = {
 /** Refusals of an image's bytes (size, type, decoding), which the part or field that carried them causes. */
 const BYTES_REFUSALS = new Set(['image_too_large', 'unsupported_image_type', 'invalid_image']);
 
+/** Refusals of a URL to fetch (the SSRF guard's, the fetch's), named `url` where they are made. */
+const URL_REFUSALS = new Set(['url_not_allowed', 'image_fetch_failed']);
+
 /**
  * Runs `fn`, and a refusal of the image bytes it read names the part or field that carried them in
- * `param` (`image`, `image[]`, `file`, `url`, `b64_json`), as OpenAI names `image` for a bad file.
+ * `param` (`image`, `image[]`, `file`, `url`, `b64_json`, an edit's `images[0].image_url`), as OpenAI
+ * names `image` for a bad file; so does a refusal of the URL they were fetched from.
  */
 export async function namingBytes<T>(param: string, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    if (!(err instanceof ApiError) || err.param !== undefined || !BYTES_REFUSALS.has(err.code)) throw err;
+    if (!(err instanceof ApiError)) throw err;
+    const renamed = (err.param === undefined && BYTES_REFUSALS.has(err.code)) || (err.param === 'url' && URL_REFUSALS.has(err.code));
+    if (!renamed) throw err;
     throw new ApiError(err.status, err.code, err.message, { headers: err.headers, details: err.details, param });
   }
 }

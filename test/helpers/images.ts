@@ -29,6 +29,15 @@ export function pngOf(width: number, height: number, rgb: [number, number, numbe
   return sharp({ create: { width, height, channels: 3, background: { r: rgb[0], g: rgb[1], b: rgb[2] } } }).png().toBuffer();
 }
 
+/** A PNG with an alpha channel: opaque, with a fully transparent 8x8 square (an edit mask's area to edit). */
+export function maskOf(width: number, height: number): Promise<Buffer> {
+  const hole = Buffer.alloc(8 * 8 * 4); // transparent black
+  return sharp({ create: { width, height, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 1 } } })
+    .composite([{ input: hole, raw: { width: 8, height: 8, channels: 4 }, left: 0, top: 0, blend: 'dest-out' }])
+    .png()
+    .toBuffer();
+}
+
 /**
  * The request's usage event, once the outbox has drained. The id must be a real request id: a
  * missing `x-service-request-id` would otherwise look up `request_id IS NULL` and find nothing,

@@ -11,6 +11,7 @@ import { CONTENT_TYPES } from '../../shared/images/inspect';
 import { ApiError } from '../../shared/errors/ApiError';
 import { errors } from '../../shared/errors/codes';
 import { imageErrors } from '../../shared/images/errors';
+import { isGptImageName } from '../../shared/images/gpt-image';
 import type { WorkerRuntime } from '../runtime';
 import type { UpstreamImages } from '../providers/openai/images';
 import type { ImageJob, ImageJobResult } from '../../shared/queues/payloads';
@@ -28,7 +29,9 @@ async function callUpstream(job: ImageJob, t: UpstreamTarget, signal: CancelSign
   if (t.kind !== 'openai' && !generationOnly) throw new ApiError(502, 'upstream_unsupported', `No images ${job.operation} adapter for upstream kind '${t.kind}'.`);
   // the pool's router retries (workers/routing): a failure is seen, counted and cooled down there
   const call = { baseUrl: t.baseUrl, settings: t.settings, apiKey: await platformCredential(t.providerId), upstreamModel: t.upstreamModel, signal, deadline: job.deadline, retries: 0 };
-  if (job.operation === 'generate') return (t.kind === 'azure' ? azureCreateImage : createImage)(call, job.params, job.sendResponseFormat);
+  // a GPT image model refuses `response_format` (400 unknown_parameter): never sent to a deployment naming one
+  const sendResponseFormat = job.sendResponseFormat && !isGptImageName(t.upstreamModel);
+  if (job.operation === 'generate') return (t.kind === 'azure' ? azureCreateImage : createImage)(call, job.params, sendResponseFormat);
   const storage = imageStorage();
   const read = async (s: ImageJob['sources'][number]): Promise<EditInput> => {
     const bytes = await storage.get(s.storageKey);
@@ -37,7 +40,7 @@ async function callUpstream(job: ImageJob, t: UpstreamTarget, signal: CancelSign
   };
   const inputs = await Promise.all(job.sources.map(read));
   // the mask (checked at the edge against the first image) goes as OpenAI's multipart `mask`
-  return editImage(call, job.params, inputs, job.sendResponseFormat, job.mask ? await read(job.mask) : undefined);
+  return editImage(call, job.params, inputs, sendResponseFormat, job.mask ? await read(job.mask) : undefined);
 }
 
 /**

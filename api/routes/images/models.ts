@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import { openAiModelHeader } from '../models/present';
 import type { AppContext } from '../../context';
 import { limitsOf } from './limits';
+import { canEdit } from './mask';
 import { imageGenerationOffBy } from './gate';
 import { capabilityPolicy } from '../../../shared/policies/capability';
 import { modelsForKey } from '../models/key-models';
@@ -21,6 +22,8 @@ export async function modelsListing(ctx: AppContext, req: Request, res: Response
     data: models.map((m) => ({
       ...openAiModelHeader(m),
       limits: limitsOf(m),
+      // whether POST /v1/images/edits serves it (an upstream kind with an edit adapter)
+      edits: canEdit(m),
       prices: Object.fromEntries(Object.entries(m.prices).filter(([k]) => k === 'image' || k.startsWith('image_'))),
       background_variant: true,
       policy,

@@ -2,13 +2,13 @@ import { Router, type Request, type Response } from 'express';
 import type { AppContext } from '../../context';
 import { only } from '../only';
 import { imageGate } from './gate';
-import { editSchema, editWithFilesSchema, generationSchema, uploadSchema, validateImageBody } from './schema';
+import { editSchema, editWithFilesSchema, generationSchema, NOTHING_TO_EDIT, uploadSchema, validateImageBody } from './schema';
 import { applyLimits, limitsOf, type ImageParams } from './limits';
-import { imageJson, imageMultipart, multipartFields, fetchImageUrl, spooledFiles, storeUpload, takeSpooled } from './uploads';
+import { decodeB64, imageJson, imageMultipart, imageUrlBytes, multipartFields, fetchImageUrl, spooledFiles, storeUpload, takeSpooled } from './uploads';
 import { baseUrl, imagesResponse } from './present';
 import { modelsListing } from './models';
-import { maskFileOf, namedMask, refuseMaskUpstream, takeMask } from './mask';
-import { answersB64, dispatchImages, resolveImageModel } from '../../dispatch/images';
+import { maskFileOf, namedMask, refuseEditUpstream, takeMask } from './mask';
+import { answersB64, dispatchImages, refuseResponseFormat, resolveImageModel } from '../../dispatch/images';
 import { discardImages, findImage, imageRecord } from '../../../shared/images/store';
 import { imageErrors, namingBytes } from '../../../shared/images/errors';
 import { imageStorage } from '../../../shared/storage';
@@ -23,9 +23,10 @@ import type { Image } from '../../../shared/db/models';
 /** An image id, as `newImageId()` makes them. */
 const IMAGE_ID = /^img_[0-9a-f]{24}$/;
 
-const NOTHING_TO_EDIT = "Name the image(s) to edit with 'image_ids' (or 'image_id'), or send 'image' files.";
+/** OpenAI's ImageRefParam: exactly one of the two (the schema says so). */
+type ImageRef = { image_url?: string; file_id?: string };
 
-type EditBody = ImageParams & { model: string; image_ids?: string[]; image_id?: string; mask_id?: string };
+type EditBody = ImageParams & { model: string; image_ids?: string[]; image_id?: string; images?: ImageRef[]; mask?: ImageRef; mask_id?: string };
 
 /** The file parts of an edit: OpenAI's `image` / `image[]` and `mask`. */
 const EDIT_PARTS = new Set(['image', 'image[]', 'mask']);
@@ -42,16 +43,26 @@ function generations(ctx: AppContext) {
     if (!req.is('application/json')) throw errors.unsupportedMediaType('application/json');
     const body = validateImageBody<ImageParams & { model: string }>(generationSchema, bodyObject(req));
     const resolved = await resolveImageModel(ctx, req, body.model);
+    refuseResponseFormat(body.response_format, resolved.model, body.model);
     const { upstream, size } = applyLimits(body, limitsOf(resolved.model));
     const result = await dispatchImages(ctx, req, res, { resolved, operation: 'generate', params: upstream, sources: [], size });
     res.json(await imagesResponse(req, result, { model: body.model, size, format: String(upstream.output_format), b64: answersB64(body.response_format, resolved.model) }));
   };
 }
 
+/** The caller's org's unexpired image named by `id`; another org's or an expired one is not found (404, never 403). */
+async function ownImage(req: Request, id: string): Promise<Image> {
+  const img = await findImage(req.auth!.orgId, id);
+  if (!img) throw imageErrors.notFound(id);
+  return img;
+}
+
 /**
- * Edits: JSON naming stored images, or OpenAI's multipart form (files are stored as uploads first).
- * Every check, the model's `max_edit_images` included, comes before any file is read from the spool;
- * then the files are read and stored one at a time.
+ * Edits: JSON naming stored images (`image_ids`, or OpenAI's `images` references: `{file_id}` names a
+ * stored image as an id does, `{image_url}` is fetched or decoded and stored as an upload), or
+ * OpenAI's multipart form (files are stored as uploads first). Every check, the model's
+ * `max_edit_images` and every `file_id` included, comes before any file is read from the spool or
+ * any URL fetched; then the files and URLs are read and stored one at a time.
  */
 function edits(ctx: AppContext) {
   return async (req: Request, res: Response) => {
@@ -60,37 +71,50 @@ function edits(ctx: AppContext) {
     const parts = spooledFiles(req);
     const stray = parts.find((f) => !EDIT_PARTS.has(f.fieldname));
     if (stray) throw imageErrors.unknownField(stray.fieldname);
+    if (multipart && raw.images != null) throw new ApiError(400, 'invalid_request', "'images' (references) is OpenAI's JSON form; a multipart edit sends 'image' files.", { param: 'images' });
     const maskFile = maskFileOf(parts, raw, multipart);
     const files = parts.filter((f) => f !== maskFile);
     if (files.length && !raw.image_ids && !raw.image_id) raw.image_ids = [];
     // nothing to edit: a missing required field, named as the caller would send it (OpenAI's `image`)
-    if (raw.image_ids == null && raw.image_id == null) throw new ApiError(400, 'invalid_request', NOTHING_TO_EDIT, { param: multipart ? 'image' : 'image_ids' });
+    if (raw.image_ids == null && raw.image_id == null && raw.images == null) throw new ApiError(400, 'invalid_request', NOTHING_TO_EDIT, { param: multipart ? 'image' : 'image_ids' });
     const body = validateImageBody<EditBody>(files.length ? editWithFilesSchema : editSchema, raw, multipart);
     const resolved = await resolveImageModel(ctx, req, body.model);
+    refuseEditUpstream(resolved.model, body.model);
+    refuseResponseFormat(body.response_format, resolved.model, body.model);
     const lim = limitsOf(resolved.model);
     const ids = body.image_ids ?? (body.image_id ? [body.image_id] : []);
-    if (ids.length + files.length > lim.max_edit_images) {
-      throw imageErrors.unsupportedParameter(`This model edits at most ${lim.max_edit_images} image(s) per request.`, files.length ? 'image' : 'image_ids');
+    const refs = body.images ?? [];
+    if (ids.length + refs.length + files.length > lim.max_edit_images) {
+      throw imageErrors.unsupportedParameter(`This model edits at most ${lim.max_edit_images} image(s) per request.`, files.length ? 'image' : refs.length ? 'images' : 'image_ids');
     }
-    if (maskFile || body.mask_id !== undefined) refuseMaskUpstream(resolved.model, body.model);
     const { upstream, size } = applyLimits(body, lim);
-    // Every named image must be the caller's org's and unexpired; another org's id is simply not found.
+    // Every named image (an id, a reference's file_id) must be the caller's org's and unexpired.
     const named: Image[] = [];
-    for (const id of ids) {
-      const img = await findImage(req.auth!.orgId, id);
-      if (!img) throw imageErrors.notFound(id);
-      named.push(img);
-    }
-    const namedMaskImage = await namedMask(req, body.mask_id);
-    // Uploaded files are stored as the edit's sources; if the edit then fails they are deleted again.
+    for (const id of ids) named.push(await ownImage(req, id));
+    const byFileId = new Map<number, Image>();
+    for (const [i, r] of refs.entries()) if (r.file_id !== undefined) byFileId.set(i, await ownImage(req, r.file_id));
+    const namedMaskImage = await namedMask(req, body.mask_id ?? body.mask?.file_id);
+    const maskUrl = body.mask?.image_url;
+    // Uploaded files and fetched URLs are stored as the edit's sources; if the edit then fails they are deleted again.
     const uploaded: Image[] = [];
     let storedMask: Image | undefined;
     let result: Awaited<ReturnType<typeof dispatchImages>>;
     try {
       for (const f of files) uploaded.push(await namingBytes(f.fieldname, async () => storeUpload(req, await takeSpooled(req, f))));
-      const inputs = [...named, ...uploaded];
+      // OpenAI's references in their order (the mask applies to the first)
+      const referenced: Image[] = [];
+      for (const [i, r] of refs.entries()) {
+        let img = byFileId.get(i);
+        if (!img) {
+          const param = `images[${i}].image_url`;
+          const bytes = await imageUrlBytes(r.image_url!, res, param);
+          uploaded.push((img = await namingBytes(param, () => storeUpload(req, bytes))));
+        }
+        referenced.push(img);
+      }
+      const inputs = refs.length ? referenced : [...named, ...uploaded];
       // the mask applies to the first image (OpenAI), checked against it before any lane is taken
-      const mask = await takeMask(req, inputs[0], maskFile, namedMaskImage);
+      const mask = await takeMask(req, inputs[0], { file: maskFile, named: namedMaskImage, url: maskUrl === undefined ? undefined : () => imageUrlBytes(maskUrl, res, 'mask.image_url') });
       storedMask = mask.stored;
       const sources = inputs.map((i) => ({ id: i.id, storageKey: i.storageKey, format: i.format }));
       result = await dispatchImages(ctx, req, res, { resolved, operation: 'edit', params: upstream, sources, mask: mask.ref, size });
@@ -124,9 +148,7 @@ async function uploads(req: Request, res: Response) {
       bytes = await namingBytes(part, () => fetchImageUrl(body.url!, res));
     } else {
       part = 'b64_json';
-      const b64 = body.b64_json!.replace(/^data:image\/[a-z]+;base64,/, '');
-      if (!/^[A-Za-z0-9+/=\s]+$/.test(b64)) throw new ApiError(400, 'invalid_request', "'b64_json' is not base64.", { param: 'b64_json' });
-      bytes = Buffer.from(b64, 'base64');
+      bytes = decodeB64(body.b64_json!, part);
     }
   }
   const img = await namingBytes(part, () => storeUpload(req, bytes));
@@ -134,11 +156,8 @@ async function uploads(req: Request, res: Response) {
 }
 
 /** The caller's org's unexpired image named by the `:id` path parameter, or 404 `image_not_found`. */
-async function callerImage(req: Request): Promise<Image> {
-  const id = String(req.params.id);
-  const img = await findImage(req.auth!.orgId, id);
-  if (!img) throw imageErrors.notFound(id);
-  return img;
+function callerImage(req: Request): Promise<Image> {
+  return ownImage(req, String(req.params.id));
 }
 
 /** `GET /v1/images/{id}/content`: 302 to a short-lived signed URL (presigned for S3). */

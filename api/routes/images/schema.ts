@@ -36,17 +36,35 @@ export const generationSchema = Joi.object(common);
  */
 const editFields = Object.fromEntries(Object.entries(common).filter(([k]) => k !== 'moderation' && k !== 'style'));
 
+/**
+ * OpenAI's ImageRefParam (the vendored openapi.json, EditImageBodyJsonParam's `images` items and
+ * `mask`): exactly one of `image_url` (an https URL or a base64 `data:` URL) or `file_id`, nothing else.
+ */
+const imageRef = Joi.object({
+  image_url: Joi.string().min(1).max(20_971_520),
+  file_id: Joi.string().min(1).max(64),
+}).xor('image_url', 'file_id');
+
+/** How to name the images of an edit, in every refusal that says none or several were named. */
+export const NOTHING_TO_EDIT = "Name the image(s) to edit with 'images' (OpenAI's [{file_id} or {image_url}]) or 'image_ids' (or 'image_id'), or send 'image' files.";
+
 /** JSON edits name stored images; multipart edits may also carry files (handled before this). */
 export const editSchema = Joi.object({
   ...editFields,
   quality: Joi.string().valid('standard', 'low', 'medium', 'high', 'auto'),
   image_ids: Joi.array().items(Joi.string().max(64)).min(1),
   image_id: Joi.string().max(64),
+  // OpenAI's JSON form (EditImageBodyJsonParam): up to 16 references, in order (the mask applies to the first)
+  images: Joi.array().items(imageRef).min(1).max(16),
+  // OpenAI's JSON form's mask, an ImageRefParam (a multipart mask is a file part, taken before this)
+  mask: imageRef,
   // a stored image (an upload) as the mask of the first image, as `image_id` names an input
   mask_id: Joi.string().max(64),
   // CreateImageEditRequest: how closely the output follows the input images' features (GPT image models)
   input_fidelity: Joi.string().valid('high', 'low'),
-}).xor('image_ids', 'image_id').messages({ 'object.missing': "Name the image(s) to edit with 'image_ids' (or 'image_id'), or send 'image' files." });
+})
+  .xor('image_ids', 'image_id', 'images')
+  .messages({ 'object.missing': NOTHING_TO_EDIT });
 
 /** Multipart edits that carry files: `image_ids` may then be empty (the files are the sources). */
 export const editWithFilesSchema = editSchema.fork(['image_ids'], (s) => (s as Joi.ArraySchema).min(0));

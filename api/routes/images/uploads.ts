@@ -3,7 +3,7 @@ import type { Request, Response, NextFunction } from 'express';
 import multer from 'multer';
 import { config } from '../../../shared/config/env';
 import { guardedFetch, GuardedFetchError } from '../../../shared/net/ssrf';
-import { imageErrors } from '../../../shared/images/errors';
+import { imageErrors, namingBytes } from '../../../shared/images/errors';
 import { saveImage } from '../../../shared/images/store';
 import { errors } from '../../../shared/errors/codes';
 import { ApiError } from '../../../shared/errors/ApiError';
@@ -50,6 +50,26 @@ export async function fetchImageUrl(url: string, res: Response): Promise<Buffer>
   } finally {
     res.off('close', onClose);
   }
+}
+
+/** Base64 text (a `data:image/…;base64,` prefix accepted) as bytes; anything else is 400 naming `param`. */
+export function decodeB64(text: string, param: string): Buffer {
+  const b64 = text.replace(/^data:image\/[a-z]+;base64,/, '');
+  if (!/^[A-Za-z0-9+/=\s]+$/.test(b64)) throw new ApiError(400, 'invalid_request', `'${param}' is not base64.`, { param });
+  return Buffer.from(b64, 'base64');
+}
+
+/**
+ * The bytes an OpenAI ImageRefParam's `image_url` names ("A fully qualified URL or base64-encoded data
+ * URL"): a `data:image/…;base64,` URL decoded, any other URL fetched through the SSRF guard (https
+ * only, public addresses). Refusals name `param` (`images[0].image_url`, `mask.image_url`).
+ */
+export function imageUrlBytes(url: string, res: Response, param: string): Promise<Buffer> {
+  if (/^data:/i.test(url)) {
+    if (!/^data:image\/[a-z]+;base64,/.test(url)) return Promise.reject(new ApiError(400, 'invalid_request', `'${param}' is a data URL but not a base64 image ('data:image/png;base64,…').`, { param }));
+    return namingBytes(param, async () => decodeB64(url, param));
+  }
+  return namingBytes(param, () => fetchImageUrl(url, res));
 }
 
 /** Stores caller bytes as an `upload` image of the caller's org (size and type checked first). */

@@ -8,6 +8,9 @@ import { drawImage, editImage, type OutputFormat } from '../draw';
 
 const FORMATS = ['png', 'jpeg', 'webp'];
 
+/** OpenAI's GPT image models (gpt-image-1, -1-mini, -1.5, -2, chatgpt-image-latest), by the upstream model name. */
+const GPT_IMAGE = /^(gpt-image|chatgpt-image)/i;
+
 function invalid(res: Response, param: string, message: string): void {
   res.status(400).json({ error: { message, type: 'invalid_request_error', param, code: null } });
 }
@@ -27,6 +30,11 @@ function params(body: Record<string, unknown>, res: Response): Params | undefine
   if (!m || width < 16 || height < 16 || width > 4096 || height > 4096) return void invalid(res, 'size', `Invalid size '${body.size}'.`);
   const format = String(body.output_format ?? 'png') as OutputFormat;
   if (!FORMATS.includes(format)) return void invalid(res, 'output_format', `Invalid output_format '${format}'.`);
+  // OpenAI's GPT image models take no response_format at all (they always answer base64): 400
+  // unknown_parameter, as OpenAI answers it (vercel/ai#6102, lofcz/LLMTornado#155 quote the body)
+  if (body.response_format != null && GPT_IMAGE.test(String(body.model ?? ''))) {
+    return void res.status(400).json({ error: { message: "Unknown parameter: 'response_format'.", type: 'invalid_request_error', param: 'response_format', code: 'unknown_parameter' } });
+  }
   if (body.response_format !== undefined && body.response_format !== 'b64_json') {
     return void invalid(res, 'response_format', 'This model only returns b64_json.');
   }

@@ -6,7 +6,7 @@ import { env } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
 import { openaiOrg } from '../../helpers/openai-org';
 import { call, keyHeader } from '../../helpers/http';
-import { filesAddedSince, pngOf, storedFiles, usageFor } from '../../helpers/images';
+import { filesAddedSince, maskOf, pngOf, storedFiles, usageFor } from '../../helpers/images';
 import { expectErrorEnvelope } from '../../helpers/errors';
 import { Image, Model } from '../../../shared/db/models';
 import { importCatalog } from '../../../shared/catalog/catalog-ops';
@@ -16,15 +16,6 @@ import { config } from '../../../shared/config/env';
 import { poolModel, simDeployment } from '../../helpers/pool-models';
 
 const sha256 = (b: Buffer) => crypto.createHash('sha256').update(b).digest('hex');
-
-/** A PNG with an alpha channel: opaque, with a fully transparent square (the area to edit). */
-function maskOf(width: number, height: number): Promise<Buffer> {
-  const hole = Buffer.alloc(8 * 8 * 4); // transparent black
-  return sharp({ create: { width, height, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 1 } } })
-    .composite([{ input: hole, raw: { width: 8, height: 8, channels: 4 }, left: 0, top: 0, blend: 'dest-out' }])
-    .png()
-    .toBuffer();
-}
 
 const edits = () => env().sim.log.entries.filter((e) => e.path === '/v1/images/edits');
 
@@ -146,7 +137,7 @@ describe('image edits: mask', () => {
       [{ mask_id: await upload(await maskOf(20, 40)) }, 400, 'invalid_mask_image_format', 'mask'],
       [{ mask_id: theirs.body.id }, 404, 'image_not_found', null], // as for an image id: not found, never 403
       [{ mask: maskId }, 400, 'invalid_request', 'mask'],
-      [{ mask: { image_id: maskId } }, 400, 'invalid_request', 'mask'],
+      [{ mask: { image_id: maskId } }, 400, 'invalid_request', 'mask.image_id'], // OpenAI's ImageRefParam has file_id and image_url only
     ];
     for (const [extra, status, code, param] of refused) {
       const res = await call('POST', '/v1/images/edits', { headers: keyHeader(s.o.key), json: { model: 'sim-image', prompt: 'x', image_id: image, size: '256x256', ...extra } });
@@ -188,19 +179,45 @@ describe('image edits: mask', () => {
     expect(edits()).to.have.length(0);
   });
 
-  it('refuses a mask with 400 naming it on models whose upstream kind has no masked edits (Azure, Gemini), before any lane or upstream', async () => {
-    for (const model of ['mask-az-image', 'mask-gm-image']) {
-      const form = new FormData();
-      form.append('model', model);
-      form.append('prompt', 'x');
-      form.append('image', new Blob([await pngOf(32, 32)], { type: 'image/png' }), 'p.png');
-      form.append('mask', new Blob([await maskOf(32, 32)], { type: 'image/png' }), 'm.png');
-      const res = await fetch(`${env().gw.url}/v1/images/edits`, { method: 'POST', headers: keyHeader(s.o.key), body: form });
-      const body = (await res.json()) as { error: { code: string; param: string; message: string } };
-      expect([res.status, body.error.code, body.error.param], model).to.deep.equal([400, 'unsupported_parameter', 'mask']);
-      expect(body.error.message).to.include(model);
-      expect(await usageFor(res.headers.get('x-service-request-id'))).to.equal(null);
+  it('refuses any edit, masked or not, on models whose upstream kind has no edits (Azure, Gemini): 400 naming the model, before any lane, storage, upstream or billing', async () => {
+    // an org with no images lane at all: a 429 would mean the lane was reached first
+    const noLane = await buildOrg(env().redis, { laneOverrides: { 'images:interactive': 0 } });
+    const upload = await call('POST', '/v1/images/uploads', { headers: keyHeader(s.o.key), json: { b64_json: (await pngOf(32, 32)).toString('base64') } });
+    const stored = await storedFiles();
+    for (const key of [s.o.key, noLane.key]) {
+      for (const model of ['mask-az-image', 'mask-gm-image']) {
+        const orgId = key === s.o.key ? s.o.org.id : noLane.org.id;
+        const before = await Image.count({ where: { orgId } });
+        const answers: Array<{ status: number; text: string; requestId: string | null }> = [];
+        for (const withMask of [false, true]) {
+          const form = new FormData();
+          form.append('model', model);
+          form.append('prompt', 'x');
+          form.append('image', new Blob([await pngOf(32, 32)], { type: 'image/png' }), 'p.png');
+          if (withMask) form.append('mask', new Blob([await maskOf(32, 32)], { type: 'image/png' }), 'm.png');
+          const res = await fetch(`${env().gw.url}/v1/images/edits`, { method: 'POST', headers: keyHeader(key), body: form });
+          answers.push({ status: res.status, text: await res.text(), requestId: res.headers.get('x-service-request-id') });
+        }
+        if (key === s.o.key) {
+          const json = await call('POST', '/v1/images/edits', { headers: keyHeader(key), json: { model, prompt: 'x', image_id: upload.body.id } });
+          answers.push({ status: json.status, text: json.text, requestId: json.headers.get('x-service-request-id') });
+        }
+        for (const a of answers) {
+          expect(a.status, `${model}: ${a.text}`).to.equal(400);
+          expectErrorEnvelope(a.text, 'invalid_request');
+          const err = JSON.parse(a.text).error;
+          expect([err.param, err.type]).to.deep.equal(['model', 'invalid_request_error']);
+          expect(err.message).to.include(model);
+          expect(await usageFor(a.requestId), 'nothing billed').to.equal(null);
+        }
+        expect(await Image.count({ where: { orgId } }), 'no file kept').to.equal(before);
+      }
     }
+    expect(await filesAddedSince(stored), 'no bytes stored').to.have.length(0);
     expect(env().sim.log.entries, 'no upstream called').to.have.length(0);
+    // GET /v1/images/models says which models edit
+    const listed = await call('GET', '/v1/images/models', { headers: keyHeader(s.o.key) });
+    const editing = Object.fromEntries(listed.body.data.map((m: { id: string; edits: boolean }) => [m.id, m.edits]));
+    expect([editing['sim-image'], editing['mask-az-image'], editing['mask-gm-image']]).to.deep.equal([true, false, false]);
   });
 });

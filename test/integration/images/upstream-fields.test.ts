@@ -8,6 +8,7 @@ import { expectErrorEnvelope } from '../../helpers/errors';
 import { Image, Model } from '../../../shared/db/models';
 import { upsertModel } from '../../../shared/catalog/catalog-ops';
 import { bumpEpoch } from '../../../shared/cache/epoch';
+import { poolModel, simDeployment } from '../../helpers/pool-models';
 
 const DALLE = 'test-image-dalle3';
 const AUTO = 'test-image-auto';
@@ -103,12 +104,81 @@ describe('images: what the upstream answers besides the bytes, and size auto', (
     const e = await client.images.edit({ model: GPT, prompt: 'at night', image: [await toFile(png, 'a.png', { type: 'image/png' }), await toFile(png, 'b.png', { type: 'image/png' })] });
     expect(env().sim.log.entries.at(-1)!.body).not.to.have.property('response_format');
     expect(await realImage(Buffer.from(e.data![0].b64_json!, 'base64'))).to.deep.include({ width: 256, height: 256 });
-    const urlOnly = await gen({ model: GPT, prompt: 'a kite', response_format: 'url' });
-    expect(urlOnly.status, urlOnly.text).to.equal(200);
-    expect(urlOnly.body.data[0]).to.have.property('url');
-    expect(urlOnly.body.data[0]).not.to.have.property('b64_json');
+    for (const d of e.data!) expect(d.url, 'the gateway adds its url').to.be.a('string');
     // any other image model keeps OpenAI's dall-e default: url only unless b64_json is asked for
     const dalle = await gen({ model: DALLE, prompt: 'a kite' });
     expect(dalle.body.data[0]).not.to.have.property('b64_json');
+    const urlOnly = await gen({ model: DALLE, prompt: 'a kite', response_format: 'url' });
+    expect([urlOnly.status, Object.keys(urlOnly.body.data[0]).includes('b64_json')]).to.deep.equal([200, false]);
+  });
+
+  it("the simulator refuses response_format on OpenAI's GPT image models as OpenAI does (400 unknown_parameter), and takes it on dall-e", async () => {
+    const refusal = { error: { message: "Unknown parameter: 'response_format'.", type: 'invalid_request_error', param: 'response_format', code: 'unknown_parameter' } };
+    for (const model of ['gpt-image-1', 'gpt-image-1-mini', 'gpt-image-1.5', 'chatgpt-image-latest']) {
+      for (const response_format of ['b64_json', 'url']) {
+        const r = await fetch(`${env().simUrl}/v1/images/generations`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-sim' }, body: JSON.stringify({ model, prompt: 'x', size: '256x256', response_format }) });
+        expect([r.status, await r.json()], `${model} ${response_format}`).to.deep.equal([400, refusal]);
+      }
+    }
+    const form = new FormData();
+    for (const [k, v] of Object.entries({ model: 'gpt-image-1', prompt: 'x', size: '256x256', response_format: 'b64_json' })) form.append(k, v);
+    form.append('image', new Blob([await pngOf(32, 32)], { type: 'image/png' }), 'a.png');
+    const edit = await fetch(`${env().simUrl}/v1/images/edits`, { method: 'POST', headers: { authorization: 'Bearer sk-sim' }, body: form });
+    expect([edit.status, await edit.json()], 'an edit too').to.deep.equal([400, refusal]);
+    const ok = await fetch(`${env().simUrl}/v1/images/generations`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-sim' }, body: JSON.stringify({ model: 'gpt-image-1', prompt: 'x', size: '256x256' }) });
+    expect(ok.status, 'without it').to.equal(200);
+    const dalle = await fetch(`${env().simUrl}/v1/images/generations`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-sim' }, body: JSON.stringify({ model: 'dall-e-3', prompt: 'x', size: '256x256', response_format: 'b64_json' }) });
+    expect(dalle.status, 'dall-e takes it').to.equal(200);
+  });
+
+  it("refuses a caller's response_format on a GPT image model as OpenAI does, naming it, before any lane, upstream or billing (generation and edit)", async () => {
+    const png = await pngOf(256, 256);
+    for (const response_format of ['url', 'b64_json']) {
+      const g = await gen({ model: GPT, prompt: 'a kite', response_format });
+      const form = new FormData();
+      for (const [k, v] of Object.entries({ model: GPT, prompt: 'x', response_format })) form.append(k, v);
+      form.append('image', new Blob([png], { type: 'image/png' }), 'a.png');
+      const e = await fetch(`${env().gw.url}/v1/images/edits`, { method: 'POST', headers: keyHeader(o.key), body: form });
+      for (const [status, text, requestId] of [[g.status, g.text, g.headers.get('x-service-request-id')], [e.status, await e.text(), e.headers.get('x-service-request-id')]] as const) {
+        expect(status, text).to.equal(400);
+        expectErrorEnvelope(text, 'unsupported_parameter');
+        const err = JSON.parse(text).error;
+        expect([err.type, err.param]).to.deep.equal(['invalid_request_error', 'response_format']);
+        expect(err.message).to.include("Unknown parameter: 'response_format'.");
+        expect(await usageFor(requestId)).to.equal(null);
+      }
+    }
+    expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
+    // an openai client that sends the images API's null (the field not given) is served
+    const nulled = await gen({ model: GPT, prompt: 'a kite', response_format: null });
+    expect(nulled.status, nulled.text).to.equal(200);
+    expect(nulled.body.data[0].b64_json).to.be.a('string');
+  });
+
+  it('never sends response_format to a deployment whose upstream is a GPT image model, declared or not (a pool of one, a mixed pool)', async () => {
+    // AUTO's upstream is `gpt-image-sim`, not declared send_response_format: false: before, the gateway
+    // sent its b64_json and every request was the upstream's 400 unknown_parameter
+    const r = await gen({ model: AUTO, prompt: 'a kite', size: '256x256' });
+    expect(r.status, r.text).to.equal(200);
+    expect(env().sim.log.entries.at(-1)!.body).not.to.have.property('response_format');
+    expect(r.body.data[0].b64_json, 'a GPT image model answers base64 unasked').to.be.a('string');
+    const refused = await gen({ model: AUTO, prompt: 'a kite', size: '256x256', response_format: 'b64_json' });
+    expect([refused.status, refused.body.error.code, refused.body.error.param]).to.deep.equal([400, 'unsupported_parameter', 'response_format']);
+    // a pool of a dall-e and a GPT image deployment: each is sent what it takes
+    const mixed = await poolModel([simDeployment('dall-e-2'), simDeployment('gpt-image-1')], { capabilities: { image_generation: true }, limits: { max_n: 1 } });
+    try {
+      resetSim();
+      // weighted at random: 16 requests all on one side is a 1 in 32768 chance
+      for (let i = 0; i < 16; i++) {
+        const m = await gen({ model: mixed, prompt: `pooled ${i}`, response_format: 'b64_json' });
+        expect(m.status, m.text).to.equal(200);
+      }
+      const sent = env().sim.log.entries.map((e) => `${String(e.model).replace(/-[0-9a-f]{8}$/, '')} ${String((e.body as Record<string, unknown>).response_format)}`);
+      expect(sent).to.have.length(16);
+      expect([...new Set(sent)].sort(), 'dall-e is sent b64_json, the GPT image deployment nothing').to.deep.equal(['dall-e-2 b64_json', 'gpt-image-1 undefined']);
+    } finally {
+      await Model.destroy({ where: { publicId: mixed } });
+      await bumpEpoch(env().redis);
+    }
   });
 });
