@@ -112,6 +112,12 @@ export async function redeemInvitation(code: string, typedEmail: string, passwor
   // a concurrent redemption for the same email (another invitation) may create the user or the
   // membership first: the unique indexes refuse ours, the transaction (and its use) is rolled back
   const user = await sequelize.transaction(async (transaction) => {
+    // the org's row lock first, as a member's removal takes it before it revokes invitations
+    // (members.ts): taken after the claim (the invitation's row lock), this waited on a removal that
+    // waited on the claim, and Postgres broke the deadlock by failing one side (a 500, nobody in).
+    // Now the two run one after the other: a removal first revokes the invitation (410
+    // invitation_revoked), a redemption first is a member the removal finds already in.
+    await lockOrgRow(org.id, transaction);
     const [, claimed] = await InviteCode.update({ uses: sequelize.literal('uses + 1') as never }, {
       where: { id: invite.id, disabled: false, uses: { [Op.lt]: col('max_uses') }, [Op.or]: [{ expiresAt: null }, { expiresAt: { [Op.gt]: new Date() } }] } as never,
       returning: true,
