@@ -2,8 +2,14 @@ import type { BatchRow, LineRow } from './store';
 
 /** OpenAI's id of a line's request (`batch_req_…`): also the job id and the usage event's request id. */
 export function lineRequestId(batchId: string, idx: number, attempt: number): string {
-  return `batch_req_${batchId.replace(/^[a-z]+_/, '')}_${idx}${attempt ? `_${attempt}` : ''}`;
+  return `${lineRequestStem(batchId)}${idx}${attempt ? `_${attempt}` : ''}`;
 }
+
+/** What every request id of a batch's lines starts with (`batch_req_<batch>_`). */
+export const lineRequestStem = (batchId: string): string => `batch_req_${batchId.replace(/^[a-z]+_/, '')}_`;
+
+/** lineRequestId in SQL, of a batch_lines row (its `idx`, `attempt`), the batch's lineRequestStem bound as `:stem`. */
+export const LINE_REQUEST_ID_SQL = `:stem || idx || CASE WHEN attempt > 0 THEN '_' || attempt ELSE '' END`;
 
 const NOT_RUN: Record<string, { code: string; message: string }> = {
   expired: { code: 'batch_expired', message: 'This request could not be executed before the completion window expired.' },

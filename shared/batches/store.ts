@@ -5,6 +5,7 @@ import { scopeSql, scopeValues, type StoreScope } from '../tenancy/store-scope';
 import type { UsageRecord } from '../metering/usage';
 import { usageStatement } from '../metering/usage-statement';
 import { ledgerStatement, type LedgerEntry } from '../search/ledger';
+import { LINE_REQUEST_ID_SQL, lineRequestStem } from './results';
 
 export type BatchStatus = 'validating' | 'in_progress' | 'finalizing' | 'completed' | 'failed' | 'expired' | 'cancelling' | 'cancelled';
 export type LineState = 'pending' | 'running' | 'succeeded' | 'errored' | 'canceled' | 'expired';
@@ -226,16 +227,35 @@ export async function releaseLine(l: Pick<LineRow, 'batch_id' | 'idx'>, runner: 
   );
 }
 
+/** The Activity status and code of a line closed without running (docs/observability.md). */
+const NOT_RUN_LOG = { canceled: { status: 499, code: 'batch_cancelled' }, expired: { status: 408, code: 'batch_expired' } } as const;
+
 /**
  * Lines not started yet end with `state` (cancelled or expired batch), and so do lines whose runner
- * died (claim older than `staleMs`); lines running elsewhere finish on their own.
+ * died (claim older than `staleMs`); lines running elsewhere finish on their own. Each line closed
+ * here gets its Activity row in the same statement (one per close, whatever the number of lines): the
+ * line's request id, the batch's org, project and key (and the key's member), the line's model and
+ * `route`/`dialect` (the synchronous route its lines go to), 499 `batch_cancelled` or 408
+ * `batch_expired`, no tokens, cost 0: as the results show the line (`batch_cancelled`/`batch_expired`
+ * in the error file, Anthropic's `canceled`/`expired`), the request log shows it once, unbilled.
  */
-export async function closePending(batchId: string, state: 'canceled' | 'expired', staleMs: number): Promise<void> {
-  await db().query(
-    `UPDATE batch_lines SET state = :state, finished_at = now(), claimed_by = NULL
-      WHERE batch_id = :batchId AND (state = 'pending' OR (state = 'running' AND claimed_at < now() - (:staleMs || ' milliseconds')::interval))`,
-    { replacements: { batchId, state, staleMs: String(staleMs) } },
+export async function closePending(batchId: string, state: 'canceled' | 'expired', staleMs: number, line: { route: string; dialect: string }): Promise<number> {
+  const [rows] = await db().query(
+    `WITH closed AS (
+       UPDATE batch_lines SET state = :state, finished_at = now(), claimed_by = NULL, request_id = coalesce(request_id, ${LINE_REQUEST_ID_SQL})
+        WHERE batch_id = :batchId AND (state = 'pending' OR (state = 'running' AND claimed_at < now() - (:staleMs || ' milliseconds')::interval))
+        RETURNING request_id, body)
+     INSERT INTO request_logs (created_at, request_id, org_id, project_id, api_key_id, user_id, route, dialect, model, lane, status, error_code,
+                               stream, attempts, input_tokens, output_tokens, units, cost_micros, batch_id)
+     SELECT now(), c.request_id, b.org_id, b.project_id, b.api_key_id, k.user_id, :route, :dialect,
+            left(CASE WHEN jsonb_typeof(c.body->'model') = 'string' THEN c.body->>'model' ELSE '' END, 255), NULL, :status, :code,
+            false, 0, 0, 0, '{}'::jsonb, 0, b.id
+       FROM closed c JOIN batches b ON b.id = :batchId LEFT JOIN api_keys k ON k.id = b.api_key_id
+     ON CONFLICT (request_id, created_at) DO NOTHING
+     RETURNING 1`,
+    { replacements: { batchId, state, staleMs: String(staleMs), stem: lineRequestStem(batchId), route: line.route.slice(0, 255), dialect: line.dialect.slice(0, 64), status: NOT_RUN_LOG[state].status, code: NOT_RUN_LOG[state].code } },
   );
+  return (rows as unknown[]).length;
 }
 
 /** A validated OpenAI batch: its lines, its total and model, `in_progress`, in one transaction (only from `validating`). */

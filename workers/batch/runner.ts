@@ -115,7 +115,8 @@ export class BatchRunner {
     if (b.status === 'validating') return this.validate(b);
     if (b.status === 'finalizing') return this.finalize(b, 'finalizing', 'completed');
     if (b.status === 'cancelling' || b.expires_at.getTime() <= Date.now()) {
-      await store.closePending(b.id, b.status === 'cancelling' ? 'canceled' : 'expired', this.cfg.claimStaleMs);
+      const route = lineRoute(b);
+      await store.closePending(b.id, b.status === 'cancelling' ? 'canceled' : 'expired', this.cfg.claimStaleMs, { route, dialect: dialectOf(route) });
       if (!(await store.hasLines(b.id, 'running'))) await this.finalize(b, b.status, b.status === 'cancelling' ? 'cancelled' : 'expired');
       return;
     }

@@ -52,7 +52,7 @@ describe("batches: each dialect's default limits are its vendor's", function () 
       expect(Number(n.n), 'only the Message Batch was stored').to.equal(1);
     } finally {
       // ended here, so no later suite's runner works through its lines
-      await store.closePending(mb.id, 'canceled', 0);
+      await store.closePending(mb.id, 'canceled', 0, { route: '/v1/messages', dialect: 'anthropic' });
       await store.transition(mb.id, ['in_progress'], 'cancelled');
     }
   });
