@@ -121,6 +121,7 @@ export async function runSearch(caller: SearchCaller, args: SearchArgs, signal?:
     monthlyLimit: terms.monthlyLimit,
     member: member ? { userId: member.userId, cap: member.cap } : null,
     perMinute: terms.perMinute,
+    held: !!caller.line,
   });
   const unit = args.kind === 'fetch' ? provider.fetchPriceMicros : provider.priceMicros;
   const priceMicros = reservation.chargeClass === 'overage' ? unit : 0;
@@ -162,7 +163,11 @@ export async function runSearch(caller: SearchCaller, args: SearchArgs, signal?:
   const settle = () => budget.settle(priceMicros).catch((e) => logger.warn({ err: e }, 'search budget settlement failed'));
   if (caller.line) {
     // charged with the line's answer, or given back when the line does not succeed (workers/batch/runner.ts)
-    (caller.line.searches ??= []).push({ entry, settle, release: () => Promise.all([reservation.release(), budget.release()]).then(() => undefined) });
+    (caller.line.searches ??= []).push({
+      entry,
+      settle: () => Promise.all([settle(), reservation.settled().catch((e) => logger.warn({ err: e }, 'search marker cleanup failed'))]).then(() => undefined),
+      release: () => Promise.all([reservation.release(), budget.release()]).then(() => undefined),
+    });
   } else {
     await recordSearch(entry);
     await settle();

@@ -5,6 +5,7 @@ import { scopeSql, scopeValues, type StoreScope } from '../tenancy/store-scope';
 import type { UsageRecord } from '../metering/usage';
 import { usageStatement } from '../metering/usage-statement';
 import { ledgerStatement, type LedgerEntry } from '../search/ledger';
+import type { HeldSearch } from '../search/reservations';
 import { LINE_REQUEST_ID_SQL, lineRequestStem } from './results';
 
 export type BatchStatus = 'validating' | 'in_progress' | 'finalizing' | 'completed' | 'failed' | 'expired' | 'cancelling' | 'cancelled';
@@ -256,6 +257,24 @@ export async function closePending(batchId: string, state: 'canceled' | 'expired
     { replacements: { batchId, state, staleMs: String(staleMs), stem: lineRequestStem(batchId), route: line.route.slice(0, 255), dialect: line.dialect.slice(0, 64), status: NOT_RUN_LOG[state].status, code: NOT_RUN_LOG[state].code } },
   );
   return (rows as unknown[]).length;
+}
+
+/**
+ * Takes out of Postgres the search reservations left by batch lines that are recorded or closed (of
+ * the line `idx` only, when given): searches an attempt reserved whose runner died before it charged
+ * them with the answer or gave them back. The caller gives them back in Redis (releaseLeftSearches,
+ * shared/search/entitlements.ts). Reservations of lines pending or running are left to their runner.
+ */
+export async function leftSearches(batchId: string, idx?: number): Promise<HeldSearch[]> {
+  const stem = lineRequestStem(batchId);
+  return db().query<HeldSearch>(
+    `DELETE FROM search_reservations r USING batch_lines l
+      WHERE left(r.request_id, length(:stem)) = :stem
+        AND l.batch_id = :batchId AND l.state NOT IN ('pending', 'running') AND (:idx = -1 OR l.idx = :idx)
+        AND l.idx = substring(r.request_id from :pattern)::int
+      RETURNING r.request_id AS "requestId", r.org_id AS "orgId", r.user_id AS "userId", r.period, r.key_source AS "keySource"`,
+    { type: QueryTypes.SELECT, replacements: { batchId, stem, idx: idx ?? -1, pattern: `^${stem}([0-9]+)(_[0-9]+)?\\.` } },
+  );
 }
 
 /** A validated OpenAI batch: its lines, its total and model, `in_progress`, in one transaction (only from `validating`). */

@@ -79,6 +79,8 @@ export const keys = {
   usageOutboxFor: (replyChannel: string) => `${p()}:{${tagOfReply(replyChannel)}}:outbox`,
   /** Web search period counters of an org (`all`, `platform`, `member:<user id>`); one slot per org. */
   searchCount: (orgId: string, period: string, which: string) => `${p()}:search:{${orgId}}:${period}:${which}`,
+  /** A batch line's search counted and not yet charged nor given back (shared/search/gate-script.ts); same slot as the counters. */
+  searchHeld: (orgId: string, requestId: string) => `${p()}:search:{${orgId}}:held:${requestId}`,
   /** Web search abuse-limit window of an org (same slot as its counters). */
   searchRate: (orgId: string) => `${p()}:search:{${orgId}}:rate`,
   /**

@@ -1,11 +1,12 @@
+import { randomBytes } from 'crypto';
 import type { RedisClient } from '../redis/connection';
 import { fn, col, Op } from 'sequelize';
 import { keys } from '../redis/keys';
 import { SearchUsage } from '../db/models';
-import { SEARCH_GATE, SEARCH_RELEASE } from './gate-script';
+import { SEARCH_GATE, SEARCH_RELEASE, SEARCH_RELEASE_HELD, SEARCH_SETTLE_HELD } from './gate-script';
 import { periodEnd, periodOf } from './period';
 import { searchErrors } from './errors';
-import { dropReservation, holdReservation, periodCounts } from './reservations';
+import { dropReservation, holdReservation, periodCounts, type HeldSearch } from './reservations';
 import type { ChargeClass } from './types';
 
 /** What one decision needs to know about the org, the member and the key. */
@@ -23,6 +24,11 @@ export interface EntitlementInput {
   member: { userId: string; cap: number | null } | null;
   /** Abuse limit: searches per org per minute; null = none. */
   perMinute: number | null;
+  /**
+   * A batch line's search (charged with the line's answer): counted once under its id whatever the
+   * line's runners do (a marker in Redis, SEARCH_GATE), given back once (SEARCH_RELEASE_HELD).
+   */
+  held?: boolean;
 }
 
 export interface Reservation {
@@ -30,22 +36,28 @@ export interface Reservation {
   chargeClass: ChargeClass;
   /** Gives the reservation back (the search failed). Safe to call once. */
   release(): Promise<void>;
+  /** A held search charged with its line's answer: its marker goes, its count stays. */
+  settled(): Promise<void>;
 }
 
 type GateRedis = RedisClient & {
   gwSearchGate(...args: Array<string | number>): Promise<[string, (string | number)?]>;
   gwSearchRelease(...args: Array<string | number>): Promise<number>;
+  gwSearchReleaseHeld(...args: Array<string | number>): Promise<number>;
+  gwSearchSettleHeld(...args: Array<string | number>): Promise<number>;
 };
 
 function withScripts(redis: RedisClient): GateRedis {
   if (!('gwSearchGate' in redis)) {
-    redis.defineCommand('gwSearchGate', { numberOfKeys: 4, lua: SEARCH_GATE });
+    redis.defineCommand('gwSearchGate', { numberOfKeys: 5, lua: SEARCH_GATE });
     redis.defineCommand('gwSearchRelease', { numberOfKeys: 3, lua: SEARCH_RELEASE });
+    redis.defineCommand('gwSearchReleaseHeld', { numberOfKeys: 4, lua: SEARCH_RELEASE_HELD });
+    redis.defineCommand('gwSearchSettleHeld', { numberOfKeys: 1, lua: SEARCH_SETTLE_HELD });
   }
   return redis as GateRedis;
 }
 
-function counterKeys(e: EntitlementInput, period: string): [string, string, string, string] {
+function counterKeys(e: Pick<EntitlementInput, 'orgId' | 'member'>, period: string): [string, string, string, string] {
   const all = keys.searchCount(e.orgId, period, 'all');
   return [all, keys.searchCount(e.orgId, period, 'platform'), e.member ? keys.searchCount(e.orgId, period, `member:${e.member.userId}`) : all, keys.searchRate(e.orgId)];
 }
@@ -83,9 +95,12 @@ export async function reserveSearch(redis: RedisClient, e: EntitlementInput, now
   const period = periodOf(now);
   const ttl = counterTtl(now);
   const ks = counterKeys(e, period);
+  const marker = e.held ? keys.searchHeld(e.orgId, e.requestId) : ks[0];
+  const token = e.held ? randomBytes(9).toString('hex') : '';
   for (let attempt = 0; attempt < 3; attempt++) {
     const [verdict, extra] = await r.gwSearchGate(
       ...ks,
+      marker,
       e.ownKey ? 1 : 0,
       e.allowance,
       e.overageEnabled ? 1 : 0,
@@ -94,6 +109,7 @@ export async function reserveSearch(redis: RedisClient, e: EntitlementInput, now
       e.member ? 1 : 0,
       ttl,
       e.perMinute ?? -1,
+      token,
     );
     switch (verdict) {
       case 'cold':
@@ -122,8 +138,12 @@ export async function reserveSearch(redis: RedisClient, e: EntitlementInput, now
           release: async () => {
             if (released) return;
             released = true;
-            await r.gwSearchRelease(ks[0], ks[1], ks[2], e.ownKey ? 1 : 0, e.member ? 1 : 0);
+            if (e.held) await r.gwSearchReleaseHeld(ks[0], ks[1], ks[2], marker, e.ownKey ? 1 : 0, e.member ? 1 : 0, token);
+            else await r.gwSearchRelease(ks[0], ks[1], ks[2], e.ownKey ? 1 : 0, e.member ? 1 : 0);
             await dropReservation(e.requestId);
+          },
+          settled: async () => {
+            if (e.held) await r.gwSearchSettleHeld(marker, token);
           },
         };
       }
@@ -132,6 +152,22 @@ export async function reserveSearch(redis: RedisClient, e: EntitlementInput, now
     }
   }
   throw new Error('search gate: counters could not be seeded');
+}
+
+/**
+ * Gives back batch lines' searches a dead runner reserved and never charged nor gave back (their
+ * reservation rows, taken out of Postgres by the caller: shared/batches/store.ts leftSearches). Each
+ * is given back once (its held marker; a search whose marker is gone, given back or charged
+ * already, is left as it is). Returns how many went back.
+ */
+export async function releaseLeftSearches(redis: RedisClient, left: HeldSearch[]): Promise<number> {
+  const r = withScripts(redis);
+  let n = 0;
+  for (const h of left) {
+    const ks = counterKeys({ orgId: h.orgId, member: h.userId ? { userId: h.userId, cap: null } : null }, h.period);
+    n += await r.gwSearchReleaseHeld(ks[0], ks[1], ks[2], keys.searchHeld(h.orgId, h.requestId), h.keySource === 'own' ? 1 : 0, h.userId ? 1 : 0, '');
+  }
+  return n;
 }
 
 /** Ledger counts of an org's period (for settings pages and the CLI). */

@@ -7,7 +7,7 @@ import { ALL_QUEUES, SHARD_TAGS, isSharded, shardName } from '../../shared/queue
 import { ACQUIRE_LEASE, RENEW_LEASES } from '../../shared/lanes/scripts';
 import { CLAIM_HELD, GIVE_UP, PUBLISH_WITH_USAGE } from '../../shared/metering/usage-outbox';
 import { PUBLISH_RESULT } from '../../shared/queues/reply-store';
-import { SEARCH_GATE, SEARCH_RELEASE } from '../../shared/search/gate-script';
+import { SEARCH_GATE, SEARCH_RELEASE, SEARCH_RELEASE_HELD, SEARCH_SETTLE_HELD } from '../../shared/search/gate-script';
 import { PICK_DEPLOYMENT, RENEW_ATTEMPT, SETTLE_DEPLOYMENT } from '../../shared/routing/scripts';
 import { RESERVE_LIMITS, SETTLE_LIMITS, UNCOUNT_LIMITS } from '../../shared/limits/limits-script';
 import { KEEP_CANCELS, TAKE_CANCEL } from '../../api/routes/mcp/kept-cancels';
@@ -31,9 +31,14 @@ const KEY_LISTS: Record<string, () => string[][]> = {
   [PUBLISH_RESULT]: () => replyChannels().map((ch) => [keys.replyResult(ch, 'req_1'), ch, keys.replyEpoch(ch)]),
   [GIVE_UP]: () => replyChannels().map((ch) => [keys.usageFate(ch, 'req_1')]),
   [CLAIM_HELD]: () => replyChannels().map((ch) => [keys.usageHeld(ch, 'req_1'), keys.usageOutboxFor(ch)]),
-  // the org's period counters (all, platform, member) and its abuse-limit window
-  [SEARCH_GATE]: () => [[keys.searchCount(ORG, '2026-11', 'all'), keys.searchCount(ORG, '2026-11', 'platform'), keys.searchCount(ORG, '2026-11', 'member:u1'), keys.searchRate(ORG)]],
+  // the org's period counters (all, platform, member), its abuse-limit window and a batch line's held marker (or the `all` counter again)
+  [SEARCH_GATE]: () => [
+    [keys.searchCount(ORG, '2026-11', 'all'), keys.searchCount(ORG, '2026-11', 'platform'), keys.searchCount(ORG, '2026-11', 'member:u1'), keys.searchRate(ORG), keys.searchHeld(ORG, 'batch_req_1_0.search1')],
+    [keys.searchCount(ORG, '2026-11', 'all'), keys.searchCount(ORG, '2026-11', 'platform'), keys.searchCount(ORG, '2026-11', 'member:u1'), keys.searchRate(ORG), keys.searchCount(ORG, '2026-11', 'all')],
+  ],
   [SEARCH_RELEASE]: () => [[keys.searchCount(ORG, '2026-11', 'all'), keys.searchCount(ORG, '2026-11', 'platform'), keys.searchCount(ORG, '2026-11', 'member:u1')]],
+  [SEARCH_RELEASE_HELD]: () => [[keys.searchCount(ORG, '2026-11', 'all'), keys.searchCount(ORG, '2026-11', 'platform'), keys.searchCount(ORG, '2026-11', 'member:u1'), keys.searchHeld(ORG, 'batch_req_1_0.search1')]],
+  [SEARCH_SETTLE_HELD]: () => [[keys.searchHeld(ORG, 'batch_req_1_0.search1')]],
   // a model pool: every deployment's health, in-flight set and minute counters (shared/routing/pool-state.ts)
   [PICK_DEPLOYMENT]: () => [['east', 'west', 'spare'].flatMap((d) => ['health', 'inflight', 'rpm:29000000', 'tpm:29000000'].map((w) => keys.poolDeployment(ORG, d, w)))],
   [SETTLE_DEPLOYMENT]: () => [['health', 'inflight', 'tpm:29000000'].map((w) => keys.poolDeployment(ORG, 'east', w))],
@@ -93,7 +98,7 @@ describe('Redis Cluster: every script, MULTI and queue stays in one slot', () =>
     });
   }
 
-  for (const [name, lua] of Object.entries({ ACQUIRE_LEASE, RENEW_LEASES, PUBLISH_WITH_USAGE, PUBLISH_RESULT, GIVE_UP, CLAIM_HELD, SEARCH_GATE, SEARCH_RELEASE, SETTLE_DEPLOYMENT, RENEW_ATTEMPT, KEEP_CANCELS, TAKE_CANCEL })) {
+  for (const [name, lua] of Object.entries({ ACQUIRE_LEASE, RENEW_LEASES, PUBLISH_WITH_USAGE, PUBLISH_RESULT, GIVE_UP, CLAIM_HELD, SEARCH_GATE, SEARCH_RELEASE, SEARCH_RELEASE_HELD, SEARCH_SETTLE_HELD, SETTLE_DEPLOYMENT, RENEW_ATTEMPT, KEEP_CANCELS, TAKE_CANCEL })) {
     it(`${name}: names every key through KEYS, and the keys passed to it share one slot`, () => {
       const used = [...lua.matchAll(/KEYS\[(\d+)\]/g)].map((m) => Number(m[1]));
       // PUBSUB's key comes after its subcommand: redis.call('PUBSUB', 'SHARDNUMSUB', KEYS[n])

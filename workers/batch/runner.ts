@@ -17,6 +17,7 @@ import { batchPausedMs, heldBack, pauseBatch, pauseMs, upstreamPauseMs } from '.
 import { outputFileId } from '../../shared/batches/ids';
 import { errors, mayRetry } from '../../shared/errors/codes';
 import { errorBody } from '../../api/middleware/error-body';
+import { releaseLeftSearches } from '../../shared/search/entitlements';
 
 /**
  * Refusals hold a line back instead of failing it (heldBack, shared/batches/pacing.ts): the line goes
@@ -117,6 +118,7 @@ export class BatchRunner {
     if (b.status === 'cancelling' || b.expires_at.getTime() <= Date.now()) {
       const route = lineRoute(b);
       await store.closePending(b.id, b.status === 'cancelling' ? 'canceled' : 'expired', this.cfg.claimStaleMs, { route, dialect: dialectOf(route) });
+      await this.giveBackLeftSearches(b.id); // of the dead runners' lines just closed
       if (!(await store.hasLines(b.id, 'running'))) await this.finalize(b, b.status, b.status === 'cancelling' ? 'cancelled' : 'expired');
       return;
     }
@@ -215,11 +217,33 @@ export class BatchRunner {
     logFailure(this.ctx, base, { requestId, orgId: b.org_id, projectId: b.project_id, apiKeyId: b.api_key_id, model: typeof model === 'string' ? model : '' }, { status: refusal.status, code });
   }
 
+  /**
+   * Gives back the searches a dead runner reserved for lines now recorded or closed (of line `idx`
+   * only, when given) and never charged nor gave back: without it the org's search counters stayed
+   * that many searches high until rebuilt from the ledger (docs/batches.md "Searches").
+   */
+  private async giveBackLeftSearches(batchId: string, idx?: number): Promise<void> {
+    const left = await store.leftSearches(batchId, idx);
+    if (left.length) await releaseLeftSearches(this.ctx.redis, left);
+  }
+
   private async runLine(b: BatchRow, l: LineRow, auth: AuthInfo | { status: number; body: unknown }): Promise<void> {
+    let recorded = false;
+    try {
+      recorded = await this.sendLine(b, l, auth);
+    } finally {
+      // recorded by this runner: no one else holds the line, so what an earlier attempt left goes back
+      if (recorded) await this.giveBackLeftSearches(b.id, l.idx).catch((err) => logger.warn({ err, batchId: b.id, idx: l.idx }, 'batch line: giving back left searches failed'));
+    }
+  }
+
+  /** Sends one line and records its outcome; true when this runner recorded it (succeeded or errored). */
+  private async sendLine(b: BatchRow, l: LineRow, auth: AuthInfo | { status: number; body: unknown }): Promise<boolean> {
     const requestId = lineRequestId(b.id, l.idx, l.attempt);
     if (!('keyId' in auth)) {
-      if (await store.finishLine(l, this.id, 'errored', auth.status, requestId, auth.body)) this.logRefused(b, l, requestId, auth);
-      return;
+      const done = await store.finishLine(l, this.id, 'errored', auth.status, requestId, auth.body);
+      if (done) this.logRefused(b, l, requestId, auth);
+      return done;
     }
     const body: Record<string, unknown> = { ...l.body };
     delete body.stream;
@@ -252,18 +276,22 @@ export class BatchRunner {
           await settleUsage(this.ctx.redis, usage).catch((err) => logger.warn({ err, batchId: b.id }, 'batch line: settling budgets failed'));
           await Promise.all(searches.map((s) => s.settle()));
         }
-        return;
+        return charged;
       }
       const code = (answer as { error?: { code?: string } })?.error?.code ?? '';
       const held = heldBack(code, mayRetry(res.headers), crashRetried);
       if (held === 'same') await this.pause(b, pauseMs(res.headers['retry-after']));
       if (held === 'upstream') await this.pause(b, upstreamPauseMs(res.headers['retry-after'], l.upstream_waits));
-      if (held) return store.releaseLine(l, this.id, held);
-      await store.finishLine(l, this.id, 'errored', res.statusCode, requestId, answer);
+      if (held) {
+        await store.releaseLine(l, this.id, held);
+        return false;
+      }
+      return await store.finishLine(l, this.id, 'errored', res.statusCode, requestId, answer);
     } catch (err) {
       logger.warn({ err, batchId: b.id, idx: l.idx }, 'batch line request failed; it goes back to pending');
       await this.pause(b, pauseMs(undefined)); // never sent again at once, in a loop
       await store.releaseLine(l, this.id, 'same');
+      return false;
     } finally {
       this.lineApp.forget(ticket);
       // the searches of an attempt that is not the line's answer are given back, never billed
