@@ -2,12 +2,13 @@ import type { Request, Response, NextFunction } from 'express';
 import type { RedisClient } from '../../shared/redis/connection';
 import { authFailure } from '../../shared/auth/auth-failures';
 import { ApiError } from '../../shared/errors/ApiError';
-import { BEARER_CHALLENGE, errors } from '../../shared/errors/codes';
+import { bearerChallenge, errors } from '../../shared/errors/codes';
 import { INFERENCE_PREFIX, PLATFORM_PREFIX } from '../../shared/auth/apiKeys';
 import { accessFor, allows, familyOf, isPlatformAdminPath } from '../../shared/platform/families';
 import { ADMIN_TOKEN_PREFIX, authenticateSecret } from '../../shared/platform/keys';
 
-const unauthorized = (code: string, message: string) => new ApiError(401, code, message, { headers: { ...BEARER_CHALLENGE } });
+/** `presented`: a bearer credential came and was refused (RFC 6750's `invalid_token`); without one, the bare challenge. */
+const unauthorized = (code: string, message: string, presented = true) => new ApiError(401, code, message, { headers: bearerChallenge(presented) });
 
 function bearer(req: Request): string | undefined {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
@@ -35,7 +36,7 @@ async function guard(redis: RedisClient, req: Request, next: NextFunction): Prom
   const adminPath = isPlatformAdminPath(req.path);
   const missing = adminPath ? 'invalid_admin_token' : 'invalid_platform_key';
   const raw = bearer(req);
-  if (!raw) throw unauthorized(missing, adminPath ? 'Send a platform admin token as Authorization: Bearer svc_admin_….' : 'Send a management key as Authorization: Bearer svc_platform_….');
+  if (!raw) throw unauthorized(missing, adminPath ? 'Send a platform admin token as Authorization: Bearer svc_admin_….' : 'Send a management key as Authorization: Bearer svc_platform_….', false);
   const principal = await authenticateSecret(raw);
   if (!principal) {
     // A presented credential that failed counts against the client's address (429 past the limit).

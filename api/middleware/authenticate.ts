@@ -55,7 +55,8 @@ export function authenticate(ctx: AppContext) {
     req.trace?.begin('authenticate');
     try {
       const { gatewayKey, upstreamKey } = presentedKeys(req);
-      if (!gatewayKey) throw errors.invalidApiKey(missingKeyMessage(req));
+      // a bearer or x-api-key value that is no gateway key was presented and refused (RFC 6750's invalid_token)
+      if (!gatewayKey) throw errors.invalidApiKey(missingKeyMessage(req), !!(bearer(req) || header(req, 'x-api-key')));
       // A key that was presented and failed counts against the client's address (429 past the limit).
       const state = logState(res);
       const refuse = async (message: string) => {

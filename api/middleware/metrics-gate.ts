@@ -2,7 +2,7 @@ import crypto from 'crypto';
 import type { Request, Response, NextFunction } from 'express';
 import { config } from '../../shared/config/env';
 import { ApiError } from '../../shared/errors/ApiError';
-import { errors } from '../../shared/errors/codes';
+import { bearerChallenge, errors } from '../../shared/errors/codes';
 
 const sameSecret = (a: string, b: string) => {
   const x = crypto.createHash('sha256').update(a).digest();
@@ -20,5 +20,5 @@ export function publicMetricsGate(req: Request, res: Response, next: NextFunctio
   if (!token) return next(errors.notFound(`No route for ${req.method} ${req.path}.`));
   const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
   if (m && sameSecret(m[1], token)) return next();
-  next(new ApiError(401, 'invalid_metrics_token', 'Send the metrics token as Authorization: Bearer <METRICS_TOKEN>.', { headers: { 'WWW-Authenticate': 'Bearer' } }));
+  next(new ApiError(401, 'invalid_metrics_token', 'Send the metrics token as Authorization: Bearer <METRICS_TOKEN>.', { headers: bearerChallenge(m !== null) }));
 }

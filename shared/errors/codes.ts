@@ -8,6 +8,18 @@ import { ApiError } from './ApiError';
 export const BEARER_CHALLENGE = { 'WWW-Authenticate': 'Bearer' } as const;
 
 /**
+ * The challenge of a 401 (RFC 6750 §3.1): a request that presented a credential the server refuses
+ * (unknown, revoked, expired, malformed, of the wrong kind) gets `error="invalid_token"`; one that
+ * presented none gets the bare challenge ("If the request lacks any authentication information ...
+ * the resource server SHOULD NOT include an error code"). No `resource_metadata` parameter (the MCP
+ * authorization spec's, RFC 9728): the gateway is no OAuth resource server and publishes no
+ * protected resource metadata; its keys are issued by its own console and CLI (docs/search.md).
+ */
+export function bearerChallenge(presented: boolean): Record<string, string> {
+  return { 'WWW-Authenticate': presented ? 'Bearer error="invalid_token"' : BEARER_CHALLENGE['WWW-Authenticate'] };
+}
+
+/**
  * The header of a 429 no wait can cure (a request no minute of its rate limit can serve, a spent
  * search quota): the OpenAI and Anthropic SDKs obey it instead of retrying in vain; it carries no
  * Retry-After (the spec's retryable 429 is one with it). The batch runner reads it too (mayRetry).
@@ -21,7 +33,8 @@ export function mayRetry(headers: Record<string, string | string[] | undefined>)
 
 /** Factories for errors shared by several endpoints. Endpoint-specific codes live beside their routes. */
 export const errors = {
-  invalidApiKey: (message = 'Invalid or missing API key.') => new ApiError(401, 'INVALID_API_KEY', message, { headers: { ...BEARER_CHALLENGE } }),
+  /** `presented`: the request carried a credential, refused (RFC 6750's `invalid_token`); false: it carried none. */
+  invalidApiKey: (message = 'Invalid or missing API key.', presented = true) => new ApiError(401, 'INVALID_API_KEY', message, { headers: bearerChallenge(presented) }),
   notFound: (message = 'Not found.') => new ApiError(404, 'not_found', message),
   methodNotAllowed: (method: string) => new ApiError(405, 'method_not_allowed', `Method ${method} is not allowed on this path.`),
   invalidJson: () => new ApiError(400, 'invalid_json', 'The request body is not valid JSON.'),

@@ -83,15 +83,19 @@ describe('management API: scopes per family', () => {
     for (const [method, path, body] of FORBIDDEN) {
       const r = await adminCall(admin.url, null, method, v1(path), body);
       expectDenied(r, 401, 'invalid_admin_token');
-      expect(r.headers.get('www-authenticate')).to.equal('Bearer');
+      expect(r.headers.get('www-authenticate'), 'no credential: the bare challenge (RFC 6750 §3.1)').to.equal('Bearer');
     }
-    expectDenied(await adminCall(admin.url, token, 'GET', v1('/organizations')), 401, 'invalid_platform_key');
+    const wrongKind = await adminCall(admin.url, token, 'GET', v1('/organizations'));
+    expectDenied(wrongKind, 401, 'invalid_platform_key');
+    expect(wrongKind.headers.get('www-authenticate'), 'a refused credential: RFC 6750 invalid_token').to.equal('Bearer error="invalid_token"');
   });
 
   it('answers 401 for a missing, malformed or unknown key and 404 for a path of no family', async () => {
     expectDenied(await adminCall(admin.url, null, 'GET', v1('/organizations')), 401, 'invalid_platform_key');
     expectDenied(await adminCall(admin.url, 'svc_platform_short', 'GET', v1('/organizations')), 401, 'invalid_platform_key');
-    expectDenied(await adminCall(admin.url, `svc_platform_${'x'.repeat(40)}`, 'GET', v1('/organizations')), 401, 'invalid_platform_key');
+    const unknown = await adminCall(admin.url, `svc_platform_${'x'.repeat(40)}`, 'GET', v1('/organizations'));
+    expectDenied(unknown, 401, 'invalid_platform_key');
+    expect(unknown.headers.get('www-authenticate'), 'RFC 6750 §3.1').to.equal('Bearer error="invalid_token"');
     expectDenied(await adminCall(admin.url, keys['stats:read'], 'GET', v1('/no-such-family')), 404, 'not_found');
     expectDenied(await adminCall(admin.url, keys['plans:read'], 'GET', v1('/plans/00000000-0000-4000-8000-000000000000')), 404, 'not_found');
   });

@@ -21,14 +21,17 @@ const ROUTES: Array<{ path: string; headers: Record<string, string>; json: unkno
   { path: '/responses', headers: {}, json: { model: 'sim-chat', input: 'x' } },
 ];
 
-function expectInvalidKey(r: Reply, what: string) {
+/** RFC 6750 §3.1: a refused credential is `invalid_token`; a request that sent none gets the bare challenge. */
+const INVALID_TOKEN = 'Bearer error="invalid_token"';
+
+function expectInvalidKey(r: Reply, what: string, challenge = INVALID_TOKEN) {
   expect(r.status, `${what}: ${r.text}`).to.equal(401);
   // the plain envelope on every path, plus the dialect's fields on a dialect's path (`what` starts with it)
   const dialect = /\/v1\/messages/.test(what) ? { type: 'authentication_error' } : /^unknown path/.test(what) ? {} : { type: 'invalid_request_error', param: null }; // OpenAI's type for a wrong key (invalid_api_key)
   expect(r.body, what).to.deep.equal({ error: { code: 'INVALID_API_KEY', message: r.body.error.message, ...dialect } });
   expect(r.body.error.message, what).to.be.a('string').and.not.equal('');
   expect(r.headers.get('x-service-request-id'), what).to.match(/^req_[0-9a-f]{24}$/);
-  expect(r.headers.get('www-authenticate'), `${what}: RFC 9110 §15.5.2, as the admin API`).to.equal('Bearer');
+  expect(r.headers.get('www-authenticate'), `${what}: RFC 9110 §15.5.2 and RFC 6750 §3.1, as the admin API`).to.equal(challenge);
   expect(r.text, what).not.to.match(/at .*\.js:\d+/);
 }
 
@@ -55,7 +58,8 @@ describe('authentication failures on inference requests: 401, nothing sent upstr
     for (const route of ROUTES) {
       for (const [what, headers] of credentials) {
         const r = await call('POST', route.path, { headers: { ...route.headers, ...headers }, json: route.json });
-        expectInvalidKey(r, `${route.path} with ${what}`);
+        // no key and an empty bearer carry no credential: no error code (RFC 6750 §3.1)
+        expectInvalidKey(r, `${route.path} with ${what}`, what === 'no key' || what === 'empty bearer' ? 'Bearer' : INVALID_TOKEN);
         expect(r.text, 'the presented secret is never echoed').not.to.include(platform).and.not.include(token);
       }
     }
@@ -82,7 +86,7 @@ describe('authentication failures on inference requests: 401, nothing sent upstr
   });
 
   it('answers 401 before 404 for an unknown path without a valid key', async () => {
-    expectInvalidKey(await call('GET', '/v1/no-such-route'), 'unknown path, no key');
+    expectInvalidKey(await call('GET', '/v1/no-such-route'), 'unknown path, no key', 'Bearer');
     expectInvalidKey(await call('POST', '/v1/no-such-route', { headers: keyHeader(`svc_${'q'.repeat(40)}`), json: {} }), 'unknown path, unknown key');
   });
 });

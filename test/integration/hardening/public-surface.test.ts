@@ -18,6 +18,8 @@ describe('/metrics is not answered to anyone on the public port', () => {
         const r = await call('GET', p, { headers });
         expect(r.status, `${p} ${JSON.stringify(headers)}`).to.equal(401);
         expect(r.body.error.code).to.equal('invalid_metrics_token');
+        // RFC 6750 §3.1: a refused bearer token is invalid_token; without one (none, or Basic) the bare challenge
+        expect(r.headers.get('www-authenticate'), JSON.stringify(headers)).to.equal(headers.authorization?.startsWith('Bearer ') ? 'Bearer error="invalid_token"' : 'Bearer');
         expect(r.text).to.not.include('gateway_');
       }
     }
