@@ -130,6 +130,12 @@ export interface Config {
   publicBaseUrl: string;
   /** MCP_ALLOWED_ORIGINS: browser origins besides PUBLIC_BASE_URL's that may call `/mcp` (`*`: any); others are 403 (api/routes/mcp/origin.ts). */
   mcpAllowedOrigins: string[];
+  /**
+   * MCP_PROGRESS_INTERVAL_MS: how often a tool call that asked for progress (`_meta.progressToken`)
+   * gets a `notifications/progress` while it runs; the first one turns the answer into an SSE stream
+   * (api/routes/mcp/progress.ts).
+   */
+  mcpProgressIntervalMs: number;
   /** SMTP_URL (`smtp://` or `smtps://`, user and password in the URL): invitations are mailed through it; unset, the page shows the link to send. */
   smtpUrl?: string;
   /** MAIL_FROM: the From of the gateway's mail (`Gateway <noreply@example.com>`); required with SMTP_URL. */
@@ -294,6 +300,7 @@ const schema = Joi.object({
   PUBLIC_BASE_URL: Joi.string()
     .uri({ scheme: ['http', 'https'] })
     .when('NODE_ENV', { is: 'production', then: Joi.required(), otherwise: Joi.optional() }),
+  MCP_PROGRESS_INTERVAL_MS: Joi.number().integer().min(100).max(30_000).default(5_000),
   MCP_ALLOWED_ORIGINS: Joi.string()
     .allow('')
     .default('')
@@ -467,6 +474,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     imageFetchCaFile: value.IMAGE_FETCH_CA_FILE,
     publicBaseUrl: (value.PUBLIC_BASE_URL ?? `http://localhost:${value.PORT}`).replace(/\/+$/, ''),
     mcpAllowedOrigins: commaList(String(value.MCP_ALLOWED_ORIGINS)),
+    mcpProgressIntervalMs: value.MCP_PROGRESS_INTERVAL_MS,
     smtpUrl: value.SMTP_URL,
     mailFrom: value.MAIL_FROM,
     cacheMaxEntries: value.CACHE_MAX_ENTRIES,

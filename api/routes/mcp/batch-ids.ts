@@ -43,24 +43,50 @@ export interface DistinctIds {
   original(id: unknown): unknown;
 }
 
-export function distinctIds(body: unknown): DistinctIds {
+/**
+ * `refused`: the batch's elements answered by the route itself (no JSON-RPC message), by position,
+ * with their error responses (request-params.ts, batchRefusals). They are kept from the SDK, and
+ * restore() puts their answers among the SDK's in the batch's order (a batch of nothing else gets
+ * them alone: the SDK, handed no message, answers nothing).
+ */
+export function distinctIds(body: unknown, refused: ReadonlyMap<number, unknown> = new Map()): DistinctIds {
   if (!Array.isArray(body)) return { body, restore: (answer) => answer, original: (id) => id };
   const original = new Map<number, string | number>();
-  const renamed = body.map((m: unknown, i) => {
-    if (isNumberedCancel(m)) return { ...m, params: { ...m.params, requestId: `caller:${m.params.requestId}` } };
-    if (!isRequest(m)) return m;
+  const renamed: unknown[] = [];
+  body.forEach((m: unknown, i) => {
+    if (refused.has(i)) return;
+    if (isNumberedCancel(m)) return void renamed.push({ ...m, params: { ...m.params, requestId: `caller:${m.params.requestId}` } });
+    if (!isRequest(m)) return void renamed.push(m);
     original.set(i, m.id as string | number);
-    return { ...m, id: i };
+    renamed.push({ ...m, id: i });
   });
   const back = (m: unknown): unknown => {
     if (!m || typeof m !== 'object') return m;
     const id = (m as Message).id;
     return typeof id === 'number' && original.has(id) ? { ...(m as Message), id: original.get(id) } : m;
   };
+  /** The SDK's answers (an array, one response or none) and the refusals, in the batch's order. */
+  const woven = (answer: string): unknown[] => {
+    const parsed = answer ? (JSON.parse(answer) as unknown) : [];
+    const byPosition = new Map<number, unknown>();
+    const others: unknown[] = [];
+    for (const a of Array.isArray(parsed) ? parsed : [parsed]) {
+      const id = (a as Message | null)?.id;
+      if (typeof id === 'number' && original.has(id) && !byPosition.has(id)) byPosition.set(id, back(a));
+      else others.push(a);
+    }
+    const out: unknown[] = [];
+    for (let i = 0; i < body.length; i++) {
+      if (refused.has(i)) out.push(refused.get(i));
+      else if (byPosition.has(i)) out.push(byPosition.get(i));
+    }
+    return out.concat(others);
+  };
   return {
     body: renamed,
     original: (id) => (typeof id === 'number' && original.has(id) ? original.get(id) : id),
     restore(answer) {
+      if (refused.size) return JSON.stringify(woven(answer));
       if (!answer) return answer;
       const parsed = JSON.parse(answer) as unknown;
       if (Array.isArray(parsed)) return JSON.stringify(parsed.map(back));

@@ -62,29 +62,51 @@ function positionalParams(m: unknown): m is { id: string | number; method: strin
   return JSONRPCMessageSchema.safeParse({ jsonrpc: r.jsonrpc, id: r.id, method: r.method }).success;
 }
 
+const NOT_A_MESSAGE = 'not a JSON-RPC 2.0 message (`jsonrpc: "2.0"` with a string `method` and `params`, when present, an object; or a response; an `id`, when present, a string or an integer).';
+
 /**
- * A POST body that is JSON but not a JSON-RPC message (no `jsonrpc: "2.0"`, a `method` that is not a
- * string, an id that is null or a fraction, a bare number in a batch): JSON-RPC 2.0's -32600 *Invalid
- * Request* ("The JSON sent is not a valid Request object"), HTTP 400, where the SDK's transport answers
- * -32700 *Parse error*, which JSON-RPC keeps for text that is not JSON. Answered for the whole POST (a
- * batch included), with the message's id when it has a valid one (a string or an integer), else null;
- * a single request with positional params is -32602 under its id (positionalParams). Undefined when
- * every message is valid.
+ * Why one message is refused before the SDK runs it, undefined when it is a JSON-RPC message: a
+ * request with params by position is -32602 under its id (positionalParams), anything else that is
+ * no message -32600 *Invalid Request*, under its id when it has a valid one (a string or an integer),
+ * else null. `position`: its index in a batch.
  */
-export function invalidMessage(body: unknown): InvalidMessage | undefined {
-  const messages: unknown[] = Array.isArray(body) ? body : [body];
-  const bad = messages.findIndex((m) => !JSONRPCMessageSchema.safeParse(m).success);
-  if (bad < 0) return undefined;
-  const m = messages[bad];
-  if (!Array.isArray(body) && positionalParams(m)) {
+function refusal(m: unknown, position?: number): InvalidMessage | undefined {
+  if (JSONRPCMessageSchema.safeParse(m).success) return undefined;
+  if (positionalParams(m)) {
     return { status: 200, code: ErrorCode.InvalidParams, id: m.id, message: `Invalid params: MCP takes \`params\` as an object of named values, not an array.` };
   }
   const rawId = m && typeof m === 'object' && !Array.isArray(m) ? (m as { id?: unknown }).id : undefined;
-  const what = 'not a JSON-RPC 2.0 message (`jsonrpc: "2.0"` with a string `method` and `params`, when present, an object; or a response; an `id`, when present, a string or an integer).';
   return {
     status: 400,
     code: ErrorCode.InvalidRequest,
-    message: Array.isArray(body) ? `Invalid Request: message ${bad} of the batch is ${what}` : `Invalid Request: the body is ${what}`,
-    id: !Array.isArray(body) && validId(rawId) ? rawId : null,
+    message: position === undefined ? `Invalid Request: the body is ${NOT_A_MESSAGE}` : `Invalid Request: message ${position} of the batch is ${NOT_A_MESSAGE}`,
+    id: validId(rawId) ? rawId : null,
   };
+}
+
+/**
+ * A POST body of one message that is JSON but not a JSON-RPC message (no `jsonrpc: "2.0"`, a `method`
+ * that is not a string, an id that is null or a fraction): JSON-RPC 2.0's -32600 *Invalid Request*
+ * ("The JSON sent is not a valid Request object"), HTTP 400, where the SDK's transport answers -32700
+ * *Parse error*, which JSON-RPC keeps for text that is not JSON; a request with positional params is
+ * -32602 under its id (HTTP 200). Undefined when the message is valid, and for a batch, whose elements
+ * are answered one by one (batchRefusals).
+ */
+export function invalidMessage(body: unknown): InvalidMessage | undefined {
+  return Array.isArray(body) ? undefined : refusal(body);
+}
+
+/**
+ * The elements of a batch that are no JSON-RPC message, each with its JSON-RPC error response, by
+ * position. JSON-RPC 2.0 (*Batch*) answers each element: an Invalid Request (or Invalid params) for
+ * the bad ones, "Response objects" for the rest ("rpc call Batch (invalid but not empty)": `[1,2,3]`
+ * is answered with three errors), so one bad element no longer refuses the whole POST.
+ */
+export function batchRefusals(body: unknown[]): Map<number, Record<string, unknown>> {
+  const out = new Map<number, Record<string, unknown>>();
+  body.forEach((m, i) => {
+    const why = refusal(m, i);
+    if (why) out.set(i, { jsonrpc: '2.0', id: why.id, error: { code: why.code, message: why.message } });
+  });
+  return out;
 }

@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/sdk/types.js';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { errors } from '../../../shared/errors/codes';
 import { asUnavailable } from '../../../shared/errors/unavailable';
@@ -6,9 +6,13 @@ import { logger } from '../../../shared/logger';
 import { randomUUID } from 'crypto';
 import { ClientGone } from '../../../shared/errors/ClientGone';
 
-/** A tool's answer: the result as structured content and as JSON text. */
-export function toolResult(value: Record<string, unknown>): CallToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value };
+/**
+ * A tool's answer: the result as structured content and as JSON text (the spec's "a tool that returns
+ * structured content SHOULD also return the serialized JSON in a TextContent block"), then `more`
+ * blocks (generate_image's resource links).
+ */
+export function toolResult(value: Record<string, unknown>, more: ContentBlock[] = []): CallToolResult {
+  return { content: [{ type: 'text', text: JSON.stringify(value) } as ContentBlock].concat(more), structuredContent: value };
 }
 
 /**

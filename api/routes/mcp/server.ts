@@ -20,13 +20,14 @@ import { mcpToolAllowed } from '../../../shared/policies/mcp-tools';
 import { searchErrors } from '../../../shared/search/errors';
 import { logger } from '../../../shared/logger';
 import { WEB_SEARCH_TOOL, callWebSearch } from './web-search-tool';
-import { IMAGE_TOOL, IMAGE_TOOL_NAME, callGenerateImage } from './image-tool';
+import { IMAGE_TOOL, IMAGE_TOOL_NAME, RESOURCE_LINKS_SINCE, callGenerateImage } from './image-tool';
 import { asToolError, toolError, toolResult } from './result';
 import { distinctIds, requestCount } from './batch-ids';
 import { McpCancels, cancelledIds } from './cancels';
 import { logFailedCall, logState } from '../../middleware/request-log';
 import { INVALID_REQUEST, jsonRpcError } from './json-rpc';
-import { invalidMessage, refuseInvalidParams } from './request-params';
+import { batchRefusals, invalidMessage, refuseInvalidParams } from './request-params';
+import { McpProgress } from './progress';
 
 /**
  * The MCP server behind `/mcp`, built on the official SDK. router.ts loads this module with the first
@@ -86,6 +87,8 @@ interface Calls {
   /** The caller's JSON-RPC id of a request (a batch's are renamed for the SDK, batch-ids.ts). */
   original: (id: unknown) => unknown;
   cancels: McpCancels;
+  /** Progress notifications for the calls that ask for them (progress.ts). */
+  progress: McpProgress;
 }
 
 /** Each pod's (app context's) registry of tool calls in flight. */
@@ -115,18 +118,22 @@ function mcpServer(ctx: AppContext, req: Request, res: Response, calls: Calls): 
     if (state) state.carried = true; // the call has its row (its usage record's, or logFailedCall's): the exchange needs none
     // a notifications/cancelled for this call, on any pod, aborts it, even one that came before it (cancels.ts)
     const call = await calls.cancels.track(req.auth!.keyId, calls.original(extra.requestId), extra.signal);
+    const stopProgress = calls.progress.track(request.params._meta?.progressToken, name);
     try {
       await ctx.directory.sync();
       const auth = req.auth!;
       if (!(await mcpToolAllowed(ctx.directory, auth.org, auth.userId, name))) throw searchErrors.toolDisabled(name);
       if (name === WEB_SEARCH_TOOL.name) return toolResult(await callWebSearch({ ...searchCaller(ctx, req), requestId: jobId }, args, call.signal));
-      return toolResult(await callGenerateImage(ctx, req, res, args, jobId, call.signal));
+      // resource_link blocks exist from 2025-06-18 on; a client on an older version is sent none
+      const image = await callGenerateImage(ctx, req, res, args, jobId, call.signal, protocolVersion(req) >= RESOURCE_LINKS_SINCE);
+      return toolResult(image.value, image.links);
     } catch (err) {
       const e = asToolError(err);
       logFailedCall(ctx, req, jobId, name, e); // the HTTP exchange succeeds; the call's row says it failed
       if (e.code === 'service_unavailable') calls.unavailable.push(e);
       return toolError(e);
     } finally {
+      stopProgress();
       call.done();
     }
   });
@@ -165,31 +172,38 @@ function batchRefusedUnder(req: Request): string | undefined {
 }
 
 /**
- * Serves one POST /mcp (stateless Streamable HTTP, JSON responses). When every request of the POST
- * is a tool call that met a Redis or Postgres outage, the answer is the REST routes' 503
- * `service_unavailable` with Retry-After (an HTTP error status is how the MCP transport refuses a
- * POST); otherwise each such call is a tool error with that code and the rest are answered.
+ * Serves one POST /mcp (stateless Streamable HTTP): JSON, or an SSE stream once a call that asked
+ * for progress has run a while (progress.ts). When every request of the POST is a tool call that met a
+ * Redis or Postgres outage, the answer is the REST routes' 503 `service_unavailable` with Retry-After
+ * (an HTTP error status is how the MCP transport refuses a POST); otherwise, and on a stream already
+ * open, each such call is a tool error with that code and the rest are answered. A batch's elements
+ * that are no JSON-RPC message are answered each with its error, among the others' answers.
  */
 export async function handleMcp(ctx: AppContext, req: Request, res: Response): Promise<void> {
-  const refused = Array.isArray(req.body) ? batchRefusedUnder(req) : undefined;
+  const batch = Array.isArray(req.body) ? (req.body as unknown[]) : undefined;
+  const refused = batch ? batchRefusedUnder(req) : undefined;
   if (refused) {
     return jsonRpcError(res, 400, INVALID_REQUEST, `JSON-RPC batches are not supported in MCP protocol version ${refused}; send one message per POST.`);
   }
   // JSON-RPC 2.0: "rpc call with an empty Array" is answered with one Invalid Request (the SDK took it as notifications only: 202)
-  if (Array.isArray(req.body) && req.body.length === 0) return jsonRpcError(res, 400, INVALID_REQUEST, 'Invalid Request: an empty batch.');
+  if (batch && batch.length === 0) return jsonRpcError(res, 400, INVALID_REQUEST, 'Invalid Request: an empty batch.');
+  // JSON-RPC 2.0 answers each element of a batch: the ones that are no message get their error, the rest run
+  const invalidElements = batch ? batchRefusals(batch) : new Map<number, Record<string, unknown>>();
   const cancels = cancelsOf(ctx);
   // not awaited: a subscriber waits out a Redis outage, and the request must not (mcp-outage tests)
   void cancels.listen().catch((err: unknown) => logger.warn({ err }, 'MCP cancel channel not subscribed'));
-  // a POST the route refuses as no JSON-RPC (-32600, below) cancels nothing either
-  const cancelled = cancelledIds(req.body);
+  // a single message refused as no JSON-RPC (-32600, below) cancels nothing, nor does a batch's element that is none
+  const cancelled = cancelledIds(batch ? batch.filter((_, i) => !invalidElements.has(i)) : req.body);
   if (cancelled.length && !invalidMessage(req.body)) await cancels.cancel(req.auth!.keyId, cancelled);
-  const { body, restore, original } = distinctIds(req.body);
-  const calls: Calls = { next: 0, unavailable: [], original, cancels };
+  const { body, restore, original } = distinctIds(req.body, invalidElements);
+  const progress = new McpProgress(res, /text\/event-stream/i.test(req.get('accept') ?? ''));
+  const calls: Calls = { next: 0, unavailable: [], original, cancels, progress };
   const server = mcpServer(ctx, req, res, calls);
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   // a client that leaves aborts the calls in flight (their signals, their jobs) and ends the wait below
   const gone = new Promise<undefined>((resolve) =>
     res.once('close', () => {
+      progress.stopAll();
       void transport.close().catch(() => undefined);
       void server.close().catch(() => undefined);
       resolve(undefined);
@@ -199,14 +213,25 @@ export async function handleMcp(ctx: AppContext, req: Request, res: Response): P
   await server.connect(transport);
   refuseInvalidParams(transport); // -32602 for an initialize or tools/list with bad params (request-params.ts)
   const answer = await Promise.race([transport.handleRequest(webRequest(req), { parsedBody: body }), gone]);
+  progress.stopAll();
   if (!answer || res.writableEnded || res.destroyed) return;
+  // the answer is an SSE stream already (a call sent progress): the answer is its last event, whatever it holds
+  if (progress.streaming) return progress.finish(restore(await answer.text()));
   // JSON that is no JSON-RPC message: -32600 Invalid Request, where the transport (after its Accept and
   // Content-Type checks, which keep their 406 and 415) answers -32700 Parse error; nothing ran
   const invalid = answer.status === 400 ? invalidMessage(req.body) : undefined;
   if (invalid) return jsonRpcError(res, invalid.status, invalid.code, invalid.message, invalid.id);
+  if (invalidElements.size && (answer.status === 200 || answer.status === 202)) {
+    // the batch's answers with its refused elements' among them; nothing ran when every element was refused
+    const ran = invalidElements.size < batch!.length;
+    res.status(ran ? 200 : 400).type('application/json');
+    return void res.end(restore(answer.status === 200 ? await answer.text() : ''));
+  }
   const requests = requestCount(body);
   if (requests > 0 && calls.unavailable.length === requests) throw calls.unavailable[0];
   res.status(answer.status);
   answer.headers.forEach((v, k) => res.setHeader(k, v));
-  res.end(restore(await answer.text()));
+  const text = await answer.text();
+  // the transport's refusal of the whole POST (406, 415, an unsupported version) stays as it is
+  res.end(invalidElements.size ? text : restore(text));
 }

@@ -32,8 +32,6 @@ describe('hosted MCP server: conformance with the MCP specification and JSON-RPC
       [{ jsonrpc: '2.0', id: null, method: 'tools/call', params: { name: 'web_search', arguments: { query: 'q' } } }, null],
       [{ jsonrpc: '2.0', id: 1.5, method: 'tools/list' }, null],
       [42, null],
-      // a batch (2025-03-26 has them) with one element that is no message: nothing of it runs
-      [[{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'web_search', arguments: { query: 'q' } } }, 1], null],
     ];
     for (const [body, id] of cases) {
       const r = await mcpPost(o.key, body);
@@ -61,15 +59,66 @@ describe('hosted MCP server: conformance with the MCP specification and JSON-RPC
   it('a notifications/cancelled in a POST refused as no JSON-RPC (-32600) cancels nothing: the call under that id, coming after, runs', async () => {
     const o = await searchOrg();
     // a cancel that comes before its call is kept for it (docs/search.md, Cancellation): here it must not be
-    for (const body of [{ method: 'notifications/cancelled', params: { requestId: 'c1' } }, [{ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'c1' } }, 5]]) {
-      const r = await mcpPost(o.key, body);
-      expect(r.status, JSON.stringify(body)).to.equal(400);
-      expect(((await r.json()) as RpcReply).error?.code).to.equal(-32600);
-    }
+    const r0 = await mcpPost(o.key, { method: 'notifications/cancelled', params: { requestId: 'c1' } });
+    expect(r0.status).to.equal(400);
+    expect(((await r0.json()) as RpcReply).error?.code).to.equal(-32600);
     const r = await mcpPost(o.key, { jsonrpc: '2.0', id: 'c1', method: 'tools/call', params: { name: 'web_search', arguments: { query: 'after' } } });
     const reply = (await r.json()) as RpcReply;
     expect(reply.result!.isError ?? false, JSON.stringify(reply)).to.equal(false);
     expect(await ledger(o.org.id)).to.have.length(1);
+  });
+
+  it('a batch with elements that are no JSON-RPC message answers each element (JSON-RPC 2.0, Batch): an error for the bad ones, in place, and the rest run', async () => {
+    const o = await searchOrg();
+    const batch = [
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'web_search', arguments: { query: 'q' } } },
+      1,
+      { jsonrpc: '2.0', id: 'x', method: 7 },
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      { jsonrpc: '2.0', id: 'p', method: 'tools/call', params: ['web_search', { query: 'q' }] },
+      { foo: 'boo' },
+    ];
+    const r = await mcpPost(o.key, batch);
+    expect(r.status).to.equal(200);
+    expect(r.headers.get('content-type')).to.match(/^application\/json/);
+    const replies = (await r.json()) as RpcReply[];
+    expect(replies.map((x) => [x.jsonrpc, x.id, x.error?.code ?? 'result']), JSON.stringify(replies)).to.deep.equal([
+      ['2.0', 1, 'result'],
+      ['2.0', null, -32600],
+      ['2.0', 'x', -32600],
+      ['2.0', 2, 'result'],
+      ['2.0', 'p', -32602],
+      ['2.0', null, -32600],
+    ]);
+    expect(replies[1].error!.message).to.match(/^Invalid Request: message 1 of the batch is not a JSON-RPC 2.0 message/);
+    expect(replies[0].result!.isError ?? false, JSON.stringify(replies[0])).to.equal(false);
+    expect((replies[3].result!.tools as unknown[]).length).to.equal(2);
+    expect(await ledger(o.org.id), 'the good call ran, once').to.have.length(1);
+    // JSON-RPC 2.0's own example "rpc call Batch (invalid but not empty)": [1,2,3] is three errors; nothing ran (HTTP 400)
+    const all = await mcpPost(o.key, [1, 2, 3]);
+    expect(all.status).to.equal(400);
+    expect(((await all.json()) as RpcReply[]).map((x) => [x.id, x.error?.code])).to.deep.equal([
+      [null, -32600],
+      [null, -32600],
+      [null, -32600],
+    ]);
+    // a batch of notifications and a bad element: the bad one is answered, the notifications are taken
+    const notes = await mcpPost(o.key, [{ jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', method: 3 }]);
+    expect(notes.status).to.equal(200);
+    expect(((await notes.json()) as RpcReply[]).map((x) => [x.id, x.error?.code])).to.deep.equal([[null, -32600]]);
+  });
+
+  it("a batch's notifications/cancelled beside an element that is no message is taken: the call under that id, coming after, is cancelled", async () => {
+    const o = await searchOrg();
+    const r = await mcpPost(o.key, [{ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'c2' } }, 5]);
+    expect(r.status).to.equal(200);
+    expect(((await r.json()) as RpcReply[]).map((x) => [x.id, x.error?.code])).to.deep.equal([[null, -32600]]);
+    const call = await mcpPost(o.key, { jsonrpc: '2.0', id: 'c2', method: 'tools/call', params: { name: 'web_search', arguments: { query: 'cancelled early' } } });
+    const reply = (await call.json()) as RpcReply;
+    expect(reply.result!.isError, JSON.stringify(reply)).to.equal(true);
+    const text = (reply.result!.content as Array<{ text: string }>)[0].text;
+    expect((JSON.parse(text) as { error: { code: string } }).error.code).to.equal('client_closed_request');
+    expect(await ledger(o.org.id)).to.have.length(0);
   });
 
   it('an Origin other than the gateway\'s own (or MCP_ALLOWED_ORIGINS) is 403 with a JSON-RPC error and nothing runs (DNS rebinding protection); no Origin passes', async () => {

@@ -1,12 +1,13 @@
 import { expect } from 'chai';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
 import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { env, resetSim, startGateway, type TestGateway } from '../../helpers/harness';
 import { setSwitch } from '../../../shared/switches/switches';
 import { Image, Model, Organization, UsageEvent, User } from '../../../shared/db/models';
 import { upsertModel } from '../../../shared/catalog/catalog-ops';
-import { createApiKey } from '../../../shared/tenancy/ops';
+import { createApiKey, updateKeyControls } from '../../../shared/tenancy/ops';
 import { usageSettled } from '../../helpers/usage';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { searchOrg, ledger, mcpPost } from './helpers';
@@ -344,15 +345,62 @@ describe('hosted MCP server (/mcp, official SDK client over Streamable HTTP)', (
     expect(await ledger(o.org.id)).to.have.length(0);
   });
 
-  it('needs an inference key: 401 on the HTTP level with a WWW-Authenticate challenge; GET /mcp is 405', async () => {
-    for (const auth of [{}, { Authorization: 'Bearer svc_nope' }] as Record<string, string>[]) {
-      const r = await fetch(`${env().gw.url}/mcp`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' });
-      expect(r.status).to.equal(401);
-      // RFC 9110 §15.5.2 and the MCP authorization spec: a 401 MUST carry WWW-Authenticate
-      expect(r.headers.get('www-authenticate')).to.equal('Bearer');
-    }
+  it('needs an inference key: 401 on the HTTP level with a WWW-Authenticate challenge, invalid_token for a refused key (RFC 6750); GET /mcp is 405', async () => {
     const o = await searchOrg();
+    const expired = await createApiKey(env().redis, { orgId: o.org.id });
+    await updateKeyControls(env().redis, expired.id, { expiresAt: new Date(Date.now() - 1000) });
+    const cases: Array<[string, Record<string, string>, string]> = [
+      // RFC 6750 §3.1: "If the request lacks any authentication information ... SHOULD NOT include an error code"
+      ['no credential', {}, 'Bearer'],
+      // "invalid_token: The access token provided is expired, revoked, malformed, or invalid for other reasons"
+      ['unknown key', { Authorization: 'Bearer svc_nope' }, 'Bearer error="invalid_token"'],
+      ['expired key', { Authorization: `Bearer ${expired.key}` }, 'Bearer error="invalid_token"'],
+      ['a token that is no gateway key', { Authorization: 'Bearer sk-not-ours' }, 'Bearer error="invalid_token"'],
+    ];
+    for (const [what, auth, challenge] of cases) {
+      const r = await fetch(`${env().gw.url}/mcp`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' });
+      expect(r.status, what).to.equal(401);
+      // RFC 9110 §15.5.2 and the MCP authorization spec: a 401 MUST carry WWW-Authenticate
+      expect(r.headers.get('www-authenticate'), what).to.equal(challenge);
+      // as the official SDK's own parser of the challenge reads it
+      expect(extractWWWAuthenticateParams(r).error, what).to.equal(challenge === 'Bearer' ? undefined : 'invalid_token');
+    }
+    // the official client sees the refusal as a 401 (its transport reads the challenge only with an OAuth provider)
+    const err = await connect(expired.key).then(
+      () => undefined,
+      (e: unknown) => e as { code?: number },
+    );
+    expect(err?.code).to.equal(401);
     const g = await fetch(`${env().gw.url}/mcp`, { headers: { 'SERVICE-API-KEY': o.key, accept: 'text/event-stream' } });
     expect(g.status).to.equal(405);
+  });
+
+  it('generate_image under protocol 2025-06-18 or later adds a resource_link per stored image (its URL, name, MIME type) after the JSON text; under 2025-03-26 none', async () => {
+    const o = await searchOrg();
+    const client = await connect(o.key); // negotiates the latest version and sends it as MCP-Protocol-Version
+    try {
+      const r = (await client.callTool({ name: 'generate_image', arguments: { prompt: 'two squares', size: '256x256', n: 2 } })) as CallToolResult;
+      expect(r.isError ?? false, JSON.stringify(r)).to.equal(false);
+      const s = r.structuredContent as { images: Array<{ id: string; url: string }> };
+      expect(s.images).to.have.length(2);
+      expect(r.content.map((c) => c.type)).to.deep.equal(['text', 'resource_link', 'resource_link']);
+      expect(JSON.parse((r.content[0] as { text: string }).text), 'the serialized structured content first').to.deep.equal(s);
+      for (const [i, img] of s.images.entries()) {
+        const link = r.content[i + 1] as { uri: string; name: string; mimeType?: string; title?: string };
+        expect(link.uri).to.equal(img.url);
+        expect(link.name).to.equal(`${img.id}.png`);
+        expect(link.mimeType).to.equal('image/png');
+        expect(link.title).to.equal(`Generated image ${i + 1} of 2`);
+        const fetched = await fetch(link.uri);
+        expect([fetched.status, fetched.headers.get('content-type')], 'the link opens without a key').to.deep.equal([200, 'image/png']);
+      }
+    } finally {
+      await client.close();
+    }
+    // a 2025-03-26 client knows no resource_link (its content types are text, image, audio, resource): none is sent
+    const old = await mcpPost(o.key, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'generate_image', arguments: { prompt: 'old client', size: '256x256' } } });
+    const reply = (await old.json()) as { result: CallToolResult };
+    expect(reply.result.content.map((c) => c.type)).to.deep.equal(['text']);
+    expect((reply.result.structuredContent as { images: unknown[] }).images).to.have.length(1);
   });
 });
