@@ -4,7 +4,7 @@ import type { CatalogModel } from '../../shared/catalog/catalog';
 import { countTokensAtMost } from '../../shared/tokenizer/pool';
 import { imageTokensOf, jsonWithoutMedia } from '../../shared/tokenizer/media';
 import { hasBudget, hasLimits, NO_HOLD, reserveLimits, without, type LimitHold } from '../../shared/limits/limits';
-import { pricesOf } from '../../shared/limits/usage-cost';
+import { pricesOf, type CostPrices } from '../../shared/limits/usage-cost';
 import type { KeyControls } from '../../shared/limits/controls';
 import { setRateHeaders } from './rate-headers';
 import type { ChatJob } from '../../shared/queues/payloads';
@@ -70,6 +70,13 @@ export interface HoldOptions {
   countsAsRequest?: boolean;
   /** false: the caller's own provider key pays the upstream (passthrough): counted for rates, priced at nothing. */
   priced?: boolean;
+  /**
+   * The unit prices the worst case is held at when a dearer model than this one may serve it (a
+   * fallback, billed at its own prices: docs/routing.md "Billing"); the model's prices otherwise. The
+   * settlement stays at the model's prices plus the event's `cost_micros`, where a fallback states
+   * its difference.
+   */
+  heldPrices?: CostPrices;
 }
 
 /**
@@ -89,7 +96,7 @@ export function limitsFor(
     /** per image, at its recorded price */
     fixedMicros?: number;
   }>,
-  { countsAsRequest = true, priced = true }: HoldOptions = {},
+  { countsAsRequest = true, priced = true, heldPrices }: HoldOptions = {},
 ): (requestId: string) => Promise<LimitHold> {
   return async (requestId) => {
     const auth = req.auth!;
@@ -98,6 +105,7 @@ export function limitsFor(
     if (!controls || !hasLimits(controls, projectBudget)) return NO_HOLD;
     const { input, output, pricedInput = input, fixedMicros = 0 } = await measure({ budgeted: priced && hasBudget(controls, projectBudget) });
     const prices = priced ? pricesOf(model.prices) : {};
+    const held = priced ? heldPrices ?? prices : {};
     return reserveLimits(ctx.redis, {
       orgId: auth.orgId,
       keyId: auth.keyId,
@@ -106,7 +114,7 @@ export function limitsFor(
       projectBudget,
       requestId,
       inputTokens: input,
-      worstCaseMicros: pricedInput * (prices.input_token ?? 0) + output * (prices.output_token ?? 0) + fixedMicros,
+      worstCaseMicros: pricedInput * (held.input_token ?? 0) + output * (held.output_token ?? 0) + fixedMicros,
       prices,
       onRate: (w) => setRateHeaders(req, w),
     });

@@ -14,6 +14,8 @@ import { adaptiveOnly, adaptiveThinking, isClaude } from '../../workers/provider
 import { refuseStructuredOutput, structuredOutputField } from './structured-output';
 import { modelAllowed, type KeyControls } from '../../shared/limits/controls';
 import { passthroughRefused } from './passthrough';
+import { dearest, priceDelta, pricesOf, type CostPrices } from '../../shared/limits/usage-cost';
+import { merged } from '../../shared/merged';
 
 type Operation = ChatJob['operation'];
 
@@ -162,7 +164,7 @@ export async function routeFor(
   op: Operation,
   passthrough: boolean,
   controls?: KeyControls,
-): Promise<{ route: RouteStep[]; estimatedTokens: number }> {
+): Promise<{ route: RouteStep[]; estimatedTokens: number; heldPrices: CostPrices }> {
   // the request's needs (a serialisation of its messages) only when something reads them: a fallback
   // to choose, or a deployment that counts tokens (pool-state.ts); a pool of one without limits reads neither
   refuseStructuredOutput(model, body, op);
@@ -174,20 +176,26 @@ export async function routeFor(
   const onlyProvider = passthrough ? model.provider.id : undefined;
   const primary = stepOf(model, false, op, primaryKind, onlyProvider, body) ?? stepOf(model, false, op, primaryKind, onlyProvider);
   const fallbacks: RouteStep[] = [];
+  const prices = [pricesOf(model.prices)];
   if (!passthrough) {
     for (const id of model.fallbacks) {
       const f = await ctx.catalog.get(id);
       // a key with an allowed-models list (its own or its member's) is served only by models on it, fallbacks too (docs/keys.md)
       if (!f || !modelAllowed(controls, f.publicId) || !canServe(f, needsNow()) || !fitsContext(f, needsNow())) continue;
       const step = stepOf(f, true, op, primaryKind, undefined, body);
-      if (step) fallbacks.push(step);
+      if (!step) continue;
+      // billed at the model that serves: its prices' difference from the model asked for travels with it
+      const delta = priceDelta(f.prices, model.prices);
+      fallbacks.push(delta ? merged(step, { priceDelta: delta }) : step);
+      prices.push(pricesOf(f.prices));
     }
   }
   const tooLong = fallbacks.length > 0 && !fitsContext(model, needsNow());
   const steps = [...(primary && !tooLong ? [primary] : []), ...fallbacks];
   const route = steps.length ? steps : [primary ?? lastResort(model, primaryKind, onlyProvider)];
   // a step picked in Redis counts the request's tokens in flight there (PoolState.pick)
-  return { route, estimatedTokens: route.every(pickedLocally) ? 0 : needsNow().tokens };
+  // a budget holds the request at the dearest model that may serve it (a fallback is billed at its own prices)
+  return { route, estimatedTokens: route.every(pickedLocally) ? 0 : needsNow().tokens, heldPrices: dearest(prices) };
 }
 
 /**

@@ -116,7 +116,10 @@ function entryOf(req: Request, res: Response, state: RequestLogState, firstByteA
   // a multipart upload's fields are never stored unless the gateway resolved them (audio privacy: a
   // refused transcription's `model` part can be anything the caller typed, a file name included)
   const model = state.model ?? (typeof body?.model === 'string' && !req.is('multipart/form-data') ? body.model : '');
-  const deployment = res.getHeader('x-service-deployment');
+  const named = res.getHeader('x-service-deployment');
+  const fallback = res.getHeader('x-service-fallback-model');
+  // named as on the usage event: `<fallback model>/<deployment>` when a fallback served (or last failed)
+  const deployment = typeof named === 'string' && typeof fallback === 'string' ? `${fallback}/${named}` : named;
   return merged(ctx, {
     userId: who.userId,
     requestId: req.id,

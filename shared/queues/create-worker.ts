@@ -71,7 +71,8 @@ function withLog(usage: UsageRecord, job: Job<JobData<QueueName>, JobResult>, st
       status: 200,
       stream: job.data.stream,
       attempts: route?.attempts ?? 1,
-      deployment: route?.deployment ?? usage.deployment ?? null,
+      // the usage event's name of it (`<fallback model>/<deployment>` when a fallback served), else the router's
+      deployment: usage.deployment ?? route?.deployment ?? null,
       laneMs: ctx.admittedAt === undefined ? null : ctx.admittedAt - ctx.receivedAt,
       queueMs: started - job.timestamp,
       ttfbMs: (firstChunkAt ?? now) - ctx.receivedAt,

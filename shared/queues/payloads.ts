@@ -94,6 +94,13 @@ export interface RouteStep {
   model: string;
   fallback: boolean;
   deployments: PoolDeployment[];
+  /**
+   * A fallback whose list prices differ from the model asked for: per unit, its prices minus that
+   * model's (micro-dollars, shared/limits/usage-cost.ts priceDelta). When it serves, the usage event
+   * states the difference in `units.cost_micros`, so the request is billed at the model that served.
+   * Absent (same prices, or a job from an older pod): billed at the model asked for.
+   */
+  priceDelta?: { input_token?: number; output_token?: number; audio_second?: number };
 }
 
 /** A job served from a model pool (workers/routing): chat, embeddings, rerank, images, transcription and decisions. */

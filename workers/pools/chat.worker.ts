@@ -20,6 +20,7 @@ import type { CancelSignal } from '../../shared/cancel-source';
 import { detailTokens } from './detail-tokens';
 import { sameClaudeModel, withoutOtherModelsThinking } from '../providers/anthropic/other-model-thinking';
 import { merged } from '../../shared/merged';
+import { servedPriceMicros } from '../../shared/limits/usage-cost';
 
 /** One attempt on one deployment: picks the adapter for the deployment's wire family. */
 async function runChat(job: ChatJob, t: UpstreamTarget, signal: CancelSignal, emit: (c: string) => void) {
@@ -96,11 +97,14 @@ export function startChatWorkers(rt: WorkerRuntime): Worker[] {
     const d = job.data;
     const routed = await routeRequest(state, d, ctx.signal, ctx.emit, (dep, emit, step) => runChat(step.fallback ? onFallback(d, dep) : d, dep, ctx.signal, emit), ctx.span, ctx.route);
     const { outcome } = routed;
+    // a fallback with other prices than the model asked for: the difference goes on the event, billed at the model that served
+    const repriced = servedPriceMicros(outcome.usage, routed.step.priceDelta);
     ctx.usage('chat', {
       inputTokens: outcome.usage.inputTokens,
       outputTokens: outcome.usage.outputTokens,
       passthrough: !!d.target.sealedCallerKey,
       deployment: routed.deployment,
+      ...(repriced ? { units: { cost_micros: repriced } } : {}),
       ...detailTokens(outcome.response ?? { usage: outcome.streamedUsage }),
     });
     // the route set on the answer itself (this job's own), not on a spread's copy (shared/merged.ts)

@@ -33,6 +33,8 @@ export interface Routed<O extends AttemptOutcome> {
   meta: RouteMeta;
   /** The usage event's `deployment`: the name, prefixed with the model when a fallback served. */
   deployment: string;
+  /** The model that served (the pool asked for, or a fallback, with its `priceDelta`). */
+  step: RouteStep;
 }
 
 /**
@@ -151,7 +153,7 @@ export async function routeRequest<O extends AttemptOutcome>(
         // publish follows on the same connection, so the settle is applied first; on a cluster the
         // two may go to different nodes, and the settle can land a round trip after the answer.
         void state.settle(pick.lease, verdictOf('up'), undefined, outcome.usage.inputTokens + outcome.usage.outputTokens).catch((err) => logger.warn({ err }, 'pool settle failed'));
-        return { outcome, meta: m, deployment: step.fallback ? `${step.model}/${d.name}` : d.name };
+        return { outcome, meta: m, deployment: step.fallback ? `${step.model}/${d.name}` : d.name, step };
       } catch (err) {
         const f = classify(err, signal);
         attempt.fail(f.class);

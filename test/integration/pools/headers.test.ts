@@ -78,7 +78,7 @@ describe('model pools: x-service-deployment and x-service-attempts on every chat
       expect(up.received, 'the failure came before any upstream call').to.have.length(0);
       await usageSettled();
       const rows = await db().query<{ deployment: string | null; attempts: number }>('SELECT deployment, attempts FROM request_logs WHERE request_id = :id', { type: QueryTypes.SELECT, replacements: { id: r.headers.get('x-service-request-id') } });
-      expect(rows.map((x) => [x.deployment, x.attempts]), 'the failed request’s log row names them too').to.deep.equal([['odd', 3]]);
+      expect(rows.map((x) => [x.deployment, x.attempts]), 'the failed request’s log row names them too (the fallback model before its deployment, as on a usage event)').to.deep.equal([[`${fallback}/odd`, 3]]);
     });
   });
 });
