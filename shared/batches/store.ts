@@ -166,7 +166,10 @@ export async function activeBatches(): Promise<BatchRow[]> {
 
 /**
  * Claims up to `n` pending lines of a batch for `runner` (SKIP LOCKED, so two runners never take the
- * same line), and takes back lines whose runner stopped refreshing its claim (`staleMs`).
+ * same line), and takes back lines whose runner stopped refreshing its claim (`staleMs`); only while
+ * the batch is `in_progress` and within its window: a runner feeds a batch from the row it read at its last pass, and a line
+ * that ends feeds its batch again at once, so without this a batch cancelled (or expired) since went on
+ * starting lines that should have been canceled (expired), until the next pass closed them.
  */
 export async function claimLines(batchId: string, runner: string, n: number, staleMs: number): Promise<LineRow[]> {
   return db().query<LineRow>(
@@ -174,6 +177,7 @@ export async function claimLines(batchId: string, runner: string, n: number, sta
       WHERE (l.batch_id, l.idx) IN (
         SELECT batch_id, idx FROM batch_lines
          WHERE batch_id = :batchId AND (state = 'pending' OR (state = 'running' AND claimed_at < now() - (:staleMs || ' milliseconds')::interval))
+           AND EXISTS (SELECT 1 FROM batches b WHERE b.id = :batchId AND b.status = 'in_progress' AND b.expires_at > now())
          ORDER BY idx LIMIT :n FOR UPDATE SKIP LOCKED)
       RETURNING l.batch_id, l.idx, l.custom_id, l.body, l.state, l.attempt, l.upstream_waits`,
     { type: QueryTypes.SELECT, replacements: { batchId, runner, n, staleMs: String(staleMs) } },

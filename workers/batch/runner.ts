@@ -54,6 +54,12 @@ export class BatchRunner {
   /** Batches this runner knows paused (pauseBatch, in Redis for every runner): no new line before this time (ms), no Redis read meanwhile. */
   private readonly pausedUntil = new Map<string, number>();
   readonly id: string;
+  /**
+   * For tests: awaited in `finalize` once the results are written (an OpenAI batch's files), right
+   * before the batch moves to its final status, so a test can cancel at that point (the race of a
+   * cancel with the end, message-batch-cancel-race.test.ts). Unset in service.
+   */
+  beforeEnd?: (b: BatchRow, from: store.BatchStatus, to: store.BatchStatus) => Promise<void>;
 
   /** BATCH_* settings, with `overrides` on top (tests shorten the claim takeover). */
   private get cfg(): Config['batches'] {
@@ -320,6 +326,9 @@ export class BatchRunner {
         await saveFile(extra.error_file_id as string, owner, 'batch_output', `${b.id}_error.jsonl`, Buffer.from(bad.map((l) => openaiResultLine(b, l)).join('\n') + '\n'), b.output_expires_after_seconds);
       }
     }
+    await this.beforeEnd?.(b, from, to);
+    // conditional: a Message Batch cancelled meanwhile (`finalizing` to `cancelling`) is not completed
+    // here; the next pass ends it `cancelled`, its lines as they are (all finished)
     await store.transition(b.id, [from], to, extra);
   }
 }

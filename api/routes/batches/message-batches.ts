@@ -82,11 +82,15 @@ async function list(req: Request, res: Response): Promise<void> {
 /**
  * `canceling` at once (again: the batch as it is). Anthropic's document: "Batches may be canceled
  * any time before processing ends"; an ended batch is 400 invalid_request_error (the type Anthropic
- * gives 4xx it does not name), as deleting one still processing is.
+ * gives 4xx it does not name), as deleting one still processing is. A batch `finalizing` (every line
+ * finished, the runner about to end it; shown `in_progress`, Anthropic having no such state) has not
+ * ended either: it becomes `canceling` and then ends, its lines keeping their results. Before, that
+ * cancel answered the batch still `in_progress` with no `cancel_initiated_at` and was dropped.
+ * Whichever of this update and the runner's end comes first wins (both are conditional on the status).
  */
 async function cancel(req: Request, res: Response): Promise<void> {
   const b = await owned(req);
-  if (!(await store.transition(b.id, ['in_progress'], 'cancelling'))) {
+  if (!(await store.transition(b.id, ['in_progress', 'finalizing'], 'cancelling'))) {
     const now = (await store.batchById(b.id))!;
     if (isEnded(now)) throw new ApiError(400, 'batch_not_cancellable', `Message Batch ${b.id} has ended; only a batch still processing can be canceled.`);
   }
