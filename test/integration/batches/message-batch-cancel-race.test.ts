@@ -20,11 +20,10 @@ type Batch = Anthropic.Messages.MessageBatch;
  */
 describe('Message Batches: a cancel racing the end of the batch', function () {
   this.timeout(60_000);
-  let o: TestOrg;
   let client: Anthropic;
   let worker: BatchWorker;
   before(async () => {
-    o = await buildOrg(env().redis);
+    const o: TestOrg = await buildOrg(env().redis);
     client = new Anthropic({ apiKey: o.key, baseURL: env().gw.url, maxRetries: 0 });
     // one line in flight, and no pass but the test's own
     worker = await startBatchWorker({ pollMs: 3_600_000, linesInFlight: 1 });
