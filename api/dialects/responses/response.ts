@@ -87,9 +87,34 @@ export function responseObject(f: ResponseFrame, output: OutputItem[], finish: F
   };
 }
 
-/** A function tool as the Response echoes it: OpenAI's FunctionTool always carries `strict` (null when not asked). */
-function echoedTool(t: Record<string, unknown>): Record<string, unknown> {
-  return t.type === 'function' ? { ...t, strict: t.strict ?? null, parameters: t.parameters ?? null } : t;
+/** OpenAI's approximate location as a Response echoes it: its five fields, those not given null (`country` too: the gateway assumes none). */
+function echoedLocation(l: unknown): Record<string, unknown> {
+  const given = (l && typeof l === 'object' ? l : {}) as Record<string, unknown>;
+  return { type: 'approximate', city: given.city ?? null, country: given.country ?? null, region: given.region ?? null, timezone: given.timezone ?? null };
+}
+
+/**
+ * A tool as the Response echoes it, OpenAI's defaults filled in as OpenAI's own Responses echo them
+ * (the vendored openapi document's examples, and recorded OpenAI answers):
+ * - `function` (FunctionTool, which requires `strict` and `parameters`): `strict` as sent, else
+ *   `false`, the mode the gateway runs it in (an omitted strict is not sent upstream: non-strict
+ *   function calling, OpenAI's fallback for a schema it cannot make strict); `parameters` null when not sent;
+ * - `web_search` and its dated variants (WebSearchTool): `filters` (null when not sent),
+ *   `search_context_size` (`medium`), `user_location` (an approximate location of five fields);
+ * - `web_search_preview…` (WebSearchPreviewTool): `search_context_size` and `user_location` the same way.
+ * Other tools (custom, namespace, tool_search, apply_patch, shell, local_shell) have no such
+ * defaults in OpenAI's document and are echoed as sent.
+ */
+export function echoedTool(t: Record<string, unknown>): Record<string, unknown> {
+  const type = String(t.type);
+  if (type === 'function') return { ...t, strict: typeof t.strict === 'boolean' ? t.strict : false, parameters: t.parameters ?? null };
+  if (!type.startsWith('web_search')) return t;
+  const preview = type.startsWith('web_search_preview');
+  const out: Record<string, unknown> = preview ? { type, search_context_size: 'medium', ...t } : { type, filters: null, search_context_size: 'medium', ...t };
+  out.search_context_size = t.search_context_size ?? 'medium';
+  out.user_location = echoedLocation(t.user_location);
+  if (!preview) out.filters = t.filters ?? null;
+  return out;
 }
 
 /**

@@ -44,10 +44,18 @@ export const anthropicFetchTool = Joi.object({
   .oxor('allowed_domains', 'blocked_domains')
   .messages({ 'object.oxor': "Use either 'allowed_domains' or 'blocked_domains' in a tool, not both." });
 
-/** OpenAI's hosted `web_search*` tool on the responses API. */
+/**
+ * OpenAI's hosted `web_search*` tool on the responses API. Its location's `type` is required on a
+ * `web_search_preview*` tool (ApproximateLocation) and optional on `web_search` and its dated
+ * variants (WebSearchApproximateLocation, openai-node's WebSearchTool.UserLocation: `type?`).
+ */
 export const openaiSearchTool = Joi.object({
   type: Joi.string().required(),
-  user_location: userLocationSchema,
+  user_location: Joi.when('type', {
+    is: Joi.string().pattern(/^web_search_preview/),
+    then: userLocationSchema,
+    otherwise: userLocationSchema.fork(['type'], (t) => t.optional()),
+  }),
   filters: Joi.object({ allowed_domains: domains }).unknown(true).allow(null),
   search_context_size: Joi.string().valid('low', 'medium', 'high'),
 }).unknown(true);

@@ -13,6 +13,7 @@ import { storableCopy } from '../../../shared/http/json-checks';
 import { conversationMessages, conversationNotFound } from '../responses/conversation';
 import { includeOf, shownItem } from '../responses/include';
 import { inputItem } from '../responses/schema';
+import { itemNotFound, withReferencedItems } from '../responses/item-reference';
 import { refuseUnknownFields, validate } from '../../validate';
 import {
   addConversationItems,
@@ -46,11 +47,11 @@ function onlyFields(body: Json, allowed: readonly string[]): Json {
 }
 
 /**
- * A request's `items` as the conversation keeps them: each an input item (an object with a `type`,
- * or a message with a `role`), given an id and a message its status and content parts
- * (dialects/responses/input-items.ts); 1 to 20 of them (0 allowed at creation), no id twice.
+ * A request's `items`, checked: each an input item (an object with a `type`, a message with a
+ * `role`, or an item reference: `{id}` alone, OpenAI's ItemReference with its `type` left out), each
+ * item's own fields as POST /v1/responses checks them; 1 to 20 of them (0 allowed at creation).
  */
-function itemsOf(v: unknown, allowNone: boolean, orgId: string): Json[] {
+function checkedItems(v: unknown, allowNone: boolean): ResponsesItem[] {
   if (v === undefined || v === null) {
     if (allowNone) return [];
     throw invalid("'items' is required: an array of 1 to 20 input items.", 'items');
@@ -60,14 +61,26 @@ function itemsOf(v: unknown, allowNone: boolean, orgId: string): Json[] {
   v.forEach((it, i) => {
     if (!it || typeof it !== 'object' || Array.isArray(it)) throw invalid(`'items[${i}]' must be an object.`, `items[${i}]`);
     const o = it as Json;
-    if (o.type === undefined && typeof o.role !== 'string') throw invalid(`'items[${i}]' needs a 'type' (or a message's 'role').`, `items[${i}]`);
+    if (o.type === undefined && typeof o.role !== 'string' && o.id === undefined) throw invalid(`'items[${i}]' needs a 'type' (or a message's 'role').`, `items[${i}]`);
     if (o.type !== undefined && typeof o.type !== 'string') throw invalid(`'items[${i}].type' must be a string.`, `items[${i}].type`);
   });
-  // each item's own fields as POST /v1/responses checks them (a message's parts, a call's ids...), named under `items`
+  // each item's own fields as POST /v1/responses checks them (a message's parts, a call's ids, a reference's id...), named under `items`
   validate(Joi.object({ items: Joi.array().items(inputItem) }), { items: v });
-  const items = storableCopy(inputItemsOf(v as ResponsesItem[]));
+  return v as ResponsesItem[];
+}
+
+/**
+ * Checked items (checkedItems) as the conversation keeps them: an item reference replaced by the
+ * stored item it names, as POST /v1/responses replaces it (item-reference.ts: a response's or
+ * conversation's item in the request's org and project scope; an id found nowhere is 404
+ * `item_not_found` naming `items`); each item given an id and a message its status and content parts
+ * (dialects/responses/input-items.ts); no id twice.
+ */
+async function storedItems(req: Request, sent: ResponsesItem[]): Promise<Json[]> {
+  const resolved = await withReferencedItems(req, sent, (id) => itemNotFound(id, undefined, 'items'));
+  const items = storableCopy(inputItemsOf(resolved));
   // refused now, not when a response reads them: an item no response could continue from
-  conversationMessages(items, orgId);
+  conversationMessages(items, req.auth!.orgId);
   const ids = new Set<string>();
   for (const it of items) {
     if (ids.has(String(it.id))) throw invalid(`Item id '${String(it.id)}' is given twice.`, 'items');
@@ -89,7 +102,7 @@ const listOf = (data: Json[], hasMore: boolean) => ({ object: 'list', data, firs
 async function create(req: Request, res: Response): Promise<void> {
   const body = onlyFields((req.body ?? {}) as Json, ['items', 'metadata']);
   const metadata = checkMetadata(body.metadata);
-  const items = itemsOf(body.items, true, req.auth!.orgId);
+  const items = await storedItems(req, checkedItems(body.items, true));
   const a = req.auth!;
   const row = await createConversation({ orgId: a.orgId, id: newId('conv'), projectId: a.projectId, apiKeyId: a.keyId, metadata }, items);
   res.json(conversationObject(row));
@@ -107,9 +120,10 @@ async function update(req: Request, res: Response): Promise<void> {
 async function addItems(req: Request, res: Response): Promise<void> {
   const id = String(req.params.id);
   const include = includeOf(req);
-  const items = itemsOf(onlyFields((req.body ?? {}) as Json, ['items']).items, false, req.auth!.orgId);
-  // found first: another project's conversation answers 404, not whether it holds an item id
+  const sent = checkedItems(onlyFields((req.body ?? {}) as Json, ['items']).items, false);
+  // found first: another project's conversation answers 404, not whether it holds an item id (nor whether a referenced item exists)
   await conversationOf(req);
+  const items = await storedItems(req, sent);
   const [held] = await heldItemIds(req.auth!.orgId, id, items.map((it) => String(it.id)));
   if (held !== undefined) throw invalid(`The conversation already has an item with id '${held}'.`, 'items');
   if (!(await addConversationItems(req.auth!, id, items))) throw conversationNotFound(id);
@@ -126,19 +140,19 @@ async function listItems(req: Request, res: Response): Promise<void> {
   res.json(listOf(page.items.map((it) => shownItem(it, include)), page.hasMore));
 }
 
-const itemNotFound = (id: string) => new ApiError(404, 'item_not_found', `Item with id '${id}' not found.`, { param: 'item_id' });
+const pathItemNotFound = (id: string) => new ApiError(404, 'item_not_found', `Item with id '${id}' not found.`, { param: 'item_id' });
 
 async function getItem(req: Request, res: Response): Promise<void> {
   const include = includeOf(req);
   await conversationOf(req);
   const item = await findConversationItem(req.auth!.orgId, String(req.params.id), String(req.params.itemId));
-  if (!item) throw itemNotFound(String(req.params.itemId));
+  if (!item) throw pathItemNotFound(String(req.params.itemId));
   res.json(shownItem(item, include));
 }
 
 async function deleteItem(req: Request, res: Response): Promise<void> {
   const row = await conversationOf(req);
-  if (!(await deleteConversationItem(req.auth!.orgId, row.id, String(req.params.itemId)))) throw itemNotFound(String(req.params.itemId));
+  if (!(await deleteConversationItem(req.auth!.orgId, row.id, String(req.params.itemId)))) throw pathItemNotFound(String(req.params.itemId));
   res.json(conversationObject(row));
 }
 

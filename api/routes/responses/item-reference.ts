@@ -17,25 +17,33 @@ export function isItemReference(item: ResponsesItem): boolean {
  * OpenAI's answer to a reference it has no item for: 404 naming `input`, in its words (with its
  * advice when the request itself is not stored, as OpenAI adds it).
  */
-export function itemNotFound(id: string, store: boolean | null | undefined): ApiError {
+export function itemNotFound(id: string, store: boolean | null | undefined, param = 'input'): ApiError {
   const advice = store === false ? ' Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.' : '';
-  return new ApiError(404, 'item_not_found', `Item with id '${id}' not found.${advice}`, { param: 'input' });
+  return new ApiError(404, 'item_not_found', `Item with id '${id}' not found.${advice}`, { param });
 }
 
 /**
- * A request's `input` with each item reference replaced by the item it names: an output or input
- * item of a response stored by the request's org and project scope (shared/tenancy/store-scope.ts),
- * or an item of one of its conversations (shared/responses/item-lookup.ts), as it was stored. An id
- * found nowhere is OpenAI's 404, before anything is sent or billed. One lookup for all the request's
- * references; an input without any is returned as it is.
+ * `items` with each item reference replaced by a copy of the item it names: an output or input item
+ * of a response stored by the request's org and project scope (shared/tenancy/store-scope.ts), or an
+ * item of one of its conversations (shared/responses/item-lookup.ts), as it was stored. An id found
+ * nowhere is `notFound(id)`. One lookup for all the references; a list without any is returned as it is.
+ */
+export async function withReferencedItems(req: Request, items: ResponsesItem[], notFound: (id: string) => ApiError): Promise<ResponsesItem[]> {
+  if (!items.some(isItemReference)) return items;
+  const ids = items.filter(isItemReference).map((i) => String(i.id));
+  const found = await findReferencedItems(req.auth!, ids);
+  const missing = ids.find((id) => !found.has(id));
+  if (missing !== undefined) throw notFound(missing);
+  // a copy for each place, so that an item referenced twice is two objects (notePlaces keys on them)
+  return items.map((i) => (isItemReference(i) ? (structuredClone(found.get(String(i.id))) as ResponsesItem) : i));
+}
+
+/**
+ * A request's `input` with each item reference replaced by the item it names (withReferencedItems).
+ * An id found nowhere is OpenAI's 404 naming `input`, before anything is sent or billed.
  */
 export async function resolveItemReferences<T extends { input?: string | ResponsesItem[] | null; store?: boolean | null }>(req: Request, body: T): Promise<void> {
   const input = body.input;
   if (!Array.isArray(input) || !input.some(isItemReference)) return;
-  const ids = input.filter(isItemReference).map((i) => String(i.id));
-  const found = await findReferencedItems(req.auth!, ids);
-  const missing = ids.find((id) => !found.has(id));
-  if (missing !== undefined) throw itemNotFound(missing, body.store);
-  // a copy for each place, so that an item referenced twice is two objects (notePlaces keys on them)
-  body.input = input.map((i) => (isItemReference(i) ? (structuredClone(found.get(String(i.id))) as ResponsesItem) : i));
+  body.input = await withReferencedItems(req, input, (id) => itemNotFound(id, body.store));
 }

@@ -5,6 +5,7 @@ import { env } from '../../helpers/harness';
 import { twoProjects } from '../../helpers/openai-org';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
+import { expectOpenAI } from '../../helpers/conformance';
 import { usageSettled } from '../../helpers/usage';
 import { StoredResponse, UsageEvent } from '../../../shared/db/models';
 import { db } from '../../../shared/db/sequelize';
@@ -26,6 +27,12 @@ function expectNotFound(err: unknown, id: string, what: string): void {
     type: 'invalid_request_error',
     message: `404 Item with id '${id}' not found.`,
   });
+}
+
+function expectNotFoundIn(err: unknown, id: string): void {
+  expect(err).to.be.instanceOf(OpenAI.APIError);
+  const e = err as InstanceType<typeof OpenAI.APIError>;
+  expect({ status: e.status, code: e.code, param: e.param, message: e.message }).to.deep.equal({ status: 404, code: 'item_not_found', param: 'items', message: `404 Item with id '${id}' not found.` });
 }
 
 /**
@@ -150,6 +157,63 @@ describe('responses: item references', () => {
     expect(sentKnown - sent).to.equal(1);
     await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: o.org.id } }), 'only the known response was billed').to.equal(billed + 1);
+  });
+
+  it('a conversation takes item references as POST /v1/responses does: created with one, items added by id (`type` left out too), then continued with them', async () => {
+    const first = await projectA.responses.create({ model: 'sim-chat', input: 'please call the tool for dogs', tools });
+    const fc = first.output.find((i) => i.type === 'function_call') as OpenAI.Responses.ResponseFunctionToolCall;
+    const [asked] = (await projectA.responses.inputItems.list(first.id)).data;
+    const conv = await projectA.conversations.create({ items: [ref(asked.id)] });
+    const added = await projectA.conversations.items.create(conv.id, {
+      items: [{ id: fc.id } as unknown as OpenAI.Responses.ResponseInputItem, { type: 'function_call_output', call_id: fc.call_id, output: '{"dogs": 3}' }],
+    });
+    expectOpenAI('ConversationItemList', added);
+    // the stored items themselves, under their ids
+    expect(added.data[0]).to.deep.include({ id: fc.id, type: 'function_call', call_id: fc.call_id, name: 'lookup', arguments: fc.arguments, status: 'completed' });
+    expect(added.data[1]).to.deep.include({ type: 'function_call_output', call_id: fc.call_id, output: '{"dogs": 3}' });
+    const listed = (await projectA.conversations.items.list(conv.id, { order: 'asc' })).data as unknown as Array<Record<string, unknown>>;
+    expect(listed.map((i) => i.id)).to.deep.equal([asked.id, fc.id, added.data[1].id]);
+    expect(listed[0]).to.deep.include({ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'please call the tool for dogs' }] });
+    // (the org-wide key reaches the project's conversation and item) an item the conversation already holds is refused, as an item sent twice with its id is
+    await client.conversations.items.create(conv.id, { items: [ref(fc.id!)] }).then(
+      () => expect.fail('an item the conversation holds is not added twice'),
+      (e: InstanceType<typeof OpenAI.APIError>) => expect([e.status, e.code, e.param]).to.deep.equal([400, 'invalid_request', 'items']),
+    );
+    const answer = await projectA.responses.create({ model: 'sim-chat', tools, conversation: conv.id });
+    expect(answer.status).to.equal('completed');
+    expect(sentMessages()).to.deep.equal([
+      { role: 'user', content: 'please call the tool for dogs' },
+      { role: 'assistant', content: null, tool_calls: [{ id: fc.call_id, type: 'function', function: { name: 'lookup', arguments: fc.arguments } }] },
+      { role: 'tool', tool_call_id: fc.call_id, content: '{"dogs": 3}' },
+    ]);
+  });
+
+  it("a conversation's unknown, another organization's or another project's item reference is OpenAI's 404 naming items, and nothing is added", async () => {
+    const mine = await projectA.responses.create({ model: 'sim-chat', input: 'project a only' });
+    const theirs = await otherOrg.conversations.create();
+    const inB = await projectB.conversations.create();
+    const inA = await projectA.conversations.create({ items: [{ type: 'message', role: 'user', content: 'kept' }] });
+    const id = mine.output[0].id!;
+    const notFound = (ref: string) => ({ error: { code: 'item_not_found', message: `Item with id '${ref}' not found.`, type: 'invalid_request_error', param: 'items' } });
+    for (const [key, conv, who] of [[s.keyA, inA.id, 'unknown'], [s.keyB, inB.id, 'another project']] as const) {
+      const ids = who === 'unknown' ? 'msg_nope' : id;
+      const r = await call('POST', `/v1/conversations/${conv}/items`, { headers: keyHeader(key), json: { items: [{ type: 'message', role: 'user', content: 'x' }, { type: 'item_reference', id: ids }] } });
+      expect([r.status, r.body], who).to.deep.equal([404, notFound(ids)]);
+      const created = await call('POST', '/v1/conversations', { headers: keyHeader(key), json: { items: [{ id: ids }] } });
+      expect([created.status, created.body], `${who}, at creation`).to.deep.equal([404, notFound(ids)]);
+    }
+    expectNotFoundIn(await outcome(otherOrg.conversations.items.create(theirs.id, { items: [ref(id)] })), id);
+    for (const [c, conv] of [[projectA, inA.id], [projectB, inB.id], [otherOrg, theirs.id]] as const) {
+      expect((await c.conversations.items.list(conv)).data.length, 'nothing was added').to.equal(conv === inA.id ? 1 : 0);
+    }
+    // a malformed reference is the same 400 as on POST /v1/responses, naming its place under items
+    for (const bad of [{ type: 'item_reference' }, { type: 'item_reference', id: 5 }, { id: '' }]) {
+      const r = await call('POST', `/v1/conversations/${inA.id}/items`, { headers: keyHeader(s.keyA), json: { items: [{ role: 'user', content: 'x' }, bad] } });
+      expect([r.status, r.body.error.code, r.body.error.param], JSON.stringify(bad)).to.deep.equal([400, 'invalid_request', 'items[1].id']);
+    }
+    // another project's conversation is not found before any reference is looked up
+    const hidden = await call('POST', `/v1/conversations/${inA.id}/items`, { headers: keyHeader(s.keyB), json: { items: [{ type: 'item_reference', id: 'msg_nope' }] } });
+    expect([hidden.status, hidden.body.error.code]).to.deep.equal([404, 'conversation_not_found']);
   });
 
   it("the lookups read the indexes of migration 0045, not the org's rows, in an org with many stored responses and conversation items", async () => {
