@@ -101,13 +101,15 @@ function echoedLocation(l: unknown): Record<string, unknown> {
  *   function calling, OpenAI's fallback for a schema it cannot make strict); `parameters` null when not sent;
  * - `web_search` and its dated variants (WebSearchTool): `filters` (null when not sent),
  *   `search_context_size` (`medium`), `user_location` (an approximate location of five fields);
- * - `web_search_preview…` (WebSearchPreviewTool): `search_context_size` and `user_location` the same way.
- * Other tools (custom, namespace, tool_search, apply_patch, shell, local_shell) have no such
- * defaults in OpenAI's document and are echoed as sent.
+ * - `web_search_preview…` (WebSearchPreviewTool): `search_context_size` and `user_location` the same way;
+ * - `namespace` (NamespaceToolParam, which requires a string `description`): `""` when not sent.
+ * Other tools (custom, tool_search, apply_patch, shell, local_shell) have no such defaults in
+ * OpenAI's document and are echoed as sent.
  */
 export function echoedTool(t: Record<string, unknown>): Record<string, unknown> {
   const type = String(t.type);
   if (type === 'function') return { ...t, strict: typeof t.strict === 'boolean' ? t.strict : false, parameters: t.parameters ?? null };
+  if (type === 'namespace') return { ...t, description: typeof t.description === 'string' ? t.description : '' };
   if (!type.startsWith('web_search')) return t;
   const preview = type.startsWith('web_search_preview');
   const out: Record<string, unknown> = preview ? { type, search_context_size: 'medium', ...t } : { type, filters: null, search_context_size: 'medium', ...t };

@@ -139,6 +139,15 @@ describe('responses: echoed tools', () => {
     expect(fn.strict).to.equal(false);
   });
 
+  it('a namespace always has its description (NamespaceToolParam requires one): "" when not sent', async () => {
+    const members = [{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: {} } }];
+    const tools = await echoed({ model: 'sim-chat', input: 'hello', tools: [{ type: 'namespace', name: 'crm', tools: members }, { type: 'namespace', name: 'web', description: null, tools: members }] });
+    expect(tools).to.deep.equal([
+      { type: 'namespace', name: 'crm', description: '', tools: members },
+      { type: 'namespace', name: 'web', description: '', tools: members },
+    ]);
+  });
+
   it('other tools are echoed as sent', async () => {
     const tools = [{ type: 'custom', name: 'apply_patch', description: 'patch' }, { type: 'local_shell' }];
     expect(await echoed({ model: 'sim-chat', input: 'hello', tools })).to.deep.equal(tools);
