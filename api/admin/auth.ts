@@ -2,7 +2,7 @@ import type { Request, Response, NextFunction } from 'express';
 import type { RedisClient } from '../../shared/redis/connection';
 import { authFailure } from '../../shared/auth/auth-failures';
 import { ApiError } from '../../shared/errors/ApiError';
-import { bearerChallenge, errors } from '../../shared/errors/codes';
+import { bearerChallenge, errors, scopeChallenge } from '../../shared/errors/codes';
 import { INFERENCE_PREFIX, PLATFORM_PREFIX } from '../../shared/auth/apiKeys';
 import { accessFor, allows, familyOf, isPlatformAdminPath } from '../../shared/platform/families';
 import { ADMIN_TOKEN_PREFIX, authenticateSecret } from '../../shared/platform/keys';
@@ -55,7 +55,9 @@ async function guard(redis: RedisClient, req: Request, next: NextFunction): Prom
   if (!family) throw errors.notFound(`No route for ${req.method} /admin/v1${req.path}.`);
   const access = accessFor(req.method);
   if (!allows(principal.scopes, family, access)) {
-    throw new ApiError(403, 'insufficient_scope', `This key lacks the scope ${family}:${access}${access === 'read' ? ` (or ${family}:write)` : ''}.`);
+    throw new ApiError(403, 'insufficient_scope', `This key lacks the scope ${family}:${access}${access === 'read' ? ` (or ${family}:write)` : ''}.`, {
+      headers: scopeChallenge(`${family}:${access}`),
+    });
   }
   req.admin = { principal, family };
   next();

@@ -20,6 +20,14 @@ export function bearerChallenge(presented: boolean): Record<string, string> {
 }
 
 /**
+ * The challenge of a 403 for a valid credential without the scope a request needs (RFC 6750 §3.1
+ * `insufficient_scope`, with the `scope` attribute naming what would serve it, §3).
+ */
+export function scopeChallenge(scope: string): Record<string, string> {
+  return { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scope}"` };
+}
+
+/**
  * The header of a 429 no wait can cure (a request no minute of its rate limit can serve, a spent
  * search quota): the OpenAI and Anthropic SDKs obey it instead of retrying in vain; it carries no
  * Retry-After (the spec's retryable 429 is one with it). The batch runner reads it too (mayRetry).

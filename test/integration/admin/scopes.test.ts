@@ -57,12 +57,17 @@ describe('management API: scopes per family', () => {
       for (const path of probe.reads) {
         expect((await adminCall(admin.url, keys[`${family}:read`], 'GET', v1(path))).status, path).to.equal(200);
         expect((await adminCall(admin.url, keys[`${family}:write`], 'GET', v1(path))).status, path).to.equal(200);
-        expectDenied(await adminCall(admin.url, keys[other], 'GET', v1(path)), 403, 'insufficient_scope');
+        const denied = await adminCall(admin.url, keys[other], 'GET', v1(path));
+        expectDenied(denied, 403, 'insufficient_scope');
+        // RFC 6750 §3.1: the challenge names the error and the scope that would serve the request
+        expect(denied.headers.get('www-authenticate')).to.equal(`Bearer error="insufficient_scope", scope="${family}:read"`);
       }
       const head = await fetch(`${admin.url}${v1(probe.reads[0])}`, { method: 'HEAD', headers: { authorization: `Bearer ${keys[`${family}:read`]}` } });
       expect(head.status).to.equal(200);
       const [method, path, body] = probe.write;
-      expectDenied(await adminCall(admin.url, keys[`${family}:read`], method, v1(path), body), 403, 'insufficient_scope');
+      const readOnly = await adminCall(admin.url, keys[`${family}:read`], method, v1(path), body);
+      expectDenied(readOnly, 403, 'insufficient_scope');
+      expect(readOnly.headers.get('www-authenticate')).to.equal(`Bearer error="insufficient_scope", scope="${family}:write"`);
       expectDenied(await adminCall(admin.url, keys[other], method, v1(path), body), 403, 'insufficient_scope');
       const allowed = await adminCall(admin.url, keys[`${family}:write`], method, v1(path), body);
       // past authorization, refused on its merits: read-only paths answer 405, empty bodies 400
