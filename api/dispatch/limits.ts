@@ -17,8 +17,9 @@ export const DEFAULT_OUTPUT_CAP = 4096;
 /**
  * The output caps a request names that its upstream obeys. Chat: `max_completion_tokens` and
  * `max_tokens`, which upstreams differ on (Anthropic, Gemini and Bedrock read max_completion_tokens;
- * Azure before 2024-09-01 and the presets whose field is max_tokens keep max_tokens; OpenAI refuses
- * both), so a request naming both is held at the larger. Legacy completions: `max_tokens` only, the
+ * Azure before 2024-09-01 and the presets whose field is max_tokens keep max_tokens). A chat request
+ * naming both is refused before this, as OpenAI refuses it (api/routes/chat/schema.ts,
+ * BOTH_MAX_TOKENS); a canonical body naming both anyway is held at the larger. Legacy completions: `max_tokens` only, the
  * one field of OpenAI's CreateCompletionRequest and the one every completions adapter reads (a
  * `max_completion_tokens` there is forwarded as an unknown field and caps nothing).
  */

@@ -6,6 +6,7 @@ import { keys } from '../../shared/redis/keys';
 import type { UsageRecord } from '../../shared/metering/usage';
 import { QueryTypes } from 'sequelize';
 import { db } from '../../shared/db/sequelize';
+import { UsageEvent } from '../../shared/db/models';
 
 /**
  * Waits until the usage outbox is empty: every usage event a worker added (with its result, so
@@ -18,6 +19,12 @@ export async function usageSettled(ms = 10_000): Promise<void> {
     return s.entries === 0 && s.pending === 0;
   }, ms, 10);
   if (!settled) throw new Error(`usage outbox not drained within ${ms} ms: ${JSON.stringify(await outboxStats(env().redis))}`);
+}
+
+/** The usage events the org has been billed, once the outbox is drained (usageSettled): equal before and after a refusal when nothing was billed. */
+export async function billedEvents(orgId: string): Promise<number> {
+  await usageSettled();
+  return UsageEvent.count({ where: { orgId } });
 }
 
 /**

@@ -9,7 +9,7 @@
  */
 import { isRecord } from '../../../shared/is-record';
 import { hasProtoKey } from '../../validate';
-import { SAFETY_IDENTIFIER_MAX, STOP_MAX, TOKEN_ID, TOOLS_MAX, plainBias } from './schema';
+import { REASONING_EFFORTS, SAFETY_IDENTIFIER_MAX, STOP_MAX, TOKEN_ID, TOOLS_MAX, VERBOSITIES, plainBias } from './schema';
 import { OPENAI_NAME } from '../openai-name';
 import { unpairedToolCall } from './tool-pairing';
 import { CHAT_SERVICE_TIERS } from './service-tier';
@@ -22,6 +22,8 @@ const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'func
 const intOrNull = (v: unknown, min: number, max = Number.MAX_SAFE_INTEGER) => v === undefined || v === null || (Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max && !Object.is(v, -0));
 /** Absent, null, or a finite number within [min, max] (not -0, which Joi returns as 0). */
 const numOrNull = (v: unknown, min: number, max: number) => v === undefined || v === null || (typeof v === 'number' && v >= min && v <= max && !Object.is(v, -0));
+/** Absent, null, or one of `values`. */
+const amongOrNull = (v: unknown, values: readonly string[]) => v === undefined || v === null || values.includes(v as string);
 /** Absent, null, or a boolean. */
 const boolOrNull = (v: unknown) => v === undefined || v === null || typeof v === 'boolean';
 
@@ -105,6 +107,9 @@ export function plainChatBody(body: unknown): Obj | undefined {
   if (!boolOrNull(body.store)) return undefined;
   if (so !== undefined && so !== null && !(isRecord(so) && (so.include_usage === undefined || typeof so.include_usage === 'boolean'))) return undefined;
   if (!intOrNull(body.max_tokens, 1) || !intOrNull(body.max_completion_tokens, 1) || !intOrNull(body.n, 1, 128)) return undefined;
+  // not both (schema.ts, BOTH_MAX_TOKENS); reasoning_effort and verbosity among OpenAI's values
+  if (body.max_tokens !== undefined && body.max_tokens !== null && body.max_completion_tokens !== undefined && body.max_completion_tokens !== null) return undefined;
+  if (!amongOrNull(body.reasoning_effort, REASONING_EFFORTS) || !amongOrNull(body.verbosity, VERBOSITIES)) return undefined;
   if (!numOrNull(body.temperature, 0, 2) || !numOrNull(body.top_p, 0, 1)) return undefined;
   if (!numOrNull(body.frequency_penalty, -2, 2) || !numOrNull(body.presence_penalty, -2, 2) || !intOrNull(body.top_logprobs, 0, 20)) return undefined;
   if (!boolOrNull(body.logprobs)) return undefined;

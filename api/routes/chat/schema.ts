@@ -100,6 +100,51 @@ const STREAM_OPTIONS_WITHOUT_STREAM = "The 'stream_options' parameter is only al
 const streamOptionsWithoutStream = refusedUnlessNull('streamOptions.withoutStream', STREAM_OPTIONS_WITHOUT_STREAM);
 const TOP_LOGPROBS_WITHOUT_LOGPROBS = "The 'top_logprobs' parameter is only allowed when 'logprobs' is enabled.";
 const topLogprobsWithoutLogprobs = refusedUnlessNull('topLogprobs.withoutLogprobs', TOP_LOGPROBS_WITHOUT_LOGPROBS);
+/**
+ * OpenAI refuses `max_tokens` beside `max_completion_tokens` (both not null): 400
+ * invalid_request_error, code `invalid_parameter_combination`, naming `max_tokens`, in these words
+ * (langchain-ai/langgraph issue 5943 quotes its body). The gateway sent both on to an
+ * OpenAI-compatible upstream (OpenAI refused them there, after a lane and a reservation were taken)
+ * and a translating adapter picked one. Null is absent.
+ */
+const BOTH_MAX_TOKENS = "Setting 'max_tokens' and 'max_completion_tokens' at the same time is not supported.";
+const maxTokensBesideMaxCompletion = Joi.any()
+  .custom((v, helpers) => (v === null ? v : helpers.error('maxTokens.both', { errorCode: 'invalid_parameter_combination' })))
+  .messages({ 'maxTokens.both': BOTH_MAX_TOKENS });
+
+/**
+ * OpenAI's ReasoningEffort and Verbosity (its API document, openai-node 7.60.0's `ReasoningEffort`
+ * and `verbosity`): a value outside them is refused as OpenAI refuses one, 400 invalid_request_error
+ * code `invalid_value` naming the field ("Invalid value: 'x'. Supported values are: 'low', 'medium',
+ * and 'high'."), a value not a string `invalid_type` ("Invalid type for 'verbosity': expected one of
+ * 'low', 'medium', or 'high', but got an integer instead."). Both went to an OpenAI-compatible
+ * upstream as sent (OpenAI refused them there), and a translating adapter mapped or refused them each
+ * its own way. Null is absent.
+ */
+export const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] as const;
+export const VERBOSITIES = ['low', 'medium', 'high'] as const;
+/** 'a', 'b', and 'c' (or `last` 'c'), as OpenAI lists the values it takes. */
+const listed = (values: readonly string[], last: string) => values.map((v, i) => (i === values.length - 1 && values.length > 1 ? `${last} '${v}'` : `'${v}'`)).join(', ');
+/** A JSON value's kind as OpenAI's "but got ... instead" names it. */
+function jsonKind(v: unknown): string {
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'an integer' : 'a decimal';
+  if (typeof v === 'boolean') return 'a boolean';
+  return typeof v === 'string' ? 'a string' : 'an object';
+}
+const oneOf = (values: readonly string[]) =>
+  Joi.any()
+    .custom((v, helpers) => {
+      if (v === null || values.includes(v as string)) return v;
+      const field = paramOf(helpers.state.path);
+      if (typeof v !== 'string') return helpers.error('oneOf.type', { errorCode: 'invalid_type', field, kind: jsonKind(v) });
+      return helpers.error('oneOf.value', { errorCode: 'invalid_value', value: v });
+    })
+    .messages({
+      'oneOf.value': `Invalid value: '{#value}'. Supported values are: ${listed(values, 'and')}.`,
+      'oneOf.type': `Invalid type for '{#field}': expected one of ${listed(values, 'or')}, but got {#kind} instead.`,
+    });
+
 /** `stream_options`: an object or null, on a streamed request only. */
 const streamOptions = Joi.object({ include_usage: Joi.boolean() }).unknown(true).allow(null).when('stream', { not: Joi.valid(true).required(), then: streamOptionsWithoutStream });
 
@@ -181,11 +226,14 @@ export const chatSchema = Joi.object({
   messages: Joi.array().items(message).min(1).custom(toolCallsPaired).messages(toolCallPairingMessages).required(),
   stream: Joi.boolean(),
   stream_options: streamOptions,
-  max_tokens: Joi.number().integer().min(1).allow(null),
+  // not both: OpenAI's invalid_parameter_combination naming max_tokens (BOTH_MAX_TOKENS)
+  max_tokens: Joi.number().integer().min(1).allow(null).when('max_completion_tokens', { is: Joi.any().required().invalid(null), then: maxTokensBesideMaxCompletion }),
   max_completion_tokens: Joi.number().integer().min(1).allow(null),
   temperature: Joi.number().min(0).max(2).allow(null),
   top_p: Joi.number().min(0).max(1).allow(null),
   n: Joi.number().integer().min(1).max(128).allow(null),
+  reasoning_effort: oneOf(REASONING_EFFORTS),
+  verbosity: oneOf(VERBOSITIES),
   // OpenAI's ranges; a number JSON cannot hold (1e309 parses to Infinity) is refused rather than sent on as null
   logprobs: Joi.boolean().allow(null),
   top_logprobs: Joi.number().integer().min(0).max(20).allow(null).when('logprobs', { not: Joi.valid(true).required(), then: topLogprobsWithoutLogprobs }),

@@ -9,7 +9,7 @@ interface ToolCall {
 
 interface Choice {
   index: number;
-  message: { role: string; content: string | null; refusal: string | null; tool_calls?: ToolCall[]; reasoning_content?: string; thinking_blocks?: unknown[] };
+  message: { role: string; content: string | null; refusal: string | null; annotations: unknown[]; tool_calls?: ToolCall[]; reasoning_content?: string; thinking_blocks?: unknown[] };
   finish_reason: string | null;
   logprobs: Logprobs | null;
 }
@@ -24,7 +24,8 @@ interface Logprobs {
  * The `chat.completion` a stream of `chat.completion.chunk`s adds up to, for a streamed request made
  * with `store: true` (what OpenAI stores for one): each choice's content, refusal and tool calls
  * (merged by their index, the arguments concatenated, the name and id as the last delta gave them, as
- * the official SDK's ChatCompletionStream takes them), the reasoning an upstream streamed
+ * the official SDK's ChatCompletionStream takes them), its `annotations` (those the deltas carried, else
+ * `[]`, as a JSON answer has them: refusal.ts), the reasoning an upstream streamed
  * (`reasoning_content` concatenated, a Claude upstream's signed `thinking_blocks` in order, as its
  * JSON answer has them), its finish reason, its log probabilities when
  * the request asked for them (each chunk's `logprobs.content` / `.refusal` entries in order, as the
@@ -55,7 +56,7 @@ export class StreamedCompletion {
     const index = Number(c.index ?? 0);
     let choice = this.choices.get(index);
     if (!choice) {
-      choice = { index, message: { role: 'assistant', content: null, refusal: null }, finish_reason: null, logprobs: null };
+      choice = { index, message: { role: 'assistant', content: null, refusal: null, annotations: [] }, finish_reason: null, logprobs: null };
       this.choices.set(index, choice);
     }
     const delta = (c.delta ?? {}) as Json;
@@ -64,6 +65,8 @@ export class StreamedCompletion {
     if (typeof delta.refusal === 'string') choice.message.refusal = (choice.message.refusal ?? '') + delta.refusal;
     if (typeof delta.reasoning_content === 'string') choice.message.reasoning_content = (choice.message.reasoning_content ?? '') + delta.reasoning_content;
     if (Array.isArray(delta.thinking_blocks)) (choice.message.thinking_blocks ??= []).push(...delta.thinking_blocks);
+    // an upstream's url_citation annotations, when its deltas carry them (a search model's, at the end of its text)
+    if (Array.isArray(delta.annotations)) choice.message.annotations.push(...delta.annotations);
     for (const t of (delta.tool_calls as Json[] | undefined) ?? []) {
       const calls = (choice.message.tool_calls ??= []);
       const at = Number(t.index ?? calls.length);
@@ -94,7 +97,7 @@ export class StreamedCompletion {
       .sort((a, b) => a.index - b.index)
       .map((c) => {
         const calls = c.message.tool_calls?.sort((a, b) => a.index - b.index).map((t) => ({ id: t.id, type: t.type, function: t.function }));
-        const message: Json = { role: c.message.role, content: c.message.content, refusal: c.message.refusal };
+        const message: Json = { role: c.message.role, content: c.message.content, refusal: c.message.refusal, annotations: c.message.annotations };
         if (calls?.length) message.tool_calls = calls;
         if (c.message.reasoning_content !== undefined) message.reasoning_content = c.message.reasoning_content;
         if (c.message.thinking_blocks) message.thinking_blocks = c.message.thinking_blocks;

@@ -5,9 +5,8 @@ import { openaiOrg } from '../../helpers/openai-org';
 import { call, keyHeader, type Reply } from '../../helpers/http';
 import { expectOpenAI } from '../../helpers/conformance';
 import { outcome } from '../../helpers/responses-background';
-import { usageSettled } from '../../helpers/usage';
+import { billedEvents } from '../../helpers/usage';
 import { addGeminiModels } from '../../helpers/gemini-model';
-import { UsageEvent } from '../../../shared/db/models';
 
 const msgs = [{ role: 'user' as const, content: 'hello' }];
 const STREAM_OPTIONS = "The 'stream_options' parameter is only allowed when 'stream' is enabled.";
@@ -38,10 +37,7 @@ describe('OpenAI refusals: stream_options without stream, top_logprobs without l
     expectOpenAI('ErrorResponse', r.body);
   }
 
-  async function billed(): Promise<number> {
-    await usageSettled();
-    return UsageEvent.count({ where: { orgId: s.o.org.id } });
-  }
+  const billed = () => billedEvents(s.o.org.id);
 
   it("stream_options without stream (absent or false) is OpenAI's 400 naming stream_options, on chat and legacy completions, every upstream kind; nothing sent or billed", async () => {
     const before = await billed();

@@ -49,7 +49,7 @@ describe('key controls: a budgeted request is sent with the output cap it was he
 
   for (const [name, extra] of [
     ['a cap above the model\'s', { max_tokens: 8000 }],
-    ['both caps above it', { max_tokens: 8000, max_completion_tokens: 9000 }],
+    ['a max_completion_tokens above it', { max_completion_tokens: 9000 }],
     ['no cap', {}],
   ] as Array<[string, Record<string, unknown>]>) {
     it(`${name}: the fallback is sent 100 and the key's spend stays within its budget`, async () => {

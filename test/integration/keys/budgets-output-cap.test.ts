@@ -68,17 +68,17 @@ describe('key controls: a budgeted request on a model without max_output_tokens 
     ]);
   });
 
-  it('a request naming both caps is held at the larger: an upstream that reads max_tokens (Azure before 2024-09-01, the max_tokens presets) never writes past the hold', async () => {
+  it('a request naming both caps is OpenAI\'s 400 invalid_parameter_combination before any hold; one cap is held at it and sent as the only cap an upstream that reads max_tokens (Azure before 2024-09-01) reads', async () => {
     const azure = await ScriptedUpstream.start('azure');
     try {
       const old = await azure.model({ prices: { input_token: 1, output_token: 1 }, settings: { api_version: '2024-06-01' } });
       azure.otherwise = () => ({ kind: 'json', body: completion({ content: 'long' }, 'length', { prompt_tokens: 10, completion_tokens: 5000, total_tokens: 5010 }) });
       const o = await buildOrg(env().redis);
-      // room for about 200 tokens: max_completion_tokens 1 fits, the 5,000 of max_tokens does not
+      // room for about 200 tokens: max_completion_tokens 1 fits (the 5,000 of max_tokens would not, were both taken)
       await updateKeyControls(env().redis, o.keyId, { budgetMicros: 200, budgetPeriod: 'day' });
       const both = { model: old, max_completion_tokens: 1, max_tokens: 5000, messages: [{ role: 'user', content: 'hi' }] };
       const r = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: both });
-      expect([r.status, r.body.error?.code], 'held at 5,000 output tokens, which do not fit').to.deep.equal([402, 'budget_exceeded']);
+      expect([r.status, r.body.error?.code], 'refused before the budget is asked').to.deep.equal([400, 'invalid_parameter_combination']);
       expect(azure.received, 'nothing sent').to.have.length(0);
       const one = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: old, max_completion_tokens: 1, messages: both.messages } });
       expect(one.status, 'one cap named: held at it').to.not.equal(402);

@@ -62,15 +62,15 @@ describe('Azure OpenAI: the output cap by API version', () => {
     }
   });
 
-  it('2024-06-01: a chat request with max_completion_tokens goes as max_tokens; one with both keeps the caller\'s max_tokens alone', async () => {
+  it('2024-06-01: a chat request with max_completion_tokens goes as max_tokens; one with both is OpenAI\'s 400 invalid_parameter_combination, nothing sent', async () => {
     up.reset();
     const one = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: models['2024-06-01'], max_completion_tokens: 33, messages: [{ role: 'user', content: 'hi' }] } });
     expect(one.status, one.text).to.equal(200);
     expect(sent().max_tokens).to.equal(33);
     expect(sent()).to.not.have.property('max_completion_tokens');
     const both = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: models['2024-06-01'], max_tokens: 12, max_completion_tokens: 33, messages: [{ role: 'user', content: 'hi' }] } });
-    expect(both.status, both.text).to.equal(200);
-    expect(sent().max_tokens).to.equal(12);
-    expect(sent()).to.not.have.property('max_completion_tokens');
+    expect(both.status, both.text).to.equal(400);
+    expect(both.body.error).to.include({ code: 'invalid_parameter_combination', param: 'max_tokens' });
+    expect(sent().max_tokens, 'the one before it was the last sent').to.equal(33);
   });
 });

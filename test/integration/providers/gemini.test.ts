@@ -307,7 +307,6 @@ describe('provider kind gemini', () => {
       ['logit_bias', { logit_bias: { 42: 5 } }],
       ['parallel_tool_calls', { tools: [lookup], parallel_tool_calls: false }],
       ['tools[0]', { tools: [{ type: 'custom', custom: { name: 'x' } }] }],
-      ['reasoning_effort', { reasoning_effort: 'extreme' }],
       ['messages[0].content[0].image_url', { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] }] }],
     ] as const) {
       const r = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'test-gemini', messages: m, ...extra } });

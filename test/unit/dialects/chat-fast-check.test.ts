@@ -70,6 +70,10 @@ function corpus(): unknown[] {
     { logit_bias: {} }, { logit_bias: { '50256': -100, '7': 100, '0': 0.5 } }, { logit_bias: { '50256': -101 } }, { logit_bias: { AI: 1 } }, { logit_bias: { '01': 1 } }, { logit_bias: { '-1': 1 } }, { logit_bias: { '1': '5' } }, { logit_bias: null }, { logit_bias: [] }, { logit_bias: 5 },
     { service_tier: 'flex' }, { service_tier: 'turbo' }, { service_tier: null }, { service_tier: 5 },
     { logprobs: true, top_logprobs: 2 }, { logprobs: false, top_logprobs: 2 }, { logprobs: null, top_logprobs: 0 }, { logprobs: true, top_logprobs: 21 }, { logprobs: false, top_logprobs: null },
+    // not both caps (null is absent); reasoning_effort and verbosity among OpenAI's values
+    { max_tokens: 5, max_completion_tokens: 5 }, { max_tokens: 5, max_completion_tokens: null }, { max_tokens: null, max_completion_tokens: 5 }, { max_tokens: 0, max_completion_tokens: 5 }, { max_tokens: 5, max_completion_tokens: 'x' },
+    ...['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max', 'extreme', 'High', '', null, 5, ['low']].map((reasoning_effort) => ({ reasoning_effort })),
+    ...['low', 'medium', 'high', 'max', 'none', '', null, 1.5, true, {}].map((verbosity) => ({ verbosity })),
   ];
   for (const extra of paired) out.push({ ...base(), ...extra });
   // a tool_choice needs tools to choose from (none of the above has tools); stop takes up to 4 strings

@@ -4,13 +4,16 @@ import { StreamedCompletion } from '../../../api/routes/chat/stream-completion';
 const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
   JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 7, model: 'm', choices, ...extra });
 
-/** What a streamed `store: true` request keeps: the completion its chunks add up to. */
+/** A url_citation annotation as a search model's delta carries it (OpenAI's ChatCompletionMessage.Annotation). */
+const cite = { type: 'url_citation', url_citation: { start_index: 0, end_index: 5, url: 'https://example.com/', title: 'Example' } };
+
+/** What a streamed `store: true` request keeps: the completion its chunks add up to (annotations: [] when none came). */
 describe('a stream of chat chunks added up to a completion', () => {
   it('merges content per choice, tool calls by their index (arguments concatenated), finish reasons and the usage chunk', () => {
     const s = new StreamedCompletion();
     s.push(chunk([{ index: 0, delta: { role: 'assistant', content: '' } }, { index: 1, delta: { role: 'assistant', content: 'B' } }], { system_fingerprint: 'fp_1' }));
     s.push(chunk([{ index: 0, delta: { content: 'Hel' } }]));
-    s.push(chunk([{ index: 0, delta: { content: 'lo' } }, { index: 1, delta: { tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'get', arguments: '{"q":' } }] } }]));
+    s.push(chunk([{ index: 0, delta: { content: 'lo', annotations: [cite] } }, { index: 1, delta: { tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'get', arguments: '{"q":' } }] } }]));
     s.push(chunk([{ index: 1, delta: { tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'put', arguments: '{}' } }, { index: 0, function: { arguments: '"x"}' } }] } }]));
     s.push('not json');
     s.push(JSON.stringify({ error: { message: 'ignored' } }));
@@ -24,13 +27,14 @@ describe('a stream of chat chunks added up to a completion', () => {
       system_fingerprint: 'fp_1',
       usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 },
       choices: [
-        { index: 0, message: { role: 'assistant', content: 'Hello', refusal: null }, finish_reason: 'stop', logprobs: null },
+        { index: 0, message: { role: 'assistant', content: 'Hello', refusal: null, annotations: [cite] }, finish_reason: 'stop', logprobs: null },
         {
           index: 1,
           message: {
             role: 'assistant',
             content: 'B',
             refusal: null,
+            annotations: [],
             tool_calls: [
               { id: 'call_a', type: 'function', function: { name: 'get', arguments: '{"q":"x"}' } },
               { id: 'call_b', type: 'function', function: { name: 'put', arguments: '{}' } },
@@ -68,6 +72,6 @@ describe('a stream of chat chunks added up to a completion', () => {
     const s = new StreamedCompletion();
     s.push(chunk([{ index: 0, delta: { refusal: 'No.' }, finish_reason: 'stop' }]));
     expect(s.completion()).to.deep.include({ usage: null });
-    expect((s.completion()!.choices as Array<{ message: unknown }>)[0].message).to.deep.equal({ role: 'assistant', content: null, refusal: 'No.' });
+    expect((s.completion()!.choices as Array<{ message: unknown }>)[0].message).to.deep.equal({ role: 'assistant', content: null, refusal: 'No.', annotations: [] });
   });
 });

@@ -5,7 +5,8 @@ import { messagesEvents, postMessages, wellFormedMessage } from './messages';
 import type { Emit, UpstreamCall } from '../types';
 import type { ChatOutcome } from '../openai/chatComplete';
 import { errors } from '../../../shared/errors/codes';
-import { emitChunks } from '../emit-chunks';
+import { emitChunks, emitUsageChunk } from '../emit-chunks';
+import { backendFingerprint } from '../fingerprint';
 
 /**
  * A canonical chat job against an Anthropic-native upstream: translated to messages, answered in
@@ -20,6 +21,7 @@ export async function chatComplete(
   const upstreamBody = canonicalToMessages(body, call.upstreamModel);
   if (stream) upstreamBody.stream = true;
   const res = await postMessages(call, upstreamBody);
+  const fingerprint = backendFingerprint('anthropic', call);
   if (!stream) {
     let json: unknown;
     try {
@@ -29,12 +31,13 @@ export async function chatComplete(
     }
     if (!wellFormedMessage(json)) throw errors.upstreamError('The upstream answered with a malformed body.');
     const completion = messageToCompletion(json, publicModel);
+    completion.system_fingerprint = fingerprint;
     const u = completion.usage as { prompt_tokens: number; completion_tokens: number };
     return { response: completion, usage: { inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens } };
   }
   const t = new MessagesToChatStream(publicModel);
-  for await (const ev of messagesEvents(res)) emitChunks(stream, t.push(ev));
-  if (stream.includeUsage) stream.emit(JSON.stringify(t.usageChunk()));
+  for await (const ev of messagesEvents(res)) emitChunks(stream, t.push(ev), fingerprint);
+  emitUsageChunk(stream, t.usageChunk(), fingerprint);
   const u = t.usageTotals();
   return { usage: { inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens } };
 }

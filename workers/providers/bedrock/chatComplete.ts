@@ -8,7 +8,8 @@ import type { Emit, UpstreamCall } from '../types';
 import type { ChatOutcome } from '../openai/chatComplete';
 import { noAnswerWithin } from '../http';
 import { errors } from '../../../shared/errors/codes';
-import { emitChunks } from '../emit-chunks';
+import { emitChunks, emitUsageChunk } from '../emit-chunks';
+import { backendFingerprint } from '../fingerprint';
 import type { CancelSignal } from '../../../shared/cancel-source';
 
 /**
@@ -48,11 +49,13 @@ export async function chatComplete(
   const limit = firstByteLimit(call.signal, call.firstByteTimeoutMs);
   const opts = { abortSignal: limit.signal };
   let midStream = false;
+  const fingerprint = backendFingerprint('bedrock', call);
   try {
     if (!stream) {
       const res = await client.send(new ConverseCommand(input), opts);
       limit.answered();
       const completion = converseToCompletion(res, publicModel);
+      completion.system_fingerprint = fingerprint;
       const u = completion.usage as { prompt_tokens: number; completion_tokens: number };
       return { response: completion, usage: { inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens } };
     }
@@ -60,10 +63,10 @@ export async function chatComplete(
     limit.answered();
     const t = new ConverseToChatStream(completionId(res.$metadata.requestId), publicModel);
     midStream = true;
-    for await (const ev of res.stream ?? []) emitChunks(stream, t.push(ev));
+    for await (const ev of res.stream ?? []) emitChunks(stream, t.push(ev), fingerprint);
     // A stream that ends cleanly before messageStop is cut short, as the other adapters read it (sse.ts).
     if (!t.stopped) throw errors.upstreamError('The upstream stream ended before it finished.');
-    if (stream.includeUsage) stream.emit(JSON.stringify(t.usageChunk()));
+    emitUsageChunk(stream, t.usageChunk(), fingerprint);
     const u = t.usageTotals();
     return { usage: { inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens } };
   } catch (err) {

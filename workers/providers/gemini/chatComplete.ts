@@ -6,7 +6,8 @@ import type { Emit, UpstreamCall } from '../types';
 import type { ChatOutcome } from '../openai/chatComplete';
 import { errors } from '../../../shared/errors/codes';
 import { logprobsAsk } from './logprobs';
-import { emitChunks } from '../emit-chunks';
+import { emitChunks, emitUsageChunk } from '../emit-chunks';
+import { backendFingerprint } from '../fingerprint';
 
 /**
  * A canonical chat job against the Gemini API: translated to generateContent, answered in the
@@ -17,6 +18,7 @@ export async function chatComplete(call: UpstreamCall, body: Record<string, unkn
   const upstreamBody = canonicalToGemini(body);
   const ask = logprobsAsk(body);
   const res = await postGemini(call, stream ? 'streamGenerateContent' : 'generateContent', upstreamBody);
+  const fingerprint = backendFingerprint('gemini', call);
   if (!stream) {
     let json: GeminiResponse;
     try {
@@ -26,12 +28,13 @@ export async function chatComplete(call: UpstreamCall, body: Record<string, unkn
     }
     if (!wellFormedResponse(json) || (!Array.isArray(json.candidates) && !json.promptFeedback)) throw errors.upstreamError('The upstream answered with a malformed body.');
     const completion = geminiToCompletion(json, publicModel, ask);
+    completion.system_fingerprint = fingerprint;
     const u = completion.usage as { prompt_tokens: number; completion_tokens: number };
     return { response: completion, usage: { inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens } };
   }
   const t = new GeminiToChatStream(publicModel, ask);
-  for await (const r of geminiEvents(res, typeof body.n === 'number' && body.n > 1 ? body.n : 1)) emitChunks(stream, t.push(r));
-  if (stream.includeUsage) stream.emit(JSON.stringify(t.usageChunk()));
+  for await (const r of geminiEvents(res, typeof body.n === 'number' && body.n > 1 ? body.n : 1)) emitChunks(stream, t.push(r), fingerprint);
+  emitUsageChunk(stream, t.usageChunk(), fingerprint);
   const u = t.usageTotals();
   return { usage: { inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens } };
 }
