@@ -79,6 +79,19 @@ describe('chat: documented answer fields on translated upstreams, and OpenAI ref
     expectOpenAI('CreateChatCompletionResponse', compat);
   });
 
+  it('a legacy completion translated from those upstreams carries the same system_fingerprint, JSON and on every streamed chunk', async () => {
+    for (const model of translated) {
+      const chat = await post({ model, messages: msgs });
+      const r = await s.c.completions.create({ model, prompt: 'hello', max_tokens: 20 });
+      expect(r.system_fingerprint, model).to.equal(chat.body.system_fingerprint).and.to.match(FINGERPRINT);
+      expectOpenAI('CreateCompletionResponse', r);
+      const st = await postSse('/v1/completions', keyHeader(s.o.key), { model, prompt: 'hello', max_tokens: 20, stream: true, stream_options: { include_usage: true } });
+      const chunks = st.events.slice(0, -1).map((e) => e.data as Record<string, unknown>);
+      expect(chunks.length, model).to.be.greaterThan(1);
+      expect(chunks.map((c) => c.system_fingerprint), `${model} every chunk`).to.deep.equal(chunks.map(() => chat.body.system_fingerprint));
+    }
+  });
+
   it("a reasoning_effort or verbosity outside OpenAI's values is its 400 invalid_value (not a string: invalid_type) naming the field, every upstream kind, JSON and streamed; nothing sent or billed", async () => {
     const before = await billed();
     for (const model of models) {

@@ -7,7 +7,7 @@ const LEGACY_DEFAULT_MAX_TOKENS = 16;
 
 type ChatAdapter = (call: UpstreamCall, body: Record<string, unknown>, publicModel: string, stream: { emit: Emit; includeUsage: boolean } | undefined) => Promise<ChatOutcome>;
 
-type Chunk = { id?: string; created?: number; choices?: Array<{ index?: number; delta?: { content?: string | null }; finish_reason?: string | null }>; usage?: unknown };
+type Chunk = { id?: string; created?: number; system_fingerprint?: string; choices?: Array<{ index?: number; delta?: { content?: string | null }; finish_reason?: string | null }>; usage?: unknown };
 
 /** A legacy completions body → the canonical chat body: the prompt is one user turn. */
 export function completionsToChat(body: Record<string, unknown>): Record<string, unknown> {
@@ -22,7 +22,7 @@ function completionId(chatId: unknown): string {
   return `cmpl-${String(chatId ?? '').replace(/^chatcmpl-/, '')}`;
 }
 
-/** A canonical chat completion → OpenAI's `text_completion` object. */
+/** A canonical chat completion → OpenAI's `text_completion` object, with the chat answer's `system_fingerprint` (CreateCompletionResponse types it a string too). */
 export function chatToCompletion(c: Record<string, unknown>): Record<string, unknown> {
   const choice = (c.choices as Array<{ message?: { content?: string | null }; finish_reason?: string | null }>)[0];
   return {
@@ -30,6 +30,7 @@ export function chatToCompletion(c: Record<string, unknown>): Record<string, unk
     object: 'text_completion',
     created: c.created,
     model: c.model,
+    system_fingerprint: c.system_fingerprint,
     choices: [{ index: 0, text: choice?.message?.content ?? '', logprobs: null, finish_reason: choice?.finish_reason ?? 'stop' }],
     usage: c.usage,
   };
@@ -55,7 +56,7 @@ export async function completions(
   }
   const emit: Emit = (data) => {
     const c = JSON.parse(data) as Chunk;
-    const base = { id: completionId(c.id), object: 'text_completion', created: c.created, model: publicModel };
+    const base = { id: completionId(c.id), object: 'text_completion', created: c.created, model: publicModel, system_fingerprint: c.system_fingerprint };
     if (!c.choices?.length) {
       stream.emit(JSON.stringify({ ...base, choices: [], usage: c.usage }));
       return;
