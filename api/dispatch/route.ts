@@ -121,6 +121,7 @@ function poolDeployment(m: CatalogModel, d: CatalogModel['deployments'][number])
     rpm: d.rpm,
     tpm: d.tpm,
     maxConcurrency: d.maxConcurrency,
+    inlineImageUrls: !!d.inlineImageUrls,
   };
 }
 

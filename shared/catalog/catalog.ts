@@ -3,6 +3,7 @@ import type { Capabilities } from '../db/models/Model';
 import type { ProviderKind, ProviderSettings } from '../db/models/Provider';
 import { poolOfOne } from './deployments';
 import { passthroughAllowed } from './passthrough';
+import { inlineImageUrlsDefault } from './inline-images';
 
 export const BACKGROUND_SUFFIX = '-background';
 
@@ -50,6 +51,8 @@ export interface CatalogDeployment {
   maxConcurrency: number | null;
   /** The foundation model a Bedrock `upstream` serves when the id does not name it (DeploymentSpec.base_model). */
   baseModel?: string;
+  /** The gateway inlines image URLs for it (DeploymentSpec.inline_image_urls, else its provider's default). */
+  inlineImageUrls?: boolean;
 }
 
 /** The id that names a deployment's model (a bedrock one's base model, else its upstream): what a family's request form is read from. */
@@ -71,10 +74,11 @@ export function deploymentsOf(m: Model, primary: CatalogProvider, byName: Map<st
       rpm: d.rpm ?? null,
       tpm: d.tpm ?? null,
       maxConcurrency: d.max_concurrency ?? null,
+      inlineImageUrls: d.inline_image_urls ?? inlineImageUrlsDefault(provider),
       ...(d.base_model ? { baseModel: d.base_model } : {}),
     });
   }
-  return out.length ? out : [{ name: primary.name, provider: primary, upstream: m.upstreamName, weight: 1, priority: 0, rpm: null, tpm: null, maxConcurrency: null }];
+  return out.length ? out : [{ name: primary.name, provider: primary, upstream: m.upstreamName, weight: 1, priority: 0, rpm: null, tpm: null, maxConcurrency: null, inlineImageUrls: inlineImageUrlsDefault(primary) }];
 }
 
 export interface ResolvedModel {

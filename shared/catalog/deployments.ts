@@ -21,6 +21,13 @@ export interface DeploymentSpec {
    * request form (docs/providers/bedrock.md); `upstream` is still what is called.
    */
   base_model?: string;
+  /**
+   * Whether the gateway downloads a request's http(s) image URLs itself (through the SSRF guard) and
+   * sends this deployment base64 data URLs instead, so that the upstream server never fetches a
+   * caller's URL from inside the operator's network. Left out: on for a server the operator runs,
+   * off for a public vendor's API (shared/catalog/inline-images.ts).
+   */
+  inline_image_urls?: boolean;
 }
 
 export const deploymentSchema = Joi.object({
@@ -33,6 +40,7 @@ export const deploymentSchema = Joi.object({
   tpm: Joi.number().integer().min(1),
   max_concurrency: Joi.number().integer().min(1),
   base_model: Joi.string().pattern(/^[A-Za-z0-9._:/-]+$/).max(300),
+  inline_image_urls: Joi.boolean(),
 });
 
 export const deploymentsSchema = Joi.array().items(deploymentSchema).min(1).max(64).unique('name');

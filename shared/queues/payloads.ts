@@ -73,6 +73,8 @@ export interface UpstreamTarget {
   tokenizer?: string;
   /** The caller's own upstream key (passthrough), sealed with shared/crypto.encrypt. */
   sealedCallerKey?: string;
+  /** The worker sends it image URLs as data URLs it downloaded through the SSRF guard (workers/providers/inline-images.ts); absent in old jobs (off). */
+  inlineImageUrls?: boolean;
 }
 
 /** One deployment of a model pool, as the worker calls it (shared/catalog/deployments.ts). */

@@ -21,6 +21,7 @@ import { detailTokens } from './detail-tokens';
 import { sameClaudeModel, withoutOtherModelsThinking } from '../providers/anthropic/other-model-thinking';
 import { merged } from '../../shared/merged';
 import { servedPriceMicros } from '../../shared/limits/usage-cost';
+import { hasImageUrls, inlineImageUrls } from '../providers/inline-images';
 
 /** One attempt on one deployment: picks the adapter for the deployment's wire family. */
 async function runChat(job: ChatJob, t: UpstreamTarget, signal: CancelSignal, emit: (c: string) => void) {
@@ -81,6 +82,20 @@ function onFallback(job: ChatJob, t: UpstreamTarget): ChatJob {
 }
 
 /**
+ * The job with its image URLs downloaded (through the SSRF guard) and inlined as data URLs, when a
+ * deployment it may be routed to inlines them (`inline_image_urls`: a server the operator runs, which
+ * would fetch the URL from inside the operator's network); undefined when none does or there is no
+ * URL. Done once, before any deployment is picked: a refused URL fails the request before any
+ * upstream is called (nothing billed), whichever deployment the draw would have picked, and the bytes
+ * serve every attempt. A deployment that does not inline (a vendor's API) still gets the URLs.
+ */
+function inlinedJob(job: ChatJob, signal: CancelSignal): Promise<ChatJob> | undefined {
+  const inlines = job.route?.length ? job.route.some((s) => s.deployments.some((dep) => dep.inlineImageUrls)) : !!job.target.inlineImageUrls;
+  if (!inlines || !hasImageUrls(job.operation, job.body)) return undefined;
+  return inlineImageUrls(job.operation, job.body, signal, job.deadline).then((body) => merged(job, { body }));
+}
+
+/**
  * The chat pool: both chat lanes, each with its own concurrency so background work never takes an
  * interactive slot; each lane's worker takes jobs from every shard of its queue (QUEUE_SHARDS_CHAT),
  * and the interactive lane's express slots (CHAT_EXPRESS_CONCURRENCY) from its express queue. The
@@ -95,7 +110,21 @@ export function startChatWorkers(rt: WorkerRuntime): Worker[] {
   const state = poolState(rt);
   const processor: JobProcessor<'chat-interactive' | 'chat-background'> = async (job, ctx) => {
     const d = job.data;
-    const routed = await routeRequest(state, d, ctx.signal, ctx.emit, (dep, emit, step) => runChat(step.fallback ? onFallback(d, dep) : d, dep, ctx.signal, emit), ctx.span, ctx.route);
+    // no await for a job with nothing to inline: its request reaches undici in the turn the job began
+    const inlining = inlinedJob(d, ctx.signal);
+    const inlined = inlining && (await inlining);
+    const routed = await routeRequest(
+      state,
+      d,
+      ctx.signal,
+      ctx.emit,
+      (dep, emit, step) => {
+        const j = inlined && dep.inlineImageUrls ? inlined : d;
+        return runChat(step.fallback ? onFallback(j, dep) : j, dep, ctx.signal, emit);
+      },
+      ctx.span,
+      ctx.route,
+    );
     const { outcome } = routed;
     // a fallback with other prices than the model asked for: the difference goes on the event, billed at the model that served
     const repriced = servedPriceMicros(outcome.usage, routed.step.priceDelta);

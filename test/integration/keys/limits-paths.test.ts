@@ -112,7 +112,9 @@ describe('key rate limits on every path', () => {
     const native = await call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), ...V }, json: { model: 'sim-claude', max_tokens: 5, messages: [{ role: 'user', content: [...documents, { type: 'text', text: 'summarise' }] }] } });
     expect([native.status, native.body.error?.type], '13 documents are at least 20,800 tokens').to.deep.equal([429, 'rate_limit_error']);
     expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
-    const one = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', max_tokens: 5, messages: [{ role: 'user', content: [{ type: 'text', text: 'what is this' }, images[0]] }] } });
+    // served by a deployment that passes the URL on (a vendor's API): one on loopback would get the image's bytes, fetched by the gateway (providers/inline-image-urls)
+    const vendor = await poolModel([simDeployment('vendor', { inline_image_urls: false })]);
+    const one = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: vendor, max_tokens: 5, messages: [{ role: 'user', content: [{ type: 'text', text: 'what is this' }, images[0]] }] } });
     expect(one.status, one.text.slice(0, 200)).to.equal(200);
     expect(Number(one.headers.get('x-ratelimit-remaining-tokens')), 'one image: its 1,600 tokens and the text').to.be.within(20_000 - 1_700, 20_000 - 1_600);
   });
@@ -120,8 +122,9 @@ describe('key rate limits on every path', () => {
   it("an image counts the model's limits.image_tokens when the catalog gives one (gpt-4o-mini bills up to 48,169 tokens an image), toward tpm and the budget", async function () {
     this.timeout(30_000);
     const o = await buildOrg(env().redis);
-    const plain = await poolModel([simDeployment('img')]);
-    const costly = await poolModel([simDeployment('img')], { limits: { image_tokens: 48_169 } });
+    // deployments that pass image URLs on (a vendor's API), as the example.com URL cannot be fetched here
+    const plain = await poolModel([simDeployment('img', { inline_image_urls: false })]);
+    const costly = await poolModel([simDeployment('img', { inline_image_urls: false })], { limits: { image_tokens: 48_169 } });
     await updateKeyControls(env().redis, o.keyId, { tpm: 40_000 });
     expect(await roomInMinute()).to.equal(true);
     const withImage = (model: string) => ({ model, max_tokens: 5, messages: [{ role: 'user', content: [{ type: 'text', text: 'what is this' }, { type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] }] });

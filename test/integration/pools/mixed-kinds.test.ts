@@ -16,6 +16,8 @@ const AUDIO_PART = [{ role: 'user', content: [{ type: 'text', text: 'transcribe'
 const FILE_ID_PART = [{ role: 'user', content: [{ type: 'text', text: 'summarize' }, { type: 'file', file: { file_id: 'file-abc123' } }] }];
 /** A document by URL: the Anthropic adapter sends it as a url source; the OpenAI-compatible one (and Gemini, Bedrock) refuses it. */
 const URL_FILE = [{ role: 'user', content: [{ type: 'text', text: 'summarize' }, { type: 'file', file: { filename: 'a.pdf', file_data: 'https://example.com/a.pdf' } }] }];
+/** The OpenAI deployment as a vendor's API (it fetches image URLs itself): the simulator on loopback would otherwise be a self-hosted server, to which the gateway sends the image's bytes (providers/inline-image-urls). */
+const openaiVendor = () => simDeployment('oa', { inline_image_urls: false });
 const URL_IMAGE = [{ role: 'user', content: [{ type: 'text', text: 'what is this?' }, { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] }];
 
 const chat = (key: string, model: string, extra: Record<string, unknown> = {}) =>
@@ -67,7 +69,7 @@ describe('model pools: deployments of a kind that cannot express the request', (
     ['an image by https URL', { messages: URL_IMAGE }],
   ] as const) {
     it(`serves ${what} (Bedrock refuses it) from the OpenAI deployment of a mixed pool, every time`, async () => {
-      const [oa, n] = [simDeployment('oa'), nova()];
+      const [oa, n] = [openaiVendor(), nova()];
       const model = await poolModel([oa, n]);
       await servedBy(() => chat(o.key, model, extra), 'oa', n.upstream);
     });
@@ -109,7 +111,7 @@ describe('model pools: deployments of a kind that cannot express the request', (
   });
 
   it('serves an image by https URL (Gemini refuses it) from the OpenAI deployment of a mixed pool, every time', async () => {
-    const oa = simDeployment('oa');
+    const oa = openaiVendor();
     const model = await poolModel([oa, gm]);
     await servedBy(() => chat(o.key, model, { messages: URL_IMAGE }), 'oa', gm.upstream);
   });

@@ -13,7 +13,7 @@ export const poolFields: Record<string, FieldSpec> = {
   deployments: {
     schema: deploymentsSchema,
     description:
-      'The pool: `{name, provider (provider name), upstream, weight?, priority? (lower first), rpm?, tpm?, max_concurrency?, base_model? (bedrock: the foundation model an application inference profile serves; when omitted on the ARN of such a profile the gateway asks AWS (GetInferenceProfile), and `warnings` in the answer say when it could not)}`. The first deployment sets `provider_id` and `upstream_name`.',
+      'The pool: `{name, provider (provider name), upstream, weight?, priority? (lower first), rpm?, tpm?, max_concurrency?, base_model? (bedrock: the foundation model an application inference profile serves; when omitted on the ARN of such a profile the gateway asks AWS (GetInferenceProfile), and `warnings` in the answer say when it could not), inline_image_urls? (the gateway downloads a request\'s image URLs through its SSRF guard and sends this deployment data URLs; default on for a server the operator runs, off for a vendor\'s API: docs/security.md)}`. The first deployment sets `provider_id` and `upstream_name`.',
   },
   fallbacks: { schema: fallbacksSchema, description: 'Public ids of fallback models, tried in order (docs/routing.md).' },
 };
