@@ -12,7 +12,7 @@ import { config } from '../../../shared/config/env';
  * Streamable HTTP transport: "If the input is a JSON-RPC request, the server MUST either return
  * Content-Type: text/event-stream ... or Content-Type: application/json"; the client must take both),
  * carrying one notification per interval for each such call in flight and, last, the answer the POST
- * would have had as JSON, after which the stream ends. A call that ends sooner, or asks no progress,
+ * would have had as JSON (a batch's responses one event each: finish), after which the stream ends. A call that ends sooner, or asks no progress,
  * leaves the answer as it was. Each notification resets the official client's request timeout when it
  * calls with `resetTimeoutOnProgress` (its default timeout is 60 s; an image generation may take
  * longer). The stream has no event ids: the server is stateless and not resumable, so a client never
@@ -60,11 +60,21 @@ export class McpProgress {
     for (const stop of [...this.stops]) stop();
   }
 
-  /** Ends the stream with the POST's answer (a JSON-RPC response, or a batch's array) as its last event. */
+  /**
+   * Ends the stream with the POST's answer as its last events: a JSON-RPC response as one event, a
+   * batch's array as one event per response, in the batch's order. The official clients read each SSE
+   * event as one JSON-RPC message (the TypeScript SDK's StreamableHTTPClientTransport parses
+   * `event.data` with JSONRPCMessageSchema, which has no array; the SDK's own server sends a batch's
+   * responses one event each): an array in one event was refused by the client and every response
+   * of the batch lost.
+   */
   finish(answer: string): void {
     this.stopAll();
     const sse = this.sse!;
-    if (answer) sse.send(answer, 'message');
+    if (answer) {
+      const parsed = JSON.parse(answer) as unknown;
+      for (const m of Array.isArray(parsed) ? parsed : [parsed]) sse.send(JSON.stringify(m), 'message');
+    }
     sse.end();
   }
 }

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { LATEST_PROTOCOL_VERSION, type CallToolResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import { LATEST_PROTOCOL_VERSION, type CallToolResult, type JSONRPCMessage, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { env, resetSim } from '../../helpers/harness';
 import { withSettings } from '../../helpers/settings';
 import { Image } from '../../../shared/db/models';
@@ -140,7 +140,7 @@ describe('MCP progress notifications (SSE answer while a tool call runs)', funct
     });
   });
 
-  it('a batch (2025-03-26) with a progressToken on one call: the stream carries its notifications, then the batch answer as an array under the caller ids', async () => {
+  it('a batch (2025-03-26) with a progressToken on one call: the stream carries its notifications, then each response of the batch as its own event, under the caller ids', async () => {
     const o = await searchOrg();
     await withSettings({ MCP_PROGRESS_INTERVAL_MS: String(INTERVAL_MS) }, async () => {
       env().sim.knobs.set('sim-image-1', { hold: true });
@@ -155,11 +155,43 @@ describe('MCP progress notifications (SSE answer while a tool call runs)', funct
       await new Promise((done) => setTimeout(done, 2 * INTERVAL_MS));
       env().sim.knobs.release();
       const events = sseData(await r.text());
-      expect(events.slice(0, -1).every((e) => e.method === 'notifications/progress' && (e.params as { progressToken: string }).progressToken === 'pa')).to.equal(true);
-      const answer = events[events.length - 1] as unknown as Array<{ id: string; result: Record<string, unknown> }>;
+      expect(events.slice(0, -2).every((e) => e.method === 'notifications/progress' && (e.params as { progressToken: string }).progressToken === 'pa')).to.equal(true);
+      // one event per response, in the batch's order (each SSE event is one JSON-RPC message to the official clients)
+      const answer = events.slice(-2) as unknown as Array<{ id: string; result: Record<string, unknown> }>;
       expect(answer.map((x) => x.id)).to.deep.equal(['a', 'a']);
       expect(answer[0].result.structuredContent, 'the call, under the repeated id').to.be.an('object');
       expect(answer[1].result.tools).to.be.an('array');
+    });
+  });
+  it("the official client's transport sending a batch (2025-03-26) reads every response of the streamed answer (one SSE event per message)", async () => {
+    const o = await searchOrg();
+    await withSettings({ MCP_PROGRESS_INTERVAL_MS: String(INTERVAL_MS) }, async () => {
+      env().sim.knobs.set('sim-image-1', { hold: true });
+      const transport = new StreamableHTTPClientTransport(new URL(`${env().gw.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${o.key}` } } });
+      const got: JSONRPCMessage[] = [];
+      const failures: unknown[] = [];
+      transport.onmessage = (m) => void got.push(m);
+      transport.onerror = (e) => void failures.push(e);
+      await transport.start();
+      transport.setProtocolVersion('2025-03-26'); // the version with batches
+      try {
+        const sent = transport.send([
+          { jsonrpc: '2.0', id: 'img', method: 'tools/call', params: { name: 'generate_image', arguments: { prompt: 'sdk batch', size: '256x256' }, _meta: { progressToken: 'sdk-1' } } },
+          { jsonrpc: '2.0', id: 'list', method: 'tools/list' },
+        ]);
+        await until(() => imageRequests() === 1, 10_000, 'the held image request');
+        await sent; // answered with the stream's headers, at the first notification
+        await until(() => got.some((m) => 'method' in m && m.method === 'notifications/progress'), 10_000, 'a progress notification');
+        env().sim.knobs.release();
+        const responses = () => got.filter((m) => 'id' in m && !('method' in m)) as Array<{ id: string; result?: Record<string, unknown> }>;
+        await until(() => responses().length === 2 || failures.length > 0, 10_000, 'the responses (or a client error)');
+        expect(failures.map(String), 'the client read every event').to.deep.equal([]);
+        expect(responses().map((m) => m.id)).to.deep.equal(['img', 'list']);
+        expect((responses()[0].result!.structuredContent as { images: unknown[] }).images).to.have.length(1);
+        expect(responses()[1].result!.tools).to.be.an('array');
+      } finally {
+        await transport.close();
+      }
     });
   });
 });
