@@ -218,6 +218,8 @@ export interface ErrorAnswer {
   message: string;
   retryAfterMs?: number;
   hints: ErrorHints;
+  /** The request field the upstream names at fault (OpenAI's `error.param`): a field name, never a value. */
+  param?: string;
 }
 
 async function readErrorAnswer(res: UpstreamResponse, reader?: ErrorHintReader): Promise<ErrorAnswer> {
@@ -228,7 +230,7 @@ async function readErrorAnswer(res: UpstreamResponse, reader?: ErrorHintReader):
   } catch {
     /* not JSON */
   }
-  const j = (json ?? {}) as { error?: { message?: string } | string; message?: string };
+  const j = (json ?? {}) as { error?: { message?: string; param?: unknown } | string; message?: string };
   const m = typeof j.error === 'string' ? j.error : j.error?.message ?? j.message;
   // A 5xx body without an API error message (an HTML error page, a proxy's page, a stack trace) is the
   // upstream's internals, not an answer to the caller: logged, never quoted.
@@ -236,7 +238,8 @@ async function readErrorAnswer(res: UpstreamResponse, reader?: ErrorHintReader):
   if (unquoted) logger.warn({ status: res.status, body: text.slice(0, 200) }, 'upstream error body without a message');
   const message = typeof m === 'string' && m ? m.slice(0, 500) : (!unquoted && text.slice(0, 200)) || `status ${res.status}`;
   const hints = json !== undefined && reader ? reader(res.status, json) : {};
-  return { status: res.status, message, retryAfterMs: parseRetryAfter(res.header('retry-after')) ?? hints.retryAfterMs, hints };
+  const param = typeof j.error === 'object' && typeof j.error?.param === 'string' ? j.error.param.slice(0, 64) : undefined;
+  return { status: res.status, message, retryAfterMs: parseRetryAfter(res.header('retry-after')) ?? hints.retryAfterMs, hints, param };
 }
 
 /**
@@ -251,6 +254,8 @@ export class UpstreamRefusal extends ApiError {
     message: string,
     code = 'upstream_invalid_request',
     details?: Record<string, unknown>,
+    /** The field the upstream named at fault (its `error.param`), for adapters that answer by it. */
+    readonly upstreamParam?: string,
   ) {
     super(400, code, message, { details });
   }
@@ -274,7 +279,7 @@ export function upstreamFailure(a: ErrorAnswer, callerKey: boolean): ApiError {
   // A content-filter block: 400 `content_filter` with the upstream's own message (the request is not malformed)
   if (a.hints.contentFilter && status === 400) return new UpstreamRefusal(status, msg, 'content_filter', a.hints.contentFilter.detail);
   if (status === 400 || status === 404 || status === 413 || status === 422) {
-    return new UpstreamRefusal(status, `Upstream rejected the request: ${msg}`);
+    return new UpstreamRefusal(status, `Upstream rejected the request: ${msg}`, undefined, undefined, a.param);
   }
   if (status === 503 || status === 529) return errors.upstreamUnavailable(`Upstream unavailable: ${msg}`, Math.ceil((retryAfter ?? 1000) / 1000));
   return errors.upstreamError(`Upstream failed with status ${status}: ${msg}`);

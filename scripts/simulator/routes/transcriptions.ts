@@ -43,8 +43,14 @@ const stamp = (s: number, sep: string) => {
   return `${p(Math.floor(ms / 3_600_000))}:${p(Math.floor(ms / 60_000) % 60)}:${p(Math.floor(ms / 1000) % 60)}${sep}${p(ms % 1000, 3)}`;
 };
 
-const invalid = (res: Response, status: number, message: string, param: string | null = null) =>
-  res.status(status).json({ error: { message, type: 'invalid_request_error', param, code: null } });
+const invalid = (res: Response, status: number, message: string, param: string | null = null, code: string | null = null) =>
+  res.status(status).json({ error: { message, type: 'invalid_request_error', param, code } });
+
+/**
+ * Models that answer like OpenAI's gpt-4o-transcribe family: `json` and `text` only; any other
+ * format is refused with OpenAI's own answer (400 `unsupported_value`, `param: "response_format"`).
+ */
+const JSON_ONLY_MODELS = new Set(['sim-4o-transcribe-1']);
 
 /**
  * OpenAI's `POST /v1/audio/transcriptions`: reads a real WAV, measures its duration, finds the
@@ -68,6 +74,9 @@ export function transcriptionRoutes(knobs: KnobStore, log: RequestLog): Router {
       if (!model) return invalid(res, 400, "Missing required parameter: 'model'.", 'model');
       const format = String(body.response_format ?? 'json');
       if (!['json', 'text', 'srt', 'vtt', 'verbose_json'].includes(format)) return invalid(res, 400, 'Invalid response_format.', 'response_format');
+      if (JSON_ONLY_MODELS.has(model) && format !== 'json' && format !== 'text') {
+        return invalid(res, 400, `response_format '${format}' is not compatible with model '${model}'. Use 'json' or 'text' instead.`, 'response_format', 'unsupported_value');
+      }
       const audio = analyseWav(req.file.buffer);
       if (!audio) return invalid(res, 400, "Invalid file format. Supported formats: ['wav']", 'file');
 

@@ -31,6 +31,13 @@ function audioFailure(err: unknown, signal: CancelSignal): unknown {
   return info && typeof mapped === 'object' && mapped !== null ? noted(mapped, info) : mapped;
 }
 
+/**
+ * The fields the gateway itself always sends (whatever the caller asked): an upstream refusing one of
+ * them (OpenAI's 400 `unsupported_value`, `param: "response_format"`: "response_format 'verbose_json'
+ * is not compatible with model 'gpt-4o-transcribe'") cannot be served by this upstream model at all.
+ */
+const GATEWAY_FIELDS = new Set(['response_format', 'timestamp_granularities', 'timestamp_granularities[]']);
+
 function audioError(err: unknown): unknown {
   if (!(err instanceof ApiError)) return audioErrors.backendUnavailable();
   switch (err.code) {
@@ -41,6 +48,11 @@ function audioError(err: unknown): unknown {
     case 'upstream_invalid_request':
       // a 404: the backend has no such model or deployment (the operator's configuration, not the file)
       if (err instanceof UpstreamRefusal && err.upstreamStatus === 404) return audioErrors.backendUnavailable('The audio backend does not serve the configured model.');
+      // a refusal of a field only the gateway sets (the upstream model does not answer verbose_json with
+      // timestamps, as OpenAI's gpt-4o-transcribe family): the catalog's configuration, not the caller's file
+      if (err instanceof UpstreamRefusal && err.upstreamParam !== undefined && GATEWAY_FIELDS.has(err.upstreamParam)) {
+        return audioErrors.backendUnavailable('The audio backend does not answer verbose_json with timestamps, which this gateway needs (the model is misconfigured).');
+      }
       return audioErrors.invalidRequest('The audio backend could not read the file (unsupported or corrupt audio).');
     default:
       return audioErrors.backendUnavailable();
