@@ -10,6 +10,12 @@ import { batchPricing } from './chat';
 import { taskRoute, withRouteHeaders } from './route';
 import { limitsFor } from './limits';
 import { checkModelAllowed } from '../../shared/limits/controls';
+import { isComputed } from '../../shared/embeddings/encodings';
+
+const COHERE_KIND: ReadonlySet<string> = new Set(['cohere']);
+
+/** Whether one of the model's deployments is served by Cohere (which alone computes its `int8`/`uint8` embeddings). */
+export const hasCohereDeployment = (model: CatalogModel): boolean => model.deployments.some((d) => d.provider.kind === 'cohere');
 
 /** Embeddings and rerank share one pool with one lane per org (never a chat lane). */
 export const EMBEDDINGS_POOL = 'embeddings';
@@ -49,7 +55,10 @@ export function dispatchEmbeddings(
   data: Omit<EmbedJob, keyof JobEnvelope> | Omit<RerankJob, keyof JobEnvelope>,
 ): Promise<unknown> {
   // the model's pool of deployments (route.ts): balanced, retried and failed over by the worker, as chat is
-  const route = taskRoute(model, data.operation === 'embed' ? 'embeddings' : 'rerank');
+  // Cohere's int8/uint8 embeddings only a Cohere deployment gives: a pool that mixes kinds serves such a request from its Cohere deployments only
+  // (another kind would answer floats alone, and the request would fail after its usage was written)
+  const cohereOnly = data.operation === 'embed' && !!data.embeddingTypes?.some((t) => !isComputed(t));
+  const route = cohereOnly ? taskRoute(model, 'embeddings', COHERE_KIND) : taskRoute(model, data.operation === 'embed' ? 'embeddings' : 'rerank');
   const answer = runJob(ctx, req, res, {
     queue: 'embeddings',
     pool: EMBEDDINGS_POOL,

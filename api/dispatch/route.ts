@@ -144,10 +144,11 @@ export const TASK_KINDS: Record<PoolTask, ReadonlySet<string>> = {
  * The pool an embeddings, rerank, image, transcription or decision job is served from: the model's deployments whose kind has
  * the task's adapter (all of them when none has: the worker's refusal is the answer). No fallbacks:
  * another model's vectors or relevance scores are not comparable with the ones a caller already
- * holds, and another image, speech or decision model is not the one the caller chose.
+ * holds, and another image, speech or decision model is not the one the caller chose. `kinds`: a
+ * narrower set for a request only some kinds can serve (Cohere's own `int8`/`uint8` embeddings).
  */
-export function taskRoute(m: CatalogModel, task: PoolTask): RouteStep[] {
-  const fit = m.deployments.filter((d) => TASK_KINDS[task].has(d.provider.kind));
+export function taskRoute(m: CatalogModel, task: PoolTask, kinds: ReadonlySet<string> = TASK_KINDS[task]): RouteStep[] {
+  const fit = m.deployments.filter((d) => kinds.has(d.provider.kind));
   return [{ poolId: m.id, model: m.publicId, fallback: false, deployments: (fit.length ? fit : m.deployments).map((d) => poolDeployment(m, d)) }];
 }
 

@@ -17,6 +17,8 @@ export interface EmbedV2Request extends EmbeddingsRequest {
   typesGiven: boolean;
   /** `embedding_types` as asked, each once, in the caller's order (`['float']` when omitted). */
   embeddingTypes: EmbeddingType[];
+  /** `max_tokens`: the caller's cap on each text's tokens (a text past it is refused, never truncated). */
+  maxTokens?: number;
 }
 
 const what = (v: unknown) => (typeof v === 'number' || typeof v === 'string' ? JSON.stringify(v) : kindOf(v));
@@ -26,9 +28,9 @@ const what = (v: unknown) => (typeof v === 'number' || typeof v === 'string' ? J
  * 96 non-empty strings; `images` and `inputs` refused), `input_type` required and one of Cohere's
  * (`image` refused, there being no images; sent to a Cohere upstream), `embedding_types` any of Cohere's (float when
  * omitted; the route checks that the model can give `int8`/`uint8`), `output_dimension` as `dimensions`. Inputs
- * are never truncated, as on `/v1/embeddings`: `truncate` and `max_tokens` keep Cohere's types and
- * change nothing (a text past the model's limit is 400 `input_too_long` whatever they say), and
- * `priority` is accepted and ignored. Every refusal is 400 `invalid_input` naming the field.
+ * are never truncated, as on `/v1/embeddings`: `truncate` keeps Cohere's type and changes nothing (a
+ * text past the model's limit, or past `max_tokens` when given, is 400 `input_too_long` whatever it
+ * says: Cohere would embed only `max_tokens` of it), and `priority` is accepted and ignored. Every refusal is 400 `invalid_input` naming the field.
  * `version` 1: Cohere's v1 embed (`POST /v1/embed`): its fields only, `input_type` optional (a Cohere
  * upstream is then sent the default, `search_document`).
  */
@@ -68,6 +70,7 @@ export function parseEmbedV2(body: Record<string, unknown>, version: 1 | 2 = 2):
     inputType: (it ?? undefined) as EmbedV2Request['inputType'],
     typesGiven: body.embedding_types != null,
     embeddingTypes: [...new Set(types as EmbeddingType[])],
+    maxTokens: (mt ?? undefined) as number | undefined,
   };
 }
 

@@ -56,8 +56,12 @@ export async function checkEmbeddingLimits(
   limits: EmbeddingLimits,
   /** The request's own names for the inputs and the dimensions (Cohere's `texts`, `output_dimension`). */
   names: { input: string; dimensions: string } = { input: 'input', dimensions: 'dimensions' },
+  /** A per-input cap the caller set below the model's (Cohere's `max_tokens`): an input past it is refused as one past the model's limit. */
+  callerCap?: { field: string; tokens: number },
 ): Promise<number> {
   const inputs = typeof req.input === 'string' ? [req.input] : req.input;
+  const cap = callerCap && callerCap.tokens < limits.max_input_tokens ? callerCap : undefined;
+  const perInput = cap ? cap.tokens : limits.max_input_tokens;
   if (inputs.length > limits.max_batch_size) {
     throw invalid('batch_too_large', `'${names.input}' has ${inputs.length} items; the model '${model}' takes at most ${limits.max_batch_size} per request.`);
   }
@@ -67,7 +71,7 @@ export async function checkEmbeddingLimits(
       throw invalid('invalid_input', `'${names.dimensions}' must be between 1 and ${limits.dimensions} for the model '${model}'.`);
     }
   }
-  const counts = await countEach(tokenizer, inputs, limits.max_input_tokens).catch((err: unknown) => {
+  const counts = await countEach(tokenizer, inputs, perInput).catch((err: unknown) => {
     if (err instanceof TokenCountTimeout) throw invalid('input_too_long', `'${names.input}' is too large to count its tokens in time; send fewer or shorter inputs.`);
     throw err;
   });
@@ -76,7 +80,8 @@ export async function checkEmbeddingLimits(
     const n = counts[i];
     if (n === false) {
       const where = typeof req.input === 'string' ? `'${names.input}'` : `'${names.input}[${i}]'`;
-      throw invalid('input_too_long', `${where} is longer than the model's limit of ${limits.max_input_tokens} tokens; inputs are never truncated.`);
+      const limit = cap ? `'${cap.field}' (${cap.tokens} tokens)` : `the model's limit of ${limits.max_input_tokens} tokens`;
+      throw invalid('input_too_long', `${where} is longer than ${limit}; inputs are never truncated.`);
     }
     total += n;
   }

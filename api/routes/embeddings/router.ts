@@ -5,7 +5,7 @@ import { requireJson } from '../../middleware/require-json';
 import { jsonBody } from '../../middleware/body';
 import { killSwitch } from '../../middleware/kill-switch';
 import { EMBEDDINGS_BODY_BYTES, embeddingLimits, rerankLimits } from '../../../shared/catalog/task-limits';
-import { dispatchEmbeddings, embeddingsLaneLimit, resolveTaskModel } from '../../dispatch/embeddings';
+import { dispatchEmbeddings, embeddingsLaneLimit, hasCohereDeployment, resolveTaskModel } from '../../dispatch/embeddings';
 import { targetOf } from '../../dispatch/target';
 import { throughCache } from '../../dispatch/response-cache';
 import { checkEmbeddingLimits, parseEmbeddings } from './embeddings.schema';
@@ -45,12 +45,15 @@ function embedV2Handler(ctx: AppContext, version: 1 | 2) {
   return async (req: Request, res: Response) => {
     const body = parseEmbedV2(req.body as Record<string, unknown>, version);
     const model = await resolveTaskModel(ctx, req, body.model, 'embeddings');
-    const cohere = model.provider.kind === 'cohere';
+    // a Cohere deployment computes every type (and alone int8/uint8: such a request is routed to the model's Cohere deployments only)
+    const cohere = hasCohereDeployment(model);
     const upstreamOnly = body.embeddingTypes.find((t) => !isComputed(t));
     if (upstreamOnly && !cohere) {
       throw invalid('invalid_input', `'embedding_types' ${JSON.stringify(upstreamOnly)} needs a model served by Cohere (its quantisation is the model's own); '${body.model}' is not. float, base64, binary and ubinary are served for every model.`);
     }
-    const countedTokens = await checkEmbeddingLimits(body, body.model, model.tokenizer, embeddingLimits(model), { input: 'texts', dimensions: 'output_dimension' });
+    const countedTokens = await checkEmbeddingLimits(body, body.model, model.tokenizer, embeddingLimits(model), { input: 'texts', dimensions: 'output_dimension' },
+      // Cohere embeds at most `max_tokens` of a text (cutting the rest by `truncate`, or refusing under NONE); nothing is cut here, so a longer text is refused
+      body.maxTokens === undefined ? undefined : { field: 'max_tokens', tokens: body.maxTokens });
     const job: Omit<EmbedJob, keyof JobEnvelope> = {
       operation: 'embed',
       target: targetOf(model),

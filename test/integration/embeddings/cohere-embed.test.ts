@@ -7,6 +7,9 @@ import { expectCohere } from '../../helpers/conformance';
 import { UsageEvent } from '../../../shared/db/models';
 import { usageSettled } from '../../helpers/usage';
 import { expectRejected, post } from './helpers';
+import { poolModel, rndId, simDeployment } from '../../helpers/pool-models';
+import { Model } from '../../../shared/db/models';
+import { bumpEpoch } from '../../../shared/cache/epoch';
 
 /** Cohere's `POST /v2/embed` through `CohereClientV2.embed`, served by the embeddings pool. */
 describe('POST /v2/embed (Cohere v2 embed)', () => {
@@ -139,7 +142,58 @@ describe('POST /v2/embed (Cohere v2 embed)', () => {
       expect(r.body.error.message).to.include("'texts[1]'");
     }
     const plain = await cohere.embed({ model: 'sim-embed', inputType: 'classification', texts: ['within the limit'] });
-    const knobs = await cohere.embed({ model: 'sim-embed', inputType: 'classification', texts: ['within the limit'], truncate: 'START', maxTokens: 1, priority: 5 });
+    const knobs = await cohere.embed({ model: 'sim-embed', inputType: 'classification', texts: ['within the limit'], truncate: 'START', maxTokens: 3, priority: 5 });
     expect(knobs.embeddings.float).to.deep.equal(plain.embeddings.float);
+  });
+
+  it('int8/uint8 on a model whose pool mixes a Cohere deployment with an OpenAI-compatible one: served by the Cohere deployment only, billed once; the primary need not be Cohere', async () => {
+    const coh = { name: 'coh', provider: 'simulator-cohere', upstream: `coh-${rndId()}`, weight: 1 };
+    // the OpenAI-compatible deployment first (the model's primary provider) and far heavier: it would take nearly every request
+    const model = await poolModel([simDeployment('oai', { weight: 100 }), coh], { capabilities: { embeddings: true } });
+    try {
+      const texts = ['quantise me', 'and me'];
+      for (let i = 0; i < 6; i++) {
+        const r = await post(o.key, '/v2/embed', { model, input_type: 'search_document', texts, embedding_types: ['float', 'int8', 'uint8'] });
+        expect(r.status, r.text).to.equal(200);
+        expect(r.headers.get('x-service-deployment')).to.equal('coh');
+        expect(r.body.embeddings.int8).to.have.length(2);
+        expect(r.body.embeddings.uint8).to.have.length(2);
+        await usageSettled();
+        const rows = await UsageEvent.findAll({ where: { requestId: r.body.id } });
+        expect(rows.map((e) => e.deployment)).to.deep.equal(['coh']);
+      }
+      const sdk = await cohere.embed({ model, inputType: 'classification', texts, embeddingTypes: ['int8'] });
+      expect(sdk.embeddings.int8).to.have.length(2);
+      expect(env().sim.log.entries.every((e) => e.model === coh.upstream), 'only the Cohere deployment was asked').to.equal(true);
+      // floats alone are served by the whole pool, as before
+      const float = await post(o.key, '/v2/embed', { model, input_type: 'search_document', texts: ['x'] });
+      expect(float.status, float.text).to.equal(200);
+    } finally {
+      await Model.destroy({ where: { publicId: model } });
+      await bumpEpoch(env().redis);
+    }
+  });
+
+  // Cohere embeds at most `max_tokens` of each text ("If the input text is longer than this, it will be
+  // truncated according to the truncate parameter"; under NONE it refuses): the gateway cuts nothing, so
+  // a text past the caller's cap is refused, never embedded (and billed) whole as if the cap were not there
+  it("max_tokens caps each text as Cohere's does: a text past it is 400 input_too_long naming it and max_tokens, whatever truncate says; nothing sent or billed", async () => {
+    const texts = ['within the limit', 'a text of rather more than three tokens'];
+    for (const truncate of [undefined, 'END', 'START', 'NONE']) {
+      const r = await post(o.key, '/v2/embed', { model: 'sim-embed', input_type: 'search_document', texts, max_tokens: 3, ...(truncate ? { truncate } : {}) });
+      await expectRejected(r, 400, 'input_too_long');
+      expect(r.body.error.message).to.include("'texts[1]'").and.include("'max_tokens' (3 tokens)");
+    }
+    let sdk: unknown;
+    await cohere.embed({ model: 'sim-embed', inputType: 'search_document', texts, maxTokens: 3, truncate: 'END' }).catch((e: unknown) => (sdk = e));
+    expect(sdk).to.be.instanceOf(CohereError);
+    expect((sdk as CohereError).statusCode).to.equal(400);
+    expect(((sdk as CohereError).body as { error: { code: string } }).error.code).to.equal('input_too_long');
+    expect(env().sim.log.entries, 'nothing reached the upstream').to.have.length(0);
+    // a cap above the model's own limit leaves the model's limit (and its message) in force
+    const long = 'word '.repeat(20_000);
+    const over = await post(o.key, '/v2/embed', { model: 'sim-embed', input_type: 'search_document', texts: [long], max_tokens: 1_000_000 });
+    await expectRejected(over, 400, 'input_too_long');
+    expect(over.body.error.message).to.include("the model's limit");
   });
 });
