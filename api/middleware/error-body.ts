@@ -24,6 +24,29 @@ const RESPONSES_PARAM = new Map([
   ['web_search_options', 'tools'],
 ]);
 
+/**
+ * A refusal made on the canonical (chat) form of a messages request (a translating adapter's: Gemini's,
+ * Bedrock's) names the chat field; the message names the messages field that became it, since an
+ * Anthropic client sent no such field and its errors carry no `param` (api/dialects/messages/request.ts
+ * messagesToCanonical). Before, `tool_choice.disable_parallel_tool_use` on Gemini or Bedrock was refused
+ * as "`parallel_tool_calls` cannot be switched off on this model."
+ */
+const MESSAGES_PARAM = new Map([
+  ['parallel_tool_calls', 'tool_choice.disable_parallel_tool_use'],
+  ['max_completion_tokens', 'max_tokens'],
+  ['stop', 'stop_sequences'],
+  ['reasoning_effort', 'output_config.effort'],
+  ['response_format', 'output_config.format'],
+  ['user', 'metadata.user_id'],
+]);
+
+/** An error's message with a leading chat field name (`` `parallel_tool_calls` ``) as the messages dialect names it (MESSAGES_PARAM). */
+function messagesWording(err: ApiError, message: unknown): unknown {
+  const field = err.param ? MESSAGES_PARAM.get(err.param) : undefined;
+  const chat = `\`${err.param}\``;
+  return field && typeof message === 'string' && message.startsWith(chat) ? `\`${field}\`${message.slice(chat.length)}` : message;
+}
+
 /** The messages dialect's paths: Anthropic clients read `error.type`. */
 const MESSAGES_PATH = new RegExp(`${PREFIX}/v1/messages(?:/|$)`, 'i');
 /** The model list and model get, which answer Anthropic's Models API to a client that sends `anthropic-version` (api/routes/models/router.ts). */
@@ -67,7 +90,7 @@ export function openaiErrorType(status: number): string {
  */
 export function errorBody(path: string, err: ApiError, headers: IncomingHttpHeaders = {}): { error: Record<string, unknown> } {
   const error = err.toJSON();
-  if (messagesDialect(path, headers)) return { error: merged(error, { type: anthropicErrorType(err.status) }) };
+  if (messagesDialect(path, headers)) return { error: merged(error, { message: messagesWording(err, error.message), type: anthropicErrorType(err.status) }) };
   if (OPENAI_PATH.test(path)) return { error: openaiError(err, RESPONSES_PATH.test(path)) };
   if (err.param && MANAGEMENT_PATH.test(path)) return { error: merged(error, { param: err.param }) };
   return { error };

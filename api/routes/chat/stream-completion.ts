@@ -12,6 +12,8 @@ interface Choice {
   message: { role: string; content: string | null; refusal: string | null; annotations: unknown[]; tool_calls?: ToolCall[]; reasoning_content?: string; thinking_blocks?: unknown[] };
   finish_reason: string | null;
   logprobs: Logprobs | null;
+  /** vLLM's matched stop sequence (also the Anthropic and Bedrock translations'), as the JSON answer's choice has it. */
+  stop_reason?: string;
 }
 
 /** OpenAI's ChatCompletion.Choice.Logprobs: the tokens' log probabilities of the content and of a refusal. */
@@ -29,8 +31,8 @@ interface Logprobs {
  * (`reasoning_content` concatenated, a Claude upstream's signed `thinking_blocks` in order, as its
  * JSON answer has them), its finish reason, its log probabilities when
  * the request asked for them (each chunk's `logprobs.content` / `.refusal` entries in order, as the
- * JSON answer has them; else null), and the usage chunk when the request asked for one (else `usage`
- * is null).
+ * JSON answer has them; else null), the matched stop sequence an upstream named (vLLM's choice
+ * `stop_reason`, a string), and the usage chunk when the request asked for one (else `usage` is null).
  */
 export class StreamedCompletion {
   private head: Json | undefined;
@@ -82,6 +84,7 @@ export class StreamedCompletion {
       if (typeof f.arguments === 'string') call.function.arguments += f.arguments;
     }
     if (typeof c.finish_reason === 'string') choice.finish_reason = c.finish_reason;
+    if (typeof c.stop_reason === 'string') choice.stop_reason = c.stop_reason;
     const lp = c.logprobs as { content?: unknown; refusal?: unknown } | null | undefined;
     if (lp && typeof lp === 'object') {
       const into = (choice.logprobs ??= { content: null, refusal: null });
@@ -101,7 +104,9 @@ export class StreamedCompletion {
         if (calls?.length) message.tool_calls = calls;
         if (c.message.reasoning_content !== undefined) message.reasoning_content = c.message.reasoning_content;
         if (c.message.thinking_blocks) message.thinking_blocks = c.message.thinking_blocks;
-        return { index: c.index, message, finish_reason: c.finish_reason, logprobs: c.logprobs };
+        const out: Json = { index: c.index, message, finish_reason: c.finish_reason, logprobs: c.logprobs };
+        if (c.stop_reason !== undefined) out.stop_reason = c.stop_reason;
+        return out;
       });
     const out: Json = { id: this.head.id, object: 'chat.completion', created: this.head.created, model: this.head.model, choices, usage: this.usage };
     // the upstream's own fields, when its chunks carried them

@@ -52,7 +52,7 @@ export function bedrockRoutes(knobs: KnobStore, log: RequestLog): Router {
     if (!/^(Bearer \S+|AWS4-HMAC-SHA256 Credential=\S+\/bedrock\/aws4_request, SignedHeaders=\S+, Signature=[0-9a-f]{64})$/.test(auth)) {
       return awsError(res, 403, 'AccessDeniedException', 'Missing or malformed authentication.');
     }
-    const body = req.body as { messages?: Msg[]; system?: Block[]; inferenceConfig?: { maxTokens?: number; stopSequences?: string[] }; toolConfig?: { tools?: Array<{ toolSpec?: { name?: string } }>; toolChoice?: { any?: unknown; tool?: { name?: string } } }; additionalModelRequestFields?: { thinking?: { type?: string } } };
+    const body = req.body as { messages?: Msg[]; system?: Block[]; inferenceConfig?: { maxTokens?: number; stopSequences?: string[] }; toolConfig?: { tools?: Array<{ toolSpec?: { name?: string } }>; toolChoice?: { any?: unknown; tool?: { name?: string } } }; additionalModelRequestFields?: { thinking?: { type?: string } }; additionalModelResponseFieldPaths?: string[] };
     if (!Array.isArray(body.messages) || !body.messages.length) return awsError(res, 400, 'ValidationException', 'messages: must not be empty');
     const k = knobs.take(model);
     const { status, ...rest } = k;
@@ -71,10 +71,14 @@ export function bedrockRoutes(knobs: KnobStore, log: RequestLog): Router {
     let words = k.replyWords ?? replyWords(lastUser, k.outputWords ?? 12, maxTokens);
     let stopReason = tool ? 'tool_use' : words.length >= maxTokens ? 'max_tokens' : 'end_turn';
     const cut = tool ? -1 : words.findIndex((w) => (body.inferenceConfig?.stopSequences ?? []).includes(w));
+    const replyStop = cut >= 0 ? words[cut] : undefined;
     if (cut >= 0) {
       stopReason = 'stop_sequence';
       words = words.slice(0, cut);
     }
+    // Claude's matched stop sequence, returned when its path is asked for (other models have no such field: ignored, as Converse ignores it)
+    const claudeModel = /(^|[.:/])anthropic\.claude/.test(model);
+    const extraFields = cut >= 0 && claudeModel && body.additionalModelResponseFieldPaths?.includes('/stop_sequence') ? { additionalModelResponseFields: { stop_sequence: replyStop } } : {};
     const reasoning = body.additionalModelRequestFields?.thinking?.type === 'enabled' ? `Considering: ${lastUser.slice(0, 80)}` : undefined;
     const text = tool ? '' : words.join(' ');
     const input = tool ? { query: lastUser.slice(0, 100) } : undefined;
@@ -91,7 +95,7 @@ export function bedrockRoutes(knobs: KnobStore, log: RequestLog): Router {
     res.setHeader('x-amzn-RequestId', crypto.randomUUID());
 
     if (!streamed) {
-      res.json({ output: { message: { role: 'assistant', content } }, stopReason, usage, metrics: { latencyMs: 5 } });
+      res.json({ output: { message: { role: 'assistant', content } }, stopReason, ...extraFields, usage, metrics: { latencyMs: 5 } });
       return;
     }
     res.status(200).setHeader('Content-Type', 'application/vnd.amazon.eventstream');
@@ -110,7 +114,7 @@ export function bedrockRoutes(knobs: KnobStore, log: RequestLog): Router {
       }
       frames.push(eventFrame('contentBlockStop', { contentBlockIndex }));
     });
-    frames.push(eventFrame('messageStop', { stopReason }));
+    frames.push(eventFrame('messageStop', { stopReason, ...extraFields }));
     frames.push(eventFrame('metadata', { usage, metrics: { latencyMs: 5 } }));
     for (let i = 0; i < frames.length; i++) {
       if (res.destroyed) return;

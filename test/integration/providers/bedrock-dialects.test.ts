@@ -45,6 +45,7 @@ describe('bedrock upstream (Converse) through the gateway', () => {
       system: [{ text: 'Sys.' }],
       messages: [{ role: 'user', content: [{ text: 'hi bedrock' }] }],
       inferenceConfig: { maxTokens: 100, temperature: 0.5, topP: 0.8, stopSequences: ['zzz'] },
+      additionalModelResponseFieldPaths: ['/stop_sequence'],
     });
     await usageSettled();
     const [ev] = await UsageEvent.findAll({ where: { requestId: r.headers.get('x-service-request-id')! } });

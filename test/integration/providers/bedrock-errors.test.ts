@@ -47,7 +47,8 @@ describe('bedrock upstream: refusals and failures', () => {
     }
     const m = await call('POST', '/v1/messages', { headers: { ...h, 'anthropic-version': '2023-06-01' }, json: { model: 'sim-bedrock-claude', max_tokens: 10, messages: [{ role: 'user', content: 'x' }], tools: [{ name: 't', input_schema: { type: 'object' } }], tool_choice: { type: 'auto', disable_parallel_tool_use: true } } });
     expect(m.status, m.text).to.equal(400);
-    expect(m.text).to.include('parallel_tool_calls');
+    // named as the messages client sent it (docs/dialects.md, "Errors in the messages dialect")
+    expect(m.body.error.message).to.match(/^`tool_choice\.disable_parallel_tool_use` is not supported on this model/);
     expect(env().sim.log.entries).to.have.length(0);
   });
 

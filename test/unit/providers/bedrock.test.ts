@@ -98,6 +98,7 @@ describe('bedrock upstream: canonical → Converse request', () => {
       ],
       inferenceConfig: { maxTokens: 300, temperature: 0.2, topP: 0.9, stopSequences: ['END'] },
       additionalModelRequestFields: { top_k: 40 },
+      additionalModelResponseFieldPaths: ['/stop_sequence'],
       toolConfig: { tools: [{ toolSpec: { name: 'weather', description: 'Weather', inputSchema: { json: { type: 'object', properties: { city: { type: 'string' } } } } } }], toolChoice: { tool: { name: 'weather' } } },
       outputConfig: { textFormat: { type: 'json_schema', structure: { jsonSchema: { schema: '{"type":"object"}', name: 'out' } } } },
     });

@@ -27,6 +27,16 @@ export function finishReason(stop: unknown): 'stop' | 'length' | 'tool_calls' | 
 }
 
 /**
+ * The choice's `stop_reason` as vLLM names it, the stop sequence that ended the answer, when Anthropic
+ * said one did (`stop_reason: "stop_sequence"` and its `stop_sequence`); chat's finish_reason is only
+ * `stop`, so the messages dialect reads the matched sequence from here (api/dialects/messages/response.ts
+ * matchedStop) and answers `stop_sequence` as Anthropic did.
+ */
+export function matchedStopOf(stopReason: unknown, stopSequence: unknown): { stop_reason?: string } {
+  return stopReason === 'stop_sequence' && typeof stopSequence === 'string' ? { stop_reason: stopSequence } : {};
+}
+
+/**
  * Anthropic usage → OpenAI usage: cached input (read or written) is part of prompt_tokens there, the
  * reads also `cached_tokens` and the writes, when there are any, `cache_write_tokens`; thinking tokens
  * (already within `output_tokens`, as reasoning tokens are within completion_tokens) are reported as
@@ -70,7 +80,7 @@ export function messageToCompletion(msg: Record<string, unknown>, publicModel: s
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
     model: publicModel,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason(msg.stop_reason) }],
+    choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason(msg.stop_reason), ...matchedStopOf(msg.stop_reason, msg.stop_sequence) }],
     usage: chatUsage(msg.usage as Usage),
   };
 }

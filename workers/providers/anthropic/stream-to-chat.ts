@@ -1,4 +1,4 @@
-import { chatUsage, finishReason } from './from-messages';
+import { chatUsage, finishReason, matchedStopOf } from './from-messages';
 import { OpeningChunks } from '../opening-chunks';
 
 type Event = Record<string, unknown> & { type: string };
@@ -82,7 +82,10 @@ export class MessagesToChatStream {
       case 'message_delta': {
         const u = (ev.usage ?? {}) as Record<string, number | null>;
         for (const [k, v] of Object.entries(u)) if (v != null) this.usage[k] = v;
-        return [this.chunk({}, finishReason((ev.delta as { stop_reason?: string }).stop_reason))];
+        const d = ev.delta as { stop_reason?: string; stop_sequence?: unknown };
+        const chunk = this.chunk({}, finishReason(d.stop_reason));
+        Object.assign((chunk.choices as Array<Record<string, unknown>>)[0], matchedStopOf(d.stop_reason, d.stop_sequence));
+        return [chunk];
       }
       default:
         return []; // ping, message_stop

@@ -45,6 +45,7 @@ export async function chatComplete(
   stream: { emit: Emit; includeUsage: boolean } | undefined,
 ): Promise<ChatOutcome> {
   const input = canonicalToConverse(body, call.upstreamModel, call.baseModel);
+  const stops = input.inferenceConfig?.stopSequences ?? [];
   const client = clientFor(call);
   const limit = firstByteLimit(call.signal, call.firstByteTimeoutMs);
   const opts = { abortSignal: limit.signal };
@@ -54,14 +55,14 @@ export async function chatComplete(
     if (!stream) {
       const res = await client.send(new ConverseCommand(input), opts);
       limit.answered();
-      const completion = converseToCompletion(res, publicModel);
+      const completion = converseToCompletion(res, publicModel, stops);
       completion.system_fingerprint = fingerprint;
       const u = completion.usage as { prompt_tokens: number; completion_tokens: number };
       return { response: completion, usage: { inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens } };
     }
     const res = await client.send(new ConverseStreamCommand(input), opts);
     limit.answered();
-    const t = new ConverseToChatStream(completionId(res.$metadata.requestId), publicModel);
+    const t = new ConverseToChatStream(completionId(res.$metadata.requestId), publicModel, stops);
     midStream = true;
     for await (const ev of res.stream ?? []) emitChunks(stream, t.push(ev), fingerprint);
     // A stream that ends cleanly before messageStop is cut short, as the other adapters read it (sse.ts).

@@ -32,6 +32,21 @@ export function chatUsage(u: Partial<TokenUsage> | undefined) {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: written ? { cached_tokens: cached, cache_write_tokens: written } : { cached_tokens: cached } };
 }
 
+/**
+ * The choice's `stop_reason` as vLLM names it (the matched stop sequence) when Converse stopped on one
+ * (`stopReason: "stop_sequence"`): the sequence Claude reports in `additionalModelResponseFields`
+ * (asked for by to-converse.ts, `/stop_sequence`), else the request's only stop sequence, the one that
+ * must have matched. Chat's finish_reason is only `stop`; the messages dialect reads the sequence
+ * here (api/dialects/messages/response.ts matchedStop) and answers `stop_sequence` as Anthropic does.
+ * With several sequences and none reported, nothing (the answer is `end_turn`, as on OpenAI).
+ */
+export function matchedStopOf(stopReason: string | undefined, fields: unknown, stops: string[]): { stop_reason?: string } {
+  if (stopReason !== 'stop_sequence') return {};
+  const reported = (fields as { stop_sequence?: unknown } | null | undefined)?.stop_sequence;
+  if (typeof reported === 'string' && stops.includes(reported)) return { stop_reason: reported };
+  return stops.length === 1 ? { stop_reason: stops[0] } : {};
+}
+
 export function completionId(requestId: string | undefined): string {
   return `chatcmpl-${requestId ?? Date.now().toString(36)}`;
 }
@@ -39,8 +54,9 @@ export function completionId(requestId: string | undefined): string {
 /**
  * A Converse answer → a canonical chat completion with the public model id. Reasoning text is
  * `reasoning_content`; signed and redacted reasoning blocks are also `thinking_blocks` (reasoning.ts).
+ * `stops`: the request's stop sequences (matchedStopOf).
  */
-export function converseToCompletion(res: ConverseCommandOutput, publicModel: string): Record<string, unknown> {
+export function converseToCompletion(res: ConverseCommandOutput, publicModel: string, stops: string[] = []): Record<string, unknown> {
   const blocks: ContentBlock[] = res.output?.message?.content ?? [];
   const text = blocks.map((b) => b.text ?? '').join('');
   const reasoning = blocks.map((b) => b.reasoningContent?.reasoningText?.text ?? '').join('');
@@ -57,7 +73,7 @@ export function converseToCompletion(res: ConverseCommandOutput, publicModel: st
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
     model: publicModel,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason(res.stopReason) }],
+    choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason(res.stopReason), ...matchedStopOf(res.stopReason, res.additionalModelResponseFields, stops) }],
     usage: chatUsage(res.usage),
   };
 }

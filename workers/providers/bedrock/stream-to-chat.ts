@@ -1,5 +1,5 @@
 import type { ConverseStreamOutput, TokenUsage } from '@aws-sdk/client-bedrock-runtime';
-import { chatUsage, finishReason } from './from-converse';
+import { chatUsage, finishReason, matchedStopOf } from './from-converse';
 import { redacted } from './reasoning';
 import { OpeningChunks } from '../opening-chunks';
 
@@ -28,6 +28,8 @@ export class ConverseToChatStream {
   constructor(
     private readonly id: string,
     private readonly publicModel: string,
+    /** The request's stop sequences, to say which one ended the answer (from-converse.ts matchedStopOf). */
+    private readonly stops: string[] = [],
   ) {}
 
   private chunk(delta: Record<string, unknown>, finish: string | null = null): Record<string, unknown> {
@@ -77,7 +79,9 @@ export class ConverseToChatStream {
     }
     if (ev.messageStop) {
       this.stopped = true;
-      return [this.chunk({}, finishReason(ev.messageStop.stopReason))];
+      const chunk = this.chunk({}, finishReason(ev.messageStop.stopReason));
+      Object.assign((chunk.choices as Array<Record<string, unknown>>)[0], matchedStopOf(ev.messageStop.stopReason, ev.messageStop.additionalModelResponseFields, this.stops));
+      return [chunk];
     }
     if (ev.metadata) this.usage = ev.metadata.usage ?? {};
     return []; // metadata

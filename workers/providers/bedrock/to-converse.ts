@@ -198,6 +198,9 @@ export function canonicalToConverse(body: Record<string, unknown>, upstreamModel
   if (Object.keys(inference).length) out.inferenceConfig = inference;
   const extra = { ...(typeof body.top_k === 'number' ? { top_k: body.top_k } : {}), ...reasoning.fields }; // top_k: Claude only (refused elsewhere)
   if (Object.keys(extra).length) out.additionalModelRequestFields = extra as never;
+  // the stop sequence that matched, where the model reports it (Claude's `stop_sequence`; AWS's own example of a path):
+  // "if the JSON Pointer is valid, but the requested field is not in the model response, it is ignored by Converse"
+  if (stop.length) out.additionalModelResponseFieldPaths = ['/stop_sequence'];
   const tools = (body.tools as FnTool[] | undefined) ?? [];
   const use = tools.length ? toolUse(tools, body.tool_choice) : { tools, choice: undefined };
   const fns = use.tools;
