@@ -2,7 +2,7 @@ import crypto from 'crypto';
 import { isRecord } from '../../../shared/is-record';
 import { parseArguments, type CanonicalCompletion, type CanonicalUsage, type FinishReason } from '../canonical';
 
-export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal' | 'compaction';
+export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal' | 'compaction' | 'model_context_window_exceeded';
 
 export function messageId(): string {
   return `msg_${crypto.randomBytes(12).toString('hex')}`;
@@ -94,9 +94,24 @@ export function matchedStop(choice: unknown, stopSequences: string[] | undefined
   return typeof s === 'string' && !!stopSequences?.includes(s) ? s : null;
 }
 
-/** `stop_reason` and `stop_sequence`: `stop_sequence` when the upstream said which of the caller's sequences matched. */
-export function stopOf(finish: FinishReason | undefined, hasToolCalls: boolean, matched: string | null, refused = false): { stop_reason: StopReason; stop_sequence: string | null } {
+/**
+ * Whether an answer cut at `length` was cut by the model's context window, not by `max_tokens`: the
+ * choice's `native_finish_reason` (OpenRouter's name for the upstream's own stop reason, which the
+ * Anthropic and Bedrock adapters set to `model_context_window_exceeded` when Anthropic or Converse
+ * said so; chat's finish_reason has only `length` for both).
+ */
+export function windowExceeded(choice: unknown): boolean {
+  return (choice as { native_finish_reason?: unknown } | undefined)?.native_finish_reason === 'model_context_window_exceeded';
+}
+
+/**
+ * `stop_reason` and `stop_sequence`: `stop_sequence` when the upstream said which of the caller's
+ * sequences matched; `model_context_window_exceeded` (SDK 1.16 StopReason) for a `length` the context
+ * window made (`windowExceeded`), else `max_tokens`.
+ */
+export function stopOf(finish: FinishReason | undefined, hasToolCalls: boolean, matched: string | null, refused = false, window = false): { stop_reason: StopReason; stop_sequence: string | null } {
   if (matched && finish === 'stop' && !hasToolCalls && !refused) return { stop_reason: 'stop_sequence', stop_sequence: matched };
+  if (window && finish === 'length') return { stop_reason: 'model_context_window_exceeded', stop_sequence: null };
   return { stop_reason: stopReason(finish, hasToolCalls, refused), stop_sequence: null };
 }
 
@@ -143,7 +158,7 @@ export function canonicalToMessage(c: CanonicalCompletion, publicModel: string, 
     role: 'assistant',
     model: publicModel,
     content,
-    ...stopOf(choice?.finish_reason, (msg.tool_calls?.length ?? 0) > 0, matchedStop(choice, stopSequences), !!msg.refusal),
+    ...stopOf(choice?.finish_reason, (msg.tool_calls?.length ?? 0) > 0, matchedStop(choice, stopSequences), !!msg.refusal, windowExceeded(choice)),
     usage: messagesUsage(c.usage),
   };
 }

@@ -1,5 +1,5 @@
 import { completeJson, type CanonicalChunk, type CanonicalUsage, type FinishReason, type ThinkingBlock } from '../canonical';
-import { anthropicToolId, matchedStop, messageId, messagesUsage, stopOf, type ReasoningShown } from './response';
+import { anthropicToolId, matchedStop, messageId, messagesUsage, stopOf, windowExceeded, type ReasoningShown } from './response';
 import { COMPACTION_START, compactionDelta, compactionIterations } from './compaction';
 
 /** One Anthropic stream event; `type` is also its SSE event name. */
@@ -34,6 +34,8 @@ export class MessagesStreamTranslator {
   private byIndex = new Map<number, Tool>();
 
   private matched: string | null = null;
+  /** The upstream's answer was cut by the model's context window (response.ts windowExceeded). */
+  private window = false;
   /** The upstream sent refusal text (streamed as text; the stop reason is then `refusal`). */
   private refused = false;
   /** The summary pass's usage, when the answer opened with a compaction block (`compaction`). */
@@ -146,7 +148,7 @@ export class MessagesStreamTranslator {
       const writing = this.open?.kind === 'tool' && !completeJson(this.open.tool.sent);
       if (!tool.streamed && tool.name && !writing) this.openTool(out, tool);
     }
-    if (choice?.finish_reason) [this.finish, this.matched] = [choice.finish_reason, matchedStop(choice, this.stopSequences)];
+    if (choice?.finish_reason) [this.finish, this.matched, this.window] = [choice.finish_reason, matchedStop(choice, this.stopSequences), windowExceeded(choice)];
     return out;
   }
 
@@ -201,7 +203,7 @@ export class MessagesStreamTranslator {
     const iterations = this.compacted ? compactionIterations(this.compacted.usage, this.usage, this.publicModel, paused) : undefined;
     out.push({
       type: 'message_delta',
-      delta: paused ? { stop_reason: 'compaction', stop_sequence: null } : stopOf(this.finish, this.tools.length > 0, this.matched, this.refused),
+      delta: paused ? { stop_reason: 'compaction', stop_sequence: null } : stopOf(this.finish, this.tools.length > 0, this.matched, this.refused, this.window),
       usage: {
         input_tokens: u.input_tokens,
         output_tokens: u.output_tokens,

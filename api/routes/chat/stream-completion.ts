@@ -14,6 +14,8 @@ interface Choice {
   logprobs: Logprobs | null;
   /** vLLM's matched stop sequence (also the Anthropic and Bedrock translations'), as the JSON answer's choice has it. */
   stop_reason?: string;
+  /** The upstream's own stop reason where chat's has no word for it (`model_context_window_exceeded`, from the Anthropic and Bedrock translations). */
+  native_finish_reason?: string;
 }
 
 /** OpenAI's ChatCompletion.Choice.Logprobs: the tokens' log probabilities of the content and of a refusal. */
@@ -85,6 +87,7 @@ export class StreamedCompletion {
     }
     if (typeof c.finish_reason === 'string') choice.finish_reason = c.finish_reason;
     if (typeof c.stop_reason === 'string') choice.stop_reason = c.stop_reason;
+    if (typeof c.native_finish_reason === 'string') choice.native_finish_reason = c.native_finish_reason;
     const lp = c.logprobs as { content?: unknown; refusal?: unknown } | null | undefined;
     if (lp && typeof lp === 'object') {
       const into = (choice.logprobs ??= { content: null, refusal: null });
@@ -106,6 +109,7 @@ export class StreamedCompletion {
         if (c.message.thinking_blocks) message.thinking_blocks = c.message.thinking_blocks;
         const out: Json = { index: c.index, message, finish_reason: c.finish_reason, logprobs: c.logprobs };
         if (c.stop_reason !== undefined) out.stop_reason = c.stop_reason;
+        if (c.native_finish_reason !== undefined) out.native_finish_reason = c.native_finish_reason;
         return out;
       });
     const out: Json = { id: this.head.id, object: 'chat.completion', created: this.head.created, model: this.head.model, choices, usage: this.usage };

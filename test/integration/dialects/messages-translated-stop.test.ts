@@ -6,6 +6,7 @@ import { keyHeader } from '../../helpers/http';
 import { postSse } from '../../helpers/sse-events';
 import { poolModel, rndId, simDeployment } from '../../helpers/pool-models';
 import { seedBedrock } from '../providers/bedrock-setup';
+import { ScriptedUpstream, byStream } from '../../helpers/scripted-upstream';
 
 /**
  * Anthropic's Message says which of the caller's `stop_sequences` ended it (`stop_reason:
@@ -13,7 +14,8 @@ import { seedBedrock } from '../providers/bedrock-setup';
  * of your custom stop sequences was generated"). On a translated upstream that reports it (Bedrock
  * Converse's `stopReason: "stop_sequence"` with Claude's `additionalModelResponseFields.stop_sequence`,
  * or the request's only sequence; an Anthropic-native deployment of a mixed pool) the gateway answered
- * `end_turn` and null, JSON and streamed, because chat's finish_reason is only `stop`.
+ * `end_turn` and null, JSON and streamed, because chat's finish_reason is only `stop`. Likewise
+ * `model_context_window_exceeded` (SDK 1.16 StopReason) came back as `max_tokens` (chat's `length`).
  */
 describe('messages dialect: the matched stop sequence on translated upstreams (official Anthropic client)', () => {
   let o: TestOrg;
@@ -27,7 +29,7 @@ describe('messages dialect: the matched stop sequence on translated upstreams (o
 
   /** The JSON Message, the SDK's accumulated stream, and the raw message_delta: each stop_reason and stop_sequence. */
   async function stops(model: string, stop_sequences: string[], prompt: string) {
-    const params = { model, max_tokens: 200, stop_sequences, messages: [{ role: 'user' as const, content: prompt }] };
+    const params = { model, max_tokens: 200, ...(stop_sequences.length ? { stop_sequences } : {}), messages: [{ role: 'user' as const, content: prompt }] };
     const json = await client.messages.create(params);
     const streamed = await client.messages.stream(params).finalMessage();
     const raw = await postSse('/v1/messages', { ...keyHeader(o.key), 'anthropic-version': '2023-06-01' }, { ...params, stream: true });
@@ -47,6 +49,33 @@ describe('messages dialect: the matched stop sequence on translated upstreams (o
     for (const g of await stops('sim-bedrock-nova', ['zzz', 'halt'], 'say one halt two')) expect(g).to.deep.equal({ stop_reason: 'end_turn', stop_sequence: null });
     // no sequence matched: end_turn as before
     for (const g of await stops('sim-bedrock-nova', ['zzz'], 'say one two')) expect(g).to.deep.equal({ stop_reason: 'end_turn', stop_sequence: null });
+  });
+
+  it('model_context_window_exceeded from an Anthropic deployment of a mixed pool stays that stop reason (chat: length, native_finish_reason), JSON and streamed', async () => {
+    const up = new ScriptedUpstream('anthropic');
+    await up.start();
+    try {
+      const provider = await up.model();
+      const model = await poolModel([{ name: 'claude', provider, upstream: 'up-model' }, simDeployment('spare', { priority: 1 })]);
+      const usage = { input_tokens: 9, output_tokens: 3 };
+      const message = { id: 'msg_up', type: 'message', role: 'assistant', model: 'up-model', content: [{ type: 'text', text: 'cut off' }], stop_reason: 'model_context_window_exceeded', stop_sequence: null, usage };
+      const events = [
+        { type: 'message_start', message: { ...message, content: [], stop_reason: null } },
+        { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+        { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'cut off' } },
+        { type: 'content_block_stop', index: 0 },
+        { type: 'message_delta', delta: { stop_reason: 'model_context_window_exceeded', stop_sequence: null }, usage: { output_tokens: 3 } },
+        { type: 'message_stop' },
+      ];
+      up.otherwise = byStream(message, events);
+      for (const g of await stops(model, [], 'a long conversation')) expect(g).to.deep.equal({ stop_reason: 'model_context_window_exceeded', stop_sequence: null });
+      expect(up.received.map((r) => r.path)).to.deep.equal(['/v1/messages', '/v1/messages', '/v1/messages']);
+      // the chat dialect still says length, and names the upstream's reason
+      const chat = await fetch(`${env().gw.url}/v1/chat/completions`, { method: 'POST', headers: { ...keyHeader(o.key), 'content-type': 'application/json' }, body: JSON.stringify({ model, messages: [{ role: 'user', content: 'x' }] }) }).then((r) => r.json() as Promise<{ choices: Array<Record<string, unknown>> }>);
+      expect(chat.choices[0]).to.include({ finish_reason: 'length', native_finish_reason: 'model_context_window_exceeded' });
+    } finally {
+      await up.close();
+    }
   });
 
   it('an Anthropic-native deployment of a mixed pool (translated path): its stop_sequence, JSON and streamed', async () => {

@@ -30,9 +30,12 @@ export function finishReason(stop: unknown): 'stop' | 'length' | 'tool_calls' | 
  * The choice's `stop_reason` as vLLM names it, the stop sequence that ended the answer, when Anthropic
  * said one did (`stop_reason: "stop_sequence"` and its `stop_sequence`); chat's finish_reason is only
  * `stop`, so the messages dialect reads the matched sequence from here (api/dialects/messages/response.ts
- * matchedStop) and answers `stop_sequence` as Anthropic did.
+ * matchedStop) and answers `stop_sequence` as Anthropic did. A `model_context_window_exceeded` (chat's
+ * `length`, as `max_tokens` is) is named as the choice's `native_finish_reason` (OpenRouter's field for
+ * the upstream's own stop reason), which the messages dialect answers as that stop reason.
  */
-export function matchedStopOf(stopReason: unknown, stopSequence: unknown): { stop_reason?: string } {
+export function matchedStopOf(stopReason: unknown, stopSequence: unknown): { stop_reason?: string; native_finish_reason?: string } {
+  if (stopReason === 'model_context_window_exceeded') return { native_finish_reason: stopReason };
   return stopReason === 'stop_sequence' && typeof stopSequence === 'string' ? { stop_reason: stopSequence } : {};
 }
 

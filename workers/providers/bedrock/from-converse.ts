@@ -38,9 +38,12 @@ export function chatUsage(u: Partial<TokenUsage> | undefined) {
  * (asked for by to-converse.ts, `/stop_sequence`), else the request's only stop sequence, the one that
  * must have matched. Chat's finish_reason is only `stop`; the messages dialect reads the sequence
  * here (api/dialects/messages/response.ts matchedStop) and answers `stop_sequence` as Anthropic does.
- * With several sequences and none reported, nothing (the answer is `end_turn`, as on OpenAI).
+ * With several sequences and none reported, nothing (the answer is `end_turn`, as on OpenAI). A
+ * `model_context_window_exceeded` (chat's `length`) is named as the choice's `native_finish_reason`, as
+ * the Anthropic adapter names it (anthropic/from-messages.ts matchedStopOf).
  */
-export function matchedStopOf(stopReason: string | undefined, fields: unknown, stops: string[]): { stop_reason?: string } {
+export function matchedStopOf(stopReason: string | undefined, fields: unknown, stops: string[]): { stop_reason?: string; native_finish_reason?: string } {
+  if (stopReason === 'model_context_window_exceeded') return { native_finish_reason: stopReason };
   if (stopReason !== 'stop_sequence') return {};
   const reported = (fields as { stop_sequence?: unknown } | null | undefined)?.stop_sequence;
   if (typeof reported === 'string' && stops.includes(reported)) return { stop_reason: reported };
