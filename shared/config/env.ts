@@ -104,6 +104,8 @@ export interface Config {
   imageUploadMaxBytes: number;
   /** A chat request's image URLs downloaded for an inlining deployment add up to this many bytes at most (workers/providers/inline-images.ts). */
   imageUrlInlineMaxBytes: number;
+  /** A chat request's image URL downloads, together, take at most this long (a server trickling bytes to many URLs cannot hold the job to its deadline). */
+  imageUrlInlineTimeoutMs: number;
   /** Files and batches (docs/batches.md): org defaults (a plan or org entitlement overrides them) and the runner's pace. */
   batches: {
     /** OpenAI's Batch API: requests in an input file, its bytes (OpenAI's own limits: 50,000 and 200 MB). */
@@ -280,6 +282,7 @@ const schema = Joi.object({
   IMAGE_URL_TTL_SECONDS: Joi.number().integer().min(10).max(86_400).default(300),
   IMAGE_UPLOAD_MAX_BYTES: Joi.number().integer().min(1024).default(10 * 1024 * 1024),
   IMAGE_URL_INLINE_MAX_BYTES: Joi.number().integer().min(1024).default(20 * 1024 * 1024),
+  IMAGE_URL_INLINE_TIMEOUT_MS: Joi.number().integer().min(100).default(30_000),
   BATCH_MAX_LINES: Joi.number().integer().min(1).default(50_000),
   BATCH_MAX_FILE_BYTES: Joi.number().integer().min(1024).default(200 * 1024 * 1024),
   MESSAGE_BATCH_MAX_REQUESTS: Joi.number().integer().min(1).default(100_000),
@@ -460,6 +463,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     imageUrlTtlSeconds: value.IMAGE_URL_TTL_SECONDS,
     imageUploadMaxBytes: value.IMAGE_UPLOAD_MAX_BYTES,
     imageUrlInlineMaxBytes: value.IMAGE_URL_INLINE_MAX_BYTES,
+    imageUrlInlineTimeoutMs: value.IMAGE_URL_INLINE_TIMEOUT_MS,
     batches: {
       maxLines: value.BATCH_MAX_LINES,
       maxFileBytes: value.BATCH_MAX_FILE_BYTES,

@@ -68,6 +68,12 @@ export async function startImageHost(hosts: string[] = ['127.0.0.2', '127.0.0.1'
           res.once('close', () => clearInterval(t));
         }
         return;
+      case '/slow.png': {
+        // the whole image, after `ms` milliseconds: each download succeeds, slowly
+        const t = setTimeout(() => res.writeHead(200, { 'content-type': 'image/png', 'content-length': png.length }).end(png), Number(u.searchParams.get('ms') ?? 1000));
+        res.once('close', () => clearTimeout(t));
+        return;
+      }
       case '/loop':
         res.writeHead(302, { location: '/loop' }).end();
         return;

@@ -85,7 +85,8 @@ function onFallback(job: ChatJob, t: UpstreamTarget): ChatJob {
  * The job with its image URLs downloaded (through the SSRF guard) and inlined as data URLs, when a
  * deployment it may be routed to inlines them (`inline_image_urls`: a server the operator runs, which
  * would fetch the URL from inside the operator's network); undefined when none does or there is no
- * URL. Done once, before any deployment is picked: a refused URL fails the request before any
+ * URL (other media by URL, which such a deployment refuses, count as one). Done once, before any
+ * deployment is picked: a refused URL fails the request before any
  * upstream is called (nothing billed), whichever deployment the draw would have picked, and the bytes
  * serve every attempt. A deployment that does not inline (a vendor's API) still gets the URLs.
  */

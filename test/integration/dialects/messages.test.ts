@@ -9,6 +9,7 @@ import { postSse, type SseEvent } from '../../helpers/sse-events';
 import { waitFor } from '../../helpers/wait';
 import { UsageEvent } from '../../../shared/db/models';
 import { usageSettled } from '../../helpers/usage';
+import { poolModel, rndId, simDeployment } from '../../helpers/pool-models';
 
 const V = { 'anthropic-version': '2023-06-01' };
 const body = (model: string, extra: Record<string, unknown> = {}) => ({
@@ -259,11 +260,12 @@ describe('POST /v1/messages', () => {
     expect(native).to.deep.equal(content);
   });
 
-  it('a document by URL goes as a url source to an Anthropic upstream and is refused before an OpenAI one (which reads base64 only), unbilled', async () => {
+  it("a document by URL goes as a url source to Anthropic's API and is refused before an OpenAI one (which reads base64 only) and a self-hosted Anthropic-shaped one (which would fetch it), unbilled", async () => {
     const content = [{ type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } }, { type: 'text', text: 'summarise' }];
     await usageSettled();
     const before = await UsageEvent.count({ where: { orgId: o.org.id } });
-    const r1 = await call('POST', '/v1/messages', { headers: h, json: body('sim-chat', { messages: [{ role: 'user', content }] }) });
+    const openai = await poolModel([simDeployment('oa', { inline_image_urls: false })]);
+    const r1 = await call('POST', '/v1/messages', { headers: h, json: body(openai, { messages: [{ role: 'user', content }] }) });
     expect(r1.status, r1.text).to.equal(400);
     expect(r1.body, 'plain envelope').to.have.all.keys('error');
     expect(r1.body.error).to.include({ code: 'unsupported_parameter', type: 'invalid_request_error' });
@@ -271,7 +273,13 @@ describe('POST /v1/messages', () => {
     expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
     await usageSettled();
     expect(await UsageEvent.count({ where: { orgId: o.org.id } })).to.equal(before);
-    const r2 = await call('POST', '/v1/messages', { headers: h, json: body('sim-claude', { messages: [{ role: 'user', content }] }) });
+    // sim-claude's provider is not Anthropic's host: a server the operator runs, which would fetch the URL itself (docs/providers.md)
+    const selfHosted = await call('POST', '/v1/messages', { headers: h, json: body('sim-claude', { messages: [{ role: 'user', content }] }) });
+    expect([selfHosted.status, selfHosted.body.error?.type], selfHosted.text).to.deep.equal([400, 'invalid_request_error']);
+    expect(selfHosted.body.error.message).to.include('messages[0].content[0].source.url');
+    expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
+    const vendor = await poolModel([{ name: 'claude', provider: 'simulator-anthropic', upstream: `claude-${rndId()}`, inline_image_urls: false }]);
+    const r2 = await call('POST', '/v1/messages', { headers: h, json: body(vendor, { messages: [{ role: 'user', content }] }) });
     expect(r2.status, r2.text).to.equal(200);
     expect((env().sim.log.entries[0].body as { messages: Array<{ content: unknown }> }).messages[0].content).to.deep.equal(content);
   });

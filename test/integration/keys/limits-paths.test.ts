@@ -147,14 +147,17 @@ describe('key rate limits on every path', () => {
   it('a budgeted request with a document by URL is held at the model\'s context window: the upstream reads the document, so only that bounds it', async function () {
     this.timeout(30_000);
     const o = await buildOrg(env().redis);
-    // sim-claude: 200,000 tokens of context at 3 µ$ each is $0.60 of input; a budget of $0.50 fits any
-    // request of a few words, not one the upstream may read 200,000 tokens for
-    await updateKeyControls(env().redis, o.keyId, { budgetMicros: 500_000, budgetPeriod: 'day' });
+    // an Anthropic-shaped deployment that passes a document URL on (Anthropic's API: inline_image_urls
+    // false; one the operator runs gets refused, providers/inline-image-urls): 200,000 tokens of context
+    // at 1 µ$ each is $0.20 of input; a budget of $0.15 fits any request of a few words, not one the
+    // upstream may read 200,000 tokens for
+    const claude = await poolModel([{ name: 'claude', provider: 'simulator-anthropic', upstream: `claude-${rndId()}`, inline_image_urls: false }], { context_window: 200_000 });
+    await updateKeyControls(env().redis, o.keyId, { budgetMicros: 150_000, budgetPeriod: 'day' });
     const doc = { type: 'document', source: { type: 'url', url: 'https://example.com/long.pdf' } };
     const byUrl = [
-      ['/v1/messages', { model: 'sim-claude', max_tokens: 20, messages: [{ role: 'user', content: [doc, { type: 'text', text: 'summarise' }] }] }],
-      ['/v1/chat/completions', { model: 'sim-claude', max_tokens: 20, messages: [{ role: 'user', content: [{ type: 'file', file: { filename: 'long.pdf', file_data: 'https://example.com/long.pdf' } }, { type: 'text', text: 'summarise' }] }] }],
-      ['/v1/responses', { model: 'sim-claude', max_output_tokens: 20, input: [{ role: 'user', content: [{ type: 'input_file', file_url: 'https://example.com/long.pdf' }, { type: 'input_text', text: 'summarise' }] }] }],
+      ['/v1/messages', { model: claude, max_tokens: 20, messages: [{ role: 'user', content: [doc, { type: 'text', text: 'summarise' }] }] }],
+      ['/v1/chat/completions', { model: claude, max_tokens: 20, messages: [{ role: 'user', content: [{ type: 'file', file: { filename: 'long.pdf', file_data: 'https://example.com/long.pdf' } }, { type: 'text', text: 'summarise' }] }] }],
+      ['/v1/responses', { model: claude, max_output_tokens: 20, input: [{ role: 'user', content: [{ type: 'input_file', file_url: 'https://example.com/long.pdf' }, { type: 'input_text', text: 'summarise' }] }] }],
     ] as const;
     for (const [path, json] of byUrl) {
       const r = await call('POST', path, { headers: { ...keyHeader(o.key), ...V }, json });
@@ -163,7 +166,7 @@ describe('key rate limits on every path', () => {
     }
     expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
     // the same document inline is held by its size, and served
-    const inline = await call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), ...V }, json: { model: 'sim-claude', max_tokens: 20, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' } }, { type: 'text', text: 'summarise' }] }] } });
+    const inline = await call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), ...V }, json: { model: claude, max_tokens: 20, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' } }, { type: 'text', text: 'summarise' }] }] } });
     expect(inline.status, inline.text.slice(0, 200)).to.equal(200);
     // a budget with room for the context window serves the URL
     await updateKeyControls(env().redis, o.keyId, { budgetMicros: 1_000_000, budgetPeriod: 'day' });

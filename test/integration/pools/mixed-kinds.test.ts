@@ -178,7 +178,7 @@ describe('model pools: deployments of a kind that cannot express the request', (
   }
 
   it('serves a file part whose file_data is an https URL (the OpenAI adapter refuses it) from the Anthropic deployment of a mixed pool, every time', async () => {
-    const [oa, claudeNative] = [simDeployment('oa'), { name: 'claude', provider: 'simulator-anthropic', upstream: `claude-${rndId()}` }];
+    const [oa, claudeNative] = [simDeployment('oa'), { name: 'claude', provider: 'simulator-anthropic', upstream: `claude-${rndId()}`, inline_image_urls: false }];
     const model = await poolModel([oa, claudeNative]);
     await servedBy(() => chat(o.key, model, { messages: URL_FILE }), 'claude', oa.upstream);
     const sent = env().sim.log.entries[0].body as { messages: Array<{ content: unknown[] }> };
@@ -186,7 +186,7 @@ describe('model pools: deployments of a kind that cannot express the request', (
   });
 
   it('serves a document by URL in the messages dialect from the Anthropic deployment of a mixed pool (translated, not bypassed), every time', async () => {
-    const [oa, claudeNative] = [simDeployment('oa'), { name: 'claude', provider: 'simulator-anthropic', upstream: `claude-${rndId()}` }];
+    const [oa, claudeNative] = [simDeployment('oa'), { name: 'claude', provider: 'simulator-anthropic', upstream: `claude-${rndId()}`, inline_image_urls: false }];
     const model = await poolModel([oa, claudeNative]);
     const content = [{ type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } }, { type: 'text', text: 'summarise' }];
     const json = { model, max_tokens: 64, messages: [{ role: 'user', content }] };
@@ -194,7 +194,8 @@ describe('model pools: deployments of a kind that cannot express the request', (
   });
 
   it("answers the OpenAI adapter's own 400 for a file_data by URL when the pool has only OpenAI deployments, sending nothing", async () => {
-    const [a, b] = [simDeployment('oa1'), simDeployment('oa2')];
+    // OpenAI's API (a server the operator runs refuses it before, url_not_allowed: providers/inline-image-urls)
+    const [a, b] = [simDeployment('oa1', { inline_image_urls: false }), simDeployment('oa2', { inline_image_urls: false })];
     const model = await poolModel([a, b]);
     const r = await chat(o.key, model, { messages: URL_FILE });
     expect(r.status, r.text).to.equal(400);

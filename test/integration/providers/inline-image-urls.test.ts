@@ -170,4 +170,101 @@ describe('image URLs inlined for self-hosted upstreams (SSRF through the upstrea
       else expect(got).to.include(`"${host.url()}/cat.png"`);
     }
   });
+
+  it("inlines an image_url whatever the part's type says (vLLM reads input_image on chat, and a part with a uuid by its image_url); refuses one to the metadata address", async () => {
+    const model = await poolModel([simDeployment('vllm')]);
+    const ok = await chat(model, [
+      { type: 'input_image', image_url: `${host.url()}/cat.png` },
+      { type: 'text', text: 'and this', uuid: 'img-1', image_url: { url: `${host.url()}/cat.png` } },
+    ]);
+    expect(ok.status, ok.text).to.equal(200);
+    const parts = (env().sim.log.entries[0].body as { messages: Array<{ content: unknown[] }> }).messages[0].content;
+    expect(parts[0]).to.deep.equal({ type: 'input_image', image_url: `data:image/png;base64,${cat}` });
+    expect(parts[1]).to.deep.equal({ type: 'text', text: 'and this', uuid: 'img-1', image_url: { url: `data:image/png;base64,${cat}` } });
+    expect(httpUrls(env().sim.log.entries[0].body)).to.deep.equal([]);
+    resetSim();
+    for (const part of [
+      { type: 'input_image', image_url: 'https://169.254.169.254/latest/meta-data/' },
+      { type: 'text', text: 'x', uuid: 'u1', image_url: 'https://169.254.169.254/latest/meta-data/' },
+    ]) {
+      const r = await chat(model, [part]);
+      expect([r.status, r.body.error?.code], r.text).to.deep.equal([400, 'url_not_allowed']);
+      expect(r.body.error.message).to.match(/^Image 1 of the request: /);
+      expect(await usageFor(r.headers.get('x-service-request-id'))).to.equal(null);
+    }
+    expect(env().sim.log.entries, 'no upstream called').to.have.length(0);
+  });
+
+  it('refuses other media by URL for a deployment that inlines (vLLM fetches audio_url and video_url; a file by URL), naming the field; data URLs pass', async () => {
+    const model = await poolModel([simDeployment('vllm')]);
+    const cases: Array<[unknown, string]> = [
+      [{ type: 'video_url', video_url: { url: 'http://169.254.169.254/latest/meta-data/' } }, 'messages[0].content[1].video_url'],
+      [{ type: 'audio_url', audio_url: { url: 'http://10.0.0.1/a.wav' } }, 'messages[0].content[1].audio_url'],
+      [{ type: 'text', text: 'x', uuid: 'v1', video_url: 'http://10.0.0.1/v.mp4' }, 'messages[0].content[1].video_url'],
+      // a leading space: not what the adapter's https? check saw, still a URL to a server that trims it
+      [{ type: 'file', file: { filename: 'a.pdf', file_data: ' http://10.0.0.1/a.pdf' } }, 'messages[0].content[1].file.file_data'],
+    ];
+    for (const [part, param] of cases) {
+      for (const stream of [false, true]) {
+        const r = await chat(model, [{ type: 'text', text: 'hi' }, part], { stream });
+        expect([r.status, r.body.error?.code, r.body.error?.param], r.text).to.deep.equal([400, 'url_not_allowed', param]);
+        expect(r.body.error.message).to.include('by URL');
+        expect(await usageFor(r.headers.get('x-service-request-id'))).to.equal(null);
+      }
+    }
+    expect(env().sim.log.entries, 'no upstream called').to.have.length(0);
+    const data = await chat(model, [{ type: 'video_url', video_url: { url: 'data:video/mp4;base64,AAAA' } }]);
+    expect(data.status, data.text).to.equal(200);
+    // a deployment that does not inline (a vendor's API) still gets the URL
+    const vendor = await poolModel([simDeployment('vendor', { inline_image_urls: false })]);
+    const passed = await chat(vendor, [{ type: 'video_url', video_url: { url: 'https://example.com/v.mp4' } }]);
+    expect(passed.status, passed.text).to.equal(200);
+  });
+
+  it("messages, native: an image in a content document source is inlined; a document by URL is refused; the responses dialect's file_url to an Anthropic-shaped server too", async () => {
+    const model = await poolModel([{ name: 'claude', provider: 'simulator-anthropic', upstream: `claude-${rndId()}` }]);
+    const send = (content: unknown[]) =>
+      call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), ...V }, json: { model, max_tokens: 16, messages: [{ role: 'user', content }] } });
+    const doc = { type: 'document', source: { type: 'content', content: [{ type: 'text', text: 'page' }, { type: 'image', source: { type: 'url', url: `${host.url()}/cat.png` } }] } };
+    const ok = await send([doc, { type: 'text', text: 'read it' }]);
+    expect(ok.status, ok.text).to.equal(200);
+    const sent = env().sim.log.entries[0].body as { messages: Array<{ content: Array<{ source: { content: unknown[] } }> }> };
+    expect(sent.messages[0].content[0].source.content[1]).to.deep.equal({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: cat } });
+    expect(httpUrls(sent)).to.deep.equal([]);
+    resetSim();
+    const meta = { type: 'document', source: { type: 'content', content: [{ type: 'image', source: { type: 'url', url: 'https://169.254.169.254/latest/meta-data/' } }] } };
+    const pdf = { type: 'document', source: { type: 'url', url: 'http://169.254.169.254/latest/meta-data/' } };
+    const inResult = [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [pdf] }];
+    for (const content of [[meta], [pdf]]) {
+      const r = await send(content);
+      expect([r.status, r.body.error?.type], r.text).to.deep.equal([400, 'invalid_request_error']);
+    }
+    const r = await call('POST', '/v1/messages', {
+      headers: { ...keyHeader(o.key), ...V },
+      json: { model, max_tokens: 16, messages: [{ role: 'user', content: 'go' }, { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'get', input: {} }] }, { role: 'user', content: inResult }] },
+    });
+    expect([r.status, r.body.error?.type], r.text).to.deep.equal([400, 'invalid_request_error']);
+    expect(r.body.error.message).to.include('messages[2].content[0].content[0].source.url');
+    const resp = await call('POST', '/v1/responses', {
+      headers: keyHeader(o.key),
+      json: { model, input: [{ role: 'user', content: [{ type: 'input_text', text: 'read' }, { type: 'input_file', file_url: 'http://169.254.169.254/latest/meta-data/' }] }] },
+    });
+    expect([resp.status, resp.body.error?.code], resp.text).to.deep.equal([400, 'url_not_allowed']);
+    expect(env().sim.log.entries, 'no upstream called').to.have.length(0);
+  });
+
+  it("bounds a request's downloads together in time (IMAGE_URL_INLINE_TIMEOUT_MS): slow images do not hold the job for each one's timeout", async () => {
+    const model = await poolModel([simDeployment('vllm')]);
+    // each image arrives after 800 ms, well within its own timeout; four of them take 3.2 s
+    const parts = Array.from({ length: 4 }, (_, i) => ({ type: 'image_url', image_url: { url: `${host.url()}/slow.png?ms=800&n=${i}` } }));
+    await withSettings({ IMAGE_FETCH_TIMEOUT_MS: '2000', IMAGE_URL_INLINE_TIMEOUT_MS: '2000' }, async () => {
+      const t0 = Date.now();
+      const r = await chat(model, parts);
+      const took = Date.now() - t0;
+      expect([r.status, r.body.error?.code], r.text).to.deep.equal([400, 'image_fetch_failed']);
+      expect(r.body.error.message).to.match(/^Image [2-4] of the request: The request's images by URL took more than 2000 ms to download\.$/);
+      expect(took, 'stopped at the budget, not after every image').to.be.below(3000);
+    });
+    expect(env().sim.log.entries).to.have.length(0);
+  });
 });
