@@ -9,7 +9,7 @@
  */
 import { isRecord } from '../../../shared/is-record';
 import { hasProtoKey } from '../../validate';
-import { REASONING_EFFORTS, SAFETY_IDENTIFIER_MAX, STOP_MAX, TOKEN_ID, TOOLS_MAX, VERBOSITIES, plainBias } from './schema';
+import { SAFETY_IDENTIFIER_MAX, STOP_MAX, TOKEN_ID, TOOLS_MAX, VERBOSITIES, plainBias } from './schema';
 import { OPENAI_NAME } from '../openai-name';
 import { unpairedToolCall } from './tool-pairing';
 import { CHAT_SERVICE_TIERS } from './service-tier';
@@ -107,9 +107,10 @@ export function plainChatBody(body: unknown): Obj | undefined {
   if (!boolOrNull(body.store)) return undefined;
   if (so !== undefined && so !== null && !(isRecord(so) && (so.include_usage === undefined || typeof so.include_usage === 'boolean'))) return undefined;
   if (!intOrNull(body.max_tokens, 1) || !intOrNull(body.max_completion_tokens, 1) || !intOrNull(body.n, 1, 128)) return undefined;
-  // not both (schema.ts, BOTH_MAX_TOKENS); reasoning_effort and verbosity among OpenAI's values
+  // not both (schema.ts, BOTH_MAX_TOKENS); verbosity among OpenAI's values, reasoning_effort a string
   if (body.max_tokens !== undefined && body.max_tokens !== null && body.max_completion_tokens !== undefined && body.max_completion_tokens !== null) return undefined;
-  if (!amongOrNull(body.reasoning_effort, REASONING_EFFORTS) || !amongOrNull(body.verbosity, VERBOSITIES)) return undefined;
+  // a reasoning_effort string outside OpenAI's values is the route's to refuse (a level the model's config lists is sent: router.ts)
+  if (!(body.reasoning_effort === undefined || body.reasoning_effort === null || typeof body.reasoning_effort === 'string') || !amongOrNull(body.verbosity, VERBOSITIES)) return undefined;
   if (!numOrNull(body.temperature, 0, 2) || !numOrNull(body.top_p, 0, 1)) return undefined;
   if (!numOrNull(body.frequency_penalty, -2, 2) || !numOrNull(body.presence_penalty, -2, 2) || !intOrNull(body.top_logprobs, 0, 20)) return undefined;
   if (!boolOrNull(body.logprobs)) return undefined;

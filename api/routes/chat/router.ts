@@ -4,7 +4,7 @@ import { only } from '../only';
 import { requireJson } from '../../middleware/require-json';
 import { jsonBody } from '../../middleware/body';
 import { validate } from '../../validate';
-import { chatSchema, completionsSchema } from './schema';
+import { chatSchema, completionsSchema, effortValueMessage, REASONING_EFFORTS } from './schema';
 import { plainChatBody } from './fast-check';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
 import { forwardsCallerKey } from '../../dispatch/passthrough';
@@ -16,7 +16,7 @@ import { openaiError } from '../../middleware/error-body';
 import { merged } from '../../../shared/merged';
 import { checkMetadata, deleteChat, getChat, listChatMessages, listChats, storeChat, updateChat } from './stored';
 import { StreamedCompletion, withoutUsage } from './stream-completion';
-import { refuseEffortLevel } from '../../../shared/catalog/effort-levels';
+import { effortLevels, refuseEffortLevel } from '../../../shared/catalog/effort-levels';
 import { askedTier, chunkWithServedTier, withServedTier } from './service-tier';
 
 type Body = { model: string; stream?: boolean; stream_options?: { include_usage?: boolean } | null } & Record<string, unknown>;
@@ -48,6 +48,11 @@ function checkTranslatableCompletion(body: Record<string, unknown>): void {
  * refused the same way, in every dialect (refuseEffortLevel).
  */
 function refuseUnwantedEffort(body: Record<string, unknown>, config: Record<string, unknown> | undefined): void {
+  // a string outside OpenAI's ReasoningEffort: its 400 invalid_value (schema.ts), unless the model's config lists it as a level its upstream takes
+  const effort = body.reasoning_effort;
+  if (typeof effort === 'string' && !(REASONING_EFFORTS as readonly string[]).includes(effort) && !(effortLevels(config) || []).includes(effort)) {
+    throw new ApiError(400, 'invalid_value', effortValueMessage(effort), { param: 'reasoning_effort' });
+  }
   if (config?.reasoning_effort === false && body.reasoning_effort !== undefined && body.reasoning_effort !== null) {
     throw new ApiError(400, 'unsupported_parameter', '`reasoning_effort` is not supported on this model.', { param: 'reasoning_effort' });
   }

@@ -132,10 +132,17 @@ function jsonKind(v: unknown): string {
   if (typeof v === 'boolean') return 'a boolean';
   return typeof v === 'string' ? 'a string' : 'an object';
 }
-const oneOf = (values: readonly string[]) =>
+/**
+ * `reasoning_effort`'s refusal of a string outside OpenAI's values, made by the chat route once the
+ * model is known (api/routes/chat/router.ts refuseUnwantedEffort): a level the model's config lists
+ * (`config.reasoning_effort`, docs/catalog.md: an upstream's own, such as Groq's `default`) is sent.
+ */
+export const effortValueMessage = (v: string) => `Invalid value: '${v}'. Supported values are: ${listed(REASONING_EFFORTS, 'and')}.`;
+/** `anyString`: a string outside `values` is left to the route (reasoning_effort: effortValueMessage); other types are still refused here. */
+const oneOf = (values: readonly string[], anyString = false) =>
   Joi.any()
     .custom((v, helpers) => {
-      if (v === null || values.includes(v as string)) return v;
+      if (v === null || values.includes(v as string) || (anyString && typeof v === 'string')) return v;
       const field = paramOf(helpers.state.path);
       if (typeof v !== 'string') return helpers.error('oneOf.type', { errorCode: 'invalid_type', field, kind: jsonKind(v) });
       return helpers.error('oneOf.value', { errorCode: 'invalid_value', value: v });
@@ -232,7 +239,8 @@ export const chatSchema = Joi.object({
   temperature: Joi.number().min(0).max(2).allow(null),
   top_p: Joi.number().min(0).max(1).allow(null),
   n: Joi.number().integer().min(1).max(128).allow(null),
-  reasoning_effort: oneOf(REASONING_EFFORTS),
+  // a string outside OpenAI's values is refused by the route unless the model's config lists it (effortValueMessage)
+  reasoning_effort: oneOf(REASONING_EFFORTS, true),
   verbosity: oneOf(VERBOSITIES),
   // OpenAI's ranges; a number JSON cannot hold (1e309 parses to Infinity) is refused rather than sent on as null
   logprobs: Joi.boolean().allow(null),

@@ -9,6 +9,9 @@ import { outcome } from '../../helpers/responses-background';
 import { billedEvents } from '../../helpers/usage';
 import { addGeminiModels } from '../../helpers/gemini-model';
 import { seedBedrock, CLAUDE } from '../providers/bedrock-setup';
+import { upsertModel } from '../../../shared/catalog/catalog-ops';
+import { bumpEpoch } from '../../../shared/cache/epoch';
+import { rndId, simDeployment } from '../../helpers/pool-models';
 
 const msgs = [{ role: 'user' as const, content: 'hello' }];
 const FINGERPRINT = /^fp_[0-9a-f]{10}$/;
@@ -141,6 +144,30 @@ describe('chat: documented answer fields on translated upstreams, and OpenAI ref
     }
     const nil = await post({ model: 'sim-chat', messages: msgs, reasoning_effort: null, verbosity: null });
     expect(nil.status, nil.text).to.equal(200);
+  });
+
+  it("a level outside OpenAI's values that the model's config lists (an upstream's own, as Groq's 'default') is sent as before, JSON and streamed; an unlisted one is still OpenAI's invalid_value, a listed-out OpenAI level unsupported_parameter", async () => {
+    const model = `own-levels-${rndId()}`;
+    await upsertModel({ id: model, deployments: [simDeployment('own')], capabilities: { chat: true }, prices: { input_token: 1, output_token: 1 }, config: { reasoning_effort: ['none', 'default'] } });
+    await bumpEpoch(env().redis);
+    const r = await post({ model, messages: msgs, reasoning_effort: 'default' });
+    expect(r.status, r.text).to.equal(200);
+    expect(env().sim.log.entries.at(-1)!.body).to.include({ reasoning_effort: 'default' });
+    const st = await postSse('/v1/chat/completions', keyHeader(s.o.key), { model, messages: msgs, stream: true, reasoning_effort: 'default' });
+    expect(st.status, st.text).to.equal(200);
+    expect(env().sim.log.entries.at(-1)!.body).to.include({ reasoning_effort: 'default', stream: true });
+    const before = await billed();
+    const sent = env().sim.log.entries.length;
+    expectRefusal(
+      await post({ model, messages: msgs, reasoning_effort: 'extreme' }),
+      { code: 'invalid_value', type: 'invalid_request_error', param: 'reasoning_effort', message: `Invalid value: 'extreme'. Supported values are: ${EFFORTS}.` },
+      'unlisted, not OpenAI\'s',
+    );
+    expect((await post({ model, messages: msgs, reasoning_effort: 'low' })).body.error).to.include({ code: 'unsupported_parameter', param: 'reasoning_effort' });
+    // a model without a list still takes OpenAI's values alone
+    expect((await post({ model: 'sim-chat', messages: msgs, reasoning_effort: 'default' })).body.error).to.include({ code: 'invalid_value', param: 'reasoning_effort' });
+    expect(env().sim.log.entries, 'nothing sent').to.have.length(sent);
+    expect(await billed(), 'nothing billed').to.equal(before);
   });
 
   it("max_tokens beside max_completion_tokens is OpenAI's 400 invalid_parameter_combination naming max_tokens, every upstream kind, JSON and streamed; nothing sent or billed; either alone (the other null) answers", async () => {
