@@ -82,6 +82,28 @@ const REFUSALS: Record<string, (body: Record<string, unknown>, upstreamModel: st
   azure: openaiRefuses,
 };
 
+/**
+ * The refusals of the model's own provider kind for a canonical chat body, as its adapter would make
+ * them on one of its deployments (legacy completions translated for that kind are checked here at the
+ * edge, before a lane or reservation: api/routes/chat/router.ts): the first refusal when every
+ * deployment of that kind refuses the body, nothing when one takes it or the kind refuses nothing.
+ */
+export function refuseAsModelKind(model: CatalogModel, chat: Record<string, unknown>): void {
+  const kind = model.provider.kind;
+  if (!Object.hasOwn(REFUSALS, kind)) return;
+  const refuses = REFUSALS[kind];
+  let first: unknown;
+  for (const d of model.deployments.filter((x) => x.provider.kind === kind)) {
+    try {
+      refuses(chat, modelIdOf(d), 'chat');
+      return;
+    } catch (err) {
+      first ??= err;
+    }
+  }
+  if (first !== undefined) throw first;
+}
+
 /** Whether this deployment's kind (and upstream model) can serve the request as asked (its adapter would refuse it otherwise). */
 function accepts(d: CatalogModel['deployments'][number], op: Operation, body: Record<string, unknown> | undefined): boolean {
   const refuses = body && op !== 'messages' ? REFUSALS[d.provider.kind] : undefined;

@@ -3,10 +3,13 @@ import type { AppContext } from '../../context';
 import { only } from '../only';
 import { requireJson } from '../../middleware/require-json';
 import { jsonBody } from '../../middleware/body';
-import { validate } from '../../validate';
+import { refuseUnknownFields, validate } from '../../validate';
 import { chatSchema, completionsSchema, effortValueMessage, REASONING_EFFORTS } from './schema';
 import { plainChatBody } from './fast-check';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
+import { refuseAsModelKind } from '../../dispatch/route';
+import type { CatalogModel } from '../../../shared/catalog/catalog';
+import { completionsToChat } from '../../../workers/providers/anthropic/completions';
 import { forwardsCallerKey } from '../../dispatch/passthrough';
 import { SseWriter, failStream } from '../../sse';
 import { streamThroughCache, throughCache } from '../../dispatch/response-cache';
@@ -22,10 +25,20 @@ import { askedTier, chunkWithServedTier, withServedTier } from './service-tier';
 type Body = { model: string; stream?: boolean; stream_options?: { include_usage?: boolean } | null } & Record<string, unknown>;
 
 /**
- * Legacy completions reach non-OpenAI upstreams through the chat translation, which has one prompt
- * and plain text: what it cannot express is refused before a lane lease is taken.
+ * The fields of OpenAI's CreateCompletionRequest (its API document, vendored in
+ * test/fixtures/vendor/openai/openapi.json): OpenAI refuses any other as an unrecognized argument.
  */
-function checkTranslatableCompletion(body: Record<string, unknown>): void {
+const COMPLETION_FIELDS = ['model', 'prompt', 'best_of', 'echo', 'frequency_penalty', 'logit_bias', 'logprobs', 'max_tokens', 'n', 'presence_penalty', 'seed', 'stop', 'stream', 'stream_options', 'suffix', 'temperature', 'top_p', 'user'] as const;
+
+/**
+ * Legacy completions reach non-OpenAI upstreams through the chat translation, which has one prompt
+ * and plain text: what it cannot express is refused before a lane lease is taken. A field outside
+ * OpenAI's CreateCompletionRequest (a chat field such as `reasoning_effort`, which the translation
+ * dropped) is refused as OpenAI refuses it, and what the kind's chat adapter would refuse of the
+ * translated body (Bedrock's penalties, a blank stop sequence) is refused here rather than in the worker.
+ */
+function checkTranslatableCompletion(body: Record<string, unknown>, model: CatalogModel): void {
+  refuseUnknownFields(body, COMPLETION_FIELDS, " Legacy completions on this model take the fields of OpenAI's CreateCompletionRequest only.");
   const p = body.prompt;
   if (Array.isArray(p) && (p.length !== 1 || typeof p[0] !== 'string')) {
     throw new ApiError(400, 'unsupported_parameter', 'On this model `prompt` must be one string (token-id and batched prompts need an OpenAI-compatible upstream).', { param: 'prompt' });
@@ -37,6 +50,7 @@ function checkTranslatableCompletion(body: Record<string, unknown>): void {
     }
   }
   if (typeof body.n === 'number' && body.n > 1) throw new ApiError(400, 'unsupported_parameter', '`n` above 1 is not supported for legacy completions on this model.', { param: 'n' });
+  refuseAsModelKind(model, completionsToChat(body));
 }
 
 /**
@@ -69,7 +83,7 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
     // the common chat body is checked without Joi; anything else, and every refusal, is Joi's (fast-check.ts)
     const body = ((operation === 'chat' && plainChatBody(req.body)) || validate<Body>(schema, req.body)) as Body;
     const resolved = await resolveChatModel(ctx, req, body.model);
-    if (operation === 'completions' && !['openai', 'azure'].includes(resolved.model.provider.kind)) checkTranslatableCompletion(body);
+    if (operation === 'completions' && !['openai', 'azure'].includes(resolved.model.provider.kind)) checkTranslatableCompletion(body, resolved.model);
     if (operation === 'chat') refuseUnwantedEffort(body, resolved.model.config);
     const stream = body.stream === true;
     const tier = operation === 'chat' && askedTier(body);

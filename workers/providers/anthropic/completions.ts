@@ -9,11 +9,18 @@ type ChatAdapter = (call: UpstreamCall, body: Record<string, unknown>, publicMod
 
 type Chunk = { id?: string; created?: number; system_fingerprint?: string; choices?: Array<{ index?: number; delta?: { content?: string | null }; finish_reason?: string | null }>; usage?: unknown };
 
+/**
+ * The fields of OpenAI's CreateCompletionRequest carried into the chat body as they are, each then
+ * taken, refused or left unsent by the kind's chat adapter as for a chat request (Gemini maps the
+ * penalties and `seed`; Bedrock refuses non-zero penalties; Anthropic sends neither, as in chat).
+ */
+const CARRIED = ['temperature', 'top_p', 'stop', 'user', 'frequency_penalty', 'presence_penalty', 'seed'] as const;
+
 /** A legacy completions body → the canonical chat body: the prompt is one user turn. */
 export function completionsToChat(body: Record<string, unknown>): Record<string, unknown> {
   const prompt = Array.isArray(body.prompt) ? String(body.prompt[0] ?? '') : String(body.prompt ?? '');
   const chat: Record<string, unknown> = { messages: [{ role: 'user', content: prompt }], max_tokens: body.max_tokens ?? LEGACY_DEFAULT_MAX_TOKENS };
-  for (const k of ['temperature', 'top_p', 'stop', 'user'] as const) if (body[k] !== undefined && body[k] !== null) chat[k] = body[k];
+  for (const k of CARRIED) if (body[k] !== undefined && body[k] !== null) chat[k] = body[k];
   if (typeof chat.stop === 'string') chat.stop = [chat.stop];
   return chat;
 }
