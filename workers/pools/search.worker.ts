@@ -7,7 +7,8 @@ import { searchAdapter, clampCount } from '../providers/search';
 import type { WorkerRuntime } from '../runtime';
 import type { SearchJob } from '../../shared/queues/payloads';
 import type { FetchResult, SearchResult } from '../../shared/search/types';
-import { fetchPage, fetchTrust } from '../providers/fetch/page';
+import { fetchPage } from '../providers/fetch/page';
+import { fetchTrust } from '../../shared/net/fetch-trust';
 import { realSignal } from '../../shared/cancel-source';
 
 /** One search (or fetch) job: the provider call, and the usage event of the request. */

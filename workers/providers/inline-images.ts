@@ -1,8 +1,7 @@
-import { guardedFetch, GuardedFetchError } from '../../shared/net/ssrf';
+import { fetchImage } from '../../shared/images/fetch-image';
 import { ApiError } from '../../shared/errors/ApiError';
 import { config } from '../../shared/config/env';
 import { realSignal, type CancelSignal } from '../../shared/cancel-source';
-import { fetchTrust } from './fetch/page';
 
 /**
  * Image URLs of a chat request, downloaded by the gateway and sent on as base64 data URLs, for a
@@ -224,26 +223,6 @@ function nth(n: number, err: ApiError): ApiError {
   return new ApiError(err.status, err.code, `Image ${n} of the request: ${err.message}`, { headers: err.headers, details: err.details });
 }
 
-/** Downloads one URL through the guard; refusals as the URL upload's codes (url_not_allowed, image_fetch_failed, image_too_large). */
-async function download(url: string, maxBytes: number, timeoutMs: number, signal: AbortSignal): Promise<Buffer> {
-  try {
-    const got = await guardedFetch(url, {
-      maxBytes,
-      timeoutMs,
-      signal,
-      accept: 'image/png, image/jpeg, image/webp, image/gif',
-      ...fetchTrust(),
-    });
-    return got.body;
-  } catch (err) {
-    if (signal.aborted) throw signal.reason ?? err;
-    if (!(err instanceof GuardedFetchError)) throw err;
-    if (err.kind === 'not_allowed') throw new ApiError(400, 'url_not_allowed', err.message);
-    if (err.kind === 'too_large') throw new ApiError(413, 'image_too_large', `The image is larger than ${maxBytes} bytes.`);
-    throw new ApiError(400, 'image_fetch_failed', err.message);
-  }
-}
-
 /**
  * The body with every image URL that is not a data URL replaced by the data URL of its bytes,
  * downloaded one at a time (a request holds at most its cap in memory); the same URL twice is
@@ -275,7 +254,7 @@ export async function inlineImageUrls(operation: string, body: Record<string, un
       try {
         if (budgetLeft <= 0) throw overTime();
         if (room <= 0) throw new ApiError(413, 'image_too_large', `The request's images by URL add up to more than ${cfg.imageUrlInlineMaxBytes} bytes.`);
-        bytes = await download(slot.url, Math.min(cfg.imageUploadMaxBytes, room), timeoutMs, signal);
+        bytes = await fetchImage(slot.url, { maxBytes: Math.min(cfg.imageUploadMaxBytes, room), timeoutMs, accept: 'image/png, image/jpeg, image/webp, image/gif', signal });
       } catch (err) {
         if (err instanceof ApiError && err.code === 'image_too_large' && room < cfg.imageUploadMaxBytes) {
           throw nth(slot.n, new ApiError(413, 'image_too_large', `The request's images by URL add up to more than ${cfg.imageUrlInlineMaxBytes} bytes.`));

@@ -2,7 +2,7 @@ import fs from 'fs';
 import type { Request, Response, NextFunction } from 'express';
 import multer from 'multer';
 import { config } from '../../../shared/config/env';
-import { guardedFetch, GuardedFetchError } from '../../../shared/net/ssrf';
+import { fetchImage } from '../../../shared/images/fetch-image';
 import { imageErrors, namingBytes } from '../../../shared/images/errors';
 import { saveImage } from '../../../shared/images/store';
 import { errors } from '../../../shared/errors/codes';
@@ -12,12 +12,6 @@ import { ClientGone } from '../../../shared/errors/ClientGone';
 import { removeSpoolFile } from '../../../shared/spool/spool';
 import { closeSpool, spoolStorage, type SpoolTracker } from '../spool-storage';
 import type { Image } from '../../../shared/db/models';
-
-let ca: Buffer | undefined | null = null;
-function extraCa(): Buffer | undefined {
-  if (ca === null) ca = config().imageFetchCaFile ? fs.readFileSync(config().imageFetchCaFile!) : undefined;
-  return ca;
-}
 
 /**
  * Downloads a caller's image URL through the SSRF guard; refusals become the documented codes. The
@@ -32,21 +26,7 @@ export async function fetchImageUrl(url: string, res: Response): Promise<Buffer>
   };
   res.on('close', onClose);
   try {
-    const got = await guardedFetch(url, {
-      maxBytes: cfg.imageUploadMaxBytes,
-      timeoutMs: cfg.imageFetchTimeoutMs,
-      allowCidrs: cfg.imageFetchAllowCidrs,
-      ca: extraCa(),
-      accept: 'image/png, image/jpeg, image/webp',
-      signal: gone.signal,
-    });
-    return got.body;
-  } catch (err) {
-    if (gone.signal.aborted) throw gone.signal.reason;
-    if (!(err instanceof GuardedFetchError)) throw err;
-    if (err.kind === 'not_allowed') throw imageErrors.urlNotAllowed(err.message);
-    if (err.kind === 'too_large') throw imageErrors.tooLarge(cfg.imageUploadMaxBytes);
-    throw imageErrors.fetchFailed(err.message);
+    return await fetchImage(url, { maxBytes: cfg.imageUploadMaxBytes, timeoutMs: cfg.imageFetchTimeoutMs, accept: 'image/png, image/jpeg, image/webp', signal: gone.signal });
   } finally {
     res.off('close', onClose);
   }

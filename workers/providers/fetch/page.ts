@@ -1,9 +1,7 @@
-import fs from 'fs';
 import { convert } from 'html-to-text';
 import { guardedFetch, GuardedFetchError, type Resolver } from '../../../shared/net/ssrf';
 import { domainRefusal } from '../../../shared/net/domains';
 import { fetchErrors } from './errors';
-import { config } from '../../../shared/config/env';
 
 export interface FetchPageOptions {
   allowedDomains?: string[];
@@ -56,18 +54,6 @@ function titleOf(html: string): string | undefined {
 function charsetOf(contentType: string): BufferEncoding {
   const cs = /charset=["']?([\w-]+)/i.exec(contentType)?.[1]?.toLowerCase();
   return cs === 'iso-8859-1' || cs === 'latin1' || cs === 'windows-1252' ? 'latin1' : 'utf8';
-}
-
-let trustedCa: { file?: string; pem?: Buffer } | undefined;
-
-/**
- * The operator's trust for server-side fetches, shared with image URL uploads (docs/images.md):
- * `IMAGE_FETCH_ALLOW_CIDRS` and `IMAGE_FETCH_CA_FILE`.
- */
-export function fetchTrust(): Pick<FetchPageOptions, 'allowCidrs' | 'ca'> {
-  const cfg = config();
-  if (!trustedCa || trustedCa.file !== cfg.imageFetchCaFile) trustedCa = { file: cfg.imageFetchCaFile, pem: cfg.imageFetchCaFile ? fs.readFileSync(cfg.imageFetchCaFile) : undefined };
-  return { allowCidrs: cfg.imageFetchAllowCidrs, ca: trustedCa.pem };
 }
 
 /** Checks the URL's form and the request's domain filters before anything is resolved. */
