@@ -5,6 +5,7 @@ import type { QuestionPlan } from '../systemone/types';
 import type { TraceCarrier } from '../tracing/trace';
 import type { LogContext } from '../metering/request-log';
 import type { UsageRecord } from '../metering/usage';
+import type { CostPrices } from '../limits/usage-cost';
 
 /** Fields every job carries, whatever its queue. */
 export interface JobEnvelope {
@@ -102,7 +103,7 @@ export interface RouteStep {
    * states the difference in `units.cost_micros`, so the request is billed at the model that served.
    * Absent (same prices, or a job from an older pod): billed at the model asked for.
    */
-  priceDelta?: { input_token?: number; output_token?: number; audio_second?: number };
+  priceDelta?: CostPrices;
 }
 
 /** A job served from a model pool (workers/routing): chat, embeddings, rerank, images, transcription and decisions. */
