@@ -5,6 +5,7 @@ import tls from 'tls';
 import type { IncomingMessage } from 'http';
 import { socketErrorCode } from './error-code';
 import { cidrList, inList, isBlockedAddress, isNeverTrusted } from './ip-ranges';
+import { logger } from '../logger';
 
 export type Resolved = { address: string; family: 4 | 6 };
 export type Resolver = (hostname: string) => Promise<Resolved[]>;
@@ -17,6 +18,21 @@ export class GuardedFetchError extends Error {
   ) {
     super(message);
     this.name = 'GuardedFetchError';
+  }
+}
+
+/**
+ * No answer to judge: the name did not resolve, the connection was refused or reset, TLS failed, the
+ * server never answered or closed mid-body, the deadline passed. Which one it was stays in the log
+ * (`guardedFetch`): told to the caller, it would map which ports of a host are open.
+ */
+class NoAnswer extends Error {
+  constructor(
+    readonly stage: 'resolve' | 'connect' | 'read',
+    readonly host: string,
+    readonly reason: unknown,
+  ) {
+    super('no answer');
   }
 }
 
@@ -53,12 +69,16 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const systemResolve: Resolver = async (hostname) =>
   (await dns.promises.lookup(hostname, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family as 4 | 6 }));
 
+/** Resolves once `signal` aborts (the fetch's deadline, or the caller's cancellation). */
+const untilAborted = (signal: AbortSignal) =>
+  signal.aborted ? Promise.resolve() : new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+
 /**
  * Checks one URL and picks the address to connect to. https only; every address the name resolves
  * to must be public (one private answer refuses the whole name, so a rebinding resolver cannot
  * slip one through), unless the operator trusts its range (never link-local or a metadata service).
  */
-async function vet(url: URL, opts: GuardOptions): Promise<Resolved> {
+async function vet(url: URL, opts: GuardOptions, signal: AbortSignal): Promise<Resolved> {
   if (url.protocol !== 'https:') throw new GuardedFetchError('not_allowed', 'Only https URLs are fetched.');
   if (url.username || url.password) throw new GuardedFetchError('not_allowed', 'URLs with credentials are not fetched.');
   opts.checkUrl?.(url);
@@ -70,11 +90,12 @@ async function vet(url: URL, opts: GuardOptions): Promise<Resolved> {
   if (net.isIP(host)) addresses = [{ address: host, family: net.isIP(host) as 4 | 6 }];
   else {
     try {
-      addresses = await (opts.resolve ?? systemResolve)(host);
-    } catch {
-      throw new GuardedFetchError('failed', `Could not resolve '${host}'.`);
+      // a resolver that never answers is held to the fetch's deadline too
+      addresses = await Promise.race([(opts.resolve ?? systemResolve)(host), untilAborted(signal).then(() => Promise.reject(new Error('deadline passed')))]);
+    } catch (err) {
+      throw new NoAnswer('resolve', url.host, err);
     }
-    if (addresses.length === 0) throw new GuardedFetchError('failed', `Could not resolve '${host}'.`);
+    if (addresses.length === 0) throw new NoAnswer('resolve', url.host, 'no address');
   }
   for (const a of addresses) {
     if (isBlockedAddress(a.address) && (!inList(trusted, a.address) || isNeverTrusted(a.address))) {
@@ -125,16 +146,15 @@ async function readCapped(res: IncomingMessage, maxBytes: number): Promise<Buffe
   return Buffer.concat(parts);
 }
 
-/** A connection failure in the gateway's words: the error's code only (socketErrorCode). */
-function connectFailure(err: unknown): string {
-  const code = socketErrorCode(err);
-  return `Could not fetch the URL${code ? ` (${code})` : ''}.`;
-}
-
 /**
  * GET a caller-supplied URL without letting it reach the gateway's own network: the scheme, the
  * name and every resolved address are checked before connecting, again on every redirect, the
  * connection goes to the checked address only, and the body is capped while it is read.
+ *
+ * A fetch that got no answer (NoAnswer) fails with one message, `Error while downloading <url>.`, at
+ * the fetch's deadline whatever happened: a refused port answering at once and a filtered or silent
+ * one at the deadline would tell the caller which ports are open. The detail goes to the log only.
+ * An answer the server gave (an error status, redirects) is told as such, never its body.
  */
 export async function guardedFetch(raw: string, opts: GuardOptions): Promise<GuardedResponse> {
   let url: URL;
@@ -145,31 +165,47 @@ export async function guardedFetch(raw: string, opts: GuardOptions): Promise<Gua
   }
   const timeout = AbortSignal.timeout(opts.timeoutMs);
   const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+  try {
+    return await followHops(url, raw, opts, signal);
+  } catch (err) {
+    if (!(err instanceof NoAnswer)) throw err;
+    const reason = err.reason as { message?: unknown } | undefined;
+    logger.info(
+      { host: err.host, stage: err.stage, code: socketErrorCode(err.reason), reason: typeof reason?.message === 'string' ? reason.message : String(reason), timedOut: timeout.aborted },
+      'guarded fetch got no answer',
+    );
+    await untilAborted(signal);
+    throw new GuardedFetchError('failed', `Error while downloading ${raw}.`);
+  }
+}
+
+/** The hops of one guarded fetch (see guardedFetch); a failure with no answer to judge is NoAnswer. */
+async function followHops(first: URL, raw: string, opts: GuardOptions, signal: AbortSignal): Promise<GuardedResponse> {
+  let url = first;
   const maxRedirects = opts.maxRedirects ?? 3;
   for (let hop = 0; ; hop++) {
-    const to = await vet(url, opts);
+    const to = await vet(url, opts, signal);
     let res: IncomingMessage;
     try {
       res = await request(url, to, opts, signal);
     } catch (err) {
-      if (signal.aborted) throw new GuardedFetchError('failed', 'The URL did not answer in time.');
-      throw new GuardedFetchError('failed', connectFailure(err));
+      throw new NoAnswer('connect', url.host, signal.aborted ? 'deadline passed' : err);
     }
     const status = res.statusCode ?? 0;
     // A body not read is not drained either (it may never end): the answer's connection is closed.
     if (REDIRECTS.has(status) && res.headers.location) {
       res.destroy();
-      if (hop >= maxRedirects) throw new GuardedFetchError('failed', 'Too many redirects.');
+      if (hop >= maxRedirects) throw new GuardedFetchError('failed', `Error while downloading ${raw}: too many redirects.`);
       try {
         url = new URL(res.headers.location, url);
       } catch {
-        throw new GuardedFetchError('failed', 'The URL redirected to an invalid location.');
+        throw new GuardedFetchError('failed', `Error while downloading ${raw}: it redirected to an invalid location.`);
       }
       continue;
     }
     if (status < 200 || status >= 300) {
       res.destroy();
-      throw new GuardedFetchError('failed', `The URL answered with status ${status}.`);
+      throw new GuardedFetchError('failed', `Error while downloading ${raw}: the server answered HTTP ${status}.`);
     }
     try {
       opts.checkType?.(res.headers['content-type']);
@@ -182,7 +218,7 @@ export async function guardedFetch(raw: string, opts: GuardOptions): Promise<Gua
       return { url: url.toString(), contentType: res.headers['content-type'], body };
     } catch (err) {
       if (err instanceof GuardedFetchError) throw err;
-      throw new GuardedFetchError('failed', signal.aborted ? 'The URL did not answer in time.' : 'The download was interrupted.');
+      throw new NoAnswer('read', url.host, signal.aborted ? 'deadline passed' : err);
     }
   }
 }
