@@ -51,6 +51,11 @@ export interface Knobs {
    * that are not an image, so the gateway's own check of the bytes runs.
    */
   nonImageFrom?: number;
+  /**
+   * Images: answer every image as a link to this URL (a `url` item, as dall-e models answer
+   * `response_format: url`) instead of its bytes, whatever the request asked.
+   */
+  imageUrl?: string;
   /** Ignore `logprobs: true`, as upstreams without log-probabilities do. */
   noLogprobs?: boolean;
   /** Chat: answer with this reasoning text under this field (DeepSeek's `reasoning_content`, OpenRouter's `reasoning`). */

@@ -68,6 +68,7 @@ function answer(res: Response, p: Params, drawn: Buffer[], k: TakenKnobs): void 
   const from = k.nonImageFrom;
   const images = from === undefined ? drawn : drawn.map((b, i) => (i >= from ? NOT_AN_IMAGE : b));
   const created = Math.floor(Date.now() / 1000);
+  if (k.imageUrl !== undefined) return void res.json({ created, data: images.map(() => ({ url: k.imageUrl })) });
   if (/dall-e/.test(p.model)) {
     const revised = /dall-e-3/.test(p.model);
     return void res.json({ created, data: images.map((b, i) => ({ b64_json: b.toString('base64'), ...(revised ? { revised_prompt: `A detailed picture (${i + 1} of ${images.length}) of ${p.prompt}` } : {}) })) });

@@ -1,4 +1,5 @@
-import { fetchUpstream, type UpstreamResponse } from '../http';
+import type { UpstreamResponse } from '../http';
+import { linkedImageBytes } from './image-link';
 import type { UpstreamCall } from '../types';
 import { errors } from '../../../shared/errors/codes';
 
@@ -29,7 +30,7 @@ type ImagesBody = { data?: ImageItem[]; usage?: unknown; quality?: unknown; back
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
-/** Reads OpenAI's images response: `b64_json` items, or `url` items downloaded, and the fields above. */
+/** Reads OpenAI's images response: `b64_json` items, or `url` items downloaded (image-link.ts), and the fields above. */
 export async function imagesFromResponse(res: UpstreamResponse, call: UpstreamCall): Promise<UpstreamImages> {
   let json: ImagesBody;
   try {
@@ -42,11 +43,9 @@ export async function imagesFromResponse(res: UpstreamResponse, call: UpstreamCa
   for (const item of json.data) {
     let bytes: Buffer;
     if (typeof item?.b64_json === 'string') bytes = Buffer.from(item.b64_json, 'base64');
-    else if (typeof item?.url === 'string' && /^https?:\/\//.test(item.url)) {
-      // The upstream's own CDN link (dall-e style); trusted like the upstream itself.
-      const got = await fetchUpstream(item.url, { method: 'GET' }, { signal: call.signal, deadline: call.deadline });
-      bytes = await got.bytes();
-    } else throw errors.upstreamError('The upstream answered with an image item without data.');
+    // a link (dall-e style) goes through the SSRF guard: the upstream is not trusted to name addresses
+    else if (typeof item?.url === 'string') bytes = await linkedImageBytes(item.url, call);
+    else throw errors.upstreamError('The upstream answered with an image item without data.');
     images.push({ bytes, revisedPrompt: str(item.revised_prompt) });
   }
   const usage = json.usage && typeof json.usage === 'object' && !Array.isArray(json.usage) ? (json.usage as Record<string, unknown>) : undefined;
