@@ -53,7 +53,8 @@ export interface Knobs {
   nonImageFrom?: number;
   /**
    * Images: answer every image as a link to this URL (a `url` item, as dall-e models answer
-   * `response_format: url`) instead of its bytes, whatever the request asked.
+   * `response_format: url`) instead of its bytes, whatever the request asked; `'self'` links each
+   * drawn image on the simulator itself (http, the upstream's own origin).
    */
   imageUrl?: string;
   /** Ignore `logprobs: true`, as upstreams without log-probabilities do. */

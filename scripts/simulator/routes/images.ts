@@ -64,10 +64,23 @@ const pick = (v: unknown, allowed: string[], otherwise: string) => (typeof v ===
  * kind, the simulator's own models) add `output_format`, `size`, `quality`, `background` (what was
  * used: `auto` or an unknown value becomes `medium` / `opaque`) and the token `usage`.
  */
+/** Images answered as links to the simulator itself (`imageUrl: 'self'`), served by GET /_sim/linked/:id. */
+const linked = new Map<string, Buffer>();
+let linkedSeq = 0;
+
 function answer(res: Response, p: Params, drawn: Buffer[], k: TakenKnobs): void {
   const from = k.nonImageFrom;
   const images = from === undefined ? drawn : drawn.map((b, i) => (i >= from ? NOT_AN_IMAGE : b));
   const created = Math.floor(Date.now() / 1000);
+  if (k.imageUrl === 'self') {
+    const host = res.req.headers.host;
+    const urls = images.map((b) => {
+      const id = `img-${++linkedSeq}`;
+      linked.set(id, b);
+      return `http://${host}/_sim/linked/${id}`;
+    });
+    return void res.json({ created, data: urls.map((url) => ({ url })) });
+  }
   if (k.imageUrl !== undefined) return void res.json({ created, data: images.map(() => ({ url: k.imageUrl })) });
   if (/dall-e/.test(p.model)) {
     const revised = /dall-e-3/.test(p.model);
@@ -92,6 +105,11 @@ function answer(res: Response, p: Params, drawn: Buffer[], k: TakenKnobs): void 
  */
 export function imagesRoutes(knobs: KnobStore, log: RequestLog): Router {
   const r = Router();
+  r.get('/_sim/linked/:id', (req: Request, res: Response) => {
+    const bytes = linked.get(String(req.params.id));
+    if (!bytes) return void res.status(404).end();
+    res.type('image/png').send(bytes);
+  });
   const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: 50 * 1024 * 1024, files: 17 } });
 
   r.post('/v1/images/generations', async (req: Request, res: Response) => {

@@ -45,6 +45,14 @@ describe('image links in an upstream images answer go through the SSRF guard', (
     expect(await usageFor(r.headers.get('x-service-request-id'))).to.not.equal(null);
   });
 
+  it("downloads a link on the deployment's own origin (a self-hosted server linking its files over http)", async () => {
+    env().sim.knobs.set('sim-image-1', { imageUrl: 'self' });
+    const r = await generate();
+    expect(r.status, r.text).to.equal(200);
+    expect(await realImage((await followImageUrl(r.body.data[0].url, o.key)).bytes)).to.deep.equal({ format: 'png', width: 256, height: 256 });
+    expect(await usageFor(r.headers.get('x-service-request-id'))).to.not.equal(null);
+  });
+
   it('answers 502 upstream_error for a link to loopback, private, metadata or plain http: nothing fetched, stored or billed, no address in the answer', async () => {
     const links = [
       `https://127.0.0.1:${blockedPort}/cat.png`,
