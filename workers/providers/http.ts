@@ -275,6 +275,7 @@ export function upstreamFailure(a: ErrorAnswer, callerKey: boolean): ApiError {
     if (callerKey) return new ApiError(status === 403 ? 403 : 401, 'upstream_auth_failed', `Upstream refused your key: ${msg}`);
     return new ApiError(502, 'upstream_auth_failed', `Upstream refused the gateway's credential for this model (status ${status}); this is not about your API key.`);
   }
+  if (status === 402) return billingRefused(msg, callerKey);
   if (a.hints.misconfigured) return errors.upstreamError(`The upstream is not set up to serve this model (status ${status}): ${msg}`);
   // A content-filter block: 400 `content_filter` with the upstream's own message (the request is not malformed)
   if (a.hints.contentFilter && status === 400) return new UpstreamRefusal(status, msg, 'content_filter', a.hints.contentFilter.detail);
@@ -283,6 +284,19 @@ export function upstreamFailure(a: ErrorAnswer, callerKey: boolean): ApiError {
   }
   if (status === 503 || status === 529) return errors.upstreamUnavailable(`Upstream unavailable: ${msg}`, Math.ceil((retryAfter ?? 1000) / 1000));
   return errors.upstreamError(`Upstream failed with status ${status}: ${msg}`);
+}
+
+/**
+ * An upstream's 402 (Anthropic's `billing_error`: the account behind the key cannot pay). On the
+ * caller's own key (passthrough) the caller's account is out of credit: 402 `upstream_billing_error`
+ * with the upstream's message, as the vendor would have answered the caller (each dialect gives it its
+ * type: Anthropic's `billing_error`, OpenAI's `insufficient_quota`). On the platform's credential it
+ * is the operator's account: a 502, and the upstream's message, which is about that account, is not
+ * passed on.
+ */
+function billingRefused(msg: string, callerKey: boolean): ApiError {
+  if (callerKey) return new ApiError(402, 'upstream_billing_error', `The upstream refused to bill your key: ${msg}`);
+  return errors.upstreamError("The upstream refused the gateway's credential for this model for billing reasons (status 402); this is not about your API key.");
 }
 
 /**

@@ -2,7 +2,8 @@ import crypto from 'crypto';
 import { Router, type Request, type Response } from 'express';
 import type { KnobStore } from '../knobs';
 import type { RequestLog } from '../request-log';
-import { applyFaults, sleep } from '../faults';
+import { applyFaults, sleep, type FaultBody } from '../faults';
+import { anthropicErrorType } from '../../../api/dialects/messages/errors';
 import { countTokens, replyWords } from '../text';
 import { answerFromToolResult, searchToolCall } from '../search-tools';
 
@@ -24,6 +25,12 @@ function messageText(content: Msg['content']): string {
 function anthropicError(res: Response, status: number, type: string, message: string): void {
   res.status(status).json({ type: 'error', error: { type, message } });
 }
+
+/**
+ * A `status` knob's answer as Anthropic writes its errors (docs.claude.com/en/api/errors): `{type:
+ * "error", error: {type, message}}`, the type by status (402 `billing_error`, 529 `overloaded_error`...).
+ */
+const anthropicFaultBody: FaultBody = (status, message) => ({ type: 'error', error: { type: anthropicErrorType(status), message } });
 
 /** Which tool the simulated model uses, if any: a forced choice, or a user asking for a tool. */
 function pickTool(body: Record<string, unknown>, lastUser: string): string | undefined {
@@ -47,7 +54,7 @@ export function messagesRoutes(knobs: KnobStore, log: RequestLog): Router {
     }
     const model = String(body.model ?? '');
     const k = knobs.take(model);
-    if (await applyFaults(k, res)) return;
+    if (await applyFaults(k, res, anthropicFaultBody)) return;
     const messages = body.messages as Msg[];
     const system = typeof body.system === 'string' ? body.system : Array.isArray(body.system) ? messageText(body.system as Block[]) : '';
     const prompt = [system, ...messages.map((m) => messageText(m.content))].join('\n');
