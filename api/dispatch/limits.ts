@@ -15,6 +15,13 @@ const MESSAGE_OVERHEAD_TOKENS = 4;
 export const DEFAULT_OUTPUT_CAP = 4096;
 
 /**
+ * Whether a field's value is an output cap the upstream obeys: a positive number, or on legacy
+ * completions also 0 (OpenAI's documented minimum: a prompt scored with `echo`, nothing generated),
+ * which is held and sent as 0, never replaced by the model's cap.
+ */
+const namesCap = (v: unknown, operation: ChatJob['operation']): v is number => typeof v === 'number' && (v > 0 || (v === 0 && operation === 'completions'));
+
+/**
  * The output caps a request names that its upstream obeys. Chat: `max_completion_tokens` and
  * `max_tokens`, which upstreams differ on (Anthropic, Gemini and Bedrock read max_completion_tokens;
  * Azure before 2024-09-01 and the presets whose field is max_tokens keep max_tokens). A chat request
@@ -25,7 +32,7 @@ export const DEFAULT_OUTPUT_CAP = 4096;
  */
 function askedCaps(body: Record<string, unknown>, operation: ChatJob['operation']): number[] {
   const fields = operation === 'completions' ? [body.max_tokens] : [body.max_completion_tokens, body.max_tokens];
-  return fields.filter((v): v is number => typeof v === 'number' && v > 0);
+  return fields.filter((v): v is number => namesCap(v, operation));
 }
 
 /** The most output a canonical chat request can produce: its own cap (askedCaps), else the model's, else the default. */
@@ -176,7 +183,7 @@ export function chatLimits(ctx: AppContext, req: Request, model: CatalogModel, b
 function sendHeldCap(body: Record<string, unknown>, model: CatalogModel, operation: ChatJob['operation']): void {
   const cap = outputCap(body, model, operation);
   const fields = operation === 'chat' ? ['max_completion_tokens', 'max_tokens'] : ['max_tokens'];
-  const named = fields.filter((f) => typeof body[f] === 'number' && (body[f] as number) > 0);
+  const named = fields.filter((f) => namesCap(body[f], operation));
   if (!named.length) body[fields[0]] = cap;
   for (const f of named) if ((body[f] as number) > cap) body[f] = cap;
 }

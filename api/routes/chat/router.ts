@@ -43,6 +43,9 @@ function checkTranslatableCompletion(body: Record<string, unknown>, model: Catal
   if (Array.isArray(p) && (p.length !== 1 || typeof p[0] !== 'string')) {
     throw new ApiError(400, 'unsupported_parameter', 'On this model `prompt` must be one string (token-id and batched prompts need an OpenAI-compatible upstream).', { param: 'prompt' });
   }
+  if (body.max_tokens === 0) {
+    throw new ApiError(400, 'unsupported_parameter', '`max_tokens` 0 (scoring a prompt with `echo` and `logprobs`, generating nothing) needs an OpenAI-compatible upstream; on this model `max_tokens` must be at least 1.', { param: 'max_tokens' });
+  }
   for (const k of ['echo', 'suffix', 'logprobs', 'best_of', 'logit_bias'] as const) {
     const v = body[k];
     if (v !== undefined && v !== null && v !== false && !(k === 'best_of' && v === 1)) {

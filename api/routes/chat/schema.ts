@@ -263,7 +263,25 @@ export const chatSchema = Joi.object({
   service_tier: Joi.string().valid(...CHAT_SERVICE_TIERS).allow(null),
 }).unknown(true);
 
-/** Legacy completions. */
+/**
+ * OpenAI's CreateCompletionRequest: "When used with `n`, `best_of` controls the number of candidate
+ * completions and `n` specifies how many to return – `best_of` must be greater than `n`" (its API
+ * document; equal is served, as Azure's team confirmed in azure-sdk-for-net issue 36258). Fewer
+ * candidates than completions to return is refused before anything is sent, naming `best_of`. A
+ * `best_of` of 0 (the document's minimum) or null asks for no candidates of its own: not refused.
+ */
+const BEST_OF_BELOW_N = 'best_of must be greater than or equal to n.';
+function bestOfBelowN(v: Record<string, unknown>, helpers: Joi.CustomHelpers): unknown {
+  const bestOf = v.best_of;
+  const n = typeof v.n === 'number' ? v.n : 1;
+  return typeof bestOf === 'number' && bestOf >= 1 && bestOf < n ? helpers.error('bestOf.belowN', { param: 'best_of' }) : v;
+}
+
+/**
+ * Legacy completions. `max_tokens` 0 is OpenAI's documented minimum (CreateCompletionRequest): with
+ * `echo` and `logprobs` it scores a prompt without generating anything. An OpenAI-compatible upstream
+ * is sent it; a translated kind refuses it (router.ts checkTranslatableCompletion).
+ */
 export const completionsSchema = Joi.object({
   model: Joi.string().min(1).required(),
   prompt: Joi.alternatives(
@@ -274,7 +292,7 @@ export const completionsSchema = Joi.object({
   ).required(),
   stream: Joi.boolean(),
   stream_options: streamOptions,
-  max_tokens: Joi.number().integer().min(1).allow(null),
+  max_tokens: Joi.number().integer().min(0).allow(null),
   temperature: Joi.number().min(0).max(2).allow(null),
   top_p: Joi.number().min(0).max(1).allow(null),
   n: Joi.number().integer().min(1).max(128).allow(null),
@@ -288,4 +306,7 @@ export const completionsSchema = Joi.object({
   suffix: Joi.string().allow('', null),
   stop,
   logit_bias: logitBias,
-}).unknown(true);
+})
+  .unknown(true)
+  .custom(bestOfBelowN)
+  .messages({ 'bestOf.belowN': BEST_OF_BELOW_N });

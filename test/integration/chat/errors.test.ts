@@ -124,7 +124,7 @@ describe('chat completions and legacy completions: every refusal has its status 
       [{ model: 'sim-chat', prompt: 42 }, 400, 'invalid_request'],
       [{ model: 'sim-chat', prompt: [] }, 400, 'invalid_request'],
       [{ prompt: 'x' }, 400, 'invalid_request'],
-      [{ model: 'sim-chat', prompt: 'x', max_tokens: 0 }, 400, 'invalid_request'],
+      [{ model: 'sim-chat', prompt: 'x', max_tokens: -1 }, 400, 'invalid_request'],
       [{ model: 'sim-chat', prompt: 'x', temperature: 9 }, 400, 'invalid_request'],
       // OpenAI's CreateCompletionRequest ranges and types
       [{ model: 'sim-chat', prompt: 'x', best_of: 21 }, 400, 'invalid_request'],
