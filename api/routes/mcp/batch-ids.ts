@@ -45,9 +45,10 @@ export interface DistinctIds {
 
 /**
  * `refused`: the batch's elements answered by the route itself (no JSON-RPC message), by position,
- * with their error responses (request-params.ts, batchRefusals). They are kept from the SDK, and
- * restore() puts their answers among the SDK's in the batch's order (a batch of nothing else gets
- * them alone: the SDK, handed no message, answers nothing).
+ * with their error responses, or null for one that gets none (a notification, request-params.ts,
+ * batchRefusals). They are kept from the SDK, and restore() puts their answers among the SDK's in the
+ * batch's order (a batch of nothing else gets them alone: the SDK, handed no message, answers
+ * nothing; `[]` when no element has an answer).
  */
 export function distinctIds(body: unknown, refused: ReadonlyMap<number, unknown> = new Map()): DistinctIds {
   if (!Array.isArray(body)) return { body, restore: (answer) => answer, original: (id) => id };
@@ -77,7 +78,7 @@ export function distinctIds(body: unknown, refused: ReadonlyMap<number, unknown>
     }
     const out: unknown[] = [];
     for (let i = 0; i < body.length; i++) {
-      if (refused.has(i)) out.push(refused.get(i));
+      if (refused.get(i)) out.push(refused.get(i));
       else if (byPosition.has(i)) out.push(byPosition.get(i));
     }
     return out.concat(others);

@@ -97,16 +97,30 @@ export function invalidMessage(body: unknown): InvalidMessage | undefined {
 }
 
 /**
- * The elements of a batch that are no JSON-RPC message, each with its JSON-RPC error response, by
- * position. JSON-RPC 2.0 (*Batch*) answers each element: an Invalid Request (or Invalid params) for
- * the bad ones, "Response objects" for the rest ("rpc call Batch (invalid but not empty)": `[1,2,3]`
- * is answered with three errors), so one bad element no longer refuses the whole POST.
+ * A JSON-RPC 2.0 notification (a Request object without an `id` member: `jsonrpc: "2.0"`, a string
+ * `method`) whose `params` are by position: a valid JSON-RPC message that MCP, whose params are named,
+ * has no use for. JSON-RPC answers no notification ("The Server MUST NOT reply to a Notification,
+ * including those that are within a batch request"), so in a batch it is taken out, unanswered.
  */
-export function batchRefusals(body: unknown[]): Map<number, Record<string, unknown>> {
-  const out = new Map<number, Record<string, unknown>>();
+function positionalNotification(m: unknown): boolean {
+  if (!m || typeof m !== 'object' || Array.isArray(m)) return false;
+  const r = m as Record<string, unknown>;
+  return r.jsonrpc === '2.0' && typeof r.method === 'string' && !('id' in r) && Array.isArray(r.params);
+}
+
+/**
+ * The elements of a batch kept from the SDK, by position, each with its JSON-RPC error response, or
+ * null for one that gets none. JSON-RPC 2.0 (*Batch*) answers each element that is no JSON-RPC
+ * message: an Invalid Request (or Invalid params) for the bad ones, "Response objects" for the rest
+ * ("rpc call Batch (invalid but not empty)": `[1,2,3]` is answered with three errors), so one bad
+ * element no longer refuses the whole POST. A notification with params by position is taken out
+ * unanswered (positionalNotification): before, it was answered -32600 with `id: null`.
+ */
+export function batchRefusals(body: unknown[]): Map<number, Record<string, unknown> | null> {
+  const out = new Map<number, Record<string, unknown> | null>();
   body.forEach((m, i) => {
     const why = refusal(m, i);
-    if (why) out.set(i, { jsonrpc: '2.0', id: why.id, error: { code: why.code, message: why.message } });
+    if (why) out.set(i, positionalNotification(m) ? null : { jsonrpc: '2.0', id: why.id, error: { code: why.code, message: why.message } });
   });
   return out;
 }

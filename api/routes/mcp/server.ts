@@ -188,7 +188,7 @@ export async function handleMcp(ctx: AppContext, req: Request, res: Response): P
   // JSON-RPC 2.0: "rpc call with an empty Array" is answered with one Invalid Request (the SDK took it as notifications only: 202)
   if (batch && batch.length === 0) return jsonRpcError(res, 400, INVALID_REQUEST, 'Invalid Request: an empty batch.');
   // JSON-RPC 2.0 answers each element of a batch: the ones that are no message get their error, the rest run
-  const invalidElements = batch ? batchRefusals(batch) : new Map<number, Record<string, unknown>>();
+  const invalidElements = batch ? batchRefusals(batch) : new Map<number, Record<string, unknown> | null>();
   const cancels = cancelsOf(ctx);
   // not awaited: a subscriber waits out a Redis outage, and the request must not (mcp-outage tests)
   void cancels.listen().catch((err: unknown) => logger.warn({ err }, 'MCP cancel channel not subscribed'));
@@ -222,10 +222,13 @@ export async function handleMcp(ctx: AppContext, req: Request, res: Response): P
   const invalid = answer.status === 400 ? invalidMessage(req.body) : undefined;
   if (invalid) return jsonRpcError(res, invalid.status, invalid.code, invalid.message, invalid.id);
   if (invalidElements.size && (answer.status === 200 || answer.status === 202)) {
-    // the batch's answers with its refused elements' among them; nothing ran when every element was refused
-    const ran = invalidElements.size < batch!.length;
+    // the batch's answers with its refused elements' among them; nothing ran when every element was refused with an error
+    const answers = restore(answer.status === 200 ? await answer.text() : '');
+    // nothing to answer (notifications only, one taken out unanswered among them): 202, no body, as the transport spec asks
+    if (answers === '[]') return void res.status(202).end();
+    const ran = [...invalidElements.values()].filter(Boolean).length < batch!.length;
     res.status(ran ? 200 : 400).type('application/json');
-    return void res.end(restore(answer.status === 200 ? await answer.text() : ''));
+    return void res.end(answers);
   }
   const requests = requestCount(body);
   if (requests > 0 && calls.unavailable.length === requests) throw calls.unavailable[0];

@@ -108,6 +108,42 @@ describe('hosted MCP server: conformance with the MCP specification and JSON-RPC
     expect(((await notes.json()) as RpcReply[]).map((x) => [x.id, x.error?.code])).to.deep.equal([[null, -32600]]);
   });
 
+  it('a notification with params by position in a batch is never answered (JSON-RPC 2.0: no reply to a notification, in a batch too); a batch left with nothing to answer is 202 with no body', async () => {
+    const o = await searchOrg();
+    const note = (method: string) => ({ jsonrpc: '2.0', method, params: ['by', 'position'] });
+    // beside requests: their answers only, in order; the malformed requests keep their errors under their ids
+    const r = await mcpPost(o.key, [
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      note('notifications/progress'),
+      { jsonrpc: '2.0', id: 'p', method: 'tools/call', params: ['web_search', { query: 'q' }] },
+      note('notifications/cancelled'),
+      { jsonrpc: '2.0', id: 'x', method: 7 },
+    ]);
+    expect(r.status).to.equal(200);
+    const replies = (await r.json()) as RpcReply[];
+    expect(replies.map((x) => [x.jsonrpc, x.id, x.error?.code ?? 'result']), JSON.stringify(replies)).to.deep.equal([
+      ['2.0', 1, 'result'],
+      ['2.0', 'p', -32602],
+      ['2.0', 'x', -32600],
+    ]);
+    // notifications only (the transport spec: "MUST return HTTP status code 202 Accepted with no body"), with a valid one or alone
+    for (const batch of [[note('notifications/initialized'), { jsonrpc: '2.0', method: 'notifications/initialized' }], [note('notifications/initialized')], [note('a'), note('b')]]) {
+      const only = await mcpPost(o.key, batch);
+      expect(only.status, JSON.stringify(batch)).to.equal(202);
+      expect(await only.text(), JSON.stringify(batch)).to.equal('');
+    }
+    // beside an element that is no message: that one alone is answered, in the batch's own order
+    const mixed = await mcpPost(o.key, [note('notifications/initialized'), 7]);
+    expect(mixed.status).to.equal(200);
+    expect(((await mixed.json()) as RpcReply[]).map((x) => [x.id, x.error?.code])).to.deep.equal([[null, -32600]]);
+    // a notification that is no valid Request object (a `method` not a string) is still JSON-RPC's Invalid Request, id null
+    const bad = await mcpPost(o.key, [{ jsonrpc: '2.0', method: 3, params: [1] }]);
+    expect(bad.status).to.equal(400);
+    expect(((await bad.json()) as RpcReply[]).map((x) => [x.id, x.error?.code])).to.deep.equal([[null, -32600]]);
+    expect(env().sim.log.entries, 'no search ran').to.have.length(0);
+    expect(await ledger(o.org.id)).to.have.length(0);
+  });
+
   it("a batch's notifications/cancelled beside an element that is no message is taken: the call under that id, coming after, is cancelled", async () => {
     const o = await searchOrg();
     const r = await mcpPost(o.key, [{ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'c2' } }, 5]);
