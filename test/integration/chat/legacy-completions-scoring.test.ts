@@ -1,13 +1,11 @@
 import { expect } from 'chai';
 import OpenAI from 'openai';
-import { env, resetSim } from '../../helpers/harness';
-import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { env } from '../../helpers/harness';
+import { TRANSLATED_MODELS, translatedCompletionsSuite } from '../../helpers/translated-completions';
 import { call, keyHeader } from '../../helpers/http';
-import { UsageEvent } from '../../../shared/db/models';
-import { usageSettled } from '../../helpers/usage';
-import { addGeminiModels } from '../../helpers/gemini-model';
-import { seedBedrock } from '../providers/bedrock-setup';
 import { updateKeyControls } from '../../../shared/tenancy/ops';
+import { buildOrg } from '../../helpers/factories';
+import { UsageEvent } from '../../../shared/db/models';
 
 type BadRequest = InstanceType<typeof OpenAI.BadRequestError>;
 const refusal = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e as BadRequest);
@@ -20,57 +18,41 @@ const refusal = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) =>
  * translated one.
  */
 describe('legacy completions: best_of below n is refused; max_tokens 0 scores a prompt on an OpenAI-compatible upstream', () => {
-  let o: TestOrg;
-  let client: OpenAI;
-  let cleanup: () => Promise<void>;
-  const translated = ['sim-claude', 'test-gemini', 'sim-bedrock-claude'];
-  beforeEach(resetSim);
-  before(async () => {
-    await seedBedrock();
-    cleanup = await addGeminiModels();
-    o = await buildOrg(env().redis);
-    client = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
-  });
-  after(() => cleanup());
-
-  const billed = async () => {
-    await usageSettled();
-    return UsageEvent.count({ where: { orgId: o.org.id } });
-  };
+  const s = translatedCompletionsSuite();
 
   it('refuses best_of smaller than n 400 invalid_request naming best_of, on every upstream kind, JSON and streamed, nothing sent or billed', async () => {
-    const before = await billed();
-    for (const model of ['sim-chat', ...translated]) {
+    const before = await s.billed();
+    for (const model of ['sim-chat', ...TRANSLATED_MODELS]) {
       for (const stream of [false, true]) {
-        const err = await refusal(client.completions.create({ model, prompt: 'two of one', n: 2, best_of: 1, max_tokens: 5, stream }));
+        const err = await refusal(s.client.completions.create({ model, prompt: 'two of one', n: 2, best_of: 1, max_tokens: 5, stream }));
         expect(err, `${model} stream=${stream}`).to.be.instanceOf(OpenAI.BadRequestError);
         expect(err!.error, model).to.deep.equal({ code: 'invalid_request', message: 'best_of must be greater than or equal to n.', type: 'invalid_request_error', param: 'best_of' });
       }
     }
-    const r = await call('POST', '/v1/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', prompt: 'x', n: 5, best_of: 3 } });
+    const r = await call('POST', '/v1/completions', { headers: keyHeader(s.o.key), json: { model: 'sim-chat', prompt: 'x', n: 5, best_of: 3 } });
     expect(r.status, r.text).to.equal(400);
     expect(r.body.error).to.include({ param: 'best_of' });
     expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
-    expect(await billed()).to.equal(before);
+    expect(await s.billed()).to.equal(before);
   });
 
   it('best_of equal to n, or above it, reaches an OpenAI-compatible upstream as sent', async () => {
     for (const [n, bestOf] of [[2, 2], [1, 3]]) {
-      const r = await client.completions.create({ model: 'sim-chat', prompt: 'enough candidates', n, best_of: bestOf, max_tokens: 5 });
+      const r = await s.client.completions.create({ model: 'sim-chat', prompt: 'enough candidates', n, best_of: bestOf, max_tokens: 5 });
       expect(r.object).to.equal('text_completion');
     }
     expect(env().sim.log.entries.map((e) => e.body as Record<string, unknown>).map((b) => [b.n, b.best_of])).to.deep.equal([[2, 2], [1, 3]]);
   });
 
   it('max_tokens 0 with echo and logprobs reaches an OpenAI-compatible upstream as 0 (not the held cap): the prompt echoed, nothing generated, billed for the prompt only', async () => {
-    const before = await billed();
-    const r = await client.completions.create({ model: 'sim-chat', prompt: 'score this prompt', max_tokens: 0, echo: true, logprobs: 0 });
+    const before = await s.billed();
+    const r = await s.client.completions.create({ model: 'sim-chat', prompt: 'score this prompt', max_tokens: 0, echo: true, logprobs: 0 });
     expect(r.choices[0].text).to.equal('score this prompt');
     expect(r.usage?.completion_tokens).to.equal(0);
     const sent = env().sim.log.entries[0].body as Record<string, unknown>;
     expect(sent).to.include({ max_tokens: 0, echo: true, logprobs: 0 });
-    expect(await billed()).to.equal(before + 1);
-    const [event] = await UsageEvent.findAll({ where: { orgId: o.org.id }, order: [['createdAt', 'DESC']], limit: 1 });
+    expect(await s.billed()).to.equal(before + 1);
+    const [event] = await UsageEvent.findAll({ where: { orgId: s.o.org.id }, order: [['createdAt', 'DESC']], limit: 1 });
     expect(event.outputTokens).to.equal(0);
     expect(event.inputTokens).to.be.greaterThan(0);
   });
@@ -89,24 +71,24 @@ describe('legacy completions: best_of below n is refused; max_tokens 0 scores a 
   });
 
   it('refuses max_tokens 0 on a translated upstream 400 unsupported_parameter naming max_tokens, JSON and streamed, nothing sent or billed; below 0 is invalid everywhere', async () => {
-    const before = await billed();
-    for (const model of translated) {
+    const before = await s.billed();
+    for (const model of TRANSLATED_MODELS) {
       for (const stream of [false, true]) {
-        const err = await refusal(client.completions.create({ model, prompt: 'score this prompt', max_tokens: 0, stream }));
+        const err = await refusal(s.client.completions.create({ model, prompt: 'score this prompt', max_tokens: 0, stream }));
         expect(err, `${model} stream=${stream}`).to.be.instanceOf(OpenAI.BadRequestError);
         expect(err!.error, model).to.include({ code: 'unsupported_parameter', type: 'invalid_request_error', param: 'max_tokens' });
         expect((err!.error as { message: string }).message).to.include('OpenAI-compatible upstream');
       }
       // with echo too: max_tokens is named first, the reason the request cannot be served
-      const both = await refusal(client.completions.create({ model, prompt: 'score', max_tokens: 0, echo: true }));
+      const both = await refusal(s.client.completions.create({ model, prompt: 'score', max_tokens: 0, echo: true }));
       expect(both!.error).to.include({ param: 'max_tokens' });
     }
     for (const model of ['sim-chat', 'sim-claude']) {
-      const r = await call('POST', '/v1/completions', { headers: keyHeader(o.key), json: { model, prompt: 'x', max_tokens: -1 } });
+      const r = await call('POST', '/v1/completions', { headers: keyHeader(s.o.key), json: { model, prompt: 'x', max_tokens: -1 } });
       expect(r.status, r.text).to.equal(400);
       expect(r.body.error).to.include({ code: 'invalid_request', param: 'max_tokens' });
     }
     expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
-    expect(await billed()).to.equal(before);
+    expect(await s.billed()).to.equal(before);
   });
 });
