@@ -5,6 +5,7 @@ import { errors } from '../../shared/errors/codes';
 import { logger } from '../../shared/logger';
 import { socketErrorCode } from '../../shared/net/error-code';
 import { config } from '../../shared/config/env';
+import { contextTooLong, contextWindowExceeded } from './context-window';
 
 export interface FetchPolicy {
   /** The job's signal: aborted on client cancel and at the job's deadline (with that reason). */
@@ -220,6 +221,8 @@ export interface ErrorAnswer {
   hints: ErrorHints;
   /** The request field the upstream names at fault (OpenAI's `error.param`): a field name, never a value. */
   param?: string;
+  /** The upstream's error code (OpenAI's `error.code`, else its `error.type`), for refusals read by kind (context-window.ts). */
+  code?: string;
 }
 
 async function readErrorAnswer(res: UpstreamResponse, reader?: ErrorHintReader): Promise<ErrorAnswer> {
@@ -230,7 +233,7 @@ async function readErrorAnswer(res: UpstreamResponse, reader?: ErrorHintReader):
   } catch {
     /* not JSON */
   }
-  const j = (json ?? {}) as { error?: { message?: string; param?: unknown } | string; message?: string };
+  const j = (json ?? {}) as { error?: { message?: string; param?: unknown; code?: unknown; type?: unknown } | string; message?: string };
   const m = typeof j.error === 'string' ? j.error : j.error?.message ?? j.message;
   // A 5xx body without an API error message (an HTML error page, a proxy's page, a stack trace) is the
   // upstream's internals, not an answer to the caller: logged, never quoted.
@@ -239,7 +242,9 @@ async function readErrorAnswer(res: UpstreamResponse, reader?: ErrorHintReader):
   const message = typeof m === 'string' && m ? m.slice(0, 500) : (!unquoted && text.slice(0, 200)) || `status ${res.status}`;
   const hints = json !== undefined && reader ? reader(res.status, json) : {};
   const param = typeof j.error === 'object' && typeof j.error?.param === 'string' ? j.error.param.slice(0, 64) : undefined;
-  return { status: res.status, message, retryAfterMs: parseRetryAfter(res.header('retry-after')) ?? hints.retryAfterMs, hints, param };
+  const kind = typeof j.error === 'object' ? (typeof j.error?.code === 'string' ? j.error.code : j.error?.type) : undefined;
+  const code = typeof kind === 'string' ? kind.slice(0, 64) : undefined;
+  return { status: res.status, message, retryAfterMs: parseRetryAfter(res.header('retry-after')) ?? hints.retryAfterMs, hints, param, code };
 }
 
 /**
@@ -279,6 +284,8 @@ export function upstreamFailure(a: ErrorAnswer, callerKey: boolean): ApiError {
   if (a.hints.misconfigured) return errors.upstreamError(`The upstream is not set up to serve this model (status ${status}): ${msg}`);
   // A content-filter block: 400 `content_filter` with the upstream's own message (the request is not malformed)
   if (a.hints.contentFilter && status === 400) return new UpstreamRefusal(status, msg, 'content_filter', a.hints.contentFilter.detail);
+  // An input longer than the model's context window: OpenAI's 400 `context_length_exceeded` (context-window.ts)
+  if ((status === 400 || status === 413 || status === 422) && contextWindowExceeded(a.code, msg)) return contextTooLong(msg);
   if (status === 400 || status === 404 || status === 413 || status === 422) {
     return new UpstreamRefusal(status, `Upstream rejected the request: ${msg}`, undefined, undefined, a.param);
   }

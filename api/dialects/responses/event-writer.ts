@@ -114,7 +114,7 @@ export abstract class ResponsesEventWriter {
   failed(e: ApiError): { events: ResponsesEvent[]; response: Record<string, unknown> } {
     const out: ResponsesEvent[] = [];
     this.start(out);
-    const response = failedResponse(this.frame, this.partialOutput(), e.status, e.message);
+    const response = failedResponse(this.frame, this.partialOutput(), e);
     this.ev(out, 'response.failed', { response });
     return { events: out, response };
   }

@@ -123,11 +123,13 @@ export function echoedTool(t: Record<string, unknown>): Record<string, unknown> 
  * The Response of a stream that failed after it started, as OpenAI's `response.failed` carries it:
  * `status: "failed"`, `completed_at` and `usage` null (the document's example), `error` with a code
  * of OpenAI's ResponseErrorCode (`rate_limit_exceeded` for a 429, `server_error` otherwise) and the
- * gateway's message. `output` holds what was produced before the failure.
+ * gateway's message; an input past the model's context window keeps OpenAI's `context_length_exceeded`
+ * (outside the document's enum, but what OpenAI's failed responses carry and Codex reads: a context to
+ * shorten, where `server_error` is retried as it is). `output` holds what was produced before the failure.
  */
-export function failedResponse(f: ResponseFrame, output: OutputItem[], status: number, message: string): Record<string, unknown> {
-  const code = status === 429 ? 'rate_limit_exceeded' : 'server_error';
-  return { ...responseObject(f, output, 'in_progress', null), status: 'failed', error: { code, message } };
+export function failedResponse(f: ResponseFrame, output: OutputItem[], e: { status: number; code?: string; message: string }): Record<string, unknown> {
+  const code = e.code === 'context_length_exceeded' ? e.code : e.status === 429 ? 'rate_limit_exceeded' : 'server_error';
+  return { ...responseObject(f, output, 'in_progress', null), status: 'failed', error: { code, message: e.message } };
 }
 
 /** OpenAI's LogProb of an `output_text` part: a token, its log probability, bytes and alternatives. */

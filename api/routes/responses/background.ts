@@ -272,7 +272,7 @@ export async function startBackground(ctx: AppContext, req: Request, res: Respon
       // none for it); any other failure ends with response.failed
       const cancelled = e.code === 'cancelled' || !(await stillRunning(frame.id, orgId).catch(() => true));
       const ended = t && !cancelled ? t.failed(e) : undefined;
-      const failed = ended?.response ?? failedResponse(frame, [], e.status, e.message);
+      const failed = ended?.response ?? failedResponse(frame, [], e);
       await settle(frame.id, orgId, failed).catch((x) => logger.warn({ err: x, responseId: frame.id }, 'background response not settled'));
       if (ended) emit(ended.events);
     } finally {

@@ -2,6 +2,7 @@ import { ApiError } from '../../../shared/errors/ApiError';
 import { errors } from '../../../shared/errors/codes';
 import { noted, unreachable } from '../http';
 import type { CancelSignal } from '../../../shared/cancel-source';
+import { contextTooLong, contextWindowExceeded } from '../context-window';
 
 type SdkError = Error & { name: string; $fault?: string; $metadata?: { httpStatusCode?: number }; $response?: { headers?: Record<string, string> }; code?: string };
 
@@ -47,6 +48,9 @@ function mapFailure(e: SdkError, callerKey: boolean, midStream: boolean, after: 
     case 'ModelErrorException':
       return errors.upstreamError(`Upstream failed: ${msg}`);
     case 'ValidationException':
+      // "Input is too long for requested model.", Claude's "prompt is too long": OpenAI's context_length_exceeded
+      if (contextWindowExceeded(undefined, String(e?.message ?? ''))) return contextTooLong(msg);
+      return new ApiError(400, 'upstream_invalid_request', `Upstream rejected the request: ${msg}`);
     case 'ResourceNotFoundException':
     case 'ConflictException':
       return new ApiError(400, 'upstream_invalid_request', `Upstream rejected the request: ${msg}`);
