@@ -242,12 +242,35 @@ export function itemsToMessages(input: ResponsesRequest['input']): CanonicalMess
     else if (type === 'tool_search_output' && client) result(item.call_id ?? item.id, loadedText(item.tools));
     else if (type === 'reasoning' && thinkingOfEncrypted(item.encrypted_content)) thinking = [...(thinking ?? []), ...thinkingOfEncrypted(item.encrypted_content)!];
     // Other reasoning items are the model's own and not sent back upstream; a hosted tool search is moot
-    // when every tool is offered directly; additional tools join the offered tools (offered-tools.ts).
-    else if (type === 'reasoning' || type === 'tool_search_call' || type === 'tool_search_output' || type === 'additional_tools') continue;
+    // when every tool is offered directly; additional tools join the offered tools (offered-tools.ts);
+    // a configuration update sets this response's effort and format (configuredBy), it says nothing to the model.
+    else if (type === 'reasoning' || type === 'tool_search_call' || type === 'tool_search_output' || type === 'additional_tools' || type === 'configuration_update') continue;
     else throw invalid(`Input item type '${type}' is not supported.`, placed(item, 'type'));
   }
   flush();
   return out;
+}
+
+type TextFormat = NonNullable<ResponsesRequest['text']>['format'];
+
+/**
+ * The reasoning effort and text format the response is made with: the request's `reasoning.effort`
+ * and `text.format`, each replaced by the last `configuration_update` input item that sets it
+ * (OpenAI's ResponseConfigurationUpdateItemParam, openai 7.60.0: "An update to the conversation's
+ * response configuration. … Each setting stays in effect until a later update replaces it."; an
+ * effort of null goes back to the model's default). Before, such an item was refused 400 as an
+ * unknown input item type.
+ */
+export function configuredBy(req: Pick<ResponsesRequest, 'input' | 'reasoning' | 'text'>): { effort: string | null | undefined; format: TextFormat } {
+  let effort = req.reasoning?.effort;
+  let format = req.text?.format;
+  for (const item of Array.isArray(req.input) ? req.input : []) {
+    if (item?.type !== 'configuration_update') continue;
+    const update = item as { reasoning?: { effort?: string | null }; text?: { format?: TextFormat } };
+    if (update.reasoning && update.reasoning.effort !== undefined) effort = update.reasoning.effort;
+    if (update.text?.format) format = update.text.format;
+  }
+  return { effort, format };
 }
 
 function tools(req: ResponsesRequest): CanonicalTool[] | undefined {
@@ -327,12 +350,13 @@ export function responsesToCanonical(req: ResponsesRequest, history: CanonicalMe
   if (typeof req.temperature === 'number') out.temperature = req.temperature;
   if (typeof req.top_p === 'number') out.top_p = req.top_p;
   if (typeof req.user === 'string' && req.user) out.user = req.user;
-  if (req.reasoning?.effort) out.reasoning_effort = req.reasoning.effort;
+  const configured = configuredBy(req);
+  if (configured.effort) out.reasoning_effort = configured.effort;
   if (wantsLogprobs(req)) {
     out.logprobs = true;
     if (typeof req.top_logprobs === 'number' && req.top_logprobs > 0) out.top_logprobs = req.top_logprobs;
   }
-  const format = req.text?.format;
+  const format = configured.format;
   if (format?.type === 'json_schema') {
     out.response_format = { type: 'json_schema', json_schema: { name: format.name ?? 'output', schema: format.schema, ...(format.strict !== undefined ? { strict: format.strict } : {}) } };
   } else if (format?.type === 'json_object') out.response_format = { type: 'json_object' };

@@ -10,7 +10,7 @@ import { historyFor, recordInConversation } from './conversation';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
 import { ClientGone } from '../../dispatch/run-job';
 import { SseWriter } from '../../sse';
-import { notePlaces, refuseChoiceWithoutItsTool, refuseUnhonoured, responsesToCanonical, wantsLogprobs, type ResponsesRequest } from '../../dialects/responses/request';
+import { configuredBy, notePlaces, refuseChoiceWithoutItsTool, refuseUnhonoured, responsesToCanonical, wantsLogprobs, type ResponsesRequest } from '../../dialects/responses/request';
 import { canonicalToResponse, type ResponseFrame } from '../../dialects/responses/response';
 import { answeredResponse } from '../../dialects/responses/client-view';
 import { ResponsesStreamTranslator } from '../../dialects/responses/stream';
@@ -51,7 +51,7 @@ function createHandler(ctx: AppContext) {
     const compaction = compactionAsked(sent);
     const body = compaction?.body ?? sent;
     const resolved = await resolveChatModel(ctx, req, body.model);
-    refuseEffortLevel(body.reasoning?.effort, resolved.model.config, 'reasoning.effort');
+    refuseEffortLevel(configuredBy(body).effort, resolved.model.config, 'reasoning.effort');
     const history = await historyFor(req, body);
     if (!history.length && Array.isArray(body.input) && !body.input.length) throw new ApiError(400, 'invalid_request', "Nothing to answer: no 'input', and the conversation has no items.", { param: 'input' });
     const native = responsesNativeTools(body);

@@ -40,6 +40,9 @@ const tool = Joi.object({ type: Joi.string().required() })
 
 const is = (...types: string[]) => Joi.object({ type: Joi.valid(...types).required() }).unknown();
 
+/** OpenAI's ReasoningEffort values (openai 7.60.0), or null: the model's default. */
+const effort = Joi.string().valid('none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max').allow(null);
+
 /** The content parts a message of `input` may hold (OpenAI's ResponseInputContent, and an assistant turn's output_text and refusal; chat's `text` too). */
 const PART_TYPES = ['input_text', 'input_image', 'input_file', 'output_text', 'refusal', 'text'];
 
@@ -62,6 +65,21 @@ const callOutput = Joi.object({
   call_id: Joi.string().min(1).required(),
   // an object is read as its JSON (request.ts, outputText)
   output: Joi.alternatives(Joi.string().allow(''), Joi.array().items(part), Joi.object().unknown(true)).required(),
+});
+
+/**
+ * OpenAI's TextResponseFormatJsonSchema: `name` (a-z, A-Z, 0-9, `_` and `-`, at most 64) and
+ * `schema` are required, as OpenAI requires them; `strict` a boolean or null, `description` a string.
+ */
+const jsonSchemaFormat = Joi.object({
+  name: Joi.string()
+    .pattern(/^[a-zA-Z0-9_-]+$/)
+    .max(64)
+    .required()
+    .messages({ 'string.pattern.base': "'text.format.name' must be a-z, A-Z, 0-9, underscores and dashes only." }),
+  schema: Joi.object().unknown(true).required(),
+  strict: Joi.boolean().allow(null),
+  description: Joi.string().allow(''),
 });
 
 /**
@@ -92,22 +110,14 @@ export const inputItem = Joi.object({ type: Joi.string().allow(null), role: Joi.
   .when(is('custom_tool_call'), { then: Joi.object({ call_id: Joi.string().min(1).required(), name: Joi.string().min(1).required(), input: Joi.string().allow('').required() }) })
   .when(is('function_call_output', 'custom_tool_call_output'), { then: callOutput })
   .when(is('additional_tools', 'tool_search_output'), { then: Joi.object({ tools: Joi.array().items(tool) }) })
-  .when(is('shell_call_output'), { then: Joi.object({ output: Joi.alternatives(Joi.string().allow(''), Joi.array().items(Joi.object().unknown(true))) }) });
-
-/**
- * OpenAI's TextResponseFormatJsonSchema: `name` (a-z, A-Z, 0-9, `_` and `-`, at most 64) and
- * `schema` are required, as OpenAI requires them; `strict` a boolean or null, `description` a string.
- */
-const jsonSchemaFormat = Joi.object({
-  name: Joi.string()
-    .pattern(/^[a-zA-Z0-9_-]+$/)
-    .max(64)
-    .required()
-    .messages({ 'string.pattern.base': "'text.format.name' must be a-z, A-Z, 0-9, underscores and dashes only." }),
-  schema: Joi.object().unknown(true).required(),
-  strict: Joi.boolean().allow(null),
-  description: Joi.string().allow(''),
-});
+  .when(is('shell_call_output'), { then: Joi.object({ output: Joi.alternatives(Joi.string().allow(''), Joi.array().items(Joi.object().unknown(true))) }) })
+  // OpenAI's ResponseConfigurationUpdateItemParam: the effort and format the response is made with (request.ts configuredBy)
+  .when(is('configuration_update'), {
+    then: Joi.object({
+      reasoning: Joi.object({ effort }).unknown(true),
+      text: Joi.object({ format: Joi.object({ type: Joi.string().valid('text', 'json_schema').required() }).unknown(true).when(is('json_schema'), { then: jsonSchemaFormat }).required() }).unknown(true),
+    }),
+  });
 
 /** `POST /v1/responses`: the fields the gateway reads; other fields are accepted and ignored. */
 export const responsesSchema = Joi.object({
@@ -136,7 +146,7 @@ export const responsesSchema = Joi.object({
     .allow(null),
   // OpenAI's document: a string, no minimum length (LlamaIndex sends "").
   user: Joi.string().allow(''),
-  reasoning: Joi.object({ effort: Joi.string().valid('none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max').allow(null) }).unknown(true).allow(null),
+  reasoning: Joi.object({ effort }).unknown(true).allow(null),
   // OpenAI's ResponseIncludable values (openai 7.60.0); OpenAI refuses any other
   include: Joi.array().items(Joi.string().valid(...INCLUDABLE)).allow(null),
   prompt_cache_key: Joi.string().allow('', null),
