@@ -8,7 +8,8 @@ import { requestInputItems } from '../../dialects/responses/input-items';
 import { withinRetention } from '../../../shared/responses/retention';
 import { scopeWhere } from '../../../shared/tenancy/store-scope';
 
-export const responseNotFound = (id: string) => new ApiError(404, 'response_not_found', `No response with id '${id}' was found.`);
+/** OpenAI's words for a response it does not have (retrieve, input items, delete, cancel): "Response with id '…' not found.", no param. */
+export const responseNotFound = (id: string) => new ApiError(404, 'response_not_found', `Response with id '${id}' not found.`);
 
 /**
  * A `previous_response_id` that names no stored response of the org (unknown, another org's, made with

@@ -188,7 +188,8 @@ describe('POST /v1/responses', () => {
     for (const id of [unstored.body.id, 'resp_doesnotexist', 'not-even-an-id']) {
       const r = await call('GET', `/v1/responses/${id}`, { headers: h });
       expect(r.status, id).to.equal(404);
-      expect(r.body.error.code).to.equal('response_not_found');
+      // OpenAI's words for it (its body: "Response with id '…' not found.", param null)
+      expect(r.body.error).to.deep.equal({ code: 'response_not_found', message: `Response with id '${id}' not found.`, type: 'invalid_request_error', param: null });
     }
     expect(env().sim.log.entries).to.have.length(0);
     await usageSettled();
