@@ -45,7 +45,9 @@ export const CLIENT_TOOLS: readonly string[] = [APPLY_PATCH, SHELL, LOCAL_SHELL]
 
 export const prefixedName = (namespace: string, name: string) => `${namespace}${NAMESPACE_SEPARATOR}${name}`;
 
-const unsupported = (type: string, where = '') => new ApiError(400, 'unsupported_tool', `Tool type '${type}'${where} is not supported; use function, custom, namespace, apply_patch, shell or local_shell tools.`);
+/** A tool the gateway does not run, named by its place (`tools[i].type`) when it is one of `tools`. */
+const unsupported = (type: string, where = '', param?: string) =>
+  new ApiError(400, 'unsupported_tool', `Tool type '${type}'${where} is not supported; use function, custom, namespace, apply_patch, shell or local_shell tools.`, param ? { param } : undefined);
 
 function member(t: Tool, namespace?: string, context?: string): OfferedTool {
   const name = String(t.name);
@@ -53,14 +55,16 @@ function member(t: Tool, namespace?: string, context?: string): OfferedTool {
   return { upstream: namespace ? prefixedName(namespace, name) : name, kind, name, ...(namespace ? { namespace } : {}), declared: t, ...(context ? { context } : {}) };
 }
 
-function entries(tools: Tool[]): OfferedTool[] {
+/** The tools offered for `tools` (`field`: the request field they came from, for a refusal's param; none for tools an input item loaded). */
+function entries(tools: Tool[], field?: string): OfferedTool[] {
   const out: OfferedTool[] = [];
-  for (const t of tools) {
+  for (const [i, t] of tools.entries()) {
+    const at = (rest: string) => (field ? `${field}[${i}]${rest}` : undefined);
     if (t.type === 'function' || t.type === 'custom') out.push(member(t));
     else if (t.type === 'namespace') {
       const ns = String(t.name);
-      for (const m of (t.tools as Tool[] | undefined) ?? []) {
-        if (m.type !== 'function' && m.type !== 'custom') throw unsupported(m.type, ` inside namespace '${ns}'`);
+      for (const [j, m] of ((t.tools as Tool[] | undefined) ?? []).entries()) {
+        if (m.type !== 'function' && m.type !== 'custom') throw unsupported(m.type, ` inside namespace '${ns}'`, at(`.tools[${j}].type`));
         out.push(member(m, ns, typeof t.description === 'string' ? t.description : undefined));
       }
     } else if (t.type === 'tool_search') {
@@ -70,11 +74,11 @@ function entries(tools: Tool[]): OfferedTool[] {
     } else if (t.type === 'shell') {
       // a container environment (container_auto, container_reference) is OpenAI's hosted shell, which the gateway does not run
       const environment = (t.environment as { type?: unknown } | null | undefined)?.type;
-      if (environment !== undefined && environment !== 'local') throw unsupported(`shell`, ` with environment '${String(environment)}'`);
+      if (environment !== undefined && environment !== 'local') throw unsupported(`shell`, ` with environment '${String(environment)}'`, at('.environment'));
       out.push({ upstream: SHELL, kind: 'shell', name: SHELL, declared: t });
     } else if (t.type === 'local_shell') {
       out.push({ upstream: LOCAL_SHELL, kind: 'local_shell', name: LOCAL_SHELL, declared: t });
-    } else if (!/^web_search/.test(t.type)) throw unsupported(t.type); // hosted web search runs on the gateway's rails
+    } else if (!/^web_search/.test(t.type)) throw unsupported(t.type, '', at('.type')); // hosted web search runs on the gateway's rails
   }
   return out;
 }
@@ -107,7 +111,7 @@ export function choosableNames(req: { tools?: Tool[]; input?: unknown }): Set<st
 
 /** Every tool the upstream is offered for this request; two declared tools of one upstream name: 400. */
 export function offeredTools(req: { tools?: Tool[]; input?: unknown }): OfferedTool[] {
-  const out = entries(req.tools ?? []);
+  const out = entries(req.tools ?? [], 'tools');
   const names = new Set<string>();
   for (const e of out) {
     if (names.has(e.upstream)) throw new ApiError(400, 'invalid_request', `Two tools are named '${e.upstream}' once namespaces are flattened; rename one of them.`);

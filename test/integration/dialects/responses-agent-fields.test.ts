@@ -185,19 +185,21 @@ describe('responses dialect: the fields coding agents send', () => {
   it('refuses what would change the answer, before any upstream call or billing', async () => {
     await usageSettled();
     const before = await UsageEvent.count({ where: { orgId: o.org.id } });
-    const cases: Array<[Record<string, unknown>, string]> = [
-      [{ tools: [{ type: 'code_interpreter', container: { type: 'auto' } }] }, 'unsupported_tool'],
-      [{ tools: [{ ...agents, tools: [{ type: 'file_search', name: 'files' }] }] }, 'unsupported_tool'],
+    // a tool the gateway does not run is named by its place in `tools`, as a field at fault is
+    const cases: Array<[Record<string, unknown>, string, string?]> = [
+      [{ tools: [{ type: 'code_interpreter', container: { type: 'auto' } }] }, 'unsupported_tool', 'tools[0].type'],
+      [{ tools: [{ ...agents, tools: [{ type: 'file_search', name: 'files' }] }] }, 'unsupported_tool', 'tools[0].tools[0].type'],
       [{ tools: [{ type: 'custom', description: 'no name' }] }, 'invalid_request'],
       [{ tools: [{ ...agents, tools: [] }] }, 'invalid_request'],
       [{ tools: [agents, { ...exec, name: 'multi_agent_v1__close_agent' }] }, 'invalid_request'],
       [{ tools: [{ type: 'tool_search', execution: 'elsewhere' }] }, 'invalid_request'],
       [{ reasoning: { effort: 'extreme' } }, 'invalid_request'],
     ];
-    for (const [extra, code] of cases) {
+    for (const [extra, code, param] of cases) {
       const r = await call('POST', '/v1/responses', { headers: h, json: codex('sim-chat', 'hi', extra) });
       expect(r.status, `${JSON.stringify(extra)}: ${r.text}`).to.equal(400);
       expect(r.body.error.code).to.equal(code);
+      if (param) expect(r.body.error.param).to.equal(param);
       expect(r.text).not.to.match(/\bat \w+ \(/);
     }
     expect(env().sim.log.entries).to.have.length(0);

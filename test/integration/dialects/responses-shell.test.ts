@@ -48,6 +48,7 @@ describe('Responses: the shell tool on a chat model', function () {
     const err = await client.responses.create({ model, input: 'ls', tools: [{ type: 'shell', environment: { type: 'container_auto' } }] }).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(OpenAI.BadRequestError);
     expect((err as InstanceType<typeof OpenAI.BadRequestError>).code).to.equal('unsupported_tool');
+    expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).to.equal('tools[0].environment');
     expect(up.received).to.have.length(0);
     up.next.push({ kind: 'json', body: completion({ content: null, tool_calls: [toolCall] }, 'tool_calls') });
     const res = await client.responses.create({ model, input: 'ls', tools: [{ type: 'shell', environment: { type: 'local' } }] });
