@@ -14,7 +14,7 @@ const LISTED_WITH_STATUS = new Set(['function_call', 'function_call_output']);
  * A request's `input` as OpenAI's input item list shows it: a string is one user message; a
  * message's string content is one `input_text` part (`output_text` for an assistant turn); every
  * item has an `id` (the caller's, or a new one), and a message, a function call and a function call
- * output their `status` (the caller's, else `completed`).
+ * output their `status` (the caller's, else `completed`); a message keeps its `phase`.
  */
 export function inputItemsOf(input: string | ResponsesItem[]): Array<Record<string, unknown>> {
   const items: ResponsesItem[] = typeof input === 'string' ? [{ type: 'message', role: 'user', content: input }] : input;
@@ -27,7 +27,10 @@ export function inputItemsOf(input: string | ResponsesItem[]): Array<Record<stri
       return item;
     }
     const content = typeof i.content === 'string' ? [i.role === 'assistant' ? outputText(i.content) : { type: 'input_text', text: i.content }] : i.content;
-    return { id, type, role: i.role, status: i.status ?? 'completed', content };
+    const listed: Record<string, unknown> = { id, type, role: i.role, status: i.status ?? 'completed', content };
+    // an assistant message's `phase` (OpenAI's ResponseOutputMessage: commentary or final_answer), kept as sent
+    if (typeof i.phase === 'string') listed.phase = i.phase;
+    return listed;
   });
 }
 

@@ -103,6 +103,8 @@ export const inputItem = Joi.object({ type: Joi.string().allow(null), role: Joi.
       then: Joi.object({
         role: Joi.string().valid('user', 'assistant', 'system', 'developer').required(),
         content: Joi.alternatives(Joi.string().allow(''), Joi.array().items(part)).required(),
+        // OpenAI's message phase (an assistant turn's: commentary or final_answer), listed with the input items
+        phase: Joi.string().valid('commentary', 'final_answer').allow(null),
       }),
     }),
   })

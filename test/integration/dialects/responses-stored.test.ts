@@ -65,6 +65,23 @@ describe('stored responses: input items and delete', () => {
     expect(page.data[0].id).to.match(/^msg_/);
   });
 
+  it("keeps an assistant message's phase (commentary, final_answer) in the listed items, as OpenAI's ResponseOutputMessage has it; another value is refused naming it", async () => {
+    const r = await client.responses.create({
+      model: 'sim-chat',
+      input: [
+        { role: 'user', content: 'go' },
+        { role: 'assistant', content: 'looking', phase: 'commentary' },
+        { role: 'assistant', content: 'done', phase: 'final_answer' },
+        { role: 'user', content: 'again' },
+      ],
+    });
+    const page = await client.responses.inputItems.list(r.id, { order: 'asc' });
+    expect(page.data.map((i) => (i as { phase?: unknown }).phase)).to.deep.equal([undefined, 'commentary', 'final_answer', undefined]);
+    const bad = await client.responses.create({ model: 'sim-chat', input: [{ role: 'assistant', content: 'x', phase: 'thinking' as 'commentary' }, { role: 'user', content: 'y' }] }).catch((e: unknown) => e);
+    expect(bad).to.be.instanceOf(OpenAI.BadRequestError);
+    expect((bad as InstanceType<typeof OpenAI.BadRequestError>).param).to.equal('input[0].phase');
+  });
+
   it('refuses a bad limit or order (400, the param named) and answers 404 for an unknown, unstored or foreign id', async () => {
     const r = await client.responses.create({ model: 'sim-chat', input: 'x' });
     const h = keyHeader(o.key);
