@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'http';
 import type { ApiError } from '../../shared/errors/ApiError';
 import { anthropicErrorType } from '../dialects/messages/errors';
 import { merged } from '../../shared/merged';
+import { promptTooLongWording } from '../../shared/errors/context-window';
 
 /** The path-authentication prefixes an inference path may sit under (`/a/{key}`, `/a/{key}/p/{project}`, `/r/{plan}`). */
 const PREFIX = String.raw`^(?:/a/[^/]+(?:/p/[^/]+)?|/r/[^/]+)?`;
@@ -40,8 +41,12 @@ const MESSAGES_PARAM = new Map([
   ['user', 'metadata.user_id'],
 ]);
 
-/** An error's message with a leading chat field name (`` `parallel_tool_calls` ``) as the messages dialect names it (MESSAGES_PARAM). */
+/**
+ * An error's message with a leading chat field name (`` `parallel_tool_calls` ``) as the messages dialect
+ * names it (MESSAGES_PARAM); an input past the context window in Anthropic's words (context-window.ts).
+ */
 function messagesWording(err: ApiError, message: unknown): unknown {
+  if (err.code === 'context_length_exceeded' && typeof message === 'string') return promptTooLongWording(message);
   const field = err.param ? MESSAGES_PARAM.get(err.param) : undefined;
   const chat = `\`${err.param}\``;
   return field && typeof message === 'string' && message.startsWith(chat) ? `\`${field}\`${message.slice(chat.length)}` : message;

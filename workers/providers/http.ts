@@ -5,7 +5,7 @@ import { errors } from '../../shared/errors/codes';
 import { logger } from '../../shared/logger';
 import { socketErrorCode } from '../../shared/net/error-code';
 import { config } from '../../shared/config/env';
-import { contextTooLong, contextWindowExceeded } from './context-window';
+import { contextTooLong, contextWindowExceeded } from '../../shared/errors/context-window';
 
 export interface FetchPolicy {
   /** The job's signal: aborted on client cancel and at the job's deadline (with that reason). */

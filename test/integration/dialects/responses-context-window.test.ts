@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import OpenAI from 'openai';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
+import { call, keyHeader } from '../../helpers/http';
 import { ScriptedUpstream } from '../../helpers/scripted-upstream';
 import { ended, outcome } from '../../helpers/responses-background';
 
@@ -27,6 +28,7 @@ const refusal = (e: unknown) => {
 describe('Responses: an input past the context window is 400 context_length_exceeded, as OpenAI answers it', function () {
   this.timeout(30_000);
   let client: OpenAI;
+  let key: string;
   let openai: ScriptedUpstream;
   let claude: ScriptedUpstream;
   let openaiModel: string;
@@ -41,7 +43,8 @@ describe('Responses: an input past the context window is 400 context_length_exce
     claude = await ScriptedUpstream.start('anthropic');
     openaiModel = await openai.model();
     claudeModel = await claude.model();
-    client = new OpenAI({ apiKey: (await buildOrg(env().redis)).key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    key = (await buildOrg(env().redis)).key;
+    client = new OpenAI({ apiKey: key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
   });
   after(async () => {
     await openai.close();
@@ -71,6 +74,17 @@ describe('Responses: an input past the context window is 400 context_length_exce
     const err = await outcome(client.responses.create({ model: claudeModel, input: 'a very long input' }));
     expect(refusal(err)).to.deep.equal({ status: 400, code: 'context_length_exceeded', param: 'input', type: 'invalid_request_error' });
     expect((err as ApiErr).message).to.include(OPENAI_WORDS).and.include(CLAUDE);
+  });
+
+  it("the messages dialect answers it in Anthropic's words: the upstream's own 'prompt is too long: N tokens > M maximum' (what Claude Code reads), else those words first", async () => {
+    const messages = (model: string) => call('POST', '/v1/messages', { headers: Object.assign(keyHeader(key), { 'anthropic-version': '2023-06-01' }), json: { model, max_tokens: 16, messages: [{ role: 'user', content: 'long' }] } });
+    claude.otherwise = () => ({ kind: 'json', status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: CLAUDE } } });
+    const native = await messages(claudeModel);
+    expect(native.status, native.text).to.equal(400);
+    expect(native.body.error).to.include({ type: 'invalid_request_error', message: CLAUDE });
+    tooLong(openai, VLLM);
+    const translated = await messages(openaiModel);
+    expect(translated.body.error).to.include({ type: 'invalid_request_error', message: `prompt is too long: ${VLLM}` });
   });
 
   it('a background response fails with context_length_exceeded (not server_error, which clients retry)', async () => {

@@ -2,7 +2,7 @@ import { ApiError } from '../../../shared/errors/ApiError';
 import { errors } from '../../../shared/errors/codes';
 import { noted, unreachable } from '../http';
 import type { CancelSignal } from '../../../shared/cancel-source';
-import { contextTooLong, contextWindowExceeded } from '../context-window';
+import { contextTooLong, contextWindowExceeded } from '../../../shared/errors/context-window';
 
 type SdkError = Error & { name: string; $fault?: string; $metadata?: { httpStatusCode?: number }; $response?: { headers?: Record<string, string> }; code?: string };
 

@@ -1,4 +1,4 @@
-import { ApiError } from '../../shared/errors/ApiError';
+import { ApiError } from './ApiError';
 
 /**
  * How upstreams say that a request does not fit the model's context window, besides OpenAI's own
@@ -33,6 +33,18 @@ export function contextWindowExceeded(code: string | undefined, message: string)
  * that read the wording look for: Anthropic's "prompt is too long"). The field is the chat form's
  * `messages` (the responses dialect names it `input`: api/middleware/error-body.ts).
  */
+const OPENAI_WORDS = 'Your input exceeds the context window of this model. Please adjust your input and try again. Upstream: ';
+
 export function contextTooLong(upstreamMessage: string): ApiError {
-  return new ApiError(400, 'context_length_exceeded', `Your input exceeds the context window of this model. Please adjust your input and try again. Upstream: ${upstreamMessage}`, { param: 'messages' });
+  return new ApiError(400, 'context_length_exceeded', `${OPENAI_WORDS}${upstreamMessage}`, { param: 'messages' });
+}
+
+/**
+ * The same refusal in Anthropic's words, for the messages dialect: "prompt is too long: …" (Anthropic's
+ * message, kept as the upstream wrote it when it is Anthropic's, such as "prompt is too long: 208310
+ * tokens > 200000 maximum", which Claude Code reads), else those words before the upstream's.
+ */
+export function promptTooLongWording(message: string): string {
+  const upstream = message.startsWith(OPENAI_WORDS) ? message.slice(OPENAI_WORDS.length) : message;
+  return /^prompt is too long/i.test(upstream) ? upstream : `prompt is too long: ${upstream}`;
 }
