@@ -29,6 +29,7 @@ import { cancelHandler, chatWork, checkBackground, startBackground } from './bac
 import { followBackground } from './background-stream';
 import { compactHandler, openCompactions } from './compact';
 import { truncateToFit } from './truncation';
+import { refuseOutputWithoutCall } from '../../dialects/responses/call-pairing';
 import { resolveItemReferences } from './item-reference';
 import { compactIfDue, compactionAsked, type Prepare } from './server-compaction';
 import { afterCompaction } from '../../dispatch/summarise';
@@ -63,6 +64,7 @@ function createHandler(ctx: AppContext) {
     if (body.background === true) checkBackground(req, body);
     if (native.set.search) return answerNative(ctx, req, res, body, resolved, history, native.set, native.rest, compaction?.ask);
     const { canonical, turn } = responsesToCanonical(openCompactions(body, req.auth!.orgId), history);
+    refuseOutputWithoutCall(canonical.messages, body.input);
     forModel(canonical, resolved.model.config);
     // server-side compaction, then truncation: before the answer (a background response's, in its run)
     const prepare: Prepare = async (job) => {

@@ -41,6 +41,26 @@ describe('responses dialect: a malformed input item is refused naming its place'
     });
   }
 
+  it("a function call output answering no call (none before it in the input, nor in the previous response) is OpenAI's 400 'No tool call found…' naming input, JSON, streamed and background; one answering the previous response's call goes on", async () => {
+    const orphan = [{ type: 'function_call_output', call_id: 'call_gone', output: '42' }, hi];
+    for (const extra of [{}, { stream: true }, { background: true }]) {
+      const r = await post('/v1/responses', Object.assign({ model: 'sim-chat', input: orphan }, extra));
+      expect(r.status, `${JSON.stringify(extra)} ${r.text}`).to.equal(400);
+      // OpenAI's body: {"message": "No tool call found for function call output with call_id call_….", "type": "invalid_request_error", "param": "input", "code": null}
+      expect(r.body.error).to.deep.equal({ code: 'invalid_request', type: 'invalid_request_error', param: 'input', message: 'No tool call found for function call output with call_id call_gone.' });
+    }
+    // an output before its call is no answer either
+    const early = await post('/v1/responses', { model: 'sim-chat', input: [{ type: 'function_call_output', call_id: 'c1', output: '1' }, { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' }] });
+    expect(early.body.error.message).to.equal('No tool call found for function call output with call_id c1.');
+    expect(env().sim.log.entries).to.have.length(0);
+    // the tool loop: the call in the previous response, its output in the next request's input
+    const tools: OpenAI.Responses.FunctionTool[] = [{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: { query: { type: 'string' } } }, strict: false }];
+    const first = await s.c.responses.create({ model: 'sim-chat', input: 'find cats', tools, tool_choice: 'required' });
+    const fc = first.output.find((i) => i.type === 'function_call') as OpenAI.Responses.ResponseFunctionToolCall;
+    const next = await s.c.responses.create({ model: 'sim-chat', previous_response_id: first.id, tools, input: [{ type: 'function_call_output', call_id: fc.call_id, output: '3 cats' }] });
+    expect(next.status).to.equal('completed');
+  });
+
   it("the SDK's BadRequestError carries the param", async () => {
     const input = [hi, { role: 'user', content: [{ type: 'bogus', text: 'x' }] }] as unknown as OpenAI.Responses.ResponseInput;
     const err = await s.c.responses.create({ model: 'sim-chat', input }).catch((e: unknown) => e);
