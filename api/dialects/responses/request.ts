@@ -273,6 +273,20 @@ export function configuredBy(req: Pick<ResponsesRequest, 'input' | 'reasoning' |
   return { effort, format };
 }
 
+/**
+ * The configuration the input's `configuration_update` items leave in effect, as one such item (its
+ * `reasoning` and `text` those of the last updates that set them), or none when the input has none:
+ * what a compacted output keeps (compact.ts), so that the effort still applies after it.
+ */
+export function configurationKept(input: ResponsesRequest['input'] | undefined, id: string): ResponsesItem | undefined {
+  if (!Array.isArray(input) || !input.some((i) => i?.type === 'configuration_update')) return undefined;
+  const { effort, format } = configuredBy({ input });
+  const item: ResponsesItem = { type: 'configuration_update', id };
+  if (effort !== undefined) item.reasoning = { effort };
+  if (format) item.text = { format };
+  return item;
+}
+
 function tools(req: ResponsesRequest): CanonicalTool[] | undefined {
   const offered = offeredTools(req);
   return offered.length ? offered.map(canonicalTool) : undefined;

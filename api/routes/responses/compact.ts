@@ -7,7 +7,7 @@ import { decrypt, encrypt } from '../../../shared/crypto';
 import { resolveChatModel } from '../../dispatch/chat';
 import { isSummaryMessage, SUMMARY_PREFIX, summarise, summaryMessage } from '../../dispatch/summarise';
 import { canonicalText, forModel, type CanonicalCompletion, type CanonicalMessage, type CanonicalRequest, type CanonicalUsage } from '../../dialects/canonical';
-import { notePlaces, refuseUnhonoured, responsesToCanonical, type ResponsesItem, type ResponsesRequest } from '../../dialects/responses/request';
+import { configurationKept, notePlaces, refuseUnhonoured, responsesToCanonical, type ResponsesItem, type ResponsesRequest } from '../../dialects/responses/request';
 import { newId, responsesUsage } from '../../dialects/responses/response';
 import { historyFor } from './conversation';
 import { inputItem, responsesSchema } from './schema';
@@ -32,7 +32,7 @@ function openCompaction(orgId: string, sealed: unknown): string | undefined {
 /**
  * The request with its `compaction` input items opened into the user messages they stand for (for
  * the canonical request only: what is stored and listed keeps the items as sent). Before the latest
- * compaction item only user messages are kept: the answers, tool calls and results (and earlier
+ * compaction item only user messages (and configuration updates, which stay in effect) are kept: the answers, tool calls and results (and earlier
  * compactions) are in its summary, as a compacted output keeps them (user messages, then the
  * compaction), so a client that appends items after a compaction without pruning sends no more than
  * one that prunes. An item this gateway did not seal for the caller's org is 400 naming it.
@@ -45,7 +45,8 @@ export function openCompactions<T extends Pick<ResponsesRequest, 'input'>>(body:
   const opened: ResponsesItem[] = [];
   for (const [i, item] of input.entries()) {
     if (item.type !== 'compaction') {
-      if (i > latest || ((item.type ?? 'message') === 'message' && item.role === 'user')) opened.push(item);
+      // a configuration update says nothing to the model: it stays in effect past the compaction (request.ts configuredBy)
+      if (i > latest || ((item.type ?? 'message') === 'message' && item.role === 'user') || item.type === 'configuration_update') opened.push(item);
       continue;
     }
     const summary = openCompaction(orgId, item.encrypted_content);
@@ -89,7 +90,8 @@ function userItem(m: CanonicalMessage): Record<string, unknown> | undefined {
 /**
  * `POST /v1/responses/compact` (`client.responses.compact`): the conversation (`previous_response_id`'s
  * history or the `conversation`'s items, then `input`) is summarised by the model, as a synchronous
- * chat request (lane, limits, usage, billed), and answered as OpenAI's CompactResource: the conversation's user messages, then a
+ * chat request (lane, limits, usage, billed), and answered as OpenAI's CompactResource: the conversation's user messages, then
+ * (when the input had `configuration_update` items) one such item with the configuration they leave in effect, then a
  * `compaction` item whose `encrypted_content` holds the summary sealed for the org. Sent back as input
  * (to `POST /v1/responses`, `input_tokens` or here again), the item stands for the conversation
  * before it. Nothing is stored.
@@ -111,13 +113,15 @@ export function compactHandler(ctx: AppContext) {
       id: newId('resp'),
       object: 'response.compaction',
       created_at: Math.floor(Date.now() / 1000),
-      output: [...keptUserItems([...history, ...turn]), compactionItem(req.auth!.orgId, summary)],
+      output: [...keptUserItems([...history, ...turn]), ...kept(configurationKept(body.input, newId('cu'))), compactionItem(req.auth!.orgId, summary)],
       usage: responsesUsage(usage),
       // CompactedResponse.image: the policy applied, when the request set one
       ...(body.image ? { image: { context_compression: 'disabled' } } : {}),
     });
   };
 }
+
+const kept = (item: ResponsesItem | undefined) => (item ? [item] : []);
 
 /** The conversation's user messages as items of a compacted output (an earlier summary left out: the new one replaces it). */
 export function keptUserItems(messages: CanonicalMessage[]): Array<Record<string, unknown>> {

@@ -50,6 +50,32 @@ describe('Responses: configuration_update input items set the effort and format 
     expect(sent(1)).not.to.have.property('reasoning_effort');
   });
 
+  it('a compacted output keeps the configuration in effect (one configuration_update before the compaction item), and a response after it is made with it', async () => {
+    s.up.otherwise = () => ({ kind: 'json', body: completion({ content: 'summary of it all' }, 'stop') });
+    const compacted = await s.client.responses.compact({
+      model: s.model,
+      input: [
+        { role: 'user', content: 'first' },
+        { type: 'configuration_update', reasoning: { effort: 'low' }, text: { format: { type: 'json_schema', name: 'answer', schema, strict: true } } },
+        { role: 'user', content: 'second' },
+        { type: 'configuration_update', reasoning: { effort: 'high' } },
+      ],
+    });
+    const types = compacted.output.map((i) => i.type);
+    expect(types).to.deep.equal(['message', 'message', 'configuration_update', 'compaction']);
+    const update = compacted.output[2] as unknown as Record<string, unknown>;
+    expect(update).to.deep.include({ reasoning: { effort: 'high' } });
+    expect((update.text as { format: { name: string } }).format.name).to.equal('answer');
+    expect(update.id).to.be.a('string');
+    // the next turn sends the compacted output back, then its new input: made with the kept effort and format
+    s.up.reset();
+    s.up.otherwise = () => ({ kind: 'json', body: completion({ content: '{"a":"y"}' }, 'stop') });
+    const next = [...compacted.output, { role: 'user', content: 'third' }] as unknown as OpenAI.Responses.ResponseInputItem[];
+    await s.client.responses.create({ model: s.model, input: next, reasoning: { effort: 'medium' } });
+    expect(sent().reasoning_effort).to.equal('high');
+    expect(sent().response_format!.json_schema).to.include({ name: 'answer' });
+  });
+
   it('an update with a value OpenAI does not take is refused 400 naming it, before anything is sent', async () => {
     const bad = await outcome(s.client.responses.create({ model: s.model, input: [{ role: 'user', content: 'hi' }, { type: 'configuration_update', reasoning: { effort: 'extreme' as 'high' } }] }));
     expect(bad).to.be.instanceOf(OpenAI.BadRequestError);
