@@ -71,8 +71,10 @@ export function messagesRoutes(knobs: KnobStore, log: RequestLog): Router {
     const choice = body.tool_choice as { type?: string } | undefined;
     const search = choice?.type === 'none' ? undefined : searchToolCall(toolNames, askedText, resultsSince);
     const answer = answeringTool ? answerFromToolResult(lastUser) : undefined;
-    let words = answer ? answer.split(' ').slice(0, maxTokens) : (k.replyWords ?? replyWords(lastUser, k.outputWords ?? 12, maxTokens));
-    const tool = search?.name ?? pickTool(body, lastUser);
+    // `max_tokens: 0` (Anthropic's prompt-cache pre-warming) generates nothing: no text, tool call or thinking
+    const prewarm = maxTokens === 0;
+    let words = prewarm ? [] : answer ? answer.split(' ').slice(0, maxTokens) : (k.replyWords ?? replyWords(lastUser, k.outputWords ?? 12, maxTokens));
+    const tool = prewarm ? undefined : (search?.name ?? pickTool(body, lastUser));
     let stop: { reason: string; sequence: string | null } = { reason: tool ? 'tool_use' : words.length >= maxTokens ? 'max_tokens' : 'end_turn', sequence: null };
     const stops = (body.stop_sequences as string[] | undefined) ?? [];
     const cut = tool ? -1 : words.findIndex((w) => stops.includes(w));
@@ -80,7 +82,7 @@ export function messagesRoutes(knobs: KnobStore, log: RequestLog): Router {
       stop = { reason: 'stop_sequence', sequence: words[cut] };
       words = words.slice(0, cut);
     }
-    const thinking = (body.thinking as { type?: string } | undefined)?.type === 'enabled' ? `Considering: ${lastUser.slice(0, 80)}` : undefined;
+    const thinking = !prewarm && (body.thinking as { type?: string } | undefined)?.type === 'enabled' ? `Considering: ${lastUser.slice(0, 80)}` : undefined;
     const text = tool ? '' : words.join(' ');
     const input = tool ? (search?.input ?? { query: lastUser.slice(0, 100) }) : undefined;
     const toolId = `toolu_sim${crypto.randomBytes(6).toString('hex')}`;
