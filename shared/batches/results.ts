@@ -1,4 +1,5 @@
 import type { BatchRow, LineRow } from './store';
+import { isRecord } from '../is-record';
 
 /** OpenAI's id of a line's request (`batch_req_…`): also the job id and the usage event's request id. */
 export function lineRequestId(batchId: string, idx: number, attempt: number): string {
@@ -32,11 +33,23 @@ function anthropicErrorBody(l: LineRow): unknown {
   return { type: 'error', error, request_id: l.request_id };
 }
 
+/**
+ * A succeeded line's message as Anthropic's batch results show it: served on the batch tier,
+ * `usage.service_tier: "batch"` (SDK 1.16 Usage.service_tier: "If the request used the priority,
+ * standard, or batch tier"), which cost tools read to price it at the batch rate. The line ran as a
+ * `POST /v1/messages`, whose answer says `standard` (a translated upstream's) or what an
+ * Anthropic-native upstream said of that synchronous call.
+ */
+function batchTierMessage(message: unknown): unknown {
+  if (!isRecord(message) || !isRecord(message.usage)) return message;
+  return Object.assign({}, message, { usage: Object.assign({}, message.usage, { service_tier: 'batch' }) });
+}
+
 /** One line of a Message Batch's results: `{custom_id, result: {type, message | error}}`. */
 export function anthropicResultLine(l: LineRow): string {
   switch (l.state) {
     case 'succeeded':
-      return JSON.stringify({ custom_id: l.custom_id, result: { type: 'succeeded', message: l.result } });
+      return JSON.stringify({ custom_id: l.custom_id, result: { type: 'succeeded', message: batchTierMessage(l.result) } });
     case 'errored':
       return JSON.stringify({ custom_id: l.custom_id, result: { type: 'errored', error: anthropicErrorBody(l) } });
     case 'expired':
