@@ -18,7 +18,7 @@ export const DEFAULT_OUTPUT_CAP = 4096;
  * Whether a field's value is an output cap the upstream obeys: a positive number, or on legacy
  * completions also 0 (OpenAI's documented minimum: a prompt scored with `echo`, nothing generated),
  * and on the messages dialect's native bypass (Anthropic's prompt-cache pre-warming,
- * api/routes/messages/prewarm.ts), which is held and sent as 0, never replaced by the model's cap.
+ * api/routes/messages/native-only.ts), which is held and sent as 0, never replaced by the model's cap.
  */
 const namesCap = (v: unknown, operation: ChatJob['operation']): v is number => typeof v === 'number' && (v > 0 || (v === 0 && (operation === 'completions' || operation === 'messages')));
 

@@ -8,7 +8,7 @@ import { countTokensSchema, messagesSchema } from './schema';
 import { requireAnthropicVersion } from './version';
 import { anthropicBeta } from './beta';
 import { refuseThinkingBudget } from './thinking-budget';
-import { refuseZeroMaxTokens } from './prewarm';
+import { refuseNativeOnly } from './native-only';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
 import { allNativeMessages } from '../../dispatch/route';
 import { SseWriter } from '../../sse';
@@ -44,14 +44,14 @@ function createHandler(ctx: AppContext) {
     const native = messagesNativeTools(body);
     // the gateway runs the search loop whatever the upstream, so it compacts there too (compact_20260112)
     if (native.set.search || native.set.fetch) {
-      refuseZeroMaxTokens(req, body, false);
+      refuseNativeOnly(req, body, false);
       return answerNative(ctx, req, res, body, resolved, native.set, native.rest, compactEditOf(body));
     }
     const stream = body.stream === true;
     // Native bypass: an Anthropic-native upstream takes the request unchanged (model swapped in the worker).
     const bypass = await allNativeMessages(ctx, resolved.model);
-    // `max_tokens: 0`, Anthropic's cache pre-warming: for an Anthropic-native upstream only (prewarm.ts)
-    refuseZeroMaxTokens(req, body, bypass);
+    // `max_tokens: 0` (cache pre-warming) and `mcp_servers`: for an Anthropic-native upstream only (native-only.ts)
+    refuseNativeOnly(req, body, bypass);
     // Anthropic's context editing (`context_management.edits`): an Anthropic-native upstream applies it itself; a translated one gets what it leaves (context-editing.ts)
     const edits = bypass ? undefined : contextEditsOf(body);
     const canonical = bypass ? undefined : forModel(messagesToCanonical(body, { cacheHints: resolved.model.provider.kind === 'bedrock' }), resolved.model.config);

@@ -202,7 +202,7 @@ const BLANK_STOP = 'stop_sequences: each stop sequence must contain non-whitespa
 /** `POST /v1/messages`: Anthropic's fields; unknown top-level fields are accepted (and passed on natively). */
 export const messagesSchema = Joi.object({
   ...common,
-  // 0 is Anthropic's prompt-cache pre-warming, for an Anthropic-native upstream only (prewarm.ts)
+  // 0 is Anthropic's prompt-cache pre-warming, for an Anthropic-native upstream only (native-only.ts)
   max_tokens: Joi.number().integer().min(0).required(),
   // Anthropic refuses a stop sequence without a non-whitespace character, in these words (a translated upstream stopped at the first space or newline)
   stop_sequences: Joi.array().items(Joi.string().pattern(/\S/).messages({ 'string.empty': BLANK_STOP, 'string.pattern.base': BLANK_STOP })),

@@ -1,0 +1,31 @@
+import type { Request } from 'express';
+import { ApiError } from '../../../shared/errors/ApiError';
+
+/**
+ * Fields only an Anthropic-native upstream can serve, refused elsewhere before a lane is used or
+ * anything billed, rather than dropped (which would change the answer unsaid). `native`: the request
+ * goes to Anthropic unchanged (the native bypass); the gateway's own web search loop is not native.
+ *
+ * - `max_tokens: 0`, Anthropic's prompt-cache pre-warming (SDK 1.16 MessageCreateParamsBase.max_tokens:
+ *   "Set to `0` to populate the prompt cache without generating a response"): sent as it is to an
+ *   Anthropic-native upstream, whose answer is passed on; a translated upstream has no such mode (its
+ *   `max_completion_tokens` starts at 1) and the search loop generates. In a message batch's line it
+ *   is refused everywhere, as Anthropic's batch guide says ("max_tokens: 0 (cache pre-warming) is not
+ *   supported inside a batch"). Before, every upstream answered 400 "'max_tokens' must be greater than
+ *   or equal to 1".
+ * - `mcp_servers`, Anthropic's MCP connector (SDK 1.16 beta MessageCreateParams.mcp_servers): Anthropic
+ *   connects to the servers and offers their tools to the model. A translated upstream was sent the
+ *   request without them: the model answered without the tools it was given.
+ */
+export function refuseNativeOnly(req: Request, body: { max_tokens?: number; mcp_servers?: unknown }, native: boolean): void {
+  if (body.max_tokens === 0 && req.batchLine) {
+    throw new ApiError(400, 'invalid_request', 'max_tokens: 0 (pre-warming the prompt cache) is not supported in a message batch; max_tokens must be at least 1.', { param: 'max_tokens' });
+  }
+  if (native) return;
+  if (body.max_tokens === 0) {
+    throw new ApiError(400, 'unsupported_parameter', '`max_tokens` 0 (pre-warming the prompt cache, generating nothing) needs an Anthropic-native upstream; on this model `max_tokens` must be at least 1.', { param: 'max_tokens' });
+  }
+  if (Array.isArray(body.mcp_servers) && body.mcp_servers.length) {
+    throw new ApiError(400, 'unsupported_parameter', '`mcp_servers` (the MCP connector) needs an Anthropic-native upstream; on this model declare the tools in `tools` and run them yourself.', { param: 'mcp_servers' });
+  }
+}
