@@ -127,3 +127,9 @@ export async function applyContextEdits(req: CanonicalRequest, tokenizer: string
   }
   return applied;
 }
+
+/** The input tokens the applied edits cleared (what `count_tokens` takes off an edited request). */
+export function clearedTokens(managed: { applied_edits: AppliedEdit[] } | AppliedEdit[] | undefined): number {
+  const edits = Array.isArray(managed) ? managed : (managed?.applied_edits ?? []);
+  return edits.reduce((n, e) => n + e.cleared_input_tokens, 0);
+}

@@ -17,13 +17,14 @@ import { answerNative } from './native';
 import { messagesNativeTools } from '../../dialects/messages/native';
 import { messagesToCanonical, refuseEmptyContent, type MessagesRequest } from '../../dialects/messages/request';
 import { canonicalToMessage, reasoningShown } from '../../dialects/messages/response';
-import { MessagesStreamTranslator } from '../../dialects/messages/stream';
+import { MessagesStreamTranslator, type MessagesEvent } from '../../dialects/messages/stream';
+import { CountedStart, inputEstimate } from './counted-start';
 import { countMessagesTokens } from '../../dialects/messages/count-tokens';
 import { countInLane } from '../../dispatch/count-lane';
 import { forModel, type CanonicalChunk, type CanonicalCompletion } from '../../dialects/canonical';
 import { refuseEffortLevel } from '../../../shared/catalog/effort-levels';
 import { merged } from '../../../shared/merged';
-import { applyContextEdits, contextEditsOf } from '../../dialects/messages/context-editing';
+import { applyContextEdits, clearedTokens, contextEditsOf } from '../../dialects/messages/context-editing';
 import { compactEditOf } from '../../dialects/messages/compaction';
 import { compactionIfDue, pausedAnswer, withCompaction, type MessagesCompaction } from './compaction';
 import { addUsageToRow } from '../../middleware/request-log';
@@ -104,17 +105,26 @@ function createHandler(ctx: AppContext) {
           return;
         }
       }
-      await dispatchChat(ctx, req, res, merged(answerJob(compacted), {
-        onChunk: (d: string) => {
-          if (!translator) {
-            send(d, (JSON.parse(d) as { type: string }).type);
-            return;
-          }
-          for (const ev of translator.push(JSON.parse(d) as CanonicalChunk)) send(JSON.stringify(ev), ev.type);
-        },
-      }));
+      const sendEvent = (ev: MessagesEvent) => send(JSON.stringify(ev), ev.type);
+      // message_start's input_tokens as count_tokens counts the request (counted-start.ts); after a compaction its message_start is out already
+      const counted = translator && !compacted ? new CountedStart(inputEstimate(resolved.model.tokenizer, body, clearedTokens(managed)), sendEvent) : undefined;
+      const emit = (events: MessagesEvent[]) => (counted ? counted.push(events) : events.forEach(sendEvent));
+      try {
+        await dispatchChat(ctx, req, res, merged(answerJob(compacted), {
+          onChunk: (d: string) => {
+            if (!translator) {
+              send(d, (JSON.parse(d) as { type: string }).type);
+              return;
+            }
+            emit(translator.push(JSON.parse(d) as CanonicalChunk));
+          },
+        }));
+      } finally {
+        // what was held goes out before the closing events, or before the error event of a failure
+        await counted?.ready;
+      }
       if (compacted) addUsageToRow(res, translator?.answerUsage);
-      if (translator) for (const ev of translator.end()) send(JSON.stringify(ev), ev.type);
+      if (translator) emit(translator.end());
     };
     try {
       // `SERVICE-CACHE` on a stream: its events kept and replayed (api/dispatch/response-cache.ts)
@@ -136,7 +146,7 @@ function countTokensHandler(ctx: AppContext) {
     const edits = contextEditsOf(body);
     if (!edits?.length || (await allNativeMessages(ctx, resolved.model))) return void res.json({ input_tokens: counted });
     const canonical = forModel(messagesToCanonical(body, {}), resolved.model.config);
-    const freed = (await applyContextEdits(canonical, resolved.model.tokenizer, edits)).reduce((n, e) => n + e.cleared_input_tokens, 0);
+    const freed = clearedTokens(await applyContextEdits(canonical, resolved.model.tokenizer, edits));
     res.json({ input_tokens: Math.max(0, counted - freed), context_management: { original_input_tokens: counted } });
   };
 }

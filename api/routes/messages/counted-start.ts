@@ -1,0 +1,58 @@
+import { countMessagesTokens } from '../../dialects/messages/count-tokens';
+import type { MessagesRequest } from '../../dialects/messages/request';
+import type { MessagesEvent } from '../../dialects/messages/stream';
+
+/**
+ * The input of a request as `count_tokens` counts it (the model's tokenizer profile), less what
+ * context editing cleared (`freed`), the way `count_tokens` reports an edited request; undefined
+ * when it cannot be counted (a busy pod's time budget, a full counting pool): never a failed request.
+ */
+export async function inputEstimate(tokenizer: string, body: MessagesRequest, freed = 0): Promise<number | undefined> {
+  try {
+    return Math.max(0, (await countMessagesTokens(tokenizer, body)) - freed);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A translated stream's `message_start` with `usage.input_tokens` filled in. Anthropic's
+ * message_start carries the request's input tokens (its streaming document's example:
+ * `"usage": {"input_tokens": 25, "output_tokens": 1}`); a translated upstream reports its usage only
+ * at the end, so a client that takes the input count from message_start (and only the output from
+ * `message_delta`, as Anthropic's examples suggest) read 0 input tokens for every streamed answer.
+ * The request is counted while the upstream starts (`estimate`); the events are held until
+ * the count is known (it almost always is before the first chunk), then sent in order. `message_delta`
+ * still carries the upstream's own count, which the official SDK and Claude Code take as the total.
+ */
+export class CountedStart {
+  private held: MessagesEvent[] | undefined = [];
+  private input: number | undefined;
+  /** Resolves once the held events are out; await it before the closing events. */
+  readonly ready: Promise<void>;
+
+  constructor(
+    estimate: Promise<number | undefined>,
+    private readonly send: (ev: MessagesEvent) => void,
+  ) {
+    this.ready = estimate.then((n) => {
+      this.input = n;
+      const held = this.held ?? [];
+      this.held = undefined;
+      for (const ev of held) this.out(ev);
+    });
+  }
+
+  push(events: MessagesEvent[]): void {
+    for (const ev of events) {
+      if (this.held) this.held.push(ev);
+      else this.out(ev);
+    }
+  }
+
+  private out(ev: MessagesEvent): void {
+    const usage = ev.type === 'message_start' ? (ev.message as { usage?: { input_tokens?: number } } | undefined)?.usage : undefined;
+    if (usage && !usage.input_tokens && this.input !== undefined) usage.input_tokens = this.input;
+    this.send(ev);
+  }
+}
