@@ -104,15 +104,35 @@ export function windowExceeded(choice: unknown): boolean {
   return (choice as { native_finish_reason?: unknown } | undefined)?.native_finish_reason === 'model_context_window_exceeded';
 }
 
+/** Anthropic's RefusalStopDetails (SDK 1.16), for a refusal that maps to no named policy category. */
+export interface RefusalStopDetails {
+  type: 'refusal';
+  category: null;
+  explanation: null;
+}
+
 /**
  * `stop_reason` and `stop_sequence`: `stop_sequence` when the upstream said which of the caller's
  * sequences matched; `model_context_window_exceeded` (SDK 1.16 StopReason) for a `length` the context
- * window made (`windowExceeded`), else `max_tokens`.
+ * window made (`windowExceeded`), else `max_tokens`. A `refusal` carries `stop_details` as Anthropic's
+ * does (SDK 1.16 Message and message_delta `stop_details: RefusalStopDetails | null`, "Structured
+ * information about why model output stopped"): `{type: "refusal", category: null, explanation:
+ * null}`, null being Anthropic's value when the refusal maps to no named category (the upstream's
+ * content filter or refusal names none of Anthropic's); clients that explain a refusal from it found
+ * nothing there before, and the SDK's accumulated stream had it undefined.
  */
-export function stopOf(finish: FinishReason | undefined, hasToolCalls: boolean, matched: string | null, refused = false, window = false): { stop_reason: StopReason; stop_sequence: string | null } {
+export function stopOf(
+  finish: FinishReason | undefined,
+  hasToolCalls: boolean,
+  matched: string | null,
+  refused = false,
+  window = false,
+): { stop_reason: StopReason; stop_sequence: string | null; stop_details?: RefusalStopDetails } {
   if (matched && finish === 'stop' && !hasToolCalls && !refused) return { stop_reason: 'stop_sequence', stop_sequence: matched };
   if (window && finish === 'length') return { stop_reason: 'model_context_window_exceeded', stop_sequence: null };
-  return { stop_reason: stopReason(finish, hasToolCalls, refused), stop_sequence: null };
+  const stop_reason = stopReason(finish, hasToolCalls, refused);
+  if (stop_reason === 'refusal') return { stop_reason, stop_sequence: null, stop_details: { type: 'refusal', category: null, explanation: null } };
+  return { stop_reason, stop_sequence: null };
 }
 
 /**
