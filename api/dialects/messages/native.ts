@@ -11,13 +11,21 @@ type Tool = NonNullable<MessagesRequest['tools']>[number];
 
 const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : undefined);
 
-/** Anthropic's server tools the gateway runs: `web_search_*` and `web_fetch_20250910`. */
+/**
+ * Anthropic's server tools the gateway runs: `web_search_*` and `web_fetch_*` (`web_fetch_20250910`,
+ * and SDK 1.16's `web_fetch_20260209`, `_20260309`, `_20260318`, the same tool with the same fields
+ * the gateway reads; before, only the first was run here, so a newer one reached an Anthropic-native
+ * upstream, which fetched past the organization's search entitlement and ledger, and a translated
+ * upstream refused it 400 `unsupported_tool`).
+ */
+export const ANTHROPIC_FETCH_TOOL = /^web_fetch_\d{8}$/;
+
 export function messagesNativeTools(req: MessagesRequest): { set: NativeToolSet; rest: Tool[] } {
   const set: NativeToolSet = {};
   const rest: Tool[] = [];
   for (const t of req.tools ?? []) {
     const r = t as Tool & Record<string, unknown>;
-    const kind: NativeKind | undefined = /^web_search_\d{8}$/.test(String(t.type)) ? 'search' : t.type === 'web_fetch_20250910' ? 'fetch' : undefined;
+    const kind: NativeKind | undefined = /^web_search_\d{8}$/.test(String(t.type)) ? 'search' : ANTHROPIC_FETCH_TOOL.test(String(t.type)) ? 'fetch' : undefined;
     if (!kind) {
       rest.push(t);
       continue;

@@ -23,7 +23,7 @@ export const userLocationSchema = Joi.object({
 
 const domains = Joi.array().items(Joi.string().min(1).max(253)).allow(null);
 
-/** Anthropic's `web_search_*` and `web_fetch_20250910` declarations (name, type and the rest are the tool schema's). */
+/** Anthropic's `web_search_*` and `web_fetch_*` declarations (name, type and the rest are the tool schema's). */
 const anthropicServerTool = {
   max_uses: Joi.number().integer().min(1).allow(null),
   allowed_domains: domains,

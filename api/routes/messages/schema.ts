@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import { anthropicFetchTool, anthropicSearchTool } from '../../dispatch/native-search/schema';
 import { continuesThread, toolPairingMessages, toolsPaired } from './tool-pairing';
+import { ANTHROPIC_FETCH_TOOL } from '../../dialects/messages/native';
 
 /** The fields of a block's `source`; `content` is what a `content` document source holds. */
 const sourceKeys = (content: Joi.Schema) => ({
@@ -102,14 +103,23 @@ const systemMessage = Joi.object({
 const message = Joi.alternatives().conditional('.role', { is: 'system', then: systemMessage, otherwise: turn });
 
 /**
+ * Tools that have no `name`: a toolset stands for the tools of a server or environment (SDK 1.16
+ * BrowserToolset20260801 `browser_toolset_20260801`, ComputerToolset20260801, the beta's BetaMCPToolset
+ * `mcp_toolset` with its `mcp_server_name`). Anthropic takes them without a name; the gateway refused
+ * them 400 "tools[0].name is required", on an Anthropic-native upstream too.
+ */
+const TOOLSET = /^(mcp_toolset|[a-z]+_toolset_\d{8})$/;
+
+/**
  * A tool: Anthropic refuses a name outside `^[a-zA-Z0-9_-]{1,128}$` ("tools.N.custom.name: String
  * should match pattern ...", as clients report it) and a custom tool (no `type`, or `custom`) without
- * its `input_schema` (the SDK's Tool requires it); a translated upstream took both as given.
+ * its `input_schema` (the SDK's Tool requires it); a translated upstream took both as given. A toolset
+ * (TOOLSET) has no name.
  */
 const tool = Joi.object({
   name: Joi.string()
     .pattern(/^[a-zA-Z0-9_-]{1,128}$/)
-    .required()
+    .when('type', { is: Joi.string().pattern(TOOLSET).required(), then: Joi.optional(), otherwise: Joi.required() })
     .messages({ 'string.pattern.base': '{{#label}} should be 1 to 128 of a-z, A-Z, 0-9, underscores and dashes' }),
   description: Joi.string().allow(''),
   input_schema: Joi.when('type', { is: Joi.valid('custom').optional(), then: Joi.object().unknown(true).required(), otherwise: Joi.object().unknown(true) }),
@@ -117,7 +127,7 @@ const tool = Joi.object({
 })
   .unknown(true)
   .when(Joi.object({ type: Joi.string().pattern(/^web_search_\d{8}$/) }).unknown(), { then: anthropicSearchTool })
-  .when(Joi.object({ type: 'web_fetch_20250910' }).unknown(), { then: anthropicFetchTool });
+  .when(Joi.object({ type: Joi.string().pattern(ANTHROPIC_FETCH_TOOL) }).unknown(), { then: anthropicFetchTool });
 
 /**
  * Anthropic's ThinkingConfigParam (SDK 1.16): `enabled` with an integer `budget_tokens` of at least
@@ -184,7 +194,7 @@ const common = {
     .required(),
   // MessageCreateParams.system: a string or text blocks (TextBlockParam) only, as Anthropic refuses others; a translated upstream dropped them unsaid
   system: Joi.alternatives(Joi.string().allow(''), Joi.array().items(textOnly)),
-  tools: Joi.array().items(tool).unique('name').messages({ 'array.unique': TOOL_NAMES_UNIQUE }),
+  tools: Joi.array().items(tool).unique('name', { ignoreUndefined: true }).messages({ 'array.unique': TOOL_NAMES_UNIQUE }),
   tool_choice: Joi.object({
     type: Joi.string().valid('auto', 'any', 'tool', 'none').required(),
     name: Joi.when('type', { is: 'tool', then: Joi.string().required(), otherwise: Joi.forbidden() }),
