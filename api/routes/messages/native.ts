@@ -11,7 +11,8 @@ import { transcriptToMessage, unfoldServerBlocks, withFunctionTools } from '../.
 import { NativeMessagesStream } from '../../dialects/messages/native-stream';
 import { streamError } from './stream-error';
 import type { CompactEdit } from '../../dialects/messages/compaction';
-import { MessagesStreamTranslator } from '../../dialects/messages/stream';
+import { MessagesStreamTranslator, type MessagesEvent } from '../../dialects/messages/stream';
+import { CountedStart, inputEstimate } from './counted-start';
 import { compactionIfDue, pausedAnswer, withCompaction, type MessagesCompaction } from './compaction';
 
 type Tools = NonNullable<MessagesRequest['tools']>;
@@ -48,12 +49,18 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
   }
   const sse = new SseWriter(res);
   const w = new NativeMessagesStream(publicModel, id, rails.orgId);
-  const send = (events: ReturnType<NativeMessagesStream['push']>) => {
-    for (const ev of events) sse.send(JSON.stringify(ev), ev.type);
-  };
+  const sendEvent = (ev: MessagesEvent) => sse.send(JSON.stringify(ev), ev.type);
+  // message_start's input_tokens as count_tokens counts the request (counted-start.ts); after a compaction its message_start is out already
+  const counted = compacted ? undefined : new CountedStart(inputEstimate(resolved.model.tokenizer, body), sendEvent);
+  const send = (events: MessagesEvent[]) => (counted ? counted.push(events) : events.forEach(sendEvent));
   try {
     if (compacted) send(w.compaction(compacted.summary, compacted.usage));
-    const t = await runNativeLoop(ctx, req, res, { ...loop, onStep: (s) => send(w.push(s)), onText: (d) => send(w.text(d)), onThinking: (b) => send(w.thinking(b)) });
+    let t: Awaited<ReturnType<typeof runNativeLoop>>;
+    try {
+      t = await runNativeLoop(ctx, req, res, { ...loop, onStep: (s) => send(w.push(s)), onText: (d) => send(w.text(d)), onThinking: (b) => send(w.thinking(b)) });
+    } finally {
+      await counted?.ready;
+    }
     send(w.end(t, unfolded.reruns));
     sse.end();
   } catch (err) {

@@ -5,6 +5,7 @@ import { call, keyHeader } from '../../helpers/http';
 import { postSse } from '../../helpers/sse-events';
 import { seedBedrock } from '../providers/bedrock-setup';
 import { addGeminiModels } from '../../helpers/gemini-model';
+import { startSearchUpstream, useSearchProvider, type SearchUpstream } from '../../helpers/search-upstream';
 
 const V = { 'anthropic-version': '2023-06-01' };
 
@@ -20,13 +21,19 @@ describe('messages dialect: message_start input_tokens on translated streams', f
   let o: TestOrg;
   let h: Record<string, string>;
   let cleanup: () => Promise<void>;
+  let search: SearchUpstream;
   before(async () => {
     await seedBedrock();
     cleanup = await addGeminiModels();
     o = await buildOrg(env().redis);
     h = { ...keyHeader(o.key), ...V };
+    search = await startSearchUpstream();
+    await useSearchProvider(o.org.id, search, 'msg-start-count');
   });
-  after(() => cleanup());
+  after(async () => {
+    await cleanup();
+    await search.close();
+  });
   beforeEach(resetSim);
   const request = (model: string) => ({
     model,
@@ -46,6 +53,18 @@ describe('messages dialect: message_start input_tokens on translated streams', f
       expect(s.events[0].data.message.usage.input_tokens).to.equal(counted.body.input_tokens).and.greaterThan(0);
       const delta = s.events.find((e) => e.event === 'message_delta')!.data;
       expect(delta.usage.input_tokens).to.be.a('number').and.greaterThan(0);
+      expect(s.events.at(-1)!.event).to.equal('message_stop');
+    });
+  }
+
+  for (const model of ['sim-chat', 'sim-claude']) {
+    it(`${model} with the gateway's web search: message_start says what count_tokens says`, async () => {
+      const body = { model, max_tokens: 200, tools: [{ type: 'web_search_20250305', name: 'web_search' }], messages: [{ role: 'user', content: 'search the web for bees' }] };
+      const counted = await call('POST', '/v1/messages/count_tokens', { headers: h, json: body });
+      const s = await postSse('/v1/messages', h, { ...body, stream: true });
+      expect(s.status, s.text).to.equal(200);
+      expect(s.events.some((e) => e.data.content_block?.type === 'server_tool_use'), 'the gateway searched').to.equal(true);
+      expect(s.events[0].data.message.usage.input_tokens).to.equal(counted.body.input_tokens).and.greaterThan(0);
       expect(s.events.at(-1)!.event).to.equal('message_stop');
     });
   }
