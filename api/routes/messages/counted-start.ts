@@ -15,39 +15,63 @@ export async function inputEstimate(tokenizer: string, body: MessagesRequest, fr
   }
 }
 
+/** The longest the first events wait for the count; past it they go out with message_start's input at 0, as before. */
+const MAX_HOLD_MS = 500;
+
 /**
  * A translated stream's `message_start` with `usage.input_tokens` filled in. Anthropic's
  * message_start carries the request's input tokens (its streaming document's example:
  * `"usage": {"input_tokens": 25, "output_tokens": 1}`); a translated upstream reports its usage only
  * at the end, so a client that takes the input count from message_start (and only the output from
  * `message_delta`, as Anthropic's examples suggest) read 0 input tokens for every streamed answer.
- * The request is counted while the upstream starts (`estimate`); the events are held until
- * the count is known (it almost always is before the first chunk), then sent in order. `message_delta`
- * still carries the upstream's own count, which the official SDK and Claude Code take as the total.
+ * The request is counted while the upstream starts (`estimate`); the events are held until the count
+ * is known (it almost always is before the first chunk), at most MAX_HOLD_MS from the first one, then
+ * sent in order. `message_delta` still carries the upstream's own count, which the official SDK and
+ * Claude Code take as the total.
  */
 export class CountedStart {
   private held: MessagesEvent[] | undefined = [];
   private input: number | undefined;
-  /** Resolves once the held events are out; await it before the closing events. */
-  readonly ready: Promise<void>;
+  private timer: NodeJS.Timeout | undefined;
+  private released!: () => void;
+  private readonly flushed = new Promise<void>((resolve) => (this.released = resolve));
 
   constructor(
     estimate: Promise<number | undefined>,
     private readonly send: (ev: MessagesEvent) => void,
+    private readonly maxHoldMs = MAX_HOLD_MS,
   ) {
-    this.ready = estimate.then((n) => {
+    void estimate.then((n) => {
       this.input = n;
-      const held = this.held ?? [];
-      this.held = undefined;
-      for (const ev of held) this.out(ev);
+      this.flush();
     });
   }
 
   push(events: MessagesEvent[]): void {
     for (const ev of events) {
-      if (this.held) this.held.push(ev);
-      else this.out(ev);
+      if (!this.held) this.out(ev);
+      else {
+        this.held.push(ev);
+        this.timer ??= setTimeout(() => this.flush(), this.maxHoldMs);
+      }
     }
+  }
+
+  /**
+   * Before the closing events, or the error event of a failure: what is held goes out first (once
+   * the count is known, within MAX_HOLD_MS of the first held event); with nothing held, at once.
+   */
+  settle(): Promise<void> {
+    if (!this.held?.length) this.flush();
+    return this.flushed;
+  }
+
+  private flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    const held = this.held;
+    this.held = undefined;
+    for (const ev of held ?? []) this.out(ev);
+    this.released();
   }
 
   private out(ev: MessagesEvent): void {

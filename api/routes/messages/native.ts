@@ -59,7 +59,7 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
     try {
       t = await runNativeLoop(ctx, req, res, { ...loop, onStep: (s) => send(w.push(s)), onText: (d) => send(w.text(d)), onThinking: (b) => send(w.thinking(b)) });
     } finally {
-      await counted?.ready;
+      await counted?.settle();
     }
     send(w.end(t, unfolded.reruns));
     sse.end();

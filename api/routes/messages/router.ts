@@ -121,7 +121,7 @@ function createHandler(ctx: AppContext) {
         }));
       } finally {
         // what was held goes out before the closing events, or before the error event of a failure
-        await counted?.ready;
+        await counted?.settle();
       }
       if (compacted) addUsageToRow(res, translator?.answerUsage);
       if (translator) emit(translator.end());

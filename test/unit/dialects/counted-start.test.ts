@@ -1,0 +1,45 @@
+import { expect } from 'chai';
+import { CountedStart } from '../../../api/routes/messages/counted-start';
+import type { MessagesEvent } from '../../../api/dialects/messages/stream';
+
+const start = (): MessagesEvent => ({ type: 'message_start', message: { id: 'msg_x', usage: { input_tokens: 0, output_tokens: 0 } } });
+const ping: MessagesEvent = { type: 'ping' };
+const inputOf = (ev: MessagesEvent) => (ev.message as { usage: { input_tokens: number } }).usage.input_tokens;
+
+/** The events of a translated stream wait for the request's count (api/routes/messages/counted-start.ts), in order and for a bounded time. */
+describe('CountedStart: message_start with the counted input', () => {
+  it('holds the events until the count is known, then sends them in order with input_tokens set', async () => {
+    const sent: MessagesEvent[] = [];
+    let resolve!: (n: number) => void;
+    const c = new CountedStart(new Promise<number | undefined>((r) => (resolve = r)), (ev) => sent.push(ev));
+    c.push([start(), ping]);
+    expect(sent).to.have.length(0);
+    resolve(42);
+    await c.settle();
+    expect(sent.map((e) => e.type)).to.deep.equal(['message_start', 'ping']);
+    expect(inputOf(sent[0])).to.equal(42);
+    c.push([{ type: 'message_stop' }]);
+    expect(sent.map((e) => e.type)).to.deep.equal(['message_start', 'ping', 'message_stop']);
+  });
+
+  it('holds them no longer than its bound: a count not known by then leaves message_start at 0', async () => {
+    const sent: MessagesEvent[] = [];
+    const c = new CountedStart(new Promise<number | undefined>(() => undefined), (ev) => sent.push(ev), 20);
+    c.push([start()]);
+    const t0 = Date.now();
+    await c.settle();
+    expect(Date.now() - t0).to.be.lessThan(1000);
+    expect(sent).to.have.length(1);
+    expect(inputOf(sent[0])).to.equal(0);
+  });
+
+  it('settles at once when nothing is held (a failure before the first chunk), and a count it could not make leaves 0', async () => {
+    const never = new CountedStart(new Promise<number | undefined>(() => undefined), () => undefined, 60_000);
+    await never.settle();
+    const sent: MessagesEvent[] = [];
+    const failed = new CountedStart(Promise.resolve(undefined), (ev) => sent.push(ev));
+    failed.push([start()]);
+    await failed.settle();
+    expect(inputOf(sent[0])).to.equal(0);
+  });
+});
