@@ -153,7 +153,7 @@ describe('conformance: error bodies against the vendored documents', () => {
 
     it('400, 404 and 429 carry their types', async () => {
       const hh = { ...h, ...ANTHROPIC };
-      await expectMessagesError(await call('POST', '/v1/messages', { headers: hh, json: { ...msg, max_tokens: 0 } }), 400, 'invalid_request', 'invalid_request_error');
+      await expectMessagesError(await call('POST', '/v1/messages', { headers: hh, json: { ...msg, max_tokens: -1 } }), 400, 'invalid_request', 'invalid_request_error');
       await expectMessagesError(await call('POST', '/v1/messages', { headers: hh, json: { ...msg, model: 'no-such-model' } }), 404, 'model_not_found', 'not_found_error');
       const full = await buildOrg(env().redis, { laneOverrides: { 'chat:interactive': 0 } });
       await expectMessagesError(
