@@ -1,6 +1,7 @@
 import { invalid, isInt, kindOf, rejectUnknownFields, requireModel } from './errors';
 import type { EmbeddingsRequest } from './embeddings.schema';
 import { errors } from '../../../shared/errors/codes';
+import { embedV2Texts, type EmbedV2Texts } from './embed-v2-inputs';
 import { EMBEDDING_TYPES, encodeAll, isComputed, type EmbeddingType } from '../../../shared/embeddings/encodings';
 
 /** Cohere's v2 embed fields (`POST /v2/embed`, `CohereClientV2.embed`). */
@@ -12,6 +13,8 @@ const INPUT_TYPES = ['search_document', 'search_query', 'classification', 'clust
 
 export interface EmbedV2Request extends EmbeddingsRequest {
   input: string[];
+  /** The field the texts came in: `texts`, or `inputs` (each input's text parts joined); errors name it. */
+  inputField: EmbedV2Texts['field'];
   inputType?: 'search_document' | 'search_query' | 'classification' | 'clustering';
   /** Whether `embedding_types` was given (v1 answers `embeddings_floats` without it). */
   typesGiven: boolean;
@@ -25,7 +28,7 @@ const what = (v: unknown) => (typeof v === 'number' || typeof v === 'string' ? J
 
 /**
  * Cohere's v2 embed request, as the gateway serves it (docs/embeddings.md): text only (`texts`, 1 to
- * 96 non-empty strings; `images` and `inputs` refused), `input_type` required and one of Cohere's
+ * 96 non-empty strings, or `inputs` of text parts: embed-v2-inputs.ts; `images` and image parts refused), `input_type` required and one of Cohere's
  * (`image` refused, there being no images; sent to a Cohere upstream), `embedding_types` any of Cohere's (float when
  * omitted; the route checks that the model can give `int8`/`uint8`), `output_dimension` as `dimensions`. Inputs
  * are never truncated, as on `/v1/embeddings`: `truncate` keeps Cohere's type and changes nothing (a
@@ -37,21 +40,12 @@ const what = (v: unknown) => (typeof v === 'number' || typeof v === 'string' ? J
 export function parseEmbedV2(body: Record<string, unknown>, version: 1 | 2 = 2): EmbedV2Request {
   rejectUnknownFields(body, version === 1 ? EMBED_V1_FIELDS : EMBED_V2_FIELDS);
   const model = requireModel(body);
-  for (const f of ['images', 'inputs'] as const) {
-    if (body[f] != null) throw invalid('invalid_input', `'${f}' is not supported: the gateway embeds text; send 'texts'.`);
-  }
+  if (body.images != null) throw invalid('invalid_input', "'images' is not supported: the gateway embeds text; send 'texts' (or text 'inputs').");
   const it = body.input_type;
   if ((it === undefined || it === null) && version === 2) throw invalid('invalid_input', `'input_type' is required: one of ${INPUT_TYPES.join(', ')}.`);
   if (it != null && (typeof it !== 'string' || !INPUT_TYPES.includes(it))) throw invalid('invalid_input', `'input_type' must be one of ${INPUT_TYPES.join(', ')}, not ${what(it)}.`);
   if (it === 'image') throw invalid('invalid_input', "'input_type' 'image' needs images, which the gateway does not embed; send 'texts' with a text input type.");
-  const texts = body.texts;
-  if (!Array.isArray(texts)) throw invalid('invalid_input', `'texts' is required and must be an array of strings${texts == null ? '' : `, not ${kindOf(texts)}`}.`);
-  if (texts.length === 0) throw invalid('invalid_input', "'texts' must not be empty.");
-  if (texts.length > 96) throw invalid('batch_too_large', `'texts' has ${texts.length} items; Cohere's embed takes at most 96 per request.`);
-  for (let i = 0; i < texts.length; i++) {
-    if (typeof texts[i] !== 'string') throw invalid('invalid_input', `'texts[${i}]' must be a string, not ${kindOf(texts[i])}.`);
-    if ((texts[i] as string).length === 0) throw invalid('invalid_input', `'texts[${i}]' must not be an empty string.`);
-  }
+  const { texts, field } = embedV2Texts(body, version);
   const types = body.embedding_types ?? ['float'];
   if (!Array.isArray(types) || types.length === 0 || !types.every((t) => typeof t === 'string' && (EMBEDDING_TYPES as readonly string[]).includes(t))) {
     throw invalid('invalid_input', `'embedding_types' must be a non-empty array of ${EMBEDDING_TYPES.join(', ')}.`);
@@ -64,7 +58,8 @@ export function parseEmbedV2(body: Record<string, unknown>, version: 1 | 2 = 2):
   if (pr != null && !isInt(pr, 0, 999)) throw invalid('invalid_input', `'priority' must be an integer from 0 to 999, not ${what(pr)}.`);
   return {
     model,
-    input: texts as string[],
+    input: texts,
+    inputField: field,
     encodingFormat: 'float',
     dimensions: dims as number | undefined,
     inputType: (it ?? undefined) as EmbedV2Request['inputType'],

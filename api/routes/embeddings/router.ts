@@ -51,7 +51,7 @@ function embedV2Handler(ctx: AppContext, version: 1 | 2) {
     if (upstreamOnly && !cohere) {
       throw invalid('invalid_input', `'embedding_types' ${JSON.stringify(upstreamOnly)} needs a model served by Cohere (its quantisation is the model's own); '${body.model}' is not. float, base64, binary and ubinary are served for every model.`);
     }
-    const countedTokens = await checkEmbeddingLimits(body, body.model, model.tokenizer, embeddingLimits(model), { input: 'texts', dimensions: 'output_dimension' },
+    const countedTokens = await checkEmbeddingLimits(body, body.model, model.tokenizer, embeddingLimits(model), { input: body.inputField, dimensions: 'output_dimension' },
       // Cohere embeds at most `max_tokens` of a text (cutting the rest by `truncate`, or refusing under NONE); nothing is cut here, so a longer text is refused
       body.maxTokens === undefined ? undefined : { field: 'max_tokens', tokens: body.maxTokens });
     const job: Omit<EmbedJob, keyof JobEnvelope> = {
@@ -66,7 +66,8 @@ function embedV2Handler(ctx: AppContext, version: 1 | 2) {
     // a Cohere upstream computes every type itself; for another the gateway encodes the floats
     if (cohere && body.embeddingTypes.some((t) => t !== 'float')) job.embeddingTypes = body.embeddingTypes;
     const result = (await dispatchEmbeddings(ctx, req, res, body.model, model, job)) as EmbedJobAnswer;
-    res.json(embedV2Answer(req.id, body.input, body.embeddingTypes, result, version, body.typesGiven));
+    // `texts` echoes the request's `texts`; an `inputs` request has none (Cohere answers `texts: []` when none were sent)
+    res.json(embedV2Answer(req.id, body.inputField === 'texts' ? body.input : [], body.embeddingTypes, result, version, body.typesGiven));
   };
 }
 

@@ -66,7 +66,7 @@ describe('POST /v2/embed (Cohere v2 embed)', () => {
       [{ ...base, texts: ['a', ''] }, 'invalid_input', "'texts[1]' must not be an empty string"],
       [{ ...base, texts: Array.from({ length: 97 }, () => 'a') }, 'batch_too_large', 'at most 96'],
       [{ ...base, texts: undefined, images: ['data:image/png;base64,AAAA'] }, 'invalid_input', "'images' is not supported"],
-      [{ ...base, inputs: [{ content: [{ type: 'text', text: 'x' }] }] }, 'invalid_input', "'inputs' is not supported"],
+      [{ ...base, texts: undefined, inputs: [{ content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] }] }, 'invalid_input', "'inputs[0].content[0]' is an image"],
       [{ ...base, embedding_types: ['int8'] }, 'invalid_input', '"int8" needs a model served by Cohere'],
       [{ ...base, embedding_types: ['float', 'base64', 'uint8'] }, 'invalid_input', '"uint8" needs a model served by Cohere'],
       [{ ...base, embedding_types: [] }, 'invalid_input', "'embedding_types' must be"],
