@@ -57,6 +57,15 @@ describe('cohere upstream: embeddings through Cohere v2 embed', () => {
     expect(row.inputTokens, "the upstream's meta.billed_units.input_tokens").to.equal(same.usage.prompt_tokens);
   });
 
+  it("a v2 embed request's text inputs reach Cohere as texts (each input's parts joined by a newline), with the caller's input_type", async () => {
+    const r = await cohere.embed({ model: 'test-cohere-embed', inputType: 'classification', inputs: [{ content: [{ type: 'text', text: 'hello' }, { type: 'text', text: 'goodbye' }] }], embeddingTypes: ['float'] });
+    const [sent] = upstreamCalls();
+    expect(sent.body).to.deep.include({ texts: ['hello\ngoodbye'], input_type: 'classification' });
+    expectCohereRequest('/v2/embed', sent.body);
+    expect(r.embeddings.float).to.have.length(1);
+    expect(r.texts).to.deep.equal([]);
+  });
+
   it('serves /v1/embeddings too: input_type search_document (the OpenAI shape has none), base64 encoded by the gateway', async () => {
     const r = await openai.embeddings.create({ model: 'test-cohere-embed', input: 'a document to index', encoding_format: 'base64' });
     const [sent] = upstreamCalls();
