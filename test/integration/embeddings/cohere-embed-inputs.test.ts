@@ -1,30 +1,19 @@
 import { expect } from 'chai';
-import OpenAI from 'openai';
-import { CohereClientV2 } from 'cohere-ai';
-import { env, resetSim } from '../../helpers/harness';
-import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { env } from '../../helpers/harness';
 import { expectCohere } from '../../helpers/conformance';
 import { UsageEvent } from '../../../shared/db/models';
 import { usageSettled } from '../../helpers/usage';
-import { expectRejected, post } from './helpers';
+import { expectRejected, post, suiteClients } from './helpers';
 
 /**
  * Cohere's v2 embed `inputs` (`[{content: [{type: 'text', text}]}]`): the shape Cohere's own Python
  * example for texts sends (its document's /v2/embed "Texts" sample). Text parts are served; images are not.
  */
 describe('POST /v2/embed with inputs (Cohere v2 embed, text content)', () => {
-  let o: TestOrg;
-  let cohere: CohereClientV2;
-  let openai: OpenAI;
-  before(async () => {
-    o = await buildOrg(env().redis);
-    cohere = new CohereClientV2({ token: o.key, environment: env().gw.url });
-    openai = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
-  });
-  beforeEach(resetSim);
+  const c = suiteClients();
 
   it("embeds each input's text parts as one text (joined by a newline), one embedding an input, every type asked; texts [] and billed once", async () => {
-    const r = await cohere.embed({
+    const r = await c.cohere.embed({
       model: 'sim-embed',
       inputType: 'classification',
       inputs: [{ content: [{ type: 'text', text: 'hello' }, { type: 'text', text: 'goodbye' }] }, { content: [{ type: 'text', text: 'a second input' }] }],
@@ -34,13 +23,13 @@ describe('POST /v2/embed with inputs (Cohere v2 embed, text content)', () => {
     expect(r.embeddings.base64).to.have.length(2);
     expect(r.texts, 'no texts were sent').to.deep.equal([]);
     expect(env().sim.log.entries.at(-1)!.body).to.deep.include({ input: ['hello\ngoodbye', 'a second input'] });
-    const same = await openai.embeddings.create({ model: 'sim-embed', input: ['hello\ngoodbye', 'a second input'], encoding_format: 'float' });
+    const same = await c.openai.embeddings.create({ model: 'sim-embed', input: ['hello\ngoodbye', 'a second input'], encoding_format: 'float' });
     r.embeddings.float!.forEach((v, i) => expect(v).to.deep.equal(same.data[i].embedding));
     expect(r.meta?.billedUnits?.inputTokens).to.equal(same.usage.prompt_tokens);
     await usageSettled();
     expect(await UsageEvent.count({ where: { requestId: r.id } }), 'one usage event').to.equal(1);
 
-    const raw = await post(o.key, '/v2/embed', { model: 'sim-embed', input_type: 'search_query', inputs: [{ content: [{ type: 'text', text: 'raw' }] }] });
+    const raw = await post(c.o.key, '/v2/embed', { model: 'sim-embed', input_type: 'search_query', inputs: [{ content: [{ type: 'text', text: 'raw' }] }] });
     expect(raw.status, raw.text).to.equal(200);
     expect(raw.body).to.include({ response_type: 'embeddings_by_type' });
     expectCohere('/v2/embed', 200, { ...raw.body, api_version: raw.body.meta.api_version });
@@ -65,12 +54,12 @@ describe('POST /v2/embed with inputs (Cohere v2 embed, text content)', () => {
       [{ model: 'sim-embed', inputs: [text('x')] }, 'invalid_input', "'input_type' is required"],
     ];
     for (const [body, code, says] of cases) {
-      const r = await post(o.key, '/v2/embed', body);
+      const r = await post(c.o.key, '/v2/embed', body);
       await expectRejected(r, 400, code);
       expect(r.body.error.message, JSON.stringify(body).slice(0, 200)).to.include(says);
     }
     // Cohere's v1 embed has no `inputs`
-    await expectRejected(await post(o.key, '/v1/embed', { model: 'sim-embed', inputs: [text('x')] }), 400, 'unknown_field');
+    await expectRejected(await post(c.o.key, '/v1/embed', { model: 'sim-embed', inputs: [text('x')] }), 400, 'unknown_field');
     expect(env().sim.log.entries, 'nothing reached the upstream').to.have.length(0);
   });
 });

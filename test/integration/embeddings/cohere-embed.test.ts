@@ -1,34 +1,24 @@
 import { expect } from 'chai';
-import OpenAI from 'openai';
-import { CohereClient, CohereClientV2, CohereError } from 'cohere-ai';
-import { env, resetSim } from '../../helpers/harness';
-import { buildOrg, type TestOrg } from '../../helpers/factories';
+import { CohereClient, CohereError } from 'cohere-ai';
+import { env } from '../../helpers/harness';
 import { expectCohere } from '../../helpers/conformance';
 import { UsageEvent } from '../../../shared/db/models';
 import { usageSettled } from '../../helpers/usage';
-import { expectRejected, post } from './helpers';
+import { expectRejected, post, suiteClients } from './helpers';
 import { poolModel, rndId, simDeployment } from '../../helpers/pool-models';
 import { Model } from '../../../shared/db/models';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 
 /** Cohere's `POST /v2/embed` through `CohereClientV2.embed`, served by the embeddings pool. */
 describe('POST /v2/embed (Cohere v2 embed)', () => {
-  let o: TestOrg;
-  let cohere: CohereClientV2;
-  let openai: OpenAI;
-  before(async () => {
-    o = await buildOrg(env().redis);
-    cohere = new CohereClientV2({ token: o.key, environment: env().gw.url });
-    openai = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
-  });
-  beforeEach(resetSim);
+  const c = suiteClients();
 
   it("answers CohereClientV2.embed with float embeddings, the texts and billed input tokens: the same vectors as /v1/embeddings, billed once", async () => {
     const texts = ['hello world', 'a second, longer text to embed'];
-    const r = await cohere.embed({ model: 'sim-embed', inputType: 'search_document', texts, embeddingTypes: ['float'] });
+    const r = await c.cohere.embed({ model: 'sim-embed', inputType: 'search_document', texts, embeddingTypes: ['float'] });
     expect(r.embeddings.float).to.have.length(2);
     expect(r.texts).to.deep.equal(texts);
-    const same = await openai.embeddings.create({ model: 'sim-embed', input: texts, encoding_format: 'float' });
+    const same = await c.openai.embeddings.create({ model: 'sim-embed', input: texts, encoding_format: 'float' });
     r.embeddings.float!.forEach((v, i) => expect(v).to.deep.equal(same.data[i].embedding));
     expect(r.meta?.billedUnits?.inputTokens).to.equal(same.usage.prompt_tokens);
     expect(r.meta?.apiVersion?.version).to.equal('2');
@@ -37,7 +27,7 @@ describe('POST /v2/embed (Cohere v2 embed)', () => {
     expect(rows, 'one usage event under the answer id').to.have.length(1);
     expect(rows[0].inputTokens).to.equal(same.usage.prompt_tokens);
 
-    const raw = await post(o.key, '/v2/embed', { model: 'sim-embed', input_type: 'search_query', texts: ['hello world'] });
+    const raw = await post(c.o.key, '/v2/embed', { model: 'sim-embed', input_type: 'search_query', texts: ['hello world'] });
     expect(raw.status, raw.text).to.equal(200);
     expect(raw.body).to.include({ response_type: 'embeddings_by_type', id: raw.headers.get('x-service-request-id') });
     // Cohere's document lists `api_version` as required at the top level of EmbedByTypeResponse, where
@@ -47,10 +37,10 @@ describe('POST /v2/embed (Cohere v2 embed)', () => {
   });
 
   it('output_dimension is the OpenAI dimensions: shorter vectors, and 400 past the model', async () => {
-    const r = await cohere.embed({ model: 'sim-embed', inputType: 'clustering', texts: ['dimensions'], outputDimension: 32 });
+    const r = await c.cohere.embed({ model: 'sim-embed', inputType: 'clustering', texts: ['dimensions'], outputDimension: 32 });
     expect(r.embeddings.float![0]).to.have.length(32);
     expect(env().sim.log.entries.at(-1)!.body).to.include({ dimensions: 32, encoding_format: 'float' });
-    const over = await post(o.key, '/v2/embed', { model: 'sim-embed', input_type: 'clustering', texts: ['x'], output_dimension: 100_000 });
+    const over = await post(c.o.key, '/v2/embed', { model: 'sim-embed', input_type: 'clustering', texts: ['x'], output_dimension: 100_000 });
     await expectRejected(over, 400, 'invalid_input');
     expect(over.body.error.message).to.include("'output_dimension'");
   });
@@ -78,20 +68,20 @@ describe('POST /v2/embed (Cohere v2 embed)', () => {
       [{ ...base, encoding_format: 'float' }, 'unknown_field', "'encoding_format'"],
     ];
     for (const [body, code, says] of cases) {
-      const r = await post(o.key, '/v2/embed', body);
+      const r = await post(c.o.key, '/v2/embed', body);
       await expectRejected(r, 400, code);
       expect(r.body.error.message, JSON.stringify(body).slice(0, 200)).to.include(says);
     }
     expect(env().sim.log.entries, 'nothing reached the upstream').to.have.length(0);
 
-    const sdk = await cohere.embed({ model: 'sim-embed', inputType: 'search_query', texts: ['x'], embeddingTypes: ['int8'] }).catch((e: unknown) => e);
+    const sdk = await c.cohere.embed({ model: 'sim-embed', inputType: 'search_query', texts: ['x'], embeddingTypes: ['int8'] }).catch((e: unknown) => e);
     expect(sdk).to.be.instanceOf(CohereError);
     expect((sdk as CohereError).statusCode).to.equal(400);
   });
 
   it('embedding_types: base64, binary and ubinary computed from the floats for a model of any upstream, each type once, in the order asked; billed once', async () => {
     const texts = ['pack these bits', 'and these'];
-    const r = await cohere.embed({ model: 'sim-embed', inputType: 'search_document', texts, embeddingTypes: ['ubinary', 'float', 'binary', 'base64', 'ubinary'] });
+    const r = await c.cohere.embed({ model: 'sim-embed', inputType: 'search_document', texts, embeddingTypes: ['ubinary', 'float', 'binary', 'base64', 'ubinary'] });
     const [sent] = env().sim.log.entries;
     expect(sent.body, 'an OpenAI-kind upstream is asked for floats only').to.include({ encoding_format: 'float' });
     expect(Object.keys(r.embeddings)).to.deep.equal(['ubinary', 'float', 'binary', 'base64']);
@@ -109,20 +99,20 @@ describe('POST /v2/embed (Cohere v2 embed)', () => {
     await usageSettled();
     expect(await UsageEvent.count({ where: { requestId: r.id } })).to.equal(1);
 
-    const raw = await post(o.key, '/v2/embed', { model: 'sim-embed', input_type: 'search_query', texts: ['only base64'], embedding_types: ['base64'] });
+    const raw = await post(c.o.key, '/v2/embed', { model: 'sim-embed', input_type: 'search_query', texts: ['only base64'], embedding_types: ['base64'] });
     expect(raw.status, raw.text).to.equal(200);
     expect(Object.keys(raw.body.embeddings), 'float is not answered when not asked').to.deep.equal(['base64']);
     expectCohere('/v2/embed', 200, { ...raw.body, api_version: raw.body.meta.api_version });
   });
 
   it("serves Cohere's v1 embed (CohereClient.embed): floats as EmbedFloatsResponse without embedding_types, by type with them; input_type optional; v2's fields refused", async () => {
-    const v1 = new CohereClient({ token: o.key, environment: env().gw.url });
+    const v1 = new CohereClient({ token: c.o.key, environment: env().gw.url });
     const texts = ['v1 clients still embed', 'through /v1/embed'];
     const floats = await v1.embed({ model: 'sim-embed', texts });
     expect(floats.responseType).to.equal('embeddings_floats');
-    const v2 = await cohere.embed({ model: 'sim-embed', inputType: 'search_document', texts, embeddingTypes: ['float'] });
+    const v2 = await c.cohere.embed({ model: 'sim-embed', inputType: 'search_document', texts, embeddingTypes: ['float'] });
     expect((floats as { embeddings: number[][] }).embeddings).to.deep.equal(v2.embeddings.float);
-    const raw = await post(o.key, '/v1/embed', { model: 'sim-embed', texts: ['raw'], input_type: 'search_query' });
+    const raw = await post(c.o.key, '/v1/embed', { model: 'sim-embed', texts: ['raw'], input_type: 'search_query' });
     expect(raw.status, raw.text).to.equal(200);
     expect(raw.body).to.include({ response_type: 'embeddings_floats' });
     expect(raw.body.meta.api_version.version).to.equal('1');
@@ -130,19 +120,19 @@ describe('POST /v2/embed (Cohere v2 embed)', () => {
     const typed = await v1.embed({ model: 'sim-embed', texts, inputType: 'classification', embeddingTypes: ['float', 'ubinary'] });
     expect(typed.responseType).to.equal('embeddings_by_type');
     expect((typed as { embeddings: { ubinary: number[][] } }).embeddings.ubinary[0]).to.have.length(32);
-    const refused = await post(o.key, '/v1/embed', { model: 'sim-embed', texts: ['x'], output_dimension: 32 });
+    const refused = await post(c.o.key, '/v1/embed', { model: 'sim-embed', texts: ['x'], output_dimension: 32 });
     await expectRejected(refused, 400, 'unknown_field');
   });
 
   it('never truncates: a text past the model limit is 400 input_too_long, whatever truncate says; truncate, max_tokens and priority change nothing within it', async () => {
     const long = 'word '.repeat(20_000);
     for (const truncate of [undefined, 'END', 'START', 'NONE']) {
-      const r = await post(o.key, '/v2/embed', { model: 'sim-embed', input_type: 'search_document', texts: ['short', long], ...(truncate ? { truncate } : {}) });
+      const r = await post(c.o.key, '/v2/embed', { model: 'sim-embed', input_type: 'search_document', texts: ['short', long], ...(truncate ? { truncate } : {}) });
       await expectRejected(r, 400, 'input_too_long');
       expect(r.body.error.message).to.include("'texts[1]'");
     }
-    const plain = await cohere.embed({ model: 'sim-embed', inputType: 'classification', texts: ['within the limit'] });
-    const knobs = await cohere.embed({ model: 'sim-embed', inputType: 'classification', texts: ['within the limit'], truncate: 'START', maxTokens: 3, priority: 5 });
+    const plain = await c.cohere.embed({ model: 'sim-embed', inputType: 'classification', texts: ['within the limit'] });
+    const knobs = await c.cohere.embed({ model: 'sim-embed', inputType: 'classification', texts: ['within the limit'], truncate: 'START', maxTokens: 3, priority: 5 });
     expect(knobs.embeddings.float).to.deep.equal(plain.embeddings.float);
   });
 
@@ -153,7 +143,7 @@ describe('POST /v2/embed (Cohere v2 embed)', () => {
     try {
       const texts = ['quantise me', 'and me'];
       for (let i = 0; i < 6; i++) {
-        const r = await post(o.key, '/v2/embed', { model, input_type: 'search_document', texts, embedding_types: ['float', 'int8', 'uint8'] });
+        const r = await post(c.o.key, '/v2/embed', { model, input_type: 'search_document', texts, embedding_types: ['float', 'int8', 'uint8'] });
         expect(r.status, r.text).to.equal(200);
         expect(r.headers.get('x-service-deployment')).to.equal('coh');
         expect(r.body.embeddings.int8).to.have.length(2);
@@ -162,11 +152,11 @@ describe('POST /v2/embed (Cohere v2 embed)', () => {
         const rows = await UsageEvent.findAll({ where: { requestId: r.body.id } });
         expect(rows.map((e) => e.deployment)).to.deep.equal(['coh']);
       }
-      const sdk = await cohere.embed({ model, inputType: 'classification', texts, embeddingTypes: ['int8'] });
+      const sdk = await c.cohere.embed({ model, inputType: 'classification', texts, embeddingTypes: ['int8'] });
       expect(sdk.embeddings.int8).to.have.length(2);
       expect(env().sim.log.entries.every((e) => e.model === coh.upstream), 'only the Cohere deployment was asked').to.equal(true);
       // floats alone are served by the whole pool, as before
-      const float = await post(o.key, '/v2/embed', { model, input_type: 'search_document', texts: ['x'] });
+      const float = await post(c.o.key, '/v2/embed', { model, input_type: 'search_document', texts: ['x'] });
       expect(float.status, float.text).to.equal(200);
     } finally {
       await Model.destroy({ where: { publicId: model } });
@@ -180,19 +170,19 @@ describe('POST /v2/embed (Cohere v2 embed)', () => {
   it("max_tokens caps each text as Cohere's does: a text past it is 400 input_too_long naming it and max_tokens, whatever truncate says; nothing sent or billed", async () => {
     const texts = ['within the limit', 'a text of rather more than three tokens'];
     for (const truncate of [undefined, 'END', 'START', 'NONE']) {
-      const r = await post(o.key, '/v2/embed', { model: 'sim-embed', input_type: 'search_document', texts, max_tokens: 3, ...(truncate ? { truncate } : {}) });
+      const r = await post(c.o.key, '/v2/embed', { model: 'sim-embed', input_type: 'search_document', texts, max_tokens: 3, ...(truncate ? { truncate } : {}) });
       await expectRejected(r, 400, 'input_too_long');
       expect(r.body.error.message).to.include("'texts[1]'").and.include("'max_tokens' (3 tokens)");
     }
     let sdk: unknown;
-    await cohere.embed({ model: 'sim-embed', inputType: 'search_document', texts, maxTokens: 3, truncate: 'END' }).catch((e: unknown) => (sdk = e));
+    await c.cohere.embed({ model: 'sim-embed', inputType: 'search_document', texts, maxTokens: 3, truncate: 'END' }).catch((e: unknown) => (sdk = e));
     expect(sdk).to.be.instanceOf(CohereError);
     expect((sdk as CohereError).statusCode).to.equal(400);
     expect(((sdk as CohereError).body as { error: { code: string } }).error.code).to.equal('input_too_long');
     expect(env().sim.log.entries, 'nothing reached the upstream').to.have.length(0);
     // a cap above the model's own limit leaves the model's limit (and its message) in force
     const long = 'word '.repeat(20_000);
-    const over = await post(o.key, '/v2/embed', { model: 'sim-embed', input_type: 'search_document', texts: [long], max_tokens: 1_000_000 });
+    const over = await post(c.o.key, '/v2/embed', { model: 'sim-embed', input_type: 'search_document', texts: [long], max_tokens: 1_000_000 });
     await expectRejected(over, 400, 'input_too_long');
     expect(over.body.error.message).to.include("the model's limit");
   });

@@ -1,4 +1,8 @@
 import { expect } from 'chai';
+import OpenAI from 'openai';
+import { CohereClientV2 } from 'cohere-ai';
+import { env, resetSim } from '../../helpers/harness';
+import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { UsageEvent } from '../../../shared/db/models';
 import { call, keyHeader, type Reply } from '../../helpers/http';
 import { usageSettled } from '../../helpers/usage';
@@ -33,4 +37,22 @@ export function bodyOfSize(bytes: number, model: string, field: string): string 
   const head = `{"model":"${model}","${field}":"`;
   const tail = '"}';
   return head + 'a'.repeat(bytes - head.length - tail.length) + tail;
+}
+
+export interface SuiteClients {
+  o: TestOrg;
+  cohere: CohereClientV2;
+  openai: OpenAI;
+}
+
+/** An org, and Cohere's v2 and OpenAI's SDKs on its key pointed at the gateway, made in the calling suite's `before`; the simulator reset before each test. */
+export function suiteClients(): SuiteClients {
+  const c = {} as SuiteClients;
+  before(async () => {
+    c.o = await buildOrg(env().redis);
+    c.cohere = new CohereClientV2({ token: c.o.key, environment: env().gw.url });
+    c.openai = new OpenAI({ apiKey: c.o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+  });
+  beforeEach(resetSim);
+  return c;
 }
