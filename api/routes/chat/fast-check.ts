@@ -9,14 +9,14 @@
  */
 import { isRecord } from '../../../shared/is-record';
 import { hasProtoKey } from '../../validate';
-import { SAFETY_IDENTIFIER_MAX, STOP_MAX, TOKEN_ID, TOOLS_MAX, VERBOSITIES, plainBias } from './schema';
+import { CHAT_ROLES, CONTENT_REQUIRED, SAFETY_IDENTIFIER_MAX, STOP_MAX, TOKEN_ID, TOOLS_MAX, VERBOSITIES, plainBias } from './schema';
 import { OPENAI_NAME } from '../openai-name';
 import { unpairedToolCall } from './tool-pairing';
 import { CHAT_SERVICE_TIERS } from './service-tier';
 
 type Obj = Record<string, unknown>;
 
-const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
+const ROLES: ReadonlySet<string> = new Set(CHAT_ROLES);
 
 /** Absent, null, or a safe integer within [min, max] (not -0, which Joi returns as 0). */
 const intOrNull = (v: unknown, min: number, max = Number.MAX_SAFE_INTEGER) => v === undefined || v === null || (Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max && !Object.is(v, -0));
@@ -47,7 +47,9 @@ function plainMessage(m: unknown): boolean {
   const calls = m.tool_calls;
   if (calls !== undefined && calls !== null && !(Array.isArray(calls) && calls.length > 0 && calls.every(plainToolCall))) return false;
   const c = m.content;
-  return c === undefined || c === null || typeof c === 'string' || (Array.isArray(c) && c.every(plainPart));
+  // a system, developer, user or tool turn has its content (schema.ts, roleAndContent); a parts array at least one part
+  if (c === undefined || c === null) return !CONTENT_REQUIRED.has(m.role);
+  return typeof c === 'string' || (Array.isArray(c) && c.length > 0 && c.every(plainPart));
 }
 
 /** `tool_choice` as the schema's `toolChoice` takes it. */

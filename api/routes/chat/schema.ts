@@ -52,14 +52,6 @@ const bounded = (items: Joi.Schema, max: number) =>
       'array.longOpenAI': "Invalid '{#field}': array too long. Expected an array with maximum length {#max}, but got an array with length {#length} instead.",
     });
 
-const message = Joi.object({
-  role: Joi.string().valid('system', 'developer', 'user', 'assistant', 'tool', 'function').required(),
-  content: Joi.alternatives(Joi.string().allow(''), Joi.array().items(part), null),
-  tool_calls: bounded(toolCall, Number.MAX_SAFE_INTEGER).allow(null),
-  // a tool result names the call it answers (ChatCompletionRequestToolMessage)
-  tool_call_id: Joi.when('role', { is: 'tool', then: Joi.string().required() }),
-}).unknown(true);
-
 /** `tool_choice`: none, auto or required, or an object of a type; a function choice names its function. */
 const toolChoice = Joi.alternatives(
   Joi.string().valid('none', 'auto', 'required'),
@@ -127,6 +119,7 @@ export const VERBOSITIES = ['low', 'medium', 'high'] as const;
 const listed = (values: readonly string[], last: string) => values.map((v, i) => (i === values.length - 1 && values.length > 1 ? `${last} '${v}'` : `'${v}'`)).join(', ');
 /** A JSON value's kind as OpenAI's "but got ... instead" names it. */
 function jsonKind(v: unknown): string {
+  if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
   if (typeof v === 'number') return Number.isInteger(v) ? 'an integer' : 'a decimal';
   if (typeof v === 'boolean') return 'a boolean';
@@ -139,10 +132,10 @@ function jsonKind(v: unknown): string {
  */
 export const effortValueMessage = (v: string) => `Invalid value: '${v}'. Supported values are: ${listed(REASONING_EFFORTS, 'and')}.`;
 /** `anyString`: a string outside `values` is left to the route (reasoning_effort: effortValueMessage); other types are still refused here. */
-const oneOf = (values: readonly string[], anyString = false) =>
+const oneOf = (values: readonly string[], anyString = false, nullable = true) =>
   Joi.any()
     .custom((v, helpers) => {
-      if (v === null || values.includes(v as string) || (anyString && typeof v === 'string')) return v;
+      if ((nullable && v === null) || values.includes(v as string) || (anyString && typeof v === 'string')) return v;
       const field = paramOf(helpers.state.path);
       if (typeof v !== 'string') return helpers.error('oneOf.type', { errorCode: 'invalid_type', field, kind: jsonKind(v) });
       return helpers.error('oneOf.value', { errorCode: 'invalid_value', value: v });
@@ -151,6 +144,52 @@ const oneOf = (values: readonly string[], anyString = false) =>
       'oneOf.value': `Invalid value: '{#value}'. Supported values are: ${listed(values, 'and')}.`,
       'oneOf.type': `Invalid type for '{#field}': expected one of ${listed(values, 'or')}, but got {#kind} instead.`,
     });
+
+/** OpenAI's message roles, in the order its refusal of another lists them. */
+export const CHAT_ROLES = ['system', 'assistant', 'user', 'function', 'tool', 'developer'] as const;
+/**
+ * The roles whose `content` OpenAI's document requires and does not let be null
+ * (ChatCompletionRequestSystemMessage, …DeveloperMessage, …UserMessage, …ToolMessage); an
+ * assistant's may be absent or null (it has tool calls), a function message's null.
+ */
+export const CONTENT_REQUIRED: ReadonlySet<string> = new Set(['system', 'developer', 'user', 'tool']);
+
+/**
+ * A message's role and content as OpenAI's API refuses them (its bodies: "Missing required parameter:
+ * 'messages[0].content'." code `missing_required_parameter`, param `messages[0].content`; a null
+ * content "Invalid value for 'content': expected a string, got null." with param
+ * `messages.[0].content` and code null, as quoted from its API in langchain-ai/langchainjs issue 4153).
+ * The gateway sent such a turn on: an OpenAI-compatible upstream refused it, Anthropic's translation
+ * sent an empty turn, Gemini and Bedrock refused an empty conversation in their own words.
+ */
+const MISSING = "Missing required parameter: '{#field}'.";
+const NULL_CONTENT = "Invalid value for 'content': expected a string, got null.";
+function roleAndContent(m: Record<string, unknown>, helpers: Joi.CustomHelpers): unknown {
+  const at = paramOf(helpers.state.path) ?? 'messages';
+  const missing = (key: string) => helpers.error('message.missing', { errorCode: 'missing_required_parameter', field: `${at}.${key}`, param: `${at}.${key}` });
+  if (m.role === undefined) return missing('role');
+  if (!CONTENT_REQUIRED.has(m.role as string)) return m;
+  if (m.content === undefined) return missing('content');
+  const index = helpers.state.path?.at(-1);
+  return m.content === null ? helpers.error('message.nullContent', { param: `messages.[${String(index)}].content` }) : m;
+}
+
+const message = Joi.object({
+  role: oneOf(CHAT_ROLES, false, false),
+  // a parts array has at least one part (OpenAI's minItems 1: empty_array naming messages[N].content)
+  content: Joi.alternatives(Joi.string().allow(''), bounded(part, Number.MAX_SAFE_INTEGER), null),
+  tool_calls: bounded(toolCall, Number.MAX_SAFE_INTEGER).allow(null),
+  // a tool result names the call it answers (ChatCompletionRequestToolMessage)
+  tool_call_id: Joi.when('role', { is: 'tool', then: Joi.string().required() }),
+})
+  .unknown(true)
+  .custom(roleAndContent)
+  .messages({ 'message.missing': MISSING, 'message.nullContent': NULL_CONTENT });
+
+/** OpenAI's refusal of a chat body without `messages`, in its words and code. */
+function messagesGiven(body: Record<string, unknown>, helpers: Joi.CustomHelpers): unknown {
+  return body.messages === undefined ? helpers.error('message.missing', { errorCode: 'missing_required_parameter', field: 'messages', param: 'messages' }) : body;
+}
 
 /** `stream_options`: an object or null, on a streamed request only. */
 const streamOptions = Joi.object({ include_usage: Joi.boolean() }).unknown(true).allow(null).when('stream', { not: Joi.valid(true).required(), then: streamOptionsWithoutStream });
@@ -230,7 +269,8 @@ const tool = Joi.object({
 export const chatSchema = Joi.object({
   model: Joi.string().min(1).required(),
   // tool calls and tool messages pair up (tool-pairing.ts); the fast check leaves such bodies to Joi
-  messages: Joi.array().items(message).min(1).custom(toolCallsPaired).messages(toolCallPairingMessages).required(),
+  // absent: OpenAI's missing_required_parameter (messagesGiven); empty: its empty_array
+  messages: bounded(message, Number.MAX_SAFE_INTEGER).custom(toolCallsPaired).messages(toolCallPairingMessages),
   stream: Joi.boolean(),
   stream_options: streamOptions,
   // not both: OpenAI's invalid_parameter_combination naming max_tokens (BOTH_MAX_TOKENS)
@@ -261,7 +301,10 @@ export const chatSchema = Joi.object({
   safety_identifier: safetyIdentifier,
   // OpenAI's tiers; another is refused here (a translating adapter dropped it): the answer names the tier served (service-tier.ts)
   service_tier: Joi.string().valid(...CHAT_SERVICE_TIERS).allow(null),
-}).unknown(true);
+})
+  .unknown(true)
+  .custom(messagesGiven)
+  .messages({ 'message.missing': MISSING });
 
 /**
  * OpenAI's CreateCompletionRequest: "When used with `n`, `best_of` controls the number of candidate

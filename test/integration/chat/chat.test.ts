@@ -124,9 +124,9 @@ describe('POST /v1/chat/completions', () => {
   it('rejects bad input without reaching the upstream or billing', async () => {
     const cases: Array<[unknown, number, string]> = [
       [{ messages: [{ role: 'user', content: 'x' }] }, 400, 'invalid_request'],
-      [{ model: 'sim-chat' }, 400, 'invalid_request'],
-      [{ model: 'sim-chat', messages: [] }, 400, 'invalid_request'],
-      [{ model: 'sim-chat', messages: [{ role: 'wizard', content: 'x' }] }, 400, 'invalid_request'],
+      [{ model: 'sim-chat' }, 400, 'missing_required_parameter'],
+      [{ model: 'sim-chat', messages: [] }, 400, 'empty_array'],
+      [{ model: 'sim-chat', messages: [{ role: 'wizard', content: 'x' }] }, 400, 'invalid_value'],
       [{ model: 'nope', messages: [{ role: 'user', content: 'x' }] }, 404, 'model_not_found'],
       [{ model: 'sim-embed', messages: [{ role: 'user', content: 'x' }] }, 400, 'model_not_chat_capable'],
     ];

@@ -45,7 +45,6 @@ describe('chat completions and legacy completions: every refusal has its status 
       { model: 'sim-chat', messages: msgs, stream: 'yes' },
       { model: 'sim-chat', messages: msgs, stream_options: 'usage' },
       { model: 'sim-chat', messages: 'hello' },
-      { model: 'sim-chat', messages: [{ content: 'no role' }] },
       { model: 'sim-chat', messages: [{ role: 'user', content: 42 }] },
       { model: '', messages: msgs },
       { model: 7, messages: msgs },
@@ -53,6 +52,9 @@ describe('chat completions and legacy completions: every refusal has its status 
     ];
     const before = await billed(o.org.id);
     for (const json of cases) expectError(await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json }), 400, 'invalid_request', JSON.stringify(json));
+    // a turn without its role: OpenAI's own code (openai-message-rules.test.ts)
+    const noRole = { model: 'sim-chat', messages: [{ content: 'no role' }] };
+    expectError(await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: noRole }), 400, 'missing_required_parameter', JSON.stringify(noRole));
     // JSON that is not an object is an invalid request (invalid_json is for text that is not JSON)
     for (const [raw, code] of [['[]', 'invalid_request'], ['"a string"', 'invalid_request'], ['null', 'invalid_request'], ['42', 'invalid_request']]) {
       expectError(await call('POST', '/v1/chat/completions', { headers: { ...keyHeader(o.key), 'content-type': 'application/json' }, raw }), 400, code, raw);

@@ -62,9 +62,12 @@ describe('conformance: error bodies against the vendored documents', () => {
     }
 
     it('a validation error names the offending field in param, as the message does', async () => {
-      const r = await call('POST', '/v1/chat/completions', { headers: h, json: { ...chat, messages: [{ role: 'user', content: 'hi' }, { role: 'nobody', content: 'x' }] } });
-      await expectOpenAIError(r, 400, 'invalid_request', 'invalid_request_error', 'messages[1].role');
-      expect(r.body.error.message).to.include('messages[1].role');
+      const r = await call('POST', '/v1/chat/completions', { headers: h, json: { ...chat, messages: [{ role: 'user', content: 'hi' }, { role: 'user', content: [{ type: 'text' }] }] } });
+      await expectOpenAIError(r, 400, 'invalid_request', 'invalid_request_error', 'messages[1].content[0].text');
+      expect(r.body.error.message).to.include('messages[1].content[0].text');
+      // a role outside OpenAI's: its own code and words, the field in param (openai-message-rules.test.ts)
+      const role = await call('POST', '/v1/chat/completions', { headers: h, json: { ...chat, messages: [{ role: 'user', content: 'hi' }, { role: 'nobody', content: 'x' }] } });
+      await expectOpenAIError(role, 400, 'invalid_value', 'invalid_request_error', 'messages[1].role');
       const t = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-chat', input: 'hi', temperature: 9 } });
       await expectOpenAIError(t, 400, 'invalid_request', 'invalid_request_error', 'temperature');
     });
