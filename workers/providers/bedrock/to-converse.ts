@@ -159,7 +159,7 @@ export function refuseUntranslatable(body: Record<string, unknown>, upstreamMode
   refuseUnexpressible(body);
   for (const k of ['frequency_penalty', 'presence_penalty'] as const) if (typeof body[k] === 'number' && body[k] !== 0) throw refuse(k, 'Converse has no repetition penalties.');
   if (body.parallel_tool_calls === false) throw refuse('parallel_tool_calls', 'Converse cannot forbid parallel tool calls.');
-  if (body.prediction) throw refuse('prediction', 'Converse has no predicted outputs.');
+  // `prediction` (Predicted Outputs) only speeds OpenAI's answer up: not sent, as the Anthropic and Gemini translations leave it
   const fmt = body.response_format as { type?: string } | undefined;
   if (fmt?.type === 'json_object') throw refuse('response_format', "JSON mode without a schema has no Converse form (use type 'json_schema').");
   if (typeof body.top_k === 'number' && !isClaude(upstreamModel)) throw refuse('top_k', 'only Claude models on Bedrock take top_k.');
