@@ -50,7 +50,8 @@ export const errors = {
     new ApiError(415, 'unsupported_media_type', `Content-Type must be ${expected}.`),
   payloadTooLarge: (limit: string) => new ApiError(413, 'payload_too_large', `The request body is larger than ${limit}.`),
   invalidRequest: (message: string) => new ApiError(400, 'invalid_request', message),
-  modelNotFound: (model: string) => new ApiError(404, 'model_not_found', `The model '${model}' does not exist.`, { param: 'model' }),
+  // OpenAI's words for an unknown model (its API's 404 model_not_found)
+  modelNotFound: (model: string) => new ApiError(404, 'model_not_found', `The model \`${model}\` does not exist or you do not have access to it.`, { param: 'model' }),
   concurrencyLimit: (retryAfter: number) =>
     new ApiError(429, 'CONCURRENT_REQUEST_LIMIT_EXCEEDED', 'Too many concurrent requests for this organization on this lane.', {
       retryAfter,
