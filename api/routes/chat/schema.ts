@@ -265,9 +265,12 @@ const tool = Joi.object({
   custom: Joi.when('type', { is: 'custom', then: Joi.object({ name: Joi.string().min(1).required(), description: Joi.string().allow('') }).unknown(true).required() }),
 }).unknown(true);
 
+/** A body without `model`, refused in OpenAI's words (its `code` and `param` are null). */
+const model = Joi.string().min(1).required().messages({ 'any.required': 'you must provide a model parameter' });
+
 /** Chat completions: the fields the gateway must understand; everything else is forwarded. */
 export const chatSchema = Joi.object({
-  model: Joi.string().min(1).required(),
+  model,
   // tool calls and tool messages pair up (tool-pairing.ts); the fast check leaves such bodies to Joi
   // absent: OpenAI's missing_required_parameter (messagesGiven); empty: its empty_array
   messages: bounded(message, Number.MAX_SAFE_INTEGER).custom(toolCallsPaired).messages(toolCallPairingMessages),
@@ -326,7 +329,7 @@ function bestOfBelowN(v: Record<string, unknown>, helpers: Joi.CustomHelpers): u
  * is sent it; a translated kind refuses it (router.ts checkTranslatableCompletion).
  */
 export const completionsSchema = Joi.object({
-  model: Joi.string().min(1).required(),
+  model,
   prompt: Joi.alternatives(
     Joi.string().allow(''),
     Joi.array().items(Joi.string().allow('')).min(1),

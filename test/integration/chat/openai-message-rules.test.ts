@@ -52,6 +52,15 @@ describe("OpenAI's refusals of a chat body's messages, roles and contents", func
     expect(await s.billed(), 'nothing billed').to.equal(before);
   });
 
+  it("a body without model is OpenAI's 400 'you must provide a model parameter', on chat and legacy completions", async () => {
+    for (const [path, json] of [['/v1/chat/completions', { messages: [user] }], ['/v1/completions', { prompt: 'x' }]] as const) {
+      const r = await call('POST', path, { headers: keyHeader(s.o.key), json });
+      expect(r.status, r.text).to.equal(400);
+      expect(r.body.error, path).to.include({ code: 'invalid_request', type: 'invalid_request_error', message: 'you must provide a model parameter' });
+    }
+    expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
+  });
+
   it('the official client reads them as OpenAI\'s BadRequestError with its code and param', async () => {
     const err = await outcome(s.client.chat.completions.create({ model: 'sim-claude', messages: [{ role: 'user' } as unknown as OpenAI.ChatCompletionMessageParam] }));
     expect(err).to.be.instanceOf(OpenAI.BadRequestError);
