@@ -15,6 +15,7 @@ import { NativeResponsesStream } from '../../dialects/responses/native-stream';
 import { storeResponse } from './store';
 import { recordInConversation } from './conversation';
 import { openCompactions } from './compact';
+import { refuseOutputWithoutCall } from '../../dialects/responses/call-pairing';
 import { endFailedStream } from './failed';
 import { compactIfDue, type CompactionAsk, type ServerCompaction } from './server-compaction';
 import { responseFrame } from './background-resume';
@@ -117,7 +118,9 @@ interface Prepared extends Unfolded {
 async function unfoldNative(a: Asking, signal: AbortSignal): Promise<Unfolded> {
   const opened = openCompactions(a.body, a.rails.orgId);
   const input = Array.isArray(opened.input) ? opened.input.filter((i) => i.type !== 'web_search_call') : opened.input;
-  responsesToCanonical(withSearchFunctions({ ...opened, input }, a.rest, a.set), a.history);
+  const unsearched = responsesToCanonical(withSearchFunctions({ ...opened, input }, a.rest, a.set), a.history);
+  // a tool output answering no call: refused as on the plain path (call-pairing.ts), before any search is re-run
+  refuseOutputWithoutCall(unsearched.canonical.messages, a.body.input);
   const { canonical, turn } = responsesToCanonical(await unfoldSearchCalls(opened, a.rest, a.set, a.rails, signal), a.history);
   forModel(canonical, a.resolved.model.config);
   return { canonical, conversation: [...a.history, ...turn] };

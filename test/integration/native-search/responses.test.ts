@@ -246,4 +246,15 @@ describe('native web search on /v1/responses', () => {
     const s = await postSse('/v1/responses', keyHeader(o.key), Object.assign({ stream: true }, ask));
     expect(s.events.at(-1)!.data.response.usage.input_tokens_details).to.deep.equal({ cached_tokens: 7 * turns, cache_write_tokens: 5 * turns });
   });
+  it("a function call output answering no call is OpenAI's 400 'No tool call found…' with a web_search tool too, JSON, streamed and background, before any search or upstream call", async () => {
+    const rows = await ledger(o.org.id);
+    const input = [{ type: 'function_call_output', call_id: 'call_gone', output: '42' }, { role: 'user', content: 'search for honey bees' }];
+    for (const extra of [{}, { stream: true }, { background: true }]) {
+      const r = await call('POST', '/v1/responses', { headers: keyHeader(o.key), json: Object.assign({ model: 'sim-chat', input, tools: [{ type: 'web_search' }] }, extra) });
+      expect(r.status, `${JSON.stringify(extra)} ${r.text}`).to.equal(400);
+      expect(r.body.error).to.deep.include({ code: 'invalid_request', param: 'input', message: 'No tool call found for function call output with call_id call_gone.' });
+    }
+    expect(env().sim.log.entries).to.have.length(0);
+    expect(await ledger(o.org.id)).to.equal(rows);
+  });
 });
