@@ -22,6 +22,13 @@ export interface FetchPolicy {
   firstByteTimeoutMs?: number;
   /** Reads what the provider's error body says beyond its message (Google's details: gemini/errors.ts). */
   errorHints?: ErrorHintReader;
+  /**
+   * The call sends a conversation to a chat model (chat, legacy completions, messages, generateContent):
+   * a refusal of its length is OpenAI's 400 `context_length_exceeded` naming `messages`
+   * (context-window.ts). Any other call (embeddings, images, transcription, rerank) keeps the
+   * upstream's refusal: an images upstream's "prompt is too long" is no context window.
+   */
+  conversation?: boolean;
 }
 
 /** What a provider's error body says that its status and Retry-After header do not. */
@@ -273,7 +280,7 @@ export class UpstreamRefusal extends ApiError {
  * 502, and the upstream's message (which may quote part of the platform's key) is not passed on. An
  * upstream not set up to serve the model (`misconfigured`) is a 502 too, with its message.
  */
-export function upstreamFailure(a: ErrorAnswer, callerKey: boolean): ApiError {
+export function upstreamFailure(a: ErrorAnswer, callerKey: boolean, conversation = false): ApiError {
   const { status, message: msg, retryAfterMs: retryAfter } = a;
   if (status === 429) return errors.upstreamRateLimited(Math.ceil((retryAfter ?? 1000) / 1000));
   if (status === 401 || status === 403 || a.hints.keyRefused) {
@@ -285,7 +292,7 @@ export function upstreamFailure(a: ErrorAnswer, callerKey: boolean): ApiError {
   // A content-filter block: 400 `content_filter` with the upstream's own message (the request is not malformed)
   if (a.hints.contentFilter && status === 400) return new UpstreamRefusal(status, msg, 'content_filter', a.hints.contentFilter.detail);
   // An input longer than the model's context window: OpenAI's 400 `context_length_exceeded` (context-window.ts)
-  if ((status === 400 || status === 413 || status === 422) && contextWindowExceeded(a.code, msg)) return contextTooLong(msg);
+  if (conversation && (status === 400 || status === 413 || status === 422) && contextWindowExceeded(a.code, msg)) return contextTooLong(msg);
   if (status === 400 || status === 404 || status === 413 || status === 422) {
     return new UpstreamRefusal(status, `Upstream rejected the request: ${msg}`, undefined, undefined, a.param);
   }
@@ -349,6 +356,6 @@ export async function fetchUpstream(url: string, init: UpstreamInit, policy: Fet
         continue;
       }
     }
-    throw noted(upstreamFailure(answer, !!policy.callerKey), { status: res.status, retryAfterMs: answer.retryAfterMs });
+    throw noted(upstreamFailure(answer, !!policy.callerKey, policy.conversation), { status: res.status, retryAfterMs: answer.retryAfterMs });
   }
 }

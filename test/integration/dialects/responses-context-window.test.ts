@@ -100,4 +100,14 @@ describe('Responses: an input past the context window is 400 context_length_exce
     tooLong(openai, "Invalid value for 'temperature'.");
     expect(refusal(await outcome(client.responses.create({ model: openaiModel, input: 'hi' })))).to.include({ code: 'upstream_invalid_request' });
   });
+  it("an embeddings upstream's refusal in those words stays upstream_invalid_request: no context window, no `messages` field (the classifier is for conversations)", async () => {
+    const embedModel = await openai.model({ capabilities: { embeddings: true }, prices: { input_token: 1 } });
+    // OpenAI's embeddings wording for an input past the model's limit (invalid_request_error, code null)
+    tooLong(openai, "This model's maximum context length is 8192 tokens, however you requested 9000 tokens (9000 in your prompt; 0 for the completion). Please reduce your prompt; or completion length.");
+    const r = await call('POST', '/v1/embeddings', { headers: keyHeader(key), json: { model: embedModel, input: 'a long text' } });
+    expect(r.status, r.text).to.equal(400);
+    expect(r.body.error.code).to.equal('upstream_invalid_request');
+    expect(r.body.error.param ?? null).to.equal(null);
+    expect(r.body.error.message).not.to.include(OPENAI_WORDS);
+  });
 });

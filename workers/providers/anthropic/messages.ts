@@ -45,7 +45,7 @@ export function postMessages(call: UpstreamCall, body: Record<string, unknown>, 
   return fetchUpstream(
     anthropicApi.url(call.baseUrl, anthropicApi.paths.messages),
     { method: 'POST', headers, body: JSON.stringify(body) },
-    { signal: call.signal, deadline: call.deadline, callerKey: call.callerKey, retries: call.retries, firstByteTimeoutMs: call.firstByteTimeoutMs },
+    { signal: call.signal, deadline: call.deadline, callerKey: call.callerKey, retries: call.retries, firstByteTimeoutMs: call.firstByteTimeoutMs, conversation: true },
   );
 }
 

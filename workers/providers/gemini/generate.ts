@@ -15,7 +15,7 @@ export function postGemini(call: UpstreamCall, method: GeminiMethod, body: Recor
   return fetchUpstream(
     geminiApi.url(call.baseUrl, call.upstreamModel, method),
     { method: 'POST', headers: geminiApi.headers(call.apiKey), body: JSON.stringify(body) },
-    { signal: call.signal, deadline: call.deadline, callerKey: call.callerKey, retries: call.retries, firstByteTimeoutMs: call.firstByteTimeoutMs, errorHints: googleErrorHints },
+    { signal: call.signal, deadline: call.deadline, callerKey: call.callerKey, retries: call.retries, firstByteTimeoutMs: call.firstByteTimeoutMs, errorHints: googleErrorHints, conversation: true },
   );
 }
 

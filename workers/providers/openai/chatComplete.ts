@@ -157,7 +157,7 @@ export async function chatComplete(
   const res = await fetchUpstream(
     endpoint.url(call, operation === 'chat' ? openaiApi.paths.chat : openaiApi.paths.completions),
     { method: 'POST', headers: endpoint.headers(call), body: JSON.stringify(upstreamBody) },
-    { signal: call.signal, deadline: call.deadline, callerKey: call.callerKey, retries: call.retries, firstByteTimeoutMs: call.firstByteTimeoutMs, errorHints: endpoint.errorHints },
+    { signal: call.signal, deadline: call.deadline, callerKey: call.callerKey, retries: call.retries, firstByteTimeoutMs: call.firstByteTimeoutMs, errorHints: endpoint.errorHints, conversation: true },
   );
 
   if (!stream) {
