@@ -25,7 +25,8 @@ export function refuseNativeOnly(req: Request, body: { max_tokens?: number; mcp_
   if (body.max_tokens === 0) {
     throw new ApiError(400, 'unsupported_parameter', '`max_tokens` 0 (pre-warming the prompt cache, generating nothing) needs an Anthropic-native upstream; on this model `max_tokens` must be at least 1.', { param: 'max_tokens' });
   }
-  if (Array.isArray(body.mcp_servers) && body.mcp_servers.length) {
+  // anything but an empty list asks for servers: a lone server object (no list) was dropped unsaid
+  if (body.mcp_servers != null && !(Array.isArray(body.mcp_servers) && body.mcp_servers.length === 0)) {
     throw new ApiError(400, 'unsupported_parameter', '`mcp_servers` (the MCP connector) needs an Anthropic-native upstream; on this model declare the tools in `tools` and run them yourself.', { param: 'mcp_servers' });
   }
 }

@@ -38,6 +38,10 @@ describe('messages dialect: mcp_servers only where Anthropic runs them', () => {
       expect(body.error).to.include({ code: 'unsupported_parameter', type: 'invalid_request_error' });
       expect(body.error.message).to.include('`mcp_servers`');
     }
+    // one server given as an object, not in a list: asked for all the same, not dropped
+    const lone = await client.beta.messages.create({ ...params('sim-chat'), mcp_servers: mcp_servers[0] as never }).then(() => undefined, (e: unknown) => e);
+    expect(lone, 'a lone server object').to.be.instanceOf(Anthropic.BadRequestError);
+    expect((lone as InstanceType<typeof Anthropic.BadRequestError>).message).to.include('`mcp_servers`');
     // an empty list asks for nothing
     const empty = await client.beta.messages.create({ ...params('sim-chat'), mcp_servers: [] });
     expect(empty.type).to.equal('message');
