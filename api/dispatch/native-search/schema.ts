@@ -35,10 +35,24 @@ export const anthropicSearchTool = Joi.object({ ...anthropicServerTool, user_loc
   .oxor('allowed_domains', 'blocked_domains')
   .messages({ 'object.oxor': "Use either 'allowed_domains' or 'blocked_domains' in a tool, not both." });
 
+/** A `url_sources` source left open: `{type: "all"}` (SDK 1.16 WebFetchURLSourceAll). */
+const everySource = Joi.object({ type: Joi.valid('all').required() });
+const NARROWED =
+  "'url_sources' narrowing where fetchable URLs may come from is not supported: the gateway's web fetch takes any URL of the user's input or of a tool result; omit it, or give every source the type 'all'.";
+
+/**
+ * Anthropic's `web_fetch_*` declaration. Its `url_sources` (SDK 1.16 WebFetchURLSources: which of
+ * the user's input, client tools' and server tools' results may give a fetchable URL) can only say
+ * what the gateway's fetch does (fetchable.ts: any of them); a narrower one is refused 400 rather
+ * than ignored, which would fetch a URL the caller ruled out (one a client tool's result carried).
+ */
 export const anthropicFetchTool = Joi.object({
   ...anthropicServerTool,
   max_content_tokens: Joi.number().integer().min(1).allow(null),
   citations: Joi.object({ enabled: Joi.boolean() }).unknown(true).allow(null),
+  url_sources: Joi.object({ user_input: everySource, client_tool_results: everySource, server_tool_results: everySource })
+    .allow(null)
+    .messages({ 'any.only': NARROWED, 'object.unknown': NARROWED, 'object.base': NARROWED, 'any.required': NARROWED }),
 })
   .unknown(true)
   .oxor('allowed_domains', 'blocked_domains')

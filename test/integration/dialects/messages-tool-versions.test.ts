@@ -74,4 +74,18 @@ describe('messages dialect: toolsets and newer web_fetch versions', () => {
       }
     });
   }
+  it("a web_fetch tool's url_sources that narrows where URLs may come from is refused 400 (not ignored), before anything is sent; every source 'all' is served", async () => {
+    const url = `https://127.0.0.2:${pages.port}/article`;
+    for (const type of ['web_fetch_20250910', 'web_fetch_20260318']) {
+      for (const url_sources of [{ client_tool_results: { type: 'none' } }, { user_input: { type: 'none' } }, { server_tool_results: { type: 'only', tools: [{ type: 'tool_reference', name: 'web_search' }] } }]) {
+        const r = await call('POST', '/v1/messages', { headers: h, json: { model: 'sim-chat', max_tokens: 300, tools: [{ type, name: 'web_fetch', url_sources }], messages: [{ role: 'user', content: `Please fetch ${url}` }] } });
+        expect(r.status, `${type} ${JSON.stringify(url_sources)} ${r.text}`).to.equal(400);
+        expect(r.body.error.message).to.include("'url_sources'");
+      }
+    }
+    expect(env().sim.log.entries).to.have.length(0);
+    const all = { user_input: { type: 'all' }, client_tool_results: { type: 'all' }, server_tool_results: { type: 'all' } };
+    const r = await call('POST', '/v1/messages', { headers: h, json: { model: 'sim-chat', max_tokens: 300, tools: [{ type: 'web_fetch_20260318', name: 'web_fetch', url_sources: all }], messages: [{ role: 'user', content: `Please fetch ${url} and tell me about it` }] } });
+    expect(r.status, r.text).to.equal(200);
+  });
 });
