@@ -41,13 +41,14 @@ export class TokenCountTimeout extends Error {}
  * Total tokens of `texts` under `profile`, or `false` once over `limit`, bounded in time per request:
  * a byte check first (over `limit × 128` bytes cannot fit), small inputs on the event loop, large ones
  * on a worker-thread pool (TOKENIZER_THREADS) so one request never stalls the pod. A count that takes
- * longer than TOKEN_COUNT_TIMEOUT_MS is abandoned (TokenCountTimeout); a full pool queue answers 503.
+ * longer than TOKEN_COUNT_TIMEOUT_MS, or whose `signal` aborts (its answer no longer wanted), is
+ * abandoned, its thread freed (TokenCountTimeout); a full pool queue answers 503.
  */
-export async function countTokens(profile: string | undefined, texts: string[], limit = Number.MAX_SAFE_INTEGER): Promise<number | false> {
+export async function countTokens(profile: string | undefined, texts: string[], limit = Number.MAX_SAFE_INTEGER, signal?: AbortSignal): Promise<number | false> {
   let bytes = 0;
   for (const t of texts) bytes += Buffer.byteLength(t, 'utf8');
   if (bytes > limit * MAX_TOKEN_BYTES) return false;
-  return (await run({ profile, texts, limit }, bytes)) as number | false;
+  return (await run({ profile, texts, limit }, bytes, signal)) as number | false;
 }
 
 /**
@@ -90,15 +91,17 @@ export function tokenizerPoolRuns(): number {
   return runs;
 }
 
-async function run(task: CountTask, bytes: number): Promise<number | false | Array<number | false>> {
+async function run(task: CountTask, bytes: number, abandoned?: AbortSignal): Promise<number | false | Array<number | false>> {
   if (bytes <= INLINE_BYTES) return countInline(task);
+  if (abandoned?.aborted) throw new TokenCountTimeout();
   const p = tokenizerPool();
   if (p.queueSize >= p.options.maxQueue) {
     throw new ApiError(503, 'tokenizer_busy', 'Token counting is at capacity; retry shortly.', { retryAfter: 1 });
   }
   runs++;
   try {
-    return (await p.run(task, { signal: AbortSignal.timeout(config().tokenCountTimeoutMs) })) as number | false | Array<number | false>;
+    const timeout = AbortSignal.timeout(config().tokenCountTimeoutMs);
+    return (await p.run(task, { signal: abandoned ? AbortSignal.any([timeout, abandoned]) : timeout })) as number | false | Array<number | false>;
   } catch (err) {
     if ((err as { name?: string }).name === 'AbortError' || (err as { name?: string }).name === 'TimeoutError') throw new TokenCountTimeout();
     throw err;

@@ -50,9 +50,10 @@ function currentTurnStart(messages: MessagesMessage[]): number {
  * Input tokens of a messages request under the model's tokenizer profile: system, every message's
  * text, tool calls and results, the current assistant turn's thinking (currentTurnStart), and tool
  * definitions, plus fixed estimates for images and binary documents and a small per-message framing;
- * from the latest compaction block on. Large inputs are counted off the event loop (pool.ts).
+ * from the latest compaction block on. Large inputs are counted off the event loop (pool.ts); `signal`
+ * abandons such a count once its answer is no longer wanted.
  */
-export async function countMessagesTokens(profile: string, req: MessagesRequest): Promise<number> {
+export async function countMessagesTokens(profile: string, req: MessagesRequest, signal?: AbortSignal): Promise<number> {
   const texts: string[] = [];
   let fixed = PER_REQUEST;
   if (typeof req.system === 'string') texts.push(req.system);
@@ -72,5 +73,5 @@ export async function countMessagesTokens(profile: string, req: MessagesRequest)
       }
   }
   for (const t of req.tools ?? []) texts.push(JSON.stringify({ name: t.name, description: t.description, input_schema: t.input_schema }));
-  return fixed + ((await countTokens(profile, texts)) as number);
+  return fixed + ((await countTokens(profile, texts, undefined, signal)) as number);
 }

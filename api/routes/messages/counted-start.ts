@@ -7,9 +7,9 @@ import type { MessagesEvent } from '../../dialects/messages/stream';
  * context editing cleared (`freed`), the way `count_tokens` reports an edited request; undefined
  * when it cannot be counted (a busy pod's time budget, a full counting pool): never a failed request.
  */
-export async function inputEstimate(tokenizer: string, body: MessagesRequest, freed = 0): Promise<number | undefined> {
+export async function inputEstimate(tokenizer: string, body: MessagesRequest, freed = 0, signal?: AbortSignal): Promise<number | undefined> {
   try {
-    return Math.max(0, (await countMessagesTokens(tokenizer, body)) - freed);
+    return Math.max(0, (await countMessagesTokens(tokenizer, body, signal)) - freed);
   } catch {
     return undefined;
   }
@@ -27,7 +27,10 @@ const MAX_HOLD_MS = 500;
  * The request is counted while the upstream starts (`estimate`); the events are held until the count
  * is known (it almost always is before the first chunk), at most MAX_HOLD_MS from the first one, then
  * sent in order. `message_delta` still carries the upstream's own count, which the official SDK and
- * Claude Code take as the total.
+ * Claude Code take as the total. `count` is handed a signal that aborts when the events go out
+ * without it (the hold's bound passed, or the stream ended first): a large prompt's count on the
+ * tokenizer pool is then abandoned, its thread freed, rather than run on to TOKEN_COUNT_TIMEOUT_MS
+ * for an answer no one reads.
  */
 export class CountedStart {
   private held: MessagesEvent[] | undefined = [];
@@ -35,13 +38,16 @@ export class CountedStart {
   private timer: NodeJS.Timeout | undefined;
   private released!: () => void;
   private readonly flushed = new Promise<void>((resolve) => (this.released = resolve));
+  private readonly abandon = new AbortController();
+  private counted = false;
 
   constructor(
-    estimate: Promise<number | undefined>,
+    count: (signal: AbortSignal) => Promise<number | undefined>,
     private readonly send: (ev: MessagesEvent) => void,
     private readonly maxHoldMs = MAX_HOLD_MS,
   ) {
-    void estimate.then((n) => {
+    void count(this.abandon.signal).then((n) => {
+      this.counted = true;
       this.input = n;
       this.flush();
     });
@@ -68,6 +74,8 @@ export class CountedStart {
 
   private flush(): void {
     if (this.timer) clearTimeout(this.timer);
+    // out without the count: nothing will read it any more
+    if (!this.counted) this.abandon.abort();
     const held = this.held;
     this.held = undefined;
     for (const ev of held ?? []) this.out(ev);

@@ -51,7 +51,7 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
   const w = new NativeMessagesStream(publicModel, id, rails.orgId);
   const sendEvent = (ev: MessagesEvent) => sse.send(JSON.stringify(ev), ev.type);
   // message_start's input_tokens as count_tokens counts the request (counted-start.ts); after a compaction its message_start is out already
-  const counted = compacted ? undefined : new CountedStart(inputEstimate(resolved.model.tokenizer, body), sendEvent);
+  const counted = compacted ? undefined : new CountedStart((signal) => inputEstimate(resolved.model.tokenizer, body, 0, signal), sendEvent);
   const send = (events: MessagesEvent[]) => (counted ? counted.push(events) : events.forEach(sendEvent));
   try {
     if (compacted) send(w.compaction(compacted.summary, compacted.usage));

@@ -107,7 +107,7 @@ function createHandler(ctx: AppContext) {
       }
       const sendEvent = (ev: MessagesEvent) => send(JSON.stringify(ev), ev.type);
       // message_start's input_tokens as count_tokens counts the request (counted-start.ts); after a compaction its message_start is out already
-      const counted = translator && !compacted ? new CountedStart(inputEstimate(resolved.model.tokenizer, body, clearedTokens(managed)), sendEvent) : undefined;
+      const counted = translator && !compacted ? new CountedStart((signal) => inputEstimate(resolved.model.tokenizer, body, clearedTokens(managed), signal), sendEvent) : undefined;
       const emit = (events: MessagesEvent[]) => (counted ? counted.push(events) : events.forEach(sendEvent));
       try {
         await dispatchChat(ctx, req, res, merged(answerJob(compacted), {
