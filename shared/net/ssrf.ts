@@ -146,6 +146,14 @@ async function readCapped(res: IncomingMessage, maxBytes: number): Promise<Buffe
   return Buffer.concat(parts);
 }
 
+/** How long a URL named in a refusal may be: a URL can be megabytes long, an error body should not be. */
+const SHOWN_URL_CHARS = 256;
+
+/** A URL as a refusal names it: cut at SHOWN_URL_CHARS characters, with an ellipsis where it was cut. */
+export function shownUrl(raw: string): string {
+  return raw.length > SHOWN_URL_CHARS ? `${raw.slice(0, SHOWN_URL_CHARS)}…` : raw;
+}
+
 /**
  * GET a caller-supplied URL without letting it reach the gateway's own network: the scheme, the
  * name and every resolved address are checked before connecting, again on every redirect, the
@@ -175,7 +183,7 @@ export async function guardedFetch(raw: string, opts: GuardOptions): Promise<Gua
       'guarded fetch got no answer',
     );
     await untilAborted(signal);
-    throw new GuardedFetchError('failed', `Error while downloading ${raw}.`);
+    throw new GuardedFetchError('failed', `Error while downloading ${shownUrl(raw)}.`);
   }
 }
 
@@ -195,17 +203,17 @@ async function followHops(first: URL, raw: string, opts: GuardOptions, signal: A
     // A body not read is not drained either (it may never end): the answer's connection is closed.
     if (REDIRECTS.has(status) && res.headers.location) {
       res.destroy();
-      if (hop >= maxRedirects) throw new GuardedFetchError('failed', `Error while downloading ${raw}: too many redirects.`);
+      if (hop >= maxRedirects) throw new GuardedFetchError('failed', `Error while downloading ${shownUrl(raw)}: too many redirects.`);
       try {
         url = new URL(res.headers.location, url);
       } catch {
-        throw new GuardedFetchError('failed', `Error while downloading ${raw}: it redirected to an invalid location.`);
+        throw new GuardedFetchError('failed', `Error while downloading ${shownUrl(raw)}: it redirected to an invalid location.`);
       }
       continue;
     }
     if (status < 200 || status >= 300) {
       res.destroy();
-      throw new GuardedFetchError('failed', `Error while downloading ${raw}: the server answered HTTP ${status}.`);
+      throw new GuardedFetchError('failed', `Error while downloading ${shownUrl(raw)}: the server answered HTTP ${status}.`);
     }
     try {
       opts.checkType?.(res.headers['content-type']);

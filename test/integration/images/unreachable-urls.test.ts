@@ -79,6 +79,14 @@ describe('a URL that gets no answer reads the same whatever failed (no port prob
     expect(r.text).not.to.match(/not found/);
   });
 
+  it('names a long URL cut at 256 characters, so a long URL (image_url takes 20 MB) makes no long error body', async () => {
+    const url = `${images.url()}/missing.png?pad=${'a'.repeat(3_000)}`;
+    const r = await call('POST', '/v1/images/uploads', { headers: keyHeader(o.key), json: { url } });
+    expect([r.status, r.body.error.code]).to.deep.equal([400, 'image_fetch_failed']);
+    expect(r.body.error.message).to.equal(`Error while downloading ${url.slice(0, 256)}…: the server answered HTTP 404.`);
+    expect(r.text.length).to.be.below(1000);
+  });
+
   it('images inlined for a self-hosted upstream: the same answer for every such failure, no upstream call', async () => {
     const model = await poolModel([simDeployment('vllm')]);
     await withSettings({ IMAGE_FETCH_TIMEOUT_MS: String(TIMEOUT) }, async () => {

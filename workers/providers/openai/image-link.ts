@@ -4,7 +4,7 @@ import { errors } from '../../../shared/errors/codes';
 import { logger } from '../../../shared/logger';
 import { trustedFetch } from '../../../shared/net/fetch-trust';
 import { fetchUpstream } from '../http';
-import { GuardedFetchError } from '../../../shared/net/ssrf';
+import { GuardedFetchError, shownUrl } from '../../../shared/net/ssrf';
 import type { UpstreamCall } from '../types';
 
 /**
@@ -32,7 +32,7 @@ export async function linkedImageBytes(url: string, call: UpstreamCall): Promise
     if (signal.aborted) throw signal.reason ?? err;
     if (!(err instanceof GuardedFetchError)) throw err;
     // the reason without the link itself (a signed CDN link carries its signature in the query)
-    logger.warn({ model: call.upstreamModel, kind: err.kind, reason: err.message.split(url).join('<link>') }, 'image link in an upstream answer not downloaded');
+    logger.warn({ model: call.upstreamModel, kind: err.kind, reason: err.message.split(shownUrl(url)).join('<link>') }, 'image link in an upstream answer not downloaded');
     throw errors.upstreamError('The upstream answered with an image link the gateway could not download.');
   }
 }
