@@ -11,6 +11,7 @@ import { html } from '../web/html';
 import { page, signInForm } from '../web/layout';
 import { signIn, signOut, type WebKit } from '../web/session';
 import { signInLimit } from '../web/sign-in-limit';
+import { refuseOnPage, wrongSignIn } from '../web/page-refusal';
 
 const BRAND = 'Gateway dashboard';
 const chrome = (title: string) => ({ title, base: '/dashboard', brand: BRAND });
@@ -25,7 +26,7 @@ export function dashboardAuthRoutes(redis: RedisClient, kit: WebKit): Router {
     const email = String(req.body?.email ?? '').trim().toLowerCase();
     const user = await userByEmail(email);
     if (!(await verifyPassword(String(req.body?.password ?? ''), user?.passwordHash ?? null)) || !user) {
-      return res.status(401).send(page(chrome('Sign in'), signInForm({ action: '/dashboard/sign-in', csrf: kit.csrfToken(req, res), heading: 'Sign in to your organization', error: 'Wrong email or password.', email })));
+      return refuseOnPage(req, res, wrongSignIn(), (error) => page(chrome('Sign in'), signInForm({ action: '/dashboard/sign-in', csrf: kit.csrfToken(req, res), heading: 'Sign in to your organization', error, email })));
     }
     await signIn(req, user);
     res.redirect(303, '/dashboard');
@@ -54,7 +55,7 @@ export function dashboardAuthRoutes(redis: RedisClient, kit: WebKit): Router {
       assertPasswordAcceptable(password); // a weak password leaves the link usable for another try
     } catch (err) {
       if (!(err instanceof WeakPasswordError)) throw err;
-      return res.status(400).send(page(chrome('Choose a password'), passwordForm(req.params.token, kit.csrfToken(req, res), err.message)));
+      return refuseOnPage(req, res, new ApiError(400, 'invalid_request', err.message, { param: 'password' }), (error) => page(chrome('Choose a password'), passwordForm(req.params.token, kit.csrfToken(req, res), error)));
     }
     // used up before the password is set, atomically: of two submissions at once only one sets it
     const userId = await consumePasswordLink(redis, req.params.token);

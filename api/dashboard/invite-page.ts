@@ -8,6 +8,7 @@ import { html } from '../web/html';
 import { page } from '../web/layout';
 import { signIn, type WebKit } from '../web/session';
 import { signInLimit } from '../web/sign-in-limit';
+import { refuseOnPage } from '../web/page-refusal';
 import type { RedisClient } from '../../shared/redis/connection';
 
 const chrome = (title: string) => ({ title, base: '/dashboard', brand: 'Gateway dashboard' });
@@ -53,7 +54,7 @@ ${typed.error ? html`<p class="error" role="alert" id="password-error">${typed.e
       if (!(err instanceof InvitationFormError)) throw err;
       if (err.wrongPassword) res.locals.wrongPassword = true;
       const { invite, org } = await openInvitation(code);
-      res.status(400).send(form(req, res, invite, org, { email, error: err.message }));
+      refuseOnPage(req, res, new ApiError(400, 'invalid_request', err.message, err.wrongPassword ? { param: 'password' } : {}), (error) => form(req, res, invite, org, { email, error }));
     }
   });
   return r;

@@ -7,6 +7,7 @@ import { userByEmail } from '../../../shared/web/sign-in-user';
 import { page, signInForm } from '../../web/layout';
 import { sessionHolds, signIn, signOut, type WebKit } from '../../web/session';
 import { signInLimit } from '../../web/sign-in-limit';
+import { refuseOnPage, wrongSignIn } from '../../web/page-refusal';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -44,7 +45,7 @@ export function consoleAuthRoutes(redis: RedisClient, kit: WebKit): Router {
     const email = String(req.body?.email ?? '').trim().toLowerCase();
     const user = await userByEmail(email, { platformAdmin: true });
     if (!(await verifyPassword(String(req.body?.password ?? ''), user?.passwordHash ?? null)) || !user) {
-      return res.status(401).send(page(chrome, signInForm({ action: '/sign-in', csrf: kit.csrfToken(req, res), heading: 'Operator sign-in', error: 'Wrong email or password.', email })));
+      return refuseOnPage(req, res, wrongSignIn(), (error) => page(chrome, signInForm({ action: '/sign-in', csrf: kit.csrfToken(req, res), heading: 'Operator sign-in', error, email })));
     }
     await signIn(req, user);
     res.redirect(303, '/');
