@@ -33,6 +33,11 @@ export class WebClient {
     return this.token;
   }
 
+  /** The `cookie` header this browser sends (for raw requests of its session). */
+  get cookie(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+
   async request(method: string, path: string, opts: { form?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<WebReply> {
     const url = new URL(path, this.base);
     const body = opts.form ? new URLSearchParams(opts.form).toString() : undefined;
