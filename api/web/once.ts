@@ -3,6 +3,8 @@ import type { Request } from 'express';
 import type { RedisClient } from '../../shared/redis/connection';
 import { keys } from '../../shared/redis/keys';
 import { html, type Html } from './html';
+import { pageAreaOf } from './error-page';
+import { ApiError } from '../../shared/errors/ApiError';
 
 /** How long a sent form's token is remembered: longer than a tab stays open before it is reloaded. */
 const REMEMBERED_S = 24 * 3600;
@@ -29,12 +31,16 @@ function tokenOf(req: Request): string | undefined {
 
 /**
  * Runs `act` once per form token: a form sent again runs `resent` instead (its token is remembered a
- * day). When `act` throws, the token is forgotten (nothing was made) and the error goes on. A request
+ * day), or, for a client that does not prefer HTML, is refused 409 `form_resent`. When `act` throws, the token is forgotten (nothing was made) and the error goes on. A request
  * without a token always acts.
  */
 export async function once(redis: RedisClient, req: Request, act: () => Promise<void>, resent: () => Promise<void>): Promise<void> {
   const token = tokenOf(req);
-  if (token && (await redis.set(keys.formSent(token), '1', 'EX', REMEMBERED_S, 'NX')) !== 'OK') return resent();
+  if (token && (await redis.set(keys.formSent(token), '1', 'EX', REMEMBERED_S, 'NX')) !== 'OK') {
+    // a browser gets the page with its notice; a JSON client the envelope, as for every other refusal
+    if (!req.res || !pageAreaOf(req, req.res)) throw new ApiError(409, 'form_resent', `${RESENT}nothing was made or changed again.`);
+    return resent();
+  }
   try {
     await act();
   } catch (err) {

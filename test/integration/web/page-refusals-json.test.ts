@@ -6,6 +6,7 @@ import { buildWebMember, WebClient, WEB_PASSWORD } from '../../helpers/web-clien
 import { createPasswordLink } from '../../../shared/web/password-links';
 import { createInvitation } from '../../../shared/tenancy/invitations';
 import { setPassword } from '../../../shared/web/passwords';
+import { ApiKey } from '../../../shared/db/models';
 
 /**
  * The refusals the sign-in, password and invitation pages draw themselves: a JSON client gets the
@@ -68,5 +69,20 @@ describe('sign-in, password link and invitation refusals: the JSON envelope for 
     const page = await web.post(`/dashboard/invite/${invite.code}`, { password: 'short' });
     expect([page.status, String(page.headers['content-type'])]).to.deep.equal([400, 'text/html; charset=utf-8']);
     expect(page.text).to.match(/A password needs at least \d+ characters/);
+  });
+  it('a form sent again with its one-time token (a key create): 409 form_resent to a JSON client, the page with its notice to a browser; one key made', async () => {
+    const o = await buildOrg(env().redis);
+    const owner = await buildWebMember(o.org.id, 'owner');
+    const web = new WebClient(env().gw.url, '127.0.0.24');
+    expect((await web.signIn('/dashboard/sign-in', owner.email, WEB_PASSWORD)).status).to.equal(303);
+    await web.get(`/dashboard/o/${o.org.slug}/keys`);
+    const form = { name: 'once', _once: 'AAAAAAAAAAAAAAAAAAAAAA' };
+    const keysOf = () => ApiKey.count({ where: { orgId: o.org.id, name: 'once' } });
+    expect((await web.post(`/dashboard/o/${o.org.slug}/keys`, form)).status).to.equal(201);
+    envelope(await web.post(`/dashboard/o/${o.org.slug}/keys`, form, { json: true }), 409, 'form_resent', /already sent/);
+    const page = await web.post(`/dashboard/o/${o.org.slug}/keys`, form);
+    expect([page.status, String(page.headers['content-type'])]).to.deep.equal([409, 'text/html; charset=utf-8']);
+    expect(page.text).to.include('data-test="resent"');
+    expect(await keysOf()).to.equal(1);
   });
 });
