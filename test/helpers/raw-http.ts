@@ -12,11 +12,11 @@ export interface RawReply {
  * One HTTP request with the path sent byte for byte (fetch would resolve dot segments and re-encode),
  * so tests can send every spelling of a path a client could.
  */
-export function rawRequest(base: string, method: string, path: string, opts: { headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<RawReply> {
+export function rawRequest(base: string, method: string, path: string, opts: { headers?: Record<string, string>; body?: string | Buffer; localAddress?: string } = {}): Promise<RawReply> {
   const url = new URL(base);
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: url.hostname, port: url.port, method, path, headers: { connection: 'close', ...(opts.headers ?? {}), ...(opts.body !== undefined ? { 'content-length': String(Buffer.byteLength(opts.body)) } : {}) } },
+      { host: url.hostname, port: url.port, method, path, localAddress: opts.localAddress, headers: { connection: 'close', ...(opts.headers ?? {}), ...(opts.body !== undefined ? { 'content-length': String(Buffer.byteLength(opts.body)) } : {}) } },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
