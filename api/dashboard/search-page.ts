@@ -132,7 +132,7 @@ ${keys.length ? '' : html`<tr><td colspan="4" class="muted">No own keys.</td></t
   }, again(req, res), { form: 'keys', field: 'api_key' }));
   r.post('/keys/:provider/remove', async (req, res) => {
     const provider = String(req.params.provider);
-    if (!(await removeOrgSearchKey(res.locals.access!.org.id, provider, write(req, res, `keys/${provider}/remove`)))) throw new ApiError(404, 'not_found', `No own key for '${provider}'.`);
+    if (!(await removeOrgSearchKey(res.locals.access!.org.id, provider, write(req, res, `keys/${provider}/remove`)))) throw new ApiError(404, 'not_found', `No own key for '${provider.slice(0, 40)}'.`);
     saved(res, 'key-removed');
   });
   return r;

@@ -86,7 +86,7 @@ ${orgs.length ? '' : html`<tr><td colspan="6" class="muted">No organizations yet
       const pairs: Record<string, unknown> = {};
       for (const part of text ? text.split(/[\s,]+/).filter(Boolean) : []) {
         const m = /^([^=]+)=(\d+)$/.exec(part);
-        if (!m) throw new ApiError(400, 'invalid_request', `'${part}' is not a pool:lane=count pair.`);
+        if (!m) throw new ApiError(400, 'invalid_request', `'${part.slice(0, 40)}' is not a pool:lane=count pair.`);
         pairs[m[1]] = Number(m[2]);
       }
       let laneOverrides: Record<string, number>;

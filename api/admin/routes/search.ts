@@ -104,7 +104,7 @@ export function searchControlsRouter(deps: { redis: RedisClient }): Router {
     ],
     delete: async (req, res) => {
       const provider = String(req.params.provider);
-      if (!(await removeOrgSearchKey(await orgParam(req), provider, write(req, deps.redis)))) throw new ApiError(404, 'not_found', `No own key for '${provider}'.`);
+      if (!(await removeOrgSearchKey(await orgParam(req), provider, write(req, deps.redis)))) throw new ApiError(404, 'not_found', `No own key for '${provider.slice(0, 40)}'.`);
       res.json({ object: 'search_org_key', provider, deleted: true });
     },
   });

@@ -92,6 +92,14 @@ describe('web search controls: management API, billing line, and the gateway CLI
     expect((await adminCall(admin.url, ro.key, 'PUT', `/admin/v1/search-settings/orgs/${o.org.id}/overage`, { enabled: false })).status).to.equal(403);
   });
 
+  it('DELETE of an own key that is not there is 404 naming the provider cut at 40 characters (a path segment may be thousands long)', async () => {
+    const o = await buildOrg(env().redis);
+    const { key } = await buildPlatformKey(['search:write', 'search:read']);
+    const long = 'x'.repeat(3000);
+    const r = await adminCall(admin.url, key, 'DELETE', `/admin/v1/search-settings/orgs/${o.org.id}/keys/${long}`);
+    expect([r.status, r.body.error.code, r.body.error.message]).to.deep.equal([404, 'not_found', `No own key for '${'x'.repeat(40)}'.`]);
+  });
+
   it('the OpenAPI document describes the search controls and the billing line', async () => {
     const r = await fetch(`${admin.url}/admin/v1/openapi.json`);
     const doc = (await r.json()) as { paths: Record<string, Record<string, unknown>> };
