@@ -226,7 +226,8 @@ export async function handleMcp(ctx: AppContext, req: Request, res: Response): P
     const answers = restore(answer.status === 200 ? await answer.text() : '');
     // nothing to answer (notifications only, one taken out unanswered among them): 202, no body, as the transport spec asks
     if (answers === '[]') return void res.status(202).end();
-    const ran = [...invalidElements.values()].filter(Boolean).length < batch!.length;
+    // a notification taken out unanswered did not run either: all refused or taken out is 400, as all refused is
+    const ran = invalidElements.size < batch!.length;
     res.status(ran ? 200 : 400).type('application/json');
     return void res.end(answers);
   }
