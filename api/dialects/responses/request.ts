@@ -253,34 +253,50 @@ export function itemsToMessages(input: ResponsesRequest['input']): CanonicalMess
 
 type TextFormat = NonNullable<ResponsesRequest['text']>['format'];
 
-/**
- * The reasoning effort and text format the response is made with: the request's `reasoning.effort`
- * and `text.format`, each replaced by the last `configuration_update` input item that sets it
- * (OpenAI's ResponseConfigurationUpdateItemParam, openai 7.60.0: "An update to the conversation's
- * response configuration. … Each setting stays in effect until a later update replaces it."; an
- * effort of null goes back to the model's default). Before, such an item was refused 400 as an
- * unknown input item type.
- */
-export function configuredBy(req: Pick<ResponsesRequest, 'input' | 'reasoning' | 'text'>): { effort: string | null | undefined; format: TextFormat } {
-  let effort = req.reasoning?.effort;
-  let format = req.text?.format;
-  for (const item of Array.isArray(req.input) ? req.input : []) {
-    if (item?.type !== 'configuration_update') continue;
-    const update = item as { reasoning?: { effort?: string | null }; text?: { format?: TextFormat } };
-    if (update.reasoning && update.reasoning.effort !== undefined) effort = update.reasoning.effort;
-    if (update.text?.format) format = update.text.format;
-  }
-  return { effort, format };
+/** The settings `configuration_update` items set: an effort (null: the model's default) and a text format, each when one set it. */
+export interface Configuration {
+  effort?: string | null;
+  format?: TextFormat;
 }
 
 /**
- * The configuration the input's `configuration_update` items leave in effect, as one such item (its
- * `reasoning` and `text` those of the last updates that set them), or none when the input has none:
- * what a compacted output keeps (compact.ts), so that the effort still applies after it.
+ * The settings in effect after `input`'s `configuration_update` items, over `earlier` (those the
+ * history's updates left in effect: api/routes/responses/configuration.ts): each setting replaced
+ * only by a later update that sets it (OpenAI's ResponseConfigurationUpdateItemParam, openai 7.60.0:
+ * "Each setting stays in effect until a later update replaces it.").
  */
-export function configurationKept(input: ResponsesRequest['input'] | undefined, id: string): ResponsesItem | undefined {
-  if (!Array.isArray(input) || !input.some((i) => i?.type === 'configuration_update')) return undefined;
-  const { effort, format } = configuredBy({ input });
+export function updatesIn(input: ResponsesRequest['input'] | undefined, earlier?: Configuration | null): Configuration {
+  const out: Configuration = Object.assign({}, earlier);
+  for (const item of Array.isArray(input) ? input : []) {
+    if (item?.type !== 'configuration_update') continue;
+    const update = item as { reasoning?: { effort?: string | null }; text?: { format?: TextFormat } };
+    if (update.reasoning && update.reasoning.effort !== undefined) out.effort = update.reasoning.effort;
+    if (update.text?.format) out.format = update.text.format;
+  }
+  return out;
+}
+
+/**
+ * The reasoning effort and text format the response is made with (and its Response echoes:
+ * response.ts): the request's `reasoning.effort` and `text.format`, each replaced by the last
+ * `configuration_update` that sets it, in the history (carried into the request's own fields:
+ * api/routes/responses/configuration.ts) or in the input (openai 7.60.0: "An update to the
+ * conversation's response configuration. … Each setting stays in effect until a later update
+ * replaces it."; an effort of null goes back to the model's default). Before, such an item was
+ * refused 400 as an unknown input item type.
+ */
+export function configuredBy(req: Pick<ResponsesRequest, 'input' | 'reasoning' | 'text'>): { effort: string | null | undefined; format: TextFormat } {
+  const u = updatesIn(req.input);
+  return { effort: u.effort !== undefined ? u.effort : req.reasoning?.effort, format: u.format ?? req.text?.format };
+}
+
+/**
+ * The configuration updates leave in effect (the history's, then the input's: updatesIn), as one
+ * `configuration_update` item, or none when no update set anything: what a compacted output keeps
+ * (compact.ts), so that the effort still applies after it.
+ */
+export function configurationKept({ effort, format }: Configuration, id: string): ResponsesItem | undefined {
+  if (effort === undefined && !format) return undefined;
   const item: ResponsesItem = { type: 'configuration_update', id };
   if (effort !== undefined) item.reasoning = { effort };
   if (format) item.text = { format };

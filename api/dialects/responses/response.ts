@@ -1,7 +1,7 @@
 import crypto from 'crypto';
 import { parseArguments, type CanonicalCompletion, type CanonicalMessage, type CanonicalToolCall, type CanonicalUsage, type FinishReason, type ThinkingBlock } from '../canonical';
 import { encryptedThinking } from './thinking-content';
-import type { ResponsesRequest } from './request';
+import { configuredBy, type ResponsesRequest } from './request';
 import { calledTool, customInput } from './offered-tools';
 import { applyPatchOperation, localShellAction, shellAction } from './client-tools';
 
@@ -42,6 +42,8 @@ export function responseObject(f: ResponseFrame, output: OutputItem[], finish: F
   const incomplete = finish === 'length' ? 'max_output_tokens' : finish === 'content_filter' ? 'content_filter' : null;
   const status = finish === 'in_progress' ? 'in_progress' : incomplete ? 'incomplete' : 'completed';
   const r = f.req;
+  // the effort and format the response was made with: the request's, or the last configuration_update's (request.ts configuredBy)
+  const configured = configuredBy(r);
   return {
     id: f.id,
     object: 'response',
@@ -68,14 +70,14 @@ export function responseObject(f: ResponseFrame, output: OutputItem[], finish: F
     prompt: null,
     prompt_cache_key: r.prompt_cache_key ?? null,
     prompt_cache_retention: r.prompt_cache_retention ?? null,
-    reasoning: { effort: r.reasoning?.effort ?? null, summary: r.reasoning?.summary ?? null }, // the request's, echoed
+    reasoning: { effort: configured.effort ?? null, summary: r.reasoning?.summary ?? null },
     safety_identifier: r.safety_identifier ?? null,
     // the tier the answer was served in, as OpenAI reports it whatever was asked: the gateway has one
     service_tier: 'default',
     store: r.store !== false,
     temperature: r.temperature ?? 1,
     // OpenAI's ResponseTextConfig as it echoes it: the format (text by default) and the verbosity (medium by default)
-    text: { ...r.text, format: r.text?.format ?? { type: 'text' }, verbosity: r.text?.verbosity ?? 'medium' },
+    text: { ...r.text, format: configured.format ?? { type: 'text' }, verbosity: r.text?.verbosity ?? 'medium' },
     tool_choice: r.tool_choice ?? 'auto',
     tools: (r.tools ?? []).map(echoedTool),
     top_logprobs: r.top_logprobs ?? 0,

@@ -10,6 +10,7 @@ import { canonicalText, forModel, type CanonicalCompletion, type CanonicalMessag
 import { configurationKept, notePlaces, refuseUnhonoured, responsesToCanonical, type ResponsesItem, type ResponsesRequest } from '../../dialects/responses/request';
 import { newId, responsesUsage } from '../../dialects/responses/response';
 import { historyFor } from './conversation';
+import { configurationAfter } from './configuration';
 import { inputItem, responsesSchema } from './schema';
 import { resolveItemReferences } from './item-reference';
 
@@ -91,7 +92,7 @@ function userItem(m: CanonicalMessage): Record<string, unknown> | undefined {
  * `POST /v1/responses/compact` (`client.responses.compact`): the conversation (`previous_response_id`'s
  * history or the `conversation`'s items, then `input`) is summarised by the model, as a synchronous
  * chat request (lane, limits, usage, billed), and answered as OpenAI's CompactResource: the conversation's user messages, then
- * (when the input had `configuration_update` items) one such item with the configuration they leave in effect, then a
+ * (when `configuration_update` items of the history or the input set anything) one such item with the configuration they leave in effect, then a
  * `compaction` item whose `encrypted_content` holds the summary sealed for the org. Sent back as input
  * (to `POST /v1/responses`, `input_tokens` or here again), the item stands for the conversation
  * before it. Nothing is stored.
@@ -113,7 +114,7 @@ export function compactHandler(ctx: AppContext) {
       id: newId('resp'),
       object: 'response.compaction',
       created_at: Math.floor(Date.now() / 1000),
-      output: [...keptUserItems([...history, ...turn]), ...kept(configurationKept(body.input, newId('cu'))), compactionItem(req.auth!.orgId, summary)],
+      output: [...keptUserItems([...history, ...turn]), ...kept(configurationKept(configurationAfter(body), newId('cu'))), compactionItem(req.auth!.orgId, summary)],
       usage: responsesUsage(usage),
       // CompactedResponse.image: the policy applied, when the request set one
       ...(body.image ? { image: { context_compression: 'disabled' } } : {}),

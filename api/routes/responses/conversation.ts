@@ -3,7 +3,8 @@ import { ApiError } from '../../../shared/errors/ApiError';
 import { logger } from '../../../shared/logger';
 import { addConversationItems, allConversationItems, findConversation } from '../../../shared/conversations/store';
 import type { CanonicalMessage } from '../../dialects/canonical';
-import { itemsToMessages, type ResponsesItem, type ResponsesRequest } from '../../dialects/responses/request';
+import { itemsToMessages, updatesIn, type ResponsesItem, type ResponsesRequest } from '../../dialects/responses/request';
+import { carryConfiguration } from './configuration';
 import { requestInputItems } from '../../dialects/responses/input-items';
 import { storableCopy } from '../../../shared/http/json-checks';
 import { openCompactions } from './compact';
@@ -32,16 +33,24 @@ export function conversationMessages(items: Array<Record<string, unknown>>, orgI
 
 /**
  * The history a request continues: the items of the conversation it names (404 when the org has no
- * such conversation), or the stored conversation of its `previous_response_id`; not both (400).
+ * such conversation), or the stored conversation of its `previous_response_id`; not both (400). The
+ * settings the history's `configuration_update` items left in effect are carried into the request
+ * (configuration.ts): the items of the conversation, the chain's kept with the previous response.
  */
 export async function historyFor(req: Request, body: ResponsesRequest): Promise<CanonicalMessage[]> {
   const id = conversationIdOf(body);
-  if (!id) return historyOf(req, body.previous_response_id);
+  if (!id) {
+    const previous = await historyOf(req, body.previous_response_id);
+    carryConfiguration(body, previous.configuration);
+    return previous.messages;
+  }
   if (body.previous_response_id) {
     throw new ApiError(400, 'invalid_request', "'previous_response_id' and 'conversation' cannot both be given: a conversation carries its own history.", { param: 'conversation' });
   }
   if (!(await findConversation(req.auth!, id))) throw conversationNotFound(id);
-  return conversationMessages(await allConversationItems(req.auth!.orgId, id), req.auth!.orgId);
+  const items = await allConversationItems(req.auth!.orgId, id);
+  carryConfiguration(body, updatesIn(items as ResponsesItem[]));
+  return conversationMessages(items, req.auth!.orgId);
 }
 
 /**

@@ -20,12 +20,12 @@ export async function endFailedStream(
   sse: SseWriter,
   w: ResponsesEventWriter,
   err: unknown,
-  stored: { conversation: CanonicalMessage[]; input: string | ResponsesItem[] } | undefined,
+  stored: { conversation: CanonicalMessage[]; request: { input?: string | ResponsesItem[] } } | undefined,
 ): Promise<void> {
   const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The stream failed.');
   sse.failed(e);
   const { events, response } = w.failed(e);
-  if (stored) await storeResponse(req, response, stored.conversation, stored).catch((x) => logger.warn({ err: x, requestId: req.id }, 'failed response not stored'));
+  if (stored) await storeResponse(req, response, stored.conversation, stored.request).catch((x) => logger.warn({ err: x, requestId: req.id }, 'failed response not stored'));
   for (const ev of events) sse.send(JSON.stringify(ev), ev.type);
   sse.end();
 }

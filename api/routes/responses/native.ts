@@ -77,7 +77,7 @@ export async function answerNative(ctx: AppContext, req: Request, res: Response,
   } catch (err) {
     if (err instanceof ClientGone) return;
     if (!sse.isStarted) throw err;
-    await endFailedStream(req, sse, w, err, store ? { conversation: prepared.conversation, input: body.input } : undefined);
+    await endFailedStream(req, sse, w, err, store ? { conversation: prepared.conversation, request: body } : undefined);
   }
 }
 

@@ -52,8 +52,9 @@ function createHandler(ctx: AppContext) {
     const compaction = compactionAsked(sent);
     const body = compaction?.body ?? sent;
     const resolved = await resolveChatModel(ctx, req, body.model);
-    refuseEffortLevel(configuredBy(body).effort, resolved.model.config, 'reasoning.effort');
     const history = await historyFor(req, body);
+    // the effort in effect: the request's, or the last update's in the history or the input (request.ts configuredBy)
+    refuseEffortLevel(configuredBy(body).effort, resolved.model.config, 'reasoning.effort');
     if (!history.length && Array.isArray(body.input) && !body.input.length) throw new ApiError(400, 'invalid_request', "Nothing to answer: no 'input', and the conversation has no items.", { param: 'input' });
     const native = responsesNativeTools(body);
     if (native.set.search && wantsLogprobs(body)) {
@@ -116,7 +117,7 @@ function createHandler(ctx: AppContext) {
       if (err instanceof ClientGone) return;
       if (!sse.isStarted) throw err;
       // Headers are out: the Responses stream ends with response.failed, as OpenAI's does (stored unless store is false).
-      await endFailedStream(req, sse, t, err, store ? { conversation: asked, input: body.input } : undefined);
+      await endFailedStream(req, sse, t, err, store ? { conversation: asked, request: body } : undefined);
     }
   };
 }

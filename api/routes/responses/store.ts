@@ -3,10 +3,11 @@ import { StoredResponse } from '../../../shared/db/models';
 import { ApiError } from '../../../shared/errors/ApiError';
 import type { CanonicalMessage } from '../../dialects/canonical';
 import { storableCopy } from '../../../shared/http/json-checks';
-import type { ResponsesItem } from '../../dialects/responses/request';
+import type { Configuration, ResponsesItem } from '../../dialects/responses/request';
 import { requestInputItems } from '../../dialects/responses/input-items';
 import { withinRetention } from '../../../shared/responses/retention';
 import { scopeWhere } from '../../../shared/tenancy/store-scope';
+import { configurationAfter } from './configuration';
 
 /** OpenAI's words for a response it does not have (retrieve, input items, delete, cancel): "Response with id '…' not found.", no param. */
 export const responseNotFound = (id: string) => new ApiError(404, 'response_not_found', `Response with id '${id}' not found.`);
@@ -34,9 +35,9 @@ function storedRow(req: Request, id: string): Promise<StoredResponse | null> {
   return StoredResponse.findOne({ where: Object.assign(scopeWhere(req.auth!), { id }, withinRetention()) });
 }
 
-/** The history a follow-up continues: the previous response's whole conversation. */
-export async function historyOf(req: Request, previousId: string | null | undefined): Promise<CanonicalMessage[]> {
-  if (!previousId) return [];
+/** The history a follow-up continues: the previous response's whole conversation, and the settings its chain's `configuration_update` items left in effect. */
+export async function historyOf(req: Request, previousId: string | null | undefined): Promise<{ messages: CanonicalMessage[]; configuration?: Configuration | null }> {
+  if (!previousId) return { messages: [] };
   const row = await storedRow(req, previousId);
   if (!row) throw previousResponseNotFound(previousId);
   // a background response that has not ended has no answer to continue from yet
@@ -44,7 +45,7 @@ export async function historyOf(req: Request, previousId: string | null | undefi
   if (row.response.background === true && (status === 'queued' || status === 'in_progress')) {
     throw new ApiError(400, 'invalid_request', `Previous response '${previousId}' is still ${status}; continue it once it has completed.`, { param: 'previous_response_id' });
   }
-  return row.conversation as CanonicalMessage[];
+  return { messages: row.conversation as CanonicalMessage[], configuration: row.configuration as Configuration | null };
 }
 
 /**
@@ -54,7 +55,8 @@ export async function historyOf(req: Request, previousId: string | null | undefi
  * built, whole (an Anthropic-native turn's signed thinking in its reasoning items' `encrypted_content`
  * whatever the request's `include` said), so that `GET /v1/responses/{id}` shows what its own
  * `include` asks (include.ts, shownResponse); `request`'s input as its input item list (the same items, ids included,
- * that its conversation gets: requestInputItems).
+ * that its conversation gets: requestInputItems); the settings `configuration_update` items leave in effect
+ * after it (the history's, then its input's: configuration.ts), for a follow-up (null: none set).
  */
 export async function storeResponse(req: Request, response: Record<string, unknown>, conversation: CanonicalMessage[], request: { input?: string | ResponsesItem[] }): Promise<void> {
   const a = req.auth!;
@@ -67,5 +69,11 @@ export async function storeResponse(req: Request, response: Record<string, unkno
     conversation: storableCopy(conversation),
     response: storableCopy(response),
     inputItems: storableCopy(requestInputItems(request)),
+    configuration: storedConfiguration(request),
   });
+}
+
+function storedConfiguration(request: { input?: string | ResponsesItem[] }): Record<string, unknown> | null {
+  const c = configurationAfter(request) as Record<string, unknown>;
+  return Object.keys(c).length ? storableCopy(c) : null;
 }

@@ -15,6 +15,8 @@ export class StoredResponse extends SModel<InferAttributes<StoredResponse>, Infe
   declare conversation: unknown[];
   declare response: Record<string, unknown>;
   declare inputItems: CreationOptional<Array<Record<string, unknown>>>;
+  /** The settings `configuration_update` items left in effect after it (its history's and its input's), for a follow-up; null: none. */
+  declare configuration: CreationOptional<Record<string, unknown> | null>;
   declare createdAt: CreationOptional<Date>;
 
   static initModel(sequelize: Sequelize): void {
@@ -28,6 +30,7 @@ export class StoredResponse extends SModel<InferAttributes<StoredResponse>, Infe
         conversation: { type: DataTypes.JSONB, allowNull: false, defaultValue: [] },
         response: { type: DataTypes.JSONB, allowNull: false },
         inputItems: { type: DataTypes.JSONB, allowNull: false, defaultValue: [] },
+        configuration: { type: DataTypes.JSONB, allowNull: true },
         createdAt: DataTypes.DATE,
       },
       { sequelize, tableName: 'stored_responses', updatedAt: false },

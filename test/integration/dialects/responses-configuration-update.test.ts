@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import OpenAI from 'openai';
-import { completion } from '../../helpers/scripted-upstream';
+import { byStream, chunk, completion, usageChunk } from '../../helpers/scripted-upstream';
 import { clientToolSuite } from '../../helpers/client-tools';
 import { outcome } from '../../helpers/responses-background';
 
@@ -74,6 +74,60 @@ describe('Responses: configuration_update input items set the effort and format 
     await s.client.responses.create({ model: s.model, input: next, reasoning: { effort: 'medium' } });
     expect(sent().reasoning_effort).to.equal('high');
     expect(sent().response_format!.json_schema).to.include({ name: 'answer' });
+  });
+
+  /** The effort and format the upstream got for request `i`, and those the Response echoes. */
+  const made = (i: number) => [sent(i).reasoning_effort, sent(i).response_format?.json_schema?.name];
+  const echoed = (r: OpenAI.Responses.Response) => [r.reasoning?.effort, r.text?.format?.type === 'json_schema' ? r.text.format.name : r.text?.format?.type];
+  const update = (effort: 'low' | 'medium' | 'high', format?: 'answer'): OpenAI.Responses.ResponseInputItem =>
+    ({ type: 'configuration_update', reasoning: { effort }, ...(format ? { text: { format: { type: 'json_schema', name: format, schema, strict: true } } } : {}) }) as OpenAI.Responses.ResponseInputItem;
+
+  it('an update stays in effect across previous_response_id: the follow-ups are made with it and their Responses echo it; a later update of the effort alone keeps the format', async () => {
+    s.up.otherwise = byStream(completion({ content: '{"a":"x"}' }, 'stop'), [chunk({ role: 'assistant', content: '{"a":"x"}' }), chunk({}, 'stop'), usageChunk()]);
+    const first = await s.client.responses.create({ model: s.model, input: [update('high', 'answer'), { role: 'user', content: 'first' }], reasoning: { effort: 'low' } });
+    expect(made(0)).to.deep.equal(['high', 'answer']);
+    // the Response echoes what it was made with, not the request's own effort and format
+    expect(echoed(first)).to.deep.equal(['high', 'answer']);
+
+    // no update: the chain's is still in effect, over the request's own effort
+    const second = await s.client.responses.create({ model: s.model, previous_response_id: first.id, input: 'second', reasoning: { effort: 'low' } });
+    expect(made(1)).to.deep.equal(['high', 'answer']);
+    expect(echoed(second)).to.deep.equal(['high', 'answer']);
+
+    // an update of the effort alone: the format stays, in this response and the next (streamed: the same echo)
+    const third = await s.client.responses.create({ model: s.model, previous_response_id: second.id, input: [update('medium'), { role: 'user', content: 'third' }] });
+    expect(made(2)).to.deep.equal(['medium', 'answer']);
+    expect(echoed(third)).to.deep.equal(['medium', 'answer']);
+    const stream = s.client.responses.stream({ model: s.model, previous_response_id: third.id, input: 'fourth', reasoning: { effort: 'high' } });
+    const fourth = await stream.finalResponse();
+    expect(made(3)).to.deep.equal(['medium', 'answer']);
+    expect(echoed(fourth)).to.deep.equal(['medium', 'answer']);
+    // as stored, and a compaction of the chain keeps it
+    expect(echoed(await s.client.responses.retrieve(fourth.id))).to.deep.equal(['medium', 'answer']);
+    s.up.otherwise = () => ({ kind: 'json', body: completion({ content: 'summary' }, 'stop') });
+    const compacted = await s.client.responses.compact({ model: s.model, previous_response_id: fourth.id });
+    const kept = (compacted.output as Array<{ type: string }>).find((i) => i.type === 'configuration_update') as unknown as { reasoning: { effort: string }; text: { format: { name: string } } };
+    expect([kept.reasoning.effort, kept.text.format.name]).to.deep.equal(['medium', 'answer']);
+  });
+
+  it("an update stays in effect in a conversation: the conversation's next responses are made with it and echo it; a later update of the effort alone keeps the format", async () => {
+    s.up.otherwise = () => ({ kind: 'json', body: completion({ content: '{"a":"x"}' }, 'stop') });
+    const conversation = (await s.client.conversations.create({})).id;
+    const first = await s.client.responses.create({ model: s.model, conversation, input: [update('high', 'answer'), { role: 'user', content: 'first' }], reasoning: { effort: 'low' } });
+    expect(made(0)).to.deep.equal(['high', 'answer']);
+    expect(echoed(first)).to.deep.equal(['high', 'answer']);
+    const second = await s.client.responses.create({ model: s.model, conversation, input: 'second', reasoning: { effort: 'low' } });
+    expect(made(1)).to.deep.equal(['high', 'answer']);
+    expect(echoed(second)).to.deep.equal(['high', 'answer']);
+    await s.client.responses.create({ model: s.model, conversation, input: [update('medium'), { role: 'user', content: 'third' }] });
+    expect(made(2)).to.deep.equal(['medium', 'answer']);
+    const fourth = await s.client.responses.create({ model: s.model, conversation, input: 'fourth' });
+    expect(made(3)).to.deep.equal(['medium', 'answer']);
+    expect(echoed(fourth)).to.deep.equal(['medium', 'answer']);
+    // the updates are in the conversation's items, as sent; nothing of them reached the model as a message
+    const items = await s.client.conversations.items.list(conversation, { order: 'asc' });
+    expect(items.data.filter((i) => (i as { type: string }).type === ('configuration_update' as string))).to.have.length(2);
+    expect(sent(3).messages.map((m) => m.role)).to.deep.equal(['user', 'assistant', 'user', 'assistant', 'user', 'assistant', 'user']);
   });
 
   it('an update with a value OpenAI does not take is refused 400 naming it, before anything is sent', async () => {
