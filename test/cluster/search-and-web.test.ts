@@ -40,7 +40,8 @@ class Jar {
     }
   }
   async fetch(url: string, init: RequestInit = {}): Promise<{ res: Response; text: string }> {
-    const res = await fetch(url, { ...init, redirect: 'manual', headers: { ...(init.headers as Record<string, string>), cookie: this.header() } });
+    // a browser's Accept: the web interfaces answer HTML to a browser only, a JSON client gets the envelope (docs/web.md)
+    const res = await fetch(url, { ...init, redirect: 'manual', headers: { accept: 'text/html,application/xhtml+xml', ...(init.headers as Record<string, string>), cookie: this.header() } });
     this.take(res);
     return { res, text: await res.text() };
   }
