@@ -44,6 +44,17 @@ export function outputCap(body: Record<string, unknown>, model: CatalogModel, op
 }
 
 /**
+ * The output a budget holds for each completion: the cap sent (outputCap), except legacy completions'
+ * `max_tokens: 0`, which is sent as 0 but held at the model's cap: OpenAI generates nothing for it, an
+ * OpenAI-compatible server that reads a falsy cap as "none" writes as long as it likes, and a budget
+ * must cover what the upstream can write, not what it was asked to (docs/keys.md#budgets).
+ */
+function heldOutput(body: Record<string, unknown>, model: CatalogModel, operation: ChatJob['operation']): number {
+  if (operation === 'completions' && body.max_tokens === 0) return model.maxOutputTokens ?? DEFAULT_OUTPUT_CAP;
+  return outputCap(body, model, operation);
+}
+
+/**
  * How many completions a request can have generated, each up to the output cap and each billed: `n`
  * (chat, legacy completions) or `best_of` when larger (generated server-side, billed), times the
  * prompts of a legacy completions batch (`prompt` as an array of strings or of token arrays).
@@ -165,7 +176,7 @@ export function chatLimits(ctx: AppContext, req: Request, model: CatalogModel, b
     async ({ budgeted }) => {
       if (budgeted) sendHeldCap(body, model, operation);
       const input = await inputTokens(body, model);
-      return { input: input.counted, pricedInput: input.priced, output: outputCap(body, model, operation) * generations(body) };
+      return { input: input.counted, pricedInput: input.priced, output: heldOutput(body, model, operation) * generations(body) };
     },
     options,
   );

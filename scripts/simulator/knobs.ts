@@ -35,6 +35,11 @@ export interface Knobs {
   hold?: boolean;
   /** Chat and messages: answer exactly these words (e.g. text Postgres cannot store, or a JSON answer) instead of the echo. */
   replyWords?: string[];
+  /**
+   * Legacy completions: `max_tokens: 0` read as no limit (servers that take a falsy cap for "none"),
+   * generating `outputWords` words; OpenAI's own reading (nothing generated) otherwise.
+   */
+  zeroCapUnlimited?: boolean;
   /** Output length in words when not echoing. */
   outputWords?: number;
   /** Decision prompts: answer with text that is not JSON, or JSON of the wrong shape. */

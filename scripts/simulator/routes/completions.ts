@@ -15,7 +15,8 @@ export function completionsRoutes(knobs: KnobStore, log: RequestLog): Router {
     if (await applyFaults(k, res)) return;
     const prompt = Array.isArray(body.prompt) ? body.prompt.map(String).join(' ') : String(body.prompt ?? '');
     // `max_tokens: 0` generates nothing (OpenAI's documented minimum); `echo` puts the prompt before the completion
-    const generated = body.max_tokens === 0 ? [] : replyWords(prompt, k.outputWords ?? 12, body.max_tokens as number | undefined);
+    const zero = body.max_tokens === 0 && !k.zeroCapUnlimited;
+    const generated = zero ? [] : replyWords(prompt, k.outputWords ?? 12, body.max_tokens === 0 ? undefined : (body.max_tokens as number | undefined));
     const words = body.echo === true ? [prompt, ...generated] : generated;
     const text = words.join(' ');
     const usage = { prompt_tokens: countTokens(prompt), completion_tokens: countTokens(generated.join(' ')), total_tokens: 0 };
@@ -23,7 +24,7 @@ export function completionsRoutes(knobs: KnobStore, log: RequestLog): Router {
     const id = `cmpl-sim${Date.now().toString(36)}`;
     const created = Math.floor(Date.now() / 1000);
     if (body.stream !== true) {
-      res.json({ id, object: 'text_completion', created, model, choices: [{ index: 0, text, logprobs: null, finish_reason: body.max_tokens === 0 ? 'length' : 'stop' }], usage });
+      res.json({ id, object: 'text_completion', created, model, choices: [{ index: 0, text, logprobs: null, finish_reason: zero ? 'length' : 'stop' }], usage });
       return;
     }
     res.status(200).setHeader('Content-Type', 'text/event-stream');

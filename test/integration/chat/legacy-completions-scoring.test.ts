@@ -6,6 +6,8 @@ import { call, keyHeader } from '../../helpers/http';
 import { updateKeyControls } from '../../../shared/tenancy/ops';
 import { buildOrg } from '../../helpers/factories';
 import { UsageEvent } from '../../../shared/db/models';
+import { ledgerSpend } from '../../../shared/limits/ledger-spend';
+import { usageSettled } from '../../helpers/usage';
 
 type BadRequest = InstanceType<typeof OpenAI.BadRequestError>;
 const refusal = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e as BadRequest);
@@ -68,6 +70,31 @@ describe('legacy completions: best_of below n is refused; max_tokens 0 scores a 
     const r = await c.completions.create({ model: 'sim-chat', prompt: 'score this prompt', max_tokens: 0, echo: true });
     expect(r.choices[0].text).to.equal('score this prompt');
     expect(env().sim.log.entries.map((e) => (e.body as Record<string, unknown>).max_tokens)).to.deep.equal([0, 0, 0]);
+  });
+
+  it("max_tokens 0 on a budgeted key is held at the model's output cap: a server reading 0 as no limit cannot write past the budget", async () => {
+    // the upstream reads the falsy cap as none and writes 2,000 words (about 3,000 µ$ at 1.5 µ$ a token)
+    env().sim.knobs.set('sim-chat-1', { zeroCapUnlimited: true, outputWords: 2000 });
+    const budgetMicros = 1000;
+    const tight = await buildOrg(env().redis);
+    await updateKeyControls(env().redis, tight.keyId, { budgetMicros, budgetPeriod: 'day' });
+    for (const stream of [false, true]) {
+      const r = await call('POST', '/v1/completions', { headers: keyHeader(tight.key), json: { model: 'sim-chat', prompt: 'score this prompt', max_tokens: 0, echo: true, stream } });
+      expect(r.status, r.text.slice(0, 300)).to.equal(402);
+      expect(r.body.error.code).to.equal('budget_exceeded');
+    }
+    expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
+    await usageSettled();
+    expect(await ledgerSpend('key', tight.keyId, null)).to.equal(0);
+    // a budget that covers the model's cap: admitted, sent as 0, billed what the server wrote
+    const roomy = await buildOrg(env().redis);
+    await updateKeyControls(env().redis, roomy.keyId, { budgetMicros: 100_000, budgetPeriod: 'day' });
+    const r = await call('POST', '/v1/completions', { headers: keyHeader(roomy.key), json: { model: 'sim-chat', prompt: 'score this prompt', max_tokens: 0, echo: true } });
+    expect(r.status, r.text).to.equal(200);
+    expect((env().sim.log.entries[0].body as Record<string, unknown>).max_tokens).to.equal(0);
+    await usageSettled();
+    const spent = await ledgerSpend('key', roomy.keyId, null);
+    expect(spent).to.be.greaterThan(budgetMicros).and.at.most(100_000);
   });
 
   it('refuses max_tokens 0 on a translated upstream 400 unsupported_parameter naming max_tokens, JSON and streamed, nothing sent or billed; below 0 is invalid everywhere', async () => {
