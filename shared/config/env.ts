@@ -56,6 +56,8 @@ export interface Config {
   searchConcurrency: number;
   /** Deadline of one web search (or page fetch) job. */
   searchTimeoutMs: number;
+  /** Deadline of one native web fetch of a page (its redirects included); a page that gets no answer is told at it. */
+  webFetchTimeoutMs: number;
   /** Per-request deadline for chat-style requests, in ms. */
   requestTimeoutMs: number;
   /** Model pools (docs/routing.md): upstream attempts per request, over deployments and fallbacks (POOL_MAX_ATTEMPTS, 3). */
@@ -246,6 +248,7 @@ const schema = Joi.object({
   EMBEDDINGS_CONCURRENCY: Joi.number().integer().min(1).default(32),
   SEARCH_CONCURRENCY: Joi.number().integer().min(1).default(32),
   SEARCH_TIMEOUT_MS: Joi.number().integer().min(1000).default(30000),
+  WEB_FETCH_TIMEOUT_MS: Joi.number().integer().min(100).default(10_000),
   REQUEST_TIMEOUT_MS: Joi.number().integer().min(100).default(600_000),
   POOL_MAX_ATTEMPTS: Joi.number().integer().min(1).max(20).default(3),
   POOL_FIRST_BYTE_TIMEOUT_MS: Joi.number().integer().min(100).default(60_000),
@@ -398,6 +401,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     embeddingsConcurrency: value.EMBEDDINGS_CONCURRENCY,
     searchConcurrency: value.SEARCH_CONCURRENCY,
     searchTimeoutMs: value.SEARCH_TIMEOUT_MS,
+    webFetchTimeoutMs: value.WEB_FETCH_TIMEOUT_MS,
     requestTimeoutMs: value.REQUEST_TIMEOUT_MS,
     poolMaxAttempts: value.POOL_MAX_ATTEMPTS,
     poolFirstByteTimeoutMs: value.POOL_FIRST_BYTE_TIMEOUT_MS,

@@ -10,12 +10,18 @@ export class ApiError extends Error {
   readonly details?: Record<string, unknown>;
   /** The request field at fault, if one is (OpenAI's `error.param` on the OpenAI dialects). */
   readonly param?: string;
+  /**
+   * A failure not to be told for this many ms more (never answered): a worker's fetch that got no
+   * answer reports at once and the pod waits out the fetch's deadline (api/dispatch/search.ts), so
+   * the wait holds no worker slot or lane.
+   */
+  readonly holdMs?: number;
 
   constructor(
     status: number,
     code: string,
     message: string,
-    opts: { retryAfter?: number; headers?: Record<string, string>; details?: Record<string, unknown>; param?: string } = {},
+    opts: { retryAfter?: number; headers?: Record<string, string>; details?: Record<string, unknown>; param?: string; holdMs?: number } = {},
   ) {
     super(message);
     this.name = 'ApiError';
@@ -25,6 +31,7 @@ export class ApiError extends Error {
     if (opts.retryAfter !== undefined) this.headers['Retry-After'] = String(Math.max(1, Math.ceil(opts.retryAfter)));
     this.details = opts.details;
     this.param = opts.param;
+    if (opts.holdMs !== undefined) this.holdMs = opts.holdMs;
   }
 
   toJSON(): { code: string; message: string } & Record<string, unknown> {
@@ -43,6 +50,8 @@ export interface WireError {
   headers?: Record<string, string>;
   /** The request field at fault, when a worker refused one (e.g. `unsupported_parameter`). */
   param?: string;
+  /** Not to be told for this many ms more (ApiError.holdMs; never answered). */
+  holdMs?: number;
   /** A worker's failure: how long the job waited in the queue (the request log's `queue_ms`; never answered). */
   queueMs?: number;
 }
@@ -57,9 +66,10 @@ export function toWire(err: ApiError): WireError {
     details: err.details,
     ...(Object.keys(headers).length ? { headers } : {}),
     param: err.param,
+    ...(err.holdMs !== undefined ? { holdMs: err.holdMs } : {}),
   };
 }
 
 export function fromWire(w: WireError): ApiError {
-  return new ApiError(w.status, w.code, w.message, { retryAfter: w.retryAfter, details: w.details, headers: w.headers, param: w.param });
+  return new ApiError(w.status, w.code, w.message, { retryAfter: w.retryAfter, details: w.details, headers: w.headers, param: w.param, holdMs: w.holdMs });
 }

@@ -14,7 +14,8 @@ import { realSignal } from '../../shared/cancel-source';
 /** One search (or fetch) job: the provider call, and the usage event of the request. */
 async function run(d: SearchJob, { signal, usage }: JobContext): Promise<SearchResult | FetchResult> {
   if (d.kind === 'fetch') {
-    const page = await fetchPage(d.url, { ...fetchTrust(), allowedDomains: d.allowedDomains, blockedDomains: d.blockedDomains }, realSignal(signal));
+    // a fetch that got no answer is told at its deadline by the pod (api/dispatch/search.ts), not here: the wait holds no slot
+    const page = await fetchPage(d.url, { ...fetchTrust(), allowedDomains: d.allowedDomains, blockedDomains: d.blockedDomains, timeoutMs: config().webFetchTimeoutMs, deferDeadline: true }, realSignal(signal));
     usage('web_search', { units: { web_fetch_requests: 1 }, passthrough: d.provider.keySource === 'own' });
     return { url: page.url, provider: d.provider.name, title: page.title, content: page.content, contentType: page.contentType, retrievedAt: page.retrievedAt };
   }

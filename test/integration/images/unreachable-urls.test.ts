@@ -10,6 +10,7 @@ import { poolModel, simDeployment } from '../../helpers/pool-models';
 import { withSettings } from '../../helpers/settings';
 import { fetchPage } from '../../../workers/providers/fetch/page';
 import { ApiError } from '../../../shared/errors/ApiError';
+import { startSearchUpstream, useSearchProvider } from '../../helpers/search-upstream';
 
 const TIMEOUT = 1200;
 /** Words that would tell which connection-level failure happened. */
@@ -113,5 +114,36 @@ describe('a URL that gets no answer reads the same whatever failed (no port prob
       return expect.fail(`${url} was fetched`);
     });
     expectOneAnswer(got, { status: 502, body: JSON.stringify({ code: 'fetch_failed', message: 'Error while downloading <url>.' }) });
+  });
+
+  it('the native web fetch in a request: told at the deadline by the pod, the search lane free while it waits', async () => {
+    // one search at a time for this org: a failed fetch that kept its lane through the wait would refuse the next
+    const one = await buildOrg(env().redis, { laneOverrides: { 'search:default': 1 } });
+    const up = await startSearchUpstream();
+    try {
+      await useSearchProvider(one.org.id, up, 'unreachable-fetch');
+      const ask = (url: string) =>
+        call('POST', '/v1/messages', {
+          headers: { ...keyHeader(one.key), 'anthropic-version': '2023-06-01' },
+          json: { model: 'sim-claude', max_tokens: 300, tools: [{ type: 'web_fetch_20250910', name: 'web_fetch' }], messages: [{ role: 'user', content: `Please fetch ${url} and tell me about it` }] },
+        });
+      await withSettings({ WEB_FETCH_TIMEOUT_MS: String(TIMEOUT) }, async () => {
+        const t0 = Date.now();
+        const first = ask(hosts.urls.closed);
+        // the closed port refuses at once; the second request's fetch starts while the first waits out its deadline
+        await new Promise((r) => setTimeout(r, 400));
+        const second = ask(hosts.urls.dropping);
+        for (const [r, url, started] of [[await first, hosts.urls.closed, t0], [await second, hosts.urls.dropping, t0 + 400]] as const) {
+          expect(r.status, r.text).to.equal(200);
+          const result = (r.body.content as Array<{ type: string; content?: unknown }>).find((b) => b.type === 'web_fetch_tool_result');
+          expect(result?.content, url).to.deep.equal({ type: 'web_fetch_tool_result_error', error_code: 'url_not_accessible', code: 'fetch_failed' });
+          expect(r.text).not.to.match(DETAIL);
+          const took = Date.now() - started;
+          expect(took, `${url} answered after ${took} ms`).to.be.at.least(TIMEOUT - 20);
+        }
+      });
+    } finally {
+      await up.close();
+    }
   });
 });

@@ -7,7 +7,8 @@ import { searchErrors } from '../../../shared/search/errors';
  */
 export const fetchErrors = {
   notAllowed: (why: string) => searchErrors.fetchNotAllowed(why),
-  failed: (why: string) => new ApiError(502, 'fetch_failed', why),
+  /** `holdMs`: not to be told before the fetch's deadline (shared/net/ssrf.ts `deferDeadline`). */
+  failed: (why: string, holdMs?: number) => new ApiError(502, 'fetch_failed', why, { holdMs }),
   tooLarge: (maxBytes: number) => new ApiError(413, 'fetch_too_large', `The page is larger than ${maxBytes} bytes.`),
   unsupportedType: (type: string) => new ApiError(415, 'unsupported_content_type', `Only text pages are fetched; this one is '${type}'.`),
 };

@@ -20,6 +20,8 @@ export interface FetchPageOptions {
   resolve?: Resolver;
   /** Redirects followed at most (default 3); each hop is checked again. */
   maxRedirects?: number;
+  /** A fetch that got no answer fails at once, its `fetch_failed` carrying the ms left to the deadline (`holdMs`) for the pod to wait. */
+  deferDeadline?: boolean;
 }
 
 export interface FetchedPage {
@@ -98,6 +100,7 @@ export async function fetchPage(raw: string, opts: FetchPageOptions = {}, signal
       checkUrl,
       checkType,
       signal,
+      deferDeadline: o.deferDeadline,
       accept: 'text/html, text/plain;q=0.9, text/*;q=0.8, application/xhtml+xml, application/json;q=0.5',
     });
   } catch (err) {
@@ -105,7 +108,7 @@ export async function fetchPage(raw: string, opts: FetchPageOptions = {}, signal
     if (signal?.aborted) throw err;
     if (err.kind === 'not_allowed') throw fetchErrors.notAllowed(err.message);
     if (err.kind === 'too_large') throw fetchErrors.tooLarge(o.maxBytes);
-    throw fetchErrors.failed(err.message);
+    throw fetchErrors.failed(err.message, err.holdMs);
   }
   const contentType = got.contentType ?? '';
   const mediaType = mediaTypeOf(contentType);
