@@ -27,10 +27,18 @@ export async function resolveRequestedModel(ctx: AppContext, req: Request, reque
   return merged(resolved, { requestedId: requested });
 }
 
-/** Resolves a chat-capable model for the caller (routing-plan aliases first), or throws. */
-export async function resolveChatModel(ctx: AppContext, req: Request, requested: string): Promise<ResolvedModel> {
+/**
+ * OpenAI's refusal of a model that is not a chat model on `/v1/chat/completions`: 404, `param`
+ * `model`, in its words (its body as quoted in egoist/chatwise-releases issue 1256, 2026-02; its
+ * `code` is null, the gateway's `model_not_chat_capable`). The other routes keep their 400.
+ */
+const NOT_A_CHAT_MODEL = 'This is not a chat model and thus not supported in the v1/chat/completions endpoint. Did you mean to use v1/completions?';
+
+/** Resolves a chat-capable model for the caller (routing-plan aliases first), or throws; `chatRoute`: OpenAI's 404 for `/v1/chat/completions`. */
+export async function resolveChatModel(ctx: AppContext, req: Request, requested: string, chatRoute = false): Promise<ResolvedModel> {
   const resolved = await resolveRequestedModel(ctx, req, requested);
   if (!resolved.model.capabilities.chat) {
+    if (chatRoute) throw new ApiError(404, 'model_not_chat_capable', NOT_A_CHAT_MODEL, { param: 'model' });
     throw new ApiError(400, 'model_not_chat_capable', `The model '${requested}' does not serve chat.`);
   }
   return resolved;

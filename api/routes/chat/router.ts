@@ -21,6 +21,7 @@ import { checkMetadata, deleteChat, getChat, listChatMessages, listChats, storeC
 import { StreamedCompletion, withoutUsage } from './stream-completion';
 import { effortLevels, refuseEffortLevel } from '../../../shared/catalog/effort-levels';
 import { askedTier, chunkWithServedTier, withServedTier } from './service-tier';
+import { refuseInvalidToolSchemas } from './tool-schemas';
 
 type Body = { model: string; stream?: boolean; stream_options?: { include_usage?: boolean } | null } & Record<string, unknown>;
 
@@ -76,6 +77,21 @@ function refuseUnwantedEffort(body: Record<string, unknown>, config: Record<stri
   refuseEffortLevel(body.reasoning_effort, config, 'reasoning_effort');
 }
 
+/**
+ * OpenAI refuses a chat `metadata` unless `store` is true: 400 invalid_request_error naming
+ * `metadata`, "The 'metadata' parameter is only allowed when 'store' is enabled." (its answer as
+ * quoted in tmc/langchaingo issue 1484, gpt-5-nano, 2026-03, and looplj/axonhub issue 1380,
+ * gpt-5.4, 2026-04). The gateway forwarded it and answered. Null is absent; an empty object, which
+ * labels nothing, is let through (OpenAI's handling of it is not known).
+ */
+const METADATA_WITHOUT_STORE = "The 'metadata' parameter is only allowed when 'store' is enabled.";
+function refuseMetadataWithoutStore(body: Record<string, unknown>): void {
+  const m = body.metadata;
+  if (m === undefined || m === null || body.store === true) return;
+  if (typeof m === 'object' && !Array.isArray(m) && Object.keys(m).length === 0) return;
+  throw new ApiError(400, 'invalid_request', METADATA_WITHOUT_STORE, { param: 'metadata' });
+}
+
 /** The JSON answer of a chat or legacy completions job (a chat answer with its refusal field, and the tier it was served in when asked: service-tier.ts). */
 const answerOf = (operation: 'chat' | 'completions', result: unknown, tier: boolean) => (operation === 'chat' ? (tier ? withServedTier(withRefusal(result)) : withRefusal(result)) : result);
 
@@ -85,9 +101,14 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
   return async (req: Request, res: Response) => {
     // the common chat body is checked without Joi; anything else, and every refusal, is Joi's (fast-check.ts)
     const body = ((operation === 'chat' && plainChatBody(req.body)) || validate<Body>(schema, req.body)) as Body;
-    const resolved = await resolveChatModel(ctx, req, body.model);
+    const resolved = await resolveChatModel(ctx, req, body.model, operation === 'chat');
     if (operation === 'completions' && !['openai', 'azure'].includes(resolved.model.provider.kind)) checkTranslatableCompletion(body, resolved.model);
-    if (operation === 'chat') refuseUnwantedEffort(body, resolved.model.config);
+    if (operation === 'chat') {
+      refuseUnwantedEffort(body, resolved.model.config);
+      refuseMetadataWithoutStore(body);
+      // function tools' `parameters` OpenAI refuses (tool-schemas.ts); only when tools are sent
+      if (body.tools !== undefined) refuseInvalidToolSchemas(body.tools);
+    }
     const stream = body.stream === true;
     const tier = operation === 'chat' && askedTier(body);
     // `store: true` (chat only): the completion is kept for the stored completions endpoints; its metadata is checked before anything runs

@@ -102,7 +102,7 @@ describe('POST /v1/chat/completions', () => {
     const r = await call('POST', '/v1/chat/completions', {
       headers: keyHeader(o.key),
       json: chatBody('sim-chat', {
-        tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }],
+        tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: {} } } }],
         tool_choice: 'required',
         some_vendor_field: { a: 1 },
       }),
@@ -128,7 +128,7 @@ describe('POST /v1/chat/completions', () => {
       [{ model: 'sim-chat', messages: [] }, 400, 'empty_array'],
       [{ model: 'sim-chat', messages: [{ role: 'wizard', content: 'x' }] }, 400, 'invalid_value'],
       [{ model: 'nope', messages: [{ role: 'user', content: 'x' }] }, 404, 'model_not_found'],
-      [{ model: 'sim-embed', messages: [{ role: 'user', content: 'x' }] }, 400, 'model_not_chat_capable'],
+      [{ model: 'sim-embed', messages: [{ role: 'user', content: 'x' }] }, 404, 'model_not_chat_capable'],
     ];
     await usageSettled();
     const before = await UsageEvent.count({ where: { orgId: o.org.id } });

@@ -11,6 +11,7 @@ import { addGeminiModels } from '../../helpers/gemini-model';
 const msgs = [{ role: 'user' as const, content: 'hello' }];
 const STREAM_OPTIONS = "The 'stream_options' parameter is only allowed when 'stream' is enabled.";
 const TOP_LOGPROBS = "The 'top_logprobs' parameter is only allowed when 'logprobs' is enabled.";
+const METADATA = "The 'metadata' parameter is only allowed when 'store' is enabled.";
 
 /**
  * Fields OpenAI takes only beside another: `stream_options` on a streamed request, `top_logprobs`
@@ -88,5 +89,31 @@ describe('OpenAI refusals: stream_options without stream, top_logprobs without l
     expect(env().sim.log.entries.at(-1)!.body).to.include({ logprobs: true, top_logprobs: 2 });
     const legacy = await post('/v1/completions', { model: 'sim-chat', prompt: 'x', stream: true, stream_options: { include_usage: true } });
     expect(legacy.status, legacy.text).to.equal(200);
+  });
+
+  /**
+   * OpenAI refuses a chat `metadata` unless `store: true` (its answer as quoted in tmc/langchaingo
+   * issue 1484, gpt-5-nano, 2026-03, and looplj/axonhub issue 1380, 2026-04); the gateway forwarded
+   * it and answered.
+   */
+  it("metadata without store: true (absent, false or null) is OpenAI's 400 naming metadata on every upstream kind, JSON and streamed; nothing sent or billed; null, {} and store: true still answer", async () => {
+    const before = await billed();
+    for (const model of models) {
+      for (const extra of [{}, { store: false }, { store: null }]) {
+        for (const stream of [false, true]) {
+          const what = `${model} ${JSON.stringify(extra)} stream ${stream}`;
+          expectRefusal(await post('/v1/chat/completions', { model, messages: msgs, stream, metadata: { run: 'a' }, ...extra }), 'metadata', METADATA, what);
+        }
+      }
+    }
+    const err = await outcome(s.c.chat.completions.create({ model: 'sim-chat', messages: msgs, metadata: { run: 'a' } }));
+    expect(err).to.be.instanceOf(OpenAI.BadRequestError);
+    expect(err as InstanceType<typeof OpenAI.BadRequestError>).to.deep.include({ status: 400, code: 'invalid_request', param: 'metadata', message: `400 ${METADATA}` });
+    expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
+    expect(await billed(), 'nothing billed').to.equal(before);
+    for (const extra of [{ metadata: null }, { metadata: {} }, { metadata: { run: 'a' }, store: true }]) {
+      const r = await post('/v1/chat/completions', { model: 'sim-chat', messages: msgs, ...extra });
+      expect(r.status, `${JSON.stringify(extra)} ${r.text}`).to.equal(200);
+    }
   });
 });

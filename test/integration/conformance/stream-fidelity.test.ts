@@ -60,8 +60,8 @@ describe('streamed answers equal the JSON answers, through the official SDKs, on
   let anthropic: Anthropic;
   let apiKey: string;
   const tools = [
-    { name: 'a', input_schema: { type: 'object' as const } },
-    { name: 'b', input_schema: { type: 'object' as const } },
+    { name: 'a', input_schema: { type: 'object' as const, properties: {} } },
+    { name: 'b', input_schema: { type: 'object' as const, properties: {} } },
   ];
   beforeEach(resetSim);
   before(async () => {

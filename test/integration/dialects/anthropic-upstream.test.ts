@@ -39,7 +39,7 @@ describe('chat completions on an Anthropic-native upstream (sim-claude)', () => 
       stream: true,
       stream_options: { include_usage: true },
       messages: [{ role: 'user', content: 'find it' }],
-      tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }],
+      tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: {} } } }],
       tool_choice: 'required',
     });
     expect(s.status, s.text).to.equal(200);

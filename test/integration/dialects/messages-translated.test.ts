@@ -15,8 +15,8 @@ import { ScriptedUpstream, chunk, completion, usageChunk } from '../../helpers/s
  */
 const V = { 'anthropic-version': '2023-06-01' };
 const tools = [
-  { name: 'a', input_schema: { type: 'object' } },
-  { name: 'b', input_schema: { type: 'object' } },
+  { name: 'a', input_schema: { type: 'object', properties: {} } },
+  { name: 'b', input_schema: { type: 'object', properties: {} } },
 ];
 
 /** Blocks as `start:index:type:name`, deltas as `delta:index:text`, stops as `stop:index`. */

@@ -159,7 +159,8 @@ describe('POST /v1/systemone: answers', () => {
 
   it('refuses decision ids on the chat, messages and responses routes', async () => {
     const chat = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-decide', messages: [{ role: 'user', content: 'hi' }] } });
-    expect(chat.status).to.equal(400);
+    // OpenAI's 404 for a model that is not a chat model (docs/api.md)
+    expect(chat.status).to.equal(404);
     expect(chat.body.error.code).to.equal('model_not_chat_capable');
     const messages = await call('POST', '/v1/messages', {
       headers: { ...keyHeader(o.key), 'anthropic-version': '2023-06-01' },

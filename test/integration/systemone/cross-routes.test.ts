@@ -16,8 +16,9 @@ describe('decision model ids on other routes', () => {
     env().sim.log.entries.length = 0;
   });
 
-  const cases: Array<{ path: string; body: Record<string, unknown>; code: string; headers?: Record<string, string> }> = [
-    { path: '/v1/chat/completions', body: { model: 'sim-decide', messages: [{ role: 'user', content: 'hi' }] }, code: 'model_not_chat_capable' },
+  // chat completions answers OpenAI's 404 for a model that is not a chat model (docs/api.md)
+  const cases: Array<{ path: string; body: Record<string, unknown>; code: string; headers?: Record<string, string>; status?: number }> = [
+    { path: '/v1/chat/completions', body: { model: 'sim-decide', messages: [{ role: 'user', content: 'hi' }] }, code: 'model_not_chat_capable', status: 404 },
     { path: '/v1/completions', body: { model: 'sim-decide', prompt: 'hi' }, code: 'model_not_chat_capable' },
     { path: '/v1/messages', body: { model: 'sim-decide', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }, code: 'model_not_chat_capable', headers: { 'anthropic-version': '2023-06-01' } },
     { path: '/v1/responses', body: { model: 'sim-decide', input: 'hi' }, code: 'model_not_chat_capable' },
@@ -26,9 +27,9 @@ describe('decision model ids on other routes', () => {
     { path: '/v1/images/generations', body: { model: 'sim-decide', prompt: 'a cat' }, code: 'model_not_image_capable' },
   ];
   for (const c of cases) {
-    it(`${c.path} refuses a decision model id with 400 ${c.code}`, async () => {
+    it(`${c.path} refuses a decision model id with ${c.status ?? 400} ${c.code}`, async () => {
       const r = await call('POST', c.path, { headers: { ...keyHeader(o.key), ...c.headers }, json: c.body });
-      expect(r.status, r.text).to.equal(400);
+      expect(r.status, r.text).to.equal(c.status ?? 400);
       expect(r.body.error.code).to.equal(c.code);
       expect(r.text).not.to.match(/\bat .+\.(js|ts):\d+/);
       expect(env().sim.log.entries).to.have.length(0);

@@ -1,0 +1,181 @@
+/**
+ * A chat request's function tools whose `parameters` OpenAI's API refuses, refused as it refuses
+ * them: 400 invalid_request_error, code `invalid_function_parameters`, `param`
+ * `tools[N].function.parameters`, "Invalid schema for function '<name>': <why>." (its bodies as
+ * quoted in langchain-ai/langchain-mcp-adapters issue 137, FoundationAgents/OpenManus issue 1162,
+ * lastmile-ai/openai-agents-mcp issue 2, sashirestela/simple-openai issue 177). Before, such a
+ * schema went to an OpenAI-compatible upstream (refused there after a lane was taken) or was
+ * translated for Anthropic, Gemini or Bedrock, which refused it in their own words or served it.
+ *
+ * Every function tool: `parameters` must be a JSON Schema (Ajv's meta-schema validation, draft
+ * 2020-12 or draft-07: a schema either takes is taken; the openai SDK's zod helper writes draft-07),
+ * its root of `type: "object"` (a bare `{}`, no parameters, is taken) with `properties`. With
+ * `strict: true`, OpenAI's Structured Outputs rules too: the root typed `object`, and every object
+ * schema (a `type` of `object`, or `properties`) with `additionalProperties: false` and every
+ * property in `required`. The reason is OpenAI's wording: python-jsonschema's for a meta-schema
+ * failure ("[] is not of type 'object', 'boolean'"), "In context=(<path as a Python tuple>), ..."
+ * for the strict rules.
+ *
+ * Only run when `tools` is present; a verdict is cached by the schema's text (and `strict`), so a
+ * client sending the same tools on every turn pays for the check once (one JSON.stringify of them).
+ */
+import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
+import draft7 from 'ajv/dist/refs/json-schema-draft-07.json';
+import { ApiError } from '../../../shared/errors/ApiError';
+import { isRecord } from '../../../shared/is-record';
+
+type Obj = Record<string, unknown>;
+
+const DRAFT_2020 = 'https://json-schema.org/draft/2020-12/schema';
+const DRAFT_07 = 'http://json-schema.org/draft-07/schema';
+
+let meta: { v2020: ValidateFunction; v07: ValidateFunction } | undefined;
+/**
+ * The two meta-schemas' validators, compiled once (about 100 ms): by a web pod before it listens
+ * (api/server.ts, so that no request waits for it), elsewhere at the first request with tools.
+ */
+export function metaValidators(): { v2020: ValidateFunction; v07: ValidateFunction } {
+  if (!meta) {
+    const ajv = new Ajv2020({ strict: false, allErrors: false, verbose: true, validateFormats: false, logger: false });
+    ajv.addMetaSchema(draft7);
+    meta = { v2020: ajv.getSchema(DRAFT_2020)!, v07: ajv.getSchema(DRAFT_07)! };
+  }
+  return meta;
+}
+
+/** A value as Python's repr writes it (OpenAI's messages come from python-jsonschema); long ones cut. */
+export function pyRepr(v: unknown): string {
+  const out = repr(v);
+  return out.length > 500 ? `${out.slice(0, 500)}...` : out;
+}
+function repr(v: unknown): string {
+  if (v === null || v === undefined) return 'None';
+  if (v === true) return 'True';
+  if (v === false) return 'False';
+  if (typeof v === 'string') {
+    const body = v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+    return v.includes("'") && !v.includes('"') ? `"${body}"` : `'${body.replace(/'/g, "\\'")}'`;
+  }
+  if (Array.isArray(v)) return `[${v.map(repr).join(', ')}]`;
+  if (isRecord(v)) return `{${Object.entries(v).map(([k, x]) => `${repr(k)}: ${repr(x)}`).join(', ')}}`;
+  return String(v);
+}
+
+/** A path as Python prints a tuple of its keys: (), ('items',), ('properties', 'a'). */
+const context = (path: readonly string[]) => `In context=(${path.map(repr).join(', ')}${path.length === 1 ? ',' : ''})`;
+
+/**
+ * The meta-schema error python-jsonschema's best_match would name, roughly: the shallowest, and at
+ * one depth one that is not an anyOf/oneOf summary, an enum rather than a type mismatch.
+ */
+function bestError(errors: readonly ErrorObject[]): ErrorObject {
+  const depth = (e: ErrorObject) => (e.instancePath === '' ? 0 : e.instancePath.split('/').length);
+  const rank = (e: ErrorObject) => (e.keyword === 'anyOf' || e.keyword === 'oneOf' ? 2 : e.keyword === 'type' ? 1 : 0);
+  return [...errors].sort((a, b) => depth(a) - depth(b) || rank(a) - rank(b))[0];
+}
+
+/** One Ajv meta-schema error in python-jsonschema's words. */
+function metaMessage(e: ErrorObject): string {
+  const data = pyRepr(e.data);
+  const p = e.params as Obj;
+  switch (e.keyword) {
+    case 'type':
+      return `${data} is not of type ${String(p.type).split(',').map((t) => `'${t}'`).join(', ')}`;
+    case 'enum':
+      return `${data} is not one of ${pyRepr(p.allowedValues)}`;
+    case 'anyOf':
+    case 'oneOf':
+      return `${data} is not valid under any of the given schemas`;
+    case 'minItems':
+      return p.limit === 1 ? `${data} should be non-empty` : `${data} is too short`;
+    case 'uniqueItems':
+      return `${data} has non-unique elements`;
+    case 'minimum':
+      return `${data} is less than the minimum of ${String(p.limit)}`;
+    default:
+      return `${data} is not valid under the meta-schema: ${e.instancePath || '/'} ${e.message ?? ''}`.trimEnd();
+  }
+}
+
+/** The meta-schema refusal, or undefined: valid under draft 2020-12 or draft-07. */
+function metaProblem(schema: Obj): string | undefined {
+  const { v2020, v07 } = metaValidators();
+  const draft07 = typeof schema.$schema === 'string' && schema.$schema.startsWith(DRAFT_07);
+  if (v2020(schema)) return undefined;
+  const errors2020 = v2020.errors ?? [];
+  if (v07(schema)) return undefined;
+  const errors = draft07 ? (v07.errors ?? []) : errors2020;
+  return errors.length ? metaMessage(bestError(errors)) : 'is not a valid JSON Schema';
+}
+
+const typeIncludes = (s: Obj, t: string) => s.type === t || (Array.isArray(s.type) && s.type.includes(t));
+
+/** The root's type as OpenAI's refusal quotes it: the string, a list in Python's form, None when absent. */
+const rootType = (t: unknown) => (typeof t === 'string' ? t : t === undefined ? 'None' : pyRepr(t));
+
+/** The subschemas strict mode's rules reach, with their paths. */
+function* children(s: Obj, path: readonly string[]): Generator<[Obj, string[]]> {
+  for (const k of ['properties', '$defs', 'definitions']) {
+    const m = s[k];
+    if (isRecord(m)) for (const [name, sub] of Object.entries(m)) if (isRecord(sub)) yield [sub, [...path, k, name]];
+  }
+  for (const k of ['items', 'additionalProperties', 'not']) if (isRecord(s[k])) yield [s[k] as Obj, [...path, k]];
+  for (const k of ['anyOf', 'oneOf', 'allOf', 'prefixItems', 'items']) {
+    const list = s[k];
+    if (Array.isArray(list)) for (const [i, sub] of list.entries()) if (isRecord(sub)) yield [sub, [...path, k, String(i)]];
+  }
+}
+
+/** The first strict-mode rule an object schema breaks, depth first, or undefined. */
+function strictProblem(s: Obj, path: readonly string[]): string | undefined {
+  if (typeIncludes(s, 'object') || isRecord(s.properties)) {
+    if (s.additionalProperties !== false) return `${context(path)}, 'additionalProperties' is required to be supplied and to be false.`;
+    const props = isRecord(s.properties) ? Object.keys(s.properties) : [];
+    const required = Array.isArray(s.required) ? s.required : [];
+    const missing = props.find((k) => !required.includes(k));
+    if (missing !== undefined) return `${context(path)}, 'required' is required to be supplied and to be an array including every key in properties. Missing ${repr(missing)}.`;
+  }
+  for (const [sub, at] of children(s, path)) {
+    const problem = strictProblem(sub, at);
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
+/** Why OpenAI refuses these parameters (the part after "Invalid schema for function 'x': "), or undefined. */
+export function parametersProblem(schema: Obj, strict: boolean): string | undefined {
+  const invalid = metaProblem(schema);
+  if (invalid) return `${invalid}.`;
+  // a bare {} is a function without parameters; strict mode needs the typed root all the same
+  if (!strict && Object.keys(schema).length === 0) return undefined;
+  if (schema.type !== 'object') return `schema must be a JSON Schema of 'type: "object"', got 'type: "${rootType(schema.type)}"'.`;
+  if (!isRecord(schema.properties)) return `${context([])}, object schema missing properties.`;
+  return strict ? strictProblem(schema, []) : undefined;
+}
+
+/** Verdicts by strict flag and schema text ('' when valid); cleared whole when full. */
+const verdicts = new Map<string, string>();
+const VERDICTS_MAX = 512;
+
+function cachedProblem(schema: Obj, strict: boolean): string | undefined {
+  const key = (strict ? '1' : '0') + JSON.stringify(schema);
+  let verdict = verdicts.get(key);
+  if (verdict === undefined) {
+    verdict = parametersProblem(schema, strict) ?? '';
+    if (verdicts.size >= VERDICTS_MAX) verdicts.clear();
+    verdicts.set(key, verdict);
+  }
+  return verdict || undefined;
+}
+
+/** Refuses the first function tool whose `parameters` OpenAI refuses (the body is past the chat schema). */
+export function refuseInvalidToolSchemas(tools: unknown): void {
+  if (!Array.isArray(tools)) return;
+  for (const [i, tool] of tools.entries()) {
+    if (!isRecord(tool) || tool.type !== 'function' || !isRecord(tool.function)) continue;
+    const { name, parameters, strict } = tool.function;
+    if (!isRecord(parameters)) continue;
+    const problem = cachedProblem(parameters, strict === true);
+    if (problem) throw new ApiError(400, 'invalid_function_parameters', `Invalid schema for function '${String(name)}': ${problem}`, { param: `tools[${i}].function.parameters` });
+  }
+}

@@ -1,0 +1,145 @@
+import { expect } from 'chai';
+import OpenAI from 'openai';
+import { zodFunction } from 'openai/helpers/zod';
+import { z } from 'zod';
+import { env } from '../../helpers/harness';
+import { openaiOrg } from '../../helpers/openai-org';
+import { call, keyHeader, type Reply } from '../../helpers/http';
+import { expectOpenAI } from '../../helpers/conformance';
+import { outcome } from '../../helpers/responses-background';
+import { billedEvents } from '../../helpers/usage';
+import { addGeminiModels } from '../../helpers/gemini-model';
+
+const msgs = [{ role: 'user' as const, content: 'hello' }];
+const fn = (name: string, parameters: unknown, strict?: boolean) => ({ type: 'function', function: { name, parameters, ...(strict === undefined ? {} : { strict }) } });
+/** A valid tool first, so that the refusal names the second: tools[1]. */
+const ok = fn('ok_tool', { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] });
+
+/**
+ * Function tools whose `parameters` OpenAI refuses (api/routes/chat/tool-schemas.ts): 400
+ * invalid_request_error `invalid_function_parameters` naming `tools[N].function.parameters`, "Invalid
+ * schema for function '<name>': ...", in its words, on every upstream kind, JSON and streamed, before
+ * any upstream call or bill. Before, such a schema went to an OpenAI-compatible upstream (the
+ * simulator answered) or was translated to Anthropic and Gemini (the simulator answered too).
+ */
+describe('OpenAI refusals: invalid function tool schemas (invalid_function_parameters)', function () {
+  this.timeout(60_000);
+  const s = openaiOrg();
+  let cleanup: () => Promise<void>;
+  before(async () => {
+    cleanup = await addGeminiModels();
+  });
+  after(() => cleanup());
+  const models = ['sim-chat', 'sim-claude', 'test-gemini'];
+  const post = (json: Record<string, unknown>) => call('POST', '/v1/chat/completions', { headers: keyHeader(s.o.key), json });
+  const billed = () => billedEvents(s.o.org.id);
+
+  function expectRefusal(r: Reply, name: string, why: string, what: string): void {
+    expect(r.status, `${what} ${r.text}`).to.equal(400);
+    expect(r.body.error, what).to.deep.equal({ code: 'invalid_function_parameters', message: `Invalid schema for function '${name}': ${why}`, type: 'invalid_request_error', param: 'tools[1].function.parameters' });
+    expectOpenAI('ErrorResponse', r.body);
+  }
+
+  const notSchemas: Array<[string, unknown, string]> = [
+    ['bad_type', { type: 'object', properties: { city: { type: 'strin' } } }, "'strin' is not one of ['array', 'boolean', 'integer', 'null', 'number', 'object', 'string']."],
+    ['bad_items', { type: 'object', properties: { list: { type: 'array', items: 3 } } }, "3 is not of type 'object', 'boolean'."],
+    ['bad_required', { type: 'object', properties: { a: { type: 'string' } }, required: 'a' }, "'a' is not of type 'array'."],
+    ['draft3_required', { type: 'object', properties: { a: { type: 'string', required: true } } }, "True is not of type 'array'."],
+    ['bad_min', { type: 'object', properties: { a: { type: 'string', minLength: -1 } } }, '-1 is less than the minimum of 0.'],
+    ['string_root', { type: 'string' }, `schema must be a JSON Schema of 'type: "object"', got 'type: "string"'.`],
+    ['union_root', { anyOf: [{ type: 'object', properties: {} }] }, `schema must be a JSON Schema of 'type: "object"', got 'type: "None"'.`],
+    ['no_properties', { type: 'object' }, 'In context=(), object schema missing properties.'],
+  ];
+
+  it("a parameters that is not a JSON Schema, or not an object schema with properties, is OpenAI's 400 invalid_function_parameters on every upstream kind, JSON and streamed; nothing sent or billed", async () => {
+    const before = await billed();
+    for (const model of models) {
+      for (const [name, parameters, why] of notSchemas) {
+        for (const stream of [false, true]) {
+          for (const strict of [undefined, false]) {
+            expectRefusal(await post({ model, messages: msgs, stream, tools: [ok, fn(name, parameters, strict)] }), name, why, `${model} ${name} stream ${stream} strict ${strict}`);
+          }
+        }
+      }
+    }
+    const err = await outcome(s.c.chat.completions.create({ model: 'sim-chat', messages: msgs, tools: [ok, fn('bad_type', notSchemas[0][1])] as OpenAI.ChatCompletionTool[] }));
+    expect(err).to.be.instanceOf(OpenAI.BadRequestError);
+    expect(err as InstanceType<typeof OpenAI.BadRequestError>).to.deep.include({ status: 400, type: 'invalid_request_error', code: 'invalid_function_parameters', param: 'tools[1].function.parameters' });
+    expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
+    expect(await billed(), 'nothing billed').to.equal(before);
+  });
+
+  const strictBreaks: Array<[string, unknown, string]> = [
+    ['open_root', { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] }, "In context=(), 'additionalProperties' is required to be supplied and to be false."],
+    ['open_root_true', { type: 'object', properties: { a: { type: 'string' } }, required: ['a'], additionalProperties: true }, "In context=(), 'additionalProperties' is required to be supplied and to be false."],
+    [
+      'open_nested',
+      { type: 'object', properties: { p: { type: 'object', properties: { x: { type: 'string' } }, required: ['x'] } }, required: ['p'], additionalProperties: false },
+      "In context=('properties', 'p'), 'additionalProperties' is required to be supplied and to be false.",
+    ],
+    [
+      'open_items',
+      { type: 'object', properties: { l: { type: 'array', items: { type: 'object', properties: { x: { type: 'string' } }, required: ['x'] } } }, required: ['l'], additionalProperties: false },
+      "In context=('properties', 'l', 'items'), 'additionalProperties' is required to be supplied and to be false.",
+    ],
+    [
+      'optional_field',
+      { type: 'object', properties: { location: { type: 'string' }, unit: { type: 'string' } }, required: ['location'], additionalProperties: false },
+      "In context=(), 'required' is required to be supplied and to be an array including every key in properties. Missing 'unit'.",
+    ],
+    [
+      'optional_in_union',
+      { type: 'object', properties: { r: { anyOf: [{ type: 'object', properties: { a: { type: 'string' }, b: { type: 'string' } }, required: ['a'], additionalProperties: false }, { type: 'null' }] } }, required: ['r'], additionalProperties: false },
+      "In context=('properties', 'r', 'anyOf', '0'), 'required' is required to be supplied and to be an array including every key in properties. Missing 'b'.",
+    ],
+    ['empty_strict', {}, `schema must be a JSON Schema of 'type: "object"', got 'type: "None"'.`],
+  ];
+
+  it("with strict: true, OpenAI's Structured Outputs rules (additionalProperties false and every property required, in every object) are its 400 naming the context, on every upstream kind; the same schemas without strict are served", async () => {
+    const before = await billed();
+    for (const model of models) {
+      for (const [name, parameters, why] of strictBreaks) {
+        expectRefusal(await post({ model, messages: msgs, tools: [ok, fn(name, parameters, true)] }), name, why, `${model} ${name}`);
+      }
+    }
+    expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
+    expect(await billed(), 'nothing billed').to.equal(before);
+    // the verdict is cached per strict flag: without strict the same schema is served
+    for (const [name, parameters] of strictBreaks) {
+      const r = await post({ model: 'sim-chat', messages: msgs, tools: [ok, fn(name, parameters, false)] });
+      expect(r.status, `${name} without strict ${r.text}`).to.equal(200);
+    }
+  });
+
+  it("valid schemas are served unchanged on every upstream kind: the openai SDK's zodFunction (strict, draft-07), $defs and $ref, a draft-07 tuple, {} without strict, a schema with optional fields", async () => {
+    const zod = zodFunction({
+      name: 'get_weather',
+      parameters: z.object({
+        city: z.string(),
+        unit: z.enum(['c', 'f']).nullable().optional(),
+        tags: z.array(z.object({ k: z.string() })),
+        when: z.union([z.string(), z.number()]).nullable(),
+        kind: z.discriminatedUnion('t', [z.object({ t: z.literal('a'), a: z.string() }), z.object({ t: z.literal('b') })]),
+      }),
+    });
+    const noArgs = zodFunction({ name: 'now', parameters: z.object({}) });
+    const valid = [
+      zod,
+      noArgs,
+      fn('with_defs', { type: 'object', properties: { p: { $ref: '#/$defs/point' } }, required: ['p'], additionalProperties: false, $defs: { point: { type: 'object', properties: { x: { type: 'number' } }, required: ['x'], additionalProperties: false } } }, true),
+      fn('tuple_07', { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: { pair: { type: 'array', items: [{ type: 'string' }, { type: 'number' }] } } }),
+      fn('no_params', {}),
+      fn('optional', { type: 'object', properties: { location: { type: 'string' }, unit: { type: 'string', enum: ['c', 'f'] } }, required: ['location'] }, false),
+      fn('no_parameters_at_all', undefined),
+    ];
+    for (const model of models) {
+      const r = await post({ model, messages: msgs, tools: valid });
+      expect(r.status, `${model} ${r.text}`).to.equal(200);
+    }
+    // the first call was sim-chat's, to the OpenAI-compatible upstream
+    expect((env().sim.log.entries[0].body as { tools: unknown[] }).tools, 'sent as they came').to.deep.equal(JSON.parse(JSON.stringify(valid)));
+    // through the SDK too
+    const answer = await s.c.chat.completions.create({ model: 'sim-chat', messages: msgs, tools: [zod, noArgs] });
+    expect(answer.choices).to.have.length(1);
+  });
+});
