@@ -9,8 +9,8 @@
  *
  * Every function tool: `parameters` must be a JSON Schema (Ajv's meta-schema validation, draft
  * 2020-12 or draft-07: a schema either takes is taken; the openai SDK's zod helper writes draft-07),
- * its root of `type: "object"` (a bare `{}`, no parameters, is taken) with `properties`. With
- * `strict: true`, OpenAI's Structured Outputs rules too: the root typed `object`, and every object
+ * its root of `type: "object"` (a bare `{}`, no parameters, is taken). With `strict: true`, OpenAI's
+ * Structured Outputs rules too: the root typed `object` with `properties`, and every object
  * schema (a `type` of `object`, or `properties`) with `additionalProperties: false` and every
  * property in `required`. The reason is OpenAI's wording: python-jsonschema's for a meta-schema
  * failure ("[] is not of type 'object', 'boolean'"), "In context=(<path as a Python tuple>), ..."
@@ -149,7 +149,9 @@ export function parametersProblem(schema: Obj, strict: boolean): string | undefi
   // a bare {} is a function without parameters; strict mode needs the typed root all the same
   if (!strict && Object.keys(schema).length === 0) return undefined;
   if (schema.type !== 'object') return `schema must be a JSON Schema of 'type: "object"', got 'type: "${rootType(schema.type)}"'.`;
-  if (!isRecord(schema.properties)) return `${context([])}, object schema missing properties.`;
+  // OpenAI refuses a root without `properties` even without strict, but Claude, Gemini and the
+  // OpenAI-compatible servers take it (MCP tools without parameters send it), so only strict refuses it here
+  if (strict && !isRecord(schema.properties)) return `${context([])}, object schema missing properties.`;
   return strict ? strictProblem(schema, []) : undefined;
 }
 

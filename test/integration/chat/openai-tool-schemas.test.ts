@@ -48,10 +48,9 @@ describe('OpenAI refusals: invalid function tool schemas (invalid_function_param
     ['bad_min', { type: 'object', properties: { a: { type: 'string', minLength: -1 } } }, '-1 is less than the minimum of 0.'],
     ['string_root', { type: 'string' }, `schema must be a JSON Schema of 'type: "object"', got 'type: "string"'.`],
     ['union_root', { anyOf: [{ type: 'object', properties: {} }] }, `schema must be a JSON Schema of 'type: "object"', got 'type: "None"'.`],
-    ['no_properties', { type: 'object' }, 'In context=(), object schema missing properties.'],
   ];
 
-  it("a parameters that is not a JSON Schema, or not an object schema with properties, is OpenAI's 400 invalid_function_parameters on every upstream kind, JSON and streamed; nothing sent or billed", async () => {
+  it("a parameters that is not a JSON Schema, or not an object schema, is OpenAI's 400 invalid_function_parameters on every upstream kind, JSON and streamed; nothing sent or billed", async () => {
     const before = await billed();
     for (const model of models) {
       for (const [name, parameters, why] of notSchemas) {
@@ -93,6 +92,8 @@ describe('OpenAI refusals: invalid function tool schemas (invalid_function_param
       "In context=('properties', 'r', 'anyOf', '0'), 'required' is required to be supplied and to be an array including every key in properties. Missing 'b'.",
     ],
     ['empty_strict', {}, `schema must be a JSON Schema of 'type: "object"', got 'type: "None"'.`],
+    // OpenAI refuses this without strict too; Claude, Gemini and OpenAI-compatible servers take it (an MCP tool without parameters)
+    ['no_properties', { type: 'object' }, 'In context=(), object schema missing properties.'],
   ];
 
   it("with strict: true, OpenAI's Structured Outputs rules (additionalProperties false and every property required, in every object) are its 400 naming the context, on every upstream kind; the same schemas without strict are served", async () => {
@@ -111,7 +112,7 @@ describe('OpenAI refusals: invalid function tool schemas (invalid_function_param
     }
   });
 
-  it("valid schemas are served unchanged on every upstream kind: the openai SDK's zodFunction (strict, draft-07), $defs and $ref, a draft-07 tuple, {} without strict, a schema with optional fields", async () => {
+  it("valid schemas are served unchanged on every upstream kind: the openai SDK's zodFunction (strict, draft-07), $defs and $ref, a draft-07 tuple, {} and an object without properties without strict, a schema with optional fields", async () => {
     const zod = zodFunction({
       name: 'get_weather',
       parameters: z.object({
@@ -129,6 +130,7 @@ describe('OpenAI refusals: invalid function tool schemas (invalid_function_param
       fn('with_defs', { type: 'object', properties: { p: { $ref: '#/$defs/point' } }, required: ['p'], additionalProperties: false, $defs: { point: { type: 'object', properties: { x: { type: 'number' } }, required: ['x'], additionalProperties: false } } }, true),
       fn('tuple_07', { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: { pair: { type: 'array', items: [{ type: 'string' }, { type: 'number' }] } } }),
       fn('no_params', {}),
+      fn('object_without_properties', { type: 'object' }),
       fn('optional', { type: 'object', properties: { location: { type: 'string' }, unit: { type: 'string', enum: ['c', 'f'] } }, required: ['location'] }, false),
       fn('no_parameters_at_all', undefined),
     ];
