@@ -2,6 +2,7 @@ import type { Response } from 'express';
 import { ApiError } from '../shared/errors/ApiError';
 import { ClientGone } from '../shared/errors/ClientGone';
 import { logState } from './middleware/request-log';
+import { Keepalive } from './sse-keepalive';
 
 /**
  * Server-sent events. The events of one tick (the chunks that came in one read of the reply
@@ -13,6 +14,9 @@ export class SseWriter {
   private started = false;
   /** Framed events of the current tick, not yet written. */
   private readonly pending: string[] = [];
+  /** keepAlive's timer, and when the stream last wrote (Date.now(); noted only while it runs). */
+  private keepalive: Keepalive | undefined;
+  private wroteAt = 0;
   /**
    * `lines`: newline-delimited JSON instead (`application/stream+json`, each event its data and a
    * newline): Cohere's v1 chat stream unless the client asks for server-sent events.
@@ -53,8 +57,29 @@ export class SseWriter {
     this.pending.push(this.lines ? `${data}\n` : event ? `event: ${event}\ndata: ${data}\n\n` : `data: ${data}\n\n`);
   }
 
+  /**
+   * Sends `data` as event `event` whenever the stream has written nothing for `ms` (0: never), from
+   * now until end(), failStream or the client leaving; before the first event too, which sends the
+   * headers (a later failure is then the dialect's in-band error). The messages dialect's `ping`.
+   */
+  keepAlive(ms: number, data: string, event: string): void {
+    if (ms <= 0 || this.keepalive || this.res.writableEnded || this.res.destroyed) return;
+    this.wroteAt = Date.now();
+    this.keepalive = new Keepalive(ms, () => (this.pending.length ? 0 : Date.now() - this.wroteAt), () => {
+      if (this.res.writableEnded || this.res.destroyed) this.stopKeepalive();
+      else this.send(data, event);
+    });
+    this.res.once('close', this.stopKeepalive);
+  }
+
+  readonly stopKeepalive = (): void => {
+    this.keepalive?.stop();
+    this.keepalive = undefined;
+  };
+
   /** Writes what is pending and ends the response, in one socket write. */
   end(): void {
+    this.stopKeepalive();
     this.start();
     const text = this.take();
     if (this.res.writableEnded) return;
@@ -64,7 +89,10 @@ export class SseWriter {
 
   private readonly flush = (): void => {
     const text = this.take();
-    if (text && !this.res.writableEnded && !this.res.destroyed) this.res.write(text);
+    if (text && !this.res.writableEnded && !this.res.destroyed) {
+      this.res.write(text);
+      if (this.keepalive) this.wroteAt = Date.now();
+    }
   };
 
   /**
@@ -87,6 +115,7 @@ export class SseWriter {
  * dialect's in-band failure (recorded for the request log) and the stream ends.
  */
 export function failStream(sse: SseWriter, err: unknown, inBand: (e: ApiError) => void): void {
+  sse.stopKeepalive();
   if (err instanceof ClientGone) return;
   if (!sse.isStarted) throw err;
   const e = err instanceof ApiError ? err : new ApiError(502, 'upstream_error', 'The stream failed.');

@@ -142,6 +142,12 @@ export interface Config {
    * (api/routes/mcp/progress.ts).
    */
   mcpProgressIntervalMs: number;
+  /**
+   * MESSAGES_PING_INTERVAL_MS: a messages-dialect stream that has written nothing for this long writes
+   * Anthropic's keepalive `ping` event, so an idle proxy does not cut a long silence (an upstream
+   * reasoning, a slow first token); 0 never (api/sse-keepalive.ts).
+   */
+  messagesPingIntervalMs: number;
   /** SMTP_URL (`smtp://` or `smtps://`, user and password in the URL): invitations are mailed through it; unset, the page shows the link to send. */
   smtpUrl?: string;
   /** MAIL_FROM: the From of the gateway's mail (`Gateway <noreply@example.com>`); required with SMTP_URL. */
@@ -310,6 +316,7 @@ const schema = Joi.object({
     .uri({ scheme: ['http', 'https'] })
     .when('NODE_ENV', { is: 'production', then: Joi.required(), otherwise: Joi.optional() }),
   MCP_PROGRESS_INTERVAL_MS: Joi.number().integer().min(100).max(30_000).default(5_000),
+  MESSAGES_PING_INTERVAL_MS: Joi.alternatives(Joi.number().valid(0), Joi.number().integer().min(100).max(300_000)).default(10_000),
   MCP_ALLOWED_ORIGINS: Joi.string()
     .allow('')
     .default('')
@@ -487,6 +494,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicBaseUrl: (value.PUBLIC_BASE_URL ?? `http://localhost:${value.PORT}`).replace(/\/+$/, ''),
     mcpAllowedOrigins: commaList(String(value.MCP_ALLOWED_ORIGINS)),
     mcpProgressIntervalMs: value.MCP_PROGRESS_INTERVAL_MS,
+    messagesPingIntervalMs: value.MESSAGES_PING_INTERVAL_MS,
     smtpUrl: value.SMTP_URL,
     mailFrom: value.MAIL_FROM,
     cacheMaxEntries: value.CACHE_MAX_ENTRIES,

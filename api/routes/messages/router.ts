@@ -13,6 +13,7 @@ import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
 import { allNativeMessages } from '../../dispatch/route';
 import { SseWriter } from '../../sse';
 import { streamError } from './stream-error';
+import { pingWhenQuiet } from './ping';
 import { answerNative } from './native';
 import { messagesNativeTools } from '../../dialects/messages/native';
 import { messagesToCanonical, refuseEmptyContent, type MessagesRequest } from '../../dialects/messages/request';
@@ -95,6 +96,8 @@ function createHandler(ctx: AppContext) {
     }
     const sse = new SseWriter(res);
     const streamed = async (send: StreamSend) => {
+      // a `ping` after a quiet spell, before the first event too (ping.ts); not kept by the answer cache
+      pingWhenQuiet(sse);
       const managed = await editContext();
       const compacted = await compactContext();
       const translator = bypass ? undefined : new MessagesStreamTranslator(publicModel, undefined, body.stop_sequences, managed, reasoningShown(body.thinking));
