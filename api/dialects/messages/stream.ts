@@ -1,5 +1,5 @@
 import { completeJson, type CanonicalChunk, type CanonicalUsage, type FinishReason, type ThinkingBlock } from '../canonical';
-import { anthropicToolId, matchedStop, messageId, messagesUsage, stopOf, windowExceeded, type ReasoningShown } from './response';
+import { anthropicToolId, matchedStop, messageId, messagesUsage, refusalDetails, stopOf, windowExceeded, type ReasoningShown, type RefusalStopDetails } from './response';
 import { COMPACTION_START, compactionDelta, compactionIterations } from './compaction';
 
 /** One Anthropic stream event; `type` is also its SSE event name. */
@@ -36,8 +36,10 @@ export class MessagesStreamTranslator {
   private matched: string | null = null;
   /** The upstream's answer was cut by the model's context window (response.ts windowExceeded). */
   private window = false;
-  /** The upstream sent refusal text (streamed as text; the stop reason is then `refusal`). */
-  private refused = false;
+  /** The upstream's refusal text (streamed as text; the stop reason is then `refusal`, the text its explanation). */
+  private refusal = '';
+  /** A refusal's stop_details, from the finishing chunk (refusalDetails). */
+  private details: RefusalStopDetails | undefined;
   /** The summary pass's usage, when the answer opened with a compaction block (`compaction`). */
   private compacted: { usage: CanonicalUsage | null | undefined } | undefined;
 
@@ -123,7 +125,7 @@ export class MessagesStreamTranslator {
       if (this.reasoning === 'text') out.push({ type: 'content_block_delta', index: this.index, delta: { type: 'thinking_delta', thinking: delta.reasoning_content } });
     }
     for (const b of delta?.thinking_blocks ?? []) this.signed(out, b);
-    if (delta?.refusal) this.refused = true;
+    if (delta?.refusal) this.refusal += delta.refusal;
     for (const text of [delta?.content, delta?.refusal]) {
       if (!text) continue;
       if (this.open?.kind !== 'text') this.flushTools(out), this.openBlock(out, { kind: 'text' }, { type: 'text', text: '' });
@@ -148,7 +150,10 @@ export class MessagesStreamTranslator {
       const writing = this.open?.kind === 'tool' && !completeJson(this.open.tool.sent);
       if (!tool.streamed && tool.name && !writing) this.openTool(out, tool);
     }
-    if (choice?.finish_reason) [this.finish, this.matched, this.window] = [choice.finish_reason, matchedStop(choice, this.stopSequences), windowExceeded(choice)];
+    if (choice?.finish_reason) {
+      [this.finish, this.matched, this.window] = [choice.finish_reason, matchedStop(choice, this.stopSequences), windowExceeded(choice)];
+      this.details = refusalDetails(choice, this.refusal);
+    }
     return out;
   }
 
@@ -203,7 +208,7 @@ export class MessagesStreamTranslator {
     const iterations = this.compacted ? compactionIterations(this.compacted.usage, this.usage, this.publicModel, paused) : undefined;
     out.push({
       type: 'message_delta',
-      delta: paused ? { stop_reason: 'compaction', stop_sequence: null } : stopOf(this.finish, this.tools.length > 0, this.matched, this.refused, this.window),
+      delta: paused ? { stop_reason: 'compaction', stop_sequence: null } : stopOf(this.finish, this.tools.length > 0, this.matched, this.refusal !== '', this.window, this.details ?? refusalDetails(undefined, this.refusal)),
       usage: {
         input_tokens: u.input_tokens,
         output_tokens: u.output_tokens,

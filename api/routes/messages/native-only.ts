@@ -16,8 +16,15 @@ import { ApiError } from '../../../shared/errors/ApiError';
  * - `mcp_servers`, Anthropic's MCP connector (SDK 1.16 beta MessageCreateParams.mcp_servers): Anthropic
  *   connects to the servers and offers their tools to the model. A translated upstream was sent the
  *   request without them: the model answered without the tools it was given.
+ * - `inference_geo` other than `global` (Anthropic's data residency: "`us`: Inference runs only in
+ *   US-based infrastructure"; "`global`: Default. Inference may run in any available geography"):
+ *   a translated upstream runs wherever its deployment is, which the gateway cannot promise (Anthropic's
+ *   own document: on Bedrock and Vertex "inference_geo is not applicable"). Before, it was dropped unsaid.
+ * - `container` (SDK 1.16 MessageCreateParamsContainer: a code execution container's id, or its
+ *   `skills`): a translated upstream has no container (the code execution tools are refused there,
+ *   `unsupported_tool`), so its skills were dropped unsaid.
  */
-export function refuseNativeOnly(req: Request, body: { max_tokens?: number; mcp_servers?: unknown }, native: boolean): void {
+export function refuseNativeOnly(req: Request, body: { max_tokens?: number; mcp_servers?: unknown; inference_geo?: unknown; container?: unknown }, native: boolean): void {
   if (body.max_tokens === 0 && req.batchLine) {
     throw new ApiError(400, 'invalid_request', 'max_tokens: 0 (pre-warming the prompt cache) is not supported in a message batch; max_tokens must be at least 1.', { param: 'max_tokens' });
   }
@@ -28,5 +35,11 @@ export function refuseNativeOnly(req: Request, body: { max_tokens?: number; mcp_
   // anything but an empty list asks for servers: a lone server object (no list) was dropped unsaid
   if (body.mcp_servers != null && !(Array.isArray(body.mcp_servers) && body.mcp_servers.length === 0)) {
     throw new ApiError(400, 'unsupported_parameter', '`mcp_servers` (the MCP connector) needs an Anthropic-native upstream; on this model declare the tools in `tools` and run them yourself.', { param: 'mcp_servers' });
+  }
+  if (body.inference_geo != null && body.inference_geo !== 'global') {
+    throw new ApiError(400, 'unsupported_parameter', "`inference_geo` other than 'global' needs an Anthropic-native upstream; this model's inference cannot be kept to one geography (send 'global', or leave it out).", { param: 'inference_geo' });
+  }
+  if (body.container != null) {
+    throw new ApiError(400, 'unsupported_parameter', '`container` (a code execution container, its skills) needs an Anthropic-native upstream; this model has no container.', { param: 'container' });
   }
 }

@@ -184,8 +184,36 @@ const toolChoiceMessages = {
   'toolChoice.notFound': "Tool '{#name}' not found in provided tools",
 };
 
+/**
+ * Top-level request options of SDK 1.16's MessageCreateParamsBase, checked for their types and values
+ * on every upstream, in the words Anthropic's validation uses ("service_tier: Input should be 'auto' or
+ * 'standard_only'"): before, a bad value reached an Anthropic-native upstream to be refused there after
+ * a lane was used, or was dropped unsaid by a translated one. What a translated upstream cannot honour
+ * is refused there (native-only.ts).
+ */
+const enumOf = (field: string, values: string[], nullable: boolean) => {
+  const words = `${field}: Input should be ${values.map((v) => `'${v}'`).join(' or ')}`;
+  const schema = Joi.string().valid(...values);
+  return (nullable ? schema.allow(null) : schema).messages({ 'any.only': words, 'string.base': words, 'string.empty': words });
+};
+const aString = (field: string) => Joi.string().allow('').messages({ 'string.base': `${field}: Input should be a valid string` });
+/** SkillParams: `skill_id`, `type` `anthropic` or `custom`, an optional `version`. */
+const skill = Joi.object({ skill_id: Joi.string().required(), type: Joi.string().valid('anthropic', 'custom').required(), version: Joi.string() }).unknown(false);
+const options = {
+  // MessageCreateParamsBase.service_tier?: 'auto' | 'standard_only' (no null)
+  service_tier: enumOf('service_tier', ['auto', 'standard_only'], false),
+  // inference_geo?: string | null (the workspace's default_inference_geo when absent)
+  inference_geo: aString('inference_geo').allow(null),
+  // MessageCreateParamsContainer: a container id, or ContainerParams {id?, skills?}
+  container: Joi.alternatives(Joi.string(), Joi.object({ id: Joi.string().allow(null), skills: Joi.array().items(skill).allow(null) }).unknown(false)).allow(null),
+  // DiagnosticsParam {previous_message_id?: string | null}
+  diagnostics: Joi.object({ previous_message_id: Joi.string().allow(null) }).unknown(false).allow(null),
+};
+
 const common = {
   model: Joi.string().min(1).required(),
+  // speed?: 'standard' | 'fast' | null, on messages and count_tokens alike
+  speed: enumOf('speed', ['standard', 'fast'], true),
   messages: Joi.array()
     .items(message)
     .min(1)
@@ -221,6 +249,7 @@ export const messagesSchema = Joi.object({
   top_k: Joi.number().integer().min(0),
   metadata: Joi.object({ user_id: Joi.string().allow(null, '') }).unknown(true),
   stream: Joi.boolean(),
+  ...options,
 })
   .unknown(true)
   .custom(choiceFitsTools)

@@ -1,5 +1,6 @@
 import { thinkingBlocksOf } from './thinking';
 import { tokenCount } from '../shape';
+import { isRecord } from '../../../shared/is-record';
 
 type Block = Record<string, unknown> & { type: string };
 type Usage = {
@@ -37,6 +38,18 @@ export function finishReason(stop: unknown): 'stop' | 'length' | 'tool_calls' | 
 export function matchedStopOf(stopReason: unknown, stopSequence: unknown): { stop_reason?: string; native_finish_reason?: string } {
   if (stopReason === 'model_context_window_exceeded') return { native_finish_reason: stopReason };
   return stopReason === 'stop_sequence' && typeof stopSequence === 'string' ? { stop_reason: stopSequence } : {};
+}
+
+/**
+ * A refusal's `stop_details` as Anthropic gave it (SDK 1.16 RefusalStopDetails: `type` refusal, its
+ * `category` and `explanation`, each a string or null), on the choice beside finish_reason
+ * `content_filter`, which has no room for them: the messages dialect answers them as they came
+ * (api/dialects/messages/response.ts refusalDetails). Anything else is none.
+ */
+export function refusalDetailsOf(stopReason: unknown, details: unknown): { stop_details?: { type: 'refusal'; category: string | null; explanation: string | null } } {
+  if (stopReason !== 'refusal' || !isRecord(details) || details.type !== 'refusal') return {};
+  const text = (v: unknown) => (typeof v === 'string' && v ? v : null);
+  return { stop_details: { type: 'refusal', category: text(details.category), explanation: text(details.explanation) } };
 }
 
 /**
@@ -83,7 +96,7 @@ export function messageToCompletion(msg: Record<string, unknown>, publicModel: s
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
     model: publicModel,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason(msg.stop_reason), ...matchedStopOf(msg.stop_reason, msg.stop_sequence) }],
+    choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason(msg.stop_reason), ...matchedStopOf(msg.stop_reason, msg.stop_sequence), ...refusalDetailsOf(msg.stop_reason, msg.stop_details) }],
     usage: chatUsage(msg.usage as Usage),
   };
 }

@@ -1,4 +1,4 @@
-import { chatUsage, finishReason, matchedStopOf } from './from-messages';
+import { chatUsage, finishReason, matchedStopOf, refusalDetailsOf } from './from-messages';
 import { OpeningChunks } from '../opening-chunks';
 
 type Event = Record<string, unknown> & { type: string };
@@ -82,9 +82,9 @@ export class MessagesToChatStream {
       case 'message_delta': {
         const u = (ev.usage ?? {}) as Record<string, number | null>;
         for (const [k, v] of Object.entries(u)) if (v != null) this.usage[k] = v;
-        const d = ev.delta as { stop_reason?: string; stop_sequence?: unknown };
+        const d = ev.delta as { stop_reason?: string; stop_sequence?: unknown; stop_details?: unknown };
         const chunk = this.chunk({}, finishReason(d.stop_reason));
-        Object.assign((chunk.choices as Array<Record<string, unknown>>)[0], matchedStopOf(d.stop_reason, d.stop_sequence));
+        Object.assign((chunk.choices as Array<Record<string, unknown>>)[0], matchedStopOf(d.stop_reason, d.stop_sequence), refusalDetailsOf(d.stop_reason, d.stop_details));
         return [chunk];
       }
       default:
