@@ -1,8 +1,8 @@
 import type { NativeStep, NativeTranscript } from '../../dispatch/native-search/loop';
 import type { NativeKind } from '../../dispatch/native-search/tools';
 import type { MessagesEvent } from './stream';
-import { nativeUsage, stepBlocks } from './native';
-import { messagesUsage, stopReason } from './response';
+import { nativeStop, nativeUsage, stepBlocks } from './native';
+import { messagesUsage } from './response';
 import type { CanonicalUsage, ThinkingBlock } from '../canonical';
 import { COMPACTION_START, compactionDelta, compactionIterations } from './compaction';
 
@@ -129,9 +129,11 @@ export class NativeMessagesStream {
     const out: MessagesEvent[] = [];
     this.start(out);
     const u = nativeUsage(t, reruns);
+    // a refusal message: its text block last, whole (transcriptToMessage)
+    if (t.refusal?.text) this.block(out, { type: 'text', text: '' }, [{ type: 'text_delta', text: t.refusal.text }]);
     out.push({
       type: 'message_delta',
-      delta: { stop_reason: stopReason(t.finish), stop_sequence: null },
+      delta: nativeStop(t),
       usage: {
         input_tokens: u.input_tokens,
         output_tokens: u.output_tokens,

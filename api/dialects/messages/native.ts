@@ -5,7 +5,7 @@ import { functionTools, locationCountry, NATIVE_NAMES, type NativeKind, type Nat
 import { openResult, sealIndex, sealResult } from '../../dispatch/native-search/seal';
 import { citedDocuments, citedSources, fetchedBefore, resultsBefore } from '../../dispatch/native-search/citations';
 import { errorText, fetchText, searchText } from '../../dispatch/native-search/tool-text';
-import { anthropicToolId, messagesUsage, stopReason } from './response';
+import { anthropicToolId, messagesUsage, refusalDetails, stopOf } from './response';
 
 type Tool = NonNullable<MessagesRequest['tools']>[number];
 
@@ -166,8 +166,20 @@ export function nativeUsage(t: NativeTranscript, reruns: Record<NativeKind, numb
   };
 }
 
-/** The whole transcript as an Anthropic Message. */
+/**
+ * The loop's stop reason, answered as the translated path answers it (response.ts stopOf): a refusal
+ * (the last turn's refusal message, or a `content_filter` finish) is `refusal` with its `stop_details`
+ * (refusalDetails: an Anthropic deployment's own, else the message as its explanation). Before, an
+ * OpenAI refusal in the loop was `end_turn` with its message lost, and a refusal had no stop_details.
+ */
+export function nativeStop(t: NativeTranscript): ReturnType<typeof stopOf> {
+  const text = t.refusal?.text ?? '';
+  return stopOf(t.finish, false, null, text !== '', false, refusalDetails({ stop_details: t.refusal?.stopDetails }, text));
+}
+
+/** The whole transcript as an Anthropic Message; a refusal message is its last text block, as on the translated path. */
 export function transcriptToMessage(t: NativeTranscript, reruns: Record<NativeKind, number>, publicModel: string, id: string, orgId: string): Record<string, unknown> {
   const content = t.steps.flatMap((_, i) => stepBlocks(t.steps, i, orgId));
-  return { id, type: 'message', role: 'assistant', model: publicModel, content, stop_reason: stopReason(t.finish), stop_sequence: null, usage: nativeUsage(t, reruns) };
+  if (t.refusal?.text) content.push({ type: 'text', text: t.refusal.text });
+  return { id, type: 'message', role: 'assistant', model: publicModel, content, ...nativeStop(t), usage: nativeUsage(t, reruns) };
 }

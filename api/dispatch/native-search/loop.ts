@@ -32,6 +32,12 @@ export interface NativeTranscript {
   steps: NativeStep[];
   usage: Required<Pick<CanonicalUsage, 'prompt_tokens' | 'completion_tokens' | 'total_tokens'>> & { prompt_tokens_details: { cached_tokens: number; cache_write_tokens?: number } };
   finish: FinishReason;
+  /**
+   * The last turn's refusal: the model's refusal message (OpenAI's `message.refusal`) and the
+   * finishing choice's `stop_details` (an Anthropic deployment's, from its adapter), for the messages
+   * dialect's `stop_details`; none when the turn refused nothing.
+   */
+  refusal?: { text: string; stopDetails?: unknown };
   /** Searches and fetches that ran (each is one ledger row). */
   requests: Record<NativeKind, number>;
   /** The assistant and tool messages this request added to the conversation. */
@@ -258,6 +264,9 @@ export async function runNativeLoop(ctx: AppContext, req: Request, res: Response
       callsMade += native.length;
       const client = calls.filter((x) => !kindOfName(x.function.name, input.tools));
       t.finish = choice?.finish_reason ?? 'stop';
+      const refused = choice?.message.refusal ?? '';
+      const stopDetails = (choice as { stop_details?: unknown } | undefined)?.stop_details;
+      t.refusal = refused || stopDetails !== undefined ? { text: refused, stopDetails } : undefined;
       if (reasoning || blocks.length) step({ type: 'reasoning', text: reasoning, ...(blocks.length ? { blocks } : {}) });
       if (text) step({ type: 'text', text });
       // Server calls get the gateway's own ids (models reuse ids across turns).

@@ -7,6 +7,9 @@ import type { CanonicalChunk, CanonicalCompletion, CanonicalToolCall, CanonicalU
  */
 export class TurnCollector {
   private text = '';
+  /** The model's refusal (OpenAI's `delta.refusal`), and an Anthropic deployment's `stop_details` on the finishing choice. */
+  private refusal = '';
+  private stopDetails: unknown;
   private reasoning = '';
   private readonly thinking: ThinkingBlock[] = [];
   private readonly calls: CanonicalToolCall[] = [];
@@ -42,13 +45,18 @@ export class TurnCollector {
         if (tc.function?.name) call.function.name += tc.function.name;
         if (tc.function?.arguments) call.function.arguments += tc.function.arguments;
       }
-      if (choice.finish_reason) this.finish = choice.finish_reason;
+      if (d?.refusal) this.refusal += d.refusal;
+      if (choice.finish_reason) {
+        this.finish = choice.finish_reason;
+        this.stopDetails = (choice as { stop_details?: unknown }).stop_details;
+      }
     }
   }
 
   completion(): CanonicalCompletion {
     const calls = this.calls.filter(Boolean);
-    const message = { role: 'assistant', content: this.text || null, ...(this.reasoning ? { reasoning_content: this.reasoning } : {}), ...(this.thinking.length ? { thinking_blocks: this.thinking } : {}), ...(calls.length ? { tool_calls: calls } : {}) };
-    return { choices: [{ index: 0, message, finish_reason: this.finish ?? (calls.length ? 'tool_calls' : 'stop') }], usage: this.usage } as CanonicalCompletion;
+    const message = { role: 'assistant', content: this.text || null, ...(this.refusal ? { refusal: this.refusal } : {}), ...(this.reasoning ? { reasoning_content: this.reasoning } : {}), ...(this.thinking.length ? { thinking_blocks: this.thinking } : {}), ...(calls.length ? { tool_calls: calls } : {}) };
+    const details = this.stopDetails === undefined ? {} : { stop_details: this.stopDetails };
+    return { choices: [{ index: 0, message, finish_reason: this.finish ?? (calls.length ? 'tool_calls' : 'stop'), ...details }], usage: this.usage } as CanonicalCompletion;
   }
 }

@@ -89,13 +89,33 @@ describe('messages dialect: a translated refusal carries stop_details', function
       expect([streamed.stop_reason, streamed.stop_details]).to.deep.equal(['refusal', CYBER]);
       const raw = await postSse('/v1/messages', { ...keyHeader(key), 'anthropic-version': '2023-06-01' }, { ...p, stream: true });
       expect(raw.events.find((e) => e.event === 'message_delta')!.data.delta).to.deep.equal({ stop_reason: 'refusal', stop_sequence: null, stop_details: CYBER });
-      expect(claude.received.map((r) => r.path)).to.deep.equal(['/v1/messages', '/v1/messages', '/v1/messages']);
+      // the gateway's web search loop on that pool, JSON and streamed: the same details
+      const looped = { ...p, tools: [{ type: 'web_search_20250305' as const, name: 'web_search' as const }] };
+      const lj = await client.messages.create(looped);
+      expect([lj.stop_reason, lj.stop_details]).to.deep.equal(['refusal', CYBER]);
+      const ls = await client.messages.stream(looped).finalMessage();
+      expect([ls.stop_reason, ls.stop_details]).to.deep.equal(['refusal', CYBER]);
+      expect(claude.received.map((r) => r.path)).to.deep.equal(Array(5).fill('/v1/messages'));
       // chat completions: content_filter, and Anthropic's details beside it (as native_finish_reason is)
       const chat = await fetch(`${env().gw.url}/v1/chat/completions`, { method: 'POST', headers: { ...keyHeader(key), 'content-type': 'application/json' }, body: JSON.stringify({ model: pool, messages: [{ role: 'user', content: 'x' }] }) }).then((r) => r.json() as Promise<{ choices: Array<Record<string, unknown>> }>);
       expect(chat.choices[0]).to.deep.include({ finish_reason: 'content_filter', stop_details: CYBER });
     } finally {
       await claude.close();
     }
+  });
+
+  it("the gateway's web search loop: an OpenAI refusal is its text and stop_reason refusal with its explanation, JSON, streamed and through the SDK's stream", async () => {
+    up.otherwise = byStream(completion({ content: null, refusal: NO }, 'stop'), [chunk({ role: 'assistant', content: null, refusal: '' }), chunk({ refusal: "I can't " }), chunk({ refusal: 'help with that.' }), chunk({}, 'stop'), usageChunk()]);
+    const details = { ...DETAILS, explanation: NO };
+    const p = { ...params(), tools: [{ type: 'web_search_20250305' as const, name: 'web_search' as const }] };
+    const json = await client.messages.create(p);
+    expect([json.stop_reason, json.stop_details, json.content]).to.deep.equal(['refusal', details, [{ type: 'text', text: NO }]]);
+    expectAnthropic('Message', json);
+    const streamed = await client.messages.stream(p).finalMessage();
+    expect([streamed.stop_reason, streamed.stop_details, streamed.content]).to.deep.equal(['refusal', details, [{ type: 'text', text: NO }]]);
+    const raw = await postSse('/v1/messages', { ...keyHeader(key), 'anthropic-version': '2023-06-01' }, { ...p, stream: true });
+    for (const e of raw.events) expectAnthropic('StreamEvent', e.data);
+    expect(raw.events.find((e) => e.event === 'message_delta')!.data.delta).to.deep.equal({ stop_reason: 'refusal', stop_sequence: null, stop_details: details });
   });
 
   it('an answer that is no refusal has no stop_details', async () => {
