@@ -46,27 +46,33 @@ export function paramOf(path: Array<string | number> | undefined): string | unde
  * error's context (`helpers.error(type, { errorCode })`: OpenAI's `array_above_max_length`, say).
  * The param is the path's, unless the rule names its own the same way (`{ param }`).
  */
-function refusal(error: Joi.ValidationError, code: string): ApiError {
+function refusal(error: Joi.ValidationError, code: string, words?: Words, schema?: Joi.Schema): ApiError {
   const detail = error.details[0];
   const message = detail?.message.replace(/"/g, "'").split(STAND_IN).join(PROTO) ?? 'Invalid request.';
   const own = detail?.context?.errorCode;
+  const worded = words && detail && typeof own !== 'string' ? words(detail, schema!) : undefined;
+  if (worded) return worded;
   // a rule may name its param as its vendor does (`helpers.error(type, { param })`: OpenAI's `messages.[3].role`)
   const param = detail?.context?.param;
   return new ApiError(400, typeof own === 'string' ? own : code, message, { param: typeof param === 'string' ? param : paramOf(detail?.path) });
 }
 
+/** A dialect's own words for a Joi problem (api/routes/openai-words.ts: OpenAI's), or undefined to answer it as `validate` does. */
+export type Words = (detail: Joi.ValidationErrorItem, schema: Joi.Schema) => ApiError | undefined;
+
 /**
  * Validates with a Joi schema; the first problem becomes a 400 with the given code. `convert` lets
  * Joi turn strings into the schema's types (query strings, multipart fields); JSON is taken as typed.
+ * `words`: the dialect's refusal of a problem, where it has one (a rule's own `errorCode` still wins).
  */
-export function validate<T>(schema: Joi.Schema, value: unknown, code = 'invalid_request', convert = false): T {
+export function validate<T>(schema: Joi.Schema, value: unknown, code = 'invalid_request', convert = false, words?: Words): T {
   const opts = { abortEarly: true, convert };
   if (hasProtoKey(value)) {
     const { error } = schema.validate(protoKeysRenamed(value), opts);
-    if (error) throw refusal(error, code);
+    if (error) throw refusal(error, code, words, schema);
   }
   const { error, value: out } = schema.validate(value, opts);
-  if (error) throw refusal(error, code);
+  if (error) throw refusal(error, code, words, schema);
   return out as T;
 }
 

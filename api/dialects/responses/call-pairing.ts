@@ -23,3 +23,48 @@ export function refuseOutputWithoutCall(messages: CanonicalMessage[], input: str
     }
   }
 }
+
+/**
+ * The client-run calls whose output the next turn must bring, as OpenAI names each in its refusal
+ * ("No tool output found for function call X.", "… custom tool call X.", "… apply patch call X.", "…
+ * tool search call X.": its messages as clients and proxies match them, codex-lb's classifier among
+ * them). Shell and local shell calls are not checked: no refusal of OpenAI's for them was found.
+ */
+function callWords(item: ResponsesItem | undefined): string | undefined {
+  const type = item?.type;
+  if (type === 'function_call') return 'function call';
+  if (type === 'custom_tool_call') return 'custom tool call';
+  if (type === 'apply_patch_call') return 'apply patch call';
+  return type === 'tool_search_call' && item?.execution === 'client' ? 'tool search call' : undefined;
+}
+
+/** The calls a request's previous response left for it to answer (its output's client-run calls), noted by historyFor. */
+const carriedOf = new WeakMap<object, ResponsesItem[]>();
+
+export function noteCarriedCalls(body: object, output: unknown): void {
+  const calls = (Array.isArray(output) ? (output as ResponsesItem[]) : []).filter((i) => callWords(i));
+  if (calls.length) carriedOf.set(body, calls);
+}
+
+/**
+ * OpenAI's refusal of a turn that leaves a call unanswered: a client-run call in the input, or in the
+ * output of the response `previous_response_id` names (noteCarriedCalls), with no output of its
+ * `call_id` anywhere in the request: 400 `invalid_request_error`, `param: "input"`, "No tool output
+ * found for function call X." (its body as clients quote it: openai/openai-support-agent-demo issue 12
+ * for a stateless input ending in a call, openai/openai-agents-python issue 1061 for a follow-up by
+ * `previous_response_id` that brings none, router-for-me/CLIProxyAPI issue 2368), before anything is
+ * sent, stored or billed. Before, the gateway sent the call upstream with no result: a strict upstream
+ * refused it in its words, a lenient one answered as if it had run. The calls a `conversation`'s
+ * items hold are not checked (no such refusal of OpenAI's for a conversation was found), nor with a
+ * `compaction` item in the input (the calls before it are in its summary).
+ */
+export function refuseCallWithoutOutput(messages: CanonicalMessage[], body: { input?: string | ResponsesItem[] }): void {
+  const input = Array.isArray(body.input) ? body.input : [];
+  if (input.some((i) => i?.type === 'compaction')) return;
+  const answered = new Set(messages.filter((m) => m.role === 'tool').map((m) => String(m.tool_call_id)));
+  for (const item of [...(carriedOf.get(body) ?? []), ...input]) {
+    const words = callWords(item);
+    const id = String(item.call_id ?? item.id);
+    if (words && !answered.has(id)) throw new ApiError(400, 'invalid_request', `No tool output found for ${words} ${id}.`, { param: 'input' });
+  }
+}

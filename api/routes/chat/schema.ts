@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import { paramOf } from '../../validate';
 import { OPENAI_NAME, openaiFunctionName } from '../openai-name';
+import { jsonKind, listed } from '../openai-words';
 import { toolCallPairingMessages, toolCallsPaired } from './tool-pairing';
 import { CHAT_SERVICE_TIERS } from './service-tier';
 
@@ -115,16 +116,6 @@ const maxTokensBesideMaxCompletion = Joi.any()
  */
 export const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] as const;
 export const VERBOSITIES = ['low', 'medium', 'high'] as const;
-/** 'a', 'b', and 'c' (or `last` 'c'), as OpenAI lists the values it takes. */
-const listed = (values: readonly string[], last: string) => values.map((v, i) => (i === values.length - 1 && values.length > 1 ? `${last} '${v}'` : `'${v}'`)).join(', ');
-/** A JSON value's kind as OpenAI's "but got ... instead" names it. */
-function jsonKind(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'an array';
-  if (typeof v === 'number') return Number.isInteger(v) ? 'an integer' : 'a decimal';
-  if (typeof v === 'boolean') return 'a boolean';
-  return typeof v === 'string' ? 'a string' : 'an object';
-}
 /**
  * `reasoning_effort`'s refusal of a string outside OpenAI's values, made by the chat route once the
  * model is known (api/routes/chat/router.ts refuseUnwantedEffort): a level the model's config lists

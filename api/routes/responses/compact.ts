@@ -12,6 +12,7 @@ import { newId, responsesUsage } from '../../dialects/responses/response';
 import { historyFor } from './conversation';
 import { configurationAfter } from './configuration';
 import { inputItem, responsesSchema } from './schema';
+import { openaiRefusal } from '../openai-words';
 import { resolveItemReferences } from './item-reference';
 
 /** A compaction item's `encrypted_content`: the summary with the org it was made for, sealed with the gateway's key (shared/crypto.ts). */
@@ -99,7 +100,7 @@ function userItem(m: CanonicalMessage): Record<string, unknown> | undefined {
  */
 export function compactHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
-    const body = validate<ResponsesRequest>(compactSchema, req.body);
+    const body = validate<ResponsesRequest>(compactSchema, req.body, 'invalid_request', false, openaiRefusal);
     await resolveItemReferences(req, body);
     notePlaces(body.input);
     refuseUnhonoured(req.body);

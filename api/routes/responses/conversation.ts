@@ -9,6 +9,7 @@ import { requestInputItems } from '../../dialects/responses/input-items';
 import { storableCopy } from '../../../shared/http/json-checks';
 import { openCompactions } from './compact';
 import { historyOf } from './store';
+import { noteCarriedCalls } from '../../dialects/responses/call-pairing';
 
 export const conversationNotFound = (id: string) => new ApiError(404, 'conversation_not_found', `Conversation with id '${id}' not found.`, { param: 'conversation_id' });
 
@@ -36,12 +37,14 @@ export function conversationMessages(items: Array<Record<string, unknown>>, orgI
  * such conversation), or the stored conversation of its `previous_response_id`; not both (400). The
  * settings the history's `configuration_update` items left in effect are carried into the request
  * (configuration.ts): the items of the conversation, the chain's kept with the previous response.
+ * The calls the previous response left unanswered are noted for the request's check (call-pairing.ts).
  */
 export async function historyFor(req: Request, body: ResponsesRequest): Promise<CanonicalMessage[]> {
   const id = conversationIdOf(body);
   if (!id) {
     const previous = await historyOf(req, body.previous_response_id);
     carryConfiguration(body, previous.configuration);
+    noteCarriedCalls(body, previous.output);
     return previous.messages;
   }
   if (body.previous_response_id) {

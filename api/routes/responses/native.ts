@@ -15,7 +15,7 @@ import { NativeResponsesStream } from '../../dialects/responses/native-stream';
 import { storeResponse } from './store';
 import { recordInConversation } from './conversation';
 import { openCompactions } from './compact';
-import { refuseOutputWithoutCall } from '../../dialects/responses/call-pairing';
+import { refuseCallWithoutOutput, refuseOutputWithoutCall } from '../../dialects/responses/call-pairing';
 import { endFailedStream } from './failed';
 import { compactIfDue, type CompactionAsk, type ServerCompaction } from './server-compaction';
 import { responseFrame } from './background-resume';
@@ -119,8 +119,9 @@ async function unfoldNative(a: Asking, signal: AbortSignal): Promise<Unfolded> {
   const opened = openCompactions(a.body, a.rails.orgId);
   const input = Array.isArray(opened.input) ? opened.input.filter((i) => i.type !== 'web_search_call') : opened.input;
   const unsearched = responsesToCanonical(withSearchFunctions({ ...opened, input }, a.rest, a.set), a.history);
-  // a tool output answering no call: refused as on the plain path (call-pairing.ts), before any search is re-run
+  // a tool output answering no call, or a call left without its output: refused as on the plain path (call-pairing.ts), before any search is re-run
   refuseOutputWithoutCall(unsearched.canonical.messages, a.body.input);
+  refuseCallWithoutOutput(unsearched.canonical.messages, a.body);
   const { canonical, turn } = responsesToCanonical(await unfoldSearchCalls(opened, a.rest, a.set, a.rails, signal), a.history);
   forModel(canonical, a.resolved.model.config);
   return { canonical, conversation: [...a.history, ...turn] };

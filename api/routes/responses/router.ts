@@ -4,6 +4,7 @@ import { only } from '../only';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { requireJson } from '../../middleware/require-json';
 import { validate } from '../../validate';
+import { openaiRefusal } from '../openai-words';
 import { inputTokensSchema, responsesSchema } from './schema';
 import { findStored, storeResponse } from './store';
 import { historyFor, recordInConversation } from './conversation';
@@ -29,7 +30,7 @@ import { cancelHandler, chatWork, checkBackground, startBackground } from './bac
 import { followBackground } from './background-stream';
 import { compactHandler, openCompactions } from './compact';
 import { truncateToFit } from './truncation';
-import { refuseOutputWithoutCall } from '../../dialects/responses/call-pairing';
+import { refuseCallWithoutOutput, refuseOutputWithoutCall } from '../../dialects/responses/call-pairing';
 import { resolveItemReferences } from './item-reference';
 import { compactIfDue, compactionAsked, type Prepare } from './server-compaction';
 import { afterCompaction } from '../../dispatch/summarise';
@@ -39,14 +40,14 @@ import type { OutputItem } from '../../dialects/responses/response';
 function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     refuseUnhonoured(req.body);
-    const sent = validate<ResponsesRequest>(responsesSchema, req.body);
+    const sent = validate<ResponsesRequest>(responsesSchema, req.body, 'invalid_request', false, openaiRefusal);
     // item references replaced by the stored items they name (404 for one unknown), before anything is sent or billed
     await resolveItemReferences(req, sent);
     notePlaces(sent.input);
     refuseChoiceWithoutItsTool(sent);
     // OpenAI's CreateResponse: `input` may be left out when the history carries the turn (a conversation's items, a previous response)
     if (sent.input === undefined) {
-      if (!sent.conversation && !sent.previous_response_id) throw new ApiError(400, 'invalid_request', "'input' is required.", { param: 'input' });
+      if (!sent.conversation && !sent.previous_response_id) throw new ApiError(400, 'missing_required_parameter', "Missing required parameter: 'input'.", { param: 'input' });
       sent.input = [];
     }
     const compaction = compactionAsked(sent);
@@ -66,6 +67,7 @@ function createHandler(ctx: AppContext) {
     if (native.set.search) return answerNative(ctx, req, res, body, resolved, history, native.set, native.rest, compaction?.ask);
     const { canonical, turn } = responsesToCanonical(openCompactions(body, req.auth!.orgId), history);
     refuseOutputWithoutCall(canonical.messages, body.input);
+    refuseCallWithoutOutput(canonical.messages, body);
     forModel(canonical, resolved.model.config);
     // server-side compaction, then truncation: before the answer (a background response's, in its run)
     const prepare: Prepare = async (job) => {
@@ -131,7 +133,7 @@ function createHandler(ctx: AppContext) {
 function inputTokensHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     refuseUnhonoured(req.body);
-    const body = validate<ResponsesRequest>(inputTokensSchema, req.body);
+    const body = validate<ResponsesRequest>(inputTokensSchema, req.body, 'invalid_request', false, openaiRefusal);
     await resolveItemReferences(req, body);
     notePlaces(body.input);
     refuseChoiceWithoutItsTool(body);

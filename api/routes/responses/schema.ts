@@ -2,6 +2,7 @@ import Joi from 'joi';
 import { openaiFunctionName } from '../openai-name';
 import { openaiSearchTool } from '../../dispatch/native-search/schema';
 import { safetyIdentifier } from '../chat/schema';
+import { MESSAGE_ROLES, TOOL_CHOICE_MODES } from '../openai-words';
 
 /** OpenAI's ResponseIncludable (openai 7.60.0 `resources/responses/responses.d.ts`). */
 export const INCLUDABLE = [
@@ -46,13 +47,19 @@ const effort = Joi.string().valid('none', 'minimal', 'low', 'medium', 'high', 'x
 /** The content parts a message of `input` may hold (OpenAI's ResponseInputContent, and an assistant turn's output_text and refusal; chat's `text` too). */
 const PART_TYPES = ['input_text', 'input_image', 'input_file', 'output_text', 'refusal', 'text'];
 
+/** A part's `file_id` (null is none): the gateway keeps no files, so an image named by one is refused in its own words, naming the field. */
+const fileIdRefused = Joi.any()
+  .custom((v, helpers) => (v === null ? v : helpers.error('part.fileId')))
+  .messages({ 'part.fileId': '{#label}: file ids are not supported; send the image by its image_url.' });
+
 /** A message's content part: typed, and a text part's text (or a refusal's) a string, as OpenAI's InputContent/OutputContent require. */
 const part = Joi.object({ type: Joi.string().valid(...PART_TYPES).required() })
   .unknown(true)
   .when(is('input_text', 'output_text', 'text'), { then: Joi.object({ text: Joi.string().allow('').required() }) })
   .when(is('refusal'), { then: Joi.object({ refusal: Joi.string().allow('').required() }) })
   // OpenAI's ResponseInputImage by URL (a data URL or https); a file id names a file the gateway does not keep
-  .when(is('input_image'), { then: Joi.object({ image_url: Joi.string().min(1).required().messages({ 'any.required': '{#label} is required (file ids are not supported).' }) }) })
+  // (a file id is refused in the gateway's words before the image_url OpenAI's would miss: see fileIdRefused)
+  .when(is('input_image'), { then: Joi.object({ file_id: fileIdRefused, image_url: Joi.string().min(1).required() }) })
   .when(is('input_file'), {
     then: Joi.object({ file_data: Joi.string().min(1), file_url: Joi.string().min(1) })
       .or('file_data', 'file_url')
@@ -101,7 +108,7 @@ export const inputItem = Joi.object({ type: Joi.string().allow(null), role: Joi.
     then: Joi.object({ id: Joi.string().min(1).max(128) }),
     otherwise: Joi.object().when(Joi.object({ type: Joi.valid('message', null) }).unknown(), {
       then: Joi.object({
-        role: Joi.string().valid('user', 'assistant', 'system', 'developer').required(),
+        role: Joi.string().valid(...MESSAGE_ROLES).required(),
         content: Joi.alternatives(Joi.string().allow(''), Joi.array().items(part)).required(),
         // OpenAI's message phase (an assistant turn's: commentary or final_answer), listed with the input items
         phase: Joi.string().valid('commentary', 'final_answer').allow(null),
@@ -128,7 +135,7 @@ export const responsesSchema = Joi.object({
   input: Joi.alternatives(Joi.string().min(1), Joi.array().items(inputItem).min(1)),
   instructions: Joi.string().allow('', null),
   tools: Joi.array().items(tool),
-  tool_choice: Joi.alternatives(Joi.string().valid('auto', 'none', 'required'), Joi.object({ type: Joi.string().required(), name: Joi.string() }).unknown(true)),
+  tool_choice: Joi.alternatives(Joi.string().valid(...TOOL_CHOICE_MODES), Joi.object({ type: Joi.string().required(), name: Joi.string() }).unknown(true)),
   parallel_tool_calls: Joi.boolean().allow(null),
   max_output_tokens: Joi.number().integer().min(16).allow(null), // OpenAI's CreateResponse: minimum 16
   temperature: Joi.number().min(0).max(2).allow(null),
@@ -164,7 +171,7 @@ export const responsesSchema = Joi.object({
   // OpenAI's image context policy; `enabled` is refused (request.ts, refuseUnhonoured), the others answered `disabled`
   image: Joi.object({ context_compression: Joi.string().valid('auto', 'enabled', 'disabled').allow(null) }).unknown(true).allow(null),
   text: Joi.object({
-    format: Joi.object({ type: Joi.string().valid('text', 'json_object', 'json_schema').required() })
+    format: Joi.object({ type: Joi.string().valid('json_object', 'text', 'json_schema').required() })
       .unknown(true)
       .when(is('json_schema'), { then: jsonSchemaFormat }),
     verbosity: Joi.string().valid('low', 'medium', 'high').allow(null),

@@ -35,8 +35,8 @@ function storedRow(req: Request, id: string): Promise<StoredResponse | null> {
   return StoredResponse.findOne({ where: Object.assign(scopeWhere(req.auth!), { id }, withinRetention()) });
 }
 
-/** The history a follow-up continues: the previous response's whole conversation, and the settings its chain's `configuration_update` items left in effect. */
-export async function historyOf(req: Request, previousId: string | null | undefined): Promise<{ messages: CanonicalMessage[]; configuration?: Configuration | null }> {
+/** The history a follow-up continues: the previous response's whole conversation, the settings its chain's `configuration_update` items left in effect, and its output. */
+export async function historyOf(req: Request, previousId: string | null | undefined): Promise<{ messages: CanonicalMessage[]; configuration?: Configuration | null; output?: unknown }> {
   if (!previousId) return { messages: [] };
   const row = await storedRow(req, previousId);
   if (!row) throw previousResponseNotFound(previousId);
@@ -45,7 +45,8 @@ export async function historyOf(req: Request, previousId: string | null | undefi
   if (row.response.background === true && (status === 'queued' || status === 'in_progress')) {
     throw new ApiError(400, 'invalid_request', `Previous response '${previousId}' is still ${status}; continue it once it has completed.`, { param: 'previous_response_id' });
   }
-  return { messages: row.conversation as CanonicalMessage[], configuration: row.configuration as Configuration | null };
+  // its output: the calls it left for the follow-up to answer (call-pairing.ts, refuseCallWithoutOutput)
+  return { messages: row.conversation as CanonicalMessage[], configuration: row.configuration as Configuration | null, output: row.response.output };
 }
 
 /**

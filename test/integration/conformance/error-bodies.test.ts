@@ -68,8 +68,9 @@ describe('conformance: error bodies against the vendored documents', () => {
       // a role outside OpenAI's: its own code and words, the field in param (openai-message-rules.test.ts)
       const role = await call('POST', '/v1/chat/completions', { headers: h, json: { ...chat, messages: [{ role: 'user', content: 'hi' }, { role: 'nobody', content: 'x' }] } });
       await expectOpenAIError(role, 400, 'invalid_value', 'invalid_request_error', 'messages[1].role');
+      // the Responses dialect answers OpenAI's own code for it (responses-openai-refusals.test.ts)
       const t = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-chat', input: 'hi', temperature: 9 } });
-      await expectOpenAIError(t, 400, 'invalid_request', 'invalid_request_error', 'temperature');
+      await expectOpenAIError(t, 400, 'decimal_above_max_value', 'invalid_request_error', 'temperature');
     });
 
     it('an embeddings refusal names its field in param', async () => {

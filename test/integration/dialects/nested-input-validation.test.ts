@@ -27,13 +27,14 @@ describe('nested values of messages and responses requests are validated', () =>
   });
   beforeEach(resetSim);
 
-  async function refusedUnbilled(cases: Array<[string, unknown, string, string | undefined]>, headers: Record<string, string>): Promise<void> {
+  /** Each case: path, body, message, param, and the code (`invalid_request` unless given: the Responses paths answer OpenAI's). */
+  async function refusedUnbilled(cases: Array<[string, unknown, string, string | undefined, string?]>, headers: Record<string, string>): Promise<void> {
     await usageSettled();
     const before = await UsageEvent.count({ where: { orgId: o.org.id } });
-    for (const [path, json, message, param] of cases) {
+    for (const [path, json, message, param, code = 'invalid_request'] of cases) {
       const r = await call('POST', path, { headers, json });
       expect(r.status, `${path} ${JSON.stringify(json)}: ${r.text}`).to.equal(400);
-      expect(r.body.error).to.include({ code: 'invalid_request', type: 'invalid_request_error', message });
+      expect(r.body.error).to.include({ code, type: 'invalid_request_error', message });
       if (param !== undefined) expect(r.body.error.param).to.equal(param);
     }
     expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
@@ -89,23 +90,25 @@ describe('nested values of messages and responses requests are validated', () =>
     expect(sent).to.include('sunny').and.include('a note').and.not.include('undefined');
   });
 
-  it('responses: message parts, function calls, loaded tools and shell outputs, on every route that reads input items (was a 500, or the id "undefined" sent)', async () => {
+  it('responses: message parts, function calls, loaded tools and shell outputs, on every route that reads input items (was a 500, or the id "undefined" sent), in OpenAI\'s codes and words', async () => {
     const r = (input: unknown[]) => ({ model: 'sim-chat', input });
+    const missing = (param: string) => [`Missing required parameter: '${param}'.`, param, 'missing_required_parameter'] as const;
+    const notObject = (param: string, got: string) => [`Invalid type for '${param}': expected an object, but got ${got} instead.`, param, 'invalid_type'] as const;
     await refusedUnbilled(
       [
-        ['/v1/responses', r([{ role: 'user', content: [null] }]), "'input[0].content[0]' must be of type object", 'input[0].content[0]'],
-        ['/v1/responses', r([{ type: 'message', role: 'assistant', content: ['hi'] }, { role: 'user', content: 'x' }]), "'input[0].content[0]' must be of type object", 'input[0].content[0]'],
-        ['/v1/responses', r([{ role: 'user', content: [{ type: 'input_text' }] }]), "'input[0].content[0].text' is required", 'input[0].content[0].text'],
-        ['/v1/responses', r([{ role: 'user', content: [{ text: 'hi' }] }]), "'input[0].content[0].type' is required", 'input[0].content[0].type'],
-        ['/v1/responses', r([{ role: 'user' }]), "'input[0].content' is required", 'input[0].content'],
-        ['/v1/responses', r([{ role: 'user', content: 'x' }, { type: 'function_call', name: 'f', arguments: '{}' }]), "'input[1].call_id' is required", 'input[1].call_id'],
-        ['/v1/responses', r([{ role: 'user', content: 'x' }, { type: 'function_call', call_id: 'c1', name: 'f', arguments: { a: 1 } }]), "'input[1].arguments' must be a string", 'input[1].arguments'],
-        ['/v1/responses', r([{ type: 'additional_tools', tools: [null] }, { role: 'user', content: 'x' }]), "'input[0].tools[0]' must be of type object", 'input[0].tools[0]'],
-        ['/v1/responses', r([{ type: 'additional_tools', tools: [{ type: 'function' }] }, { role: 'user', content: 'x' }]), "'input[0].tools[0].name' is required", 'input[0].tools[0].name'],
-        ['/v1/responses', r([{ type: 'tool_search_output', execution: 'client', call_id: 'c', tools: [null] }]), "'input[0].tools[0]' must be of type object", 'input[0].tools[0]'],
-        ['/v1/responses', r([{ type: 'shell_call_output', call_id: 'c', output: [null] }]), "'input[0].output[0]' must be of type object", 'input[0].output[0]'],
-        ['/v1/responses/input_tokens', r([{ role: 'user', content: [null] }]), "'input[0].content[0]' must be of type object", 'input[0].content[0]'],
-        ['/v1/responses/compact', r([{ role: 'user', content: [null] }]), "'input[0].content[0]' must be of type object", 'input[0].content[0]'],
+        ['/v1/responses', r([{ role: 'user', content: [null] }]), ...notObject('input[0].content[0]', 'null')],
+        ['/v1/responses', r([{ type: 'message', role: 'assistant', content: ['hi'] }, { role: 'user', content: 'x' }]), ...notObject('input[0].content[0]', 'a string')],
+        ['/v1/responses', r([{ role: 'user', content: [{ type: 'input_text' }] }]), ...missing('input[0].content[0].text')],
+        ['/v1/responses', r([{ role: 'user', content: [{ text: 'hi' }] }]), ...missing('input[0].content[0].type')],
+        ['/v1/responses', r([{ role: 'user' }]), ...missing('input[0].content')],
+        ['/v1/responses', r([{ role: 'user', content: 'x' }, { type: 'function_call', name: 'f', arguments: '{}' }]), ...missing('input[1].call_id')],
+        ['/v1/responses', r([{ role: 'user', content: 'x' }, { type: 'function_call', call_id: 'c1', name: 'f', arguments: { a: 1 } }]), "Invalid type for 'input[1].arguments': expected a string, but got an object instead.", 'input[1].arguments', 'invalid_type'],
+        ['/v1/responses', r([{ type: 'additional_tools', tools: [null] }, { role: 'user', content: 'x' }]), ...notObject('input[0].tools[0]', 'null')],
+        ['/v1/responses', r([{ type: 'additional_tools', tools: [{ type: 'function' }] }, { role: 'user', content: 'x' }]), ...missing('input[0].tools[0].name')],
+        ['/v1/responses', r([{ type: 'tool_search_output', execution: 'client', call_id: 'c', tools: [null] }]), ...notObject('input[0].tools[0]', 'null')],
+        ['/v1/responses', r([{ type: 'shell_call_output', call_id: 'c', output: [null] }]), ...notObject('input[0].output[0]', 'null')],
+        ['/v1/responses/input_tokens', r([{ role: 'user', content: [null] }]), ...notObject('input[0].content[0]', 'null')],
+        ['/v1/responses/compact', r([{ role: 'user', content: [null] }]), ...notObject('input[0].content[0]', 'null')],
         ['/v1/conversations', { items: [{ role: 'user', content: [null] }] }, "'items[0].content[0]' must be of type object", 'items[0].content[0]'],
       ],
       h,

@@ -189,11 +189,12 @@ describe('responses dialect: the fields coding agents send', () => {
     const cases: Array<[Record<string, unknown>, string, string?]> = [
       [{ tools: [{ type: 'code_interpreter', container: { type: 'auto' } }] }, 'unsupported_tool', 'tools[0].type'],
       [{ tools: [{ ...agents, tools: [{ type: 'file_search', name: 'files' }] }] }, 'unsupported_tool', 'tools[0].tools[0].type'],
-      [{ tools: [{ type: 'custom', description: 'no name' }] }, 'invalid_request'],
-      [{ tools: [{ ...agents, tools: [] }] }, 'invalid_request'],
+      // OpenAI's codes for what its API types otherwise
+      [{ tools: [{ type: 'custom', description: 'no name' }] }, 'missing_required_parameter', 'tools[0].name'],
+      [{ tools: [{ ...agents, tools: [] }] }, 'empty_array', 'tools[0].tools'],
       [{ tools: [agents, { ...exec, name: 'multi_agent_v1__close_agent' }] }, 'invalid_request'],
-      [{ tools: [{ type: 'tool_search', execution: 'elsewhere' }] }, 'invalid_request'],
-      [{ reasoning: { effort: 'extreme' } }, 'invalid_request'],
+      [{ tools: [{ type: 'tool_search', execution: 'elsewhere' }] }, 'invalid_value', 'tools[0].execution'],
+      [{ reasoning: { effort: 'extreme' } }, 'invalid_value', 'reasoning.effort'],
     ];
     for (const [extra, code, param] of cases) {
       const r = await call('POST', '/v1/responses', { headers: h, json: codex('sim-chat', 'hi', extra) });

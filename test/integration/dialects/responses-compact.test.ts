@@ -89,20 +89,20 @@ describe('responses compact', () => {
     expect(plain).not.to.have.property('image');
   });
 
-  it("refuses what OpenAI types otherwise (400 invalid_request naming the field) and what it cannot honour (400 unsupported_parameter: image.context_compression enabled, prompt_cache_options.prewarm, prompt), before anything is sent or billed", async () => {
+  it("refuses what OpenAI types otherwise (400 naming the field, in OpenAI's codes) and what it cannot honour (400 unsupported_parameter: image.context_compression enabled, prompt_cache_options.prewarm, prompt), before anything is sent or billed", async () => {
     await usageSettled();
     const billed = await UsageEvent.count({ where: { orgId: s.o.org.id } });
     const cases: Array<[Record<string, unknown>, string, string]> = [
-      [{ model: null }, 'model', 'invalid_request'],
-      [{ prompt_cache_key: 'k'.repeat(65) }, 'prompt_cache_key', 'invalid_request'],
-      [{ prompt_cache_retention: '1h' }, 'prompt_cache_retention', 'invalid_request'],
-      [{ prompt_cache_options: { ttl: '12h' } }, 'prompt_cache_options.ttl', 'invalid_request'],
-      [{ prompt_cache_options: { mode: 'sometimes' } }, 'prompt_cache_options.mode', 'invalid_request'],
-      [{ service_tier: 'scale' }, 'service_tier', 'invalid_request'],
-      [{ image: { context_compression: 'always' } }, 'image.context_compression', 'invalid_request'],
-      [{ image: 'auto' }, 'image', 'invalid_request'],
-      [{ instructions: 5 }, 'instructions', 'invalid_request'],
-      [{ input: 5 }, 'input', 'invalid_request'],
+      [{ model: null }, 'model', 'invalid_type'],
+      [{ prompt_cache_key: 'k'.repeat(65) }, 'prompt_cache_key', 'string_above_max_length'],
+      [{ prompt_cache_retention: '1h' }, 'prompt_cache_retention', 'invalid_value'],
+      [{ prompt_cache_options: { ttl: '12h' } }, 'prompt_cache_options.ttl', 'invalid_value'],
+      [{ prompt_cache_options: { mode: 'sometimes' } }, 'prompt_cache_options.mode', 'invalid_value'],
+      [{ service_tier: 'scale' }, 'service_tier', 'invalid_value'],
+      [{ image: { context_compression: 'always' } }, 'image.context_compression', 'invalid_value'],
+      [{ image: 'auto' }, 'image', 'invalid_type'],
+      [{ instructions: 5 }, 'instructions', 'invalid_type'],
+      [{ input: 5 }, 'input', 'invalid_type'],
       [{ input: [] }, 'input', 'invalid_request'],
       [{ image: { context_compression: 'enabled' } }, 'image.context_compression', 'unsupported_parameter'],
       [{ prompt_cache_options: { prewarm: true } }, 'prompt_cache_options.prewarm', 'unsupported_parameter'],

@@ -75,7 +75,7 @@ describe('POST /v1/responses/input_tokens', () => {
     const refused: Array<[Record<string, unknown>, number, string]> = [
       [{ model: 'no-such-model', input: 'x' }, 404, 'model_not_found'],
       [{ model: 'sim-chat', input: 'x', previous_response_id: 'resp_doesnotexist' }, 400, 'previous_response_not_found'],
-      [{ model: 'sim-chat', input: 42 }, 400, 'invalid_request'],
+      [{ model: 'sim-chat', input: 42 }, 400, 'invalid_type'],
       [{ model: 'sim-chat', input: 'x', conversation: 'conv_123' }, 404, 'conversation_not_found'],
       [{ model: 'sim-chat', input: [{ type: 'item_reference', id: 'msg_1' }] }, 404, 'item_not_found'],
       [{ model: 'sim-chat', input: 'x', tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }] }, 400, 'unsupported_tool'],

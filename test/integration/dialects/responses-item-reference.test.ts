@@ -145,9 +145,10 @@ describe('responses: item references', () => {
         param: 'input',
       },
     });
-    for (const bad of [{ type: 'item_reference' }, { type: 'item_reference', id: 5 }, { id: '' }]) {
+    // in OpenAI's codes (missing_required_parameter: openai/codex issue 6725 quotes "Missing required parameter: 'input[79].id'.")
+    for (const [bad, code] of [[{ type: 'item_reference' }, 'missing_required_parameter'], [{ type: 'item_reference', id: 5 }, 'invalid_type'], [{ id: '' }, 'empty_string']] as const) {
       const r = await call('POST', '/v1/responses', { headers: keyHeader(o.key), json: { model: 'sim-chat', input: [{ role: 'user', content: 'x' }, bad] } });
-      expect([r.status, r.body.error.code, r.body.error.param], JSON.stringify(bad)).to.deep.equal([400, 'invalid_request', 'input[1].id']);
+      expect([r.status, r.body.error.code, r.body.error.param], JSON.stringify(bad)).to.deep.equal([400, code, 'input[1].id']);
     }
     // one known and one unknown: still refused
     const known = await client.responses.create({ model: 'sim-chat', input: 'known' });

@@ -147,44 +147,46 @@ describe('responses dialect: the SDK request fields the gateway echoes or refuse
     expect(ok.status).to.equal('completed');
     // the effective image context policy, as OpenAI's Response.Image reports it
     expect(ok.image).to.deep.equal({ context_compression: 'disabled' });
-    const bad: Array<[Record<string, unknown>, string]> = [
-      [{ include: ['message.output_text.everything'] }, 'include[0]'],
-      [{ service_tier: 'gold' }, 'service_tier'],
-      [{ top_logprobs: 21 }, 'top_logprobs'],
-      [{ text: { verbosity: 'chatty' } }, 'text.verbosity'],
-      [{ prompt_cache_retention: '1h' }, 'prompt_cache_retention'],
-      [{ max_tool_calls: -1 }, 'max_tool_calls'],
-      [{ max_output_tokens: 15 }, 'max_output_tokens'], // OpenAI's minimum is 16
-      [{ tools: [{ type: 'function', name: 'get weather', parameters: {} }] }, 'tools[0].name'],
-      [{ tools: [{ type: 'function', name: 'x'.repeat(65), parameters: {} }] }, 'tools[0].name'],
-      [{ tools: [{ type: 'function', name: 'f', parameters: 'object' }] }, 'tools[0].parameters'],
-      [{ image: { context_compression: 'always' } }, 'image.context_compression'],
+    // OpenAI's codes for them (responses-openai-refusals.test.ts checks the words); a function name outside OpenAI's pattern in the gateway's
+    const bad: Array<[Record<string, unknown>, string, string]> = [
+      [{ include: ['message.output_text.everything'] }, 'include[0]', 'invalid_value'],
+      [{ service_tier: 'gold' }, 'service_tier', 'invalid_value'],
+      [{ top_logprobs: 21 }, 'top_logprobs', 'integer_above_max_value'],
+      [{ text: { verbosity: 'chatty' } }, 'text.verbosity', 'invalid_value'],
+      [{ prompt_cache_retention: '1h' }, 'prompt_cache_retention', 'invalid_value'],
+      [{ max_tool_calls: -1 }, 'max_tool_calls', 'integer_below_min_value'],
+      [{ max_output_tokens: 15 }, 'max_output_tokens', 'integer_below_min_value'], // OpenAI's minimum is 16
+      [{ tools: [{ type: 'function', name: 'get weather', parameters: {} }] }, 'tools[0].name', 'invalid_request'],
+      [{ tools: [{ type: 'function', name: 'x'.repeat(65), parameters: {} }] }, 'tools[0].name', 'invalid_request'],
+      [{ tools: [{ type: 'function', name: 'f', parameters: 'object' }] }, 'tools[0].parameters', 'invalid_type'],
+      [{ image: { context_compression: 'always' } }, 'image.context_compression', 'invalid_value'],
     ];
-    for (const [extra, param] of bad) {
+    for (const [extra, param, code] of bad) {
       const r = await call('POST', '/v1/responses', { headers: h, json: { model: 'sim-chat', input: 'x', ...extra } });
       expect(r.status, JSON.stringify(extra)).to.equal(400);
-      expect(r.body.error, JSON.stringify(extra)).to.include({ code: 'invalid_request', param });
+      expect(r.body.error, JSON.stringify(extra)).to.include({ code, param });
     }
     expect(env().sim.log.entries).to.have.length(1);
   });
 
   it("a json_schema text.format needs its name and schema, as OpenAI's TextResponseFormatJsonSchema requires (400 naming them; they went upstream as name 'output' and no schema); the input_tokens count checks them too", async () => {
     const schema = { type: 'object', properties: { a: { type: 'string' } } };
-    const bad: Array<[Record<string, unknown>, string, string]> = [
-      [{ type: 'json_schema', schema }, 'text.format.name', "'text.format.name' is required"],
-      [{ type: 'json_schema', name: 'answer' }, 'text.format.schema', "'text.format.schema' is required"],
-      [{ type: 'json_schema', name: 'an answer', schema }, 'text.format.name', "'text.format.name' must be a-z, A-Z, 0-9, underscores and dashes only."],
-      [{ type: 'json_schema', name: 'a'.repeat(65), schema }, 'text.format.name', "'text.format.name' length must be less than or equal to 64 characters long"],
-      [{ type: 'json_schema', name: 'answer', schema: 'object' }, 'text.format.schema', "'text.format.schema' must be of type object"],
-      [{ type: 'json_schema', name: 'answer', schema, strict: 'yes' }, 'text.format.strict', "'text.format.strict' must be a boolean"],
+    // OpenAI's codes and words (a name outside its pattern in the gateway's)
+    const bad: Array<[Record<string, unknown>, string, string, string]> = [
+      [{ type: 'json_schema', schema }, 'text.format.name', 'missing_required_parameter', "Missing required parameter: 'text.format.name'."],
+      [{ type: 'json_schema', name: 'answer' }, 'text.format.schema', 'missing_required_parameter', "Missing required parameter: 'text.format.schema'."],
+      [{ type: 'json_schema', name: 'an answer', schema }, 'text.format.name', 'invalid_request', "'text.format.name' must be a-z, A-Z, 0-9, underscores and dashes only."],
+      [{ type: 'json_schema', name: 'a'.repeat(65), schema }, 'text.format.name', 'string_above_max_length', "Invalid 'text.format.name': string too long. Expected a string with maximum length 64, but got a string with length 65 instead."],
+      [{ type: 'json_schema', name: 'answer', schema: 'object' }, 'text.format.schema', 'invalid_type', "Invalid type for 'text.format.schema': expected an object, but got a string instead."],
+      [{ type: 'json_schema', name: 'answer', schema, strict: 'yes' }, 'text.format.strict', 'invalid_type', "Invalid type for 'text.format.strict': expected a boolean, but got a string instead."],
     ];
     await usageSettled();
     const billed = await UsageEvent.count({ where: { orgId: o.org.id } });
-    for (const [format, param, message] of bad) {
+    for (const [format, param, code, message] of bad) {
       for (const path of ['/v1/responses', '/v1/responses/input_tokens']) {
         const r = await call('POST', path, { headers: h, json: { model: 'sim-chat', input: 'x', text: { format } } });
         expect(r.status, `${path} ${JSON.stringify(format)}`).to.equal(400);
-        expect(r.body.error).to.deep.equal({ code: 'invalid_request', type: 'invalid_request_error', param, message });
+        expect(r.body.error).to.deep.equal({ code, type: 'invalid_request_error', param, message });
       }
     }
     const err = await client.responses.create({ model: 'sim-chat', input: 'x', text: { format: { type: 'json_schema', schema } } as never }).catch((e: unknown) => e);
@@ -214,10 +216,12 @@ describe('responses dialect: the SDK request fields the gateway echoes or refuse
     expect(sent.messages.map((m) => m.role)).to.deep.equal(['system', 'user', 'assistant']);
 
     const empty = await client.conversations.create({});
-    for (const json of [{ model: 'sim-chat' }, { model: 'sim-chat', conversation: empty.id }, { model: 'sim-chat', conversation: empty.id, background: true }]) {
+    // neither: OpenAI's missing_required_parameter, in its words
+    for (const [json, code] of [[{ model: 'sim-chat' }, 'missing_required_parameter'], [{ model: 'sim-chat', conversation: empty.id }, 'invalid_request'], [{ model: 'sim-chat', conversation: empty.id, background: true }, 'invalid_request']] as const) {
       const bad = await call('POST', '/v1/responses', { headers: h, json });
       expect(bad.status, JSON.stringify(json)).to.equal(400);
-      expect(bad.body.error, JSON.stringify(json)).to.include({ code: 'invalid_request', param: 'input' });
+      expect(bad.body.error, JSON.stringify(json)).to.include({ code, param: 'input' });
+      if (code === 'missing_required_parameter') expect(bad.body.error.message).to.equal("Missing required parameter: 'input'.");
     }
     expect(env().sim.log.entries).to.have.length(2);
   });

@@ -300,21 +300,22 @@ describe('POST /v1/responses', () => {
 
   it('refuses bad requests without reaching the upstream or billing', async () => {
     const cases: Array<[unknown, number, string]> = [
-      [{ input: 'x' }, 400, 'invalid_request'],
-      [{ model: 'sim-chat' }, 400, 'invalid_request'],
-      [{ model: 'sim-chat', input: [] }, 400, 'invalid_request'],
-      [{ model: 'sim-chat', input: 'x', temperature: 3 }, 400, 'invalid_request'],
+      // OpenAI's codes (responses-openai-refusals.test.ts checks their words)
+      [{ input: 'x' }, 400, 'missing_required_parameter'],
+      [{ model: 'sim-chat' }, 400, 'missing_required_parameter'],
+      [{ model: 'sim-chat', input: [] }, 400, 'missing_required_parameter'],
+      [{ model: 'sim-chat', input: 'x', temperature: 3 }, 400, 'decimal_above_max_value'],
       [{ model: 'sim-chat', input: 'x', background: true, store: false }, 400, 'invalid_request'],
       [{ model: 'sim-chat', input: 'x', conversation: 'conv_123' }, 404, 'conversation_not_found'],
       [{ model: 'sim-chat', input: 'x', conversation: { id: 'conv_123' } }, 404, 'conversation_not_found'],
-      [{ model: 'sim-chat', input: 'x', conversation: 42 }, 400, 'invalid_request'],
-      [{ model: 'sim-chat', input: 'x', conversation: {} }, 400, 'invalid_request'],
-      [{ model: 'sim-chat', input: [{ role: 'wizard', content: 'x' }] }, 400, 'invalid_request'],
+      [{ model: 'sim-chat', input: 'x', conversation: 42 }, 400, 'invalid_type'],
+      [{ model: 'sim-chat', input: 'x', conversation: {} }, 400, 'missing_required_parameter'],
+      [{ model: 'sim-chat', input: [{ role: 'wizard', content: 'x' }] }, 400, 'invalid_value'],
       [{ model: 'sim-chat', input: [{ type: 'item_reference', id: 'x' }] }, 404, 'item_not_found'],
-      [{ model: 'sim-chat', input: [{ type: 'item_reference' }] }, 400, 'invalid_request'],
+      [{ model: 'sim-chat', input: [{ type: 'item_reference' }] }, 400, 'missing_required_parameter'],
       [{ model: 'sim-chat', input: 'x', tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }] }, 400, 'unsupported_tool'],
       // metadata values are at most 512 characters, under the key __proto__ too (Joi skips own __proto__ keys)
-      [{ model: 'sim-chat', input: 'x', metadata: { ['__proto__']: 'v'.repeat(513) } }, 400, 'invalid_request'],
+      [{ model: 'sim-chat', input: 'x', metadata: { ['__proto__']: 'v'.repeat(513) } }, 400, 'string_above_max_length'],
       [{ model: 'nope', input: 'x' }, 404, 'model_not_found'],
       [{ model: 'sim-embed', input: 'x' }, 400, 'model_not_chat_capable'],
     ];

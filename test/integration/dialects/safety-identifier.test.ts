@@ -29,9 +29,11 @@ describe('safety_identifier: its length limit on chat completions and responses'
       s.c.chat.completions.create({ model: 'sim-chat', messages: [{ role: 'user', content: 'hello' }], stream: true, safety_identifier: tooLong }),
       s.c.responses.create({ model: 'sim-chat', input: 'hello', safety_identifier: tooLong }),
     ];
-    for (const err of await Promise.all(refusals.map(outcome))) {
+    // the Responses dialect answers OpenAI's string_above_max_length (responses-openai-refusals.test.ts)
+    const codes = ['invalid_request', 'invalid_request', 'string_above_max_length'];
+    for (const [i, err] of (await Promise.all(refusals.map(outcome))).entries()) {
       expect(err).to.be.instanceOf(OpenAI.BadRequestError);
-      expect(err as InstanceType<typeof OpenAI.BadRequestError>).to.deep.include({ status: 400, code: 'invalid_request', param: 'safety_identifier' });
+      expect(err as InstanceType<typeof OpenAI.BadRequestError>).to.deep.include({ status: 400, code: codes[i], param: 'safety_identifier' });
     }
     for (const [path, json] of [
       ['/v1/chat/completions', { model: 'sim-chat', messages: [{ role: 'user', content: 'hello' }], safety_identifier: tooLong }],
@@ -40,7 +42,7 @@ describe('safety_identifier: its length limit on chat completions and responses'
     ] as const) {
       const r = await call('POST', path, { headers: keyHeader(s.o.key), json });
       expect(r.status, r.text).to.equal(400);
-      expect(r.body.error).to.include({ type: 'invalid_request_error', code: 'invalid_request', param: 'safety_identifier' });
+      expect(r.body.error).to.include({ type: 'invalid_request_error', code: path === '/v1/responses' ? 'string_above_max_length' : 'invalid_request', param: 'safety_identifier' });
       expectOpenAI('ErrorResponse', r.body);
     }
     expect(env().sim.log.entries, 'nothing sent').to.have.length(sent);

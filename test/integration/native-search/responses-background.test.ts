@@ -59,7 +59,7 @@ describe('native web search on /v1/responses in the background', () => {
     const bare = { type: 'web_search_call', id: 'ws_old1', status: 'completed', action: { type: 'search', query: 'old bees' } };
     const ask = { role: 'user', content: 'search for honey bees' };
     const cases: Array<[string, unknown[], unknown[]]> = [
-      ['an unknown role after an echoed search (which would be re-run)', [ask, bare, { role: 'bogus', content: 'x' }], [400, 'invalid_request', 'invalid_request_error', 'input[2].role']],
+      ['an unknown role after an echoed search (which would be re-run)', [ask, bare, { role: 'bogus', content: 'x' }], [400, 'invalid_value', 'invalid_request_error', 'input[2]']],
       ['an item type the gateway does not take', [ask, bare, { type: 'file_search_call', id: 'fs_1', queries: ['x'], status: 'completed' }], [400, 'invalid_request', 'invalid_request_error', 'input[2].type']],
       // the client's index, not the unfolded input's (each echoed search call is two items there)
       ['a compaction item not sealed for the org, after an echoed search', [ask, bare, { type: 'compaction', encrypted_content: 'not-sealed-here' }, ask], [400, 'invalid_request', 'invalid_request_error', 'input[2]']],
