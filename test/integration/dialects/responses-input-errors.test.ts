@@ -65,7 +65,7 @@ describe('responses dialect: a malformed input item is refused naming its place'
     expect(next.status).to.equal('completed');
   });
 
-  it("a call left without its output (in the input, or in the previous response's output) is OpenAI's 400 'No tool output found for …' naming input, JSON, streamed and background, nothing sent; answered, it goes on", async () => {
+  it("a call in the input left without its output is OpenAI's 400 'No tool output found for …' naming input, JSON, streamed and background, nothing sent; answered, it goes on", async () => {
     const fc = (id: string) => ({ type: 'function_call', call_id: id, name: 'f', arguments: '{}' });
     // OpenAI's body: {"message": "No tool output found for function call call_….", "type": "invalid_request_error", "param": "input", "code": null}
     const refused = (message: string) => ({ code: 'invalid_request', type: 'invalid_request_error', param: 'input', message });
@@ -80,7 +80,12 @@ describe('responses dialect: a malformed input item is refused naming its place'
     const custom = await post('/v1/responses', { model: 'sim-chat', input: [hi, { type: 'custom_tool_call', call_id: 'cc1', name: 'g', input: 'x' }, hi] });
     expect(custom.body.error).to.deep.equal(refused('No tool output found for custom tool call cc1.'));
     expect(env().sim.log.entries, 'nothing sent').to.have.length(0);
+    const stateless = await post('/v1/responses', { model: 'sim-chat', input: [hi, fc('c3'), { type: 'function_call_output', call_id: 'c3', output: '3' }] });
+    expect(stateless.status, stateless.text).to.equal(200);
+  });
 
+  it("the previous response's call with no output in the follow-up is OpenAI's 400 'No tool output found for function call X.', JSON, streamed and background, nothing sent; answered, it goes on", async () => {
+    const refused = (message: string) => ({ code: 'invalid_request', type: 'invalid_request_error', param: 'input', message });
     // the previous response's call: a follow-up that brings no output for it is refused (it went upstream with the call unanswered)
     const tools: OpenAI.Responses.FunctionTool[] = [{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: { query: { type: 'string' } } }, strict: false }];
     const first = await s.c.responses.create({ model: 'sim-chat', input: 'find cats', tools, tool_choice: 'required' });
@@ -97,8 +102,6 @@ describe('responses dialect: a malformed input item is refused naming its place'
     // answered, in the input after the call or by the follow-up, it goes on
     const next = await s.c.responses.create({ model: 'sim-chat', previous_response_id: first.id, tools, input: [{ type: 'function_call_output', call_id: call1.call_id, output: '3 cats' }, { role: 'user', content: 'and dogs?' }] });
     expect(next.status).to.equal('completed');
-    const stateless = await post('/v1/responses', { model: 'sim-chat', input: [hi, fc('c3'), { type: 'function_call_output', call_id: 'c3', output: '3' }] });
-    expect(stateless.status, stateless.text).to.equal(200);
   });
 
   it("the SDK's BadRequestError carries the param", async () => {
