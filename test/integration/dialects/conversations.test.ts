@@ -69,7 +69,8 @@ describe('conversations', () => {
     ]);
     const one = await f.conversations.items.retrieve(raw.body.data[2].id, { conversation_id: conv.id });
     expect(one).to.deep.include({ type: 'function_call_output', call_id: 'call_w', output: 'rain', status: 'completed' });
-    // a response continues from them as before
+    // a response continues from them as before: the incomplete call_x has no output, and a conversation's open calls are not
+    // refused (OpenAI's "No tool output found" was found confirmed for an input and a previous response, not for a conversation: call-pairing.ts)
     const r = await f.responses.create({ model: 'sim-chat', input: 'so?', conversation: conv.id });
     expect(r.status).to.equal('completed');
     expect(lastSent()).to.include('rain');
