@@ -8,7 +8,8 @@ import { UsageEvent } from '../../../shared/db/models';
 /**
  * Values nested inside a request's items and blocks (a message's content parts, a tool result's
  * blocks, a `content` document source's blocks, the tools an input item loads, a function call's
- * ids) are checked as the vendors type them: a malformed one is 400 `invalid_request` naming it,
+ * ids) are checked as the vendors type them: a malformed one is 400 `invalid_request` naming it (on
+ * the Responses routes in OpenAI's codes and words: docs/dialects.md, "Validation refusals"),
  * before any lane or upstream is used and with nothing billed. They were read unchecked: a `null`
  * part was a 500 `internal_error`, a text block without `text` reached the upstream as the text
  * "undefined", a function call without `call_id` as a tool call of id "undefined".

@@ -67,7 +67,7 @@ describe('native web search: user_location goes to the provider', () => {
     expect(searchRequest('brave').map((e) => e.query.country)).to.deep.equal(['JP']);
   });
 
-  it('a malformed server-tool declaration is a 400 invalid_request on both dialects: nothing searched, upstream never called, nothing billed', async () => {
+  it('a malformed server-tool declaration is a 400 on both dialects (invalid_request, or on responses OpenAI\'s code where it has one): nothing searched, upstream never called, nothing billed', async () => {
     await useProvider('brave');
     const search = (extra: Record<string, unknown>) => ({ type: 'web_search_20250305', name: 'web_search', ...extra });
     const messages: Array<Record<string, unknown>> = [
