@@ -16,7 +16,7 @@ describe('safety_identifier: its length limit on chat completions and responses'
   const longest = 's'.repeat(128);
   const tooLong = 's'.repeat(129);
 
-  it('takes 128 characters (chat forwards it as sent, responses echo it) and refuses 129, or a value that is not a string: 400 naming safety_identifier (invalid_request; on responses OpenAI's string_above_max_length) (the SDK raises BadRequestError), nothing sent', async () => {
+  it('takes 128 characters (chat forwards it as sent, responses echo it) and refuses 129, or a value that is not a string: 400 naming safety_identifier (invalid_request; on responses OpenAI\'s string_above_max_length) (the SDK raises BadRequestError), nothing sent', async () => {
     const chat = await s.c.chat.completions.create({ model: 'sim-chat', messages: [{ role: 'user', content: 'hello' }], safety_identifier: longest });
     expect(chat.choices[0].message.content).to.be.a('string');
     expect((env().sim.log.entries.at(-1)!.body as { safety_identifier?: string }).safety_identifier).to.equal(longest);
