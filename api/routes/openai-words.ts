@@ -22,16 +22,30 @@ export const TOOL_CHOICE_MODES = ['none', 'auto', 'required'] as const;
 /** OpenAI's refusal of a `POST /v1/responses` body with no `input` and nothing else to answer (an empty string or list is none). */
 export const NO_INPUT = 'One of "input" or "previous_response_id" or \'prompt\' or \'conversation\' must be provided.';
 
-/**
- * What OpenAI's "Invalid type for 'x': expected …" names where the plain kind is not its word: the
- * Responses API's own (`input`, `tool_choice`, `metadata`, `tools`, an input item).
- */
-function expectedAt(param: string, plain: string): string {
+/** What OpenAI's "Invalid type for 'x': expected …" names at a param, given the plain kind ("a string"): a dialect's own words where they differ. */
+type ExpectedAt = (param: string, plain: string) => string;
+
+/** `tool_choice`'s expected kinds, in both dialects' words. */
+const TOOL_CHOICE_EXPECTED = `one of an object or ${listed(TOOL_CHOICE_MODES, 'or')}`;
+
+/** The Responses API's own words (`input`, `tool_choice`, `metadata`, `tools`, an input item). */
+function responsesExpectedAt(param: string, plain: string): string {
   if (param === 'input') return 'one of a string or array of input items';
-  if (param === 'tool_choice') return `one of an object or ${listed(TOOL_CHOICE_MODES, 'or')}`;
+  if (param === 'tool_choice') return TOOL_CHOICE_EXPECTED;
   if (param === 'metadata') return 'a metadata object';
   if (param === 'tools') return 'an array of tools';
   if (/^input\[\d+\]$/.test(param) && plain === 'an object') return 'an input item';
+  return plain;
+}
+
+/**
+ * Chat completions' own words: a message's `content` ("Invalid type for 'messages[1].content':
+ * expected one of a string or array of objects, but got an object instead.", code invalid_type, as
+ * OpenAI's API answered it in pydantic/pydantic-ai issue 2653, gpt-4o) and `tool_choice`.
+ */
+function chatExpectedAt(param: string, plain: string): string {
+  if (/^messages\[\d+\]\.content$/.test(param)) return 'one of a string or array of objects';
+  if (param === 'tool_choice') return TOOL_CHOICE_EXPECTED;
   return plain;
 }
 
@@ -66,9 +80,15 @@ const oneOfTypes = (types: unknown) => `one of ${(Array.isArray(types) ? types :
  * instead."), an empty string `empty_string`, a string, list or object too long
  * `string_above_max_length` / `array_above_max_length` / `object_above_max_properties`, an empty list
  * `empty_array`. Undefined for a rule it has no words for: the caller answers that one as before.
- * An input item's `type` or `role` outside OpenAI's values is named by the item (`input[1]`), as OpenAI names it.
+ * An input item's `type` or `role` outside OpenAI's values is named by the item (`input[1]`), as OpenAI names it
+ * (the `input` cases are the Responses API's: chat's and legacy completions' schemas have no `input`).
+ * `expectedAt`: the dialect's words for a kind (responsesExpectedAt, chatExpectedAt).
  */
-export function openaiRefusal(detail: Joi.ValidationErrorItem, schema: Joi.Schema): ApiError | undefined {
+function openaiWords(expectedAt: ExpectedAt) {
+  return (detail: Joi.ValidationErrorItem, schema: Joi.Schema): ApiError | undefined => refuseInOpenaiWords(detail, schema, expectedAt);
+}
+
+function refuseInOpenaiWords(detail: Joi.ValidationErrorItem, schema: Joi.Schema, expectedAt: ExpectedAt): ApiError | undefined {
   const path = detail.path;
   const param = paramOf(path);
   if (param === undefined) return undefined;
@@ -123,4 +143,19 @@ export function openaiRefusal(detail: Joi.ValidationErrorItem, schema: Joi.Schem
     default:
       return detail.type in JOI_KIND ? wrongType(JOI_KIND[detail.type]) : undefined;
   }
+}
+
+/** The Responses routes' refusals (`POST /v1/responses`, its input_tokens and compact). */
+export const openaiRefusal = openaiWords(responsesExpectedAt);
+
+/**
+ * Chat completions' and legacy completions' refusals (`POST /v1/chat/completions`, `POST
+ * /v1/completions`): the same codes and words. A body without `model` keeps OpenAI's own "you must
+ * provide a model parameter" (its code null: the gateway's invalid_request), an empty one its words
+ * as before; a `model` of another type is invalid_type as any field's.
+ */
+const chatWords = openaiWords(chatExpectedAt);
+export function chatRefusal(detail: Joi.ValidationErrorItem, schema: Joi.Schema): ApiError | undefined {
+  if (detail.path.length === 1 && detail.path[0] === 'model' && detail.type !== 'string.base') return undefined;
+  return chatWords(detail, schema);
 }

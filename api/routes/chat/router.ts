@@ -4,6 +4,7 @@ import { only } from '../only';
 import { requireJson } from '../../middleware/require-json';
 import { jsonBody } from '../../middleware/body';
 import { refuseUnknownFields, validate } from '../../validate';
+import { chatRefusal } from '../openai-words';
 import { chatSchema, completionsSchema, effortValueMessage, REASONING_EFFORTS } from './schema';
 import { plainChatBody } from './fast-check';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
@@ -99,8 +100,8 @@ const answerOf = (operation: 'chat' | 'completions', result: unknown, tier: bool
 function handler(ctx: AppContext, operation: 'chat' | 'completions') {
   const schema = operation === 'chat' ? chatSchema : completionsSchema;
   return async (req: Request, res: Response) => {
-    // the common chat body is checked without Joi; anything else, and every refusal, is Joi's (fast-check.ts)
-    const body = ((operation === 'chat' && plainChatBody(req.body)) || validate<Body>(schema, req.body)) as Body;
+    // the common chat body is checked without Joi; anything else, and every refusal, is Joi's (fast-check.ts), in OpenAI's codes and words (openai-words.ts)
+    const body = ((operation === 'chat' && plainChatBody(req.body)) || validate<Body>(schema, req.body, 'invalid_request', false, chatRefusal)) as Body;
     const resolved = await resolveChatModel(ctx, req, body.model, operation === 'chat');
     if (operation === 'completions' && !['openai', 'azure'].includes(resolved.model.provider.kind)) checkTranslatableCompletion(body, resolved.model);
     if (operation === 'chat') {

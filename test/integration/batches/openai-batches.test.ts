@@ -147,7 +147,7 @@ describe('OpenAI Batch API with the official client: files, batches, results, bi
     const errs = parseJsonl<{ custom_id: string; response: { status_code: number; body: { error: { code: string } } } }>(await (await s.openai.files.content(done.error_file_id!)).text());
     expect(errs.map((e) => [e.custom_id, e.response.status_code, e.response.body.error.code])).to.deep.equal([
       ['no-model', 404, 'model_not_found'],
-      ['bad-body', 400, 'invalid_request'],
+      ['bad-body', 400, 'invalid_type'], // OpenAI's code for messages of the wrong type, as the route answers it
     ]);
     await usageSettled();
     const billed = await batchUsage(b.id);

@@ -32,26 +32,26 @@ describe('chat completions and legacy completions: every refusal has its status 
     o = await buildOrg(env().redis);
   });
 
-  it('refuses out-of-range and mistyped fields with 400 invalid_request before any upstream call', async () => {
-    const cases: Array<Record<string, unknown>> = [
-      { model: 'sim-chat', messages: msgs, temperature: 2.5 },
-      { model: 'sim-chat', messages: msgs, temperature: -1 },
-      { model: 'sim-chat', messages: msgs, top_p: 1.5 },
-      { model: 'sim-chat', messages: msgs, n: 0 },
-      { model: 'sim-chat', messages: msgs, n: 129 },
-      { model: 'sim-chat', messages: msgs, max_tokens: 0 },
-      { model: 'sim-chat', messages: msgs, max_tokens: 1.5 },
-      { model: 'sim-chat', messages: msgs, max_completion_tokens: -3 },
-      { model: 'sim-chat', messages: msgs, stream: 'yes' },
-      { model: 'sim-chat', messages: msgs, stream_options: 'usage' },
-      { model: 'sim-chat', messages: 'hello' },
-      { model: 'sim-chat', messages: [{ role: 'user', content: 42 }] },
-      { model: '', messages: msgs },
-      { model: 7, messages: msgs },
-      { model: 'sim-chat', messages: msgs, tools: [{ function: { name: 'no type' } }] },
+  it("refuses out-of-range and mistyped fields with 400 in OpenAI's codes (invalid_request for a body without a model) before any upstream call", async () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ model: 'sim-chat', messages: msgs, temperature: 2.5 }, 'decimal_above_max_value'],
+      [{ model: 'sim-chat', messages: msgs, temperature: -1 }, 'decimal_below_min_value'],
+      [{ model: 'sim-chat', messages: msgs, top_p: 1.5 }, 'decimal_above_max_value'],
+      [{ model: 'sim-chat', messages: msgs, n: 0 }, 'integer_below_min_value'],
+      [{ model: 'sim-chat', messages: msgs, n: 129 }, 'integer_above_max_value'],
+      [{ model: 'sim-chat', messages: msgs, max_tokens: 0 }, 'integer_below_min_value'],
+      [{ model: 'sim-chat', messages: msgs, max_tokens: 1.5 }, 'invalid_type'],
+      [{ model: 'sim-chat', messages: msgs, max_completion_tokens: -3 }, 'integer_below_min_value'],
+      [{ model: 'sim-chat', messages: msgs, stream: 'yes' }, 'invalid_type'],
+      [{ model: 'sim-chat', messages: msgs, stream_options: 'usage' }, 'invalid_type'],
+      [{ model: 'sim-chat', messages: 'hello' }, 'invalid_type'],
+      [{ model: 'sim-chat', messages: [{ role: 'user', content: 42 }] }, 'invalid_type'],
+      [{ model: '', messages: msgs }, 'invalid_request'],
+      [{ model: 7, messages: msgs }, 'invalid_type'],
+      [{ model: 'sim-chat', messages: msgs, tools: [{ function: { name: 'no type' } }] }, 'missing_required_parameter'],
     ];
     const before = await billed(o.org.id);
-    for (const json of cases) expectError(await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json }), 400, 'invalid_request', JSON.stringify(json));
+    for (const [json, code] of cases) expectError(await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json }), 400, code, JSON.stringify(json));
     // a turn without its role: OpenAI's own code (openai-message-rules.test.ts)
     const noRole = { model: 'sim-chat', messages: [{ content: 'no role' }] };
     expectError(await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: noRole }), 400, 'missing_required_parameter', JSON.stringify(noRole));
@@ -65,21 +65,22 @@ describe('chat completions and legacy completions: every refusal has its status 
 
   it("refuses a tools entry OpenAI's document refuses (a function tool without its function, a name outside a-z A-Z 0-9 _ - or over 64, parameters not an object, a custom tool without its custom), naming it, on every upstream kind", async () => {
     const fn = (f: unknown) => [{ type: 'function', function: f }];
-    const cases: Array<[unknown, string]> = [
-      [[{ type: 'function' }], 'tools[0].function'],
-      [fn(null), 'tools[0].function'],
-      [fn({ description: 'no name' }), 'tools[0].function.name'],
-      [fn({ name: 'get weather' }), 'tools[0].function.name'],
-      [fn({ name: 'x'.repeat(65) }), 'tools[0].function.name'],
-      [fn({ name: 'f', parameters: 'object' }), 'tools[0].function.parameters'],
-      [fn({ name: 'f', strict: 'yes' }), 'tools[0].function.strict'],
-      [[{ type: 'function', function: { name: 'ok' } }, { type: 'custom' }], 'tools[1].custom'],
+    // OpenAI's codes for a missing field or a wrong type; a name outside the pattern keeps the gateway's words (invalid_request)
+    const cases: Array<[unknown, string, string]> = [
+      [[{ type: 'function' }], 'tools[0].function', 'missing_required_parameter'],
+      [fn(null), 'tools[0].function', 'invalid_type'],
+      [fn({ description: 'no name' }), 'tools[0].function.name', 'missing_required_parameter'],
+      [fn({ name: 'get weather' }), 'tools[0].function.name', 'invalid_request'],
+      [fn({ name: 'x'.repeat(65) }), 'tools[0].function.name', 'invalid_request'],
+      [fn({ name: 'f', parameters: 'object' }), 'tools[0].function.parameters', 'invalid_type'],
+      [fn({ name: 'f', strict: 'yes' }), 'tools[0].function.strict', 'invalid_type'],
+      [[{ type: 'function', function: { name: 'ok' } }, { type: 'custom' }], 'tools[1].custom', 'missing_required_parameter'],
     ];
     const before = await billed(o.org.id);
     for (const model of ['sim-chat', 'sim-claude']) {
-      for (const [tools, param] of cases) {
+      for (const [tools, param, code] of cases) {
         const r = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model, messages: msgs, tools } });
-        expectError(r, 400, 'invalid_request', `${model} ${JSON.stringify(tools)}`);
+        expectError(r, 400, code, `${model} ${JSON.stringify(tools)}`);
         expect(r.body.error.param, JSON.stringify(tools)).to.equal(param);
       }
     }
@@ -92,27 +93,28 @@ describe('chat completions and legacy completions: every refusal has its status 
 
   it("refuses malformed turns and choices OpenAI's document refuses, naming them, on every upstream kind (a translating one answered 502 to a tool call without its function)", async () => {
     const user = { role: 'user', content: 'x' };
-    const cases: Array<[Record<string, unknown>, string]> = [
-      [{ messages: [{ role: 'assistant', tool_calls: [null] }, user] }, 'messages[0].tool_calls[0]'],
-      [{ messages: [{ role: 'assistant', tool_calls: [{ id: 'c', type: 'function' }] }, { role: 'tool', tool_call_id: 'c', content: 'r' }] }, 'messages[0].tool_calls[0].function'],
-      [{ messages: [{ role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: {} } }] }, user] }, 'messages[0].tool_calls[0].function.arguments'],
-      [{ messages: [{ role: 'tool', content: 'r' }] }, 'messages[0].tool_call_id'],
-      [{ messages: [{ role: 'user', content: [{ type: 'text' }] }] }, 'messages[0].content[0].text'],
-      [{ messages: [{ role: 'user', content: [null] }] }, 'messages[0].content[0]'],
-      [{ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: 'data:x' }] }] }, 'messages[0].content[0].image_url'],
-      [{ tool_choice: 'sometimes' }, 'tool_choice'],
-      [{ tool_choice: { type: 'function' } }, 'tool_choice.function'],
-      [{ response_format: { type: 'json_schema' } }, 'response_format.json_schema'],
-      [{ response_format: { type: 'json_schema', json_schema: { name: 'my schema' } } }, 'response_format.json_schema.name'],
-      [{ response_format: 'json' }, 'response_format'],
-      [{ stop: 5 }, 'stop'],
-      [{ parallel_tool_calls: 'yes' }, 'parallel_tool_calls'],
+    // OpenAI's codes for a missing field, a wrong type, a value it does not take; a name outside the pattern keeps the gateway's words (invalid_request)
+    const cases: Array<[Record<string, unknown>, string, string]> = [
+      [{ messages: [{ role: 'assistant', tool_calls: [null] }, user] }, 'messages[0].tool_calls[0]', 'invalid_type'],
+      [{ messages: [{ role: 'assistant', tool_calls: [{ id: 'c', type: 'function' }] }, { role: 'tool', tool_call_id: 'c', content: 'r' }] }, 'messages[0].tool_calls[0].function', 'missing_required_parameter'],
+      [{ messages: [{ role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: {} } }] }, user] }, 'messages[0].tool_calls[0].function.arguments', 'invalid_type'],
+      [{ messages: [{ role: 'tool', content: 'r' }] }, 'messages[0].tool_call_id', 'missing_required_parameter'],
+      [{ messages: [{ role: 'user', content: [{ type: 'text' }] }] }, 'messages[0].content[0].text', 'missing_required_parameter'],
+      [{ messages: [{ role: 'user', content: [null] }] }, 'messages[0].content[0]', 'invalid_type'],
+      [{ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: 'data:x' }] }] }, 'messages[0].content[0].image_url', 'invalid_type'],
+      [{ tool_choice: 'sometimes' }, 'tool_choice', 'invalid_value'],
+      [{ tool_choice: { type: 'function' } }, 'tool_choice.function', 'missing_required_parameter'],
+      [{ response_format: { type: 'json_schema' } }, 'response_format.json_schema', 'missing_required_parameter'],
+      [{ response_format: { type: 'json_schema', json_schema: { name: 'my schema' } } }, 'response_format.json_schema.name', 'invalid_request'],
+      [{ response_format: 'json' }, 'response_format', 'invalid_type'],
+      [{ stop: 5 }, 'stop', 'invalid_type'],
+      [{ parallel_tool_calls: 'yes' }, 'parallel_tool_calls', 'invalid_type'],
     ];
     const before = await billed(o.org.id);
     for (const model of ['sim-chat', 'sim-claude']) {
-      for (const [extra, param] of cases) {
+      for (const [extra, param, code] of cases) {
         const r = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model, messages: msgs, ...extra } });
-        expectError(r, 400, 'invalid_request', `${model} ${JSON.stringify(extra)}`);
+        expectError(r, 400, code, `${model} ${JSON.stringify(extra)}`);
         expect(r.body.error.param, `${model} ${JSON.stringify(extra)}`).to.equal(param);
       }
     }
@@ -122,20 +124,20 @@ describe('chat completions and legacy completions: every refusal has its status 
 
   it('legacy completions: refuses a missing or mistyped prompt, an unknown and a non-chat model, bad JSON, a wrong method', async () => {
     const cases: Array<[unknown, number, string]> = [
-      [{ model: 'sim-chat' }, 400, 'invalid_request'],
-      [{ model: 'sim-chat', prompt: 42 }, 400, 'invalid_request'],
+      [{ model: 'sim-chat' }, 400, 'missing_required_parameter'],
+      [{ model: 'sim-chat', prompt: 42 }, 400, 'invalid_type'],
       [{ model: 'sim-chat', prompt: [] }, 400, 'invalid_request'],
       [{ prompt: 'x' }, 400, 'invalid_request'],
-      [{ model: 'sim-chat', prompt: 'x', max_tokens: -1 }, 400, 'invalid_request'],
-      [{ model: 'sim-chat', prompt: 'x', temperature: 9 }, 400, 'invalid_request'],
+      [{ model: 'sim-chat', prompt: 'x', max_tokens: -1 }, 400, 'integer_below_min_value'],
+      [{ model: 'sim-chat', prompt: 'x', temperature: 9 }, 400, 'decimal_above_max_value'],
       // OpenAI's CreateCompletionRequest ranges and types
-      [{ model: 'sim-chat', prompt: 'x', best_of: 21 }, 400, 'invalid_request'],
-      [{ model: 'sim-chat', prompt: 'x', best_of: 1e9 }, 400, 'invalid_request'],
-      [{ model: 'sim-chat', prompt: 'x', best_of: 1.5 }, 400, 'invalid_request'],
-      [{ model: 'sim-chat', prompt: 'x', logprobs: 6 }, 400, 'invalid_request'],
-      [{ model: 'sim-chat', prompt: 'x', logprobs: true }, 400, 'invalid_request'],
-      [{ model: 'sim-chat', prompt: 'x', echo: 'yes' }, 400, 'invalid_request'],
-      [{ model: 'sim-chat', prompt: 'x', suffix: 5 }, 400, 'invalid_request'],
+      [{ model: 'sim-chat', prompt: 'x', best_of: 21 }, 400, 'integer_above_max_value'],
+      [{ model: 'sim-chat', prompt: 'x', best_of: 1e9 }, 400, 'integer_above_max_value'],
+      [{ model: 'sim-chat', prompt: 'x', best_of: 1.5 }, 400, 'invalid_type'],
+      [{ model: 'sim-chat', prompt: 'x', logprobs: 6 }, 400, 'integer_above_max_value'],
+      [{ model: 'sim-chat', prompt: 'x', logprobs: true }, 400, 'invalid_type'],
+      [{ model: 'sim-chat', prompt: 'x', echo: 'yes' }, 400, 'invalid_type'],
+      [{ model: 'sim-chat', prompt: 'x', suffix: 5 }, 400, 'invalid_type'],
       [{ model: 'nope', prompt: 'x' }, 404, 'model_not_found'],
       [{ model: 'sim-embed', prompt: 'x' }, 400, 'model_not_chat_capable'],
       [{ model: 'sim-decide', prompt: 'x' }, 400, 'model_not_chat_capable'],

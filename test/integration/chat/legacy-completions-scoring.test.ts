@@ -113,7 +113,7 @@ describe('legacy completions: best_of below n is refused; max_tokens 0 scores a 
     for (const model of ['sim-chat', 'sim-claude']) {
       const r = await call('POST', '/v1/completions', { headers: keyHeader(s.o.key), json: { model, prompt: 'x', max_tokens: -1 } });
       expect(r.status, r.text).to.equal(400);
-      expect(r.body.error).to.include({ code: 'invalid_request', param: 'max_tokens' });
+      expect(r.body.error).to.include({ code: 'integer_below_min_value', param: 'max_tokens' });
     }
     expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
     expect(await s.billed()).to.equal(before);

@@ -126,7 +126,7 @@ describe('OpenAI refusals: tool_choice without tools, more than 4 stop sequences
     // legacy completions now check stop's type as chat does (it was sent on unchecked)
     const mistyped = await post('/v1/completions', { model: 'sim-chat', prompt: 'x', stop: 5 });
     expect(mistyped.status, mistyped.text).to.equal(400);
-    expect(mistyped.body.error).to.include({ code: 'invalid_request', param: 'stop', type: 'invalid_request_error' });
+    expect(mistyped.body.error).to.include({ code: 'invalid_type', param: 'stop', type: 'invalid_request_error' });
     const err = await outcome(s.c.completions.create({ model: 'sim-chat', prompt: 'x', stop: five }));
     expect(err).to.be.instanceOf(OpenAI.BadRequestError);
     expect(err as InstanceType<typeof OpenAI.BadRequestError>).to.deep.include({ status: 400, code: 'array_above_max_length', param: 'stop' });

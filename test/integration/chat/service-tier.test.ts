@@ -45,13 +45,13 @@ describe('chat: service_tier refused outside OpenAI tiers, and echoed as the tie
   const translated = ['sim-claude', 'test-gemini', 'sim-bedrock-claude'];
   const post = (json: Record<string, unknown>) => call('POST', '/v1/chat/completions', { headers: keyHeader(s.o.key), json });
 
-  it('a tier outside auto, default, flex, scale, priority, fast is 400 invalid_request naming service_tier, JSON and streamed, every upstream kind; nothing sent', async () => {
+  it("a tier outside auto, default, flex, scale, priority, fast is 400 naming service_tier in OpenAI's codes (invalid_value; invalid_type for a number), JSON and streamed, every upstream kind; nothing sent", async () => {
     for (const model of ['sim-chat', ...translated]) {
       for (const service_tier of ['turbo', 5, '']) {
         for (const stream of [false, true]) {
           const r = await post({ model, messages: msgs, stream, service_tier });
           expect(r.status, `${model} ${service_tier} ${r.text}`).to.equal(400);
-          expect(r.body.error).to.include({ code: 'invalid_request', type: 'invalid_request_error', param: 'service_tier' });
+          expect(r.body.error).to.include({ code: service_tier === 5 ? 'invalid_type' : 'invalid_value', type: 'invalid_request_error', param: 'service_tier' });
           expectOpenAI('ErrorResponse', r.body);
         }
       }

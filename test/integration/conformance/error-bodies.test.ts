@@ -63,7 +63,7 @@ describe('conformance: error bodies against the vendored documents', () => {
 
     it('a validation error names the offending field in param, as the message does', async () => {
       const r = await call('POST', '/v1/chat/completions', { headers: h, json: { ...chat, messages: [{ role: 'user', content: 'hi' }, { role: 'user', content: [{ type: 'text' }] }] } });
-      await expectOpenAIError(r, 400, 'invalid_request', 'invalid_request_error', 'messages[1].content[0].text');
+      await expectOpenAIError(r, 400, 'missing_required_parameter', 'invalid_request_error', 'messages[1].content[0].text');
       expect(r.body.error.message).to.include('messages[1].content[0].text');
       // a role outside OpenAI's: its own code and words, the field in param (openai-message-rules.test.ts)
       const role = await call('POST', '/v1/chat/completions', { headers: h, json: { ...chat, messages: [{ role: 'user', content: 'hi' }, { role: 'nobody', content: 'x' }] } });

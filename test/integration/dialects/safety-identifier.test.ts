@@ -16,7 +16,7 @@ describe('safety_identifier: its length limit on chat completions and responses'
   const longest = 's'.repeat(128);
   const tooLong = 's'.repeat(129);
 
-  it('takes 128 characters (chat forwards it as sent, responses echo it) and refuses 129, or a value that is not a string: 400 naming safety_identifier (invalid_request; on responses OpenAI\'s string_above_max_length) (the SDK raises BadRequestError), nothing sent', async () => {
+  it('takes 128 characters (chat forwards it as sent, responses echo it) and refuses 129, or a value that is not a string: 400 naming safety_identifier in OpenAI\'s codes (string_above_max_length, invalid_type) (the SDK raises BadRequestError), nothing sent', async () => {
     const chat = await s.c.chat.completions.create({ model: 'sim-chat', messages: [{ role: 'user', content: 'hello' }], safety_identifier: longest });
     expect(chat.choices[0].message.content).to.be.a('string');
     expect((env().sim.log.entries.at(-1)!.body as { safety_identifier?: string }).safety_identifier).to.equal(longest);
@@ -29,8 +29,8 @@ describe('safety_identifier: its length limit on chat completions and responses'
       s.c.chat.completions.create({ model: 'sim-chat', messages: [{ role: 'user', content: 'hello' }], stream: true, safety_identifier: tooLong }),
       s.c.responses.create({ model: 'sim-chat', input: 'hello', safety_identifier: tooLong }),
     ];
-    // the Responses dialect answers OpenAI's string_above_max_length (responses-openai-refusals.test.ts)
-    const codes = ['invalid_request', 'invalid_request', 'string_above_max_length'];
+    // both dialects answer OpenAI's string_above_max_length (chat-openai-codes.test.ts, responses-openai-refusals.test.ts)
+    const codes = ['string_above_max_length', 'string_above_max_length', 'string_above_max_length'];
     for (const [i, err] of (await Promise.all(refusals.map(outcome))).entries()) {
       expect(err).to.be.instanceOf(OpenAI.BadRequestError);
       expect(err as InstanceType<typeof OpenAI.BadRequestError>).to.deep.include({ status: 400, code: codes[i], param: 'safety_identifier' });
@@ -42,7 +42,7 @@ describe('safety_identifier: its length limit on chat completions and responses'
     ] as const) {
       const r = await call('POST', path, { headers: keyHeader(s.o.key), json });
       expect(r.status, r.text).to.equal(400);
-      expect(r.body.error).to.include({ type: 'invalid_request_error', code: path === '/v1/responses' ? 'string_above_max_length' : 'invalid_request', param: 'safety_identifier' });
+      expect(r.body.error).to.include({ type: 'invalid_request_error', code: json.safety_identifier === 42 ? 'invalid_type' : 'string_above_max_length', param: 'safety_identifier' });
       expectOpenAI('ErrorResponse', r.body);
     }
     expect(env().sim.log.entries, 'nothing sent').to.have.length(sent);

@@ -109,10 +109,21 @@ describe('bad input is a 4xx, never a 500, and is not billed', () => {
 
   it('/v1/chat/completions: a number JSON parses to Infinity (1e309) or out of OpenAI\'s range in top_logprobs, seed or a penalty is a 400 naming it, never sent on as null', async () => {
     const head = '{"model":"sim-chat","messages":[{"role":"user","content":"hi"}],';
-    for (const [field, value] of [['top_logprobs', '1e309'], ['top_logprobs', '21'], ['top_logprobs', '-1'], ['seed', '1e309'], ['seed', '1.5'], ['frequency_penalty', '-1e309'], ['presence_penalty', '2.5'], ['logprobs', '"yes"']]) {
+    // out of range or mistyped: OpenAI's codes; a number JSON cannot hold: the gateway's invalid_request
+    const cases = [
+      ['top_logprobs', '1e309', 'invalid_request'],
+      ['top_logprobs', '21', 'integer_above_max_value'],
+      ['top_logprobs', '-1', 'integer_below_min_value'],
+      ['seed', '1e309', 'invalid_request'],
+      ['seed', '1.5', 'invalid_type'],
+      ['frequency_penalty', '-1e309', 'invalid_request'],
+      ['presence_penalty', '2.5', 'decimal_above_max_value'],
+      ['logprobs', '"yes"', 'invalid_type'],
+    ];
+    for (const [field, value, code] of cases) {
       const r = await post('/v1/chat/completions', `${head}"${field}":${value}}`);
       await expectRefusedUnbilled(r, [400]);
-      expect(r.body.error.code, r.text).to.equal('invalid_request');
+      expect(r.body.error.code, r.text).to.equal(code);
       expect(r.body.error.param, r.text).to.equal(field);
     }
     // within range (a seed beyond 2^53 included: any integer JSON can hold) it is served

@@ -156,13 +156,18 @@ describe('provider kind gemini: n candidates and log probabilities', function ()
     expect(carriers).to.deep.equal([['content'], ['content']]);
   });
 
-  it('a top_logprobs outside 0..20, or without logprobs, is 400 invalid_request naming it: nothing sent, nothing billed', async () => {
+  it("a top_logprobs outside 0..20 (OpenAI's integer_above_max_value, invalid_type), or without logprobs (invalid_request), is 400 naming it: nothing sent, nothing billed", async () => {
     await usageSettled();
     const before = await UsageEvent.count({ where: { orgId } });
-    for (const extra of [{ logprobs: true, top_logprobs: 21 }, { logprobs: true, top_logprobs: 1.5 }, { top_logprobs: 3 }]) {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ logprobs: true, top_logprobs: 21 }, 'integer_above_max_value'],
+      [{ logprobs: true, top_logprobs: 1.5 }, 'invalid_type'],
+      [{ top_logprobs: 3 }, 'invalid_request'],
+    ];
+    for (const [extra, code] of cases) {
       const err = await client.chat.completions.create({ model, messages: user, ...extra }).catch((e: unknown) => e);
       expect(err, JSON.stringify(extra)).to.be.instanceOf(OpenAI.BadRequestError);
-      expect((err as InstanceType<typeof OpenAI.BadRequestError>).code).to.equal('invalid_request');
+      expect((err as InstanceType<typeof OpenAI.BadRequestError>).code, JSON.stringify(extra)).to.equal(code);
       expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).to.equal('top_logprobs');
     }
     expect(up.received).to.have.length(0);
