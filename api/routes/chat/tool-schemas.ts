@@ -158,12 +158,22 @@ export function parametersProblem(schema: Obj, strict: boolean): string | undefi
 /** Verdicts by strict flag and schema text ('' when valid); cleared whole when full. */
 const verdicts = new Map<string, string>();
 const VERDICTS_MAX = 512;
+/**
+ * A schema's text longer than this is checked every time, not kept: the cache holds at most
+ * VERDICTS_MAX x this (16 MB), where schemas of a request body's size each would let a client fill
+ * a pod's memory with keys.
+ */
+export const CACHED_SCHEMA_MAX_CHARS = 32 * 1024;
+
+/** How many verdicts are kept (the tests check that a large schema is not). */
+export const cachedVerdicts = (): number => verdicts.size;
 
 function cachedProblem(schema: Obj, strict: boolean): string | undefined {
   const key = (strict ? '1' : '0') + JSON.stringify(schema);
   let verdict = verdicts.get(key);
   if (verdict === undefined) {
     verdict = parametersProblem(schema, strict) ?? '';
+    if (key.length > CACHED_SCHEMA_MAX_CHARS) return verdict || undefined;
     if (verdicts.size >= VERDICTS_MAX) verdicts.clear();
     verdicts.set(key, verdict);
   }
