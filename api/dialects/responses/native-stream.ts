@@ -1,5 +1,5 @@
 import type { NativeStep, NativeTranscript } from '../../dispatch/native-search/loop';
-import { newId, outputText, reasoningItem, responseObject, type OutputItem, type ResponseFrame } from './response';
+import { messageItem, newId, outputText, reasoningItem, responseObject, type OutputItem, type ResponseFrame } from './response';
 import { ResponsesEventWriter, type ResponsesEvent } from './event-writer';
 import { stepItems } from './native';
 import { addUsage, type CanonicalUsage, type ThinkingBlock } from '../canonical';
@@ -162,10 +162,25 @@ export class NativeResponsesStream extends ResponsesEventWriter {
     return [...this.output];
   }
 
+  /** The last turn's refusal: a message item of its own with a `refusal` part, streamed as the plain path streams one. */
+  private refusal(out: ResponsesEvent[], text: string): void {
+    const item = messageItem(newId('msg'), [{ type: 'refusal', text }]);
+    const output_index = this.output.length;
+    const at = { item_id: item.id, output_index, content_index: 0 };
+    this.ev(out, 'response.output_item.added', { output_index, item: messageItem(item.id, [], 'in_progress') });
+    this.ev(out, 'response.content_part.added', { ...at, part: { type: 'refusal', refusal: '' } });
+    this.ev(out, 'response.refusal.delta', { ...at, delta: text });
+    this.ev(out, 'response.refusal.done', { ...at, refusal: text });
+    this.ev(out, 'response.content_part.done', { ...at, part: { type: 'refusal', refusal: text } });
+    this.output.push(item);
+    this.ev(out, 'response.output_item.done', { output_index, item });
+  }
+
   /** The closing event and the final Response object. */
   end(t: NativeTranscript): { events: ResponsesEvent[]; response: Record<string, unknown> } {
     const out: ResponsesEvent[] = [];
     this.start(out);
+    if (t.refusal?.text) this.refusal(out, t.refusal.text);
     const response = responseObject(this.frame, this.output, t.finish ?? 'stop', this.usageBefore ? addUsage(this.usageBefore, t.usage) : t.usage);
     this.ev(out, response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response });
     return { events: out, response };

@@ -5,7 +5,7 @@ import { functionTools, locationCountry, NATIVE_NAMES, type NativeToolSet } from
 import { openPage, openResults, sealPage, sealResults } from '../../dispatch/native-search/seal';
 import { citedDocuments, citedSources, fetchedBefore, resultsBefore } from '../../dispatch/native-search/citations';
 import { fetchText, searchText } from '../../dispatch/native-search/tool-text';
-import { functionCallItem, newId, outputText, reasoningItem, type OutputItem } from './response';
+import { functionCallItem, messageItem, newId, outputText, reasoningItem, type OutputItem } from './response';
 
 type Tool = NonNullable<ResponsesRequest['tools']>[number];
 
@@ -127,6 +127,12 @@ export function stepItems(steps: NativeStep[], i: number, orgId: string, req?: R
   return [{ type: 'web_search_call', id, status: 'completed', action: { type: 'search', query, sources: o.results.map((r) => ({ type: 'url', url: r.url })) }, encrypted_content: sealResults(orgId, o.query, o.provider, o.results) }];
 }
 
+/**
+ * The answer's output items; the last turn's refusal (OpenAI's `message.refusal`) a message of its
+ * own with a `refusal` content part, as the plain path answers it (response.ts).
+ */
 export function transcriptOutput(t: NativeTranscript, orgId: string, req?: ResponsesRequest): OutputItem[] {
-  return t.steps.flatMap((_, i) => stepItems(t.steps, i, orgId, req));
+  const items = t.steps.flatMap((_, i) => stepItems(t.steps, i, orgId, req));
+  if (t.refusal?.text) items.push(messageItem(newId('msg'), [{ type: 'refusal', text: t.refusal.text }]));
+  return items;
 }
