@@ -9,6 +9,7 @@ import { requireAnthropicVersion } from './version';
 import { anthropicBeta } from './beta';
 import { refuseThinkingBudget } from './thinking-budget';
 import { refuseNativeOnly } from './native-only';
+import { refuseInvalidInputSchemas } from './input-schemas';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
 import { allNativeMessages } from '../../dispatch/route';
 import { SseWriter } from '../../sse';
@@ -36,6 +37,8 @@ function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     const body = validate<MessagesRequest>(messagesSchema, req.body);
     refuseEmptyContent(body);
+    // a custom tool's input_schema Anthropic refuses, in its words, on every upstream (input-schemas.ts)
+    refuseInvalidInputSchemas(body.tools);
     const beta = anthropicBeta(req);
     // a manual thinking budget at or above max_tokens, as Anthropic refuses it (unless interleaved thinking), on every upstream
     refuseThinkingBudget(body, beta);
@@ -143,6 +146,7 @@ function createHandler(ctx: AppContext) {
 function countTokensHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     const body = validate<MessagesRequest>(countTokensSchema, req.body);
+    refuseInvalidInputSchemas(body.tools);
     const resolved = await resolveChatModel(ctx, req, body.model);
     const counted = await countInLane(ctx, req, () => countMessagesTokens(resolved.model.tokenizer, body));
     // with context editing asked, what a translated upstream would be sent once edited, and the count before it
