@@ -14,7 +14,9 @@
  *   support oneOf, allOf, or anyOf at the top level" (anthropics/claude-code issue 7876).
  * - not a JSON Schema of draft 2020-12 (Ajv's meta-schema validation; a draft-07 `$schema` is only
  *   a keyword, as Claude Code's and the MCP SDKs' zod schemas declare it, but draft-07's array
- *   `items` is not 2020-12): "tools.N.custom.input_schema: JSON schema is invalid. It must match
+ *   `items` is not 2020-12: refused by Anthropic, AlexGladkov/claude-in-mobile issue 57 and
+ *   openclaw/openclaw issue 98588, which also lists what it takes: `patternProperties`, `anyOf` with
+ *   null, `{}` subschemas, a dangling `$ref`, type lists, `format`, `const`, `enum`): "tools.N.custom.input_schema: JSON schema is invalid. It must match
  *   JSON Schema draft 2020-12 (https://json-schema.org/draft/2020-12). Learn more about tool use at
  *   https://platform.claude.com/docs/en/agents-and-tools/tool-use/overview." (anthropics/claude-code
  *   issues 586, 7365, 63673 and 86665; the link is the newest of the three the years' bodies give).

@@ -91,6 +91,11 @@ const CLAUDE_CODE_TOOLS = [
   { name: 'mcp__srv__ping', description: 'Pings', input_schema: { type: 'object' } },
   { name: 'mcp__srv__pair', input_schema: { type: 'object', properties: { p: { type: 'array', prefixItems: [{ type: 'string' }, { type: 'number' }], items: false }, n: { type: ['string', 'null'], exclusiveMinimum: 0 } }, $defs: { x: { type: 'string' } } } },
   { name: 'nullable_fields', input_schema: { type: 'object', properties: null, required: null } },
+  // what openclaw issue 98588 found Anthropic takes: patternProperties, anyOf with null, {} subschemas, a dangling $ref, const
+  {
+    name: 'lenient',
+    input_schema: { type: 'object', patternProperties: { '^x-': { type: 'string' } }, properties: { o: { anyOf: [{ type: 'string' }, { type: 'null' }] }, any: {}, ref: { $ref: '#/$defs/missing' }, k: { const: 'v' } } },
+  },
 ];
 
 /**
