@@ -22,7 +22,7 @@ import { checkMetadata, deleteChat, getChat, listChatMessages, listChats, storeC
 import { StreamedCompletion, withoutUsage } from './stream-completion';
 import { effortLevels, refuseEffortLevel } from '../../../shared/catalog/effort-levels';
 import { askedTier, chunkWithServedTier, withServedTier } from './service-tier';
-import { refuseInvalidToolSchemas } from './tool-schemas';
+import { refuseInvalidToolSchemas } from '../tool-schemas';
 
 type Body = { model: string; stream?: boolean; stream_options?: { include_usage?: boolean } | null } & Record<string, unknown>;
 
@@ -107,8 +107,8 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
     if (operation === 'chat') {
       refuseUnwantedEffort(body, resolved.model.config);
       refuseMetadataWithoutStore(body);
-      // function tools' `parameters` OpenAI refuses (tool-schemas.ts); only when tools are sent
-      if (body.tools !== undefined) refuseInvalidToolSchemas(body.tools);
+      // function tools' `parameters` OpenAI refuses (../tool-schemas.ts); only when tools are sent
+      if (body.tools !== undefined) refuseInvalidToolSchemas(body.tools, 'chat');
     }
     const stream = body.stream === true;
     const tier = operation === 'chat' && askedTier(body);

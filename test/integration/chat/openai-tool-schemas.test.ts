@@ -9,6 +9,7 @@ import { expectOpenAI } from '../../helpers/conformance';
 import { outcome } from '../../helpers/responses-background';
 import { billedEvents } from '../../helpers/usage';
 import { addGeminiModels } from '../../helpers/gemini-model';
+import { notSchemas, strictBreaks } from '../../helpers/tool-schema-cases';
 
 const msgs = [{ role: 'user' as const, content: 'hello' }];
 const fn = (name: string, parameters: unknown, strict?: boolean) => ({ type: 'function', function: { name, parameters, ...(strict === undefined ? {} : { strict }) } });
@@ -16,7 +17,7 @@ const fn = (name: string, parameters: unknown, strict?: boolean) => ({ type: 'fu
 const ok = fn('ok_tool', { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] });
 
 /**
- * Function tools whose `parameters` OpenAI refuses (api/routes/chat/tool-schemas.ts): 400
+ * Function tools whose `parameters` OpenAI refuses (api/routes/tool-schemas.ts): 400
  * invalid_request_error `invalid_function_parameters` naming `tools[N].function.parameters`, "Invalid
  * schema for function '<name>': ...", in its words, on every upstream kind, JSON and streamed, before
  * any upstream call or bill. Before, such a schema went to an OpenAI-compatible upstream (the
@@ -40,16 +41,6 @@ describe('OpenAI refusals: invalid function tool schemas (invalid_function_param
     expectOpenAI('ErrorResponse', r.body);
   }
 
-  const notSchemas: Array<[string, unknown, string]> = [
-    ['bad_type', { type: 'object', properties: { city: { type: 'strin' } } }, "'strin' is not one of ['array', 'boolean', 'integer', 'null', 'number', 'object', 'string']."],
-    ['bad_items', { type: 'object', properties: { list: { type: 'array', items: 3 } } }, "3 is not of type 'object', 'boolean'."],
-    ['bad_required', { type: 'object', properties: { a: { type: 'string' } }, required: 'a' }, "'a' is not of type 'array'."],
-    ['draft3_required', { type: 'object', properties: { a: { type: 'string', required: true } } }, "True is not of type 'array'."],
-    ['bad_min', { type: 'object', properties: { a: { type: 'string', minLength: -1 } } }, '-1 is less than the minimum of 0.'],
-    ['string_root', { type: 'string' }, `schema must be a JSON Schema of 'type: "object"', got 'type: "string"'.`],
-    ['union_root', { anyOf: [{ type: 'object', properties: {} }] }, `schema must be a JSON Schema of 'type: "object"', got 'type: "None"'.`],
-  ];
-
   it("a parameters that is not a JSON Schema, or not an object schema, is OpenAI's 400 invalid_function_parameters on every upstream kind, JSON and streamed; nothing sent or billed", async () => {
     const before = await billed();
     for (const model of models) {
@@ -67,34 +58,6 @@ describe('OpenAI refusals: invalid function tool schemas (invalid_function_param
     expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
     expect(await billed(), 'nothing billed').to.equal(before);
   });
-
-  const strictBreaks: Array<[string, unknown, string]> = [
-    ['open_root', { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] }, "In context=(), 'additionalProperties' is required to be supplied and to be false."],
-    ['open_root_true', { type: 'object', properties: { a: { type: 'string' } }, required: ['a'], additionalProperties: true }, "In context=(), 'additionalProperties' is required to be supplied and to be false."],
-    [
-      'open_nested',
-      { type: 'object', properties: { p: { type: 'object', properties: { x: { type: 'string' } }, required: ['x'] } }, required: ['p'], additionalProperties: false },
-      "In context=('properties', 'p'), 'additionalProperties' is required to be supplied and to be false.",
-    ],
-    [
-      'open_items',
-      { type: 'object', properties: { l: { type: 'array', items: { type: 'object', properties: { x: { type: 'string' } }, required: ['x'] } } }, required: ['l'], additionalProperties: false },
-      "In context=('properties', 'l', 'items'), 'additionalProperties' is required to be supplied and to be false.",
-    ],
-    [
-      'optional_field',
-      { type: 'object', properties: { location: { type: 'string' }, unit: { type: 'string' } }, required: ['location'], additionalProperties: false },
-      "In context=(), 'required' is required to be supplied and to be an array including every key in properties. Missing 'unit'.",
-    ],
-    [
-      'optional_in_union',
-      { type: 'object', properties: { r: { anyOf: [{ type: 'object', properties: { a: { type: 'string' }, b: { type: 'string' } }, required: ['a'], additionalProperties: false }, { type: 'null' }] } }, required: ['r'], additionalProperties: false },
-      "In context=('properties', 'r', 'anyOf', '0'), 'required' is required to be supplied and to be an array including every key in properties. Missing 'b'.",
-    ],
-    ['empty_strict', {}, `schema must be a JSON Schema of 'type: "object"', got 'type: "None"'.`],
-    // OpenAI refuses this without strict too; Claude, Gemini and OpenAI-compatible servers take it (an MCP tool without parameters)
-    ['no_properties', { type: 'object' }, 'In context=(), object schema missing properties.'],
-  ];
 
   it("with strict: true, OpenAI's Structured Outputs rules (additionalProperties false and every property required, in every object) are its 400 naming the context, on every upstream kind; the same schemas without strict are served", async () => {
     const before = await billed();

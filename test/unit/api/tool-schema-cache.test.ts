@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { CACHED_SCHEMA_MAX_CHARS, cachedVerdicts, refuseInvalidToolSchemas } from '../../../api/routes/chat/tool-schemas';
+import { CACHED_SCHEMA_MAX_CHARS, cachedVerdicts, refuseInvalidToolSchemas } from '../../../api/routes/tool-schemas';
 import { ApiError } from '../../../shared/errors/ApiError';
 
 const tool = (name: string, parameters: Record<string, unknown>) => ({ type: 'function', function: { name, parameters } });
@@ -10,18 +10,18 @@ describe("chat tool schemas: the verdict cache keeps small schemas only", () => 
   it('a schema under the bound is kept once (its next check is a lookup); one above it is checked every time and never kept', () => {
     const start = cachedVerdicts();
     const small = schemaOf(100, `small-${Date.now()}`);
-    refuseInvalidToolSchemas([tool('f', small)]);
-    refuseInvalidToolSchemas([tool('f', small)]);
+    refuseInvalidToolSchemas([tool('f', small)], 'chat');
+    refuseInvalidToolSchemas([tool('f', small)], 'chat');
     expect(cachedVerdicts()).to.equal(start + 1);
     // distinct large schemas, each above the bound: none kept, so a client cannot fill the pod's memory with them
-    for (let i = 0; i < 20; i++) refuseInvalidToolSchemas([tool('f', schemaOf(CACHED_SCHEMA_MAX_CHARS, `large-${i}-`))]);
+    for (let i = 0; i < 20; i++) refuseInvalidToolSchemas([tool('f', schemaOf(CACHED_SCHEMA_MAX_CHARS, `large-${i}-`))], 'chat');
     expect(cachedVerdicts()).to.equal(start + 1);
   });
 
   it('a large invalid schema is still refused, every time', () => {
     const bad = { type: 'object', properties: { a: { type: 'strin', description: 'x'.repeat(CACHED_SCHEMA_MAX_CHARS) } } };
     for (let i = 0; i < 2; i++) {
-      expect(() => refuseInvalidToolSchemas([tool('big', bad)])).to.throw(ApiError).with.property('code', 'invalid_function_parameters');
+      expect(() => refuseInvalidToolSchemas([tool('big', bad)], 'chat')).to.throw(ApiError).with.property('code', 'invalid_function_parameters');
     }
   });
 });

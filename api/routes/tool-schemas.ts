@@ -1,9 +1,11 @@
 /**
- * A chat request's function tools whose `parameters` OpenAI's API refuses, refused as it refuses
- * them: 400 invalid_request_error, code `invalid_function_parameters`, `param`
- * `tools[N].function.parameters`, "Invalid schema for function '<name>': <why>." (its bodies as
- * quoted in langchain-ai/langchain-mcp-adapters issue 137, FoundationAgents/OpenManus issue 1162,
- * lastmile-ai/openai-agents-mcp issue 2, sashirestela/simple-openai issue 177). Before, such a
+ * Function tools whose `parameters` OpenAI's API refuses, refused as it refuses them: 400
+ * invalid_request_error, code `invalid_function_parameters`, "Invalid schema for function '<name>':
+ * <why>.", `param` the parameters' place: `tools[N].function.parameters` on chat completions (its
+ * bodies as quoted in langchain-ai/langchain-mcp-adapters issue 137, FoundationAgents/OpenManus
+ * issue 1162, lastmile-ai/openai-agents-mcp issue 2, sashirestela/simple-openai issue 177),
+ * `tools[N].parameters` on the Responses API, whose function tools are flat (ComposioHQ/composio
+ * issue 1829, flanksource/mission-control pull request 2634 quote its bodies). Before, such a
  * schema went to an OpenAI-compatible upstream (refused there after a lane was taken) or was
  * translated for Anthropic, Gemini or Bedrock, which refused it in their own words or served it.
  *
@@ -16,13 +18,15 @@
  * failure ("[] is not of type 'object', 'boolean'"), "In context=(<path as a Python tuple>), ..."
  * for the strict rules.
  *
- * Only run when `tools` is present; a verdict is cached by the schema's text (and `strict`), so a
+ * `strict` is read only when `true` is sent: OpenAI's Responses API documents a default of true, but
+ * Codex and other clients send schemas strict mode refuses without `strict` (or with `false`), which the
+ * gateway serves. Only run when `tools` is present; a verdict is cached by the schema's text (and `strict`), so a
  * client sending the same tools on every turn pays for the check once (one JSON.stringify of them).
  */
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import draft7 from 'ajv/dist/refs/json-schema-draft-07.json';
-import { ApiError } from '../../../shared/errors/ApiError';
-import { isRecord } from '../../../shared/is-record';
+import { ApiError } from '../../shared/errors/ApiError';
+import { isRecord } from '../../shared/is-record';
 
 type Obj = Record<string, unknown>;
 
@@ -180,14 +184,21 @@ function cachedProblem(schema: Obj, strict: boolean): string | undefined {
   return verdict || undefined;
 }
 
-/** Refuses the first function tool whose `parameters` OpenAI refuses (the body is past the chat schema). */
-export function refuseInvalidToolSchemas(tools: unknown): void {
+/** Where a dialect's function tool keeps its name, `parameters` and `strict`: chat's `function`, the Responses API's tool itself. */
+const FUNCTION_OF = {
+  chat: (tool: Obj) => (isRecord(tool.function) ? tool.function : undefined),
+  responses: (tool: Obj) => tool,
+} as const;
+const PARAM_OF = { chat: (i: number) => `tools[${i}].function.parameters`, responses: (i: number) => `tools[${i}].parameters` } as const;
+
+/** Refuses the first function tool of `tools` whose `parameters` OpenAI refuses (the body is past the dialect's schema). */
+export function refuseInvalidToolSchemas(tools: unknown, dialect: 'chat' | 'responses'): void {
   if (!Array.isArray(tools)) return;
   for (const [i, tool] of tools.entries()) {
-    if (!isRecord(tool) || tool.type !== 'function' || !isRecord(tool.function)) continue;
-    const { name, parameters, strict } = tool.function;
-    if (!isRecord(parameters)) continue;
-    const problem = cachedProblem(parameters, strict === true);
-    if (problem) throw new ApiError(400, 'invalid_function_parameters', `Invalid schema for function '${String(name)}': ${problem}`, { param: `tools[${i}].function.parameters` });
+    if (!isRecord(tool) || tool.type !== 'function') continue;
+    const fn = FUNCTION_OF[dialect](tool);
+    if (!fn || !isRecord(fn.parameters)) continue;
+    const problem = cachedProblem(fn.parameters, fn.strict === true);
+    if (problem) throw new ApiError(400, 'invalid_function_parameters', `Invalid schema for function '${String(fn.name)}': ${problem}`, { param: PARAM_OF[dialect](i) });
   }
 }
