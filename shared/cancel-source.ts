@@ -65,6 +65,22 @@ export class CancelSource implements CancelSignal {
   }
 }
 
+/** Waits `ms`, or rejects with the signal's reason as soon as it aborts (at once if it already has). */
+export function sleep(ms: number, signal: CancelSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(signal.reason);
+    };
+    const t = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
 /** A real AbortSignal for an API that requires one: a source's own, or the signal itself. */
 export function realSignal(s: CancelSignal): AbortSignal {
   return s instanceof CancelSource ? s.signal : (s as AbortSignal);

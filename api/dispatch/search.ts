@@ -16,6 +16,7 @@ import { reserveSearch } from '../../shared/search/entitlements';
 import { periodEnd } from '../../shared/search/period';
 import { recordSearch } from '../../shared/search/ledger';
 import { runQueued } from './run-job';
+import { CancelSource, sleep } from '../../shared/cancel-source';
 import { searchBudget } from './limits';
 import type { KeyControls } from '../../shared/limits/controls';
 import { logContext } from '../middleware/request-log';
@@ -97,20 +98,6 @@ function checkArgs(args: SearchArgs): void {
  * at the search's price (402 `budget_exceeded`; docs/keys.md). The search runs on the search pool;
  * on success one ledger row is written, on failure the reservation is given back and nothing is charged.
  */
-/** Resolves after `ms`, or at once when the caller leaves. */
-function waitOut(ms: number, signal?: AbortSignal): Promise<void> {
-  if (signal?.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
-
 export async function runSearch(caller: SearchCaller, args: SearchArgs, signal?: AbortSignal): Promise<SearchOutcome> {
   const { ctx, org } = caller;
   const tool = args.kind === 'fetch' ? 'web_fetch' : 'web_search';
@@ -171,7 +158,8 @@ export async function runSearch(caller: SearchCaller, args: SearchArgs, signal?:
     await budget.release().catch((e) => logger.warn({ err: e }, 'search budget release failed'));
     // a fetch that got no answer is told at its deadline whatever failed (no port probing: shared/net/ssrf.ts),
     // waited here, where it holds neither the search pool's slot nor the org's search lane
-    if (err instanceof ApiError && err.holdMs) await waitOut(err.holdMs, signal);
+    // (a caller who leaves ends the wait; the fetch's failure is what is thrown either way)
+    if (err instanceof ApiError && err.holdMs) await sleep(err.holdMs, signal ?? new CancelSource()).catch(() => undefined);
     throw err;
   }
 

@@ -1,5 +1,5 @@
 import { Agent, type Dispatcher, type FormData } from 'undici';
-import type { CancelSignal } from '../../shared/cancel-source';
+import { sleep, type CancelSignal } from '../../shared/cancel-source';
 import { ApiError } from '../../shared/errors/ApiError';
 import { errors } from '../../shared/errors/codes';
 import { logger } from '../../shared/logger';
@@ -174,22 +174,6 @@ export class UpstreamResponse {
   async discard(): Promise<void> {
     await this.raw.body.dump().catch(() => undefined);
   }
-}
-
-/** Waits `ms`, or rejects with the signal's reason as soon as it aborts (at once if it already has). */
-export function sleep(ms: number, signal: CancelSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal.reason);
-    };
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /** Seconds or an HTTP date, as upstreams send it. */

@@ -6,7 +6,7 @@ import { logger } from '../../shared/logger';
 import { ROUTE_CHUNK_PREFIX, type RouteMeta } from '../../shared/queues/route-meta';
 import type { PoolState } from '../../shared/routing/pool-state';
 import { classify } from './failure';
-import { sleep } from '../providers/http';
+import { sleep } from '../../shared/cancel-source';
 import { NOOP, type SpanHandle } from '../../shared/tracing/trace';
 import { attemptSpan, attemptServed } from './attempt-span';
 import { deploymentAttempts, deploymentCooldownUntil, deploymentFailures, deploymentLatency, modelLabelsOf, requestAttempts, seriesOf } from './metrics';
