@@ -130,22 +130,21 @@ export function refusalDetails(choice: unknown, refusal: string | null | undefin
  * sequences matched; `model_context_window_exceeded` (SDK 1.16 StopReason) for a `length` the context
  * window made (`windowExceeded`), else `max_tokens`. A `refusal` carries `stop_details` as Anthropic's
  * does (SDK 1.16 Message and message_delta `stop_details: RefusalStopDetails | null`, "Structured
- * information about why model output stopped"): `details` (refusalDetails), or category and
- * explanation null; clients that explain a refusal from it found nothing there before, and the SDK's
- * accumulated stream had it undefined.
+ * information about why model output stopped"): `details` (refusalDetails); clients that explain
+ * a refusal from it found nothing there before, and the SDK's accumulated stream had it undefined.
  */
 export function stopOf(
   finish: FinishReason | undefined,
   hasToolCalls: boolean,
   matched: string | null,
-  refused = false,
-  window = false,
-  details?: RefusalStopDetails,
+  refused: boolean,
+  window: boolean,
+  details: RefusalStopDetails,
 ): { stop_reason: StopReason; stop_sequence: string | null; stop_details?: RefusalStopDetails } {
   if (matched && finish === 'stop' && !hasToolCalls && !refused) return { stop_reason: 'stop_sequence', stop_sequence: matched };
   if (window && finish === 'length') return { stop_reason: 'model_context_window_exceeded', stop_sequence: null };
   const stop_reason = stopReason(finish, hasToolCalls, refused);
-  if (stop_reason === 'refusal') return { stop_reason, stop_sequence: null, stop_details: details ?? { type: 'refusal', category: null, explanation: null } };
+  if (stop_reason === 'refusal') return { stop_reason, stop_sequence: null, stop_details: details };
   return { stop_reason, stop_sequence: null };
 }
 
