@@ -18,6 +18,11 @@
  * failure ("[] is not of type 'object', 'boolean'"), "In context=(<path as a Python tuple>), ..."
  * for the strict rules.
  *
+ * Chat's deprecated `functions` get the same check (`param` `functions[N].parameters`, never strict),
+ * and a json_schema response format's `schema` (chat's `response_format`, the Responses API's
+ * `text.format`) the same machinery and cache (refuseInvalidResponseSchema). With strict, the
+ * keywords OpenAI does not permit (NOT_PERMITTED) and a `required` key outside `properties` too.
+ *
  * `strict` is read only when `true` is sent: OpenAI's Responses API documents a default of true, but
  * Codex and other clients send schemas strict mode refuses without `strict` (or with `false`), which the
  * gateway serves. Only run when `tools` is present; a verdict is cached by the schema's text (and `strict`), so a
@@ -130,14 +135,33 @@ function* children(s: Obj, path: readonly string[]): Generator<[Obj, string[]]> 
   }
 }
 
-/** The first strict-mode rule an object schema breaks, depth first, or undefined. */
+/**
+ * Keywords OpenAI's strict mode refuses wherever they stand, "In context=(<path>), '<keyword>' is not
+ * permitted.": only those its API was seen refusing lately (2026, Responses and chat alike, code
+ * invalid_json_schema or param response_format): `oneOf` (z.discriminatedUnion's output; "In
+ * context=(), 'oneOf' is not permitted."), `allOf` ("In context=('properties', 'findings', 'items'),
+ * 'allOf' is not permitted.", codex_output_schema) and `if` ("In context=(), 'if' is not permitted.",
+ * gpt-5.6-luna, 2026-07). Keywords it refused once and takes now (`format`, `default`: an openai-agents
+ * maintainer's probe of api.openai.com, openai/openai-agents-python issue 4390, 2026-08) are not refused.
+ */
+const NOT_PERMITTED: ReadonlySet<string> = new Set(['oneOf', 'allOf', 'if']);
+
+/** OpenAI's sentence for a `required` that is not exactly the object's properties. */
+const REQUIRED_ALL = "'required' is required to be supplied and to be an array including every key in properties.";
+
+/** The first strict-mode rule a schema breaks, depth first, or undefined. */
 function strictProblem(s: Obj, path: readonly string[]): string | undefined {
+  const refused = Object.keys(s).find((k) => NOT_PERMITTED.has(k));
+  if (refused !== undefined) return `${context(path)}, '${refused}' is not permitted.`;
   if (typeIncludes(s, 'object') || isRecord(s.properties)) {
     if (s.additionalProperties !== false) return `${context(path)}, 'additionalProperties' is required to be supplied and to be false.`;
     const props = isRecord(s.properties) ? Object.keys(s.properties) : [];
     const required = Array.isArray(s.required) ? s.required : [];
     const missing = props.find((k) => !required.includes(k));
-    if (missing !== undefined) return `${context(path)}, 'required' is required to be supplied and to be an array including every key in properties. Missing ${repr(missing)}.`;
+    if (missing !== undefined) return `${context(path)}, ${REQUIRED_ALL} Missing ${repr(missing)}.`;
+    // a key required but not among the properties ("Extra required key 'arguments' supplied.", as OpenAI answered pydantic dict fields, 2026)
+    const extra = required.find((k) => !props.includes(k as string));
+    if (extra !== undefined) return `${context(path)}, ${REQUIRED_ALL} Extra required key ${repr(extra)} supplied.`;
   }
   for (const [sub, at] of children(s, path)) {
     const problem = strictProblem(sub, at);
@@ -146,10 +170,19 @@ function strictProblem(s: Obj, path: readonly string[]): string | undefined {
   return undefined;
 }
 
-/** Why OpenAI refuses these parameters (the part after "Invalid schema for function 'x': "), or undefined. */
-export function parametersProblem(schema: Obj, strict: boolean): string | undefined {
+/**
+ * What a schema is checked as: a function's `parameters` (an object schema always), or a json_schema
+ * response format's `schema`, which OpenAI holds to its Structured Outputs rules, the object root
+ * included, only in strict mode (without `strict` only the meta-schema check applies: a response
+ * format's schema of another root is not known to be refused, and non-OpenAI upstreams take one).
+ */
+type SchemaUse = 'parameters' | 'response_format';
+
+/** Why OpenAI refuses this schema (the part after "Invalid schema for function 'x': "), or undefined. */
+export function parametersProblem(schema: Obj, strict: boolean, use: SchemaUse = 'parameters'): string | undefined {
   const invalid = metaProblem(schema);
   if (invalid) return `${invalid}.`;
+  if (!strict && use === 'response_format') return undefined;
   // a bare {} is a function without parameters; strict mode needs the typed root all the same
   if (!strict && Object.keys(schema).length === 0) return undefined;
   if (schema.type !== 'object') return `schema must be a JSON Schema of 'type: "object"', got 'type: "${rootType(schema.type)}"'.`;
@@ -159,7 +192,7 @@ export function parametersProblem(schema: Obj, strict: boolean): string | undefi
   return strict ? strictProblem(schema, []) : undefined;
 }
 
-/** Verdicts by strict flag and schema text ('' when valid); cleared whole when full. */
+/** Verdicts by use, strict flag and schema text ('' when valid); cleared whole when full. */
 const verdicts = new Map<string, string>();
 const VERDICTS_MAX = 512;
 /**
@@ -172,11 +205,11 @@ export const CACHED_SCHEMA_MAX_CHARS = 32 * 1024;
 /** How many verdicts are kept (the tests check that a large schema is not). */
 export const cachedVerdicts = (): number => verdicts.size;
 
-function cachedProblem(schema: Obj, strict: boolean): string | undefined {
-  const key = (strict ? '1' : '0') + JSON.stringify(schema);
+function cachedProblem(schema: Obj, strict: boolean, use: SchemaUse): string | undefined {
+  const key = (strict ? '1' : '0') + use[0] + JSON.stringify(schema);
   let verdict = verdicts.get(key);
   if (verdict === undefined) {
-    verdict = parametersProblem(schema, strict) ?? '';
+    verdict = parametersProblem(schema, strict, use) ?? '';
     if (key.length > CACHED_SCHEMA_MAX_CHARS) return verdict || undefined;
     if (verdicts.size >= VERDICTS_MAX) verdicts.clear();
     verdicts.set(key, verdict);
@@ -184,21 +217,56 @@ function cachedProblem(schema: Obj, strict: boolean): string | undefined {
   return verdict || undefined;
 }
 
-/** Where a dialect's function tool keeps its name, `parameters` and `strict`: chat's `function`, the Responses API's tool itself. */
+/**
+ * Where a dialect's function keeps its name, `parameters` and `strict`: chat's `function`, the
+ * Responses API's tool itself, a legacy chat `functions` entry itself (OpenAI's deprecated
+ * ChatCompletionCreateParams.Function, which has no `strict`: never checked as strict).
+ */
 const FUNCTION_OF = {
   chat: (tool: Obj) => (isRecord(tool.function) ? tool.function : undefined),
   responses: (tool: Obj) => tool,
+  functions: (fn: Obj) => fn,
 } as const;
-const PARAM_OF = { chat: (i: number) => `tools[${i}].function.parameters`, responses: (i: number) => `tools[${i}].parameters` } as const;
+/**
+ * The param OpenAI's refusal names: the parameters' place. A legacy function's is taken to be
+ * `functions[N].parameters` by the same rule (OpenAI's answer for one was not found quoted anywhere).
+ */
+const PARAM_OF = {
+  chat: (i: number) => `tools[${i}].function.parameters`,
+  responses: (i: number) => `tools[${i}].parameters`,
+  functions: (i: number) => `functions[${i}].parameters`,
+} as const;
 
-/** Refuses the first function tool of `tools` whose `parameters` OpenAI refuses (the body is past the dialect's schema). */
-export function refuseInvalidToolSchemas(tools: unknown, dialect: 'chat' | 'responses'): void {
+/**
+ * Refuses the first function of `tools` (or of chat's legacy `functions`: dialect 'functions') whose
+ * `parameters` OpenAI refuses (the body is past the dialect's schema).
+ */
+export function refuseInvalidToolSchemas(tools: unknown, dialect: 'chat' | 'responses' | 'functions'): void {
   if (!Array.isArray(tools)) return;
   for (const [i, tool] of tools.entries()) {
-    if (!isRecord(tool) || tool.type !== 'function') continue;
+    if (!isRecord(tool) || (dialect !== 'functions' && tool.type !== 'function')) continue;
     const fn = FUNCTION_OF[dialect](tool);
     if (!fn || !isRecord(fn.parameters)) continue;
-    const problem = cachedProblem(fn.parameters, fn.strict === true);
+    const problem = cachedProblem(fn.parameters, dialect !== 'functions' && fn.strict === true, 'parameters');
     if (problem) throw new ApiError(400, 'invalid_function_parameters', `Invalid schema for function '${String(fn.name)}': ${problem}`, { param: PARAM_OF[dialect](i) });
   }
+}
+
+/**
+ * A json_schema response format whose `schema` OpenAI refuses, refused as it refuses it: 400
+ * invalid_request_error, "Invalid schema for response_format '<name>': <why>" (the same reasons as a
+ * function's), `param` `response_format` on chat completions (its bodies as quoted in
+ * dottxt-ai/outlines issues 844 and 1254, ag2ai/ag2 issue 1990, moeru-ai/xsai issue 202), code
+ * `invalid_json_schema`: OpenAI's code for it on the Responses API, whose `param` is
+ * `text.format.schema` (mavam/pi-web-providers issue 14 quotes the body); chat's own answer carries
+ * code null, which the gateway's envelope, always with a string code, cannot. `format`: chat's
+ * `response_format` ({type, json_schema: {name, schema, strict}}) or the Responses API's `text.format`
+ * ({type, name, schema, strict}). The strict rules only with `strict: true` sent (chat's default is false).
+ */
+export function refuseInvalidResponseSchema(format: unknown, dialect: 'chat' | 'responses'): void {
+  if (!isRecord(format) || format.type !== 'json_schema') return;
+  const spec = dialect === 'chat' ? format.json_schema : format;
+  if (!isRecord(spec) || !isRecord(spec.schema)) return;
+  const problem = cachedProblem(spec.schema, spec.strict === true, 'response_format');
+  if (problem) throw new ApiError(400, 'invalid_json_schema', `Invalid schema for response_format '${String(spec.name)}': ${problem}`, { param: dialect === 'chat' ? 'response_format' : 'text.format.schema' });
 }

@@ -14,6 +14,9 @@ export const notSchemas: Array<[string, unknown, string]> = [
   ['union_root', { anyOf: [{ type: 'object', properties: {} }] }, `schema must be a JSON Schema of 'type: "object"', got 'type: "None"'.`],
 ];
 
+/** The schemas of notSchemas that are not JSON Schemas at all (the rest have a root other than an object). */
+export const metaBreaks = notSchemas.filter(([, , why]) => !why.startsWith('schema must be'));
+
 /** Schemas that break OpenAI's Structured Outputs rules: refused with `strict: true` only. */
 export const strictBreaks: Array<[string, unknown, string]> = [
   ['open_root', { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] }, "In context=(), 'additionalProperties' is required to be supplied and to be false."],
@@ -37,6 +40,23 @@ export const strictBreaks: Array<[string, unknown, string]> = [
     'optional_in_union',
     { type: 'object', properties: { r: { anyOf: [{ type: 'object', properties: { a: { type: 'string' }, b: { type: 'string' } }, required: ['a'], additionalProperties: false }, { type: 'null' }] } }, required: ['r'], additionalProperties: false },
     "In context=('properties', 'r', 'anyOf', '0'), 'required' is required to be supplied and to be an array including every key in properties. Missing 'b'.",
+  ],
+  [
+    'extra_required',
+    { type: 'object', properties: { a: { type: 'string' } }, required: ['a', 'b'], additionalProperties: false },
+    "In context=(), 'required' is required to be supplied and to be an array including every key in properties. Extra required key 'b' supplied.",
+  ],
+  // keywords OpenAI's strict mode does not permit (what z.discriminatedUnion and conditional schemas write)
+  [
+    'one_of',
+    { type: 'object', properties: { k: { oneOf: [{ type: 'string' }, { type: 'number' }] } }, required: ['k'], additionalProperties: false },
+    "In context=('properties', 'k'), 'oneOf' is not permitted.",
+  ],
+  ['all_of_root', { type: 'object', properties: { a: { type: 'string' } }, required: ['a'], additionalProperties: false, allOf: [{ required: ['a'] }] }, "In context=(), 'allOf' is not permitted."],
+  [
+    'if_in_items',
+    { type: 'object', properties: { l: { type: 'array', items: { type: 'object', properties: { x: { type: 'string' } }, required: ['x'], additionalProperties: false, if: { required: ['x'] }, then: { required: ['x'] } } } }, required: ['l'], additionalProperties: false },
+    "In context=('properties', 'l', 'items'), 'if' is not permitted.",
   ],
   ['empty_strict', {}, `schema must be a JSON Schema of 'type: "object"', got 'type: "None"'.`],
   // OpenAI refuses this without strict too; Claude, Gemini and OpenAI-compatible servers take it (an MCP tool without parameters)

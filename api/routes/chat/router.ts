@@ -22,7 +22,7 @@ import { checkMetadata, deleteChat, getChat, listChatMessages, listChats, storeC
 import { StreamedCompletion, withoutUsage } from './stream-completion';
 import { effortLevels, refuseEffortLevel } from '../../../shared/catalog/effort-levels';
 import { askedTier, chunkWithServedTier, withServedTier } from './service-tier';
-import { refuseInvalidToolSchemas } from '../tool-schemas';
+import { refuseInvalidResponseSchema, refuseInvalidToolSchemas } from '../tool-schemas';
 
 type Body = { model: string; stream?: boolean; stream_options?: { include_usage?: boolean } | null } & Record<string, unknown>;
 
@@ -107,8 +107,10 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
     if (operation === 'chat') {
       refuseUnwantedEffort(body, resolved.model.config);
       refuseMetadataWithoutStore(body);
-      // function tools' `parameters` OpenAI refuses (../tool-schemas.ts); only when tools are sent
+      // function tools' `parameters` (and the legacy functions'), a json_schema response format's schema: what OpenAI refuses (../tool-schemas.ts); only when sent
       if (body.tools !== undefined) refuseInvalidToolSchemas(body.tools, 'chat');
+      if (body.functions !== undefined) refuseInvalidToolSchemas(body.functions, 'functions');
+      if (body.response_format) refuseInvalidResponseSchema(body.response_format, 'chat');
     }
     const stream = body.stream === true;
     const tier = operation === 'chat' && askedTier(body);
