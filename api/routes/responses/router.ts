@@ -5,7 +5,7 @@ import { ApiError } from '../../../shared/errors/ApiError';
 import { requireJson } from '../../middleware/require-json';
 import { validate } from '../../validate';
 import { openaiRefusal } from '../openai-words';
-import { refuseInvalidToolSchemas } from '../tool-schemas';
+import { refuseInvalidResponseSchema, refuseInvalidToolSchemas } from '../tool-schemas';
 import { inputTokensSchema, responsesSchema } from './schema';
 import { findStored, storeResponse } from './store';
 import { historyFor, recordInConversation } from './conversation';
@@ -44,6 +44,8 @@ function createHandler(ctx: AppContext) {
     const sent = validate<ResponsesRequest>(responsesSchema, req.body, 'invalid_request', false, openaiRefusal);
     // function tools' `parameters` OpenAI refuses (tool-schemas.ts), before anything is looked up, sent or billed (hosted web search too)
     if (sent.tools !== undefined) refuseInvalidToolSchemas(sent.tools, 'responses');
+    // a json_schema `text.format` whose schema OpenAI refuses (the same module): 400 invalid_json_schema naming text.format.schema
+    if (sent.text?.format) refuseInvalidResponseSchema(sent.text.format, 'responses');
     // item references replaced by the stored items they name (404 for one unknown), before anything is sent or billed
     await resolveItemReferences(req, sent);
     notePlaces(sent.input);
@@ -138,6 +140,7 @@ function inputTokensHandler(ctx: AppContext) {
     refuseUnhonoured(req.body);
     const body = validate<ResponsesRequest>(inputTokensSchema, req.body, 'invalid_request', false, openaiRefusal);
     if (body.tools !== undefined) refuseInvalidToolSchemas(body.tools, 'responses');
+    if (body.text?.format) refuseInvalidResponseSchema(body.text.format, 'responses');
     await resolveItemReferences(req, body);
     notePlaces(body.input);
     refuseChoiceWithoutItsTool(body);
