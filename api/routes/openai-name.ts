@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { paramOf } from '../validate';
 
 /**
  * A name as OpenAI requires it of a function tool (FunctionObject: "a-z, A-Z, 0-9, or contain
@@ -9,3 +10,19 @@ export const OPENAI_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 /** A function tool's name, refused in those words when it is not one. */
 export const openaiFunctionName = () =>
   Joi.string().pattern(OPENAI_NAME).required().messages({ 'string.pattern.base': '{{#label}} must be 1 to 64 of a-z, A-Z, 0-9, underscores and dashes' });
+
+/**
+ * The same name refused in OpenAI's own words and codes: one longer than 64 as its
+ * string_above_max_length (api/routes/openai-words.ts), another character 400 `invalid_value`
+ * naming the field, "Invalid 'response_format.json_schema.name': string does not match pattern.
+ * Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'." (OpenAI's answer as quoted from
+ * production in langwatch's workflow sanitizer, 2026-04, and others; its code as it answers the same
+ * check of `tools[0].function.name`). Chat's json_schema response format name.
+ */
+const NAME_CHARS = /^[a-zA-Z0-9_-]+$/;
+export const openaiNameInItsWords = () =>
+  Joi.string()
+    .max(64)
+    .custom((v: string, helpers) => (NAME_CHARS.test(v) ? v : helpers.error('openaiName.pattern', { errorCode: 'invalid_value', field: paramOf(helpers.state.path) })))
+    .messages({ 'openaiName.pattern': `Invalid '{#field}': string does not match pattern. Expected a string that matches the pattern '${NAME_CHARS.source}'.` })
+    .required();

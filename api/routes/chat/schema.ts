@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { paramOf } from '../../validate';
-import { OPENAI_NAME, openaiFunctionName } from '../openai-name';
+import { openaiFunctionName, openaiNameInItsWords } from '../openai-name';
 import { jsonKind, listed } from '../openai-words';
 import { toolCallPairingMessages, toolCallsPaired } from './tool-pairing';
 import { CHAT_SERVICE_TIERS } from './service-tier';
@@ -223,12 +223,16 @@ const stop = Joi.alternatives(
     .messages({ 'stop.aboveMax': `Invalid 'stop': array too long. Expected an array with maximum length ${STOP_MAX}, but got an array with length {{#length}} instead.` }),
 ).allow(null);
 
-/** `response_format`: an object of a type; a json_schema format needs its `json_schema` with a name as OpenAI's ResponseFormatJsonSchema has it. */
+/**
+ * `response_format`: an object of a type; a json_schema format needs its `json_schema` with a name as
+ * OpenAI's ResponseFormatJsonSchema has it (refused in OpenAI's words: openaiNameInItsWords); its
+ * `schema` is checked by the route (../tool-schemas.ts refuseInvalidResponseSchema).
+ */
 const responseFormat = Joi.object({
   type: Joi.string().required(),
   json_schema: Joi.when('type', {
     is: 'json_schema',
-    then: Joi.object({ name: Joi.string().pattern(OPENAI_NAME).required(), schema: Joi.object().unknown(true), strict: Joi.boolean().allow(null) }).unknown(true).required(),
+    then: Joi.object({ name: openaiNameInItsWords(), schema: Joi.object().unknown(true), strict: Joi.boolean().allow(null) }).unknown(true).required(),
   }),
 })
   .unknown(true)

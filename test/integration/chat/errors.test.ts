@@ -93,7 +93,7 @@ describe('chat completions and legacy completions: every refusal has its status 
 
   it("refuses malformed turns and choices OpenAI's document refuses, naming them, on every upstream kind (a translating one answered 502 to a tool call without its function)", async () => {
     const user = { role: 'user', content: 'x' };
-    // OpenAI's codes for a missing field, a wrong type, a value it does not take; a name outside the pattern keeps the gateway's words (invalid_request)
+    // OpenAI's codes for a missing field, a wrong type, a value it does not take
     const cases: Array<[Record<string, unknown>, string, string]> = [
       [{ messages: [{ role: 'assistant', tool_calls: [null] }, user] }, 'messages[0].tool_calls[0]', 'invalid_type'],
       [{ messages: [{ role: 'assistant', tool_calls: [{ id: 'c', type: 'function' }] }, { role: 'tool', tool_call_id: 'c', content: 'r' }] }, 'messages[0].tool_calls[0].function', 'missing_required_parameter'],
@@ -105,7 +105,9 @@ describe('chat completions and legacy completions: every refusal has its status 
       [{ tool_choice: 'sometimes' }, 'tool_choice', 'invalid_value'],
       [{ tool_choice: { type: 'function' } }, 'tool_choice.function', 'missing_required_parameter'],
       [{ response_format: { type: 'json_schema' } }, 'response_format.json_schema', 'missing_required_parameter'],
-      [{ response_format: { type: 'json_schema', json_schema: { name: 'my schema' } } }, 'response_format.json_schema.name', 'invalid_request'],
+      // a json_schema format's name in OpenAI's codes (its words checked below)
+      [{ response_format: { type: 'json_schema', json_schema: { name: 'my schema' } } }, 'response_format.json_schema.name', 'invalid_value'],
+      [{ response_format: { type: 'json_schema', json_schema: { name: 'x'.repeat(65) } } }, 'response_format.json_schema.name', 'string_above_max_length'],
       [{ response_format: 'json' }, 'response_format', 'invalid_type'],
       [{ stop: 5 }, 'stop', 'invalid_type'],
       [{ parallel_tool_calls: 'yes' }, 'parallel_tool_calls', 'invalid_type'],
@@ -118,6 +120,10 @@ describe('chat completions and legacy completions: every refusal has its status 
         expect(r.body.error.param, `${model} ${JSON.stringify(extra)}`).to.equal(param);
       }
     }
+    // a json_schema format's name outside OpenAI's pattern, or over 64, in its words
+    const named = async (name: string) => (await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', messages: msgs, response_format: { type: 'json_schema', json_schema: { name, schema: { type: 'object' } } } } })).body.error.message;
+    expect(await named('answer.v4')).to.equal("Invalid 'response_format.json_schema.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.");
+    expect(await named('x'.repeat(65))).to.equal("Invalid 'response_format.json_schema.name': string too long. Expected a string with maximum length 64, but got a string with length 65 instead.");
     expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
     expect(await billed(o.org.id)).to.equal(before);
   });
