@@ -15,9 +15,10 @@ export const openaiFunctionName = () =>
  * The same name refused in OpenAI's own words and codes: one longer than 64 as its
  * string_above_max_length (api/routes/openai-words.ts), another character 400 `invalid_value`
  * naming the field, "Invalid 'response_format.json_schema.name': string does not match pattern.
- * Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'." (OpenAI's answer as quoted from
- * production in langwatch's workflow sanitizer, 2026-04, and others; its code as it answers the same
- * check of `tools[0].function.name`). Chat's json_schema response format name.
+ * Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'." (OpenAI's answer as public code
+ * quotes it from production runs, 2026-04 and later, found with the `search` tool's find_string; its
+ * code as its API answers the same check of `tools[0].function.name` and `messages[N].name`,
+ * `invalid_value`). Chat's json_schema response format name.
  */
 const NAME_CHARS = /^[a-zA-Z0-9_-]+$/;
 export const openaiNameInItsWords = () =>
