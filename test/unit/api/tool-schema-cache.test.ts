@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { CACHED_SCHEMA_MAX_CHARS, cachedVerdicts, refuseInvalidToolSchemas } from '../../../api/routes/tool-schemas';
+import { CACHED_SCHEMA_MAX_CHARS, cachedVerdicts, refuseInvalidResponseSchema, refuseInvalidToolSchemas } from '../../../api/routes/tool-schemas';
 import { ApiError } from '../../../shared/errors/ApiError';
 
 const tool = (name: string, parameters: Record<string, unknown>) => ({ type: 'function', function: { name, parameters } });
@@ -23,5 +23,18 @@ describe("chat tool schemas: the verdict cache keeps small schemas only", () => 
     for (let i = 0; i < 2; i++) {
       expect(() => refuseInvalidToolSchemas([tool('big', bad)], 'chat')).to.throw(ApiError).with.property('code', 'invalid_function_parameters');
     }
+  });
+
+  it("a response format's schema shares the cache and its bound, kept apart from the same schema as a function's parameters", () => {
+    const start = cachedVerdicts();
+    const schema = schemaOf(100, `format-${Date.now()}`);
+    const format = { type: 'json_schema', json_schema: { name: 'f', schema } };
+    for (let i = 0; i < 2; i++) refuseInvalidResponseSchema(format, 'chat');
+    expect(cachedVerdicts()).to.equal(start + 1);
+    // the same text as parameters: a verdict of its own (a function's root rules differ)
+    refuseInvalidToolSchemas([tool('f', schema)], 'chat');
+    expect(cachedVerdicts()).to.equal(start + 2);
+    for (let i = 0; i < 20; i++) refuseInvalidResponseSchema({ type: 'json_schema', json_schema: { name: 'f', schema: schemaOf(CACHED_SCHEMA_MAX_CHARS, `large-format-${i}-`) } }, 'chat');
+    expect(cachedVerdicts()).to.equal(start + 2);
   });
 });
