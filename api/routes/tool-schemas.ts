@@ -189,16 +189,26 @@ const FUNCTION_OF = {
   chat: (tool: Obj) => (isRecord(tool.function) ? tool.function : undefined),
   responses: (tool: Obj) => tool,
 } as const;
-const PARAM_OF = { chat: (i: number) => `tools[${i}].function.parameters`, responses: (i: number) => `tools[${i}].parameters` } as const;
+/** Where the parameters sit in a tool of the list: chat's `.function.parameters`, the Responses API's `.parameters`. */
+const PARAM_IN = { chat: '.function.parameters', responses: '.parameters' } as const;
 
-/** Refuses the first function tool of `tools` whose `parameters` OpenAI refuses (the body is past the dialect's schema). */
-export function refuseInvalidToolSchemas(tools: unknown, dialect: 'chat' | 'responses'): void {
+/**
+ * Refuses the first function tool of `tools` whose `parameters` OpenAI refuses (the body is past the
+ * dialect's schema). On the Responses API a namespace's member function tools too (OpenAI's
+ * NamespaceTool: "The function/custom tools available inside this namespace", openai 7.60.0), named
+ * by their own name at `tools[N].tools[M].parameters`: they are offered upstream as the functions
+ * they are (offered-tools.ts), and OpenAI checks a function tool's schema wherever it is declared (its
+ * refusal of a member was not found quoted: the place and name are the ones its params give a member).
+ */
+export function refuseInvalidToolSchemas(tools: unknown, dialect: 'chat' | 'responses', at = 'tools'): void {
   if (!Array.isArray(tools)) return;
   for (const [i, tool] of tools.entries()) {
-    if (!isRecord(tool) || tool.type !== 'function') continue;
+    if (!isRecord(tool)) continue;
+    if (dialect === 'responses' && tool.type === 'namespace') refuseInvalidToolSchemas(tool.tools, dialect, `${at}[${i}].tools`);
+    if (tool.type !== 'function') continue;
     const fn = FUNCTION_OF[dialect](tool);
     if (!fn || !isRecord(fn.parameters)) continue;
     const problem = cachedProblem(fn.parameters, fn.strict === true);
-    if (problem) throw new ApiError(400, 'invalid_function_parameters', `Invalid schema for function '${String(fn.name)}': ${problem}`, { param: PARAM_OF[dialect](i) });
+    if (problem) throw new ApiError(400, 'invalid_function_parameters', `Invalid schema for function '${String(fn.name)}': ${problem}`, { param: `${at}[${i}]${PARAM_IN[dialect]}` });
   }
 }
