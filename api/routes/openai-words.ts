@@ -149,6 +149,21 @@ function refuseInOpenaiWords(detail: Joi.ValidationErrorItem, schema: Joi.Schema
 export const openaiRefusal = openaiWords(responsesExpectedAt);
 
 /**
+ * `POST /v1/responses`'s refusals: an empty `model` is not an empty string to OpenAI but a model its
+ * lookup does not find: 400 `model_not_found`, `param: "model"`, "The requested model '' does not
+ * exist." (its answer as recorded against its API in a public conformance note of the Responses API,
+ * and as clients quote it for an unset model variable; the same words the newer APIs give any unknown
+ * id, skorokithakis/sysaidmin issue 9). Not found confirmed for input_tokens (where `model` is
+ * optional) nor for compact: they keep `empty_string`.
+ */
+export function responsesCreateRefusal(detail: Joi.ValidationErrorItem, schema: Joi.Schema): ApiError | undefined {
+  if (detail.type === 'string.empty' && detail.path.length === 1 && detail.path[0] === 'model') {
+    return new ApiError(400, 'model_not_found', "The requested model '' does not exist.", { param: 'model' });
+  }
+  return openaiRefusal(detail, schema);
+}
+
+/**
  * Chat completions' and legacy completions' refusals (`POST /v1/chat/completions`, `POST
  * /v1/completions`): the same codes and words. A body without `model` keeps OpenAI's own "you must
  * provide a model parameter" (its code null: the gateway's invalid_request), an empty one its words

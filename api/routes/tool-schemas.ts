@@ -228,27 +228,31 @@ const FUNCTION_OF = {
   functions: (fn: Obj) => fn,
 } as const;
 /**
- * The param OpenAI's refusal names: the parameters' place. A legacy function's is taken to be
- * `functions[N].parameters` by the same rule (OpenAI's answer for one was not found quoted anywhere).
+ * Where the parameters sit in an entry of the list: chat's tool `.function.parameters`, the Responses
+ * API's `.parameters`, a legacy function's `.parameters` (`functions[N].parameters`: the parameters'
+ * place, as a tool's; OpenAI's answer for a legacy function was not found quoted anywhere).
  */
-const PARAM_OF = {
-  chat: (i: number) => `tools[${i}].function.parameters`,
-  responses: (i: number) => `tools[${i}].parameters`,
-  functions: (i: number) => `functions[${i}].parameters`,
-} as const;
+const PARAM_IN = { chat: '.function.parameters', responses: '.parameters', functions: '.parameters' } as const;
 
 /**
- * Refuses the first function of `tools` (or of chat's legacy `functions`: dialect 'functions') whose
- * `parameters` OpenAI refuses (the body is past the dialect's schema).
+ * Refuses the first function tool of `tools` (or function of chat's legacy `functions`: dialect
+ * 'functions') whose `parameters` OpenAI refuses (the body is past the dialect's schema). On the
+ * Responses API a namespace's member function tools too (OpenAI's NamespaceTool: "The function/custom
+ * tools available inside this namespace", openai 7.60.0), named by their own name at
+ * `tools[N].tools[M].parameters`: they are offered upstream as the functions they are
+ * (offered-tools.ts), and OpenAI checks a function tool's schema wherever it is declared (its refusal
+ * of a member was not found quoted: the place and name are the ones its params give a member).
  */
-export function refuseInvalidToolSchemas(tools: unknown, dialect: 'chat' | 'responses' | 'functions'): void {
+export function refuseInvalidToolSchemas(tools: unknown, dialect: 'chat' | 'responses' | 'functions', at: string = dialect === 'functions' ? 'functions' : 'tools'): void {
   if (!Array.isArray(tools)) return;
   for (const [i, tool] of tools.entries()) {
-    if (!isRecord(tool) || (dialect !== 'functions' && tool.type !== 'function')) continue;
+    if (!isRecord(tool)) continue;
+    if (dialect === 'responses' && tool.type === 'namespace') refuseInvalidToolSchemas(tool.tools, dialect, `${at}[${i}].tools`);
+    if (dialect !== 'functions' && tool.type !== 'function') continue;
     const fn = FUNCTION_OF[dialect](tool);
     if (!fn || !isRecord(fn.parameters)) continue;
     const problem = cachedProblem(fn.parameters, dialect !== 'functions' && fn.strict === true, 'parameters');
-    if (problem) throw new ApiError(400, 'invalid_function_parameters', `Invalid schema for function '${String(fn.name)}': ${problem}`, { param: PARAM_OF[dialect](i) });
+    if (problem) throw new ApiError(400, 'invalid_function_parameters', `Invalid schema for function '${String(fn.name)}': ${problem}`, { param: `${at}[${i}]${PARAM_IN[dialect]}` });
   }
 }
 

@@ -28,14 +28,22 @@ export function refuseOutputWithoutCall(messages: CanonicalMessage[], input: str
  * The client-run calls whose output the next turn must bring, as OpenAI names each in its refusal
  * ("No tool output found for function call X.", "… custom tool call X.", "… apply patch call X.", "…
  * tool search call X.": its messages as clients and proxies match them, codex-lb's classifier among
- * them). Shell and local shell calls are not checked: no refusal of OpenAI's for them was found.
+ * them; "… local shell call X." as its API answered it in openai/openai-agents-python pull request
+ * 1855, code null, param input; "… shell call X." as Azure OpenAI's Responses API answered it in
+ * microsoft/agent-framework issue 8663). The gateway runs no shell itself (offered-tools.ts refuses
+ * a hosted one), so every shell call is the client's to answer.
  */
+const CALL_WORDS: Record<string, string> = {
+  function_call: 'function call',
+  custom_tool_call: 'custom tool call',
+  apply_patch_call: 'apply patch call',
+  shell_call: 'shell call',
+  local_shell_call: 'local shell call',
+};
 function callWords(item: ResponsesItem | undefined): string | undefined {
   const type = item?.type;
-  if (type === 'function_call') return 'function call';
-  if (type === 'custom_tool_call') return 'custom tool call';
-  if (type === 'apply_patch_call') return 'apply patch call';
-  return type === 'tool_search_call' && item?.execution === 'client' ? 'tool search call' : undefined;
+  if (type === 'tool_search_call') return item?.execution === 'client' ? 'tool search call' : undefined;
+  return typeof type === 'string' && Object.hasOwn(CALL_WORDS, type) ? CALL_WORDS[type] : undefined;
 }
 
 /** The calls a request's previous response left for it to answer (its output's client-run calls), noted by historyFor. */
@@ -52,8 +60,11 @@ export function noteCarriedCalls(body: object, output: unknown): void {
  * `call_id` anywhere in the request: 400 `invalid_request_error`, `param: "input"`, "No tool output
  * found for function call X." (its body as clients quote it: openai/openai-support-agent-demo issue 12
  * for a stateless input ending in a call, openai/openai-agents-python issue 1061 for a follow-up by
- * `previous_response_id` that brings none, router-for-me/CLIProxyAPI issue 2368), before anything is
- * sent, stored or billed. Before, the gateway sent the call upstream with no result: a strict upstream
+ * `previous_response_id` that brings none, router-for-me/CLIProxyAPI issue 2368; its code null,
+ * openai/codex issue 5385, which the gateway's envelope, whose `code` is always a string, answers as
+ * `invalid_request`), before anything is sent, stored or billed; on `POST /v1/responses/compact` too
+ * (openai/openai-agents-python issue 2317: `responses.compact` of a `previous_response_id` whose
+ * function call has no output yet), before anything is summarised or billed. Before, the gateway sent the call upstream with no result: a strict upstream
  * refused it in its words, a lenient one answered as if it had run. The calls a `conversation`'s
  * items hold are not checked (no such refusal of OpenAI's for a conversation was found), nor with a
  * `compaction` item in the input (the calls before it are in its summary).

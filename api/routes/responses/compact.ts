@@ -14,6 +14,7 @@ import { configurationAfter } from './configuration';
 import { inputItem, responsesSchema } from './schema';
 import { openaiRefusal } from '../openai-words';
 import { resolveItemReferences } from './item-reference';
+import { refuseCallWithoutOutput } from '../../dialects/responses/call-pairing';
 
 /** A compaction item's `encrypted_content`: the summary with the org it was made for, sealed with the gateway's key (shared/crypto.ts). */
 export function sealCompaction(orgId: string, summary: string): string {
@@ -109,6 +110,8 @@ export function compactHandler(ctx: AppContext) {
     if (!history.length && !body.input?.length) throw new ApiError(400, 'invalid_request', "Nothing to compact: send 'input', 'previous_response_id' or both.", { param: 'input' });
     const asked = openCompactions(Object.assign({}, body, { input: body.input ?? [] }), req.auth!.orgId);
     const { canonical, turn } = responsesToCanonical(asked, history);
+    // a client-run call of the input or of the previous response with no output: OpenAI's refusal (call-pairing.ts), before the summary is made or billed
+    refuseCallWithoutOutput(canonical.messages, body);
     forModel(canonical, resolved.model.config);
     const { summary, usage } = await summarise(ctx, req, res, resolved, canonical, {});
     res.json({

@@ -4,7 +4,7 @@ import { only } from '../only';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { requireJson } from '../../middleware/require-json';
 import { validate } from '../../validate';
-import { openaiRefusal } from '../openai-words';
+import { openaiRefusal, responsesCreateRefusal } from '../openai-words';
 import { refuseInvalidResponseSchema, refuseInvalidToolSchemas } from '../tool-schemas';
 import { inputTokensSchema, responsesSchema } from './schema';
 import { findStored, storeResponse } from './store';
@@ -41,7 +41,7 @@ import type { OutputItem } from '../../dialects/responses/response';
 function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     refuseUnhonoured(req.body);
-    const sent = validate<ResponsesRequest>(responsesSchema, req.body, 'invalid_request', false, openaiRefusal);
+    const sent = validate<ResponsesRequest>(responsesSchema, req.body, 'invalid_request', false, responsesCreateRefusal);
     // function tools' `parameters` OpenAI refuses (tool-schemas.ts), before anything is looked up, sent or billed (hosted web search too)
     if (sent.tools !== undefined) refuseInvalidToolSchemas(sent.tools, 'responses');
     // a json_schema `text.format` whose schema OpenAI refuses (the same module): 400 invalid_json_schema naming text.format.schema

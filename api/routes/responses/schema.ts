@@ -165,8 +165,10 @@ export const responsesSchema = Joi.object({
   service_tier: Joi.string().valid('auto', 'default', 'flex', 'scale', 'priority', 'fast', 'ultrafast').allow(null),
   // above 0 asks for log probabilities with that many alternatives (api/dialects/responses/request.ts, wantsLogprobs)
   top_logprobs: Joi.number().integer().min(0).max(20).allow(null),
-  // a cap on the hosted tool calls the gateway runs (web search: api/dialects/responses/native.ts)
-  max_tool_calls: Joi.number().integer().min(0).allow(null),
+  // a cap on the hosted tool calls the gateway runs (web search: api/dialects/responses/native.ts); at least 1, as
+  // OpenAI's API refuses 0 ("integer below minimum value. Expected a value >= 1", integer_below_min_value: its
+  // behaviour as recorded by llamastack/llama-stack pull request 4062; its OpenAPI document states no minimum)
+  max_tool_calls: Joi.number().integer().min(1).allow(null),
   client_metadata: Joi.object().unknown(true).allow(null),
   // OpenAI's image context policy; `enabled` is refused (request.ts, refuseUnhonoured), the others answered `disabled`
   image: Joi.object({ context_compression: Joi.string().valid('auto', 'enabled', 'disabled').allow(null) }).unknown(true).allow(null),

@@ -104,6 +104,47 @@ describe('responses dialect: a malformed input item is refused naming its place'
     expect(next.status).to.equal('completed');
   });
 
+  it("a shell or local shell call left without its output is OpenAI's 400 'No tool output found for shell call X.' / '… local shell call X.', nothing sent; answered, it goes on", async () => {
+    // OpenAI's body (openai/openai-agents-python pull request 1855): {"message": "No tool output found for local shell call call_….", "type": "invalid_request_error", "param": "input", "code": null}
+    const refused = (message: string) => ({ code: 'invalid_request', type: 'invalid_request_error', param: 'input', message });
+    const shell = { type: 'shell_call', call_id: 'call_sh', action: { commands: ['ls'] }, status: 'completed' };
+    const local = { type: 'local_shell_call', id: 'lsh_1', call_id: 'call_lsh', action: { type: 'exec', command: ['ls'], env: {} }, status: 'completed' };
+    const cases: Array<[unknown, unknown, unknown, string]> = [
+      [{ type: 'shell' }, shell, { type: 'shell_call_output', call_id: 'call_sh', output: [{ stdout: 'a.txt', stderr: '', outcome: { type: 'exit', exit_code: 0 } }] }, 'No tool output found for shell call call_sh.'],
+      [{ type: 'local_shell' }, local, { type: 'local_shell_call_output', call_id: 'call_lsh', output: 'a.txt' }, 'No tool output found for local shell call call_lsh.'],
+    ];
+    for (const [tool, callItem, output, message] of cases) {
+      const sent = env().sim.log.entries.length;
+      const r = await post('/v1/responses', { model: 'sim-chat', tools: [tool], input: [hi, callItem] });
+      expect(r.status, r.text).to.equal(400);
+      expect(r.body.error).to.deep.equal(refused(message));
+      expect(env().sim.log.entries, 'nothing sent').to.have.length(sent);
+      const ok = await post('/v1/responses', { model: 'sim-chat', tools: [tool], input: [hi, callItem, output] });
+      expect(ok.status, ok.text).to.equal(200);
+    }
+  });
+
+  it("POST /v1/responses/compact refuses a call left without its output as POST /v1/responses does (in the input, or the previous response's), nothing summarised or billed; answered, it compacts", async () => {
+    const refused = (message: string) => ({ code: 'invalid_request', type: 'invalid_request_error', param: 'input', message });
+    const fc = { type: 'function_call', call_id: 'call_c', name: 'f', arguments: '{}' };
+    const r = await post('/v1/responses/compact', { model: 'sim-chat', input: [hi, fc] });
+    expect(r.status, r.text).to.equal(400);
+    expect(r.body.error).to.deep.equal(refused('No tool output found for function call call_c.'));
+    expect(env().sim.log.entries, 'nothing summarised').to.have.length(0);
+    // openai/openai-agents-python issue 2317: `responses.compact` of a previous response whose call has no output yet
+    const tools: OpenAI.Responses.FunctionTool[] = [{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: { query: { type: 'string' } } }, strict: false }];
+    const first = await s.c.responses.create({ model: 'sim-chat', input: 'find cats', tools, tool_choice: 'required' });
+    const call1 = first.output.find((i) => i.type === 'function_call') as OpenAI.Responses.ResponseFunctionToolCall;
+    const sent = env().sim.log.entries.length;
+    const carried = await post('/v1/responses/compact', { model: 'sim-chat', previous_response_id: first.id });
+    expect(carried.status, carried.text).to.equal(400);
+    expect(carried.body.error).to.deep.equal(refused(`No tool output found for function call ${call1.call_id}.`));
+    expect(env().sim.log.entries, 'nothing summarised').to.have.length(sent);
+    const ok = await post('/v1/responses/compact', { model: 'sim-chat', input: [hi, fc, { type: 'function_call_output', call_id: 'call_c', output: '1' }] });
+    expect(ok.status, ok.text).to.equal(200);
+    expect(ok.body.object).to.equal('response.compaction');
+  });
+
   it("the SDK's BadRequestError carries the param", async () => {
     const input = [hi, { role: 'user', content: [{ type: 'bogus', text: 'x' }] }] as unknown as OpenAI.Responses.ResponseInput;
     const err = await s.c.responses.create({ model: 'sim-chat', input }).catch((e: unknown) => e);

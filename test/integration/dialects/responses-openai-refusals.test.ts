@@ -49,6 +49,8 @@ describe('responses dialect: validation refusals in OpenAI’s codes and words',
     ['temperature below 0', { model: 'sim-chat', input: 'x', temperature: -2.5 }, 'temperature', 'decimal_below_min_value', "Invalid 'temperature': decimal below minimum value. Expected a value >= 0, but got -2.5 instead."],
     ['top_p above 1', { model: 'sim-chat', input: 'x', top_p: 1.5 }, 'top_p', 'decimal_above_max_value', "Invalid 'top_p': decimal above maximum value. Expected a value <= 1, but got 1.5 instead."],
     ['max_output_tokens below 16', { model: 'sim-chat', input: 'x', max_output_tokens: 10 }, 'max_output_tokens', 'integer_below_min_value', "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got 10 instead."],
+    // OpenAI's minimum of 1 (llamastack/llama-stack pull request 4062 recorded its API refusing 0)
+    ['max_tool_calls 0', { model: 'sim-chat', input: 'x', max_tool_calls: 0 }, 'max_tool_calls', 'integer_below_min_value', "Invalid 'max_tool_calls': integer below minimum value. Expected a value >= 1, but got 0 instead."],
     ['top_logprobs above 20', { model: 'sim-chat', input: 'x', top_logprobs: 21 }, 'top_logprobs', 'integer_above_max_value', "Invalid 'top_logprobs': integer above maximum value. Expected a value <= 20, but got 21 instead."],
     // unknown enum values
     ['truncation unknown', { model: 'sim-chat', input: 'x', truncation: 'bogus' }, 'truncation', 'invalid_value', "Invalid value: 'bogus'. Supported values are: 'auto' and 'disabled'."],
@@ -76,6 +78,18 @@ describe('responses dialect: validation refusals in OpenAI’s codes and words',
       expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
     });
   }
+
+  it("an empty model is OpenAI's 400 model_not_found, \"The requested model '' does not exist.\" (it was empty_string); nothing sent", async () => {
+    for (const extra of [{}, { stream: true }, { background: true }]) {
+      const r = await post('/v1/responses', Object.assign({ model: '', input: 'x' }, extra));
+      expect(r.status, r.text).to.equal(400);
+      expect(r.body.error).to.deep.equal({ code: 'model_not_found', type: 'invalid_request_error', param: 'model', message: "The requested model '' does not exist." });
+    }
+    const err = await s.c.responses.create({ model: '', input: 'x' }).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(OpenAI.BadRequestError);
+    expect(err).to.include({ status: 400, code: 'model_not_found', param: 'model' });
+    expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
+  });
 
   it("the SDK's BadRequestError carries OpenAI's code and param", async () => {
     const err = await s.c.responses.create({ model: 'sim-chat', input: 'x', temperature: 'hot' as unknown as number }).catch((e: unknown) => e);

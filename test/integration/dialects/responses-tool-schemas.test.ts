@@ -95,6 +95,28 @@ describe('responses: invalid function tool schemas (invalid_function_parameters)
     }
   });
 
+  it("a namespace's member function tool is checked as a tool of its own: OpenAI's 400 naming tools[N].tools[M].parameters, with strict: true its Structured Outputs rules, JSON, streamed and on input_tokens; nothing sent or billed; a valid member is served", async () => {
+    const before = await billed();
+    const ns = (...members: unknown[]) => ({ type: 'namespace', name: 'crm', description: 'The CRM', tools: members });
+    const [name, parameters, why] = notSchemas[0];
+    const [strictName, strictParameters, strictWhy] = strictBreaks[0];
+    const cases: Array<[unknown[], string, string]> = [
+      [[ok, ns(ok, fn(name, parameters))], name, why],
+      [[ok, ns(ok, fn(strictName, strictParameters, true))], strictName, strictWhy],
+    ];
+    for (const [tools, n, w] of cases) {
+      for (const [route, stream] of [['/v1/responses', false], ['/v1/responses', true], ['/v1/responses/input_tokens', false]] as const) {
+        const r = await post({ model: 'sim-chat', input: 'hello', stream, tools }, route);
+        expect(r.status, `${n} ${route} stream ${stream} ${r.text}`).to.equal(400);
+        expect(r.body.error).to.deep.equal({ code: 'invalid_function_parameters', message: `Invalid schema for function '${n}': ${w}`, type: 'invalid_request_error', param: 'tools[1].tools[1].parameters' });
+      }
+    }
+    expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
+    expect(await billed(), 'nothing billed').to.equal(before);
+    const served = await post({ model: 'sim-chat', input: 'hello', tools: [ok, ns(ok, fn(strictName, strictParameters, false))] });
+    expect(served.status, served.text).to.equal(200);
+  });
+
   it('valid schemas are served: what Codex 0.171.0 sends (plain, with its hosted web search, streamed, counted), the SDK zodResponsesFunction (strict), {} and no parameters', async () => {
     const plain = codexTools.filter((t) => t.type !== 'web_search');
     expect(plain.length, 'the fixture has its function tools and its web search').to.be.below(codexTools.length);
