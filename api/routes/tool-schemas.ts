@@ -25,8 +25,9 @@
  *
  * `strict` is read only when `true` is sent: OpenAI's Responses API documents a default of true, but
  * Codex and other clients send schemas strict mode refuses without `strict` (or with `false`), which the
- * gateway serves. Only run when `tools` is present; a verdict is cached by the schema's text (and `strict`), so a
- * client sending the same tools on every turn pays for the check once (one JSON.stringify of them).
+ * gateway serves. Only run when `tools` (`functions`, a response format) is present; a verdict is cached by the
+ * schema's text, its use and `strict`, so a client sending the same tools on every turn pays for the check once
+ * (one JSON.stringify of them).
  */
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import draft7 from 'ajv/dist/refs/json-schema-draft-07.json';
