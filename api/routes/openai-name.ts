@@ -18,7 +18,8 @@ export const openaiFunctionName = () =>
  * Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'." (OpenAI's answer as public code
  * quotes it from production runs, 2026-04 and later, found with the `search` tool's find_string; its
  * code as its API answers the same check of `tools[0].function.name` and `messages[N].name`,
- * `invalid_value`). Chat's json_schema response format name.
+ * `invalid_value`, as a probe of its API with its x-request-id shows it). Chat's function tool names
+ * and json_schema response format name (the Responses API keeps openaiFunctionName's words).
  */
 const NAME_CHARS = /^[a-zA-Z0-9_-]+$/;
 export const openaiNameInItsWords = () =>

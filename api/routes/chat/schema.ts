@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { paramOf } from '../../validate';
-import { openaiFunctionName, openaiNameInItsWords } from '../openai-name';
+import { openaiNameInItsWords } from '../openai-name';
 import { jsonKind, listed } from '../openai-words';
 import { toolCallPairingMessages, toolCallsPaired } from './tool-pairing';
 import { CHAT_SERVICE_TIERS } from './service-tier';
@@ -240,7 +240,8 @@ const responseFormat = Joi.object({
 
 /**
  * A `tools` entry as OpenAI's document types it: a function tool needs its `function` with a `name`
- * of a-z, A-Z, 0-9, `_` and `-`, at most 64 (FunctionObject), `parameters` an object; a custom tool
+ * of a-z, A-Z, 0-9, `_` and `-`, at most 64 (FunctionObject; refused in OpenAI's words and codes:
+ * openaiNameInItsWords), `parameters` an object; a custom tool
  * its `custom` with a `name`. Other types are forwarded to an OpenAI-compatible upstream as sent
  * (a translating adapter refuses them, 400 unsupported_parameter).
  */
@@ -249,7 +250,7 @@ const tool = Joi.object({
   function: Joi.when('type', {
     is: 'function',
     then: Joi.object({
-      name: openaiFunctionName(),
+      name: openaiNameInItsWords(),
       description: Joi.string().allow(''),
       parameters: Joi.object().unknown(true),
       strict: Joi.boolean().allow(null),

@@ -65,13 +65,13 @@ describe('chat completions and legacy completions: every refusal has its status 
 
   it("refuses a tools entry OpenAI's document refuses (a function tool without its function, a name outside a-z A-Z 0-9 _ - or over 64, parameters not an object, a custom tool without its custom), naming it, on every upstream kind", async () => {
     const fn = (f: unknown) => [{ type: 'function', function: f }];
-    // OpenAI's codes for a missing field or a wrong type; a name outside the pattern keeps the gateway's words (invalid_request)
+    // OpenAI's codes for a missing field, a wrong type, a name outside its pattern or over 64
     const cases: Array<[unknown, string, string]> = [
       [[{ type: 'function' }], 'tools[0].function', 'missing_required_parameter'],
       [fn(null), 'tools[0].function', 'invalid_type'],
       [fn({ description: 'no name' }), 'tools[0].function.name', 'missing_required_parameter'],
-      [fn({ name: 'get weather' }), 'tools[0].function.name', 'invalid_request'],
-      [fn({ name: 'x'.repeat(65) }), 'tools[0].function.name', 'invalid_request'],
+      [fn({ name: 'get weather' }), 'tools[0].function.name', 'invalid_value'],
+      [fn({ name: 'x'.repeat(65) }), 'tools[0].function.name', 'string_above_max_length'],
       [fn({ name: 'f', parameters: 'object' }), 'tools[0].function.parameters', 'invalid_type'],
       [fn({ name: 'f', strict: 'yes' }), 'tools[0].function.strict', 'invalid_type'],
       [[{ type: 'function', function: { name: 'ok' } }, { type: 'custom' }], 'tools[1].custom', 'missing_required_parameter'],
@@ -84,6 +84,9 @@ describe('chat completions and legacy completions: every refusal has its status 
         expect(r.body.error.param, JSON.stringify(tools)).to.equal(param);
       }
     }
+    // a name outside OpenAI's pattern in its words (its answer to a probe of tools[0].function.name)
+    const named = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', messages: msgs, tools: fn({ name: 'cart.add' }) } });
+    expect(named.body.error.message).to.equal("Invalid 'tools[0].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.");
     expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
     expect(await billed(o.org.id)).to.equal(before);
     // the longest name, and a tool type the gateway forwards as sent, still answer
