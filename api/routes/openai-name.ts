@@ -3,13 +3,10 @@ import { paramOf } from '../validate';
 
 /**
  * A name as OpenAI requires it of a function tool (FunctionObject: "a-z, A-Z, 0-9, or contain
- * underscores and dashes, with a maximum length of 64") and of a json_schema response format.
+ * underscores and dashes, with a maximum length of 64") and of a json_schema response format (the
+ * fast path's check: api/routes/chat/fast-check.ts).
  */
 export const OPENAI_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
-
-/** A function tool's name, refused in those words when it is not one. */
-export const openaiFunctionName = () =>
-  Joi.string().pattern(OPENAI_NAME).required().messages({ 'string.pattern.base': '{{#label}} must be 1 to 64 of a-z, A-Z, 0-9, underscores and dashes' });
 
 /**
  * The same name refused in OpenAI's own words and codes: one longer than 64 as its
@@ -19,7 +16,16 @@ export const openaiFunctionName = () =>
  * quotes it from production runs, 2026-04 and later, found with the `search` tool's find_string; its
  * code as its API answers the same check of `tools[0].function.name` and `messages[N].name`,
  * `invalid_value`, as a probe of its API with its x-request-id shows it). Chat's function tool names
- * and json_schema response format name (the Responses API keeps openaiFunctionName's words).
+ * and json_schema response format name; on the Responses API a function tool's name (its refusal of
+ * `tools[N].name` in the same words and code: openai/openai-dotnet issue 441, justrach/codegraff issue
+ * 930), a namespace member's (`tools[N].tools[M].name`), a tool's an input item loads
+ * (`input[N].tools[M].name`) and a json_schema format's (`text.format.name`: "Invalid
+ * 'text.format.name': string does not match pattern. ..." and "... string too long. Expected a string
+ * with maximum length 64, but got a string with length 65 instead." as public code and a public
+ * changelog quote it; a `configuration_update` item's `input[N].text.format.name`). The Responses
+ * API's function names are held to 64 too, though OpenAI's vendored document gives a namespace member
+ * a maxLength of 128 and public probes of its Responses backend (2026) saw 128 for `tools[N].name`:
+ * the gateway offers them upstream as chat functions, whose limit is 64.
  */
 const NAME_CHARS = /^[a-zA-Z0-9_-]+$/;
 export const openaiNameInItsWords = () =>

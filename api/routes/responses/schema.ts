@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { openaiFunctionName } from '../openai-name';
+import { openaiNameInItsWords } from '../openai-name';
 import { openaiSearchTool } from '../../dispatch/native-search/schema';
 import { safetyIdentifier } from '../chat/schema';
 import { MESSAGE_ROLES, TOOL_CHOICE_MODES } from '../openai-words';
@@ -18,8 +18,16 @@ export const INCLUDABLE = [
 
 const fn = Joi.object({ type: Joi.string().required(), name: Joi.string().min(1).required() }).unknown(true);
 
+/**
+ * A namespace's member: a function's name as OpenAI's FunctionToolParam has it (the vendored document:
+ * ^[a-zA-Z0-9_-]+$), refused in the words of a top-level function's (openaiNameInItsWords, at
+ * `tools[N].tools[M].name`: OpenAI's refusal of a member's name was not found quoted, the place is the
+ * one its params give a member); a custom tool's name as a top-level custom tool's.
+ */
+const member = fn.when(Joi.object({ type: 'function' }).unknown(), { then: Joi.object({ name: openaiNameInItsWords() }) });
+
 /** OpenAI's NamespaceToolParam: a named group of function tools. */
-const namespaceTool = Joi.object({ name: Joi.string().min(1).required(), description: Joi.string().allow('', null), tools: Joi.array().items(fn).min(1).required() }).unknown(true);
+const namespaceTool = Joi.object({ name: Joi.string().min(1).required(), description: Joi.string().allow('', null), tools: Joi.array().items(member).min(1).required() }).unknown(true);
 
 /** OpenAI's ToolSearchToolParam. */
 const toolSearchTool = Joi.object({ execution: Joi.string().valid('server', 'client'), description: Joi.string().allow('', null), parameters: Joi.any() }).unknown(true);
@@ -27,10 +35,10 @@ const toolSearchTool = Joi.object({ execution: Joi.string().valid('server', 'cli
 /** A tool of `tools`, or one an input item loads (`additional_tools`, a client tool search's output). */
 const tool = Joi.object({ type: Joi.string().required() })
   .unknown(true)
-  // OpenAI refuses a function name outside ^[a-zA-Z0-9_-]+$ or over 64 characters (what Codex shortens MCP tool names to)
+  // OpenAI refuses a function name outside ^[a-zA-Z0-9_-]+$ or over 64 characters (what Codex shortens MCP tool names to), in its words (openai-name.ts)
   .when(Joi.object({ type: 'function' }).unknown(), {
     then: Joi.object({
-      name: openaiFunctionName(),
+      name: openaiNameInItsWords(),
       parameters: Joi.object().unknown(true).allow(null),
     }),
   })
@@ -75,15 +83,12 @@ const callOutput = Joi.object({
 });
 
 /**
- * OpenAI's TextResponseFormatJsonSchema: `name` (a-z, A-Z, 0-9, `_` and `-`, at most 64) and
- * `schema` are required, as OpenAI requires them; `strict` a boolean or null, `description` a string.
+ * OpenAI's TextResponseFormatJsonSchema: `name` (a-z, A-Z, 0-9, `_` and `-`, at most 64, refused in
+ * OpenAI's words: openaiNameInItsWords) and `schema` are required, as OpenAI requires them; `strict` a
+ * boolean or null, `description` a string. `text.format`'s and a `configuration_update` item's.
  */
 const jsonSchemaFormat = Joi.object({
-  name: Joi.string()
-    .pattern(/^[a-zA-Z0-9_-]+$/)
-    .max(64)
-    .required()
-    .messages({ 'string.pattern.base': "'text.format.name' must be a-z, A-Z, 0-9, underscores and dashes only." }),
+  name: openaiNameInItsWords(),
   schema: Joi.object().unknown(true).required(),
   strict: Joi.boolean().allow(null),
   description: Joi.string().allow(''),

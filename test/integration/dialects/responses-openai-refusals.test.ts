@@ -18,6 +18,8 @@ describe('responses dialect: validation refusals in OpenAI’s codes and words',
   const post = (path: string, json: unknown) => call('POST', path, { headers: keyHeader(s.o.key), json });
   const ROLES = "'assistant', 'system', 'developer', and 'user'";
   const NO_INPUT = 'One of "input" or "previous_response_id" or \'prompt\' or \'conversation\' must be provided.';
+  const PATTERN = (param: string) => `Invalid '${param}': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.`;
+  const TOO_LONG = (param: string) => `Invalid '${param}': string too long. Expected a string with maximum length 64, but got a string with length 65 instead.`;
 
   // [what, body, param (null: none), code, message]
   const cases: Array<[string, Record<string, unknown>, string | null, string, string]> = [
@@ -63,6 +65,16 @@ describe('responses dialect: validation refusals in OpenAI’s codes and words',
     ['an empty item (no role)', { model: 'sim-chat', input: [{}] }, 'input[0]', 'invalid_value', `Invalid value: ''. Supported values are: ${ROLES}.`],
     // lengths
     ['metadata with 17 pairs', { model: 'sim-chat', input: 'x', metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])) }, 'metadata', 'object_above_max_properties', "Invalid 'metadata': too many properties. Expected an object with at most 16 properties, but got an object with 17 properties instead."],
+    // names outside OpenAI's function name pattern (^[a-zA-Z0-9_-]+$, at most 64): its words for tools[N].name as its API answers them
+    // (openai/openai-dotnet issue 441, justrach/codegraff issue 930), the same for a namespace's member, a tool an item loads and a json_schema format's name
+    ['a function tool name with a dot', { model: 'sim-chat', input: 'x', tools: [{ type: 'function', name: 'mcp.read', parameters: {} }] }, 'tools[0].name', 'invalid_value', PATTERN('tools[0].name')],
+    ['a function tool name over 64', { model: 'sim-chat', input: 'x', tools: [{ type: 'function', name: 'f'.repeat(65), parameters: {} }] }, 'tools[0].name', 'string_above_max_length', TOO_LONG('tools[0].name')],
+    ['a namespace member name with a dot', { model: 'sim-chat', input: 'x', tools: [{ type: 'namespace', name: 'crm', description: 'd', tools: [{ type: 'function', name: 'ok' }, { type: 'function', name: 'get.user' }] }] }, 'tools[0].tools[1].name', 'invalid_value', PATTERN('tools[0].tools[1].name')],
+    ['a namespace member name over 64', { model: 'sim-chat', input: 'x', tools: [{ type: 'namespace', name: 'crm', description: 'd', tools: [{ type: 'function', name: 'f'.repeat(65) }] }] }, 'tools[0].tools[0].name', 'string_above_max_length', TOO_LONG('tools[0].tools[0].name')],
+    ['an additional_tools item\'s function name with a space', { model: 'sim-chat', input: [{ role: 'user', content: 'x' }, { type: 'additional_tools', role: 'developer', tools: [{ type: 'function', name: 'get user', parameters: {} }] }] }, 'input[1].tools[0].name', 'invalid_value', PATTERN('input[1].tools[0].name')],
+    ['a loaded namespace member name with a slash', { model: 'sim-chat', input: [{ role: 'user', content: 'x' }, { type: 'tool_search_output', execution: 'client', tools: [{ type: 'namespace', name: 'crm', description: 'd', tools: [{ type: 'function', name: 'a/b' }] }] }] }, 'input[1].tools[0].tools[0].name', 'invalid_value', PATTERN('input[1].tools[0].tools[0].name')],
+    ['text.format.name with a space', { model: 'sim-chat', input: 'x', text: { format: { type: 'json_schema', name: 'an answer', schema: {} } } }, 'text.format.name', 'invalid_value', PATTERN('text.format.name')],
+    ['a configuration_update\'s text.format.name with a dot', { model: 'sim-chat', input: [{ type: 'configuration_update', text: { format: { type: 'json_schema', name: 'answer.v2', schema: {} } } }, { role: 'user', content: 'x' }] }, 'input[0].text.format.name', 'invalid_value', PATTERN('input[0].text.format.name')],
     ['previous_response_id over 64 characters', { model: 'sim-chat', input: 'x', previous_response_id: 'r'.repeat(65) }, 'previous_response_id', 'string_above_max_length', "Invalid 'previous_response_id': string too long. Expected a string with maximum length 64, but got a string with length 65 instead."],
   ];
 

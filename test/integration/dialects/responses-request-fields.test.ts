@@ -147,7 +147,7 @@ describe('responses dialect: the SDK request fields the gateway echoes or refuse
     expect(ok.status).to.equal('completed');
     // the effective image context policy, as OpenAI's Response.Image reports it
     expect(ok.image).to.deep.equal({ context_compression: 'disabled' });
-    // OpenAI's codes for them (responses-openai-refusals.test.ts checks the words); a function name outside OpenAI's pattern in the gateway's
+    // OpenAI's codes for them (responses-openai-refusals.test.ts checks the words)
     const bad: Array<[Record<string, unknown>, string, string]> = [
       [{ include: ['message.output_text.everything'] }, 'include[0]', 'invalid_value'],
       [{ service_tier: 'gold' }, 'service_tier', 'invalid_value'],
@@ -156,8 +156,8 @@ describe('responses dialect: the SDK request fields the gateway echoes or refuse
       [{ prompt_cache_retention: '1h' }, 'prompt_cache_retention', 'invalid_value'],
       [{ max_tool_calls: -1 }, 'max_tool_calls', 'integer_below_min_value'],
       [{ max_output_tokens: 15 }, 'max_output_tokens', 'integer_below_min_value'], // OpenAI's minimum is 16
-      [{ tools: [{ type: 'function', name: 'get weather', parameters: {} }] }, 'tools[0].name', 'invalid_request'],
-      [{ tools: [{ type: 'function', name: 'x'.repeat(65), parameters: {} }] }, 'tools[0].name', 'invalid_request'],
+      [{ tools: [{ type: 'function', name: 'get weather', parameters: {} }] }, 'tools[0].name', 'invalid_value'],
+      [{ tools: [{ type: 'function', name: 'x'.repeat(65), parameters: {} }] }, 'tools[0].name', 'string_above_max_length'],
       [{ tools: [{ type: 'function', name: 'f', parameters: 'object' }] }, 'tools[0].parameters', 'invalid_type'],
       [{ image: { context_compression: 'always' } }, 'image.context_compression', 'invalid_value'],
     ];
@@ -171,11 +171,11 @@ describe('responses dialect: the SDK request fields the gateway echoes or refuse
 
   it("a json_schema text.format needs its name and schema, as OpenAI's TextResponseFormatJsonSchema requires (400 naming them; they went upstream as name 'output' and no schema); the input_tokens count checks them too", async () => {
     const schema = { type: 'object', properties: { a: { type: 'string' } } };
-    // OpenAI's codes and words (a name outside its pattern in the gateway's)
+    // OpenAI's codes and words
     const bad: Array<[Record<string, unknown>, string, string, string]> = [
       [{ type: 'json_schema', schema }, 'text.format.name', 'missing_required_parameter', "Missing required parameter: 'text.format.name'."],
       [{ type: 'json_schema', name: 'answer' }, 'text.format.schema', 'missing_required_parameter', "Missing required parameter: 'text.format.schema'."],
-      [{ type: 'json_schema', name: 'an answer', schema }, 'text.format.name', 'invalid_request', "'text.format.name' must be a-z, A-Z, 0-9, underscores and dashes only."],
+      [{ type: 'json_schema', name: 'an answer', schema }, 'text.format.name', 'invalid_value', "Invalid 'text.format.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'."],
       [{ type: 'json_schema', name: 'a'.repeat(65), schema }, 'text.format.name', 'string_above_max_length', "Invalid 'text.format.name': string too long. Expected a string with maximum length 64, but got a string with length 65 instead."],
       [{ type: 'json_schema', name: 'answer', schema: 'object' }, 'text.format.schema', 'invalid_type', "Invalid type for 'text.format.schema': expected an object, but got a string instead."],
       [{ type: 'json_schema', name: 'answer', schema, strict: 'yes' }, 'text.format.strict', 'invalid_type', "Invalid type for 'text.format.strict': expected a boolean, but got a string instead."],
