@@ -243,6 +243,7 @@ const PARAM_IN = { chat: '.function.parameters', responses: '.parameters', funct
  * `tools[N].tools[M].parameters`: they are offered upstream as the functions they are
  * (offered-tools.ts), and OpenAI checks a function tool's schema wherever it is declared (its refusal
  * of a member was not found quoted: the place and name are the ones its params give a member).
+ * `at`: the list's place when it is not the request's `tools` (an input item's, `input[N].tools`).
  */
 export function refuseInvalidToolSchemas(tools: unknown, dialect: 'chat' | 'responses' | 'functions', at: string = dialect === 'functions' ? 'functions' : 'tools'): void {
   if (!Array.isArray(tools)) return;
@@ -267,11 +268,13 @@ export function refuseInvalidToolSchemas(tools: unknown, dialect: 'chat' | 'resp
  * code null, which the gateway's envelope, always with a string code, cannot. `format`: chat's
  * `response_format` ({type, json_schema: {name, schema, strict}}) or the Responses API's `text.format`
  * ({type, name, schema, strict}). The strict rules only with `strict: true` sent (chat's default is false).
+ * `param`: where the schema sits when not at the dialect's own place (a Responses `configuration_update`
+ * item's format: `input[N].text.format.schema`, api/routes/responses/request-schemas.ts).
  */
-export function refuseInvalidResponseSchema(format: unknown, dialect: 'chat' | 'responses'): void {
+export function refuseInvalidResponseSchema(format: unknown, dialect: 'chat' | 'responses', param: string = dialect === 'chat' ? 'response_format' : 'text.format.schema'): void {
   if (!isRecord(format) || format.type !== 'json_schema') return;
   const spec = dialect === 'chat' ? format.json_schema : format;
   if (!isRecord(spec) || !isRecord(spec.schema)) return;
   const problem = cachedProblem(spec.schema, spec.strict === true, 'response_format');
-  if (problem) throw new ApiError(400, 'invalid_json_schema', `Invalid schema for response_format '${String(spec.name)}': ${problem}`, { param: dialect === 'chat' ? 'response_format' : 'text.format.schema' });
+  if (problem) throw new ApiError(400, 'invalid_json_schema', `Invalid schema for response_format '${String(spec.name)}': ${problem}`, { param });
 }

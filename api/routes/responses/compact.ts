@@ -14,6 +14,7 @@ import { configurationAfter } from './configuration';
 import { inputItem, responsesSchema } from './schema';
 import { openaiRefusal } from '../openai-words';
 import { resolveItemReferences } from './item-reference';
+import { refuseInvalidResponsesSchemas } from './request-schemas';
 import { refuseCallWithoutOutput } from '../../dialects/responses/call-pairing';
 
 /** A compaction item's `encrypted_content`: the summary with the org it was made for, sealed with the gateway's key (shared/crypto.ts). */
@@ -102,6 +103,10 @@ function userItem(m: CanonicalMessage): Record<string, unknown> | undefined {
 export function compactHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     const body = validate<ResponsesRequest>(compactSchema, req.body, 'invalid_request', false, openaiRefusal);
+    // the schemas of its `tools` and `text.format` (offered to the model in the summary pass: summarise.ts) and of its items' tools and
+    // formats, checked as POST /v1/responses checks them, before anything is looked up or billed (OpenAI's check of them here is
+    // inferred: its compact body does not type `tools` or `text`, but Codex sends both there, codex-rs codex-api CompactionInput)
+    refuseInvalidResponsesSchemas(body);
     await resolveItemReferences(req, body);
     notePlaces(body.input);
     refuseUnhonoured(req.body);

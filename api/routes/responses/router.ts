@@ -5,7 +5,7 @@ import { ApiError } from '../../../shared/errors/ApiError';
 import { requireJson } from '../../middleware/require-json';
 import { validate } from '../../validate';
 import { openaiRefusal, responsesCreateRefusal } from '../openai-words';
-import { refuseInvalidResponseSchema, refuseInvalidToolSchemas } from '../tool-schemas';
+import { refuseInvalidResponsesSchemas } from './request-schemas';
 import { inputTokensSchema, responsesSchema } from './schema';
 import { findStored, storeResponse } from './store';
 import { historyFor, recordInConversation } from './conversation';
@@ -42,10 +42,9 @@ function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     refuseUnhonoured(req.body);
     const sent = validate<ResponsesRequest>(responsesSchema, req.body, 'invalid_request', false, responsesCreateRefusal);
-    // function tools' `parameters` OpenAI refuses (tool-schemas.ts), before anything is looked up, sent or billed (hosted web search too)
-    if (sent.tools !== undefined) refuseInvalidToolSchemas(sent.tools, 'responses');
-    // a json_schema `text.format` whose schema OpenAI refuses (the same module): 400 invalid_json_schema naming text.format.schema
-    if (sent.text?.format) refuseInvalidResponseSchema(sent.text.format, 'responses');
+    // function tools' `parameters` (declared or loaded by an item) and json_schema formats (`text.format`, a configuration
+    // update's) OpenAI refuses (request-schemas.ts), before anything is looked up, sent or billed (hosted web search too)
+    refuseInvalidResponsesSchemas(sent);
     // item references replaced by the stored items they name (404 for one unknown), before anything is sent or billed
     await resolveItemReferences(req, sent);
     notePlaces(sent.input);
@@ -139,8 +138,7 @@ function inputTokensHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     refuseUnhonoured(req.body);
     const body = validate<ResponsesRequest>(inputTokensSchema, req.body, 'invalid_request', false, openaiRefusal);
-    if (body.tools !== undefined) refuseInvalidToolSchemas(body.tools, 'responses');
-    if (body.text?.format) refuseInvalidResponseSchema(body.text.format, 'responses');
+    refuseInvalidResponsesSchemas(body);
     await resolveItemReferences(req, body);
     notePlaces(body.input);
     refuseChoiceWithoutItsTool(body);
