@@ -42,8 +42,10 @@ export interface SummaryJob {
  */
 export async function summarise(ctx: AppContext, req: Request, res: Response, resolved: Awaited<ReturnType<typeof resolveChatModel>>, canonical: CanonicalRequest, job: SummaryJob): Promise<{ summary: string; usage: CanonicalUsage | undefined }> {
   const asked: CanonicalRequest = Object.assign({}, canonical, { messages: [...canonical.messages, { role: 'user' as const, content: job.prompt ?? COMPACTION_PROMPT }] });
-  // the request's tools stay offered (the conversation's calls refer to them), but the pass answers with text
+  // the request's tools stay offered (the conversation's calls refer to them), but the pass answers with text:
+  // not in the request's structured output format either (a JSON object of its schema is no summary)
   if (asked.tools?.length) asked.tool_choice = 'none';
+  delete asked.response_format;
   const result = (await dispatchChat(ctx, req, res, { resolved, operation: 'chat', body: asked as unknown as Record<string, unknown>, stream: false, includeUsage: true, passthrough: false, partOfRequest: job.partOfRequest, signal: job.signal, detached: job.detached })) as CanonicalCompletion;
   const summary = result.choices?.[0]?.message?.content;
   if (!summary) throw errors.upstreamError('The model answered the compaction with no summary.');

@@ -129,4 +129,21 @@ describe('responses compact', () => {
     expect(lastSent()).to.include('OSPREY');
     expect(compacted.output.map((i) => i.type)).to.deep.equal(['message', 'compaction']);
   });
+  it("the summary pass answers in text, not in the request's json_schema text.format (compact and server-side compaction; it was asked for a JSON object of the schema); the answer after a server-side compaction keeps the format", async () => {
+    const format = { type: 'json_schema', name: 'answer', schema: { type: 'object', properties: { a: { type: 'string' } }, required: ['a'], additionalProperties: false }, strict: true };
+    const bodies = (from: number) => env().sim.log.entries.slice(from).map((e) => e.body as { messages: unknown[]; response_format?: unknown });
+    let seen = env().sim.log.entries.length;
+    const compacted = await call('POST', '/v1/responses/compact', { headers: keyHeader(s.o.key), json: { model: 'sim-chat', input: 'the code word is IBIS', text: { format } } });
+    expect(compacted.status, compacted.text).to.equal(200);
+    const [pass] = bodies(seen);
+    expect(JSON.stringify(pass.messages)).to.include('CONTEXT CHECKPOINT COMPACTION');
+    expect(pass, 'compact: the summary pass').to.not.have.property('response_format');
+    seen = env().sim.log.entries.length;
+    const r = await call('POST', '/v1/responses', { headers: keyHeader(s.o.key), json: { model: 'sim-chat', input: [{ role: 'user', content: 'the code word is IBIS' }, { type: 'compaction_trigger' }], text: { format } } });
+    expect(r.status, r.text).to.equal(200);
+    const [serverPass, answer] = bodies(seen);
+    expect(JSON.stringify(serverPass.messages)).to.include('CONTEXT CHECKPOINT COMPACTION');
+    expect(serverPass, 'server-side: the summary pass').to.not.have.property('response_format');
+    expect(answer.response_format, 'the answer keeps the format').to.deep.include({ type: 'json_schema' });
+  });
 });
