@@ -63,7 +63,7 @@ describe('messages dialect: a translated refusal carries stop_details', function
       const raw = await postSse('/v1/messages', { ...keyHeader(key), 'anthropic-version': '2023-06-01' }, { ...params(), stream: true });
       const delta = raw.events.find((e) => e.event === 'message_delta')!.data;
       expectAnthropic('StreamEvent', delta);
-      expect(delta.delta).to.deep.equal({ stop_reason: 'refusal', stop_sequence: null, stop_details: details });
+      expect(delta.delta).to.deep.equal({ stop_reason: 'refusal', stop_sequence: null, stop_details: details, container: null });
     });
   }
 
@@ -88,7 +88,7 @@ describe('messages dialect: a translated refusal carries stop_details', function
       const streamed = await client.messages.stream(p).finalMessage();
       expect([streamed.stop_reason, streamed.stop_details]).to.deep.equal(['refusal', CYBER]);
       const raw = await postSse('/v1/messages', { ...keyHeader(key), 'anthropic-version': '2023-06-01' }, { ...p, stream: true });
-      expect(raw.events.find((e) => e.event === 'message_delta')!.data.delta).to.deep.equal({ stop_reason: 'refusal', stop_sequence: null, stop_details: CYBER });
+      expect(raw.events.find((e) => e.event === 'message_delta')!.data.delta).to.deep.equal({ stop_reason: 'refusal', stop_sequence: null, stop_details: CYBER, container: null });
       // the gateway's web search loop on that pool, JSON and streamed: the same details
       const looped = { ...p, tools: [{ type: 'web_search_20250305' as const, name: 'web_search' as const }] };
       const lj = await client.messages.create(looped);
@@ -115,15 +115,15 @@ describe('messages dialect: a translated refusal carries stop_details', function
     expect([streamed.stop_reason, streamed.stop_details, streamed.content]).to.deep.equal(['refusal', details, [{ type: 'text', text: NO }]]);
     const raw = await postSse('/v1/messages', { ...keyHeader(key), 'anthropic-version': '2023-06-01' }, { ...p, stream: true });
     for (const e of raw.events) expectAnthropic('StreamEvent', e.data);
-    expect(raw.events.find((e) => e.event === 'message_delta')!.data.delta).to.deep.equal({ stop_reason: 'refusal', stop_sequence: null, stop_details: details });
+    expect(raw.events.find((e) => e.event === 'message_delta')!.data.delta).to.deep.equal({ stop_reason: 'refusal', stop_sequence: null, stop_details: details, container: null });
   });
 
-  it('an answer that is no refusal has no stop_details', async () => {
+  it("an answer that is no refusal has stop_details null, as Anthropic's answers (SDK 1.17: \"null when the stop_reason has no additional detail\")", async () => {
     up.otherwise = byStream(completion({ content: 'Fine.' }, 'stop'), [chunk({ role: 'assistant', content: 'Fine.' }), chunk({}, 'stop'), usageChunk()]);
     const json = await client.messages.create(params());
     expect(json.stop_reason).to.equal('end_turn');
-    expect(json).not.to.have.property('stop_details');
+    expect(json).to.have.property('stop_details', null);
     const raw = await postSse('/v1/messages', { ...keyHeader(key), 'anthropic-version': '2023-06-01' }, { ...params(), stream: true });
-    expect(raw.events.find((e) => e.event === 'message_delta')!.data.delta).to.deep.equal({ stop_reason: 'end_turn', stop_sequence: null });
+    expect(raw.events.find((e) => e.event === 'message_delta')!.data.delta).to.deep.equal({ stop_reason: 'end_turn', stop_sequence: null, stop_details: null, container: null });
   });
 });
