@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import Anthropic from '@anthropic-ai/sdk';
-import { env, resetSim } from '../../helpers/harness';
-import { buildOrg } from '../../helpers/factories';
+import { scriptedTranslated } from '../../helpers/sdk-clients';
 import { call, keyHeader } from '../../helpers/http';
 import { postSse } from '../../helpers/sse-events';
 import { expectAnthropic } from '../../helpers/conformance';
@@ -22,20 +21,9 @@ import { ScriptedUpstream, byStream, chunk, completion, usageChunk } from '../..
  */
 describe('messages dialect: the fields Anthropic always sends', function () {
   this.timeout(30_000);
-  let up: ScriptedUpstream;
-  let model: string;
-  let key: string;
-  let client: Anthropic;
-  beforeEach(resetSim);
-  before(async () => {
-    up = await ScriptedUpstream.start('openai');
-    model = await up.model();
-    key = (await buildOrg(env().redis)).key;
-    client = new Anthropic({ apiKey: key, baseURL: env().gw.url, maxRetries: 0 });
-  });
-  after(() => up.close());
-  const headers = () => ({ ...keyHeader(key), 'anthropic-version': '2023-06-01' });
-  const params = (extra: Record<string, unknown> = {}) => ({ model, max_tokens: 100, messages: [{ role: 'user' as const, content: 'hi' }], ...extra });
+  const s = scriptedTranslated();
+  const headers = () => ({ ...keyHeader(s.key), 'anthropic-version': '2023-06-01' });
+  const params = (extra: Record<string, unknown> = {}) => ({ model: s.model, max_tokens: 100, messages: [{ role: 'user' as const, content: 'hi' }], ...extra });
 
   /** The Message fields that do not apply to a translated answer, as Anthropic sends them then. */
   const NULLS = { container: null, stop_details: null, diagnostics: null };
@@ -44,7 +32,7 @@ describe('messages dialect: the fields Anthropic always sends', function () {
   const DELTA = { stop_reason: 'end_turn', stop_sequence: null, stop_details: null, container: null };
 
   const script = () => {
-    up.otherwise = byStream(completion({ content: 'Fine.' }, 'stop'), [chunk({ role: 'assistant', content: 'Fine.' }), chunk({}, 'stop'), usageChunk()]);
+    s.up.otherwise = byStream(completion({ content: 'Fine.' }, 'stop'), [chunk({ role: 'assistant', content: 'Fine.' }), chunk({}, 'stop'), usageChunk()]);
   };
 
   for (const [name, extra, serverTools] of [
@@ -68,7 +56,7 @@ describe('messages dialect: the fields Anthropic always sends', function () {
       expect(delta.delta).to.deep.equal(DELTA);
       expect(delta.usage).to.deep.include({ output_tokens_details: null, server_tool_use: serverTools });
 
-      const final = await client.messages.stream(params(extra) as Anthropic.MessageCreateParams).finalMessage();
+      const final = await s.anthropic.messages.stream(params(extra) as Anthropic.MessageCreateParams).finalMessage();
       expect(final).to.deep.include(NULLS);
       expect(final.usage).to.deep.include({ ...USAGE, server_tool_use: serverTools });
     });
