@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { zodFunction, zodResponseFormat, zodResponsesFunction, zodTextFormat } from 'openai/helpers/zod';
 import { ResponsesToolRunner, runnerFunction } from 'openai/helpers/responses-tool-runner';
+import { z } from 'zod';
 import { env } from '../../helpers/harness';
 import { openaiOrg } from '../../helpers/openai-org';
 import { CONSTRUCTS } from '../../helpers/zod-schema-constructs';
@@ -52,6 +53,13 @@ describe("openai SDK schema helpers (zod 4): every construct they write is serve
       expect((await stream.finalChatCompletion()).choices[0].message.parsed, `${c.name} streamed`).to.deep.equal(c.schema.parse(c.sample));
       env().sim.log.entries.length = 0;
     }
+    // named definitions (`schemaDefinitions`): `$ref`s into `definitions` by a name the helper escapes
+    const Point = z.object({ x: z.number() });
+    const named = zodResponseFormat(z.object({ a: Point, b: Point.nullable() }), 'points', { schemaDefinitions: { 'My Point': Point } });
+    expect(JSON.stringify(named.json_schema.schema)).to.include('#/definitions/My%20Point');
+    env().sim.knobs.set('*', { replyWords: ['{"a":{"x":1},"b":null}'] });
+    const answer = await s.c.chat.completions.parse({ model: 'sim-chat', messages, response_format: named });
+    expect(answer.choices[0].message.parsed).to.deep.equal({ a: { x: 1 }, b: null });
   });
 
   it('responses: responses.parse with zodTextFormat and zodResponsesFunction tools of every construct is served and parsed; the Responses tool runner sends the tools too', async () => {
