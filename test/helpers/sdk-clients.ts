@@ -28,3 +28,25 @@ export function scriptedClaude(message: unknown): ScriptedClaude {
   after(() => s.up.close());
   return s;
 }
+
+/** A scripted OpenAI-compatible upstream with a model of its own (a translated upstream), an org's key and the Anthropic SDK as a client of the gateway. */
+export interface ScriptedTranslated {
+  up: ScriptedUpstream;
+  model: string;
+  key: string;
+  anthropic: Anthropic;
+}
+
+/** Registers the suite's hooks as scriptedClaude does; the fields are set once `before` ran. */
+export function scriptedTranslated(): ScriptedTranslated {
+  const s = {} as ScriptedTranslated;
+  beforeEach(resetSim);
+  before(async () => {
+    s.up = await ScriptedUpstream.start('openai');
+    s.model = await s.up.model();
+    s.key = (await buildOrg(env().redis)).key;
+    s.anthropic = new Anthropic({ apiKey: s.key, baseURL: env().gw.url, maxRetries: 0 });
+  });
+  after(() => s.up.close());
+  return s;
+}

@@ -2,7 +2,7 @@ import type { NativeStep, NativeTranscript } from '../../dispatch/native-search/
 import type { NativeKind } from '../../dispatch/native-search/tools';
 import type { MessagesEvent } from './stream';
 import { nativeStop, nativeUsage, stepBlocks } from './native';
-import { messagesUsage } from './response';
+import { anthropicMessage, deltaUsage, messagesUsage, stopDelta } from './response';
 import type { CanonicalUsage, ThinkingBlock } from '../canonical';
 import { COMPACTION_START, compactionDelta, compactionIterations } from './compaction';
 
@@ -33,8 +33,7 @@ export class NativeMessagesStream {
   private start(out: MessagesEvent[]): void {
     if (this.started) return;
     this.started = true;
-    const usage = messagesUsage(undefined);
-    out.push({ type: 'message_start', message: { id: this.id, type: 'message', role: 'assistant', model: this.publicModel, content: [], stop_reason: null, stop_sequence: null, usage } });
+    out.push({ type: 'message_start', message: anthropicMessage(this.id, this.publicModel, [], null, messagesUsage(undefined)) });
   }
 
   private block(out: MessagesEvent[], startBlock: Record<string, unknown>, deltas: Array<Record<string, unknown>>): void {
@@ -128,21 +127,11 @@ export class NativeMessagesStream {
   end(t: NativeTranscript, reruns: Record<NativeKind, number>): MessagesEvent[] {
     const out: MessagesEvent[] = [];
     this.start(out);
-    const u = nativeUsage(t, reruns);
+    const usage = deltaUsage(nativeUsage(t, reruns));
+    if (this.compacted) usage.iterations = compactionIterations(this.compacted.usage, t.usage, this.publicModel);
     // a refusal message: its text block last, whole (transcriptToMessage)
     if (t.refusal?.text) this.block(out, { type: 'text', text: '' }, [{ type: 'text_delta', text: t.refusal.text }]);
-    out.push({
-      type: 'message_delta',
-      delta: nativeStop(t),
-      usage: {
-        input_tokens: u.input_tokens,
-        output_tokens: u.output_tokens,
-        cache_creation_input_tokens: u.cache_creation_input_tokens,
-        cache_read_input_tokens: u.cache_read_input_tokens,
-        server_tool_use: u.server_tool_use,
-        ...(this.compacted ? { iterations: compactionIterations(this.compacted.usage, t.usage, this.publicModel) } : {}),
-      },
-    });
+    out.push({ type: 'message_delta', delta: stopDelta(nativeStop(t)), usage });
     out.push({ type: 'message_stop' });
     return out;
   }

@@ -5,7 +5,7 @@ import { functionTools, locationCountry, NATIVE_NAMES, type NativeKind, type Nat
 import { openResult, sealIndex, sealResult } from '../../dispatch/native-search/seal';
 import { citedDocuments, citedSources, fetchedBefore, resultsBefore } from '../../dispatch/native-search/citations';
 import { errorText, fetchText, searchText } from '../../dispatch/native-search/tool-text';
-import { anthropicToolId, messagesUsage, refusalDetails, stopOf } from './response';
+import { anthropicMessage, anthropicToolId, messagesUsage, refusalDetails, stopOf, type MessagesUsage } from './response';
 
 type Tool = NonNullable<MessagesRequest['tools']>[number];
 
@@ -159,11 +159,10 @@ function safeJson(s: string): unknown {
 }
 
 /** Usage with Anthropic's server tool counters. */
-export function nativeUsage(t: NativeTranscript, reruns: Record<NativeKind, number>) {
-  return {
-    ...messagesUsage(t.usage),
-    server_tool_use: { web_search_requests: t.requests.search + reruns.search, web_fetch_requests: t.requests.fetch + reruns.fetch },
-  };
+export function nativeUsage(t: NativeTranscript, reruns: Record<NativeKind, number>): MessagesUsage {
+  const u = messagesUsage(t.usage);
+  u.server_tool_use = { web_search_requests: t.requests.search + reruns.search, web_fetch_requests: t.requests.fetch + reruns.fetch };
+  return u;
 }
 
 /**
@@ -181,5 +180,5 @@ export function nativeStop(t: NativeTranscript): ReturnType<typeof stopOf> {
 export function transcriptToMessage(t: NativeTranscript, reruns: Record<NativeKind, number>, publicModel: string, id: string, orgId: string): Record<string, unknown> {
   const content = t.steps.flatMap((_, i) => stepBlocks(t.steps, i, orgId));
   if (t.refusal?.text) content.push({ type: 'text', text: t.refusal.text });
-  return { id, type: 'message', role: 'assistant', model: publicModel, content, ...nativeStop(t), usage: nativeUsage(t, reruns) };
+  return anthropicMessage(id, publicModel, content, nativeStop(t), nativeUsage(t, reruns));
 }

@@ -56,16 +56,24 @@ export interface MessagesUsage {
   cache_creation: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
   /** Anthropic's answers always say which tier served them; the gateway has only one. */
   service_tier: 'standard';
-  /** Anthropic's `output_tokens_details` (SDK 1.12's and 1.16's `OutputTokensDetails`): reasoning tokens, when the upstream counted them. */
-  output_tokens_details?: { thinking_tokens: number };
+  /** Where inference ran (SDK 1.17 `Usage.inference_geo: string | null`): the gateway cannot say where a translated upstream ran, so Anthropic's `not_available`. */
+  inference_geo: 'not_available';
+  /** Anthropic's `output_tokens_details` (SDK 1.12's to 1.17's `OutputTokensDetails | null`): reasoning tokens, when the upstream counted them; else null. */
+  output_tokens_details: { thinking_tokens: number } | null;
+  /** SDK 1.17 `ServerToolUsage | null`: null when no server tool ran (the gateway's web search loop sets its counts, native.ts nativeUsage). */
+  server_tool_use: { web_search_requests: number; web_fetch_requests: number } | null;
+  /** SDK 1.17 `speed: 'standard' | 'fast' | null`: the gateway has no fast mode on a translated upstream. */
+  speed: 'standard';
 }
 
 /**
  * Canonical usage → Anthropic's. Anthropic counts cached input apart from `input_tokens`; OpenAI
- * includes it in prompt_tokens. `cache_creation` and `service_tier` are there as in every answer of
- * Anthropic's own (JSON and message_start: `"cache_creation":{"ephemeral_5m_input_tokens":0,
- * "ephemeral_1h_input_tokens":0},...,"service_tier":"standard"`), which Claude Code records and
- * cost tools read. Cache writes are those the upstream reported (`prompt_tokens_details.cache_write_tokens`:
+ * includes it in prompt_tokens. Every field of SDK 1.17's `Usage` is there, its required-nullable
+ * ones included, as in Anthropic's own answers (JSON and message_start, recorded by Claude Code and
+ * in api.anthropic.com probes: `"cache_creation":{"ephemeral_5m_input_tokens":0,
+ * "ephemeral_1h_input_tokens":0},"output_tokens":1,"service_tier":"standard","inference_geo":"not_available"`;
+ * `inference_geo` is `not_available` where Anthropic does not report a geography, `global` or `us`
+ * where it does, docs "Data residency"). Cache writes are those the upstream reported (`prompt_tokens_details.cache_write_tokens`:
  * a Bedrock upstream's cacheWriteInputTokens, an OpenAI-compatible one's), counted apart from
  * `input_tokens` too and under the default 5-minute lifetime (the upstream does not say which); 0 when none.
  */
@@ -81,7 +89,27 @@ export function messagesUsage(u: CanonicalUsage | undefined | null): MessagesUsa
     cache_read_input_tokens: cached,
     cache_creation: { ephemeral_5m_input_tokens: written, ephemeral_1h_input_tokens: 0 },
     service_tier: 'standard',
-    ...(typeof thinking === 'number' ? { output_tokens_details: { thinking_tokens: thinking } } : {}),
+    inference_geo: 'not_available',
+    output_tokens_details: typeof thinking === 'number' ? { thinking_tokens: thinking } : null,
+    server_tool_use: null,
+    speed: 'standard',
+  };
+}
+
+/**
+ * message_delta's usage (SDK 1.17 `MessageDeltaUsage`: the cumulative totals, and its required-nullable
+ * `output_tokens_details` and `server_tool_use`, null when there is nothing to say). The SDK's
+ * accumulated message takes each of them only when not null (lib/MessageStream.js), so a null never
+ * overwrites message_start's.
+ */
+export function deltaUsage(u: MessagesUsage): Record<string, unknown> {
+  return {
+    input_tokens: u.input_tokens,
+    output_tokens: u.output_tokens,
+    cache_creation_input_tokens: u.cache_creation_input_tokens,
+    cache_read_input_tokens: u.cache_read_input_tokens,
+    output_tokens_details: u.output_tokens_details,
+    server_tool_use: u.server_tool_use,
   };
 }
 
@@ -125,13 +153,25 @@ export function refusalDetails(choice: unknown, refusal: string | null | undefin
   return { type: 'refusal', category: null, explanation: refusal || null };
 }
 
+/** How an answer stopped: SDK 1.17 Message and message_delta `stop_reason`, `stop_sequence`, `stop_details: RefusalStopDetails | null`. */
+export interface Stop {
+  stop_reason: StopReason;
+  stop_sequence: string | null;
+  stop_details: RefusalStopDetails | null;
+}
+
+/** The stop of an answer that ends after its compaction block (`pause_after_compaction`). */
+export const PAUSED_STOP: Stop = { stop_reason: 'compaction', stop_sequence: null, stop_details: null };
+
 /**
  * `stop_reason` and `stop_sequence`: `stop_sequence` when the upstream said which of the caller's
  * sequences matched; `model_context_window_exceeded` (SDK 1.16 StopReason) for a `length` the context
- * window made (`windowExceeded`), else `max_tokens`. A `refusal` carries `stop_details` as Anthropic's
- * does (SDK 1.16 Message and message_delta `stop_details: RefusalStopDetails | null`, "Structured
- * information about why model output stopped"): `details` (refusalDetails); clients that explain
- * a refusal from it found nothing there before, and the SDK's accumulated stream had it undefined.
+ * window made (`windowExceeded`), else `max_tokens`. `stop_details` is always there, as in Anthropic's
+ * answers ("This is `null` when the `stop_reason` has no additional detail to report", SDK 1.17; its
+ * recorded answers carry `"stop_details":null`, JSON, message_start and message_delta): a `refusal`'s
+ * is `details` (refusalDetails); clients that explain a refusal from it found nothing there before,
+ * and the SDK's accumulated stream, which copies message_delta's `stop_details` as it is, had it
+ * undefined for every other stop reason.
  */
 export function stopOf(
   finish: FinishReason | undefined,
@@ -140,12 +180,40 @@ export function stopOf(
   refused: boolean,
   window: boolean,
   details: RefusalStopDetails,
-): { stop_reason: StopReason; stop_sequence: string | null; stop_details?: RefusalStopDetails } {
-  if (matched && finish === 'stop' && !hasToolCalls && !refused) return { stop_reason: 'stop_sequence', stop_sequence: matched };
-  if (window && finish === 'length') return { stop_reason: 'model_context_window_exceeded', stop_sequence: null };
+): Stop {
+  if (matched && finish === 'stop' && !hasToolCalls && !refused) return { stop_reason: 'stop_sequence', stop_sequence: matched, stop_details: null };
+  if (window && finish === 'length') return { stop_reason: 'model_context_window_exceeded', stop_sequence: null, stop_details: null };
   const stop_reason = stopReason(finish, hasToolCalls, refused);
-  if (stop_reason === 'refusal') return { stop_reason, stop_sequence: null, stop_details: details };
-  return { stop_reason, stop_sequence: null };
+  return { stop_reason, stop_sequence: null, stop_details: stop_reason === 'refusal' ? details : null };
+}
+
+/**
+ * An Anthropic Message with every field SDK 1.17's `Message` types as required, its nullable ones
+ * as Anthropic sends them when they do not apply: `container: null` (no container tool ran; the
+ * gateway runs none), `stop_details` (stopOf), `diagnostics: null` (the gateway does no prompt-cache
+ * diagnosis). api.anthropic.com answers `"content":[],"container":null,"stop_reason":"max_tokens",
+ * "stop_sequence":null,"stop_details":null,"usage":{...}` and its message_start carries
+ * `"diagnostics":null` too. `stop` null: message_start's message, which has no stop reason yet.
+ */
+export function anthropicMessage(id: string, model: string, content: unknown[], stop: Stop | null, usage: MessagesUsage): Record<string, unknown> {
+  return {
+    id,
+    type: 'message',
+    role: 'assistant',
+    model,
+    content,
+    container: null,
+    stop_reason: stop ? stop.stop_reason : null,
+    stop_sequence: stop ? stop.stop_sequence : null,
+    stop_details: stop ? stop.stop_details : null,
+    usage,
+    diagnostics: null,
+  };
+}
+
+/** message_delta's `delta` (SDK 1.17 `RawMessageDeltaEvent.Delta`): the stop, and `container: null` (no container tool ran). */
+export function stopDelta(s: Stop): Record<string, unknown> {
+  return { stop_reason: s.stop_reason, stop_sequence: s.stop_sequence, stop_details: s.stop_details, container: null };
 }
 
 /**
@@ -185,13 +253,6 @@ export function canonicalToMessage(c: CanonicalCompletion, publicModel: string, 
   for (const call of msg.tool_calls ?? []) {
     content.push({ type: 'tool_use', id: anthropicToolId(call.id), name: call.function.name, input: parseArguments(call.function.arguments) });
   }
-  return {
-    id,
-    type: 'message',
-    role: 'assistant',
-    model: publicModel,
-    content,
-    ...stopOf(choice?.finish_reason, (msg.tool_calls?.length ?? 0) > 0, matchedStop(choice, stopSequences), !!msg.refusal, windowExceeded(choice), refusalDetails(choice, msg.refusal)),
-    usage: messagesUsage(c.usage),
-  };
+  const stop = stopOf(choice?.finish_reason, (msg.tool_calls?.length ?? 0) > 0, matchedStop(choice, stopSequences), !!msg.refusal, windowExceeded(choice), refusalDetails(choice, msg.refusal));
+  return anthropicMessage(id, publicModel, content, stop, messagesUsage(c.usage));
 }

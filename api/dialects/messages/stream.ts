@@ -1,5 +1,5 @@
 import { completeJson, type CanonicalChunk, type CanonicalUsage, type FinishReason, type ThinkingBlock } from '../canonical';
-import { anthropicToolId, matchedStop, messageId, messagesUsage, refusalDetails, stopOf, windowExceeded, type ReasoningShown, type RefusalStopDetails } from './response';
+import { PAUSED_STOP, anthropicMessage, anthropicToolId, deltaUsage, matchedStop, messageId, messagesUsage, refusalDetails, stopDelta, stopOf, windowExceeded, type ReasoningShown, type RefusalStopDetails } from './response';
 import { COMPACTION_START, compactionDelta, compactionIterations } from './compaction';
 
 /** One Anthropic stream event; `type` is also its SSE event name. */
@@ -57,19 +57,7 @@ export class MessagesStreamTranslator {
   private start(out: MessagesEvent[]): void {
     if (this.started) return;
     this.started = true;
-    out.push({
-      type: 'message_start',
-      message: {
-        id: this.id,
-        type: 'message',
-        role: 'assistant',
-        model: this.publicModel,
-        content: [],
-        stop_reason: null,
-        stop_sequence: null,
-        usage: messagesUsage(undefined),
-      },
-    });
+    out.push({ type: 'message_start', message: anthropicMessage(this.id, this.publicModel, [], null, messagesUsage(undefined)) });
   }
 
   private close(out: MessagesEvent[]): void {
@@ -204,21 +192,12 @@ export class MessagesStreamTranslator {
     this.start(out);
     this.flushTools(out);
     this.close(out);
-    const u = messagesUsage(this.usage);
-    const iterations = this.compacted ? compactionIterations(this.compacted.usage, this.usage, this.publicModel, paused) : undefined;
-    out.push({
-      type: 'message_delta',
-      delta: paused ? { stop_reason: 'compaction', stop_sequence: null } : stopOf(this.finish, this.tools.length > 0, this.matched, this.refusal !== '', this.window, this.details ?? refusalDetails(undefined, this.refusal)),
-      usage: {
-        input_tokens: u.input_tokens,
-        output_tokens: u.output_tokens,
-        cache_creation_input_tokens: u.cache_creation_input_tokens,
-        cache_read_input_tokens: u.cache_read_input_tokens,
-        ...(u.output_tokens_details ? { output_tokens_details: u.output_tokens_details } : {}),
-        ...(iterations ? { iterations } : {}),
-      },
-      ...(this.contextManagement ? { context_management: this.contextManagement } : {}),
-    });
+    const usage = deltaUsage(messagesUsage(this.usage));
+    if (this.compacted) usage.iterations = compactionIterations(this.compacted.usage, this.usage, this.publicModel, paused);
+    const stop = paused ? PAUSED_STOP : stopOf(this.finish, this.tools.length > 0, this.matched, this.refusal !== '', this.window, this.details ?? refusalDetails(undefined, this.refusal));
+    const delta: MessagesEvent = { type: 'message_delta', delta: stopDelta(stop), usage };
+    if (this.contextManagement) delta.context_management = this.contextManagement;
+    out.push(delta);
     out.push({ type: 'message_stop' });
     return out;
   }

@@ -6,7 +6,7 @@ import { countCanonicalTokens } from '../../dialects/responses/count-tokens';
 import { compactInPlace } from '../../dispatch/summarise';
 import type { CompactEdit } from '../../dialects/messages/compaction';
 import { compactionBlock, compactionIterations } from '../../dialects/messages/compaction';
-import { messageId, messagesUsage } from '../../dialects/messages/response';
+import { PAUSED_STOP, anthropicMessage, messageId, messagesUsage } from '../../dialects/messages/response';
 
 /** A compaction made inside a messages request: its summary and the summary pass's usage. */
 export interface MessagesCompaction {
@@ -37,15 +37,8 @@ export function withCompaction(message: Record<string, unknown>, c: MessagesComp
 
 /** The answer of `pause_after_compaction`: the compaction block alone, stop reason `compaction`, no tokens of its own. */
 export function pausedAnswer(c: MessagesCompaction, publicModel: string, contextManagement?: { applied_edits: unknown[] }): Record<string, unknown> {
-  return {
-    id: messageId(),
-    type: 'message',
-    role: 'assistant',
-    model: publicModel,
-    content: [compactionBlock(c.summary)],
-    stop_reason: 'compaction',
-    stop_sequence: null,
-    usage: Object.assign(messagesUsage(undefined), { iterations: compactionIterations(c.usage, undefined, publicModel, true) }),
-    ...(contextManagement ? { context_management: contextManagement } : {}),
-  };
+  const usage = Object.assign(messagesUsage(undefined), { iterations: compactionIterations(c.usage, undefined, publicModel, true) });
+  const message = anthropicMessage(messageId(), publicModel, [compactionBlock(c.summary)], PAUSED_STOP, usage);
+  if (contextManagement) message.context_management = contextManagement;
+  return message;
 }

@@ -10,6 +10,7 @@ import { messageId } from '../../dialects/messages/response';
 import { transcriptToMessage, unfoldServerBlocks, withFunctionTools } from '../../dialects/messages/native';
 import { NativeMessagesStream } from '../../dialects/messages/native-stream';
 import { streamError } from './stream-error';
+import { billedAnswer } from './no-resend';
 import { pingWhenQuiet } from './ping';
 import type { CompactEdit } from '../../dialects/messages/compaction';
 import { MessagesStreamTranslator, type MessagesEvent } from '../../dialects/messages/stream';
@@ -58,7 +59,7 @@ async function answer(ctx: AppContext, req: Request, res: Response, body: Messag
   if (!sse) {
     const t = await runNativeLoop(ctx, req, res, loop);
     const message = transcriptToMessage(t, unfolded.reruns, publicModel, id, rails.orgId);
-    res.json(compacted ? withCompaction(message, compacted, t.usage, publicModel) : message);
+    res.json(billedAnswer(res, compacted ? withCompaction(message, compacted, t.usage, publicModel) : message));
     return;
   }
   const w = new NativeMessagesStream(publicModel, id, rails.orgId);
@@ -79,7 +80,7 @@ async function answer(ctx: AppContext, req: Request, res: Response, body: Messag
 
 /** `pause_after_compaction`: the compaction block alone, JSON or streamed (compaction.ts). */
 function answerPaused(res: Response, sse: SseWriter | undefined, compacted: MessagesCompaction, publicModel: string): void {
-  if (!sse) return void res.json(pausedAnswer(compacted, publicModel));
+  if (!sse) return void res.json(billedAnswer(res, pausedAnswer(compacted, publicModel)));
   const t = new MessagesStreamTranslator(publicModel);
   for (const ev of [...t.compaction(compacted.summary, compacted.usage), ...t.end(true)]) sse.send(JSON.stringify(ev), ev.type);
   sse.end();

@@ -16,6 +16,7 @@ import { SseWriter } from '../../sse';
 import { streamError } from './stream-error';
 import { pingWhenQuiet } from './ping';
 import { answerNative } from './native';
+import { billedAnswer } from './no-resend';
 import { messagesNativeTools } from '../../dialects/messages/native';
 import { messagesToCanonical, refuseEmptyContent, type MessagesRequest } from '../../dialects/messages/request';
 import { canonicalToMessage, reasoningShown } from '../../dialects/messages/response';
@@ -81,7 +82,7 @@ function createHandler(ctx: AppContext) {
       anthropicBeta: bypass ? beta : undefined,
     };
     if (!stream) {
-      const answer = async () => {
+      const generate = async () => {
         const managed = await editContext();
         const compacted = await compactContext();
         if (compacted && compact!.pause) return pausedAnswer(compacted, publicModel, managed);
@@ -93,6 +94,8 @@ function createHandler(ctx: AppContext) {
         if (compacted) withCompaction(message, compacted, usage, publicModel);
         return managed ? Object.assign(message, { context_management: managed }) : message;
       };
+      // not sent again by the SDK should its body break off: it was generated and billed (no-resend.ts)
+      const answer = async () => billedAnswer(res, await generate());
       // `SERVICE-CACHE`: the exact-match answer cache, opted into per request (api/dispatch/response-cache.ts)
       res.json(await throughCache(ctx, req, res, req.body, answer));
       return;

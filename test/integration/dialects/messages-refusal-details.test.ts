@@ -1,7 +1,6 @@
 import { expect } from 'chai';
-import Anthropic from '@anthropic-ai/sdk';
-import { env, resetSim } from '../../helpers/harness';
-import { buildOrg } from '../../helpers/factories';
+import { env } from '../../helpers/harness';
+import { scriptedTranslated } from '../../helpers/sdk-clients';
 import { keyHeader } from '../../helpers/http';
 import { postSse } from '../../helpers/sse-events';
 import { expectAnthropic } from '../../helpers/conformance';
@@ -29,41 +28,30 @@ const CYBER = { type: 'refusal', category: 'cyber', explanation: 'This request w
  */
 describe('messages dialect: a translated refusal carries stop_details', function () {
   this.timeout(30_000);
-  let up: ScriptedUpstream;
-  let model: string;
-  let client: Anthropic;
-  let key: string;
-  beforeEach(resetSim);
-  before(async () => {
-    up = await ScriptedUpstream.start('openai');
-    model = await up.model();
-    key = (await buildOrg(env().redis)).key;
-    client = new Anthropic({ apiKey: key, baseURL: env().gw.url, maxRetries: 0 });
-  });
-  after(() => up.close());
-  const params = () => ({ model, max_tokens: 100, messages: [{ role: 'user' as const, content: 'do the bad thing' }] });
+  const s = scriptedTranslated();
+  const params = () => ({ model: s.model, max_tokens: 100, messages: [{ role: 'user' as const, content: 'do the bad thing' }] });
 
   const cases: Array<[string, () => void, Record<string, unknown>]> = [
     ['an OpenAI refusal', () => {
-      up.otherwise = byStream(completion({ content: null, refusal: NO }, 'stop'), [chunk({ role: 'assistant', content: null, refusal: '' }), chunk({ refusal: NO }), chunk({}, 'stop'), usageChunk()]);
+      s.up.otherwise = byStream(completion({ content: null, refusal: NO }, 'stop'), [chunk({ role: 'assistant', content: null, refusal: '' }), chunk({ refusal: NO }), chunk({}, 'stop'), usageChunk()]);
     }, { ...DETAILS, explanation: NO }],
     ['a content_filter finish', () => {
-      up.otherwise = byStream(completion({ content: 'Partial' }, 'content_filter'), [chunk({ role: 'assistant', content: 'Partial' }), chunk({}, 'content_filter'), usageChunk()]);
+      s.up.otherwise = byStream(completion({ content: 'Partial' }, 'content_filter'), [chunk({ role: 'assistant', content: 'Partial' }), chunk({}, 'content_filter'), usageChunk()]);
     }, DETAILS],
   ];
   for (const [name, script, details] of cases) {
     it(`${name}: stop_reason refusal with stop_details, JSON, streamed and through the SDK's stream`, async () => {
       script();
-      const json = await client.messages.create(params());
+      const json = await s.anthropic.messages.create(params());
       expect(json.stop_reason).to.equal('refusal');
       expect(json.stop_details).to.deep.equal(details);
       expectAnthropic('Message', json);
-      const streamed = await client.messages.stream(params()).finalMessage();
+      const streamed = await s.anthropic.messages.stream(params()).finalMessage();
       expect([streamed.stop_reason, streamed.stop_details]).to.deep.equal(['refusal', details]);
-      const raw = await postSse('/v1/messages', { ...keyHeader(key), 'anthropic-version': '2023-06-01' }, { ...params(), stream: true });
+      const raw = await postSse('/v1/messages', { ...keyHeader(s.key), 'anthropic-version': '2023-06-01' }, { ...params(), stream: true });
       const delta = raw.events.find((e) => e.event === 'message_delta')!.data;
       expectAnthropic('StreamEvent', delta);
-      expect(delta.delta).to.deep.equal({ stop_reason: 'refusal', stop_sequence: null, stop_details: details });
+      expect(delta.delta).to.deep.equal({ stop_reason: 'refusal', stop_sequence: null, stop_details: details, container: null });
     });
   }
 
@@ -82,22 +70,22 @@ describe('messages dialect: a translated refusal carries stop_details', function
         { type: 'message_stop' },
       ]);
       const p = { ...params(), model: pool };
-      const json = await client.messages.create(p);
+      const json = await s.anthropic.messages.create(p);
       expect([json.stop_reason, json.stop_details, json.content]).to.deep.equal(['refusal', CYBER, [{ type: 'text', text: 'Hello..' }]]);
       expectAnthropic('Message', json);
-      const streamed = await client.messages.stream(p).finalMessage();
+      const streamed = await s.anthropic.messages.stream(p).finalMessage();
       expect([streamed.stop_reason, streamed.stop_details]).to.deep.equal(['refusal', CYBER]);
-      const raw = await postSse('/v1/messages', { ...keyHeader(key), 'anthropic-version': '2023-06-01' }, { ...p, stream: true });
-      expect(raw.events.find((e) => e.event === 'message_delta')!.data.delta).to.deep.equal({ stop_reason: 'refusal', stop_sequence: null, stop_details: CYBER });
+      const raw = await postSse('/v1/messages', { ...keyHeader(s.key), 'anthropic-version': '2023-06-01' }, { ...p, stream: true });
+      expect(raw.events.find((e) => e.event === 'message_delta')!.data.delta).to.deep.equal({ stop_reason: 'refusal', stop_sequence: null, stop_details: CYBER, container: null });
       // the gateway's web search loop on that pool, JSON and streamed: the same details
       const looped = { ...p, tools: [{ type: 'web_search_20250305' as const, name: 'web_search' as const }] };
-      const lj = await client.messages.create(looped);
+      const lj = await s.anthropic.messages.create(looped);
       expect([lj.stop_reason, lj.stop_details]).to.deep.equal(['refusal', CYBER]);
-      const ls = await client.messages.stream(looped).finalMessage();
+      const ls = await s.anthropic.messages.stream(looped).finalMessage();
       expect([ls.stop_reason, ls.stop_details]).to.deep.equal(['refusal', CYBER]);
       expect(claude.received.map((r) => r.path)).to.deep.equal(Array(5).fill('/v1/messages'));
       // chat completions: content_filter, and Anthropic's details beside it (as native_finish_reason is)
-      const chat = await fetch(`${env().gw.url}/v1/chat/completions`, { method: 'POST', headers: { ...keyHeader(key), 'content-type': 'application/json' }, body: JSON.stringify({ model: pool, messages: [{ role: 'user', content: 'x' }] }) }).then((r) => r.json() as Promise<{ choices: Array<Record<string, unknown>> }>);
+      const chat = await fetch(`${env().gw.url}/v1/chat/completions`, { method: 'POST', headers: { ...keyHeader(s.key), 'content-type': 'application/json' }, body: JSON.stringify({ model: pool, messages: [{ role: 'user', content: 'x' }] }) }).then((r) => r.json() as Promise<{ choices: Array<Record<string, unknown>> }>);
       expect(chat.choices[0]).to.deep.include({ finish_reason: 'content_filter', stop_details: CYBER });
     } finally {
       await claude.close();
@@ -105,25 +93,25 @@ describe('messages dialect: a translated refusal carries stop_details', function
   });
 
   it("the gateway's web search loop: an OpenAI refusal is its text and stop_reason refusal with its explanation, JSON, streamed and through the SDK's stream", async () => {
-    up.otherwise = byStream(completion({ content: null, refusal: NO }, 'stop'), [chunk({ role: 'assistant', content: null, refusal: '' }), chunk({ refusal: "I can't " }), chunk({ refusal: 'help with that.' }), chunk({}, 'stop'), usageChunk()]);
+    s.up.otherwise = byStream(completion({ content: null, refusal: NO }, 'stop'), [chunk({ role: 'assistant', content: null, refusal: '' }), chunk({ refusal: "I can't " }), chunk({ refusal: 'help with that.' }), chunk({}, 'stop'), usageChunk()]);
     const details = { ...DETAILS, explanation: NO };
     const p = { ...params(), tools: [{ type: 'web_search_20250305' as const, name: 'web_search' as const }] };
-    const json = await client.messages.create(p);
+    const json = await s.anthropic.messages.create(p);
     expect([json.stop_reason, json.stop_details, json.content]).to.deep.equal(['refusal', details, [{ type: 'text', text: NO }]]);
     expectAnthropic('Message', json);
-    const streamed = await client.messages.stream(p).finalMessage();
+    const streamed = await s.anthropic.messages.stream(p).finalMessage();
     expect([streamed.stop_reason, streamed.stop_details, streamed.content]).to.deep.equal(['refusal', details, [{ type: 'text', text: NO }]]);
-    const raw = await postSse('/v1/messages', { ...keyHeader(key), 'anthropic-version': '2023-06-01' }, { ...p, stream: true });
+    const raw = await postSse('/v1/messages', { ...keyHeader(s.key), 'anthropic-version': '2023-06-01' }, { ...p, stream: true });
     for (const e of raw.events) expectAnthropic('StreamEvent', e.data);
-    expect(raw.events.find((e) => e.event === 'message_delta')!.data.delta).to.deep.equal({ stop_reason: 'refusal', stop_sequence: null, stop_details: details });
+    expect(raw.events.find((e) => e.event === 'message_delta')!.data.delta).to.deep.equal({ stop_reason: 'refusal', stop_sequence: null, stop_details: details, container: null });
   });
 
-  it('an answer that is no refusal has no stop_details', async () => {
-    up.otherwise = byStream(completion({ content: 'Fine.' }, 'stop'), [chunk({ role: 'assistant', content: 'Fine.' }), chunk({}, 'stop'), usageChunk()]);
-    const json = await client.messages.create(params());
+  it("an answer that is no refusal has stop_details null, as Anthropic's answers (SDK 1.17: \"null when the stop_reason has no additional detail\")", async () => {
+    s.up.otherwise = byStream(completion({ content: 'Fine.' }, 'stop'), [chunk({ role: 'assistant', content: 'Fine.' }), chunk({}, 'stop'), usageChunk()]);
+    const json = await s.anthropic.messages.create(params());
     expect(json.stop_reason).to.equal('end_turn');
-    expect(json).not.to.have.property('stop_details');
-    const raw = await postSse('/v1/messages', { ...keyHeader(key), 'anthropic-version': '2023-06-01' }, { ...params(), stream: true });
-    expect(raw.events.find((e) => e.event === 'message_delta')!.data.delta).to.deep.equal({ stop_reason: 'end_turn', stop_sequence: null });
+    expect(json).to.have.property('stop_details', null);
+    const raw = await postSse('/v1/messages', { ...keyHeader(s.key), 'anthropic-version': '2023-06-01' }, { ...params(), stream: true });
+    expect(raw.events.find((e) => e.event === 'message_delta')!.data.delta).to.deep.equal({ stop_reason: 'end_turn', stop_sequence: null, stop_details: null, container: null });
   });
 });

@@ -216,14 +216,14 @@ describe('messages dialect on a scripted OpenAI-compatible upstream', function (
     const s = await postSse('/v1/messages', h, req({ stream: true, stop_sequences: ['END'] }));
     for (const e of s.events) expectAnthropic('StreamEvent', e.data);
     const delta = s.events.find((e) => e.data.type === 'message_delta')!.data;
-    expect(delta.delta).to.deep.equal({ stop_reason: 'stop_sequence', stop_sequence: 'END' });
+    expect(delta.delta).to.deep.equal({ stop_reason: 'stop_sequence', stop_sequence: 'END', stop_details: null, container: null });
     expect(delta.usage.output_tokens_details).to.deep.equal({ thinking_tokens: 30 });
 
     // a stop_reason that is not one of the caller's sequences (another server's meaning) changes nothing
     up.next.push({ kind: 'json', body: completion({ content: 'abc' }, 'stop', undefined, { stop_reason: 'eos' }) });
     const other = await call('POST', '/v1/messages', { headers: h, json: req({ stop_sequences: ['END'] }) });
     expect(other.body).to.include({ stop_reason: 'end_turn', stop_sequence: null });
-    expect(other.body.usage).to.not.have.property('output_tokens_details');
+    expect(other.body.usage).to.have.property('output_tokens_details', null);
   });
   it('sends search_result blocks, in a turn and in a tool result, to the upstream as their text (were dropped); a malformed one is 400', async () => {
     up.next.push({ kind: 'json', body: completion({ content: 'ok' }, 'stop') });
@@ -251,7 +251,7 @@ describe('messages dialect on a scripted OpenAI-compatible upstream', function (
   });
   it("reports usage with cache_creation and service_tier as Anthropic's answers carry them: JSON, streamed (the SDK's final message) and with native web search", async () => {
     const usage = { prompt_tokens: 100, completion_tokens: 5, total_tokens: 105, prompt_tokens_details: { cached_tokens: 40 } };
-    const expected = { input_tokens: 60, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 40, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 }, service_tier: 'standard' };
+    const expected = { input_tokens: 60, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 40, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 }, service_tier: 'standard', inference_geo: 'not_available', output_tokens_details: null, server_tool_use: null, speed: 'standard' };
     up.next.push({ kind: 'json', body: completion({ content: 'abc' }, 'stop', usage) });
     const r = await call('POST', '/v1/messages', { headers: h, json: req() });
     expect(r.status, r.text).to.equal(200);

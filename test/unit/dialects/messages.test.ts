@@ -10,6 +10,11 @@ import type { CanonicalChunk, CanonicalCompletion } from '../../../api/dialects/
 import { toolUseRequest } from './fixtures/anthropic';
 import { textChunks, textCompletion, toolCallCompletion, toolChunks } from './fixtures/openai';
 
+/** What SDK 1.17's Usage types as required-nullable and Anthropic sends (response.ts messagesUsage): the same on every answer of a translated upstream. */
+const USAGE_REST = { cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 }, service_tier: 'standard', inference_geo: 'not_available', output_tokens_details: null, server_tool_use: null, speed: 'standard' };
+/** message_delta's required-nullable usage fields (MessageDeltaUsage). */
+const DELTA_REST = { output_tokens_details: null, server_tool_use: null };
+
 describe('messages dialect: request → canonical', () => {
   it('translates system, images, thinking, tool_use and tool_result turns and the sampling fields', () => {
     const c = messagesToCanonical(toolUseRequest as unknown as MessagesRequest);
@@ -124,9 +129,12 @@ describe('messages dialect: canonical → Message', () => {
       role: 'assistant',
       model: 'public-model',
       content: [{ type: 'tool_use', id: 'call_abc123', name: 'get_current_weather', input: { location: 'Boston, MA' } }],
+      container: null,
       stop_reason: 'tool_use',
       stop_sequence: null,
-      usage: { input_tokens: 82, output_tokens: 17, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 }, service_tier: 'standard' },
+      stop_details: null,
+      usage: { input_tokens: 82, output_tokens: 17, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...USAGE_REST },
+      diagnostics: null,
     });
   });
 
@@ -144,7 +152,7 @@ describe('messages dialect: canonical → Message', () => {
     }
     expect(canonicalToMessage(withReasoning, 'p').content, 'the default shows none').to.deep.equal([text]);
     expect(m.stop_reason).to.equal('end_turn');
-    expect(m.usage).to.deep.equal({ input_tokens: 15, output_tokens: 10, cache_creation_input_tokens: 0, cache_read_input_tokens: 4, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 }, service_tier: 'standard' });
+    expect(m.usage).to.deep.equal({ input_tokens: 15, output_tokens: 10, cache_creation_input_tokens: 0, cache_read_input_tokens: 4, ...USAGE_REST });
   });
 
   it('maps every finish reason', () => {
@@ -156,7 +164,7 @@ describe('messages dialect: canonical → Message', () => {
     c.usage = { prompt_tokens: 10, completion_tokens: 8, completion_tokens_details: { reasoning_tokens: 3 } };
     (c.choices[0] as { stop_reason?: string }).stop_reason = '###';
     const m = canonicalToMessage(c, 'p', 'msg_1', ['###']);
-    expect(m).to.include({ stop_reason: 'stop_sequence', stop_sequence: '###' });
+    expect(m).to.include({ stop_reason: 'stop_sequence', stop_sequence: '###', stop_details: null });
     expect((m.usage as { output_tokens_details: unknown }).output_tokens_details).to.deep.equal({ thinking_tokens: 3 });
     expect(canonicalToMessage(c, 'p', 'msg_1')).to.include({ stop_reason: 'end_turn', stop_sequence: null });
     const tools = structuredClone(toolCallCompletion) as unknown as CanonicalCompletion;
@@ -171,7 +179,7 @@ describe('messages dialect: canonical → Message', () => {
     expect(canonicalToMessage(forced, 'p').stop_reason).to.equal('tool_use');
     const t = new MessagesStreamTranslator('pub');
     t.push({ choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'c', function: { name: 'f', arguments: '{}' } }] }, finish_reason: 'stop' }] } as CanonicalChunk);
-    expect(t.end().find((e) => e.type === 'message_delta')!.delta).to.deep.equal({ stop_reason: 'tool_use', stop_sequence: null });
+    expect(t.end().find((e) => e.type === 'message_delta')!.delta).to.deep.equal({ stop_reason: 'tool_use', stop_sequence: null, stop_details: null, container: null });
   });
 });
 
@@ -185,14 +193,14 @@ describe('messages dialect: stream translation', () => {
     expect(run(textChunks)).to.deep.equal([
       {
         type: 'message_start',
-        message: { id: 'msg_s', type: 'message', role: 'assistant', model: 'pub', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 }, service_tier: 'standard' } },
+        message: { id: 'msg_s', type: 'message', role: 'assistant', model: 'pub', content: [], container: null, stop_reason: null, stop_sequence: null, stop_details: null, usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...USAGE_REST }, diagnostics: null },
       },
       { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
       { type: 'ping' },
       { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hello' } },
       { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: '!' } },
       { type: 'content_block_stop', index: 0 },
-      { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { input_tokens: 9, output_tokens: 2, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } },
+      { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null, stop_details: null, container: null }, usage: { input_tokens: 9, output_tokens: 2, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...DELTA_REST } },
       { type: 'message_stop' },
     ]);
   });
@@ -211,7 +219,7 @@ describe('messages dialect: stream translation', () => {
       { type: 'content_block_start', index: 2, content_block: { type: 'tool_use', id: 'call_2', name: 'get_weather', input: {} } },
       { type: 'content_block_delta', index: 2, delta: { type: 'input_json_delta', partial_json: '{"location": "Rome"}' } },
       { type: 'content_block_stop', index: 2 },
-      { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { input_tokens: 32, output_tokens: 30, cache_creation_input_tokens: 0, cache_read_input_tokens: 8 } },
+      { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null, stop_details: null, container: null }, usage: { input_tokens: 32, output_tokens: 30, cache_creation_input_tokens: 0, cache_read_input_tokens: 8, ...DELTA_REST } },
       { type: 'message_stop' },
     ]);
   });
