@@ -103,10 +103,10 @@ function userItem(m: CanonicalMessage): Record<string, unknown> | undefined {
 export function compactHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     const body = validate<ResponsesRequest>(compactSchema, req.body, 'invalid_request', false, openaiRefusal);
-    // the schemas of its `tools` and `text.format` (offered to the model in the summary pass: summarise.ts) and of its items' tools and
-    // formats, checked as POST /v1/responses checks them, before anything is looked up or billed (OpenAI's check of them here is
-    // inferred: its compact body does not type `tools` or `text`, but Codex sends both there, codex-rs codex-api CompactionInput)
-    refuseInvalidResponsesSchemas(body);
+    // the schemas of its `tools` (offered to the model in the summary pass: summarise.ts) and of its items' tools and formats (an
+    // update's is kept in the compacted output), checked as POST /v1/responses checks them, before anything is looked up or billed
+    // (OpenAI's check of `tools` here is inferred: its compact body does not type it, but Codex sends it, codex-rs's CompactionInput)
+    refuseInvalidResponsesSchemas({ tools: body.tools, input: body.input });
     await resolveItemReferences(req, body);
     notePlaces(body.input);
     refuseUnhonoured(req.body);

@@ -4,8 +4,7 @@ import { refuseInvalidResponseSchema, refuseInvalidToolSchemas } from '../tool-s
 
 /**
  * Every JSON Schema of a Responses request that reaches the model, checked as OpenAI checks it
- * (api/routes/tool-schemas.ts), in the order the request lists them, before anything is looked up,
- * sent or billed: the function tools of `tools` (`tools[N].parameters`, a namespace member's
+ * (api/routes/tool-schemas.ts), before anything is looked up, sent or billed: the function tools of `tools` (`tools[N].parameters`, a namespace member's
  * `tools[N].tools[M].parameters`); those an input item loads, `additional_tools` and
  * `tool_search_output` (client or server run: OpenAI's AdditionalToolsItemParam and
  * ToolSearchOutputItemParam type their `tools` as `tools` is typed), at `input[N].tools[M].parameters`;
@@ -15,12 +14,11 @@ import { refuseInvalidResponseSchema, refuseInvalidToolSchemas } from '../tool-s
  * schema or of an update's format were not found quoted, but its API names a field of an item's tool by
  * the item, "Invalid 'input[0].tools[0].name': string too long. ..." (as a public record of probes of
  * its Responses backend quotes it, 2026-10, found with the search tool's find_string), so the same
- * prefix is given to these. Items
- * before a `compaction` item are checked too, though the model no longer sees them: OpenAI checks the
- * request as sent. The same on `POST /v1/responses/compact`, whose `tools` and `text` reach the model in
- * its summary pass.
+ * prefix is given to these. Items before a `compaction` item are checked too, though the model no
+ * longer sees them: OpenAI checks the request as sent. `text`: left out on `POST
+ * /v1/responses/compact`, whose summary pass is made without it (api/dispatch/summarise.ts).
  */
-export function refuseInvalidResponsesSchemas(body: Pick<ResponsesRequest, 'tools' | 'input' | 'text'>): void {
+export function refuseInvalidResponsesSchemas(body: Pick<ResponsesRequest, 'tools' | 'input'> & Partial<Pick<ResponsesRequest, 'text'>>): void {
   if (body.tools !== undefined) refuseInvalidToolSchemas(body.tools, 'responses');
   if (Array.isArray(body.input)) {
     for (const [i, item] of body.input.entries()) {

@@ -28,7 +28,7 @@ const configuration = (f: unknown) => ({ type: 'configuration_update', text: { f
  * The schemas that reach the model other than through `tools` and `text.format`, checked as those are
  * (api/routes/responses/request-schemas.ts, with api/routes/tool-schemas.ts): the function tools an
  * input item loads (`additional_tools`, `tool_search_output`; a namespace's members among them), the
- * `tools` and `text.format` of `POST /v1/responses/compact` (its summary pass is made with them) and the json_schema
+ * `tools` of `POST /v1/responses/compact` (offered to the model in its summary pass) and the json_schema
  * format of a `configuration_update` item. OpenAI's refusal names the item's place: `input[N].tools[M].parameters`
  * (inferred from its param for a loaded tool's name, `input[0].tools[0].name`, as a probe of its
  * Responses API recorded it; its refusal of a loaded tool's schema was not found quoted), and
@@ -73,7 +73,7 @@ describe('responses: function tools loaded by input items, compact tools and con
     expect(await billed(), 'nothing billed').to.equal(before);
   });
 
-  it("POST /v1/responses/compact's tools and text.format (Codex sends both; the summary pass offers the tools and is made with the format) are checked as POST /v1/responses's: OpenAI's 400 naming tools[N].parameters, a namespace member's tools[N].tools[M].parameters, text.format.schema; nothing sent or billed", async () => {
+  it("POST /v1/responses/compact's tools (Codex sends its tools; they are offered to the model in the summary pass) are checked as POST /v1/responses's: OpenAI's 400 naming tools[N].parameters, a namespace member's tools[N].tools[M].parameters; nothing sent or billed", async () => {
     const before = await billed();
     const [name, parameters, why] = notSchemas[0];
     const [strictName, strictParameters, strictWhy] = strictBreaks[0];
@@ -85,10 +85,6 @@ describe('responses: function tools loaded by input items, compact tools and con
     for (const [tools, n, w, param] of cases) {
       expectRefusal(await post({ input: 'hello', tools }, '/v1/responses/compact'), 'invalid_function_parameters', `Invalid schema for function '${n}': ${w}`, param, `compact ${n}`);
     }
-    // its text.format too (Codex sends `text` there as well; the summary pass is made with it)
-    const [formatName, schema, formatWhy] = metaBreaks[0];
-    const r = await post({ input: 'hello', text: { format: format(formatName, schema) } }, '/v1/responses/compact');
-    expectRefusal(r, 'invalid_json_schema', `Invalid schema for response_format '${formatName}': ${formatWhy}`, 'text.format.schema', 'compact text.format');
     expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
     expect(await billed(), 'nothing billed').to.equal(before);
     // what strict mode refuses is served without strict, as on POST /v1/responses
