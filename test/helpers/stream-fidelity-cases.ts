@@ -17,17 +17,22 @@ export interface StreamCase {
 }
 
 const USAGE = { prompt_tokens: 30, completion_tokens: 12, total_tokens: 42, prompt_tokens_details: { cached_tokens: 10 }, completion_tokens_details: { reasoning_tokens: 4 } };
-const ANTHROPIC_USAGE = { input_tokens: 20, output_tokens: 12, cache_creation_input_tokens: 3, cache_read_input_tokens: 10 };
+const ANTHROPIC_COUNTS = { input_tokens: 20, cache_creation_input_tokens: 3, cache_read_input_tokens: 10, output_tokens: 12 };
+/** A Message's usage as api.anthropic.com sends it (scripts/simulator/routes/messages.ts: the counts, the cache writes by lifetime, the tier, where inference ran). */
+const ANTHROPIC_USAGE = { ...ANTHROPIC_COUNTS, cache_creation: { ephemeral_5m_input_tokens: 3, ephemeral_1h_input_tokens: 0 }, service_tier: 'standard', inference_geo: 'global' };
 const GEMINI_USAGE = { promptTokenCount: 30, candidatesTokenCount: 8, totalTokenCount: 42, cachedContentTokenCount: 10, thoughtsTokenCount: 4 };
 
 type Block = { type: 'text'; text: string } | { type: 'thinking'; thinking: string; signature: string } | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
 
-/** An Anthropic Message of `content`. */
-const message = (content: Block[], stop: string) => ({ id: 'msg_up', type: 'message', role: 'assistant', model: 'up-model', content, stop_reason: stop, stop_sequence: null, usage: ANTHROPIC_USAGE });
+/** A stop's `stop_details`: a refusal's (SDK 1.17 RefusalStopDetails, nothing said of it), else null. */
+const detailsOf = (stop: string | null) => (stop === 'refusal' ? { type: 'refusal', category: null, explanation: null } : null);
+
+/** An Anthropic Message of `content`, with the fields the API always sends (`container`, `stop_details`, `diagnostics`). */
+const message = (content: Block[], stop: string | null) => ({ model: 'up-model', id: 'msg_up', type: 'message', role: 'assistant', content, container: null, stop_reason: stop, stop_sequence: null, stop_details: detailsOf(stop), usage: ANTHROPIC_USAGE, diagnostics: null });
 
 /** The same Message as Anthropic streams it: each block's start, its deltas in two pieces (a signature last), its stop. */
 function messageEvents(content: Block[], stop: string): unknown[] {
-  const ev: unknown[] = [{ type: 'message_start', message: { ...message([], stop), stop_reason: null, usage: { ...ANTHROPIC_USAGE, output_tokens: 1 } } }];
+  const ev: unknown[] = [{ type: 'message_start', message: { ...message([], null), usage: { ...ANTHROPIC_USAGE, output_tokens: 1 } } }];
   const delta = (index: number, d: Record<string, unknown>) => ev.push({ type: 'content_block_delta', index, delta: d });
   content.forEach((b, index) => {
     if (b.type === 'text') {
@@ -47,7 +52,7 @@ function messageEvents(content: Block[], stop: string): unknown[] {
     if (index === 0) ev.push({ type: 'ping' });
     ev.push({ type: 'content_block_stop', index });
   });
-  ev.push({ type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: ANTHROPIC_USAGE.output_tokens } });
+  ev.push({ type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null, stop_details: detailsOf(stop) }, usage: ANTHROPIC_COUNTS });
   ev.push({ type: 'message_stop' });
   return ev;
 }
@@ -197,7 +202,7 @@ export const STREAM_CASES: StreamCase[] = [
       anthropic: {
         json: { ...message([{ type: 'text', text: 'Done' }, { type: 'tool_use', id: 'toolu_1', name: 'a', input: {} }], 'stop_sequence'), stop_sequence: '###' },
         sse: messageEvents([{ type: 'text', text: 'Done' }, { type: 'tool_use', id: 'toolu_1', name: 'a', input: {} }], 'stop_sequence').map((e: any) =>
-          e.type === 'message_delta' ? { ...e, delta: { stop_reason: 'stop_sequence', stop_sequence: '###' } } : e.type === 'content_block_delta' && e.delta.partial_json !== undefined ? { ...e, delta: { type: 'input_json_delta', partial_json: '' } } : e,
+          e.type === 'message_delta' ? { ...e, delta: { stop_reason: 'stop_sequence', stop_sequence: '###', stop_details: null } } : e.type === 'content_block_delta' && e.delta.partial_json !== undefined ? { ...e, delta: { type: 'input_json_delta', partial_json: '' } } : e,
         ),
       },
     },

@@ -16,6 +16,8 @@ interface Choice {
   stop_reason?: string;
   /** The upstream's own stop reason where chat's has no word for it (`model_context_window_exceeded`, from the Anthropic and Bedrock translations). */
   native_finish_reason?: string;
+  /** An Anthropic upstream's refusal details (`stop_details`, its adapter's refusalDetailsOf), as the JSON answer's choice has them. */
+  stop_details?: unknown;
 }
 
 /** OpenAI's ChatCompletion.Choice.Logprobs: the tokens' log probabilities of the content and of a refusal. */
@@ -34,7 +36,8 @@ interface Logprobs {
  * JSON answer has them), its finish reason, its log probabilities when
  * the request asked for them (each chunk's `logprobs.content` / `.refusal` entries in order, as the
  * JSON answer has them; else null), the matched stop sequence an upstream named (vLLM's choice
- * `stop_reason`, a string), and the usage chunk when the request asked for one (else `usage` is null).
+ * `stop_reason`, a string), an Anthropic upstream's refusal `stop_details` (on the finishing chunk's
+ * choice, as on the JSON answer's), and the usage chunk when the request asked for one (else `usage` is null).
  */
 export class StreamedCompletion {
   private head: Json | undefined;
@@ -88,6 +91,7 @@ export class StreamedCompletion {
     if (typeof c.finish_reason === 'string') choice.finish_reason = c.finish_reason;
     if (typeof c.stop_reason === 'string') choice.stop_reason = c.stop_reason;
     if (typeof c.native_finish_reason === 'string') choice.native_finish_reason = c.native_finish_reason;
+    if (c.stop_details && typeof c.stop_details === 'object') choice.stop_details = c.stop_details;
     const lp = c.logprobs as { content?: unknown; refusal?: unknown } | null | undefined;
     if (lp && typeof lp === 'object') {
       const into = (choice.logprobs ??= { content: null, refusal: null });
@@ -110,6 +114,7 @@ export class StreamedCompletion {
         const out: Json = { index: c.index, message, finish_reason: c.finish_reason, logprobs: c.logprobs };
         if (c.stop_reason !== undefined) out.stop_reason = c.stop_reason;
         if (c.native_finish_reason !== undefined) out.native_finish_reason = c.native_finish_reason;
+        if (c.stop_details !== undefined) out.stop_details = c.stop_details;
         return out;
       });
     const out: Json = { id: this.head.id, object: 'chat.completion', created: this.head.created, model: this.head.model, choices, usage: this.usage };

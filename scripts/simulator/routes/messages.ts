@@ -42,6 +42,56 @@ function pickTool(body: Record<string, unknown>, lastUser: string): string | und
   return undefined;
 }
 
+/*
+ * The Message, usage and message_delta fields as api.anthropic.com sends them (docs/testing.md,
+ * "Anthropic's answers, field for field"), from answers of the API called with a key and recorded in
+ * public repositories (2026-09): claude-opus-4-6 JSON probes, `"content":[],"container":null,
+ * "stop_reason":"max_tokens","stop_sequence":null,"stop_details":null,"usage":{"input_tokens":8,
+ * "cache_creation_input_tokens":0,"cache_read_input_tokens":0,"cache_creation":{"ephemeral_5m_input_tokens":0,
+ * "ephemeral_1h_input_tokens":0},"output_tokens":1,"service_tier":"standard","inference_geo":"global"}`;
+ * a claude-opus-5-5 stream's message_start (the same, then `"diagnostics":null`); a JSON tool_use answer
+ * passed through LiteLLM (`..."output_tokens_details":{"thinking_tokens":0},"service_tier":"standard",
+ * "inference_geo":"global"},"diagnostics":null}`); message_delta `"delta":{"stop_reason":"end_turn",
+ * "stop_sequence":null,"stop_details":null},"usage":{"input_tokens":..,"cache_creation_input_tokens":..,
+ * "cache_read_input_tokens":..,"output_tokens":..}` (a recorded claude-haiku-4-5 stream; Claude Code's,
+ * with thinking, add `"output_tokens_details":{"thinking_tokens":0}`). So `output_tokens_details` only
+ * where thinking ran; not sent, as the recorded answers without those features leave them out:
+ * `server_tool_use` (no server tool runs here), `speed`, `context_management`, `input_transformations`.
+ */
+type Stopped = { stop_reason: string | null; stop_sequence: string | null; stop_details: null };
+
+/** The Message: Anthropic's key order (model first), `container` and `diagnostics` null (no container tool, no diagnostics asked for). */
+function message(id: string, model: string, content: Block[], s: Stopped, usage: Record<string, unknown>): Record<string, unknown> {
+  return { model, id, type: 'message', role: 'assistant', content, container: null, stop_reason: s.stop_reason, stop_sequence: s.stop_sequence, stop_details: s.stop_details, usage, diagnostics: null };
+}
+
+/** A Message's usage: the counts, the cache writes by lifetime (all under the default 5 minutes), the tier and where inference ran. */
+function fullUsage(u: Record<string, unknown> & { output_tokens: number }, thinkingTokens: number | undefined): Record<string, unknown> {
+  const written = typeof u.cache_creation_input_tokens === 'number' ? u.cache_creation_input_tokens : 0;
+  return {
+    input_tokens: u.input_tokens,
+    cache_creation_input_tokens: u.cache_creation_input_tokens,
+    cache_read_input_tokens: u.cache_read_input_tokens,
+    cache_creation: { ephemeral_5m_input_tokens: written, ephemeral_1h_input_tokens: 0 },
+    ...u,
+    ...(thinkingTokens !== undefined ? { output_tokens_details: { thinking_tokens: thinkingTokens } } : {}),
+    service_tier: 'standard',
+    inference_geo: 'global',
+  };
+}
+
+/** message_start's usage: the Message's, one output token so far, no output details yet. */
+function startUsage(u: Record<string, unknown>): Record<string, unknown> {
+  const { output_tokens_details: _details, ...rest } = u;
+  return { ...rest, output_tokens: 1 };
+}
+
+/** message_delta's usage: the cumulative counts (and the thinking tokens where thinking ran), not the tier, geography or cache lifetimes. */
+function deltaUsage(u: Record<string, unknown>): Record<string, unknown> {
+  const keep = ['input_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens', 'output_tokens', 'output_tokens_details'];
+  return Object.fromEntries(keep.filter((key) => u[key] !== undefined).map((key) => [key, u[key]]));
+}
+
 /** Anthropic Messages (`POST /v1/messages`), JSON and streamed with named events, paced and broken by the knobs. */
 export function messagesRoutes(knobs: KnobStore, log: RequestLog): Router {
   const r = Router();
@@ -86,11 +136,12 @@ export function messagesRoutes(knobs: KnobStore, log: RequestLog): Router {
     const text = tool ? '' : words.join(' ');
     const input = tool ? (search?.input ?? { query: lastUser.slice(0, 100) }) : undefined;
     const toolId = `toolu_sim${crypto.randomBytes(6).toString('hex')}`;
-    const usage = {
+    const thinkingTokens = thinking ? countTokens(thinking) : 0;
+    const usage: Record<string, unknown> & { output_tokens: number } = {
       input_tokens: countTokens(prompt) + 3 * messages.length,
-      output_tokens: (tool ? countTokens(JSON.stringify(input)) + 5 : countTokens(text)) + (thinking ? countTokens(thinking) : 0),
       cache_creation_input_tokens: 0,
       cache_read_input_tokens: 0,
+      output_tokens: (tool ? countTokens(JSON.stringify(input)) + 5 : countTokens(text)) + thinkingTokens,
     };
     Object.assign(usage, k.usageExtra ?? {});
     const id = `msg_sim${Date.now().toString(36)}`;
@@ -98,9 +149,11 @@ export function messagesRoutes(knobs: KnobStore, log: RequestLog): Router {
     if (thinking) content.push({ type: 'thinking', thinking, signature: 'sim-signature' });
     if (text) content.push({ type: 'text', text });
     if (tool) content.push({ type: 'tool_use', id: toolId, name: tool, input });
+    const full = fullUsage(usage, thinking ? thinkingTokens : undefined);
+    const stopped = { stop_reason: stop.reason, stop_sequence: stop.sequence, stop_details: null };
 
     if (body.stream !== true) {
-      res.json({ id, type: 'message', role: 'assistant', model, content, stop_reason: stop.reason, stop_sequence: stop.sequence, usage });
+      res.json(message(id, model, content, stopped, full));
       return;
     }
 
@@ -108,7 +161,7 @@ export function messagesRoutes(knobs: KnobStore, log: RequestLog): Router {
     res.flushHeaders();
     const ev = (data: Record<string, unknown> & { type: string }) => `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
     const pieces: string[] = [
-      ev({ type: 'message_start', message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } }),
+      ev({ type: 'message_start', message: message(id, model, [], { stop_reason: null, stop_sequence: null, stop_details: null }, startUsage(full)) }),
     ];
     const start = (index: number, block: Record<string, unknown>) => {
       pieces.push(ev({ type: 'content_block_start', index, content_block: block }));
@@ -129,7 +182,7 @@ export function messagesRoutes(knobs: KnobStore, log: RequestLog): Router {
       }
       pieces.push(ev({ type: 'content_block_stop', index }));
     });
-    pieces.push(ev({ type: 'message_delta', delta: { stop_reason: stop.reason, stop_sequence: stop.sequence }, usage: { output_tokens: usage.output_tokens } }));
+    pieces.push(ev({ type: 'message_delta', delta: stopped, usage: deltaUsage(full) }));
     pieces.push(ev({ type: 'message_stop' }));
     for (let i = 0; i < pieces.length; i++) {
       if (res.destroyed) return;

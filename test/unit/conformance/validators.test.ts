@@ -34,10 +34,28 @@ describe('conformance validators', () => {
   });
 
   it('refuse an Anthropic Message without stop_reason and an error type Anthropic does not use', () => {
-    const msg = { id: 'msg_1', type: 'message', role: 'assistant', model: 'm', content: [{ type: 'text', text: 'hi' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } };
+    const usage = { input_tokens: 1, output_tokens: 1, service_tier: 'standard', inference_geo: 'global' };
+    const msg = { id: 'msg_1', type: 'message', role: 'assistant', model: 'm', content: [{ type: 'text', text: 'hi' }], container: null, stop_reason: 'end_turn', stop_sequence: null, stop_details: null, usage };
     expectAnthropic('Message', msg);
     const { stop_reason: _dropped, ...noStop } = msg;
     expect(() => expectAnthropic('Message', noStop)).to.throw(/stop_reason/);
     expect(() => expectAnthropic('ErrorObject', { type: 'server_error', message: 'm' })).to.throw(/type/);
+  });
+
+  it('refuse an Anthropic Message, usage or message_delta without the fields the API always sends (README: container, stop_details, service_tier, inference_geo)', () => {
+    const usage = { input_tokens: 1, output_tokens: 1, service_tier: 'standard', inference_geo: 'global' };
+    const msg = { id: 'msg_1', type: 'message', role: 'assistant', model: 'm', content: [], container: null, stop_reason: null, stop_sequence: null, stop_details: null, usage };
+    expectAnthropic('RawMessageStartEvent', { type: 'message_start', message: msg });
+    const { container: _c, ...noContainer } = msg;
+    expect(() => expectAnthropic('Message', noContainer)).to.throw(/container/);
+    const { stop_details: _s, ...noDetails } = msg;
+    expect(() => expectAnthropic('Message', noDetails)).to.throw(/stop_details/);
+    const { inference_geo: _g, ...noGeo } = usage;
+    expect(() => expectAnthropic('Message', { ...msg, usage: noGeo })).to.throw(/inference_geo/);
+    const { service_tier: _t, ...noTier } = usage;
+    expect(() => expectAnthropic('Message', { ...msg, usage: noTier })).to.throw(/service_tier/);
+    const delta = { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null, stop_details: null }, usage: { output_tokens: 1 } };
+    expectAnthropic('RawMessageDeltaEvent', delta);
+    expect(() => expectAnthropic('RawMessageDeltaEvent', { ...delta, delta: { stop_reason: 'end_turn', stop_sequence: null } })).to.throw(/stop_details/);
   });
 });

@@ -67,6 +67,15 @@ describe('a stream of chat chunks added up to a completion', () => {
     expect(message.tool_calls).to.deep.equal([{ id: 'call_a', type: 'function', function: { name: 'get', arguments: '{"q":"x"}' } }]);
   });
 
+  it("keeps an Anthropic upstream's refusal stop_details from the finishing chunk's choice, as the JSON answer's choice has them", () => {
+    const details = { type: 'refusal', category: null, explanation: null };
+    const s = new StreamedCompletion();
+    s.push(chunk([{ index: 0, delta: { role: 'assistant', content: 'I can' } }]));
+    s.push(chunk([{ index: 0, delta: {}, finish_reason: 'content_filter', stop_details: details }]));
+    const choice = (s.completion()!.choices as Array<Record<string, unknown>>)[0];
+    expect(choice).to.deep.include({ finish_reason: 'content_filter', stop_details: details });
+  });
+
   it('has nothing to keep when no chunk came, and a null usage when none was asked for', () => {
     expect(new StreamedCompletion().completion()).to.equal(undefined);
     const s = new StreamedCompletion();
