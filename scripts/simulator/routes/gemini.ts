@@ -9,6 +9,7 @@ import { SIM_EMBED_DIMENSIONS } from './embeddings';
 
 type Part = Record<string, unknown> & { text?: string; thought?: boolean; inlineData?: { mimeType?: string; data?: string }; functionCall?: { id?: string; name: string; args?: unknown }; functionResponse?: { id?: string; name: string; response?: { output?: unknown } }; thoughtSignature?: string };
 type Content = { role?: string; parts?: Part[] };
+type FunctionCall = { id?: string; name: string; args?: unknown };
 
 /** The fields of a GenerateContentRequest (Gemini API reference); anything else is refused as the API does. */
 const REQUEST_FIELDS = new Set(['contents', 'systemInstruction', 'tools', 'toolConfig', 'generationConfig', 'safetySettings', 'cachedContent']);
@@ -91,7 +92,7 @@ export function geminiRoutes(knobs: KnobStore, log: RequestLog): Router {
     if (bad) return googleError(res, 400, 'INVALID_ARGUMENT', bad);
 
     const contents = body.contents as Content[];
-    const gen = (body.generationConfig ?? {}) as { maxOutputTokens?: number; stopSequences?: string[]; responseMimeType?: string; thinkingConfig?: { includeThoughts?: boolean }; responseLogprobs?: boolean; logprobs?: number };
+    const gen = (body.generationConfig ?? {}) as { maxOutputTokens?: number; stopSequences?: string[]; responseMimeType?: string; thinkingConfig?: { includeThoughts?: boolean }; responseLogprobs?: boolean; logprobs?: number; candidateCount?: number };
     const system = ((body.systemInstruction as Content | undefined)?.parts ?? []).map(partText).join('\n');
     const prompt = [system, ...contents.flatMap((c) => c.parts!.map(partText))].join('\n');
     const last = contents.at(-1)!;
@@ -102,41 +103,35 @@ export function geminiRoutes(knobs: KnobStore, log: RequestLog): Router {
     const mode = (body.toolConfig as { functionCallingConfig?: { mode?: string; allowedFunctionNames?: string[] } } | undefined)?.functionCallingConfig;
     const tool = answering || !decls.length || mode?.mode === 'NONE' ? undefined : mode?.mode === 'ANY' ? (mode.allowedFunctionNames?.[0] ?? decls[0].name) : /\b(use|call) (a |the )?tool\b/i.test(lastText) ? decls[0].name : undefined;
     let words = replyWords(lastText, k.outputWords ?? 12, maxTokens);
-    let finish = words.length >= maxTokens ? 'MAX_TOKENS' : 'STOP';
     const cut = words.findIndex((w) => (gen.stopSequences ?? []).includes(w));
-    if (cut >= 0) {
-      words = words.slice(0, cut);
-      finish = 'STOP';
-    }
-    if (gen.responseMimeType === 'application/json') words = [JSON.stringify({ reply: words.join(' ') })];
+    if (cut >= 0) words = words.slice(0, cut);
     const thought = gen.thinkingConfig?.includeThoughts ? `Considering: ${lastText.slice(0, 80)}` : undefined;
-    const parts: Part[] = [];
-    if (thought) parts.push({ text: thought, thought: true });
-    if (tool) parts.push({ functionCall: { ...(k.callIds ? { id: crypto.randomBytes(6).toString('hex') } : {}), name: tool, args: { query: lastText.slice(0, 100) } }, thoughtSignature: crypto.randomBytes(24).toString('base64') });
-    else words.forEach((w, i) => parts.push({ text: i === 0 ? w : ` ${w}` }));
+    const candidates = Array.from({ length: candidateCountOf(gen.candidateCount) }, (_, index) => candidateOf(index, index === 0 ? words : words.slice(0, Math.max(1, words.length - index)), cut >= 0, maxTokens, gen.responseMimeType === 'application/json', thought, tool ? { ...(k.callIds ? { id: crypto.randomBytes(6).toString('hex') } : {}), name: tool, args: { query: lastText.slice(0, 100) } } : undefined));
     const promptTokens = countTokens(prompt) + 3 * contents.length;
     const cached = system && seenSystems.has(system) ? countTokens(system) : 0;
     if (system) seenSystems.add(system);
+    // one count for the whole answer: every candidate's output and thoughts (GenerateContentResponse.usageMetadata)
+    const candidatesTokens = candidates.reduce((n, c) => n + c.tokens, 0);
+    const thoughtsTokens = thought ? candidates.length * countTokens(thought) : 0;
     const usageMetadata: Record<string, unknown> = {
       promptTokenCount: promptTokens,
-      candidatesTokenCount: tool ? countTokens(JSON.stringify(parts.at(-1)!.functionCall)) : countTokens(words.join(' ')),
+      candidatesTokenCount: candidatesTokens,
       ...(cached ? { cachedContentTokenCount: cached } : {}),
-      ...(thought ? { thoughtsTokenCount: countTokens(thought) } : {}),
+      ...(thought ? { thoughtsTokenCount: thoughtsTokens } : {}),
+      totalTokenCount: promptTokens + candidatesTokens + thoughtsTokens,
     };
-    usageMetadata.totalTokenCount = promptTokens + (usageMetadata.candidatesTokenCount as number) + ((usageMetadata.thoughtsTokenCount as number) ?? 0);
     const responseId = crypto.randomBytes(10).toString('base64url');
     const withLogprobs = gen.responseLogprobs === true && !k.noLogprobs;
     if (method === 'generateContent') {
-      res.json({ candidates: [{ content: { parts, role: 'model' }, finishReason: finish, index: 0, ...(withLogprobs ? logprobsOf(parts, 0, gen.logprobs ?? 0) : {}) }], usageMetadata, modelVersion: model, responseId });
+      const cands = candidates.map((c) => ({ content: { parts: c.parts, role: 'model' }, finishReason: c.finish, index: c.index, ...(withLogprobs ? logprobsOf(c.parts, 0, gen.logprobs ?? 0) : {}) }));
+      res.json({ candidates: cands, usageMetadata, modelVersion: model, responseId });
       return;
     }
     res.status(200).setHeader('Content-Type', 'text/event-stream');
     res.flushHeaders();
-    const pieces = parts.map((p, i) => {
-      const lastOne = i === parts.length - 1;
-      const lp = withLogprobs ? logprobsOf([p], parts.slice(0, i).filter((q) => typeof q.text === 'string' && !q.thought).length, gen.logprobs ?? 0) : {};
-      const cand: Record<string, unknown> = { content: { parts: [p], role: 'model' }, index: 0, ...(lastOne ? { finishReason: finish } : {}), ...lp };
-      return `data: ${JSON.stringify({ candidates: [cand], usageMetadata: lastOne ? usageMetadata : { promptTokenCount: promptTokens, totalTokenCount: promptTokens }, modelVersion: model, responseId })}\r\n\r\n`;
+    const pieces = streamedChunks(candidates, withLogprobs ? (gen.logprobs ?? 0) : undefined).map((cands, i, all) => {
+      const lastOne = i === all.length - 1;
+      return `data: ${JSON.stringify({ candidates: cands, usageMetadata: lastOne ? usageMetadata : { promptTokenCount: promptTokens, totalTokenCount: promptTokens }, modelVersion: model, responseId })}\r\n\r\n`;
     });
     for (let i = 0; i < pieces.length; i++) {
       if (res.destroyed) return;
@@ -151,6 +146,51 @@ export function geminiRoutes(knobs: KnobStore, log: RequestLog): Router {
     res.end();
   });
   return r;
+}
+
+/** `generationConfig.candidateCount`: how many candidates to answer (1 when unset). */
+function candidateCountOf(n: number | undefined): number {
+  return Number.isInteger(n) && (n as number) > 1 ? (n as number) : 1;
+}
+
+type Candidate = { index: number; parts: Part[]; finish: string; tokens: number };
+
+/**
+ * One candidate of the answer: the first says `words`, each next one a word less (so that the
+ * candidates end at different chunks of a stream); a function call when the model calls one (each
+ * candidate the same call); its thought first when thoughts were asked for. MAX_TOKENS when it ran
+ * to `maxTokens` (not after a stop sequence cut it).
+ */
+function candidateOf(index: number, words: string[], cut: boolean, maxTokens: number, json: boolean, thought: string | undefined, call: FunctionCall | undefined): Candidate {
+  const finish = !cut && words.length >= maxTokens ? 'MAX_TOKENS' : 'STOP';
+  const said = json ? [JSON.stringify({ reply: words.join(' ') })] : words;
+  const parts: Part[] = [];
+  if (thought) parts.push({ text: thought, thought: true });
+  if (call) parts.push({ functionCall: call, thoughtSignature: crypto.randomBytes(24).toString('base64') });
+  else said.forEach((w, i) => parts.push({ text: i === 0 ? w : ` ${w}` }));
+  return { index, parts, finish, tokens: call ? countTokens(JSON.stringify(call)) : countTokens(said.join(' ')) };
+}
+
+/**
+ * The stream's chunks, as Google's API streams several candidates: each chunk (a whole
+ * GenerateContentResponse) holds the next part of every candidate still going, each named by its
+ * `index`, a candidate's last part with its `finishReason`, and a candidate that has ended is no longer
+ * in the list (google-gemini/generative-ai-python, google/generativeai/types/generation_types.py,
+ * `_join_candidate_lists`: "Assuming that is a candidate ends, it is no longer returned in the list of
+ * candidates and that's why candidates have an index"; `Candidate.index`: "Index of the candidate in the
+ * list of response candidates", ai.google.dev/api/generate-content). `top`: log probabilities asked for.
+ */
+function streamedChunks(candidates: Candidate[], top: number | undefined): Array<Array<Record<string, unknown>>> {
+  const steps = Math.max(...candidates.map((c) => c.parts.length));
+  return Array.from({ length: steps }, (_, i) =>
+    candidates
+      .filter((c) => i < c.parts.length)
+      .map((c) => {
+        const p = c.parts[i];
+        const lp = top !== undefined ? logprobsOf([p], c.parts.slice(0, i).filter((q) => typeof q.text === 'string' && !q.thought).length, top) : {};
+        return { content: { parts: [p], role: 'model' }, index: c.index, ...(i === c.parts.length - 1 ? { finishReason: c.finish } : {}), ...lp };
+      }),
+  );
 }
 
 /**

@@ -80,7 +80,10 @@ describe('messages dialect: message_start input_tokens on translated streams', f
   it("an Anthropic-native upstream: its own message_start, passed on as it sent it", async () => {
     const json = await call('POST', '/v1/messages', { headers: h, json: request('sim-claude') });
     const s = await postSse('/v1/messages', h, { ...request('sim-claude'), stream: true });
-    // the simulator's message_start: its own count, output_tokens 1, no fields of the gateway's translation
-    expect(s.events[0].data.message.usage).to.deep.equal({ input_tokens: json.body.usage.input_tokens, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+    // the simulator's message_start as Anthropic sends it: its own count, output_tokens 1, its `inference_geo: "global"` (the
+    // gateway's translation would say `not_available`), nothing added or taken away
+    const cache_creation = { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 };
+    const own = { input_tokens: json.body.usage.input_tokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cache_creation, output_tokens: 1, service_tier: 'standard', inference_geo: 'global' };
+    expect(s.events[0].data.message.usage).to.deep.equal(own);
   });
 });

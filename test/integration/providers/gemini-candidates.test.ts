@@ -9,6 +9,7 @@ import { usageSettled } from '../../helpers/usage';
 import { poolModel, rndId, simDeployment } from '../../helpers/pool-models';
 import { upsertProvider } from '../../../shared/catalog/catalog-ops';
 import { UsageEvent } from '../../../shared/db/models';
+import { addGeminiModels } from '../../helpers/gemini-model';
 
 /**
  * Chat's `n` and log probabilities on a Gemini model (a scripted generateContent upstream, answered
@@ -189,5 +190,52 @@ describe('provider kind gemini: n candidates and log probabilities', function ()
     } finally {
       await dropScriptedModel(provider); // the pool's model row is its first deployment's provider's: both go
     }
+  });
+});
+
+/**
+ * `n` on a Gemini model against the simulator's Gemini route, which streams several candidates as
+ * Google's API does (scripts/simulator/routes/gemini.ts streamedChunks: each chunk the next part of
+ * every candidate still going, named by its `index`; one that ended is no longer in the list): the
+ * gateway's chat stream, through the real app and workers, must give each choice its own deltas at its
+ * index and its own finish_reason, go on after one candidate ends, and count the usage once.
+ */
+describe('provider kind gemini on the simulator: n=2 streamed', function () {
+  this.timeout(30_000);
+  let client: OpenAI;
+  let cleanup: () => Promise<void>;
+  before(async () => {
+    const o = await buildOrg(env().redis);
+    client = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    cleanup = await addGeminiModels();
+  });
+  beforeEach(() => resetSim());
+  after(() => cleanup());
+
+  it('each candidate is the choice at its index with its own deltas and finish_reason, the stream goes on after the first ends, usage once and billed once, as the JSON answer says', async () => {
+    const body = { model: 'test-gemini', messages: [{ role: 'user' as const, content: 'two answers please' }], n: 2 };
+    const json = await client.chat.completions.create(body);
+    expect(json.choices.map((c) => [c.index, c.finish_reason])).to.deep.equal([[0, 'stop'], [1, 'stop']]);
+    expect(json.choices[0].message.content, 'two different candidates').to.not.equal(json.choices[1].message.content);
+    const { data: stream, response } = await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }).withResponse();
+    const chunks: ChatCompletionChunk[] = [];
+    for await (const c of stream) chunks.push(c);
+    const upstream = env().sim.log.entries.at(-1)!;
+    expect(upstream.path).to.equal('/v1beta/models/sim-gemini-1:streamGenerateContent');
+    expect((upstream.body as { generationConfig: unknown }).generationConfig).to.deep.include({ candidateCount: 2 });
+    // each chunk holds one choice; each choice finishes once, the shorter second one first, and the first goes on after it
+    expect(chunks.every((c) => c.choices.length <= 1)).to.equal(true);
+    const finished = chunks.flatMap((c, at) => c.choices.filter((x) => x.finish_reason).map((x) => ({ index: x.index, reason: x.finish_reason, at })));
+    expect(finished.map((f) => [f.index, f.reason])).to.deep.equal([[1, 'stop'], [0, 'stop']]);
+    expect(chunks.slice(finished[0].at + 1).some((c) => c.choices[0]?.index === 0 && c.choices[0].delta.content), 'choice 0 goes on after choice 1 ended').to.equal(true);
+    const text = (i: number) => chunks.flatMap((c) => c.choices.filter((x) => x.index === i).map((x) => x.delta.content ?? '')).join('');
+    expect([text(0), text(1)]).to.deep.equal([json.choices[0].message.content, json.choices[1].message.content]);
+    const final = await sdkFinalChatCompletion(chunks);
+    expect(final.choices.map((c) => c.message.content)).to.deep.equal(json.choices.map((c) => c.message.content));
+    expect(chunks.filter((c) => c.usage)).to.have.length(1);
+    expect(chunks.at(-1)!.usage).to.deep.include({ prompt_tokens: json.usage!.prompt_tokens, completion_tokens: json.usage!.completion_tokens });
+    await usageSettled();
+    const rows = await UsageEvent.findAll({ where: { requestId: response.headers.get('x-service-request-id')! } });
+    expect(rows.map((e) => [e.inputTokens, e.outputTokens])).to.deep.equal([[json.usage!.prompt_tokens, json.usage!.completion_tokens]]);
   });
 });
