@@ -10,6 +10,7 @@ import { anthropicBeta } from './beta';
 import { refuseThinkingBudget } from './thinking-budget';
 import { refuseNativeOnly } from './native-only';
 import { refuseInvalidInputSchemas } from './input-schemas';
+import { refuseUnsupportedStrictSchemas } from './strict-schemas';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
 import { allNativeMessages } from '../../dispatch/route';
 import { SseWriter } from '../../sse';
@@ -40,6 +41,8 @@ function createHandler(ctx: AppContext) {
     refuseEmptyContent(body);
     // a custom tool's input_schema Anthropic refuses, in its words, on every upstream (input-schemas.ts)
     refuseInvalidInputSchemas(body.tools);
+    // strict tools' and the output format's schemas Anthropic's structured outputs refuse, in its words (strict-schemas.ts)
+    refuseUnsupportedStrictSchemas(body, { limits: true });
     const beta = anthropicBeta(req);
     // a manual thinking budget at or above max_tokens, as Anthropic refuses it (unless interleaved thinking), on every upstream
     refuseThinkingBudget(body, beta);
@@ -150,6 +153,7 @@ function countTokensHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     const body = validate<MessagesRequest>(countTokensSchema, req.body);
     refuseInvalidInputSchemas(body.tools);
+    refuseUnsupportedStrictSchemas(body, { limits: false });
     const resolved = await resolveChatModel(ctx, req, body.model);
     const counted = await countInLane(ctx, req, () => countMessagesTokens(resolved.model.tokenizer, body));
     // with context editing asked, what a translated upstream would be sent once edited, and the count before it
