@@ -1,14 +1,12 @@
 import { expect } from 'chai';
 import Anthropic from '@anthropic-ai/sdk';
 import { env } from '../../helpers/harness';
-import { lastSent, openaiOrg } from '../../helpers/openai-org';
-import { call, keyHeader, type Reply } from '../../helpers/http';
+import { lastSent } from '../../helpers/openai-org';
+import { call } from '../../helpers/http';
 import { outcome } from '../../helpers/responses-background';
 import { billedEvents } from '../../helpers/usage';
-import { addGeminiModels } from '../../helpers/gemini-model';
-import { seedBedrock } from '../providers/bedrock-setup';
+import { EVERY_UPSTREAM_KIND, everyUpstreamKind, expectRefusal } from '../../helpers/messages-every-upstream';
 
-const V = { 'anthropic-version': '2023-06-01' };
 const msgs = [{ role: 'user', content: 'hello' }];
 /** A valid tool and a server tool first, so that the refusal names the third: tools.2. */
 const ok = { name: 'ok_tool', description: 'fine', input_schema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } };
@@ -106,21 +104,8 @@ const CLAUDE_CODE_TOOLS = [
  */
 describe("messages: a custom tool's input_schema that is not a JSON Schema (Anthropic's refusals)", function () {
   this.timeout(120_000);
-  const s = openaiOrg();
-  let cleanup: () => Promise<void>;
-  let h: Record<string, string>;
-  before(async () => {
-    await seedBedrock();
-    cleanup = await addGeminiModels();
-    h = { ...keyHeader(s.o.key), ...V };
-  });
-  after(() => cleanup());
-  const models = ['sim-chat', 'sim-claude', 'test-gemini', 'sim-bedrock-claude'];
-
-  function expectRefusal(r: Reply, message: string, what: string): void {
-    expect(r.status, `${what} ${r.text}`).to.equal(400);
-    expect(r.body, what).to.deep.equal({ error: { type: 'invalid_request_error', message, code: 'invalid_request' } });
-  }
+  const { s, headers } = everyUpstreamKind();
+  const models = EVERY_UPSTREAM_KIND;
 
   const refused: Array<[string, unknown, string]> = [
     ['bad_type', { type: 'object', properties: { city: { type: 'strin' } } }, INVALID],
@@ -143,15 +128,15 @@ describe("messages: a custom tool's input_schema that is not a JSON Schema (Anth
         for (const second of [SEARCH, OK2]) {
           const tools = [ok, second, { name, input_schema }];
           for (const stream of [false, true]) {
-            expectRefusal(await call('POST', '/v1/messages', { headers: h, json: { model, max_tokens: 64, messages: msgs, stream, tools } }), message, `${model} ${name} ${second.name} stream ${stream}`);
+            expectRefusal(await call('POST', '/v1/messages', { headers: headers(), json: { model, max_tokens: 64, messages: msgs, stream, tools } }), message, `${model} ${name} ${second.name} stream ${stream}`);
           }
         }
         const tools = [ok, SEARCH, { name, input_schema }];
-        expectRefusal(await call('POST', '/v1/messages/count_tokens', { headers: h, json: { model, messages: msgs, tools } }), message, `count_tokens ${model} ${name}`);
+        expectRefusal(await call('POST', '/v1/messages/count_tokens', { headers: headers(), json: { model, messages: msgs, tools } }), message, `count_tokens ${model} ${name}`);
       }
     }
     // a wrong root type is named before an invalid schema earlier in the list, as Anthropic's field validation runs first
-    const both = await call('POST', '/v1/messages', { headers: h, json: { model: 'sim-claude', max_tokens: 64, messages: msgs, tools: [ok, SEARCH, { name: 'a', input_schema: refused[0][1] }, { name: 'b', input_schema: { type: 'array' } }] } });
+    const both = await call('POST', '/v1/messages', { headers: headers(), json: { model: 'sim-claude', max_tokens: 64, messages: msgs, tools: [ok, SEARCH, { name: 'a', input_schema: refused[0][1] }, { name: 'b', input_schema: { type: 'array' } }] } });
     expectRefusal(both, "tools.3.custom.input_schema.type: Input should be 'object'", 'type before schema');
     // the official SDK raises its BadRequestError with Anthropic's type and words
     const client = new Anthropic({ apiKey: s.o.key, baseURL: env().gw.url, maxRetries: 0 });
@@ -174,10 +159,10 @@ describe("messages: a custom tool's input_schema that is not a JSON Schema (Anth
     const tools = CLAUDE_CODE_TOOLS as Anthropic.Tool[];
     for (const model of models) {
       for (const stream of [false, true]) {
-        const r = await call('POST', '/v1/messages', { headers: h, json: { model, max_tokens: 64, messages: msgs, stream, tools } });
+        const r = await call('POST', '/v1/messages', { headers: headers(), json: { model, max_tokens: 64, messages: msgs, stream, tools } });
         expect(r.status, `${model} stream ${stream} ${r.text}`).to.equal(200);
       }
-      const counted = await call('POST', '/v1/messages/count_tokens', { headers: h, json: { model, messages: msgs, tools } });
+      const counted = await call('POST', '/v1/messages/count_tokens', { headers: headers(), json: { model, messages: msgs, tools } });
       expect(counted.status, `count_tokens ${model} ${counted.text}`).to.equal(200);
       const answer = await client.messages.create({ model, max_tokens: 64, messages: [{ role: 'user', content: 'hi' }], tools });
       expect(answer.type, model).to.equal('message');

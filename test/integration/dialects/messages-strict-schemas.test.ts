@@ -1,14 +1,12 @@
 import { expect } from 'chai';
 import Anthropic from '@anthropic-ai/sdk';
 import { env } from '../../helpers/harness';
-import { lastSent, openaiOrg } from '../../helpers/openai-org';
-import { call, keyHeader, type Reply } from '../../helpers/http';
+import { lastSent } from '../../helpers/openai-org';
+import { call } from '../../helpers/http';
 import { outcome } from '../../helpers/responses-background';
 import { billedEvents } from '../../helpers/usage';
-import { addGeminiModels } from '../../helpers/gemini-model';
-import { seedBedrock } from '../providers/bedrock-setup';
+import { EVERY_UPSTREAM_KIND, everyUpstreamKind, expectRefusal } from '../../helpers/messages-every-upstream';
 
-const V = { 'anthropic-version': '2023-06-01' };
 const msgs = [{ role: 'user', content: 'hello' }];
 const ok = { name: 'ok_tool', description: 'fine', input_schema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } };
 const SEARCH = { type: 'web_search_20250305', name: 'web_search', max_uses: 1 };
@@ -91,23 +89,10 @@ const CLAUDE_CODE_STRICT = [
  */
 describe("messages: strict tools' and output formats' schemas Anthropic's structured outputs refuse", function () {
   this.timeout(180_000);
-  const s = openaiOrg();
-  let cleanup: () => Promise<void>;
-  let h: Record<string, string>;
-  before(async () => {
-    await seedBedrock();
-    cleanup = await addGeminiModels();
-    h = { ...keyHeader(s.o.key), ...V };
-  });
-  after(() => cleanup());
-  const models = ['sim-chat', 'sim-claude', 'test-gemini', 'sim-bedrock-claude'];
-
-  function expectRefusal(r: Reply, message: string, what: string): void {
-    expect(r.status, `${what} ${r.text}`).to.equal(400);
-    expect(r.body, what).to.deep.equal({ error: { type: 'invalid_request_error', message, code: 'invalid_request' } });
-  }
-  const post = (json: Record<string, unknown>) => call('POST', '/v1/messages', { headers: h, json });
-  const count = (json: Record<string, unknown>) => call('POST', '/v1/messages/count_tokens', { headers: h, json });
+  const { s, headers } = everyUpstreamKind();
+  const models = EVERY_UPSTREAM_KIND;
+  const post = (json: Record<string, unknown>) => call('POST', '/v1/messages', { headers: headers(), json });
+  const count = (json: Record<string, unknown>) => call('POST', '/v1/messages/count_tokens', { headers: headers(), json });
 
   it('a strict tool, output_config.format or output_format schema Anthropic refuses is its 400 in its words on every upstream kind, JSON, streamed and counted; nothing sent or billed', async () => {
     const before = await billedEvents(s.o.org.id);
