@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import Anthropic from '@anthropic-ai/sdk';
+import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
+import * as z from 'zod/v4';
 import { env } from '../../helpers/harness';
 import { lastSent } from '../../helpers/openai-org';
 import { call } from '../../helpers/http';
@@ -167,6 +169,20 @@ describe("messages: strict tools' and output formats' schemas Anthropic's struct
         expect(counted.status, `count_tokens ${model} ${what} ${counted.text}`).to.equal(200);
       }
       expect(lastSent(), `${model}: the tools went upstream`).to.include('loose');
+    }
+  });
+
+  it("betaZodTool with strict: true (sent as zod writes it: the SDK transforms output formats, not tools): closed objects are served by the tool runner, z.int()'s safe-integer bounds are Anthropic's refusal", async () => {
+    const client = new Anthropic({ apiKey: s.o.key, baseURL: env().gw.url, maxRetries: 0 });
+    const messages = [{ role: 'user' as const, content: 'hi' }];
+    const served = betaZodTool({ name: 'plan', description: 'plans', strict: true, inputSchema: z.object({ city: z.string(), days: z.number().optional(), tags: z.array(z.string()), mode: z.enum(['a', 'b']) }), run: () => 'done' });
+    const bounded = betaZodTool({ name: 'count', description: 'counts', strict: true, inputSchema: z.object({ n: z.int() }), run: () => 'done' });
+    for (const model of ['sim-claude', 'sim-chat']) {
+      const final = await client.beta.messages.toolRunner({ model, max_tokens: 64, messages, tools: [served] });
+      expect(final.type, model).to.equal('message');
+      const err = await outcome(client.beta.messages.toolRunner({ model, max_tokens: 64, messages, tools: [served, bounded] }).runUntilDone());
+      expect(err, model).to.be.instanceOf(Anthropic.BadRequestError);
+      expect((err as InstanceType<typeof Anthropic.BadRequestError>).error, model).to.deep.include({ error: { code: 'invalid_request', message: "tools.1.custom: For 'integer' type, properties maximum, minimum are not supported", type: 'invalid_request_error' } });
     }
   });
 });
