@@ -12,7 +12,14 @@
  * error"). Only the rules its API was seen refusing, in the words its 400 bodies are quoted with
  * (prefix `tools.N.custom: ` for a tool, N its index in `tools`, `output_config.format.schema: ` for
  * the output schema), are enforced:
- * - a subschema without `type` (nor `$ref`, `anyOf`, `oneOf`, `allOf`, `enum` or `const`, which
+ * - definitions that reference themselves, directly or through others: "Circular reference detected in
+ *   schema definitions: __schema0 -> __schema0. Self-referencing or mutually-referencing definitions
+ *   are not supported." (a live probe's `output_format.schema` answer, egonSchiele/agency-lang issue
+ *   487; others quote it for zod's `z.lazy` and for strict tools), the first cycle of `$defs` (or
+ *   `definitions`) in their order;
+ * - `oneOf` anywhere: "Schema type 'oneOf' is not supported" (live probes of strict tools and output
+ *   schemas quote it, Bedrock's too; `anyOf` is taken, and the SDK's transform turns `oneOf` into it);
+ * - a subschema without `type` (nor `$ref`, `anyOf`, `allOf`, `enum` or `const`, which
  *   stand for one): "Invalid schema: Schema type is missing for schema: {'default': None, 'title':
  *   'Value'}", the subschema in Python's repr (quoted for a strict tool's nested property and for an
  *   output schema; the SDK's transform and Claude Code's strict schemas require a type likewise);
@@ -47,7 +54,7 @@ const NUMERIC_BOUNDS = ['exclusiveMaximum', 'exclusiveMinimum', 'maximum', 'mini
 const LIMITS = { strictTools: 20, unions: 16, optional: 24 };
 
 /** Keywords that stand for a `type` (the SDK's transformJSONSchema and Claude Code's strict check take them so). */
-const TYPED_BY = ['type', '$ref', 'anyOf', 'oneOf', 'allOf', 'enum', 'const'];
+const TYPED_BY = ['type', '$ref', 'anyOf', 'allOf', 'enum', 'const'];
 
 const typesOf = (s: Obj): string[] => (typeof s.type === 'string' ? [s.type] : Array.isArray(s.type) ? s.type.filter((t): t is string => typeof t === 'string') : []);
 
@@ -57,6 +64,7 @@ const notSupported = (type: string, keys: readonly string[]) =>
 
 /** Why Anthropic refuses this one subschema (its own keywords only), or undefined. */
 function nodeProblem(s: Obj): string | undefined {
+  if ('oneOf' in s) return "Schema type 'oneOf' is not supported";
   if (!TYPED_BY.some((k) => k in s)) return `Invalid schema: Schema type is missing for schema: ${pyRepr(s)}`;
   const types = typesOf(s);
   if (types.includes('object')) {
@@ -90,12 +98,55 @@ function* subschemas(s: Obj): Generator<Obj> {
   }
 }
 
-/** The first rule the schema breaks, depth first, or undefined. */
+/** The local `$ref` targets under `v` that name an entry of the definitions at `prefix` (`#/$defs/`). */
+function refsTo(v: unknown, prefix: string, into: Set<string>): Set<string> {
+  if (Array.isArray(v)) for (const x of v) refsTo(x, prefix, into);
+  else if (isRecord(v)) {
+    if (typeof v.$ref === 'string' && v.$ref.startsWith(prefix)) into.add(v.$ref.slice(prefix.length).replace(/~1/g, '/').replace(/~0/g, '~'));
+    for (const x of Object.values(v)) refsTo(x, prefix, into);
+  }
+  return into;
+}
+
+/** The first cycle among the root's definitions, as Anthropic names it (`a -> b -> a`), or undefined. */
+function definitionCycle(root: Obj): string[] | undefined {
+  for (const key of ['$defs', 'definitions']) {
+    const defs = root[key];
+    if (!isRecord(defs)) continue;
+    const edges = new Map(Object.entries(defs).map(([name, def]) => [name, [...refsTo(def, `#/${key}/`, new Set())].filter((to) => to in defs)]));
+    const done = new Set<string>();
+    const visit = (name: string, path: string[]): string[] | undefined => {
+      const at = path.indexOf(name);
+      if (at >= 0) return [...path.slice(at), name];
+      if (done.has(name)) return undefined;
+      for (const to of edges.get(name) ?? []) {
+        const cycle = visit(to, [...path, name]);
+        if (cycle) return cycle;
+      }
+      done.add(name);
+      return undefined;
+    };
+    for (const name of edges.keys()) {
+      const cycle = visit(name, []);
+      if (cycle) return cycle;
+    }
+  }
+  return undefined;
+}
+
+/** The first rule the schema breaks (its definitions' cycles, then its subschemas depth first), or undefined. */
 function schemaProblem(s: Obj): string | undefined {
+  const cycle = definitionCycle(s);
+  if (cycle) return `Circular reference detected in schema definitions: ${cycle.join(' -> ')}. Self-referencing or mutually-referencing definitions are not supported.`;
+  return subschemaProblem(s);
+}
+
+/** The first rule a subschema breaks, depth first, or undefined. */
+function subschemaProblem(s: Obj): string | undefined {
   const own = nodeProblem(s);
   if (own) return own;
   for (const sub of subschemas(s)) {
-    const problem = schemaProblem(sub);
+    const problem = subschemaProblem(sub);
     if (problem) return problem;
   }
   return undefined;

@@ -36,6 +36,17 @@ const REFUSED: Array<[string, Record<string, unknown>, string]> = [
   ['min_items', closed({ type: 'array', items: { type: 'string' }, minItems: 2 }), "For 'array' type, 'minItems' values other than 0 or 1 are not supported"],
   ['max_items', closed({ type: 'array', items: { type: 'string' }, minItems: 1, maxItems: 5 }), "For 'array' type, property 'maxItems' is not supported"],
   ['untyped', closed({ default: null, title: 'Value' }), "Invalid schema: Schema type is missing for schema: {'default': None, 'title': 'Value'}"],
+  ['one_of', closed({ oneOf: [{ type: 'string' }, { type: 'number' }] }), "Schema type 'oneOf' is not supported"],
+  [
+    'self_ref',
+    { ...closed({ $ref: '#/$defs/node' }), $defs: { node: closed({ anyOf: [{ $ref: '#/$defs/node' }, { type: 'null' }] }) } },
+    'Circular reference detected in schema definitions: node -> node. Self-referencing or mutually-referencing definitions are not supported.',
+  ],
+  [
+    'mutual_refs',
+    { ...closed({ $ref: '#/$defs/leaf' }), $defs: { leaf: { type: 'string' }, a: closed({ type: 'array', items: { $ref: '#/$defs/b' } }), b: closed({ $ref: '#/$defs/a' }) } },
+    'Circular reference detected in schema definitions: a -> b -> a. Self-referencing or mutually-referencing definitions are not supported.',
+  ],
   ['in_defs', { ...closed({ $ref: '#/$defs/n' }), $defs: { n: { type: 'number', multipleOf: 5 } } }, "For 'number' type, property 'multipleOf' is not supported"],
 ];
 
