@@ -40,9 +40,10 @@
  * Try reducing the number of tools marked as strict."), more than 16 parameters (properties) with
  * `anyOf` or a type list across the strict schemas, then more than 24 optional ones (not in their
  * object's `required`); Anthropic answers the union count before the optional one (clients quote
- * the two in that order). Counted as written (`$defs` once each), which never counts more than
- * Anthropic, which expands references. count_tokens checks the schemas but not the limits: the
- * document counts tokens "without compilation", which the limits guard.
+ * the two in that order). Counted as written (`$defs` once each), which counts no more than
+ * Anthropic, which expands references, as long as every definition is used. count_tokens checks the
+ * schemas (a client found Anthropic's count refuse a strict tool's `minItems` of 3) but not the
+ * limits: the document counts tokens "without compilation", which the limits guard.
  */
 import { ApiError } from '../../../shared/errors/ApiError';
 import { isRecord } from '../../../shared/is-record';
