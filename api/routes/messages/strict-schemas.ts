@@ -42,7 +42,7 @@
  * object's `required`); Anthropic answers the union count before the optional one (clients quote
  * the two in that order). Counted as written (`$defs` once each), which counts no more than
  * Anthropic, which expands references, as long as every definition is used. count_tokens checks the
- * schemas (a client found Anthropic's count refuse a strict tool's `minItems` of 3) but not the
+ * schemas (a client found Anthropic's count refuse a strict tool's `minItems` above 1) but not the
  * limits: the document counts tokens "without compilation", which the limits guard.
  */
 import { ApiError } from '../../../shared/errors/ApiError';
