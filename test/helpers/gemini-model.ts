@@ -2,6 +2,7 @@ import { Model, Provider } from '../../shared/db/models';
 import { bumpEpoch } from '../../shared/cache/epoch';
 import { importCatalog } from '../../shared/catalog/catalog-ops';
 import { env } from './harness';
+import { seedBedrock } from '../integration/providers/bedrock-setup';
 
 export const GEMINI_KEY = 'gm-test-platform-key';
 
@@ -25,4 +26,20 @@ export async function addGeminiModels(): Promise<() => Promise<void>> {
     await provider!.destroy();
     await bumpEpoch(env().redis);
   };
+}
+
+/**
+ * The suite's hooks for the Gemini models (and, with `bedrock`, the Bedrock provider the translated
+ * suites also serve): added before the suite's tests, removed after them. Call it in a describe, before
+ * hooks that need the models.
+ */
+export function useGeminiModels(opts: { bedrock?: boolean } = {}): void {
+  let cleanup: (() => Promise<void>) | undefined;
+  before(async () => {
+    if (opts.bedrock) await seedBedrock();
+    cleanup = await addGeminiModels();
+  });
+  after(async () => {
+    await cleanup?.();
+  });
 }

@@ -1,8 +1,7 @@
 import { expect } from 'chai';
 import { openaiOrg } from './openai-org';
 import { keyHeader, type Reply } from './http';
-import { addGeminiModels } from './gemini-model';
-import { seedBedrock } from '../integration/providers/bedrock-setup';
+import { useGeminiModels } from './gemini-model';
 
 /** One model of each upstream kind a messages request can reach: OpenAI-compatible, Anthropic-native, Gemini, Bedrock. */
 export const EVERY_UPSTREAM_KIND = ['sim-chat', 'sim-claude', 'test-gemini', 'sim-bedrock-claude'];
@@ -13,14 +12,11 @@ export const EVERY_UPSTREAM_KIND = ['sim-chat', 'sim-claude', 'test-gemini', 'si
  */
 export function everyUpstreamKind(): { s: ReturnType<typeof openaiOrg>; headers: () => Record<string, string> } {
   const s = openaiOrg();
-  let cleanup: () => Promise<void>;
   let h: Record<string, string> = {};
+  useGeminiModels({ bedrock: true });
   before(async () => {
-    await seedBedrock();
-    cleanup = await addGeminiModels();
     h = { ...keyHeader(s.o.key), 'anthropic-version': '2023-06-01' };
   });
-  after(() => cleanup());
   return { s, headers: () => h };
 }
 

@@ -3,8 +3,7 @@ import { env, resetSim } from './harness';
 import { buildOrg, type TestOrg } from './factories';
 import { UsageEvent } from '../../shared/db/models';
 import { usageSettled } from './usage';
-import { addGeminiModels } from './gemini-model';
-import { seedBedrock } from '../integration/providers/bedrock-setup';
+import { useGeminiModels } from './gemini-model';
 
 /** Models whose legacy completions go through the chat translation: Anthropic-native, Gemini, Bedrock. */
 export const TRANSLATED_MODELS = ['sim-claude', 'test-gemini', 'sim-bedrock-claude'];
@@ -28,14 +27,11 @@ export function translatedCompletionsSuite(): CompletionsSuite {
     await usageSettled();
     return UsageEvent.count({ where: { orgId: s.o.org.id } });
   };
-  let cleanup: () => Promise<void>;
   beforeEach(resetSim);
+  useGeminiModels({ bedrock: true });
   before(async () => {
-    await seedBedrock();
-    cleanup = await addGeminiModels();
     s.o = await buildOrg(env().redis);
     s.client = new OpenAI({ apiKey: s.o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
   });
-  after(() => cleanup());
   return s;
 }

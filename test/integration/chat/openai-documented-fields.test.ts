@@ -7,8 +7,8 @@ import { postSse } from '../../helpers/sse-events';
 import { expectOpenAI } from '../../helpers/conformance';
 import { outcome } from '../../helpers/responses-background';
 import { billedEvents } from '../../helpers/usage';
-import { addGeminiModels } from '../../helpers/gemini-model';
-import { seedBedrock, CLAUDE } from '../providers/bedrock-setup';
+import { useGeminiModels } from '../../helpers/gemini-model';
+import { CLAUDE } from '../providers/bedrock-setup';
 import { upsertModel } from '../../../shared/catalog/catalog-ops';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { rndId, simDeployment } from '../../helpers/pool-models';
@@ -31,12 +31,7 @@ const EFFORTS = "'none', 'minimal', 'low', 'medium', 'high', 'xhigh', and 'max'"
 describe('chat: documented answer fields on translated upstreams, and OpenAI refusals of reasoning_effort, verbosity and both max token fields', function () {
   this.timeout(60_000);
   const s = openaiOrg();
-  let cleanup: () => Promise<void>;
-  before(async () => {
-    cleanup = await addGeminiModels();
-    await seedBedrock();
-  });
-  after(() => cleanup());
+  useGeminiModels({ bedrock: true });
   const translated = ['sim-claude', 'test-gemini', 'sim-bedrock-claude'];
   const models = ['sim-chat', ...translated];
   const post = (json: Record<string, unknown>) => call('POST', '/v1/chat/completions', { headers: keyHeader(s.o.key), json });

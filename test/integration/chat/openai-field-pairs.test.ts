@@ -6,7 +6,7 @@ import { call, keyHeader, type Reply } from '../../helpers/http';
 import { expectOpenAI } from '../../helpers/conformance';
 import { outcome } from '../../helpers/responses-background';
 import { billedEvents } from '../../helpers/usage';
-import { addGeminiModels } from '../../helpers/gemini-model';
+import { useGeminiModels } from '../../helpers/gemini-model';
 
 const msgs = [{ role: 'user' as const, content: 'hello' }];
 const STREAM_OPTIONS = "The 'stream_options' parameter is only allowed when 'stream' is enabled.";
@@ -24,11 +24,7 @@ const METADATA = "The 'metadata' parameter is only allowed when 'store' is enabl
 describe('OpenAI refusals: stream_options without stream, top_logprobs without logprobs', function () {
   this.timeout(30_000);
   const s = openaiOrg();
-  let cleanup: () => Promise<void>;
-  before(async () => {
-    cleanup = await addGeminiModels();
-  });
-  after(() => cleanup());
+  useGeminiModels();
   const models = ['sim-chat', 'sim-claude', 'test-gemini'];
   const post = (path: string, json: Record<string, unknown>) => call('POST', path, { headers: keyHeader(s.o.key), json });
 

@@ -8,7 +8,7 @@ import { call, keyHeader, type Reply } from '../../helpers/http';
 import { expectOpenAI } from '../../helpers/conformance';
 import { outcome } from '../../helpers/responses-background';
 import { billedEvents } from '../../helpers/usage';
-import { addGeminiModels } from '../../helpers/gemini-model';
+import { useGeminiModels } from '../../helpers/gemini-model';
 import { metaBreaks, notSchemas, strictBreaks } from '../../helpers/tool-schema-cases';
 
 const msgs = [{ role: 'user' as const, content: 'hello' }];
@@ -33,11 +33,7 @@ const format = (name: string, schema: unknown, strict?: boolean | null) => ({ ty
 describe('OpenAI refusals: invalid function tool and response format schemas (invalid_function_parameters, invalid_json_schema)', function () {
   this.timeout(60_000);
   const s = openaiOrg();
-  let cleanup: () => Promise<void>;
-  before(async () => {
-    cleanup = await addGeminiModels();
-  });
-  after(() => cleanup());
+  useGeminiModels();
   const models = ['sim-chat', 'sim-claude', 'test-gemini'];
   const post = (json: Record<string, unknown>) => call('POST', '/v1/chat/completions', { headers: keyHeader(s.o.key), json });
   const billed = () => billedEvents(s.o.org.id);

@@ -6,8 +6,7 @@ import { call, keyHeader } from '../../helpers/http';
 import { postSse } from '../../helpers/sse-events';
 import { expectOpenAI } from '../../helpers/conformance';
 import { outcome } from '../../helpers/responses-background';
-import { addGeminiModels } from '../../helpers/gemini-model';
-import { seedBedrock } from '../providers/bedrock-setup';
+import { useGeminiModels } from '../../helpers/gemini-model';
 import { ScriptedUpstream, byStream } from '../../helpers/scripted-upstream';
 
 const msgs = [{ role: 'user' as const, content: 'hello' }];
@@ -23,12 +22,10 @@ const msgs = [{ role: 'user' as const, content: 'hello' }];
 describe('chat: service_tier refused outside OpenAI tiers, and echoed as the tier served', function () {
   this.timeout(30_000);
   const s = openaiOrg();
-  let cleanup: () => Promise<void>;
   let up: ScriptedUpstream;
   let tiered: string;
+  useGeminiModels({ bedrock: true });
   before(async () => {
-    cleanup = await addGeminiModels();
-    await seedBedrock();
     up = await ScriptedUpstream.start('openai');
     const base = { id: 'chatcmpl-up', created: 1, model: 'up-model' };
     const chunk = (delta: Record<string, unknown>, finish: string | null) => ({ ...base, object: 'chat.completion.chunk', service_tier: 'flex', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
@@ -40,7 +37,6 @@ describe('chat: service_tier refused outside OpenAI tiers, and echoed as the tie
   });
   after(async () => {
     await up.close();
-    await cleanup();
   });
   const translated = ['sim-claude', 'test-gemini', 'sim-bedrock-claude'];
   const post = (json: Record<string, unknown>) => call('POST', '/v1/chat/completions', { headers: keyHeader(s.o.key), json });

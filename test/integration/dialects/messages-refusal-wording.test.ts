@@ -3,8 +3,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
-import { addGeminiModels } from '../../helpers/gemini-model';
-import { seedBedrock } from '../providers/bedrock-setup';
+import { useGeminiModels } from '../../helpers/gemini-model';
 
 const lookup = { name: 'lookup', input_schema: { type: 'object' as const, properties: { q: { type: 'string' } } } };
 
@@ -17,14 +16,11 @@ const lookup = { name: 'lookup', input_schema: { type: 'object' as const, proper
 describe('messages dialect: a translated upstream’s refusal names the messages field (official Anthropic client)', () => {
   let o: TestOrg;
   let anthropic: Anthropic;
-  let cleanup: () => Promise<void>;
+  useGeminiModels({ bedrock: true });
   before(async () => {
-    await seedBedrock();
-    cleanup = await addGeminiModels();
     o = await buildOrg(env().redis);
     anthropic = new Anthropic({ apiKey: o.key, baseURL: env().gw.url, maxRetries: 0 });
   });
-  after(() => cleanup());
   beforeEach(resetSim);
 
   for (const model of ['test-gemini', 'sim-bedrock-nova']) {

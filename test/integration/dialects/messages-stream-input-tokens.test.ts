@@ -3,8 +3,7 @@ import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { postSse } from '../../helpers/sse-events';
-import { seedBedrock } from '../providers/bedrock-setup';
-import { addGeminiModels } from '../../helpers/gemini-model';
+import { useGeminiModels } from '../../helpers/gemini-model';
 import { startSearchUpstream, useSearchProvider, type SearchUpstream } from '../../helpers/search-upstream';
 
 const V = { 'anthropic-version': '2023-06-01' };
@@ -20,18 +19,15 @@ describe('messages dialect: message_start input_tokens on translated streams', f
   this.timeout(30_000);
   let o: TestOrg;
   let h: Record<string, string>;
-  let cleanup: () => Promise<void>;
   let search: SearchUpstream;
+  useGeminiModels({ bedrock: true });
   before(async () => {
-    await seedBedrock();
-    cleanup = await addGeminiModels();
     o = await buildOrg(env().redis);
     h = { ...keyHeader(o.key), ...V };
     search = await startSearchUpstream();
     await useSearchProvider(o.org.id, search, 'msg-start-count');
   });
   after(async () => {
-    await cleanup();
     await search.close();
   });
   beforeEach(resetSim);

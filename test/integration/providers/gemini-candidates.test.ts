@@ -9,7 +9,7 @@ import { usageSettled } from '../../helpers/usage';
 import { poolModel, rndId, simDeployment } from '../../helpers/pool-models';
 import { upsertProvider } from '../../../shared/catalog/catalog-ops';
 import { UsageEvent } from '../../../shared/db/models';
-import { addGeminiModels } from '../../helpers/gemini-model';
+import { useGeminiModels } from '../../helpers/gemini-model';
 
 /**
  * Chat's `n` and log probabilities on a Gemini model (a scripted generateContent upstream, answered
@@ -203,14 +203,12 @@ describe('provider kind gemini: n candidates and log probabilities', function ()
 describe('provider kind gemini on the simulator: n=2 streamed', function () {
   this.timeout(30_000);
   let client: OpenAI;
-  let cleanup: () => Promise<void>;
+  useGeminiModels();
   before(async () => {
     const o = await buildOrg(env().redis);
     client = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
-    cleanup = await addGeminiModels();
   });
   beforeEach(() => resetSim());
-  after(() => cleanup());
 
   it('each candidate is the choice at its index with its own deltas and finish_reason, the stream goes on after the first ends, usage once and billed once, as the JSON answer says', async () => {
     const body = { model: 'test-gemini', messages: [{ role: 'user' as const, content: 'two answers please' }], n: 2 };

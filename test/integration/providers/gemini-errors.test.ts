@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
-import { addGeminiModels, GEMINI_KEY } from '../../helpers/gemini-model';
+import { useGeminiModels, GEMINI_KEY } from '../../helpers/gemini-model';
 
 const chat = { model: 'test-gemini', messages: [{ role: 'user', content: 'x' }] };
 
@@ -12,13 +12,11 @@ const chat = { model: 'test-gemini', messages: [{ role: 'user', content: 'x' }] 
  */
 describe('provider kind gemini: what Google says in its error bodies', () => {
   let o: TestOrg;
-  let cleanup: () => Promise<void>;
   beforeEach(resetSim);
+  useGeminiModels();
   before(async () => {
     o = await buildOrg(env().redis);
-    cleanup = await addGeminiModels();
   });
-  after(() => cleanup());
 
   it('a 429 whose RetryInfo asks for 53 s is answered at once with Retry-After 53, after one upstream call', async () => {
     env().sim.knobs.set('sim-gemini-1', { status: 429, retryAfter: 53 });

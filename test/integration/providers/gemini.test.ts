@@ -7,7 +7,7 @@ import { postSse } from '../../helpers/sse-events';
 import { UsageEvent } from '../../../shared/db/models';
 import { usageSettled } from '../../helpers/usage';
 import { leasesFreed } from '../../helpers/leases';
-import { addGeminiModels, GEMINI_KEY } from '../../helpers/gemini-model';
+import { useGeminiModels, GEMINI_KEY } from '../../helpers/gemini-model';
 import { expectAnthropic, expectOpenAI, expectResponsesEvent, responsesEventForDocument, withoutNullUser } from '../../helpers/conformance';
 
 const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
@@ -22,13 +22,11 @@ async function usageOf(requestId: string) {
 /** The three dialects on a model whose provider is of kind `gemini` (the Gemini API). */
 describe('provider kind gemini', () => {
   let o: TestOrg;
-  let cleanup: () => Promise<void>;
   beforeEach(resetSim);
+  useGeminiModels();
   before(async () => {
     o = await buildOrg(env().redis);
-    cleanup = await addGeminiModels();
   });
-  after(() => cleanup());
 
   it('chat completions JSON: contents, systemInstruction, generationConfig, the key header, usage billed', async () => {
     const r = await call('POST', '/v1/chat/completions', {

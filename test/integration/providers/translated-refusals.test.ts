@@ -4,8 +4,7 @@ import { env, resetSim } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { UsageEvent } from '../../../shared/db/models';
 import { usageSettled } from '../../helpers/usage';
-import { addGeminiModels } from '../../helpers/gemini-model';
-import { seedBedrock } from './bedrock-setup';
+import { useGeminiModels } from '../../helpers/gemini-model';
 
 type Params = OpenAI.ChatCompletionCreateParamsNonStreaming;
 const user = [{ role: 'user' as const, content: 'x' }];
@@ -19,15 +18,12 @@ describe('Gemini and Bedrock adapters: the refusals they share with the Anthropi
   this.timeout(30_000);
   let o: TestOrg;
   let client: OpenAI;
-  let cleanup: () => Promise<void>;
   let billed: number;
+  useGeminiModels({ bedrock: true });
   before(async () => {
-    cleanup = await addGeminiModels();
-    await seedBedrock();
     o = await buildOrg(env().redis);
     client = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
   });
-  after(() => cleanup());
   beforeEach(async () => {
     resetSim();
     await usageSettled();
