@@ -81,16 +81,20 @@ export function authenticate(ctx: AppContext) {
       let projectId = rec.projectId;
       let modelMap: Record<string, string> = NO_ALIASES;
       let routingPlanId: string | null = null;
+      const plan = req.pathAuth?.routingPlanId ? await ctx.directory.routingPlan(req.pathAuth.routingPlanId) : undefined;
       if (req.pathAuth?.routingPlanId) {
-        const plan = await ctx.directory.routingPlan(req.pathAuth.routingPlanId);
         if (!plan || plan.orgId !== rec.orgId) {
           throw new ApiError(404, 'routing_plan_not_found', 'No such routing plan for this API key.');
         }
         routingPlanId = plan.id;
         modelMap = plan.modelMap;
-        projectId = projectId ?? plan.projectId;
       }
       const requestedProject = header(req, 'service-project-id') ?? req.pathAuth?.project;
+      if (!projectId && !requestedProject && plan?.projectId) {
+        // the plan's project, refused once archived as its id or slug would be (it ran on, billed to the archived project)
+        if (!(await ctx.directory.project(rec.orgId, plan.projectId))) throw new ApiError(400, 'invalid_project', 'The project this routing plan is bound to is archived.');
+        projectId = plan.projectId;
+      }
       if (requestedProject) {
         const p = await ctx.directory.project(rec.orgId, requestedProject);
         if (!p) {

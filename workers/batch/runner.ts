@@ -15,7 +15,8 @@ import { batchModel, parseInput } from '../../shared/batches/input';
 import { lineRequestId, openaiResultLine } from '../../shared/batches/results';
 import { batchPausedMs, heldBack, pauseBatch, pauseMs, upstreamPauseMs } from '../../shared/batches/pacing';
 import { outputFileId } from '../../shared/batches/ids';
-import { errors, mayRetry } from '../../shared/errors/codes';
+import { mayRetry } from '../../shared/errors/codes';
+import { ApiError } from '../../shared/errors/ApiError';
 import { errorBody } from '../../api/middleware/error-body';
 import { releaseLeftSearches } from '../../shared/search/entitlements';
 
@@ -206,8 +207,8 @@ export class BatchRunner {
    * `param`, Anthropic's `type`: what the error file and the results show).
    */
   private async authFor(b: BatchRow): Promise<AuthInfo | { status: number; body: unknown }> {
-    const auth = await identityNow(this.ctx, { keyHash: b.key_hash, orgId: b.org_id, projectId: b.project_id, routingPlanId: b.routing_plan_id });
-    return auth ?? { status: 401, body: errorBody(lineRoute(b), errors.invalidApiKey('The API key that created this batch no longer works.')) };
+    const auth = await identityNow(this.ctx, { keyHash: b.key_hash, orgId: b.org_id, projectId: b.project_id, routingPlanId: b.routing_plan_id }, 'created this batch');
+    return auth instanceof ApiError ? { status: auth.status, body: errorBody(lineRoute(b), auth) } : auth;
   }
 
   /**

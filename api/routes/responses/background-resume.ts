@@ -11,8 +11,7 @@ import { keys } from '../../../shared/redis/keys';
 import { logger } from '../../../shared/logger';
 import { cancelLeasedJob } from './background-cancel';
 import { dialectOf, logFailure } from '../../middleware/request-log';
-import { errors } from '../../../shared/errors/codes';
-import type { ApiError } from '../../../shared/errors/ApiError';
+import { ApiError } from '../../../shared/errors/ApiError';
 import { BACKGROUND_LEASE_MS, LOST_RUN, RESUME_MAX, failBackground, runningBackground } from '../../../shared/responses/retention';
 
 /** A resume that failed for want of an answer from the ticket app. */
@@ -110,11 +109,10 @@ async function resume(ctx: AppContext, id: string, record: ResumeRecord, n: numb
   // the lost pod's job may still run on a worker: cancelled (its upstream request aborted, not billed unless answered)
   await cancelLeasedJob(ctx, job);
   const requestId = `${record.requestId}.r${n}`;
-  const auth = await identityNow(ctx, record);
-  if (!auth) {
-    const e = errors.invalidApiKey('The API key that made this background response no longer works.');
-    await logRefused(ctx, record, requestId, e);
-    return failResumed(ctx, id, e.code, e.message);
+  const auth = await identityNow(ctx, record, 'made this background response');
+  if (auth instanceof ApiError) {
+    await logRefused(ctx, record, requestId, auth);
+    return failResumed(ctx, id, auth.code, auth.message);
   }
   const app = await ticketApp(ctx);
   const resumed = { responseId: id, createdAt: record.createdAt, receivedAt: record.receivedAt };

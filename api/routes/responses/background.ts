@@ -253,8 +253,8 @@ export async function startBackground(ctx: AppContext, req: Request, res: Respon
       // its member gone meanwhile, the run stops, as a resumed one or a batch line does (api/kept-identity.ts);
       // otherwise it goes on under the key's controls of now (a budget or rate its owner set meanwhile)
       const wanted = async () => {
-        const now = await identityNow(ctx, kept);
-        if (!now) throw errors.invalidApiKey('The API key that made this background response no longer works.');
+        const now = await identityNow(ctx, kept, 'made this background response');
+        if (now instanceof ApiError) throw now;
         req.auth!.controls = now.controls;
         return stillRunning(frame.id, orgId);
       };

@@ -7,6 +7,7 @@ import { usageSettled } from '../../helpers/usage';
 import { RoutingPlan } from '../../../shared/db/models';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { revokeApiKey, rotateApiKey } from '../../../shared/tenancy/ops';
+import { archiveProject } from '../../../shared/tenancy/projects';
 import { startBatchWorker } from '../../../workers/batch/main';
 import { batchEnds, batchUsage, jsonl, parseJsonl, uploadBatchFile, type BatchWorker } from './helpers';
 import { batchById, finishedLines } from '../../../shared/batches/store';
@@ -107,5 +108,23 @@ describe('batches: the auth surfaces of every inference route, and a key revoked
     expect(await batchUsage(b.id)).to.have.length(0);
     // the new secret reads the batch (same key id, same org)
     expect((await fetch(`${env().gw.url}/v1/batches/${b.id}`, { headers: { 'SERVICE-API-KEY': rotated.key } })).status).to.equal(200);
+  });
+  it('a project archived after its batch was made in it (SERVICE-PROJECT-ID): the remaining lines are errored 400 invalid_project, none sent nor billed', async () => {
+    const own = await buildOrg(env().redis);
+    const openai = new OpenAI({ apiKey: own.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0, defaultHeaders: { 'SERVICE-PROJECT-ID': 'proj' } });
+    const b = await openai.batches.create({ input_file_id: await uploadBatchFile(openai, jsonl([line(0, 'sim-chat'), line(1, 'sim-chat')])), endpoint: '/v1/chat/completions', completion_window: '24h' });
+    expect((await batchById(b.id))!.project_id).to.equal(own.project.id);
+    // the owner archives the project: its requests are refused from now on, the batch's lines included
+    await archiveProject(env().redis, own.org.id, own.project.id);
+    worker = await startBatchWorker();
+    for (let i = 0; i < 100 && !['completed'].includes((await batchById(b.id))!.status); i++) await new Promise((r) => setTimeout(r, 200));
+    const lines = await finishedLines(b.id);
+    expect(lines.map((l) => [l.state, l.status_code, (l.result as { error?: { code: string } }).error?.code])).to.deep.equal([
+      ['errored', 400, 'invalid_project'],
+      ['errored', 400, 'invalid_project'],
+    ]);
+    expect(env().sim.log.entries).to.have.length(0);
+    await usageSettled();
+    expect(await batchUsage(b.id)).to.have.length(0);
   });
 });

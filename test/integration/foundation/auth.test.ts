@@ -2,7 +2,9 @@ import { expect } from 'chai';
 import { env, startGateway } from '../../helpers/harness';
 import { buildOrg, type TestOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
-import { revokeApiKey } from '../../../shared/tenancy/ops';
+import { createApiKey, createProject, revokeApiKey } from '../../../shared/tenancy/ops';
+import { archiveProject } from '../../../shared/tenancy/projects';
+import { bumpEpoch } from '../../../shared/cache/epoch';
 import { RoutingPlan } from '../../../shared/db/models';
 
 function expectInvalidKey(r: { status: number; body: any; headers: Headers }) {
@@ -60,6 +62,22 @@ describe('authentication on inference paths', () => {
     const missing = await call('GET', `/r/00000000-0000-0000-0000-000000000000/v1/models`, { headers: keyHeader(o.key) });
     expect(missing.status).to.equal(404);
     expect(missing.body.error.code).to.equal('routing_plan_not_found');
+  });
+
+  it("refuses /r/{routing_plan_id}/ once the plan's project is archived (400 invalid_project), as the project's own id or slug is", async () => {
+    const own = await buildOrg(env().redis);
+    const p = await createProject(env().redis, own.org.id, 'Old', 'old-plan-project');
+    const plan = await RoutingPlan.create({ orgId: own.org.id, projectId: p.id, name: 'archived-project-plan' });
+    await bumpEpoch(env().redis);
+    expect((await call('GET', `/r/${plan.id}/v1/models`, { headers: keyHeader(own.key) })).status).to.equal(200);
+    await archiveProject(env().redis, own.org.id, p.id);
+    const r = await call('POST', `/r/${plan.id}/v1/chat/completions`, { headers: keyHeader(own.key), json: { model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }] } });
+    expect(r.status).to.equal(400);
+    expect(r.body.error.code).to.equal('invalid_project');
+    expect(r.body.error.message).to.match(/archived/);
+    // a key bound to another project still runs under its own (the plan's project is not used)
+    const bound = await createApiKey(env().redis, { orgId: own.org.id, projectId: own.project.id });
+    expect((await call('GET', `/r/${plan.id}/v1/models`, { headers: keyHeader(bound.key) })).status).to.equal(200);
   });
 
   it('rejects a missing key', async () => expectInvalidKey(await call('GET', '/v1/models')));
