@@ -16,6 +16,17 @@ import { db } from '../../../shared/db/sequelize';
 
 const line = (i: number, model: string) => ({ custom_id: `a${i}`, method: 'POST', url: '/v1/chat/completions', body: { model, messages: [{ role: 'user', content: `a ${i}` }] } });
 
+/** The batch's lines, once it completes, all errored with `status` and `code`, none sent upstream nor billed. */
+async function linesRefused(batchId: string, status: number, code: string): Promise<void> {
+  for (let i = 0; i < 100 && !['completed'].includes((await batchById(batchId))!.status); i++) await new Promise((r) => setTimeout(r, 200));
+  const lines = await finishedLines(batchId);
+  expect(lines.map((l) => [l.state, l.status_code, (l.result as { error?: { code: string } }).error?.code])).to.deep.equal(lines.map(() => ['errored', status, code]));
+  expect(lines).to.have.length(2);
+  expect(env().sim.log.entries).to.have.length(0);
+  await usageSettled();
+  expect(await batchUsage(batchId)).to.have.length(0);
+}
+
 describe('batches: the auth surfaces of every inference route, and a key revoked mid-batch', function () {
   this.timeout(60_000);
   let o: TestOrg;
@@ -97,15 +108,7 @@ describe('batches: the auth surfaces of every inference route, and a key revoked
     const rotated = (await rotateApiKey(env().redis, own.keyId, 0))!;
     expect((await fetch(`${env().gw.url}/v1/batches/${b.id}`, { headers: { 'SERVICE-API-KEY': own.key } })).status).to.equal(401);
     worker = await startBatchWorker();
-    for (let i = 0; i < 100 && !['completed'].includes((await batchById(b.id))!.status); i++) await new Promise((r) => setTimeout(r, 200));
-    const lines = await finishedLines(b.id);
-    expect(lines.map((l) => [l.state, l.status_code, (l.result as { error?: { code: string } }).error?.code])).to.deep.equal([
-      ['errored', 401, 'INVALID_API_KEY'],
-      ['errored', 401, 'INVALID_API_KEY'],
-    ]);
-    expect(env().sim.log.entries).to.have.length(0);
-    await usageSettled();
-    expect(await batchUsage(b.id)).to.have.length(0);
+    await linesRefused(b.id, 401, 'INVALID_API_KEY');
     // the new secret reads the batch (same key id, same org)
     expect((await fetch(`${env().gw.url}/v1/batches/${b.id}`, { headers: { 'SERVICE-API-KEY': rotated.key } })).status).to.equal(200);
   });
@@ -117,14 +120,6 @@ describe('batches: the auth surfaces of every inference route, and a key revoked
     // the owner archives the project: its requests are refused from now on, the batch's lines included
     await archiveProject(env().redis, own.org.id, own.project.id);
     worker = await startBatchWorker();
-    for (let i = 0; i < 100 && !['completed'].includes((await batchById(b.id))!.status); i++) await new Promise((r) => setTimeout(r, 200));
-    const lines = await finishedLines(b.id);
-    expect(lines.map((l) => [l.state, l.status_code, (l.result as { error?: { code: string } }).error?.code])).to.deep.equal([
-      ['errored', 400, 'invalid_project'],
-      ['errored', 400, 'invalid_project'],
-    ]);
-    expect(env().sim.log.entries).to.have.length(0);
-    await usageSettled();
-    expect(await batchUsage(b.id)).to.have.length(0);
+    await linesRefused(b.id, 400, 'invalid_project');
   });
 });
