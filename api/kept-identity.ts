@@ -28,7 +28,7 @@ export async function identityNow(ctx: AppContext, kept: KeptIdentity, made: str
   // refused as authenticate() refuses it (shared/tenancy/key-refusal.ts), or moved to another org
   if (!rec || keyRefusal(rec) !== undefined || rec.orgId !== kept.orgId || !org) return errors.invalidApiKey(`The API key that ${made} no longer works.`);
   // archived since: authenticate() refuses it as SERVICE-PROJECT-ID (it ran on, billed to the archived project)
-  if (kept.projectId && !(await ctx.directory.project(kept.orgId, kept.projectId))) return new ApiError(400, 'invalid_project', `The project ${made} in has been archived.`);
+  if (kept.projectId && !(await ctx.directory.project(kept.orgId, kept.projectId))) return new ApiError(400, 'invalid_project', 'The project this was made in has been archived.');
   const modelMap = kept.routingPlanId ? ((await ctx.directory.routingPlan(kept.routingPlanId))?.modelMap ?? NO_ALIASES) : NO_ALIASES;
   return { keyId: rec.id, keyHash: kept.keyHash, orgId: kept.orgId, org, projectId: kept.projectId, userId: rec.userId, callerUpstreamKey: null, routingPlanId: kept.routingPlanId, modelMap, controls: rec.controls };
 }

@@ -8,6 +8,7 @@ import { SseWriter } from '../../sse';
 import type { ResponsesEvent } from '../../dialects/responses/event-writer';
 import { findStored } from './store';
 import { shownEvent } from './include';
+import { identityNow, keptIdentity } from '../../kept-identity';
 
 /** How long a running background stream's events are kept, and how long after it ends. */
 const RUNNING_TTL_MS = 24 * 3_600_000;
@@ -92,6 +93,8 @@ export async function followBackground(ctx: AppContext, req: Request, res: Respo
   let gone = false;
   res.once('close', () => (gone = true));
   let last = '-';
+  /** The sequence number of the last event sent (or the one the follower had). */
+  let sent = after;
   let checkedAt = Date.now();
   /** Set once the run is seen over without its end entry (its pod died; or its last events are on their way). */
   let endBy: number | undefined;
@@ -102,6 +105,7 @@ export async function followBackground(ctx: AppContext, req: Request, res: Respo
       if (fields[0] === 'end') return void sse.end();
       const ev = JSON.parse(fields[1]) as ResponsesEvent;
       if (ev.sequence_number > after) {
+        sent = ev.sequence_number;
         const shown = shownEvent(ev, include);
         sse.send(shown === ev ? fields[1] : JSON.stringify(shown), ev.type);
       }
@@ -109,10 +113,20 @@ export async function followBackground(ctx: AppContext, req: Request, res: Respo
     }
     if (entries.length === 500) continue;
     if (endBy !== undefined && Date.now() > endBy) return void sse.end();
-    if (endBy === undefined && Date.now() - checkedAt > ALIVE_CHECK_MS) {
+    if (Date.now() - checkedAt > ALIVE_CHECK_MS) {
       checkedAt = Date.now();
-      const now = await findStored(req, id).catch(() => undefined);
-      if (!now || !RUNNING.includes(String(now.response.status))) endBy = Date.now() + ALIVE_CHECK_MS;
+      // the follower's key checked again, as a run's is (api/kept-identity.ts): a key revoked, rotated out or
+      // expired while it follows (for as long as the run lasts) gets no more of it, told so by OpenAI's
+      // `error` event (ResponseErrorEvent: code, message, param, sequence_number), at which the SDK stops
+      const refused = await identityNow(ctx, keptIdentity(req.auth!), 'is following this response');
+      if (refused instanceof ApiError) {
+        sse.send(JSON.stringify({ type: 'error', code: refused.code, message: refused.message, param: null, sequence_number: sent + 1 }), 'error');
+        return void sse.end();
+      }
+      if (endBy === undefined) {
+        const now = await findStored(req, id).catch(() => undefined);
+        if (!now || !RUNNING.includes(String(now.response.status))) endBy = Date.now() + ALIVE_CHECK_MS;
+      }
     }
     await new Promise((r) => setTimeout(r, POLL_MS));
   }

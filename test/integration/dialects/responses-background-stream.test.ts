@@ -7,6 +7,7 @@ import { expectResponsesEvent, responsesEventForDocument } from '../../helpers/c
 import { usageSettled } from '../../helpers/usage';
 import { waitFor } from '../../helpers/wait';
 import { UsageEvent } from '../../../shared/db/models';
+import { createApiKey, revokeApiKey } from '../../../shared/tenancy/ops';
 import { backgroundSuite, ended, expectRefused, outcome } from '../../helpers/responses-background';
 
 type Event = OpenAI.Responses.ResponseStreamEvent;
@@ -110,6 +111,34 @@ describe('background responses, streamed', () => {
     const failedId = (evs[0] as Event & { response: OpenAI.Responses.Response }).response.id;
     expect((await ended(s.client, failedId)).status).to.equal('failed');
     expect((await all(await s.client.responses.retrieve(failedId, { stream: true }))).map((e) => e.type).at(-1)).to.equal('response.failed');
+  });
+
+  it("a follower whose key is revoked while it follows is stopped with an error event (INVALID_API_KEY) and gets none of the run's later events; the run goes on for its own key", async function () {
+    this.timeout(30_000);
+    env().sim.knobs.set('sim-chat-1', { hold: true });
+    const other = await createApiKey(env().redis, { orgId: s.o.org.id });
+    const own = await s.client.responses.create({ model: 'sim-chat', input: 'followed by a key about to be revoked', background: true, stream: true });
+    const it = own[Symbol.asyncIterator]();
+    const id = ((await it.next()).value as Event & { response: OpenAI.Responses.Response }).response.id;
+    expect(await waitFor(() => env().sim.log.entries.length > 0, 10_000)).to.equal(true);
+    const follower = new OpenAI({ apiKey: other.key, baseURL: `${s.podB.url}/v1`, maxRetries: 0 });
+    const seen: Event[] = [];
+    const following = (async () => {
+      for await (const ev of await follower.responses.retrieve(id, { stream: true })) seen.push(ev);
+    })().then(() => undefined, (err: unknown) => err);
+    await new Promise((r) => setTimeout(r, 300));
+    await revokeApiKey(env().redis, other.id);
+    // stopped at its next check of the key (every 5 s), while the run is still held
+    const err = (await Promise.race([following, new Promise((r) => setTimeout(() => r({ message: 'still following' }), 9_000))])) as { message?: string } | undefined;
+    expect(err?.message, 'the SDK raises the error event').to.match(/no longer works/);
+    env().sim.knobs.release();
+    await following;
+    const ownRest: Event[] = [];
+    for (let r = await it.next(); !r.done; r = await it.next()) ownRest.push(r.value);
+    expect(ownRest.at(-1)!.type, "the creator's own stream runs to its end").to.equal('response.completed');
+    expect((await ended(s.client, id)).status).to.equal('completed');
+    expect(seen.map((e) => e.type)).to.not.include('response.completed');
+    expect(seen.map((e) => e.type)).to.not.include('response.output_text.delta');
   });
 
   it('GET ?stream=true refuses a response with no events (not background, or not streamed) and a bad starting_after; an unknown id is 404', async function () {
