@@ -14,6 +14,7 @@ import { db } from '../../../shared/db/sequelize';
 import { drainBackground, renewLeases } from '../../../api/routes/responses/background';
 import { backgroundSuite, ended, expectRefused, outcome } from '../../helpers/responses-background';
 import { revokeApiKey, updateKeyControls } from '../../../shared/tenancy/ops';
+import { archiveProject } from '../../../shared/tenancy/projects';
 
 /** A background response created while the simulator holds its answers, once its request has reached the upstream. */
 async function heldBackground(c: OpenAI, input: string): Promise<OpenAI.Responses.Response> {
@@ -154,18 +155,20 @@ describe('background responses', () => {
     expect(await UsageEvent.count({ where: { orgId: small.org.id } }), 'only the first billed').to.equal(1);
   });
 
-  it('its key revoked, or given a budget it cannot fit, while it waits for a lane: it never runs, failed with that error, nothing billed (as a batch line or a resumed response is)', async function () {
+  it('its key revoked, given a budget it cannot fit, or its project archived, while it waits for a lane: it never runs, failed with that error, nothing billed (as a batch line or a resumed response is)', async function () {
     this.timeout(40_000);
-    const changes: Array<[string, (keyId: string) => Promise<unknown>, RegExp]> = [
-      ['a revoked key made me', (keyId) => revokeApiKey(env().redis, keyId), /API key that made this background response no longer works/],
+    const changes: Array<[string, (o: TestOrg) => Promise<unknown>, RegExp]> = [
+      ['a revoked key made me', (o) => revokeApiKey(env().redis, o.keyId), /API key that made this background response no longer works/],
       // a key that still works runs it under its controls of now, not those read when it was made
-      ['over the new budget', (keyId) => updateKeyControls(env().redis, keyId, { budgetMicros: 0, budgetPeriod: 'day' }), /budget/],
+      ['over the new budget', (o) => updateKeyControls(env().redis, o.keyId, { budgetMicros: 0, budgetPeriod: 'day' }), /budget/],
+      // made in a project (SERVICE-PROJECT-ID) that an owner archives meanwhile
+      ['my project was archived', (o) => archiveProject(env().redis, o.org.id, o.project.id), /project this was made in has been archived/],
     ];
     for (const [input, change, error] of changes) {
       const { small, c, first } = await laneHeld();
-      const made = await c.responses.create({ model: 'sim-chat', input, background: true });
+      const made = await c.responses.create({ model: 'sim-chat', input, background: true }, { headers: { 'SERVICE-PROJECT-ID': 'proj' } });
       await new Promise((r) => setTimeout(r, 300));
-      await change(small.keyId);
+      await change(small);
       env().sim.knobs.reset();
       env().sim.knobs.release();
       await first;
