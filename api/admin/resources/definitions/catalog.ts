@@ -13,7 +13,10 @@ import { decisionUsersRefusing } from '../../../../shared/catalog/decision-provi
 import { askProfilesAgain, profileAccessChanged, type ProviderAccess } from '../../../../shared/catalog/provider-base-models';
 
 export { ENCODINGS };
-import { errors } from '../../../../shared/errors/codes';
+import { errors, scopeChallenge } from '../../../../shared/errors/codes';
+import { allows } from '../../../../shared/platform/families';
+import type { Request } from 'express';
+import type { Model as SModel } from 'sequelize';
 import { jsonObject, name, slug, uuid, type ResourceDef, type Warning } from '../define';
 
 const CAPABILITIES = /^(chat|embeddings|rerank|image_generation|transcription|vision|decision|tools|json_schema)$/;
@@ -42,7 +45,8 @@ export const providers: ResourceDef = {
     },
   },
   // What one kind needs of the fields (docs/providers/): checked on the row as it will be after the write.
-  async check(values, _req, row) {
+  async check(values, req, row) {
+    await refuseSecretMove(values, req, row);
     const kind = (values.kind ?? row?.get('kind')) as string;
     const settings = (values.settings ?? row?.get('settings') ?? {}) as ProviderSettings;
     const invalid = (param: string, message: string) => new ApiError(400, 'invalid_request', message, { param });
@@ -65,6 +69,33 @@ export const providers: ResourceDef = {
     return profileAccessChanged(before as ProviderAccess | undefined, provider, false) ? askProfilesAgain(provider) : [];
   },
 };
+
+const originOf = (url: unknown): string | undefined => {
+  try {
+    return new URL(String(url)).origin;
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * A provider's secret (its platform credential, or the key the CLI or a catalog file stored with it) is
+ * sent to its `base_url`. Secrets are write-only and their family is `platform-credentials`, so moving
+ * a provider that holds one to another origin (scheme, host, port) is that family's write too: with
+ * `providers:write` alone it was a way to have the secret sent to a server of one's choosing, and so
+ * to read it. 403 `insufficient_scope` naming `platform-credentials:write`.
+ */
+async function refuseSecretMove(values: Record<string, unknown>, req: Request, row?: SModel): Promise<void> {
+  if (!row || values.baseUrl === undefined || originOf(values.baseUrl) === originOf(row.get('baseUrl'))) return;
+  const scopes = req.admin?.principal.scopes ?? [];
+  if (allows(scopes, 'platform-credentials', 'write')) return;
+  const holds = row.get('apiKeyEncrypted') !== null || (await PlatformCredential.count({ where: { providerId: row.get('id') as string } })) > 0;
+  if (!holds) return;
+  throw new ApiError(403, 'insufficient_scope', "This provider holds a secret, which is sent to its base_url: moving it to another host takes the scope platform-credentials:write as well.", {
+    headers: scopeChallenge('platform-credentials:write'),
+    param: 'base_url',
+  });
+}
 
 /** A credential as stored, decrypted in memory only (an update's new secret against its old one). */
 const secretOf = (sealed: unknown) => (typeof sealed === 'string' ? decrypt(sealed) : undefined);
