@@ -52,7 +52,7 @@ export function adminCall(base: string, secret: string | null, method: string, p
  * An admin app and a platform key of every scope, made before the suite's tests and closed after
  * them; `call` is adminCall with both.
  */
-export function adminSuite(): { call(method: string, path: string, json?: unknown): Promise<Reply> } {
+export function adminSuite(): { call(method: string, path: string, json?: unknown): Promise<Reply>; callAs(secret: string, method: string, path: string, json?: unknown): Promise<Reply> } {
   let admin: Awaited<ReturnType<typeof startAdmin>>;
   let key: string;
   before(async () => {
@@ -60,5 +60,5 @@ export function adminSuite(): { call(method: string, path: string, json?: unknow
     key = (await buildPlatformKey()).key;
   });
   after(() => admin.close());
-  return { call: (method, path, json) => adminCall(admin.url, key, method, path, json) };
+  return { call: (method, path, json) => adminCall(admin.url, key, method, path, json), callAs: (secret, method, path, json) => adminCall(admin.url, secret, method, path, json) };
 }

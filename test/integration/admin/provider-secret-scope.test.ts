@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
-import { adminCall, buildPlatformKey, startAdmin } from '../../helpers/admin';
+import { adminSuite, buildPlatformKey } from '../../helpers/admin';
 import { poolModel, rndId } from '../../helpers/pool-models';
 import { upsertProvider, type ProviderInput } from '../../../shared/catalog/catalog-ops';
 import { Provider } from '../../../shared/db/models';
@@ -16,17 +16,12 @@ import { bumpEpoch } from '../../../shared/cache/epoch';
  */
 describe('management API: where a provider sends its secret is the platform-credentials scope’s', function () {
   this.timeout(30_000);
-  let admin: Awaited<ReturnType<typeof startAdmin>>;
-  let full: string;
-  let providersOnly: string;
-  let both: string;
+  const admin = adminSuite();
+  const keys: Record<'providersOnly' | 'both', string> = { providersOnly: '', both: '' };
   before(async () => {
-    admin = await startAdmin();
-    full = (await buildPlatformKey()).key;
-    providersOnly = (await buildPlatformKey(['providers:write'])).key;
-    both = (await buildPlatformKey(['providers:write', 'platform-credentials:write'])).key;
+    keys.providersOnly = (await buildPlatformKey(['providers:write'])).key;
+    keys.both = (await buildPlatformKey(['providers:write', 'platform-credentials:write'])).key;
   });
-  after(() => admin.close());
   beforeEach(resetSim);
 
   /** An openai provider on a dead loopback port, with a platform credential (or, `own`, a key stored with it). */
@@ -34,7 +29,7 @@ describe('management API: where a provider sends its secret is the platform-cred
     const name = `sec-${rndId()}`;
     await upsertProvider({ name, kind: 'openai', base_url: 'http://127.0.0.1:9/v1', ...(own ? { api_key: 'sk-stored-with-provider' } : {}) } as ProviderInput);
     const id = (await Provider.findOne({ where: { name } }))!.id;
-    if (!own) expect((await adminCall(admin.url, full, 'POST', '/admin/v1/platform-credentials', { provider_id: id, secret: 'sk-platform-credential' })).status).to.equal(201);
+    if (!own) expect((await admin.call('POST', '/admin/v1/platform-credentials', { provider_id: id, secret: 'sk-platform-credential' })).status).to.equal(201);
     await bumpEpoch(env().redis);
     return { id, name };
   }
@@ -45,7 +40,7 @@ describe('management API: where a provider sends its secret is the platform-cred
       const p = await providerWithSecret(own);
       const model = await poolModel([{ name: 'only', provider: p.name, upstream: `up-${rndId()}` }]);
       // the "attacker's" server: the simulator, which logs every Authorization it receives
-      const moved = await adminCall(admin.url, providersOnly, 'PATCH', `/admin/v1/providers/${p.id}`, { base_url: `${env().simUrl}/v1` });
+      const moved = await admin.callAs(keys.providersOnly, 'PATCH', `/admin/v1/providers/${p.id}`, { base_url: `${env().simUrl}/v1` });
       await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model, messages: [{ role: 'user', content: 'hi' }] } });
       expect(env().sim.log.entries.map((e) => e.authorization), 'no secret reached the new host').to.deep.equal([]);
       expect(moved.status, moved.text).to.equal(403);
@@ -53,9 +48,9 @@ describe('management API: where a provider sends its secret is the platform-cred
       expect(moved.headers.get('www-authenticate')).to.equal('Bearer error="insufficient_scope", scope="platform-credentials:write"');
       expect((await Provider.findByPk(p.id))!.baseUrl, 'unchanged').to.equal('http://127.0.0.1:9/v1');
       // the same host (another path) and the other fields stay the providers family's
-      expect((await adminCall(admin.url, providersOnly, 'PATCH', `/admin/v1/providers/${p.id}`, { base_url: 'http://127.0.0.1:9/v2', passthrough: false })).status).to.equal(200);
+      expect((await admin.callAs(keys.providersOnly, 'PATCH', `/admin/v1/providers/${p.id}`, { base_url: 'http://127.0.0.1:9/v2', passthrough: false })).status).to.equal(200);
       // with platform-credentials:write too, the move is taken
-      const taken = await adminCall(admin.url, both, 'PATCH', `/admin/v1/providers/${p.id}`, { base_url: `${env().simUrl}/v1` });
+      const taken = await admin.callAs(keys.both, 'PATCH', `/admin/v1/providers/${p.id}`, { base_url: `${env().simUrl}/v1` });
       expect(taken.status, taken.text).to.equal(200);
     }
   });
@@ -64,7 +59,7 @@ describe('management API: where a provider sends its secret is the platform-cred
     const name = `nosec-${rndId()}`;
     await upsertProvider({ name, kind: 'openai', base_url: 'http://127.0.0.1:9/v1' } as ProviderInput);
     const id = (await Provider.findOne({ where: { name } }))!.id;
-    const moved = await adminCall(admin.url, providersOnly, 'PATCH', `/admin/v1/providers/${id}`, { base_url: `${env().simUrl}/v1` });
+    const moved = await admin.callAs(keys.providersOnly, 'PATCH', `/admin/v1/providers/${id}`, { base_url: `${env().simUrl}/v1` });
     expect(moved.status, moved.text).to.equal(200);
   });
 });
