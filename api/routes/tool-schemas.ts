@@ -183,14 +183,21 @@ type SchemaUse = 'parameters' | 'response_format';
 export function parametersProblem(schema: Obj, strict: boolean, use: SchemaUse = 'parameters'): string | undefined {
   const invalid = metaProblem(schema);
   if (invalid) return `${invalid}.`;
-  if (!strict && use === 'response_format') return undefined;
-  // a bare {} is a function without parameters; strict mode needs the typed root all the same
-  if (!strict && Object.keys(schema).length === 0) return undefined;
-  if (schema.type !== 'object') return `schema must be a JSON Schema of 'type: "object"', got 'type: "${rootType(schema.type)}"'.`;
+  if (strict) return strictModeProblem(schema);
+  // a bare {} is a function without parameters; a response format's schema of another root is taken without strict
+  if (use === 'response_format' || Object.keys(schema).length === 0) return undefined;
+  return schema.type !== 'object' ? rootTypeProblem(schema) : undefined;
+}
+
+const rootTypeProblem = (schema: Obj) => `schema must be a JSON Schema of 'type: "object"', got 'type: "${rootType(schema.type)}"'.`;
+
+/** OpenAI's strict-mode rules alone (no meta-schema check), the same for a function's parameters and a response format's schema. */
+function strictModeProblem(schema: Obj): string | undefined {
+  if (schema.type !== 'object') return rootTypeProblem(schema);
   // OpenAI refuses a root without `properties` even without strict, but Claude, Gemini and the
   // OpenAI-compatible servers take it (MCP tools without parameters send it), so only strict refuses it here
-  if (strict && !isRecord(schema.properties)) return `${context([])}, object schema missing properties.`;
-  return strict ? strictProblem(schema, []) : undefined;
+  if (!isRecord(schema.properties)) return `${context([])}, object schema missing properties.`;
+  return strictProblem(schema, []);
 }
 
 /** Verdicts by use, strict flag and schema text ('' when valid); cleared whole when full. */
@@ -207,16 +214,29 @@ export const CACHED_SCHEMA_MAX_CHARS = 32 * 1024;
 export const cachedVerdicts = (): number => verdicts.size;
 
 function cachedProblem(schema: Obj, strict: boolean, use: SchemaUse): string | undefined {
-  const key = (strict ? '1' : '0') + use[0] + JSON.stringify(schema);
+  return cachedVerdict((strict ? '1' : '0') + use[0], schema, () => parametersProblem(schema, strict, use));
+}
+
+/** The verdict kept under `kind` and the schema's text, else `check`'s, kept unless the text is too long. */
+function cachedVerdict(kind: string, schema: Obj, check: () => string | undefined): string | undefined {
+  const key = kind + JSON.stringify(schema);
   let verdict = verdicts.get(key);
   if (verdict === undefined) {
-    verdict = parametersProblem(schema, strict, use) ?? '';
+    verdict = check() ?? '';
     if (key.length > CACHED_SCHEMA_MAX_CHARS) return verdict || undefined;
     if (verdicts.size >= VERDICTS_MAX) verdicts.clear();
     verdicts.set(key, verdict);
   }
   return verdict || undefined;
 }
+
+/**
+ * Whether OpenAI's strict mode takes a schema (its Structured Outputs rules, strictModeProblem; the
+ * meta-schema is not checked: a schema it fails is refused with or without strict). For a schema sent
+ * strict on a caller's behalf by a dialect whose own strict rules differ (the messages dialect:
+ * workers/providers/openai/strict-fallback.ts); cached as the verdicts above.
+ */
+export const strictModeTakes = (schema: Obj): boolean => cachedVerdict('s', schema, () => strictModeProblem(schema)) === undefined;
 
 /**
  * Where a dialect's function keeps its name, `parameters` and `strict`: chat's `function`, the

@@ -4,6 +4,7 @@ import { upsertModel, upsertProvider } from '../../shared/catalog/catalog-ops';
 import { bumpEpoch } from '../../shared/cache/epoch';
 import { env } from './harness';
 import { Model, Provider } from '../../shared/db/models';
+import { parametersProblem } from '../../api/routes/tool-schemas';
 
 /**
  * One answer of the scripted upstream: a JSON body (any status), or server-sent events (each `data`
@@ -185,4 +186,24 @@ export async function dropScriptedModel(name: string): Promise<void> {
   await Model.destroy({ where: { providerId: provider.id } });
   await provider.destroy();
   await bumpEpoch(env().redis);
+}
+
+/**
+ * An OpenAI upstream's refusal of a chat body's strict schemas, as OpenAI answers it (the simulator
+ * does not check them): a strict function tool whose `parameters` its strict mode refuses, 400
+ * `invalid_function_parameters` "Invalid schema for function '<name>': <why>" at
+ * `tools[N].function.parameters`; a strict json_schema `response_format`, "Invalid schema for
+ * response_format '<name>': <why>" at `response_format` (OpenAI's words and places as
+ * api/routes/tool-schemas.ts quotes them, its reasons by that module's check). Undefined when it takes them.
+ */
+export function openAiStrictRefusal(body: { tools?: unknown; response_format?: unknown }): Reply | undefined {
+  const refuse = (message: string, param: string, code: string | null): Reply => ({ kind: 'json', status: 400, body: { error: { message, type: 'invalid_request_error', param, code } } });
+  const tools = Array.isArray(body.tools) ? (body.tools as Array<{ function?: { name?: string; parameters?: Record<string, unknown>; strict?: boolean } }>) : [];
+  for (const [i, t] of tools.entries()) {
+    const problem = t.function?.strict === true && t.function.parameters ? parametersProblem(t.function.parameters, true) : undefined;
+    if (problem) return refuse(`Invalid schema for function '${t.function!.name}': ${problem}`, `tools[${i}].function.parameters`, 'invalid_function_parameters');
+  }
+  const spec = (body.response_format as { json_schema?: { name?: string; schema?: Record<string, unknown>; strict?: boolean } } | undefined)?.json_schema;
+  const problem = spec?.strict === true && spec.schema ? parametersProblem(spec.schema, true, 'response_format') : undefined;
+  return problem ? refuse(`Invalid schema for response_format '${spec!.name}': ${problem}`, 'response_format', null) : undefined;
 }

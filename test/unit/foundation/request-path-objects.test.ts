@@ -36,6 +36,7 @@ const HOT = [
   'workers/providers/sse.ts',
   'workers/providers/openai/chatComplete.ts',
   'workers/providers/openai/refuse.ts',
+  'workers/providers/openai/strict-fallback.ts',
   'workers/providers/openai/embed.ts',
   'workers/providers/anthropic/messages.ts',
 ];

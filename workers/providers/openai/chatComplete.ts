@@ -12,6 +12,7 @@ import { presetOf } from '../../../shared/catalog/presets';
 import { isRecord } from '../../../shared/is-record';
 import { isRecords, optRecord, optRecords, tokenCount } from '../shape';
 import { refuseFileUrls } from './refuse';
+import { strictWhereTaken } from './strict-fallback';
 import { withoutAnthropicThinking } from '../anthropic/thinking';
 import { openAiToolResults } from '../tool-results';
 
@@ -132,6 +133,8 @@ export async function chatComplete(
     body = withoutAnthropicThinking(body);
     // tool results' images are the user message's parts here, a failed result's flag its text's `Error: ` (tool-results.ts)
     body = openAiToolResults(body);
+    // the messages dialect's strict schemas that OpenAI's strict mode refuses go non-strict (strict-fallback.ts)
+    body = strictWhereTaken(body);
   }
   const preset = presetOf(call.settings?.preset);
   const sent = preset && operation === 'chat' ? presetRequest(call.settings!.preset!, preset, body) : body;
