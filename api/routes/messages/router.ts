@@ -11,6 +11,7 @@ import { refuseThinkingBudget } from './thinking-budget';
 import { refuseNativeOnly } from './native-only';
 import { refuseInvalidInputSchemas } from './input-schemas';
 import { refuseUnsupportedStrictSchemas } from './strict-schemas';
+import { refuseCitationsWithFormat } from './citations-format';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
 import { allNativeMessages } from '../../dispatch/route';
 import { SseWriter } from '../../sse';
@@ -43,6 +44,8 @@ function createHandler(ctx: AppContext) {
     refuseInvalidInputSchemas(body.tools);
     // strict tools' and the output format's schemas Anthropic's structured outputs refuse, in its words (strict-schemas.ts)
     refuseUnsupportedStrictSchemas(body, { limits: true });
+    // an output format with citations enabled on a document, as Anthropic refuses it (citations-format.ts)
+    refuseCitationsWithFormat(body);
     const beta = anthropicBeta(req);
     // a manual thinking budget at or above max_tokens, as Anthropic refuses it (unless interleaved thinking), on every upstream
     refuseThinkingBudget(body, beta);
