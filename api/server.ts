@@ -12,7 +12,7 @@ import { startTracing, stopTracing } from '../shared/tracing/trace';
 import { drainBackground } from './routes/responses/background';
 import { startAdopting } from './routes/responses/background-resume';
 import { startImageSpoolSweep } from '../shared/spool/spool';
-import { metaValidators } from './routes/tool-schemas';
+import { metaValidators } from '../shared/json-schema/tool-schemas';
 
 /** How long a stopping web pod lets its background responses finish before it hands them to another pod (or ends them failed). */
 const BACKGROUND_DRAIN_MS = 20_000;
@@ -32,7 +32,7 @@ export async function startWeb(port: number): Promise<{ server: http.Server; clo
   startTracing('gateway-web'); // before createApp, which mounts the request spans when it is on
   const ctx = await createContext();
   const app = createApp(ctx);
-  metaValidators(); // the chat and Responses tool schemas' check (routes/tool-schemas.ts) compiled before the first request
+  metaValidators(); // the chat and Responses tool schemas' check (shared/json-schema/tool-schemas.ts) compiled before the first request
   const server = http.createServer({ ...serverOptions(config()), ...expressClasses(app) }, app);
   try {
     await listen(server, port, 'PORT');

@@ -4,7 +4,7 @@ import { upsertModel, upsertProvider } from '../../shared/catalog/catalog-ops';
 import { bumpEpoch } from '../../shared/cache/epoch';
 import { env } from './harness';
 import { Model, Provider } from '../../shared/db/models';
-import { parametersProblem } from '../../api/routes/tool-schemas';
+import { parametersProblem } from '../../shared/json-schema/tool-schemas';
 
 /**
  * One answer of the scripted upstream: a JSON body (any status), or server-sent events (each `data`
@@ -194,7 +194,7 @@ export async function dropScriptedModel(name: string): Promise<void> {
  * `invalid_function_parameters` "Invalid schema for function '<name>': <why>" at
  * `tools[N].function.parameters`; a strict json_schema `response_format`, "Invalid schema for
  * response_format '<name>': <why>" at `response_format` (OpenAI's words and places as
- * api/routes/tool-schemas.ts quotes them, its reasons by that module's check). Undefined when it takes them.
+ * shared/json-schema/tool-schemas.ts quotes them, its reasons by that module's check). Undefined when it takes them.
  */
 export function openAiStrictRefusal(body: { tools?: unknown; response_format?: unknown }): Reply | undefined {
   const refuse = (message: string, param: string, code: string | null): Reply => ({ kind: 'json', status: 400, body: { error: { message, type: 'invalid_request_error', param, code } } });

@@ -1,6 +1,6 @@
 /**
  * Function tool schemas OpenAI's API refuses, with the reason it gives (after "Invalid schema for
- * function '<name>': "), shared by the chat and Responses tests of api/routes/tool-schemas.ts.
+ * function '<name>': "), shared by the chat and Responses tests of shared/json-schema/tool-schemas.ts.
  */
 
 /** Not a JSON Schema, or not an object schema: refused with or without `strict`. */

@@ -22,7 +22,7 @@ import { checkMetadata, deleteChat, getChat, listChatMessages, listChats, storeC
 import { StreamedCompletion, withoutUsage } from './stream-completion';
 import { effortLevels, refuseEffortLevel } from '../../../shared/catalog/effort-levels';
 import { askedTier, chunkWithServedTier, withServedTier } from './service-tier';
-import { refuseInvalidResponseSchema, refuseInvalidToolSchemas } from '../tool-schemas';
+import { refuseInvalidResponseSchema, refuseInvalidToolSchemas } from '../../../shared/json-schema/tool-schemas';
 
 type Body = { model: string; stream?: boolean; stream_options?: { include_usage?: boolean } | null } & Record<string, unknown>;
 

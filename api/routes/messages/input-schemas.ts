@@ -27,7 +27,7 @@
  */
 import { ApiError } from '../../../shared/errors/ApiError';
 import { isRecord } from '../../../shared/is-record';
-import { metaValidators } from '../tool-schemas';
+import { metaValidators } from '../../../shared/json-schema/tool-schemas';
 
 type Obj = Record<string, unknown>;
 

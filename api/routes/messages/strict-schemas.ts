@@ -47,7 +47,7 @@
  */
 import { ApiError } from '../../../shared/errors/ApiError';
 import { isRecord } from '../../../shared/is-record';
-import { pyRepr } from '../tool-schemas';
+import { pyRepr } from '../../../shared/json-schema/tool-schemas';
 
 type Obj = Record<string, unknown>;
 

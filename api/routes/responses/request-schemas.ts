@@ -1,10 +1,10 @@
 import { isRecord } from '../../../shared/is-record';
 import type { ResponsesRequest } from '../../dialects/responses/request';
-import { refuseInvalidResponseSchema, refuseInvalidToolSchemas } from '../tool-schemas';
+import { refuseInvalidResponseSchema, refuseInvalidToolSchemas } from '../../../shared/json-schema/tool-schemas';
 
 /**
  * Every JSON Schema of a Responses request that reaches the model, checked as OpenAI checks it
- * (api/routes/tool-schemas.ts), before anything is looked up, sent or billed: the function tools of `tools` (`tools[N].parameters`, a namespace member's
+ * (shared/json-schema/tool-schemas.ts), before anything is looked up, sent or billed: the function tools of `tools` (`tools[N].parameters`, a namespace member's
  * `tools[N].tools[M].parameters`); those an input item loads, `additional_tools` and
  * `tool_search_output` (client or server run: OpenAI's AdditionalToolsItemParam and
  * ToolSearchOutputItemParam type their `tools` as `tools` is typed), at `input[N].tools[M].parameters`;

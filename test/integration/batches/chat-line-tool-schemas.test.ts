@@ -5,7 +5,7 @@ import { batchEnds, batchSuite, batchUsage, jsonl, parseJsonl, uploadBatchFile }
 /**
  * A `/v1/chat/completions` batch line runs through the synchronous route (workers/batch/runner.ts), so
  * its function tools' `parameters`, the legacy `functions`' and a json_schema `response_format`'s
- * schema are checked as that route checks them (api/routes/tool-schemas.ts refuseInvalidToolSchemas,
+ * schema are checked as that route checks them (shared/json-schema/tool-schemas.ts refuseInvalidToolSchemas,
  * refuseInvalidResponseSchema): the line is in the error file with the synchronous refusal (status,
  * code, param, words), unbilled; the other lines complete. The same for `/v1/responses` lines:
  * responses-line-tool-schemas.test.ts.

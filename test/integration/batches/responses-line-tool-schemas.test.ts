@@ -3,7 +3,7 @@ import { batchEnds, batchSuite, jsonl, parseJsonl, uploadBatchFile } from './hel
 
 /**
  * A `/v1/responses` batch line runs through the synchronous route (workers/batch/runner.ts), so its
- * function tools' `parameters` are checked as that route checks them (api/routes/tool-schemas.ts),
+ * function tools' `parameters` are checked as that route checks them (shared/json-schema/tool-schemas.ts),
  * a namespace's member function tools included: a line whose schema OpenAI refuses is errored 400
  * `invalid_function_parameters` naming the tool's place, and the other lines run.
  */

@@ -18,7 +18,7 @@ const ok = fn('ok_tool', { type: 'object', properties: { q: { type: 'string' } }
 const format = (name: string, schema: unknown, strict?: boolean | null) => ({ type: 'json_schema', json_schema: { name, schema, ...(strict === undefined ? {} : { strict }) } });
 
 /**
- * Function tools whose `parameters` OpenAI refuses (api/routes/tool-schemas.ts): 400
+ * Function tools whose `parameters` OpenAI refuses (shared/json-schema/tool-schemas.ts): 400
  * invalid_request_error `invalid_function_parameters` naming `tools[N].function.parameters`, "Invalid
  * schema for function '<name>': ...", in its words, on every upstream kind, JSON and streamed, before
  * any upstream call or bill. Before, such a schema went to an OpenAI-compatible upstream (the

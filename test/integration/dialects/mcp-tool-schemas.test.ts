@@ -41,7 +41,7 @@ const asMcpClientLike = (client: Client) => client as unknown as Parameters<type
  * fields outside `required`, no `additionalProperties`, `oneOf` for a discriminated union, `allOf`
  * for an intersection) as chat function tools' and Responses function tools' `parameters` (not
  * strict) and as Messages tools' `input_schema`, raw and through the Anthropic SDK's mcpTools helper
- * (which sends `required: null` when absent) and tool runner: all served (api/routes/tool-schemas.ts,
+ * (which sends `required: null` when absent) and tool runner: all served (shared/json-schema/tool-schemas.ts,
  * api/routes/messages/input-schemas.ts), sent as listed.
  *
  * A zod tuple is the exception on Messages: draft-07's tuple form (`items` a list, `additionalItems`)

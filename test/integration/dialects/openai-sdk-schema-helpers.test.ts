@@ -15,7 +15,7 @@ const wire = (v: unknown) => JSON.parse(JSON.stringify(v)) as unknown;
 /**
  * What the openai SDK's schema helpers (openai 7.60 with zod 4: zodFunction, zodResponseFormat,
  * zodTextFormat, zodResponsesFunction) write for every construct of CONSTRUCTS is served through the
- * gateway's schema checks (api/routes/tool-schemas.ts, strict: the helpers always send `strict:
+ * gateway's schema checks (shared/json-schema/tool-schemas.ts, strict: the helpers always send `strict:
  * true`), by the SDK's own calls: chat.completions.create, runTools and parse, responses.parse and
  * the Responses tool runner; the schemas reach the upstream as the helper wrote them and the
  * simulator's answer comes back parsed. OpenAI takes them: the helper's transform holds them to

@@ -26,7 +26,7 @@ const configuration = (f: unknown) => ({ type: 'configuration_update', text: { f
 
 /**
  * The schemas that reach the model other than through `tools` and `text.format`, checked as those are
- * (api/routes/responses/request-schemas.ts, with api/routes/tool-schemas.ts): the function tools an
+ * (api/routes/responses/request-schemas.ts, with shared/json-schema/tool-schemas.ts): the function tools an
  * input item loads (`additional_tools`, `tool_search_output`; a namespace's members among them), the
  * `tools` of `POST /v1/responses/compact` (offered to the model in its summary pass) and the json_schema
  * format of a `configuration_update` item. OpenAI's refusal names the item's place: `input[N].tools[M].parameters`

@@ -15,7 +15,7 @@ const textFormat = (name: string, schema: unknown, strict?: boolean | null) => (
 
 /**
  * The Responses API's json_schema `text.format` whose `schema` OpenAI refuses, checked as chat's
- * `response_format` is (api/routes/tool-schemas.ts refuseInvalidResponseSchema): 400
+ * `response_format` is (shared/json-schema/tool-schemas.ts refuseInvalidResponseSchema): 400
  * invalid_request_error `invalid_json_schema` naming `text.format.schema`, "Invalid schema for
  * response_format '<name>': ..." (OpenAI's body as mavam/pi-web-providers issue 14 quotes it), JSON,
  * streamed and on input_tokens, before anything is sent or billed; the Structured Outputs rules with

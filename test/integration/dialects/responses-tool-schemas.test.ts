@@ -22,7 +22,7 @@ const codexTools = JSON.parse(fs.readFileSync(path.resolve('test/fixtures/agents
 const asTools = (tools: unknown[]) => tools as OpenAI.Responses.Tool[];
 
 /**
- * The Responses API's function tools whose `parameters` OpenAI refuses (api/routes/tool-schemas.ts,
+ * The Responses API's function tools whose `parameters` OpenAI refuses (shared/json-schema/tool-schemas.ts,
  * as on chat completions): 400 invalid_request_error `invalid_function_parameters` naming
  * `tools[N].parameters` (flat tools: OpenAI's param for /v1/responses, as ComposioHQ/composio issue
  * 1829 quotes it), "Invalid schema for function '<name>': ...", JSON and streamed, on the plain path

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { CACHED_SCHEMA_MAX_CHARS, cachedVerdicts, refuseInvalidResponseSchema, refuseInvalidToolSchemas } from '../../../api/routes/tool-schemas';
+import { CACHED_SCHEMA_MAX_CHARS, cachedVerdicts, refuseInvalidResponseSchema, refuseInvalidToolSchemas } from '../../../shared/json-schema/tool-schemas';
 import { ApiError } from '../../../shared/errors/ApiError';
 
 const tool = (name: string, parameters: Record<string, unknown>) => ({ type: 'function', function: { name, parameters } });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { strictWhereTaken } from '../../../workers/providers/openai/strict-fallback';
-import { cachedVerdicts } from '../../../api/routes/tool-schemas';
+import { cachedVerdicts } from '../../../shared/json-schema/tool-schemas';
 
 const fn = (name: string, parameters: Record<string, unknown>, strict?: boolean) => ({ type: 'function', function: { name, parameters, ...(strict === undefined ? {} : { strict }) } });
 const closed = (props: Record<string, unknown>, required: string[]) => ({ type: 'object', properties: props, required, additionalProperties: false });

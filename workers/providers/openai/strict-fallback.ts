@@ -5,7 +5,7 @@
  * strict function tools and a strict `response_format` (api/dialects/messages/request.ts). Anthropic
  * takes schemas OpenAI's strict mode refuses, above all optional properties (Anthropic: a property
  * left out of `required` may be left out; OpenAI: "'required' is required to be supplied and to be
- * an array including every key in properties", api/routes/tool-schemas.ts), and also a closed object
+ * an array including every key in properties", shared/json-schema/tool-schemas.ts), and also a closed object
  * without `properties` and `allOf`. Sent strict, such a request valid for Anthropic was refused by
  * the upstream in OpenAI's words.
  *
@@ -20,11 +20,11 @@
  * deployment of a mixed pool and Bedrock's Converse get them strict, as their rules are Anthropic's.
  *
  * A chat-completions or Responses client's own strict schemas never get here refused: their routes
- * refuse them first, in OpenAI's words (api/routes/tool-schemas.ts). Nothing is done, nor copied, for
+ * refuse them first, in OpenAI's words (shared/json-schema/tool-schemas.ts). Nothing is done, nor copied, for
  * a body without a strict tool or format; a schema's verdict is cached (strictModeTakes).
  */
 import { isRecord } from '../../../shared/is-record';
-import { strictModeTakes } from '../../../api/routes/tool-schemas';
+import { strictModeTakes } from '../../../shared/json-schema/tool-schemas';
 
 type Obj = Record<string, unknown>;
 

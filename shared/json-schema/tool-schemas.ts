@@ -31,8 +31,8 @@
  */
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import draft7 from 'ajv/dist/refs/json-schema-draft-07.json';
-import { ApiError } from '../../shared/errors/ApiError';
-import { isRecord } from '../../shared/is-record';
+import { ApiError } from '../errors/ApiError';
+import { isRecord } from '../is-record';
 
 type Obj = Record<string, unknown>;
 
