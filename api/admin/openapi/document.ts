@@ -41,7 +41,11 @@ function operation(family: string | null, summary: string, opts: { body?: Joi.Sc
 /** Item schema of a resource: its readable fields, from the same Joi schemas. */
 function itemSchema(def: ResourceDef): JsonSchema {
   const properties: Record<string, JsonSchema> = { id: { type: 'string', format: 'uuid' }, object: { const: def.object } };
-  for (const [k, f] of Object.entries(def.fields)) if (!f.writeOnly) properties[k] = joiToJson(f.schema);
+  for (const [k, f] of Object.entries(def.fields)) {
+    if (f.writeOnly) continue;
+    // a writers-only field is null to read-only keys
+    properties[k] = f.writersOnly ? { anyOf: [joiToJson(f.schema), { type: 'null' }], description: f.description } : joiToJson(f.schema);
+  }
   properties.created_at = { type: 'string', format: 'date-time' };
   return { type: 'object', properties };
 }

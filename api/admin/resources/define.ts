@@ -20,6 +20,12 @@ export interface FieldSpec {
   readOnly?: boolean;
   /** Input only: never returned (secrets). */
   writeOnly?: boolean;
+  /**
+   * A secret that acts (an invitation's `code` redeems it): returned only to keys holding the family's
+   * write scope (every write answer, the create's included, takes it), `null` to a read-only key, and a
+   * filter on it takes the write scope too (it would be a way to test guesses).
+   */
+  writersOnly?: boolean;
   /** `?<field>=` filter on the list. */
   filter?: boolean;
   /** Custom mapping of an input value to model attributes (e.g. encrypt a secret). */
@@ -126,12 +132,19 @@ export function schemasOf(def: ResourceDef): { create: Joi.ObjectSchema; update:
   };
 }
 
-/** The wire form of a row: id, object, every readable field, timestamps. */
-export function present(def: ResourceDef, row: Model): Record<string, unknown> {
+/**
+ * The wire form of a row: id, object, every readable field, timestamps. `writer`: the caller holds the
+ * family's write scope (default: a write's answer); else `writersOnly` fields are null.
+ */
+export function present(def: ResourceDef, row: Model, writer = true): Record<string, unknown> {
   const r = row.get({ plain: true }) as Record<string, unknown>;
   const out: Record<string, unknown> = { id: r.id, object: def.object };
   for (const [key, f] of Object.entries(def.fields)) {
     if (f.writeOnly) continue;
+    if (f.writersOnly && !writer) {
+      out[key] = null;
+      continue;
+    }
     const v = f.fromRow ? f.fromRow(r) : r[attrOf(key, f)];
     out[key] = f.bigint && v !== null && v !== undefined ? Number(v) : v;
   }

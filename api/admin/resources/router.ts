@@ -8,6 +8,7 @@ import { requireJson } from '../../middleware/require-json';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { ALL_OPS, findRow, listPage, present, schemasOf, toAttributes, warned, withDerived, type ResourceDef } from './define';
 import { fromDbError } from './db-errors';
+import { holds, requireScope } from '../extra-scope';
 
 /**
  * The generic management resource: list (paginated, filterable), get, create, update (PATCH) and
@@ -47,9 +48,13 @@ export function resourceRouter(def: ResourceDef, deps: { redis: RedisClient }): 
     collection.get = async (req, res) => {
       // unknown parameters refused
       const { limit, offset, ...filters } = validateQuery<{ limit: number; offset: number } & Record<string, unknown>>(schemas.query, req.query);
+      const writer = holds(req, def.family, 'write');
+      for (const key of Object.keys(filters)) {
+        if (def.fields[key]?.writersOnly) requireScope(req, def.family, 'write', `Filtering by ${key} takes the scope ${def.family}:write: a read-only key never sees it.`, key);
+      }
       const where = { ...(def.scope ?? {}), ...toAttributes(def, filters) };
       const { rows, count } = await def.model.findAndCountAll({ where: where as never, limit, offset, order: [['createdAt', 'DESC'], ['id', 'ASC']] });
-      res.json(listPage(rows.map((row) => present(def, row)), count, limit, offset));
+      res.json(listPage(rows.map((row) => present(def, row, writer)), count, limit, offset));
     };
   }
   if (ops.includes('create')) {
@@ -68,7 +73,7 @@ export function resourceRouter(def: ResourceDef, deps: { redis: RedisClient }): 
   if (Object.keys(collection).length) only(r, def.path, collection);
 
   const item: Parameters<typeof only>[2] = {};
-  if (ops.includes('get')) item.get = async (req, res) => void res.json(present(def, await findRow(def, String(req.params.id))));
+  if (ops.includes('get')) item.get = async (req, res) => void res.json(present(def, await findRow(def, String(req.params.id)), holds(req, def.family, 'write')));
   if (ops.includes('update')) {
     item.patch = [
       requireJson,

@@ -44,11 +44,12 @@ export const inviteCodes: ResourceDef = {
   path: '/invite-codes',
   family: 'invite-codes',
   object: 'invite_code',
-  description: 'Invite codes; `code` is generated when not given. A code with an `org_id` is redeemed at `/dashboard/invite/{code}` (the invitee sets a password and joins with `role`; `email`, when set, is the only address that may redeem it). Creating one with `org_id` and `email` emails the link when SMTP_URL is set; the answer\'s `mail` is `sent`, `failed` (the mail server refused or did not answer; send the link yourself), `not_configured`, or null (no org or email).',
+  description: 'Invite codes; `code` is generated when not given, and shown only to keys holding invite-codes:write (null to read-only keys: it redeems the invitation). A code with an `org_id` is redeemed at `/dashboard/invite/{code}` (the invitee sets a password and joins with `role`; `email`, when set, is the only address that may redeem it). Creating one with `org_id` and `email` emails the link when SMTP_URL is set; the answer\'s `mail` is `sent`, `failed` (the mail server refused or did not answer; send the link yourself), `not_configured`, or null (no org or email).',
   model: InviteCode,
   bumpsEpoch: false,
   fields: {
-    code: { schema: code(), filter: true },
+    // whoever reads a code can redeem it (an owner's invitation hands over the org): docs/security.md
+    code: { schema: code(), filter: true, writersOnly: true, description: 'Redeems the invitation: returned to keys holding invite-codes:write (and in the create answer); null to read-only keys, which may not filter by it.' },
     org_id: { schema: uuid().allow(null), filter: true },
     plan_id: { schema: uuid().allow(null) },
     email: { schema: Joi.string().email({ tlds: false }).max(320).allow(null), filter: true },
