@@ -68,9 +68,13 @@ describe('management API: where a search provider sends its keys is the platform
     await admin.callAs(keys.searchOnly, 'PATCH', `/admin/v1/search-providers/${other.id}`, { base_url: `${env().simUrl}/brave` });
     expectRefused(await admin.callAs(keys.searchOnly, 'PATCH', `/admin/v1/search-providers/${other.id}`, { name: p.name }));
     expect(await SearchProvider.count({ where: { name: p.name } }), 'nothing took the name').to.equal(0);
-    // back where the keys went before: the providers family's
-    const back = await admin.callAs(keys.searchOnly, 'PATCH', `/admin/v1/search-providers/${p.id}`, { name: p.name });
+    // the name's keys go nowhere now: giving it to any provider, its first one included, sends them somewhere
+    expectRefused(await admin.callAs(keys.searchOnly, 'PATCH', `/admin/v1/search-providers/${p.id}`, { name: p.name }));
+    const back = await admin.callAs(keys.both, 'PATCH', `/admin/v1/search-providers/${p.id}`, { name: p.name });
     expect(back.status, back.text).to.equal(200);
+    // a rename with no own keys under the new name is the search family's
+    const free = await admin.callAs(keys.searchOnly, 'PATCH', `/admin/v1/search-providers/${other.id}`, { name: `${other.name}-x` });
+    expect(free.status, free.text).to.equal(200);
   });
 
   it('a search provider holding no key moves with search:write alone; so does one whose platform key the same write replaces', async () => {

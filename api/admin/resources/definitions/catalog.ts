@@ -13,8 +13,8 @@ import { decisionUsersRefusing } from '../../../../shared/catalog/decision-provi
 import { askProfilesAgain, profileAccessChanged, type ProviderAccess } from '../../../../shared/catalog/provider-base-models';
 
 export { ENCODINGS };
-import { errors, scopeChallenge } from '../../../../shared/errors/codes';
-import { allows } from '../../../../shared/platform/families';
+import { errors } from '../../../../shared/errors/codes';
+import { mayRedirectSecrets, originOf, refuseSecretRedirect } from '../secret-destination';
 import type { Request } from 'express';
 import type { Model as SModel } from 'sequelize';
 import { jsonObject, name, slug, uuid, type ResourceDef, type Warning } from '../define';
@@ -70,31 +70,16 @@ export const providers: ResourceDef = {
   },
 };
 
-const originOf = (url: unknown): string | undefined => {
-  try {
-    return new URL(String(url)).origin;
-  } catch {
-    return undefined;
-  }
-};
-
 /**
  * A provider's secret (its platform credential, or the key the CLI or a catalog file stored with it) is
- * sent to its `base_url`. Secrets are write-only and their family is `platform-credentials`, so moving
- * a provider that holds one to another origin (scheme, host, port) is that family's write too: with
- * `providers:write` alone it was a way to have the secret sent to a server of one's choosing, and so
- * to read it. 403 `insufficient_scope` naming `platform-credentials:write`.
+ * sent to its `base_url`: moving a provider that holds one to another origin (scheme, host, port) takes
+ * `platform-credentials:write` as well (../secret-destination.ts). With `providers:write` alone it was a
+ * way to have the secret sent to a server of one's choosing, and so to read it.
  */
 async function refuseSecretMove(values: Record<string, unknown>, req: Request, row?: SModel): Promise<void> {
-  if (!row || values.baseUrl === undefined || originOf(values.baseUrl) === originOf(row.get('baseUrl'))) return;
-  const scopes = req.admin?.principal.scopes ?? [];
-  if (allows(scopes, 'platform-credentials', 'write')) return;
-  const holds = row.get('apiKeyEncrypted') !== null || (await PlatformCredential.count({ where: { providerId: row.get('id') as string } })) > 0;
-  if (!holds) return;
-  throw new ApiError(403, 'insufficient_scope', "This provider holds a secret, which is sent to its base_url: moving it to another host takes the scope platform-credentials:write as well.", {
-    headers: scopeChallenge('platform-credentials:write'),
-    param: 'base_url',
-  });
+  if (!row || values.baseUrl === undefined || originOf(values.baseUrl) === originOf(row.get('baseUrl')) || mayRedirectSecrets(req)) return;
+  const holdsSecret = row.get('apiKeyEncrypted') !== null || (await PlatformCredential.count({ where: { providerId: row.get('id') as string } })) > 0;
+  if (holdsSecret) refuseSecretRedirect(req, 'This provider holds a secret, which is sent to its base_url: moving it to another host takes the scope platform-credentials:write as well.', 'base_url');
 }
 
 /** A credential as stored, decrypted in memory only (an update's new secret against its old one). */

@@ -1,9 +1,12 @@
 import Joi from 'joi';
-import { SearchProvider, SearchSetting } from '../../../../shared/db/models';
+import type { Request } from 'express';
+import type { Model } from 'sequelize';
+import { SearchOrgKey, SearchProvider, SearchSetting } from '../../../../shared/db/models';
 import { encrypt } from '../../../../shared/crypto';
 import { checkOverageTerms } from '../../../../shared/search/settings';
 import { jsonObject, micros, slug, uuid, type ResourceDef } from '../define';
 import { SEARCH_KINDS } from '../../../../shared/search/kinds';
+import { mayRedirectSecrets, originOf, refuseSecretRedirect } from '../secret-destination';
 
 export const searchProviders: ResourceDef = {
   path: '/search-providers',
@@ -23,7 +26,29 @@ export const searchProviders: ResourceDef = {
     has_api_key: { schema: Joi.boolean(), readOnly: true, fromRow: (r) => r.apiKeyEncrypted !== null },
     config: { schema: jsonObject() },
   },
+  check: (values, req, row) => refuseKeyMove(values, req, row),
 };
+
+/**
+ * A search provider's platform key and the organizations' own keys for it are sent to its `base_url`
+ * (../secret-destination.ts); the own keys are stored under the provider's name. With `search:write`
+ * alone, a write may not change the origin either goes to: moving a provider that keeps its platform
+ * key, or giving the name own keys are stored under to a provider on another origin (a rename, or a
+ * create after the old one was renamed or deleted). Replacing or clearing the platform key in the same
+ * write is no move of it (the old one goes nowhere new).
+ */
+async function refuseKeyMove(values: Record<string, unknown>, req: Request, row?: Model): Promise<void> {
+  if (mayRedirectSecrets(req)) return;
+  const name = String(values.name ?? row?.get('name'));
+  const to = originOf(values.baseUrl ?? row?.get('baseUrl'));
+  const param = values.baseUrl !== undefined ? 'base_url' : 'name';
+  const platformKeyMoves = row !== undefined && row.get('apiKeyEncrypted') !== null && values.apiKeyEncrypted === undefined && to !== originOf(row.get('baseUrl'));
+  if (platformKeyMoves) return refuseSecretRedirect(req, "This search provider holds a platform key, which is sent to its base_url: moving it to another host takes the scope platform-credentials:write as well.", param);
+  // the own keys stored under this name went to the provider that had it (none: nowhere)
+  const holder = row !== undefined && name === row.get('name') ? row : await SearchProvider.findOne({ where: { name } });
+  if (to === originOf(holder?.get('baseUrl')) || (await SearchOrgKey.count({ where: { provider: name } })) === 0) return;
+  refuseSecretRedirect(req, `Organizations' own keys for '${name}' are sent to the base_url of the search provider of that name: sending them to another host takes the scope platform-credentials:write as well.`, param);
+}
 
 export const searchSettings: ResourceDef = {
   path: '/search-settings',
