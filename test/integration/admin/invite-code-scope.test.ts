@@ -3,6 +3,7 @@ import { env } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
 import { adminSuite, buildPlatformKey } from '../../helpers/admin';
 import { rndId } from '../../helpers/pool-models';
+import { WebClient, WEB_PASSWORD } from '../../helpers/web-client';
 
 /**
  * An invitation's `code` is what redeems it at /dashboard/invite/{code}: whoever reads it can join the
@@ -12,8 +13,9 @@ import { rndId } from '../../helpers/pool-models';
 describe('management API: an invitation’s redeemable code is the invite-codes:write scope’s', function () {
   this.timeout(30_000);
   const admin = adminSuite();
-  const keys: Record<'readOnly' | 'writer', string> = { readOnly: '', writer: '' };
+  const keys: Record<'readOnly' | 'writer' | 'auditor', string> = { readOnly: '', writer: '', auditor: '' };
   before(async () => {
+    keys.auditor = (await buildPlatformKey(['audit-logs:read'])).key;
     keys.readOnly = (await buildPlatformKey(['invite-codes:read'])).key;
     keys.writer = (await buildPlatformKey(['invite-codes:write'])).key;
   });
@@ -48,6 +50,20 @@ describe('management API: an invitation’s redeemable code is the invite-codes:
     expect((await admin.callAs(keys.writer, 'GET', `/admin/v1/invite-codes/${created.body.id}`)).body.code).to.equal(code);
     const found = await admin.callAs(keys.writer, 'GET', `/admin/v1/invite-codes?code=${chosen}`);
     expect(found.body.data.map((i: { code: string }) => i.code)).to.deep.equal([chosen]);
+  });
+
+  it('a redemption is audited under the invitation’s id, not its code: an audit-logs:read key finds no code a second use could redeem', async () => {
+    const { org } = await buildOrg(env().redis);
+    const made = await admin.call('POST', '/admin/v1/invite-codes', { org_id: org.id, role: 'owner', max_uses: 2 });
+    const web = new WebClient(env().gw.url);
+    await web.get(`/dashboard/invite/${made.body.code}`);
+    const joined = await web.post(`/dashboard/invite/${made.body.code}`, { email: `joiner-${rndId()}@example.com`, password: WEB_PASSWORD });
+    expect(joined.status, joined.text.slice(0, 300)).to.equal(303);
+    const byCode = await admin.callAs(keys.auditor, 'GET', `/admin/v1/audit-logs?target_id=${made.body.code}`);
+    expect(byCode.status, byCode.text).to.equal(200);
+    expect(byCode.body.data, 'no entry names the code').to.deep.equal([]);
+    const byId = await admin.callAs(keys.auditor, 'GET', `/admin/v1/audit-logs?target_id=${made.body.id}`);
+    expect(byId.body.data.map((l: { path: string }) => l.path)).to.include('/dashboard/invite');
   });
 
   it('the OpenAPI document says who sees the code', async () => {
