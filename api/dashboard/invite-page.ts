@@ -46,8 +46,9 @@ ${typed.error ? html`<p class="error" role="alert" id="password-error">${typed.e
     const code = String(req.params.code);
     const email = String(req.body?.email ?? '').slice(0, 320);
     try {
-      const { user, org, role } = await redeemInvitation(code, email, String(req.body?.password ?? ''));
-      await recordAudit({ actor: { type: 'web_session', id: user.id, label: user.email }, method: 'POST', path: '/dashboard/invite', family: 'invite-codes', targetId: code, status: 200, fields: [`org:${org.id}`, `role:${role}`] });
+      const { user, org, role, inviteId } = await redeemInvitation(code, email, String(req.body?.password ?? ''));
+      // the invitation's id, never its code: audit-logs:read would hand a code with uses left to its reader
+      await recordAudit({ actor: { type: 'web_session', id: user.id, label: user.email }, method: 'POST', path: '/dashboard/invite', family: 'invite-codes', targetId: inviteId, status: 200, fields: [`org:${org.id}`, `role:${role}`] });
       await signIn(req, user);
       res.redirect(303, `/dashboard/o/${org.slug}`);
     } catch (err) {

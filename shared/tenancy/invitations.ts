@@ -90,7 +90,7 @@ export class InvitationFormError extends Error {
  * with the invitation's role. The use is claimed atomically (a conditional UPDATE), so an invitation
  * is never redeemed more times than `max_uses`, nor after expiry or revocation, whatever the concurrency.
  */
-export async function redeemInvitation(code: string, typedEmail: string, password: string): Promise<{ user: User; org: Organization; role: 'owner' | 'member' }> {
+export async function redeemInvitation(code: string, typedEmail: string, password: string): Promise<{ user: User; org: Organization; role: 'owner' | 'member'; inviteId: string }> {
   const { invite, org } = await openInvitation(code);
   const email = (invite.email ?? typedEmail).trim().toLowerCase();
   if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 320) throw new InvitationFormError('Enter a valid email address.');
@@ -132,5 +132,5 @@ export async function redeemInvitation(code: string, typedEmail: string, passwor
     if (err instanceof UniqueConstraintError) throw new InvitationFormError(`${email} has just been added to ${org.name} by another invitation; sign in instead.`);
     throw err;
   });
-  return { user, org, role: invite.role };
+  return { user, org, role: invite.role, inviteId: invite.id };
 }
