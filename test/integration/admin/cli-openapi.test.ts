@@ -17,7 +17,7 @@ describe('management API: CLI and OpenAPI', () => {
   after(() => admin.close());
 
   it('gateway user create, platform-admin grant, platform-key create; revoke demotes and kills the key', async function () {
-    this.timeout(40_000);
+    this.timeout(90_000); // eight CLI processes, each loading the app: about 6 s on a quiet machine, over 40 s on a loaded one
     const email = `cli-admin-${Date.now()}@example.com`;
     const user = JSON.parse((await gateway('user', 'create', '--email', email, '--json')).stdout);
     expect(user).to.include({ email, is_platform_admin: false });
