@@ -126,6 +126,9 @@ describe('web interfaces in a browser (dashboard and operator console)', functio
 
     await page.click('header >> text=Models');
     expect(await page.textContent('tr[data-model="sim-chat"]')).to.include('$0.50 / 1M input tokens').and.include('128,000');
+    // each price and each lane count stays on one line at 1280 px ("$0.50 / 1M input" then "tokens" was hard to read)
+    const lines = `Array.from(document.querySelectorAll('tr[data-model="sim-chat"] td:is([data-test=prices], [data-test=lanes]) > span')).map((s) => [s.textContent, s.getClientRects().length])`;
+    expect(await page.evaluate(lines)).to.deep.equal([['$0.50 / 1M input tokens', 1], ['$1.50 / 1M output tokens', 1], ['chat:interactive 16', 1], ['chat:background 8', 1]]);
     await screenshots(page, 'dashboard-models');
 
     await page.click('header >> text=API keys');
@@ -232,6 +235,9 @@ describe('web interfaces in a browser (dashboard and operator console)', functio
     expect(saved!.status()).to.equal(200);
     expect((await org.org.reload()).laneOverrides).to.deep.equal({ 'chat:interactive': 3, 'images:background': 1 });
     expect(await page.inputValue(`${form} input[name=lane_overrides]`)).to.equal('chat:interactive=3, images:background=1');
+    // the value shows whole at 1280 px (the field was cut off after "chat:interactive=3, image"), and the list says how it is written
+    expect(await page.$eval(`${form} input[name=lane_overrides]`, (e) => e.scrollWidth <= e.clientWidth)).to.equal(true);
+    expect(await page.textContent('main')).to.include('pairs separated by commas, e.g. chat:interactive=4, images:background=1');
     const audited = await AuditLog.findAll({ where: { targetId: org.org.id, actorId: op.id, path: `/admin/v1/organizations/${org.org.id}` } });
     expect(audited.map((a) => a.fields)).to.deep.include(['lane_overrides']);
     await screenshots(page, 'console-lane-overrides');
