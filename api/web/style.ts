@@ -33,7 +33,9 @@ details.confirm{display:inline-block;vertical-align:top;margin:0 .25rem .25rem 0
 .confirm-body{margin:.4rem 0;padding:.6rem .75rem;overflow-wrap:anywhere;min-width:16rem;border:1px solid #f0c4c0;background:#fff8f7;border-radius:6px;max-width:36rem}.confirm-body p{margin:0 0 .5rem}.confirm-body form{margin:0}
 tr.has-actions td{border-bottom:0}td.email{overflow-wrap:anywhere}td.figures{min-width:14rem}tr.key-actions td{padding-top:0}h1 code{word-break:break-all}
 header .who{display:flex;align-items:center;gap:.5rem 1rem;flex-wrap:wrap}
-.card h2:first-child,.card h1:first-child{margin-top:0}td form.inline{margin:0 .25rem .25rem 0;display:inline-block}
+.card h2:first-child,.card h1:first-child,.card>p:first-child{margin-top:0}.card>p:last-child{margin-bottom:0}td form.inline{margin:0 .25rem .25rem 0;display:inline-block}
+/* the lane overrides field shows a two-pair value (chat:interactive=4, images:background=1) whole at 1280 px */
+@media (min-width:601px){input.lanes{min-width:22rem}}
 @media (max-width:600px){main{padding:.75rem}header{padding:.6rem .75rem}
  thead{display:none}table,tbody,tr,td{display:block;width:100%}tr{padding:.4rem 0;border-bottom:1px solid #eceff3}td{border:0;padding:.1rem .2rem}
  td:empty{display:none}td[data-label]::before{content:attr(data-label) ": ";color:#5b6477}

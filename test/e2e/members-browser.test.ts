@@ -101,6 +101,8 @@ describe('members and invitations in a browser (dashboard members page, invitati
       const page = await newPage();
       await signInAt(page, `${admin.url}/sign-in`, op.email);
       await page.goto(`${admin.url}/switches`);
+      // it asks first, so its button ends in "…" like every other button that asks first
+      expect(await page.textContent('form[action="/switches/image_generation"] button')).to.equal('Engage…');
       await Promise.all([page.waitForNavigation(), page.click('form[action="/switches/image_generation"] button')]);
       expect(await page.textContent('[data-test=confirm-switch]')).to.include('every organization');
       await screenshots(page, 'console-switch-confirm');

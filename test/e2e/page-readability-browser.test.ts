@@ -25,12 +25,41 @@ const UNNAMED = `(() => {
 })()`;
 const unnamedControls = (page: Page) => page.evaluate(UNNAMED) as Promise<string[]>;
 
-describe('dashboard and console pages read well in a browser: named controls, unbroken dates', function () {
+/** Runs in the page: the text inputs whose placeholder is cut off by the box (the example is unreadable). */
+const CUT_PLACEHOLDERS = `(() => {
+  const ctx = document.createElement('canvas').getContext('2d');
+  const out = [];
+  for (const e of document.querySelectorAll('input[placeholder]')) {
+    const cs = getComputedStyle(e);
+    ctx.font = cs.font;
+    const room = e.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+    if (e.checkVisibility() && ctx.measureText(e.placeholder).width > room + 1) out.push(e.outerHTML.slice(0, 160));
+  }
+  return out;
+})()`;
+
+/** At 1280 and at 390 px: a page or a card wider than the screen (it scrolls sideways), and inputs whose example is cut off. */
+async function layoutFaults(page: Page, name: string): Promise<Record<string, string[]>> {
+  const out: Record<string, string[]> = {};
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: 844 });
+    const over = ((await page.evaluate('document.documentElement.scrollWidth')) as number) - width;
+    if (over > 0) out[`${name} wider than ${width} px`] = [`by ${over} px`];
+    const scrolling = (await page.evaluate(`Array.from(document.querySelectorAll('main .card')).filter((c) => c.scrollWidth > c.clientWidth).map((c) => c.outerHTML.slice(0, 120))`)) as string[];
+    if (scrolling.length) out[`${name} cards scrolling sideways at ${width} px`] = scrolling;
+    const cut = (await page.evaluate(CUT_PLACEHOLDERS)) as string[];
+    if (cut.length) out[`${name} placeholder cut off at ${width} px`] = cut;
+  }
+  await page.setViewportSize({ width: 1280, height: 800 });
+  return out;
+}
+
+describe('dashboard and console pages read well in a browser: named controls, unbroken dates, no sideways scrolling', function () {
   this.timeout(120_000);
   const suite = consoleOperator();
   const page = pagePerTest(() => suite.browser);
 
-  it('every form control of an owner\'s dashboard pages and the operator\'s console pages has a name', async () => {
+  it('every form control of an owner\'s dashboard pages and the operator\'s console pages has a name; none is wider than the screen at 1280 or 390 px or cuts its example off', async () => {
     const o = await buildOrg(env().redis);
     const owner = await buildWebMember(o.org.id, 'owner');
     await buildWebMember(o.org.id, 'member');
@@ -42,11 +71,13 @@ describe('dashboard and console pages read well in a browser: named controls, un
     for (const p of ['', '/activity', '/models', '/keys', '/projects', '/members', '/search']) {
       await page().goto(`${dash}${p}`);
       found[`dashboard${p || '/'}`] = await unnamedControls(page());
+      Object.assign(found, await layoutFaults(page(), `dashboard${p || '/'}`));
     }
     await suite.signIn(page());
     for (const p of ['/', `/orgs/${o.org.id}`, `/orgs/${o.org.id}/activity`, '/create', '/keys', '/switches', '/users', '/pools', '/audit']) {
       await page().goto(`${suite.admin.url}${p}`);
       found[`console${p}`] = await unnamedControls(page());
+      Object.assign(found, await layoutFaults(page(), `console${p}`));
     }
     expect(Object.fromEntries(Object.entries(found).filter(([, v]) => v.length))).to.deep.equal({});
   });

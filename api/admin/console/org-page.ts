@@ -12,6 +12,9 @@ import { activityBody, activityDetail, activityQuery, activityQueryOrRefusal, se
 
 type Render = (req: Request, res: Response, tab: string, body: (csrf: string) => Html) => void;
 
+/** How the lane overrides field is written, said once above the forms (the placeholder is kept short enough to be read whole on a phone). */
+export const LANES_HINT = html`<p class="muted">Lane overrides: <code>pool:lane=count</code> pairs separated by commas, e.g. <code>chat:interactive=4, images:background=1</code>; empty clears them.</p>`;
+
 /**
  * The lane overrides form (`pool:lane=n` pairs, posted to `/orgs/:id/lanes`), on the list and on the
  * org's page (`back` says which, for the answer). A refusal (FormState.form `lanes:<org id>`) shows
@@ -20,7 +23,7 @@ type Render = (req: Request, res: Response, tab: string, body: (csrf: string) =>
 export function laneOverridesForm(o: Organization, csrf: string, back: 'list' | 'org', refusal?: FormState): Html {
   const st = formOf(refusal, `lanes:${o.id}`);
   const current = Object.entries(o.laneOverrides ?? {}).map(([k, v]) => `${k}=${String(v)}`).join(', ');
-  return html`<form method="post" action="/orgs/${o.id}/lanes" class="row" data-lanes="${o.slug}"><input type="hidden" name="_csrf" value="${csrf}"><input type="hidden" name="back" value="${back}"><div><input type="text" id="lanes-${o.id}" name="lane_overrides" aria-label="Lane overrides of ${o.slug}" placeholder="chat:interactive=4, images:background=1" value="${typed(st, 'lane_overrides', current)}"${invalidAttrs(st, 'lane_overrides')}>${fieldError(st, 'lane_overrides')}</div><button class="plain">Save</button></form>`;
+  return html`<form method="post" action="/orgs/${o.id}/lanes" class="row" data-lanes="${o.slug}"><input type="hidden" name="_csrf" value="${csrf}"><input type="hidden" name="back" value="${back}"><div><input type="text" class="lanes" id="lanes-${o.id}" name="lane_overrides" aria-label="Lane overrides of ${o.slug}" placeholder="chat:interactive=4" value="${typed(st, 'lane_overrides', current)}"${invalidAttrs(st, 'lane_overrides')}>${fieldError(st, 'lane_overrides')}</div><button class="plain">Save</button></form>`;
 }
 
 /**
@@ -88,5 +91,5 @@ ${projects.map((p) => html`<tr><td>${p.name}</td><td data-label="Slug"><code>${p
 ${projects.length ? '' : html`<tr><td colspan="4" class="muted">No projects.</td></tr>`}</tbody></table></div>
 <div class="card chart" data-section="usage"><h2>Usage, last 30 days</h2><p>${counted(t.requests, 'request')} · ${counted(t.input_tokens + t.output_tokens, 'token')} · ${usd(t.cost_micros / 1e6)}</p>${chart.svg}<div class="legend">${chart.legend}</div></div>
 <div class="card" data-section="search"><h2>Web search</h2>${search ? html`<p>Default provider: ${search.defaultProvider ?? '—'} · allowed: ${search.allowedProviders.join(', ') || 'all'} · monthly allowance: ${search.monthlyAllowance ?? 'plan'} · overage: ${search.overageEnabled ? 'on' : 'off'} · monthly limit: ${search.overageMonthlyLimit ?? 'none'}</p>` : html`<p class="muted">Plan defaults (no settings saved).</p>`}</div>
-<div class="card" data-section="lanes"><h2>Lane overrides</h2>${laneOverridesForm(org, csrf, 'org', refusal)}</div>`);
+<div class="card" data-section="lanes"><h2>Lane overrides</h2>${LANES_HINT}${laneOverridesForm(org, csrf, 'org', refusal)}</div>`);
 }

@@ -22,7 +22,7 @@ import { count, utcText } from '../../web/format';
 import { startImpersonation } from './impersonate';
 import { poolsPage } from './pools-page';
 import { createPage } from './create-page';
-import { consoleOrg, laneOverridesForm, orgPage, showConsoleOrg } from './org-page';
+import { consoleOrg, LANES_HINT, laneOverridesForm, orgPage, showConsoleOrg } from './org-page';
 import { fieldError, invalidAttrs, savedNotice, ticked, typed, withFormRefusal, type FormState } from '../../web/form-refusal';
 import { organizations } from '../resources/definitions/tenancy';
 import { validate } from '../../validate';
@@ -59,7 +59,7 @@ export function consolePages(redis: RedisClient, kit: WebKit): Router {
     );
     const byOrg = new Map(usage.map((u) => [u.org_id, u]));
     const saved = { plan: 'Plan saved.', lanes: 'Lane overrides saved.' }[String(req.query.saved ?? '')];
-    render(req, res, kit, '/', (csrf) => html`<h1>Organizations</h1>${refusal ? '' : savedNotice(saved)}<div class="card"><table><thead><tr><th>Name</th><th>Slug</th><th>Plan</th><th>Lane overrides</th><th>Requests (30 d)</th><th>Tokens (30 d)</th></tr></thead><tbody>
+    render(req, res, kit, '/', (csrf) => html`<h1>Organizations</h1>${refusal ? '' : savedNotice(saved)}<div class="card">${LANES_HINT}<table><thead><tr><th>Name</th><th>Slug</th><th>Plan</th><th>Lane overrides</th><th>Requests (30 d)</th><th>Tokens (30 d)</th></tr></thead><tbody>
 ${orgs.map((o) => html`<tr><td><a href="/orgs/${o.id}">${o.name}</a></td><td data-label="Slug"><code>${o.slug}</code></td><td data-label="Plan"><form method="post" action="/orgs/${o.id}/plan" class="row" data-org="${o.slug}">${hidden(csrf)}<select name="plan_id" aria-label="Plan of ${o.slug}"><option value="">—</option>${plans.map((p) => html`<option value="${p.id}" ${p.id === o.planId ? html`selected` : ''}>${p.name}</option>`)}</select><button class="plain">Set</button></form></td>
 <td data-label="Lane overrides">${laneOverridesForm(o, csrf, 'list', refusal)}</td><td data-label="Requests (30 d)">${count(Number(byOrg.get(o.id)?.requests ?? 0))}</td><td data-label="Tokens (30 d)">${count(Number(byOrg.get(o.id)?.tokens ?? 0))}</td></tr>`)}
 ${orgs.length ? '' : html`<tr><td colspan="6" class="muted">No organizations yet: <a href="/create">create one</a>.</td></tr>`}</tbody></table></div>`);
@@ -140,7 +140,7 @@ ${keys.length ? '' : html`<tr><td colspan="6" class="muted">No platform keys yet
     render(req, res, kit, '/switches', (csrf) => html`<h1>Kill switches</h1><div class="card"><p class="muted">An engaged switch makes the feature answer 503 with its code on every pod within a second.</p>
 <table><thead><tr><th>Feature</th><th>Code</th><th>State</th><th></th></tr></thead><tbody>
 ${Object.entries(FEATURES).map(([f, code]) => { const on = state[f as keyof typeof FEATURES]; return html`<tr><td>${f}</td><td data-label="Code"><code>${code}</code></td><td data-label="State">${on ? html`<span class="pill on">engaged</span>` : html`<span class="pill">off</span>`}</td>
-<td><form class="inline" method="post" action="/switches/${f}">${hidden(csrf)}<input type="hidden" name="engaged" value="${on ? 'false' : 'true'}"><button class="${on ? 'plain' : 'danger'}">${on ? 'Release' : 'Engage'}</button></form></td></tr>`; })}
+<td><form class="inline" method="post" action="/switches/${f}">${hidden(csrf)}<input type="hidden" name="engaged" value="${on ? 'false' : 'true'}"><button class="${on ? 'plain' : 'danger'}">${on ? 'Release' : 'Engage…'}</button></form></td></tr>`; })}
 </tbody></table></div>`);
   });
   r.post('/switches/:feature', async (req, res) => {
