@@ -17,6 +17,9 @@ import { fieldError, invalidAttrs, queryOrRefusal, type FormState } from './form
  * an "Older" cursor, each row opening its details, and `activity.csv` with the same query: the rows
  * of the page on screen, as CSV.
  */
+/** A snake_case code that may wrap after its underscores (`missing_required_parameter` kept the Status column wide enough to push the table past 1280 px); copied, it reads the same. */
+const breakAtUnderscores = (code: string): Html[] => code.split('_').map((part, i) => html`${i ? html`_<wbr>` : ''}${part}`);
+
 export const PAGE_SIZE = 50;
 
 const FILTERS = ['key', 'project', 'model', 'status', 'from', 'to'] as const;
@@ -112,9 +115,9 @@ export async function activityBody(base: string, orgId: string, q: ActivityQuery
 <div><button type="submit">Filter</button></div></form>
 <p class="muted">One row per request, newest first: metadata only, never prompts or outputs.${refusal ? '' : html` <a href="${base}.csv${search(values, q.cursor ? { cursor: q.cursor } : {})}" data-test="activity-csv" download>Export this page as CSV</a>`}</p></div>
 <div class="card"><table data-test="activity"><thead><tr><th>Time (UTC)</th><th>Status</th><th>Model</th><th>Route</th><th>API key</th><th>Tokens in / out</th><th>Cost</th><th>Total</th></tr></thead><tbody>
-${page.rows.map((r) => html`<tr data-request-id="${r.request_id}"><td data-label="Time"><a href="${base}/${encodeURIComponent(r.request_id)}">${utcText(r.created_at, 'second')}</a></td>
-<td data-label="Status"><span class="pill${r.status >= 400 ? ' on' : ''}">${r.status}</span> ${r.error_code ?? ''}</td><td data-label="Model">${r.model}</td><td data-label="Route"><code>${r.route}</code>${r.stream ? ' (stream)' : ''}</td>
-<td data-label="API key">${keyName(r.api_key_id)}</td><td data-label="Tokens">${count(r.input_tokens)} / ${count(r.output_tokens)}</td><td data-label="Cost">${usdMicros(r.cost_micros)}</td><td data-label="Total">${r.total_ms === null ? '—' : `${count(r.total_ms)} ms`}</td></tr>`)}
+${page.rows.map((r) => html`<tr data-request-id="${r.request_id}"><td data-label="Time"><a class="nowrap" href="${base}/${encodeURIComponent(r.request_id)}">${utcText(r.created_at, 'second')}</a></td>
+<td data-label="Status"><span class="pill${r.status >= 400 ? ' on' : ''}">${r.status}</span> ${breakAtUnderscores(r.error_code ?? '')}</td><td data-label="Model" class="nowrap">${r.model || '—'}</td><td data-label="Route"><code>${r.route}</code>${r.stream ? ' (stream)' : ''}</td>
+<td data-label="API key">${keyName(r.api_key_id)}</td><td data-label="Tokens">${count(r.input_tokens)} / ${count(r.output_tokens)}</td><td data-label="Cost">${usdMicros(r.cost_micros)}</td><td data-label="Total" class="nowrap">${r.total_ms === null ? '—' : `${count(r.total_ms)} ms`}</td></tr>`)}
 ${page.rows.length ? '' : html`<tr><td colspan="8" class="muted">${refusal ? 'Mend the filter above to see requests.' : 'No requests match.'}</td></tr>`}</tbody></table>
 <p class="row">${q.cursor ? html`<a class="button-link" href="${base}${search(values)}" data-test="activity-newest">Newest</a>` : ''}${page.next ? html`<a class="button-link" href="${base}${search(values, { cursor: page.next })}" data-test="activity-older">Older</a>` : ''}</p></div>`;
 }

@@ -37,6 +37,14 @@ describe('Activity page in a browser: filter, open a request, export', function 
     await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
     await Promise.all([page.waitForNavigation(), page.click('header a:has-text("Activity")')]);
     expect(await page.locator('[data-test=activity] tbody tr').count()).to.equal(5);
+    // at 1280 px a row's time, model and duration each keep to one line ("2026-12-" / "05" / "08:34:13", "sim-" / "chat", "140" / "ms"), and the table still fits its card
+    const lines = `Array.from(document.querySelectorAll('[data-test=activity] tbody tr')).flatMap((tr) => ['Time', 'Model', 'Total'].map((l) => {
+      const r = document.createRange();
+      r.selectNodeContents(tr.querySelector('td[data-label=' + l + ']'));
+      return l + ' ' + new Set(Array.from(r.getClientRects()).map((x) => Math.round(x.top))).size;
+    }))`;
+    expect(new Set((await page.evaluate(lines)) as string[])).to.deep.equal(new Set(['Time 1', 'Model 1', 'Total 1']));
+    expect(await page.$eval('[data-test=activity]', (t) => t.closest('.card')!.scrollWidth <= t.closest('.card')!.clientWidth)).to.equal(true);
     await screenshots(page, 'dashboard-activity');
 
     await page.selectOption('#akey', second.id);

@@ -31,6 +31,7 @@ describe("console's Activity page in a browser: an operator reads an org's reque
     expect(await rows.count()).to.equal(4);
     expect(await rows.first().getAttribute('data-request-id'), 'newest first').to.equal(failed.headers.get('x-service-request-id'));
     expect(await rows.nth(1).getAttribute('data-request-id'), 'the model listing has its row').to.equal(models.headers.get('x-service-request-id'));
+    expect(await rows.nth(1).locator('td[data-label=Model]').textContent(), 'a row without a model says so').to.equal('—');
     await screenshots(page, 'console-activity');
 
     await page.selectOption('#astatus', 'error');
