@@ -19,6 +19,9 @@ button.danger{background:#fff;color:#b3261e;border-color:#b3261e}button.plain{ba
 .muted{color:#5b6477}.nowrap{white-space:nowrap}
 .sr-only{position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}.error{color:#b3261e;font-weight:500}.ok{color:#1d7a3a}
 .signin{max-width:24rem;margin:4rem auto}.row{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:end}
+/* a refused form: the message under its field made that field taller, and aligned at the bottom its input rose above its neighbours';
+   aligned at the top instead, with the buttons lowered by a label's height to stand level with the inputs */
+.row:has(.error){align-items:start}.row:has(.error):has(label)>div:not(:has(label)):has(>button){margin-top:calc(1.5em + .7rem)}
 .checks label{display:inline-flex;gap:.3rem;font-weight:400;margin-right:.8rem}
 .chart svg{width:100%;height:auto;max-width:1000px}.chart .plot{display:flex;align-items:flex-start}.chart svg.yaxis{width:8.4%;flex:none}.chart .plot .scroll{flex:1;min-width:0}.legend span{display:inline-block;margin-right:1rem;font-size:.85rem}
 .legend i{display:inline-block;width:.8rem;height:.8rem;margin-right:.3rem;border-radius:2px;vertical-align:-1px}

@@ -149,6 +149,10 @@ describe('web interfaces in a browser (dashboard and operator console)', functio
     expect(taken!.status()).to.equal(409);
     expect(await page.inputValue('#pname')).to.equal('Duplicate');
     expect(await page.textContent('#slug-error')).to.include("slug 'proj' already exists");
+    // the message under the slug does not lift the slug's input above the name's, nor the button off their line
+    const tops = await Promise.all(['#pname', '#pslug', 'button:has-text("Create project")'].map(async (sel) => Math.round((await page.locator(sel).boundingBox())!.y)));
+    expect(Math.abs(tops[0] - tops[1]), 'name and slug inputs level').to.be.at.most(1);
+    expect(Math.abs(tops[0] - tops[2]), 'button level with the inputs').to.be.at.most(4);
     await screenshots(page, 'dashboard-projects-refused');
     await page.fill('#pslug', 'duplicate-two');
     await Promise.all([page.waitForNavigation(), page.click('button:has-text("Create project")')]);
