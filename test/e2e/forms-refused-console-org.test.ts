@@ -175,6 +175,7 @@ describe('refused forms keep what was typed (web search settings, members, conso
     const keyRow = page.locator(`[data-section=keys] tr[data-key-id="${limited.id}"]`);
     expect(await keyRow.textContent()).to.include('limited key').and.include(`${(await ApiKey.findByPk(limited.id))!.prefix}…`).and.include('models: sim-chat').and.include('30 req/min').and.include('$5.00 per month');
     expect(await page.content(), 'no secret on the page').not.to.include(limited.key).and.not.include(o.key);
+    expect(await keyRow.locator('td[data-label=Project]').textContent(), 'a key bound to no project reads as on the dashboard').to.equal('any');
     expect(await page.textContent('[data-section=projects]')).to.include(p.name).and.include('$7.00 per day');
     expect(await page.textContent('[data-section=usage]')).to.match(/days3 requests · /);
     expect(await page.locator('[data-section=usage] svg').count()).to.be.at.least(1);

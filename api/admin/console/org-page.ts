@@ -84,7 +84,7 @@ ${members.map((m) => html`<tr><td>${users.get(m.userId) ?? m.userId}</td><td dat
 ${members.length ? '' : html`<tr><td colspan="3" class="muted">No members.</td></tr>`}</tbody></table></div>
 <div class="card" data-section="keys"><h2>API keys</h2><table><thead><tr><th>Name</th><th>Key</th><th>Owner</th><th>Project</th><th>State</th><th>Limits</th></tr></thead><tbody>
 ${keys.map((k) => html`<tr data-key-id="${k.id}"><td>${k.name ?? html`<span class="muted">unnamed</span>`}</td><td data-label="Key"><code>${k.prefix}…</code></td><td data-label="Owner">${k.userId ? users.get(k.userId) ?? k.userId : html`<span class="pill">organization-wide</span>`}</td>
-<td data-label="Project">${k.projectId ? projectName.get(k.projectId) ?? '' : '—'}</td><td data-label="State">${state(k)}</td><td data-label="Limits">${limits(k)}</td></tr>`)}
+<td data-label="Project">${k.projectId ? projectName.get(k.projectId) ?? '' : html`<span class="muted">any</span>`}</td><td data-label="State">${state(k)}</td><td data-label="Limits">${limits(k)}</td></tr>`)}
 ${keys.length ? '' : html`<tr><td colspan="6" class="muted">No API keys.</td></tr>`}</tbody></table></div>
 <div class="card" data-section="projects"><h2>Projects</h2><table><thead><tr><th>Name</th><th>Slug</th><th>Budget</th><th>State</th></tr></thead><tbody>
 ${projects.map((p) => html`<tr><td>${p.name}</td><td data-label="Slug"><code>${p.slug}</code></td><td data-label="Budget">${p.budgetMicros !== null && p.budgetMicros !== undefined ? budgetText(p.budgetMicros, p.budgetPeriod ?? 'total') : '—'}</td><td data-label="State">${p.archivedAt ? 'archived' : 'active'}</td></tr>`)}
