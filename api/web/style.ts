@@ -18,6 +18,8 @@ button.danger{background:#fff;color:#b3261e;border-color:#b3261e}button.plain{ba
 .secret{font-family:ui-monospace,monospace;background:#fff8d6;border:1px solid #e8d47a;padding:.6rem;border-radius:6px;word-break:break-all}
 .muted{color:#5b6477}.nowrap{white-space:nowrap}
 .sr-only{position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}.error{color:#b3261e;font-weight:500}.ok{color:#1d7a3a}
+/* a save's notice stands out from the cards around it */
+.card[role=status]{background:#eef8f1;border-color:#9fd3b0;color:#14532d}
 .signin{max-width:24rem;margin:4rem auto}.row{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:end}
 /* a refused form: the message under its field made that field taller, and aligned at the bottom its input rose above its neighbours';
    aligned at the top instead, with the buttons lowered by a label's height to stand level with the inputs */

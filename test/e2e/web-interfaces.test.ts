@@ -157,6 +157,7 @@ describe('web interfaces in a browser (dashboard and operator console)', functio
     await page.fill('#pslug', 'duplicate-two');
     await Promise.all([page.waitForNavigation(), page.click('button:has-text("Create project")')]);
     expect(await page.textContent('[data-test=saved]')).to.include('Project created.');
+    expect(await page.evaluate("getComputedStyle(document.querySelector('[data-test=saved]')).backgroundColor"), 'the notice stands out from the white cards').not.to.equal('rgb(255, 255, 255)');
   });
 
   it('a form posted without its CSRF token is refused with 403 invalid_csrf_token and creates nothing', async () => {
@@ -287,6 +288,8 @@ describe('web interfaces in a browser (dashboard and operator console)', functio
     const member = await buildMember(org, 'member');
     await signInAt(page, `${dash()}/sign-in`, owner.email);
     await page.click('header >> text=Web search');
+    // the same setting is named alike in both forms that set it (one said "Searches per month")
+    expect(await page.textContent('label[for=limit]')).to.equal(await page.textContent('label[for=olimit]'));
     await screenshots(page, 'dashboard-search');
     expect(await page.textContent('[data-test=overage-state]')).to.equal('off');
 
