@@ -30,6 +30,11 @@ describe("a project's budget in a browser (dashboard projects page)", function (
     expect(await page.inputValue(amount)).to.equal('-2');
     expect(await page.inputValue(`#budget_period-${o.project.id}`)).to.equal('day');
     expect(await page.textContent('[data-test=field-error-budget_usd]')).to.equal('Budget (USD) must be greater than or equal to 0');
+    // the message is right after the amount, above "per" and the button (it came after the button)
+    const box = async (sel: string) => (await page.locator(`[data-project="${o.project.id}"] ${sel}`).boundingBox())!;
+    const [input, message, per] = [await box(amount), await box('[data-test=field-error-budget_usd]'), await box(`#budget_period-${o.project.id}`)];
+    expect(message.y).to.be.at.least(input.y + input.height - 1);
+    expect(message.y + message.height).to.be.at.most(per.y);
     await screenshots(page, 'dashboard-project-budget-refused');
 
     await page.fill(amount, '2.5');
