@@ -81,7 +81,7 @@ export function usagePage(kit: WebKit) {
 <div><label for="ufrom">From</label><input type="date" id="ufrom" name="from" value="${typed(refusal, 'from', from)}" max="${to}" required${invalidAttrs(refusal, 'from')}>${fieldError(refusal, 'from')}</div>
 <div><label for="uto">To</label><input type="date" id="uto" name="to" value="${typed(refusal, 'to', to)}" max="${utcDay(new Date())}" required${invalidAttrs(refusal, 'to')}>${fieldError(refusal, 'to')}</div>
 <div><button type="submit">Show</button></div></form>
-<p class="muted">At most ${MAX_RANGE_DAYS} days; UTC days, both included. Totals: <strong data-test="usage-total-requests">${count(t.requests)}</strong> ${t.requests === 1 ? 'request' : 'requests'}, ${counted(t.input_tokens + t.output_tokens, 'token')}, <strong data-test="usage-total-cost">$${usd(t.cost_micros)}</strong>. Hover (or tap) a bar for its figure.</p></div>
+<p class="muted">At most ${MAX_RANGE_DAYS} days; UTC days, both included. Totals: <strong data-test="usage-total-requests">${count(t.requests)}</strong> ${t.requests === 1 ? 'request' : 'requests'}, ${counted(t.input_tokens + t.output_tokens, 'token')}, <strong data-test="usage-total-cost">$${usd(t.cost_micros)}</strong>. ${t.requests ? 'Hover (or tap) a bar for its figure.' : 'No traffic in this range: the charts are empty.'}</p></div>
 <div class="card chart" data-test="requests-chart"><h2>Requests per day</h2>${req1.svg}<div class="legend">${req1.legend}</div></div>
 <div class="card chart"><h2>Tokens per day (input + output)</h2>${tok.svg}<div class="legend">${tok.legend}</div></div>
 <div class="card chart"><h2>Cost per day (USD, list prices)</h2>${cost.svg}<div class="legend">${cost.legend}</div></div>

@@ -77,6 +77,9 @@ describe('dashboard usage page: a date range and breakdowns by key, project and 
     expect(table(before.text, 'usage-by-project').size).to.equal(0);
     expect(before.text).to.include('data-test="usage-total-requests">0<');
     expect(before.text).not.to.include('sim-chat');
+    // empty charts say why, and offer no bar to hover
+    expect(before.text).to.include('No traffic in this range: the charts are empty.').and.not.include('Hover (or tap)');
+    expect(page.text).to.include('Hover (or tap) a bar for its figure.').and.not.include('the charts are empty');
 
     // the default range is the last 30 days, ending today
     const def = await web.get(`/dashboard/o/${o.org.slug}`);
