@@ -92,8 +92,8 @@ describe('messages dialect: the fields coding agents send', () => {
   });
 
   it('translated upstream: a tool-search server tool leaves every tool offered directly; a JSON output format becomes response_format', async () => {
-    // closed, as Anthropic's structured outputs require (api/routes/messages/strict-schemas.ts)
-    const fmt = { type: 'json_schema', schema: { type: 'object', properties: { a: { type: 'string' } }, additionalProperties: false } };
+    // closed and every property required: Anthropic's structured outputs need it closed (api/routes/messages/strict-schemas.ts), OpenAI's strict mode all required (else it goes strict: false, workers/providers/openai/strict-fallback.ts)
+    const fmt = { type: 'json_schema', schema: { type: 'object', properties: { a: { type: 'string' } }, required: ['a'], additionalProperties: false } };
     const r = await call('POST', '/v1/messages', {
       headers: h,
       json: claudeCode('sim-chat', { tools: [{ type: 'tool_search_tool_regex_20251119', name: 'tool_search_tool_regex' }, ...claudeCode('x').tools], output_config: { effort: 'low', format: fmt } }),
