@@ -17,10 +17,11 @@ const rangeOrRefusal = (req: Request, res: Response) => queryOrRefusal(req, res,
 export const MAX_RANGE_DAYS = 366;
 const DEFAULT_DAYS = 30;
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
+const EARLIEST = '1970-01-01';
 
 /**
  * The page's range from `?from=&to=` (UTC days, both inclusive): by default the last 30 days ending
- * today; `to` not after today, `from` not after `to`, at most MAX_RANGE_DAYS days. A bad value is 400
+ * today; both on or after 1970-01-01, `to` not after today, `from` not after `to`, at most MAX_RANGE_DAYS days. A bad value is 400
  * invalid_request naming the field. Returns `[from, end)` with `end` exclusive.
  */
 export function usageRange(query: Request['query']): { from: string; to: string; end: string } {
@@ -31,6 +32,8 @@ export function usageRange(query: Request['query']): { from: string; to: string;
     if (!DAY.test(v) || Number.isNaN(Date.parse(`${v}T00:00:00Z`)) || utcDay(new Date(`${v}T00:00:00Z`)) !== v) {
       throw new ApiError(400, 'invalid_request', `${name}: '${v.slice(0, 40)}' is not a date (YYYY-MM-DD).`, { param: name });
     }
+    // no usage is older than the epoch; the default range ending in year 1 began in year 0, which PostgreSQL refuses
+    if (v < EARLIEST) throw new ApiError(400, 'invalid_request', `${name}: ${v} is before ${EARLIEST}.`, { param: name });
     return v;
   };
   const to = day('to', today);

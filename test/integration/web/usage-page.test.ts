@@ -87,7 +87,7 @@ describe('dashboard usage page: a date range and breakdowns by key, project and 
     expect(table(def.text, 'usage-by-key').size).to.equal(2);
   });
 
-  it('refuses a range that is not dates, reversed, in the future or longer than 366 days: 400 invalid_request naming the field', async () => {
+  it('refuses a range that is not dates, before 1970, reversed, in the future or longer than 366 days: 400 invalid_request naming the field', async () => {
     const o = await buildOrg(env().redis);
     const web = await dashboardAs(await buildWebMember(o.org.id, 'owner'));
     const today = utcDay(new Date());
@@ -98,6 +98,9 @@ describe('dashboard usage page: a date range and breakdowns by key, project and 
       [`to=${addDays(today, 1)}`, 'to'],
       [`from=${addDays(today, -366)}&to=${today}`, 'from'],
       [`from=<script>`, 'from'],
+      // the default range of a `to` in year 1 would begin in year 0, which PostgreSQL refuses (a 500 the fuzz found)
+      [`to=0001-01-01`, 'to'],
+      [`from=1969-12-31`, 'from'],
     ];
     for (const [q, field] of cases) {
       const r = await web.request('GET', `/dashboard/o/${o.org.slug}?${q}`, { headers: { accept: 'application/json' } });
