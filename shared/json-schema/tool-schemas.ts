@@ -21,7 +21,8 @@
  * Chat's deprecated `functions` get the same check (`param` `functions[N].parameters`, never strict),
  * and a json_schema response format's `schema` (chat's `response_format`, the Responses API's
  * `text.format`) the same machinery and cache (refuseInvalidResponseSchema). With strict, the
- * keywords OpenAI does not permit (NOT_PERMITTED) and a `required` key outside `properties` too.
+ * keywords OpenAI does not permit (NOT_PERMITTED), a `required` key outside `properties`, a local
+ * `$ref` that does not resolve, and then the Structured Outputs size limits (strict-limits.ts) too.
  *
  * `strict` is read only when `true` is sent: OpenAI's Responses API documents a default of true, but
  * Codex and other clients send schemas strict mode refuses without `strict` (or with `false`), which the
@@ -33,6 +34,8 @@ import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020'
 import draft7 from 'ajv/dist/refs/json-schema-draft-07.json';
 import { ApiError } from '../errors/ApiError';
 import { isRecord } from '../is-record';
+import { refResolves } from './local-ref';
+import { strictLimitProblem } from './strict-limits';
 
 type Obj = Record<string, unknown>;
 
@@ -150,10 +153,18 @@ const NOT_PERMITTED: ReadonlySet<string> = new Set(['oneOf', 'allOf', 'if']);
 /** OpenAI's sentence for a `required` that is not exactly the object's properties. */
 const REQUIRED_ALL = "'required' is required to be supplied and to be an array including every key in properties.";
 
-/** The first strict-mode rule a schema breaks, depth first, or undefined. */
-function strictProblem(s: Obj, path: readonly string[]): string | undefined {
+/**
+ * The first strict-mode rule a schema breaks, depth first, or undefined. `root`: the whole schema, where
+ * a local `$ref` must resolve: OpenAI's "In context=('properties', 'children', 'items'), reference to
+ * component '#' which was not found in the schema." (openai/openai-node issue 970, 2024, when its
+ * strict mode did not yet take `#`) and "reference to component '#/$defs/Inner' which was not found in
+ * the schema" (a probe of api.openai.com with `strict: true`, generative-computing/mellea pull request
+ * 1493, 2026-08: a resolving `$ref`, recursive or not, is taken).
+ */
+function strictProblem(s: Obj, path: readonly string[], root: Obj): string | undefined {
   const refused = Object.keys(s).find((k) => NOT_PERMITTED.has(k));
   if (refused !== undefined) return `${context(path)}, '${refused}' is not permitted.`;
+  if (typeof s.$ref === 'string' && !refResolves(root, s.$ref)) return `${context(path)}, reference to component ${repr(s.$ref)} which was not found in the schema.`;
   if (typeIncludes(s, 'object') || isRecord(s.properties)) {
     if (s.additionalProperties !== false) return `${context(path)}, 'additionalProperties' is required to be supplied and to be false.`;
     const props = isRecord(s.properties) ? Object.keys(s.properties) : [];
@@ -165,7 +176,7 @@ function strictProblem(s: Obj, path: readonly string[]): string | undefined {
     if (extra !== undefined) return `${context(path)}, ${REQUIRED_ALL} Extra required key ${repr(extra)} supplied.`;
   }
   for (const [sub, at] of children(s, path)) {
-    const problem = strictProblem(sub, at);
+    const problem = strictProblem(sub, at, root);
     if (problem) return problem;
   }
   return undefined;
@@ -197,7 +208,8 @@ function strictModeProblem(schema: Obj): string | undefined {
   // OpenAI refuses a root without `properties` even without strict, but Claude, Gemini and the
   // OpenAI-compatible servers take it (MCP tools without parameters send it), so only strict refuses it here
   if (!isRecord(schema.properties)) return `${context([])}, object schema missing properties.`;
-  return strictProblem(schema, []);
+  // then OpenAI's size limits (strict-limits.ts)
+  return strictProblem(schema, [], schema) ?? strictLimitProblem(schema);
 }
 
 /** Verdicts by use, strict flag and schema text ('' when valid); cleared whole when full. */

@@ -84,4 +84,18 @@ describe('messages dialect: strict schemas Anthropic takes and OpenAI strict mod
       }
     }
   });
+
+  it("a strict tool over OpenAI's Structured Outputs limits (1001 enum values, which Anthropic takes) goes non-strict and is served; one at the limit stays strict", async () => {
+    const values = (n: number) => Array.from({ length: n }, (_, i) => `v${i}`);
+    const schema = (n: number) => ({ type: 'object', properties: { a: { type: 'string', enum: values(500) }, b: { type: 'string', enum: values(n) } }, required: ['a', 'b'], additionalProperties: false });
+    const call = { id: 'call_1', type: 'function', function: { name: 'pick', arguments: '{"a":"v0","b":"v1"}' } };
+    up.otherwise = serve(completion({ content: null, tool_calls: [call] }, 'tool_calls'), []);
+    for (const [n, strict] of [[501, false], [500, true]] as Array<[number, boolean]>) {
+      up.reset();
+      const params = { model, max_tokens: 100, messages: msgs, tools: [{ name: 'pick', strict: true, input_schema: schema(n) }] } as unknown as Anthropic.MessageCreateParamsNonStreaming;
+      const m = await client.messages.create(params);
+      expect(m.stop_reason, `${n} values`).to.equal('tool_use');
+      expect(up.received[0].body.tools[0].function, `${n} values`).to.deep.equal({ name: 'pick', parameters: schema(n), strict });
+    }
+  });
 });
