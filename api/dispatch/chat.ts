@@ -18,11 +18,11 @@ import { ROUTE_CHUNK_PREFIX, type RouteMeta } from '../../shared/queues/route-me
 import type { ResolvedModel } from '../../shared/catalog/catalog';
 import { merged } from '../../shared/merged';
 
-/** Resolves the model the caller named (routing-plan aliases first; `-background` variants too), or 404. */
-export async function resolveRequestedModel(ctx: AppContext, req: Request, requested: string): Promise<ResolvedModel> {
+/** Resolves the model the caller named (routing-plan aliases first; `-background` variants too), or `notFound` (404 by default). */
+export async function resolveRequestedModel(ctx: AppContext, req: Request, requested: string, notFound: (model: string) => ApiError = errors.modelNotFound): Promise<ResolvedModel> {
   const aliased = req.auth?.modelMap[requested] ?? requested;
   const resolved = await ctx.catalog.resolve(aliased);
-  if (!resolved) throw errors.modelNotFound(requested);
+  if (!resolved) throw notFound(requested);
   checkModelAllowed(req.auth?.controls, aliased, requested, resolved.background);
   return merged(resolved, { requestedId: requested });
 }
@@ -34,11 +34,15 @@ export async function resolveRequestedModel(ctx: AppContext, req: Request, reque
  */
 const NOT_A_CHAT_MODEL = 'This is not a chat model and thus not supported in the v1/chat/completions endpoint. Did you mean to use v1/completions?';
 
-/** Resolves a chat-capable model for the caller (routing-plan aliases first), or throws; `chatRoute`: OpenAI's 404 for `/v1/chat/completions`. */
-export async function resolveChatModel(ctx: AppContext, req: Request, requested: string, chatRoute = false): Promise<ResolvedModel> {
-  const resolved = await resolveRequestedModel(ctx, req, requested);
+/**
+ * Resolves a chat-capable model for the caller (routing-plan aliases first), or throws; `route`:
+ * `chat`, OpenAI's 404 for a model that is not a chat model on `/v1/chat/completions`; `responses`,
+ * the Responses API's 400 for an unknown model (errors.responsesModelNotFound).
+ */
+export async function resolveChatModel(ctx: AppContext, req: Request, requested: string, route?: 'chat' | 'responses'): Promise<ResolvedModel> {
+  const resolved = await resolveRequestedModel(ctx, req, requested, route === 'responses' ? errors.responsesModelNotFound : undefined);
   if (!resolved.model.capabilities.chat) {
-    if (chatRoute) throw new ApiError(404, 'model_not_chat_capable', NOT_A_CHAT_MODEL, { param: 'model' });
+    if (route === 'chat') throw new ApiError(404, 'model_not_chat_capable', NOT_A_CHAT_MODEL, { param: 'model' });
     throw new ApiError(400, 'model_not_chat_capable', `The model '${requested}' does not serve chat.`);
   }
   return resolved;

@@ -9,7 +9,24 @@ import { paramOf } from '../validate';
 export const OPENAI_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 /**
- * The same name refused in OpenAI's own words and codes: one longer than 64 as its
+ * The longest function name the Responses API takes, for a tool of `tools` (`tools[N].name`), a
+ * namespace's member and a tool an input item loads: 128. The vendored OpenAPI document's
+ * FunctionToolParam (a namespace's member) has `maxLength: 128`, its top-level FunctionTool no
+ * limit; a public record of probes (2026-10, gpt-6-luna, found with the search tool's find_string)
+ * saw OpenAI's Responses API, through Codex's backend and through a relay, accept 128 and refuse 129
+ * with "Invalid 'tools[0].name': string too long. Expected a string with maximum length 128", and
+ * another public log quotes its refusal of an input item's function name over 128 ("Invalid
+ * 'input[565].name': string too long. Expected a string with maximum length 128, but got a string
+ * with length 316 instead.", 2026-03). The gateway held them to chat's documented 64 before, a
+ * refusal OpenAI does not make. An upstream with a shorter limit of its own refuses a longer name in
+ * its own words.
+ */
+export const RESPONSES_FUNCTION_NAME_MAX = 128;
+
+const NAME_CHARS = /^[a-zA-Z0-9_-]+$/;
+
+/**
+ * The same name refused in OpenAI's own words and codes: one longer than `max` as its
  * string_above_max_length (api/routes/openai-words.ts), another character 400 `invalid_value`
  * naming the field, "Invalid 'response_format.json_schema.name': string does not match pattern.
  * Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'." (OpenAI's answer as public code
@@ -22,15 +39,14 @@ export const OPENAI_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
  * (`input[N].tools[M].name`) and a json_schema format's (`text.format.name`: "Invalid
  * 'text.format.name': string does not match pattern. ..." and "... string too long. Expected a string
  * with maximum length 64, but got a string with length 65 instead." as public code and a public
- * changelog quote it; a `configuration_update` item's `input[N].text.format.name`). The Responses
- * API's function names are held to 64 too, though OpenAI's vendored document gives a namespace member
- * a maxLength of 128 and public probes of its Responses backend (2026) saw 128 for `tools[N].name`:
- * the gateway offers them upstream as chat functions, whose limit is 64.
+ * changelog quote it; a `configuration_update` item's `input[N].text.format.name`).
+ *
+ * `max`: 64, chat's and a json_schema format's; the Responses API's function names take 128
+ * (RESPONSES_FUNCTION_NAME_MAX).
  */
-const NAME_CHARS = /^[a-zA-Z0-9_-]+$/;
-export const openaiNameInItsWords = () =>
+export const openaiNameInItsWords = (max = 64) =>
   Joi.string()
-    .max(64)
+    .max(max)
     .custom((v: string, helpers) => (NAME_CHARS.test(v) ? v : helpers.error('openaiName.pattern', { errorCode: 'invalid_value', field: paramOf(helpers.state.path) })))
     .messages({ 'openaiName.pattern': `Invalid '{#field}': string does not match pattern. Expected a string that matches the pattern '${NAME_CHARS.source}'.` })
     .required();

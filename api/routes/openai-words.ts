@@ -1,5 +1,6 @@
 import type Joi from 'joi';
 import { ApiError } from '../../shared/errors/ApiError';
+import { errors } from '../../shared/errors/codes';
 import { paramOf } from '../validate';
 
 /** 'a', 'b', and 'c' (or `last` 'c'; two are 'a' and 'b'), as OpenAI lists the values it takes. */
@@ -145,21 +146,23 @@ function refuseInOpenaiWords(detail: Joi.ValidationErrorItem, schema: Joi.Schema
   }
 }
 
-/** The Responses routes' refusals (`POST /v1/responses`, its input_tokens and compact). */
-export const openaiRefusal = openaiWords(responsesExpectedAt);
+/** The Responses API's words for a refusal (responsesRefusal adds its answer to an empty model). */
+const openaiRefusal = openaiWords(responsesExpectedAt);
 
 /**
- * `POST /v1/responses`'s refusals: an empty `model` is not an empty string to OpenAI but a model its
- * lookup does not find: 400 `model_not_found`, `param: "model"`, "The requested model '' does not
- * exist." (its answer as recorded against its API in a public conformance note of the Responses API,
- * and as clients quote it for an unset model variable; the same words the newer APIs give any unknown
- * id, skorokithakis/sysaidmin issue 9). Not found confirmed for input_tokens (where `model` is
- * optional) nor for compact: they keep `empty_string`.
+ * The Responses routes' refusals (`POST /v1/responses`, its `input_tokens` and `compact`): an empty
+ * `model` is not an empty string to OpenAI but a model its lookup does not find, 400
+ * `model_not_found`, `param: "model"`, "The requested model '' does not exist." (errors.responsesModelNotFound:
+ * its answer on `POST /v1/responses` as recorded against its API in a public conformance note of the
+ * Responses API, and as clients quote it for an unset model variable). The same on `input_tokens` and
+ * `compact`: the vendored OpenAPI document gives their `model` no minimum length (TokenCountsBody's a
+ * string or null, CompactResponseMethodPublicBody's ModelIdsCompaction a string), so '' passes
+ * OpenAI's schema there too and meets the same lookup, as an unknown model does on all three
+ * (api/dispatch/chat.ts resolveChatModel). They answered `empty_string` before, a refusal of a
+ * minimum length OpenAI's document does not set.
  */
-export function responsesCreateRefusal(detail: Joi.ValidationErrorItem, schema: Joi.Schema): ApiError | undefined {
-  if (detail.type === 'string.empty' && detail.path.length === 1 && detail.path[0] === 'model') {
-    return new ApiError(400, 'model_not_found', "The requested model '' does not exist.", { param: 'model' });
-  }
+export function responsesRefusal(detail: Joi.ValidationErrorItem, schema: Joi.Schema): ApiError | undefined {
+  if (detail.type === 'string.empty' && detail.path.length === 1 && detail.path[0] === 'model') return errors.responsesModelNotFound('');
   return openaiRefusal(detail, schema);
 }
 

@@ -52,6 +52,16 @@ export const errors = {
   invalidRequest: (message: string) => new ApiError(400, 'invalid_request', message),
   // OpenAI's words for an unknown model (its API's 404 model_not_found)
   modelNotFound: (model: string) => new ApiError(404, 'model_not_found', `The model \`${model}\` does not exist or you do not have access to it.`, { param: 'model' }),
+  /**
+   * The Responses API's answer to an unknown model (`POST /v1/responses`, its `input_tokens` and
+   * `compact`): 400, not chat's 404, "The requested model 'x' does not exist.", `param: "model"` (its
+   * body as its API answers Codex, openai/codex issue 6705: `{"message": "The requested model
+   * 'gpt-5-codex' does not exist.", "type": "invalid_request_error", "param": "model", "code":
+   * "model_not_found"}`, and as the Python SDK's `responses.parse` raised it, 400 BadRequestError;
+   * an empty id in the same words, as a recorded probe of its Responses API has it). The spec's 404
+   * `model_not_found` speaks of the embeddings, rerank and decision routes only.
+   */
+  responsesModelNotFound: (model: string) => new ApiError(400, 'model_not_found', `The requested model '${model}' does not exist.`, { param: 'model' }),
   concurrencyLimit: (retryAfter: number) =>
     new ApiError(429, 'CONCURRENT_REQUEST_LIMIT_EXCEEDED', 'Too many concurrent requests for this organization on this lane.', {
       retryAfter,

@@ -102,7 +102,7 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
   return async (req: Request, res: Response) => {
     // the common chat body is checked without Joi; anything else, and every refusal, is Joi's (fast-check.ts), in OpenAI's codes and words (openai-words.ts)
     const body = ((operation === 'chat' && plainChatBody(req.body)) || validate<Body>(schema, req.body, 'invalid_request', false, chatRefusal)) as Body;
-    const resolved = await resolveChatModel(ctx, req, body.model, operation === 'chat');
+    const resolved = await resolveChatModel(ctx, req, body.model, operation === 'chat' ? 'chat' : undefined);
     if (operation === 'completions' && !['openai', 'azure'].includes(resolved.model.provider.kind)) checkTranslatableCompletion(body, resolved.model);
     if (operation === 'chat') {
       refuseUnwantedEffort(body, resolved.model.config);

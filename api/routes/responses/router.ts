@@ -4,7 +4,7 @@ import { only } from '../only';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { requireJson } from '../../middleware/require-json';
 import { validate } from '../../validate';
-import { openaiRefusal, responsesCreateRefusal } from '../openai-words';
+import { responsesRefusal } from '../openai-words';
 import { refuseInvalidResponsesSchemas } from './request-schemas';
 import { inputTokensSchema, responsesSchema } from './schema';
 import { findStored, storeResponse } from './store';
@@ -41,7 +41,7 @@ import type { OutputItem } from '../../dialects/responses/response';
 function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     refuseUnhonoured(req.body);
-    const sent = validate<ResponsesRequest>(responsesSchema, req.body, 'invalid_request', false, responsesCreateRefusal);
+    const sent = validate<ResponsesRequest>(responsesSchema, req.body, 'invalid_request', false, responsesRefusal);
     // function tools' `parameters` (declared or loaded by an item) and json_schema formats (`text.format`, a configuration
     // update's) OpenAI refuses (request-schemas.ts), before anything is looked up, sent or billed (hosted web search too)
     refuseInvalidResponsesSchemas(sent);
@@ -56,7 +56,7 @@ function createHandler(ctx: AppContext) {
     }
     const compaction = compactionAsked(sent);
     const body = compaction?.body ?? sent;
-    const resolved = await resolveChatModel(ctx, req, body.model);
+    const resolved = await resolveChatModel(ctx, req, body.model, 'responses');
     const history = await historyFor(req, body);
     // the effort in effect: the request's, or the last update's in the history or the input (request.ts configuredBy)
     refuseEffortLevel(configuredBy(body).effort, resolved.model.config, 'reasoning.effort');
@@ -137,12 +137,12 @@ function createHandler(ctx: AppContext) {
 function inputTokensHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     refuseUnhonoured(req.body);
-    const body = validate<ResponsesRequest>(inputTokensSchema, req.body, 'invalid_request', false, openaiRefusal);
+    const body = validate<ResponsesRequest>(inputTokensSchema, req.body, 'invalid_request', false, responsesRefusal);
     refuseInvalidResponsesSchemas(body);
     await resolveItemReferences(req, body);
     notePlaces(body.input);
     refuseChoiceWithoutItsTool(body);
-    const resolved = body.model ? await resolveChatModel(ctx, req, body.model) : undefined;
+    const resolved = body.model ? await resolveChatModel(ctx, req, body.model, 'responses') : undefined;
     const history = await historyFor(req, body);
     const input = typeof body.input === 'string' ? body.input : (body.input ?? []).filter((i) => i.type !== 'web_search_call' && i.type !== 'compaction_trigger');
     const tools = responsesNativeTools(body).rest;

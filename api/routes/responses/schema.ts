@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { openaiNameInItsWords } from '../openai-name';
+import { openaiNameInItsWords, RESPONSES_FUNCTION_NAME_MAX } from '../openai-name';
 import { openaiSearchTool } from '../../dispatch/native-search/schema';
 import { safetyIdentifier } from '../chat/schema';
 import { MESSAGE_ROLES, TOOL_CHOICE_MODES } from '../openai-words';
@@ -20,25 +20,36 @@ const fn = Joi.object({ type: Joi.string().required(), name: Joi.string().min(1)
 
 /**
  * A namespace's member: a function's name as OpenAI's FunctionToolParam has it (the vendored document:
- * ^[a-zA-Z0-9_-]+$), refused in the words of a top-level function's (openaiNameInItsWords, at
+ * ^[a-zA-Z0-9_-]+$, at most 128), refused in the words of a top-level function's (openaiNameInItsWords, at
  * `tools[N].tools[M].name`: OpenAI's refusal of a member's name was not found quoted, the place is the
  * one its params give a member); a custom tool's name as a top-level custom tool's.
  */
-const member = fn.when(Joi.object({ type: 'function' }).unknown(), { then: Joi.object({ name: openaiNameInItsWords() }) });
+const member = fn.when(Joi.object({ type: 'function' }).unknown(), { then: Joi.object({ name: openaiNameInItsWords(RESPONSES_FUNCTION_NAME_MAX) }) });
 
 /** OpenAI's NamespaceToolParam: a named group of function tools. */
 const namespaceTool = Joi.object({ name: Joi.string().min(1).required(), description: Joi.string().allow('', null), tools: Joi.array().items(member).min(1).required() }).unknown(true);
 
-/** OpenAI's ToolSearchToolParam. */
-const toolSearchTool = Joi.object({ execution: Joi.string().valid('server', 'client'), description: Joi.string().allow('', null), parameters: Joi.any() }).unknown(true);
+/**
+ * OpenAI's ToolSearchToolParam, its fields typed as the vendored OpenAPI document and openai-node
+ * (src/resources/responses/responses.ts ToolSearchTool, 2026-08-21) type them: `execution` 'server' or
+ * 'client', `description` a string or null, `parameters` (a client-run search's, offered upstream as
+ * its function's parameters: api/dialects/responses/request.ts) an object (EmptyModelParam) or null.
+ * A `parameters` of another type was taken and sent upstream as the function's parameters; now
+ * OpenAI's 400 `invalid_type` naming `tools[N].parameters`, nothing sent or billed.
+ */
+const toolSearchTool = Joi.object({
+  execution: Joi.string().valid('server', 'client'),
+  description: Joi.string().allow('', null),
+  parameters: Joi.object().unknown(true).allow(null),
+}).unknown(true);
 
 /** A tool of `tools`, or one an input item loads (`additional_tools`, a client tool search's output). */
 const tool = Joi.object({ type: Joi.string().required() })
   .unknown(true)
-  // OpenAI refuses a function name outside ^[a-zA-Z0-9_-]+$ or over 64 characters (what Codex shortens MCP tool names to), in its words (openai-name.ts)
+  // OpenAI refuses a function name outside ^[a-zA-Z0-9_-]+$ or over 128 characters, in its words (openai-name.ts)
   .when(Joi.object({ type: 'function' }).unknown(), {
     then: Joi.object({
-      name: openaiNameInItsWords(),
+      name: openaiNameInItsWords(RESPONSES_FUNCTION_NAME_MAX),
       parameters: Joi.object().unknown(true).allow(null),
     }),
   })

@@ -55,7 +55,7 @@ describe('responses compact', () => {
     const empty = await call('POST', '/v1/responses/compact', { headers: keyHeader(s.o.key), json: { model: 'sim-chat' } });
     expect([empty.status, empty.body.error.param]).to.deep.equal([400, 'input']);
     const unknown = await call('POST', '/v1/responses/compact', { headers: keyHeader(s.o.key), json: { model: 'no-such-model', input: 'x' } });
-    expect(unknown.status).to.equal(404);
+    expect([unknown.status, unknown.body.error.code], 'the Responses API\'s 400 (responses-model-not-found.test.ts)').to.deep.equal([400, 'model_not_found']);
     const get = await call('GET', '/v1/responses/compact', { headers: keyHeader(s.o.key) });
     expect(get.status, 'POST only').to.equal(405);
     expect(env().sim.log.entries.length, 'nothing sent').to.equal(sentBefore);

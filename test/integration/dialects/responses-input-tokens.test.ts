@@ -73,7 +73,7 @@ describe('POST /v1/responses/input_tokens', () => {
 
   it('refuses what /v1/responses refuses, before counting: an unknown model or previous response, a bad input, a hosted tool it cannot run, another method', async () => {
     const refused: Array<[Record<string, unknown>, number, string]> = [
-      [{ model: 'no-such-model', input: 'x' }, 404, 'model_not_found'],
+      [{ model: 'no-such-model', input: 'x' }, 400, 'model_not_found'],
       [{ model: 'sim-chat', input: 'x', previous_response_id: 'resp_doesnotexist' }, 400, 'previous_response_not_found'],
       [{ model: 'sim-chat', input: 42 }, 400, 'invalid_type'],
       [{ model: 'sim-chat', input: 'x', conversation: 'conv_123' }, 404, 'conversation_not_found'],

@@ -3,6 +3,7 @@ import OpenAI from 'openai';
 import { env } from '../../helpers/harness';
 import { call, keyHeader } from '../../helpers/http';
 import { openaiOrg } from '../../helpers/openai-org';
+import { billedEvents } from '../../helpers/usage';
 
 /**
  * The Responses API's validation refusals in OpenAI's codes, params and words (its bodies as its API
@@ -19,7 +20,7 @@ describe('responses dialect: validation refusals in OpenAI’s codes and words',
   const ROLES = "'assistant', 'system', 'developer', and 'user'";
   const NO_INPUT = 'One of "input" or "previous_response_id" or \'prompt\' or \'conversation\' must be provided.';
   const PATTERN = (param: string) => `Invalid '${param}': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.`;
-  const TOO_LONG = (param: string) => `Invalid '${param}': string too long. Expected a string with maximum length 64, but got a string with length 65 instead.`;
+  const TOO_LONG = (param: string, max = 64) => `Invalid '${param}': string too long. Expected a string with maximum length ${max}, but got a string with length ${max + 1} instead.`;
 
   // [what, body, param (null: none), code, message]
   const cases: Array<[string, Record<string, unknown>, string | null, string, string]> = [
@@ -65,12 +66,18 @@ describe('responses dialect: validation refusals in OpenAI’s codes and words',
     ['an empty item (no role)', { model: 'sim-chat', input: [{}] }, 'input[0]', 'invalid_value', `Invalid value: ''. Supported values are: ${ROLES}.`],
     // lengths
     ['metadata with 17 pairs', { model: 'sim-chat', input: 'x', metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])) }, 'metadata', 'object_above_max_properties', "Invalid 'metadata': too many properties. Expected an object with at most 16 properties, but got an object with 17 properties instead."],
-    // names outside OpenAI's function name pattern (^[a-zA-Z0-9_-]+$, at most 64): its words for tools[N].name as its API answers them
+    // names outside OpenAI's function name pattern (^[a-zA-Z0-9_-]+$; on the Responses API at most 128, a json_schema format's 64: openai-name.ts): its words for tools[N].name as its API answers them
     // (openai/openai-dotnet issue 441, justrach/codegraff issue 930), the same for a namespace's member, a tool an item loads and a json_schema format's name
     ['a function tool name with a dot', { model: 'sim-chat', input: 'x', tools: [{ type: 'function', name: 'mcp.read', parameters: {} }] }, 'tools[0].name', 'invalid_value', PATTERN('tools[0].name')],
-    ['a function tool name over 64', { model: 'sim-chat', input: 'x', tools: [{ type: 'function', name: 'f'.repeat(65), parameters: {} }] }, 'tools[0].name', 'string_above_max_length', TOO_LONG('tools[0].name')],
+    ['a function tool name over 128', { model: 'sim-chat', input: 'x', tools: [{ type: 'function', name: 'f'.repeat(129), parameters: {} }] }, 'tools[0].name', 'string_above_max_length', TOO_LONG('tools[0].name', 128)],
     ['a namespace member name with a dot', { model: 'sim-chat', input: 'x', tools: [{ type: 'namespace', name: 'crm', description: 'd', tools: [{ type: 'function', name: 'ok' }, { type: 'function', name: 'get.user' }] }] }, 'tools[0].tools[1].name', 'invalid_value', PATTERN('tools[0].tools[1].name')],
-    ['a namespace member name over 64', { model: 'sim-chat', input: 'x', tools: [{ type: 'namespace', name: 'crm', description: 'd', tools: [{ type: 'function', name: 'f'.repeat(65) }] }] }, 'tools[0].tools[0].name', 'string_above_max_length', TOO_LONG('tools[0].tools[0].name')],
+    ['a namespace member name over 128', { model: 'sim-chat', input: 'x', tools: [{ type: 'namespace', name: 'crm', description: 'd', tools: [{ type: 'function', name: 'f'.repeat(129) }] }] }, 'tools[0].tools[0].name', 'string_above_max_length', TOO_LONG('tools[0].tools[0].name', 128)],
+    ['an additional_tools item\'s function name over 128', { model: 'sim-chat', input: [{ role: 'user', content: 'x' }, { type: 'additional_tools', role: 'developer', tools: [{ type: 'function', name: 'f'.repeat(129), parameters: {} }] }] }, 'input[1].tools[0].name', 'string_above_max_length', TOO_LONG('input[1].tools[0].name', 128)],
+    ['text.format.name over 64 (a format name keeps 64)', { model: 'sim-chat', input: 'x', text: { format: { type: 'json_schema', name: 'f'.repeat(65), schema: {} } } }, 'text.format.name', 'string_above_max_length', TOO_LONG('text.format.name')],
+    // OpenAI's ToolSearchToolParam types `parameters` an object or null (vendored document, openai-node ToolSearchTool)
+    ['a tool_search tool\'s parameters as a string', { model: 'sim-chat', input: 'x', tools: [{ type: 'tool_search', execution: 'client', parameters: 'x' }] }, 'tools[0].parameters', 'invalid_type', "Invalid type for 'tools[0].parameters': expected an object, but got a string instead."],
+    ['a tool_search tool\'s parameters as a list', { model: 'sim-chat', input: 'x', tools: [{ type: 'tool_search', execution: 'client', parameters: [] }] }, 'tools[0].parameters', 'invalid_type', "Invalid type for 'tools[0].parameters': expected an object, but got an array instead."],
+    ['a tool_search tool\'s execution unknown', { model: 'sim-chat', input: 'x', tools: [{ type: 'tool_search', execution: 'remote' }] }, 'tools[0].execution', 'invalid_value', "Invalid value: 'remote'. Supported values are: 'server' and 'client'."],
     ['an additional_tools item\'s function name with a space', { model: 'sim-chat', input: [{ role: 'user', content: 'x' }, { type: 'additional_tools', role: 'developer', tools: [{ type: 'function', name: 'get user', parameters: {} }] }] }, 'input[1].tools[0].name', 'invalid_value', PATTERN('input[1].tools[0].name')],
     ['a loaded namespace member name with a slash', { model: 'sim-chat', input: [{ role: 'user', content: 'x' }, { type: 'tool_search_output', execution: 'client', tools: [{ type: 'namespace', name: 'crm', description: 'd', tools: [{ type: 'function', name: 'a/b' }] }] }] }, 'input[1].tools[0].tools[0].name', 'invalid_value', PATTERN('input[1].tools[0].tools[0].name')],
     ['text.format.name with a space', { model: 'sim-chat', input: 'x', text: { format: { type: 'json_schema', name: 'an answer', schema: {} } } }, 'text.format.name', 'invalid_value', PATTERN('text.format.name')],
@@ -80,6 +87,7 @@ describe('responses dialect: validation refusals in OpenAI’s codes and words',
 
   for (const [what, json, param, code, message] of cases) {
     it(`${what}: 400 ${code}`, async () => {
+      const before = await billedEvents(s.o.org.id);
       for (const path of ['/v1/responses', '/v1/responses/input_tokens']) {
         // input_tokens takes no model and an empty input (it counts nothing)
         if (path.endsWith('input_tokens') && (!('model' in json) || what.startsWith('an empty input'))) continue;
@@ -88,6 +96,7 @@ describe('responses dialect: validation refusals in OpenAI’s codes and words',
         expect(r.body.error, path).to.deep.equal({ code, type: 'invalid_request_error', param, message });
       }
       expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
+      expect(await billedEvents(s.o.org.id), 'nothing billed').to.equal(before);
     });
   }
 
@@ -101,6 +110,24 @@ describe('responses dialect: validation refusals in OpenAI’s codes and words',
     expect(err).to.be.instanceOf(OpenAI.BadRequestError);
     expect(err).to.include({ status: 400, code: 'model_not_found', param: 'model' });
     expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
+  });
+
+  it('a function name of 128 characters (the Responses API\'s limit) is taken on create and input_tokens, and offered upstream as it is', async () => {
+    const name = 'f'.repeat(128);
+    const tools = [{ type: 'function', name, parameters: { type: 'object', properties: {} } }];
+    const counted = await post('/v1/responses/input_tokens', { model: 'sim-chat', input: 'x', tools });
+    expect(counted.status, counted.text).to.equal(200);
+    const r = await post('/v1/responses', { model: 'sim-chat', input: 'x', tools });
+    expect(r.status, r.text).to.equal(200);
+    const sent = env().sim.log.entries.at(-1)!.body as { tools: Array<{ function: { name: string } }> };
+    expect(sent.tools.map((t) => t.function.name)).to.deep.equal([name]);
+  });
+
+  it('a client tool_search tool with parameters null or an object is taken', async () => {
+    for (const parameters of [null, { type: 'object', properties: { query: { type: 'string' } } }]) {
+      const r = await post('/v1/responses', { model: 'sim-chat', input: 'x', tools: [{ type: 'tool_search', execution: 'client', description: 'find tools', parameters }] });
+      expect(r.status, r.text).to.equal(200);
+    }
   });
 
   it("the SDK's BadRequestError carries OpenAI's code and param", async () => {

@@ -157,7 +157,7 @@ describe('responses dialect: the SDK request fields the gateway echoes or refuse
       [{ max_tool_calls: -1 }, 'max_tool_calls', 'integer_below_min_value'],
       [{ max_output_tokens: 15 }, 'max_output_tokens', 'integer_below_min_value'], // OpenAI's minimum is 16
       [{ tools: [{ type: 'function', name: 'get weather', parameters: {} }] }, 'tools[0].name', 'invalid_value'],
-      [{ tools: [{ type: 'function', name: 'x'.repeat(65), parameters: {} }] }, 'tools[0].name', 'string_above_max_length'],
+      [{ tools: [{ type: 'function', name: 'x'.repeat(129), parameters: {} }] }, 'tools[0].name', 'string_above_max_length'], // the Responses API's limit is 128
       [{ tools: [{ type: 'function', name: 'f', parameters: 'object' }] }, 'tools[0].parameters', 'invalid_type'],
       [{ image: { context_compression: 'always' } }, 'image.context_compression', 'invalid_value'],
     ];

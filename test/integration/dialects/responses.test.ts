@@ -316,7 +316,7 @@ describe('POST /v1/responses', () => {
       [{ model: 'sim-chat', input: 'x', tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }] }, 400, 'unsupported_tool'],
       // metadata values are at most 512 characters, under the key __proto__ too (Joi skips own __proto__ keys)
       [{ model: 'sim-chat', input: 'x', metadata: { ['__proto__']: 'v'.repeat(513) } }, 400, 'string_above_max_length'],
-      [{ model: 'nope', input: 'x' }, 404, 'model_not_found'],
+      [{ model: 'nope', input: 'x' }, 400, 'model_not_found'], // the Responses API's 400 (responses-model-not-found.test.ts)
       [{ model: 'sim-embed', input: 'x' }, 400, 'model_not_chat_capable'],
     ];
     await usageSettled();
