@@ -134,7 +134,11 @@ export const inputItem = Joi.object({ type: Joi.string().allow(null), role: Joi.
   .when(is('function_call'), { then: Joi.object({ call_id: Joi.string().min(1).required(), name: Joi.string().min(1).required(), arguments: Joi.string().allow('').required() }) })
   .when(is('custom_tool_call'), { then: Joi.object({ call_id: Joi.string().min(1).required(), name: Joi.string().min(1).required(), input: Joi.string().allow('').required() }) })
   .when(is('function_call_output', 'custom_tool_call_output'), { then: callOutput })
-  .when(is('additional_tools', 'tool_search_output'), { then: Joi.object({ tools: Joi.array().items(tool) }) })
+  // the tools an item loads, required as OpenAI's AdditionalToolsItemParam and ToolSearchOutputItemParam require them (the
+  // vendored document; openai-node's ResponseInputItem.AdditionalTools, ResponseToolSearchOutputItemParam), and a tool
+  // search call's `arguments` as its ToolSearchCallItemParam (openai-node ResponseInputItem.ToolSearchCall) requires them
+  .when(is('additional_tools', 'tool_search_output'), { then: Joi.object({ tools: Joi.array().items(tool).required() }) })
+  .when(is('tool_search_call'), { then: Joi.object({ arguments: Joi.any().required() }) })
   .when(is('shell_call_output'), { then: Joi.object({ output: Joi.alternatives(Joi.string().allow(''), Joi.array().items(Joi.object().unknown(true))) }) })
   // OpenAI's ResponseConfigurationUpdateItemParam: the effort and format the response is made with (request.ts configuredBy)
   .when(is('configuration_update'), {
