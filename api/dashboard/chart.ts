@@ -1,6 +1,7 @@
 import escapeHtml from 'escape-html';
 import { addDays } from '../../shared/metering/rollups';
 import { raw, type Html } from '../web/html';
+import { count, fixed } from '../web/format';
 
 /** Also the legend's `.c0`…`.c7` classes in api/web/style.ts (the CSP allows no inline style). */
 const COLORS = ['#2457c5', '#e07a1f', '#1d7a3a', '#9b3fb5', '#b3261e', '#0f8a8a', '#6b7280', '#c59a00'];
@@ -14,10 +15,11 @@ export interface Series {
 /**
  * A stacked bar chart, one bar per UTC day in [from, to), as inline SVG (no script, no external asset).
  * Each segment's `<title>` shows its figure on hover (`format` writes it; the figure as is by default);
- * `unit` goes before the y axis's figures (`$` on a cost chart).
+ * `axis` writes the y axis's figures, given the axis's top (compact by default: `2.5`, `1.5k`; `dollarAxis` on a cost chart).
  */
-export function stackedBars(opts: { from: string; to: string; series: Series[]; title: string; format?: (v: number) => string; unit?: string }): { svg: Html; legend: Html } {
+export function stackedBars(opts: { from: string; to: string; series: Series[]; title: string; format?: (v: number) => string; axis?: (v: number, max: number) => string }): { svg: Html; legend: Html } {
   const format = opts.format ?? String;
+  const axisText = opts.axis ?? compact;
   const days: string[] = [];
   for (let d = opts.from; d < opts.to; d = addDays(d, 1)) days.push(d);
   const totals = days.map((d) => opts.series.reduce((s, x) => s + (x.values.get(d) ?? 0), 0));
@@ -30,7 +32,7 @@ export function stackedBars(opts: { from: string; to: string; series: Series[]; 
   for (const f of [0, 0.5, 1]) {
     const v = max * f;
     parts.push(`<line x1="${L}" x2="${W}" y1="${y(v)}" y2="${y(v)}" stroke="#e3e6ec"/>`);
-    axis.push(`<text x="${L - 6}" y="${y(v) + 4}" text-anchor="end" font-size="14" fill="#5b6477">${escapeHtml(opts.unit ?? '')}${compact(v)}</text>`);
+    axis.push(`<text x="${L - 6}" y="${y(v) + 4}" text-anchor="end" font-size="14" fill="#5b6477">${escapeHtml(axisText(v, max))}</text>`);
   }
   const every = Math.max(5, Math.ceil(days.length / 12)); // a day label every few bars, ~12 at most
   days.forEach((d, i) => {
@@ -61,9 +63,23 @@ function niceCeil(v: number): number {
   return [1, 2, 5, 10].map((m) => m * p).find((n) => n >= v)!;
 }
 
+/** A figure in a few characters, for an axis: `0`, `0.005`, `2.5`, `1.5k`, `2.0M`. */
 function compact(v: number): string {
   if (v >= 1e6) return `${(v / 1e6).toFixed(1)}M`;
   if (v >= 1e3) return `${(v / 1e3).toFixed(1)}k`;
   if (Number.isInteger(v)) return String(v);
   return v >= 1 ? v.toFixed(1) : String(Number(v.toPrecision(2)));
+}
+
+/**
+ * A cost axis's figure in dollars, its three figures (0, half the top, the top) to the same decimals:
+ * cents or as many as the middle one needs (`$0.000`, `$0.025`, `$0.050`), whole dollars from $1,000
+ * (`$1,000`, `$2,000`), `$2.5M` from a million.
+ */
+export function dollarAxis(v: number, max: number): string {
+  if (max >= 1e6) return `$${compact(v)}`;
+  if (max >= 1000) return `$${count(v)}`;
+  let d = 2;
+  while (d < 10 && Math.abs(Number((max / 2).toFixed(d)) - max / 2) > 1e-12) d++;
+  return `$${fixed(v, d)}`;
 }

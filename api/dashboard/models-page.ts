@@ -64,7 +64,7 @@ maximum output are in tokens; lanes are how many requests of the organization ru
 ${bg ? html`Chat and image models also answer as <code>{model}${BACKGROUND_SUFFIX}</code> on the background lane.` : ''}
 An API key may be limited to fewer models (API keys page).</p>
 <table data-test="models"><thead><tr><th>Model</th><th>Can</th><th>Prices</th><th>Context window</th><th>Max output</th><th>Lanes</th></tr></thead><tbody>
-${models.map((m) => html`<tr data-model="${m.publicId}"><td data-label="Model"><code>${m.publicId}</code>${m.displayName && m.displayName !== m.publicId ? html`<br><span class="muted">${m.displayName}</span>` : ''}</td>
+${models.map((m) => html`<tr data-model="${m.publicId}"><td data-label="Model"><code class="id">${m.publicId}</code>${m.displayName && m.displayName !== m.publicId ? html`<br><span class="muted">${m.displayName}</span>` : ''}</td>
 <td data-label="Can">${CAPS.filter((c) => m.capabilities?.[c]).join(', ').replace(/_/g, ' ')}</td>
 <td data-label="Prices" data-test="prices">${Object.entries(m.prices ?? {}).filter(([, v]) => typeof v === 'number').map(([u, v], i) => html`${i ? html`<br>` : ''}<span class="nowrap">${priceText(u, v)}</span>`)}</td>
 <td data-label="Context window">${m.contextWindow ? count(m.contextWindow) : '—'}</td><td data-label="Max output">${m.maxOutputTokens ? count(m.maxOutputTokens) : '—'}</td>

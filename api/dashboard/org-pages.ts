@@ -72,10 +72,15 @@ ${req.query.budget && !refused ? html`<div class="card" role="status" data-test=
 <div><label for="pname">Name</label><input type="text" id="pname" name="name" required maxlength="200" value="${typed(create, 'name')}"${invalidAttrs(create, 'name')}>${fieldError(create, 'name')}</div>
 <div><label for="pslug">Slug</label><input type="text" id="pslug" name="slug" maxlength="60" pattern="[a-z0-9][a-z0-9-]*" placeholder="from the name" value="${typed(create, 'slug')}"${invalidAttrs(create, 'slug')}>${fieldError(create, 'slug')}</div>
 <div><button type="submit">Create project</button></div></form></div>
-<div class="card"><p class="muted">A project's budget (US dollars per UTC day, month, or in total) is shared by every request made with the project; a request that does not fit answers 402 <code>budget_exceeded</code>.</p><table><thead><tr><th>Name</th><th>Slug</th><th>Id</th><th>State</th><th>Budget</th><th></th></tr></thead><tbody>
-${projects.map((p, i) => html`<tr data-project="${p.id}"><td data-label="Name">${p.name}</td><td data-label="Slug"><code>${p.slug}</code></td><td data-label="Id"><code>${p.id}</code></td><td data-label="State">${p.archivedAt ? html`<span class="pill on">archived</span>` : html`<span class="pill">active</span>`}</td>
-${budgets[i]}<td>${!p.archivedAt && role === 'owner' ? projectBudgetForm(o.slug, p, csrf, formOf(refused, `budget:${p.id}`)) : ''}${!p.archivedAt && role === 'owner' ? html` ${confirmedAction({ action: `/dashboard/o/${o.slug}/projects/${p.id}/archive`, csrf, label: 'Archive…', confirm: `Archive ${p.name}`, question: html`Requests that name <strong>${p.name}</strong> (<code>${p.slug}</code>) are refused with 400 <code>invalid_project</code> from then on. It cannot be restored here.` })}` : ''}</td></tr>`)}
-${projects.length ? '' : html`<tr><td colspan="6" class="muted">No projects yet: create one above.</td></tr>`}</tbody></table></div>`);
+<div class="card"><p class="muted">A project's budget (US dollars per UTC day, month, or in total) is shared by every request made with the project; a request that does not fit answers 402 <code>budget_exceeded</code>.</p><table><thead><tr><th>Name and slug</th><th>Id</th><th>State</th><th>Budget</th></tr></thead><tbody>
+${projects.map((p, i) => {
+    // an owner's budget form and Archive go on a row of their own under the project (as a key's actions do), so the name keeps its width
+    const mayAct = !p.archivedAt && role === 'owner';
+    return html`<tr data-project="${p.id}"${mayAct ? html` class="has-actions"` : ''}><td data-label="Name" class="name">${p.name}<br><code class="id">${p.slug}</code></td><td data-label="Id"><code class="id">${p.id}</code></td><td data-label="State">${p.archivedAt ? html`<span class="pill on">archived</span>` : html`<span class="pill">active</span>`}</td>
+${budgets[i]}</tr>
+${mayAct ? html`<tr class="row-actions" data-actions-of="${p.id}"><td colspan="4"><div class="actions">${projectBudgetForm(o.slug, p, csrf, formOf(refused, `budget:${p.id}`))}${confirmedAction({ action: `/dashboard/o/${o.slug}/projects/${p.id}/archive`, csrf, label: 'Archive…', confirm: `Archive ${p.name}`, question: html`Requests that name <strong>${p.name}</strong> (<code>${p.slug}</code>) are refused with 400 <code>invalid_project</code> from then on. It cannot be restored here.` })}</div></td></tr>` : ''}`;
+  })}
+${projects.length ? '' : html`<tr><td colspan="4" class="muted">No projects yet: create one above.</td></tr>`}</tbody></table></div>`);
   };
   org.get('/projects', (req, res) => showProjects(req, res));
   org.post('/projects', (req, res) => withFormRefusal(req, res, async () => {

@@ -33,8 +33,8 @@ export function projectBudgetForm(orgSlug: string, p: Project, csrf: string, sta
   const id = (name: string) => `${name}-${p.id}`;
   const amount = typed(state, 'budget_usd', p.budgetMicros === null ? '' : String(p.budgetMicros / 1_000_000));
   const period = typed(state, 'budget_period', p.budgetPeriod ?? 'month');
-  return html`<form class="inline" method="post" action="/dashboard/o/${orgSlug}/projects/${p.id}/budget" data-test="project-budget-form"><input type="hidden" name="_csrf" value="${csrf}">
-<label for="${id('budget_usd')}">Budget (USD)</label> <input type="number" min="0" step="any" id="${id('budget_usd')}" name="budget_usd" value="${amount}" placeholder="none"${invalidAttrs(state, 'budget_usd')}>${fieldError(state, 'budget_usd')}
-<label for="${id('budget_period')}">per</label> <select id="${id('budget_period')}" name="budget_period"${invalidAttrs(state, 'budget_period')}>${(['day', 'month', 'total'] as const).map((x) => html`<option value="${x}"${period === x ? html` selected` : ''}>${x}</option>`)}</select>${fieldError(state, 'budget_period')}
-<button type="submit">Save budget</button></form>`;
+  return html`<form class="row fields" method="post" action="/dashboard/o/${orgSlug}/projects/${p.id}/budget" data-test="project-budget-form"><input type="hidden" name="_csrf" value="${csrf}">
+<div><label for="${id('budget_usd')}">Budget (USD)</label><input type="number" min="0" step="any" id="${id('budget_usd')}" name="budget_usd" value="${amount}" placeholder="none"${invalidAttrs(state, 'budget_usd')}>${fieldError(state, 'budget_usd')}</div>
+<div><label for="${id('budget_period')}">per</label><select id="${id('budget_period')}" name="budget_period"${invalidAttrs(state, 'budget_period')}>${(['day', 'month', 'total'] as const).map((x) => html`<option value="${x}"${period === x ? html` selected` : ''}>${x}</option>`)}</select>${fieldError(state, 'budget_period')}</div>
+<div><button type="submit">Save budget</button></div></form>`;
 }

@@ -3,9 +3,9 @@ import { ApiError } from '../../shared/errors/ApiError';
 import { addDays, utcDay } from '../../shared/metering/rollups';
 import { usageBreakdown, type BreakdownRow } from '../../shared/billing/usage-breakdown';
 import { html } from '../web/html';
-import { count, counted, fixed } from '../web/format';
+import { count, counted, usd, usdMicros } from '../web/format';
 import type { WebKit } from '../web/session';
-import { stackedBars } from './chart';
+import { dollarAxis, stackedBars } from './chart';
 import { orgUsageBetween } from './usage';
 import { renderOrgPage } from './org-page';
 import { fieldError, invalidAttrs, queryOrRefusal, typed } from '../web/form-refusal';
@@ -44,11 +44,9 @@ export function usageRange(query: Request['query']): { from: string; to: string;
   return { from, to, end: addDays(to, 1) };
 }
 
-const usd = (micros: number) => fixed(micros / 1e6, 6);
-
 function breakdownTable(test: string, what: string, rows: BreakdownRow[]) {
-  return html`<table data-test="${test}"><thead><tr><th>${what}</th><th>Requests</th><th>Input tokens</th><th>Output tokens</th><th>Cost (USD)</th></tr></thead><tbody>
-${rows.map((r) => html`<tr><td data-label="${what}">${r.label}</td><td data-label="Requests">${count(r.requests)}</td><td data-label="Input tokens">${count(r.inputTokens)}</td><td data-label="Output tokens">${count(r.outputTokens)}</td><td data-label="Cost (USD)">${usd(r.costMicros)}</td></tr>`)}
+  return html`<table data-test="${test}"><thead><tr><th>${what}</th><th>Requests</th><th>Input tokens</th><th>Output tokens</th><th>Cost</th></tr></thead><tbody>
+${rows.map((r) => html`<tr><td data-label="${what}">${r.label}</td><td data-label="Requests">${count(r.requests)}</td><td data-label="Input tokens">${count(r.inputTokens)}</td><td data-label="Output tokens">${count(r.outputTokens)}</td><td data-label="Cost">${usdMicros(r.costMicros)}</td></tr>`)}
 ${rows.length ? '' : html`<tr><td colspan="5" class="muted">No traffic in this range.</td></tr>`}</tbody></table>`;
 }
 
@@ -71,7 +69,7 @@ export function usagePage(kit: WebKit) {
     };
     const req1 = stackedBars({ from, to: end, title: 'Requests per day', series: series((r) => r.requests) });
     const tok = stackedBars({ from, to: end, title: 'Tokens per day', series: series((r) => r.inputTokens + r.outputTokens) });
-    const cost = stackedBars({ from, to: end, title: 'Cost per day (USD)', series: series((r) => r.costMicros / 1e6), format: (v) => `$${v.toFixed(6)}`, unit: '$' });
+    const cost = stackedBars({ from, to: end, title: 'Cost per day (USD)', series: series((r) => r.costMicros / 1e6), format: usd, axis: dollarAxis });
     const totals = new Map<string, { requests: number; input: number; output: number; audio: number; cost: number }>();
     for (const row of usage.rows) {
       const t = totals.get(`${row.model}\u0000${row.modality}`) ?? { requests: 0, input: 0, output: 0, audio: 0, cost: 0 };
@@ -84,12 +82,12 @@ export function usagePage(kit: WebKit) {
 <div><label for="ufrom">From</label><input type="date" id="ufrom" name="from" value="${typed(refusal, 'from', from)}" max="${to}" required${invalidAttrs(refusal, 'from')}>${fieldError(refusal, 'from')}</div>
 <div><label for="uto">To</label><input type="date" id="uto" name="to" value="${typed(refusal, 'to', to)}" max="${utcDay(new Date())}" required${invalidAttrs(refusal, 'to')}>${fieldError(refusal, 'to')}</div>
 <div><button type="submit">Show</button></div></form>
-<p class="muted">At most ${MAX_RANGE_DAYS} days; UTC days, both included. Totals: <strong data-test="usage-total-requests">${count(t.requests)}</strong> ${t.requests === 1 ? 'request' : 'requests'}, ${counted(t.input_tokens + t.output_tokens, 'token')}, <strong data-test="usage-total-cost">$${usd(t.cost_micros)}</strong>. ${t.requests ? 'Hover (or tap) a bar for its figure.' : 'No traffic in this range: the charts are empty.'}</p></div>
+<p class="muted">At most ${MAX_RANGE_DAYS} days; UTC days, both included. Totals: <strong data-test="usage-total-requests">${count(t.requests)}</strong> ${t.requests === 1 ? 'request' : 'requests'}, ${counted(t.input_tokens + t.output_tokens, 'token')}, <strong data-test="usage-total-cost">${usdMicros(t.cost_micros)}</strong>. ${t.requests ? 'Hover (or tap) a bar for its figure.' : 'No traffic in this range: the charts are empty.'}</p></div>
 <div class="card chart" data-test="requests-chart"><h2>Requests per day</h2>${req1.svg}<div class="legend">${req1.legend}</div></div>
 <div class="card chart"><h2>Tokens per day (input + output)</h2>${tok.svg}<div class="legend">${tok.legend}</div></div>
 <div class="card chart"><h2>Cost per day (USD, list prices)</h2>${cost.svg}<div class="legend">${cost.legend}</div></div>
-<div class="card"><h2>By model and modality</h2><table data-test="usage-totals"><thead><tr><th>Model</th><th>Modality</th><th>Requests</th><th>Input tokens</th><th>Output tokens</th><th>Audio seconds</th><th>Cost (USD)</th></tr></thead><tbody>
-${[...totals].map(([k, x]) => { const [model, modality] = k.split('\u0000'); return html`<tr><td data-label="Model">${model}</td><td data-label="Modality">${modality}</td><td data-label="Requests">${count(x.requests)}</td><td data-label="Input tokens">${count(x.input)}</td><td data-label="Output tokens">${count(x.output)}</td><td data-label="Audio seconds">${count(x.audio)}</td><td data-label="Cost (USD)">${usd(x.cost)}</td></tr>`; })}
+<div class="card"><h2>By model and modality</h2><table data-test="usage-totals"><thead><tr><th>Model</th><th>Modality</th><th>Requests</th><th>Input tokens</th><th>Output tokens</th><th>Audio seconds</th><th>Cost</th></tr></thead><tbody>
+${[...totals].map(([k, x]) => { const [model, modality] = k.split('\u0000'); return html`<tr><td data-label="Model">${model}</td><td data-label="Modality">${modality}</td><td data-label="Requests">${count(x.requests)}</td><td data-label="Input tokens">${count(x.input)}</td><td data-label="Output tokens">${count(x.output)}</td><td data-label="Audio seconds">${count(x.audio)}</td><td data-label="Cost">${usdMicros(x.cost)}</td></tr>`; })}
 ${totals.size ? '' : html`<tr><td colspan="7" class="muted">No traffic in this range.</td></tr>`}</tbody></table>
 <p class="muted">Cost: tokens and audio seconds at each model's list prices, images at their recorded price, web searches at the overage charged (allowance and own-key searches are free); the same figures as <code>GET /admin/v1/billing/usage</code>.</p></div>
 <div class="card"><h2>By API key</h2>${breakdownTable('usage-by-key', 'API key', byKey)}</div>

@@ -18,16 +18,29 @@ export function fixed(x: number, digits: number): string {
   return `${whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}${part === undefined ? '' : `.${part}`}`;
 }
 
-/** US dollars: `$0` for none, six decimals under a cent (a test key's spend is a few millionths), else cents: `$1,234.50`. */
-export const usd = (x: number) => (x === 0 ? '$0' : `$${fixed(x, x < 0.01 ? 6 : 2)}`);
+/**
+ * US dollars as billing dashboards write them: cents with thousands separators (`$0.00` for none,
+ * `$1,234.50`), and an amount under a cent to three significant digits, so a few millionths do not
+ * read as nothing (`$0.000123`, `$0.00002`, `$0.005`). The CSV export and a request's details keep
+ * the exact micro-dollars.
+ */
+export function usd(x: number): string {
+  const a = Math.abs(x);
+  const sign = x < 0 ? '-' : '';
+  if (a === 0) return '$0.00';
+  if (Number(a.toPrecision(3)) >= 0.01) return `${sign}$${fixed(a, 2)}`;
+  // to the third significant digit: 0.000123's first is at the 4th decimal, so 6 decimals
+  const decimals = 2 - Math.floor(Math.log10(a));
+  return `${sign}$${a.toFixed(decimals).replace(/0+$/, '')}`;
+}
 
-/** Micro-dollars as dollars to the micro-dollar, as the usage and Activity tables write cost: `$1,234.567890`. */
-export const usdMicros = (micros: number) => `$${fixed(micros / 1e6, 6)}`;
+/** Micro-dollars as dollars, as every table and chart writes cost (usd): `$1,234.57`, `$0.000047`. */
+export const usdMicros = (micros: number) => usd(micros / 1e6);
 
 /** A budget's period in words: `per day`, `per month`, `in total`. */
 export const perPeriod = (period: string) => (period === 'total' ? 'in total' : `per ${period}`);
 
-/** A budget (micro-dollars and period) as the pages write it: `$2.50 per day`, `$0.000020 in total`. */
+/** A budget (micro-dollars and period) as the pages write it: `$2.50 per day`, `$0.00002 in total`. */
 export const budgetText = (micros: number, period: string) => `${usd(micros / 1e6)} ${perPeriod(period)}`;
 
 /** A budget's state as the pages write it: `$0.12 spent, $0.01 reserved of $5.00 per day; $4.87 left`. */

@@ -13,17 +13,21 @@ export interface PageChrome {
   banner?: string;
 }
 
-/** The page shell shared by the dashboard and the console. */
+/**
+ * The page shell shared by the dashboard and the console. Its first focusable element is a "Skip to
+ * content" link (hidden until focused) past the header's navigation to `<main>`, which takes the focus
+ * (tabindex -1), so the next Tab goes on from there (WCAG 2.4.1 Bypass Blocks).
+ */
 export function page(c: PageChrome, body: Html): string {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${c.title} · ${c.brand}</title><link rel="stylesheet" href="${c.base}/assets/style.css"></head>
-<body>${c.banner ? html`<div class="banner" role="alert" data-test="impersonation-banner">${c.banner}</div>` : ''}
+<body><a class="skip" href="#main">Skip to content</a>${c.banner ? html`<div class="banner" role="alert" data-test="impersonation-banner">${c.banner}</div>` : ''}
 <header><span class="brand">${c.brand}</span>
 ${(c.nav ?? []).map((n) => html`<a href="${n.href}" class="${n.on ? 'on' : ''}">${n.label}</a>`)}
 ${c.user ? html`<span class="who"><span class="muted">${c.user}</span><form method="post" action="${c.base}/sign-out"><input type="hidden" name="_csrf" value="${c.csrf ?? ''}"><button>Sign out</button></form></span>` : ''}
 </header>
-<main>${body}</main></body></html>`.value;
+<main id="main" tabindex="-1">${body}</main></body></html>`.value;
 }
 
 /** The sign-in form of either interface. */

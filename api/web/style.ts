@@ -36,13 +36,26 @@ summary.button{display:inline-block;list-style:none;cursor:pointer;padding:.4rem
 summary.button::-webkit-details-marker{display:none}summary.danger{color:#b3261e;border-color:#b3261e}
 details.confirm{display:inline-block;vertical-align:top;margin:0 .25rem .25rem 0}details.confirm[open]{display:block}
 .confirm-body{margin:.4rem 0;padding:.6rem .75rem;overflow-wrap:anywhere;min-width:16rem;border:1px solid #f0c4c0;background:#fff8f7;border-radius:6px;max-width:36rem}.confirm-body p{margin:0 0 .5rem}.confirm-body form{margin:0}
-tr.has-actions td{border-bottom:0}td.email{overflow-wrap:anywhere}td.figures{min-width:14rem}tr.key-actions td{padding-top:0}h1 code{word-break:break-all}
+tr.has-actions td{border-bottom:0}td.email{overflow-wrap:anywhere}td.figures{min-width:14rem}tr.key-actions td,tr.row-actions td{padding-top:0}h1 code{word-break:break-all}
+/* the first thing Tab reaches on every page: hidden until focused, then over the header's top left corner */
+a.skip:not(:focus){position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+a.skip:focus{position:absolute;top:.5rem;left:.5rem;z-index:20;padding:.4rem .8rem;background:#fff;color:#1d2433;border:2px solid #2457c5;border-radius:6px;font-weight:600}
+main:focus{outline:none}
+/* an id (a project's id and slug, a model or deployment name) is never broken at its hyphens: its column takes its width.
+   One that may be longer than a column (an upstream name, an ARN; any id on a phone) goes onto a line of its own,
+   whole, and only one longer than that line wraps, where the line ends */
+code.id{white-space:nowrap}code.id.wrap{display:inline-block;max-width:100%;white-space:normal;line-break:anywhere;vertical-align:top}
+/* a project's name reads on one line at 1280 px (its slug under it); an owner's budget form and Archive beside each other under it */
+@media (min-width:601px){td.name{min-width:22rem}}
+.actions{display:flex;flex-wrap:wrap;gap:.5rem 1.5rem;align-items:flex-start}.actions>details.confirm{margin:calc(1.5em + .7rem) 0 0}
+td form.row.fields{flex-wrap:wrap;gap:.5rem 1rem;align-items:end;margin:0}td form.row.fields:has(.error){align-items:start}td form.row.fields .error{max-width:14rem;margin:.3rem 0 0}td form.row.fields input[type=number]{width:9rem}
 header .who{display:flex;align-items:center;gap:.5rem 1rem;flex-wrap:wrap}
 .card h2:first-child,.card h1:first-child,.card>p:first-child{margin-top:0}.card>p:last-child{margin-bottom:0}td form.inline{margin:0 .25rem .25rem 0;display:inline-block}
 /* the lane overrides field shows a two-pair value (chat:interactive=4, images:background=1) whole at 1280 px */
 @media (min-width:601px){input.lanes{min-width:22rem}}
-@media (max-width:600px){main{padding:.75rem}header{padding:.6rem .75rem}
+@media (max-width:600px){main{padding:.75rem}header{padding:.6rem .75rem}tr.has-actions{border-bottom:0;padding-bottom:0}.actions>details.confirm{margin-top:0}
  thead{display:none}table,tbody,tr,td{display:block;width:100%}tr{padding:.4rem 0;border-bottom:1px solid #eceff3}td{border:0;padding:.1rem .2rem}
  td:empty{display:none}td[data-label]::before{content:attr(data-label) ": ";color:#5b6477}
+ code.id{display:inline-block;max-width:100%;white-space:normal;line-break:anywhere;vertical-align:top}
  .chart .scroll{overflow-x:auto;direction:rtl}.chart .scroll svg{min-width:589px;direction:ltr}.chart svg.yaxis{width:54px}}
 `;

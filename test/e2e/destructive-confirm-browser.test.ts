@@ -59,7 +59,7 @@ describe('destructive actions ask first, and the tables read on a laptop and a p
     expect(table, 'no column hidden past the card').to.be.at.most(card);
     await expectTidy(p, 'keys');
     const key = (await ApiKey.findOne({ where: { orgId: o.org.id, name: 'member key' } }))!;
-    expect(await p.textContent(`tr[data-key-id="${key.id}"] [data-test=key-budget]`)).to.equal('$0 spent, $0 reserved of $0.000020 in total; $0.000020 left');
+    expect(await p.textContent(`tr[data-key-id="${key.id}"] [data-test=key-budget]`)).to.equal('$0.00 spent, $0.00 reserved of $0.00002 in total; $0.00002 left');
     await p.click(`tr[data-actions-of="${key.id}"] summary:has-text("Revoke")`);
     expect(await p.textContent(`tr[data-actions-of="${key.id}"] details[data-confirm$="/revoke"] .confirm-body`)).to.include('refused at once');
     await screenshots(p, 'dashboard-keys-confirm');

@@ -3,9 +3,13 @@ import type { Page } from 'playwright-core';
 import { env } from '../helpers/harness';
 import { buildOrg } from '../helpers/factories';
 import { buildWebMember, WEB_PASSWORD } from '../helpers/web-client';
-import { consoleOperator, pagePerTest, signInAt } from '../helpers/browser';
+import { consoleOperator, pagePerTest, screenshots, signInAt } from '../helpers/browser';
 import { createApiKey, createProject } from '../../shared/tenancy/ops';
-import { ApiKey } from '../../shared/db/models';
+import { ApiKey, UsageEvent } from '../../shared/db/models';
+import { poolModel, simDeployment } from '../helpers/pool-models';
+import { call, keyHeader } from '../helpers/http';
+import { usageSettled } from '../helpers/usage';
+import { usdMicros } from '../../api/web/format';
 
 /**
  * The form controls of every page a person reaches have a name a screen reader reads out: a
@@ -54,7 +58,17 @@ async function layoutFaults(page: Page, name: string): Promise<Record<string, st
   return out;
 }
 
-describe('dashboard and console pages read well in a browser: named controls, unbroken dates, no sideways scrolling', function () {
+/** Runs in the page: the text of each element matched by `selector` that runs over more than one line. */
+const brokenAcrossLines = (page: Page, selector: string) => page.evaluate(`Array.from(document.querySelectorAll(${JSON.stringify(selector)})).filter((e) => {
+  const r = document.createRange();
+  r.selectNodeContents(e);
+  return new Set(Array.from(r.getClientRects()).map((x) => Math.round(x.top))).size > 1;
+}).map((e) => e.textContent)`) as Promise<string[]>;
+
+/** A cost as billing dashboards write it: cents with thousands separators, or under a cent to its third significant digit (no trailing zeros). */
+const BILLING_COST = /^\$(\d{1,3}(,\d{3})*\.\d{2}|0\.00\d*[1-9])$/;
+
+describe('dashboard and console pages read well in a browser: named controls, unbroken dates and ids, costs as billing dashboards write them, a skip link, no sideways scrolling', function () {
   this.timeout(120_000);
   const suite = consoleOperator();
   const page = pagePerTest(() => suite.browser);
@@ -121,5 +135,110 @@ describe('dashboard and console pages read well in a browser: named controls, un
     // what a sighted person sees is unchanged
     const extra = (await page().locator(`tr[data-user="${member.id}"] button:has-text("Change role") .sr-only`).boundingBox())!;
     expect(extra.width * extra.height).to.be.at.most(1);
+  });
+  it('ids stay whole: a project\'s id and slug and a pool\'s model and deployment names are not broken at their hyphens at 1280 or 390 px, and a project\'s name has room at 1280 px', async () => {
+    const o = await buildOrg(env().redis);
+    const owner = await buildWebMember(o.org.id, 'owner');
+    const name = 'Customer support assistant (production)';
+    const p = await createProject(env().redis, o.org.id, name, 'customer-support-assistant-prod');
+    // names as long as real ones that fit on a phone's line (the upstream gets `-<8 hex>`; a longer one wraps where its line ends)
+    const pool = await poolModel([simDeployment('azure-eastus2-gpt-4o-mini'), simDeployment('openai-us-west-fallback-2')], { fallbacks: ['sim-chat'] });
+    await signInAt(page(), `${env().gw.url}/dashboard/sign-in`, owner.email, WEB_PASSWORD);
+    await page().goto(`${env().gw.url}/dashboard/o/${o.org.slug}/projects`);
+    const found: Record<string, string[]> = {};
+    for (const width of [1280, 390]) {
+      await page().setViewportSize({ width, height: 844 });
+      found[`project ids at ${width} px`] = await brokenAcrossLines(page(), `tr[data-project="${p.id}"] code`);
+    }
+    Object.assign(found, await layoutFaults(page(), 'dashboard/projects'));
+    // the name is on one line at 1280 px (it wrapped onto three, squeezed by the slug, the id and the budget form)
+    const nameLines = await page().evaluate(`(() => {
+      const r = document.createRange();
+      r.selectNodeContents(document.querySelector('tr[data-project="${p.id}"] td:first-child').firstChild);
+      return [r.toString(), new Set(Array.from(r.getClientRects()).map((x) => Math.round(x.top))).size];
+    })()`) as [string, number];
+    found['project name on more than one line at 1280 px'] = nameLines[1] === 1 && nameLines[0] === name ? [] : [`${nameLines[0]}: ${nameLines[1]} lines`];
+    const projectIds = await page().locator(`tr[data-project="${p.id}"] code`).allTextContents();
+
+    await suite.signIn(page());
+    await page().goto(`${suite.admin.url}/pools`);
+    for (const width of [1280, 390]) {
+      await page().setViewportSize({ width, height: 844 });
+      found[`pool ids at ${width} px`] = await brokenAcrossLines(page(), `tr[data-pool="${pool}"] code`);
+    }
+    Object.assign(found, await layoutFaults(page(), 'console/pools'));
+    const poolIds = await page().locator(`tr[data-pool="${pool}"] code`).allTextContents();
+    expect(Object.fromEntries(Object.entries(found).filter(([, v]) => v.length))).to.deep.equal({});
+    // and the checks above saw every id
+    expect(projectIds).to.include.members([p.id, 'customer-support-assistant-prod']);
+    expect(poolIds).to.include.members([pool, 'azure-eastus2-gpt-4o-mini', 'openai-us-west-fallback-2', 'sim-chat']);
+  });
+
+  it('costs read as on a billing dashboard: $0.00 for none, cents with thousands separators, a few millionths to three significant digits', async () => {
+    const o = await buildOrg(env().redis);
+    const owner = await buildWebMember(o.org.id, 'owner');
+    await UsageEvent.create({ requestId: `req_costs_${o.org.slug}_a`, orgId: o.org.id, model: 'sim-image', modality: 'image', units: { cost_micros: 1_234_567_890 } });
+    await UsageEvent.create({ requestId: `req_costs_${o.org.slug}_b`, orgId: o.org.id, model: 'sim-chat', modality: 'chat', inputTokens: 0, outputTokens: 0, units: { cost_micros: 123 } });
+    await signInAt(page(), `${env().gw.url}/dashboard/sign-in`, owner.email, WEB_PASSWORD);
+    await page().goto(`${env().gw.url}/dashboard/o/${o.org.slug}`);
+    expect(await page().textContent('[data-test=usage-total-cost]')).to.equal('$1,234.57');
+    const costs = await page().locator('[data-test=usage-totals] td[data-label=Cost]').allTextContents();
+    expect(costs.sort()).to.deep.equal(['$0.000123', '$1,234.57']);
+    for (const table of ['usage-by-key', 'usage-by-project']) {
+      for (const c of await page().locator(`[data-test=${table}] td[data-label=Cost]`).allTextContents()) expect(c).to.match(BILLING_COST);
+    }
+    // the cost chart: its axis in whole dollars from $1,000, a bar's figure as the tables write it
+    expect(await page().locator('.chart:has(h2:has-text("Cost per day")) svg.yaxis text').allTextContents()).to.deep.equal(['$0', '$1,000', '$2,000']);
+    expect(await page().locator('.chart:has(h2:has-text("Cost per day")) rect title').allTextContents()).to.have.members([
+      `${new Date().toISOString().slice(0, 10)} sim-image (image): $1,234.57`, `${new Date().toISOString().slice(0, 10)} sim-chat (chat): $0.000123`,
+    ]);
+    // a range without traffic
+    await page().goto(`${env().gw.url}/dashboard/o/${o.org.slug}?from=2020-01-01&to=2020-01-02`);
+    expect(await page().textContent('[data-test=usage-total-cost]')).to.equal('$0.00');
+    // a request's cost in the Activity list, as the usage tables write it; its CSV export keeps the exact micro-dollars
+    const sent = await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', messages: [{ role: 'user', content: 'what does it cost?' }] } });
+    expect(sent.status).to.equal(200);
+    await usageSettled();
+    await page().goto(`${env().gw.url}/dashboard/o/${o.org.slug}/activity`);
+    const shown = (await page().textContent('[data-test=activity] td[data-label=Cost]'))!;
+    const csv = (await (await page().request.get(`${env().gw.url}/dashboard/o/${o.org.slug}/activity.csv`)).text()).trim().split('\r\n').map((l) => l.split(','));
+    const micros = Number(csv[1][csv[0].indexOf('cost_micros')]);
+    expect(micros).to.be.greaterThan(0).and.lessThan(10_000); // a few millionths of a dollar, under a cent
+    expect(shown).to.match(BILLING_COST).and.equal(usdMicros(micros));
+  });
+
+  it('every page starts with a "Skip to content" link: the first thing Tab reaches, shown when focused, and it moves the focus to the main content', async () => {
+    const o = await buildOrg(env().redis);
+    const owner = await buildWebMember(o.org.id, 'owner');
+    const focused = () => page().evaluate(`(() => { const e = document.activeElement; return e ? [e.tagName, e.id, (e.textContent || '').trim().slice(0, 40)] : null; })()`) as Promise<string[] | null>;
+    const check = async (where: string) => {
+      const link = page().locator('a.skip');
+      expect((await link.boundingBox())?.width ?? 0, `${where}: hidden until focused`).to.be.at.most(1);
+      await page().keyboard.press('Tab');
+      expect(await focused(), where).to.deep.equal(['A', '', 'Skip to content']);
+      const box = (await link.boundingBox())!;
+      expect(box.width, `${where}: shown when focused`).to.be.greaterThan(50);
+      expect(box.y, where).to.be.at.least(0);
+      await page().keyboard.press('Enter');
+      expect((await focused())?.slice(0, 2), where).to.deep.equal(['MAIN', 'main']);
+      // the next Tab goes on inside the main content, past the header's navigation
+      await page().keyboard.press('Tab');
+      expect(await page().evaluate('!!document.activeElement.closest("main")'), `${where}: Tab after the skip`).to.equal(true);
+    };
+    await page().goto(`${env().gw.url}/dashboard/sign-in`);
+    await check('dashboard sign-in');
+    await signInAt(page(), `${env().gw.url}/dashboard/sign-in`, owner.email, WEB_PASSWORD);
+    for (const p of ['', '/projects']) {
+      await page().goto(`${env().gw.url}/dashboard/o/${o.org.slug}${p}`);
+      await check(`dashboard${p || '/'}`);
+    }
+    await page().goto(`${suite.admin.url}/sign-in`);
+    await check('console sign-in');
+    await suite.signIn(page());
+    await page().goto(`${suite.admin.url}/orgs/${o.org.id}`);
+    await check('console/orgs/{id}');
+    await page().reload();
+    await page().keyboard.press('Tab');
+    await screenshots(page(), 'console-skip-link');
   });
 });

@@ -25,20 +25,24 @@ describe("a project's budget in a browser (dashboard projects page)", function (
     await page.fill(amount, '-2');
     await page.selectOption(`#budget_period-${o.project.id}`, 'day');
     // the browser's own min="0" check would stop it; the server's refusal is what is shown
-    await page.$eval(`[data-project="${o.project.id}"] form[data-test=project-budget-form]`, (f) => f.setAttribute('novalidate', ''));
-    await Promise.all([page.waitForNavigation(), page.click(`[data-project="${o.project.id}"] button:has-text("Save budget")`)]);
+    // the budget form is on the project's actions row, under its row of figures
+    const form = `tr[data-actions-of="${o.project.id}"] form[data-test=project-budget-form]`;
+    await page.$eval(form, (f) => f.setAttribute('novalidate', ''));
+    await Promise.all([page.waitForNavigation(), page.click(`${form} button:has-text("Save budget")`)]);
     expect(await page.inputValue(amount)).to.equal('-2');
     expect(await page.inputValue(`#budget_period-${o.project.id}`)).to.equal('day');
     expect(await page.textContent('[data-test=field-error-budget_usd]')).to.equal('Budget (USD) must be greater than or equal to 0');
-    // the message is right after the amount, above "per" and the button (it came after the button)
-    const box = async (sel: string) => (await page.locator(`[data-project="${o.project.id}"] ${sel}`).boundingBox())!;
-    const [input, message, per] = [await box(amount), await box('[data-test=field-error-budget_usd]'), await box(`#budget_period-${o.project.id}`)];
+    // the message is right under the amount (it came after the button); "per" and the button stay level with the amount
+    const box = async (sel: string) => (await page.locator(`${form} ${sel}`).boundingBox())!;
+    const [input, message, per, button] = [await box(amount), await box('[data-test=field-error-budget_usd]'), await box(`#budget_period-${o.project.id}`), await box('button')];
     expect(message.y).to.be.at.least(input.y + input.height - 1);
-    expect(message.y + message.height).to.be.at.most(per.y);
+    expect(message.x).to.be.closeTo(input.x, 1);
+    expect(per.y).to.be.closeTo(input.y, 1);
+    expect(button.y + button.height).to.be.closeTo(input.y + input.height, 2);
     await screenshots(page, 'dashboard-project-budget-refused');
 
     await page.fill(amount, '2.5');
-    await Promise.all([page.waitForNavigation(), page.click(`[data-project="${o.project.id}"] button:has-text("Save budget")`)]);
+    await Promise.all([page.waitForNavigation(), page.click(`${form} button:has-text("Save budget")`)]);
     expect(await page.textContent('[data-test=saved]')).to.include('Budget saved.');
     // a request in the project spends from it
     const r = await call('POST', '/v1/chat/completions', { headers: { ...keyHeader(o.key), 'SERVICE-PROJECT-ID': o.project.slug }, json: { model: 'sim-chat', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] } });
@@ -46,7 +50,7 @@ describe("a project's budget in a browser (dashboard projects page)", function (
     await usageSettled();
     await page.reload();
     const cell = (await page.textContent(`[data-project="${o.project.id}"] [data-test=project-budget]`))!;
-    expect(cell).to.match(/^\$0\.0000\d\d spent, \$0 reserved of \$2\.50 per day; \$2\.(49|50) left$/);
+    expect(cell).to.match(/^\$0\.0000[1-9]\d{0,2} spent, \$0\.00 reserved of \$2\.50 per day; \$2\.(49|50) left$/);
     await screenshots(page, 'dashboard-project-budget');
   });
 });

@@ -12,6 +12,8 @@ const HEALTH: Record<string, string> = { healthy: '', cooling_down: 'on', probin
 /**
  * `GET /pools`: every chat model's pool, its deployments with their weights, tiers and limits, and
  * their live health as every worker sees it (the same Redis state as `/inference-model-pools/{id}/state`).
+ * Model ids and deployment names are `code.id`, never broken at their hyphens (api/web/style.ts); an upstream
+ * name, which can be as long as an inference profile's ARN, wraps where its line ends (`code.id.wrap`).
  */
 export function poolsPage(r: Router, redis: RedisClient, render: Render): void {
   const state = new PoolState(redis, { probeLeaseMs: 0, inflightLeaseMs: 0, backoffBaseMs: 0, backoffMaxMs: 0 });
@@ -27,16 +29,17 @@ export function poolsPage(r: Router, redis: RedisClient, render: Render): void {
       }),
     );
     render(req, res, '/pools', () => html`<h1>Model pools</h1><div class="card"><p class="muted">Deployments of each chat model and their health as every worker sees it (docs/routing.md).</p>
-<table><thead><tr><th>Model</th><th>Deployment</th><th>Provider / upstream</th><th>Weight · tier</th><th>Limits</th><th>Health</th><th>In flight</th><th>Failures</th><th>Fallbacks</th></tr></thead><tbody>
+<table><thead><tr><th>Model</th><th>Deployment, provider / upstream</th><th>Weight · tier</th><th>Limits</th><th>Health</th><th>In flight</th><th>Failures</th><th>Fallbacks</th></tr></thead><tbody>
 ${rows.map(({ m, specs, live }) =>
   specs.map((d, i) => {
     const s = live[i];
     const health = s.coolingForMs > 0 ? 'cooling_down' : s.probing ? 'probing' : s.fails > 0 ? 'awaiting_probe' : 'healthy';
+    const fallbacks = m.fallbacks ?? [];
     const limits = [d.rpm ? `${d.rpm} rpm` : '', d.tpm ? `${d.tpm} tpm` : '', d.max_concurrency ? `${d.max_concurrency} concurrent` : ''].filter(Boolean).join(', ') || '—';
-    return html`<tr data-pool="${m.publicId}" data-deployment="${d.name}"><td>${i === 0 ? html`<code>${m.publicId}</code>` : ''}</td><td>${d.name}</td><td data-label="Provider / upstream">${d.provider} / <code>${d.upstream}</code></td>
+    return html`<tr data-pool="${m.publicId}" data-deployment="${d.name}"><td>${i === 0 ? html`<code class="id">${m.publicId}</code>` : ''}</td><td data-label="Deployment"><code class="id">${d.name}</code><br><span class="muted">${d.provider} /</span> <code class="id wrap">${d.upstream}</code></td>
 <td data-label="Weight · tier">${String(d.weight ?? 1)} · ${String(d.priority ?? 0)}</td><td data-label="Limits">${limits}</td>
 <td data-label="Health"><span class="pill ${HEALTH[health]}" data-health="${health}">${health.replace('_', ' ')}${s.coolingForMs > 0 ? ` (${Math.ceil(s.coolingForMs / 1000)} s)` : ''}</span></td>
-<td data-label="In flight">${String(s.inFlight)}</td><td data-label="Failures">${String(s.fails)}</td><td data-label="Fallbacks">${i === 0 ? (m.fallbacks ?? []).join(', ') || '—' : ''}</td></tr>`;
+<td data-label="In flight">${String(s.inFlight)}</td><td data-label="Failures">${String(s.fails)}</td><td data-label="Fallbacks">${i > 0 ? '' : fallbacks.length ? fallbacks.map((f, j) => html`${j ? ', ' : ''}<code class="id">${f}</code>`) : '—'}</td></tr>`;
   }),
 )}
 ${rows.length ? '' : html`<tr><td colspan="9" class="muted">No chat models in the catalog.</td></tr>`}</tbody></table></div>`);

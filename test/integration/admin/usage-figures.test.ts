@@ -7,11 +7,12 @@ import { usageSettled } from '../../helpers/usage';
 import { searchOrg, search } from '../search/helpers';
 import { Membership, Model, User } from '../../../shared/db/models';
 import { db } from '../../../shared/db/sequelize';
+import { usdMicros } from '../../../api/web/format';
 
-/** The dashboard's totals table: model, modality, requests, input, output, audio, cost (USD). */
+/** The dashboard's totals table: model, modality, requests, input, output, audio, cost (as the page writes it, `$0.02`). */
 function dashboardTotals(page: string): Array<{ model: string; modality: string; requests: number; cost: string }> {
   const table = page.split('data-test="usage-totals"')[1].split('</table>')[0];
-  return [...table.matchAll(/<tr><td data-label="Model">([^<]*)<\/td><td data-label="Modality">([^<]*)<\/td><td data-label="Requests">(\d+)<\/td>.*?<td data-label="Cost \(USD\)">([\d.]+)<\/td><\/tr>/g)]
+  return [...table.matchAll(/<tr><td data-label="Model">([^<]*)<\/td><td data-label="Modality">([^<]*)<\/td><td data-label="Requests">(\d+)<\/td>.*?<td data-label="Cost">([^<]+)<\/td><\/tr>/g)]
     .map((m) => ({ model: m[1], modality: m[2], requests: Number(m[3]), cost: m[4] }));
 }
 
@@ -72,7 +73,7 @@ describe('usage figures: the dashboard, GET /admin/v1/billing/usage and the ledg
       perModel.set(`${r.model}/${r.modality}`, t);
     }
     expect(shown.map((r) => [`${r.model}/${r.modality}`, r.requests, r.cost]).sort())
-      .to.deep.equal([...perModel].map(([k, t]) => [k, t.requests, (t.cost / 1e6).toFixed(6)]).sort());
+      .to.deep.equal([...perModel].map(([k, t]) => [k, t.requests, usdMicros(t.cost)]).sort());
     expect(shown.map((r) => r.modality)).to.include.members(['chat', 'image', 'web_search']);
   });
 

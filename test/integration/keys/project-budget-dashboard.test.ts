@@ -22,7 +22,7 @@ describe("a project's budget on the dashboard's projects page (owners)", () => {
     expect(saved.status, saved.text.slice(0, 300)).to.equal(303);
     const shown = await web.get(`${b}?budget=${o.project.id}`);
     expect(shown.text).to.include('Budget saved.');
-    expect(shown.text).to.include('$0 spent, $0 reserved of $0.000001 per day; $0.000001 left');
+    expect(shown.text).to.include('$0.00 spent, $0.00 reserved of $0.000001 per day; $0.000001 left');
     await o.project.reload();
     expect([o.project.budgetMicros, o.project.budgetPeriod]).to.deep.equal([1, 'day']);
     const r = await chatIn(o.key, o.project.slug);

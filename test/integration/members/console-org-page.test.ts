@@ -56,7 +56,7 @@ describe('operator console: an organization’s page', () => {
     expect(page).to.not.include(first.keyHash);
 
     const projects = section(page, 'projects');
-    expect(projects).to.match(/Proj<\/td><td data-label="Slug"><code>proj<\/code>[\s\S]*?active/);
+    expect(projects).to.match(/Proj<\/td><td data-label="Slug"><code class="id">proj<\/code>[\s\S]*?active/);
     expect(projects).to.match(/Old things[\s\S]*?\$5.00 per month[\s\S]*?archived/);
 
     expect(section(page, 'usage')).to.match(/<p>2 requests · [1-9][\d,]* tokens · /);
@@ -93,7 +93,7 @@ describe('operator console: an organization’s page', () => {
     }
   });
 
-  it("writes figures as the dashboard does (a budget under a cent keeps its micro-dollars, 'in total'; the usage cost); an org without members, keys or projects says so, in the console and the dashboard", async () => {
+  it("writes figures as the dashboard does (a budget under a cent to its third significant digit, 'in total'; the usage cost, $0.00 for none); an org without members, keys or projects says so, in the console and the dashboard", async () => {
     const o = await buildOrg(env().redis);
     const owner = await buildWebMember(o.org.id, 'owner');
     expect((await call('POST', '/v1/chat/completions', { headers: keyHeader(o.key), json: { model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }] } })).status).to.equal(200);
@@ -101,11 +101,11 @@ describe('operator console: an organization’s page', () => {
     await ApiKey.update({ budgetMicros: 20, budgetPeriod: 'total' }, { where: { id: o.keyId } });
     await Project.update({ budgetMicros: 1500, budgetPeriod: 'day' }, { where: { id: o.project.id } });
     const page = (await web.get(`/orgs/${o.org.id}`)).text;
-    expect(section(page, 'keys')).to.include('$0.000020 in total');
-    expect(section(page, 'projects')).to.include('$0.001500 per day');
+    expect(section(page, 'keys')).to.include('$0.00002 in total');
+    expect(section(page, 'projects')).to.include('$0.0015 per day');
     const dashboard = (await (await dashboardAs(owner)).get(`/dashboard/o/${o.org.slug}`)).text;
     const cost = /data-test="usage-total-cost">([^<]+)</.exec(dashboard)![1];
-    expect(cost).to.match(/^\$0\.0000\d\d$/);
+    expect(cost).to.match(/^\$0\.0000[1-9]\d{0,2}$/);
     expect(section(page, 'usage')).to.include(` · ${cost}</p>`);
 
     const bare = await Organization.create({ name: 'Bare', slug: `bare-${o.org.slug}` });
@@ -113,6 +113,7 @@ describe('operator console: an organization’s page', () => {
     expect(section(empty, 'members')).to.include('No members.');
     expect(section(empty, 'keys')).to.include('No API keys.');
     expect(section(empty, 'projects')).to.include('No projects.');
+    expect(section(empty, 'usage')).to.include(' · $0.00</p>');
     const bareOwner = await dashboardAs(await buildWebMember(bare.id, 'owner'));
     expect((await bareOwner.get(`/dashboard/o/${bare.slug}/keys`)).text).to.include('No API keys yet');
     expect((await bareOwner.get(`/dashboard/o/${bare.slug}/projects`)).text).to.include('No projects yet');
