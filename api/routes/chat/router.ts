@@ -12,6 +12,7 @@ import { refuseAsModelKind } from '../../dispatch/route';
 import type { CatalogModel } from '../../../shared/catalog/catalog';
 import { completionsToChat } from '../../../workers/providers/anthropic/completions';
 import { forwardsCallerKey } from '../../dispatch/passthrough';
+import { refuseSharedAccountIds } from './shared-account-ids';
 import { SseWriter, failStream } from '../../sse';
 import { streamThroughCache, throughCache } from '../../dispatch/response-cache';
 import { ApiError } from '../../../shared/errors/ApiError';
@@ -112,6 +113,10 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
       if (body.functions !== undefined) refuseInvalidToolSchemas(body.functions, 'functions');
       if (body.response_format) refuseInvalidResponseSchema(body.response_format, 'chat');
     }
+    // the caller's own key, when its provider takes one (refused here, before the answer cache is read)
+    const passthrough = forwardsCallerKey(req, resolved.model);
+    // ids an OpenAI-compatible upstream resolves in the account it is called with: the platform's is every organization's (shared-account-ids.ts)
+    if (operation === 'chat') refuseSharedAccountIds(body, passthrough);
     const stream = body.stream === true;
     const tier = operation === 'chat' && askedTier(body);
     // `store: true` (chat only): the completion is kept for the stored completions endpoints; its metadata is checked before anything runs
@@ -122,8 +127,7 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
       body,
       stream,
       includeUsage: !!body.stream_options?.include_usage,
-      // the caller's own key, when its provider takes one (refused here, before the answer cache is read)
-      passthrough: forwardsCallerKey(req, resolved.model),
+      passthrough,
     };
     if (!stream) {
       // `SERVICE-CACHE` (an exact-match answer cache, opted into per request): checked only when sent, off the common path

@@ -15,7 +15,8 @@ const V = { 'anthropic-version': '2023-06-01' };
  * they are known; before, an Anthropic-native upstream was sent it (after a lane was used) and a
  * translated one dropped it. On a translated upstream, an `inference_geo` that keeps inference to one
  * geography and a `container` cannot be honoured and are refused 400 `unsupported_parameter`, as
- * `mcp_servers` is; an Anthropic-native upstream gets them as sent.
+ * `mcp_servers` is; an Anthropic-native upstream gets them as sent, but for the ids of its shared
+ * workspace (a container's, a custom skill's, a previous message's: shared-account-ids.test.ts).
  */
 describe('messages dialect: service_tier, inference_geo, speed, container and diagnostics', function () {
   this.timeout(30_000);
@@ -67,7 +68,9 @@ describe('messages dialect: service_tier, inference_geo, speed, container and di
       service_tier: 'standard_only',
       inference_geo: 'us',
       speed: 'fast',
-      container: { id: 'container_1', skills: [{ skill_id: 'pdf', type: 'anthropic', version: 'latest' }] },
+      // a new container with Anthropic's own skills: a container id, a custom skill and a previous message id name
+      // objects of the platform's shared workspace and are refused (shared-account-ids.test.ts)
+      container: { skills: [{ skill_id: 'pdf', type: 'anthropic', version: 'latest' }] },
       diagnostics: { previous_message_id: null },
     };
     const m = await client.messages.create(body('sim-claude', options) as never);

@@ -82,11 +82,14 @@ describe('messages: tools and tool_choice that do not fit together', function ()
     // the native upstream is sent the choice as the caller wrote it
     expect((env().sim.log.entries.at(-1)!.body as { tool_choice?: unknown }).tool_choice).to.deep.equal({ type: 'tool', name: 'lookup' });
     // tools held elsewhere: a continued thread (the SDK's tool runner sends its choice without tools), an MCP server
-    for (const extra of [{ thread: { type: 'continue', previous_message_id: 'msg_1' }, tool_choice: { type: 'any' } }, { mcp_servers: [{ type: 'url', url: 'https://mcp.example', name: 'crm' }], tool_choice: { type: 'tool', name: 'crm_lookup' } }]) {
+    for (const extra of [{ mcp_servers: [{ type: 'url', url: 'https://mcp.example', name: 'crm' }], tool_choice: { type: 'tool', name: 'crm_lookup' } }]) {
       const r = await call('POST', '/v1/messages', { headers: h, json: { model: 'sim-claude', max_tokens: 64, messages: msgs, ...extra } });
       expect(r.status, `${JSON.stringify(extra)} ${r.text}`).to.equal(200);
       expect((env().sim.log.entries.at(-1)!.body as { tool_choice?: unknown }).tool_choice).to.deep.equal(extra.tool_choice);
     }
+    // a continued thread passes the tool rules; its previous message is the platform's shared workspace's, so it is not found (shared-account-ids.ts)
+    const thread = await call('POST', '/v1/messages', { headers: h, json: { model: 'sim-claude', max_tokens: 64, messages: msgs, thread: { type: 'continue', previous_message_id: 'msg_1' }, tool_choice: { type: 'any' } } });
+    expect([thread.status, thread.body.error?.message], thread.text).to.deep.equal([400, "thread.previous_message_id: message 'msg_1' not found. Server-held threads are not available on this model; send the conversation in messages."]);
     const counted = await call('POST', '/v1/messages/count_tokens', { headers: h, json: { model: 'sim-claude', messages: msgs, tools: [tool('lookup')], tool_choice: { type: 'any' } } });
     expect(counted.status, counted.text).to.equal(200);
   });
