@@ -11,9 +11,9 @@ import { isRecord } from '../../../shared/is-record';
  * resolves"). Checked against OpenAI's API document (test/fixtures/vendor/openai/openapi.json):
  *
  * - `messages[i].content[j].file.file_id` (ChatCompletionRequestMessageContentPartFile: "The ID of an
- *   uploaded file to use as input"), and a Responses-shaped `input_file` / `input_image` part's
- *   `file_id`, which OpenAI-compatible servers read on chat completions too (vLLM reads
- *   `input_image`: docs/providers.md). Answered with OpenAI's not-found wording for a file id ("No
+ *   uploaded file to use as input"), and a part's own `file_id` (a Responses-shaped `input_file` /
+ *   `input_image` part, which OpenAI-compatible servers read on chat completions too: vLLM reads
+ *   `input_image`, docs/providers.md; Mistral's FileChunk `{type: "file", file_id}`). Answered with OpenAI's not-found wording for a file id ("No
  *   such File object: <id>", its Files API's answer; api/middleware/error-body.ts);
  * - an assistant message's `audio.id` (ChatCompletionRequestAssistantMessage.audio: "Unique identifier
  *   for a previous audio response from the model"), kept by OpenAI in the account;
@@ -49,10 +49,17 @@ export function refuseSharedAccountIds(body: Record<string, unknown>, ownKey: bo
 
 const given = (v: unknown) => v !== undefined && v !== null;
 
-/** A part's file id and its field: `file.file_id` of a `file` part, `file_id` of an `input_file` or `input_image` part. */
+/**
+ * A part's file id and its field, whatever the part's type: `file_id` of the part itself (an
+ * `input_file` or `input_image` part; Mistral's `{type: "file", file_id}` chunk, which its preset
+ * passes on) or of an object in it (`file.file_id`, OpenAI's file part).
+ */
 function fileIdOf(p: unknown): { id: unknown; field: string } | undefined {
   if (!isRecord(p)) return undefined;
-  if (p.type === 'file' && isRecord(p.file) && given(p.file.file_id)) return { id: p.file.file_id, field: 'file.file_id' };
-  if ((p.type === 'input_file' || p.type === 'input_image') && given(p.file_id)) return { id: p.file_id, field: 'file_id' };
+  if (given(p.file_id)) return { id: p.file_id, field: 'file_id' };
+  for (const k in p) {
+    const v = Object.hasOwn(p, k) ? p[k] : undefined;
+    if (isRecord(v) && given(v.file_id)) return { id: v.file_id, field: `${k}.file_id` };
+  }
   return undefined;
 }

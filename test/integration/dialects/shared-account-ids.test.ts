@@ -33,6 +33,7 @@ describe("ids an upstream resolves in the platform's shared account", () => {
       ['a file part\'s file_id', fileMessage({ type: 'file', file: { file_id: 'file-abc123' } }), {}, 'messages[0].content[1].file.file_id', 'No such File object: file-abc123.'],
       ['an input_file part\'s file_id', fileMessage({ type: 'input_file', file_id: 'file-abc123' }), {}, 'messages[0].content[1].file_id', 'No such File object: file-abc123.'],
       ['an input_image part\'s file_id', fileMessage({ type: 'input_image', file_id: 'file-img' }), {}, 'messages[0].content[1].file_id', 'No such File object: file-img.'],
+      ["Mistral's file chunk", fileMessage({ type: 'file', file_id: 'mistral-file' }), {}, 'messages[0].content[1].file_id', 'No such File object: mistral-file.'],
       [
         "an assistant turn's audio id",
         [{ role: 'user', content: 'hi' }, { role: 'assistant', audio: { id: 'audio_abc' } }, { role: 'user', content: 'again' }],
