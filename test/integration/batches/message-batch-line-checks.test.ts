@@ -50,6 +50,12 @@ const BAD: Record<string, { params: Params; message?: string }> = {
   mcp_servers: { params: params('sim-chat', { mcp_servers: [{ type: 'url', url: 'https://mcp.example.com/sse', name: 'x' }] }) },
   // schema.ts: an option of the wrong type
   temperature: { params: params('sim-chat', { temperature: 'hot' }) },
+  // shared-account-ids.ts: ids of the platform's Anthropic workspace, on the native bypass
+  file_source_native: {
+    params: params('sim-claude', { messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'file', file_id: 'file_011other' } }, { type: 'text', text: 'summarise' }] }] }),
+    message: "File not found: file_011other. File ids are not sent to this model's upstream (one account for every organization); send the file itself (a base64 or url source).",
+  },
+  container_native: { params: params('sim-claude', { container: 'container_011other' }), message: "container: container 'container_011other' not found. Containers are not reused across requests on this model; leave out the id to start a new one." },
 };
 
 /**
