@@ -19,19 +19,20 @@ export function fixed(x: number, digits: number): string {
 }
 
 /**
- * US dollars as billing dashboards write them: cents with thousands separators (`$0.00` for none,
- * `$1,234.50`), and an amount under a cent to three significant digits, so a few millionths do not
- * read as nothing (`$0.000123`, `$0.00002`, `$0.005`). The CSV export and a request's details keep
- * the exact micro-dollars.
+ * US dollars as billing dashboards write them: cents with thousands separators from a dollar on
+ * (`$1,234.50`), `$0.00` for none, and an amount under a dollar to three significant digits with at
+ * least two decimals, so a request's few cents or millionths do not read as a rounder figure
+ * (`$0.0153`, `$0.50`, `$0.000123`, `$0.00002`). The CSV export and a request's details keep the
+ * exact micro-dollars.
  */
 export function usd(x: number): string {
   const a = Math.abs(x);
   const sign = x < 0 ? '-' : '';
   if (a === 0) return '$0.00';
-  if (Number(a.toPrecision(3)) >= 0.01) return `${sign}$${fixed(a, 2)}`;
-  // to the third significant digit: 0.000123's first is at the 4th decimal, so 6 decimals
-  const decimals = 2 - Math.floor(Math.log10(a));
-  return `${sign}$${a.toFixed(decimals).replace(/0+$/, '')}`;
+  if (Number(a.toPrecision(3)) >= 1) return `${sign}$${fixed(a, 2)}`;
+  // to the third significant digit: 0.000123's first is at the 4th decimal, so 6 decimals; trailing zeros dropped down to cents
+  const decimals = Math.max(2, 2 - Math.floor(Math.log10(Number(a.toPrecision(3)))));
+  return `${sign}$${a.toFixed(decimals).replace(/(\.\d\d\d*?)0+$/, '$1')}`;
 }
 
 /** Micro-dollars as dollars, as every table and chart writes cost (usd): `$1,234.57`, `$0.000047`. */

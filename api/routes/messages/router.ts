@@ -9,7 +9,7 @@ import { requireAnthropicVersion } from './version';
 import { anthropicBeta } from './beta';
 import { refuseThinkingBudget } from './thinking-budget';
 import { refuseNativeOnly } from './native-only';
-import { refuseSharedAccountIds } from './shared-account-ids';
+import { dropSharedMessageIds, refuseSharedAccountIds } from './shared-account-ids';
 import { refuseInvalidInputSchemas } from './input-schemas';
 import { refuseUnsupportedStrictSchemas } from './strict-schemas';
 import { refuseCitationsWithFormat } from './citations-format';
@@ -66,7 +66,10 @@ function createHandler(ctx: AppContext) {
     // `max_tokens: 0` (cache pre-warming) and `mcp_servers`: for an Anthropic-native upstream only (native-only.ts)
     refuseNativeOnly(req, body, bypass);
     // ids Anthropic resolves in the platform's workspace, shared by every organization (shared-account-ids.ts)
-    if (bypass) refuseSharedAccountIds(body as unknown as Record<string, unknown>);
+    if (bypass) {
+      refuseSharedAccountIds(body as unknown as Record<string, unknown>);
+      dropSharedMessageIds(body as unknown as Record<string, unknown>);
+    }
     // Anthropic's context editing (`context_management.edits`): an Anthropic-native upstream applies it itself; a translated one gets what it leaves (context-editing.ts)
     const edits = bypass ? undefined : contextEditsOf(body);
     const canonical = bypass ? undefined : forModel(messagesToCanonical(body, { cacheHints: resolved.model.provider.kind === 'bedrock' }), resolved.model.config);

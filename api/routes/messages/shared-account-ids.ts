@@ -20,8 +20,7 @@ import { isRecord } from '../../../shared/is-record';
  *   across requests"), and a `custom` skill of `container.skills` (BetaSkillParams: "'custom'
  *   (user-defined)"; Anthropic's own skills, type `anthropic`, are no workspace's and pass);
  * - `thread` `{type: 'continue', previous_message_id}` (BetaMessageThreadParam: "Server-held
- *   conversation state"), and `diagnostics.previous_message_id` (BetaDiagnosticsParam: the answer
- *   explains its prompt-cache misses against that prior request, which would be another's).
+ *   conversation state"). (`diagnostics.previous_message_id` is sent as null instead: dropSharedMessageIds.)
  *
  * Code execution results echoed in an assistant turn (`bash_code_execution_output.file_id`, ...) are the
  * model's own earlier output, not an input it reads by id, and pass.
@@ -39,10 +38,20 @@ export function refuseSharedAccountIds(body: Record<string, unknown>): void {
   if (isRecord(thread) && thread.previous_message_id != null) {
     throw refused(`thread.previous_message_id: message '${cut(thread.previous_message_id)}' not found. Server-held threads are not available on this model; send the conversation in messages.`, 'thread.previous_message_id');
   }
+}
+
+/**
+ * `diagnostics.previous_message_id` (BetaDiagnosticsParam: "The `id` (`msg_...`) from this client's
+ * previous /v1/messages response. The server compares that request's prompt fingerprint against this
+ * one and returns `diagnostics.cache_miss_reason`") is not refused but sent as null ("Pass `null` on
+ * the first turn to opt in without a prior message to compare"): a client that opts in sends it on
+ * every turn after the first, and the gateway cannot tell its own earlier message from another
+ * organization's in the shared workspace, whose prompt the comparison would describe. The caller's
+ * body is the route's own parse, changed in place.
+ */
+export function dropSharedMessageIds(body: Record<string, unknown>): void {
   const diagnostics = body.diagnostics;
-  if (isRecord(diagnostics) && diagnostics.previous_message_id != null) {
-    throw refused(`diagnostics.previous_message_id: message '${cut(diagnostics.previous_message_id)}' not found.`, 'diagnostics.previous_message_id');
-  }
+  if (isRecord(diagnostics) && diagnostics.previous_message_id != null) diagnostics.previous_message_id = null;
 }
 
 const cut = (v: unknown) => String(v).slice(0, 80);

@@ -133,7 +133,6 @@ describe("ids an upstream resolves in the platform's shared account", () => {
       ['a container object with an id', { container: { id: 'container_011other', skills: null } }, undefined, "container: container 'container_011other' not found."],
       ['a custom skill', { container: { skills: [{ type: 'anthropic', skill_id: 'pdf' }, { type: 'custom', skill_id: 'skill_011theirs' }] } }, undefined, "container.skills.1: skill 'skill_011theirs' not found."],
       ['a continued thread', { thread: { type: 'continue', previous_message_id: 'msg_011theirs' } }, undefined, "thread.previous_message_id: message 'msg_011theirs' not found."],
-      ["diagnostics' previous message", { diagnostics: { previous_message_id: 'msg_011theirs' } }, undefined, "diagnostics.previous_message_id: message 'msg_011theirs' not found."],
     ];
     for (const [name, extra, messages, words] of cases) {
       it(`${name}: 400 invalid_request_error in Anthropic's envelope, JSON and streamed, nothing sent or billed`, async () => {
@@ -148,6 +147,17 @@ describe("ids an upstream resolves in the platform's shared account", () => {
         expect(await billedEvents(o.org.id), 'nothing billed').to.equal(before);
       });
     }
+
+    it("diagnostics' previous message id (an opted-in client sends its last answer's on every turn) is served, sent upstream as null", async () => {
+      const before = await billedEvents(o.org.id);
+      for (const stream of [false, true]) {
+        const r: Reply = await post({ diagnostics: { previous_message_id: 'msg_011theirs' }, stream });
+        expect(r.status, `stream=${stream} ${r.text}`).to.equal(200);
+      }
+      expect(sent()).to.have.length(2);
+      for (const s of sent()) expect((s.body as { diagnostics?: unknown }).diagnostics).to.deep.equal({ previous_message_id: null });
+      expect(await billedEvents(o.org.id), 'both billed').to.equal(before + 2);
+    });
 
     it("the official client gets it as a BadRequestError; Anthropic's own skills, a new thread and null ids are sent as given", async () => {
       const client = new Anthropic({ apiKey: o.key, baseURL: env().gw.url, maxRetries: 0 });

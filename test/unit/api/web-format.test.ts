@@ -18,12 +18,13 @@ describe('web figures (api/web/format.ts)', () => {
     expect(budgetText(2_500_000_000, 'month')).to.equal('$2,500.00 per month');
   });
 
-  it('dollars: $0.00 for none, cents with thousands separators, under a cent to the third significant digit (never $0.000000)', () => {
+  it('dollars: $0.00 for none, cents with thousands separators from a dollar, under a dollar to the third significant digit (never $0.000000)', () => {
     const cases: Array<[number, string]> = [
-      [0, '$0.00'], [-0, '$0.00'], [0.01, '$0.01'], [0.0153, '$0.02'], [0.5, '$0.50'], [1234.567, '$1,234.57'], [1_234_567.891, '$1,234,567.89'],
+      [0, '$0.00'], [-0, '$0.00'], [0.01, '$0.01'], [0.0153, '$0.0153'], [0.15349, '$0.153'], [0.1, '$0.10'], [0.5, '$0.50'], [0.999, '$0.999'], [0.9996, '$1.00'],
+      [1, '$1.00'], [1.005, '$1.00'], [12.3456, '$12.35'], [1234.567, '$1,234.57'], [1_234_567.891, '$1,234,567.89'],
       [0.000123, '$0.000123'], [0.0001234, '$0.000123'], [0.00002, '$0.00002'], [0.000001, '$0.000001'], [0.005, '$0.005'], [0.00999, '$0.00999'],
       // rounded to three significant digits it is a cent: written as one
-      [0.009999, '$0.01'], [0.0009999, '$0.001'],
+      [0.009999, '$0.01'], [0.0009999, '$0.001'], [0.0100001, '$0.01'],
       [-0.5, '-$0.50'], [-0.00002, '-$0.00002'],
     ];
     for (const [x, text] of cases) expect(usd(x), String(x)).to.equal(text);
