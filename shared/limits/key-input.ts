@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import type { BudgetPeriod } from '../db/models/ApiKey';
+import { isoInstant } from '../iso-instant';
 
 /**
  * The owner's controls on a key as the management API, the dashboard and the CLI take them
@@ -33,7 +34,7 @@ export const keyControlsFields = {
   tpm: Joi.number().integer().min(1).max(1_000_000_000).allow(null).description('Tokens per minute (input counted before the call, output after); null = no limit.'),
   budget_usd: Joi.number().min(0).max(1_000_000_000).allow(null).description('Spending limit in US dollars per `budget_period`; null = none.'),
   budget_period: Joi.string().valid(...BUDGET_PERIODS).description('`day` (UTC), `month` (UTC) or `total`; default `month`.'),
-  expires_at: Joi.string().isoDate().allow(null).description('ISO 8601 time after which the key answers 401 INVALID_API_KEY; null = never.'),
+  expires_at: isoInstant().allow(null).description('ISO 8601 time after which the key answers 401 INVALID_API_KEY; null = never.'),
 };
 
 /** The stored form of validated input: dollars to micro-dollars; only the fields given. */

@@ -6,6 +6,7 @@ import { validateQuery } from '../../validate';
 import { instant } from './stats';
 import type { RouteDoc } from '../openapi/route-doc';
 import { LOG_COLUMNS, STATUS_FILTER, listRequestLogs, type RequestLogRow } from '../../../shared/metering/request-log-query';
+import { isoInstant } from '../../../shared/iso-instant';
 
 export const requestLogsQuery = Joi.object({
   org_id: Joi.string().guid(),
@@ -13,8 +14,8 @@ export const requestLogsQuery = Joi.object({
   project_id: Joi.string().guid(),
   model: Joi.string().max(255),
   status: Joi.string().pattern(STATUS_FILTER).description('An exact status (429), a class (2xx, 4xx, 5xx) or `error` (any status >= 400).'),
-  from: Joi.string().isoDate().description('Inclusive, ISO 8601 (a value without a zone is UTC).'),
-  to: Joi.string().isoDate().description('Exclusive, ISO 8601.'),
+  from: isoInstant().description('Inclusive, ISO 8601 (a value without a zone is UTC).'),
+  to: isoInstant().description('Exclusive, ISO 8601.'),
   limit: Joi.number().integer().min(1).max(500).default(50),
   cursor: Joi.string().max(400).description('`next_cursor` of the previous page.'),
 });

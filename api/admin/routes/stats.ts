@@ -8,6 +8,7 @@ import { ApiError } from '../../../shared/errors/ApiError';
 import { db } from '../../../shared/db/sequelize';
 import type { RouteDoc } from '../openapi/route-doc';
 import { usageSource } from '../../../shared/metering/usage-source';
+import { isoInstant, storableInstant } from '../../../shared/iso-instant';
 
 const GROUPS = { org: 'org_id', model: 'model', day: 'day', modality: 'modality' } as const;
 
@@ -16,8 +17,8 @@ export const usageQuery = Joi.object({
   org_id: Joi.string().guid(),
   model: Joi.string().max(200),
   modality: Joi.string().max(32),
-  from: Joi.string().isoDate(),
-  to: Joi.string().isoDate(),
+  from: isoInstant(),
+  to: isoInstant(),
   limit: Joi.number().integer().min(1).max(1000).default(100),
 });
 
@@ -33,7 +34,7 @@ export function instant(v: string | undefined, name: string): Date | undefined {
   // is accepted here, so not shared/utc-instant.ts, whose check would also take 0000-02-29, refused here)
   const d = /^(\d{4})-(\d{2})-(\d{2})/.exec(v);
   const day = d && new Date(Date.UTC(+d[1], +d[2] - 1, +d[3]));
-  if (Number.isNaN(t.getTime()) || (day && (day.getUTCMonth() !== +d![2] - 1 || day.getUTCDate() !== +d![3]))) {
+  if (Number.isNaN(t.getTime()) || !storableInstant(t) || (day && (day.getUTCMonth() !== +d![2] - 1 || day.getUTCDate() !== +d![3]))) {
     throw new ApiError(400, 'invalid_request', `'${name}' must be a valid ISO 8601 date`);
   }
   return t;

@@ -39,7 +39,7 @@ const CASES: Case[] = [
   { path: '/referrals', object: 'referral', create: async (f) => ({ code: `REF-${rnd()}`, referrer_user_id: f.userId, reward_micros: 1_000_000 }), update: { status: 'qualified' }, filter: 'code', invalid: [{ code: 'no spaces allowed' }, { code: 'abcd', status: 'paid' }] },
   { path: '/users', object: 'user', create: async () => ({ email: `u-${rnd()}@example.com`, name: 'U' }), update: { name: 'Renamed' }, filter: 'email', invalid: [{ email: 'not-an-email' }, { email: 'a@b.c', is_platform_admin: true }] },
   { path: '/scheduler-endpoints', object: 'scheduler_endpoint', create: async () => ({ queue: 'images-background', concurrency: 2 }), update: { priority_step: 10 }, filter: 'queue', invalid: [{ queue: 'gpu-queue' }] },
-  { path: '/invite-codes', object: 'invite_code', create: async (f) => ({ org_id: await f.orgId(), max_uses: 5, expires_at: '2030-01-01T00:00:00.000Z' }), update: { disabled: true }, filter: 'org_id', invalid: [{ max_uses: 0 }, { expires_at: 'next tuesday' }] },
+  { path: '/invite-codes', object: 'invite_code', create: async (f) => ({ org_id: await f.orgId(), max_uses: 5, expires_at: '2030-01-01T00:00:00.000Z' }), update: { disabled: true }, filter: 'org_id', invalid: [{ max_uses: 0 }, { expires_at: 'next tuesday' }, { expires_at: '0000-06-01T00:00:00Z' }] },
 ];
 
 describe('management API: CRUD on every resource', () => {

@@ -64,19 +64,29 @@ describe('Activity: CSV cells, cursors and dates from outside', () => {
     }
   });
 
-  it('a day that does not exist in from/to: 400, on the page and in the admin API', async () => {
-    for (const q of ['from=2026-02-31', 'to=2026-04-31T10:00', 'from=2026-01-01T24:00']) {
+  // year 0 is a day JavaScript writes (0000-01-01) and PostgreSQL refuses ("date/time field value out of range"): a 500 before
+  const outOfRange = ['from=0000-01-01', 'to=0000-12-31T10:00', 'from=0000-06-01T00:00:00'];
+
+  it('a day that does not exist in from/to, or one PostgreSQL cannot hold: 400, on the page and in the admin API', async () => {
+    for (const q of ['from=2026-02-31', 'to=2026-04-31T10:00', 'from=2026-01-01T24:00', ...outOfRange]) {
       const r = await web.get(`/dashboard/o/${o.org.slug}/activity?${q}`);
       expect(r.status, q).to.equal(400);
+      expect((await web.get(`/dashboard/o/${o.org.slug}/activity.csv?${q}`)).status, q).to.equal(400);
     }
     expect((await web.get(`/dashboard/o/${o.org.slug}/activity?from=2024-02-29`)).status).to.equal(200);
     const admin = await startAdmin();
     try {
       const { key } = await buildPlatformKey(['stats:read']);
-      for (const q of ['from=2026-02-31', ...foreign.map((at) => `cursor=${cursor(at)}`)]) {
+      for (const q of ['from=2026-02-31', ...outOfRange, '', 'to=+010000-01-01T00:00:00Z', 'from=-000001-01-01T00:00:00Z', ...foreign.map((at) => `cursor=${cursor(at)}`)]) {
+        if (q === '') continue;
         const r = await adminCall(admin.url, key, 'GET', `/admin/v1/request-logs?org_id=${o.org.id}&${q}`);
         expect(r.status, q).to.equal(400);
         expect(r.body.error.code, q).to.equal(q.startsWith('cursor') ? 'invalid_cursor' : 'invalid_request');
+        for (const path of ['/admin/v1/usage-stats']) {
+          if (q.startsWith('cursor')) continue;
+          const u = await adminCall(admin.url, key, 'GET', `${path}?${q}`);
+          expect(u.status, `${path} ${q}`).to.equal(400);
+        }
       }
     } finally {
       await admin.close();

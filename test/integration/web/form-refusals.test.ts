@@ -35,6 +35,10 @@ describe('dashboard forms: a refused form keeps what was typed and says what was
     expect(bad.status).to.equal(400);
     expect(fieldError(bad.text, 'expires_at')).to.equal('Expires must be an ISO 8601 date, such as 2027-01-31');
     expect(valueOf(bad.text, 'expires_at')).to.equal('next tuesday');
+    // year 0: a date JavaScript writes and PostgreSQL refuses (a 500 before)
+    const year0 = await web.post(`/dashboard/o/${o.org.slug}/keys`, { ...form, rpm: '', expires_at: '0000-06-01' });
+    expect(year0.status).to.equal(400);
+    expect(fieldError(year0.text, 'expires_at')).to.equal('Expires must be a date between the years 0001 and 9999');
 
     const json = await web.post(`/dashboard/o/${o.org.slug}/keys`, form, { json: true });
     expect(json.status).to.equal(400);

@@ -4,6 +4,7 @@ import { CreditReservation, InviteCode, Organization, PaymentAccount, Referral, 
 import { mailInvitation } from '../../../web/invitation-notice';
 import { config } from '../../../../shared/config/env';
 import { jsonObject, micros, uuid, type ResourceDef } from '../define';
+import { isoInstant } from '../../../../shared/iso-instant';
 
 const code = () => Joi.string().pattern(/^[A-Za-z0-9_-]{4,64}$/);
 
@@ -56,7 +57,7 @@ export const inviteCodes: ResourceDef = {
     role: { schema: Joi.string().valid('owner', 'member') },
     max_uses: { schema: Joi.number().integer().min(1).max(1_000_000) },
     uses: { schema: Joi.number().integer(), readOnly: true },
-    expires_at: { schema: Joi.string().isoDate().allow(null) },
+    expires_at: { schema: isoInstant().allow(null) },
     disabled: { schema: Joi.boolean(), filter: true },
   },
   check: async (values, _req, row) => {
