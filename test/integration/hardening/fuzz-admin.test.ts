@@ -38,7 +38,7 @@ describe('fuzzing the management API through the running admin app (fast-check)'
 
   it('every documented route with fuzzed ids, query strings and bodies: no 5xx, always the JSON envelope', async () => {
     const id = fc.oneof(fc.uuid(), nastyString.map((s) => encodeURIComponent(s.replace(/[\ud800-\udfff]/g, ''))).filter((s) => s.length > 0), fc.constantFrom('..', '%2F', '%00', '00000000-0000-4000-8000-000000000000', 'null', '-1'));
-    const query = fc.oneof(fc.constant(''), fc.constantFrom('?limit=-1', '?limit=1e9', '?offset=x', '?limit=0&offset=-5', '?a=%', '?state=revoked&state=active', '?group_by=__proto__', '?from=never&to=0', '?user_id=x'));
+    const query = fc.oneof(fc.constant(''), fc.constantFrom('?limit=-1', '?limit=1e9', '?offset=x', '?limit=0&offset=-5', '?a=%', '?state=revoked&state=active', '?group_by=__proto__', '?from=never&to=0', '?from=0000-01-01', '?to=0000-12-31T10:00:00Z', '?from=%2B010000-01-01T00:00:00Z', '?user_id=x'));
     const arb = fc.tuple(fc.constantFrom(...routes), id, query).chain(([route, i, q]) =>
       fc.tuple(fc.constant(route), fc.constant(route.path.replace(/\{\w+\}/g, i) + q), jsonBodies(route.body)),
     );

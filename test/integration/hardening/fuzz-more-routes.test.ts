@@ -31,7 +31,7 @@ const segment = fc.oneof(
 const formValue = fc.oneof(
   nastyString.map((s) => encodeURIComponent(s.replace(/[\ud800-\udfff]/g, ''))),
   fc.constantFrom('%FF%FE', '%C3%28', '%00', '%', '%ZZ', '1e309', '-1', 'NaN', 'Infinity', '0x10', '9'.repeat(400), '2027-02-31', ''),
-  fc.constantFrom('2147483648', '9007199254740993', '99999999999', '1e15', '1e19', '92233720368547.76', '0.5', '0.0000001', '-0', '+1', '1_000', '9999-12-31', '0001-01-01', '275760-09-13', 'chat:interactive=2147483648', 'chat:interactive=1e3', 'chat:interactive=-1'),
+  fc.constantFrom('2147483648', '9007199254740993', '99999999999', '1e15', '1e19', '92233720368547.76', '0.5', '0.0000001', '-0', '+1', '1_000', '9999-12-31', '0001-01-01', '0000-01-01', '0000-12-31T23%3A59', '-000001-01-01', '%2B010000-01-01', '275760-09-13', 'chat:interactive=2147483648', 'chat:interactive=1e3', 'chat:interactive=-1'),
 );
 
 describe('fuzzing MCP, search, conversation items and the dashboard through the running app (fast-check)', function () {
