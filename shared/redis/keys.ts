@@ -66,6 +66,12 @@ export const keys = {
   responseCache: (digest: string) => `${p()}:rc:{${digest}}`,
   /** One API key's MCP cancels kept for calls not yet started (api/routes/mcp/kept-cancels.ts): a sorted set, member a digest of the JSON-RPC id, score its expiry. */
   mcpKeptCancels: (keyId: string) => `${p()}:{mcp-cancel:${keyId}}:kept`,
+  /**
+   * Ids an Anthropic-native upstream handed one org on the platform's shared workspace (containers,
+   * produced files, thread messages; shared/tenancy/handed-out-ids.ts): a sorted set, member
+   * `<kind>:<id>`, score its expiry (ms); in the org's slot.
+   */
+  handedOutIds: (orgId: string) => `${p()}:ids:{${orgId}}`,
   switches: () => `${p()}:switches`,
   switchesChannel: () => `${p()}:switches:changed`,
   /** Usage outbox stream `i` of config().usageOutboxStreams: workers add each request's usage event with its result, UsageDrainers move it to Postgres. */

@@ -2,7 +2,7 @@ import type { Worker } from 'bullmq';
 import { createExpressWorkers, createShardWorkers, type JobProcessor } from '../../shared/queues/create-worker';
 import { chatComplete } from '../providers/openai/chatComplete';
 import { chatComplete as anthropicChat } from '../providers/anthropic/chatComplete';
-import { messages as anthropicMessages } from '../providers/anthropic/messages';
+import { messages as anthropicMessages, type HandedIdsRecorder } from '../providers/anthropic/messages';
 import { completions as anthropicCompletions } from '../providers/anthropic/completions';
 import { chatComplete as geminiChat } from '../providers/gemini/chatComplete';
 import { chatComplete as bedrockChat } from '../providers/bedrock/chatComplete';
@@ -22,9 +22,11 @@ import { sameClaudeModel, withoutOtherModelsThinking } from '../providers/anthro
 import { merged } from '../../shared/merged';
 import { servedPriceMicros } from '../../shared/limits/usage-cost';
 import { hasImageUrls, inlineImageUrls } from '../providers/inline-images';
+import { recordHandedIds } from '../../shared/tenancy/handed-out-ids';
+import { logger } from '../../shared/logger';
 
 /** One attempt on one deployment: picks the adapter for the deployment's wire family. */
-async function runChat(job: ChatJob, t: UpstreamTarget, signal: CancelSignal, emit: (c: string) => void) {
+async function runChat(job: ChatJob, t: UpstreamTarget, signal: CancelSignal, emit: (c: string) => void, record?: HandedIdsRecorder) {
   // no await when the credential is at hand: the request reaches undici in the turn the job began
   const atHand = t.sealedCallerKey ? undefined : platformCredentialNow(t.providerId);
   const apiKey = t.sealedCallerKey ? decrypt(t.sealedCallerKey) : atHand ? atHand.key : await platformCredential(t.providerId);
@@ -48,7 +50,8 @@ async function runChat(job: ChatJob, t: UpstreamTarget, signal: CancelSignal, em
       if (job.operation === 'messages') break; // the API bypasses natively only to messages upstreams
       return chatComplete(call, job.operation, job.body, job.publicModel, stream);
     case 'anthropic':
-      if (job.operation === 'messages') return anthropicMessages(call, job.body, job.publicModel, stream?.emit, job.anthropicBeta);
+      // ids the answer hands the org on the platform's shared workspace, which it may name again (handed-ids.ts)
+      if (job.operation === 'messages') return anthropicMessages(call, job.body, job.publicModel, stream?.emit, job.anthropicBeta, call.callerKey ? undefined : record);
       if (job.operation === 'chat') return anthropicChat(call, job.body, job.publicModel, stream);
       return anthropicCompletions(call, job.body, job.publicModel, stream);
     case 'gemini':
@@ -114,6 +117,9 @@ export function startChatWorkers(rt: WorkerRuntime): Worker[] {
     // no await for a job with nothing to inline: its request reaches undici in the turn the job began
     const inlining = inlinedJob(d, ctx.signal);
     const inlined = inlining && (await inlining);
+    // the native bypass's: not recorded, the ids are refused on the org's next request as any other's, and the answer still goes out
+    const record: HandedIdsRecorder | undefined =
+      d.operation === 'messages' ? (ids) => recordHandedIds(rt.redis, d.orgId, ids).catch((err) => logger.warn({ err }, 'recording handed-out ids failed')) : undefined;
     const routed = await routeRequest(
       state,
       d,
@@ -121,7 +127,7 @@ export function startChatWorkers(rt: WorkerRuntime): Worker[] {
       ctx.emit,
       (dep, emit, step) => {
         const j = inlined && dep.inlineImageUrls ? inlined : d;
-        return runChat(step.fallback ? onFallback(j, dep) : j, dep, ctx.signal, emit);
+        return runChat(step.fallback ? onFallback(j, dep) : j, dep, ctx.signal, emit, record);
       },
       ctx.span,
       ctx.route,

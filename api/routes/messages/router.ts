@@ -10,6 +10,7 @@ import { anthropicBeta } from './beta';
 import { refuseThinkingBudget } from './thinking-budget';
 import { refuseNativeOnly } from './native-only';
 import { dropSharedMessageIds, refuseSharedAccountIds } from './shared-account-ids';
+import { ownedHandedIds } from '../../../shared/tenancy/handed-out-ids';
 import { refuseInvalidInputSchemas } from './input-schemas';
 import { refuseUnsupportedStrictSchemas } from './strict-schemas';
 import { refuseCitationsWithFormat } from './citations-format';
@@ -65,9 +66,9 @@ function createHandler(ctx: AppContext) {
     const bypass = await allNativeMessages(ctx, resolved.model);
     // `max_tokens: 0` (cache pre-warming) and `mcp_servers`: for an Anthropic-native upstream only (native-only.ts)
     refuseNativeOnly(req, body, bypass);
-    // ids Anthropic resolves in the platform's workspace, shared by every organization (shared-account-ids.ts)
+    // ids Anthropic resolves in the platform's workspace, shared by every organization, but those it handed this one (shared-account-ids.ts)
     if (bypass) {
-      refuseSharedAccountIds(body as unknown as Record<string, unknown>);
+      await refuseSharedAccountIds(body as unknown as Record<string, unknown>, (named) => ownedHandedIds(ctx.redis, req.auth!.orgId, named));
       dropSharedMessageIds(body as unknown as Record<string, unknown>);
     }
     // Anthropic's context editing (`context_management.edits`): an Anthropic-native upstream applies it itself; a translated one gets what it leaves (context-editing.ts)

@@ -1,5 +1,6 @@
 import { ApiError } from '../../../shared/errors/ApiError';
 import { isRecord } from '../../../shared/is-record';
+import type { HandedKind } from '../../../shared/tenancy/handed-out-ids';
 
 /**
  * Ids a messages request may name that Anthropic resolves in the workspace of the key it is called
@@ -22,22 +23,36 @@ import { isRecord } from '../../../shared/is-record';
  * - `thread` `{type: 'continue', previous_message_id}` (BetaMessageThreadParam: "Server-held
  *   conversation state"). (`diagnostics.previous_message_id` is sent as null instead: dropSharedMessageIds.)
  *
- * Code execution results echoed in an assistant turn (`bash_code_execution_output.file_id`, ...) are the
- * model's own earlier output, not an input it reads by id, and pass.
+ * An id the gateway handed the caller's organization in an earlier native-bypass answer (its
+ * container, a file its code execution produced, a thread's message: recorded by the chat worker,
+ * workers/providers/anthropic/handed-ids.ts) is that organization's own and passes, sent as given,
+ * while it is kept (shared/tenancy/handed-out-ids.ts); `owned` looks them up, once per request and
+ * only when the request names one. Code execution results echoed in an assistant turn
+ * (`bash_code_execution_output.file_id`, ...) are the model's own earlier output, not an input it
+ * reads by id, and pass.
  */
-export function refuseSharedAccountIds(body: Record<string, unknown>): void {
-  walk(body.messages, 'messages');
+export async function refuseSharedAccountIds(body: Record<string, unknown>, owned: OwnedLookup): Promise<void> {
+  const named: Named[] = [];
+  walk(body.messages, 'messages', named);
   const c = body.container;
   const containerId = typeof c === 'string' ? c : isRecord(c) && typeof c.id === 'string' ? c.id : undefined;
-  if (containerId !== undefined) throw refused(`container: container '${cut(containerId)}' not found. Containers are not reused across requests on this model; leave out the id to start a new one.`, 'container');
+  if (containerId !== undefined) named.push({ kind: 'container', id: containerId, refusal: () => refused(`container: container '${cut(containerId)}' not found. Containers are reused only by the organization they were made for, within their lifetime; leave out the id to start a new one.`, 'container') });
   const skills = isRecord(c) && Array.isArray(c.skills) ? c.skills : [];
   skills.forEach((s, i) => {
-    if (isRecord(s) && s.type === 'custom') throw refused(`container.skills.${i}: skill '${cut(s.skill_id)}' not found. Custom skills are not available on this model; Anthropic's own skills (type 'anthropic') are.`, `container.skills[${i}]`);
+    if (isRecord(s) && s.type === 'custom') named.push({ id: s.skill_id, refusal: () => refused(`container.skills.${i}: skill '${cut(s.skill_id)}' not found. Custom skills are not available on this model; Anthropic's own skills (type 'anthropic') are.`, `container.skills[${i}]`) });
   });
   const thread = body.thread;
   if (isRecord(thread) && thread.previous_message_id != null) {
-    throw refused(`thread.previous_message_id: message '${cut(thread.previous_message_id)}' not found. Server-held threads are not available on this model; send the conversation in messages.`, 'thread.previous_message_id');
+    named.push({ kind: 'message', id: thread.previous_message_id, refusal: () => refused(`thread.previous_message_id: message '${cut(thread.previous_message_id)}' not found. Threads are continued only by the organization they were made for; send the conversation in messages.`, 'thread.previous_message_id') });
   }
+  if (!named.length) return;
+  // one lookup for the ids before the first that no organization is ever handed (a custom skill, an id that is not a string)
+  const never = named.findIndex((n) => !n.kind || typeof n.id !== 'string');
+  const ask = (never < 0 ? named : named.slice(0, never)) as Array<Named & { kind: HandedKind; id: string }>;
+  const mine = ask.length ? await owned(ask.map((n) => ({ kind: n.kind, id: n.id }))) : [];
+  const first = ask.findIndex((_, i) => !mine[i]);
+  if (first >= 0) throw ask[first].refusal();
+  if (never >= 0) throw named[never].refusal();
 }
 
 /**
@@ -54,6 +69,16 @@ export function dropSharedMessageIds(body: Record<string, unknown>): void {
   if (isRecord(diagnostics) && diagnostics.previous_message_id != null) diagnostics.previous_message_id = null;
 }
 
+/** Whether the gateway handed each id to the caller's organization (shared/tenancy/handed-out-ids.ts ownedHandedIds). */
+export type OwnedLookup = (named: Array<{ kind: HandedKind; id: string }>) => Promise<boolean[]>;
+
+/** An id the request names, in the order the fields are checked; `kind` absent: never handed out (a custom skill). */
+interface Named {
+  kind?: HandedKind;
+  id: unknown;
+  refusal: () => ApiError;
+}
+
 const cut = (v: unknown) => String(v).slice(0, 80);
 const refused = (message: string, param: string) => new ApiError(400, 'invalid_request', message, { param });
 
@@ -61,12 +86,12 @@ const refused = (message: string, param: string) => new ApiError(400, 'invalid_r
  * Every block of the messages, nested ones too, except a tool use's `input` (the caller's own data):
  * a file source or a `container_upload` block is refused, named by its path as Anthropic names fields.
  */
-function walk(v: unknown, path: string): void {
-  if (Array.isArray(v)) return v.forEach((x, i) => walk(x, `${path}.${i}`));
+function walk(v: unknown, path: string, named: Named[]): void {
+  if (Array.isArray(v)) return v.forEach((x, i) => walk(x, `${path}.${i}`, named));
   if (!isRecord(v)) return;
-  if ((v.type === 'file' || v.type === 'container_upload') && v.file_id != null) throw fileNotFound(v.file_id, `${path}.file_id`);
-  for (const [k, x] of Object.entries(v)) if (k !== 'input' && typeof x === 'object' && x !== null) walk(x, `${path}.${k}`);
+  if ((v.type === 'file' || v.type === 'container_upload') && v.file_id != null) named.push({ kind: 'file', id: v.file_id, refusal: () => fileNotFound(v.file_id, `${path}.file_id`) });
+  for (const [k, x] of Object.entries(v)) if (k !== 'input' && typeof x === 'object' && x !== null) walk(x, `${path}.${k}`, named);
 }
 
 const fileNotFound = (id: unknown, path: string) =>
-  refused(`File not found: ${cut(id)}. File ids are not sent to this model's upstream (one account for every organization); send the file itself (a base64 or url source).`, path.replace(/\.(\d+)/g, '[$1]'));
+  refused(`File not found: ${cut(id)}. File ids other than those this model's code execution made for your organization are not sent to its upstream (one account for every organization); send the file itself (a base64 or url source).`, path.replace(/\.(\d+)/g, '[$1]'));

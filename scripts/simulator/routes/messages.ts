@@ -6,6 +6,7 @@ import { applyFaults, sleep, type FaultBody } from '../faults';
 import { anthropicErrorType } from '../../../api/dialects/messages/errors';
 import { countTokens, replyWords } from '../text';
 import { answerFromToolResult, searchToolCall } from '../search-tools';
+import { codeExecution } from '../code-execution';
 
 type Block = Record<string, unknown> & { type: string };
 type Msg = { role: string; content: string | Block[] };
@@ -60,9 +61,9 @@ function pickTool(body: Record<string, unknown>, lastUser: string): string | und
  */
 type Stopped = { stop_reason: string | null; stop_sequence: string | null; stop_details: null };
 
-/** The Message: Anthropic's key order (model first), `container` and `diagnostics` null (no container tool, no diagnostics asked for). */
-function message(id: string, model: string, content: Block[], s: Stopped, usage: Record<string, unknown>): Record<string, unknown> {
-  return { model, id, type: 'message', role: 'assistant', content, container: null, stop_reason: s.stop_reason, stop_sequence: s.stop_sequence, stop_details: s.stop_details, usage, diagnostics: null };
+/** The Message: Anthropic's key order (model first), `container` null but with the code execution tool (code-execution.ts), `diagnostics` null (none asked for). */
+function message(id: string, model: string, content: Block[], s: Stopped, usage: Record<string, unknown>, container: unknown = null): Record<string, unknown> {
+  return { model, id, type: 'message', role: 'assistant', content, container, stop_reason: s.stop_reason, stop_sequence: s.stop_sequence, stop_details: s.stop_details, usage, diagnostics: null };
 }
 
 /** A Message's usage: the counts, the cache writes by lifetime (all under the default 5 minutes), the tier and where inference ran. */
@@ -144,16 +145,18 @@ export function messagesRoutes(knobs: KnobStore, log: RequestLog): Router {
       output_tokens: (tool ? countTokens(JSON.stringify(input)) + 5 : countTokens(text)) + thinkingTokens,
     };
     Object.assign(usage, k.usageExtra ?? {});
-    const id = `msg_sim${Date.now().toString(36)}`;
+    const id = `msg_sim${Date.now().toString(36)}${crypto.randomBytes(4).toString('hex')}`; // unique, as Anthropic's are (a thread continues from it)
     const content: Block[] = [];
     if (thinking) content.push({ type: 'thinking', thinking, signature: 'sim-signature' });
+    const code = prewarm ? undefined : codeExecution(body, lastUser);
+    if (code) content.push(...code.blocks);
     if (text) content.push({ type: 'text', text });
     if (tool) content.push({ type: 'tool_use', id: toolId, name: tool, input });
     const full = fullUsage(usage, thinking ? thinkingTokens : undefined);
     const stopped = { stop_reason: stop.reason, stop_sequence: stop.sequence, stop_details: null };
 
     if (body.stream !== true) {
-      res.json(message(id, model, content, stopped, full));
+      res.json(message(id, model, content, stopped, full, code?.container));
       return;
     }
 
@@ -172,6 +175,11 @@ export function messagesRoutes(knobs: KnobStore, log: RequestLog): Router {
         start(index, { type: 'thinking', thinking: '', signature: '' });
         pieces.push(ev({ type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: b.thinking } }));
         pieces.push(ev({ type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: b.signature } }));
+      } else if (b.type === 'server_tool_use') {
+        start(index, { type: 'server_tool_use', id: b.id, name: b.name, input: {} });
+        pieces.push(ev({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(b.input) } }));
+      } else if (b.type.endsWith('_tool_result')) {
+        start(index, b); // a server tool's result comes whole in its content_block_start
       } else if (b.type === 'text') {
         start(index, { type: 'text', text: '' });
         words.forEach((w, i) => pieces.push(ev({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: i === 0 ? w : ` ${w}` } })));
@@ -182,7 +190,7 @@ export function messagesRoutes(knobs: KnobStore, log: RequestLog): Router {
       }
       pieces.push(ev({ type: 'content_block_stop', index }));
     });
-    pieces.push(ev({ type: 'message_delta', delta: stopped, usage: deltaUsage(full) }));
+    pieces.push(ev({ type: 'message_delta', delta: code ? { ...stopped, container: code.container } : stopped, usage: deltaUsage(full) }));
     pieces.push(ev({ type: 'message_stop' }));
     for (let i = 0; i < pieces.length; i++) {
       if (res.destroyed) return;

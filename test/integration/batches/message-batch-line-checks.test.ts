@@ -53,9 +53,9 @@ const BAD: Record<string, { params: Params; message?: string }> = {
   // shared-account-ids.ts: ids of the platform's Anthropic workspace, on the native bypass
   file_source_native: {
     params: params('sim-claude', { messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'file', file_id: 'file_011other' } }, { type: 'text', text: 'summarise' }] }] }),
-    message: "File not found: file_011other. File ids are not sent to this model's upstream (one account for every organization); send the file itself (a base64 or url source).",
+    message: "File not found: file_011other. File ids other than those this model's code execution made for your organization are not sent to its upstream (one account for every organization); send the file itself (a base64 or url source).",
   },
-  container_native: { params: params('sim-claude', { container: 'container_011other' }), message: "container: container 'container_011other' not found. Containers are not reused across requests on this model; leave out the id to start a new one." },
+  container_native: { params: params('sim-claude', { container: 'container_011other' }), message: "container: container 'container_011other' not found. Containers are reused only by the organization they were made for, within their lifetime; leave out the id to start a new one." },
 };
 
 /**

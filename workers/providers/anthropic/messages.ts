@@ -6,6 +6,8 @@ import { errors } from '../../../shared/errors/codes';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { isRecord } from '../../../shared/is-record';
 import { isRecords, optRecord, tokenCount } from '../shape';
+import type { HandedId } from '../../../shared/tenancy/handed-out-ids';
+import { eventIds, messageIds, threaded } from './handed-ids';
 
 export interface MessagesOutcome {
   response?: Record<string, unknown>;
@@ -96,12 +98,18 @@ export async function* messagesEvents(res: UpstreamResponse): AsyncGenerator<Rec
   }
 }
 
+/** Records the ids an answer hands the caller's organization (shared/tenancy/handed-out-ids.ts); never throws. */
+export type HandedIdsRecorder = (ids: HandedId[]) => Promise<void>;
+
 /**
  * Native bypass: the caller's messages request, unchanged but for the upstream model name, against
  * an Anthropic-native upstream, with the caller's `anthropic-beta` features. Answers and
- * `message_start` report the public model id.
+ * `message_start` report the public model id. `record`: given the ids the answer hands the org
+ * (a container, produced files, a thread's message: handed-ids.ts), awaited before the answer or the
+ * event naming them goes out, so the org's next request can name them; only when there are some.
  */
-export async function messages(call: UpstreamCall, body: Record<string, unknown>, publicModel: string, emit: Emit | undefined, beta?: string): Promise<MessagesOutcome> {
+export async function messages(call: UpstreamCall, body: Record<string, unknown>, publicModel: string, emit: Emit | undefined, beta?: string, record?: HandedIdsRecorder): Promise<MessagesOutcome> {
+  const isThread = threaded(body);
   // model first, then set: a spread followed by a key gives each body a hidden class of its own (shared/merged.ts)
   const upstreamBody: Record<string, unknown> = { model: undefined, ...body };
   upstreamBody.model = call.upstreamModel;
@@ -117,6 +125,8 @@ export async function messages(call: UpstreamCall, body: Record<string, unknown>
     }
     if (!wellFormedMessage(json)) throw errors.upstreamError('The upstream answered with a malformed body.');
     json.model = publicModel;
+    const handed = record ? messageIds(json, isThread) : undefined;
+    if (handed?.length) await record!(handed);
     const u = json.usage as AnthropicUsage | undefined;
     return { response: json, usage: { inputTokens: inputTokensOf(u), outputTokens: tokenCount(u?.output_tokens) ?? 0 } };
   }
@@ -141,6 +151,8 @@ export async function messages(call: UpstreamCall, body: Record<string, unknown>
         usage.inputTokens = inputTokensOf(streamedUsage);
       }
     }
+    const handed = record ? eventIds(data, isThread) : undefined;
+    if (handed?.length) await record!(handed);
     emit(JSON.stringify(data));
   }
   return { usage, streamedUsage };
