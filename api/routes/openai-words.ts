@@ -167,6 +167,23 @@ export function responsesRefusal(detail: Joi.ValidationErrorItem, schema: Joi.Sc
 }
 
 /**
+ * `POST /v1/responses`'s refusals: responsesRefusal's, but a `model` of JSON null, which OpenAI's Responses
+ * API words as a string it did not get, "an object": 400 `invalid_type`, `param: "model"`, "Invalid type for
+ * 'model': expected a string, but got an object instead." (as public code quotes it: a proxy's conformance
+ * test of direct observations of `POST /v1/responses`, 2026-08-30, which also records chat completions and
+ * the Images API wording the same null "null"; and a client's comment that an unset model gets that 400;
+ * both found with the search tool's find_string; no quote of "got null instead" for this field was found).
+ * Other fields keep "got null instead", as OpenAI's answers quote it for them. Not on `input_tokens` (its
+ * `model` may be null) nor `compact` (no observation of it).
+ */
+export function createResponseRefusal(detail: Joi.ValidationErrorItem, schema: Joi.Schema): ApiError | undefined {
+  if (detail.type === 'string.base' && detail.path.length === 1 && detail.path[0] === 'model' && detail.context?.value === null) {
+    return new ApiError(400, 'invalid_type', "Invalid type for 'model': expected a string, but got an object instead.", { param: 'model' });
+  }
+  return responsesRefusal(detail, schema);
+}
+
+/**
  * Chat completions' and legacy completions' refusals (`POST /v1/chat/completions`, `POST
  * /v1/completions`): the same codes and words. A body without `model` keeps OpenAI's own "you must
  * provide a model parameter" (its code null: the gateway's invalid_request), an empty one its words

@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import { ApiError } from '../../../shared/errors/ApiError';
+import { continuesThread } from './tool-pairing';
 
 /**
  * Fields only an Anthropic-native upstream can serve, refused elsewhere before a lane is used or
@@ -23,8 +24,13 @@ import { ApiError } from '../../../shared/errors/ApiError';
  * - `container` (SDK 1.16 MessageCreateParamsContainer: a code execution container's id, or its
  *   `skills`): a translated upstream has no container (the code execution tools are refused there,
  *   `unsupported_tool`), so its skills were dropped unsaid.
+ * - `thread` of type `continue` (SDK 1.17 beta BetaThreadContinueParams `{type: 'continue',
+ *   previous_message_id}`: "resumes from a previous response so only the new turn's messages are
+ *   sent"): the server holds the conversation before the new turn; a translated upstream holds none, so
+ *   the model answered the new messages alone, its history lost unsaid. `{type: 'create'}` (the server
+ *   holding nothing changes this turn's answer) and null pass.
  */
-export function refuseNativeOnly(req: Request, body: { max_tokens?: number; mcp_servers?: unknown; inference_geo?: unknown; container?: unknown }, native: boolean): void {
+export function refuseNativeOnly(req: Request, body: { max_tokens?: number; mcp_servers?: unknown; inference_geo?: unknown; container?: unknown; thread?: unknown }, native: boolean): void {
   if (body.max_tokens === 0 && req.batchLine) {
     throw new ApiError(400, 'invalid_request', 'max_tokens: 0 (pre-warming the prompt cache) is not supported in a message batch; max_tokens must be at least 1.', { param: 'max_tokens' });
   }
@@ -41,5 +47,8 @@ export function refuseNativeOnly(req: Request, body: { max_tokens?: number; mcp_
   }
   if (body.container != null) {
     throw new ApiError(400, 'unsupported_parameter', '`container` (a code execution container, its skills) needs an Anthropic-native upstream; this model has no container.', { param: 'container' });
+  }
+  if (continuesThread(body)) {
+    throw new ApiError(400, 'unsupported_parameter', "`thread` of type 'continue' (a server-held conversation) needs an Anthropic-native upstream; this model holds no thread: send the whole conversation in `messages`, without `thread`.", { param: 'thread' });
   }
 }

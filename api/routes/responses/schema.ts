@@ -3,6 +3,7 @@ import { openaiNameInItsWords, RESPONSES_FUNCTION_NAME_MAX } from '../openai-nam
 import { openaiSearchTool } from '../../dispatch/native-search/schema';
 import { safetyIdentifier } from '../chat/schema';
 import { MESSAGE_ROLES, TOOL_CHOICE_MODES } from '../openai-words';
+import { paramOf } from '../../validate';
 
 /** OpenAI's ResponseIncludable (openai 7.60.0 `resources/responses/responses.d.ts`). */
 export const INCLUDABLE = [
@@ -94,6 +95,50 @@ const callOutput = Joi.object({
 });
 
 /**
+ * The lengths the vendored OpenAPI document puts on an item's fields (test/fixtures/vendor/openai/openapi.json),
+ * refused in OpenAI's words (openai-words.ts: string_above_max_length, empty_string, and a name's pattern as
+ * openai-name.ts words it) before anything is sent or billed; before, they were sent upstream as given.
+ * - `call_id` of at most 64 (minLength 1): FunctionCallOutputItemParam, ComputerCallOutputItemParam,
+ *   ToolSearchCallItemParam, ToolSearchOutputItemParam, FunctionShellCallItemParam,
+ *   FunctionShellCallOutputItemParam, ApplyPatchToolCallItemParam, ApplyPatchToolCallOutputItemParam (null
+ *   where the document allows it). A call item's own `call_id` (FunctionToolCall, CustomToolCall) and a custom
+ *   tool's output's (CustomToolCallOutput) have no limit there and keep none here.
+ * - FunctionCallOutputItemParam: `name` 1 to 128 characters, `namespace` 1 to 64 of ^[a-zA-Z0-9_-]+$ (both
+ *   or null), `output` as a string at most 10485760 characters, as its input_text parts' `text`.
+ * A `function_call` item's `name` has no limit in the document (FunctionToolCall.name: a string), so none is set.
+ */
+const CALL_ID_MAX = 64;
+const OUTPUT_MAX = 10_485_760;
+const callId = Joi.string().min(1).max(CALL_ID_MAX);
+const CALL_ID_ITEMS = ['computer_call_output', 'tool_search_call', 'tool_search_output', 'shell_call', 'shell_call_output', 'apply_patch_call', 'apply_patch_call_output'];
+const functionCallOutput = callOutput.keys({
+  call_id: callId.required(),
+  output: Joi.alternatives(Joi.string().allow('').max(OUTPUT_MAX), Joi.array().items(part.when(is('input_text'), { then: Joi.object({ text: Joi.string().allow('').max(OUTPUT_MAX) }) })), Joi.object().unknown(true)).required(),
+  name: Joi.string().min(1).max(RESPONSES_FUNCTION_NAME_MAX).allow(null),
+  namespace: openaiNameInItsWords().optional().allow(null),
+});
+
+/**
+ * An `additional_tools` item's `role`: OpenAI's AdditionalToolsItemParam requires it and takes `developer`
+ * only (the vendored document: `"enum": ["developer"]`, "Only `developer` is supported", in `required`;
+ * openai-node 7.5's ResponseInputItem.AdditionalTools types it `role: 'developer'`). Refused in OpenAI's
+ * words at `input[N].role`: missing as any missing field, another value as any value outside its list.
+ * Before, an item without it, or with `user`, loaded its tools all the same.
+ */
+const developerRole = (item: { role?: unknown }, helpers: Joi.CustomHelpers) => {
+  if (item.role === 'developer') return item;
+  const param = `${paramOf(helpers.state.path) ?? 'input'}.role`;
+  if (item.role === undefined) return helpers.error('additionalTools.roleMissing', { errorCode: 'missing_required_parameter', param });
+  return helpers.error('additionalTools.role', { errorCode: 'invalid_value', param, role: String(item.role) });
+};
+const additionalTools = Joi.object({ tools: Joi.array().items(tool).required() })
+  .custom(developerRole)
+  .messages({
+    'additionalTools.roleMissing': "Missing required parameter: '{#param}'.",
+    'additionalTools.role': "Invalid value: '{#role}'. Supported values are: 'developer'.",
+  });
+
+/**
  * OpenAI's TextResponseFormatJsonSchema: `name` (a-z, A-Z, 0-9, `_` and `-`, at most 64, refused in
  * OpenAI's words: openaiNameInItsWords) and `schema` are required, as OpenAI requires them; `strict` a
  * boolean or null, `description` a string. `text.format`'s and a `configuration_update` item's.
@@ -133,11 +178,14 @@ export const inputItem = Joi.object({ type: Joi.string().allow(null), role: Joi.
   })
   .when(is('function_call'), { then: Joi.object({ call_id: Joi.string().min(1).required(), name: Joi.string().min(1).required(), arguments: Joi.string().allow('').required() }) })
   .when(is('custom_tool_call'), { then: Joi.object({ call_id: Joi.string().min(1).required(), name: Joi.string().min(1).required(), input: Joi.string().allow('').required() }) })
-  .when(is('function_call_output', 'custom_tool_call_output'), { then: callOutput })
+  .when(is('function_call_output'), { then: functionCallOutput })
+  .when(is('custom_tool_call_output'), { then: callOutput })
+  .when(is(...CALL_ID_ITEMS), { then: Joi.object({ call_id: callId.allow(null) }) })
   // the tools an item loads, required as OpenAI's AdditionalToolsItemParam and ToolSearchOutputItemParam require them (the
   // vendored document; openai-node's ResponseInputItem.AdditionalTools, ResponseToolSearchOutputItemParam), and a tool
   // search call's `arguments` as its ToolSearchCallItemParam (openai-node ResponseInputItem.ToolSearchCall) requires them
-  .when(is('additional_tools', 'tool_search_output'), { then: Joi.object({ tools: Joi.array().items(tool).required() }) })
+  .when(is('additional_tools'), { then: additionalTools })
+  .when(is('tool_search_output'), { then: Joi.object({ tools: Joi.array().items(tool).required() }) })
   .when(is('tool_search_call'), { then: Joi.object({ arguments: Joi.any().required() }) })
   .when(is('shell_call_output'), { then: Joi.object({ output: Joi.alternatives(Joi.string().allow(''), Joi.array().items(Joi.object().unknown(true))) }) })
   // OpenAI's ResponseConfigurationUpdateItemParam: the effort and format the response is made with (request.ts configuredBy)

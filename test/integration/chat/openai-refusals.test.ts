@@ -178,7 +178,7 @@ describe('OpenAI refusals: tool_choice without tools, more than 4 stop sequences
       // a custom tool or a namespace is not a function of that name either
       { tools: [{ type: 'custom', name: 'patch' }], tool_choice: { type: 'function', name: 'lookup' } },
       { tools: [{ type: 'namespace', name: 'crm', description: 'd', tools }], tool_choice: { type: 'function', name: 'crm' } },
-      { input: [{ type: 'additional_tools', tools }, { role: 'user', content: 'hello' }], tool_choice: { type: 'function', name: 'search' } },
+      { input: [{ type: 'additional_tools', role: 'developer', tools }, { role: 'user', content: 'hello' }], tool_choice: { type: 'function', name: 'search' } },
     ];
     for (const extra of cases) {
       for (const mode of [{}, { stream: true }, { background: true }]) {
@@ -198,7 +198,7 @@ describe('OpenAI refusals: tool_choice without tools, more than 4 stop sequences
     for (const [extra, what] of [
       [{ tools: [{ type: 'namespace', name: 'crm', description: 'd', tools }], tool_choice: { type: 'function', name: 'lookup' } }, 'a namespace member by its name'],
       [{ tools: [{ type: 'namespace', name: 'crm', description: 'd', tools }], tool_choice: { type: 'function', name: 'crm__lookup' } }, 'a namespace member by its flattened name'],
-      [{ input: [{ type: 'additional_tools', tools }, { role: 'user', content: 'hello' }], tool_choice: { type: 'function', name: 'lookup' } }, 'a loaded tool'],
+      [{ input: [{ type: 'additional_tools', role: 'developer', tools }, { role: 'user', content: 'hello' }], tool_choice: { type: 'function', name: 'lookup' } }, 'a loaded tool'],
     ] as const) {
       const a = await post('/v1/responses', { model: 'sim-chat', input: 'hello', store: false, ...extra });
       expect(a.status, `${what} ${a.text}`).to.equal(200);
@@ -216,7 +216,7 @@ describe('OpenAI refusals: tool_choice without tools, more than 4 stop sequences
     expect(r.status).to.equal('completed');
     expect((env().sim.log.entries.at(-1)!.body as { tool_choice?: unknown }).tool_choice).to.equal('required');
     // a tool loaded by an input item (Codex's additional_tools) is a tool declared
-    const loaded = await post('/v1/responses', { model: 'sim-chat', input: [{ type: 'additional_tools', tools }, { role: 'user', content: 'hello' }], tool_choice: 'required', store: false });
+    const loaded = await post('/v1/responses', { model: 'sim-chat', input: [{ type: 'additional_tools', role: 'developer', tools }, { role: 'user', content: 'hello' }], tool_choice: 'required', store: false });
     expect(loaded.status, loaded.text).to.equal(200);
     expect((env().sim.log.entries.at(-1)!.body as { tool_choice?: unknown }).tool_choice).to.equal('required');
   });

@@ -53,6 +53,21 @@ describe("responses dialect: an unknown model in the Responses API's words", fun
     });
   }
 
+  it("model null on create: 400 invalid_type in the Responses API's words ('an object', not 'null'), JSON and streamed, nothing sent or billed", async () => {
+    const before = await billedEvents(s.o.org.id);
+    for (const extra of [{}, { stream: true }, { background: true }]) {
+      const r = await post('/v1/responses', Object.assign({ model: null, input: 'hi' }, extra));
+      expect(r.status, r.text).to.equal(400);
+      expect(r.body.error).to.deep.equal({ code: 'invalid_type', type: 'invalid_request_error', param: 'model', message: "Invalid type for 'model': expected a string, but got an object instead." });
+    }
+    // another field's null keeps OpenAI's "null" (its answers quote it so: 'instructions', a tool call's 'id')
+    const other = await post('/v1/responses', { model: 'sim-chat', input: 'hi', user: null });
+    expect(other.status, other.text).to.equal(400);
+    expect(other.body.error.message).to.equal("Invalid type for 'user': expected a string, but got null instead.");
+    expect(env().sim.log.entries, 'nothing sent upstream').to.have.length(0);
+    expect(await billedEvents(s.o.org.id), 'nothing billed').to.equal(before);
+  });
+
   it('input_tokens without a model still counts with the default profile; chat completions keep their 404', async () => {
     const counted = await post('/v1/responses/input_tokens', { input: 'hi' });
     expect(counted.status, counted.text).to.equal(200);
