@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import { ApiError } from '../../../shared/errors/ApiError';
+import { threadNotFound } from './thread-not-found';
 import { continuesThread } from './tool-pairing';
 
 /**
@@ -27,8 +28,9 @@ import { continuesThread } from './tool-pairing';
  * - `thread` of type `continue` (SDK 1.17 beta BetaThreadContinueParams `{type: 'continue',
  *   previous_message_id}`: "resumes from a previous response so only the new turn's messages are
  *   sent"): the server holds the conversation before the new turn; a translated upstream holds none, so
- *   the model answered the new messages alone, its history lost unsaid. `{type: 'create'}` (the server
- *   holding nothing changes this turn's answer) and null pass.
+ *   the model answered the new messages alone, its history lost unsaid. Answered 404 `thread_not_found`
+ *   (thread-not-found.ts: the SDK's thread helper then sends the whole history again). `{type: 'create'}`
+ *   (the server holding nothing changes this turn's answer) and null pass.
  */
 export function refuseNativeOnly(req: Request, body: { max_tokens?: number; mcp_servers?: unknown; inference_geo?: unknown; container?: unknown; thread?: unknown }, native: boolean): void {
   if (body.max_tokens === 0 && req.batchLine) {
@@ -48,7 +50,5 @@ export function refuseNativeOnly(req: Request, body: { max_tokens?: number; mcp_
   if (body.container != null) {
     throw new ApiError(400, 'unsupported_parameter', '`container` (a code execution container, its skills) needs an Anthropic-native upstream; this model has no container.', { param: 'container' });
   }
-  if (continuesThread(body)) {
-    throw new ApiError(400, 'unsupported_parameter', "`thread` of type 'continue' (a server-held conversation) needs an Anthropic-native upstream; this model holds no thread: send the whole conversation in `messages`, without `thread`.", { param: 'thread' });
-  }
+  if (continuesThread(body)) throw threadNotFound((body.thread as { previous_message_id?: unknown }).previous_message_id, 'This model holds no thread (its upstream is not Anthropic-native).');
 }

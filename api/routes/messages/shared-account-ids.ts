@@ -1,5 +1,6 @@
 import { ApiError } from '../../../shared/errors/ApiError';
 import { isRecord } from '../../../shared/is-record';
+import { threadNotFound } from './thread-not-found';
 import type { HandedKind } from '../../../shared/tenancy/handed-out-ids';
 
 /**
@@ -43,7 +44,7 @@ export async function refuseSharedAccountIds(body: Record<string, unknown>, owne
   });
   const thread = body.thread;
   if (isRecord(thread) && thread.previous_message_id != null) {
-    named.push({ kind: 'message', id: thread.previous_message_id, refusal: () => refused(`thread.previous_message_id: message '${cut(thread.previous_message_id)}' not found. Threads are continued only by the organization they were made for; send the conversation in messages.`, 'thread.previous_message_id') });
+    named.push({ kind: 'message', id: thread.previous_message_id, refusal: () => threadNotFound(thread.previous_message_id, 'Threads are continued only by the organization they were made for, while the gateway keeps their record.') });
   }
   if (!named.length) return;
   // one lookup for the ids before the first that no organization is ever handed (a custom skill, an id that is not a string)

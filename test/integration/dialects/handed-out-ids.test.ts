@@ -52,10 +52,13 @@ describe('native bypass: an organization names the ids the gateway handed it, an
   async function refusedFor(o: TestOrg, body: Record<string, unknown>, words: string): Promise<void> {
     const before = await billedEvents(o.org.id);
     const upstream = sent().length;
+    // a thread it cannot continue is Anthropic's 404 thread_not_found (the SDK's thread helper replays the history on it)
+    const thread = words.startsWith('thread.');
     for (const stream of [false, true]) {
       const r: Reply = await post(o, stream ? { ...body, stream } : body);
-      expect(r.status, `stream=${stream} ${r.text}`).to.equal(400);
-      expect(r.body.error).to.include({ type: 'invalid_request_error', code: 'invalid_request' });
+      expect(r.status, `stream=${stream} ${r.text}`).to.equal(thread ? 404 : 400);
+      expect(r.body.error).to.include(thread ? { type: 'not_found_error', code: 'thread_not_found' } : { type: 'invalid_request_error', code: 'invalid_request' });
+      if (thread) expect(r.body.error.details).to.deep.equal({ error_code: 'thread_not_found' });
       expect(r.body.error.message).to.include(words);
     }
     expect(sent().length, 'nothing reached the upstream').to.equal(upstream);

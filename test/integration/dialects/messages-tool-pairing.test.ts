@@ -97,7 +97,7 @@ describe('messages: tool_use and tool_result blocks that do not pair up', functi
     // results opening a continued thread answer calls the server holds (the SDK's tool runner)
     // (they pass the pairing check; the previous message is the platform's shared workspace's: not found, shared-account-ids.ts)
     const thread = await post({ model: 'sim-claude', max_tokens: 64, messages: [answered(result('toolu_held'))], tools, thread: { type: 'continue', previous_message_id: 'msg_1' } });
-    expect([thread.status, thread.body.error?.message], thread.text).to.deep.equal([400, "thread.previous_message_id: message 'msg_1' not found. Threads are continued only by the organization they were made for; send the conversation in messages."]);
+    expect([thread.status, thread.body.error?.message], thread.text).to.deep.equal([404, "thread.previous_message_id: message 'msg_1' not found. Threads are continued only by the organization they were made for, while the gateway keeps their record. Send the whole conversation in messages (a new thread: thread {type: 'create'}, or none)."]);
     // count_tokens is not checked (no evidence Anthropic refuses there)
     const counted = await call('POST', '/v1/messages/count_tokens', { headers: { ...keyHeader(s.o.key), ...V }, json: { model: 'sim-claude', messages: [user, asked('toolu_a'), user], tools } });
     expect(counted.status, counted.text).to.equal(200);

@@ -89,7 +89,7 @@ describe('messages: tools and tool_choice that do not fit together', function ()
     }
     // a continued thread passes the tool rules; its previous message is the platform's shared workspace's, so it is not found (shared-account-ids.ts)
     const thread = await call('POST', '/v1/messages', { headers: h, json: { model: 'sim-claude', max_tokens: 64, messages: msgs, thread: { type: 'continue', previous_message_id: 'msg_1' }, tool_choice: { type: 'any' } } });
-    expect([thread.status, thread.body.error?.message], thread.text).to.deep.equal([400, "thread.previous_message_id: message 'msg_1' not found. Threads are continued only by the organization they were made for; send the conversation in messages."]);
+    expect([thread.status, thread.body.error?.message], thread.text).to.deep.equal([404, "thread.previous_message_id: message 'msg_1' not found. Threads are continued only by the organization they were made for, while the gateway keeps their record. Send the whole conversation in messages (a new thread: thread {type: 'create'}, or none)."]);
     const counted = await call('POST', '/v1/messages/count_tokens', { headers: h, json: { model: 'sim-claude', messages: msgs, tools: [tool('lookup')], tool_choice: { type: 'any' } } });
     expect(counted.status, counted.text).to.equal(200);
   });

@@ -135,12 +135,14 @@ describe("ids an upstream resolves in the platform's shared account", () => {
       ['a continued thread', { thread: { type: 'continue', previous_message_id: 'msg_011theirs' } }, undefined, "thread.previous_message_id: message 'msg_011theirs' not found."],
     ];
     for (const [name, extra, messages, words] of cases) {
-      it(`${name}: 400 invalid_request_error in Anthropic's envelope, JSON and streamed, nothing sent or billed`, async () => {
+      // a thread is Anthropic's 404 thread_not_found (thread-not-found.ts), the rest its 400
+      const thread = words.startsWith('thread.');
+      it(`${name}: ${thread ? '404 not_found_error (thread_not_found)' : '400 invalid_request_error'} in Anthropic's envelope, JSON and streamed, nothing sent or billed`, async () => {
         const before = await billedEvents(o.org.id);
         for (const stream of [false, true]) {
           const r: Reply = await post(stream ? { ...extra, stream } : extra, messages);
-          expect(r.status, `stream=${stream} ${r.text}`).to.equal(400);
-          expect(r.body.error).to.include({ type: 'invalid_request_error', code: 'invalid_request' });
+          expect(r.status, `stream=${stream} ${r.text}`).to.equal(thread ? 404 : 400);
+          expect(r.body.error).to.include(thread ? { type: 'not_found_error', code: 'thread_not_found' } : { type: 'invalid_request_error', code: 'invalid_request' });
           expect(r.body.error.message).to.include(words);
         }
         expect(sent(), 'nothing reached the upstream').to.have.length(0);
