@@ -10,6 +10,7 @@ import { html } from '../web/html';
 import { count } from '../web/format';
 import type { WebKit } from '../web/session';
 import { renderOrgPage } from './org-page';
+import { splitPrices } from '../../shared/catalog/tier-prices';
 
 /** Whether the org's capability policies let it call the model (the checks the inference routes make). */
 export function orgMayCall(org: OrgContext, m: Model): boolean {
@@ -36,6 +37,16 @@ export function priceText(unit: string, micros: number): string {
   if (unit === 'audio_second') return `${dollars((micros * 60) / 1e6)} / audio minute`;
   if (unit === 'search_unit') return `${dollars(micros / 1e6)} / search unit`;
   return `${dollars(micros / 1e6)} / ${unit}`;
+}
+
+/** A model's prices as lines: its list prices, then each priced OpenAI service tier's (`service_tiers`, shared/catalog/tier-prices.ts). */
+function priceLines(stored: Record<string, unknown>): string[] {
+  const { prices, tierPrices } = splitPrices(stored);
+  const lines = Object.entries(prices).map(([u, v]) => priceText(u, v));
+  for (const [tier, p] of Object.entries(tierPrices ?? {})) {
+    lines.push(`service_tier ${tier}: ${priceText('input_token', p.input_token ?? 0)}, ${priceText('output_token', p.output_token ?? 0)}`);
+  }
+  return lines;
 }
 
 /** The org's concurrent-request lanes the model's requests take: `pool:lane` and its count. */
@@ -66,7 +77,7 @@ An API key may be limited to fewer models (API keys page).</p>
 <table data-test="models"><thead><tr><th>Model</th><th>Can</th><th>Prices</th><th>Context window</th><th>Max output</th><th>Lanes</th></tr></thead><tbody>
 ${models.map((m) => html`<tr data-model="${m.publicId}"><td data-label="Model"><code class="id">${m.publicId}</code>${m.displayName && m.displayName !== m.publicId ? html`<br><span class="muted">${m.displayName}</span>` : ''}</td>
 <td data-label="Can">${CAPS.filter((c) => m.capabilities?.[c]).join(', ').replace(/_/g, ' ')}</td>
-<td data-label="Prices" data-test="prices">${Object.entries(m.prices ?? {}).filter(([, v]) => typeof v === 'number').map(([u, v], i) => html`${i ? html`<br>` : ''}<span class="nowrap">${priceText(u, v)}</span>`)}</td>
+<td data-label="Prices" data-test="prices">${priceLines(m.prices ?? {}).map((line, i) => html`${i ? html`<br>` : ''}<span class="nowrap">${line}</span>`)}</td>
 <td data-label="Context window">${m.contextWindow ? count(m.contextWindow) : '—'}</td><td data-label="Max output">${m.maxOutputTokens ? count(m.maxOutputTokens) : '—'}</td>
 <td data-label="Lanes" data-test="lanes">${lanesOf(org, m).map(([l, n], i) => html`${i ? html`<br>` : ''}<span class="nowrap">${l} ${n}</span>`)}</td></tr>`)}
 ${models.length ? '' : html`<tr><td colspan="6" class="muted">No model is available to this organization.</td></tr>`}</tbody></table></div>`);

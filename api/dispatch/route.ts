@@ -16,6 +16,8 @@ import { modelAllowed, type KeyControls } from '../../shared/limits/controls';
 import { passthroughRefused } from './passthrough';
 import { dearest, priceDelta, pricesOf, type CostPrices } from '../../shared/limits/usage-cost';
 import { merged } from '../../shared/merged';
+import { withTierPrice } from './service-tier-route';
+import { billedTier } from '../../shared/catalog/tier-prices';
 
 type Operation = ChatJob['operation'];
 
@@ -201,6 +203,8 @@ export async function routeFor(
   const primary = stepOf(model, false, op, primaryKind, onlyProvider, body) ?? stepOf(model, false, op, primaryKind, onlyProvider);
   const fallbacks: RouteStep[] = [];
   const prices = [pricesOf(model.prices)];
+  // an OpenAI service tier asked on the platform's credential: each step carries its model's price for it, if any (service-tier-route.ts)
+  const tier = passthrough || op !== 'chat' ? undefined : billedTier(body.service_tier);
   if (!passthrough) {
     for (const id of model.fallbacks) {
       const f = await ctx.catalog.get(id);
@@ -210,13 +214,15 @@ export async function routeFor(
       if (!step) continue;
       // billed at the model that serves: its prices' difference from the model asked for travels with it
       const delta = priceDelta(f.prices, model.prices);
-      fallbacks.push(delta ? merged(step, { priceDelta: delta }) : step);
+      const priced = delta ? merged(step, { priceDelta: delta }) : step;
+      fallbacks.push(tier ? withTierPrice(priced, f, model, tier, prices) : priced);
       prices.push(pricesOf(f.prices));
     }
   }
   const tooLong = fallbacks.length > 0 && !fitsContext(model, needsNow());
-  const steps = [...(primary && !tooLong ? [primary] : []), ...fallbacks];
-  const route = steps.length ? steps : [primary ?? lastResort(model, primaryKind, onlyProvider)];
+  const first = primary && tier ? withTierPrice(primary, model, model, tier, prices) : primary;
+  const steps = [...(first && !tooLong ? [first] : []), ...fallbacks];
+  const route = steps.length ? steps : [first ?? lastResort(model, primaryKind, onlyProvider)];
   // a step picked in Redis counts the request's tokens in flight there (PoolState.pick)
   // a budget holds the request at the dearest model that may serve it (a fallback is billed at its own prices)
   return { route, estimatedTokens: route.every(pickedLocally) ? 0 : needsNow().tokens, heldPrices: dearest(prices) };

@@ -77,6 +77,8 @@ export interface Knobs {
   callIds?: boolean;
   /** Chat (decision answers included) and messages: fields added to `usage` (e.g. DeepSeek's `prompt_cache_hit_tokens`, Anthropic's `cache_read_input_tokens`). */
   usageExtra?: Record<string, unknown>;
+  /** Chat: the `service_tier` a request that set one is answered with, instead of the tier asked (a project without access to it is served `default`). */
+  servedTier?: string;
 }
 
 /** What `take` hands a route: the knobs, and for `hold` the promise that lets the answer go. */

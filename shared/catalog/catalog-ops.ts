@@ -8,6 +8,7 @@ import { bumpEpoch } from '../cache/epoch';
 import { baseModelMisfits, deploymentsSchema, fallbacksSchema, poolOfOne, type DeploymentSpec } from './deployments';
 import { decisionPoolMisfits, decisionUsersRefusing } from './decision-providers';
 import { withBaseModels } from './base-models';
+import { pricesSchema } from './tier-prices';
 import { askProfilesAgain, profileAccessChanged } from './provider-base-models';
 import { MAX_IMAGE_TOKENS } from '../tokenizer/media';
 
@@ -43,7 +44,7 @@ export const modelSchema = Joi.object({
   limits: Joi.object({ image_tokens: Joi.number().integer().min(1).max(MAX_IMAGE_TOKENS) }).unknown(true),
   // `reasoning_effort`: false (none) or the levels the upstream takes (shared/catalog/effort-levels.ts)
   config: Joi.object({ reasoning_effort: Joi.alternatives(Joi.boolean(), Joi.array().items(Joi.string().min(1))) }).unknown(true),
-  prices: Joi.object().pattern(/.*/, Joi.number().min(0)),
+  prices: pricesSchema(/.*/),
   // an encoding or a tokenizer profile's name (checked against the profiles on import)
   tokenizer: Joi.string().pattern(/^[a-z0-9][a-z0-9_-]{0,62}$/),
   enabled: Joi.boolean(),
@@ -79,7 +80,8 @@ export type ModelInput = {
   max_output_tokens?: number;
   limits?: Record<string, unknown>;
   config?: Record<string, unknown>;
-  prices?: Record<string, number>;
+  /** Micro-dollars per unit, and `service_tiers` (tier-prices.ts). */
+  prices?: Record<string, unknown>;
   tokenizer?: string;
   enabled?: boolean;
 };
@@ -144,7 +146,8 @@ export async function upsertModel(m: ModelInput): Promise<{ model: Model; warnin
     maxOutputTokens: m.max_output_tokens ?? null,
     limits: m.limits ?? {},
     config: m.config ?? {},
-    prices: m.prices ?? {},
+    // `service_tiers` nests an object: every reader of a unit's price takes numbers only (tier-prices.ts splitPrices)
+    prices: (m.prices ?? {}) as Record<string, number>,
     tokenizer: m.tokenizer ?? 'o200k_base',
     enabled: m.enabled ?? true,
   };

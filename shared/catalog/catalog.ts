@@ -4,6 +4,8 @@ import type { ProviderKind, ProviderSettings } from '../db/models/Provider';
 import { poolOfOne } from './deployments';
 import { passthroughAllowed } from './passthrough';
 import { inlineImageUrlsDefault } from './inline-images';
+import { splitPrices } from './tier-prices';
+import type { CostPrices } from '../limits/usage-cost';
 
 export const BACKGROUND_SUFFIX = '-background';
 
@@ -20,7 +22,10 @@ export interface CatalogModel {
   maxOutputTokens: number | null;
   limits: Record<string, unknown>;
   config: Record<string, unknown>;
+  /** The list prices: micro-dollars per unit. */
   prices: Record<string, number>;
+  /** Per OpenAI service tier (flex, scale, priority), the token prices a request served on it is billed at (tier-prices.ts); absent when none is priced. */
+  tierPrices?: Record<string, CostPrices>;
   tokenizer: string;
   createdAt: Date;
   provider: CatalogProvider;
@@ -116,6 +121,7 @@ export class Catalog {
         for (const m of models) {
           const p = byId.get(m.providerId);
           if (!p) continue;
+          const { prices, tierPrices } = splitPrices(m.prices);
           map.set(m.publicId, {
             id: m.id,
             publicId: m.publicId,
@@ -126,7 +132,8 @@ export class Catalog {
             maxOutputTokens: m.maxOutputTokens,
             limits: m.limits,
             config: m.config,
-            prices: m.prices,
+            prices,
+            tierPrices,
             tokenizer: encodingOf.get(m.tokenizer) ?? m.tokenizer,
             createdAt: m.createdAt,
             provider: p,

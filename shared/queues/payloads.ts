@@ -104,6 +104,15 @@ export interface RouteStep {
    * Absent (same prices, or a job from an older pod): billed at the model asked for.
    */
   priceDelta?: CostPrices;
+  /**
+   * A chat request asking an OpenAI service tier (flex, scale, priority; `fast` is priority) on the
+   * platform's credential, whose tier this step's model prices (`prices.service_tiers`): per unit, that
+   * price minus the list price of the model asked for ({} when equal). The worker sends the tier only
+   * on such a step, and an answer the upstream reports served on it is billed with this difference
+   * in `units.cost_micros` instead of `priceDelta` (workers/pools/service-tier.ts). Absent: the
+   * request goes without `service_tier`, billed as above.
+   */
+  tierPriceDelta?: CostPrices;
 }
 
 /** A job served from a model pool (workers/routing): chat, embeddings, rerank, images, transcription and decisions. */

@@ -21,6 +21,7 @@ import { detailTokens } from './detail-tokens';
 import { sameClaudeModel, withoutOtherModelsThinking } from '../providers/anthropic/other-model-thinking';
 import { merged } from '../../shared/merged';
 import { servedPriceMicros } from '../../shared/limits/usage-cost';
+import { servedDelta, withTierSent } from './service-tier';
 import { hasImageUrls, inlineImageUrls } from '../providers/inline-images';
 import { recordHandedIds } from '../../shared/tenancy/handed-out-ids';
 import { logger } from '../../shared/logger';
@@ -126,15 +127,16 @@ export function startChatWorkers(rt: WorkerRuntime): Worker[] {
       ctx.signal,
       ctx.emit,
       (dep, emit, step) => {
-        const j = inlined && dep.inlineImageUrls ? inlined : d;
+        const j = withTierSent(inlined && dep.inlineImageUrls ? inlined : d, dep, step);
         return runChat(step.fallback ? onFallback(j, dep) : j, dep, ctx.signal, emit, record);
       },
       ctx.span,
       ctx.route,
     );
     const { outcome } = routed;
-    // a fallback with other prices than the model asked for: the difference goes on the event, billed at the model that served
-    const repriced = servedPriceMicros(outcome.usage, routed.step.priceDelta);
+    // a fallback with other prices than the model asked for, or a priced service tier served (service-tier.ts): the
+    // difference goes on the event, billed at the model and tier that served
+    const repriced = servedPriceMicros(outcome.usage, servedDelta(d, routed.step, 'servedTier' in outcome ? outcome.servedTier : undefined));
     ctx.usage('chat', {
       inputTokens: outcome.usage.inputTokens,
       outputTokens: outcome.usage.outputTokens,

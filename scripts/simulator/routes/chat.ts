@@ -29,6 +29,19 @@ function pickTool(body: Record<string, unknown>, lastUser: string): string | und
   return undefined;
 }
 
+/**
+ * The `service_tier` an answer names when the request set one, as OpenAI's do ("When the
+ * `service_tier` parameter is set, the response body will include the `service_tier` value based on
+ * the processing mode actually used to serve the request"; `auto` is the project's tier, `default`
+ * unless configured; `fast` is answered `priority`: its API document, ServiceTier), on the JSON answer
+ * and every streamed chunk; `served` (the `servedTier` knob) stands for another tier served.
+ */
+function servedTier(asked: unknown, served: string | undefined): string | undefined {
+  if (typeof asked !== 'string') return undefined;
+  if (served) return served;
+  return asked === 'auto' ? 'default' : asked === 'fast' ? 'priority' : asked;
+}
+
 /** OpenAI chat completions, JSON and streamed, paced and broken by the knobs. */
 export function chatRoutes(knobs: KnobStore, log: RequestLog): Router {
   const r = Router();
@@ -80,6 +93,7 @@ export function chatRoutes(knobs: KnobStore, log: RequestLog): Router {
       return { token, logprob, bytes: bytes(token), top_logprobs: alts };
     };
     const piece = (i: number) => (i === 0 ? words[0] : ` ${words[i]}`);
+    const tier = servedTier(body.service_tier, k.servedTier);
 
     if (body.stream !== true) {
       res.json({
@@ -87,6 +101,7 @@ export function chatRoutes(knobs: KnobStore, log: RequestLog): Router {
         object: 'chat.completion',
         created,
         model,
+        ...(tier ? { service_tier: tier } : {}),
         choices: [
           {
             index: 0,
@@ -103,7 +118,7 @@ export function chatRoutes(knobs: KnobStore, log: RequestLog): Router {
     res.status(200).setHeader('Content-Type', 'text/event-stream');
     res.flushHeaders();
     const chunk = (delta: object, finishReason: string | null = null, logprobs: object | null = null) =>
-      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, logprobs, finish_reason: finishReason }] })}\n\n`;
+      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, ...(tier ? { service_tier: tier } : {}), choices: [{ index: 0, delta, logprobs, finish_reason: finishReason }] })}\n\n`;
     const pieces: string[] = [chunk({ role: 'assistant', content: '' })];
     // the reasoning word by word, before the answer, as a reasoning model streams it
     if (k.reasoning) for (const w of k.reasoning.text.match(/\s*\S+/g) ?? []) pieces.push(chunk({ [k.reasoning.field]: w }));
@@ -116,7 +131,7 @@ export function chatRoutes(knobs: KnobStore, log: RequestLog): Router {
     const opts = body.stream_options as { include_usage?: boolean } | undefined;
     if (k.usageInLastChunk) pieces.push(chunk({}, finish).replace(/\}\n\n$/, `,"usage":${JSON.stringify(usage)}}\n\n`));
     else pieces.push(chunk({}, finish));
-    if (opts?.include_usage && !k.usageInLastChunk) pieces.push(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage })}\n\n`);
+    if (opts?.include_usage && !k.usageInLastChunk) pieces.push(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, ...(tier ? { service_tier: tier } : {}), choices: [], usage })}\n\n`);
     if (k.oneWrite) {
       res.end(`${pieces.join('')}data: [DONE]\n\n`);
       return;

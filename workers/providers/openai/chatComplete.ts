@@ -22,7 +22,17 @@ export interface ChatOutcome {
   usage: TokenUsage;
   /** A streamed answer's usage object as its final usage chunk reported it (cached and reasoning tokens for the request log). */
   streamedUsage?: unknown;
+  /**
+   * The tier the upstream reports it served a request that asked one on (its answer's or chunks'
+   * `service_tier`: "the response body will include the `service_tier` value based on the processing
+   * mode actually used", OpenAI's API document, ServiceTier): what the usage is priced at
+   * (workers/pools/service-tier.ts). Read only when `service_tier` was sent.
+   */
+  servedTier?: string;
 }
+
+/** A streamed chunk's `service_tier`, read from its text (a plain chunk is passed on unparsed). */
+const SERVICE_TIER = /"service_tier"\s*:\s*"([^"\\]+)"/;
 
 interface OpenAiUsage {
   prompt_tokens?: unknown;
@@ -182,17 +192,22 @@ export async function chatComplete(
     indexChoices(json);
     if (preset) presetAnswer(preset, json);
     const reported = usageOf(json.usage as OpenAiUsage);
-    if (reported) return { response: json, usage: reported };
+    const outcome: ChatOutcome = { response: json, usage: reported ?? { inputTokens: 0, outputTokens: 0 } };
+    if (upstreamBody.service_tier != null && typeof json.service_tier === 'string') outcome.servedTier = json.service_tier;
+    if (reported) return outcome;
     // an answer without usage is billed by an estimate, not as nothing, and carries it as OpenAI's answers carry usage (usage-estimate.ts)
-    const estimated = await estimateUsage(upstreamBody, [json], call);
-    json.usage = openaiUsage(estimated);
-    return { response: json, usage: estimated };
+    outcome.usage = await estimateUsage(upstreamBody, [json], call);
+    json.usage = openaiUsage(outcome.usage);
+    return outcome;
   }
 
   if (!res.body) throw errors.upstreamError('The upstream sent no stream.');
   let usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
   let inlineUsage: { frame: { id?: unknown; created?: unknown }; usage: unknown } | undefined;
   let streamedUsage: unknown;
+  // the tier served, when one was sent: the first chunk naming it (OpenAI's name it on every one)
+  let servedTier: string | undefined;
+  const readsTier = upstreamBody.service_tier != null;
   /** What went to the caller, for an estimate when the upstream reports no usage (usage-estimate.ts). */
   const emitted: string[] = [];
   // A plain content chunk goes on with only its model rewritten (chunk-rewrite.ts); a preset's answers are adapted in full,
@@ -206,6 +221,7 @@ export async function chatComplete(
     for (const ev of batch) {
       const data = ev.data.trim();
       if (data === '[DONE]') break events;
+      if (readsTier && servedTier === undefined) servedTier = SERVICE_TIER.exec(data)?.[1];
       // a `"type"` key is a content part or a tool call (contentAsText, argumentsAsText): the full path
       const rewritten = modelField && data.includes('"index"') && !data.includes('"tool_calls"') && !data.includes('"type"') && rewriteChunk(data, modelField, stream.includeUsage);
       if (rewritten) {
@@ -259,5 +275,5 @@ export async function chatComplete(
     usage = await estimateUsage(upstreamBody, emitted, call);
     if (stream.includeUsage) stream.emit(usageChunk(operation, publicModel, streamFrame(emitted), openaiUsage(usage)));
   }
-  return { usage, streamedUsage };
+  return readsTier && servedTier !== undefined ? { usage, streamedUsage, servedTier } : { usage, streamedUsage };
 }

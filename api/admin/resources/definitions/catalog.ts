@@ -8,6 +8,7 @@ import { MAX_IMAGE_TOKENS } from '../../../../shared/tokenizer/media';
 import { ApiError } from '../../../../shared/errors/ApiError';
 import { poolFields, syncPool } from './pools';
 import { checkTokenizer, ENCODINGS } from '../../../../shared/catalog/catalog-ops';
+import { pricesSchema } from '../../../../shared/catalog/tier-prices';
 import { assertModelUnused, assertProviderUnused, assertTokenizerUnused } from '../../../../shared/catalog/provider-users';
 import { decisionUsersRefusing } from '../../../../shared/catalog/decision-providers';
 import { askProfilesAgain, profileAccessChanged, type ProviderAccess } from '../../../../shared/catalog/provider-base-models';
@@ -133,7 +134,11 @@ export const inferenceModels: ResourceDef = {
       description: 'Task limits; on a chat model `image_tokens`: the most tokens one image input may bill on it (default 1600), what a budget or tpm holds per image.',
     },
     config: { schema: jsonObject(), description: 'Per-task config, e.g. `audio_config`.' },
-    prices: { schema: Joi.object().pattern(/^[a-z_]+$/, Joi.number().min(0)), description: 'Micro-dollars per unit.' },
+    prices: {
+      schema: pricesSchema(/^[a-z_]+$/),
+      description:
+        "Micro-dollars per unit. On a chat model, `service_tiers` ({ flex | scale | priority: { input_token, output_token } }) prices OpenAI's service tiers: on the platform's credential a tier is sent upstream only when priced, and a request served on it is billed at its prices (docs/catalog.md, Service tiers).",
+    },
     tokenizer: { schema: Joi.string().pattern(/^[a-z0-9][a-z0-9_-]{0,62}$/), description: 'An encoding or the name of a tokenizer profile (`/inference-tokenizer-profiles`), which counting then uses.' },
     enabled: { schema: Joi.boolean(), filter: true },
     ...poolFields,

@@ -1,0 +1,232 @@
+import { expect } from 'chai';
+import { QueryTypes } from 'sequelize';
+import { env, resetSim } from '../../helpers/harness';
+import { buildOrg } from '../../helpers/factories';
+import { call, keyHeader } from '../../helpers/http';
+import { postSse } from '../../helpers/sse-events';
+import { usageSettled } from '../../helpers/usage';
+import { rndId } from '../../helpers/pool-models';
+import { buildWebMember, dashboardAs } from '../../helpers/web-client';
+import { updateKeyControls } from '../../../shared/tenancy/ops';
+import { upsertModel, upsertProvider } from '../../../shared/catalog/catalog-ops';
+import { bumpEpoch } from '../../../shared/cache/epoch';
+import { budgetStatus } from '../../../shared/limits/limits';
+import { ledgerSpend } from '../../../shared/limits/ledger-spend';
+import { db } from '../../../shared/db/sequelize';
+
+const msgs = [{ role: 'user', content: 'hello there' }];
+const LIST = { input_token: 1, output_token: 2 };
+const PRIORITY = { input_token: 3, output_token: 5 };
+const FLEX = { input_token: 0.5, output_token: 1 };
+
+/**
+ * OpenAI's `service_tier` on the platform's credential (docs/catalog.md "Service tiers"): a tier the
+ * model does not price (`prices.service_tiers`) is not sent upstream and the request is billed at the
+ * list price; a priced tier is sent, and an answer the upstream reports served on it is billed at the
+ * tier's price (the difference in `units.cost_micros`: request log, ledger, budget settlement), JSON
+ * and streamed; an answer reporting `default` is billed at the list price; a budget holds the tier's
+ * price; a caller's own key passes any tier and costs nothing; a request without a tier is as before.
+ * The simulator answers the tier asked, as OpenAI does (`fast` as `priority`), or its `servedTier` knob.
+ */
+describe('chat: service_tier priced per model on the platform credential', function () {
+  this.timeout(30_000);
+  let tiered: string;
+  let plain: string;
+  let tieredUp: string;
+  let plainUp: string;
+  beforeEach(resetSim);
+  afterEach(() => env().sim.knobs.reset());
+  before(async () => {
+    [tiered, plain, tieredUp, plainUp] = [`tiered-${rndId()}`, `plain-${rndId()}`, `sim-tiered-${rndId()}`, `sim-plain-${rndId()}`];
+    await upsertModel({ id: tiered, provider: 'simulator', upstream: tieredUp, capabilities: { chat: true }, prices: { ...LIST, service_tiers: { priority: PRIORITY, flex: FLEX } } });
+    await upsertModel({ id: plain, provider: 'simulator', upstream: plainUp, capabilities: { chat: true }, prices: LIST });
+    await bumpEpoch(env().redis);
+  });
+
+  /** What the simulator received for an upstream model name. */
+  const sent = (upstream: string) => env().sim.log.entries.filter((e) => e.model === upstream).map((e) => e.body as Record<string, unknown>);
+  const rowsOf = async (rid: string) => {
+    await usageSettled();
+    const q = (sql: string) => db().query<Record<string, unknown>>(sql, { type: QueryTypes.SELECT, replacements: { rid } });
+    const [event] = await q('SELECT input_tokens, output_tokens, units, passthrough FROM usage_events WHERE request_id = :rid');
+    const [log] = await q('SELECT cost_micros FROM request_logs WHERE request_id = :rid');
+    return { event, log, at: (p: { input_token: number; output_token: number }) => Number(event.input_tokens) * p.input_token + Number(event.output_tokens) * p.output_token };
+  };
+  const budgeted = async () => {
+    const o = await buildOrg(env().redis);
+    await updateKeyControls(env().redis, o.keyId, { budgetMicros: 1_000_000, budgetPeriod: 'day' });
+    return o;
+  };
+  const settledAt = async (o: { org: { id: string }; keyId: string }, micros: number) => {
+    expect(await ledgerSpend('key', o.keyId, null), 'the ledger').to.equal(micros);
+    const st = await budgetStatus(env().redis, o.org.id, 'key', o.keyId, { micros: 1_000_000, period: 'day' });
+    expect(st.spent_usd * 1e6, 'the budget settled').to.be.closeTo(micros, 1e-6);
+    expect(st.reserved_usd, 'nothing left reserved').to.equal(0);
+  };
+  const json = (key: string, body: Record<string, unknown>) => call('POST', '/v1/chat/completions', { headers: keyHeader(key), json: body });
+  const streamed = (key: string, body: Record<string, unknown>) => postSse('/v1/chat/completions', keyHeader(key), Object.assign({ stream: true, stream_options: { include_usage: true } }, body));
+
+  it('a tier the model does not price (priority, flex, scale, fast) is not sent upstream, answered as served (default) and billed at the list price, JSON and streamed', async () => {
+    for (const service_tier of ['priority', 'flex', 'scale', 'fast']) {
+      const o = await budgeted();
+      const r = await json(o.key, { model: plain, messages: msgs, service_tier });
+      expect(r.status, r.text).to.equal(200);
+      expect(r.body.service_tier, service_tier).to.equal('default');
+      const s = await streamed(o.key, { model: plain, messages: msgs, service_tier });
+      expect(s.status, s.text).to.equal(200);
+      expect(s.events.slice(0, -1).every((e) => e.data.service_tier === 'default'), s.text).to.equal(true);
+      const bodies = sent(plainUp);
+      expect(bodies.length).to.equal(2);
+      for (const b of bodies) expect(b, service_tier).not.to.have.property('service_tier');
+      let total = 0;
+      for (const rid of [r.headers.get('x-service-request-id')!, s.headers.get('x-service-request-id')!]) {
+        const { event, log, at } = await rowsOf(rid);
+        expect(event.units ?? {}, 'no price difference').not.to.have.property('cost_micros');
+        expect(Number(log.cost_micros)).to.equal(at(LIST));
+        total += at(LIST);
+      }
+      await settledAt(o, total);
+      resetSim();
+    }
+  });
+
+  it('auto and default are sent as asked and billed at the list price, priced tiers or not', async () => {
+    for (const model of [plain, tiered]) {
+      for (const service_tier of ['auto', 'default']) {
+        const o = await budgeted();
+        const r = await json(o.key, { model, messages: msgs, service_tier });
+        expect(r.status, r.text).to.equal(200);
+        expect(r.body.service_tier).to.equal('default');
+        expect(sent(model === plain ? plainUp : tieredUp).pop()).to.include({ service_tier });
+        const { log, at } = await rowsOf(r.headers.get('x-service-request-id')!);
+        expect(Number(log.cost_micros)).to.equal(at(LIST));
+        await settledAt(o, at(LIST));
+      }
+    }
+  });
+
+  it('a priced priority is sent, and the answer served on it is billed at its price: request log, ledger, budget (JSON, and fast answered priority)', async () => {
+    for (const service_tier of ['priority', 'fast']) {
+      const o = await budgeted();
+      const r = await json(o.key, { model: tiered, messages: msgs, service_tier });
+      expect(r.status, r.text).to.equal(200);
+      expect(r.body.service_tier).to.equal('priority');
+      expect(sent(tieredUp).pop()).to.include({ service_tier });
+      const { event, log, at } = await rowsOf(r.headers.get('x-service-request-id')!);
+      expect(at(PRIORITY)).to.be.greaterThan(at(LIST));
+      expect((event.units as Record<string, number>).cost_micros, 'the difference to the list price').to.equal(at(PRIORITY) - at(LIST));
+      expect(Number(log.cost_micros)).to.equal(at(PRIORITY));
+      await settledAt(o, at(PRIORITY));
+    }
+  });
+
+  it('streamed: the tier the chunks report prices the usage (priority dearer, flex cheaper)', async () => {
+    for (const [service_tier, price] of [['priority', PRIORITY], ['flex', FLEX]] as const) {
+      const o = await budgeted();
+      const s = await streamed(o.key, { model: tiered, messages: msgs, service_tier });
+      expect(s.status, s.text).to.equal(200);
+      expect(s.events.slice(0, -1).every((e) => e.data.service_tier === service_tier), s.text).to.equal(true);
+      expect(sent(tieredUp).pop()).to.include({ service_tier });
+      const { log, at } = await rowsOf(s.headers.get('x-service-request-id')!);
+      expect(at(price)).to.not.equal(at(LIST));
+      expect(Number(log.cost_micros)).to.equal(at(price));
+      await settledAt(o, at(price));
+    }
+  });
+
+  it('an answer reporting default for an asked priced priority is billed at the list price, JSON and streamed', async () => {
+    env().sim.knobs.set(tieredUp, { servedTier: 'default' });
+    const o = await budgeted();
+    const r = await json(o.key, { model: tiered, messages: msgs, service_tier: 'priority' });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.body.service_tier).to.equal('default');
+    const s = await streamed(o.key, { model: tiered, messages: msgs, service_tier: 'priority' });
+    expect(s.status, s.text).to.equal(200);
+    expect(sent(tieredUp).map((b) => b.service_tier)).to.deep.equal(['priority', 'priority']);
+    let total = 0;
+    for (const rid of [r.headers.get('x-service-request-id')!, s.headers.get('x-service-request-id')!]) {
+      const { event, log, at } = await rowsOf(rid);
+      expect(event.units ?? {}).not.to.have.property('cost_micros');
+      expect(Number(log.cost_micros)).to.equal(at(LIST));
+      total += at(LIST);
+    }
+    await settledAt(o, total);
+  });
+
+  it("a budget holds a priced tier's price: one that fits the list price's worst case but not priority's is refused 402 before any call, nothing billed", async () => {
+    const o = await buildOrg(env().redis);
+    // worst case: ~10 input tokens + 50 output: ~110 micros at the list price, ~280 at priority
+    await updateKeyControls(env().redis, o.keyId, { budgetMicros: 200, budgetPeriod: 'day' });
+    const r = await json(o.key, { model: tiered, messages: msgs, max_tokens: 50, service_tier: 'priority' });
+    expect(r.status, r.text).to.equal(402);
+    expect(r.body.error.code).to.equal('budget_exceeded');
+    expect(sent(tieredUp).length, 'nothing sent').to.equal(0);
+    expect(await ledgerSpend('key', o.keyId, null), 'nothing billed').to.equal(0);
+    // the same request at the list price fits
+    const ok = await json(o.key, { model: tiered, messages: msgs, max_tokens: 50 });
+    expect(ok.status, ok.text).to.equal(200);
+  });
+
+  it("a fallback sends the tier only when its own model prices it, and is billed at that model's tier price", async () => {
+    const down = `sim-down-${rndId()}`;
+    env().sim.knobs.set(down, { status: 500 });
+    const [toPlain, toTiered] = [`fb-plain-${rndId()}`, `fb-tiered-${rndId()}`];
+    await upsertModel({ id: toPlain, provider: 'simulator', upstream: down, capabilities: { chat: true }, prices: { ...LIST, service_tiers: { priority: PRIORITY } }, fallbacks: [plain] });
+    await upsertModel({ id: toTiered, provider: 'simulator', upstream: down, capabilities: { chat: true }, prices: LIST, fallbacks: [tiered] });
+    await bumpEpoch(env().redis);
+    for (const [model, fallback, up, price] of [[toPlain, plain, plainUp, LIST], [toTiered, tiered, tieredUp, PRIORITY]] as const) {
+      const o = await budgeted();
+      const r = await json(o.key, { model, messages: msgs, service_tier: 'priority' });
+      expect(r.status, r.text).to.equal(200);
+      expect(r.headers.get('x-service-fallback-model')).to.equal(fallback);
+      expect(sent(down).pop()?.service_tier, 'the primary, which failed').to.equal(model === toPlain ? 'priority' : undefined);
+      const b = sent(up).pop()!;
+      if (price === LIST) expect(b, 'an unpriced fallback').not.to.have.property('service_tier');
+      else expect(b).to.include({ service_tier: 'priority' });
+      const { log, at } = await rowsOf(r.headers.get('x-service-request-id')!);
+      expect(Number(log.cost_micros)).to.equal(at(price));
+      await settledAt(o, at(price));
+    }
+  });
+
+  it('without service_tier nothing changes: none sent, none answered, list price', async () => {
+    const o = await budgeted();
+    const r = await json(o.key, { model: tiered, messages: msgs });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.body).not.to.have.property('service_tier');
+    expect(sent(tieredUp).pop()).not.to.have.property('service_tier');
+    const { event, log, at } = await rowsOf(r.headers.get('x-service-request-id')!);
+    expect(event.units ?? {}).not.to.have.property('cost_micros');
+    expect(Number(log.cost_micros)).to.equal(at(LIST));
+  });
+
+  it("a caller's own provider key (passthrough) sends any tier as asked, priced or not, and costs nothing", async () => {
+    const prov = `own-key-tier-${rndId()}`;
+    await upsertProvider({ name: prov, kind: 'openai', base_url: `${env().simUrl}/v1`, api_key: 'platform-key', passthrough: true } as never);
+    const model = `own-${rndId()}`;
+    const up = `sim-own-${rndId()}`;
+    await upsertModel({ id: model, provider: prov, upstream: up, capabilities: { chat: true }, prices: LIST });
+    await bumpEpoch(env().redis);
+    const o = await budgeted();
+    const headers = Object.assign(keyHeader(o.key), { authorization: 'Bearer sk-callers-own-key' });
+    const r = await call('POST', '/v1/chat/completions', { headers, json: { model, messages: msgs, service_tier: 'priority' } });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.body.service_tier).to.equal('priority');
+    const [b] = sent(up);
+    expect(b).to.include({ service_tier: 'priority' });
+    expect(env().sim.log.entries.find((e) => e.model === up)!.authorization).to.equal('Bearer sk-callers-own-key');
+    const { event, log } = await rowsOf(r.headers.get('x-service-request-id')!);
+    expect(event.passthrough).to.equal(true);
+    expect(Number(log.cost_micros)).to.equal(0);
+    await settledAt(o, 0);
+  });
+
+  it("the dashboard's models page shows a model's tier prices", async () => {
+    const o = await buildOrg(env().redis);
+    const web = await dashboardAs(await buildWebMember(o.org.id, 'member'));
+    const page = await web.get(`/dashboard/o/${o.org.slug}/models`);
+    const row = page.text.split(`data-model="${tiered}"`)[1]?.split('</tr>')[0] ?? '';
+    expect(row).to.include('service_tier priority: $3.00 / 1M input tokens, $5.00 / 1M output tokens');
+    expect(row).to.include('service_tier flex: $0.50 / 1M input tokens, $1.00 / 1M output tokens');
+  });
+});
