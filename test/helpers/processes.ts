@@ -16,7 +16,8 @@ export async function spawnWeb(extraEnv: Record<string, string> = {}, stderr: 'i
     stdio: ['ignore', 'ignore', stderr],
   });
   const url = `http://127.0.0.1:${port}`;
-  const up = await waitFor(async () => (await fetch(`${url}/healthz`).catch(() => null))?.status === 200, 20_000, 100);
+  // polled often: a refused connection costs nothing, and every spawned pod is waited for this way
+  const up = await waitFor(async () => (await fetch(`${url}/healthz`).catch(() => null))?.status === 200, 20_000, 25);
   if (!up) throw new Error('web process did not come up');
   return { child, url };
 }
@@ -29,7 +30,7 @@ export async function spawnWorker(pool: string, extraEnv: Record<string, string>
   });
   let out = '';
   child.stdout!.on('data', (d) => (out += String(d)));
-  if (!(await waitFor(() => out.includes('workers started'), 20_000, 100))) throw new Error(`${pool} worker did not start`);
+  if (!(await waitFor(() => out.includes('workers started'), 20_000, 20))) throw new Error(`${pool} worker did not start`);
   return child;
 }
 

@@ -10,7 +10,7 @@ import { childChatWorker } from '../../helpers/child-worker';
 import { config, resetConfig } from '../../../shared/config/env';
 import { startBatchWorker } from '../../../workers/batch/main';
 import { freePort } from '../../../scripts/services/free-port';
-import { batchEnds, batchUsage, billedOncePerLine, chatLines as lines, jsonl, outputOf, parseJsonl, uploadBatchFile } from './helpers';
+import { batchEnds, batchUsage, billedOncePerLine, chatLines as lines, jsonl, outputOf, parseJsonl, QUICK_POLL_MS, uploadBatchFile } from './helpers';
 
 describe('batches survive process deaths: nothing lost, nothing billed twice', function () {
   this.timeout(120_000);
@@ -27,7 +27,7 @@ describe('batches survive process deaths: nothing lost, nothing billed twice', f
     const b = await openai.batches.create({ input_file_id: await uploadBatchFile(openai, jsonl(lines(40, 'k'))), endpoint: '/v1/chat/completions', completion_window: '24h' });
     const metricsPort = await freePort();
     const child = spawn(process.execPath, [path.resolve(__dirname, '../../../workers/batch/main.js')], {
-      env: { ...process.env, LOG_LEVEL: 'info', BATCH_CLAIM_STALE_MS: '1500', METRICS_PORT: String(metricsPort) },
+      env: { ...process.env, LOG_LEVEL: 'info', BATCH_CLAIM_STALE_MS: '1500', BATCH_POLL_MS: String(QUICK_POLL_MS), METRICS_PORT: String(metricsPort) },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
@@ -46,7 +46,7 @@ describe('batches survive process deaths: nothing lost, nothing billed twice', f
       expect(mid.request_counts!.completed).to.be.below(40);
       expect(upstreamBefore).to.be.above(mid.request_counts!.completed); // some were in flight
 
-      worker = await startBatchWorker({ claimStaleMs: 1500 });
+      worker = await startBatchWorker({ claimStaleMs: 1500, pollMs: QUICK_POLL_MS });
       const done = await batchEnds(openai, b.id);
       expect(done.status).to.equal('completed');
       expect(done.request_counts).to.deep.equal({ total: 40, completed: 40, failed: 0 });
@@ -61,7 +61,7 @@ describe('batches survive process deaths: nothing lost, nothing billed twice', f
 
   it('a chat worker killed with kill -9 mid-batch: its lost lines run again under a new request id, billed once', async () => {
     const w = await childChatWorker();
-    const worker = await startBatchWorker();
+    const worker = await startBatchWorker({ pollMs: QUICK_POLL_MS });
     try {
       env().sim.knobs.set('sim-chat-1', { delayMs: 400 });
       const b = await openai.batches.create({ input_file_id: await uploadBatchFile(openai, jsonl(lines(20, 'w'))), endpoint: '/v1/chat/completions', completion_window: '24h' });
@@ -84,7 +84,7 @@ describe('batches survive process deaths: nothing lost, nothing billed twice', f
     env().sim.knobs.set('sim-chat-1', { delayMs: 100 });
     let pod = await startGateway();
     const viaPod = () => new OpenAI({ apiKey: o.key, baseURL: `${pod.url}/v1`, maxRetries: 0 });
-    const worker = await startBatchWorker();
+    const worker = await startBatchWorker({ pollMs: QUICK_POLL_MS });
     try {
       const b = await viaPod().batches.create({ input_file_id: await uploadBatchFile(viaPod(), jsonl(lines(30, 'p'))), endpoint: '/v1/chat/completions', completion_window: '24h' });
       await waitFor(async () => ((await viaPod().batches.retrieve(b.id)).request_counts?.completed ?? 0) >= 3, 20_000, 20);
@@ -105,7 +105,7 @@ describe('batches survive process deaths: nothing lost, nothing billed twice', f
   it('expiry (BATCH_WINDOW_MS shortened): what finished is delivered, the rest is in the error file as batch_expired, unbilled', async () => {
     process.env.BATCH_WINDOW_MS = '3000';
     resetConfig();
-    const worker = await startBatchWorker({ linesInFlight: 2 });
+    const worker = await startBatchWorker({ linesInFlight: 2, pollMs: QUICK_POLL_MS });
     try {
       expect(config().batches.windowMs).to.equal(3000);
       env().sim.knobs.set('sim-chat-1', { delayMs: 300 });

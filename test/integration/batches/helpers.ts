@@ -28,7 +28,7 @@ export async function batchEnds(openai: OpenAI, id: string, statuses = ['complet
   const b = await waitFor(async () => {
     const b = await openai.batches.retrieve(id);
     return statuses.includes(b.status) ? b : undefined;
-  }, ms, 200);
+  }, ms, 50);
   if (!b) throw new Error(`batch ${id} did not reach ${statuses.join('/')} within ${ms} ms: ${JSON.stringify(await openai.batches.retrieve(id))}`);
   return b;
 }
@@ -45,6 +45,12 @@ export function parseJsonl<T = Record<string, unknown>>(text: string): T[] {
   return text.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as T);
 }
 
+/**
+ * BATCH_POLL_MS for a runner of a test that asserts outcomes, not the runner's pace: a batch waits a
+ * poll for each of its steps (validated, first lines claimed, finalized; 500 ms each by default).
+ */
+export const QUICK_POLL_MS = 50;
+
 /** What `batchSuite` sets up: filled in by its `before` hook. */
 export interface BatchSuite {
   o: TestOrg;
@@ -55,15 +61,16 @@ export interface BatchSuite {
 
 /**
  * Registers a describe block's hooks: a fresh org, the official OpenAI and Anthropic clients on the
- * test gateway with its key, and a batch runner (closed after); the simulator is reset before each test.
+ * test gateway with its key, and a batch runner (`runner`: its BATCH_* settings to override, closed
+ * after); the simulator is reset before each test.
  */
-export function batchSuite(): BatchSuite {
+export function batchSuite(runner: Parameters<typeof startBatchWorker>[0] = {}): BatchSuite {
   const s = {} as BatchSuite;
   before(async () => {
     s.o = await buildOrg(env().redis);
     s.openai = new OpenAI({ apiKey: s.o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
     s.anthropic = new Anthropic({ apiKey: s.o.key, baseURL: env().gw.url, maxRetries: 0 });
-    s.worker = await startBatchWorker();
+    s.worker = await startBatchWorker(runner);
   });
   after(async () => s.worker?.close());
   beforeEach(resetSim);

@@ -5,7 +5,7 @@ import { buildOrg } from '../../helpers/factories';
 import { usageSettled } from '../../helpers/usage';
 import { waitFor } from '../../helpers/wait';
 import { db } from '../../../shared/db/sequelize';
-import { batchEnds, batchUsage, expectSwept, jsonl, parseJsonl, uploadBatchFile, batchSuite } from './helpers';
+import { batchEnds, batchUsage, expectSwept, jsonl, parseJsonl, uploadBatchFile, batchSuite, QUICK_POLL_MS } from './helpers';
 
 const stripIds = (b: Record<string, unknown>) => {
   const { id: _id, created: _created, ...rest } = b;
@@ -14,7 +14,7 @@ const stripIds = (b: Record<string, unknown>) => {
 
 describe('OpenAI Batch API with the official client: files, batches, results, billing', function () {
   this.timeout(120_000);
-  const s = batchSuite();
+  const s = batchSuite({ pollMs: QUICK_POLL_MS });
 
   it('a 200-line chat batch: every line answered once, bodies as the synchronous endpoint gives them, billed once at half price', async () => {
     const lines = Array.from({ length: 200 }, (_, i) => ({

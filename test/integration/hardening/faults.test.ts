@@ -69,7 +69,8 @@ describe('fault suite: processes killed, Redis restarted, Postgres cut', functio
 
   it('web pod kill -9 mid-job: the client is not left hanging, the undelivered answer is not billed, another pod serves', async () => {
     const o = await buildOrg(env().redis);
-    const web = await spawnWeb();
+    // The pod renews its leases every LEASE_TTL_MS / 3 while it lives; 2 s (not the run's 5 s): its dead lease expires sooner.
+    const web = await spawnWeb({ LEASE_TTL_MS: '2000' });
     children.push(web.child);
     env().sim.knobs.set('sim-chat-1', { delayMs: 1500 });
     const fatesBefore = await fateKeys();
@@ -108,11 +109,13 @@ describe('fault suite: processes killed, Redis restarted, Postgres cut', functio
     const direct = new Redis(redis.url, { maxRetriesPerRequest: 1, lazyConnect: true });
     direct.on('error', () => undefined);
     try {
-      const extra = { REDIS_URL: redis.url, REPLY_POLL_MS: '200' };
-      const worker = await spawnWorker('chat', extra, 'pipe');
-      children.push(worker);
-      const web = await spawnWeb(extra, 'pipe');
-      children.push(web.child);
+      // LEASE_TTL_MS 2 s (not the run's 5 s): a release lost while Redis was away expires sooner
+      const extra = { REDIS_URL: redis.url, REPLY_POLL_MS: '200', LEASE_TTL_MS: '2000' };
+      // started side by side; each one that started is killed after the test, even when the other did not
+      const [worker, web] = await Promise.all([
+        spawnWorker('chat', extra, 'pipe').then((c) => (children.push(c), c)),
+        spawnWeb(extra, 'pipe').then((w) => (children.push(w.child), w)),
+      ]);
       const logs = [stderrOf(worker), stderrOf(web.child)];
       const o: TestOrg = await buildOrg(env().redis);
       let delivered = 0;
@@ -127,17 +130,17 @@ describe('fault suite: processes killed, Redis restarted, Postgres cut', functio
       expect(Date.now() - t, 'answered promptly').to.be.below(10_000);
 
       await redis.start();
-      const back = await waitFor(async () => (await chat(web.url, o.key)).status === 200, 20_000, 300);
+      const back = await waitFor(async () => (await chat(web.url, o.key)).status === 200, 20_000, 100);
       expect(back, 'serving again after Redis returned').to.equal(true);
       delivered++;
 
-      const billed = await waitFor(async () => (await UsageEvent.count({ where: { orgId: o.org.id } })) === delivered, 15_000, 200);
+      const billed = await waitFor(async () => (await UsageEvent.count({ where: { orgId: o.org.id } })) === delivered, 15_000, 50);
       expect(billed, `usage rows = ${delivered} delivered answers`).to.equal(true);
       await direct.connect();
       const leaseKey = `${config().redisPrefix}:lease:{${o.org.id}}:chat:interactive`;
       // live leases only (score = expiry): a release lost while Redis was away expires after LEASE_TTL_MS
       const live = async () => direct.zcount(leaseKey, Date.now(), '+inf');
-      expect(await waitFor(async () => (await live()) === 0, config().leaseTtlMs + 3000, 200), 'leases back to zero').to.equal(true);
+      expect(await waitFor(async () => (await live()) === 0, config().leaseTtlMs + 3000, 50), 'leases back to zero').to.equal(true);
       // every connection has an error listener: no "[ioredis] Unhandled error event" per refused reconnect
       for (const log of logs) expect(log()).not.to.include('Unhandled error event');
     } finally {
@@ -166,7 +169,7 @@ describe('fault suite: processes killed, Redis restarted, Postgres cut', functio
       expect(Date.now() - t, 'answered promptly').to.be.below(15_000);
 
       await proxy.restore();
-      const back = await waitFor(async () => (await chat(web.url, cold.key)).status === 200, 20_000, 300);
+      const back = await waitFor(async () => (await chat(web.url, cold.key)).status === 200, 20_000, 100);
       expect(back, 'serving again after Postgres returned').to.equal(true);
       await usageSettled();
       expect(await UsageEvent.count({ where: { orgId: cold.org.id } }), 'only the delivered answer is billed').to.equal(1);
@@ -184,6 +187,7 @@ describe('fault suite: processes killed, Redis restarted, Postgres cut', functio
       const reply = chat(env().gw.url, o.key);
       expect(await waitFor(() => env().sim.log.entries.length === 1, 10_000), 'the job is upstream').to.equal(true);
       await kill(worker.child);
+      env().sim.knobs.reset(); // the retry is answered at once: the delay only held the first attempt upstream for the kill
       await worker.restore(); // live in-process workers notice the stalled job
       const r = await reply;
       expect(Date.now() - t, 'no hang').to.be.below(45_000);
