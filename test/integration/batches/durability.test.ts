@@ -27,7 +27,9 @@ describe('batches survive process deaths: nothing lost, nothing billed twice', f
     const b = await openai.batches.create({ input_file_id: await uploadBatchFile(openai, jsonl(lines(40, 'k'))), endpoint: '/v1/chat/completions', completion_window: '24h' });
     const metricsPort = await freePort();
     const child = spawn(process.execPath, [path.resolve(__dirname, '../../../workers/batch/main.js')], {
-      env: { ...process.env, LOG_LEVEL: 'info', BATCH_CLAIM_STALE_MS: '1500', BATCH_POLL_MS: String(QUICK_POLL_MS), METRICS_PORT: String(metricsPort) },
+      // LEASE_TTL_MS 2 s (not the run's 5 s): the lane leases of the lines it held in flight, which the
+      // next runner's lines wait for, expire sooner after the kill
+      env: { ...process.env, LOG_LEVEL: 'info', BATCH_CLAIM_STALE_MS: '1500', BATCH_POLL_MS: String(QUICK_POLL_MS), LEASE_TTL_MS: '2000', METRICS_PORT: String(metricsPort) },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
