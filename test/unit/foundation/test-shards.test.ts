@@ -25,9 +25,20 @@ describe('the test run: shards split by test/timings.json, and the timings measu
     const root = rootWith({ 'a.test.ts': 30, 'b.test.ts': 20, 'c.test.ts': 12, 'd.test.ts': 9 });
     const files = ['a', 'b', 'c', 'd', 'new'].map((n) => file(`${n}.test.ts`));
     const [one, two] = partition(files, 2, root);
-    // a 30 | b 20; c onto b's (32); d onto a's (39); new onto b's (33.5)
+    // a 30 | b 20; c onto b's (32); d onto a's (39); new onto b's (33.5); the second shard begun half-way through its names
     expect(one.map(timingKey)).to.deep.equal(['a.test.ts', 'd.test.ts']);
-    expect(two.map(timingKey)).to.deep.equal(['b.test.ts', 'c.test.ts', 'new.test.ts']);
+    expect(two.map(timingKey)).to.deep.equal(['c.test.ts', 'new.test.ts', 'b.test.ts']);
+  });
+
+  it('runs each shard in name order from its own point, so the browser suites (e2e/, first by name) are not all at the start at once', () => {
+    const names = [...Array.from({ length: 3 }, (_, i) => `e2e/b${i}.test.ts`), ...Array.from({ length: 9 }, (_, i) => `integration/x${i}.test.ts`)];
+    const root = rootWith(Object.fromEntries(names.map((k) => [k, 10])));
+    const shards = partition(names.map(file), 3, root);
+    const firstBrowser = shards.map((s) => s.map(timingKey).findIndex((k) => k.startsWith('e2e/')));
+    // one browser suite a shard: first in the first shard, later in each of the others (each begun at i/3 of its list, wrapping)
+    expect(shards.map((s) => s.length)).to.deep.equal([4, 4, 4]);
+    expect(firstBrowser).to.deep.equal([0, 3, 2]);
+    expect(shards.flat().map(timingKey).sort(), 'every file once').to.deep.equal([...names].sort());
   });
 
   it('rewrites test/timings.json from the measured files: new times win, unmeasured files keep theirs, deselected ones go', () => {
