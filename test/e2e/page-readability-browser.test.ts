@@ -65,8 +65,8 @@ const brokenAcrossLines = (page: Page, selector: string) => page.evaluate(`Array
   return new Set(Array.from(r.getClientRects()).map((x) => Math.round(x.top))).size > 1;
 }).map((e) => e.textContent)`) as Promise<string[]>;
 
-/** A cost as billing dashboards write it: cents with thousands separators, or under a cent to its third significant digit (no trailing zeros). */
-const BILLING_COST = /^\$(\d{1,3}(,\d{3})*\.\d{2}|0\.00\d*[1-9])$/;
+/** A cost as billing dashboards write it: cents with thousands separators, or under a dollar to its third significant digit (no trailing zeros past the cents). */
+const BILLING_COST = /^\$(\d{1,3}(,\d{3})*\.\d{2}|0\.\d{2}\d*[1-9])$/;
 
 describe('dashboard and console pages read well in a browser: named controls, unbroken dates and ids, costs as billing dashboards write them, a skip link, no sideways scrolling', function () {
   this.timeout(120_000);
@@ -164,7 +164,9 @@ describe('dashboard and console pages read well in a browser: named controls, un
     await page().goto(`${suite.admin.url}/pools`);
     for (const width of [1280, 390]) {
       await page().setViewportSize({ width, height: 844 });
-      found[`pool ids at ${width} px`] = await brokenAcrossLines(page(), `tr[data-pool="${pool}"] code`);
+      // model ids and deployment names whole; an upstream name (`code.id.wrap`, as long as an ARN) wraps where its line ends,
+      // which depends on every other pool the table shows (a shard's database holds other suites' pools)
+      found[`pool ids at ${width} px`] = await brokenAcrossLines(page(), `tr[data-pool="${pool}"] code:not(.wrap)`);
     }
     Object.assign(found, await layoutFaults(page(), 'console/pools'));
     const poolIds = await page().locator(`tr[data-pool="${pool}"] code`).allTextContents();

@@ -11,6 +11,7 @@ import { SEARCH_GATE, SEARCH_RELEASE, SEARCH_RELEASE_HELD, SEARCH_SETTLE_HELD } 
 import { PICK_DEPLOYMENT, RENEW_ATTEMPT, SETTLE_DEPLOYMENT } from '../../shared/routing/scripts';
 import { RESERVE_LIMITS, SETTLE_LIMITS, UNCOUNT_LIMITS } from '../../shared/limits/limits-script';
 import { KEEP_CANCELS, TAKE_CANCEL } from '../../api/routes/mcp/kept-cancels';
+import { OWNED_IDS, RECORD_IDS } from '../../shared/tenancy/handed-out-ids';
 
 /**
  * On a Redis Cluster a script, MULTI or pipeline may touch one slot only. Every Lua script of the
@@ -50,6 +51,9 @@ const KEY_LISTS: Record<string, () => string[][]> = {
   // an API key's kept MCP cancels (api/routes/mcp/kept-cancels.ts): one key each
   [KEEP_CANCELS]: () => [[keys.mcpKeptCancels('key-1')]],
   [TAKE_CANCEL]: () => [[keys.mcpKeptCancels('key-1')]],
+  // the ids the gateway handed an org on the platform's shared workspace (shared/tenancy/handed-out-ids.ts): one key each
+  [RECORD_IDS]: () => [[keys.handedOutIds('org-1')]],
+  [OWNED_IDS]: () => [[keys.handedOutIds('org-1')]],
 };
 
 function luaScriptsIn(dir: string): string[] {
