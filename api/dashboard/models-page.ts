@@ -32,6 +32,8 @@ export function dollars(v: number): string {
 export function priceText(unit: string, micros: number): string {
   if (unit === 'input_token') return `${dollars(micros)} / 1M input tokens`; // micro-dollars per token = dollars per million
   if (unit === 'output_token') return `${dollars(micros)} / 1M output tokens`;
+  if (unit === 'audio_input_token') return `${dollars(micros)} / 1M audio input tokens`; // shared/catalog/audio-prices.ts
+  if (unit === 'audio_output_token') return `${dollars(micros)} / 1M audio output tokens`;
   if (unit === 'image') return `${dollars(micros / 1e6)} / image`;
   if (unit.startsWith('image_')) return `${dollars(micros / 1e6)} / image ${unit.slice(6)}`;
   if (unit === 'audio_second') return `${dollars((micros * 60) / 1e6)} / audio minute`;

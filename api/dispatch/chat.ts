@@ -14,6 +14,7 @@ import { pricesOf } from '../../shared/limits/usage-cost';
 import { chatLimits } from './limits';
 import { targetOf } from './target';
 import { applyRoute, routeFor, withRouteHeaders } from './route';
+import type { AudioAsked } from '../../shared/catalog/audio-prices';
 import { ROUTE_CHUNK_PREFIX, type RouteMeta } from '../../shared/queues/route-meta';
 import type { ResolvedModel } from '../../shared/catalog/catalog';
 import { merged } from '../../shared/merged';
@@ -57,6 +58,8 @@ export interface ChatDispatch {
   includeUsage: boolean;
   /** Forward the caller's own upstream key (chat-completions dialect only, its provider allowing: api/dispatch/passthrough.ts). */
   passthrough: boolean;
+  /** Audio the request asks on the platform's credential, the model pricing it (api/routes/chat/router.ts; shared/catalog/audio-prices.ts). */
+  audio?: AudioAsked;
   onChunk?: (data: string) => void;
   /** See RunJobOptions.jobId. */
   jobId?: string;
@@ -87,7 +90,7 @@ export async function dispatchChat(ctx: AppContext, req: Request, res: Response,
   const target = targetOf(d.resolved.model);
   const sealed = d.passthrough && auth.callerUpstreamKey ? encrypt(auth.callerUpstreamKey) : undefined;
   if (sealed) target.sealedCallerKey = sealed;
-  const { route, estimatedTokens, heldPrices } = await routeFor(ctx, d.resolved.model, d.body, d.operation, !!sealed, auth.controls);
+  const { route, estimatedTokens, heldPrices } = await routeFor(ctx, d.resolved.model, d.body, d.operation, !!sealed, auth.controls, d.audio);
   if (sealed) for (const step of route) for (const dep of step.deployments) dep.sealedCallerKey = sealed;
   // The pool's route metadata becomes headers: ahead of the first chunk, in a JSON result, or on an error.
   const onChunk = (c: string) => {

@@ -18,6 +18,7 @@ import { dearest, priceDelta, pricesOf, type CostPrices } from '../../shared/lim
 import { merged } from '../../shared/merged';
 import { withTierPrice } from './service-tier-route';
 import { billedTier } from '../../shared/catalog/tier-prices';
+import { audioPrices, pricesAudio, type AudioAsked } from '../../shared/catalog/audio-prices';
 
 type Operation = ChatJob['operation'];
 
@@ -190,6 +191,7 @@ export async function routeFor(
   op: Operation,
   passthrough: boolean,
   controls?: KeyControls,
+  audio?: AudioAsked,
 ): Promise<{ route: RouteStep[]; estimatedTokens: number; heldPrices: CostPrices }> {
   // the request's needs (a serialisation of its messages) only when something reads them: a fallback
   // to choose, or a deployment that counts tokens (pool-state.ts); a pool of one without limits reads neither
@@ -210,22 +212,33 @@ export async function routeFor(
       const f = await ctx.catalog.get(id);
       // a key with an allowed-models list (its own or its member's) is served only by models on it, fallbacks too (docs/keys.md)
       if (!f || !modelAllowed(controls, f.publicId) || !canServe(f, needsNow()) || !fitsContext(f, needsNow())) continue;
+      // audio asked: only a fallback that prices it (the model asked for does: api/routes/chat/router.ts)
+      if (audio && !pricesAudio(f, audio)) continue;
       const step = stepOf(f, true, op, primaryKind, undefined, body);
       if (!step) continue;
       // billed at the model that serves: its prices' difference from the model asked for travels with it
       const delta = priceDelta(f.prices, model.prices);
       const priced = delta ? merged(step, { priceDelta: delta }) : step;
-      fallbacks.push(tier ? withTierPrice(priced, f, model, tier, prices) : priced);
+      const tiered = tier ? withTierPrice(priced, f, model, tier, prices) : priced;
+      fallbacks.push(audio ? withAudioPrice(tiered, f, prices) : tiered);
       prices.push(pricesOf(f.prices));
     }
   }
   const tooLong = fallbacks.length > 0 && !fitsContext(model, needsNow());
-  const first = primary && tier ? withTierPrice(primary, model, model, tier, prices) : primary;
+  const tiered = primary && tier ? withTierPrice(primary, model, model, tier, prices) : primary;
+  const first = tiered && audio ? withAudioPrice(tiered, model, prices) : tiered;
   const steps = [...(first && !tooLong ? [first] : []), ...fallbacks];
   const route = steps.length ? steps : [first ?? lastResort(model, primaryKind, onlyProvider)];
   // a step picked in Redis counts the request's tokens in flight there (PoolState.pick)
   // a budget holds the request at the dearest model that may serve it (a fallback is billed at its own prices)
   return { route, estimatedTokens: route.every(pickedLocally) ? 0 : needsNow().tokens, heldPrices: dearest(prices) };
+}
+
+/** A step of a request asking audio: it carries its model's audio price difference, and a budget holds its audio prices (audio-prices.ts). */
+function withAudioPrice(step: RouteStep, m: CatalogModel, held: CostPrices[]): RouteStep {
+  const p = audioPrices(m);
+  held.push(p.held);
+  return merged(step, { audioPriceDelta: p.delta });
 }
 
 /**

@@ -113,6 +113,13 @@ export interface RouteStep {
    * request goes without `service_tier`, billed as above.
    */
   tierPriceDelta?: CostPrices;
+  /**
+   * A chat request asking audio (output, or `input_audio` parts) on the platform's credential: per
+   * token, this step's model's audio price minus its text price (shared/catalog/audio-prices.ts). The
+   * answer's reported audio tokens are billed with this difference in `units.cost_micros`
+   * (workers/pools/audio-price.ts). Absent on every other request.
+   */
+  audioPriceDelta?: CostPrices;
 }
 
 /** A job served from a model pool (workers/routing): chat, embeddings, rerank, images, transcription and decisions. */

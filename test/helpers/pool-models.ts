@@ -15,10 +15,10 @@ export const rndId = () => crypto.randomBytes(4).toString('hex');
  */
 export async function poolModel(
   deployments: DeploymentSpec[],
-  extra: { fallbacks?: string[]; capabilities?: Record<string, boolean>; context_window?: number; limits?: Record<string, number> } = {},
+  extra: { fallbacks?: string[]; capabilities?: Record<string, boolean>; context_window?: number; limits?: Record<string, number>; prices?: Record<string, number> } = {},
 ): Promise<string> {
   const id = `pool-${rndId()}`;
-  await upsertModel({ id, deployments, capabilities: extra.capabilities ?? { chat: true, vision: true }, fallbacks: extra.fallbacks, context_window: extra.context_window, limits: extra.limits, prices: { input_token: 1, output_token: 1 } });
+  await upsertModel({ id, deployments, capabilities: extra.capabilities ?? { chat: true, vision: true }, fallbacks: extra.fallbacks, context_window: extra.context_window, limits: extra.limits, prices: extra.prices ?? { input_token: 1, output_token: 1 } });
   await bumpEpoch(env().redis);
   return id;
 }

@@ -22,6 +22,7 @@ import { sameClaudeModel, withoutOtherModelsThinking } from '../providers/anthro
 import { merged } from '../../shared/merged';
 import { servedPriceMicros } from '../../shared/limits/usage-cost';
 import { servedDelta, withTierSent } from './service-tier';
+import { audioMicros } from './audio-price';
 import { hasImageUrls, inlineImageUrls } from '../providers/inline-images';
 import { recordHandedIds } from '../../shared/tenancy/handed-out-ids';
 import { logger } from '../../shared/logger';
@@ -136,7 +137,10 @@ export function startChatWorkers(rt: WorkerRuntime): Worker[] {
     const { outcome } = routed;
     // a fallback with other prices than the model asked for, or a priced service tier served (service-tier.ts): the
     // difference goes on the event, billed at the model and tier that served
-    const repriced = servedPriceMicros(outcome.usage, servedDelta(d, routed.step, 'servedTier' in outcome ? outcome.servedTier : undefined));
+    const repriced =
+      servedPriceMicros(outcome.usage, servedDelta(d, routed.step, 'servedTier' in outcome ? outcome.servedTier : undefined)) +
+      // audio tokens the request asked for, at the audio price (audio-price.ts)
+      audioMicros(routed.step.audioPriceDelta, outcome.response, outcome.streamedUsage);
     ctx.usage('chat', {
       inputTokens: outcome.usage.inputTokens,
       outputTokens: outcome.usage.outputTokens,

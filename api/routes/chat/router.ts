@@ -12,6 +12,7 @@ import { refuseAsModelKind } from '../../dispatch/route';
 import type { CatalogModel } from '../../../shared/catalog/catalog';
 import { completionsToChat } from '../../../workers/providers/anthropic/completions';
 import { forwardsCallerKey } from '../../dispatch/passthrough';
+import { audioAsked, refuseUnpricedAudio } from '../../../shared/catalog/audio-prices';
 import { refuseSharedAccountIds } from './shared-account-ids';
 import { SseWriter, failStream } from '../../sse';
 import { streamThroughCache, throughCache } from '../../dispatch/response-cache';
@@ -116,7 +117,10 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
     // the caller's own key, when its provider takes one (refused here, before the answer cache is read)
     const passthrough = forwardsCallerKey(req, resolved.model);
     // ids an OpenAI-compatible upstream resolves in the account it is called with: the platform's is every organization's (shared-account-ids.ts)
-    if (operation === 'chat') refuseSharedAccountIds(body, passthrough);
+    const inputAudio = operation === 'chat' ? refuseSharedAccountIds(body, passthrough) : undefined;
+    // audio (output, or input_audio parts) on the platform's credential: refused unless the model prices it, then billed at that price (audio-prices.ts)
+    const audio = operation === 'chat' && !passthrough ? audioAsked(body, inputAudio) : undefined;
+    if (audio) refuseUnpricedAudio(resolved.model, audio);
     const stream = body.stream === true;
     const tier = operation === 'chat' && askedTier(body);
     // `store: true` (chat only): the completion is kept for the stored completions endpoints; its metadata is checked before anything runs
@@ -128,6 +132,7 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
       stream,
       includeUsage: !!body.stream_options?.include_usage,
       passthrough,
+      audio,
     };
     if (!stream) {
       // `SERVICE-CACHE` (an exact-match answer cache, opted into per request): checked only when sent, off the common path

@@ -23,9 +23,13 @@ import { isRecord } from '../../../shared/is-record';
  *   otherwise provided, On Your Data will attempt to use System Managed Identity (default credential)
  *   authentication"; `embedding_dependency` names a deployment of the resource): the platform's Azure
  *   resource, not the caller's. Refused whatever the kind (it is no field of OpenAI's own API).
+ *
+ * Returns the place of the first `input_audio` part (`messages[i].content[j]`), which this scan of
+ * every part finds at no other pass: audio input is priced apart (shared/catalog/audio-prices.ts).
  */
-export function refuseSharedAccountIds(body: Record<string, unknown>, ownKey: boolean): void {
-  if (ownKey) return;
+export function refuseSharedAccountIds(body: Record<string, unknown>, ownKey: boolean): string | undefined {
+  if (ownKey) return undefined;
+  let inputAudio: string | undefined;
   if (given(body.data_sources)) {
     throw new ApiError(400, 'invalid_request', "Invalid 'data_sources': Azure OpenAI On Your Data is not available on this model's shared upstream account; put the retrieved text in the messages instead.", { param: 'data_sources' });
   }
@@ -39,12 +43,14 @@ export function refuseSharedAccountIds(body: Record<string, unknown>, ownKey: bo
     }
     if (!Array.isArray(m.content)) return;
     m.content.forEach((p, j) => {
+      if (inputAudio === undefined && isRecord(p) && p.type === 'input_audio') inputAudio = `messages[${i}].content[${j}]`;
       const found = fileIdOf(p);
       if (!found) return;
       const param = `messages[${i}].content[${j}].${found.field}`;
       throw new ApiError(400, 'invalid_request', `No such File object: ${String(found.id).slice(0, 80)}. File ids are not read on this model (its upstream account is shared by every organization; the gateway's own files are batch inputs): send the file itself as base64 data (file_data).`, { param });
     });
   });
+  return inputAudio;
 }
 
 const given = (v: unknown) => v !== undefined && v !== null;

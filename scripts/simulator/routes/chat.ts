@@ -42,6 +42,24 @@ function servedTier(asked: unknown, served: string | undefined): string | undefi
   return asked === 'auto' ? 'default' : asked === 'fast' ? 'priority' : asked;
 }
 
+/** Audio tokens the simulator counts per `input_audio` part, and per text token of an answer asked in audio. */
+export const SIM_INPUT_AUDIO_TOKENS = 50;
+export const SIM_AUDIO_TOKENS_PER_TOKEN = 4;
+
+/**
+ * The audio tokens of a request and its answer, as OpenAI reports them within its counts (its API
+ * document's CompletionUsage: `prompt_tokens_details.audio_tokens`, "Audio input tokens present in the
+ * prompt"; `completion_tokens_details.audio_tokens`, with `text_tokens` the transcript's): each
+ * `input_audio` part counts SIM_INPUT_AUDIO_TOKENS, an answer asked in audio (`audio`, or `modalities`
+ * naming `audio`) SIM_AUDIO_TOKENS_PER_TOKEN per text token. Undefined when the request has neither.
+ */
+function audioUsage(body: Record<string, unknown>, messages: Msg[], textTokens: number): { input: number; output: number } | undefined {
+  const parts = messages.flatMap((m) => (Array.isArray(m.content) ? (m.content as Array<{ type?: unknown }>) : [])).filter((p) => p?.type === 'input_audio').length;
+  const asked = body.audio != null || (Array.isArray(body.modalities) && body.modalities.includes('audio'));
+  if (!parts && !asked) return undefined;
+  return { input: parts * SIM_INPUT_AUDIO_TOKENS, output: asked ? textTokens * SIM_AUDIO_TOKENS_PER_TOKEN : 0 };
+}
+
 /** OpenAI chat completions, JSON and streamed, paced and broken by the knobs. */
 export function chatRoutes(knobs: KnobStore, log: RequestLog): Router {
   const r = Router();
@@ -77,6 +95,16 @@ export function chatRoutes(knobs: KnobStore, log: RequestLog): Router {
       completion_tokens: tool ? countTokens(toolArgs) + 5 : countTokens(text),
       total_tokens: 0,
     };
+    const audio = audioUsage(body, messages, usage.completion_tokens);
+    if (audio) {
+      const textTokens = usage.completion_tokens;
+      usage.prompt_tokens += audio.input;
+      usage.completion_tokens += audio.output;
+      Object.assign(usage, {
+        prompt_tokens_details: { cached_tokens: 0, audio_tokens: audio.input },
+        completion_tokens_details: { reasoning_tokens: 0, audio_tokens: audio.output, text_tokens: textTokens, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+      });
+    }
     usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
     Object.assign(usage, k.usageExtra ?? {});
     const finish = tool ? 'tool_calls' : maxTokens && words.length >= maxTokens ? 'length' : 'stop';

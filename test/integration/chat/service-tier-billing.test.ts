@@ -1,18 +1,14 @@
 import { expect } from 'chai';
-import { QueryTypes } from 'sequelize';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
-import { postSse } from '../../helpers/sse-events';
-import { usageSettled } from '../../helpers/usage';
 import { rndId } from '../../helpers/pool-models';
 import { buildWebMember, dashboardAs } from '../../helpers/web-client';
 import { updateKeyControls } from '../../../shared/tenancy/ops';
 import { upsertModel, upsertProvider } from '../../../shared/catalog/catalog-ops';
 import { bumpEpoch } from '../../../shared/cache/epoch';
-import { budgetStatus } from '../../../shared/limits/limits';
 import { ledgerSpend } from '../../../shared/limits/ledger-spend';
-import { db } from '../../../shared/db/sequelize';
+import { billedRows, budgetedOrg as budgeted, chatJson as json, chatStreamed as streamed, sentTo as sent, settledAt } from '../../helpers/priced-chat';
 
 const msgs = [{ role: 'user', content: 'hello there' }];
 const LIST = { input_token: 1, output_token: 2 };
@@ -43,28 +39,10 @@ describe('chat: service_tier priced per model on the platform credential', funct
     await bumpEpoch(env().redis);
   });
 
-  /** What the simulator received for an upstream model name. */
-  const sent = (upstream: string) => env().sim.log.entries.filter((e) => e.model === upstream).map((e) => e.body as Record<string, unknown>);
   const rowsOf = async (rid: string) => {
-    await usageSettled();
-    const q = (sql: string) => db().query<Record<string, unknown>>(sql, { type: QueryTypes.SELECT, replacements: { rid } });
-    const [event] = await q('SELECT input_tokens, output_tokens, units, passthrough FROM usage_events WHERE request_id = :rid');
-    const [log] = await q('SELECT cost_micros FROM request_logs WHERE request_id = :rid');
+    const { event, log } = await billedRows(rid);
     return { event, log, at: (p: { input_token: number; output_token: number }) => Number(event.input_tokens) * p.input_token + Number(event.output_tokens) * p.output_token };
   };
-  const budgeted = async () => {
-    const o = await buildOrg(env().redis);
-    await updateKeyControls(env().redis, o.keyId, { budgetMicros: 1_000_000, budgetPeriod: 'day' });
-    return o;
-  };
-  const settledAt = async (o: { org: { id: string }; keyId: string }, micros: number) => {
-    expect(await ledgerSpend('key', o.keyId, null), 'the ledger').to.equal(micros);
-    const st = await budgetStatus(env().redis, o.org.id, 'key', o.keyId, { micros: 1_000_000, period: 'day' });
-    expect(st.spent_usd * 1e6, 'the budget settled').to.be.closeTo(micros, 1e-6);
-    expect(st.reserved_usd, 'nothing left reserved').to.equal(0);
-  };
-  const json = (key: string, body: Record<string, unknown>) => call('POST', '/v1/chat/completions', { headers: keyHeader(key), json: body });
-  const streamed = (key: string, body: Record<string, unknown>) => postSse('/v1/chat/completions', keyHeader(key), Object.assign({ stream: true, stream_options: { include_usage: true } }, body));
 
   it('a tier the model does not price (priority, flex, scale, fast) is not sent upstream, answered as served (default) and billed at the list price, JSON and streamed', async () => {
     for (const service_tier of ['priority', 'flex', 'scale', 'fast']) {

@@ -23,6 +23,9 @@ const URL_FILE = [{ role: 'user', content: [{ type: 'text', text: 'summarize' },
 const openaiVendor = () => simDeployment('oa', { inline_image_urls: false });
 const URL_IMAGE = [{ role: 'user', content: [{ type: 'text', text: 'what is this?' }, { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] }];
 
+/** Audio priced (docs/catalog.md "Audio tokens"): without it the platform's credential refuses audio before any deployment is drawn. */
+const AUDIO_PRICED = { prices: { input_token: 1, output_token: 1, audio_input_token: 4, audio_output_token: 8 } };
+
 const chat = (key: string, model: string, extra: Record<string, unknown> = {}) =>
   call('POST', '/v1/chat/completions', { headers: keyHeader(key), json: { model, messages: [{ role: 'user', content: 'mixed kinds' }], ...extra } });
 
@@ -107,7 +110,7 @@ describe('model pools: deployments of a kind that cannot express the request', (
   // every reasoning_effort OpenAI documents has an Anthropic form; any other is refused before routing (openai-documented-fields.test.ts)
   it('serves web_search_options, audio and verbosity (the Anthropic adapter refuses them) from the OpenAI deployment of a mixed pool', async () => {
     const [oa, claudeNative] = [simDeployment('oa'), { name: 'claude', provider: 'simulator-anthropic', upstream: `claude-${rndId()}` }];
-    const model = await poolModel([oa, claudeNative]);
+    const model = await poolModel([oa, claudeNative], AUDIO_PRICED);
     await servedBy(() => chat(o.key, model, { web_search_options: {} }), 'oa', claudeNative.upstream);
     await servedBy(() => chat(o.key, model, { modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' } }), 'oa', claudeNative.upstream);
     await servedBy(() => chat(o.key, model, { verbosity: 'low' }), 'oa', claudeNative.upstream);
@@ -159,7 +162,7 @@ describe('model pools: deployments of a kind that cannot express the request', (
       it(`serves ${what} (the ${adapter} adapter refuses it) from the OpenAI deployment of a mixed pool, every time`, async () => {
         const other = refusing(adapter);
         const oa = simDeployment('oa');
-        const model = await poolModel([oa, other]);
+        const model = await poolModel([oa, other], AUDIO_PRICED);
         await servedBy(() => chat(o.key, model, { messages }), 'oa', other.upstream);
       });
     }
@@ -168,7 +171,7 @@ describe('model pools: deployments of a kind that cannot express the request', (
   for (const adapter of ADAPTERS) {
     it(`answers the ${adapter} adapter's own 400 for an input_audio part when the pool has no other deployment`, async () => {
       const only = refusing(adapter);
-      const model = await poolModel([only]);
+      const model = await poolModel([only], AUDIO_PRICED);
       const r = await chat(o.key, model, { messages: AUDIO_PART });
       expect(r.status, r.text).to.equal(400);
       expect(r.body.error.code).to.equal('invalid_request');

@@ -1,0 +1,48 @@
+import { expect } from 'chai';
+import { QueryTypes } from 'sequelize';
+import { env } from './harness';
+import { buildOrg } from './factories';
+import { call, keyHeader } from './http';
+import { postSse } from './sse-events';
+import { usageSettled } from './usage';
+import { updateKeyControls } from '../../shared/tenancy/ops';
+import { budgetStatus } from '../../shared/limits/limits';
+import { ledgerSpend } from '../../shared/limits/ledger-spend';
+import { db } from '../../shared/db/sequelize';
+
+/**
+ * Chat requests billed at a price other than the model's list price (service tiers, audio tokens:
+ * docs/catalog.md): the calls, what the simulator was sent, the request's usage event and request-log
+ * row, and a key with a budget whose ledger and settlement a test checks.
+ */
+
+/** What the simulator received for an upstream model name. */
+export const sentTo = (upstream: string) => env().sim.log.entries.filter((e) => e.model === upstream).map((e) => e.body as Record<string, unknown>);
+
+/** The request's usage event and request-log row, once the outbox is drained. */
+export async function billedRows(rid: string): Promise<{ event: Record<string, unknown>; log: Record<string, unknown> }> {
+  await usageSettled();
+  const q = (sql: string) => db().query<Record<string, unknown>>(sql, { type: QueryTypes.SELECT, replacements: { rid } });
+  const [event] = await q('SELECT input_tokens, output_tokens, units, passthrough FROM usage_events WHERE request_id = :rid');
+  const [log] = await q('SELECT cost_micros FROM request_logs WHERE request_id = :rid');
+  return { event, log };
+}
+
+/** An org whose key has a daily budget of one dollar. */
+export async function budgetedOrg() {
+  const o = await buildOrg(env().redis);
+  await updateKeyControls(env().redis, o.keyId, { budgetMicros: 1_000_000, budgetPeriod: 'day' });
+  return o;
+}
+
+/** The key's ledger spend and settled budget are `micros`, nothing left reserved. */
+export async function settledAt(o: { org: { id: string }; keyId: string }, micros: number): Promise<void> {
+  expect(await ledgerSpend('key', o.keyId, null), 'the ledger').to.equal(micros);
+  const st = await budgetStatus(env().redis, o.org.id, 'key', o.keyId, { micros: 1_000_000, period: 'day' });
+  expect(st.spent_usd * 1e6, 'the budget settled').to.be.closeTo(micros, 1e-6);
+  expect(st.reserved_usd, 'nothing left reserved').to.equal(0);
+}
+
+export const chatJson = (key: string, body: Record<string, unknown>) => call('POST', '/v1/chat/completions', { headers: keyHeader(key), json: body });
+export const chatStreamed = (key: string, body: Record<string, unknown>) =>
+  postSse('/v1/chat/completions', keyHeader(key), Object.assign({ stream: true, stream_options: { include_usage: true } }, body));
