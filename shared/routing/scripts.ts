@@ -1,3 +1,5 @@
+import { LUA_NOW_MS } from '../redis/lua-clock';
+
 /**
  * pick-deployment-(4N)
  * KEYS[4i-3..4i] of deployment i: health hash {until, fails, since, probe, prober}, in-flight zset (member = attempt,
@@ -17,8 +19,7 @@
  * rpm or tpm count frees only then), or a cooling one's end when sooner.
  */
 export const PICK_DEPLOYMENT = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+${LUA_NOW_MS}
 local n = #KEYS / 4
 local est = tonumber(ARGV[3])
 local cooling = ARGV[7] ~= '0'
@@ -132,8 +133,7 @@ if ARGV[2] == 'none' then
   if redis.call('HGET', KEYS[1], 'prober') == ARGV[1] then redis.call('HDEL', KEYS[1], 'probe', 'prober') end
   return {0, 0}
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+${LUA_NOW_MS}
 local hv = redis.call('HMGET', KEYS[1], 'until', 'fails', 'since')
 local untilMs, fails, since = tonumber(hv[1] or '0'), tonumber(hv[2] or '0'), tonumber(hv[3] or '0')
 if fails > 0 and tonumber(ARGV[8]) <= since then return {fails, math.max(0, untilMs - now)} end
@@ -157,8 +157,7 @@ return {fails, cool}
  */
 export const RENEW_ATTEMPT = `
 if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+${LUA_NOW_MS}
 local lease = tonumber(ARGV[2])
 redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
 if redis.call('PTTL', KEYS[1]) < lease + 60000 then redis.call('PEXPIRE', KEYS[1], lease + 60000) end

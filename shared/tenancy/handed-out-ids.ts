@@ -1,5 +1,6 @@
 import type { RedisClient } from '../redis/connection';
 import { keys } from '../redis/keys';
+import { LUA_NOW_MS } from '../redis/lua-clock';
 
 /**
  * Ids an Anthropic-native upstream handed an organization on the platform's credential, one
@@ -27,16 +28,12 @@ export const MAX_ID_LENGTH = 200;
 
 const member = (kind: HandedKind, id: string) => `${kind[0]}:${id}`;
 
-/** Redis's clock, so pods and workers with skewed clocks agree on what has expired. */
-const NOW = `local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
-
 /**
  * KEYS[1] the org's set; ARGV[1] the most kept, then pairs (keep ms, member). Drops the expired,
  * adds or extends (never shortens: GT), trims to the bound (soonest expiry first), and lets the set
  * expire with its last member.
  */
-export const RECORD_IDS = `${NOW}
+export const RECORD_IDS = `${LUA_NOW_MS}
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 for i = 2, #ARGV, 2 do redis.call('ZADD', KEYS[1], 'GT', now + tonumber(ARGV[i]), ARGV[i + 1]) end
 local n = redis.call('ZCARD', KEYS[1])
@@ -47,7 +44,7 @@ if last[2] then redis.call('PEXPIREAT', KEYS[1], string.format('%d', math.ceil(t
 return n`;
 
 /** KEYS[1] the org's set; ARGV members. Per member 1 when kept and not expired, else 0. */
-export const OWNED_IDS = `${NOW}
+export const OWNED_IDS = `${LUA_NOW_MS}
 local out = {}
 for i = 1, #ARGV do
   local s = redis.call('ZSCORE', KEYS[1], ARGV[i])

@@ -12,6 +12,7 @@ import { PICK_DEPLOYMENT, RENEW_ATTEMPT, SETTLE_DEPLOYMENT } from '../../shared/
 import { RESERVE_LIMITS, SETTLE_LIMITS, UNCOUNT_LIMITS } from '../../shared/limits/limits-script';
 import { KEEP_CANCELS, TAKE_CANCEL } from '../../api/routes/mcp/kept-cancels';
 import { OWNED_IDS, RECORD_IDS } from '../../shared/tenancy/handed-out-ids';
+import { LUA_NOW_MS } from '../../shared/redis/lua-clock';
 
 /**
  * On a Redis Cluster a script, MULTI or pipeline may touch one slot only. Every Lua script of the
@@ -54,6 +55,8 @@ const KEY_LISTS: Record<string, () => string[][]> = {
   // the ids the gateway handed an org on the platform's shared workspace (shared/tenancy/handed-out-ids.ts): one key each
   [RECORD_IDS]: () => [[keys.handedOutIds('org-1')]],
   [OWNED_IDS]: () => [[keys.handedOutIds('org-1')]],
+  // not a script: the lines that begin the scripts reading Redis's clock (shared/redis/lua-clock.ts); it names no key
+  [LUA_NOW_MS]: () => [],
 };
 
 function luaScriptsIn(dir: string): string[] {

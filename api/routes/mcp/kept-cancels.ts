@@ -1,6 +1,7 @@
 import crypto from 'crypto';
 import type { RedisClient } from '../../../shared/redis/connection';
 import { keys } from '../../../shared/redis/keys';
+import { LUA_NOW_MS } from '../../../shared/redis/lua-clock';
 
 /**
  * How long a `notifications/cancelled` whose call has not started is kept (its call's POST still
@@ -11,12 +12,8 @@ import { keys } from '../../../shared/redis/keys';
 export const KEEP_MS = 10_000;
 export const MAX_KEPT_PER_KEY = 64;
 
-/** Redis's clock, so pods with skewed clocks agree on what has expired. */
-const NOW = `local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
-
 /** KEYS[1] the key's set; ARGV keep ms, max per key, members. Drops the expired, adds, trims to the bound. */
-export const KEEP_CANCELS = `${NOW}
+export const KEEP_CANCELS = `${LUA_NOW_MS}
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local keep = tonumber(ARGV[1])
 for i = 3, #ARGV do redis.call('ZADD', KEYS[1], now + keep, ARGV[i]) end
@@ -30,7 +27,7 @@ return n`;
 export const TAKE_CANCEL = `local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not s then return 0 end
 redis.call('ZREM', KEYS[1], ARGV[1])
-${NOW}
+${LUA_NOW_MS}
 if tonumber(s) > now then return 1 end
 return 0`;
 
