@@ -2,10 +2,11 @@ import type { Request, Response, NextFunction } from 'express';
 import type { RedisClient } from '../../shared/redis/connection';
 import { authFailure } from '../../shared/auth/auth-failures';
 import { ApiError } from '../../shared/errors/ApiError';
-import { bearerChallenge, errors, scopeChallenge } from '../../shared/errors/codes';
+import { bearerChallenge, errors } from '../../shared/errors/codes';
 import { INFERENCE_PREFIX, PLATFORM_PREFIX } from '../../shared/auth/apiKeys';
 import { accessFor, allows, familyOf, isPlatformAdminPath } from '../../shared/platform/families';
 import { ADMIN_TOKEN_PREFIX, authenticateSecret } from '../../shared/platform/keys';
+import { insufficientScope } from './extra-scope';
 
 /** `presented`: a bearer credential came and was refused (RFC 6750's `invalid_token`); without one, the bare challenge. */
 const unauthorized = (code: string, message: string, presented = true) => new ApiError(401, code, message, { headers: bearerChallenge(presented) });
@@ -55,9 +56,7 @@ async function guard(redis: RedisClient, req: Request, next: NextFunction): Prom
   if (!family) throw errors.notFound(`No route for ${req.method} /admin/v1${req.path}.`);
   const access = accessFor(req.method);
   if (!allows(principal.scopes, family, access)) {
-    throw new ApiError(403, 'insufficient_scope', `This key lacks the scope ${family}:${access}${access === 'read' ? ` (or ${family}:write)` : ''}.`, {
-      headers: scopeChallenge(`${family}:${access}`),
-    });
+    throw insufficientScope(family, access, `This key lacks the scope ${family}:${access}${access === 'read' ? ` (or ${family}:write)` : ''}.`);
   }
   req.admin = { principal, family };
   next();

@@ -10,8 +10,12 @@ import { allows, type Access, type Family } from '../../shared/platform/families
  */
 export const holds = (req: Request, family: Family, access: Access): boolean => allows(req.admin?.principal.scopes ?? [], family, access);
 
-/** 403 `insufficient_scope` naming `<family>:<access>` (WWW-Authenticate as the guard's) unless the key holds it. */
+/** 403 `insufficient_scope` for a key without `<family>:<access>`, its WWW-Authenticate challenge naming the scope: the guard's (./auth.ts) and requireScope's. */
+export function insufficientScope(family: Family, access: Access, message: string, param?: string): ApiError {
+  return new ApiError(403, 'insufficient_scope', message, { headers: scopeChallenge(`${family}:${access}`), ...(param ? { param } : {}) });
+}
+
+/** insufficientScope unless the key holds `<family>:<access>`. */
 export function requireScope(req: Request, family: Family, access: Access, message: string, param?: string): void {
-  if (holds(req, family, access)) return;
-  throw new ApiError(403, 'insufficient_scope', message, { headers: scopeChallenge(`${family}:${access}`), ...(param ? { param } : {}) });
+  if (!holds(req, family, access)) throw insufficientScope(family, access, message, param);
 }
