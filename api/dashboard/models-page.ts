@@ -10,7 +10,7 @@ import { html } from '../web/html';
 import { count } from '../web/format';
 import type { WebKit } from '../web/session';
 import { renderOrgPage } from './org-page';
-import { splitPrices } from '../../shared/catalog/tier-prices';
+import { splitPrices, type StoredPrices } from '../../shared/catalog/tier-prices';
 
 /** Whether the org's capability policies let it call the model (the checks the inference routes make). */
 export function orgMayCall(org: OrgContext, m: Model): boolean {
@@ -42,7 +42,7 @@ export function priceText(unit: string, micros: number): string {
 }
 
 /** A model's prices as lines: its list prices, then each priced OpenAI service tier's (`service_tiers`, shared/catalog/tier-prices.ts). */
-function priceLines(stored: Record<string, unknown>): string[] {
+function priceLines(stored: StoredPrices): string[] {
   const { prices, tierPrices } = splitPrices(stored);
   const lines = Object.entries(prices).map(([u, v]) => priceText(u, v));
   for (const [tier, p] of Object.entries(tierPrices ?? {})) {

@@ -14,11 +14,10 @@ import { adaptiveOnly, adaptiveThinking, isClaude } from '../../workers/provider
 import { refuseStructuredOutput, structuredOutputField } from './structured-output';
 import { modelAllowed, type KeyControls } from '../../shared/limits/controls';
 import { passthroughRefused } from './passthrough';
-import { dearest, priceDelta, pricesOf, type CostPrices } from '../../shared/limits/usage-cost';
-import { merged } from '../../shared/merged';
-import { withTierPrice } from './service-tier-route';
+import { dearest, pricesOf, type CostPrices } from '../../shared/limits/usage-cost';
 import { billedTier } from '../../shared/catalog/tier-prices';
-import { audioPrices, pricesAudio, type AudioAsked } from '../../shared/catalog/audio-prices';
+import { pricesAudio, type AudioAsked } from '../../shared/catalog/audio-prices';
+import { pricedStep, type Pricing } from './step-prices';
 
 type Operation = ChatJob['operation'];
 
@@ -204,9 +203,10 @@ export async function routeFor(
   const onlyProvider = passthrough ? model.provider.id : undefined;
   const primary = stepOf(model, false, op, primaryKind, onlyProvider, body) ?? stepOf(model, false, op, primaryKind, onlyProvider);
   const fallbacks: RouteStep[] = [];
-  const prices = [pricesOf(model.prices)];
-  // an OpenAI service tier asked on the platform's credential: each step carries its model's price for it, if any (service-tier-route.ts)
+  // each step carries the prices it bills at (step-prices.ts): its model's list prices, and on the platform's
+  // credential its model's price for an OpenAI service tier asked, and for the audio asked
   const tier = passthrough || op !== 'chat' ? undefined : billedTier(body.service_tier);
+  const pricing: Pricing = { asked: model, tier, audio, held: [pricesOf(model.prices)] };
   if (!passthrough) {
     for (const id of model.fallbacks) {
       const f = await ctx.catalog.get(id);
@@ -215,30 +215,17 @@ export async function routeFor(
       // audio asked: only a fallback that prices it (the model asked for does: api/routes/chat/router.ts)
       if (audio && !pricesAudio(f, audio)) continue;
       const step = stepOf(f, true, op, primaryKind, undefined, body);
-      if (!step) continue;
       // billed at the model that serves: its prices' difference from the model asked for travels with it
-      const delta = priceDelta(f.prices, model.prices);
-      const priced = delta ? merged(step, { priceDelta: delta }) : step;
-      const tiered = tier ? withTierPrice(priced, f, model, tier, prices) : priced;
-      fallbacks.push(audio ? withAudioPrice(tiered, f, prices) : tiered);
-      prices.push(pricesOf(f.prices));
+      if (step) fallbacks.push(pricedStep(step, f, pricing));
     }
   }
   const tooLong = fallbacks.length > 0 && !fitsContext(model, needsNow());
-  const tiered = primary && tier ? withTierPrice(primary, model, model, tier, prices) : primary;
-  const first = tiered && audio ? withAudioPrice(tiered, model, prices) : tiered;
+  const first = primary && pricedStep(primary, model, pricing);
   const steps = [...(first && !tooLong ? [first] : []), ...fallbacks];
   const route = steps.length ? steps : [first ?? lastResort(model, primaryKind, onlyProvider)];
   // a step picked in Redis counts the request's tokens in flight there (PoolState.pick)
   // a budget holds the request at the dearest model that may serve it (a fallback is billed at its own prices)
-  return { route, estimatedTokens: route.every(pickedLocally) ? 0 : needsNow().tokens, heldPrices: dearest(prices) };
-}
-
-/** A step of a request asking audio: it carries its model's audio price difference, and a budget holds its audio prices (audio-prices.ts). */
-function withAudioPrice(step: RouteStep, m: CatalogModel, held: CostPrices[]): RouteStep {
-  const p = audioPrices(m);
-  held.push(p.held);
-  return merged(step, { audioPriceDelta: p.delta });
+  return { route, estimatedTokens: route.every(pickedLocally) ? 0 : needsNow().tokens, heldPrices: dearest(pricing.held) };
 }
 
 /**

@@ -47,19 +47,22 @@ export function refuseUnpricedAudio(m: CatalogModel, a: AudioAsked): void {
 }
 
 /**
- * Per token, model `m`'s audio price minus its text price (the step's `audioPriceDelta`: an answer's
- * audio tokens, counted among its text tokens, cost that much more: workers/pools/audio-price.ts),
- * and the prices a budget holds the request at on `m` (its audio prices where set).
+ * Per token, model `m`'s audio price minus its text price, for the audio the request asks (`a`): the
+ * step's `audioPriceDelta`, `output_token` when audio output is asked, `input_token` when
+ * `input_audio` parts are sent (an answer's audio tokens, counted among its text tokens, cost that
+ * much more: workers/pools/audio-price.ts; the platform's credential sends no earlier answer's audio
+ * by id, api/routes/chat/shared-account-ids.ts, so an audio not asked has no tokens); and the prices a
+ * budget holds the request at on `m` (its audio price for the audio asked, where dearer).
  */
-export function audioPrices(m: CatalogModel): { delta: CostPrices; held: CostPrices } {
+export function audioPrices(m: CatalogModel, a: AudioAsked): { delta: CostPrices; held: CostPrices } {
   const p = m.prices;
   const delta: CostPrices = {};
   const held: CostPrices = { input_token: p.input_token ?? 0, output_token: p.output_token ?? 0 };
-  if (p.audio_input_token !== undefined) {
+  if (a.input && p.audio_input_token !== undefined) {
     delta.input_token = p.audio_input_token - (p.input_token ?? 0);
     held.input_token = Math.max(held.input_token!, p.audio_input_token);
   }
-  if (p.audio_output_token !== undefined) {
+  if (a.output && p.audio_output_token !== undefined) {
     delta.output_token = p.audio_output_token - (p.output_token ?? 0);
     held.output_token = Math.max(held.output_token!, p.audio_output_token);
   }

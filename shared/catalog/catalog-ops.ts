@@ -8,7 +8,7 @@ import { bumpEpoch } from '../cache/epoch';
 import { baseModelMisfits, deploymentsSchema, fallbacksSchema, poolOfOne, type DeploymentSpec } from './deployments';
 import { decisionPoolMisfits, decisionUsersRefusing } from './decision-providers';
 import { withBaseModels } from './base-models';
-import { pricesSchema } from './tier-prices';
+import { pricesSchema, type StoredPrices } from './tier-prices';
 import { askProfilesAgain, profileAccessChanged } from './provider-base-models';
 import { MAX_IMAGE_TOKENS } from '../tokenizer/media';
 
@@ -81,7 +81,7 @@ export type ModelInput = {
   limits?: Record<string, unknown>;
   config?: Record<string, unknown>;
   /** Micro-dollars per unit, and `service_tiers` (tier-prices.ts). */
-  prices?: Record<string, unknown>;
+  prices?: StoredPrices;
   tokenizer?: string;
   enabled?: boolean;
 };
@@ -146,8 +146,8 @@ export async function upsertModel(m: ModelInput): Promise<{ model: Model; warnin
     maxOutputTokens: m.max_output_tokens ?? null,
     limits: m.limits ?? {},
     config: m.config ?? {},
-    // `service_tiers` nests an object: every reader of a unit's price takes numbers only (tier-prices.ts splitPrices)
-    prices: (m.prices ?? {}) as Record<string, number>,
+    // `service_tiers` nests an object: every reader of a unit's price takes the list prices of tier-prices.ts splitPrices
+    prices: m.prices ?? {},
     tokenizer: m.tokenizer ?? 'o200k_base',
     enabled: m.enabled ?? true,
   };

@@ -30,6 +30,25 @@ export function billedTier(asked: unknown): string | undefined {
   return asked === 'fast' ? 'priority' : asked;
 }
 
+/** One priced tier's token prices (micro-dollars per token). */
+export interface TierPrice {
+  input_token: number;
+  output_token: number;
+}
+
+/**
+ * A model's `prices` as stored (the models table's JSONB, as pricesSchema takes it): micro-dollars per
+ * unit, and `service_tiers`, an object of tier prices. A reader of unit prices takes the list prices
+ * of splitPrices (the catalog's CatalogModel.prices), never a unit of this.
+ */
+export interface StoredPrices {
+  [unit: string]: number | StoredTiers | undefined;
+  service_tiers?: StoredTiers;
+}
+
+/** `prices.service_tiers` as stored: a priced tier's prices (PRICED_TIERS). */
+export type StoredTiers = Partial<Record<(typeof PRICED_TIERS)[number], TierPrice>>;
+
 export interface SplitPrices {
   /** The list prices (numbers only). */
   prices: Record<string, number>;
@@ -38,8 +57,8 @@ export interface SplitPrices {
 }
 
 /** A stored `prices` object split into the list prices and the per-tier prices (as the catalog holds them). */
-export function splitPrices(stored: Record<string, unknown>): SplitPrices {
-  const tiers = stored.service_tiers;
+export function splitPrices(stored: StoredPrices): SplitPrices {
+  const tiers: unknown = stored.service_tiers;
   if (tiers === undefined) return { prices: stored as Record<string, number> };
   const prices: Record<string, number> = {};
   for (const [k, v] of Object.entries(stored)) if (typeof v === 'number') prices[k] = v;

@@ -137,10 +137,11 @@ export function startChatWorkers(rt: WorkerRuntime): Worker[] {
     const { outcome } = routed;
     // a fallback with other prices than the model asked for, or a priced service tier served (service-tier.ts): the
     // difference goes on the event, billed at the model and tier that served
+    const billed = servedDelta(d, routed.step, 'servedTier' in outcome ? outcome.servedTier : undefined);
     const repriced =
-      servedPriceMicros(outcome.usage, servedDelta(d, routed.step, 'servedTier' in outcome ? outcome.servedTier : undefined)) +
+      servedPriceMicros(outcome.usage, billed) +
       // audio tokens the request asked for, at the audio price (audio-price.ts)
-      audioMicros(routed.step.audioPriceDelta, outcome.response, outcome.streamedUsage);
+      audioMicros(routed.step, billed, outcome.usage, outcome.response, outcome.streamedUsage);
     ctx.usage('chat', {
       inputTokens: outcome.usage.inputTokens,
       outputTokens: outcome.usage.outputTokens,

@@ -1,4 +1,5 @@
 import type { DeploymentSpec } from '../../catalog/deployments';
+import type { StoredPrices } from '../../catalog/tier-prices';
 import { DataTypes, Model as SModel, Sequelize, InferAttributes, InferCreationAttributes, CreationOptional } from 'sequelize';
 
 export interface Capabilities {
@@ -28,8 +29,11 @@ export class Model extends SModel<InferAttributes<Model>, InferCreationAttribute
   declare limits: CreationOptional<Record<string, unknown>>;
   /** Per-task config, e.g. `audio_config`, `decision_config`. */
   declare config: CreationOptional<Record<string, unknown>>;
-  /** Prices per unit in micro-dollars, e.g. `{ input_token: 0.5, output_token: 1.5 }`. */
-  declare prices: CreationOptional<Record<string, number>>;
+  /**
+   * Prices per unit in micro-dollars, e.g. `{ input_token: 0.5, output_token: 1.5 }`, and on a chat
+   * model `service_tiers`, an object (shared/catalog/tier-prices.ts): read unit prices through splitPrices.
+   */
+  declare prices: CreationOptional<StoredPrices>;
   /** Tokenizer profile name (gpt-tokenizer encoding), e.g. `o200k_base`. */
   declare tokenizer: CreationOptional<string>;
   /** The model's pool (shared/catalog/deployments.ts); the first deployment mirrors providerId/upstreamName. */

@@ -8,6 +8,7 @@ import { searchOrg, search } from '../search/helpers';
 import { Membership, Model, User } from '../../../shared/db/models';
 import { db } from '../../../shared/db/sequelize';
 import { usdMicros } from '../../../api/web/format';
+import { splitPrices } from '../../../shared/catalog/tier-prices';
 
 /** The dashboard's totals table: model, modality, requests, input, output, audio, cost (as the page writes it, `$0.02`). */
 function dashboardTotals(page: string): Array<{ model: string; modality: string; requests: number; cost: string }> {
@@ -39,10 +40,10 @@ describe('usage figures: the dashboard, GET /admin/v1/billing/usage and the ledg
       `SELECT coalesce(sum(price_micros), 0) AS overage FROM search_usage WHERE org_id = :org AND charge_class = 'overage'`, { type: QueryTypes.SELECT, replacements: { org: o.org.id } });
     expect(Number(searchLedger.overage)).to.be.greaterThan(0);
     expect(Number(ledger.images)).to.be.greaterThan(0);
-    const chatModel = (await Model.findOne({ where: { publicId: 'sim-chat' } }))!;
+    const { prices: chatPrices } = splitPrices((await Model.findOne({ where: { publicId: 'sim-chat' } }))!.prices);
     const [events] = await db().query<{ input: string; output: string }>(
       `SELECT sum(input_tokens) AS input, sum(output_tokens) AS output FROM usage_events WHERE org_id = :org AND model = 'sim-chat'`, { type: QueryTypes.SELECT, replacements: { org: o.org.id } });
-    const chatCost = Number(events.input) * (chatModel.prices.input_token ?? 0) + Number(events.output) * (chatModel.prices.output_token ?? 0);
+    const chatCost = Number(events.input) * (chatPrices.input_token ?? 0) + Number(events.output) * (chatPrices.output_token ?? 0);
     const expectedCost = chatCost + Number(ledger.images) + Number(searchLedger.overage);
 
     // the billing family

@@ -10,6 +10,7 @@ import { createApiKey } from '../../../shared/tenancy/ops';
 import { addDays, utcDay } from '../../../shared/metering/rollups';
 import { db } from '../../../shared/db/sequelize';
 import { usdMicros } from '../../../api/web/format';
+import { splitPrices } from '../../../shared/catalog/tier-prices';
 
 /** A breakdown table of the usage page: label → [requests, input, output, cost]. */
 function table(page: string, test: string): Map<string, [number, number, number, string]> {
@@ -44,13 +45,13 @@ describe('dashboard usage page: a date range and breakdowns by key, project and 
     const axis = (title: string) => [...(page.text.split(`${title}</h2>`)[1] ?? '').split('</svg>')[0].matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map((m) => m[1]);
     expect(axis('Cost per day (USD, list prices)')).to.have.length(3).and.satisfy((xs: string[]) => xs.every((x) => /^\$\d/.test(x)));
     expect(axis('Requests per day')).to.have.length(3).and.satisfy((xs: string[]) => xs.every((x) => /^\d/.test(x)));
-    const prices = (await Model.findOne({ where: { publicId: 'sim-chat' } }))!.prices;
+    const { prices } = splitPrices((await Model.findOne({ where: { publicId: 'sim-chat' } }))!.prices);
     const ledger = await db().query<{ key: string; project: string | null; n: string; input: string; output: string }>(
       `SELECT api_key_id AS key, project_id AS project, count(*) AS n, sum(input_tokens) AS input, sum(output_tokens) AS output
          FROM usage_events WHERE org_id = :org GROUP BY 1, 2`, { type: QueryTypes.SELECT, replacements: { org: o.org.id } });
     expect(ledger).to.have.length(2);
     // cost at list prices in micro-dollars, as the pages write it (usdMicros: cents, or a few millionths to three significant digits)
-    const micros = (l: (typeof ledger)[number]) => Number(l.input) * prices.input_token! + Number(l.output) * prices.output_token!;
+    const micros = (l: (typeof ledger)[number]) => Number(l.input) * prices.input_token + Number(l.output) * prices.output_token;
     const expected = (l: (typeof ledger)[number]): [number, number, number, string] => [Number(l.n), Number(l.input), Number(l.output), usdMicros(micros(l))];
     const unbound = ledger.find((l) => l.key === o.keyId)!;
     const boundRow = ledger.find((l) => l.key === bound.id)!;
