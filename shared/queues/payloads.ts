@@ -115,8 +115,10 @@ export interface RouteStep {
   tierPriceDelta?: CostPrices;
   /**
    * A chat request asking audio (output, or `input_audio` parts) on the platform's credential: per
-   * token, this step's model's audio price minus its text price (shared/catalog/audio-prices.ts). The
-   * answer's reported audio tokens are billed with this difference in `units.cost_micros`
+   * token of the audio asked (`output_token` for audio output, `input_token` for `input_audio`
+   * parts), this step's model's audio price minus its list text price (shared/catalog/audio-prices.ts).
+   * The answer's audio tokens (reported, else every token of the side asked) are billed with this
+   * difference, less a served tier's over the list price, in `units.cost_micros`
    * (workers/pools/audio-price.ts). Absent on every other request.
    */
   audioPriceDelta?: CostPrices;

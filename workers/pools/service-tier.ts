@@ -6,7 +6,7 @@ import { merged } from '../../shared/merged';
 /**
  * The job as a deployment of `step` gets it: a chat request asking an OpenAI service tier (flex,
  * scale, priority, fast) on the platform's credential goes without `service_tier` when the step's
- * model does not price that tier (no `tierPriceDelta`, api/dispatch/service-tier-route.ts): the
+ * model does not price that tier (no `tierPriceDelta`, api/dispatch/step-prices.ts): the
  * platform's upstream account would pay the tier's rate while the organization is billed the list
  * price. OpenAI's standard processing serves it, as a request without `service_tier` (`auto`, which
  * uses the project's tier, "default" unless configured: OpenAI's API document, ServiceTier), and the
