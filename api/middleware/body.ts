@@ -18,14 +18,25 @@ import { assertJsonDepth, assertParsedDepth, assertStorableText } from '../../sh
  * the latter only when its raw bytes hold a `\u` escape or are not UTF-8; a body that is not UTF-8 has
  * its depth checked on the parsed body first (assertParsedDepth, a walk of its own), since bytes of
  * UTF-16 or UTF-32 cannot be scanned for brackets and quotes.
+ *
+ * `watch`: a text (a key such as `file_id`) whose absence from the raw bytes is noted on the request
+ * (rawLacksWatched), so that a route need not walk the parsed body for it. Noted only for UTF-8 bytes
+ * without a `\u` escape: JSON spells a key's letters, digits and `_` only as themselves or as a `\u`
+ * escape, so such bytes without the text cannot parse into it.
  */
 /** Set on a request whose raw JSON showed it holds only storable text (assertJsonDepth). */
 const STORABLE = Symbol('gw.storableBody');
 /** Set on a request whose body was not UTF-8: its depth is checked on the parsed body (assertParsedDepth). */
 const OTHER_CHARSET = Symbol('gw.otherCharset');
-type Marked = Request & { [STORABLE]?: true; [OTHER_CHARSET]?: true };
+/** Set on a request whose raw UTF-8 JSON, without a `\u` escape, does not hold jsonBody's `watch` text. */
+const LACKS_WATCHED = Symbol('gw.lacksWatched');
+type Marked = Request & { [STORABLE]?: true; [OTHER_CHARSET]?: true; [LACKS_WATCHED]?: true };
 
-export function jsonBody(limit: string | number = '20mb'): RequestHandler {
+/** Whether the request's body (read by jsonBody with a `watch` text) cannot hold that text; false when not known. */
+export const rawLacksWatched = (req: Request): boolean => (req as Marked)[LACKS_WATCHED] === true;
+
+export function jsonBody(limit: string | number = '20mb', watch?: string): RequestHandler {
+  const watched = watch === undefined ? undefined : Buffer.from(watch, 'utf8');
   const parse = express.json({
     limit,
     strict: false,
@@ -34,7 +45,10 @@ export function jsonBody(limit: string | number = '20mb'): RequestHandler {
       // other charsets (UTF-16, UTF-32) cannot be scanned byte by byte: their parsed body is walked instead
       if (!/^utf-?8$/i.test(encoding)) return void ((req as Marked)[OTHER_CHARSET] = true);
       // a UTF-8 body without a \u escape cannot hold NUL or a lone surrogate: no walk of the parsed body
-      if (!assertJsonDepth(raw).mayBeUnstorable) (req as Marked)[STORABLE] = true;
+      if (assertJsonDepth(raw).mayBeUnstorable) return;
+      (req as Marked)[STORABLE] = true;
+      // nor the watched text, if its bytes are not there
+      if (watched && raw.indexOf(watched) === -1) (req as Marked)[LACKS_WATCHED] = true;
     },
   });
   const max = typeof limit === 'number' ? limit : bytes.parse(limit)!;

@@ -2,14 +2,14 @@ import { Router, type Request, type Response } from 'express';
 import type { AppContext } from '../../context';
 import { only } from '../only';
 import { requireJson } from '../../middleware/require-json';
-import { jsonBody } from '../../middleware/body';
+import { jsonBody, rawLacksWatched } from '../../middleware/body';
 import { validate } from '../../validate';
 import { countTokensSchema, messagesSchema } from './schema';
 import { requireAnthropicVersion } from './version';
 import { anthropicBeta } from './beta';
 import { refuseThinkingBudget } from './thinking-budget';
 import { refuseNativeOnly } from './native-only';
-import { dropSharedMessageIds, refuseSharedAccountIds } from './shared-account-ids';
+import { dropSharedMessageIds, refuseSharedAccountIds, sharedAccountIds } from './shared-account-ids';
 import { ownedHandedIds } from '../../../shared/tenancy/handed-out-ids';
 import { refuseInvalidInputSchemas } from './input-schemas';
 import { refuseUnsupportedStrictSchemas } from './strict-schemas';
@@ -68,7 +68,9 @@ function createHandler(ctx: AppContext) {
     refuseNativeOnly(req, body, bypass);
     // ids Anthropic resolves in the platform's workspace, shared by every organization, but those it handed this one (shared-account-ids.ts)
     if (bypass) {
-      await refuseSharedAccountIds(body as unknown as Record<string, unknown>, (named) => ownedHandedIds(ctx.redis, req.auth!.orgId, named));
+      // the blocks are walked for file ids only when the raw body holds `file_id`; nothing is awaited when no id is named
+      const named = sharedAccountIds(body as unknown as Record<string, unknown>, !rawLacksWatched(req));
+      if (named) await refuseSharedAccountIds(named, (ids) => ownedHandedIds(ctx.redis, req.auth!.orgId, ids));
       dropSharedMessageIds(body as unknown as Record<string, unknown>);
     }
     // Anthropic's context editing (`context_management.edits`): an Anthropic-native upstream applies it itself; a translated one gets what it leaves (context-editing.ts)
@@ -181,8 +183,9 @@ function countTokensHandler(ctx: AppContext) {
  */
 export function messagesRouter(ctx: AppContext): Router {
   const r = Router();
-  // Anthropic's cap for the Messages and Token Counting APIs (its API overview: "32 MB", 413 request_too_large past it)
-  r.use('/v1/messages', jsonBody('32mb'));
+  // Anthropic's cap for the Messages and Token Counting APIs (its API overview: "32 MB", 413 request_too_large past it);
+  // whether the bytes hold `file_id` is noted, for the native bypass's file sources (shared-account-ids.ts)
+  r.use('/v1/messages', jsonBody('32mb', 'file_id'));
   only(r, '/v1/messages', { post: [requireJson, requireAnthropicVersion, createHandler(ctx)] });
   only(r, '/v1/messages/count_tokens', { post: [requireJson, requireAnthropicVersion, countTokensHandler(ctx)] });
   return r;

@@ -27,14 +27,23 @@ import type { HandedKind } from '../../../shared/tenancy/handed-out-ids';
  * An id the gateway handed the caller's organization in an earlier native-bypass answer (its
  * container, a file its code execution produced, a thread's message: recorded by the chat worker,
  * workers/providers/anthropic/handed-ids.ts) is that organization's own and passes, sent as given,
- * while it is kept (shared/tenancy/handed-out-ids.ts); `owned` looks them up, once per request and
- * only when the request names one. Code execution results echoed in an assistant turn
- * (`bash_code_execution_output.file_id`, ...) are the model's own earlier output, not an input it
- * reads by id, and pass.
+ * while it is kept (shared/tenancy/handed-out-ids.ts). Code execution results echoed in an assistant
+ * turn (`bash_code_execution_output.file_id`, ...) are the model's own earlier output, not an input
+ * it reads by id, and pass.
+ *
+ * Two steps, so that the common request (naming none) costs next to nothing: sharedAccountIds lists
+ * the ids named, or undefined, without walking the messages' blocks when the raw body cannot hold a
+ * `file_id` (the route's caller knows: api/middleware/body.ts rawLacksWatched); only a list is
+ * awaited, by refuseSharedAccountIds, which looks up every id once.
  */
-export async function refuseSharedAccountIds(body: Record<string, unknown>, owned: OwnedLookup): Promise<void> {
-  const named: Named[] = [];
-  walk(body.messages, 'messages', named);
+
+/**
+ * The ids the request names, in the order they are checked, or undefined when it names none.
+ * `blocksMayName`: whether the messages' blocks may hold a `file_id` at all (false: not walked).
+ */
+export function sharedAccountIds(body: Record<string, unknown>, blocksMayName: boolean): NamedId[] | undefined {
+  const named: NamedId[] = [];
+  if (blocksMayName) walk(body.messages, 'messages', named);
   const c = body.container;
   const containerId = typeof c === 'string' ? c : isRecord(c) && typeof c.id === 'string' ? c.id : undefined;
   if (containerId !== undefined) named.push({ kind: 'container', id: containerId, refusal: () => refused(`container: container '${cut(containerId)}' not found. Containers are reused only by the organization they were made for, within their lifetime; leave out the id to start a new one.`, 'container') });
@@ -46,10 +55,14 @@ export async function refuseSharedAccountIds(body: Record<string, unknown>, owne
   if (isRecord(thread) && thread.previous_message_id != null) {
     named.push({ kind: 'message', id: thread.previous_message_id, refusal: () => threadNotFound(thread.previous_message_id, 'Threads are continued only by the organization they were made for, while the gateway keeps their record.') });
   }
-  if (!named.length) return;
+  return named.length ? named : undefined;
+}
+
+/** Refuses the first of the `named` ids (sharedAccountIds) the gateway did not hand the caller's organization: one lookup (`owned`) for them all. */
+export async function refuseSharedAccountIds(named: NamedId[], owned: OwnedLookup): Promise<void> {
   // one lookup for the ids before the first that no organization is ever handed (a custom skill, an id that is not a string)
   const never = named.findIndex((n) => !n.kind || typeof n.id !== 'string');
-  const ask = (never < 0 ? named : named.slice(0, never)) as Array<Named & { kind: HandedKind; id: string }>;
+  const ask = (never < 0 ? named : named.slice(0, never)) as Array<NamedId & { kind: HandedKind; id: string }>;
   const mine = ask.length ? await owned(ask.map((n) => ({ kind: n.kind, id: n.id }))) : [];
   const first = ask.findIndex((_, i) => !mine[i]);
   if (first >= 0) throw ask[first].refusal();
@@ -74,7 +87,7 @@ export function dropSharedMessageIds(body: Record<string, unknown>): void {
 export type OwnedLookup = (named: Array<{ kind: HandedKind; id: string }>) => Promise<boolean[]>;
 
 /** An id the request names, in the order the fields are checked; `kind` absent: never handed out (a custom skill). */
-interface Named {
+export interface NamedId {
   kind?: HandedKind;
   id: unknown;
   refusal: () => ApiError;
@@ -87,7 +100,7 @@ const refused = (message: string, param: string) => new ApiError(400, 'invalid_r
  * Every block of the messages, nested ones too, except a tool use's `input` (the caller's own data):
  * a file source or a `container_upload` block is refused, named by its path as Anthropic names fields.
  */
-function walk(v: unknown, path: string, named: Named[]): void {
+function walk(v: unknown, path: string, named: NamedId[]): void {
   if (Array.isArray(v)) return v.forEach((x, i) => walk(x, `${path}.${i}`, named));
   if (!isRecord(v)) return;
   if ((v.type === 'file' || v.type === 'container_upload') && v.file_id != null) named.push({ kind: 'file', id: v.file_id, refusal: () => fileNotFound(v.file_id, `${path}.file_id`) });

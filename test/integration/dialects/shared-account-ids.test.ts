@@ -150,6 +150,16 @@ describe("ids an upstream resolves in the platform's shared account", () => {
       });
     }
 
+    it('a file id whose key is written with an escape (file\\u005fid) is refused all the same, JSON and streamed (the raw bytes hold no `file_id`)', async () => {
+      for (const stream of [false, true]) {
+        const raw = `{"model":"sim-claude","max_tokens":20,"stream":${stream},"messages":[{"role":"user","content":[{"type":"document","source":{"type":"file","file\\u005fid":"file_011esc"}},{"type":"text","text":"summarise it"}]}]}`;
+        const r: Reply = await call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), 'anthropic-version': '2023-06-01', 'content-type': 'application/json' }, raw });
+        expect(r.status, `stream=${stream} ${r.text}`).to.equal(400);
+        expect(r.body.error.message).to.include('File not found: file_011esc.');
+      }
+      expect(sent(), 'nothing reached the upstream').to.have.length(0);
+    });
+
     it("diagnostics' previous message id (an opted-in client sends its last answer's on every turn) is served, sent upstream as null", async () => {
       const before = await billedEvents(o.org.id);
       for (const stream of [false, true]) {

@@ -22,6 +22,7 @@ const HOT = [
   'shared/http/json-checks.ts',
   'api/routes/chat',
   'api/routes/messages/router.ts',
+  'api/routes/messages/shared-account-ids.ts',
   'api/routes/responses/router.ts',
   'api/routes/embeddings/router.ts',
   'api/sse.ts',
