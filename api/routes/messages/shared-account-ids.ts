@@ -8,19 +8,31 @@ import type { HandedKind } from '../../../shared/tenancy/handed-out-ids';
  * with. The native bypass sends the body unchanged (api/routes/messages/router.ts) on the platform's
  * credential, one workspace shared by every organization (and the operator), and the messages dialect
  * takes no caller's own key (docs/api.md, Passthrough): such an id would reach what another
- * organization left there. Each is refused 400 `invalid_request` before a lane, a budget or the
- * upstream is reached (docs/security.md, "Ids an upstream resolves"). A translated upstream is never
+ * organization left there. Each is refused before a lane, a budget or the upstream is reached, as an
+ * id the caller's workspace does not hold (docs/security.md, "Ids an upstream resolves"): a file 404,
+ * a thread 404, the others 400 `invalid_request`. A translated upstream is never
  * sent them (api/dialects/messages/request.ts refuses a `file` source; native-only.ts a `container`).
  * The fields, as @anthropic-ai/sdk 1.17.0 types them (resources/beta/messages/messages.d.ts):
  *
  * - an image's or document's `source` `{type: 'file', file_id}` (BetaFileImageSource,
  *   BetaFileDocumentSource: the Files API), anywhere a block may sit (a tool result's content, a
  *   `content` document source's), and a `container_upload` block's `file_id`
- *   (BetaContainerUploadBlockParam): answered "File not found: <id>", the not_found_error message
- *   Anthropic gives a missing file;
+ *   (BetaContainerUploadBlockParam): answered as Anthropic answers a file id its workspace does not
+ *   hold, 404 `not_found_error`, "File `<id>` not found." (its Files API guide,
+ *   platform.claude.com/docs/en/build-with-claude/files, "Error handling": "File not found (404): The
+ *   specified `file_id` doesn't exist or you don't have access to it", and its example body
+ *   `{"type": "error", "error": {"type": "not_found_error", "message": "File `file_011CNha8iCJcU1wXNR6q4V8w`
+ *   not found."}}`; an earlier version of that page showed `invalid_request_error` "File not found:
+ *   <id>", which the gateway answered with 400 before). No SDK class is keyed to it (@anthropic-ai/sdk
+ *   1.17 has FileExpiredError, `404 file_expired`, for a file past its expiry only): the SDK raises its
+ *   NotFoundError;
  * - `container` as an id, or `{id}` (MessageCreateParams.container: "Container identifier for reuse
  *   across requests"), and a `custom` skill of `container.skills` (BetaSkillParams: "'custom'
- *   (user-defined)"; Anthropic's own skills, type `anthropic`, are no workspace's and pass);
+ *   (user-defined)"; Anthropic's own skills, type `anthropic`, are no workspace's and pass): 400, the
+ *   field named. No published answer of Anthropic's to an unknown container id was found (its code
+ *   execution guide names `container_expired` as a tool result's error code, not an HTTP answer, and a
+ *   public report, pydantic/pydantic-ai#7833, records an untyped 500 for a lapsed container), so the
+ *   gateway keeps its 400 rather than guess;
  * - `thread` `{type: 'continue', previous_message_id}` (BetaMessageThreadParam: "Server-held
  *   conversation state"). (`diagnostics.previous_message_id` is sent as null instead: dropSharedMessageIds.)
  *
@@ -107,5 +119,6 @@ function walk(v: unknown, path: string, named: NamedId[]): void {
   for (const [k, x] of Object.entries(v)) if (k !== 'input' && typeof x === 'object' && x !== null) walk(x, `${path}.${k}`, named);
 }
 
+/** Anthropic's 404 for a file id its workspace does not hold, in its words (above), and what to send instead. */
 const fileNotFound = (id: unknown, path: string) =>
-  refused(`File not found: ${cut(id)}. File ids other than those this model's code execution made for your organization are not sent to its upstream (one account for every organization); send the file itself (a base64 or url source).`, path.replace(/\.(\d+)/g, '[$1]'));
+  new ApiError(404, 'file_not_found', `File \`${cut(id)}\` not found. File ids other than those this model's code execution made for your organization are not sent to its upstream (one account for every organization); send the file itself (a base64 or url source).`, { param: path.replace(/\.(\d+)/g, '[$1]') });

@@ -12,8 +12,8 @@ const params = (model: string, extra: Record<string, unknown>): Params => ({ mod
 const INVALID_2020_12 =
   'tools.0.custom.input_schema: JSON schema is invalid. It must match JSON Schema draft 2020-12 (https://json-schema.org/draft/2020-12). Learn more about tool use at https://platform.claude.com/docs/en/agents-and-tools/tool-use/overview.';
 
-/** Each bad request: its params and the words of the refusal POST /v1/messages answers it with (api/routes/messages/*), when pinned here. */
-const BAD: Record<string, { params: Params; message?: string }> = {
+/** Each bad request: its params and the words of the refusal POST /v1/messages answers it with (api/routes/messages/*), when pinned here; `notFound`: a 404 `not_found_error`, not a 400. */
+const BAD: Record<string, { params: Params; message?: string; notFound?: true }> = {
   // input-schemas.ts: draft-07's array `items` is not a draft 2020-12 schema
   draft07: { params: params('sim-chat', { tools: [{ name: 'lookup', input_schema: { type: 'object', properties: { ids: { type: 'array', items: [{ type: 'string' }] } } } }] }), message: INVALID_2020_12 },
   // the same on an Anthropic-native model, which would otherwise be sent the request to refuse
@@ -53,7 +53,8 @@ const BAD: Record<string, { params: Params; message?: string }> = {
   // shared-account-ids.ts: ids of the platform's Anthropic workspace, on the native bypass
   file_source_native: {
     params: params('sim-claude', { messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'file', file_id: 'file_011other' } }, { type: 'text', text: 'summarise' }] }] }),
-    message: "File not found: file_011other. File ids other than those this model's code execution made for your organization are not sent to its upstream (one account for every organization); send the file itself (a base64 or url source).",
+    message: "File `file_011other` not found. File ids other than those this model's code execution made for your organization are not sent to its upstream (one account for every organization); send the file itself (a base64 or url source).",
+    notFound: true,
   },
   container_native: { params: params('sim-claude', { container: 'container_011other' }), message: "container: container 'container_011other' not found. Containers are reused only by the organization they were made for, within their lifetime; leave out the id to start a new one." },
 };
@@ -72,7 +73,7 @@ describe('Message Batches: a request is refused as POST /v1/messages refuses it'
   this.timeout(90_000);
   const s = batchSuite();
 
-  it('each malformed request is errored with the synchronous refusal (invalid_request_error, the same words), unbilled; the valid ones succeed and only they are billed', async () => {
+  it('each malformed request is errored with the synchronous refusal (invalid_request_error, or not_found_error for a file of the shared workspace; the same words), unbilled; the valid ones succeed and only they are billed', async () => {
     const ok = { ok_translated: params('sim-chat', {}), ok_native: params('sim-claude', {}) };
     const requests = [
       { custom_id: 'ok_translated', params: ok.ok_translated },
@@ -98,14 +99,14 @@ describe('Message Batches: a request is refused as POST /v1/messages refuses it'
       if (r.result.type !== 'errored') throw new Error(`${r.custom_id}: ${JSON.stringify(r.result)}`);
       const error = r.result.error as unknown as { type: string; error: { type: string; message: string } };
       expect(error.type, r.custom_id).to.equal('error');
-      expect(error.error.type, r.custom_id).to.equal('invalid_request_error');
+      expect(error.error.type, r.custom_id).to.equal(BAD[r.custom_id].notFound ? 'not_found_error' : 'invalid_request_error');
       if (BAD[r.custom_id].message) expect(error.error.message, r.custom_id).to.equal(BAD[r.custom_id].message);
       // the same request sent to POST /v1/messages is refused with the same error object
       const sync = await s.anthropic.messages.create(BAD[r.custom_id].params).then(
         () => undefined,
         (e: unknown) => e as InstanceType<typeof Anthropic.APIError>,
       );
-      expect(sync?.status, r.custom_id).to.equal(400);
+      expect(sync?.status, r.custom_id).to.equal(BAD[r.custom_id].notFound ? 404 : 400);
       expect((sync?.error as { error: unknown }).error, r.custom_id).to.deep.equal(error.error);
     }
 

@@ -52,12 +52,13 @@ describe('native bypass: an organization names the ids the gateway handed it, an
   async function refusedFor(o: TestOrg, body: Record<string, unknown>, words: string): Promise<void> {
     const before = await billedEvents(o.org.id);
     const upstream = sent().length;
-    // a thread it cannot continue is Anthropic's 404 thread_not_found (the SDK's thread helper replays the history on it)
+    // a thread it cannot continue is Anthropic's 404 thread_not_found (the SDK's thread helper replays the history on it), a file its 404 too
     const thread = words.startsWith('thread.');
+    const notFound = thread ? 'thread_not_found' : words.startsWith('File `') ? 'file_not_found' : undefined;
     for (const stream of [false, true]) {
       const r: Reply = await post(o, stream ? { ...body, stream } : body);
-      expect(r.status, `stream=${stream} ${r.text}`).to.equal(thread ? 404 : 400);
-      expect(r.body.error).to.include(thread ? { type: 'not_found_error', code: 'thread_not_found' } : { type: 'invalid_request_error', code: 'invalid_request' });
+      expect(r.status, `stream=${stream} ${r.text}`).to.equal(notFound ? 404 : 400);
+      expect(r.body.error).to.include(notFound ? { type: 'not_found_error', code: notFound } : { type: 'invalid_request_error', code: 'invalid_request' });
       if (thread) expect(r.body.error.details).to.deep.equal({ error_code: 'thread_not_found' });
       expect(r.body.error.message).to.include(words);
     }
@@ -94,10 +95,10 @@ describe('native bypass: an organization names the ids the gateway handed it, an
         expect(sent()).to.have.length(before + 1);
         expect((sent().at(-1)!.body as { messages: unknown }).messages).to.deep.equal([{ role: 'user', content }]);
       }
-      await refusedFor(b, req({}, doc), `File not found: ${fileId}.`);
-      await refusedFor(b, req({ tools: [BASH] }, upload), `File not found: ${fileId}.`);
+      await refusedFor(b, req({}, doc), `File \`${fileId}\` not found.`);
+      await refusedFor(b, req({ tools: [BASH] }, upload), `File \`${fileId}\` not found.`);
       // a kind of id is not another's: A's container named as a file is refused to A too
-      await refusedFor(a, req({}, [{ type: 'document', source: { type: 'file', file_id: made.container!.id } }]), `File not found: ${made.container!.id}.`);
+      await refusedFor(a, req({}, [{ type: 'document', source: { type: 'file', file_id: made.container!.id } }]), `File \`${made.container!.id}\` not found.`);
     });
 
     it(`${how}: a thread's message id continues that org's thread; an answer outside a thread hands none; another org is refused`, async () => {

@@ -11,7 +11,7 @@ import { startBatchWorker } from '../../../workers/batch/main';
 /**
  * Ids an upstream resolves in the account of the key it is called with (docs/security.md, "Ids an
  * upstream resolves"): on the platform's credential that account is every organization's, so a
- * request naming one is refused 400 in the dialect's envelope, nothing sent upstream or billed. A
+ * request naming one is refused (400, or the vendor's 404 for an id it does not hold) in the dialect's envelope, nothing sent upstream or billed. A
  * caller paying with its own provider key (passthrough, chat completions) names its own account's.
  */
 describe("ids an upstream resolves in the platform's shared account", () => {
@@ -116,8 +116,8 @@ describe("ids an upstream resolves in the platform's shared account", () => {
     const image = { type: 'image', source: { type: 'file', file_id: 'file_011img' } };
 
     const cases: Array<[string, Record<string, unknown>, unknown[] | undefined, string]> = [
-      ["a document's file source", {}, [{ role: 'user', content: [doc, text('summarise it')] }], 'File not found: file_011other.'],
-      ["an image's file source", {}, [{ role: 'user', content: [image, text('describe it')] }], 'File not found: file_011img.'],
+      ["a document's file source", {}, [{ role: 'user', content: [doc, text('summarise it')] }], 'File `file_011other` not found.'],
+      ["an image's file source", {}, [{ role: 'user', content: [image, text('describe it')] }], 'File `file_011img` not found.'],
       [
         "a file source inside a tool result's content",
         { tools: [{ name: 'fetch', input_schema: { type: 'object' } }] },
@@ -126,23 +126,23 @@ describe("ids an upstream resolves in the platform's shared account", () => {
           { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'fetch', input: { file_id: 'a tool argument, not a file source', type: 'file' } }] },
           { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [doc] }] },
         ],
-        'File not found: file_011other.',
+        'File `file_011other` not found.',
       ],
-      ['a container_upload block', {}, [{ role: 'user', content: [{ type: 'container_upload', file_id: 'file_011up' }, text('run it')] }], 'File not found: file_011up.'],
+      ['a container_upload block', {}, [{ role: 'user', content: [{ type: 'container_upload', file_id: 'file_011up' }, text('run it')] }], 'File `file_011up` not found.'],
       ['a container id', { container: 'container_011other' }, undefined, "container: container 'container_011other' not found."],
       ['a container object with an id', { container: { id: 'container_011other', skills: null } }, undefined, "container: container 'container_011other' not found."],
       ['a custom skill', { container: { skills: [{ type: 'anthropic', skill_id: 'pdf' }, { type: 'custom', skill_id: 'skill_011theirs' }] } }, undefined, "container.skills.1: skill 'skill_011theirs' not found."],
       ['a continued thread', { thread: { type: 'continue', previous_message_id: 'msg_011theirs' } }, undefined, "thread.previous_message_id: message 'msg_011theirs' not found."],
     ];
     for (const [name, extra, messages, words] of cases) {
-      // a thread is Anthropic's 404 thread_not_found (thread-not-found.ts), the rest its 400
-      const thread = words.startsWith('thread.');
-      it(`${name}: ${thread ? '404 not_found_error (thread_not_found)' : '400 invalid_request_error'} in Anthropic's envelope, JSON and streamed, nothing sent or billed`, async () => {
+      // a thread is Anthropic's 404 thread_not_found (thread-not-found.ts), a file its 404 "File `<id>` not found.", the rest its 400
+      const notFound = words.startsWith('thread.') ? 'thread_not_found' : words.startsWith('File `') ? 'file_not_found' : undefined;
+      it(`${name}: ${notFound ? `404 not_found_error (${notFound})` : '400 invalid_request_error'} in Anthropic's envelope, JSON and streamed, nothing sent or billed`, async () => {
         const before = await billedEvents(o.org.id);
         for (const stream of [false, true]) {
           const r: Reply = await post(stream ? { ...extra, stream } : extra, messages);
-          expect(r.status, `stream=${stream} ${r.text}`).to.equal(thread ? 404 : 400);
-          expect(r.body.error).to.include(thread ? { type: 'not_found_error', code: 'thread_not_found' } : { type: 'invalid_request_error', code: 'invalid_request' });
+          expect(r.status, `stream=${stream} ${r.text}`).to.equal(notFound ? 404 : 400);
+          expect(r.body.error).to.include(notFound ? { type: 'not_found_error', code: notFound } : { type: 'invalid_request_error', code: 'invalid_request' });
           expect(r.body.error.message).to.include(words);
         }
         expect(sent(), 'nothing reached the upstream').to.have.length(0);
@@ -154,8 +154,8 @@ describe("ids an upstream resolves in the platform's shared account", () => {
       for (const stream of [false, true]) {
         const raw = `{"model":"sim-claude","max_tokens":20,"stream":${stream},"messages":[{"role":"user","content":[{"type":"document","source":{"type":"file","file\\u005fid":"file_011esc"}},{"type":"text","text":"summarise it"}]}]}`;
         const r: Reply = await call('POST', '/v1/messages', { headers: { ...keyHeader(o.key), 'anthropic-version': '2023-06-01', 'content-type': 'application/json' }, raw });
-        expect(r.status, `stream=${stream} ${r.text}`).to.equal(400);
-        expect(r.body.error.message).to.include('File not found: file_011esc.');
+        expect(r.status, `stream=${stream} ${r.text}`).to.equal(404);
+        expect(r.body.error.message).to.include('File `file_011esc` not found.');
       }
       expect(sent(), 'nothing reached the upstream').to.have.length(0);
     });
@@ -171,13 +171,16 @@ describe("ids an upstream resolves in the platform's shared account", () => {
       expect(await billedEvents(o.org.id), 'both billed').to.equal(before + 2);
     });
 
-    it("the official client gets it as a BadRequestError; Anthropic's own skills, a new thread and null ids are sent as given", async () => {
+    it("the official client gets a file's refusal as a NotFoundError, a container's as a BadRequestError; Anthropic's own skills, a new thread and null ids are sent as given", async () => {
       const client = new Anthropic({ apiKey: o.key, baseURL: env().gw.url, maxRetries: 0 });
       const err = await client.beta.messages
         .create({ model: 'sim-claude', max_tokens: 20, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'file', file_id: 'file_011x' } }] }], betas: ['files-api-2025-04-14'] })
         .then(() => undefined, (e: unknown) => e);
-      expect(err).to.be.instanceOf(Anthropic.BadRequestError);
-      expect((err as Error).message).to.include('File not found: file_011x.');
+      expect(err).to.be.instanceOf(Anthropic.NotFoundError);
+      expect((err as InstanceType<typeof Anthropic.NotFoundError>).status).to.equal(404);
+      expect((err as Error).message).to.include('File `file_011x` not found.');
+      const container = await client.beta.messages.create({ model: 'sim-claude', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }], container: 'container_011x' }).then(() => undefined, (e: unknown) => e);
+      expect(container).to.be.instanceOf(Anthropic.BadRequestError);
       const allowed = { container: { id: null, skills: [{ type: 'anthropic', skill_id: 'pdf', version: 'latest' }] }, thread: { type: 'create' }, diagnostics: { previous_message_id: null } };
       const r = await post(allowed);
       expect(r.status, r.text).to.equal(200);
