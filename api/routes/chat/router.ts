@@ -14,6 +14,7 @@ import { completionsToChat } from '../../../workers/providers/anthropic/completi
 import { forwardsCallerKey } from '../../dispatch/passthrough';
 import { audioAsked, refuseUnpricedAudio } from '../../../shared/catalog/audio-prices';
 import { refuseSharedAccountIds } from './shared-account-ids';
+import { scanMessages } from './messages-scan';
 import { SseWriter, failStream } from '../../sse';
 import { streamThroughCache, throughCache } from '../../dispatch/response-cache';
 import { ApiError } from '../../../shared/errors/ApiError';
@@ -116,10 +117,12 @@ function handler(ctx: AppContext, operation: 'chat' | 'completions') {
     }
     // the caller's own key, when its provider takes one (refused here, before the answer cache is read)
     const passthrough = forwardsCallerKey(req, resolved.model);
+    // on the platform's credential, one pass over the messages' parts for the two checks below (messages-scan.ts)
+    const scan = operation === 'chat' && !passthrough ? scanMessages(body) : undefined;
     // ids an OpenAI-compatible upstream resolves in the account it is called with: the platform's is every organization's (shared-account-ids.ts)
-    const inputAudio = operation === 'chat' ? refuseSharedAccountIds(body, passthrough) : undefined;
+    if (scan) refuseSharedAccountIds(body, scan);
     // audio (output, or input_audio parts) on the platform's credential: refused unless the model prices it, then billed at that price (audio-prices.ts)
-    const audio = operation === 'chat' && !passthrough ? audioAsked(body, inputAudio) : undefined;
+    const audio = scan ? audioAsked(body, scan.inputAudio) : undefined;
     if (audio) refuseUnpricedAudio(resolved.model, audio);
     const stream = body.stream === true;
     const tier = operation === 'chat' && askedTier(body);
