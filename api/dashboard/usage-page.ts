@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import { ApiError } from '../../shared/errors/ApiError';
 import { addDays, utcDay } from '../../shared/metering/rollups';
+import { utcInstant } from '../../shared/utc-instant';
 import { usageBreakdown, type BreakdownRow } from '../../shared/billing/usage-breakdown';
 import { html } from '../web/html';
 import { count, counted, usd, usdMicros } from '../web/format';
@@ -19,6 +20,8 @@ const DEFAULT_DAYS = 30;
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const EARLIEST = '1970-01-01';
 
+const notADate = (name: string, v: string) => new ApiError(400, 'invalid_request', `${name}: '${v.slice(0, 40)}' is not a date (YYYY-MM-DD).`, { param: name });
+
 /**
  * The page's range from `?from=&to=` (UTC days, both inclusive): by default the last 30 days ending
  * today; both on or after 1970-01-01, `to` not after today, `from` not after `to`, at most MAX_RANGE_DAYS days. A bad value is 400
@@ -29,11 +32,11 @@ export function usageRange(query: Request['query']): { from: string; to: string;
   const day = (name: 'from' | 'to', fallback: string): string => {
     const v = typeof query[name] === 'string' ? String(query[name]).trim() : '';
     if (v === '') return fallback;
-    if (!DAY.test(v) || Number.isNaN(Date.parse(`${v}T00:00:00Z`)) || utcDay(new Date(`${v}T00:00:00Z`)) !== v) {
-      throw new ApiError(400, 'invalid_request', `${name}: '${v.slice(0, 40)}' is not a date (YYYY-MM-DD).`, { param: name });
-    }
+    if (!DAY.test(v)) throw notADate(name, v);
     // no usage is older than the epoch; the default range ending in year 1 began in year 0, which PostgreSQL refuses
     if (v < EARLIEST) throw new ApiError(400, 'invalid_request', `${name}: ${v} is before ${EARLIEST}.`, { param: name });
+    // a day that exists (not 2026-02-30): shared/utc-instant.ts reads it back
+    if (!utcInstant(v)) throw notADate(name, v);
     return v;
   };
   const to = day('to', today);
