@@ -1,5 +1,5 @@
 import type { ApiError } from '../../../shared/errors/ApiError';
-import { failedResponse, reasoningItem, reasoningText, responseObject, type OutputItem, type ResponseFrame } from './response';
+import { contentPart, failedResponse, reasoningItem, reasoningText, responseObject, type LogProb, type MessagePart, type OutputItem, type ResponseFrame } from './response';
 import { answeredFields } from './client-view';
 
 export type ResponsesEvent = { type: string; sequence_number: number } & Record<string, unknown>;
@@ -53,6 +53,25 @@ export abstract class ResponsesEventWriter {
     this.ev(out, 'response.created', { response: queued() });
     this.ev(out, 'response.queued', { response: queued() });
     return out;
+  }
+
+  /** A message's content part opened (an output_text's or a refusal's): content_part.added, the part empty. */
+  protected partAdded(out: ResponsesEvent[], item_id: string, output_index: number, content_index: number, type: MessagePart['type']): void {
+    this.ev(out, 'response.content_part.added', { item_id, output_index, content_index, part: contentPart({ type, text: '' }) });
+  }
+
+  /** A piece of a message part's text: refusal.delta, or output_text.delta with the piece's tokens as OpenAI's ResponseLogProb (token, logprob, top_logprobs). */
+  protected partDelta(out: ResponsesEvent[], item_id: string, output_index: number, content_index: number, type: MessagePart['type'], delta: string, logprobs: LogProb[] = []): void {
+    if (type === 'refusal') return this.ev(out, 'response.refusal.delta', { item_id, output_index, content_index, delta });
+    const deltaLogprobs = logprobs.map((t) => ({ token: t.token, logprob: t.logprob, top_logprobs: t.top_logprobs.map((a) => ({ token: a.token, logprob: a.logprob })) }));
+    this.ev(out, 'response.output_text.delta', { item_id, output_index, content_index, delta, logprobs: deltaLogprobs });
+  }
+
+  /** A message's content part complete: refusal.done or output_text.done, then content_part.done. */
+  protected partDone(out: ResponsesEvent[], item_id: string, output_index: number, content_index: number, p: MessagePart): void {
+    if (p.type === 'refusal') this.ev(out, 'response.refusal.done', { item_id, output_index, content_index, refusal: p.text });
+    else this.ev(out, 'response.output_text.done', { item_id, output_index, content_index, text: p.text, logprobs: p.logprobs ?? [] });
+    this.ev(out, 'response.content_part.done', { item_id, output_index, content_index, part: contentPart(p) });
   }
 
   /** A reasoning item opened at `output_index`: output_item.added (no content yet) and its one `reasoning_text` part's content_part.added. */

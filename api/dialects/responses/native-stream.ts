@@ -1,5 +1,5 @@
 import type { NativeStep, NativeTranscript } from '../../dispatch/native-search/loop';
-import { messageItem, newId, outputText, reasoningItem, responseObject, type OutputItem, type ResponseFrame } from './response';
+import { messageItem, newId, reasoningItem, responseObject, type MessagePart, type OutputItem, type ResponseFrame } from './response';
 import { ResponsesEventWriter, type ResponsesEvent } from './event-writer';
 import { stepItems } from './native';
 import { addUsage, type CanonicalUsage, type ThinkingBlock } from '../canonical';
@@ -76,7 +76,7 @@ export class NativeResponsesStream extends ResponsesEventWriter {
   private openItem(out: ResponsesEvent[], item_id: string): void {
     const output_index = this.output.length;
     this.ev(out, 'response.output_item.added', { output_index, item: { type: 'message', id: item_id, status: 'in_progress', role: 'assistant', content: [] } });
-    this.ev(out, 'response.content_part.added', { item_id, output_index, content_index: 0, part: outputText('') });
+    this.partAdded(out, item_id, output_index, 0, 'output_text');
   }
 
   /** The reasoning item being streamed, opened as needed. */
@@ -162,16 +162,15 @@ export class NativeResponsesStream extends ResponsesEventWriter {
     return [...this.output];
   }
 
-  /** The last turn's refusal: a message item of its own with a `refusal` part, streamed as the plain path streams one. */
+  /** The last turn's refusal: a message item of its own with a `refusal` part, its events the plain path's (event-writer.ts partAdded, partDelta, partDone) in one piece. */
   private refusal(out: ResponsesEvent[], text: string): void {
-    const item = messageItem(newId('msg'), [{ type: 'refusal', text }]);
+    const part: MessagePart = { type: 'refusal', text };
+    const item = messageItem(newId('msg'), [part]);
     const output_index = this.output.length;
-    const at = { item_id: item.id, output_index, content_index: 0 };
     this.ev(out, 'response.output_item.added', { output_index, item: messageItem(item.id, [], 'in_progress') });
-    this.ev(out, 'response.content_part.added', { ...at, part: { type: 'refusal', refusal: '' } });
-    this.ev(out, 'response.refusal.delta', { ...at, delta: text });
-    this.ev(out, 'response.refusal.done', { ...at, refusal: text });
-    this.ev(out, 'response.content_part.done', { ...at, part: { type: 'refusal', refusal: text } });
+    this.partAdded(out, item.id, output_index, 0, 'refusal');
+    this.partDelta(out, item.id, output_index, 0, 'refusal', text);
+    this.partDone(out, item.id, output_index, 0, part);
     this.output.push(item);
     this.ev(out, 'response.output_item.done', { output_index, item });
   }

@@ -1,5 +1,5 @@
 import { addUsage, completeJson, type CanonicalChunk, type CanonicalMessage, type CanonicalToolCall, type FinishReason, type ThinkingBlock } from '../canonical';
-import { assistantTurn, contentPart, cutShort, functionCallItem, messageItem, newId, reasoningItem, responseObject, responsesLogprobs, type LogProb, type MessagePart, type OutputItem, type ResponseFrame } from './response';
+import { assistantTurn, cutShort, functionCallItem, messageItem, newId, reasoningItem, responseObject, responsesLogprobs, type LogProb, type MessagePart, type OutputItem, type ResponseFrame } from './response';
 
 import { ResponsesEventWriter, type ResponsesEvent } from './event-writer';
 
@@ -57,11 +57,7 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
   /** The events that end a message's last content part (its text or refusal is final). */
   private closePart(out: ResponsesEvent[], o: Extract<Open, { kind: 'message' }>): void {
     const content_index = o.parts.length - 1;
-    const p = o.parts[content_index];
-    const at = { item_id: o.id, output_index: o.index, content_index };
-    if (p.type === 'refusal') this.ev(out, 'response.refusal.done', { ...at, refusal: p.text });
-    else this.ev(out, 'response.output_text.done', { ...at, text: p.text, logprobs: p.logprobs ?? [] });
-    this.ev(out, 'response.content_part.done', { ...at, part: contentPart(p) });
+    this.partDone(out, o.id, o.index, content_index, o.parts[content_index]);
   }
 
   /**
@@ -132,19 +128,14 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
     if (o.parts.at(-1)?.type !== type) {
       if (o.parts.length) this.closePart(out, o);
       o.parts.push({ type, text: '' });
-      this.ev(out, 'response.content_part.added', { item_id: o.id, output_index: o.index, content_index: o.parts.length - 1, part: contentPart({ type, text: '' }) });
+      this.partAdded(out, o.id, o.index, o.parts.length - 1, type);
     }
     const content_index = o.parts.length - 1;
     const p = o.parts[content_index];
     p.text += delta;
     this.text += delta;
-    if (type === 'refusal') this.ev(out, 'response.refusal.delta', { item_id: o.id, output_index: o.index, content_index, delta });
-    else {
-      if (logprobs.length) (p.logprobs ??= []).push(...logprobs);
-      // the delta's tokens as OpenAI's ResponseLogProb (token, logprob, top_logprobs)
-      const deltaLogprobs = logprobs.map((t) => ({ token: t.token, logprob: t.logprob, top_logprobs: t.top_logprobs.map((a) => ({ token: a.token, logprob: a.logprob })) }));
-      this.ev(out, 'response.output_text.delta', { item_id: o.id, output_index: o.index, content_index, delta, logprobs: deltaLogprobs });
-    }
+    if (type !== 'refusal' && logprobs.length) (p.logprobs ??= []).push(...logprobs);
+    this.partDelta(out, o.id, o.index, content_index, type, delta, logprobs);
   }
 
   /** Opens a tool call's item (output_item.added, but for a call announced whole) and sends the arguments held so far. */

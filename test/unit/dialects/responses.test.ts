@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import { itemsToMessages, responsesToCanonical, type ResponsesRequest } from '../../../api/dialects/responses/request';
 import { canonicalToResponse, type ResponseFrame } from '../../../api/dialects/responses/response';
 import { ResponsesStreamTranslator } from '../../../api/dialects/responses/stream';
+import { NativeResponsesStream } from '../../../api/dialects/responses/native-stream';
+import type { NativeTranscript } from '../../../api/dispatch/native-search/loop';
 import type { CanonicalChunk, CanonicalCompletion } from '../../../api/dialects/canonical';
 import { textChunks, toolCallCompletion, toolChunks } from './fixtures/openai';
 import { ApiError } from '../../../shared/errors/ApiError';
@@ -172,6 +174,25 @@ describe('responses dialect: stream translation', () => {
     const item = events.find((e) => e.type === 'response.output_item.done')!.item as { content: unknown[] };
     expect(item.content).to.deep.equal([{ type: 'output_text', text: 'Well. ', annotations: [], logprobs: [] }, { type: 'refusal', refusal: 'No.' }]);
     expect(t.final!.assistant).to.deep.equal({ role: 'assistant', content: 'Well. No.' });
+  });
+
+  it("a refusal alone: the web search loop's stream (native-stream.ts) sends the plain path's events, built in one place (event-writer.ts)", () => {
+    const plain = run([{ choices: [{ delta: { refusal: 'No.' } }] }, { choices: [{ delta: {}, finish_reason: 'stop' }] }]).events;
+    const usage = { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2, prompt_tokens_details: { cached_tokens: 0 } };
+    const t: NativeTranscript = { steps: [], usage, finish: 'stop', refusal: { text: 'No.' }, requests: { search: 0, fetch: 0 }, added: [] };
+    const native = new NativeResponsesStream(frame, 'org_1').end(t).events;
+    // the item's id and the closing Response (usage, ids) aside
+    const shape = (events: Array<Record<string, unknown>>) =>
+      events.filter((e) => !/^response\.(created|in_progress|completed)$/.test(e.type as string)).map((e) => JSON.parse(JSON.stringify(e).replace(/msg_[A-Za-z0-9]+/g, 'msg_x')) as unknown);
+    expect(shape(native)).to.deep.equal(shape(plain));
+    expect(shape(native).map((e) => (e as { type: string }).type)).to.deep.equal([
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.refusal.delta',
+      'response.refusal.done',
+      'response.content_part.done',
+      'response.output_item.done',
+    ]);
   });
 
   it('ends with response.incomplete when the output was cut at max_output_tokens', () => {
