@@ -167,16 +167,19 @@ export function responsesRefusal(detail: Joi.ValidationErrorItem, schema: Joi.Sc
 }
 
 /**
- * `POST /v1/responses`'s refusals: responsesRefusal's, but a `model` of JSON null, which OpenAI's Responses
- * API words as a string it did not get, "an object": 400 `invalid_type`, `param: "model"`, "Invalid type for
- * 'model': expected a string, but got an object instead." (as public code quotes it: a proxy's conformance
- * test of direct observations of `POST /v1/responses`, 2026-08-30, which also records chat completions and
- * the Images API wording the same null "null"; and a client's comment that an unset model gets that 400;
- * both found with the search tool's find_string; no quote of "got null instead" for this field was found).
- * Other fields keep "got null instead", as OpenAI's answers quote it for them. Not on `input_tokens` (its
- * `model` may be null) nor `compact` (no observation of it).
+ * The refusals of the Responses routes whose `model` is a required string, `POST /v1/responses` and
+ * `compact`: responsesRefusal's, but a `model` of JSON null, which OpenAI's Responses API words as a
+ * string it did not get, "an object": 400 `invalid_type`, `param: "model"`, "Invalid type for 'model':
+ * expected a string, but got an object instead." (as public code quotes it: a proxy's conformance test of
+ * direct observations of `POST /v1/responses`, 2026-08-30, which also records chat completions and the
+ * Images API wording the same null "null"; and a client's comment that an unset model gets that 400; both
+ * found with the search tool's find_string; no quote of "got null instead" for this field was found).
+ * `compact` words it as create does: no observation of its own was found, and its `model` is the same
+ * required string (the vendored document's CompactResponseMethodPublicBody, ModelIdsCompaction), so one
+ * wording for both rather than "null" on one route and "an object" on the other. Other fields keep "got
+ * null instead", as OpenAI's answers quote it for them. Not on `input_tokens`: its `model` may be null.
  */
-export function createResponseRefusal(detail: Joi.ValidationErrorItem, schema: Joi.Schema): ApiError | undefined {
+export function modelRequiredRefusal(detail: Joi.ValidationErrorItem, schema: Joi.Schema): ApiError | undefined {
   if (detail.type === 'string.base' && detail.path.length === 1 && detail.path[0] === 'model' && detail.context?.value === null) {
     return new ApiError(400, 'invalid_type', "Invalid type for 'model': expected a string, but got an object instead.", { param: 'model' });
   }

@@ -12,7 +12,7 @@ import { newId, responsesUsage } from '../../dialects/responses/response';
 import { historyFor } from './conversation';
 import { configurationAfter } from './configuration';
 import { inputItem, responsesSchema } from './schema';
-import { responsesRefusal } from '../openai-words';
+import { modelRequiredRefusal } from '../openai-words';
 import { resolveItemReferences } from './item-reference';
 import { refuseInvalidResponsesSchemas } from './request-schemas';
 import { refuseCallWithoutOutput } from '../../dialects/responses/call-pairing';
@@ -102,7 +102,7 @@ function userItem(m: CanonicalMessage): Record<string, unknown> | undefined {
  */
 export function compactHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
-    const body = validate<ResponsesRequest>(compactSchema, req.body, 'invalid_request', false, responsesRefusal);
+    const body = validate<ResponsesRequest>(compactSchema, req.body, 'invalid_request', false, modelRequiredRefusal);
     // the schemas of its `tools` (offered to the model in the summary pass: summarise.ts) and of its items' tools and formats (an
     // update's is kept in the compacted output), checked as POST /v1/responses checks them, before anything is looked up or billed
     // (OpenAI's check of `tools` here is inferred: its compact body does not type it, but Codex sends it, codex-rs's CompactionInput)

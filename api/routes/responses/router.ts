@@ -4,7 +4,7 @@ import { only } from '../only';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { requireJson } from '../../middleware/require-json';
 import { validate } from '../../validate';
-import { createResponseRefusal, responsesRefusal } from '../openai-words';
+import { modelRequiredRefusal, responsesRefusal } from '../openai-words';
 import { refuseInvalidResponsesSchemas } from './request-schemas';
 import { inputTokensSchema, responsesSchema } from './schema';
 import { findStored, storeResponse } from './store';
@@ -41,7 +41,7 @@ import type { OutputItem } from '../../dialects/responses/response';
 function createHandler(ctx: AppContext) {
   return async (req: Request, res: Response) => {
     refuseUnhonoured(req.body);
-    const sent = validate<ResponsesRequest>(responsesSchema, req.body, 'invalid_request', false, createResponseRefusal);
+    const sent = validate<ResponsesRequest>(responsesSchema, req.body, 'invalid_request', false, modelRequiredRefusal);
     // function tools' `parameters` (declared or loaded by an item) and json_schema formats (`text.format`, a configuration
     // update's) OpenAI refuses (request-schemas.ts), before anything is looked up, sent or billed (hosted web search too)
     refuseInvalidResponsesSchemas(sent);

@@ -53,12 +53,18 @@ describe("responses dialect: an unknown model in the Responses API's words", fun
     });
   }
 
-  it("model null on create: 400 invalid_type in the Responses API's words ('an object', not 'null'), JSON and streamed, nothing sent or billed", async () => {
+  it("model null on create and compact: 400 invalid_type in the Responses API's words ('an object', not 'null'), JSON and streamed, nothing sent or billed", async () => {
     const before = await billedEvents(s.o.org.id);
-    for (const extra of [{}, { stream: true }, { background: true }]) {
-      const r = await post('/v1/responses', Object.assign({ model: null, input: 'hi' }, extra));
-      expect(r.status, r.text).to.equal(400);
-      expect(r.body.error).to.deep.equal({ code: 'invalid_type', type: 'invalid_request_error', param: 'model', message: "Invalid type for 'model': expected a string, but got an object instead." });
+    const bodies: Array<[string, Record<string, unknown>]> = [
+      ['/v1/responses', {}],
+      ['/v1/responses', { stream: true }],
+      ['/v1/responses', { background: true }],
+      ['/v1/responses/compact', {}],
+    ];
+    for (const [path, extra] of bodies) {
+      const r = await post(path, Object.assign({ model: null, input: 'hi' }, extra));
+      expect(r.status, `${path} ${r.text}`).to.equal(400);
+      expect(r.body.error, path).to.deep.equal({ code: 'invalid_type', type: 'invalid_request_error', param: 'model', message: "Invalid type for 'model': expected a string, but got an object instead." });
     }
     // another field's null keeps OpenAI's "null" (its answers quote it so: 'instructions', a tool call's 'id')
     const other = await post('/v1/responses', { model: 'sim-chat', input: 'hi', user: null });
