@@ -4,6 +4,7 @@ import { openaiSearchTool } from '../../dispatch/native-search/schema';
 import { safetyIdentifier } from '../chat/schema';
 import { MESSAGE_ROLES, TOOL_CHOICE_MODES } from '../openai-words';
 import { paramOf } from '../../validate';
+import { SIGNED_CALL_ID } from '../../../workers/providers/gemini/call-ids';
 
 /** OpenAI's ResponseIncludable (openai 7.60.0 `resources/responses/responses.d.ts`). */
 export const INCLUDABLE = [
@@ -109,7 +110,15 @@ const callOutput = Joi.object({
  */
 const CALL_ID_MAX = 64;
 const OUTPUT_MAX = 10_485_760;
-const callId = Joi.string().min(1).max(CALL_ID_MAX);
+/**
+ * The limit spares the call ids the gateway hands out for a Gemini call with its thought signature
+ * (workers/providers/gemini/call-ids.ts: Gemini 3 refuses the next turn without the signature, which
+ * rides in the id and runs to hundreds of characters): an output answering such a call brings its id
+ * back whole. OpenAI's own ids are far shorter, so an OpenAI upstream never hands one out.
+ */
+const callId = Joi.string()
+  .min(1)
+  .when(Joi.string().pattern(SIGNED_CALL_ID), { otherwise: Joi.string().max(CALL_ID_MAX) });
 const CALL_ID_ITEMS = ['computer_call_output', 'tool_search_call', 'tool_search_output', 'shell_call', 'shell_call_output', 'apply_patch_call', 'apply_patch_call_output'];
 const functionCallOutput = callOutput.keys({
   call_id: callId.required(),

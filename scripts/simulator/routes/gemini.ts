@@ -12,6 +12,11 @@ type Content = { role?: string; parts?: Part[] };
 type FunctionCall = { id?: string; name: string; args?: unknown };
 
 /** The fields of a GenerateContentRequest (Gemini API reference); anything else is refused as the API does. */
+/**
+ * A function call's thought signature, random bytes of about the size Gemini's are (an encrypted blob:
+ * hundreds of base64 characters, far beyond OpenAI's 64-character call ids the gateway's ids must not be held to).
+ */
+const SIGNATURE_BYTES = 256;
 const REQUEST_FIELDS = new Set(['contents', 'systemInstruction', 'tools', 'toolConfig', 'generationConfig', 'safetySettings', 'cachedContent']);
 
 /** google.rpc.Code names the API sends with each HTTP status. */
@@ -166,7 +171,7 @@ function candidateOf(index: number, words: string[], cut: boolean, maxTokens: nu
   const said = json ? [JSON.stringify({ reply: words.join(' ') })] : words;
   const parts: Part[] = [];
   if (thought) parts.push({ text: thought, thought: true });
-  if (call) parts.push({ functionCall: call, thoughtSignature: crypto.randomBytes(24).toString('base64') });
+  if (call) parts.push({ functionCall: call, thoughtSignature: crypto.randomBytes(SIGNATURE_BYTES).toString('base64') });
   else said.forEach((w, i) => parts.push({ text: i === 0 ? w : ` ${w}` }));
   return { index, parts, finish, tokens: call ? countTokens(JSON.stringify(call)) : countTokens(said.join(' ')) };
 }

@@ -232,6 +232,29 @@ describe('provider kind gemini', () => {
     expect(t.body.usage.output_tokens_details.reasoning_tokens, 'thought tokens reported').to.be.greaterThan(0);
   });
 
+  it('the responses dialect: a function call carrying its thought signature is answered with its call_id whole (longer than 64), JSON and streamed', async () => {
+    const client = new OpenAI({ apiKey: o.key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
+    const tools = [{ type: 'function' as const, name: 'lookup', description: 'Look it up', parameters: lookup.function.parameters, strict: false }];
+    const input: OpenAI.Responses.ResponseInputItem[] = [{ role: 'user', content: 'use a tool for ants' }];
+    const first = await client.responses.create({ model: 'test-gemini', input, tools });
+    const fc = first.output.find((i) => i.type === 'function_call') as OpenAI.Responses.ResponseFunctionToolCall;
+    expect(fc.call_id, 'the signature rides in the id, longer than OpenAI ids').to.match(/_sig_/).and.have.length.greaterThan(64);
+    const signature = fc.call_id.split('_sig_')[1];
+    const turn = [...input, fc, { type: 'function_call_output' as const, call_id: fc.call_id, output: 'ants: 40' }];
+    const reply = await client.responses.create({ model: 'test-gemini', input: turn, tools });
+    expect(reply.output_text).to.include('ants: 40');
+    const contents = (sent(1).body as { contents: Array<{ role: string; parts: Array<Record<string, any>> }> }).contents;
+    expect(Buffer.from(contents[1].parts[0].thoughtSignature, 'base64').toString('base64url'), 'the signature goes back to Gemini').to.equal(signature);
+    let text = '';
+    for await (const e of await client.responses.create({ model: 'test-gemini', input: turn, tools, stream: true })) if (e.type === 'response.output_text.delta') text += e.delta;
+    expect(text).to.include('ants: 40');
+    // an id without a signature is still held to OpenAI's 64
+    const long = 'c'.repeat(65);
+    const r = await call('POST', '/v1/responses', { headers: keyHeader(o.key), json: { model: 'test-gemini', tools, input: [...input, { type: 'function_call', call_id: long, name: 'lookup', arguments: '{}' }, { type: 'function_call_output', call_id: long, output: 'x' }] } });
+    expect(r.status, r.text).to.equal(400);
+    expect(r.body.error).to.include({ code: 'string_above_max_length', param: 'input[2].call_id' });
+  });
+
   it('legacy completions through the chat translation, JSON and streamed', async () => {
     const r = await call('POST', '/v1/completions', { headers: keyHeader(o.key), json: { model: 'test-gemini', prompt: 'legacy gemini', max_tokens: 50 } });
     expect(r.status, r.text).to.equal(200);

@@ -20,6 +20,13 @@ export function callId(thoughtSignature?: unknown, upstreamId?: unknown): string
 }
 
 /**
+ * A tool-call id of these carrying a thought signature: longer than OpenAI's own call ids (a
+ * signature is an encrypted blob of hundreds of characters), so the Responses API's 64-character
+ * limit on an output's `call_id` (api/routes/responses/schema.ts) does not apply to it.
+ */
+export const SIGNED_CALL_ID = new RegExp(SIG);
+
+/**
  * What a tool-call id carries back to Gemini: the call's own `id` (any id but one the gateway minted,
  * so Gemini's, or a caller's own) and the thought signature (standard base64, as the API sends it).
  */
