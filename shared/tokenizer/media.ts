@@ -1,8 +1,12 @@
+import { inputAudioTokens } from './audio-duration';
+
 /**
- * Images and binary documents in a request's messages: a text tokenizer cannot read them, and their
- * base64 payload is no measure of what an upstream bills (a 300 KB image is about 270,000 tokens of
- * base64 text, while OpenAI bills at most about 1,100 tokens for it and Anthropic about 1,600), so
- * every count of a request's input takes them out and adds a fixed estimate each (docs/keys.md).
+ * Images, binary documents and audio in a request's messages: a text tokenizer cannot read them, and
+ * their base64 payload is no measure of what an upstream bills (a 300 KB image is about 270,000 tokens
+ * of base64 text, while OpenAI bills at most about 1,100 tokens for it and Anthropic about 1,600; a
+ * 10-second WAV clip is over 100,000 tokens of base64 text and 100 audio tokens), so every count of a
+ * request's input takes them out and adds an estimate each (docs/keys.md): a fixed one an image, a
+ * document's by its size, an audio clip's by its duration (audio-duration.ts).
  */
 export const IMAGE_TOKENS = 1600;
 /** The largest `limits.image_tokens` the catalog takes (a model's own estimate of one image). */
@@ -16,7 +20,7 @@ export const DOCUMENT_TOKENS = 1600;
  */
 const SMALL_JSON = 16_384;
 /** A part of a media type as JSON.stringify writes it (no spaces). */
-const MEDIA_PART = /"type":"(?:image_url|input_image|file|input_file|image|document)"/;
+const MEDIA_PART = /"type":"(?:image_url|input_image|file|input_file|image|document|input_audio)"/;
 
 /** A binary document's estimate grows with its size (one token per 16 bytes, at least DOCUMENT_TOKENS): a 1 MB PDF reserves 65,536. */
 const DOCUMENT_BYTES_PER_TOKEN = 16;
@@ -33,19 +37,40 @@ function bare(s: string): { text: string; bytes: number } {
 const documentTokens = (bytes: number) => Math.max(DOCUMENT_TOKENS, Math.ceil(bytes / DOCUMENT_BYTES_PER_TOKEN));
 
 /**
- * A content part with only its media payload taken out (a data URL's base64, a base64 source's
- * `data`; every other field, text included, stays to be counted), and the tokens the payload stands
- * for. Undefined for anything that is not a media part with a payload or a URL (OpenAI, Anthropic
- * and Responses part shapes).
+ * A copy of `o` (an object of the caller's JSON) with `k` set to `v`: the key first and then the
+ * spread, so an own `__proto__` key of parsed JSON stays a key (shared/merged.ts), and no spread is
+ * followed by keys (test/unit/foundation/request-path-objects.test.ts).
  */
-function withoutPayload(part: Obj, imageTokens = IMAGE_TOKENS): { part: Obj; tokens: number; unsized?: true } | undefined {
+function withKey(o: Obj, k: string, v: unknown): Obj {
+  const copy: Obj = { [k]: undefined, ...o };
+  copy[k] = v;
+  return copy;
+}
+
+/** What a media part stands for: its copy without the payload, its tokens, and what kind of estimate they are. */
+interface Payload {
+  part: Obj;
+  tokens: number;
+  /** a document by URL, whose size only the upstream sees */
+  unsized?: true;
+  /** an audio clip: its tokens are audio tokens (at the input rate by its duration) */
+  audio?: true;
+}
+
+/**
+ * A content part with only its media payload taken out (a data URL's base64, a base64 source's
+ * `data`, an `input_audio` part's `data`; every other field, text included, stays to be counted), and
+ * the tokens the payload stands for. Undefined for anything that is not a media part with a payload
+ * or a URL (OpenAI, Anthropic and Responses part shapes).
+ */
+function withoutPayload(part: Obj, imageTokens = IMAGE_TOKENS): Payload | undefined {
   switch (part.type) {
     case 'image_url':
     case 'input_image': {
       const iu = part.image_url;
-      if (typeof iu === 'string') return { part: { ...part, image_url: bare(iu).text }, tokens: imageTokens };
+      if (typeof iu === 'string') return { part: withKey(part, 'image_url', bare(iu).text), tokens: imageTokens };
       const url = (iu as Obj | undefined)?.url;
-      return typeof url === 'string' ? { part: { ...part, image_url: { ...(iu as Obj), url: bare(url).text } }, tokens: imageTokens } : undefined;
+      return typeof url === 'string' ? { part: withKey(part, 'image_url', withKey(iu as Obj, 'url', bare(url).text)), tokens: imageTokens } : undefined;
     }
     case 'file':
     case 'input_file': {
@@ -53,19 +78,31 @@ function withoutPayload(part: Obj, imageTokens = IMAGE_TOKENS): { part: Obj; tok
       const data = holder?.file_data;
       if (typeof data !== 'string') return undefined;
       const b = bare(data);
-      const inner = { ...holder, file_data: b.text };
+      const inner = withKey(holder!, 'file_data', b.text);
+      const p: Payload = { part: part.type === 'file' ? withKey(part, 'file', inner) : inner, tokens: documentTokens(b.bytes) };
       // file_data that is not a data URL is a URL the upstream fetches: its size is not known here
-      return { part: part.type === 'file' ? { ...part, file: inner } : inner, tokens: documentTokens(b.bytes), ...(data.startsWith('data:') ? {} : { unsized: true as const }) };
+      if (!data.startsWith('data:')) p.unsized = true;
+      return p;
     }
     case 'image':
     case 'document': {
       const source = part.source as Obj | undefined;
       if (source?.type === 'base64' && typeof source.data === 'string') {
         const bytes = Math.floor((source.data.length * 3) / 4);
-        return { part: { ...part, source: { ...source, data: '' } }, tokens: part.type === 'image' ? imageTokens : documentTokens(bytes) };
+        return { part: withKey(part, 'source', withKey(source, 'data', '')), tokens: part.type === 'image' ? imageTokens : documentTokens(bytes) };
       }
       if (source?.type === 'url') return part.type === 'image' ? { part, tokens: imageTokens } : { part, tokens: DOCUMENT_TOKENS, unsized: true };
       return undefined; // a text or content document is read as text
+    }
+    case 'input_audio': {
+      // chat completions and Responses: `input_audio: { data, format }` (openai-node ChatCompletionContentPartInputAudio,
+      // ResponseInputAudio); the Responses part's first shape had `data` and `format` on the part itself
+      const inner = part.input_audio as Obj | undefined;
+      const holder = inner && typeof inner === 'object' && typeof inner.data === 'string' ? inner : part;
+      if (typeof holder.data !== 'string') return undefined;
+      const tokens = inputAudioTokens(holder.data, holder.format);
+      const emptied = withKey(holder, 'data', '');
+      return { part: holder === part ? emptied : withKey(part, 'input_audio', emptied), tokens, audio: true };
     }
     default:
       return undefined;
@@ -82,24 +119,37 @@ export function imageTokensOf(model: { limits?: Record<string, unknown> | null }
   return typeof n === 'number' && Number.isInteger(n) && n > 0 ? n : IMAGE_TOKENS;
 }
 
-/** The tokens one media part stands for (an image's fixed estimate, a document's by its size); 0 for any other part or one without a payload or URL. */
+/** The tokens one media part stands for (an image's fixed estimate, a document's by its size, an audio clip's by its duration); 0 for any other part or one without a payload or URL. */
 export function mediaTokens(part: Obj): number {
   return withoutPayload(part)?.tokens ?? 0;
 }
 
+/** A request's JSON without its media payloads (jsonWithoutMedia). */
+export interface WithoutMedia {
+  json: string;
+  /** the tokens the payloads stand for, audio tokens included */
+  fixedTokens: number;
+  /** documents by URL, whose size only the upstream sees (counted at DOCUMENT_TOKENS each) */
+  unsized: number;
+  /** of fixedTokens, the `input_audio` parts' audio tokens (by their duration) */
+  audioTokens: number;
+}
+
 /**
- * The JSON of `value` (a request's messages, or any part of its body) with every image's and binary
- * document's payload left out, and the tokens they stand for: an image a fixed `imageTokens` (the
- * model's `limits.image_tokens`, imageTokensOf, else IMAGE_TOKENS), a
- * document by its size. Only payloads are left out, so a `type` a client adds to text cannot hide
- * that text from the count. Small JSON with no media part is returned as it is (one `JSON.stringify`
- * and one scan), so the common request pays nothing more.
+ * The JSON of `value` (a request's messages, or any part of its body) with every image's, binary
+ * document's and audio clip's payload left out, and the tokens they stand for: an image a fixed
+ * `imageTokens` (the model's `limits.image_tokens`, imageTokensOf, else IMAGE_TOKENS), a document by
+ * its size, an `input_audio` clip by its duration at OpenAI's input audio rate (audio-duration.ts).
+ * Only payloads are left out, so a `type` a client adds to text cannot hide that text from the count.
+ * Small JSON with no media part is returned as it is (one `JSON.stringify` and one scan), so the
+ * common request pays nothing more.
  */
-export function jsonWithoutMedia(value: unknown, imageTokens = IMAGE_TOKENS): { json: string; fixedTokens: number; /** documents by URL, whose size only the upstream sees (counted at DOCUMENT_TOKENS each) */ unsized: number } {
+export function jsonWithoutMedia(value: unknown, imageTokens = IMAGE_TOKENS): WithoutMedia {
   const plain = JSON.stringify(value ?? '');
-  if (plain.length < SMALL_JSON && !MEDIA_PART.test(plain)) return { json: plain, fixedTokens: 0, unsized: 0 };
+  if (plain.length < SMALL_JSON && !MEDIA_PART.test(plain)) return { json: plain, fixedTokens: 0, unsized: 0, audioTokens: 0 };
   let fixedTokens = 0;
   let unsized = 0;
+  let audioTokens = 0;
   const json = JSON.stringify(value, (_key, v: unknown) => {
     // the replacer sees the copy it returns only through its fields, so nothing is counted twice
     if (v && typeof v === 'object' && !Array.isArray(v) && typeof (v as Obj).type === 'string') {
@@ -107,10 +157,11 @@ export function jsonWithoutMedia(value: unknown, imageTokens = IMAGE_TOKENS): { 
       if (m) {
         fixedTokens += m.tokens;
         if (m.unsized) unsized++;
+        if (m.audio) audioTokens += m.tokens;
         return m.part;
       }
     }
     return v;
   });
-  return { json, fixedTokens, unsized };
+  return { json, fixedTokens, unsized, audioTokens };
 }

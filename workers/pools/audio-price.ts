@@ -19,10 +19,12 @@ type Reported = { prompt_tokens_details?: unknown; completion_tokens_details?: u
  * The audio tokens of each side asked are those the upstream reports within its counts (OpenAI's
  * CompletionUsage: `prompt_tokens_details.audio_tokens`, `completion_tokens_details.audio_tokens`, 0
  * when absent, its schema's default) in the JSON answer's `usage` or the streamed final usage
- * chunk's (`streamed`). An upstream that reports no such details (no usage at all, billed by the
- * gateway's count, openai/usage-estimate.ts; or counts without details) or a count that is not one
- * is taken to have spent every token of that side (`counted`) on audio: never below what the
- * platform's upstream account may have paid (docs/catalog.md "Audio tokens").
+ * chunk's (`streamed`). An upstream that reports no usage at all is billed by the gateway's estimate
+ * (openai/usage-estimate.ts), which states its audio tokens in those same details: an `input_audio`
+ * clip's and an answer's audio by their duration at OpenAI's audio rates, a transcript and the rest
+ * as text, so each is billed at its own price. An upstream that reports counts without such details,
+ * or a count that is not one, is taken to have spent every token of that side (`counted`) on audio:
+ * never below what the platform's upstream account may have paid (docs/catalog.md "Audio tokens").
  */
 export function audioMicros(step: RouteStep, billed: CostPrices | undefined, counted: TokenUsage, response: unknown, streamed: unknown): number {
   const delta = step.audioPriceDelta;

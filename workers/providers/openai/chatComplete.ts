@@ -196,8 +196,10 @@ export async function chatComplete(
     if (upstreamBody.service_tier != null && typeof json.service_tier === 'string') outcome.servedTier = json.service_tier;
     if (reported) return outcome;
     // an answer without usage is billed by an estimate, not as nothing, and carries it as OpenAI's answers carry usage (usage-estimate.ts)
-    outcome.usage = await estimateUsage(upstreamBody, [json], call);
-    json.usage = openaiUsage(outcome.usage);
+    const estimate = await estimateUsage(upstreamBody, [json], call);
+    outcome.usage = estimate;
+    // audio tokens in the details OpenAI reports them in: billed at the audio price, the rest at the text price (audio-price.ts)
+    json.usage = openaiUsage(estimate);
     return outcome;
   }
 
@@ -272,8 +274,11 @@ export async function chatComplete(
   // a stream that never reported usage (a server that ignores stream_options) is billed by an estimate,
   // and a caller that asked for usage gets it in the usage chunk OpenAI would have sent
   if (streamedUsage === undefined) {
-    usage = await estimateUsage(upstreamBody, emitted, call);
-    if (stream.includeUsage) stream.emit(usageChunk(operation, publicModel, streamFrame(emitted), openaiUsage(usage)));
+    const estimate = await estimateUsage(upstreamBody, emitted, call);
+    usage = estimate;
+    // what the estimate reports, audio details included, is what the worker bills audio by (audio-price.ts)
+    if (estimate.audio) streamedUsage = openaiUsage(estimate);
+    if (stream.includeUsage) stream.emit(usageChunk(operation, publicModel, streamFrame(emitted), openaiUsage(estimate)));
   }
   return readsTier && servedTier !== undefined ? { usage, streamedUsage, servedTier } : { usage, streamedUsage };
 }
