@@ -37,12 +37,12 @@ function bare(s: string): { text: string; bytes: number } {
 const documentTokens = (bytes: number) => Math.max(DOCUMENT_TOKENS, Math.ceil(bytes / DOCUMENT_BYTES_PER_TOKEN));
 
 /**
- * A copy of `o` (an object of the caller's JSON) with `k` set to `v`: the key first and then the
- * spread, so an own `__proto__` key of parsed JSON stays a key (shared/merged.ts), and no spread is
- * followed by keys (test/unit/foundation/request-path-objects.test.ts).
+ * A copy of `o` (an object of the caller's JSON) with `k` set to `v`, its keys in their order: a
+ * spread alone, which keeps an own `__proto__` key of parsed JSON a key (shared/merged.ts), then a
+ * set, not a spread followed by keys (test/unit/foundation/request-path-objects.test.ts).
  */
 function withKey(o: Obj, k: string, v: unknown): Obj {
-  const copy: Obj = { [k]: undefined, ...o };
+  const copy: Obj = { ...o };
   copy[k] = v;
   return copy;
 }

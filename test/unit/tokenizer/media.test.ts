@@ -1,14 +1,15 @@
 import { expect } from 'chai';
-import { DOCUMENT_TOKENS, IMAGE_TOKENS, jsonWithoutMedia } from '../../../shared/tokenizer/media';
+import { DOCUMENT_TOKENS, IMAGE_TOKENS, jsonWithoutMedia, mediaTokens } from '../../../shared/tokenizer/media';
+import { wav } from '../../helpers/audio-clips';
 
 describe('tokenizer: media in a request counted at an estimate, never its base64', () => {
   const big = 'A'.repeat(40_000); // 30,000 bytes once decoded
 
   it('small JSON without media is returned as JSON.stringify writes it; small JSON with a part by URL still counts its estimate', () => {
     const text = [{ role: 'user', content: [{ type: 'text', text: 'an image_url, a document' }] }];
-    expect(jsonWithoutMedia(text)).to.deep.equal({ json: JSON.stringify(text), fixedTokens: 0, unsized: 0 });
+    expect(jsonWithoutMedia(text)).to.deep.equal({ json: JSON.stringify(text), fixedTokens: 0, unsized: 0, audioTokens: 0 });
     const byUrl = [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }, { type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } }] }];
-    expect(jsonWithoutMedia(byUrl)).to.deep.equal({ json: JSON.stringify(byUrl), fixedTokens: IMAGE_TOKENS + DOCUMENT_TOKENS, unsized: 1 }); // the document by URL: its size is the upstream's to see
+    expect(jsonWithoutMedia(byUrl)).to.deep.equal({ json: JSON.stringify(byUrl), fixedTokens: IMAGE_TOKENS + DOCUMENT_TOKENS, unsized: 1, audioTokens: 0 }); // the document by URL: its size is the upstream's to see
   });
 
   it('leaves out the payloads of images and binary documents of every dialect, and keeps every other field', () => {
@@ -38,5 +39,27 @@ describe('tokenizer: media in a request counted at an estimate, never its base64
     ];
     const { json } = jsonWithoutMedia(disguised);
     expect(json.split(words).length - 1, 'every copy of the text is still counted').to.equal(3);
+  });
+
+  it('an input_audio clip is its duration in audio tokens, not its base64 text; chat and both Responses shapes; small JSON with one takes the second pass', () => {
+    const clip = wav(10); // 320,000 bytes of 16 kHz 16-bit mono: over 100,000 tokens as text, 100 audio tokens
+    const messages = [
+      { role: 'user', content: [{ type: 'text', text: 'what is said?' }, { type: 'input_audio', input_audio: { data: clip, format: 'wav' } }] },
+      { role: 'user', content: [{ type: 'input_audio', data: clip, format: 'wav' }] }, // the Responses part's first shape
+    ];
+    const r = jsonWithoutMedia(messages);
+    expect(r).to.include({ fixedTokens: 200, audioTokens: 200, unsized: 0 });
+    expect(r.json).to.not.include(clip.slice(0, 100));
+    for (const kept of ['"what is said?"', '"format":"wav"', '"input_audio"']) expect(r.json).to.include(kept);
+    const small = [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: wav(0.25), format: 'wav' } }] }];
+    expect(JSON.stringify(small).length).to.be.below(16_384);
+    expect(jsonWithoutMedia(small)).to.include({ fixedTokens: 3, audioTokens: 3 }); // 2.5 tokens, whole tokens up
+    expect(mediaTokens({ type: 'input_audio', input_audio: { data: clip, format: 'wav' } })).to.equal(100);
+    expect(jsonWithoutMedia([{ role: 'user', content: [{ type: 'input_audio', input_audio: { format: 'wav' } }, { type: 'input_audio', input_audio: 5 }] }]), 'no payload: nothing to take out').to.include({ fixedTokens: 0, audioTokens: 0 });
+  });
+
+  it('images and their keys keep their order (a copy without the payload, nothing else moved)', () => {
+    const parts = [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA', detail: 'low' } }] }];
+    expect(jsonWithoutMedia(parts).json).to.equal(JSON.stringify([{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,', detail: 'low' } }] }]));
   });
 });
