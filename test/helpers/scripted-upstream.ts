@@ -44,6 +44,10 @@ export interface ModelOptions {
   tokenizer?: string;
   /** The model's task limits (embeddings: `max_batch_size`, `supports_dimensions`, ...). */
   limits?: Record<string, unknown>;
+  /** The model's context window in tokens (default none). */
+  contextWindow?: number;
+  /** The models that serve its requests when it cannot (docs/routing.md). */
+  fallbacks?: string[];
 }
 
 const DEFAULT_CAPABILITIES = { chat: true, vision: true, tools: true, json_schema: true };
@@ -151,6 +155,8 @@ export class ScriptedUpstream {
       config: opts.config,
       tokenizer: opts.tokenizer,
       limits: opts.limits,
+      context_window: opts.contextWindow,
+      fallbacks: opts.fallbacks,
     } as never);
     await bumpEpoch(env().redis);
     return id;
