@@ -39,14 +39,23 @@ const KBPS = {
 const tag = (b: Buffer, at: number) => b.toString('latin1', at, at + 4);
 
 /**
- * The seconds of audio `src` holds in `format` (wav, mp3, flac, pcm16, ...): the container found by
- * its first bytes (a format a client names wrongly is still read), pcm16 by its size; `total`, the
- * payload's bytes (a stream's audio is several payloads, the first holding the header).
+ * The seconds of audio `src` holds in `format` (wav, mp3, flac, opus, pcm16, ...); `total`, the
+ * payload's bytes (a stream's audio is several payloads, the first holding the header). pcm16 is read
+ * by its size; a WAV or an MP3 by its first bytes, whatever format is named (a client that names one
+ * wrongly is still read); a FLAC's or an Ogg Opus's stated length only when that format is named (an
+ * answer's, which the upstream wrote: OpenAI takes only wav and mp3 as input).
  */
 export function audioSeconds(src: Base64Bytes, format: unknown, total = src.size): number {
   if (format === 'pcm16') return total / PCM16_BYTES_PER_SECOND;
   const head = src.at(0, 12);
-  const known = head.length < 4 ? undefined : tag(head, 0) === 'RIFF' || tag(head, 0) === 'RF64' ? wavSeconds(src, head, total) : tag(head, 0) === 'fLaC' ? flacSeconds(src) : mp3Seconds(src, total);
+  const magic = head.length < 4 ? '' : tag(head, 0);
+  const known =
+    magic === '' ? undefined
+    : magic === 'RIFF' || magic === 'RF64' ? wavSeconds(src, head, total)
+    : format === 'flac' ? (magic === 'fLaC' ? flacSeconds(src) : undefined)
+    : format === 'opus' ? (magic === 'OggS' && total === src.size ? opusSeconds(src) : undefined)
+    : format === 'wav' || format === 'mp3' ? mp3Seconds(src, total)
+    : undefined; // aac, a stream's opus, a format not known: by size
   return known ?? total / (format === 'wav' || format === 'mp3' ? MP3_FLOOR : OTHER_FLOOR);
 }
 
@@ -95,8 +104,11 @@ function byteRate(f: Buffer): number | undefined {
 /**
  * An MP3's seconds from its first frame header (after an ID3v2 tag): the bytes from that frame on
  * at its bitrate, a constant-bitrate stream's duration. A stream its encoder marked variable (a
- * `Xing` or `VBRI` tag in the first frame; LAME writes `Info` for a constant one) is bounded at the
- * lowest bitrate of its MPEG version and layer: its first frame's says nothing of the others.
+ * `Xing` or `VBRI` tag in the first frame; LAME writes `Info` for a constant one), or whose second
+ * frame has another bitrate, is bounded at the lowest bitrate of its MPEG version and layer: its
+ * first frame's says nothing of the others. (A file made to mislead, a first frame of a high bitrate
+ * before frames of a low one, is read short: the estimate bills only an upstream that reports no
+ * usage, and OpenAI reports it.)
  */
 function mp3Seconds(src: Base64Bytes, total: number): number | undefined {
   let start = 0;
@@ -110,23 +122,34 @@ function mp3Seconds(src: Base64Bytes, total: number): number | undefined {
     const f = frame(w, i);
     if (!f) continue;
     const tagged = w.length >= i + 4 + 36 + 4 ? [tag(w, i + 4 + f.sideInfo), tag(w, i + 36)] : [];
-    const kbps = tagged.includes('Xing') || tagged.includes('VBRI') ? f.lowest : f.kbps;
+    const second = frame(src.at(start + i + f.bytes, 4), 0);
+    const kbps = tagged.includes('Xing') || tagged.includes('VBRI') || (second && second.kbps !== f.kbps) ? f.lowest : f.kbps;
     return ((total - start - i) * 8) / (kbps * 1000);
   }
   return undefined;
 }
 
-/** The MPEG audio frame header at `b[i]`: its bitrate, its version and layer's lowest, its Layer III side information's length. */
-function frame(b: Buffer, i: number): { kbps: number; lowest: number; sideInfo: number } | undefined {
-  if (b[i] !== 0xff || (b[i + 1] & 0xe0) !== 0xe0) return undefined;
+/** Sample rates by index 0-2: MPEG-1, MPEG-2, MPEG-2.5. */
+const HZ = { 3: [44_100, 48_000, 32_000], 2: [22_050, 24_000, 16_000], 0: [11_025, 12_000, 8_000] } as Record<number, number[]>;
+
+/**
+ * The MPEG audio frame header at `b[i]`: its bitrate, its version and layer's lowest, its Layer III
+ * side information's length, and the frame's length in bytes (where the next header is).
+ */
+function frame(b: Buffer, i: number): { kbps: number; lowest: number; sideInfo: number; bytes: number } | undefined {
+  if (b.length < i + 4 || b[i] !== 0xff || (b[i + 1] & 0xe0) !== 0xe0) return undefined;
   const version = (b[i + 1] >> 3) & 3; // 3 MPEG-1, 2 MPEG-2, 0 MPEG-2.5, 1 reserved
   const layer = (b[i + 1] >> 1) & 3; // 3 layer I, 2 layer II, 1 layer III, 0 reserved
   const index = b[i + 2] >> 4;
-  if (version === 1 || layer === 0 || index === 0 || index === 15 || ((b[i + 2] >> 2) & 3) === 3) return undefined;
+  const rateIndex = (b[i + 2] >> 2) & 3;
+  if (version === 1 || layer === 0 || index === 0 || index === 15 || rateIndex === 3) return undefined;
   const v1 = version === 3;
   const table = v1 ? (layer === 3 ? KBPS.v1l1 : layer === 2 ? KBPS.v1l2 : KBPS.v1l3) : layer === 3 ? KBPS.v2l1 : KBPS.v2l23;
   const mono = b[i + 3] >> 6 === 3;
-  return { kbps: table[index - 1], lowest: table[0], sideInfo: v1 ? (mono ? 17 : 32) : mono ? 9 : 17 };
+  const [kbps, hz, pad] = [table[index - 1], HZ[version][rateIndex], (b[i + 2] >> 1) & 1];
+  // ISO/IEC 11172-3 2.4.3.1: a layer I frame is 384 samples in 4-byte slots, layer II and MPEG-1 layer III 1,152, MPEG-2/2.5 layer III 576
+  const bytes = layer === 3 ? (Math.floor((12_000 * kbps) / hz) + pad) * 4 : Math.floor(((layer === 1 && !v1 ? 72_000 : 144_000) * kbps) / hz) + pad;
+  return { kbps, lowest: table[0], sideInfo: v1 ? (mono ? 17 : 32) : mono ? 9 : 17, bytes };
 }
 
 /** A FLAC stream's seconds from its STREAMINFO block (total samples over sample rate); undefined when it states no total. */
@@ -136,4 +159,27 @@ function flacSeconds(src: Base64Bytes): number | undefined {
   const rate = (s[10] << 12) | (s[11] << 4) | (s[12] >> 4);
   const samples = (s[13] & 0x0f) * 2 ** 32 + s.readUInt32BE(14);
   return rate > 0 && samples > 0 ? samples / rate : undefined;
+}
+
+/** The most bytes an Ogg page takes (27 of header, 255 lacing values, 255 segments of 255): the last page is in the payload's last this many. */
+const MAX_OGG_PAGE = 27 + 255 + 255 * 255;
+
+/**
+ * An Ogg Opus stream's seconds: its last page's granule position (samples at 48 kHz, RFC 7845 §4)
+ * less the pre-skip its OpusHead states; only the payload's last page is decoded.
+ */
+function opusSeconds(src: Base64Bytes): number | undefined {
+  const first = src.at(0, 27 + 255 + 19);
+  if (first.length < 28) return undefined;
+  const head = 27 + first[26]; // the first packet, after the segment table: "OpusHead", version, channels, pre-skip
+  if (first.length < head + 12 || first.toString('latin1', head, head + 8) !== 'OpusHead') return undefined;
+  const preSkip = first.readUInt16LE(head + 10);
+  const from = Math.max(0, src.size - MAX_OGG_PAGE);
+  const tail = src.at(from, src.size - from);
+  for (let at = tail.lastIndexOf('OggS'); at >= 0; at = at > 0 ? tail.lastIndexOf('OggS', at - 1) : -1) {
+    if (at + 14 > tail.length) continue;
+    const granule = tail.readBigInt64LE(at + 6);
+    if (granule >= 0n) return Math.max(0, Number(granule) - preSkip) / 48_000; // -1: no packet ends on this page
+  }
+  return undefined;
 }

@@ -90,4 +90,33 @@ describe('tokenizer: audio duration from its header', () => {
     const head = wavBytes(0);
     expect(seconds(head, 'wav', head.length + 64_000), 'the header in the first payload, 2 seconds of data after it').to.equal(2);
   });
+
+  it("an MP3 whose second frame has another bitrate is variable: bounded at the lowest; the same bitrate is constant", () => {
+    const same = mpegBytes(MP3_128K, 160_000);
+    Buffer.from(MP3_128K).copy(same, 417); // 144,000 x 128 / 44,100: the first frame's 417 bytes
+    expect(seconds(same, 'mp3')).to.equal(10);
+    const other = mpegBytes(MP3_128K, 160_000);
+    Buffer.from([0xff, 0xfb, 0x50, 0x40]).copy(other, 417); // 64 kbit/s
+    expect(seconds(other, 'mp3')).to.equal(40);
+  });
+
+  it("an Ogg Opus answer: its last page's granule position less the pre-skip, at 48 kHz; named anything else, or its end unknown, bounded by size", () => {
+    const page = (granule: bigint, body: Buffer) => {
+      const h = Buffer.alloc(27);
+      h.write('OggS', 0, 'latin1');
+      h.writeBigInt64LE(granule, 6);
+      h[26] = 1;
+      return Buffer.concat([h, Buffer.from([body.length]), body]);
+    };
+    const opusHead = Buffer.alloc(19);
+    opusHead.write('OpusHead', 0, 'latin1');
+    opusHead[8] = 1;
+    opusHead[9] = 1;
+    opusHead.writeUInt16LE(312, 10);
+    opusHead.writeUInt32LE(24_000, 12);
+    const ogg = Buffer.concat([page(0n, opusHead), Buffer.alloc(20_000, 1), page(BigInt(312 + 48_000 * 3), Buffer.alloc(200, 2)), page(-1n, Buffer.alloc(100, 3))]);
+    expect(seconds(ogg, 'opus')).to.equal(3);
+    expect(seconds(ogg, 'wav'), 'Ogg is not read as input').to.equal(ogg.length / 1000);
+    expect(seconds(ogg, 'opus', ogg.length + 5_000), 'a stream of pieces: its last page not at hand').to.equal((ogg.length + 5_000) / 750);
+  });
 });
