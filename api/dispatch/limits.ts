@@ -67,7 +67,7 @@ export function generations(body: Record<string, unknown>): number {
 
 /**
  * Input tokens of a canonical chat or completions body, counted on the whole JSON of its messages (an
- * over-count), media at a fixed estimate each; and what its budgets hold for it (`priced`): a request
+ * over-count), media at an estimate each (an input_audio clip by its duration); and what its budgets hold for it (`priced`): a request
  * holding a document by URL at the model's context window at least, since the upstream fetches the
  * document and only that bounds what it reads (a 300-page PDF bills far above the fixed estimate).
  * Rates count the estimate: they settle at what the upstream reports.
@@ -76,7 +76,7 @@ async function inputTokens(body: Record<string, unknown>, model: CatalogModel): 
   const messages = Array.isArray(body.messages) ? body.messages : [body.prompt ?? ''];
   // `system`: an Anthropic body passed through natively keeps its system prompt outside `messages`
   const extra = [body.system, body.tools, body.functions].filter((v) => v !== undefined && v !== null).map((v) => JSON.stringify(v));
-  // images and binary documents: a fixed estimate each, not their base64 text (shared/tokenizer/media.ts)
+  // images and binary documents at an estimate each, input_audio clips by their duration, not their base64 text (shared/tokenizer/media.ts)
   const { json, fixedTokens, unsized } = jsonWithoutMedia(messages, imageTokensOf(model));
   // not counted in time on a busy pod: its bytes, so a limit or budget is never passed on an estimate
   const n = await countTokensAtMost(model.tokenizer, [json, ...extra]);

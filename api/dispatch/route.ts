@@ -38,7 +38,7 @@ function hasImage(messages: unknown): boolean {
   });
 }
 
-/** About four characters a token (media at a fixed estimate each): enough to route by context window. */
+/** About four characters a token (media at their estimate each, an input_audio clip by its duration: shared/tokenizer/media.ts): enough to route by context window. */
 function needsOf(body: Record<string, unknown>, op: Operation): Needs {
   const input = jsonWithoutMedia(body.messages ?? body.prompt ?? '');
   const maxOut = Number(body.max_completion_tokens ?? body.max_tokens ?? 0) || 0;

@@ -8,7 +8,7 @@ import { PER_MESSAGE_TOKENS, PER_REQUEST_TOKENS } from '../count-framing';
  * history a `previous_response_id` brings, the input items; the way `count_tokens` counts a messages
  * request): every message's text, tool calls (name and arguments) and tool outputs, and the tool
  * definitions (JSON of name, description, parameters), plus the per-request and per-message framing
- * and fixed estimates for images and files. Large inputs are counted off the event loop (pool.ts).
+ * and estimates for images, files and audio clips (by their duration). Large inputs are counted off the event loop (pool.ts).
  * `atMost`: for a decision an over-count only makes more careful (a trigger, truncation), a count not
  * finished in time is the texts' bytes (countTokensAtMost) instead of TokenCountTimeout.
  */
