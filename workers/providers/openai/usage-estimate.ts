@@ -91,7 +91,8 @@ export async function estimateUsage(body: Obj, answers: unknown[], call: Pick<Up
     logger.warn({ upstreamModel: call.upstreamModel }, 'upstream reported no usage: billed by an estimate');
   }
   const u: EstimatedUsage = { inputTokens: inputTokens + fixedTokens, outputTokens };
-  if (audioTokens > 0 || heard.heard || asksAudio(body)) {
+  // audio sent (an input_audio part, its payload left out of `json`), asked or answered: its tokens of each side, 0 included
+  if (audioTokens > 0 || json.includes('"type":"input_audio"') || heard.heard || asksAudio(body)) {
     const audioOut = heard.tokens(obj(body.audio)?.format);
     u.outputTokens += audioOut;
     u.audio = { input: audioTokens, output: audioOut };
