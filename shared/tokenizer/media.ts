@@ -4,7 +4,7 @@ import { inputAudioTokens } from './audio-duration';
  * Images, binary documents and audio in a request's messages: a text tokenizer cannot read them, and
  * their base64 payload is no measure of what an upstream bills (a 300 KB image is about 270,000 tokens
  * of base64 text, while OpenAI bills at most about 1,100 tokens for it and Anthropic about 1,600; a
- * 10-second WAV clip is over 100,000 tokens of base64 text and 100 audio tokens), so every count of a
+ * 10-second WAV clip is 427,000 characters of base64, over 50,000 tokens as text, and 100 audio tokens), so every count of a
  * request's input takes them out and adds an estimate each (docs/keys.md): a fixed one an image, a
  * document's by its size, an audio clip's by its duration (audio-duration.ts).
  */

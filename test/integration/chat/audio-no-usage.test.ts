@@ -13,7 +13,7 @@ const withAudio = [{ role: 'user', content: [{ type: 'text', text: 'what is said
 const ANSWER = 'The quick brown fox jumps over the lazy dog, twice over.';
 /** An audio answer's message as OpenAI sends it (ChatCompletionResponseMessage.audio): the words in `transcript`, no text content. */
 const audioMessage = { content: null, audio: { id: 'audio_s1', expires_at: 1, data: 'UklGRiQAAABXQVZF', transcript: ANSWER } };
-/** 10 seconds of input audio (16 kHz 16-bit mono WAV): 100 audio tokens at 1 a 100 ms, over 100,000 as base64 text. */
+/** 10 seconds of input audio (16 kHz 16-bit mono WAV): 100 audio tokens at 1 a 100 ms, over 50,000 as base64 text. */
 const CLIP = wav(10);
 const withClip = [{ role: 'user', content: [{ type: 'text', text: 'what is said?' }, { type: 'input_audio', input_audio: { data: CLIP, format: 'wav' } }] }];
 /** 2 seconds of the answer's audio (24 kHz 16-bit mono WAV): 40 audio tokens at 1 a 50 ms. */
