@@ -42,7 +42,7 @@ describe('tokenizer: media in a request counted at an estimate, never its base64
   });
 
   it('an input_audio clip is its duration in audio tokens, not its base64 text; chat and both Responses shapes; small JSON with one takes the second pass', () => {
-    const clip = wav(10); // 320,000 bytes of 16 kHz 16-bit mono: over 100,000 tokens as text, 100 audio tokens
+    const clip = wav(10); // 320,044 bytes of 16 kHz 16-bit mono: over 50,000 tokens as text, 100 audio tokens
     const messages = [
       { role: 'user', content: [{ type: 'text', text: 'what is said?' }, { type: 'input_audio', input_audio: { data: clip, format: 'wav' } }] },
       { role: 'user', content: [{ type: 'input_audio', data: clip, format: 'wav' }] }, // the Responses part's first shape
