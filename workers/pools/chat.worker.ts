@@ -24,6 +24,7 @@ import { servedPriceMicros } from '../../shared/limits/usage-cost';
 import { servedDelta, withTierSent } from './service-tier';
 import { audioMicros } from './audio-price';
 import { hasImageUrls, inlineImageUrls } from '../providers/inline-images';
+import { withoutSignedCallIds } from '../providers/unsigned-call-ids';
 import { recordHandedIds } from '../../shared/tenancy/handed-out-ids';
 import { logger } from '../../shared/logger';
 
@@ -47,26 +48,28 @@ async function runChat(job: ChatJob, t: UpstreamTarget, signal: CancelSignal, em
     firstByteTimeoutMs: cfg.poolFirstByteTimeoutMs,
   };
   const stream = job.stream ? { emit, includeUsage: job.includeUsage } : undefined;
+  // tool-call ids carrying a Gemini thought signature go to any other kind without it (unsigned-call-ids.ts)
+  const body = t.kind === 'gemini' ? job.body : withoutSignedCallIds(job.operation, job.body);
   switch (t.kind) {
     case 'openai':
       if (job.operation === 'messages') break; // the API bypasses natively only to messages upstreams
-      return chatComplete(call, job.operation, job.body, job.publicModel, stream);
+      return chatComplete(call, job.operation, body, job.publicModel, stream);
     case 'anthropic':
       // ids the answer hands the org on the platform's shared workspace, which it may name again (handed-ids.ts)
-      if (job.operation === 'messages') return anthropicMessages(call, job.body, job.publicModel, stream?.emit, job.anthropicBeta, call.callerKey ? undefined : record);
-      if (job.operation === 'chat') return anthropicChat(call, job.body, job.publicModel, stream);
-      return anthropicCompletions(call, job.body, job.publicModel, stream);
+      if (job.operation === 'messages') return anthropicMessages(call, body, job.publicModel, stream?.emit, job.anthropicBeta, call.callerKey ? undefined : record);
+      if (job.operation === 'chat') return anthropicChat(call, body, job.publicModel, stream);
+      return anthropicCompletions(call, body, job.publicModel, stream);
     case 'gemini':
-      if (job.operation === 'chat') return geminiChat(call, job.body, job.publicModel, stream);
-      if (job.operation === 'completions') return anthropicCompletions(call, job.body, job.publicModel, stream, geminiChat);
+      if (job.operation === 'chat') return geminiChat(call, body, job.publicModel, stream);
+      if (job.operation === 'completions') return anthropicCompletions(call, body, job.publicModel, stream, geminiChat);
       break;
     case 'bedrock':
-      if (job.operation === 'chat') return bedrockChat(call, job.body, job.publicModel, stream);
-      if (job.operation === 'completions') return anthropicCompletions(call, job.body, job.publicModel, stream, bedrockChat);
+      if (job.operation === 'chat') return bedrockChat(call, body, job.publicModel, stream);
+      if (job.operation === 'completions') return anthropicCompletions(call, body, job.publicModel, stream, bedrockChat);
       break;
     case 'azure':
       if (job.operation === 'messages') break;
-      return azureChat(call, job.operation, job.body, job.publicModel, stream);
+      return azureChat(call, job.operation, body, job.publicModel, stream);
     default:
       break;
   }

@@ -46,6 +46,7 @@ const HOT = [
   'workers/providers/openai/strict-fallback.ts',
   'workers/providers/openai/embed.ts',
   'workers/providers/anthropic/messages.ts',
+  'workers/providers/unsigned-call-ids.ts',
 ];
 /** `{ ...expr,` then a key (not another spread), across lines. */
 const SPREAD_THEN_KEY = /\{\s*\.\.\.[^,{}]+,\s*(?!\.\.\.)[A-Za-z_'"[]/g;

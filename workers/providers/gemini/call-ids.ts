@@ -26,6 +26,21 @@ export function callId(thoughtSignature?: unknown, upstreamId?: unknown): string
  */
 export const SIGNED_CALL_ID = new RegExp(SIG);
 
+/** Whether a tool-call id carries a thought signature (made by callId). */
+export const hasSignature = (id: string): boolean => id.includes(SIG);
+
+/**
+ * A tool-call id as an upstream of another kind than Gemini gets it: without its `_sig_<signature>`
+ * (the signature means nothing there, and hundreds of characters exceed every other vendor's limit on
+ * tool-call ids: OpenAI chat 40, Responses `call_id` 64, Bedrock `toolUseId` 64). The head stays, a
+ * gateway-minted `call_<18 hex>` or Gemini's own id, so a call and its result still pair; the id
+ * itself when it carries none, or when nothing is before the marker (not one of these).
+ */
+export function withoutSignature(id: string): string {
+  const at = id.indexOf(SIG);
+  return at > 0 ? id.slice(0, at) : id;
+}
+
 /**
  * What a tool-call id carries back to Gemini: the call's own `id` (any id but one the gateway minted,
  * so Gemini's, or a caller's own) and the thought signature (standard base64, as the API sends it).
