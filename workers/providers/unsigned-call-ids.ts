@@ -45,7 +45,7 @@ function chatSigned(m: unknown): boolean {
 
 function chatUnsigned(m: unknown): unknown {
   if (!chatSigned(m)) return m;
-  const out: Record<string, unknown> = { ...(m as Record<string, unknown>) };
+  const out: Record<string, unknown> = { ...(m as object) };
   if (signed(out.tool_call_id)) out.tool_call_id = withoutSignature(out.tool_call_id);
   if (Array.isArray(out.tool_calls)) out.tool_calls = out.tool_calls.map((c) => (isRecord(c) && signed(c.id) ? withId(c, 'id', c.id) : c));
   if (Array.isArray(out.tool_media)) out.tool_media = out.tool_media.map((id) => (signed(id) ? withoutSignature(id) : id));
@@ -66,7 +66,7 @@ function blockIdKey(b: unknown): 'id' | 'tool_use_id' | undefined {
 
 function blocksUnsigned(m: unknown): unknown {
   if (!blocksSigned(m)) return m;
-  const out: Record<string, unknown> = { ...(m as Record<string, unknown>) };
+  const out: Record<string, unknown> = { ...(m as object) };
   out.content = (out.content as unknown[]).map((b) => {
     const key = blockIdKey(b);
     return key ? withId(b as Record<string, unknown>, key, (b as Record<string, string>)[key]) : b;

@@ -38,6 +38,31 @@ function cacheUsage(system: Block[], messages: Msg[]): { read: number; write: nu
 }
 
 /**
+ * Converse's constraint on a ToolUseBlock's and a ToolResultBlock's `toolUseId` ("Length Constraints:
+ * Minimum length of 1. Maximum length of 64. Pattern: ^[a-zA-Z0-9_-]+$", AWS Bedrock API Reference),
+ * refused as AWS words a constraint: "N validation error(s) detected: Value at '<path>' failed to satisfy
+ * constraint: Member must have length less than or equal to 64", the path's list indices from 1
+ * (as quoted in openclaw/openclaw issue 12892 and BerriAI/litellm issue 19384).
+ */
+function toolUseIdErrors(messages: Msg[]): string | undefined {
+  const found: string[] = [];
+  messages.forEach((m, i) =>
+    (Array.isArray(m?.content) ? m.content : []).forEach((b, j) => {
+      for (const kind of ['toolUse', 'toolResult'] as const) {
+        const id = (b?.[kind] as { toolUseId?: unknown } | undefined)?.toolUseId;
+        if (typeof id !== 'string') continue;
+        const at = `Value at 'messages.${i + 1}.member.content.${j + 1}.member.${kind}.toolUseId' failed to satisfy constraint: Member must`;
+        if (id.length > 64) found.push(`${at} have length less than or equal to 64`);
+        if (id.length < 1) found.push(`${at} have length greater than or equal to 1`);
+        if (!/^[a-zA-Z0-9_-]*$/.test(id)) found.push(`${at} satisfy regular expression pattern: [a-zA-Z0-9_-]+`);
+      }
+    }),
+  );
+  if (!found.length) return undefined;
+  return `${found.length} validation error${found.length > 1 ? 's' : ''} detected: ${found.join('; ')}`;
+}
+
+/**
  * Bedrock Runtime Converse (`POST /model/{modelId}/converse`) and ConverseStream
  * (`/converse-stream`, AWS event-stream framing), paced and broken by the knobs.
  */
@@ -54,6 +79,8 @@ export function bedrockRoutes(knobs: KnobStore, log: RequestLog): Router {
     }
     const body = req.body as { messages?: Msg[]; system?: Block[]; inferenceConfig?: { maxTokens?: number; stopSequences?: string[] }; toolConfig?: { tools?: Array<{ toolSpec?: { name?: string } }>; toolChoice?: { any?: unknown; tool?: { name?: string } } }; additionalModelRequestFields?: { thinking?: { type?: string } }; additionalModelResponseFieldPaths?: string[] };
     if (!Array.isArray(body.messages) || !body.messages.length) return awsError(res, 400, 'ValidationException', 'messages: must not be empty');
+    const badIds = toolUseIdErrors(body.messages);
+    if (badIds) return awsError(res, 400, 'ValidationException', badIds);
     const k = knobs.take(model);
     const { status, ...rest } = k;
     if (await applyFaults(rest, res)) return;

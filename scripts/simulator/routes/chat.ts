@@ -60,6 +60,33 @@ function audioUsage(body: Record<string, unknown>, messages: Msg[], textTokens: 
   return { input: parts * SIM_INPUT_AUDIO_TOKENS, output: asked ? textTokens * SIM_AUDIO_TOKENS_PER_TOKEN : 0 };
 }
 
+/**
+ * The longest tool-call id OpenAI's chat completions take in an assistant message's `tool_calls`. It
+ * answers a longer one 400 `string_above_max_length`: "Invalid 'messages[2].tool_calls[0].id': string
+ * too long. Expected a string with maximum length 40, but got a string with length 43 instead."
+ * (the API's body quoted in vercel/ai issue 5171; microsoft/autogen issue 6377). Reported as 40 in
+ * 2025; an id of 51 was taken live in 2026 (vercel/ai PR 17233), and the Responses API's `call_id` is
+ * held to 64: 64 here, which a Gemini id carrying its thought signature (hundreds) still exceeds.
+ */
+export const SIM_TOOL_CALL_ID_MAX = 64;
+
+/** OpenAI's refusal of an over-long assistant tool-call id, in its words; undefined when every id fits. */
+function toolCallIdTooLong(messages: unknown): Record<string, unknown> | undefined {
+  if (!Array.isArray(messages)) return undefined;
+  for (const [i, m] of messages.entries()) {
+    const calls = (m as { tool_calls?: unknown } | null)?.tool_calls;
+    if (!Array.isArray(calls)) continue;
+    for (const [j, c] of calls.entries()) {
+      const id = (c as { id?: unknown } | null)?.id;
+      if (typeof id !== 'string' || id.length <= SIM_TOOL_CALL_ID_MAX) continue;
+      const param = `messages[${i}].tool_calls[${j}].id`;
+      const message = `Invalid '${param}': string too long. Expected a string with maximum length ${SIM_TOOL_CALL_ID_MAX}, but got a string with length ${id.length} instead.`;
+      return { error: { message, type: 'invalid_request_error', param, code: 'string_above_max_length' } };
+    }
+  }
+  return undefined;
+}
+
 /** OpenAI chat completions, JSON and streamed, paced and broken by the knobs. */
 export function chatRoutes(knobs: KnobStore, log: RequestLog): Router {
   const r = Router();
@@ -67,6 +94,8 @@ export function chatRoutes(knobs: KnobStore, log: RequestLog): Router {
     log.record(req, res);
     const body = req.body as Record<string, unknown>;
     const model = String(body.model ?? '');
+    const tooLong = toolCallIdTooLong(body.messages);
+    if (tooLong) return void res.status(400).json(tooLong);
     const k = knobs.take(model);
     if (await applyFaults(k, res)) return;
     if (isDecisionRequest(body) && body.stream !== true) {
