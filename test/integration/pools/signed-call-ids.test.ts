@@ -52,6 +52,22 @@ describe('model pools: Gemini signed tool-call ids on a deployment of another ki
   const turnTwo = (tc: ToolCall) => [ASK, { role: 'assistant', content: null, tool_calls: [tc] }, { role: 'tool', tool_call_id: tc.id, content: 'bees are sunny' }];
   const head = (tc: ToolCall) => tc.id.split('_sig_')[0];
 
+  /**
+   * Turn 1 on a model served by Gemini, turn 2 (its Gemini deployment failing, 503) on its fallback, a
+   * pool of `dep`: the tool call and the answer to turn 2, with the fallback's public id.
+   */
+  async function viaFallback(dep: { name: string; provider: string; upstream: string }) {
+    const g = gm();
+    const fallback = await poolModel([dep]);
+    const model = await poolModel([g], { fallbacks: [fallback] });
+    const tc = await geminiCall(model);
+    env().sim.knobs.set(g.upstream, { status: 503 });
+    const r = await chat(model, turnTwo(tc));
+    expect(r.status, r.text).to.equal(200);
+    expect(r.headers.get('x-service-fallback-model')).to.equal(fallback);
+    return { tc, model };
+  }
+
   /** What an OpenAI-compatible upstream got: the assistant's call and the tool result under the short id. */
   function expectShortChatIds(body: Record<string, unknown>, tc: ToolCall): void {
     const messages = body.messages as Array<{ tool_calls?: ToolCall[]; tool_call_id?: string }>;
@@ -94,15 +110,8 @@ describe('model pools: Gemini signed tool-call ids on a deployment of another ki
   });
 
   it('a fallback to an OpenAI-compatible model, JSON and streamed: the ids go without the signature, the answer is 200', async () => {
-    const g = gm();
     const oa = simDeployment('oa');
-    const fallback = await poolModel([oa]);
-    const model = await poolModel([g], { fallbacks: [fallback] });
-    const tc = await geminiCall(model);
-    env().sim.knobs.set(g.upstream, { status: 503 });
-    const r = await chat(model, turnTwo(tc));
-    expect(r.status, r.text).to.equal(200);
-    expect(r.headers.get('x-service-fallback-model')).to.equal(fallback);
+    const { tc, model } = await viaFallback(oa);
     expectShortChatIds(sentTo(oa.upstream), tc);
     const s = await postSse('/v1/chat/completions', keyHeader(o.key), { model, messages: turnTwo(tc), tools: [LOOKUP], stream: true });
     expect(s.status, s.text).to.equal(200);
@@ -127,14 +136,8 @@ describe('model pools: Gemini signed tool-call ids on a deployment of another ki
   });
 
   it('a fallback to Bedrock Converse: toolUseId of the call and of its result without the signature (Bedrock holds them to 64)', async () => {
-    const g = gm();
     const nova = { name: 'nova', provider: bedrock, upstream: `amazon.nova-pro-${rndId()}` };
-    const fallback = await poolModel([nova]);
-    const model = await poolModel([g], { fallbacks: [fallback] });
-    const tc = await geminiCall(model);
-    env().sim.knobs.set(g.upstream, { status: 503 });
-    const r = await chat(model, turnTwo(tc));
-    expect(r.status, r.text).to.equal(200);
+    const { tc } = await viaFallback(nova);
     const messages = sentTo(nova.upstream).messages as Array<{ content: Array<{ toolUse?: { toolUseId: string }; toolResult?: { toolUseId: string } }> }>;
     expect(messages[1].content.find((b) => b.toolUse)!.toolUse!.toolUseId).to.equal(head(tc));
     expect(messages[2].content.find((b) => b.toolResult)!.toolResult!.toolUseId).to.equal(head(tc));
@@ -150,14 +153,8 @@ describe('model pools: Gemini signed tool-call ids on a deployment of another ki
   });
 
   it('a fallback to an Anthropic-native model (chat translated): tool_use id and tool_result tool_use_id without the signature', async () => {
-    const g = gm();
     const claude = { name: 'claude', provider: 'simulator-anthropic', upstream: `claude-${rndId()}` };
-    const fallback = await poolModel([claude]);
-    const model = await poolModel([g], { fallbacks: [fallback] });
-    const tc = await geminiCall(model);
-    env().sim.knobs.set(g.upstream, { status: 503 });
-    const r = await chat(model, turnTwo(tc));
-    expect(r.status, r.text).to.equal(200);
+    const { tc } = await viaFallback(claude);
     const messages = sentTo(claude.upstream).messages as Array<{ content: Array<{ type: string; id?: string; tool_use_id?: string }> }>;
     expect(messages[1].content.find((b) => b.type === 'tool_use')!.id).to.equal(head(tc));
     expect(messages[2].content.find((b) => b.type === 'tool_result')!.tool_use_id).to.equal(head(tc));
