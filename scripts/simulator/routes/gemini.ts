@@ -17,6 +17,23 @@ type FunctionCall = { id?: string; name: string; args?: unknown };
  * hundreds of base64 characters, far beyond OpenAI's 64-character call ids the gateway's ids must not be held to).
  */
 const SIGNATURE_BYTES = 256;
+/**
+ * The placeholder signatures Google documents for function calls Gemini did not write, which it accepts
+ * in place of one of its own (ai.google.dev/gemini-api/docs/thought-signatures, FAQs: "You can set the
+ * following dummy signatures of either "context_engineering_is_the_way_to_go" or
+ * "skip_thought_signature_validator" in the thought signature field to skip validation").
+ */
+const PLACEHOLDER_SIGNATURES = new Set(['context_engineering_is_the_way_to_go', 'skip_thought_signature_validator']);
+
+/**
+ * Whether a thought signature is one Gemini takes: a placeholder above, or one of its own (here, what
+ * this route hands out: SIGNATURE_BYTES in standard base64). Anything else, the base64 of a placeholder
+ * too, is refused as the API refuses a signature it did not issue ("Thought signature is not valid").
+ */
+function signatureAccepted(sig: string): boolean {
+  return PLACEHOLDER_SIGNATURES.has(sig) || (/^[A-Za-z0-9+/]+={0,2}$/.test(sig) && Buffer.from(sig, 'base64').length === SIGNATURE_BYTES);
+}
+
 const REQUEST_FIELDS = new Set(['contents', 'systemInstruction', 'tools', 'toolConfig', 'generationConfig', 'safetySettings', 'cachedContent']);
 
 /** google.rpc.Code names the API sends with each HTTP status. */
@@ -72,6 +89,8 @@ function invalid(body: Record<string, unknown>): string | undefined {
   for (const c of contents.slice(lastUserText + 1)) {
     const first = c.parts!.find((p) => p.functionCall);
     if (c.role === 'model' && first && !first.thoughtSignature) return 'Function call is missing a thought_signature in functionCall parts.';
+    const signed = c.role === 'model' ? c.parts!.find((p) => p.functionCall && p.thoughtSignature && !signatureAccepted(p.thoughtSignature)) : undefined;
+    if (signed) return 'Thought signature is not valid.';
   }
   return undefined;
 }

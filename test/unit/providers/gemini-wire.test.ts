@@ -156,6 +156,46 @@ describe('gemini adapter against the official @google/genai SDK', () => {
 });
 
 describe('gemini adapter: requests', () => {
+  it("function calls Gemini did not write: each model step's first call gets Google's placeholder signature, a signature of Gemini's stays, the simulator accepts it as Gemini 3 does", async () => {
+    const call = (id: string, name: string) => ({ id, type: 'function', function: { name, arguments: '{}' } });
+    const signed = `call_0123456789abcdef01_sig_${Buffer.alloc(256, 7).toString('base64url')}`;
+    const body = canonicalToGemini({
+      messages: [
+        { role: 'user', content: 'earlier turn' },
+        { role: 'assistant', content: 'Looking.', tool_calls: [call('call_old', 'lookup')] },
+        { role: 'tool', tool_call_id: 'call_old', content: 'old' },
+        { role: 'assistant', content: 'Done.' },
+        { role: 'user', content: 'current turn' },
+        { role: 'assistant', content: null, tool_calls: [call('call_abc', 'lookup'), call('call_def', 'lookup')] },
+        { role: 'tool', tool_call_id: 'call_abc', content: 'a' },
+        { role: 'tool', tool_call_id: 'call_def', content: 'd' },
+        { role: 'assistant', content: null, tool_calls: [call(signed, 'lookup')] },
+        { role: 'tool', tool_call_id: signed, content: 's' },
+      ],
+    });
+    const contents = body.contents as Array<{ role: string; parts: Array<Record<string, unknown>> }>;
+    expect(contents[1].parts).to.deep.equal([{ text: 'Looking.' }, { functionCall: { id: 'call_old', name: 'lookup', args: {} }, thoughtSignature: 'skip_thought_signature_validator' }]);
+    expect(contents[5].parts, 'only the first call of a step (parallel calls)').to.deep.equal([
+      { functionCall: { id: 'call_abc', name: 'lookup', args: {} }, thoughtSignature: 'skip_thought_signature_validator' },
+      { functionCall: { id: 'call_def', name: 'lookup', args: {} } },
+    ]);
+    expect(contents[7].parts, "Gemini's own signature, unchanged").to.deep.equal([{ functionCall: { name: 'lookup', args: {} }, thoughtSignature: Buffer.alloc(256, 7).toString('base64') }]);
+    const sim = await startSimulator(0);
+    try {
+      const post = (b: unknown) => fetch(`${sim.url}/v1beta/models/sim-gemini-1:generateContent`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-goog-api-key': 'k' }, body: JSON.stringify(b) });
+      expect((await post(body)).status).to.equal(200);
+      for (const sig of [undefined, Buffer.from('skip_thought_signature_validator').toString('base64')]) {
+        const unsigned = structuredClone(contents);
+        unsigned[5].parts[0].thoughtSignature = sig;
+        const r = await post({ contents: unsigned });
+        expect(r.status, String(sig)).to.equal(400);
+        expect(((await r.json()) as { error: { message: string } }).error.message).to.match(sig ? /not valid/ : /missing a thought_signature/);
+      }
+    } finally {
+      await sim.close();
+    }
+  });
+
   it('a chat of system messages alone becomes the user turn (Gemini needs contents; OpenAI accepts it)', () => {
     const body = canonicalToGemini({ messages: [{ role: 'system', content: 'Say hi.' }] });
     expect(body.contents).to.deep.equal([{ role: 'user', parts: [{ text: 'Say hi.' }] }]);

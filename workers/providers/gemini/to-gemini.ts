@@ -41,6 +41,34 @@ function toolResponse(m: CMessage): Record<string, unknown> {
 }
 
 /**
+ * The thought signature Google documents for function calls Gemini did not write ("You can set the
+ * following dummy signatures of either "context_engineering_is_the_way_to_go" or
+ * "skip_thought_signature_validator" in the thought signature field to skip validation":
+ * ai.google.dev/gemini-api/docs/thought-signatures, FAQs; Vertex AI's guide names only this one:
+ * "you can set thought_signature to skip_thought_signature_validator",
+ * cloud.google.com/vertex-ai/generative-ai/docs/thought-signatures). Sent as the literal string, not
+ * base64 of it, which the API takes for a signature and refuses ("Thought signature is not valid":
+ * langchain-ai/langchain-google#1570, fixed by sending the literal string, #1972).
+ */
+export const FOREIGN_CALL_SIGNATURE = 'skip_thought_signature_validator';
+
+/**
+ * Each model step's first functionCall part (the one Gemini 3 requires a thoughtSignature on, in each
+ * step of the current turn: everything after the last user text) gets the documented placeholder when it
+ * carries no signature of its own: a call another kind made (a mixed pool, a fallback, a caller moving
+ * the conversation between models), or one the caller wrote. Gemini validates signatures in the
+ * current turn only, so the placeholder on an earlier turn's step changes nothing there, and every
+ * step gets it (no turn boundary to find; pydantic-ai's Gemini model does the same). A signature
+ * Gemini sent (carried in the call's id) stays as it came.
+ */
+function signFirstCalls(contents: Content[]): void {
+  for (const c of contents) {
+    const first = c.role === 'model' ? c.parts.find((p) => p.functionCall) : undefined;
+    if (first && !first.thoughtSignature) first.thoughtSignature = FOREIGN_CALL_SIGNATURE;
+  }
+}
+
+/**
  * Canonical messages → systemInstruction + contents. A tool result finds its call's function name
  * through the tool_call_id of the assistant turn that made the call, and answers go back in the calls'
  * order. A call id that is not one the gateway minted (Gemini's `functionCall.id`) goes back as the
@@ -79,6 +107,7 @@ function contents(messages: CMessage[]): { system?: Content; contents: Content[]
   const instruction: Content | undefined = system.length ? { role: 'user', parts: [{ text: system.join('\n\n') }] } : undefined;
   // Gemini needs contents; a chat of system messages alone (valid on OpenAI) is that text as the user's turn.
   if (!out.length && instruction) return { contents: [instruction] };
+  signFirstCalls(out);
   return { system: instruction, contents: out };
 }
 
