@@ -50,7 +50,7 @@ function toolResponse(m: CMessage): Record<string, unknown> {
  * base64 of it, which the API takes for a signature and refuses ("Thought signature is not valid":
  * langchain-ai/langchain-google#1570, fixed by sending the literal string, #1972).
  */
-export const FOREIGN_CALL_SIGNATURE = 'skip_thought_signature_validator';
+const FOREIGN_CALL_SIGNATURE = 'skip_thought_signature_validator';
 
 /**
  * Each model step's first functionCall part (the one Gemini 3 requires a thoughtSignature on, in each
