@@ -15,7 +15,7 @@ import { refuseStructuredOutput, structuredOutputField } from './structured-outp
 import { modelAllowed, type KeyControls } from '../../shared/limits/controls';
 import { passthroughRefused } from './passthrough';
 import { dearest, pricesOf, type CostPrices } from '../../shared/limits/usage-cost';
-import { billedTier } from '../../shared/catalog/tier-prices';
+import { pinnedTier } from '../../shared/catalog/tier-prices';
 import { pricesAudio, type AudioAsked } from '../../shared/catalog/audio-prices';
 import { pricedStep, type Pricing } from './step-prices';
 
@@ -204,9 +204,9 @@ export async function routeFor(
   const primary = stepOf(model, false, op, primaryKind, onlyProvider, body) ?? stepOf(model, false, op, primaryKind, onlyProvider);
   const fallbacks: RouteStep[] = [];
   // each step carries the prices it bills at (step-prices.ts): its model's list prices, and on the platform's
-  // credential its model's price for an OpenAI service tier asked, and for the audio asked
-  const tier = passthrough || op !== 'chat' ? undefined : billedTier(body.service_tier);
-  const pricing: Pricing = { asked: model, tier, audio, held: [pricesOf(model.prices)] };
+  // credential its model's OpenAI service tier prices (the tier served is billed, asked or not), and for the audio asked
+  const tiers = !passthrough && op === 'chat';
+  const pricing: Pricing = { asked: model, tiers, tier: tiers ? pinnedTier(body.service_tier) : undefined, audio, held: [pricesOf(model.prices)] };
   if (!passthrough) {
     for (const id of model.fallbacks) {
       const f = await ctx.catalog.get(id);

@@ -8,7 +8,12 @@ import { merged } from '../../shared/merged';
 export interface Pricing {
   /** The model asked for: the ledger prices the usage event at its list prices, a step carries its differences to them. */
   asked: CatalogModel;
-  /** The OpenAI service tier asked (flex, scale or priority, as shared/catalog/tier-prices.ts billedTier reads it). */
+  /**
+   * A chat request on the platform's credential: a step of a model pricing OpenAI service tiers bills an
+   * answer at the tier it reports served on (withTierPrices). False for a caller's own key and other operations.
+   */
+  tiers: boolean;
+  /** The tier the request pins (shared/catalog/tier-prices.ts pinnedTier: flex, scale, priority, or default); undefined for none or `auto`. */
   tier?: string;
   /** The audio asked (shared/catalog/audio-prices.ts). */
   audio?: AudioAsked;
@@ -28,23 +33,33 @@ export function pricedStep(step: RouteStep, m: CatalogModel, p: Pricing): RouteS
     const delta = priceDelta(m.prices, p.asked.prices);
     if (delta) listed = merged(step, { priceDelta: delta });
   }
-  const tiered = p.tier ? withTierPrice(listed, m, p.asked, p.tier, p.held) : listed;
+  // a model without tier prices: nothing more (no object)
+  const tiered = p.tiers && m.tierPrices ? withTierPrices(listed, m.tierPrices, p) : listed;
   return p.audio ? withAudioPrice(tiered, m, p.audio, p.held) : tiered;
 }
 
 /**
- * A step of a request asking an OpenAI service tier (`tier`). When the step's model `m` prices it,
- * the step carries that price's difference from the list price of the model asked for (`asked`) as
- * `tierPriceDelta` ({} when equal): the worker sends the tier and bills an answer served on it at
- * that price (workers/pools/service-tier.ts); `held` takes the tier's price. When it does not, the
- * step is returned as it is: the worker sends the request without `service_tier` (standard
- * processing, billed at the list price).
+ * A step on the platform's credential whose model prices OpenAI service tiers (`tiers`, its
+ * `prices.service_tiers`): it carries each priced tier's difference from the list price of the model
+ * asked for as `tierPriceDeltas` ({} when equal). The worker sends a tier asked only when it is among
+ * them (workers/pools/service-tier.ts withTierSent) and bills an answer at the tier the upstream
+ * reports it served on, when priced, whether asked or not: a request without `service_tier` (or
+ * `auto`) is served on the tier the operator's OpenAI project is configured with (OpenAI's API
+ * document, ServiceTier), and the platform's account pays that tier's rate.
+ *
+ * The budget holds (`held`) an upper bound of what the step may bill: the tier the request pins when
+ * sent with it (a priced tier asked: that tier or standard processing serves it; `default`: standard,
+ * the list price held already), else every priced tier, the dearest of them bounding the project's
+ * tier (docs/catalog.md "Service tiers").
  */
-function withTierPrice(step: RouteStep, m: CatalogModel, asked: CatalogModel, tier: string, held: CostPrices[]): RouteStep {
-  const p = m.tierPrices?.[tier];
-  if (!p) return step;
-  held.push(p);
-  return merged(step, { tierPriceDelta: priceDelta(p as Record<string, number>, asked.prices) ?? {} });
+function withTierPrices(step: RouteStep, tiers: Record<string, CostPrices>, p: Pricing): RouteStep {
+  const tierPriceDeltas: Record<string, CostPrices> = {};
+  for (const t in tiers) tierPriceDeltas[t] = priceDelta(tiers[t] as Record<string, number>, p.asked.prices) ?? {};
+  const pinned = p.tier === undefined ? undefined : tiers[p.tier];
+  if (pinned) p.held.push(pinned);
+  // `default`: standard processing, the list price (held already)
+  else if (p.tier !== 'default') for (const t in tiers) p.held.push(tiers[t]);
+  return merged(step, { tierPriceDeltas });
 }
 
 /**

@@ -79,6 +79,12 @@ export interface Knobs {
   usageExtra?: Record<string, unknown>;
   /** Chat: the `service_tier` a request that set one is answered with, instead of the tier asked (a project without access to it is served `default`). */
   servedTier?: string;
+  /**
+   * Chat: the tier the OpenAI project is configured with, which serves a request without `service_tier`
+   * or with `auto` ("processed with the service tier configured in the Project settings": OpenAI's API
+   * document, ServiceTier), named on its answer and chunks as OpenAI's answers name the tier used.
+   */
+  projectTier?: string;
 }
 
 /** What `take` hands a route: the knobs, and for `hold` the promise that lets the answer go. */

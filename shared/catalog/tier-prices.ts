@@ -30,6 +30,17 @@ export function billedTier(asked: unknown): string | undefined {
   return asked === 'fast' ? 'priority' : asked;
 }
 
+/**
+ * The tier a chat request's `service_tier` pins it to, as the budget holds it (api/dispatch/step-prices.ts):
+ * a priced tier asked (billedTier), or `default` ("processed with the standard pricing and performance
+ * for the selected model", OpenAI's API document, ServiceTier); undefined for none or `auto`, which the
+ * project's configured tier serves ("the request will be processed with the service tier configured in
+ * the Project settings", ibid.), any tier the operator's project is set to.
+ */
+export function pinnedTier(asked: unknown): string | undefined {
+  return asked === 'default' ? asked : billedTier(asked);
+}
+
 /** One priced tier's token prices (micro-dollars per token). */
 export interface TierPrice {
   input_token: number;

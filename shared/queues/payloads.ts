@@ -105,14 +105,15 @@ export interface RouteStep {
    */
   priceDelta?: CostPrices;
   /**
-   * A chat request asking an OpenAI service tier (flex, scale, priority; `fast` is priority) on the
-   * platform's credential, whose tier this step's model prices (`prices.service_tiers`): per unit, that
-   * price minus the list price of the model asked for ({} when equal). The worker sends the tier only
-   * on such a step, and an answer the upstream reports served on it is billed with this difference
-   * in `units.cost_micros` instead of `priceDelta` (workers/pools/service-tier.ts). Absent: the
-   * request goes without `service_tier`, billed as above.
+   * A chat request on the platform's credential, on a step whose model prices OpenAI service tiers
+   * (`prices.service_tiers`): per priced tier (flex, scale, priority), per unit, its price minus the
+   * list price of the model asked for ({} when equal). The worker sends a tier asked only when it is
+   * here (`fast` as priority), and an answer the upstream reports served on one of these tiers, asked
+   * or not (the project's tier serves a request without one), is billed with its difference in
+   * `units.cost_micros` instead of `priceDelta` (workers/pools/service-tier.ts). Absent: a tier
+   * asked goes unsent, and the answer is billed as above.
    */
-  tierPriceDelta?: CostPrices;
+  tierPriceDeltas?: Record<string, CostPrices>;
   /**
    * A chat request asking audio (output, or `input_audio` parts) on the platform's credential: per
    * token of the audio asked (`output_token` for audio output, `input_token` for `input_audio`

@@ -29,7 +29,7 @@ import { recordHandedIds } from '../../shared/tenancy/handed-out-ids';
 import { logger } from '../../shared/logger';
 
 /** One attempt on one deployment: picks the adapter for the deployment's wire family. */
-async function runChat(job: ChatJob, t: UpstreamTarget, signal: CancelSignal, emit: (c: string) => void, record?: HandedIdsRecorder) {
+async function runChat(job: ChatJob, t: UpstreamTarget, signal: CancelSignal, emit: (c: string) => void, record: HandedIdsRecorder | undefined, readsTier: boolean) {
   // no await when the credential is at hand: the request reaches undici in the turn the job began
   const atHand = t.sealedCallerKey ? undefined : platformCredentialNow(t.providerId);
   const apiKey = t.sealedCallerKey ? decrypt(t.sealedCallerKey) : atHand ? atHand.key : await platformCredential(t.providerId);
@@ -46,6 +46,7 @@ async function runChat(job: ChatJob, t: UpstreamTarget, signal: CancelSignal, em
     deadline: job.deadline,
     retries: 0, // the pool's router retries (workers/routing)
     firstByteTimeoutMs: cfg.poolFirstByteTimeoutMs,
+    readsTier,
   };
   const stream = job.stream ? { emit, includeUsage: job.includeUsage } : undefined;
   // tool-call ids carrying a Gemini thought signature go to any other kind without it (unsigned-call-ids.ts)
@@ -132,7 +133,8 @@ export function startChatWorkers(rt: WorkerRuntime): Worker[] {
       ctx.emit,
       (dep, emit, step) => {
         const j = withTierSent(inlined && dep.inlineImageUrls ? inlined : d, dep, step);
-        return runChat(step.fallback ? onFallback(j, dep) : j, dep, ctx.signal, emit, record);
+        // the tier an answer reports is read only on a step that prices one (service-tier.ts servedDelta)
+        return runChat(step.fallback ? onFallback(j, dep) : j, dep, ctx.signal, emit, record, step.tierPriceDeltas !== undefined);
       },
       ctx.span,
       ctx.route,
@@ -140,7 +142,7 @@ export function startChatWorkers(rt: WorkerRuntime): Worker[] {
     const { outcome } = routed;
     // a fallback with other prices than the model asked for, or a priced service tier served (service-tier.ts): the
     // difference goes on the event, billed at the model and tier that served
-    const billed = servedDelta(d, routed.step, 'servedTier' in outcome ? outcome.servedTier : undefined);
+    const billed = servedDelta(routed.step, 'servedTier' in outcome ? outcome.servedTier : undefined);
     const repriced =
       servedPriceMicros(outcome.usage, billed) +
       // audio tokens the request asked for, at the audio price (audio-price.ts)

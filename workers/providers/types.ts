@@ -21,6 +21,8 @@ export interface UpstreamCall {
   retries?: number;
   /** See FetchPolicy.firstByteTimeoutMs. */
   firstByteTimeoutMs?: number;
+  /** Chat: the answer's `service_tier` is read (ChatOutcome.servedTier), on a step whose model prices OpenAI service tiers. */
+  readsTier?: boolean;
 }
 
 export interface TokenUsage {

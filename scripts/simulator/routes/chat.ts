@@ -34,9 +34,11 @@ function pickTool(body: Record<string, unknown>, lastUser: string): string | und
  * `service_tier` parameter is set, the response body will include the `service_tier` value based on
  * the processing mode actually used to serve the request"; `auto` is the project's tier, `default`
  * unless configured; `fast` is answered `priority`: its API document, ServiceTier), on the JSON answer
- * and every streamed chunk; `served` (the `servedTier` knob) stands for another tier served.
+ * and every streamed chunk; `served` (the `servedTier` knob) stands for another tier served, and
+ * `project` (the `projectTier` knob) for the project's tier serving a request without one, or `auto`.
  */
-function servedTier(asked: unknown, served: string | undefined): string | undefined {
+function servedTier(asked: unknown, served: string | undefined, project: string | undefined): string | undefined {
+  if (project && (asked === undefined || asked === null || asked === 'auto')) return project;
   if (typeof asked !== 'string') return undefined;
   if (served) return served;
   return asked === 'auto' ? 'default' : asked === 'fast' ? 'priority' : asked;
@@ -150,7 +152,7 @@ export function chatRoutes(knobs: KnobStore, log: RequestLog): Router {
       return { token, logprob, bytes: bytes(token), top_logprobs: alts };
     };
     const piece = (i: number) => (i === 0 ? words[0] : ` ${words[i]}`);
-    const tier = servedTier(body.service_tier, k.servedTier);
+    const tier = servedTier(body.service_tier, k.servedTier, k.projectTier);
 
     if (body.stream !== true) {
       res.json({

@@ -27,8 +27,8 @@ const USAGE = { inputTokens: 100, outputTokens: 60 };
 const reported = { usage: { prompt_tokens: 100, completion_tokens: 60, prompt_tokens_details: { audio_tokens: 30 }, completion_tokens_details: { audio_tokens: 20 } } };
 
 /** What the worker bills an answer of USAGE served by `step` (on `servedTier`): the ledger's list price of the model asked for, plus the event's `cost_micros`. */
-function billed(asked: CatalogModel, job: ChatJob, step: RouteStep, servedTier: string | undefined): number {
-  const textDelta = servedDelta(job, step, servedTier);
+function billed(asked: CatalogModel, step: RouteStep, servedTier: string | undefined): number {
+  const textDelta = servedDelta(step, servedTier);
   const list = USAGE.inputTokens * asked.prices.input_token + USAGE.outputTokens * asked.prices.output_token;
   return list + servedPriceMicros(USAGE, textDelta) + audioMicros(step, textDelta, USAGE, reported, undefined);
 }
@@ -50,21 +50,55 @@ describe('chat step prices: a priced tier and audio together', () => {
     expect(route.map((s) => s.model)).to.deep.equal(['asked', 'fb']);
     const [a, f] = [asked, fb].map((m) => ({ tier: m.tierPrices!.priority, list: m.prices }));
     const cost = (text: CostPrices, m: CatalogModel) => 70 * text.input_token! + 30 * m.prices.audio_input_token + 40 * text.output_token! + 20 * m.prices.audio_output_token;
-    expect(billed(asked, job, route[0], 'priority')).to.equal(cost(a.tier, asked));
-    expect(billed(asked, job, route[1], 'priority')).to.equal(cost(f.tier, fb));
+    expect(billed(asked, route[0], 'priority')).to.equal(cost(a.tier, asked));
+    expect(billed(asked, route[1], 'priority')).to.equal(cost(f.tier, fb));
     // served on standard processing: the list price
-    expect(billed(asked, job, route[0], 'default')).to.equal(cost(a.list, asked));
-    expect(billed(asked, job, route[1], 'default')).to.equal(cost(f.list, fb));
+    expect(billed(asked, route[0], 'default')).to.equal(cost(a.list, asked));
+    expect(billed(asked, route[1], 'default')).to.equal(cost(f.list, fb));
   });
 
-  it("the budget's hold is an upper bound: no step, tier served or not, bills a token above it", async () => {
-    for (const tier of ['priority', 'flex']) {
+  it("the budget's hold is an upper bound: no step, on any tier it may be served on, bills a token above it", async () => {
+    // a priced tier asked is served on it or on standard processing, `default` on standard processing (OpenAI's API document,
+    // ServiceTier); none, `auto` or a tier the step's model does not price (not sent), on the project's tier: any
+    for (const tier of [undefined, 'auto', 'default', 'priority', 'flex']) {
       const b = Object.assign({}, body, { service_tier: tier });
-      const j = { operation: 'chat', body: b } as unknown as ChatJob;
       const { route, heldPrices } = await routeFor(ctxWith([fb]), asked, b, 'chat', false, undefined, { output: 'modalities', input: 'messages[0].content[1]' });
       const bound = USAGE.inputTokens * heldPrices.input_token! + USAGE.outputTokens * heldPrices.output_token!;
-      for (const step of route) for (const served of [tier, 'default']) expect(billed(asked, j, step, served), `${step.model} ${served}`).to.be.at.most(bound);
+      for (const step of route) {
+        const sent = tier === 'default' ? [] : tier === undefined || tier === 'auto' || !step.tierPriceDeltas?.[tier] ? ['priority', 'flex', 'scale'] : [tier];
+        for (const served of [...sent, 'default', undefined]) expect(billed(asked, step, served), `${tier} ${step.model} ${served}`).to.be.at.most(bound);
+      }
     }
+  });
+
+  it('a request without a tier served on a priced tier is billed at it, and held at the dearest; `default` and a sent tier hold no dearer tier', async () => {
+    const plainBody = { model: 'asked', messages: [{ role: 'user', content: 'x' }] };
+    const { route, heldPrices } = await routeFor(ctxWith([fb]), asked, plainBody, 'chat', false);
+    const text = (p: CostPrices) => USAGE.inputTokens * p.input_token! + USAGE.outputTokens * p.output_token!;
+    expect(billed(asked, route[0], 'priority')).to.equal(text(asked.tierPrices!.priority));
+    expect(billed(asked, route[1], 'priority')).to.equal(text(fb.tierPrices!.priority));
+    expect(billed(asked, route[0], 'flex')).to.equal(text(asked.tierPrices!.flex));
+    // a tier the model does not price, or none reported: the list price
+    expect(billed(asked, route[1], 'flex')).to.equal(text(fb.prices));
+    expect(billed(asked, route[0], 'scale')).to.equal(text(asked.prices));
+    expect(billed(asked, route[0], 'constructor')).to.equal(text(asked.prices));
+    expect(heldPrices).to.include({ input_token: 30, output_token: 50 });
+    const pinned = await routeFor(ctxWith([]), asked, Object.assign({}, plainBody, { service_tier: 'default' }), 'chat', false);
+    expect(pinned.heldPrices).to.include({ input_token: 1, output_token: 2 });
+    const flex = await routeFor(ctxWith([]), asked, Object.assign({}, plainBody, { service_tier: 'flex' }), 'chat', false);
+    expect(flex.heldPrices).to.include({ input_token: 1, output_token: 2 });
+  });
+
+  it("a model without tier prices, and a caller's own key, carry no tier prices: billed at the list price whatever the answer reports", async () => {
+    const plain = model('plain', { input_token: 1, output_token: 2 });
+    const plainBody = { model: 'plain', messages: [{ role: 'user', content: 'x' }] };
+    const { route, heldPrices } = await routeFor(ctxWith([]), plain, plainBody, 'chat', false);
+    expect(route[0]).not.to.have.property('tierPriceDeltas');
+    expect(servedDelta(route[0], 'priority')).to.equal(undefined);
+    expect(heldPrices).to.include({ input_token: 1, output_token: 2 });
+    const own = await routeFor(ctxWith([]), asked, plainBody, 'chat', true);
+    expect(own.route[0]).not.to.have.property('tierPriceDeltas');
+    expect(own.heldPrices).to.include({ input_token: 1, output_token: 2 });
   });
 
   it('only the audio asked is priced: an output-only request carries no audio input difference and holds the list input price', async () => {

@@ -23,10 +23,12 @@ export interface ChatOutcome {
   /** A streamed answer's usage object as its final usage chunk reported it (cached and reasoning tokens for the request log). */
   streamedUsage?: unknown;
   /**
-   * The tier the upstream reports it served a request that asked one on (its answer's or chunks'
-   * `service_tier`: "the response body will include the `service_tier` value based on the processing
-   * mode actually used", OpenAI's API document, ServiceTier): what the usage is priced at
-   * (workers/pools/service-tier.ts). Read only when `service_tier` was sent.
+   * The tier the upstream reports it served the request on, asked or not (its answer's or chunks'
+   * `service_tier`: OpenAI's API document, CreateChatCompletionResponse.service_tier and
+   * CreateChatCompletionStreamResponse.service_tier, a ServiceTier: "the response body will include
+   * the `service_tier` value based on the processing mode actually used"): what the usage is priced
+   * at (workers/pools/service-tier.ts). Read only when the call asks it (`call.readsTier`: a step
+   * whose model prices tiers), so an answer of any other model costs nothing more.
    */
   servedTier?: string;
 }
@@ -193,7 +195,7 @@ export async function chatComplete(
     if (preset) presetAnswer(preset, json);
     const reported = usageOf(json.usage as OpenAiUsage);
     const outcome: ChatOutcome = { response: json, usage: reported ?? { inputTokens: 0, outputTokens: 0 } };
-    if (upstreamBody.service_tier != null && typeof json.service_tier === 'string') outcome.servedTier = json.service_tier;
+    if (call.readsTier && typeof json.service_tier === 'string') outcome.servedTier = json.service_tier;
     if (reported) return outcome;
     // an answer without usage is billed by an estimate, not as nothing, and carries it as OpenAI's answers carry usage (usage-estimate.ts)
     const estimate = await estimateUsage(upstreamBody, [json], call);
@@ -207,9 +209,9 @@ export async function chatComplete(
   let usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
   let inlineUsage: { frame: { id?: unknown; created?: unknown }; usage: unknown } | undefined;
   let streamedUsage: unknown;
-  // the tier served, when one was sent: the first chunk naming it (OpenAI's name it on every one)
+  // the tier served, when the call reads it: the first chunk naming it (OpenAI's name it on every one)
   let servedTier: string | undefined;
-  const readsTier = upstreamBody.service_tier != null;
+  const readsTier = call.readsTier === true;
   /** What went to the caller, for an estimate when the upstream reports no usage (usage-estimate.ts). */
   const emitted: string[] = [];
   // A plain content chunk goes on with only its model rewritten (chunk-rewrite.ts); a preset's answers are adapted in full,
