@@ -21,8 +21,10 @@ const FLEX = { input_token: 0.5, output_token: 1 };
  * list price; a priced tier is sent, and an answer the upstream reports served on it is billed at the
  * tier's price (the difference in `units.cost_micros`: request log, ledger, budget settlement), JSON
  * and streamed; an answer reporting `default` is billed at the list price; a budget holds the tier's
- * price; a caller's own key passes any tier and costs nothing; a request without a tier is as before.
- * The simulator answers the tier asked, as OpenAI does (`fast` as `priority`), or its `servedTier` knob.
+ * price; a caller's own key passes any tier and costs nothing. A request without a tier (or `auto`)
+ * is served on the project's tier: an answer reporting a tier the model prices is billed at it, and a
+ * budget holds the dearest priced tier. The simulator answers the tier asked, as OpenAI does (`fast`
+ * as `priority`), or its `servedTier` knob; a request without one, its `projectTier` knob.
  */
 describe('chat: service_tier priced per model on the platform credential', function () {
   this.timeout(30_000);
@@ -140,9 +142,66 @@ describe('chat: service_tier priced per model on the platform credential', funct
     expect(r.body.error.code).to.equal('budget_exceeded');
     expect(sent(tieredUp).length, 'nothing sent').to.equal(0);
     expect(await ledgerSpend('key', o.keyId, null), 'nothing billed').to.equal(0);
-    // the same request at the list price fits
-    const ok = await json(o.key, { model: tiered, messages: msgs, max_tokens: 50 });
+    // without a tier (or `auto`) the project's tier may serve it, priority too: held at the dearest priced tier
+    for (const service_tier of [undefined, 'auto']) {
+      const none = await json(o.key, { model: tiered, messages: msgs, max_tokens: 50, service_tier });
+      expect(none.status, none.text).to.equal(402);
+    }
+    expect(sent(tieredUp).length, 'nothing sent').to.equal(0);
+    // the same request pinned to standard processing (`default`) is held at the list price, and fits
+    const ok = await json(o.key, { model: tiered, messages: msgs, max_tokens: 50, service_tier: 'default' });
     expect(ok.status, ok.text).to.equal(200);
+  });
+
+  it("a request without a tier that the project's tier serves on a priced priority is billed at its price: usage event, request log, budget (JSON and streamed)", async () => {
+    env().sim.knobs.set(tieredUp, { projectTier: 'priority' });
+    const o = await budgeted();
+    const r = await json(o.key, { model: tiered, messages: msgs });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.body.service_tier, 'as the upstream reports it').to.equal('priority');
+    const s = await streamed(o.key, { model: tiered, messages: msgs });
+    expect(s.status, s.text).to.equal(200);
+    expect(s.events.slice(0, -1).every((e) => e.data.service_tier === 'priority'), s.text).to.equal(true);
+    for (const b of sent(tieredUp)) expect(b, 'none sent').not.to.have.property('service_tier');
+    let total = 0;
+    for (const rid of [r.headers.get('x-service-request-id')!, s.headers.get('x-service-request-id')!]) {
+      const { event, log, at } = await rowsOf(rid);
+      expect(at(PRIORITY)).to.be.greaterThan(at(LIST));
+      expect((event.units as Record<string, number>).cost_micros, 'the difference to the list price').to.equal(at(PRIORITY) - at(LIST));
+      expect(Number(log.cost_micros)).to.equal(at(PRIORITY));
+      total += at(PRIORITY);
+    }
+    await settledAt(o, total);
+  });
+
+  it('`auto` served on a priced flex is billed at its price; a tier the model does not price (scale) at the list price', async () => {
+    for (const [projectTier, price] of [['flex', FLEX], ['scale', LIST]] as const) {
+      env().sim.knobs.set(tieredUp, { projectTier });
+      const o = await budgeted();
+      const s = await streamed(o.key, { model: tiered, messages: msgs, service_tier: 'auto' });
+      expect(s.status, s.text).to.equal(200);
+      const { log, at } = await rowsOf(s.headers.get('x-service-request-id')!);
+      expect(Number(log.cost_micros), projectTier).to.equal(at(price));
+      await settledAt(o, at(price));
+    }
+  });
+
+  it('a model without tier prices served on priority unasked is billed at the list price, JSON and streamed', async () => {
+    env().sim.knobs.set(plainUp, { projectTier: 'priority' });
+    const o = await budgeted();
+    const r = await json(o.key, { model: plain, messages: msgs });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.body.service_tier).to.equal('priority');
+    const s = await streamed(o.key, { model: plain, messages: msgs });
+    expect(s.status, s.text).to.equal(200);
+    let total = 0;
+    for (const rid of [r.headers.get('x-service-request-id')!, s.headers.get('x-service-request-id')!]) {
+      const { event, log, at } = await rowsOf(rid);
+      expect(event.units ?? {}).not.to.have.property('cost_micros');
+      expect(Number(log.cost_micros)).to.equal(at(LIST));
+      total += at(LIST);
+    }
+    await settledAt(o, total);
   });
 
   it("a fallback sends the tier only when its own model prices it, and is billed at that model's tier price", async () => {
@@ -193,9 +252,20 @@ describe('chat: service_tier priced per model on the platform credential', funct
     const [b] = sent(up);
     expect(b).to.include({ service_tier: 'priority' });
     expect(env().sim.log.entries.find((e) => e.model === up)!.authorization).to.equal('Bearer sk-callers-own-key');
-    const { event, log } = await rowsOf(r.headers.get('x-service-request-id')!);
-    expect(event.passthrough).to.equal(true);
-    expect(Number(log.cost_micros)).to.equal(0);
+    // and one without a tier that its project serves on priority, on a model pricing tiers: the caller's account pays
+    const ownTiered = `own-tiered-${rndId()}`;
+    await upsertModel({ id: ownTiered, provider: prov, upstream: up, capabilities: { chat: true }, prices: { ...LIST, service_tiers: { priority: PRIORITY } } });
+    await bumpEpoch(env().redis);
+    env().sim.knobs.set(up, { projectTier: 'priority' });
+    const unasked = await call('POST', '/v1/chat/completions', { headers, json: { model: ownTiered, messages: msgs } });
+    expect(unasked.status, unasked.text).to.equal(200);
+    expect(unasked.body.service_tier).to.equal('priority');
+    for (const rid of [r.headers.get('x-service-request-id')!, unasked.headers.get('x-service-request-id')!]) {
+      const { event, log } = await rowsOf(rid);
+      expect(event.passthrough).to.equal(true);
+      expect(event.units ?? {}).not.to.have.property('cost_micros');
+      expect(Number(log.cost_micros)).to.equal(0);
+    }
     await settledAt(o, 0);
   });
 

@@ -28,8 +28,9 @@ function costOf(usage: Usage, text: Price, audio: Price): number {
  * A chat request asking audio and a priced OpenAI service tier on the platform's credential
  * (docs/catalog.md "Service tiers", "Audio tokens"): tiers price text tokens only, so an answer
  * served on the tier is billed its text tokens at the tier's price and its audio tokens at the audio
- * price, not the audio price plus the tier's difference to the list price; JSON and streamed, on the
- * model asked for and on a fallback with prices of its own; request log, ledger and budget agree.
+ * price, not the audio price plus the tier's difference to the list price, whether the tier was
+ * asked or the project's tier served a request without one; JSON and streamed, on the model asked
+ * for and on a fallback with prices of its own; request log, ledger and budget agree.
  */
 describe('chat: audio tokens on a priced service tier are billed at the audio price', function () {
   this.timeout(30_000);
@@ -81,6 +82,25 @@ describe('chat: audio tokens on a priced service tier are billed at the audio pr
     const expected = costOf(r.body.usage, LIST, AUDIO);
     await billedAt(r.headers.get('x-service-request-id')!, expected);
     await settledAt(o, expected);
+  });
+
+  it("a request without a tier that the project's tier serves on priority: text at the priority price, audio at the audio price, JSON and streamed", async () => {
+    env().sim.knobs.set(up, { projectTier: 'priority' });
+    const o = await budgeted();
+    const r = await json(o.key, Object.assign({ model, messages: withAudio }, OUTPUT));
+    expect(r.status, r.text).to.equal(200);
+    expect(r.body.service_tier).to.equal('priority');
+    const s = await streamed(o.key, Object.assign({ model, messages: withAudio }, OUTPUT));
+    expect(s.status, s.text).to.equal(200);
+    expect(sent(up).map((b) => b.service_tier)).to.deep.equal([undefined, undefined]);
+    const streamedUsage = s.events.map((e) => e.data?.usage).filter(Boolean).pop() as Usage;
+    let total = 0;
+    for (const [rid, usage] of [[r.headers.get('x-service-request-id')!, r.body.usage as Usage], [s.headers.get('x-service-request-id')!, streamedUsage]] as const) {
+      const expected = costOf(usage, PRIORITY, AUDIO);
+      await billedAt(rid, expected);
+      total += expected;
+    }
+    await settledAt(o, total);
   });
 
   it("a fallback with its own list, tier and audio prices: text at its tier's price, audio at its audio price", async () => {
