@@ -46,6 +46,19 @@ describe('chat: service_tier priced per model on the platform credential', funct
     return { event, log, at: (p: { input_token: number; output_token: number }) => Number(event.input_tokens) * p.input_token + Number(event.output_tokens) * p.output_token };
   };
 
+  /** Each answer billed at `price`: the usage event's difference to the list price (none at it), the request log, and the budget's settlement of them all. */
+  const billedAt = async (o: { org: { id: string }; keyId: string }, answers: Array<{ headers: { get(name: string): string | null } }>, price: typeof LIST) => {
+    let total = 0;
+    for (const a of answers) {
+      const { event, log, at } = await rowsOf(a.headers.get('x-service-request-id')!);
+      if (price === LIST) expect(event.units ?? {}, 'no price difference').not.to.have.property('cost_micros');
+      else expect((event.units as Record<string, number>).cost_micros, 'the difference to the list price').to.equal(at(price) - at(LIST));
+      expect(Number(log.cost_micros)).to.equal(at(price));
+      total += at(price);
+    }
+    await settledAt(o, total);
+  };
+
   it('a tier the model does not price (priority, flex, scale, fast) is not sent upstream, answered as served (default) and billed at the list price, JSON and streamed', async () => {
     for (const service_tier of ['priority', 'flex', 'scale', 'fast']) {
       const o = await budgeted();
@@ -58,14 +71,7 @@ describe('chat: service_tier priced per model on the platform credential', funct
       const bodies = sent(plainUp);
       expect(bodies.length).to.equal(2);
       for (const b of bodies) expect(b, service_tier).not.to.have.property('service_tier');
-      let total = 0;
-      for (const rid of [r.headers.get('x-service-request-id')!, s.headers.get('x-service-request-id')!]) {
-        const { event, log, at } = await rowsOf(rid);
-        expect(event.units ?? {}, 'no price difference').not.to.have.property('cost_micros');
-        expect(Number(log.cost_micros)).to.equal(at(LIST));
-        total += at(LIST);
-      }
-      await settledAt(o, total);
+      await billedAt(o, [r, s], LIST);
       resetSim();
     }
   });
@@ -123,14 +129,7 @@ describe('chat: service_tier priced per model on the platform credential', funct
     const s = await streamed(o.key, { model: tiered, messages: msgs, service_tier: 'priority' });
     expect(s.status, s.text).to.equal(200);
     expect(sent(tieredUp).map((b) => b.service_tier)).to.deep.equal(['priority', 'priority']);
-    let total = 0;
-    for (const rid of [r.headers.get('x-service-request-id')!, s.headers.get('x-service-request-id')!]) {
-      const { event, log, at } = await rowsOf(rid);
-      expect(event.units ?? {}).not.to.have.property('cost_micros');
-      expect(Number(log.cost_micros)).to.equal(at(LIST));
-      total += at(LIST);
-    }
-    await settledAt(o, total);
+    await billedAt(o, [r, s], LIST);
   });
 
   it("a budget holds a priced tier's price: one that fits the list price's worst case but not priority's is refused 402 before any call, nothing billed", async () => {
@@ -163,15 +162,7 @@ describe('chat: service_tier priced per model on the platform credential', funct
     expect(s.status, s.text).to.equal(200);
     expect(s.events.slice(0, -1).every((e) => e.data.service_tier === 'priority'), s.text).to.equal(true);
     for (const b of sent(tieredUp)) expect(b, 'none sent').not.to.have.property('service_tier');
-    let total = 0;
-    for (const rid of [r.headers.get('x-service-request-id')!, s.headers.get('x-service-request-id')!]) {
-      const { event, log, at } = await rowsOf(rid);
-      expect(at(PRIORITY)).to.be.greaterThan(at(LIST));
-      expect((event.units as Record<string, number>).cost_micros, 'the difference to the list price').to.equal(at(PRIORITY) - at(LIST));
-      expect(Number(log.cost_micros)).to.equal(at(PRIORITY));
-      total += at(PRIORITY);
-    }
-    await settledAt(o, total);
+    await billedAt(o, [r, s], PRIORITY);
   });
 
   it('`auto` served on a priced flex is billed at its price; a tier the model does not price (scale) at the list price', async () => {
@@ -194,14 +185,7 @@ describe('chat: service_tier priced per model on the platform credential', funct
     expect(r.body.service_tier).to.equal('priority');
     const s = await streamed(o.key, { model: plain, messages: msgs });
     expect(s.status, s.text).to.equal(200);
-    let total = 0;
-    for (const rid of [r.headers.get('x-service-request-id')!, s.headers.get('x-service-request-id')!]) {
-      const { event, log, at } = await rowsOf(rid);
-      expect(event.units ?? {}).not.to.have.property('cost_micros');
-      expect(Number(log.cost_micros)).to.equal(at(LIST));
-      total += at(LIST);
-    }
-    await settledAt(o, total);
+    await billedAt(o, [r, s], LIST);
   });
 
   it("a fallback sends the tier only when its own model prices it, and is billed at that model's tier price", async () => {

@@ -52,6 +52,18 @@ describe('chat: audio tokens on a priced service tier are billed at the audio pr
     expect(Number(log.cost_micros), 'the request log').to.equal(expected);
   }
 
+  /** A JSON answer `r` and a stream `s` billed their text tokens at `text`, their audio tokens at the audio price: each's rows, and the budget's settlement. */
+  async function bothBilledAt(o: { org: { id: string }; keyId: string }, r: Awaited<ReturnType<typeof json>>, s: Awaited<ReturnType<typeof streamed>>, text: Price): Promise<void> {
+    const streamedUsage = s.events.map((e) => e.data?.usage).filter(Boolean).pop() as Usage;
+    let total = 0;
+    for (const [rid, usage] of [[r.headers.get('x-service-request-id')!, r.body.usage as Usage], [s.headers.get('x-service-request-id')!, streamedUsage]] as const) {
+      const expected = costOf(usage, text, AUDIO);
+      await billedAt(rid, expected);
+      total += expected;
+    }
+    await settledAt(o, total);
+  }
+
   it('priority (dearer) and flex (cheaper): text tokens at the tier price, audio tokens at the audio price, JSON and streamed', async () => {
     for (const [service_tier, tier] of [['priority', PRIORITY], ['flex', FLEX]] as const) {
       const o = await budgeted();
@@ -61,14 +73,7 @@ describe('chat: audio tokens on a priced service tier are billed at the audio pr
       const s = await streamed(o.key, Object.assign({ model, messages: withAudio, service_tier }, OUTPUT));
       expect(s.status, s.text).to.equal(200);
       expect(sent(up).map((b) => b.service_tier)).to.deep.equal([service_tier, service_tier]);
-      const streamedUsage = s.events.map((e) => e.data?.usage).filter(Boolean).pop() as Usage;
-      let total = 0;
-      for (const [rid, usage] of [[r.headers.get('x-service-request-id')!, r.body.usage as Usage], [s.headers.get('x-service-request-id')!, streamedUsage]] as const) {
-        const expected = costOf(usage, tier, AUDIO);
-        await billedAt(rid, expected);
-        total += expected;
-      }
-      await settledAt(o, total);
+      await bothBilledAt(o, r, s, tier);
       resetSim();
     }
   });
@@ -93,14 +98,7 @@ describe('chat: audio tokens on a priced service tier are billed at the audio pr
     const s = await streamed(o.key, Object.assign({ model, messages: withAudio }, OUTPUT));
     expect(s.status, s.text).to.equal(200);
     expect(sent(up).map((b) => b.service_tier)).to.deep.equal([undefined, undefined]);
-    const streamedUsage = s.events.map((e) => e.data?.usage).filter(Boolean).pop() as Usage;
-    let total = 0;
-    for (const [rid, usage] of [[r.headers.get('x-service-request-id')!, r.body.usage as Usage], [s.headers.get('x-service-request-id')!, streamedUsage]] as const) {
-      const expected = costOf(usage, PRIORITY, AUDIO);
-      await billedAt(rid, expected);
-      total += expected;
-    }
-    await settledAt(o, total);
+    await bothBilledAt(o, r, s, PRIORITY);
   });
 
   it("a fallback with its own list, tier and audio prices: text at its tier's price, audio at its audio price", async () => {
