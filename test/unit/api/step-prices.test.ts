@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { routeFor } from '../../../api/dispatch/route';
 import type { AppContext } from '../../../api/context';
 import type { CatalogDeployment, CatalogModel, CatalogProvider } from '../../../shared/catalog/catalog';
-import type { ChatJob, RouteStep } from '../../../shared/queues/payloads';
+import type { RouteStep } from '../../../shared/queues/payloads';
 import { splitPrices, type StoredPrices } from '../../../shared/catalog/tier-prices';
 import type { Model } from '../../../shared/db/models';
 import { servedPriceMicros, type CostPrices } from '../../../shared/limits/usage-cost';
@@ -43,7 +43,6 @@ describe('chat step prices: a priced tier and audio together', () => {
   const asked = model('asked', { input_token: 1, output_token: 2, audio_input_token: 16, audio_output_token: 32, service_tiers: { priority: { input_token: 3, output_token: 5 }, flex: { input_token: 0.5, output_token: 1 } } }, ['fb']);
   const fb = model('fb', { input_token: 2, output_token: 4, audio_input_token: 20, audio_output_token: 40, service_tiers: { priority: { input_token: 30, output_token: 50 } } });
   const body = { model: 'asked', messages: [{ role: 'user', content: 'x' }], service_tier: 'priority', modalities: ['text', 'audio'], audio: { voice: 'alloy' } };
-  const job = { operation: 'chat', body } as unknown as ChatJob;
 
   it('an answer served on the tier: text at the tier price, audio at the audio price, on the model asked for and on a fallback', async () => {
     const { route } = await routeFor(ctxWith([fb]), asked, body, 'chat', false, undefined, { output: 'modalities', input: 'messages[0].content[1]' });
