@@ -98,6 +98,8 @@ export interface CanonicalCompletion {
     finish_reason: FinishReason;
   }>;
   usage?: CanonicalUsage;
+  /** The tier an OpenAI-compatible upstream reports it served the request on (its `service_tier`), when it names one: served-tier.ts. */
+  service_tier?: string | null;
 }
 
 export interface CanonicalChunk {
@@ -116,6 +118,8 @@ export interface CanonicalChunk {
     finish_reason?: FinishReason;
   }>;
   usage?: CanonicalUsage | null;
+  /** The tier an OpenAI-compatible upstream reports it served the request on (OpenAI's chunks name it on every one): served-tier.ts. */
+  service_tier?: string | null;
 }
 
 /**

@@ -115,6 +115,14 @@ export interface RouteStep {
    */
   tierPriceDeltas?: Record<string, CostPrices>;
   /**
+   * @deprecated A job enqueued by a web pod older than `tierPriceDeltas` (during a rolling deploy):
+   * the difference of the one tier the request asked (its `service_tier`, `fast` as priority), whose
+   * tier this step's model prices. The worker reads it as `tierPriceDeltas` of that tier alone
+   * (workers/pools/service-tier.ts withLegacyTierDelta): the tier is sent and an answer served on it
+   * billed at its price, as the older worker did. No pod writes it any longer.
+   */
+  tierPriceDelta?: CostPrices;
+  /**
    * A chat request asking audio (output, or `input_audio` parts) on the platform's credential: per
    * token of the audio asked (`output_token` for audio output, `input_token` for `input_audio`
    * parts), this step's model's audio price minus its list text price (shared/catalog/audio-prices.ts).

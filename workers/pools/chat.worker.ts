@@ -21,7 +21,7 @@ import { detailTokens } from './detail-tokens';
 import { sameClaudeModel, withoutOtherModelsThinking } from '../providers/anthropic/other-model-thinking';
 import { merged } from '../../shared/merged';
 import { servedPriceMicros } from '../../shared/limits/usage-cost';
-import { servedDelta, withTierSent } from './service-tier';
+import { servedDelta, withLegacyTierDelta, withTierSent } from './service-tier';
 import { audioMicros } from './audio-price';
 import { hasImageUrls, inlineImageUrls } from '../providers/inline-images';
 import { withoutSignedCallIds } from '../providers/unsigned-call-ids';
@@ -119,7 +119,8 @@ export function startChatWorkers(rt: WorkerRuntime): Worker[] {
   ] as const;
   const state = poolState(rt);
   const processor: JobProcessor<'chat-interactive' | 'chat-background'> = async (job, ctx) => {
-    const d = job.data;
+    // a job from an older web pod (rolling deploy) carries its asked tier's single difference: read as the per-tier ones
+    const d = withLegacyTierDelta(job.data);
     // no await for a job with nothing to inline: its request reaches undici in the turn the job began
     const inlining = inlinedJob(d, ctx.signal);
     const inlined = inlining && (await inlining);

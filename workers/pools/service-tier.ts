@@ -4,6 +4,25 @@ import { billedTier } from '../../shared/catalog/tier-prices';
 import { merged } from '../../shared/merged';
 
 /**
+ * The job with each step's tier prices as this worker reads them (`tierPriceDeltas`). A job an older
+ * web pod enqueued during a rolling deploy carries, on a step whose model prices the tier the request
+ * asked, that tier's difference alone (`tierPriceDelta`, before commit 46797a4b): it is read as the
+ * difference of the tier asked (billedTier of the job's `service_tier`), so the tier is sent
+ * (withTierSent) and an answer the upstream reports served on it billed at its price (servedDelta),
+ * as the older worker did; an answer served on another tier is billed at the list price, as then. A
+ * job asking no priced tier (every job of a current pod's that asks none) is returned at once.
+ */
+export function withLegacyTierDelta(job: ChatJob): ChatJob {
+  const route = job.route;
+  const tier = route ? billedTier(job.body.service_tier) : undefined;
+  if (!tier || !route!.some(legacyStep)) return job;
+  return merged(job, { route: route!.map((s) => (legacyStep(s) ? merged(s, { tierPriceDeltas: { [tier]: s.tierPriceDelta! } }) : s)) });
+}
+
+/** A step an older web pod wrote: its tier's difference, without the per-tier ones. */
+const legacyStep = (s: RouteStep): boolean => s.tierPriceDelta !== undefined && s.tierPriceDeltas === undefined;
+
+/**
  * The job as a deployment of `step` gets it: a chat request asking an OpenAI service tier (flex,
  * scale, priority, fast) on the platform's credential goes without `service_tier` when the step's
  * model does not price that tier (not in `tierPriceDeltas`, api/dispatch/step-prices.ts): the

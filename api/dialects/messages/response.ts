@@ -1,6 +1,7 @@
 import crypto from 'crypto';
 import { isRecord } from '../../../shared/is-record';
 import { parseArguments, type CanonicalCompletion, type CanonicalUsage, type FinishReason } from '../canonical';
+import { anthropicServedTier, type AnthropicTier } from '../served-tier';
 
 export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal' | 'compaction' | 'model_context_window_exceeded';
 
@@ -54,8 +55,11 @@ export interface MessagesUsage {
   cache_read_input_tokens: number;
   /** The cache writes by TTL (SDK `CacheCreation`); Anthropic's answers always carry it, zeros when nothing was written. */
   cache_creation: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
-  /** Anthropic's answers always say which tier served them; the gateway has only one. */
-  service_tier: 'standard';
+  /**
+   * Anthropic's answers always say which tier served them: `standard`, or the one an OpenAI-compatible
+   * upstream reports serving the request on, as Anthropic names it (served-tier.ts anthropicServedTier).
+   */
+  service_tier: AnthropicTier;
   /** Where inference ran (SDK 1.17 `Usage.inference_geo: string | null`): the gateway cannot say where a translated upstream ran, so Anthropic's `not_available`. */
   inference_geo: 'not_available';
   /** Anthropic's `output_tokens_details` (SDK 1.12's to 1.17's `OutputTokensDetails | null`): reasoning tokens, when the upstream counted them; else null. */
@@ -76,8 +80,9 @@ export interface MessagesUsage {
  * where it does, docs "Data residency"). Cache writes are those the upstream reported (`prompt_tokens_details.cache_write_tokens`:
  * a Bedrock upstream's cacheWriteInputTokens, an OpenAI-compatible one's), counted apart from
  * `input_tokens` too and under the default 5-minute lifetime (the upstream does not say which); 0 when none.
+ * `served`: the OpenAI tier the upstream reports serving it on (its `service_tier`), when it names one.
  */
-export function messagesUsage(u: CanonicalUsage | undefined | null): MessagesUsage {
+export function messagesUsage(u: CanonicalUsage | undefined | null, served?: unknown): MessagesUsage {
   const cached = u?.prompt_tokens_details?.cached_tokens ?? 0;
   const w = u?.prompt_tokens_details?.cache_write_tokens;
   const written = Number.isSafeInteger(w) && (w as number) > 0 ? (w as number) : 0;
@@ -88,7 +93,7 @@ export function messagesUsage(u: CanonicalUsage | undefined | null): MessagesUsa
     cache_creation_input_tokens: written,
     cache_read_input_tokens: cached,
     cache_creation: { ephemeral_5m_input_tokens: written, ephemeral_1h_input_tokens: 0 },
-    service_tier: 'standard',
+    service_tier: anthropicServedTier(served),
     inference_geo: 'not_available',
     output_tokens_details: typeof thinking === 'number' ? { thinking_tokens: thinking } : null,
     server_tool_use: null,
@@ -240,6 +245,7 @@ export function reasoningShown(thinking: unknown): ReasoningShown {
  * a declined request). A Claude upstream's thinking (Anthropic-native or Bedrock) comes with its
  * signatures (and its redacted_thinking blocks), so the client can send it back to either; other
  * reasoning is a thinking block with an empty signature when the request turned thinking on (`reasoning`: reasoningShown).
+ * `usage.service_tier` is the tier the upstream reports serving it on, as Anthropic names it (served-tier.ts).
  */
 export function canonicalToMessage(c: CanonicalCompletion, publicModel: string, id = messageId(), stopSequences?: string[], reasoning: ReasoningShown = 'none'): Record<string, unknown> {
   const choice = c.choices[0];
@@ -254,5 +260,5 @@ export function canonicalToMessage(c: CanonicalCompletion, publicModel: string, 
     content.push({ type: 'tool_use', id: anthropicToolId(call.id), name: call.function.name, input: parseArguments(call.function.arguments) });
   }
   const stop = stopOf(choice?.finish_reason, (msg.tool_calls?.length ?? 0) > 0, matchedStop(choice, stopSequences), !!msg.refusal, windowExceeded(choice), refusalDetails(choice, msg.refusal));
-  return anthropicMessage(id, publicModel, content, stop, messagesUsage(c.usage));
+  return anthropicMessage(id, publicModel, content, stop, messagesUsage(c.usage, c.service_tier));
 }

@@ -54,10 +54,15 @@ export class MessagesStreamTranslator {
     private readonly reasoning: ReasoningShown = 'none',
   ) {}
 
-  private start(out: MessagesEvent[]): void {
+  /**
+   * message_start, once: its usage's `service_tier` is the tier the first chunk reports served
+   * (`served`, served-tier.ts; OpenAI's chunks name it on every one), the only place Anthropic's stream
+   * carries it (MessageDeltaUsage has none); `standard` when the stream opens without one.
+   */
+  private start(out: MessagesEvent[], served?: unknown): void {
     if (this.started) return;
     this.started = true;
-    out.push({ type: 'message_start', message: anthropicMessage(this.id, this.publicModel, [], null, messagesUsage(undefined)) });
+    out.push({ type: 'message_start', message: anthropicMessage(this.id, this.publicModel, [], null, messagesUsage(undefined, served)) });
   }
 
   private close(out: MessagesEvent[]): void {
@@ -103,7 +108,7 @@ export class MessagesStreamTranslator {
   /** Events for one canonical chunk. */
   push(chunk: CanonicalChunk): MessagesEvent[] {
     const out: MessagesEvent[] = [];
-    this.start(out);
+    this.start(out, chunk.service_tier);
     if (chunk.usage) this.usage = chunk.usage;
     const choice = chunk.choices?.[0];
     const delta = choice?.delta;

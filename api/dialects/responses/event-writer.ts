@@ -18,6 +18,13 @@ export abstract class ResponsesEventWriter {
   private created = false;
   private started = false;
   private whole = false;
+  /**
+   * The tier the upstream reports it served the request on (the first chunk's `service_tier` that
+   * names one), for every Response the events carry from then on (served-tier.ts). Set by a writer
+   * before the events of the chunk that names it; until then (a background stream's queued events,
+   * a compaction before the answer) the Responses report `default`.
+   */
+  protected served: unknown;
 
   constructor(protected readonly frame: ResponseFrame) {}
 
@@ -36,9 +43,9 @@ export abstract class ResponsesEventWriter {
   protected start(out: ResponsesEvent[]): void {
     if (this.started) return;
     this.started = true;
-    if (!this.created) this.ev(out, 'response.created', { response: responseObject(this.frame, [], 'in_progress', null) });
+    if (!this.created) this.ev(out, 'response.created', { response: responseObject(this.frame, [], 'in_progress', null, this.served) });
     this.created = true;
-    this.ev(out, 'response.in_progress', { response: responseObject(this.frame, [], 'in_progress', null) });
+    this.ev(out, 'response.in_progress', { response: responseObject(this.frame, [], 'in_progress', null, this.served) });
   }
 
   /**
@@ -133,7 +140,7 @@ export abstract class ResponsesEventWriter {
   failed(e: ApiError): { events: ResponsesEvent[]; response: Record<string, unknown> } {
     const out: ResponsesEvent[] = [];
     this.start(out);
-    const response = failedResponse(this.frame, this.partialOutput(), e);
+    const response = failedResponse(this.frame, this.partialOutput(), e, this.served);
     this.ev(out, 'response.failed', { response });
     return { events: out, response };
   }

@@ -4,6 +4,7 @@ import { encryptedThinking } from './thinking-content';
 import { configuredBy, type ResponsesRequest } from './request';
 import { calledTool, customInput } from './offered-tools';
 import { applyPatchOperation, localShellAction, shellAction } from './client-tools';
+import { responsesServedTier } from '../served-tier';
 
 export const newId = (prefix: string) => `${prefix}_${crypto.randomBytes(12).toString('hex')}`;
 
@@ -37,8 +38,12 @@ export function responsesUsage(u: CanonicalUsage | undefined | null) {
 /** The answer was cut short (max_output_tokens, or a content filter): the Response and its last item are `incomplete`. */
 export const cutShort = (finish: FinishReason | undefined) => finish === 'length' || finish === 'content_filter';
 
-/** The Response object; `status` in_progress (stream start) or from the finish reason. */
-export function responseObject(f: ResponseFrame, output: OutputItem[], finish: FinishReason | 'in_progress', usage: CanonicalUsage | null | undefined): Record<string, unknown> {
+/**
+ * The Response object; `status` in_progress (stream start) or from the finish reason. `served`: the
+ * tier the upstream reports it served the request on (its chat answer's or chunks' `service_tier`),
+ * when known (served-tier.ts).
+ */
+export function responseObject(f: ResponseFrame, output: OutputItem[], finish: FinishReason | 'in_progress', usage: CanonicalUsage | null | undefined, served?: unknown): Record<string, unknown> {
   const incomplete = finish === 'length' ? 'max_output_tokens' : finish === 'content_filter' ? 'content_filter' : null;
   const status = finish === 'in_progress' ? 'in_progress' : incomplete ? 'incomplete' : 'completed';
   const r = f.req;
@@ -72,8 +77,9 @@ export function responseObject(f: ResponseFrame, output: OutputItem[], finish: F
     prompt_cache_retention: r.prompt_cache_retention ?? null,
     reasoning: { effort: configured.effort ?? null, summary: r.reasoning?.summary ?? null },
     safety_identifier: r.safety_identifier ?? null,
-    // the tier the answer was served in, as OpenAI reports it whatever was asked: the gateway has one
-    service_tier: 'default',
+    // the tier the answer was served (and billed) on, as OpenAI reports it whatever was asked: the
+    // upstream's when it names one of OpenAI's, else `default` (served-tier.ts)
+    service_tier: responsesServedTier(served),
     store: r.store !== false,
     temperature: r.temperature ?? 1,
     // OpenAI's ResponseTextConfig as it echoes it: the format (text by default) and the verbosity (medium by default)
@@ -129,9 +135,9 @@ export function echoedTool(t: Record<string, unknown>): Record<string, unknown> 
  * (outside the document's enum, but what OpenAI's failed responses carry and Codex reads: a context to
  * shorten, where `server_error` is retried as it is). `output` holds what was produced before the failure.
  */
-export function failedResponse(f: ResponseFrame, output: OutputItem[], e: { status: number; code?: string; message: string }): Record<string, unknown> {
+export function failedResponse(f: ResponseFrame, output: OutputItem[], e: { status: number; code?: string; message: string }, served?: unknown): Record<string, unknown> {
   const code = e.code === 'context_length_exceeded' ? e.code : e.status === 429 ? 'rate_limit_exceeded' : 'server_error';
-  return { ...responseObject(f, output, 'in_progress', null), status: 'failed', error: { code, message: e.message } };
+  return { ...responseObject(f, output, 'in_progress', null, served), status: 'failed', error: { code, message: e.message } };
 }
 
 /** OpenAI's LogProb of an `output_text` part: a token, its log probability, bytes and alternatives. */
@@ -232,7 +238,8 @@ export function assistantTurn(text: string, calls: CanonicalToolCall[], thinking
  * upstream's signed blocks. A refusal
  * (`message.refusal`) is a `refusal` part of the message item, after any text; the stored turn keeps
  * it as text (as a `refusal` input part is read). When the answer was cut short its last item (the
- * one cut) is `incomplete`, as OpenAI reports it.
+ * one cut) is `incomplete`, as OpenAI reports it. Its `service_tier` is the one the upstream reports
+ * serving it on (the chat answer's), else `default`.
  */
 export function canonicalToResponse(c: CanonicalCompletion, f: ResponseFrame): { response: Record<string, unknown>; assistant: CanonicalMessage } {
   const choice = c.choices[0];
@@ -250,5 +257,5 @@ export function canonicalToResponse(c: CanonicalCompletion, f: ResponseFrame): {
   for (const call of calls) output.push(functionCallItem(newId('fc'), call, 'completed', f.req));
   const last = output.at(-1);
   if (last && cutShort(choice?.finish_reason)) last.status = 'incomplete';
-  return { response: responseObject(f, output, choice?.finish_reason ?? 'stop', c.usage), assistant: assistantTurn(text + refusal, calls, thinking) };
+  return { response: responseObject(f, output, choice?.finish_reason ?? 'stop', c.usage, c.service_tier), assistant: assistantTurn(text + refusal, calls, thinking) };
 }

@@ -179,6 +179,8 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
 
   push(chunk: CanonicalChunk): ResponsesEvent[] {
     const out: ResponsesEvent[] = [];
+    // the served tier, before the events that carry a Response (OpenAI-compatible upstreams name it on every chunk)
+    if (this.served === undefined && typeof chunk.service_tier === 'string') this.served = chunk.service_tier;
     this.start(out);
     if (chunk.usage) this.usage = chunk.usage;
     const choice = chunk.choices?.[0];
@@ -230,7 +232,7 @@ export class ResponsesStreamTranslator extends ResponsesEventWriter {
     const out: ResponsesEvent[] = [];
     this.start(out);
     this.close(out, cutShort(this.finish) ? 'incomplete' : 'completed');
-    const response = responseObject(this.frame, this.output, this.finish ?? 'stop', this.usageBefore ? addUsage(this.usageBefore, this.usage) : this.usage);
+    const response = responseObject(this.frame, this.output, this.finish ?? 'stop', this.usageBefore ? addUsage(this.usageBefore, this.usage) : this.usage, this.served);
     this.final = { response, assistant: assistantTurn(this.text, this.calls, this.thinking) };
     this.ev(out, response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response });
     return out;
