@@ -3,7 +3,7 @@ import { isRecord } from '../../../shared/is-record';
 /** OpenAI's chat `service_tier` values (its API document's ServiceTier; openai-node 7.60 ChatCompletionCreateParams). */
 export const CHAT_SERVICE_TIERS = ['auto', 'default', 'flex', 'scale', 'priority', 'fast'] as const;
 
-/** The tier an answer was served in when its upstream names none: the gateway has one (as its Responses API reports). */
+/** The tier an answer was served in when its upstream names none: standard processing (as its Responses API reports then, api/dialects/served-tier.ts). */
 const SERVED_TIER = 'default';
 
 /** The caller set `service_tier` (null is absent). */
