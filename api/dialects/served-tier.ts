@@ -36,9 +36,10 @@ export type AnthropicTier = 'standard' | 'priority' | 'batch';
  *   processing ahead of standard traffic at a premium (OpenAI's Priority processing, "priced at a
  *   premium relative to Standard processing rates", openai.com/api-priority-processing; its Scale
  *   Tier, capacity bought ahead like Anthropic's Priority Tier commitments);
- * - `flex` → `batch`: OpenAI's Flex processing is billed at its Batch API's rates ("Tokens are priced
- *   at Batch API rates", developers.openai.com/api/docs/guides/flex-processing), half the standard price, as Anthropic's Batch tier is the
- *   discounted one; a caller reading `standard` would take it for the list price;
+ * - `flex` → `batch`: OpenAI's Flex processing is billed at its Batch API's rates, half the standard
+ *   price ("Tokens are priced at Batch API rates", developers.openai.com/api/docs/guides/flex-processing),
+ *   as Anthropic's Batch tier is the discounted one; a caller reading `standard` would take it for the
+ *   list price;
  * - `default`, and anything else or nothing → `standard`.
  */
 export function anthropicServedTier(served: unknown): AnthropicTier {
