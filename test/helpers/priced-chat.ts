@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { QueryTypes } from 'sequelize';
-import { env } from './harness';
+import { env, resetSim } from './harness';
 import { buildOrg } from './factories';
 import { call, keyHeader } from './http';
 import { postSse } from './sse-events';
@@ -9,6 +9,9 @@ import { updateKeyControls } from '../../shared/tenancy/ops';
 import { budgetStatus } from '../../shared/limits/limits';
 import { ledgerSpend } from '../../shared/limits/ledger-spend';
 import { db } from '../../shared/db/sequelize';
+import { rndId } from './pool-models';
+import { upsertModel } from '../../shared/catalog/catalog-ops';
+import { bumpEpoch } from '../../shared/cache/epoch';
 
 /**
  * Chat requests billed at a price other than the model's list price (service tiers, audio tokens:
@@ -46,3 +49,32 @@ export async function settledAt(o: { org: { id: string }; keyId: string }, micro
 export const chatJson = (key: string, body: Record<string, unknown>) => call('POST', '/v1/chat/completions', { headers: keyHeader(key), json: body });
 export const chatStreamed = (key: string, body: Record<string, unknown>) =>
   postSse('/v1/chat/completions', keyHeader(key), Object.assign({ stream: true, stream_options: { include_usage: true } }, body));
+
+/** A simulator model's list prices, and its priced tiers' (micro-dollars per token). */
+export const TIER_PRICES = { LIST: { input_token: 1, output_token: 2 }, PRIORITY: { input_token: 3, output_token: 5 }, FLEX: { input_token: 0.5, output_token: 1 } };
+
+/** Two simulator chat models: `tiered` pricing priority and flex, `plain` at the list price only; each with its upstream name. */
+export interface TieredModels {
+  tiered: string;
+  plain: string;
+  tieredUp: string;
+  plainUp: string;
+}
+
+/**
+ * Registers the suite's hooks (a fresh simulator and knobs per test; the two models made once) for a
+ * suite billing service tiers (docs/catalog.md "Service tiers"); the fields are set once `before` ran.
+ */
+export function tieredModels(): TieredModels {
+  const m = {} as TieredModels;
+  const { LIST, PRIORITY, FLEX } = TIER_PRICES;
+  beforeEach(resetSim);
+  afterEach(() => env().sim.knobs.reset());
+  before(async () => {
+    [m.tiered, m.plain, m.tieredUp, m.plainUp] = [`tiered-${rndId()}`, `plain-${rndId()}`, `sim-tiered-${rndId()}`, `sim-plain-${rndId()}`];
+    await upsertModel({ id: m.tiered, provider: 'simulator', upstream: m.tieredUp, capabilities: { chat: true }, prices: { ...LIST, service_tiers: { priority: PRIORITY, flex: FLEX } } });
+    await upsertModel({ id: m.plain, provider: 'simulator', upstream: m.plainUp, capabilities: { chat: true }, prices: LIST });
+    await bumpEpoch(env().redis);
+  });
+  return m;
+}

@@ -8,12 +8,10 @@ import { updateKeyControls } from '../../../shared/tenancy/ops';
 import { upsertModel, upsertProvider } from '../../../shared/catalog/catalog-ops';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { ledgerSpend } from '../../../shared/limits/ledger-spend';
-import { billedRows, budgetedOrg as budgeted, chatJson as json, chatStreamed as streamed, sentTo as sent, settledAt } from '../../helpers/priced-chat';
+import { billedRows, budgetedOrg as budgeted, chatJson as json, chatStreamed as streamed, sentTo as sent, settledAt, TIER_PRICES, tieredModels } from '../../helpers/priced-chat';
 
 const msgs = [{ role: 'user', content: 'hello there' }];
-const LIST = { input_token: 1, output_token: 2 };
-const PRIORITY = { input_token: 3, output_token: 5 };
-const FLEX = { input_token: 0.5, output_token: 1 };
+const { LIST, PRIORITY, FLEX } = TIER_PRICES;
 
 /**
  * OpenAI's `service_tier` on the platform's credential (docs/catalog.md "Service tiers"): a tier the
@@ -32,14 +30,8 @@ describe('chat: service_tier priced per model on the platform credential', funct
   let plain: string;
   let tieredUp: string;
   let plainUp: string;
-  beforeEach(resetSim);
-  afterEach(() => env().sim.knobs.reset());
-  before(async () => {
-    [tiered, plain, tieredUp, plainUp] = [`tiered-${rndId()}`, `plain-${rndId()}`, `sim-tiered-${rndId()}`, `sim-plain-${rndId()}`];
-    await upsertModel({ id: tiered, provider: 'simulator', upstream: tieredUp, capabilities: { chat: true }, prices: { ...LIST, service_tiers: { priority: PRIORITY, flex: FLEX } } });
-    await upsertModel({ id: plain, provider: 'simulator', upstream: plainUp, capabilities: { chat: true }, prices: LIST });
-    await bumpEpoch(env().redis);
-  });
+  const models = tieredModels();
+  before(() => ({ tiered, plain, tieredUp, plainUp } = models));
 
   const rowsOf = async (rid: string) => {
     const { event, log } = await billedRows(rid);

@@ -1,18 +1,13 @@
 import { expect } from 'chai';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { env, resetSim } from '../../helpers/harness';
+import { env } from '../../helpers/harness';
 import { keyHeader } from '../../helpers/http';
 import { postSse } from '../../helpers/sse-events';
-import { rndId } from '../../helpers/pool-models';
-import { upsertModel } from '../../../shared/catalog/catalog-ops';
-import { bumpEpoch } from '../../../shared/cache/epoch';
-import { billedRows, budgetedOrg, settledAt } from '../../helpers/priced-chat';
+import { billedRows, budgetedOrg, settledAt, TIER_PRICES, tieredModels } from '../../helpers/priced-chat';
 import { expectAnthropic, expectOpenAI, expectResponsesEvent, responsesEventForDocument, withoutNullUser } from '../../helpers/conformance';
 
-const LIST = { input_token: 1, output_token: 2 };
-const PRIORITY = { input_token: 3, output_token: 5 };
-const FLEX = { input_token: 0.5, output_token: 1 };
+const { LIST, PRIORITY, FLEX } = TIER_PRICES;
 type Price = typeof LIST;
 
 /** The events of a streamed Response that carry the Response (OpenAI's document: ResponseCreatedEvent, ResponseInProgressEvent, ResponseCompletedEvent). */
@@ -30,18 +25,7 @@ const WITH_RESPONSE = ['response.created', 'response.in_progress', 'response.com
  */
 describe('responses and messages dialects: the tier the upstream served', function () {
   this.timeout(30_000);
-  let tiered: string;
-  let plain: string;
-  let tieredUp: string;
-  let plainUp: string;
-  beforeEach(resetSim);
-  afterEach(() => env().sim.knobs.reset());
-  before(async () => {
-    [tiered, plain, tieredUp, plainUp] = [`tiered-${rndId()}`, `plain-${rndId()}`, `sim-tiered-${rndId()}`, `sim-plain-${rndId()}`];
-    await upsertModel({ id: tiered, provider: 'simulator', upstream: tieredUp, capabilities: { chat: true }, prices: { ...LIST, service_tiers: { priority: PRIORITY, flex: FLEX } } });
-    await upsertModel({ id: plain, provider: 'simulator', upstream: plainUp, capabilities: { chat: true }, prices: LIST });
-    await bumpEpoch(env().redis);
-  });
+  const m = tieredModels();
 
   const openai = (key: string) => new OpenAI({ apiKey: key, baseURL: `${env().gw.url}/v1`, maxRetries: 0 });
   const anthropic = (key: string) => new Anthropic({ apiKey: key, baseURL: env().gw.url, maxRetries: 0 });
@@ -106,31 +90,31 @@ describe('responses and messages dialects: the tier the upstream served', functi
 
   it('Responses: served on a priced priority or flex it says so (JSON, and response.created, in_progress and completed), billed at its price', async () => {
     for (const [projectTier, price] of [['priority', PRIORITY], ['flex', FLEX]] as const) {
-      env().sim.knobs.set(tieredUp, { projectTier });
-      await responsesServed(tiered, projectTier, price);
+      env().sim.knobs.set(m.tieredUp, { projectTier });
+      await responsesServed(m.tiered, projectTier, price);
     }
   });
 
   it('Responses: a tier the model does not price is reported as served, billed at the list price; no tier reported is `default`', async () => {
-    env().sim.knobs.set(plainUp, { projectTier: 'scale' });
-    await responsesServed(plain, 'scale', LIST);
+    env().sim.knobs.set(m.plainUp, { projectTier: 'scale' });
+    await responsesServed(m.plain, 'scale', LIST);
     env().sim.knobs.reset();
-    await responsesServed(tiered, 'default', LIST);
+    await responsesServed(m.tiered, 'default', LIST);
   });
 
   it("Messages: priority is Anthropic's priority, flex its batch, billed at their prices (JSON, message_start, the SDK's accumulated stream)", async () => {
     for (const [projectTier, tier, price] of [['priority', 'priority', PRIORITY], ['flex', 'batch', FLEX]] as const) {
-      env().sim.knobs.set(tieredUp, { projectTier });
-      await messagesServed(tiered, tier, price);
+      env().sim.knobs.set(m.tieredUp, { projectTier });
+      await messagesServed(m.tiered, tier, price);
     }
   });
 
   it('Messages: default, or no tier reported, is standard; scale (not priced) is priority, billed at the list price', async () => {
-    env().sim.knobs.set(tieredUp, { projectTier: 'default' });
-    await messagesServed(tiered, 'standard', LIST);
+    env().sim.knobs.set(m.tieredUp, { projectTier: 'default' });
+    await messagesServed(m.tiered, 'standard', LIST);
     env().sim.knobs.reset();
-    await messagesServed(tiered, 'standard', LIST);
-    env().sim.knobs.set(plainUp, { projectTier: 'scale' });
-    await messagesServed(plain, 'priority', LIST);
+    await messagesServed(m.tiered, 'standard', LIST);
+    env().sim.knobs.set(m.plainUp, { projectTier: 'scale' });
+    await messagesServed(m.plain, 'priority', LIST);
   });
 });
