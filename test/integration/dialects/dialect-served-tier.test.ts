@@ -50,13 +50,17 @@ describe('responses and messages dialects: the tier the upstream served', functi
     const { data: r, response: rRes } = await c.responses.create({ model, input: 'hello there' }).withResponse();
     expect(r.service_tier).to.equal(tier);
     expectOpenAI('Response', withoutNullUser(JSON.parse(JSON.stringify(r))));
+    // stored as answered
+    expect((await c.responses.retrieve(r.id)).service_tier, 'retrieved').to.equal(tier);
 
     const { data: stream, response: sRes } = await c.responses.create({ model, input: 'hello there', stream: true }).withResponse();
     const tiers: Record<string, unknown> = {};
+    let id = '';
     for await (const ev of stream) {
-      if ('response' in ev && WITH_RESPONSE.includes(ev.type)) tiers[ev.type] = ev.response.service_tier;
+      if ('response' in ev && WITH_RESPONSE.includes(ev.type)) [tiers[ev.type], id] = [ev.response.service_tier, ev.response.id];
     }
     expect(tiers).to.deep.equal(Object.fromEntries(WITH_RESPONSE.map((t) => [t, tier])));
+    expect((await c.responses.retrieve(id)).service_tier, 'the streamed one retrieved').to.equal(tier);
 
     const raw = await postSse('/v1/responses', keyHeader(o.key), { model, input: 'hello there', stream: true });
     expect(raw.status, raw.text).to.equal(200);
