@@ -14,6 +14,7 @@ import { pricesOf } from '../../shared/limits/usage-cost';
 import { chatLimits } from './limits';
 import { targetOf } from './target';
 import { applyRoute, routeFor, withRouteHeaders } from './route';
+import type { WorkspacePin } from './workspace-pin';
 import type { AudioAsked } from '../../shared/catalog/audio-prices';
 import { ROUTE_CHUNK_PREFIX, type RouteMeta } from '../../shared/queues/route-meta';
 import type { ResolvedModel } from '../../shared/catalog/catalog';
@@ -65,6 +66,8 @@ export interface ChatDispatch {
   jobId?: string;
   /** See ChatJob.anthropicBeta. */
   anthropicBeta?: string;
+  /** The workspace the request's handed-out ids were made in: only its deployments are routed to (workspace-pin.ts). */
+  pin?: WorkspacePin;
   /**
    * A later model turn of one client request (native search): its tokens and cost are reserved, but
    * it is not another request for the key's `rpm` (the first turn counted the request).
@@ -90,7 +93,7 @@ export async function dispatchChat(ctx: AppContext, req: Request, res: Response,
   const target = targetOf(d.resolved.model);
   const sealed = d.passthrough && auth.callerUpstreamKey ? encrypt(auth.callerUpstreamKey) : undefined;
   if (sealed) target.sealedCallerKey = sealed;
-  const { route, estimatedTokens, heldPrices } = await routeFor(ctx, d.resolved.model, d.body, d.operation, !!sealed, auth.controls, d.audio);
+  const { route, estimatedTokens, heldPrices } = await routeFor(ctx, d.resolved.model, d.body, d.operation, !!sealed, auth.controls, d.audio, d.pin);
   if (sealed) for (const step of route) for (const dep of step.deployments) dep.sealedCallerKey = sealed;
   // The pool's route metadata becomes headers: ahead of the first chunk, in a JSON result, or on an error.
   const onChunk = (c: string) => {

@@ -18,6 +18,7 @@ import { dearest, pricesOf, type CostPrices } from '../../shared/limits/usage-co
 import { pinnedTier } from '../../shared/catalog/tier-prices';
 import { pricesAudio, type AudioAsked } from '../../shared/catalog/audio-prices';
 import { pricedStep, type Pricing } from './step-prices';
+import { pinnedRoute, type WorkspacePin } from './workspace-pin';
 
 type Operation = ChatJob['operation'];
 
@@ -181,7 +182,8 @@ export function taskRoute(m: CatalogModel, task: PoolTask, kinds: ReadonlySet<st
  * can serve the request's features, each with only the deployments whose kind can express the request. A request longer than the model's context window goes to the
  * first fallback whose window fits it, when there is one. A caller's own upstream key (passthrough)
  * stays with the primary provider's deployments and never reaches a fallback, and a key with an
- * allowed-models list reaches only the fallbacks on it.
+ * allowed-models list reaches only the fallbacks on it. `pin`: the request names ids handed out in
+ * one workspace, and only that workspace's deployments are kept (none: refused).
  */
 export async function routeFor(
   ctx: AppContext,
@@ -191,6 +193,7 @@ export async function routeFor(
   passthrough: boolean,
   controls?: KeyControls,
   audio?: AudioAsked,
+  pin?: WorkspacePin,
 ): Promise<{ route: RouteStep[]; estimatedTokens: number; heldPrices: CostPrices }> {
   // the request's needs (a serialisation of its messages) only when something reads them: a fallback
   // to choose, or a deployment that counts tokens (pool-state.ts); a pool of one without limits reads neither
@@ -222,7 +225,9 @@ export async function routeFor(
   const tooLong = fallbacks.length > 0 && !fitsContext(model, needsNow());
   const first = primary && pricedStep(primary, model, pricing);
   const steps = [...(first && !tooLong ? [first] : []), ...fallbacks];
-  const route = steps.length ? steps : [first ?? lastResort(model, primaryKind, onlyProvider)];
+  const whole = steps.length ? steps : [first ?? lastResort(model, primaryKind, onlyProvider)];
+  // handed-out ids named: only the workspace that made them holds them (workspace-pin.ts)
+  const route = pin ? pinnedRoute(whole, pin) : whole;
   // a step picked in Redis counts the request's tokens in flight there (PoolState.pick)
   // a budget holds the request at the dearest model that may serve it (a fallback is billed at its own prices)
   return { route, estimatedTokens: route.every(pickedLocally) ? 0 : needsNow().tokens, heldPrices: dearest(pricing.held) };

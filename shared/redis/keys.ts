@@ -72,6 +72,8 @@ export const keys = {
    * `<kind>:<id>`, score its expiry (ms); in the org's slot.
    */
   handedOutIds: (orgId: string) => `${p()}:ids:{${orgId}}`,
+  /** Beside handedOutIds, in its slot: a hash, member to the id of the provider whose workspace made it (absent: recorded by an older worker). */
+  handedOutWorkspaces: (orgId: string) => `${p()}:idws:{${orgId}}`,
   switches: () => `${p()}:switches`,
   switchesChannel: () => `${p()}:switches:changed`,
   /** Usage outbox stream `i` of config().usageOutboxStreams: workers add each request's usage event with its result, UsageDrainers move it to Postgres. */

@@ -52,9 +52,9 @@ const KEY_LISTS: Record<string, () => string[][]> = {
   // an API key's kept MCP cancels (api/routes/mcp/kept-cancels.ts): one key each
   [KEEP_CANCELS]: () => [[keys.mcpKeptCancels('key-1')]],
   [TAKE_CANCEL]: () => [[keys.mcpKeptCancels('key-1')]],
-  // the ids the gateway handed an org on the platform's shared workspace (shared/tenancy/handed-out-ids.ts): one key each
-  [RECORD_IDS]: () => [[keys.handedOutIds('org-1')]],
-  [OWNED_IDS]: () => [[keys.handedOutIds('org-1')]],
+  // the ids the gateway handed an org on the platform's shared workspace and the workspace each was made in (shared/tenancy/handed-out-ids.ts): the org's two keys
+  [RECORD_IDS]: () => [[keys.handedOutIds('org-1'), keys.handedOutWorkspaces('org-1')]],
+  [OWNED_IDS]: () => [[keys.handedOutIds('org-1'), keys.handedOutWorkspaces('org-1')]],
   // not a script: the lines that begin the scripts reading Redis's clock (shared/redis/lua-clock.ts); it names no key
   [LUA_NOW_MS]: () => [],
 };

@@ -16,6 +16,7 @@ import { refuseUnsupportedStrictSchemas } from './strict-schemas';
 import { refuseCitationsWithFormat } from './citations-format';
 import { dispatchChat, resolveChatModel } from '../../dispatch/chat';
 import { allNativeMessages } from '../../dispatch/route';
+import type { WorkspacePin } from '../../dispatch/workspace-pin';
 import { SseWriter } from '../../sse';
 import { streamError } from './stream-error';
 import { pingWhenQuiet } from './ping';
@@ -67,10 +68,12 @@ function createHandler(ctx: AppContext) {
     // `max_tokens: 0` (cache pre-warming) and `mcp_servers`: for an Anthropic-native upstream only (native-only.ts)
     refuseNativeOnly(req, body, bypass);
     // ids Anthropic resolves in the platform's workspace, shared by every organization, but those it handed this one (shared-account-ids.ts)
+    let pin: WorkspacePin | undefined;
     if (bypass) {
       // the blocks are walked for file ids only when the raw body holds `file_id`; nothing is awaited when no id is named
       const named = sharedAccountIds(body as unknown as Record<string, unknown>, !rawLacksWatched(req));
-      if (named) await refuseSharedAccountIds(named, (ids) => ownedHandedIds(ctx.redis, req.auth!.orgId, ids));
+      // those handed out go only to the workspace that made them (its provider's deployments: api/dispatch/workspace-pin.ts)
+      if (named) pin = await refuseSharedAccountIds(named, (ids) => ownedHandedIds(ctx.redis, req.auth!.orgId, ids));
       dropSharedMessageIds(body as unknown as Record<string, unknown>);
     }
     // Anthropic's context editing (`context_management.edits`): an Anthropic-native upstream applies it itself; a translated one gets what it leaves (context-editing.ts)
@@ -95,6 +98,7 @@ function createHandler(ctx: AppContext) {
       passthrough: false,
       // Beta features tune an Anthropic upstream; a translated upstream has none (docs/dialects.md).
       anthropicBeta: bypass ? beta : undefined,
+      pin,
     };
     if (!stream) {
       const generate = async () => {

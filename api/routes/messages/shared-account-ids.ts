@@ -1,7 +1,8 @@
 import { ApiError } from '../../../shared/errors/ApiError';
 import { isRecord } from '../../../shared/is-record';
 import { threadNotFound } from './thread-not-found';
-import type { HandedKind } from '../../../shared/tenancy/handed-out-ids';
+import type { Handed, HandedKind } from '../../../shared/tenancy/handed-out-ids';
+import type { WorkspacePin } from '../../dispatch/workspace-pin';
 
 /**
  * Ids a messages request may name that Anthropic resolves in the workspace of the key it is called
@@ -39,7 +40,8 @@ import type { HandedKind } from '../../../shared/tenancy/handed-out-ids';
  * An id the gateway handed the caller's organization in an earlier native-bypass answer (its
  * container, a file its code execution produced, a thread's message: recorded by the chat worker,
  * workers/providers/anthropic/handed-ids.ts) is that organization's own and passes, sent as given,
- * while it is kept (shared/tenancy/handed-out-ids.ts). Code execution results echoed in an assistant
+ * while it is kept (shared/tenancy/handed-out-ids.ts), and only to a deployment of the workspace that
+ * made it (the provider whose credential it was called with: WorkspacePin). Code execution results echoed in an assistant
  * turn (`bash_code_execution_output.file_id`, ...) are the model's own earlier output, not an input
  * it reads by id, and pass.
  *
@@ -70,15 +72,28 @@ export function sharedAccountIds(body: Record<string, unknown>, blocksMayName: b
   return named.length ? named : undefined;
 }
 
-/** Refuses the first of the `named` ids (sharedAccountIds) the gateway did not hand the caller's organization: one lookup (`owned`) for them all. */
-export async function refuseSharedAccountIds(named: NamedId[], owned: OwnedLookup): Promise<void> {
+/**
+ * Refuses the first of the `named` ids (sharedAccountIds) the gateway did not hand the caller's
+ * organization: one lookup (`owned`) for them all. Returns the workspace the handed ids were made in
+ * (WorkspacePin), which the request may then be sent to only, or undefined when none was recorded
+ * with one (an older worker's record: any workspace, as before). An id made in another workspace
+ * than the first's is refused as not found: no one workspace holds them all.
+ */
+export async function refuseSharedAccountIds(named: NamedId[], owned: OwnedLookup): Promise<WorkspacePin | undefined> {
   // one lookup for the ids before the first that no organization is ever handed (a custom skill, an id that is not a string)
   const never = named.findIndex((n) => !n.kind || typeof n.id !== 'string');
   const ask = (never < 0 ? named : named.slice(0, never)) as Array<NamedId & { kind: HandedKind; id: string }>;
   const mine = ask.length ? await owned(ask.map((n) => ({ kind: n.kind, id: n.id }))) : [];
-  const first = ask.findIndex((_, i) => !mine[i]);
-  if (first >= 0) throw ask[first].refusal();
+  let pin: WorkspacePin | undefined;
+  for (let i = 0; i < ask.length; i++) {
+    const handed = mine[i];
+    if (!handed) throw ask[i].refusal();
+    if (handed.workspace === null) continue;
+    if (!pin) pin = { providerId: handed.workspace, refusal: ask[i].refusal };
+    else if (pin.providerId !== handed.workspace) throw ask[i].refusal();
+  }
   if (never >= 0) throw named[never].refusal();
+  return pin;
 }
 
 /**
@@ -95,8 +110,8 @@ export function dropSharedMessageIds(body: Record<string, unknown>): void {
   if (isRecord(diagnostics) && diagnostics.previous_message_id != null) diagnostics.previous_message_id = null;
 }
 
-/** Whether the gateway handed each id to the caller's organization (shared/tenancy/handed-out-ids.ts ownedHandedIds). */
-export type OwnedLookup = (named: Array<{ kind: HandedKind; id: string }>) => Promise<boolean[]>;
+/** Whether the gateway handed each id to the caller's organization, and in which workspace (shared/tenancy/handed-out-ids.ts ownedHandedIds). */
+export type OwnedLookup = (named: Array<{ kind: HandedKind; id: string }>) => Promise<Handed[]>;
 
 /** An id the request names, in the order the fields are checked; `kind` absent: never handed out (a custom skill). */
 export interface NamedId {
