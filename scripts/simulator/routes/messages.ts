@@ -6,7 +6,7 @@ import { applyFaults, sleep, type FaultBody } from '../faults';
 import { anthropicErrorType } from '../../../api/dialects/messages/errors';
 import { countTokens, replyWords } from '../text';
 import { answerFromToolResult, searchToolCall } from '../search-tools';
-import { codeExecution } from '../code-execution';
+import { codeExecution, containerNotHeld } from '../code-execution';
 
 type Block = Record<string, unknown> & { type: string };
 type Msg = { role: string; content: string | Block[] };
@@ -106,6 +106,10 @@ export function messagesRoutes(knobs: KnobStore, log: RequestLog): Router {
     const model = String(body.model ?? '');
     const k = knobs.take(model);
     if (await applyFaults(k, res, anthropicFaultBody)) return;
+    // containers live in the workspace of the key that made them (code-execution.ts)
+    const apiKey = String(req.headers['x-api-key'] ?? '');
+    const notHeld = containerNotHeld(body, apiKey);
+    if (notHeld !== undefined) return anthropicError(res, 404, 'not_found_error', `Container '${notHeld}' not found.`);
     const messages = body.messages as Msg[];
     const system = typeof body.system === 'string' ? body.system : Array.isArray(body.system) ? messageText(body.system as Block[]) : '';
     const prompt = [system, ...messages.map((m) => messageText(m.content))].join('\n');
@@ -148,7 +152,7 @@ export function messagesRoutes(knobs: KnobStore, log: RequestLog): Router {
     const id = `msg_sim${Date.now().toString(36)}${crypto.randomBytes(4).toString('hex')}`; // unique, as Anthropic's are (a thread continues from it)
     const content: Block[] = [];
     if (thinking) content.push({ type: 'thinking', thinking, signature: 'sim-signature' });
-    const code = prewarm ? undefined : codeExecution(body, lastUser);
+    const code = prewarm ? undefined : codeExecution(body, lastUser, apiKey);
     if (code) content.push(...code.blocks);
     if (text) content.push({ type: 'text', text });
     if (tool) content.push({ type: 'tool_use', id: toolId, name: tool, input });

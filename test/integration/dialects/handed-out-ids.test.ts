@@ -134,9 +134,9 @@ describe('native bypass: an organization names the ids the gateway handed it, an
 
     const redis = env().redis;
     await recordHandedIds(redis, c.org.id, [{ kind: 'container', id: 'container_short', keepMs: 150 }, { kind: 'file', id: 'file_long', keepMs: 60_000 }]);
-    expect(await ownedHandedIds(redis, c.org.id, [{ kind: 'container', id: 'container_short' }, { kind: 'file', id: 'file_long' }, { kind: 'container', id: 'file_long' }])).to.deep.equal([true, true, false]);
+    expect(await ownedHandedIds(redis, c.org.id, [{ kind: 'container', id: 'container_short' }, { kind: 'file', id: 'file_long' }, { kind: 'container', id: 'file_long' }])).to.deep.equal([{ workspace: null }, { workspace: null }, false]);
     await waitFor(async () => !(await ownedHandedIds(redis, c.org.id, [{ kind: 'container', id: 'container_short' }]))[0] || undefined, 2000, 20);
-    expect(await ownedHandedIds(redis, c.org.id, [{ kind: 'file', id: 'file_long' }])).to.deep.equal([true]);
+    expect(await ownedHandedIds(redis, c.org.id, [{ kind: 'file', id: 'file_long' }])).to.deep.equal([{ workspace: null }]);
     const ttl = await redis.pttl(keys.handedOutIds(c.org.id));
     expect(ttl).to.be.within(1, 60_000);
 
@@ -144,7 +144,35 @@ describe('native bypass: an organization names the ids the gateway handed it, an
     const many = Array.from({ length: MAX_PER_ORG }, (_, i) => ({ kind: 'file' as const, id: `file_n${i}`, keepMs: 120_000 + i }));
     await recordHandedIds(redis, c.org.id, many);
     expect(await redis.zcard(keys.handedOutIds(c.org.id))).to.equal(MAX_PER_ORG);
-    expect(await ownedHandedIds(redis, c.org.id, [{ kind: 'file', id: 'file_long' }, { kind: 'file', id: `file_n${MAX_PER_ORG - 1}` }])).to.deep.equal([false, true]);
+    expect(await ownedHandedIds(redis, c.org.id, [{ kind: 'file', id: 'file_long' }, { kind: 'file', id: `file_n${MAX_PER_ORG - 1}` }])).to.deep.equal([false, { workspace: null }]);
+  });
+
+  it('each id is kept with the workspace that made it (the answering provider); a member an older worker wrote (no workspace) reads as before; what leaves the set leaves the workspaces too', async () => {
+    const c = await buildOrg(env().redis);
+    const redis = env().redis;
+    // the answering deployment's provider (sim-claude's) is recorded with its container
+    const first = await answer(c, req({ tools: [BASH] }), false);
+    const [made] = await ownedHandedIds(redis, c.org.id, [{ kind: 'container', id: first.container!.id }]);
+    expect(made).to.have.property('workspace').that.is.a('string');
+    // an older worker's record: the member alone, no workspace
+    await redis.zadd(keys.handedOutIds(c.org.id), Date.now() + 60_000, 'f:file_old');
+    expect(await ownedHandedIds(redis, c.org.id, [{ kind: 'file', id: 'file_old' }])).to.deep.equal([{ workspace: null }]);
+    await recordHandedIds(redis, c.org.id, [{ kind: 'file', id: 'file_p1', keepMs: 150 }], 'p1');
+    expect(await ownedHandedIds(redis, c.org.id, [{ kind: 'file', id: 'file_p1' }, { kind: 'container', id: 'file_p1' }])).to.deep.equal([{ workspace: 'p1' }, false]);
+    // expired, then trimmed past the bound: their workspaces go with them
+    await new Promise((r) => setTimeout(r, 200));
+    const many = Array.from({ length: MAX_PER_ORG + 10 }, (_, i) => ({ kind: 'file' as const, id: `file_w${i}`, keepMs: 120_000 + i }));
+    await recordHandedIds(redis, c.org.id, many, 'p2');
+    const ws = keys.handedOutWorkspaces(c.org.id);
+    expect(await redis.hexists(ws, 'f:file_p1')).to.equal(0);
+    expect(await redis.hlen(ws)).to.equal(MAX_PER_ORG);
+    expect(await redis.hget(ws, `f:file_w${MAX_PER_ORG + 9}`)).to.equal('p2');
+    expect(await redis.pttl(ws), 'expires with the set (its container, an hour)').to.be.within(1, 3_600_000);
+    // fields an older worker's script left behind (it trims the set alone) are swept on the next record
+    await redis.zrem(keys.handedOutIds(c.org.id), 'f:file_w100', 'f:file_w101');
+    await recordHandedIds(redis, c.org.id, [{ kind: 'file', id: 'file_w100', keepMs: 1000 }], '');
+    expect(await redis.hexists(ws, 'f:file_w101')).to.equal(0);
+    expect(await ownedHandedIds(redis, c.org.id, [{ kind: 'file', id: 'file_w100' }])).to.deep.equal([{ workspace: null }]);
   });
 
   it('a Message Batches line reuses its own org\'s container; another org\'s line naming it is errored, unbilled', async function () {
