@@ -38,6 +38,7 @@ export function priceText(unit: string, micros: number): string {
   if (unit.startsWith('image_')) return `${dollars(micros / 1e6)} / image ${unit.slice(6)}`;
   if (unit === 'audio_second') return `${dollars((micros * 60) / 1e6)} / audio minute`;
   if (unit === 'search_unit') return `${dollars(micros / 1e6)} / search unit`;
+  if (unit === 'web_search_call') return `${dollars(micros / 1e6)} / web search call`; // one a request: docs/catalog.md
   return `${dollars(micros / 1e6)} / ${unit}`;
 }
 

@@ -93,7 +93,7 @@ export async function dispatchChat(ctx: AppContext, req: Request, res: Response,
   const target = targetOf(d.resolved.model);
   const sealed = d.passthrough && auth.callerUpstreamKey ? encrypt(auth.callerUpstreamKey) : undefined;
   if (sealed) target.sealedCallerKey = sealed;
-  const { route, estimatedTokens, heldPrices } = await routeFor(ctx, d.resolved.model, d.body, d.operation, !!sealed, auth.controls, d.audio, d.pin);
+  const { route, estimatedTokens, heldPrices, heldCallMicros } = await routeFor(ctx, d.resolved.model, d.body, d.operation, !!sealed, auth.controls, d.audio, d.pin);
   if (sealed) for (const step of route) for (const dep of step.deployments) dep.sealedCallerKey = sealed;
   // The pool's route metadata becomes headers: ahead of the first chunk, in a JSON result, or on an error.
   const onChunk = (c: string) => {
@@ -114,7 +114,7 @@ export async function dispatchChat(ctx: AppContext, req: Request, res: Response,
     signal: d.signal,
     detached: d.detached,
     batch: batchPricing(req, d.resolved.model),
-    reserve: chatLimits(ctx, req, d.resolved.model, d.body, d.operation, { countsAsRequest: !d.laterTurn, priced: !sealed, heldPrices }),
+    reserve: chatLimits(ctx, req, d.resolved.model, d.body, d.operation, { countsAsRequest: !d.laterTurn, priced: !sealed, heldPrices, heldCallMicros }),
     data: { operation: d.operation, target, body: d.body, includeUsage: d.includeUsage, route, estimatedTokens, ...(d.anthropicBeta ? { anthropicBeta: d.anthropicBeta } : {}) },
   });
   return withRouteHeaders(res, result);

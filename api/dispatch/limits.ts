@@ -97,6 +97,8 @@ export interface HoldOptions {
    * its difference.
    */
   heldPrices?: CostPrices;
+  /** A fixed cost the worst case holds besides the tokens: the dearest web search call a step of the route bills (api/dispatch/step-prices.ts). */
+  heldCallMicros?: number;
 }
 
 /**
@@ -116,7 +118,7 @@ export function limitsFor(
     /** per image, at its recorded price */
     fixedMicros?: number;
   }>,
-  { countsAsRequest = true, priced = true, heldPrices }: HoldOptions = {},
+  { countsAsRequest = true, priced = true, heldPrices, heldCallMicros = 0 }: HoldOptions = {},
 ): (requestId: string) => Promise<LimitHold> {
   return async (requestId) => {
     const auth = req.auth!;
@@ -134,7 +136,7 @@ export function limitsFor(
       projectBudget,
       requestId,
       inputTokens: input,
-      worstCaseMicros: pricedInput * (held.input_token ?? 0) + output * (held.output_token ?? 0) + fixedMicros,
+      worstCaseMicros: pricedInput * (held.input_token ?? 0) + output * (held.output_token ?? 0) + fixedMicros + (priced ? heldCallMicros : 0),
       prices,
       onRate: (w) => setRateHeaders(req, w),
     });

@@ -194,7 +194,7 @@ export async function routeFor(
   controls?: KeyControls,
   audio?: AudioAsked,
   pin?: WorkspacePin,
-): Promise<{ route: RouteStep[]; estimatedTokens: number; heldPrices: CostPrices }> {
+): Promise<{ route: RouteStep[]; estimatedTokens: number; heldPrices: CostPrices; heldCallMicros: number }> {
   // the request's needs (a serialisation of its messages) only when something reads them: a fallback
   // to choose, or a deployment that counts tokens (pool-state.ts); a pool of one without limits reads neither
   refuseStructuredOutput(model, body, op);
@@ -209,7 +209,7 @@ export async function routeFor(
   // each step carries the prices it bills at (step-prices.ts): its model's list prices, and on the platform's
   // credential its model's OpenAI service tier prices (the tier served is billed, asked or not), and for the audio asked
   const tiers = !passthrough && op === 'chat';
-  const pricing: Pricing = { asked: model, tiers, tier: tiers ? pinnedTier(body.service_tier) : undefined, audio, held: [pricesOf(model.prices)] };
+  const pricing: Pricing = { asked: model, tiers, tier: tiers ? pinnedTier(body.service_tier) : undefined, audio, held: [pricesOf(model.prices)], searchCalls: !passthrough, heldCallMicros: 0 };
   if (!passthrough) {
     for (const id of model.fallbacks) {
       const f = await ctx.catalog.get(id);
@@ -230,7 +230,7 @@ export async function routeFor(
   const route = pin ? pinnedRoute(whole, pin) : whole;
   // a step picked in Redis counts the request's tokens in flight there (PoolState.pick)
   // a budget holds the request at the dearest model that may serve it (a fallback is billed at its own prices)
-  return { route, estimatedTokens: route.every(pickedLocally) ? 0 : needsNow().tokens, heldPrices: dearest(pricing.held) };
+  return { route, estimatedTokens: route.every(pickedLocally) ? 0 : needsNow().tokens, heldPrices: dearest(pricing.held), heldCallMicros: pricing.heldCallMicros };
 }
 
 /**

@@ -19,12 +19,16 @@ export interface Pricing {
   audio?: AudioAsked;
   /** Every price a step may bill the request at, the asked model's list prices first: a budget holds it at the dearest (route.ts, usage-cost.ts `dearest`). */
   held: CostPrices[];
+  /** On the platform's credential: a step of a model priced per web search call bills one call (withSearchCallPrice). False for a caller's own key. */
+  searchCalls: boolean;
+  /** The dearest web search call a step may bill (micro-dollars), 0 when none does: a budget holds it besides the tokens. */
+  heldCallMicros: number;
 }
 
 /**
  * A chat step of model `m` with the prices the worker bills its answer at, each a difference the
  * usage event states in `units.cost_micros`: its list prices' (a fallback's), its priced tier's,
- * its audio prices'; and each price it may bill at added to `held`.
+ * its audio prices', its web search call's; and each price it may bill at added to `held`.
  */
 export function pricedStep(step: RouteStep, m: CatalogModel, p: Pricing): RouteStep {
   let listed = step;
@@ -35,7 +39,23 @@ export function pricedStep(step: RouteStep, m: CatalogModel, p: Pricing): RouteS
   }
   // a model without tier prices: nothing more (no object)
   const tiered = p.tiers && m.tierPrices ? withTierPrices(listed, m.tierPrices, p) : listed;
-  return p.audio ? withAudioPrice(tiered, m, p.audio, p.held) : tiered;
+  const audio = p.audio ? withAudioPrice(tiered, m, p.audio, p.held) : tiered;
+  // a model without a web search call price: nothing more (no object)
+  const call = p.searchCalls ? m.prices.web_search_call : undefined;
+  return call ? withSearchCallPrice(audio, call, p) : audio;
+}
+
+/**
+ * A step on the platform's credential whose model has a price per web search call
+ * (`prices.web_search_call`): an answer it serves is billed one call at its price
+ * (`webSearchCallMicros`, in the usage event's `units.cost_micros`: workers/pools/chat.worker.ts), a
+ * floor, since OpenAI bills its Chat Completions search models per search call and its answer
+ * reports no count of them (docs/catalog.md "OpenAI's web search models"); the budget holds the
+ * dearest such call of the route (`heldCallMicros`).
+ */
+function withSearchCallPrice(step: RouteStep, micros: number, p: Pricing): RouteStep {
+  p.heldCallMicros = Math.max(p.heldCallMicros, micros);
+  return merged(step, { webSearchCallMicros: micros });
 }
 
 /**

@@ -131,6 +131,13 @@ export interface RouteStep {
    * (workers/pools/audio-price.ts). Absent on every other request.
    */
   audioPriceDelta?: CostPrices;
+  /**
+   * A chat request on the platform's credential, on a step whose model has a price per web search call
+   * (`prices.web_search_call`, micro-dollars): an answer this step serves is billed one call at it, in
+   * `units.cost_micros` (OpenAI bills its Chat Completions search models per search call and reports no
+   * count: docs/catalog.md "OpenAI's web search models"). Absent on every other step.
+   */
+  webSearchCallMicros?: number;
 }
 
 /** A job served from a model pool (workers/routing): chat, embeddings, rerank, images, transcription and decisions. */

@@ -147,7 +147,9 @@ export function startChatWorkers(rt: WorkerRuntime): Worker[] {
     const repriced =
       servedPriceMicros(outcome.usage, billed) +
       // audio tokens the request asked for, at the audio price (audio-price.ts)
-      audioMicros(routed.step, billed, outcome.usage, outcome.response, outcome.streamedUsage);
+      audioMicros(routed.step, billed, outcome.usage, outcome.response, outcome.streamedUsage) +
+      // one web search call on a step whose model is priced per call (api/dispatch/step-prices.ts): OpenAI reports no count
+      (routed.step.webSearchCallMicros ?? 0);
     ctx.usage('chat', {
       inputTokens: outcome.usage.inputTokens,
       outputTokens: outcome.usage.outputTokens,
