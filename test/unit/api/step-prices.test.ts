@@ -106,6 +106,25 @@ describe('chat step prices: a priced tier and audio together', () => {
     expect(heldPrices).to.include({ input_token: 1, output_token: 32 });
   });
 
+  it('a step whose model is priced per web search call carries one call; a fallback without it, and a caller\'s own key, none; the hold is the dearest call', async () => {
+    const searchy = model('s', { input_token: 1, output_token: 2, web_search_call: 25_000 }, ['plain', 'dear']);
+    const plain = model('plain', { input_token: 1, output_token: 2 });
+    const dear = model('dear', { input_token: 1, output_token: 2, web_search_call: 30_000 });
+    const plainBody = { model: 's', messages: [{ role: 'user', content: 'x' }] };
+    const { route, heldPrices, heldCallMicros } = await routeFor(ctxWith([plain, dear]), searchy, plainBody, 'chat', false);
+    expect(route.map((s) => s.webSearchCallMicros)).to.deep.equal([25_000, undefined, 30_000]);
+    expect(heldCallMicros).to.equal(30_000);
+    // never a per-token price
+    expect(heldPrices).to.deep.equal({ input_token: 1, output_token: 2, audio_second: 0 });
+    expect(servedDelta(route[0], undefined)).to.equal(undefined);
+    const own = await routeFor(ctxWith([]), searchy, plainBody, 'chat', true);
+    expect(own.route[0]).not.to.have.property('webSearchCallMicros');
+    expect(own.heldCallMicros).to.equal(0);
+    const none = await routeFor(ctxWith([]), plain, plainBody, 'chat', false);
+    expect(none.route[0]).not.to.have.property('webSearchCallMicros');
+    expect(none.heldCallMicros).to.equal(0);
+  });
+
   it("a model's stored prices are typed as stored: `service_tiers` an object, a unit's price read through splitPrices", () => {
     const stored: Model['prices'] = { input_token: 1, service_tiers: { priority: { input_token: 3, output_token: 5 } } };
     // @ts-expect-error a stored unit may be `service_tiers`' object: not a number until splitPrices
