@@ -12,6 +12,7 @@ import { db } from '../../shared/db/sequelize';
 import { rndId } from './pool-models';
 import { upsertModel } from '../../shared/catalog/catalog-ops';
 import { bumpEpoch } from '../../shared/cache/epoch';
+import { buildWebMember, dashboardAs } from './web-client';
 
 /**
  * Chat requests billed at a price other than the model's list price (service tiers, audio tokens:
@@ -77,4 +78,20 @@ export function tieredModels(): TieredModels {
     await bumpEpoch(env().redis);
   });
   return m;
+}
+
+/** The dashboard's models page row of `model` (its price lines among it), as a member of a new org sees it. */
+export async function modelsPageRow(model: string): Promise<string> {
+  const o = await buildOrg(env().redis);
+  const web = await dashboardAs(await buildWebMember(o.org.id, 'member'));
+  const page = await web.get(`/dashboard/o/${o.org.slug}/models`);
+  return page.text.split(`data-model="${model}"`)[1]?.split('</tr>')[0] ?? '';
+}
+
+/** The request was a caller's own key's (passthrough): its usage event states no price difference and its request log costs nothing. */
+export async function billedNothing(rid: string): Promise<void> {
+  const { event, log } = await billedRows(rid);
+  expect(event.passthrough).to.equal(true);
+  expect(event.units ?? {}).not.to.have.property('cost_micros');
+  expect(Number(log.cost_micros)).to.equal(0);
 }

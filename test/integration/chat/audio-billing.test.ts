@@ -4,12 +4,11 @@ import { buildOrg } from '../../helpers/factories';
 import { call, keyHeader } from '../../helpers/http';
 import { usageSettled } from '../../helpers/usage';
 import { rndId } from '../../helpers/pool-models';
-import { buildWebMember, dashboardAs } from '../../helpers/web-client';
 import { updateKeyControls } from '../../../shared/tenancy/ops';
 import { upsertModel, upsertProvider } from '../../../shared/catalog/catalog-ops';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { ledgerSpend } from '../../../shared/limits/ledger-spend';
-import { billedRows, budgetedOrg as budgeted, chatJson as json, chatStreamed as streamed, sentTo as sent, settledAt } from '../../helpers/priced-chat';
+import { billedRows, budgetedOrg as budgeted, chatJson as json, chatStreamed as streamed, sentTo as sent, settledAt, modelsPageRow } from '../../helpers/priced-chat';
 
 const msgs = [{ role: 'user', content: 'hello there' }];
 const withAudio = [{ role: 'user', content: [{ type: 'text', text: 'what is said?' }, { type: 'input_audio', input_audio: { data: 'UklGRiQAAABXQVZFZm10IBAAAAABAAEA', format: 'wav' } }] }];
@@ -147,10 +146,7 @@ describe('chat: audio tokens priced per model on the platform credential', funct
   });
 
   it("the dashboard's models page shows a model's audio prices", async () => {
-    const o = await buildOrg(env().redis);
-    const web = await dashboardAs(await buildWebMember(o.org.id, 'member'));
-    const page = await web.get(`/dashboard/o/${o.org.slug}/models`);
-    const row = page.text.split(`data-model="${priced}"`)[1]?.split('</tr>')[0] ?? '';
+    const row = await modelsPageRow(priced);
     expect(row).to.include('$16.00 / 1M audio input tokens');
     expect(row).to.include('$32.00 / 1M audio output tokens');
   });
