@@ -137,7 +137,7 @@ export const inferenceModels: ResourceDef = {
     prices: {
       schema: pricesSchema(/^[a-z_]+$/),
       description:
-        "Micro-dollars per unit. On a chat model, `service_tiers` ({ flex | scale | priority: { input_token, output_token } }) prices OpenAI's service tiers: on the platform's credential a tier is sent upstream only when priced, and a request served on it is billed at its prices (docs/catalog.md, Service tiers). `audio_input_token` / `audio_output_token` price a chat answer's audio tokens: on the platform's credential audio input (`input_audio` parts) or output (`audio`, `modalities`) is refused 400 without its price (docs/catalog.md, Audio tokens).",
+        "Micro-dollars per unit. On a chat model, `service_tiers` ({ flex | scale | priority: { input_token, output_token } }) prices OpenAI's service tiers: on the platform's credential a tier is sent upstream only when priced, and a request served on it is billed at its prices (docs/catalog.md, Service tiers). `audio_input_token` / `audio_output_token` price a chat answer's audio tokens: on the platform's credential audio input (`input_audio` parts) or output (`audio`, `modalities`) is refused 400 without its price (docs/catalog.md, Audio tokens). `web_search_call` prices one web search call of OpenAI's search models: on the platform's credential every chat request the model serves is billed one call besides its tokens, and a budget holds it (docs/catalog.md, OpenAI's web search models).",
     },
     tokenizer: { schema: Joi.string().pattern(/^[a-z0-9][a-z0-9_-]{0,62}$/), description: 'An encoding or the name of a tokenizer profile (`/inference-tokenizer-profiles`), which counting then uses.' },
     enabled: { schema: Joi.boolean(), filter: true },
