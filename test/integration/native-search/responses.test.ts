@@ -189,9 +189,10 @@ describe('native web search on /v1/responses', () => {
 
   it('in the background: the search loop runs in the run (JSON polled and streamed), the stored response has the web_search_call and the cited message, searches and turns billed, one Activity row; a cancel stops it', async function () {
     this.timeout(30_000);
+    // read before the create: the background run may bill its search before the create's answer is read
+    const before = await ledger(o.org.id);
     const { data: queued, response: created } = await client.responses.create({ model: 'sim-chat', input: 'search for honey bees', tools: [{ type: 'web_search' }], background: true }).withResponse();
     expect(queued.status).to.equal('queued');
-    const before = await ledger(o.org.id);
     const r = await ended(client, queued.id);
     expect(r.status).to.equal('completed');
     expect(r.output.map((i) => i.type)).to.deep.equal(['web_search_call', 'message']);
