@@ -8,6 +8,7 @@ import { startImageHost, type ImageHost } from '../../helpers/https-images';
 import { startUnreachableHosts, type UnreachableHosts } from '../../helpers/unreachable-hosts';
 import { poolModel, simDeployment } from '../../helpers/pool-models';
 import { withSettings } from '../../helpers/settings';
+import { waitFor } from '../../helpers/wait';
 import { fetchPage } from '../../../workers/providers/fetch/page';
 import { ApiError } from '../../../shared/errors/ApiError';
 import { startSearchUpstream, useSearchProvider } from '../../helpers/search-upstream';
@@ -129,11 +130,18 @@ describe('a URL that gets no answer reads the same whatever failed (no port prob
         });
       await withSettings({ WEB_FETCH_TIMEOUT_MS: String(TIMEOUT) }, async () => {
         const t0 = Date.now();
-        const first = ask(hosts.urls.closed);
-        // the closed port refuses at once; the second request's fetch starts while the first waits out its deadline
-        await new Promise((r) => setTimeout(r, 400));
+        let firstAnswered = false;
+        const first = ask(hosts.urls.closed).then((r) => ((firstAnswered = true), r));
+        // the closed port refuses at once: its job ends and frees the lane while the pod waits out the
+        // deadline; the second request's fetch starts then (awaited, not a fixed sleep: a loaded CI
+        // machine may take longer than a few hundred ms to run the first job)
+        const held = () => env().gw.ctx.leases.count(one.org.id, 'search', 'default');
+        await waitFor(async () => (await held()) > 0, 400, 2);
+        expect(await waitFor(async () => (await held()) === 0, 5000, 5), 'the first fetch frees its lane').to.equal(true);
+        expect(firstAnswered, 'the lane is free while the pod still waits out the first fetch').to.equal(false);
+        const t1 = Date.now();
         const second = ask(hosts.urls.dropping);
-        for (const [r, url, started] of [[await first, hosts.urls.closed, t0], [await second, hosts.urls.dropping, t0 + 400]] as const) {
+        for (const [r, url, started] of [[await first, hosts.urls.closed, t0], [await second, hosts.urls.dropping, t1]] as const) {
           expect(r.status, r.text).to.equal(200);
           const result = (r.body.content as Array<{ type: string; content?: unknown }>).find((b) => b.type === 'web_fetch_tool_result');
           expect(result?.content, url).to.deep.equal({ type: 'web_fetch_tool_result_error', error_code: 'url_not_accessible', code: 'fetch_failed' });
