@@ -1,4 +1,5 @@
 import { inputAudioTokens } from './audio-duration';
+import { withJsonKey } from '../merged';
 
 /**
  * Images, binary documents and audio in a request's messages: a text tokenizer cannot read them, and
@@ -36,17 +37,6 @@ function bare(s: string): { text: string; bytes: number } {
 
 const documentTokens = (bytes: number) => Math.max(DOCUMENT_TOKENS, Math.ceil(bytes / DOCUMENT_BYTES_PER_TOKEN));
 
-/**
- * A copy of `o` (an object of the caller's JSON) with `k` set to `v`, its keys in their order: a
- * spread alone, which keeps an own `__proto__` key of parsed JSON a key (shared/merged.ts), then a
- * set, not a spread followed by keys (test/unit/foundation/request-path-objects.test.ts).
- */
-function withKey(o: Obj, k: string, v: unknown): Obj {
-  const copy: Obj = { ...o };
-  copy[k] = v;
-  return copy;
-}
-
 /** What a media part stands for: its copy without the payload, its tokens, and what kind of estimate they are. */
 interface Payload {
   part: Obj;
@@ -68,9 +58,9 @@ function withoutPayload(part: Obj, imageTokens = IMAGE_TOKENS): Payload | undefi
     case 'image_url':
     case 'input_image': {
       const iu = part.image_url;
-      if (typeof iu === 'string') return { part: withKey(part, 'image_url', bare(iu).text), tokens: imageTokens };
+      if (typeof iu === 'string') return { part: withJsonKey(part, 'image_url', bare(iu).text), tokens: imageTokens };
       const url = (iu as Obj | undefined)?.url;
-      return typeof url === 'string' ? { part: withKey(part, 'image_url', withKey(iu as Obj, 'url', bare(url).text)), tokens: imageTokens } : undefined;
+      return typeof url === 'string' ? { part: withJsonKey(part, 'image_url', withJsonKey(iu as Obj, 'url', bare(url).text)), tokens: imageTokens } : undefined;
     }
     case 'file':
     case 'input_file': {
@@ -78,8 +68,8 @@ function withoutPayload(part: Obj, imageTokens = IMAGE_TOKENS): Payload | undefi
       const data = holder?.file_data;
       if (typeof data !== 'string') return undefined;
       const b = bare(data);
-      const inner = withKey(holder!, 'file_data', b.text);
-      const p: Payload = { part: part.type === 'file' ? withKey(part, 'file', inner) : inner, tokens: documentTokens(b.bytes) };
+      const inner = withJsonKey(holder!, 'file_data', b.text);
+      const p: Payload = { part: part.type === 'file' ? withJsonKey(part, 'file', inner) : inner, tokens: documentTokens(b.bytes) };
       // file_data that is not a data URL is a URL the upstream fetches: its size is not known here
       if (!data.startsWith('data:')) p.unsized = true;
       return p;
@@ -89,7 +79,7 @@ function withoutPayload(part: Obj, imageTokens = IMAGE_TOKENS): Payload | undefi
       const source = part.source as Obj | undefined;
       if (source?.type === 'base64' && typeof source.data === 'string') {
         const bytes = Math.floor((source.data.length * 3) / 4);
-        return { part: withKey(part, 'source', withKey(source, 'data', '')), tokens: part.type === 'image' ? imageTokens : documentTokens(bytes) };
+        return { part: withJsonKey(part, 'source', withJsonKey(source, 'data', '')), tokens: part.type === 'image' ? imageTokens : documentTokens(bytes) };
       }
       if (source?.type === 'url') return part.type === 'image' ? { part, tokens: imageTokens } : { part, tokens: DOCUMENT_TOKENS, unsized: true };
       return undefined; // a text or content document is read as text
@@ -101,8 +91,8 @@ function withoutPayload(part: Obj, imageTokens = IMAGE_TOKENS): Payload | undefi
       const holder = inner && typeof inner === 'object' && typeof inner.data === 'string' ? inner : part;
       if (typeof holder.data !== 'string') return undefined;
       const tokens = inputAudioTokens(holder.data, holder.format);
-      const emptied = withKey(holder, 'data', '');
-      return { part: holder === part ? emptied : withKey(part, 'input_audio', emptied), tokens, audio: true };
+      const emptied = withJsonKey(holder, 'data', '');
+      return { part: holder === part ? emptied : withJsonKey(part, 'input_audio', emptied), tokens, audio: true };
     }
     default:
       return undefined;

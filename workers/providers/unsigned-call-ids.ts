@@ -1,5 +1,6 @@
 import { isRecord } from '../../shared/is-record';
 import { hasSignature, withoutSignature } from './gemini/call-ids';
+import { withJsonKey } from '../../shared/merged';
 
 /**
  * Tool-call ids carrying a Gemini thought signature (`<id>_sig_<signature>`, gemini/call-ids.ts),
@@ -21,19 +22,12 @@ import { hasSignature, withoutSignature } from './gemini/call-ids';
 export function withoutSignedCallIds(operation: string, body: Record<string, unknown>): Record<string, unknown> {
   const messages = body.messages;
   if (!Array.isArray(messages)) return body;
-  if (operation === 'chat') return messages.some(chatSigned) ? withMessages(body, messages.map(chatUnsigned)) : body;
-  if (operation === 'messages') return messages.some(blocksSigned) ? withMessages(body, messages.map(blocksUnsigned)) : body;
+  if (operation === 'chat') return messages.some(chatSigned) ? withJsonKey(body, 'messages', messages.map(chatUnsigned)) : body;
+  if (operation === 'messages') return messages.some(blocksSigned) ? withJsonKey(body, 'messages', messages.map(blocksUnsigned)) : body;
   return body;
 }
 
 const signed = (id: unknown): id is string => typeof id === 'string' && hasSignature(id);
-
-/** A copy of the body with other messages (a literal with the key first, then set: shared/merged.ts). */
-function withMessages(body: Record<string, unknown>, messages: unknown[]): Record<string, unknown> {
-  const out: Record<string, unknown> = { messages: undefined, ...body };
-  out.messages = messages;
-  return out;
-}
 
 /** A canonical (chat) message with a signed id: an assistant's tool call, a tool result's, a user message's `tool_media` (tool-results.ts). */
 function chatSigned(m: unknown): boolean {
@@ -47,7 +41,7 @@ function chatUnsigned(m: unknown): unknown {
   if (!chatSigned(m)) return m;
   const out: Record<string, unknown> = { ...(m as object) };
   if (signed(out.tool_call_id)) out.tool_call_id = withoutSignature(out.tool_call_id);
-  if (Array.isArray(out.tool_calls)) out.tool_calls = out.tool_calls.map((c) => (isRecord(c) && signed(c.id) ? withId(c, 'id', c.id) : c));
+  if (Array.isArray(out.tool_calls)) out.tool_calls = out.tool_calls.map((c) => (isRecord(c) && signed(c.id) ? withJsonKey(c, 'id', withoutSignature(c.id)) : c));
   if (Array.isArray(out.tool_media)) out.tool_media = out.tool_media.map((id) => (signed(id) ? withoutSignature(id) : id));
   return out;
 }
@@ -66,17 +60,10 @@ function blockIdKey(b: unknown): 'id' | 'tool_use_id' | undefined {
 
 function blocksUnsigned(m: unknown): unknown {
   if (!blocksSigned(m)) return m;
-  const out: Record<string, unknown> = { ...(m as object) };
-  out.content = (out.content as unknown[]).map((b) => {
+  const message = m as Record<string, unknown>;
+  const content = (message.content as unknown[]).map((b) => {
     const key = blockIdKey(b);
-    return key ? withId(b as Record<string, unknown>, key, (b as Record<string, string>)[key]) : b;
+    return key ? withJsonKey(b as Record<string, unknown>, key, withoutSignature((b as Record<string, string>)[key])) : b;
   });
-  return out;
-}
-
-/** A copy of an object (a caller's JSON: a spread keeps an own `__proto__` key a key) with `key`'s id unsigned. */
-function withId(o: Record<string, unknown>, key: string, id: string): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...o };
-  out[key] = withoutSignature(id);
-  return out;
+  return withJsonKey(message, 'content', content);
 }

@@ -25,20 +25,14 @@
  */
 import { isRecord } from '../../../shared/is-record';
 import { strictModeTakes } from '../../../shared/json-schema/tool-schemas';
+import { withJsonKey } from '../../../shared/merged';
 
 type Obj = Record<string, unknown>;
 
 /** The function (chat's `tool.function`, a format's `json_schema`) with `strict: false` if it is strict on a schema strict mode refuses, else undefined. */
 function relaxed(fn: unknown, schemaKey: 'parameters' | 'schema'): Obj | undefined {
   if (!isRecord(fn) || fn.strict !== true || !isRecord(fn[schemaKey]) || strictModeTakes(fn[schemaKey] as Obj)) return undefined;
-  return withKey(fn, 'strict', false);
-}
-
-/** A copy of `o` (a caller's JSON: spread, not assigned, so an own `__proto__` key stays a key) with `key` set, the key first (shared/merged.ts). */
-function withKey(o: Obj, key: string, value: unknown): Obj {
-  const copy: Obj = { [key]: undefined, ...o };
-  copy[key] = value;
-  return copy;
+  return withJsonKey(fn, 'strict', false);
 }
 
 /** The body with `strict: false` on each strict function tool and strict json_schema format whose schema OpenAI's strict mode refuses; the body itself when none. */
@@ -51,12 +45,12 @@ export function strictWhereTaken(body: Obj): Obj {
       const fn = isRecord(t) && t.type === 'function' ? relaxed(t.function, 'parameters') : undefined;
       if (!fn) return t;
       changed = true;
-      return withKey(t as Obj, 'function', fn);
+      return withJsonKey(t as Obj, 'function', fn);
     });
-    if (changed) out = withKey(out, 'tools', sent);
+    if (changed) out = withJsonKey(out, 'tools', sent);
   }
   const format = body.response_format;
   const spec = isRecord(format) && format.type === 'json_schema' ? relaxed(format.json_schema, 'schema') : undefined;
-  if (spec) out = withKey(out, 'response_format', withKey(format as Obj, 'json_schema', spec));
+  if (spec) out = withJsonKey(out, 'response_format', withJsonKey(format as Obj, 'json_schema', spec));
   return out;
 }
