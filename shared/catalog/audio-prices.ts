@@ -20,9 +20,13 @@ export interface AudioAsked {
   input?: string;
 }
 
+/** The field by which a chat body asks audio output (`audio` given, or `modalities` naming `audio`), or undefined. */
+export const audioOutputField = (body: Record<string, unknown>): AudioAsked['output'] =>
+  body.audio != null ? 'audio' : Array.isArray(body.modalities) && body.modalities.includes('audio') ? 'modalities' : undefined;
+
 /** What a chat body on the platform's credential asks in audio, or undefined (the common case: `audio` and `modalities` absent, no input_audio part). */
 export function audioAsked(body: Record<string, unknown>, inputAudio: string | undefined): AudioAsked | undefined {
-  const output = body.audio != null ? 'audio' : Array.isArray(body.modalities) && body.modalities.includes('audio') ? 'modalities' : undefined;
+  const output = audioOutputField(body);
   if (!output && !inputAudio) return undefined;
   return { output, input: inputAudio };
 }

@@ -4,6 +4,7 @@ import { logger } from '../../../shared/logger';
 import type { TokenUsage, UpstreamCall } from '../types';
 import { isRecord } from '../../../shared/is-record';
 import { AnswerAudio } from './answer-audio';
+import { audioOutputField } from '../../../shared/catalog/audio-prices';
 
 type Obj = Record<string, unknown>;
 
@@ -61,9 +62,6 @@ export interface EstimatedUsage extends TokenUsage {
   audio?: { input: number; output: number };
 }
 
-/** Whether a chat body asks audio output (`audio`, or `modalities` naming `audio`: shared/catalog/audio-prices.ts audioAsked). */
-const asksAudio = (body: Obj) => body.audio != null || (Array.isArray(body.modalities) && body.modalities.includes('audio'));
-
 /**
  * The usage of a call whose upstream reported none (an OpenAI-compatible server that ignores
  * `stream_options.include_usage`, or leaves `usage` out of its JSON answer): the request's messages (media
@@ -92,7 +90,7 @@ export async function estimateUsage(body: Obj, answers: unknown[], call: Pick<Up
   }
   const u: EstimatedUsage = { inputTokens: inputTokens + fixedTokens, outputTokens };
   // audio sent (an input_audio part, its payload left out of `json`), asked or answered: its tokens of each side, 0 included
-  if (audioTokens > 0 || json.includes('"type":"input_audio"') || heard.heard || asksAudio(body)) {
+  if (audioTokens > 0 || json.includes('"type":"input_audio"') || heard.heard || audioOutputField(body) !== undefined) {
     const audioOut = heard.tokens(obj(body.audio)?.format);
     u.outputTokens += audioOut;
     u.audio = { input: audioTokens, output: audioOut };
