@@ -106,6 +106,15 @@ function inlinedJob(job: ChatJob, signal: CancelSignal): Promise<ChatJob> | unde
 }
 
 /**
+ * Where the native bypass's answer records the ids it hands the organization, with the workspace that
+ * made them (the deployment's provider: its credential); not recorded, the ids are refused on the
+ * org's next request as any other's, and the answer still goes out.
+ */
+function handedIdsRecorder(rt: WorkerRuntime, orgId: string, workspace: string): HandedIdsRecorder {
+  return (ids) => recordHandedIds(rt.redis, orgId, ids, workspace).catch((err) => logger.warn({ err }, 'recording handed-out ids failed'));
+}
+
+/**
  * The chat pool: both chat lanes, each with its own concurrency so background work never takes an
  * interactive slot; each lane's worker takes jobs from every shard of its queue (QUEUE_SHARDS_CHAT),
  * and the interactive lane's express slots (CHAT_EXPRESS_CONCURRENCY) from its express queue. The
@@ -124,9 +133,6 @@ export function startChatWorkers(rt: WorkerRuntime): Worker[] {
     // no await for a job with nothing to inline: its request reaches undici in the turn the job began
     const inlining = inlinedJob(d, ctx.signal);
     const inlined = inlining && (await inlining);
-    // the native bypass's, with the workspace that made them (the deployment's provider: its credential); not recorded,
-    // the ids are refused on the org's next request as any other's, and the answer still goes out
-    const recordIn = (workspace: string): HandedIdsRecorder => (ids) => recordHandedIds(rt.redis, d.orgId, ids, workspace).catch((err) => logger.warn({ err }, 'recording handed-out ids failed'));
     const routed = await routeRequest(
       state,
       d,
@@ -135,7 +141,7 @@ export function startChatWorkers(rt: WorkerRuntime): Worker[] {
       (dep, emit, step) => {
         const j = withTierSent(inlined && dep.inlineImageUrls ? inlined : d, dep, step);
         // the tier an answer reports is read only on a step that prices one (service-tier.ts servedDelta)
-        return runChat(step.fallback ? onFallback(j, dep) : j, dep, ctx.signal, emit, d.operation === 'messages' ? recordIn(dep.providerId) : undefined, step.tierPriceDeltas !== undefined);
+        return runChat(step.fallback ? onFallback(j, dep) : j, dep, ctx.signal, emit, d.operation === 'messages' ? handedIdsRecorder(rt, d.orgId, dep.providerId) : undefined, step.tierPriceDeltas !== undefined);
       },
       ctx.span,
       ctx.route,
