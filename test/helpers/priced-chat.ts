@@ -10,7 +10,8 @@ import { budgetStatus } from '../../shared/limits/limits';
 import { ledgerSpend } from '../../shared/limits/ledger-spend';
 import { db } from '../../shared/db/sequelize';
 import { rndId } from './pool-models';
-import { upsertModel } from '../../shared/catalog/catalog-ops';
+import { upsertModel, upsertProvider } from '../../shared/catalog/catalog-ops';
+import type { StoredPrices } from '../../shared/catalog/tier-prices';
 import { bumpEpoch } from '../../shared/cache/epoch';
 import { buildWebMember, dashboardAs } from './web-client';
 
@@ -45,6 +46,21 @@ export async function settledAt(o: { org: { id: string }; keyId: string }, micro
   const st = await budgetStatus(env().redis, o.org.id, 'key', o.keyId, { micros: 1_000_000, period: 'day' });
   expect(st.spent_usd * 1e6, 'the budget settled').to.be.closeTo(micros, 1e-6);
   expect(st.reserved_usd, 'nothing left reserved').to.equal(0);
+}
+
+/** The provider key a caller sends of its own, which a passthrough provider forwards (docs/api.md, Passthrough). */
+export const OWN_KEY_AUTH = 'Bearer sk-callers-own-key';
+
+/** A key's headers with the caller's own provider key beside it. */
+export const ownKeyHeaders = (key: string) => Object.assign(keyHeader(key), { authorization: OWN_KEY_AUTH });
+
+/** A chat model at `prices` on a provider of its own that forwards a caller's own key (passthrough), with its upstream name. */
+export async function ownKeyModel(prices: StoredPrices): Promise<{ provider: string; model: string; upstream: string }> {
+  const [provider, model, upstream] = [`own-key-${rndId()}`, `own-${rndId()}`, `sim-own-${rndId()}`];
+  await upsertProvider({ name: provider, kind: 'openai', base_url: `${env().simUrl}/v1`, api_key: 'platform-key', passthrough: true } as never);
+  await upsertModel({ id: model, provider, upstream, capabilities: { chat: true }, prices });
+  await bumpEpoch(env().redis);
+  return { provider, model, upstream };
 }
 
 export const chatJson = (key: string, body: Record<string, unknown>) => call('POST', '/v1/chat/completions', { headers: keyHeader(key), json: body });

@@ -1,14 +1,14 @@
 import { expect } from 'chai';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
-import { call, keyHeader } from '../../helpers/http';
+import { call } from '../../helpers/http';
 import { usageSettled } from '../../helpers/usage';
 import { rndId } from '../../helpers/pool-models';
 import { updateKeyControls } from '../../../shared/tenancy/ops';
-import { upsertModel, upsertProvider } from '../../../shared/catalog/catalog-ops';
+import { upsertModel } from '../../../shared/catalog/catalog-ops';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { ledgerSpend } from '../../../shared/limits/ledger-spend';
-import { billedRows, budgetedOrg as budgeted, chatJson as json, chatStreamed as streamed, sentTo as sent, settledAt, modelsPageRow } from '../../helpers/priced-chat';
+import { billedRows, budgetedOrg as budgeted, chatJson as json, chatStreamed as streamed, sentTo as sent, settledAt, modelsPageRow, ownKeyModel, ownKeyHeaders } from '../../helpers/priced-chat';
 
 const msgs = [{ role: 'user', content: 'hello there' }];
 const withAudio = [{ role: 'user', content: [{ type: 'text', text: 'what is said?' }, { type: 'input_audio', input_audio: { data: 'UklGRiQAAABXQVZFZm10IBAAAAABAAEA', format: 'wav' } }] }];
@@ -127,14 +127,9 @@ describe('chat: audio tokens priced per model on the platform credential', funct
   });
 
   it("a caller's own provider key (passthrough) sends audio as asked, priced or not, and costs nothing", async () => {
-    const prov = `own-key-audio-${rndId()}`;
-    await upsertProvider({ name: prov, kind: 'openai', base_url: `${env().simUrl}/v1`, api_key: 'platform-key', passthrough: true } as never);
-    const model = `own-${rndId()}`;
-    const up = `sim-own-${rndId()}`;
-    await upsertModel({ id: model, provider: prov, upstream: up, capabilities: { chat: true }, prices: TEXT });
-    await bumpEpoch(env().redis);
+    const { provider: prov, model, upstream: up } = await ownKeyModel(TEXT);
     const o = await budgeted();
-    const headers = Object.assign(keyHeader(o.key), { authorization: 'Bearer sk-callers-own-key' });
+    const headers = ownKeyHeaders(o.key);
     const r = await call('POST', '/v1/chat/completions', { headers, json: Object.assign({ model, messages: withAudio }, OUTPUT) });
     expect(r.status, r.text).to.equal(200);
     expect(audioOf(r.body.usage).output).to.be.greaterThan(0);

@@ -1,14 +1,14 @@
 import { expect } from 'chai';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
-import { call, keyHeader } from '../../helpers/http';
+import { call } from '../../helpers/http';
 import { usageSettled } from '../../helpers/usage';
 import { rndId } from '../../helpers/pool-models';
 import { updateKeyControls } from '../../../shared/tenancy/ops';
-import { upsertModel, upsertProvider } from '../../../shared/catalog/catalog-ops';
+import { upsertModel } from '../../../shared/catalog/catalog-ops';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { ledgerSpend } from '../../../shared/limits/ledger-spend';
-import { billedNothing, billedRows, budgetedOrg as budgeted, chatJson as json, chatStreamed as streamed, sentTo as sent, settledAt, modelsPageRow } from '../../helpers/priced-chat';
+import { billedNothing, billedRows, budgetedOrg as budgeted, chatJson as json, chatStreamed as streamed, sentTo as sent, settledAt, modelsPageRow, ownKeyModel, ownKeyHeaders } from '../../helpers/priced-chat';
 
 const msgs = [{ role: 'user', content: 'what is new today?' }];
 const TEXT = { input_token: 1, output_token: 2 };
@@ -120,14 +120,9 @@ describe('chat: a web search call billed per request on a model priced per call'
   });
 
   it("a caller's own provider key (passthrough) costs nothing on a model priced per call", async () => {
-    const prov = `own-key-search-${rndId()}`;
-    await upsertProvider({ name: prov, kind: 'openai', base_url: `${env().simUrl}/v1`, api_key: 'platform-key', passthrough: true } as never);
-    const model = `own-${rndId()}`;
-    const up = `sim-own-${rndId()}`;
-    await upsertModel({ id: model, provider: prov, upstream: up, capabilities: { chat: true }, prices: { ...TEXT, web_search_call: CALL } });
-    await bumpEpoch(env().redis);
+    const { provider: prov, model, upstream: up } = await ownKeyModel({ ...TEXT, web_search_call: CALL });
     const o = await budgeted();
-    const headers = Object.assign(keyHeader(o.key), { authorization: 'Bearer sk-callers-own-key' });
+    const headers = ownKeyHeaders(o.key);
     const r = await call('POST', '/v1/chat/completions', { headers, json: { model, messages: msgs } });
     expect(r.status, r.text).to.equal(200);
     await billedNothing(rid(r));

@@ -1,13 +1,13 @@
 import { expect } from 'chai';
 import { env, resetSim } from '../../helpers/harness';
 import { buildOrg } from '../../helpers/factories';
-import { call, keyHeader } from '../../helpers/http';
+import { call } from '../../helpers/http';
 import { rndId } from '../../helpers/pool-models';
 import { updateKeyControls } from '../../../shared/tenancy/ops';
-import { upsertModel, upsertProvider } from '../../../shared/catalog/catalog-ops';
+import { upsertModel } from '../../../shared/catalog/catalog-ops';
 import { bumpEpoch } from '../../../shared/cache/epoch';
 import { ledgerSpend } from '../../../shared/limits/ledger-spend';
-import { billedNothing, billedRows, budgetedOrg as budgeted, chatJson as json, chatStreamed as streamed, modelsPageRow, sentTo as sent, settledAt, TIER_PRICES, tieredModels } from '../../helpers/priced-chat';
+import { billedNothing, billedRows, budgetedOrg as budgeted, chatJson as json, chatStreamed as streamed, modelsPageRow, sentTo as sent, settledAt, TIER_PRICES, tieredModels, ownKeyModel, ownKeyHeaders } from '../../helpers/priced-chat';
 
 const msgs = [{ role: 'user', content: 'hello there' }];
 const { LIST, PRIORITY, FLEX } = TIER_PRICES;
@@ -213,14 +213,9 @@ describe('chat: service_tier priced per model on the platform credential', funct
   });
 
   it("a caller's own provider key (passthrough) sends any tier as asked, priced or not, and costs nothing", async () => {
-    const prov = `own-key-tier-${rndId()}`;
-    await upsertProvider({ name: prov, kind: 'openai', base_url: `${env().simUrl}/v1`, api_key: 'platform-key', passthrough: true } as never);
-    const model = `own-${rndId()}`;
-    const up = `sim-own-${rndId()}`;
-    await upsertModel({ id: model, provider: prov, upstream: up, capabilities: { chat: true }, prices: LIST });
-    await bumpEpoch(env().redis);
+    const { provider: prov, model, upstream: up } = await ownKeyModel(LIST);
     const o = await budgeted();
-    const headers = Object.assign(keyHeader(o.key), { authorization: 'Bearer sk-callers-own-key' });
+    const headers = ownKeyHeaders(o.key);
     const r = await call('POST', '/v1/chat/completions', { headers, json: { model, messages: msgs, service_tier: 'priority' } });
     expect(r.status, r.text).to.equal(200);
     expect(r.body.service_tier).to.equal('priority');
